@@ -1,0 +1,108 @@
+import { GatewayError } from '../domain/errors.ts';
+import { newId } from '../domain/ids.ts';
+import { nanosToUsd } from '../domain/money.ts';
+import type { ModelPricing } from '../domain/model-pricing.ts';
+import type { HoldOutcome, LedgerRepository } from '../storage/ledger-repository.ts';
+import { requirePricing, tokenCost } from './pricing.ts';
+
+export type Modality = 'text' | 'image' | 'video' | 'audio' | 'embedding';
+export type GenerationStatus = 'succeeded' | 'failed' | 'aborted' | 'cancelled';
+
+/** Credits reserved for one request until it settles or is released. */
+export interface Hold {
+  readonly id: string;
+  readonly accountId: string;
+  readonly apiKeyId: string | null;
+  readonly amountNanos: bigint;
+  readonly modelId: string;
+  readonly startedAt: number;
+}
+
+export interface Settlement {
+  costNanos: bigint;
+  modality: Modality;
+  status: GenerationStatus;
+  request?: unknown;
+  usage?: unknown;
+}
+
+export interface SettledGeneration {
+  generationId: string;
+  costNanos: bigint;
+  /** False when the hold had already been reconciled away; the charge was still applied. */
+  holdWasOutstanding: boolean;
+}
+
+const capNames = { daily: 'daily', weekly: 'weekly', monthly: 'monthly', total: 'total' } as const;
+
+/**
+ * The one way any generation path touches money: estimate, hold, settle, release. Holds are admitted
+ * atomically against the account's available balance and every cap of the key.
+ */
+export class CreditLedger {
+  constructor(
+    private readonly ledger: LedgerRepository,
+    private readonly instanceId: string,
+    private readonly clock: () => Date = () => new Date(),
+  ) {}
+
+  /** Cost of token usage at the model's prices; estimates and reservations both come from here. */
+  tokenCost(model: { modelId: string; pricing: ModelPricing | undefined }, usage: { inputTokens: number; outputTokens: number }): bigint {
+    return tokenCost(requirePricing(model), usage);
+  }
+
+  async hold(input: { accountId: string; apiKeyId: string | null; amountNanos: bigint; modelId: string }): Promise<Hold> {
+    const hold: Hold = { id: newId('hold'), ...input, startedAt: Date.now() };
+    const outcome = await this.ledger.hold({
+      holdId: hold.id,
+      accountId: input.accountId,
+      apiKeyId: input.apiKeyId,
+      amountNanos: input.amountNanos,
+      instanceId: this.instanceId,
+      now: this.clock(),
+    });
+    if (outcome !== 'ok') throw refusal(outcome, input.amountNanos);
+    return hold;
+  }
+
+  async settle(hold: Hold, settlement: Settlement): Promise<SettledGeneration> {
+    if (settlement.costNanos < 0n) throw new RangeError('a cost cannot be negative');
+    const generationId = newId('gen');
+    const holdWasOutstanding = await this.ledger.settle({
+      holdId: hold.id,
+      accountId: hold.accountId,
+      apiKeyId: hold.apiKeyId,
+      costNanos: settlement.costNanos,
+      now: this.clock(),
+      generation: {
+        id: generationId,
+        modality: settlement.modality,
+        model: hold.modelId,
+        status: settlement.status,
+        request: settlement.request,
+        usage: settlement.usage,
+        durationMs: Date.now() - hold.startedAt,
+      },
+    });
+    return { generationId, costNanos: settlement.costNanos, holdWasOutstanding };
+  }
+
+  /** Gives the reservation back without charging or recording anything. */
+  async release(hold: Hold): Promise<void> {
+    await this.ledger.release(hold.id);
+  }
+}
+
+function refusal(outcome: Exclude<HoldOutcome, 'ok'>, amountNanos: bigint): GatewayError {
+  switch (outcome) {
+    case 'balance':
+      return new GatewayError(
+        'GW_INSUFFICIENT_BALANCE',
+        `insufficient credit balance: this request needs ${nanosToUsd(amountNanos)} USD of available credits`,
+      );
+    case 'key_inactive':
+      return new GatewayError('GW_INVALID_CREDENTIALS', 'the API key is revoked or disabled');
+    default:
+      return new GatewayError('GW_SPEND_CAP_REACHED', `the API key's ${capNames[outcome]} spend limit is reached`);
+  }
+}

@@ -1,0 +1,47 @@
+import type { LedgerRepository } from '../storage/ledger-repository.ts';
+
+export interface HoldReconcilerOptions {
+  ledger: LedgerRepository;
+  instanceId: string;
+  heartbeatSeconds: number;
+  /** A process silent for this long is taken for dead and its holds are released. */
+  orphanHoldSeconds: number;
+  /** An embedded database has exactly one live process, so every other process's hold is orphaned at once. */
+  soleOwner: boolean;
+  onError: (error: Error) => void;
+  onReleased: (count: number) => void;
+}
+
+/**
+ * Keeps this process's heartbeat and releases holds left by processes that died (SIGKILL, crash, lost
+ * machine) without settling them: at start, then every heartbeat.
+ */
+export class HoldReconciler {
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(private readonly options: HoldReconcilerOptions) {}
+
+  async start(): Promise<number> {
+    const released = await this.sweep();
+    this.timer = setInterval(() => {
+      this.sweep().catch((error: Error) => this.options.onError(error));
+    }, this.options.heartbeatSeconds * 1000);
+    this.timer.unref();
+    return released;
+  }
+
+  async stop(): Promise<void> {
+    clearInterval(this.timer);
+    this.timer = undefined;
+    await this.options.ledger.forgetInstance(this.options.instanceId);
+  }
+
+  private async sweep(): Promise<number> {
+    const now = new Date();
+    await this.options.ledger.heartbeat(this.options.instanceId, now);
+    const staleBefore = this.options.soleOwner ? now : new Date(now.getTime() - this.options.orphanHoldSeconds * 1000);
+    const released = await this.options.ledger.releaseOrphanedHolds(this.options.instanceId, staleBefore);
+    if (released > 0) this.options.onReleased(released);
+    return released;
+  }
+}

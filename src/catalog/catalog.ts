@@ -1,0 +1,91 @@
+import type { Capabilities, InputModality, OutputModality } from '../domain/capabilities.ts';
+import { GatewayError } from '../domain/errors.ts';
+import { modelPricingFrom, type ModelPricing } from '../domain/model-pricing.ts';
+import type { GatewayConfig } from '../config/load-config.ts';
+import type { Protocol } from '../config/config-schema.ts';
+
+/** One way to serve a catalog model: a provider and the upstream model id requests are rewritten to. */
+export interface ProviderRow {
+  providerId: string;
+  protocol: Protocol;
+  upstreamModel: string;
+  priority: number;
+  capabilities: Capabilities | undefined;
+}
+
+export interface CatalogModel {
+  modelId: string;
+  name: string | undefined;
+  revision: number;
+  inputModalities: readonly InputModality[];
+  outputModalities: readonly OutputModality[];
+  pricing: ModelPricing | undefined;
+  /** Active rows only, best first: lowest priority number, then the order of the configuration file. */
+  rows: readonly ProviderRow[];
+  createdAt: string | undefined;
+  updatedAt: string | undefined;
+}
+
+export interface ModalityFilter {
+  inputModalities?: readonly string[];
+  outputModalities?: readonly string[];
+}
+
+/** The catalog as configured: models that are switched on and have at least one active provider row. */
+export class Catalog {
+  private readonly models: ReadonlyMap<string, CatalogModel>;
+
+  constructor(config: Pick<GatewayConfig, 'models' | 'providers'>) {
+    const models = new Map<string, CatalogModel>();
+    for (const entry of config.models) {
+      if (entry.isActive === false) continue;
+      const rows = entry.providers
+        .map((row, order) => ({ row, order, provider: config.providers.get(row.provider) }))
+        .filter((candidate) => candidate.provider?.active === true)
+        .sort((a, b) => (a.row.priority ?? 0) - (b.row.priority ?? 0) || a.order - b.order)
+        .map(({ row, provider }) => ({
+          providerId: row.provider,
+          protocol: provider!.protocol,
+          upstreamModel: row.model,
+          priority: row.priority ?? 0,
+          capabilities: row.capabilities as Capabilities | undefined,
+        }));
+      if (rows.length === 0) continue;
+      models.set(entry.id, {
+        modelId: entry.id,
+        name: entry.name,
+        revision: entry.revision ?? 1,
+        inputModalities: entry.inputModalities ?? ['text'],
+        outputModalities: entry.outputModalities ?? ['text'],
+        pricing: modelPricingFrom(entry.pricing),
+        rows,
+        createdAt: entry.createdAt,
+        updatedAt: entry.updatedAt,
+      });
+    }
+    this.models = models;
+  }
+
+  list(filter: ModalityFilter = {}): CatalogModel[] {
+    const hasAll = (offered: readonly string[], wanted: readonly string[] | undefined) => !wanted || wanted.every((item) => offered.includes(item));
+    return [...this.models.values()].filter(
+      (model) => hasAll(model.inputModalities, filter.inputModalities) && hasAll(model.outputModalities, filter.outputModalities),
+    );
+  }
+
+  find(modelId: string): CatalogModel | undefined {
+    return this.models.get(modelId);
+  }
+
+  /** The model a generation request names, or the spec's 400 when no active provider serves it. */
+  resolve(modelId: string): CatalogModel {
+    const model = this.models.get(modelId);
+    if (!model) throw new GatewayError('GW_MODEL_NOT_AVAILABLE', `model "${modelId}" is not available: no active provider serves it`);
+    return model;
+  }
+}
+
+/** The capabilities a client sees: those of the winning row. */
+export function effectiveCapabilities(model: CatalogModel): Capabilities | undefined {
+  return model.rows[0]?.capabilities;
+}

@@ -1,0 +1,119 @@
+import { Command, InvalidArgumentError } from 'commander';
+import { Catalog } from '../catalog/catalog.ts';
+import { EnvironmentError, readEnvironment, type Environment } from '../config/environment.ts';
+import { ConfigError, loadConfigFile } from '../config/load-config.ts';
+import { isGatewayError } from '../domain/errors.ts';
+import { createLogger, openCore, serve, type Core } from '../main.ts';
+import { DataDirInUseError } from '../storage/data-dir-lock.ts';
+import { modelView } from '../surfaces/native/model-view.ts';
+
+function usd(value: string): number {
+  const number = Number(value);
+  if (value.trim() === '' || !Number.isFinite(number)) throw new InvalidArgumentError('expected a USD amount such as 5 or 0.25');
+  return number;
+}
+
+function print(value: unknown): void {
+  process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+}
+
+/** Runs one command against the database with the services of a server, then closes it. */
+async function withCore(environment: Environment, work: (core: Core) => Promise<void>): Promise<void> {
+  const logger = createLogger({ ...environment, logLevel: environment.logLevel === 'info' ? 'warn' : environment.logLevel });
+  const core = await openCore({ environment, logger });
+  try {
+    await work(core);
+  } finally {
+    await core.close();
+  }
+}
+
+function program(environment: Environment): Command {
+  const cli = new Command('gateway').description('Multi-modal model gateway').showHelpAfterError();
+
+  cli.command('serve').description('start the HTTP server (PORT, HOST, DATA_DIR, DATABASE_URL, GATEWAY_CONFIG)').action(async () => {
+    await serve(environment);
+  });
+
+  cli.command('migrate').description('apply database migrations and exit').action(() => withCore(environment, async () => {
+    process.stdout.write('migrations applied\n');
+  }));
+
+  const accounts = cli.command('accounts').description('manage accounts');
+  accounts
+    .command('create')
+    .description('create an account')
+    .requiredOption('--email <email>', 'login email')
+    .option('--password <password>', 'password for the dashboard (omit for a key-only account)')
+    .option('--credits <usd>', 'opening credits in USD', usd, 0)
+    .action((options: { email: string; password?: string; credits: number }) =>
+      withCore(environment, async (core) => {
+        print(await core.services.accounts.createAccount({ email: options.email, password: options.password, creditsUsd: options.credits }));
+      }),
+    );
+
+  cli
+    .command('credits')
+    .description('manage credits')
+    .command('add')
+    .description('add credits to an account (a negative amount removes them)')
+    .requiredOption('--account <accountId>', 'account id')
+    .requiredOption('--amount <usd>', 'USD amount', usd)
+    .option('--note <text>', 'why, kept with the grant')
+    .action((options: { account: string; amount: number; note?: string }) =>
+      withCore(environment, async (core) => {
+        print({ creditBalance: await core.services.accounts.addCredits(options.account, options.amount, options.note ?? null) });
+      }),
+    );
+
+  const keys = cli.command('keys').description('manage API keys');
+  keys
+    .command('create')
+    .description('create an API key and print it once')
+    .requiredOption('--account <accountId>', 'account id')
+    .requiredOption('--name <name>', 'display name')
+    .option('--daily <usd>', 'daily spend cap (UTC day)', usd)
+    .option('--weekly <usd>', 'weekly spend cap (ISO week)', usd)
+    .option('--monthly <usd>', 'monthly spend cap (calendar month)', usd)
+    .option('--total <usd>', 'lifetime spend cap', usd)
+    .action((options: { account: string; name: string; daily?: number; weekly?: number; monthly?: number; total?: number }) =>
+      withCore(environment, async (core) => {
+        const { daily, weekly, monthly, total } = options;
+        print(await core.services.apiKeys.create(options.account, { name: options.name, limits: { daily, weekly, monthly, total } }));
+      }),
+    );
+  keys
+    .command('revoke')
+    .description('revoke an API key for good')
+    .requiredOption('--key <keyId>', 'key id (not the raw key)')
+    .action((options: { key: string }) =>
+      withCore(environment, async (core) => {
+        await core.services.apiKeys.revoke(null, options.key);
+        print({ revoked: options.key });
+      }),
+    );
+
+  cli
+    .command('models')
+    .description('inspect the catalog')
+    .command('list')
+    .description('list the active models of gateway.yaml')
+    .option('--json', 'print the full Model objects')
+    .action((options: { json?: boolean }) => {
+      const config = loadConfigFile(environment.configPath, environment.variables);
+      const models = new Catalog(config).list();
+      if (options.json) return print(models.map(modelView));
+      for (const model of models) {
+        process.stdout.write(`${model.modelId}\t${model.outputModalities.join(',')}\t${model.rows.map((row) => row.providerId).join(',')}\n`);
+      }
+    });
+  return cli;
+}
+
+try {
+  await program(readEnvironment(process.env)).parseAsync(process.argv);
+} catch (error) {
+  const known = error instanceof EnvironmentError || error instanceof ConfigError || error instanceof DataDirInUseError || isGatewayError(error);
+  process.stderr.write(`gateway: ${known ? (error as Error).message : (error as Error).stack}\n`);
+  process.exit(1);
+}

@@ -1,0 +1,144 @@
+import Type, { type Static } from 'typebox';
+
+const NonEmpty = Type.String({ minLength: 1 });
+const Usd = Type.Number({ minimum: 0, maximum: 1_000_000 });
+
+const ParamConstraintSchema = Type.Union([
+  Type.Object(
+    {
+      type: Type.Literal('enum'),
+      values: Type.Union([Type.Array(Type.String(), { minItems: 1 }), Type.Array(Type.Number(), { minItems: 1 })]),
+      default: Type.Optional(Type.Union([Type.String(), Type.Number()])),
+    },
+    { additionalProperties: false },
+  ),
+  Type.Object(
+    {
+      type: Type.Literal('range'),
+      min: Type.Number(),
+      max: Type.Number(),
+      default: Type.Optional(Type.Number()),
+      unit: Type.Optional(Type.String()),
+      steps: Type.Optional(Type.Array(Type.Number(), { minItems: 1 })),
+    },
+    { additionalProperties: false },
+  ),
+  Type.Object(
+    { type: Type.Literal('int'), min: Type.Integer(), max: Type.Integer(), default: Type.Optional(Type.Integer()) },
+    { additionalProperties: false },
+  ),
+  Type.Object({ type: Type.Literal('bool'), default: Type.Optional(Type.Boolean()) }, { additionalProperties: false }),
+]);
+
+const ParamsSchema = Type.Record(Type.String(), ParamConstraintSchema);
+
+export const CapabilitiesSchema = Type.Object(
+  {
+    text: Type.Optional(
+      Type.Object({ supportedParameters: Type.Optional(Type.Array(NonEmpty)) }, { additionalProperties: false }),
+    ),
+    params: Type.Optional(ParamsSchema),
+    image: Type.Optional(Type.Object({ params: Type.Optional(ParamsSchema) }, { additionalProperties: false })),
+    video: Type.Optional(Type.Object({ params: Type.Optional(ParamsSchema) }, { additionalProperties: false })),
+    inputs: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+    strictParams: Type.Optional(Type.Boolean()),
+  },
+  { additionalProperties: false },
+);
+
+export const protocols = ['openai', 'anthropic', 'gemini', 'ark', 'speech', 'sandbox'] as const;
+
+const ProviderSchema = Type.Object(
+  {
+    protocol: Type.Union(protocols.map((protocol) => Type.Literal(protocol))),
+    baseUrl: Type.Optional(Type.String()),
+    apiKey: Type.Optional(Type.String()),
+    timeoutMs: Type.Optional(Type.Integer({ minimum: 1, maximum: 3_600_000 })),
+    headers: Type.Optional(Type.Record(Type.String(), Type.String())),
+  },
+  { additionalProperties: false },
+);
+
+const ProviderRowSchema = Type.Object(
+  {
+    provider: NonEmpty,
+    model: NonEmpty,
+    priority: Type.Optional(Type.Integer({ minimum: 0 })),
+    capabilities: Type.Optional(CapabilitiesSchema),
+  },
+  { additionalProperties: false },
+);
+
+const PricingSchema = Type.Object(
+  {
+    inputPerMTok: Type.Optional(Usd),
+    outputPerMTok: Type.Optional(Usd),
+  },
+  { additionalProperties: false },
+);
+
+const ModalityList = <T extends readonly string[]>(values: T) =>
+  Type.Array(Type.Union(values.map((value) => Type.Literal(value))), { uniqueItems: true });
+
+const ModelSchema = Type.Object(
+  {
+    id: Type.String({ minLength: 1, maxLength: 200, pattern: '^[A-Za-z0-9][A-Za-z0-9._:/@-]*$' }),
+    name: Type.Optional(Type.String()),
+    revision: Type.Optional(Type.Integer({ minimum: 1 })),
+    isActive: Type.Optional(Type.Boolean()),
+    inputModalities: Type.Optional(ModalityList(['text', 'image', 'file', 'video', 'audio'] as const)),
+    outputModalities: Type.Optional(ModalityList(['text', 'image', 'file', 'video', 'audio', 'embedding'] as const)),
+    pricing: Type.Optional(PricingSchema),
+    providers: Type.Array(ProviderRowSchema, { minItems: 1 }),
+    createdAt: Type.Optional(Type.String()),
+    updatedAt: Type.Optional(Type.String()),
+  },
+  { additionalProperties: false },
+);
+
+export const ConfigFileSchema = Type.Object(
+  {
+    providers: Type.Record(Type.String({ pattern: '^[A-Za-z0-9_-]+$' }), ProviderSchema),
+    models: Type.Array(ModelSchema),
+    server: Type.Optional(
+      Type.Object(
+        {
+          bodyLimitBytes: Type.Optional(Type.Integer({ minimum: 1024, maximum: 512 * 1024 * 1024 })),
+          shutdownGraceMs: Type.Optional(Type.Integer({ minimum: 0, maximum: 600_000 })),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+    accounts: Type.Optional(
+      Type.Object(
+        {
+          maxApiKeys: Type.Optional(Type.Integer({ minimum: 1, maximum: 10_000 })),
+          signupCredits: Type.Optional(Usd),
+          sessionTtlHours: Type.Optional(Type.Integer({ minimum: 1, maximum: 24 * 365 })),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+    ledger: Type.Optional(
+      Type.Object(
+        {
+          orphanHoldSeconds: Type.Optional(Type.Integer({ minimum: 1, maximum: 86_400 })),
+          heartbeatSeconds: Type.Optional(Type.Integer({ minimum: 1, maximum: 3_600 })),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+    usage: Type.Optional(
+      Type.Object(
+        { maxPageSize: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })) },
+        { additionalProperties: false },
+      ),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+export type ConfigFile = Static<typeof ConfigFileSchema>;
+export type ModelEntry = ConfigFile['models'][number];
+export type ProviderEntry = ConfigFile['providers'][string];
+export type Protocol = (typeof protocols)[number];

@@ -1,0 +1,49 @@
+import path from 'node:path';
+
+/** Everything the gateway takes from its process environment; no other module reads `process.env`. */
+export interface Environment {
+  port: number;
+  host: string;
+  dataDir: string;
+  databaseUrl: string | undefined;
+  configPath: string;
+  adminToken: string | undefined;
+  secret: string | undefined;
+  publicBaseUrl: string;
+  logLevel: string;
+  /** The whole environment, for `${VAR}` interpolation inside gateway.yaml. */
+  variables: Readonly<Record<string, string | undefined>>;
+}
+
+export class EnvironmentError extends Error {}
+
+const logLevels = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
+export function readEnvironment(variables: Readonly<Record<string, string | undefined>>): Environment {
+  const nonEmpty = (name: string): string | undefined => {
+    const value = variables[name]?.trim();
+    return value ? value : undefined;
+  };
+  const port = Number(nonEmpty('PORT') ?? '8080');
+  if (!Number.isInteger(port) || port < 0 || port > 65_535) throw new EnvironmentError(`PORT must be an integer 0-65535, got "${variables.PORT}"`);
+  const host = nonEmpty('HOST') ?? '127.0.0.1';
+  const logLevel = nonEmpty('LOG_LEVEL') ?? 'info';
+  if (!logLevels.includes(logLevel)) throw new EnvironmentError(`LOG_LEVEL must be one of ${logLevels.join(', ')}, got "${logLevel}"`);
+  const databaseUrl = nonEmpty('DATABASE_URL');
+  if (databaseUrl && !/^postgres(ql)?:\/\//.test(databaseUrl)) throw new EnvironmentError('DATABASE_URL must be a postgres:// or postgresql:// URL');
+  const secret = nonEmpty('GATEWAY_SECRET');
+  if (secret !== undefined && secret.length < 32) throw new EnvironmentError('GATEWAY_SECRET must be at least 32 characters');
+  if (databaseUrl && !secret) throw new EnvironmentError('GATEWAY_SECRET is required when DATABASE_URL is set (every process must share it)');
+  return {
+    port,
+    host,
+    dataDir: path.resolve(nonEmpty('DATA_DIR') ?? './data'),
+    databaseUrl,
+    configPath: path.resolve(nonEmpty('GATEWAY_CONFIG') ?? './gateway.yaml'),
+    adminToken: nonEmpty('GATEWAY_ADMIN_TOKEN'),
+    secret,
+    publicBaseUrl: (nonEmpty('PUBLIC_BASE_URL') ?? `http://${host.includes(':') ? `[${host}]` : host}:${port}`).replace(/\/+$/, ''),
+    logLevel,
+    variables,
+  };
+}

@@ -1,0 +1,154 @@
+import { readFileSync } from 'node:fs';
+import { parseDocument } from 'yaml';
+import { Value } from 'typebox/value';
+import { ConfigFileSchema, type ConfigFile, type ModelEntry, type Protocol } from './config-schema.ts';
+
+export class ConfigError extends Error {}
+
+export interface ProviderConfig {
+  id: string;
+  protocol: Protocol;
+  baseUrl: string;
+  apiKey: string;
+  timeoutMs: number;
+  headers: Readonly<Record<string, string>>;
+  /** A provider whose key resolved empty is inactive; the built-in sandbox needs no key. */
+  active: boolean;
+}
+
+export interface GatewayConfig {
+  sourcePath: string;
+  providers: ReadonlyMap<string, ProviderConfig>;
+  models: readonly ModelEntry[];
+  server: { bodyLimitBytes: number; shutdownGraceMs: number };
+  accounts: { maxApiKeys: number; signupCreditsUsd: number; sessionTtlSeconds: number };
+  ledger: { orphanHoldSeconds: number; heartbeatSeconds: number };
+  usage: { maxPageSize: number };
+}
+
+export const configDefaults = {
+  bodyLimitBytes: 10 * 1024 * 1024,
+  shutdownGraceMs: 10_000,
+  maxApiKeys: 20,
+  signupCreditsUsd: 0,
+  sessionTtlHours: 24 * 30,
+  orphanHoldSeconds: 120,
+  heartbeatSeconds: 15,
+  maxPageSize: 100,
+  providerTimeoutMs: 600_000,
+} as const;
+
+export function loadConfigFile(path: string, variables: Readonly<Record<string, string | undefined>>): GatewayConfig {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    throw new ConfigError(`${path}: cannot read the configuration file (${(error as Error).message})`);
+  }
+  return parseConfig(text, path, variables);
+}
+
+export function parseConfig(text: string, path: string, variables: Readonly<Record<string, string | undefined>>): GatewayConfig {
+  const document = parseDocument(text, { prettyErrors: true });
+  if (document.errors.length > 0) {
+    throw new ConfigError(`${path}: invalid YAML: ${document.errors.map((error) => error.message).join('; ')}`);
+  }
+  const raw = interpolate(document.toJS() ?? {}, variables, path, '');
+  if (!Value.Check(ConfigFileSchema, raw)) {
+    const problems = [...Value.Errors(ConfigFileSchema, raw)].slice(0, 5).map((error) => `at ${displayPath(error.instancePath)}: ${error.message}`);
+    throw new ConfigError(`${path}: ${problems.join('; ')}`);
+  }
+  return build(raw, path);
+}
+
+function displayPath(pointer: string): string {
+  if (pointer === '') return '(root)';
+  return pointer
+    .split('/')
+    .slice(1)
+    .map((segment) => segment.replaceAll('~1', '/').replaceAll('~0', '~'))
+    .map((segment, index) => (/^\d+$/.test(segment) ? `[${segment}]` : index === 0 ? segment : `.${segment}`))
+    .join('');
+}
+
+const placeholder = /\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g;
+
+/** Replaces `${VAR}` and `${VAR:-default}` inside every string value; an unset variable becomes "". */
+function interpolate(value: unknown, variables: Readonly<Record<string, string | undefined>>, file: string, at: string): unknown {
+  if (typeof value === 'string') {
+    if (value.includes('${') && !/\$\{[A-Za-z_][A-Za-z0-9_]*(?::-[^}]*)?\}/.test(value)) {
+      throw new ConfigError(`${file}: at ${at || '(root)'}: malformed \${VAR} reference in "${value}"`);
+    }
+    return value.replace(placeholder, (_match, name: string, fallback: string | undefined) => variables[name] || fallback || '');
+  }
+  if (Array.isArray(value)) return value.map((item, index) => interpolate(item, variables, file, `${at}[${index}]`));
+  if (value !== null && typeof value === 'object') {
+    return Object.fromEntries(
+      Object.entries(value).map(([key, item]) => [key, interpolate(item, variables, file, at ? `${at}.${key}` : key)]),
+    );
+  }
+  return value;
+}
+
+function build(file: ConfigFile, path: string): GatewayConfig {
+  const fail = (at: string, problem: string): never => {
+    throw new ConfigError(`${path}: at ${at}: ${problem}`);
+  };
+  const providers = new Map<string, ProviderConfig>();
+  for (const [id, entry] of Object.entries(file.providers)) {
+    const apiKey = entry.apiKey?.trim() ?? '';
+    const baseUrl = entry.baseUrl?.trim().replace(/\/+$/, '') ?? '';
+    if (entry.protocol !== 'sandbox') {
+      if (!baseUrl) fail(`providers.${id}.baseUrl`, 'required for this protocol');
+      if (!URL.canParse(baseUrl) || !/^https?:$/.test(new URL(baseUrl).protocol)) fail(`providers.${id}.baseUrl`, `not an http(s) URL: "${baseUrl}"`);
+    }
+    providers.set(id, {
+      id,
+      protocol: entry.protocol,
+      baseUrl,
+      apiKey,
+      timeoutMs: entry.timeoutMs ?? configDefaults.providerTimeoutMs,
+      headers: entry.headers ?? {},
+      active: entry.protocol === 'sandbox' || apiKey !== '',
+    });
+  }
+  const seen = new Set<string>();
+  file.models.forEach((model, index) => {
+    const at = `models[${index}]`;
+    if (seen.has(model.id)) fail(`${at}.id`, `duplicate model id "${model.id}"`);
+    seen.add(model.id);
+    model.providers.forEach((row, rowIndex) => {
+      if (!providers.has(row.provider)) fail(`${at}.providers[${rowIndex}].provider`, `unknown provider "${row.provider}"`);
+      for (const [scope, params] of Object.entries({
+        params: row.capabilities?.params,
+        'image.params': row.capabilities?.image?.params,
+        'video.params': row.capabilities?.video?.params,
+      })) {
+        for (const [name, constraint] of Object.entries(params ?? {})) {
+          if ((constraint.type === 'range' || constraint.type === 'int') && constraint.min > constraint.max) {
+            fail(`${at}.providers[${rowIndex}].capabilities.${scope}.${name}`, 'min is greater than max');
+          }
+        }
+      }
+    });
+  });
+  return {
+    sourcePath: path,
+    providers,
+    models: file.models,
+    server: {
+      bodyLimitBytes: file.server?.bodyLimitBytes ?? configDefaults.bodyLimitBytes,
+      shutdownGraceMs: file.server?.shutdownGraceMs ?? configDefaults.shutdownGraceMs,
+    },
+    accounts: {
+      maxApiKeys: file.accounts?.maxApiKeys ?? configDefaults.maxApiKeys,
+      signupCreditsUsd: file.accounts?.signupCredits ?? configDefaults.signupCreditsUsd,
+      sessionTtlSeconds: (file.accounts?.sessionTtlHours ?? configDefaults.sessionTtlHours) * 3600,
+    },
+    ledger: {
+      orphanHoldSeconds: file.ledger?.orphanHoldSeconds ?? configDefaults.orphanHoldSeconds,
+      heartbeatSeconds: file.ledger?.heartbeatSeconds ?? configDefaults.heartbeatSeconds,
+    },
+    usage: { maxPageSize: file.usage?.maxPageSize ?? configDefaults.maxPageSize },
+  };
+}

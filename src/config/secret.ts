@@ -1,0 +1,28 @@
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import type { Environment } from './environment.ts';
+
+/**
+ * The master secret: from GATEWAY_SECRET, or in embedded mode generated once into DATA_DIR so that
+ * stored keys stay decryptable across restarts.
+ */
+export function resolveSecret(environment: Environment): string {
+  if (environment.secret) return environment.secret;
+  const file = path.join(environment.dataDir, 'gateway-secret');
+  try {
+    return readFileSync(file, 'utf8').trim();
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+  }
+  mkdirSync(environment.dataDir, { recursive: true });
+  const secret = randomBytes(32).toString('base64url');
+  try {
+    writeFileSync(file, `${secret}\n`, { mode: 0o600, flag: 'wx' });
+    return secret;
+  } catch (error) {
+    // Another process created it first; use theirs.
+    if ((error as NodeJS.ErrnoException).code === 'EEXIST') return readFileSync(file, 'utf8').trim();
+    throw error;
+  }
+}

@@ -1,0 +1,53 @@
+/**
+ * The one catalogue of errors the gateway raises itself. Every code has a fixed HTTP status; callers
+ * check `code`, never the text. Retired codes are never reused.
+ */
+export const errorCatalogue = {
+  GW_VALIDATION: 400,
+  GW_MALFORMED_JSON: 400,
+  GW_MODEL_NOT_AVAILABLE: 400,
+  GW_MODEL_NOT_PRICED: 400,
+  GW_PARAMETER_UNSUPPORTED: 400,
+  GW_PARAMETER_OUT_OF_RANGE: 400,
+  GW_UNAUTHENTICATED: 401,
+  GW_INVALID_CREDENTIALS: 401,
+  GW_INSUFFICIENT_BALANCE: 403,
+  GW_KEY_REQUIRED: 403,
+  GW_SESSION_REQUIRED: 403,
+  GW_KEY_LIMIT_REACHED: 403,
+  GW_FORBIDDEN: 403,
+  GW_NOT_FOUND: 404,
+  GW_ROUTE_NOT_FOUND: 404,
+  GW_CONFLICT: 409,
+  GW_PAYLOAD_TOO_LARGE: 413,
+  GW_UNSUPPORTED_MEDIA_TYPE: 415,
+  GW_SPEND_CAP_REACHED: 429,
+  GW_INTERNAL: 500,
+  GW_UPSTREAM_UNREACHABLE: 502,
+  GW_UPSTREAM_UNAVAILABLE: 503,
+} as const satisfies Record<string, number>;
+
+export type ErrorCode = keyof typeof errorCatalogue;
+
+export class GatewayError extends Error {
+  readonly code: ErrorCode;
+  readonly status: number;
+  readonly details: readonly string[];
+
+  constructor(code: ErrorCode, message: string, details: readonly string[] = []) {
+    super(message);
+    this.name = 'GatewayError';
+    this.code = code;
+    this.status = errorCatalogue[code];
+    this.details = details;
+  }
+
+  /** The strings of the spec's envelope `errors` array. */
+  get messages(): string[] {
+    return [this.message, ...this.details];
+  }
+}
+
+export function isGatewayError(value: unknown): value is GatewayError {
+  return value instanceof GatewayError;
+}

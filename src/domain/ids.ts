@@ -1,0 +1,8 @@
+import { randomUUID } from 'node:crypto';
+
+export type IdKind = 'acct' | 'key' | 'sess' | 'hold' | 'gen' | 'grant' | 'inst';
+
+/** Prefixed random ids, so an id in a log says what it names. */
+export function newId(kind: IdKind): string {
+  return `${kind}_${randomUUID().replaceAll('-', '')}`;
+}

@@ -1,0 +1,38 @@
+/**
+ * Money is integer nano-USD (1 USD = 1e9 nanos) everywhere inside the gateway.
+ * Conversion to and from a USD `number` happens only at the edges (HTTP, config, CLI).
+ */
+export type Nanos = bigint;
+
+export const NANOS_PER_USD = 1_000_000_000n;
+
+/** Largest USD amount accepted anywhere a client or operator types a number of dollars. */
+export const MAX_USD_AMOUNT = 1_000_000_000;
+
+/**
+ * Converts a USD amount to nanos through its decimal representation, so 0.1 becomes exactly
+ * 100_000_000 and not the binary float's neighbour; anything below a nano is rounded half away from zero.
+ */
+export function usdToNanos(usd: number): Nanos {
+  if (!Number.isFinite(usd)) throw new RangeError(`not a finite USD amount: ${usd}`);
+  if (Math.abs(usd) > MAX_USD_AMOUNT) throw new RangeError(`USD amount out of range: ${usd}`);
+  const negative = usd < 0;
+  const [whole = '0', fraction = ''] = Math.abs(usd).toFixed(10).split('.');
+  const nineDigits = fraction.slice(0, 9);
+  const roundUp = (fraction[9] ?? '0') >= '5';
+  let nanos = BigInt(whole) * NANOS_PER_USD + BigInt(nineDigits || '0') + (roundUp ? 1n : 0n);
+  if (negative) nanos = -nanos;
+  return nanos;
+}
+
+/** USD number for JSON output; exact for any amount below 9 million USD, which covers every balance we store. */
+export function nanosToUsd(nanos: Nanos): number {
+  return Number(nanos) / 1e9;
+}
+
+/** Integer division rounding toward positive infinity, for costs: a fraction of a nano is charged as one. */
+export function divideRoundingUp(numerator: bigint, denominator: bigint): bigint {
+  if (denominator <= 0n) throw new RangeError('denominator must be positive');
+  if (numerator <= 0n) return -(-numerator / denominator);
+  return (numerator + denominator - 1n) / denominator;
+}

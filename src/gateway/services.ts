@@ -1,0 +1,20 @@
+import type { CreditLedger } from '../billing/credit-ledger.ts';
+import type { UsageHistory } from '../billing/usage-history.ts';
+import type { Catalog } from '../catalog/catalog.ts';
+import type { GatewayConfig } from '../config/load-config.ts';
+import type { AccountService } from '../identity/account-service.ts';
+import type { ApiKeyService } from '../identity/api-key-service.ts';
+import type { Authenticator } from '../identity/authenticator.ts';
+
+/** Everything the HTTP surfaces may call; built once by the composition root. */
+export interface GatewayServices {
+  config: GatewayConfig;
+  catalog: Catalog;
+  authenticator: Authenticator;
+  accounts: AccountService;
+  apiKeys: ApiKeyService;
+  ledger: CreditLedger;
+  usage: UsageHistory;
+  /** Bearer token that opens the admin API; undefined keeps it closed (404). */
+  adminToken: string | undefined;
+}

@@ -1,0 +1,67 @@
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
+import cookie from '@fastify/cookie';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import type { GatewayServices } from '../gateway/services.ts';
+import { accountRoutes } from '../surfaces/account/account-routes.ts';
+import { authRoutes } from '../surfaces/account/auth-routes.ts';
+import { adminRoutes } from '../surfaces/admin/admin-routes.ts';
+import { compatRoutes } from '../surfaces/compat/compat-routes.ts';
+import { nativeModelsRoutes } from '../surfaces/native/models-routes.ts';
+import { classifyError, requestPath, sendError } from './error-envelope.ts';
+import { validatorCompiler } from './validation.ts';
+
+export interface AppOptions {
+  services: GatewayServices;
+  logger: FastifyBaseLogger | false;
+  /** Session cookies get the Secure flag when the gateway is served over https. */
+  secureCookies: boolean;
+}
+
+const requestIdPattern = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/** A client's x-request-id is kept when it is sane, so logs line up across services; otherwise one is made. */
+function requestIdOf(request: IncomingMessage): string {
+  const given = request.headers['x-request-id'];
+  return typeof given === 'string' && requestIdPattern.test(given) ? given : randomUUID();
+}
+
+export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
+  const { services } = options;
+  const bodyLimit = services.config.server.bodyLimitBytes;
+  const app = Fastify({
+    loggerInstance: options.logger === false ? undefined : options.logger,
+    logger: options.logger === false ? false : undefined,
+    genReqId: requestIdOf,
+    bodyLimit,
+    return503OnClosing: true,
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 300 },
+  }).withTypeProvider<TypeBoxTypeProvider>();
+
+  app.setValidatorCompiler(validatorCompiler());
+  app.decorateRequest('principal', null);
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+  });
+
+  app.setErrorHandler((error, request, reply) => {
+    const classified = classifyError(error, bodyLimit);
+    if (classified.status >= 500) request.log.error({ err: error }, 'request failed');
+    return sendError(request, reply, classified.status, classified.code, classified.messages);
+  });
+  app.setNotFoundHandler((request, reply) =>
+    sendError(request, reply, 404, 'GW_ROUTE_NOT_FOUND', [`route ${request.method} ${requestPath(request)} not found`]),
+  );
+
+  await app.register(cookie);
+  for (const probe of ['/api/alpha', '/api/beta', '/api/gamma']) {
+    app.head(probe, async (_request, reply) => reply.code(200).send());
+  }
+  await app.register(authRoutes, { services, secureCookies: options.secureCookies });
+  await app.register(accountRoutes, { services });
+  await app.register(nativeModelsRoutes, { services });
+  await app.register(compatRoutes, { services });
+  await app.register(adminRoutes, { services });
+  return app;
+}

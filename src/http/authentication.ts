@@ -1,0 +1,52 @@
+import type {} from '@fastify/cookie';
+import type { FastifyRequest, onRequestHookHandler } from 'fastify';
+import { GatewayError } from '../domain/errors.ts';
+import type { Authenticator, CredentialSource, Principal } from '../identity/authenticator.ts';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    principal: Principal | null;
+  }
+}
+
+export const sessionCookieName = 'gw_session';
+
+export interface AuthenticationOptions {
+  /** The dashboard's HttpOnly session cookie counts as a credential (account API only). */
+  acceptCookie?: boolean;
+}
+
+function headerValue(request: FastifyRequest, name: string): string | undefined {
+  const value = request.headers[name];
+  const single = Array.isArray(value) ? value[0] : value;
+  return single === undefined || single.trim() === '' ? undefined : single.trim();
+}
+
+/** The credential a request carries: `x-api-key` wins over `Authorization: Bearer`, which wins over the cookie. */
+export function extractCredential(request: FastifyRequest, options: AuthenticationOptions): { credential: string; source: CredentialSource } | undefined {
+  const apiKey = headerValue(request, 'x-api-key');
+  if (apiKey) return { credential: apiKey, source: 'x-api-key' };
+  const authorization = headerValue(request, 'authorization');
+  if (authorization) {
+    const match = /^Bearer\s+(\S+)$/i.exec(authorization);
+    if (!match?.[1]) throw new GatewayError('GW_UNAUTHENTICATED', 'the Authorization header must be "Bearer <API key or session token>"');
+    return { credential: match[1], source: 'bearer' };
+  }
+  const cookie = options.acceptCookie ? request.cookies?.[sessionCookieName] : undefined;
+  if (cookie) return { credential: cookie, source: 'cookie' };
+  return undefined;
+}
+
+/** An onRequest hook that sets `request.principal` or answers 401. */
+export function requireCredential(authenticator: Authenticator, options: AuthenticationOptions = {}): onRequestHookHandler {
+  return async (request) => {
+    const found = extractCredential(request, options);
+    if (!found) throw new GatewayError('GW_UNAUTHENTICATED', 'missing credential: send an API key in x-api-key or Authorization: Bearer');
+    request.principal = await authenticator.authenticate(found.credential, found.source);
+  };
+}
+
+export function principalOf(request: FastifyRequest): Principal {
+  if (!request.principal) throw new Error('route reached without authentication');
+  return request.principal;
+}

@@ -1,0 +1,71 @@
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import { errorCatalogue, isGatewayError, type ErrorCode } from '../domain/errors.ts';
+
+/** The spec's generic error envelope, identical on every surface. */
+export interface ErrorEnvelope {
+  errors: string[];
+  status: number;
+  success: false;
+  path: string;
+  timestamp: number;
+}
+
+interface Classified {
+  status: number;
+  code: ErrorCode;
+  messages: string[];
+}
+
+const codeByStatus = new Map<number, ErrorCode>(
+  (Object.entries(errorCatalogue) as [ErrorCode, number][]).reverse().map(([code, status]) => [status, code]),
+);
+codeByStatus.set(400, 'GW_VALIDATION');
+
+export function requestPath(request: FastifyRequest): string {
+  const url = request.raw.url ?? request.url;
+  const query = url.indexOf('?');
+  return query === -1 ? url : url.slice(0, query);
+}
+
+export function sendError(request: FastifyRequest, reply: FastifyReply, status: number, code: ErrorCode, messages: string[]): FastifyReply {
+  const body: ErrorEnvelope = { errors: messages, status, success: false, path: requestPath(request), timestamp: Date.now() };
+  return reply.code(status).header('x-gateway-error-code', code).type('application/json; charset=utf-8').send(body);
+}
+
+function describeValidation(error: FastifyError): string[] {
+  const context = error.validationContext ?? 'request';
+  return (error.validation ?? []).map((issue) => {
+    const where = `${context}${issue.instancePath.replaceAll('/', '.')}`;
+    const params = issue.params as Record<string, unknown>;
+    if (issue.keyword === 'additionalProperties' && typeof params.additionalProperty === 'string') {
+      return `${where}.${params.additionalProperty} is not a recognised field`;
+    }
+    if (issue.keyword === 'enum' && Array.isArray(params.allowedValues)) return `${where} must be one of ${params.allowedValues.join(', ')}`;
+    return `${where} ${issue.message ?? 'is invalid'}`;
+  });
+}
+
+/** Maps anything thrown while handling a request to a status and the envelope's messages. */
+export function classifyError(error: unknown, bodyLimit: number): Classified {
+  if (isGatewayError(error)) return { status: error.status, code: error.code, messages: error.messages };
+  const fastifyError = error as Partial<FastifyError>;
+  if (fastifyError.validation) return { status: 400, code: 'GW_VALIDATION', messages: describeValidation(fastifyError as FastifyError) };
+  switch (fastifyError.code) {
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return { status: 415, code: 'GW_UNSUPPORTED_MEDIA_TYPE', messages: ['unsupported Content-Type: send the body as application/json'] };
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return { status: 413, code: 'GW_PAYLOAD_TOO_LARGE', messages: [`request body is larger than the limit of ${bodyLimit} bytes`] };
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return { status: 400, code: 'GW_MALFORMED_JSON', messages: ['the body is empty but Content-Type is application/json'] };
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+      return { status: 400, code: 'GW_MALFORMED_JSON', messages: [`malformed JSON body: ${fastifyError.message ?? ''}`.trim()] };
+  }
+  if (error instanceof SyntaxError && fastifyError.statusCode === 400) {
+    return { status: 400, code: 'GW_MALFORMED_JSON', messages: [`malformed JSON body: ${error.message}`] };
+  }
+  const status = fastifyError.statusCode;
+  if (typeof status === 'number' && status >= 400 && status < 500) {
+    return { status, code: codeByStatus.get(status) ?? 'GW_VALIDATION', messages: [fastifyError.message ?? 'bad request'] };
+  }
+  return { status: 500, code: 'GW_INTERNAL', messages: ['internal error'] };
+}

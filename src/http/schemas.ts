@@ -1,0 +1,28 @@
+import { Type } from '@fastify/type-provider-typebox';
+import { MAX_USD_AMOUNT } from '../domain/money.ts';
+
+/** Request-shape pieces shared by the account and admin APIs. */
+export const UsdCap = Type.Number({ minimum: 0, maximum: MAX_USD_AMOUNT });
+export const SignedUsd = Type.Number({ minimum: -MAX_USD_AMOUNT, maximum: MAX_USD_AMOUNT });
+export const Email = Type.String({ format: 'email', minLength: 3, maxLength: 254 });
+export const Password = Type.String({ minLength: 8, maxLength: 256 });
+export const KeyName = Type.String({ minLength: 1, maxLength: 100, pattern: '\\S' });
+export const Identifier = Type.String({ minLength: 1, maxLength: 100, pattern: '^[A-Za-z0-9_-]+$' });
+
+const nullableCap = Type.Optional(Type.Union([UsdCap, Type.Null()]));
+export const LimitsPatch = Type.Object(
+  { daily: nullableCap, weekly: nullableCap, monthly: nullableCap, total: nullableCap },
+  { additionalProperties: false, minProperties: 1 },
+);
+
+export const NewKeyLimits = Type.Object(
+  { daily: Type.Optional(UsdCap), weekly: Type.Optional(UsdCap), monthly: Type.Optional(UsdCap), total: Type.Optional(UsdCap) },
+  { additionalProperties: false },
+);
+
+export const NewKeyBody = Type.Object({ name: KeyName, limits: Type.Optional(NewKeyLimits) }, { additionalProperties: false });
+export const KeyPatchBody = Type.Object(
+  { name: Type.Optional(KeyName), isActive: Type.Optional(Type.Boolean()) },
+  { additionalProperties: false, minProperties: 1 },
+);
+export const KeyIdParams = Type.Object({ keyId: Identifier });

@@ -1,0 +1,20 @@
+import { Ajv, type Options } from 'ajv';
+import addFormats from 'ajv-formats';
+import type { FastifySchemaCompiler } from 'fastify';
+
+function compiler(options: Options) {
+  const ajv = new Ajv({ allErrors: false, useDefaults: true, removeAdditional: true, strict: false, ...options });
+  addFormats.default(ajv, ['email', 'date-time', 'uri']);
+  return ajv;
+}
+
+/**
+ * Bodies are checked strictly (a number sent as a string is an error, not coerced); query strings and path
+ * parameters arrive as text, so there they are coerced to the declared types. Undeclared body fields are
+ * stripped where a schema forbids additional properties.
+ */
+export function validatorCompiler(): FastifySchemaCompiler<unknown> {
+  const strict = compiler({ coerceTypes: false });
+  const coercing = compiler({ coerceTypes: 'array' });
+  return ({ schema, httpPart }) => (httpPart === 'body' ? strict : coercing).compile(schema as object);
+}

@@ -1,0 +1,91 @@
+import { GatewayError } from '../domain/errors.ts';
+import { newId } from '../domain/ids.ts';
+import { nanosToUsd, usdToNanos } from '../domain/money.ts';
+import type { AccountRow, AccountsRepository } from '../storage/accounts-repository.ts';
+import type { Storage } from '../storage/database.ts';
+import type { SessionsRepository } from '../storage/sessions-repository.ts';
+import { generateSessionToken, lookupHashOf } from './credential-codec.ts';
+import { decoyPasswordHash, hashPassword, verifyPassword } from './password-hasher.ts';
+import type { SecretKeys } from './secret-keys.ts';
+
+export interface AccountView {
+  id: string;
+  email: string;
+  creditBalance: number;
+}
+
+export interface SessionGrant {
+  token: string;
+  expiresAt: Date;
+  account: AccountView;
+}
+
+export interface AccountServiceOptions {
+  accounts: AccountsRepository;
+  sessions: SessionsRepository;
+  storage: Pick<Storage, 'publish'>;
+  secretKeys: SecretKeys;
+  signupCreditsUsd: number;
+  sessionTtlSeconds: number;
+}
+
+export function accountView(row: Pick<AccountRow, 'id' | 'email' | 'balanceNanos'>): AccountView {
+  return { id: row.id, email: row.email, creditBalance: nanosToUsd(row.balanceNanos) };
+}
+
+/** Emails are compared case-insensitively: stored trimmed and lower-cased. */
+export function normaliseEmail(email: string): string {
+  return email.trim().toLowerCase();
+}
+
+export class AccountService {
+  constructor(private readonly options: AccountServiceOptions) {}
+
+  /** Creates an account (admin API, CLI); 409 when the email is taken. */
+  async createAccount(input: { email: string; password?: string; creditsUsd?: number; note?: string }): Promise<AccountView> {
+    const id = newId('acct');
+    const email = normaliseEmail(input.email);
+    const passwordHash = input.password === undefined ? null : await hashPassword(input.password);
+    const creditsNanos = usdToNanos(input.creditsUsd ?? 0);
+    const created = await this.options.accounts.create({ id, email, passwordHash, creditsNanos, grantId: newId('grant'), note: input.note ?? 'opening credits' });
+    if (!created) throw new GatewayError('GW_CONFLICT', `an account with email "${email}" already exists`);
+    return { id, email, creditBalance: nanosToUsd(creditsNanos) };
+  }
+
+  async signup(email: string, password: string): Promise<SessionGrant> {
+    const account = await this.createAccount({ email, password, creditsUsd: this.options.signupCreditsUsd, note: 'signup credits' });
+    return this.openSession(account);
+  }
+
+  async login(email: string, password: string): Promise<SessionGrant> {
+    const row = await this.options.accounts.findByEmail(normaliseEmail(email));
+    const matches = await verifyPassword(password, row?.passwordHash ?? decoyPasswordHash);
+    if (!row || !row.passwordHash || !matches) throw new GatewayError('GW_INVALID_CREDENTIALS', 'wrong email or password');
+    return this.openSession(accountView(row));
+  }
+
+  async logout(sessionTokenHash: string): Promise<void> {
+    await this.options.sessions.deleteByTokenHash(sessionTokenHash);
+    await this.options.storage.publish({ type: 'session-ended', tokenHash: sessionTokenHash });
+  }
+
+  async getAccount(accountId: string): Promise<AccountView> {
+    const row = await this.options.accounts.findById(accountId);
+    if (!row) throw new GatewayError('GW_NOT_FOUND', `account "${accountId}" not found`);
+    return accountView(row);
+  }
+
+  /** Adds (or with a negative amount removes) credits; returns the new balance in USD. */
+  async addCredits(accountId: string, amountUsd: number, note: string | null): Promise<number> {
+    const balance = await this.options.accounts.addCredits({ accountId, amountNanos: usdToNanos(amountUsd), grantId: newId('grant'), note });
+    if (balance === undefined) throw new GatewayError('GW_NOT_FOUND', `account "${accountId}" not found`);
+    return nanosToUsd(balance);
+  }
+
+  private async openSession(account: AccountView): Promise<SessionGrant> {
+    const token = generateSessionToken();
+    const expiresAt = new Date(Date.now() + this.options.sessionTtlSeconds * 1000);
+    await this.options.sessions.insert({ id: newId('sess'), accountId: account.id, tokenHash: lookupHashOf(this.options.secretKeys, token), expiresAt });
+    return { token, expiresAt, account };
+  }
+}

@@ -1,0 +1,152 @@
+import { currentSpend } from '../billing/spend-windows.ts';
+import { GatewayError } from '../domain/errors.ts';
+import { newId } from '../domain/ids.ts';
+import { nanosToUsd, usdToNanos } from '../domain/money.ts';
+import type { ApiKeyRow, ApiKeysRepository, SpendLimitsNanos } from '../storage/api-keys-repository.ts';
+import type { Storage } from '../storage/database.ts';
+import { displayPrefixOf, generateApiKey, lookupHashOf, sealSecret, unsealSecret } from './credential-codec.ts';
+import type { SecretKeys } from './secret-keys.ts';
+
+export const capNames = ['daily', 'weekly', 'monthly', 'total'] as const;
+export type CapName = (typeof capNames)[number];
+
+/** Caps in USD as clients write them; `null` removes a cap, an absent field leaves it alone. */
+export type LimitsInput = Partial<Record<CapName, number | null>>;
+
+export interface ApiKeyView {
+  id: string;
+  name: string;
+  prefix: string;
+  isActive: boolean;
+  limits: Partial<Record<CapName, number>>;
+  createdAt: string;
+}
+
+export interface CapStatus {
+  limit: number;
+  spent: number;
+  remaining: number;
+}
+
+/** The spec's key lookup object: caps that are configured, and no balance. */
+export type KeyLookup = { name: string; isActive: true } & Partial<Record<CapName, CapStatus>>;
+
+export interface ApiKeyServiceOptions {
+  apiKeys: ApiKeysRepository;
+  storage: Pick<Storage, 'publish'>;
+  secretKeys: SecretKeys;
+  maxKeysPerAccount: number;
+  clock?: () => Date;
+}
+
+const limitColumns = { daily: 'dailyLimitNanos', weekly: 'weeklyLimitNanos', monthly: 'monthlyLimitNanos', total: 'totalLimitNanos' } as const;
+
+function limitsOf(row: ApiKeyRow): Partial<Record<CapName, bigint>> {
+  const limits: Partial<Record<CapName, bigint>> = {};
+  for (const cap of capNames) {
+    const value = row[limitColumns[cap]];
+    if (value !== null) limits[cap] = value;
+  }
+  return limits;
+}
+
+export function apiKeyView(row: ApiKeyRow): ApiKeyView {
+  const limits = Object.fromEntries(Object.entries(limitsOf(row)).map(([cap, nanos]) => [cap, nanosToUsd(nanos)]));
+  return { id: row.id, name: row.name, prefix: row.displayPrefix, isActive: row.isActive, limits, createdAt: row.createdAt.toISOString() };
+}
+
+function limitsToNanos(limits: LimitsInput): Partial<SpendLimitsNanos> {
+  const nanos: Partial<SpendLimitsNanos> = {};
+  for (const cap of capNames) {
+    const value = limits[cap];
+    if (value !== undefined) nanos[cap] = value === null ? null : usdToNanos(value);
+  }
+  return nanos;
+}
+
+export class ApiKeyService {
+  private readonly clock: () => Date;
+
+  constructor(private readonly options: ApiKeyServiceOptions) {
+    this.clock = options.clock ?? (() => new Date());
+  }
+
+  async create(accountId: string, input: { name: string; limits?: LimitsInput }): Promise<ApiKeyView & { key: string }> {
+    const key = generateApiKey();
+    const id = newId('key');
+    const limits = limitsToNanos(input.limits ?? {});
+    const outcome = await this.options.apiKeys.createWithinLimit(
+      {
+        id,
+        accountId,
+        name: input.name,
+        displayPrefix: displayPrefixOf(key),
+        lookupHash: lookupHashOf(this.options.secretKeys, key),
+        sealedKey: sealSecret(this.options.secretKeys, key),
+        limits: { daily: limits.daily ?? null, weekly: limits.weekly ?? null, monthly: limits.monthly ?? null, total: limits.total ?? null },
+      },
+      this.options.maxKeysPerAccount,
+    );
+    if (outcome === 'no-account') throw new GatewayError('GW_NOT_FOUND', `account "${accountId}" not found`);
+    if (outcome === 'limit-reached') {
+      throw new GatewayError('GW_KEY_LIMIT_REACHED', `the account already has the maximum of ${this.options.maxKeysPerAccount} API keys; revoke one first`);
+    }
+    const row = await this.ownedKey(id, accountId);
+    return { ...apiKeyView(row), key };
+  }
+
+  async list(accountId: string): Promise<ApiKeyView[]> {
+    return (await this.options.apiKeys.listForAccount(accountId)).map(apiKeyView);
+  }
+
+  async reveal(accountId: string, keyId: string): Promise<string> {
+    const row = await this.ownedKey(keyId, accountId);
+    return unsealSecret(this.options.secretKeys, row.sealedKey);
+  }
+
+  /** `accountId` null means the operator (admin API), who may change any key. */
+  async update(accountId: string | null, keyId: string, changes: { name?: string; isActive?: boolean }): Promise<ApiKeyView> {
+    await this.ownedKey(keyId, accountId);
+    const row = await this.options.apiKeys.update(keyId, changes);
+    if (!row) throw notFound(keyId);
+    await this.options.storage.publish({ type: 'key-changed', keyId });
+    return apiKeyView(row);
+  }
+
+  async setLimits(accountId: string | null, keyId: string, limits: LimitsInput): Promise<ApiKeyView> {
+    await this.ownedKey(keyId, accountId);
+    const row = await this.options.apiKeys.setLimits(keyId, limitsToNanos(limits));
+    if (!row) throw notFound(keyId);
+    await this.options.storage.publish({ type: 'key-changed', keyId });
+    return apiKeyView(row);
+  }
+
+  async revoke(accountId: string | null, keyId: string): Promise<void> {
+    await this.ownedKey(keyId, accountId);
+    if (!(await this.options.apiKeys.revoke(keyId))) throw notFound(keyId);
+    await this.options.storage.publish({ type: 'key-changed', keyId });
+  }
+
+  /** Caps with what was spent in the current windows, read fresh from storage. */
+  async lookup(keyId: string): Promise<KeyLookup> {
+    const row = await this.options.apiKeys.findById(keyId);
+    if (!row || !row.isActive || row.revokedAt) throw new GatewayError('GW_INVALID_CREDENTIALS', 'the API key is revoked or disabled');
+    const spent = currentSpend(row, this.clock());
+    const lookup: KeyLookup = { name: row.name, isActive: true };
+    for (const [cap, limit] of Object.entries(limitsOf(row)) as [CapName, bigint][]) {
+      const remaining = limit - spent[cap];
+      lookup[cap] = { limit: nanosToUsd(limit), spent: nanosToUsd(spent[cap]), remaining: nanosToUsd(remaining > 0n ? remaining : 0n) };
+    }
+    return lookup;
+  }
+
+  private async ownedKey(keyId: string, accountId: string | null): Promise<ApiKeyRow> {
+    const row = await this.options.apiKeys.findById(keyId);
+    if (!row || row.revokedAt || (accountId !== null && row.accountId !== accountId)) throw notFound(keyId);
+    return row;
+  }
+}
+
+function notFound(keyId: string): GatewayError {
+  return new GatewayError('GW_NOT_FOUND', `API key "${keyId}" not found`);
+}

@@ -1,0 +1,163 @@
+import path from 'node:path';
+import type { FastifyInstance } from 'fastify';
+import pino, { type Logger } from 'pino';
+import { CreditLedger } from './billing/credit-ledger.ts';
+import { HoldReconciler } from './billing/hold-reconciler.ts';
+import { UsageHistory } from './billing/usage-history.ts';
+import { Catalog } from './catalog/catalog.ts';
+import type { Environment } from './config/environment.ts';
+import { loadConfigFile, type GatewayConfig } from './config/load-config.ts';
+import { resolveSecret } from './config/secret.ts';
+import { newId } from './domain/ids.ts';
+import type { GatewayServices } from './gateway/services.ts';
+import { buildApp } from './http/app.ts';
+import { AccountService } from './identity/account-service.ts';
+import { ApiKeyService } from './identity/api-key-service.ts';
+import { Authenticator } from './identity/authenticator.ts';
+import { deriveSecretKeys } from './identity/secret-keys.ts';
+import { AccountsRepository } from './storage/accounts-repository.ts';
+import { ApiKeysRepository } from './storage/api-keys-repository.ts';
+import { openStorage, type Storage, type StorageOptions } from './storage/database.ts';
+import { LedgerRepository } from './storage/ledger-repository.ts';
+import { SessionsRepository } from './storage/sessions-repository.ts';
+
+export interface CoreOptions {
+  environment: Environment;
+  /** Defaults to the file named by GATEWAY_CONFIG. */
+  config?: GatewayConfig;
+  /** Defaults to DATABASE_URL, or PGlite under DATA_DIR. */
+  storage?: StorageOptions;
+  logger: Logger;
+}
+
+export interface Core {
+  services: GatewayServices;
+  storage: Storage;
+  instanceId: string;
+  close(): Promise<void>;
+}
+
+export function createLogger(environment: Environment): Logger {
+  return pino({
+    level: environment.logLevel,
+    redact: {
+      paths: ['req.headers.authorization', 'req.headers["x-api-key"]', 'req.headers["x-goog-api-key"]', 'req.headers.cookie', 'res.headers["set-cookie"]'],
+      censor: '[redacted]',
+    },
+  });
+}
+
+export function storageOptionsFor(environment: Environment, logger: Logger): StorageOptions {
+  if (environment.databaseUrl) {
+    return { kind: 'postgres', url: environment.databaseUrl, onError: (error) => logger.error({ err: error }, 'database connection error') };
+  }
+  return { kind: 'pglite', dataDir: path.join(environment.dataDir, 'db') };
+}
+
+/** Configuration, storage and every service, without HTTP: what both the server and the CLI stand on. */
+export async function openCore(options: CoreOptions): Promise<Core> {
+  const { environment, logger } = options;
+  const config = options.config ?? loadConfigFile(environment.configPath, environment.variables);
+  const secretKeys = deriveSecretKeys(resolveSecret(environment));
+  const storage = await openStorage(options.storage ?? storageOptionsFor(environment, logger));
+  const instanceId = newId('inst');
+  const accountsRepository = new AccountsRepository(storage.db);
+  const apiKeysRepository = new ApiKeysRepository(storage.db);
+  const sessionsRepository = new SessionsRepository(storage.db);
+  const ledgerRepository = new LedgerRepository(storage.db);
+  const authenticator = new Authenticator(secretKeys, apiKeysRepository, sessionsRepository);
+  const unsubscribe = storage.subscribe((event) => authenticator.handleEvent(event));
+  const services: GatewayServices = {
+    config,
+    catalog: new Catalog(config),
+    authenticator,
+    accounts: new AccountService({
+      accounts: accountsRepository,
+      sessions: sessionsRepository,
+      storage,
+      secretKeys,
+      signupCreditsUsd: config.accounts.signupCreditsUsd,
+      sessionTtlSeconds: config.accounts.sessionTtlSeconds,
+    }),
+    apiKeys: new ApiKeyService({ apiKeys: apiKeysRepository, storage, secretKeys, maxKeysPerAccount: config.accounts.maxApiKeys }),
+    ledger: new CreditLedger(ledgerRepository, instanceId),
+    usage: new UsageHistory(ledgerRepository),
+    adminToken: environment.adminToken,
+  };
+  return {
+    services,
+    storage,
+    instanceId,
+    close: async () => {
+      unsubscribe();
+      await storage.close();
+    },
+  };
+}
+
+export interface RunningGateway {
+  app: FastifyInstance;
+  core: Core;
+  /** Stops accepting, lets in-flight requests finish within the grace period, then closes storage. */
+  close(): Promise<void>;
+}
+
+/** The composition root: core services, hold reconciliation and the HTTP app (not yet listening). */
+export async function createGateway(options: CoreOptions): Promise<RunningGateway> {
+  const { logger } = options;
+  const core = await openCore(options);
+  const config = core.services.config;
+  const reconciler = new HoldReconciler({
+    ledger: new LedgerRepository(core.storage.db),
+    instanceId: core.instanceId,
+    heartbeatSeconds: config.ledger.heartbeatSeconds,
+    orphanHoldSeconds: config.ledger.orphanHoldSeconds,
+    soleOwner: core.storage.kind === 'pglite',
+    onError: (error) => logger.error({ err: error }, 'hold reconciliation failed'),
+    onReleased: (count) => logger.warn({ count }, 'released holds left by a gateway process that stopped without settling them'),
+  });
+  let app: FastifyInstance;
+  try {
+    await reconciler.start();
+    app = await buildApp({ services: core.services, logger, secureCookies: options.environment.publicBaseUrl.startsWith('https:') });
+  } catch (error) {
+    await core.close();
+    throw error;
+  }
+  let closing: Promise<void> | undefined;
+  const close = () => {
+    closing ??= (async () => {
+      const grace = setTimeout(() => app.server.closeAllConnections(), config.server.shutdownGraceMs);
+      try {
+        await app.close();
+      } finally {
+        clearTimeout(grace);
+        await reconciler.stop().catch((error: Error) => logger.error({ err: error }, 'could not deregister this process'));
+        await core.close();
+      }
+    })();
+    return closing;
+  };
+  return { app, core, close };
+}
+
+/** `gateway serve`: listen, and stop gracefully on SIGTERM or SIGINT. */
+export async function serve(environment: Environment): Promise<RunningGateway> {
+  const logger = createLogger(environment);
+  const gateway = await createGateway({ environment, logger });
+  const address = await gateway.app.listen({ port: environment.port, host: environment.host });
+  logger.info({ address, storage: gateway.core.storage.kind, config: gateway.core.services.config.sourcePath }, 'gateway listening');
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+    process.once(signal, () => {
+      logger.info({ signal }, 'shutting down: finishing in-flight requests');
+      gateway.close().then(
+        () => process.exit(0),
+        (error: Error) => {
+          logger.error({ err: error }, 'shutdown failed');
+          process.exit(1);
+        },
+      );
+    });
+  }
+  return gateway;
+}

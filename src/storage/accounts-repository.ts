@@ -1,0 +1,56 @@
+import { eq, sql } from 'drizzle-orm';
+import type { Database } from './database.ts';
+import { accounts, creditGrants } from './schema.ts';
+
+export interface AccountRow {
+  id: string;
+  email: string;
+  passwordHash: string | null;
+  balanceNanos: bigint;
+  heldNanos: bigint;
+  createdAt: Date;
+}
+
+export class AccountsRepository {
+  constructor(private readonly db: Database) {}
+
+  /** Inserts the account and its opening credit grant together; false when the email is taken. */
+  async create(input: { id: string; email: string; passwordHash: string | null; creditsNanos: bigint; grantId: string; note: string }): Promise<boolean> {
+    return this.db.transaction(async (transaction) => {
+      const inserted = await transaction
+        .insert(accounts)
+        .values({ id: input.id, email: input.email, passwordHash: input.passwordHash, balanceNanos: input.creditsNanos })
+        .onConflictDoNothing({ target: accounts.email })
+        .returning({ id: accounts.id });
+      if (inserted.length === 0) return false;
+      if (input.creditsNanos !== 0n) {
+        await transaction.insert(creditGrants).values({ id: input.grantId, accountId: input.id, amountNanos: input.creditsNanos, note: input.note });
+      }
+      return true;
+    });
+  }
+
+  async findById(id: string): Promise<AccountRow | undefined> {
+    const [row] = await this.db.select().from(accounts).where(eq(accounts.id, id)).limit(1);
+    return row;
+  }
+
+  async findByEmail(email: string): Promise<AccountRow | undefined> {
+    const [row] = await this.db.select().from(accounts).where(eq(accounts.email, email)).limit(1);
+    return row;
+  }
+
+  /** Adds (or, negative, removes) credits in one statement and records the grant; undefined when no such account. */
+  async addCredits(input: { accountId: string; amountNanos: bigint; grantId: string; note: string | null }): Promise<bigint | undefined> {
+    return this.db.transaction(async (transaction) => {
+      const [row] = await transaction
+        .update(accounts)
+        .set({ balanceNanos: sql`${accounts.balanceNanos} + ${input.amountNanos}` })
+        .where(eq(accounts.id, input.accountId))
+        .returning({ balanceNanos: accounts.balanceNanos });
+      if (!row) return undefined;
+      await transaction.insert(creditGrants).values({ id: input.grantId, accountId: input.accountId, amountNanos: input.amountNanos, note: input.note });
+      return row.balanceNanos;
+    });
+  }
+}

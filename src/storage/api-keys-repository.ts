@@ -1,0 +1,103 @@
+import { and, asc, count, eq, isNull, sql } from 'drizzle-orm';
+import type { Database } from './database.ts';
+import { accounts, apiKeys } from './schema.ts';
+
+export type ApiKeyRow = typeof apiKeys.$inferSelect;
+
+export interface SpendLimitsNanos {
+  daily: bigint | null;
+  weekly: bigint | null;
+  monthly: bigint | null;
+  total: bigint | null;
+}
+
+export type CreateKeyResult = 'created' | 'limit-reached' | 'no-account';
+
+export class ApiKeysRepository {
+  constructor(private readonly db: Database) {}
+
+  /**
+   * Inserts a key unless the account already has `maxKeys` unrevoked keys. The account row is locked
+   * first, so concurrent creations cannot both slip under the limit.
+   */
+  async createWithinLimit(
+    input: { id: string; accountId: string; name: string; displayPrefix: string; lookupHash: string; sealedKey: string; limits: SpendLimitsNanos },
+    maxKeys: number,
+  ): Promise<CreateKeyResult> {
+    return this.db.transaction(async (transaction) => {
+      const locked = await transaction.select({ id: accounts.id }).from(accounts).where(eq(accounts.id, input.accountId)).for('update');
+      if (locked.length === 0) return 'no-account';
+      const [existing] = await transaction
+        .select({ value: count() })
+        .from(apiKeys)
+        .where(and(eq(apiKeys.accountId, input.accountId), isNull(apiKeys.revokedAt)));
+      if ((existing?.value ?? 0) >= maxKeys) return 'limit-reached';
+      await transaction.insert(apiKeys).values({
+        id: input.id,
+        accountId: input.accountId,
+        name: input.name,
+        displayPrefix: input.displayPrefix,
+        lookupHash: input.lookupHash,
+        sealedKey: input.sealedKey,
+        dailyLimitNanos: input.limits.daily,
+        weeklyLimitNanos: input.limits.weekly,
+        monthlyLimitNanos: input.limits.monthly,
+        totalLimitNanos: input.limits.total,
+      });
+      return 'created';
+    });
+  }
+
+  async findByLookupHash(lookupHash: string): Promise<ApiKeyRow | undefined> {
+    const [row] = await this.db.select().from(apiKeys).where(eq(apiKeys.lookupHash, lookupHash)).limit(1);
+    return row;
+  }
+
+  async findById(id: string): Promise<ApiKeyRow | undefined> {
+    const [row] = await this.db.select().from(apiKeys).where(eq(apiKeys.id, id)).limit(1);
+    return row;
+  }
+
+  /** The account's unrevoked keys, oldest first. */
+  async listForAccount(accountId: string): Promise<ApiKeyRow[]> {
+    return this.db
+      .select()
+      .from(apiKeys)
+      .where(and(eq(apiKeys.accountId, accountId), isNull(apiKeys.revokedAt)))
+      .orderBy(asc(apiKeys.createdAt), asc(apiKeys.id));
+  }
+
+  async update(id: string, changes: { name?: string; isActive?: boolean }): Promise<ApiKeyRow | undefined> {
+    const [row] = await this.db
+      .update(apiKeys)
+      .set({ ...changes, updatedAt: sql`now()` })
+      .where(and(eq(apiKeys.id, id), isNull(apiKeys.revokedAt)))
+      .returning();
+    return row;
+  }
+
+  /** Sets the given caps (a null removes one); caps not named are left as they are. */
+  async setLimits(id: string, limits: Partial<SpendLimitsNanos>): Promise<ApiKeyRow | undefined> {
+    const changes: Partial<typeof apiKeys.$inferInsert> = {};
+    if (limits.daily !== undefined) changes.dailyLimitNanos = limits.daily;
+    if (limits.weekly !== undefined) changes.weeklyLimitNanos = limits.weekly;
+    if (limits.monthly !== undefined) changes.monthlyLimitNanos = limits.monthly;
+    if (limits.total !== undefined) changes.totalLimitNanos = limits.total;
+    const [row] = await this.db
+      .update(apiKeys)
+      .set({ ...changes, updatedAt: sql`now()` })
+      .where(and(eq(apiKeys.id, id), isNull(apiKeys.revokedAt)))
+      .returning();
+    return row;
+  }
+
+  /** Marks the key revoked for good; false when it did not exist or was already revoked. */
+  async revoke(id: string): Promise<boolean> {
+    const rows = await this.db
+      .update(apiKeys)
+      .set({ revokedAt: sql`now()`, isActive: false, updatedAt: sql`now()` })
+      .where(and(eq(apiKeys.id, id), isNull(apiKeys.revokedAt)))
+      .returning({ id: apiKeys.id });
+    return rows.length > 0;
+  }
+}

@@ -1,0 +1,102 @@
+import { count, desc, eq, sql } from 'drizzle-orm';
+import { queryRows, type Database } from './database.ts';
+import { gatewayInstances, generations } from './schema.ts';
+
+export type HoldOutcome = 'ok' | 'balance' | 'daily' | 'weekly' | 'monthly' | 'total' | 'key_inactive';
+
+export interface HoldInput {
+  holdId: string;
+  accountId: string;
+  apiKeyId: string | null;
+  amountNanos: bigint;
+  instanceId: string;
+  now: Date;
+}
+
+export interface SettleInput {
+  holdId: string;
+  accountId: string;
+  apiKeyId: string | null;
+  costNanos: bigint;
+  now: Date;
+  generation: {
+    id: string;
+    modality: string;
+    model: string;
+    status: string;
+    request: unknown;
+    usage: unknown;
+    durationMs: number | null;
+  };
+}
+
+export type GenerationRow = typeof generations.$inferSelect;
+
+const holdOutcomes = new Set<string>(['ok', 'balance', 'daily', 'weekly', 'monthly', 'total', 'key_inactive']);
+
+/** The SQL side of the credit ledger: each money operation is one call of a function from the migrations. */
+export class LedgerRepository {
+  constructor(private readonly db: Database) {}
+
+  async hold(input: HoldInput): Promise<HoldOutcome> {
+    const [row] = await queryRows<{ outcome: string }>(this.db, 
+      sql`SELECT gw_hold(${input.holdId}, ${input.accountId}, ${input.apiKeyId}, ${input.amountNanos}, ${input.instanceId}, ${input.now.toISOString()}::timestamptz) AS outcome`,
+    );
+    const outcome = row?.outcome;
+    if (!outcome || !holdOutcomes.has(outcome)) throw new Error(`unexpected hold outcome ${String(outcome)}`);
+    return outcome as HoldOutcome;
+  }
+
+  /** True when the hold was still outstanding; the charge and the record are written either way. */
+  async settle(input: SettleInput): Promise<boolean> {
+    const generation = input.generation;
+    const [row] = await queryRows<{ found: boolean }>(this.db, 
+      sql`SELECT gw_settle(${input.holdId}, ${input.accountId}, ${input.apiKeyId}, ${input.costNanos}, ${input.now.toISOString()}::timestamptz,
+        ${generation.id}, ${generation.modality}, ${generation.model}, ${generation.status},
+        ${jsonOrNull(generation.request)}::jsonb, ${jsonOrNull(generation.usage)}::jsonb, ${generation.durationMs}) AS found`,
+    );
+    return row?.found === true;
+  }
+
+  async release(holdId: string): Promise<boolean> {
+    const [row] = await queryRows<{ released: boolean }>(this.db, sql`SELECT gw_release(${holdId}) AS released`);
+    return row?.released === true;
+  }
+
+  async heartbeat(instanceId: string, now: Date): Promise<void> {
+    await this.db
+      .insert(gatewayInstances)
+      .values({ id: instanceId, startedAt: now, heartbeatAt: now })
+      .onConflictDoUpdate({ target: gatewayInstances.id, set: { heartbeatAt: now } });
+  }
+
+  async forgetInstance(instanceId: string): Promise<void> {
+    await this.db.delete(gatewayInstances).where(eq(gatewayInstances.id, instanceId));
+  }
+
+  async releaseOrphanedHolds(instanceId: string, staleBefore: Date): Promise<number> {
+    const [row] = await queryRows<{ released: number }>(this.db, 
+      sql`SELECT gw_release_orphaned_holds(${instanceId}, ${staleBefore.toISOString()}::timestamptz) AS released`,
+    );
+    return Number(row?.released ?? 0);
+  }
+
+  /** One page of an account's generation records, newest first, with the total count. */
+  async listGenerations(accountId: string, offset: number, limit: number): Promise<{ rows: GenerationRow[]; total: number }> {
+    const [rows, [totals]] = await Promise.all([
+      this.db
+        .select()
+        .from(generations)
+        .where(eq(generations.accountId, accountId))
+        .orderBy(desc(generations.createdAt), desc(generations.id))
+        .offset(offset)
+        .limit(limit),
+      this.db.select({ value: count() }).from(generations).where(eq(generations.accountId, accountId)),
+    ]);
+    return { rows, total: totals?.value ?? 0 };
+  }
+}
+
+function jsonOrNull(value: unknown): string | null {
+  return value === undefined || value === null ? null : JSON.stringify(value);
+}

@@ -1,0 +1,112 @@
+import { sql } from 'drizzle-orm';
+import { bigint, boolean, date, index, integer, jsonb, pgTable, text, timestamp } from 'drizzle-orm/pg-core';
+
+const nanos = (name: string) => bigint(name, { mode: 'bigint' });
+const moment = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
+
+export const accounts = pgTable('accounts', {
+  id: text('id').primaryKey(),
+  email: text('email').notNull().unique(),
+  passwordHash: text('password_hash'),
+  /** Credits minus settled charges. */
+  balanceNanos: nanos('balance_nanos').notNull().default(sql`0`),
+  /** Sum of this account's outstanding holds; available = balance - held. */
+  heldNanos: nanos('held_nanos').notNull().default(sql`0`),
+  createdAt: moment('created_at').notNull().defaultNow(),
+});
+
+export const creditGrants = pgTable(
+  'credit_grants',
+  {
+    id: text('id').primaryKey(),
+    accountId: text('account_id').notNull().references(() => accounts.id),
+    amountNanos: nanos('amount_nanos').notNull(),
+    note: text('note'),
+    createdAt: moment('created_at').notNull().defaultNow(),
+  },
+  (table) => [index('credit_grants_account_idx').on(table.accountId, table.createdAt)],
+);
+
+export const apiKeys = pgTable(
+  'api_keys',
+  {
+    id: text('id').primaryKey(),
+    accountId: text('account_id').notNull().references(() => accounts.id),
+    name: text('name').notNull(),
+    /** First characters of the raw key, for recognising it in lists. */
+    displayPrefix: text('display_prefix').notNull(),
+    /** HMAC-SHA-256 of the raw key under a key derived from GATEWAY_SECRET: the lookup index. */
+    lookupHash: text('lookup_hash').notNull().unique(),
+    /** AES-256-GCM sealed raw key, so the owner can reveal it again. */
+    sealedKey: text('sealed_key').notNull(),
+    isActive: boolean('is_active').notNull().default(true),
+    revokedAt: moment('revoked_at'),
+    dailyLimitNanos: nanos('daily_limit_nanos'),
+    weeklyLimitNanos: nanos('weekly_limit_nanos'),
+    monthlyLimitNanos: nanos('monthly_limit_nanos'),
+    totalLimitNanos: nanos('total_limit_nanos'),
+    heldNanos: nanos('held_nanos').notNull().default(sql`0`),
+    spentTotalNanos: nanos('spent_total_nanos').notNull().default(sql`0`),
+    dayStart: date('day_start', { mode: 'string' }),
+    spentDayNanos: nanos('spent_day_nanos').notNull().default(sql`0`),
+    weekStart: date('week_start', { mode: 'string' }),
+    spentWeekNanos: nanos('spent_week_nanos').notNull().default(sql`0`),
+    monthStart: date('month_start', { mode: 'string' }),
+    spentMonthNanos: nanos('spent_month_nanos').notNull().default(sql`0`),
+    createdAt: moment('created_at').notNull().defaultNow(),
+    updatedAt: moment('updated_at').notNull().defaultNow(),
+  },
+  (table) => [index('api_keys_account_idx').on(table.accountId, table.createdAt)],
+);
+
+export const sessions = pgTable(
+  'sessions',
+  {
+    id: text('id').primaryKey(),
+    accountId: text('account_id').notNull().references(() => accounts.id),
+    tokenHash: text('token_hash').notNull().unique(),
+    expiresAt: moment('expires_at').notNull(),
+    createdAt: moment('created_at').notNull().defaultNow(),
+  },
+  (table) => [index('sessions_expiry_idx').on(table.expiresAt)],
+);
+
+export const gatewayInstances = pgTable('gateway_instances', {
+  id: text('id').primaryKey(),
+  startedAt: moment('started_at').notNull().defaultNow(),
+  heartbeatAt: moment('heartbeat_at').notNull().defaultNow(),
+});
+
+export const holds = pgTable(
+  'holds',
+  {
+    id: text('id').primaryKey(),
+    accountId: text('account_id').notNull().references(() => accounts.id),
+    apiKeyId: text('api_key_id').references(() => apiKeys.id),
+    amountNanos: nanos('amount_nanos').notNull(),
+    instanceId: text('instance_id').notNull(),
+    createdAt: moment('created_at').notNull().defaultNow(),
+  },
+  (table) => [index('holds_instance_idx').on(table.instanceId)],
+);
+
+export const generations = pgTable(
+  'generations',
+  {
+    id: text('id').primaryKey(),
+    accountId: text('account_id').notNull().references(() => accounts.id),
+    apiKeyId: text('api_key_id').references(() => apiKeys.id),
+    modality: text('modality').notNull(),
+    model: text('model').notNull(),
+    status: text('status').notNull(),
+    request: jsonb('request'),
+    usage: jsonb('usage'),
+    usdCostNanos: nanos('usd_cost_nanos').notNull().default(sql`0`),
+    durationMs: integer('duration_ms'),
+    createdAt: moment('created_at').notNull().defaultNow(),
+  },
+  (table) => [
+    index('generations_account_created_idx').on(table.accountId, table.createdAt.desc(), table.id.desc()),
+    index('generations_key_created_idx').on(table.apiKeyId, table.createdAt).where(sql`${table.apiKeyId} is not null`),
+  ],
+);

@@ -1,0 +1,33 @@
+import { effectiveCapabilities, type CatalogModel } from '../../catalog/catalog.ts';
+import type { Capabilities } from '../../domain/capabilities.ts';
+
+/** The spec's Model resource. */
+export interface ModelView {
+  modelId: string;
+  name?: string;
+  providerIds: string[];
+  inputModalities: string[];
+  outputModalities: string[];
+  isActive: true;
+  revision: number;
+  capabilities?: Capabilities;
+  createdAt?: string;
+  updatedAt?: string;
+}
+
+export function modelView(model: CatalogModel): ModelView {
+  const view: ModelView = {
+    modelId: model.modelId,
+    providerIds: [...new Set(model.rows.map((row) => row.providerId))],
+    inputModalities: [...model.inputModalities],
+    outputModalities: [...model.outputModalities],
+    isActive: true,
+    revision: model.revision,
+  };
+  if (model.name !== undefined) view.name = model.name;
+  const capabilities = effectiveCapabilities(model);
+  if (capabilities !== undefined) view.capabilities = capabilities;
+  if (model.createdAt !== undefined) view.createdAt = model.createdAt;
+  if (model.updatedAt !== undefined) view.updatedAt = model.updatedAt;
+  return view;
+}

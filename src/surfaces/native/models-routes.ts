@@ -1,0 +1,43 @@
+import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { inputModalities, outputModalities } from '../../domain/capabilities.ts';
+import { GatewayError } from '../../domain/errors.ts';
+import type { GatewayServices } from '../../gateway/services.ts';
+import { requireCredential } from '../../http/authentication.ts';
+import { modelView } from './model-view.ts';
+
+const ModalityQuery = Type.Optional(Type.Union([Type.String({ maxLength: 200 }), Type.Array(Type.String({ maxLength: 200 }), { maxItems: 10 })]));
+
+/** `text,image`, or the parameter repeated; every value must be a known modality. */
+function parseModalities(field: string, raw: string | string[] | undefined, allowed: readonly string[]): string[] | undefined {
+  if (raw === undefined) return undefined;
+  const values = (Array.isArray(raw) ? raw : [raw]).flatMap((value) => value.split(',')).map((value) => value.trim()).filter(Boolean);
+  const unknown = values.filter((value) => !allowed.includes(value));
+  if (unknown.length > 0) {
+    throw new GatewayError('GW_VALIDATION', `querystring.${field} has unknown modality "${unknown[0]}"; use ${allowed.join(', ')}`);
+  }
+  return values;
+}
+
+export const nativeModelsRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServices }> = async (app, { services }) => {
+  app.addHook('onRequest', requireCredential(services.authenticator));
+
+  app.get(
+    '/api/v1/ai/models',
+    { schema: { querystring: Type.Object({ inputModalities: ModalityQuery, outputModalities: ModalityQuery }) } },
+    async (request) => {
+      const filter = {
+        inputModalities: parseModalities('inputModalities', request.query.inputModalities, inputModalities),
+        outputModalities: parseModalities('outputModalities', request.query.outputModalities, outputModalities),
+      };
+      return services.catalog.list(filter).map(modelView);
+    },
+  );
+
+  // Model ids may contain slashes, so the rest of the path is the id.
+  app.get('/api/v1/ai/models/*', { schema: { params: Type.Object({ '*': Type.String({ maxLength: 300 }) }) } }, async (request) => {
+    const modelId = decodeURIComponent(request.params['*']);
+    const model = services.catalog.find(modelId);
+    if (!model) throw new GatewayError('GW_NOT_FOUND', `model "${modelId}" not found`);
+    return modelView(model);
+  });
+};
