@@ -55,7 +55,11 @@ export function parseConfig(text: string, path: string, variables: Readonly<Reco
   }
   const raw = interpolate(document.toJS() ?? {}, variables, path, '');
   if (!Value.Check(ConfigFileSchema, raw)) {
-    const problems = [...Value.Errors(ConfigFileSchema, raw)].slice(0, 5).map((error) => `at ${displayPath(error.instancePath)}: ${error.message}`);
+    const problems = [...Value.Errors(ConfigFileSchema, raw)]
+      // An unknown field is reported twice: once on the field ("schema is false") and once on its parent.
+      .filter((error) => error.keyword !== 'additionalProperties')
+      .slice(0, 5)
+      .map((error) => `at ${displayPath(error.instancePath)}: ${error.keyword === 'boolean' ? 'unknown field' : error.message}`);
     throw new ConfigError(`${path}: ${problems.join('; ')}`);
   }
   return build(raw, path);

@@ -1,0 +1,85 @@
+import { execFile, spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestDatabase, type TestDatabase } from '../support/test-database.ts';
+import { testSecret } from '../support/test-gateway.ts';
+
+const run = promisify(execFile);
+const gatewayBin = path.resolve(import.meta.dirname, '../../bin/gateway.js');
+
+describe('gateway CLI and server process', () => {
+  let dataDir: string;
+  let database: TestDatabase;
+  let env: NodeJS.ProcessEnv;
+
+  const cli = async (...args: string[]) => {
+    const { stdout } = await run(process.execPath, [gatewayBin, ...args], { env, timeout: 60_000 });
+    return stdout;
+  };
+
+  beforeAll(async () => {
+    dataDir = mkdtempSync(path.join(tmpdir(), 'gw-cli-'));
+    database = await createTestDatabase();
+    env = { PATH: process.env.PATH, DATA_DIR: dataDir, GATEWAY_SECRET: testSecret, LOG_LEVEL: 'warn' };
+    if (database.url) env.DATABASE_URL = database.url;
+  });
+  afterAll(async () => {
+    await database?.drop();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('creates accounts, credits and keys, revokes keys and lists models', async () => {
+    const account = JSON.parse(await cli('accounts', 'create', '--email', 'Ops@Example.com', '--credits', '5')) as { id: string; email: string; creditBalance: number };
+    expect(account).toMatchObject({ email: 'ops@example.com', creditBalance: 5 });
+    expect(JSON.parse(await cli('credits', 'add', '--account', account.id, '--amount', '0.1'))).toEqual({ creditBalance: 5.1 });
+    expect(JSON.parse(await cli('credits', 'add', '--account', account.id, '--amount', '-0.2', '--note', 'refund'))).toEqual({ creditBalance: 4.9 });
+    const key = JSON.parse(await cli('keys', 'create', '--account', account.id, '--name', 'ci', '--daily', '1.5')) as { id: string; key: string; limits: object };
+    expect(key.key).toMatch(/^gwk_[A-Za-z0-9_-]{43}$/);
+    expect(key.limits).toEqual({ daily: 1.5 });
+    expect(JSON.parse(await cli('keys', 'revoke', '--key', key.id))).toEqual({ revoked: key.id });
+    const models = await cli('models', 'list');
+    expect(models).toContain('sandbox-echo\ttext\tsandbox');
+    expect(models).not.toContain('gpt-4o');
+    await cli('migrate');
+  });
+
+  it('explains bad input with a non-zero exit', async () => {
+    await expect(cli('credits', 'add', '--account', 'acct_missing', '--amount', '1')).rejects.toMatchObject({ code: 1, stderr: expect.stringContaining('account "acct_missing" not found') });
+    await expect(cli('credits', 'add', '--account', 'x', '--amount', 'lots')).rejects.toMatchObject({ stderr: expect.stringContaining('expected a USD amount') });
+    expect(await cli('keys', 'create', '--help')).toContain('--daily <usd>');
+  });
+
+  it('refuses to start with an invalid gateway.yaml, naming the file, the path and the problem', async () => {
+    const badConfig = path.join(dataDir, 'bad.yaml');
+    writeFileSync(badConfig, 'providers: {}\nmodels:\n  - id: x\n    providers: [{ provider: nowhere, model: y }]\n');
+    await expect(run(process.execPath, [gatewayBin, 'serve'], { env: { ...env, GATEWAY_CONFIG: badConfig }, timeout: 30_000 })).rejects.toMatchObject({
+      code: 1,
+      stderr: expect.stringContaining(`${badConfig}: at models[0].providers[0].provider: unknown provider "nowhere"`),
+    });
+  });
+
+  it('serves, then stops cleanly on SIGTERM', async () => {
+    const port = 20_000 + Math.floor(Math.random() * 20_000);
+    const server = spawn(process.execPath, [gatewayBin, 'serve'], { env: { ...env, PORT: String(port) }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const exited = new Promise<number | null>((resolve) => server.once('exit', (code) => resolve(code)));
+    try {
+      let status = 0;
+      for (let attempt = 0; attempt < 120 && status !== 200; attempt++) {
+        status = await fetch(`http://127.0.0.1:${port}/api/alpha`, { method: 'HEAD' }).then((response) => response.status, () => 0);
+        if (status !== 200) await new Promise((resolve) => setTimeout(resolve, 250));
+      }
+      expect(status).toBe(200);
+      if (!database.url) {
+        // The embedded database belongs to the server: a CLI command meanwhile is refused, not let in to corrupt it.
+        await expect(cli('accounts', 'create', '--email', 'late@example.com')).rejects.toMatchObject({ stderr: expect.stringContaining('is in use by process') });
+      }
+    } finally {
+      server.kill('SIGTERM');
+    }
+    expect(await exited).toBe(0);
+    expect(existsSync(path.join(dataDir, 'db', 'gateway.lock'))).toBe(false);
+  });
+});

@@ -1,0 +1,84 @@
+import { describe, expect, it } from 'vitest';
+import { readEnvironment, EnvironmentError } from '../../src/config/environment.ts';
+import { ConfigError, loadConfigFile, parseConfig } from '../../src/config/load-config.ts';
+import { Catalog } from '../../src/catalog/catalog.ts';
+import { shippedConfigPath } from '../support/test-gateway.ts';
+
+const base = `
+providers:
+  main:
+    protocol: openai
+    baseUrl: \${MAIN_URL:-https://upstream.example/v1}
+    apiKey: \${MAIN_KEY}
+  sandbox:
+    protocol: sandbox
+models:
+  - id: chat
+    pricing: { inputPerMTok: 1, outputPerMTok: 2 }
+    providers:
+      - { provider: main, model: upstream-chat }
+`;
+
+function problemOf(text: string, variables: Record<string, string> = {}): string {
+  try {
+    parseConfig(text, 'gateway.yaml', variables);
+  } catch (error) {
+    if (error instanceof ConfigError) return error.message;
+    throw error;
+  }
+  throw new Error('expected the configuration to be refused');
+}
+
+describe('gateway.yaml', () => {
+  it('interpolates ${VAR} and ${VAR:-default}, and a provider without a key is inactive', () => {
+    const inactive = parseConfig(base, 'gateway.yaml', {});
+    expect(inactive.providers.get('main')).toMatchObject({ baseUrl: 'https://upstream.example/v1', apiKey: '', active: false });
+    expect(inactive.providers.get('sandbox')?.active).toBe(true);
+    const active = parseConfig(base, 'gateway.yaml', { MAIN_KEY: 'sk-1', MAIN_URL: 'http://127.0.0.1:9/v1/' });
+    expect(active.providers.get('main')).toMatchObject({ baseUrl: 'http://127.0.0.1:9/v1', apiKey: 'sk-1', active: true });
+  });
+
+  it('names the file, the path inside it and the problem', () => {
+    expect(problemOf(base.replace('inputPerMTok: 1', 'inputPerMTok: -1'))).toMatch(/^gateway\.yaml: at models\[0\]\.pricing\.inputPerMTok: must be >= 0/);
+    expect(problemOf(base.replace('protocol: openai', 'protocol: telnet'))).toMatch(/^gateway\.yaml: at providers\.main\.protocol/);
+    expect(problemOf(base.replace('provider: main,', 'provider: missing,'))).toBe('gateway.yaml: at models[0].providers[0].provider: unknown provider "missing"');
+    expect(problemOf(`${base}  - id: chat\n    providers: [{ provider: main, model: x }]\n`)).toBe('gateway.yaml: at models[1].id: duplicate model id "chat"');
+    expect(problemOf(base.replace('${MAIN_URL:-https://upstream.example/v1}', 'ftp://x'))).toContain('at providers.main.baseUrl: not an http(s) URL');
+    expect(problemOf(`${base}unknownSection: 1\n`)).toBe('gateway.yaml: at unknownSection: unknown field');
+    expect(problemOf('providers: [\n')).toContain('gateway.yaml: invalid YAML');
+    expect(problemOf(base.replace('apiKey: ${MAIN_KEY}', 'apiKey: ${MAIN KEY}'))).toContain('malformed ${VAR} reference');
+    const badRange = base.replace(
+      '{ provider: main, model: upstream-chat }',
+      '{ provider: main, model: upstream-chat, capabilities: { params: { temperature: { type: range, min: 2, max: 1 } } } }',
+    );
+    expect(problemOf(badRange)).toContain('at models[0].providers[0].capabilities.params.temperature: min is greater than max');
+  });
+
+  it('loads the shipped file: with no keys only the sandbox models are active', () => {
+    const config = loadConfigFile(shippedConfigPath, {});
+    const ids = new Catalog(config).list().map((model) => model.modelId);
+    expect(ids.sort()).toEqual(['sandbox-echo', 'sandbox-embedding']);
+    const withOpenAi = new Catalog(loadConfigFile(shippedConfigPath, { OPENAI_API_KEY: 'sk-test' }));
+    expect(withOpenAi.find('gpt-4o-mini')?.rows.map((row) => row.providerId)).toEqual(['openai']);
+    expect(withOpenAi.find('claude-sonnet-4-5')).toBeUndefined();
+  });
+
+  it('refuses a missing file with its path', () => {
+    expect(() => loadConfigFile('/nonexistent/gateway.yaml', {})).toThrow(/\/nonexistent\/gateway\.yaml: cannot read/);
+  });
+});
+
+describe('environment', () => {
+  it('has the documented defaults', () => {
+    const environment = readEnvironment({});
+    expect(environment).toMatchObject({ port: 8080, host: '127.0.0.1', databaseUrl: undefined, adminToken: undefined, logLevel: 'info', publicBaseUrl: 'http://127.0.0.1:8080' });
+  });
+
+  it('requires a shared secret with PostgreSQL and refuses nonsense', () => {
+    expect(() => readEnvironment({ DATABASE_URL: 'postgres://localhost/db' })).toThrow(EnvironmentError);
+    expect(() => readEnvironment({ PORT: 'eighty' })).toThrow(/PORT/);
+    expect(() => readEnvironment({ LOG_LEVEL: 'loud' })).toThrow(/LOG_LEVEL/);
+    expect(() => readEnvironment({ GATEWAY_SECRET: 'short' })).toThrow(/at least 32/);
+    expect(readEnvironment({ DATABASE_URL: 'postgres://localhost/db', GATEWAY_SECRET: 'x'.repeat(32) }).databaseUrl).toBe('postgres://localhost/db');
+  });
+});
