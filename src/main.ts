@@ -10,6 +10,9 @@ import { loadConfigFile, type GatewayConfig } from './config/load-config.ts';
 import { resolveSecret } from './config/secret.ts';
 import { newId } from './domain/ids.ts';
 import type { GatewayServices } from './gateway/services.ts';
+import { TextGeneration } from './gateway/text-generation.ts';
+import type { AdapterRegistry } from './providers/provider-adapter.ts';
+import { sandboxAdapter } from './providers/sandbox/sandbox-adapter.ts';
 import { buildApp } from './http/app.ts';
 import { AccountService } from './identity/account-service.ts';
 import { ApiKeyService } from './identity/api-key-service.ts';
@@ -20,6 +23,9 @@ import { ApiKeysRepository } from './storage/api-keys-repository.ts';
 import { openStorage, type Storage, type StorageOptions } from './storage/database.ts';
 import { LedgerRepository } from './storage/ledger-repository.ts';
 import { SessionsRepository } from './storage/sessions-repository.ts';
+
+/** One line per provider family: the adapters this build knows. */
+const providerAdapters: AdapterRegistry = new Map([[sandboxAdapter.protocol, sandboxAdapter]]);
 
 export interface CoreOptions {
   environment: Environment;
@@ -67,9 +73,11 @@ export async function openCore(options: CoreOptions): Promise<Core> {
   const ledgerRepository = new LedgerRepository(storage.db);
   const authenticator = new Authenticator(secretKeys, apiKeysRepository, sessionsRepository);
   const unsubscribe = storage.subscribe((event) => authenticator.handleEvent(event));
+  const catalog = new Catalog(config);
+  const ledger = new CreditLedger(ledgerRepository, instanceId);
   const services: GatewayServices = {
     config,
-    catalog: new Catalog(config),
+    catalog,
     authenticator,
     accounts: new AccountService({
       accounts: accountsRepository,
@@ -80,8 +88,9 @@ export async function openCore(options: CoreOptions): Promise<Core> {
       sessionTtlSeconds: config.accounts.sessionTtlSeconds,
     }),
     apiKeys: new ApiKeyService({ apiKeys: apiKeysRepository, storage, secretKeys, maxKeysPerAccount: config.accounts.maxApiKeys }),
-    ledger: new CreditLedger(ledgerRepository, instanceId),
+    ledger,
     usage: new UsageHistory(ledgerRepository),
+    text: new TextGeneration({ catalog, ledger, adapters: providerAdapters, providers: config.providers }),
     adminToken: environment.adminToken,
   };
   return {

@@ -1,4 +1,5 @@
 import Type, { type Static } from 'typebox';
+import { protocols, type Protocol } from '../domain/protocols.ts';
 
 const NonEmpty = Type.String({ minLength: 1 });
 const Usd = Type.Number({ minimum: 0, maximum: 1_000_000 });
@@ -46,7 +47,6 @@ export const CapabilitiesSchema = Type.Object(
   { additionalProperties: false },
 );
 
-export const protocols = ['openai', 'anthropic', 'gemini', 'ark', 'speech', 'sandbox'] as const;
 
 const ProviderSchema = Type.Object(
   {
@@ -141,4 +141,4 @@ export const ConfigFileSchema = Type.Object(
 export type ConfigFile = Static<typeof ConfigFileSchema>;
 export type ModelEntry = ConfigFile['models'][number];
 export type ProviderEntry = ConfigFile['providers'][string];
-export type Protocol = (typeof protocols)[number];
+export type { Protocol };

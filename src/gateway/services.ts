@@ -5,6 +5,7 @@ import type { GatewayConfig } from '../config/load-config.ts';
 import type { AccountService } from '../identity/account-service.ts';
 import type { ApiKeyService } from '../identity/api-key-service.ts';
 import type { Authenticator } from '../identity/authenticator.ts';
+import type { TextGeneration } from './text-generation.ts';
 
 /** Everything the HTTP surfaces may call; built once by the composition root. */
 export interface GatewayServices {
@@ -15,6 +16,7 @@ export interface GatewayServices {
   apiKeys: ApiKeyService;
   ledger: CreditLedger;
   usage: UsageHistory;
+  text: TextGeneration;
   /** Bearer token that opens the admin API; undefined keeps it closed (404). */
   adminToken: string | undefined;
 }

@@ -9,6 +9,7 @@ import { authRoutes } from '../surfaces/account/auth-routes.ts';
 import { adminRoutes } from '../surfaces/admin/admin-routes.ts';
 import { compatRoutes } from '../surfaces/compat/compat-routes.ts';
 import { nativeModelsRoutes } from '../surfaces/native/models-routes.ts';
+import { nativeTextRoutes } from '../surfaces/native/text-completions-routes.ts';
 import { classifyError, requestPath, sendError } from './error-envelope.ts';
 import { validatorCompiler } from './validation.ts';
 
@@ -37,9 +38,19 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     bodyLimit,
     return503OnClosing: true,
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 300 },
+    // Errors the router raises before any route matches (a malformed %-escape, a path parameter past
+    // maxParamLength) get the same envelope as every other error instead of Fastify's own body.
+    frameworkErrors: (error, request, reply) => {
+      reply.header('x-request-id', request.id);
+      const classified = classifyError(error, bodyLimit);
+      return sendError(request, reply, classified.status, classified.code, classified.messages);
+    },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   app.setValidatorCompiler(validatorCompiler());
+  // Bodies are JSON (spec, Endpoints): Fastify's built-in text/plain parser would hand a string to routes that
+  // expect an object (a 400 naming the body); without it, any non-JSON body answers 415.
+  app.removeContentTypeParser('text/plain');
   app.decorateRequest('principal', null);
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
@@ -61,6 +72,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(authRoutes, { services, secureCookies: options.secureCookies });
   await app.register(accountRoutes, { services });
   await app.register(nativeModelsRoutes, { services });
+  await app.register(nativeTextRoutes, { services });
   await app.register(compatRoutes, { services });
   await app.register(adminRoutes, { services });
   return app;

@@ -57,6 +57,10 @@ export function classifyError(error: unknown, bodyLimit: number): Classified {
       return { status: 413, code: 'GW_PAYLOAD_TOO_LARGE', messages: [`request body is larger than the limit of ${bodyLimit} bytes`] };
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
       return { status: 400, code: 'GW_MALFORMED_JSON', messages: ['the body is empty but Content-Type is application/json'] };
+    case 'FST_ERR_BAD_URL':
+      return { status: 400, code: 'GW_VALIDATION', messages: ['the URL path has a malformed percent-encoding'] };
+    case 'FST_ERR_MAX_PARAM_LENGTH':
+      return { status: 400, code: 'GW_VALIDATION', messages: ['a path parameter is longer than the router accepts'] };
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
       return { status: 400, code: 'GW_MALFORMED_JSON', messages: [`malformed JSON body: ${fastifyError.message ?? ''}`.trim()] };
   }

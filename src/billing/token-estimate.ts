@@ -1,0 +1,19 @@
+import { countTokens } from 'gpt-tokenizer';
+import type { ChatMessage } from '../domain/chat.ts';
+
+/** Per-message framing tokens chat formats add around each message, and the primer of the reply. */
+const tokensPerMessage = 4;
+const replyPrimerTokens = 3;
+
+/** Output tokens reserved when the client sets no maximum (the settled charge is what was really produced). */
+export const defaultMaxOutputTokens = 4096;
+
+/** An upper-leaning count of a prompt's tokens, for the hold taken before the call. */
+export function estimatePromptTokens(messages: readonly ChatMessage[]): number {
+  return messages.reduce((sum, message) => sum + tokensPerMessage + countTokens(message.content), replyPrimerTokens);
+}
+
+/** Tokens of text we counted ourselves, for upstreams that report no usage. */
+export function countTextTokens(text: string): number {
+  return countTokens(text);
+}

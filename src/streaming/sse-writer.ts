@@ -1,0 +1,50 @@
+import { once } from 'node:events';
+import type { OutgoingHttpHeaders } from 'node:http';
+import type { FastifyReply } from 'fastify';
+
+export interface SseWriter {
+  /** Writes one `data:` event; waits while the client's socket buffer is full. No-op once the client left. */
+  data(payload: unknown): Promise<void>;
+  /** Writes the literal `data: [DONE]` terminator. */
+  done(): Promise<void>;
+  end(): void;
+  readonly clientGone: boolean;
+}
+
+/**
+ * The one SSE writer: takes the response over from Fastify, sends the streaming headers (with any headers
+ * already set on the reply, such as x-request-id) and respects backpressure, so a slow client never makes
+ * the gateway buffer without bound.
+ */
+export function openSse(reply: FastifyReply, options: { noBuffering?: boolean } = {}): SseWriter {
+  reply.hijack();
+  const response = reply.raw;
+  let gone = false;
+  response.on('close', () => {
+    gone = true;
+  });
+  const headers: OutgoingHttpHeaders = {};
+  for (const [name, value] of Object.entries(reply.getHeaders())) if (value !== undefined) headers[name] = value;
+  response.writeHead(200, {
+    ...headers,
+    'content-type': 'text/event-stream; charset=utf-8',
+    'cache-control': 'no-cache, no-transform',
+    connection: 'keep-alive',
+    ...(options.noBuffering ? { 'x-accel-buffering': 'no' } : {}),
+  });
+  response.flushHeaders();
+  const write = async (chunk: string) => {
+    if (gone || response.writableEnded) return;
+    if (!response.write(chunk)) await Promise.race([once(response, 'drain'), once(response, 'close')]);
+  };
+  return {
+    data: (payload) => write(`data: ${typeof payload === 'string' ? payload : JSON.stringify(payload)}\n\n`),
+    done: () => write('data: [DONE]\n\n'),
+    end: () => {
+      if (!response.writableEnded) response.end();
+    },
+    get clientGone() {
+      return gone;
+    },
+  };
+}
