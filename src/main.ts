@@ -11,6 +11,7 @@ import { resolveSecret } from './config/secret.ts';
 import { newId } from './domain/ids.ts';
 import type { GatewayServices } from './gateway/services.ts';
 import { TextGeneration } from './gateway/text-generation.ts';
+import { WorkTracker } from './gateway/work-tracker.ts';
 import type { AdapterRegistry } from './providers/provider-adapter.ts';
 import { sandboxAdapter } from './providers/sandbox/sandbox-adapter.ts';
 import { buildApp } from './http/app.ts';
@@ -38,6 +39,8 @@ export interface CoreOptions {
 
 export interface Core {
   services: GatewayServices;
+  /** Generations whose holds are not settled yet. */
+  work: WorkTracker;
   storage: Storage;
   instanceId: string;
   close(): Promise<void>;
@@ -73,8 +76,16 @@ export async function openCore(options: CoreOptions): Promise<Core> {
   const ledgerRepository = new LedgerRepository(storage.db);
   const authenticator = new Authenticator(secretKeys, apiKeysRepository, sessionsRepository);
   const unsubscribe = storage.subscribe((event) => authenticator.handleEvent(event));
+  // This process forgets at once; the storage event then reaches the others (and echoes back here, harmlessly).
+  const events: Pick<Storage, 'publish'> = {
+    publish: async (event) => {
+      authenticator.handleEvent(event);
+      await storage.publish(event);
+    },
+  };
   const catalog = new Catalog(config);
   const ledger = new CreditLedger(ledgerRepository, instanceId);
+  const work = new WorkTracker();
   const services: GatewayServices = {
     config,
     catalog,
@@ -82,19 +93,20 @@ export async function openCore(options: CoreOptions): Promise<Core> {
     accounts: new AccountService({
       accounts: accountsRepository,
       sessions: sessionsRepository,
-      storage,
+      storage: events,
       secretKeys,
       signupCreditsUsd: config.accounts.signupCreditsUsd,
       sessionTtlSeconds: config.accounts.sessionTtlSeconds,
     }),
-    apiKeys: new ApiKeyService({ apiKeys: apiKeysRepository, storage, secretKeys, maxKeysPerAccount: config.accounts.maxApiKeys }),
+    apiKeys: new ApiKeyService({ apiKeys: apiKeysRepository, storage: events, secretKeys, maxKeysPerAccount: config.accounts.maxApiKeys }),
     ledger,
     usage: new UsageHistory(ledgerRepository),
-    text: new TextGeneration({ catalog, ledger, adapters: providerAdapters, providers: config.providers }),
+    text: new TextGeneration({ work, catalog, ledger, adapters: providerAdapters, providers: config.providers }),
     adminToken: environment.adminToken,
   };
   return {
     services,
+    work,
     storage,
     instanceId,
     close: async () => {
@@ -103,6 +115,8 @@ export async function openCore(options: CoreOptions): Promise<Core> {
     },
   };
 }
+
+const sessionPurgeIntervalMs = 60 * 60 * 1000;
 
 export interface RunningGateway {
   app: FastifyInstance;
@@ -125,22 +139,33 @@ export async function createGateway(options: CoreOptions): Promise<RunningGatewa
     onError: (error) => logger.error({ err: error }, 'hold reconciliation failed'),
     onReleased: (count) => logger.warn({ count }, 'released holds left by a gateway process that stopped without settling them'),
   });
+  const sessionsRepository = new SessionsRepository(core.storage.db);
+  let sessionPurge: NodeJS.Timeout | undefined;
   let app: FastifyInstance;
   try {
     await reconciler.start();
+    sessionPurge = setInterval(() => {
+      sessionsRepository.deleteExpired(new Date()).catch((error: Error) => logger.error({ err: error }, 'expired session purge failed'));
+    }, sessionPurgeIntervalMs).unref();
     app = await buildApp({ services: core.services, logger, secureCookies: options.environment.publicBaseUrl.startsWith('https:') });
   } catch (error) {
+    clearInterval(sessionPurge);
+    await reconciler.stop().catch(() => undefined);
     await core.close();
     throw error;
   }
   let closing: Promise<void> | undefined;
   const close = () => {
     closing ??= (async () => {
+      const deadline = Date.now() + config.server.shutdownGraceMs;
       const grace = setTimeout(() => app.server.closeAllConnections(), config.server.shutdownGraceMs);
       try {
         await app.close();
+        // Streams whose client left may still be reading the upstream to bill it: let them settle.
+        await core.work.idle(Math.max(0, deadline - Date.now()));
       } finally {
         clearTimeout(grace);
+        clearInterval(sessionPurge);
         await reconciler.stop().catch((error: Error) => logger.error({ err: error }, 'could not deregister this process'));
         await core.close();
       }

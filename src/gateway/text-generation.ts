@@ -7,6 +7,7 @@ import type { ProviderConfig } from '../config/load-config.ts';
 import type { ChatMessage, ChatRequest, ChatStreamEvent, TokenUsage } from '../domain/chat.ts';
 import { GatewayError } from '../domain/errors.ts';
 import type { AdapterRegistry, TextAdapter } from '../providers/provider-adapter.ts';
+import type { WorkTracker } from './work-tracker.ts';
 
 export interface TextGenerationInput {
   modelId: string;
@@ -35,6 +36,7 @@ export interface TextRun {
 }
 
 interface Dependencies {
+  work: WorkTracker;
   catalog: Catalog;
   ledger: CreditLedger;
   adapters: AdapterRegistry;
@@ -65,6 +67,7 @@ export class TextGeneration {
       seed: dropped.includes('seed') ? undefined : input.seed,
     };
     const events = meteredStream(route.adapter.streamChat(request, { target: route.target }), {
+      endWork: this.dependencies.work.begin(),
       countPrompt: () => input.messages.reduce((sum, message) => sum + countTextTokens(message.content), 0),
       settle: (status, usage, counted) =>
         ledger.settle(hold, {
@@ -102,6 +105,7 @@ export class TextGeneration {
 }
 
 interface MeterHooks {
+  endWork: () => void;
   countPrompt: () => number;
   /** `usage` undefined: nothing was reported or produced, so nothing is charged. */
   settle: (status: GenerationStatus, usage: TokenUsage | undefined, counted: boolean) => Promise<unknown>;
@@ -147,11 +151,15 @@ async function* meteredStream(upstream: AsyncIterable<ChatStreamEvent>, hooks: M
         failed = true;
       }
     }
-    if (failed || !finished) {
-      await hooks.settle('failed', reported, false);
-    } else {
-      const usage = reported ?? { inputTokens: hooks.countPrompt(), outputTokens: countTextTokens(output) };
-      await hooks.settle(consumerLeft ? 'aborted' : 'succeeded', usage, reported === undefined);
+    try {
+      if (failed || !finished) {
+        await hooks.settle('failed', reported, false);
+      } else {
+        const usage = reported ?? { inputTokens: hooks.countPrompt(), outputTokens: countTextTokens(output) };
+        await hooks.settle(consumerLeft ? 'aborted' : 'succeeded', usage, reported === undefined);
+      }
+    } finally {
+      hooks.endWork();
     }
   }
 }
