@@ -13,7 +13,9 @@ import type { GatewayServices } from './gateway/services.ts';
 import { TextGeneration } from './gateway/text-generation.ts';
 import { WorkTracker } from './gateway/work-tracker.ts';
 import type { AdapterRegistry } from './providers/provider-adapter.ts';
+import { createOpenAiAdapter } from './providers/openai/openai-chat.ts';
 import { sandboxAdapter } from './providers/sandbox/sandbox-adapter.ts';
+import { UpstreamHttp } from './providers/shared/upstream-http.ts';
 import { buildApp } from './http/app.ts';
 import { AccountService } from './identity/account-service.ts';
 import { ApiKeyService } from './identity/api-key-service.ts';
@@ -25,8 +27,10 @@ import { openStorage, type Storage, type StorageOptions } from './storage/databa
 import { LedgerRepository } from './storage/ledger-repository.ts';
 import { SessionsRepository } from './storage/sessions-repository.ts';
 
-/** One line per provider family: the adapters this build knows. */
-const providerAdapters: AdapterRegistry = new Map([[sandboxAdapter.protocol, sandboxAdapter]]);
+/** One line per provider family: the adapters this build knows, sharing one upstream HTTP client. */
+function providerAdapters(http: UpstreamHttp): AdapterRegistry {
+  return new Map([sandboxAdapter, createOpenAiAdapter(http)].map((adapter) => [adapter.protocol, adapter]));
+}
 
 export interface CoreOptions {
   environment: Environment;
@@ -86,6 +90,7 @@ export async function openCore(options: CoreOptions): Promise<Core> {
   const catalog = new Catalog(config);
   const ledger = new CreditLedger(ledgerRepository, instanceId);
   const work = new WorkTracker();
+  const upstreamHttp = new UpstreamHttp();
   const services: GatewayServices = {
     config,
     catalog,
@@ -101,7 +106,7 @@ export async function openCore(options: CoreOptions): Promise<Core> {
     apiKeys: new ApiKeyService({ apiKeys: apiKeysRepository, storage: events, secretKeys, maxKeysPerAccount: config.accounts.maxApiKeys }),
     ledger,
     usage: new UsageHistory(ledgerRepository),
-    text: new TextGeneration({ work, catalog, ledger, adapters: providerAdapters, providers: config.providers }),
+    text: new TextGeneration({ work, catalog, ledger, adapters: providerAdapters(upstreamHttp), providers: config.providers }),
     adminToken: environment.adminToken,
   };
   return {
@@ -111,6 +116,7 @@ export async function openCore(options: CoreOptions): Promise<Core> {
     instanceId,
     close: async () => {
       unsubscribe();
+      await upstreamHttp.close();
       await storage.close();
     },
   };

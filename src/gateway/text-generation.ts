@@ -85,12 +85,7 @@ export class TextGeneration {
     });
     // Pull the first event now: a failure before the first byte becomes an HTTP error, not a broken stream.
     const iterator = events[Symbol.asyncIterator]();
-    let first: IteratorResult<ChatStreamEvent>;
-    try {
-      first = await iterator.next();
-    } catch (error) {
-      throw error instanceof GatewayError ? error : new GatewayError('GW_UPSTREAM_UNREACHABLE', 'the upstream provider could not be reached');
-    }
+    const first = await iterator.next();
     return { events: prepend(first, iterator), droppedParameters: dropped };
   }
 

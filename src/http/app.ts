@@ -3,6 +3,7 @@ import type { IncomingMessage } from 'node:http';
 import cookie from '@fastify/cookie';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import { UpstreamHttpError } from '../domain/upstream-failure.ts';
 import type { GatewayServices } from '../gateway/services.ts';
 import { accountRoutes } from '../surfaces/account/account-routes.ts';
 import { authRoutes } from '../surfaces/account/auth-routes.ts';
@@ -57,6 +58,10 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   });
 
   app.setErrorHandler((error, request, reply) => {
+    // After the gateway's checks passed, an upstream's own error is relayed as it came (spec, Errors 2).
+    if (error instanceof UpstreamHttpError) {
+      return reply.code(error.status).type(error.contentType ?? 'application/json').send(error.body);
+    }
     const classified = classifyError(error, bodyLimit);
     if (classified.status >= 500) request.log.error({ err: error }, 'request failed');
     return sendError(request, reply, classified.status, classified.code, classified.messages);

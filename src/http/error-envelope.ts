@@ -1,5 +1,6 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { errorCatalogue, isGatewayError, type ErrorCode } from '../domain/errors.ts';
+import { UpstreamUnreachableError } from '../domain/upstream-failure.ts';
 
 /** The spec's generic error envelope, identical on every surface. */
 export interface ErrorEnvelope {
@@ -48,6 +49,7 @@ function describeValidation(error: FastifyError): string[] {
 /** Maps anything thrown while handling a request to a status and the envelope's messages. */
 export function classifyError(error: unknown, bodyLimit: number): Classified {
   if (isGatewayError(error)) return { status: error.status, code: error.code, messages: error.messages };
+  if (error instanceof UpstreamUnreachableError) return { status: 502, code: 'GW_UPSTREAM_UNREACHABLE', messages: [error.message] };
   const fastifyError = error as Partial<FastifyError>;
   if (fastifyError.validation) return { status: 400, code: 'GW_VALIDATION', messages: describeValidation(fastifyError as FastifyError) };
   switch (fastifyError.code) {

@@ -1,0 +1,25 @@
+/**
+ * An upstream answered with an error status. After the gateway's own checks have passed, the spec relays
+ * this to the client unmodified: the provider's status and body.
+ */
+export class UpstreamHttpError extends Error {
+  constructor(
+    readonly status: number,
+    readonly body: string,
+    readonly contentType: string | undefined,
+  ) {
+    super(`upstream answered ${status}`);
+    this.name = 'UpstreamHttpError';
+  }
+}
+
+/** The upstream could not be reached, or did not answer in time. */
+export class UpstreamUnreachableError extends Error {
+  constructor(
+    readonly reason: 'connect' | 'timeout' | 'protocol',
+    message: string,
+  ) {
+    super(message);
+    this.name = 'UpstreamUnreachableError';
+  }
+}
