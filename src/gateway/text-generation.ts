@@ -6,7 +6,9 @@ import type { Catalog, ProviderRow } from '../catalog/catalog.ts';
 import type { ProviderConfig } from '../config/load-config.ts';
 import type { ChatMessage, ChatRequest, ChatStreamEvent, TokenUsage } from '../domain/chat.ts';
 import { GatewayError } from '../domain/errors.ts';
-import type { AdapterRegistry, TextAdapter } from '../providers/provider-adapter.ts';
+import type { Protocol } from '../domain/protocols.ts';
+import type { AdapterRegistry, RelayOperation, RelayReading, TextAdapter } from '../providers/provider-adapter.ts';
+import { metered, startIteration } from './metered.ts';
 import type { WorkTracker } from './work-tracker.ts';
 
 export interface TextGenerationInput {
@@ -21,6 +23,22 @@ export interface TextGenerationInput {
   gatedParameters: Readonly<Record<string, unknown>>;
   /** What the usage record keeps of the request (no message content). */
   recordedRequest: Record<string, unknown>;
+  /**
+   * Features of the request the canonical model cannot carry yet (for example image parts): fine when the
+   * request is relayed to an upstream of its own protocol, a 400 naming the model when it must be translated.
+   */
+  untranslatable?: readonly string[];
+  /**
+   * The request in the surface's own wire shape. When the winning provider speaks that protocol it is
+   * forwarded as given (`prepare` may rewrite fields such as the model id) and the answer relayed as it comes.
+   */
+  relay?: {
+    protocol: Protocol;
+    operation: RelayOperation;
+    streaming: boolean;
+    /** Builds the upstream body; parameters named in `dropped` (native field names) must be left out. */
+    prepare: (upstreamModel: string, dropped: readonly string[]) => Record<string, unknown>;
+  };
 }
 
 export interface Caller {
@@ -28,12 +46,16 @@ export interface Caller {
   apiKeyId: string | null;
 }
 
-export interface TextRun {
-  /** Canonical events; iterating to the end (or breaking out) always settles the hold exactly once. */
-  events: AsyncIterable<ChatStreamEvent>;
+interface RunBase {
   /** Parameters dropped because the model does not take them (`strictParams: false`). */
   droppedParameters: string[];
 }
+
+export type EventsRun = RunBase & { kind: 'events'; events: AsyncIterable<ChatStreamEvent> };
+export type RelayRun = RunBase & { kind: 'relay'; status: number; contentType: string | undefined; body: AsyncIterable<Uint8Array>; reading: () => RelayReading };
+
+/** Iterating `events` or `body` to the end (or breaking out) always settles the hold exactly once. */
+export type TextRun = EventsRun | RelayRun;
 
 interface Dependencies {
   work: WorkTracker;
@@ -43,10 +65,18 @@ interface Dependencies {
   providers: ReadonlyMap<string, ProviderConfig>;
 }
 
+interface Route {
+  row: ProviderRow;
+  adapter: TextAdapter;
+  target: ProviderConfig;
+}
+
 /** The pipeline for text: resolve -> gate -> price + hold -> dispatch -> meter -> settle. */
 export class TextGeneration {
   constructor(private readonly dependencies: Dependencies) {}
 
+  start(caller: Caller, input: TextGenerationInput & { relay?: undefined }): Promise<EventsRun>;
+  start(caller: Caller, input: TextGenerationInput): Promise<TextRun>;
   async start(caller: Caller, input: TextGenerationInput): Promise<TextRun> {
     const { catalog, ledger } = this.dependencies;
     const model = catalog.resolve(input.modelId);
@@ -54,23 +84,16 @@ export class TextGeneration {
     requirePricing(model);
     const route = this.textRoute(model.modelId, model.rows);
     const { dropped } = gateParameters({ modelId: model.modelId, capabilities: route.row.capabilities, scope: 'text', optional: input.gatedParameters });
-    const promptTokens = estimatePromptTokens(input.messages);
-    const holdAmount = ledger.tokenCost(model, { inputTokens: promptTokens, outputTokens: input.maxTokens ?? defaultMaxOutputTokens });
+    const relay = input.relay;
+    const relayed = relay !== undefined && relay.protocol === route.row.protocol && route.adapter.relay !== undefined && route.adapter.relayMeter !== undefined;
+    const [blocker] = relayed ? [] : (input.untranslatable ?? []);
+    if (blocker) throw new GatewayError('GW_VALIDATION', `model "${model.modelId}" cannot take ${blocker} through this surface`);
+    const holdAmount = ledger.tokenCost(model, { inputTokens: estimatePromptTokens(input.messages), outputTokens: input.maxTokens ?? defaultMaxOutputTokens });
     const hold = await ledger.hold({ accountId: caller.accountId, apiKeyId: caller.apiKeyId, amountNanos: holdAmount, modelId: model.modelId });
-    const request: ChatRequest = {
-      upstreamModel: route.row.upstreamModel,
-      messages: input.messages,
-      maxTokens: input.maxTokens,
-      temperature: dropped.includes('temperature') ? undefined : input.temperature,
-      topP: dropped.includes('topP') ? undefined : input.topP,
-      stop: dropped.includes('stop') ? undefined : input.stop,
-      seed: dropped.includes('seed') ? undefined : input.seed,
-    };
-    const events = meteredStream(route.adapter.streamChat(request, { target: route.target }), {
-      endWork: this.dependencies.work.begin(),
-      countPrompt: () => input.messages.reduce((sum, message) => sum + countTextTokens(message.content), 0),
-      settle: (status, usage, counted) =>
-        ledger.settle(hold, {
+    const endWork = this.dependencies.work.begin();
+    const settle = async (status: GenerationStatus, usage: TokenUsage | undefined, counted: boolean) => {
+      try {
+        await ledger.settle(hold, {
           costNanos: usage ? ledger.tokenCost(model, usage) : 0n,
           modality: 'text',
           status,
@@ -81,91 +104,83 @@ export class TextGeneration {
             totalTokens: usage.inputTokens + usage.outputTokens,
             ...(counted ? { countedByGateway: true } : {}),
           },
-        }),
+        });
+      } finally {
+        endWork();
+      }
+    };
+    const countPrompt = () => input.messages.reduce((sum, message) => sum + countTextTokens(message.content), 0);
+    if (relayed) return this.relayed(route, relay, dropped, settle, countPrompt);
+    const request: ChatRequest = {
+      upstreamModel: route.row.upstreamModel,
+      messages: input.messages,
+      maxTokens: input.maxTokens,
+      temperature: dropped.includes('temperature') ? undefined : input.temperature,
+      topP: dropped.includes('topP') ? undefined : input.topP,
+      stop: dropped.includes('stop') ? undefined : input.stop,
+      seed: dropped.includes('seed') ? undefined : input.seed,
+    };
+    let output = '';
+    let reported: TokenUsage | undefined;
+    let finished = false;
+    const events = metered(route.adapter.streamChat(request, { target: route.target }), {
+      observe: (event) => {
+        if (event.type === 'text-delta') output += event.text;
+        else {
+          finished = true;
+          reported = event.usage;
+        }
+      },
+      settle: async ({ failed, consumerLeft }) => {
+        if (failed || !finished) return settle('failed', reported, false);
+        const usage = reported ?? { inputTokens: countPrompt(), outputTokens: countTextTokens(output) };
+        return settle(consumerLeft ? 'aborted' : 'succeeded', usage, reported === undefined);
+      },
     });
-    // Pull the first event now: a failure before the first byte becomes an HTTP error, not a broken stream.
-    const iterator = events[Symbol.asyncIterator]();
-    const first = await iterator.next();
-    return { events: prepend(first, iterator), droppedParameters: dropped };
+    return { kind: 'events', events: await startIteration(events), droppedParameters: dropped };
   }
 
-  private textRoute(modelId: string, rows: readonly ProviderRow[]): { row: ProviderRow; adapter: TextAdapter; target: ProviderConfig } {
+  private async relayed(
+    route: Route,
+    relay: NonNullable<TextGenerationInput['relay']>,
+    dropped: string[],
+    settle: (status: GenerationStatus, usage: TokenUsage | undefined, counted: boolean) => Promise<void>,
+    countPrompt: () => number,
+  ): Promise<RelayRun> {
+    const meter = route.adapter.relayMeter!(relay.operation, relay.streaming);
+    let exchange;
+    try {
+      exchange = await route.adapter.relay!(relay.operation, relay.prepare(route.row.upstreamModel, dropped), { target: route.target });
+    } catch (error) {
+      await settle('failed', undefined, false);
+      throw error;
+    }
+    const body = metered(exchange.body, {
+      observe: (chunk) => meter.push(chunk),
+      settle: async ({ failed, consumerLeft }) => {
+        const reading = meter.reading();
+        if (failed || !reading.complete || reading.sawError) return settle('failed', reading.usage, false);
+        // An answer without usage is metered by counting: the prompt, and no output we could read from raw bytes.
+        const usage = reading.usage ?? { inputTokens: countPrompt(), outputTokens: 0 };
+        return settle(consumerLeft ? 'aborted' : 'succeeded', usage, reading.usage === undefined);
+      },
+    });
+    return {
+      kind: 'relay',
+      status: exchange.status,
+      contentType: exchange.contentType,
+      body: await startIteration(body),
+      reading: () => meter.reading(),
+      droppedParameters: dropped,
+    };
+  }
+
+  private textRoute(modelId: string, rows: readonly ProviderRow[]): Route {
     for (const row of rows) {
       const adapter = this.dependencies.adapters.get(row.protocol)?.text;
       const target = this.dependencies.providers.get(row.providerId);
       if (adapter && target) return { row, adapter, target };
     }
     throw new GatewayError('GW_MODEL_NOT_AVAILABLE', `model "${modelId}" does not generate text`);
-  }
-}
-
-interface MeterHooks {
-  endWork: () => void;
-  countPrompt: () => number;
-  /** `usage` undefined: nothing was reported or produced, so nothing is charged. */
-  settle: (status: GenerationStatus, usage: TokenUsage | undefined, counted: boolean) => Promise<unknown>;
-}
-
-/**
- * Relays the upstream's events while metering them. The upstream is always read to its end, even when the
- * consumer stops early (a client that went away is billed like one that stayed), and the hold is settled
- * exactly once: at full usage when the stream finished (counting tokens ourselves when the provider reported
- * none), at only what the provider reported when it failed.
- */
-async function* meteredStream(upstream: AsyncIterable<ChatStreamEvent>, hooks: MeterHooks): AsyncGenerator<ChatStreamEvent> {
-  const iterator = upstream[Symbol.asyncIterator]();
-  let output = '';
-  let reported: TokenUsage | undefined;
-  let finished = false;
-  let consumerLeft = true;
-  let failed = false;
-  const observe = (event: ChatStreamEvent) => {
-    if (event.type === 'text-delta') output += event.text;
-    else {
-      finished = true;
-      reported = event.usage;
-    }
-  };
-  try {
-    for (;;) {
-      const next = await iterator.next();
-      if (next.done) break;
-      observe(next.value);
-      yield next.value;
-    }
-    consumerLeft = false;
-  } catch (error) {
-    failed = true;
-    consumerLeft = false;
-    throw error;
-  } finally {
-    if (consumerLeft) {
-      try {
-        for (let next = await iterator.next(); !next.done; next = await iterator.next()) observe(next.value);
-      } catch {
-        failed = true;
-      }
-    }
-    try {
-      if (failed || !finished) {
-        await hooks.settle('failed', reported, false);
-      } else {
-        const usage = reported ?? { inputTokens: hooks.countPrompt(), outputTokens: countTextTokens(output) };
-        await hooks.settle(consumerLeft ? 'aborted' : 'succeeded', usage, reported === undefined);
-      }
-    } finally {
-      hooks.endWork();
-    }
-  }
-}
-
-/** Yields an already pulled first result, then the rest of the iterator; breaking out returns the iterator. */
-async function* prepend<T>(first: IteratorResult<T>, iterator: AsyncIterator<T>): AsyncGenerator<T> {
-  try {
-    if (first.done) return;
-    yield first.value;
-    for (let next = await iterator.next(); !next.done; next = await iterator.next()) yield next.value;
-  } finally {
-    await iterator.return?.();
   }
 }

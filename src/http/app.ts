@@ -8,6 +8,7 @@ import type { GatewayServices } from '../gateway/services.ts';
 import { accountRoutes } from '../surfaces/account/account-routes.ts';
 import { authRoutes } from '../surfaces/account/auth-routes.ts';
 import { adminRoutes } from '../surfaces/admin/admin-routes.ts';
+import { alphaRoutes } from '../surfaces/alpha/alpha-routes.ts';
 import { compatRoutes } from '../surfaces/compat/compat-routes.ts';
 import { nativeModelsRoutes } from '../surfaces/native/models-routes.ts';
 import { nativeTextRoutes } from '../surfaces/native/text-completions-routes.ts';
@@ -78,6 +79,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(accountRoutes, { services });
   await app.register(nativeModelsRoutes, { services });
   await app.register(nativeTextRoutes, { services });
+  await app.register(alphaRoutes, { services });
   await app.register(compatRoutes, { services });
   await app.register(adminRoutes, { services });
   return app;

@@ -1,4 +1,4 @@
-import type { ChatRequest, ChatStreamEvent } from '../domain/chat.ts';
+import type { ChatRequest, ChatStreamEvent, TokenUsage } from '../domain/chat.ts';
 import type { Protocol } from '../domain/protocols.ts';
 
 /** Where and how to reach one configured provider; passed in, never read by the adapter from anywhere else. */
@@ -14,9 +14,38 @@ export interface CallOptions {
   signal?: AbortSignal;
 }
 
+/** An upstream's answer relayed as it arrives (same-protocol pass-through). */
+export interface RawExchange {
+  status: number;
+  contentType: string | undefined;
+  body: AsyncIterable<Uint8Array>;
+}
+
+/** What the gateway learns from reading a copy of a relayed answer. */
+export interface RelayReading {
+  usage: TokenUsage | undefined;
+  /** The answer reached its natural end (a final JSON body, or a stream's finish). */
+  complete: boolean;
+  /** The upstream's own stream terminator (`[DONE]`) was among the bytes. */
+  sawTerminator: boolean;
+  /** The upstream reported an error inside the stream. */
+  sawError: boolean;
+}
+
+export interface RelayMeter {
+  push(chunk: Uint8Array): void;
+  reading(): RelayReading;
+}
+
+export type RelayOperation = 'chat-completions';
+
 /** What a provider family offers for text; one stream of canonical events ending in a `finish`. */
 export interface TextAdapter {
   streamChat(request: ChatRequest, options: CallOptions): AsyncIterable<ChatStreamEvent>;
+  /** Forwards a request of this protocol's own shape as given and relays the answer, for pass-through. */
+  relay?(operation: RelayOperation, body: Readonly<Record<string, unknown>>, options: CallOptions): Promise<RawExchange>;
+  /** Reads usage from a copy of a relayed answer. */
+  relayMeter?(operation: RelayOperation, streaming: boolean): RelayMeter;
 }
 
 export interface ProviderAdapter {

@@ -7,6 +7,8 @@ export interface SseWriter {
   data(payload: unknown): Promise<void>;
   /** Writes the literal `data: [DONE]` terminator. */
   done(): Promise<void>;
+  /** Relays bytes of an upstream's own event stream as they came. */
+  raw(chunk: Uint8Array | string): Promise<void>;
   end(): void;
   readonly clientGone: boolean;
 }
@@ -33,13 +35,14 @@ export function openSse(reply: FastifyReply, options: { noBuffering?: boolean } 
     ...(options.noBuffering ? { 'x-accel-buffering': 'no' } : {}),
   });
   response.flushHeaders();
-  const write = async (chunk: string) => {
+  const write = async (chunk: Uint8Array | string) => {
     if (gone || response.writableEnded) return;
     if (!response.write(chunk)) await Promise.race([once(response, 'drain'), once(response, 'close')]);
   };
   return {
     data: (payload) => write(`data: ${typeof payload === 'string' ? payload : JSON.stringify(payload)}\n\n`),
     done: () => write('data: [DONE]\n\n'),
+    raw: write,
     end: () => {
       if (!response.writableEnded) response.end();
     },

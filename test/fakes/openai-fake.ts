@@ -9,6 +9,7 @@ import { sleep, startFakeServer, type FakeServer, type RecordedRequest } from '.
  * - `fake-cut`: the stream stops after two content chunks, with no finish and no [DONE];
  * - `fake-slow`: 200 ms between chunks;
  * - `fake-no-usage`: never reports usage;
+ * - `fake-no-done`: a complete stream that leaves out the final `data: [DONE]` (some compatible servers do);
  * anything else answers "Echo: <last user message>", one word per chunk.
  */
 export const fakeOpenAiKey = 'sk-fake-openai-key';
@@ -78,7 +79,7 @@ async function chatCompletions(request: RecordedRequest, response: ServerRespons
   }
   send([{ index: 0, delta: {}, logprobs: null, finish_reason: finishReason }]);
   if (includeUsage) send([], { usage: fullUsage });
-  response.end('data: [DONE]\n\n');
+  response.end(body.model === 'fake-no-done' ? undefined : 'data: [DONE]\n\n');
 }
 
 export function startOpenAiFake(): Promise<FakeServer> {

@@ -1,6 +1,6 @@
 import type { ChatRequest, ChatStreamEvent, FinishReason, TokenUsage } from '../../domain/chat.ts';
 import { UpstreamUnreachableError } from '../../domain/upstream-failure.ts';
-import type { CallOptions, ProviderAdapter } from '../provider-adapter.ts';
+import type { CallOptions } from '../provider-adapter.ts';
 import { decodeSse } from '../shared/sse-decoder.ts';
 import type { UpstreamHttp } from '../shared/upstream-http.ts';
 
@@ -42,7 +42,7 @@ export function encodeChatRequest(request: ChatRequest): Record<string, unknown>
  * Chat completions over SSE, decoded into canonical events. A stream that ends without `[DONE]` was cut:
  * that is a failure, never a silent success.
  */
-async function* streamChat(http: UpstreamHttp, request: ChatRequest, options: CallOptions): AsyncGenerator<ChatStreamEvent> {
+export async function* streamOpenAiChat(http: UpstreamHttp, request: ChatRequest, options: CallOptions): AsyncGenerator<ChatStreamEvent> {
   const response = await http.postJson(options.target, '/chat/completions', { authorization: `Bearer ${options.target.apiKey}` }, encodeChatRequest(request), options.signal);
   let finish: FinishReason | undefined;
   let usage: TokenUsage | undefined;
@@ -64,8 +64,4 @@ async function* streamChat(http: UpstreamHttp, request: ChatRequest, options: Ca
     if (chunk.usage) usage = { inputTokens: chunk.usage.prompt_tokens ?? 0, outputTokens: chunk.usage.completion_tokens ?? 0 };
   }
   throw new UpstreamUnreachableError('protocol', 'the upstream stream ended before it was complete');
-}
-
-export function createOpenAiAdapter(http: UpstreamHttp): ProviderAdapter {
-  return { protocol: 'openai', text: { streamChat: (request, options) => streamChat(http, request, options) } };
 }

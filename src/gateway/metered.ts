@@ -1,0 +1,60 @@
+export interface MeterOutcome {
+  /** The source threw (a cut stream, an upstream error mid-way). */
+  failed: boolean;
+  /** The consumer stopped early (the client went away); the source was still read to its end. */
+  consumerLeft: boolean;
+}
+
+export interface MeterHooks<T> {
+  observe(item: T): void;
+  /** Runs exactly once, after the source has been read to its end or failed. */
+  settle(outcome: MeterOutcome): Promise<void>;
+}
+
+/**
+ * Passes the source through while observing every item, and settles once at the very end. When the consumer
+ * stops early, the rest of the source is still read (and observed), so a client that went away is billed
+ * like one that stayed.
+ */
+export async function* metered<T>(source: AsyncIterable<T>, hooks: MeterHooks<T>): AsyncGenerator<T> {
+  const iterator = source[Symbol.asyncIterator]();
+  const outcome: MeterOutcome = { failed: false, consumerLeft: true };
+  try {
+    for (let next = await iterator.next(); !next.done; next = await iterator.next()) {
+      hooks.observe(next.value);
+      yield next.value;
+    }
+    outcome.consumerLeft = false;
+  } catch (error) {
+    outcome.failed = true;
+    outcome.consumerLeft = false;
+    throw error;
+  } finally {
+    if (outcome.consumerLeft) {
+      try {
+        for (let next = await iterator.next(); !next.done; next = await iterator.next()) hooks.observe(next.value);
+      } catch {
+        outcome.failed = true;
+      }
+    }
+    await hooks.settle(outcome);
+  }
+}
+
+/**
+ * Pulls the first item now, so a failure before the first byte surfaces to the caller (and becomes an HTTP
+ * error) instead of a broken stream; returns an iterable of that item and the rest.
+ */
+export async function startIteration<T>(source: AsyncIterable<T>): Promise<AsyncIterable<T>> {
+  const iterator = source[Symbol.asyncIterator]();
+  const first = await iterator.next();
+  return (async function* rest() {
+    try {
+      if (first.done) return;
+      yield first.value;
+      for (let next = await iterator.next(); !next.done; next = await iterator.next()) yield next.value;
+    } finally {
+      await iterator.return?.();
+    }
+  })();
+}

@@ -1,0 +1,16 @@
+import type { ProviderAdapter } from '../provider-adapter.ts';
+import type { UpstreamHttp } from '../shared/upstream-http.ts';
+import { streamOpenAiChat } from './openai-chat.ts';
+import { openAiRelayMeter, relayOpenAi } from './openai-relay.ts';
+
+/** OpenAI and every OpenAI-compatible upstream (routing providers, self-hosted servers). */
+export function createOpenAiAdapter(http: UpstreamHttp): ProviderAdapter {
+  return {
+    protocol: 'openai',
+    text: {
+      streamChat: (request, options) => streamOpenAiChat(http, request, options),
+      relay: (operation, body, options) => relayOpenAi(http, operation, body, options),
+      relayMeter: openAiRelayMeter,
+    },
+  };
+}

@@ -1,0 +1,69 @@
+import { createParser } from 'eventsource-parser';
+import type { TokenUsage } from '../../domain/chat.ts';
+import type { CallOptions, RawExchange, RelayMeter, RelayOperation, RelayReading } from '../provider-adapter.ts';
+import type { UpstreamHttp } from '../shared/upstream-http.ts';
+
+const paths: Record<RelayOperation, string> = { 'chat-completions': '/chat/completions' };
+
+/** Largest non-streamed answer the meter keeps a copy of to read its usage. */
+const maxMeteredJsonBytes = 16 * 1024 * 1024;
+
+interface UsageCarrier {
+  usage?: { prompt_tokens?: number; completion_tokens?: number } | null;
+  choices?: Array<{ finish_reason?: string | null }>;
+  error?: unknown;
+}
+
+function usageOf(carrier: UsageCarrier): TokenUsage | undefined {
+  const usage = carrier.usage;
+  return usage ? { inputTokens: usage.prompt_tokens ?? 0, outputTokens: usage.completion_tokens ?? 0 } : undefined;
+}
+
+export async function relayOpenAi(http: UpstreamHttp, operation: RelayOperation, body: Readonly<Record<string, unknown>>, options: CallOptions): Promise<RawExchange> {
+  const response = await http.postJson(options.target, paths[operation], { authorization: `Bearer ${options.target.apiKey}` }, body, options.signal);
+  const contentType = response.headers['content-type'];
+  return { status: response.status, contentType: Array.isArray(contentType) ? contentType[0] : contentType, body: response.body };
+}
+
+/** Reads `usage` from a chat completion: the JSON body, or the usage chunk of a stream. */
+export function openAiRelayMeter(_operation: RelayOperation, streaming: boolean): RelayMeter {
+  const state: RelayReading = { usage: undefined, complete: false, sawTerminator: false, sawError: false };
+  if (streaming) {
+    const parser = createParser({
+      onEvent: (event) => {
+        if (event.data === '[DONE]') {
+          state.sawTerminator = true;
+          state.complete = true;
+          return;
+        }
+        try {
+          const chunk = JSON.parse(event.data) as UsageCarrier;
+          if (chunk.error !== undefined) state.sawError = true;
+          state.usage = usageOf(chunk) ?? state.usage;
+          if (chunk.choices?.some((choice) => choice.finish_reason)) state.complete = true;
+        } catch {
+          // A malformed event is relayed as it came; it carries no usage.
+        }
+      },
+    });
+    const decoder = new TextDecoder();
+    return { push: (chunk) => parser.feed(decoder.decode(chunk, { stream: true })), reading: () => ({ ...state }) };
+  }
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  return {
+    push: (chunk) => {
+      size += chunk.length;
+      if (size <= maxMeteredJsonBytes) chunks.push(chunk);
+    },
+    reading: () => {
+      if (size > maxMeteredJsonBytes) return { ...state };
+      try {
+        const answer = JSON.parse(Buffer.concat(chunks).toString('utf8')) as UsageCarrier;
+        return { ...state, usage: usageOf(answer), complete: true };
+      } catch {
+        return { ...state };
+      }
+    },
+  };
+}
