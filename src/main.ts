@@ -13,7 +13,7 @@ import type { GatewayServices } from './gateway/services.ts';
 import { TextGeneration } from './gateway/text-generation.ts';
 import { WorkTracker } from './gateway/work-tracker.ts';
 import type { AdapterRegistry } from './providers/provider-adapter.ts';
-import { createOpenAiAdapter } from './providers/openai/openai-chat.ts';
+import { createOpenAiAdapter } from './providers/openai/openai-adapter.ts';
 import { sandboxAdapter } from './providers/sandbox/sandbox-adapter.ts';
 import { UpstreamHttp } from './providers/shared/upstream-http.ts';
 import { buildApp } from './http/app.ts';
