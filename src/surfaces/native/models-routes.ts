@@ -33,9 +33,10 @@ export const nativeModelsRoutes: FastifyPluginAsyncTypebox<{ services: GatewaySe
     },
   );
 
-  // Model ids may contain slashes, so the rest of the path is the id.
+  // Model ids may contain slashes, so the rest of the path is the id. The router has already
+  // percent-decoded it; decoding again would turn `%25` into a URIError (500) and `%2541` into `A`.
   app.get('/api/v1/ai/models/*', { schema: { params: Type.Object({ '*': Type.String({ maxLength: 300 }) }) } }, async (request) => {
-    const modelId = decodeURIComponent(request.params['*']);
+    const modelId = request.params['*'];
     const model = services.catalog.find(modelId);
     if (!model) throw new GatewayError('GW_NOT_FOUND', `model "${modelId}" not found`);
     return modelView(model);

@@ -1,0 +1,103 @@
+import { readFileSync } from 'node:fs';
+import type { LightMyRequestResponse } from 'fastify';
+import { expect } from 'vitest';
+import { shippedConfigPath, testAdminToken, type TestGateway } from './test-gateway.ts';
+
+/** The spec's generic error envelope as the tests read it. */
+export interface EnvelopeBody {
+  errors: string[];
+  status: number;
+  success: false;
+  path: string;
+  timestamp: number;
+}
+
+/**
+ * Asserts the exact error envelope: status line, the `x-gateway-error-code` header, the key set, the types,
+ * a `path` equal to the request path without its query and a `timestamp` close to now.
+ */
+export function expectEnvelope(response: LightMyRequestResponse, status: number, code: string, path: string): EnvelopeBody {
+  expect(response.statusCode, response.body).toBe(status);
+  expect(response.headers['content-type']).toMatch(/^application\/json/);
+  expect(response.headers['x-gateway-error-code']).toBe(code);
+  const body = response.json<EnvelopeBody>();
+  expect(Object.keys(body).sort()).toEqual(['errors', 'path', 'status', 'success', 'timestamp']);
+  expect(Array.isArray(body.errors)).toBe(true);
+  expect(body.errors.length).toBeGreaterThan(0);
+  for (const message of body.errors) {
+    expect(typeof message).toBe('string');
+    expect(message.length).toBeGreaterThan(0);
+  }
+  expect(body.status).toBe(status);
+  expect(body.success).toBe(false);
+  expect(body.path).toBe(path);
+  expect(typeof body.timestamp).toBe('number');
+  expect(Number.isInteger(body.timestamp)).toBe(true);
+  expect(Math.abs(Date.now() - body.timestamp)).toBeLessThan(60_000);
+  return body;
+}
+
+export const adminHeaders = { authorization: `Bearer ${testAdminToken}` } as const;
+
+export const keyHeaders = (key: string) => ({ 'x-api-key': key });
+export const bearer = (credential: string) => ({ authorization: `Bearer ${credential}` });
+
+export interface AccountBody {
+  id: string;
+  email: string;
+  creditBalance: number;
+}
+
+export interface SessionBody {
+  token: string;
+  account: AccountBody;
+}
+
+export interface KeyBody {
+  id: string;
+  name: string;
+  prefix: string;
+  isActive: boolean;
+  limits: Partial<Record<'daily' | 'weekly' | 'monthly' | 'total', number>>;
+  createdAt: string;
+}
+
+export interface CreatedKeyBody extends KeyBody {
+  key: string;
+}
+
+let uniqueCounter = 0;
+/** An email no other test in this process uses. */
+export function uniqueEmail(label = 'user'): string {
+  return `${label}-${process.pid}-${Date.now().toString(36)}-${++uniqueCounter}@example.com`;
+}
+
+export const testPassword = 'correct horse battery staple';
+
+/** Signs up a new account over HTTP and returns the session token and account. */
+export async function signup(gateway: TestGateway, email = uniqueEmail()): Promise<SessionBody & { response: LightMyRequestResponse }> {
+  const response = await gateway.request({ method: 'POST', url: '/api/v1/auth/signup', payload: { email, password: testPassword } });
+  expect(response.statusCode, response.body).toBe(201);
+  return { ...response.json<SessionBody>(), response };
+}
+
+/** Creates a key over HTTP with the given credential headers. */
+export async function createKeyOverHttp(
+  gateway: TestGateway,
+  headers: Record<string, string>,
+  body: { name: string; limits?: Record<string, number> } = { name: 'http key' },
+): Promise<CreatedKeyBody> {
+  const response = await gateway.request({ method: 'POST', url: '/api/v1/api-keys', headers, payload: body });
+  expect(response.statusCode, response.body).toBe(201);
+  return response.json<CreatedKeyBody>();
+}
+
+/** The shipped gateway.yaml with top-level sections replaced or added (each given as complete YAML text). */
+export function shippedConfigWith(sections: Record<string, string>): string {
+  let text = readFileSync(shippedConfigPath, 'utf8');
+  for (const [section, replacement] of Object.entries(sections)) {
+    const pattern = new RegExp(`^${section}:\\n(?:(?:[ \\t].*|)\\n)*`, 'm');
+    text = pattern.test(text) ? text.replace(pattern, `${replacement.trimEnd()}\n\n`) : `${text.trimEnd()}\n\n${replacement.trimEnd()}\n`;
+  }
+  return text;
+}
