@@ -38,6 +38,8 @@ export interface TextGenerationInput {
     streaming: boolean;
     /** Builds the upstream body; parameters named in `dropped` (native field names) must be left out. */
     prepare: (upstreamModel: string, dropped: readonly string[]) => Record<string, unknown>;
+    /** Protocol headers of the client's request that the protocol forwards (version, feature flags). */
+    headers?: Readonly<Record<string, string>>;
   };
 }
 
@@ -150,7 +152,7 @@ export class TextGeneration {
     const meter = route.adapter.relayMeter!(relay.operation, relay.streaming);
     let exchange;
     try {
-      exchange = await route.adapter.relay!(relay.operation, relay.prepare(route.row.upstreamModel, dropped), { target: route.target });
+      exchange = await route.adapter.relay!(relay.operation, relay.prepare(route.row.upstreamModel, dropped), { target: route.target, headers: relay.headers });
     } catch (error) {
       await settle('failed', undefined, false);
       throw error;
@@ -183,4 +185,11 @@ export class TextGeneration {
     }
     throw new GatewayError('GW_MODEL_NOT_AVAILABLE', `model "${modelId}" does not generate text`);
   }
+}
+
+/** All events of a run, for surfaces that answer with one JSON body. */
+export async function collectEvents(events: AsyncIterable<ChatStreamEvent>): Promise<ChatStreamEvent[]> {
+  const all: ChatStreamEvent[] = [];
+  for await (const event of events) all.push(event);
+  return all;
 }

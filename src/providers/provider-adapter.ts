@@ -12,6 +12,8 @@ export interface ProviderTarget {
 export interface CallOptions {
   target: ProviderTarget;
   signal?: AbortSignal;
+  /** Protocol headers the client sent that the protocol forwards (version and feature flags). */
+  headers?: Readonly<Record<string, string>>;
 }
 
 /** An upstream's answer relayed as it arrives (same-protocol pass-through). */
@@ -37,7 +39,7 @@ export interface RelayMeter {
   reading(): RelayReading;
 }
 
-export type RelayOperation = 'chat-completions';
+export type RelayOperation = 'chat-completions' | 'messages';
 
 /** What a provider family offers for text; one stream of canonical events ending in a `finish`. */
 export interface TextAdapter {

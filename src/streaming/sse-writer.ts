@@ -5,6 +5,8 @@ import type { FastifyReply } from 'fastify';
 export interface SseWriter {
   /** Writes one `data:` event; waits while the client's socket buffer is full. No-op once the client left. */
   data(payload: unknown): Promise<void>;
+  /** Writes one named event (`event:` line, then the JSON `data:` line). */
+  event(name: string, payload: unknown): Promise<void>;
   /** Writes the literal `data: [DONE]` terminator. */
   done(): Promise<void>;
   /** Relays bytes of an upstream's own event stream as they came. */
@@ -41,6 +43,7 @@ export function openSse(reply: FastifyReply, options: { noBuffering?: boolean } 
   };
   return {
     data: (payload) => write(`data: ${typeof payload === 'string' ? payload : JSON.stringify(payload)}\n\n`),
+    event: (name, payload) => write(`event: ${name}\ndata: ${JSON.stringify(payload)}\n\n`),
     done: () => write('data: [DONE]\n\n'),
     raw: write,
     end: () => {

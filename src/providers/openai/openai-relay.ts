@@ -1,12 +1,10 @@
 import { createParser } from 'eventsource-parser';
 import type { TokenUsage } from '../../domain/chat.ts';
 import type { CallOptions, RawExchange, RelayMeter, RelayOperation, RelayReading } from '../provider-adapter.ts';
+import { JsonCopy } from '../shared/json-copy.ts';
 import type { UpstreamHttp } from '../shared/upstream-http.ts';
 
-const paths: Record<RelayOperation, string> = { 'chat-completions': '/chat/completions' };
-
-/** Largest non-streamed answer the meter keeps a copy of to read its usage. */
-const maxMeteredJsonBytes = 16 * 1024 * 1024;
+const paths: Partial<Record<RelayOperation, string>> = { 'chat-completions': '/chat/completions' };
 
 interface UsageCarrier {
   usage?: { prompt_tokens?: number; completion_tokens?: number } | null;
@@ -20,7 +18,9 @@ function usageOf(carrier: UsageCarrier): TokenUsage | undefined {
 }
 
 export async function relayOpenAi(http: UpstreamHttp, operation: RelayOperation, body: Readonly<Record<string, unknown>>, options: CallOptions): Promise<RawExchange> {
-  const response = await http.postJson(options.target, paths[operation], { authorization: `Bearer ${options.target.apiKey}` }, body, options.signal);
+  const path = paths[operation];
+  if (!path) throw new Error(`the OpenAI protocol has no ${operation} operation`);
+  const response = await http.postJson(options.target, path, { authorization: `Bearer ${options.target.apiKey}` }, body, options.signal);
   const contentType = response.headers['content-type'];
   return { status: response.status, contentType: Array.isArray(contentType) ? contentType[0] : contentType, body: response.body };
 }
@@ -49,21 +49,12 @@ export function openAiRelayMeter(_operation: RelayOperation, streaming: boolean)
     const decoder = new TextDecoder();
     return { push: (chunk) => parser.feed(decoder.decode(chunk, { stream: true })), reading: () => ({ ...state }) };
   }
-  const chunks: Uint8Array[] = [];
-  let size = 0;
+  const copy = new JsonCopy();
   return {
-    push: (chunk) => {
-      size += chunk.length;
-      if (size <= maxMeteredJsonBytes) chunks.push(chunk);
-    },
+    push: (chunk) => copy.push(chunk),
     reading: () => {
-      if (size > maxMeteredJsonBytes) return { ...state };
-      try {
-        const answer = JSON.parse(Buffer.concat(chunks).toString('utf8')) as UsageCarrier;
-        return { ...state, usage: usageOf(answer), complete: true };
-      } catch {
-        return { ...state };
-      }
+      const answer = copy.parse() as UsageCarrier | undefined;
+      return { ...state, usage: answer && usageOf(answer), complete: answer !== undefined };
     },
   };
 }

@@ -1,12 +1,11 @@
-import { Readable } from 'node:stream';
 import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { effectiveCapabilities, type CatalogModel } from '../../catalog/catalog.ts';
 import { nanosToUsd } from '../../domain/money.ts';
 import type { GatewayServices } from '../../gateway/services.ts';
-import type { TextRun } from '../../gateway/text-generation.ts';
+import { collectEvents, type RelayRun } from '../../gateway/text-generation.ts';
 import { principalOf, requireCredential } from '../../http/authentication.ts';
-import { openSse } from '../../streaming/sse-writer.ts';
+import { relayJson, relayStream, streamEncoded } from '../../streaming/relay.ts';
 import { ChunkEncoder, chatCompletionOf, decodeChatMessages, gatedFields, relayBody, type ChatCompletionsBody } from './chat-completions-codec.ts';
 import type { ChatStreamEvent } from '../../domain/chat.ts';
 
@@ -88,50 +87,28 @@ export const alphaRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServices 
     );
     if (run.droppedParameters.length > 0) reply.header('x-gateway-dropped-parameters', run.droppedParameters.join(','));
     if (run.kind === 'relay') return relayAnswer(request, reply, run, streaming);
-    return streaming ? streamEvents(request, reply, run.events, body.model) : reply.send(chatCompletionOf(body.model, await collect(run.events)));
+    return streaming ? streamEvents(request, reply, run.events, body.model) : reply.send(chatCompletionOf(body.model, await collectEvents(run.events)));
   });
 };
 
-async function collect(events: AsyncIterable<ChatStreamEvent>): Promise<ChatStreamEvent[]> {
-  const all: ChatStreamEvent[] = [];
-  for await (const event of events) all.push(event);
-  return all;
-}
+const streamError = { error: { message: 'the upstream provider failed while streaming', type: 'upstream_error' } };
 
-async function streamEvents(request: FastifyRequest, reply: FastifyReply, events: AsyncIterable<ChatStreamEvent>, model: string): Promise<void> {
-  const sse = openSse(reply);
+function streamEvents(request: FastifyRequest, reply: FastifyReply, events: AsyncIterable<ChatStreamEvent>, model: string): Promise<void> {
   const encoder = new ChunkEncoder(model);
-  try {
-    for await (const event of events) for (const chunk of encoder.encode(event)) await sse.data(chunk);
-    await sse.done();
-  } catch (error) {
-    request.log.warn({ err: error }, 'chat stream failed after it began');
-    await sse.data({ error: { message: 'the upstream provider failed while streaming', type: 'upstream_error' } });
-  } finally {
-    sse.end();
-  }
+  return streamEncoded(request, reply, events, async (sse, event) => {
+    for (const chunk of encoder.encode(event)) await sse.data(chunk);
+  }, { onEnd: (sse) => sse.done(), onFailure: (sse) => sse.data(streamError) });
 }
 
 /** Same-protocol pass-through: bytes as they arrive; `[DONE]` appended when the upstream left it out. */
-async function relayAnswer(request: FastifyRequest, reply: FastifyReply, run: Extract<TextRun, { kind: 'relay' }>, streaming: boolean): Promise<void> {
-  if (!streaming) {
-    // Streamed through as it arrives; if the client goes away the stream is destroyed, which still reads the
-    // upstream to its end for billing.
-    return reply.code(run.status).type(run.contentType ?? 'application/json').send(Readable.from(run.body));
-  }
-  const sse = openSse(reply);
-  let tail = '';
-  try {
-    for await (const chunk of run.body) {
-      await sse.raw(chunk);
-      tail = (tail + Buffer.from(chunk).toString('latin1')).slice(-2);
-    }
-    const reading = run.reading();
-    if (!reading.sawTerminator && !reading.sawError) await sse.raw(`${tail === '\n\n' ? '' : '\n\n'}data: [DONE]\n\n`);
-  } catch (error) {
-    request.log.warn({ err: error }, 'relayed chat stream failed after it began');
-    await sse.raw(`${tail === '\n\n' ? '' : '\n\n'}data: ${JSON.stringify({ error: { message: 'the upstream provider failed while streaming', type: 'upstream_error' } })}\n\n`);
-  } finally {
-    sse.end();
-  }
+function relayAnswer(request: FastifyRequest, reply: FastifyReply, run: RelayRun, streaming: boolean): FastifyReply | Promise<void> {
+  if (!streaming) return relayJson(reply, run);
+  const separator = (endsWithBlankLine: boolean) => (endsWithBlankLine ? '' : '\n\n');
+  return relayStream(request, reply, run, {
+    onEnd: async (sse, endsWithBlankLine) => {
+      const reading = run.reading();
+      if (!reading.sawTerminator && !reading.sawError) await sse.raw(`${separator(endsWithBlankLine)}data: [DONE]\n\n`);
+    },
+    onFailure: (sse, endsWithBlankLine) => sse.raw(`${separator(endsWithBlankLine)}data: ${JSON.stringify(streamError)}\n\n`),
+  });
 }

@@ -1,0 +1,15 @@
+import type { ProviderAdapter } from '../provider-adapter.ts';
+import type { UpstreamHttp } from '../shared/upstream-http.ts';
+import { streamAnthropicMessages } from './anthropic-messages.ts';
+import { anthropicRelayMeter, relayAnthropic } from './anthropic-relay.ts';
+
+export function createAnthropicAdapter(http: UpstreamHttp): ProviderAdapter {
+  return {
+    protocol: 'anthropic',
+    text: {
+      streamChat: (request, options) => streamAnthropicMessages(http, request, options),
+      relay: (operation, body, options) => relayAnthropic(http, operation, body, options),
+      relayMeter: anthropicRelayMeter,
+    },
+  };
+}

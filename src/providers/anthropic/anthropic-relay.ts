@@ -1,0 +1,62 @@
+import { createParser } from 'eventsource-parser';
+import type { TokenUsage } from '../../domain/chat.ts';
+import type { CallOptions, RawExchange, RelayMeter, RelayOperation, RelayReading } from '../provider-adapter.ts';
+import type { UpstreamHttp } from '../shared/upstream-http.ts';
+import { JsonCopy } from '../shared/json-copy.ts';
+import { anthropicHeaders } from './anthropic-messages.ts';
+
+export async function relayAnthropic(http: UpstreamHttp, operation: RelayOperation, body: Readonly<Record<string, unknown>>, options: CallOptions): Promise<RawExchange> {
+  if (operation !== 'messages') throw new Error(`the Anthropic protocol has no ${operation} operation`);
+  const response = await http.postJson(options.target, '/messages', anthropicHeaders(options.target, options.headers), body, options.signal);
+  const contentType = response.headers['content-type'];
+  return { status: response.status, contentType: Array.isArray(contentType) ? contentType[0] : contentType, body: response.body };
+}
+
+interface Carrier {
+  type?: string;
+  message?: { usage?: { input_tokens?: number; output_tokens?: number } };
+  usage?: { input_tokens?: number | null; output_tokens?: number };
+}
+
+/** Usage of a messages answer: the JSON body's `usage`, or message_start (input) and the last message_delta (output). */
+export function anthropicRelayMeter(_operation: RelayOperation, streaming: boolean): RelayMeter {
+  if (!streaming) {
+    const copy = new JsonCopy();
+    return {
+      push: (chunk) => copy.push(chunk),
+      reading: () => {
+        const answer = copy.parse() as { usage?: { input_tokens?: number; output_tokens?: number } } | undefined;
+        const usage = answer?.usage && { inputTokens: answer.usage.input_tokens ?? 0, outputTokens: answer.usage.output_tokens ?? 0 };
+        return { usage, complete: answer !== undefined, sawTerminator: false, sawError: false };
+      },
+    };
+  }
+  const state: RelayReading = { usage: undefined, complete: false, sawTerminator: false, sawError: false };
+  const usage: TokenUsage = { inputTokens: 0, outputTokens: 0 };
+  const parser = createParser({
+    onEvent: (event) => {
+      let carrier: Carrier;
+      try {
+        carrier = JSON.parse(event.data) as Carrier;
+      } catch {
+        return;
+      }
+      if (carrier.type === 'message_start' && carrier.message?.usage) {
+        usage.inputTokens = carrier.message.usage.input_tokens ?? 0;
+        usage.outputTokens = carrier.message.usage.output_tokens ?? 0;
+        state.usage = { ...usage };
+      } else if (carrier.type === 'message_delta' && carrier.usage) {
+        if (carrier.usage.output_tokens !== undefined) usage.outputTokens = carrier.usage.output_tokens;
+        if (typeof carrier.usage.input_tokens === 'number') usage.inputTokens = carrier.usage.input_tokens;
+        state.usage = { ...usage };
+      } else if (carrier.type === 'message_stop') {
+        state.complete = true;
+        state.sawTerminator = true;
+      } else if (carrier.type === 'error') {
+        state.sawError = true;
+      }
+    },
+  });
+  const decoder = new TextDecoder();
+  return { push: (chunk) => parser.feed(decoder.decode(chunk, { stream: true })), reading: () => ({ ...state }) };
+}

@@ -1,0 +1,62 @@
+import { Readable } from 'node:stream';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { openSse, type SseWriter } from './sse-writer.ts';
+
+export interface RelayedAnswer {
+  status: number;
+  contentType: string | undefined;
+  body: AsyncIterable<Uint8Array>;
+}
+
+/**
+ * Sends a non-streamed upstream answer through as it arrives. If the client goes away the stream is
+ * destroyed, which still reads the upstream to its end for billing.
+ */
+export function relayJson(reply: FastifyReply, answer: RelayedAnswer): FastifyReply {
+  return reply.code(answer.status).type(answer.contentType ?? 'application/json').send(Readable.from(answer.body));
+}
+
+export interface StreamRelayHooks {
+  /** After the upstream's last byte: what the surface's rules add (an appended terminator, say). */
+  onEnd?(sse: SseWriter, endsWithBlankLine: boolean): Promise<void>;
+  /** After a failure mid-stream: what the surface's rules say to send before closing, if anything. */
+  onFailure?(sse: SseWriter, endsWithBlankLine: boolean): Promise<void>;
+}
+
+/** Relays an upstream event stream byte for byte, with the streaming headers and backpressure of the SSE writer. */
+export async function relayStream(request: FastifyRequest, reply: FastifyReply, answer: RelayedAnswer, hooks: StreamRelayHooks = {}): Promise<void> {
+  const sse = openSse(reply);
+  let tail = '';
+  try {
+    for await (const chunk of answer.body) {
+      await sse.raw(chunk);
+      tail = (tail + Buffer.from(chunk).toString('latin1')).slice(-2);
+    }
+    await hooks.onEnd?.(sse, tail === '\n\n');
+  } catch (error) {
+    request.log.warn({ err: error }, 'relayed stream failed after it began');
+    await hooks.onFailure?.(sse, tail === '\n\n');
+  } finally {
+    sse.end();
+  }
+}
+
+/** Writes canonical-path events through an encoder, and what the surface sends when the upstream fails mid-way. */
+export async function streamEncoded<T>(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  events: AsyncIterable<T>,
+  write: (sse: SseWriter, event: T) => Promise<void>,
+  hooks: { onEnd(sse: SseWriter): Promise<void>; onFailure(sse: SseWriter): Promise<void>; noBuffering?: boolean },
+): Promise<void> {
+  const sse = openSse(reply, { noBuffering: hooks.noBuffering });
+  try {
+    for await (const event of events) await write(sse, event);
+    await hooks.onEnd(sse);
+  } catch (error) {
+    request.log.warn({ err: error }, 'stream failed after it began');
+    await hooks.onFailure(sse);
+  } finally {
+    sse.end();
+  }
+}

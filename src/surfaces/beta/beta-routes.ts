@@ -1,0 +1,110 @@
+import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { effectiveCapabilities } from '../../catalog/catalog.ts';
+import type { ChatStreamEvent } from '../../domain/chat.ts';
+import { collectEvents, type RelayRun } from '../../gateway/text-generation.ts';
+import type { GatewayServices } from '../../gateway/services.ts';
+import { principalOf, requireCredential } from '../../http/authentication.ts';
+import { relayJson, relayStream, streamEncoded } from '../../streaming/relay.ts';
+import { decodeMessages, gatedFields, MessageEventEncoder, messageOf, relayBody, type MessagesBody } from './messages-codec.ts';
+
+const MessagesRequest = Type.Object(
+  {
+    model: Type.String({ minLength: 1, maxLength: 300 }),
+    max_tokens: Type.Integer({ minimum: 1 }),
+    messages: Type.Array(Type.Object({ role: Type.String({ minLength: 1 }), content: Type.Unknown() }), { minItems: 1 }),
+    system: Type.Optional(Type.Union([Type.String(), Type.Array(Type.Object({}))])),
+    temperature: Type.Optional(Type.Number({ minimum: 0, maximum: 1 })),
+    top_p: Type.Optional(Type.Number({ minimum: 0, maximum: 1 })),
+    top_k: Type.Optional(Type.Integer({ minimum: 0 })),
+    stream: Type.Optional(Type.Boolean()),
+    tools: Type.Optional(Type.Array(Type.Object({}))),
+    tool_choice: Type.Optional(Type.Object({})),
+    stop_sequences: Type.Optional(Type.Array(Type.String(), { maxItems: 16 })),
+    metadata: Type.Optional(Type.Object({})),
+    thinking: Type.Optional(Type.Object({})),
+  },
+  // The surface is a pass-through: fields it does not name are forwarded as given.
+  { additionalProperties: true },
+);
+
+/** The version and feature-flag headers of the imitated protocol, forwarded upstream when present. */
+const forwardedHeaders = ['anthropic-version', 'anthropic-beta'] as const;
+
+function protocolHeaders(request: FastifyRequest): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const name of forwardedHeaders) {
+    const value = request.headers[name];
+    if (typeof value === 'string' && value !== '') headers[name] = value;
+  }
+  return headers;
+}
+
+/** The beta (messages-style) surface. */
+export const betaRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServices }> = async (app, { services }) => {
+  app.addHook('onRequest', requireCredential(services.authenticator));
+
+  app.get('/api/beta/v1/models', async () => {
+    const data = services.catalog.list().map((model) => {
+      const capabilities = effectiveCapabilities(model);
+      return {
+        type: 'model',
+        id: model.modelId,
+        display_name: model.name ?? model.modelId,
+        created_at: model.createdAt ?? new Date(0).toISOString(),
+        inputModalities: model.inputModalities,
+        outputModalities: model.outputModalities,
+        capabilitiesProviderId: model.rows[0]?.providerId,
+        ...(capabilities ? { capabilities } : {}),
+      };
+    });
+    return { data, has_more: false, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null };
+  });
+
+  app.post('/api/beta/v1/messages', { schema: { body: MessagesRequest } }, async (request, reply) => {
+    const body = request.body as MessagesBody;
+    const principal = principalOf(request);
+    const decoded = decodeMessages(body);
+    const gatedParameters: Record<string, unknown> = {};
+    for (const [field, native] of Object.entries(gatedFields)) if (body[field] !== undefined) gatedParameters[native] = body[field];
+    const streaming = body.stream === true;
+    const run = await services.text.start(
+      { accountId: principal.accountId, apiKeyId: principal.kind === 'key' ? principal.apiKeyId : null },
+      {
+        modelId: body.model,
+        messages: decoded.messages,
+        maxTokens: body.max_tokens,
+        temperature: body.temperature,
+        topP: body.top_p,
+        stop: body.stop_sequences,
+        gatedParameters,
+        untranslatable: decoded.untranslatable,
+        recordedRequest: { surface: 'beta', endpoint: 'messages', model: body.model, stream: streaming, messages: body.messages.length },
+        relay: {
+          protocol: 'anthropic',
+          operation: 'messages',
+          streaming,
+          prepare: (upstreamModel, dropped) => relayBody(body, upstreamModel, dropped),
+          headers: protocolHeaders(request),
+        },
+      },
+    );
+    if (run.droppedParameters.length > 0) reply.header('x-gateway-dropped-parameters', run.droppedParameters.join(','));
+    if (run.kind === 'relay') return relayAnswer(request, reply, run, streaming);
+    return streaming ? streamEvents(request, reply, run.events, body.model) : reply.send(messageOf(body.model, await collectEvents(run.events)));
+  });
+};
+
+const streamError = { type: 'error', error: { type: 'api_error', message: 'the upstream provider failed while streaming' } };
+
+function streamEvents(request: FastifyRequest, reply: FastifyReply, events: AsyncIterable<ChatStreamEvent>, model: string): Promise<void> {
+  const encoder = new MessageEventEncoder(model);
+  return streamEncoded(request, reply, events, async (sse, event) => {
+    for (const [name, payload] of encoder.encode(event)) await sse.event(name, payload);
+  }, { onEnd: async () => undefined, onFailure: (sse) => sse.event('error', streamError) });
+}
+
+/** Events of an upstream of this protocol pass through unmodified; its stream simply ends on message_stop. */
+function relayAnswer(request: FastifyRequest, reply: FastifyReply, run: RelayRun, streaming: boolean): FastifyReply | Promise<void> {
+  return streaming ? relayStream(request, reply, run) : relayJson(reply, run);
+}

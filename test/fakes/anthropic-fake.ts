@@ -1,0 +1,99 @@
+import type { ServerResponse } from 'node:http';
+import { sleep, startFakeServer, type FakeServer, type RecordedRequest } from './fake-server.ts';
+
+/**
+ * A fake Anthropic upstream speaking the real Messages wire format (see the Anthropic wire notes): JSON
+ * Message bodies, or SSE with `event:` lines (message_start, content_block_start, ping, content_block_delta,
+ * content_block_stop, message_delta with cumulative output tokens, message_stop; no [DONE]), and the
+ * provider's error body. The model name picks the scenario:
+ * - `fake-error-<status>`: that status with an Anthropic error body (529 is overloaded_error);
+ * - `fake-cut`: the stream stops after the first delta, with no message_stop;
+ * - `fake-stream-error`: an `event: error` (overloaded) after the first delta;
+ * anything else answers "Echo: <last user text>", one word per delta.
+ */
+export const fakeAnthropicKey = 'sk-ant-fake-key';
+
+const errorTypes: Record<number, string> = {
+  400: 'invalid_request_error',
+  401: 'authentication_error',
+  403: 'permission_error',
+  404: 'not_found_error',
+  429: 'rate_limit_error',
+  500: 'api_error',
+  529: 'overloaded_error',
+};
+
+interface MessagesBody {
+  model: string;
+  max_tokens?: number;
+  messages?: Array<{ role: string; content: string | Array<{ type: string; text?: string }> }>;
+  system?: string;
+  stream?: boolean;
+}
+
+function sendError(response: ServerResponse, status: number, message: string): void {
+  response.writeHead(status, { 'content-type': 'application/json', 'request-id': 'req_fake' });
+  response.end(JSON.stringify({ type: 'error', error: { type: errorTypes[status] ?? 'api_error', message }, request_id: 'req_fake' }));
+}
+
+const textOf = (content: string | Array<{ type: string; text?: string }>) =>
+  typeof content === 'string' ? content : content.map((block) => (block.type === 'text' ? (block.text ?? '') : '')).join('');
+const wordsOf = (text: string) => text.split(/\s+/).filter(Boolean);
+
+async function messages(request: RecordedRequest, response: ServerResponse): Promise<void> {
+  if (request.headers['x-api-key'] !== fakeAnthropicKey) return sendError(response, 401, 'invalid x-api-key');
+  if (!request.headers['anthropic-version']) return sendError(response, 400, 'anthropic-version: header is required');
+  const body = request.body as MessagesBody;
+  if (typeof body.max_tokens !== 'number') return sendError(response, 400, 'max_tokens: Field required');
+  const failure = /^fake-error-(\d{3})$/.exec(body.model);
+  if (failure) return sendError(response, Number(failure[1]), `The fake failed with ${failure[1]}`);
+  const lastUser = (body.messages ?? []).filter((message) => message.role === 'user').at(-1);
+  let words = wordsOf(`Echo: ${lastUser ? textOf(lastUser.content) : ''}`);
+  let stopReason = 'end_turn';
+  if (words.length > body.max_tokens) {
+    words = words.slice(0, body.max_tokens);
+    stopReason = 'max_tokens';
+  }
+  const inputTokens = (body.messages ?? []).reduce((sum, message) => sum + wordsOf(textOf(message.content)).length, 0) + wordsOf(body.system ?? '').length;
+  const message = { id: 'msg_fake01', type: 'message', role: 'assistant', model: body.model, content: [] as object[], stop_reason: null, stop_sequence: null };
+  if (!body.stream) {
+    response.writeHead(200, { 'content-type': 'application/json', 'request-id': 'req_fake' });
+    response.end(
+      JSON.stringify({
+        ...message,
+        content: [{ type: 'text', text: words.join(' ') }],
+        stop_reason: stopReason,
+        usage: { input_tokens: inputTokens, output_tokens: words.length, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, service_tier: 'standard' },
+      }),
+    );
+    return;
+  }
+  response.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', 'request-id': 'req_fake' });
+  const send = (type: string, data: object) => response.write(`event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`);
+  send('message_start', { message: { ...message, usage: { input_tokens: inputTokens, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, output_tokens: 1, service_tier: 'standard' } } });
+  send('content_block_start', { index: 0, content_block: { type: 'text', text: '' } });
+  send('ping', {});
+  for (const [index, word] of words.entries()) {
+    send('content_block_delta', { index: 0, delta: { type: 'text_delta', text: index === 0 ? word : ` ${word}` } });
+    if (index === 0 && body.model === 'fake-cut') {
+      await sleep(50);
+      response.socket?.destroy();
+      return;
+    }
+    if (index === 0 && body.model === 'fake-stream-error') {
+      response.end(`event: error\ndata: ${JSON.stringify({ type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } })}\n\n`);
+      return;
+    }
+  }
+  send('content_block_stop', { index: 0 });
+  send('message_delta', { delta: { stop_reason: stopReason, stop_sequence: null }, usage: { output_tokens: words.length } });
+  send('message_stop', {});
+  response.end();
+}
+
+export function startAnthropicFake(): Promise<FakeServer> {
+  return startFakeServer(async (request, response) => {
+    if (request.method === 'POST' && request.path === '/v1/messages') return messages(request, response);
+    sendError(response, 404, `Not found: ${request.method} ${request.path}`);
+  });
+}
