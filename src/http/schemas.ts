@@ -6,7 +6,10 @@ export const UsdCap = Type.Number({ minimum: 0, maximum: MAX_USD_AMOUNT });
 export const SignedUsd = Type.Number({ minimum: -MAX_USD_AMOUNT, maximum: MAX_USD_AMOUNT });
 export const Email = Type.String({ format: 'email', minLength: 3, maxLength: 254 });
 export const Password = Type.String({ minLength: 8, maxLength: 256 });
-export const KeyName = Type.String({ minLength: 1, maxLength: 100, pattern: '\\S' });
+/** PostgreSQL text cannot hold U+0000, so free text bound for a column refuses it here (400, not a 500 from the insert). */
+export const StoredText = (options: { maxLength: number }) => Type.String({ ...options, pattern: '^[^\\u0000]*$' });
+/** At least one non-space character and no U+0000; written so the regex runs in linear time. */
+export const KeyName = Type.String({ minLength: 1, maxLength: 100, pattern: '^\\s*[^\\s\\u0000][^\\u0000]*$' });
 export const Identifier = Type.String({ minLength: 1, maxLength: 100, pattern: '^[A-Za-z0-9_-]+$' });
 
 const nullableCap = Type.Optional(Type.Union([UsdCap, Type.Null()]));

@@ -77,7 +77,16 @@ export class AccountService {
 
   /** Adds (or with a negative amount removes) credits; returns the new balance in USD. */
   async addCredits(accountId: string, amountUsd: number, note: string | null): Promise<number> {
-    const balance = await this.options.accounts.addCredits({ accountId, amountNanos: usdToNanos(amountUsd), grantId: newId('grant'), note });
+    let balance: bigint | undefined;
+    try {
+      balance = await this.options.accounts.addCredits({ accountId, amountNanos: usdToNanos(amountUsd), grantId: newId('grant'), note });
+    } catch (error) {
+      // The balance column is a bigint of nanos (about ±9.2e9 USD); an adjustment past it fails the whole transaction.
+      if (isNumericOutOfRange(error)) {
+        throw new GatewayError('GW_VALIDATION', `adding ${amountUsd} USD would take the balance of account "${accountId}" out of the storable range`);
+      }
+      throw error;
+    }
     if (balance === undefined) throw new GatewayError('GW_NOT_FOUND', `account "${accountId}" not found`);
     return nanosToUsd(balance);
   }
@@ -88,4 +97,14 @@ export class AccountService {
     await this.options.sessions.insert({ id: newId('sess'), accountId: account.id, tokenHash: lookupHashOf(this.options.secretKeys, token), expiresAt });
     return { token, expiresAt, account };
   }
+}
+
+/** PostgreSQL's numeric_value_out_of_range (22003), possibly wrapped by the query builder as a `cause`. */
+function isNumericOutOfRange(error: unknown): boolean {
+  let current: unknown = error;
+  for (let depth = 0; depth < 5 && typeof current === 'object' && current !== null; depth++) {
+    if ((current as { code?: unknown }).code === '22003') return true;
+    current = (current as { cause?: unknown }).cause;
+  }
+  return false;
 }

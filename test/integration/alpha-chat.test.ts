@@ -1,4 +1,4 @@
-import OpenAI from 'openai';
+import OpenAI, { APIError } from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FakeServer } from '../fakes/fake-server.ts';
 import { fakeOpenAiKey, startOpenAiFake } from '../fakes/openai-fake.ts';
@@ -115,7 +115,7 @@ describe('alpha chat completions with the official OpenAI SDK', () => {
     const { key } = await gateway.createFundedKey({ credits: 1 });
     const error = await client(key).chat.completions.create({ model: 'limited', messages }).catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(OpenAI.RateLimitError);
-    expect((error as OpenAI.APIError).code).toBe('rate_limit_exceeded');
+    expect((error as APIError).code).toBe('rate_limit_exceeded');
   });
 
   it('appends [DONE] when the upstream leaves it out, and ends a cut stream with an error event and no [DONE]', async () => {

@@ -2,7 +2,7 @@ import { timingSafeEqual, createHash } from 'node:crypto';
 import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { GatewayError } from '../../domain/errors.ts';
 import type { GatewayServices } from '../../gateway/services.ts';
-import { Email, Identifier, KeyIdParams, KeyPatchBody, NewKeyBody, Password, SignedUsd, UsdCap } from '../../http/schemas.ts';
+import { Email, Identifier, KeyIdParams, KeyPatchBody, NewKeyBody, Password, SignedUsd, StoredText, UsdCap } from '../../http/schemas.ts';
 
 const AccountParams = Type.Object({ accountId: Identifier });
 
@@ -37,7 +37,7 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServices 
     {
       schema: {
         params: AccountParams,
-        body: Type.Object({ amount: SignedUsd, note: Type.Optional(Type.String({ maxLength: 500 })) }, { additionalProperties: false }),
+        body: Type.Object({ amount: SignedUsd, note: Type.Optional(StoredText({ maxLength: 500 })) }, { additionalProperties: false }),
       },
     },
     async (request) => ({ creditBalance: await services.accounts.addCredits(request.params.accountId, request.body.amount, request.body.note ?? null) }),
