@@ -14,6 +14,7 @@ import { TextGeneration } from './gateway/text-generation.ts';
 import { WorkTracker } from './gateway/work-tracker.ts';
 import type { AdapterRegistry } from './providers/provider-adapter.ts';
 import { createAnthropicAdapter } from './providers/anthropic/anthropic-adapter.ts';
+import { createGeminiAdapter } from './providers/gemini/gemini-adapter.ts';
 import { createOpenAiAdapter } from './providers/openai/openai-adapter.ts';
 import { sandboxAdapter } from './providers/sandbox/sandbox-adapter.ts';
 import { UpstreamHttp } from './providers/shared/upstream-http.ts';
@@ -30,7 +31,7 @@ import { SessionsRepository } from './storage/sessions-repository.ts';
 
 /** One line per provider family: the adapters this build knows, sharing one upstream HTTP client. */
 function providerAdapters(http: UpstreamHttp): AdapterRegistry {
-  return new Map([sandboxAdapter, createOpenAiAdapter(http), createAnthropicAdapter(http)].map((adapter) => [adapter.protocol, adapter]));
+  return new Map([sandboxAdapter, createOpenAiAdapter(http), createAnthropicAdapter(http), createGeminiAdapter(http)].map((adapter) => [adapter.protocol, adapter]));
 }
 
 export interface CoreOptions {

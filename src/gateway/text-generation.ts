@@ -152,7 +152,8 @@ export class TextGeneration {
     const meter = route.adapter.relayMeter!(relay.operation, relay.streaming);
     let exchange;
     try {
-      exchange = await route.adapter.relay!(relay.operation, relay.prepare(route.row.upstreamModel, dropped), { target: route.target, headers: relay.headers });
+      const upstreamModel = route.row.upstreamModel;
+      exchange = await route.adapter.relay!({ operation: relay.operation, upstreamModel, body: relay.prepare(upstreamModel, dropped) }, { target: route.target, headers: relay.headers });
     } catch (error) {
       await settle('failed', undefined, false);
       throw error;

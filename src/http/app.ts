@@ -10,6 +10,7 @@ import { authRoutes } from '../surfaces/account/auth-routes.ts';
 import { adminRoutes } from '../surfaces/admin/admin-routes.ts';
 import { alphaRoutes } from '../surfaces/alpha/alpha-routes.ts';
 import { betaRoutes } from '../surfaces/beta/beta-routes.ts';
+import { gammaRoutes } from '../surfaces/gamma/gamma-routes.ts';
 import { compatRoutes } from '../surfaces/compat/compat-routes.ts';
 import { nativeModelsRoutes } from '../surfaces/native/models-routes.ts';
 import { nativeTextRoutes } from '../surfaces/native/text-completions-routes.ts';
@@ -82,6 +83,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(nativeTextRoutes, { services });
   await app.register(alphaRoutes, { services });
   await app.register(betaRoutes, { services });
+  await app.register(gammaRoutes, { services });
   await app.register(compatRoutes, { services });
   await app.register(adminRoutes, { services });
   return app;

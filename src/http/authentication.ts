@@ -14,6 +14,8 @@ export const sessionCookieName = 'gw_session';
 export interface AuthenticationOptions {
   /** The dashboard's HttpOnly session cookie counts as a credential (account API only). */
   acceptCookie?: boolean;
+  /** `x-goog-api-key`, the header the official Gemini SDK sends the key in (gamma surface only). */
+  acceptGoogleKeyHeader?: boolean;
 }
 
 function headerValue(request: FastifyRequest, name: string): string | undefined {
@@ -22,9 +24,9 @@ function headerValue(request: FastifyRequest, name: string): string | undefined 
   return single === undefined || single.trim() === '' ? undefined : single.trim();
 }
 
-/** The credential a request carries: `x-api-key` wins over `Authorization: Bearer`, which wins over the cookie. */
+/** The credential a request carries: `x-api-key` (or `x-goog-api-key` where accepted) wins over `Authorization: Bearer`, which wins over the cookie. */
 export function extractCredential(request: FastifyRequest, options: AuthenticationOptions): { credential: string; source: CredentialSource } | undefined {
-  const apiKey = headerValue(request, 'x-api-key');
+  const apiKey = headerValue(request, 'x-api-key') ?? (options.acceptGoogleKeyHeader ? headerValue(request, 'x-goog-api-key') : undefined);
   if (apiKey) return { credential: apiKey, source: 'x-api-key' };
   const authorization = headerValue(request, 'authorization');
   if (authorization) {

@@ -39,13 +39,21 @@ export interface RelayMeter {
   reading(): RelayReading;
 }
 
-export type RelayOperation = 'chat-completions' | 'messages';
+export type RelayOperation = 'chat-completions' | 'messages' | 'generate-content' | 'stream-generate-content-sse' | 'stream-generate-content-json';
+
+/** A request in the upstream protocol's own shape, to forward as given. */
+export interface RelayRequest {
+  operation: RelayOperation;
+  /** For protocols that address the model in the path rather than the body. */
+  upstreamModel: string;
+  body: Readonly<Record<string, unknown>>;
+}
 
 /** What a provider family offers for text; one stream of canonical events ending in a `finish`. */
 export interface TextAdapter {
   streamChat(request: ChatRequest, options: CallOptions): AsyncIterable<ChatStreamEvent>;
   /** Forwards a request of this protocol's own shape as given and relays the answer, for pass-through. */
-  relay?(operation: RelayOperation, body: Readonly<Record<string, unknown>>, options: CallOptions): Promise<RawExchange>;
+  relay?(request: RelayRequest, options: CallOptions): Promise<RawExchange>;
   /** Reads usage from a copy of a relayed answer. */
   relayMeter?(operation: RelayOperation, streaming: boolean): RelayMeter;
 }

@@ -8,7 +8,7 @@ export function createAnthropicAdapter(http: UpstreamHttp): ProviderAdapter {
     protocol: 'anthropic',
     text: {
       streamChat: (request, options) => streamAnthropicMessages(http, request, options),
-      relay: (operation, body, options) => relayAnthropic(http, operation, body, options),
+      relay: (request, options) => relayAnthropic(http, request, options),
       relayMeter: anthropicRelayMeter,
     },
   };

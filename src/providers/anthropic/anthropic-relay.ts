@@ -1,11 +1,11 @@
 import { createParser } from 'eventsource-parser';
 import type { TokenUsage } from '../../domain/chat.ts';
-import type { CallOptions, RawExchange, RelayMeter, RelayOperation, RelayReading } from '../provider-adapter.ts';
+import type { CallOptions, RawExchange, RelayMeter, RelayOperation, RelayReading, RelayRequest } from '../provider-adapter.ts';
 import type { UpstreamHttp } from '../shared/upstream-http.ts';
 import { JsonCopy } from '../shared/json-copy.ts';
 import { anthropicHeaders } from './anthropic-messages.ts';
 
-export async function relayAnthropic(http: UpstreamHttp, operation: RelayOperation, body: Readonly<Record<string, unknown>>, options: CallOptions): Promise<RawExchange> {
+export async function relayAnthropic(http: UpstreamHttp, { operation, body }: RelayRequest, options: CallOptions): Promise<RawExchange> {
   if (operation !== 'messages') throw new Error(`the Anthropic protocol has no ${operation} operation`);
   const response = await http.postJson(options.target, '/messages', anthropicHeaders(options.target, options.headers), body, options.signal);
   const contentType = response.headers['content-type'];

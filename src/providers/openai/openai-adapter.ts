@@ -9,7 +9,7 @@ export function createOpenAiAdapter(http: UpstreamHttp): ProviderAdapter {
     protocol: 'openai',
     text: {
       streamChat: (request, options) => streamOpenAiChat(http, request, options),
-      relay: (operation, body, options) => relayOpenAi(http, operation, body, options),
+      relay: (request, options) => relayOpenAi(http, request, options),
       relayMeter: openAiRelayMeter,
     },
   };

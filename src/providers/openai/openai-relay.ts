@@ -1,6 +1,6 @@
 import { createParser } from 'eventsource-parser';
 import type { TokenUsage } from '../../domain/chat.ts';
-import type { CallOptions, RawExchange, RelayMeter, RelayOperation, RelayReading } from '../provider-adapter.ts';
+import type { CallOptions, RawExchange, RelayMeter, RelayOperation, RelayReading, RelayRequest } from '../provider-adapter.ts';
 import { JsonCopy } from '../shared/json-copy.ts';
 import type { UpstreamHttp } from '../shared/upstream-http.ts';
 
@@ -17,7 +17,7 @@ function usageOf(carrier: UsageCarrier): TokenUsage | undefined {
   return usage ? { inputTokens: usage.prompt_tokens ?? 0, outputTokens: usage.completion_tokens ?? 0 } : undefined;
 }
 
-export async function relayOpenAi(http: UpstreamHttp, operation: RelayOperation, body: Readonly<Record<string, unknown>>, options: CallOptions): Promise<RawExchange> {
+export async function relayOpenAi(http: UpstreamHttp, { operation, body }: RelayRequest, options: CallOptions): Promise<RawExchange> {
   const path = paths[operation];
   if (!path) throw new Error(`the OpenAI protocol has no ${operation} operation`);
   const response = await http.postJson(options.target, path, { authorization: `Bearer ${options.target.apiKey}` }, body, options.signal);

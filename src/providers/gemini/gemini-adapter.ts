@@ -1,0 +1,15 @@
+import type { ProviderAdapter } from '../provider-adapter.ts';
+import type { UpstreamHttp } from '../shared/upstream-http.ts';
+import { streamGeminiContent } from './gemini-content.ts';
+import { geminiRelayMeter, relayGemini } from './gemini-relay.ts';
+
+export function createGeminiAdapter(http: UpstreamHttp): ProviderAdapter {
+  return {
+    protocol: 'gemini',
+    text: {
+      streamChat: (request, options) => streamGeminiContent(http, request, options),
+      relay: (request, options) => relayGemini(http, request, options),
+      relayMeter: (operation) => geminiRelayMeter(operation),
+    },
+  };
+}

@@ -1,0 +1,143 @@
+import { Readable } from 'node:stream';
+import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { effectiveCapabilities } from '../../catalog/catalog.ts';
+import type { ChatStreamEvent } from '../../domain/chat.ts';
+import { GatewayError } from '../../domain/errors.ts';
+import type { GatewayServices } from '../../gateway/services.ts';
+import { collectEvents, type RelayRun } from '../../gateway/text-generation.ts';
+import { principalOf, requireCredential } from '../../http/authentication.ts';
+import { relayJson, relayStream, streamEncoded } from '../../streaming/relay.ts';
+import { chunkOf, decodeContents, gatedParametersOf, relayBody, responseOf, streamError, type GenerateContentBody } from './generate-content-codec.ts';
+
+const Part = Type.Object({ text: Type.Optional(Type.String()) });
+const GenerateContentRequest = Type.Object(
+  {
+    contents: Type.Union([Type.String({ minLength: 1 }), Type.Array(Type.Object({ role: Type.Optional(Type.String()), parts: Type.Array(Part, { minItems: 1 }) }), { minItems: 1 })]),
+    systemInstruction: Type.Optional(Type.Union([Type.String(), Type.Object({ parts: Type.Array(Part) })])),
+    generationConfig: Type.Optional(
+      Type.Object({
+        temperature: Type.Optional(Type.Number({ minimum: 0, maximum: 2 })),
+        topP: Type.Optional(Type.Number({ minimum: 0, maximum: 1 })),
+        topK: Type.Optional(Type.Integer({ minimum: 1 })),
+        maxOutputTokens: Type.Optional(Type.Integer({ minimum: 1 })),
+        stopSequences: Type.Optional(Type.Array(Type.String(), { maxItems: 16 })),
+        responseMimeType: Type.Optional(Type.String()),
+        responseSchema: Type.Optional(Type.Object({})),
+        thinkingConfig: Type.Optional(Type.Object({})),
+      }),
+    ),
+    safetySettings: Type.Optional(Type.Array(Type.Object({}))),
+    tools: Type.Optional(Type.Array(Type.Object({}))),
+    toolConfig: Type.Optional(Type.Object({})),
+    cachedContent: Type.Optional(Type.String()),
+  },
+  // The surface is a pass-through: fields it does not name are forwarded as given.
+  { additionalProperties: true },
+);
+
+const actions = ['generateContent', 'streamGenerateContent'] as const;
+type Action = (typeof actions)[number];
+
+/** `models/{model}:{action}`: the model is the catalog id, which may itself contain slashes. */
+function parseModelPath(path: string): { modelId: string; action: Action } {
+  const separator = path.lastIndexOf(':');
+  const action = path.slice(separator + 1);
+  if (separator <= 0 || !(actions as readonly string[]).includes(action)) {
+    throw new GatewayError('GW_ROUTE_NOT_FOUND', `unknown model action "${separator < 0 ? path : action}": use generateContent or streamGenerateContent`);
+  }
+  return { modelId: path.slice(0, separator), action: action as Action };
+}
+
+/** The gamma (generateContent-style) surface. */
+export const gammaRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServices }> = async (app, { services }) => {
+  app.addHook('onRequest', requireCredential(services.authenticator, { acceptGoogleKeyHeader: true }));
+
+  app.get('/api/gamma/v1beta/models', async () => {
+    const models = services.catalog.list();
+    return {
+      data: models.map((model) => {
+        const capabilities = effectiveCapabilities(model);
+        return {
+          id: `${model.rows[0]?.providerId}/${model.modelId}`,
+          name: model.name ?? model.modelId,
+          inputModalities: model.inputModalities,
+          outputModalities: model.outputModalities,
+          capabilitiesProviderId: model.rows[0]?.providerId,
+          ...(capabilities ? { capabilities } : {}),
+        };
+      }),
+      // The protocol's own list shape, which the official SDK reads.
+      models: models.map((model) => ({
+        name: `models/${model.modelId}`,
+        displayName: model.name ?? model.modelId,
+        supportedGenerationMethods: model.outputModalities.includes('embedding') ? ['embedContent', 'batchEmbedContents'] : ['generateContent', 'streamGenerateContent'],
+      })),
+    };
+  });
+
+  app.post(
+    '/api/gamma/v1beta/models/*',
+    { schema: { params: Type.Object({ '*': Type.String({ maxLength: 400 }) }), querystring: Type.Object({ alt: Type.Optional(Type.Literal('sse')) }), body: GenerateContentRequest } },
+    async (request, reply) => {
+      const { modelId, action } = parseModelPath(request.params['*']);
+      const body = request.body as GenerateContentBody;
+      const principal = principalOf(request);
+      const decoded = decodeContents(body);
+      const streaming = action === 'streamGenerateContent';
+      const sse = request.query.alt === 'sse';
+      const config = body.generationConfig ?? {};
+      const run = await services.text.start(
+        { accountId: principal.accountId, apiKeyId: principal.kind === 'key' ? principal.apiKeyId : null },
+        {
+          modelId,
+          messages: decoded.messages,
+          maxTokens: config.maxOutputTokens as number | undefined,
+          temperature: config.temperature as number | undefined,
+          topP: config.topP as number | undefined,
+          stop: config.stopSequences as string[] | undefined,
+          gatedParameters: gatedParametersOf(body),
+          untranslatable: decoded.untranslatable,
+          recordedRequest: { surface: 'gamma', endpoint: action, model: modelId, stream: streaming },
+          relay: {
+            protocol: 'gemini',
+            operation: !streaming ? 'generate-content' : sse ? 'stream-generate-content-sse' : 'stream-generate-content-json',
+            streaming: streaming && sse,
+            prepare: (_upstreamModel, dropped) => relayBody(body, dropped),
+          },
+        },
+      );
+      if (run.droppedParameters.length > 0) reply.header('x-gateway-dropped-parameters', run.droppedParameters.join(','));
+      if (run.kind === 'relay') return relayAnswer(request, reply, run, streaming && sse);
+      if (!streaming) return reply.send(responseOf(modelId, await collectEvents(run.events)));
+      return sse ? streamSse(request, reply, run.events, modelId) : reply.type('application/json').send(Readable.from(jsonArray(request, run.events, modelId)));
+    },
+  );
+};
+
+function streamSse(request: FastifyRequest, reply: FastifyReply, events: AsyncIterable<ChatStreamEvent>, model: string): Promise<void> {
+  return streamEncoded(request, reply, events, (sse, event) => sse.data(chunkOf(model, event)), {
+    onEnd: async () => undefined,
+    onFailure: (sse) => sse.data(streamError),
+  });
+}
+
+/** The protocol's stream without `alt=sse`: one JSON array written element by element. */
+async function* jsonArray(request: FastifyRequest, events: AsyncIterable<ChatStreamEvent>, model: string): AsyncGenerator<string> {
+  let separator = '[';
+  try {
+    for await (const event of events) {
+      yield `${separator}${JSON.stringify(chunkOf(model, event))}`;
+      separator = ',\r\n';
+    }
+  } catch (error) {
+    request.log.warn({ err: error }, 'stream failed after it began');
+    yield `${separator}${JSON.stringify(streamError)}`;
+  }
+  yield separator === '[' ? '[]' : ']';
+}
+
+/** Chunks of an upstream of this protocol pass through as they came; its stream simply ends. */
+function relayAnswer(request: FastifyRequest, reply: FastifyReply, run: RelayRun, sse: boolean): FastifyReply | Promise<void> {
+  return sse ? relayStream(request, reply, run) : relayJson(reply, run);
+}

@@ -1,0 +1,84 @@
+import type { ServerResponse } from 'node:http';
+import { sleep, startFakeServer, type FakeServer, type RecordedRequest } from './fake-server.ts';
+
+/**
+ * A fake Gemini upstream speaking the real generateContent wire format (see the Gemini wire notes): JSON
+ * answers; `:streamGenerateContent?alt=sse` as `data:` events separated by CRLF CRLF with no terminator;
+ * `:streamGenerateContent` without `alt` as one incrementally written JSON array; Google RPC error bodies
+ * (a bad key is 400 INVALID_ARGUMENT). The model name picks the scenario:
+ * - `fake-error-<status>`: that status with a Google RPC error body;
+ * - `fake-cut`: the stream closes after the first chunk, before any finishReason;
+ * - `fake-thinking`: reports 7 thinking tokens in thoughtsTokenCount;
+ * anything else answers "Echo: <last user text>", one word per chunk.
+ */
+export const fakeGeminiKey = 'fake-gemini-key';
+
+const statusNames: Record<number, string> = { 400: 'INVALID_ARGUMENT', 403: 'PERMISSION_DENIED', 404: 'NOT_FOUND', 429: 'RESOURCE_EXHAUSTED', 500: 'INTERNAL', 503: 'UNAVAILABLE' };
+
+function sendError(response: ServerResponse, code: number, message: string): void {
+  response.writeHead(code, { 'content-type': 'application/json; charset=UTF-8' });
+  response.end(JSON.stringify({ error: { code, message, status: statusNames[code] ?? 'UNKNOWN' } }));
+}
+
+interface GenerateBody {
+  contents?: Array<{ role?: string; parts?: Array<{ text?: string }> }>;
+  systemInstruction?: { parts?: Array<{ text?: string }> };
+  generationConfig?: { maxOutputTokens?: number };
+}
+
+const wordsOf = (text: string) => text.split(/\s+/).filter(Boolean);
+const textOf = (parts: Array<{ text?: string }> | undefined) => (parts ?? []).map((part) => part.text ?? '').join('');
+
+async function generate(request: RecordedRequest, response: ServerResponse, model: string, action: string, alt: string | null): Promise<void> {
+  if (request.headers['x-goog-api-key'] !== fakeGeminiKey) return sendError(response, 400, 'API key not valid. Please pass a valid API key.');
+  const failure = /^fake-error-(\d{3})$/.exec(model);
+  if (failure) return sendError(response, Number(failure[1]), `The fake failed with ${failure[1]}`);
+  const body = request.body as GenerateBody;
+  const lastUser = (body.contents ?? []).filter((content) => content.role !== 'model').at(-1);
+  let words = wordsOf(`Echo: ${textOf(lastUser?.parts)}`);
+  let finishReason = 'STOP';
+  const max = body.generationConfig?.maxOutputTokens;
+  if (max !== undefined && words.length > max) {
+    words = words.slice(0, max);
+    finishReason = 'MAX_TOKENS';
+  }
+  const promptTokenCount = (body.contents ?? []).reduce((sum, content) => sum + wordsOf(textOf(content.parts)).length, 0) + wordsOf(textOf(body.systemInstruction?.parts)).length;
+  const thoughts = model === 'fake-thinking' ? { thoughtsTokenCount: 7 } : {};
+  const finalUsage = { promptTokenCount, candidatesTokenCount: words.length, ...thoughts, totalTokenCount: promptTokenCount + words.length + (model === 'fake-thinking' ? 7 : 0) };
+  const common = { modelVersion: model, responseId: 'fakeResponseId01' };
+  if (action === 'generateContent') {
+    response.writeHead(200, { 'content-type': 'application/json; charset=UTF-8' });
+    response.end(JSON.stringify({ candidates: [{ content: { role: 'model', parts: [{ text: words.join(' ') }] }, finishReason, index: 0 }], usageMetadata: finalUsage, ...common }));
+    return;
+  }
+  const chunks = words.map((word, index) => {
+    const last = index === words.length - 1;
+    return {
+      candidates: [{ content: { role: 'model', parts: [{ text: index === 0 ? word : ` ${word}` }] }, ...(last ? { finishReason } : {}), index: 0 }],
+      usageMetadata: last ? finalUsage : { promptTokenCount, totalTokenCount: promptTokenCount },
+      ...common,
+    };
+  });
+  const sse = alt === 'sse';
+  response.writeHead(200, { 'content-type': sse ? 'text/event-stream' : 'application/json; charset=UTF-8' });
+  if (!sse) response.write('[');
+  for (const [index, chunk] of chunks.entries()) {
+    if (sse) response.write(`data: ${JSON.stringify(chunk)}\r\n\r\n`);
+    else response.write(`${index === 0 ? '' : ',\r\n'}${JSON.stringify(chunk)}`);
+    if (model === 'fake-cut') {
+      await sleep(50);
+      response.socket?.destroy();
+      return;
+    }
+  }
+  response.end(sse ? undefined : ']');
+}
+
+export function startGeminiFake(): Promise<FakeServer> {
+  return startFakeServer(async (request, response) => {
+    const url = new URL(request.path, 'http://fake');
+    const match = /^\/v1beta\/models\/([^/:]+):(generateContent|streamGenerateContent)$/.exec(url.pathname);
+    if (request.method === 'POST' && match) return generate(request, response, decodeURIComponent(match[1]!), match[2]!, url.searchParams.get('alt'));
+    sendError(response, 404, `Method not found: ${request.method} ${url.pathname}`);
+  });
+}
