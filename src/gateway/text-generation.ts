@@ -6,6 +6,7 @@ import type { Catalog, ProviderRow } from '../catalog/catalog.ts';
 import type { ProviderConfig } from '../config/load-config.ts';
 import type { ChatMessage, ChatRequest, ChatStreamEvent, TokenUsage } from '../domain/chat.ts';
 import { GatewayError } from '../domain/errors.ts';
+import { UpstreamHttpError, UpstreamUnreachableError } from '../domain/upstream-failure.ts';
 import type { Protocol } from '../domain/protocols.ts';
 import type { AdapterRegistry, RelayOperation, RelayReading, TextAdapter } from '../providers/provider-adapter.ts';
 import { metered, startIteration } from './metered.ts';
@@ -23,6 +24,8 @@ export interface TextGenerationInput {
   gatedParameters: Readonly<Record<string, unknown>>;
   /** What the usage record keeps of the request (no message content). */
   recordedRequest: Record<string, unknown>;
+  /** `false` keeps the call on the winning provider row even when it fails (alpha `provider.allow_fallbacks`). */
+  allowFallbacks?: boolean;
   /**
    * Features of the request the canonical model cannot carry yet (for example image parts): fine when the
    * request is relayed to an upstream of its own protocol, a 400 naming the model when it must be translated.
@@ -73,7 +76,26 @@ interface Route {
   target: ProviderConfig;
 }
 
-/** The pipeline for text: resolve -> gate -> price + hold -> dispatch -> meter -> settle. */
+type Settle = (status: GenerationStatus, usage: TokenUsage | undefined, counted: boolean) => Promise<void>;
+
+/** What one dispatch needs besides the route: the settled request's bookkeeping. */
+interface Dispatch {
+  input: TextGenerationInput;
+  dropped: string[];
+  settle: Settle;
+  countPrompt: () => number;
+}
+
+/**
+ * Failures before the first byte that the next provider row may not share: the upstream could not be
+ * reached or timed out, or it answered 429 or 5xx.
+ */
+function worthFallingBack(error: unknown): boolean {
+  if (error instanceof UpstreamUnreachableError) return true;
+  return error instanceof UpstreamHttpError && (error.status === 429 || error.status >= 500);
+}
+
+/** The pipeline for text: resolve -> gate -> price + hold -> dispatch (with fallback) -> meter -> settle. */
 export class TextGeneration {
   constructor(private readonly dependencies: Dependencies) {}
 
@@ -84,16 +106,15 @@ export class TextGeneration {
     const model = catalog.resolve(input.modelId);
     // Refused before anything is held or sent when the operator gave the model no price.
     requirePricing(model);
-    const route = this.textRoute(model.modelId, model.rows);
-    const { dropped } = gateParameters({ modelId: model.modelId, capabilities: route.row.capabilities, scope: 'text', optional: input.gatedParameters });
-    const relay = input.relay;
-    const relayed = relay !== undefined && relay.protocol === route.row.protocol && route.adapter.relay !== undefined && route.adapter.relayMeter !== undefined;
-    const [blocker] = relayed ? [] : (input.untranslatable ?? []);
-    if (blocker) throw new GatewayError('GW_VALIDATION', `model "${model.modelId}" cannot take ${blocker} through this surface`);
+    const routes = this.textRoutes(model.modelId, model.rows);
+    const { dropped } = gateParameters({ modelId: model.modelId, capabilities: routes[0]!.row.capabilities, scope: 'text', optional: input.gatedParameters });
+    const [blocker] = input.untranslatable ?? [];
+    const usable = blocker ? routes.filter((route) => this.relays(route, input)) : routes;
+    if (usable.length === 0) throw new GatewayError('GW_VALIDATION', `model "${model.modelId}" cannot take ${blocker} through this surface`);
     const holdAmount = ledger.tokenCost(model, { inputTokens: estimatePromptTokens(input.messages), outputTokens: input.maxTokens ?? defaultMaxOutputTokens });
     const hold = await ledger.hold({ accountId: caller.accountId, apiKeyId: caller.apiKeyId, amountNanos: holdAmount, modelId: model.modelId });
     const endWork = this.dependencies.work.begin();
-    const settle = async (status: GenerationStatus, usage: TokenUsage | undefined, counted: boolean) => {
+    const settle: Settle = async (status, usage, counted) => {
       try {
         await ledger.settle(hold, {
           costNanos: usage ? ledger.tokenCost(model, usage) : 0n,
@@ -111,8 +132,27 @@ export class TextGeneration {
         endWork();
       }
     };
-    const countPrompt = () => input.messages.reduce((sum, message) => sum + countTextTokens(message.content), 0);
-    if (relayed) return this.relayed(route, relay, dropped, settle, countPrompt);
+    const dispatch: Dispatch = { input, dropped, settle, countPrompt: () => input.messages.reduce((sum, message) => sum + countTextTokens(message.content), 0) };
+    const candidates = input.allowFallbacks === false ? usable.slice(0, 1) : usable;
+    for (const [index, route] of candidates.entries()) {
+      try {
+        return this.relays(route, input) ? await this.relayed(route, dispatch) : await this.translated(route, dispatch);
+      } catch (error) {
+        // Nothing has reached the client yet, so another row may still serve the request.
+        if (index < candidates.length - 1 && worthFallingBack(error)) continue;
+        await settle('failed', undefined, false);
+        throw error;
+      }
+    }
+    throw new Error('unreachable: the candidate list is never empty');
+  }
+
+  private relays(route: Route, input: TextGenerationInput): boolean {
+    return input.relay !== undefined && input.relay.protocol === route.row.protocol && route.adapter.relay !== undefined && route.adapter.relayMeter !== undefined;
+  }
+
+  /** Dispatch through the canonical model; resolves once the first event is in, or throws without settling. */
+  private async translated(route: Route, { input, dropped, settle, countPrompt }: Dispatch): Promise<EventsRun> {
     const request: ChatRequest = {
       upstreamModel: route.row.upstreamModel,
       messages: input.messages,
@@ -122,10 +162,11 @@ export class TextGeneration {
       stop: dropped.includes('stop') ? undefined : input.stop,
       seed: dropped.includes('seed') ? undefined : input.seed,
     };
+    const upstream = await startIteration(route.adapter.streamChat(request, { target: route.target }));
     let output = '';
     let reported: TokenUsage | undefined;
     let finished = false;
-    const events = metered(route.adapter.streamChat(request, { target: route.target }), {
+    const events = metered(upstream, {
       observe: (event) => {
         if (event.type === 'text-delta') output += event.text;
         else {
@@ -142,23 +183,14 @@ export class TextGeneration {
     return { kind: 'events', events: await startIteration(events), droppedParameters: dropped };
   }
 
-  private async relayed(
-    route: Route,
-    relay: NonNullable<TextGenerationInput['relay']>,
-    dropped: string[],
-    settle: (status: GenerationStatus, usage: TokenUsage | undefined, counted: boolean) => Promise<void>,
-    countPrompt: () => number,
-  ): Promise<RelayRun> {
+  /** Same-protocol pass-through; resolves once the first bytes are in, or throws without settling. */
+  private async relayed(route: Route, { input, dropped, settle, countPrompt }: Dispatch): Promise<RelayRun> {
+    const relay = input.relay!;
     const meter = route.adapter.relayMeter!(relay.operation, relay.streaming);
-    let exchange;
-    try {
-      const upstreamModel = route.row.upstreamModel;
-      exchange = await route.adapter.relay!({ operation: relay.operation, upstreamModel, body: relay.prepare(upstreamModel, dropped) }, { target: route.target, headers: relay.headers });
-    } catch (error) {
-      await settle('failed', undefined, false);
-      throw error;
-    }
-    const body = metered(exchange.body, {
+    const upstreamModel = route.row.upstreamModel;
+    const exchange = await route.adapter.relay!({ operation: relay.operation, upstreamModel, body: relay.prepare(upstreamModel, dropped) }, { target: route.target, headers: relay.headers });
+    const upstream = await startIteration(exchange.body);
+    const body = metered(upstream, {
       observe: (chunk) => meter.push(chunk),
       settle: async ({ failed, consumerLeft }) => {
         const reading = meter.reading();
@@ -178,13 +210,16 @@ export class TextGeneration {
     };
   }
 
-  private textRoute(modelId: string, rows: readonly ProviderRow[]): Route {
+  /** The model's provider rows that this build can call for text, best first; 400 when there is none. */
+  private textRoutes(modelId: string, rows: readonly ProviderRow[]): Route[] {
+    const routes: Route[] = [];
     for (const row of rows) {
       const adapter = this.dependencies.adapters.get(row.protocol)?.text;
       const target = this.dependencies.providers.get(row.providerId);
-      if (adapter && target) return { row, adapter, target };
+      if (adapter && target) routes.push({ row, adapter, target });
     }
-    throw new GatewayError('GW_MODEL_NOT_AVAILABLE', `model "${modelId}" does not generate text`);
+    if (routes.length === 0) throw new GatewayError('GW_MODEL_NOT_AVAILABLE', `model "${modelId}" does not generate text`);
+    return routes;
   }
 }
 

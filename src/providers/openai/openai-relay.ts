@@ -17,10 +17,20 @@ function usageOf(carrier: UsageCarrier): TokenUsage | undefined {
   return usage ? { inputTokens: usage.prompt_tokens ?? 0, outputTokens: usage.completion_tokens ?? 0 } : undefined;
 }
 
+/**
+ * The `provider` routing object is meant for OpenAI-compatible routing providers; OpenAI itself refuses
+ * unknown request fields, so it is left out there.
+ */
+function forUpstream(baseUrl: string, body: Readonly<Record<string, unknown>>): Readonly<Record<string, unknown>> {
+  if (!('provider' in body) || new URL(baseUrl).hostname !== 'api.openai.com') return body;
+  const { provider: _routing, ...rest } = body;
+  return rest;
+}
+
 export async function relayOpenAi(http: UpstreamHttp, { operation, body }: RelayRequest, options: CallOptions): Promise<RawExchange> {
   const path = paths[operation];
   if (!path) throw new Error(`the OpenAI protocol has no ${operation} operation`);
-  const response = await http.postJson(options.target, path, { authorization: `Bearer ${options.target.apiKey}` }, body, options.signal);
+  const response = await http.postJson(options.target, path, { authorization: `Bearer ${options.target.apiKey}` }, forUpstream(options.target.baseUrl, body), options.signal);
   const contentType = response.headers['content-type'];
   return { status: response.status, contentType: Array.isArray(contentType) ? contentType[0] : contentType, body: response.body };
 }

@@ -81,6 +81,7 @@ export const alphaRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServices 
         seed: body.seed,
         gatedParameters,
         untranslatable: decoded.untranslatable,
+        allowFallbacks: (body.provider as { allow_fallbacks?: unknown } | undefined)?.allow_fallbacks !== false,
         recordedRequest: { surface: 'alpha', endpoint: 'chat/completions', model: body.model, stream: streaming, messages: body.messages.length },
         relay: { protocol: 'openai', operation: 'chat-completions', streaming, prepare: (upstreamModel, dropped) => relayBody(body, upstreamModel, dropped) },
       },
