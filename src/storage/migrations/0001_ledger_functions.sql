@@ -106,23 +106,32 @@ END $$;
 
 -- Releases every hold whose owning process is not p_instance_id and has not heartbeated since
 -- p_stale_before (killed or hung); forgets such processes. Returns how many holds were released.
+-- The batch takes its locks class by class (every hold, then every key, then every account, each in id
+-- order) rather than hold by hold: releasing one hold after another would lock an account and then the
+-- key of the next hold, and deadlock with a concurrent gw_hold / gw_settle / sweep on the same account.
 CREATE FUNCTION gw_release_orphaned_holds(p_instance_id text, p_stale_before timestamptz)
 RETURNS integer LANGUAGE plpgsql AS $$
 DECLARE
-  v_hold record;
-  v_count integer := 0;
+  v_ids text[];
 BEGIN
-  FOR v_hold IN
+  SELECT array_agg(locked.id) INTO v_ids FROM (
     SELECT h.id FROM holds h
      WHERE h.instance_id <> p_instance_id
        AND NOT EXISTS (SELECT 1 FROM gateway_instances i WHERE i.id = h.instance_id AND i.heartbeat_at >= p_stale_before)
      ORDER BY h.id
      FOR UPDATE SKIP LOCKED
-  LOOP
-    IF gw_release(v_hold.id) THEN
-      v_count := v_count + 1;
-    END IF;
-  END LOOP;
+  ) locked;
+  IF v_ids IS NOT NULL THEN
+    PERFORM 1 FROM api_keys WHERE id IN (SELECT api_key_id FROM holds WHERE id = ANY(v_ids)) ORDER BY id FOR UPDATE;
+    PERFORM 1 FROM accounts WHERE id IN (SELECT account_id FROM holds WHERE id = ANY(v_ids)) ORDER BY id FOR UPDATE;
+    UPDATE api_keys k SET held_nanos = k.held_nanos - r.amount
+      FROM (SELECT api_key_id, sum(amount_nanos)::bigint AS amount FROM holds WHERE id = ANY(v_ids) AND api_key_id IS NOT NULL GROUP BY api_key_id) r
+     WHERE k.id = r.api_key_id;
+    UPDATE accounts a SET held_nanos = a.held_nanos - r.amount
+      FROM (SELECT account_id, sum(amount_nanos)::bigint AS amount FROM holds WHERE id = ANY(v_ids) GROUP BY account_id) r
+     WHERE a.id = r.account_id;
+    DELETE FROM holds WHERE id = ANY(v_ids);
+  END IF;
   DELETE FROM gateway_instances WHERE id <> p_instance_id AND heartbeat_at < p_stale_before;
-  RETURN v_count;
+  RETURN COALESCE(cardinality(v_ids), 0);
 END $$;
