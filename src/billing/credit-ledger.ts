@@ -40,6 +40,9 @@ const capNames = { daily: 'daily', weekly: 'weekly', monthly: 'monthly', total: 
  * atomically against the account's available balance and every cap of the key.
  */
 export class CreditLedger {
+  /** Holds already settled or released here: a second settlement would charge the usage twice. */
+  private readonly ended = new WeakSet<Hold>();
+
   constructor(
     private readonly ledger: LedgerRepository,
     private readonly instanceId: string,
@@ -67,6 +70,7 @@ export class CreditLedger {
 
   async settle(hold: Hold, settlement: Settlement): Promise<SettledGeneration> {
     if (settlement.costNanos < 0n) throw new RangeError('a cost cannot be negative');
+    this.end(hold);
     const generationId = newId('gen');
     const holdWasOutstanding = await this.ledger.settle({
       holdId: hold.id,
@@ -89,7 +93,13 @@ export class CreditLedger {
 
   /** Gives the reservation back without charging or recording anything. */
   async release(hold: Hold): Promise<void> {
+    this.end(hold);
     await this.ledger.release(hold.id);
+  }
+
+  private end(hold: Hold): void {
+    if (this.ended.has(hold)) throw new Error(`hold ${hold.id} was already settled or released`);
+    this.ended.add(hold);
   }
 }
 

@@ -37,10 +37,8 @@ export class HoldReconciler {
   }
 
   private async sweep(): Promise<number> {
-    const now = new Date();
-    await this.options.ledger.heartbeat(this.options.instanceId, now);
-    const staleBefore = this.options.soleOwner ? now : new Date(now.getTime() - this.options.orphanHoldSeconds * 1000);
-    const released = await this.options.ledger.releaseOrphanedHolds(this.options.instanceId, staleBefore);
+    await this.options.ledger.heartbeat(this.options.instanceId);
+    const released = await this.options.ledger.releaseOrphanedHolds(this.options.instanceId, this.options.soleOwner ? 0 : this.options.orphanHoldSeconds);
     if (released > 0) this.options.onReleased(released);
     return released;
   }

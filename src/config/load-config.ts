@@ -136,6 +136,10 @@ function build(file: ConfigFile, path: string): GatewayConfig {
       }
     });
   });
+  const heartbeatSeconds = file.ledger?.heartbeatSeconds ?? configDefaults.heartbeatSeconds;
+  const orphanHoldSeconds = file.ledger?.orphanHoldSeconds ?? configDefaults.orphanHoldSeconds;
+  // A live process must heartbeat at least twice within the orphan window, or others would release its holds.
+  if (orphanHoldSeconds < 2 * heartbeatSeconds) fail('ledger.orphanHoldSeconds', `must be at least twice ledger.heartbeatSeconds (${heartbeatSeconds})`);
   return {
     sourcePath: path,
     providers,
@@ -149,10 +153,7 @@ function build(file: ConfigFile, path: string): GatewayConfig {
       signupCreditsUsd: file.accounts?.signupCredits ?? configDefaults.signupCreditsUsd,
       sessionTtlSeconds: (file.accounts?.sessionTtlHours ?? configDefaults.sessionTtlHours) * 3600,
     },
-    ledger: {
-      orphanHoldSeconds: file.ledger?.orphanHoldSeconds ?? configDefaults.orphanHoldSeconds,
-      heartbeatSeconds: file.ledger?.heartbeatSeconds ?? configDefaults.heartbeatSeconds,
-    },
+    ledger: { orphanHoldSeconds, heartbeatSeconds },
     usage: { maxPageSize: file.usage?.maxPageSize ?? configDefaults.maxPageSize },
   };
 }

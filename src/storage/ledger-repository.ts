@@ -63,20 +63,23 @@ export class LedgerRepository {
     return row?.released === true;
   }
 
-  async heartbeat(instanceId: string, now: Date): Promise<void> {
+  /** Heartbeats use the database's clock, so processes on machines with skewed clocks still agree on age. */
+  async heartbeat(instanceId: string): Promise<void> {
     await this.db
       .insert(gatewayInstances)
-      .values({ id: instanceId, startedAt: now, heartbeatAt: now })
-      .onConflictDoUpdate({ target: gatewayInstances.id, set: { heartbeatAt: now } });
+      .values({ id: instanceId })
+      .onConflictDoUpdate({ target: gatewayInstances.id, set: { heartbeatAt: sql`now()` } });
   }
 
   async forgetInstance(instanceId: string): Promise<void> {
     await this.db.delete(gatewayInstances).where(eq(gatewayInstances.id, instanceId));
   }
 
-  async releaseOrphanedHolds(instanceId: string, staleBefore: Date): Promise<number> {
-    const [row] = await queryRows<{ released: number }>(this.db, 
-      sql`SELECT gw_release_orphaned_holds(${instanceId}, ${staleBefore.toISOString()}::timestamptz) AS released`,
+  /** Releases holds of processes whose last heartbeat is older than `staleSeconds` by the database's clock. */
+  async releaseOrphanedHolds(instanceId: string, staleSeconds: number): Promise<number> {
+    const [row] = await queryRows<{ released: number }>(
+      this.db,
+      sql`SELECT gw_release_orphaned_holds(${instanceId}, now() - make_interval(secs => ${staleSeconds})) AS released`,
     );
     return Number(row?.released ?? 0);
   }

@@ -312,13 +312,14 @@ describe('interleaved hold / settle / release storms', () => {
     expect(holds).toHaveLength(40);
     const random = seededRandom(41);
     const costs = holds.map((hold) => randomCost(random, hold.amountNanos));
-    // Completion and client disconnect racing: both paths run for every hold, released twice for good measure.
+    // This process settling while another process's reconciler releases the same hold (twice for good measure).
+    const reconciler = new LedgerRepository(gateway.gateway.core.storage.db);
     const results = await Promise.all(
       holds.map(async (hold, index) => {
         const [settled] = await Promise.all([
           ledger.settle(hold, { costNanos: costs[index] ?? 0n, modality: 'text', status: 'succeeded' }),
-          ledger.release(hold),
-          ledger.release(hold),
+          reconciler.release(hold.id),
+          reconciler.release(hold.id),
         ]);
         return settled;
       }),
@@ -333,15 +334,18 @@ describe('interleaved hold / settle / release storms', () => {
     expect(account.balanceNanos + charged).toBe(usdToNanos(2));
   });
 
-  it('makes releasing an already released or settled hold a no-op', async () => {
+  it('refuses to end a hold twice in one process, and makes a late release of an ended hold a no-op in SQL', async () => {
     const { accountId, keyId } = await gateway.createFundedKey({ credits: 1 });
     const ledger = services().ledger;
+    const repository = new LedgerRepository(gateway.gateway.core.storage.db);
     const a = await ledger.hold({ accountId, apiKeyId: keyId, amountNanos: usdToNanos(0.3), modelId: 'sandbox-echo' });
     const b = await ledger.hold({ accountId, apiKeyId: keyId, amountNanos: usdToNanos(0.2), modelId: 'sandbox-echo' });
     await ledger.release(a);
-    await ledger.release(a);
+    await expect(ledger.release(a)).rejects.toThrow(/already settled or released/);
+    expect(await repository.release(a.id)).toBe(false);
     await ledger.settle(b, { costNanos: usdToNanos(0.15), modality: 'text', status: 'succeeded' });
-    await ledger.release(b);
+    await expect(ledger.settle(b, { costNanos: usdToNanos(0.15), modality: 'text', status: 'succeeded' })).rejects.toThrow(/already settled or released/);
+    expect(await repository.release(b.id)).toBe(false);
     expect(await accountRow(accountId)).toMatchObject({ balanceNanos: usdToNanos(0.85), heldNanos: 0n });
     expect(await keyRow(keyId)).toMatchObject({ heldNanos: 0n, spentTotalNanos: usdToNanos(0.15) });
   });

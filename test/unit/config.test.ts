@@ -46,6 +46,9 @@ describe('gateway.yaml', () => {
     expect(problemOf(base.replace('${MAIN_URL:-https://upstream.example/v1}', 'ftp://x'))).toContain('at providers.main.baseUrl: not an http(s) URL');
     expect(problemOf(`${base}unknownSection: 1\n`)).toBe('gateway.yaml: at unknownSection: unknown field');
     expect(problemOf('providers: [\n')).toContain('gateway.yaml: invalid YAML');
+    expect(problemOf(`${base}ledger: { heartbeatSeconds: 10, orphanHoldSeconds: 15 }\n`)).toBe(
+      'gateway.yaml: at ledger.orphanHoldSeconds: must be at least twice ledger.heartbeatSeconds (10)',
+    );
     expect(problemOf(base.replace('apiKey: ${MAIN_KEY}', 'apiKey: ${MAIN KEY}'))).toContain('malformed ${VAR} reference');
     const badRange = base.replace(
       '{ provider: main, model: upstream-chat }',
