@@ -65,6 +65,11 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     if (error instanceof UpstreamHttpError) {
       return reply.code(error.status).type(error.contentType ?? 'application/json').send(error.body);
     }
+    // The client went away mid-answer: nothing to tell it, and not a fault of the gateway.
+    if (reply.raw.destroyed || request.raw.destroyed) {
+      request.log.debug({ err: error }, 'client closed the connection before the answer was complete');
+      return;
+    }
     const classified = classifyError(error, bodyLimit);
     if (classified.status >= 500) request.log.error({ err: error }, 'request failed');
     return sendError(request, reply, classified.status, classified.code, classified.messages);

@@ -1,0 +1,201 @@
+/**
+ * Gateway overhead benchmark: the same fake OpenAI upstream called directly and through the gateway's full
+ * billing path, on alpha chat completions, non-streamed and streamed, at 1 and 32 connections, in one run.
+ * Upstream, gateway and load generator are three processes. Writes bench/RESULTS.md.
+ *
+ *   npm run bench                      # 10 s per measurement
+ *   npm run bench -- --seconds 20      # longer measurements
+ *   npm run bench -- --soak 600        # also: 10 minutes of load on the gateway, sampling its memory
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { cpus } from 'node:os';
+import path from 'node:path';
+import { createInterface } from 'node:readline';
+import { parseArgs } from 'node:util';
+import autocannon from 'autocannon';
+import { Agent, request } from 'undici';
+import { fakeOpenAiKey } from '../test/fakes/openai-fake.ts';
+
+const { values: options } = parseArgs({ options: { seconds: { type: 'string', default: '10' }, soak: { type: 'string', default: '0' } } });
+const seconds = Number(options.seconds);
+const soakSeconds = Number(options.soak);
+const here = import.meta.dirname;
+
+interface Stats {
+  cpu: NodeJS.CpuUsage;
+  rss: number;
+  heapUsed: number;
+}
+
+async function startProcess(script: string, env: Record<string, string>): Promise<{ child: ChildProcess; info: Record<string, string> }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(here, script)], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit', 'ipc'] });
+  const lines = createInterface({ input: child.stdout! });
+  const first = await new Promise<string>((resolve, reject) => {
+    lines.once('line', resolve);
+    child.once('exit', (code) => reject(new Error(`${script} exited with ${code}`)));
+  });
+  return { child, info: JSON.parse(first) as Record<string, string> };
+}
+
+function statsOf(child: ChildProcess): Promise<Stats> {
+  return new Promise((resolve) => {
+    child.once('message', (message) => resolve(message as Stats));
+    child.send('stats');
+  });
+}
+
+interface Target {
+  url: string;
+  headers: Record<string, string>;
+  model: string;
+}
+
+const messages = [{ role: 'user', content: 'Summarise the benchmark method in one short sentence please.' }];
+const bodyFor = (target: Target, stream: boolean) => JSON.stringify({ model: target.model, messages, max_tokens: 64, ...(stream ? { stream: true } : {}) });
+
+interface LoadResult {
+  requestsPerSecond: number;
+  p50: number;
+  p99: number;
+  requests: number;
+  errors: number;
+}
+
+async function load(target: Target, stream: boolean, connections: number, duration: number): Promise<LoadResult> {
+  const result = await autocannon({
+    url: `${target.url}/chat/completions`,
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...target.headers },
+    body: bodyFor(target, stream),
+    connections,
+    duration,
+  });
+  return {
+    requestsPerSecond: result.requests.average,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    requests: result.requests.total,
+    errors: result.errors + result.non2xx,
+  };
+}
+
+/** Time to the first body byte of a stream, one request at a time, in milliseconds (p50, p99). */
+async function timeToFirstByte(target: Target, count: number): Promise<{ p50: number; p99: number }> {
+  const dispatcher = new Agent({ connections: 1 });
+  const samples: number[] = [];
+  for (let index = 0; index < count; index++) {
+    const started = process.hrtime.bigint();
+    const response = await request(`${target.url}/chat/completions`, {
+      dispatcher,
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...target.headers },
+      body: bodyFor(target, true),
+    });
+    let first = true;
+    for await (const _chunk of response.body) {
+      if (first) samples.push(Number(process.hrtime.bigint() - started) / 1e6);
+      first = false;
+    }
+  }
+  await dispatcher.close();
+  samples.sort((a, b) => a - b);
+  const at = (quantile: number) => samples[Math.min(samples.length - 1, Math.floor(quantile * samples.length))]!;
+  return { p50: at(0.5), p99: at(0.99) };
+}
+
+const fake = await startProcess('fake-upstream.ts', {});
+const gateway = await startProcess('gateway-process.ts', { BENCH_UPSTREAM_URL: fake.info.url! });
+const direct: Target = { url: `${fake.info.url}/v1`, headers: { authorization: `Bearer ${fakeOpenAiKey}` }, model: 'gpt-4o-mini' };
+const through: Target = { url: `${gateway.info.url}/api/alpha/v1`, headers: { 'x-api-key': gateway.info.key! }, model: 'bench-chat' };
+
+interface Row {
+  scenario: string;
+  direct: LoadResult;
+  gateway: LoadResult;
+  cpuMsPerRequest: number;
+}
+
+const rows: Row[] = [];
+try {
+  // Warm both paths (JIT, connection pools, database caches) before measuring.
+  await load(direct, false, 8, 2);
+  await load(through, false, 8, 2);
+  for (const stream of [false, true]) {
+    for (const connections of [1, 32]) {
+      const scenario = `${stream ? 'streamed' : 'non-streamed'}, ${connections} connection${connections > 1 ? 's' : ''}`;
+      const directResult = await load(direct, stream, connections, seconds);
+      const before = await statsOf(gateway.child);
+      const gatewayResult = await load(through, stream, connections, seconds);
+      const after = await statsOf(gateway.child);
+      const cpuMicros = after.cpu.user - before.cpu.user + (after.cpu.system - before.cpu.system);
+      rows.push({ scenario, direct: directResult, gateway: gatewayResult, cpuMsPerRequest: cpuMicros / 1000 / Math.max(1, gatewayResult.requests) });
+      process.stderr.write(`${scenario}: direct ${directResult.requestsPerSecond.toFixed(0)} req/s, gateway ${gatewayResult.requestsPerSecond.toFixed(0)} req/s\n`);
+    }
+  }
+  const ttfbDirect = await timeToFirstByte(direct, 300);
+  const ttfbGateway = await timeToFirstByte(through, 300);
+
+  const soak: Array<{ second: number; rssMb: number; heapMb: number }> = [];
+  if (soakSeconds > 0) {
+    const sampleEvery = 30;
+    const started = Date.now();
+    const running = load(through, false, 32, soakSeconds);
+    while (Date.now() - started < soakSeconds * 1000) {
+      const stats = await statsOf(gateway.child);
+      soak.push({ second: Math.round((Date.now() - started) / 1000), rssMb: stats.rss / 2 ** 20, heapMb: stats.heapUsed / 2 ** 20 });
+      await new Promise((resolve) => setTimeout(resolve, sampleEvery * 1000));
+    }
+    await running;
+  }
+
+  writeFileSync(path.join(here, 'RESULTS.md'), report(rows, ttfbDirect, ttfbGateway, soak));
+  process.stderr.write('wrote bench/RESULTS.md\n');
+} finally {
+  gateway.child.kill('SIGTERM');
+  fake.child.kill('SIGTERM');
+}
+
+function report(rows: Row[], ttfbDirect: { p50: number; p99: number }, ttfbGateway: { p50: number; p99: number }, soak: Array<{ second: number; rssMb: number; heapMb: number }>): string {
+  const fixed = (value: number, digits = 2) => value.toFixed(digits);
+  const lines = [
+    '# Benchmark results',
+    '',
+    `Run on ${new Date().toISOString().slice(0, 10)}, Node ${process.version}, ${cpus().length} × ${cpus()[0]?.model ?? 'CPU'}; ${seconds} s per measurement.`,
+    '',
+    '## Method',
+    '',
+    '`npm run bench` starts three processes on loopback: the fake OpenAI upstream of `test/fakes/` (one word per',
+    'SSE chunk, usage on every answer), the gateway (embedded PGlite on disk, the full billing path: key',
+    'authentication, capability gate, hold, relay with metering, settlement and usage record, one account with',
+    'a daily cap on its key), and this load generator (autocannon). Each scenario calls the fake directly and',
+    'then through `POST /api/alpha/v1/chat/completions` with the same body, one after the other in the same run;',
+    'the ratio compares the two. CPU per request is the gateway process\'s user+system time over the gateway',
+    'measurement divided by its requests. Time to first byte is measured separately, 300 sequential streamed',
+    'requests on one connection. Latencies are in milliseconds.',
+    '',
+    '## Throughput and latency',
+    '',
+    '| scenario | direct req/s | gateway req/s | ratio | direct p50 | gateway p50 | added p50 | direct p99 | gateway p99 | gateway CPU ms/req | errors |',
+    '|---|---|---|---|---|---|---|---|---|---|---|',
+    ...rows.map(
+      (row) =>
+        `| ${row.scenario} | ${fixed(row.direct.requestsPerSecond, 0)} | ${fixed(row.gateway.requestsPerSecond, 0)} | ${fixed(row.gateway.requestsPerSecond / row.direct.requestsPerSecond)} | ${fixed(row.direct.p50)} | ${fixed(row.gateway.p50)} | ${fixed(row.gateway.p50 - row.direct.p50)} | ${fixed(row.direct.p99)} | ${fixed(row.gateway.p99)} | ${fixed(row.cpuMsPerRequest, 3)} | ${row.direct.errors + row.gateway.errors} |`,
+    ),
+    '',
+    '## Time to first byte of a stream',
+    '',
+    '| | p50 | p99 |',
+    '|---|---|---|',
+    `| direct | ${fixed(ttfbDirect.p50, 3)} | ${fixed(ttfbDirect.p99, 3)} |`,
+    `| gateway | ${fixed(ttfbGateway.p50, 3)} | ${fixed(ttfbGateway.p99, 3)} |`,
+    `| added | ${fixed(ttfbGateway.p50 - ttfbDirect.p50, 3)} | ${fixed(ttfbGateway.p99 - ttfbDirect.p99, 3)} |`,
+    '',
+  ];
+  if (soak.length > 0) {
+    lines.push('## Memory under sustained load', '', `Non-streamed, 32 connections, ${soakSeconds} s; gateway process sampled every 30 s.`, '', '| second | RSS MiB | heap MiB |', '|---|---|---|');
+    for (const sample of soak) lines.push(`| ${sample.second} | ${fixed(sample.rssMb, 1)} | ${fixed(sample.heapMb, 1)} |`);
+    lines.push('');
+  }
+  return `${lines.join('\n')}\n`;
+}
