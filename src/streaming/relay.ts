@@ -30,6 +30,8 @@ export async function relayStream(request: FastifyRequest, reply: FastifyReply, 
   try {
     for await (const chunk of answer.body) {
       await sse.raw(chunk);
+      // Leaving the loop hands the rest of the upstream to the meter, which reads it to the end and bills it as aborted.
+      if (sse.clientGone) return;
       tail = (tail + Buffer.from(chunk).toString('latin1')).slice(-2);
     }
     await hooks.onEnd?.(sse, tail === '\n\n');
@@ -51,7 +53,10 @@ export async function streamEncoded<T>(
 ): Promise<void> {
   const sse = openSse(reply, { noBuffering: hooks.noBuffering });
   try {
-    for await (const event of events) await write(sse, event);
+    for await (const event of events) {
+      await write(sse, event);
+      if (sse.clientGone) return;
+    }
     await hooks.onEnd(sse);
   } catch (error) {
     request.log.warn({ err: error }, 'stream failed after it began');

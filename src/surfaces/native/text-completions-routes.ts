@@ -1,7 +1,8 @@
 import { Type, type FastifyPluginAsyncTypebox, type Static } from '@fastify/type-provider-typebox';
 import type { GatewayServices } from '../../gateway/services.ts';
 import { principalOf, requireCredential } from '../../http/authentication.ts';
-import { openSse } from '../../streaming/sse-writer.ts';
+import type { ChatStreamEvent } from '../../domain/chat.ts';
+import { streamEncoded } from '../../streaming/relay.ts';
 
 const Message = Type.Object(
   { role: Type.Union([Type.Literal('system'), Type.Literal('user'), Type.Literal('assistant')]), content: Type.String({ minLength: 1 }) },
@@ -47,6 +48,17 @@ const TextCompletionBody = Type.Object(
 
 type TextCompletionBody = Static<typeof TextCompletionBody> & Partial<Record<keyof typeof optionalFields, unknown>>;
 
+/** The spec's TextChunk for a canonical event. */
+function textChunkOf(event: ChatStreamEvent): object {
+  if (event.type === 'text-delta') return { delta: event.text };
+  const usage = event.usage && {
+    promptTokens: event.usage.inputTokens,
+    completionTokens: event.usage.outputTokens,
+    totalTokens: event.usage.inputTokens + event.usage.outputTokens,
+  };
+  return { delta: '', finishReason: event.finishReason.unified, ...(usage ? { usage } : {}) };
+}
+
 /** `POST /api/v1/text/completions`: always SSE of TextChunk objects, ending in `data: [DONE]`. */
 export const nativeTextRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServices }> = async (app, { services }) => {
   app.addHook('onRequest', requireCredential(services.authenticator));
@@ -72,25 +84,10 @@ export const nativeTextRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServ
       },
     );
     if (run.droppedParameters.length > 0) reply.header('x-gateway-dropped-parameters', run.droppedParameters.join(','));
-    const sse = openSse(reply, { noBuffering: true });
-    try {
-      for await (const event of run.events) {
-        if (event.type === 'text-delta') await sse.data({ delta: event.text });
-        else {
-          const usage = event.usage && {
-            promptTokens: event.usage.inputTokens,
-            completionTokens: event.usage.outputTokens,
-            totalTokens: event.usage.inputTokens + event.usage.outputTokens,
-          };
-          await sse.data({ delta: '', finishReason: event.finishReason.unified, ...(usage ? { usage } : {}) });
-        }
-      }
-      await sse.done();
-    } catch (error) {
-      request.log.warn({ err: error }, 'text stream failed after it began');
-      await sse.data({ error: 'the upstream provider failed while streaming' });
-    } finally {
-      sse.end();
-    }
+    return streamEncoded(request, reply, run.events, (sse, event) => sse.data(textChunkOf(event)), {
+      noBuffering: true,
+      onEnd: (sse) => sse.done(),
+      onFailure: (sse) => sse.data({ error: 'the upstream provider failed while streaming' }),
+    });
   });
 };

@@ -1,0 +1,82 @@
+import { request } from 'undici';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { FakeServer } from '../fakes/fake-server.ts';
+import { fakeOpenAiKey, startOpenAiFake } from '../fakes/openai-fake.ts';
+import { startTestGateway, type TestGateway } from '../support/test-gateway.ts';
+
+interface UsageRecord {
+  status: string;
+  usdCost: number;
+  usage?: { promptTokens: number; completionTokens: number };
+}
+
+describe('a client that disconnects mid-stream', () => {
+  let fake: FakeServer;
+  let gateway: TestGateway;
+  let address: string;
+
+  beforeAll(async () => {
+    fake = await startOpenAiFake();
+    gateway = await startTestGateway({
+      configText: [
+        'providers:',
+        `  fake: { protocol: openai, baseUrl: "${fake.url}/v1", apiKey: ${fakeOpenAiKey} }`,
+        '  sandbox: { protocol: sandbox }',
+        'models:',
+        '  - id: slow',
+        '    pricing: { inputPerMTok: 1, outputPerMTok: 2 }',
+        '    providers: [{ provider: fake, model: fake-slow }]',
+      ].join('\n'),
+    });
+    address = await gateway.app.listen({ port: 0, host: '127.0.0.1' });
+  });
+  afterAll(async () => {
+    await gateway?.close();
+    await fake?.close();
+  });
+
+  const records = async (key: string) =>
+    (await gateway.request({ method: 'GET', url: '/api/compat/v1/usage', headers: { 'x-api-key': key } })).json<{ results: UsageRecord[] }>().results;
+
+  async function leaveAfterFirstChunk(key: string, path: string, body: object): Promise<void> {
+    const controller = new AbortController();
+    const response = await request(`${address}${path}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-api-key': key },
+      body: JSON.stringify(body),
+      signal: controller.signal,
+    });
+    expect(response.statusCode).toBe(200);
+    for await (const _chunk of response.body) break;
+    controller.abort();
+  }
+
+  async function settledRecord(key: string): Promise<UsageRecord> {
+    for (let attempt = 0; attempt < 100; attempt++) {
+      const [record] = await records(key);
+      if (record) return record;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    throw new Error('the generation was never settled');
+  }
+
+  const words = 'one two three four five six';
+  // "Echo:" and six words: 7 completion tokens, 6 prompt tokens, at 1 and 2 USD per million.
+  const fullCost = 6 * 1000 + 7 * 2000;
+
+  for (const [surface, path, body] of [
+    ['alpha relay', '/api/alpha/v1/chat/completions', { model: 'slow', messages: [{ role: 'user', content: words }], stream: true }],
+    ['native translation', '/api/v1/text/completions', { model: 'slow', messages: [{ role: 'user', content: words }] }],
+  ] as const) {
+    it(`is billed in full, as aborted, after the upstream finished (${surface})`, async () => {
+      const { key } = await gateway.createFundedKey({ credits: 1 });
+      await leaveAfterFirstChunk(key, path, body);
+      // The upstream takes about 1.4 s more to finish; the gateway keeps reading it.
+      const record = await settledRecord(key);
+      expect(record).toMatchObject({ status: 'aborted', usage: { promptTokens: 6, completionTokens: 7 } });
+      expect(Math.round(record.usdCost * 1e9)).toBe(fullCost);
+      const balance = (await gateway.request({ method: 'GET', url: '/api/compat/v1/balance', headers: { 'x-api-key': key } })).json<{ creditBalance: number }>();
+      expect(Math.round(balance.creditBalance * 1e9)).toBe(1e9 - fullCost);
+    });
+  }
+});
