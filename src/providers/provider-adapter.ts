@@ -39,7 +39,7 @@ export interface RelayMeter {
   reading(): RelayReading;
 }
 
-export type RelayOperation = 'chat-completions' | 'messages' | 'generate-content' | 'stream-generate-content-sse' | 'stream-generate-content-json';
+export type RelayOperation = 'chat-completions' | 'responses' | 'messages' | 'generate-content' | 'stream-generate-content-sse' | 'stream-generate-content-json';
 
 /** A request in the upstream protocol's own shape, to forward as given. */
 export interface RelayRequest {

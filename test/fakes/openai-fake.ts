@@ -82,9 +82,61 @@ async function chatCompletions(request: RecordedRequest, response: ServerRespons
   response.end(body.model === 'fake-no-done' ? undefined : 'data: [DONE]\n\n');
 }
 
+interface ResponsesBody {
+  model: string;
+  input: string | Array<{ role?: string; content?: string | Array<{ text?: string }> }>;
+  instructions?: string;
+  stream?: boolean;
+}
+
+/** The Responses API: a Response object, or named events with sequence numbers ending at response.completed. */
+async function responses(request: RecordedRequest, response: ServerResponse): Promise<void> {
+  if (request.headers.authorization !== `Bearer ${fakeOpenAiKey}`) {
+    return sendError(response, 401, 'invalid_request_error', 'Incorrect API key provided', 'invalid_api_key');
+  }
+  const body = request.body as ResponsesBody;
+  const failure = /^fake-error-(\d{3})$/.exec(body.model);
+  if (failure) return sendError(response, Number(failure[1]), 'server_error', `The fake failed with ${failure[1]}`, null);
+  const items = typeof body.input === 'string' ? [{ role: 'user', content: body.input }] : body.input;
+  const textOf = (content: string | Array<{ text?: string }> | undefined) => (typeof content === 'string' ? content : (content ?? []).map((part) => part.text ?? '').join(''));
+  const last = items.filter((item) => item.role === 'user').at(-1);
+  const words = wordsOf(`Echo: ${textOf(last?.content)}`);
+  const usage = {
+    input_tokens: items.reduce((sum, item) => sum + wordsOf(textOf(item.content)).length, 0) + wordsOf(body.instructions ?? '').length,
+    input_tokens_details: { cached_tokens: 0 },
+    output_tokens: words.length,
+    output_tokens_details: { reasoning_tokens: 0 },
+  };
+  const message = { id: 'msg_fake1', type: 'message', status: 'completed', role: 'assistant', content: [{ type: 'output_text', text: words.join(' '), annotations: [] }] };
+  const base = { id: 'resp_fake1', object: 'response', created_at: 1_741_476_542, model: `${body.model}-2025-04-14`, error: null, incomplete_details: null };
+  const whole = { ...base, status: 'completed', output: [message], usage: { ...usage, total_tokens: usage.input_tokens + usage.output_tokens } };
+  if (!body.stream) {
+    response.writeHead(200, { 'content-type': 'application/json' });
+    response.end(JSON.stringify(whole));
+    return;
+  }
+  response.writeHead(200, { 'content-type': 'text/event-stream' });
+  let sequence = 0;
+  const send = (type: string, data: object) => response.write(`event: ${type}\ndata: ${JSON.stringify({ type, sequence_number: sequence++, ...data })}\n\n`);
+  const inProgress = { ...base, status: 'in_progress', output: [], usage: null };
+  send('response.created', { response: inProgress });
+  send('response.in_progress', { response: inProgress });
+  send('response.output_item.added', { output_index: 0, item: { ...message, status: 'in_progress', content: [] } });
+  send('response.content_part.added', { item_id: 'msg_fake1', output_index: 0, content_index: 0, part: { type: 'output_text', text: '', annotations: [] } });
+  for (const [index, word] of words.entries()) {
+    send('response.output_text.delta', { item_id: 'msg_fake1', output_index: 0, content_index: 0, delta: index === 0 ? word : ` ${word}`, logprobs: [] });
+  }
+  send('response.output_text.done', { item_id: 'msg_fake1', output_index: 0, content_index: 0, text: words.join(' '), logprobs: [] });
+  send('response.content_part.done', { item_id: 'msg_fake1', output_index: 0, content_index: 0, part: message.content[0]! });
+  send('response.output_item.done', { output_index: 0, item: message });
+  send('response.completed', { response: whole });
+  response.end();
+}
+
 export function startOpenAiFake(): Promise<FakeServer> {
   return startFakeServer(async (request, response) => {
     if (request.method === 'POST' && request.path === '/v1/chat/completions') return chatCompletions(request, response);
+    if (request.method === 'POST' && request.path === '/v1/responses') return responses(request, response);
     if (request.method === 'GET' && request.path === '/v1/models') {
       response.writeHead(200, { 'content-type': 'application/json' });
       response.end(JSON.stringify({ object: 'list', data: [{ id: 'gpt-4o-mini', object: 'model', created: 1_686_935_002, owned_by: 'openai' }] }));

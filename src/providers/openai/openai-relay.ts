@@ -4,7 +4,7 @@ import type { CallOptions, RawExchange, RelayMeter, RelayOperation, RelayReading
 import { JsonCopy } from '../shared/json-copy.ts';
 import type { UpstreamHttp } from '../shared/upstream-http.ts';
 
-const paths: Partial<Record<RelayOperation, string>> = { 'chat-completions': '/chat/completions' };
+const paths: Partial<Record<RelayOperation, string>> = { 'chat-completions': '/chat/completions', responses: '/responses' };
 
 interface UsageCarrier {
   usage?: { prompt_tokens?: number; completion_tokens?: number } | null;
@@ -17,26 +17,78 @@ function usageOf(carrier: UsageCarrier): TokenUsage | undefined {
   return usage ? { inputTokens: usage.prompt_tokens ?? 0, outputTokens: usage.completion_tokens ?? 0 } : undefined;
 }
 
+/** Responses fields only OpenAI itself keeps: compatible upstreams do not store responses or reason that way. */
+const nativeOnlyResponsesFields = ['store', 'reasoning', 'include', 'previous_response_id'];
+
 /**
- * The `provider` routing object is meant for OpenAI-compatible routing providers; OpenAI itself refuses
- * unknown request fields, so it is left out there.
+ * What OpenAI itself and OpenAI-compatible upstreams each accept. The `provider` routing object is meant for
+ * routing providers; OpenAI refuses unknown fields. The Responses API's stateful and reasoning fields, and
+ * tools other than functions, are OpenAI's own.
  */
-function forUpstream(baseUrl: string, body: Readonly<Record<string, unknown>>): Readonly<Record<string, unknown>> {
-  if (!('provider' in body) || new URL(baseUrl).hostname !== 'api.openai.com') return body;
-  const { provider: _routing, ...rest } = body;
-  return rest;
+function forUpstream(operation: RelayOperation, baseUrl: string, body: Readonly<Record<string, unknown>>): Readonly<Record<string, unknown>> {
+  const native = new URL(baseUrl).hostname === 'api.openai.com';
+  const forwarded: Record<string, unknown> = { ...body };
+  if (native) {
+    delete forwarded.provider;
+    return forwarded;
+  }
+  if (operation === 'responses') {
+    for (const field of nativeOnlyResponsesFields) delete forwarded[field];
+    if (Array.isArray(body.tools)) forwarded.tools = body.tools.filter((tool) => (tool as { type?: unknown } | null)?.type === 'function');
+  }
+  return forwarded;
 }
 
 export async function relayOpenAi(http: UpstreamHttp, { operation, body }: RelayRequest, options: CallOptions): Promise<RawExchange> {
   const path = paths[operation];
   if (!path) throw new Error(`the OpenAI protocol has no ${operation} operation`);
-  const response = await http.postJson(options.target, path, { authorization: `Bearer ${options.target.apiKey}` }, forUpstream(options.target.baseUrl, body), options.signal);
+  const response = await http.postJson(options.target, path, { authorization: `Bearer ${options.target.apiKey}` }, forUpstream(operation, options.target.baseUrl, body), options.signal);
   const contentType = response.headers['content-type'];
   return { status: response.status, contentType: Array.isArray(contentType) ? contentType[0] : contentType, body: response.body };
 }
 
-/** Reads `usage` from a chat completion: the JSON body, or the usage chunk of a stream. */
-export function openAiRelayMeter(_operation: RelayOperation, streaming: boolean): RelayMeter {
+interface ResponsesCarrier {
+  type?: string;
+  usage?: { input_tokens?: number; output_tokens?: number } | null;
+  response?: { usage?: { input_tokens?: number; output_tokens?: number } | null };
+}
+
+const responsesUsage = (usage: ResponsesCarrier['usage']): TokenUsage | undefined =>
+  usage ? { inputTokens: usage.input_tokens ?? 0, outputTokens: usage.output_tokens ?? 0 } : undefined;
+
+/** Reads usage from a Responses answer: the JSON body, or the terminal event of a stream. */
+function responsesMeter(streaming: boolean): RelayMeter {
+  const state: RelayReading = { usage: undefined, complete: false, sawTerminator: false, sawError: false };
+  if (!streaming) {
+    const copy = new JsonCopy();
+    return {
+      push: (chunk) => copy.push(chunk),
+      reading: () => {
+        const answer = copy.parse() as ResponsesCarrier | undefined;
+        return { ...state, usage: answer && responsesUsage(answer.usage), complete: answer !== undefined };
+      },
+    };
+  }
+  const parser = createParser({
+    onEvent: (event) => {
+      let carrier: ResponsesCarrier;
+      try {
+        carrier = JSON.parse(event.data) as ResponsesCarrier;
+      } catch {
+        return;
+      }
+      if (carrier.type === 'response.completed' || carrier.type === 'response.incomplete') state.complete = true;
+      if (carrier.type === 'error' || carrier.type === 'response.failed') state.sawError = true;
+      state.usage = responsesUsage(carrier.response?.usage) ?? state.usage;
+    },
+  });
+  const decoder = new TextDecoder();
+  return { push: (chunk) => parser.feed(decoder.decode(chunk, { stream: true })), reading: () => ({ ...state }) };
+}
+
+/** Reads `usage` from a chat completion or a Responses answer: the JSON body, or the usage-carrying event of a stream. */
+export function openAiRelayMeter(operation: RelayOperation, streaming: boolean): RelayMeter {
+  if (operation === 'responses') return responsesMeter(streaming);
   const state: RelayReading = { usage: undefined, complete: false, sawTerminator: false, sawError: false };
   if (streaming) {
     const parser = createParser({

@@ -7,6 +7,7 @@ import { collectEvents, type RelayRun } from '../../gateway/text-generation.ts';
 import { principalOf, requireCredential } from '../../http/authentication.ts';
 import { relayJson, relayStream, streamEncoded } from '../../streaming/relay.ts';
 import { ChunkEncoder, chatCompletionOf, decodeChatMessages, gatedFields, relayBody, type ChatCompletionsBody } from './chat-completions-codec.ts';
+import { decodeResponsesInput, gatedFields as responsesGatedFields, relayBody as relayResponsesBody, ResponseEncoder, type ResponsesBody } from './responses-codec.ts';
 import type { ChatStreamEvent } from '../../domain/chat.ts';
 
 const ChatBody = Type.Object(
@@ -56,6 +57,39 @@ export function alphaModelItem(model: CatalogModel): Record<string, unknown> {
   };
 }
 
+const ResponsesRequest = Type.Object(
+  {
+    model: Type.String({ minLength: 1, maxLength: 300 }),
+    input: Type.Union([Type.String({ minLength: 1 }), Type.Array(Type.Object({}), { minItems: 1 })]),
+    instructions: Type.Optional(Type.String()),
+    stream: Type.Optional(Type.Boolean()),
+    max_output_tokens: Type.Optional(Type.Integer({ minimum: 1 })),
+    temperature: Type.Optional(Type.Number({ minimum: 0, maximum: 2 })),
+    top_p: Type.Optional(Type.Number({ minimum: 0, maximum: 1 })),
+    tools: Type.Optional(Type.Array(Type.Object({}))),
+    tool_choice: Type.Optional(Type.Union([Type.String(), Type.Object({})])),
+    text: Type.Optional(Type.Object({})),
+    metadata: Type.Optional(Type.Object({})),
+    provider: Type.Optional(Type.Object({})),
+    store: Type.Optional(Type.Boolean()),
+    reasoning: Type.Optional(Type.Object({})),
+    include: Type.Optional(Type.Array(Type.String())),
+    previous_response_id: Type.Optional(Type.String()),
+  },
+  { additionalProperties: true },
+);
+
+function callerOf(request: FastifyRequest) {
+  const principal = principalOf(request);
+  return { accountId: principal.accountId, apiKeyId: principal.kind === 'key' ? principal.apiKeyId : null };
+}
+
+function gatedParametersOf(body: Record<string, unknown>, fields: Readonly<Record<string, string>>): Record<string, unknown> {
+  const gated: Record<string, unknown> = {};
+  for (const [field, native] of Object.entries(fields)) if (body[field] !== undefined && body[field] !== null) gated[native] = body[field];
+  return gated;
+}
+
 /** The alpha (chat-completions-style) surface. */
 export const alphaRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServices }> = async (app, { services }) => {
   app.addHook('onRequest', requireCredential(services.authenticator));
@@ -64,31 +98,51 @@ export const alphaRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServices 
 
   app.post('/api/alpha/v1/chat/completions', { schema: { body: ChatBody } }, async (request, reply) => {
     const body = request.body as ChatCompletionsBody;
-    const principal = principalOf(request);
     const decoded = decodeChatMessages(body);
-    const gatedParameters: Record<string, unknown> = {};
-    for (const [field, native] of Object.entries(gatedFields)) if (body[field] !== undefined && body[field] !== null) gatedParameters[native] = body[field];
     const streaming = body.stream === true;
-    const run = await services.text.start(
-      { accountId: principal.accountId, apiKeyId: principal.kind === 'key' ? principal.apiKeyId : null },
-      {
-        modelId: body.model,
-        messages: decoded.messages,
-        maxTokens: body.max_completion_tokens ?? body.max_tokens,
-        temperature: body.temperature,
-        topP: body.top_p,
-        stop: typeof body.stop === 'string' ? [body.stop] : (body.stop ?? undefined),
-        seed: body.seed,
-        gatedParameters,
-        untranslatable: decoded.untranslatable,
-        allowFallbacks: (body.provider as { allow_fallbacks?: unknown } | undefined)?.allow_fallbacks !== false,
-        recordedRequest: { surface: 'alpha', endpoint: 'chat/completions', model: body.model, stream: streaming, messages: body.messages.length },
-        relay: { protocol: 'openai', operation: 'chat-completions', streaming, prepare: (upstreamModel, dropped) => relayBody(body, upstreamModel, dropped) },
-      },
-    );
+    const run = await services.text.start(callerOf(request), {
+      modelId: body.model,
+      messages: decoded.messages,
+      maxTokens: body.max_completion_tokens ?? body.max_tokens,
+      temperature: body.temperature,
+      topP: body.top_p,
+      stop: typeof body.stop === 'string' ? [body.stop] : (body.stop ?? undefined),
+      seed: body.seed,
+      gatedParameters: gatedParametersOf(body, gatedFields),
+      untranslatable: decoded.untranslatable,
+      allowFallbacks: (body.provider as { allow_fallbacks?: unknown } | undefined)?.allow_fallbacks !== false,
+      recordedRequest: { surface: 'alpha', endpoint: 'chat/completions', model: body.model, stream: streaming, messages: body.messages.length },
+      relay: { protocol: 'openai', operation: 'chat-completions', streaming, prepare: (upstreamModel, dropped) => relayBody(body, upstreamModel, dropped) },
+    });
     if (run.droppedParameters.length > 0) reply.header('x-gateway-dropped-parameters', run.droppedParameters.join(','));
     if (run.kind === 'relay') return relayAnswer(request, reply, run, streaming);
     return streaming ? streamEvents(request, reply, run.events, body.model) : reply.send(chatCompletionOf(body.model, await collectEvents(run.events)));
+  });
+
+  app.post('/api/alpha/v1/responses', { schema: { body: ResponsesRequest } }, async (request, reply) => {
+    const body = request.body as ResponsesBody;
+    const decoded = decodeResponsesInput(body);
+    const streaming = body.stream === true;
+    const run = await services.text.start(callerOf(request), {
+      modelId: body.model,
+      messages: decoded.messages,
+      maxTokens: body.max_output_tokens,
+      temperature: body.temperature,
+      topP: body.top_p,
+      gatedParameters: gatedParametersOf(body, responsesGatedFields),
+      untranslatable: decoded.untranslatable,
+      allowFallbacks: (body.provider as { allow_fallbacks?: unknown } | undefined)?.allow_fallbacks !== false,
+      recordedRequest: { surface: 'alpha', endpoint: 'responses', model: body.model, stream: streaming },
+      relay: { protocol: 'openai', operation: 'responses', streaming, prepare: (upstreamModel, dropped) => relayResponsesBody(body, upstreamModel, dropped) },
+    });
+    if (run.droppedParameters.length > 0) reply.header('x-gateway-dropped-parameters', run.droppedParameters.join(','));
+    // Responses streams are piped raw, errors included, in the upstream's own format.
+    if (run.kind === 'relay') return streaming ? relayStream(request, reply, run) : relayJson(reply, run);
+    const encoder = new ResponseEncoder(body.model);
+    if (!streaming) return reply.send(encoder.whole(await collectEvents(run.events)));
+    return streamEncoded(request, reply, run.events, async (sse, event) => {
+      for (const [name, payload] of encoder.events(event)) await sse.event(name, payload);
+    }, { onEnd: async () => undefined, onFailure: (sse) => sse.event('error', { type: 'error', code: 'upstream_error', message: 'the upstream provider failed while streaming', param: null }) });
   });
 };
 

@@ -1,0 +1,99 @@
+import OpenAI from 'openai';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { FakeServer } from '../fakes/fake-server.ts';
+import { fakeOpenAiKey, startOpenAiFake } from '../fakes/openai-fake.ts';
+import { startTestGateway, type TestGateway } from '../support/test-gateway.ts';
+
+interface UsageRecord {
+  status: string;
+  usdCost: number;
+  usage?: { promptTokens: number; completionTokens: number };
+}
+
+describe('alpha responses with the official OpenAI SDK', () => {
+  let fake: FakeServer;
+  let gateway: TestGateway;
+  let client: (key: string) => OpenAI;
+
+  beforeAll(async () => {
+    fake = await startOpenAiFake();
+    gateway = await startTestGateway({
+      configText: [
+        'providers:',
+        `  router: { protocol: openai, baseUrl: "${fake.url}/v1", apiKey: ${fakeOpenAiKey} }`,
+        '  sandbox: { protocol: sandbox }',
+        'models:',
+        '  - id: routed',
+        '    pricing: { inputPerMTok: 2, outputPerMTok: 8 }',
+        '    providers: [{ provider: router, model: gpt-4.1 }]',
+        '  - id: echo',
+        '    pricing: { inputPerMTok: 2, outputPerMTok: 8 }',
+        '    providers: [{ provider: sandbox, model: echo }]',
+      ].join('\n'),
+    });
+    const baseURL = `${await gateway.app.listen({ port: 0, host: '127.0.0.1' })}/api/alpha/v1`;
+    client = (apiKey) => new OpenAI({ apiKey, baseURL, maxRetries: 0 });
+  });
+  afterAll(async () => {
+    await gateway?.close();
+    await fake?.close();
+  });
+
+  const records = async (key: string) =>
+    (await gateway.request({ method: 'GET', url: '/api/compat/v1/usage', headers: { 'x-api-key': key } })).json<{ results: UsageRecord[] }>().results;
+
+  it('relays to an OpenAI-compatible upstream without the fields only OpenAI keeps, and bills stream and non-stream alike', async () => {
+    const { key } = await gateway.createFundedKey({ credits: 1 });
+    const response = await client(key).responses.create({
+      model: 'routed',
+      input: 'alpha beta gamma',
+      instructions: 'be brief',
+      store: true,
+      reasoning: { effort: 'low' },
+      include: ['reasoning.encrypted_content'],
+      previous_response_id: 'resp_earlier',
+      tools: [
+        { type: 'function', name: 'lookup', parameters: { type: 'object', properties: {} }, strict: false },
+        { type: 'web_search' },
+      ],
+    });
+    expect(response.output_text).toBe('Echo: alpha beta gamma');
+    const sent = fake.requests.at(-1)!.body as Record<string, unknown>;
+    expect(sent).toMatchObject({ model: 'gpt-4.1', input: 'alpha beta gamma', instructions: 'be brief' });
+    for (const field of ['store', 'reasoning', 'include', 'previous_response_id']) expect(sent).not.toHaveProperty(field);
+    expect(sent.tools).toEqual([{ type: 'function', name: 'lookup', parameters: { type: 'object', properties: {} }, strict: false }]);
+
+    const stream = client(key).responses.stream({ model: 'routed', input: 'alpha beta gamma', instructions: 'be brief' });
+    const final = await stream.finalResponse();
+    expect(final.output_text).toBe('Echo: alpha beta gamma');
+    expect(final.usage).toMatchObject({ input_tokens: 5, output_tokens: 4 });
+    const [streamed, whole] = await records(key);
+    expect(streamed).toMatchObject({ status: 'succeeded', usage: { promptTokens: 5, completionTokens: 4 } });
+    expect(streamed!.usdCost).toBe(whole!.usdCost);
+    expect(Math.round(whole!.usdCost * 1e9)).toBe(5 * 2000 + 4 * 8000);
+  });
+
+  it('translates for another protocol, streamed and not', async () => {
+    const { key } = await gateway.createFundedKey({ credits: 1 });
+    const response = await client(key).responses.create({ model: 'echo', input: [{ role: 'user', content: [{ type: 'input_text', text: 'alpha beta gamma' }] }] });
+    expect(response).toMatchObject({ object: 'response', status: 'completed', model: 'echo' });
+    expect(response.output_text).toBe('alpha beta gamma');
+    const events: string[] = [];
+    const stream = await client(key).responses.create({ model: 'echo', input: 'alpha beta gamma', max_output_tokens: 2, stream: true });
+    let text = '';
+    for await (const event of stream) {
+      events.push(event.type);
+      if (event.type === 'response.output_text.delta') text += event.delta;
+    }
+    expect(text).toBe('alpha beta');
+    expect(events.slice(0, 4)).toEqual(['response.created', 'response.in_progress', 'response.output_item.added', 'response.content_part.added']);
+    expect(events.at(-1)).toBe('response.incomplete');
+    const refused = await gateway.request({
+      method: 'POST',
+      url: '/api/alpha/v1/responses',
+      headers: { 'x-api-key': key },
+      payload: { model: 'echo', input: 'x', previous_response_id: 'resp_1' },
+    });
+    expect(refused.json()).toMatchObject({ status: 400, errors: ['model "echo" cannot take previous_response_id through this surface'] });
+  });
+});
