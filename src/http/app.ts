@@ -65,8 +65,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     if (error instanceof UpstreamHttpError) {
       return reply.code(error.status).type(error.contentType ?? 'application/json').send(error.body);
     }
-    // The client went away mid-answer: nothing to tell it, and not a fault of the gateway.
-    if (reply.raw.destroyed || request.raw.destroyed) {
+    // The client went away mid-answer: nothing to tell it, and not a fault of the gateway. (The request
+    // stream is no witness: it is destroyed as soon as its body has been read.)
+    if (reply.raw.destroyed) {
       request.log.debug({ err: error }, 'client closed the connection before the answer was complete');
       return;
     }
