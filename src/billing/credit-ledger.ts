@@ -33,6 +33,9 @@ export interface SettledGeneration {
   holdWasOutstanding: boolean;
 }
 
+/** A thousandth of PostgreSQL's bigint range: about 9.2 million USD, above any balance the API lets anyone grant. */
+const maxHoldNanos = 9_223_372_036_854_775n;
+
 const capNames = { daily: 'daily', weekly: 'weekly', monthly: 'monthly', total: 'total' } as const;
 
 /**
@@ -55,6 +58,8 @@ export class CreditLedger {
   }
 
   async hold(input: { accountId: string; apiKeyId: string | null; amountNanos: bigint; modelId: string }): Promise<Hold> {
+    // More than any balance can hold (a client asking for absurd output limits): refused before it reaches SQL.
+    if (input.amountNanos > maxHoldNanos) throw refusal('balance', input.amountNanos);
     const hold: Hold = { id: newId('hold'), ...input, startedAt: Date.now() };
     const outcome = await this.ledger.hold({
       holdId: hold.id,
@@ -87,6 +92,10 @@ export class CreditLedger {
         usage: settlement.usage,
         durationMs: Date.now() - hold.startedAt,
       },
+    }).catch((error: unknown) => {
+      // Nothing was written: the hold may still be released (or settled) by the caller.
+      this.ended.delete(hold);
+      throw error;
     });
     return { generationId, costNanos: settlement.costNanos, holdWasOutstanding };
   }
@@ -94,7 +103,10 @@ export class CreditLedger {
   /** Gives the reservation back without charging or recording anything. */
   async release(hold: Hold): Promise<void> {
     this.end(hold);
-    await this.ledger.release(hold.id);
+    await this.ledger.release(hold.id).catch((error: unknown) => {
+      this.ended.delete(hold);
+      throw error;
+    });
   }
 
   private end(hold: Hold): void {

@@ -5,15 +5,18 @@ import type { ChatMessage } from '../domain/chat.ts';
 const tokensPerMessage = 4;
 const replyPrimerTokens = 3;
 
+/** Text that spells a special token (`<|endoftext|>`) is counted as the ordinary text it is. */
+const plainText = { disallowedSpecial: new Set<string>() };
+
 /** Output tokens reserved when the client sets no maximum (the settled charge is what was really produced). */
 export const defaultMaxOutputTokens = 4096;
 
 /** An upper-leaning count of a prompt's tokens, for the hold taken before the call. */
 export function estimatePromptTokens(messages: readonly ChatMessage[]): number {
-  return messages.reduce((sum, message) => sum + tokensPerMessage + countTokens(message.content), replyPrimerTokens);
+  return messages.reduce((sum, message) => sum + tokensPerMessage + countTokens(message.content, plainText), replyPrimerTokens);
 }
 
 /** Tokens of text we counted ourselves, for upstreams that report no usage. */
 export function countTextTokens(text: string): number {
-  return countTokens(text);
+  return countTokens(text, plainText);
 }

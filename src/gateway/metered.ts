@@ -43,18 +43,26 @@ export async function* metered<T>(source: AsyncIterable<T>, hooks: MeterHooks<T>
 
 /**
  * Pulls the first item now, so a failure before the first byte surfaces to the caller (and becomes an HTTP
- * error) instead of a broken stream; returns an iterable of that item and the rest.
+ * error) instead of a broken stream; returns an iterable of that item and the rest. Ending it early, even
+ * before the first read, always returns the source, so a metered source still drains and settles.
  */
 export async function startIteration<T>(source: AsyncIterable<T>): Promise<AsyncIterable<T>> {
   const iterator = source[Symbol.asyncIterator]();
-  const first = await iterator.next();
-  return (async function* rest() {
-    try {
-      if (first.done) return;
-      yield first.value;
-      for (let next = await iterator.next(); !next.done; next = await iterator.next()) yield next.value;
-    } finally {
+  let pending: IteratorResult<T> | undefined = await iterator.next();
+  const rest: AsyncIterator<T> = {
+    next: async () => {
+      if (pending) {
+        const first = pending;
+        pending = undefined;
+        return first;
+      }
+      return iterator.next();
+    },
+    return: async (value?: unknown) => {
+      pending = undefined;
       await iterator.return?.();
-    }
-  })();
+      return { done: true, value: value as T };
+    },
+  };
+  return { [Symbol.asyncIterator]: () => rest };
 }

@@ -86,6 +86,12 @@ interface Dispatch {
   countPrompt: () => number;
 }
 
+/** A token count as an upstream reported it, made a whole non-negative number (providers' JSON is not trusted). */
+function wholeTokens(count: unknown): number {
+  const value = Number(count);
+  return Number.isFinite(value) && value > 0 ? Math.ceil(value) : 0;
+}
+
 /**
  * Failures before the first byte that the next provider row may not share: the upstream could not be
  * reached or timed out, or it answered 429 or 5xx.
@@ -114,7 +120,12 @@ export class TextGeneration {
     const holdAmount = ledger.tokenCost(model, { inputTokens: estimatePromptTokens(input.messages), outputTokens: input.maxTokens ?? defaultMaxOutputTokens });
     const hold = await ledger.hold({ accountId: caller.accountId, apiKeyId: caller.apiKeyId, amountNanos: holdAmount, modelId: model.modelId });
     const endWork = this.dependencies.work.begin();
-    const settle: Settle = async (status, usage, counted) => {
+    let settled = false;
+    const settle: Settle = async (status, reported, counted) => {
+      // Every path below ends the hold exactly once; a later call (a failure reported twice) is a no-op.
+      if (settled) return;
+      settled = true;
+      const usage = reported && { inputTokens: wholeTokens(reported.inputTokens), outputTokens: wholeTokens(reported.outputTokens) };
       try {
         await ledger.settle(hold, {
           costNanos: usage ? ledger.tokenCost(model, usage) : 0n,
@@ -128,6 +139,10 @@ export class TextGeneration {
             ...(counted ? { countedByGateway: true } : {}),
           },
         });
+      } catch (error) {
+        // Storage failed: give the reservation back rather than leave it held until a restart.
+        await ledger.release(hold).catch(() => undefined);
+        throw error;
       } finally {
         endWork();
       }

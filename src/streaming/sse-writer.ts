@@ -15,6 +15,16 @@ export interface SseWriter {
   readonly clientGone: boolean;
 }
 
+/** Waits for the socket buffer to empty or the client to leave, leaving no listener behind either way. */
+async function drainedOrClosed(response: FastifyReply['raw']): Promise<void> {
+  const settled = new AbortController();
+  try {
+    await Promise.race([once(response, 'drain', { signal: settled.signal }), once(response, 'close', { signal: settled.signal })]);
+  } finally {
+    settled.abort();
+  }
+}
+
 /**
  * The one SSE writer: takes the response over from Fastify, sends the streaming headers (with any headers
  * already set on the reply, such as x-request-id) and respects backpressure, so a slow client never makes
@@ -23,7 +33,8 @@ export interface SseWriter {
 export function openSse(reply: FastifyReply, options: { noBuffering?: boolean } = {}): SseWriter {
   reply.hijack();
   const response = reply.raw;
-  let gone = false;
+  // The client may have left while the upstream was still being asked, before this writer existed.
+  let gone = response.destroyed;
   response.on('close', () => {
     gone = true;
   });
@@ -38,8 +49,8 @@ export function openSse(reply: FastifyReply, options: { noBuffering?: boolean } 
   });
   response.flushHeaders();
   const write = async (chunk: Uint8Array | string) => {
-    if (gone || response.writableEnded) return;
-    if (!response.write(chunk)) await Promise.race([once(response, 'drain'), once(response, 'close')]);
+    if (gone || response.destroyed || response.writableEnded) return;
+    if (!response.write(chunk)) await drainedOrClosed(response);
   };
   return {
     data: (payload) => write(`data: ${typeof payload === 'string' ? payload : JSON.stringify(payload)}\n\n`),

@@ -8,6 +8,7 @@ import { sleep, startFakeServer, type FakeServer, type RecordedRequest } from '.
  * - `fake-error-<status>`: that status with an OpenAI error body (429 carries retry-after);
  * - `fake-cut`: the stream stops after two content chunks, with no finish and no [DONE];
  * - `fake-slow`: 200 ms between chunks;
+ * - `fake-slow-start`: 300 ms before the answer's headers;
  * - `fake-no-usage`: never reports usage;
  * - `fake-no-done`: a complete stream that leaves out the final `data: [DONE]` (some compatible servers do);
  * anything else answers "Echo: <last user message>", one word per chunk.
@@ -34,6 +35,7 @@ async function chatCompletions(request: RecordedRequest, response: ServerRespons
     return sendError(response, 401, 'invalid_request_error', 'Incorrect API key provided', 'invalid_api_key');
   }
   const body = request.body as ChatBody;
+  if (body.model === 'fake-slow-start') await sleep(300);
   const failure = /^fake-error-(\d{3})$/.exec(body.model);
   if (failure) {
     const status = Number(failure[1]);

@@ -173,13 +173,13 @@ describe('account API', () => {
       });
     });
 
-    it('a key of the account may create another key', async () => {
+    it('a key cannot create another key: that needs a session, so caps cannot be escaped', async () => {
       const session = await signup(gateway);
-      const first = await createKeyOverHttp(gateway, bearer(session.token));
-      const second = await createKeyOverHttp(gateway, keyHeaders(first.key), { name: 'made by a key' });
-      expect(second.key).not.toBe(first.key);
-      const list = await gateway.request({ method: 'GET', url: '/api/v1/api-keys', headers: bearer(session.token) });
-      expect(list.json<KeyBody[]>().map((key) => key.id)).toEqual([first.id, second.id]);
+      const first = await createKeyOverHttp(gateway, bearer(session.token), { name: 'capped', limits: { total: 1 } });
+      const url = '/api/v1/api-keys';
+      expectEnvelope(await gateway.request({ method: 'POST', url, headers: keyHeaders(first.key), payload: { name: 'uncapped' } }), 403, 'GW_SESSION_REQUIRED', url);
+      const list = await gateway.request({ method: 'GET', url, headers: keyHeaders(first.key) });
+      expect(list.json<KeyBody[]>().map((key) => key.id)).toEqual([first.id]);
     });
 
     it.each([
@@ -336,17 +336,14 @@ describe('account API', () => {
       expect(list.json<KeyBody[]>()[0]?.limits).toEqual({});
     });
 
-    it('a key of the account may set limits', async () => {
+    it('a key cannot change spend limits, not even its own', async () => {
       const session = await signup(gateway);
-      const created = await createKeyOverHttp(gateway, bearer(session.token));
-      const response = await gateway.request({
-        method: 'PATCH',
-        url: `/api/v1/api-keys/${created.id}/usage-limit`,
-        headers: keyHeaders(created.key),
-        payload: { total: 2 },
-      });
-      expect(response.statusCode).toBe(200);
-      expect(response.json<KeyBody>().limits).toEqual({ total: 2 });
+      const created = await createKeyOverHttp(gateway, bearer(session.token), { name: 'capped', limits: { total: 2 } });
+      const url = `/api/v1/api-keys/${created.id}/usage-limit`;
+      const response = await gateway.request({ method: 'PATCH', url, headers: keyHeaders(created.key), payload: { total: null } });
+      expectEnvelope(response, 403, 'GW_SESSION_REQUIRED', url);
+      const list = await gateway.request({ method: 'GET', url: '/api/v1/api-keys', headers: bearer(session.token) });
+      expect(list.json<KeyBody[]>()[0]?.limits).toEqual({ total: 2 });
     });
 
     it.each([
@@ -453,7 +450,8 @@ describe('account API', () => {
       ];
       for (const { headers, isKey } of credentials) {
         const response = await gateway.request({ method, url, headers, ...(payload ? { payload } : {}) });
-        if (suffix === '/reveal' && isKey) {
+        if (isKey) {
+          // Key management needs a session at all; a key of another account learns nothing either way.
           expectEnvelope(response, 403, 'GW_SESSION_REQUIRED', url);
         } else {
           expectEnvelope(response, 404, 'GW_NOT_FOUND', url);

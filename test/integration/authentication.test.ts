@@ -192,11 +192,13 @@ describe('authentication', () => {
       expectEnvelope(await balance(keyHeaders(key), key), 401, 'GW_INVALID_CREDENTIALS', balancePath);
     });
 
-    it('a key can revoke itself, and the very next request with it answers 401', async () => {
-      const { key, keyId } = await gateway.createFundedKey({ credits: 1 });
-      const revoked = await gateway.request({ method: 'DELETE', url: `/api/v1/api-keys/${keyId}`, headers: keyHeaders(key) });
+    it('a key revoked by its owner answers 401 on the very next request, even right after a cached success', async () => {
+      const session = await signup(gateway);
+      const created = await createKeyOverHttp(gateway, bearer(session.token));
+      expect((await balance(keyHeaders(created.key), created.key)).statusCode).toBe(200);
+      const revoked = await gateway.request({ method: 'DELETE', url: `/api/v1/api-keys/${created.id}`, headers: bearer(session.token) });
       expect(revoked.statusCode).toBe(204);
-      expectEnvelope(await balance(keyHeaders(key), key), 401, 'GW_INVALID_CREDENTIALS', balancePath);
+      expectEnvelope(await balance(keyHeaders(created.key), created.key), 401, 'GW_INVALID_CREDENTIALS', balancePath);
     });
 
     it('a disabled key answers 401 at once, and works again once re-enabled', async () => {

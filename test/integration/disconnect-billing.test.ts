@@ -26,6 +26,9 @@ describe('a client that disconnects mid-stream', () => {
         '  - id: slow',
         '    pricing: { inputPerMTok: 1, outputPerMTok: 2 }',
         '    providers: [{ provider: fake, model: fake-slow }]',
+        '  - id: slow-start',
+        '    pricing: { inputPerMTok: 1, outputPerMTok: 2 }',
+        '    providers: [{ provider: fake, model: fake-slow-start }]',
       ].join('\n'),
     });
     address = await gateway.app.listen({ port: 0, host: '127.0.0.1' });
@@ -77,6 +80,28 @@ describe('a client that disconnects mid-stream', () => {
       expect(Math.round(record.usdCost * 1e9)).toBe(fullCost);
       const balance = (await gateway.request({ method: 'GET', url: '/api/compat/v1/balance', headers: { 'x-api-key': key } })).json<{ creditBalance: number }>();
       expect(Math.round(balance.creditBalance * 1e9)).toBe(1e9 - fullCost);
+    });
+  }
+
+  for (const [surface, stream] of [
+    ['streamed', true],
+    ['not streamed', false],
+  ] as const) {
+    it(`is billed in full when it leaves before the upstream's first byte (${surface})`, async () => {
+      const { key } = await gateway.createFundedKey({ credits: 1 });
+      const controller = new AbortController();
+      const pending = request(`${address}/api/alpha/v1/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-api-key': key },
+        body: JSON.stringify({ model: 'slow-start', messages: [{ role: 'user', content: words }], stream }),
+        signal: controller.signal,
+      }).catch((error: unknown) => error);
+      setTimeout(() => controller.abort(), 100);
+      await pending;
+      const record = await settledRecord(key);
+      expect(record).toMatchObject({ status: 'aborted', usage: { promptTokens: 6, completionTokens: 7 } });
+      expect(Math.round(record.usdCost * 1e9)).toBe(fullCost);
+      expect(gateway.gateway.core.work.size).toBe(0);
     });
   }
 });

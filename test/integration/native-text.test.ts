@@ -64,6 +64,13 @@ describe('native text completions on the sandbox', () => {
     expect(Math.round((await balanceOf(key)) * 1e9)).toBe(1e9 - expectedNanos);
   });
 
+  it('treats text that spells a special token as ordinary text', async () => {
+    const { key } = await gateway.createFundedKey({ credits: 1 });
+    const response = await complete(key, { model: 'sandbox-echo', messages: [{ role: 'user', content: 'what is <|endoftext|> for?' }] });
+    expect(response.statusCode).toBe(200);
+    expect((events(response.body).slice(0, -1) as TextChunk[]).map((chunk) => chunk.delta).join('')).toBe('what is <|endoftext|> for?');
+  });
+
   it('stops at maxTokens with finishReason length', async () => {
     const { key } = await gateway.createFundedKey({ credits: 1 });
     const chunks = events((await complete(key, { model: 'sandbox-echo', maxTokens: 3, messages: [{ role: 'user', content: 'one two three four five six seven eight' }] })).body);

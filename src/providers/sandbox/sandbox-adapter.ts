@@ -2,6 +2,9 @@ import { countTokens, decode, encode } from 'gpt-tokenizer';
 import type { ChatRequest, ChatStreamEvent, FinishReason } from '../../domain/chat.ts';
 import type { ProviderAdapter } from '../provider-adapter.ts';
 
+/** Text that spells a special token is echoed and counted as ordinary text. */
+const plainText = { disallowedSpecial: new Set<string>() };
+
 /** Words per streamed chunk: small enough that a short answer still arrives as several events. */
 const wordsPerChunk = 3;
 
@@ -15,7 +18,7 @@ function answerTo(request: ChatRequest): { text: string; finishReason: FinishRea
     finishReason = { unified: 'stop', raw: 'stop_sequence' };
   }
   if (request.maxTokens !== undefined) {
-    const tokens = encode(text);
+    const tokens = encode(text, plainText);
     if (tokens.length > request.maxTokens) {
       text = decode(tokens.slice(0, request.maxTokens));
       finishReason = { unified: 'length', raw: 'length' };
@@ -35,8 +38,8 @@ async function* echo(request: ChatRequest): AsyncGenerator<ChatStreamEvent> {
   for (let start = 0; start < words.length; start += wordsPerChunk) {
     yield { type: 'text-delta', text: words.slice(start, start + wordsPerChunk).join('') };
   }
-  const inputTokens = request.messages.reduce((sum, message) => sum + countTokens(message.content), 0);
-  yield { type: 'finish', finishReason, usage: { inputTokens, outputTokens: countTokens(text) } };
+  const inputTokens = request.messages.reduce((sum, message) => sum + countTokens(message.content, plainText), 0);
+  yield { type: 'finish', finishReason, usage: { inputTokens, outputTokens: countTokens(text, plainText) } };
 }
 
 export const sandboxAdapter: ProviderAdapter = {
