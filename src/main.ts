@@ -52,9 +52,20 @@ export interface Core {
   close(): Promise<void>;
 }
 
+interface LoggedRequest {
+  method?: string;
+  url?: string;
+  host?: string;
+  ip?: string;
+}
+
 export function createLogger(environment: Environment): Logger {
   return pino({
     level: environment.logLevel,
+    // Paths only: a client may put a credential in the query string (`?key=`), and logs must never hold one.
+    serializers: {
+      req: (request: LoggedRequest) => ({ method: request.method, path: request.url?.split('?')[0], host: request.host, remoteAddress: request.ip }),
+    },
     redact: {
       paths: ['req.headers.authorization', 'req.headers["x-api-key"]', 'req.headers["x-goog-api-key"]', 'req.headers.cookie', 'res.headers["set-cookie"]'],
       censor: '[redacted]',

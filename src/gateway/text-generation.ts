@@ -24,6 +24,8 @@ export interface TextGenerationInput {
   gatedParameters: Readonly<Record<string, unknown>>;
   /** What the usage record keeps of the request (no message content). */
   recordedRequest: Record<string, unknown>;
+  /** Completions asked for at once (alpha `n`, gamma `candidateCount`); each may use the maximum output. */
+  choices?: number;
   /** `false` keeps the call on the winning provider row even when it fails (alpha `provider.allow_fallbacks`). */
   allowFallbacks?: boolean;
   /**
@@ -117,7 +119,8 @@ export class TextGeneration {
     const [blocker] = input.untranslatable ?? [];
     const usable = blocker ? routes.filter((route) => this.relays(route, input)) : routes;
     if (usable.length === 0) throw new GatewayError('GW_VALIDATION', `model "${model.modelId}" cannot take ${blocker} through this surface`);
-    const holdAmount = ledger.tokenCost(model, { inputTokens: estimatePromptTokens(input.messages), outputTokens: input.maxTokens ?? defaultMaxOutputTokens });
+    const outputTokens = (input.maxTokens ?? defaultMaxOutputTokens) * Math.max(1, input.choices ?? 1);
+    const holdAmount = ledger.tokenCost(model, { inputTokens: estimatePromptTokens(input.messages), outputTokens });
     const hold = await ledger.hold({ accountId: caller.accountId, apiKeyId: caller.apiKeyId, amountNanos: holdAmount, modelId: model.modelId });
     const endWork = this.dependencies.work.begin();
     let settled = false;
@@ -171,7 +174,8 @@ export class TextGeneration {
     const request: ChatRequest = {
       upstreamModel: route.row.upstreamModel,
       messages: input.messages,
-      maxTokens: input.maxTokens,
+      // The output limit the hold was sized for, so a translated call cannot cost more than was reserved.
+      maxTokens: input.maxTokens ?? defaultMaxOutputTokens,
       temperature: dropped.includes('temperature') ? undefined : input.temperature,
       topP: dropped.includes('topP') ? undefined : input.topP,
       stop: dropped.includes('stop') ? undefined : input.stop,

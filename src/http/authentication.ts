@@ -52,3 +52,9 @@ export function principalOf(request: FastifyRequest): Principal {
   if (!request.principal) throw new Error('route reached without authentication');
   return request.principal;
 }
+
+/** Who pays for a generation: the account, and the key when the request came with one. */
+export function callerOf(request: FastifyRequest): { accountId: string; apiKeyId: string | null } {
+  const principal = principalOf(request);
+  return { accountId: principal.accountId, apiKeyId: principal.kind === 'key' ? principal.apiKeyId : null };
+}

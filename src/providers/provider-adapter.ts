@@ -11,7 +11,6 @@ export interface ProviderTarget {
 
 export interface CallOptions {
   target: ProviderTarget;
-  signal?: AbortSignal;
   /** Protocol headers the client sent that the protocol forwards (version and feature flags). */
   headers?: Readonly<Record<string, string>>;
 }

@@ -24,7 +24,8 @@ function events(body: string): Array<TextChunk | '[DONE]'> {
 // One sandbox model without pricing, to prove an unpriced model is refused before anything is held.
 const configText = `${readFileSync(shippedConfigPath, 'utf8').replace(
   /^models:\n/m,
-  'models:\n  - id: sandbox-unpriced\n    providers: [{ provider: sandbox, model: echo }]\n',
+  'models:\n  - id: sandbox-unpriced\n    providers: [{ provider: sandbox, model: echo }]\n' +
+    '  - id: sandbox-open\n    pricing: { inputPerMTok: 0.1, outputPerMTok: 0.2 }\n    providers: [{ provider: sandbox, model: echo }]\n',
 )}`;
 
 describe('native text completions on the sandbox', () => {
@@ -69,6 +70,13 @@ describe('native text completions on the sandbox', () => {
     const response = await complete(key, { model: 'sandbox-echo', messages: [{ role: 'user', content: 'what is <|endoftext|> for?' }] });
     expect(response.statusCode).toBe(200);
     expect((events(response.body).slice(0, -1) as TextChunk[]).map((chunk) => chunk.delta).join('')).toBe('what is <|endoftext|> for?');
+  });
+
+  it('reports optional parameters an unconstrained model accepted but that cannot reach the provider yet', async () => {
+    const { key } = await gateway.createFundedKey({ credits: 1 });
+    const response = await complete(key, { model: 'sandbox-open', messages: [{ role: 'user', content: 'x' }], topP: 0.5, responseFormat: { type: 'json_object' }, topK: 3 });
+    expect(response.statusCode).toBe(200);
+    expect(response.headers['x-gateway-dropped-parameters']).toBe('responseFormat,topK');
   });
 
   it('stops at maxTokens with finishReason length', async () => {

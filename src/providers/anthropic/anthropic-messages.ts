@@ -50,7 +50,7 @@ interface StreamEvent {
 
 /** Messages over SSE, decoded into canonical events: input tokens from message_start, output from the last message_delta. */
 export async function* streamAnthropicMessages(http: UpstreamHttp, request: ChatRequest, options: CallOptions): AsyncGenerator<ChatStreamEvent> {
-  const response = await http.postJson(options.target, '/messages', anthropicHeaders(options.target), encodeMessagesRequest(request), options.signal);
+  const response = await http.postJson(options.target, '/messages', anthropicHeaders(options.target), encodeMessagesRequest(request));
   const usage: TokenUsage = { inputTokens: 0, outputTokens: 0 };
   let sawUsage = false;
   let finish: FinishReason = { unified: 'other', raw: undefined };

@@ -7,7 +7,7 @@ import { anthropicHeaders } from './anthropic-messages.ts';
 
 export async function relayAnthropic(http: UpstreamHttp, { operation, body }: RelayRequest, options: CallOptions): Promise<RawExchange> {
   if (operation !== 'messages') throw new Error(`the Anthropic protocol has no ${operation} operation`);
-  const response = await http.postJson(options.target, '/messages', anthropicHeaders(options.target, options.headers), body, options.signal);
+  const response = await http.postJson(options.target, '/messages', anthropicHeaders(options.target, options.headers), body);
   const contentType = response.headers['content-type'];
   return { status: response.status, contentType: Array.isArray(contentType) ? contentType[0] : contentType, body: response.body };
 }

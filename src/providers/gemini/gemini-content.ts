@@ -64,7 +64,6 @@ export async function* streamGeminiContent(http: UpstreamHttp, request: ChatRequ
     `${geminiPath(request.upstreamModel, 'streamGenerateContent')}?alt=sse`,
     { 'x-goog-api-key': options.target.apiKey },
     encodeGenerateContent(request),
-    options.signal,
   );
   let usage: TokenUsage | undefined;
   let finish: FinishReason | undefined;

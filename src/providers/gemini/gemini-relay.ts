@@ -13,7 +13,7 @@ const actions: Partial<Record<RelayOperation, string>> = {
 export async function relayGemini(http: UpstreamHttp, { operation, upstreamModel, body }: RelayRequest, options: CallOptions): Promise<RawExchange> {
   const action = actions[operation];
   if (!action) throw new Error(`the Gemini protocol has no ${operation} operation`);
-  const response = await http.postJson(options.target, geminiPath(upstreamModel, action), { 'x-goog-api-key': options.target.apiKey }, body, options.signal);
+  const response = await http.postJson(options.target, geminiPath(upstreamModel, action), { 'x-goog-api-key': options.target.apiKey }, body);
   const contentType = response.headers['content-type'];
   return { status: response.status, contentType: Array.isArray(contentType) ? contentType[0] : contentType, body: response.body };
 }

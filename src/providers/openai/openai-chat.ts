@@ -43,7 +43,7 @@ export function encodeChatRequest(request: ChatRequest): Record<string, unknown>
  * that is a failure, never a silent success.
  */
 export async function* streamOpenAiChat(http: UpstreamHttp, request: ChatRequest, options: CallOptions): AsyncGenerator<ChatStreamEvent> {
-  const response = await http.postJson(options.target, '/chat/completions', { authorization: `Bearer ${options.target.apiKey}` }, encodeChatRequest(request), options.signal);
+  const response = await http.postJson(options.target, '/chat/completions', { authorization: `Bearer ${options.target.apiKey}` }, encodeChatRequest(request));
   let finish: FinishReason | undefined;
   let usage: TokenUsage | undefined;
   for await (const event of decodeSse(response.body)) {

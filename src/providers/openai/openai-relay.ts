@@ -42,7 +42,7 @@ function forUpstream(operation: RelayOperation, baseUrl: string, body: Readonly<
 export async function relayOpenAi(http: UpstreamHttp, { operation, body }: RelayRequest, options: CallOptions): Promise<RawExchange> {
   const path = paths[operation];
   if (!path) throw new Error(`the OpenAI protocol has no ${operation} operation`);
-  const response = await http.postJson(options.target, path, { authorization: `Bearer ${options.target.apiKey}` }, forUpstream(operation, options.target.baseUrl, body), options.signal);
+  const response = await http.postJson(options.target, path, { authorization: `Bearer ${options.target.apiKey}` }, forUpstream(operation, options.target.baseUrl, body));
   const contentType = response.headers['content-type'];
   return { status: response.status, contentType: Array.isArray(contentType) ? contentType[0] : contentType, body: response.body };
 }

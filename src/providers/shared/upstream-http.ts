@@ -20,7 +20,6 @@ export class UpstreamHttp {
     path: string,
     headers: Record<string, string>,
     body: unknown,
-    signal?: AbortSignal,
   ): Promise<{ status: number; headers: Dispatcher.ResponseData['headers']; body: UpstreamBody }> {
     let response: Dispatcher.ResponseData;
     try {
@@ -31,7 +30,6 @@ export class UpstreamHttp {
         body: JSON.stringify(body),
         headersTimeout: target.timeoutMs,
         bodyTimeout: target.timeoutMs,
-        signal,
       });
     } catch (error) {
       throw unreachable(error);

@@ -1,10 +1,10 @@
 import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { effectiveCapabilities, type CatalogModel } from '../../catalog/catalog.ts';
-import { nanosToUsd } from '../../domain/money.ts';
+import type { CatalogModel } from '../../catalog/catalog.ts';
+import { compatModelFields } from '../../gateway/model-listing.ts';
 import type { GatewayServices } from '../../gateway/services.ts';
 import { collectEvents, type RelayRun } from '../../gateway/text-generation.ts';
-import { principalOf, requireCredential } from '../../http/authentication.ts';
+import { callerOf, requireCredential } from '../../http/authentication.ts';
 import { relayJson, relayStream, streamEncoded } from '../../streaming/relay.ts';
 import { ChunkEncoder, chatCompletionOf, decodeChatMessages, gatedFields, relayBody, type ChatCompletionsBody } from './chat-completions-codec.ts';
 import { decodeResponsesInput, gatedFields as responsesGatedFields, relayBody as relayResponsesBody, ResponseEncoder, type ResponsesBody } from './responses-codec.ts';
@@ -28,32 +28,19 @@ const ChatBody = Type.Object(
     tool_choice: Type.Optional(Type.Union([Type.String(), Type.Object({})])),
     response_format: Type.Optional(Type.Object({})),
     provider: Type.Optional(Type.Object({})),
+    n: Type.Optional(Type.Integer({ minimum: 1, maximum: 128 })),
   },
   // The surface is a pass-through: fields it does not name are forwarded as given.
   { additionalProperties: true },
 );
 
-function pricingOf(model: CatalogModel): Record<string, unknown> {
-  const pricing = model.pricing;
-  if (!pricing) return {};
-  const perMTok = (nanos: bigint | undefined) => (nanos === undefined ? undefined : nanosToUsd(nanos));
-  const prices = { inputPerMTok: perMTok(pricing.inputNanosPerMTok), outputPerMTok: perMTok(pricing.outputNanosPerMTok), currency: 'USD' };
-  return model.outputModalities.includes('embedding') ? { embeddingPricing: prices } : { chatPricing: prices };
-}
-
-export function alphaModelItem(model: CatalogModel): Record<string, unknown> {
-  const capabilities = effectiveCapabilities(model);
+function alphaModelItem(model: CatalogModel): Record<string, unknown> {
   return {
     id: model.modelId,
     object: 'model',
     created: model.createdAt ? Math.floor(Date.parse(model.createdAt) / 1000) : 0,
     owned_by: 'gateway',
-    name: model.name ?? model.modelId,
-    inputModalities: model.inputModalities,
-    outputModalities: model.outputModalities,
-    capabilitiesProviderId: model.rows[0]?.providerId,
-    ...(capabilities ? { capabilities } : {}),
-    ...pricingOf(model),
+    ...compatModelFields(model),
   };
 }
 
@@ -79,11 +66,6 @@ const ResponsesRequest = Type.Object(
   { additionalProperties: true },
 );
 
-function callerOf(request: FastifyRequest) {
-  const principal = principalOf(request);
-  return { accountId: principal.accountId, apiKeyId: principal.kind === 'key' ? principal.apiKeyId : null };
-}
-
 function gatedParametersOf(body: Record<string, unknown>, fields: Readonly<Record<string, string>>): Record<string, unknown> {
   const gated: Record<string, unknown> = {};
   for (const [field, native] of Object.entries(fields)) if (body[field] !== undefined && body[field] !== null) gated[native] = body[field];
@@ -108,6 +90,7 @@ export const alphaRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServices 
       topP: body.top_p,
       stop: typeof body.stop === 'string' ? [body.stop] : (body.stop ?? undefined),
       seed: body.seed,
+      choices: typeof body.n === 'number' ? body.n : undefined,
       gatedParameters: gatedParametersOf(body, gatedFields),
       untranslatable: decoded.untranslatable,
       allowFallbacks: (body.provider as { allow_fallbacks?: unknown } | undefined)?.allow_fallbacks !== false,

@@ -1,10 +1,10 @@
 import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { effectiveCapabilities } from '../../catalog/catalog.ts';
+import { compatModelFields } from '../../gateway/model-listing.ts';
 import type { ChatStreamEvent } from '../../domain/chat.ts';
 import { collectEvents, type RelayRun } from '../../gateway/text-generation.ts';
 import type { GatewayServices } from '../../gateway/services.ts';
-import { principalOf, requireCredential } from '../../http/authentication.ts';
+import { callerOf, requireCredential } from '../../http/authentication.ts';
 import { relayJson, relayStream, streamEncoded } from '../../streaming/relay.ts';
 import { decodeMessages, gatedFields, MessageEventEncoder, messageOf, relayBody, type MessagesBody } from './messages-codec.ts';
 
@@ -45,31 +45,24 @@ export const betaRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServices }
   app.addHook('onRequest', requireCredential(services.authenticator));
 
   app.get('/api/beta/v1/models', async () => {
-    const data = services.catalog.list().map((model) => {
-      const capabilities = effectiveCapabilities(model);
-      return {
-        type: 'model',
-        id: model.modelId,
-        display_name: model.name ?? model.modelId,
-        created_at: model.createdAt ?? new Date(0).toISOString(),
-        inputModalities: model.inputModalities,
-        outputModalities: model.outputModalities,
-        capabilitiesProviderId: model.rows[0]?.providerId,
-        ...(capabilities ? { capabilities } : {}),
-      };
-    });
+    const data = services.catalog.list().map((model) => ({
+      type: 'model',
+      id: model.modelId,
+      display_name: model.name ?? model.modelId,
+      created_at: model.createdAt ?? new Date(0).toISOString(),
+      ...compatModelFields(model),
+    }));
     return { data, has_more: false, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null };
   });
 
   app.post('/api/beta/v1/messages', { schema: { body: MessagesRequest } }, async (request, reply) => {
     const body = request.body as MessagesBody;
-    const principal = principalOf(request);
     const decoded = decodeMessages(body);
     const gatedParameters: Record<string, unknown> = {};
     for (const [field, native] of Object.entries(gatedFields)) if (body[field] !== undefined) gatedParameters[native] = body[field];
     const streaming = body.stream === true;
     const run = await services.text.start(
-      { accountId: principal.accountId, apiKeyId: principal.kind === 'key' ? principal.apiKeyId : null },
+      callerOf(request),
       {
         modelId: body.model,
         messages: decoded.messages,

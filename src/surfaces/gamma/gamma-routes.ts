@@ -1,12 +1,12 @@
 import { Readable } from 'node:stream';
 import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { effectiveCapabilities } from '../../catalog/catalog.ts';
+import { compatModelFields } from '../../gateway/model-listing.ts';
 import type { ChatStreamEvent } from '../../domain/chat.ts';
 import { GatewayError } from '../../domain/errors.ts';
 import type { GatewayServices } from '../../gateway/services.ts';
 import { collectEvents, type RelayRun } from '../../gateway/text-generation.ts';
-import { principalOf, requireCredential } from '../../http/authentication.ts';
+import { callerOf, requireCredential } from '../../http/authentication.ts';
 import { relayJson, relayStream, streamEncoded } from '../../streaming/relay.ts';
 import { chunkOf, decodeContents, gatedParametersOf, relayBody, responseOf, streamError, type GenerateContentBody } from './generate-content-codec.ts';
 
@@ -25,6 +25,7 @@ const GenerateContentRequest = Type.Object(
         responseMimeType: Type.Optional(Type.String()),
         responseSchema: Type.Optional(Type.Object({})),
         thinkingConfig: Type.Optional(Type.Object({})),
+        candidateCount: Type.Optional(Type.Integer({ minimum: 1, maximum: 8 })),
       }),
     ),
     safetySettings: Type.Optional(Type.Array(Type.Object({}))),
@@ -56,17 +57,7 @@ export const gammaRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServices 
   app.get('/api/gamma/v1beta/models', async () => {
     const models = services.catalog.list();
     return {
-      data: models.map((model) => {
-        const capabilities = effectiveCapabilities(model);
-        return {
-          id: `${model.rows[0]?.providerId}/${model.modelId}`,
-          name: model.name ?? model.modelId,
-          inputModalities: model.inputModalities,
-          outputModalities: model.outputModalities,
-          capabilitiesProviderId: model.rows[0]?.providerId,
-          ...(capabilities ? { capabilities } : {}),
-        };
-      }),
+      data: models.map((model) => ({ id: `${model.rows[0]?.providerId}/${model.modelId}`, ...compatModelFields(model) })),
       // The protocol's own list shape, which the official SDK reads.
       models: models.map((model) => ({
         name: `models/${model.modelId}`,
@@ -82,13 +73,12 @@ export const gammaRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServices 
     async (request, reply) => {
       const { modelId, action } = parseModelPath(request.params['*']);
       const body = request.body as GenerateContentBody;
-      const principal = principalOf(request);
       const decoded = decodeContents(body);
       const streaming = action === 'streamGenerateContent';
       const sse = request.query.alt === 'sse';
       const config = body.generationConfig ?? {};
       const run = await services.text.start(
-        { accountId: principal.accountId, apiKeyId: principal.kind === 'key' ? principal.apiKeyId : null },
+        callerOf(request),
         {
           modelId,
           messages: decoded.messages,
@@ -96,6 +86,7 @@ export const gammaRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServices 
           temperature: config.temperature as number | undefined,
           topP: config.topP as number | undefined,
           stop: config.stopSequences as string[] | undefined,
+          choices: config.candidateCount as number | undefined,
           gatedParameters: gatedParametersOf(body),
           untranslatable: decoded.untranslatable,
           recordedRequest: { surface: 'gamma', endpoint: action, model: modelId, stream: streaming },

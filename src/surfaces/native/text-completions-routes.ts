@@ -1,6 +1,6 @@
 import { Type, type FastifyPluginAsyncTypebox, type Static } from '@fastify/type-provider-typebox';
 import type { GatewayServices } from '../../gateway/services.ts';
-import { principalOf, requireCredential } from '../../http/authentication.ts';
+import { callerOf, requireCredential } from '../../http/authentication.ts';
 import type { ChatStreamEvent } from '../../domain/chat.ts';
 import { streamEncoded } from '../../streaming/relay.ts';
 
@@ -35,6 +35,9 @@ const optionalFields = {
   thinking: Type.Unknown(),
 };
 
+/** Optional fields the canonical chat request carries to every provider today. */
+const carriedFields = new Set(['topP', 'stop', 'seed']);
+
 const TextCompletionBody = Type.Object(
   {
     model: Type.String({ minLength: 1, maxLength: 300 }),
@@ -65,12 +68,11 @@ export const nativeTextRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServ
 
   app.post('/api/v1/text/completions', { schema: { body: TextCompletionBody } }, async (request, reply) => {
     const body = request.body as TextCompletionBody;
-    const principal = principalOf(request);
     const gatedParameters: Record<string, unknown> = { temperature: body.temperature, maxTokens: body.maxTokens };
     for (const name of Object.keys(optionalFields)) gatedParameters[name] = body[name as keyof typeof optionalFields];
     const stop = typeof body.stop === 'string' ? [body.stop] : (body.stop as string[] | undefined);
     const run = await services.text.start(
-      { accountId: principal.accountId, apiKeyId: principal.kind === 'key' ? principal.apiKeyId : null },
+      callerOf(request),
       {
         modelId: body.model,
         messages: body.messages,
@@ -83,7 +85,10 @@ export const nativeTextRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServ
         recordedRequest: { surface: 'native', model: body.model, messages: body.messages.length, maxTokens: body.maxTokens, temperature: body.temperature },
       },
     );
-    if (run.droppedParameters.length > 0) reply.header('x-gateway-dropped-parameters', run.droppedParameters.join(','));
+    // Accepted by the model, but not yet carried by the canonical request: reported, never silently lost.
+    const notCarried = Object.keys(optionalFields).filter((name) => body[name as keyof typeof optionalFields] !== undefined && !carriedFields.has(name));
+    const dropped = [...new Set([...run.droppedParameters, ...notCarried])];
+    if (dropped.length > 0) reply.header('x-gateway-dropped-parameters', dropped.join(','));
     return streamEncoded(request, reply, run.events, (sse, event) => sse.data(textChunkOf(event)), {
       noBuffering: true,
       onEnd: (sse) => sse.done(),
