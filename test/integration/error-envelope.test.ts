@@ -68,13 +68,13 @@ describe('error envelope', () => {
     });
 
     it('does not coerce a number sent as a string in a body', async () => {
-      const created = await gateway.request({ method: 'POST', url: '/api/v1/api-keys', headers: keyHeaders(key), payload: { name: 'for limits' } });
+      const created = await gateway.request({ method: 'POST', url: '/api/v1/api-keys', headers: bearer(session), payload: { name: 'for limits' } });
       expect(created.statusCode).toBe(201);
       const keyId = created.json<{ id: string }>().id;
       const response = await gateway.request({
         method: 'PATCH',
         url: `/api/v1/api-keys/${keyId}/usage-limit`,
-        headers: keyHeaders(key),
+        headers: bearer(session),
         payload: { daily: '5' },
       });
       const body = expectEnvelope(response, 400, 'GW_VALIDATION', `/api/v1/api-keys/${keyId}/usage-limit`);
@@ -202,7 +202,7 @@ describe('error envelope', () => {
       const response = await gateway.request({
         method: 'POST',
         url: '/api/v1/api-keys',
-        headers: { ...keyHeaders(key), 'content-type': 'application/json' },
+        headers: { ...bearer(session), 'content-type': 'application/json' },
         payload,
       });
       expect(response.statusCode, response.body).toBe(201);
