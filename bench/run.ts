@@ -6,10 +6,13 @@
  *   npm run bench                      # 10 s per measurement
  *   npm run bench -- --seconds 20      # longer measurements
  *   npm run bench -- --soak 600        # also: 10 minutes of load on the gateway, sampling its memory
+ *   npm run bench -- --profile         # also: a CPU profile of the gateway, summarised by package
+ *   npm run bench -- --out FILE        # write the report elsewhere than bench/RESULTS.md
+ *   BENCH_DATABASE_URL=postgres://...  # the gateway on PostgreSQL instead of embedded PGlite
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
-import { cpus } from 'node:os';
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpus, tmpdir } from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
@@ -17,7 +20,14 @@ import autocannon from 'autocannon';
 import { Agent, request } from 'undici';
 import { fakeOpenAiKey } from '../test/fakes/openai-fake.ts';
 
-const { values: options } = parseArgs({ options: { seconds: { type: 'string', default: '10' }, soak: { type: 'string', default: '0' } } });
+const { values: options } = parseArgs({
+  options: {
+    seconds: { type: 'string', default: '10' },
+    soak: { type: 'string', default: '0' },
+    profile: { type: 'boolean', default: false },
+    out: { type: 'string', default: path.join(import.meta.dirname, 'RESULTS.md') },
+  },
+});
 const seconds = Number(options.seconds);
 const soakSeconds = Number(options.soak);
 const here = import.meta.dirname;
@@ -28,8 +38,10 @@ interface Stats {
   heapUsed: number;
 }
 
-async function startProcess(script: string, env: Record<string, string>): Promise<{ child: ChildProcess; info: Record<string, string> }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(here, script)], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit', 'ipc'] });
+const profileDir = options.profile ? mkdtempSync(path.join(tmpdir(), 'gw-bench-profile-')) : undefined;
+
+async function startProcess(script: string, env: Record<string, string>, nodeFlags: string[] = []): Promise<{ child: ChildProcess; info: Record<string, string> }> {
+  const child = spawn(process.execPath, [...nodeFlags, '--import', 'tsx', path.join(here, script)], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit', 'ipc'] });
   const lines = createInterface({ input: child.stdout! });
   const first = await new Promise<string>((resolve, reject) => {
     lines.once('line', resolve);
@@ -105,7 +117,7 @@ async function timeToFirstByte(target: Target, count: number): Promise<{ p50: nu
 }
 
 const fake = await startProcess('fake-upstream.ts', {});
-const gateway = await startProcess('gateway-process.ts', { BENCH_UPSTREAM_URL: fake.info.url! });
+const gateway = await startProcess('gateway-process.ts', { BENCH_UPSTREAM_URL: fake.info.url! }, profileDir ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : []);
 const direct: Target = { url: `${fake.info.url}/v1`, headers: { authorization: `Bearer ${fakeOpenAiKey}` }, model: 'gpt-4o-mini' };
 const through: Target = { url: `${gateway.info.url}/api/alpha/v1`, headers: { 'x-api-key': gateway.info.key! }, model: 'bench-chat' };
 
@@ -149,11 +161,52 @@ try {
     await running;
   }
 
-  writeFileSync(path.join(here, 'RESULTS.md'), report(rows, ttfbDirect, ttfbGateway, soak));
-  process.stderr.write('wrote bench/RESULTS.md\n');
+  const exited = new Promise((resolve) => gateway.child.once('exit', resolve));
+  gateway.child.kill('SIGTERM');
+  await exited;
+  writeFileSync(options.out, report(rows, ttfbDirect, ttfbGateway, soak) + (profileDir ? profileSummary(profileDir) : ''));
+  process.stderr.write(`wrote ${options.out}\n`);
 } finally {
   gateway.child.kill('SIGTERM');
   fake.child.kill('SIGTERM');
+}
+
+interface CpuProfile {
+  nodes: Array<{ id: number; callFrame: { functionName: string; url: string } }>;
+  samples: number[];
+  timeDeltas: number[];
+}
+
+/** Where the gateway's CPU time went during the whole run: self time by package or source folder, idle excluded. */
+function profileSummary(directory: string): string {
+  const byPlace = new Map<string, number>();
+  let busy = 0;
+  for (const file of readdirSync(directory).filter((name) => name.endsWith('.cpuprofile'))) {
+    const profile = JSON.parse(readFileSync(path.join(directory, file), 'utf8')) as CpuProfile;
+    const nodes = new Map(profile.nodes.map((node) => [node.id, node.callFrame]));
+    profile.samples.forEach((id, index) => {
+      const frame = nodes.get(id);
+      if (!frame || frame.functionName === '(idle)') return;
+      const packageName = /node_modules\/((@[^/]+\/)?[^/]+)/.exec(frame.url)?.[1];
+      const source = /\/src\/([^/]+)\//.exec(frame.url)?.[1];
+      const wasm = frame.url === '' && frame.functionName.startsWith('wasm-function');
+      const place = packageName ?? (source ? `src/${source}` : wasm ? 'WebAssembly (PGlite)' : frame.url.startsWith('node:') ? frame.url : frame.functionName);
+      const delta = profile.timeDeltas[index] ?? 0;
+      byPlace.set(place, (byPlace.get(place) ?? 0) + delta);
+      busy += delta;
+    });
+  }
+  const rows = [...byPlace].sort((a, b) => b[1] - a[1]).slice(0, 20);
+  return [
+    '## Where the gateway spends its CPU',
+    '',
+    'Self time of the gateway process over the whole run (`--profile`), idle excluded, by package or source folder.',
+    '',
+    '| where | share of busy time |',
+    '|---|---|',
+    ...rows.map(([place, time]) => `| ${place} | ${((time / busy) * 100).toFixed(1)}% |`),
+    '',
+  ].join('\n');
 }
 
 function report(rows: Row[], ttfbDirect: { p50: number; p99: number }, ttfbGateway: { p50: number; p99: number }, soak: Array<{ second: number; rssMb: number; heapMb: number }>): string {
@@ -166,13 +219,15 @@ function report(rows: Row[], ttfbDirect: { p50: number; p99: number }, ttfbGatew
     '## Method',
     '',
     '`npm run bench` starts three processes on loopback: the fake OpenAI upstream of `test/fakes/` (one word per',
-    'SSE chunk, usage on every answer), the gateway (embedded PGlite on disk, the full billing path: key',
+    'SSE chunk, usage on every answer), the gateway (the full billing path: key',
     'authentication, capability gate, hold, relay with metering, settlement and usage record, one account with',
     'a daily cap on its key), and this load generator (autocannon). Each scenario calls the fake directly and',
     'then through `POST /api/alpha/v1/chat/completions` with the same body, one after the other in the same run;',
     'the ratio compares the two. CPU per request is the gateway process\'s user+system time over the gateway',
     'measurement divided by its requests. Time to first byte is measured separately, 300 sequential streamed',
     'requests on one connection. Latencies are in milliseconds.',
+    '',
+    `Storage of the gateway in this run: ${process.env.BENCH_DATABASE_URL ? 'PostgreSQL (BENCH_DATABASE_URL)' : 'embedded PGlite on disk'}.`,
     '',
     '## Throughput and latency',
     '',

@@ -242,9 +242,17 @@ export class TextGeneration {
   }
 }
 
-/** All events of a run, for surfaces that answer with one JSON body. */
-export async function collectEvents(events: AsyncIterable<ChatStreamEvent>): Promise<ChatStreamEvent[]> {
-  const all: ChatStreamEvent[] = [];
-  for await (const event of events) all.push(event);
-  return all;
+/** The whole answer of a run, for surfaces that reply with one JSON body. */
+export interface CollectedAnswer {
+  text: string;
+  finish: Extract<ChatStreamEvent, { type: 'finish' }> | undefined;
+}
+
+export async function collectAnswer(events: AsyncIterable<ChatStreamEvent>): Promise<CollectedAnswer> {
+  const answer: CollectedAnswer = { text: '', finish: undefined };
+  for await (const event of events) {
+    if (event.type === 'text-delta') answer.text += event.text;
+    else answer.finish = event;
+  }
+  return answer;
 }

@@ -2,13 +2,9 @@ import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FakeServer } from '../fakes/fake-server.ts';
 import { fakeOpenAiKey, startOpenAiFake } from '../fakes/openai-fake.ts';
+import { usageRecords } from '../support/http-helpers.ts';
 import { startTestGateway, type TestGateway } from '../support/test-gateway.ts';
 
-interface UsageRecord {
-  status: string;
-  usdCost: number;
-  usage?: { promptTokens: number; completionTokens: number };
-}
 
 describe('alpha responses with the official OpenAI SDK', () => {
   let fake: FakeServer;
@@ -39,8 +35,7 @@ describe('alpha responses with the official OpenAI SDK', () => {
     await fake?.close();
   });
 
-  const records = async (key: string) =>
-    (await gateway.request({ method: 'GET', url: '/api/compat/v1/usage', headers: { 'x-api-key': key } })).json<{ results: UsageRecord[] }>().results;
+  const records = (key: string) => usageRecords(gateway, key);
 
   it('relays to an OpenAI-compatible upstream without the fields only OpenAI keeps, and bills stream and non-stream alike', async () => {
     const { key } = await gateway.createFundedKey({ credits: 1 });

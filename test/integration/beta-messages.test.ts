@@ -3,13 +3,9 @@ import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fakeAnthropicKey, startAnthropicFake } from '../fakes/anthropic-fake.ts';
 import type { FakeServer } from '../fakes/fake-server.ts';
+import { usageRecords } from '../support/http-helpers.ts';
 import { startTestGateway, type TestGateway } from '../support/test-gateway.ts';
 
-interface UsageRecord {
-  status: string;
-  usdCost: number;
-  usage?: { promptTokens: number; completionTokens: number };
-}
 
 describe('beta messages with the official Anthropic SDK', () => {
   let fake: FakeServer;
@@ -39,8 +35,7 @@ describe('beta messages with the official Anthropic SDK', () => {
     await fake?.close();
   });
 
-  const records = async (key: string) =>
-    (await gateway.request({ method: 'GET', url: '/api/compat/v1/usage', headers: { 'x-api-key': key } })).json<{ results: UsageRecord[] }>().results;
+  const records = (key: string) => usageRecords(gateway, key);
   const client = (apiKey: string, defaultHeaders?: Record<string, string>) => new Anthropic({ apiKey, baseURL: `${address}/api/beta`, maxRetries: 0, defaultHeaders });
   const messages = [{ role: 'user' as const, content: 'alpha beta gamma' }];
 

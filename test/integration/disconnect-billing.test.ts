@@ -2,13 +2,9 @@ import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FakeServer } from '../fakes/fake-server.ts';
 import { fakeOpenAiKey, startOpenAiFake } from '../fakes/openai-fake.ts';
+import { usageRecords, type UsageRecordBody } from '../support/http-helpers.ts';
 import { startTestGateway, type TestGateway } from '../support/test-gateway.ts';
 
-interface UsageRecord {
-  status: string;
-  usdCost: number;
-  usage?: { promptTokens: number; completionTokens: number };
-}
 
 describe('a client that disconnects mid-stream', () => {
   let fake: FakeServer;
@@ -38,8 +34,7 @@ describe('a client that disconnects mid-stream', () => {
     await fake?.close();
   });
 
-  const records = async (key: string) =>
-    (await gateway.request({ method: 'GET', url: '/api/compat/v1/usage', headers: { 'x-api-key': key } })).json<{ results: UsageRecord[] }>().results;
+  const records = (key: string) => usageRecords(gateway, key);
 
   async function leaveAfterFirstChunk(key: string, path: string, body: object): Promise<void> {
     const controller = new AbortController();
@@ -54,7 +49,7 @@ describe('a client that disconnects mid-stream', () => {
     controller.abort();
   }
 
-  async function settledRecord(key: string): Promise<UsageRecord> {
+  async function settledRecord(key: string): Promise<UsageRecordBody> {
     for (let attempt = 0; attempt < 100; attempt++) {
       const [record] = await records(key);
       if (record) return record;

@@ -3,13 +3,9 @@ import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FakeServer } from '../fakes/fake-server.ts';
 import { fakeGeminiKey, startGeminiFake } from '../fakes/gemini-fake.ts';
+import { usageRecords } from '../support/http-helpers.ts';
 import { startTestGateway, type TestGateway } from '../support/test-gateway.ts';
 
-interface UsageRecord {
-  status: string;
-  usdCost: number;
-  usage?: { promptTokens: number; completionTokens: number };
-}
 
 describe('gamma generateContent with the official Gemini SDK', () => {
   let fake: FakeServer;
@@ -40,8 +36,7 @@ describe('gamma generateContent with the official Gemini SDK', () => {
     await fake?.close();
   });
 
-  const records = async (key: string) =>
-    (await gateway.request({ method: 'GET', url: '/api/compat/v1/usage', headers: { 'x-api-key': key } })).json<{ results: UsageRecord[] }>().results;
+  const records = (key: string) => usageRecords(gateway, key);
   // Only the base URL and the key differ from a call to Google.
   const client = (apiKey: string) => new GoogleGenAI({ apiKey, httpOptions: { baseUrl: `${address}/api/gamma`, retryOptions: { attempts: 1 } } });
   const nanos = (usd: number) => Math.round(usd * 1e9);

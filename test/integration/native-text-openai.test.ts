@@ -1,13 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fakeOpenAiKey, startOpenAiFake } from '../fakes/openai-fake.ts';
 import type { FakeServer } from '../fakes/fake-server.ts';
+import { usageRecords } from '../support/http-helpers.ts';
 import { startTestGateway, type TestGateway } from '../support/test-gateway.ts';
 
-interface UsageRecord {
-  status: string;
-  usdCost: number;
-  usage?: { promptTokens: number; completionTokens: number; countedByGateway?: boolean };
-}
 
 describe('native text completions through an OpenAI-protocol upstream', () => {
   let fake: FakeServer;
@@ -45,8 +41,7 @@ describe('native text completions through an OpenAI-protocol upstream', () => {
       headers: { 'x-api-key': key },
       payload: { model, messages: [{ role: 'system', content: 'be brief' }, { role: 'user', content: 'one two three four' }], ...extra },
     });
-  const records = async (key: string) =>
-    (await gateway.request({ method: 'GET', url: '/api/compat/v1/usage', headers: { 'x-api-key': key } })).json<{ results: UsageRecord[] }>().results;
+  const records = (key: string) => usageRecords(gateway, key);
   const balance = async (key: string) =>
     (await gateway.request({ method: 'GET', url: '/api/compat/v1/balance', headers: { 'x-api-key': key } })).json<{ creditBalance: number }>().creditBalance;
 

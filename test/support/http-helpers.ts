@@ -101,3 +101,15 @@ export function shippedConfigWith(sections: Record<string, string>): string {
   }
   return text;
 }
+
+export interface UsageRecordBody {
+  status: string;
+  usdCost: number;
+  usage?: { promptTokens: number; completionTokens: number; countedByGateway?: boolean };
+}
+
+/** The first page of a key's account's usage records, newest first. */
+export async function usageRecords(gateway: TestGateway, key: string): Promise<UsageRecordBody[]> {
+  const response = await gateway.request({ method: 'GET', url: '/api/compat/v1/usage', headers: { 'x-api-key': key } });
+  return response.json<{ results: UsageRecordBody[] }>().results;
+}

@@ -1,8 +1,7 @@
-import { createParser } from 'eventsource-parser';
 import type { TokenUsage } from '../../domain/chat.ts';
-import type { CallOptions, RawExchange, RelayMeter, RelayOperation, RelayReading, RelayRequest } from '../provider-adapter.ts';
+import type { CallOptions, RawExchange, RelayMeter, RelayOperation, RelayRequest } from '../provider-adapter.ts';
 import type { UpstreamHttp } from '../shared/upstream-http.ts';
-import { JsonCopy } from '../shared/json-copy.ts';
+import { jsonRelayMeter, sseRelayMeter } from '../shared/relay-meters.ts';
 import { anthropicHeaders } from './anthropic-messages.ts';
 
 export async function relayAnthropic(http: UpstreamHttp, { operation, body }: RelayRequest, options: CallOptions): Promise<RawExchange> {
@@ -21,42 +20,26 @@ interface Carrier {
 /** Usage of a messages answer: the JSON body's `usage`, or message_start (input) and the last message_delta (output). */
 export function anthropicRelayMeter(_operation: RelayOperation, streaming: boolean): RelayMeter {
   if (!streaming) {
-    const copy = new JsonCopy();
-    return {
-      push: (chunk) => copy.push(chunk),
-      reading: () => {
-        const answer = copy.parse() as { usage?: { input_tokens?: number; output_tokens?: number } } | undefined;
-        const usage = answer?.usage && { inputTokens: answer.usage.input_tokens ?? 0, outputTokens: answer.usage.output_tokens ?? 0 };
-        return { usage, complete: answer !== undefined, sawTerminator: false, sawError: false };
-      },
-    };
+    return jsonRelayMeter<{ usage?: { input_tokens?: number; output_tokens?: number } }>((answer) => ({
+      usage: answer.usage && { inputTokens: answer.usage.input_tokens ?? 0, outputTokens: answer.usage.output_tokens ?? 0 },
+    }));
   }
-  const state: RelayReading = { usage: undefined, complete: false, sawTerminator: false, sawError: false };
   const usage: TokenUsage = { inputTokens: 0, outputTokens: 0 };
-  const parser = createParser({
-    onEvent: (event) => {
-      let carrier: Carrier;
-      try {
-        carrier = JSON.parse(event.data) as Carrier;
-      } catch {
-        return;
-      }
-      if (carrier.type === 'message_start' && carrier.message?.usage) {
-        usage.inputTokens = carrier.message.usage.input_tokens ?? 0;
-        usage.outputTokens = carrier.message.usage.output_tokens ?? 0;
-        state.usage = { ...usage };
-      } else if (carrier.type === 'message_delta' && carrier.usage) {
-        if (carrier.usage.output_tokens !== undefined) usage.outputTokens = carrier.usage.output_tokens;
-        if (typeof carrier.usage.input_tokens === 'number') usage.inputTokens = carrier.usage.input_tokens;
-        state.usage = { ...usage };
-      } else if (carrier.type === 'message_stop') {
-        state.complete = true;
-        state.sawTerminator = true;
-      } else if (carrier.type === 'error') {
-        state.sawError = true;
-      }
-    },
+  return sseRelayMeter<Carrier>((reading, carrier) => {
+    if (!carrier) return;
+    if (carrier.type === 'message_start' && carrier.message?.usage) {
+      usage.inputTokens = carrier.message.usage.input_tokens ?? 0;
+      usage.outputTokens = carrier.message.usage.output_tokens ?? 0;
+      reading.usage = { ...usage };
+    } else if (carrier.type === 'message_delta' && carrier.usage) {
+      if (typeof carrier.usage.output_tokens === 'number') usage.outputTokens = carrier.usage.output_tokens;
+      if (typeof carrier.usage.input_tokens === 'number') usage.inputTokens = carrier.usage.input_tokens;
+      reading.usage = { ...usage };
+    } else if (carrier.type === 'message_stop') {
+      reading.complete = true;
+      reading.sawTerminator = true;
+    } else if (carrier.type === 'error') {
+      reading.sawError = true;
+    }
   });
-  const decoder = new TextDecoder();
-  return { push: (chunk) => parser.feed(decoder.decode(chunk, { stream: true })), reading: () => ({ ...state }) };
 }

@@ -1,7 +1,6 @@
-import { createParser } from 'eventsource-parser';
 import type { TokenUsage } from '../../domain/chat.ts';
-import type { CallOptions, RawExchange, RelayMeter, RelayOperation, RelayReading, RelayRequest } from '../provider-adapter.ts';
-import { JsonCopy } from '../shared/json-copy.ts';
+import type { CallOptions, RawExchange, RelayMeter, RelayOperation, RelayRequest } from '../provider-adapter.ts';
+import { jsonRelayMeter, sseRelayMeter } from '../shared/relay-meters.ts';
 import type { UpstreamHttp } from '../shared/upstream-http.ts';
 
 const paths: Partial<Record<RelayOperation, string>> = { 'chat-completions': '/chat/completions', responses: '/responses' };
@@ -58,65 +57,28 @@ const responsesUsage = (usage: ResponsesCarrier['usage']): TokenUsage | undefine
 
 /** Reads usage from a Responses answer: the JSON body, or the terminal event of a stream. */
 function responsesMeter(streaming: boolean): RelayMeter {
-  const state: RelayReading = { usage: undefined, complete: false, sawTerminator: false, sawError: false };
-  if (!streaming) {
-    const copy = new JsonCopy();
-    return {
-      push: (chunk) => copy.push(chunk),
-      reading: () => {
-        const answer = copy.parse() as ResponsesCarrier | undefined;
-        return { ...state, usage: answer && responsesUsage(answer.usage), complete: answer !== undefined };
-      },
-    };
-  }
-  const parser = createParser({
-    onEvent: (event) => {
-      let carrier: ResponsesCarrier;
-      try {
-        carrier = JSON.parse(event.data) as ResponsesCarrier;
-      } catch {
-        return;
-      }
-      if (carrier.type === 'response.completed' || carrier.type === 'response.incomplete') state.complete = true;
-      if (carrier.type === 'error' || carrier.type === 'response.failed') state.sawError = true;
-      state.usage = responsesUsage(carrier.response?.usage) ?? state.usage;
-    },
+  if (!streaming) return jsonRelayMeter<ResponsesCarrier>((answer) => ({ usage: responsesUsage(answer.usage) }));
+  return sseRelayMeter<ResponsesCarrier>((reading, event) => {
+    if (!event) return;
+    if (event.type === 'response.completed' || event.type === 'response.incomplete') reading.complete = true;
+    if (event.type === 'error' || event.type === 'response.failed') reading.sawError = true;
+    reading.usage = responsesUsage(event.response?.usage) ?? reading.usage;
   });
-  const decoder = new TextDecoder();
-  return { push: (chunk) => parser.feed(decoder.decode(chunk, { stream: true })), reading: () => ({ ...state }) };
 }
 
 /** Reads `usage` from a chat completion or a Responses answer: the JSON body, or the usage-carrying event of a stream. */
 export function openAiRelayMeter(operation: RelayOperation, streaming: boolean): RelayMeter {
   if (operation === 'responses') return responsesMeter(streaming);
-  const state: RelayReading = { usage: undefined, complete: false, sawTerminator: false, sawError: false };
-  if (streaming) {
-    const parser = createParser({
-      onEvent: (event) => {
-        if (event.data === '[DONE]') {
-          state.sawTerminator = true;
-          state.complete = true;
-          return;
-        }
-        try {
-          const chunk = JSON.parse(event.data) as UsageCarrier;
-          if (chunk.error !== undefined) state.sawError = true;
-          state.usage = usageOf(chunk) ?? state.usage;
-          if (chunk.choices?.some((choice) => choice.finish_reason)) state.complete = true;
-        } catch {
-          // A malformed event is relayed as it came; it carries no usage.
-        }
-      },
-    });
-    const decoder = new TextDecoder();
-    return { push: (chunk) => parser.feed(decoder.decode(chunk, { stream: true })), reading: () => ({ ...state }) };
-  }
-  const copy = new JsonCopy();
-  return {
-    push: (chunk) => copy.push(chunk),
-    reading: () => {
-      const answer = copy.parse() as UsageCarrier | undefined;
-      return { ...state, usage: answer && usageOf(answer), complete: answer !== undefined };
-    },
-  };
+  if (!streaming) return jsonRelayMeter<UsageCarrier>((answer) => ({ usage: usageOf(answer) }));
+  return sseRelayMeter<UsageCarrier>((reading, chunk, raw) => {
+    if (raw === '[DONE]') {
+      reading.sawTerminator = true;
+      reading.complete = true;
+      return;
+    }
+    if (!chunk) return;
+    if (chunk.error !== undefined) reading.sawError = true;
+    reading.usage = usageOf(chunk) ?? reading.usage;
+    if (chunk.choices?.some((choice) => choice.finish_reason)) reading.complete = true;
+  });
 }

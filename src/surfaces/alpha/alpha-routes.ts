@@ -3,7 +3,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { CatalogModel } from '../../catalog/catalog.ts';
 import { compatModelFields } from '../../gateway/model-listing.ts';
 import type { GatewayServices } from '../../gateway/services.ts';
-import { collectEvents, type RelayRun } from '../../gateway/text-generation.ts';
+import { collectAnswer, type RelayRun } from '../../gateway/text-generation.ts';
 import { callerOf, requireCredential } from '../../http/authentication.ts';
 import { relayJson, relayStream, streamEncoded } from '../../streaming/relay.ts';
 import { ChunkEncoder, chatCompletionOf, decodeChatMessages, gatedFields, relayBody, type ChatCompletionsBody } from './chat-completions-codec.ts';
@@ -99,7 +99,7 @@ export const alphaRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServices 
     });
     if (run.droppedParameters.length > 0) reply.header('x-gateway-dropped-parameters', run.droppedParameters.join(','));
     if (run.kind === 'relay') return relayAnswer(request, reply, run, streaming);
-    return streaming ? streamEvents(request, reply, run.events, body.model) : reply.send(chatCompletionOf(body.model, await collectEvents(run.events)));
+    return streaming ? streamEvents(request, reply, run.events, body.model) : reply.send(chatCompletionOf(body.model, await collectAnswer(run.events)));
   });
 
   app.post('/api/alpha/v1/responses', { schema: { body: ResponsesRequest } }, async (request, reply) => {
@@ -122,7 +122,7 @@ export const alphaRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServices 
     // Responses streams are piped raw, errors included, in the upstream's own format.
     if (run.kind === 'relay') return streaming ? relayStream(request, reply, run) : relayJson(reply, run);
     const encoder = new ResponseEncoder(body.model);
-    if (!streaming) return reply.send(encoder.whole(await collectEvents(run.events)));
+    if (!streaming) return reply.send(encoder.whole(await collectAnswer(run.events)));
     return streamEncoded(request, reply, run.events, async (sse, event) => {
       for (const [name, payload] of encoder.events(event)) await sse.event(name, payload);
     }, { onEnd: async () => undefined, onFailure: (sse) => sse.event('error', { type: 'error', code: 'upstream_error', message: 'the upstream provider failed while streaming', param: null }) });

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { ChatMessage, ChatStreamEvent, FinishReason, TokenUsage } from '../../domain/chat.ts';
+import type { CollectedAnswer } from '../../gateway/text-generation.ts';
 
 /** The alpha (chat-completions) request as this surface reads it; unknown fields are kept and forwarded. */
 export interface ChatCompletionsBody {
@@ -115,21 +116,14 @@ export class ChunkEncoder {
   }
 }
 
-/** A whole `chat.completion` from canonical events. */
-export function chatCompletionOf(model: string, events: readonly ChatStreamEvent[]): object {
-  let content = '';
-  let finish: ChatStreamEvent | undefined;
-  for (const event of events) {
-    if (event.type === 'text-delta') content += event.text;
-    else finish = event;
-  }
-  const done = finish?.type === 'finish' ? finish : undefined;
+/** A whole `chat.completion` from a collected answer. */
+export function chatCompletionOf(model: string, { text, finish }: CollectedAnswer): object {
   return {
     id: `chatcmpl-${randomBytes(12).toString('base64url')}`,
     object: 'chat.completion',
     created: Math.floor(Date.now() / 1000),
     model,
-    choices: [{ index: 0, message: { role: 'assistant', content, refusal: null, annotations: [] }, logprobs: null, finish_reason: wireFinish[done?.finishReason.unified ?? 'other'] }],
-    ...(done?.usage ? { usage: wireUsage(done.usage) } : {}),
+    choices: [{ index: 0, message: { role: 'assistant', content: text, refusal: null, annotations: [] }, logprobs: null, finish_reason: wireFinish[finish?.finishReason.unified ?? 'other'] }],
+    ...(finish?.usage ? { usage: wireUsage(finish.usage) } : {}),
   };
 }

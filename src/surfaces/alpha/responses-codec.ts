@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { ChatMessage, ChatStreamEvent, FinishReason, TokenUsage } from '../../domain/chat.ts';
+import type { CollectedAnswer } from '../../gateway/text-generation.ts';
 
 /** The alpha Responses request as this surface reads it; unknown fields are kept and forwarded. */
 export interface ResponsesBody {
@@ -95,13 +96,9 @@ export class ResponseEncoder {
     };
   }
 
-  /** A whole Response from all events of a run. */
-  whole(events: readonly ChatStreamEvent[]): object {
-    let finish: Extract<ChatStreamEvent, { type: 'finish' }> | undefined;
-    for (const event of events) {
-      if (event.type === 'text-delta') this.text += event.text;
-      else finish = event;
-    }
+  /** A whole Response from a collected answer. */
+  whole({ text, finish }: CollectedAnswer): object {
+    this.text = text;
     return this.response(statusOf(finish?.finishReason), finish);
   }
 

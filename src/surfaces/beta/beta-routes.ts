@@ -2,7 +2,7 @@ import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typ
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { compatModelFields } from '../../gateway/model-listing.ts';
 import type { ChatStreamEvent } from '../../domain/chat.ts';
-import { collectEvents, type RelayRun } from '../../gateway/text-generation.ts';
+import { collectAnswer, type RelayRun } from '../../gateway/text-generation.ts';
 import type { GatewayServices } from '../../gateway/services.ts';
 import { callerOf, requireCredential } from '../../http/authentication.ts';
 import { relayJson, relayStream, streamEncoded } from '../../streaming/relay.ts';
@@ -84,7 +84,7 @@ export const betaRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServices }
     );
     if (run.droppedParameters.length > 0) reply.header('x-gateway-dropped-parameters', run.droppedParameters.join(','));
     if (run.kind === 'relay') return relayAnswer(request, reply, run, streaming);
-    return streaming ? streamEvents(request, reply, run.events, body.model) : reply.send(messageOf(body.model, await collectEvents(run.events)));
+    return streaming ? streamEvents(request, reply, run.events, body.model) : reply.send(messageOf(body.model, await collectAnswer(run.events)));
   });
 };
 

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { ChatMessage, ChatStreamEvent, FinishReason, TokenUsage } from '../../domain/chat.ts';
+import type { CollectedAnswer } from '../../gateway/text-generation.ts';
 
 /** The beta (messages) request as this surface reads it; unknown fields are kept and forwarded. */
 export interface MessagesBody {
@@ -74,14 +75,8 @@ function stopReasonOf(reason: FinishReason): string {
 
 const wireUsage = (usage: TokenUsage | undefined) => ({ input_tokens: usage?.inputTokens ?? 0, output_tokens: usage?.outputTokens ?? 0 });
 
-/** A whole Message from canonical events. */
-export function messageOf(model: string, events: readonly ChatStreamEvent[]): object {
-  let text = '';
-  let finish: Extract<ChatStreamEvent, { type: 'finish' }> | undefined;
-  for (const event of events) {
-    if (event.type === 'text-delta') text += event.text;
-    else finish = event;
-  }
+/** A whole Message from a collected answer. */
+export function messageOf(model: string, { text, finish }: CollectedAnswer): object {
   return {
     id: `msg_${randomBytes(12).toString('hex')}`,
     type: 'message',

@@ -5,7 +5,7 @@ import { compatModelFields } from '../../gateway/model-listing.ts';
 import type { ChatStreamEvent } from '../../domain/chat.ts';
 import { GatewayError } from '../../domain/errors.ts';
 import type { GatewayServices } from '../../gateway/services.ts';
-import { collectEvents, type RelayRun } from '../../gateway/text-generation.ts';
+import { collectAnswer, type RelayRun } from '../../gateway/text-generation.ts';
 import { callerOf, requireCredential } from '../../http/authentication.ts';
 import { relayJson, relayStream, streamEncoded } from '../../streaming/relay.ts';
 import { chunkOf, decodeContents, gatedParametersOf, relayBody, responseOf, streamError, type GenerateContentBody } from './generate-content-codec.ts';
@@ -100,7 +100,7 @@ export const gammaRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServices 
       );
       if (run.droppedParameters.length > 0) reply.header('x-gateway-dropped-parameters', run.droppedParameters.join(','));
       if (run.kind === 'relay') return relayAnswer(request, reply, run, streaming && sse);
-      if (!streaming) return reply.send(responseOf(modelId, await collectEvents(run.events)));
+      if (!streaming) return reply.send(responseOf(modelId, await collectAnswer(run.events)));
       return sse ? streamSse(request, reply, run.events, modelId) : reply.type('application/json').send(Readable.from(jsonArray(request, run.events, modelId)));
     },
   );

@@ -1,4 +1,5 @@
 import type { ChatMessage, ChatStreamEvent, FinishReason, TokenUsage } from '../../domain/chat.ts';
+import type { CollectedAnswer } from '../../gateway/text-generation.ts';
 
 interface Part {
   text?: unknown;
@@ -101,14 +102,8 @@ export function chunkOf(model: string, event: ChatStreamEvent): object {
   };
 }
 
-/** A whole GenerateContentResponse from canonical events. */
-export function responseOf(model: string, events: readonly ChatStreamEvent[]): object {
-  let text = '';
-  let finish: Extract<ChatStreamEvent, { type: 'finish' }> | undefined;
-  for (const event of events) {
-    if (event.type === 'text-delta') text += event.text;
-    else finish = event;
-  }
+/** A whole GenerateContentResponse from a collected answer. */
+export function responseOf(model: string, { text, finish }: CollectedAnswer): object {
   return {
     candidates: [{ content: { role: 'model', parts: [{ text }] }, finishReason: finishReasons[finish?.finishReason.unified ?? 'other'], index: 0 }],
     ...(finish?.usage ? { usageMetadata: usageMetadata(finish.usage) } : {}),
