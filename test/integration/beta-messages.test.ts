@@ -3,7 +3,7 @@ import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fakeAnthropicKey, startAnthropicFake } from '../fakes/anthropic-fake.ts';
 import type { FakeServer } from '../fakes/fake-server.ts';
-import { usageRecords } from '../support/http-helpers.ts';
+import { heldNanosOf, usageRecords } from '../support/http-helpers.ts';
 import { startTestGateway, type TestGateway } from '../support/test-gateway.ts';
 
 
@@ -92,7 +92,7 @@ describe('beta messages with the official Anthropic SDK', () => {
   });
 
   it('relays upstream errors: before the stream with status and body, inside it as the provider sent them', async () => {
-    const { key } = await gateway.createFundedKey({ credits: 1 });
+    const { key, accountId } = await gateway.createFundedKey({ credits: 1 });
     const error = await client(key).messages.create({ model: 'overloaded', max_tokens: 10, messages }).catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(Anthropic.APIError);
     expect((error as InstanceType<typeof Anthropic.APIError>).status).toBe(529);
@@ -105,6 +105,7 @@ describe('beta messages with the official Anthropic SDK', () => {
       ['failed', 3 * 3000 + 15_000],
       ['failed', 0],
     ]);
+    expect(await heldNanosOf(gateway, accountId)).toBe(0n);
   });
 
   it('translates to a provider of another protocol (the sandbox), streamed and not', async () => {

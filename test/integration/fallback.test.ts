@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FakeServer } from '../fakes/fake-server.ts';
 import { fakeOpenAiKey, startOpenAiFake } from '../fakes/openai-fake.ts';
+import { heldNanosOf } from '../support/http-helpers.ts';
 import { startTestGateway, type TestGateway } from '../support/test-gateway.ts';
 
 describe('fallback between provider rows', () => {
@@ -64,10 +65,11 @@ describe('fallback between provider rows', () => {
   });
 
   it("relays the last row's error when every row fails", async () => {
-    const { key } = await gateway.createFundedKey({ credits: 1 });
+    const { key, accountId } = await gateway.createFundedKey({ credits: 1 });
     const response = await chat(key, 'all-down');
     expect(response.statusCode).toBe(500);
     expect(response.json()).toMatchObject({ error: { type: 'server_error' } });
     expect((await gateway.request({ method: 'GET', url: '/api/compat/v1/balance', headers: { 'x-api-key': key } })).json()).toEqual({ creditBalance: 1 });
+    expect(await heldNanosOf(gateway, accountId)).toBe(0n);
   });
 });

@@ -3,7 +3,7 @@ import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FakeServer } from '../fakes/fake-server.ts';
 import { fakeGeminiKey, startGeminiFake } from '../fakes/gemini-fake.ts';
-import { usageRecords } from '../support/http-helpers.ts';
+import { heldNanosOf, usageRecords } from '../support/http-helpers.ts';
 import { startTestGateway, type TestGateway } from '../support/test-gateway.ts';
 
 
@@ -91,19 +91,21 @@ describe('gamma generateContent with the official Gemini SDK', () => {
   });
 
   it('relays an upstream error with its own status and body', async () => {
-    const { key } = await gateway.createFundedKey({ credits: 1 });
+    const { key, accountId } = await gateway.createFundedKey({ credits: 1 });
     const response = await gateway.request({ method: 'POST', url: '/api/gamma/v1beta/models/exhausted:generateContent', headers: { 'x-goog-api-key': key }, payload: { contents: 'hi' } });
     expect(response.statusCode).toBe(429);
     expect(response.json()).toEqual({ error: { code: 429, message: 'The fake failed with 429', status: 'RESOURCE_EXHAUSTED' } });
     await expect(client(key).models.generateContent({ model: 'exhausted', contents: 'hi' })).rejects.toMatchObject({ status: 429 });
+    expect(await heldNanosOf(gateway, accountId)).toBe(0n);
   });
 
   it('ends a cut stream without a finish and records it as failed', async () => {
-    const { key } = await gateway.createFundedKey({ credits: 1 });
+    const { key, accountId } = await gateway.createFundedKey({ credits: 1 });
     const response = await gateway.request({ method: 'POST', url: '/api/gamma/v1beta/models/cut:streamGenerateContent?alt=sse', headers: { 'x-goog-api-key': key }, payload: { contents: 'one two three' } });
     expect(response.statusCode, response.body).toBe(200);
     expect(response.body).not.toContain('finishReason');
     expect((await records(key)).map((record) => record.status)).toEqual(['failed']);
+    expect(await heldNanosOf(gateway, accountId)).toBe(0n);
   });
 
   it('translates for other protocols both ways', async () => {

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fakeOpenAiKey, startOpenAiFake } from '../fakes/openai-fake.ts';
 import type { FakeServer } from '../fakes/fake-server.ts';
-import { usageRecords } from '../support/http-helpers.ts';
+import { heldNanosOf, usageRecords } from '../support/http-helpers.ts';
 import { startTestGateway, type TestGateway } from '../support/test-gateway.ts';
 
 
@@ -65,7 +65,7 @@ describe('native text completions through an OpenAI-protocol upstream', () => {
   });
 
   it('relays an upstream error with its own status and body, and charges nothing', async () => {
-    const { key } = await gateway.createFundedKey({ credits: 1 });
+    const { key, accountId } = await gateway.createFundedKey({ credits: 1 });
     const response = await complete(key, 'limited');
     expect(response.statusCode).toBe(429);
     expect(response.json()).toEqual({ error: { message: 'Rate limit reached for requests', type: 'rate_limit_error', param: null, code: 'rate_limit_exceeded' } });
@@ -73,6 +73,7 @@ describe('native text completions through an OpenAI-protocol upstream', () => {
     expect(rejected.statusCode).toBe(401);
     expect(rejected.json()).toMatchObject({ error: { code: 'invalid_api_key' } });
     expect(await balance(key)).toBe(1);
+    expect(await heldNanosOf(gateway, accountId)).toBe(0n);
     expect((await records(key)).map((record) => [record.status, record.usdCost])).toEqual([
       ['failed', 0],
       ['failed', 0],
@@ -80,15 +81,16 @@ describe('native text completions through an OpenAI-protocol upstream', () => {
   });
 
   it('answers 502 in the envelope when the upstream cannot be reached, and releases the hold', async () => {
-    const { key } = await gateway.createFundedKey({ credits: 1 });
+    const { key, accountId } = await gateway.createFundedKey({ credits: 1 });
     const response = await complete(key, 'unreachable');
     expect(response.statusCode).toBe(502);
     expect(response.json()).toMatchObject({ status: 502, success: false, errors: ['the upstream provider could not be reached'] });
     expect(await balance(key)).toBe(1);
+    expect(await heldNanosOf(gateway, accountId)).toBe(0n);
   });
 
   it('ends a stream cut mid-way with an in-stream error and no [DONE], charging only reported usage', async () => {
-    const { key } = await gateway.createFundedKey({ credits: 1 });
+    const { key, accountId } = await gateway.createFundedKey({ credits: 1 });
     const response = await complete(key, 'cut');
     expect(response.statusCode).toBe(200);
     const frames = response.body.split('\n\n').filter(Boolean);
@@ -97,6 +99,7 @@ describe('native text completions through an OpenAI-protocol upstream', () => {
     expect(frames.length).toBeGreaterThan(1);
     expect(await records(key)).toMatchObject([{ status: 'failed', usdCost: 0 }]);
     expect(await balance(key)).toBe(1);
+    expect(await heldNanosOf(gateway, accountId)).toBe(0n);
   });
 
   it('counts tokens itself when the upstream reports no usage, and says so in the record', async () => {

@@ -1,6 +1,8 @@
 import { readFileSync } from 'node:fs';
 import type { LightMyRequestResponse } from 'fastify';
 import { expect } from 'vitest';
+import { eq } from 'drizzle-orm';
+import { accounts } from '../../src/storage/schema.ts';
 import { shippedConfigPath, testAdminToken, type TestGateway } from './test-gateway.ts';
 
 /** The spec's generic error envelope as the tests read it. */
@@ -112,4 +114,10 @@ export interface UsageRecordBody {
 export async function usageRecords(gateway: TestGateway, key: string): Promise<UsageRecordBody[]> {
   const response = await gateway.request({ method: 'GET', url: '/api/compat/v1/usage', headers: { 'x-api-key': key } });
   return response.json<{ results: UsageRecordBody[] }>().results;
+}
+
+/** What an account still has reserved; every finished request must have brought it back to 0. */
+export async function heldNanosOf(gateway: TestGateway, accountId: string): Promise<bigint> {
+  const [row] = await gateway.gateway.core.storage.db.select({ held: accounts.heldNanos }).from(accounts).where(eq(accounts.id, accountId));
+  return row?.held ?? -1n;
 }
