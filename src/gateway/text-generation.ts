@@ -4,7 +4,7 @@ import { countTextTokens, defaultMaxOutputTokens, estimatePromptTokens } from '.
 import { gateParameters } from '../catalog/capability-gate.ts';
 import type { Catalog, ProviderRow } from '../catalog/catalog.ts';
 import type { ProviderConfig } from '../config/load-config.ts';
-import type { ChatMessage, ChatRequest, ChatStreamEvent, TokenUsage } from '../domain/chat.ts';
+import type { ChatRequest, ChatStreamEvent, TokenUsage } from '../domain/chat.ts';
 import { GatewayError } from '../domain/errors.ts';
 import { UpstreamHttpError, UpstreamUnreachableError } from '../domain/upstream-failure.ts';
 import type { Protocol } from '../domain/protocols.ts';
@@ -12,14 +12,9 @@ import type { AdapterRegistry, RelayOperation, RelayReading, TextAdapter } from 
 import { metered, startIteration } from './metered.ts';
 import type { WorkTracker } from './work-tracker.ts';
 
-export interface TextGenerationInput {
+/** The canonical request a surface decoded, plus what the pipeline needs to route, gate and bill it. */
+export interface TextGenerationInput extends Omit<ChatRequest, 'upstreamModel'> {
   modelId: string;
-  messages: readonly ChatMessage[];
-  maxTokens?: number;
-  temperature?: number;
-  topP?: number;
-  stop?: readonly string[];
-  seed?: number;
   /** Every model-dependent parameter the client sent, by the native field name, for the capability gate. */
   gatedParameters: Readonly<Record<string, unknown>>;
   /** What the usage record keeps of the request (no message content). */

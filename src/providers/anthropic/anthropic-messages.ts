@@ -1,7 +1,7 @@
 import type { ChatRequest, ChatStreamEvent, FinishReason, TokenUsage } from '../../domain/chat.ts';
 import { UpstreamUnreachableError } from '../../domain/upstream-failure.ts';
 import type { CallOptions, ProviderTarget } from '../provider-adapter.ts';
-import { decodeSse } from '../shared/sse-decoder.ts';
+import { decodeSse, parseEventData } from '../shared/sse-decoder.ts';
 import type { UpstreamHttp } from '../shared/upstream-http.ts';
 
 /** The protocol version sent when the client did not choose one (the official SDKs send this value). */
@@ -55,12 +55,7 @@ export async function* streamAnthropicMessages(http: UpstreamHttp, request: Chat
   let sawUsage = false;
   let finish: FinishReason = { unified: 'other', raw: undefined };
   for await (const message of decodeSse(response.body)) {
-    let event: StreamEvent;
-    try {
-      event = JSON.parse(message.data) as StreamEvent;
-    } catch {
-      throw new UpstreamUnreachableError('protocol', 'the upstream sent an event that is not JSON');
-    }
+    const event = parseEventData<StreamEvent>(message.data);
     switch (event.type) {
       case 'message_start':
         usage.inputTokens = event.message?.usage?.input_tokens ?? 0;

@@ -1,7 +1,7 @@
 import type { ChatRequest, ChatStreamEvent, FinishReason, TokenUsage } from '../../domain/chat.ts';
 import { UpstreamUnreachableError } from '../../domain/upstream-failure.ts';
 import type { CallOptions } from '../provider-adapter.ts';
-import { decodeSse } from '../shared/sse-decoder.ts';
+import { decodeSse, parseEventData } from '../shared/sse-decoder.ts';
 import type { UpstreamHttp } from '../shared/upstream-http.ts';
 
 export interface UsageMetadata {
@@ -68,12 +68,7 @@ export async function* streamGeminiContent(http: UpstreamHttp, request: ChatRequ
   let usage: TokenUsage | undefined;
   let finish: FinishReason | undefined;
   for await (const event of decodeSse(response.body)) {
-    let chunk: GenerateContentChunk;
-    try {
-      chunk = JSON.parse(event.data) as GenerateContentChunk;
-    } catch {
-      throw new UpstreamUnreachableError('protocol', 'the upstream sent an event that is not JSON');
-    }
+    const chunk = parseEventData<GenerateContentChunk>(event.data);
     if (chunk.error) throw new UpstreamUnreachableError('protocol', `the upstream reported an error mid-stream: ${chunk.error.message ?? 'unknown'}`);
     const candidate = chunk.candidates?.[0];
     for (const part of candidate?.content?.parts ?? []) if (part.text && !part.thought) yield { type: 'text-delta', text: part.text };

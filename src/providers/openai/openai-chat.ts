@@ -1,7 +1,7 @@
 import type { ChatRequest, ChatStreamEvent, FinishReason, TokenUsage } from '../../domain/chat.ts';
 import { UpstreamUnreachableError } from '../../domain/upstream-failure.ts';
 import type { CallOptions } from '../provider-adapter.ts';
-import { decodeSse } from '../shared/sse-decoder.ts';
+import { decodeSse, parseEventData } from '../shared/sse-decoder.ts';
 import type { UpstreamHttp } from '../shared/upstream-http.ts';
 
 interface ChunkChoice {
@@ -51,12 +51,7 @@ export async function* streamOpenAiChat(http: UpstreamHttp, request: ChatRequest
       yield { type: 'finish', finishReason: finish ?? { unified: 'other', raw: undefined }, usage };
       return;
     }
-    let chunk: ChatCompletionChunk;
-    try {
-      chunk = JSON.parse(event.data) as ChatCompletionChunk;
-    } catch {
-      throw new UpstreamUnreachableError('protocol', 'the upstream sent an event that is not JSON');
-    }
+    const chunk = parseEventData<ChatCompletionChunk>(event.data);
     if (chunk.error) throw new UpstreamUnreachableError('protocol', `the upstream reported an error mid-stream: ${chunk.error.message ?? 'unknown'}`);
     const choice = chunk.choices?.[0];
     if (choice?.delta?.content) yield { type: 'text-delta', text: choice.delta.content };

@@ -19,3 +19,12 @@ export async function* decodeSse(body: UpstreamBody): AsyncGenerator<EventSource
     if (!body.destroyed) body.destroy();
   }
 }
+
+/** The JSON of one upstream event; an event that is not JSON breaks the protocol. */
+export function parseEventData<T>(data: string): T {
+  try {
+    return JSON.parse(data) as T;
+  } catch {
+    throw new UpstreamUnreachableError('protocol', 'the upstream sent an event that is not JSON');
+  }
+}
