@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FakeServer } from '../fakes/fake-server.ts';
 import { fakeOpenAiKey, startOpenAiFake } from '../fakes/openai-fake.ts';
 import { usageRecords } from '../support/http-helpers.ts';
-import { startTestGateway, type TestGateway } from '../support/test-gateway.ts';
+import { modelYaml, startTestGateway, type TestGateway } from '../support/test-gateway.ts';
 
 
 describe('alpha chat completions with the official OpenAI SDK', () => {
@@ -13,8 +13,7 @@ describe('alpha chat completions with the official OpenAI SDK', () => {
 
   beforeAll(async () => {
     fake = await startOpenAiFake();
-    const model = (id: string, upstream: string, provider = 'fake') =>
-      `  - id: ${id}\n    pricing: { inputPerMTok: 1, outputPerMTok: 2 }\n    providers: [{ provider: ${provider}, model: ${upstream} }]\n`;
+    const model = (id: string, upstream: string, provider = 'fake') => modelYaml(id, provider, upstream);
     gateway = await startTestGateway({
       configText: [
         'providers:',

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fakeAnthropicKey, startAnthropicFake } from '../fakes/anthropic-fake.ts';
 import type { FakeServer } from '../fakes/fake-server.ts';
 import { heldNanosOf, usageRecords } from '../support/http-helpers.ts';
-import { startTestGateway, type TestGateway } from '../support/test-gateway.ts';
+import { modelYaml, startTestGateway, type TestGateway } from '../support/test-gateway.ts';
 
 
 describe('beta messages with the official Anthropic SDK', () => {
@@ -14,8 +14,7 @@ describe('beta messages with the official Anthropic SDK', () => {
 
   beforeAll(async () => {
     fake = await startAnthropicFake();
-    const model = (id: string, upstream: string, provider = 'claude') =>
-      `  - id: ${id}\n    pricing: { inputPerMTok: 3, outputPerMTok: 15 }\n    providers: [{ provider: ${provider}, model: ${upstream} }]\n`;
+    const model = (id: string, upstream: string, provider = 'claude') => modelYaml(id, provider, upstream, { input: 3, output: 15 });
     gateway = await startTestGateway({
       configText: [
         'providers:',

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FakeServer } from '../fakes/fake-server.ts';
 import { fakeGeminiKey, startGeminiFake } from '../fakes/gemini-fake.ts';
 import { heldNanosOf, usageRecords } from '../support/http-helpers.ts';
-import { startTestGateway, type TestGateway } from '../support/test-gateway.ts';
+import { modelYaml, startTestGateway, type TestGateway } from '../support/test-gateway.ts';
 
 
 describe('gamma generateContent with the official Gemini SDK', () => {
@@ -14,8 +14,7 @@ describe('gamma generateContent with the official Gemini SDK', () => {
 
   beforeAll(async () => {
     fake = await startGeminiFake();
-    const model = (id: string, upstream: string, provider = 'gemini') =>
-      `  - id: ${id}\n    pricing: { inputPerMTok: 0.3, outputPerMTok: 2.5 }\n    providers: [{ provider: ${provider}, model: ${upstream} }]\n`;
+    const model = (id: string, upstream: string, provider = 'gemini') => modelYaml(id, provider, upstream, { input: 0.3, output: 2.5 });
     gateway = await startTestGateway({
       configText: [
         'providers:',

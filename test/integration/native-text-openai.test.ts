@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fakeOpenAiKey, startOpenAiFake } from '../fakes/openai-fake.ts';
 import type { FakeServer } from '../fakes/fake-server.ts';
 import { heldNanosOf, usageRecords } from '../support/http-helpers.ts';
-import { startTestGateway, type TestGateway } from '../support/test-gateway.ts';
+import { modelYaml, startTestGateway, type TestGateway } from '../support/test-gateway.ts';
 
 
 describe('native text completions through an OpenAI-protocol upstream', () => {
@@ -11,8 +11,7 @@ describe('native text completions through an OpenAI-protocol upstream', () => {
 
   beforeAll(async () => {
     fake = await startOpenAiFake();
-    const model = (id: string, provider: string, upstream: string) =>
-      `  - id: ${id}\n    pricing: { inputPerMTok: 1, outputPerMTok: 2 }\n    providers: [{ provider: ${provider}, model: ${upstream} }]\n`;
+    const model = (id: string, provider: string, upstream: string) => modelYaml(id, provider, upstream);
     gateway = await startTestGateway({
       configText: [
         'providers:',

@@ -4,7 +4,7 @@ import type { FakeServer } from '../fakes/fake-server.ts';
 import { fakeGeminiKey, startGeminiFake } from '../fakes/gemini-fake.ts';
 import { fakeOpenAiKey, startOpenAiFake } from '../fakes/openai-fake.ts';
 import { usageRecords } from '../support/http-helpers.ts';
-import { startTestGateway, type TestGateway } from '../support/test-gateway.ts';
+import { modelYaml, startTestGateway, type TestGateway } from '../support/test-gateway.ts';
 
 /**
  * Every text surface against every upstream family, streamed and not: the answer's text, the finish, and a
@@ -75,8 +75,7 @@ describe('every text surface against every upstream family', () => {
   beforeAll(async () => {
     const [openai, anthropic, gemini] = await Promise.all([startOpenAiFake(), startAnthropicFake(), startGeminiFake()]);
     fakes.push(openai, anthropic, gemini);
-    const model = (family: Family, upstream: string) =>
-      `  - id: via-${family}\n    pricing: { inputPerMTok: 1, outputPerMTok: 2 }\n    providers: [{ provider: ${family}, model: ${upstream} }]\n`;
+    const model = (family: Family, upstream: string) => modelYaml(`via-${family}`, family, upstream);
     gateway = await startTestGateway({
       configText: [
         'providers:',

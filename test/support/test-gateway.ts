@@ -67,3 +67,8 @@ export async function startTestGateway(options: TestGatewayOptions = {}): Promis
     },
   };
 }
+
+/** One catalog entry of gateway.yaml text: a priced model (USD per million tokens) served by one provider row. */
+export function modelYaml(id: string, provider: string, upstream: string, prices: { input: number; output: number } = { input: 1, output: 2 }): string {
+  return `  - id: ${id}\n    pricing: { inputPerMTok: ${prices.input}, outputPerMTok: ${prices.output} }\n    providers: [{ provider: ${provider}, model: ${upstream} }]\n`;
+}
