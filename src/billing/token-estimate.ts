@@ -1,5 +1,5 @@
 import { countTokens } from 'gpt-tokenizer';
-import type { ChatMessage } from '../domain/chat.ts';
+import { imagesIn, textOf, type ChatMessage } from '../domain/chat.ts';
 
 /** Per-message framing tokens chat formats add around each message, and the primer of the reply. */
 const tokensPerMessage = 4;
@@ -11,9 +11,13 @@ const plainText = { disallowedSpecial: new Set<string>() };
 /** Output tokens reserved when the client sets no maximum (the settled charge is what was really produced). */
 export const defaultMaxOutputTokens = 4096;
 
+/** Tokens reserved per input image: above what the major providers charge for a large image. */
+export const tokensPerImage = 2_000;
+
 /** An upper-leaning count of a prompt's tokens, for the hold taken before the call. */
 export function estimatePromptTokens(messages: readonly ChatMessage[]): number {
-  return messages.reduce((sum, message) => sum + tokensPerMessage + countTokens(message.content, plainText), replyPrimerTokens);
+  const text = messages.reduce((sum, message) => sum + tokensPerMessage + countTokens(textOf(message.content), plainText), replyPrimerTokens);
+  return text + imagesIn(messages) * tokensPerImage;
 }
 
 /** Tokens of text we counted ourselves, for upstreams that report no usage. */

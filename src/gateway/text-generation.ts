@@ -4,7 +4,7 @@ import { countTextTokens, defaultMaxOutputTokens, estimatePromptTokens } from '.
 import { gateParameters } from '../catalog/capability-gate.ts';
 import type { Catalog, ProviderRow } from '../catalog/catalog.ts';
 import type { ProviderConfig } from '../config/load-config.ts';
-import type { ChatRequest, ChatStreamEvent, TokenUsage } from '../domain/chat.ts';
+import { imagesIn, textOf, type ChatRequest, type ChatStreamEvent, type TokenUsage } from '../domain/chat.ts';
 import { GatewayError } from '../domain/errors.ts';
 import { UpstreamHttpError, UpstreamUnreachableError } from '../domain/upstream-failure.ts';
 import type { Protocol } from '../domain/protocols.ts';
@@ -109,6 +109,9 @@ export class TextGeneration {
     const model = catalog.resolve(input.modelId);
     // Refused before anything is held or sent when the operator gave the model no price.
     requirePricing(model);
+    if (imagesIn(input.messages) > 0 && !model.inputModalities.includes('image')) {
+      throw new GatewayError('GW_VALIDATION', `model "${model.modelId}" does not accept image input`);
+    }
     const routes = this.textRoutes(model.modelId, model.rows);
     const { dropped } = gateParameters({ modelId: model.modelId, capabilities: routes[0]!.row.capabilities, scope: 'text', optional: input.gatedParameters });
     const [blocker] = input.untranslatable ?? [];
@@ -145,7 +148,7 @@ export class TextGeneration {
         endWork();
       }
     };
-    const dispatch: Dispatch = { input, dropped, settle, countPrompt: () => input.messages.reduce((sum, message) => sum + countTextTokens(message.content), 0) };
+    const dispatch: Dispatch = { input, dropped, settle, countPrompt: () => input.messages.reduce((sum, message) => sum + countTextTokens(textOf(message.content)), 0) };
     const candidates = input.allowFallbacks === false ? usable.slice(0, 1) : usable;
     for (const [index, route] of candidates.entries()) {
       try {

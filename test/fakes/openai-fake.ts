@@ -17,13 +17,16 @@ export const fakeOpenAiKey = 'sk-fake-openai-key';
 
 interface ChatBody {
   model: string;
-  messages: Array<{ role: string; content: string }>;
+  messages: Array<{ role: string; content: string | Array<{ type: string; text?: string }> }>;
   stream?: boolean;
   stream_options?: { include_usage?: boolean };
   max_tokens?: number;
 }
 
 const wordsOf = (text: string) => text.split(/\s+/).filter(Boolean);
+/** The text of a message's content, string or parts; image parts carry no words. */
+const contentText = (content: string | Array<{ type: string; text?: string }>) =>
+  typeof content === 'string' ? content : content.map((part) => (part.type === 'text' ? (part.text ?? '') : '')).join(' ');
 
 function sendError(response: ServerResponse, status: number, type: string, message: string, code: string | null, headers: Record<string, string> = {}): void {
   response.writeHead(status, { 'content-type': 'application/json', ...headers });
@@ -42,14 +45,15 @@ async function chatCompletions(request: RecordedRequest, response: ServerRespons
     if (status === 429) return sendError(response, 429, 'rate_limit_error', 'Rate limit reached for requests', 'rate_limit_exceeded', { 'retry-after': '1' });
     return sendError(response, status, status >= 500 ? 'server_error' : 'invalid_request_error', `The fake failed with ${status}`, null);
   }
-  const prompt = body.messages.filter((message) => message.role === 'user').at(-1)?.content ?? '';
+  const lastUser = body.messages.filter((message) => message.role === 'user').at(-1);
+  const prompt = lastUser ? contentText(lastUser.content) : '';
   let words = wordsOf(`Echo: ${prompt}`);
   let finishReason = 'stop';
   if (body.max_tokens !== undefined && words.length > body.max_tokens) {
     words = words.slice(0, body.max_tokens);
     finishReason = 'length';
   }
-  const usage = { prompt_tokens: body.messages.reduce((sum, message) => sum + wordsOf(message.content).length, 0), completion_tokens: words.length };
+  const usage = { prompt_tokens: body.messages.reduce((sum, message) => sum + wordsOf(contentText(message.content)).length, 0), completion_tokens: words.length };
   const fullUsage = { ...usage, total_tokens: usage.prompt_tokens + usage.completion_tokens };
   const base = { id: 'chatcmpl-fake1', created: 1_723_031_664, model: `${body.model}-2024-08-06`, system_fingerprint: 'fp_fake' };
   if (!body.stream) {

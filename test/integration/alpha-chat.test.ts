@@ -91,7 +91,7 @@ describe('alpha chat completions with the official OpenAI SDK', () => {
   it('refuses what translation cannot carry yet, naming the model', async () => {
     const { key } = await gateway.createFundedKey({ credits: 1 });
     const error = await client(key)
-      .chat.completions.create({ model: 'echo', messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'https://example.com/a.png' } }] }] })
+      .chat.completions.create({ model: 'echo', messages: [{ role: 'user', content: [{ type: 'input_audio', input_audio: { data: 'UklGRg==', format: 'wav' } }] }] })
       .catch((caught: unknown) => caught);
     // Checks made before any upstream call answer with the gateway's envelope, which the SDK reports by status.
     expect(error).toBeInstanceOf(OpenAI.BadRequestError);
@@ -99,9 +99,9 @@ describe('alpha chat completions with the official OpenAI SDK', () => {
       method: 'POST',
       url: '/api/alpha/v1/chat/completions',
       headers: { 'x-api-key': key },
-      payload: { model: 'echo', messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'https://example.com/a.png' } }] }] },
+      payload: { model: 'echo', messages: [{ role: 'user', content: [{ type: 'input_audio', input_audio: { data: 'UklGRg==', format: 'wav' } }] }] },
     });
-    expect(raw.json()).toMatchObject({ status: 400, errors: ['model "echo" cannot take "image_url" content parts through this surface'] });
+    expect(raw.json()).toMatchObject({ status: 400, errors: ['model "echo" cannot take "input_audio" content parts through this surface'] });
     expect(await records(key)).toEqual([]);
   });
 

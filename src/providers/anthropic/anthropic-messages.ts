@@ -1,4 +1,4 @@
-import type { ChatRequest, ChatStreamEvent, FinishReason, TokenUsage } from '../../domain/chat.ts';
+import { textOf, type ChatMessage, type ChatRequest, type ChatStreamEvent, type FinishReason, type TokenUsage } from '../../domain/chat.ts';
 import { UpstreamUnreachableError } from '../../domain/upstream-failure.ts';
 import type { CallOptions, ProviderTarget } from '../provider-adapter.ts';
 import { decodeSse, parseEventData } from '../shared/sse-decoder.ts';
@@ -25,12 +25,21 @@ export function anthropicHeaders(target: ProviderTarget, clientHeaders: Readonly
   };
 }
 
+function anthropicContent(content: ChatMessage['content']): unknown {
+  if (typeof content === 'string') return content;
+  return content.map((part) => {
+    if (part.type === 'text') return { type: 'text', text: part.text };
+    const source = part.image.kind === 'url' ? { type: 'url', url: part.image.url } : { type: 'base64', media_type: part.image.mediaType, data: part.image.data };
+    return { type: 'image', source };
+  });
+}
+
 export function encodeMessagesRequest(request: ChatRequest): Record<string, unknown> {
-  const system = request.messages.filter((message) => message.role === 'system').map((message) => message.content);
+  const system = request.messages.filter((message) => message.role === 'system').map((message) => textOf(message.content));
   const body: Record<string, unknown> = {
     model: request.upstreamModel,
     max_tokens: request.maxTokens ?? defaultMaxTokens,
-    messages: request.messages.filter((message) => message.role !== 'system').map((message) => ({ role: message.role, content: message.content })),
+    messages: request.messages.filter((message) => message.role !== 'system').map((message) => ({ role: message.role, content: anthropicContent(message.content) })),
     stream: true,
   };
   if (system.length > 0) body.system = system.join('\n\n');

@@ -1,4 +1,4 @@
-import type { ChatRequest, ChatStreamEvent, FinishReason, TokenUsage } from '../../domain/chat.ts';
+import { textOf, type ChatMessage, type ChatRequest, type ChatStreamEvent, type FinishReason, type TokenUsage } from '../../domain/chat.ts';
 import { UpstreamUnreachableError } from '../../domain/upstream-failure.ts';
 import type { CallOptions } from '../provider-adapter.ts';
 import { decodeSse, parseEventData } from '../shared/sse-decoder.ts';
@@ -40,8 +40,23 @@ export function geminiPath(upstreamModel: string, action: string): string {
   return `/models/${encodeURIComponent(upstreamModel)}:${action}`;
 }
 
+/** Media type of an image fetched by URL, from its file name; the protocol requires one. */
+function mediaTypeOfUrl(url: string): string {
+  const extension = /\.(png|jpe?g|webp|gif|heic|heif)(?:[?#]|$)/i.exec(url)?.[1]?.toLowerCase();
+  return extension === 'jpg' || extension === undefined ? 'image/jpeg' : `image/${extension}`;
+}
+
+function geminiParts(content: ChatMessage['content']): object[] {
+  if (typeof content === 'string') return [{ text: content }];
+  return content.map((part) => {
+    if (part.type === 'text') return { text: part.text };
+    const image = part.image;
+    return image.kind === 'base64' ? { inlineData: { mimeType: image.mediaType, data: image.data } } : { fileData: { mimeType: mediaTypeOfUrl(image.url), fileUri: image.url } };
+  });
+}
+
 export function encodeGenerateContent(request: ChatRequest): Record<string, unknown> {
-  const system = request.messages.filter((message) => message.role === 'system').map((message) => message.content);
+  const system = request.messages.filter((message) => message.role === 'system').map((message) => textOf(message.content));
   const generationConfig: Record<string, unknown> = {};
   if (request.maxTokens !== undefined) generationConfig.maxOutputTokens = request.maxTokens;
   if (request.temperature !== undefined) generationConfig.temperature = request.temperature;
@@ -51,7 +66,7 @@ export function encodeGenerateContent(request: ChatRequest): Record<string, unkn
   return {
     contents: request.messages
       .filter((message) => message.role !== 'system')
-      .map((message) => ({ role: message.role === 'assistant' ? 'model' : 'user', parts: [{ text: message.content }] })),
+      .map((message) => ({ role: message.role === 'assistant' ? 'model' : 'user', parts: geminiParts(message.content) })),
     ...(system.length > 0 ? { systemInstruction: { parts: [{ text: system.join('\n\n') }] } } : {}),
     ...(Object.keys(generationConfig).length > 0 ? { generationConfig } : {}),
   };

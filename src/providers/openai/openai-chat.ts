@@ -1,4 +1,4 @@
-import type { ChatRequest, ChatStreamEvent, FinishReason, TokenUsage } from '../../domain/chat.ts';
+import { imageUrlOf, type ChatMessage, type ChatRequest, type ChatStreamEvent, type FinishReason, type TokenUsage } from '../../domain/chat.ts';
 import { UpstreamUnreachableError } from '../../domain/upstream-failure.ts';
 import type { CallOptions } from '../provider-adapter.ts';
 import { decodeSse, parseEventData } from '../shared/sse-decoder.ts';
@@ -23,10 +23,15 @@ const finishReasons: Record<string, FinishReason['unified']> = {
   content_filter: 'content-filter',
 };
 
+function openAiContent(content: ChatMessage['content']): unknown {
+  if (typeof content === 'string') return content;
+  return content.map((part) => (part.type === 'text' ? { type: 'text', text: part.text } : { type: 'image_url', image_url: { url: imageUrlOf(part.image) } }));
+}
+
 export function encodeChatRequest(request: ChatRequest): Record<string, unknown> {
   const body: Record<string, unknown> = {
     model: request.upstreamModel,
-    messages: request.messages.map((message) => ({ role: message.role, content: message.content })),
+    messages: request.messages.map((message) => ({ role: message.role, content: openAiContent(message.content) })),
     stream: true,
     stream_options: { include_usage: true },
   };

@@ -1,5 +1,5 @@
 import { countTokens, decode, encode } from 'gpt-tokenizer';
-import type { ChatRequest, ChatStreamEvent, FinishReason } from '../../domain/chat.ts';
+import { textOf, type ChatRequest, type ChatStreamEvent, type FinishReason } from '../../domain/chat.ts';
 import type { ProviderAdapter } from '../provider-adapter.ts';
 
 /** Text that spells a special token is echoed and counted as ordinary text. */
@@ -10,7 +10,7 @@ const wordsPerChunk = 3;
 
 function answerTo(request: ChatRequest): { text: string; finishReason: FinishReason } {
   const lastUser = [...request.messages].reverse().find((message) => message.role === 'user');
-  let text = lastUser?.content ?? '';
+  let text = lastUser ? textOf(lastUser.content) : '';
   let finishReason: FinishReason = { unified: 'stop', raw: 'stop' };
   const stops = (request.stop ?? []).map((stop) => text.indexOf(stop)).filter((index) => index >= 0);
   if (stops.length > 0) {
@@ -38,7 +38,7 @@ async function* echo(request: ChatRequest): AsyncGenerator<ChatStreamEvent> {
   for (let start = 0; start < words.length; start += wordsPerChunk) {
     yield { type: 'text-delta', text: words.slice(start, start + wordsPerChunk).join('') };
   }
-  const inputTokens = request.messages.reduce((sum, message) => sum + countTokens(message.content, plainText), 0);
+  const inputTokens = request.messages.reduce((sum, message) => sum + countTokens(textOf(message.content), plainText), 0);
   yield { type: 'finish', finishReason, usage: { inputTokens, outputTokens: countTokens(text, plainText) } };
 }
 

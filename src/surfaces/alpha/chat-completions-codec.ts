@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { ChatMessage, ChatStreamEvent, FinishReason, TokenUsage } from '../../domain/chat.ts';
+import { compactContent, imageFromUrl, type ChatMessage, type ChatPart, type ChatStreamEvent, type FinishReason, type TokenUsage } from '../../domain/chat.ts';
 import type { CollectedAnswer } from '../../gateway/text-generation.ts';
 
 /** The alpha (chat-completions) request as this surface reads it; unknown fields are kept and forwarded. */
@@ -53,14 +53,16 @@ export function decodeChatMessages(body: ChatCompletionsBody): DecodedChat {
   for (const message of body.messages) {
     const role = roles[message.role];
     if (!role) untranslatable.add(`"${message.role}" messages`);
-    let content = '';
-    if (typeof message.content === 'string') content = message.content;
+    const parts: ChatPart[] = [];
+    if (typeof message.content === 'string') parts.push({ type: 'text', text: message.content });
     else if (Array.isArray(message.content)) {
-      for (const part of message.content as Array<{ type?: unknown; text?: unknown }>) {
-        if (part?.type === 'text' && typeof part.text === 'string') content += part.text;
+      for (const part of message.content as Array<{ type?: unknown; text?: unknown; image_url?: { url?: unknown } }>) {
+        if (part?.type === 'text' && typeof part.text === 'string') parts.push({ type: 'text', text: part.text });
+        else if (part?.type === 'image_url' && typeof part.image_url?.url === 'string') parts.push({ type: 'image', image: imageFromUrl(part.image_url.url) });
         else untranslatable.add(`"${String(part?.type)}" content parts`);
       }
     }
+    const content = compactContent(parts);
     if ('tool_calls' in message) untranslatable.add('tool calls');
     messages.push({ role: role ?? 'user', content });
   }

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { ChatMessage, ChatStreamEvent, FinishReason, TokenUsage } from '../../domain/chat.ts';
+import { compactContent, imageFromUrl, type ChatMessage, type ChatPart, type ChatStreamEvent, type FinishReason, type TokenUsage } from '../../domain/chat.ts';
 import type { CollectedAnswer } from '../../gateway/text-generation.ts';
 
 /** The alpha Responses request as this surface reads it; unknown fields are kept and forwarded. */
@@ -39,14 +39,16 @@ export function decodeResponsesInput(body: ResponsesBody): { messages: ChatMessa
         untranslatable.add(`"${String(item?.type ?? item?.role)}" input items`);
         continue;
       }
-      let content = '';
-      if (typeof item.content === 'string') content = item.content;
+      const parts: ChatPart[] = [];
+      if (typeof item.content === 'string') parts.push({ type: 'text', text: item.content });
       else if (Array.isArray(item.content)) {
-        for (const part of item.content as Array<{ type?: unknown; text?: unknown }>) {
-          if ((part?.type === 'input_text' || part?.type === 'output_text') && typeof part.text === 'string') content += part.text;
+        for (const part of item.content as Array<{ type?: unknown; text?: unknown; image_url?: unknown }>) {
+          if ((part?.type === 'input_text' || part?.type === 'output_text') && typeof part.text === 'string') parts.push({ type: 'text', text: part.text });
+          else if (part?.type === 'input_image' && typeof part.image_url === 'string') parts.push({ type: 'image', image: imageFromUrl(part.image_url) });
           else untranslatable.add(`"${String(part?.type)}" content parts`);
         }
       }
+      const content = compactContent(parts);
       messages.push({ role, content });
     }
   }

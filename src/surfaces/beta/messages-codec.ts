@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { ChatMessage, ChatStreamEvent, FinishReason, TokenUsage } from '../../domain/chat.ts';
+import { compactContent, textOf, type ChatMessage, type ChatPart, type ChatStreamEvent, type FinishReason, type TokenUsage } from '../../domain/chat.ts';
 import type { CollectedAnswer } from '../../gateway/text-generation.ts';
 
 /** The beta (messages) request as this surface reads it; unknown fields are kept and forwarded. */
@@ -28,26 +28,37 @@ export const gatedFields: Readonly<Record<string, string>> = {
   thinking: 'thinking',
 };
 
-/** Text of a string or of text blocks; other block types are reported as untranslatable. */
-function textOf(content: unknown, untranslatable: Set<string>): string {
+interface Block {
+  type?: unknown;
+  text?: unknown;
+  source?: { type?: unknown; media_type?: unknown; data?: unknown; url?: unknown };
+}
+
+/** A string, or text and image blocks in order; other block types are reported as untranslatable. */
+function contentOf(content: unknown, untranslatable: Set<string>): ChatMessage['content'] {
   if (typeof content === 'string') return content;
   if (!Array.isArray(content)) return '';
-  let text = '';
-  for (const block of content as Array<{ type?: unknown; text?: unknown }>) {
-    if (block?.type === 'text' && typeof block.text === 'string') text += block.text;
-    else untranslatable.add(`"${String(block?.type)}" content blocks`);
+  const parts: ChatPart[] = [];
+  for (const block of content as Block[]) {
+    const source = block?.source;
+    if (block?.type === 'text' && typeof block.text === 'string') parts.push({ type: 'text', text: block.text });
+    else if (block?.type === 'image' && source?.type === 'base64' && typeof source.media_type === 'string' && typeof source.data === 'string') {
+      parts.push({ type: 'image', image: { kind: 'base64', mediaType: source.media_type, data: source.data } });
+    } else if (block?.type === 'image' && source?.type === 'url' && typeof source.url === 'string') {
+      parts.push({ type: 'image', image: { kind: 'url', url: source.url } });
+    } else untranslatable.add(`"${String(block?.type)}" content blocks`);
   }
-  return text;
+  return compactContent(parts);
 }
 
 export function decodeMessages(body: MessagesBody): { messages: ChatMessage[]; untranslatable: string[] } {
   const untranslatable = new Set<string>();
   const messages: ChatMessage[] = [];
-  if (body.system !== undefined) messages.push({ role: 'system', content: textOf(body.system, untranslatable) });
+  if (body.system !== undefined) messages.push({ role: 'system', content: textOf(contentOf(body.system, untranslatable)) });
   for (const message of body.messages) {
     const role = message.role === 'assistant' ? 'assistant' : 'user';
     if (message.role !== 'user' && message.role !== 'assistant') untranslatable.add(`"${message.role}" messages`);
-    messages.push({ role, content: textOf(message.content, untranslatable) });
+    messages.push({ role, content: contentOf(message.content, untranslatable) });
   }
   if (body.tools !== undefined) untranslatable.add('tools');
   return { messages, untranslatable: [...untranslatable] };

@@ -1,4 +1,4 @@
-import type { ChatMessage, ChatStreamEvent, FinishReason, TokenUsage } from '../../domain/chat.ts';
+import { compactContent, textOf, type ChatMessage, type ChatPart, type ChatStreamEvent, type FinishReason, type TokenUsage } from '../../domain/chat.ts';
 import type { CollectedAnswer } from '../../gateway/text-generation.ts';
 
 interface Part {
@@ -41,24 +41,30 @@ export function gatedParametersOf(body: GenerateContentBody): Record<string, unk
   return gated;
 }
 
-function textOf(parts: Part[] | undefined, untranslatable: Set<string>): string {
-  let text = '';
+function contentOf(parts: Part[] | undefined, untranslatable: Set<string>): ChatMessage['content'] {
+  const decoded: ChatPart[] = [];
   for (const part of parts ?? []) {
-    if (typeof part.text === 'string') text += part.text;
-    else untranslatable.add(`"${Object.keys(part)[0] ?? 'empty'}" parts`);
+    const inline = part.inlineData as { mimeType?: unknown; data?: unknown } | undefined;
+    const file = part.fileData as { fileUri?: unknown } | undefined;
+    if (typeof part.text === 'string') decoded.push({ type: 'text', text: part.text });
+    else if (typeof inline?.mimeType === 'string' && inline.mimeType.startsWith('image/') && typeof inline.data === 'string') {
+      decoded.push({ type: 'image', image: { kind: 'base64', mediaType: inline.mimeType, data: inline.data } });
+    } else if (typeof file?.fileUri === 'string' && /^https?:\/\//.test(file.fileUri)) {
+      decoded.push({ type: 'image', image: { kind: 'url', url: file.fileUri } });
+    } else untranslatable.add(`"${Object.keys(part)[0] ?? 'empty'}" parts`);
   }
-  return text;
+  return compactContent(decoded);
 }
 
 export function decodeContents(body: GenerateContentBody): { messages: ChatMessage[]; untranslatable: string[] } {
   const untranslatable = new Set<string>();
   const messages: ChatMessage[] = [];
   if (body.systemInstruction !== undefined) {
-    const system = typeof body.systemInstruction === 'string' ? body.systemInstruction : textOf(body.systemInstruction.parts, untranslatable);
+    const system = typeof body.systemInstruction === 'string' ? body.systemInstruction : textOf(contentOf(body.systemInstruction.parts, untranslatable));
     messages.push({ role: 'system', content: system });
   }
   if (typeof body.contents === 'string') messages.push({ role: 'user', content: body.contents });
-  else for (const content of body.contents) messages.push({ role: content.role === 'model' ? 'assistant' : 'user', content: textOf(content.parts, untranslatable) });
+  else for (const content of body.contents) messages.push({ role: content.role === 'model' ? 'assistant' : 'user', content: contentOf(content.parts, untranslatable) });
   for (const field of ['tools', 'toolConfig', 'safetySettings', 'cachedContent'] as const) if (body[field] !== undefined) untranslatable.add(field);
   return { messages, untranslatable: [...untranslatable] };
 }

@@ -1,0 +1,104 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { fakeAnthropicKey, startAnthropicFake } from '../fakes/anthropic-fake.ts';
+import type { FakeServer } from '../fakes/fake-server.ts';
+import { fakeGeminiKey, startGeminiFake } from '../fakes/gemini-fake.ts';
+import { fakeOpenAiKey, startOpenAiFake } from '../fakes/openai-fake.ts';
+import { heldNanosOf } from '../support/http-helpers.ts';
+import { startTestGateway, type TestGateway } from '../support/test-gateway.ts';
+
+/** Image inputs cross protocols in the request order: each upstream receives its own wire shape of the same image. */
+describe('image inputs through translation', () => {
+  let openai: FakeServer;
+  let anthropic: FakeServer;
+  let gemini: FakeServer;
+  let gateway: TestGateway;
+  const png = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==';
+
+  beforeAll(async () => {
+    [openai, anthropic, gemini] = await Promise.all([startOpenAiFake(), startAnthropicFake(), startGeminiFake()]);
+    const model = (id: string, provider: string, upstream: string, inputs = '[text, image]') =>
+      `  - id: ${id}\n    inputModalities: ${inputs}\n    pricing: { inputPerMTok: 1, outputPerMTok: 2 }\n    providers: [{ provider: ${provider}, model: ${upstream} }]\n`;
+    gateway = await startTestGateway({
+      configText: [
+        'providers:',
+        `  openai: { protocol: openai, baseUrl: "${openai.url}/v1", apiKey: ${fakeOpenAiKey} }`,
+        `  anthropic: { protocol: anthropic, baseUrl: "${anthropic.url}/v1", apiKey: ${fakeAnthropicKey} }`,
+        `  gemini: { protocol: gemini, baseUrl: "${gemini.url}/v1beta", apiKey: ${fakeGeminiKey} }`,
+        'models:',
+        model('vision-openai', 'openai', 'gpt-4o'),
+        model('vision-claude', 'anthropic', 'claude-sonnet-4-5-20250929'),
+        model('vision-gemini', 'gemini', 'gemini-2.5-flash'),
+        model('text-only', 'anthropic', 'claude-haiku', '[text]'),
+      ].join('\n'),
+    });
+  });
+  afterAll(async () => {
+    await gateway?.close();
+    await Promise.all([openai, anthropic, gemini].map((fake) => fake?.close()));
+  });
+
+  it('alpha image_url parts reach Anthropic as image blocks and Gemini as inlineData or fileData', async () => {
+    const { key } = await gateway.createFundedKey({ credits: 1 });
+    const content = [
+      { type: 'text', text: 'what is this' },
+      { type: 'image_url', image_url: { url: `data:image/png;base64,${png}` } },
+      { type: 'image_url', image_url: { url: 'https://example.com/cat.webp' } },
+    ];
+    const post = (model: string) => gateway.request({ method: 'POST', url: '/api/alpha/v1/chat/completions', headers: { 'x-api-key': key }, payload: { model, messages: [{ role: 'user', content }] } });
+    expect((await post('vision-claude')).statusCode).toBe(200);
+    expect((anthropic.requests.at(-1)!.body as { messages: unknown[] }).messages).toEqual([
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text: 'what is this' },
+          { type: 'image', source: { type: 'base64', media_type: 'image/png', data: png } },
+          { type: 'image', source: { type: 'url', url: 'https://example.com/cat.webp' } },
+        ],
+      },
+    ]);
+    expect((await post('vision-gemini')).statusCode).toBe(200);
+    expect((gemini.requests.at(-1)!.body as { contents: unknown[] }).contents).toEqual([
+      {
+        role: 'user',
+        parts: [
+          { text: 'what is this' },
+          { inlineData: { mimeType: 'image/png', data: png } },
+          { fileData: { mimeType: 'image/webp', fileUri: 'https://example.com/cat.webp' } },
+        ],
+      },
+    ]);
+  });
+
+  it('beta image blocks and gamma inlineData reach an OpenAI upstream as image_url parts', async () => {
+    const { key } = await gateway.createFundedKey({ credits: 1 });
+    const beta = await gateway.request({
+      method: 'POST',
+      url: '/api/beta/v1/messages',
+      headers: { 'x-api-key': key },
+      payload: { model: 'vision-openai', max_tokens: 50, messages: [{ role: 'user', content: [{ type: 'image', source: { type: 'base64', media_type: 'image/png', data: png } }, { type: 'text', text: 'describe' }] }] },
+    });
+    expect(beta.statusCode).toBe(200);
+    const expected = [{ role: 'user', content: [{ type: 'image_url', image_url: { url: `data:image/png;base64,${png}` } }, { type: 'text', text: 'describe' }] }];
+    expect((openai.requests.at(-1)!.body as { messages: unknown[] }).messages).toEqual(expected);
+    const gamma = await gateway.request({
+      method: 'POST',
+      url: '/api/gamma/v1beta/models/vision-openai:generateContent',
+      headers: { 'x-goog-api-key': key },
+      payload: { contents: [{ role: 'user', parts: [{ inlineData: { mimeType: 'image/png', data: png } }, { text: 'describe' }] }] },
+    });
+    expect(gamma.statusCode).toBe(200);
+    expect((openai.requests.at(-1)!.body as { messages: unknown[] }).messages).toEqual(expected);
+  });
+
+  it('refuses images for a model without image input, before anything is held', async () => {
+    const { key, accountId } = await gateway.createFundedKey({ credits: 1 });
+    const response = await gateway.request({
+      method: 'POST',
+      url: '/api/alpha/v1/chat/completions',
+      headers: { 'x-api-key': key },
+      payload: { model: 'text-only', messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'https://example.com/a.png' } }] }] },
+    });
+    expect(response.json()).toMatchObject({ status: 400, errors: ['model "text-only" does not accept image input'] });
+    expect(await heldNanosOf(gateway, accountId)).toBe(0n);
+  });
+});
