@@ -69,3 +69,13 @@ function violation(constraint: ParamConstraint, value: unknown): string | undefi
     }
   }
 }
+
+/** The values of a wire request's gated fields, keyed by the native parameter names the gate reads. */
+export function nativeParameters(source: Readonly<Record<string, unknown>> | undefined, fields: Readonly<Record<string, string>>): Record<string, unknown> {
+  const parameters: Record<string, unknown> = {};
+  for (const [field, native] of Object.entries(fields)) {
+    const value = source?.[field];
+    if (value !== undefined && value !== null) parameters[native] = value;
+  }
+  return parameters;
+}

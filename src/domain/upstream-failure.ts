@@ -23,3 +23,6 @@ export class UpstreamUnreachableError extends Error {
     this.name = 'UpstreamUnreachableError';
   }
 }
+
+/** What a client is told when the upstream fails after its answer began, in each surface's own shape. */
+export const midStreamFailure = 'the upstream provider failed while streaming';

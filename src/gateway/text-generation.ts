@@ -73,6 +73,9 @@ interface Route {
   target: ProviderConfig;
 }
 
+/** Native names of the optional parameters the canonical chat request carries to every provider. */
+const carriedParameters = new Set(['maxTokens', 'temperature', 'topP', 'stop', 'seed']);
+
 type Settle = (status: GenerationStatus, usage: TokenUsage | undefined, counted: boolean) => Promise<void>;
 
 /** What one dispatch needs besides the route: the settled request's bookkeeping. */
@@ -197,7 +200,9 @@ export class TextGeneration {
         return settle(consumerLeft ? 'aborted' : 'succeeded', usage, reported === undefined);
       },
     });
-    return { kind: 'events', events: await startIteration(events), droppedParameters: dropped };
+    // Accepted by the model but not carried by the canonical request to another protocol: reported, never silently lost.
+    const notCarried = Object.keys(input.gatedParameters).filter((name) => input.gatedParameters[name] !== undefined && !carriedParameters.has(name));
+    return { kind: 'events', events: await startIteration(events), droppedParameters: [...new Set([...dropped, ...notCarried])] };
   }
 
   /** Same-protocol pass-through; resolves once the first bytes are in, or throws without settling. */

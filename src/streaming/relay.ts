@@ -65,3 +65,8 @@ export async function streamEncoded<T>(
     sse.end();
   }
 }
+
+/** A same-protocol answer passed through: byte for byte as an event stream, or as the JSON body it is. */
+export function relayAnswer(request: FastifyRequest, reply: FastifyReply, answer: RelayedAnswer, streaming: boolean, hooks?: StreamRelayHooks): FastifyReply | Promise<void> {
+  return streaming ? relayStream(request, reply, answer, hooks) : relayJson(reply, answer);
+}

@@ -86,6 +86,15 @@ describe('alpha chat completions with the official OpenAI SDK', () => {
     expect(chunks.find((chunk) => chunk.choices[0]?.finish_reason)!.choices[0]!.finish_reason).toBe('length');
     expect(chunks.at(-1)).toMatchObject({ choices: [], usage: { completion_tokens: 2 } });
     expect((await records(key)).map((record) => record.status)).toEqual(['succeeded', 'succeeded']);
+    // What translation cannot carry to the other protocol is named, not silently lost.
+    const warned = await gateway.request({
+      method: 'POST',
+      url: '/api/alpha/v1/chat/completions',
+      headers: { 'x-api-key': key },
+      payload: { model: 'echo', messages, response_format: { type: 'json_object' }, frequency_penalty: 0.5, temperature: 0.1 },
+    });
+    expect(warned.statusCode).toBe(200);
+    expect(warned.headers['x-gateway-dropped-parameters']).toBe('responseFormat,frequencyPenalty');
   });
 
   it('refuses what translation cannot carry yet, naming the model', async () => {

@@ -4,8 +4,11 @@ import type { CatalogModel } from '../../catalog/catalog.ts';
 import { compatModelFields } from '../../gateway/model-listing.ts';
 import type { GatewayServices } from '../../gateway/services.ts';
 import { collectAnswer, type RelayRun } from '../../gateway/text-generation.ts';
+import { nativeParameters } from '../../catalog/capability-gate.ts';
 import { callerOf, requireCredential } from '../../http/authentication.ts';
-import { relayJson, relayStream, streamEncoded } from '../../streaming/relay.ts';
+import { reportDroppedParameters } from '../../http/dropped-parameters.ts';
+import { midStreamFailure } from '../../domain/upstream-failure.ts';
+import { relayAnswer, streamEncoded, type StreamRelayHooks } from '../../streaming/relay.ts';
 import { ChunkEncoder, chatCompletionOf, decodeChatMessages, gatedFields, relayBody, type ChatCompletionsBody } from './chat-completions-codec.ts';
 import { decodeResponsesInput, gatedFields as responsesGatedFields, relayBody as relayResponsesBody, ResponseEncoder, type ResponsesBody } from './responses-codec.ts';
 import type { ChatStreamEvent } from '../../domain/chat.ts';
@@ -66,10 +69,9 @@ const ResponsesRequest = Type.Object(
   { additionalProperties: true },
 );
 
-function gatedParametersOf(body: Record<string, unknown>, fields: Readonly<Record<string, string>>): Record<string, unknown> {
-  const gated: Record<string, unknown> = {};
-  for (const [field, native] of Object.entries(fields)) if (body[field] !== undefined && body[field] !== null) gated[native] = body[field];
-  return gated;
+/** `provider.allow_fallbacks: false` pins the call to the winning provider row. */
+function allowsFallbacks(body: Readonly<Record<string, unknown>>): boolean {
+  return (body.provider as { allow_fallbacks?: unknown } | undefined)?.allow_fallbacks !== false;
 }
 
 /** The alpha (chat-completions-style) surface. */
@@ -91,14 +93,14 @@ export const alphaRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServices 
       stop: typeof body.stop === 'string' ? [body.stop] : (body.stop ?? undefined),
       seed: body.seed,
       choices: typeof body.n === 'number' ? body.n : undefined,
-      gatedParameters: gatedParametersOf(body, gatedFields),
+      gatedParameters: nativeParameters(body, gatedFields),
       untranslatable: decoded.untranslatable,
-      allowFallbacks: (body.provider as { allow_fallbacks?: unknown } | undefined)?.allow_fallbacks !== false,
+      allowFallbacks: allowsFallbacks(body),
       recordedRequest: { surface: 'alpha', endpoint: 'chat/completions', model: body.model, stream: streaming, messages: body.messages.length },
       relay: { protocol: 'openai', operation: 'chat-completions', streaming, prepare: (upstreamModel, dropped) => relayBody(body, upstreamModel, dropped) },
     });
-    if (run.droppedParameters.length > 0) reply.header('x-gateway-dropped-parameters', run.droppedParameters.join(','));
-    if (run.kind === 'relay') return relayAnswer(request, reply, run, streaming);
+    reportDroppedParameters(reply, run.droppedParameters);
+    if (run.kind === 'relay') return relayAnswer(request, reply, run, streaming, doneAppended(run));
     return streaming ? streamEvents(request, reply, run.events, body.model) : reply.send(chatCompletionOf(body.model, await collectAnswer(run.events)));
   });
 
@@ -112,24 +114,24 @@ export const alphaRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServices 
       maxTokens: body.max_output_tokens,
       temperature: body.temperature,
       topP: body.top_p,
-      gatedParameters: gatedParametersOf(body, responsesGatedFields),
+      gatedParameters: nativeParameters(body, responsesGatedFields),
       untranslatable: decoded.untranslatable,
-      allowFallbacks: (body.provider as { allow_fallbacks?: unknown } | undefined)?.allow_fallbacks !== false,
+      allowFallbacks: allowsFallbacks(body),
       recordedRequest: { surface: 'alpha', endpoint: 'responses', model: body.model, stream: streaming },
       relay: { protocol: 'openai', operation: 'responses', streaming, prepare: (upstreamModel, dropped) => relayResponsesBody(body, upstreamModel, dropped) },
     });
-    if (run.droppedParameters.length > 0) reply.header('x-gateway-dropped-parameters', run.droppedParameters.join(','));
+    reportDroppedParameters(reply, run.droppedParameters);
     // Responses streams are piped raw, errors included, in the upstream's own format.
-    if (run.kind === 'relay') return streaming ? relayStream(request, reply, run) : relayJson(reply, run);
+    if (run.kind === 'relay') return relayAnswer(request, reply, run, streaming);
     const encoder = new ResponseEncoder(body.model);
     if (!streaming) return reply.send(encoder.whole(await collectAnswer(run.events)));
     return streamEncoded(request, reply, run.events, async (sse, event) => {
       for (const [name, payload] of encoder.events(event)) await sse.event(name, payload);
-    }, { onEnd: async () => undefined, onFailure: (sse) => sse.event('error', { type: 'error', code: 'upstream_error', message: 'the upstream provider failed while streaming', param: null }) });
+    }, { onEnd: async () => undefined, onFailure: (sse) => sse.event('error', { type: 'error', code: 'upstream_error', message: midStreamFailure, param: null }) });
   });
 };
 
-const streamError = { error: { message: 'the upstream provider failed while streaming', type: 'upstream_error' } };
+const streamError = { error: { message: midStreamFailure, type: 'upstream_error' } };
 
 function streamEvents(request: FastifyRequest, reply: FastifyReply, events: AsyncIterable<ChatStreamEvent>, model: string): Promise<void> {
   const encoder = new ChunkEncoder(model);
@@ -138,15 +140,14 @@ function streamEvents(request: FastifyRequest, reply: FastifyReply, events: Asyn
   }, { onEnd: (sse) => sse.done(), onFailure: (sse) => sse.data(streamError) });
 }
 
-/** Same-protocol pass-through: bytes as they arrive; `[DONE]` appended when the upstream left it out. */
-function relayAnswer(request: FastifyRequest, reply: FastifyReply, run: RelayRun, streaming: boolean): FastifyReply | Promise<void> {
-  if (!streaming) return relayJson(reply, run);
+/** The chat stream rules for a pass-through: `[DONE]` appended when the upstream left it out, an error event after a failure. */
+function doneAppended(run: RelayRun): StreamRelayHooks {
   const separator = (endsWithBlankLine: boolean) => (endsWithBlankLine ? '' : '\n\n');
-  return relayStream(request, reply, run, {
+  return {
     onEnd: async (sse, endsWithBlankLine) => {
       const reading = run.reading();
       if (!reading.sawTerminator && !reading.sawError) await sse.raw(`${separator(endsWithBlankLine)}data: [DONE]\n\n`);
     },
     onFailure: (sse, endsWithBlankLine) => sse.raw(`${separator(endsWithBlankLine)}data: ${JSON.stringify(streamError)}\n\n`),
-  });
+  };
 }

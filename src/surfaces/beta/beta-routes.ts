@@ -2,10 +2,13 @@ import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typ
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { compatModelFields } from '../../gateway/model-listing.ts';
 import type { ChatStreamEvent } from '../../domain/chat.ts';
-import { collectAnswer, type RelayRun } from '../../gateway/text-generation.ts';
+import { collectAnswer } from '../../gateway/text-generation.ts';
 import type { GatewayServices } from '../../gateway/services.ts';
+import { nativeParameters } from '../../catalog/capability-gate.ts';
 import { callerOf, requireCredential } from '../../http/authentication.ts';
-import { relayJson, relayStream, streamEncoded } from '../../streaming/relay.ts';
+import { reportDroppedParameters } from '../../http/dropped-parameters.ts';
+import { midStreamFailure } from '../../domain/upstream-failure.ts';
+import { relayAnswer, streamEncoded } from '../../streaming/relay.ts';
 import { decodeMessages, gatedFields, MessageEventEncoder, messageOf, relayBody, type MessagesBody } from './messages-codec.ts';
 
 const MessagesRequest = Type.Object(
@@ -58,8 +61,6 @@ export const betaRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServices }
   app.post('/api/beta/v1/messages', { schema: { body: MessagesRequest } }, async (request, reply) => {
     const body = request.body as MessagesBody;
     const decoded = decodeMessages(body);
-    const gatedParameters: Record<string, unknown> = {};
-    for (const [field, native] of Object.entries(gatedFields)) if (body[field] !== undefined) gatedParameters[native] = body[field];
     const streaming = body.stream === true;
     const run = await services.text.start(
       callerOf(request),
@@ -70,7 +71,7 @@ export const betaRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServices }
         temperature: body.temperature,
         topP: body.top_p,
         stop: body.stop_sequences,
-        gatedParameters,
+        gatedParameters: nativeParameters(body, gatedFields),
         untranslatable: decoded.untranslatable,
         recordedRequest: { surface: 'beta', endpoint: 'messages', model: body.model, stream: streaming, messages: body.messages.length },
         relay: {
@@ -82,22 +83,18 @@ export const betaRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServices }
         },
       },
     );
-    if (run.droppedParameters.length > 0) reply.header('x-gateway-dropped-parameters', run.droppedParameters.join(','));
+    reportDroppedParameters(reply, run.droppedParameters);
+    // Events of an upstream of this protocol pass through unmodified; its stream simply ends on message_stop.
     if (run.kind === 'relay') return relayAnswer(request, reply, run, streaming);
     return streaming ? streamEvents(request, reply, run.events, body.model) : reply.send(messageOf(body.model, await collectAnswer(run.events)));
   });
 };
 
-const streamError = { type: 'error', error: { type: 'api_error', message: 'the upstream provider failed while streaming' } };
+const streamError = { type: 'error', error: { type: 'api_error', message: midStreamFailure } };
 
 function streamEvents(request: FastifyRequest, reply: FastifyReply, events: AsyncIterable<ChatStreamEvent>, model: string): Promise<void> {
   const encoder = new MessageEventEncoder(model);
   return streamEncoded(request, reply, events, async (sse, event) => {
     for (const [name, payload] of encoder.encode(event)) await sse.event(name, payload);
   }, { onEnd: async () => undefined, onFailure: (sse) => sse.event('error', streamError) });
-}
-
-/** Events of an upstream of this protocol pass through unmodified; its stream simply ends on message_stop. */
-function relayAnswer(request: FastifyRequest, reply: FastifyReply, run: RelayRun, streaming: boolean): FastifyReply | Promise<void> {
-  return streaming ? relayStream(request, reply, run) : relayJson(reply, run);
 }

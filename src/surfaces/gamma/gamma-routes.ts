@@ -5,9 +5,10 @@ import { compatModelFields } from '../../gateway/model-listing.ts';
 import type { ChatStreamEvent } from '../../domain/chat.ts';
 import { GatewayError } from '../../domain/errors.ts';
 import type { GatewayServices } from '../../gateway/services.ts';
-import { collectAnswer, type RelayRun } from '../../gateway/text-generation.ts';
+import { collectAnswer } from '../../gateway/text-generation.ts';
 import { callerOf, requireCredential } from '../../http/authentication.ts';
-import { relayJson, relayStream, streamEncoded } from '../../streaming/relay.ts';
+import { reportDroppedParameters } from '../../http/dropped-parameters.ts';
+import { relayAnswer, streamEncoded } from '../../streaming/relay.ts';
 import { chunkOf, decodeContents, gatedParametersOf, relayBody, responseOf, streamError, type GenerateContentBody } from './generate-content-codec.ts';
 
 const Part = Type.Object({ text: Type.Optional(Type.String()) });
@@ -98,7 +99,8 @@ export const gammaRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServices 
           },
         },
       );
-      if (run.droppedParameters.length > 0) reply.header('x-gateway-dropped-parameters', run.droppedParameters.join(','));
+      reportDroppedParameters(reply, run.droppedParameters);
+      // Chunks of an upstream of this protocol pass through as they came; its stream simply ends.
       if (run.kind === 'relay') return relayAnswer(request, reply, run, streaming && sse);
       if (!streaming) return reply.send(responseOf(modelId, await collectAnswer(run.events)));
       return sse ? streamSse(request, reply, run.events, modelId) : reply.type('application/json').send(Readable.from(jsonArray(request, run.events, modelId)));
@@ -126,9 +128,4 @@ async function* jsonArray(request: FastifyRequest, events: AsyncIterable<ChatStr
     yield `${separator}${JSON.stringify(streamError)}`;
   }
   yield separator === '[' ? '[]' : ']';
-}
-
-/** Chunks of an upstream of this protocol pass through as they came; its stream simply ends. */
-function relayAnswer(request: FastifyRequest, reply: FastifyReply, run: RelayRun, sse: boolean): FastifyReply | Promise<void> {
-  return sse ? relayStream(request, reply, run) : relayJson(reply, run);
 }

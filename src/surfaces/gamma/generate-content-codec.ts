@@ -1,5 +1,7 @@
 import { compactContent, textOf, type ChatMessage, type ChatPart, type ChatStreamEvent, type FinishReason, type TokenUsage } from '../../domain/chat.ts';
 import type { CollectedAnswer } from '../../gateway/text-generation.ts';
+import { nativeParameters } from '../../catalog/capability-gate.ts';
+import { midStreamFailure } from '../../domain/upstream-failure.ts';
 
 interface Part {
   text?: unknown;
@@ -35,10 +37,7 @@ const generationFields: Readonly<Record<string, string>> = {
 const topLevelFields: Readonly<Record<string, string>> = { tools: 'tools', toolConfig: 'toolChoice' };
 
 export function gatedParametersOf(body: GenerateContentBody): Record<string, unknown> {
-  const gated: Record<string, unknown> = {};
-  for (const [field, native] of Object.entries(generationFields)) if (body.generationConfig?.[field] !== undefined) gated[native] = body.generationConfig[field];
-  for (const [field, native] of Object.entries(topLevelFields)) if (body[field] !== undefined) gated[native] = body[field];
-  return gated;
+  return { ...nativeParameters(body.generationConfig, generationFields), ...nativeParameters(body, topLevelFields) };
 }
 
 function contentOf(parts: Part[] | undefined, untranslatable: Set<string>): ChatMessage['content'] {
@@ -118,4 +117,4 @@ export function responseOf(model: string, { text, finish }: CollectedAnswer): ob
 }
 
 /** What a translated stream sends when the upstream fails mid-way: the protocol's own error object. */
-export const streamError = { error: { code: 502, message: 'the upstream provider failed while streaming', status: 'UNAVAILABLE' } };
+export const streamError = { error: { code: 502, message: midStreamFailure, status: 'UNAVAILABLE' } };

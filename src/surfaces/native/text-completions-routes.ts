@@ -2,7 +2,9 @@ import { Type, type FastifyPluginAsyncTypebox, type Static } from '@fastify/type
 import type { GatewayServices } from '../../gateway/services.ts';
 import { callerOf, requireCredential } from '../../http/authentication.ts';
 import type { ChatStreamEvent } from '../../domain/chat.ts';
+import { midStreamFailure } from '../../domain/upstream-failure.ts';
 import { streamEncoded } from '../../streaming/relay.ts';
+import { reportDroppedParameters } from '../../http/dropped-parameters.ts';
 
 const Message = Type.Object(
   { role: Type.Union([Type.Literal('system'), Type.Literal('user'), Type.Literal('assistant')]), content: Type.String({ minLength: 1 }) },
@@ -34,9 +36,6 @@ const optionalFields = {
   verbosity: Type.String(),
   thinking: Type.Unknown(),
 };
-
-/** Optional fields the canonical chat request carries to every provider today. */
-const carriedFields = new Set(['topP', 'stop', 'seed']);
 
 const TextCompletionBody = Type.Object(
   {
@@ -85,14 +84,11 @@ export const nativeTextRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServ
         recordedRequest: { surface: 'native', model: body.model, messages: body.messages.length, maxTokens: body.maxTokens, temperature: body.temperature },
       },
     );
-    // Accepted by the model, but not yet carried by the canonical request: reported, never silently lost.
-    const notCarried = Object.keys(optionalFields).filter((name) => body[name as keyof typeof optionalFields] !== undefined && !carriedFields.has(name));
-    const dropped = [...new Set([...run.droppedParameters, ...notCarried])];
-    if (dropped.length > 0) reply.header('x-gateway-dropped-parameters', dropped.join(','));
+    reportDroppedParameters(reply, run.droppedParameters);
     return streamEncoded(request, reply, run.events, (sse, event) => sse.data(textChunkOf(event)), {
       noBuffering: true,
       onEnd: (sse) => sse.done(),
-      onFailure: (sse) => sse.data({ error: 'the upstream provider failed while streaming' }),
+      onFailure: (sse) => sse.data({ error: midStreamFailure }),
     });
   });
 };
