@@ -47,6 +47,8 @@ export interface Core {
   services: GatewayServices;
   /** Generations whose holds are not settled yet. */
   work: WorkTracker;
+  /** The repositories the server's background upkeep (hold reconciliation, session expiry) works on. */
+  upkeep: { ledger: LedgerRepository; sessions: SessionsRepository };
   storage: Storage;
   instanceId: string;
   close(): Promise<void>;
@@ -62,13 +64,9 @@ interface LoggedRequest {
 export function createLogger(environment: Environment): Logger {
   return pino({
     level: environment.logLevel,
-    // Paths only: a client may put a credential in the query string (`?key=`), and logs must never hold one.
+    // Method and path only: no headers, and no query string, where a client may have put a credential (`?key=`).
     serializers: {
       req: (request: LoggedRequest) => ({ method: request.method, path: request.url?.split('?')[0], host: request.host, remoteAddress: request.ip }),
-    },
-    redact: {
-      paths: ['req.headers.authorization', 'req.headers["x-api-key"]', 'req.headers["x-goog-api-key"]', 'req.headers.cookie', 'res.headers["set-cookie"]'],
-      censor: '[redacted]',
     },
   });
 }
@@ -125,6 +123,7 @@ export async function openCore(options: CoreOptions): Promise<Core> {
   return {
     services,
     work,
+    upkeep: { ledger: ledgerRepository, sessions: sessionsRepository },
     storage,
     instanceId,
     close: async () => {
@@ -150,7 +149,7 @@ export async function createGateway(options: CoreOptions): Promise<RunningGatewa
   const core = await openCore(options);
   const config = core.services.config;
   const reconciler = new HoldReconciler({
-    ledger: new LedgerRepository(core.storage.db),
+    ledger: core.upkeep.ledger,
     instanceId: core.instanceId,
     heartbeatSeconds: config.ledger.heartbeatSeconds,
     orphanHoldSeconds: config.ledger.orphanHoldSeconds,
@@ -158,13 +157,12 @@ export async function createGateway(options: CoreOptions): Promise<RunningGatewa
     onError: (error) => logger.error({ err: error }, 'hold reconciliation failed'),
     onReleased: (count) => logger.warn({ count }, 'released holds left by a gateway process that stopped without settling them'),
   });
-  const sessionsRepository = new SessionsRepository(core.storage.db);
   let sessionPurge: NodeJS.Timeout | undefined;
   let app: FastifyInstance;
   try {
     await reconciler.start();
     sessionPurge = setInterval(() => {
-      sessionsRepository.deleteExpired(new Date()).catch((error: Error) => logger.error({ err: error }, 'expired session purge failed'));
+      core.upkeep.sessions.deleteExpired(new Date()).catch((error: Error) => logger.error({ err: error }, 'expired session purge failed'));
     }, sessionPurgeIntervalMs).unref();
     app = await buildApp({ services: core.services, logger, secureCookies: options.environment.publicBaseUrl.startsWith('https:') });
   } catch (error) {

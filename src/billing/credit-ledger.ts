@@ -33,10 +33,8 @@ export interface SettledGeneration {
   holdWasOutstanding: boolean;
 }
 
-/** A thousandth of PostgreSQL's bigint range: about 9.2 million USD, above any balance the API lets anyone grant. */
+/** Reservations above about 9.2 million USD (a thousandth of PostgreSQL's bigint range) are refused outright, so held sums cannot overflow. */
 const maxHoldNanos = 9_223_372_036_854_775n;
-
-const capNames = { daily: 'daily', weekly: 'weekly', monthly: 'monthly', total: 'total' } as const;
 
 /**
  * The one way any generation path touches money: estimate, hold, settle, release. Holds are admitted
@@ -125,6 +123,6 @@ function refusal(outcome: Exclude<HoldOutcome, 'ok'>, amountNanos: bigint): Gate
     case 'key_inactive':
       return new GatewayError('GW_INVALID_CREDENTIALS', 'the API key is revoked or disabled');
     default:
-      return new GatewayError('GW_SPEND_CAP_REACHED', `the API key's ${capNames[outcome]} spend limit is reached`);
+      return new GatewayError('GW_SPEND_CAP_REACHED', `the API key's ${outcome} spend limit is reached`);
   }
 }

@@ -12,7 +12,7 @@ export interface RelayedAnswer {
  * Sends a non-streamed upstream answer through as it arrives. If the client goes away the stream is
  * destroyed, which still reads the upstream to its end for billing.
  */
-export function relayJson(reply: FastifyReply, answer: RelayedAnswer): FastifyReply {
+function relayJson(reply: FastifyReply, answer: RelayedAnswer): FastifyReply {
   return reply.code(answer.status).type(answer.contentType ?? 'application/json').send(Readable.from(answer.body));
 }
 
@@ -24,7 +24,7 @@ export interface StreamRelayHooks {
 }
 
 /** Relays an upstream event stream byte for byte, with the streaming headers and backpressure of the SSE writer. */
-export async function relayStream(request: FastifyRequest, reply: FastifyReply, answer: RelayedAnswer, hooks: StreamRelayHooks = {}): Promise<void> {
+async function relayStream(request: FastifyRequest, reply: FastifyReply, answer: RelayedAnswer, hooks: StreamRelayHooks = {}): Promise<void> {
   const sse = openSse(reply);
   let tail = '';
   try {

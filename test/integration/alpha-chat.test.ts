@@ -1,9 +1,9 @@
 import OpenAI, { APIError } from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FakeServer } from '../fakes/fake-server.ts';
-import { fakeOpenAiKey, startOpenAiFake } from '../fakes/openai-fake.ts';
+import { startOpenAiFake } from '../fakes/openai-fake.ts';
 import { usageRecords } from '../support/http-helpers.ts';
-import { modelYaml, startTestGateway, type TestGateway } from '../support/test-gateway.ts';
+import { fakeProviderYaml, modelYaml, startTestGateway, type TestGateway } from '../support/test-gateway.ts';
 
 
 describe('alpha chat completions with the official OpenAI SDK', () => {
@@ -15,9 +15,10 @@ describe('alpha chat completions with the official OpenAI SDK', () => {
     fake = await startOpenAiFake();
     const model = (id: string, upstream: string, provider = 'fake') => modelYaml(id, provider, upstream);
     gateway = await startTestGateway({
+      upstreams: [fake],
       configText: [
         'providers:',
-        `  fake: { protocol: openai, baseUrl: "${fake.url}/v1", apiKey: ${fakeOpenAiKey} }`,
+        fakeProviderYaml('fake', 'openai', fake),
         '  sandbox: { protocol: sandbox }',
         'models:',
         model('chat', 'gpt-4o-mini'),
@@ -31,7 +32,6 @@ describe('alpha chat completions with the official OpenAI SDK', () => {
   });
   afterAll(async () => {
     await gateway?.close();
-    await fake?.close();
   });
 
   const records = (key: string) => usageRecords(gateway, key);

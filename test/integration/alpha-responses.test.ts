@@ -1,9 +1,9 @@
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FakeServer } from '../fakes/fake-server.ts';
-import { fakeOpenAiKey, startOpenAiFake } from '../fakes/openai-fake.ts';
+import { startOpenAiFake } from '../fakes/openai-fake.ts';
 import { usageRecords } from '../support/http-helpers.ts';
-import { startTestGateway, type TestGateway } from '../support/test-gateway.ts';
+import { fakeProviderYaml, startTestGateway, type TestGateway } from '../support/test-gateway.ts';
 
 
 describe('alpha responses with the official OpenAI SDK', () => {
@@ -14,9 +14,10 @@ describe('alpha responses with the official OpenAI SDK', () => {
   beforeAll(async () => {
     fake = await startOpenAiFake();
     gateway = await startTestGateway({
+      upstreams: [fake],
       configText: [
         'providers:',
-        `  router: { protocol: openai, baseUrl: "${fake.url}/v1", apiKey: ${fakeOpenAiKey} }`,
+        fakeProviderYaml('router', 'openai', fake),
         '  sandbox: { protocol: sandbox }',
         'models:',
         '  - id: routed',
@@ -32,7 +33,6 @@ describe('alpha responses with the official OpenAI SDK', () => {
   });
   afterAll(async () => {
     await gateway?.close();
-    await fake?.close();
   });
 
   const records = (key: string) => usageRecords(gateway, key);

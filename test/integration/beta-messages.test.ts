@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fakeAnthropicKey, startAnthropicFake } from '../fakes/anthropic-fake.ts';
 import type { FakeServer } from '../fakes/fake-server.ts';
 import { heldNanosOf, usageRecords } from '../support/http-helpers.ts';
-import { modelYaml, startTestGateway, type TestGateway } from '../support/test-gateway.ts';
+import { fakeProviderYaml, modelYaml, startTestGateway, type TestGateway } from '../support/test-gateway.ts';
 
 
 describe('beta messages with the official Anthropic SDK', () => {
@@ -16,9 +16,10 @@ describe('beta messages with the official Anthropic SDK', () => {
     fake = await startAnthropicFake();
     const model = (id: string, upstream: string, provider = 'claude') => modelYaml(id, provider, upstream, { input: 3, output: 15 });
     gateway = await startTestGateway({
+      upstreams: [fake],
       configText: [
         'providers:',
-        `  claude: { protocol: anthropic, baseUrl: "${fake.url}/v1", apiKey: ${fakeAnthropicKey} }`,
+        fakeProviderYaml('claude', 'anthropic', fake),
         '  sandbox: { protocol: sandbox }',
         'models:',
         model('claude-test', 'claude-sonnet-4-5-20250929'),
@@ -31,7 +32,6 @@ describe('beta messages with the official Anthropic SDK', () => {
   });
   afterAll(async () => {
     await gateway?.close();
-    await fake?.close();
   });
 
   const records = (key: string) => usageRecords(gateway, key);

@@ -1,9 +1,9 @@
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FakeServer } from '../fakes/fake-server.ts';
-import { fakeOpenAiKey, startOpenAiFake } from '../fakes/openai-fake.ts';
+import { startOpenAiFake } from '../fakes/openai-fake.ts';
 import { usageRecords, type UsageRecordBody } from '../support/http-helpers.ts';
-import { startTestGateway, type TestGateway } from '../support/test-gateway.ts';
+import { fakeProviderYaml, startTestGateway, type TestGateway } from '../support/test-gateway.ts';
 
 
 describe('a client that disconnects mid-stream', () => {
@@ -14,9 +14,10 @@ describe('a client that disconnects mid-stream', () => {
   beforeAll(async () => {
     fake = await startOpenAiFake();
     gateway = await startTestGateway({
+      upstreams: [fake],
       configText: [
         'providers:',
-        `  fake: { protocol: openai, baseUrl: "${fake.url}/v1", apiKey: ${fakeOpenAiKey} }`,
+        fakeProviderYaml('fake', 'openai', fake),
         '  sandbox: { protocol: sandbox }',
         'models:',
         '  - id: slow',
@@ -31,7 +32,6 @@ describe('a client that disconnects mid-stream', () => {
   });
   afterAll(async () => {
     await gateway?.close();
-    await fake?.close();
   });
 
   const records = (key: string) => usageRecords(gateway, key);

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FakeServer } from '../fakes/fake-server.ts';
-import { fakeOpenAiKey, startOpenAiFake } from '../fakes/openai-fake.ts';
+import { startOpenAiFake } from '../fakes/openai-fake.ts';
 import { heldNanosOf } from '../support/http-helpers.ts';
-import { startTestGateway, type TestGateway } from '../support/test-gateway.ts';
+import { fakeProviderYaml, startTestGateway, type TestGateway } from '../support/test-gateway.ts';
 
 describe('fallback between provider rows', () => {
   let fake: FakeServer;
@@ -13,9 +13,10 @@ describe('fallback between provider rows', () => {
     const rows = (...entries: string[]) => entries.map((entry, index) => `      - { ${entry}, priority: ${index + 1} }`).join('\n');
     const model = (id: string, ...entries: string[]) => `  - id: ${id}\n    pricing: { inputPerMTok: 1, outputPerMTok: 2 }\n    providers:\n${rows(...entries)}\n`;
     gateway = await startTestGateway({
+      upstreams: [fake],
       configText: [
         'providers:',
-        `  fake: { protocol: openai, baseUrl: "${fake.url}/v1", apiKey: ${fakeOpenAiKey} }`,
+        fakeProviderYaml('fake', 'openai', fake),
         '  down: { protocol: openai, baseUrl: "http://127.0.0.1:9/v1", apiKey: sk-x, timeoutMs: 2000 }',
         '  sandbox: { protocol: sandbox }',
         'models:',
@@ -29,7 +30,6 @@ describe('fallback between provider rows', () => {
   });
   afterAll(async () => {
     await gateway?.close();
-    await fake?.close();
   });
 
   const chat = (key: string, model: string, extra: Record<string, unknown> = {}) =>

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FakeServer } from '../fakes/fake-server.ts';
 import { fakeGeminiKey, startGeminiFake } from '../fakes/gemini-fake.ts';
 import { heldNanosOf, usageRecords } from '../support/http-helpers.ts';
-import { modelYaml, startTestGateway, type TestGateway } from '../support/test-gateway.ts';
+import { fakeProviderYaml, modelYaml, startTestGateway, type TestGateway } from '../support/test-gateway.ts';
 
 
 describe('gamma generateContent with the official Gemini SDK', () => {
@@ -16,9 +16,10 @@ describe('gamma generateContent with the official Gemini SDK', () => {
     fake = await startGeminiFake();
     const model = (id: string, upstream: string, provider = 'gemini') => modelYaml(id, provider, upstream, { input: 0.3, output: 2.5 });
     gateway = await startTestGateway({
+      upstreams: [fake],
       configText: [
         'providers:',
-        `  gemini: { protocol: gemini, baseUrl: "${fake.url}/v1beta", apiKey: ${fakeGeminiKey} }`,
+        fakeProviderYaml('gemini', 'gemini', fake),
         '  sandbox: { protocol: sandbox }',
         'models:',
         model('gemini-test', 'gemini-2.5-flash'),
@@ -32,7 +33,6 @@ describe('gamma generateContent with the official Gemini SDK', () => {
   });
   afterAll(async () => {
     await gateway?.close();
-    await fake?.close();
   });
 
   const records = (key: string) => usageRecords(gateway, key);

@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { fakeAnthropicKey, startAnthropicFake } from '../fakes/anthropic-fake.ts';
+import { startAnthropicFake } from '../fakes/anthropic-fake.ts';
 import type { FakeServer } from '../fakes/fake-server.ts';
-import { fakeGeminiKey, startGeminiFake } from '../fakes/gemini-fake.ts';
-import { fakeOpenAiKey, startOpenAiFake } from '../fakes/openai-fake.ts';
+import { startGeminiFake } from '../fakes/gemini-fake.ts';
+import { startOpenAiFake } from '../fakes/openai-fake.ts';
 import { heldNanosOf } from '../support/http-helpers.ts';
-import { startTestGateway, type TestGateway } from '../support/test-gateway.ts';
+import { fakeProviderYaml, startTestGateway, type TestGateway } from '../support/test-gateway.ts';
 
 /** Image inputs cross protocols in the request order: each upstream receives its own wire shape of the same image. */
 describe('image inputs through translation', () => {
@@ -19,11 +19,12 @@ describe('image inputs through translation', () => {
     const model = (id: string, provider: string, upstream: string, inputs = '[text, image]') =>
       `  - id: ${id}\n    inputModalities: ${inputs}\n    pricing: { inputPerMTok: 1, outputPerMTok: 2 }\n    providers: [{ provider: ${provider}, model: ${upstream} }]\n`;
     gateway = await startTestGateway({
+      upstreams: [openai, anthropic, gemini],
       configText: [
         'providers:',
-        `  openai: { protocol: openai, baseUrl: "${openai.url}/v1", apiKey: ${fakeOpenAiKey} }`,
-        `  anthropic: { protocol: anthropic, baseUrl: "${anthropic.url}/v1", apiKey: ${fakeAnthropicKey} }`,
-        `  gemini: { protocol: gemini, baseUrl: "${gemini.url}/v1beta", apiKey: ${fakeGeminiKey} }`,
+        fakeProviderYaml('openai', 'openai', openai),
+        fakeProviderYaml('anthropic', 'anthropic', anthropic),
+        fakeProviderYaml('gemini', 'gemini', gemini),
         'models:',
         model('vision-openai', 'openai', 'gpt-4o'),
         model('vision-claude', 'anthropic', 'claude-sonnet-4-5-20250929'),
@@ -34,7 +35,6 @@ describe('image inputs through translation', () => {
   });
   afterAll(async () => {
     await gateway?.close();
-    await Promise.all([openai, anthropic, gemini].map((fake) => fake?.close()));
   });
 
   it('alpha image_url parts reach Anthropic as image blocks and Gemini as inlineData or fileData', async () => {

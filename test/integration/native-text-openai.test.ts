@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fakeOpenAiKey, startOpenAiFake } from '../fakes/openai-fake.ts';
 import type { FakeServer } from '../fakes/fake-server.ts';
 import { heldNanosOf, usageRecords } from '../support/http-helpers.ts';
-import { modelYaml, startTestGateway, type TestGateway } from '../support/test-gateway.ts';
+import { fakeProviderYaml, modelYaml, startTestGateway, type TestGateway } from '../support/test-gateway.ts';
 
 
 describe('native text completions through an OpenAI-protocol upstream', () => {
@@ -13,9 +13,10 @@ describe('native text completions through an OpenAI-protocol upstream', () => {
     fake = await startOpenAiFake();
     const model = (id: string, provider: string, upstream: string) => modelYaml(id, provider, upstream);
     gateway = await startTestGateway({
+      upstreams: [fake],
       configText: [
         'providers:',
-        `  fake: { protocol: openai, baseUrl: "${fake.url}/v1", apiKey: ${fakeOpenAiKey} }`,
+        fakeProviderYaml('fake', 'openai', fake),
         `  wrongkey: { protocol: openai, baseUrl: "${fake.url}/v1", apiKey: sk-wrong }`,
         '  down: { protocol: openai, baseUrl: "http://127.0.0.1:9/v1", apiKey: sk-x, timeoutMs: 2000 }',
         'models:',
@@ -30,7 +31,6 @@ describe('native text completions through an OpenAI-protocol upstream', () => {
   });
   afterAll(async () => {
     await gateway?.close();
-    await fake?.close();
   });
 
   const complete = (key: string, model: string, extra: Record<string, unknown> = {}) =>

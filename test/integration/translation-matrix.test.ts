@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { fakeAnthropicKey, startAnthropicFake } from '../fakes/anthropic-fake.ts';
+import { startAnthropicFake } from '../fakes/anthropic-fake.ts';
 import type { FakeServer } from '../fakes/fake-server.ts';
-import { fakeGeminiKey, startGeminiFake } from '../fakes/gemini-fake.ts';
-import { fakeOpenAiKey, startOpenAiFake } from '../fakes/openai-fake.ts';
+import { startGeminiFake } from '../fakes/gemini-fake.ts';
+import { startOpenAiFake } from '../fakes/openai-fake.ts';
 import { usageRecords } from '../support/http-helpers.ts';
-import { modelYaml, startTestGateway, type TestGateway } from '../support/test-gateway.ts';
+import { fakeProviderYaml, modelYaml, startTestGateway, type TestGateway } from '../support/test-gateway.ts';
 
 /**
  * Every text surface against every upstream family, streamed and not: the answer's text, the finish, and a
@@ -77,11 +77,12 @@ describe('every text surface against every upstream family', () => {
     fakes.push(openai, anthropic, gemini);
     const model = (family: Family, upstream: string) => modelYaml(`via-${family}`, family, upstream);
     gateway = await startTestGateway({
+      upstreams: fakes,
       configText: [
         'providers:',
-        `  openai: { protocol: openai, baseUrl: "${openai.url}/v1", apiKey: ${fakeOpenAiKey} }`,
-        `  anthropic: { protocol: anthropic, baseUrl: "${anthropic.url}/v1", apiKey: ${fakeAnthropicKey} }`,
-        `  gemini: { protocol: gemini, baseUrl: "${gemini.url}/v1beta", apiKey: ${fakeGeminiKey} }`,
+        fakeProviderYaml('openai', 'openai', openai),
+        fakeProviderYaml('anthropic', 'anthropic', anthropic),
+        fakeProviderYaml('gemini', 'gemini', gemini),
         '  sandbox: { protocol: sandbox }',
         'models:',
         model('openai', 'gpt-4o-mini'),
@@ -93,7 +94,6 @@ describe('every text surface against every upstream family', () => {
   });
   afterAll(async () => {
     await gateway?.close();
-    await Promise.all(fakes.map((fake) => fake.close()));
   });
 
   for (const surface of surfaces) {

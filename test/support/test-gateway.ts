@@ -6,6 +6,10 @@ import pino from 'pino';
 import { readEnvironment } from '../../src/config/environment.ts';
 import { loadConfigFile, parseConfig, type GatewayConfig } from '../../src/config/load-config.ts';
 import { createGateway, type RunningGateway } from '../../src/main.ts';
+import { fakeAnthropicKey } from '../fakes/anthropic-fake.ts';
+import type { FakeServer } from '../fakes/fake-server.ts';
+import { fakeGeminiKey } from '../fakes/gemini-fake.ts';
+import { fakeOpenAiKey } from '../fakes/openai-fake.ts';
 import { createTestDatabase, type TestDatabase } from './test-database.ts';
 
 export const testAdminToken = 'test-admin-token-0123456789abcdef';
@@ -24,6 +28,8 @@ export interface TestGateway {
 }
 
 export interface TestGatewayOptions {
+  /** Fake upstreams the gateway talks to, closed after it by `close()`. */
+  upstreams?: FakeServer[];
   /** gateway.yaml text; defaults to the shipped gateway.yaml. */
   configText?: string;
   /** Extra environment variables (provider keys for `${VAR}`, ...). */
@@ -62,6 +68,7 @@ export async function startTestGateway(options: TestGatewayOptions = {}): Promis
     },
     close: async () => {
       await gateway.close();
+      await Promise.all((options.upstreams ?? []).map((upstream) => upstream.close()));
       await database.drop();
       rmSync(dataDir, { recursive: true, force: true });
     },
@@ -71,4 +78,16 @@ export async function startTestGateway(options: TestGatewayOptions = {}): Promis
 /** One catalog entry of gateway.yaml text: a priced model (USD per million tokens) served by one provider row. */
 export function modelYaml(id: string, provider: string, upstream: string, prices: { input: number; output: number } = { input: 1, output: 2 }): string {
   return `  - id: ${id}\n    pricing: { inputPerMTok: ${prices.input}, outputPerMTok: ${prices.output} }\n    providers: [{ provider: ${provider}, model: ${upstream} }]\n`;
+}
+
+const fakeFamilies = {
+  openai: { basePath: '/v1', apiKey: fakeOpenAiKey },
+  anthropic: { basePath: '/v1', apiKey: fakeAnthropicKey },
+  gemini: { basePath: '/v1beta', apiKey: fakeGeminiKey },
+} as const;
+
+/** One provider entry of gateway.yaml text pointing at a fake upstream of that protocol, with its key. */
+export function fakeProviderYaml(name: string, protocol: keyof typeof fakeFamilies, fake: FakeServer): string {
+  const family = fakeFamilies[protocol];
+  return `  ${name}: { protocol: ${protocol}, baseUrl: "${fake.url}${family.basePath}", apiKey: ${family.apiKey} }`;
 }
