@@ -1,5 +1,5 @@
 import { countTokens } from 'gpt-tokenizer';
-import { imagesIn, textOf, type ChatMessage } from '../domain/chat.ts';
+import { imagesIn, promptTextOf, type ChatMessage, type ToolDefinition } from '../domain/chat.ts';
 
 /** Per-message framing tokens chat formats add around each message, and the primer of the reply. */
 const tokensPerMessage = 4;
@@ -14,10 +14,11 @@ export const defaultMaxOutputTokens = 4096;
 /** Tokens reserved per input image: above what the major providers charge for a large image. */
 const tokensPerImage = 2_000;
 
-/** An upper-leaning count of a prompt's tokens, for the hold taken before the call. */
-export function estimatePromptTokens(messages: readonly ChatMessage[]): number {
-  const text = messages.reduce((sum, message) => sum + tokensPerMessage + countTokens(textOf(message.content), plainText), replyPrimerTokens);
-  return text + imagesIn(messages) * tokensPerImage;
+/** An upper-leaning count of a prompt's tokens, for the hold taken before the call; tool definitions count as their JSON. */
+export function estimatePromptTokens(messages: readonly ChatMessage[], tools: readonly ToolDefinition[] = []): number {
+  const text = messages.reduce((sum, message) => sum + tokensPerMessage + countTokens(promptTextOf(message.content), plainText), replyPrimerTokens);
+  const definitions = tools.length > 0 ? countTokens(JSON.stringify(tools), plainText) : 0;
+  return text + definitions + imagesIn(messages) * tokensPerImage;
 }
 
 /** Tokens of text we counted ourselves, for upstreams that report no usage. */

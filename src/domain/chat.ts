@@ -1,11 +1,50 @@
 /** The canonical chat model every surface decodes into and every provider adapter encodes from. */
-export type ChatRole = 'system' | 'user' | 'assistant';
+export type ChatRole = 'system' | 'user' | 'assistant' | 'tool';
 
 export type ImageSource = { kind: 'url'; url: string } | { kind: 'base64'; mediaType: string; data: string };
 
-export type ChatPart = { type: 'text'; text: string } | { type: 'image'; image: ImageSource };
+/** A function call the model asked for; `arguments` is the JSON text of the call's argument object. */
+export interface ToolCall {
+  id: string;
+  name: string;
+  arguments: string;
+}
 
-/** Plain text, or ordered parts when the message carries images. */
+/** What the client's function returned for one call, answered in a `tool` message. */
+export interface ToolResult {
+  callId: string;
+  /** The called function's name, which some protocols address results by. */
+  name: string;
+  output: string;
+  isError?: boolean;
+}
+
+export type ChatPart =
+  | { type: 'text'; text: string }
+  | { type: 'image'; image: ImageSource }
+  | { type: 'tool-call'; call: ToolCall }
+  | { type: 'tool-result'; result: ToolResult };
+
+/** A function the model may call; `parameters` is a JSON Schema object. */
+export interface ToolDefinition {
+  name: string;
+  description?: string;
+  parameters?: Readonly<Record<string, unknown>>;
+}
+
+/** A definition from a wire tool's fields, keeping a description and a schema only when they have the right type. */
+export function toolDefinition(name: string, description: unknown, parameters: unknown): ToolDefinition {
+  return {
+    name,
+    ...(typeof description === 'string' ? { description } : {}),
+    ...(parameters !== null && typeof parameters === 'object' && !Array.isArray(parameters) ? { parameters: parameters as Record<string, unknown> } : {}),
+  };
+}
+
+/** `required` means some tool must be called; `{ name }` means that one. */
+export type ToolChoice = 'auto' | 'none' | 'required' | { name: string };
+
+/** Plain text, or ordered parts when the message carries images or tool calls and results. */
 export interface ChatMessage {
   role: ChatRole;
   content: string | readonly ChatPart[];
@@ -19,6 +58,62 @@ export function textOf(content: ChatMessage['content']): string {
 /** Text-only parts become one string; otherwise the parts stay as they are, in order. */
 export function compactContent(parts: readonly ChatPart[]): ChatMessage['content'] {
   return parts.every((part) => part.type === 'text') ? parts.map((part) => (part as { text: string }).text).join('') : parts;
+}
+
+export function partsOf(content: ChatMessage['content']): readonly ChatPart[] {
+  return typeof content === 'string' ? [{ type: 'text', text: content }] : content;
+}
+
+export function toolCallsIn(content: ChatMessage['content']): ToolCall[] {
+  return partsOf(content).flatMap((part) => (part.type === 'tool-call' ? [part.call] : []));
+}
+
+/**
+ * Names the tool results of `messages` by the calls they answer, for protocols that address results by
+ * call id only; a result whose call is not in the conversation keeps the name it was given.
+ */
+export function nameToolResults(messages: ChatMessage[]): ChatMessage[] {
+  const names = new Map<string, string>();
+  return messages.map((message) => {
+    for (const call of toolCallsIn(message.content)) names.set(call.id, call.name);
+    if (typeof message.content === 'string' || !message.content.some((part) => part.type === 'tool-result')) return message;
+    const content = message.content.map((part) =>
+      part.type === 'tool-result' ? { type: 'tool-result' as const, result: { ...part.result, name: names.get(part.result.callId) ?? part.result.name } } : part,
+    );
+    return { ...message, content };
+  });
+}
+
+/**
+ * A client turn of protocols that put tool results among the user's parts, as canonical messages: the
+ * results (which answer the calls before them) in a `tool` message, then whatever else the turn says.
+ */
+export function userTurn(parts: ChatPart[]): ChatMessage[] {
+  const results = parts.filter((part) => part.type === 'tool-result');
+  const rest = parts.filter((part) => part.type !== 'tool-result');
+  return [...(results.length > 0 ? [{ role: 'tool' as const, content: results }] : []), ...(rest.length > 0 || results.length === 0 ? [{ role: 'user' as const, content: compactContent(rest) }] : [])];
+}
+
+/** The JSON object a call's argument text holds; anything that is not an object becomes `{}`. */
+export function argumentsObject(text: string): Record<string, unknown> {
+  try {
+    const value: unknown = JSON.parse(text);
+    return value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
+  } catch {
+    return {};
+  }
+}
+
+/** All the text a model reads in a message: its text, and the names, arguments and outputs of tool calls. */
+export function promptTextOf(content: ChatMessage['content']): string {
+  return partsOf(content)
+    .map((part) => {
+      if (part.type === 'text') return part.text;
+      if (part.type === 'tool-call') return `${part.call.name} ${part.call.arguments}`;
+      if (part.type === 'tool-result') return part.result.output;
+      return '';
+    })
+    .join('');
 }
 
 export function imagesIn(messages: readonly ChatMessage[]): number {
@@ -44,6 +139,17 @@ export interface ChatRequest {
   topP?: number;
   stop?: readonly string[];
   seed?: number;
+  tools?: readonly ToolDefinition[];
+  toolChoice?: ToolChoice;
+}
+
+/** What a surface decoded of a request into the canonical model. */
+export interface DecodedChat {
+  messages: ChatMessage[];
+  tools?: ToolDefinition[];
+  toolChoice?: ToolChoice;
+  /** What the canonical model cannot carry (see TextGenerationInput.untranslatable). */
+  untranslatable: string[];
 }
 
 export interface TokenUsage {
@@ -59,6 +165,12 @@ export interface FinishReason {
   raw: string | undefined;
 }
 
+/**
+ * `index` numbers the answer's tool calls from 0; a call starts with its id and name, then its argument JSON
+ * arrives in fragments that concatenate to the whole text.
+ */
 export type ChatStreamEvent =
   | { type: 'text-delta'; text: string }
+  | { type: 'tool-call-start'; index: number; id: string; name: string }
+  | { type: 'tool-call-delta'; index: number; arguments: string }
   | { type: 'finish'; finishReason: FinishReason; usage: TokenUsage | undefined };

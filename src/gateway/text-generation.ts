@@ -4,7 +4,7 @@ import { countTextTokens, defaultMaxOutputTokens, estimatePromptTokens } from '.
 import { gateParameters } from '../catalog/capability-gate.ts';
 import type { Catalog, ProviderRow } from '../catalog/catalog.ts';
 import type { ProviderConfig } from '../config/load-config.ts';
-import { imagesIn, textOf, type ChatRequest, type ChatStreamEvent, type TokenUsage } from '../domain/chat.ts';
+import { imagesIn, promptTextOf, type ChatRequest, type ChatStreamEvent, type TokenUsage, type ToolCall } from '../domain/chat.ts';
 import { GatewayError } from '../domain/errors.ts';
 import { UpstreamHttpError, UpstreamUnreachableError } from '../domain/upstream-failure.ts';
 import type { Protocol } from '../domain/protocols.ts';
@@ -76,6 +76,13 @@ interface Route {
 /** Native names of the optional parameters the canonical chat request carries to every provider. */
 const carriedParameters = new Set(['maxTokens', 'temperature', 'topP', 'stop', 'seed']);
 
+/** Native parameters carried when the surface decoded them into the canonical request (tools of a known shape). */
+function carries(input: TextGenerationInput, name: string): boolean {
+  if (name === 'tools') return input.tools !== undefined;
+  if (name === 'toolChoice') return input.toolChoice !== undefined;
+  return carriedParameters.has(name);
+}
+
 type Settle = (status: GenerationStatus, usage: TokenUsage | undefined, counted: boolean) => Promise<void>;
 
 /** What one dispatch needs besides the route: the settled request's bookkeeping. */
@@ -121,7 +128,7 @@ export class TextGeneration {
     const usable = blocker ? routes.filter((route) => this.relays(route, input)) : routes;
     if (usable.length === 0) throw new GatewayError('GW_VALIDATION', `model "${model.modelId}" cannot take ${blocker} through this surface`);
     const outputTokens = (input.maxTokens ?? defaultMaxOutputTokens) * Math.max(1, input.choices ?? 1);
-    const holdAmount = ledger.tokenCost(model, { inputTokens: estimatePromptTokens(input.messages), outputTokens });
+    const holdAmount = ledger.tokenCost(model, { inputTokens: estimatePromptTokens(input.messages, input.tools), outputTokens });
     const hold = await ledger.hold({ accountId: caller.accountId, apiKeyId: caller.apiKeyId, amountNanos: holdAmount, modelId: model.modelId });
     const endWork = this.dependencies.work.begin();
     let settled = false;
@@ -151,7 +158,7 @@ export class TextGeneration {
         endWork();
       }
     };
-    const dispatch: Dispatch = { input, dropped, settle, countPrompt: () => input.messages.reduce((sum, message) => sum + countTextTokens(textOf(message.content)), 0) };
+    const dispatch: Dispatch = { input, dropped, settle, countPrompt: () => input.messages.reduce((sum, message) => sum + countTextTokens(promptTextOf(message.content)), 0) };
     const candidates = input.allowFallbacks === false ? usable.slice(0, 1) : usable;
     for (const [index, route] of candidates.entries()) {
       try {
@@ -181,6 +188,8 @@ export class TextGeneration {
       topP: dropped.includes('topP') ? undefined : input.topP,
       stop: dropped.includes('stop') ? undefined : input.stop,
       seed: dropped.includes('seed') ? undefined : input.seed,
+      tools: dropped.includes('tools') ? undefined : input.tools,
+      toolChoice: dropped.includes('tools') || dropped.includes('toolChoice') ? undefined : input.toolChoice,
     };
     const upstream = await startIteration(route.adapter.streamChat(request, { target: route.target }));
     let output = '';
@@ -189,6 +198,8 @@ export class TextGeneration {
     const events = metered(upstream, {
       observe: (event) => {
         if (event.type === 'text-delta') output += event.text;
+        else if (event.type === 'tool-call-start') output += event.name;
+        else if (event.type === 'tool-call-delta') output += event.arguments;
         else {
           finished = true;
           reported = event.usage;
@@ -201,7 +212,7 @@ export class TextGeneration {
       },
     });
     // Accepted by the model but not carried by the canonical request to another protocol: reported, never silently lost.
-    const notCarried = Object.keys(input.gatedParameters).filter((name) => input.gatedParameters[name] !== undefined && !carriedParameters.has(name));
+    const notCarried = Object.keys(input.gatedParameters).filter((name) => input.gatedParameters[name] !== undefined && !carries(input, name));
     return { kind: 'events', events: await startIteration(events), droppedParameters: [...new Set([...dropped, ...notCarried])] };
   }
 
@@ -248,14 +259,22 @@ export class TextGeneration {
 /** The whole answer of a run, for surfaces that reply with one JSON body. */
 export interface CollectedAnswer {
   text: string;
+  /** In the order the model made them, arguments whole. */
+  toolCalls: ToolCall[];
   finish: Extract<ChatStreamEvent, { type: 'finish' }> | undefined;
 }
 
 export async function collectAnswer(events: AsyncIterable<ChatStreamEvent>): Promise<CollectedAnswer> {
-  const answer: CollectedAnswer = { text: '', finish: undefined };
+  const answer: CollectedAnswer = { text: '', toolCalls: [], finish: undefined };
+  const calls = new Map<number, ToolCall>();
   for await (const event of events) {
     if (event.type === 'text-delta') answer.text += event.text;
-    else answer.finish = event;
+    else if (event.type === 'tool-call-start') calls.set(event.index, { id: event.id, name: event.name, arguments: '' });
+    else if (event.type === 'tool-call-delta') {
+      const call = calls.get(event.index);
+      if (call) call.arguments += event.arguments;
+    } else answer.finish = event;
   }
+  answer.toolCalls = [...calls.entries()].sort(([a], [b]) => a - b).map(([, call]) => call);
   return answer;
 }

@@ -9,7 +9,10 @@ import { sleep, startFakeServer, type FakeServer, type RecordedRequest } from '.
  * - `fake-error-<status>`: that status with an Anthropic error body (529 is overloaded_error);
  * - `fake-cut`: the stream stops after the first delta, with no message_stop;
  * - `fake-stream-error`: an `event: error` (overloaded) after the first delta;
- * anything else answers "Echo: <last user text>", one word per delta.
+ * anything else answers "Echo: <last user text>", one word per delta. With tools (and a tool_choice other
+ * than none) it says "Let me look." and calls the chosen or first tool with `{"query": <last user text>}`,
+ * streaming the input as input_json_delta fragments; after tool results it answers "Echo: <the result>".
+ * Tool results must answer tool_use blocks of the assistant turn right before them, as the real API requires.
  */
 export const fakeAnthropicKey = 'sk-ant-fake-key';
 
@@ -23,12 +26,41 @@ const errorTypes: Record<number, string> = {
   529: 'overloaded_error',
 };
 
+interface Block {
+  type: string;
+  text?: string;
+  id?: string;
+  tool_use_id?: string;
+  content?: string | Block[];
+}
+
 interface MessagesBody {
   model: string;
   max_tokens?: number;
-  messages?: Array<{ role: string; content: string | Array<{ type: string; text?: string }> }>;
+  messages?: Array<{ role: string; content: string | Block[] }>;
   system?: string;
   stream?: boolean;
+  tools?: Array<{ name?: string; input_schema?: unknown }>;
+  tool_choice?: { type: string; name?: string };
+}
+
+const blocksOf = (content: string | Block[]): Block[] => (typeof content === 'string' ? [{ type: 'text', text: content }] : content);
+
+/** The real API's checks on tools: every custom tool has an input_schema; tool results answer the turn before. */
+function toolError(body: MessagesBody): string | undefined {
+  const missing = (body.tools ?? []).findIndex((tool) => tool.input_schema === undefined);
+  if (missing >= 0) return `tools.${missing}.custom.input_schema: Field required`;
+  const messages = body.messages ?? [];
+  for (const [index, message] of messages.entries()) {
+    const previous = messages[index - 1];
+    const calls = previous?.role === 'assistant' ? blocksOf(previous.content).flatMap((block) => (block.type === 'tool_use' ? [block.id] : [])) : [];
+    for (const block of blocksOf(message.content)) {
+      if (block.type === 'tool_result' && !calls.includes(block.tool_use_id)) {
+        return `messages.${index}.content: unexpected \`tool_use_id\` found in \`tool_result\` blocks: ${block.tool_use_id}. Each \`tool_result\` block must have a corresponding \`tool_use\` block in the previous message.`;
+      }
+    }
+  }
+  return undefined;
 }
 
 function sendError(response: ServerResponse, status: number, message: string): void {
@@ -36,8 +68,8 @@ function sendError(response: ServerResponse, status: number, message: string): v
   response.end(JSON.stringify({ type: 'error', error: { type: errorTypes[status] ?? 'api_error', message }, request_id: 'req_fake' }));
 }
 
-const textOf = (content: string | Array<{ type: string; text?: string }>) =>
-  typeof content === 'string' ? content : content.map((block) => (block.type === 'text' ? (block.text ?? '') : '')).join('');
+const textOf = (content: string | Block[] | undefined): string =>
+  typeof content === 'string' ? content : (content ?? []).map((block) => (block.type === 'text' ? (block.text ?? '') : block.type === 'tool_result' ? textOf(block.content) : '')).join('');
 const wordsOf = (text: string) => text.split(/\s+/).filter(Boolean);
 
 async function messages(request: RecordedRequest, response: ServerResponse): Promise<void> {
@@ -47,13 +79,20 @@ async function messages(request: RecordedRequest, response: ServerResponse): Pro
   if (typeof body.max_tokens !== 'number') return sendError(response, 400, 'max_tokens: Field required');
   const failure = /^fake-error-(\d{3})$/.exec(body.model);
   if (failure) return sendError(response, Number(failure[1]), `The fake failed with ${failure[1]}`);
+  const invalid = toolError(body);
+  if (invalid) return sendError(response, 400, invalid);
   const lastUser = (body.messages ?? []).filter((message) => message.role === 'user').at(-1);
-  let words = wordsOf(`Echo: ${lastUser ? textOf(lastUser.content) : ''}`);
+  const answersTools = lastUser !== undefined && blocksOf(lastUser.content).some((block) => block.type === 'tool_result');
+  const tool = answersTools || body.tool_choice?.type === 'none' ? undefined : (body.tool_choice?.name ?? body.tools?.[0]?.name);
+  let words = wordsOf(tool ? 'Let me look.' : `Echo: ${lastUser ? textOf(lastUser.content) : ''}`);
   let stopReason = 'end_turn';
   if (words.length > body.max_tokens) {
     words = words.slice(0, body.max_tokens);
     stopReason = 'max_tokens';
   }
+  if (tool) stopReason = 'tool_use';
+  const input = JSON.stringify({ query: lastUser ? textOf(lastUser.content) : '' });
+  const toolUse = { type: 'tool_use', id: 'toolu_fake01', name: tool };
   const inputTokens = (body.messages ?? []).reduce((sum, message) => sum + wordsOf(textOf(message.content)).length, 0) + wordsOf(body.system ?? '').length;
   const message = { id: 'msg_fake01', type: 'message', role: 'assistant', model: body.model, content: [] as object[], stop_reason: null, stop_sequence: null };
   if (!body.stream) {
@@ -61,7 +100,7 @@ async function messages(request: RecordedRequest, response: ServerResponse): Pro
     response.end(
       JSON.stringify({
         ...message,
-        content: [{ type: 'text', text: words.join(' ') }],
+        content: [{ type: 'text', text: words.join(' ') }, ...(tool ? [{ ...toolUse, input: JSON.parse(input) as unknown }] : [])],
         stop_reason: stopReason,
         usage: { input_tokens: inputTokens, output_tokens: words.length, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, service_tier: 'standard' },
       }),
@@ -86,6 +125,11 @@ async function messages(request: RecordedRequest, response: ServerResponse): Pro
     }
   }
   send('content_block_stop', { index: 0 });
+  if (tool) {
+    send('content_block_start', { index: 1, content_block: { ...toolUse, input: {} } });
+    for (const fragment of ['', input.slice(0, 5), input.slice(5)]) send('content_block_delta', { index: 1, delta: { type: 'input_json_delta', partial_json: fragment } });
+    send('content_block_stop', { index: 1 });
+  }
   send('message_delta', { delta: { stop_reason: stopReason, stop_sequence: null }, usage: { output_tokens: words.length } });
   send('message_stop', {});
   response.end();

@@ -9,7 +9,10 @@ import { sleep, startFakeServer, type FakeServer, type RecordedRequest } from '.
  * - `fake-error-<status>`: that status with a Google RPC error body;
  * - `fake-cut`: the stream closes after the first chunk, before any finishReason;
  * - `fake-thinking`: reports 7 thinking tokens in thoughtsTokenCount;
- * anything else answers "Echo: <last user text>", one word per chunk.
+ * anything else answers "Echo: <last user text>", one word per chunk. With function declarations (and a
+ * mode other than NONE) it calls the first allowed function with `{"query": <last user text>}`, whole in one
+ * chunk with finishReason STOP as the real API does; after functionResponse parts it answers
+ * "Echo: <the JSON of the last response>".
  */
 export const fakeGeminiKey = 'fake-gemini-key';
 
@@ -20,21 +23,40 @@ function sendError(response: ServerResponse, code: number, message: string): voi
   response.end(JSON.stringify({ error: { code, message, status: statusNames[code] ?? 'UNKNOWN' } }));
 }
 
+interface GeminiPart {
+  text?: string;
+  functionCall?: { name: string; args?: object };
+  functionResponse?: { name: string; response: object };
+}
+
 interface GenerateBody {
-  contents?: Array<{ role?: string; parts?: Array<{ text?: string }> }>;
-  systemInstruction?: { parts?: Array<{ text?: string }> };
+  contents?: Array<{ role?: string; parts?: GeminiPart[] }>;
+  systemInstruction?: { parts?: GeminiPart[] };
   generationConfig?: { maxOutputTokens?: number };
+  tools?: Array<{ functionDeclarations?: Array<{ name: string; parameters?: unknown; parametersJsonSchema?: unknown }> }>;
+  toolConfig?: { functionCallingConfig?: { mode?: string; allowedFunctionNames?: string[] } };
+}
+
+/** The function the fake calls, or none when the request declares none, forbids calls, or answers calls. */
+function chosenFunction(body: GenerateBody, answersCalls: boolean): string | undefined {
+  const declared = (body.tools ?? []).flatMap((tool) => tool.functionDeclarations ?? []);
+  const config = body.toolConfig?.functionCallingConfig;
+  if (declared.length === 0 || answersCalls || config?.mode === 'NONE') return undefined;
+  return config?.allowedFunctionNames?.[0] ?? declared[0]!.name;
 }
 
 const wordsOf = (text: string) => text.split(/\s+/).filter(Boolean);
-const textOf = (parts: Array<{ text?: string }> | undefined) => (parts ?? []).map((part) => part.text ?? '').join('');
+const textOf = (parts: GeminiPart[] | undefined) => (parts ?? []).map((part) => part.text ?? (part.functionResponse ? JSON.stringify(part.functionResponse.response) : '')).join('');
 
 async function generate(request: RecordedRequest, response: ServerResponse, model: string, action: string, alt: string | null): Promise<void> {
   if (request.headers['x-goog-api-key'] !== fakeGeminiKey) return sendError(response, 400, 'API key not valid. Please pass a valid API key.');
   const failure = /^fake-error-(\d{3})$/.exec(model);
   if (failure) return sendError(response, Number(failure[1]), `The fake failed with ${failure[1]}`);
   const body = request.body as GenerateBody;
+  const both = (body.tools ?? []).flatMap((tool) => tool.functionDeclarations ?? []).find((declaration) => declaration.parameters && declaration.parametersJsonSchema);
+  if (both) return sendError(response, 400, `function_declarations[${both.name}]: parameters and parameters_json_schema cannot both be set`);
   const lastUser = (body.contents ?? []).filter((content) => content.role !== 'model').at(-1);
+  const calledFunction = chosenFunction(body, (lastUser?.parts ?? []).some((part) => part.functionResponse));
   let words = wordsOf(`Echo: ${textOf(lastUser?.parts)}`);
   let finishReason = 'STOP';
   const max = body.generationConfig?.maxOutputTokens;
@@ -46,6 +68,15 @@ async function generate(request: RecordedRequest, response: ServerResponse, mode
   const thoughts = model === 'fake-thinking' ? { thoughtsTokenCount: 7 } : {};
   const finalUsage = { promptTokenCount, candidatesTokenCount: words.length, ...thoughts, totalTokenCount: promptTokenCount + words.length + (model === 'fake-thinking' ? 7 : 0) };
   const common = { modelVersion: model, responseId: 'fakeResponseId01' };
+  if (calledFunction) {
+    const call = { candidates: [{ content: { role: 'model', parts: [{ functionCall: { name: calledFunction, args: { query: textOf(lastUser?.parts) } } }] }, finishReason: 'STOP', index: 0 }] };
+    const usageMetadata = { promptTokenCount, candidatesTokenCount: 5, totalTokenCount: promptTokenCount + 5 };
+    const sse = alt === 'sse';
+    response.writeHead(200, { 'content-type': sse ? 'text/event-stream' : 'application/json; charset=UTF-8' });
+    const whole = JSON.stringify({ ...call, usageMetadata, ...common });
+    response.end(action === 'generateContent' ? whole : sse ? `data: ${whole}\r\n\r\n` : `[${whole}]`);
+    return;
+  }
   if (action === 'generateContent') {
     response.writeHead(200, { 'content-type': 'application/json; charset=UTF-8' });
     response.end(JSON.stringify({ candidates: [{ content: { role: 'model', parts: [{ text: words.join(' ') }] }, finishReason, index: 0 }], usageMetadata: finalUsage, ...common }));

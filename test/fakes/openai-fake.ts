@@ -11,22 +11,56 @@ import { sleep, startFakeServer, type FakeServer, type RecordedRequest } from '.
  * - `fake-slow-start`: 300 ms before the answer's headers;
  * - `fake-no-usage`: never reports usage;
  * - `fake-no-done`: a complete stream that leaves out the final `data: [DONE]` (some compatible servers do);
- * anything else answers "Echo: <last user message>", one word per chunk.
+ * anything else answers "Echo: <last user message>", one word per chunk. With function tools (and a
+ * tool_choice other than "none") it calls the chosen or first tool with `{"query": <last user text>}`,
+ * streaming the arguments in two fragments; after a tool message it answers "Echo: <that tool's output>".
+ * Tool messages must answer the calls of the assistant message before them, as the real API requires.
  */
 export const fakeOpenAiKey = 'sk-fake-openai-key';
 
+interface ChatMessage {
+  role: string;
+  content: string | null | Array<{ type: string; text?: string }>;
+  tool_calls?: Array<{ id: string; type: string; function: { name: string; arguments: string } }>;
+  tool_call_id?: string;
+}
+
 interface ChatBody {
   model: string;
-  messages: Array<{ role: string; content: string | Array<{ type: string; text?: string }> }>;
+  messages: ChatMessage[];
   stream?: boolean;
   stream_options?: { include_usage?: boolean };
   max_tokens?: number;
+  tools?: Array<{ type: string; function?: { name: string } }>;
+  tool_choice?: string | { type: string; function: { name: string } };
+}
+
+/** The real API's check: tool messages answer, one each, the calls of the assistant message right before them. */
+function toolSequenceError(messages: ChatMessage[]): string | undefined {
+  let expected: string[] = [];
+  for (const [index, message] of messages.entries()) {
+    if (message.role === 'tool') {
+      if (!expected.includes(message.tool_call_id ?? '')) return `Invalid parameter: messages.[${index}] with role 'tool' must be a response to a preceeding message with 'tool_calls'.`;
+      expected = expected.filter((id) => id !== message.tool_call_id);
+      continue;
+    }
+    if (expected.length > 0) return `An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. The following tool_call_ids did not have response messages: ${expected.join(', ')}`;
+    expected = message.role === 'assistant' ? (message.tool_calls ?? []).map((call) => call.id) : [];
+  }
+  return undefined;
+}
+
+/** The function the fake calls, or none when the request offers no tools or forbids calling them. */
+function chosenTool(body: ChatBody): string | undefined {
+  const functions = (body.tools ?? []).flatMap((tool) => (tool.type === 'function' && tool.function ? [tool.function.name] : []));
+  if (functions.length === 0 || body.tool_choice === 'none' || body.messages.at(-1)?.role === 'tool') return undefined;
+  return typeof body.tool_choice === 'object' ? body.tool_choice.function.name : functions[0];
 }
 
 const wordsOf = (text: string) => text.split(/\s+/).filter(Boolean);
 /** The text of a message's content, string or parts; image parts carry no words. */
-const contentText = (content: string | Array<{ type: string; text?: string }>) =>
-  typeof content === 'string' ? content : content.map((part) => (part.type === 'text' ? (part.text ?? '') : '')).join(' ');
+const contentText = (content: ChatMessage['content']) =>
+  typeof content === 'string' ? content : (content ?? []).map((part) => (part.type === 'text' ? (part.text ?? '') : '')).join(' ');
 
 function sendError(response: ServerResponse, status: number, type: string, message: string, code: string | null, headers: Record<string, string> = {}): void {
   response.writeHead(status, { 'content-type': 'application/json', ...headers });
@@ -45,9 +79,12 @@ async function chatCompletions(request: RecordedRequest, response: ServerRespons
     if (status === 429) return sendError(response, 429, 'rate_limit_error', 'Rate limit reached for requests', 'rate_limit_exceeded', { 'retry-after': '1' });
     return sendError(response, status, status >= 500 ? 'server_error' : 'invalid_request_error', `The fake failed with ${status}`, null);
   }
+  const sequenceError = toolSequenceError(body.messages);
+  if (sequenceError) return sendError(response, 400, 'invalid_request_error', sequenceError, null);
   const lastUser = body.messages.filter((message) => message.role === 'user').at(-1);
   const prompt = lastUser ? contentText(lastUser.content) : '';
-  let words = wordsOf(`Echo: ${prompt}`);
+  const lastTool = body.messages.at(-1)?.role === 'tool' ? body.messages.at(-1) : undefined;
+  let words = wordsOf(`Echo: ${lastTool ? contentText(lastTool.content) : prompt}`);
   let finishReason = 'stop';
   if (body.max_tokens !== undefined && words.length > body.max_tokens) {
     words = words.slice(0, body.max_tokens);
@@ -56,6 +93,8 @@ async function chatCompletions(request: RecordedRequest, response: ServerRespons
   const usage = { prompt_tokens: body.messages.reduce((sum, message) => sum + wordsOf(contentText(message.content)).length, 0), completion_tokens: words.length };
   const fullUsage = { ...usage, total_tokens: usage.prompt_tokens + usage.completion_tokens };
   const base = { id: 'chatcmpl-fake1', created: 1_723_031_664, model: `${body.model}-2024-08-06`, system_fingerprint: 'fp_fake' };
+  const tool = chosenTool(body);
+  if (tool) return toolCall(response, body, base, tool, JSON.stringify({ query: prompt }), usage.prompt_tokens);
   if (!body.stream) {
     response.writeHead(200, { 'content-type': 'application/json', 'x-request-id': 'req_fake' });
     response.end(
@@ -88,14 +127,45 @@ async function chatCompletions(request: RecordedRequest, response: ServerRespons
   response.end(body.model === 'fake-no-done' ? undefined : 'data: [DONE]\n\n');
 }
 
-interface ResponsesBody {
-  model: string;
-  input: string | Array<{ role?: string; content?: string | Array<{ text?: string }> }>;
-  instructions?: string;
-  stream?: boolean;
+/** A call of `tool` instead of an answer: `content: null`, `tool_calls`, finish `tool_calls`; five output tokens. */
+function toolCall(response: ServerResponse, body: ChatBody, base: object, tool: string, args: string, promptTokens: number): void {
+  const usage = { prompt_tokens: promptTokens, completion_tokens: 5, total_tokens: promptTokens + 5 };
+  const call = { id: 'call_fake1', type: 'function', function: { name: tool, arguments: args } };
+  if (!body.stream) {
+    response.writeHead(200, { 'content-type': 'application/json' });
+    const message = { role: 'assistant', content: null, tool_calls: [call], refusal: null, annotations: [] };
+    response.end(JSON.stringify({ ...base, object: 'chat.completion', choices: [{ index: 0, message, logprobs: null, finish_reason: 'tool_calls' }], usage }));
+    return;
+  }
+  const includeUsage = body.stream_options?.include_usage === true;
+  response.writeHead(200, { 'content-type': 'text/event-stream' });
+  const send = (choices: unknown[], extra: Record<string, unknown> = {}) =>
+    response.write(`data: ${JSON.stringify({ ...base, object: 'chat.completion.chunk', choices, ...(includeUsage ? { usage: null } : {}), ...extra })}\n\n`);
+  const delta = (toolCall: object) => send([{ index: 0, delta: { tool_calls: [toolCall] }, logprobs: null, finish_reason: null }]);
+  send([{ index: 0, delta: { role: 'assistant', content: null, refusal: null }, logprobs: null, finish_reason: null }]);
+  delta({ index: 0, ...call, function: { name: tool, arguments: '' } });
+  const half = Math.floor(args.length / 2);
+  delta({ index: 0, function: { arguments: args.slice(0, half) } });
+  delta({ index: 0, function: { arguments: args.slice(half) } });
+  send([{ index: 0, delta: {}, logprobs: null, finish_reason: 'tool_calls' }]);
+  if (includeUsage) send([], { usage });
+  response.end('data: [DONE]\n\n');
 }
 
-/** The Responses API: a Response object, or named events with sequence numbers ending at response.completed. */
+interface ResponsesBody {
+  model: string;
+  input: string | Array<{ type?: string; role?: string; content?: string | Array<{ text?: string }>; output?: string }>;
+  instructions?: string;
+  stream?: boolean;
+  tools?: Array<{ type: string; name?: string }>;
+  tool_choice?: unknown;
+}
+
+/**
+ * The Responses API: a Response object, or named events with sequence numbers ending at response.completed.
+ * With function tools (and tool_choice other than "none") the output is one function_call of the first of
+ * them; after a function_call_output item it answers "Echo: <that output>".
+ */
 async function responses(request: RecordedRequest, response: ServerResponse): Promise<void> {
   if (request.headers.authorization !== `Bearer ${fakeOpenAiKey}`) {
     return sendError(response, 401, 'invalid_request_error', 'Incorrect API key provided', 'invalid_api_key');
@@ -106,7 +176,9 @@ async function responses(request: RecordedRequest, response: ServerResponse): Pr
   const items = typeof body.input === 'string' ? [{ role: 'user', content: body.input }] : body.input;
   const textOf = (content: string | Array<{ text?: string }> | undefined) => (typeof content === 'string' ? content : (content ?? []).map((part) => part.text ?? '').join(''));
   const last = items.filter((item) => item.role === 'user').at(-1);
-  const words = wordsOf(`Echo: ${textOf(last?.content)}`);
+  const answered = items.at(-1)?.type === 'function_call_output' ? items.at(-1)?.output : undefined;
+  const words = wordsOf(`Echo: ${answered ?? textOf(last?.content)}`);
+  const tool = answered === undefined && body.tool_choice !== 'none' ? body.tools?.find((candidate) => candidate.type === 'function')?.name : undefined;
   const usage = {
     input_tokens: items.reduce((sum, item) => sum + wordsOf(textOf(item.content)).length, 0) + wordsOf(body.instructions ?? '').length,
     input_tokens_details: { cached_tokens: 0 },
@@ -114,8 +186,9 @@ async function responses(request: RecordedRequest, response: ServerResponse): Pr
     output_tokens_details: { reasoning_tokens: 0 },
   };
   const message = { id: 'msg_fake1', type: 'message', status: 'completed', role: 'assistant', content: [{ type: 'output_text', text: words.join(' '), annotations: [] }] };
+  const call = tool && { id: 'fc_fake1', type: 'function_call', status: 'completed', call_id: 'call_fake1', name: tool, arguments: JSON.stringify({ query: textOf(last?.content) }) };
   const base = { id: 'resp_fake1', object: 'response', created_at: 1_741_476_542, model: `${body.model}-2025-04-14`, error: null, incomplete_details: null };
-  const whole = { ...base, status: 'completed', output: [message], usage: { ...usage, total_tokens: usage.input_tokens + usage.output_tokens } };
+  const whole = { ...base, status: 'completed', output: [call ?? message], usage: { ...usage, total_tokens: usage.input_tokens + usage.output_tokens } };
   if (!body.stream) {
     response.writeHead(200, { 'content-type': 'application/json' });
     response.end(JSON.stringify(whole));
@@ -127,6 +200,15 @@ async function responses(request: RecordedRequest, response: ServerResponse): Pr
   const inProgress = { ...base, status: 'in_progress', output: [], usage: null };
   send('response.created', { response: inProgress });
   send('response.in_progress', { response: inProgress });
+  if (call) {
+    send('response.output_item.added', { output_index: 0, item: { ...call, status: 'in_progress', arguments: '' } });
+    send('response.function_call_arguments.delta', { item_id: call.id, output_index: 0, delta: call.arguments });
+    send('response.function_call_arguments.done', { item_id: call.id, output_index: 0, name: tool, arguments: call.arguments });
+    send('response.output_item.done', { output_index: 0, item: call });
+    send('response.completed', { response: whole });
+    response.end();
+    return;
+  }
   send('response.output_item.added', { output_index: 0, item: { ...message, status: 'in_progress', content: [] } });
   send('response.content_part.added', { item_id: 'msg_fake1', output_index: 0, content_index: 0, part: { type: 'output_text', text: '', annotations: [] } });
   for (const [index, word] of words.entries()) {

@@ -51,6 +51,7 @@ describe('alpha responses with the official OpenAI SDK', () => {
         { type: 'function', name: 'lookup', parameters: { type: 'object', properties: {} }, strict: false },
         { type: 'web_search' },
       ],
+      tool_choice: 'none',
     });
     expect(response.output_text).toBe('Echo: alpha beta gamma');
     const sent = fake.requests.at(-1)!.body as Record<string, unknown>;

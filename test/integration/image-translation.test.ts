@@ -1,37 +1,26 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startAnthropicFake } from '../fakes/anthropic-fake.ts';
 import type { FakeServer } from '../fakes/fake-server.ts';
-import { startGeminiFake } from '../fakes/gemini-fake.ts';
-import { startOpenAiFake } from '../fakes/openai-fake.ts';
 import { heldNanosOf } from '../support/http-helpers.ts';
-import { fakeProviderYaml, startTestGateway, type TestGateway } from '../support/test-gateway.ts';
+import { startFamilyGateway, type FamilyGateway } from '../support/test-gateway.ts';
 
 /** Image inputs cross protocols in the request order: each upstream receives its own wire shape of the same image. */
 describe('image inputs through translation', () => {
+  let gateway: FamilyGateway;
   let openai: FakeServer;
   let anthropic: FakeServer;
   let gemini: FakeServer;
-  let gateway: TestGateway;
   const png = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==';
 
   beforeAll(async () => {
-    [openai, anthropic, gemini] = await Promise.all([startOpenAiFake(), startAnthropicFake(), startGeminiFake()]);
     const model = (id: string, provider: string, upstream: string, inputs = '[text, image]') =>
       `  - id: ${id}\n    inputModalities: ${inputs}\n    pricing: { inputPerMTok: 1, outputPerMTok: 2 }\n    providers: [{ provider: ${provider}, model: ${upstream} }]\n`;
-    gateway = await startTestGateway({
-      upstreams: [openai, anthropic, gemini],
-      configText: [
-        'providers:',
-        fakeProviderYaml('openai', 'openai', openai),
-        fakeProviderYaml('anthropic', 'anthropic', anthropic),
-        fakeProviderYaml('gemini', 'gemini', gemini),
-        'models:',
-        model('vision-openai', 'openai', 'gpt-4o'),
-        model('vision-claude', 'anthropic', 'claude-sonnet-4-5-20250929'),
-        model('vision-gemini', 'gemini', 'gemini-2.5-flash'),
-        model('text-only', 'anthropic', 'claude-haiku', '[text]'),
-      ].join('\n'),
-    });
+    gateway = await startFamilyGateway([
+      model('vision-openai', 'openai', 'gpt-4o'),
+      model('vision-claude', 'anthropic', 'claude-sonnet-4-5-20250929'),
+      model('vision-gemini', 'gemini', 'gemini-2.5-flash'),
+      model('text-only', 'anthropic', 'claude-haiku', '[text]'),
+    ]);
+    ({ openai, anthropic, gemini } = gateway.fakes);
   });
   afterAll(async () => {
     await gateway?.close();

@@ -1,10 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startAnthropicFake } from '../fakes/anthropic-fake.ts';
-import type { FakeServer } from '../fakes/fake-server.ts';
-import { startGeminiFake } from '../fakes/gemini-fake.ts';
-import { startOpenAiFake } from '../fakes/openai-fake.ts';
 import { usageRecords } from '../support/http-helpers.ts';
-import { fakeProviderYaml, modelYaml, startTestGateway, type TestGateway } from '../support/test-gateway.ts';
+import { startFamilyGateway, type FamilyGateway } from '../support/test-gateway.ts';
 
 /**
  * Every text surface against every upstream family, streamed and not: the answer's text, the finish, and a
@@ -69,28 +65,10 @@ const surfaces: Surface[] = [
 ];
 
 describe('every text surface against every upstream family', () => {
-  const fakes: FakeServer[] = [];
-  let gateway: TestGateway;
+  let gateway: FamilyGateway;
 
   beforeAll(async () => {
-    const [openai, anthropic, gemini] = await Promise.all([startOpenAiFake(), startAnthropicFake(), startGeminiFake()]);
-    fakes.push(openai, anthropic, gemini);
-    const model = (family: Family, upstream: string) => modelYaml(`via-${family}`, family, upstream);
-    gateway = await startTestGateway({
-      upstreams: fakes,
-      configText: [
-        'providers:',
-        fakeProviderYaml('openai', 'openai', openai),
-        fakeProviderYaml('anthropic', 'anthropic', anthropic),
-        fakeProviderYaml('gemini', 'gemini', gemini),
-        '  sandbox: { protocol: sandbox }',
-        'models:',
-        model('openai', 'gpt-4o-mini'),
-        model('anthropic', 'claude-sonnet-4-5-20250929'),
-        model('gemini', 'gemini-2.5-flash'),
-        model('sandbox', 'echo'),
-      ].join('\n'),
-    });
+    gateway = await startFamilyGateway();
   });
   afterAll(async () => {
     await gateway?.close();

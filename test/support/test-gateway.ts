@@ -6,10 +6,10 @@ import pino from 'pino';
 import { readEnvironment } from '../../src/config/environment.ts';
 import { loadConfigFile, parseConfig, type GatewayConfig } from '../../src/config/load-config.ts';
 import { createGateway, type RunningGateway } from '../../src/main.ts';
-import { fakeAnthropicKey } from '../fakes/anthropic-fake.ts';
+import { fakeAnthropicKey, startAnthropicFake } from '../fakes/anthropic-fake.ts';
 import type { FakeServer } from '../fakes/fake-server.ts';
-import { fakeGeminiKey } from '../fakes/gemini-fake.ts';
-import { fakeOpenAiKey } from '../fakes/openai-fake.ts';
+import { fakeGeminiKey, startGeminiFake } from '../fakes/gemini-fake.ts';
+import { fakeOpenAiKey, startOpenAiFake } from '../fakes/openai-fake.ts';
 import { createTestDatabase, type TestDatabase } from './test-database.ts';
 
 export const testAdminToken = 'test-admin-token-0123456789abcdef';
@@ -90,4 +90,34 @@ const fakeFamilies = {
 export function fakeProviderYaml(name: string, protocol: keyof typeof fakeFamilies, fake: FakeServer): string {
   const family = fakeFamilies[protocol];
   return `  ${name}: { protocol: ${protocol}, baseUrl: "${fake.url}${family.basePath}", apiKey: ${family.apiKey} }`;
+}
+
+export interface FamilyGateway extends TestGateway {
+  fakes: { openai: FakeServer; anthropic: FakeServer; gemini: FakeServer };
+}
+
+/**
+ * A gateway in front of one fake of each upstream family (providers `openai`, `anthropic`, `gemini` and the
+ * sandbox), with models `via-openai`, `via-anthropic`, `via-gemini` and `via-sandbox` priced at 1 and 2 USD per
+ * million tokens, and any `extraModels` catalog entries.
+ */
+export async function startFamilyGateway(extraModels: string[] = []): Promise<FamilyGateway> {
+  const [openai, anthropic, gemini] = await Promise.all([startOpenAiFake(), startAnthropicFake(), startGeminiFake()]);
+  const gateway = await startTestGateway({
+    upstreams: [openai, anthropic, gemini],
+    configText: [
+      'providers:',
+      fakeProviderYaml('openai', 'openai', openai),
+      fakeProviderYaml('anthropic', 'anthropic', anthropic),
+      fakeProviderYaml('gemini', 'gemini', gemini),
+      '  sandbox: { protocol: sandbox }',
+      'models:',
+      modelYaml('via-openai', 'openai', 'gpt-4o-mini'),
+      modelYaml('via-anthropic', 'anthropic', 'claude-sonnet-4-5-20250929'),
+      modelYaml('via-gemini', 'gemini', 'gemini-2.5-flash'),
+      modelYaml('via-sandbox', 'sandbox', 'echo'),
+      ...extraModels,
+    ].join('\n'),
+  });
+  return { ...gateway, fakes: { openai, anthropic, gemini } };
 }

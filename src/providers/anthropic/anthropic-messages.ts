@@ -1,4 +1,5 @@
-import { textOf, type ChatMessage, type ChatRequest, type ChatStreamEvent, type FinishReason, type TokenUsage } from '../../domain/chat.ts';
+import { argumentsObject, textOf, type ChatMessage, type ChatRequest, type ChatStreamEvent, type FinishReason, type TokenUsage, type ToolChoice } from '../../domain/chat.ts';
+import { newId } from '../../domain/ids.ts';
 import { UpstreamUnreachableError } from '../../domain/upstream-failure.ts';
 import type { CallOptions, ProviderTarget } from '../provider-adapter.ts';
 import { decodeSse, parseEventData } from '../shared/sse-decoder.ts';
@@ -25,13 +26,44 @@ export function anthropicHeaders(target: ProviderTarget, clientHeaders: Readonly
   };
 }
 
-function anthropicContent(content: ChatMessage['content']): unknown {
-  if (typeof content === 'string') return content;
+function anthropicBlocks(content: ChatMessage['content']): object[] {
+  if (typeof content === 'string') return [{ type: 'text', text: content }];
   return content.map((part) => {
-    if (part.type === 'text') return { type: 'text', text: part.text };
-    const source = part.image.kind === 'url' ? { type: 'url', url: part.image.url } : { type: 'base64', media_type: part.image.mediaType, data: part.image.data };
-    return { type: 'image', source };
+    switch (part.type) {
+      case 'text':
+        return { type: 'text', text: part.text };
+      case 'image':
+        return { type: 'image', source: part.image.kind === 'url' ? { type: 'url', url: part.image.url } : { type: 'base64', media_type: part.image.mediaType, data: part.image.data } };
+      case 'tool-call':
+        return { type: 'tool_use', id: part.call.id, name: part.call.name, input: argumentsObject(part.call.arguments) };
+      case 'tool-result':
+        return { type: 'tool_result', tool_use_id: part.result.callId, content: part.result.output, ...(part.result.isError ? { is_error: true } : {}) };
+    }
   });
+}
+
+/**
+ * The conversation as the protocol's alternating turns: tool results travel in a user turn, and adjacent
+ * turns of one role (a tool result followed by the user's next words) become one turn.
+ */
+function anthropicMessages(messages: readonly ChatMessage[]): object[] {
+  const turns: Array<{ role: 'user' | 'assistant'; content: string | object[] }> = [];
+  for (const message of messages) {
+    if (message.role === 'system') continue;
+    const role = message.role === 'assistant' ? 'assistant' : 'user';
+    const previous = turns.at(-1);
+    if (previous?.role !== role) turns.push({ role, content: typeof message.content === 'string' ? message.content : anthropicBlocks(message.content) });
+    else {
+      const earlier = typeof previous.content === 'string' ? [{ type: 'text', text: previous.content }] : previous.content;
+      previous.content = [...earlier, ...anthropicBlocks(message.content)];
+    }
+  }
+  return turns;
+}
+
+function anthropicToolChoice(choice: ToolChoice): object {
+  if (typeof choice === 'object') return { type: 'tool', name: choice.name };
+  return { type: choice === 'required' ? 'any' : choice };
 }
 
 export function encodeMessagesRequest(request: ChatRequest): Record<string, unknown> {
@@ -39,20 +71,26 @@ export function encodeMessagesRequest(request: ChatRequest): Record<string, unkn
   const body: Record<string, unknown> = {
     model: request.upstreamModel,
     max_tokens: request.maxTokens ?? defaultMaxTokens,
-    messages: request.messages.filter((message) => message.role !== 'system').map((message) => ({ role: message.role, content: anthropicContent(message.content) })),
+    messages: anthropicMessages(request.messages),
     stream: true,
   };
   if (system.length > 0) body.system = system.join('\n\n');
   if (request.temperature !== undefined) body.temperature = request.temperature;
   if (request.topP !== undefined) body.top_p = request.topP;
   if (request.stop !== undefined) body.stop_sequences = request.stop;
+  if (request.tools !== undefined) {
+    body.tools = request.tools.map((tool) => ({ name: tool.name, ...(tool.description !== undefined ? { description: tool.description } : {}), input_schema: tool.parameters ?? { type: 'object', properties: {} } }));
+  }
+  if (request.toolChoice !== undefined) body.tool_choice = anthropicToolChoice(request.toolChoice);
   return body;
 }
 
 interface StreamEvent {
   type?: string;
+  index?: number;
+  content_block?: { type?: string; id?: string; name?: string };
   message?: { usage?: { input_tokens?: number; output_tokens?: number } };
-  delta?: { type?: string; text?: string; stop_reason?: string | null };
+  delta?: { type?: string; text?: string; partial_json?: string; stop_reason?: string | null };
   usage?: { input_tokens?: number | null; output_tokens?: number };
   error?: { type?: string; message?: string };
 }
@@ -63,6 +101,8 @@ export async function* streamAnthropicMessages(http: UpstreamHttp, request: Chat
   const usage: TokenUsage = { inputTokens: 0, outputTokens: 0 };
   let sawUsage = false;
   let finish: FinishReason = { unified: 'other', raw: undefined };
+  // Content block index -> the answer's tool call number, and whether any argument text arrived for it.
+  const toolBlocks = new Map<number, { index: number; sentArguments: boolean }>();
   for await (const message of decodeSse(response.body)) {
     const event = parseEventData<StreamEvent>(message.data);
     switch (event.type) {
@@ -71,9 +111,28 @@ export async function* streamAnthropicMessages(http: UpstreamHttp, request: Chat
         usage.outputTokens = event.message?.usage?.output_tokens ?? 0;
         sawUsage = event.message?.usage !== undefined;
         break;
-      case 'content_block_delta':
-        if (event.delta?.type === 'text_delta' && event.delta.text) yield { type: 'text-delta', text: event.delta.text };
+      case 'content_block_start':
+        if (event.content_block?.type === 'tool_use') {
+          const index = toolBlocks.size;
+          toolBlocks.set(event.index ?? 0, { index, sentArguments: false });
+          yield { type: 'tool-call-start', index, id: event.content_block.id ?? newId('call'), name: event.content_block.name ?? '' };
+        }
         break;
+      case 'content_block_delta': {
+        if (event.delta?.type === 'text_delta' && event.delta.text) yield { type: 'text-delta', text: event.delta.text };
+        const tool = toolBlocks.get(event.index ?? 0);
+        if (event.delta?.type === 'input_json_delta' && event.delta.partial_json && tool) {
+          tool.sentArguments = true;
+          yield { type: 'tool-call-delta', index: tool.index, arguments: event.delta.partial_json };
+        }
+        break;
+      }
+      case 'content_block_stop': {
+        // A call without arguments streams no JSON at all; its arguments are the empty object.
+        const tool = toolBlocks.get(event.index ?? 0);
+        if (tool && !tool.sentArguments) yield { type: 'tool-call-delta', index: tool.index, arguments: '{}' };
+        break;
+      }
       case 'message_delta':
         if (event.delta?.stop_reason) finish = { unified: finishReasons[event.delta.stop_reason] ?? 'other', raw: event.delta.stop_reason };
         if (event.usage?.output_tokens !== undefined) usage.outputTokens = event.usage.output_tokens;

@@ -1,4 +1,5 @@
-import { textOf, type ChatMessage, type ChatRequest, type ChatStreamEvent, type FinishReason, type TokenUsage } from '../../domain/chat.ts';
+import { argumentsObject, textOf, type ChatMessage, type ChatRequest, type ChatStreamEvent, type FinishReason, type TokenUsage, type ToolChoice, type ToolResult } from '../../domain/chat.ts';
+import { newId } from '../../domain/ids.ts';
 import { UpstreamUnreachableError } from '../../domain/upstream-failure.ts';
 import type { CallOptions } from '../provider-adapter.ts';
 import { decodeSse, parseEventData } from '../shared/sse-decoder.ts';
@@ -12,7 +13,7 @@ export interface UsageMetadata {
 }
 
 export interface GenerateContentChunk {
-  candidates?: Array<{ content?: { parts?: Array<{ text?: string; thought?: boolean }> }; finishReason?: string }>;
+  candidates?: Array<{ content?: { parts?: Array<{ text?: string; thought?: boolean; functionCall?: { id?: string; name?: string; args?: unknown } }> }; finishReason?: string }>;
   usageMetadata?: UsageMetadata;
   error?: { code?: number; message?: string };
 }
@@ -46,13 +47,48 @@ function mediaTypeOfUrl(url: string): string {
   return extension === 'jpg' || extension === undefined ? 'image/jpeg' : `image/${extension}`;
 }
 
+/** The protocol's function response is an object: a JSON object output as itself, anything else wrapped. */
+function functionResponse(result: ToolResult): object {
+  const output = argumentsObject(result.output);
+  const whole = Object.keys(output).length > 0 || result.output.trim() === '{}';
+  if (result.isError) return { error: whole ? output : result.output };
+  return whole ? output : { result: result.output };
+}
+
 function geminiParts(content: ChatMessage['content']): object[] {
   if (typeof content === 'string') return [{ text: content }];
   return content.map((part) => {
-    if (part.type === 'text') return { text: part.text };
-    const image = part.image;
-    return image.kind === 'base64' ? { inlineData: { mimeType: image.mediaType, data: image.data } } : { fileData: { mimeType: mediaTypeOfUrl(image.url), fileUri: image.url } };
+    switch (part.type) {
+      case 'text':
+        return { text: part.text };
+      case 'image':
+        return part.image.kind === 'base64'
+          ? { inlineData: { mimeType: part.image.mediaType, data: part.image.data } }
+          : { fileData: { mimeType: mediaTypeOfUrl(part.image.url), fileUri: part.image.url } };
+      case 'tool-call':
+        return { functionCall: { name: part.call.name, args: argumentsObject(part.call.arguments) } };
+      case 'tool-result':
+        return { functionResponse: { name: part.result.name, response: functionResponse(part.result) } };
+    }
   });
+}
+
+/** The conversation as `user` and `model` turns; tool results go in a user turn, merged with adjacent user parts. */
+function geminiContents(messages: readonly ChatMessage[]): Array<{ role: string; parts: object[] }> {
+  const turns: Array<{ role: string; parts: object[] }> = [];
+  for (const message of messages) {
+    if (message.role === 'system') continue;
+    const role = message.role === 'assistant' ? 'model' : 'user';
+    const previous = turns.at(-1);
+    if (previous?.role === role) previous.parts.push(...geminiParts(message.content));
+    else turns.push({ role, parts: geminiParts(message.content) });
+  }
+  return turns;
+}
+
+function functionCallingConfig(choice: ToolChoice): object {
+  if (typeof choice === 'object') return { mode: 'ANY', allowedFunctionNames: [choice.name] };
+  return { mode: choice === 'required' ? 'ANY' : choice.toUpperCase() };
 }
 
 export function encodeGenerateContent(request: ChatRequest): Record<string, unknown> {
@@ -63,12 +99,18 @@ export function encodeGenerateContent(request: ChatRequest): Record<string, unkn
   if (request.topP !== undefined) generationConfig.topP = request.topP;
   if (request.stop !== undefined) generationConfig.stopSequences = request.stop;
   if (request.seed !== undefined) generationConfig.seed = request.seed;
+  const declarations = request.tools?.map((tool) => ({
+    name: tool.name,
+    ...(tool.description !== undefined ? { description: tool.description } : {}),
+    // JSON Schema as given: the protocol's `parameters` takes only its OpenAPI subset.
+    ...(tool.parameters !== undefined ? { parametersJsonSchema: tool.parameters } : {}),
+  }));
   return {
-    contents: request.messages
-      .filter((message) => message.role !== 'system')
-      .map((message) => ({ role: message.role === 'assistant' ? 'model' : 'user', parts: geminiParts(message.content) })),
+    contents: geminiContents(request.messages),
     ...(system.length > 0 ? { systemInstruction: { parts: [{ text: system.join('\n\n') }] } } : {}),
     ...(Object.keys(generationConfig).length > 0 ? { generationConfig } : {}),
+    ...(declarations ? { tools: [{ functionDeclarations: declarations }] } : {}),
+    ...(request.toolChoice !== undefined ? { toolConfig: { functionCallingConfig: functionCallingConfig(request.toolChoice) } } : {}),
   };
 }
 
@@ -82,12 +124,22 @@ export async function* streamGeminiContent(http: UpstreamHttp, request: ChatRequ
   );
   let usage: TokenUsage | undefined;
   let finish: FinishReason | undefined;
+  let calls = 0;
   for await (const event of decodeSse(response.body)) {
     const chunk = parseEventData<GenerateContentChunk>(event.data);
     if (chunk.error) throw new UpstreamUnreachableError('protocol', `the upstream reported an error mid-stream: ${chunk.error.message ?? 'unknown'}`);
     const candidate = chunk.candidates?.[0];
-    for (const part of candidate?.content?.parts ?? []) if (part.text && !part.thought) yield { type: 'text-delta', text: part.text };
-    if (candidate?.finishReason) finish = { unified: finishReasons[candidate.finishReason] ?? 'other', raw: candidate.finishReason };
+    for (const part of candidate?.content?.parts ?? []) {
+      if (part.text && !part.thought) yield { type: 'text-delta', text: part.text };
+      if (part.functionCall) {
+        // Calls arrive whole: one start and all of the arguments at once.
+        const index = calls++;
+        yield { type: 'tool-call-start', index, id: part.functionCall.id ?? newId('call'), name: part.functionCall.name ?? '' };
+        yield { type: 'tool-call-delta', index, arguments: JSON.stringify(part.functionCall.args ?? {}) };
+      }
+    }
+    // The protocol ends a turn of calls with STOP; other protocols name that finish, so it is named here.
+    if (candidate?.finishReason) finish = { unified: calls > 0 && candidate.finishReason === 'STOP' ? 'tool-calls' : (finishReasons[candidate.finishReason] ?? 'other'), raw: candidate.finishReason };
     if (chunk.usageMetadata) usage = usageFromMetadata(chunk.usageMetadata);
   }
   // The protocol has no terminator: a stream that closes after a finishReason is complete, otherwise it was cut.

@@ -1,11 +1,18 @@
-import { imageUrlOf, type ChatMessage, type ChatRequest, type ChatStreamEvent, type FinishReason, type TokenUsage } from '../../domain/chat.ts';
+import { imageUrlOf, partsOf, textOf, toolCallsIn, type ChatMessage, type ChatRequest, type ChatStreamEvent, type FinishReason, type TokenUsage, type ToolChoice } from '../../domain/chat.ts';
+import { newId } from '../../domain/ids.ts';
 import { UpstreamUnreachableError } from '../../domain/upstream-failure.ts';
 import type { CallOptions } from '../provider-adapter.ts';
 import { decodeSse, parseEventData } from '../shared/sse-decoder.ts';
 import type { UpstreamHttp } from '../shared/upstream-http.ts';
 
+interface ToolCallFragment {
+  index?: number;
+  id?: string;
+  function?: { name?: string; arguments?: string };
+}
+
 interface ChunkChoice {
-  delta?: { content?: string | null };
+  delta?: { content?: string | null; tool_calls?: ToolCallFragment[] | null };
   finish_reason?: string | null;
 }
 
@@ -25,13 +32,33 @@ const finishReasons: Record<string, FinishReason['unified']> = {
 
 function openAiContent(content: ChatMessage['content']): unknown {
   if (typeof content === 'string') return content;
-  return content.map((part) => (part.type === 'text' ? { type: 'text', text: part.text } : { type: 'image_url', image_url: { url: imageUrlOf(part.image) } }));
+  if (!content.some((part) => part.type === 'image')) return textOf(content);
+  return content.flatMap((part): object[] => {
+    if (part.type === 'text') return [{ type: 'text', text: part.text }];
+    if (part.type === 'image') return [{ type: 'image_url', image_url: { url: imageUrlOf(part.image) } }];
+    return [];
+  });
+}
+
+/** One canonical message as the protocol's messages: tool results are one `tool` message each. */
+function openAiMessages(message: ChatMessage): object[] {
+  if (message.role === 'tool') {
+    return partsOf(message.content).flatMap((part) => (part.type === 'tool-result' ? [{ role: 'tool', tool_call_id: part.result.callId, content: part.result.output }] : []));
+  }
+  const calls = toolCallsIn(message.content);
+  if (message.role !== 'assistant' || calls.length === 0) return [{ role: message.role, content: openAiContent(message.content) }];
+  const text = textOf(message.content);
+  return [{ role: 'assistant', content: text === '' ? null : text, tool_calls: calls.map((call) => ({ id: call.id, type: 'function', function: { name: call.name, arguments: call.arguments } })) }];
+}
+
+export function openAiToolChoice(choice: ToolChoice): unknown {
+  return typeof choice === 'string' ? choice : { type: 'function', function: { name: choice.name } };
 }
 
 export function encodeChatRequest(request: ChatRequest): Record<string, unknown> {
   const body: Record<string, unknown> = {
     model: request.upstreamModel,
-    messages: request.messages.map((message) => ({ role: message.role, content: openAiContent(message.content) })),
+    messages: request.messages.flatMap(openAiMessages),
     stream: true,
     stream_options: { include_usage: true },
   };
@@ -40,6 +67,10 @@ export function encodeChatRequest(request: ChatRequest): Record<string, unknown>
   if (request.topP !== undefined) body.top_p = request.topP;
   if (request.stop !== undefined) body.stop = request.stop;
   if (request.seed !== undefined) body.seed = request.seed;
+  if (request.tools !== undefined) {
+    body.tools = request.tools.map((tool) => ({ type: 'function', function: { name: tool.name, ...(tool.description !== undefined ? { description: tool.description } : {}), parameters: tool.parameters ?? { type: 'object', properties: {} } } }));
+  }
+  if (request.toolChoice !== undefined) body.tool_choice = openAiToolChoice(request.toolChoice);
   return body;
 }
 
@@ -60,6 +91,11 @@ export async function* streamOpenAiChat(http: UpstreamHttp, request: ChatRequest
     if (chunk.error) throw new UpstreamUnreachableError('protocol', `the upstream reported an error mid-stream: ${chunk.error.message ?? 'unknown'}`);
     const choice = chunk.choices?.[0];
     if (choice?.delta?.content) yield { type: 'text-delta', text: choice.delta.content };
+    for (const fragment of choice?.delta?.tool_calls ?? []) {
+      const index = fragment.index ?? 0;
+      if (fragment.id !== undefined || fragment.function?.name !== undefined) yield { type: 'tool-call-start', index, id: fragment.id || newId('call'), name: fragment.function?.name ?? '' };
+      if (fragment.function?.arguments) yield { type: 'tool-call-delta', index, arguments: fragment.function.arguments };
+    }
     if (choice?.finish_reason) finish = { unified: finishReasons[choice.finish_reason] ?? 'other', raw: choice.finish_reason };
     if (chunk.usage) usage = { inputTokens: chunk.usage.prompt_tokens ?? 0, outputTokens: chunk.usage.completion_tokens ?? 0 };
   }

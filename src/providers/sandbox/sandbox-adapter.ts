@@ -1,5 +1,6 @@
 import { countTokens, decode, encode } from 'gpt-tokenizer';
-import { textOf, type ChatRequest, type ChatStreamEvent, type FinishReason } from '../../domain/chat.ts';
+import { newId } from '../../domain/ids.ts';
+import { promptTextOf, textOf, type ChatRequest, type ChatStreamEvent, type FinishReason } from '../../domain/chat.ts';
 import type { ProviderAdapter } from '../provider-adapter.ts';
 
 /** Text that spells a special token is echoed and counted as ordinary text. */
@@ -8,9 +9,18 @@ const plainText = { disallowedSpecial: new Set<string>() };
 /** Words per streamed chunk: small enough that a short answer still arrives as several events. */
 const wordsPerChunk = 3;
 
+/** The tool the request requires a call of (`toolChoice` `required` or named); under `auto` the sandbox answers in text. */
+function requiredTool(request: ChatRequest): string | undefined {
+  const choice = request.toolChoice;
+  if (!request.tools?.length || choice === undefined || choice === 'auto' || choice === 'none') return undefined;
+  if (request.messages.at(-1)?.role === 'tool') return undefined;
+  return choice === 'required' ? request.tools[0]!.name : choice.name;
+}
+
 function answerTo(request: ChatRequest): { text: string; finishReason: FinishReason } {
-  const lastUser = [...request.messages].reverse().find((message) => message.role === 'user');
-  let text = lastUser ? textOf(lastUser.content) : '';
+  // The words to echo: the user's last message, or the tool results that answer the last calls.
+  const last = [...request.messages].reverse().find((message) => message.role === 'user' || message.role === 'tool');
+  let text = last ? promptTextOf(last.content) : '';
   let finishReason: FinishReason = { unified: 'stop', raw: 'stop' };
   const stops = (request.stop ?? []).map((stop) => text.indexOf(stop)).filter((index) => index >= 0);
   if (stops.length > 0) {
@@ -28,17 +38,27 @@ function answerTo(request: ChatRequest): { text: string; finishReason: FinishRea
 }
 
 /**
- * The built-in offline provider: answers with the last user message, streamed a few words at a time, with
+ * The built-in offline provider: answers with the last user message (or the last tool results), and calls a
+ * tool with `{"text": <last user message>}` when the request requires one; streamed a few words at a time, with
  * token usage counted by the tokenizer the gateway meters with. Deterministic, so a newcomer or a CI can
  * exercise the whole billing path without an upstream account.
  */
 async function* echo(request: ChatRequest): AsyncGenerator<ChatStreamEvent> {
+  const inputTokens = request.messages.reduce((sum, message) => sum + countTokens(promptTextOf(message.content), plainText), 0);
+  const tool = requiredTool(request);
+  if (tool) {
+    const lastUser = [...request.messages].reverse().find((message) => message.role === 'user');
+    const args = JSON.stringify({ text: lastUser ? textOf(lastUser.content) : '' });
+    yield { type: 'tool-call-start', index: 0, id: newId('call'), name: tool };
+    yield { type: 'tool-call-delta', index: 0, arguments: args };
+    yield { type: 'finish', finishReason: { unified: 'tool-calls', raw: 'tool_calls' }, usage: { inputTokens, outputTokens: countTokens(`${tool} ${args}`, plainText) } };
+    return;
+  }
   const { text, finishReason } = answerTo(request);
   const words = text.match(/\s*\S+\s*/g) ?? [];
   for (let start = 0; start < words.length; start += wordsPerChunk) {
     yield { type: 'text-delta', text: words.slice(start, start + wordsPerChunk).join('') };
   }
-  const inputTokens = request.messages.reduce((sum, message) => sum + countTokens(textOf(message.content), plainText), 0);
   yield { type: 'finish', finishReason, usage: { inputTokens, outputTokens: countTokens(text, plainText) } };
 }
 

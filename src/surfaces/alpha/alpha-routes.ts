@@ -86,7 +86,7 @@ export const alphaRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServices 
     const streaming = body.stream === true;
     const run = await services.text.start(callerOf(request), {
       modelId: body.model,
-      messages: decoded.messages,
+      ...decoded,
       maxTokens: body.max_completion_tokens ?? body.max_tokens,
       temperature: body.temperature,
       topP: body.top_p,
@@ -94,7 +94,7 @@ export const alphaRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServices 
       seed: body.seed,
       choices: typeof body.n === 'number' ? body.n : undefined,
       gatedParameters: nativeParameters(body, gatedFields),
-      untranslatable: decoded.untranslatable,
+      
       allowFallbacks: allowsFallbacks(body),
       recordedRequest: { surface: 'alpha', endpoint: 'chat/completions', model: body.model, stream: streaming, messages: body.messages.length },
       relay: { protocol: 'openai', operation: 'chat-completions', streaming, prepare: (upstreamModel, dropped) => relayBody(body, upstreamModel, dropped) },
@@ -110,12 +110,12 @@ export const alphaRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServices 
     const streaming = body.stream === true;
     const run = await services.text.start(callerOf(request), {
       modelId: body.model,
-      messages: decoded.messages,
+      ...decoded,
       maxTokens: body.max_output_tokens,
       temperature: body.temperature,
       topP: body.top_p,
       gatedParameters: nativeParameters(body, responsesGatedFields),
-      untranslatable: decoded.untranslatable,
+      
       allowFallbacks: allowsFallbacks(body),
       recordedRequest: { surface: 'alpha', endpoint: 'responses', model: body.model, stream: streaming },
       relay: { protocol: 'openai', operation: 'responses', streaming, prepare: (upstreamModel, dropped) => relayResponsesBody(body, upstreamModel, dropped) },

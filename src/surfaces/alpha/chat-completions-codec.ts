@@ -1,5 +1,19 @@
 import { randomBytes } from 'node:crypto';
-import { compactContent, imageFromUrl, type ChatMessage, type ChatPart, type ChatStreamEvent, type FinishReason, type TokenUsage } from '../../domain/chat.ts';
+import {
+  compactContent,
+  imageFromUrl,
+  nameToolResults,
+  textOf,
+  toolDefinition,
+  type ChatMessage,
+  type ChatPart,
+  type ChatStreamEvent,
+  type DecodedChat,
+  type FinishReason,
+  type TokenUsage,
+  type ToolChoice,
+  type ToolDefinition,
+} from '../../domain/chat.ts';
 import type { CollectedAnswer } from '../../gateway/text-generation.ts';
 
 /** The alpha (chat-completions) request as this surface reads it; unknown fields are kept and forwarded. */
@@ -39,35 +53,92 @@ export const gatedFields: Readonly<Record<string, string>> = {
   web_search_options: 'webSearchOptions',
 };
 
-export interface DecodedChat {
-  messages: ChatMessage[];
-  /** What the canonical model cannot carry (see TextGenerationInput.untranslatable). */
-  untranslatable: string[];
+const roles: Record<string, ChatMessage['role'] | undefined> = { system: 'system', developer: 'system', user: 'user', assistant: 'assistant', tool: 'tool' };
+
+interface WireMessage {
+  role: string;
+  content?: unknown;
+  tool_calls?: unknown;
+  tool_call_id?: unknown;
 }
 
-const roles: Record<string, ChatMessage['role'] | undefined> = { system: 'system', developer: 'system', user: 'user', assistant: 'assistant' };
+interface WireToolCall {
+  id?: unknown;
+  type?: unknown;
+  function?: { name?: unknown; arguments?: unknown };
+}
+
+/** The protocol's function tools (`{type: 'function', function: {...}}`) as canonical definitions; other kinds are reported. */
+export function decodeFunctionTools(tools: unknown, untranslatable: Set<string>, flat = false): ToolDefinition[] | undefined {
+  if (!Array.isArray(tools)) return undefined;
+  const definitions: ToolDefinition[] = [];
+  for (const tool of tools as Array<{ type?: unknown; function?: unknown } & Record<string, unknown>>) {
+    // Chat nests the function under `function`; Responses writes its fields on the tool itself.
+    const fn = (flat ? tool : tool?.function) as { name?: unknown; description?: unknown; parameters?: unknown } | undefined;
+    if (tool?.type !== 'function' || typeof fn?.name !== 'string') {
+      untranslatable.add(`"${String(tool?.type)}" tools`);
+      continue;
+    }
+    definitions.push(toolDefinition(fn.name, fn.description, fn.parameters));
+  }
+  return definitions;
+}
+
+/** `auto`, `none`, `required`, or one named function (`{type: 'function', function: {name}}`, or `{type, name}` flat). */
+export function decodeToolChoice(choice: unknown, untranslatable: Set<string>): ToolChoice | undefined {
+  if (choice === undefined) return undefined;
+  if (choice === 'auto' || choice === 'none' || choice === 'required') return choice;
+  const named = choice as { type?: unknown; name?: unknown; function?: { name?: unknown } } | null;
+  const name = named?.function?.name ?? named?.name;
+  if (named?.type === 'function' && typeof name === 'string') return { name };
+  untranslatable.add('this tool_choice');
+  return undefined;
+}
+
+function toolCallsOf(calls: unknown, untranslatable: Set<string>): ChatPart[] {
+  if (!Array.isArray(calls)) return [];
+  const parts: ChatPart[] = [];
+  for (const call of calls as WireToolCall[]) {
+    if (call?.type !== 'function' || typeof call.id !== 'string' || typeof call.function?.name !== 'string') {
+      untranslatable.add(`"${String(call?.type)}" tool calls`);
+      continue;
+    }
+    const args = typeof call.function.arguments === 'string' ? call.function.arguments : '{}';
+    parts.push({ type: 'tool-call', call: { id: call.id, name: call.function.name, arguments: args } });
+  }
+  return parts;
+}
+
+function contentParts(content: unknown, untranslatable: Set<string>): ChatPart[] {
+  if (typeof content === 'string') return [{ type: 'text', text: content }];
+  if (!Array.isArray(content)) return [];
+  const parts: ChatPart[] = [];
+  for (const part of content as Array<{ type?: unknown; text?: unknown; image_url?: { url?: unknown } }>) {
+    if (part?.type === 'text' && typeof part.text === 'string') parts.push({ type: 'text', text: part.text });
+    else if (part?.type === 'image_url' && typeof part.image_url?.url === 'string') parts.push({ type: 'image', image: imageFromUrl(part.image_url.url) });
+    else untranslatable.add(`"${String(part?.type)}" content parts`);
+  }
+  return parts;
+}
 
 export function decodeChatMessages(body: ChatCompletionsBody): DecodedChat {
   const untranslatable = new Set<string>();
   const messages: ChatMessage[] = [];
-  for (const message of body.messages) {
+  for (const message of body.messages as WireMessage[]) {
     const role = roles[message.role];
     if (!role) untranslatable.add(`"${message.role}" messages`);
-    const parts: ChatPart[] = [];
-    if (typeof message.content === 'string') parts.push({ type: 'text', text: message.content });
-    else if (Array.isArray(message.content)) {
-      for (const part of message.content as Array<{ type?: unknown; text?: unknown; image_url?: { url?: unknown } }>) {
-        if (part?.type === 'text' && typeof part.text === 'string') parts.push({ type: 'text', text: part.text });
-        else if (part?.type === 'image_url' && typeof part.image_url?.url === 'string') parts.push({ type: 'image', image: imageFromUrl(part.image_url.url) });
-        else untranslatable.add(`"${String(part?.type)}" content parts`);
-      }
+    const parts = contentParts(message.content, untranslatable);
+    if (role === 'tool') {
+      const output = textOf(parts);
+      messages.push({ role, content: [{ type: 'tool-result', result: { callId: String(message.tool_call_id ?? ''), name: '', output } }] });
+      continue;
     }
-    const content = compactContent(parts);
-    if ('tool_calls' in message) untranslatable.add('tool calls');
-    messages.push({ role: role ?? 'user', content });
+    if (role === 'assistant') parts.push(...toolCallsOf(message.tool_calls, untranslatable));
+    messages.push({ role: role ?? 'user', content: compactContent(parts) });
   }
-  if (body.tools !== undefined) untranslatable.add('tools');
-  return { messages, untranslatable: [...untranslatable] };
+  const tools = decodeFunctionTools(body.tools, untranslatable);
+  const toolChoice = decodeToolChoice(body.tool_choice, untranslatable);
+  return { messages: nameToolResults(messages), ...(tools ? { tools } : {}), ...(toolChoice ? { toolChoice } : {}), untranslatable: [...untranslatable] };
 }
 
 /** The body sent to an upstream of the same protocol: as given, with the model rewritten and usage forced on streams. */
@@ -109,23 +180,34 @@ export class ChunkEncoder {
       this.started = true;
       chunks.push(choice({ role: 'assistant', content: '', refusal: null }, null));
     }
-    if (event.type === 'text-delta') chunks.push(choice({ content: event.text }, null));
-    else {
-      chunks.push(choice({}, wireFinish[event.finishReason.unified]));
-      if (event.usage) chunks.push({ ...this.base, choices: [], usage: wireUsage(event.usage) });
+    switch (event.type) {
+      case 'text-delta':
+        chunks.push(choice({ content: event.text }, null));
+        break;
+      case 'tool-call-start':
+        chunks.push(choice({ tool_calls: [{ index: event.index, id: event.id, type: 'function', function: { name: event.name, arguments: '' } }] }, null));
+        break;
+      case 'tool-call-delta':
+        chunks.push(choice({ tool_calls: [{ index: event.index, function: { arguments: event.arguments } }] }, null));
+        break;
+      case 'finish':
+        chunks.push(choice({}, wireFinish[event.finishReason.unified]));
+        if (event.usage) chunks.push({ ...this.base, choices: [], usage: wireUsage(event.usage) });
     }
     return chunks;
   }
 }
 
 /** A whole `chat.completion` from a collected answer. */
-export function chatCompletionOf(model: string, { text, finish }: CollectedAnswer): object {
+export function chatCompletionOf(model: string, { text, toolCalls, finish }: CollectedAnswer): object {
+  const calls = toolCalls.map((call) => ({ id: call.id, type: 'function', function: { name: call.name, arguments: call.arguments } }));
+  const message = { role: 'assistant', content: text === '' && calls.length > 0 ? null : text, refusal: null, annotations: [], ...(calls.length > 0 ? { tool_calls: calls } : {}) };
   return {
     id: `chatcmpl-${randomBytes(12).toString('base64url')}`,
     object: 'chat.completion',
     created: Math.floor(Date.now() / 1000),
     model,
-    choices: [{ index: 0, message: { role: 'assistant', content: text, refusal: null, annotations: [] }, logprobs: null, finish_reason: wireFinish[finish?.finishReason.unified ?? 'other'] }],
+    choices: [{ index: 0, message, logprobs: null, finish_reason: wireFinish[finish?.finishReason.unified ?? 'other'] }],
     ...(finish?.usage ? { usage: wireUsage(finish.usage) } : {}),
   };
 }

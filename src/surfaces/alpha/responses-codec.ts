@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { compactContent, imageFromUrl, type ChatMessage, type ChatPart, type ChatStreamEvent, type FinishReason, type TokenUsage } from '../../domain/chat.ts';
+import { compactContent, imageFromUrl, nameToolResults, partsOf, textOf, type ChatMessage, type ChatPart, type ChatStreamEvent, type DecodedChat, type FinishReason, type TokenUsage } from '../../domain/chat.ts';
+import { decodeFunctionTools, decodeToolChoice } from './chat-completions-codec.ts';
 import type { CollectedAnswer } from '../../gateway/text-generation.ts';
 
 /** The alpha Responses request as this surface reads it; unknown fields are kept and forwarded. */
@@ -27,34 +28,64 @@ export const gatedFields: Readonly<Record<string, string>> = {
 
 const roles: Record<string, ChatMessage['role'] | undefined> = { system: 'system', developer: 'system', user: 'user', assistant: 'assistant' };
 
-export function decodeResponsesInput(body: ResponsesBody): { messages: ChatMessage[]; untranslatable: string[] } {
+interface InputItem {
+  type?: unknown;
+  role?: unknown;
+  content?: unknown;
+  call_id?: unknown;
+  name?: unknown;
+  arguments?: unknown;
+  output?: unknown;
+}
+
+function contentParts(content: unknown, untranslatable: Set<string>): ChatPart[] {
+  if (typeof content === 'string') return [{ type: 'text', text: content }];
+  if (!Array.isArray(content)) return [];
+  const parts: ChatPart[] = [];
+  for (const part of content as Array<{ type?: unknown; text?: unknown; image_url?: unknown }>) {
+    if ((part?.type === 'input_text' || part?.type === 'output_text') && typeof part.text === 'string') parts.push({ type: 'text', text: part.text });
+    else if (part?.type === 'input_image' && typeof part.image_url === 'string') parts.push({ type: 'image', image: imageFromUrl(part.image_url) });
+    else untranslatable.add(`"${String(part?.type)}" content parts`);
+  }
+  return parts;
+}
+
+/** Adds parts to the conversation's last message when it has `role`, else as a new message (a call joins the text before it). */
+function append(messages: ChatMessage[], role: ChatMessage['role'], parts: ChatPart[]): void {
+  const last = messages.at(-1);
+  if (last?.role === role && role !== 'user' && role !== 'system') last.content = [...partsOf(last.content), ...parts];
+  else messages.push({ role, content: parts });
+}
+
+export function decodeResponsesInput(body: ResponsesBody): DecodedChat {
   const untranslatable = new Set<string>();
   const messages: ChatMessage[] = [];
   if (body.instructions !== undefined) messages.push({ role: 'system', content: body.instructions });
-  if (typeof body.input === 'string') messages.push({ role: 'user', content: body.input });
-  else {
-    for (const item of body.input as Array<{ type?: unknown; role?: unknown; content?: unknown }>) {
-      const role = typeof item?.role === 'string' ? roles[item.role] : undefined;
-      if ((item?.type !== undefined && item.type !== 'message') || !role) {
-        untranslatable.add(`"${String(item?.type ?? item?.role)}" input items`);
-        continue;
-      }
-      const parts: ChatPart[] = [];
-      if (typeof item.content === 'string') parts.push({ type: 'text', text: item.content });
-      else if (Array.isArray(item.content)) {
-        for (const part of item.content as Array<{ type?: unknown; text?: unknown; image_url?: unknown }>) {
-          if ((part?.type === 'input_text' || part?.type === 'output_text') && typeof part.text === 'string') parts.push({ type: 'text', text: part.text });
-          else if (part?.type === 'input_image' && typeof part.image_url === 'string') parts.push({ type: 'image', image: imageFromUrl(part.image_url) });
-          else untranslatable.add(`"${String(part?.type)}" content parts`);
-        }
-      }
-      const content = compactContent(parts);
-      messages.push({ role, content });
+  const items: InputItem[] = typeof body.input === 'string' ? [{ role: 'user', content: body.input }] : (body.input as InputItem[]);
+  for (const item of items) {
+    if (item?.type === 'function_call' && typeof item.call_id === 'string' && typeof item.name === 'string') {
+      append(messages, 'assistant', [{ type: 'tool-call', call: { id: item.call_id, name: item.name, arguments: typeof item.arguments === 'string' ? item.arguments : '{}' } }]);
+      continue;
     }
+    if (item?.type === 'function_call_output' && typeof item.call_id === 'string') {
+      const output = typeof item.output === 'string' ? item.output : textOf(contentParts(item.output, untranslatable));
+      append(messages, 'tool', [{ type: 'tool-result', result: { callId: item.call_id, name: '', output } }]);
+      continue;
+    }
+    const role = typeof item?.role === 'string' ? roles[item.role] : undefined;
+    if ((item?.type !== undefined && item.type !== 'message') || !role) {
+      untranslatable.add(`"${String(item?.type ?? item?.role)}" input items`);
+      continue;
+    }
+    messages.push({ role, content: compactContent(contentParts(item.content, untranslatable)) });
   }
-  if (body.tools !== undefined) untranslatable.add('tools');
+  // Built-in tools only exist upstream of this protocol; translated, the request keeps its function tools.
+  const functionTools = Array.isArray(body.tools) ? (body.tools as Array<{ type?: unknown }>).filter((tool) => tool?.type === 'function') : undefined;
+  const tools = decodeFunctionTools(functionTools, untranslatable, true);
+  const toolChoice = decodeToolChoice(body.tool_choice, untranslatable);
   if (body.previous_response_id !== undefined) untranslatable.add('previous_response_id');
-  return { messages, untranslatable: [...untranslatable] };
+  const compacted = messages.map((message) => ({ ...message, content: typeof message.content === 'string' ? message.content : compactContent(message.content) }));
+  return { messages: nameToolResults(compacted), ...(tools ? { tools } : {}), ...(toolChoice ? { toolChoice } : {}), untranslatable: [...untranslatable] };
 }
 
 export function relayBody(body: ResponsesBody, upstreamModel: string, droppedNativeNames: readonly string[]): Record<string, unknown> {
@@ -72,14 +103,18 @@ const wireUsage = (usage: TokenUsage | undefined) =>
     total_tokens: usage.inputTokens + usage.outputTokens,
   };
 
-/** Builds Response objects and stream events for one translated answer. */
+type OutputItem = { kind: 'message'; id: string; text: string } | { kind: 'call'; id: string; callId: string; name: string; arguments: string };
+
+/** Builds Response objects and stream events for one translated answer: a message item for text, a function_call item per call. */
 export class ResponseEncoder {
   private readonly id = `resp_${randomBytes(16).toString('hex')}`;
-  private readonly messageId = `msg_${randomBytes(16).toString('hex')}`;
   private readonly createdAt = Math.floor(Date.now() / 1000);
+  private readonly items: OutputItem[] = [];
+  /** The tool call number -> its output index. */
+  private readonly callItems = new Map<number, number>();
+  private openItem: number | undefined;
   private sequence = 0;
   private started = false;
-  private text = '';
 
   constructor(private readonly model: string) {}
 
@@ -93,14 +128,15 @@ export class ResponseEncoder {
       error: null,
       incomplete_details: status === 'incomplete' ? { reason: 'max_output_tokens' } : null,
       model: this.model,
-      output: done ? [this.message('completed')] : [],
+      output: done ? this.items.map((item) => itemJson(item, 'completed')) : [],
       usage: wireUsage(finish?.usage) ?? null,
     };
   }
 
   /** A whole Response from a collected answer. */
-  whole({ text, finish }: CollectedAnswer): object {
-    this.text = text;
+  whole({ text, toolCalls, finish }: CollectedAnswer): object {
+    if (text !== '' || toolCalls.length === 0) this.items.push(newMessage(text));
+    for (const call of toolCalls) this.items.push({ kind: 'call', id: `fc_${randomBytes(16).toString('hex')}`, callId: call.id, name: call.name, arguments: call.arguments });
     return this.response(statusOf(finish?.finishReason), finish);
   }
 
@@ -108,31 +144,73 @@ export class ResponseEncoder {
   events(event: ChatStreamEvent): Array<[string, object]> {
     const out: Array<[string, object]> = [];
     const emit = (type: string, payload: object) => out.push([type, { type, sequence_number: this.sequence++, ...payload }]);
-    const part = () => ({ type: 'output_text', text: this.text, annotations: [] });
-    const at = { item_id: this.messageId, output_index: 0, content_index: 0 };
     if (!this.started) {
       this.started = true;
       emit('response.created', { response: this.response('in_progress') });
       emit('response.in_progress', { response: this.response('in_progress') });
-      emit('response.output_item.added', { output_index: 0, item: { id: this.messageId, type: 'message', status: 'in_progress', role: 'assistant', content: [] } });
-      emit('response.content_part.added', { ...at, part: part() });
     }
-    if (event.type === 'text-delta') {
-      this.text += event.text;
-      emit('response.output_text.delta', { ...at, delta: event.text, logprobs: [] });
-      return out;
+    switch (event.type) {
+      case 'text-delta': {
+        let index = this.openItem;
+        if (index === undefined || this.items[index]!.kind !== 'message') index = this.open(newMessage(''), emit);
+        const item = this.items[index] as Extract<OutputItem, { kind: 'message' }>;
+        item.text += event.text;
+        emit('response.output_text.delta', { item_id: item.id, output_index: index, content_index: 0, delta: event.text, logprobs: [] });
+        break;
+      }
+      case 'tool-call-start':
+        this.callItems.set(event.index, this.open({ kind: 'call', id: `fc_${randomBytes(16).toString('hex')}`, callId: event.id, name: event.name, arguments: '' }, emit));
+        break;
+      case 'tool-call-delta': {
+        const index = this.callItems.get(event.index);
+        const item = index === undefined ? undefined : this.items[index];
+        if (item?.kind !== 'call') break;
+        item.arguments += event.arguments;
+        emit('response.function_call_arguments.delta', { item_id: item.id, output_index: index, delta: event.arguments });
+        break;
+      }
+      case 'finish': {
+        // An answer with nothing in it is still one (empty) message, as the protocol answers.
+        if (this.items.length === 0) this.open(newMessage(''), emit);
+        this.close(emit);
+        const status = statusOf(event.finishReason);
+        emit(status === 'completed' ? 'response.completed' : 'response.incomplete', { response: this.response(status, event) });
+      }
     }
-    const status = statusOf(event.finishReason);
-    emit('response.output_text.done', { ...at, text: this.text, logprobs: [] });
-    emit('response.content_part.done', { ...at, part: part() });
-    emit('response.output_item.done', { output_index: 0, item: this.message('completed') });
-    emit(status === 'completed' ? 'response.completed' : 'response.incomplete', { response: this.response(status, event) });
     return out;
   }
 
-  private message(status: string): object {
-    return { id: this.messageId, type: 'message', status, role: 'assistant', content: [{ type: 'output_text', text: this.text, annotations: [] }] };
+  /** Closes the open item and opens `item` after it; returns its output index. */
+  private open(item: OutputItem, emit: (type: string, payload: object) => void): number {
+    this.close(emit);
+    const index = this.items.push(item) - 1;
+    this.openItem = index;
+    emit('response.output_item.added', { output_index: index, item: itemJson(item, 'in_progress') });
+    if (item.kind === 'message') emit('response.content_part.added', { item_id: item.id, output_index: index, content_index: 0, part: { type: 'output_text', text: '', annotations: [] } });
+    return index;
   }
+
+  private close(emit: (type: string, payload: object) => void): void {
+    const index = this.openItem;
+    if (index === undefined) return;
+    this.openItem = undefined;
+    const item = this.items[index]!;
+    if (item.kind === 'message') {
+      const at = { item_id: item.id, output_index: index, content_index: 0 };
+      emit('response.output_text.done', { ...at, text: item.text, logprobs: [] });
+      emit('response.content_part.done', { ...at, part: { type: 'output_text', text: item.text, annotations: [] } });
+    } else emit('response.function_call_arguments.done', { item_id: item.id, output_index: index, name: item.name, arguments: item.arguments });
+    emit('response.output_item.done', { output_index: index, item: itemJson(item, 'completed') });
+  }
+}
+
+function newMessage(text: string): OutputItem {
+  return { kind: 'message', id: `msg_${randomBytes(16).toString('hex')}`, text };
+}
+
+function itemJson(item: OutputItem, status: 'in_progress' | 'completed'): object {
+  if (item.kind === 'call') return { id: item.id, type: 'function_call', status, call_id: item.callId, name: item.name, arguments: status === 'completed' ? item.arguments : '' };
+  return { id: item.id, type: 'message', status, role: 'assistant', content: status === 'completed' ? [{ type: 'output_text', text: item.text, annotations: [] }] : [] };
 }
 
 function statusOf(reason: FinishReason | undefined): 'completed' | 'incomplete' {

@@ -66,13 +66,13 @@ export const betaRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServices }
       callerOf(request),
       {
         modelId: body.model,
-        messages: decoded.messages,
+        ...decoded,
         maxTokens: body.max_tokens,
         temperature: body.temperature,
         topP: body.top_p,
         stop: body.stop_sequences,
         gatedParameters: nativeParameters(body, gatedFields),
-        untranslatable: decoded.untranslatable,
+        
         recordedRequest: { surface: 'beta', endpoint: 'messages', model: body.model, stream: streaming, messages: body.messages.length },
         relay: {
           protocol: 'anthropic',

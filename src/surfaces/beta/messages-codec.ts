@@ -1,5 +1,20 @@
 import { randomBytes } from 'node:crypto';
-import { compactContent, textOf, type ChatMessage, type ChatPart, type ChatStreamEvent, type FinishReason, type TokenUsage } from '../../domain/chat.ts';
+import {
+  argumentsObject,
+  compactContent,
+  nameToolResults,
+  textOf,
+  toolDefinition,
+  userTurn,
+  type ChatMessage,
+  type ChatPart,
+  type ChatStreamEvent,
+  type DecodedChat,
+  type FinishReason,
+  type TokenUsage,
+  type ToolChoice,
+  type ToolDefinition,
+} from '../../domain/chat.ts';
 import type { CollectedAnswer } from '../../gateway/text-generation.ts';
 
 /** The beta (messages) request as this surface reads it; unknown fields are kept and forwarded. */
@@ -32,12 +47,20 @@ interface Block {
   type?: unknown;
   text?: unknown;
   source?: { type?: unknown; media_type?: unknown; data?: unknown; url?: unknown };
+  id?: unknown;
+  name?: unknown;
+  input?: unknown;
+  tool_use_id?: unknown;
+  content?: unknown;
+  is_error?: unknown;
 }
 
-/** A string, or text and image blocks in order; other block types are reported as untranslatable. */
-function contentOf(content: unknown, untranslatable: Set<string>): ChatMessage['content'] {
-  if (typeof content === 'string') return content;
-  if (!Array.isArray(content)) return '';
+/** Blocks the other protocols have no place for but lose nothing by leaving: the model's own earlier reasoning. */
+const droppedBlocks = new Set(['thinking', 'redacted_thinking']);
+
+function blockParts(content: unknown, untranslatable: Set<string>): ChatPart[] {
+  if (typeof content === 'string') return [{ type: 'text', text: content }];
+  if (!Array.isArray(content)) return [];
   const parts: ChatPart[] = [];
   for (const block of content as Block[]) {
     const source = block?.source;
@@ -46,22 +69,56 @@ function contentOf(content: unknown, untranslatable: Set<string>): ChatMessage['
       parts.push({ type: 'image', image: { kind: 'base64', mediaType: source.media_type, data: source.data } });
     } else if (block?.type === 'image' && source?.type === 'url' && typeof source.url === 'string') {
       parts.push({ type: 'image', image: { kind: 'url', url: source.url } });
-    } else untranslatable.add(`"${String(block?.type)}" content blocks`);
+    } else if (block?.type === 'tool_use' && typeof block.id === 'string' && typeof block.name === 'string') {
+      parts.push({ type: 'tool-call', call: { id: block.id, name: block.name, arguments: JSON.stringify(block.input ?? {}) } });
+    } else if (block?.type === 'tool_result' && typeof block.tool_use_id === 'string') {
+      const output = textOf(compactContent(blockParts(block.content, untranslatable)));
+      parts.push({ type: 'tool-result', result: { callId: block.tool_use_id, name: '', output, ...(block.is_error === true ? { isError: true } : {}) } });
+    } else if (!droppedBlocks.has(String(block?.type))) untranslatable.add(`"${String(block?.type)}" content blocks`);
   }
-  return compactContent(parts);
+  return parts;
 }
 
-export function decodeMessages(body: MessagesBody): { messages: ChatMessage[]; untranslatable: string[] } {
+function decodeTools(tools: unknown, untranslatable: Set<string>): ToolDefinition[] | undefined {
+  if (!Array.isArray(tools)) return undefined;
+  const definitions: ToolDefinition[] = [];
+  for (const tool of tools as Array<{ type?: unknown; name?: unknown; description?: unknown; input_schema?: unknown }>) {
+    // Client tools have no type (or `custom`); typed ones are the provider's own server tools.
+    if ((tool?.type !== undefined && tool.type !== 'custom') || typeof tool?.name !== 'string') {
+      untranslatable.add(`"${String(tool?.type ?? tool?.name)}" tools`);
+      continue;
+    }
+    definitions.push(toolDefinition(tool.name, tool.description, tool.input_schema));
+  }
+  return definitions;
+}
+
+function decodeToolChoice(choice: unknown, untranslatable: Set<string>): ToolChoice | undefined {
+  const wire = choice as { type?: unknown; name?: unknown } | undefined;
+  if (wire === undefined) return undefined;
+  if (wire?.type === 'auto' || wire?.type === 'none') return wire.type;
+  if (wire?.type === 'any') return 'required';
+  if (wire?.type === 'tool' && typeof wire.name === 'string') return { name: wire.name };
+  untranslatable.add('this tool_choice');
+  return undefined;
+}
+
+export function decodeMessages(body: MessagesBody): DecodedChat {
   const untranslatable = new Set<string>();
   const messages: ChatMessage[] = [];
-  if (body.system !== undefined) messages.push({ role: 'system', content: textOf(contentOf(body.system, untranslatable)) });
+  if (body.system !== undefined) messages.push({ role: 'system', content: textOf(blockParts(body.system, untranslatable)) });
   for (const message of body.messages) {
-    const role = message.role === 'assistant' ? 'assistant' : 'user';
     if (message.role !== 'user' && message.role !== 'assistant') untranslatable.add(`"${message.role}" messages`);
-    messages.push({ role, content: contentOf(message.content, untranslatable) });
+    const parts = blockParts(message.content, untranslatable);
+    if (message.role === 'assistant') {
+      messages.push({ role: 'assistant', content: compactContent(parts) });
+      continue;
+    }
+    messages.push(...userTurn(parts));
   }
-  if (body.tools !== undefined) untranslatable.add('tools');
-  return { messages, untranslatable: [...untranslatable] };
+  const tools = decodeTools(body.tools, untranslatable);
+  const toolChoice = decodeToolChoice(body.tool_choice, untranslatable);
+  return { messages: nameToolResults(messages), ...(tools ? { tools } : {}), ...(toolChoice ? { toolChoice } : {}), untranslatable: [...untranslatable] };
 }
 
 export function relayBody(body: MessagesBody, upstreamModel: string, droppedNativeNames: readonly string[]): Record<string, unknown> {
@@ -86,23 +143,28 @@ function stopReasonOf(reason: FinishReason): string {
 
 const wireUsage = (usage: TokenUsage | undefined) => ({ input_tokens: usage?.inputTokens ?? 0, output_tokens: usage?.outputTokens ?? 0 });
 
-/** A whole Message from a collected answer. */
-export function messageOf(model: string, { text, finish }: CollectedAnswer): object {
+/** A whole Message from a collected answer: a text block, then a tool_use block per call. */
+export function messageOf(model: string, { text, toolCalls, finish }: CollectedAnswer): object {
+  const calls = toolCalls.map((call) => ({ type: 'tool_use', id: call.id, name: call.name, input: argumentsObject(call.arguments) }));
   return {
     id: `msg_${randomBytes(12).toString('hex')}`,
     type: 'message',
     role: 'assistant',
     model,
-    content: [{ type: 'text', text }],
+    content: [...(text !== '' || calls.length === 0 ? [{ type: 'text', text }] : []), ...calls],
     stop_reason: finish ? stopReasonOf(finish.finishReason) : 'end_turn',
     stop_sequence: null,
     usage: wireUsage(finish?.usage),
   };
 }
 
-/** Canonical events as the protocol's named stream events, in its order. */
+/** Canonical events as the protocol's named stream events, in its order: one content block at a time. */
 export class MessageEventEncoder {
   private started = false;
+  private blocks = 0;
+  private openBlock: { index: number; kind: 'text' | 'tool' } | undefined;
+  /** The tool call number -> its content block index. */
+  private readonly toolBlocks = new Map<number, number>();
 
   constructor(private readonly model: string) {}
 
@@ -111,15 +173,41 @@ export class MessageEventEncoder {
     if (!this.started) {
       this.started = true;
       out.push(['message_start', { type: 'message_start', message: { id: `msg_${randomBytes(12).toString('hex')}`, type: 'message', role: 'assistant', model: this.model, content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 0, output_tokens: 0 } } }]);
-      out.push(['content_block_start', { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } }]);
     }
-    if (event.type === 'text-delta') {
-      out.push(['content_block_delta', { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: event.text } }]);
-    } else {
-      out.push(['content_block_stop', { type: 'content_block_stop', index: 0 }]);
-      out.push(['message_delta', { type: 'message_delta', delta: { stop_reason: stopReasonOf(event.finishReason), stop_sequence: null }, usage: wireUsage(event.usage) }]);
-      out.push(['message_stop', { type: 'message_stop' }]);
+    switch (event.type) {
+      case 'text-delta': {
+        const index = this.openBlock?.kind === 'text' ? this.openBlock.index : this.open(out, 'text', { type: 'text', text: '' });
+        out.push(['content_block_delta', { type: 'content_block_delta', index, delta: { type: 'text_delta', text: event.text } }]);
+        break;
+      }
+      case 'tool-call-start':
+        this.toolBlocks.set(event.index, this.open(out, 'tool', { type: 'tool_use', id: event.id, name: event.name, input: {} }));
+        break;
+      case 'tool-call-delta': {
+        const index = this.toolBlocks.get(event.index);
+        if (index !== undefined) out.push(['content_block_delta', { type: 'content_block_delta', index, delta: { type: 'input_json_delta', partial_json: event.arguments } }]);
+        break;
+      }
+      case 'finish':
+        // An empty answer is still one (empty) text block, as the protocol streams it.
+        if (this.blocks === 0) this.open(out, 'text', { type: 'text', text: '' });
+        this.close(out);
+        out.push(['message_delta', { type: 'message_delta', delta: { stop_reason: stopReasonOf(event.finishReason), stop_sequence: null }, usage: wireUsage(event.usage) }]);
+        out.push(['message_stop', { type: 'message_stop' }]);
     }
     return out;
+  }
+
+  private open(out: Array<[string, object]>, kind: 'text' | 'tool', contentBlock: object): number {
+    this.close(out);
+    const index = this.blocks++;
+    this.openBlock = { index, kind };
+    out.push(['content_block_start', { type: 'content_block_start', index, content_block: contentBlock }]);
+    return index;
+  }
+
+  private close(out: Array<[string, object]>): void {
+    if (this.openBlock) out.push(['content_block_stop', { type: 'content_block_stop', index: this.openBlock.index }]);
+    this.openBlock = undefined;
   }
 }

@@ -9,7 +9,7 @@ import { collectAnswer } from '../../gateway/text-generation.ts';
 import { callerOf, requireCredential } from '../../http/authentication.ts';
 import { reportDroppedParameters } from '../../http/dropped-parameters.ts';
 import { relayAnswer, streamEncoded } from '../../streaming/relay.ts';
-import { chunkOf, decodeContents, gatedParametersOf, relayBody, responseOf, streamError, type GenerateContentBody } from './generate-content-codec.ts';
+import { ChunkEncoder, decodeContents, gatedParametersOf, relayBody, responseOf, streamError, type GenerateContentBody } from './generate-content-codec.ts';
 
 const Part = Type.Object({ text: Type.Optional(Type.String()) });
 const GenerateContentRequest = Type.Object(
@@ -82,14 +82,13 @@ export const gammaRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServices 
         callerOf(request),
         {
           modelId,
-          messages: decoded.messages,
+          ...decoded,
           maxTokens: config.maxOutputTokens as number | undefined,
           temperature: config.temperature as number | undefined,
           topP: config.topP as number | undefined,
           stop: config.stopSequences as string[] | undefined,
           choices: config.candidateCount as number | undefined,
           gatedParameters: gatedParametersOf(body),
-          untranslatable: decoded.untranslatable,
           recordedRequest: { surface: 'gamma', endpoint: action, model: modelId, stream: streaming },
           relay: {
             protocol: 'gemini',
@@ -109,7 +108,10 @@ export const gammaRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServices 
 };
 
 function streamSse(request: FastifyRequest, reply: FastifyReply, events: AsyncIterable<ChatStreamEvent>, model: string): Promise<void> {
-  return streamEncoded(request, reply, events, (sse, event) => sse.data(chunkOf(model, event)), {
+  const encoder = new ChunkEncoder(model);
+  return streamEncoded(request, reply, events, async (sse, event) => {
+    for (const chunk of encoder.encode(event)) await sse.data(chunk);
+  }, {
     onEnd: async () => undefined,
     onFailure: (sse) => sse.data(streamError),
   });
@@ -117,11 +119,14 @@ function streamSse(request: FastifyRequest, reply: FastifyReply, events: AsyncIt
 
 /** The protocol's stream without `alt=sse`: one JSON array written element by element. */
 async function* jsonArray(request: FastifyRequest, events: AsyncIterable<ChatStreamEvent>, model: string): AsyncGenerator<string> {
+  const encoder = new ChunkEncoder(model);
   let separator = '[';
   try {
     for await (const event of events) {
-      yield `${separator}${JSON.stringify(chunkOf(model, event))}`;
-      separator = ',\r\n';
+      for (const chunk of encoder.encode(event)) {
+        yield `${separator}${JSON.stringify(chunk)}`;
+        separator = ',\r\n';
+      }
     }
   } catch (error) {
     request.log.warn({ err: error }, 'stream failed after it began');

@@ -1,4 +1,19 @@
-import { compactContent, textOf, type ChatMessage, type ChatPart, type ChatStreamEvent, type FinishReason, type TokenUsage } from '../../domain/chat.ts';
+import {
+  argumentsObject,
+  compactContent,
+  textOf,
+  toolDefinition,
+  userTurn,
+  type ChatMessage,
+  type ChatPart,
+  type ChatStreamEvent,
+  type DecodedChat,
+  type FinishReason,
+  type TokenUsage,
+  type ToolCall,
+  type ToolChoice,
+  type ToolDefinition,
+} from '../../domain/chat.ts';
 import type { CollectedAnswer } from '../../gateway/text-generation.ts';
 import { nativeParameters } from '../../catalog/capability-gate.ts';
 import { midStreamFailure } from '../../domain/upstream-failure.ts';
@@ -40,32 +55,132 @@ export function gatedParametersOf(body: GenerateContentBody): Record<string, unk
   return { ...nativeParameters(body.generationConfig, generationFields), ...nativeParameters(body, topLevelFields) };
 }
 
-function contentOf(parts: Part[] | undefined, untranslatable: Set<string>): ChatMessage['content'] {
+interface FunctionCallPart {
+  id?: unknown;
+  name?: unknown;
+  args?: unknown;
+}
+
+interface FunctionResponsePart {
+  id?: unknown;
+  name?: unknown;
+  response?: unknown;
+}
+
+/**
+ * The protocol leaves call ids out: calls get ids here, and a response without an id answers the earliest
+ * unanswered call of its name.
+ */
+class CallLedger {
+  private readonly unanswered: ToolCall[] = [];
+  private count = 0;
+
+  call(part: FunctionCallPart): ToolCall {
+    const call = { id: typeof part.id === 'string' ? part.id : `call_${this.count++}`, name: String(part.name), arguments: JSON.stringify(part.args ?? {}) };
+    this.unanswered.push(call);
+    return call;
+  }
+
+  answer(part: FunctionResponsePart): string {
+    const index = typeof part.id === 'string' ? this.unanswered.findIndex((call) => call.id === part.id) : this.unanswered.findIndex((call) => call.name === part.name);
+    if (index < 0) return typeof part.id === 'string' ? part.id : `call_${this.count++}`;
+    return this.unanswered.splice(index, 1)[0]!.id;
+  }
+}
+
+function partsOf(parts: Part[] | undefined, untranslatable: Set<string>, calls: CallLedger): ChatPart[] {
   const decoded: ChatPart[] = [];
   for (const part of parts ?? []) {
     const inline = part.inlineData as { mimeType?: unknown; data?: unknown } | undefined;
     const file = part.fileData as { fileUri?: unknown } | undefined;
+    const functionCall = part.functionCall as FunctionCallPart | undefined;
+    const functionResponse = part.functionResponse as FunctionResponsePart | undefined;
+    if (part.thought === true) continue;
     if (typeof part.text === 'string') decoded.push({ type: 'text', text: part.text });
     else if (typeof inline?.mimeType === 'string' && inline.mimeType.startsWith('image/') && typeof inline.data === 'string') {
       decoded.push({ type: 'image', image: { kind: 'base64', mediaType: inline.mimeType, data: inline.data } });
     } else if (typeof file?.fileUri === 'string' && /^https?:\/\//.test(file.fileUri)) {
       decoded.push({ type: 'image', image: { kind: 'url', url: file.fileUri } });
+    } else if (typeof functionCall?.name === 'string') decoded.push({ type: 'tool-call', call: calls.call(functionCall) });
+    else if (typeof functionResponse?.name === 'string') {
+      const response = functionResponse.response ?? {};
+      const output = JSON.stringify(response);
+      decoded.push({ type: 'tool-result', result: { callId: calls.answer(functionResponse), name: functionResponse.name, output } });
     } else untranslatable.add(`"${Object.keys(part)[0] ?? 'empty'}" parts`);
   }
-  return compactContent(decoded);
+  return decoded;
 }
 
-export function decodeContents(body: GenerateContentBody): { messages: ChatMessage[]; untranslatable: string[] } {
+/** Schema keywords whose values are data, not schemas: left exactly as written. */
+const schemaData = new Set(['enum', 'const', 'default', 'example', 'examples']);
+
+/** The protocol's OpenAPI-style schema (`type: "OBJECT"`) as JSON Schema (`type: "object"`). */
+function jsonSchemaOf(schema: unknown): unknown {
+  if (Array.isArray(schema)) return schema.map(jsonSchemaOf);
+  if (schema === null || typeof schema !== 'object') return schema;
+  return Object.fromEntries(
+    Object.entries(schema).map(([key, value]) => {
+      if (key === 'type' && typeof value === 'string') return [key, value.toLowerCase()];
+      return [key, schemaData.has(key) ? value : jsonSchemaOf(value)];
+    }),
+  );
+}
+
+function decodeTools(tools: unknown[] | undefined, untranslatable: Set<string>): ToolDefinition[] | undefined {
+  if (tools === undefined) return undefined;
+  const definitions: ToolDefinition[] = [];
+  for (const tool of tools as Array<Record<string, unknown>>) {
+    const declarations = tool?.functionDeclarations;
+    for (const other of Object.keys(tool ?? {}).filter((key) => key !== 'functionDeclarations')) untranslatable.add(`"${other}" tools`);
+    if (!Array.isArray(declarations)) continue;
+    for (const declaration of declarations as Array<{ name?: unknown; description?: unknown; parameters?: unknown; parametersJsonSchema?: unknown }>) {
+      if (typeof declaration?.name !== 'string') continue;
+      const parameters = declaration.parametersJsonSchema ?? (declaration.parameters === undefined ? undefined : jsonSchemaOf(declaration.parameters));
+      definitions.push(toolDefinition(declaration.name, declaration.description, parameters));
+    }
+  }
+  return definitions;
+}
+
+function decodeToolConfig(toolConfig: unknown, untranslatable: Set<string>): ToolChoice | undefined {
+  const config = (toolConfig as { functionCallingConfig?: { mode?: unknown; allowedFunctionNames?: unknown } } | undefined)?.functionCallingConfig;
+  if (config === undefined) return undefined;
+  const allowed = Array.isArray(config.allowedFunctionNames) ? (config.allowedFunctionNames as unknown[]) : [];
+  if (config.mode === undefined || config.mode === 'AUTO') return allowed.length === 0 ? 'auto' : restricted(untranslatable);
+  if (config.mode === 'NONE') return 'none';
+  if (config.mode === 'ANY' && allowed.length === 0) return 'required';
+  if (config.mode === 'ANY' && allowed.length === 1 && typeof allowed[0] === 'string') return { name: allowed[0] };
+  return restricted(untranslatable);
+}
+
+function restricted(untranslatable: Set<string>): undefined {
+  untranslatable.add('this functionCallingConfig');
+  return undefined;
+}
+
+export function decodeContents(body: GenerateContentBody): DecodedChat {
   const untranslatable = new Set<string>();
+  const calls = new CallLedger();
   const messages: ChatMessage[] = [];
   if (body.systemInstruction !== undefined) {
-    const system = typeof body.systemInstruction === 'string' ? body.systemInstruction : textOf(contentOf(body.systemInstruction.parts, untranslatable));
+    const system = typeof body.systemInstruction === 'string' ? body.systemInstruction : textOf(partsOf(body.systemInstruction.parts, untranslatable, calls));
     messages.push({ role: 'system', content: system });
   }
   if (typeof body.contents === 'string') messages.push({ role: 'user', content: body.contents });
-  else for (const content of body.contents) messages.push({ role: content.role === 'model' ? 'assistant' : 'user', content: contentOf(content.parts, untranslatable) });
-  for (const field of ['tools', 'toolConfig', 'safetySettings', 'cachedContent'] as const) if (body[field] !== undefined) untranslatable.add(field);
-  return { messages, untranslatable: [...untranslatable] };
+  else {
+    for (const content of body.contents) {
+      const parts = partsOf(content.parts, untranslatable, calls);
+      if (content.role === 'model') {
+        messages.push({ role: 'assistant', content: compactContent(parts) });
+        continue;
+      }
+      messages.push(...userTurn(parts));
+    }
+  }
+  for (const field of ['safetySettings', 'cachedContent'] as const) if (body[field] !== undefined) untranslatable.add(field);
+  const tools = decodeTools(body.tools, untranslatable);
+  const toolChoice = decodeToolConfig(body.toolConfig, untranslatable);
+  return { messages, ...(tools ? { tools } : {}), ...(toolChoice ? { toolChoice } : {}), untranslatable: [...untranslatable] };
 }
 
 /**
@@ -97,20 +212,57 @@ const finishReasons: Record<FinishReason['unified'], string> = {
 const usageMetadata = (usage: TokenUsage | undefined) =>
   usage && { promptTokenCount: usage.inputTokens, candidatesTokenCount: usage.outputTokens, totalTokenCount: usage.inputTokens + usage.outputTokens };
 
-/** One streamed GenerateContentResponse chunk for a canonical event. */
-export function chunkOf(model: string, event: ChatStreamEvent): object {
-  if (event.type === 'text-delta') return { candidates: [{ content: { role: 'model', parts: [{ text: event.text }] }, index: 0 }], modelVersion: model };
-  return {
-    candidates: [{ content: { role: 'model', parts: [{ text: '' }] }, finishReason: finishReasons[event.finishReason.unified], index: 0 }],
-    ...(event.usage ? { usageMetadata: usageMetadata(event.usage) } : {}),
-    modelVersion: model,
-  };
+const functionCallPart = (call: ToolCall) => ({ functionCall: { id: call.id, name: call.name, args: argumentsObject(call.arguments) } });
+
+/**
+ * Streamed GenerateContentResponse chunks for canonical events. The protocol sends each function call whole,
+ * so a call's argument fragments are held until the call is complete.
+ */
+export class ChunkEncoder {
+  private pending: ToolCall | undefined;
+
+  constructor(private readonly model: string) {}
+
+  encode(event: ChatStreamEvent): object[] {
+    switch (event.type) {
+      case 'tool-call-delta':
+        if (this.pending) this.pending.arguments += event.arguments;
+        return [];
+      case 'tool-call-start': {
+        const chunks = this.flush();
+        this.pending = { id: event.id, name: event.name, arguments: '' };
+        return chunks;
+      }
+      case 'text-delta':
+        return [...this.flush(), this.chunk([{ text: event.text }])];
+      case 'finish':
+        return [
+          ...this.flush(),
+          {
+            candidates: [{ content: { role: 'model', parts: [{ text: '' }] }, finishReason: finishReasons[event.finishReason.unified], index: 0 }],
+            ...(event.usage ? { usageMetadata: usageMetadata(event.usage) } : {}),
+            modelVersion: this.model,
+          },
+        ];
+    }
+  }
+
+  private flush(): object[] {
+    const call = this.pending;
+    this.pending = undefined;
+    return call ? [this.chunk([functionCallPart(call)])] : [];
+  }
+
+  private chunk(parts: object[]): object {
+    return { candidates: [{ content: { role: 'model', parts }, index: 0 }], modelVersion: this.model };
+  }
 }
 
-/** A whole GenerateContentResponse from a collected answer. */
-export function responseOf(model: string, { text, finish }: CollectedAnswer): object {
+/** A whole GenerateContentResponse from a collected answer: the text, then a functionCall part per call. */
+export function responseOf(model: string, { text, toolCalls, finish }: CollectedAnswer): object {
+  const parts = [...(text !== '' || toolCalls.length === 0 ? [{ text }] : []), ...toolCalls.map(functionCallPart)];
   return {
-    candidates: [{ content: { role: 'model', parts: [{ text }] }, finishReason: finishReasons[finish?.finishReason.unified ?? 'other'], index: 0 }],
+    candidates: [{ content: { role: 'model', parts }, finishReason: finishReasons[finish?.finishReason.unified ?? 'other'], index: 0 }],
     ...(finish?.usage ? { usageMetadata: usageMetadata(finish.usage) } : {}),
     modelVersion: model,
   };

@@ -50,9 +50,10 @@ const TextCompletionBody = Type.Object(
 
 type TextCompletionBody = Static<typeof TextCompletionBody> & Partial<Record<keyof typeof optionalFields, unknown>>;
 
-/** The spec's TextChunk for a canonical event. */
-function textChunkOf(event: ChatStreamEvent): object {
+/** The spec's TextChunk for a canonical event; tool calls have no TextChunk form (this surface sends no tools to carry). */
+function textChunkOf(event: ChatStreamEvent): object | undefined {
   if (event.type === 'text-delta') return { delta: event.text };
+  if (event.type !== 'finish') return undefined;
   const usage = event.usage && {
     promptTokens: event.usage.inputTokens,
     completionTokens: event.usage.outputTokens,
@@ -85,7 +86,10 @@ export const nativeTextRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServ
       },
     );
     reportDroppedParameters(reply, run.droppedParameters);
-    return streamEncoded(request, reply, run.events, (sse, event) => sse.data(textChunkOf(event)), {
+    return streamEncoded(request, reply, run.events, async (sse, event) => {
+      const chunk = textChunkOf(event);
+      if (chunk) await sse.data(chunk);
+    }, {
       noBuffering: true,
       onEnd: (sse) => sse.done(),
       onFailure: (sse) => sse.data({ error: midStreamFailure }),

@@ -1,0 +1,71 @@
+import Anthropic from '@anthropic-ai/sdk';
+import { GoogleGenAI, Type } from '@google/genai';
+import OpenAI from 'openai';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startFamilyGateway, type FamilyGateway } from '../support/test-gateway.ts';
+
+/**
+ * The official SDKs' own tool-calling helpers against translated answers: each SDK reassembles streamed
+ * calls from the events it expects, so a misplaced index, id or fragment breaks the call it returns.
+ */
+describe('tool calls through the official SDKs, translated', () => {
+  let gateway: FamilyGateway;
+  let address: string;
+  let key: string;
+  const question = 'weather in Paris';
+
+  beforeAll(async () => {
+    gateway = await startFamilyGateway();
+    address = await gateway.app.listen({ port: 0, host: '127.0.0.1' });
+    ({ key } = await gateway.createFundedKey({ credits: 1 }));
+  });
+  afterAll(async () => {
+    await gateway?.close();
+  });
+
+  it('openai chat.completions.stream assembles a call made by an Anthropic model', async () => {
+    const client = new OpenAI({ apiKey: key, baseURL: `${address}/api/alpha/v1`, maxRetries: 0 });
+    const stream = client.chat.completions.stream({
+      model: 'via-anthropic',
+      messages: [{ role: 'user', content: question }],
+      tools: [{ type: 'function', function: { name: 'lookup', parameters: { type: 'object', properties: { query: { type: 'string' } } } } }],
+    });
+    const completion = await stream.finalChatCompletion();
+    const choice = completion.choices[0]!;
+    expect(choice.finish_reason).toBe('tool_calls');
+    expect(choice.message.content).toBe('Let me look.');
+    const call = choice.message.tool_calls![0]!;
+    expect(call.type === 'function' && call.function.name).toBe('lookup');
+    expect(call.type === 'function' && JSON.parse(call.function.arguments)).toEqual({ query: question });
+  });
+
+  it('anthropic messages.stream assembles a call made by an OpenAI model, and takes its result back', async () => {
+    const client = new Anthropic({ apiKey: key, baseURL: `${address}/api/beta`, maxRetries: 0 });
+    const tools: Anthropic.Tool[] = [{ name: 'lookup', input_schema: { type: 'object', properties: { query: { type: 'string' } } } }];
+    const first = await client.messages.stream({ model: 'via-openai', max_tokens: 100, tools, messages: [{ role: 'user', content: question }] }).finalMessage();
+    expect(first.stop_reason).toBe('tool_use');
+    const use = first.content.find((block) => block.type === 'tool_use');
+    expect(use).toMatchObject({ type: 'tool_use', name: 'lookup', input: { query: question } });
+    const second = await client.messages.create({
+      model: 'via-openai',
+      max_tokens: 100,
+      tools,
+      messages: [
+        { role: 'user', content: question },
+        { role: 'assistant', content: first.content },
+        { role: 'user', content: [{ type: 'tool_result', tool_use_id: use!.type === 'tool_use' ? use!.id : '', content: 'sunny' }] },
+      ],
+    });
+    expect(second.content).toEqual([{ type: 'text', text: 'Echo: sunny' }]);
+  });
+
+  it('@google/genai reads the functionCalls of an OpenAI model, streamed and not', async () => {
+    const client = new GoogleGenAI({ apiKey: key, httpOptions: { baseUrl: `${address}/api/gamma`, retryOptions: { attempts: 1 } } });
+    const config = { tools: [{ functionDeclarations: [{ name: 'lookup', parameters: { type: Type.OBJECT, properties: { query: { type: Type.STRING } } } }] }] };
+    const response = await client.models.generateContent({ model: 'via-openai', contents: question, config });
+    expect(response.functionCalls).toEqual([expect.objectContaining({ name: 'lookup', args: { query: question } })]);
+    const calls = [];
+    for await (const chunk of await client.models.generateContentStream({ model: 'via-openai', contents: question, config })) calls.push(...(chunk.functionCalls ?? []));
+    expect(calls).toEqual([expect.objectContaining({ name: 'lookup', args: { query: question } })]);
+  });
+});

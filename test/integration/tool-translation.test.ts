@@ -1,0 +1,258 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { usageRecords } from '../support/http-helpers.ts';
+import { startFamilyGateway, type FamilyGateway } from '../support/test-gateway.ts';
+
+/**
+ * Function calling on every tool-capable surface against every upstream family, streamed and not: the
+ * first turn offers a tool and gets a call of it with the arguments the fake chose; the second turn sends
+ * the call and its result back and gets the fake's echo of the result. Each fake refuses a result that
+ * does not answer a call of the turn before, so a wrong id or a lost call fails the second turn.
+ */
+type Family = 'openai' | 'anthropic' | 'gemini';
+const families: Family[] = ['openai', 'anthropic', 'gemini'];
+const question = 'weather in Paris';
+const toolOutput = '{"forecast":"sunny"}';
+const schema = { type: 'object', properties: { query: { type: 'string' } }, required: ['query'] };
+
+interface Call {
+  id: string;
+  name: string;
+  args: unknown;
+}
+
+interface Answer {
+  text: string;
+  calls: Call[];
+  finish: string | undefined;
+}
+
+interface Surface {
+  name: string;
+  /** The finish the surface reports for a turn that ends in calls. */
+  callFinish: string;
+  url(model: string, stream: boolean): string;
+  payload(model: string, stream: boolean, call?: Call): object;
+  read(body: string, stream: boolean): Answer;
+}
+
+const dataOf = (body: string) =>
+  body
+    .split('\n')
+    .filter((line) => line.startsWith('data: ') && line !== 'data: [DONE]')
+    .map((line) => JSON.parse(line.slice(6)) as Record<string, any>);
+
+const alphaChat: Surface = {
+  name: 'alpha chat',
+  callFinish: 'tool_calls',
+  url: () => '/api/alpha/v1/chat/completions',
+  payload: (model, stream, call) => ({
+    model,
+    stream,
+    tools: [{ type: 'function', function: { name: 'lookup', description: 'Looks things up', parameters: schema } }],
+    messages: [
+      { role: 'user', content: question },
+      ...(call
+        ? [
+            { role: 'assistant', content: null, tool_calls: [{ id: call.id, type: 'function', function: { name: call.name, arguments: JSON.stringify(call.args) } }] },
+            { role: 'tool', tool_call_id: call.id, content: toolOutput },
+          ]
+        : []),
+    ],
+  }),
+  read(body, stream) {
+    if (!stream) {
+      const choice = (JSON.parse(body) as { choices: Array<Record<string, any>> }).choices[0]!;
+      const calls = (choice.message.tool_calls ?? []) as Array<{ id: string; function: { name: string; arguments: string } }>;
+      return { text: choice.message.content ?? '', calls: calls.map((call) => ({ id: call.id, name: call.function.name, args: JSON.parse(call.function.arguments) })), finish: choice.finish_reason };
+    }
+    const answer: Answer = { text: '', calls: [], finish: undefined };
+    const argumentText: string[] = [];
+    for (const chunk of dataOf(body)) {
+      const choice = chunk.choices[0];
+      if (!choice) continue;
+      answer.text += choice.delta.content ?? '';
+      for (const fragment of choice.delta.tool_calls ?? []) {
+        if (fragment.id) answer.calls[fragment.index] = { id: fragment.id, name: fragment.function.name, args: undefined };
+        argumentText[fragment.index] = (argumentText[fragment.index] ?? '') + (fragment.function.arguments ?? '');
+      }
+      answer.finish = choice.finish_reason ?? answer.finish;
+    }
+    answer.calls.forEach((call, index) => (call.args = JSON.parse(argumentText[index]!)));
+    return answer;
+  },
+};
+
+const alphaResponses: Surface = {
+  name: 'alpha responses',
+  callFinish: 'completed',
+  url: () => '/api/alpha/v1/responses',
+  payload: (model, stream, call) => ({
+    model,
+    stream,
+    tools: [{ type: 'function', name: 'lookup', description: 'Looks things up', parameters: schema, strict: false }],
+    input: [
+      { role: 'user', content: question },
+      ...(call
+        ? [
+            { type: 'function_call', call_id: call.id, name: call.name, arguments: JSON.stringify(call.args) },
+            { type: 'function_call_output', call_id: call.id, output: toolOutput },
+          ]
+        : []),
+    ],
+  }),
+  read(body, stream) {
+    let response: Record<string, any>;
+    if (stream) {
+      const events = dataOf(body);
+      response = events.find((event) => event.type === 'response.completed')!.response;
+      // The streamed argument fragments add up to each call's arguments.
+      for (const item of response.output.filter((output: { type: string }) => output.type === 'function_call')) {
+        const deltas = events.filter((event) => event.type === 'response.function_call_arguments.delta' && event.item_id === item.id);
+        expect(deltas.map((event) => event.delta).join('')).toBe(item.arguments);
+      }
+    } else response = JSON.parse(body);
+    const output = response.output as Array<Record<string, any>>;
+    return {
+      text: output
+        .filter((item) => item.type === 'message')
+        .flatMap((item) => item.content.map((part: { text: string }) => part.text))
+        .join(''),
+      calls: output.filter((item) => item.type === 'function_call').map((item) => ({ id: item.call_id, name: item.name, args: JSON.parse(item.arguments) })),
+      finish: response.status,
+    };
+  },
+};
+
+const beta: Surface = {
+  name: 'beta',
+  callFinish: 'tool_use',
+  url: () => '/api/beta/v1/messages',
+  payload: (model, stream, call) => ({
+    model,
+    stream,
+    max_tokens: 200,
+    tools: [{ name: 'lookup', description: 'Looks things up', input_schema: schema }],
+    messages: [
+      { role: 'user', content: question },
+      ...(call
+        ? [
+            { role: 'assistant', content: [{ type: 'tool_use', id: call.id, name: call.name, input: call.args }] },
+            { role: 'user', content: [{ type: 'tool_result', tool_use_id: call.id, content: toolOutput }] },
+          ]
+        : []),
+    ],
+  }),
+  read(body, stream) {
+    if (!stream) {
+      const message = JSON.parse(body) as { content: Array<Record<string, any>>; stop_reason: string };
+      return {
+        text: message.content.map((block) => (block.type === 'text' ? block.text : '')).join(''),
+        calls: message.content.filter((block) => block.type === 'tool_use').map((block) => ({ id: block.id, name: block.name, args: block.input })),
+        finish: message.stop_reason,
+      };
+    }
+    const answer: Answer = { text: '', calls: [], finish: undefined };
+    const blocks = new Map<number, { call?: Call; json: string }>();
+    for (const event of dataOf(body)) {
+      if (event.type === 'content_block_start') {
+        const block = event.content_block;
+        blocks.set(event.index, { json: '', ...(block.type === 'tool_use' ? { call: { id: block.id, name: block.name, args: undefined } } : {}) });
+      }
+      if (event.type === 'content_block_delta' && event.delta.type === 'text_delta') answer.text += event.delta.text;
+      if (event.type === 'content_block_delta' && event.delta.type === 'input_json_delta') blocks.get(event.index)!.json += event.delta.partial_json;
+      if (event.type === 'content_block_stop') {
+        const block = blocks.get(event.index)!;
+        if (block.call) answer.calls.push({ ...block.call, args: JSON.parse(block.json) });
+      }
+      if (event.type === 'message_delta') answer.finish = event.delta.stop_reason;
+    }
+    return answer;
+  },
+};
+
+const gamma: Surface = {
+  name: 'gamma',
+  callFinish: 'STOP',
+  url: (model, stream) => `/api/gamma/v1beta/models/${model}:${stream ? 'streamGenerateContent?alt=sse' : 'generateContent'}`,
+  payload: (_model, _stream, call) => ({
+    // The protocol's own schema dialect (upper-case types), which translation turns into JSON Schema.
+    tools: [{ functionDeclarations: [{ name: 'lookup', description: 'Looks things up', parameters: { type: 'OBJECT', properties: { query: { type: 'STRING' } }, required: ['query'] } }] }],
+    contents: [
+      { role: 'user', parts: [{ text: question }] },
+      ...(call
+        ? [
+            { role: 'model', parts: [{ functionCall: { name: call.name, args: call.args } }] },
+            { role: 'user', parts: [{ functionResponse: { name: call.name, response: JSON.parse(toolOutput) } }] },
+          ]
+        : []),
+    ],
+  }),
+  read(body, stream) {
+    const chunks = stream ? dataOf(body) : [JSON.parse(body) as Record<string, any>];
+    const answer: Answer = { text: '', calls: [], finish: undefined };
+    for (const chunk of chunks) {
+      const candidate = chunk.candidates[0];
+      for (const part of candidate.content.parts) {
+        answer.text += part.text ?? '';
+        if (part.functionCall) answer.calls.push({ id: part.functionCall.id, name: part.functionCall.name, args: part.functionCall.args });
+      }
+      answer.finish = candidate.finishReason ?? answer.finish;
+    }
+    return answer;
+  },
+};
+
+describe('function calling through every tool surface and upstream family', () => {
+  let gateway: FamilyGateway;
+
+  beforeAll(async () => {
+    gateway = await startFamilyGateway();
+  });
+  afterAll(async () => {
+    await gateway?.close();
+  });
+
+  for (const surface of [alphaChat, alphaResponses, beta, gamma]) {
+    for (const family of families) {
+      for (const stream of [false, true]) {
+        it(`${surface.name} -> ${family}, ${stream ? 'streamed' : 'not streamed'}`, async () => {
+          const { key } = await gateway.createFundedKey({ credits: 1 });
+          const model = `via-${family}`;
+          const send = (call?: Call) =>
+            gateway.request({ method: 'POST', url: surface.url(model, stream), headers: { 'x-api-key': key }, payload: surface.payload(model, stream, call) });
+
+          const first = await send();
+          expect(first.statusCode, first.body).toBe(200);
+          expect(first.headers['x-gateway-dropped-parameters']).toBeUndefined();
+          const asked = surface.read(first.body, stream);
+          expect(asked.calls).toHaveLength(1);
+          expect(asked.calls[0]).toMatchObject({ name: 'lookup', args: { query: question } });
+          expect(asked.finish).toBe(surface.callFinish);
+
+          const second = await send(asked.calls[0]);
+          expect(second.statusCode, second.body).toBe(200);
+          const answered = surface.read(second.body, stream);
+          expect(answered.calls).toEqual([]);
+          expect(answered.text).toBe(`Echo: ${toolOutput}`);
+
+          const records = await usageRecords(gateway, key);
+          expect(records.map((record) => record.status)).toEqual(['succeeded', 'succeeded']);
+          expect(records.every((record) => record.usdCost > 0)).toBe(true);
+        });
+      }
+    }
+  }
+
+  it('the sandbox calls the tool a request requires, then echoes the result', async () => {
+    const { key } = await gateway.createFundedKey({ credits: 1 });
+    const send = (payload: object) => gateway.request({ method: 'POST', url: alphaChat.url('via-sandbox', false), headers: { 'x-api-key': key }, payload });
+    const required = { ...alphaChat.payload('via-sandbox', false), tool_choice: { type: 'function', function: { name: 'lookup' } } };
+    const asked = alphaChat.read((await send(required)).body, false);
+    expect(asked.calls).toEqual([{ id: expect.stringMatching(/^call_/), name: 'lookup', args: { text: question } }]);
+    expect(asked.finish).toBe('tool_calls');
+    const answered = alphaChat.read((await send({ ...alphaChat.payload('via-sandbox', false, asked.calls[0]), tool_choice: 'required' })).body, false);
+    expect(answered).toMatchObject({ text: toolOutput, calls: [], finish: 'stop' });
+    // Under `auto` the sandbox answers in words.
+    expect(alphaChat.read((await send(alphaChat.payload('via-sandbox', false))).body, false)).toMatchObject({ text: question, calls: [] });
+  });
+});
