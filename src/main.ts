@@ -10,10 +10,12 @@ import { loadConfigFile, type GatewayConfig } from './config/load-config.ts';
 import { resolveSecret } from './config/secret.ts';
 import { newId } from './domain/ids.ts';
 import type { GatewayServices } from './gateway/services.ts';
+import { EmbeddingGeneration } from './gateway/embedding-generation.ts';
 import { TextGeneration } from './gateway/text-generation.ts';
 import { WorkTracker } from './gateway/work-tracker.ts';
 import type { AdapterRegistry } from './providers/provider-adapter.ts';
 import { createAnthropicAdapter } from './providers/anthropic/anthropic-adapter.ts';
+import { createArkAdapter } from './providers/ark/ark-adapter.ts';
 import { createGeminiAdapter } from './providers/gemini/gemini-adapter.ts';
 import { createOpenAiAdapter } from './providers/openai/openai-adapter.ts';
 import { sandboxAdapter } from './providers/sandbox/sandbox-adapter.ts';
@@ -31,7 +33,7 @@ import { SessionsRepository } from './storage/sessions-repository.ts';
 
 /** One line per provider family: the adapters this build knows, sharing one upstream HTTP client. */
 function providerAdapters(http: UpstreamHttp): AdapterRegistry {
-  return new Map([sandboxAdapter, createOpenAiAdapter(http), createAnthropicAdapter(http), createGeminiAdapter(http)].map((adapter) => [adapter.protocol, adapter]));
+  return new Map([sandboxAdapter, createOpenAiAdapter(http), createAnthropicAdapter(http), createGeminiAdapter(http), createArkAdapter(http)].map((adapter) => [adapter.protocol, adapter]));
 }
 
 export interface CoreOptions {
@@ -102,6 +104,7 @@ export async function openCore(options: CoreOptions): Promise<Core> {
   const ledger = new CreditLedger(ledgerRepository, instanceId);
   const work = new WorkTracker();
   const upstreamHttp = new UpstreamHttp();
+  const generation = { work, catalog, ledger, adapters: providerAdapters(upstreamHttp), providers: config.providers };
   const services: GatewayServices = {
     config,
     catalog,
@@ -117,7 +120,8 @@ export async function openCore(options: CoreOptions): Promise<Core> {
     apiKeys: new ApiKeyService({ apiKeys: apiKeysRepository, storage: events, secretKeys, maxKeysPerAccount: config.accounts.maxApiKeys }),
     ledger,
     usage: new UsageHistory(ledgerRepository),
-    text: new TextGeneration({ work, catalog, ledger, adapters: providerAdapters(upstreamHttp), providers: config.providers }),
+    text: new TextGeneration(generation),
+    embeddings: new EmbeddingGeneration(generation),
     adminToken: environment.adminToken,
   };
   return {

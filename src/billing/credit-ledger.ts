@@ -5,7 +5,8 @@ import type { ModelPricing } from '../domain/model-pricing.ts';
 import type { HoldOutcome, LedgerRepository } from '../storage/ledger-repository.ts';
 import { requirePricing, tokenCost } from './pricing.ts';
 
-export type Modality = 'text' | 'image' | 'video' | 'audio' | 'embedding';
+/** The spec's usage-record modalities; embeddings are recorded as `text` (they are billed on input tokens). */
+export type Modality = 'text' | 'image' | 'video' | 'audio';
 export type GenerationStatus = 'succeeded' | 'failed' | 'aborted' | 'cancelled';
 
 /** Credits reserved for one request until it settles or is released. */

@@ -25,3 +25,9 @@ export function estimatePromptTokens(messages: readonly ChatMessage[], tools: re
 export function countTextTokens(text: string): number {
   return countTokens(text, plainText);
 }
+
+/** A token count as an upstream reported it, made a whole non-negative number (providers' JSON is not trusted). */
+export function wholeTokens(count: unknown): number {
+  const value = Number(count);
+  return Number.isFinite(value) && value > 0 ? Math.ceil(value) : 0;
+}

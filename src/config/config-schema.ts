@@ -73,6 +73,11 @@ const PricingSchema = Type.Object(
   {
     inputPerMTok: Type.Optional(Usd),
     outputPerMTok: Type.Optional(Usd),
+    // Embedding inputs besides text, for providers whose reported tokens do not already count them.
+    inputPerImage: Type.Optional(Usd),
+    inputPerAudioSecond: Type.Optional(Usd),
+    inputPerVideoSecond: Type.Optional(Usd),
+    inputPerFile: Type.Optional(Usd),
   },
   { additionalProperties: false },
 );

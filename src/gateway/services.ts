@@ -5,6 +5,7 @@ import type { GatewayConfig } from '../config/load-config.ts';
 import type { AccountService } from '../identity/account-service.ts';
 import type { ApiKeyService } from '../identity/api-key-service.ts';
 import type { Authenticator } from '../identity/authenticator.ts';
+import type { EmbeddingGeneration } from './embedding-generation.ts';
 import type { TextGeneration } from './text-generation.ts';
 
 /** Everything the HTTP surfaces may call; built once by the composition root. */
@@ -17,6 +18,7 @@ export interface GatewayServices {
   ledger: CreditLedger;
   usage: UsageHistory;
   text: TextGeneration;
+  embeddings: EmbeddingGeneration;
   /** Bearer token that opens the admin API; undefined keeps it closed (404). */
   adminToken: string | undefined;
 }

@@ -1,14 +1,14 @@
 import type { CreditLedger, GenerationStatus } from '../billing/credit-ledger.ts';
 import { requirePricing } from '../billing/pricing.ts';
-import { countTextTokens, defaultMaxOutputTokens, estimatePromptTokens } from '../billing/token-estimate.ts';
+import { countTextTokens, defaultMaxOutputTokens, estimatePromptTokens, wholeTokens } from '../billing/token-estimate.ts';
 import { gateParameters } from '../catalog/capability-gate.ts';
 import type { Catalog, ProviderRow } from '../catalog/catalog.ts';
 import type { ProviderConfig } from '../config/load-config.ts';
 import { imagesIn, promptTextOf, type ChatRequest, type ChatStreamEvent, type TokenUsage, type ToolCall } from '../domain/chat.ts';
 import { GatewayError } from '../domain/errors.ts';
-import { UpstreamHttpError, UpstreamUnreachableError } from '../domain/upstream-failure.ts';
 import type { Protocol } from '../domain/protocols.ts';
 import type { AdapterRegistry, RelayOperation, RelayReading, TextAdapter } from '../providers/provider-adapter.ts';
+import { worthFallingBack } from './fallback.ts';
 import { metered, startIteration } from './metered.ts';
 import type { WorkTracker } from './work-tracker.ts';
 
@@ -91,21 +91,6 @@ interface Dispatch {
   dropped: string[];
   settle: Settle;
   countPrompt: () => number;
-}
-
-/** A token count as an upstream reported it, made a whole non-negative number (providers' JSON is not trusted). */
-function wholeTokens(count: unknown): number {
-  const value = Number(count);
-  return Number.isFinite(value) && value > 0 ? Math.ceil(value) : 0;
-}
-
-/**
- * Failures before the first byte that the next provider row may not share: the upstream could not be
- * reached or timed out, or it answered 429 or 5xx.
- */
-function worthFallingBack(error: unknown): boolean {
-  if (error instanceof UpstreamUnreachableError) return true;
-  return error instanceof UpstreamHttpError && (error.status === 429 || error.status >= 500);
 }
 
 /** The pipeline for text: resolve -> gate -> price + hold -> dispatch (with fallback) -> meter -> settle. */

@@ -18,3 +18,17 @@ export function validatorCompiler(): FastifySchemaCompiler<unknown> {
   const coercing = compiler({ coerceTypes: 'array' });
   return ({ schema, httpPart }) => (httpPart === 'body' ? strict : coercing).compile(schema as object);
 }
+
+const lateBodies = compiler({ coerceTypes: false });
+
+/**
+ * A body check for a schema chosen after routing (one route serving several actions): it fails exactly as
+ * a route's own body schema does, so the error envelope names the fields the same way.
+ */
+export function bodyValidator<T>(schema: object): (body: unknown) => T {
+  const validate = lateBodies.compile(schema);
+  return (body) => {
+    if (!validate(body)) throw Object.assign(new Error('body validation failed'), { statusCode: 400, validation: validate.errors ?? [], validationContext: 'body' });
+    return body as T;
+  };
+}

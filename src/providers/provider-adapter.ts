@@ -1,4 +1,5 @@
 import type { ChatRequest, ChatStreamEvent, TokenUsage } from '../domain/chat.ts';
+import type { EmbeddingPartType, EmbeddingRequest, EmbeddingResult } from '../domain/embedding.ts';
 import type { Protocol } from '../domain/protocols.ts';
 
 /** Where and how to reach one configured provider; passed in, never read by the adapter from anywhere else. */
@@ -57,9 +58,17 @@ export interface TextAdapter {
   relayMeter?(operation: RelayOperation, streaming: boolean): RelayMeter;
 }
 
+/** What a provider family offers for embeddings: one vector per input, in input order. */
+export interface EmbeddingAdapter {
+  /** The input part types the protocol can carry; a catalog entry can only narrow them. */
+  parts: readonly EmbeddingPartType[];
+  embed(request: EmbeddingRequest, options: CallOptions): Promise<EmbeddingResult>;
+}
+
 export interface ProviderAdapter {
   protocol: Protocol;
   text?: TextAdapter;
+  embeddings?: EmbeddingAdapter;
 }
 
 export type AdapterRegistry = ReadonlyMap<Protocol, ProviderAdapter>;

@@ -1,6 +1,7 @@
 import type { ProviderAdapter } from '../provider-adapter.ts';
 import type { UpstreamHttp } from '../shared/upstream-http.ts';
 import { streamGeminiContent } from './gemini-content.ts';
+import { geminiEmbeddings } from './gemini-embeddings.ts';
 import { geminiRelayMeter, relayGemini } from './gemini-relay.ts';
 
 export function createGeminiAdapter(http: UpstreamHttp): ProviderAdapter {
@@ -10,6 +11,10 @@ export function createGeminiAdapter(http: UpstreamHttp): ProviderAdapter {
       streamChat: (request, options) => streamGeminiContent(http, request, options),
       relay: (request, options) => relayGemini(http, request, options),
       relayMeter: (operation) => geminiRelayMeter(operation),
+    },
+    embeddings: {
+      parts: ['text', 'imageBase64', 'audioBase64', 'fileBase64', 'videoBase64'],
+      embed: (request, options) => geminiEmbeddings(http, request, options),
     },
   };
 }

@@ -1,6 +1,7 @@
 import type { ProviderAdapter } from '../provider-adapter.ts';
 import type { UpstreamHttp } from '../shared/upstream-http.ts';
 import { streamOpenAiChat } from './openai-chat.ts';
+import { openAiEmbeddings } from './openai-embeddings.ts';
 import { openAiRelayMeter, relayOpenAi } from './openai-relay.ts';
 
 /** OpenAI and every OpenAI-compatible upstream (routing providers, self-hosted servers). */
@@ -12,5 +13,6 @@ export function createOpenAiAdapter(http: UpstreamHttp): ProviderAdapter {
       relay: (request, options) => relayOpenAi(http, request, options),
       relayMeter: openAiRelayMeter,
     },
+    embeddings: { parts: ['text'], embed: (request, options) => openAiEmbeddings(http, request, options) },
   };
 }

@@ -1,4 +1,6 @@
 import { countTokens, decode, encode } from 'gpt-tokenizer';
+import { createHash } from 'node:crypto';
+import { embeddingPartTypes, type EmbeddingInput, type EmbeddingRequest, type EmbeddingResult } from '../../domain/embedding.ts';
 import { newId } from '../../domain/ids.ts';
 import { promptTextOf, textOf, type ChatRequest, type ChatStreamEvent, type FinishReason } from '../../domain/chat.ts';
 import type { ProviderAdapter } from '../provider-adapter.ts';
@@ -62,7 +64,30 @@ async function* echo(request: ChatRequest): AsyncGenerator<ChatStreamEvent> {
   yield { type: 'finish', finishReason, usage: { inputTokens, outputTokens: countTokens(text, plainText) } };
 }
 
+/** Vector size when the request sets no `dimensions`. */
+const defaultDimensions = 1024;
+
+/** A unit vector drawn from the SHA-256 of the input's parts: the same input always gives the same vector. */
+function vectorOf(input: EmbeddingInput, dimensions: number): number[] {
+  const seed = createHash('sha256').update(JSON.stringify(input.parts)).digest();
+  const values: number[] = [];
+  for (let block = 0; values.length < dimensions; block++) {
+    const bytes = createHash('sha256').update(seed).update(String(block)).digest();
+    for (let offset = 0; offset + 4 <= bytes.length && values.length < dimensions; offset += 4) values.push(bytes.readUInt32BE(offset) / 0x7fffffff - 1);
+  }
+  const norm = Math.hypot(...values) || 1;
+  return values.map((value) => value / norm);
+}
+
+/** Deterministic vectors of the requested dimension for any part type; input tokens counted with the gateway's tokenizer. */
+function embed(request: EmbeddingRequest): Promise<EmbeddingResult> {
+  const dimensions = request.dimensions ?? defaultDimensions;
+  const inputTokens = request.inputs.reduce((sum, input) => sum + input.parts.reduce((count, part) => count + (part.type === 'text' ? countTokens(part.text, plainText) : 0), 0), 0);
+  return Promise.resolve({ vectors: request.inputs.map((input) => vectorOf(input, dimensions)), inputTokens });
+}
+
 export const sandboxAdapter: ProviderAdapter = {
   protocol: 'sandbox',
   text: { streamChat: (request) => echo(request) },
+  embeddings: { parts: embeddingPartTypes, embed },
 };

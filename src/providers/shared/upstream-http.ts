@@ -42,6 +42,22 @@ export class UpstreamHttp {
     return { status: response.statusCode, headers: response.headers, body: response.body };
   }
 
+  /** A POST whose answer is one JSON document, read whole; a body that is not JSON is a protocol failure. */
+  async postForJson<T>(target: ProviderTarget, path: string, headers: Record<string, string>, body: unknown): Promise<T> {
+    const response = await this.postJson(target, path, headers, body);
+    let text: string;
+    try {
+      text = await response.body.text();
+    } catch (error) {
+      throw unreachable(error);
+    }
+    try {
+      return JSON.parse(text) as T;
+    } catch {
+      throw new UpstreamUnreachableError('protocol', 'the upstream answered with a body that is not JSON');
+    }
+  }
+
   async close(): Promise<void> {
     await this.dispatcher.close();
   }

@@ -1,6 +1,7 @@
 import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { CatalogModel } from '../../catalog/catalog.ts';
+import { embeddingList, requireFloatEncoding } from '../../gateway/embedding-list.ts';
 import { compatModelFields } from '../../gateway/model-listing.ts';
 import type { GatewayServices } from '../../gateway/services.ts';
 import { collectAnswer, type RelayRun } from '../../gateway/text-generation.ts';
@@ -10,6 +11,7 @@ import { reportDroppedParameters } from '../../http/dropped-parameters.ts';
 import { midStreamFailure } from '../../domain/upstream-failure.ts';
 import { relayAnswer, streamEncoded, type StreamRelayHooks } from '../../streaming/relay.ts';
 import { ChunkEncoder, chatCompletionOf, decodeChatMessages, gatedFields, relayBody, type ChatCompletionsBody } from './chat-completions-codec.ts';
+import { decodeEmbeddingInput } from './embeddings-codec.ts';
 import { decodeResponsesInput, gatedFields as responsesGatedFields, relayBody as relayResponsesBody, ResponseEncoder, type ResponsesBody } from './responses-codec.ts';
 import type { ChatStreamEvent } from '../../domain/chat.ts';
 
@@ -69,6 +71,17 @@ const ResponsesRequest = Type.Object(
   { additionalProperties: true },
 );
 
+const EmbeddingsRequest = Type.Object(
+  {
+    model: Type.String({ minLength: 1, maxLength: 300 }),
+    input: Type.Union([Type.String(), Type.Array(Type.Unknown(), { minItems: 1 })]),
+    dimensions: Type.Optional(Type.Integer({ minimum: 1 })),
+    encoding_format: Type.Optional(Type.String()),
+    user: Type.Optional(Type.String()),
+  },
+  { additionalProperties: true },
+);
+
 /** `provider.allow_fallbacks: false` pins the call to the winning provider row. */
 function allowsFallbacks(body: Readonly<Record<string, unknown>>): boolean {
   return (body.provider as { allow_fallbacks?: unknown } | undefined)?.allow_fallbacks !== false;
@@ -102,6 +115,19 @@ export const alphaRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServices 
     reportDroppedParameters(reply, run.droppedParameters);
     if (run.kind === 'relay') return relayAnswer(request, reply, run, streaming, doneAppended(run));
     return streaming ? streamEvents(request, reply, run.events, body.model) : reply.send(chatCompletionOf(body.model, await collectAnswer(run.events)));
+  });
+
+  app.post('/api/alpha/v1/embeddings', { schema: { body: EmbeddingsRequest } }, async (request) => {
+    const body = request.body;
+    requireFloatEncoding(body.encoding_format);
+    const inputs = decodeEmbeddingInput(body.input);
+    const answer = await services.embeddings.embed(callerOf(request), {
+      modelId: body.model,
+      inputs,
+      dimensions: body.dimensions,
+      recordedRequest: { surface: 'alpha', endpoint: 'embeddings', model: body.model, dimensions: body.dimensions },
+    });
+    return embeddingList(body.model, answer);
   });
 
   app.post('/api/alpha/v1/responses', { schema: { body: ResponsesRequest } }, async (request, reply) => {

@@ -1,5 +1,6 @@
 import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { embeddingList, requireFloatEncoding } from '../../gateway/embedding-list.ts';
 import { compatModelFields } from '../../gateway/model-listing.ts';
 import type { ChatStreamEvent } from '../../domain/chat.ts';
 import { collectAnswer } from '../../gateway/text-generation.ts';
@@ -9,6 +10,7 @@ import { callerOf, requireCredential } from '../../http/authentication.ts';
 import { reportDroppedParameters } from '../../http/dropped-parameters.ts';
 import { midStreamFailure } from '../../domain/upstream-failure.ts';
 import { relayAnswer, streamEncoded } from '../../streaming/relay.ts';
+import { decodeBetaEmbeddingInput } from './embeddings-codec.ts';
 import { decodeMessages, gatedFields, MessageEventEncoder, messageOf, relayBody, type MessagesBody } from './messages-codec.ts';
 
 const MessagesRequest = Type.Object(
@@ -29,6 +31,16 @@ const MessagesRequest = Type.Object(
   },
   // The surface is a pass-through: fields it does not name are forwarded as given.
   { additionalProperties: true },
+);
+
+const EmbeddingsRequest = Type.Object(
+  {
+    model: Type.String({ minLength: 1, maxLength: 300 }),
+    input: Type.Union([Type.String(), Type.Array(Type.Unknown(), { minItems: 1 })]),
+    dimensions: Type.Optional(Type.Integer({ minimum: 1 })),
+    encoding_format: Type.Optional(Type.String()),
+  },
+  { additionalProperties: false },
 );
 
 /** The version and feature-flag headers of the imitated protocol, forwarded upstream when present. */
@@ -56,6 +68,20 @@ export const betaRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServices }
       ...compatModelFields(model),
     }));
     return { data, has_more: false, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null };
+  });
+
+  // A service extension: the alpha embeddings shape, with multimodal inputs.
+  app.post('/api/beta/v1/embeddings', { schema: { body: EmbeddingsRequest } }, async (request) => {
+    const body = request.body;
+    requireFloatEncoding(body.encoding_format);
+    const inputs = decodeBetaEmbeddingInput(body.input);
+    const answer = await services.embeddings.embed(callerOf(request), {
+      modelId: body.model,
+      inputs,
+      dimensions: body.dimensions,
+      recordedRequest: { surface: 'beta', endpoint: 'embeddings', model: body.model, dimensions: body.dimensions },
+    });
+    return embeddingList(body.model, answer);
   });
 
   app.post('/api/beta/v1/messages', { schema: { body: MessagesRequest } }, async (request, reply) => {

@@ -9,6 +9,15 @@ import { collectAnswer } from '../../gateway/text-generation.ts';
 import { callerOf, requireCredential } from '../../http/authentication.ts';
 import { reportDroppedParameters } from '../../http/dropped-parameters.ts';
 import { relayAnswer, streamEncoded } from '../../streaming/relay.ts';
+import { bodyValidator } from '../../http/validation.ts';
+import {
+  BatchEmbedContentsSchema,
+  decodeBatchEmbedContents,
+  decodeEmbedContent,
+  EmbedContentSchema,
+  type BatchEmbedContentsBody,
+  type EmbedContentBody,
+} from './embed-content-codec.ts';
 import { ChunkEncoder, decodeContents, gatedParametersOf, relayBody, responseOf, streamError, type GenerateContentBody } from './generate-content-codec.ts';
 
 const Part = Type.Object({ text: Type.Optional(Type.String()) });
@@ -38,7 +47,11 @@ const GenerateContentRequest = Type.Object(
   { additionalProperties: true },
 );
 
-const actions = ['generateContent', 'streamGenerateContent'] as const;
+const generateContentBody = bodyValidator<GenerateContentBody>(GenerateContentRequest);
+const embedContentBody = bodyValidator<EmbedContentBody>(EmbedContentSchema);
+const batchBody = bodyValidator<BatchEmbedContentsBody>(BatchEmbedContentsSchema);
+
+const actions = ['generateContent', 'streamGenerateContent', 'embedContent', 'batchEmbedContents'] as const;
 type Action = (typeof actions)[number];
 
 /** `models/{model}:{action}`: the model is the catalog id, which may itself contain slashes. */
@@ -46,7 +59,7 @@ function parseModelPath(path: string): { modelId: string; action: Action } {
   const separator = path.lastIndexOf(':');
   const action = path.slice(separator + 1);
   if (separator <= 0 || !(actions as readonly string[]).includes(action)) {
-    throw new GatewayError('GW_ROUTE_NOT_FOUND', `unknown model action "${separator < 0 ? path : action}": use generateContent or streamGenerateContent`);
+    throw new GatewayError('GW_ROUTE_NOT_FOUND', `unknown model action "${separator < 0 ? path : action}": use ${actions.join(', ')}`);
   }
   return { modelId: path.slice(0, separator), action: action as Action };
 }
@@ -70,10 +83,21 @@ export const gammaRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServices 
 
   app.post(
     '/api/gamma/v1beta/models/*',
-    { schema: { params: Type.Object({ '*': Type.String({ maxLength: 400 }) }), querystring: Type.Object({ alt: Type.Optional(Type.Literal('sse')) }), body: GenerateContentRequest } },
+    // Each action has its own body, checked once the path has said which action it is.
+    { schema: { params: Type.Object({ '*': Type.String({ maxLength: 400 }) }), querystring: Type.Object({ alt: Type.Optional(Type.Literal('sse')) }), body: Type.Object({}) } },
     async (request, reply) => {
       const { modelId, action } = parseModelPath(request.params['*']);
-      const body = request.body as GenerateContentBody;
+      if (action === 'embedContent' || action === 'batchEmbedContents') {
+        const decoded = action === 'embedContent' ? decodeEmbedContent(embedContentBody(request.body), modelId) : decodeBatchEmbedContents(batchBody(request.body), modelId);
+        const answer = await services.embeddings.embed(callerOf(request), {
+          modelId,
+          ...decoded,
+          recordedRequest: { surface: 'gamma', endpoint: action, model: modelId, dimensions: decoded.dimensions },
+        });
+        const vectors = answer.vectors.map((values) => ({ values }));
+        return action === 'embedContent' ? { embedding: vectors[0] } : { embeddings: vectors };
+      }
+      const body = generateContentBody(request.body);
       const decoded = decodeContents(body);
       const streaming = action === 'streamGenerateContent';
       const sse = request.query.alt === 'sse';

@@ -1,0 +1,40 @@
+import { createFile, MP4BoxBuffer, type Movie } from 'mp4box';
+import { parseBuffer } from 'music-metadata';
+
+/**
+ * Durations read from the media's own headers, never taken from the client: WAV from its RIFF format and
+ * data chunks, MP4 and QuickTime from the movie header box. `undefined` when the bytes are not that format
+ * or carry no duration.
+ */
+export interface VideoFacts {
+  container: 'mp4' | 'mov';
+  seconds: number;
+}
+
+export async function wavSeconds(bytes: Uint8Array): Promise<number | undefined> {
+  try {
+    const metadata = await parseBuffer(bytes, { mimeType: 'audio/wav', size: bytes.length }, { duration: true, skipCovers: true });
+    const seconds = metadata.format.duration;
+    return metadata.format.container === 'WAVE' && seconds !== undefined && Number.isFinite(seconds) ? seconds : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** ISO base media files: a major brand of `qt  ` (QuickTime) is MOV, any other MP4. */
+export function isoVideoFacts(bytes: Uint8Array): VideoFacts | undefined {
+  const file = createFile();
+  let movie: Movie | undefined;
+  file.onReady = (info) => {
+    movie = info;
+  };
+  try {
+    const buffer = MP4BoxBuffer.fromArrayBuffer(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer, 0);
+    file.appendBuffer(buffer);
+    file.flush();
+  } catch {
+    return undefined;
+  }
+  if (!movie || !(movie.timescale > 0) || !Number.isFinite(movie.duration)) return undefined;
+  return { container: movie.brands[0] === 'qt  ' ? 'mov' : 'mp4', seconds: movie.duration / movie.timescale };
+}

@@ -1,0 +1,50 @@
+import type { EmbeddingInput, EmbeddingPart, EmbeddingRequest, EmbeddingResult } from '../../domain/embedding.ts';
+import type { CallOptions } from '../provider-adapter.ts';
+import type { UpstreamHttp } from '../shared/upstream-http.ts';
+import { requireVector } from '../shared/vectors.ts';
+
+/** Inputs embedded at once: each is its own upstream call, since the protocol fuses a call's inputs into one vector. */
+const concurrentCalls = 8;
+
+interface MultimodalAnswer {
+  data?: { embedding?: unknown };
+  usage?: { prompt_tokens?: number };
+}
+
+function arkPart(part: EmbeddingPart): object {
+  switch (part.type) {
+    case 'text':
+      return { type: 'text', text: part.text };
+    case 'imageUrl':
+      return { type: 'image_url', image_url: { url: part.url } };
+    case 'imageBase64':
+      return { type: 'image_url', image_url: { url: `data:${part.mediaType};base64,${part.data}` } };
+    case 'videoBase64':
+      return { type: 'video_url', video_url: { url: `data:${part.mediaType};base64,${part.data}` } };
+    default:
+      throw new RangeError(`the ark protocol has no ${part.type} input`);
+  }
+}
+
+/**
+ * BytePlus ModelArk multimodal embeddings (`POST /embeddings/multimodal`): its `data` is one object, the
+ * fused vector of all of a call's parts, so each input is one call.
+ */
+export async function arkEmbeddings(http: UpstreamHttp, request: EmbeddingRequest, options: CallOptions): Promise<EmbeddingResult> {
+  const embedOne = async (input: EmbeddingInput) => {
+    const body = {
+      model: request.upstreamModel,
+      input: input.parts.map(arkPart),
+      encoding_format: 'float',
+      ...(request.dimensions !== undefined ? { dimensions: request.dimensions } : {}),
+    };
+    const answer = await http.postForJson<MultimodalAnswer>(options.target, '/embeddings/multimodal', { authorization: `Bearer ${options.target.apiKey}` }, body);
+    return { vector: requireVector(answer.data?.embedding), tokens: answer.usage?.prompt_tokens };
+  };
+  const results: Array<{ vector: number[]; tokens: number | undefined }> = [];
+  for (let start = 0; start < request.inputs.length; start += concurrentCalls) {
+    results.push(...(await Promise.all(request.inputs.slice(start, start + concurrentCalls).map(embedOne))));
+  }
+  const reported = results.every((result) => result.tokens !== undefined);
+  return { vectors: results.map((result) => result.vector), inputTokens: reported ? results.reduce((sum, result) => sum + result.tokens!, 0) : undefined };
+}

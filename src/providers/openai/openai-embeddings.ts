@@ -1,0 +1,22 @@
+import { inputText, type EmbeddingRequest, type EmbeddingResult } from '../../domain/embedding.ts';
+import type { CallOptions } from '../provider-adapter.ts';
+import type { UpstreamHttp } from '../shared/upstream-http.ts';
+import { requireCount, requireVector } from '../shared/vectors.ts';
+
+interface EmbeddingsAnswer {
+  data?: Array<{ index?: number; embedding?: unknown }>;
+  usage?: { prompt_tokens?: number };
+}
+
+/** `POST /embeddings` with one string per input; vectors asked for as floats and put back in input order by `index`. */
+export async function openAiEmbeddings(http: UpstreamHttp, request: EmbeddingRequest, options: CallOptions): Promise<EmbeddingResult> {
+  const body = {
+    model: request.upstreamModel,
+    input: request.inputs.map(inputText),
+    encoding_format: 'float',
+    ...(request.dimensions !== undefined ? { dimensions: request.dimensions } : {}),
+  };
+  const answer = await http.postForJson<EmbeddingsAnswer>(options.target, '/embeddings', { authorization: `Bearer ${options.target.apiKey}` }, body);
+  const items = [...(answer.data ?? [])].sort((a, b) => (a.index ?? 0) - (b.index ?? 0));
+  return { vectors: requireCount(items.map((item) => requireVector(item.embedding)), request.inputs.length), inputTokens: answer.usage?.prompt_tokens };
+}
