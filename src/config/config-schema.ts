@@ -1,3 +1,4 @@
+import { embeddingPartTypes } from '../domain/embedding.ts';
 import Type, { type Static } from 'typebox';
 import { protocols, type Protocol } from '../domain/protocols.ts';
 
@@ -41,7 +42,8 @@ export const CapabilitiesSchema = Type.Object(
     params: Type.Optional(ParamsSchema),
     image: Type.Optional(Type.Object({ params: Type.Optional(ParamsSchema) }, { additionalProperties: false })),
     video: Type.Optional(Type.Object({ params: Type.Optional(ParamsSchema) }, { additionalProperties: false })),
-    inputs: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+    // `parts`: the embedding input part types the model accepts; other keys describe inputs for clients.
+    inputs: Type.Optional(Type.Object({ parts: Type.Optional(Type.Array(Type.Union(embeddingPartTypes.map((type) => Type.Literal(type))))) }, { additionalProperties: true })),
     strictParams: Type.Optional(Type.Boolean()),
   },
   { additionalProperties: false },

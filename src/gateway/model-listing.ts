@@ -16,8 +16,16 @@ export function compatModelFields(model: CatalogModel): Record<string, unknown> 
   if (capabilities) fields.capabilities = capabilities;
   const pricing = model.pricing;
   if (pricing) {
-    const perMTok = (nanos: bigint | undefined) => (nanos === undefined ? undefined : nanosToUsd(nanos));
-    const prices = { inputPerMTok: perMTok(pricing.inputNanosPerMTok), outputPerMTok: perMTok(pricing.outputNanosPerMTok), currency: 'USD' };
+    const usd = (nanos: bigint | undefined) => (nanos === undefined ? undefined : nanosToUsd(nanos));
+    const prices = {
+      inputPerMTok: usd(pricing.inputNanosPerMTok),
+      outputPerMTok: usd(pricing.outputNanosPerMTok),
+      inputPerImage: usd(pricing.imageNanos),
+      inputPerAudioSecond: usd(pricing.audioSecondNanos),
+      inputPerVideoSecond: usd(pricing.videoSecondNanos),
+      inputPerFile: usd(pricing.fileNanos),
+      currency: 'USD',
+    };
     fields[model.outputModalities.includes('embedding') ? 'embeddingPricing' : 'chatPricing'] = prices;
   }
   return fields;

@@ -1,5 +1,5 @@
 import type { ServerResponse } from 'node:http';
-import { sleep, startFakeServer, type FakeServer, type RecordedRequest } from './fake-server.ts';
+import { fakeVector, sleep, startFakeServer, type FakeServer, type RecordedRequest } from './fake-server.ts';
 
 /**
  * A fake Gemini upstream speaking the real generateContent wire format (see the Gemini wire notes): JSON
@@ -12,7 +12,7 @@ import { sleep, startFakeServer, type FakeServer, type RecordedRequest } from '.
  * anything else answers "Echo: <last user text>", one word per chunk. With function declarations (and a
  * mode other than NONE) it calls the first allowed function with `{"query": <last user text>}`, whole in one
  * chunk with finishReason STOP as the real API does; after functionResponse parts it answers
- * "Echo: <the JSON of the last response>".
+ * "Echo: <the JSON of the last response>". `:embedContent` and `:batchEmbedContents` answer fake vectors.
  */
 export const fakeGeminiKey = 'fake-gemini-key';
 
@@ -105,10 +105,45 @@ async function generate(request: RecordedRequest, response: ServerResponse, mode
   response.end(sse ? undefined : ']');
 }
 
+interface EmbedRequest {
+  model?: string;
+  content?: { parts?: Array<{ text?: string; inlineData?: { mimeType?: string; data?: string } }> };
+  outputDimensionality?: number;
+  taskType?: string;
+}
+
+/** The vector of one content: its text and the media types of its inline parts, at the asked size (8 by default). */
+function embeddingOf(request: EmbedRequest): { values: number[] } {
+  const parts = request.content?.parts ?? [];
+  const seed = parts.map((part) => part.text ?? `${part.inlineData?.mimeType}:${part.inlineData?.data?.length}`).join('|');
+  return { values: fakeVector(seed, request.outputDimensionality ?? 8) };
+}
+
+/**
+ * `:embedContent` and `:batchEmbedContents` as the real API answers them: no usage, vectors in request order;
+ * every batch request must name the path's model as `models/<id>`, and carry content parts.
+ */
+function embed(request: RecordedRequest, response: ServerResponse, model: string, action: string): void {
+  if (request.headers['x-goog-api-key'] !== fakeGeminiKey) return sendError(response, 400, 'API key not valid. Please pass a valid API key.');
+  const failure = /^fake-error-(\d{3})$/.exec(model);
+  if (failure) return sendError(response, Number(failure[1]), `The fake failed with ${failure[1]}`);
+  const requests = action === 'embedContent' ? [request.body as EmbedRequest] : ((request.body as { requests?: EmbedRequest[] }).requests ?? []);
+  if (requests.length === 0) return sendError(response, 400, '* BatchEmbedContentsRequest.requests: contents is not specified');
+  for (const [index, item] of requests.entries()) {
+    if (action === 'batchEmbedContents' && item.model !== `models/${model}`) {
+      return sendError(response, 400, `* BatchEmbedContentsRequest.requests[${index}].model: Model names must match the model in the URL`);
+    }
+    if (!item.content?.parts?.length) return sendError(response, 400, `* BatchEmbedContentsRequest.requests[${index}].content.parts: contents is not specified`);
+  }
+  response.writeHead(200, { 'content-type': 'application/json; charset=UTF-8' });
+  response.end(JSON.stringify(action === 'embedContent' ? { embedding: embeddingOf(requests[0]!) } : { embeddings: requests.map(embeddingOf) }));
+}
+
 export function startGeminiFake(): Promise<FakeServer> {
   return startFakeServer(async (request, response) => {
     const url = new URL(request.path, 'http://fake');
-    const match = /^\/v1beta\/models\/([^/:]+):(generateContent|streamGenerateContent)$/.exec(url.pathname);
+    const match = /^\/v1beta\/models\/([^/:]+):(generateContent|streamGenerateContent|embedContent|batchEmbedContents)$/.exec(url.pathname);
+    if (request.method === 'POST' && match && (match[2] === 'embedContent' || match[2] === 'batchEmbedContents')) return embed(request, response, decodeURIComponent(match[1]!), match[2]!);
     if (request.method === 'POST' && match) return generate(request, response, decodeURIComponent(match[1]!), match[2]!, url.searchParams.get('alt'));
     sendError(response, 404, `Method not found: ${request.method} ${url.pathname}`);
   });

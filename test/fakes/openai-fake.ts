@@ -1,5 +1,5 @@
 import type { ServerResponse } from 'node:http';
-import { sleep, startFakeServer, type FakeServer, type RecordedRequest } from './fake-server.ts';
+import { fakeVector, sleep, startFakeServer, type FakeServer, type RecordedRequest } from './fake-server.ts';
 
 /**
  * A fake OpenAI upstream speaking the real chat-completions wire format (see the OpenAI wire notes): JSON or
@@ -221,10 +221,44 @@ async function responses(request: RecordedRequest, response: ServerResponse): Pr
   response.end();
 }
 
+interface EmbeddingsBody {
+  model?: string;
+  input?: unknown;
+  encoding_format?: string;
+  dimensions?: number;
+}
+
+/**
+ * `POST /v1/embeddings` as the real API answers it: vectors of 8 numbers by default (`dimensions` only for
+ * the text-embedding-3 models), float arrays or base64 of little-endian float32, one token per word.
+ */
+function embeddings(request: RecordedRequest, response: ServerResponse): void {
+  if (request.headers.authorization !== `Bearer ${fakeOpenAiKey}`) return sendError(response, 401, 'invalid_request_error', 'Incorrect API key provided', 'invalid_api_key');
+  const body = request.body as EmbeddingsBody;
+  const failure = /^fake-error-(\d{3})$/.exec(body.model ?? '');
+  if (failure) return sendError(response, Number(failure[1]), 'server_error', `The fake failed with ${failure[1]}`, null);
+  const inputs = typeof body.input === 'string' ? [body.input] : body.input;
+  if (!Array.isArray(inputs) || inputs.length === 0 || !inputs.every((input) => typeof input === 'string' && input !== '')) {
+    return sendError(response, 400, 'invalid_request_error', "'$.input' is invalid. Please check the API reference: https://platform.openai.com/docs/api-reference.", null);
+  }
+  if (body.dimensions !== undefined && !body.model?.startsWith('text-embedding-3')) {
+    return sendError(response, 400, 'invalid_request_error', 'This model does not support specifying dimensions.', null);
+  }
+  const base64 = body.encoding_format === 'base64';
+  const data = (inputs as string[]).map((input, index) => {
+    const vector = fakeVector(input, body.dimensions ?? 8);
+    return { object: 'embedding', index, embedding: base64 ? Buffer.from(new Float32Array(vector).buffer).toString('base64') : vector };
+  });
+  const tokens = (inputs as string[]).reduce((sum, input) => sum + wordsOf(input).length, 0);
+  response.writeHead(200, { 'content-type': 'application/json' });
+  response.end(JSON.stringify({ object: 'list', data, model: body.model, usage: { prompt_tokens: tokens, total_tokens: tokens } }));
+}
+
 export function startOpenAiFake(): Promise<FakeServer> {
   return startFakeServer(async (request, response) => {
     if (request.method === 'POST' && request.path === '/v1/chat/completions') return chatCompletions(request, response);
     if (request.method === 'POST' && request.path === '/v1/responses') return responses(request, response);
+    if (request.method === 'POST' && request.path === '/v1/embeddings') return embeddings(request, response);
     if (request.method === 'GET' && request.path === '/v1/models') {
       response.writeHead(200, { 'content-type': 'application/json' });
       response.end(JSON.stringify({ object: 'list', data: [{ id: 'gpt-4o-mini', object: 'model', created: 1_686_935_002, owned_by: 'openai' }] }));

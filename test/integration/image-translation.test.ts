@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FakeServer } from '../fakes/fake-server.ts';
 import { heldNanosOf } from '../support/http-helpers.ts';
+import { pngBase64 } from '../support/media-fixtures.ts';
 import { startFamilyGateway, type FamilyGateway } from '../support/test-gateway.ts';
 
 /** Image inputs cross protocols in the request order: each upstream receives its own wire shape of the same image. */
@@ -9,7 +10,7 @@ describe('image inputs through translation', () => {
   let openai: FakeServer;
   let anthropic: FakeServer;
   let gemini: FakeServer;
-  const png = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==';
+  const png = pngBase64;
 
   beforeAll(async () => {
     const model = (id: string, provider: string, upstream: string, inputs = '[text, image]') =>

@@ -7,6 +7,7 @@ import { readEnvironment } from '../../src/config/environment.ts';
 import { loadConfigFile, parseConfig, type GatewayConfig } from '../../src/config/load-config.ts';
 import { createGateway, type RunningGateway } from '../../src/main.ts';
 import { fakeAnthropicKey, startAnthropicFake } from '../fakes/anthropic-fake.ts';
+import { fakeArkKey } from '../fakes/ark-fake.ts';
 import type { FakeServer } from '../fakes/fake-server.ts';
 import { fakeGeminiKey, startGeminiFake } from '../fakes/gemini-fake.ts';
 import { fakeOpenAiKey, startOpenAiFake } from '../fakes/openai-fake.ts';
@@ -84,6 +85,7 @@ const fakeFamilies = {
   openai: { basePath: '/v1', apiKey: fakeOpenAiKey },
   anthropic: { basePath: '/v1', apiKey: fakeAnthropicKey },
   gemini: { basePath: '/v1beta', apiKey: fakeGeminiKey },
+  ark: { basePath: '/api/v3', apiKey: fakeArkKey },
 } as const;
 
 /** One provider entry of gateway.yaml text pointing at a fake upstream of that protocol, with its key. */

@@ -66,6 +66,22 @@ describe('gateway.yaml', () => {
     expect(withOpenAi.find('claude-sonnet-4-5')).toBeUndefined();
   });
 
+  it('gives audio, PDF and video embedding inputs only to the two multimodal embedding models', () => {
+    const everyKey = { OPENAI_API_KEY: 'k', ANTHROPIC_API_KEY: 'k', GEMINI_API_KEY: 'k', OPENROUTER_API_KEY: 'k', ARK_API_KEY: 'k', SPEECH_API_KEY: 'k' };
+    const embedding = new Catalog(loadConfigFile(shippedConfigPath, everyKey)).list({ outputModalities: ['embedding'] });
+    const media = embedding.filter((model) => {
+      const parts = (model.rows[0]?.capabilities?.inputs?.parts ?? []) as string[];
+      return ['audioBase64', 'audioUrl', 'fileBase64', 'videoBase64'].some((part) => parts.includes(part));
+    });
+    expect(media.map((model) => model.modelId).sort()).toEqual(['gemini-embedding-2', 'gemini-embedding-2-preview']);
+    expect(embedding.length).toBeGreaterThan(media.length);
+  });
+
+  it('refuses an embedding part type it does not know', () => {
+    const config = base.replace('{ provider: main, model: upstream-chat }', '{ provider: main, model: upstream-chat, capabilities: { inputs: { parts: [text, hologram] } } }');
+    expect(problemOf(config)).toContain('capabilities.inputs.parts');
+  });
+
   it('refuses a missing file with its path', () => {
     expect(() => loadConfigFile('/nonexistent/gateway.yaml', {})).toThrow(/\/nonexistent\/gateway\.yaml: cannot read/);
   });
