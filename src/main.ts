@@ -11,7 +11,7 @@ import { resolveSecret } from './config/secret.ts';
 import { newId } from './domain/ids.ts';
 import type { GatewayServices } from './gateway/services.ts';
 import { EmbeddingGeneration } from './gateway/embedding-generation.ts';
-import { TextGeneration } from './gateway/text-generation.ts';
+import { TextGeneration, type GenerationDependencies } from './gateway/text-generation.ts';
 import { WorkTracker } from './gateway/work-tracker.ts';
 import type { AdapterRegistry } from './providers/provider-adapter.ts';
 import { createAnthropicAdapter } from './providers/anthropic/anthropic-adapter.ts';
@@ -104,7 +104,14 @@ export async function openCore(options: CoreOptions): Promise<Core> {
   const ledger = new CreditLedger(ledgerRepository, instanceId);
   const work = new WorkTracker();
   const upstreamHttp = new UpstreamHttp();
-  const generation = { work, catalog, ledger, adapters: providerAdapters(upstreamHttp), providers: config.providers };
+  const generation: GenerationDependencies = {
+    work,
+    catalog,
+    ledger,
+    adapters: providerAdapters(upstreamHttp),
+    providers: config.providers,
+    settlementFailed: (error) => logger.error({ err: error }, 'a generation could not be settled; its hold was released'),
+  };
   const services: GatewayServices = {
     config,
     catalog,

@@ -1,16 +1,15 @@
-import type { CreditLedger, Hold } from '../billing/credit-ledger.ts';
+import type { Hold, Settlement } from '../billing/credit-ledger.ts';
 import { embeddingCost, requirePricing } from '../billing/pricing.ts';
 import { countTextTokens, wholeTokens } from '../billing/token-estimate.ts';
 import { gateParameters } from '../catalog/capability-gate.ts';
-import type { Catalog, CatalogModel } from '../catalog/catalog.ts';
+import type { CatalogModel } from '../catalog/catalog.ts';
 import type { ProviderConfig } from '../config/load-config.ts';
-import type { EmbeddingInput, EmbeddingPartType, MediaTally } from '../domain/embedding.ts';
+import type { EmbeddingInput, EmbeddingPartType, EmbeddingResult, MediaTally } from '../domain/embedding.ts';
 import { GatewayError } from '../domain/errors.ts';
-import type { AdapterRegistry, EmbeddingAdapter } from '../providers/provider-adapter.ts';
+import type { EmbeddingAdapter } from '../providers/provider-adapter.ts';
 import { acceptedParts, checkEmbeddingInputs } from './embedding-inputs.ts';
 import { worthFallingBack } from './fallback.ts';
-import type { Caller } from './text-generation.ts';
-import type { WorkTracker } from './work-tracker.ts';
+import type { Caller, GenerationDependencies } from './text-generation.ts';
 
 export interface EmbeddingGenerationInput {
   modelId: string;
@@ -26,13 +25,6 @@ export interface EmbeddingAnswer {
   inputTokens: number;
 }
 
-interface Dependencies {
-  work: WorkTracker;
-  catalog: Catalog;
-  ledger: CreditLedger;
-  adapters: AdapterRegistry;
-  providers: ReadonlyMap<string, ProviderConfig>;
-}
 
 interface Route {
   upstreamModel: string;
@@ -61,7 +53,7 @@ function countedTokens(inputs: readonly EmbeddingInput[]): number {
 
 /** The pipeline for embeddings: resolve -> check inputs and limits -> gate -> hold -> dispatch (with fallback) -> settle. */
 export class EmbeddingGeneration {
-  constructor(private readonly dependencies: Dependencies) {}
+  constructor(private readonly dependencies: GenerationDependencies) {}
 
   async embed(caller: Caller, input: EmbeddingGenerationInput): Promise<EmbeddingAnswer> {
     const { catalog, ledger } = this.dependencies;
@@ -76,47 +68,36 @@ export class EmbeddingGeneration {
 
     const hold = await ledger.hold({ accountId: caller.accountId, apiKeyId: caller.apiKeyId, amountNanos: embeddingCost(pricing, maximumTokens(input.inputs, media), media), modelId: model.modelId });
     const endWork = this.dependencies.work.begin();
-    try {
-      for (const [index, route] of routes.entries()) {
-        try {
-          const result = await route.adapter.embed({ upstreamModel: route.upstreamModel, inputs: input.inputs, dimensions }, { target: route.target });
-          const counted = result.inputTokens === undefined;
-          const inputTokens = counted ? countedTokens(input.inputs) : wholeTokens(result.inputTokens);
-          await ledger.settle(hold, {
-            costNanos: embeddingCost(pricing, inputTokens, media),
-            modality: 'text',
-            status: 'succeeded',
-            request: { ...input.recordedRequest, operation: 'embeddings', inputs: input.inputs.length },
-            usage: {
-              promptTokens: inputTokens,
-              totalTokens: inputTokens,
-              ...mediaUsage(media),
-              ...(counted ? { countedByGateway: true } : {}),
-            },
-          });
-          return { vectors: result.vectors, inputTokens };
-        } catch (error) {
-          // Nothing has reached the client yet, so another row may still serve the request.
-          if (index < routes.length - 1 && worthFallingBack(error)) continue;
-          throw error;
-        }
+    const recordedRequest = { ...input.recordedRequest, operation: 'embeddings', inputs: input.inputs.length };
+    for (const [index, route] of routes.entries()) {
+      let result: EmbeddingResult;
+      try {
+        result = await route.adapter.embed({ upstreamModel: route.upstreamModel, inputs: input.inputs, dimensions }, { target: route.target });
+      } catch (error) {
+        // Nothing has reached the client yet, so another row may still serve the request.
+        if (index < routes.length - 1 && worthFallingBack(error)) continue;
+        await this.settleInBackground(hold, { costNanos: 0n, modality: 'text', status: 'failed', request: recordedRequest }, endWork);
+        throw error;
       }
-      throw new Error('unreachable: the route list is never empty');
-    } catch (error) {
-      await this.fail(hold, input);
-      throw error;
-    } finally {
-      endWork();
+      const counted = result.inputTokens === undefined;
+      const inputTokens = counted ? countedTokens(input.inputs) : wholeTokens(result.inputTokens);
+      const usage = { promptTokens: inputTokens, totalTokens: inputTokens, ...mediaUsage(media), ...(counted ? { countedByGateway: true } : {}) };
+      // The vectors go out now; the hold covers the cost until the settlement replaces it.
+      void this.settleInBackground(hold, { costNanos: embeddingCost(pricing, inputTokens, media), modality: 'text', status: 'succeeded', request: recordedRequest, usage }, endWork);
+      return { vectors: result.vectors, inputTokens };
     }
+    throw new Error('unreachable: the route list is never empty');
   }
 
-  /** A failed call is recorded and charged nothing (embedding providers bill only answers). */
-  private async fail(hold: Hold, input: EmbeddingGenerationInput): Promise<void> {
+  /** Settles (a failed call is recorded and charged nothing); when storage fails, gives the hold back and reports it. */
+  private async settleInBackground(hold: Hold, settlement: Settlement, endWork: () => void): Promise<void> {
     try {
-      await this.dependencies.ledger.settle(hold, { costNanos: 0n, modality: 'text', status: 'failed', request: { ...input.recordedRequest, operation: 'embeddings', inputs: input.inputs.length } });
-    } catch {
-      // Storage failed: give the reservation back rather than leave it held until a restart.
+      await this.dependencies.ledger.settle(hold, settlement);
+    } catch (error) {
       await this.dependencies.ledger.release(hold).catch(() => undefined);
+      this.dependencies.settlementFailed(error);
+    } finally {
+      endWork();
     }
   }
 

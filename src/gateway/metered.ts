@@ -9,12 +9,15 @@ export interface MeterHooks<T> {
   observe(item: T): void;
   /** Runs exactly once, after the source has been read to its end or failed. */
   settle(outcome: MeterOutcome): Promise<void>;
+  /** A settlement that failed: nothing the consumer, which has the whole answer, could act on. */
+  settleFailed(error: unknown): void;
 }
 
 /**
  * Passes the source through while observing every item, and settles once at the very end. When the consumer
  * stops early, the rest of the source is still read (and observed), so a client that went away is billed
- * like one that stayed.
+ * like one that stayed. The settlement is not awaited: the answer ends as soon as its last item is through,
+ * while the hold (which covers the whole cost) stays in place until the settlement replaces it.
  */
 export async function* metered<T>(source: AsyncIterable<T>, hooks: MeterHooks<T>): AsyncGenerator<T> {
   const iterator = source[Symbol.asyncIterator]();
@@ -37,7 +40,7 @@ export async function* metered<T>(source: AsyncIterable<T>, hooks: MeterHooks<T>
         outcome.failed = true;
       }
     }
-    await hooks.settle(outcome);
+    hooks.settle(outcome).catch((error: unknown) => hooks.settleFailed(error));
   }
 }
 

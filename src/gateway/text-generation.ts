@@ -59,12 +59,14 @@ export type RelayRun = RunBase & { kind: 'relay'; status: number; contentType: s
 /** Iterating `events` or `body` to the end (or breaking out) always settles the hold exactly once. */
 export type TextRun = EventsRun | RelayRun;
 
-interface Dependencies {
+export interface GenerationDependencies {
   work: WorkTracker;
   catalog: Catalog;
   ledger: CreditLedger;
   adapters: AdapterRegistry;
   providers: ReadonlyMap<string, ProviderConfig>;
+  /** Settlements run after the answer has gone out; one that fails (storage down) is reported here. */
+  settlementFailed: (error: unknown) => void;
 }
 
 interface Route {
@@ -95,7 +97,7 @@ interface Dispatch {
 
 /** The pipeline for text: resolve -> gate -> price + hold -> dispatch (with fallback) -> meter -> settle. */
 export class TextGeneration {
-  constructor(private readonly dependencies: Dependencies) {}
+  constructor(private readonly dependencies: GenerationDependencies) {}
 
   start(caller: Caller, input: TextGenerationInput & { relay?: undefined }): Promise<EventsRun>;
   start(caller: Caller, input: TextGenerationInput): Promise<TextRun>;
@@ -195,6 +197,7 @@ export class TextGeneration {
         const usage = reported ?? { inputTokens: countPrompt(), outputTokens: countTextTokens(output) };
         return settle(consumerLeft ? 'aborted' : 'succeeded', usage, reported === undefined);
       },
+      settleFailed: this.dependencies.settlementFailed,
     });
     // Accepted by the model but not carried by the canonical request to another protocol: reported, never silently lost.
     const notCarried = Object.keys(input.gatedParameters).filter((name) => input.gatedParameters[name] !== undefined && !carries(input, name));
@@ -217,6 +220,7 @@ export class TextGeneration {
         const usage = reading.usage ?? { inputTokens: countPrompt(), outputTokens: 0 };
         return settle(consumerLeft ? 'aborted' : 'succeeded', usage, reading.usage === undefined);
       },
+      settleFailed: this.dependencies.settlementFailed,
     });
     return {
       kind: 'relay',

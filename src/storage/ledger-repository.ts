@@ -1,6 +1,7 @@
 import { count, desc, eq, sql } from 'drizzle-orm';
 import { queryRows, type Database } from './database.ts';
 import { gatewayInstances, generations } from './schema.ts';
+import { StatementBatcher } from './statement-batcher.ts';
 
 export type HoldOutcome = 'ok' | 'balance' | 'daily' | 'weekly' | 'monthly' | 'total' | 'key_inactive';
 
@@ -34,28 +35,74 @@ export type GenerationRow = typeof generations.$inferSelect;
 
 const holdOutcomes = new Set<string>(['ok', 'balance', 'daily', 'weekly', 'monthly', 'total', 'key_inactive']);
 
-/** The SQL side of the credit ledger: each money operation is one call of a function from the migrations. */
-export class LedgerRepository {
-  constructor(private readonly db: Database) {}
+/** Largest batch one ledger statement carries, and statements of one kind running at once per process. */
+const batchLimits = { maxBatch: 64, maxInFlight: 4 };
 
-  async hold(input: HoldInput): Promise<HoldOutcome> {
-    const [row] = await queryRows<{ outcome: string }>(this.db, 
-      sql`SELECT gw_hold(${input.holdId}, ${input.accountId}, ${input.apiKeyId}, ${input.amountNanos}, ${input.instanceId}, ${input.now.toISOString()}::timestamptz) AS outcome`,
-    );
-    const outcome = row?.outcome;
-    if (!outcome || !holdOutcomes.has(outcome)) throw new Error(`unexpected hold outcome ${String(outcome)}`);
-    return outcome as HoldOutcome;
+/**
+ * The SQL side of the credit ledger: each money operation is one call of a function from the migrations.
+ * Holds and settlements that arrive while others are running are sent together as one batch call.
+ */
+export class LedgerRepository {
+  private readonly holds: StatementBatcher<HoldInput, HoldOutcome>;
+  private readonly settlements: StatementBatcher<SettleInput, boolean>;
+
+  constructor(private readonly db: Database) {
+    this.holds = new StatementBatcher((input) => this.holdOne(input), (inputs) => this.holdMany(inputs), batchLimits);
+    this.settlements = new StatementBatcher((input) => this.settleOne(input), (inputs) => this.settleMany(inputs), batchLimits);
+  }
+
+  hold(input: HoldInput): Promise<HoldOutcome> {
+    return this.holds.submit(input);
   }
 
   /** True when the hold was still outstanding; the charge and the record are written either way. */
-  async settle(input: SettleInput): Promise<boolean> {
+  settle(input: SettleInput): Promise<boolean> {
+    return this.settlements.submit(input);
+  }
+
+  private async holdOne(input: HoldInput): Promise<HoldOutcome> {
+    const [row] = await queryRows<{ outcome: string }>(
+      this.db,
+      sql`SELECT gw_hold(${input.holdId}, ${input.accountId}, ${input.apiKeyId}, ${input.amountNanos}, ${input.instanceId}, ${input.now.toISOString()}::timestamptz) AS outcome`,
+    );
+    return holdOutcome(row?.outcome);
+  }
+
+  private async holdMany(inputs: HoldInput[]): Promise<HoldOutcome[]> {
+    // One batch belongs to one process, so one instance id serves every hold in it.
+    const items = inputs.map((input) => ({ hold: input.holdId, account: input.accountId, key: input.apiKeyId, amount: String(input.amountNanos), now: input.now.toISOString() }));
+    const [row] = await queryRows<{ outcomes: string[] }>(this.db, sql`SELECT gw_hold_batch(${JSON.stringify(items)}::jsonb, ${inputs[0]!.instanceId}) AS outcomes`);
+    return (row?.outcomes ?? []).map(holdOutcome);
+  }
+
+  private async settleOne(input: SettleInput): Promise<boolean> {
     const generation = input.generation;
-    const [row] = await queryRows<{ found: boolean }>(this.db, 
+    const [row] = await queryRows<{ found: boolean }>(
+      this.db,
       sql`SELECT gw_settle(${input.holdId}, ${input.accountId}, ${input.apiKeyId}, ${input.costNanos}, ${input.now.toISOString()}::timestamptz,
         ${generation.id}, ${generation.modality}, ${generation.model}, ${generation.status},
         ${jsonOrNull(generation.request)}::jsonb, ${jsonOrNull(generation.usage)}::jsonb, ${generation.durationMs}) AS found`,
     );
     return row?.found === true;
+  }
+
+  private async settleMany(inputs: SettleInput[]): Promise<boolean[]> {
+    const items = inputs.map((input) => ({
+      hold: input.holdId,
+      account: input.accountId,
+      key: input.apiKeyId,
+      cost: String(input.costNanos),
+      now: input.now.toISOString(),
+      generation: input.generation.id,
+      modality: input.generation.modality,
+      model: input.generation.model,
+      status: input.generation.status,
+      request: input.generation.request ?? null,
+      usage: input.generation.usage ?? null,
+      durationMs: input.generation.durationMs,
+    }));
+    const [row] = await queryRows<{ found: boolean[] }>(this.db, sql`SELECT gw_settle_batch(${JSON.stringify(items)}::jsonb) AS found`);
+    return (row?.found ?? []).map((found) => found === true);
   }
 
   async release(holdId: string): Promise<boolean> {
@@ -98,6 +145,11 @@ export class LedgerRepository {
     ]);
     return { rows, total: totals?.value ?? 0 };
   }
+}
+
+function holdOutcome(outcome: string | undefined): HoldOutcome {
+  if (!outcome || !holdOutcomes.has(outcome)) throw new Error(`unexpected hold outcome ${String(outcome)}`);
+  return outcome as HoldOutcome;
 }
 
 function jsonOrNull(value: unknown): string | null {

@@ -112,12 +112,14 @@ export interface UsageRecordBody {
 
 /** The first page of a key's account's usage records, newest first. */
 export async function usageRecords(gateway: TestGateway, key: string): Promise<UsageRecordBody[]> {
+  await gateway.settled();
   const response = await gateway.request({ method: 'GET', url: '/api/compat/v1/usage', headers: { 'x-api-key': key } });
   return response.json<{ results: UsageRecordBody[] }>().results;
 }
 
 /** What an account still has reserved; every finished request must have brought it back to 0. */
 export async function heldNanosOf(gateway: TestGateway, accountId: string): Promise<bigint> {
+  await gateway.settled();
   const [row] = await gateway.gateway.core.storage.db.select({ held: accounts.heldNanos }).from(accounts).where(eq(accounts.id, accountId));
   return row?.held ?? -1n;
 }

@@ -22,7 +22,10 @@ export interface TestGateway {
   app: FastifyInstance;
   database: TestDatabase;
   config: GatewayConfig;
+  /** An in-process request; resolves once the answer is complete and every generation in flight has settled. */
   request(options: InjectOptions): Promise<LightMyRequestResponse>;
+  /** Resolves once no generation is settling (answers end before their settlement is written). */
+  settled(): Promise<void>;
   /** A new account with the given credits and one API key (optionally with caps, in USD). */
   createFundedKey(options?: { credits?: number; limits?: Record<string, number>; email?: string }): Promise<{ accountId: string; keyId: string; key: string }>;
   close(): Promise<void>;
@@ -56,12 +59,19 @@ export async function startTestGateway(options: TestGatewayOptions = {}): Promis
   const gateway = await createGateway({ environment, config, storage: database.options, logger: pino({ level: 'silent' }) });
   await gateway.app.ready();
   const services = gateway.core.services;
+  // Settlements finish just after the answers they bill; tests read balances and records once they are in.
+  const settled = () => gateway.core.work.idle(10_000);
   return {
     gateway,
     app: gateway.app,
     database,
     config,
-    request: (injectOptions) => gateway.app.inject(injectOptions),
+    request: async (injectOptions) => {
+      const response = await gateway.app.inject(injectOptions);
+      await settled();
+      return response;
+    },
+    settled,
     createFundedKey: async ({ credits = 10, limits, email } = {}) => {
       const account = await services.accounts.createAccount({ email: email ?? `user${++emailCounter}-${Date.now()}@example.com`, creditsUsd: credits });
       const key = await services.apiKeys.create(account.id, { name: 'test key', limits });

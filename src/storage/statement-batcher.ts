@@ -1,0 +1,50 @@
+interface Pending<I, O> {
+  input: I;
+  resolve: (output: O) => void;
+  reject: (error: unknown) => void;
+}
+
+/**
+ * Group commit for one kind of statement: work is sent as it comes while fewer than `maxInFlight`
+ * statements are running, and whatever arrives meanwhile goes out as one batch when one returns. At low load
+ * nothing waits; under load one round trip and one transaction serve many callers. A failed batch fails
+ * each of its callers (the batch is one transaction: none of it was applied).
+ */
+export class StatementBatcher<I, O> {
+  private readonly queue: Array<Pending<I, O>> = [];
+  private inFlight = 0;
+
+  constructor(
+    private readonly one: (input: I) => Promise<O>,
+    private readonly many: (inputs: I[]) => Promise<O[]>,
+    private readonly limits: { maxBatch: number; maxInFlight: number },
+  ) {}
+
+  submit(input: I): Promise<O> {
+    return new Promise<O>((resolve, reject) => {
+      this.queue.push({ input, resolve, reject });
+      this.pump();
+    });
+  }
+
+  private pump(): void {
+    while (this.inFlight < this.limits.maxInFlight && this.queue.length > 0) {
+      const batch = this.queue.splice(0, this.limits.maxBatch);
+      this.inFlight++;
+      void this.run(batch).finally(() => {
+        this.inFlight--;
+        this.pump();
+      });
+    }
+  }
+
+  private async run(batch: Array<Pending<I, O>>): Promise<void> {
+    try {
+      const outputs = batch.length === 1 ? [await this.one(batch[0]!.input)] : await this.many(batch.map((item) => item.input));
+      if (outputs.length !== batch.length) throw new Error(`a batch of ${batch.length} statements answered ${outputs.length} results`);
+      batch.forEach((item, index) => item.resolve(outputs[index]!));
+    } catch (error) {
+      for (const item of batch) item.reject(error);
+    }
+  }
+}
