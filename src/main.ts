@@ -12,6 +12,7 @@ import { newId } from './domain/ids.ts';
 import type { GatewayServices } from './gateway/services.ts';
 import { EmbeddingGeneration } from './gateway/embedding-generation.ts';
 import { TextGeneration, type GenerationDependencies } from './gateway/text-generation.ts';
+import { RemoteMediaFetcher } from './media/remote-media.ts';
 import { WorkTracker } from './gateway/work-tracker.ts';
 import type { AdapterRegistry } from './providers/provider-adapter.ts';
 import { createAnthropicAdapter } from './providers/anthropic/anthropic-adapter.ts';
@@ -104,6 +105,7 @@ export async function openCore(options: CoreOptions): Promise<Core> {
   const ledger = new CreditLedger(ledgerRepository, instanceId);
   const work = new WorkTracker();
   const upstreamHttp = new UpstreamHttp();
+  const remoteMedia = new RemoteMediaFetcher(config.remoteMedia);
   const generation: GenerationDependencies = {
     work,
     catalog,
@@ -128,7 +130,7 @@ export async function openCore(options: CoreOptions): Promise<Core> {
     ledger,
     usage: new UsageHistory(ledgerRepository),
     text: new TextGeneration(generation),
-    embeddings: new EmbeddingGeneration(generation),
+    embeddings: new EmbeddingGeneration(generation, (url) => remoteMedia.fetch(url)),
     adminToken: environment.adminToken,
   };
   return {
@@ -140,6 +142,7 @@ export async function openCore(options: CoreOptions): Promise<Core> {
     close: async () => {
       unsubscribe();
       await upstreamHttp.close();
+      await remoteMedia.close();
       await storage.close();
     },
   };

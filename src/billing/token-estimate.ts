@@ -12,7 +12,7 @@ const plainText = { disallowedSpecial: new Set<string>() };
 export const defaultMaxOutputTokens = 4096;
 
 /** Tokens reserved per input image: above what the major providers charge for a large image. */
-const tokensPerImage = 2_000;
+export const tokensPerImage = 2_000;
 
 /** An upper-leaning count of a prompt's tokens, for the hold taken before the call; tool definitions count as their JSON. */
 export function estimatePromptTokens(messages: readonly ChatMessage[], tools: readonly ToolDefinition[] = []): number {

@@ -141,6 +141,16 @@ export const ConfigFileSchema = Type.Object(
         { additionalProperties: false },
       ),
     ),
+    remoteMedia: Type.Optional(
+      Type.Object(
+        {
+          timeoutMs: Type.Optional(Type.Integer({ minimum: 100, maximum: 600_000 })),
+          maxBytes: Type.Optional(Type.Integer({ minimum: 1024, maximum: 512 * 1024 * 1024 })),
+          allowPrivateAddresses: Type.Optional(Type.Boolean()),
+        },
+        { additionalProperties: false },
+      ),
+    ),
   },
   { additionalProperties: false },
 );

@@ -24,6 +24,8 @@ export interface GatewayConfig {
   accounts: { maxApiKeys: number; signupCreditsUsd: number; sessionTtlSeconds: number };
   ledger: { orphanHoldSeconds: number; heartbeatSeconds: number };
   usage: { maxPageSize: number };
+  /** Media that clients name by URL and the gateway fetches (embedding inputs). */
+  remoteMedia: { timeoutMs: number; maxBytes: number; allowPrivateAddresses: boolean };
 }
 
 export const configDefaults = {
@@ -36,6 +38,8 @@ export const configDefaults = {
   heartbeatSeconds: 15,
   maxPageSize: 100,
   providerTimeoutMs: 600_000,
+  remoteMediaTimeoutMs: 15_000,
+  remoteMediaMaxBytes: 32 * 1024 * 1024,
 } as const;
 
 export function loadConfigFile(path: string, variables: Readonly<Record<string, string | undefined>>): GatewayConfig {
@@ -155,5 +159,10 @@ function build(file: ConfigFile, path: string): GatewayConfig {
     },
     ledger: { orphanHoldSeconds, heartbeatSeconds },
     usage: { maxPageSize: file.usage?.maxPageSize ?? configDefaults.maxPageSize },
+    remoteMedia: {
+      timeoutMs: file.remoteMedia?.timeoutMs ?? configDefaults.remoteMediaTimeoutMs,
+      maxBytes: file.remoteMedia?.maxBytes ?? configDefaults.remoteMediaMaxBytes,
+      allowPrivateAddresses: file.remoteMedia?.allowPrivateAddresses ?? false,
+    },
   };
 }

@@ -1,13 +1,13 @@
 import type { Hold, Settlement } from '../billing/credit-ledger.ts';
 import { embeddingCost, requirePricing } from '../billing/pricing.ts';
-import { countTextTokens, wholeTokens } from '../billing/token-estimate.ts';
+import { countTextTokens, tokensPerImage, wholeTokens } from '../billing/token-estimate.ts';
 import { gateParameters } from '../catalog/capability-gate.ts';
 import type { CatalogModel } from '../catalog/catalog.ts';
 import type { ProviderConfig } from '../config/load-config.ts';
 import type { EmbeddingInput, EmbeddingPartType, EmbeddingResult, MediaTally } from '../domain/embedding.ts';
 import { GatewayError } from '../domain/errors.ts';
 import type { EmbeddingAdapter } from '../providers/provider-adapter.ts';
-import { acceptedParts, checkEmbeddingInputs } from './embedding-inputs.ts';
+import { acceptedParts, prepareEmbeddingInputs, type EmbeddingRowInputs, type MediaFetch } from './embedding-inputs.ts';
 import { worthFallingBack } from './fallback.ts';
 import type { Caller, GenerationDependencies } from './text-generation.ts';
 
@@ -25,16 +25,12 @@ export interface EmbeddingAnswer {
   inputTokens: number;
 }
 
-
-interface Route {
+interface Route extends EmbeddingRowInputs {
   upstreamModel: string;
   adapter: EmbeddingAdapter;
   target: ProviderConfig;
-  accepted: EmbeddingPartType[];
 }
 
-/** Tokens reserved per image for providers whose reported tokens count images (above what they charge for one). */
-const tokensPerImage = 2_000;
 /** Tokens a provider may add around each input (start and end markers). */
 const tokensPerInput = 8;
 
@@ -53,26 +49,30 @@ function countedTokens(inputs: readonly EmbeddingInput[]): number {
 
 /** The pipeline for embeddings: resolve -> check inputs and limits -> gate -> hold -> dispatch (with fallback) -> settle. */
 export class EmbeddingGeneration {
-  constructor(private readonly dependencies: GenerationDependencies) {}
+  constructor(
+    private readonly dependencies: GenerationDependencies,
+    private readonly fetchMedia: MediaFetch,
+  ) {}
 
   async embed(caller: Caller, input: EmbeddingGenerationInput): Promise<EmbeddingAnswer> {
     const { catalog, ledger } = this.dependencies;
     const model = catalog.resolve(input.modelId);
     const pricing = requirePricing(model);
     const [winner, ...others] = this.routes(model);
-    const media = await checkEmbeddingInputs(model.modelId, input.inputs, winner!.accepted);
+    const { inputs, media } = await prepareEmbeddingInputs(model.modelId, input.inputs, winner!, this.fetchMedia);
     const dimensions = this.gateDimensions(model, input.dimensions);
-    // Rows that cannot take these inputs are no fallback for this request.
-    const usedTypes = new Set(input.inputs.flatMap((item) => item.parts.map((part) => part.type)));
-    const routes = [winner!, ...others.filter((route) => [...usedTypes].every((type) => route.accepted.includes(type)))];
+    // Rows that cannot take these inputs, as asked and as they will be sent, are no fallback for this request.
+    const asked = partTypes(input.inputs);
+    const sent = partTypes(inputs);
+    const routes = [winner!, ...others.filter((route) => asked.every((type) => route.accepted.includes(type)) && sent.every((type) => route.carries.includes(type)))];
 
-    const hold = await ledger.hold({ accountId: caller.accountId, apiKeyId: caller.apiKeyId, amountNanos: embeddingCost(pricing, maximumTokens(input.inputs, media), media), modelId: model.modelId });
+    const hold = await ledger.hold({ accountId: caller.accountId, apiKeyId: caller.apiKeyId, amountNanos: embeddingCost(pricing, maximumTokens(inputs, media), media), modelId: model.modelId });
     const endWork = this.dependencies.work.begin();
     const recordedRequest = { ...input.recordedRequest, operation: 'embeddings', inputs: input.inputs.length };
     for (const [index, route] of routes.entries()) {
       let result: EmbeddingResult;
       try {
-        result = await route.adapter.embed({ upstreamModel: route.upstreamModel, inputs: input.inputs, dimensions }, { target: route.target });
+        result = await route.adapter.embed({ upstreamModel: route.upstreamModel, inputs, dimensions }, { target: route.target });
       } catch (error) {
         // Nothing has reached the client yet, so another row may still serve the request.
         if (index < routes.length - 1 && worthFallingBack(error)) continue;
@@ -80,7 +80,7 @@ export class EmbeddingGeneration {
         throw error;
       }
       const counted = result.inputTokens === undefined;
-      const inputTokens = counted ? countedTokens(input.inputs) : wholeTokens(result.inputTokens);
+      const inputTokens = counted ? countedTokens(inputs) : wholeTokens(result.inputTokens);
       const usage = { promptTokens: inputTokens, totalTokens: inputTokens, ...mediaUsage(media), ...(counted ? { countedByGateway: true } : {}) };
       // The vectors go out now; the hold covers the cost until the settlement replaces it.
       void this.settleInBackground(hold, { costNanos: embeddingCost(pricing, inputTokens, media), modality: 'text', status: 'succeeded', request: recordedRequest, usage }, endWork);
@@ -120,12 +120,18 @@ export class EmbeddingGeneration {
       for (const row of model.rows) {
         const adapter = this.dependencies.adapters.get(row.protocol)?.embeddings;
         const target = this.dependencies.providers.get(row.providerId);
-        if (adapter && target) routes.push({ upstreamModel: row.upstreamModel, adapter, target, accepted: acceptedParts(row.capabilities, model.inputModalities, adapter.parts) });
+        if (adapter && target) {
+          routes.push({ upstreamModel: row.upstreamModel, adapter, target, accepted: acceptedParts(row.capabilities, model.inputModalities, adapter.parts), carries: adapter.parts });
+        }
       }
     }
     if (routes.length === 0) throw new GatewayError('GW_MODEL_NOT_AVAILABLE', `model "${model.modelId}" does not make embeddings`);
     return routes;
   }
+}
+
+function partTypes(inputs: readonly EmbeddingInput[]): EmbeddingPartType[] {
+  return [...new Set(inputs.flatMap((input) => input.parts.map((part) => part.type)))];
 }
 
 function mediaUsage(media: MediaTally): Record<string, number> {

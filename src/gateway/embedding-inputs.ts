@@ -1,7 +1,9 @@
 import type { Capabilities } from '../domain/capabilities.ts';
-import { embeddingPartTypes, type EmbeddingInput, type EmbeddingPartType, type MediaTally } from '../domain/embedding.ts';
+import { embeddingPartTypes, type EmbeddingInput, type EmbeddingPart, type EmbeddingPartType, type MediaTally } from '../domain/embedding.ts';
 import { GatewayError } from '../domain/errors.ts';
 import { isoVideoFacts, wavSeconds } from '../media/media-duration.ts';
+import { sniffMediaType } from '../media/media-type.ts';
+import { RemoteMediaError, type FetchedMedia } from '../media/remote-media.ts';
 
 /** The spec's limits for embedding requests (Limits: embeddings rows), checked before anything is held or sent. */
 export const embeddingLimits = {
@@ -20,14 +22,30 @@ const wavAliases = new Set(['audio/wav', 'audio/x-wav', 'audio/wave', 'audio/vnd
 
 const base64Pattern = /^[A-Za-z0-9+/]*={0,2}$/;
 
+/** URL parts the gateway can fetch and send inline, for protocols that take only the bytes. */
+const inlineForm = { imageUrl: 'imageBase64', audioUrl: 'audioBase64' } as const satisfies Partial<Record<EmbeddingPartType, EmbeddingPartType>>;
+
+/** What one provider row takes: the part types the model accepts, and those its protocol carries as they are. */
+export interface EmbeddingRowInputs {
+  accepted: readonly EmbeddingPartType[];
+  carries: readonly EmbeddingPartType[];
+}
+
+export type MediaFetch = (url: string) => Promise<FetchedMedia>;
+
+/** A part as a protocol receives it: audio named by URL has been fetched by then. */
+type PreparedPart = Exclude<EmbeddingPart, { type: 'audioUrl' }>;
+
 /**
  * The part types a model's row accepts: its catalog entry's `capabilities.inputs.parts` when it lists them,
- * else text (and images when the model takes image input); never more than the row's protocol can carry.
+ * else text (and images when the model takes image input); never more than the row's protocol can carry,
+ * where a URL counts as carried when the protocol takes the bytes it names.
  */
 export function acceptedParts(capabilities: Capabilities | undefined, inputModalities: readonly string[], protocolParts: readonly EmbeddingPartType[]): EmbeddingPartType[] {
   const listed = capabilities?.inputs?.parts;
   const configured: readonly string[] = Array.isArray(listed) ? (listed as string[]) : ['text', ...(inputModalities.includes('image') ? ['imageBase64', 'imageUrl'] : [])];
-  return embeddingPartTypes.filter((type) => configured.includes(type) && protocolParts.includes(type));
+  const carried = (type: EmbeddingPartType) => protocolParts.includes(type) || (type in inlineForm && protocolParts.includes(inlineForm[type as keyof typeof inlineForm]));
+  return embeddingPartTypes.filter((type) => configured.includes(type) && carried(type));
 }
 
 function refuse(message: string): never {
@@ -40,64 +58,100 @@ function decodeBase64(data: string, where: string): Buffer {
   return Buffer.from(compact, 'base64');
 }
 
-/**
- * Checks every input against what the model accepts and the spec's limits, reading media durations from the
- * media's own headers; returns what the request embeds besides text. Throws a 400 naming the model and
- * the part type, or the limit, before any hold or upstream call.
- */
-export async function checkEmbeddingInputs(modelId: string, inputs: readonly EmbeddingInput[], accepted: readonly EmbeddingPartType[]): Promise<MediaTally> {
+/** Part types, counts and sizes that need no bytes: refused before anything is decoded or fetched. */
+function checkShape(modelId: string, inputs: readonly EmbeddingInput[], accepted: readonly EmbeddingPartType[]): void {
   if (inputs.length === 0) refuse('at least one input is required');
   if (inputs.length > embeddingLimits.inputs) refuse(`at most ${embeddingLimits.inputs} inputs are accepted per request (got ${inputs.length})`);
-  const tally: MediaTally = { images: 0, audioMs: 0, videoMs: 0, files: 0 };
-  let audioParts = 0;
-  let videoParts = 0;
+  const counts = { images: 0, audio: 0, video: 0 };
   for (const [index, input] of inputs.entries()) {
-    const where = `input ${index}`;
-    if (input.parts.length === 0) refuse(`${where} has no content`);
+    if (input.parts.length === 0) refuse(`input ${index} has no content`);
     for (const part of input.parts) {
       if (!accepted.includes(part.type)) refuse(`model "${modelId}" does not accept "${part.type}" input parts`);
-      switch (part.type) {
-        case 'text':
-          if (part.text.length === 0) refuse(`${where} has an empty text`);
-          break;
-        case 'imageUrl':
-          tally.images++;
-          break;
-        case 'imageBase64':
-          if (!part.mediaType.startsWith('image/')) refuse(`${where}: an image needs an image/* media type, not "${part.mediaType}"`);
-          decodeBase64(part.data, `${where}'s image`);
-          tally.images++;
-          break;
-        case 'audioUrl':
-          // A remote file's length cannot be read before the call, so the 180 s limit could not be held.
-          refuse(`${where}: audio must be sent inline (audioBase64) so its duration can be checked`);
-          break;
-        case 'audioBase64': {
-          if (++audioParts > embeddingLimits.audioParts) refuse(`at most ${embeddingLimits.audioParts} audio part is accepted per request`);
-          if (!wavAliases.has(part.mediaType)) refuse(`${where}: audio must be audio/wav, not "${part.mediaType}"`);
-          const seconds = await wavSeconds(decodeBase64(part.data, `${where}'s audio`));
-          if (seconds === undefined) refuse(`${where}: the audio is not a readable WAV file`);
-          if (seconds > embeddingLimits.audioSeconds) refuse(`${where}: the audio lasts ${seconds.toFixed(1)} s; at most ${embeddingLimits.audioSeconds} s is accepted`);
-          tally.audioMs += Math.ceil(seconds * 1000);
-          break;
-        }
-        case 'videoBase64': {
-          if (++videoParts > embeddingLimits.videoParts) refuse(`at most ${embeddingLimits.videoParts} video part is accepted per request`);
-          if (!(embeddingLimits.videoMediaTypes as readonly string[]).includes(part.mediaType)) refuse(`${where}: video must be MP4 or MOV (video/mp4, video/quicktime), not "${part.mediaType}"`);
-          const video = isoVideoFacts(decodeBase64(part.data, `${where}'s video`));
-          if (!video) refuse(`${where}: the video is not a readable MP4 or MOV file`);
-          if (video.seconds > embeddingLimits.videoSeconds) refuse(`${where}: the video lasts ${video.seconds.toFixed(1)} s; at most ${embeddingLimits.videoSeconds} s is accepted`);
-          tally.videoMs += Math.ceil(video.seconds * 1000);
-          break;
-        }
-        case 'fileBase64':
-          if (!(embeddingLimits.fileMediaTypes as readonly string[]).includes(part.mediaType)) refuse(`${where}: files must be PDF (application/pdf), not "${part.mediaType}"`);
-          if (!decodeBase64(part.data, `${where}'s file`).subarray(0, 5).equals(Buffer.from('%PDF-'))) refuse(`${where}: the file is not a PDF`);
-          tally.files++;
-          break;
-      }
+      if (part.type === 'text' && part.text.length === 0) refuse(`input ${index} has an empty text`);
+      if (part.type === 'imageUrl' || part.type === 'imageBase64') counts.images++;
+      if ((part.type === 'audioUrl' || part.type === 'audioBase64') && ++counts.audio > embeddingLimits.audioParts) refuse(`at most ${embeddingLimits.audioParts} audio part is accepted per request`);
+      if (part.type === 'videoBase64' && ++counts.video > embeddingLimits.videoParts) refuse(`at most ${embeddingLimits.videoParts} video part is accepted per request`);
     }
   }
-  if (tally.images > embeddingLimits.images) refuse(`at most ${embeddingLimits.images} images are accepted per request (got ${tally.images})`);
-  return tally;
+  if (counts.images > embeddingLimits.images) refuse(`at most ${embeddingLimits.images} images are accepted per request (got ${counts.images})`);
+}
+
+/** A URL part's media, fetched and made the inline part of its kind; its media type is read from the bytes when they say. */
+async function fetchInline(part: Extract<EmbeddingPart, { type: 'imageUrl' | 'audioUrl' }>, fetchMedia: MediaFetch, where: string): Promise<PreparedPart> {
+  let media: FetchedMedia;
+  try {
+    media = await fetchMedia(part.url);
+  } catch (error) {
+    if (!(error instanceof RemoteMediaError)) throw error;
+    const shown = part.url.length > 200 ? `${part.url.slice(0, 200)}...` : part.url;
+    return refuse(`${where}: could not fetch ${shown}: ${error.message}`);
+  }
+  const mediaType = sniffMediaType(media.bytes) ?? media.contentType ?? 'application/octet-stream';
+  return { type: inlineForm[part.type], mediaType, data: media.bytes.toString('base64') };
+}
+
+/** One part with its bytes checked against the limits; adds what it embeds besides text to the tally. */
+async function checkBytes(part: PreparedPart, where: string, tally: MediaTally): Promise<void> {
+  switch (part.type) {
+    case 'text':
+      return;
+    case 'imageUrl':
+      tally.images++;
+      return;
+    case 'imageBase64':
+      if (!part.mediaType.startsWith('image/')) refuse(`${where}: an image needs an image/* media type, not "${part.mediaType}"`);
+      decodeBase64(part.data, `${where}'s image`);
+      tally.images++;
+      return;
+    case 'audioBase64': {
+      if (!wavAliases.has(part.mediaType)) refuse(`${where}: audio must be audio/wav, not "${part.mediaType}"`);
+      const seconds = await wavSeconds(decodeBase64(part.data, `${where}'s audio`));
+      if (seconds === undefined) refuse(`${where}: the audio is not a readable WAV file`);
+      if (seconds > embeddingLimits.audioSeconds) refuse(`${where}: the audio lasts ${seconds.toFixed(1)} s; at most ${embeddingLimits.audioSeconds} s is accepted`);
+      tally.audioMs += Math.ceil(seconds * 1000);
+      return;
+    }
+    case 'videoBase64': {
+      if (!(embeddingLimits.videoMediaTypes as readonly string[]).includes(part.mediaType)) refuse(`${where}: video must be MP4 or MOV (video/mp4, video/quicktime), not "${part.mediaType}"`);
+      const video = isoVideoFacts(decodeBase64(part.data, `${where}'s video`));
+      if (!video) refuse(`${where}: the video is not a readable MP4 or MOV file`);
+      if (video.seconds > embeddingLimits.videoSeconds) refuse(`${where}: the video lasts ${video.seconds.toFixed(1)} s; at most ${embeddingLimits.videoSeconds} s is accepted`);
+      tally.videoMs += Math.ceil(video.seconds * 1000);
+      return;
+    }
+    case 'fileBase64':
+      if (!(embeddingLimits.fileMediaTypes as readonly string[]).includes(part.mediaType)) refuse(`${where}: files must be PDF (application/pdf), not "${part.mediaType}"`);
+      if (!decodeBase64(part.data, `${where}'s file`).subarray(0, 5).equals(Buffer.from('%PDF-'))) refuse(`${where}: the file is not a PDF`);
+      tally.files++;
+      return;
+  }
+}
+
+/**
+ * Checks every input against what the model's row accepts and the spec's limits, and returns the inputs
+ * as the row's protocol will carry them: audio URLs always fetched (their length must be read before the
+ * call), image URLs fetched where the protocol takes only bytes. Durations are read from the media's own
+ * headers. Throws a 400 naming the model and the part type, or the limit, before any hold or upstream call.
+ */
+export async function prepareEmbeddingInputs(
+  modelId: string,
+  inputs: readonly EmbeddingInput[],
+  row: EmbeddingRowInputs,
+  fetchMedia: MediaFetch,
+): Promise<{ inputs: EmbeddingInput[]; media: MediaTally }> {
+  checkShape(modelId, inputs, row.accepted);
+  const prepared = await Promise.all(
+    inputs.map(async (input, index) => ({
+      parts: await Promise.all(
+        input.parts.map((part): PreparedPart | Promise<PreparedPart> =>
+          part.type === 'audioUrl' || (part.type === 'imageUrl' && !row.carries.includes('imageUrl')) ? fetchInline(part, fetchMedia, `input ${index}`) : part,
+        ),
+      ),
+    })),
+  );
+  const media: MediaTally = { images: 0, audioMs: 0, videoMs: 0, files: 0 };
+  for (const [index, input] of prepared.entries()) {
+    for (const part of input.parts) await checkBytes(part, `input ${index}`, media);
+  }
+  return { inputs: prepared, media };
 }

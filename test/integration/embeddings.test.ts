@@ -8,6 +8,7 @@ import { startGeminiFake } from '../fakes/gemini-fake.ts';
 import { startOpenAiFake } from '../fakes/openai-fake.ts';
 import { heldNanosOf, usageRecords } from '../support/http-helpers.ts';
 import { isoVideoFile, pdfFile, pngBase64, wavFile } from '../support/media-fixtures.ts';
+import { startMediaHost } from '../support/media-host.ts';
 import { fakeProviderYaml, startTestGateway, type TestGateway } from '../support/test-gateway.ts';
 
 /**
@@ -37,7 +38,7 @@ const catalog = `
       - provider: gemini
         model: gemini-embedding-2-preview
         capabilities:
-          inputs: { parts: [text, imageBase64, audioBase64, fileBase64, videoBase64] }
+          inputs: { parts: [text, imageBase64, imageUrl, audioBase64, audioUrl, fileBase64, videoBase64] }
           params: { dimensions: { type: int, min: 128, max: 3072 } }
   - id: vision-embed
     inputModalities: [text, image]
@@ -59,6 +60,22 @@ const catalog = `
 const nanos = (usd: number) => Math.round(usd * 1e9);
 const base64 = (bytes: Buffer) => bytes.toString('base64');
 
+/** Media that inputs name by URL; a low sample rate keeps long WAV files under the fetch limit of the test configuration. */
+const png = Buffer.from(pngBase64, 'base64');
+const speech = wavFile(3, 100);
+const media = await startMediaHost({
+  '/photo.png': { contentType: 'image/png', body: png },
+  '/photo': { contentType: 'application/octet-stream', body: png },
+  '/speech.wav': { body: speech },
+  '/moved': { redirect: '/speech.wav' },
+  '/long.wav': { contentType: 'audio/wav', body: wavFile(181, 100) },
+  '/song.mp3': { contentType: 'audio/mpeg', body: Buffer.from('ID3 not a wave file') },
+  '/huge.wav': { contentType: 'audio/wav', body: wavFile(100, 1_000) },
+  '/gone': { status: 410 },
+});
+const hosted = (path: string) => `${media.url}${path}`;
+const remoteMediaYaml = 'remoteMedia: { allowPrivateAddresses: true, maxBytes: 65536, timeoutMs: 5000 }';
+
 describe('embeddings', () => {
   let openai: FakeServer;
   let gemini: FakeServer;
@@ -71,8 +88,8 @@ describe('embeddings', () => {
   beforeAll(async () => {
     [openai, gemini, ark] = await Promise.all([startOpenAiFake(), startGeminiFake(), startArkFake()]);
     gateway = await startTestGateway({
-      upstreams: [openai, gemini, ark],
-      configText: ['providers:', fakeProviderYaml('openai', 'openai', openai), fakeProviderYaml('gemini', 'gemini', gemini), fakeProviderYaml('ark', 'ark', ark), 'models:', catalog].join('\n'),
+      upstreams: [openai, gemini, ark, media],
+      configText: ['providers:', fakeProviderYaml('openai', 'openai', openai), fakeProviderYaml('gemini', 'gemini', gemini), fakeProviderYaml('ark', 'ark', ark), 'models:', catalog, remoteMediaYaml].join('\n'),
     });
     address = await gateway.app.listen({ port: 0, host: '127.0.0.1' });
   });
@@ -174,6 +191,32 @@ describe('embeddings', () => {
       expect((await records())[0]!.usage).toMatchObject({ videoSeconds: 119.5 });
     });
 
+    it('fetches images and audio named by URL for a protocol that takes only bytes, and bills them as inline media', async () => {
+      const fetched = media.requests.length;
+      const response = await post('/api/beta/v1/embeddings', {
+        model: 'gemini-embed-2',
+        input: [
+          { content: [{ type: 'text', text: 'a cat' }, { type: 'imageUrl', url: hosted('/photo.png') }] },
+          { content: [{ type: 'imageUrl', url: hosted('/photo') }] },
+          { content: [{ type: 'audioUrl', url: hosted('/moved') }] },
+        ],
+      });
+      expect(response.statusCode, response.body).toBe(200);
+      expect(media.requests.slice(fetched).map((request) => request.path).sort()).toEqual(['/moved', '/photo', '/photo.png', '/speech.wav']);
+      const sent = gemini.requests.at(-1)!.body as { requests: Array<{ content: { parts: Array<Record<string, any>> } }> };
+      // The media type is read from the bytes where the server labels them loosely.
+      expect(sent.requests.map((request) => request.content.parts)).toEqual([
+        [{ text: 'a cat' }, { inlineData: { mimeType: 'image/png', data: pngBase64 } }],
+        [{ inlineData: { mimeType: 'image/png', data: pngBase64 } }],
+        [{ inlineData: { mimeType: 'audio/wav', data: base64(speech) } }],
+      ]);
+      const [record] = await records();
+      const tokens = countTextTokens('a cat');
+      expect(record).toMatchObject({ status: 'succeeded', usage: { promptTokens: tokens, images: 2, audioSeconds: 3 } });
+      expect(Math.round(record!.usdCost * 1e9)).toBe(tokens * 1000 + 2 * 100_000 + 3 * 10_000);
+      expect(await heldNanosOf(gateway, accountId)).toBe(0n);
+    });
+
     it('sends images to BytePlus ModelArk as image_url parts, one fused vector per input, billed on its reported tokens', async () => {
       const response = await post('/api/beta/v1/embeddings', {
         model: 'vision-embed',
@@ -210,7 +253,12 @@ describe('embeddings', () => {
       ['audio that is not WAV', beta('gemini-embed-2', { ...wav(1), mediaType: 'audio/mpeg' }), /audio must be audio\/wav/],
       ['audio over 180 s', beta('gemini-embed-2', wav(181)), /lasts 181\.0 s; at most 180 s/],
       ['audio whose bytes are not WAV', beta('gemini-embed-2', { ...wav(1), data: base64(Buffer.from('not a wav file at all')) }), /not a readable WAV/],
-      ['audio by URL', beta('gemini-embed-2', { type: 'audioUrl', url: 'https://example.com/a.wav' }), /does not accept "audioUrl"/],
+      ['audio by URL to a model without audio', beta('vision-embed', { type: 'audioUrl', url: hosted('/speech.wav') }), /model "vision-embed" does not accept "audioUrl" input parts/],
+      ['audio by URL over 180 s', beta('gemini-embed-2', { type: 'audioUrl', url: hosted('/long.wav') }), /lasts 181\.0 s; at most 180 s/],
+      ['audio by URL that is not WAV', beta('gemini-embed-2', { type: 'audioUrl', url: hosted('/song.mp3') }), /audio must be audio\/wav, not "audio\/mpeg"/],
+      ['audio by URL past the fetch limit', beta('gemini-embed-2', { type: 'audioUrl', url: hosted('/huge.wav') }), /could not fetch .*huge\.wav: the file is larger than the limit of 65536 bytes/],
+      ['an image by URL that is gone', beta('gemini-embed-2', { type: 'imageUrl', url: hosted('/gone') }), /could not fetch .*: 127\.0\.0\.1:\d+ answered HTTP 410/],
+      ['an image by URL that is not http', beta('gemini-embed-2', { type: 'imageUrl', url: 'file:///etc/passwd' }), /only http and https URLs are fetched/],
       ['two video parts', beta('gemini-embed-2', video(1), video(1)), /at most 1 video part/],
       ['video over 120 s', beta('gemini-embed-2', video(121)), /lasts 121\.0 s; at most 120 s/],
       ['video that is not MP4 or MOV', beta('gemini-embed-2', video(1, 'video/webm')), /video must be MP4 or MOV/],
@@ -255,6 +303,16 @@ describe('embeddings', () => {
         expect(await balance()).toBe(1);
       });
     }
+  });
+
+  it('counts parts against the limits before it fetches any URL', async () => {
+    const fetched = media.requests.length;
+    const content = [...Array.from({ length: 7 }, () => ({ type: 'imageUrl', url: hosted('/photo.png') })), { type: 'audioUrl', url: hosted('/speech.wav') }];
+    const response = await post('/api/beta/v1/embeddings', { model: 'gemini-embed-2', input: [{ content }] });
+    expect(response.statusCode).toBe(400);
+    expect(response.json<{ errors: string[] }>().errors.join(' ')).toMatch(/at most 6 images/);
+    expect(media.requests.length).toBe(fetched);
+    expect(await records()).toEqual([]);
   });
 
   it("relays an upstream's refusal with its own status and body, records the failure and charges nothing", async () => {

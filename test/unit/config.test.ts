@@ -82,6 +82,13 @@ describe('gateway.yaml', () => {
     expect(problemOf(config)).toContain('capabilities.inputs.parts');
   });
 
+  it('fetches remote media only from public addresses unless the file says otherwise', () => {
+    expect(parseConfig(base, 'gateway.yaml', {}).remoteMedia).toEqual({ timeoutMs: 15_000, maxBytes: 32 * 1024 * 1024, allowPrivateAddresses: false });
+    expect(parseConfig(`${base}remoteMedia: { allowPrivateAddresses: true, maxBytes: 2048 }\n`, 'gateway.yaml', {}).remoteMedia).toMatchObject({ allowPrivateAddresses: true, maxBytes: 2048 });
+    expect(problemOf(`${base}remoteMedia: { timeoutMs: 0 }\n`)).toContain('at remoteMedia.timeoutMs');
+    expect(loadConfigFile(shippedConfigPath, {}).remoteMedia.allowPrivateAddresses).toBe(false);
+  });
+
   it('refuses a missing file with its path', () => {
     expect(() => loadConfigFile('/nonexistent/gateway.yaml', {})).toThrow(/\/nonexistent\/gateway\.yaml: cannot read/);
   });

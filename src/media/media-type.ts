@@ -1,0 +1,16 @@
+/** Signatures of the media kinds the embedding limits apply to, read from a file's first bytes. */
+const signatures: Array<{ mediaType: string; matches: (bytes: Buffer) => boolean }> = [
+  { mediaType: 'image/png', matches: (bytes) => bytes.subarray(0, 8).equals(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a])) },
+  { mediaType: 'image/jpeg', matches: (bytes) => bytes.subarray(0, 3).equals(Buffer.from([0xff, 0xd8, 0xff])) },
+  { mediaType: 'image/gif', matches: (bytes) => /^GIF8[79]a$/.test(bytes.toString('latin1', 0, 6)) },
+  { mediaType: 'image/webp', matches: (bytes) => bytes.toString('latin1', 0, 4) === 'RIFF' && bytes.toString('latin1', 8, 12) === 'WEBP' },
+  { mediaType: 'audio/wav', matches: (bytes) => bytes.toString('latin1', 0, 4) === 'RIFF' && bytes.toString('latin1', 8, 12) === 'WAVE' },
+];
+
+/**
+ * The media type a file's own bytes declare, for media fetched from a URL whose server may label it
+ * loosely (`application/octet-stream`); undefined when the bytes match none of the known kinds.
+ */
+export function sniffMediaType(bytes: Buffer): string | undefined {
+  return signatures.find((signature) => signature.matches(bytes))?.mediaType;
+}

@@ -1,0 +1,168 @@
+import { lookup, type LookupAddress, type LookupAllOptions, type LookupOptions } from 'node:dns';
+import { BlockList, isIP } from 'node:net';
+import { Agent, request, type Dispatcher } from 'undici';
+
+/** Media a client named by URL, fetched by the gateway so its limits can be checked on the bytes themselves. */
+export interface FetchedMedia {
+  /** The answer's `Content-Type` without parameters, lower-cased; undefined when it sent none. */
+  contentType: string | undefined;
+  bytes: Buffer;
+}
+
+export interface RemoteMediaOptions {
+  timeoutMs: number;
+  maxBytes: number;
+  /**
+   * Whether URLs may reach loopback, private, link-local and other non-public addresses. Off by default:
+   * otherwise any key holder could make the gateway read the network it runs in.
+   */
+  allowPrivateAddresses: boolean;
+}
+
+/** A URL that could not be fetched; the message says why, for the client. */
+export class RemoteMediaError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'RemoteMediaError';
+  }
+}
+
+const maxRedirects = 5;
+const redirectStatuses = new Set([301, 302, 303, 307, 308]);
+
+/** Address ranges that are not the public internet (IANA special-purpose registries). */
+const nonPublic = new BlockList();
+for (const [network, prefix] of [
+  ['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12],
+  ['192.0.0.0', 24], ['192.0.2.0', 24], ['192.88.99.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15],
+  ['198.51.100.0', 24], ['203.0.113.0', 24], ['224.0.0.0', 4], ['240.0.0.0', 4],
+] as const) nonPublic.addSubnet(network, prefix, 'ipv4');
+for (const [network, prefix] of [
+  ['::', 128], ['::1', 128], ['64:ff9b::', 96], ['64:ff9b:1::', 48], ['100::', 64], ['2001::', 23], ['2001:db8::', 32],
+  ['2002::', 16], ['fc00::', 7], ['fe80::', 10], ['fec0::', 10], ['ff00::', 8],
+] as const) nonPublic.addSubnet(network, prefix, 'ipv6');
+
+/** True for any address outside the public internet, IPv4-mapped IPv6 addresses judged by their IPv4 part. */
+export function isNonPublicAddress(address: string): boolean {
+  const bare = address.replace(/^\[|\]$/g, '');
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(bare);
+  if (mapped) return nonPublic.check(mapped[1]!, 'ipv4');
+  const family = isIP(bare);
+  if (family === 0) return true;
+  return nonPublic.check(bare, family === 4 ? 'ipv4' : 'ipv6');
+}
+
+type LookupCallback = (error: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;
+
+/** Name resolution that refuses names resolving to a non-public address, before any connection is made. */
+function publicOnlyLookup(hostname: string, options: LookupOptions, callback: LookupCallback): void {
+  lookup(hostname, { ...options, all: true } as LookupAllOptions, (error, addresses) => {
+    if (error) return callback(error, []);
+    const refused = addresses.find((entry) => isNonPublicAddress(entry.address));
+    if (refused) return callback(new RemoteMediaError(`${hostname} resolves to a non-public address`), []);
+    if (options.all) return callback(null, addresses);
+    const [first] = addresses;
+    if (!first) return callback(new RemoteMediaError(`${hostname} has no address`), []);
+    callback(null, first.address, first.family);
+  });
+}
+
+/**
+ * Fetches media that clients pass by URL: http(s) only, redirects followed (each hop checked), at most
+ * `maxBytes`, within `timeoutMs` in all, and by default never to a non-public address (checked on the
+ * resolved addresses, so a public name pointing inside is refused too).
+ */
+export class RemoteMediaFetcher {
+  private readonly dispatcher: Dispatcher;
+
+  constructor(private readonly options: RemoteMediaOptions) {
+    this.dispatcher = new Agent({ keepAliveTimeout: 10_000, connect: options.allowPrivateAddresses ? {} : { lookup: publicOnlyLookup } });
+  }
+
+  async fetch(url: string): Promise<FetchedMedia> {
+    const signal = AbortSignal.timeout(this.options.timeoutMs);
+    let current = this.checkedUrl(url);
+    for (let hop = 0; ; hop++) {
+      const response = await this.get(current, signal);
+      if (redirectStatuses.has(response.statusCode)) {
+        discard(response.body);
+        const location = header(response.headers.location);
+        if (!location) throw new RemoteMediaError(`${current.host} answered ${response.statusCode} without a Location`);
+        if (hop >= maxRedirects) throw new RemoteMediaError(`more than ${maxRedirects} redirects`);
+        current = this.checkedUrl(new URL(location, current).href);
+        continue;
+      }
+      if (response.statusCode !== 200) {
+        discard(response.body);
+        throw new RemoteMediaError(`${current.host} answered HTTP ${response.statusCode}`);
+      }
+      const bytes = await this.read(response, signal);
+      return { contentType: header(response.headers['content-type'])?.split(';')[0]!.trim().toLowerCase() || undefined, bytes };
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.dispatcher.close();
+  }
+
+  private checkedUrl(text: string): URL {
+    if (!URL.canParse(text)) throw new RemoteMediaError('not a valid URL');
+    const url = new URL(text);
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new RemoteMediaError(`only http and https URLs are fetched, not ${url.protocol}`);
+    if (url.username || url.password) throw new RemoteMediaError('URLs with credentials are not fetched');
+    // Literal addresses skip name resolution, so they are judged here.
+    const host = url.hostname.replace(/^\[|\]$/g, '');
+    if (!this.options.allowPrivateAddresses && isIP(host) !== 0 && isNonPublicAddress(host)) throw new RemoteMediaError(`${url.hostname} is not a public address`);
+    return url;
+  }
+
+  private async get(url: URL, signal: AbortSignal): Promise<Dispatcher.ResponseData> {
+    try {
+      return await request(url, { dispatcher: this.dispatcher, method: 'GET', signal, headers: { accept: '*/*' } });
+    } catch (error) {
+      throw failure(error, url);
+    }
+  }
+
+  private async read(response: Dispatcher.ResponseData, signal: AbortSignal): Promise<Buffer> {
+    const declared = Number(header(response.headers['content-length']));
+    if (Number.isFinite(declared) && declared > this.options.maxBytes) {
+      discard(response.body);
+      throw new RemoteMediaError(`the file is larger than the limit of ${this.options.maxBytes} bytes`);
+    }
+    const chunks: Buffer[] = [];
+    let size = 0;
+    try {
+      for await (const chunk of response.body) {
+        size += (chunk as Buffer).length;
+        // Leaving the loop ends the download.
+        if (size > this.options.maxBytes) {
+          throw new RemoteMediaError(`the file is larger than the limit of ${this.options.maxBytes} bytes`);
+        }
+        chunks.push(chunk as Buffer);
+      }
+    } catch (error) {
+      if (error instanceof RemoteMediaError) throw error;
+      throw signal.aborted ? new RemoteMediaError(`no complete answer within ${this.options.timeoutMs} ms`) : new RemoteMediaError('the download broke off');
+    }
+    return Buffer.concat(chunks, size);
+  }
+}
+
+/** Drops an answer's body unread; the abort this causes is expected, not an error. */
+function discard(body: Dispatcher.ResponseData['body']): void {
+  body.on('error', () => undefined);
+  body.destroy();
+}
+
+function header(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value[0] : value;
+}
+
+function failure(error: unknown, url: URL): RemoteMediaError {
+  if (error instanceof RemoteMediaError) return error;
+  const cause = (error as { cause?: unknown }).cause;
+  if (cause instanceof RemoteMediaError) return cause;
+  if ((error as { name?: string }).name === 'TimeoutError' || (error as { name?: string }).name === 'AbortError') return new RemoteMediaError(`${url.host} did not answer in time`);
+  return new RemoteMediaError(`${url.host} could not be reached`);
+}

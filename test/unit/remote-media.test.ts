@@ -1,0 +1,82 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { isNonPublicAddress, RemoteMediaFetcher } from '../../src/media/remote-media.ts';
+import type { FakeServer } from '../fakes/fake-server.ts';
+import { startMediaHost } from '../support/media-host.ts';
+
+describe('isNonPublicAddress', () => {
+  it.each([
+    ['127.0.0.1', true],
+    ['10.1.2.3', true],
+    ['172.16.0.1', true],
+    ['172.32.0.1', false],
+    ['192.168.1.1', true],
+    ['169.254.169.254', true],
+    ['100.64.0.1', true],
+    ['0.0.0.0', true],
+    ['224.0.0.1', true],
+    ['255.255.255.255', true],
+    ['8.8.8.8', false],
+    ['93.184.216.34', false],
+    ['::1', true],
+    ['::', true],
+    ['fe80::1', true],
+    ['fd12:3456::1', true],
+    ['::ffff:127.0.0.1', true],
+    ['::ffff:10.0.0.1', true],
+    ['::ffff:8.8.8.8', false],
+    ['64:ff9b::a00:1', true],
+    ['2606:4700:4700::1111', false],
+    ['not an address', true],
+  ])('%s -> %s', (address, expected) => {
+    expect(isNonPublicAddress(address)).toBe(expected);
+  });
+});
+
+describe('RemoteMediaFetcher', () => {
+  let host: FakeServer;
+  const port = () => new URL(host.url).port;
+
+  beforeAll(async () => {
+    host = await startMediaHost({
+      '/a.png': { contentType: 'image/png; charset=binary', body: Buffer.from('png bytes') },
+      '/hop': { redirect: '/hop' },
+      '/slow': 'stall',
+      '/big': { body: Buffer.alloc(5_000) },
+      '/big-chunked': { body: Buffer.alloc(5_000), chunked: true },
+    });
+  });
+  afterAll(async () => {
+    await host.close();
+  });
+
+  const open = (options: Partial<ConstructorParameters<typeof RemoteMediaFetcher>[0]> = {}) =>
+    new RemoteMediaFetcher({ timeoutMs: 2_000, maxBytes: 4_096, allowPrivateAddresses: true, ...options });
+
+  it('returns the bytes and the bare media type', async () => {
+    const fetcher = open();
+    await expect(fetcher.fetch(`${host.url}/a.png`)).resolves.toEqual({ contentType: 'image/png', bytes: Buffer.from('png bytes') });
+    await fetcher.close();
+  });
+
+  it('refuses loopback by literal address and by name without sending a request, unless allowed', async () => {
+    const fetcher = open({ allowPrivateAddresses: false });
+    const before = host.requests.length;
+    await expect(fetcher.fetch(`http://127.0.0.1:${port()}/a.png`)).rejects.toThrow('127.0.0.1 is not a public address');
+    await expect(fetcher.fetch(`http://[::1]:${port()}/a.png`)).rejects.toThrow('[::1] is not a public address');
+    await expect(fetcher.fetch(`http://localhost:${port()}/a.png`)).rejects.toThrow('localhost resolves to a non-public address');
+    expect(host.requests.length).toBe(before);
+    await fetcher.close();
+  });
+
+  it('refuses other schemes, credentials, endless redirects, files past the limit and servers that stall', async () => {
+    const fetcher = open({ timeoutMs: 300 });
+    await expect(fetcher.fetch('ftp://example.com/a.png')).rejects.toThrow('only http and https URLs are fetched, not ftp:');
+    await expect(fetcher.fetch('http://user:secret@example.com/a.png')).rejects.toThrow('URLs with credentials are not fetched');
+    await expect(fetcher.fetch('not a url')).rejects.toThrow('not a valid URL');
+    await expect(fetcher.fetch(`${host.url}/hop`)).rejects.toThrow('more than 5 redirects');
+    await expect(fetcher.fetch(`${host.url}/big`)).rejects.toThrow('larger than the limit of 4096 bytes');
+    await expect(fetcher.fetch(`${host.url}/big-chunked`)).rejects.toThrow('larger than the limit of 4096 bytes');
+    await expect(fetcher.fetch(`${host.url}/slow`)).rejects.toThrow('did not answer in time');
+    await fetcher.close();
+  });
+});
