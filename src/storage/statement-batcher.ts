@@ -7,8 +7,9 @@ interface Pending<I, O> {
 /**
  * Group commit for one kind of statement: work is sent as it comes while fewer than `maxInFlight`
  * statements are running, and whatever arrives meanwhile goes out as one batch when one returns. At low load
- * nothing waits; under load one round trip and one transaction serve many callers. A failed batch fails
- * each of its callers (the batch is one transaction: none of it was applied).
+ * nothing waits; under load one round trip and one transaction serve many callers. A batch is one
+ * transaction, so when it fails none of it was applied: each of its statements is then sent alone, and
+ * only the ones that fail alone fail their callers.
  */
 export class StatementBatcher<I, O> {
   private readonly queue: Array<Pending<I, O>> = [];
@@ -39,12 +40,19 @@ export class StatementBatcher<I, O> {
   }
 
   private async run(batch: Array<Pending<I, O>>): Promise<void> {
-    try {
-      const outputs = batch.length === 1 ? [await this.one(batch[0]!.input)] : await this.many(batch.map((item) => item.input));
-      if (outputs.length !== batch.length) throw new Error(`a batch of ${batch.length} statements answered ${outputs.length} results`);
-      batch.forEach((item, index) => item.resolve(outputs[index]!));
-    } catch (error) {
-      for (const item of batch) item.reject(error);
+    if (batch.length > 1) {
+      let outputs: O[];
+      try {
+        outputs = await this.many(batch.map((item) => item.input));
+      } catch {
+        // One statement's failure (or the connection's) rolled the whole batch back: each is tried alone.
+        await Promise.all(batch.map((item) => this.one(item.input).then(item.resolve, item.reject)));
+        return;
+      }
+      const error = outputs.length === batch.length ? undefined : new Error(`a batch of ${batch.length} statements answered ${outputs.length} results`);
+      batch.forEach((item, index) => (error ? item.reject(error) : item.resolve(outputs[index]!)));
+      return;
     }
+    await this.one(batch[0]!.input).then(batch[0]!.resolve, batch[0]!.reject);
   }
 }

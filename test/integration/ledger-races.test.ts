@@ -480,6 +480,60 @@ describe('inactive keys', () => {
   });
 });
 
+describe('batched ledger statements', () => {
+  const generation = (id: string) => ({ id, modality: 'text', model: 'sandbox-echo', status: 'succeeded', request: null, usage: { promptTokens: 1 }, durationMs: 1 });
+  const holdItem = (hold: string, account: string, key: string | null, amount: bigint) => ({ hold, account, key, amount: String(amount), now: new Date().toISOString() });
+  const settleItem = (hold: string, account: string, key: string | null, cost: bigint, generationId: string) => ({
+    hold, account, key, cost: String(cost), now: new Date().toISOString(), generation: generationId,
+    modality: 'text', model: 'sandbox-echo', status: 'succeeded', request: null, usage: { promptTokens: 1 }, durationMs: 1,
+  });
+
+  it('gw_hold_batch and gw_settle_batch apply each item as the single call would, in order', async () => {
+    const { accountId, keyId } = await gateway.createFundedKey({ credits: 0.000003, limits: { total: 0.0000025 } });
+    const instanceId = gateway.gateway.core.instanceId;
+    const items = [holdItem('hold_b1', accountId, keyId, 1_000n), holdItem('hold_b2', accountId, keyId, 1_000n), holdItem('hold_b3', accountId, keyId, 1_000n), holdItem('hold_b4', accountId, null, 1_500n)];
+    const [holdRow] = await queryRows<{ outcomes: string[] }>(db, sql`SELECT gw_hold_batch(${JSON.stringify(items)}::jsonb, ${instanceId}) AS outcomes`);
+    // The third passes the balance but not the key's total cap; the fourth (no key) finds only 1,000 available.
+    expect(holdRow!.outcomes).toEqual(['ok', 'ok', 'total', 'balance']);
+    expect(await holdTotals(accountId)).toEqual({ count: 2, amountNanos: 2_000n });
+
+    const settles = [settleItem('hold_b1', accountId, keyId, 600n, `gen_b1_${accountId}`), settleItem('hold_gone', accountId, keyId, 50n, `gen_b2_${accountId}`)];
+    const [settleRow] = await queryRows<{ found: boolean[] }>(db, sql`SELECT gw_settle_batch(${JSON.stringify(settles)}::jsonb) AS found`);
+    expect(settleRow!.found).toEqual([true, false]);
+    expect(await generationTotals(accountId)).toEqual({ count: 2, costNanos: 650n });
+    expect(await accountRow(accountId)).toMatchObject({ balanceNanos: 3_000n - 650n, heldNanos: 1_000n });
+    expect(await keyRow(keyId)).toMatchObject({ spentTotalNanos: 650n, heldNanos: 1_000n });
+
+    // One failing item rolls the whole batch back: the hold it would have ended stays, nothing is charged.
+    const poisoned = [settleItem('hold_b2', accountId, keyId, 300n, `gen_b3_${accountId}`), settleItem('hold_b2', accountId, keyId, 300n, `gen_b1_${accountId}`)];
+    await expect(queryRows(db, sql`SELECT gw_settle_batch(${JSON.stringify(poisoned)}::jsonb)`)).rejects.toThrow();
+    expect(await generationTotals(accountId)).toEqual({ count: 2, costNanos: 650n });
+    expect(await holdTotals(accountId)).toEqual({ count: 1, amountNanos: 1_000n });
+    await services().ledger.release({ id: 'hold_b2', accountId, apiKeyId: keyId, amountNanos: 1_000n, modelId: 'sandbox-echo', startedAt: Date.now() });
+    expect(await accountRow(accountId)).toMatchObject({ balanceNanos: 2_350n, heldNanos: 0n });
+  });
+
+  it('settles every other settlement of a batch when one of them fails, each charged exactly once', async () => {
+    const { accountId, keyId } = await gateway.createFundedKey({ credits: 1 });
+    const repository = new LedgerRepository(db);
+    const instanceId = gateway.gateway.core.instanceId;
+    const holdIds = Array.from({ length: 17 }, (_, index) => `hold_p${index}_${accountId}`);
+    const held = await Promise.all(holdIds.map((holdId) => repository.hold({ holdId, accountId, apiKeyId: keyId, amountNanos: 1_000n, instanceId, now: new Date() })));
+    expect(held.every((outcome) => outcome === 'ok')).toBe(true);
+    const settle = (holdId: string, generationId: string) => repository.settle({ holdId, accountId, apiKeyId: keyId, costNanos: 700n, now: new Date(), generation: generation(generationId) });
+    const [first, ...rest] = holdIds;
+    await settle(first!, `gen_first_${accountId}`);
+    // The last one reuses the first record's id, so it cannot be written; it arrives while others run, in a batch.
+    const outcomes = await Promise.allSettled(rest.map((holdId, index) => settle(holdId, index === 15 ? `gen_first_${accountId}` : `gen_p${index}_${accountId}`)));
+    expect(outcomes.map((outcome) => outcome.status)).toEqual([...Array.from({ length: 15 }, () => 'fulfilled'), 'rejected']);
+    expect(await generationTotals(accountId)).toEqual({ count: 16, costNanos: 16n * 700n });
+    expect(await holdTotals(accountId)).toEqual({ count: 1, amountNanos: 1_000n });
+    expect(await repository.release(holdIds[16]!)).toBe(true);
+    expect(await accountRow(accountId)).toMatchObject({ balanceNanos: usdToNanos(1) - 16n * 700n, heldNanos: 0n });
+    expect(await keyRow(keyId)).toMatchObject({ spentTotalNanos: 16n * 700n, heldNanos: 0n });
+  });
+});
+
 describe('the whole ledger', () => {
   it('balances for every account once nothing is outstanding: grants = balance + charges, held = sum of holds', async () => {
     const rows = await queryRows<{ id: string; balance: string; held: string; grants: string; charges: string; holds: string }>(

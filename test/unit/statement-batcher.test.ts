@@ -1,0 +1,52 @@
+import { describe, expect, it } from 'vitest';
+import { StatementBatcher } from '../../src/storage/statement-batcher.ts';
+
+/** A fake statement runner: each call waits for the test to let it finish, and is recorded. */
+function runner(options: { failManyWith?: (inputs: number[]) => boolean; shortAnswer?: boolean } = {}) {
+  const calls: Array<{ kind: 'one' | 'many'; inputs: number[] }> = [];
+  const one = async (input: number) => {
+    calls.push({ kind: 'one', inputs: [input] });
+    await Promise.resolve();
+    if (input < 0) throw new Error(`statement ${input} failed`);
+    return input * 10;
+  };
+  const many = async (inputs: number[]) => {
+    calls.push({ kind: 'many', inputs });
+    await Promise.resolve();
+    if (options.failManyWith?.(inputs)) throw new Error('the batch failed');
+    const outputs = inputs.map((input) => input * 10);
+    return options.shortAnswer ? outputs.slice(1) : outputs;
+  };
+  return { calls, one, many };
+}
+
+describe('StatementBatcher', () => {
+  it('sends work alone while slots are free and batches what arrives meanwhile, answering each caller its own result', async () => {
+    const fake = runner();
+    const batcher = new StatementBatcher(fake.one, fake.many, { maxBatch: 3, maxInFlight: 2 });
+    const results = await Promise.all([1, 2, 3, 4, 5, 6, 7].map((input) => batcher.submit(input)));
+    expect(results).toEqual([10, 20, 30, 40, 50, 60, 70]);
+    expect(fake.calls).toEqual([
+      { kind: 'one', inputs: [1] },
+      { kind: 'one', inputs: [2] },
+      { kind: 'many', inputs: [3, 4, 5] },
+      { kind: 'many', inputs: [6, 7] },
+    ]);
+  });
+
+  it('tries each statement of a failed batch alone, so one bad statement fails only its own caller', async () => {
+    const fake = runner({ failManyWith: (inputs) => inputs.some((input) => input < 0) });
+    const batcher = new StatementBatcher(fake.one, fake.many, { maxBatch: 10, maxInFlight: 1 });
+    const outcomes = await Promise.allSettled([1, 2, -3, 4].map((input) => batcher.submit(input)));
+    expect(outcomes.map((outcome) => (outcome.status === 'fulfilled' ? outcome.value : (outcome.reason as Error).message))).toEqual([10, 20, 'statement -3 failed', 40]);
+    expect(fake.calls.map((call) => call.kind)).toEqual(['one', 'many', 'one', 'one', 'one']);
+  });
+
+  it('fails every caller of a batch that answered the wrong number of results, without running it again', async () => {
+    const fake = runner({ shortAnswer: true });
+    const batcher = new StatementBatcher(fake.one, fake.many, { maxBatch: 10, maxInFlight: 1 });
+    const outcomes = await Promise.allSettled([1, 2, 3].map((input) => batcher.submit(input)));
+    expect(outcomes.map((outcome) => outcome.status)).toEqual(['fulfilled', 'rejected', 'rejected']);
+    expect(fake.calls.map((call) => call.kind)).toEqual(['one', 'many']);
+  });
+});
