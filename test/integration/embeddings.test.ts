@@ -149,6 +149,28 @@ describe('embeddings', () => {
     });
   });
 
+  it('@google/genai embedContent with inline media, to a Gemini multimodal model as is and translated for BytePlus ModelArk', async () => {
+    const client = new GoogleGenAI({ apiKey: key, httpOptions: { baseUrl: `${address}/api/gamma`, retryOptions: { attempts: 1 } } });
+    const contents = [{ parts: [{ text: 'a cat' }, { inlineData: { mimeType: 'image/png', data: pngBase64 } }] }, { parts: [{ inlineData: { mimeType: 'audio/wav', data: base64(wavFile(2)) } }] }];
+    const viaGemini = await client.models.embedContent({ model: 'gemini-embed-2', contents, config: { outputDimensionality: 128 } });
+    expect(viaGemini.embeddings!.map((embedding) => embedding.values!.length)).toEqual([128, 128]);
+    const sent = gemini.requests.at(-1)!.body as { requests: Array<{ content: { parts: unknown[] } }> };
+    expect(sent.requests.map((request) => request.content.parts)).toEqual(contents.map((content) => content.parts));
+
+    const viaArk = await client.models.embedContent({ model: 'vision-embed', contents: [contents[0]!] });
+    expect(viaArk.embeddings).toHaveLength(1);
+    expect((ark.requests.at(-1)!.body as { input: unknown[] }).input).toEqual([
+      { type: 'text', text: 'a cat' },
+      { type: 'image_url', image_url: { url: `data:image/png;base64,${pngBase64}` } },
+    ]);
+    const [arkRecord, geminiRecord] = await records();
+    expect(geminiRecord!.usage).toMatchObject({ images: 1, audioSeconds: 2, countedByGateway: true });
+    expect(Math.round(geminiRecord!.usdCost * 1e9)).toBe(countTextTokens('a cat') * 1000 + 100_000 + 2 * 10_000);
+    // ModelArk counts the image in its tokens (the fake: a token per word, 500 per image); no image price is set there.
+    expect(arkRecord).toMatchObject({ status: 'succeeded', usage: { promptTokens: 502, images: 1 } });
+    expect(Math.round(arkRecord!.usdCost * 1e9)).toBe(502 * 1000);
+  });
+
   describe('the beta extension', () => {
     it('takes every part type of the multimodal model, inline, and bills tokens plus media', async () => {
       const response = await post('/api/beta/v1/embeddings', {
