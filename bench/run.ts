@@ -1,6 +1,7 @@
 /**
  * Gateway overhead benchmark: the same fake OpenAI upstream called directly and through the gateway's full
- * billing path, on alpha chat completions, non-streamed and streamed, at 1 and 32 connections, in one run.
+ * billing path, on alpha chat completions (non-streamed and streamed) and alpha embeddings, at 1 and 32
+ * connections, in one run.
  * Upstream, gateway and load generator are three processes. Writes bench/RESULTS.md.
  *
  *   npm run bench                      # 10 s per measurement
@@ -60,11 +61,19 @@ function statsOf(child: ChildProcess): Promise<Stats> {
 interface Target {
   url: string;
   headers: Record<string, string>;
-  model: string;
+  chatModel: string;
+  embeddingModel: string;
 }
 
+type Call = 'chat' | 'chat-stream' | 'embeddings';
+
 const messages = [{ role: 'user', content: 'Summarise the benchmark method in one short sentence please.' }];
-const bodyFor = (target: Target, stream: boolean) => JSON.stringify({ model: target.model, messages, max_tokens: 64, ...(stream ? { stream: true } : {}) });
+const embeddingInput = ['The gateway bills every call exactly.', 'A second text of the same batch.'];
+
+function requestFor(target: Target, call: Call): { path: string; body: string } {
+  if (call === 'embeddings') return { path: '/embeddings', body: JSON.stringify({ model: target.embeddingModel, input: embeddingInput, encoding_format: 'float' }) };
+  return { path: '/chat/completions', body: JSON.stringify({ model: target.chatModel, messages, max_tokens: 64, ...(call === 'chat-stream' ? { stream: true } : {}) }) };
+}
 
 interface LoadResult {
   requestsPerSecond: number;
@@ -74,12 +83,13 @@ interface LoadResult {
   errors: number;
 }
 
-async function load(target: Target, stream: boolean, connections: number, duration: number): Promise<LoadResult> {
+async function load(target: Target, call: Call, connections: number, duration: number): Promise<LoadResult> {
+  const { path: endpoint, body } = requestFor(target, call);
   const result = await autocannon({
-    url: `${target.url}/chat/completions`,
+    url: `${target.url}${endpoint}`,
     method: 'POST',
     headers: { 'content-type': 'application/json', ...target.headers },
-    body: bodyFor(target, stream),
+    body,
     connections,
     duration,
   });
@@ -98,12 +108,8 @@ async function timeToFirstByte(target: Target, count: number): Promise<{ p50: nu
   const samples: number[] = [];
   for (let index = 0; index < count; index++) {
     const started = process.hrtime.bigint();
-    const response = await request(`${target.url}/chat/completions`, {
-      dispatcher,
-      method: 'POST',
-      headers: { 'content-type': 'application/json', ...target.headers },
-      body: bodyFor(target, true),
-    });
+    const { path: endpoint, body } = requestFor(target, 'chat-stream');
+    const response = await request(`${target.url}${endpoint}`, { dispatcher, method: 'POST', headers: { 'content-type': 'application/json', ...target.headers }, body });
     let first = true;
     for await (const _chunk of response.body) {
       if (first) samples.push(Number(process.hrtime.bigint() - started) / 1e6);
@@ -118,8 +124,9 @@ async function timeToFirstByte(target: Target, count: number): Promise<{ p50: nu
 
 const fake = await startProcess('fake-upstream.ts', {});
 const gateway = await startProcess('gateway-process.ts', { BENCH_UPSTREAM_URL: fake.info.url! }, profileDir ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : []);
-const direct: Target = { url: `${fake.info.url}/v1`, headers: { authorization: `Bearer ${fakeOpenAiKey}` }, model: 'gpt-4o-mini' };
-const through: Target = { url: `${gateway.info.url}/api/alpha/v1`, headers: { 'x-api-key': gateway.info.key! }, model: 'bench-chat' };
+const direct: Target = { url: `${fake.info.url}/v1`, headers: { authorization: `Bearer ${fakeOpenAiKey}` }, chatModel: 'gpt-4o-mini', embeddingModel: 'text-embedding-3-small' };
+const through: Target = { url: `${gateway.info.url}/api/alpha/v1`, headers: { 'x-api-key': gateway.info.key! }, chatModel: 'bench-chat', embeddingModel: 'bench-embedding' };
+const scenarioNames: Record<Call, string> = { chat: 'non-streamed', 'chat-stream': 'streamed', embeddings: 'embeddings' };
 
 interface Row {
   scenario: string;
@@ -131,14 +138,14 @@ interface Row {
 const rows: Row[] = [];
 try {
   // Warm both paths (JIT, connection pools, database caches) before measuring.
-  await load(direct, false, 8, 2);
-  await load(through, false, 8, 2);
-  for (const stream of [false, true]) {
+  await load(direct, 'chat', 8, 2);
+  await load(through, 'chat', 8, 2);
+  for (const call of ['chat', 'chat-stream', 'embeddings'] as const) {
     for (const connections of [1, 32]) {
-      const scenario = `${stream ? 'streamed' : 'non-streamed'}, ${connections} connection${connections > 1 ? 's' : ''}`;
-      const directResult = await load(direct, stream, connections, seconds);
+      const scenario = `${scenarioNames[call]}, ${connections} connection${connections > 1 ? 's' : ''}`;
+      const directResult = await load(direct, call, connections, seconds);
       const before = await statsOf(gateway.child);
-      const gatewayResult = await load(through, stream, connections, seconds);
+      const gatewayResult = await load(through, call, connections, seconds);
       const after = await statsOf(gateway.child);
       const cpuMicros = after.cpu.user - before.cpu.user + (after.cpu.system - before.cpu.system);
       rows.push({ scenario, direct: directResult, gateway: gatewayResult, cpuMsPerRequest: cpuMicros / 1000 / Math.max(1, gatewayResult.requests) });
@@ -152,7 +159,7 @@ try {
   if (soakSeconds > 0) {
     const sampleEvery = 30;
     const started = Date.now();
-    const running = load(through, false, 32, soakSeconds);
+    const running = load(through, 'chat', 32, soakSeconds);
     while (Date.now() - started < soakSeconds * 1000) {
       const stats = await statsOf(gateway.child);
       soak.push({ second: Math.round((Date.now() - started) / 1000), rssMb: stats.rss / 2 ** 20, heapMb: stats.heapUsed / 2 ** 20 });
@@ -222,7 +229,8 @@ function report(rows: Row[], ttfbDirect: { p50: number; p99: number }, ttfbGatew
     'SSE chunk, usage on every answer), the gateway (the full billing path: key',
     'authentication, capability gate, hold, relay with metering, settlement and usage record, one account with',
     'a daily cap on its key), and this load generator (autocannon). Each scenario calls the fake directly and',
-    'then through `POST /api/alpha/v1/chat/completions` with the same body, one after the other in the same run;',
+    'then through `POST /api/alpha/v1/chat/completions` (or `/embeddings`: two short texts, float vectors) with the',
+    'same body, one after the other in the same run;',
     'the ratio compares the two. CPU per request is the gateway process\'s user+system time over the gateway',
     'measurement divided by its requests. Time to first byte is measured separately, 300 sequential streamed',
     'requests on one connection. Latencies are in milliseconds.',
