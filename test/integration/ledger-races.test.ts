@@ -228,6 +228,24 @@ describe('holds against the caps of a key', () => {
     expect(account.balanceNanos + (await generationTotals(accountId)).costNanos).toBe(usdToNanos(100));
   });
 
+  it('charges a settlement above its hold in full; the key is then over its cap and the account below zero, and both refuse', async () => {
+    const { accountId, keyId } = await gateway.createFundedKey({ credits: 0.1, limits: { daily: 0.1 } });
+    const ledger = services().ledger;
+    const hold = await ledger.hold({ accountId, apiKeyId: keyId, amountNanos: usdToNanos(0.09), modelId: 'sandbox-echo' });
+    const settled = await ledger.settle(hold, { costNanos: usdToNanos(0.12), modality: 'text', status: 'succeeded' });
+    expect(settled).toMatchObject({ holdWasOutstanding: true, costNanos: usdToNanos(0.12) });
+
+    const key = await keyRow(keyId);
+    expect(key).toMatchObject({ heldNanos: 0n, spentDayNanos: usdToNanos(0.12), spentTotalNanos: usdToNanos(0.12) });
+    expect(await accountRow(accountId)).toMatchObject({ heldNanos: 0n, balanceNanos: -usdToNanos(0.02) });
+    await expect(ledger.hold({ accountId, apiKeyId: keyId, amountNanos: 1n, modelId: 'sandbox-echo' })).rejects.toMatchObject({ code: 'GW_SPEND_CAP_REACHED', status: 429 });
+    await expect(ledger.hold({ accountId, apiKeyId: null, amountNanos: 1n, modelId: 'sandbox-echo' })).rejects.toMatchObject({ code: 'GW_INSUFFICIENT_BALANCE', status: 403 });
+
+    // A top-up past the debt admits again (and leaves the books of the whole-ledger check non-negative).
+    await services().accounts.addCredits(accountId, 0.05, null);
+    await ledger.release(await ledger.hold({ accountId, apiKeyId: null, amountNanos: usdToNanos(0.03), modelId: 'sandbox-echo' }));
+  });
+
   it('names the cap that is reached when the balance would also refuse', async () => {
     // Caps are checked before the balance: a capped key on an empty-ish account reports the cap.
     const { accountId, keyId } = await gateway.createFundedKey({ credits: 0.05, limits: { total: 0.01 } });
