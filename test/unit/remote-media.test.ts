@@ -40,6 +40,7 @@ describe('RemoteMediaFetcher', () => {
     host = await startMediaHost({
       '/a.png': { contentType: 'image/png; charset=binary', body: Buffer.from('png bytes') },
       '/hop': { redirect: '/hop' },
+      '/bad-redirect': { redirect: 'http://[oops/x' },
       '/slow': 'stall',
       '/big': { body: Buffer.alloc(5_000) },
       '/big-chunked': { body: Buffer.alloc(5_000), chunked: true },
@@ -74,6 +75,7 @@ describe('RemoteMediaFetcher', () => {
     await expect(fetcher.fetch('http://user:secret@example.com/a.png')).rejects.toThrow('URLs with credentials are not fetched');
     await expect(fetcher.fetch('not a url')).rejects.toThrow('not a valid URL');
     await expect(fetcher.fetch(`${host.url}/hop`)).rejects.toThrow('more than 5 redirects');
+    await expect(fetcher.fetch(`${host.url}/bad-redirect`)).rejects.toMatchObject({ name: 'RemoteMediaError', message: `${new URL(host.url).host} redirected to an invalid URL` });
     await expect(fetcher.fetch(`${host.url}/big`)).rejects.toThrow('larger than the limit of 4096 bytes');
     await expect(fetcher.fetch(`${host.url}/big-chunked`)).rejects.toThrow('larger than the limit of 4096 bytes');
     await expect(fetcher.fetch(`${host.url}/slow`)).rejects.toThrow('did not answer in time');
