@@ -23,6 +23,11 @@ export interface EmbeddingRequest {
   upstreamModel: string;
   inputs: readonly EmbeddingInput[];
   dimensions?: number;
+  /**
+   * Told the input tokens of each upstream call that answered, as it answers, by adapters that make several
+   * calls for one request: what the provider used even when a later call fails.
+   */
+  reportUsage?(inputTokens: number): void;
 }
 
 export interface EmbeddingResult {

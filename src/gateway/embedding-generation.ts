@@ -2,10 +2,11 @@ import type { Hold, Settlement } from '../billing/credit-ledger.ts';
 import { embeddingCost, requirePricing } from '../billing/pricing.ts';
 import { countTextTokens, tokensPerImage, wholeTokens } from '../billing/token-estimate.ts';
 import { gateParameters } from '../catalog/capability-gate.ts';
-import type { CatalogModel } from '../catalog/catalog.ts';
+import type { CatalogModel, ProviderRow } from '../catalog/catalog.ts';
 import type { ProviderConfig } from '../config/load-config.ts';
 import type { EmbeddingInput, EmbeddingPartType, EmbeddingResult, MediaTally } from '../domain/embedding.ts';
 import { GatewayError } from '../domain/errors.ts';
+import type { ModelPricing } from '../domain/model-pricing.ts';
 import type { EmbeddingAdapter } from '../providers/provider-adapter.ts';
 import { acceptedParts, prepareEmbeddingInputs, type EmbeddingRowInputs, type MediaFetch } from './embedding-inputs.ts';
 import { worthFallingBack } from './fallback.ts';
@@ -27,9 +28,12 @@ export interface EmbeddingAnswer {
 
 interface Route extends EmbeddingRowInputs {
   upstreamModel: string;
+  capabilities: ProviderRow['capabilities'];
   adapter: EmbeddingAdapter;
   target: ProviderConfig;
 }
+
+const noMedia: MediaTally = { images: 0, audioMs: 0, videoMs: 0, files: 0 };
 
 /** Tokens a provider may add around each input (start and end markers). */
 const tokensPerInput = 8;
@@ -59,24 +63,39 @@ export class EmbeddingGeneration {
     const model = catalog.resolve(input.modelId);
     const pricing = requirePricing(model);
     const [winner, ...others] = this.routes(model);
+    // Checked before any media is downloaded: a refusal should cost nothing.
+    const dimensions = gateDimensions(model.modelId, winner!.capabilities, input.dimensions);
     const { inputs, media } = await prepareEmbeddingInputs(model.modelId, input.inputs, winner!, this.fetchMedia);
-    const dimensions = this.gateDimensions(model, input.dimensions);
-    // Rows that cannot take these inputs, as asked and as they will be sent, are no fallback for this request.
+    // Rows that cannot take these inputs (as asked and as they will be sent) or this size are no fallback for this request.
     const asked = partTypes(input.inputs);
     const sent = partTypes(inputs);
-    const routes = [winner!, ...others.filter((route) => asked.every((type) => route.accepted.includes(type)) && sent.every((type) => route.carries.includes(type)))];
+    const routes = [
+      { route: winner!, dimensions },
+      ...others.flatMap((route) => {
+        if (!asked.every((type) => route.accepted.includes(type)) || !sent.every((type) => route.carries.includes(type))) return [];
+        try {
+          return [{ route, dimensions: gateDimensions(model.modelId, route.capabilities, input.dimensions) }];
+        } catch {
+          return [];
+        }
+      }),
+    ];
 
     const hold = await ledger.hold({ accountId: caller.accountId, apiKeyId: caller.apiKeyId, amountNanos: embeddingCost(pricing, maximumTokens(inputs, media), media), modelId: model.modelId });
     const endWork = this.dependencies.work.begin();
     const recordedRequest = { ...input.recordedRequest, operation: 'embeddings', inputs: input.inputs.length };
-    for (const [index, route] of routes.entries()) {
+    // Tokens that providers reported for calls of attempts that failed later: what a request failing in the end is charged.
+    let usedByFailures = 0;
+    for (const [index, { route, dimensions: size }] of routes.entries()) {
       let result: EmbeddingResult;
+      let used = 0;
       try {
-        result = await route.adapter.embed({ upstreamModel: route.upstreamModel, inputs, dimensions }, { target: route.target });
+        result = await route.adapter.embed({ upstreamModel: route.upstreamModel, inputs, dimensions: size, reportUsage: (tokens) => (used += tokens) }, { target: route.target });
       } catch (error) {
+        usedByFailures += used;
         // Nothing has reached the client yet, so another row may still serve the request.
         if (index < routes.length - 1 && worthFallingBack(error)) continue;
-        await this.settleInBackground(hold, { costNanos: 0n, modality: 'text', status: 'failed', request: recordedRequest }, endWork);
+        await this.settleInBackground(hold, failedSettlement(pricing, hold, wholeTokens(usedByFailures), recordedRequest), endWork);
         throw error;
       }
       const counted = result.inputTokens === undefined;
@@ -89,7 +108,7 @@ export class EmbeddingGeneration {
     throw new Error('unreachable: the route list is never empty');
   }
 
-  /** Settles (a failed call is recorded and charged nothing); when storage fails, gives the hold back and reports it. */
+  /** Settles; when storage fails, gives the hold back and reports it. */
   private async settleInBackground(hold: Hold, settlement: Settlement, endWork: () => void): Promise<void> {
     try {
       await this.dependencies.ledger.settle(hold, settlement);
@@ -101,18 +120,6 @@ export class EmbeddingGeneration {
     }
   }
 
-  /** `dimensions` only for variable-dimension models (those whose catalog entry bounds it), within the bounds. */
-  private gateDimensions(model: CatalogModel, dimensions: number | undefined): number | undefined {
-    if (dimensions === undefined) return undefined;
-    const capabilities = model.rows[0]?.capabilities;
-    if (!capabilities?.params?.dimensions) {
-      if (capabilities?.strictParams === false) return undefined;
-      throw new GatewayError('GW_PARAMETER_UNSUPPORTED', `model "${model.modelId}" does not support parameter "dimensions"`);
-    }
-    gateParameters({ modelId: model.modelId, capabilities, scope: 'text', optional: {}, values: { dimensions } });
-    return dimensions;
-  }
-
   /** The model's provider rows that can embed, best first; 400 when the model makes no embeddings. */
   private routes(model: CatalogModel): Route[] {
     const routes: Route[] = [];
@@ -121,13 +128,39 @@ export class EmbeddingGeneration {
         const adapter = this.dependencies.adapters.get(row.protocol)?.embeddings;
         const target = this.dependencies.providers.get(row.providerId);
         if (adapter && target) {
-          routes.push({ upstreamModel: row.upstreamModel, adapter, target, accepted: acceptedParts(row.capabilities, model.inputModalities, adapter.parts), carries: adapter.parts });
+          routes.push({ upstreamModel: row.upstreamModel, capabilities: row.capabilities, adapter, target, accepted: acceptedParts(row.capabilities, model.inputModalities, adapter.parts), carries: adapter.parts });
         }
       }
     }
     if (routes.length === 0) throw new GatewayError('GW_MODEL_NOT_AVAILABLE', `model "${model.modelId}" does not make embeddings`);
     return routes;
   }
+}
+
+/** `dimensions` only where the row's capabilities bound it (variable-dimension models), within the bounds. */
+function gateDimensions(modelId: string, capabilities: ProviderRow['capabilities'], dimensions: number | undefined): number | undefined {
+  if (dimensions === undefined) return undefined;
+  if (!capabilities?.params?.dimensions) {
+    if (capabilities?.strictParams === false) return undefined;
+    throw new GatewayError('GW_PARAMETER_UNSUPPORTED', `model "${modelId}" does not support parameter "dimensions"`);
+  }
+  gateParameters({ modelId, capabilities, scope: 'text', optional: {}, values: { dimensions } });
+  return dimensions;
+}
+
+/**
+ * A request that failed in the end is recorded as failed and charged the tokens its providers reported for
+ * the calls that did answer (usually none), never more than was held.
+ */
+function failedSettlement(pricing: ModelPricing, hold: Hold, usedTokens: number, request: Record<string, unknown>): Settlement {
+  const cost = embeddingCost(pricing, usedTokens, noMedia);
+  return {
+    costNanos: cost < hold.amountNanos ? cost : hold.amountNanos,
+    modality: 'text',
+    status: 'failed',
+    request,
+    ...(usedTokens > 0 ? { usage: { promptTokens: usedTokens, totalTokens: usedTokens } } : {}),
+  };
 }
 
 function partTypes(inputs: readonly EmbeddingInput[]): EmbeddingPartType[] {

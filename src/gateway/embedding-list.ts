@@ -13,7 +13,8 @@ export function embeddingList(model: string, answer: EmbeddingAnswer): object {
 
 /**
  * Vectors are answered as float arrays only. The official OpenAI SDK asks for base64 when the caller sets
- * no `encoding_format`, so the message says what to send.
+ * no `encoding_format`, so the message says what to send (the SDK does not show the spec's error envelope,
+ * which is why the README tells its users as well).
  */
 export function requireFloatEncoding(format: unknown): void {
   if (format === undefined || format === 'float') return;

@@ -89,7 +89,7 @@ export class RemoteMediaFetcher {
         const location = header(response.headers.location);
         if (!location) throw new RemoteMediaError(`${current.host} answered ${response.statusCode} without a Location`);
         if (hop >= maxRedirects) throw new RemoteMediaError(`more than ${maxRedirects} redirects`);
-        if (!URL.canParse(location, current)) throw new RemoteMediaError(`${current.host} redirected to an invalid URL`);
+        if (!URL.canParse(location, current.href)) throw new RemoteMediaError(`${current.host} redirected to an invalid URL`);
         current = this.checkedUrl(new URL(location, current).href);
         continue;
       }

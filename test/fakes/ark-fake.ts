@@ -5,7 +5,8 @@ import { fakeVector, startFakeServer, type FakeServer, type RecordedRequest } fr
  * A fake BytePlus ModelArk upstream speaking its multimodal embeddings protocol (see the ModelArk wire notes):
  * `POST /api/v3/embeddings/multimodal` fuses all of a call's inputs into one vector, so `data` is a single
  * object; usage counts one token per text word and 500 per image or video. Errors use the provider's
- * OpenAI-like body (`{error: {code, message, param, type}}`). The model `fake-error-<status>` fails with that status.
+ * OpenAI-like body (`{error: {code, message, param, type}}`). The model `fake-error-<status>` fails with that
+ * status, and so does a call whose text part is `fake-error-<status>` (one input of several failing).
  */
 export const fakeArkKey = 'fake-ark-key';
 
@@ -34,7 +35,8 @@ function sendError(response: ServerResponse, status: number, code: string, messa
 function multimodal(request: RecordedRequest, response: ServerResponse): void {
   if (request.headers.authorization !== `Bearer ${fakeArkKey}`) return sendError(response, 401, 'AuthenticationError', 'The API key in the request is missing or invalid.');
   const body = request.body as MultimodalBody;
-  const failure = /^fake-error-(\d{3})$/.exec(body.model ?? '');
+  const failing = body.input?.find?.((input) => input.type === 'text' && /^fake-error-\d{3}$/.test(input.text ?? ''))?.text;
+  const failure = /^fake-error-(\d{3})$/.exec(failing ?? body.model ?? '');
   if (failure) return sendError(response, Number(failure[1]), 'InternalServiceError', `The fake failed with ${failure[1]}`);
   if (!Array.isArray(body.input) || body.input.length === 0) return sendError(response, 400, 'MissingParameter', 'The request failed because it is missing one or multiple required parameters.', 'input');
   let textTokens = 0;

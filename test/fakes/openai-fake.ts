@@ -11,6 +11,7 @@ import { fakeVector, sleep, startFakeServer, type FakeServer, type RecordedReque
  * - `fake-slow-start`: 300 ms before the answer's headers;
  * - `fake-no-usage`: never reports usage;
  * - `fake-no-done`: a complete stream that leaves out the final `data: [DONE]` (some compatible servers do);
+ * - `fake-null-answer` (embeddings): 200 with the JSON body `null`, as a broken compatible server may answer;
  * anything else answers "Echo: <last user message>", one word per chunk. With function tools (and a
  * tool_choice other than "none") it calls the chosen or first tool with `{"query": <last user text>}`,
  * streaming the arguments in two fragments; after a tool message it answers "Echo: <that tool's output>".
@@ -237,6 +238,7 @@ function embeddings(request: RecordedRequest, response: ServerResponse): void {
   const body = request.body as EmbeddingsBody;
   const failure = /^fake-error-(\d{3})$/.exec(body.model ?? '');
   if (failure) return sendError(response, Number(failure[1]), 'server_error', `The fake failed with ${failure[1]}`, null);
+  if (body.model === 'fake-null-answer') return void response.writeHead(200, { 'content-type': 'application/json' }).end('null');
   const inputs = typeof body.input === 'string' ? [body.input] : body.input;
   if (!Array.isArray(inputs) || inputs.length === 0 || !inputs.every((input) => typeof input === 'string' && input !== '')) {
     return sendError(response, 400, 'invalid_request_error', "'$.input' is invalid. Please check the API reference: https://platform.openai.com/docs/api-reference.", null);

@@ -55,6 +55,25 @@ const catalog = `
     providers:
       - { provider: openai, model: fake-error-503, priority: 1 }
       - { provider: gemini, model: gemini-embedding-001, priority: 2 }
+  - id: malformed-embed
+    outputModalities: [embedding]
+    pricing: { inputPerMTok: 1 }
+    providers: [{ provider: openai, model: fake-null-answer }]
+  - id: malformed-fallback-embed
+    outputModalities: [embedding]
+    pricing: { inputPerMTok: 1 }
+    providers:
+      - { provider: openai, model: fake-null-answer, priority: 1 }
+      - { provider: gemini, model: gemini-embedding-001, priority: 2 }
+  - id: sized-fallback-embed
+    outputModalities: [embedding]
+    pricing: { inputPerMTok: 1 }
+    providers:
+      - provider: openai
+        model: fake-error-503
+        priority: 1
+        capabilities: { params: { dimensions: { type: int, min: 1, max: 1536 } } }
+      - { provider: gemini, model: gemini-embedding-001, priority: 2 }
 `;
 
 const nanos = (usd: number) => Math.round(usd * 1e9);
@@ -351,6 +370,43 @@ describe('embeddings', () => {
     expect(response.statusCode, response.body).toBe(200);
     expect(gemini.requests.at(-1)!.path).toBe('/v1beta/models/gemini-embedding-001:batchEmbedContents');
     expect(await records()).toMatchObject([{ status: 'succeeded' }]);
+  });
+
+  it('answers 502 when the upstream answers JSON that is no embeddings list, charging nothing, and falls back from it', async () => {
+    const broken = await post('/api/alpha/v1/embeddings', { model: 'malformed-embed', input: 'x', encoding_format: 'float' });
+    expect(broken.statusCode, broken.body).toBe(502);
+    expect(broken.json()).toMatchObject({ status: 502, success: false, errors: ['the upstream answered with JSON that is not an object'] });
+    expect(await records()).toMatchObject([{ status: 'failed', usdCost: 0 }]);
+
+    const rescued = await post('/api/alpha/v1/embeddings', { model: 'malformed-fallback-embed', input: ['a', 'b'], encoding_format: 'float' });
+    expect(rescued.statusCode, rescued.body).toBe(200);
+    expect(rescued.json<{ data: unknown[] }>().data).toHaveLength(2);
+    expect(gemini.requests.at(-1)!.path).toBe('/v1beta/models/gemini-embedding-001:batchEmbedContents');
+    expect(await heldNanosOf(gateway, accountId)).toBe(0n);
+  });
+
+  it('charges a call that fails part-way the tokens BytePlus ModelArk reported for the inputs it did embed', async () => {
+    // Ten inputs are ten calls, eight at a time: the tenth fails after nine have answered one token each.
+    const input = [...Array.from({ length: 9 }, (_, index) => ({ content: [{ type: 'text', text: `word${index}` }] })), { content: [{ type: 'text', text: 'fake-error-500' }] }];
+    const calls = ark.requests.length;
+    const response = await post('/api/beta/v1/embeddings', { model: 'vision-embed', input });
+    expect(response.statusCode, response.body).toBe(500);
+    expect(response.json()).toMatchObject({ error: { code: 'InternalServiceError' } });
+    expect(ark.requests.length - calls).toBe(10);
+    expect(await records()).toMatchObject([{ status: 'failed', usage: { promptTokens: 9, totalTokens: 9 } }]);
+    expect(Math.round((await records())[0]!.usdCost * 1e9)).toBe(9 * 1000);
+    expect(nanos(await balance())).toBe(1e9 - 9 * 1000);
+    expect(await heldNanosOf(gateway, accountId)).toBe(0n);
+  });
+
+  it('offers no fallback row that cannot take the requested dimensions', async () => {
+    const calls = gemini.requests.length;
+    const sized = await post('/api/alpha/v1/embeddings', { model: 'sized-fallback-embed', input: 'x', dimensions: 64, encoding_format: 'float' });
+    expect(sized.statusCode).toBe(503);
+    expect(gemini.requests.length).toBe(calls);
+    const unsized = await post('/api/alpha/v1/embeddings', { model: 'sized-fallback-embed', input: 'x', encoding_format: 'float' });
+    expect(unsized.statusCode, unsized.body).toBe(200);
+    expect(gemini.requests.length).toBe(calls + 1);
   });
 
   it('never spends past the balance under concurrent calls, and charges each exactly', async () => {

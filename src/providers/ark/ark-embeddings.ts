@@ -7,8 +7,8 @@ import { requireVector } from '../shared/vectors.ts';
 const concurrentCalls = 8;
 
 interface MultimodalAnswer {
-  data?: { embedding?: unknown };
-  usage?: { prompt_tokens?: number };
+  data?: { embedding?: unknown } | null;
+  usage?: { prompt_tokens?: number } | null;
 }
 
 function arkPart(part: EmbeddingPart): object {
@@ -39,11 +39,19 @@ export async function arkEmbeddings(http: UpstreamHttp, request: EmbeddingReques
       ...(request.dimensions !== undefined ? { dimensions: request.dimensions } : {}),
     };
     const answer = await http.postForJson<MultimodalAnswer>(options.target, '/embeddings/multimodal', { authorization: `Bearer ${options.target.apiKey}` }, body);
-    return { vector: requireVector(answer.data?.embedding), tokens: answer.usage?.prompt_tokens };
+    const reported = answer.usage?.prompt_tokens;
+    const tokens = typeof reported === 'number' && Number.isFinite(reported) && reported >= 0 ? reported : undefined;
+    if (tokens !== undefined) request.reportUsage?.(tokens);
+    return { vector: requireVector(answer.data?.embedding), tokens };
   };
   const results: Array<{ vector: number[]; tokens: number | undefined }> = [];
   for (let start = 0; start < request.inputs.length; start += concurrentCalls) {
-    results.push(...(await Promise.all(request.inputs.slice(start, start + concurrentCalls).map(embedOne))));
+    // Every call of a round is let finish, so the usage of those that answered is reported before a failure ends the request.
+    const round = await Promise.allSettled(request.inputs.slice(start, start + concurrentCalls).map(embedOne));
+    for (const outcome of round) {
+      if (outcome.status === 'rejected') throw outcome.reason;
+      results.push(outcome.value);
+    }
   }
   const reported = results.every((result) => result.tokens !== undefined);
   return { vectors: results.map((result) => result.vector), inputTokens: reported ? results.reduce((sum, result) => sum + result.tokens!, 0) : undefined };

@@ -1,14 +1,14 @@
 import type { EmbeddingPart, EmbeddingRequest, EmbeddingResult } from '../../domain/embedding.ts';
 import type { CallOptions } from '../provider-adapter.ts';
 import type { UpstreamHttp } from '../shared/upstream-http.ts';
-import { requireCount, requireVector } from '../shared/vectors.ts';
+import { requireCount, requireList, requireVector } from '../shared/vectors.ts';
 import { geminiPath } from './gemini-content.ts';
 
 /** The protocol's limit on requests in one batchEmbedContents call. */
 const batchLimit = 100;
 
 interface BatchAnswer {
-  embeddings?: Array<{ values?: unknown }>;
+  embeddings?: unknown;
 }
 
 function geminiPart(part: EmbeddingPart): object {
@@ -34,7 +34,8 @@ export async function geminiEmbeddings(http: UpstreamHttp, request: EmbeddingReq
       })),
     };
     const answer = await http.postForJson<BatchAnswer>(options.target, geminiPath(request.upstreamModel, 'batchEmbedContents'), { 'x-goog-api-key': options.target.apiKey }, body);
-    vectors.push(...requireCount((answer.embeddings ?? []).map((embedding) => requireVector(embedding.values)), inputs.length));
+    const embeddings = requireList(answer.embeddings) as Array<{ values?: unknown } | null>;
+    vectors.push(...requireCount(embeddings.map((embedding) => requireVector(embedding?.values)), inputs.length));
   }
   return { vectors, inputTokens: undefined };
 }

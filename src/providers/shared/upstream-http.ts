@@ -42,8 +42,8 @@ export class UpstreamHttp {
     return { status: response.statusCode, headers: response.headers, body: response.body };
   }
 
-  /** A POST whose answer is one JSON document, read whole; a body that is not JSON is a protocol failure. */
-  async postForJson<T>(target: ProviderTarget, path: string, headers: Record<string, string>, body: unknown): Promise<T> {
+  /** A POST whose answer is one JSON object, read whole; a body that is anything else is a protocol failure. */
+  async postForJson<T extends object>(target: ProviderTarget, path: string, headers: Record<string, string>, body: unknown): Promise<T> {
     const response = await this.postJson(target, path, headers, body);
     let text: string;
     try {
@@ -51,11 +51,14 @@ export class UpstreamHttp {
     } catch (error) {
       throw unreachable(error);
     }
+    let answer: unknown;
     try {
-      return JSON.parse(text) as T;
+      answer = JSON.parse(text);
     } catch {
       throw new UpstreamUnreachableError('protocol', 'the upstream answered with a body that is not JSON');
     }
+    if (answer === null || typeof answer !== 'object' || Array.isArray(answer)) throw new UpstreamUnreachableError('protocol', 'the upstream answered with JSON that is not an object');
+    return answer as T;
   }
 
   async close(): Promise<void> {

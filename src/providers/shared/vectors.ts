@@ -8,6 +8,12 @@ export function requireVector(value: unknown): number[] {
   return value as number[];
 }
 
+/** The list an answer keeps its embeddings in, or a protocol failure when it is missing or not a list. */
+export function requireList(value: unknown): unknown[] {
+  if (!Array.isArray(value)) throw new UpstreamUnreachableError('protocol', 'the upstream answered without a list of embeddings');
+  return value;
+}
+
 /** Exactly `count` vectors, or a protocol failure: a short answer would misalign every vector after the gap. */
 export function requireCount(vectors: number[][], count: number): number[][] {
   if (vectors.length !== count) throw new UpstreamUnreachableError('protocol', `the upstream answered ${vectors.length} embeddings for ${count} inputs`);
