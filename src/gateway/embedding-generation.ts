@@ -16,6 +16,8 @@ export interface EmbeddingGenerationInput {
   modelId: string;
   inputs: readonly EmbeddingInput[];
   dimensions?: number;
+  /** What the client's surface calls `dimensions`, for messages about it. */
+  dimensionsField?: string;
   /** What the usage record keeps of the request (no input content). */
   recordedRequest: Record<string, unknown>;
 }
@@ -64,7 +66,7 @@ export class EmbeddingGeneration {
     const pricing = requirePricing(model);
     const [winner, ...others] = this.routes(model);
     // Checked before any media is downloaded: a refusal should cost nothing.
-    const dimensions = gateDimensions(model.modelId, winner!.capabilities, input.dimensions);
+    const dimensions = gateDimensions(model.modelId, winner!.capabilities, input);
     const { inputs, media } = await prepareEmbeddingInputs(model.modelId, input.inputs, winner!, this.fetchMedia);
     // Rows that cannot take these inputs (as asked and as they will be sent) or this size are no fallback for this request.
     const asked = partTypes(input.inputs);
@@ -74,7 +76,7 @@ export class EmbeddingGeneration {
       ...others.flatMap((route) => {
         if (!asked.every((type) => route.accepted.includes(type)) || !sent.every((type) => route.carries.includes(type))) return [];
         try {
-          return [{ route, dimensions: gateDimensions(model.modelId, route.capabilities, input.dimensions) }];
+          return [{ route, dimensions: gateDimensions(model.modelId, route.capabilities, input) }];
         } catch {
           return [];
         }
@@ -138,13 +140,18 @@ export class EmbeddingGeneration {
 }
 
 /** `dimensions` only where the row's capabilities bound it (variable-dimension models), within the bounds. */
-function gateDimensions(modelId: string, capabilities: ProviderRow['capabilities'], dimensions: number | undefined): number | undefined {
+function gateDimensions(
+  modelId: string,
+  capabilities: ProviderRow['capabilities'],
+  { dimensions, dimensionsField: field = 'dimensions' }: Pick<EmbeddingGenerationInput, 'dimensions' | 'dimensionsField'>,
+): number | undefined {
   if (dimensions === undefined) return undefined;
-  if (!capabilities?.params?.dimensions) {
+  const constraint = capabilities?.params?.dimensions;
+  if (!constraint) {
     if (capabilities?.strictParams === false) return undefined;
-    throw new GatewayError('GW_PARAMETER_UNSUPPORTED', `model "${modelId}" does not support parameter "dimensions"`);
+    throw new GatewayError('GW_PARAMETER_UNSUPPORTED', `model "${modelId}" does not support parameter "${field}"`);
   }
-  gateParameters({ modelId, capabilities, scope: 'text', optional: {}, values: { dimensions } });
+  gateParameters({ modelId, capabilities: { params: { [field]: constraint } }, scope: 'text', optional: {}, values: { [field]: dimensions } });
   return dimensions;
 }
 

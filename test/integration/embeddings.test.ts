@@ -321,6 +321,8 @@ describe('embeddings', () => {
       ['dimensions for a fixed-size model', ['/api/alpha/v1/embeddings', { model: 'gemini-embed-1', input: 'x', dimensions: 64 }], /does not support parameter "dimensions"/],
       ['dimensions out of range', alpha({ input: 'x', dimensions: 4000 }), /parameter "dimensions" of model "text-embed"/],
       ['a text model', ['/api/alpha/v1/embeddings', { model: 'no-such-model', input: 'x' }], /not available/],
+      ['outputDimensionality for a fixed-size model on gamma', gamma('gemini-embed-1', 'embedContent', { content: text, outputDimensionality: 64 }), /model "gemini-embed-1" does not support parameter "outputDimensionality"/],
+      ['outputDimensionality out of range on gamma', gamma('gemini-embed-2', 'batchEmbedContents', { requests: [{ content: text, outputDimensionality: 64 }] }), /parameter "outputDimensionality" of model "gemini-embed-2" must be an integer from 128 to 3072/],
       ['taskType on gamma', gamma('gemini-embed-1', 'embedContent', { content: text, taskType: 'RETRIEVAL_QUERY' }), /taskType is not supported/],
       ['title in gamma config', gamma('gemini-embed-1', 'embedContent', { contents: text, config: { title: 'doc' } }), /title is not supported/],
       ['taskType in a gamma batch', gamma('gemini-embed-1', 'batchEmbedContents', { requests: [{ content: text, taskType: 'CLUSTERING' }] }), /requests\.0\.taskType is not supported/],

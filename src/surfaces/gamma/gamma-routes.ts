@@ -92,6 +92,7 @@ export const gammaRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServices 
         const answer = await services.embeddings.embed(callerOf(request), {
           modelId,
           ...decoded,
+          dimensionsField: 'outputDimensionality',
           recordedRequest: { surface: 'gamma', endpoint: action, model: modelId, dimensions: decoded.dimensions },
         });
         const vectors = answer.vectors.map((values) => ({ values }));
