@@ -46,6 +46,10 @@ export interface MediaTally {
   files: number;
 }
 
+export function emptyMediaTally(): MediaTally {
+  return { images: 0, audioMs: 0, videoMs: 0, files: 0 };
+}
+
 /** The text of an input's text parts, for protocols that take one string per input. */
 export function inputText(input: EmbeddingInput): string {
   return input.parts.map((part) => (part.type === 'text' ? part.text : '')).join('\n');

@@ -4,7 +4,7 @@ import { countTextTokens, tokensPerImage, wholeTokens } from '../billing/token-e
 import { gateParameters } from '../catalog/capability-gate.ts';
 import type { CatalogModel, ProviderRow } from '../catalog/catalog.ts';
 import type { ProviderConfig } from '../config/load-config.ts';
-import type { EmbeddingInput, EmbeddingPartType, EmbeddingResult, MediaTally } from '../domain/embedding.ts';
+import { emptyMediaTally, type EmbeddingInput, type EmbeddingPartType, type EmbeddingResult, type MediaTally } from '../domain/embedding.ts';
 import { GatewayError } from '../domain/errors.ts';
 import type { ModelPricing } from '../domain/model-pricing.ts';
 import type { EmbeddingAdapter } from '../providers/provider-adapter.ts';
@@ -34,8 +34,6 @@ interface Route extends EmbeddingRowInputs {
   adapter: EmbeddingAdapter;
   target: ProviderConfig;
 }
-
-const noMedia: MediaTally = { images: 0, audioMs: 0, videoMs: 0, files: 0 };
 
 /** Tokens a provider may add around each input (start and end markers). */
 const tokensPerInput = 8;
@@ -160,7 +158,7 @@ function gateDimensions(
  * the calls that did answer (usually none), never more than was held.
  */
 function failedSettlement(pricing: ModelPricing, hold: Hold, usedTokens: number, request: Record<string, unknown>): Settlement {
-  const cost = embeddingCost(pricing, usedTokens, noMedia);
+  const cost = embeddingCost(pricing, usedTokens, emptyMediaTally());
   return {
     costNanos: cost < hold.amountNanos ? cost : hold.amountNanos,
     modality: 'text',

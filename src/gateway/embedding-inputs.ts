@@ -1,5 +1,5 @@
 import type { Capabilities } from '../domain/capabilities.ts';
-import { embeddingPartTypes, type EmbeddingInput, type EmbeddingPart, type EmbeddingPartType, type MediaTally } from '../domain/embedding.ts';
+import { embeddingPartTypes, emptyMediaTally, type EmbeddingInput, type EmbeddingPart, type EmbeddingPartType, type MediaTally } from '../domain/embedding.ts';
 import { GatewayError } from '../domain/errors.ts';
 import { isoVideoFacts, wavSeconds } from '../media/media-duration.ts';
 import { sniffMediaType } from '../media/media-type.ts';
@@ -35,6 +35,14 @@ export type MediaFetch = (url: string) => Promise<FetchedMedia>;
 
 /** A part as a protocol receives it: audio named by URL has been fetched by then. */
 type PreparedPart = Exclude<EmbeddingPart, { type: 'audioUrl' }>;
+
+/** A prepared part, with the bytes of fetched media kept so they are checked without decoding them again. */
+interface Prepared {
+  part: PreparedPart;
+  fetched?: Buffer;
+}
+
+type UrlPart = Extract<EmbeddingPart, { type: 'imageUrl' | 'audioUrl' }>;
 
 /**
  * The part types a model's row accepts: its catalog entry's `capabilities.inputs.parts` when it lists them,
@@ -77,7 +85,7 @@ function checkShape(modelId: string, inputs: readonly EmbeddingInput[], accepted
 }
 
 /** A URL part's media, fetched and made the inline part of its kind; its media type is read from the bytes when they say. */
-async function fetchInline(part: Extract<EmbeddingPart, { type: 'imageUrl' | 'audioUrl' }>, fetchMedia: MediaFetch, where: string): Promise<PreparedPart> {
+async function fetchInline(part: UrlPart, fetchMedia: MediaFetch, where: string): Promise<Prepared> {
   let media: FetchedMedia;
   try {
     media = await fetchMedia(part.url);
@@ -87,11 +95,11 @@ async function fetchInline(part: Extract<EmbeddingPart, { type: 'imageUrl' | 'au
     return refuse(`${where}: could not fetch ${shown}: ${error.message}`);
   }
   const mediaType = sniffMediaType(media.bytes) ?? media.contentType ?? 'application/octet-stream';
-  return { type: inlineForm[part.type], mediaType, data: media.bytes.toString('base64') };
+  return { part: { type: inlineForm[part.type], mediaType, data: media.bytes.toString('base64') }, fetched: media.bytes };
 }
 
 /** One part with its bytes checked against the limits; adds what it embeds besides text to the tally. */
-async function checkBytes(part: PreparedPart, where: string, tally: MediaTally): Promise<void> {
+async function checkBytes({ part, fetched }: Prepared, where: string, tally: MediaTally): Promise<void> {
   switch (part.type) {
     case 'text':
       return;
@@ -100,12 +108,12 @@ async function checkBytes(part: PreparedPart, where: string, tally: MediaTally):
       return;
     case 'imageBase64':
       if (!part.mediaType.startsWith('image/')) refuse(`${where}: an image needs an image/* media type, not "${part.mediaType}"`);
-      decodeBase64(part.data, `${where}'s image`);
+      if (!fetched) decodeBase64(part.data, `${where}'s image`);
       tally.images++;
       return;
     case 'audioBase64': {
       if (!wavAliases.has(part.mediaType)) refuse(`${where}: audio must be audio/wav, not "${part.mediaType}"`);
-      const seconds = await wavSeconds(decodeBase64(part.data, `${where}'s audio`));
+      const seconds = await wavSeconds(fetched ?? decodeBase64(part.data, `${where}'s audio`));
       if (seconds === undefined) refuse(`${where}: the audio is not a readable WAV file`);
       if (seconds > embeddingLimits.audioSeconds) refuse(`${where}: the audio lasts ${seconds.toFixed(1)} s; at most ${embeddingLimits.audioSeconds} s is accepted`);
       tally.audioMs += Math.ceil(seconds * 1000);
@@ -140,18 +148,13 @@ export async function prepareEmbeddingInputs(
   fetchMedia: MediaFetch,
 ): Promise<{ inputs: EmbeddingInput[]; media: MediaTally }> {
   checkShape(modelId, inputs, row.accepted);
+  const fetchedHere = (part: EmbeddingPart): part is UrlPart => part.type === 'audioUrl' || (part.type === 'imageUrl' && !row.carries.includes('imageUrl'));
   const prepared = await Promise.all(
-    inputs.map(async (input, index) => ({
-      parts: await Promise.all(
-        input.parts.map((part): PreparedPart | Promise<PreparedPart> =>
-          part.type === 'audioUrl' || (part.type === 'imageUrl' && !row.carries.includes('imageUrl')) ? fetchInline(part, fetchMedia, `input ${index}`) : part,
-        ),
-      ),
-    })),
+    inputs.map((input, index) => Promise.all(input.parts.map((part): Prepared | Promise<Prepared> => (fetchedHere(part) ? fetchInline(part, fetchMedia, `input ${index}`) : { part })))),
   );
-  const media: MediaTally = { images: 0, audioMs: 0, videoMs: 0, files: 0 };
-  for (const [index, input] of prepared.entries()) {
-    for (const part of input.parts) await checkBytes(part, `input ${index}`, media);
+  const media = emptyMediaTally();
+  for (const [index, parts] of prepared.entries()) {
+    for (const part of parts) await checkBytes(part, `input ${index}`, media);
   }
-  return { inputs: prepared, media };
+  return { inputs: prepared.map((parts) => ({ parts: parts.map(({ part }) => part) })), media };
 }

@@ -40,7 +40,8 @@ export async function arkEmbeddings(http: UpstreamHttp, request: EmbeddingReques
     };
     const answer = await http.postForJson<MultimodalAnswer>(options.target, '/embeddings/multimodal', { authorization: `Bearer ${options.target.apiKey}` }, body);
     const reported = answer.usage?.prompt_tokens;
-    const tokens = typeof reported === 'number' && Number.isFinite(reported) && reported >= 0 ? reported : undefined;
+    // JSON numbers are finite; a count of another type or below zero is no count.
+    const tokens = typeof reported === 'number' && reported >= 0 ? reported : undefined;
     if (tokens !== undefined) request.reportUsage?.(tokens);
     return { vector: requireVector(answer.data?.embedding), tokens };
   };
