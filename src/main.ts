@@ -102,7 +102,9 @@ export async function openCore(options: CoreOptions): Promise<Core> {
     },
   };
   const catalog = new Catalog(config);
-  const ledger = new CreditLedger(ledgerRepository, instanceId);
+  const ledger = new CreditLedger(ledgerRepository, instanceId, (error, reservation) =>
+    logger.error({ err: error, holdId: reservation.id }, 'a generation could not be settled; its hold was released'),
+  );
   const work = new WorkTracker();
   const upstreamHttp = new UpstreamHttp();
   const remoteMedia = new RemoteMediaFetcher(config.remoteMedia);
@@ -112,7 +114,6 @@ export async function openCore(options: CoreOptions): Promise<Core> {
     ledger,
     adapters: providerAdapters(upstreamHttp),
     providers: config.providers,
-    settlementFailed: (error) => logger.error({ err: error }, 'a generation could not be settled; its hold was released'),
   };
   const services: GatewayServices = {
     config,
@@ -130,7 +131,7 @@ export async function openCore(options: CoreOptions): Promise<Core> {
     ledger,
     usage: new UsageHistory(ledgerRepository),
     text: new TextGeneration(generation),
-    embeddings: new EmbeddingGeneration(generation, (url) => remoteMedia.fetch(url)),
+    embeddings: new EmbeddingGeneration(generation, (url, budget) => remoteMedia.fetch(url, budget), config.remoteMedia.maxRequestBytes),
     adminToken: environment.adminToken,
   };
   return {

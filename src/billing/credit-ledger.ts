@@ -4,113 +4,70 @@ import { nanosToUsd } from '../domain/money.ts';
 import type { ModelPricing } from '../domain/model-pricing.ts';
 import type { HoldOutcome, LedgerRepository } from '../storage/ledger-repository.ts';
 import { requirePricing, tokenCost } from './pricing.ts';
+import { Reservation, type ReservationContext } from './reservation.ts';
 
-/** The spec's usage-record modalities; embeddings are recorded as `text` (they are billed on input tokens). */
-export type Modality = 'text' | 'image' | 'video' | 'audio';
-export type GenerationStatus = 'succeeded' | 'failed' | 'aborted' | 'cancelled';
-
-/** Credits reserved for one request until it settles or is released. */
-export interface Hold {
-  readonly id: string;
-  readonly accountId: string;
-  readonly apiKeyId: string | null;
-  readonly amountNanos: bigint;
-  readonly modelId: string;
-  readonly startedAt: number;
-}
-
-export interface Settlement {
-  costNanos: bigint;
-  modality: Modality;
-  status: GenerationStatus;
-  request?: unknown;
-  usage?: unknown;
-}
-
-export interface SettledGeneration {
-  generationId: string;
-  costNanos: bigint;
-  /** False when the hold had already been reconciled away; the charge was still applied. */
-  holdWasOutstanding: boolean;
-}
+export { Reservation, type GenerationStatus, type Modality, type SettledGeneration, type Settlement } from './reservation.ts';
 
 /** Reservations above about 9.2 million USD (a thousandth of PostgreSQL's bigint range) are refused outright, so held sums cannot overflow. */
 const maxHoldNanos = 9_223_372_036_854_775n;
 
+export interface ReserveInput {
+  accountId: string;
+  apiKeyId: string | null;
+  amountNanos: bigint;
+  modelId: string;
+  /**
+   * When the reservation does not fit: what would fit in the credits that are free (the smaller of the
+   * account's available balance and the key's cap headroom), said in the request's own terms.
+   */
+  whatFits?: (freeNanos: bigint) => string | undefined;
+}
+
 /**
- * The one way any generation path touches money: estimate, hold, settle, release. Holds are admitted
- * atomically against the account's available balance and every cap of the key.
+ * The one way any generation path touches money: estimate, then reserve; the reservation then settles or
+ * releases itself. Reservations are admitted atomically against the account's available balance and
+ * every cap of the key.
  */
 export class CreditLedger {
-  /** Holds already settled or released here: a second settlement would charge the usage twice. */
-  private readonly ended = new WeakSet<Hold>();
+  private readonly context: ReservationContext;
 
   constructor(
     private readonly ledger: LedgerRepository,
     private readonly instanceId: string,
+    reportFailure: (error: unknown, reservation: Reservation) => void,
     private readonly clock: () => Date = () => new Date(),
-  ) {}
+  ) {
+    this.context = { repository: ledger, clock, newGenerationId: () => newId('gen'), reportFailure };
+  }
 
   /** Cost of token usage at the model's prices; estimates and reservations both come from here. */
   tokenCost(model: { modelId: string; pricing: ModelPricing | undefined }, usage: { inputTokens: number; outputTokens: number }): bigint {
     return tokenCost(requirePricing(model), usage);
   }
 
-  async hold(input: { accountId: string; apiKeyId: string | null; amountNanos: bigint; modelId: string }): Promise<Hold> {
+  async reserve(input: ReserveInput): Promise<Reservation> {
     // More than any balance can hold (a client asking for absurd output limits): refused before it reaches SQL.
-    if (input.amountNanos > maxHoldNanos) throw refusal('balance', input.amountNanos);
-    const hold: Hold = { id: newId('hold'), ...input, startedAt: Date.now() };
+    if (input.amountNanos > maxHoldNanos) throw await this.refusal('balance', input);
+    const reservation = new Reservation(newId('hold'), input.accountId, input.apiKeyId, input.amountNanos, input.modelId, this.context);
     const outcome = await this.ledger.hold({
-      holdId: hold.id,
+      holdId: reservation.id,
       accountId: input.accountId,
       apiKeyId: input.apiKeyId,
       amountNanos: input.amountNanos,
       instanceId: this.instanceId,
       now: this.clock(),
     });
-    if (outcome !== 'ok') throw refusal(outcome, input.amountNanos);
-    return hold;
+    if (outcome !== 'ok') throw await this.refusal(outcome, input);
+    return reservation;
   }
 
-  async settle(hold: Hold, settlement: Settlement): Promise<SettledGeneration> {
-    if (settlement.costNanos < 0n) throw new RangeError('a cost cannot be negative');
-    this.end(hold);
-    const generationId = newId('gen');
-    const holdWasOutstanding = await this.ledger.settle({
-      holdId: hold.id,
-      accountId: hold.accountId,
-      apiKeyId: hold.apiKeyId,
-      costNanos: settlement.costNanos,
-      now: this.clock(),
-      generation: {
-        id: generationId,
-        modality: settlement.modality,
-        model: hold.modelId,
-        status: settlement.status,
-        request: settlement.request,
-        usage: settlement.usage,
-        durationMs: Date.now() - hold.startedAt,
-      },
-    }).catch((error: unknown) => {
-      // Nothing was written: the hold may still be released (or settled) by the caller.
-      this.ended.delete(hold);
-      throw error;
-    });
-    return { generationId, costNanos: settlement.costNanos, holdWasOutstanding };
-  }
-
-  /** Gives the reservation back without charging or recording anything. */
-  async release(hold: Hold): Promise<void> {
-    this.end(hold);
-    await this.ledger.release(hold.id).catch((error: unknown) => {
-      this.ended.delete(hold);
-      throw error;
-    });
-  }
-
-  private end(hold: Hold): void {
-    if (this.ended.has(hold)) throw new Error(`hold ${hold.id} was already settled or released`);
-    this.ended.add(hold);
+  private async refusal(outcome: Exclude<HoldOutcome, 'ok'>, input: ReserveInput): Promise<GatewayError> {
+    const error = refusal(outcome, input.amountNanos);
+    if (!input.whatFits || outcome === 'key_inactive') return error;
+    // Only refusals pay for this read: admitted requests never wait for it.
+    const free = await this.ledger.freeCredits(input.accountId, input.apiKeyId, this.clock());
+    const fits = input.whatFits(free);
+    return fits ? new GatewayError(error.code, `${error.message}; ${fits}`) : error;
   }
 }
 

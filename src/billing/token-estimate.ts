@@ -1,5 +1,5 @@
 import { countTokens } from 'gpt-tokenizer';
-import { imagesIn, promptTextOf, type ChatMessage, type ToolDefinition } from '../domain/chat.ts';
+import { imagesIn, partsOf, type ChatMessage, type ToolDefinition } from '../domain/chat.ts';
 
 /** Per-message framing tokens chat formats add around each message, and the primer of the reply. */
 const tokensPerMessage = 4;
@@ -8,22 +8,67 @@ const replyPrimerTokens = 3;
 /** Text that spells a special token (`<|endoftext|>`) is counted as the ordinary text it is. */
 const plainText = { disallowedSpecial: new Set<string>() };
 
-/** Output tokens reserved when the client sets no maximum (the settled charge is what was really produced). */
+/** Output tokens reserved and sent upstream when neither the client nor the catalog sets a maximum. */
 export const defaultMaxOutputTokens = 4096;
 
 /** Tokens reserved per input image: above what the major providers charge for a large image. */
 export const tokensPerImage = 2_000;
 
-/** An upper-leaning count of a prompt's tokens, for the hold taken before the call; tool definitions count as their JSON. */
-export function estimatePromptTokens(messages: readonly ChatMessage[], tools: readonly ToolDefinition[] = []): number {
-  const text = messages.reduce((sum, message) => sum + tokensPerMessage + countTokens(promptTextOf(message.content), plainText), replyPrimerTokens);
-  const definitions = tools.length > 0 ? countTokens(JSON.stringify(tools), plainText) : 0;
-  return text + definitions + imagesIn(messages) * tokensPerImage;
+/**
+ * A bound no tokenizer exceeds, computed in one pass without tokenizing: byte-level and byte-fallback
+ * tokenizers spend at most one token per UTF-8 byte. Reservations use it, so a request is admitted or
+ * refused after work linear in its size, and a settlement capped at its hold never undercharges a prompt.
+ */
+export function promptTokenBound(messages: readonly ChatMessage[], tools: readonly ToolDefinition[] = []): number {
+  let tokens = replyPrimerTokens;
+  for (const message of messages) {
+    tokens += tokensPerMessage;
+    for (const part of partsOf(message.content)) {
+      if (part.type === 'text') tokens += Buffer.byteLength(part.text);
+      else if (part.type === 'tool-call') tokens += Buffer.byteLength(part.call.name) + Buffer.byteLength(part.call.arguments);
+      else if (part.type === 'tool-result') tokens += Buffer.byteLength(part.result.output);
+    }
+  }
+  for (const tool of tools) tokens += Buffer.byteLength(JSON.stringify(tool));
+  return tokens + imagesIn(messages) * tokensPerImage;
 }
 
-/** Tokens of text we counted ourselves, for upstreams that report no usage. */
+/** Longest run without white space handed to the tokenizer at once: its merging is quadratic in a run's length. */
+const longestRun = 256;
+/** Text is tokenized in pieces of about this many characters, cut only where a cut cannot change the count. */
+const pieceLength = 8_192;
+
+function isSpace(code: number): boolean {
+  return code === 0x20 || (code >= 0x09 && code <= 0x0d);
+}
+
+/**
+ * Tokens of text we counted ourselves, for upstreams that report no usage. Linear in the text's length:
+ * the text is cut before white space (where the tokenizer's own pre-split cuts it too, so the count is
+ * unchanged), and runs without white space are cut every `longestRun` characters (a cut there can only
+ * add tokens, so the count stays upper-leaning).
+ */
 export function countTextTokens(text: string): number {
-  return countTokens(text, plainText);
+  if (text.length <= longestRun) return countTokens(text, plainText);
+  let total = 0;
+  let start = 0;
+  let runStart = 0;
+  for (let index = 0; index < text.length; index++) {
+    const code = text.charCodeAt(index);
+    if (isSpace(code)) {
+      runStart = index + 1;
+      if (index - start >= pieceLength) {
+        total += countTokens(text.slice(start, index), plainText);
+        start = index;
+      }
+    } else if (index - runStart >= longestRun && !(code >= 0xdc00 && code <= 0xdfff)) {
+      // Never between the halves of a surrogate pair, which would count two replacement characters.
+      total += countTokens(text.slice(start, index), plainText);
+      start = index;
+      runStart = index;
+    }
+  }
+  return total + countTokens(text.slice(start), plainText);
 }
 
 /** A token count as an upstream reported it, made a whole non-negative number (providers' JSON is not trusted). */

@@ -20,6 +20,8 @@ export interface CatalogModel {
   inputModalities: readonly InputModality[];
   outputModalities: readonly OutputModality[];
   pricing: ModelPricing | undefined;
+  /** Text: the most output tokens one completion may make; held and sent when the client sets no limit. */
+  maxOutputTokens: number | undefined;
   /** Active rows only, best first: lowest priority number, then the order of the configuration file. */
   rows: readonly ProviderRow[];
   createdAt: string | undefined;
@@ -58,6 +60,7 @@ export class Catalog {
         inputModalities: entry.inputModalities ?? ['text'],
         outputModalities: entry.outputModalities ?? ['text'],
         pricing: modelPricingFrom(entry.pricing),
+        maxOutputTokens: entry.limits?.maxOutputTokens,
         rows,
         createdAt: entry.createdAt,
         updatedAt: entry.updatedAt,

@@ -56,6 +56,7 @@ const ProviderSchema = Type.Object(
     baseUrl: Type.Optional(Type.String()),
     apiKey: Type.Optional(Type.String()),
     timeoutMs: Type.Optional(Type.Integer({ minimum: 1, maximum: 3_600_000 })),
+    firstByteTimeoutMs: Type.Optional(Type.Integer({ minimum: 1, maximum: 3_600_000 })),
     headers: Type.Optional(Type.Record(Type.String(), Type.String())),
   },
   { additionalProperties: false },
@@ -96,6 +97,7 @@ const ModelSchema = Type.Object(
     inputModalities: Type.Optional(ModalityList(['text', 'image', 'file', 'video', 'audio'] as const)),
     outputModalities: Type.Optional(ModalityList(['text', 'image', 'file', 'video', 'audio', 'embedding'] as const)),
     pricing: Type.Optional(PricingSchema),
+    limits: Type.Optional(Type.Object({ maxOutputTokens: Type.Optional(Type.Integer({ minimum: 1, maximum: 10_000_000 })) }, { additionalProperties: false })),
     providers: Type.Array(ProviderRowSchema, { minItems: 1 }),
     createdAt: Type.Optional(Type.String()),
     updatedAt: Type.Optional(Type.String()),
@@ -141,11 +143,21 @@ export const ConfigFileSchema = Type.Object(
         { additionalProperties: false },
       ),
     ),
+    upstream: Type.Optional(
+      Type.Object(
+        {
+          connectTimeoutMs: Type.Optional(Type.Integer({ minimum: 100, maximum: 600_000 })),
+          maxSseLineBytes: Type.Optional(Type.Integer({ minimum: 1024, maximum: 512 * 1024 * 1024 })),
+        },
+        { additionalProperties: false },
+      ),
+    ),
     remoteMedia: Type.Optional(
       Type.Object(
         {
           timeoutMs: Type.Optional(Type.Integer({ minimum: 100, maximum: 600_000 })),
           maxBytes: Type.Optional(Type.Integer({ minimum: 1024, maximum: 512 * 1024 * 1024 })),
+          maxRequestBytes: Type.Optional(Type.Integer({ minimum: 1024, maximum: 2 * 1024 * 1024 * 1024 })),
           allowPrivateAddresses: Type.Optional(Type.Boolean()),
         },
         { additionalProperties: false },

@@ -10,7 +10,13 @@ export interface ProviderConfig {
   protocol: Protocol;
   baseUrl: string;
   apiKey: string;
+  /** Longest a generation may take, first byte to last; past it the upstream is cut and what was delivered is billed. */
   timeoutMs: number;
+  /** Longest wait for the answer's headers, and for each next chunk of its body. */
+  firstByteTimeoutMs: number;
+  connectTimeoutMs: number;
+  /** An event-stream line longer than this breaks the protocol (502) instead of being buffered whole. */
+  maxSseLineBytes: number;
   headers: Readonly<Record<string, string>>;
   /** A provider whose key resolved empty is inactive; the built-in sandbox needs no key. */
   active: boolean;
@@ -25,7 +31,7 @@ export interface GatewayConfig {
   ledger: { orphanHoldSeconds: number; heartbeatSeconds: number };
   usage: { maxPageSize: number };
   /** Media that clients name by URL and the gateway fetches (embedding inputs). */
-  remoteMedia: { timeoutMs: number; maxBytes: number; allowPrivateAddresses: boolean };
+  remoteMedia: { timeoutMs: number; maxBytes: number; maxRequestBytes: number; allowPrivateAddresses: boolean };
 }
 
 export const configDefaults = {
@@ -38,8 +44,12 @@ export const configDefaults = {
   heartbeatSeconds: 15,
   maxPageSize: 100,
   providerTimeoutMs: 600_000,
+  providerFirstByteTimeoutMs: 300_000,
+  upstreamConnectTimeoutMs: 10_000,
+  maxSseLineBytes: 8 * 1024 * 1024,
   remoteMediaTimeoutMs: 15_000,
   remoteMediaMaxBytes: 32 * 1024 * 1024,
+  remoteMediaMaxRequestBytes: 64 * 1024 * 1024,
 } as const;
 
 export function loadConfigFile(path: string, variables: Readonly<Record<string, string | undefined>>): GatewayConfig {
@@ -116,6 +126,9 @@ function build(file: ConfigFile, path: string): GatewayConfig {
       baseUrl,
       apiKey,
       timeoutMs: entry.timeoutMs ?? configDefaults.providerTimeoutMs,
+      firstByteTimeoutMs: entry.firstByteTimeoutMs ?? configDefaults.providerFirstByteTimeoutMs,
+      connectTimeoutMs: file.upstream?.connectTimeoutMs ?? configDefaults.upstreamConnectTimeoutMs,
+      maxSseLineBytes: file.upstream?.maxSseLineBytes ?? configDefaults.maxSseLineBytes,
       headers: entry.headers ?? {},
       active: entry.protocol === 'sandbox' || apiKey !== '',
     });
@@ -162,6 +175,7 @@ function build(file: ConfigFile, path: string): GatewayConfig {
     remoteMedia: {
       timeoutMs: file.remoteMedia?.timeoutMs ?? configDefaults.remoteMediaTimeoutMs,
       maxBytes: file.remoteMedia?.maxBytes ?? configDefaults.remoteMediaMaxBytes,
+      maxRequestBytes: file.remoteMedia?.maxRequestBytes ?? configDefaults.remoteMediaMaxRequestBytes,
       allowPrivateAddresses: file.remoteMedia?.allowPrivateAddresses ?? false,
     },
   };

@@ -1,4 +1,4 @@
-import type { Hold, Settlement } from '../billing/credit-ledger.ts';
+import type { Settlement } from '../billing/credit-ledger.ts';
 import { embeddingCost, requirePricing } from '../billing/pricing.ts';
 import { countTextTokens, tokensPerImage, wholeTokens } from '../billing/token-estimate.ts';
 import { gateParameters } from '../catalog/capability-gate.ts';
@@ -8,7 +8,7 @@ import { emptyMediaTally, type EmbeddingInput, type EmbeddingPartType, type Embe
 import { GatewayError } from '../domain/errors.ts';
 import type { ModelPricing } from '../domain/model-pricing.ts';
 import type { EmbeddingAdapter } from '../providers/provider-adapter.ts';
-import { acceptedParts, prepareEmbeddingInputs, type EmbeddingRowInputs, type MediaFetch } from './embedding-inputs.ts';
+import { acceptedParts, checkEmbeddingShape, prepareEmbeddingInputs, type EmbeddingRowInputs, type MediaFetch } from './embedding-inputs.ts';
 import { worthFallingBack } from './fallback.ts';
 import type { Caller, GenerationDependencies } from './text-generation.ts';
 
@@ -56,6 +56,8 @@ export class EmbeddingGeneration {
   constructor(
     private readonly dependencies: GenerationDependencies,
     private readonly fetchMedia: MediaFetch,
+    /** All media one request downloads, in bytes. */
+    private readonly maxMediaBytes: number,
   ) {}
 
   async embed(caller: Caller, input: EmbeddingGenerationInput): Promise<EmbeddingAnswer> {
@@ -63,9 +65,25 @@ export class EmbeddingGeneration {
     const model = catalog.resolve(input.modelId);
     const pricing = requirePricing(model);
     const [winner, ...others] = this.routes(model);
-    // Checked before any media is downloaded: a refusal should cost nothing.
     const dimensions = gateDimensions(model.modelId, winner!.capabilities, input);
-    const { inputs, media } = await prepareEmbeddingInputs(model.modelId, input.inputs, winner!, this.fetchMedia);
+    // Admission before work: the shape is checked and the most the request can cost is reserved before any
+    // media is decoded or downloaded, so a refused request costs the gateway next to nothing.
+    const bound = checkEmbeddingShape(model.modelId, input.inputs, winner!.accepted);
+    const reservation = await ledger.reserve({
+      accountId: caller.accountId,
+      apiKeyId: caller.apiKeyId,
+      amountNanos: embeddingCost(pricing, maximumTokens(input.inputs, bound), bound),
+      modelId: model.modelId,
+    });
+    reservation.whenEnded(this.dependencies.work.begin());
+    let prepared: Awaited<ReturnType<typeof prepareEmbeddingInputs>>;
+    try {
+      prepared = await prepareEmbeddingInputs(input.inputs, winner!, this.fetchMedia, this.maxMediaBytes);
+    } catch (error) {
+      await reservation.release();
+      throw error;
+    }
+    const { inputs, media } = prepared;
     // Rows that cannot take these inputs (as asked and as they will be sent) or this size are no fallback for this request.
     const asked = partTypes(input.inputs);
     const sent = partTypes(inputs);
@@ -81,8 +99,6 @@ export class EmbeddingGeneration {
       }),
     ];
 
-    const hold = await ledger.hold({ accountId: caller.accountId, apiKeyId: caller.apiKeyId, amountNanos: embeddingCost(pricing, maximumTokens(inputs, media), media), modelId: model.modelId });
-    const endWork = this.dependencies.work.begin();
     const recordedRequest = { ...input.recordedRequest, operation: 'embeddings', inputs: input.inputs.length };
     // Tokens that providers reported for calls of attempts that failed later: what a request failing in the end is charged.
     let usedByFailures = 0;
@@ -95,29 +111,17 @@ export class EmbeddingGeneration {
         usedByFailures += used;
         // Nothing has reached the client yet, so another row may still serve the request.
         if (index < routes.length - 1 && worthFallingBack(error)) continue;
-        await this.settleInBackground(hold, failedSettlement(pricing, hold, wholeTokens(usedByFailures), recordedRequest), endWork);
+        reservation.settleInBackground(failedSettlement(pricing, wholeTokens(usedByFailures), recordedRequest));
         throw error;
       }
       const counted = result.inputTokens === undefined;
       const inputTokens = counted ? countedTokens(inputs) : wholeTokens(result.inputTokens);
       const usage = { promptTokens: inputTokens, totalTokens: inputTokens, ...mediaUsage(media), ...(counted ? { countedByGateway: true } : {}) };
       // The vectors go out now; the hold covers the cost until the settlement replaces it.
-      void this.settleInBackground(hold, { costNanos: embeddingCost(pricing, inputTokens, media), modality: 'text', status: 'succeeded', request: recordedRequest, usage }, endWork);
+      reservation.settleInBackground({ costNanos: embeddingCost(pricing, inputTokens, media), modality: 'text', status: 'succeeded', request: recordedRequest, usage });
       return { vectors: result.vectors, inputTokens };
     }
     throw new Error('unreachable: the route list is never empty');
-  }
-
-  /** Settles; when storage fails, gives the hold back and reports it. */
-  private async settleInBackground(hold: Hold, settlement: Settlement, endWork: () => void): Promise<void> {
-    try {
-      await this.dependencies.ledger.settle(hold, settlement);
-    } catch (error) {
-      await this.dependencies.ledger.release(hold).catch(() => undefined);
-      this.dependencies.settlementFailed(error);
-    } finally {
-      endWork();
-    }
   }
 
   /** The model's provider rows that can embed, best first; 400 when the model makes no embeddings. */
@@ -155,12 +159,11 @@ function gateDimensions(
 
 /**
  * A request that failed in the end is recorded as failed and charged the tokens its providers reported for
- * the calls that did answer (usually none), never more than was held.
+ * the calls that did answer (usually none); the reservation caps it at what was held.
  */
-function failedSettlement(pricing: ModelPricing, hold: Hold, usedTokens: number, request: Record<string, unknown>): Settlement {
-  const cost = embeddingCost(pricing, usedTokens, emptyMediaTally());
+function failedSettlement(pricing: ModelPricing, usedTokens: number, request: Record<string, unknown>): Settlement {
   return {
-    costNanos: cost < hold.amountNanos ? cost : hold.amountNanos,
+    costNanos: embeddingCost(pricing, usedTokens, emptyMediaTally()),
     modality: 'text',
     status: 'failed',
     request,

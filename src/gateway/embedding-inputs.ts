@@ -3,7 +3,7 @@ import { embeddingPartTypes, emptyMediaTally, type EmbeddingInput, type Embeddin
 import { GatewayError } from '../domain/errors.ts';
 import { isoVideoFacts, wavSeconds } from '../media/media-duration.ts';
 import { sniffMediaType } from '../media/media-type.ts';
-import { RemoteMediaError, type FetchedMedia } from '../media/remote-media.ts';
+import { RemoteMediaError, type ByteBudget, type FetchedMedia } from '../media/remote-media.ts';
 
 /** The spec's limits for embedding requests (Limits: embeddings rows), checked before anything is held or sent. */
 export const embeddingLimits = {
@@ -31,7 +31,7 @@ export interface EmbeddingRowInputs {
   carries: readonly EmbeddingPartType[];
 }
 
-export type MediaFetch = (url: string) => Promise<FetchedMedia>;
+export type MediaFetch = (url: string, budget: ByteBudget) => Promise<FetchedMedia>;
 
 /** A part as a protocol receives it: audio named by URL has been fetched by then. */
 type PreparedPart = Exclude<EmbeddingPart, { type: 'audioUrl' }>;
@@ -66,29 +66,39 @@ function decodeBase64(data: string, where: string): Buffer {
   return Buffer.from(compact, 'base64');
 }
 
-/** Part types, counts and sizes that need no bytes: refused before anything is decoded or fetched. */
-function checkShape(modelId: string, inputs: readonly EmbeddingInput[], accepted: readonly EmbeddingPartType[]): void {
+/**
+ * Part types, counts and sizes that need no bytes: refused before anything is decoded, held or fetched.
+ * Returns the most media the request can embed (audio and video at their longest allowed durations), which
+ * bounds what it can cost before any media has been read.
+ */
+export function checkEmbeddingShape(modelId: string, inputs: readonly EmbeddingInput[], accepted: readonly EmbeddingPartType[]): MediaTally {
   if (inputs.length === 0) refuse('at least one input is required');
   if (inputs.length > embeddingLimits.inputs) refuse(`at most ${embeddingLimits.inputs} inputs are accepted per request (got ${inputs.length})`);
-  const counts = { images: 0, audio: 0, video: 0 };
+  const bound = emptyMediaTally();
+  let audioParts = 0;
+  let videoParts = 0;
   for (const [index, input] of inputs.entries()) {
     if (input.parts.length === 0) refuse(`input ${index} has no content`);
     for (const part of input.parts) {
       if (!accepted.includes(part.type)) refuse(`model "${modelId}" does not accept "${part.type}" input parts`);
       if (part.type === 'text' && part.text.length === 0) refuse(`input ${index} has an empty text`);
-      if (part.type === 'imageUrl' || part.type === 'imageBase64') counts.images++;
-      if ((part.type === 'audioUrl' || part.type === 'audioBase64') && ++counts.audio > embeddingLimits.audioParts) refuse(`at most ${embeddingLimits.audioParts} audio part is accepted per request`);
-      if (part.type === 'videoBase64' && ++counts.video > embeddingLimits.videoParts) refuse(`at most ${embeddingLimits.videoParts} video part is accepted per request`);
+      if (part.type === 'imageUrl' || part.type === 'imageBase64') bound.images++;
+      if (part.type === 'fileBase64') bound.files++;
+      if ((part.type === 'audioUrl' || part.type === 'audioBase64') && ++audioParts > embeddingLimits.audioParts) refuse(`at most ${embeddingLimits.audioParts} audio part is accepted per request`);
+      if (part.type === 'videoBase64' && ++videoParts > embeddingLimits.videoParts) refuse(`at most ${embeddingLimits.videoParts} video part is accepted per request`);
     }
   }
-  if (counts.images > embeddingLimits.images) refuse(`at most ${embeddingLimits.images} images are accepted per request (got ${counts.images})`);
+  if (bound.images > embeddingLimits.images) refuse(`at most ${embeddingLimits.images} images are accepted per request (got ${bound.images})`);
+  bound.audioMs = audioParts * embeddingLimits.audioSeconds * 1000;
+  bound.videoMs = videoParts * embeddingLimits.videoSeconds * 1000;
+  return bound;
 }
 
 /** A URL part's media, fetched and made the inline part of its kind; its media type is read from the bytes when they say. */
-async function fetchInline(part: UrlPart, fetchMedia: MediaFetch, where: string): Promise<Prepared> {
+async function fetchInline(part: UrlPart, fetchMedia: MediaFetch, budget: ByteBudget, where: string): Promise<Prepared> {
   let media: FetchedMedia;
   try {
-    media = await fetchMedia(part.url);
+    media = await fetchMedia(part.url, budget);
   } catch (error) {
     if (!(error instanceof RemoteMediaError)) throw error;
     const shown = part.url.length > 200 ? `${part.url.slice(0, 200)}...` : part.url;
@@ -136,21 +146,22 @@ async function checkBytes({ part, fetched }: Prepared, where: string, tally: Med
 }
 
 /**
- * Checks every input against what the model's row accepts and the spec's limits, and returns the inputs
- * as the row's protocol will carry them: audio URLs always fetched (their length must be read before the
- * call), image URLs fetched where the protocol takes only bytes. Durations are read from the media's own
- * headers. Throws a 400 naming the model and the part type, or the limit, before any hold or upstream call.
+ * Returns the inputs as the row's protocol will carry them, their media checked against the spec's limits:
+ * audio URLs always fetched (their length must be read before the call), image URLs fetched where the
+ * protocol takes only bytes, all downloads of the request within `maxBytes` in all. Durations are read from
+ * the media's own headers. Runs after admission (the shape was checked and the bound reserved); throws a
+ * 400 naming the limit or the URL that could not be fetched.
  */
 export async function prepareEmbeddingInputs(
-  modelId: string,
   inputs: readonly EmbeddingInput[],
   row: EmbeddingRowInputs,
   fetchMedia: MediaFetch,
+  maxBytes: number,
 ): Promise<{ inputs: EmbeddingInput[]; media: MediaTally }> {
-  checkShape(modelId, inputs, row.accepted);
+  const budget: ByteBudget = { limit: maxBytes, remaining: maxBytes };
   const fetchedHere = (part: EmbeddingPart): part is UrlPart => part.type === 'audioUrl' || (part.type === 'imageUrl' && !row.carries.includes('imageUrl'));
   const prepared = await Promise.all(
-    inputs.map((input, index) => Promise.all(input.parts.map((part): Prepared | Promise<Prepared> => (fetchedHere(part) ? fetchInline(part, fetchMedia, `input ${index}`) : { part })))),
+    inputs.map((input, index) => Promise.all(input.parts.map((part): Prepared | Promise<Prepared> => (fetchedHere(part) ? fetchInline(part, fetchMedia, budget, `input ${index}`) : { part })))),
   );
   const media = emptyMediaTally();
   for (const [index, parts] of prepared.entries()) {

@@ -7,10 +7,8 @@ export interface MeterOutcome {
 
 export interface MeterHooks<T> {
   observe(item: T): void;
-  /** Runs exactly once, after the source has been read to its end or failed. */
-  settle(outcome: MeterOutcome): Promise<void>;
-  /** A settlement that failed: nothing the consumer, which has the whole answer, could act on. */
-  settleFailed(error: unknown): void;
+  /** Runs exactly once, after the source has been read to its end or failed; settles without waiting. */
+  settle(outcome: MeterOutcome): void;
 }
 
 /**
@@ -40,7 +38,7 @@ export async function* metered<T>(source: AsyncIterable<T>, hooks: MeterHooks<T>
         outcome.failed = true;
       }
     }
-    hooks.settle(outcome).catch((error: unknown) => hooks.settleFailed(error));
+    hooks.settle(outcome);
   }
 }
 

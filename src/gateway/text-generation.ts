@@ -1,11 +1,13 @@
-import type { CreditLedger, GenerationStatus } from '../billing/credit-ledger.ts';
+import type { CreditLedger, GenerationStatus, Reservation } from '../billing/credit-ledger.ts';
 import { requirePricing } from '../billing/pricing.ts';
-import { countTextTokens, defaultMaxOutputTokens, estimatePromptTokens, wholeTokens } from '../billing/token-estimate.ts';
+import { countTextTokens, defaultMaxOutputTokens, promptTokenBound, wholeTokens } from '../billing/token-estimate.ts';
 import { gateParameters } from '../catalog/capability-gate.ts';
-import type { Catalog, ProviderRow } from '../catalog/catalog.ts';
+import type { Catalog, CatalogModel, ProviderRow } from '../catalog/catalog.ts';
 import type { ProviderConfig } from '../config/load-config.ts';
 import { imagesIn, promptTextOf, type ChatRequest, type ChatStreamEvent, type TokenUsage, type ToolCall } from '../domain/chat.ts';
 import { GatewayError } from '../domain/errors.ts';
+import type { ModelPricing } from '../domain/model-pricing.ts';
+import { nanosToUsd } from '../domain/money.ts';
 import type { Protocol } from '../domain/protocols.ts';
 import type { AdapterRegistry, RelayOperation, RelayReading, TextAdapter } from '../providers/provider-adapter.ts';
 import { worthFallingBack } from './fallback.ts';
@@ -36,8 +38,11 @@ export interface TextGenerationInput extends Omit<ChatRequest, 'upstreamModel'> 
     protocol: Protocol;
     operation: RelayOperation;
     streaming: boolean;
-    /** Builds the upstream body; parameters named in `dropped` (native field names) must be left out. */
-    prepare: (upstreamModel: string, dropped: readonly string[]) => Record<string, unknown>;
+    /**
+     * Builds the upstream body; parameters named in `dropped` (native field names) must be left out, and the
+     * protocol's output limit set to `maxOutputTokens`, the limit the reservation covers.
+     */
+    prepare: (upstreamModel: string, dropped: readonly string[], maxOutputTokens: number) => Record<string, unknown>;
     /** Protocol headers of the client's request that the protocol forwards (version, feature flags). */
     headers?: Readonly<Record<string, string>>;
   };
@@ -65,8 +70,6 @@ export interface GenerationDependencies {
   ledger: CreditLedger;
   adapters: AdapterRegistry;
   providers: ReadonlyMap<string, ProviderConfig>;
-  /** Settlements run after the answer has gone out; one that fails (storage down) is reported here. */
-  settlementFailed: (error: unknown) => void;
 }
 
 interface Route {
@@ -85,12 +88,15 @@ function carries(input: TextGenerationInput, name: string): boolean {
   return carriedParameters.has(name);
 }
 
-type Settle = (status: GenerationStatus, usage: TokenUsage | undefined, counted: boolean) => Promise<void>;
+/** Ends the reservation with usage the upstream reported, or that the gateway counted (`counted`). */
+type Settle = (status: GenerationStatus, usage: TokenUsage | undefined, counted: boolean) => void;
 
 /** What one dispatch needs besides the route: the settled request's bookkeeping. */
 interface Dispatch {
   input: TextGenerationInput;
   dropped: string[];
+  /** The output limit per completion that the reservation covers, sent upstream on every path. */
+  maxOutputTokens: number;
   settle: Settle;
   countPrompt: () => number;
 }
@@ -105,7 +111,8 @@ export class TextGeneration {
     const { catalog, ledger } = this.dependencies;
     const model = catalog.resolve(input.modelId);
     // Refused before anything is held or sent when the operator gave the model no price.
-    requirePricing(model);
+    const pricing = requirePricing(model);
+    if (!model.outputModalities.includes('text')) throw new GatewayError('GW_MODEL_NOT_AVAILABLE', `model "${model.modelId}" does not generate text`);
     if (imagesIn(input.messages) > 0 && !model.inputModalities.includes('image')) {
       throw new GatewayError('GW_VALIDATION', `model "${model.modelId}" does not accept image input`);
     }
@@ -114,38 +121,23 @@ export class TextGeneration {
     const [blocker] = input.untranslatable ?? [];
     const usable = blocker ? routes.filter((route) => this.relays(route, input)) : routes;
     if (usable.length === 0) throw new GatewayError('GW_VALIDATION', `model "${model.modelId}" cannot take ${blocker} through this surface`);
-    const outputTokens = (input.maxTokens ?? defaultMaxOutputTokens) * Math.max(1, input.choices ?? 1);
-    const holdAmount = ledger.tokenCost(model, { inputTokens: estimatePromptTokens(input.messages, input.tools), outputTokens });
-    const hold = await ledger.hold({ accountId: caller.accountId, apiKeyId: caller.apiKeyId, amountNanos: holdAmount, modelId: model.modelId });
-    const endWork = this.dependencies.work.begin();
-    let settled = false;
-    const settle: Settle = async (status, reported, counted) => {
-      // Every path below ends the hold exactly once; a later call (a failure reported twice) is a no-op.
-      if (settled) return;
-      settled = true;
-      const usage = reported && { inputTokens: wholeTokens(reported.inputTokens), outputTokens: wholeTokens(reported.outputTokens) };
-      try {
-        await ledger.settle(hold, {
-          costNanos: usage ? ledger.tokenCost(model, usage) : 0n,
-          modality: 'text',
-          status,
-          request: input.recordedRequest,
-          usage: usage && {
-            promptTokens: usage.inputTokens,
-            completionTokens: usage.outputTokens,
-            totalTokens: usage.inputTokens + usage.outputTokens,
-            ...(counted ? { countedByGateway: true } : {}),
-          },
-        });
-      } catch (error) {
-        // Storage failed: give the reservation back rather than leave it held until a restart.
-        await ledger.release(hold).catch(() => undefined);
-        throw error;
-      } finally {
-        endWork();
-      }
-    };
-    const dispatch: Dispatch = { input, dropped, settle, countPrompt: () => input.messages.reduce((sum, message) => sum + countTextTokens(promptTextOf(message.content)), 0) };
+    const maxOutputTokens = input.maxTokens ?? model.maxOutputTokens ?? defaultMaxOutputTokens;
+    const choices = input.choices ?? 1;
+    // Surfaces validate both, but money arithmetic depends on them being whole: checked once more where they are used.
+    if (!Number.isSafeInteger(maxOutputTokens) || maxOutputTokens < 1) throw new GatewayError('GW_VALIDATION', 'the output token limit must be a whole number of at least 1');
+    if (!Number.isSafeInteger(choices) || choices < 1) throw new GatewayError('GW_VALIDATION', 'the number of completions must be a whole number of at least 1');
+    // Linear in the request's size: nothing costlier runs before the reservation admits the request.
+    const inputTokens = promptTokenBound(input.messages, input.tools);
+    const reservation = await ledger.reserve({
+      accountId: caller.accountId,
+      apiKeyId: caller.apiKeyId,
+      amountNanos: ledger.tokenCost(model, { inputTokens, outputTokens: maxOutputTokens * choices }),
+      modelId: model.modelId,
+      whatFits: (free) => largestOutputLimit(pricing, inputTokens, choices, free),
+    });
+    reservation.whenEnded(this.dependencies.work.begin());
+    const settle = this.settler(reservation, model, input.recordedRequest);
+    const dispatch: Dispatch = { input, dropped, maxOutputTokens, settle, countPrompt: () => input.messages.reduce((sum, message) => sum + countTextTokens(promptTextOf(message.content)), 0) };
     const candidates = input.allowFallbacks === false ? usable.slice(0, 1) : usable;
     for (const [index, route] of candidates.entries()) {
       try {
@@ -153,11 +145,31 @@ export class TextGeneration {
       } catch (error) {
         // Nothing has reached the client yet, so another row may still serve the request.
         if (index < candidates.length - 1 && worthFallingBack(error)) continue;
-        await settle('failed', undefined, false);
+        settle('failed', undefined, false);
         throw error;
       }
     }
     throw new Error('unreachable: the candidate list is never empty');
+  }
+
+  /** Settles the reservation with token usage at the model's prices; the reservation caps the charge at what it holds. */
+  private settler(reservation: Reservation, model: CatalogModel, request: Record<string, unknown>): Settle {
+    const { ledger } = this.dependencies;
+    return (status, reported, counted) => {
+      const usage = reported && { inputTokens: wholeTokens(reported.inputTokens), outputTokens: wholeTokens(reported.outputTokens) };
+      reservation.settleInBackground({
+        costNanos: usage ? ledger.tokenCost(model, usage) : 0n,
+        modality: 'text',
+        status,
+        request,
+        usage: usage && {
+          promptTokens: usage.inputTokens,
+          completionTokens: usage.outputTokens,
+          totalTokens: usage.inputTokens + usage.outputTokens,
+          ...(counted ? { countedByGateway: true } : {}),
+        },
+      });
+    };
   }
 
   private relays(route: Route, input: TextGenerationInput): boolean {
@@ -165,12 +177,11 @@ export class TextGeneration {
   }
 
   /** Dispatch through the canonical model; resolves once the first event is in, or throws without settling. */
-  private async translated(route: Route, { input, dropped, settle, countPrompt }: Dispatch): Promise<EventsRun> {
+  private async translated(route: Route, { input, dropped, maxOutputTokens, settle, countPrompt }: Dispatch): Promise<EventsRun> {
     const request: ChatRequest = {
       upstreamModel: route.row.upstreamModel,
       messages: input.messages,
-      // The output limit the hold was sized for, so a translated call cannot cost more than was reserved.
-      maxTokens: input.maxTokens ?? defaultMaxOutputTokens,
+      maxTokens: maxOutputTokens,
       temperature: dropped.includes('temperature') ? undefined : input.temperature,
       topP: dropped.includes('topP') ? undefined : input.topP,
       stop: dropped.includes('stop') ? undefined : input.stop,
@@ -192,12 +203,11 @@ export class TextGeneration {
           reported = event.usage;
         }
       },
-      settle: async ({ failed, consumerLeft }) => {
-        if (failed || !finished) return settle('failed', reported, false);
+      settle: ({ failed, consumerLeft }) => {
+        // A stream cut mid-way is charged what it delivered: the prompt and the output counted so far.
         const usage = reported ?? { inputTokens: countPrompt(), outputTokens: countTextTokens(output) };
-        return settle(consumerLeft ? 'aborted' : 'succeeded', usage, reported === undefined);
+        settle(failed || !finished ? 'failed' : consumerLeft ? 'aborted' : 'succeeded', usage, reported === undefined);
       },
-      settleFailed: this.dependencies.settlementFailed,
     });
     // Accepted by the model but not carried by the canonical request to another protocol: reported, never silently lost.
     const notCarried = Object.keys(input.gatedParameters).filter((name) => input.gatedParameters[name] !== undefined && !carries(input, name));
@@ -205,22 +215,21 @@ export class TextGeneration {
   }
 
   /** Same-protocol pass-through; resolves once the first bytes are in, or throws without settling. */
-  private async relayed(route: Route, { input, dropped, settle, countPrompt }: Dispatch): Promise<RelayRun> {
+  private async relayed(route: Route, { input, dropped, maxOutputTokens, settle, countPrompt }: Dispatch): Promise<RelayRun> {
     const relay = input.relay!;
     const meter = route.adapter.relayMeter!(relay.operation, relay.streaming);
     const upstreamModel = route.row.upstreamModel;
-    const exchange = await route.adapter.relay!({ operation: relay.operation, upstreamModel, body: relay.prepare(upstreamModel, dropped) }, { target: route.target, headers: relay.headers });
+    const exchange = await route.adapter.relay!({ operation: relay.operation, upstreamModel, body: relay.prepare(upstreamModel, dropped, maxOutputTokens) }, { target: route.target, headers: relay.headers });
     const upstream = await startIteration(exchange.body);
     const body = metered(upstream, {
       observe: (chunk) => meter.push(chunk),
-      settle: async ({ failed, consumerLeft }) => {
+      settle: ({ failed, consumerLeft }) => {
         const reading = meter.reading();
-        if (failed || !reading.complete || reading.sawError) return settle('failed', reading.usage, false);
         // An answer without usage is metered by counting: the prompt, and no output we could read from raw bytes.
         const usage = reading.usage ?? { inputTokens: countPrompt(), outputTokens: 0 };
-        return settle(consumerLeft ? 'aborted' : 'succeeded', usage, reading.usage === undefined);
+        const status = failed || !reading.complete || reading.sawError ? 'failed' : consumerLeft ? 'aborted' : 'succeeded';
+        settle(status, usage, reading.usage === undefined);
       },
-      settleFailed: this.dependencies.settlementFailed,
     });
     return {
       kind: 'relay',
@@ -243,6 +252,18 @@ export class TextGeneration {
     if (routes.length === 0) throw new GatewayError('GW_MODEL_NOT_AVAILABLE', `model "${modelId}" does not generate text`);
     return routes;
   }
+}
+
+/**
+ * What fits in `freeNanos` of credits, for the refusal's message: the largest output limit per completion
+ * whose reservation the free credits cover, or that even the prompt does not fit.
+ */
+function largestOutputLimit(pricing: ModelPricing, inputTokens: number, choices: number, freeNanos: bigint): string {
+  const budget = freeNanos * 1_000_000n - BigInt(inputTokens) * (pricing.inputNanosPerMTok ?? 0n);
+  const perToken = (pricing.outputNanosPerMTok ?? 0n) * BigInt(choices);
+  if (budget < 0n || (perToken > 0n && budget / perToken < 1n)) return `${nanosToUsd(freeNanos)} USD is available, which does not cover this prompt with any output`;
+  if (perToken === 0n) return `${nanosToUsd(freeNanos)} USD is available`;
+  return `${nanosToUsd(freeNanos)} USD is available, which covers an output limit of at most ${budget / perToken} tokens`;
 }
 
 /** The whole answer of a run, for surfaces that reply with one JSON body. */

@@ -67,6 +67,12 @@ function publicOnlyLookup(hostname: string, options: LookupOptions, callback: Lo
   });
 }
 
+/** Bytes the downloads of one request may still take; concurrent downloads draw from it as bytes arrive. */
+export interface ByteBudget {
+  readonly limit: number;
+  remaining: number;
+}
+
 /**
  * Fetches media that clients pass by URL: http(s) only, redirects followed (each hop checked), at most
  * `maxBytes`, within `timeoutMs` in all, and by default never to a non-public address (checked on the
@@ -79,7 +85,8 @@ export class RemoteMediaFetcher {
     this.dispatcher = new Agent({ keepAliveTimeout: 10_000, connect: options.allowPrivateAddresses ? {} : { lookup: publicOnlyLookup } });
   }
 
-  async fetch(url: string): Promise<FetchedMedia> {
+  /** `budget`, shared by the downloads of one request, bounds their bytes in all. */
+  async fetch(url: string, budget?: ByteBudget): Promise<FetchedMedia> {
     const signal = AbortSignal.timeout(this.options.timeoutMs);
     let current = this.checkedUrl(url);
     for (let hop = 0; ; hop++) {
@@ -97,7 +104,7 @@ export class RemoteMediaFetcher {
         discard(response.body);
         throw new RemoteMediaError(`${current.host} answered HTTP ${response.statusCode}`);
       }
-      const bytes = await this.read(response, signal);
+      const bytes = await this.read(response, signal, budget);
       return { contentType: header(response.headers['content-type'])?.split(';')[0]!.trim().toLowerCase() || undefined, bytes };
     }
   }
@@ -125,7 +132,7 @@ export class RemoteMediaFetcher {
     }
   }
 
-  private async read(response: Dispatcher.ResponseData, signal: AbortSignal): Promise<Buffer> {
+  private async read(response: Dispatcher.ResponseData, signal: AbortSignal, budget: ByteBudget | undefined): Promise<Buffer> {
     const declared = Number(header(response.headers['content-length']));
     if (Number.isFinite(declared) && declared > this.options.maxBytes) {
       discard(response.body);
@@ -139,6 +146,9 @@ export class RemoteMediaFetcher {
         // Leaving the loop ends the download.
         if (size > this.options.maxBytes) {
           throw new RemoteMediaError(`the file is larger than the limit of ${this.options.maxBytes} bytes`);
+        }
+        if (budget && (budget.remaining -= (chunk as Buffer).length) < 0) {
+          throw new RemoteMediaError(`the media of this request are larger than ${budget.limit} bytes in all`);
         }
         chunks.push(chunk as Buffer);
       }

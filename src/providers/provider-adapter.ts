@@ -6,7 +6,12 @@ import type { Protocol } from '../domain/protocols.ts';
 export interface ProviderTarget {
   baseUrl: string;
   apiKey: string;
+  /** Longest a whole exchange may take; past it the upstream is cut. */
   timeoutMs: number;
+  /** Longest wait for the answer's headers and, after them, for each next chunk of the body. */
+  firstByteTimeoutMs: number;
+  connectTimeoutMs: number;
+  maxSseLineBytes: number;
   headers: Readonly<Record<string, string>>;
 }
 

@@ -1,6 +1,7 @@
 import { count, desc, eq, sql } from 'drizzle-orm';
 import { queryRows, type Database } from './database.ts';
-import { gatewayInstances, generations } from './schema.ts';
+import { currentSpend } from '../billing/spend-windows.ts';
+import { accounts, apiKeys, gatewayInstances, generations } from './schema.ts';
 import { StatementBatcher } from './statement-batcher.ts';
 
 export type HoldOutcome = 'ok' | 'balance' | 'daily' | 'weekly' | 'monthly' | 'total' | 'key_inactive';
@@ -103,6 +104,29 @@ export class LedgerRepository {
     }));
     const [row] = await queryRows<{ found: boolean[] }>(this.db, sql`SELECT gw_settle_batch(${JSON.stringify(items)}::jsonb) AS found`);
     return (row?.found ?? []).map((found) => found === true);
+  }
+
+  /**
+   * Credits a new hold could take now: the account's balance less its holds, and less again where a cap
+   * of the key leaves less headroom (never below zero). Read without locks: it explains a refusal.
+   */
+  async freeCredits(accountId: string, apiKeyId: string | null, now: Date): Promise<bigint> {
+    const [account] = await this.db.select({ balance: accounts.balanceNanos, held: accounts.heldNanos }).from(accounts).where(eq(accounts.id, accountId));
+    let free = account ? account.balance - account.held : 0n;
+    if (apiKeyId !== null) {
+      const [key] = await this.db.select().from(apiKeys).where(eq(apiKeys.id, apiKeyId));
+      if (key) {
+        const spent = currentSpend(key, now);
+        const caps = [
+          [key.dailyLimitNanos, spent.daily],
+          [key.weeklyLimitNanos, spent.weekly],
+          [key.monthlyLimitNanos, spent.monthly],
+          [key.totalLimitNanos, spent.total],
+        ] as const;
+        for (const [limit, used] of caps) if (limit !== null && limit - used - key.heldNanos < free) free = limit - used - key.heldNanos;
+      }
+    }
+    return free > 0n ? free : 0n;
   }
 
   async release(holdId: string): Promise<boolean> {

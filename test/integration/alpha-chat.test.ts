@@ -51,12 +51,13 @@ describe('alpha chat completions with the official OpenAI SDK', () => {
     });
   });
 
-  it('passes a same-protocol call through with only the model rewritten, and bills stream and non-stream alike', async () => {
+  it('passes a same-protocol call through with only the model rewritten and the held output limit set, and bills stream and non-stream alike', async () => {
     const { key } = await gateway.createFundedKey({ credits: 1 });
     const completion = await client(key).chat.completions.create({ model: 'chat', messages, temperature: 0.2, user: 'end-user-7' });
     expect(completion.choices[0]!.message.content).toBe('Echo: alpha beta gamma');
     expect(completion.usage).toMatchObject({ prompt_tokens: 3, completion_tokens: 4 });
-    expect(fake.requests.at(-1)!.body).toEqual({ model: 'gpt-4o-mini', messages, temperature: 0.2, user: 'end-user-7' });
+    // No limit from the client: the one the reservation covers goes upstream (the default, this model has none in the catalog).
+    expect(fake.requests.at(-1)!.body).toEqual({ model: 'gpt-4o-mini', messages, temperature: 0.2, user: 'end-user-7', max_tokens: 4096 });
 
     const stream = await client(key).chat.completions.create({ model: 'chat', messages, stream: true });
     let text = '';

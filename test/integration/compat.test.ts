@@ -39,8 +39,8 @@ describe('account and usage surface (/api/compat/v1)', () => {
   /** Charges `usd` to the account through the real ledger (hold, then settle), as a generation would. */
   const spend = async (account: { accountId: string; keyId: string | null }, usd: string, model = 'sandbox-echo') => {
     const ledger = gateway.gateway.core.services.ledger;
-    const hold = await ledger.hold({ accountId: account.accountId, apiKeyId: account.keyId, amountNanos: 0n, modelId: model });
-    const settled = await ledger.settle(hold, { costNanos: nanos(usd), modality: 'text', status: 'succeeded' });
+    const hold = await ledger.reserve({ accountId: account.accountId, apiKeyId: account.keyId, amountNanos: nanos(usd), modelId: model });
+    const settled = await hold.settle({ costNanos: nanos(usd), modality: 'text', status: 'succeeded' });
     return settled.generationId;
   };
 
@@ -78,9 +78,10 @@ describe('account and usage surface (/api/compat/v1)', () => {
       expect((await get('/api/compat/v1/balance', keyHeaders(other.key))).json()).toEqual({ creditBalance: 42 });
     });
 
-    it('can go negative when a settled charge exceeds the balance, and says so', async () => {
+    it('can go negative when an operator debits more than the balance, and says so', async () => {
       const account = await gateway.createFundedKey({ credits: 0.5 });
-      await spend(account, '0.75');
+      const debited = await gateway.request({ method: 'POST', url: `/api/admin/v1/accounts/${account.accountId}/credits`, headers: adminHeaders, payload: { amount: -0.75 } });
+      expect(debited.statusCode).toBe(200);
       expect((await get('/api/compat/v1/balance', keyHeaders(account.key))).json()).toEqual({ creditBalance: -0.25 });
     });
   });

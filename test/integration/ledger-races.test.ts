@@ -4,7 +4,7 @@
  */
 import { eq, sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CreditLedger, type Hold } from '../../src/billing/credit-ledger.ts';
+import { CreditLedger, type Reservation } from '../../src/billing/credit-ledger.ts';
 import { GatewayError, isGatewayError } from '../../src/domain/errors.ts';
 import { nanosToUsd, usdToNanos } from '../../src/domain/money.ts';
 import { queryRows, type Database } from '../../src/storage/database.ts';
@@ -54,11 +54,11 @@ async function holdTotals(accountId: string): Promise<{ count: number; amountNan
   return { count: Number(row?.count ?? 0), amountNanos: BigInt(row?.amount ?? '0') };
 }
 
-type HoldAttempt = { ok: true; hold: Hold } | { ok: false; error: GatewayError };
+type ReservationAttempt = { ok: true; hold: Reservation } | { ok: false; error: GatewayError };
 
 /** `count` holds started together; every failure must be a GatewayError. */
-async function concurrentHolds(ledger: CreditLedger, input: { accountId: string; apiKeyId: string | null; amountNanos: bigint }, count: number): Promise<HoldAttempt[]> {
-  const outcomes = await Promise.allSettled(Array.from({ length: count }, () => ledger.hold({ ...input, modelId: 'sandbox-echo' })));
+async function concurrentHolds(ledger: CreditLedger, input: { accountId: string; apiKeyId: string | null; amountNanos: bigint }, count: number): Promise<ReservationAttempt[]> {
+  const outcomes = await Promise.allSettled(Array.from({ length: count }, () => ledger.reserve({ ...input, modelId: 'sandbox-echo' })));
   return outcomes.map((outcome) => {
     if (outcome.status === 'fulfilled') return { ok: true, hold: outcome.value };
     if (!isGatewayError(outcome.reason)) throw outcome.reason;
@@ -66,19 +66,19 @@ async function concurrentHolds(ledger: CreditLedger, input: { accountId: string;
   });
 }
 
-function admittedOf(attempts: HoldAttempt[]): Hold[] {
+function admittedOf(attempts: ReservationAttempt[]): Reservation[] {
   return attempts.flatMap((attempt) => (attempt.ok ? [attempt.hold] : []));
 }
 
-function refusalsOf(attempts: HoldAttempt[]): GatewayError[] {
+function refusalsOf(attempts: ReservationAttempt[]): GatewayError[] {
   return attempts.flatMap((attempt) => (attempt.ok ? [] : [attempt.error]));
 }
 
 /** Settles every hold concurrently at a seeded random cost <= its amount; returns the exact total charged. */
-async function settleAllRandomly(ledger: CreditLedger, holds: Hold[], seed: number): Promise<bigint> {
+async function settleAllRandomly(ledger: CreditLedger, holds: Reservation[], seed: number): Promise<bigint> {
   const random = seededRandom(seed);
   const costs = holds.map((hold) => randomCost(random, hold.amountNanos));
-  const settled = await Promise.all(holds.map((hold, index) => ledger.settle(hold, { costNanos: costs[index] ?? 0n, modality: 'text', status: 'succeeded' })));
+  const settled = await Promise.all(holds.map((hold, index) => hold.settle({ costNanos: costs[index] ?? 0n, modality: 'text', status: 'succeeded' })));
   for (const settlement of settled) expect(settlement.holdWasOutstanding).toBe(true);
   return settled.reduce((sum, settlement) => sum + settlement.costNanos, 0n);
 }
@@ -157,7 +157,7 @@ describe('holds against the account balance', () => {
     expect(secondAdmitted).toHaveLength(Number(after.balanceNanos / amount));
     expect(refusalsOf(second).every((error) => error.code === 'GW_INSUFFICIENT_BALANCE')).toBe(true);
     // Charging the full hold exhausts the balance without ever crossing zero.
-    await Promise.all(secondAdmitted.map((hold) => ledger.settle(hold, { costNanos: hold.amountNanos, modality: 'text', status: 'succeeded' })));
+    await Promise.all(secondAdmitted.map((hold) => hold.settle({ costNanos: hold.amountNanos, modality: 'text', status: 'succeeded' })));
     const final = await accountRow(accountId);
     expect(final.heldNanos).toBe(0n);
     expect(final.balanceNanos).toBe(after.balanceNanos % amount);
@@ -167,17 +167,17 @@ describe('holds against the account balance', () => {
   it('refuses a hold when the balance is zero, and any hold bigger than what is available', async () => {
     const { accountId } = await gateway.createFundedKey({ credits: 0 });
     const ledger = services().ledger;
-    await expect(ledger.hold({ accountId, apiKeyId: null, amountNanos: 1n, modelId: 'sandbox-echo' })).rejects.toMatchObject({ code: 'GW_INSUFFICIENT_BALANCE' });
+    await expect(ledger.reserve({ accountId, apiKeyId: null, amountNanos: 1n, modelId: 'sandbox-echo' })).rejects.toMatchObject({ code: 'GW_INSUFFICIENT_BALANCE' });
     const funded = await gateway.createFundedKey({ credits: 0.5 });
-    const first = await ledger.hold({ accountId: funded.accountId, apiKeyId: funded.keyId, amountNanos: usdToNanos(0.3), modelId: 'sandbox-echo' });
+    const first = await ledger.reserve({ accountId: funded.accountId, apiKeyId: funded.keyId, amountNanos: usdToNanos(0.3), modelId: 'sandbox-echo' });
     // 0.2 + 1 nano no longer fits beside the 0.3 held; exactly 0.2 does.
-    await expect(ledger.hold({ accountId: funded.accountId, apiKeyId: funded.keyId, amountNanos: usdToNanos(0.2) + 1n, modelId: 'sandbox-echo' })).rejects.toMatchObject({
+    await expect(ledger.reserve({ accountId: funded.accountId, apiKeyId: funded.keyId, amountNanos: usdToNanos(0.2) + 1n, modelId: 'sandbox-echo' })).rejects.toMatchObject({
       code: 'GW_INSUFFICIENT_BALANCE',
       status: 403,
     });
-    const second = await ledger.hold({ accountId: funded.accountId, apiKeyId: funded.keyId, amountNanos: usdToNanos(0.2), modelId: 'sandbox-echo' });
-    await ledger.release(first);
-    await ledger.release(second);
+    const second = await ledger.reserve({ accountId: funded.accountId, apiKeyId: funded.keyId, amountNanos: usdToNanos(0.2), modelId: 'sandbox-echo' });
+    await first.release();
+    await second.release();
     expect(await accountRow(funded.accountId)).toMatchObject({ balanceNanos: usdToNanos(0.5), heldNanos: 0n });
   });
 });
@@ -218,7 +218,7 @@ describe('holds against the caps of a key', () => {
     const secondAdmitted = admittedOf(second);
     expect(secondAdmitted).toHaveLength(Number((capNanos - charged) / amount));
     expect(refusalsOf(second).every((error) => error.code === 'GW_SPEND_CAP_REACHED' && error.message.includes(cap))).toBe(true);
-    await Promise.all(secondAdmitted.map((hold) => ledger.settle(hold, { costNanos: hold.amountNanos, modality: 'text', status: 'succeeded' })));
+    await Promise.all(secondAdmitted.map((hold) => hold.settle({ costNanos: hold.amountNanos, modality: 'text', status: 'succeeded' })));
     const final = await keyRow(keyId);
     expect(final.heldNanos).toBe(0n);
     expect(final.spentTotalNanos <= capNanos).toBe(true);
@@ -228,32 +228,42 @@ describe('holds against the caps of a key', () => {
     expect(account.balanceNanos + (await generationTotals(accountId)).costNanos).toBe(usdToNanos(100));
   });
 
-  it('charges a settlement above its hold in full; the key is then over its cap and the account below zero, and both refuse', async () => {
+  it('charges a settlement above its hold only the hold; the record keeps the excess, and neither the balance nor the cap is passed', async () => {
     const { accountId, keyId } = await gateway.createFundedKey({ credits: 0.1, limits: { daily: 0.1 } });
     const ledger = services().ledger;
-    const hold = await ledger.hold({ accountId, apiKeyId: keyId, amountNanos: usdToNanos(0.09), modelId: 'sandbox-echo' });
-    const settled = await ledger.settle(hold, { costNanos: usdToNanos(0.12), modality: 'text', status: 'succeeded' });
-    expect(settled).toMatchObject({ holdWasOutstanding: true, costNanos: usdToNanos(0.12) });
+    const hold = await ledger.reserve({ accountId, apiKeyId: keyId, amountNanos: usdToNanos(0.09), modelId: 'sandbox-echo' });
+    const settled = await hold.settle({ costNanos: usdToNanos(0.12), modality: 'text', status: 'succeeded', usage: { completionTokens: 5_000_000 } });
+    expect(settled).toMatchObject({ holdWasOutstanding: true, costNanos: usdToNanos(0.09) });
 
     const key = await keyRow(keyId);
-    expect(key).toMatchObject({ heldNanos: 0n, spentDayNanos: usdToNanos(0.12), spentTotalNanos: usdToNanos(0.12) });
-    expect(await accountRow(accountId)).toMatchObject({ heldNanos: 0n, balanceNanos: -usdToNanos(0.02) });
-    await expect(ledger.hold({ accountId, apiKeyId: keyId, amountNanos: 1n, modelId: 'sandbox-echo' })).rejects.toMatchObject({ code: 'GW_SPEND_CAP_REACHED', status: 429 });
-    await expect(ledger.hold({ accountId, apiKeyId: null, amountNanos: 1n, modelId: 'sandbox-echo' })).rejects.toMatchObject({ code: 'GW_INSUFFICIENT_BALANCE', status: 403 });
+    expect(key).toMatchObject({ heldNanos: 0n, spentDayNanos: usdToNanos(0.09), spentTotalNanos: usdToNanos(0.09) });
+    expect(await accountRow(accountId)).toMatchObject({ heldNanos: 0n, balanceNanos: usdToNanos(0.01) });
+    const [record] = await queryRows<{ usd_cost_nanos: string; usage: Record<string, unknown> }>(db, sql`SELECT usd_cost_nanos, usage FROM generations WHERE id = ${settled.generationId}`);
+    expect(BigInt(record!.usd_cost_nanos)).toBe(usdToNanos(0.09));
+    expect(record!.usage).toEqual({ completionTokens: 5_000_000, unchargedUsdCost: 0.03 });
+  });
 
-    // A top-up past the debt admits again (and leaves the books of the whole-ledger check non-negative).
-    await services().accounts.addCredits(accountId, 0.05, null);
-    await ledger.release(await ledger.hold({ accountId, apiKeyId: null, amountNanos: usdToNanos(0.03), modelId: 'sandbox-echo' }));
+  it('charges a settlement whose hold was reconciled away only what the account and the key still have free', async () => {
+    const { accountId, keyId } = await gateway.createFundedKey({ credits: 0.1, limits: { daily: 0.05 } });
+    const hold = await services().ledger.reserve({ accountId, apiKeyId: keyId, amountNanos: usdToNanos(0.04), modelId: 'sandbox-echo' });
+    // Another process's sweep released the hold, and the key's headroom was then spent elsewhere.
+    await queryRows(db, sql`SELECT gw_release(${hold.id})`);
+    const other = await services().ledger.reserve({ accountId, apiKeyId: keyId, amountNanos: usdToNanos(0.03), modelId: 'sandbox-echo' });
+    await other.settle({ costNanos: usdToNanos(0.03), modality: 'text', status: 'succeeded' });
+    const late = await hold.settle({ costNanos: usdToNanos(0.04), modality: 'text', status: 'succeeded' });
+    expect(late.holdWasOutstanding).toBe(false);
+    expect(await keyRow(keyId)).toMatchObject({ heldNanos: 0n, spentDayNanos: usdToNanos(0.05) });
+    expect(await accountRow(accountId)).toMatchObject({ heldNanos: 0n, balanceNanos: usdToNanos(0.05) });
   });
 
   it('names the cap that is reached when the balance would also refuse', async () => {
     // Caps are checked before the balance: a capped key on an empty-ish account reports the cap.
     const { accountId, keyId } = await gateway.createFundedKey({ credits: 0.05, limits: { total: 0.01 } });
-    await expect(services().ledger.hold({ accountId, apiKeyId: keyId, amountNanos: usdToNanos(0.02), modelId: 'sandbox-echo' })).rejects.toMatchObject({
+    await expect(services().ledger.reserve({ accountId, apiKeyId: keyId, amountNanos: usdToNanos(0.02), modelId: 'sandbox-echo' })).rejects.toMatchObject({
       code: 'GW_SPEND_CAP_REACHED',
     });
-    const fitting = await services().ledger.hold({ accountId, apiKeyId: keyId, amountNanos: usdToNanos(0.01), modelId: 'sandbox-echo' });
-    await services().ledger.release(fitting);
+    const fitting = await services().ledger.reserve({ accountId, apiKeyId: keyId, amountNanos: usdToNanos(0.01), modelId: 'sandbox-echo' });
+    await fitting.release();
   });
 });
 
@@ -273,9 +283,9 @@ describe('interleaved hold / settle / release storms', () => {
     const task = async (index: number) => {
       const amount = usdToNanos(0.01) + BigInt(Math.floor(random() * 150_000_000)); // 0.01 .. 0.16 USD
       const apiKeyId = index % 3 === 0 ? null : keyId;
-      let hold: Hold;
+      let hold: Reservation;
       try {
-        hold = await ledger.hold({ accountId, apiKeyId, amountNanos: amount, modelId: 'sandbox-echo' });
+        hold = await ledger.reserve({ accountId, apiKeyId, amountNanos: amount, modelId: 'sandbox-echo' });
       } catch (error) {
         if (!isGatewayError(error) || !['GW_INSUFFICIENT_BALANCE', 'GW_SPEND_CAP_REACHED'].includes(error.code)) throw error;
         refusedCount += 1;
@@ -283,11 +293,11 @@ describe('interleaved hold / settle / release storms', () => {
       }
       await pause(Math.floor(random() * 10));
       if (random() < 0.4) {
-        await ledger.release(hold);
+        await hold.release();
         releasedCount += 1;
       } else {
         const cost = randomCost(random, amount);
-        await ledger.settle(hold, { costNanos: cost, modality: 'text', status: 'succeeded' });
+        await hold.settle({ costNanos: cost, modality: 'text', status: 'succeeded' });
         settledCost += cost;
         settledCount += 1;
       }
@@ -335,7 +345,7 @@ describe('interleaved hold / settle / release storms', () => {
     const results = await Promise.all(
       holds.map(async (hold, index) => {
         const [settled] = await Promise.all([
-          ledger.settle(hold, { costNanos: costs[index] ?? 0n, modality: 'text', status: 'succeeded' }),
+          hold.settle({ costNanos: costs[index] ?? 0n, modality: 'text', status: 'succeeded' }),
           reconciler.release(hold.id),
           reconciler.release(hold.id),
         ]);
@@ -356,13 +366,13 @@ describe('interleaved hold / settle / release storms', () => {
     const { accountId, keyId } = await gateway.createFundedKey({ credits: 1 });
     const ledger = services().ledger;
     const repository = new LedgerRepository(gateway.gateway.core.storage.db);
-    const a = await ledger.hold({ accountId, apiKeyId: keyId, amountNanos: usdToNanos(0.3), modelId: 'sandbox-echo' });
-    const b = await ledger.hold({ accountId, apiKeyId: keyId, amountNanos: usdToNanos(0.2), modelId: 'sandbox-echo' });
-    await ledger.release(a);
-    await expect(ledger.release(a)).rejects.toThrow(/already settled or released/);
+    const a = await ledger.reserve({ accountId, apiKeyId: keyId, amountNanos: usdToNanos(0.3), modelId: 'sandbox-echo' });
+    const b = await ledger.reserve({ accountId, apiKeyId: keyId, amountNanos: usdToNanos(0.2), modelId: 'sandbox-echo' });
+    await a.release();
+    await expect(a.release()).rejects.toThrow(/already settled or released/);
     expect(await repository.release(a.id)).toBe(false);
-    await ledger.settle(b, { costNanos: usdToNanos(0.15), modality: 'text', status: 'succeeded' });
-    await expect(ledger.settle(b, { costNanos: usdToNanos(0.15), modality: 'text', status: 'succeeded' })).rejects.toThrow(/already settled or released/);
+    await b.settle({ costNanos: usdToNanos(0.15), modality: 'text', status: 'succeeded' });
+    await expect(b.settle({ costNanos: usdToNanos(0.15), modality: 'text', status: 'succeeded' })).rejects.toThrow(/already settled or released/);
     expect(await repository.release(b.id)).toBe(false);
     expect(await accountRow(accountId)).toMatchObject({ balanceNanos: usdToNanos(0.85), heldNanos: 0n });
     expect(await keyRow(keyId)).toMatchObject({ heldNanos: 0n, spentTotalNanos: usdToNanos(0.15) });
@@ -374,24 +384,24 @@ describe('spend windows (ledger clock)', () => {
   function ledgerAt(): { ledger: CreditLedger; setNow: (iso: string) => void } {
     let now = new Date();
     const core = gateway.gateway.core;
-    const ledger = new CreditLedger(new LedgerRepository(core.storage.db), core.instanceId, () => now);
+    const ledger = new CreditLedger(new LedgerRepository(core.storage.db), core.instanceId, () => undefined, () => now);
     return { ledger, setNow: (iso) => (now = new Date(iso)) };
   }
 
   async function spend(ledger: CreditLedger, ids: { accountId: string; keyId: string }, usd: number): Promise<void> {
-    const hold = await ledger.hold({ accountId: ids.accountId, apiKeyId: ids.keyId, amountNanos: usdToNanos(usd), modelId: 'sandbox-echo' });
-    await ledger.settle(hold, { costNanos: usdToNanos(usd), modality: 'text', status: 'succeeded' });
+    const hold = await ledger.reserve({ accountId: ids.accountId, apiKeyId: ids.keyId, amountNanos: usdToNanos(usd), modelId: 'sandbox-echo' });
+    await hold.settle({ costNanos: usdToNanos(usd), modality: 'text', status: 'succeeded' });
   }
 
   async function expectCapRefusal(ledger: CreditLedger, ids: { accountId: string; keyId: string }, usd: number, cap: string): Promise<void> {
-    const refusal = ledger.hold({ accountId: ids.accountId, apiKeyId: ids.keyId, amountNanos: usdToNanos(usd), modelId: 'sandbox-echo' });
+    const refusal = ledger.reserve({ accountId: ids.accountId, apiKeyId: ids.keyId, amountNanos: usdToNanos(usd), modelId: 'sandbox-echo' });
     await expect(refusal).rejects.toBeInstanceOf(GatewayError);
     await expect(refusal).rejects.toMatchObject({ code: 'GW_SPEND_CAP_REACHED', status: 429, message: expect.stringContaining(cap) });
   }
 
   async function expectAdmittedThenRelease(ledger: CreditLedger, ids: { accountId: string; keyId: string }, usd: number): Promise<void> {
-    const hold = await ledger.hold({ accountId: ids.accountId, apiKeyId: ids.keyId, amountNanos: usdToNanos(usd), modelId: 'sandbox-echo' });
-    await ledger.release(hold);
+    const hold = await ledger.reserve({ accountId: ids.accountId, apiKeyId: ids.keyId, amountNanos: usdToNanos(usd), modelId: 'sandbox-echo' });
+    await hold.release();
   }
 
   it('resets the daily cap at midnight UTC, and not before', async () => {
@@ -459,10 +469,10 @@ describe('spend windows (ledger clock)', () => {
     setNow('2026-06-20T10:00:00Z');
     // The daily window is fresh, the total is not.
     await expectCapRefusal(ledger, ids, 0.7, 'total');
-    const held = await ledger.hold({ accountId: ids.accountId, apiKeyId: ids.keyId, amountNanos: usdToNanos(0.5), modelId: 'sandbox-echo' });
+    const held = await ledger.reserve({ accountId: ids.accountId, apiKeyId: ids.keyId, amountNanos: usdToNanos(0.5), modelId: 'sandbox-echo' });
     // An outstanding hold counts against the caps until it is settled or released.
     await expectCapRefusal(ledger, ids, 0.2, 'total');
-    await ledger.release(held);
+    await held.release();
     await expectAdmittedThenRelease(ledger, ids, 0.6);
   });
 });
@@ -471,17 +481,17 @@ describe('inactive keys', () => {
   it('refuses holds on a disabled or revoked key even when the ledger is called directly', async () => {
     const { accountId, keyId } = await gateway.createFundedKey({ credits: 5 });
     const ledger = services().ledger;
-    const hold = (apiKeyId: string, forAccount = accountId) => ledger.hold({ accountId: forAccount, apiKeyId, amountNanos: usdToNanos(0.1), modelId: 'sandbox-echo' });
+    const hold = (apiKeyId: string, forAccount = accountId) => ledger.reserve({ accountId: forAccount, apiKeyId, amountNanos: usdToNanos(0.1), modelId: 'sandbox-echo' });
 
     const inFlight = await hold(keyId);
     await services().apiKeys.update(accountId, keyId, { isActive: false });
     await expect(hold(keyId)).rejects.toMatchObject({ code: 'GW_INVALID_CREDENTIALS', status: 401 });
     // A request admitted before the key was disabled still settles: its usage was real.
-    const settled = await ledger.settle(inFlight, { costNanos: usdToNanos(0.05), modality: 'text', status: 'succeeded' });
+    const settled = await inFlight.settle({ costNanos: usdToNanos(0.05), modality: 'text', status: 'succeeded' });
     expect(settled.holdWasOutstanding).toBe(true);
 
     await services().apiKeys.update(accountId, keyId, { isActive: true });
-    await ledger.release(await hold(keyId));
+    await (await hold(keyId)).release();
 
     await services().apiKeys.revoke(accountId, keyId);
     await expect(hold(keyId)).rejects.toMatchObject({ code: 'GW_INVALID_CREDENTIALS', status: 401 });
@@ -527,7 +537,7 @@ describe('batched ledger statements', () => {
     await expect(queryRows(db, sql`SELECT gw_settle_batch(${JSON.stringify(poisoned)}::jsonb)`)).rejects.toThrow();
     expect(await generationTotals(accountId)).toEqual({ count: 2, costNanos: 650n });
     expect(await holdTotals(accountId)).toEqual({ count: 1, amountNanos: 1_000n });
-    await services().ledger.release({ id: 'hold_b2', accountId, apiKeyId: keyId, amountNanos: 1_000n, modelId: 'sandbox-echo', startedAt: Date.now() });
+    await queryRows(db, sql`SELECT gw_release('hold_b2')`);
     expect(await accountRow(accountId)).toMatchObject({ balanceNanos: 2_350n, heldNanos: 0n });
   });
 

@@ -214,9 +214,9 @@ describe('holds of a gateway process killed with SIGKILL', () => {
     expect(final.balanceNanos).toBe(credits - settledByVictim - survivorCost);
     // Every credit not charged is available again.
     const ledger = observer.core.services.ledger;
-    const all = await ledger.hold({ accountId: ids.accountId, apiKeyId: ids.keyId, amountNanos: final.balanceNanos, modelId: 'sandbox-echo' });
-    await expect(ledger.hold({ accountId: ids.accountId, apiKeyId: null, amountNanos: 1n, modelId: 'sandbox-echo' })).rejects.toMatchObject({ code: 'GW_INSUFFICIENT_BALANCE' });
-    await ledger.release(all);
+    const all = await ledger.reserve({ accountId: ids.accountId, apiKeyId: ids.keyId, amountNanos: final.balanceNanos, modelId: 'sandbox-echo' });
+    await expect(ledger.reserve({ accountId: ids.accountId, apiKeyId: null, amountNanos: 1n, modelId: 'sandbox-echo' })).rejects.toMatchObject({ code: 'GW_INSUFFICIENT_BALANCE' });
+    await all.release();
   });
 });
 
@@ -243,13 +243,13 @@ describe('releasing orphaned holds while their accounts are busy', () => {
     let liveSettled = 0;
     for (let round = 0; round < 2; round++) {
       // A process that never heartbeated (killed before its first one) left 160 holds across all keys.
-      const dead = new CreditLedger(repository, `inst_dead_${round}_${Date.now()}`);
-      await Promise.all(Array.from({ length: 160 }, (_, index) => dead.hold({ accountId, apiKeyId: index % 9 === 8 ? null : (keyIds[index % 9] ?? null), amountNanos: amount, modelId: 'sandbox-echo' })));
+      const dead = new CreditLedger(repository, `inst_dead_${round}_${Date.now()}`, () => undefined);
+      await Promise.all(Array.from({ length: 160 }, (_, index) => dead.reserve({ accountId, apiKeyId: index % 9 === 8 ? null : (keyIds[index % 9] ?? null), amountNanos: amount, modelId: 'sandbox-echo' })));
       const busy = Promise.all(
         Array.from({ length: 120 }, async (_, index) => {
-          const hold = await live.hold({ accountId, apiKeyId: keyIds[(index * 5) % keyIds.length] ?? null, amountNanos: amount, modelId: 'sandbox-echo' });
+          const hold = await live.reserve({ accountId, apiKeyId: keyIds[(index * 5) % keyIds.length] ?? null, amountNanos: amount, modelId: 'sandbox-echo' });
           const cost = randomCost(random, amount);
-          await live.settle(hold, { costNanos: cost, modality: 'text', status: 'succeeded' });
+          await hold.settle({ costNanos: cost, modality: 'text', status: 'succeeded' });
           charged += cost;
           liveSettled += 1;
         }),

@@ -15,7 +15,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { eq, sql } from 'drizzle-orm';
 import pino from 'pino';
-import type { Hold } from '../../src/billing/credit-ledger.ts';
+import type { Reservation } from '../../src/billing/credit-ledger.ts';
 import { readEnvironment } from '../../src/config/environment.ts';
 import { parseConfig } from '../../src/config/load-config.ts';
 import { isGatewayError } from '../../src/domain/errors.ts';
@@ -315,15 +315,15 @@ async function runWorker(options: LedgerWorkerOptions): Promise<void> {
     // Open the pool's connections now, so a storm starts on warm connections.
     await Promise.all(Array.from({ length: 10 }, () => gateway.core.storage.db.execute(sql`SELECT pg_sleep(0.02)`)));
   }
-  const holds = new Map<string, Hold>();
+  const holds = new Map<string, Reservation>();
   const sleepUntil = async (at: number) => {
     const delay = at - Date.now();
     if (delay > 0) await new Promise((resolve) => setTimeout(resolve, delay));
   };
-  const settleRandomly = async (toSettle: Hold[], seed: number): Promise<SettleResult> => {
+  const settleRandomly = async (toSettle: Reservation[], seed: number): Promise<SettleResult> => {
     const random = seededRandom(seed);
     const costs = toSettle.map((hold) => randomCost(random, hold.amountNanos));
-    const settled = await Promise.all(toSettle.map((hold, index) => services.ledger.settle(hold, { costNanos: costs[index] ?? 0n, modality: 'text', status: 'succeeded' })));
+    const settled = await Promise.all(toSettle.map((hold, index) => hold.settle({ costNanos: costs[index] ?? 0n, modality: 'text', status: 'succeeded' })));
     const result: SettleResult = { settledCostNanos: 0n, settledCount: 0, settledWithoutHold: 0 };
     for (const settlement of settled) {
       result.settledCostNanos += settlement.costNanos;
@@ -342,10 +342,10 @@ async function runWorker(options: LedgerWorkerOptions): Promise<void> {
     holdStorm: async ({ accountId, apiKeyId, count, amountNanos, startAt, settleSeed }) => {
       await sleepUntil(startAt);
       const outcomes = await Promise.allSettled(
-        Array.from({ length: count }, () => services.ledger.hold({ accountId, apiKeyId, amountNanos, modelId: 'sandbox-echo' })),
+        Array.from({ length: count }, () => services.ledger.reserve({ accountId, apiKeyId, amountNanos, modelId: 'sandbox-echo' })),
       );
       const result: StormResult = { admitted: 0, refusals: {}, refusalMessages: [], unexpected: [], settledCostNanos: 0n, settledCount: 0, settledWithoutHold: 0 };
-      const admitted: Hold[] = [];
+      const admitted: Reservation[] = [];
       for (const outcome of outcomes) {
         if (outcome.status === 'fulfilled') {
           admitted.push(outcome.value);
@@ -372,7 +372,7 @@ async function runWorker(options: LedgerWorkerOptions): Promise<void> {
       return settleRandomly(all, seed);
     },
     hold: async ({ accountId, apiKeyId, amountNanos }) => {
-      const hold = await services.ledger.hold({ accountId, apiKeyId, amountNanos, modelId: 'sandbox-echo' });
+      const hold = await services.ledger.reserve({ accountId, apiKeyId, amountNanos, modelId: 'sandbox-echo' });
       holds.set(hold.id, hold);
       return { holdId: hold.id };
     },
@@ -380,14 +380,14 @@ async function runWorker(options: LedgerWorkerOptions): Promise<void> {
       const hold = holds.get(holdId);
       if (!hold) throw new Error(`no hold ${holdId} in this process`);
       holds.delete(holdId);
-      const settled = await services.ledger.settle(hold, { costNanos, modality: 'text', status: 'succeeded' });
+      const settled = await hold.settle({ costNanos, modality: 'text', status: 'succeeded' });
       return { holdWasOutstanding: settled.holdWasOutstanding };
     },
     release: async ({ holdId }) => {
       const hold = holds.get(holdId);
       if (!hold) throw new Error(`no hold ${holdId} in this process`);
       holds.delete(holdId);
-      await services.ledger.release(hold);
+      await hold.release();
       return { released: true };
     },
     state: async ({ accountId, keyId }) => {

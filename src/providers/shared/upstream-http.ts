@@ -1,53 +1,74 @@
+import { Transform, pipeline, type Readable, type TransformCallback } from 'node:stream';
 import { Agent, errors, request, type Dispatcher } from 'undici';
 import { UpstreamHttpError, UpstreamUnreachableError } from '../../domain/upstream-failure.ts';
 import type { ProviderTarget } from '../provider-adapter.ts';
 
-export type UpstreamBody = Dispatcher.ResponseData['body'];
+/** An upstream answer's body: bytes as they arrive; destroying it closes the upstream exchange. */
+export type UpstreamBody = Readable;
+
+export interface UpstreamResponse {
+  status: number;
+  headers: Dispatcher.ResponseData['headers'];
+  body: UpstreamBody;
+}
 
 /** Longest an error body is read for relaying; a provider's error JSON is far smaller. */
 const maxErrorBodyBytes = 64 * 1024;
+/** Longest JSON answer read whole (a batch of 128 large embeddings is under 10 MiB). */
+const maxJsonAnswerBytes = 128 * 1024 * 1024;
 
 /**
- * The one HTTP client for upstreams: a keep-alive undici agent (one connection pool per origin) shared by
- * every adapter. Non-2xx answers become UpstreamHttpError with the provider's body; network failures and
- * time-outs become UpstreamUnreachableError.
+ * The one HTTP client for upstreams: keep-alive undici agents (one connection pool per origin) shared by
+ * every adapter. Non-2xx answers become UpstreamHttpError with the provider's body; network failures,
+ * time-outs and broken framing become UpstreamUnreachableError.
+ *
+ * Three clocks bound an exchange: connecting, the wait for the headers and for each next body chunk
+ * (`firstByteTimeoutMs`), and the whole exchange (`timeoutMs`), after which the upstream is cut even when
+ * it keeps sending, so a generation that never ends cannot hold its reservation or its socket forever.
  */
 export class UpstreamHttp {
-  constructor(private readonly dispatcher: Dispatcher = new Agent({ keepAliveTimeout: 30_000, connections: 256, pipelining: 1 })) {}
+  /** Agents by connect time-out, which undici sets per agent rather than per request. */
+  private readonly agents = new Map<number, Agent>();
 
-  async postJson(
-    target: ProviderTarget,
-    path: string,
-    headers: Record<string, string>,
-    body: unknown,
-  ): Promise<{ status: number; headers: Dispatcher.ResponseData['headers']; body: UpstreamBody }> {
+  private agentFor(connectTimeoutMs: number): Agent {
+    let agent = this.agents.get(connectTimeoutMs);
+    if (!agent) {
+      agent = new Agent({ keepAliveTimeout: 30_000, connections: 256, pipelining: 1, connect: { timeout: connectTimeoutMs } });
+      this.agents.set(connectTimeoutMs, agent);
+    }
+    return agent;
+  }
+
+  async postJson(target: ProviderTarget, path: string, headers: Record<string, string>, body: unknown): Promise<UpstreamResponse> {
     let response: Dispatcher.ResponseData;
     try {
       response = await request(`${target.baseUrl}${path}`, {
-        dispatcher: this.dispatcher,
+        dispatcher: this.agentFor(target.connectTimeoutMs),
         method: 'POST',
         headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...target.headers, ...headers },
         body: JSON.stringify(body),
-        headersTimeout: target.timeoutMs,
-        bodyTimeout: target.timeoutMs,
+        headersTimeout: target.firstByteTimeoutMs,
+        bodyTimeout: target.firstByteTimeoutMs,
+        signal: AbortSignal.timeout(target.timeoutMs),
       });
     } catch (error) {
       throw unreachable(error);
     }
+    const contentType = single(response.headers['content-type']);
     if (response.statusCode >= 400) {
-      const text = await readLimited(response.body).catch(() => '');
-      const contentType = response.headers['content-type'];
-      throw new UpstreamHttpError(response.statusCode, text, Array.isArray(contentType) ? contentType[0] : contentType);
+      const text = await readText(response.body, maxErrorBodyBytes, true).catch(() => '');
+      throw new UpstreamHttpError(response.statusCode, text, contentType);
     }
-    return { status: response.statusCode, headers: response.headers, body: response.body };
+    const isEventStream = contentType?.toLowerCase().includes('text/event-stream') === true;
+    return { status: response.statusCode, headers: response.headers, body: isEventStream ? guardLines(response.body, target.maxSseLineBytes) : response.body };
   }
 
   /** A POST whose answer is one JSON object, read whole; a body that is anything else is a protocol failure. */
-  async postForJson<T extends object>(target: ProviderTarget, path: string, headers: Record<string, string>, body: unknown): Promise<T> {
+  async postForJson<T extends object = object>(target: ProviderTarget, path: string, headers: Record<string, string>, body: unknown): Promise<T> {
     const response = await this.postJson(target, path, headers, body);
     let text: string;
     try {
-      text = await response.body.text();
+      text = await readText(response.body, maxJsonAnswerBytes, false);
     } catch (error) {
       throw unreachable(error);
     }
@@ -62,29 +83,68 @@ export class UpstreamHttp {
   }
 
   async close(): Promise<void> {
-    await this.dispatcher.close();
+    await Promise.all([...this.agents.values()].map((agent) => agent.close()));
   }
 }
 
-async function readLimited(body: UpstreamBody): Promise<string> {
+function single(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value[0] : value;
+}
+
+/** Reads a body as text up to `limit` bytes: past it, the rest is cut off (`truncate`) or the answer refused. */
+async function readText(body: UpstreamBody, limit: number, truncate: boolean): Promise<string> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of body) {
     const buffer = chunk as Buffer;
     size += buffer.length;
-    if (size > maxErrorBodyBytes) {
+    if (size > limit) {
       body.destroy();
-      break;
+      if (truncate) break;
+      throw new UpstreamUnreachableError('protocol', `the upstream answer is larger than ${limit} bytes`);
     }
     chunks.push(buffer);
   }
   return Buffer.concat(chunks).toString('utf8');
 }
 
+/**
+ * Passes an event stream through while counting the bytes of its unfinished line: a line longer than
+ * `maxLineBytes` breaks the stream with a protocol failure instead of being buffered whole by a parser.
+ * Lines ending inside one chunk are shorter than the chunk, so only the open line needs counting.
+ */
+function guardLines(body: UpstreamBody, maxLineBytes: number): UpstreamBody {
+  let openLine = 0;
+  const guard = new Transform({
+    transform(chunk: Buffer, _encoding: BufferEncoding, done: TransformCallback) {
+      const lastBreak = Math.max(chunk.lastIndexOf(0x0a), chunk.lastIndexOf(0x0d));
+      if (lastBreak === -1) openLine += chunk.length;
+      else {
+        const firstBreak = firstLineBreak(chunk);
+        if (openLine + firstBreak > maxLineBytes) openLine += firstBreak;
+        else openLine = chunk.length - lastBreak - 1;
+      }
+      if (openLine > maxLineBytes) done(new UpstreamUnreachableError('protocol', `the upstream sent an event-stream line longer than ${maxLineBytes} bytes`));
+      else done(null, chunk);
+    },
+  });
+  return pipeline(body, guard, () => undefined);
+}
+
+function firstLineBreak(chunk: Buffer): number {
+  const newline = chunk.indexOf(0x0a);
+  const carriageReturn = chunk.indexOf(0x0d);
+  if (newline === -1) return carriageReturn;
+  return carriageReturn === -1 ? newline : Math.min(newline, carriageReturn);
+}
+
 export function unreachable(error: unknown): UpstreamUnreachableError {
   if (error instanceof UpstreamUnreachableError) return error;
   if (error instanceof errors.HeadersTimeoutError || error instanceof errors.BodyTimeoutError || error instanceof errors.ConnectTimeoutError) {
     return new UpstreamUnreachableError('timeout', 'the upstream provider did not answer in time');
+  }
+  if (error instanceof Error && error.name === 'TimeoutError') {
+    return new UpstreamUnreachableError('timeout', 'the upstream provider did not finish within the maximum generation time');
   }
   return new UpstreamUnreachableError('connect', 'the upstream provider could not be reached');
 }

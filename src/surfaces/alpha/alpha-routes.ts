@@ -110,7 +110,7 @@ export const alphaRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServices 
       
       allowFallbacks: allowsFallbacks(body),
       recordedRequest: { surface: 'alpha', endpoint: 'chat/completions', model: body.model, stream: streaming, messages: body.messages.length },
-      relay: { protocol: 'openai', operation: 'chat-completions', streaming, prepare: (upstreamModel, dropped) => relayBody(body, upstreamModel, dropped) },
+      relay: { protocol: 'openai', operation: 'chat-completions', streaming, prepare: (upstreamModel, dropped, limit) => relayBody(body, upstreamModel, dropped, limit) },
     });
     reportDroppedParameters(reply, run.droppedParameters);
     if (run.kind === 'relay') return relayAnswer(request, reply, run, streaming, doneAppended(run));
@@ -144,7 +144,7 @@ export const alphaRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServices 
       
       allowFallbacks: allowsFallbacks(body),
       recordedRequest: { surface: 'alpha', endpoint: 'responses', model: body.model, stream: streaming },
-      relay: { protocol: 'openai', operation: 'responses', streaming, prepare: (upstreamModel, dropped) => relayResponsesBody(body, upstreamModel, dropped) },
+      relay: { protocol: 'openai', operation: 'responses', streaming, prepare: (upstreamModel, dropped, limit) => relayResponsesBody(body, upstreamModel, dropped, limit) },
     });
     reportDroppedParameters(reply, run.droppedParameters);
     // Responses streams are piped raw, errors included, in the upstream's own format.

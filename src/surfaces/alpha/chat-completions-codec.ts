@@ -141,10 +141,16 @@ export function decodeChatMessages(body: ChatCompletionsBody): DecodedChat {
   return { messages: nameToolResults(messages), ...(tools ? { tools } : {}), ...(toolChoice ? { toolChoice } : {}), untranslatable: [...untranslatable] };
 }
 
-/** The body sent to an upstream of the same protocol: as given, with the model rewritten and usage forced on streams. */
-export function relayBody(body: ChatCompletionsBody, upstreamModel: string, droppedNativeNames: readonly string[]): Record<string, unknown> {
+/**
+ * The body sent to an upstream of the same protocol: as given, with the model rewritten, usage forced on
+ * streams, and the output limit the reservation covers in the limit field the client used (`max_tokens`
+ * when it used none).
+ */
+export function relayBody(body: ChatCompletionsBody, upstreamModel: string, droppedNativeNames: readonly string[], maxOutputTokens: number): Record<string, unknown> {
   const forwarded: Record<string, unknown> = { ...body, model: upstreamModel };
   for (const [field, native] of Object.entries(gatedFields)) if (droppedNativeNames.includes(native)) delete forwarded[field];
+  if (body.max_completion_tokens !== undefined) forwarded.max_completion_tokens = maxOutputTokens;
+  if (body.max_tokens !== undefined || body.max_completion_tokens === undefined) forwarded.max_tokens = maxOutputTokens;
   if (body.stream === true) forwarded.stream_options = { ...body.stream_options, include_usage: true };
   return forwarded;
 }

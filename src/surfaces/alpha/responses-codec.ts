@@ -88,9 +88,11 @@ export function decodeResponsesInput(body: ResponsesBody): DecodedChat {
   return { messages: nameToolResults(compacted), ...(tools ? { tools } : {}), ...(toolChoice ? { toolChoice } : {}), untranslatable: [...untranslatable] };
 }
 
-export function relayBody(body: ResponsesBody, upstreamModel: string, droppedNativeNames: readonly string[]): Record<string, unknown> {
+export function relayBody(body: ResponsesBody, upstreamModel: string, droppedNativeNames: readonly string[], maxOutputTokens: number): Record<string, unknown> {
   const forwarded: Record<string, unknown> = { ...body, model: upstreamModel };
   for (const [field, native] of Object.entries(gatedFields)) if (droppedNativeNames.includes(native)) delete forwarded[field];
+  // The limit the reservation covers, whether or not the client set one.
+  forwarded.max_output_tokens = maxOutputTokens;
   return forwarded;
 }
 

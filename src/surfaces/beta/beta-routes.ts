@@ -104,7 +104,7 @@ export const betaRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServices }
           protocol: 'anthropic',
           operation: 'messages',
           streaming,
-          prepare: (upstreamModel, dropped) => relayBody(body, upstreamModel, dropped),
+          prepare: (upstreamModel, dropped, limit) => relayBody(body, upstreamModel, dropped, limit),
           headers: protocolHeaders(request),
         },
       },

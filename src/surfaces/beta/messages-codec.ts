@@ -121,8 +121,8 @@ export function decodeMessages(body: MessagesBody): DecodedChat {
   return { messages: nameToolResults(messages), ...(tools ? { tools } : {}), ...(toolChoice ? { toolChoice } : {}), untranslatable: [...untranslatable] };
 }
 
-export function relayBody(body: MessagesBody, upstreamModel: string, droppedNativeNames: readonly string[]): Record<string, unknown> {
-  const forwarded: Record<string, unknown> = { ...body, model: upstreamModel };
+export function relayBody(body: MessagesBody, upstreamModel: string, droppedNativeNames: readonly string[], maxOutputTokens: number): Record<string, unknown> {
+  const forwarded: Record<string, unknown> = { ...body, model: upstreamModel, max_tokens: maxOutputTokens };
   for (const [field, native] of Object.entries(gatedFields)) if (droppedNativeNames.includes(native) && field !== 'max_tokens') delete forwarded[field];
   return forwarded;
 }

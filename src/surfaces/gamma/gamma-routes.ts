@@ -119,7 +119,7 @@ export const gammaRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServices 
             protocol: 'gemini',
             operation: !streaming ? 'generate-content' : sse ? 'stream-generate-content-sse' : 'stream-generate-content-json',
             streaming: streaming && sse,
-            prepare: (_upstreamModel, dropped) => relayBody(body, dropped),
+            prepare: (_upstreamModel, dropped, limit) => relayBody(body, dropped, limit),
           },
         },
       );

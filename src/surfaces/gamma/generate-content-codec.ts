@@ -187,15 +187,15 @@ export function decodeContents(body: GenerateContentBody): DecodedChat {
  * The body for an upstream of this protocol: as given, except that the string shorthands this surface
  * accepts for `contents` and `systemInstruction` are written out in the protocol's own object form.
  */
-export function relayBody(body: GenerateContentBody, droppedNativeNames: readonly string[]): Record<string, unknown> {
+export function relayBody(body: GenerateContentBody, droppedNativeNames: readonly string[], maxOutputTokens: number): Record<string, unknown> {
   const forwarded: Record<string, unknown> = { ...body };
   if (typeof body.contents === 'string') forwarded.contents = [{ role: 'user', parts: [{ text: body.contents }] }];
   if (typeof body.systemInstruction === 'string') forwarded.systemInstruction = { parts: [{ text: body.systemInstruction }] };
-  if (body.generationConfig) {
-    const config = { ...body.generationConfig };
-    for (const [field, native] of Object.entries(generationFields)) if (droppedNativeNames.includes(native)) delete config[field];
-    forwarded.generationConfig = config;
-  }
+  const config: Record<string, unknown> = { ...body.generationConfig };
+  for (const [field, native] of Object.entries(generationFields)) if (droppedNativeNames.includes(native)) delete config[field];
+  // The limit the reservation covers, whether or not the client set one.
+  config.maxOutputTokens = maxOutputTokens;
+  forwarded.generationConfig = config;
   for (const [field, native] of Object.entries(topLevelFields)) if (droppedNativeNames.includes(native)) delete forwarded[field];
   return forwarded;
 }

@@ -1,0 +1,124 @@
+import { nanosToUsd } from '../domain/money.ts';
+import type { LedgerRepository } from '../storage/ledger-repository.ts';
+
+/** The spec's usage-record modalities; embeddings are recorded as `text` (they are billed on input tokens). */
+export type Modality = 'text' | 'image' | 'video' | 'audio';
+export type GenerationStatus = 'succeeded' | 'failed' | 'aborted' | 'cancelled';
+
+export interface Settlement {
+  costNanos: bigint;
+  modality: Modality;
+  status: GenerationStatus;
+  request?: unknown;
+  usage?: unknown;
+}
+
+export interface SettledGeneration {
+  generationId: string;
+  /** What was charged: the cost, or the reservation when the cost was larger. */
+  costNanos: bigint;
+  /** False when the hold had already been reconciled away; the charge was still applied (within what was free). */
+  holdWasOutstanding: boolean;
+}
+
+/** What a reservation needs of the ledger besides its own row: the SQL, the clock and where failures are told. */
+export interface ReservationContext {
+  repository: LedgerRepository;
+  clock: () => Date;
+  newGenerationId: () => string;
+  /** A settlement that could not be written; the reservation was released instead. */
+  reportFailure: (error: unknown, reservation: Reservation) => void;
+}
+
+/**
+ * Credits held for one request, and the one owner of that hold's life: it ends exactly once, settled or
+ * released. A settlement is charged at most the amount held, whatever usage an upstream reported, so no
+ * balance goes below zero and no key past a cap; the record keeps the reported usage and marks the excess.
+ * When storage fails to settle, the hold is released rather than left held until a restart.
+ */
+export class Reservation {
+  private ended = false;
+  private readonly onEnd: Array<() => void> = [];
+
+  constructor(
+    readonly id: string,
+    readonly accountId: string,
+    readonly apiKeyId: string | null,
+    readonly amountNanos: bigint,
+    readonly modelId: string,
+    private readonly context: ReservationContext,
+    readonly startedAt = Date.now(),
+  ) {}
+
+  get isEnded(): boolean {
+    return this.ended;
+  }
+
+  /** Runs `callback` once the reservation has ended, however it ends. */
+  whenEnded(callback: () => void): void {
+    if (this.ended) callback();
+    else this.onEnd.push(callback);
+  }
+
+  async settle(settlement: Settlement): Promise<SettledGeneration> {
+    if (settlement.costNanos < 0n) throw new RangeError('a cost cannot be negative');
+    this.end();
+    const charged = settlement.costNanos < this.amountNanos ? settlement.costNanos : this.amountNanos;
+    const excess = settlement.costNanos - charged;
+    const usage = excess > 0n ? { ...(isObject(settlement.usage) ? settlement.usage : {}), unchargedUsdCost: nanosToUsd(excess) } : settlement.usage;
+    const generationId = this.context.newGenerationId();
+    try {
+      const holdWasOutstanding = await this.context.repository.settle({
+        holdId: this.id,
+        accountId: this.accountId,
+        apiKeyId: this.apiKeyId,
+        costNanos: charged,
+        now: this.context.clock(),
+        generation: {
+          id: generationId,
+          modality: settlement.modality,
+          model: this.modelId,
+          status: settlement.status,
+          request: settlement.request,
+          usage,
+          durationMs: Date.now() - this.startedAt,
+        },
+      });
+      return { generationId, costNanos: charged, holdWasOutstanding };
+    } catch (error) {
+      await this.context.repository.release(this.id).catch(() => undefined);
+      this.context.reportFailure(error, this);
+      throw error;
+    } finally {
+      this.finish();
+    }
+  }
+
+  /** Settles without waiting: the answer goes out while the hold still covers the cost; failures are reported. */
+  settleInBackground(settlement: Settlement): void {
+    this.settle(settlement).catch(() => undefined);
+  }
+
+  /** Gives the reservation back without charging or recording anything. */
+  async release(): Promise<void> {
+    this.end();
+    try {
+      await this.context.repository.release(this.id);
+    } finally {
+      this.finish();
+    }
+  }
+
+  private end(): void {
+    if (this.ended) throw new Error(`hold ${this.id} was already settled or released`);
+    this.ended = true;
+  }
+
+  private finish(): void {
+    for (const callback of this.onEnd.splice(0)) callback();
+  }
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
+}
