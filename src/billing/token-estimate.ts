@@ -33,7 +33,7 @@ export function promptTokenBound(messages: readonly ChatMessage[], tools: readon
   return tokens + imagesIn(messages) * tokensPerImage;
 }
 
-/** Longest run without white space handed to the tokenizer at once: its merging is quadratic in a run's length. */
+/** Longest stretch handed to the tokenizer without a word boundary: its merging is quadratic in a word's length. */
 const longestRun = 256;
 /** Text is tokenized in pieces of about this many characters, cut only where a cut cannot change the count. */
 const pieceLength = 8_192;
@@ -44,29 +44,27 @@ function isSpace(code: number): boolean {
 
 /**
  * Tokens of text we counted ourselves, for upstreams that report no usage. Linear in the text's length:
- * the text is cut before white space (where the tokenizer's own pre-split cuts it too, so the count is
- * unchanged), and runs without white space are cut every `longestRun` characters (a cut there can only
- * add tokens, so the count stays upper-leaning).
+ * the text is cut before a space that follows a non-space (where the tokenizer's own pre-split cuts it
+ * too, so the count is unchanged), and stretches without such a boundary are cut every `longestRun`
+ * characters (a cut there can only add tokens, so the count stays upper-leaning).
  */
 export function countTextTokens(text: string): number {
   if (text.length <= longestRun) return countTokens(text, plainText);
   let total = 0;
   let start = 0;
-  let runStart = 0;
-  for (let index = 0; index < text.length; index++) {
+  let boundary = 0;
+  for (let index = 1; index < text.length; index++) {
     const code = text.charCodeAt(index);
-    if (isSpace(code)) {
-      runStart = index + 1;
-      if (index - start >= pieceLength) {
-        total += countTokens(text.slice(start, index), plainText);
-        start = index;
-      }
-    } else if (index - runStart >= longestRun && !(code >= 0xdc00 && code <= 0xdfff)) {
+    if (code === 0x20 && !isSpace(text.charCodeAt(index - 1))) {
+      boundary = index;
+      if (index - start < pieceLength) continue;
+    } else if (index - boundary < longestRun || (code >= 0xdc00 && code <= 0xdfff)) {
       // Never between the halves of a surrogate pair, which would count two replacement characters.
-      total += countTokens(text.slice(start, index), plainText);
-      start = index;
-      runStart = index;
+      continue;
     }
+    total += countTokens(text.slice(start, index), plainText);
+    start = index;
+    boundary = index;
   }
   return total + countTokens(text.slice(start), plainText);
 }

@@ -91,9 +91,12 @@ const media = await startMediaHost({
   '/song.mp3': { contentType: 'audio/mpeg', body: Buffer.from('ID3 not a wave file') },
   '/huge.wav': { contentType: 'audio/wav', body: wavFile(100, 1_000) },
   '/gone': { status: 410 },
+  // Each under the per-file limit of the test configuration, the two together over its per-request limit.
+  '/large-a.png': { contentType: 'image/png', body: Buffer.concat([png, Buffer.alloc(40_000)]) },
+  '/large-b.png': { contentType: 'image/png', body: Buffer.concat([png, Buffer.alloc(40_000)]) },
 });
 const hosted = (path: string) => `${media.url}${path}`;
-const remoteMediaYaml = 'remoteMedia: { allowPrivateAddresses: true, maxBytes: 65536, timeoutMs: 5000 }';
+const remoteMediaYaml = 'remoteMedia: { allowPrivateAddresses: true, maxBytes: 65536, maxRequestBytes: 65536, timeoutMs: 5000 }';
 
 describe('embeddings', () => {
   let openai: FakeServer;
@@ -346,6 +349,26 @@ describe('embeddings', () => {
         expect(await balance()).toBe(1);
       });
     }
+  });
+
+  it('fetches no URL for a key whose account cannot pay: the refusal comes first', async () => {
+    const broke = await gateway.createFundedKey({ credits: 0 });
+    const fetched = media.requests.length;
+    const content = [{ type: 'imageUrl', url: hosted('/large-a.png') }, { type: 'audioUrl', url: hosted('/speech.wav') }];
+    const response = await gateway.request({ method: 'POST', url: '/api/beta/v1/embeddings', headers: { 'x-api-key': broke.key }, payload: { model: 'gemini-embed-2', input: [{ content }] } });
+    expect(response.statusCode).toBe(403);
+    expect(media.requests.length).toBe(fetched);
+    expect(await usageRecords(gateway, broke.key)).toEqual([]);
+  });
+
+  it('bounds the bytes all downloads of one request take together, and gives the reservation back', async () => {
+    const content = [{ type: 'imageUrl', url: hosted('/large-a.png') }, { type: 'imageUrl', url: hosted('/large-b.png') }];
+    const response = await post('/api/beta/v1/embeddings', { model: 'gemini-embed-2', input: [{ content }] });
+    expect(response.statusCode).toBe(400);
+    expect(response.json<{ errors: string[] }>().errors.join(' ')).toMatch(/the media of this request are larger than 65536 bytes in all/);
+    expect(await records()).toEqual([]);
+    expect(await heldNanosOf(gateway, accountId)).toBe(0n);
+    expect(await balance()).toBe(1);
   });
 
   it('counts parts against the limits before it fetches any URL', async () => {

@@ -1,0 +1,45 @@
+import { countTokens } from 'gpt-tokenizer';
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { countTextTokens, promptTokenBound } from '../../src/billing/token-estimate.ts';
+
+const plain = { disallowedSpecial: new Set<string>() };
+
+describe('token counting', () => {
+  it('counts ordinary text exactly as the tokenizer does, also past the piece length', () => {
+    const prose = 'The quick brown fox jumps over the lazy dog.\nÜber café naïve 東京 🙂 tabs\there. '.repeat(400);
+    expect(prose.length).toBeGreaterThan(20_000);
+    expect(countTextTokens(prose)).toBe(countTokens(prose, plain));
+  });
+
+  it('agrees with the tokenizer on random text with white space, and never counts less', () => {
+    fc.assert(
+      fc.property(fc.string({ unit: 'grapheme', maxLength: 20_000 }), (text) => {
+        const counted = countTextTokens(text);
+        expect(counted).toBeGreaterThanOrEqual(countTokens(text, plain));
+      }),
+      { numRuns: 200 },
+    );
+  });
+
+  it('counts a million characters without white space (quadratic merging would never finish)', () => {
+    const run = 'a'.repeat(1_000_000);
+    const counted = countTextTokens(run);
+    expect(counted).toBeGreaterThan(0);
+    expect(counted).toBeLessThanOrEqual(run.length);
+    expect(countTextTokens('😀'.repeat(200_000))).toBeGreaterThan(0);
+    expect(countTextTokens(' '.repeat(1_000_000))).toBeGreaterThan(0);
+    expect(countTextTokens('!\n'.repeat(500_000))).toBeGreaterThan(0);
+  });
+
+  it('bounds a prompt from above by its UTF-8 bytes, in one pass', () => {
+    fc.assert(
+      fc.property(fc.array(fc.string({ unit: 'grapheme', maxLength: 500 }), { minLength: 1, maxLength: 5 }), (texts) => {
+        const messages = texts.map((content) => ({ role: 'user' as const, content }));
+        const counted = texts.reduce((sum, text) => sum + countTokens(text, plain), 0);
+        expect(promptTokenBound(messages)).toBeGreaterThanOrEqual(counted);
+      }),
+      { numRuns: 200 },
+    );
+  });
+});
