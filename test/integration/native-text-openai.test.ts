@@ -88,7 +88,7 @@ describe('native text completions through an OpenAI-protocol upstream', () => {
     expect(await heldNanosOf(gateway, accountId)).toBe(0n);
   });
 
-  it('ends a stream cut mid-way with an in-stream error and no [DONE], charging only reported usage', async () => {
+  it('ends a stream cut mid-way with an in-stream error and no [DONE], charging what was delivered', async () => {
     const { key, accountId } = await gateway.createFundedKey({ credits: 1 });
     const response = await complete(key, 'cut');
     expect(response.statusCode).toBe(200);
@@ -96,8 +96,12 @@ describe('native text completions through an OpenAI-protocol upstream', () => {
     expect(frames).not.toContain('data: [DONE]');
     expect(JSON.parse(frames.at(-1)!.slice(6))).toEqual({ error: 'the upstream provider failed while streaming' });
     expect(frames.length).toBeGreaterThan(1);
-    expect(await records(key)).toMatchObject([{ status: 'failed', usdCost: 0 }]);
-    expect(await balance(key)).toBe(1);
+    const [record] = await records(key);
+    expect(record).toMatchObject({ status: 'failed', usage: { countedByGateway: true } });
+    expect(record!.usage!.promptTokens).toBeGreaterThan(0);
+    expect(record!.usage!.completionTokens).toBeGreaterThan(0);
+    expect(record!.usdCost).toBeGreaterThan(0);
+    expect(await balance(key)).toBeCloseTo(1 - record!.usdCost, 9);
     expect(await heldNanosOf(gateway, accountId)).toBe(0n);
   });
 

@@ -83,10 +83,22 @@ describe('gateway.yaml', () => {
   });
 
   it('fetches remote media only from public addresses unless the file says otherwise', () => {
-    expect(parseConfig(base, 'gateway.yaml', {}).remoteMedia).toEqual({ timeoutMs: 15_000, maxBytes: 32 * 1024 * 1024, allowPrivateAddresses: false });
+    expect(parseConfig(base, 'gateway.yaml', {}).remoteMedia).toEqual({ timeoutMs: 15_000, maxBytes: 32 * 1024 * 1024, maxRequestBytes: 64 * 1024 * 1024, allowPrivateAddresses: false });
     expect(parseConfig(`${base}remoteMedia: { allowPrivateAddresses: true, maxBytes: 2048 }\n`, 'gateway.yaml', {}).remoteMedia).toMatchObject({ allowPrivateAddresses: true, maxBytes: 2048 });
     expect(problemOf(`${base}remoteMedia: { timeoutMs: 0 }\n`)).toContain('at remoteMedia.timeoutMs');
     expect(loadConfigFile(shippedConfigPath, {}).remoteMedia.allowPrivateAddresses).toBe(false);
+  });
+
+  it('reads upstream time limits, the event-stream line limit and per-model output limits, with defaults', () => {
+    const defaults = parseConfig(base, 'gateway.yaml', {});
+    expect([...defaults.providers.values()][0]).toMatchObject({ timeoutMs: 600_000, firstByteTimeoutMs: 300_000, connectTimeoutMs: 10_000, maxSseLineBytes: 8 * 1024 * 1024 });
+    const tuned = parseConfig(`${base}upstream: { connectTimeoutMs: 500, maxSseLineBytes: 4096 }\n`, 'gateway.yaml', {});
+    expect([...tuned.providers.values()][0]).toMatchObject({ connectTimeoutMs: 500, maxSseLineBytes: 4096 });
+    expect(problemOf(`${base}upstream: { maxSseLineBytes: 10 }\n`)).toContain('at upstream.maxSseLineBytes');
+    const shipped = loadConfigFile(shippedConfigPath, {});
+    const textModels = shipped.models.filter((model) => (model.outputModalities ?? ['text']).includes('text'));
+    expect(textModels.length).toBeGreaterThan(5);
+    expect(textModels.every((model) => (model.limits?.maxOutputTokens ?? 0) >= 4096)).toBe(true);
   });
 
   it('refuses a missing file with its path', () => {
