@@ -5,7 +5,7 @@ import { gateParameters } from '../catalog/capability-gate.ts';
 import type { Catalog, CatalogModel, ProviderRow } from '../catalog/catalog.ts';
 import type { ProviderConfig } from '../config/load-config.ts';
 import { imagesIn, promptTextOf, type ChatRequest, type ChatStreamEvent, type TokenUsage, type ToolCall } from '../domain/chat.ts';
-import { GatewayError } from '../domain/errors.ts';
+import { GatewayError, isGatewayError } from '../domain/errors.ts';
 import type { ModelPricing } from '../domain/model-pricing.ts';
 import { nanosToUsd } from '../domain/money.ts';
 import type { Protocol } from '../domain/protocols.ts';
@@ -145,7 +145,9 @@ export class TextGeneration {
       } catch (error) {
         // Nothing has reached the client yet, so another row may still serve the request.
         if (index < candidates.length - 1 && worthFallingBack(error)) continue;
-        settle('failed', undefined, false);
+        // The gateway's own refusal of what it would have sent: nothing went upstream, so nothing is recorded.
+        if (isGatewayError(error)) await reservation.release();
+        else settle('failed', undefined, false);
         throw error;
       }
     }

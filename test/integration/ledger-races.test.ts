@@ -377,6 +377,24 @@ describe('interleaved hold / settle / release storms', () => {
     expect(await accountRow(accountId)).toMatchObject({ balanceNanos: usdToNanos(0.85), heldNanos: 0n });
     expect(await keyRow(keyId)).toMatchObject({ heldNanos: 0n, spentTotalNanos: usdToNanos(0.15) });
   });
+
+  it('gives the hold back when storage refuses the settlement, reports it once, and ends the reservation', async () => {
+    const { accountId, keyId } = await gateway.createFundedKey({ credits: 1 });
+    const core = gateway.gateway.core;
+    const reported: string[] = [];
+    const ledger = new CreditLedger(new LedgerRepository(core.storage.db), core.instanceId, (_error, reservation) => reported.push(reservation.id));
+    const hold = await ledger.reserve({ accountId, apiKeyId: keyId, amountNanos: usdToNanos(0.2), modelId: 'sandbox-echo' });
+    let ended = 0;
+    hold.whenEnded(() => ended++);
+    // PostgreSQL's jsonb cannot hold U+0000: the record's insert fails, and with it the whole settlement.
+    await expect(hold.settle({ costNanos: usdToNanos(0.1), modality: 'text', status: 'succeeded', usage: { note: '\u0000' } })).rejects.toThrow();
+    expect(reported).toEqual([hold.id]);
+    expect(ended).toBe(1);
+    expect(hold.isEnded).toBe(true);
+    await expect(hold.release()).rejects.toThrow(/already settled or released/);
+    expect(await accountRow(accountId)).toMatchObject({ balanceNanos: usdToNanos(1), heldNanos: 0n });
+    expect(await keyRow(keyId)).toMatchObject({ heldNanos: 0n, spentTotalNanos: 0n });
+  });
 });
 
 describe('spend windows (ledger clock)', () => {

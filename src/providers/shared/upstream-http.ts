@@ -1,5 +1,6 @@
 import { Transform, pipeline, type Readable, type TransformCallback } from 'node:stream';
 import { Agent, errors, request, type Dispatcher } from 'undici';
+import { GatewayError } from '../../domain/errors.ts';
 import { UpstreamHttpError, UpstreamUnreachableError } from '../../domain/upstream-failure.ts';
 import type { ProviderTarget } from '../provider-adapter.ts';
 
@@ -40,13 +41,14 @@ export class UpstreamHttp {
   }
 
   async postJson(target: ProviderTarget, path: string, headers: Record<string, string>, body: unknown): Promise<UpstreamResponse> {
+    const payload = serialised(body);
     let response: Dispatcher.ResponseData;
     try {
       response = await request(`${target.baseUrl}${path}`, {
         dispatcher: this.agentFor(target.connectTimeoutMs),
         method: 'POST',
         headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...target.headers, ...headers },
-        body: JSON.stringify(body),
+        body: payload,
         headersTimeout: target.firstByteTimeoutMs,
         bodyTimeout: target.firstByteTimeoutMs,
         signal: AbortSignal.timeout(target.timeoutMs),
@@ -84,6 +86,15 @@ export class UpstreamHttp {
 
   async close(): Promise<void> {
     await Promise.all([...this.agents.values()].map((agent) => agent.close()));
+  }
+}
+
+/** The request as JSON text; what cannot be written (nested past the engine's stack, say) is the client's 400, and nothing is sent. */
+function serialised(body: unknown): string {
+  try {
+    return JSON.stringify(body);
+  } catch (error) {
+    throw new GatewayError('GW_VALIDATION', `the request cannot be forwarded: ${error instanceof Error ? error.message : 'it cannot be written as JSON'}`);
   }
 }
 
