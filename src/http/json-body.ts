@@ -18,6 +18,18 @@ const upperE = 0x45;
 /** A double reaches 1.8e308, so a number written without an exponent needs more digits than this to overflow. */
 const digitsThatCannotOverflow = 308;
 
+/** Index of the quote closing the string opened at `open` (the text's length when unterminated); indexOf keeps it at native speed. */
+function closingQuote(text: string, open: number): number {
+  let at = open;
+  for (;;) {
+    at = text.indexOf('"', at + 1);
+    if (at === -1) return text.length;
+    let backslashes = 0;
+    while (text.charCodeAt(at - 1 - backslashes) === backslash) backslashes++;
+    if (backslashes % 2 === 0) return at;
+  }
+}
+
 export type JsonTextProblem = 'too-deep' | 'non-finite';
 
 /**
@@ -32,11 +44,7 @@ export function scanJsonText(text: string, maxDepth: number): JsonTextProblem | 
   for (let index = 0; index < length; index++) {
     const char = text.charCodeAt(index);
     if (char === quote) {
-      for (index++; index < length; index++) {
-        const inner = text.charCodeAt(index);
-        if (inner === backslash) index++;
-        else if (inner === quote) break;
-      }
+      index = closingQuote(text, index);
     } else if (char === openBrace || char === openBracket) {
       if (++depth > maxDepth) return 'too-deep';
     } else if (char === closeBrace || char === closeBracket) {
