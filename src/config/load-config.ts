@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { parseDocument } from 'yaml';
 import { Value } from 'typebox/value';
+import { ONE_NANO_USD } from '../domain/money.ts';
 import { ConfigFileSchema, type ConfigFile, type ModelEntry, type Protocol } from './config-schema.ts';
 
 export class ConfigError extends Error {}
@@ -175,6 +176,8 @@ function build(file: ConfigFile, path: string): GatewayConfig {
   const headersTimeoutMs = file.server?.headersTimeoutMs ?? configDefaults.headersTimeoutMs;
   const requestTimeoutMs = file.server?.requestTimeoutMs ?? configDefaults.requestTimeoutMs;
   // Node refuses a server whose headers may take longer than the whole request.
+  const signupCredits = file.accounts?.signupCredits ?? configDefaults.signupCreditsUsd;
+  if (signupCredits !== 0 && signupCredits < ONE_NANO_USD) fail('accounts.signupCredits', 'must be 0 or at least one nano-USD (0.000000001)');
   if (headersTimeoutMs > requestTimeoutMs) fail('server.headersTimeoutMs', `must not be greater than server.requestTimeoutMs (${requestTimeoutMs})`);
   return {
     sourcePath: path,
@@ -190,7 +193,7 @@ function build(file: ConfigFile, path: string): GatewayConfig {
     },
     accounts: {
       maxApiKeys: file.accounts?.maxApiKeys ?? configDefaults.maxApiKeys,
-      signupCreditsUsd: file.accounts?.signupCredits ?? configDefaults.signupCreditsUsd,
+      signupCreditsUsd: signupCredits,
       sessionTtlSeconds: (file.accounts?.sessionTtlHours ?? configDefaults.sessionTtlHours) * 3600,
       selfSignup: file.accounts?.selfSignup ?? true,
       loginFailuresPerEmail: file.accounts?.loginFailuresPerEmail ?? configDefaults.loginFailuresPerEmail,

@@ -106,6 +106,7 @@ describe('gateway.yaml', () => {
       'gateway.yaml: at server.headersTimeoutMs: must not be greater than server.requestTimeoutMs (1000)',
     );
     expect(problemOf(`${base}accounts:\n  selfSignup: maybe\n`)).toContain('accounts.selfSignup');
+    expect(problemOf(`${base}accounts:\n  signupCredits: 1e-12\n`)).toBe('gateway.yaml: at accounts.signupCredits: must be 0 or at least one nano-USD (0.000000001)');
   });
 
   it('refuses a missing file with its path', () => {
