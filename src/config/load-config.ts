@@ -176,9 +176,9 @@ function build(file: ConfigFile, path: string): GatewayConfig {
   const headersTimeoutMs = file.server?.headersTimeoutMs ?? configDefaults.headersTimeoutMs;
   const requestTimeoutMs = file.server?.requestTimeoutMs ?? configDefaults.requestTimeoutMs;
   // Node refuses a server whose headers may take longer than the whole request.
+  if (headersTimeoutMs > requestTimeoutMs) fail('server.headersTimeoutMs', `must not be greater than server.requestTimeoutMs (${requestTimeoutMs})`);
   const signupCredits = file.accounts?.signupCredits ?? configDefaults.signupCreditsUsd;
   if (signupCredits !== 0 && signupCredits < ONE_NANO_USD) fail('accounts.signupCredits', 'must be 0 or at least one nano-USD (0.000000001)');
-  if (headersTimeoutMs > requestTimeoutMs) fail('server.headersTimeoutMs', `must not be greater than server.requestTimeoutMs (${requestTimeoutMs})`);
   return {
     sourcePath: path,
     providers,
