@@ -2,7 +2,10 @@ import { Command, InvalidArgumentError } from 'commander';
 import { Catalog } from '../catalog/catalog.ts';
 import { EnvironmentError, readEnvironment, type Environment } from '../config/environment.ts';
 import { ConfigError, loadConfigFile } from '../config/load-config.ts';
-import { isGatewayError } from '../domain/errors.ts';
+import { GatewayError, isGatewayError } from '../domain/errors.ts';
+import { classifyError } from '../http/error-envelope.ts';
+import { CreditGrantBody, NewAccountBody, NewKeyBody } from '../http/schemas.ts';
+import { bodyValidator } from '../http/validation.ts';
 import { createLogger, openCore, serve, type Core } from '../main.ts';
 import { DataDirInUseError } from '../storage/data-dir-lock.ts';
 import { modelView } from '../surfaces/native/model-view.ts';
@@ -11,6 +14,20 @@ function usd(value: string): number {
   const number = Number(value);
   if (value.trim() === '' || !Number.isFinite(number)) throw new InvalidArgumentError('expected a USD amount such as 5 or 0.25');
   return number;
+}
+
+/** Options not given are left out, as a JSON body would leave them out. */
+function withoutUndefined<T extends object>(input: T): T {
+  return Object.fromEntries(Object.entries(input).filter(([, value]) => value !== undefined)) as T;
+}
+
+/** The HTTP API's own checks of the same input, so the CLI accepts exactly what the API accepts. */
+function checked<T extends object>(schema: object, input: T): T {
+  try {
+    return bodyValidator<T>(schema, 'options')(withoutUndefined(input));
+  } catch (error) {
+    throw new GatewayError('GW_VALIDATION', classifyError(error, 0).messages.join('; '));
+  }
 }
 
 function print(value: unknown): void {
@@ -46,11 +63,12 @@ function program(environment: Environment): Command {
     .requiredOption('--email <email>', 'login email')
     .option('--password <password>', 'password for the dashboard (omit for a key-only account)')
     .option('--credits <usd>', 'opening credits in USD', usd, 0)
-    .action((options: { email: string; password?: string; credits: number }) =>
-      withCore(environment, async (core) => {
-        print(await core.services.accounts.createAccount({ email: options.email, password: options.password, creditsUsd: options.credits }));
-      }),
-    );
+    .action((options: { email: string; password?: string; credits: number }) => {
+      const input = checked(NewAccountBody, { email: options.email, password: options.password, credits: options.credits });
+      return withCore(environment, async (core) => {
+        print(await core.services.accounts.createAccount({ email: input.email, password: input.password, creditsUsd: input.credits }));
+      });
+    });
 
   cli
     .command('credits')
@@ -60,11 +78,12 @@ function program(environment: Environment): Command {
     .requiredOption('--account <accountId>', 'account id')
     .requiredOption('--amount <usd>', 'USD amount', usd)
     .option('--note <text>', 'why, kept with the grant')
-    .action((options: { account: string; amount: number; note?: string }) =>
-      withCore(environment, async (core) => {
-        print({ creditBalance: await core.services.accounts.addCredits(options.account, options.amount, options.note ?? null) });
-      }),
-    );
+    .action((options: { account: string; amount: number; note?: string }) => {
+      const grant = checked(CreditGrantBody, { amount: options.amount, note: options.note });
+      return withCore(environment, async (core) => {
+        print({ creditBalance: await core.services.accounts.addCredits(options.account, grant.amount, grant.note ?? null) });
+      });
+    });
 
   const keys = cli.command('keys').description('manage API keys');
   keys
@@ -76,12 +95,13 @@ function program(environment: Environment): Command {
     .option('--weekly <usd>', 'weekly spend cap (ISO week)', usd)
     .option('--monthly <usd>', 'monthly spend cap (calendar month)', usd)
     .option('--total <usd>', 'lifetime spend cap', usd)
-    .action((options: { account: string; name: string; daily?: number; weekly?: number; monthly?: number; total?: number }) =>
-      withCore(environment, async (core) => {
-        const { daily, weekly, monthly, total } = options;
-        print(await core.services.apiKeys.create(options.account, { name: options.name, limits: { daily, weekly, monthly, total } }));
-      }),
-    );
+    .action((options: { account: string; name: string; daily?: number; weekly?: number; monthly?: number; total?: number }) => {
+      const { daily, weekly, monthly, total } = options;
+      const input = checked(NewKeyBody, { name: options.name, limits: withoutUndefined({ daily, weekly, monthly, total }) });
+      return withCore(environment, async (core) => {
+        print(await core.services.apiKeys.create(options.account, input));
+      });
+    });
   keys
     .command('revoke')
     .description('revoke an API key for good')

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { parseDocument } from 'yaml';
 import { Value } from 'typebox/value';
+import { ONE_NANO_USD } from '../domain/money.ts';
 import { ConfigFileSchema, type ConfigFile, type ModelEntry, type Protocol } from './config-schema.ts';
 
 export class ConfigError extends Error {}
@@ -26,17 +27,45 @@ export interface GatewayConfig {
   sourcePath: string;
   providers: ReadonlyMap<string, ProviderConfig>;
   models: readonly ModelEntry[];
-  server: { bodyLimitBytes: number; shutdownGraceMs: number };
-  accounts: { maxApiKeys: number; signupCreditsUsd: number; sessionTtlSeconds: number };
+  server: { bodyLimitBytes: number; shutdownGraceMs: number } & ServerInputLimits;
+  accounts: { maxApiKeys: number; signupCreditsUsd: number; sessionTtlSeconds: number } & AccountAbuseLimits;
   ledger: { orphanHoldSeconds: number; heartbeatSeconds: number };
   usage: { maxPageSize: number };
   /** Media that clients name by URL and the gateway fetches (embedding inputs). */
   remoteMedia: { timeoutMs: number; maxBytes: number; maxRequestBytes: number; allowPrivateAddresses: boolean };
 }
 
+/** How long a client may take to send a request, and how deep its JSON may nest. */
+export interface ServerInputLimits {
+  headersTimeoutMs: number;
+  requestTimeoutMs: number;
+  keepAliveTimeoutMs: number;
+  maxJsonDepth: number;
+}
+
+/** Guessing passwords and mass signups, limited per email and per client address within a fixed window. */
+export interface AccountAbuseLimits {
+  selfSignup: boolean;
+  loginFailuresPerEmail: number;
+  loginFailuresPerAddress: number;
+  signupsPerAddress: number;
+  throttleWindowSeconds: number;
+  /** Emails and addresses remembered at most; the oldest are forgotten first. */
+  throttleMaxEntries: number;
+}
+
 export const configDefaults = {
   bodyLimitBytes: 10 * 1024 * 1024,
   shutdownGraceMs: 10_000,
+  headersTimeoutMs: 30_000,
+  requestTimeoutMs: 60_000,
+  keepAliveTimeoutMs: 72_000,
+  maxJsonDepth: 64,
+  loginFailuresPerEmail: 10,
+  loginFailuresPerAddress: 50,
+  signupsPerAddress: 20,
+  throttleWindowSeconds: 900,
+  throttleMaxEntries: 100_000,
   maxApiKeys: 20,
   signupCreditsUsd: 0,
   sessionTtlHours: 24 * 30,
@@ -157,6 +186,12 @@ function build(file: ConfigFile, path: string): GatewayConfig {
   const orphanHoldSeconds = file.ledger?.orphanHoldSeconds ?? configDefaults.orphanHoldSeconds;
   // A live process must heartbeat at least twice within the orphan window, or others would release its holds.
   if (orphanHoldSeconds < 2 * heartbeatSeconds) fail('ledger.orphanHoldSeconds', `must be at least twice ledger.heartbeatSeconds (${heartbeatSeconds})`);
+  const headersTimeoutMs = file.server?.headersTimeoutMs ?? configDefaults.headersTimeoutMs;
+  const requestTimeoutMs = file.server?.requestTimeoutMs ?? configDefaults.requestTimeoutMs;
+  // Node refuses a server whose headers may take longer than the whole request.
+  if (headersTimeoutMs > requestTimeoutMs) fail('server.headersTimeoutMs', `must not be greater than server.requestTimeoutMs (${requestTimeoutMs})`);
+  const signupCredits = file.accounts?.signupCredits ?? configDefaults.signupCreditsUsd;
+  if (signupCredits !== 0 && signupCredits < ONE_NANO_USD) fail('accounts.signupCredits', 'must be 0 or at least one nano-USD (0.000000001)');
   return {
     sourcePath: path,
     providers,
@@ -164,11 +199,21 @@ function build(file: ConfigFile, path: string): GatewayConfig {
     server: {
       bodyLimitBytes: file.server?.bodyLimitBytes ?? configDefaults.bodyLimitBytes,
       shutdownGraceMs: file.server?.shutdownGraceMs ?? configDefaults.shutdownGraceMs,
+      headersTimeoutMs,
+      requestTimeoutMs,
+      keepAliveTimeoutMs: file.server?.keepAliveTimeoutMs ?? configDefaults.keepAliveTimeoutMs,
+      maxJsonDepth: file.server?.maxJsonDepth ?? configDefaults.maxJsonDepth,
     },
     accounts: {
       maxApiKeys: file.accounts?.maxApiKeys ?? configDefaults.maxApiKeys,
-      signupCreditsUsd: file.accounts?.signupCredits ?? configDefaults.signupCreditsUsd,
+      signupCreditsUsd: signupCredits,
       sessionTtlSeconds: (file.accounts?.sessionTtlHours ?? configDefaults.sessionTtlHours) * 3600,
+      selfSignup: file.accounts?.selfSignup ?? true,
+      loginFailuresPerEmail: file.accounts?.loginFailuresPerEmail ?? configDefaults.loginFailuresPerEmail,
+      loginFailuresPerAddress: file.accounts?.loginFailuresPerAddress ?? configDefaults.loginFailuresPerAddress,
+      signupsPerAddress: file.accounts?.signupsPerAddress ?? configDefaults.signupsPerAddress,
+      throttleWindowSeconds: file.accounts?.throttleWindowSeconds ?? configDefaults.throttleWindowSeconds,
+      throttleMaxEntries: file.accounts?.throttleMaxEntries ?? configDefaults.throttleMaxEntries,
     },
     ledger: { orphanHoldSeconds, heartbeatSeconds },
     usage: { maxPageSize: file.usage?.maxPageSize ?? configDefaults.maxPageSize },

@@ -1,3 +1,5 @@
+import { GatewayError } from './errors.ts';
+
 /**
  * Money is integer nano-USD (1 USD = 1e9 nanos) everywhere inside the gateway.
  * Conversion to and from a USD `number` happens only at the edges (HTTP, config, CLI).
@@ -23,6 +25,25 @@ export function usdToNanos(usd: number): Nanos {
   let nanos = BigInt(whole) * NANOS_PER_USD + BigInt(nineDigits || '0') + (roundUp ? 1n : 0n);
   if (negative) nanos = -nanos;
   return nanos;
+}
+
+/** One nano-USD, the smallest amount the ledger holds. */
+export const ONE_NANO_USD = 1e-9;
+
+/**
+ * A USD amount a client or operator typed (a cap, a grant), in nanos. A non-zero amount below one nano would
+ * be stored as 0 without a word, so it is refused with a 400 naming `field`; so is 0 where it means nothing
+ * (a credit grant), while a cap of 0 is a real cap ("nothing may be spent").
+ */
+export function typedUsdToNanos(usd: number, field: string, zero: 'allowed' | 'refused'): Nanos {
+  if (usd === 0) {
+    if (zero === 'allowed') return 0n;
+    throw new GatewayError('GW_VALIDATION', `${field} must not be 0`);
+  }
+  if (Math.abs(usd) < ONE_NANO_USD) {
+    throw new GatewayError('GW_VALIDATION', `${field} is smaller than one nano-USD (0.000000001): it cannot be stored`);
+  }
+  return usdToNanos(usd);
 }
 
 /** USD number for JSON output; exact for any amount below 9 million USD, which covers every balance we store. */

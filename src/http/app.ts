@@ -14,7 +14,9 @@ import { gammaRoutes } from '../surfaces/gamma/gamma-routes.ts';
 import { compatRoutes } from '../surfaces/compat/compat-routes.ts';
 import { nativeModelsRoutes } from '../surfaces/native/models-routes.ts';
 import { nativeTextRoutes } from '../surfaces/native/text-completions-routes.ts';
+import { answerClientError } from './client-errors.ts';
 import { classifyError, requestPath, sendError } from './error-envelope.ts';
+import { useGuardedJsonParser } from './json-body.ts';
 import { validatorCompiler } from './validation.ts';
 
 export interface AppOptions {
@@ -32,15 +34,26 @@ function requestIdOf(request: IncomingMessage): string {
   return typeof given === 'string' && requestIdPattern.test(given) ? given : randomUUID();
 }
 
+/** Node enforces the request timeouts only when it sweeps its connections, 30 s apart by default. */
+function timeoutCheckInterval(limits: { headersTimeoutMs: number; requestTimeoutMs: number }): number {
+  return Math.max(50, Math.min(1000, Math.floor(Math.min(limits.headersTimeoutMs, limits.requestTimeoutMs) / 4)));
+}
+
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const { services } = options;
   const bodyLimit = services.config.server.bodyLimitBytes;
+  const limits = services.config.server;
   const app = Fastify({
     loggerInstance: options.logger === false ? undefined : options.logger,
     logger: options.logger === false ? false : undefined,
     genReqId: requestIdOf,
     bodyLimit,
     return503OnClosing: true,
+    // A client that trickles its request is cut off instead of holding a connection for ever.
+    requestTimeout: limits.requestTimeoutMs,
+    keepAliveTimeout: limits.keepAliveTimeoutMs,
+    http: { headersTimeout: limits.headersTimeoutMs, connectionsCheckingInterval: timeoutCheckInterval(limits) },
+    clientErrorHandler: (error, socket) => answerClientError(error, socket, limits),
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 300 },
     // Errors the router raises before any route matches (a malformed %-escape, a path parameter past
     // maxParamLength) get the same envelope as every other error instead of Fastify's own body.
@@ -55,6 +68,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   // Bodies are JSON (spec, Endpoints): Fastify's built-in text/plain parser would hand a string to routes that
   // expect an object (a 400 naming the body); without it, any non-JSON body answers 415.
   app.removeContentTypeParser('text/plain');
+  useGuardedJsonParser(app, limits.maxJsonDepth);
   app.decorateRequest('principal', null);
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);

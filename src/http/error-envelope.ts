@@ -2,13 +2,17 @@ import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { errorCatalogue, isGatewayError, type ErrorCode } from '../domain/errors.ts';
 import { UpstreamUnreachableError } from '../domain/upstream-failure.ts';
 
-/** The spec's generic error envelope, identical on every surface. */
+/**
+ * The spec's generic error envelope, identical on every surface. `error` is added beside the spec's fields
+ * in the shape the official SDKs read (`{message, type, code}`), so they show the gateway's message.
+ */
 export interface ErrorEnvelope {
   errors: string[];
   status: number;
   success: false;
   path: string;
   timestamp: number;
+  error: { message: string; type: string; code: ErrorCode };
 }
 
 interface Classified {
@@ -28,8 +32,29 @@ export function requestPath(request: FastifyRequest): string {
   return query === -1 ? url : url.slice(0, query);
 }
 
+/** The SDKs' error classes by status, so a client can branch on `error.type` as it does with the upstreams. */
+export function errorTypeFor(status: number): string {
+  if (status === 401) return 'authentication_error';
+  if (status === 403) return 'permission_error';
+  if (status === 404) return 'not_found_error';
+  if (status === 429) return 'rate_limit_error';
+  if (status >= 400 && status < 500) return 'invalid_request_error';
+  return 'api_error';
+}
+
+export function errorEnvelope(status: number, code: ErrorCode, messages: string[], path: string): ErrorEnvelope {
+  return {
+    errors: messages,
+    status,
+    success: false,
+    path,
+    timestamp: Date.now(),
+    error: { message: messages.join('; '), type: errorTypeFor(status), code },
+  };
+}
+
 export function sendError(request: FastifyRequest, reply: FastifyReply, status: number, code: ErrorCode, messages: string[]): FastifyReply {
-  const body: ErrorEnvelope = { errors: messages, status, success: false, path: requestPath(request), timestamp: Date.now() };
+  const body = errorEnvelope(status, code, messages, requestPath(request));
   return reply.code(status).header('x-gateway-error-code', code).type('application/json; charset=utf-8').send(body);
 }
 

@@ -29,3 +29,8 @@ export const KeyPatchBody = Type.Object(
   { additionalProperties: false, minProperties: 1 },
 );
 export const KeyIdParams = Type.Object({ keyId: Identifier });
+
+/** The operator's new account (admin API and `gateway accounts create`). */
+export const NewAccountBody = Type.Object({ email: Email, password: Type.Optional(Password), credits: Type.Optional(UsdCap) }, { additionalProperties: false });
+/** A credit grant or removal (admin API and `gateway credits add`). */
+export const CreditGrantBody = Type.Object({ amount: SignedUsd, note: Type.Optional(StoredText({ maxLength: 500 })) }, { additionalProperties: false });

@@ -25,10 +25,10 @@ const lateBodies = compiler({ coerceTypes: false });
  * A body check for a schema chosen after routing (one route serving several actions): it fails exactly as
  * a route's own body schema does, so the error envelope names the fields the same way.
  */
-export function bodyValidator<T>(schema: object): (body: unknown) => T {
+export function bodyValidator<T>(schema: object, context = 'body'): (body: unknown) => T {
   const validate = lateBodies.compile(schema);
   return (body) => {
-    if (!validate(body)) throw Object.assign(new Error('body validation failed'), { statusCode: 400, validation: validate.errors ?? [], validationContext: 'body' });
+    if (!validate(body)) throw Object.assign(new Error(`${context} validation failed`), { statusCode: 400, validation: validate.errors ?? [], validationContext: context });
     return body as T;
   };
 }

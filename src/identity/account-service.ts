@@ -1,6 +1,6 @@
 import { GatewayError } from '../domain/errors.ts';
 import { newId } from '../domain/ids.ts';
-import { nanosToUsd, usdToNanos } from '../domain/money.ts';
+import { nanosToUsd, typedUsdToNanos } from '../domain/money.ts';
 import type { AccountRow, AccountsRepository } from '../storage/accounts-repository.ts';
 import type { Storage } from '../storage/database.ts';
 import type { SessionsRepository } from '../storage/sessions-repository.ts';
@@ -46,7 +46,7 @@ export class AccountService {
     const id = newId('acct');
     const email = normaliseEmail(input.email);
     const passwordHash = input.password === undefined ? null : await hashPassword(input.password);
-    const creditsNanos = usdToNanos(input.creditsUsd ?? 0);
+    const creditsNanos = typedUsdToNanos(input.creditsUsd ?? 0, 'credits', 'allowed');
     const created = await this.options.accounts.create({ id, email, passwordHash, creditsNanos, grantId: newId('grant'), note: input.note ?? 'opening credits' });
     if (!created) throw new GatewayError('GW_CONFLICT', `an account with email "${email}" already exists`);
     return { id, email, creditBalance: nanosToUsd(creditsNanos) };
@@ -79,7 +79,7 @@ export class AccountService {
   async addCredits(accountId: string, amountUsd: number, note: string | null): Promise<number> {
     let balance: bigint | undefined;
     try {
-      balance = await this.options.accounts.addCredits({ accountId, amountNanos: usdToNanos(amountUsd), grantId: newId('grant'), note });
+      balance = await this.options.accounts.addCredits({ accountId, amountNanos: typedUsdToNanos(amountUsd, 'amount', 'refused'), grantId: newId('grant'), note });
     } catch (error) {
       // The balance column is a bigint of nanos (about ±9.2e9 USD); an adjustment past it fails the whole transaction.
       if (isNumericOutOfRange(error)) {

@@ -1,7 +1,7 @@
 import { currentSpend } from '../billing/spend-windows.ts';
 import { GatewayError } from '../domain/errors.ts';
 import { newId } from '../domain/ids.ts';
-import { nanosToUsd, usdToNanos } from '../domain/money.ts';
+import { nanosToUsd, typedUsdToNanos } from '../domain/money.ts';
 import type { ApiKeyRow, ApiKeysRepository, SpendLimitsNanos } from '../storage/api-keys-repository.ts';
 import type { Storage } from '../storage/database.ts';
 import { displayPrefixOf, generateApiKey, lookupHashOf, sealSecret, unsealSecret } from './credential-codec.ts';
@@ -55,11 +55,12 @@ export function apiKeyView(row: ApiKeyRow): ApiKeyView {
   return { id: row.id, name: row.name, prefix: row.displayPrefix, isActive: row.isActive, limits, createdAt: row.createdAt.toISOString() };
 }
 
-function limitsToNanos(limits: LimitsInput): Partial<SpendLimitsNanos> {
+/** `fieldPrefix` places the caps in the request for error messages (`limits.` in a new key's body). */
+function limitsToNanos(limits: LimitsInput, fieldPrefix: string): Partial<SpendLimitsNanos> {
   const nanos: Partial<SpendLimitsNanos> = {};
   for (const cap of capNames) {
     const value = limits[cap];
-    if (value !== undefined) nanos[cap] = value === null ? null : usdToNanos(value);
+    if (value !== undefined) nanos[cap] = value === null ? null : typedUsdToNanos(value, `${fieldPrefix}${cap}`, 'allowed');
   }
   return nanos;
 }
@@ -74,7 +75,7 @@ export class ApiKeyService {
   async create(accountId: string, input: { name: string; limits?: LimitsInput }): Promise<ApiKeyView & { key: string }> {
     const key = generateApiKey();
     const id = newId('key');
-    const limits = limitsToNanos(input.limits ?? {});
+    const limits = limitsToNanos(input.limits ?? {}, 'limits.');
     const outcome = await this.options.apiKeys.createWithinLimit(
       {
         id,
@@ -115,15 +116,17 @@ export class ApiKeyService {
 
   async setLimits(accountId: string | null, keyId: string, limits: LimitsInput): Promise<ApiKeyView> {
     await this.ownedKey(keyId, accountId);
-    const row = await this.options.apiKeys.setLimits(keyId, limitsToNanos(limits));
+    const row = await this.options.apiKeys.setLimits(keyId, limitsToNanos(limits, ''));
     if (!row) throw notFound(keyId);
     await this.options.storage.publish({ type: 'key-changed', keyId });
     return apiKeyView(row);
   }
 
+  /** Revoking twice is refused with the reason (still a 404: the key is gone for its owner). */
   async revoke(accountId: string | null, keyId: string): Promise<void> {
-    await this.ownedKey(keyId, accountId);
-    if (!(await this.options.apiKeys.revoke(keyId))) throw notFound(keyId);
+    const row = await this.options.apiKeys.findById(keyId);
+    if (!row || (accountId !== null && row.accountId !== accountId)) throw notFound(keyId);
+    if (row.revokedAt || !(await this.options.apiKeys.revoke(keyId))) throw new GatewayError('GW_NOT_FOUND', `API key "${keyId}" is already revoked`);
     await this.options.storage.publish({ type: 'key-changed', keyId });
   }
 

@@ -30,23 +30,49 @@ export class RemoteMediaError extends Error {
 const maxRedirects = 5;
 const redirectStatuses = new Set([301, 302, 303, 307, 308]);
 
-/** Address ranges that are not the public internet (IANA special-purpose registries). */
-const nonPublic = new BlockList();
-for (const [network, prefix] of [
+/** IPv4 ranges that are not the public internet (IANA special-purpose registry). */
+const nonPublicIpv4: readonly (readonly [string, number])[] = [
   ['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12],
   ['192.0.0.0', 24], ['192.0.2.0', 24], ['192.88.99.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15],
   ['198.51.100.0', 24], ['203.0.113.0', 24], ['224.0.0.0', 4], ['240.0.0.0', 4],
-] as const) nonPublic.addSubnet(network, prefix, 'ipv4');
-for (const [network, prefix] of [
-  ['::', 128], ['::1', 128], ['64:ff9b::', 96], ['64:ff9b:1::', 48], ['100::', 64], ['2001::', 23], ['2001:db8::', 32],
-  ['2002::', 16], ['fc00::', 7], ['fe80::', 10], ['fec0::', 10], ['ff00::', 8],
-] as const) nonPublic.addSubnet(network, prefix, 'ipv6');
+];
 
-/** True for any address outside the public internet, IPv4-mapped IPv6 addresses judged by their IPv4 part. */
+/**
+ * IPv6 ranges refused whole: `::/96` (unspecified, loopback and the deprecated IPv4-compatible form such as
+ * `::127.0.0.1`), discard, the IETF block with Teredo, documentation, local-use NAT64, unique-local,
+ * link-local, site-local and multicast.
+ */
+const nonPublicIpv6: readonly (readonly [string, number])[] = [
+  ['::', 96], ['100::', 64], ['2001::', 23], ['2001:db8::', 32], ['64:ff9b:1::', 48],
+  ['fc00::', 7], ['fe80::', 10], ['fec0::', 10], ['ff00::', 8],
+];
+
+/** The two 16-bit groups of an IPv4 address, as IPv6 text writes them. */
+function ipv4AsGroups(address: string): string {
+  const [a = 0, b = 0, c = 0, d = 0] = address.split('.').map(Number);
+  return `${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
+}
+
+/**
+ * IPv6 prefixes that carry an IPv4 address, and where: an address in them is judged by the IPv4 address it
+ * embeds. IPv4-mapped (`::ffff:0:0/96`) needs no entry: BlockList judges it by its IPv4 rules itself.
+ */
+const ipv4Embeddings: readonly { prefix: (ipv4Groups: string) => string; bits: number }[] = [
+  { prefix: (groups) => `::ffff:0:${groups}`, bits: 96 }, // IPv4-translated (SIIT)
+  { prefix: (groups) => `64:ff9b::${groups}`, bits: 96 }, // NAT64, well-known prefix
+  { prefix: (groups) => `2002:${groups}::`, bits: 16 }, // 6to4
+];
+
+const nonPublic = new BlockList();
+for (const [network, prefix] of nonPublicIpv4) {
+  nonPublic.addSubnet(network, prefix, 'ipv4');
+  for (const embedding of ipv4Embeddings) nonPublic.addSubnet(embedding.prefix(ipv4AsGroups(network)), embedding.bits + prefix, 'ipv6');
+}
+for (const [network, prefix] of nonPublicIpv6) nonPublic.addSubnet(network, prefix, 'ipv6');
+
+/** True for any address outside the public internet, IPv6 forms that embed an IPv4 address judged by it. */
 export function isNonPublicAddress(address: string): boolean {
   const bare = address.replace(/^\[|\]$/g, '');
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(bare);
-  if (mapped) return nonPublic.check(mapped[1]!, 'ipv4');
   const family = isIP(bare);
   if (family === 0) return true;
   return nonPublic.check(bare, family === 4 ? 'ipv4' : 'ipv6');

@@ -52,6 +52,26 @@ describe('gateway CLI and server process', () => {
     expect(await cli('keys', 'create', '--help')).toContain('--daily <usd>');
   });
 
+  it('refuses what the HTTP API refuses, with the same wording', async () => {
+    const refusal = (pattern: RegExp) => ({ code: 1, stderr: expect.stringMatching(pattern) });
+    await expect(cli('accounts', 'create', '--email', 'not-an-email', '--password', 'long enough password')).rejects.toMatchObject(refusal(/options\.email must match format "email"/));
+    await expect(cli('accounts', 'create', '--email', 'short@example.com', '--password', 'abcde')).rejects.toMatchObject(
+      refusal(/options\.password must NOT have fewer than 8 characters/),
+    );
+    const account = JSON.parse(await cli('accounts', 'create', '--email', 'cents@example.com')) as { id: string };
+    await expect(cli('credits', 'add', '--account', account.id, '--amount', '4e-10')).rejects.toMatchObject(refusal(/amount is smaller than one nano-USD/));
+    await expect(cli('credits', 'add', '--account', account.id, '--amount', '0')).rejects.toMatchObject(refusal(/amount must not be 0/));
+    await expect(cli('keys', 'create', '--account', account.id, '--name', 'tiny', '--daily', '1e-12')).rejects.toMatchObject(refusal(/limits\.daily is smaller than one nano-USD/));
+    await expect(cli('keys', 'create', '--account', account.id, '--name', 'neg', '--total', '-1')).rejects.toMatchObject(refusal(/options\.limits\.total must be >= 0/));
+  });
+
+  it('says a key is already revoked when it is revoked twice', async () => {
+    const account = JSON.parse(await cli('accounts', 'create', '--email', 'twice@example.com')) as { id: string };
+    const key = JSON.parse(await cli('keys', 'create', '--account', account.id, '--name', 'once')) as { id: string };
+    await cli('keys', 'revoke', '--key', key.id);
+    await expect(cli('keys', 'revoke', '--key', key.id)).rejects.toMatchObject({ code: 1, stderr: expect.stringContaining(`API key "${key.id}" is already revoked`) });
+  });
+
   it('refuses to start with an invalid gateway.yaml, naming the file, the path and the problem', async () => {
     const badConfig = path.join(dataDir, 'bad.yaml');
     writeFileSync(badConfig, 'providers: {}\nmodels:\n  - id: x\n    providers: [{ provider: nowhere, model: y }]\n');

@@ -546,6 +546,7 @@ interface Envelope {
   success: unknown;
   path: unknown;
   timestamp: unknown;
+  error: { message?: unknown; type?: unknown; code?: unknown };
 }
 
 let lastDigest: Digest;
@@ -588,8 +589,10 @@ async function check(request: FuzzRequest): Promise<void> {
       expect(() => (body = JSON.parse(response.body)), `non-JSON ${status} body for ${what}: ${response.body.slice(0, 300)}`).not.toThrow();
       expect(typeof body === 'object' && body !== null && !Array.isArray(body), `${status} body is not an object for ${what}`).toBe(true);
       const envelope = body as Envelope;
-      expect(Object.keys(envelope).sort(), `envelope keys for ${what}`).toEqual(['errors', 'path', 'status', 'success', 'timestamp']);
+      expect(Object.keys(envelope).sort(), `envelope keys for ${what}`).toEqual(['error', 'errors', 'path', 'status', 'success', 'timestamp']);
       expect(Array.isArray(envelope.errors) && envelope.errors.length > 0, `errors must be a non-empty array for ${what}`).toBe(true);
+      expect(envelope.error.message, `error.message joins the messages for ${what}`).toBe((envelope.errors as string[]).join('; '));
+      expect(envelope.error.code, `error.code for ${what}`).toBe(response.headers['x-gateway-error-code']);
       for (const message of envelope.errors as unknown[]) expect(typeof message, `error messages are strings for ${what}`).toBe('string');
       expect(envelope.status, `envelope status for ${what}`).toBe(status);
       expect(envelope.success, `envelope success for ${what}`).toBe(false);

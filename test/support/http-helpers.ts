@@ -12,6 +12,14 @@ export interface EnvelopeBody {
   success: false;
   path: string;
   timestamp: number;
+  /** The same error in the shape the official SDKs read. */
+  error: { message: string; type: string; code: string };
+}
+
+/** The SDK error class each status is reported as (written out here, not taken from the code under test). */
+function expectedErrorType(status: number): string {
+  const byStatus: Record<number, string> = { 401: 'authentication_error', 403: 'permission_error', 404: 'not_found_error', 429: 'rate_limit_error' };
+  return byStatus[status] ?? (status < 500 ? 'invalid_request_error' : 'api_error');
 }
 
 /**
@@ -23,7 +31,8 @@ export function expectEnvelope(response: LightMyRequestResponse, status: number,
   expect(response.headers['content-type']).toMatch(/^application\/json/);
   expect(response.headers['x-gateway-error-code']).toBe(code);
   const body = response.json<EnvelopeBody>();
-  expect(Object.keys(body).sort()).toEqual(['errors', 'path', 'status', 'success', 'timestamp']);
+  expect(Object.keys(body).sort()).toEqual(['error', 'errors', 'path', 'status', 'success', 'timestamp']);
+  expect(body.error).toEqual({ message: body.errors.join('; '), type: expectedErrorType(status), code });
   expect(Array.isArray(body.errors)).toBe(true);
   expect(body.errors.length).toBeGreaterThan(0);
   for (const message of body.errors) {

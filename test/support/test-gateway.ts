@@ -42,6 +42,16 @@ export interface TestGatewayOptions {
 }
 
 let emailCounter = 0;
+let clientCounter = 0;
+
+/**
+ * Each in-process request comes from its own client address unless the test names one (`remoteAddress`), so
+ * the per-address login and signup throttles act only where a test means them to.
+ */
+function nextClientAddress(): string {
+  const n = ++clientCounter;
+  return `10.${(n >> 16) & 255}.${(n >> 8) & 255}.${n & 255}`;
+}
 
 export async function startTestGateway(options: TestGatewayOptions = {}): Promise<TestGateway> {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'gw-test-'));
@@ -67,7 +77,7 @@ export async function startTestGateway(options: TestGatewayOptions = {}): Promis
     database,
     config,
     request: async (injectOptions) => {
-      const response = await gateway.app.inject(injectOptions);
+      const response = await gateway.app.inject({ remoteAddress: nextClientAddress(), ...injectOptions });
       await settled();
       return response;
     },

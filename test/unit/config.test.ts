@@ -101,6 +101,26 @@ describe('gateway.yaml', () => {
     expect(textModels.every((model) => (model.limits?.maxOutputTokens ?? 0) >= 4096)).toBe(true);
   });
 
+  it('has the documented input limits and abuse limits, and refuses headers allowed longer than the whole request', () => {
+    const config = parseConfig(base, 'gateway.yaml', {});
+    expect(config.server).toMatchObject({ headersTimeoutMs: 30_000, requestTimeoutMs: 60_000, keepAliveTimeoutMs: 72_000, maxJsonDepth: 64 });
+    expect(config.accounts).toMatchObject({
+      selfSignup: true,
+      loginFailuresPerEmail: 10,
+      loginFailuresPerAddress: 50,
+      signupsPerAddress: 20,
+      throttleWindowSeconds: 900,
+      throttleMaxEntries: 100_000,
+    });
+    const shipped = loadConfigFile(shippedConfigPath, {});
+    expect({ ...shipped.server, ...shipped.accounts }).toMatchObject({ ...config.server, ...config.accounts, signupCreditsUsd: 1 });
+    expect(problemOf(`${base}server:\n  headersTimeoutMs: 5000\n  requestTimeoutMs: 1000\n`)).toBe(
+      'gateway.yaml: at server.headersTimeoutMs: must not be greater than server.requestTimeoutMs (1000)',
+    );
+    expect(problemOf(`${base}accounts:\n  selfSignup: maybe\n`)).toContain('accounts.selfSignup');
+    expect(problemOf(`${base}accounts:\n  signupCredits: 1e-12\n`)).toBe('gateway.yaml: at accounts.signupCredits: must be 0 or at least one nano-USD (0.000000001)');
+  });
+
   it('refuses a missing file with its path', () => {
     expect(() => loadConfigFile('/nonexistent/gateway.yaml', {})).toThrow(/\/nonexistent\/gateway\.yaml: cannot read/);
   });

@@ -25,6 +25,42 @@ describe('isNonPublicAddress', () => {
     ['::ffff:10.0.0.1', true],
     ['::ffff:8.8.8.8', false],
     ['64:ff9b::a00:1', true],
+    // IPv4-compatible (deprecated), written both ways
+    ['::127.0.0.1', true],
+    ['::7f00:1', true],
+    ['::8.8.8.8', true],
+    // IPv4-mapped, in hex groups
+    ['::ffff:7f00:1', true],
+    ['::ffff:a9fe:a9fe', true],
+    ['::ffff:808:808', false],
+    // IPv4-translated (SIIT, ::ffff:0:0:0/96)
+    ['::ffff:0:7f00:1', true],
+    ['::ffff:0:127.0.0.1', true],
+    ['::ffff:0:c0a8:101', true],
+    ['::ffff:0:808:808', false],
+    // NAT64 (64:ff9b::/96) of private and public IPv4, and the local-use NAT64 prefix
+    ['64:ff9b::127.0.0.1', true],
+    ['64:ff9b::a9fe:a9fe', true],
+    ['64:ff9b::808:808', false],
+    ['64:ff9b:1::808:808', true],
+    // 6to4 of private and public IPv4
+    ['2002:7f00:1::1', true],
+    ['2002:a00:1::', true],
+    ['2002:c0a8:101::1', true],
+    ['2002:808:808::1', false],
+    // Teredo, documentation, discard, unique-local, link-local, site-local, multicast, full and bracketed forms
+    ['2001:0:4136:e378:8000:63bf:3fff:fdd2', true],
+    ['2001:db8::1', true],
+    ['100::1', true],
+    ['fc00::1', true],
+    ['fe80::1%eth0', true],
+    ['febf::1', true],
+    ['fec0::1', true],
+    ['ff02::1', true],
+    ['0:0:0:0:0:0:0:1', true],
+    ['0000:0000:0000:0000:0000:0000:0000:0000', true],
+    ['[::1]', true],
+    ['[::ffff:0:7f00:1]', true],
     ['2606:4700:4700::1111', false],
     ['not an address', true],
   ])('%s -> %s', (address, expected) => {
@@ -64,6 +100,11 @@ describe('RemoteMediaFetcher', () => {
     const before = host.requests.length;
     await expect(fetcher.fetch(`http://127.0.0.1:${port()}/a.png`)).rejects.toThrow('127.0.0.1 is not a public address');
     await expect(fetcher.fetch(`http://[::1]:${port()}/a.png`)).rejects.toThrow('[::1] is not a public address');
+    await expect(fetcher.fetch(`http://[::127.0.0.1]:${port()}/a.png`)).rejects.toThrow('[::7f00:1] is not a public address');
+    await expect(fetcher.fetch(`http://[::ffff:0:7f00:1]:${port()}/a.png`)).rejects.toThrow('[::ffff:0:7f00:1] is not a public address');
+    await expect(fetcher.fetch(`http://[::ffff:127.0.0.1]:${port()}/a.png`)).rejects.toThrow('is not a public address');
+    await expect(fetcher.fetch(`http://[64:ff9b::127.0.0.1]:${port()}/a.png`)).rejects.toThrow('is not a public address');
+    await expect(fetcher.fetch(`http://[2002:7f00:1::1]:${port()}/a.png`)).rejects.toThrow('is not a public address');
     await expect(fetcher.fetch(`http://localhost:${port()}/a.png`)).rejects.toThrow('localhost resolves to a non-public address');
     expect(host.requests.length).toBe(before);
     await fetcher.close();

@@ -2,33 +2,62 @@ import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typ
 import type { FastifyReply } from 'fastify';
 import { GatewayError } from '../../domain/errors.ts';
 import type { GatewayServices } from '../../gateway/services.ts';
-import type { SessionGrant } from '../../identity/account-service.ts';
+import { normaliseEmail, type SessionGrant } from '../../identity/account-service.ts';
 import { principalOf, requireCredential, sessionCookieName } from '../../http/authentication.ts';
 import { Email, Password } from '../../http/schemas.ts';
+import { SignInThrottle, ThrottledError } from './sign-in-throttle.ts';
 
 const Credentials = Type.Object({ email: Email, password: Password }, { additionalProperties: false });
 
 export const authRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServices; secureCookies: boolean }> = async (app, { services, secureCookies }) => {
+  // Cleared with the very flags it was set with: a browser only replaces a cookie whose attributes match.
+  const cookieFlags = { httpOnly: true, sameSite: 'strict', secure: secureCookies, path: '/' } as const;
   const issue = (reply: FastifyReply, grant: SessionGrant) => {
-    reply.setCookie(sessionCookieName, grant.token, { httpOnly: true, sameSite: 'strict', secure: secureCookies, path: '/', expires: grant.expiresAt });
+    reply.setCookie(sessionCookieName, grant.token, { ...cookieFlags, expires: grant.expiresAt });
     return { token: grant.token, account: grant.account };
   };
+  const throttle = new SignInThrottle(services.config.accounts);
+  const throttled = async <T>(reply: FastifyReply, attempt: () => Promise<T>): Promise<T> => {
+    try {
+      return await attempt();
+    } catch (error) {
+      if (error instanceof ThrottledError) reply.header('retry-after', String(error.retryAfterSeconds));
+      throw error;
+    }
+  };
 
-  app.post('/api/v1/auth/signup', { schema: { body: Credentials } }, async (request, reply) => {
-    const grant = await services.accounts.signup(request.body.email, request.body.password);
-    reply.code(201);
-    return issue(reply, grant);
-  });
+  app.post('/api/v1/auth/signup', { schema: { body: Credentials } }, async (request, reply) =>
+    throttled(reply, async () => {
+      if (!services.config.accounts.selfSignup) {
+        throw new GatewayError('GW_FORBIDDEN', 'self-signup is switched off on this gateway: ask its operator for an account');
+      }
+      throttle.admitSignup(request.ip);
+      const grant = await services.accounts.signup(request.body.email, request.body.password);
+      reply.code(201);
+      return issue(reply, grant);
+    }),
+  );
 
-  app.post('/api/v1/auth/login', { schema: { body: Credentials } }, async (request, reply) => {
-    return issue(reply, await services.accounts.login(request.body.email, request.body.password));
-  });
+  app.post('/api/v1/auth/login', { schema: { body: Credentials } }, async (request, reply) =>
+    throttled(reply, async () => {
+      const email = normaliseEmail(request.body.email);
+      throttle.checkLogin(email, request.ip);
+      try {
+        const grant = await services.accounts.login(email, request.body.password);
+        throttle.loginSucceeded(email);
+        return issue(reply, grant);
+      } catch (error) {
+        if (error instanceof GatewayError && error.code === 'GW_INVALID_CREDENTIALS') throttle.loginFailed(email, request.ip);
+        throw error;
+      }
+    }),
+  );
 
   app.post('/api/v1/auth/logout', { onRequest: requireCredential(services.authenticator, { acceptCookie: true }) }, async (request, reply) => {
     const principal = principalOf(request);
     if (principal.kind !== 'session') throw new GatewayError('GW_SESSION_REQUIRED', 'logout ends a session: send the session token, not an API key');
     await services.accounts.logout(principal.sessionTokenHash);
-    reply.clearCookie(sessionCookieName, { path: '/' });
+    reply.clearCookie(sessionCookieName, cookieFlags);
     return reply.code(204).send();
   });
 };

@@ -2,7 +2,7 @@ import { timingSafeEqual, createHash } from 'node:crypto';
 import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { GatewayError } from '../../domain/errors.ts';
 import type { GatewayServices } from '../../gateway/services.ts';
-import { Email, Identifier, KeyIdParams, KeyPatchBody, NewKeyBody, Password, SignedUsd, StoredText, UsdCap } from '../../http/schemas.ts';
+import { CreditGrantBody, Identifier, KeyIdParams, KeyPatchBody, NewAccountBody, NewKeyBody } from '../../http/schemas.ts';
 
 const AccountParams = Type.Object({ accountId: Identifier });
 
@@ -22,7 +22,7 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServices 
 
   app.post(
     '/api/admin/v1/accounts',
-    { schema: { body: Type.Object({ email: Email, password: Type.Optional(Password), credits: Type.Optional(UsdCap) }, { additionalProperties: false }) } },
+    { schema: { body: NewAccountBody } },
     async (request, reply) => {
       const account = await services.accounts.createAccount({ email: request.body.email, password: request.body.password, creditsUsd: request.body.credits });
       reply.code(201);
@@ -37,7 +37,7 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServices 
     {
       schema: {
         params: AccountParams,
-        body: Type.Object({ amount: SignedUsd, note: Type.Optional(StoredText({ maxLength: 500 })) }, { additionalProperties: false }),
+        body: CreditGrantBody,
       },
     },
     async (request) => ({ creditBalance: await services.accounts.addCredits(request.params.accountId, request.body.amount, request.body.note ?? null) }),
