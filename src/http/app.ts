@@ -77,8 +77,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   app.setErrorHandler((error, request, reply) => {
     // After the gateway's checks passed, an upstream's own error is relayed as it came (spec, Errors 2).
     if (error instanceof UpstreamHttpError) {
-      // The spec's statuses for an upstream's failure are 502 and 503; 500 would read as the gateway's own fault.
-      const status = error.status >= 500 && error.status !== 503 ? 502 : error.status;
+      // Relayed with the provider's status, except 500, which the spec keeps for the gateway's own faults.
+      const status = error.status === 500 ? 502 : error.status;
       return reply.code(status).header('x-upstream-status', String(error.status)).type(error.contentType ?? 'application/json').send(error.body);
     }
     // The client went away mid-answer: nothing to tell it, and not a fault of the gateway. (The request
