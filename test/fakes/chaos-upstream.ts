@@ -79,7 +79,7 @@ export async function startChaosUpstream(fakes: { openai: FakeServer; anthropic:
         while (!closed) await sleep(50);
         return;
       case 'error-status': {
-        const status = [400, 401, 404, 429, 500, 503][incoming.path.length % 6]!;
+        const status = [400, 401, 404, 429, 500, 503, 504, 529][incoming.path.length % 8]!;
         response.writeHead(status, { 'content-type': 'text/plain' });
         return void response.end('upstream says no, not in JSON');
       }
