@@ -9,27 +9,14 @@ import {
   type ChatPart,
   type ChatStreamEvent,
   type DecodedChat,
-  type FinishReason,
-  type TokenUsage,
   type ToolChoice,
   type ToolDefinition,
 } from '../../domain/chat.ts';
 import type { CollectedAnswer } from '../../gateway/text-generation.ts';
+import { wireFinishReasons, wireUsage, type ChatCompletionsRequest } from '../../protocols/openai/chat-completions.ts';
 
 /** The alpha (chat-completions) request as this surface reads it; unknown fields are kept and forwarded. */
-export interface ChatCompletionsBody {
-  model: string;
-  messages: Array<{ role: string; content?: unknown }>;
-  stream?: boolean;
-  stream_options?: Record<string, unknown>;
-  max_tokens?: number;
-  max_completion_tokens?: number;
-  temperature?: number;
-  top_p?: number;
-  stop?: string | string[];
-  seed?: number;
-  [field: string]: unknown;
-}
+export type ChatCompletionsBody = ChatCompletionsRequest & { [field: string]: unknown };
 
 /** Wire field -> native parameter name, for the capability gate. */
 export const gatedFields: Readonly<Record<string, string>> = {
@@ -149,21 +136,6 @@ export function relayBody(body: ChatCompletionsBody, upstreamModel: string, drop
   return forwarded;
 }
 
-const wireFinish: Record<FinishReason['unified'], string> = {
-  stop: 'stop',
-  length: 'length',
-  'tool-calls': 'tool_calls',
-  'content-filter': 'content_filter',
-  error: 'stop',
-  other: 'stop',
-};
-
-const wireUsage = (usage: TokenUsage) => ({
-  prompt_tokens: usage.inputTokens,
-  completion_tokens: usage.outputTokens,
-  total_tokens: usage.inputTokens + usage.outputTokens,
-});
-
 /** Encodes canonical events as `chat.completion.chunk` objects, in the order the real protocol sends them. */
 export class ChunkEncoder {
   private readonly base: { id: string; object: 'chat.completion.chunk'; created: number; model: string };
@@ -191,7 +163,7 @@ export class ChunkEncoder {
         chunks.push(choice({ tool_calls: [{ index: event.index, function: { arguments: event.arguments } }] }, null));
         break;
       case 'finish':
-        chunks.push(choice({}, wireFinish[event.finishReason.unified]));
+        chunks.push(choice({}, wireFinishReasons[event.finishReason.unified]));
         if (event.usage) chunks.push({ ...this.base, choices: [], usage: wireUsage(event.usage) });
     }
     return chunks;
@@ -207,7 +179,7 @@ export function chatCompletionOf(model: string, { text, toolCalls, finish }: Col
     object: 'chat.completion',
     created: Math.floor(Date.now() / 1000),
     model,
-    choices: [{ index: 0, message, logprobs: null, finish_reason: wireFinish[finish?.finishReason.unified ?? 'other'] }],
+    choices: [{ index: 0, message, logprobs: null, finish_reason: wireFinishReasons[finish?.finishReason.unified ?? 'other'] }],
     ...(finish?.usage ? { usage: wireUsage(finish.usage) } : {}),
   };
 }

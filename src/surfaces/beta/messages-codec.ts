@@ -10,26 +10,14 @@ import {
   type ChatPart,
   type ChatStreamEvent,
   type DecodedChat,
-  type FinishReason,
-  type TokenUsage,
   type ToolChoice,
   type ToolDefinition,
 } from '../../domain/chat.ts';
 import type { CollectedAnswer } from '../../gateway/text-generation.ts';
+import { stopReasonOf, wireUsage, type MessagesRequest } from '../../protocols/anthropic/messages.ts';
 
 /** The beta (messages) request as this surface reads it; unknown fields are kept and forwarded. */
-export interface MessagesBody {
-  model: string;
-  max_tokens: number;
-  messages: Array<{ role: string; content: unknown }>;
-  system?: unknown;
-  stream?: boolean;
-  temperature?: number;
-  top_p?: number;
-  top_k?: number;
-  stop_sequences?: string[];
-  [field: string]: unknown;
-}
+export type MessagesBody = MessagesRequest & { [field: string]: unknown };
 
 /** Wire field -> native parameter name, for the capability gate. */
 export const gatedFields: Readonly<Record<string, string>> = {
@@ -126,22 +114,6 @@ export function relayBody(body: MessagesBody, upstreamModel: string, droppedNati
   for (const [field, native] of Object.entries(gatedFields)) if (droppedNativeNames.includes(native) && field !== 'max_tokens') delete forwarded[field];
   return forwarded;
 }
-
-function stopReasonOf(reason: FinishReason): string {
-  if (reason.raw === 'stop_sequence') return 'stop_sequence';
-  switch (reason.unified) {
-    case 'length':
-      return 'max_tokens';
-    case 'tool-calls':
-      return 'tool_use';
-    case 'content-filter':
-      return 'refusal';
-    default:
-      return 'end_turn';
-  }
-}
-
-const wireUsage = (usage: TokenUsage | undefined) => ({ input_tokens: usage?.inputTokens ?? 0, output_tokens: usage?.outputTokens ?? 0 });
 
 /** A whole Message from a collected answer: a text block, then a tool_use block per call. */
 export function messageOf(model: string, { text, toolCalls, finish }: CollectedAnswer): object {

@@ -8,13 +8,12 @@ import {
   type ChatPart,
   type ChatStreamEvent,
   type DecodedChat,
-  type FinishReason,
-  type TokenUsage,
   type ToolCall,
   type ToolChoice,
   type ToolDefinition,
 } from '../../domain/chat.ts';
 import type { CollectedAnswer } from '../../gateway/text-generation.ts';
+import { wireFinishReasons, wireUsageMetadata } from '../../protocols/gemini/generate-content.ts';
 import { nativeParameters } from '../../catalog/capability-gate.ts';
 import { midStreamFailure } from '../../domain/upstream-failure.ts';
 
@@ -200,18 +199,6 @@ export function relayBody(body: GenerateContentBody, droppedNativeNames: readonl
   return forwarded;
 }
 
-const finishReasons: Record<FinishReason['unified'], string> = {
-  stop: 'STOP',
-  length: 'MAX_TOKENS',
-  'content-filter': 'SAFETY',
-  'tool-calls': 'STOP',
-  error: 'OTHER',
-  other: 'OTHER',
-};
-
-const usageMetadata = (usage: TokenUsage | undefined) =>
-  usage && { promptTokenCount: usage.inputTokens, candidatesTokenCount: usage.outputTokens, totalTokenCount: usage.inputTokens + usage.outputTokens };
-
 const functionCallPart = (call: ToolCall) => ({ functionCall: { id: call.id, name: call.name, args: argumentsObject(call.arguments) } });
 
 /**
@@ -239,8 +226,8 @@ export class ChunkEncoder {
         return [
           ...this.flush(),
           {
-            candidates: [{ content: { role: 'model', parts: [{ text: '' }] }, finishReason: finishReasons[event.finishReason.unified], index: 0 }],
-            ...(event.usage ? { usageMetadata: usageMetadata(event.usage) } : {}),
+            candidates: [{ content: { role: 'model', parts: [{ text: '' }] }, finishReason: wireFinishReasons[event.finishReason.unified], index: 0 }],
+            ...(event.usage ? { usageMetadata: wireUsageMetadata(event.usage) } : {}),
             modelVersion: this.model,
           },
         ];
@@ -262,8 +249,8 @@ export class ChunkEncoder {
 export function responseOf(model: string, { text, toolCalls, finish }: CollectedAnswer): object {
   const parts = [...(text !== '' || toolCalls.length === 0 ? [{ text }] : []), ...toolCalls.map(functionCallPart)];
   return {
-    candidates: [{ content: { role: 'model', parts }, finishReason: finishReasons[finish?.finishReason.unified ?? 'other'], index: 0 }],
-    ...(finish?.usage ? { usageMetadata: usageMetadata(finish.usage) } : {}),
+    candidates: [{ content: { role: 'model', parts }, finishReason: wireFinishReasons[finish?.finishReason.unified ?? 'other'], index: 0 }],
+    ...(finish?.usage ? { usageMetadata: wireUsageMetadata(finish.usage) } : {}),
     modelVersion: model,
   };
 }

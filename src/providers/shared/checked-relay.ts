@@ -1,0 +1,107 @@
+import { createParser } from 'eventsource-parser';
+import { UpstreamUnreachableError } from '../../domain/upstream-failure.ts';
+import type { RawExchange } from '../provider-adapter.ts';
+import { JsonCopy } from './json-copy.ts';
+import { unreachable, type UpstreamBody } from './upstream-http.ts';
+
+/** Most bytes a stream may send before its first event is complete; a real first event is far smaller. */
+const maxStreamHeadBytes = 1024 * 1024;
+
+type UpstreamAnswer = { status: number; headers: Record<string, string | string[] | undefined>; body: UpstreamBody };
+
+const contentTypeOf = (answer: UpstreamAnswer) => {
+  const contentType = answer.headers['content-type'];
+  return Array.isArray(contentType) ? contentType[0] : contentType;
+};
+
+async function nextChunk(iterator: AsyncIterator<Buffer>): Promise<IteratorResult<Buffer>> {
+  try {
+    return await iterator.next();
+  } catch (error) {
+    throw unreachable(error);
+  }
+}
+
+/** The held chunks, then the rest of the body as it arrives; the body is let go of however the relay ends. */
+async function* heldThenRest(held: readonly Uint8Array[], iterator: AsyncIterator<Buffer>, body: UpstreamBody): AsyncGenerator<Uint8Array> {
+  try {
+    yield* held;
+    for (let next = await nextChunk(iterator); !next.done; next = await nextChunk(iterator)) yield next.value;
+  } finally {
+    if (!body.destroyed) body.destroy();
+  }
+}
+
+/** Stops reading an answer that broke its protocol before any of it was relayed. */
+function rejecting(body: UpstreamBody, check: () => void): void {
+  try {
+    check();
+  } catch (error) {
+    body.destroy();
+    throw error;
+  }
+}
+
+function broken(body: UpstreamBody, message: string): never {
+  body.destroy();
+  throw new UpstreamUnreachableError('protocol', message);
+}
+
+/**
+ * A non-streamed answer read whole (bounded) and checked as its protocol's JSON before any byte of it goes to
+ * the client: an answer that does not parse is a protocol failure, never relayed as a success.
+ */
+export async function checkedJsonRelay(answer: UpstreamAnswer, check: (value: unknown) => void): Promise<RawExchange> {
+  const copy = new JsonCopy();
+  const iterator: AsyncIterator<Buffer> = answer.body[Symbol.asyncIterator]();
+  for (let next = await nextChunk(iterator); !next.done && !copy.overflowed; next = await nextChunk(iterator)) copy.push(next.value);
+  rejecting(answer.body, () => {
+    if (copy.overflowed) throw new UpstreamUnreachableError('protocol', 'the upstream answer is larger than the gateway relays');
+    const value = copy.parse();
+    if (value === undefined) throw new UpstreamUnreachableError('protocol', 'the upstream answered with a body that is not JSON');
+    check(value);
+  });
+  const whole = copy.bytes();
+  return { status: answer.status, contentType: contentTypeOf(answer), body: heldThenRest([whole], iterator, answer.body) };
+}
+
+/**
+ * An event stream whose first event is read and checked before the answer is relayed: garbage from the first
+ * byte is a protocol failure the next provider row may still serve. The bytes read are relayed as they came.
+ */
+export async function checkedSseRelay(answer: UpstreamAnswer, checkEvent: (data: string) => void): Promise<RawExchange> {
+  const held: Buffer[] = [];
+  let size = 0;
+  let first: string | undefined;
+  const parser = createParser({ onEvent: (event) => (first ??= event.data) });
+  const decoder = new TextDecoder();
+  const iterator: AsyncIterator<Buffer> = answer.body[Symbol.asyncIterator]();
+  while (first === undefined) {
+    const next = await nextChunk(iterator);
+    if (next.done) broken(answer.body, 'the upstream stream ended before its first event');
+    size += next.value.length;
+    if (size > maxStreamHeadBytes) broken(answer.body, 'the upstream stream sent no event in its first megabyte');
+    held.push(next.value);
+    parser.feed(decoder.decode(next.value, { stream: true }));
+  }
+  rejecting(answer.body, () => checkEvent(first!));
+  return { status: answer.status, contentType: contentTypeOf(answer), body: heldThenRest(held, iterator, answer.body) };
+}
+
+/** A JSON array written element by element: relayed once its first byte shows it is an array. */
+export async function checkedJsonArrayRelay(answer: UpstreamAnswer): Promise<RawExchange> {
+  const held: Buffer[] = [];
+  let size = 0;
+  let start: string | undefined;
+  const iterator: AsyncIterator<Buffer> = answer.body[Symbol.asyncIterator]();
+  while (start === undefined) {
+    const next = await nextChunk(iterator);
+    if (next.done) broken(answer.body, 'the upstream stream ended before its first element');
+    size += next.value.length;
+    if (size > maxStreamHeadBytes) broken(answer.body, 'the upstream stream sent nothing but blank space');
+    held.push(next.value);
+    start = next.value.toString('latin1').trimStart()[0];
+  }
+  if (start !== '[') broken(answer.body, 'the upstream answered with a stream that is not a JSON array');
+  return { status: answer.status, contentType: contentTypeOf(answer), body: heldThenRest(held, iterator, answer.body) };
+}
