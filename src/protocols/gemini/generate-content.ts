@@ -60,8 +60,6 @@ export const GenerateContentResponse = objectWithOneOf(
 );
 export type GenerateContentResponse = Static<typeof GenerateContentResponse>;
 export const isGenerateContentResponse = wireCheck(GenerateContentResponse);
-/** The stream without `alt=sse`: one JSON array of chunks. */
-export const isGenerateContentArray = wireCheck(Type.Array(GenerateContentResponse));
 
 /** The protocol's error body. */
 export const GeminiError = Type.Object({ error: Type.Object({ code: Type.Integer(), message: Type.String(), status: Type.String() }) });

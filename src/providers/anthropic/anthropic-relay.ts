@@ -1,8 +1,9 @@
 import type { TokenUsage } from '../../domain/chat.ts';
 import { isMessage, isMessagesStreamEvent, usageOf } from '../../protocols/anthropic/messages.ts';
 import type { CallOptions, RawExchange, RelayMeter, RelayOperation, RelayRequest } from '../provider-adapter.ts';
-import { checkedJsonRelay, checkedSseRelay } from '../shared/checked-relay.ts';
-import { jsonRelayMeter, sseRelayMeter } from '../shared/relay-meters.ts';
+import { checkedJsonRelay, checkedStreamRelay } from '../shared/checked-relay.ts';
+import { jsonRelayMeter, streamRelayMeter } from '../shared/relay-meters.ts';
+import { jsonArraySplitter, sseSplitter } from '../shared/stream-splitters.ts';
 import type { UpstreamHttp } from '../shared/upstream-http.ts';
 import { checked, checkedEvent } from '../shared/wire-data.ts';
 import { anthropicHeaders } from './anthropic-messages.ts';
@@ -11,14 +12,14 @@ export async function relayAnthropic(http: UpstreamHttp, { operation, body }: Re
   if (operation !== 'messages') throw new Error(`the Anthropic protocol has no ${operation} operation`);
   const response = await http.postJson(options.target, '/messages', anthropicHeaders(options.target, options.headers), body);
   if (body.stream !== true) return checkedJsonRelay(response, (answer) => checked(answer, isMessage, 'a message'));
-  return checkedSseRelay(response, (data) => checkedEvent(data, isMessagesStreamEvent));
+  return checkedStreamRelay(response, sseSplitter(), (data) => checkedEvent(data, isMessagesStreamEvent));
 }
 
 /** Usage of a messages answer: the JSON body's `usage`, or message_start (input) and the last message_delta (output). */
 export function anthropicRelayMeter(_operation: RelayOperation, streaming: boolean): RelayMeter {
   if (!streaming) return jsonRelayMeter(isMessage, (answer) => ({ usage: usageOf(answer.usage) }));
   const usage: TokenUsage = { inputTokens: 0, outputTokens: 0 };
-  return sseRelayMeter(isMessagesStreamEvent, (reading, event) => {
+  return streamRelayMeter(sseSplitter(), isMessagesStreamEvent, (reading, event) => {
     if (event.type === 'message_start' && event.message?.usage) {
       usage.inputTokens = event.message.usage.input_tokens ?? 0;
       usage.outputTokens = event.message.usage.output_tokens ?? 0;

@@ -1,7 +1,8 @@
-import { isGenerateContentArray, isGenerateContentResponse, usageFromMetadata, type GenerateContentResponse } from '../../protocols/gemini/generate-content.ts';
+import { isGenerateContentResponse, usageFromMetadata, type GenerateContentResponse } from '../../protocols/gemini/generate-content.ts';
 import type { CallOptions, RawExchange, RelayMeter, RelayOperation, RelayReading, RelayRequest } from '../provider-adapter.ts';
-import { checkedJsonArrayRelay, checkedJsonRelay, checkedSseRelay } from '../shared/checked-relay.ts';
-import { jsonRelayMeter, sseRelayMeter } from '../shared/relay-meters.ts';
+import { checkedJsonRelay, checkedStreamRelay } from '../shared/checked-relay.ts';
+import { jsonRelayMeter, streamRelayMeter } from '../shared/relay-meters.ts';
+import { jsonArraySplitter, sseSplitter } from '../shared/stream-splitters.ts';
 import type { UpstreamHttp } from '../shared/upstream-http.ts';
 import { checked, checkedEvent } from '../shared/wire-data.ts';
 import { geminiPath } from './gemini-content.ts';
@@ -17,9 +18,8 @@ export async function relayGemini(http: UpstreamHttp, { operation, upstreamModel
   if (!action) throw new Error(`the Gemini protocol has no ${operation} operation`);
   const response = await http.postJson(options.target, geminiPath(upstreamModel, action), { 'x-goog-api-key': options.target.apiKey }, body);
   if (operation === 'generate-content') return checkedJsonRelay(response, (answer) => checked(answer, isGenerateContentResponse, 'a generateContent answer'));
-  if (operation === 'stream-generate-content-sse') return checkedSseRelay(response, (data) => checkedEvent(data, isGenerateContentResponse));
-  // An array written element by element cannot be checked before it ends: the meter checks it whole.
-  return checkedJsonArrayRelay(response);
+  const split = operation === 'stream-generate-content-sse' ? sseSplitter() : jsonArraySplitter();
+  return checkedStreamRelay(response, split, (data) => checkedEvent(data, isGenerateContentResponse));
 }
 
 function observe(reading: RelayReading, chunk: GenerateContentResponse): void {
@@ -28,16 +28,10 @@ function observe(reading: RelayReading, chunk: GenerateContentResponse): void {
   if (chunk.candidates?.some((candidate) => candidate.finishReason)) reading.complete = true;
 }
 
-/** Usage of a generateContent answer: the last usageMetadata of the JSON body, the SSE events or the JSON array. */
+/** Usage of a generateContent answer: the last usageMetadata of the JSON body, the SSE events or the JSON array's elements. */
 export function geminiRelayMeter(operation: RelayOperation): RelayMeter {
-  if (operation === 'stream-generate-content-sse') return sseRelayMeter(isGenerateContentResponse, observe);
-  if (operation === 'stream-generate-content-json') {
-    return jsonRelayMeter(isGenerateContentArray, (chunks) => {
-      const reading: RelayReading = { usage: undefined, complete: false, sawTerminator: false, sawError: false };
-      for (const chunk of chunks) observe(reading, chunk);
-      return reading;
-    });
-  }
+  if (operation === 'stream-generate-content-sse') return streamRelayMeter(sseSplitter(), isGenerateContentResponse, observe);
+  if (operation === 'stream-generate-content-json') return streamRelayMeter(jsonArraySplitter(), isGenerateContentResponse, observe);
   return jsonRelayMeter(isGenerateContentResponse, (answer) => {
     const reading: RelayReading = { usage: undefined, complete: false, sawTerminator: false, sawError: false };
     observe(reading, answer);

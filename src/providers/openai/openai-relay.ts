@@ -2,8 +2,9 @@ import { isChatCompletion, isChatCompletionChunk, streamTerminator, usageOf } fr
 import { failedResponsesEvents, isResponseObject, isResponsesStreamEvent, responsesUsageOf, terminalResponsesEvents } from '../../protocols/openai/responses.ts';
 import type { WireCheck } from '../../protocols/wire-check.ts';
 import type { CallOptions, RawExchange, RelayMeter, RelayOperation, RelayRequest } from '../provider-adapter.ts';
-import { checkedJsonRelay, checkedSseRelay } from '../shared/checked-relay.ts';
-import { jsonRelayMeter, sseRelayMeter } from '../shared/relay-meters.ts';
+import { checkedJsonRelay, checkedStreamRelay } from '../shared/checked-relay.ts';
+import { jsonRelayMeter, streamRelayMeter } from '../shared/relay-meters.ts';
+import { jsonArraySplitter, sseSplitter } from '../shared/stream-splitters.ts';
 import type { UpstreamHttp } from '../shared/upstream-http.ts';
 import { checked, checkedEvent } from '../shared/wire-data.ts';
 
@@ -42,7 +43,7 @@ export async function relayOpenAi(http: UpstreamHttp, { operation, body }: Relay
   const shape = operations[operation];
   const response = await http.postJson(options.target, shape.path, { authorization: `Bearer ${options.target.apiKey}` }, forUpstream(operation, options.target.baseUrl, body));
   if (body.stream !== true) return checkedJsonRelay(response, (answer) => checked(answer, shape.answer, shape.what));
-  return checkedSseRelay(response, (data) => {
+  return checkedStreamRelay(response, sseSplitter(), (data) => {
     if (data !== streamTerminator) checkedEvent(data, shape.event);
   });
 }
@@ -50,7 +51,7 @@ export async function relayOpenAi(http: UpstreamHttp, { operation, body }: Relay
 /** Reads usage from a Responses answer: the JSON body, or the terminal event of a stream. */
 function responsesMeter(streaming: boolean): RelayMeter {
   if (!streaming) return jsonRelayMeter(isResponseObject, (answer) => ({ usage: responsesUsageOf(answer.usage) }));
-  return sseRelayMeter(isResponsesStreamEvent, (reading, event) => {
+  return streamRelayMeter(sseSplitter(), isResponsesStreamEvent, (reading, event) => {
     if (terminalResponsesEvents.has(event.type)) reading.complete = true;
     if (failedResponsesEvents.has(event.type)) reading.sawError = true;
     reading.usage = responsesUsageOf(event.response?.usage) ?? reading.usage;
@@ -61,7 +62,7 @@ function responsesMeter(streaming: boolean): RelayMeter {
 export function openAiRelayMeter(operation: RelayOperation, streaming: boolean): RelayMeter {
   if (operation === 'responses') return responsesMeter(streaming);
   if (!streaming) return jsonRelayMeter(isChatCompletion, (answer) => ({ usage: usageOf(answer.usage) }));
-  return sseRelayMeter(
+  return streamRelayMeter(sseSplitter(), 
     isChatCompletionChunk,
     (reading, chunk) => {
       if (chunk.error !== undefined) reading.sawError = true;

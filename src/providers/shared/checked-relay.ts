@@ -1,7 +1,7 @@
-import { createParser } from 'eventsource-parser';
 import { UpstreamUnreachableError } from '../../domain/upstream-failure.ts';
 import type { RawExchange } from '../provider-adapter.ts';
 import { JsonCopy } from './json-copy.ts';
+import type { StreamSplitter } from './stream-splitters.ts';
 import { unreachable, type UpstreamBody } from './upstream-http.ts';
 
 /** Most bytes a stream may send before its first event is complete; a real first event is far smaller. */
@@ -66,42 +66,24 @@ export async function checkedJsonRelay(answer: UpstreamAnswer, check: (value: un
 }
 
 /**
- * An event stream whose first event is read and checked before the answer is relayed: garbage from the first
- * byte is a protocol failure the next provider row may still serve. The bytes read are relayed as they came.
+ * A stream whose first event is read before the answer is relayed, and every event read by then checked:
+ * garbage from the first byte is a protocol failure the next provider row may still serve, and nothing the
+ * meter reads from the relayed bytes before the answer starts can fail. The bytes read are relayed as they came.
  */
-export async function checkedSseRelay(answer: UpstreamAnswer, checkEvent: (data: string) => void): Promise<RawExchange> {
+export async function checkedStreamRelay(answer: UpstreamAnswer, split: StreamSplitter, checkEvent: (data: string) => void): Promise<RawExchange> {
   const held: Buffer[] = [];
+  const events: string[] = [];
   let size = 0;
-  let first: string | undefined;
-  const parser = createParser({ onEvent: (event) => (first ??= event.data) });
   const decoder = new TextDecoder();
   const iterator: AsyncIterator<Buffer> = answer.body[Symbol.asyncIterator]();
-  while (first === undefined) {
+  while (events.length === 0) {
     const next = await nextChunk(iterator);
     if (next.done) broken(answer.body, 'the upstream stream ended before its first event');
     size += next.value.length;
     if (size > maxStreamHeadBytes) broken(answer.body, 'the upstream stream sent no event in its first megabyte');
     held.push(next.value);
-    parser.feed(decoder.decode(next.value, { stream: true }));
+    rejecting(answer.body, () => events.push(...split(decoder.decode(next.value, { stream: true }))));
   }
-  rejecting(answer.body, () => checkEvent(first!));
-  return { status: answer.status, contentType: contentTypeOf(answer), body: heldThenRest(held, iterator, answer.body) };
-}
-
-/** A JSON array written element by element: relayed once its first byte shows it is an array. */
-export async function checkedJsonArrayRelay(answer: UpstreamAnswer): Promise<RawExchange> {
-  const held: Buffer[] = [];
-  let size = 0;
-  let start: string | undefined;
-  const iterator: AsyncIterator<Buffer> = answer.body[Symbol.asyncIterator]();
-  while (start === undefined) {
-    const next = await nextChunk(iterator);
-    if (next.done) broken(answer.body, 'the upstream stream ended before its first element');
-    size += next.value.length;
-    if (size > maxStreamHeadBytes) broken(answer.body, 'the upstream stream sent nothing but blank space');
-    held.push(next.value);
-    start = next.value.toString('latin1').trimStart()[0];
-  }
-  if (start !== '[') broken(answer.body, 'the upstream answered with a stream that is not a JSON array');
+  rejecting(answer.body, () => events.forEach(checkEvent));
   return { status: answer.status, contentType: contentTypeOf(answer), body: heldThenRest(held, iterator, answer.body) };
 }

@@ -1,28 +1,31 @@
-import { createParser } from 'eventsource-parser';
 import type { WireCheck } from '../../protocols/wire-check.ts';
 import type { RelayMeter, RelayReading } from '../provider-adapter.ts';
 import { JsonCopy } from './json-copy.ts';
+import type { StreamSplitter } from './stream-splitters.ts';
 import { checkedEvent } from './wire-data.ts';
 
 const emptyReading = (): RelayReading => ({ usage: undefined, complete: false, sawTerminator: false, sawError: false });
 
 /**
- * A relay meter for an event stream: parses a copy of the bytes, checks each event against the protocol and
+ * A relay meter for a stream: splits a copy of the bytes into events, checks each against the protocol and
  * hands it to `observe`, which updates the reading. An event that breaks the protocol throws, which ends the
- * relay as a failure mid-stream; `terminator` is the protocol's end-of-stream `data:` that is not JSON.
+ * relay as a failure mid-stream; `terminator` is the protocol's end-of-stream data that is not JSON.
  */
-export function sseRelayMeter<T>(check: WireCheck<T>, observe: (reading: RelayReading, event: T) => void, terminator?: string): RelayMeter {
+export function streamRelayMeter<T>(split: StreamSplitter, check: WireCheck<T>, observe: (reading: RelayReading, event: T) => void, terminator?: string): RelayMeter {
   const reading = emptyReading();
-  const parser = createParser({
-    onEvent: (event) => {
-      if (event.data === terminator) {
-        reading.sawTerminator = true;
-        reading.complete = true;
-      } else observe(reading, checkedEvent(event.data, check));
-    },
-  });
   const decoder = new TextDecoder();
-  return { push: (chunk) => parser.feed(decoder.decode(chunk, { stream: true })), reading: () => ({ ...reading }) };
+  return {
+    push: (chunk) => {
+      for (const data of split(decoder.decode(chunk, { stream: true }))) {
+        if (data !== terminator) observe(reading, checkedEvent(data, check));
+        else {
+          reading.sawTerminator = true;
+          reading.complete = true;
+        }
+      }
+    },
+    reading: () => ({ ...reading }),
+  };
 }
 
 /**
