@@ -12,6 +12,7 @@ import {
   type ToolChoice,
   type ToolDefinition,
 } from '../../domain/chat.ts';
+import { requireNestingWithin } from '../../domain/nesting.ts';
 import type { CollectedAnswer } from '../../gateway/text-generation.ts';
 import { wireFinishReasons, wireUsage, type ChatCompletionsRequest } from '../../protocols/openai/chat-completions.ts';
 
@@ -55,17 +56,22 @@ interface WireToolCall {
   function?: { name?: unknown; arguments?: unknown };
 }
 
-/** The protocol's function tools (`{type: 'function', function: {...}}`) as canonical definitions; other kinds are reported. */
+/**
+ * The protocol's function tools as canonical definitions. Chat nests each function under `function` and
+ * reports other kinds of tool; Responses (`flat`) writes a function's fields on the tool itself, and its
+ * built-in tools only exist upstream of this protocol, so translated, the request keeps its function tools.
+ */
 export function decodeFunctionTools(tools: unknown, untranslatable: Set<string>, flat = false): ToolDefinition[] | undefined {
   if (!Array.isArray(tools)) return undefined;
   const definitions: ToolDefinition[] = [];
-  for (const tool of tools as Array<{ type?: unknown; function?: unknown } & Record<string, unknown>>) {
-    // Chat nests the function under `function`; Responses writes its fields on the tool itself.
+  for (const [index, tool] of (tools as Array<{ type?: unknown; function?: unknown } & Record<string, unknown>>).entries()) {
+    if (flat && tool?.type !== 'function') continue;
     const fn = (flat ? tool : tool?.function) as { name?: unknown; description?: unknown; parameters?: unknown } | undefined;
     if (tool?.type !== 'function' || typeof fn?.name !== 'string') {
       untranslatable.add(`"${String(tool?.type)}" tools`);
       continue;
     }
+    requireNestingWithin(fn.parameters, `body.tools.${index}.${flat ? '' : 'function.'}parameters`);
     definitions.push(toolDefinition(fn.name, fn.description, fn.parameters));
   }
   return definitions;

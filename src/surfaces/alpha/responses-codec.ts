@@ -79,9 +79,7 @@ export function decodeResponsesInput(body: ResponsesBody): DecodedChat {
     }
     messages.push({ role, content: compactContent(contentParts(item.content, untranslatable)) });
   }
-  // Built-in tools only exist upstream of this protocol; translated, the request keeps its function tools.
-  const functionTools = Array.isArray(body.tools) ? (body.tools as Array<{ type?: unknown }>).filter((tool) => tool?.type === 'function') : undefined;
-  const tools = decodeFunctionTools(functionTools, untranslatable, true);
+  const tools = decodeFunctionTools(body.tools, untranslatable, true);
   const toolChoice = decodeToolChoice(body.tool_choice, untranslatable);
   if (body.previous_response_id !== undefined) untranslatable.add('previous_response_id');
   const compacted = messages.map((message) => ({ ...message, content: typeof message.content === 'string' ? message.content : compactContent(message.content) }));

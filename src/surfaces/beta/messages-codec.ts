@@ -13,6 +13,7 @@ import {
   type ToolChoice,
   type ToolDefinition,
 } from '../../domain/chat.ts';
+import { requireNestingWithin } from '../../domain/nesting.ts';
 import type { CollectedAnswer } from '../../gateway/text-generation.ts';
 import { stopReasonOf, wireUsage, type MessagesRequest } from '../../protocols/anthropic/messages.ts';
 
@@ -70,12 +71,13 @@ function blockParts(content: unknown, untranslatable: Set<string>): ChatPart[] {
 function decodeTools(tools: unknown, untranslatable: Set<string>): ToolDefinition[] | undefined {
   if (!Array.isArray(tools)) return undefined;
   const definitions: ToolDefinition[] = [];
-  for (const tool of tools as Array<{ type?: unknown; name?: unknown; description?: unknown; input_schema?: unknown }>) {
+  for (const [index, tool] of (tools as Array<{ type?: unknown; name?: unknown; description?: unknown; input_schema?: unknown }>).entries()) {
     // Client tools have no type (or `custom`); typed ones are the provider's own server tools.
     if ((tool?.type !== undefined && tool.type !== 'custom') || typeof tool?.name !== 'string') {
       untranslatable.add(`"${String(tool?.type ?? tool?.name)}" tools`);
       continue;
     }
+    requireNestingWithin(tool.input_schema, `body.tools.${index}.input_schema`);
     definitions.push(toolDefinition(tool.name, tool.description, tool.input_schema));
   }
   return definitions;
@@ -94,9 +96,12 @@ function decodeToolChoice(choice: unknown, untranslatable: Set<string>): ToolCho
 export function decodeMessages(body: MessagesBody): DecodedChat {
   const untranslatable = new Set<string>();
   const messages: ChatMessage[] = [];
+  // Blocks nest (tool results hold blocks, tool calls hold their arguments), and are walked and serialised by recursion.
+  requireNestingWithin(body.system, 'body.system');
   if (body.system !== undefined) messages.push({ role: 'system', content: textOf(blockParts(body.system, untranslatable)) });
-  for (const message of body.messages) {
+  for (const [index, message] of body.messages.entries()) {
     if (message.role !== 'user' && message.role !== 'assistant') untranslatable.add(`"${message.role}" messages`);
+    requireNestingWithin(message.content, `body.messages.${index}.content`);
     const parts = blockParts(message.content, untranslatable);
     if (message.role === 'assistant') {
       messages.push({ role: 'assistant', content: compactContent(parts) });

@@ -12,6 +12,7 @@ import {
   type ToolChoice,
   type ToolDefinition,
 } from '../../domain/chat.ts';
+import { requireNestingWithin } from '../../domain/nesting.ts';
 import type { CollectedAnswer } from '../../gateway/text-generation.ts';
 import { wireFinishReasons, wireUsageMetadata } from '../../protocols/gemini/generate-content.ts';
 import { nativeParameters } from '../../catalog/capability-gate.ts';
@@ -128,12 +129,14 @@ function jsonSchemaOf(schema: unknown): unknown {
 function decodeTools(tools: unknown[] | undefined, untranslatable: Set<string>): ToolDefinition[] | undefined {
   if (tools === undefined) return undefined;
   const definitions: ToolDefinition[] = [];
-  for (const tool of tools as Array<Record<string, unknown>>) {
+  for (const [toolIndex, tool] of (tools as Array<Record<string, unknown>>).entries()) {
     const declarations = tool?.functionDeclarations;
     for (const other of Object.keys(tool ?? {}).filter((key) => key !== 'functionDeclarations')) untranslatable.add(`"${other}" tools`);
     if (!Array.isArray(declarations)) continue;
-    for (const declaration of declarations as Array<{ name?: unknown; description?: unknown; parameters?: unknown; parametersJsonSchema?: unknown }>) {
+    for (const [index, declaration] of (declarations as Array<{ name?: unknown; description?: unknown; parameters?: unknown; parametersJsonSchema?: unknown }>).entries()) {
       if (typeof declaration?.name !== 'string') continue;
+      // jsonSchemaOf walks the schema by recursion, which the bound keeps shallow.
+      for (const field of ['parameters', 'parametersJsonSchema'] as const) requireNestingWithin(declaration[field], `body.tools.${toolIndex}.functionDeclarations.${index}.${field}`);
       const parameters = declaration.parametersJsonSchema ?? (declaration.parameters === undefined ? undefined : jsonSchemaOf(declaration.parameters));
       definitions.push(toolDefinition(declaration.name, declaration.description, parameters));
     }
@@ -161,13 +164,16 @@ export function decodeContents(body: GenerateContentBody): DecodedChat {
   const untranslatable = new Set<string>();
   const calls = new CallLedger();
   const messages: ChatMessage[] = [];
+  // Function calls and responses hold JSON of any depth, which is serialised by recursion.
+  requireNestingWithin(body.systemInstruction, 'body.systemInstruction');
   if (body.systemInstruction !== undefined) {
     const system = typeof body.systemInstruction === 'string' ? body.systemInstruction : textOf(partsOf(body.systemInstruction.parts, untranslatable, calls));
     messages.push({ role: 'system', content: system });
   }
   if (typeof body.contents === 'string') messages.push({ role: 'user', content: body.contents });
   else {
-    for (const content of body.contents) {
+    for (const [index, content] of body.contents.entries()) {
+      requireNestingWithin(content.parts, `body.contents.${index}.parts`);
       const parts = partsOf(content.parts, untranslatable, calls);
       if (content.role === 'model') {
         messages.push({ role: 'assistant', content: compactContent(parts) });
