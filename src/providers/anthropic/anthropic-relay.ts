@@ -3,7 +3,7 @@ import { isMessage, isMessagesStreamEvent, usageOf } from '../../protocols/anthr
 import type { CallOptions, RawExchange, RelayMeter, RelayOperation, RelayRequest } from '../provider-adapter.ts';
 import { checkedJsonRelay, checkedStreamRelay } from '../shared/checked-relay.ts';
 import { jsonRelayMeter, streamRelayMeter } from '../shared/relay-meters.ts';
-import { jsonArraySplitter, sseSplitter } from '../shared/stream-splitters.ts';
+import { sseSplitter } from '../shared/stream-splitters.ts';
 import type { UpstreamHttp } from '../shared/upstream-http.ts';
 import { checked, checkedEvent } from '../shared/wire-data.ts';
 import { anthropicHeaders } from './anthropic-messages.ts';

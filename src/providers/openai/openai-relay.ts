@@ -4,7 +4,7 @@ import type { WireCheck } from '../../protocols/wire-check.ts';
 import type { CallOptions, RawExchange, RelayMeter, RelayOperation, RelayRequest } from '../provider-adapter.ts';
 import { checkedJsonRelay, checkedStreamRelay } from '../shared/checked-relay.ts';
 import { jsonRelayMeter, streamRelayMeter } from '../shared/relay-meters.ts';
-import { jsonArraySplitter, sseSplitter } from '../shared/stream-splitters.ts';
+import { sseSplitter } from '../shared/stream-splitters.ts';
 import type { UpstreamHttp } from '../shared/upstream-http.ts';
 import { checked, checkedEvent } from '../shared/wire-data.ts';
 

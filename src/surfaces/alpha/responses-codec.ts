@@ -1,19 +1,11 @@
 import { randomBytes } from 'node:crypto';
-import { compactContent, imageFromUrl, nameToolResults, partsOf, textOf, type ChatMessage, type ChatPart, type ChatStreamEvent, type DecodedChat, type FinishReason, type TokenUsage } from '../../domain/chat.ts';
+import { compactContent, imageFromUrl, nameToolResults, partsOf, textOf, type ChatMessage, type ChatPart, type ChatStreamEvent, type DecodedChat, type FinishReason } from '../../domain/chat.ts';
 import { decodeFunctionTools, decodeToolChoice } from './chat-completions-codec.ts';
 import type { CollectedAnswer } from '../../gateway/text-generation.ts';
+import { wireResponsesUsage, type ResponsesRequest } from '../../protocols/openai/responses.ts';
 
 /** The alpha Responses request as this surface reads it; unknown fields are kept and forwarded. */
-export interface ResponsesBody {
-  model: string;
-  input: string | unknown[];
-  instructions?: string;
-  stream?: boolean;
-  max_output_tokens?: number;
-  temperature?: number;
-  top_p?: number;
-  [field: string]: unknown;
-}
+export type ResponsesBody = ResponsesRequest & { [field: string]: unknown };
 
 /** Wire field -> native parameter name, for the capability gate. */
 export const gatedFields: Readonly<Record<string, string>> = {
@@ -92,15 +84,6 @@ export function relayBody(body: ResponsesBody, upstreamModel: string, droppedNat
   return forwarded;
 }
 
-const wireUsage = (usage: TokenUsage | undefined) =>
-  usage && {
-    input_tokens: usage.inputTokens,
-    input_tokens_details: { cached_tokens: 0 },
-    output_tokens: usage.outputTokens,
-    output_tokens_details: { reasoning_tokens: 0 },
-    total_tokens: usage.inputTokens + usage.outputTokens,
-  };
-
 type OutputItem = { kind: 'message'; id: string; text: string } | { kind: 'call'; id: string; callId: string; name: string; arguments: string };
 
 /** Builds Response objects and stream events for one translated answer: a message item for text, a function_call item per call. */
@@ -127,7 +110,7 @@ export class ResponseEncoder {
       incomplete_details: status === 'incomplete' ? { reason: 'max_output_tokens' } : null,
       model: this.model,
       output: done ? this.items.map((item) => itemJson(item, 'completed')) : [],
-      usage: wireUsage(finish?.usage) ?? null,
+      usage: finish?.usage ? wireResponsesUsage(finish.usage) : null,
     };
   }
 
