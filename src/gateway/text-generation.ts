@@ -212,7 +212,15 @@ export class TextGeneration {
     const exchange = await route.adapter.relay!({ operation: relay.operation, upstreamModel, body: relay.prepare(upstreamModel, dropped) }, { target: route.target, headers: relay.headers });
     const upstream = await startIteration(exchange.body);
     const body = metered(upstream, {
-      observe: (chunk) => meter.push(chunk),
+      observe: (chunk) => {
+        try {
+          meter.push(chunk);
+        } catch (error) {
+          // An event that breaks the protocol ends the relay; the upstream is let go rather than left unread.
+          void upstream[Symbol.asyncIterator]().return?.();
+          throw error;
+        }
+      },
       settle: async ({ failed, consumerLeft }) => {
         const reading = meter.reading();
         if (failed || !reading.complete || reading.sawError) return settle('failed', reading.usage, false);

@@ -13,9 +13,11 @@ import { sleep, startFakeServer, type FakeServer, type RecordedRequest } from '.
  * - `garbage-shape`: JSON of another shape, as the whole answer or as each event of a stream;
  * - `garbage-first-event`: a stream whose first event is not JSON;
  * - `garbage-third-event`: a stream of two of the protocol's own events carrying text, then one that is not
- *   JSON, then more of its own events.
+ *   JSON, then more of its own events;
+ * - `garbage-endless`: like `third-event`, but after the garbage it keeps sending its own events until the
+ *   gateway lets go of the connection (counted in `streamsLetGo`).
  */
-export const garbageKinds = ['not-json', 'html', 'shape', 'first-event', 'third-event'] as const;
+export const garbageKinds = ['not-json', 'html', 'shape', 'first-event', 'third-event', 'endless'] as const;
 export type GarbageKind = (typeof garbageKinds)[number];
 
 const html = '<!doctype html><html><head><title>Maintenance</title></head><body><h1>Back soon</h1></body></html>';
@@ -92,9 +94,21 @@ async function answer(request: RecordedRequest, response: ServerResponse): Promi
   if (kind === 'first-event') return void response.end(sse({ data: '{not json' }) + goodEvents(operation).map(sse).join(''));
   response.write([first!, second!].map(sse).join(''));
   await sleep(50);
-  response.end(sse({ data: html }) + sse(first!));
+  if (kind !== 'endless') return void response.end(sse({ data: html }) + sse(first!));
+  response.write(sse({ data: html }));
+  let open = true;
+  response.on('close', () => {
+    open = false;
+    state.streamsLetGo++;
+  });
+  while (open) {
+    response.write(sse(second!));
+    await sleep(20);
+  }
 }
 
-export function startGarbageFake(): Promise<FakeServer> {
-  return startFakeServer(answer);
+const state = { streamsLetGo: 0 };
+
+export async function startGarbageFake(): Promise<FakeServer & { streamsLetGo(): number }> {
+  return { ...(await startFakeServer(answer)), streamsLetGo: () => state.streamsLetGo };
 }

@@ -1,5 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { FakeServer } from '../fakes/fake-server.ts';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startGarbageFake, type GarbageKind } from '../fakes/garbage-fake.ts';
 import { expectEnvelope, heldNanosOf, usageRecords } from '../support/http-helpers.ts';
 import { fakeProviderYaml, startTestGateway, type TestGateway } from '../support/test-gateway.ts';
@@ -40,7 +39,7 @@ function call(surface: Surface, modelId: string, stream: boolean): { url: string
 }
 
 describe('upstream answers that break their protocol', () => {
-  let fake: FakeServer;
+  let fake: Awaited<ReturnType<typeof startGarbageFake>>;
   let gateway: TestGateway;
 
   beforeAll(async () => {
@@ -56,6 +55,7 @@ describe('upstream answers that break their protocol', () => {
         'models:',
         ...families.flatMap((family) => kinds.map((kind) => model(`${family}-${kind}`, `provider: ${family}, model: garbage-${kind}`))),
         ...families.map((family) => model(`${family}-then-sandbox`, `provider: ${family}, model: garbage-not-json`, 'provider: sandbox, model: echo')),
+        model('openai-endless', 'provider: openai, model: garbage-endless'),
         embedModel('openai-embed', 'openai', 'shape'),
         embedModel('openai-embed-html', 'openai', 'html'),
         embedModel('gemini-embed', 'gemini', 'shape'),
@@ -133,6 +133,17 @@ describe('upstream answers that break their protocol', () => {
       });
     }
   }
+
+  it('lets go of an upstream that keeps streaming after garbage, instead of holding its connection', async () => {
+    const { key, accountId, send } = await funded();
+    const before = fake.streamsLetGo();
+    const response = await send('/api/alpha/v1/chat/completions', { model: 'openai-endless', stream: true, messages: [{ role: 'user', content: 'hi' }] });
+    expect(response.statusCode).toBe(200);
+    expect(response.body).toContain('"type":"upstream_error"');
+    await vi.waitFor(() => expect(fake.streamsLetGo()).toBe(before + 1), { timeout: 10_000 });
+    expect((await usageRecords(gateway, key))[0]!.status).toBe('failed');
+    expect(await heldNanosOf(gateway, accountId)).toBe(0n);
+  });
 
   it('embeddings on every surface: a 502 envelope for an answer that does not parse, nothing held or charged', async () => {
     const { key, accountId, send, balance } = await funded();
