@@ -1,18 +1,16 @@
 import type { TokenUsage } from '../../domain/chat.ts';
 import { isMessage, isMessagesStreamEvent, usageOf } from '../../protocols/anthropic/messages.ts';
 import type { CallOptions, RawExchange, RelayMeter, RelayOperation, RelayRequest } from '../provider-adapter.ts';
-import { checkedJsonRelay, checkedStreamRelay } from '../shared/checked-relay.ts';
+import { checkedRelay } from '../shared/checked-relay.ts';
 import { jsonRelayMeter, streamRelayMeter } from '../shared/relay-meters.ts';
 import { sseSplitter } from '../shared/stream-splitters.ts';
 import type { UpstreamHttp } from '../shared/upstream-http.ts';
-import { checked, checkedEvent } from '../shared/wire-data.ts';
 import { anthropicHeaders } from './anthropic-messages.ts';
 
 export async function relayAnthropic(http: UpstreamHttp, { operation, body }: RelayRequest, options: CallOptions): Promise<RawExchange> {
   if (operation !== 'messages') throw new Error(`the Anthropic protocol has no ${operation} operation`);
   const response = await http.postJson(options.target, '/messages', anthropicHeaders(options.target, options.headers), body);
-  if (body.stream !== true) return checkedJsonRelay(response, (answer) => checked(answer, isMessage, 'a message'));
-  return checkedStreamRelay(response, sseSplitter(), (data) => checkedEvent(data, isMessagesStreamEvent));
+  return checkedRelay(response, { answer: isMessage, event: isMessagesStreamEvent, what: 'a message' }, body.stream === true ? sseSplitter() : undefined);
 }
 
 /** Usage of a messages answer: the JSON body's `usage`, or message_start (input) and the last message_delta (output). */

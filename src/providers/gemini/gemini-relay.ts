@@ -1,10 +1,9 @@
 import { isGenerateContentResponse, usageFromMetadata, type GenerateContentResponse } from '../../protocols/gemini/generate-content.ts';
 import type { CallOptions, RawExchange, RelayMeter, RelayOperation, RelayReading, RelayRequest } from '../provider-adapter.ts';
-import { checkedJsonRelay, checkedStreamRelay } from '../shared/checked-relay.ts';
+import { checkedRelay } from '../shared/checked-relay.ts';
 import { jsonRelayMeter, streamRelayMeter } from '../shared/relay-meters.ts';
 import { jsonArraySplitter, sseSplitter } from '../shared/stream-splitters.ts';
 import type { UpstreamHttp } from '../shared/upstream-http.ts';
-import { checked, checkedEvent } from '../shared/wire-data.ts';
 import { geminiPath } from './gemini-content.ts';
 
 const actions: Partial<Record<RelayOperation, string>> = {
@@ -17,9 +16,8 @@ export async function relayGemini(http: UpstreamHttp, { operation, upstreamModel
   const action = actions[operation];
   if (!action) throw new Error(`the Gemini protocol has no ${operation} operation`);
   const response = await http.postJson(options.target, geminiPath(upstreamModel, action), { 'x-goog-api-key': options.target.apiKey }, body);
-  if (operation === 'generate-content') return checkedJsonRelay(response, (answer) => checked(answer, isGenerateContentResponse, 'a generateContent answer'));
-  const split = operation === 'stream-generate-content-sse' ? sseSplitter() : jsonArraySplitter();
-  return checkedStreamRelay(response, split, (data) => checkedEvent(data, isGenerateContentResponse));
+  const stream = operation === 'generate-content' ? undefined : operation === 'stream-generate-content-sse' ? sseSplitter() : jsonArraySplitter();
+  return checkedRelay(response, { answer: isGenerateContentResponse, event: isGenerateContentResponse, what: 'a generateContent answer' }, stream);
 }
 
 function observe(reading: RelayReading, chunk: GenerateContentResponse): void {

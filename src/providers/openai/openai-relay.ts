@@ -1,12 +1,10 @@
 import { isChatCompletion, isChatCompletionChunk, streamTerminator, usageOf } from '../../protocols/openai/chat-completions.ts';
 import { failedResponsesEvents, isResponseObject, isResponsesStreamEvent, responsesUsageOf, terminalResponsesEvents } from '../../protocols/openai/responses.ts';
-import type { WireCheck } from '../../protocols/wire-check.ts';
 import type { CallOptions, RawExchange, RelayMeter, RelayOperation, RelayRequest } from '../provider-adapter.ts';
-import { checkedJsonRelay, checkedStreamRelay } from '../shared/checked-relay.ts';
+import { checkedRelay, type AnswerShapes } from '../shared/checked-relay.ts';
 import { jsonRelayMeter, streamRelayMeter } from '../shared/relay-meters.ts';
 import { sseSplitter } from '../shared/stream-splitters.ts';
 import type { UpstreamHttp } from '../shared/upstream-http.ts';
-import { checked, checkedEvent } from '../shared/wire-data.ts';
 
 /** Responses fields only OpenAI itself keeps: compatible upstreams do not store responses or reason that way. */
 const nativeOnlyResponsesFields = ['store', 'reasoning', 'include', 'previous_response_id'];
@@ -25,16 +23,16 @@ function forUpstream(operation: RelayOperation, baseUrl: string, body: Readonly<
   }
   if (operation === 'responses') {
     for (const field of nativeOnlyResponsesFields) delete forwarded[field];
-    if (Array.isArray(body.tools)) forwarded.tools = body.tools.filter((tool) => (tool as { type?: unknown } | null)?.type === 'function');
+    if (Array.isArray(body.tools)) forwarded.tools = body.tools.filter((tool: unknown) => typeof tool === 'object' && tool !== null && 'type' in tool && tool.type === 'function');
   }
   return forwarded;
 }
 
 type OpenAiOperation = Extract<RelayOperation, 'chat-completions' | 'responses'>;
 
-/** Each operation's path, and its answer and event shapes: whole answers are checked before relaying, streams by their first event (the meter checks the rest). */
-const operations: Record<OpenAiOperation, { path: string; answer: WireCheck<unknown>; event: WireCheck<unknown>; what: string }> = {
-  'chat-completions': { path: '/chat/completions', answer: isChatCompletion, event: isChatCompletionChunk, what: 'a chat completion' },
+/** Each operation's path and the shapes of its answers. */
+const operations: Record<OpenAiOperation, AnswerShapes & { path: string }> = {
+  'chat-completions': { path: '/chat/completions', answer: isChatCompletion, event: isChatCompletionChunk, what: 'a chat completion', terminator: streamTerminator },
   responses: { path: '/responses', answer: isResponseObject, event: isResponsesStreamEvent, what: 'a response' },
 };
 
@@ -42,10 +40,7 @@ export async function relayOpenAi(http: UpstreamHttp, { operation, body }: Relay
   if (operation !== 'chat-completions' && operation !== 'responses') throw new Error(`the OpenAI protocol has no ${operation} operation`);
   const shape = operations[operation];
   const response = await http.postJson(options.target, shape.path, { authorization: `Bearer ${options.target.apiKey}` }, forUpstream(operation, options.target.baseUrl, body));
-  if (body.stream !== true) return checkedJsonRelay(response, (answer) => checked(answer, shape.answer, shape.what));
-  return checkedStreamRelay(response, sseSplitter(), (data) => {
-    if (data !== streamTerminator) checkedEvent(data, shape.event);
-  });
+  return checkedRelay(response, shape, body.stream === true ? sseSplitter() : undefined);
 }
 
 /** Reads usage from a Responses answer: the JSON body, or the terminal event of a stream. */

@@ -1,7 +1,9 @@
 import { UpstreamUnreachableError } from '../../domain/upstream-failure.ts';
 import type { RawExchange } from '../provider-adapter.ts';
 import { JsonCopy } from './json-copy.ts';
+import type { WireCheck } from '../../protocols/wire-check.ts';
 import type { StreamSplitter } from './stream-splitters.ts';
+import { checked, checkedEvent } from './wire-data.ts';
 import { unreachable, type UpstreamBody } from './upstream-http.ts';
 
 /** Most bytes a stream may send before its first event is complete; a real first event is far smaller. */
@@ -51,7 +53,7 @@ function broken(body: UpstreamBody, message: string): never {
  * A non-streamed answer read whole (bounded) and checked as its protocol's JSON before any byte of it goes to
  * the client: an answer that does not parse is a protocol failure, never relayed as a success.
  */
-export async function checkedJsonRelay(answer: UpstreamAnswer, check: (value: unknown) => void): Promise<RawExchange> {
+async function checkedJsonRelay(answer: UpstreamAnswer, check: (value: unknown) => void): Promise<RawExchange> {
   const copy = new JsonCopy();
   const iterator: AsyncIterator<Buffer> = answer.body[Symbol.asyncIterator]();
   for (let next = await nextChunk(iterator); !next.done && !copy.overflowed; next = await nextChunk(iterator)) copy.push(next.value);
@@ -70,7 +72,7 @@ export async function checkedJsonRelay(answer: UpstreamAnswer, check: (value: un
  * garbage from the first byte is a protocol failure the next provider row may still serve, and nothing the
  * meter reads from the relayed bytes before the answer starts can fail. The bytes read are relayed as they came.
  */
-export async function checkedStreamRelay(answer: UpstreamAnswer, split: StreamSplitter, checkEvent: (data: string) => void): Promise<RawExchange> {
+async function checkedStreamRelay(answer: UpstreamAnswer, split: StreamSplitter, checkEvent: (data: string) => void): Promise<RawExchange> {
   const held: Buffer[] = [];
   const events: string[] = [];
   let size = 0;
@@ -86,4 +88,25 @@ export async function checkedStreamRelay(answer: UpstreamAnswer, split: StreamSp
   }
   rejecting(answer.body, () => events.forEach(checkEvent));
   return { status: answer.status, contentType: contentTypeOf(answer), body: heldThenRest(held, iterator, answer.body) };
+}
+
+/** The shapes an operation answers with: a whole answer, or the events of a stream ending at `terminator`. */
+export interface AnswerShapes {
+  answer: WireCheck<unknown>;
+  event: WireCheck<unknown>;
+  /** The answer as named in a protocol failure ("a chat completion"). */
+  what: string;
+  /** A stream's end-of-stream data that is not JSON. */
+  terminator?: string;
+}
+
+/**
+ * An upstream answer checked against its operation's shapes before any of it is relayed: whole when
+ * `stream` is undefined, else cut into events by `stream`.
+ */
+export function checkedRelay(answer: UpstreamAnswer, shapes: AnswerShapes, stream: StreamSplitter | undefined): Promise<RawExchange> {
+  if (stream === undefined) return checkedJsonRelay(answer, (value) => checked(value, shapes.answer, shapes.what));
+  return checkedStreamRelay(answer, stream, (data) => {
+    if (data !== shapes.terminator) checkedEvent(data, shapes.event);
+  });
 }
