@@ -10,7 +10,8 @@ import { sleep, startFakeServer, type FakeServer, type RecordedRequest } from '.
  * (the body's `model`, or the path's for Gemini) picks what:
  * - `garbage-not-json`: the body `{not json at all`;
  * - `garbage-html`: an HTML maintenance page;
- * - `garbage-shape`: JSON of another shape, as the whole answer or as each event of a stream;
+ * - `garbage-shape`: JSON of another shape, as the whole answer, or as the events of a stream that then ends
+ *   as the protocol ends a stream;
  * - `garbage-first-event`: a stream whose first event is not JSON;
  * - `garbage-third-event`: a stream of two of the protocol's own events carrying text, then one that is not
  *   JSON, then more of its own events;
@@ -48,6 +49,15 @@ function goodEvents(operation: Operation): Array<{ name?: string; data: object }
   return [{ data: chunk('Hello') }, { data: chunk(' there') }];
 }
 
+/** The event a stream of the operation ends with. */
+function endEvent(operation: Operation): { name?: string; data: object | string } {
+  if (operation === 'chat') return { data: '[DONE]' };
+  if (operation === 'responses') return { name: 'response.completed', data: { type: 'response.completed', response: { usage: { input_tokens: 1, output_tokens: 1 } } } };
+  if (operation === 'messages') return { name: 'message_stop', data: { type: 'message_stop' } };
+  const last: GenerateContentResponse = { candidates: [{ content: { parts: [{ text: '' }] }, finishReason: 'STOP' }] };
+  return { data: last };
+}
+
 function operationOf(request: RecordedRequest): { operation: Operation; model: string; streaming: boolean } {
   const body = (request.body ?? {}) as { model?: unknown; stream?: unknown };
   const gemini = /\/models\/([^:]+):(\w+)/.exec(request.path);
@@ -82,7 +92,7 @@ async function answer(request: RecordedRequest, response: ServerResponse): Promi
   const [first, second] = goodEvents(operation);
   if (jsonArray) {
     response.writeHead(200, { 'content-type': 'application/json' });
-    if (kind === 'shape') return void response.end(JSON.stringify([{ hello: 'world' }]));
+    if (kind === 'shape') return void response.end(JSON.stringify([{ hello: 'world' }, endEvent(operation).data]));
     if (kind === 'first-event') return void response.end(`[{not json},${JSON.stringify(first!.data)}]`);
     response.write(`[${JSON.stringify(first!.data)},\r\n${JSON.stringify(second!.data)}`);
     // The garbage comes after the answer has begun, as a later piece of the stream.
@@ -90,7 +100,7 @@ async function answer(request: RecordedRequest, response: ServerResponse): Promi
     return void response.end(',\r\n{"hello": "world"}]');
   }
   response.writeHead(200, { 'content-type': 'text/event-stream' });
-  if (kind === 'shape') return void response.end(sse({ data: { hello: 'world' } }) + sse({ data: { hello: 'again' } }));
+  if (kind === 'shape') return void response.end(sse({ data: { hello: 'world' } }) + sse({ data: { hello: 'again' } }) + sse(endEvent(operation)));
   if (kind === 'first-event') return void response.end(sse({ data: '{not json' }) + goodEvents(operation).map(sse).join(''));
   response.write([first!, second!].map(sse).join(''));
   await sleep(50);
