@@ -79,4 +79,30 @@ describe('client data nested too deep for a codec', () => {
       /body\.contents\.1\.parts/,
     );
   });
+
+  it('tool arguments and outputs whose JSON text nests 100,000 deep, which translation would parse and serialise again', async () => {
+    // JSON inside a string escapes any limit of the request parser: it becomes objects only when translated.
+    const deepText = JSON.stringify(`${'{"a":'.repeat(100_000)}1${'}'.repeat(100_000)}`);
+    const call = `{"id":"call_1","type":"function","function":{"name":"lookup","arguments":${deepText}}}`;
+    await refused(
+      '/api/alpha/v1/chat/completions',
+      `{"model":"via-anthropic","messages":[{"role":"user","content":"hi"},{"role":"assistant","content":null,"tool_calls":[${call}]}]}`,
+      /body\.messages\.1 holds tool arguments/,
+    );
+    await refused(
+      '/api/alpha/v1/chat/completions',
+      `{"model":"via-gemini","messages":[{"role":"user","content":"hi"},{"role":"assistant","content":null,"tool_calls":[{"id":"call_1","type":"function","function":{"name":"lookup","arguments":"{}"}}]},{"role":"tool","tool_call_id":"call_1","content":${deepText}}]}`,
+      /body\.messages\.2 holds tool output/,
+    );
+    await refused(
+      '/api/alpha/v1/responses',
+      `{"model":"via-gemini","input":[{"role":"user","content":"hi"},{"type":"function_call","call_id":"call_1","name":"lookup","arguments":"{}"},{"type":"function_call_output","call_id":"call_1","output":${deepText}}]}`,
+      /body\.input\.2 holds tool output/,
+    );
+    await refused(
+      '/api/beta/v1/messages',
+      `{"model":"via-gemini","max_tokens":50,"messages":[{"role":"user","content":"hi"},{"role":"assistant","content":[{"type":"tool_use","id":"call_1","name":"lookup","input":{}}]},{"role":"user","content":[{"type":"tool_result","tool_use_id":"call_1","content":${deepText}}]}]}`,
+      /body\.messages\.2 holds tool output/,
+    );
+  });
 });

@@ -12,7 +12,7 @@ import {
   type ToolChoice,
   type ToolDefinition,
 } from '../../domain/chat.ts';
-import { requireNestingWithin } from '../../domain/nesting.ts';
+import { requireNestingWithin, requireToolTextsWithin } from '../../domain/nesting.ts';
 import type { CollectedAnswer } from '../../gateway/text-generation.ts';
 import { wireFinishReasons, wireUsage, type ChatCompletionsRequest } from '../../protocols/openai/chat-completions.ts';
 
@@ -117,16 +117,18 @@ function contentParts(content: unknown, untranslatable: Set<string>): ChatPart[]
 export function decodeChatMessages(body: ChatCompletionsBody): DecodedChat {
   const untranslatable = new Set<string>();
   const messages: ChatMessage[] = [];
-  for (const message of body.messages as WireMessage[]) {
+  for (const [index, message] of (body.messages as WireMessage[]).entries()) {
     const role = roles[message.role];
     if (!role) untranslatable.add(`"${message.role}" messages`);
     const parts = contentParts(message.content, untranslatable);
     if (role === 'tool') {
-      const output = textOf(parts);
-      messages.push({ role, content: [{ type: 'tool-result', result: { callId: String(message.tool_call_id ?? ''), name: '', output } }] });
+      const result: ChatPart[] = [{ type: 'tool-result', result: { callId: String(message.tool_call_id ?? ''), name: '', output: textOf(parts) } }];
+      requireToolTextsWithin(result, `body.messages.${index}`);
+      messages.push({ role, content: result });
       continue;
     }
     if (role === 'assistant') parts.push(...toolCallsOf(message.tool_calls, untranslatable));
+    requireToolTextsWithin(parts, `body.messages.${index}`);
     messages.push({ role: role ?? 'user', content: compactContent(parts) });
   }
   const tools = decodeFunctionTools(body.tools, untranslatable);

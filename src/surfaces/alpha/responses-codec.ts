@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { compactContent, imageFromUrl, nameToolResults, partsOf, textOf, type ChatMessage, type ChatPart, type ChatStreamEvent, type DecodedChat, type FinishReason } from '../../domain/chat.ts';
 import { decodeFunctionTools, decodeToolChoice } from './chat-completions-codec.ts';
+import { requireToolTextsWithin } from '../../domain/nesting.ts';
 import type { CollectedAnswer } from '../../gateway/text-generation.ts';
 import { wireResponsesUsage, type ResponsesRequest } from '../../protocols/openai/responses.ts';
 
@@ -54,14 +55,18 @@ export function decodeResponsesInput(body: ResponsesBody): DecodedChat {
   const messages: ChatMessage[] = [];
   if (body.instructions !== undefined) messages.push({ role: 'system', content: body.instructions });
   const items: InputItem[] = typeof body.input === 'string' ? [{ role: 'user', content: body.input }] : (body.input as InputItem[]);
-  for (const item of items) {
+  for (const [index, item] of items.entries()) {
     if (item?.type === 'function_call' && typeof item.call_id === 'string' && typeof item.name === 'string') {
-      append(messages, 'assistant', [{ type: 'tool-call', call: { id: item.call_id, name: item.name, arguments: typeof item.arguments === 'string' ? item.arguments : '{}' } }]);
+      const call: ChatPart[] = [{ type: 'tool-call', call: { id: item.call_id, name: item.name, arguments: typeof item.arguments === 'string' ? item.arguments : '{}' } }];
+      requireToolTextsWithin(call, `body.input.${index}`);
+      append(messages, 'assistant', call);
       continue;
     }
     if (item?.type === 'function_call_output' && typeof item.call_id === 'string') {
       const output = typeof item.output === 'string' ? item.output : textOf(contentParts(item.output, untranslatable));
-      append(messages, 'tool', [{ type: 'tool-result', result: { callId: item.call_id, name: '', output } }]);
+      const result: ChatPart[] = [{ type: 'tool-result', result: { callId: item.call_id, name: '', output } }];
+      requireToolTextsWithin(result, `body.input.${index}`);
+      append(messages, 'tool', result);
       continue;
     }
     const role = typeof item?.role === 'string' ? roles[item.role] : undefined;

@@ -13,7 +13,7 @@ import {
   type ToolChoice,
   type ToolDefinition,
 } from '../../domain/chat.ts';
-import { requireNestingWithin } from '../../domain/nesting.ts';
+import { requireNestingWithin, requireToolTextsWithin } from '../../domain/nesting.ts';
 import type { CollectedAnswer } from '../../gateway/text-generation.ts';
 import { stopReasonOf, wireUsage, type MessagesRequest } from '../../protocols/anthropic/messages.ts';
 
@@ -103,6 +103,7 @@ export function decodeMessages(body: MessagesBody): DecodedChat {
     if (message.role !== 'user' && message.role !== 'assistant') untranslatable.add(`"${message.role}" messages`);
     requireNestingWithin(message.content, `body.messages.${index}.content`);
     const parts = blockParts(message.content, untranslatable);
+    requireToolTextsWithin(parts, `body.messages.${index}`);
     if (message.role === 'assistant') {
       messages.push({ role: 'assistant', content: compactContent(parts) });
       continue;
