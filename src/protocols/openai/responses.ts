@@ -1,5 +1,5 @@
 import { Type, type Static } from 'typebox';
-import type { TokenUsage } from '../../domain/chat.ts';
+import type { FinishReason, TokenUsage } from '../../domain/chat.ts';
 import { wireCheck } from '../wire-check.ts';
 
 /** A Responses API request as clients send it; unnamed fields are kept and forwarded. */
@@ -64,4 +64,9 @@ export function wireResponsesUsage(usage: TokenUsage) {
     output_tokens_details: { reasoning_tokens: 0 },
     total_tokens: usage.inputTokens + usage.outputTokens,
   };
+}
+
+/** A Response's status for a canonical finish: one cut by the output limit is `incomplete`. */
+export function responseStatusOf(reason: FinishReason | undefined): 'completed' | 'incomplete' {
+  return reason?.unified === 'length' ? 'incomplete' : 'completed';
 }

@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import { compactContent, imageFromUrl, nameToolResults, partsOf, textOf, type ChatMessage, type ChatPart, type ChatStreamEvent, type DecodedChat, type FinishReason } from '../../domain/chat.ts';
+import { compactContent, imageFromUrl, nameToolResults, partsOf, textOf, type ChatMessage, type ChatPart, type ChatStreamEvent, type DecodedChat } from '../../domain/chat.ts';
 import { decodeFunctionTools, decodeToolChoice } from './chat-completions-codec.ts';
 import { requireToolTextsWithin } from '../../domain/nesting.ts';
 import type { CollectedAnswer } from '../../gateway/text-generation.ts';
-import { wireResponsesUsage, type ResponsesRequest } from '../../protocols/openai/responses.ts';
+import { responseStatusOf, wireResponsesUsage, type ResponsesRequest } from '../../protocols/openai/responses.ts';
 
 /** The alpha Responses request as this surface reads it; unknown fields are kept and forwarded. */
 export type ResponsesBody = ResponsesRequest & { [field: string]: unknown };
@@ -123,7 +123,7 @@ export class ResponseEncoder {
   whole({ text, toolCalls, finish }: CollectedAnswer): object {
     if (text !== '' || toolCalls.length === 0) this.items.push(newMessage(text));
     for (const call of toolCalls) this.items.push({ kind: 'call', id: `fc_${randomBytes(16).toString('hex')}`, callId: call.id, name: call.name, arguments: call.arguments });
-    return this.response(statusOf(finish?.finishReason), finish);
+    return this.response(responseStatusOf(finish?.finishReason), finish);
   }
 
   /** The named stream events for one canonical event, in the protocol's order. */
@@ -159,7 +159,7 @@ export class ResponseEncoder {
         // An answer with nothing in it is still one (empty) message, as the protocol answers.
         if (this.items.length === 0) this.open(newMessage(''), emit);
         this.close(emit);
-        const status = statusOf(event.finishReason);
+        const status = responseStatusOf(event.finishReason);
         emit(status === 'completed' ? 'response.completed' : 'response.incomplete', { response: this.response(status, event) });
       }
     }
@@ -197,8 +197,4 @@ function newMessage(text: string): OutputItem {
 function itemJson(item: OutputItem, status: 'in_progress' | 'completed'): object {
   if (item.kind === 'call') return { id: item.id, type: 'function_call', status, call_id: item.callId, name: item.name, arguments: status === 'completed' ? item.arguments : '' };
   return { id: item.id, type: 'message', status, role: 'assistant', content: status === 'completed' ? [{ type: 'output_text', text: item.text, annotations: [] }] : [] };
-}
-
-function statusOf(reason: FinishReason | undefined): 'completed' | 'incomplete' {
-  return reason?.unified === 'length' ? 'incomplete' : 'completed';
 }
