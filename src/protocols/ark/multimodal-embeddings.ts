@@ -1,5 +1,5 @@
 import { Type, type Static } from 'typebox';
-import { Vector } from '../openai/embeddings.ts';
+import { Vector } from '../vector.ts';
 import { wireCheck } from '../wire-check.ts';
 
 /** One input part of a BytePlus ModelArk multimodal embedding request. */

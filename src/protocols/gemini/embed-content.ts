@@ -1,4 +1,5 @@
 import { Type, type Static } from 'typebox';
+import { Vector } from '../vector.ts';
 import { wireCheck } from '../wire-check.ts';
 
 const Content = Type.Object({ role: Type.Optional(Type.String()), parts: Type.Array(Type.Object({}, { additionalProperties: true }), { minItems: 1 }) });
@@ -34,6 +35,6 @@ export const BatchEmbedContentsRequest = Type.Object(
 export type BatchEmbedContentsRequest = Static<typeof BatchEmbedContentsRequest>;
 
 /** The answer to `:batchEmbedContents`: one embedding per request, in request order. */
-export const BatchEmbedContentsResponse = Type.Object({ embeddings: Type.Array(Type.Object({ values: Type.Array(Type.Number(), { minItems: 1 }) })) });
+export const BatchEmbedContentsResponse = Type.Object({ embeddings: Type.Array(Type.Object({ values: Vector })) });
 export type BatchEmbedContentsResponse = Static<typeof BatchEmbedContentsResponse>;
 export const isBatchEmbedContentsResponse = wireCheck(BatchEmbedContentsResponse);

@@ -1,4 +1,5 @@
 import { Type, type Static } from 'typebox';
+import { Vector } from '../vector.ts';
 import { wireCheck } from '../wire-check.ts';
 
 /** An embeddings request as clients send it. */
@@ -13,9 +14,6 @@ export const EmbeddingsRequest = Type.Object(
   { additionalProperties: true },
 );
 export type EmbeddingsRequest = Static<typeof EmbeddingsRequest>;
-
-/** A vector of floats; JSON numbers are finite, and an empty vector is no embedding. */
-export const Vector = Type.Array(Type.Number(), { minItems: 1 });
 
 /** The answer to an embeddings request, one item per input, each naming the input it embeds. */
 export const EmbeddingsAnswer = Type.Object({
