@@ -1,10 +1,10 @@
 import { UpstreamUnreachableError } from '../../domain/upstream-failure.ts';
+import type { WireCheck } from '../../protocols/wire-check.ts';
 import type { RawExchange } from '../provider-adapter.ts';
 import { JsonCopy } from './json-copy.ts';
-import type { WireCheck } from '../../protocols/wire-check.ts';
 import type { StreamSplitter } from './stream-splitters.ts';
-import { checked, checkedEvent } from './wire-data.ts';
 import { unreachable, type UpstreamBody } from './upstream-http.ts';
+import { checked, checkedEvent } from './wire-data.ts';
 
 /** Most bytes a stream may send before its first event is complete; a real first event is far smaller. */
 const maxStreamHeadBytes = 1024 * 1024;
