@@ -10,10 +10,17 @@ module.exports = {
     },
     {
       name: 'providers-stay-pure',
-      comment: 'adapters import only domain and providers/shared; keys, URLs and the HTTP client are passed in',
+      comment: 'adapters import only domain, protocols and providers/shared; keys, URLs and the HTTP client are passed in',
       severity: 'error',
       from: { path: '^src/providers/' },
-      to: { path: '^src/', pathNot: '^src/(domain|providers)/' },
+      to: { path: '^src/', pathNot: '^src/(domain|protocols|providers)/' },
+    },
+    {
+      name: 'protocols-describe-wire-formats-only',
+      comment: 'protocols/ holds each wire protocol described once (TypeBox schemas and maps): it imports only domain and TypeBox',
+      severity: 'error',
+      from: { path: '^src/protocols/' },
+      to: { path: '^src/|node_modules/', pathNot: '^src/(domain|protocols)/|node_modules/typebox/' },
     },
     {
       name: 'providers-no-framework',

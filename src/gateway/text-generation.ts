@@ -224,7 +224,15 @@ export class TextGeneration {
     const exchange = await route.adapter.relay!({ operation: relay.operation, upstreamModel, body: relay.prepare(upstreamModel, dropped, maxOutputTokens) }, { target: route.target, headers: relay.headers });
     const upstream = await startIteration(exchange.body);
     const body = metered(upstream, {
-      observe: (chunk) => meter.push(chunk),
+      observe: (chunk) => {
+        try {
+          meter.push(chunk);
+        } catch (error) {
+          // An event that breaks the protocol ends the relay; the upstream is let go rather than left unread.
+          void upstream[Symbol.asyncIterator]().return?.();
+          throw error;
+        }
+      },
       settle: ({ failed, consumerLeft }) => {
         const reading = meter.reading();
         // An answer without usage is metered by counting: the prompt, and no output we could read from raw bytes.

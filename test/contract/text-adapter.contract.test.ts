@@ -9,12 +9,14 @@ import { sandboxAdapter } from '../../src/providers/sandbox/sandbox-adapter.ts';
 import { UpstreamHttp } from '../../src/providers/shared/upstream-http.ts';
 import { fakeAnthropicKey, startAnthropicFake } from '../fakes/anthropic-fake.ts';
 import type { FakeServer } from '../fakes/fake-server.ts';
+import { startGarbageFake } from '../fakes/garbage-fake.ts';
 import { fakeGeminiKey, startGeminiFake } from '../fakes/gemini-fake.ts';
 import { fakeOpenAiKey, startOpenAiFake } from '../fakes/openai-fake.ts';
 
 /**
  * The one suite every text adapter runs: canonical streaming with usage and finish reasons, the output
- * limit, the upstream's own error status and body, a stream cut mid-way, an unreachable upstream. A case
+ * limit, the upstream's own error status and body, a stream cut mid-way, answers that break the protocol,
+ * an unreachable upstream. A case
  * an adapter cannot exercise is skipped with its reason.
  */
 interface Subject {
@@ -63,15 +65,18 @@ for (const subject of subjects) {
   describe(`text adapter contract: ${subject.name}`, () => {
     const http = new UpstreamHttp();
     let fake: FakeServer | undefined;
+    let garbage: FakeServer | undefined;
     let adapter: ProviderAdapter;
 
     beforeAll(async () => {
       fake = await subject.fake?.();
+      garbage = subject.fake ? await startGarbageFake() : undefined;
       adapter = subject.adapter(http);
     });
     afterAll(async () => {
       await http.close();
       await fake?.close();
+      await garbage?.close();
     });
 
     const stream = (model: string, extra?: Partial<ChatRequest>) => adapter.text!.streamChat(request(model, extra), { target: subject.target(fake) });
@@ -108,6 +113,25 @@ for (const subject of subjects) {
         for await (const event of stream('fake-cut')) events.push(event);
       })().catch((caught: unknown) => caught);
       expect(error).toBeInstanceOf(UpstreamUnreachableError);
+      expect(events.some((event) => event.type === 'finish')).toBe(false);
+    });
+
+    it.skipIf(subject.noNetwork)('fails an answer that breaks the protocol, before its first event or mid-way', async () => {
+      const garbled = (kind: string) => adapter.text!.streamChat(request(`garbage-${kind}`), { target: subject.target(garbage) });
+      for (const kind of ['not-json', 'html', 'shape', 'first-event']) {
+        const events: ChatStreamEvent[] = [];
+        const error = await (async () => {
+          for await (const event of garbled(kind)) events.push(event);
+        })().catch((caught: unknown) => caught);
+        expect(error).toMatchObject({ name: 'UpstreamUnreachableError', reason: 'protocol' });
+        expect(events).toEqual([]);
+      }
+      const events: ChatStreamEvent[] = [];
+      const error = await (async () => {
+        for await (const event of garbled('third-event')) events.push(event);
+      })().catch((caught: unknown) => caught);
+      expect(error).toMatchObject({ name: 'UpstreamUnreachableError', reason: 'protocol' });
+      expect(events[0]).toEqual({ type: 'text-delta', text: 'Hello' });
       expect(events.some((event) => event.type === 'finish')).toBe(false);
     });
 

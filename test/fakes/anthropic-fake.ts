@@ -1,5 +1,8 @@
 import type { ServerResponse } from 'node:http';
+import { MessagesRequest, type AnthropicError, type Message, type MessagesStreamEvent } from '../../src/protocols/anthropic/messages.ts';
+import { wireCheck } from '../../src/protocols/wire-check.ts';
 import { sleep, startFakeServer, type FakeServer, type RecordedRequest } from './fake-server.ts';
+import { sseEvent, writeJson } from './wire.ts';
 
 /**
  * A fake Anthropic upstream speaking the real Messages wire format (see the Anthropic wire notes): JSON
@@ -13,6 +16,7 @@ import { sleep, startFakeServer, type FakeServer, type RecordedRequest } from '.
  * than none) it says "Let me look." and calls the chosen or first tool with `{"query": <last user text>}`,
  * streaming the input as input_json_delta fragments; after tool results it answers "Echo: <the result>".
  * Tool results must answer tool_use blocks of the assistant turn right before them, as the real API requires.
+ * A body that does not follow the protocol's request schema is answered 400 invalid_request_error.
  */
 export const fakeAnthropicKey = 'sk-ant-fake-key';
 
@@ -64,9 +68,11 @@ function toolError(body: MessagesBody): string | undefined {
 }
 
 function sendError(response: ServerResponse, status: number, message: string): void {
-  response.writeHead(status, { 'content-type': 'application/json', 'request-id': 'req_fake' });
-  response.end(JSON.stringify({ type: 'error', error: { type: errorTypes[status] ?? 'api_error', message }, request_id: 'req_fake' }));
+  const body = { type: 'error' as const, error: { type: errorTypes[status] ?? 'api_error', message }, request_id: 'req_fake' };
+  writeJson<AnthropicError>(response, status, body, { 'request-id': 'req_fake' });
 }
+
+const isMessagesRequest = wireCheck(MessagesRequest);
 
 const textOf = (content: string | Block[] | undefined): string =>
   typeof content === 'string' ? content : (content ?? []).map((block) => (block.type === 'text' ? (block.text ?? '') : block.type === 'tool_result' ? textOf(block.content) : '')).join('');
@@ -75,8 +81,9 @@ const wordsOf = (text: string) => text.split(/\s+/).filter(Boolean);
 async function messages(request: RecordedRequest, response: ServerResponse): Promise<void> {
   if (request.headers['x-api-key'] !== fakeAnthropicKey) return sendError(response, 401, 'invalid x-api-key');
   if (!request.headers['anthropic-version']) return sendError(response, 400, 'anthropic-version: header is required');
-  const body = request.body as MessagesBody;
-  if (typeof body.max_tokens !== 'number') return sendError(response, 400, 'max_tokens: Field required');
+  if (typeof (request.body as MessagesBody | undefined)?.max_tokens !== 'number') return sendError(response, 400, 'max_tokens: Field required');
+  if (!isMessagesRequest(request.body)) return sendError(response, 400, 'The request body does not follow the messages schema.');
+  const body = request.body as MessagesBody & { max_tokens: number };
   const failure = /^fake-error-(\d{3})$/.exec(body.model);
   if (failure) return sendError(response, Number(failure[1]), `The fake failed with ${failure[1]}`);
   const invalid = toolError(body);
@@ -94,21 +101,21 @@ async function messages(request: RecordedRequest, response: ServerResponse): Pro
   const input = JSON.stringify({ query: lastUser ? textOf(lastUser.content) : '' });
   const toolUse = { type: 'tool_use', id: 'toolu_fake01', name: tool };
   const inputTokens = (body.messages ?? []).reduce((sum, message) => sum + wordsOf(textOf(message.content)).length, 0) + wordsOf(body.system ?? '').length;
-  const message = { id: 'msg_fake01', type: 'message', role: 'assistant', model: body.model, content: [] as object[], stop_reason: null, stop_sequence: null };
+  const message = { id: 'msg_fake01', type: 'message' as const, role: 'assistant', model: body.model, content: [] as object[], stop_reason: null, stop_sequence: null };
   if (!body.stream) {
-    response.writeHead(200, { 'content-type': 'application/json', 'request-id': 'req_fake' });
-    response.end(
-      JSON.stringify({
-        ...message,
-        content: [{ type: 'text', text: words.join(' ') }, ...(tool ? [{ ...toolUse, input: JSON.parse(input) as unknown }] : [])],
-        stop_reason: stopReason,
-        usage: { input_tokens: inputTokens, output_tokens: words.length, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, service_tier: 'standard' },
-      }),
-    );
-    return;
+    const whole = {
+      ...message,
+      content: [{ type: 'text', text: words.join(' ') }, ...(tool ? [{ ...toolUse, input: JSON.parse(input) as unknown }] : [])],
+      stop_reason: stopReason,
+      usage: { input_tokens: inputTokens, output_tokens: words.length, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, service_tier: 'standard' },
+    };
+    return writeJson<Message>(response, 200, whole, { 'request-id': 'req_fake' });
   }
   response.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', 'request-id': 'req_fake' });
-  const send = (type: string, data: object) => response.write(`event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`);
+  const send = (type: string, data: object) => {
+    const event = { type, ...data };
+    response.write(sseEvent<MessagesStreamEvent>(event, type));
+  };
   send('message_start', { message: { ...message, usage: { input_tokens: inputTokens, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, output_tokens: 1, service_tier: 'standard' } } });
   send('content_block_start', { index: 0, content_block: { type: 'text', text: '' } });
   send('ping', {});
@@ -120,7 +127,8 @@ async function messages(request: RecordedRequest, response: ServerResponse): Pro
       return;
     }
     if (index === 0 && body.model === 'fake-stream-error') {
-      response.end(`event: error\ndata: ${JSON.stringify({ type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } })}\n\n`);
+      const overloaded: AnthropicError = { type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } };
+      response.end(sseEvent(overloaded, 'error'));
       return;
     }
   }

@@ -1,5 +1,9 @@
 import type { ServerResponse } from 'node:http';
+import { BatchEmbedContentsRequest, EmbedContentRequest, type BatchEmbedContentsResponse } from '../../src/protocols/gemini/embed-content.ts';
+import { GenerateContentRequest, type GeminiError, type GenerateContentResponse } from '../../src/protocols/gemini/generate-content.ts';
+import { wireCheck } from '../../src/protocols/wire-check.ts';
 import { fakeVector, sleep, startFakeServer, type FakeServer, type RecordedRequest } from './fake-server.ts';
+import { writeJson } from './wire.ts';
 
 /**
  * A fake Gemini upstream speaking the real generateContent wire format (see the Gemini wire notes): JSON
@@ -13,15 +17,23 @@ import { fakeVector, sleep, startFakeServer, type FakeServer, type RecordedReque
  * mode other than NONE) it calls the first allowed function with `{"query": <last user text>}`, whole in one
  * chunk with finishReason STOP as the real API does; after functionResponse parts it answers
  * "Echo: <the JSON of the last response>". `:embedContent` and `:batchEmbedContents` answer fake vectors.
+ * A body that does not follow the protocol's request schema is answered 400 INVALID_ARGUMENT.
  */
 export const fakeGeminiKey = 'fake-gemini-key';
 
 const statusNames: Record<number, string> = { 400: 'INVALID_ARGUMENT', 403: 'PERMISSION_DENIED', 404: 'NOT_FOUND', 429: 'RESOURCE_EXHAUSTED', 500: 'INTERNAL', 503: 'UNAVAILABLE' };
 
+const jsonType = { 'content-type': 'application/json; charset=UTF-8' };
+
 function sendError(response: ServerResponse, code: number, message: string): void {
-  response.writeHead(code, { 'content-type': 'application/json; charset=UTF-8' });
-  response.end(JSON.stringify({ error: { code, message, status: statusNames[code] ?? 'UNKNOWN' } }));
+  const body: GeminiError = { error: { code, message, status: statusNames[code] ?? 'UNKNOWN' } };
+  writeJson(response, code, body, jsonType);
 }
+
+const isGenerateRequest = wireCheck(GenerateContentRequest);
+const isEmbedRequest = wireCheck(EmbedContentRequest);
+const isBatchEmbedRequest = wireCheck(BatchEmbedContentsRequest);
+const invalidBody = 'Invalid JSON payload received: the body does not follow the request schema.';
 
 interface GeminiPart {
   text?: string;
@@ -45,6 +57,8 @@ function chosenFunction(body: GenerateBody, answersCalls: boolean): string | und
   return config?.allowedFunctionNames?.[0] ?? declared[0]!.name;
 }
 
+/** A value as the protocol's shape it is sent as (a value built beforehand may carry the provider's own extra fields). */
+const typed = <T>(value: T): T => value;
 const wordsOf = (text: string) => text.split(/\s+/).filter(Boolean);
 const textOf = (parts: GeminiPart[] | undefined) => (parts ?? []).map((part) => part.text ?? (part.functionResponse ? JSON.stringify(part.functionResponse.response) : '')).join('');
 
@@ -52,6 +66,7 @@ async function generate(request: RecordedRequest, response: ServerResponse, mode
   if (request.headers['x-goog-api-key'] !== fakeGeminiKey) return sendError(response, 400, 'API key not valid. Please pass a valid API key.');
   const failure = /^fake-error-(\d{3})$/.exec(model);
   if (failure) return sendError(response, Number(failure[1]), `The fake failed with ${failure[1]}`);
+  if (!isGenerateRequest(request.body)) return sendError(response, 400, invalidBody);
   const body = request.body as GenerateBody;
   const both = (body.tools ?? []).flatMap((tool) => tool.functionDeclarations ?? []).find((declaration) => declaration.parameters && declaration.parametersJsonSchema);
   if (both) return sendError(response, 400, `function_declarations[${both.name}]: parameters and parameters_json_schema cannot both be set`);
@@ -73,22 +88,23 @@ async function generate(request: RecordedRequest, response: ServerResponse, mode
     const usageMetadata = { promptTokenCount, candidatesTokenCount: 5, totalTokenCount: promptTokenCount + 5 };
     const sse = alt === 'sse';
     response.writeHead(200, { 'content-type': sse ? 'text/event-stream' : 'application/json; charset=UTF-8' });
-    const whole = JSON.stringify({ ...call, usageMetadata, ...common });
+    const answer = { ...call, usageMetadata, ...common };
+    const whole = JSON.stringify(typed<GenerateContentResponse>(answer));
     response.end(action === 'generateContent' ? whole : sse ? `data: ${whole}\r\n\r\n` : `[${whole}]`);
     return;
   }
   if (action === 'generateContent') {
-    response.writeHead(200, { 'content-type': 'application/json; charset=UTF-8' });
-    response.end(JSON.stringify({ candidates: [{ content: { role: 'model', parts: [{ text: words.join(' ') }] }, finishReason, index: 0 }], usageMetadata: finalUsage, ...common }));
-    return;
+    const answer = { candidates: [{ content: { role: 'model', parts: [{ text: words.join(' ') }] }, finishReason, index: 0 }], usageMetadata: finalUsage, ...common };
+    return writeJson<GenerateContentResponse>(response, 200, answer, jsonType);
   }
   const chunks = words.map((word, index) => {
     const last = index === words.length - 1;
-    return {
+    const chunk = {
       candidates: [{ content: { role: 'model', parts: [{ text: index === 0 ? word : ` ${word}` }] }, ...(last ? { finishReason } : {}), index: 0 }],
       usageMetadata: last ? finalUsage : { promptTokenCount, totalTokenCount: promptTokenCount },
       ...common,
     };
+    return typed<GenerateContentResponse>(chunk);
   });
   const sse = alt === 'sse';
   response.writeHead(200, { 'content-type': sse ? 'text/event-stream' : 'application/json; charset=UTF-8' });
@@ -127,6 +143,7 @@ function embed(request: RecordedRequest, response: ServerResponse, model: string
   if (request.headers['x-goog-api-key'] !== fakeGeminiKey) return sendError(response, 400, 'API key not valid. Please pass a valid API key.');
   const failure = /^fake-error-(\d{3})$/.exec(model);
   if (failure) return sendError(response, Number(failure[1]), `The fake failed with ${failure[1]}`);
+  if (!(action === 'embedContent' ? isEmbedRequest(request.body) : isBatchEmbedRequest(request.body))) return sendError(response, 400, invalidBody);
   const requests = action === 'embedContent' ? [request.body as EmbedRequest] : ((request.body as { requests?: EmbedRequest[] }).requests ?? []);
   if (requests.length === 0) return sendError(response, 400, '* BatchEmbedContentsRequest.requests: contents is not specified');
   for (const [index, item] of requests.entries()) {
@@ -135,8 +152,9 @@ function embed(request: RecordedRequest, response: ServerResponse, model: string
     }
     if (!item.content?.parts?.length) return sendError(response, 400, `* BatchEmbedContentsRequest.requests[${index}].content.parts: contents is not specified`);
   }
-  response.writeHead(200, { 'content-type': 'application/json; charset=UTF-8' });
-  response.end(JSON.stringify(action === 'embedContent' ? { embedding: embeddingOf(requests[0]!) } : { embeddings: requests.map(embeddingOf) }));
+  if (action === 'embedContent') return writeJson(response, 200, { embedding: embeddingOf(requests[0]!) }, jsonType);
+  const answer = { embeddings: requests.map(embeddingOf) };
+  writeJson<BatchEmbedContentsResponse>(response, 200, answer, jsonType);
 }
 
 export function startGeminiFake(): Promise<FakeServer> {

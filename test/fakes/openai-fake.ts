@@ -1,5 +1,10 @@
 import type { ServerResponse } from 'node:http';
+import { ChatCompletionsRequest, type ChatCompletion, type ChatCompletionChunk, type OpenAiError } from '../../src/protocols/openai/chat-completions.ts';
+import { EmbeddingsRequest, type EmbeddingsAnswer } from '../../src/protocols/openai/embeddings.ts';
+import { ResponsesRequest, type ResponseObject, type ResponsesStreamEvent } from '../../src/protocols/openai/responses.ts';
+import { wireCheck } from '../../src/protocols/wire-check.ts';
 import { fakeVector, sleep, startFakeServer, type FakeServer, type RecordedRequest } from './fake-server.ts';
+import { sseEvent, writeJson } from './wire.ts';
 
 /**
  * A fake OpenAI upstream speaking the real chat-completions wire format (see the OpenAI wire notes): JSON or
@@ -16,6 +21,8 @@ import { fakeVector, sleep, startFakeServer, type FakeServer, type RecordedReque
  * tool_choice other than "none") it calls the chosen or first tool with `{"query": <last user text>}`,
  * streaming the arguments in two fragments; after a tool message it answers "Echo: <that tool's output>".
  * Tool messages must answer the calls of the assistant message before them, as the real API requires.
+ * Every request body is checked against the protocol's request schema; one that does not conform is
+ * answered 400 with the provider's error body, as the real API does.
  */
 export const fakeOpenAiKey = 'sk-fake-openai-key';
 
@@ -64,14 +71,23 @@ const contentText = (content: ChatMessage['content']) =>
   typeof content === 'string' ? content : (content ?? []).map((part) => (part.type === 'text' ? (part.text ?? '') : '')).join(' ');
 
 function sendError(response: ServerResponse, status: number, type: string, message: string, code: string | null, headers: Record<string, string> = {}): void {
-  response.writeHead(status, { 'content-type': 'application/json', ...headers });
-  response.end(JSON.stringify({ error: { message, type, param: null, code } }));
+  const body: OpenAiError = { error: { message, type, param: null, code } };
+  writeJson(response, status, body, headers);
 }
+
+const isChatRequest = wireCheck(ChatCompletionsRequest);
+const isResponsesRequest = wireCheck(ResponsesRequest);
+const isEmbeddingsRequest = wireCheck(EmbeddingsRequest);
+
+/** The real API's answer to a body that does not follow the operation's schema. */
+const refuseBody = (response: ServerResponse, operation: string) =>
+  sendError(response, 400, 'invalid_request_error', `The request body does not follow the ${operation} schema.`, 'invalid_request_body');
 
 async function chatCompletions(request: RecordedRequest, response: ServerResponse): Promise<void> {
   if (request.headers.authorization !== `Bearer ${fakeOpenAiKey}`) {
     return sendError(response, 401, 'invalid_request_error', 'Incorrect API key provided', 'invalid_api_key');
   }
+  if (!isChatRequest(request.body)) return refuseBody(response, 'chat completions');
   const body = request.body as ChatBody;
   if (body.model === 'fake-slow-start') await sleep(300);
   const failure = /^fake-error-(\d{3})$/.exec(body.model);
@@ -97,21 +113,20 @@ async function chatCompletions(request: RecordedRequest, response: ServerRespons
   const tool = chosenTool(body);
   if (tool) return toolCall(response, body, base, tool, JSON.stringify({ query: prompt }), usage.prompt_tokens);
   if (!body.stream) {
-    response.writeHead(200, { 'content-type': 'application/json', 'x-request-id': 'req_fake' });
-    response.end(
-      JSON.stringify({
-        ...base,
-        object: 'chat.completion',
-        choices: [{ index: 0, message: { role: 'assistant', content: words.join(' '), refusal: null, annotations: [] }, logprobs: null, finish_reason: finishReason }],
-        ...(body.model === 'fake-no-usage' ? {} : { usage: fullUsage }),
-      }),
-    );
-    return;
+    const completion = {
+      ...base,
+      object: 'chat.completion',
+      choices: [{ index: 0, message: { role: 'assistant', content: words.join(' '), refusal: null, annotations: [] }, logprobs: null, finish_reason: finishReason }],
+      ...(body.model === 'fake-no-usage' ? {} : { usage: fullUsage }),
+    };
+    return writeJson<ChatCompletion>(response, 200, completion, { 'x-request-id': 'req_fake' });
   }
   const includeUsage = body.stream_options?.include_usage === true && body.model !== 'fake-no-usage';
   response.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
-  const send = (choices: unknown[], extra: Record<string, unknown> = {}) =>
-    response.write(`data: ${JSON.stringify({ ...base, object: 'chat.completion.chunk', choices, ...(includeUsage ? { usage: null } : {}), ...extra })}\n\n`);
+  const send = (choices: object[], extra: Partial<ChatCompletionChunk> = {}) => {
+    const chunk = { ...base, object: 'chat.completion.chunk', choices, ...(includeUsage ? { usage: null } : {}), ...extra };
+    response.write(sseEvent<ChatCompletionChunk>(chunk));
+  };
   send([{ index: 0, delta: { role: 'assistant', content: '', refusal: null }, logprobs: null, finish_reason: null }]);
   for (const [index, word] of words.entries()) {
     if (body.model === 'fake-cut' && index === 2) {
@@ -133,15 +148,16 @@ function toolCall(response: ServerResponse, body: ChatBody, base: object, tool: 
   const usage = { prompt_tokens: promptTokens, completion_tokens: 5, total_tokens: promptTokens + 5 };
   const call = { id: 'call_fake1', type: 'function', function: { name: tool, arguments: args } };
   if (!body.stream) {
-    response.writeHead(200, { 'content-type': 'application/json' });
     const message = { role: 'assistant', content: null, tool_calls: [call], refusal: null, annotations: [] };
-    response.end(JSON.stringify({ ...base, object: 'chat.completion', choices: [{ index: 0, message, logprobs: null, finish_reason: 'tool_calls' }], usage }));
-    return;
+    const completion = { ...base, object: 'chat.completion', choices: [{ index: 0, message, logprobs: null, finish_reason: 'tool_calls' }], usage };
+    return writeJson<ChatCompletion>(response, 200, completion);
   }
   const includeUsage = body.stream_options?.include_usage === true;
   response.writeHead(200, { 'content-type': 'text/event-stream' });
-  const send = (choices: unknown[], extra: Record<string, unknown> = {}) =>
-    response.write(`data: ${JSON.stringify({ ...base, object: 'chat.completion.chunk', choices, ...(includeUsage ? { usage: null } : {}), ...extra })}\n\n`);
+  const send = (choices: object[], extra: Partial<ChatCompletionChunk> = {}) => {
+    const chunk = { ...base, object: 'chat.completion.chunk', choices, ...(includeUsage ? { usage: null } : {}), ...extra };
+    response.write(sseEvent<ChatCompletionChunk>(chunk));
+  };
   const delta = (toolCall: object) => send([{ index: 0, delta: { tool_calls: [toolCall] }, logprobs: null, finish_reason: null }]);
   send([{ index: 0, delta: { role: 'assistant', content: null, refusal: null }, logprobs: null, finish_reason: null }]);
   delta({ index: 0, ...call, function: { name: tool, arguments: '' } });
@@ -171,6 +187,7 @@ async function responses(request: RecordedRequest, response: ServerResponse): Pr
   if (request.headers.authorization !== `Bearer ${fakeOpenAiKey}`) {
     return sendError(response, 401, 'invalid_request_error', 'Incorrect API key provided', 'invalid_api_key');
   }
+  if (!isResponsesRequest(request.body)) return refuseBody(response, 'responses');
   const body = request.body as ResponsesBody;
   const failure = /^fake-error-(\d{3})$/.exec(body.model);
   if (failure) return sendError(response, Number(failure[1]), 'server_error', `The fake failed with ${failure[1]}`, null);
@@ -187,17 +204,16 @@ async function responses(request: RecordedRequest, response: ServerResponse): Pr
     output_tokens_details: { reasoning_tokens: 0 },
   };
   const message = { id: 'msg_fake1', type: 'message', status: 'completed', role: 'assistant', content: [{ type: 'output_text', text: words.join(' '), annotations: [] }] };
-  const call = tool && { id: 'fc_fake1', type: 'function_call', status: 'completed', call_id: 'call_fake1', name: tool, arguments: JSON.stringify({ query: textOf(last?.content) }) };
-  const base = { id: 'resp_fake1', object: 'response', created_at: 1_741_476_542, model: `${body.model}-2025-04-14`, error: null, incomplete_details: null };
+  const call = tool === undefined ? undefined : { id: 'fc_fake1', type: 'function_call', status: 'completed', call_id: 'call_fake1', name: tool, arguments: JSON.stringify({ query: textOf(last?.content) }) };
+  const base = { id: 'resp_fake1', object: 'response' as const, created_at: 1_741_476_542, model: `${body.model}-2025-04-14`, error: null, incomplete_details: null };
   const whole = { ...base, status: 'completed', output: [call ?? message], usage: { ...usage, total_tokens: usage.input_tokens + usage.output_tokens } };
-  if (!body.stream) {
-    response.writeHead(200, { 'content-type': 'application/json' });
-    response.end(JSON.stringify(whole));
-    return;
-  }
+  if (!body.stream) return writeJson<ResponseObject>(response, 200, whole);
   response.writeHead(200, { 'content-type': 'text/event-stream' });
   let sequence = 0;
-  const send = (type: string, data: object) => response.write(`event: ${type}\ndata: ${JSON.stringify({ type, sequence_number: sequence++, ...data })}\n\n`);
+  const send = (type: string, data: object) => {
+    const event = { type, sequence_number: sequence++, ...data };
+    response.write(sseEvent<ResponsesStreamEvent>(event, type));
+  };
   const inProgress = { ...base, status: 'in_progress', output: [], usage: null };
   send('response.created', { response: inProgress });
   send('response.in_progress', { response: inProgress });
@@ -235,6 +251,7 @@ interface EmbeddingsBody {
  */
 function embeddings(request: RecordedRequest, response: ServerResponse): void {
   if (request.headers.authorization !== `Bearer ${fakeOpenAiKey}`) return sendError(response, 401, 'invalid_request_error', 'Incorrect API key provided', 'invalid_api_key');
+  if (!isEmbeddingsRequest(request.body)) return refuseBody(response, 'embeddings');
   const body = request.body as EmbeddingsBody;
   const failure = /^fake-error-(\d{3})$/.exec(body.model ?? '');
   if (failure) return sendError(response, Number(failure[1]), 'server_error', `The fake failed with ${failure[1]}`, null);
@@ -246,14 +263,16 @@ function embeddings(request: RecordedRequest, response: ServerResponse): void {
   if (body.dimensions !== undefined && !body.model?.startsWith('text-embedding-3')) {
     return sendError(response, 400, 'invalid_request_error', 'This model does not support specifying dimensions.', null);
   }
-  const base64 = body.encoding_format === 'base64';
-  const data = (inputs as string[]).map((input, index) => {
-    const vector = fakeVector(input, body.dimensions ?? 8);
-    return { object: 'embedding', index, embedding: base64 ? Buffer.from(new Float32Array(vector).buffer).toString('base64') : vector };
-  });
+  const vectors = (inputs as string[]).map((input) => fakeVector(input, body.dimensions ?? 8));
   const tokens = (inputs as string[]).reduce((sum, input) => sum + wordsOf(input).length, 0);
-  response.writeHead(200, { 'content-type': 'application/json' });
-  response.end(JSON.stringify({ object: 'list', data, model: body.model, usage: { prompt_tokens: tokens, total_tokens: tokens } }));
+  const usage = { prompt_tokens: tokens, total_tokens: tokens };
+  if (body.encoding_format === 'base64') {
+    // The protocol's other encoding, which the gateway never asks for: little-endian float32, base64.
+    const data = vectors.map((vector, index) => ({ object: 'embedding', index, embedding: Buffer.from(new Float32Array(vector).buffer).toString('base64') }));
+    return writeJson(response, 200, { object: 'list', data, model: body.model, usage });
+  }
+  const answer = { object: 'list', data: vectors.map((embedding, index) => ({ object: 'embedding', index, embedding })), model: body.model, usage };
+  writeJson<EmbeddingsAnswer>(response, 200, answer);
 }
 
 export function startOpenAiFake(): Promise<FakeServer> {

@@ -1,22 +1,16 @@
 import { argumentsObject, textOf, type ChatMessage, type ChatRequest, type ChatStreamEvent, type FinishReason, type TokenUsage, type ToolChoice } from '../../domain/chat.ts';
 import { newId } from '../../domain/ids.ts';
 import { UpstreamUnreachableError } from '../../domain/upstream-failure.ts';
+import { finishReasonOf, isMessagesStreamEvent } from '../../protocols/anthropic/messages.ts';
 import type { CallOptions, ProviderTarget } from '../provider-adapter.ts';
-import { decodeSse, parseEventData } from '../shared/sse-decoder.ts';
+import { decodeSse } from '../shared/sse-decoder.ts';
 import type { UpstreamHttp } from '../shared/upstream-http.ts';
+import { checkedEvent } from '../shared/wire-data.ts';
 
 /** The protocol version sent when the client did not choose one (the official SDKs send this value). */
 export const defaultAnthropicVersion = '2023-06-01';
 /** The protocol requires max_tokens; this is used when the client set none. */
 const defaultMaxTokens = 4096;
-
-const finishReasons: Record<string, FinishReason['unified']> = {
-  end_turn: 'stop',
-  stop_sequence: 'stop',
-  max_tokens: 'length',
-  tool_use: 'tool-calls',
-  refusal: 'content-filter',
-};
 
 export function anthropicHeaders(target: ProviderTarget, clientHeaders: Readonly<Record<string, string>> = {}): Record<string, string> {
   return {
@@ -85,16 +79,6 @@ export function encodeMessagesRequest(request: ChatRequest): Record<string, unkn
   return body;
 }
 
-interface StreamEvent {
-  type?: string;
-  index?: number;
-  content_block?: { type?: string; id?: string; name?: string };
-  message?: { usage?: { input_tokens?: number; output_tokens?: number } };
-  delta?: { type?: string; text?: string; partial_json?: string; stop_reason?: string | null };
-  usage?: { input_tokens?: number | null; output_tokens?: number };
-  error?: { type?: string; message?: string };
-}
-
 /** Messages over SSE, decoded into canonical events: input tokens from message_start, output from the last message_delta. */
 export async function* streamAnthropicMessages(http: UpstreamHttp, request: ChatRequest, options: CallOptions): AsyncGenerator<ChatStreamEvent> {
   const response = await http.postJson(options.target, '/messages', anthropicHeaders(options.target), encodeMessagesRequest(request));
@@ -104,7 +88,7 @@ export async function* streamAnthropicMessages(http: UpstreamHttp, request: Chat
   // Content block index -> the answer's tool call number, and whether any argument text arrived for it.
   const toolBlocks = new Map<number, { index: number; sentArguments: boolean }>();
   for await (const message of decodeSse(response.body)) {
-    const event = parseEventData<StreamEvent>(message.data);
+    const event = checkedEvent(message.data, isMessagesStreamEvent);
     switch (event.type) {
       case 'message_start':
         usage.inputTokens = event.message?.usage?.input_tokens ?? 0;
@@ -134,7 +118,7 @@ export async function* streamAnthropicMessages(http: UpstreamHttp, request: Chat
         break;
       }
       case 'message_delta':
-        if (event.delta?.stop_reason) finish = { unified: finishReasons[event.delta.stop_reason] ?? 'other', raw: event.delta.stop_reason };
+        if (event.delta?.stop_reason) finish = finishReasonOf(event.delta.stop_reason);
         if (event.usage?.output_tokens !== undefined) usage.outputTokens = event.usage.output_tokens;
         if (typeof event.usage?.input_tokens === 'number') usage.inputTokens = event.usage.input_tokens;
         sawUsage ||= event.usage !== undefined;

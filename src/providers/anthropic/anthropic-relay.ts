@@ -1,44 +1,35 @@
 import type { TokenUsage } from '../../domain/chat.ts';
+import { isMessage, isMessagesStreamEvent, usageOf } from '../../protocols/anthropic/messages.ts';
 import type { CallOptions, RawExchange, RelayMeter, RelayOperation, RelayRequest } from '../provider-adapter.ts';
+import { checkedRelay } from '../shared/checked-relay.ts';
+import { jsonRelayMeter, streamRelayMeter } from '../shared/relay-meters.ts';
+import { sseSplitter } from '../shared/stream-splitters.ts';
 import type { UpstreamHttp } from '../shared/upstream-http.ts';
-import { jsonRelayMeter, sseRelayMeter } from '../shared/relay-meters.ts';
 import { anthropicHeaders } from './anthropic-messages.ts';
 
 export async function relayAnthropic(http: UpstreamHttp, { operation, body }: RelayRequest, options: CallOptions): Promise<RawExchange> {
   if (operation !== 'messages') throw new Error(`the Anthropic protocol has no ${operation} operation`);
   const response = await http.postJson(options.target, '/messages', anthropicHeaders(options.target, options.headers), body);
-  const contentType = response.headers['content-type'];
-  return { status: response.status, contentType: Array.isArray(contentType) ? contentType[0] : contentType, body: response.body };
-}
-
-interface Carrier {
-  type?: string;
-  message?: { usage?: { input_tokens?: number; output_tokens?: number } };
-  usage?: { input_tokens?: number | null; output_tokens?: number };
+  return checkedRelay(response, { answer: isMessage, event: isMessagesStreamEvent, what: 'a message' }, body.stream === true ? sseSplitter() : undefined);
 }
 
 /** Usage of a messages answer: the JSON body's `usage`, or message_start (input) and the last message_delta (output). */
 export function anthropicRelayMeter(_operation: RelayOperation, streaming: boolean): RelayMeter {
-  if (!streaming) {
-    return jsonRelayMeter<{ usage?: { input_tokens?: number; output_tokens?: number } }>((answer) => ({
-      usage: answer.usage && { inputTokens: answer.usage.input_tokens ?? 0, outputTokens: answer.usage.output_tokens ?? 0 },
-    }));
-  }
+  if (!streaming) return jsonRelayMeter(isMessage, (answer) => ({ usage: usageOf(answer.usage) }));
   const usage: TokenUsage = { inputTokens: 0, outputTokens: 0 };
-  return sseRelayMeter<Carrier>((reading, carrier) => {
-    if (!carrier) return;
-    if (carrier.type === 'message_start' && carrier.message?.usage) {
-      usage.inputTokens = carrier.message.usage.input_tokens ?? 0;
-      usage.outputTokens = carrier.message.usage.output_tokens ?? 0;
+  return streamRelayMeter(sseSplitter(), isMessagesStreamEvent, (reading, event) => {
+    if (event.type === 'message_start' && event.message?.usage) {
+      usage.inputTokens = event.message.usage.input_tokens ?? 0;
+      usage.outputTokens = event.message.usage.output_tokens ?? 0;
       reading.usage = { ...usage };
-    } else if (carrier.type === 'message_delta' && carrier.usage) {
-      if (typeof carrier.usage.output_tokens === 'number') usage.outputTokens = carrier.usage.output_tokens;
-      if (typeof carrier.usage.input_tokens === 'number') usage.inputTokens = carrier.usage.input_tokens;
+    } else if (event.type === 'message_delta' && event.usage) {
+      if (typeof event.usage.output_tokens === 'number') usage.outputTokens = event.usage.output_tokens;
+      if (typeof event.usage.input_tokens === 'number') usage.inputTokens = event.usage.input_tokens;
       reading.usage = { ...usage };
-    } else if (carrier.type === 'message_stop') {
+    } else if (event.type === 'message_stop') {
       reading.complete = true;
       reading.sawTerminator = true;
-    } else if (carrier.type === 'error') {
+    } else if (event.type === 'error') {
       reading.sawError = true;
     }
   });

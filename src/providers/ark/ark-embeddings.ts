@@ -1,17 +1,13 @@
 import type { EmbeddingInput, EmbeddingPart, EmbeddingRequest, EmbeddingResult } from '../../domain/embedding.ts';
+import { isMultimodalEmbeddingsAnswer, type MultimodalEmbeddingsRequest, type MultimodalPart } from '../../protocols/ark/multimodal-embeddings.ts';
 import type { CallOptions } from '../provider-adapter.ts';
 import type { UpstreamHttp } from '../shared/upstream-http.ts';
-import { requireVector } from '../shared/vectors.ts';
+import { checked } from '../shared/wire-data.ts';
 
 /** Inputs embedded at once: each is its own upstream call, since the protocol fuses a call's inputs into one vector. */
 const concurrentCalls = 8;
 
-interface MultimodalAnswer {
-  data?: { embedding?: unknown } | null;
-  usage?: { prompt_tokens?: number } | null;
-}
-
-function arkPart(part: EmbeddingPart): object {
+function arkPart(part: EmbeddingPart): MultimodalPart {
   switch (part.type) {
     case 'text':
       return { type: 'text', text: part.text };
@@ -32,18 +28,22 @@ function arkPart(part: EmbeddingPart): object {
  */
 export async function arkEmbeddings(http: UpstreamHttp, request: EmbeddingRequest, options: CallOptions): Promise<EmbeddingResult> {
   const embedOne = async (input: EmbeddingInput) => {
-    const body = {
+    const body: MultimodalEmbeddingsRequest = {
       model: request.upstreamModel,
       input: input.parts.map(arkPart),
       encoding_format: 'float',
       ...(request.dimensions !== undefined ? { dimensions: request.dimensions } : {}),
     };
-    const answer = await http.postForJson<MultimodalAnswer>(options.target, '/embeddings/multimodal', { authorization: `Bearer ${options.target.apiKey}` }, body);
+    const answer = checked(
+      await http.postForJson<object>(options.target, '/embeddings/multimodal', { authorization: `Bearer ${options.target.apiKey}` }, body),
+      isMultimodalEmbeddingsAnswer,
+      'an embedding',
+    );
     const reported = answer.usage?.prompt_tokens;
     // JSON numbers are finite; a count of another type or below zero is no count.
     const tokens = typeof reported === 'number' && reported >= 0 ? reported : undefined;
     if (tokens !== undefined) request.reportUsage?.(tokens);
-    return { vector: requireVector(answer.data?.embedding), tokens };
+    return { vector: answer.data.embedding, tokens };
   };
   const results: Array<{ vector: number[]; tokens: number | undefined }> = [];
   for (let start = 0; start < request.inputs.length; start += concurrentCalls) {

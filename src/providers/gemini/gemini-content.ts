@@ -1,41 +1,11 @@
 import { argumentsObject, textOf, type ChatMessage, type ChatRequest, type ChatStreamEvent, type FinishReason, type TokenUsage, type ToolChoice, type ToolResult } from '../../domain/chat.ts';
 import { newId } from '../../domain/ids.ts';
 import { UpstreamUnreachableError } from '../../domain/upstream-failure.ts';
+import { finishReasonOf, isGenerateContentResponse, usageFromMetadata } from '../../protocols/gemini/generate-content.ts';
 import type { CallOptions } from '../provider-adapter.ts';
-import { decodeSse, parseEventData } from '../shared/sse-decoder.ts';
+import { decodeSse } from '../shared/sse-decoder.ts';
 import type { UpstreamHttp } from '../shared/upstream-http.ts';
-
-export interface UsageMetadata {
-  promptTokenCount?: number;
-  candidatesTokenCount?: number;
-  thoughtsTokenCount?: number;
-  toolUsePromptTokenCount?: number;
-}
-
-export interface GenerateContentChunk {
-  candidates?: Array<{ content?: { parts?: Array<{ text?: string; thought?: boolean; functionCall?: { id?: string; name?: string; args?: unknown } }> }; finishReason?: string }>;
-  usageMetadata?: UsageMetadata;
-  error?: { code?: number; message?: string };
-}
-
-const finishReasons: Record<string, FinishReason['unified']> = {
-  STOP: 'stop',
-  MAX_TOKENS: 'length',
-  SAFETY: 'content-filter',
-  RECITATION: 'content-filter',
-  BLOCKLIST: 'content-filter',
-  PROHIBITED_CONTENT: 'content-filter',
-  SPII: 'content-filter',
-  MALFORMED_FUNCTION_CALL: 'error',
-};
-
-/** Billed tokens of a usageMetadata: thinking and tool-use prompt tokens are counted with output and input. */
-export function usageFromMetadata(metadata: UsageMetadata): TokenUsage {
-  return {
-    inputTokens: (metadata.promptTokenCount ?? 0) + (metadata.toolUsePromptTokenCount ?? 0),
-    outputTokens: (metadata.candidatesTokenCount ?? 0) + (metadata.thoughtsTokenCount ?? 0),
-  };
-}
+import { checkedEvent } from '../shared/wire-data.ts';
 
 export function geminiPath(upstreamModel: string, action: string): string {
   return `/models/${encodeURIComponent(upstreamModel)}:${action}`;
@@ -126,7 +96,7 @@ export async function* streamGeminiContent(http: UpstreamHttp, request: ChatRequ
   let finish: FinishReason | undefined;
   let calls = 0;
   for await (const event of decodeSse(response.body)) {
-    const chunk = parseEventData<GenerateContentChunk>(event.data);
+    const chunk = checkedEvent(event.data, isGenerateContentResponse);
     if (chunk.error) throw new UpstreamUnreachableError('protocol', `the upstream reported an error mid-stream: ${chunk.error.message ?? 'unknown'}`);
     const candidate = chunk.candidates?.[0];
     for (const part of candidate?.content?.parts ?? []) {
@@ -134,12 +104,11 @@ export async function* streamGeminiContent(http: UpstreamHttp, request: ChatRequ
       if (part.functionCall) {
         // Calls arrive whole: one start and all of the arguments at once.
         const index = calls++;
-        yield { type: 'tool-call-start', index, id: part.functionCall.id ?? newId('call'), name: part.functionCall.name ?? '' };
+        yield { type: 'tool-call-start', index, id: part.functionCall.id ?? newId('call'), name: part.functionCall.name };
         yield { type: 'tool-call-delta', index, arguments: JSON.stringify(part.functionCall.args ?? {}) };
       }
     }
-    // The protocol ends a turn of calls with STOP; other protocols name that finish, so it is named here.
-    if (candidate?.finishReason) finish = { unified: calls > 0 && candidate.finishReason === 'STOP' ? 'tool-calls' : (finishReasons[candidate.finishReason] ?? 'other'), raw: candidate.finishReason };
+    if (candidate?.finishReason) finish = finishReasonOf(candidate.finishReason, calls > 0);
     if (chunk.usageMetadata) usage = usageFromMetadata(chunk.usageMetadata);
   }
   // The protocol has no terminator: a stream that closes after a finishReason is complete, otherwise it was cut.

@@ -1,15 +1,13 @@
 import type { EmbeddingPart, EmbeddingRequest, EmbeddingResult } from '../../domain/embedding.ts';
+import { isBatchEmbedContentsResponse } from '../../protocols/gemini/embed-content.ts';
 import type { CallOptions } from '../provider-adapter.ts';
 import type { UpstreamHttp } from '../shared/upstream-http.ts';
-import { requireCount, requireList, requireVector } from '../shared/vectors.ts';
+import { requireCount } from '../shared/vectors.ts';
+import { checked } from '../shared/wire-data.ts';
 import { geminiPath } from './gemini-content.ts';
 
 /** The protocol's limit on requests in one batchEmbedContents call. */
 const batchLimit = 100;
-
-interface BatchAnswer {
-  embeddings?: unknown;
-}
 
 function geminiPart(part: EmbeddingPart): object {
   if (part.type === 'text') return { text: part.text };
@@ -33,9 +31,9 @@ export async function geminiEmbeddings(http: UpstreamHttp, request: EmbeddingReq
         ...(request.dimensions !== undefined ? { outputDimensionality: request.dimensions } : {}),
       })),
     };
-    const answer = await http.postForJson<BatchAnswer>(options.target, geminiPath(request.upstreamModel, 'batchEmbedContents'), { 'x-goog-api-key': options.target.apiKey }, body);
-    const embeddings = requireList(answer.embeddings) as Array<{ values?: unknown } | null>;
-    vectors.push(...requireCount(embeddings.map((embedding) => requireVector(embedding?.values)), inputs.length));
+    const answer = await http.postForJson<object>(options.target, geminiPath(request.upstreamModel, 'batchEmbedContents'), { 'x-goog-api-key': options.target.apiKey }, body);
+    const { embeddings } = checked(answer, isBatchEmbedContentsResponse, 'embeddings');
+    vectors.push(...requireCount(embeddings.map((embedding) => embedding.values), inputs.length));
   }
   return { vectors, inputTokens: undefined };
 }

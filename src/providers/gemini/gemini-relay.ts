@@ -1,7 +1,10 @@
+import { isGenerateContentResponse, usageFromMetadata, type GenerateContentResponse } from '../../protocols/gemini/generate-content.ts';
 import type { CallOptions, RawExchange, RelayMeter, RelayOperation, RelayReading, RelayRequest } from '../provider-adapter.ts';
-import { jsonRelayMeter, sseRelayMeter } from '../shared/relay-meters.ts';
+import { checkedRelay } from '../shared/checked-relay.ts';
+import { jsonRelayMeter, streamRelayMeter } from '../shared/relay-meters.ts';
+import { jsonArraySplitter, sseSplitter } from '../shared/stream-splitters.ts';
 import type { UpstreamHttp } from '../shared/upstream-http.ts';
-import { geminiPath, usageFromMetadata, type GenerateContentChunk } from './gemini-content.ts';
+import { geminiPath } from './gemini-content.ts';
 
 const actions: Partial<Record<RelayOperation, string>> = {
   'generate-content': 'generateContent',
@@ -13,28 +16,25 @@ export async function relayGemini(http: UpstreamHttp, { operation, upstreamModel
   const action = actions[operation];
   if (!action) throw new Error(`the Gemini protocol has no ${operation} operation`);
   const response = await http.postJson(options.target, geminiPath(upstreamModel, action), { 'x-goog-api-key': options.target.apiKey }, body);
-  const contentType = response.headers['content-type'];
-  return { status: response.status, contentType: Array.isArray(contentType) ? contentType[0] : contentType, body: response.body };
+  const stream = operation === 'generate-content' ? undefined : operation === 'stream-generate-content-sse' ? sseSplitter() : jsonArraySplitter();
+  return checkedRelay(response, { answer: isGenerateContentResponse, event: isGenerateContentResponse, what: 'a generateContent answer' }, stream);
 }
 
-function observe(reading: RelayReading, chunk: GenerateContentChunk): void {
+function observe(reading: RelayReading, chunk: GenerateContentResponse): void {
   if (chunk.error) reading.sawError = true;
   if (chunk.usageMetadata) reading.usage = usageFromMetadata(chunk.usageMetadata);
   if (chunk.candidates?.some((candidate) => candidate.finishReason)) reading.complete = true;
 }
 
-/** Usage of a generateContent answer: the last usageMetadata of the JSON body, the SSE events or the JSON array. */
+/** Usage of a generateContent answer: the last usageMetadata of the JSON body, the SSE events or the JSON array's elements. */
 export function geminiRelayMeter(operation: RelayOperation): RelayMeter {
-  if (operation === 'stream-generate-content-sse') {
-    return sseRelayMeter<GenerateContentChunk>((reading, chunk) => {
-      if (chunk) observe(reading, chunk);
-    });
-  }
-  return jsonRelayMeter<GenerateContentChunk | GenerateContentChunk[]>((answer) => {
+  if (operation === 'stream-generate-content-sse') return streamRelayMeter(sseSplitter(), isGenerateContentResponse, observe);
+  if (operation === 'stream-generate-content-json') return streamRelayMeter(jsonArraySplitter(), isGenerateContentResponse, observe);
+  return jsonRelayMeter(isGenerateContentResponse, (answer) => {
     const reading: RelayReading = { usage: undefined, complete: false, sawTerminator: false, sawError: false };
-    for (const chunk of Array.isArray(answer) ? answer : [answer]) observe(reading, chunk);
+    observe(reading, answer);
     // A whole non-streamed answer is complete even when a blocked prompt left it without candidates.
-    if (operation === 'generate-content' && !reading.sawError) reading.complete = true;
+    if (!reading.sawError) reading.complete = true;
     return reading;
   });
 }

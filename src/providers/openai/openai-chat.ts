@@ -1,34 +1,11 @@
 import { imageUrlOf, partsOf, textOf, toolCallsIn, type ChatMessage, type ChatRequest, type ChatStreamEvent, type FinishReason, type TokenUsage, type ToolChoice } from '../../domain/chat.ts';
 import { newId } from '../../domain/ids.ts';
 import { UpstreamUnreachableError } from '../../domain/upstream-failure.ts';
+import { finishReasonOf, isChatCompletionChunk, streamTerminator, usageOf } from '../../protocols/openai/chat-completions.ts';
 import type { CallOptions } from '../provider-adapter.ts';
-import { decodeSse, parseEventData } from '../shared/sse-decoder.ts';
+import { decodeSse } from '../shared/sse-decoder.ts';
 import type { UpstreamHttp } from '../shared/upstream-http.ts';
-
-interface ToolCallFragment {
-  index?: number;
-  id?: string;
-  function?: { name?: string; arguments?: string };
-}
-
-interface ChunkChoice {
-  delta?: { content?: string | null; tool_calls?: ToolCallFragment[] | null };
-  finish_reason?: string | null;
-}
-
-interface ChatCompletionChunk {
-  choices?: ChunkChoice[];
-  usage?: { prompt_tokens?: number; completion_tokens?: number } | null;
-  error?: { message?: string };
-}
-
-const finishReasons: Record<string, FinishReason['unified']> = {
-  stop: 'stop',
-  length: 'length',
-  tool_calls: 'tool-calls',
-  function_call: 'tool-calls',
-  content_filter: 'content-filter',
-};
+import { checkedEvent } from '../shared/wire-data.ts';
 
 function openAiContent(content: ChatMessage['content']): unknown {
   if (typeof content === 'string') return content;
@@ -83,11 +60,11 @@ export async function* streamOpenAiChat(http: UpstreamHttp, request: ChatRequest
   let finish: FinishReason | undefined;
   let usage: TokenUsage | undefined;
   for await (const event of decodeSse(response.body)) {
-    if (event.data === '[DONE]') {
+    if (event.data === streamTerminator) {
       yield { type: 'finish', finishReason: finish ?? { unified: 'other', raw: undefined }, usage };
       return;
     }
-    const chunk = parseEventData<ChatCompletionChunk>(event.data);
+    const chunk = checkedEvent(event.data, isChatCompletionChunk);
     if (chunk.error) throw new UpstreamUnreachableError('protocol', `the upstream reported an error mid-stream: ${chunk.error.message ?? 'unknown'}`);
     const choice = chunk.choices?.[0];
     if (choice?.delta?.content) yield { type: 'text-delta', text: choice.delta.content };
@@ -96,8 +73,8 @@ export async function* streamOpenAiChat(http: UpstreamHttp, request: ChatRequest
       if (fragment.id !== undefined || fragment.function?.name !== undefined) yield { type: 'tool-call-start', index, id: fragment.id || newId('call'), name: fragment.function?.name ?? '' };
       if (fragment.function?.arguments) yield { type: 'tool-call-delta', index, arguments: fragment.function.arguments };
     }
-    if (choice?.finish_reason) finish = { unified: finishReasons[choice.finish_reason] ?? 'other', raw: choice.finish_reason };
-    if (chunk.usage) usage = { inputTokens: chunk.usage.prompt_tokens ?? 0, outputTokens: chunk.usage.completion_tokens ?? 0 };
+    if (choice?.finish_reason) finish = finishReasonOf(choice.finish_reason);
+    usage = usageOf(chunk.usage) ?? usage;
   }
   throw new UpstreamUnreachableError('protocol', 'the upstream stream ended before it was complete');
 }

@@ -1,7 +1,7 @@
-/** Largest non-streamed answer a meter keeps a copy of to read its usage. */
+/** Largest non-streamed answer read whole: to check it before relaying, and to read its usage. */
 const maxCopiedBytes = 16 * 1024 * 1024;
 
-/** A bounded copy of a relayed JSON body, parsed once it is complete. */
+/** A bounded copy of a JSON body, parsed once it is complete. */
 export class JsonCopy {
   private readonly chunks: Uint8Array[] = [];
   private size = 0;
@@ -11,11 +11,20 @@ export class JsonCopy {
     if (this.size <= maxCopiedBytes) this.chunks.push(chunk);
   }
 
+  get overflowed(): boolean {
+    return this.size > maxCopiedBytes;
+  }
+
+  /** The whole body as read, once it is known to fit. */
+  bytes(): Buffer {
+    return Buffer.concat(this.chunks);
+  }
+
   /** The parsed body, or undefined when it was too large or not JSON. */
   parse(): unknown {
-    if (this.size > maxCopiedBytes) return undefined;
+    if (this.overflowed) return undefined;
     try {
-      return JSON.parse(Buffer.concat(this.chunks).toString('utf8'));
+      return JSON.parse(this.bytes().toString('utf8'));
     } catch {
       return undefined;
     }

@@ -1,41 +1,44 @@
-import { createParser } from 'eventsource-parser';
+import type { WireCheck } from '../../protocols/wire-check.ts';
 import type { RelayMeter, RelayReading } from '../provider-adapter.ts';
 import { JsonCopy } from './json-copy.ts';
+import type { StreamSplitter } from './stream-splitters.ts';
+import { checkedEvent } from './wire-data.ts';
+
+const emptyReading = (): RelayReading => ({ usage: undefined, complete: false, sawTerminator: false, sawError: false });
 
 /**
- * A relay meter for an event stream: parses a copy of the bytes and hands each event's JSON to `observe`,
- * which updates the reading. Events that are not JSON are relayed as they came and carry nothing to read.
+ * A relay meter for a stream: splits a copy of the bytes into events, checks each against the protocol and
+ * hands it to `observe`, which updates the reading. An event that breaks the protocol throws, which ends the
+ * relay as a failure mid-stream; `terminator` is the protocol's end-of-stream data that is not JSON.
  */
-export function sseRelayMeter<T>(observe: (reading: RelayReading, data: T, raw: string) => void): RelayMeter {
-  const reading: RelayReading = { usage: undefined, complete: false, sawTerminator: false, sawError: false };
-  const parser = createParser({
-    onEvent: (event) => {
-      let data: T;
-      try {
-        data = JSON.parse(event.data) as T;
-      } catch {
-        observe(reading, undefined as T, event.data);
-        return;
-      }
-      if (data !== null && typeof data === 'object') observe(reading, data, event.data);
-    },
-  });
+export function streamRelayMeter<T>(split: StreamSplitter, check: WireCheck<T>, observe: (reading: RelayReading, event: T) => void, terminator?: string): RelayMeter {
+  const reading = emptyReading();
   const decoder = new TextDecoder();
-  return { push: (chunk) => parser.feed(decoder.decode(chunk, { stream: true })), reading: () => ({ ...reading }) };
+  return {
+    push: (chunk) => {
+      for (const data of split(decoder.decode(chunk, { stream: true }))) {
+        if (data !== terminator) observe(reading, checkedEvent(data, check));
+        else {
+          reading.sawTerminator = true;
+          reading.complete = true;
+        }
+      }
+    },
+    reading: () => ({ ...reading }),
+  };
 }
 
 /**
- * A relay meter for a non-streamed JSON answer: keeps a bounded copy and reads it once complete. An answer
- * that parsed is complete unless `interpret` says otherwise.
+ * A relay meter for a JSON answer: keeps a bounded copy and reads it once complete. An answer that follows
+ * the protocol is complete unless `interpret` says otherwise; one that does not is never complete.
  */
-export function jsonRelayMeter<T>(interpret: (answer: T) => Partial<RelayReading>): RelayMeter {
+export function jsonRelayMeter<T>(check: WireCheck<T>, interpret: (answer: T) => Partial<RelayReading>): RelayMeter {
   const copy = new JsonCopy();
-  const empty: RelayReading = { usage: undefined, complete: false, sawTerminator: false, sawError: false };
   return {
     push: (chunk) => copy.push(chunk),
     reading: () => {
       const answer = copy.parse();
-      return answer === undefined || answer === null ? { ...empty } : { ...empty, complete: true, ...interpret(answer as T) };
+      return check(answer) ? { ...emptyReading(), complete: true, ...interpret(answer) } : emptyReading();
     },
   };
 }

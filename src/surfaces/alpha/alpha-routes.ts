@@ -1,4 +1,4 @@
-import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { CatalogModel } from '../../catalog/catalog.ts';
 import { embeddingList, requireFloatEncoding } from '../../gateway/embedding-list.ts';
@@ -14,30 +14,10 @@ import { ChunkEncoder, chatCompletionOf, decodeChatMessages, gatedFields, relayB
 import { decodeEmbeddingInput } from './embeddings-codec.ts';
 import { decodeResponsesInput, gatedFields as responsesGatedFields, relayBody as relayResponsesBody, ResponseEncoder, type ResponsesBody } from './responses-codec.ts';
 import type { ChatStreamEvent } from '../../domain/chat.ts';
+import { ChatCompletionsRequest } from '../../protocols/openai/chat-completions.ts';
+import { EmbeddingsRequest } from '../../protocols/openai/embeddings.ts';
+import { ResponsesRequest } from '../../protocols/openai/responses.ts';
 
-const ChatBody = Type.Object(
-  {
-    model: Type.String({ minLength: 1, maxLength: 300 }),
-    messages: Type.Array(Type.Object({ role: Type.String({ minLength: 1 }), content: Type.Optional(Type.Unknown()) }), { minItems: 1 }),
-    stream: Type.Optional(Type.Boolean()),
-    stream_options: Type.Optional(Type.Union([Type.Object({}), Type.Null()])),
-    max_tokens: Type.Optional(Type.Integer({ minimum: 1 })),
-    max_completion_tokens: Type.Optional(Type.Integer({ minimum: 1 })),
-    temperature: Type.Optional(Type.Number({ minimum: 0, maximum: 2 })),
-    top_p: Type.Optional(Type.Number({ minimum: 0, maximum: 1 })),
-    frequency_penalty: Type.Optional(Type.Number({ minimum: -2, maximum: 2 })),
-    presence_penalty: Type.Optional(Type.Number({ minimum: -2, maximum: 2 })),
-    stop: Type.Optional(Type.Union([Type.String(), Type.Array(Type.String(), { maxItems: 16 }), Type.Null()])),
-    seed: Type.Optional(Type.Integer()),
-    tools: Type.Optional(Type.Array(Type.Object({}))),
-    tool_choice: Type.Optional(Type.Union([Type.String(), Type.Object({})])),
-    response_format: Type.Optional(Type.Object({})),
-    provider: Type.Optional(Type.Object({})),
-    n: Type.Optional(Type.Integer({ minimum: 1, maximum: 128 })),
-  },
-  // The surface is a pass-through: fields it does not name are forwarded as given.
-  { additionalProperties: true },
-);
 
 function alphaModelItem(model: CatalogModel): Record<string, unknown> {
   return {
@@ -49,38 +29,7 @@ function alphaModelItem(model: CatalogModel): Record<string, unknown> {
   };
 }
 
-const ResponsesRequest = Type.Object(
-  {
-    model: Type.String({ minLength: 1, maxLength: 300 }),
-    input: Type.Union([Type.String({ minLength: 1 }), Type.Array(Type.Object({}), { minItems: 1 })]),
-    instructions: Type.Optional(Type.String()),
-    stream: Type.Optional(Type.Boolean()),
-    max_output_tokens: Type.Optional(Type.Integer({ minimum: 1 })),
-    temperature: Type.Optional(Type.Number({ minimum: 0, maximum: 2 })),
-    top_p: Type.Optional(Type.Number({ minimum: 0, maximum: 1 })),
-    tools: Type.Optional(Type.Array(Type.Object({}))),
-    tool_choice: Type.Optional(Type.Union([Type.String(), Type.Object({})])),
-    text: Type.Optional(Type.Object({})),
-    metadata: Type.Optional(Type.Object({})),
-    provider: Type.Optional(Type.Object({})),
-    store: Type.Optional(Type.Boolean()),
-    reasoning: Type.Optional(Type.Object({})),
-    include: Type.Optional(Type.Array(Type.String())),
-    previous_response_id: Type.Optional(Type.String()),
-  },
-  { additionalProperties: true },
-);
 
-const EmbeddingsRequest = Type.Object(
-  {
-    model: Type.String({ minLength: 1, maxLength: 300 }),
-    input: Type.Union([Type.String(), Type.Array(Type.Unknown(), { minItems: 1 })]),
-    dimensions: Type.Optional(Type.Integer({ minimum: 1 })),
-    encoding_format: Type.Optional(Type.String()),
-    user: Type.Optional(Type.String()),
-  },
-  { additionalProperties: true },
-);
 
 /** `provider.allow_fallbacks: false` pins the call to the winning provider row. */
 function allowsFallbacks(body: Readonly<Record<string, unknown>>): boolean {
@@ -93,7 +42,7 @@ export const alphaRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServices 
 
   app.get('/api/alpha/v1/models', async () => ({ object: 'list', data: services.catalog.list().map(alphaModelItem) }));
 
-  app.post('/api/alpha/v1/chat/completions', { schema: { body: ChatBody } }, async (request, reply) => {
+  app.post('/api/alpha/v1/chat/completions', { schema: { body: ChatCompletionsRequest } }, async (request, reply) => {
     const body = request.body as ChatCompletionsBody;
     const decoded = decodeChatMessages(body);
     const streaming = body.stream === true;

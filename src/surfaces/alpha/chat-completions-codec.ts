@@ -9,27 +9,15 @@ import {
   type ChatPart,
   type ChatStreamEvent,
   type DecodedChat,
-  type FinishReason,
-  type TokenUsage,
   type ToolChoice,
   type ToolDefinition,
 } from '../../domain/chat.ts';
+import { requireNestingWithin, requireToolTextsWithin } from '../../domain/nesting.ts';
 import type { CollectedAnswer } from '../../gateway/text-generation.ts';
+import { wireFinishReasons, wireUsage, type ChatCompletionsRequest } from '../../protocols/openai/chat-completions.ts';
 
 /** The alpha (chat-completions) request as this surface reads it; unknown fields are kept and forwarded. */
-export interface ChatCompletionsBody {
-  model: string;
-  messages: Array<{ role: string; content?: unknown }>;
-  stream?: boolean;
-  stream_options?: Record<string, unknown>;
-  max_tokens?: number;
-  max_completion_tokens?: number;
-  temperature?: number;
-  top_p?: number;
-  stop?: string | string[];
-  seed?: number;
-  [field: string]: unknown;
-}
+export type ChatCompletionsBody = ChatCompletionsRequest & { [field: string]: unknown };
 
 /** Wire field -> native parameter name, for the capability gate. */
 export const gatedFields: Readonly<Record<string, string>> = {
@@ -68,17 +56,22 @@ interface WireToolCall {
   function?: { name?: unknown; arguments?: unknown };
 }
 
-/** The protocol's function tools (`{type: 'function', function: {...}}`) as canonical definitions; other kinds are reported. */
+/**
+ * The protocol's function tools as canonical definitions. Chat nests each function under `function` and
+ * reports other kinds of tool; Responses (`flat`) writes a function's fields on the tool itself, and its
+ * built-in tools only exist upstream of this protocol, so translated, the request keeps its function tools.
+ */
 export function decodeFunctionTools(tools: unknown, untranslatable: Set<string>, flat = false): ToolDefinition[] | undefined {
   if (!Array.isArray(tools)) return undefined;
   const definitions: ToolDefinition[] = [];
-  for (const tool of tools as Array<{ type?: unknown; function?: unknown } & Record<string, unknown>>) {
-    // Chat nests the function under `function`; Responses writes its fields on the tool itself.
+  for (const [index, tool] of (tools as Array<{ type?: unknown; function?: unknown } & Record<string, unknown>>).entries()) {
+    if (flat && tool?.type !== 'function') continue;
     const fn = (flat ? tool : tool?.function) as { name?: unknown; description?: unknown; parameters?: unknown } | undefined;
     if (tool?.type !== 'function' || typeof fn?.name !== 'string') {
       untranslatable.add(`"${String(tool?.type)}" tools`);
       continue;
     }
+    requireNestingWithin(fn.parameters, `body.tools.${index}.${flat ? '' : 'function.'}parameters`);
     definitions.push(toolDefinition(fn.name, fn.description, fn.parameters));
   }
   return definitions;
@@ -124,16 +117,18 @@ function contentParts(content: unknown, untranslatable: Set<string>): ChatPart[]
 export function decodeChatMessages(body: ChatCompletionsBody): DecodedChat {
   const untranslatable = new Set<string>();
   const messages: ChatMessage[] = [];
-  for (const message of body.messages as WireMessage[]) {
+  for (const [index, message] of (body.messages as WireMessage[]).entries()) {
     const role = roles[message.role];
     if (!role) untranslatable.add(`"${message.role}" messages`);
     const parts = contentParts(message.content, untranslatable);
     if (role === 'tool') {
-      const output = textOf(parts);
-      messages.push({ role, content: [{ type: 'tool-result', result: { callId: String(message.tool_call_id ?? ''), name: '', output } }] });
+      const result: ChatPart[] = [{ type: 'tool-result', result: { callId: String(message.tool_call_id ?? ''), name: '', output: textOf(parts) } }];
+      requireToolTextsWithin(result, `body.messages.${index}`);
+      messages.push({ role, content: result });
       continue;
     }
     if (role === 'assistant') parts.push(...toolCallsOf(message.tool_calls, untranslatable));
+    requireToolTextsWithin(parts, `body.messages.${index}`);
     messages.push({ role: role ?? 'user', content: compactContent(parts) });
   }
   const tools = decodeFunctionTools(body.tools, untranslatable);
@@ -154,21 +149,6 @@ export function relayBody(body: ChatCompletionsBody, upstreamModel: string, drop
   if (body.stream === true) forwarded.stream_options = { ...body.stream_options, include_usage: true };
   return forwarded;
 }
-
-const wireFinish: Record<FinishReason['unified'], string> = {
-  stop: 'stop',
-  length: 'length',
-  'tool-calls': 'tool_calls',
-  'content-filter': 'content_filter',
-  error: 'stop',
-  other: 'stop',
-};
-
-const wireUsage = (usage: TokenUsage) => ({
-  prompt_tokens: usage.inputTokens,
-  completion_tokens: usage.outputTokens,
-  total_tokens: usage.inputTokens + usage.outputTokens,
-});
 
 /** Encodes canonical events as `chat.completion.chunk` objects, in the order the real protocol sends them. */
 export class ChunkEncoder {
@@ -197,7 +177,7 @@ export class ChunkEncoder {
         chunks.push(choice({ tool_calls: [{ index: event.index, function: { arguments: event.arguments } }] }, null));
         break;
       case 'finish':
-        chunks.push(choice({}, wireFinish[event.finishReason.unified]));
+        chunks.push(choice({}, wireFinishReasons[event.finishReason.unified]));
         if (event.usage) chunks.push({ ...this.base, choices: [], usage: wireUsage(event.usage) });
     }
     return chunks;
@@ -213,7 +193,7 @@ export function chatCompletionOf(model: string, { text, toolCalls, finish }: Col
     object: 'chat.completion',
     created: Math.floor(Date.now() / 1000),
     model,
-    choices: [{ index: 0, message, logprobs: null, finish_reason: wireFinish[finish?.finishReason.unified ?? 'other'] }],
+    choices: [{ index: 0, message, logprobs: null, finish_reason: wireFinishReasons[finish?.finishReason.unified ?? 'other'] }],
     ...(finish?.usage ? { usage: wireUsage(finish.usage) } : {}),
   };
 }

@@ -1,19 +1,12 @@
 import { randomBytes } from 'node:crypto';
-import { compactContent, imageFromUrl, nameToolResults, partsOf, textOf, type ChatMessage, type ChatPart, type ChatStreamEvent, type DecodedChat, type FinishReason, type TokenUsage } from '../../domain/chat.ts';
+import { compactContent, imageFromUrl, nameToolResults, partsOf, textOf, type ChatMessage, type ChatPart, type ChatStreamEvent, type DecodedChat } from '../../domain/chat.ts';
 import { decodeFunctionTools, decodeToolChoice } from './chat-completions-codec.ts';
+import { requireToolTextsWithin } from '../../domain/nesting.ts';
 import type { CollectedAnswer } from '../../gateway/text-generation.ts';
+import { responseStatusOf, wireResponsesUsage, type ResponsesRequest } from '../../protocols/openai/responses.ts';
 
 /** The alpha Responses request as this surface reads it; unknown fields are kept and forwarded. */
-export interface ResponsesBody {
-  model: string;
-  input: string | unknown[];
-  instructions?: string;
-  stream?: boolean;
-  max_output_tokens?: number;
-  temperature?: number;
-  top_p?: number;
-  [field: string]: unknown;
-}
+export type ResponsesBody = ResponsesRequest & { [field: string]: unknown };
 
 /** Wire field -> native parameter name, for the capability gate. */
 export const gatedFields: Readonly<Record<string, string>> = {
@@ -62,14 +55,18 @@ export function decodeResponsesInput(body: ResponsesBody): DecodedChat {
   const messages: ChatMessage[] = [];
   if (body.instructions !== undefined) messages.push({ role: 'system', content: body.instructions });
   const items: InputItem[] = typeof body.input === 'string' ? [{ role: 'user', content: body.input }] : (body.input as InputItem[]);
-  for (const item of items) {
+  for (const [index, item] of items.entries()) {
     if (item?.type === 'function_call' && typeof item.call_id === 'string' && typeof item.name === 'string') {
-      append(messages, 'assistant', [{ type: 'tool-call', call: { id: item.call_id, name: item.name, arguments: typeof item.arguments === 'string' ? item.arguments : '{}' } }]);
+      const call: ChatPart[] = [{ type: 'tool-call', call: { id: item.call_id, name: item.name, arguments: typeof item.arguments === 'string' ? item.arguments : '{}' } }];
+      requireToolTextsWithin(call, `body.input.${index}`);
+      append(messages, 'assistant', call);
       continue;
     }
     if (item?.type === 'function_call_output' && typeof item.call_id === 'string') {
       const output = typeof item.output === 'string' ? item.output : textOf(contentParts(item.output, untranslatable));
-      append(messages, 'tool', [{ type: 'tool-result', result: { callId: item.call_id, name: '', output } }]);
+      const result: ChatPart[] = [{ type: 'tool-result', result: { callId: item.call_id, name: '', output } }];
+      requireToolTextsWithin(result, `body.input.${index}`);
+      append(messages, 'tool', result);
       continue;
     }
     const role = typeof item?.role === 'string' ? roles[item.role] : undefined;
@@ -79,9 +76,7 @@ export function decodeResponsesInput(body: ResponsesBody): DecodedChat {
     }
     messages.push({ role, content: compactContent(contentParts(item.content, untranslatable)) });
   }
-  // Built-in tools only exist upstream of this protocol; translated, the request keeps its function tools.
-  const functionTools = Array.isArray(body.tools) ? (body.tools as Array<{ type?: unknown }>).filter((tool) => tool?.type === 'function') : undefined;
-  const tools = decodeFunctionTools(functionTools, untranslatable, true);
+  const tools = decodeFunctionTools(body.tools, untranslatable, true);
   const toolChoice = decodeToolChoice(body.tool_choice, untranslatable);
   if (body.previous_response_id !== undefined) untranslatable.add('previous_response_id');
   const compacted = messages.map((message) => ({ ...message, content: typeof message.content === 'string' ? message.content : compactContent(message.content) }));
@@ -95,15 +90,6 @@ export function relayBody(body: ResponsesBody, upstreamModel: string, droppedNat
   forwarded.max_output_tokens = maxOutputTokens;
   return forwarded;
 }
-
-const wireUsage = (usage: TokenUsage | undefined) =>
-  usage && {
-    input_tokens: usage.inputTokens,
-    input_tokens_details: { cached_tokens: 0 },
-    output_tokens: usage.outputTokens,
-    output_tokens_details: { reasoning_tokens: 0 },
-    total_tokens: usage.inputTokens + usage.outputTokens,
-  };
 
 type OutputItem = { kind: 'message'; id: string; text: string } | { kind: 'call'; id: string; callId: string; name: string; arguments: string };
 
@@ -131,7 +117,7 @@ export class ResponseEncoder {
       incomplete_details: status === 'incomplete' ? { reason: 'max_output_tokens' } : null,
       model: this.model,
       output: done ? this.items.map((item) => itemJson(item, 'completed')) : [],
-      usage: wireUsage(finish?.usage) ?? null,
+      usage: finish?.usage ? wireResponsesUsage(finish.usage) : null,
     };
   }
 
@@ -139,7 +125,7 @@ export class ResponseEncoder {
   whole({ text, toolCalls, finish }: CollectedAnswer): object {
     if (text !== '' || toolCalls.length === 0) this.items.push(newMessage(text));
     for (const call of toolCalls) this.items.push({ kind: 'call', id: `fc_${randomBytes(16).toString('hex')}`, callId: call.id, name: call.name, arguments: call.arguments });
-    return this.response(statusOf(finish?.finishReason), finish);
+    return this.response(responseStatusOf(finish?.finishReason), finish);
   }
 
   /** The named stream events for one canonical event, in the protocol's order. */
@@ -175,7 +161,7 @@ export class ResponseEncoder {
         // An answer with nothing in it is still one (empty) message, as the protocol answers.
         if (this.items.length === 0) this.open(newMessage(''), emit);
         this.close(emit);
-        const status = statusOf(event.finishReason);
+        const status = responseStatusOf(event.finishReason);
         emit(status === 'completed' ? 'response.completed' : 'response.incomplete', { response: this.response(status, event) });
       }
     }
@@ -213,8 +199,4 @@ function newMessage(text: string): OutputItem {
 function itemJson(item: OutputItem, status: 'in_progress' | 'completed'): object {
   if (item.kind === 'call') return { id: item.id, type: 'function_call', status, call_id: item.callId, name: item.name, arguments: status === 'completed' ? item.arguments : '' };
   return { id: item.id, type: 'message', status, role: 'assistant', content: status === 'completed' ? [{ type: 'output_text', text: item.text, annotations: [] }] : [] };
-}
-
-function statusOf(reason: FinishReason | undefined): 'completed' | 'incomplete' {
-  return reason?.unified === 'length' ? 'incomplete' : 'completed';
 }

@@ -1,4 +1,4 @@
-import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { embeddingList, requireFloatEncoding } from '../../gateway/embedding-list.ts';
 import { compatModelFields } from '../../gateway/model-listing.ts';
@@ -10,38 +10,9 @@ import { callerOf, requireCredential } from '../../http/authentication.ts';
 import { reportDroppedParameters } from '../../http/dropped-parameters.ts';
 import { midStreamFailure } from '../../domain/upstream-failure.ts';
 import { relayAnswer, streamEncoded } from '../../streaming/relay.ts';
+import { BetaEmbeddingsRequest, MessagesRequest } from '../../protocols/anthropic/messages.ts';
 import { decodeBetaEmbeddingInput } from './embeddings-codec.ts';
 import { decodeMessages, gatedFields, MessageEventEncoder, messageOf, relayBody, type MessagesBody } from './messages-codec.ts';
-
-const MessagesRequest = Type.Object(
-  {
-    model: Type.String({ minLength: 1, maxLength: 300 }),
-    max_tokens: Type.Integer({ minimum: 1 }),
-    messages: Type.Array(Type.Object({ role: Type.String({ minLength: 1 }), content: Type.Unknown() }), { minItems: 1 }),
-    system: Type.Optional(Type.Union([Type.String(), Type.Array(Type.Object({}))])),
-    temperature: Type.Optional(Type.Number({ minimum: 0, maximum: 1 })),
-    top_p: Type.Optional(Type.Number({ minimum: 0, maximum: 1 })),
-    top_k: Type.Optional(Type.Integer({ minimum: 0 })),
-    stream: Type.Optional(Type.Boolean()),
-    tools: Type.Optional(Type.Array(Type.Object({}))),
-    tool_choice: Type.Optional(Type.Object({})),
-    stop_sequences: Type.Optional(Type.Array(Type.String(), { maxItems: 16 })),
-    metadata: Type.Optional(Type.Object({})),
-    thinking: Type.Optional(Type.Object({})),
-  },
-  // The surface is a pass-through: fields it does not name are forwarded as given.
-  { additionalProperties: true },
-);
-
-const EmbeddingsRequest = Type.Object(
-  {
-    model: Type.String({ minLength: 1, maxLength: 300 }),
-    input: Type.Union([Type.String(), Type.Array(Type.Unknown(), { minItems: 1 })]),
-    dimensions: Type.Optional(Type.Integer({ minimum: 1 })),
-    encoding_format: Type.Optional(Type.String()),
-  },
-  { additionalProperties: false },
-);
 
 /** The version and feature-flag headers of the imitated protocol, forwarded upstream when present. */
 const forwardedHeaders = ['anthropic-version', 'anthropic-beta'] as const;
@@ -71,7 +42,7 @@ export const betaRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServices }
   });
 
   // A service extension: the alpha embeddings shape, with multimodal inputs.
-  app.post('/api/beta/v1/embeddings', { schema: { body: EmbeddingsRequest } }, async (request) => {
+  app.post('/api/beta/v1/embeddings', { schema: { body: BetaEmbeddingsRequest } }, async (request) => {
     const body = request.body;
     requireFloatEncoding(body.encoding_format);
     const inputs = decodeBetaEmbeddingInput(body.input);

@@ -10,26 +10,15 @@ import {
   type ChatPart,
   type ChatStreamEvent,
   type DecodedChat,
-  type FinishReason,
-  type TokenUsage,
   type ToolChoice,
   type ToolDefinition,
 } from '../../domain/chat.ts';
+import { requireNestingWithin, requireToolTextsWithin } from '../../domain/nesting.ts';
 import type { CollectedAnswer } from '../../gateway/text-generation.ts';
+import { stopReasonOf, wireUsage, type MessagesRequest } from '../../protocols/anthropic/messages.ts';
 
 /** The beta (messages) request as this surface reads it; unknown fields are kept and forwarded. */
-export interface MessagesBody {
-  model: string;
-  max_tokens: number;
-  messages: Array<{ role: string; content: unknown }>;
-  system?: unknown;
-  stream?: boolean;
-  temperature?: number;
-  top_p?: number;
-  top_k?: number;
-  stop_sequences?: string[];
-  [field: string]: unknown;
-}
+export type MessagesBody = MessagesRequest & { [field: string]: unknown };
 
 /** Wire field -> native parameter name, for the capability gate. */
 export const gatedFields: Readonly<Record<string, string>> = {
@@ -82,12 +71,13 @@ function blockParts(content: unknown, untranslatable: Set<string>): ChatPart[] {
 function decodeTools(tools: unknown, untranslatable: Set<string>): ToolDefinition[] | undefined {
   if (!Array.isArray(tools)) return undefined;
   const definitions: ToolDefinition[] = [];
-  for (const tool of tools as Array<{ type?: unknown; name?: unknown; description?: unknown; input_schema?: unknown }>) {
+  for (const [index, tool] of (tools as Array<{ type?: unknown; name?: unknown; description?: unknown; input_schema?: unknown }>).entries()) {
     // Client tools have no type (or `custom`); typed ones are the provider's own server tools.
     if ((tool?.type !== undefined && tool.type !== 'custom') || typeof tool?.name !== 'string') {
       untranslatable.add(`"${String(tool?.type ?? tool?.name)}" tools`);
       continue;
     }
+    requireNestingWithin(tool.input_schema, `body.tools.${index}.input_schema`);
     definitions.push(toolDefinition(tool.name, tool.description, tool.input_schema));
   }
   return definitions;
@@ -106,10 +96,14 @@ function decodeToolChoice(choice: unknown, untranslatable: Set<string>): ToolCho
 export function decodeMessages(body: MessagesBody): DecodedChat {
   const untranslatable = new Set<string>();
   const messages: ChatMessage[] = [];
+  // Blocks nest (tool results hold blocks, tool calls hold their arguments), and are walked and serialised by recursion.
+  requireNestingWithin(body.system, 'body.system');
   if (body.system !== undefined) messages.push({ role: 'system', content: textOf(blockParts(body.system, untranslatable)) });
-  for (const message of body.messages) {
+  for (const [index, message] of body.messages.entries()) {
     if (message.role !== 'user' && message.role !== 'assistant') untranslatable.add(`"${message.role}" messages`);
+    requireNestingWithin(message.content, `body.messages.${index}.content`);
     const parts = blockParts(message.content, untranslatable);
+    requireToolTextsWithin(parts, `body.messages.${index}`);
     if (message.role === 'assistant') {
       messages.push({ role: 'assistant', content: compactContent(parts) });
       continue;
@@ -126,22 +120,6 @@ export function relayBody(body: MessagesBody, upstreamModel: string, droppedNati
   for (const [field, native] of Object.entries(gatedFields)) if (droppedNativeNames.includes(native) && field !== 'max_tokens') delete forwarded[field];
   return forwarded;
 }
-
-function stopReasonOf(reason: FinishReason): string {
-  if (reason.raw === 'stop_sequence') return 'stop_sequence';
-  switch (reason.unified) {
-    case 'length':
-      return 'max_tokens';
-    case 'tool-calls':
-      return 'tool_use';
-    case 'content-filter':
-      return 'refusal';
-    default:
-      return 'end_turn';
-  }
-}
-
-const wireUsage = (usage: TokenUsage | undefined) => ({ input_tokens: usage?.inputTokens ?? 0, output_tokens: usage?.outputTokens ?? 0 });
 
 /** A whole Message from a collected answer: a text block, then a tool_use block per call. */
 export function messageOf(model: string, { text, toolCalls, finish }: CollectedAnswer): object {

@@ -1,38 +1,9 @@
-import { Type, type Static } from '@fastify/type-provider-typebox';
 import type { EmbeddingInput, EmbeddingPart } from '../../domain/embedding.ts';
 import { GatewayError } from '../../domain/errors.ts';
+import type { BatchEmbedContentsRequest, EmbedContentRequest } from '../../protocols/gemini/embed-content.ts';
 
-const Content = Type.Object({ role: Type.Optional(Type.String()), parts: Type.Array(Type.Object({}, { additionalProperties: true }), { minItems: 1 }) });
-
-/** Fields of the protocol that the gateway refuses rather than ignores (it cannot carry them to every provider). */
-const Refusable = {
-  taskType: Type.Optional(Type.Unknown()),
-  title: Type.Optional(Type.Unknown()),
-};
-
-const EmbedOptions = { outputDimensionality: Type.Optional(Type.Integer({ minimum: 1 })), ...Refusable };
-
-/** `:embedContent`: the protocol's `content`, or the spec's `contents`, with options at the top or under `config`. */
-export const EmbedContentSchema = Type.Object(
-  {
-    model: Type.Optional(Type.String()),
-    content: Type.Optional(Content),
-    contents: Type.Optional(Content),
-    ...EmbedOptions,
-    config: Type.Optional(Type.Object(EmbedOptions)),
-  },
-  { additionalProperties: false },
-);
-export type EmbedContentBody = Static<typeof EmbedContentSchema>;
-
-/** `:batchEmbedContents`, as the official SDK sends even a single embedding. */
-export const BatchEmbedContentsSchema = Type.Object(
-  {
-    requests: Type.Array(Type.Object({ model: Type.Optional(Type.String()), content: Content, ...EmbedOptions }, { additionalProperties: false }), { minItems: 1 }),
-  },
-  { additionalProperties: false },
-);
-export type BatchEmbedContentsBody = Static<typeof BatchEmbedContentsSchema>;
+export type EmbedContentBody = EmbedContentRequest;
+export type BatchEmbedContentsBody = BatchEmbedContentsRequest;
 
 type Options = { outputDimensionality?: number; taskType?: unknown; title?: unknown };
 
@@ -56,7 +27,7 @@ function partOf(part: Record<string, unknown>, where: string): EmbeddingPart {
   return refuse(`${where}.inlineData.mimeType "${inline.mimeType}" is not an image, audio, video or PDF type`);
 }
 
-function inputOf(content: Static<typeof Content>, where: string): EmbeddingInput {
+function inputOf(content: BatchEmbedContentsRequest['requests'][number]['content'], where: string): EmbeddingInput {
   return { parts: content.parts.map((part, index) => partOf(part as Record<string, unknown>, `${where}.parts.${index}`)) };
 }
 

@@ -10,46 +10,14 @@ import { callerOf, requireCredential } from '../../http/authentication.ts';
 import { reportDroppedParameters } from '../../http/dropped-parameters.ts';
 import { relayAnswer, streamEncoded } from '../../streaming/relay.ts';
 import { bodyValidator } from '../../http/validation.ts';
-import {
-  BatchEmbedContentsSchema,
-  decodeBatchEmbedContents,
-  decodeEmbedContent,
-  EmbedContentSchema,
-  type BatchEmbedContentsBody,
-  type EmbedContentBody,
-} from './embed-content-codec.ts';
+import { BatchEmbedContentsRequest, EmbedContentRequest } from '../../protocols/gemini/embed-content.ts';
+import { GenerateContentRequest } from '../../protocols/gemini/generate-content.ts';
+import { decodeBatchEmbedContents, decodeEmbedContent, type BatchEmbedContentsBody, type EmbedContentBody } from './embed-content-codec.ts';
 import { ChunkEncoder, decodeContents, gatedParametersOf, relayBody, responseOf, streamError, type GenerateContentBody } from './generate-content-codec.ts';
 
-const Part = Type.Object({ text: Type.Optional(Type.String()) });
-const GenerateContentRequest = Type.Object(
-  {
-    contents: Type.Union([Type.String({ minLength: 1 }), Type.Array(Type.Object({ role: Type.Optional(Type.String()), parts: Type.Array(Part, { minItems: 1 }) }), { minItems: 1 })]),
-    systemInstruction: Type.Optional(Type.Union([Type.String(), Type.Object({ parts: Type.Array(Part) })])),
-    generationConfig: Type.Optional(
-      Type.Object({
-        temperature: Type.Optional(Type.Number({ minimum: 0, maximum: 2 })),
-        topP: Type.Optional(Type.Number({ minimum: 0, maximum: 1 })),
-        topK: Type.Optional(Type.Integer({ minimum: 1 })),
-        maxOutputTokens: Type.Optional(Type.Integer({ minimum: 1 })),
-        stopSequences: Type.Optional(Type.Array(Type.String(), { maxItems: 16 })),
-        responseMimeType: Type.Optional(Type.String()),
-        responseSchema: Type.Optional(Type.Object({})),
-        thinkingConfig: Type.Optional(Type.Object({})),
-        candidateCount: Type.Optional(Type.Integer({ minimum: 1, maximum: 8 })),
-      }),
-    ),
-    safetySettings: Type.Optional(Type.Array(Type.Object({}))),
-    tools: Type.Optional(Type.Array(Type.Object({}))),
-    toolConfig: Type.Optional(Type.Object({})),
-    cachedContent: Type.Optional(Type.String()),
-  },
-  // The surface is a pass-through: fields it does not name are forwarded as given.
-  { additionalProperties: true },
-);
-
 const generateContentBody = bodyValidator<GenerateContentBody>(GenerateContentRequest);
-const embedContentBody = bodyValidator<EmbedContentBody>(EmbedContentSchema);
-const batchBody = bodyValidator<BatchEmbedContentsBody>(BatchEmbedContentsSchema);
+const embedContentBody = bodyValidator<EmbedContentBody>(EmbedContentRequest);
+const batchBody = bodyValidator<BatchEmbedContentsBody>(BatchEmbedContentsRequest);
 
 const actions = ['generateContent', 'streamGenerateContent', 'embedContent', 'batchEmbedContents'] as const;
 type Action = (typeof actions)[number];

@@ -8,13 +8,13 @@ import {
   type ChatPart,
   type ChatStreamEvent,
   type DecodedChat,
-  type FinishReason,
-  type TokenUsage,
   type ToolCall,
   type ToolChoice,
   type ToolDefinition,
 } from '../../domain/chat.ts';
+import { requireNestingWithin } from '../../domain/nesting.ts';
 import type { CollectedAnswer } from '../../gateway/text-generation.ts';
+import { wireFinishReasons, wireUsageMetadata } from '../../protocols/gemini/generate-content.ts';
 import { nativeParameters } from '../../catalog/capability-gate.ts';
 import { midStreamFailure } from '../../domain/upstream-failure.ts';
 
@@ -129,12 +129,14 @@ function jsonSchemaOf(schema: unknown): unknown {
 function decodeTools(tools: unknown[] | undefined, untranslatable: Set<string>): ToolDefinition[] | undefined {
   if (tools === undefined) return undefined;
   const definitions: ToolDefinition[] = [];
-  for (const tool of tools as Array<Record<string, unknown>>) {
+  for (const [toolIndex, tool] of (tools as Array<Record<string, unknown>>).entries()) {
     const declarations = tool?.functionDeclarations;
     for (const other of Object.keys(tool ?? {}).filter((key) => key !== 'functionDeclarations')) untranslatable.add(`"${other}" tools`);
     if (!Array.isArray(declarations)) continue;
-    for (const declaration of declarations as Array<{ name?: unknown; description?: unknown; parameters?: unknown; parametersJsonSchema?: unknown }>) {
+    for (const [index, declaration] of (declarations as Array<{ name?: unknown; description?: unknown; parameters?: unknown; parametersJsonSchema?: unknown }>).entries()) {
       if (typeof declaration?.name !== 'string') continue;
+      // jsonSchemaOf walks the schema by recursion, which the bound keeps shallow.
+      for (const field of ['parameters', 'parametersJsonSchema'] as const) requireNestingWithin(declaration[field], `body.tools.${toolIndex}.functionDeclarations.${index}.${field}`);
       const parameters = declaration.parametersJsonSchema ?? (declaration.parameters === undefined ? undefined : jsonSchemaOf(declaration.parameters));
       definitions.push(toolDefinition(declaration.name, declaration.description, parameters));
     }
@@ -162,13 +164,16 @@ export function decodeContents(body: GenerateContentBody): DecodedChat {
   const untranslatable = new Set<string>();
   const calls = new CallLedger();
   const messages: ChatMessage[] = [];
+  // Function calls and responses hold JSON of any depth, which is serialised by recursion.
+  requireNestingWithin(body.systemInstruction, 'body.systemInstruction');
   if (body.systemInstruction !== undefined) {
     const system = typeof body.systemInstruction === 'string' ? body.systemInstruction : textOf(partsOf(body.systemInstruction.parts, untranslatable, calls));
     messages.push({ role: 'system', content: system });
   }
   if (typeof body.contents === 'string') messages.push({ role: 'user', content: body.contents });
   else {
-    for (const content of body.contents) {
+    for (const [index, content] of body.contents.entries()) {
+      requireNestingWithin(content.parts, `body.contents.${index}.parts`);
       const parts = partsOf(content.parts, untranslatable, calls);
       if (content.role === 'model') {
         messages.push({ role: 'assistant', content: compactContent(parts) });
@@ -200,18 +205,6 @@ export function relayBody(body: GenerateContentBody, droppedNativeNames: readonl
   return forwarded;
 }
 
-const finishReasons: Record<FinishReason['unified'], string> = {
-  stop: 'STOP',
-  length: 'MAX_TOKENS',
-  'content-filter': 'SAFETY',
-  'tool-calls': 'STOP',
-  error: 'OTHER',
-  other: 'OTHER',
-};
-
-const usageMetadata = (usage: TokenUsage | undefined) =>
-  usage && { promptTokenCount: usage.inputTokens, candidatesTokenCount: usage.outputTokens, totalTokenCount: usage.inputTokens + usage.outputTokens };
-
 const functionCallPart = (call: ToolCall) => ({ functionCall: { id: call.id, name: call.name, args: argumentsObject(call.arguments) } });
 
 /**
@@ -239,8 +232,8 @@ export class ChunkEncoder {
         return [
           ...this.flush(),
           {
-            candidates: [{ content: { role: 'model', parts: [{ text: '' }] }, finishReason: finishReasons[event.finishReason.unified], index: 0 }],
-            ...(event.usage ? { usageMetadata: usageMetadata(event.usage) } : {}),
+            candidates: [{ content: { role: 'model', parts: [{ text: '' }] }, finishReason: wireFinishReasons[event.finishReason.unified], index: 0 }],
+            ...(event.usage ? { usageMetadata: wireUsageMetadata(event.usage) } : {}),
             modelVersion: this.model,
           },
         ];
@@ -262,8 +255,8 @@ export class ChunkEncoder {
 export function responseOf(model: string, { text, toolCalls, finish }: CollectedAnswer): object {
   const parts = [...(text !== '' || toolCalls.length === 0 ? [{ text }] : []), ...toolCalls.map(functionCallPart)];
   return {
-    candidates: [{ content: { role: 'model', parts }, finishReason: finishReasons[finish?.finishReason.unified ?? 'other'], index: 0 }],
-    ...(finish?.usage ? { usageMetadata: usageMetadata(finish.usage) } : {}),
+    candidates: [{ content: { role: 'model', parts }, finishReason: wireFinishReasons[finish?.finishReason.unified ?? 'other'], index: 0 }],
+    ...(finish?.usage ? { usageMetadata: wireUsageMetadata(finish.usage) } : {}),
     modelVersion: model,
   };
 }

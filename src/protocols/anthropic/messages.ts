@@ -1,0 +1,106 @@
+import { Type, type Static } from 'typebox';
+import type { FinishReason, TokenUsage } from '../../domain/chat.ts';
+import { wireCheck } from '../wire-check.ts';
+
+/** A messages request as clients send it; unnamed fields are kept and forwarded. */
+export const MessagesRequest = Type.Object(
+  {
+    model: Type.String({ minLength: 1, maxLength: 300 }),
+    max_tokens: Type.Integer({ minimum: 1 }),
+    messages: Type.Array(Type.Object({ role: Type.String({ minLength: 1 }), content: Type.Unknown() }), { minItems: 1 }),
+    system: Type.Optional(Type.Union([Type.String(), Type.Array(Type.Object({}))])),
+    temperature: Type.Optional(Type.Number({ minimum: 0, maximum: 1 })),
+    top_p: Type.Optional(Type.Number({ minimum: 0, maximum: 1 })),
+    top_k: Type.Optional(Type.Integer({ minimum: 0 })),
+    stream: Type.Optional(Type.Boolean()),
+    tools: Type.Optional(Type.Array(Type.Object({}))),
+    tool_choice: Type.Optional(Type.Object({})),
+    stop_sequences: Type.Optional(Type.Array(Type.String(), { maxItems: 16 })),
+    metadata: Type.Optional(Type.Object({})),
+    thinking: Type.Optional(Type.Object({})),
+  },
+  { additionalProperties: true },
+);
+export type MessagesRequest = Static<typeof MessagesRequest>;
+
+export const MessagesUsage = Type.Object({ input_tokens: Type.Optional(Type.Union([Type.Number(), Type.Null()])), output_tokens: Type.Optional(Type.Number()) });
+export type MessagesUsage = Static<typeof MessagesUsage>;
+
+/** A whole (non-streamed) Message. */
+export const Message = Type.Object({
+  type: Type.Literal('message'),
+  content: Type.Array(Type.Object({ type: Type.String() })),
+  stop_reason: Type.Optional(Type.Union([Type.String(), Type.Null()])),
+  usage: MessagesUsage,
+});
+export type Message = Static<typeof Message>;
+export const isMessage = wireCheck(Message);
+
+/** One event of a messages stream: every event names its type; the fields read are those of the types that carry them. */
+export const MessagesStreamEvent = Type.Object({
+  type: Type.String(),
+  index: Type.Optional(Type.Integer({ minimum: 0 })),
+  content_block: Type.Optional(Type.Object({ type: Type.String(), id: Type.Optional(Type.String()), name: Type.Optional(Type.String()) })),
+  message: Type.Optional(Type.Object({ usage: Type.Optional(MessagesUsage) })),
+  delta: Type.Optional(
+    Type.Object({
+      type: Type.Optional(Type.String()),
+      text: Type.Optional(Type.String()),
+      partial_json: Type.Optional(Type.String()),
+      stop_reason: Type.Optional(Type.Union([Type.String(), Type.Null()])),
+    }),
+  ),
+  usage: Type.Optional(MessagesUsage),
+  error: Type.Optional(Type.Object({ type: Type.Optional(Type.String()), message: Type.Optional(Type.String()) })),
+});
+export type MessagesStreamEvent = Static<typeof MessagesStreamEvent>;
+export const isMessagesStreamEvent = wireCheck(MessagesStreamEvent);
+
+/** The protocol's error body, with an error status and as the `error` event of a stream. */
+export const AnthropicError = Type.Object({ type: Type.Literal('error'), error: Type.Object({ type: Type.String(), message: Type.String() }) });
+export type AnthropicError = Static<typeof AnthropicError>;
+
+/** An embeddings request of the beta surface's extension (text, or parts of several media). */
+export const BetaEmbeddingsRequest = Type.Object(
+  {
+    model: Type.String({ minLength: 1, maxLength: 300 }),
+    input: Type.Union([Type.String(), Type.Array(Type.Unknown(), { minItems: 1 })]),
+    dimensions: Type.Optional(Type.Integer({ minimum: 1 })),
+    encoding_format: Type.Optional(Type.String()),
+  },
+  { additionalProperties: false },
+);
+export type BetaEmbeddingsRequest = Static<typeof BetaEmbeddingsRequest>;
+
+const finishReasons: Readonly<Record<string, FinishReason['unified']>> = {
+  end_turn: 'stop',
+  stop_sequence: 'stop',
+  max_tokens: 'length',
+  tool_use: 'tool-calls',
+  refusal: 'content-filter',
+};
+
+export function finishReasonOf(raw: string): FinishReason {
+  return { unified: finishReasons[raw] ?? 'other', raw };
+}
+
+/** A canonical finish as the protocol's stop_reason; a stop at a stop sequence keeps its name. */
+export function stopReasonOf(reason: FinishReason): string {
+  if (reason.raw === 'stop_sequence') return 'stop_sequence';
+  switch (reason.unified) {
+    case 'length':
+      return 'max_tokens';
+    case 'tool-calls':
+      return 'tool_use';
+    case 'content-filter':
+      return 'refusal';
+    default:
+      return 'end_turn';
+  }
+}
+
+export function usageOf(usage: MessagesUsage): TokenUsage {
+  return { inputTokens: usage.input_tokens ?? 0, outputTokens: usage.output_tokens ?? 0 };
+}
+
+export const wireUsage = (usage: TokenUsage | undefined) => ({ input_tokens: usage?.inputTokens ?? 0, output_tokens: usage?.outputTokens ?? 0 });

@@ -1,0 +1,40 @@
+import { Type, type Static } from 'typebox';
+import { Vector } from '../vector.ts';
+import { wireCheck } from '../wire-check.ts';
+
+const Content = Type.Object({ role: Type.Optional(Type.String()), parts: Type.Array(Type.Object({}, { additionalProperties: true }), { minItems: 1 }) });
+
+/** Fields of the protocol that the gateway refuses rather than ignores (it cannot carry them to every provider). */
+const Refusable = {
+  taskType: Type.Optional(Type.Unknown()),
+  title: Type.Optional(Type.Unknown()),
+};
+
+const EmbedOptions = { outputDimensionality: Type.Optional(Type.Integer({ minimum: 1 })), ...Refusable };
+
+/** `:embedContent`: the protocol's `content`, or the spec's `contents`, with options at the top or under `config`. */
+export const EmbedContentRequest = Type.Object(
+  {
+    model: Type.Optional(Type.String()),
+    content: Type.Optional(Content),
+    contents: Type.Optional(Content),
+    ...EmbedOptions,
+    config: Type.Optional(Type.Object(EmbedOptions)),
+  },
+  { additionalProperties: false },
+);
+export type EmbedContentRequest = Static<typeof EmbedContentRequest>;
+
+/** `:batchEmbedContents`, as the official SDK sends even a single embedding. */
+export const BatchEmbedContentsRequest = Type.Object(
+  {
+    requests: Type.Array(Type.Object({ model: Type.Optional(Type.String()), content: Content, ...EmbedOptions }, { additionalProperties: false }), { minItems: 1 }),
+  },
+  { additionalProperties: false },
+);
+export type BatchEmbedContentsRequest = Static<typeof BatchEmbedContentsRequest>;
+
+/** The answer to `:batchEmbedContents`: one embedding per request, in request order. */
+export const BatchEmbedContentsResponse = Type.Object({ embeddings: Type.Array(Type.Object({ values: Vector })) });
+export type BatchEmbedContentsResponse = Static<typeof BatchEmbedContentsResponse>;
+export const isBatchEmbedContentsResponse = wireCheck(BatchEmbedContentsResponse);

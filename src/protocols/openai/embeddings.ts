@@ -1,0 +1,24 @@
+import { Type, type Static } from 'typebox';
+import { Vector } from '../vector.ts';
+import { wireCheck } from '../wire-check.ts';
+
+/** An embeddings request as clients send it. */
+export const EmbeddingsRequest = Type.Object(
+  {
+    model: Type.String({ minLength: 1, maxLength: 300 }),
+    input: Type.Union([Type.String(), Type.Array(Type.Unknown(), { minItems: 1 })]),
+    dimensions: Type.Optional(Type.Integer({ minimum: 1 })),
+    encoding_format: Type.Optional(Type.String()),
+    user: Type.Optional(Type.String()),
+  },
+  { additionalProperties: true },
+);
+export type EmbeddingsRequest = Static<typeof EmbeddingsRequest>;
+
+/** The answer to an embeddings request, one item per input, each naming the input it embeds. */
+export const EmbeddingsAnswer = Type.Object({
+  data: Type.Array(Type.Object({ index: Type.Optional(Type.Integer({ minimum: 0 })), embedding: Vector })),
+  usage: Type.Optional(Type.Union([Type.Object({ prompt_tokens: Type.Optional(Type.Number()) }), Type.Null()])),
+});
+export type EmbeddingsAnswer = Static<typeof EmbeddingsAnswer>;
+export const isEmbeddingsAnswer = wireCheck(EmbeddingsAnswer);

@@ -1,0 +1,75 @@
+import { createParser } from 'eventsource-parser';
+import { UpstreamUnreachableError } from '../../domain/upstream-failure.ts';
+
+/** Cuts the text of a stream, piece by piece, into the data of its events, each returned once complete. */
+export type StreamSplitter = (text: string) => string[];
+
+/** Server-sent events: each event's `data`. */
+export function sseSplitter(): StreamSplitter {
+  const completed: string[] = [];
+  const parser = createParser({ onEvent: (event) => completed.push(event.data) });
+  return (text) => {
+    parser.feed(text);
+    return completed.splice(0);
+  };
+}
+
+/** A JSON array of objects written element by element (Gemini's stream without `alt=sse`): each element's text. */
+export function jsonArraySplitter(): StreamSplitter {
+  const splitter = new JsonArraySplitter();
+  return (text) => splitter.feed(text);
+}
+
+const broken = (message: string) => new UpstreamUnreachableError('protocol', `the upstream stream is not a JSON array of objects: ${message}`);
+
+/**
+ * Splits a JSON array of objects that arrives in pieces (a stream written element by element) into the text
+ * of each element as it completes, so each can be checked like an event of an event stream. It tracks only
+ * nesting and strings; each element's own syntax is left to JSON.parse.
+ */
+class JsonArraySplitter {
+  private state: 'before' | 'between' | 'inside' | 'after' = 'before';
+  private depth = 0;
+  private inString = false;
+  private escaped = false;
+  private element: string[] = [];
+
+  /** The elements completed by this piece, in order. */
+  feed(text: string): string[] {
+    const completed: string[] = [];
+    let start = 0;
+    for (let index = 0; index < text.length; index++) {
+      const char = text[index]!;
+      if (this.state === 'inside') {
+        if (this.inString) {
+          if (this.escaped) this.escaped = false;
+          else if (char === '\\') this.escaped = true;
+          else if (char === '"') this.inString = false;
+        } else if (char === '"') this.inString = true;
+        else if (char === '{' || char === '[') this.depth++;
+        else if ((char === '}' || char === ']') && --this.depth === 0) {
+          this.element.push(text.slice(start, index + 1));
+          completed.push(this.element.join(''));
+          this.element = [];
+          this.state = 'between';
+        }
+        continue;
+      }
+      if (char === ' ' || char === '\n' || char === '\r' || char === '\t') continue;
+      if (this.state === 'before') {
+        if (char !== '[') throw broken('it does not open with [');
+        this.state = 'between';
+      } else if (this.state === 'between') {
+        if (char === ',') continue;
+        if (char === ']') this.state = 'after';
+        else if (char === '{') {
+          this.state = 'inside';
+          this.depth = 1;
+          start = index;
+        } else throw broken(`an element opens with ${JSON.stringify(char)}`);
+      } else throw broken('there is more after its end');
+    }
+    if (this.state === 'inside') this.element.push(text.slice(start));
+    return completed;
+  }
+}

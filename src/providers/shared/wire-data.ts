@@ -1,0 +1,14 @@
+import { UpstreamUnreachableError } from '../../domain/upstream-failure.ts';
+import type { WireCheck } from '../../protocols/wire-check.ts';
+import { parseEventData } from './sse-decoder.ts';
+
+/** Data an upstream sent, as its protocol's shape; anything else breaks the protocol (a 502, and the next row may serve). */
+export function checked<T>(value: unknown, check: WireCheck<T>, what: string): T {
+  if (!check(value)) throw new UpstreamUnreachableError('protocol', `the upstream answered with ${what} that does not follow its protocol`);
+  return value;
+}
+
+/** One stream event's JSON, checked against the protocol's event shape. */
+export function checkedEvent<T>(data: string, check: WireCheck<T>): T {
+  return checked(parseEventData<unknown>(data), check, 'a stream event');
+}

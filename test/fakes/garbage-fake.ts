@@ -1,0 +1,124 @@
+import type { ServerResponse } from 'node:http';
+import type { MessagesStreamEvent } from '../../src/protocols/anthropic/messages.ts';
+import type { GenerateContentResponse } from '../../src/protocols/gemini/generate-content.ts';
+import type { ChatCompletionChunk } from '../../src/protocols/openai/chat-completions.ts';
+import type { ResponsesStreamEvent } from '../../src/protocols/openai/responses.ts';
+import { sleep, startFakeServer, type FakeServer, type RecordedRequest } from './fake-server.ts';
+
+/**
+ * An upstream of any protocol that answers 200 with something its protocol does not allow; the model name
+ * (the body's `model`, or the path's for Gemini) picks what:
+ * - `garbage-not-json`: the body `{not json at all`;
+ * - `garbage-html`: an HTML maintenance page;
+ * - `garbage-shape`: JSON of another shape, as the whole answer, or as the events of a stream that then ends
+ *   as the protocol ends a stream;
+ * - `garbage-first-event`: a stream whose first event is not JSON;
+ * - `garbage-third-event`: a stream of two of the protocol's own events carrying text, then one that is not
+ *   JSON, then more of its own events;
+ * - `garbage-endless`: like `third-event`, but after the garbage it keeps sending its own events until the
+ *   gateway lets go of the connection (counted in `streamsLetGo`).
+ */
+export const garbageKinds = ['not-json', 'html', 'shape', 'first-event', 'third-event', 'endless'] as const;
+export type GarbageKind = (typeof garbageKinds)[number];
+
+const html = '<!doctype html><html><head><title>Maintenance</title></head><body><h1>Back soon</h1></body></html>';
+
+type Operation = 'chat' | 'responses' | 'messages' | 'generate' | 'embeddings';
+
+/** Two well-formed events of each streamed operation, each carrying a word of text. */
+function goodEvents(operation: Operation): Array<{ name?: string; data: object }> {
+  if (operation === 'chat') {
+    const chunk = (content: string): ChatCompletionChunk => ({ choices: [{ delta: { content }, finish_reason: null }], usage: null });
+    return [{ data: { id: 'chatcmpl-g', object: 'chat.completion.chunk', ...chunk('Hello') } }, { data: { id: 'chatcmpl-g', object: 'chat.completion.chunk', ...chunk(' there') } }];
+  }
+  if (operation === 'responses') {
+    const events: ResponsesStreamEvent[] = [
+      { type: 'response.created', response: { usage: null } },
+      { type: 'response.output_text.delta' },
+    ];
+    return events.map((event) => ({ name: event.type, data: event.type === 'response.output_text.delta' ? { ...event, delta: 'Hello' } : event }));
+  }
+  if (operation === 'messages') {
+    const events: MessagesStreamEvent[] = [
+      { type: 'message_start', message: { usage: { input_tokens: 3, output_tokens: 1 } } },
+      { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: 'Hello' } },
+    ];
+    return events.map((event) => ({ name: event.type, data: event }));
+  }
+  const chunk = (text: string): GenerateContentResponse => ({ candidates: [{ content: { parts: [{ text }] } }] });
+  return [{ data: chunk('Hello') }, { data: chunk(' there') }];
+}
+
+/** The event a stream of the operation ends with. */
+function endEvent(operation: Operation): { name?: string; data: object | string } {
+  if (operation === 'chat') return { data: '[DONE]' };
+  if (operation === 'responses') return { name: 'response.completed', data: { type: 'response.completed', response: { usage: { input_tokens: 1, output_tokens: 1 } } } };
+  if (operation === 'messages') return { name: 'message_stop', data: { type: 'message_stop' } };
+  const last: GenerateContentResponse = { candidates: [{ content: { parts: [{ text: '' }] }, finishReason: 'STOP' }] };
+  return { data: last };
+}
+
+function operationOf(request: RecordedRequest): { operation: Operation; model: string; streaming: boolean } {
+  const body = (request.body ?? {}) as { model?: unknown; stream?: unknown };
+  const gemini = /\/models\/([^:]+):(\w+)/.exec(request.path);
+  if (gemini) {
+    const action = gemini[2]!;
+    return { operation: action.includes('mbed') ? 'embeddings' : 'generate', model: decodeURIComponent(gemini[1]!), streaming: action === 'streamGenerateContent' };
+  }
+  const operation: Operation = request.path.endsWith('/chat/completions') ? 'chat' : request.path.endsWith('/responses') ? 'responses' : request.path.endsWith('/messages') ? 'messages' : 'embeddings';
+  return { operation, model: String(body.model), streaming: body.stream === true };
+}
+
+const sse = (event: { name?: string; data: object | string }) =>
+  `${event.name ? `event: ${event.name}\n` : ''}data: ${typeof event.data === 'string' ? event.data : JSON.stringify(event.data)}\n\n`;
+
+async function answer(request: RecordedRequest, response: ServerResponse): Promise<void> {
+  const { operation, model, streaming } = operationOf(request);
+  const kind = model.replace(/^garbage-/, '') as GarbageKind;
+  if (kind === 'not-json') {
+    response.writeHead(200, { 'content-type': 'application/json' });
+    return void response.end('{not json at all');
+  }
+  if (kind === 'html') {
+    response.writeHead(200, { 'content-type': 'text/html' });
+    return void response.end(html);
+  }
+  // The stream without alt=sse is a JSON array, whatever it holds.
+  const jsonArray = operation === 'generate' && streaming && !request.path.includes('alt=sse');
+  if (!streaming || operation === 'embeddings') {
+    response.writeHead(200, { 'content-type': 'application/json' });
+    return void response.end(JSON.stringify({ hello: 'world' }));
+  }
+  const [first, second] = goodEvents(operation);
+  if (jsonArray) {
+    response.writeHead(200, { 'content-type': 'application/json' });
+    if (kind === 'shape') return void response.end(JSON.stringify([{ hello: 'world' }, endEvent(operation).data]));
+    if (kind === 'first-event') return void response.end(`[{not json},${JSON.stringify(first!.data)}]`);
+    response.write(`[${JSON.stringify(first!.data)},\r\n${JSON.stringify(second!.data)}`);
+    // The garbage comes after the answer has begun, as a later piece of the stream.
+    await sleep(50);
+    return void response.end(',\r\n{"hello": "world"}]');
+  }
+  response.writeHead(200, { 'content-type': 'text/event-stream' });
+  if (kind === 'shape') return void response.end(sse({ data: { hello: 'world' } }) + sse({ data: { hello: 'again' } }) + sse(endEvent(operation)));
+  if (kind === 'first-event') return void response.end(sse({ data: '{not json' }) + goodEvents(operation).map(sse).join(''));
+  response.write([first!, second!].map(sse).join(''));
+  await sleep(50);
+  if (kind !== 'endless') return void response.end(sse({ data: html }) + sse(first!));
+  response.write(sse({ data: html }));
+  let open = true;
+  response.on('close', () => {
+    open = false;
+    state.streamsLetGo++;
+  });
+  while (open) {
+    response.write(sse(second!));
+    await sleep(20);
+  }
+}
+
+const state = { streamsLetGo: 0 };
+
+export async function startGarbageFake(): Promise<FakeServer & { streamsLetGo(): number }> {
+  return { ...(await startFakeServer(answer)), streamsLetGo: () => state.streamsLetGo };
+}

@@ -1,0 +1,163 @@
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { startGarbageFake, type GarbageKind } from '../fakes/garbage-fake.ts';
+import { expectEnvelope, heldNanosOf, usageRecords } from '../support/http-helpers.ts';
+import { fakeProviderYaml, startTestGateway, type TestGateway } from '../support/test-gateway.ts';
+
+/**
+ * Upstreams that answer 200 with something their protocol does not allow (not JSON, an HTML page, JSON of
+ * another shape, a stream whose first or third event is garbage), on every surface, relayed to an upstream
+ * of the surface's own protocol and translated to another: a 502 envelope or the next provider row while
+ * nothing has been sent, a failure inside the stream once it has begun; never a success, never a hold left.
+ */
+const families = ['openai', 'anthropic', 'gemini'] as const;
+type Family = (typeof families)[number];
+const wholeKinds: GarbageKind[] = ['not-json', 'html', 'shape'];
+const streamKinds: GarbageKind[] = ['not-json', 'html', 'shape', 'first-event'];
+
+const model = (id: string, ...rows: string[]) =>
+  `  - id: ${id}\n    pricing: { inputPerMTok: 1, outputPerMTok: 2 }\n    providers:\n${rows.map((row, index) => `      - { ${row}, priority: ${index + 1} }`).join('\n')}\n`;
+const embedModel = (id: string, provider: string, kind: GarbageKind) =>
+  `  - id: ${id}\n    outputModalities: [embedding]\n    pricing: { inputPerMTok: 1 }\n    providers: [{ provider: ${provider}, model: garbage-${kind} }]\n`;
+
+type Surface = 'alpha' | 'responses' | 'beta' | 'gamma' | 'gamma-sse';
+const surfaceProtocol: Record<Surface, Family> = { alpha: 'openai', responses: 'openai', beta: 'anthropic', gamma: 'gemini', 'gamma-sse': 'gemini' };
+
+function call(surface: Surface, modelId: string, stream: boolean): { url: string; payload: object } {
+  switch (surface) {
+    case 'alpha':
+      return { url: '/api/alpha/v1/chat/completions', payload: { model: modelId, stream, messages: [{ role: 'user', content: 'hi' }] } };
+    case 'responses':
+      return { url: '/api/alpha/v1/responses', payload: { model: modelId, stream, input: 'hi' } };
+    case 'beta':
+      return { url: '/api/beta/v1/messages', payload: { model: modelId, stream, max_tokens: 50, messages: [{ role: 'user', content: 'hi' }] } };
+    case 'gamma':
+    case 'gamma-sse': {
+      const action = stream ? `streamGenerateContent${surface === 'gamma-sse' ? '?alt=sse' : ''}` : 'generateContent';
+      return { url: `/api/gamma/v1beta/models/${modelId}:${action}`, payload: { contents: [{ role: 'user', parts: [{ text: 'hi' }] }] } };
+    }
+  }
+}
+
+describe('upstream answers that break their protocol', () => {
+  let fake: Awaited<ReturnType<typeof startGarbageFake>>;
+  let gateway: TestGateway;
+
+  beforeAll(async () => {
+    fake = await startGarbageFake();
+    const kinds: GarbageKind[] = ['not-json', 'html', 'shape', 'first-event', 'third-event'];
+    gateway = await startTestGateway({
+      upstreams: [fake],
+      configText: [
+        'providers:',
+        ...families.map((family) => fakeProviderYaml(family, family, fake)),
+        fakeProviderYaml('ark', 'ark', fake),
+        '  sandbox: { protocol: sandbox }',
+        'models:',
+        ...families.flatMap((family) => kinds.map((kind) => model(`${family}-${kind}`, `provider: ${family}, model: garbage-${kind}`))),
+        ...families.map((family) => model(`${family}-then-sandbox`, `provider: ${family}, model: garbage-not-json`, 'provider: sandbox, model: echo')),
+        model('openai-endless', 'provider: openai, model: garbage-endless'),
+        embedModel('openai-embed', 'openai', 'shape'),
+        embedModel('openai-embed-html', 'openai', 'html'),
+        embedModel('gemini-embed', 'gemini', 'shape'),
+        embedModel('ark-embed', 'ark', 'not-json'),
+      ].join('\n'),
+    });
+  });
+  afterAll(async () => {
+    await gateway?.close();
+  });
+
+  async function funded() {
+    const { key, accountId } = await gateway.createFundedKey({ credits: 1 });
+    const send = (url: string, payload: object) => gateway.request({ method: 'POST', url, headers: { 'x-api-key': key }, payload });
+    const balance = async () => (await gateway.request({ method: 'GET', url: '/api/compat/v1/balance', headers: { 'x-api-key': key } })).json<{ creditBalance: number }>().creditBalance;
+    return { key, accountId, send, balance };
+  }
+
+  const surfaces: Surface[] = ['alpha', 'responses', 'beta', 'gamma', 'gamma-sse'];
+
+  for (const surface of surfaces) {
+    for (const family of families) {
+      const how = surfaceProtocol[surface] === family ? 'relayed' : 'translated';
+      it(`${surface} -> ${family} (${how}): a 502 envelope for every answer that does not parse, nothing held or charged`, async () => {
+        const { key, accountId, send, balance } = await funded();
+        const cases = [
+          ...(surface === 'gamma-sse' ? [] : wholeKinds.map((kind) => ({ kind, stream: false }))),
+          ...streamKinds.map((kind) => ({ kind, stream: true })),
+        ];
+        for (const { kind, stream } of cases) {
+          const { url, payload } = call(surface, `${family}-${kind}`, stream);
+          const response = await send(url, payload);
+          expectEnvelope(response, 502, 'GW_UPSTREAM_UNREACHABLE', url.split('?')[0]!);
+        }
+        expect(await balance()).toBe(1);
+        expect(await heldNanosOf(gateway, accountId)).toBe(0n);
+        const records = await usageRecords(gateway, key);
+        expect(records).toHaveLength(cases.length);
+        expect(records.every((record) => record.status === 'failed' && record.usdCost === 0)).toBe(true);
+      });
+
+      it(`${surface} -> ${family} (${how}): an answer that does not parse falls back to the next row`, async () => {
+        const { key, accountId, send } = await funded();
+        for (const stream of surface === 'gamma-sse' ? [true] : [false, true]) {
+          const { url, payload } = call(surface, `${family}-then-sandbox`, stream);
+          const response = await send(url, payload);
+          expect(response.statusCode, response.body).toBe(200);
+          expect(response.body).toContain('hi');
+        }
+        expect(await heldNanosOf(gateway, accountId)).toBe(0n);
+        expect((await usageRecords(gateway, key)).every((record) => record.status === 'succeeded')).toBe(true);
+      });
+
+      it(`${surface} -> ${family} (${how}): garbage after the stream began ends it as a failure`, async () => {
+        const { key, accountId, send, balance } = await funded();
+        const { url, payload } = call(surface, `${family}-third-event`, true);
+        if (surface === 'gamma' && how === 'relayed') {
+          // A JSON array relayed as it comes has no room for an error: the connection is cut, so it cannot pass for whole.
+          await expect(send(url, payload)).rejects.toThrow(/destroyed/);
+          await gateway.settled();
+          expect((await usageRecords(gateway, key))[0]!.status).toBe('failed');
+          expect(await heldNanosOf(gateway, accountId)).toBe(0n);
+          return;
+        }
+        const response = await send(url, payload);
+        expect(response.statusCode, response.body).toBe(200);
+        expect(response.body).toContain('Hello');
+        expect(response.body).not.toContain('<html>');
+        expect(response.body).not.toContain('[DONE]');
+        if (surface === 'alpha') expect(response.body).toContain('"type":"upstream_error"');
+        const [record] = await usageRecords(gateway, key);
+        expect(record!.status).toBe('failed');
+        expect(await heldNanosOf(gateway, accountId)).toBe(0n);
+        expect(await balance()).toBeLessThanOrEqual(1);
+      });
+    }
+  }
+
+  it('lets go of an upstream that keeps streaming after garbage, instead of holding its connection', async () => {
+    const { key, accountId, send } = await funded();
+    const before = fake.streamsLetGo();
+    const response = await send('/api/alpha/v1/chat/completions', { model: 'openai-endless', stream: true, messages: [{ role: 'user', content: 'hi' }] });
+    expect(response.statusCode).toBe(200);
+    expect(response.body).toContain('"type":"upstream_error"');
+    await vi.waitFor(() => expect(fake.streamsLetGo()).toBe(before + 1), { timeout: 10_000 });
+    expect((await usageRecords(gateway, key))[0]!.status).toBe('failed');
+    expect(await heldNanosOf(gateway, accountId)).toBe(0n);
+  });
+
+  it('embeddings on every surface: a 502 envelope for an answer that does not parse, nothing held or charged', async () => {
+    const { key, accountId, send, balance } = await funded();
+    const calls = [
+      { url: '/api/alpha/v1/embeddings', payload: { model: 'openai-embed', input: 'hi' } },
+      { url: '/api/alpha/v1/embeddings', payload: { model: 'openai-embed-html', input: 'hi' } },
+      { url: '/api/beta/v1/embeddings', payload: { model: 'ark-embed', input: 'hi' } },
+      { url: '/api/beta/v1/embeddings', payload: { model: 'gemini-embed', input: 'hi' } },
+      { url: '/api/gamma/v1beta/models/openai-embed:embedContent', payload: { content: { parts: [{ text: 'hi' }] } } },
+      { url: '/api/gamma/v1beta/models/gemini-embed:batchEmbedContents', payload: { requests: [{ content: { parts: [{ text: 'hi' }] } }] } },
+    ];
+    for (const { url, payload } of calls) expectEnvelope(await send(url, payload), 502, 'GW_UPSTREAM_UNREACHABLE', url);
+    expect(await balance()).toBe(1);
+    expect(await heldNanosOf(gateway, accountId)).toBe(0n);
+    expect((await usageRecords(gateway, key)).every((record) => record.usdCost === 0)).toBe(true);
+  });
+});
