@@ -235,10 +235,13 @@ export class TextGeneration {
       },
       settle: ({ failed, consumerLeft }) => {
         const reading = meter.reading();
-        // An answer without usage is metered by counting: the prompt, and no output we could read from raw bytes.
-        const usage = reading.usage ?? { inputTokens: countPrompt(), outputTokens: 0 };
         const status = failed || !reading.complete || reading.sawError ? 'failed' : consumerLeft ? 'aborted' : 'succeeded';
-        settle(status, usage, reading.usage === undefined);
+        if (status !== 'failed' && reading.usage) return settle(status, reading.usage, false);
+        // Counted only when needed: an answer without usage, or one cut mid-way, which is charged at least what
+        // it delivered (a stream's running usage may lag its last events).
+        const output = countTextTokens(reading.output);
+        const usage = { inputTokens: reading.usage?.inputTokens || countPrompt(), outputTokens: Math.max(reading.usage?.outputTokens ?? 0, output) };
+        settle(status, usage, reading.usage === undefined || output > reading.usage.outputTokens);
       },
     });
     return {

@@ -37,6 +37,8 @@ export interface RelayReading {
   sawTerminator: boolean;
   /** The upstream reported an error inside the stream. */
   sawError: boolean;
+  /** The text and tool-call arguments delivered so far, counted when the upstream reports no (or too little) usage. */
+  output: string;
 }
 
 export interface RelayMeter {

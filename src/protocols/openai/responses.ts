@@ -42,6 +42,7 @@ export const isResponseObject = wireCheck(ResponseObject);
 /** One event of a Responses stream: every event names its type; the terminal ones carry the Response. */
 export const ResponsesStreamEvent = Type.Object({
   type: Type.String(),
+  delta: Type.Optional(Type.String()),
   response: Type.Optional(Type.Object({ usage: Type.Optional(Type.Union([ResponsesUsage, Type.Null()])) })),
 });
 export type ResponsesStreamEvent = Static<typeof ResponsesStreamEvent>;

@@ -26,6 +26,10 @@ export function anthropicRelayMeter(_operation: RelayOperation, streaming: boole
       if (typeof event.usage.output_tokens === 'number') usage.outputTokens = event.usage.output_tokens;
       if (typeof event.usage.input_tokens === 'number') usage.inputTokens = event.usage.input_tokens;
       reading.usage = { ...usage };
+    } else if (event.type === 'content_block_start' && event.content_block?.name) {
+      reading.output += event.content_block.name;
+    } else if (event.type === 'content_block_delta' && event.delta) {
+      reading.output += event.delta.text ?? event.delta.partial_json ?? '';
     } else if (event.type === 'message_stop') {
       reading.complete = true;
       reading.sawTerminator = true;

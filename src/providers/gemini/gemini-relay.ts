@@ -22,6 +22,10 @@ export async function relayGemini(http: UpstreamHttp, { operation, upstreamModel
 
 function observe(reading: RelayReading, chunk: GenerateContentResponse): void {
   if (chunk.error) reading.sawError = true;
+  for (const part of chunk.candidates?.flatMap((candidate) => candidate.content?.parts ?? []) ?? []) {
+    if (part.text !== undefined) reading.output += part.text;
+    if (part.functionCall) reading.output += part.functionCall.name + (JSON.stringify(part.functionCall.args) ?? '');
+  }
   if (chunk.usageMetadata) reading.usage = usageFromMetadata(chunk.usageMetadata);
   if (chunk.candidates?.some((candidate) => candidate.finishReason)) reading.complete = true;
 }
@@ -31,7 +35,7 @@ export function geminiRelayMeter(operation: RelayOperation): RelayMeter {
   if (operation === 'stream-generate-content-sse') return streamRelayMeter(sseSplitter(), isGenerateContentResponse, observe);
   if (operation === 'stream-generate-content-json') return streamRelayMeter(jsonArraySplitter(), isGenerateContentResponse, observe);
   return jsonRelayMeter(isGenerateContentResponse, (answer) => {
-    const reading: RelayReading = { usage: undefined, complete: false, sawTerminator: false, sawError: false };
+    const reading: RelayReading = { usage: undefined, complete: false, sawTerminator: false, sawError: false, output: '' };
     observe(reading, answer);
     // A whole non-streamed answer is complete even when a blocked prompt left it without candidates.
     if (!reading.sawError) reading.complete = true;

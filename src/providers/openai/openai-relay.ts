@@ -54,6 +54,7 @@ function responsesMeter(streaming: boolean): RelayMeter {
   return streamRelayMeter(sseSplitter(), isResponsesStreamEvent, (reading, event) => {
     if (terminalResponsesEvents.has(event.type)) reading.complete = true;
     if (failedResponsesEvents.has(event.type)) reading.sawError = true;
+    if (event.type === 'response.output_text.delta' || event.type === 'response.function_call_arguments.delta') reading.output += event.delta ?? '';
     reading.usage = responsesUsageOf(event.response?.usage) ?? reading.usage;
   });
 }
@@ -61,11 +62,20 @@ function responsesMeter(streaming: boolean): RelayMeter {
 /** Reads `usage` from a chat completion or a Responses answer: the JSON body, or the usage-carrying event of a stream. */
 export function openAiRelayMeter(operation: RelayOperation, streaming: boolean): RelayMeter {
   if (operation === 'responses') return responsesMeter(streaming);
-  if (!streaming) return jsonRelayMeter(isChatCompletion, (answer) => ({ usage: usageOf(answer.usage) }));
+  if (!streaming) {
+    return jsonRelayMeter(isChatCompletion, (answer) => ({
+      usage: usageOf(answer.usage),
+      output: answer.choices.map(({ message }) => (message.content ?? '') + (message.tool_calls ?? []).map((call) => call.function.name + call.function.arguments).join('')).join(''),
+    }));
+  }
   return streamRelayMeter(sseSplitter(), 
     isChatCompletionChunk,
     (reading, chunk) => {
       if (chunk.error !== undefined) reading.sawError = true;
+      for (const choice of chunk.choices ?? []) {
+        reading.output += choice.delta?.content ?? '';
+        for (const call of choice.delta?.tool_calls ?? []) reading.output += (call.function?.name ?? '') + (call.function?.arguments ?? '');
+      }
       reading.usage = usageOf(chunk.usage) ?? reading.usage;
       if (chunk.choices?.some((choice) => choice.finish_reason)) reading.complete = true;
     },

@@ -4,7 +4,7 @@ import { JsonCopy } from './json-copy.ts';
 import type { StreamSplitter } from './stream-splitters.ts';
 import { checkedEvent } from './wire-data.ts';
 
-const emptyReading = (): RelayReading => ({ usage: undefined, complete: false, sawTerminator: false, sawError: false });
+const emptyReading = (): RelayReading => ({ usage: undefined, complete: false, sawTerminator: false, sawError: false, output: '' });
 
 /**
  * A relay meter for a stream: splits a copy of the bytes into events, checks each against the protocol and
