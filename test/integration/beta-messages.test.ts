@@ -1,6 +1,7 @@
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { countTextTokens } from '../../src/billing/token-estimate.ts';
 import { fakeAnthropicKey, startAnthropicFake } from '../fakes/anthropic-fake.ts';
 import type { FakeServer } from '../fakes/fake-server.ts';
 import { heldNanosOf, usageRecords } from '../support/http-helpers.ts';
@@ -98,10 +99,11 @@ describe('beta messages with the official Anthropic SDK', () => {
     expect((error as InstanceType<typeof Anthropic.APIError>).error).toMatchObject({ type: 'error', error: { type: 'overloaded_error' } });
     const streamed = await gateway.request({ method: 'POST', url: '/api/beta/v1/messages', headers: { 'x-api-key': key }, payload: { model: 'stream-error', max_tokens: 10, messages, stream: true } });
     expect(streamed.body.trim().split('\n\n').at(-1)).toBe('event: error\ndata: {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}');
-    // The failed stream is charged what the provider had reported when it failed: 3 input tokens and the
-    // 1 output token of message_start, at 3 and 15 USD per million; the refused call costs nothing.
+    // The failed stream is charged what it delivered: the 3 input tokens reported, and the output it sent
+    // before failing ("Echo:", counted, more than message_start's 1), at 3 and 15 USD per million; the
+    // refused call costs nothing.
     expect((await records(key)).map((record) => [record.status, Math.round(record.usdCost * 1e9)])).toEqual([
-      ['failed', 3 * 3000 + 15_000],
+      ['failed', 3 * 3000 + countTextTokens('Echo:') * 15_000],
       ['failed', 0],
     ]);
     expect(await heldNanosOf(gateway, accountId)).toBe(0n);

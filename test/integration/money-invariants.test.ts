@@ -177,6 +177,18 @@ describe('money invariants against an upstream that lies, hangs or never stops',
     expect(await balance(key)).toBe(10);
   });
 
+  it('refuses an unknown field nested 5,000 deep on a pass-through with a 400, sending nothing and recording nothing', async () => {
+    const { key, accountId } = await gateway.createFundedKey({ credits: 10 });
+    const before = fake.requests.length;
+    const payload = `{"model":"runaway","messages":[{"role":"user","content":"hi"}],"vendor_extension":${'['.repeat(5_000)}${']'.repeat(5_000)}}`;
+    const response = await gateway.request({ method: 'POST', url: '/api/alpha/v1/chat/completions', headers: { ...keyHeaders(key), 'content-type': 'application/json' }, payload });
+    expect(response.statusCode).toBe(400);
+    expect(fake.requests.length).toBe(before);
+    expect(await records(key)).toEqual([]);
+    expect(await heldNanosOf(gateway, accountId)).toBe(0n);
+    expect(await balance(key)).toBe(10);
+  });
+
   it('refuses a zero-balance key sending a 10 MB prompt without spaces without blocking another client', async () => {
     const broke = await gateway.createFundedKey({ credits: 0 });
     const paying = await gateway.createFundedKey({ credits: 10 });
