@@ -58,7 +58,9 @@ const responsesUsage = (usage: ResponsesCarrier['usage']): TokenUsage | undefine
 /** Reads usage from a Responses answer: the JSON body, or the terminal event of a stream. */
 function responsesMeter(streaming: boolean): RelayMeter {
   if (!streaming) return jsonRelayMeter<ResponsesCarrier>((answer) => ({ usage: responsesUsage(answer.usage) }));
-  return sseRelayMeter<ResponsesCarrier>((reading, event) => {
+  return sseRelayMeter<ResponsesCarrier>((reading, event, raw) => {
+    // OpenAI ends a Responses stream without it; some compatible servers send it as on chat streams.
+    if (raw === '[DONE]') reading.sawTerminator = true;
     if (!event) return;
     if (event.type === 'response.completed' || event.type === 'response.incomplete') reading.complete = true;
     if (event.type === 'error' || event.type === 'response.failed') reading.sawError = true;

@@ -12,7 +12,7 @@ import { midStreamFailure } from '../../domain/upstream-failure.ts';
 import { relayAnswer, streamEncoded, type StreamRelayHooks } from '../../streaming/relay.ts';
 import { ChunkEncoder, chatCompletionOf, decodeChatMessages, gatedFields, relayBody, type ChatCompletionsBody } from './chat-completions-codec.ts';
 import { decodeEmbeddingInput } from './embeddings-codec.ts';
-import { decodeResponsesInput, gatedFields as responsesGatedFields, relayBody as relayResponsesBody, ResponseEncoder, type ResponsesBody } from './responses-codec.ts';
+import { decodeResponsesInput, gatedFields as responsesGatedFields, nativeOnlyFields as responsesNativeOnly, relayBody as relayResponsesBody, ResponseEncoder, type ResponsesBody } from './responses-codec.ts';
 import type { ChatStreamEvent } from '../../domain/chat.ts';
 
 const ChatBody = Type.Object(
@@ -146,14 +146,16 @@ export const alphaRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServices 
       recordedRequest: { surface: 'alpha', endpoint: 'responses', model: body.model, stream: streaming },
       relay: { protocol: 'openai', operation: 'responses', streaming, prepare: (upstreamModel, dropped) => relayResponsesBody(body, upstreamModel, dropped) },
     });
-    reportDroppedParameters(reply, run.droppedParameters);
-    // Responses streams are piped raw, errors included, in the upstream's own format.
-    if (run.kind === 'relay') return relayAnswer(request, reply, run, streaming);
+    // A translated request never reaches OpenAI itself, so what only it keeps is left out, and said so.
+    const leftOut = run.kind === 'events' ? responsesNativeOnly.filter((field) => body[field] !== undefined) : [];
+    reportDroppedParameters(reply, [...run.droppedParameters, ...leftOut]);
+    // Responses streams are piped raw, errors included, in the upstream's own format; only `[DONE]` is added.
+    if (run.kind === 'relay') return relayAnswer(request, reply, run, streaming, { onEnd: doneAppended(run).onEnd });
     const encoder = new ResponseEncoder(body.model);
     if (!streaming) return reply.send(encoder.whole(await collectAnswer(run.events)));
     return streamEncoded(request, reply, run.events, async (sse, event) => {
       for (const [name, payload] of encoder.events(event)) await sse.event(name, payload);
-    }, { onEnd: async () => undefined, onFailure: (sse) => sse.event('error', { type: 'error', code: 'upstream_error', message: midStreamFailure, param: null }) });
+    }, { onEnd: (sse) => sse.done(), onFailure: (sse) => sse.event('error', { type: 'error', code: 'upstream_error', message: midStreamFailure, param: null }) });
   });
 };
 

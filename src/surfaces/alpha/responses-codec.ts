@@ -23,8 +23,13 @@ export const gatedFields: Readonly<Record<string, string>> = {
   tools: 'tools',
   tool_choice: 'toolChoice',
   parallel_tool_calls: 'parallelToolCalls',
-  reasoning: 'reasoningEffort',
 };
+
+/**
+ * Fields only OpenAI itself keeps (stored responses, its reasoning): never gated, and left out, named as
+ * dropped, when the request is translated for another protocol.
+ */
+export const nativeOnlyFields = ['store', 'reasoning', 'include', 'previous_response_id'] as const;
 
 const roles: Record<string, ChatMessage['role'] | undefined> = { system: 'system', developer: 'system', user: 'user', assistant: 'assistant' };
 
@@ -83,9 +88,14 @@ export function decodeResponsesInput(body: ResponsesBody): DecodedChat {
   const functionTools = Array.isArray(body.tools) ? (body.tools as Array<{ type?: unknown }>).filter((tool) => tool?.type === 'function') : undefined;
   const tools = decodeFunctionTools(functionTools, untranslatable, true);
   const toolChoice = decodeToolChoice(body.tool_choice, untranslatable);
-  if (body.previous_response_id !== undefined) untranslatable.add('previous_response_id');
   const compacted = messages.map((message) => ({ ...message, content: typeof message.content === 'string' ? message.content : compactContent(message.content) }));
-  return { messages: nameToolResults(compacted), ...(tools ? { tools } : {}), ...(toolChoice ? { toolChoice } : {}), untranslatable: [...untranslatable] };
+  return {
+    messages: nameToolResults(compacted),
+    ...(tools ? { tools } : {}),
+    ...(toolChoice ? { toolChoice } : {}),
+    ...(typeof body.parallel_tool_calls === 'boolean' ? { parallelToolCalls: body.parallel_tool_calls } : {}),
+    untranslatable: [...untranslatable],
+  };
 }
 
 export function relayBody(body: ResponsesBody, upstreamModel: string, droppedNativeNames: readonly string[]): Record<string, unknown> {
