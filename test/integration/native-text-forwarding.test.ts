@@ -179,6 +179,66 @@ describe('native text completions forward the optional fields each protocol can 
     expect(sent).not.toHaveProperty('presence_penalty');
   });
 
+  const call = async (url: string, payload: object) => {
+    const { key } = await gateway.createFundedKey({ credits: 1 });
+    const response = await gateway.request({ method: 'POST', url, headers: { 'x-api-key': key }, payload });
+    expect(response.statusCode, response.body).toBe(200);
+    return response;
+  };
+
+  it('translates alpha answer formats, penalties and logprobs for a Gemini model', async () => {
+    const response = await call('/api/alpha/v1/chat/completions', {
+      model: 'via-gemini',
+      messages: [{ role: 'user', content: 'hi' }],
+      response_format: { type: 'json_schema', json_schema: { name: 'place', schema } },
+      presence_penalty: 0.5,
+      frequency_penalty: 0.25,
+      logprobs: true,
+      top_logprobs: 2,
+      logit_bias: { '1': 5 },
+    });
+    expect(gateway.fakes.gemini.requests.at(-1)!.body).toMatchObject({
+      generationConfig: { presencePenalty: 0.5, frequencyPenalty: 0.25, responseLogprobs: true, logprobs: 2, responseMimeType: 'application/json', responseJsonSchema: schema },
+    });
+    expect(response.headers['x-gateway-dropped-parameters']).toBe('logitBias');
+  });
+
+  it('translates beta top_k and thinking for an OpenAI-compatible model', async () => {
+    await call('/api/beta/v1/messages', {
+      model: 'via-openai',
+      max_tokens: 64,
+      messages: [{ role: 'user', content: 'hi' }],
+      top_k: 12,
+      thinking: { type: 'enabled', budget_tokens: 1024 },
+    });
+    expect(gateway.fakes.openai.requests.at(-1)!.body).toMatchObject({ top_k: 12, reasoning: { max_tokens: 1024 } });
+  });
+
+  it('translates gamma sampling, schema and thinking settings for Anthropic and OpenAI models', async () => {
+    const payload = {
+      contents: [{ role: 'user', parts: [{ text: 'hi' }] }],
+      generationConfig: {
+        topK: 8,
+        seed: 3,
+        presencePenalty: 0.4,
+        responseMimeType: 'application/json',
+        responseSchema: { type: 'OBJECT', properties: { city: { type: 'STRING' } } },
+        thinkingConfig: { thinkingBudget: 0 },
+      },
+    };
+    const anthropic = await call('/api/gamma/v1beta/models/via-anthropic:generateContent', payload);
+    expect(gateway.fakes.anthropic.requests.at(-1)!.body).toMatchObject({ top_k: 8, thinking: { type: 'disabled' } });
+    expect(anthropic.headers['x-gateway-dropped-parameters']).toBe('seed,responseFormat,presencePenalty');
+    await call('/api/gamma/v1beta/models/via-openai:generateContent', payload);
+    expect(gateway.fakes.openai.requests.at(-1)!.body).toMatchObject({
+      top_k: 8,
+      seed: 3,
+      presence_penalty: 0.4,
+      response_format: { type: 'json_schema', json_schema: { name: 'response', schema: { type: 'object', properties: { city: { type: 'string' } } } } },
+      reasoning: { enabled: false },
+    });
+  });
+
   it('refuses tools that are not function tools of the documented shape', async () => {
     const response = await complete('via-openai', { messages: [{ role: 'user', content: 'hi' }], tools: [{ type: 'web_search' }] });
     expect(response.statusCode).toBe(400);

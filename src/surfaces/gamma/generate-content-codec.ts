@@ -6,9 +6,12 @@ import {
   userTurn,
   type ChatMessage,
   type ChatPart,
+  type ChatRequest,
   type ChatStreamEvent,
   type DecodedChat,
   type FinishReason,
+  type ResponseFormat,
+  type ThinkingConfig,
   type TokenUsage,
   type ToolCall,
   type ToolChoice,
@@ -158,6 +161,36 @@ function restricted(untranslatable: Set<string>): undefined {
   return undefined;
 }
 
+const numberOf = (value: unknown) => (typeof value === 'number' ? value : undefined);
+
+/** A JSON answer with its schema (JSON Schema, or the protocol's OpenAPI subset), or plain text; other MIME types are left for the gate to name. */
+function decodeResponseFormat(config: Readonly<Record<string, unknown>>): ResponseFormat | undefined {
+  if (config.responseMimeType === 'text/plain') return { type: 'text' };
+  if (config.responseMimeType !== 'application/json') return undefined;
+  const schema = config.responseJsonSchema ?? (config.responseSchema === undefined ? undefined : jsonSchemaOf(config.responseSchema));
+  if (schema === null || typeof schema !== 'object' || Array.isArray(schema)) return { type: 'json_object' };
+  return { type: 'json_schema', name: 'response', schema: schema as Record<string, unknown> };
+}
+
+/** A thinking budget: 0 is thinking off; the protocol's dynamic budget (-1) has no counterpart elsewhere. */
+function decodeThinking(config: Readonly<Record<string, unknown>>): ThinkingConfig | undefined {
+  const budget = numberOf((config.thinkingConfig as { thinkingBudget?: unknown } | undefined)?.thinkingBudget);
+  if (budget === 0) return { type: 'disabled' };
+  return budget !== undefined && budget > 0 ? { type: 'enabled', budgetTokens: budget } : undefined;
+}
+
+/** The generationConfig fields beyond the basics, so they reach an upstream of another protocol too. */
+function decodeParameters(config: Readonly<Record<string, unknown>>): Omit<Partial<ChatRequest>, 'upstreamModel' | 'messages'> {
+  return {
+    topK: numberOf(config.topK),
+    seed: numberOf(config.seed),
+    presencePenalty: numberOf(config.presencePenalty),
+    frequencyPenalty: numberOf(config.frequencyPenalty),
+    responseFormat: decodeResponseFormat(config),
+    thinking: decodeThinking(config),
+  };
+}
+
 export function decodeContents(body: GenerateContentBody): DecodedChat {
   const untranslatable = new Set<string>();
   const calls = new CallLedger();
@@ -180,7 +213,7 @@ export function decodeContents(body: GenerateContentBody): DecodedChat {
   for (const field of ['safetySettings', 'cachedContent'] as const) if (body[field] !== undefined) untranslatable.add(field);
   const tools = decodeTools(body.tools, untranslatable);
   const toolChoice = decodeToolConfig(body.toolConfig, untranslatable);
-  return { messages, ...(tools ? { tools } : {}), ...(toolChoice ? { toolChoice } : {}), untranslatable: [...untranslatable] };
+  return { messages, ...decodeParameters(body.generationConfig ?? {}), ...(tools ? { tools } : {}), ...(toolChoice ? { toolChoice } : {}), untranslatable: [...untranslatable] };
 }
 
 /**
