@@ -113,7 +113,7 @@ export const alphaRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServices 
       relay: { protocol: 'openai', operation: 'chat-completions', streaming, prepare: (upstreamModel, dropped) => relayBody(body, upstreamModel, dropped) },
     });
     reportDroppedParameters(reply, run.droppedParameters);
-    if (run.kind === 'relay') return relayAnswer(request, reply, run, streaming, doneAppended(run));
+    if (run.kind === 'relay') return relayAnswer(request, reply, run, streaming, chatStreamRules(run));
     return streaming ? streamEvents(request, reply, run.events, body.model) : reply.send(chatCompletionOf(body.model, await collectAnswer(run.events)));
   });
 
@@ -150,7 +150,7 @@ export const alphaRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServices 
     const leftOut = run.kind === 'events' ? responsesNativeOnly.filter((field) => body[field] !== undefined) : [];
     reportDroppedParameters(reply, [...run.droppedParameters, ...leftOut]);
     // Responses streams are piped raw, errors included, in the upstream's own format; only `[DONE]` is added.
-    if (run.kind === 'relay') return relayAnswer(request, reply, run, streaming, { onEnd: doneAppended(run).onEnd });
+    if (run.kind === 'relay') return relayAnswer(request, reply, run, streaming, { onEnd: doneAppended(run, undefined) });
     const encoder = new ResponseEncoder(body.model);
     if (!streaming) return reply.send(encoder.whole(await collectAnswer(run.events)));
     return streamEncoded(request, reply, run.events, async (sse, event) => {
@@ -168,14 +168,26 @@ function streamEvents(request: FastifyRequest, reply: FastifyReply, events: Asyn
   }, { onEnd: (sse) => sse.done(), onFailure: (sse) => sse.data(streamError) });
 }
 
-/** The chat stream rules for a pass-through: `[DONE]` appended when the upstream left it out, an error event after a failure. */
-function doneAppended(run: RelayRun): StreamRelayHooks {
-  const separator = (endsWithBlankLine: boolean) => (endsWithBlankLine ? '' : '\n\n');
-  return {
-    onEnd: async (sse, endsWithBlankLine) => {
-      const reading = run.reading();
-      if (!reading.sawTerminator && !reading.sawError) await sse.raw(`${separator(endsWithBlankLine)}data: [DONE]\n\n`);
-    },
-    onFailure: (sse, endsWithBlankLine) => sse.raw(`${separator(endsWithBlankLine)}data: ${JSON.stringify(streamError)}\n\n`),
+type RelayHook = NonNullable<StreamRelayHooks['onEnd']>;
+
+const separator = (endsWithBlankLine: boolean) => (endsWithBlankLine ? '' : '\n\n');
+
+/**
+ * `[DONE]` after a pass-through answer whose upstream left it out. An upstream that closed before its answer
+ * was complete failed, however cleanly it closed: `[DONE]` would pass the cut answer off as whole, so `cut`
+ * (if anything) is sent instead.
+ */
+function doneAppended(run: RelayRun, cut: RelayHook | undefined): RelayHook {
+  return async (sse, endsWithBlankLine) => {
+    const reading = run.reading();
+    if (reading.sawTerminator || reading.sawError) return;
+    if (!reading.complete) return cut?.(sse, endsWithBlankLine);
+    await sse.raw(`${separator(endsWithBlankLine)}data: [DONE]\n\n`);
   };
+}
+
+/** The chat stream rules for a pass-through: `[DONE]` appended when the upstream left it out, an error event after a failure. */
+function chatStreamRules(run: RelayRun): StreamRelayHooks {
+  const failed: RelayHook = (sse, endsWithBlankLine) => sse.raw(`${separator(endsWithBlankLine)}data: ${JSON.stringify(streamError)}\n\n`);
+  return { onEnd: doneAppended(run, failed), onFailure: failed };
 }
