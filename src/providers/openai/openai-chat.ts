@@ -56,8 +56,8 @@ export function openAiToolChoice(choice: ToolChoice): unknown {
 }
 
 /** OpenAI itself, which refuses the fields its compatible servers and routers add to the protocol. */
-export function isOpenAiItself(target: ProviderTarget): boolean {
-  return new URL(target.baseUrl).hostname === 'api.openai.com';
+export function isOpenAiItself(baseUrl: string): boolean {
+  return new URL(baseUrl).hostname === 'api.openai.com';
 }
 
 const openAiParameters = new Set<ChatParameterName>([
@@ -70,7 +70,7 @@ const compatibleParameters = new Set<ChatParameterName>(['topK', 'repetitionPena
 export function openAiCarries(name: ChatParameterName, request: ChatRequest, target: ProviderTarget): boolean {
   // The protocol says "structured" as the strictness of a JSON schema answer format.
   if (name === 'structuredOutputs') return request.responseFormat?.type === 'json_schema';
-  return openAiParameters.has(name) || (compatibleParameters.has(name) && !isOpenAiItself(target));
+  return openAiParameters.has(name) || (compatibleParameters.has(name) && !isOpenAiItself(target.baseUrl));
 }
 
 function openAiResponseFormat(format: ResponseFormat, structured: boolean | undefined): object {
@@ -129,7 +129,7 @@ export function encodeChatRequest(request: ChatRequest, { compatible }: { compat
  * that is a failure, never a silent success.
  */
 export async function* streamOpenAiChat(http: UpstreamHttp, request: ChatRequest, options: CallOptions): AsyncGenerator<ChatStreamEvent> {
-  const response = await http.postJson(options.target, '/chat/completions', { authorization: `Bearer ${options.target.apiKey}` }, encodeChatRequest(request, { compatible: !isOpenAiItself(options.target) }));
+  const response = await http.postJson(options.target, '/chat/completions', { authorization: `Bearer ${options.target.apiKey}` }, encodeChatRequest(request, { compatible: !isOpenAiItself(options.target.baseUrl) }));
   let finish: FinishReason | undefined;
   let usage: TokenUsage | undefined;
   for await (const event of decodeSse(response.body)) {

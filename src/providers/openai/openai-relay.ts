@@ -2,6 +2,7 @@ import type { TokenUsage } from '../../domain/chat.ts';
 import type { CallOptions, RawExchange, RelayMeter, RelayOperation, RelayRequest } from '../provider-adapter.ts';
 import { jsonRelayMeter, sseRelayMeter } from '../shared/relay-meters.ts';
 import type { UpstreamHttp } from '../shared/upstream-http.ts';
+import { isOpenAiItself } from './openai-chat.ts';
 
 const paths: Partial<Record<RelayOperation, string>> = { 'chat-completions': '/chat/completions', responses: '/responses' };
 
@@ -25,7 +26,7 @@ const nativeOnlyResponsesFields = ['store', 'reasoning', 'include', 'previous_re
  * tools other than functions, are OpenAI's own.
  */
 function forUpstream(operation: RelayOperation, baseUrl: string, body: Readonly<Record<string, unknown>>): Readonly<Record<string, unknown>> {
-  const native = new URL(baseUrl).hostname === 'api.openai.com';
+  const native = isOpenAiItself(baseUrl);
   const forwarded: Record<string, unknown> = { ...body };
   if (native) {
     delete forwarded.provider;
