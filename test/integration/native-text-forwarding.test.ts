@@ -239,6 +239,17 @@ describe('native text completions forward the optional fields each protocol can 
     });
   });
 
+  it('translates a Responses text format for a Gemini model, and leaves it out of a relayed request whose model does not take it', async () => {
+    const text = { format: { type: 'json_schema', name: 'place', schema, strict: true }, verbosity: 'low' };
+    const translated = await call('/api/alpha/v1/responses', { model: 'via-gemini', input: 'hi', text });
+    expect(gateway.fakes.gemini.requests.at(-1)!.body).toMatchObject({ generationConfig: { responseMimeType: 'application/json', responseJsonSchema: schema } });
+    expect(translated.headers['x-gateway-dropped-parameters']).toBe('verbosity');
+    const relayed = await call('/api/alpha/v1/responses', { model: 'narrow-openai', input: 'hi', text });
+    expect(relayed.headers['x-gateway-dropped-parameters']).toBe('responseFormat,verbosity');
+    const sent = gateway.fakes.openai.requests.at(-1)!.body as { model: string; text: object };
+    expect([sent.model, sent.text]).toEqual(['gpt-4o-mini', {}]);
+  });
+
   it('refuses tools that are not function tools of the documented shape', async () => {
     const response = await complete('via-openai', { messages: [{ role: 'user', content: 'hi' }], tools: [{ type: 'web_search' }] });
     expect(response.statusCode).toBe(400);

@@ -12,7 +12,7 @@ import { midStreamFailure } from '../../domain/upstream-failure.ts';
 import { relayAnswer, streamEncoded, type StreamRelayHooks } from '../../streaming/relay.ts';
 import { ChunkEncoder, chatCompletionOf, decodeChatMessages, gatedFields, relayBody, type ChatCompletionsBody } from './chat-completions-codec.ts';
 import { decodeEmbeddingInput } from './embeddings-codec.ts';
-import { decodeResponsesInput, gatedFields as responsesGatedFields, nativeOnlyFields as responsesNativeOnly, relayBody as relayResponsesBody, ResponseEncoder, type ResponsesBody } from './responses-codec.ts';
+import { decodeResponsesInput, gatedParametersOf as responsesGatedParameters, nativeOnlyFields as responsesNativeOnly, relayBody as relayResponsesBody, ResponseEncoder, type ResponsesBody } from './responses-codec.ts';
 import type { ChatStreamEvent } from '../../domain/chat.ts';
 
 const ChatBody = Type.Object(
@@ -140,7 +140,7 @@ export const alphaRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServices 
       maxTokens: body.max_output_tokens,
       temperature: body.temperature,
       topP: body.top_p,
-      gatedParameters: nativeParameters(body, responsesGatedFields),
+      gatedParameters: responsesGatedParameters(body),
       
       allowFallbacks: allowsFallbacks(body),
       recordedRequest: { surface: 'alpha', endpoint: 'responses', model: body.model, stream: streaming },

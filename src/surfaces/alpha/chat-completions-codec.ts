@@ -128,11 +128,14 @@ const booleanOf = (value: unknown) => (typeof value === 'boolean' ? value : unde
 const stringOf = (value: unknown) => (typeof value === 'string' ? value : undefined);
 const objectOf = (value: unknown) => (value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined);
 
-/** `text`, `json_object`, or `json_schema` with a named schema; another shape is left for the gate to name. */
-function decodeResponseFormat(format: unknown): ResponseFormat | undefined {
+/**
+ * `text`, `json_object`, or `json_schema` with a named schema; another shape is left for the gate to name.
+ * Chat nests the schema's fields under `json_schema`; Responses (`text.format`) writes them on the format itself.
+ */
+export function decodeResponseFormat(format: unknown, flat = false): ResponseFormat | undefined {
   const wire = objectOf(format);
   if (wire?.type === 'text' || wire?.type === 'json_object') return { type: wire.type };
-  const spec = objectOf(wire?.json_schema);
+  const spec = flat ? wire : objectOf(wire?.json_schema);
   if (wire?.type !== 'json_schema' || typeof spec?.name !== 'string') return undefined;
   const { description, schema, strict } = spec;
   return {

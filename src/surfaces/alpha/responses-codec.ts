@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { compactContent, imageFromUrl, nameToolResults, partsOf, textOf, type ChatMessage, type ChatPart, type ChatStreamEvent, type DecodedChat, type FinishReason, type TokenUsage } from '../../domain/chat.ts';
-import { decodeFunctionTools, decodeToolChoice } from './chat-completions-codec.ts';
+import { decodeFunctionTools, decodeResponseFormat, decodeToolChoice } from './chat-completions-codec.ts';
 import type { CollectedAnswer } from '../../gateway/text-generation.ts';
+import { nativeParameters } from '../../catalog/capability-gate.ts';
 
 /** The alpha Responses request as this surface reads it; unknown fields are kept and forwarded. */
 export interface ResponsesBody {
@@ -24,6 +25,18 @@ export const gatedFields: Readonly<Record<string, string>> = {
   tool_choice: 'toolChoice',
   parallel_tool_calls: 'parallelToolCalls',
 };
+
+/** The answer format and verbosity, which Responses writes inside `text`. */
+function textSettings(body: ResponsesBody): { format?: unknown; verbosity?: unknown } {
+  const text = body.text;
+  return text !== null && typeof text === 'object' && !Array.isArray(text) ? (text as { format?: unknown; verbosity?: unknown }) : {};
+}
+
+/** The gated parameters of a Responses request, by native name: its top-level fields and those inside `text`. */
+export function gatedParametersOf(body: ResponsesBody): Record<string, unknown> {
+  const { format, verbosity } = textSettings(body);
+  return { ...nativeParameters(body, gatedFields), ...(format !== undefined ? { responseFormat: format } : {}), ...(verbosity !== undefined ? { verbosity } : {}) };
+}
 
 /**
  * Fields only OpenAI itself keeps (stored responses, its reasoning): never gated, and left out, named as
@@ -88,12 +101,15 @@ export function decodeResponsesInput(body: ResponsesBody): DecodedChat {
   const functionTools = Array.isArray(body.tools) ? (body.tools as Array<{ type?: unknown }>).filter((tool) => tool?.type === 'function') : undefined;
   const tools = decodeFunctionTools(functionTools, untranslatable, true);
   const toolChoice = decodeToolChoice(body.tool_choice, untranslatable);
+  const text = textSettings(body);
   const compacted = messages.map((message) => ({ ...message, content: typeof message.content === 'string' ? message.content : compactContent(message.content) }));
   return {
     messages: nameToolResults(compacted),
     ...(tools ? { tools } : {}),
     ...(toolChoice ? { toolChoice } : {}),
     ...(typeof body.parallel_tool_calls === 'boolean' ? { parallelToolCalls: body.parallel_tool_calls } : {}),
+    responseFormat: decodeResponseFormat(text.format, true),
+    ...(typeof text.verbosity === 'string' ? { verbosity: text.verbosity } : {}),
     untranslatable: [...untranslatable],
   };
 }
@@ -101,6 +117,10 @@ export function decodeResponsesInput(body: ResponsesBody): DecodedChat {
 export function relayBody(body: ResponsesBody, upstreamModel: string, droppedNativeNames: readonly string[]): Record<string, unknown> {
   const forwarded: Record<string, unknown> = { ...body, model: upstreamModel };
   for (const [field, native] of Object.entries(gatedFields)) if (droppedNativeNames.includes(native)) delete forwarded[field];
+  const text: Record<string, unknown> = { ...textSettings(body) };
+  if (droppedNativeNames.includes('responseFormat')) delete text.format;
+  if (droppedNativeNames.includes('verbosity')) delete text.verbosity;
+  if (body.text !== undefined) forwarded.text = text;
   return forwarded;
 }
 
