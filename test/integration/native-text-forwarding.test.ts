@@ -224,16 +224,20 @@ describe('native text completions forward the optional fields each protocol can 
         responseMimeType: 'application/json',
         responseSchema: { type: 'OBJECT', properties: { city: { type: 'STRING' } } },
         thinkingConfig: { thinkingBudget: 0 },
+        responseLogprobs: true,
+        logprobs: 4,
       },
     };
     const anthropic = await call('/api/gamma/v1beta/models/via-anthropic:generateContent', payload);
     expect(gateway.fakes.anthropic.requests.at(-1)!.body).toMatchObject({ top_k: 8, thinking: { type: 'disabled' } });
-    expect(anthropic.headers['x-gateway-dropped-parameters']).toBe('seed,responseFormat,presencePenalty');
+    expect(anthropic.headers['x-gateway-dropped-parameters']).toBe('seed,responseFormat,logprobs,topLogprobs,presencePenalty');
     await call('/api/gamma/v1beta/models/via-openai:generateContent', payload);
     expect(gateway.fakes.openai.requests.at(-1)!.body).toMatchObject({
       top_k: 8,
       seed: 3,
       presence_penalty: 0.4,
+      logprobs: true,
+      top_logprobs: 4,
       response_format: { type: 'json_schema', json_schema: { name: 'response', schema: { type: 'object', properties: { city: { type: 'string' } } } } },
       reasoning: { enabled: false },
     });

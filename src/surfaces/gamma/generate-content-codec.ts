@@ -48,6 +48,9 @@ const generationFields: Readonly<Record<string, string>> = {
   seed: 'seed',
   responseMimeType: 'responseFormat',
   responseSchema: 'responseFormat',
+  responseJsonSchema: 'responseFormat',
+  responseLogprobs: 'logprobs',
+  logprobs: 'topLogprobs',
   thinkingConfig: 'thinking',
   presencePenalty: 'presencePenalty',
   frequencyPenalty: 'frequencyPenalty',
@@ -186,6 +189,8 @@ function decodeParameters(config: Readonly<Record<string, unknown>>): Omit<Parti
     seed: numberOf(config.seed),
     presencePenalty: numberOf(config.presencePenalty),
     frequencyPenalty: numberOf(config.frequencyPenalty),
+    logprobs: typeof config.responseLogprobs === 'boolean' ? config.responseLogprobs : undefined,
+    topLogprobs: numberOf(config.logprobs),
     responseFormat: decodeResponseFormat(config),
     thinking: decodeThinking(config),
   };
