@@ -130,6 +130,18 @@ export function imageUrlOf(image: ImageSource): string {
   return image.kind === 'url' ? image.url : `data:${image.mediaType};base64,${image.data}`;
 }
 
+/** The answer's shape: free text, any JSON object, or JSON matching a schema. */
+export type ResponseFormat =
+  | { type: 'text' }
+  | { type: 'json_object' }
+  | { type: 'json_schema'; name: string; description?: string; schema?: Readonly<Record<string, unknown>>; strict?: boolean };
+
+/** Extended thinking: on with a token budget for it, or off. */
+export type ThinkingConfig = { type: 'enabled'; budgetTokens: number } | { type: 'disabled' };
+
+/** OpenAI's web search options (`search_context_size`, `user_location`), which only that protocol carries. */
+export type WebSearchOptions = Readonly<Record<string, unknown>>;
+
 export interface ChatRequest {
   /** The upstream model id the catalog rewrote the client's model to. */
   upstreamModel: string;
@@ -141,13 +153,82 @@ export interface ChatRequest {
   seed?: number;
   tools?: readonly ToolDefinition[];
   toolChoice?: ToolChoice;
+  topK?: number;
+  presencePenalty?: number;
+  frequencyPenalty?: number;
+  repetitionPenalty?: number;
+  minP?: number;
+  topA?: number;
+  logprobs?: boolean;
+  topLogprobs?: number;
+  /** Token id (as a string) -> bias from -100 to 100. */
+  logitBias?: Readonly<Record<string, number>>;
+  responseFormat?: ResponseFormat;
+  /** Whether a JSON schema response format is enforced strictly. */
+  structuredOutputs?: boolean;
+  parallelToolCalls?: boolean;
+  /** Whether the answer carries the model's reasoning text, where the protocol can send it. */
+  includeReasoning?: boolean;
+  /** `none`, `minimal`, `low`, `medium`, `high` and the like. */
+  reasoningEffort?: string;
+  webSearchOptions?: WebSearchOptions;
+  verbosity?: string;
+  thinking?: ThinkingConfig;
+}
+
+/** The optional generation parameters of a chat request; each is named as the native API names it. */
+export type ChatParameterName = Exclude<keyof ChatRequest, 'upstreamModel' | 'messages'>;
+
+const parameterNames: Record<ChatParameterName, true> = {
+  maxTokens: true,
+  temperature: true,
+  topP: true,
+  stop: true,
+  seed: true,
+  tools: true,
+  toolChoice: true,
+  topK: true,
+  presencePenalty: true,
+  frequencyPenalty: true,
+  repetitionPenalty: true,
+  minP: true,
+  topA: true,
+  logprobs: true,
+  topLogprobs: true,
+  logitBias: true,
+  responseFormat: true,
+  structuredOutputs: true,
+  parallelToolCalls: true,
+  includeReasoning: true,
+  reasoningEffort: true,
+  webSearchOptions: true,
+  verbosity: true,
+  thinking: true,
+};
+
+export const chatParameterNames = Object.keys(parameterNames) as ChatParameterName[];
+
+export function isChatParameter(name: string): name is ChatParameterName {
+  return Object.hasOwn(parameterNames, name);
+}
+
+function copyParameter<K extends ChatParameterName>(target: Partial<ChatRequest>, source: Partial<ChatRequest>, name: K): void {
+  if (source[name] !== undefined) target[name] = source[name];
+}
+
+/** The parameters `source` sets, except those named in `without` (a tool choice goes with its tools). */
+export function chatParameters(source: Partial<ChatRequest>, without: readonly string[]): Partial<ChatRequest> {
+  const parameters: Partial<ChatRequest> = {};
+  for (const name of chatParameterNames) {
+    if (without.includes(name) || (name === 'toolChoice' && without.includes('tools'))) continue;
+    copyParameter(parameters, source, name);
+  }
+  return parameters;
 }
 
 /** What a surface decoded of a request into the canonical model. */
-export interface DecodedChat {
+export interface DecodedChat extends Omit<Partial<ChatRequest>, 'upstreamModel' | 'messages'> {
   messages: ChatMessage[];
-  tools?: ToolDefinition[];
-  toolChoice?: ToolChoice;
   /** What the canonical model cannot carry (see TextGenerationInput.untranslatable). */
   untranslatable: string[];
 }

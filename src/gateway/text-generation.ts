@@ -4,7 +4,7 @@ import { countTextTokens, defaultMaxOutputTokens, promptTokenBound, wholeTokens 
 import { gateParameters } from '../catalog/capability-gate.ts';
 import type { Catalog, CatalogModel, ProviderRow } from '../catalog/catalog.ts';
 import type { ProviderConfig } from '../config/load-config.ts';
-import { imagesIn, promptTextOf, type ChatRequest, type ChatStreamEvent, type TokenUsage, type ToolCall } from '../domain/chat.ts';
+import { chatParameters, imagesIn, isChatParameter, promptTextOf, type ChatRequest, type ChatStreamEvent, type TokenUsage, type ToolCall } from '../domain/chat.ts';
 import { GatewayError, isGatewayError } from '../domain/errors.ts';
 import type { ModelPricing } from '../domain/model-pricing.ts';
 import { nanosToUsd } from '../domain/money.ts';
@@ -78,14 +78,13 @@ interface Route {
   target: ProviderConfig;
 }
 
-/** Native names of the optional parameters the canonical chat request carries to every provider. */
-const carriedParameters = new Set(['maxTokens', 'temperature', 'topP', 'stop', 'seed']);
+/** Native names of the optional parameters an adapter that declares nothing else carries. */
+const carriedParameters = new Set(['maxTokens', 'temperature', 'topP', 'stop', 'seed', 'tools', 'toolChoice']);
 
-/** Native parameters carried when the surface decoded them into the canonical request (tools of a known shape). */
-function carries(input: TextGenerationInput, name: string): boolean {
-  if (name === 'tools') return input.tools !== undefined;
-  if (name === 'toolChoice') return input.toolChoice !== undefined;
-  return carriedParameters.has(name);
+/** A parameter is carried when the surface decoded it into the canonical request and the route's adapter sends it on. */
+function carries(route: Route, request: ChatRequest, name: string): boolean {
+  if (!isChatParameter(name) || request[name] === undefined) return false;
+  return route.adapter.carries ? route.adapter.carries(name, request, route.target) : carriedParameters.has(name);
 }
 
 /** Ends the reservation with usage the upstream reported, or that the gateway counted (`counted`). */
@@ -181,15 +180,11 @@ export class TextGeneration {
   /** Dispatch through the canonical model; resolves once the first event is in, or throws without settling. */
   private async translated(route: Route, { input, dropped, maxOutputTokens, settle, countPrompt }: Dispatch): Promise<EventsRun> {
     const request: ChatRequest = {
+      ...chatParameters(input, dropped),
       upstreamModel: route.row.upstreamModel,
       messages: input.messages,
+      // The output limit the reservation covers, so a translated call cannot cost more than was reserved.
       maxTokens: maxOutputTokens,
-      temperature: dropped.includes('temperature') ? undefined : input.temperature,
-      topP: dropped.includes('topP') ? undefined : input.topP,
-      stop: dropped.includes('stop') ? undefined : input.stop,
-      seed: dropped.includes('seed') ? undefined : input.seed,
-      tools: dropped.includes('tools') ? undefined : input.tools,
-      toolChoice: dropped.includes('tools') || dropped.includes('toolChoice') ? undefined : input.toolChoice,
     };
     const upstream = await startIteration(route.adapter.streamChat(request, { target: route.target }));
     let output = '';
@@ -212,7 +207,7 @@ export class TextGeneration {
       },
     });
     // Accepted by the model but not carried by the canonical request to another protocol: reported, never silently lost.
-    const notCarried = Object.keys(input.gatedParameters).filter((name) => input.gatedParameters[name] !== undefined && !carries(input, name));
+    const notCarried = Object.keys(input.gatedParameters).filter((name) => input.gatedParameters[name] !== undefined && !carries(route, request, name));
     return { kind: 'events', events: await startIteration(events), droppedParameters: [...new Set([...dropped, ...notCarried])] };
   }
 

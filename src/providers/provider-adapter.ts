@@ -1,4 +1,4 @@
-import type { ChatRequest, ChatStreamEvent, TokenUsage } from '../domain/chat.ts';
+import type { ChatParameterName, ChatRequest, ChatStreamEvent, TokenUsage } from '../domain/chat.ts';
 import type { EmbeddingPartType, EmbeddingRequest, EmbeddingResult } from '../domain/embedding.ts';
 import type { Protocol } from '../domain/protocols.ts';
 
@@ -59,6 +59,11 @@ export interface RelayRequest {
 /** What a provider family offers for text; one stream of canonical events ending in a `finish`. */
 export interface TextAdapter {
   streamChat(request: ChatRequest, options: CallOptions): AsyncIterable<ChatStreamEvent>;
+  /**
+   * Whether `streamChat` sends the request's parameter `name` on to `target` in some form; without this,
+   * the adapter carries the basic sampling parameters and function tools only.
+   */
+  carries?(name: ChatParameterName, request: ChatRequest, target: ProviderTarget): boolean;
   /** Forwards a request of this protocol's own shape as given and relays the answer, for pass-through. */
   relay?(request: RelayRequest, options: CallOptions): Promise<RawExchange>;
   /** Reads usage from a copy of a relayed answer. */

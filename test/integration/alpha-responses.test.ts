@@ -26,6 +26,9 @@ describe('alpha responses with the official OpenAI SDK', () => {
         '  - id: echo',
         '    pricing: { inputPerMTok: 2, outputPerMTok: 8 }',
         '    providers: [{ provider: sandbox, model: echo }]',
+        '  - id: strict-echo',
+        '    pricing: { inputPerMTok: 2, outputPerMTok: 8 }',
+        '    providers: [{ provider: sandbox, model: echo, capabilities: { text: { supportedParameters: [maxTokens, temperature, tools] } } }]',
       ].join('\n'),
     });
     const baseURL = `${await gateway.app.listen({ port: 0, host: '127.0.0.1' })}/api/alpha/v1`;
@@ -84,12 +87,42 @@ describe('alpha responses with the official OpenAI SDK', () => {
     expect(text).toBe('alpha beta');
     expect(events.slice(0, 4)).toEqual(['response.created', 'response.in_progress', 'response.output_item.added', 'response.content_part.added']);
     expect(events.at(-1)).toBe('response.incomplete');
-    const refused = await gateway.request({
+  });
+
+  it('drops the fields only OpenAI keeps when translating, naming them, even for a model that does not list them', async () => {
+    const { key } = await gateway.createFundedKey({ credits: 1 });
+    const response = await gateway.request({
       method: 'POST',
       url: '/api/alpha/v1/responses',
       headers: { 'x-api-key': key },
-      payload: { model: 'echo', input: 'x', previous_response_id: 'resp_1' },
+      payload: {
+        model: 'strict-echo',
+        input: 'x',
+        store: true,
+        reasoning: { effort: 'high' },
+        include: ['reasoning.encrypted_content'],
+        previous_response_id: 'resp_1',
+        tools: [{ type: 'web_search' }],
+      },
     });
-    expect(refused.json()).toMatchObject({ status: 400, errors: ['model "echo" cannot take previous_response_id through this surface'] });
+    expect(response.statusCode, response.body).toBe(200);
+    expect(response.json()).toMatchObject({ status: 'completed', output: [{ type: 'message', content: [{ text: 'x' }] }] });
+    expect(response.headers['x-gateway-dropped-parameters']).toBe('store,reasoning,include,previous_response_id');
+  });
+
+  it('ends every stream with data: [DONE], translated or relayed, and the SDK still reads it', async () => {
+    const { key } = await gateway.createFundedKey({ credits: 1 });
+    for (const model of ['echo', 'routed']) {
+      const response = await gateway.request({ method: 'POST', url: '/api/alpha/v1/responses', headers: { 'x-api-key': key }, payload: { model, input: 'alpha beta', stream: true } });
+      const frames = response.body.split('\n\n').filter(Boolean);
+      expect(frames.at(-1), model).toBe('data: [DONE]');
+      expect(frames.at(-2), model).toMatch(/^event: response.completed\ndata: /);
+      expect(frames.filter((frame) => frame === 'data: [DONE]')).toHaveLength(1);
+      const events: string[] = [];
+      for await (const event of await client(key).responses.create({ model, input: 'alpha beta', stream: true })) events.push(event.type);
+      expect(events.at(-1), model).toBe('response.completed');
+      const final = await client(key).responses.stream({ model, input: 'alpha beta' }).finalResponse();
+      expect(final.output_text, model).toBe(model === 'echo' ? 'alpha beta' : 'Echo: alpha beta');
+    }
   });
 });

@@ -1,4 +1,4 @@
-import { argumentsObject, textOf, type ChatMessage, type ChatRequest, type ChatStreamEvent, type FinishReason, type TokenUsage, type ToolChoice } from '../../domain/chat.ts';
+import { argumentsObject, textOf, type ChatMessage, type ChatParameterName, type ChatRequest, type ChatStreamEvent, type FinishReason, type TokenUsage, type ToolChoice } from '../../domain/chat.ts';
 import { newId } from '../../domain/ids.ts';
 import { UpstreamUnreachableError } from '../../domain/upstream-failure.ts';
 import { finishReasonOf, isMessagesStreamEvent } from '../../protocols/anthropic/messages.ts';
@@ -60,6 +60,14 @@ function anthropicToolChoice(choice: ToolChoice): object {
   return { type: choice === 'required' ? 'any' : choice };
 }
 
+const anthropicParameters = new Set<ChatParameterName>(['maxTokens', 'temperature', 'topP', 'stop', 'tools', 'toolChoice', 'topK', 'thinking']);
+
+export function anthropicCarries(name: ChatParameterName, request: ChatRequest): boolean {
+  // Parallel calls are switched off on the tool choice, which the protocol takes only with tools.
+  if (name === 'parallelToolCalls') return request.tools !== undefined;
+  return anthropicParameters.has(name);
+}
+
 export function encodeMessagesRequest(request: ChatRequest): Record<string, unknown> {
   const system = request.messages.filter((message) => message.role === 'system').map((message) => textOf(message.content));
   const body: Record<string, unknown> = {
@@ -75,7 +83,11 @@ export function encodeMessagesRequest(request: ChatRequest): Record<string, unkn
   if (request.tools !== undefined) {
     body.tools = request.tools.map((tool) => ({ name: tool.name, ...(tool.description !== undefined ? { description: tool.description } : {}), input_schema: tool.parameters ?? { type: 'object', properties: {} } }));
   }
-  if (request.toolChoice !== undefined) body.tool_choice = anthropicToolChoice(request.toolChoice);
+  const toolChoice = request.toolChoice && anthropicToolChoice(request.toolChoice);
+  if (request.parallelToolCalls === false && request.tools !== undefined) body.tool_choice = { ...(toolChoice ?? { type: 'auto' }), disable_parallel_tool_use: true };
+  else if (toolChoice !== undefined) body.tool_choice = toolChoice;
+  if (request.topK !== undefined) body.top_k = request.topK;
+  if (request.thinking !== undefined) body.thinking = request.thinking.type === 'enabled' ? { type: 'enabled', budget_tokens: request.thinking.budgetTokens } : { type: 'disabled' };
   return body;
 }
 

@@ -1,6 +1,6 @@
 import type { ProviderAdapter } from '../provider-adapter.ts';
 import type { UpstreamHttp } from '../shared/upstream-http.ts';
-import { streamGeminiContent } from './gemini-content.ts';
+import { geminiCarries, streamGeminiContent } from './gemini-content.ts';
 import { geminiEmbeddings } from './gemini-embeddings.ts';
 import { geminiRelayMeter, relayGemini } from './gemini-relay.ts';
 
@@ -9,6 +9,7 @@ export function createGeminiAdapter(http: UpstreamHttp): ProviderAdapter {
     protocol: 'gemini',
     text: {
       streamChat: (request, options) => streamGeminiContent(http, request, options),
+      carries: geminiCarries,
       relay: (request, options) => relayGemini(http, request, options),
       relayMeter: (operation) => geminiRelayMeter(operation),
     },

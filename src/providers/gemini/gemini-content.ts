@@ -1,4 +1,4 @@
-import { argumentsObject, textOf, type ChatMessage, type ChatRequest, type ChatStreamEvent, type FinishReason, type TokenUsage, type ToolChoice, type ToolResult } from '../../domain/chat.ts';
+import { argumentsObject, textOf, type ChatMessage, type ChatParameterName, type ChatRequest, type ChatStreamEvent, type FinishReason, type ResponseFormat, type TokenUsage, type ToolChoice, type ToolResult } from '../../domain/chat.ts';
 import { newId } from '../../domain/ids.ts';
 import { UpstreamUnreachableError } from '../../domain/upstream-failure.ts';
 import { finishReasonOf, isGenerateContentResponse, usageFromMetadata } from '../../protocols/gemini/generate-content.ts';
@@ -61,6 +61,32 @@ function functionCallingConfig(choice: ToolChoice): object {
   return { mode: choice === 'required' ? 'ANY' : choice.toUpperCase() };
 }
 
+const geminiParameters = new Set<ChatParameterName>([
+  'maxTokens', 'temperature', 'topP', 'stop', 'seed', 'tools', 'toolChoice', 'topK', 'presencePenalty', 'frequencyPenalty',
+  'logprobs', 'topLogprobs', 'responseFormat', 'thinking',
+]);
+
+/** Reasoning efforts the protocol has a thinking level for; `none` is a thinking budget of 0. */
+const thinkingLevels = new Set(['minimal', 'low', 'medium', 'high']);
+
+export function geminiCarries(name: ChatParameterName, request: ChatRequest): boolean {
+  // One thinkingConfig holds either: an explicit thinking budget wins over an effort.
+  if (name === 'reasoningEffort') return request.thinking === undefined && (request.reasoningEffort === 'none' || thinkingLevels.has(request.reasoningEffort ?? ''));
+  return geminiParameters.has(name);
+}
+
+function thinkingConfig({ thinking, reasoningEffort }: ChatRequest): object | undefined {
+  if (thinking !== undefined) return { thinkingBudget: thinking.type === 'enabled' ? thinking.budgetTokens : 0 };
+  if (reasoningEffort === 'none') return { thinkingBudget: 0 };
+  return reasoningEffort !== undefined && thinkingLevels.has(reasoningEffort) ? { thinkingLevel: reasoningEffort.toUpperCase() } : undefined;
+}
+
+/** The answer format as a MIME type, with the JSON Schema as given (`responseSchema` takes only an OpenAPI subset). */
+function responseFormatConfig(format: ResponseFormat): object {
+  if (format.type === 'text') return { responseMimeType: 'text/plain' };
+  return { responseMimeType: 'application/json', ...(format.type === 'json_schema' && format.schema !== undefined ? { responseJsonSchema: format.schema } : {}) };
+}
+
 export function encodeGenerateContent(request: ChatRequest): Record<string, unknown> {
   const system = request.messages.filter((message) => message.role === 'system').map((message) => textOf(message.content));
   const generationConfig: Record<string, unknown> = {};
@@ -69,6 +95,16 @@ export function encodeGenerateContent(request: ChatRequest): Record<string, unkn
   if (request.topP !== undefined) generationConfig.topP = request.topP;
   if (request.stop !== undefined) generationConfig.stopSequences = request.stop;
   if (request.seed !== undefined) generationConfig.seed = request.seed;
+  const more: Record<string, unknown> = {
+    topK: request.topK,
+    presencePenalty: request.presencePenalty,
+    frequencyPenalty: request.frequencyPenalty,
+    responseLogprobs: request.logprobs,
+    logprobs: request.topLogprobs,
+    thinkingConfig: thinkingConfig(request),
+    ...(request.responseFormat !== undefined ? responseFormatConfig(request.responseFormat) : {}),
+  };
+  for (const [field, value] of Object.entries(more)) if (value !== undefined) generationConfig[field] = value;
   const declarations = request.tools?.map((tool) => ({
     name: tool.name,
     ...(tool.description !== undefined ? { description: tool.description } : {}),

@@ -1,6 +1,6 @@
 import type { ProviderAdapter } from '../provider-adapter.ts';
 import type { UpstreamHttp } from '../shared/upstream-http.ts';
-import { streamOpenAiChat } from './openai-chat.ts';
+import { openAiCarries, streamOpenAiChat } from './openai-chat.ts';
 import { openAiEmbeddings } from './openai-embeddings.ts';
 import { openAiRelayMeter, relayOpenAi } from './openai-relay.ts';
 
@@ -10,6 +10,7 @@ export function createOpenAiAdapter(http: UpstreamHttp): ProviderAdapter {
     protocol: 'openai',
     text: {
       streamChat: (request, options) => streamOpenAiChat(http, request, options),
+      carries: openAiCarries,
       relay: (request, options) => relayOpenAi(http, request, options),
       relayMeter: openAiRelayMeter,
     },

@@ -1,8 +1,8 @@
-import { imageUrlOf, partsOf, textOf, toolCallsIn, type ChatMessage, type ChatRequest, type ChatStreamEvent, type FinishReason, type TokenUsage, type ToolChoice } from '../../domain/chat.ts';
+import { imageUrlOf, partsOf, textOf, toolCallsIn, type ChatMessage, type ChatParameterName, type ChatRequest, type ChatStreamEvent, type FinishReason, type ResponseFormat, type TokenUsage, type ToolChoice } from '../../domain/chat.ts';
 import { newId } from '../../domain/ids.ts';
 import { UpstreamUnreachableError } from '../../domain/upstream-failure.ts';
 import { finishReasonOf, isChatCompletionChunk, streamTerminator, usageOf } from '../../protocols/openai/chat-completions.ts';
-import type { CallOptions } from '../provider-adapter.ts';
+import type { CallOptions, ProviderTarget } from '../provider-adapter.ts';
 import { decodeSse } from '../shared/sse-decoder.ts';
 import type { UpstreamHttp } from '../shared/upstream-http.ts';
 import { checkedEvent } from '../shared/wire-data.ts';
@@ -32,7 +32,43 @@ export function openAiToolChoice(choice: ToolChoice): unknown {
   return typeof choice === 'string' ? choice : { type: 'function', function: { name: choice.name } };
 }
 
-export function encodeChatRequest(request: ChatRequest): Record<string, unknown> {
+/** OpenAI itself, which refuses the fields its compatible servers and routers add to the protocol. */
+export function isOpenAiItself(baseUrl: string): boolean {
+  return new URL(baseUrl).hostname === 'api.openai.com';
+}
+
+const openAiParameters = new Set<ChatParameterName>([
+  'maxTokens', 'temperature', 'topP', 'stop', 'seed', 'tools', 'toolChoice', 'responseFormat', 'presencePenalty', 'frequencyPenalty',
+  'logprobs', 'topLogprobs', 'logitBias', 'parallelToolCalls', 'reasoningEffort', 'verbosity', 'webSearchOptions',
+]);
+/** What routers (OpenRouter and the like) and self-hosted servers add: more sampling fields and a reasoning object. */
+const compatibleParameters = new Set<ChatParameterName>(['topK', 'repetitionPenalty', 'minP', 'topA', 'includeReasoning', 'thinking']);
+
+export function openAiCarries(name: ChatParameterName, request: ChatRequest, target: ProviderTarget): boolean {
+  // The protocol says "structured" as the strictness of a JSON schema answer format.
+  if (name === 'structuredOutputs') return request.responseFormat?.type === 'json_schema';
+  return openAiParameters.has(name) || (compatibleParameters.has(name) && !isOpenAiItself(target.baseUrl));
+}
+
+function openAiResponseFormat(format: ResponseFormat, structured: boolean | undefined): object {
+  if (format.type !== 'json_schema') return { type: format.type };
+  const strict = format.strict ?? structured;
+  const schema = { name: format.name, ...(format.description !== undefined ? { description: format.description } : {}), ...(format.schema !== undefined ? { schema: format.schema } : {}) };
+  return { type: 'json_schema', json_schema: { ...schema, ...(strict !== undefined ? { strict } : {}) } };
+}
+
+/** A router's reasoning object: the thinking budget, or thinking off, and whether the reasoning text comes back. */
+function routerReasoning({ thinking, includeReasoning }: ChatRequest): object | undefined {
+  if (thinking === undefined && includeReasoning === undefined) return undefined;
+  return {
+    ...(thinking?.type === 'enabled' ? { max_tokens: thinking.budgetTokens } : {}),
+    ...(thinking?.type === 'disabled' ? { enabled: false } : {}),
+    ...(includeReasoning !== undefined ? { exclude: !includeReasoning } : {}),
+  };
+}
+
+/** `compatible` adds what routers and self-hosted servers take beyond OpenAI's own fields. */
+export function encodeChatRequest(request: ChatRequest, { compatible }: { compatible: boolean } = { compatible: false }): Record<string, unknown> {
   const body: Record<string, unknown> = {
     model: request.upstreamModel,
     messages: request.messages.flatMap(openAiMessages),
@@ -48,6 +84,20 @@ export function encodeChatRequest(request: ChatRequest): Record<string, unknown>
     body.tools = request.tools.map((tool) => ({ type: 'function', function: { name: tool.name, ...(tool.description !== undefined ? { description: tool.description } : {}), parameters: tool.parameters ?? { type: 'object', properties: {} } } }));
   }
   if (request.toolChoice !== undefined) body.tool_choice = openAiToolChoice(request.toolChoice);
+  if (request.responseFormat !== undefined) body.response_format = openAiResponseFormat(request.responseFormat, request.structuredOutputs);
+  const fields: Record<string, unknown> = {
+    presence_penalty: request.presencePenalty,
+    frequency_penalty: request.frequencyPenalty,
+    logprobs: request.logprobs,
+    top_logprobs: request.topLogprobs,
+    logit_bias: request.logitBias,
+    parallel_tool_calls: request.parallelToolCalls,
+    reasoning_effort: request.reasoningEffort,
+    verbosity: request.verbosity,
+    web_search_options: request.webSearchOptions,
+    ...(compatible ? { top_k: request.topK, repetition_penalty: request.repetitionPenalty, min_p: request.minP, top_a: request.topA, reasoning: routerReasoning(request) } : {}),
+  };
+  for (const [field, value] of Object.entries(fields)) if (value !== undefined) body[field] = value;
   return body;
 }
 
@@ -56,7 +106,7 @@ export function encodeChatRequest(request: ChatRequest): Record<string, unknown>
  * that is a failure, never a silent success.
  */
 export async function* streamOpenAiChat(http: UpstreamHttp, request: ChatRequest, options: CallOptions): AsyncGenerator<ChatStreamEvent> {
-  const response = await http.postJson(options.target, '/chat/completions', { authorization: `Bearer ${options.target.apiKey}` }, encodeChatRequest(request));
+  const response = await http.postJson(options.target, '/chat/completions', { authorization: `Bearer ${options.target.apiKey}` }, encodeChatRequest(request, { compatible: !isOpenAiItself(options.target.baseUrl) }));
   let finish: FinishReason | undefined;
   let usage: TokenUsage | undefined;
   for await (const event of decodeSse(response.body)) {

@@ -5,6 +5,7 @@ import { checkedRelay, type AnswerShapes } from '../shared/checked-relay.ts';
 import { jsonRelayMeter, streamRelayMeter } from '../shared/relay-meters.ts';
 import { sseSplitter } from '../shared/stream-splitters.ts';
 import type { UpstreamHttp } from '../shared/upstream-http.ts';
+import { isOpenAiItself } from './openai-chat.ts';
 
 /** Responses fields only OpenAI itself keeps: compatible upstreams do not store responses or reason that way. */
 const nativeOnlyResponsesFields = ['store', 'reasoning', 'include', 'previous_response_id'];
@@ -15,7 +16,7 @@ const nativeOnlyResponsesFields = ['store', 'reasoning', 'include', 'previous_re
  * tools other than functions, are OpenAI's own.
  */
 function forUpstream(operation: RelayOperation, baseUrl: string, body: Readonly<Record<string, unknown>>): Readonly<Record<string, unknown>> {
-  const native = new URL(baseUrl).hostname === 'api.openai.com';
+  const native = isOpenAiItself(baseUrl);
   const forwarded: Record<string, unknown> = { ...body };
   if (native) {
     delete forwarded.provider;
@@ -38,7 +39,7 @@ type OpenAiOperation = Extract<RelayOperation, 'chat-completions' | 'responses'>
 /** Each operation's path and the shapes of its answers. */
 const operations: Record<OpenAiOperation, AnswerShapes & { path: string }> = {
   'chat-completions': { path: '/chat/completions', answer: isChatCompletion, event: isChatCompletionChunk, what: 'a chat completion', terminator: streamTerminator },
-  responses: { path: '/responses', answer: isResponseObject, event: isResponsesStreamEvent, what: 'a response' },
+  responses: { path: '/responses', answer: isResponseObject, event: isResponsesStreamEvent, what: 'a response', terminator: streamTerminator },
 };
 
 export async function relayOpenAi(http: UpstreamHttp, { operation, body }: RelayRequest, options: CallOptions): Promise<RawExchange> {
@@ -51,12 +52,18 @@ export async function relayOpenAi(http: UpstreamHttp, { operation, body }: Relay
 /** Reads usage from a Responses answer: the JSON body, or the terminal event of a stream. */
 function responsesMeter(streaming: boolean): RelayMeter {
   if (!streaming) return jsonRelayMeter(isResponseObject, (answer) => ({ usage: responsesUsageOf(answer.usage) }));
-  return streamRelayMeter(sseSplitter(), isResponsesStreamEvent, (reading, event) => {
-    if (terminalResponsesEvents.has(event.type)) reading.complete = true;
-    if (failedResponsesEvents.has(event.type)) reading.sawError = true;
-    if (event.type === 'response.output_text.delta' || event.type === 'response.function_call_arguments.delta') reading.output += event.delta ?? '';
-    reading.usage = responsesUsageOf(event.response?.usage) ?? reading.usage;
-  });
+  return streamRelayMeter(
+    sseSplitter(),
+    isResponsesStreamEvent,
+    (reading, event) => {
+      if (terminalResponsesEvents.has(event.type)) reading.complete = true;
+      if (failedResponsesEvents.has(event.type)) reading.sawError = true;
+      if (event.type === 'response.output_text.delta' || event.type === 'response.function_call_arguments.delta') reading.output += event.delta ?? '';
+      reading.usage = responsesUsageOf(event.response?.usage) ?? reading.usage;
+    },
+    // OpenAI ends a Responses stream without it; some compatible servers send it as on chat streams, after the end.
+    { data: streamTerminator, completes: false },
+  );
 }
 
 /** Reads `usage` from a chat completion or a Responses answer: the JSON body, or the usage-carrying event of a stream. */
@@ -79,6 +86,6 @@ export function openAiRelayMeter(operation: RelayOperation, streaming: boolean):
       reading.usage = usageOf(chunk.usage) ?? reading.usage;
       if (chunk.choices?.some((choice) => choice.finish_reason)) reading.complete = true;
     },
-    streamTerminator,
+    { data: streamTerminator, completes: true },
   );
 }

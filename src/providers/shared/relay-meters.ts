@@ -6,21 +6,27 @@ import { checkedEvent } from './wire-data.ts';
 
 const emptyReading = (): RelayReading => ({ usage: undefined, complete: false, sawTerminator: false, sawError: false, output: '' });
 
+/** A stream's end-of-stream data that is not JSON, and whether it alone says the answer is whole. */
+export interface StreamTerminator {
+  data: string;
+  completes: boolean;
+}
+
 /**
  * A relay meter for a stream: splits a copy of the bytes into events, checks each against the protocol and
  * hands it to `observe`, which updates the reading. An event that breaks the protocol throws, which ends the
- * relay as a failure mid-stream; `terminator` is the protocol's end-of-stream data that is not JSON.
+ * relay as a failure mid-stream.
  */
-export function streamRelayMeter<T>(split: StreamSplitter, check: WireCheck<T>, observe: (reading: RelayReading, event: T) => void, terminator?: string): RelayMeter {
+export function streamRelayMeter<T>(split: StreamSplitter, check: WireCheck<T>, observe: (reading: RelayReading, event: T) => void, terminator?: StreamTerminator): RelayMeter {
   const reading = emptyReading();
   const decoder = new TextDecoder();
   return {
     push: (chunk) => {
       for (const data of split(decoder.decode(chunk, { stream: true }))) {
-        if (data !== terminator) observe(reading, checkedEvent(data, check));
+        if (data !== terminator?.data) observe(reading, checkedEvent(data, check));
         else {
           reading.sawTerminator = true;
-          reading.complete = true;
+          if (terminator.completes) reading.complete = true;
         }
       }
     },

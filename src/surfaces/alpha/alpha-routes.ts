@@ -12,7 +12,7 @@ import { midStreamFailure } from '../../domain/upstream-failure.ts';
 import { relayAnswer, streamEncoded, type StreamRelayHooks } from '../../streaming/relay.ts';
 import { ChunkEncoder, chatCompletionOf, decodeChatMessages, gatedFields, relayBody, type ChatCompletionsBody } from './chat-completions-codec.ts';
 import { decodeEmbeddingInput } from './embeddings-codec.ts';
-import { decodeResponsesInput, gatedFields as responsesGatedFields, relayBody as relayResponsesBody, ResponseEncoder, type ResponsesBody } from './responses-codec.ts';
+import { decodeResponsesInput, gatedParametersOf as responsesGatedParameters, nativeOnlyFields as responsesNativeOnly, relayBody as relayResponsesBody, ResponseEncoder, type ResponsesBody } from './responses-codec.ts';
 import type { ChatStreamEvent } from '../../domain/chat.ts';
 import { ChatCompletionsRequest } from '../../protocols/openai/chat-completions.ts';
 import { EmbeddingsRequest } from '../../protocols/openai/embeddings.ts';
@@ -62,7 +62,7 @@ export const alphaRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServices 
       relay: { protocol: 'openai', operation: 'chat-completions', streaming, prepare: (upstreamModel, dropped, limit) => relayBody(body, upstreamModel, dropped, limit) },
     });
     reportDroppedParameters(reply, run.droppedParameters);
-    if (run.kind === 'relay') return relayAnswer(request, reply, run, streaming, doneAppended(run));
+    if (run.kind === 'relay') return relayAnswer(request, reply, run, streaming, chatStreamRules(run));
     return streaming ? streamEvents(request, reply, run.events, body.model) : reply.send(chatCompletionOf(body.model, await collectAnswer(run.events)));
   });
 
@@ -89,20 +89,22 @@ export const alphaRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServices 
       maxTokens: body.max_output_tokens,
       temperature: body.temperature,
       topP: body.top_p,
-      gatedParameters: nativeParameters(body, responsesGatedFields),
+      gatedParameters: responsesGatedParameters(body),
       
       allowFallbacks: allowsFallbacks(body),
       recordedRequest: { surface: 'alpha', endpoint: 'responses', model: body.model, stream: streaming },
       relay: { protocol: 'openai', operation: 'responses', streaming, prepare: (upstreamModel, dropped, limit) => relayResponsesBody(body, upstreamModel, dropped, limit) },
     });
-    reportDroppedParameters(reply, run.droppedParameters);
-    // Responses streams are piped raw, errors included, in the upstream's own format.
-    if (run.kind === 'relay') return relayAnswer(request, reply, run, streaming);
+    // A translated request never reaches OpenAI itself, so what only it keeps is left out, and said so.
+    const leftOut = run.kind === 'events' ? responsesNativeOnly.filter((field) => body[field] !== undefined) : [];
+    reportDroppedParameters(reply, [...run.droppedParameters, ...leftOut]);
+    // Responses streams are piped raw, errors included, in the upstream's own format; only `[DONE]` is added.
+    if (run.kind === 'relay') return relayAnswer(request, reply, run, streaming, { onEnd: doneAppended(run, undefined) });
     const encoder = new ResponseEncoder(body.model);
     if (!streaming) return reply.send(encoder.whole(await collectAnswer(run.events)));
     return streamEncoded(request, reply, run.events, async (sse, event) => {
       for (const [name, payload] of encoder.events(event)) await sse.event(name, payload);
-    }, { onEnd: async () => undefined, onFailure: (sse) => sse.event('error', { type: 'error', code: 'upstream_error', message: midStreamFailure, param: null }) });
+    }, { onEnd: (sse) => sse.done(), onFailure: (sse) => sse.event('error', { type: 'error', code: 'upstream_error', message: midStreamFailure, param: null }) });
   });
 };
 
@@ -115,14 +117,26 @@ function streamEvents(request: FastifyRequest, reply: FastifyReply, events: Asyn
   }, { onEnd: (sse) => sse.done(), onFailure: (sse) => sse.data(streamError) });
 }
 
-/** The chat stream rules for a pass-through: `[DONE]` appended when the upstream left it out, an error event after a failure. */
-function doneAppended(run: RelayRun): StreamRelayHooks {
-  const separator = (endsWithBlankLine: boolean) => (endsWithBlankLine ? '' : '\n\n');
-  return {
-    onEnd: async (sse, endsWithBlankLine) => {
-      const reading = run.reading();
-      if (!reading.sawTerminator && !reading.sawError) await sse.raw(`${separator(endsWithBlankLine)}data: [DONE]\n\n`);
-    },
-    onFailure: (sse, endsWithBlankLine) => sse.raw(`${separator(endsWithBlankLine)}data: ${JSON.stringify(streamError)}\n\n`),
+type RelayHook = NonNullable<StreamRelayHooks['onEnd']>;
+
+const separator = (endsWithBlankLine: boolean) => (endsWithBlankLine ? '' : '\n\n');
+
+/**
+ * `[DONE]` after a pass-through answer whose upstream left it out. An upstream that closed before its answer
+ * was complete failed, however cleanly it closed: `[DONE]` would pass the cut answer off as whole, so `cut`
+ * (if anything) is sent instead.
+ */
+function doneAppended(run: RelayRun, cut: RelayHook | undefined): RelayHook {
+  return async (sse, endsWithBlankLine) => {
+    const reading = run.reading();
+    if (reading.sawTerminator || reading.sawError) return;
+    if (!reading.complete) return cut?.(sse, endsWithBlankLine);
+    await sse.raw(`${separator(endsWithBlankLine)}data: [DONE]\n\n`);
   };
+}
+
+/** The chat stream rules for a pass-through: `[DONE]` appended when the upstream left it out, an error event after a failure. */
+function chatStreamRules(run: RelayRun): StreamRelayHooks {
+  const failed: RelayHook = (sse, endsWithBlankLine) => sse.raw(`${separator(endsWithBlankLine)}data: ${JSON.stringify(streamError)}\n\n`);
+  return { onEnd: doneAppended(run, failed), onFailure: failed };
 }

@@ -7,8 +7,10 @@ import {
   toolDefinition,
   type ChatMessage,
   type ChatPart,
+  type ChatRequest,
   type ChatStreamEvent,
   type DecodedChat,
+  type ResponseFormat,
   type ToolChoice,
   type ToolDefinition,
 } from '../../domain/chat.ts';
@@ -114,6 +116,47 @@ function contentParts(content: unknown, untranslatable: Set<string>): ChatPart[]
   return parts;
 }
 
+const numberOf = (value: unknown) => (typeof value === 'number' ? value : undefined);
+const booleanOf = (value: unknown) => (typeof value === 'boolean' ? value : undefined);
+const stringOf = (value: unknown) => (typeof value === 'string' ? value : undefined);
+const objectOf = (value: unknown) => (value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined);
+
+/**
+ * `text`, `json_object`, or `json_schema` with a named schema; another shape is left for the gate to name.
+ * Chat nests the schema's fields under `json_schema`; Responses (`text.format`) writes them on the format itself.
+ */
+export function decodeResponseFormat(format: unknown, flat = false): ResponseFormat | undefined {
+  const wire = objectOf(format);
+  if (wire?.type === 'text' || wire?.type === 'json_object') return { type: wire.type };
+  const spec = flat ? wire : objectOf(wire?.json_schema);
+  if (wire?.type !== 'json_schema' || typeof spec?.name !== 'string') return undefined;
+  const { description, schema, strict } = spec;
+  return {
+    type: 'json_schema',
+    name: spec.name,
+    ...(typeof description === 'string' ? { description } : {}),
+    ...(objectOf(schema) ? { schema: objectOf(schema) } : {}),
+    ...(typeof strict === 'boolean' ? { strict } : {}),
+  };
+}
+
+/** The generation parameters beyond the basics, so they reach an upstream of another protocol too. */
+function decodeParameters(body: ChatCompletionsBody): Omit<Partial<ChatRequest>, 'upstreamModel' | 'messages'> {
+  const logitBias = objectOf(body.logit_bias);
+  return {
+    presencePenalty: numberOf(body.presence_penalty),
+    frequencyPenalty: numberOf(body.frequency_penalty),
+    logprobs: booleanOf(body.logprobs),
+    topLogprobs: numberOf(body.top_logprobs),
+    logitBias: logitBias && Object.values(logitBias).every((bias) => typeof bias === 'number') ? (logitBias as Record<string, number>) : undefined,
+    parallelToolCalls: booleanOf(body.parallel_tool_calls),
+    reasoningEffort: stringOf(body.reasoning_effort),
+    verbosity: stringOf(body.verbosity),
+    webSearchOptions: objectOf(body.web_search_options),
+    responseFormat: decodeResponseFormat(body.response_format),
+  };
+}
+
 export function decodeChatMessages(body: ChatCompletionsBody): DecodedChat {
   const untranslatable = new Set<string>();
   const messages: ChatMessage[] = [];
@@ -133,7 +176,7 @@ export function decodeChatMessages(body: ChatCompletionsBody): DecodedChat {
   }
   const tools = decodeFunctionTools(body.tools, untranslatable);
   const toolChoice = decodeToolChoice(body.tool_choice, untranslatable);
-  return { messages: nameToolResults(messages), ...(tools ? { tools } : {}), ...(toolChoice ? { toolChoice } : {}), untranslatable: [...untranslatable] };
+  return { messages: nameToolResults(messages), ...decodeParameters(body), ...(tools ? { tools } : {}), ...(toolChoice ? { toolChoice } : {}), untranslatable: [...untranslatable] };
 }
 
 /**

@@ -1,8 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { compactContent, imageFromUrl, nameToolResults, partsOf, textOf, type ChatMessage, type ChatPart, type ChatStreamEvent, type DecodedChat } from '../../domain/chat.ts';
-import { decodeFunctionTools, decodeToolChoice } from './chat-completions-codec.ts';
+import { decodeFunctionTools, decodeResponseFormat, decodeToolChoice } from './chat-completions-codec.ts';
 import { requireToolTextsWithin } from '../../domain/nesting.ts';
 import type { CollectedAnswer } from '../../gateway/text-generation.ts';
+import { nativeParameters } from '../../catalog/capability-gate.ts';
 import { responseStatusOf, wireResponsesUsage, type ResponsesRequest } from '../../protocols/openai/responses.ts';
 
 /** The alpha Responses request as this surface reads it; unknown fields are kept and forwarded. */
@@ -16,8 +17,25 @@ export const gatedFields: Readonly<Record<string, string>> = {
   tools: 'tools',
   tool_choice: 'toolChoice',
   parallel_tool_calls: 'parallelToolCalls',
-  reasoning: 'reasoningEffort',
 };
+
+/** The answer format and verbosity, which Responses writes inside `text`. */
+function textSettings(body: ResponsesBody): { format?: unknown; verbosity?: unknown } {
+  const text = body.text;
+  return text !== null && typeof text === 'object' && !Array.isArray(text) ? (text as { format?: unknown; verbosity?: unknown }) : {};
+}
+
+/** The gated parameters of a Responses request, by native name: its top-level fields and those inside `text`. */
+export function gatedParametersOf(body: ResponsesBody): Record<string, unknown> {
+  const { format, verbosity } = textSettings(body);
+  return { ...nativeParameters(body, gatedFields), ...(format !== undefined ? { responseFormat: format } : {}), ...(verbosity !== undefined ? { verbosity } : {}) };
+}
+
+/**
+ * Fields only OpenAI itself keeps (stored responses, its reasoning): never gated, and left out, named as
+ * dropped, when the request is translated for another protocol.
+ */
+export const nativeOnlyFields = ['store', 'reasoning', 'include', 'previous_response_id'] as const;
 
 const roles: Record<string, ChatMessage['role'] | undefined> = { system: 'system', developer: 'system', user: 'user', assistant: 'assistant' };
 
@@ -78,9 +96,17 @@ export function decodeResponsesInput(body: ResponsesBody): DecodedChat {
   }
   const tools = decodeFunctionTools(body.tools, untranslatable, true);
   const toolChoice = decodeToolChoice(body.tool_choice, untranslatable);
-  if (body.previous_response_id !== undefined) untranslatable.add('previous_response_id');
+  const text = textSettings(body);
   const compacted = messages.map((message) => ({ ...message, content: typeof message.content === 'string' ? message.content : compactContent(message.content) }));
-  return { messages: nameToolResults(compacted), ...(tools ? { tools } : {}), ...(toolChoice ? { toolChoice } : {}), untranslatable: [...untranslatable] };
+  return {
+    messages: nameToolResults(compacted),
+    ...(tools ? { tools } : {}),
+    ...(toolChoice ? { toolChoice } : {}),
+    ...(typeof body.parallel_tool_calls === 'boolean' ? { parallelToolCalls: body.parallel_tool_calls } : {}),
+    responseFormat: decodeResponseFormat(text.format, true),
+    ...(typeof text.verbosity === 'string' ? { verbosity: text.verbosity } : {}),
+    untranslatable: [...untranslatable],
+  };
 }
 
 export function relayBody(body: ResponsesBody, upstreamModel: string, droppedNativeNames: readonly string[], maxOutputTokens: number): Record<string, unknown> {
@@ -88,6 +114,10 @@ export function relayBody(body: ResponsesBody, upstreamModel: string, droppedNat
   for (const [field, native] of Object.entries(gatedFields)) if (droppedNativeNames.includes(native)) delete forwarded[field];
   // The limit the reservation covers, whether or not the client set one.
   forwarded.max_output_tokens = maxOutputTokens;
+  const text: Record<string, unknown> = { ...textSettings(body) };
+  if (droppedNativeNames.includes('responseFormat')) delete text.format;
+  if (droppedNativeNames.includes('verbosity')) delete text.verbosity;
+  if (body.text !== undefined) forwarded.text = text;
   return forwarded;
 }
 

@@ -10,6 +10,7 @@ import {
   type ChatPart,
   type ChatStreamEvent,
   type DecodedChat,
+  type ThinkingConfig,
   type ToolChoice,
   type ToolDefinition,
 } from '../../domain/chat.ts';
@@ -93,6 +94,13 @@ function decodeToolChoice(choice: unknown, untranslatable: Set<string>): ToolCho
   return undefined;
 }
 
+/** `{type: 'enabled', budget_tokens}` or `{type: 'disabled'}`; another shape is left for the gate to name. */
+function decodeThinking(thinking: unknown): ThinkingConfig | undefined {
+  const wire = thinking as { type?: unknown; budget_tokens?: unknown } | null | undefined;
+  if (wire?.type === 'disabled') return { type: 'disabled' };
+  return wire?.type === 'enabled' && typeof wire.budget_tokens === 'number' ? { type: 'enabled', budgetTokens: wire.budget_tokens } : undefined;
+}
+
 export function decodeMessages(body: MessagesBody): DecodedChat {
   const untranslatable = new Set<string>();
   const messages: ChatMessage[] = [];
@@ -112,7 +120,14 @@ export function decodeMessages(body: MessagesBody): DecodedChat {
   }
   const tools = decodeTools(body.tools, untranslatable);
   const toolChoice = decodeToolChoice(body.tool_choice, untranslatable);
-  return { messages: nameToolResults(messages), ...(tools ? { tools } : {}), ...(toolChoice ? { toolChoice } : {}), untranslatable: [...untranslatable] };
+  return {
+    messages: nameToolResults(messages),
+    ...(tools ? { tools } : {}),
+    ...(toolChoice ? { toolChoice } : {}),
+    topK: body.top_k,
+    thinking: decodeThinking(body.thinking),
+    untranslatable: [...untranslatable],
+  };
 }
 
 export function relayBody(body: MessagesBody, upstreamModel: string, droppedNativeNames: readonly string[], maxOutputTokens: number): Record<string, unknown> {

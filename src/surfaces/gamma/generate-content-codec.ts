@@ -6,8 +6,11 @@ import {
   userTurn,
   type ChatMessage,
   type ChatPart,
+  type ChatRequest,
   type ChatStreamEvent,
   type DecodedChat,
+  type ResponseFormat,
+  type ThinkingConfig,
   type ToolCall,
   type ToolChoice,
   type ToolDefinition,
@@ -45,6 +48,9 @@ const generationFields: Readonly<Record<string, string>> = {
   seed: 'seed',
   responseMimeType: 'responseFormat',
   responseSchema: 'responseFormat',
+  responseJsonSchema: 'responseFormat',
+  responseLogprobs: 'logprobs',
+  logprobs: 'topLogprobs',
   thinkingConfig: 'thinking',
   presencePenalty: 'presencePenalty',
   frequencyPenalty: 'frequencyPenalty',
@@ -160,6 +166,38 @@ function restricted(untranslatable: Set<string>): undefined {
   return undefined;
 }
 
+const numberOf = (value: unknown) => (typeof value === 'number' ? value : undefined);
+
+/** A JSON answer with its schema (JSON Schema, or the protocol's OpenAPI subset), or plain text; other MIME types are left for the gate to name. */
+function decodeResponseFormat(config: Readonly<Record<string, unknown>>): ResponseFormat | undefined {
+  if (config.responseMimeType === 'text/plain') return { type: 'text' };
+  if (config.responseMimeType !== 'application/json') return undefined;
+  const schema = config.responseJsonSchema ?? (config.responseSchema === undefined ? undefined : jsonSchemaOf(config.responseSchema));
+  if (schema === null || typeof schema !== 'object' || Array.isArray(schema)) return { type: 'json_object' };
+  return { type: 'json_schema', name: 'response', schema: schema as Record<string, unknown> };
+}
+
+/** A thinking budget: 0 is thinking off; the protocol's dynamic budget (-1) has no counterpart elsewhere. */
+function decodeThinking(config: Readonly<Record<string, unknown>>): ThinkingConfig | undefined {
+  const budget = numberOf((config.thinkingConfig as { thinkingBudget?: unknown } | undefined)?.thinkingBudget);
+  if (budget === 0) return { type: 'disabled' };
+  return budget !== undefined && budget > 0 ? { type: 'enabled', budgetTokens: budget } : undefined;
+}
+
+/** The generationConfig fields beyond the basics, so they reach an upstream of another protocol too. */
+function decodeParameters(config: Readonly<Record<string, unknown>>): Omit<Partial<ChatRequest>, 'upstreamModel' | 'messages'> {
+  return {
+    topK: numberOf(config.topK),
+    seed: numberOf(config.seed),
+    presencePenalty: numberOf(config.presencePenalty),
+    frequencyPenalty: numberOf(config.frequencyPenalty),
+    logprobs: typeof config.responseLogprobs === 'boolean' ? config.responseLogprobs : undefined,
+    topLogprobs: numberOf(config.logprobs),
+    responseFormat: decodeResponseFormat(config),
+    thinking: decodeThinking(config),
+  };
+}
+
 export function decodeContents(body: GenerateContentBody): DecodedChat {
   const untranslatable = new Set<string>();
   const calls = new CallLedger();
@@ -185,7 +223,7 @@ export function decodeContents(body: GenerateContentBody): DecodedChat {
   for (const field of ['safetySettings', 'cachedContent'] as const) if (body[field] !== undefined) untranslatable.add(field);
   const tools = decodeTools(body.tools, untranslatable);
   const toolChoice = decodeToolConfig(body.toolConfig, untranslatable);
-  return { messages, ...(tools ? { tools } : {}), ...(toolChoice ? { toolChoice } : {}), untranslatable: [...untranslatable] };
+  return { messages, ...decodeParameters(body.generationConfig ?? {}), ...(tools ? { tools } : {}), ...(toolChoice ? { toolChoice } : {}), untranslatable: [...untranslatable] };
 }
 
 /**
