@@ -245,7 +245,7 @@ export class TextGeneration {
       contentType: exchange.contentType,
       body: await startIteration(body),
       reading: () => meter.reading(),
-      droppedParameters: dropped,
+      droppedParameters: [...new Set([...dropped, ...(exchange.dropped ?? [])])],
     };
   }
 

@@ -26,6 +26,8 @@ export interface RawExchange {
   status: number;
   contentType: string | undefined;
   body: AsyncIterable<Uint8Array>;
+  /** Fields of the request the upstream does not take, left out by the adapter: named to the client as dropped. */
+  dropped?: readonly string[];
 }
 
 /** What the gateway learns from reading a copy of a relayed answer. */

@@ -71,3 +71,6 @@ export function wireResponsesUsage(usage: TokenUsage) {
 export function responseStatusOf(reason: FinishReason | undefined): 'completed' | 'incomplete' {
   return reason?.unified === 'length' ? 'incomplete' : 'completed';
 }
+
+/** Responses fields only OpenAI itself keeps (stored responses, its reasoning); other servers do not take them. */
+export const openAiOnlyResponsesFields = ['store', 'reasoning', 'include', 'previous_response_id'] as const;

@@ -1,5 +1,5 @@
 import { isChatCompletion, isChatCompletionChunk, streamTerminator, usageOf } from '../../protocols/openai/chat-completions.ts';
-import { failedResponsesEvents, isResponseObject, isResponsesStreamEvent, responsesUsageOf, terminalResponsesEvents } from '../../protocols/openai/responses.ts';
+import { failedResponsesEvents, isResponseObject, isResponsesStreamEvent, openAiOnlyResponsesFields, responsesUsageOf, terminalResponsesEvents } from '../../protocols/openai/responses.ts';
 import type { CallOptions, RawExchange, RelayMeter, RelayOperation, RelayRequest } from '../provider-adapter.ts';
 import { checkedRelay, type AnswerShapes } from '../shared/checked-relay.ts';
 import { jsonRelayMeter, streamRelayMeter } from '../shared/relay-meters.ts';
@@ -7,17 +7,15 @@ import { sseSplitter } from '../shared/stream-splitters.ts';
 import type { UpstreamHttp } from '../shared/upstream-http.ts';
 import { isOpenAiItself } from './openai-chat.ts';
 
-/** Responses fields only OpenAI itself keeps: compatible upstreams do not store responses or reason that way. */
-const nativeOnlyResponsesFields = ['store', 'reasoning', 'include', 'previous_response_id'];
-
 /**
  * What OpenAI itself and OpenAI-compatible upstreams each accept. The `provider` routing object is meant for
  * routing providers; OpenAI refuses unknown fields. The Responses API's stateful and reasoning fields, and
  * tools other than functions, are OpenAI's own.
  */
-function forUpstream(operation: RelayOperation, baseUrl: string, body: Readonly<Record<string, unknown>>): Readonly<Record<string, unknown>> {
+function forUpstream(operation: RelayOperation, baseUrl: string, body: Readonly<Record<string, unknown>>): { forwarded: Readonly<Record<string, unknown>>; dropped: string[] } {
   const native = isOpenAiItself(baseUrl);
   const forwarded: Record<string, unknown> = { ...body };
+  const dropped: string[] = [];
   if (native) {
     delete forwarded.provider;
     // OpenAI's reasoning models refuse the older `max_tokens`; every chat model takes `max_completion_tokens`.
@@ -25,13 +23,20 @@ function forUpstream(operation: RelayOperation, baseUrl: string, body: Readonly<
       forwarded.max_completion_tokens = forwarded.max_tokens;
       delete forwarded.max_tokens;
     }
-    return forwarded;
+    return { forwarded, dropped };
   }
   if (operation === 'responses') {
-    for (const field of nativeOnlyResponsesFields) delete forwarded[field];
-    if (Array.isArray(body.tools)) forwarded.tools = body.tools.filter((tool: unknown) => typeof tool === 'object' && tool !== null && 'type' in tool && tool.type === 'function');
+    for (const field of openAiOnlyResponsesFields) {
+      if (field in forwarded) dropped.push(field);
+      delete forwarded[field];
+    }
+    if (Array.isArray(body.tools)) {
+      const functions = body.tools.filter((tool: unknown) => typeof tool === 'object' && tool !== null && 'type' in tool && tool.type === 'function');
+      if (functions.length < body.tools.length) dropped.push('tools');
+      forwarded.tools = functions;
+    }
   }
-  return forwarded;
+  return { forwarded, dropped };
 }
 
 type OpenAiOperation = Extract<RelayOperation, 'chat-completions' | 'responses'>;
@@ -45,8 +50,9 @@ const operations: Record<OpenAiOperation, AnswerShapes & { path: string }> = {
 export async function relayOpenAi(http: UpstreamHttp, { operation, body }: RelayRequest, options: CallOptions): Promise<RawExchange> {
   if (operation !== 'chat-completions' && operation !== 'responses') throw new Error(`the OpenAI protocol has no ${operation} operation`);
   const shape = operations[operation];
-  const response = await http.postJson(options.target, shape.path, { authorization: `Bearer ${options.target.apiKey}` }, forUpstream(operation, options.target.baseUrl, body));
-  return checkedRelay(response, shape, body.stream === true ? sseSplitter() : undefined);
+  const { forwarded, dropped } = forUpstream(operation, options.target.baseUrl, body);
+  const response = await http.postJson(options.target, shape.path, { authorization: `Bearer ${options.target.apiKey}` }, forwarded);
+  return { ...(await checkedRelay(response, shape, body.stream === true ? sseSplitter() : undefined)), dropped };
 }
 
 /** Reads usage from a Responses answer: the JSON body, or the terminal event of a stream. */

@@ -12,11 +12,11 @@ import { midStreamFailure } from '../../domain/upstream-failure.ts';
 import { relayAnswer, streamEncoded, type StreamRelayHooks } from '../../streaming/relay.ts';
 import { ChunkEncoder, chatCompletionOf, decodeChatMessages, gatedFields, relayBody, type ChatCompletionsBody } from './chat-completions-codec.ts';
 import { decodeEmbeddingInput } from './embeddings-codec.ts';
-import { decodeResponsesInput, gatedParametersOf as responsesGatedParameters, nativeOnlyFields as responsesNativeOnly, relayBody as relayResponsesBody, ResponseEncoder, type ResponsesBody } from './responses-codec.ts';
+import { decodeResponsesInput, gatedParametersOf as responsesGatedParameters, relayBody as relayResponsesBody, ResponseEncoder, type ResponsesBody } from './responses-codec.ts';
 import type { ChatStreamEvent } from '../../domain/chat.ts';
 import { ChatCompletionsRequest } from '../../protocols/openai/chat-completions.ts';
 import { EmbeddingsRequest } from '../../protocols/openai/embeddings.ts';
-import { ResponsesRequest } from '../../protocols/openai/responses.ts';
+import { openAiOnlyResponsesFields, ResponsesRequest } from '../../protocols/openai/responses.ts';
 
 
 function alphaModelItem(model: CatalogModel): Record<string, unknown> {
@@ -96,7 +96,8 @@ export const alphaRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServices 
       relay: { protocol: 'openai', operation: 'responses', streaming, prepare: (upstreamModel, dropped, limit) => relayResponsesBody(body, upstreamModel, dropped, limit) },
     });
     // A translated request never reaches OpenAI itself, so what only it keeps is left out, and said so.
-    const leftOut = run.kind === 'events' ? responsesNativeOnly.filter((field) => body[field] !== undefined) : [];
+    // Fields only OpenAI itself keeps (never gated): left out, and named, when the request is translated.
+    const leftOut = run.kind === 'events' ? openAiOnlyResponsesFields.filter((field) => body[field] !== undefined) : [];
     reportDroppedParameters(reply, [...run.droppedParameters, ...leftOut]);
     // Responses streams are piped raw, errors included, in the upstream's own format; only `[DONE]` is added.
     if (run.kind === 'relay') return relayAnswer(request, reply, run, streaming, { onEnd: doneAppended(run, undefined) });

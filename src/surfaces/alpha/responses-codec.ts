@@ -31,12 +31,6 @@ export function gatedParametersOf(body: ResponsesBody): Record<string, unknown> 
   return { ...nativeParameters(body, gatedFields), ...(format !== undefined ? { responseFormat: format } : {}), ...(verbosity !== undefined ? { verbosity } : {}) };
 }
 
-/**
- * Fields only OpenAI itself keeps (stored responses, its reasoning): never gated, and left out, named as
- * dropped, when the request is translated for another protocol.
- */
-export const nativeOnlyFields = ['store', 'reasoning', 'include', 'previous_response_id'] as const;
-
 const roles: Record<string, ChatMessage['role'] | undefined> = { system: 'system', developer: 'system', user: 'user', assistant: 'assistant' };
 
 interface InputItem {
