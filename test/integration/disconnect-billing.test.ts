@@ -78,17 +78,18 @@ describe('a client that disconnects mid-stream', () => {
     });
   }
 
-  for (const [surface, stream] of [
-    ['streamed', true],
-    ['not streamed', false],
+  for (const [surface, path, body] of [
+    ['alpha, streamed', '/api/alpha/v1/chat/completions', { model: 'slow-start', messages: [{ role: 'user', content: words }], stream: true }],
+    ['alpha, not streamed', '/api/alpha/v1/chat/completions', { model: 'slow-start', messages: [{ role: 'user', content: words }], stream: false }],
+    ['gamma JSON-array stream, translated', '/api/gamma/v1beta/models/slow-start:streamGenerateContent', { contents: words }],
   ] as const) {
     it(`is billed in full when it leaves before the upstream's first byte (${surface})`, async () => {
       const { key } = await gateway.createFundedKey({ credits: 1 });
       const controller = new AbortController();
-      const pending = request(`${address}/api/alpha/v1/chat/completions`, {
+      const pending = request(`${address}${path}`, {
         method: 'POST',
         headers: { 'content-type': 'application/json', 'x-api-key': key },
-        body: JSON.stringify({ model: 'slow-start', messages: [{ role: 'user', content: words }], stream }),
+        body: JSON.stringify(body),
         signal: controller.signal,
       }).catch((error: unknown) => error);
       setTimeout(() => controller.abort(), 100);

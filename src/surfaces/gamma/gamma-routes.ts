@@ -95,7 +95,13 @@ export const gammaRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServices 
       // Chunks of an upstream of this protocol pass through as they came; its stream simply ends.
       if (run.kind === 'relay') return relayAnswer(request, reply, run, streaming && sse);
       if (!streaming) return reply.send(responseOf(modelId, await collectAnswer(run.events)));
-      return sse ? streamSse(request, reply, run.events, modelId) : reply.type('application/json').send(Readable.from(jsonArray(request, run.events, modelId)));
+      if (sse) return streamSse(request, reply, run.events, modelId);
+      // A client that leaves before the array's first element destroys a generator that never started, whose
+      // own cleanup then never runs: the events are let go here, so the rest is still read and billed.
+      const events = run.events[Symbol.asyncIterator]();
+      if (reply.raw.destroyed) void events.return?.();
+      else reply.raw.once('close', () => void events.return?.());
+      return reply.type('application/json').send(Readable.from(jsonArray(request, { [Symbol.asyncIterator]: () => events }, modelId)));
     },
   );
 };
