@@ -38,7 +38,12 @@ export async function* metered<T>(source: AsyncIterable<T>, hooks: MeterHooks<T>
         outcome.failed = true;
       }
     }
-    hooks.settle(outcome);
+    // A settlement hook that threw must not take the answer down with it; hooks end their reservations themselves.
+    try {
+      hooks.settle(outcome);
+    } catch {
+      // the hook's own failure, nothing the consumer could act on
+    }
   }
 }
 

@@ -9,8 +9,9 @@ import { GatewayError, isGatewayError } from '../domain/errors.ts';
 import type { ModelPricing } from '../domain/model-pricing.ts';
 import { nanosToUsd } from '../domain/money.ts';
 import type { Protocol } from '../domain/protocols.ts';
-import type { AdapterRegistry, RelayOperation, RelayReading, TextAdapter } from '../providers/provider-adapter.ts';
+import type { AdapterRegistry, RelayMeter, RelayOperation, RelayReading, TextAdapter } from '../providers/provider-adapter.ts';
 import { worthFallingBack } from './fallback.ts';
+import { asUpstreamFailure, readUpstream } from './upstream-reading.ts';
 import { metered, startIteration } from './metered.ts';
 import type { WorkTracker } from './work-tracker.ts';
 
@@ -142,8 +143,8 @@ export class TextGeneration {
       try {
         return this.relays(route, input) ? await this.relayed(route, dispatch) : await this.translated(route, dispatch);
       } catch (error) {
-        // Nothing has reached the client yet, so another row may still serve the request.
-        if (index < candidates.length - 1 && worthFallingBack(error)) continue;
+        // Nothing has reached the client yet, so another row may still serve the request, under the same reservation.
+        if (index < candidates.length - 1 && worthFallingBack(error) && !reservation.isEnded) continue;
         // The gateway's own refusal of what it would have sent: nothing went upstream, so nothing is recorded.
         if (isGatewayError(error)) await reservation.release();
         else settle('failed', undefined, false);
@@ -186,7 +187,7 @@ export class TextGeneration {
       // The output limit the reservation covers, so a translated call cannot cost more than was reserved.
       maxTokens: maxOutputTokens,
     };
-    const upstream = await startIteration(route.adapter.streamChat(request, { target: route.target }));
+    const upstream = await startIteration(readUpstream(route.adapter.streamChat(request, { target: route.target })));
     let output = '';
     let reported: TokenUsage | undefined;
     let finished = false;
@@ -225,11 +226,11 @@ export class TextGeneration {
         } catch (error) {
           // An event that breaks the protocol ends the relay; the upstream is let go rather than left unread.
           void upstream[Symbol.asyncIterator]().return?.();
-          throw error;
+          throw asUpstreamFailure(error);
         }
       },
       settle: ({ failed, consumerLeft }) => {
-        const reading = meter.reading();
+        const reading = readingOf(meter);
         const status = failed || !reading.complete || reading.sawError ? 'failed' : consumerLeft ? 'aborted' : 'succeeded';
         if (status !== 'failed' && reading.usage) return settle(status, reading.usage, false);
         // Counted only when needed: an answer without usage, or one cut mid-way, which is charged at least what
@@ -259,6 +260,15 @@ export class TextGeneration {
     }
     if (routes.length === 0) throw new GatewayError('GW_MODEL_NOT_AVAILABLE', `model "${modelId}" does not generate text`);
     return routes;
+  }
+}
+
+/** The meter's reading; a copy it cannot read (an answer that broke it) reads as a failure that delivered nothing. */
+function readingOf(meter: RelayMeter): RelayReading {
+  try {
+    return meter.reading();
+  } catch {
+    return { usage: undefined, complete: false, sawTerminator: false, sawError: true, output: '' };
   }
 }
 

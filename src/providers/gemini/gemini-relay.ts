@@ -20,11 +20,20 @@ export async function relayGemini(http: UpstreamHttp, { operation, upstreamModel
   return checkedRelay(response, { answer: isGenerateContentResponse, event: isGenerateContentResponse, what: 'a generateContent answer' }, stream);
 }
 
+/** The JSON of a call's arguments, for counting; arguments too deep to write count as none (the hold still caps the charge). */
+function argumentsText(args: unknown): string {
+  try {
+    return JSON.stringify(args) ?? '';
+  } catch {
+    return '';
+  }
+}
+
 function observe(reading: RelayReading, chunk: GenerateContentResponse): void {
   if (chunk.error) reading.sawError = true;
   for (const part of chunk.candidates?.flatMap((candidate) => candidate.content?.parts ?? []) ?? []) {
     if (part.text !== undefined) reading.output += part.text;
-    if (part.functionCall) reading.output += part.functionCall.name + (JSON.stringify(part.functionCall.args) ?? '');
+    if (part.functionCall) reading.output += part.functionCall.name + argumentsText(part.functionCall.args);
   }
   if (chunk.usageMetadata) reading.usage = usageFromMetadata(chunk.usageMetadata);
   if (chunk.candidates?.some((candidate) => candidate.finishReason)) reading.complete = true;
