@@ -46,11 +46,13 @@ function anthropicMessages(messages: readonly ChatMessage[]): object[] {
     if (message.role === 'system') continue;
     const role = message.role === 'assistant' ? 'assistant' : 'user';
     const previous = turns.at(-1);
-    if (previous?.role !== role) turns.push({ role, content: typeof message.content === 'string' ? message.content : anthropicBlocks(message.content) });
-    else {
-      const earlier = typeof previous.content === 'string' ? [{ type: 'text', text: previous.content }] : previous.content;
-      previous.content = [...earlier, ...anthropicBlocks(message.content)];
+    if (previous?.role !== role) {
+      turns.push({ role, content: typeof message.content === 'string' ? message.content : anthropicBlocks(message.content) });
+      continue;
     }
+    // Blocks join the turn in place: linear however many messages of one role follow each other.
+    if (typeof previous.content === 'string') previous.content = [{ type: 'text', text: previous.content }];
+    for (const block of anthropicBlocks(message.content)) previous.content.push(block);
   }
   return turns;
 }

@@ -55,11 +55,18 @@ function contentParts(content: unknown, untranslatable: Set<string>): ChatPart[]
   return parts;
 }
 
-/** Adds parts to the conversation's last message when it has `role`, else as a new message (a call joins the text before it). */
+/**
+ * Adds parts to the conversation's last message when it has `role`, else as a new message (a call joins the
+ * text before it). The messages' part arrays are this decoder's own, so they grow in place: linear in the items.
+ */
 function append(messages: ChatMessage[], role: ChatMessage['role'], parts: ChatPart[]): void {
   const last = messages.at(-1);
-  if (last?.role === role && role !== 'user' && role !== 'system') last.content = [...partsOf(last.content), ...parts];
-  else messages.push({ role, content: parts });
+  if (last?.role !== role || role === 'user' || role === 'system') {
+    messages.push({ role, content: parts });
+    return;
+  }
+  if (typeof last.content === 'string') last.content = [...partsOf(last.content), ...parts];
+  else for (const part of parts) (last.content as ChatPart[]).push(part);
 }
 
 export function decodeResponsesInput(body: ResponsesBody): DecodedChat {

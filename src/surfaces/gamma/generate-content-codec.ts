@@ -78,19 +78,31 @@ interface FunctionResponsePart {
  * unanswered call of its name.
  */
 class CallLedger {
-  private readonly unanswered: ToolCall[] = [];
+  /** Unanswered calls by id; by name, in order, with answered ones skipped when met (linear in all). */
+  private readonly unanswered = new Map<string, ToolCall>();
+  private readonly byName = new Map<string, { calls: ToolCall[]; next: number }>();
   private count = 0;
 
   call(part: FunctionCallPart): ToolCall {
     const call = { id: typeof part.id === 'string' ? part.id : `call_${this.count++}`, name: String(part.name), arguments: JSON.stringify(part.args ?? {}) };
-    this.unanswered.push(call);
+    if (!this.unanswered.has(call.id)) this.unanswered.set(call.id, call);
+    const named = this.byName.get(call.name) ?? { calls: [], next: 0 };
+    named.calls.push(call);
+    this.byName.set(call.name, named);
     return call;
   }
 
   answer(part: FunctionResponsePart): string {
-    const index = typeof part.id === 'string' ? this.unanswered.findIndex((call) => call.id === part.id) : this.unanswered.findIndex((call) => call.name === part.name);
-    if (index < 0) return typeof part.id === 'string' ? part.id : `call_${this.count++}`;
-    return this.unanswered.splice(index, 1)[0]!.id;
+    if (typeof part.id === 'string') {
+      this.unanswered.delete(part.id);
+      return part.id;
+    }
+    const named = this.byName.get(String(part.name));
+    while (named && named.next < named.calls.length) {
+      const call = named.calls[named.next++]!;
+      if (this.unanswered.get(call.id) === call && this.unanswered.delete(call.id)) return call.id;
+    }
+    return `call_${this.count++}`;
   }
 }
 
