@@ -28,6 +28,14 @@ describe('OpenAI chat parameters', () => {
     expect(openAiCarries('topK', request, router)).toBe(true);
   });
 
+  it('sends the output limit as max_completion_tokens to OpenAI itself, whose reasoning models refuse max_tokens, and as max_tokens to compatible servers', () => {
+    const limited: ChatRequest = { ...request, maxTokens: 321 };
+    expect(encodeChatRequest(limited)).toMatchObject({ max_completion_tokens: 321 });
+    expect(encodeChatRequest(limited)).not.toHaveProperty('max_tokens');
+    expect(encodeChatRequest(limited, { compatible: true })).toMatchObject({ max_tokens: 321 });
+    expect(encodeChatRequest(limited, { compatible: true })).not.toHaveProperty('max_completion_tokens');
+  });
+
   it('sends a router thinking off as a reasoning object', () => {
     expect(encodeChatRequest(request, { compatible: true }).reasoning).toEqual({ enabled: false, exclude: false });
   });

@@ -23,7 +23,12 @@ export const MessagesRequest = Type.Object(
 );
 export type MessagesRequest = Static<typeof MessagesRequest>;
 
-export const MessagesUsage = Type.Object({ input_tokens: Type.Optional(Type.Union([Type.Number(), Type.Null()])), output_tokens: Type.Optional(Type.Number()) });
+export const MessagesUsage = Type.Object({
+  input_tokens: Type.Optional(Type.Union([Type.Number(), Type.Null()])),
+  output_tokens: Type.Optional(Type.Number()),
+  cache_creation_input_tokens: Type.Optional(Type.Union([Type.Number(), Type.Null()])),
+  cache_read_input_tokens: Type.Optional(Type.Union([Type.Number(), Type.Null()])),
+});
 export type MessagesUsage = Static<typeof MessagesUsage>;
 
 /** A whole (non-streamed) Message. */
@@ -99,8 +104,26 @@ export function stopReasonOf(reason: FinishReason): string {
   }
 }
 
-export function usageOf(usage: MessagesUsage): TokenUsage {
-  return { inputTokens: usage.input_tokens ?? 0, outputTokens: usage.output_tokens ?? 0 };
+/**
+ * Usage as reported: prompt caching reports the cached part of the prompt apart from `input_tokens`, and it is
+ * input all the same (charged at the input price). An object without any count reports nothing.
+ */
+export function usageOf(usage: MessagesUsage): TokenUsage | undefined {
+  const counts = [usage.input_tokens, usage.cache_creation_input_tokens, usage.cache_read_input_tokens];
+  if (counts.every((count) => count === undefined || count === null) && usage.output_tokens === undefined) return undefined;
+  return { inputTokens: counts.reduce<number>((sum, count) => sum + (count ?? 0), 0), outputTokens: usage.output_tokens ?? 0 };
+}
+
+/**
+ * A stream's running usage after one more report (message_start's, then message_delta's): counts the report
+ * carries replace those before them; prompt caching's counts are input too.
+ */
+export function streamUsageAfter(current: TokenUsage, report: MessagesUsage): TokenUsage {
+  const inputs = [report.input_tokens, report.cache_creation_input_tokens, report.cache_read_input_tokens].filter((count): count is number => typeof count === 'number');
+  return {
+    inputTokens: inputs.length > 0 ? inputs.reduce((sum, count) => sum + count, 0) : current.inputTokens,
+    outputTokens: report.output_tokens ?? current.outputTokens,
+  };
 }
 
 export const wireUsage = (usage: TokenUsage | undefined) => ({ input_tokens: usage?.inputTokens ?? 0, output_tokens: usage?.outputTokens ?? 0 });

@@ -102,8 +102,10 @@ export function finishReasonOf(raw: string): FinishReason {
   return { unified: finishReasons[raw] ?? 'other', raw };
 }
 
+/** Usage as reported; an object without either count reports nothing (the gateway then counts). */
 export function usageOf(usage: ChatUsage | null | undefined): TokenUsage | undefined {
-  return usage ? { inputTokens: usage.prompt_tokens ?? 0, outputTokens: usage.completion_tokens ?? 0 } : undefined;
+  if (!usage || (usage.prompt_tokens === undefined && usage.completion_tokens === undefined)) return undefined;
+  return { inputTokens: usage.prompt_tokens ?? 0, outputTokens: usage.completion_tokens ?? 0 };
 }
 
 export function wireUsage(usage: TokenUsage): Required<ChatUsage> & { total_tokens: number } {

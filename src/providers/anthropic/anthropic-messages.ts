@@ -1,7 +1,7 @@
 import { argumentsObject, textOf, type ChatMessage, type ChatParameterName, type ChatRequest, type ChatStreamEvent, type FinishReason, type TokenUsage, type ToolChoice } from '../../domain/chat.ts';
 import { newId } from '../../domain/ids.ts';
 import { UpstreamUnreachableError } from '../../domain/upstream-failure.ts';
-import { finishReasonOf, isMessagesStreamEvent } from '../../protocols/anthropic/messages.ts';
+import { finishReasonOf, isMessagesStreamEvent, streamUsageAfter } from '../../protocols/anthropic/messages.ts';
 import type { CallOptions, ProviderTarget } from '../provider-adapter.ts';
 import { decodeSse } from '../shared/sse-decoder.ts';
 import type { UpstreamHttp } from '../shared/upstream-http.ts';
@@ -96,7 +96,7 @@ export function encodeMessagesRequest(request: ChatRequest): Record<string, unkn
 /** Messages over SSE, decoded into canonical events: input tokens from message_start, output from the last message_delta. */
 export async function* streamAnthropicMessages(http: UpstreamHttp, request: ChatRequest, options: CallOptions): AsyncGenerator<ChatStreamEvent> {
   const response = await http.postJson(options.target, '/messages', anthropicHeaders(options.target), encodeMessagesRequest(request));
-  const usage: TokenUsage = { inputTokens: 0, outputTokens: 0 };
+  let usage: TokenUsage = { inputTokens: 0, outputTokens: 0 };
   let sawUsage = false;
   let finish: FinishReason = { unified: 'other', raw: undefined };
   // Content block index -> the answer's tool call number, and whether any argument text arrived for it.
@@ -105,8 +105,7 @@ export async function* streamAnthropicMessages(http: UpstreamHttp, request: Chat
     const event = checkedEvent(message.data, isMessagesStreamEvent);
     switch (event.type) {
       case 'message_start':
-        usage.inputTokens = event.message?.usage?.input_tokens ?? 0;
-        usage.outputTokens = event.message?.usage?.output_tokens ?? 0;
+        if (event.message?.usage) usage = streamUsageAfter(usage, event.message.usage);
         sawUsage = event.message?.usage !== undefined;
         break;
       case 'content_block_start':
@@ -133,8 +132,7 @@ export async function* streamAnthropicMessages(http: UpstreamHttp, request: Chat
       }
       case 'message_delta':
         if (event.delta?.stop_reason) finish = finishReasonOf(event.delta.stop_reason);
-        if (event.usage?.output_tokens !== undefined) usage.outputTokens = event.usage.output_tokens;
-        if (typeof event.usage?.input_tokens === 'number') usage.inputTokens = event.usage.input_tokens;
+        if (event.usage) usage = streamUsageAfter(usage, event.usage);
         sawUsage ||= event.usage !== undefined;
         break;
       case 'message_stop':

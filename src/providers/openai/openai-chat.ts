@@ -75,7 +75,8 @@ export function encodeChatRequest(request: ChatRequest, { compatible }: { compat
     stream: true,
     stream_options: { include_usage: true },
   };
-  if (request.maxTokens !== undefined) body.max_tokens = request.maxTokens;
+  // OpenAI's reasoning models refuse the older `max_tokens`; compatible servers may know only that one.
+  if (request.maxTokens !== undefined) body[compatible ? 'max_tokens' : 'max_completion_tokens'] = request.maxTokens;
   if (request.temperature !== undefined) body.temperature = request.temperature;
   if (request.topP !== undefined) body.top_p = request.topP;
   if (request.stop !== undefined) body.stop = request.stop;

@@ -19,8 +19,8 @@ function forUpstream(operation: RelayOperation, baseUrl: string, body: Readonly<
   if (native) {
     delete forwarded.provider;
     // OpenAI's reasoning models refuse the older `max_tokens`; every chat model takes `max_completion_tokens`.
-    if (operation === 'chat-completions' && forwarded.max_tokens !== undefined && forwarded.max_completion_tokens === undefined) {
-      forwarded.max_completion_tokens = forwarded.max_tokens;
+    if (operation === 'chat-completions' && forwarded.max_tokens !== undefined) {
+      forwarded.max_completion_tokens ??= forwarded.max_tokens;
       delete forwarded.max_tokens;
     }
     return { forwarded, dropped };
