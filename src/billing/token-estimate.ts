@@ -1,5 +1,6 @@
 import { countTokens } from 'gpt-tokenizer';
 import { imagesIn, partsOf, type ChatMessage, type ToolDefinition } from '../domain/chat.ts';
+import type { DeliveredOutput } from '../domain/delivered-output.ts';
 
 /** Per-message framing tokens chat formats add around each message, and the primer of the reply. */
 const tokensPerMessage = 4;
@@ -67,6 +68,11 @@ export function countTextTokens(text: string): number {
     boundary = index;
   }
   return total + countTokens(text.slice(start), plainText);
+}
+
+/** Tokens of delivered output: the text kept, counted, and each character past it as a token at most. */
+export function countDeliveredTokens(output: DeliveredOutput): number {
+  return countTextTokens(output.text) + output.charactersBeyond;
 }
 
 /** A token count as an upstream reported it, made a whole non-negative number (providers' JSON is not trusted). */

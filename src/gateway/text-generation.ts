@@ -1,10 +1,11 @@
 import type { CreditLedger, GenerationStatus, Reservation } from '../billing/credit-ledger.ts';
 import { requirePricing } from '../billing/pricing.ts';
-import { countTextTokens, defaultMaxOutputTokens, promptTokenBound, wholeTokens } from '../billing/token-estimate.ts';
+import { countDeliveredTokens, countTextTokens, defaultMaxOutputTokens, promptTokenBound, wholeTokens } from '../billing/token-estimate.ts';
 import { gateParameters } from '../catalog/capability-gate.ts';
 import type { Catalog, CatalogModel, ProviderRow } from '../catalog/catalog.ts';
 import type { ProviderConfig } from '../config/load-config.ts';
 import { chatParameters, imagesIn, isChatParameter, promptTextOf, type ChatRequest, type ChatStreamEvent, type TokenUsage, type ToolCall } from '../domain/chat.ts';
+import { DeliveredOutput } from '../domain/delivered-output.ts';
 import { GatewayError, isGatewayError } from '../domain/errors.ts';
 import type { ModelPricing } from '../domain/model-pricing.ts';
 import { nanosToUsd } from '../domain/money.ts';
@@ -188,14 +189,14 @@ export class TextGeneration {
       maxTokens: maxOutputTokens,
     };
     const upstream = await startIteration(readUpstream(route.adapter.streamChat(request, { target: route.target })));
-    let output = '';
+    const output = new DeliveredOutput();
     let reported: TokenUsage | undefined;
     let finished = false;
     const events = metered(upstream, {
       observe: (event) => {
-        if (event.type === 'text-delta') output += event.text;
-        else if (event.type === 'tool-call-start') output += event.name;
-        else if (event.type === 'tool-call-delta') output += event.arguments;
+        if (event.type === 'text-delta') output.add(event.text);
+        else if (event.type === 'tool-call-start') output.add(event.name);
+        else if (event.type === 'tool-call-delta') output.add(event.arguments);
         else {
           finished = true;
           reported = event.usage;
@@ -203,7 +204,7 @@ export class TextGeneration {
       },
       settle: ({ failed, consumerLeft }) => {
         // A stream cut mid-way is charged what it delivered: the prompt and the output counted so far.
-        const usage = reported ?? { inputTokens: countPrompt(), outputTokens: countTextTokens(output) };
+        const usage = reported ?? { inputTokens: countPrompt(), outputTokens: countDeliveredTokens(output) };
         settle(failed || !finished ? 'failed' : consumerLeft ? 'aborted' : 'succeeded', usage, reported === undefined);
       },
     });
@@ -235,7 +236,7 @@ export class TextGeneration {
         if (status !== 'failed' && reading.usage) return settle(status, reading.usage, false);
         // Counted only when needed: an answer without usage, or one cut mid-way, which is charged at least what
         // it delivered (a stream's running usage may lag its last events).
-        const output = countTextTokens(reading.output);
+        const output = countDeliveredTokens(reading.output);
         const usage = { inputTokens: reading.usage?.inputTokens || countPrompt(), outputTokens: Math.max(reading.usage?.outputTokens ?? 0, output) };
         settle(status, usage, reading.usage === undefined || output > reading.usage.outputTokens);
       },
@@ -268,7 +269,7 @@ function readingOf(meter: RelayMeter): RelayReading {
   try {
     return meter.reading();
   } catch {
-    return { usage: undefined, complete: false, sawTerminator: false, sawError: true, output: '' };
+    return { usage: undefined, complete: false, sawTerminator: false, sawError: true, output: new DeliveredOutput() };
   }
 }
 

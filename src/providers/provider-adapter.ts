@@ -1,3 +1,4 @@
+import type { DeliveredOutput } from '../domain/delivered-output.ts';
 import type { ChatParameterName, ChatRequest, ChatStreamEvent, TokenUsage } from '../domain/chat.ts';
 import type { EmbeddingPartType, EmbeddingRequest, EmbeddingResult } from '../domain/embedding.ts';
 import type { Protocol } from '../domain/protocols.ts';
@@ -40,7 +41,7 @@ export interface RelayReading {
   /** The upstream reported an error inside the stream. */
   sawError: boolean;
   /** The text and tool-call arguments delivered so far, counted when the upstream reports no (or too little) usage. */
-  output: string;
+  output: DeliveredOutput;
 }
 
 export interface RelayMeter {

@@ -9,7 +9,10 @@ import { fakeOpenAiKey } from './openai-fake.ts';
  * - `runaway`: ignores every output limit, writes `runawayWords` words and reports 5,000,000 output tokens;
  * - `cut`: three words, then the connection drops (no finish, no usage, no `[DONE]`);
  * - `endless`: a word every 50 ms until the gateway hangs up;
- * - `long-line`: an event line of `longLineBytes` bytes that never ends, then silence.
+ * - `long-line`: an event line of `longLineBytes` bytes that never ends, then silence;
+ * - `unlabeled-long-line`: the same, its answer sent without any content type;
+ * - `endless-event`: from the start, one event of short `data:` lines that never ends (no blank line),
+ *   `endlessEventBytes` of them.
  * `openConnections` counts the answers still being written, so a test can see the gateway hang up.
  */
 export interface LyingFake extends FakeServer {
@@ -19,6 +22,7 @@ export interface LyingFake extends FakeServer {
 export const runawayWords = 20_000;
 export const reportedRunawayTokens = 5_000_000;
 export const longLineBytes = 1024 * 1024;
+export const endlessEventBytes = 20 * 1024 * 1024;
 
 interface Body {
   model: string;
@@ -42,8 +46,14 @@ async function chat(body: Body, response: ServerResponse, alive: () => boolean):
     response.end(JSON.stringify({ ...base, model: body.model, object: 'chat.completion', choices: [{ index: 0, message: { role: 'assistant', content: runawayText, refusal: null }, logprobs: null, finish_reason: 'stop' }], usage: runawayUsage }));
     return;
   }
+  if (body.model === 'unlabeled-long-line') {
+    response.writeHead(200);
+    response.write(`data: {"pad":"${'a'.repeat(longLineBytes)}`);
+    while (alive()) await sleep(50);
+    return;
+  }
   response.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
-  response.write(chatChunk(body.model, { role: 'assistant', content: '' }, null));
+  if (body.model !== 'endless-event') response.write(chatChunk(body.model, { role: 'assistant', content: '' }, null));
   switch (body.model) {
     case 'runaway':
       for (let index = 0; index < runawayWords; index += 1000) response.write(chatChunk(body.model, { content: ' word'.repeat(1000) }, null));
@@ -62,6 +72,14 @@ async function chat(body: Body, response: ServerResponse, alive: () => boolean):
         await sleep(50);
       }
       return;
+    case 'endless-event': {
+      const line = `data: ${'b'.repeat(1018)}\n`;
+      for (let sent = 0; sent < endlessEventBytes && alive(); sent += line.length * 64) {
+        if (!response.write(line.repeat(64))) await new Promise((resolve) => response.once('drain', resolve));
+      }
+      while (alive()) await sleep(50);
+      return;
+    }
     case 'long-line':
       response.write(`data: {"pad":"${'a'.repeat(longLineBytes)}`);
       while (alive()) await sleep(50);

@@ -31,6 +31,8 @@ describe('money invariants against an upstream that lies, hangs or never stops',
         lyingModel('cut', 'lying', 'cut'),
         lyingModel('endless', 'impatient', 'endless'),
         lyingModel('long-line', 'lying', 'long-line'),
+        lyingModel('unlabeled-long-line', 'lying', 'unlabeled-long-line'),
+        lyingModel('endless-event', 'lying', 'endless-event'),
         '  - id: embed-only',
         '    outputModalities: [embedding]',
         '    pricing: { inputPerMTok: 1 }',
@@ -152,6 +154,27 @@ describe('money invariants against an upstream that lies, hangs or never stops',
     const native = await post(key, '/api/v1/text/completions', { model: 'long-line', messages });
     expect(native.statusCode).toBe(502);
     expect(native.json<{ errors: string[] }>().errors.join(' ')).toMatch(/longer than 262144 bytes/);
+    expect(await heldNanosOf(gateway, accountId)).toBe(0n);
+    expect(await balance(key)).toBe(10);
+    for (let attempt = 0; attempt < 50 && fake.openConnections() > 0; attempt++) await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(fake.openConnections()).toBe(0);
+  });
+
+  it('guards a stream whose answer claims no content type the same way, and refuses an event that never ends', async () => {
+    const { key, accountId } = await gateway.createFundedKey({ credits: 10 });
+    for (const [model, message] of [
+      ['unlabeled-long-line', /longer than 262144 bytes/],
+      ['endless-event', /an event larger than|sent no event in its first megabyte/],
+    ] as const) {
+      for (const [url, payload] of [
+        ['/api/v1/text/completions', { model, messages }],
+        ['/api/alpha/v1/chat/completions', { model, messages, stream: true }],
+      ] as const) {
+        const response = await post(key, url, payload);
+        expect(response.statusCode, `${model} ${url}`).toBe(502);
+        expect(response.json<{ errors: string[] }>().errors.join(' '), `${model} ${url}`).toMatch(message);
+      }
+    }
     expect(await heldNanosOf(gateway, accountId)).toBe(0n);
     expect(await balance(key)).toBe(10);
     for (let attempt = 0; attempt < 50 && fake.openConnections() > 0; attempt++) await new Promise((resolve) => setTimeout(resolve, 20));

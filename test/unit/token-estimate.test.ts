@@ -1,7 +1,8 @@
 import { countTokens } from 'gpt-tokenizer';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { countTextTokens, promptTokenBound } from '../../src/billing/token-estimate.ts';
+import { countDeliveredTokens, countTextTokens, promptTokenBound } from '../../src/billing/token-estimate.ts';
+import { DeliveredOutput } from '../../src/domain/delivered-output.ts';
 
 const plain = { disallowedSpecial: new Set<string>() };
 
@@ -41,5 +42,16 @@ describe('token counting', () => {
       }),
       { numRuns: 200 },
     );
+  });
+
+  it('keeps delivered output bounded, counting what it no longer keeps a token per character', () => {
+    const output = new DeliveredOutput();
+    output.add('hello there');
+    expect(countDeliveredTokens(output)).toBe(countTokens('hello there', plain));
+    const chunk = 'x'.repeat(300_000);
+    for (let index = 0; index < 10; index++) output.add(chunk);
+    expect(output.text.length).toBe(1024 * 1024);
+    expect(output.charactersBeyond).toBe(11 + 3_000_000 - 1024 * 1024);
+    expect(countDeliveredTokens(output)).toBeGreaterThanOrEqual(output.charactersBeyond);
   });
 });

@@ -19,9 +19,9 @@ export function anthropicRelayMeter(_operation: RelayOperation, streaming: boole
     const report = event.type === 'message_start' ? event.message?.usage : event.type === 'message_delta' ? event.usage : undefined;
     if (report) reading.usage = streamUsageAfter(reading.usage ?? { inputTokens: 0, outputTokens: 0 }, report);
     else if (event.type === 'content_block_start' && event.content_block?.name) {
-      reading.output += event.content_block.name;
+      reading.output.add(event.content_block.name);
     } else if (event.type === 'content_block_delta' && event.delta) {
-      reading.output += event.delta.text ?? event.delta.partial_json ?? '';
+      reading.output.add(event.delta.text ?? event.delta.partial_json ?? '');
     } else if (event.type === 'message_stop') {
       reading.complete = true;
       reading.sawTerminator = true;

@@ -1,3 +1,4 @@
+import { DeliveredOutput } from '../../domain/delivered-output.ts';
 import { isGenerateContentResponse, usageFromMetadata, type GenerateContentResponse } from '../../protocols/gemini/generate-content.ts';
 import type { CallOptions, RawExchange, RelayMeter, RelayOperation, RelayReading, RelayRequest } from '../provider-adapter.ts';
 import { checkedRelay } from '../shared/checked-relay.ts';
@@ -32,8 +33,8 @@ function argumentsText(args: unknown): string {
 function observe(reading: RelayReading, chunk: GenerateContentResponse): void {
   if (chunk.error) reading.sawError = true;
   for (const part of chunk.candidates?.flatMap((candidate) => candidate.content?.parts ?? []) ?? []) {
-    if (part.text !== undefined) reading.output += part.text;
-    if (part.functionCall) reading.output += part.functionCall.name + argumentsText(part.functionCall.args);
+    if (part.text !== undefined) reading.output.add(part.text);
+    if (part.functionCall) reading.output.add(part.functionCall.name + argumentsText(part.functionCall.args));
   }
   if (chunk.usageMetadata) reading.usage = usageFromMetadata(chunk.usageMetadata);
   if (chunk.candidates?.some((candidate) => candidate.finishReason)) reading.complete = true;
@@ -44,7 +45,7 @@ export function geminiRelayMeter(operation: RelayOperation): RelayMeter {
   if (operation === 'stream-generate-content-sse') return streamRelayMeter(sseSplitter(), isGenerateContentResponse, observe);
   if (operation === 'stream-generate-content-json') return streamRelayMeter(jsonArraySplitter(), isGenerateContentResponse, observe);
   return jsonRelayMeter(isGenerateContentResponse, (answer) => {
-    const reading: RelayReading = { usage: undefined, complete: false, sawTerminator: false, sawError: false, output: '' };
+    const reading: RelayReading = { usage: undefined, complete: false, sawTerminator: false, sawError: false, output: new DeliveredOutput() };
     observe(reading, answer);
     // A whole non-streamed answer is complete even when a blocked prompt left it without candidates.
     if (!reading.sawError) reading.complete = true;

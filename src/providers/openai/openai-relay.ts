@@ -1,3 +1,4 @@
+import { DeliveredOutput } from '../../domain/delivered-output.ts';
 import { isChatCompletion, isChatCompletionChunk, streamTerminator, usageOf } from '../../protocols/openai/chat-completions.ts';
 import { failedResponsesEvents, isResponseObject, isResponsesStreamEvent, openAiOnlyResponsesFields, responsesUsageOf, terminalResponsesEvents } from '../../protocols/openai/responses.ts';
 import type { CallOptions, RawExchange, RelayMeter, RelayOperation, RelayRequest } from '../provider-adapter.ts';
@@ -64,7 +65,7 @@ function responsesMeter(streaming: boolean): RelayMeter {
     (reading, event) => {
       if (terminalResponsesEvents.has(event.type)) reading.complete = true;
       if (failedResponsesEvents.has(event.type)) reading.sawError = true;
-      if (event.type === 'response.output_text.delta' || event.type === 'response.function_call_arguments.delta') reading.output += event.delta ?? '';
+      if (event.type === 'response.output_text.delta' || event.type === 'response.function_call_arguments.delta') reading.output.add(event.delta ?? '');
       reading.usage = responsesUsageOf(event.response?.usage) ?? reading.usage;
     },
     // OpenAI ends a Responses stream without it; some compatible servers send it as on chat streams, after the end.
@@ -76,18 +77,22 @@ function responsesMeter(streaming: boolean): RelayMeter {
 export function openAiRelayMeter(operation: RelayOperation, streaming: boolean): RelayMeter {
   if (operation === 'responses') return responsesMeter(streaming);
   if (!streaming) {
-    return jsonRelayMeter(isChatCompletion, (answer) => ({
-      usage: usageOf(answer.usage),
-      output: answer.choices.map(({ message }) => (message.content ?? '') + (message.tool_calls ?? []).map((call) => call.function.name + call.function.arguments).join('')).join(''),
-    }));
+    return jsonRelayMeter(isChatCompletion, (answer) => {
+      const output = new DeliveredOutput();
+      for (const { message } of answer.choices) {
+        output.add(message.content ?? '');
+        for (const call of message.tool_calls ?? []) output.add(call.function.name + call.function.arguments);
+      }
+      return { usage: usageOf(answer.usage), output };
+    });
   }
   return streamRelayMeter(sseSplitter(), 
     isChatCompletionChunk,
     (reading, chunk) => {
       if (chunk.error !== undefined) reading.sawError = true;
       for (const choice of chunk.choices ?? []) {
-        reading.output += choice.delta?.content ?? '';
-        for (const call of choice.delta?.tool_calls ?? []) reading.output += (call.function?.name ?? '') + (call.function?.arguments ?? '');
+        reading.output.add(choice.delta?.content ?? '');
+        for (const call of choice.delta?.tool_calls ?? []) reading.output.add((call.function?.name ?? '') + (call.function?.arguments ?? ''));
       }
       reading.usage = usageOf(chunk.usage) ?? reading.usage;
       if (chunk.choices?.some((choice) => choice.finish_reason)) reading.complete = true;

@@ -1,10 +1,11 @@
+import { DeliveredOutput } from '../../domain/delivered-output.ts';
 import type { WireCheck } from '../../protocols/wire-check.ts';
 import type { RelayMeter, RelayReading } from '../provider-adapter.ts';
 import { JsonCopy } from './json-copy.ts';
 import type { StreamSplitter } from './stream-splitters.ts';
 import { checkedEvent } from './wire-data.ts';
 
-const emptyReading = (): RelayReading => ({ usage: undefined, complete: false, sawTerminator: false, sawError: false, output: '' });
+const emptyReading = (): RelayReading => ({ usage: undefined, complete: false, sawTerminator: false, sawError: false, output: new DeliveredOutput() });
 
 /** A stream's end-of-stream data that is not JSON, and whether it alone says the answer is whole. */
 export interface StreamTerminator {

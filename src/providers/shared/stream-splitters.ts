@@ -4,12 +4,28 @@ import { UpstreamUnreachableError } from '../../domain/upstream-failure.ts';
 /** Cuts the text of a stream, piece by piece, into the data of its events, each returned once complete. */
 export type StreamSplitter = (text: string) => string[];
 
+/**
+ * Most characters one event (or one element of a JSON-array stream) may take before it is complete: a parser
+ * would otherwise hold an upstream's endless event whole. Real events are far smaller.
+ */
+export const maxEventCharacters = 16 * 1024 * 1024;
+
+const tooLarge = () => new UpstreamUnreachableError('protocol', `the upstream sent an event larger than ${maxEventCharacters} characters`);
+
 /** Server-sent events: each event's `data`. */
 export function sseSplitter(): StreamSplitter {
   const completed: string[] = [];
-  const parser = createParser({ onEvent: (event) => completed.push(event.data) });
+  let pending = 0;
+  const parser = createParser({
+    onEvent: (event) => {
+      completed.push(event.data);
+      pending = 0;
+    },
+  });
   return (text) => {
     parser.feed(text);
+    // Counted from the last event on, so an event that never ends is refused instead of buffered.
+    if (completed.length === 0 && (pending += text.length) > maxEventCharacters) throw tooLarge();
     return completed.splice(0);
   };
 }
@@ -33,6 +49,7 @@ class JsonArraySplitter {
   private inString = false;
   private escaped = false;
   private element: string[] = [];
+  private elementLength = 0;
 
   /** The elements completed by this piece, in order. */
   feed(text: string): string[] {
@@ -51,6 +68,7 @@ class JsonArraySplitter {
           this.element.push(text.slice(start, index + 1));
           completed.push(this.element.join(''));
           this.element = [];
+          this.elementLength = 0;
           this.state = 'between';
         }
         continue;
@@ -69,7 +87,10 @@ class JsonArraySplitter {
         } else throw broken(`an element opens with ${JSON.stringify(char)}`);
       } else throw broken('there is more after its end');
     }
-    if (this.state === 'inside') this.element.push(text.slice(start));
+    if (this.state === 'inside') {
+      this.element.push(text.slice(start));
+      if ((this.elementLength += text.length - start) > maxEventCharacters) throw tooLarge();
+    }
     return completed;
   }
 }

@@ -61,8 +61,9 @@ export class UpstreamHttp {
       const text = await readText(response.body, maxErrorBodyBytes, true).catch(() => '');
       throw new UpstreamHttpError(response.statusCode, text, contentType);
     }
-    const isEventStream = contentType?.toLowerCase().includes('text/event-stream') === true;
-    return { status: response.statusCode, headers: response.headers, body: isEventStream ? guardLines(response.body, target.maxSseLineBytes) : response.body };
+    // A stream is guarded whatever content type it claims: an upstream that mislabels one is no exception.
+    const streamed = contentType?.toLowerCase().includes('text/event-stream') === true || asksForStream(path, body);
+    return { status: response.statusCode, headers: response.headers, body: streamed ? guardLines(response.body, target.maxSseLineBytes) : response.body };
   }
 
   /** A POST whose answer is one JSON object, read whole; a body that is anything else is a protocol failure. */
@@ -87,6 +88,11 @@ export class UpstreamHttp {
   async close(): Promise<void> {
     await Promise.all([...this.agents.values()].map((agent) => agent.close()));
   }
+}
+
+/** The request asks for its answer as a stream (`stream: true`, or Gemini's streaming method). */
+function asksForStream(path: string, body: unknown): boolean {
+  return path.includes(':streamGenerateContent') || (typeof body === 'object' && body !== null && 'stream' in body && body.stream === true);
 }
 
 /** The request as JSON text; what cannot be written (nested past the engine's stack, say) is the client's 400, and nothing is sent. */
@@ -120,33 +126,31 @@ async function readText(body: UpstreamBody, limit: number, truncate: boolean): P
 }
 
 /**
- * Passes an event stream through while counting the bytes of its unfinished line: a line longer than
- * `maxLineBytes` breaks the stream with a protocol failure instead of being buffered whole by a parser.
- * Lines ending inside one chunk are shorter than the chunk, so only the open line needs counting.
+ * Passes a stream through while measuring its lines: a line longer than `maxLineBytes` breaks the stream
+ * with a protocol failure instead of being buffered whole by a parser. Each chunk is scanned once.
  */
 function guardLines(body: UpstreamBody, maxLineBytes: number): UpstreamBody {
   let openLine = 0;
+  const tooLong = () => new UpstreamUnreachableError('protocol', `the upstream sent an event-stream line longer than ${maxLineBytes} bytes`);
   const guard = new Transform({
     transform(chunk: Buffer, _encoding: BufferEncoding, done: TransformCallback) {
-      const lastBreak = Math.max(chunk.lastIndexOf(0x0a), chunk.lastIndexOf(0x0d));
-      if (lastBreak === -1) openLine += chunk.length;
-      else {
-        const firstBreak = firstLineBreak(chunk);
-        if (openLine + firstBreak > maxLineBytes) openLine += firstBreak;
-        else openLine = chunk.length - lastBreak - 1;
+      let start = 0;
+      let newline = chunk.indexOf(0x0a);
+      let carriageReturn = chunk.indexOf(0x0d);
+      while (newline !== -1 || carriageReturn !== -1) {
+        const lineEnd = newline === -1 ? carriageReturn : carriageReturn === -1 ? newline : Math.min(newline, carriageReturn);
+        if (openLine + lineEnd - start > maxLineBytes) return done(tooLong());
+        openLine = 0;
+        start = lineEnd + 1;
+        if (newline !== -1 && newline < start) newline = chunk.indexOf(0x0a, start);
+        if (carriageReturn !== -1 && carriageReturn < start) carriageReturn = chunk.indexOf(0x0d, start);
       }
-      if (openLine > maxLineBytes) done(new UpstreamUnreachableError('protocol', `the upstream sent an event-stream line longer than ${maxLineBytes} bytes`));
-      else done(null, chunk);
+      openLine += chunk.length - start;
+      if (openLine > maxLineBytes) return done(tooLong());
+      done(null, chunk);
     },
   });
   return pipeline(body, guard, () => undefined);
-}
-
-function firstLineBreak(chunk: Buffer): number {
-  const newline = chunk.indexOf(0x0a);
-  const carriageReturn = chunk.indexOf(0x0d);
-  if (newline === -1) return carriageReturn;
-  return carriageReturn === -1 ? newline : Math.min(newline, carriageReturn);
 }
 
 export function unreachable(error: unknown): UpstreamUnreachableError {

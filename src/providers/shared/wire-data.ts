@@ -1,6 +1,5 @@
 import { UpstreamUnreachableError } from '../../domain/upstream-failure.ts';
 import type { WireCheck } from '../../protocols/wire-check.ts';
-import { parseEventData } from './sse-decoder.ts';
 
 /** Data an upstream sent, as its protocol's shape; anything else breaks the protocol (a 502, and the next row may serve). */
 export function checked<T>(value: unknown, check: WireCheck<T>, what: string): T {
@@ -8,7 +7,13 @@ export function checked<T>(value: unknown, check: WireCheck<T>, what: string): T
   return value;
 }
 
-/** One stream event's JSON, checked against the protocol's event shape. */
+/** One stream event's JSON, checked against the protocol's event shape; an event that is not JSON breaks the protocol. */
 export function checkedEvent<T>(data: string, check: WireCheck<T>): T {
-  return checked(parseEventData<unknown>(data), check, 'a stream event');
+  let value: unknown;
+  try {
+    value = JSON.parse(data);
+  } catch {
+    throw new UpstreamUnreachableError('protocol', 'the upstream sent an event that is not JSON');
+  }
+  return checked(value, check, 'a stream event');
 }

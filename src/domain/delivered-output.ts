@@ -1,0 +1,34 @@
+/** Characters of delivered text kept for counting; a completion of this size is far past any catalog output limit. */
+const keptCharacters = 1024 * 1024;
+
+/**
+ * The text and tool-call arguments an answer delivered, for counting its output tokens when the upstream
+ * reports none or is cut mid-way. Memory stays bounded whatever an upstream sends: past `keptCharacters`
+ * only the number of characters is kept, each counted as a token at most (the reservation caps the charge).
+ */
+export class DeliveredOutput {
+  private readonly pieces: string[] = [];
+  private kept = 0;
+  private beyond = 0;
+
+  add(text: string): void {
+    const room = keptCharacters - this.kept;
+    if (text.length <= room) {
+      this.pieces.push(text);
+      this.kept += text.length;
+      return;
+    }
+    if (room > 0) this.pieces.push(text.slice(0, room));
+    this.kept = keptCharacters;
+    this.beyond += text.length - Math.max(room, 0);
+  }
+
+  get text(): string {
+    return this.pieces.join('');
+  }
+
+  /** Characters delivered past what is kept. */
+  get charactersBeyond(): number {
+    return this.beyond;
+  }
+}
