@@ -103,7 +103,7 @@ export async function openCore(options: CoreOptions): Promise<Core> {
   };
   const catalog = new Catalog(config);
   const ledger = new CreditLedger(ledgerRepository, instanceId, (error, reservation) =>
-    logger.error({ err: error, holdId: reservation.id }, 'a generation could not be settled; its hold was released'),
+    logger.error({ err: error, holdId: reservation.id }, 'storage refused to settle or release a hold (a settlement that failed has its hold released where storage allows)'),
   );
   const work = new WorkTracker();
   const upstreamHttp = new UpstreamHttp();

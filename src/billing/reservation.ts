@@ -26,7 +26,7 @@ export interface ReservationContext {
   repository: LedgerRepository;
   clock: () => Date;
   newGenerationId: () => string;
-  /** A settlement that could not be written; the reservation was released instead. */
+  /** A settlement or release that storage refused (a settlement's hold was then released, if storage let it). */
   reportFailure: (error: unknown, reservation: Reservation) => void;
 }
 
@@ -99,11 +99,14 @@ export class Reservation {
     this.settle(settlement).catch(() => undefined);
   }
 
-  /** Gives the reservation back without charging or recording anything. */
+  /** Gives the reservation back without charging or recording anything; storage failing to do so is reported. */
   async release(): Promise<void> {
     this.end();
     try {
       await this.context.repository.release(this.id);
+    } catch (error) {
+      this.context.reportFailure(error, this);
+      throw error;
     } finally {
       this.finish();
     }

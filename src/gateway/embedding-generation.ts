@@ -80,7 +80,8 @@ export class EmbeddingGeneration {
     try {
       prepared = await prepareEmbeddingInputs(input.inputs, winner!, this.fetchMedia, this.maxMediaBytes);
     } catch (error) {
-      await reservation.release();
+      // The client is told of its request, not of storage failing to give the hold back (that is reported).
+      await reservation.release().catch(() => undefined);
       throw error;
     }
     const { inputs, media } = prepared;

@@ -147,7 +147,8 @@ export class TextGeneration {
         // Nothing has reached the client yet, so another row may still serve the request, under the same reservation.
         if (index < candidates.length - 1 && worthFallingBack(error) && !reservation.isEnded) continue;
         // The gateway's own refusal of what it would have sent: nothing went upstream, so nothing is recorded.
-        if (isGatewayError(error)) await reservation.release();
+        // The client is told of its request, not of storage failing to give the hold back (that is reported).
+        if (isGatewayError(error)) await reservation.release().catch(() => undefined);
         else settle('failed', undefined, false);
         throw error;
       }

@@ -45,6 +45,12 @@ export class AttemptCounter {
     window.count++;
   }
 
+  /** Takes back one attempt recorded in the current window (one that turned out not to count). */
+  unrecord(key: string): void {
+    const window = this.current(key);
+    if (window && window.count > 0) window.count--;
+  }
+
   forget(key: string): void {
     this.windows.delete(key);
   }

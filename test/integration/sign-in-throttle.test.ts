@@ -56,6 +56,15 @@ describe('login and signup throttling', () => {
     expect((await login(mine, testPassword, '203.0.113.8')).statusCode).toBe(200);
   });
 
+  it('concurrent wrong passwords for one email count before any of them is checked: no more than the limit get through', async () => {
+    const email = uniqueEmail('raced');
+    expect((await signup(email, '192.0.2.3')).statusCode).toBe(201);
+    const answers = await Promise.all(Array.from({ length: 12 }, (_, attempt) => login(email, `wrong password ${attempt}`, `198.51.100.${100 + attempt}`)));
+    const statuses = answers.map((answer) => answer.statusCode);
+    expect(statuses.filter((status) => status === 401)).toHaveLength(3);
+    expect(statuses.filter((status) => status === 429)).toHaveLength(9);
+  });
+
   it('signups per address are limited', async () => {
     const address = '192.0.2.99';
     for (let index = 0; index < 3; index++) expect((await signup(uniqueEmail('bulk'), address)).statusCode).toBe(201);

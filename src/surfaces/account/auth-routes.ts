@@ -41,13 +41,13 @@ export const authRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServices; 
   app.post('/api/v1/auth/login', { schema: { body: Credentials } }, async (request, reply) =>
     throttled(reply, async () => {
       const email = normaliseEmail(request.body.email);
-      throttle.checkLogin(email, request.ip);
+      throttle.beginLogin(email, request.ip);
       try {
         const grant = await services.accounts.login(email, request.body.password);
-        throttle.loginSucceeded(email);
+        throttle.loginSucceeded(email, request.ip);
         return issue(reply, grant);
       } catch (error) {
-        if (error instanceof GatewayError && error.code === 'GW_INVALID_CREDENTIALS') throttle.loginFailed(email, request.ip);
+        if (!(error instanceof GatewayError && error.code === 'GW_INVALID_CREDENTIALS')) throttle.loginAbandoned(email, request.ip);
         throw error;
       }
     }),

@@ -28,22 +28,33 @@ export class SignInThrottle {
     this.signupsByAddress = new AttemptCounter({ ...common, limit: limits.signupsPerAddress });
   }
 
-  /** Refuses a login before any password is checked when the email or the address has failed too often. */
-  checkLogin(email: string, address: string): void {
+  /**
+   * Refuses a login before any password is checked when the email or the address has failed too often, else
+   * counts it as a failure until it succeeds: attempts in flight together count against the limit too, so
+   * concurrent guesses cannot all pass the check before the first one fails.
+   */
+  beginLogin(email: string, address: string): void {
     const byEmail = this.failuresByEmail.retryAfterSeconds(email);
     if (byEmail > 0) throw new ThrottledError('too many failed logins for this email', byEmail);
     const byAddress = this.failuresByAddress.retryAfterSeconds(address);
     if (byAddress > 0) throw new ThrottledError('too many failed logins from this address', byAddress);
-  }
-
-  loginFailed(email: string, address: string): void {
     this.failuresByEmail.record(email);
     this.failuresByAddress.record(address);
   }
 
-  /** The right password clears its email's failures; the address keeps its count, so it cannot launder guesses at other emails. */
-  loginSucceeded(email: string): void {
+  /**
+   * The right password clears its email's failures and takes back its own count from the address; the
+   * address keeps its other failures, so it cannot launder guesses at other emails.
+   */
+  loginSucceeded(email: string, address: string): void {
     this.failuresByEmail.forget(email);
+    this.failuresByAddress.unrecord(address);
+  }
+
+  /** A login that failed for another reason than the password (storage down, say) does not count. */
+  loginAbandoned(email: string, address: string): void {
+    this.failuresByEmail.unrecord(email);
+    this.failuresByAddress.unrecord(address);
   }
 
   /** Counts a signup attempt, refusing it when the address has made too many. */
