@@ -18,7 +18,9 @@ export const tokensPerImage = 2_000;
 /**
  * A bound no tokenizer exceeds, computed in one pass without tokenizing: byte-level and byte-fallback
  * tokenizers spend at most one token per UTF-8 byte. Reservations use it, so a request is admitted or
- * refused after work linear in its size, and a settlement capped at its hold never undercharges a prompt.
+ * refused after work linear in its size, and a settlement capped at its hold does not undercharge the
+ * prompt's text, tools and images. Parts a pass-through forwards without decoding them (audio, files,
+ * documents) are not in it: the hold covers them only through the output limit's share.
  */
 export function promptTokenBound(messages: readonly ChatMessage[], tools: readonly ToolDefinition[] = []): number {
   let tokens = replyPrimerTokens;

@@ -63,7 +63,10 @@ interface RunBase {
 export type EventsRun = RunBase & { kind: 'events'; events: AsyncIterable<ChatStreamEvent> };
 export type RelayRun = RunBase & { kind: 'relay'; status: number; contentType: string | undefined; body: AsyncIterable<Uint8Array>; reading: () => RelayReading };
 
-/** Iterating `events` or `body` to the end (or breaking out) always settles the hold exactly once. */
+/**
+ * Iterating `events` or `body` to the end, breaking out, or returning its iterator (even before the first
+ * read) always settles the hold exactly once; an iterable nobody iterates or returns keeps it held.
+ */
 export type TextRun = EventsRun | RelayRun;
 
 export interface GenerationDependencies {

@@ -69,8 +69,8 @@ async function checkedJsonRelay(answer: UpstreamAnswer, check: (value: unknown) 
 
 /**
  * A stream whose first event is read before the answer is relayed, and every event read by then checked:
- * garbage from the first byte is a protocol failure the next provider row may still serve, and nothing the
- * meter reads from the relayed bytes before the answer starts can fail. The bytes read are relayed as they came.
+ * garbage from the first byte is a protocol failure the next provider row may still serve, and no event the
+ * meter reads before the answer starts can fail its protocol check. The bytes read are relayed as they came.
  */
 async function checkedStreamRelay(answer: UpstreamAnswer, split: StreamSplitter, checkEvent: (data: string) => void): Promise<RawExchange> {
   const held: Buffer[] = [];
