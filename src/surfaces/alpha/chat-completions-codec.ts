@@ -14,6 +14,7 @@ import {
   type ToolChoice,
   type ToolDefinition,
 } from '../../domain/chat.ts';
+import { booleanOf, numberOf, objectOf, stringOf } from '../../domain/wire-values.ts';
 import { requireNestingWithin, requireToolTextsWithin } from '../../domain/nesting.ts';
 import type { CollectedAnswer } from '../../gateway/text-generation.ts';
 import { wireFinishReasons, wireUsage, type ChatCompletionsRequest } from '../../protocols/openai/chat-completions.ts';
@@ -116,10 +117,6 @@ function contentParts(content: unknown, untranslatable: Set<string>): ChatPart[]
   return parts;
 }
 
-const numberOf = (value: unknown) => (typeof value === 'number' ? value : undefined);
-const booleanOf = (value: unknown) => (typeof value === 'boolean' ? value : undefined);
-const stringOf = (value: unknown) => (typeof value === 'string' ? value : undefined);
-const objectOf = (value: unknown) => (value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined);
 
 /**
  * `text`, `json_object`, or `json_schema` with a named schema; another shape is left for the gate to name.

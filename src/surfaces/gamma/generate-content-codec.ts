@@ -16,6 +16,7 @@ import {
   type ToolDefinition,
 } from '../../domain/chat.ts';
 import { requireNestingWithin } from '../../domain/nesting.ts';
+import { numberOf } from '../../domain/wire-values.ts';
 import type { CollectedAnswer } from '../../gateway/text-generation.ts';
 import { wireFinishReasons, wireUsageMetadata } from '../../protocols/gemini/generate-content.ts';
 import { nativeParameters } from '../../catalog/capability-gate.ts';
@@ -178,10 +179,9 @@ function restricted(untranslatable: Set<string>): undefined {
   return undefined;
 }
 
-const numberOf = (value: unknown) => (typeof value === 'number' ? value : undefined);
 
 /** A JSON answer with its schema (JSON Schema, or the protocol's OpenAPI subset), or plain text; other MIME types are left for the gate to name. */
-function decodeResponseFormat(config: Readonly<Record<string, unknown>>): ResponseFormat | undefined {
+function decodeGenerationFormat(config: Readonly<Record<string, unknown>>): ResponseFormat | undefined {
   if (config.responseMimeType === 'text/plain') return { type: 'text' };
   if (config.responseMimeType !== 'application/json') return undefined;
   const schema = config.responseJsonSchema ?? (config.responseSchema === undefined ? undefined : jsonSchemaOf(config.responseSchema));
@@ -205,7 +205,7 @@ function decodeParameters(config: Readonly<Record<string, unknown>>): Omit<Parti
     frequencyPenalty: numberOf(config.frequencyPenalty),
     logprobs: typeof config.responseLogprobs === 'boolean' ? config.responseLogprobs : undefined,
     topLogprobs: numberOf(config.logprobs),
-    responseFormat: decodeResponseFormat(config),
+    responseFormat: decodeGenerationFormat(config),
     thinking: decodeThinking(config),
   };
 }
