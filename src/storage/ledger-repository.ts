@@ -1,7 +1,7 @@
 import { count, desc, eq, sql } from 'drizzle-orm';
 import { queryRows, type Database } from './database.ts';
 import { currentSpend } from '../billing/spend-windows.ts';
-import { accounts, apiKeys, gatewayInstances, generations } from './schema.ts';
+import { accounts, apiKeys, gatewayInstances, generations, holds } from './schema.ts';
 import { StatementBatcher } from './statement-batcher.ts';
 
 export type HoldOutcome = 'ok' | 'balance' | 'daily' | 'weekly' | 'monthly' | 'total' | 'key_inactive';
@@ -61,12 +61,23 @@ export class LedgerRepository {
     return this.settlements.submit(input);
   }
 
+  /**
+   * One hold on its own, also the retry of a batch that failed. A batch whose commit went through but whose
+   * answer was lost leaves its holds in place; the retry then finds its hold there and counts it as admitted
+   * instead of failing on the duplicate id (the failed statement changed nothing).
+   */
   private async holdOne(input: HoldInput): Promise<HoldOutcome> {
-    const [row] = await queryRows<{ outcome: string }>(
-      this.db,
-      sql`SELECT gw_hold(${input.holdId}, ${input.accountId}, ${input.apiKeyId}, ${input.amountNanos}, ${input.instanceId}, ${input.now.toISOString()}::timestamptz) AS outcome`,
-    );
-    return holdOutcome(row?.outcome);
+    try {
+      const [row] = await queryRows<{ outcome: string }>(
+        this.db,
+        sql`SELECT gw_hold(${input.holdId}, ${input.accountId}, ${input.apiKeyId}, ${input.amountNanos}, ${input.instanceId}, ${input.now.toISOString()}::timestamptz) AS outcome`,
+      );
+      return holdOutcome(row?.outcome);
+    } catch (error) {
+      const [existing] = await this.db.select({ id: holds.id }).from(holds).where(eq(holds.id, input.holdId));
+      if (existing) return 'ok';
+      throw error;
+    }
   }
 
   private async holdMany(inputs: HoldInput[]): Promise<HoldOutcome[]> {

@@ -534,6 +534,19 @@ describe('batched ledger statements', () => {
     modality: 'text', model: 'sandbox-echo', status: 'succeeded', request: null, usage: { promptTokens: 1 }, durationMs: 1,
   });
 
+  it('a hold retried after its batch committed unseen is admitted once, not refused on its own id', async () => {
+    const { accountId, keyId } = await gateway.createFundedKey({ credits: 1 });
+    const repository = new LedgerRepository(db);
+    const input = { holdId: `hold_retried_${accountId}`, accountId, apiKeyId: keyId, amountNanos: 1_000n, instanceId: gateway.gateway.core.instanceId, now: new Date() };
+    expect(await repository.hold(input)).toBe('ok');
+    // The same hold again, as the one-by-one retry of a batch whose commit went through sends it.
+    expect(await repository.hold(input)).toBe('ok');
+    expect(await holdTotals(accountId)).toEqual({ count: 1, amountNanos: 1_000n });
+    expect(await accountRow(accountId)).toMatchObject({ heldNanos: 1_000n });
+    expect(await keyRow(keyId)).toMatchObject({ heldNanos: 1_000n });
+    expect(await repository.release(input.holdId)).toBe(true);
+  });
+
   it('gw_hold_batch and gw_settle_batch apply each item as the single call would, in order', async () => {
     const { accountId, keyId } = await gateway.createFundedKey({ credits: 0.000003, limits: { total: 0.0000025 } });
     const instanceId = gateway.gateway.core.instanceId;
