@@ -1,27 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { adminHeaders, bearer, expectEnvelope, signup, type EnvelopeBody } from '../support/http-helpers.ts';
 import { openSocket, parseRawAnswer, rawExchange, readUntilClosed, type RawAnswer } from '../support/raw-http.ts';
-import { startTestGateway, type TestGateway } from '../support/test-gateway.ts';
+import { sandboxConfigYaml, startTestGateway, type TestGateway } from '../support/test-gateway.ts';
 
-const configText = `
-providers:
-  sandbox:
-    protocol: sandbox
-models:
-  - id: sandbox-echo
-    pricing: { inputPerMTok: 0.1, outputPerMTok: 0.2 }
-    providers:
-      - { provider: sandbox, model: echo }
-  - id: sandbox-embedding
-    outputModalities: [embedding]
-    pricing: { inputPerMTok: 0.01 }
-    providers:
-      - { provider: sandbox, model: embedding }
-server:
-  headersTimeoutMs: 400
-  requestTimeoutMs: 800
-  maxJsonDepth: 64
-`;
+const configText = sandboxConfigYaml('server: { headersTimeoutMs: 400, requestTimeoutMs: 800, maxJsonDepth: 64 }');
 
 /** Asserts an envelope written raw to the socket by the client-error handler, and that the server closes. */
 function expectRawEnvelope(answer: RawAnswer, status: number, code: string): EnvelopeBody {

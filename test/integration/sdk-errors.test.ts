@@ -3,18 +3,9 @@ import { ApiError, GoogleGenAI } from '@google/genai';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EnvelopeBody } from '../support/http-helpers.ts';
-import { startTestGateway, type TestGateway } from '../support/test-gateway.ts';
+import { sandboxConfigYaml, startTestGateway, type TestGateway } from '../support/test-gateway.ts';
 
-const configText = `
-providers:
-  sandbox:
-    protocol: sandbox
-models:
-  - id: sandbox-echo
-    pricing: { inputPerMTok: 0.1, outputPerMTok: 0.2 }
-    providers:
-      - { provider: sandbox, model: echo }
-`;
+const configText = sandboxConfigYaml();
 
 interface Case {
   what: string;

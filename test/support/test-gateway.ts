@@ -96,6 +96,21 @@ export async function startTestGateway(options: TestGatewayOptions = {}): Promis
   };
 }
 
+/** gateway.yaml text with the built-in sandbox alone, serving `sandbox-echo` (text) and `sandbox-embedding`, then `extra` sections. */
+export function sandboxConfigYaml(extra = ''): string {
+  return [
+    'providers:',
+    '  sandbox: { protocol: sandbox }',
+    'models:',
+    modelYaml('sandbox-echo', 'sandbox', 'echo', { input: 0.1, output: 0.2 }),
+    '  - id: sandbox-embedding',
+    '    outputModalities: [embedding]',
+    '    pricing: { inputPerMTok: 0.01 }',
+    '    providers: [{ provider: sandbox, model: embedding }]',
+    extra,
+  ].join('\n');
+}
+
 /** One catalog entry of gateway.yaml text: a priced model (USD per million tokens) served by one provider row. */
 export function modelYaml(id: string, provider: string, upstream: string, prices: { input: number; output: number } = { input: 1, output: 2 }): string {
   return `  - id: ${id}\n    pricing: { inputPerMTok: ${prices.input}, outputPerMTok: ${prices.output} }\n    providers: [{ provider: ${provider}, model: ${upstream} }]\n`;
