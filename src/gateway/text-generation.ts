@@ -128,8 +128,8 @@ export class TextGeneration {
     const maxOutputTokens = input.maxTokens ?? model.maxOutputTokens ?? defaultMaxOutputTokens;
     const choices = input.choices ?? 1;
     // Surfaces validate both, but money arithmetic depends on them being whole: checked once more where they are used.
-    if (!Number.isSafeInteger(maxOutputTokens) || maxOutputTokens < 1) throw new GatewayError('GW_VALIDATION', 'the output token limit must be a whole number of at least 1');
-    if (!Number.isSafeInteger(choices) || choices < 1) throw new GatewayError('GW_VALIDATION', 'the number of completions must be a whole number of at least 1');
+    if (!Number.isSafeInteger(maxOutputTokens) || maxOutputTokens < 1) throw new GatewayError('GW_VALIDATION', `the output token limit must be a whole number from 1 to ${Number.MAX_SAFE_INTEGER}`);
+    if (!Number.isSafeInteger(choices) || choices < 1) throw new GatewayError('GW_VALIDATION', `the number of completions must be a whole number from 1 to ${Number.MAX_SAFE_INTEGER}`);
     // Linear in the request's size: nothing costlier runs before the reservation admits the request.
     const inputTokens = promptTokenBound(input.messages, input.tools);
     const reservation = await ledger.reserve({
@@ -147,8 +147,10 @@ export class TextGeneration {
       try {
         return this.relays(route, input) ? await this.relayed(route, dispatch) : await this.translated(route, dispatch);
       } catch (error) {
+        // A run that failed after its meter settled it has nothing left to end, and no other row may serve it.
+        if (reservation.isEnded) throw error;
         // Nothing has reached the client yet, so another row may still serve the request, under the same reservation.
-        if (index < candidates.length - 1 && worthFallingBack(error) && !reservation.isEnded) continue;
+        if (index < candidates.length - 1 && worthFallingBack(error)) continue;
         // The gateway's own refusal of what it would have sent: nothing went upstream, so nothing is recorded.
         // The client is told of its request, not of storage failing to give the hold back (that is reported).
         if (isGatewayError(error)) await reservation.release().catch(() => undefined);
@@ -250,7 +252,7 @@ export class TextGeneration {
       status: exchange.status,
       contentType: exchange.contentType,
       body: await startIteration(body),
-      reading: () => meter.reading(),
+      reading: () => readingOf(meter),
       droppedParameters: [...new Set([...dropped, ...(exchange.dropped ?? [])])],
     };
   }

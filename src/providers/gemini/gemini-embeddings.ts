@@ -31,7 +31,7 @@ export async function geminiEmbeddings(http: UpstreamHttp, request: EmbeddingReq
         ...(request.dimensions !== undefined ? { outputDimensionality: request.dimensions } : {}),
       })),
     };
-    const answer = await http.postForJson<object>(options.target, geminiPath(request.upstreamModel, 'batchEmbedContents'), { 'x-goog-api-key': options.target.apiKey }, body);
+    const answer = await http.postForJson(options.target, geminiPath(request.upstreamModel, 'batchEmbedContents'), { 'x-goog-api-key': options.target.apiKey }, body);
     const { embeddings } = checked(answer, isBatchEmbedContentsResponse, 'embeddings');
     vectors.push(...requireCount(embeddings.map((embedding) => embedding.values), inputs.length));
   }

@@ -67,7 +67,7 @@ export class UpstreamHttp {
   }
 
   /** A POST whose answer is one JSON object, read whole; a body that is anything else is a protocol failure. */
-  async postForJson<T extends object = object>(target: ProviderTarget, path: string, headers: Record<string, string>, body: unknown): Promise<T> {
+  async postForJson(target: ProviderTarget, path: string, headers: Record<string, string>, body: unknown): Promise<object> {
     const response = await this.postJson(target, path, headers, body);
     let text: string;
     try {
@@ -82,7 +82,7 @@ export class UpstreamHttp {
       throw new UpstreamUnreachableError('protocol', 'the upstream answered with a body that is not JSON');
     }
     if (answer === null || typeof answer !== 'object' || Array.isArray(answer)) throw new UpstreamUnreachableError('protocol', 'the upstream answered with JSON that is not an object');
-    return answer as T;
+    return answer;
   }
 
   async close(): Promise<void> {
