@@ -157,7 +157,7 @@ export const ConfigFileSchema = Type.Object(
       Type.Object(
         {
           connectTimeoutMs: Type.Optional(Type.Integer({ minimum: 100, maximum: 600_000 })),
-          maxSseLineBytes: Type.Optional(Type.Integer({ minimum: 1024, maximum: 512 * 1024 * 1024 })),
+          maxEventCharacters: Type.Optional(Type.Integer({ minimum: 1024, maximum: 512 * 1024 * 1024 })),
         },
         { additionalProperties: false },
       ),

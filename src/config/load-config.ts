@@ -16,8 +16,8 @@ export interface ProviderConfig {
   /** Longest wait for the answer's headers, and for each next chunk of its body. */
   firstByteTimeoutMs: number;
   connectTimeoutMs: number;
-  /** An event-stream line longer than this breaks the protocol (502) instead of being buffered whole. */
-  maxSseLineBytes: number;
+  /** A stream event (or any line of one) larger than this breaks the protocol (502) instead of being buffered whole. */
+  maxEventCharacters: number;
   headers: Readonly<Record<string, string>>;
   /** A provider whose key resolved empty is inactive; the built-in sandbox needs no key. */
   active: boolean;
@@ -75,7 +75,7 @@ export const configDefaults = {
   providerTimeoutMs: 600_000,
   providerFirstByteTimeoutMs: 300_000,
   upstreamConnectTimeoutMs: 10_000,
-  maxSseLineBytes: 8 * 1024 * 1024,
+  maxEventCharacters: 8 * 1024 * 1024,
   remoteMediaTimeoutMs: 15_000,
   remoteMediaMaxBytes: 32 * 1024 * 1024,
   remoteMediaMaxRequestBytes: 64 * 1024 * 1024,
@@ -157,7 +157,7 @@ function build(file: ConfigFile, path: string): GatewayConfig {
       timeoutMs: entry.timeoutMs ?? configDefaults.providerTimeoutMs,
       firstByteTimeoutMs: entry.firstByteTimeoutMs ?? configDefaults.providerFirstByteTimeoutMs,
       connectTimeoutMs: file.upstream?.connectTimeoutMs ?? configDefaults.upstreamConnectTimeoutMs,
-      maxSseLineBytes: file.upstream?.maxSseLineBytes ?? configDefaults.maxSseLineBytes,
+      maxEventCharacters: file.upstream?.maxEventCharacters ?? configDefaults.maxEventCharacters,
       headers: entry.headers ?? {},
       active: entry.protocol === 'sandbox' || apiKey !== '',
     });

@@ -222,7 +222,7 @@ export class TextGeneration {
   /** Same-protocol pass-through; resolves once the first bytes are in, or throws without settling. */
   private async relayed(route: Route, { input, dropped, maxOutputTokens, settle, countPrompt }: Dispatch): Promise<RelayRun> {
     const relay = input.relay!;
-    const meter = route.adapter.relayMeter!(relay.operation, relay.streaming);
+    const meter = route.adapter.relayMeter!(relay.operation, relay.streaming, route.target.maxEventCharacters);
     const upstreamModel = route.row.upstreamModel;
     const exchange = await route.adapter.relay!({ operation: relay.operation, upstreamModel, body: relay.prepare(upstreamModel, dropped, maxOutputTokens) }, { target: route.target, headers: relay.headers });
     const upstream = await startIteration(exchange.body);

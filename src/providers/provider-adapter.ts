@@ -12,7 +12,8 @@ export interface ProviderTarget {
   /** Longest wait for the answer's headers and, after them, for each next chunk of the body. */
   firstByteTimeoutMs: number;
   connectTimeoutMs: number;
-  maxSseLineBytes: number;
+  /** Largest stream event (or JSON-array element) read from the upstream; past it the stream breaks its protocol. */
+  maxEventCharacters: number;
   headers: Readonly<Record<string, string>>;
 }
 
@@ -70,7 +71,7 @@ export interface TextAdapter {
   /** Forwards a request of this protocol's own shape as given and relays the answer, for pass-through. */
   relay?(request: RelayRequest, options: CallOptions): Promise<RawExchange>;
   /** Reads usage from a copy of a relayed answer. */
-  relayMeter?(operation: RelayOperation, streaming: boolean): RelayMeter;
+  relayMeter?(operation: RelayOperation, streaming: boolean, maxEventCharacters: number): RelayMeter;
 }
 
 /** What a provider family offers for embeddings: one vector per input, in input order. */

@@ -31,7 +31,7 @@ interface Subject {
   noNetwork?: string;
 }
 
-const target = (baseUrl: string, apiKey: string): ProviderTarget => ({ baseUrl, apiKey, timeoutMs: 2_000, firstByteTimeoutMs: 2_000, connectTimeoutMs: 2_000, maxSseLineBytes: 1024 * 1024, headers: {} });
+const target = (baseUrl: string, apiKey: string): ProviderTarget => ({ baseUrl, apiKey, timeoutMs: 2_000, firstByteTimeoutMs: 2_000, connectTimeoutMs: 2_000, maxEventCharacters: 1024 * 1024, headers: {} });
 
 const subjects: Subject[] = [
   { name: 'openai', adapter: createOpenAiAdapter, fake: startOpenAiFake, target: (fake) => target(`${fake!.url}/v1`, fakeOpenAiKey), answer: 'Echo: alpha beta gamma' },

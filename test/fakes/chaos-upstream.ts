@@ -18,7 +18,7 @@ export interface ChaosUpstream extends FakeServer {
   openAnswers(): number;
 }
 
-/** Longer than the test gateway's `upstream.maxSseLineBytes`. */
+/** Larger than the test gateway's `upstream.maxEventCharacters`. */
 export const oversizedLineBytes = 200 * 1024;
 
 const streaming = (incoming: RecordedRequest) =>

@@ -59,7 +59,7 @@ beforeAll(async () => {
       embedding('embed-openai', 'openai', 'text-embedding-3-small'),
       embedding('embed-gemini', 'gemini', 'gemini-embedding-001'),
       embedding('sandbox-embed', 'sandbox', 'embedding'),
-      'upstream: { maxSseLineBytes: 65536 }',
+      'upstream: { maxEventCharacters: 65536 }',
     ].join('\n'),
   });
   // Rich, capped and nearly empty: admissions, cap refusals and balance refusals all happen.

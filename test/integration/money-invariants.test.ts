@@ -37,7 +37,7 @@ describe('money invariants against an upstream that lies, hangs or never stops',
         '    outputModalities: [embedding]',
         '    pricing: { inputPerMTok: 1 }',
         '    providers: [{ provider: lying, model: runaway }]',
-        'upstream: { maxSseLineBytes: 262144 }',
+        'upstream: { maxEventCharacters: 262144 }',
       ].join('\n'),
     });
     address = await gateway.app.listen({ port: 0, host: '127.0.0.1' });
@@ -153,7 +153,7 @@ describe('money invariants against an upstream that lies, hangs or never stops',
     const { key, accountId } = await gateway.createFundedKey({ credits: 10 });
     const native = await post(key, '/api/v1/text/completions', { model: 'long-line', messages });
     expect(native.statusCode).toBe(502);
-    expect(native.json<{ errors: string[] }>().errors.join(' ')).toMatch(/longer than 262144 bytes/);
+    expect(native.json<{ errors: string[] }>().errors.join(' ')).toMatch(/larger than 262144 characters/);
     expect(await heldNanosOf(gateway, accountId)).toBe(0n);
     expect(await balance(key)).toBe(10);
     for (let attempt = 0; attempt < 50 && fake.openConnections() > 0; attempt++) await new Promise((resolve) => setTimeout(resolve, 20));
@@ -163,8 +163,8 @@ describe('money invariants against an upstream that lies, hangs or never stops',
   it('guards a stream whose answer claims no content type the same way, and refuses an event that never ends', async () => {
     const { key, accountId } = await gateway.createFundedKey({ credits: 10 });
     for (const [model, message] of [
-      ['unlabeled-long-line', /longer than 262144 bytes/],
-      ['endless-event', /an event larger than|sent no event in its first megabyte/],
+      ['unlabeled-long-line', /larger than 262144 characters/],
+      ['endless-event', /a stream event larger than|sent no event in its first megabyte/],
     ] as const) {
       for (const [url, payload] of [
         ['/api/v1/text/completions', { model, messages }],

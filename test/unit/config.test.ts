@@ -89,12 +89,12 @@ describe('gateway.yaml', () => {
     expect(loadConfigFile(shippedConfigPath, {}).remoteMedia.allowPrivateAddresses).toBe(false);
   });
 
-  it('reads upstream time limits, the event-stream line limit and per-model output limits, with defaults', () => {
+  it('reads upstream time limits, the stream event limit and per-model output limits, with defaults', () => {
     const defaults = parseConfig(base, 'gateway.yaml', {});
-    expect([...defaults.providers.values()][0]).toMatchObject({ timeoutMs: 600_000, firstByteTimeoutMs: 300_000, connectTimeoutMs: 10_000, maxSseLineBytes: 8 * 1024 * 1024 });
-    const tuned = parseConfig(`${base}upstream: { connectTimeoutMs: 500, maxSseLineBytes: 4096 }\n`, 'gateway.yaml', {});
-    expect([...tuned.providers.values()][0]).toMatchObject({ connectTimeoutMs: 500, maxSseLineBytes: 4096 });
-    expect(problemOf(`${base}upstream: { maxSseLineBytes: 10 }\n`)).toContain('at upstream.maxSseLineBytes');
+    expect([...defaults.providers.values()][0]).toMatchObject({ timeoutMs: 600_000, firstByteTimeoutMs: 300_000, connectTimeoutMs: 10_000, maxEventCharacters: 8 * 1024 * 1024 });
+    const tuned = parseConfig(`${base}upstream: { connectTimeoutMs: 500, maxEventCharacters: 4096 }\n`, 'gateway.yaml', {});
+    expect([...tuned.providers.values()][0]).toMatchObject({ connectTimeoutMs: 500, maxEventCharacters: 4096 });
+    expect(problemOf(`${base}upstream: { maxEventCharacters: 10 }\n`)).toContain('at upstream.maxEventCharacters');
     const shipped = loadConfigFile(shippedConfigPath, {});
     const textModels = shipped.models.filter((model) => (model.outputModalities ?? ['text']).includes('text'));
     expect(textModels.length).toBeGreaterThan(5);

@@ -15,7 +15,7 @@ const request: ChatRequest = {
   presencePenalty: 0.5,
   structuredOutputs: true,
 };
-const openAi = { baseUrl: 'https://api.openai.com/v1', apiKey: 'k', timeoutMs: 1000, firstByteTimeoutMs: 1000, connectTimeoutMs: 1000, maxSseLineBytes: 65536, headers: {} };
+const openAi = { baseUrl: 'https://api.openai.com/v1', apiKey: 'k', timeoutMs: 1000, firstByteTimeoutMs: 1000, connectTimeoutMs: 1000, maxEventCharacters: 65536, headers: {} };
 const router = { ...openAi, baseUrl: 'https://openrouter.ai/api/v1' };
 
 describe('OpenAI chat parameters', () => {

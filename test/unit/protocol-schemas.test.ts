@@ -44,16 +44,16 @@ describe('the JSON-array stream splitter', () => {
 
   it('gives each element whole, however the stream is cut', () => {
     for (let cut = 0; cut <= text.length; cut++) {
-      const split = jsonArraySplitter();
+      const split = jsonArraySplitter(1024 * 1024);
       const parts = [...split(text.slice(0, cut)), ...split(text.slice(cut))];
       expect(parts.map((part) => JSON.parse(part) as unknown)).toEqual(elements);
     }
   });
 
   it('refuses what is not an array of objects', () => {
-    expect(() => jsonArraySplitter()('{"candidates":[]}')).toThrow(/does not open with \[/);
-    expect(() => jsonArraySplitter()('[1, 2]')).toThrow(/an element opens with/);
-    expect(() => jsonArraySplitter()('[{}] trailing')).toThrow(/more after its end/);
+    expect(() => jsonArraySplitter(1024 * 1024)('{"candidates":[]}')).toThrow(/does not open with \[/);
+    expect(() => jsonArraySplitter(1024 * 1024)('[1, 2]')).toThrow(/an element opens with/);
+    expect(() => jsonArraySplitter(1024 * 1024)('[{}] trailing')).toThrow(/more after its end/);
   });
 });
 

@@ -101,7 +101,7 @@ export async function* streamAnthropicMessages(http: UpstreamHttp, request: Chat
   let finish: FinishReason = { unified: 'other', raw: undefined };
   // Content block index -> the answer's tool call number, and whether any argument text arrived for it.
   const toolBlocks = new Map<number, { index: number; sentArguments: boolean }>();
-  for await (const message of decodeSse(response.body)) {
+  for await (const message of decodeSse(response.body, options.target.maxEventCharacters)) {
     const event = checkedEvent(message.data, isMessagesStreamEvent);
     switch (event.type) {
       case 'message_start':

@@ -131,7 +131,7 @@ export async function* streamGeminiContent(http: UpstreamHttp, request: ChatRequ
   let usage: TokenUsage | undefined;
   let finish: FinishReason | undefined;
   let calls = 0;
-  for await (const event of decodeSse(response.body)) {
+  for await (const event of decodeSse(response.body, options.target.maxEventCharacters)) {
     const chunk = checkedEvent(event.data, isGenerateContentResponse);
     if (chunk.error) throw new UpstreamUnreachableError('protocol', `the upstream reported an error mid-stream: ${chunk.error.message ?? 'unknown'}`);
     const candidate = chunk.candidates?.[0];

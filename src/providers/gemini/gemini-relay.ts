@@ -17,7 +17,8 @@ export async function relayGemini(http: UpstreamHttp, { operation, upstreamModel
   const action = actions[operation];
   if (!action) throw new Error(`the Gemini protocol has no ${operation} operation`);
   const response = await http.postJson(options.target, geminiPath(upstreamModel, action), { 'x-goog-api-key': options.target.apiKey }, body);
-  const stream = operation === 'generate-content' ? undefined : operation === 'stream-generate-content-sse' ? sseSplitter() : jsonArraySplitter();
+  const limit = options.target.maxEventCharacters;
+  const stream = operation === 'generate-content' ? undefined : operation === 'stream-generate-content-sse' ? sseSplitter(limit) : jsonArraySplitter(limit);
   return checkedRelay(response, { answer: isGenerateContentResponse, event: isGenerateContentResponse, what: 'a generateContent answer' }, stream);
 }
 
@@ -41,9 +42,9 @@ function observe(reading: RelayReading, chunk: GenerateContentResponse): void {
 }
 
 /** Usage of a generateContent answer: the last usageMetadata of the JSON body, the SSE events or the JSON array's elements. */
-export function geminiRelayMeter(operation: RelayOperation): RelayMeter {
-  if (operation === 'stream-generate-content-sse') return streamRelayMeter(sseSplitter(), isGenerateContentResponse, observe);
-  if (operation === 'stream-generate-content-json') return streamRelayMeter(jsonArraySplitter(), isGenerateContentResponse, observe);
+export function geminiRelayMeter(operation: RelayOperation, maxEventCharacters: number): RelayMeter {
+  if (operation === 'stream-generate-content-sse') return streamRelayMeter(sseSplitter(maxEventCharacters), isGenerateContentResponse, observe);
+  if (operation === 'stream-generate-content-json') return streamRelayMeter(jsonArraySplitter(maxEventCharacters), isGenerateContentResponse, observe);
   return jsonRelayMeter(isGenerateContentResponse, (answer) => {
     const reading: RelayReading = { usage: undefined, complete: false, sawTerminator: false, sawError: false, output: new DeliveredOutput() };
     observe(reading, answer);

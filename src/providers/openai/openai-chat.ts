@@ -110,7 +110,7 @@ export async function* streamOpenAiChat(http: UpstreamHttp, request: ChatRequest
   const response = await http.postJson(options.target, '/chat/completions', { authorization: `Bearer ${options.target.apiKey}` }, encodeChatRequest(request, { compatible: !isOpenAiItself(options.target.baseUrl) }));
   let finish: FinishReason | undefined;
   let usage: TokenUsage | undefined;
-  for await (const event of decodeSse(response.body)) {
+  for await (const event of decodeSse(response.body, options.target.maxEventCharacters)) {
     if (event.data === streamTerminator) {
       yield { type: 'finish', finishReason: finish ?? { unified: 'other', raw: undefined }, usage };
       return;

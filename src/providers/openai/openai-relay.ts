@@ -53,14 +53,14 @@ export async function relayOpenAi(http: UpstreamHttp, { operation, body }: Relay
   const shape = operations[operation];
   const { forwarded, dropped } = forUpstream(operation, options.target.baseUrl, body);
   const response = await http.postJson(options.target, shape.path, { authorization: `Bearer ${options.target.apiKey}` }, forwarded);
-  return { ...(await checkedRelay(response, shape, body.stream === true ? sseSplitter() : undefined)), dropped };
+  return { ...(await checkedRelay(response, shape, body.stream === true ? sseSplitter(options.target.maxEventCharacters) : undefined)), dropped };
 }
 
 /** Reads usage from a Responses answer: the JSON body, or the terminal event of a stream. */
-function responsesMeter(streaming: boolean): RelayMeter {
+function responsesMeter(streaming: boolean, maxEventCharacters: number): RelayMeter {
   if (!streaming) return jsonRelayMeter(isResponseObject, (answer) => ({ usage: responsesUsageOf(answer.usage) }));
   return streamRelayMeter(
-    sseSplitter(),
+    sseSplitter(maxEventCharacters),
     isResponsesStreamEvent,
     (reading, event) => {
       if (terminalResponsesEvents.has(event.type)) reading.complete = true;
@@ -74,8 +74,8 @@ function responsesMeter(streaming: boolean): RelayMeter {
 }
 
 /** Reads `usage` from a chat completion or a Responses answer: the JSON body, or the usage-carrying event of a stream. */
-export function openAiRelayMeter(operation: RelayOperation, streaming: boolean): RelayMeter {
-  if (operation === 'responses') return responsesMeter(streaming);
+export function openAiRelayMeter(operation: RelayOperation, streaming: boolean, maxEventCharacters: number): RelayMeter {
+  if (operation === 'responses') return responsesMeter(streaming, maxEventCharacters);
   if (!streaming) {
     return jsonRelayMeter(isChatCompletion, (answer) => {
       const output = new DeliveredOutput();
@@ -86,7 +86,7 @@ export function openAiRelayMeter(operation: RelayOperation, streaming: boolean):
       return { usage: usageOf(answer.usage), output };
     });
   }
-  return streamRelayMeter(sseSplitter(), 
+  return streamRelayMeter(sseSplitter(maxEventCharacters),
     isChatCompletionChunk,
     (reading, chunk) => {
       if (chunk.error !== undefined) reading.sawError = true;

@@ -3,8 +3,8 @@ import { sseSplitter } from './stream-splitters.ts';
 import { unreachable, type UpstreamBody } from './upstream-http.ts';
 
 /** Server-sent events of an upstream body, one at a time, as they arrive: each event's data. */
-export async function* decodeSse(body: UpstreamBody): AsyncGenerator<{ data: string }> {
-  const split = sseSplitter();
+export async function* decodeSse(body: UpstreamBody, maxEventCharacters: number): AsyncGenerator<{ data: string }> {
+  const split = sseSplitter(maxEventCharacters);
   const decoder = new TextDecoder();
   try {
     for await (const chunk of body) {

@@ -4,16 +4,13 @@ import { UpstreamUnreachableError } from '../../domain/upstream-failure.ts';
 /** Cuts the text of a stream, piece by piece, into the data of its events, each returned once complete. */
 export type StreamSplitter = (text: string) => string[];
 
+const tooLarge = (limit: number) => new UpstreamUnreachableError('protocol', `the upstream sent a stream event larger than ${limit} characters`);
+
 /**
- * Most characters one event (or one element of a JSON-array stream) may take before it is complete: a parser
- * would otherwise hold an upstream's endless event whole. Real events are far smaller.
+ * Server-sent events: each event's `data`. An event (and so any line of it) that grows past `maxEventCharacters`
+ * before it completes breaks the stream instead of being buffered whole: an upstream's endless line or event.
  */
-export const maxEventCharacters = 16 * 1024 * 1024;
-
-const tooLarge = () => new UpstreamUnreachableError('protocol', `the upstream sent an event larger than ${maxEventCharacters} characters`);
-
-/** Server-sent events: each event's `data`. */
-export function sseSplitter(): StreamSplitter {
+export function sseSplitter(maxEventCharacters: number): StreamSplitter {
   const completed: string[] = [];
   let pending = 0;
   const parser = createParser({
@@ -25,14 +22,14 @@ export function sseSplitter(): StreamSplitter {
   return (text) => {
     parser.feed(text);
     // Counted from the last event on, so an event that never ends is refused instead of buffered.
-    if (completed.length === 0 && (pending += text.length) > maxEventCharacters) throw tooLarge();
+    if (completed.length === 0 && (pending += text.length) > maxEventCharacters) throw tooLarge(maxEventCharacters);
     return completed.splice(0);
   };
 }
 
-/** A JSON array of objects written element by element (Gemini's stream without `alt=sse`): each element's text. */
-export function jsonArraySplitter(): StreamSplitter {
-  const splitter = new JsonArraySplitter();
+/** A JSON array of objects written element by element (Gemini's stream without `alt=sse`): each element's text, bounded like an event. */
+export function jsonArraySplitter(maxEventCharacters: number): StreamSplitter {
+  const splitter = new JsonArraySplitter(maxEventCharacters);
   return (text) => splitter.feed(text);
 }
 
@@ -50,6 +47,8 @@ class JsonArraySplitter {
   private escaped = false;
   private element: string[] = [];
   private elementLength = 0;
+
+  constructor(private readonly maxElementCharacters: number) {}
 
   /** The elements completed by this piece, in order. */
   feed(text: string): string[] {
@@ -89,7 +88,7 @@ class JsonArraySplitter {
     }
     if (this.state === 'inside') {
       this.element.push(text.slice(start));
-      if ((this.elementLength += text.length - start) > maxEventCharacters) throw tooLarge();
+      if ((this.elementLength += text.length - start) > this.maxElementCharacters) throw tooLarge(this.maxElementCharacters);
     }
     return completed;
   }

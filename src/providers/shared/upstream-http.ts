@@ -1,4 +1,4 @@
-import { Transform, pipeline, type Readable, type TransformCallback } from 'node:stream';
+import type { Readable } from 'node:stream';
 import { Agent, errors, request, type Dispatcher } from 'undici';
 import { GatewayError } from '../../domain/errors.ts';
 import { UpstreamHttpError, UpstreamUnreachableError } from '../../domain/upstream-failure.ts';
@@ -26,6 +26,7 @@ const maxJsonAnswerBytes = 128 * 1024 * 1024;
  * Three clocks bound an exchange: connecting, the wait for the headers and for each next body chunk
  * (`firstByteTimeoutMs`), and the whole exchange (`timeoutMs`), after which the upstream is cut even when
  * it keeps sending, so a generation that never ends cannot hold its reservation or its socket forever.
+ * The size of a stream's events is bounded where streams are cut into events (`stream-splitters.ts`).
  */
 export class UpstreamHttp {
   /** Agents by connect time-out, which undici sets per agent rather than per request. */
@@ -56,14 +57,11 @@ export class UpstreamHttp {
     } catch (error) {
       throw unreachable(error);
     }
-    const contentType = single(response.headers['content-type']);
     if (response.statusCode >= 400) {
       const text = await readText(response.body, maxErrorBodyBytes, true).catch(() => '');
-      throw new UpstreamHttpError(response.statusCode, text, contentType);
+      throw new UpstreamHttpError(response.statusCode, text, single(response.headers['content-type']));
     }
-    // A stream is guarded whatever content type it claims: an upstream that mislabels one is no exception.
-    const streamed = contentType?.toLowerCase().includes('text/event-stream') === true || asksForStream(path, body);
-    return { status: response.statusCode, headers: response.headers, body: streamed ? guardLines(response.body, target.maxSseLineBytes) : response.body };
+    return { status: response.statusCode, headers: response.headers, body: response.body };
   }
 
   /** A POST whose answer is one JSON object, read whole; a body that is anything else is a protocol failure. */
@@ -88,11 +86,6 @@ export class UpstreamHttp {
   async close(): Promise<void> {
     await Promise.all([...this.agents.values()].map((agent) => agent.close()));
   }
-}
-
-/** The request asks for its answer as a stream (`stream: true`, or Gemini's streaming method). */
-function asksForStream(path: string, body: unknown): boolean {
-  return path.includes(':streamGenerateContent') || (typeof body === 'object' && body !== null && 'stream' in body && body.stream === true);
 }
 
 /** The request as JSON text; what cannot be written (nested past the engine's stack, say) is the client's 400, and nothing is sent. */
@@ -123,34 +116,6 @@ async function readText(body: UpstreamBody, limit: number, truncate: boolean): P
     chunks.push(buffer);
   }
   return Buffer.concat(chunks).toString('utf8');
-}
-
-/**
- * Passes a stream through while measuring its lines: a line longer than `maxLineBytes` breaks the stream
- * with a protocol failure instead of being buffered whole by a parser. Each chunk is scanned once.
- */
-function guardLines(body: UpstreamBody, maxLineBytes: number): UpstreamBody {
-  let openLine = 0;
-  const tooLong = () => new UpstreamUnreachableError('protocol', `the upstream sent an event-stream line longer than ${maxLineBytes} bytes`);
-  const guard = new Transform({
-    transform(chunk: Buffer, _encoding: BufferEncoding, done: TransformCallback) {
-      let start = 0;
-      let newline = chunk.indexOf(0x0a);
-      let carriageReturn = chunk.indexOf(0x0d);
-      while (newline !== -1 || carriageReturn !== -1) {
-        const lineEnd = newline === -1 ? carriageReturn : carriageReturn === -1 ? newline : Math.min(newline, carriageReturn);
-        if (openLine + lineEnd - start > maxLineBytes) return done(tooLong());
-        openLine = 0;
-        start = lineEnd + 1;
-        if (newline !== -1 && newline < start) newline = chunk.indexOf(0x0a, start);
-        if (carriageReturn !== -1 && carriageReturn < start) carriageReturn = chunk.indexOf(0x0d, start);
-      }
-      openLine += chunk.length - start;
-      if (openLine > maxLineBytes) return done(tooLong());
-      done(null, chunk);
-    },
-  });
-  return pipeline(body, guard, () => undefined);
 }
 
 export function unreachable(error: unknown): UpstreamUnreachableError {
