@@ -1,5 +1,6 @@
 import type { ChatPart } from './chat.ts';
 import { GatewayError } from './errors.ts';
+import { scanJsonText } from './json-text.ts';
 
 /**
  * Deepest nesting of objects and arrays in client data that codecs walk or serialise by recursion (tool
@@ -18,23 +19,6 @@ export function requireNestingWithin(value: unknown, field: string): void {
   }
 }
 
-/** The deepest nesting of arrays and objects in JSON text, read without parsing (strings skipped). */
-function textNesting(text: string): number {
-  let depth = 0;
-  let deepest = 0;
-  let inString = false;
-  for (let index = 0; index < text.length; index++) {
-    const char = text.charCodeAt(index);
-    if (inString) {
-      if (char === 0x5c) index++;
-      else if (char === 0x22) inString = false;
-    } else if (char === 0x22) inString = true;
-    else if (char === 0x7b || char === 0x5b) deepest = Math.max(deepest, ++depth);
-    else if (char === 0x7d || char === 0x5d) depth--;
-  }
-  return deepest;
-}
-
 /**
  * Refuses tool-call arguments and tool results (JSON text, which translation parses into objects and
  * serialises again by recursion) nested deeper than `maxNesting`, naming the message at `field` that holds them.
@@ -42,6 +26,6 @@ function textNesting(text: string): number {
 export function requireToolTextsWithin(parts: readonly ChatPart[], field: string): void {
   for (const part of parts) {
     const text = part.type === 'tool-call' ? part.call.arguments : part.type === 'tool-result' ? part.result.output : undefined;
-    if (text !== undefined && textNesting(text) > maxNesting) throw new GatewayError('GW_VALIDATION', `${field} holds tool ${part.type === 'tool-call' ? 'arguments' : 'output'} nested deeper than ${maxNesting} levels`);
+    if (text !== undefined && scanJsonText(text, maxNesting) === 'too-deep') throw new GatewayError('GW_VALIDATION', `${field} holds tool ${part.type === 'tool-call' ? 'arguments' : 'output'} nested deeper than ${maxNesting} levels`);
   }
 }

@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { nonFinitePath, scanJsonText } from '../../src/http/json-body.ts';
+import { scanJsonText } from '../../src/domain/json-text.ts';
+import { nonFinitePath } from '../../src/http/json-body.ts';
 
 /** Nesting depth of a parsed JSON value, counted as the scanner counts brackets. */
 function depthOf(value: unknown): number {
