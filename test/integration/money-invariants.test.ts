@@ -200,6 +200,20 @@ describe('money invariants against an upstream that lies, hangs or never stops',
     expect(await balance(key)).toBe(10);
   });
 
+  it('refuses output limits past the range money arithmetic is exact in, holding nothing', async () => {
+    const { key, accountId } = await gateway.createFundedKey({ credits: 10 });
+    for (const [url, payload] of [
+      ['/api/alpha/v1/chat/completions', { model: 'runaway', messages, max_tokens: 2 ** 53 + 2 }],
+      ['/api/alpha/v1/responses', { model: 'runaway', input: 'hi', max_output_tokens: 1e20 }],
+    ] as const) {
+      const response = await post(key, url, payload);
+      expect(response.statusCode, url).toBe(400);
+      expect(response.json<{ errors: string[] }>().errors[0], url).toBe(`the output token limit must be a whole number from 1 to ${Number.MAX_SAFE_INTEGER}`);
+    }
+    expect(await heldNanosOf(gateway, accountId)).toBe(0n);
+    expect(await records(key)).toEqual([]);
+  });
+
   it('refuses an unknown field nested 5,000 deep on a pass-through with a 400, sending nothing and recording nothing', async () => {
     const { key, accountId } = await gateway.createFundedKey({ credits: 10 });
     const before = fake.requests.length;
