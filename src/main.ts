@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import pino, { type Logger } from 'pino';
@@ -28,7 +29,7 @@ import { Authenticator } from './identity/authenticator.ts';
 import { deriveSecretKeys } from './identity/secret-keys.ts';
 import { AccountsRepository } from './storage/accounts-repository.ts';
 import { ApiKeysRepository } from './storage/api-keys-repository.ts';
-import { openStorage, type Storage, type StorageOptions } from './storage/database.ts';
+import { openStorage, type Storage, type StorageEvent, type StorageOptions } from './storage/database.ts';
 import { LedgerRepository } from './storage/ledger-repository.ts';
 import { SessionsRepository } from './storage/sessions-repository.ts';
 
@@ -81,6 +82,9 @@ export function storageOptionsFor(environment: Environment, logger: Logger): Sto
   return { kind: 'pglite', dataDir: path.join(environment.dataDir, 'db') };
 }
 
+/** How long a request refused for credit that other processes lease waits for them to give it back, once. */
+const peerGiveBackWaitMs = 100;
+
 /** Configuration, storage and every service, without HTTP: what both the server and the CLI stand on. */
 export async function openCore(options: CoreOptions): Promise<Core> {
   const { environment, logger } = options;
@@ -93,18 +97,32 @@ export async function openCore(options: CoreOptions): Promise<Core> {
   const sessionsRepository = new SessionsRepository(storage.db);
   const ledgerRepository = new LedgerRepository(storage.db);
   const authenticator = new Authenticator(secretKeys, apiKeysRepository, sessionsRepository);
-  const unsubscribe = storage.subscribe((event) => authenticator.handleEvent(event));
+  const catalog = new Catalog(config);
+  const ledger = new CreditLedger(ledgerRepository, instanceId, {
+    leases: {
+      maxLeaseNanos: config.ledger.leaseMaxNanos,
+      idleMs: config.ledger.leaseIdleMs,
+      // Processes sharing the database hear the request through LISTEN/NOTIFY and give back within milliseconds.
+      ...(storage.kind === 'postgres'
+        ? { askPeers: (accountId: string) => storage.publish({ type: 'credit-wanted', accountId }).then(() => sleep(peerGiveBackWaitMs)) }
+        : {}),
+    },
+    reportFailure: (error, reservation) =>
+      logger.error({ err: error, holdId: reservation.id }, 'storage refused to settle or release a hold (a settlement that failed has its credit given back where storage allows)'),
+    reportLeaseFailure: (error) => logger.error({ err: error }, 'storage refused to give back leased credit; it stays held until this process stops'),
+  });
+  const forget = (event: StorageEvent) => {
+    authenticator.handleEvent(event);
+    ledger.handleEvent(event);
+  };
+  const unsubscribe = storage.subscribe(forget);
   // This process forgets at once; the storage event then reaches the others (and echoes back here, harmlessly).
   const events: Pick<Storage, 'publish'> = {
     publish: async (event) => {
-      authenticator.handleEvent(event);
+      forget(event);
       await storage.publish(event);
     },
   };
-  const catalog = new Catalog(config);
-  const ledger = new CreditLedger(ledgerRepository, instanceId, (error, reservation) =>
-    logger.error({ err: error, holdId: reservation.id }, 'storage refused to settle or release a hold (a settlement that failed has its hold released where storage allows)'),
-  );
   const work = new WorkTracker();
   const upstreamHttp = new UpstreamHttp();
   const remoteMedia = new RemoteMediaFetcher(config.remoteMedia);
@@ -142,6 +160,7 @@ export async function openCore(options: CoreOptions): Promise<Core> {
     instanceId,
     close: async () => {
       unsubscribe();
+      await ledger.close().catch((error: Error) => logger.error({ err: error }, 'could not give back leased credit'));
       await upstreamHttp.close();
       await remoteMedia.close();
       await storage.close();
@@ -198,6 +217,8 @@ export async function createGateway(options: CoreOptions): Promise<RunningGatewa
       } finally {
         clearTimeout(grace);
         clearInterval(sessionPurge);
+        // Leased credit goes back while this process is still known to be alive, before it deregisters.
+        await core.services.ledger.close().catch((error: Error) => logger.error({ err: error }, 'could not give back leased credit'));
         await reconciler.stop().catch((error: Error) => logger.error({ err: error }, 'could not deregister this process'));
         await core.close();
       }

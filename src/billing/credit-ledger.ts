@@ -2,9 +2,11 @@ import { GatewayError } from '../domain/errors.ts';
 import { newId } from '../domain/ids.ts';
 import { nanosToUsd } from '../domain/money.ts';
 import type { ModelPricing } from '../domain/model-pricing.ts';
-import type { HoldOutcome, LedgerRepository } from '../storage/ledger-repository.ts';
+import type { StorageEvent } from '../storage/database.ts';
+import type { HoldOutcome, LedgerRepository, SettleInput } from '../storage/ledger-repository.ts';
+import { CreditLeases, type LeaseOptions } from './credit-leases.ts';
 import { requirePricing, tokenCost } from './pricing.ts';
-import { Reservation, type ReservationContext } from './reservation.ts';
+import { Reservation, type HeldCredit, type ReservationContext } from './reservation.ts';
 
 export { Reservation, type GenerationStatus, type Modality, type SettledGeneration, type Settlement } from './reservation.ts';
 
@@ -23,21 +25,58 @@ export interface ReserveInput {
   whatFits?: (freeNanos: bigint) => string | undefined;
 }
 
+export interface CreditLedgerOptions {
+  /** Leases of credit admitted in memory; without, each reservation is a hold row of its own. */
+  leases?: Omit<LeaseOptions, 'horizonMs'>;
+  /** Storage refused a settlement or a release (the credit of a failed settlement was given back). */
+  reportFailure: (error: unknown, reservation: Reservation) => void;
+  /** Storage refused to give back leased credit; it stays held until this process stops or is swept. */
+  reportLeaseFailure: (error: unknown) => void;
+  clock?: () => Date;
+}
+
+/** Extensions cover this long of a lease's recent admissions. */
+const leaseHorizonMs = 1_000;
+
 /**
  * The one way any generation path touches money: estimate, then reserve; the reservation then settles or
- * releases itself. Reservations are admitted atomically against the account's available balance and
- * every cap of the key.
+ * releases itself. Reservations are admitted against the account's available balance and every cap of
+ * the key: out of this process's credit leases (see `CreditLeases`), or each as an atomic hold.
  */
 export class CreditLedger {
   private readonly context: ReservationContext;
+  private readonly clock: () => Date;
+  private readonly leases: CreditLeases | undefined;
 
   constructor(
     private readonly ledger: LedgerRepository,
     private readonly instanceId: string,
-    reportFailure: (error: unknown, reservation: Reservation) => void,
-    private readonly clock: () => Date = () => new Date(),
+    options: CreditLedgerOptions,
   ) {
-    this.context = { repository: ledger, clock, newGenerationId: () => newId('gen'), reportFailure };
+    this.clock = options.clock ?? (() => new Date());
+    this.context = { clock: this.clock, newGenerationId: () => newId('gen'), reportFailure: options.reportFailure };
+    this.leases =
+      options.leases && options.leases.maxLeaseNanos > 0n
+        ? new CreditLeases(ledger, instanceId, { ...options.leases, horizonMs: leaseHorizonMs }, this.clock, options.reportLeaseFailure)
+        : undefined;
+  }
+
+  /**
+   * A key whose state or caps changed stops admitting out of credit leased under the old ones; an account
+   * whose request another process refused gets its unused leased credit back.
+   */
+  handleEvent(event: StorageEvent): void {
+    if (event.type === 'key-changed') this.leases?.retireKey(event.keyId);
+    else if (event.type === 'credit-wanted') void this.leases?.giveBackAccount(event.accountId);
+  }
+
+  /** Gives back at once the leased credit no request is using (graceful stop; reading exact held sums). */
+  async giveBackUnused(): Promise<void> {
+    await this.leases?.giveBackUnused();
+  }
+
+  async close(): Promise<void> {
+    await this.leases?.close();
   }
 
   /** Cost of token usage at the model's prices; estimates and reservations both come from here. */
@@ -48,17 +87,25 @@ export class CreditLedger {
   async reserve(input: ReserveInput): Promise<Reservation> {
     // More than any balance can hold (a client asking for absurd output limits): refused before it reaches SQL.
     if (input.amountNanos > maxHoldNanos) throw await this.refusal('balance', input);
-    const reservation = new Reservation(newId('hold'), input.accountId, input.apiKeyId, input.amountNanos, input.modelId, this.context);
-    const outcome = await this.ledger.hold({
-      holdId: reservation.id,
-      accountId: input.accountId,
-      apiKeyId: input.apiKeyId,
-      amountNanos: input.amountNanos,
-      instanceId: this.instanceId,
-      now: this.clock(),
-    });
-    if (outcome !== 'ok') throw await this.refusal(outcome, input);
-    return reservation;
+    const holdId = newId('hold');
+    let credit: HeldCredit;
+    if (this.leases) {
+      const admitted = await this.leases.admit(input.accountId, input.apiKeyId, input.amountNanos);
+      if (typeof admitted === 'string') throw await this.refusal(admitted, input);
+      credit = admitted;
+    } else {
+      const outcome = await this.ledger.hold({
+        holdId,
+        accountId: input.accountId,
+        apiKeyId: input.apiKeyId,
+        amountNanos: input.amountNanos,
+        instanceId: this.instanceId,
+        now: this.clock(),
+      });
+      if (outcome !== 'ok') throw await this.refusal(outcome, input);
+      credit = new HoldRow(this.ledger, holdId, input.accountId, input.apiKeyId);
+    }
+    return new Reservation(holdId, input.accountId, input.apiKeyId, input.amountNanos, input.modelId, credit, this.context);
   }
 
   private async refusal(outcome: Exclude<HoldOutcome, 'ok'>, input: ReserveInput): Promise<GatewayError> {
@@ -68,6 +115,30 @@ export class CreditLedger {
     const free = await this.ledger.freeCredits(input.accountId, input.apiKeyId, this.clock());
     const fits = input.whatFits(free);
     return fits ? new GatewayError(error.code, `${error.message}; ${fits}`) : error;
+  }
+}
+
+/** A reservation held as a row of its own. */
+class HoldRow implements HeldCredit {
+  constructor(
+    private readonly ledger: LedgerRepository,
+    private readonly holdId: string,
+    private readonly accountId: string,
+    private readonly apiKeyId: string | null,
+  ) {}
+
+  async settle(input: Omit<SettleInput, 'holdId' | 'accountId' | 'apiKeyId'>): Promise<boolean> {
+    try {
+      return await this.ledger.settle({ ...input, holdId: this.holdId, accountId: this.accountId, apiKeyId: this.apiKeyId });
+    } catch (error) {
+      // The settlement changed nothing: release rather than leave the hold until a restart.
+      await this.ledger.release(this.holdId).catch(() => undefined);
+      throw error;
+    }
+  }
+
+  async release(): Promise<void> {
+    await this.ledger.release(this.holdId);
   }
 }
 

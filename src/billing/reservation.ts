@@ -1,5 +1,5 @@
 import { nanosToUsd } from '../domain/money.ts';
-import type { LedgerRepository } from '../storage/ledger-repository.ts';
+import type { SettleInput } from '../storage/ledger-repository.ts';
 
 /** The spec's usage-record modalities; embeddings are recorded as `text` (they are billed on input tokens). */
 export type Modality = 'text' | 'image' | 'video' | 'audio';
@@ -21,9 +21,18 @@ export interface SettledGeneration {
   holdWasOutstanding: boolean;
 }
 
-/** What a reservation needs of the ledger besides its own row: the SQL, the clock and where failures are told. */
+/** Where a reservation's credit is held: a hold row of its own, or a share of this process's lease. */
+export interface HeldCredit {
+  /**
+   * Charges at most what is held and writes the record; false when the credit had been reconciled away.
+   * When storage refuses, nothing is charged and the credit is given back as by a release.
+   */
+  settle(input: Omit<SettleInput, 'holdId' | 'accountId' | 'apiKeyId'>): Promise<boolean>;
+  release(): Promise<void> | void;
+}
+
+/** What a reservation needs of the ledger besides its credit: the clock and where failures are told. */
 export interface ReservationContext {
-  repository: LedgerRepository;
   clock: () => Date;
   newGenerationId: () => string;
   /** A settlement or release that storage refused (a settlement's hold was then released, if storage let it). */
@@ -46,6 +55,7 @@ export class Reservation {
     readonly apiKeyId: string | null,
     readonly amountNanos: bigint,
     readonly modelId: string,
+    private readonly credit: HeldCredit,
     private readonly context: ReservationContext,
     readonly startedAt = Date.now(),
   ) {}
@@ -68,10 +78,7 @@ export class Reservation {
     const usage = excess > 0n ? { ...(isObject(settlement.usage) ? settlement.usage : {}), unchargedUsdCost: nanosToUsd(excess) } : settlement.usage;
     const generationId = this.context.newGenerationId();
     try {
-      const holdWasOutstanding = await this.context.repository.settle({
-        holdId: this.id,
-        accountId: this.accountId,
-        apiKeyId: this.apiKeyId,
+      const holdWasOutstanding = await this.credit.settle({
         costNanos: charged,
         now: this.context.clock(),
         generation: {
@@ -86,7 +93,6 @@ export class Reservation {
       });
       return { generationId, costNanos: charged, holdWasOutstanding };
     } catch (error) {
-      await this.context.repository.release(this.id).catch(() => undefined);
       this.context.reportFailure(error, this);
       throw error;
     } finally {
@@ -103,7 +109,7 @@ export class Reservation {
   async release(): Promise<void> {
     this.end();
     try {
-      await this.context.repository.release(this.id);
+      await this.credit.release();
     } catch (error) {
       this.context.reportFailure(error, this);
       throw error;

@@ -143,6 +143,8 @@ export const ConfigFileSchema = Type.Object(
         {
           orphanHoldSeconds: Type.Optional(Type.Integer({ minimum: 1, maximum: 86_400 })),
           heartbeatSeconds: Type.Optional(Type.Integer({ minimum: 1, maximum: 3_600 })),
+          leaseMaxUsd: Type.Optional(Type.Number({ minimum: 0, maximum: 1_000_000 })),
+          leaseIdleMs: Type.Optional(Type.Integer({ minimum: 10, maximum: 3_600_000 })),
         },
         { additionalProperties: false },
       ),

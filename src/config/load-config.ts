@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { parseDocument } from 'yaml';
 import { Value } from 'typebox/value';
-import { ONE_NANO_USD } from '../domain/money.ts';
+import { ONE_NANO_USD, usdToNanos } from '../domain/money.ts';
 import { ConfigFileSchema, type ConfigFile, type ModelEntry, type Protocol } from './config-schema.ts';
 
 export class ConfigError extends Error {}
@@ -29,7 +29,7 @@ export interface GatewayConfig {
   models: readonly ModelEntry[];
   server: { bodyLimitBytes: number; shutdownGraceMs: number } & ServerInputLimits;
   accounts: { maxApiKeys: number; signupCreditsUsd: number; sessionTtlSeconds: number } & AccountAbuseLimits;
-  ledger: { orphanHoldSeconds: number; heartbeatSeconds: number };
+  ledger: { orphanHoldSeconds: number; heartbeatSeconds: number; leaseMaxNanos: bigint; leaseIdleMs: number };
   usage: { maxPageSize: number };
   /** Media that clients name by URL and the gateway fetches (embedding inputs). */
   remoteMedia: { timeoutMs: number; maxBytes: number; maxRequestBytes: number; allowPrivateAddresses: boolean };
@@ -71,6 +71,8 @@ export const configDefaults = {
   sessionTtlHours: 24 * 30,
   orphanHoldSeconds: 120,
   heartbeatSeconds: 15,
+  leaseMaxUsd: 1,
+  leaseIdleMs: 2_000,
   maxPageSize: 100,
   providerTimeoutMs: 600_000,
   providerFirstByteTimeoutMs: 300_000,
@@ -215,7 +217,12 @@ function build(file: ConfigFile, path: string): GatewayConfig {
       throttleWindowSeconds: file.accounts?.throttleWindowSeconds ?? configDefaults.throttleWindowSeconds,
       throttleMaxEntries: file.accounts?.throttleMaxEntries ?? configDefaults.throttleMaxEntries,
     },
-    ledger: { orphanHoldSeconds, heartbeatSeconds },
+    ledger: {
+      orphanHoldSeconds,
+      heartbeatSeconds,
+      leaseMaxNanos: usdToNanos(file.ledger?.leaseMaxUsd ?? configDefaults.leaseMaxUsd),
+      leaseIdleMs: file.ledger?.leaseIdleMs ?? configDefaults.leaseIdleMs,
+    },
     usage: { maxPageSize: file.usage?.maxPageSize ?? configDefaults.maxPageSize },
     remoteMedia: {
       timeoutMs: file.remoteMedia?.timeoutMs ?? configDefaults.remoteMediaTimeoutMs,

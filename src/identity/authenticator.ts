@@ -53,7 +53,7 @@ export class Authenticator {
       const hash = this.keyHashById.get(event.keyId);
       if (hash) this.keys.delete(hash);
       this.keyHashById.delete(event.keyId);
-    } else {
+    } else if (event.type === 'session-ended') {
       this.sessions.delete(event.tokenHash);
     }
   }

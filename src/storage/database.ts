@@ -15,8 +15,12 @@ import { acquireDataDirLock, type DataDirLock } from './data-dir-lock.ts';
 
 export type Database = PgDatabase<PgQueryResultHKT, typeof schema>;
 
-/** Something other processes (or this one) must forget from their caches. */
-export type StorageEvent = { type: 'key-changed'; keyId: string } | { type: 'session-ended'; tokenHash: string };
+/** Something other processes (or this one) must forget from their caches, or give back. */
+export type StorageEvent =
+  | { type: 'key-changed'; keyId: string }
+  | { type: 'session-ended'; tokenHash: string }
+  /** A process refused a request of the account while others held its credit unused in leases. */
+  | { type: 'credit-wanted'; accountId: string };
 
 export interface Storage {
   readonly kind: 'pglite' | 'postgres';

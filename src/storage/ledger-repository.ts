@@ -32,6 +32,25 @@ export interface SettleInput {
   };
 }
 
+export interface LeaseExtension {
+  leaseId: string;
+  accountId: string;
+  apiKeyId: string | null;
+  /** Refused, taking nothing, unless at least this much is free. */
+  minNanos: bigint;
+  /** Taken when free: the lease's preferred size. */
+  wantNanos: bigint;
+  instanceId: string;
+  now: Date;
+}
+
+export interface LeaseGrant {
+  outcome: HoldOutcome;
+  grantedNanos: bigint;
+  /** On a refusal: what the refusing row (the key for a cap, else the account) has held by every process. */
+  heldNanos: bigint;
+}
+
 export type GenerationRow = typeof generations.$inferSelect;
 
 const holdOutcomes = new Set<string>(['ok', 'balance', 'daily', 'weekly', 'monthly', 'total', 'key_inactive']);
@@ -46,10 +65,14 @@ const batchLimits = { maxBatch: 64, maxInFlight: 4 };
 export class LedgerRepository {
   private readonly holds: StatementBatcher<HoldInput, HoldOutcome>;
   private readonly settlements: StatementBatcher<SettleInput, boolean>;
+  private readonly leaseExtensions: StatementBatcher<LeaseExtension, LeaseGrant>;
+  private readonly leaseSettlements: StatementBatcher<SettleInput, boolean>;
 
   constructor(private readonly db: Database) {
     this.holds = new StatementBatcher((input) => this.holdOne(input), (inputs) => this.holdMany(inputs), batchLimits);
-    this.settlements = new StatementBatcher((input) => this.settleOne(input), (inputs) => this.settleMany(inputs), batchLimits);
+    this.settlements = new StatementBatcher((input) => this.settleOne(input), (inputs) => this.settleMany(inputs, 'gw_settle_batch'), batchLimits);
+    this.leaseExtensions = new StatementBatcher((input) => this.extendMany([input]).then(([grant]) => grant!), (inputs) => this.extendMany(inputs), batchLimits);
+    this.leaseSettlements = new StatementBatcher((input) => this.settleMany([input], 'gw_lease_settle_batch').then(([found]) => found!), (inputs) => this.settleMany(inputs, 'gw_lease_settle_batch'), batchLimits);
   }
 
   hold(input: HoldInput): Promise<HoldOutcome> {
@@ -87,6 +110,36 @@ export class LedgerRepository {
     return (row?.outcomes ?? []).map(holdOutcome);
   }
 
+  /** Adds free credit to this process's lease (creating it); batched with other extensions. */
+  extendLease(input: LeaseExtension): Promise<LeaseGrant> {
+    return this.leaseExtensions.submit(input);
+  }
+
+  /** Charges a request out of its lease and writes its record; false when the lease no longer held the charge. */
+  settleFromLease(input: SettleInput): Promise<boolean> {
+    return this.leaseSettlements.submit(input);
+  }
+
+  /** Gives back up to `amountNanos` of a lease; answers what was given back. */
+  async shrinkLease(leaseId: string, amountNanos: bigint): Promise<bigint> {
+    const [row] = await queryRows<{ returned: string | bigint | number }>(this.db, sql`SELECT gw_lease_shrink(${leaseId}, ${amountNanos})::text AS returned`);
+    return BigInt(row?.returned ?? 0);
+  }
+
+  private async extendMany(inputs: LeaseExtension[]): Promise<LeaseGrant[]> {
+    const items = inputs.map((input) => ({
+      lease: input.leaseId,
+      account: input.accountId,
+      key: input.apiKeyId,
+      min: String(input.minNanos),
+      want: String(input.wantNanos),
+      now: input.now.toISOString(),
+    }));
+    // One batch belongs to one process, so one instance id serves every lease in it.
+    const [row] = await queryRows<{ grants: Array<[string, string, string]> }>(this.db, sql`SELECT gw_lease_extend_batch(${JSON.stringify(items)}::jsonb, ${inputs[0]!.instanceId}) AS grants`);
+    return (row?.grants ?? []).map(([outcome, granted, held]) => ({ outcome: holdOutcome(outcome), grantedNanos: BigInt(granted), heldNanos: BigInt(held) }));
+  }
+
   private async settleOne(input: SettleInput): Promise<boolean> {
     const generation = input.generation;
     const [row] = await queryRows<{ found: boolean }>(
@@ -98,7 +151,7 @@ export class LedgerRepository {
     return row?.found === true;
   }
 
-  private async settleMany(inputs: SettleInput[]): Promise<boolean[]> {
+  private async settleMany(inputs: SettleInput[], batchFunction: 'gw_settle_batch' | 'gw_lease_settle_batch'): Promise<boolean[]> {
     const items = inputs.map((input) => ({
       hold: input.holdId,
       account: input.accountId,
@@ -113,7 +166,7 @@ export class LedgerRepository {
       usage: input.generation.usage ?? null,
       durationMs: input.generation.durationMs,
     }));
-    const [row] = await queryRows<{ found: boolean[] }>(this.db, sql`SELECT gw_settle_batch(${JSON.stringify(items)}::jsonb) AS found`);
+    const [row] = await queryRows<{ found: boolean[] }>(this.db, sql`SELECT ${sql.raw(batchFunction)}(${JSON.stringify(items)}::jsonb) AS found`);
     return (row?.found ?? []).map((found) => found === true);
   }
 

@@ -24,6 +24,28 @@ afterAll(async () => gateway?.close());
 
 const services = () => gateway.gateway.core.services;
 
+/**
+ * The two ways the ledger holds credit: leases of this process (the gateway's own ledger, what requests
+ * use), and a hold row per reservation (leases turned off), on the same storage and process.
+ */
+const ledgerModes = [
+  { mode: 'credit leases', leased: true },
+  { mode: 'a hold row per reservation', leased: false },
+] as const;
+
+let holdRowLedger: CreditLedger | undefined;
+function ledgerFor(leased: boolean): CreditLedger {
+  if (leased) return services().ledger;
+  const core = gateway.gateway.core;
+  holdRowLedger ??= new CreditLedger(new LedgerRepository(core.storage.db), core.instanceId, { reportFailure: () => undefined, reportLeaseFailure: () => undefined });
+  return holdRowLedger;
+}
+
+/** Outstanding hold rows expected: one per reservation, or the one lease holding them all. */
+function holdRows(leased: boolean, reservations: number): number {
+  return leased ? Math.min(reservations, 1) : reservations;
+}
+
 async function accountRow(accountId: string) {
   const [row] = await db.select().from(accounts).where(eq(accounts.id, accountId));
   if (!row) throw new Error(`no account ${accountId}`);
@@ -100,7 +122,7 @@ async function monitorWhile(until: Promise<unknown>, check: () => Promise<void>)
   return checks + 1;
 }
 
-describe('holds against the account balance', () => {
+describe.each(ledgerModes)('holds against the account balance, with $mode', ({ leased }) => {
   it.each([
     { withKey: true, seed: 11 },
     { withKey: false, seed: 12 },
@@ -110,7 +132,7 @@ describe('holds against the account balance', () => {
     const fits = Number(credits / amount); // 14
     const { accountId, keyId, key } = await gateway.createFundedKey({ credits: 1 });
     const apiKeyId = withKey ? keyId : null;
-    const ledger = services().ledger;
+    const ledger = ledgerFor(leased);
 
     const attempts = await concurrentHolds(ledger, { accountId, apiKeyId, amountNanos: amount }, 200);
     const admitted = admittedOf(attempts);
@@ -124,13 +146,15 @@ describe('holds against the account balance', () => {
     }
     expect(new Set(admitted.map((hold) => hold.id)).size).toBe(fits);
 
+    await ledger.giveBackUnused();
     const whileHeld = await accountRow(accountId);
     expect(whileHeld.balanceNanos).toBe(credits);
     expect(whileHeld.heldNanos).toBe(amount * BigInt(fits));
-    expect(await holdTotals(accountId)).toEqual({ count: fits, amountNanos: amount * BigInt(fits) });
+    expect(await holdTotals(accountId)).toEqual({ count: holdRows(leased, fits), amountNanos: amount * BigInt(fits) });
     expect((await keyRow(keyId)).heldNanos).toBe(withKey ? amount * BigInt(fits) : 0n);
 
     const charged = await settleAllRandomly(ledger, admitted, seed);
+    await ledger.giveBackUnused();
     const after = await accountRow(accountId);
     expect(after.heldNanos).toBe(0n);
     expect(after.balanceNanos >= 0n).toBe(true);
@@ -158,6 +182,7 @@ describe('holds against the account balance', () => {
     expect(refusalsOf(second).every((error) => error.code === 'GW_INSUFFICIENT_BALANCE')).toBe(true);
     // Charging the full hold exhausts the balance without ever crossing zero.
     await Promise.all(secondAdmitted.map((hold) => hold.settle({ costNanos: hold.amountNanos, modality: 'text', status: 'succeeded' })));
+    await ledger.giveBackUnused();
     const final = await accountRow(accountId);
     expect(final.heldNanos).toBe(0n);
     expect(final.balanceNanos).toBe(after.balanceNanos % amount);
@@ -166,7 +191,7 @@ describe('holds against the account balance', () => {
 
   it('refuses a hold when the balance is zero, and any hold bigger than what is available', async () => {
     const { accountId } = await gateway.createFundedKey({ credits: 0 });
-    const ledger = services().ledger;
+    const ledger = ledgerFor(leased);
     await expect(ledger.reserve({ accountId, apiKeyId: null, amountNanos: 1n, modelId: 'sandbox-echo' })).rejects.toMatchObject({ code: 'GW_INSUFFICIENT_BALANCE' });
     const funded = await gateway.createFundedKey({ credits: 0.5 });
     const first = await ledger.reserve({ accountId: funded.accountId, apiKeyId: funded.keyId, amountNanos: usdToNanos(0.3), modelId: 'sandbox-echo' });
@@ -178,11 +203,12 @@ describe('holds against the account balance', () => {
     const second = await ledger.reserve({ accountId: funded.accountId, apiKeyId: funded.keyId, amountNanos: usdToNanos(0.2), modelId: 'sandbox-echo' });
     await first.release();
     await second.release();
+    await ledger.giveBackUnused();
     expect(await accountRow(funded.accountId)).toMatchObject({ balanceNanos: usdToNanos(0.5), heldNanos: 0n });
   });
 });
 
-describe('holds against the caps of a key', () => {
+describe.each(ledgerModes)('holds against the caps of a key, with $mode', ({ leased }) => {
   it.each([
     { cap: 'daily', seed: 21 },
     { cap: 'weekly', seed: 22 },
@@ -192,7 +218,7 @@ describe('holds against the caps of a key', () => {
     const capNanos = usdToNanos(0.5);
     const amount = usdToNanos(0.03);
     const { accountId, keyId } = await gateway.createFundedKey({ credits: 100, limits: { [cap]: 0.5 } });
-    const ledger = services().ledger;
+    const ledger = ledgerFor(leased);
     const input = { accountId, apiKeyId: keyId, amountNanos: amount };
 
     const attempts = await concurrentHolds(ledger, input, 200);
@@ -203,9 +229,11 @@ describe('holds against the caps of a key', () => {
       expect(refusal.status).toBe(429);
       expect(refusal.message).toContain(cap);
     }
+    await ledger.giveBackUnused();
     expect((await keyRow(keyId)).heldNanos).toBe(amount * BigInt(admitted.length));
 
     const charged = await settleAllRandomly(ledger, admitted, seed);
+    await ledger.giveBackUnused();
     const key = await keyRow(keyId);
     expect(key.heldNanos).toBe(0n);
     expect(key.spentTotalNanos).toBe(charged);
@@ -219,6 +247,7 @@ describe('holds against the caps of a key', () => {
     expect(secondAdmitted).toHaveLength(Number((capNanos - charged) / amount));
     expect(refusalsOf(second).every((error) => error.code === 'GW_SPEND_CAP_REACHED' && error.message.includes(cap))).toBe(true);
     await Promise.all(secondAdmitted.map((hold) => hold.settle({ costNanos: hold.amountNanos, modality: 'text', status: 'succeeded' })));
+    await ledger.giveBackUnused();
     const final = await keyRow(keyId);
     expect(final.heldNanos).toBe(0n);
     expect(final.spentTotalNanos <= capNanos).toBe(true);
@@ -230,10 +259,11 @@ describe('holds against the caps of a key', () => {
 
   it('charges a settlement above its hold only the hold; the record keeps the excess, and neither the balance nor the cap is passed', async () => {
     const { accountId, keyId } = await gateway.createFundedKey({ credits: 0.1, limits: { daily: 0.1 } });
-    const ledger = services().ledger;
+    const ledger = ledgerFor(leased);
     const hold = await ledger.reserve({ accountId, apiKeyId: keyId, amountNanos: usdToNanos(0.09), modelId: 'sandbox-echo' });
     const settled = await hold.settle({ costNanos: usdToNanos(0.12), modality: 'text', status: 'succeeded', usage: { completionTokens: 5_000_000 } });
     expect(settled).toMatchObject({ holdWasOutstanding: true, costNanos: usdToNanos(0.09) });
+    await ledger.giveBackUnused();
 
     const key = await keyRow(keyId);
     expect(key).toMatchObject({ heldNanos: 0n, spentDayNanos: usdToNanos(0.09), spentTotalNanos: usdToNanos(0.09) });
@@ -245,13 +275,16 @@ describe('holds against the caps of a key', () => {
 
   it('charges a settlement whose hold was reconciled away only what the account and the key still have free', async () => {
     const { accountId, keyId } = await gateway.createFundedKey({ credits: 0.1, limits: { daily: 0.05 } });
-    const hold = await services().ledger.reserve({ accountId, apiKeyId: keyId, amountNanos: usdToNanos(0.04), modelId: 'sandbox-echo' });
-    // Another process's sweep released the hold, and the key's headroom was then spent elsewhere.
-    await queryRows(db, sql`SELECT gw_release(${hold.id})`);
-    const other = await services().ledger.reserve({ accountId, apiKeyId: keyId, amountNanos: usdToNanos(0.03), modelId: 'sandbox-echo' });
+    const ledger = ledgerFor(leased);
+    const hold = await ledger.reserve({ accountId, apiKeyId: keyId, amountNanos: usdToNanos(0.04), modelId: 'sandbox-echo' });
+    // Another process's sweep released the hold (or the lease holding it), and the key's headroom was then spent elsewhere.
+    await queryRows(db, sql`SELECT gw_release(id) FROM holds WHERE account_id = ${accountId}`);
+    const other = await ledger.reserve({ accountId, apiKeyId: keyId, amountNanos: usdToNanos(0.03), modelId: 'sandbox-echo' });
     await other.settle({ costNanos: usdToNanos(0.03), modality: 'text', status: 'succeeded' });
+    await ledger.giveBackUnused();
     const late = await hold.settle({ costNanos: usdToNanos(0.04), modality: 'text', status: 'succeeded' });
     expect(late.holdWasOutstanding).toBe(false);
+    await ledger.giveBackUnused();
     expect(await keyRow(keyId)).toMatchObject({ heldNanos: 0n, spentDayNanos: usdToNanos(0.05) });
     expect(await accountRow(accountId)).toMatchObject({ heldNanos: 0n, balanceNanos: usdToNanos(0.05) });
   });
@@ -259,20 +292,20 @@ describe('holds against the caps of a key', () => {
   it('names the cap that is reached when the balance would also refuse', async () => {
     // Caps are checked before the balance: a capped key on an empty-ish account reports the cap.
     const { accountId, keyId } = await gateway.createFundedKey({ credits: 0.05, limits: { total: 0.01 } });
-    await expect(services().ledger.reserve({ accountId, apiKeyId: keyId, amountNanos: usdToNanos(0.02), modelId: 'sandbox-echo' })).rejects.toMatchObject({
+    await expect(ledgerFor(leased).reserve({ accountId, apiKeyId: keyId, amountNanos: usdToNanos(0.02), modelId: 'sandbox-echo' })).rejects.toMatchObject({
       code: 'GW_SPEND_CAP_REACHED',
     });
-    const fitting = await services().ledger.reserve({ accountId, apiKeyId: keyId, amountNanos: usdToNanos(0.01), modelId: 'sandbox-echo' });
+    const fitting = await ledgerFor(leased).reserve({ accountId, apiKeyId: keyId, amountNanos: usdToNanos(0.01), modelId: 'sandbox-echo' });
     await fitting.release();
   });
 });
 
-describe('interleaved hold / settle / release storms', () => {
+describe.each(ledgerModes)('interleaved hold / settle / release storms, with $mode', ({ leased }) => {
   it('keep available balance and key headroom non-negative at every moment, and the books exact at the end', async () => {
     const credits = usdToNanos(3);
     const totalCap = usdToNanos(2);
     const { accountId, keyId } = await gateway.createFundedKey({ credits: 3, limits: { total: 2 } });
-    const ledger = services().ledger;
+    const ledger = ledgerFor(leased);
     const random = seededRandom(31);
     let settledCost = 0n;
     let settledCount = 0;
@@ -321,6 +354,7 @@ describe('interleaved hold / settle / release storms', () => {
     expect(releasedCount).toBeGreaterThan(0);
     expect(refusedCount).toBeGreaterThan(0);
 
+    await ledger.giveBackUnused();
     const account = await accountRow(accountId);
     expect(account.heldNanos).toBe(0n);
     expect(await holdTotals(accountId)).toEqual({ count: 0, amountNanos: 0n });
@@ -334,24 +368,27 @@ describe('interleaved hold / settle / release storms', () => {
 
   it('lets exactly one of a concurrent settle and release of the same hold take it back, without double-counting held credits', async () => {
     const { accountId, keyId } = await gateway.createFundedKey({ credits: 2 });
-    const ledger = services().ledger;
+    const ledger = ledgerFor(leased);
     const amount = usdToNanos(0.04);
     const holds = admittedOf(await concurrentHolds(ledger, { accountId, apiKeyId: keyId, amountNanos: amount }, 40));
     expect(holds).toHaveLength(40);
     const random = seededRandom(41);
     const costs = holds.map((hold) => randomCost(random, hold.amountNanos));
-    // This process settling while another process's reconciler releases the same hold (twice for good measure).
+    // This process settling while another process's reconciler releases the same hold, or the lease that
+    // holds it (twice for good measure).
     const reconciler = new LedgerRepository(gateway.gateway.core.storage.db);
+    const [leaseRow] = leased ? await queryRows<{ id: string }>(db, sql`SELECT id FROM holds WHERE account_id = ${accountId}`) : [];
     const results = await Promise.all(
       holds.map(async (hold, index) => {
         const [settled] = await Promise.all([
           hold.settle({ costNanos: costs[index] ?? 0n, modality: 'text', status: 'succeeded' }),
-          reconciler.release(hold.id),
-          reconciler.release(hold.id),
+          reconciler.release(leaseRow?.id ?? hold.id),
+          reconciler.release(leaseRow?.id ?? hold.id),
         ]);
         return settled;
       }),
     );
+    await ledger.giveBackUnused();
     const account = await accountRow(accountId);
     expect(account.heldNanos).toBe(0n);
     expect((await keyRow(keyId)).heldNanos).toBe(0n);
@@ -364,7 +401,7 @@ describe('interleaved hold / settle / release storms', () => {
 
   it('refuses to end a hold twice in one process, and makes a late release of an ended hold a no-op in SQL', async () => {
     const { accountId, keyId } = await gateway.createFundedKey({ credits: 1 });
-    const ledger = services().ledger;
+    const ledger = ledgerFor(leased);
     const repository = new LedgerRepository(gateway.gateway.core.storage.db);
     const a = await ledger.reserve({ accountId, apiKeyId: keyId, amountNanos: usdToNanos(0.3), modelId: 'sandbox-echo' });
     const b = await ledger.reserve({ accountId, apiKeyId: keyId, amountNanos: usdToNanos(0.2), modelId: 'sandbox-echo' });
@@ -374,6 +411,7 @@ describe('interleaved hold / settle / release storms', () => {
     await b.settle({ costNanos: usdToNanos(0.15), modality: 'text', status: 'succeeded' });
     await expect(b.settle({ costNanos: usdToNanos(0.15), modality: 'text', status: 'succeeded' })).rejects.toThrow(/already settled or released/);
     expect(await repository.release(b.id)).toBe(false);
+    await ledger.giveBackUnused();
     expect(await accountRow(accountId)).toMatchObject({ balanceNanos: usdToNanos(0.85), heldNanos: 0n });
     expect(await keyRow(keyId)).toMatchObject({ heldNanos: 0n, spentTotalNanos: usdToNanos(0.15) });
   });
@@ -382,7 +420,11 @@ describe('interleaved hold / settle / release storms', () => {
     const { accountId, keyId } = await gateway.createFundedKey({ credits: 1 });
     const core = gateway.gateway.core;
     const reported: string[] = [];
-    const ledger = new CreditLedger(new LedgerRepository(core.storage.db), core.instanceId, (_error, reservation) => reported.push(reservation.id));
+    const ledger = new CreditLedger(new LedgerRepository(core.storage.db), core.instanceId, {
+      ...(leased ? { leases: { maxLeaseNanos: usdToNanos(1), idleMs: 60_000 } } : {}),
+      reportFailure: (_error, reservation) => reported.push(reservation.id),
+      reportLeaseFailure: () => undefined,
+    });
     const hold = await ledger.reserve({ accountId, apiKeyId: keyId, amountNanos: usdToNanos(0.2), modelId: 'sandbox-echo' });
     let ended = 0;
     hold.whenEnded(() => ended++);
@@ -392,6 +434,7 @@ describe('interleaved hold / settle / release storms', () => {
     expect(ended).toBe(1);
     expect(hold.isEnded).toBe(true);
     await expect(hold.release()).rejects.toThrow(/already settled or released/);
+    await ledger.close();
     expect(await accountRow(accountId)).toMatchObject({ balanceNanos: usdToNanos(1), heldNanos: 0n });
     expect(await keyRow(keyId)).toMatchObject({ heldNanos: 0n, spentTotalNanos: 0n });
   });
@@ -402,7 +445,7 @@ describe('spend windows (ledger clock)', () => {
   function ledgerAt(): { ledger: CreditLedger; setNow: (iso: string) => void } {
     let now = new Date();
     const core = gateway.gateway.core;
-    const ledger = new CreditLedger(new LedgerRepository(core.storage.db), core.instanceId, () => undefined, () => now);
+    const ledger = new CreditLedger(new LedgerRepository(core.storage.db), core.instanceId, { reportFailure: () => undefined, reportLeaseFailure: () => undefined, clock: () => now });
     return { ledger, setNow: (iso) => (now = new Date(iso)) };
   }
 

@@ -60,8 +60,12 @@ describe.skipIf(!onPostgres)('two gateway processes on one PostgreSQL database',
     return { balanceNanos: account.balanceNanos, heldNanos: account.heldNanos, holds: Number(totals.holds), generations: Number(totals.count), chargedNanos: BigInt(totals.cost) };
   }
 
+  /** Both processes give back the credit they leased and no hold uses, so held sums are exactly the holds'. */
+  const giveBackUnused = () => Promise.all(workers.map((worker) => worker.call('giveBackUnused', {})));
+
   /** Nothing outstanding, nothing negative, and every nano granted is either still there or charged. */
   async function expectConservation(accountId: string, creditsNanos: bigint, results: SettleResult[]): Promise<void> {
+    await giveBackUnused();
     const state = await accountState(accountId);
     const settledCost = results.reduce((sum, result) => sum + result.settledCostNanos, 0n);
     const settledCount = results.reduce((sum, result) => sum + result.settledCount, 0);
@@ -102,8 +106,11 @@ describe.skipIf(!onPostgres)('two gateway processes on one PostgreSQL database',
     expect(sumOf(results, (result) => result.refusals['GW_INSUFFICIENT_BALANCE/403'] ?? 0)).toBe(300 - fits);
     // With room for many, both processes really got some of the same credits.
     if (fits > 100) for (const result of results) expect(result.admitted).toBeGreaterThan(0);
+    await giveBackUnused();
     const held = await accountState(accountId);
-    expect(held).toMatchObject({ balanceNanos: creditsNanos, heldNanos: amount * BigInt(fits), holds: fits });
+    expect(held).toMatchObject({ balanceNanos: creditsNanos, heldNanos: amount * BigInt(fits) });
+    // One lease per process holds all of that process's admitted holds.
+    expect(held.holds).toBe(results.filter((result) => result.admitted > 0).length);
 
     await expectConservation(accountId, creditsNanos, await settleBoth(seed));
   });

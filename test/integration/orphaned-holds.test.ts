@@ -28,10 +28,11 @@ const heartbeatSeconds = 1;
 const orphanHoldSeconds = 2;
 
 /** The shipped gateway.yaml with a fast heartbeat and a short orphan timeout. */
-function fastLedgerConfigText(): string {
+function fastLedgerConfigText(leased: boolean): string {
   const document = parseDocument(readFileSync(shippedConfigPath, 'utf8'));
   document.setIn(['ledger', 'heartbeatSeconds'], heartbeatSeconds);
   document.setIn(['ledger', 'orphanHoldSeconds'], orphanHoldSeconds);
+  if (!leased) document.setIn(['ledger', 'leaseMaxUsd'], 0);
   return document.toString();
 }
 
@@ -59,10 +60,14 @@ async function readState(storage: Storage, ids: { accountId: string; keyId: stri
   return { balanceNanos: account.balanceNanos, heldNanos: account.heldNanos, keyHeldNanos: key.heldNanos, keySpentNanos: key.spentTotalNanos, holds: rows };
 }
 
-const sortedIds = (state: LedgerState) => state.holds.map((hold) => hold.id).sort();
+/** Hold rows of one process: a row per reservation, or one per lease (here one for the key, one without). */
+const rowsOf = (state: LedgerState, instanceId: string) => state.holds.filter((hold) => hold.instanceId === instanceId).length;
 
-describe('holds of a gateway process killed with SIGKILL', () => {
-  const configText = fastLedgerConfigText();
+describe.each([
+  { mode: 'credit leases', leased: true },
+  { mode: 'a hold row per reservation', leased: false },
+])('holds of a gateway process killed with SIGKILL, with $mode', ({ leased }) => {
+  const configText = fastLedgerConfigText(leased);
   const temporary: string[] = [];
   const tempDir = (prefix: string) => {
     const dir = mkdtempSync(path.join(tmpdir(), prefix));
@@ -123,6 +128,8 @@ describe('holds of a gateway process killed with SIGKILL', () => {
     if (survivor) {
       survivorHoldId = (await survivor.call('hold', { accountId: ids.accountId, apiKeyId: ids.keyId, amountNanos: usdToNanos(0.15) })).holdId;
     }
+    // Leased credit that no hold uses goes back, so the held sums are exactly the holds'.
+    await Promise.all([victim.call('giveBackUnused', {}), survivor?.call('giveBackUnused', {})]);
   });
 
   afterAll(async () => {
@@ -139,7 +146,8 @@ describe('holds of a gateway process killed with SIGKILL', () => {
       await sleep((orphanHoldSeconds + 2 * heartbeatSeconds) * 1000);
       const state = await readState(observer.core.storage, ids);
       // ...and leaves every hold of the two live processes alone.
-      expect(sortedIds(state)).toEqual([...victimHolds.keys(), survivorHoldId].sort());
+      expect(rowsOf(state, victim.instanceId)).toBe(leased ? 2 : 3);
+      expect(rowsOf(state, survivor!.instanceId)).toBe(1);
       expect(state.heldNanos).toBe(usdToNanos(0.25) + usdToNanos(0.1) + usdToNanos(0.2) + usdToNanos(0.15));
       expect(observerLog.join('')).not.toContain('released holds');
     } else {
@@ -148,13 +156,14 @@ describe('holds of a gateway process killed with SIGKILL', () => {
       // The owner's own sweeps (every second) never release its own holds.
       await sleep((orphanHoldSeconds + 2 * heartbeatSeconds) * 1000);
       const state = await victim.call('state', ids);
-      expect(sortedIds(state)).toEqual([...victimHolds.keys()].sort());
+      expect(rowsOf(state, victim.instanceId)).toBe(leased ? 2 : 3);
       expect(state.heldNanos).toBe(usdToNanos(0.25) + usdToNanos(0.1) + usdToNanos(0.2));
     }
     // The last hold is still the victim's to settle: it was never taken away.
     const [lastId, lastAmount] = [...victimHolds.entries()].at(-1) ?? ['', 0n];
     settledByVictim = lastAmount - usdToNanos(0.05);
     expect(await victim.call('settle', { holdId: lastId, costNanos: settledByVictim })).toEqual({ holdWasOutstanding: true });
+    await victim.call('giveBackUnused', {});
     victimHolds.delete(lastId);
   });
 
@@ -180,17 +189,18 @@ describe('holds of a gateway process killed with SIGKILL', () => {
       });
       expect(Date.now() - killedAt).toBeLessThan((orphanHoldSeconds + 3 * heartbeatSeconds) * 1000 + 2_000);
       // The survivor's hold is untouched and still settles as outstanding.
-      expect(released.holds.map((hold) => hold.id)).toEqual([survivorHoldId]);
+      expect(released.holds.map((hold) => hold.instanceId)).toEqual([survivor!.instanceId]);
       expect(released).toMatchObject({ balanceNanos: credits - settledByVictim, heldNanos: survivorHeld, keyHeldNanos: survivorHeld, keySpentNanos: settledByVictim });
       const [instance] = await storage.db.select().from(gatewayInstances).where(eq(gatewayInstances.id, victimInstance));
       expect(instance).toBeUndefined();
       expect(await survivor?.call('settle', { holdId: survivorHoldId, costNanos: usdToNanos(0.1) })).toEqual({ holdWasOutstanding: true });
+      await survivor?.call('giveBackUnused', {});
     } else {
       // The holds survived the crash on disk (read without any reconciliation)...
       const raw = await openStorage(storageOptions);
       try {
         const crashed = await readState(raw, ids);
-        expect(sortedIds(crashed)).toEqual([...victimHolds.keys()].sort());
+        expect(rowsOf(crashed, victimInstance)).toBe(2);
         expect(crashed).toMatchObject({ balanceNanos: credits - settledByVictim, heldNanos: killedWhileHolding, keyHeldNanos: usdToNanos(0.25) });
       } finally {
         await raw.close();
@@ -243,7 +253,7 @@ describe('releasing orphaned holds while their accounts are busy', () => {
     let liveSettled = 0;
     for (let round = 0; round < 2; round++) {
       // A process that never heartbeated (killed before its first one) left 160 holds across all keys.
-      const dead = new CreditLedger(repository, `inst_dead_${round}_${Date.now()}`, () => undefined);
+      const dead = new CreditLedger(repository, `inst_dead_${round}_${Date.now()}`, { reportFailure: () => undefined, reportLeaseFailure: () => undefined });
       await Promise.all(Array.from({ length: 160 }, (_, index) => dead.reserve({ accountId, apiKeyId: index % 9 === 8 ? null : (keyIds[index % 9] ?? null), amountNanos: amount, modelId: 'sandbox-echo' })));
       const busy = Promise.all(
         Array.from({ length: 120 }, async (_, index) => {
@@ -258,6 +268,7 @@ describe('releasing orphaned holds while their accounts are busy', () => {
       const [, released] = await Promise.all([busy, sweeps]);
       expect(released.reduce((sum, count) => sum + count, 0)).toBe(160);
     }
+    await live.giveBackUnused();
     const [account] = await core.storage.db.select().from(accounts).where(eq(accounts.id, accountId));
     expect(account).toMatchObject({ heldNanos: 0n, balanceNanos: usdToNanos(1000) - charged });
     const [books] = await queryRows<{ holds: string; keys_held: string; generations: string; charged: string }>(

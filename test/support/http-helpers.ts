@@ -126,9 +126,13 @@ export async function usageRecords(gateway: TestGateway, key: string): Promise<U
   return response.json<{ results: UsageRecordBody[] }>().results;
 }
 
-/** What an account still has reserved; every finished request must have brought it back to 0. */
+/**
+ * What an account still has reserved once the process has given back the credit it leased and no request
+ * uses; every finished request must have brought it back to 0.
+ */
 export async function heldNanosOf(gateway: TestGateway, accountId: string): Promise<bigint> {
   await gateway.settled();
+  await gateway.gateway.core.services.ledger.giveBackUnused();
   const [row] = await gateway.gateway.core.storage.db.select({ held: accounts.heldNanos }).from(accounts).where(eq(accounts.id, accountId));
   return row?.held ?? -1n;
 }

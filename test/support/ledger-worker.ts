@@ -75,6 +75,8 @@ export interface WorkerCommands {
   hold: { args: { accountId: string; apiKeyId: string | null; amountNanos: bigint }; result: { holdId: string } };
   settle: { args: { holdId: string; costNanos: bigint }; result: { holdWasOutstanding: boolean } };
   release: { args: { holdId: string }; result: { released: true } };
+  /** Gives back the credit this process leased and no hold uses. */
+  giveBackUnused: { args: Record<string, never>; result: { done: true } };
   /** The account and key rows as this process reads them, and the account's outstanding holds. */
   state: { args: { accountId: string; keyId: string }; result: LedgerState };
   authenticate: { args: { key: string }; result: { ok: boolean; code?: string } };
@@ -389,6 +391,10 @@ async function runWorker(options: LedgerWorkerOptions): Promise<void> {
       holds.delete(holdId);
       await hold.release();
       return { released: true };
+    },
+    giveBackUnused: async () => {
+      await services.ledger.giveBackUnused();
+      return { done: true };
     },
     state: async ({ accountId, keyId }) => {
       const db = gateway.core.storage.db;
