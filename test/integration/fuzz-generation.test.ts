@@ -168,6 +168,8 @@ function checkAnswer(response: LightMyRequestResponse, behaviour: ChaosBehaviour
 
 async function checkBooks(): Promise<void> {
   await gateway.settled();
+  // Credit leased and unused goes back; a hold any request left behind would keep its lease open.
+  await gateway.gateway.core.services.ledger.giveBackUnused();
   const db = gateway.gateway.core.storage.db;
   const [holds] = await queryRows<{ count: number }>(db, sql`SELECT count(*)::int AS count FROM holds`);
   expect(holds!.count).toBe(0);
