@@ -1,6 +1,10 @@
 #!/usr/bin/env node
-// Runs the TypeScript sources directly through tsx, so `npx gateway` works on a fresh clone without a build step.
-import { register } from 'tsx/esm/api';
+// Runs the compiled gateway from dist/, which `npm ci` builds from src/ (the `prepare` script; `npm run build` redoes it).
+import { existsSync } from 'node:fs';
 
-register();
-await import('../src/cli/main.ts');
+const main = new URL('../dist/cli/main.js', import.meta.url);
+if (!existsSync(main)) {
+  process.stderr.write('gateway: dist/ is missing; build it with `npm run build`\n');
+  process.exit(1);
+}
+await import(main.href);

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { compiledMain, gatewayRecord, pinnedNodeVersion, probeEnvironment, transpilerTraces } from '../support/gateway-runtime.ts';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.ts';
 import { testSecret } from '../support/test-gateway.ts';
 
@@ -44,6 +45,19 @@ describe('gateway CLI and server process', () => {
     expect(models).toContain('sandbox-echo\ttext\tsandbox');
     expect(models).not.toContain('gpt-4o');
     await cli('migrate');
+  });
+
+  it('runs the compiled CLI of dist/ on the pinned Node (the one npm scripts put first on PATH), with no TypeScript loader', async () => {
+    const probeDir = mkdtempSync(path.join(tmpdir(), 'gw-cli-probe-'));
+    try {
+      await run(process.execPath, [gatewayBin, 'models', 'list'], { env: { ...env, ...probeEnvironment(probeDir) }, timeout: 60_000 });
+      const gateway = gatewayRecord(probeDir);
+      expect(gateway.version, 'run the tests with `npm test`, which runs them on the Node of node_modules').toBe(pinnedNodeVersion);
+      expect(gateway.urls).toContain(compiledMain);
+      expect(transpilerTraces(gateway)).toEqual([]);
+    } finally {
+      rmSync(probeDir, { recursive: true, force: true });
+    }
   });
 
   it('explains bad input with a non-zero exit', async () => {

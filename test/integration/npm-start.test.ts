@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { compiledMain, gatewayRecord, pinnedNodeVersion, probeEnvironment, transpilerTraces } from '../support/gateway-runtime.ts';
 
 const run = promisify(execFile);
 const repositoryRoot = path.resolve(import.meta.dirname, '../..');
@@ -63,11 +64,11 @@ describe('npm start', () => {
   });
   afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
 
-  async function start(): Promise<{ child: ChildProcess; port: number; exited: Promise<number | null> }> {
+  async function start(extraEnv: Record<string, string> = {}): Promise<{ child: ChildProcess; port: number; exited: Promise<number | null> }> {
     const port = await freePort();
     const child = spawn('npm', ['start'], {
       cwd: repositoryRoot,
-      env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir, LOG_LEVEL: 'warn', DATABASE_URL: '', GATEWAY_SECRET: '' },
+      env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir, LOG_LEVEL: 'warn', DATABASE_URL: '', GATEWAY_SECRET: '', ...extraEnv },
       detached: true,
       stdio: 'ignore',
     });
@@ -100,5 +101,20 @@ describe('npm start', () => {
     await exited;
     await groupGone(child.pid!);
     expect(groupAlive(child.pid!)).toBe(false);
+  }, 120_000);
+
+  it('runs the compiled JavaScript of dist/ on the pinned Node, with no TypeScript loader', async () => {
+    const probeDir = mkdtempSync(path.join(tmpdir(), 'gw-npm-start-probe-'));
+    try {
+      const { child, exited } = await start(probeEnvironment(probeDir));
+      process.kill(child.pid!, 'SIGTERM');
+      expect(await exited).toBe(0);
+      const gateway = gatewayRecord(probeDir);
+      expect(gateway.version).toBe(pinnedNodeVersion);
+      expect(gateway.urls).toContain(compiledMain);
+      expect(transpilerTraces(gateway)).toEqual([]);
+    } finally {
+      rmSync(probeDir, { recursive: true, force: true });
+    }
   }, 120_000);
 });
