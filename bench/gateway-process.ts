@@ -32,7 +32,7 @@ const databaseUrl = process.env.BENCH_DATABASE_URL;
 const gateway = await createGateway({
   environment,
   config,
-  storage: databaseUrl ? { kind: 'postgres', url: databaseUrl } : { kind: 'pglite', dataDir: path.join(dataDir, 'db') },
+  storage: databaseUrl ? { kind: 'postgres', url: databaseUrl } : { kind: 'embedded', dataDir },
   logger: pino({ level: 'warn' }),
 });
 const services = gateway.core.services;

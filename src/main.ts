@@ -1,4 +1,3 @@
-import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import pino, { type Logger } from 'pino';
 import { CreditLedger } from './billing/credit-ledger.ts';
@@ -41,7 +40,7 @@ export interface CoreOptions {
   environment: Environment;
   /** Defaults to the file named by GATEWAY_CONFIG. */
   config?: GatewayConfig;
-  /** Defaults to DATABASE_URL, or PGlite under DATA_DIR. */
+  /** Defaults to DATABASE_URL, or the embedded PostgreSQL server under DATA_DIR. */
   storage?: StorageOptions;
   logger: Logger;
 }
@@ -78,7 +77,12 @@ export function storageOptionsFor(environment: Environment, logger: Logger): Sto
   if (environment.databaseUrl) {
     return { kind: 'postgres', url: environment.databaseUrl, onError: (error) => logger.error({ err: error }, 'database connection error') };
   }
-  return { kind: 'pglite', dataDir: path.join(environment.dataDir, 'db') };
+  return {
+    kind: 'embedded',
+    dataDir: environment.dataDir,
+    onError: (error) => logger.error({ err: error }, 'embedded database error'),
+    onLog: (message, level) => logger[level](message),
+  };
 }
 
 /** Configuration, storage and every service, without HTTP: what both the server and the CLI stand on. */
@@ -168,7 +172,7 @@ export async function createGateway(options: CoreOptions): Promise<RunningGatewa
     instanceId: core.instanceId,
     heartbeatSeconds: config.ledger.heartbeatSeconds,
     orphanHoldSeconds: config.ledger.orphanHoldSeconds,
-    soleOwner: core.storage.kind === 'pglite',
+    soleOwner: core.storage.soleOwner,
     onError: (error) => logger.error({ err: error }, 'hold reconciliation failed'),
     onReleased: (count) => logger.warn({ count }, 'released holds left by a gateway process that stopped without settling them'),
   });
