@@ -28,6 +28,8 @@ export interface EmbeddedServerOptions {
   /** Connection slots; the gateway's pool and its listener need a dozen. */
   maxConnections?: number;
   sharedBuffers?: string;
+  /** Set the parent-death signal where the platform has one (default). Tests turn it off to leave a server behind. */
+  parentDeathSignal?: boolean;
   /**
    * Lines of the server's log, by severity: `error` for FATAL and PANIC, `warn` for WARNING, `debug` for the
    * rest (routine LOG lines, and errors of statements, which the gateway reports itself and whose details
@@ -409,7 +411,7 @@ export async function startEmbeddedServer(options: EmbeddedServerOptions): Promi
   };
 
   const launch = async (): Promise<void> => {
-    const postgres = command(runAs, bin.postgres, postgresArgs, true);
+    const postgres = command(runAs, bin.postgres, postgresArgs, options.parentDeathSignal ?? true);
     // detached: a terminal's Ctrl-C reaches the gateway alone, which then finishes its requests on a server still up.
     const spawned = spawn(postgres.file, postgres.args, { env: serverEnvironment(), ...postgres.ids, detached: true, stdio: ['ignore', 'ignore', 'pipe'] });
     child = spawned;
