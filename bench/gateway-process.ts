@@ -10,7 +10,8 @@ import { fakeOpenAiKey } from '../test/fakes/openai-fake.ts';
 
 const upstream = process.env.BENCH_UPSTREAM_URL;
 if (!upstream) throw new Error('BENCH_UPSTREAM_URL is required');
-const dataDir = mkdtempSync(path.join(tmpdir(), 'gw-bench-'));
+// BENCH_DATA_DIR: an existing DATA_DIR (its database already made); by default a new one.
+const dataDir = process.env.BENCH_DATA_DIR || mkdtempSync(path.join(tmpdir(), 'gw-bench-'));
 const environment = readEnvironment({ DATA_DIR: dataDir, GATEWAY_SECRET: 'bench-secret-0123456789abcdef0123456789', LOG_LEVEL: 'warn' });
 const config = parseConfig(
   [

@@ -354,17 +354,18 @@ async function initialise(dataDir: string, bin: Binaries, runAs: RunAs): Promise
   const scratch = mkdtempSync(path.join(parent, `${path.basename(dataDir)}.initdb-`));
   try {
     if (runAs.kind === 'account') chownSync(scratch, runAs.uid, runAs.gid);
-    const initdb = command(runAs, bin.initdb, [
-        `--pgdata=${scratch}`,
-        `--username=${superuser}`,
-        // Only the socket exists, in a directory only the server's user (and root) can enter.
-        '--auth=trust',
-        '--encoding=UTF8',
-        '--locale=C',
-        '--locale-provider=builtin',
-        '--builtin-locale=C.UTF-8',
-        '--no-instructions',
-    ], false);
+    const initdbArgs = [
+      `--pgdata=${scratch}`,
+      `--username=${superuser}`,
+      // Only the socket exists, in a directory only the server's user (and root) can enter.
+      '--auth=trust',
+      '--encoding=UTF8',
+      '--locale=C',
+      '--locale-provider=builtin',
+      '--builtin-locale=C.UTF-8',
+      '--no-instructions',
+    ];
+    const initdb = command(runAs, bin.initdb, initdbArgs, false);
     const { code, output } = await runToEnd(initdb.file, initdb.args, { env: serverEnvironment(), ...initdb.ids });
     if (code !== 0) throw new EmbeddedServerError(`initdb failed (exit code ${code}) making the database in ${dataDir}:\n${output.trim()}`);
     renameSync(scratch, dataDir);
@@ -411,6 +412,7 @@ export async function startEmbeddedServer(options: EmbeddedServerOptions): Promi
   };
 
   const launch = async (): Promise<void> => {
+    if (stopping) throw new EmbeddedServerError('the database server is being stopped');
     const postgres = command(runAs, bin.postgres, postgresArgs, options.parentDeathSignal ?? true);
     // detached: a terminal's Ctrl-C reaches the gateway alone, which then finishes its requests on a server still up.
     const spawned = spawn(postgres.file, postgres.args, { env: serverEnvironment(), ...postgres.ids, detached: true, stdio: ['ignore', 'ignore', 'pipe'] });
