@@ -1,5 +1,5 @@
 // The gateway under test, in a process of its own, on the full billing path (auth, gating, hold, settle, record).
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pino from 'pino';
@@ -46,5 +46,8 @@ process.on('message', (message) => {
   if (message === 'stats') process.send?.({ cpu: process.cpuUsage(), rss: process.memoryUsage().rss, heapUsed: process.memoryUsage().heapUsed });
 });
 process.on('SIGTERM', () => {
-  void gateway.close().then(() => process.exit(0));
+  void gateway.close().then(() => {
+    if (!process.env.BENCH_DATA_DIR) rmSync(dataDir, { recursive: true, force: true });
+    process.exit(0);
+  });
 });

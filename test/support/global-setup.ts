@@ -23,7 +23,10 @@ export default async function setup(project: TestProject): Promise<(() => Promis
   }
   const directory = mkdtempSync(path.join(tmpdir(), 'gw-test-server-'));
   // Test files run side by side, each with pools of up to 30 connections, and some with gateway processes of their own.
-  const server = await startEmbeddedServer({ dataDir: path.join(directory, 'pg'), maxConnections: 300, sharedBuffers: '32MB' });
+  const server = await startEmbeddedServer({ dataDir: path.join(directory, 'pg'), maxConnections: 300, sharedBuffers: '32MB' }).catch((error: unknown) => {
+    rmSync(directory, { recursive: true, force: true });
+    throw error;
+  });
   project.provide('embeddedServerUrl', server.url);
   return async () => {
     await server.stop();
