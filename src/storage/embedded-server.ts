@@ -133,7 +133,8 @@ type RunAs =
 /** The command and spawn options that run `file` with `args` as `runAs` says, with a parent-death signal when asked. */
 function command(runAs: RunAs, file: string, args: string[], parentDeathSignal: boolean): { file: string; args: string[]; ids: { uid?: number; gid?: number } } {
   const setpriv = parentDeathSignal ? findSetpriv() : undefined;
-  // The parent-death signal is set last, after any change of user (a change of credentials clears it).
+  // The parent-death signal is set last, after any change of user (a change of credentials clears it). It
+  // fires when the thread that spawned the server ends: the gateway spawns it from its main thread.
   const inner = setpriv ? [setpriv, '--pdeathsig', 'SIGINT', '--', file, ...args] : [file, ...args];
   if (runAs.kind === 'namespace') return { file: runAs.unshare, args: ['--user', `--map-user=${runAs.uid}`, `--map-group=${runAs.gid}`, '--', ...inner], ids: {} };
   return { file: inner[0]!, args: inner.slice(1), ids: runAs.kind === 'account' ? { uid: runAs.uid, gid: runAs.gid } : {} };
@@ -365,7 +366,8 @@ async function initialise(dataDir: string, bin: Binaries, runAs: RunAs): Promise
       '--builtin-locale=C.UTF-8',
       '--no-instructions',
     ];
-    const initdb = command(runAs, bin.initdb, initdbArgs, false);
+    // With a parent-death signal too: initdb removes what it made when the gateway dies under it.
+    const initdb = command(runAs, bin.initdb, initdbArgs, true);
     const { code, output } = await runToEnd(initdb.file, initdb.args, { env: serverEnvironment(), ...initdb.ids });
     if (code !== 0) throw new EmbeddedServerError(`initdb failed (exit code ${code}) making the database in ${dataDir}:\n${output.trim()}`);
     renameSync(scratch, dataDir);

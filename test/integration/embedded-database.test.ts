@@ -94,6 +94,10 @@ describe('the embedded database', () => {
       for (let attempt = 0; attempt < 100 && received.length === 0; attempt++) await pause(20);
       expect(received).toEqual([{ type: 'key-changed', keyId: 'key_1' }]);
       serverPid = postmasterPid(dataDir);
+      // A second open, even in the same process, is refused and leaves the first one's server alone.
+      await expect(openStorage({ kind: 'embedded', dataDir })).rejects.toBeInstanceOf(DataDirInUseError);
+      expect(postmasterPid(dataDir)).toBe(serverPid);
+      expect(await balanceOf(first, 'acct_kept')).toBe('9007199254740993');
     } finally {
       await first.close();
     }
