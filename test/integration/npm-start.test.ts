@@ -1,5 +1,5 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -84,6 +84,9 @@ describe('npm start', () => {
 
   beforeAll(() => {
     dataDir = mkdtempSync(path.join(tmpdir(), 'gw-npm-start-'));
+    // Open to others like a project's ./data, so that as root the server runs as nobody (other tests' private
+    // directories have it run in a user namespace).
+    chmodSync(dataDir, 0o755);
   });
   afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
 
@@ -104,6 +107,10 @@ describe('npm start', () => {
     const { child, port, exited } = await start();
     const server = serverPid(dataDir);
     expect(running(server)).toBe(true);
+    if (process.getuid?.() === 0 && process.platform === 'linux') {
+      // PostgreSQL refuses root: the gateway ran it as an unprivileged user.
+      expect(/^Uid:\s+(\d+)/m.exec(readFileSync(`/proc/${server}/status`, 'utf8'))?.[1]).not.toBe('0');
+    }
     try {
       for (let round = 0; round < 2; round++) {
         const { stdout } = await run('bash', ['-c', quickStartScript(port)], { timeout: 60_000 });
