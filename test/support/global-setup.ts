@@ -4,7 +4,7 @@
  * every test file to make its own database on. It stops when the run ends (and, on Linux, when the run is
  * killed: it has a parent-death signal).
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { TestProject } from 'vitest/node';
@@ -22,6 +22,8 @@ export default async function setup(project: TestProject): Promise<(() => Promis
     return undefined;
   }
   const directory = mkdtempSync(path.join(tmpdir(), 'gw-test-server-'));
+  // Searchable by others: a run as root then has the server run as nobody, which needs no user namespace.
+  chmodSync(directory, 0o755);
   // Test files run side by side, each with pools of up to 30 connections, and some with gateway processes of their own.
   const server = await startEmbeddedServer({ dataDir: path.join(directory, 'pg'), maxConnections: 300, sharedBuffers: '32MB' }).catch((error: unknown) => {
     rmSync(directory, { recursive: true, force: true });
