@@ -72,9 +72,12 @@ async function openEmbedded(options: Extract<StorageOptions, { kind: 'embedded' 
       close: async () => {
         try {
           await opened.close();
-          await running.stop();
         } finally {
-          lock.release();
+          try {
+            await running.stop();
+          } finally {
+            lock.release();
+          }
         }
       },
     };
