@@ -1,5 +1,5 @@
 // The gateway under test, in a process of its own, on the full billing path (auth, gating, hold, settle, record).
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pino from 'pino';
@@ -10,7 +10,8 @@ import { fakeOpenAiKey } from '../test/fakes/openai-fake.ts';
 
 const upstream = process.env.BENCH_UPSTREAM_URL;
 if (!upstream) throw new Error('BENCH_UPSTREAM_URL is required');
-const dataDir = mkdtempSync(path.join(tmpdir(), 'gw-bench-'));
+// BENCH_DATA_DIR: an existing DATA_DIR (its database already made); by default a new one.
+const dataDir = process.env.BENCH_DATA_DIR || mkdtempSync(path.join(tmpdir(), 'gw-bench-'));
 const environment = readEnvironment({ DATA_DIR: dataDir, GATEWAY_SECRET: 'bench-secret-0123456789abcdef0123456789', LOG_LEVEL: 'warn' });
 const config = parseConfig(
   [
@@ -32,7 +33,7 @@ const databaseUrl = process.env.BENCH_DATABASE_URL;
 const gateway = await createGateway({
   environment,
   config,
-  storage: databaseUrl ? { kind: 'postgres', url: databaseUrl } : { kind: 'pglite', dataDir: path.join(dataDir, 'db') },
+  storage: databaseUrl ? { kind: 'postgres', url: databaseUrl } : { kind: 'embedded', dataDir },
   logger: pino({ level: 'warn' }),
 });
 const services = gateway.core.services;
@@ -45,5 +46,8 @@ process.on('message', (message) => {
   if (message === 'stats') process.send?.({ cpu: process.cpuUsage(), rss: process.memoryUsage().rss, heapUsed: process.memoryUsage().heapUsed });
 });
 process.on('SIGTERM', () => {
-  void gateway.close().then(() => process.exit(0));
+  void gateway.close().then(() => {
+    if (!process.env.BENCH_DATA_DIR) rmSync(dataDir, { recursive: true, force: true });
+    process.exit(0);
+  });
 });

@@ -1,5 +1,4 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import pino, { type Logger } from 'pino';
 import { CreditLedger } from './billing/credit-ledger.ts';
@@ -42,7 +41,7 @@ export interface CoreOptions {
   environment: Environment;
   /** Defaults to the file named by GATEWAY_CONFIG. */
   config?: GatewayConfig;
-  /** Defaults to DATABASE_URL, or PGlite under DATA_DIR. */
+  /** Defaults to DATABASE_URL, or the embedded PostgreSQL server under DATA_DIR. */
   storage?: StorageOptions;
   logger: Logger;
 }
@@ -79,7 +78,12 @@ export function storageOptionsFor(environment: Environment, logger: Logger): Sto
   if (environment.databaseUrl) {
     return { kind: 'postgres', url: environment.databaseUrl, onError: (error) => logger.error({ err: error }, 'database connection error') };
   }
-  return { kind: 'pglite', dataDir: path.join(environment.dataDir, 'db') };
+  return {
+    kind: 'embedded',
+    dataDir: environment.dataDir,
+    onError: (error) => logger.error({ err: error }, 'embedded database error'),
+    onLog: (message, level) => logger[level](message),
+  };
 }
 
 /** How long a request refused for credit that other processes lease waits for them to give it back, once. */
@@ -103,7 +107,7 @@ export async function openCore(options: CoreOptions): Promise<Core> {
       maxLeaseNanos: config.ledger.leaseMaxNanos,
       idleMs: config.ledger.leaseIdleMs,
       // Processes sharing the database hear the request through LISTEN/NOTIFY and give back within milliseconds.
-      ...(storage.kind === 'postgres'
+      ...(!storage.soleOwner
         ? { askPeers: (accountId: string) => storage.publish({ type: 'credit-wanted', accountId }).then(() => sleep(peerGiveBackWaitMs)) }
         : {}),
     },
@@ -187,7 +191,7 @@ export async function createGateway(options: CoreOptions): Promise<RunningGatewa
     instanceId: core.instanceId,
     heartbeatSeconds: config.ledger.heartbeatSeconds,
     orphanHoldSeconds: config.ledger.orphanHoldSeconds,
-    soleOwner: core.storage.kind === 'pglite',
+    soleOwner: core.storage.soleOwner,
     onError: (error) => logger.error({ err: error }, 'hold reconciliation failed'),
     onReleased: (count) => logger.warn({ count }, 'released holds left by a gateway process that stopped without settling them'),
   });

@@ -8,6 +8,8 @@ import { CreditGrantBody, NewAccountBody, NewKeyBody } from '../http/schemas.ts'
 import { bodyValidator } from '../http/validation.ts';
 import { createLogger, openCore, serve, type Core } from '../main.ts';
 import { DataDirInUseError } from '../storage/data-dir-lock.ts';
+import { EmbeddedServerError } from '../storage/embedded-server.ts';
+import { LegacyImportError } from '../storage/legacy-import.ts';
 import { modelView } from '../surfaces/native/model-view.ts';
 
 function usd(value: string): number {
@@ -133,7 +135,13 @@ function program(environment: Environment): Command {
 try {
   await program(readEnvironment(process.env)).parseAsync(process.argv);
 } catch (error) {
-  const known = error instanceof EnvironmentError || error instanceof ConfigError || error instanceof DataDirInUseError || isGatewayError(error);
+  const known =
+    error instanceof EnvironmentError ||
+    error instanceof ConfigError ||
+    error instanceof DataDirInUseError ||
+    error instanceof EmbeddedServerError ||
+    error instanceof LegacyImportError ||
+    isGatewayError(error);
   process.stderr.write(`gateway: ${known ? (error as Error).message : (error as Error).stack}\n`);
   process.exit(1);
 }

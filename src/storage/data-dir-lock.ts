@@ -7,20 +7,28 @@ export interface DataDirLock {
 
 export class DataDirInUseError extends Error {}
 
+/** Lock files this process holds. */
+const heldHere = new Set<string>();
+
 /**
  * An embedded database belongs to exactly one process. A second process (a second server, or a CLI
  * command while the server runs) would corrupt it, so it is refused with a message saying who holds it.
  */
 export function acquireDataDirLock(dataDir: string): DataDirLock {
   const file = path.join(dataDir, 'gateway.lock');
+  // A lock file naming this process was left by an earlier process that had the same pid (a restarted
+  // container's), unless this process holds it now.
+  if (heldHere.has(path.resolve(file))) throw new DataDirInUseError(`the embedded database in ${dataDir} is already open in this process`);
   for (let attempt = 0; attempt < 2; attempt++) {
     try {
       writeFileSync(file, String(process.pid), { flag: 'wx' });
+      heldHere.add(path.resolve(file));
       let released = false;
       return {
         release: () => {
           if (released) return;
           released = true;
+          heldHere.delete(path.resolve(file));
           try {
             unlinkSync(file);
           } catch {

@@ -2,16 +2,15 @@ import { EventEmitter } from 'node:events';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { PGlite } from '@electric-sql/pglite';
-import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
-import { migrate as migratePglite } from 'drizzle-orm/pglite/migrator';
 import { drizzle as drizzlePostgres } from 'drizzle-orm/node-postgres';
 import { migrate as migratePostgres } from 'drizzle-orm/node-postgres/migrator';
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
 import type { SQL } from 'drizzle-orm';
 import pg from 'pg';
 import * as schema from './schema.ts';
-import { acquireDataDirLock, type DataDirLock } from './data-dir-lock.ts';
+import { acquireDataDirLock } from './data-dir-lock.ts';
+import { startEmbeddedServer, type EmbeddedServer, type ServerLogLevel } from './embedded-server.ts';
+import { importLegacyDatabase } from './legacy-import.ts';
 
 export type Database = PgDatabase<PgQueryResultHKT, typeof schema>;
 
@@ -23,7 +22,10 @@ export type StorageEvent =
   | { type: 'credit-wanted'; accountId: string };
 
 export interface Storage {
-  readonly kind: 'pglite' | 'postgres';
+  /** `embedded`: the PostgreSQL server this process runs on DATA_DIR; `postgres`: a server at DATABASE_URL. */
+  readonly kind: 'embedded' | 'postgres';
+  /** True when no other gateway process can use this database (embedded): every other process's holds are orphaned. */
+  readonly soleOwner: boolean;
   readonly db: Database;
   /** Tells every gateway process sharing this database, this one included. */
   publish(event: StorageEvent): Promise<void>;
@@ -33,72 +35,87 @@ export interface Storage {
 
 export type StorageOptions =
   | { kind: 'postgres'; url: string; poolSize?: number; onError?: (error: Error) => void }
-  | { kind: 'pglite'; dataDir: string }
-  | { kind: 'pglite-memory' };
+  | {
+      kind: 'embedded';
+      /** DATA_DIR: the server's data goes to `pg/` under it, and `gateway.lock` makes this process its only user. */
+      dataDir: string;
+      onError?: (error: Error) => void;
+      /** The server's log lines, and what the storage does with it (stopping a leftover server, importing). */
+      onLog?: (message: string, level: ServerLogLevel | 'info') => void;
+    };
 
 const migrationsFolder = path.join(path.dirname(fileURLToPath(import.meta.url)), 'migrations');
 const eventChannel = 'gateway_events';
 /** Arbitrary constant naming the advisory lock that serialises migrations across processes. */
 const migrationLockId = 7_270_301;
+/** Connections of an embedded server's pool: one client process, and at most two cores' worth of work. */
+const embeddedPoolSize = 10;
 
 export async function openStorage(options: StorageOptions): Promise<Storage> {
-  return options.kind === 'postgres' ? openPostgres(options) : openPglite(options);
+  return options.kind === 'postgres' ? openPostgres(options) : openEmbedded(options);
 }
 
-async function openPglite(options: { kind: 'pglite'; dataDir: string } | { kind: 'pglite-memory' }): Promise<Storage> {
-  let lock: DataDirLock | undefined;
-  let client: PGlite;
-  if (options.kind === 'pglite') {
-    mkdirSync(options.dataDir, { recursive: true });
-    lock = acquireDataDirLock(options.dataDir);
-    client = new PGlite(path.join(options.dataDir, 'pgdata'));
-  } else {
-    client = new PGlite();
-  }
+async function openEmbedded(options: Extract<StorageOptions, { kind: 'embedded' }>): Promise<Storage> {
+  const onLog = options.onLog ?? (() => undefined);
+  mkdirSync(options.dataDir, { recursive: true });
+  const lock = acquireDataDirLock(options.dataDir);
+  let server: EmbeddedServer | undefined;
+  let storage: Storage | undefined;
   try {
-    await client.waitReady;
-    const db = drizzlePglite(client, { schema }) as unknown as Database;
-    await migratePglite(db as never, { migrationsFolder });
-    // One process owns an embedded database, so events never leave it.
-    const events = new EventEmitter();
+    server = await startEmbeddedServer({
+      dataDir: path.join(options.dataDir, 'pg'),
+      onLog: (line, level) => onLog(`database server: ${line}`, level),
+      onUnexpectedExit: (message) => options.onError?.(new Error(message)),
+    });
+    const opened = await openPostgres({ url: server.url, poolSize: embeddedPoolSize, onError: options.onError }, 'embedded');
+    storage = opened;
+    await importLegacyDatabase({ dataDir: options.dataDir, url: server.url, migrationsFolder, onLog: (message) => onLog(message, 'warn') });
+    const running = server;
     return {
-      kind: 'pglite',
-      db,
-      publish: async (event) => {
-        events.emit(eventChannel, event);
-      },
-      subscribe: (listener) => {
-        events.on(eventChannel, listener);
-        return () => events.off(eventChannel, listener);
-      },
+      ...opened,
       close: async () => {
-        await client.close();
-        lock?.release();
+        try {
+          await opened.close();
+        } finally {
+          try {
+            await running.stop();
+          } finally {
+            lock.release();
+          }
+        }
       },
     };
   } catch (error) {
-    await client.close().catch(() => undefined);
-    lock?.release();
+    await storage?.close().catch(() => undefined);
+    await server?.stop().catch(() => undefined);
+    lock.release();
     throw error;
   }
 }
 
-async function openPostgres(options: { url: string; poolSize?: number; onError?: (error: Error) => void }): Promise<Storage> {
+async function openPostgres(options: { url: string; poolSize?: number; onError?: (error: Error) => void }, kind: Storage['kind'] = 'postgres'): Promise<Storage> {
   const pool = new pg.Pool({ connectionString: options.url, max: options.poolSize ?? 20 });
   pool.on('error', (error) => options.onError?.(error));
   const db = drizzlePostgres(pool, { schema }) as unknown as Database;
-  const lockClient = await pool.connect();
-  try {
-    await lockClient.query('SELECT pg_advisory_lock($1)', [migrationLockId]);
-    await migratePostgres(db as never, { migrationsFolder });
-  } finally {
-    await lockClient.query('SELECT pg_advisory_unlock($1)', [migrationLockId]).catch(() => undefined);
-    lockClient.release();
-  }
   const listener = new PostgresListener(options.url, options.onError);
-  await listener.start();
+  try {
+    const lockClient = await pool.connect();
+    try {
+      await lockClient.query('SELECT pg_advisory_lock($1)', [migrationLockId]);
+      await migratePostgres(db as never, { migrationsFolder });
+    } finally {
+      await lockClient.query('SELECT pg_advisory_unlock($1)', [migrationLockId]).catch(() => undefined);
+      lockClient.release();
+    }
+    await listener.start();
+  } catch (error) {
+    await listener.stop();
+    await pool.end().catch(() => undefined);
+    throw error;
+  }
   return {
-    kind: 'postgres',
+    kind,
+    soleOwner: kind === 'embedded',
     db,
     publish: async (event) => {
       await pool.query('SELECT pg_notify($1, $2)', [eventChannel, JSON.stringify(event)]);

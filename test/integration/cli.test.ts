@@ -5,7 +5,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { compiledMain, gatewayRecord, pinnedNodeVersion, probeEnvironment, transpilerTraces } from '../support/gateway-runtime.ts';
-import { createTestDatabase, type TestDatabase } from '../support/test-database.ts';
+import { createTestDatabase, onExternalServer, type TestDatabase } from '../support/test-database.ts';
 import { testSecret } from '../support/test-gateway.ts';
 
 const run = promisify(execFile);
@@ -13,7 +13,8 @@ const gatewayBin = path.resolve(import.meta.dirname, '../../bin/gateway.js');
 
 describe('gateway CLI and server process', () => {
   let dataDir: string;
-  let database: TestDatabase;
+  /** With TEST_DATABASE_URL the commands run on a database there; otherwise on the embedded default in DATA_DIR. */
+  let database: TestDatabase | undefined;
   let env: NodeJS.ProcessEnv;
 
   const cli = async (...args: string[]) => {
@@ -23,9 +24,11 @@ describe('gateway CLI and server process', () => {
 
   beforeAll(async () => {
     dataDir = mkdtempSync(path.join(tmpdir(), 'gw-cli-'));
-    database = await createTestDatabase();
     env = { PATH: process.env.PATH, DATA_DIR: dataDir, GATEWAY_SECRET: testSecret, LOG_LEVEL: 'warn' };
-    if (database.url) env.DATABASE_URL = database.url;
+    if (onExternalServer) {
+      database = await createTestDatabase();
+      env.DATABASE_URL = database.url;
+    }
   });
   afterAll(async () => {
     await database?.drop();
@@ -106,7 +109,7 @@ describe('gateway CLI and server process', () => {
         if (status !== 200) await new Promise((resolve) => setTimeout(resolve, 250));
       }
       expect(status).toBe(200);
-      if (!database.url) {
+      if (!database) {
         // The embedded database belongs to the server: a CLI command meanwhile is refused, not let in to corrupt it.
         await expect(cli('accounts', 'create', '--email', 'late@example.com')).rejects.toMatchObject({ stderr: expect.stringContaining('is in use by process') });
       }
@@ -114,6 +117,6 @@ describe('gateway CLI and server process', () => {
       server.kill('SIGTERM');
     }
     expect(await exited).toBe(0);
-    expect(existsSync(path.join(dataDir, 'db', 'gateway.lock'))).toBe(false);
+    expect(existsSync(path.join(dataDir, 'gateway.lock'))).toBe(false);
   });
 });

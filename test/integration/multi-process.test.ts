@@ -11,12 +11,12 @@ import { usdToNanos } from '../../src/domain/money.ts';
 import { queryRows } from '../../src/storage/database.ts';
 import { accounts, apiKeys } from '../../src/storage/schema.ts';
 import { startLedgerWorker, stopAllLedgerWorkers, type LedgerWorker, type SettleResult, type StormResult } from '../support/ledger-worker.ts';
-import { onPostgres } from '../support/test-database.ts';
 import { shippedConfigPath, startTestGateway, type TestGateway } from '../support/test-gateway.ts';
 
-// Only on PostgreSQL: an embedded PGlite database belongs to exactly one process (its data directory is
-// locked), so two processes cannot share one and there is nothing to race across processes.
-describe.skipIf(!onPostgres)('two gateway processes on one PostgreSQL database', () => {
+// On the run's PostgreSQL server (TEST_DATABASE_URL, or the embedded server the run started), as several
+// gateway processes share one DATABASE_URL. The embedded default itself belongs to one process (its data
+// directory is locked).
+describe('two gateway processes on one PostgreSQL database', () => {
   let gateway: TestGateway;
   let workers: [LedgerWorker, LedgerWorker];
   const dataDirs: string[] = [];

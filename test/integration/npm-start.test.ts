@@ -1,5 +1,5 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -47,6 +47,30 @@ async function groupGone(groupId: number): Promise<void> {
   while (groupAlive(groupId)) await pause(100);
 }
 
+/** The embedded database server's postmaster (it runs in a process group of its own). */
+function serverPid(dataDir: string): number {
+  return Number(readFileSync(path.join(dataDir, 'pg', 'postmaster.pid'), 'utf8').split('\n')[0]);
+}
+
+/** Running, as opposed to gone or a zombie waiting to be reaped (where /proc tells). */
+function running(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch {
+    return false;
+  }
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
+  } catch {
+    return process.platform !== 'linux';
+  }
+}
+
+async function serverGone(pid: number): Promise<void> {
+  while (running(pid)) await pause(100);
+}
+
 /** The quick start's account-and-key block from README.md, pointed at `port`. */
 function quickStartScript(port: number): string {
   const readme = readFileSync(path.join(repositoryRoot, 'README.md'), 'utf8');
@@ -61,6 +85,9 @@ describe('npm start', () => {
 
   beforeAll(() => {
     dataDir = mkdtempSync(path.join(tmpdir(), 'gw-npm-start-'));
+    // Open to others like a project's ./data, so that as root the server runs as nobody (other tests' private
+    // directories have it run in a user namespace).
+    chmodSync(dataDir, 0o755);
   });
   afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
 
@@ -79,6 +106,12 @@ describe('npm start', () => {
 
   it('serves the README quick start twice on the same data, then stops on SIGTERM leaving no process behind', async () => {
     const { child, port, exited } = await start();
+    const server = serverPid(dataDir);
+    expect(running(server)).toBe(true);
+    if (process.getuid?.() === 0 && process.platform === 'linux') {
+      // PostgreSQL refuses root: the gateway ran it as an unprivileged user.
+      expect(/^Uid:\s+(\d+)/m.exec(readFileSync(`/proc/${server}/status`, 'utf8'))?.[1]).not.toBe('0');
+    }
     try {
       for (let round = 0; round < 2; round++) {
         const { stdout } = await run('bash', ['-c', quickStartScript(port)], { timeout: 60_000 });
@@ -93,14 +126,19 @@ describe('npm start', () => {
     expect(await exited).toBe(0);
     await groupGone(child.pid!);
     expect(groupAlive(child.pid!)).toBe(false);
+    // The database server stopped with it, cleanly.
+    expect(running(server)).toBe(false);
+    expect(existsSync(path.join(dataDir, 'pg', 'postmaster.pid'))).toBe(false);
   }, 180_000);
 
   it('stops on SIGINT leaving no process behind', async () => {
     const { child, exited } = await start();
+    const server = serverPid(dataDir);
     process.kill(child.pid!, 'SIGINT');
     await exited;
     await groupGone(child.pid!);
     expect(groupAlive(child.pid!)).toBe(false);
+    expect(running(server)).toBe(false);
   }, 120_000);
 
   it('runs the compiled JavaScript of dist/ on the pinned Node, with no TypeScript loader', async () => {
@@ -117,4 +155,23 @@ describe('npm start', () => {
       rmSync(probeDir, { recursive: true, force: true });
     }
   }, 120_000);
+
+  it.runIf(process.platform === 'linux')('leaves no database server running when killed with SIGKILL, and serves the same data at the next start', async () => {
+    const { child } = await start();
+    const server = serverPid(dataDir);
+    process.kill(-child.pid!, 'SIGKILL');
+    await groupGone(child.pid!);
+    // The server had a parent-death signal: it shuts down by itself.
+    await serverGone(server);
+    const next = await start();
+    try {
+      // The account the quick start made in the first test is still there: its login path answers.
+      const { stdout } = await run('bash', ['-c', quickStartScript(next.port)], { timeout: 60_000 });
+      expect(stdout).toMatch(/\{"creditBalance":[0-9.]+\}/);
+      expect(serverPid(dataDir)).not.toBe(server);
+    } finally {
+      process.kill(next.child.pid!, 'SIGTERM');
+    }
+    expect(await next.exited).toBe(0);
+  }, 180_000);
 });

@@ -1,10 +1,11 @@
 /**
- * A gateway process killed with SIGKILL while holding credits: its holds must not outlive it. On an
- * embedded PGlite data directory the next gateway to open it releases them at once (one process owns
- * the directory); on PostgreSQL (TEST_DATABASE_URL) a live gateway releases them once the dead process's
- * heartbeat is older than `ledger.orphanHoldSeconds`, and never touches the holds of a live process.
+ * A gateway process killed with SIGKILL while holding credits: its holds must not outlive it. On the
+ * embedded default the next gateway to open the data directory releases them at once (one process owns
+ * the directory), and the killed gateway's database server has stopped by itself; on PostgreSQL shared by
+ * several processes (the run's server) a live gateway releases them once the dead process's heartbeat is
+ * older than `ledger.orphanHoldSeconds`, and never touches the holds of a live process.
  */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { eq, sql } from 'drizzle-orm';
@@ -21,7 +22,7 @@ import { openStorage, queryRows, type Storage } from '../../src/storage/database
 import { LedgerRepository } from '../../src/storage/ledger-repository.ts';
 import { accounts, apiKeys, gatewayInstances, generations, holds } from '../../src/storage/schema.ts';
 import { randomCost, seededRandom, startLedgerWorker, stopAllLedgerWorkers, type LedgerState, type LedgerWorker, type LedgerWorkerOptions } from '../support/ledger-worker.ts';
-import { createTestDatabase, onPostgres, type TestDatabase } from '../support/test-database.ts';
+import { createTestDatabase, type TestDatabase } from '../support/test-database.ts';
 import { shippedConfigPath, startTestGateway, testSecret, type TestGateway } from '../support/test-gateway.ts';
 
 const heartbeatSeconds = 1;
@@ -63,10 +64,32 @@ async function readState(storage: Storage, ids: { accountId: string; keyId: stri
 /** Hold rows of one process: a row per reservation, or one per lease (here one for the key, one without). */
 const rowsOf = (state: LedgerState, instanceId: string) => state.holds.filter((hold) => hold.instanceId === instanceId).length;
 
-describe.each([
+/** The postmaster of an embedded data directory, while its pid file is there. */
+function postmasterPid(dataDir: string): number | undefined {
+  const file = path.join(dataDir, 'pg', 'postmaster.pid');
+  return existsSync(file) ? Number(readFileSync(file, 'utf8').split('\n')[0]) : undefined;
+}
+
+/** Running, as opposed to gone or a zombie waiting to be reaped. */
+function processRunning(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
+  } catch {
+    return false;
+  }
+}
+
+const setups = [
+  { setup: 'PostgreSQL shared by several gateway processes', onPostgres: true },
+  { setup: 'the embedded default', onPostgres: false },
+];
+const modes = [
   { mode: 'credit leases', leased: true },
   { mode: 'a hold row per reservation', leased: false },
-])('holds of a gateway process killed with SIGKILL, with $mode', ({ leased }) => {
+];
+
+describe.each(setups.flatMap((setup) => modes.map((mode) => ({ ...setup, ...mode }))))('holds of a gateway process killed with SIGKILL, on $setup, with $mode', ({ onPostgres, leased }) => {
   const configText = fastLedgerConfigText(leased);
   const temporary: string[] = [];
   const tempDir = (prefix: string) => {
@@ -115,7 +138,7 @@ describe.each([
       storageOptions = { kind: 'postgres', url: database.url };
       [victim, survivor] = await Promise.all([startWorker(), startWorker()]);
     } else {
-      storageOptions = { kind: 'pglite', dataDir: path.join(tempDir('gw-orphan-data-'), 'db') };
+      storageOptions = { kind: 'embedded', dataDir: tempDir('gw-orphan-data-') };
       victim = await startWorker();
     }
     Object.assign(ids, await victim.call('createFundedKey', { credits: 1 }));
@@ -151,7 +174,7 @@ describe.each([
       expect(state.heldNanos).toBe(usdToNanos(0.25) + usdToNanos(0.1) + usdToNanos(0.2) + usdToNanos(0.15));
       expect(observerLog.join('')).not.toContain('released holds');
     } else {
-      // An embedded database has one owner: a second process cannot even open it while the first lives.
+      // The embedded database has one owner: a second process cannot even open it while the first lives.
       await expect(openStorage(storageOptions)).rejects.toBeInstanceOf(DataDirInUseError);
       // The owner's own sweeps (every second) never release its own holds.
       await sleep((orphanHoldSeconds + 2 * heartbeatSeconds) * 1000);
@@ -172,8 +195,14 @@ describe.each([
     const killedWhileHolding = [...victimHolds.values()].reduce((sum, amount) => sum + amount, 0n);
     expect(killedWhileHolding).toBe(usdToNanos(0.35));
     const survivorHeld = survivor ? usdToNanos(0.15) : 0n;
+    const victimServer = storageOptions.kind === 'embedded' ? postmasterPid(storageOptions.dataDir) : undefined;
     await victim.kill();
     expect(await victim.exited).toEqual({ code: null, signal: 'SIGKILL' });
+    if (storageOptions.kind === 'embedded' && process.platform === 'linux') {
+      // The killed gateway's database server shut itself down (parent-death signal), leaving nothing running.
+      expect(victimServer).toBeGreaterThan(0);
+      await waitFor('the killed gateway\u2019s database server to stop', 30_000, async () => (processRunning(victimServer!) ? undefined : true));
+    }
 
     if (onPostgres) {
       if (!observer) throw new Error('observer gateway not started');

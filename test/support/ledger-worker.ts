@@ -23,8 +23,8 @@ import { createGateway, type RunningGateway } from '../../src/main.ts';
 import { accounts, apiKeys, holds as holdsTable } from '../../src/storage/schema.ts';
 
 export interface LedgerWorkerOptions {
-  /** `postgres` with the URL of the (test) database, or an on-disk PGlite directory. */
-  storage: { kind: 'postgres'; url: string } | { kind: 'pglite'; dataDir: string };
+  /** `postgres` with the URL of the (test) database, or the embedded default on a DATA_DIR of its own. */
+  storage: { kind: 'postgres'; url: string } | { kind: 'embedded'; dataDir: string };
   /** gateway.yaml text. */
   configText: string;
   /** DATA_DIR of the process (an existing directory the parent cleans up). */
@@ -313,10 +313,8 @@ async function runWorker(options: LedgerWorkerOptions): Promise<void> {
     logger,
   });
   const services = gateway.core.services;
-  if (gateway.core.storage.kind === 'postgres') {
-    // Open the pool's connections now, so a storm starts on warm connections.
-    await Promise.all(Array.from({ length: 10 }, () => gateway.core.storage.db.execute(sql`SELECT pg_sleep(0.02)`)));
-  }
+  // Open the pool's connections now, so a storm starts on warm connections.
+  await Promise.all(Array.from({ length: 10 }, () => gateway.core.storage.db.execute(sql`SELECT pg_sleep(0.02)`)));
   const holds = new Map<string, Reservation>();
   const sleepUntil = async (at: number) => {
     const delay = at - Date.now();

@@ -1,24 +1,34 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
+import { inject } from 'vitest';
 import type { StorageOptions } from '../../src/storage/database.ts';
 
 export interface TestDatabase {
   options: StorageOptions;
-  /** The connection URL when the run is on PostgreSQL. */
-  url: string | undefined;
+  /** The database's connection URL. */
+  url: string;
   drop(): Promise<void>;
 }
 
-/** True when this run goes against the PostgreSQL of TEST_DATABASE_URL rather than embedded PGlite. */
-export const onPostgres = Boolean(process.env.TEST_DATABASE_URL);
+/** True when the run goes against the PostgreSQL server of TEST_DATABASE_URL rather than its own embedded one. */
+export const onExternalServer = Boolean(process.env.TEST_DATABASE_URL);
+
+/** The server test databases are made on: TEST_DATABASE_URL, or the embedded server the run started (test/support/global-setup.ts). */
+export function testServerUrl(): string {
+  return process.env.TEST_DATABASE_URL || inject('embeddedServerUrl');
+}
+
+/** `url` with its database name replaced (TCP and Unix-socket URLs alike). */
+export function withDatabase(url: string, name: string): string {
+  return url.replace(/^(postgres(?:ql)?:\/\/[^/?]*\/)([^?]*)/, `$1${name}`);
+}
 
 /**
- * A fresh, empty database for one test file: in-memory PGlite, or with TEST_DATABASE_URL a new database
- * on that server, created here and dropped by `drop()`; the server's other databases are never touched.
+ * A fresh, empty database for one test file, created here on the run's server and dropped by `drop()`;
+ * the server's other databases are never touched.
  */
 export async function createTestDatabase(): Promise<TestDatabase> {
-  const serverUrl = process.env.TEST_DATABASE_URL;
-  if (!serverUrl) return { options: { kind: 'pglite-memory' }, url: undefined, drop: async () => undefined };
+  const serverUrl = testServerUrl();
   const name = `gw_test_${Date.now().toString(36)}_${randomBytes(4).toString('hex')}`;
   const admin = new pg.Client({ connectionString: serverUrl });
   await admin.connect();
@@ -27,11 +37,10 @@ export async function createTestDatabase(): Promise<TestDatabase> {
   } finally {
     await admin.end();
   }
-  const url = new URL(serverUrl);
-  url.pathname = `/${name}`;
+  const url = withDatabase(serverUrl, name);
   return {
-    options: { kind: 'postgres', url: url.toString(), poolSize: 30 },
-    url: url.toString(),
+    options: { kind: 'postgres', url, poolSize: 30 },
+    url,
     drop: async () => {
       const client = new pg.Client({ connectionString: serverUrl });
       await client.connect();
