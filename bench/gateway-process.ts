@@ -1,26 +1,41 @@
 // The gateway under test, in a process of its own, on the full billing path (auth, gating, hold, settle, record).
-import { mkdtempSync, rmSync } from 'node:fs';
+// Storage is the default of `npm start` (embedded, under BENCH_DATA_DIR, a new temporary folder when unset), or
+// PostgreSQL at BENCH_DATABASE_URL. Prints one JSON line once it listens; answers the harness over IPC.
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { count, eq, sum } from 'drizzle-orm';
 import pino from 'pino';
 import { readEnvironment } from '../src/config/environment.ts';
 import { parseConfig } from '../src/config/load-config.ts';
 import { createGateway } from '../src/main.ts';
+import { accounts, generations } from '../src/storage/schema.ts';
 import { fakeOpenAiKey } from '../test/fakes/openai-fake.ts';
+import { chatPricing } from './pricing.ts';
 
 const upstream = process.env.BENCH_UPSTREAM_URL;
 if (!upstream) throw new Error('BENCH_UPSTREAM_URL is required');
-// BENCH_DATA_DIR: an existing DATA_DIR (its database already made); by default a new one.
-const dataDir = process.env.BENCH_DATA_DIR || mkdtempSync(path.join(tmpdir(), 'gw-bench-'));
-const environment = readEnvironment({ DATA_DIR: dataDir, GATEWAY_SECRET: 'bench-secret-0123456789abcdef0123456789', LOG_LEVEL: 'warn' });
+const dataDir = process.env.BENCH_DATA_DIR ?? mkdtempSync(path.join(tmpdir(), 'gw-bench-'));
+const databaseUrl = process.env.BENCH_DATABASE_URL;
+const environment = readEnvironment({
+  DATA_DIR: dataDir,
+  GATEWAY_SECRET: 'bench-secret-0123456789abcdef0123456789',
+  LOG_LEVEL: 'warn',
+  ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
+});
+// The slow-streams test's model: the fake's slow generation (one chunk a second), priced as bench-chat.
+const slowModel = process.env.BENCH_SLOW_UPSTREAM_MODEL ?? 'fake-drip-1000-60';
 const config = parseConfig(
   [
     'providers:',
     `  upstream: { protocol: openai, baseUrl: "${upstream}/v1", apiKey: ${fakeOpenAiKey} }`,
     'models:',
     '  - id: bench-chat',
-    '    pricing: { inputPerMTok: 0.15, outputPerMTok: 0.6 }',
+    `    pricing: { inputPerMTok: ${chatPricing.inputPerMTok}, outputPerMTok: ${chatPricing.outputPerMTok} }`,
     '    providers: [{ provider: upstream, model: gpt-4o-mini }]',
+    '  - id: bench-slow-chat',
+    `    pricing: { inputPerMTok: ${chatPricing.inputPerMTok}, outputPerMTok: ${chatPricing.outputPerMTok} }`,
+    `    providers: [{ provider: upstream, model: ${slowModel} }]`,
     '  - id: bench-embedding',
     '    outputModalities: [embedding]',
     '    pricing: { inputPerMTok: 0.02 }',
@@ -29,25 +44,51 @@ const config = parseConfig(
   'bench.yaml',
   environment.variables,
 );
-const databaseUrl = process.env.BENCH_DATABASE_URL;
-const gateway = await createGateway({
-  environment,
-  config,
-  storage: databaseUrl ? { kind: 'postgres', url: databaseUrl } : { kind: 'embedded', dataDir },
-  logger: pino({ level: 'warn' }),
-});
-const services = gateway.core.services;
-const account = await services.accounts.createAccount({ email: `bench-${Date.now()}@example.com`, creditsUsd: 1_000_000 });
-const key = await services.apiKeys.create(account.id, { name: 'bench', limits: { daily: 100_000 } });
+const logger = pino({ level: 'warn' });
+// No storage option: the same choice as `npm start` (DATABASE_URL, else the embedded default under DATA_DIR).
+const gateway = await createGateway({ environment, config, logger });
 const url = await gateway.app.listen({ port: 0, host: '127.0.0.1' });
-process.stdout.write(`${JSON.stringify({ url, key: key.key })}\n`);
+process.stdout.write(`${JSON.stringify({ url, node: process.version, storage: gateway.core.storage.kind })}\n`);
 
-process.on('message', (message) => {
-  if (message === 'stats') process.send?.({ cpu: process.cpuUsage(), rss: process.memoryUsage().rss, heapUsed: process.memoryUsage().heapUsed });
+const services = gateway.core.services;
+const db = gateway.core.storage.db;
+
+type Request = { id: number } & ({ type: 'stats' } | { type: 'account'; creditsUsd: number } | { type: 'billing'; accountId: string });
+
+/** A new account holding `creditsUsd`, with one key (a daily cap high enough never to refuse). */
+async function newAccount(creditsUsd: number): Promise<{ accountId: string; key: string }> {
+  const account = await services.accounts.createAccount({ email: `bench-${Date.now()}-${Math.random().toString(36).slice(2)}@example.com`, creditsUsd });
+  const key = await services.apiKeys.create(account.id, { name: 'bench', limits: { daily: 100_000 } });
+  return { accountId: account.id, key: key.key };
+}
+
+/** What storage holds for an account once in-flight generations have settled; nano-USD amounts as decimal strings. */
+async function billing(accountId: string) {
+  await gateway.core.work.idle(30_000);
+  const [totals] = await db.select({ records: count(), charged: sum(generations.usdCostNanos) }).from(generations).where(eq(generations.accountId, accountId));
+  const statuses = await db.select({ status: generations.status, records: count() }).from(generations).where(eq(generations.accountId, accountId)).groupBy(generations.status);
+  const [account] = await db.select({ balance: accounts.balanceNanos, held: accounts.heldNanos }).from(accounts).where(eq(accounts.id, accountId));
+  return {
+    records: totals?.records ?? 0,
+    chargedNanos: String(totals?.charged ?? '0'),
+    statuses: Object.fromEntries(statuses.map((row) => [row.status, row.records])),
+    balanceNanos: String(account?.balance),
+    heldNanos: String(account?.held),
+    settling: gateway.core.work.size,
+  };
+}
+
+process.on('message', (message: Request) => {
+  const answer = async (): Promise<object> => {
+    if (message.type === 'stats') return { cpu: process.cpuUsage(), rss: process.memoryUsage().rss, heapUsed: process.memoryUsage().heapUsed };
+    if (message.type === 'account') return newAccount(message.creditsUsd);
+    return billing(message.accountId);
+  };
+  answer().then(
+    (result) => process.send?.({ ...result, id: message.id }),
+    (error: Error) => process.send?.({ id: message.id, error: error.message }),
+  );
 });
 process.on('SIGTERM', () => {
-  void gateway.close().then(() => {
-    if (!process.env.BENCH_DATA_DIR) rmSync(dataDir, { recursive: true, force: true });
-    process.exit(0);
-  });
+  void gateway.close().then(() => process.exit(0));
 });

@@ -13,6 +13,8 @@ import { sseEvent, writeJson } from './wire.ts';
  * - `fake-error-<status>`: that status with an OpenAI error body (429 carries retry-after);
  * - `fake-cut`: the stream stops after two content chunks, with no finish and no [DONE];
  * - `fake-slow`: 200 ms between chunks;
+ * - `fake-drip-<ms>-<n>`: a slow generation of n words ("tick"), one content chunk every <ms> milliseconds
+ *   (streamed), or the whole answer after n × <ms> (not streamed), with the usual framing and usage;
  * - `fake-slow-start`: 300 ms before the answer's headers;
  * - `fake-no-usage`: never reports usage;
  * - `fake-no-done`: a complete stream that leaves out the final `data: [DONE]` (some compatible servers do);
@@ -101,7 +103,9 @@ async function chatCompletions(request: RecordedRequest, response: ServerRespons
   const lastUser = body.messages.filter((message) => message.role === 'user').at(-1);
   const prompt = lastUser ? contentText(lastUser.content) : '';
   const lastTool = body.messages.at(-1)?.role === 'tool' ? body.messages.at(-1) : undefined;
-  let words = wordsOf(`Echo: ${lastTool ? contentText(lastTool.content) : prompt}`);
+  const drip = /^fake-drip-(\d+)-(\d+)$/.exec(body.model);
+  const chunkDelayMs = drip ? Number(drip[1]) : body.model === 'fake-slow' ? 200 : 0;
+  let words = drip ? Array.from({ length: Number(drip[2]) }, () => 'tick') : wordsOf(`Echo: ${lastTool ? contentText(lastTool.content) : prompt}`);
   let finishReason = 'stop';
   if (body.max_tokens !== undefined && words.length > body.max_tokens) {
     words = words.slice(0, body.max_tokens);
@@ -113,6 +117,7 @@ async function chatCompletions(request: RecordedRequest, response: ServerRespons
   const tool = chosenTool(body);
   if (tool) return toolCall(response, body, base, tool, JSON.stringify({ query: prompt }), usage.prompt_tokens);
   if (!body.stream) {
+    if (drip) await sleep(chunkDelayMs * words.length);
     const completion = {
       ...base,
       object: 'chat.completion',
@@ -135,7 +140,9 @@ async function chatCompletions(request: RecordedRequest, response: ServerRespons
       response.socket?.destroy();
       return;
     }
-    if (body.model === 'fake-slow') await sleep(200);
+    if (chunkDelayMs > 0) await sleep(chunkDelayMs);
+    // A client that left stops a slow generation, as the real API stops generating for a closed connection.
+    if (drip && response.destroyed) return;
     send([{ index: 0, delta: { content: index === 0 ? word : ` ${word}` }, logprobs: null, finish_reason: null }]);
   }
   send([{ index: 0, delta: {}, logprobs: null, finish_reason: finishReason }]);

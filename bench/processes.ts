@@ -1,0 +1,214 @@
+// The benchmark's processes (fake upstream, our gateway, Portkey's gateway) and what the kernel says about them.
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { createServer, connect } from 'node:net';
+import path from 'node:path';
+import { createInterface } from 'node:readline';
+
+const here = import.meta.dirname;
+
+export interface Command {
+  command: string;
+  args: string[];
+}
+
+/**
+ * How our gateway is started, in this one place: the node binary (`--runtime-node`, default the harness's own)
+ * and the entry. Pointing the benchmark at a compiled build is a change of these arguments only.
+ */
+export function gatewayCommand(node: string, nodeFlags: string[]): Command {
+  return { command: node, args: [...nodeFlags, '--import', 'tsx', path.join(here, 'gateway-process.ts')] };
+}
+
+/** Portkey's gateway as its package runs it under Node: the `bin` of `@portkey-ai/gateway` (its rollup build). */
+export function portkeyCommand(node: string, port: number): Command {
+  const require = createRequire(import.meta.url);
+  const packageDir = path.dirname(require.resolve('@portkey-ai/gateway/package.json'));
+  const { bin } = JSON.parse(readFileSync(path.join(packageDir, 'package.json'), 'utf8')) as { bin: string };
+  // Headless: no static console UI; it listens on every interface at --port.
+  return { command: node, args: [path.join(packageDir, bin), `--port=${port}`, '--headless'] };
+}
+
+export function nodeVersion(node: string): string {
+  return execFileSync(node, ['--version'], { encoding: 'utf8' }).trim();
+}
+
+export interface Started {
+  child: ChildProcess;
+  /** The JSON object of the process's first stdout line (fake upstream, our gateway), or {} (Portkey). */
+  info: Record<string, string>;
+  /** Milliseconds from spawn to that first line, printed right after the server listens (or to the first accepted connection). */
+  readyMs: number;
+}
+
+/** Spawns one of this folder's processes and waits for the JSON line it prints once it listens; later lines go to stderr. */
+export async function startWithReadyLine({ command, args }: Command, env: Record<string, string>): Promise<Started> {
+  const started = process.hrtime.bigint();
+  const child = spawn(command, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit', 'ipc'] });
+  const lines = createInterface({ input: child.stdout! });
+  const first = await new Promise<string>((resolve, reject) => {
+    lines.once('line', resolve);
+    child.once('exit', (code, signal) => reject(new Error(`${args.at(-1)} exited with ${code ?? signal} before listening`)));
+    child.once('error', reject);
+  });
+  const readyMs = Number(process.hrtime.bigint() - started) / 1e6;
+  lines.on('line', (line) => process.stderr.write(`${line}\n`));
+  return { child, info: JSON.parse(first) as Record<string, string>, readyMs };
+}
+
+/** Spawns Portkey and polls its port until it accepts a connection (its console banner comes a second later, after a spinner). */
+export async function startPortkey(node: string): Promise<Started & { url: string }> {
+  const port = await freePort();
+  const started = process.hrtime.bigint();
+  const { command, args } = portkeyCommand(node, port);
+  // Its stdout is the banner and request logging, not read; stderr is kept for the failure message.
+  const child = spawn(command, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+  let errors = '';
+  child.stderr!.on('data', (chunk: Buffer) => {
+    errors = (errors + chunk.toString()).slice(-4000);
+  });
+  let exited = false;
+  child.once('exit', () => (exited = true));
+  child.once('error', (error) => {
+    exited = true;
+    errors += error.message;
+  });
+  const deadline = Date.now() + 30_000;
+  while (!(await accepts(port))) {
+    if (exited || Date.now() > deadline) throw new Error(`Portkey's gateway did not listen on ${port}: ${errors}`);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+  return { child, info: {}, readyMs: Number(process.hrtime.bigint() - started) / 1e6, url: `http://127.0.0.1:${port}` };
+}
+
+function accepts(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect(port, '127.0.0.1');
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+  });
+}
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
+    });
+  });
+}
+
+/** SIGTERM, then SIGKILL if the process has not exited within `graceMs`. */
+export async function stop(child: ChildProcess, graceMs = 15_000): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.kill('SIGTERM');
+  const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
+  await exited;
+  clearTimeout(timer);
+}
+
+let requestIds = 0;
+
+/** One request to our gateway process over IPC; the answer carries the request's id. */
+export function ask<T>(child: ChildProcess, message: Record<string, unknown>): Promise<T> {
+  const id = ++requestIds;
+  return new Promise((resolve, reject) => {
+    const onMessage = (answer: { id?: number; error?: string }) => {
+      if (answer.id !== id) return;
+      child.off('message', onMessage);
+      if (answer.error) reject(new Error(answer.error));
+      else resolve(answer as T);
+    };
+    child.on('message', onMessage);
+    child.send({ ...message, id });
+  });
+}
+
+// --- /proc: what the kernel counts for a process and its descendants (a database server it started, say) ---
+
+/** Parent of every process, from /proc/<pid>/stat (the fields after the command name, which may hold spaces). */
+function parents(): Map<number, number> {
+  const parentOf = new Map<number, number>();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      parentOf.set(Number(entry), Number(fields[1]));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return parentOf;
+}
+
+/** `pid` and all its descendants. */
+export function processTree(pid: number): number[] {
+  const children = new Map<number, number[]>();
+  for (const [child, parent] of parents()) children.set(parent, [...(children.get(parent) ?? []), child]);
+  const tree = [pid];
+  for (let index = 0; index < tree.length; index++) tree.push(...(children.get(tree[index]!) ?? []));
+  return tree;
+}
+
+/**
+ * Proportional set size of one process in bytes (PSS: a page shared with other processes, such as a database
+ * server's shared buffers, counts as its share), 0 when it is gone.
+ */
+function pssOf(pid: number): number {
+  try {
+    const kib = /^Pss:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8'))?.[1];
+    return Number(kib ?? 0) * 1024;
+  } catch {
+    return 0;
+  }
+}
+
+/** Memory of a process and its descendants, in bytes: their PSS summed, so shared pages count once. */
+export function treePss(pid: number, tree = processTree(pid)): number {
+  return tree.reduce((total, member) => total + pssOf(member), 0);
+}
+
+let ticksPerSecond: number | undefined;
+
+/** User plus system CPU time of a process and its live descendants, in milliseconds (clock-tick resolution). */
+export function treeCpuMs(pid: number): number {
+  ticksPerSecond ??= Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+  let ticks = 0;
+  for (const member of processTree(pid)) {
+    try {
+      const stat = readFileSync(`/proc/${member}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      // utime and stime are fields 14 and 15 of stat, 12 and 13 after the command name.
+      ticks += Number(fields[11]) + Number(fields[12]);
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return (ticks * 1000) / ticksPerSecond;
+}
+
+/** Samples the summed PSS of a process tree every `everyMs` until stopped; returns the highest sample. */
+export function pssPeakSampler(pid: number, everyMs = 200): { stop(): number } {
+  let peak = treePss(pid);
+  let tree = processTree(pid);
+  let samples = 0;
+  const timer = setInterval(() => {
+    // The tree is looked up again every tenth sample: reading all of /proc is the costly part.
+    if (++samples % 10 === 0) tree = processTree(pid);
+    peak = Math.max(peak, treePss(pid, tree));
+  }, everyMs);
+  return {
+    stop: () => {
+      clearInterval(timer);
+      return Math.max(peak, treePss(pid));
+    },
+  };
+}
