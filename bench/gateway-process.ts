@@ -1,20 +1,29 @@
 // The gateway under test, in a process of its own, on the full billing path (auth, gating, hold, settle, record).
 // Storage is the default of `npm start` (embedded, under BENCH_DATA_DIR, a new temporary folder when unset), or
 // PostgreSQL at BENCH_DATABASE_URL. Prints one JSON line once it listens; answers the harness over IPC.
+// It runs the compiled gateway of dist/ (what `npm start` runs), on Node's own type stripping for this file:
+// no TypeScript loader is in the measured process.
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { count, eq, sum } from 'drizzle-orm';
 import pino from 'pino';
-import { readEnvironment } from '../src/config/environment.ts';
-import { parseConfig } from '../src/config/load-config.ts';
-import { createGateway } from '../src/main.ts';
-import { accounts, generations } from '../src/storage/schema.ts';
-import { fakeOpenAiKey } from '../test/fakes/openai-fake.ts';
+import type * as Environment from '../src/config/environment.ts';
+import type * as LoadConfig from '../src/config/load-config.ts';
+import type * as Main from '../src/main.ts';
+import type * as Schema from '../src/storage/schema.ts';
 import { chatPricing } from './pricing.ts';
 
+const compiled = async <Module>(file: string): Promise<Module> => (await import(pathToFileURL(path.join(import.meta.dirname, '../dist', file)).href)) as Module;
+const { readEnvironment } = await compiled<typeof Environment>('config/environment.js');
+const { parseConfig } = await compiled<typeof LoadConfig>('config/load-config.js');
+const { createGateway } = await compiled<typeof Main>('main.js');
+const { accounts, generations } = await compiled<typeof Schema>('storage/schema.js');
+
 const upstream = process.env.BENCH_UPSTREAM_URL;
-if (!upstream) throw new Error('BENCH_UPSTREAM_URL is required');
+const upstreamKey = process.env.BENCH_UPSTREAM_KEY;
+if (!upstream || !upstreamKey) throw new Error('BENCH_UPSTREAM_URL and BENCH_UPSTREAM_KEY are required');
 const dataDir = process.env.BENCH_DATA_DIR ?? mkdtempSync(path.join(tmpdir(), 'gw-bench-'));
 const databaseUrl = process.env.BENCH_DATABASE_URL;
 const environment = readEnvironment({
@@ -28,7 +37,7 @@ const slowModel = process.env.BENCH_SLOW_UPSTREAM_MODEL ?? 'fake-drip-1000-60';
 const config = parseConfig(
   [
     'providers:',
-    `  upstream: { protocol: openai, baseUrl: "${upstream}/v1", apiKey: ${fakeOpenAiKey} }`,
+    `  upstream: { protocol: openai, baseUrl: "${upstream}/v1", apiKey: ${upstreamKey} }`,
     'models:',
     '  - id: bench-chat',
     `    pricing: { inputPerMTok: ${chatPricing.inputPerMTok}, outputPerMTok: ${chatPricing.outputPerMTok} }`,

@@ -15,10 +15,14 @@ export interface Command {
 
 /**
  * How our gateway is started, in this one place: the node binary (`--runtime-node`, default the harness's own)
- * and the entry. Pointing the benchmark at a compiled build is a change of these arguments only.
+ * running the compiled gateway through `gateway-process.ts`. Node strips that file's types itself from 22.18
+ * on; an older Node (20) needs tsx to load that one file, and the gateway it loads is compiled JavaScript still.
  */
 export function gatewayCommand(node: string, nodeFlags: string[]): Command {
-  return { command: node, args: [...nodeFlags, '--import', 'tsx', path.join(here, 'gateway-process.ts')] };
+  const [major = 0, minor = 0] = nodeVersion(node).slice(1).split('.').map(Number);
+  const loader = major > 22 || (major === 22 && minor >= 18) ? ['--disable-warning=ExperimentalWarning'] : ['--import', 'tsx'];
+  // The V8 flag `npm start` and bin/gateway.js run the gateway with.
+  return { command: node, args: ['--max-semi-space-size=16', ...nodeFlags, ...loader, path.join(here, 'gateway-process.ts')] };
 }
 
 /** Portkey's gateway as its package runs it under Node: the `bin` of `@portkey-ai/gateway` (its rollup build). */

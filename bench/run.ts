@@ -55,7 +55,7 @@ const pidOf = (started: Started) => started.child.pid!;
 
 const fake = await startWithReadyLine({ command: process.execPath, args: ['--import', 'tsx', path.join(here, 'fake-upstream.ts')] }, {});
 const slowUpstreamModel = `fake-drip-1000-${streamSeconds}`;
-const gatewayEnv = { BENCH_UPSTREAM_URL: fake.info.url!, BENCH_DATA_DIR: mkdtempSync(path.join(tmpdir(), 'gw-bench-')), BENCH_SLOW_UPSTREAM_MODEL: slowUpstreamModel };
+const gatewayEnv = { BENCH_UPSTREAM_URL: fake.info.url!, BENCH_UPSTREAM_KEY: fakeOpenAiKey, BENCH_DATA_DIR: mkdtempSync(path.join(tmpdir(), 'gw-bench-')), BENCH_SLOW_UPSTREAM_MODEL: slowUpstreamModel };
 const running: Started[] = [fake];
 
 try {

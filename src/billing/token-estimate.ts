@@ -1,4 +1,4 @@
-import { countTokens } from 'gpt-tokenizer';
+import { o200k } from '../domain/tokenizer.ts';
 import { imagesIn, partsOf, type ChatMessage, type ToolDefinition } from '../domain/chat.ts';
 import type { DeliveredOutput } from '../domain/delivered-output.ts';
 
@@ -52,7 +52,7 @@ function isSpace(code: number): boolean {
  * characters (a cut there can only add tokens, so the count stays upper-leaning).
  */
 export function countTextTokens(text: string): number {
-  if (text.length <= longestRun) return countTokens(text, plainText);
+  if (text.length <= longestRun) return o200k().countTokens(text, plainText);
   let total = 0;
   let start = 0;
   let boundary = 0;
@@ -65,11 +65,11 @@ export function countTextTokens(text: string): number {
       // Never between the halves of a surrogate pair, which would count two replacement characters.
       continue;
     }
-    total += countTokens(text.slice(start, index), plainText);
+    total += o200k().countTokens(text.slice(start, index), plainText);
     start = index;
     boundary = index;
   }
-  return total + countTokens(text.slice(start), plainText);
+  return total + o200k().countTokens(text.slice(start), plainText);
 }
 
 /** Tokens of delivered output: the text kept, counted, and each character past it as a token at most. */

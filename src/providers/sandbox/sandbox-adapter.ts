@@ -1,4 +1,4 @@
-import { countTokens, decode, encode } from 'gpt-tokenizer';
+import { o200k } from '../../domain/tokenizer.ts';
 import { createHash } from 'node:crypto';
 import { embeddingPartTypes, type EmbeddingInput, type EmbeddingRequest, type EmbeddingResult } from '../../domain/embedding.ts';
 import { newId } from '../../domain/ids.ts';
@@ -30,9 +30,9 @@ function answerTo(request: ChatRequest): { text: string; finishReason: FinishRea
     finishReason = { unified: 'stop', raw: 'stop_sequence' };
   }
   if (request.maxTokens !== undefined) {
-    const tokens = encode(text, plainText);
+    const tokens = o200k().encode(text, plainText);
     if (tokens.length > request.maxTokens) {
-      text = decode(tokens.slice(0, request.maxTokens));
+      text = o200k().decode(tokens.slice(0, request.maxTokens));
       finishReason = { unified: 'length', raw: 'length' };
     }
   }
@@ -46,14 +46,14 @@ function answerTo(request: ChatRequest): { text: string; finishReason: FinishRea
  * exercise the whole billing path without an upstream account.
  */
 async function* echo(request: ChatRequest): AsyncGenerator<ChatStreamEvent> {
-  const inputTokens = request.messages.reduce((sum, message) => sum + countTokens(promptTextOf(message.content), plainText), 0);
+  const inputTokens = request.messages.reduce((sum, message) => sum + o200k().countTokens(promptTextOf(message.content), plainText), 0);
   const tool = requiredTool(request);
   if (tool) {
     const lastUser = [...request.messages].reverse().find((message) => message.role === 'user');
     const args = JSON.stringify({ text: lastUser ? textOf(lastUser.content) : '' });
     yield { type: 'tool-call-start', index: 0, id: newId('call'), name: tool };
     yield { type: 'tool-call-delta', index: 0, arguments: args };
-    yield { type: 'finish', finishReason: { unified: 'tool-calls', raw: 'tool_calls' }, usage: { inputTokens, outputTokens: countTokens(`${tool} ${args}`, plainText) } };
+    yield { type: 'finish', finishReason: { unified: 'tool-calls', raw: 'tool_calls' }, usage: { inputTokens, outputTokens: o200k().countTokens(`${tool} ${args}`, plainText) } };
     return;
   }
   const { text, finishReason } = answerTo(request);
@@ -61,7 +61,7 @@ async function* echo(request: ChatRequest): AsyncGenerator<ChatStreamEvent> {
   for (let start = 0; start < words.length; start += wordsPerChunk) {
     yield { type: 'text-delta', text: words.slice(start, start + wordsPerChunk).join('') };
   }
-  yield { type: 'finish', finishReason, usage: { inputTokens, outputTokens: countTokens(text, plainText) } };
+  yield { type: 'finish', finishReason, usage: { inputTokens, outputTokens: o200k().countTokens(text, plainText) } };
 }
 
 /** Vector size when the request sets no `dimensions`. */
@@ -82,7 +82,7 @@ function vectorOf(input: EmbeddingInput, dimensions: number): number[] {
 /** Deterministic vectors of the requested dimension for any part type; input tokens counted with the gateway's tokenizer. */
 function embed(request: EmbeddingRequest): Promise<EmbeddingResult> {
   const dimensions = request.dimensions ?? defaultDimensions;
-  const inputTokens = request.inputs.reduce((sum, input) => sum + input.parts.reduce((count, part) => count + (part.type === 'text' ? countTokens(part.text, plainText) : 0), 0), 0);
+  const inputTokens = request.inputs.reduce((sum, input) => sum + input.parts.reduce((count, part) => count + (part.type === 'text' ? o200k().countTokens(part.text, plainText) : 0), 0), 0);
   return Promise.resolve({ vectors: request.inputs.map((input) => vectorOf(input, dimensions)), inputTokens });
 }
 
