@@ -128,7 +128,7 @@ export async function openCore(options: CoreOptions): Promise<Core> {
     },
   };
   const work = new WorkTracker();
-  const upstreamHttp = new UpstreamHttp();
+  const upstreamHttp = new UpstreamHttp(config.upstream.maxConnectionsPerOrigin);
   const remoteMedia = new RemoteMediaFetcher(config.remoteMedia);
   const generation: GenerationDependencies = {
     work,

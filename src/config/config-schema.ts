@@ -159,6 +159,7 @@ export const ConfigFileSchema = Type.Object(
       Type.Object(
         {
           connectTimeoutMs: Type.Optional(Type.Integer({ minimum: 100, maximum: 600_000 })),
+          maxConnectionsPerOrigin: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000 })),
           maxEventCharacters: Type.Optional(Type.Integer({ minimum: 1024, maximum: 512 * 1024 * 1024 })),
         },
         { additionalProperties: false },

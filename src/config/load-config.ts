@@ -31,6 +31,8 @@ export interface GatewayConfig {
   accounts: { maxApiKeys: number; signupCreditsUsd: number; sessionTtlSeconds: number } & AccountAbuseLimits;
   ledger: { orphanHoldSeconds: number; heartbeatSeconds: number; leaseMaxNanos: bigint; leaseIdleMs: number };
   usage: { maxPageSize: number };
+  /** Connections kept open to one provider origin at most; more requests wait for one. */
+  upstream: { maxConnectionsPerOrigin: number };
   /** Media that clients name by URL and the gateway fetches (embedding inputs). */
   remoteMedia: { timeoutMs: number; maxBytes: number; maxRequestBytes: number; allowPrivateAddresses: boolean };
 }
@@ -77,6 +79,7 @@ export const configDefaults = {
   providerTimeoutMs: 600_000,
   providerFirstByteTimeoutMs: 300_000,
   upstreamConnectTimeoutMs: 10_000,
+  upstreamMaxConnectionsPerOrigin: 4096,
   maxEventCharacters: 8 * 1024 * 1024,
   remoteMediaTimeoutMs: 15_000,
   remoteMediaMaxBytes: 32 * 1024 * 1024,
@@ -224,6 +227,7 @@ function build(file: ConfigFile, path: string): GatewayConfig {
       leaseIdleMs: file.ledger?.leaseIdleMs ?? configDefaults.leaseIdleMs,
     },
     usage: { maxPageSize: file.usage?.maxPageSize ?? configDefaults.maxPageSize },
+    upstream: { maxConnectionsPerOrigin: file.upstream?.maxConnectionsPerOrigin ?? configDefaults.upstreamMaxConnectionsPerOrigin },
     remoteMedia: {
       timeoutMs: file.remoteMedia?.timeoutMs ?? configDefaults.remoteMediaTimeoutMs,
       maxBytes: file.remoteMedia?.maxBytes ?? configDefaults.remoteMediaMaxBytes,

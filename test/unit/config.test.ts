@@ -94,6 +94,8 @@ describe('gateway.yaml', () => {
     expect([...defaults.providers.values()][0]).toMatchObject({ timeoutMs: 600_000, firstByteTimeoutMs: 300_000, connectTimeoutMs: 10_000, maxEventCharacters: 8 * 1024 * 1024 });
     const tuned = parseConfig(`${base}upstream: { connectTimeoutMs: 500, maxEventCharacters: 4096 }\n`, 'gateway.yaml', {});
     expect([...tuned.providers.values()][0]).toMatchObject({ connectTimeoutMs: 500, maxEventCharacters: 4096 });
+    expect(defaults.upstream.maxConnectionsPerOrigin).toBe(4096);
+    expect(parseConfig(`${base}upstream: { maxConnectionsPerOrigin: 64 }\n`, 'gateway.yaml', {}).upstream.maxConnectionsPerOrigin).toBe(64);
     expect(problemOf(`${base}upstream: { maxEventCharacters: 10 }\n`)).toContain('at upstream.maxEventCharacters');
     const shipped = loadConfigFile(shippedConfigPath, {});
     const textModels = shipped.models.filter((model) => (model.outputModalities ?? ['text']).includes('text'));

@@ -32,10 +32,13 @@ export class UpstreamHttp {
   /** Agents by connect time-out, which undici sets per agent rather than per request. */
   private readonly agents = new Map<number, Agent>();
 
+  /** `maxConnectionsPerOrigin` bounds concurrent exchanges (streams included) with one provider origin. */
+  constructor(private readonly maxConnectionsPerOrigin = 4096) {}
+
   private agentFor(connectTimeoutMs: number): Agent {
     let agent = this.agents.get(connectTimeoutMs);
     if (!agent) {
-      agent = new Agent({ keepAliveTimeout: 30_000, connections: 256, pipelining: 1, connect: { timeout: connectTimeoutMs } });
+      agent = new Agent({ keepAliveTimeout: 30_000, connections: this.maxConnectionsPerOrigin, pipelining: 1, connect: { timeout: connectTimeoutMs } });
       this.agents.set(connectTimeoutMs, agent);
     }
     return agent;
