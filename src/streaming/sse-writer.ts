@@ -47,7 +47,7 @@ export function openSse(reply: FastifyReply, options: { noBuffering?: boolean } 
     connection: 'keep-alive',
     ...(options.noBuffering ? { 'x-accel-buffering': 'no' } : {}),
   });
-  response.flushHeaders();
+  // The headers go out with the first event: one socket write instead of two.
   const write = async (chunk: Uint8Array | string) => {
     if (gone || response.destroyed || response.writableEnded) return;
     if (!response.write(chunk)) await drainedOrClosed(response);
