@@ -2,9 +2,10 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { createServer, connect } from 'node:net';
+import { connect } from 'node:net';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
+import { freePort } from '../test/support/free-port.ts';
 
 const here = import.meta.dirname;
 
@@ -97,16 +98,6 @@ function accepts(port: number): Promise<boolean> {
   });
 }
 
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
-    });
-  });
-}
 
 /** SIGTERM, then SIGKILL if the process has not exited within `graceMs`. */
 export async function stop(child: ChildProcess, graceMs = 15_000): Promise<void> {
