@@ -74,6 +74,8 @@ async function newAccount(creditsUsd: number): Promise<{ accountId: string; key:
 /** What storage holds for an account once in-flight generations have settled; nano-USD amounts as decimal strings. */
 async function billing(accountId: string) {
   await gateway.core.work.idle(30_000);
+  // Credit leased for the account and no longer used goes back when the lease is idle; count it back now.
+  await gateway.core.services.ledger.giveBackUnused();
   const [totals] = await db.select({ records: count(), charged: sum(generations.usdCostNanos) }).from(generations).where(eq(generations.accountId, accountId));
   const statuses = await db.select({ status: generations.status, records: count() }).from(generations).where(eq(generations.accountId, accountId)).groupBy(generations.status);
   const [account] = await db.select({ balance: accounts.balanceNanos, held: accounts.heldNanos }).from(accounts).where(eq(accounts.id, accountId));

@@ -431,6 +431,8 @@ export async function startEmbeddedServer(options: EmbeddedServerOptions): Promi
         // DETAIL, HINT, CONTEXT, STATEMENT and indented lines continue the message before them.
         const severity = /^(LOG|INFO|NOTICE|WARNING|ERROR|FATAL|PANIC|DEBUG\d?):/.exec(line)?.[1];
         if (severity) level = severity === 'FATAL' || severity === 'PANIC' ? 'error' : severity === 'WARNING' ? 'warn' : 'debug';
+        // The stop this gateway asked for ends the server's own workers (autovacuum) with a FATAL line: expected.
+        if (stopping && severity === 'FATAL' && line.includes('due to administrator command')) level = 'debug';
         onLog(line, level);
       }
     });
