@@ -99,7 +99,7 @@ export async function openCore(options: CoreOptions): Promise<Core> {
   const accountsRepository = new AccountsRepository(storage.db);
   const apiKeysRepository = new ApiKeysRepository(storage.db);
   const sessionsRepository = new SessionsRepository(storage.db);
-  const ledgerRepository = new LedgerRepository(storage.db);
+  const ledgerRepository = new LedgerRepository(storage);
   const authenticator = new Authenticator(secretKeys, apiKeysRepository, sessionsRepository);
   const catalog = new Catalog(config);
   const ledger = new CreditLedger(ledgerRepository, instanceId, {

@@ -27,6 +27,11 @@ export interface Storage {
   /** True when no other gateway process can use this database (embedded): every other process's holds are orphaned. */
   readonly soleOwner: boolean;
   readonly db: Database;
+  /**
+   * Runs `text` as the named prepared statement `name`: each connection parses and plans it once. For the
+   * statements of the hot path, which `db` would send to be parsed again every time.
+   */
+  prepared<Row>(name: string, text: string, values: unknown[]): Promise<Row[]>;
   /** Tells every gateway process sharing this database, this one included. */
   publish(event: StorageEvent): Promise<void>;
   subscribe(listener: (event: StorageEvent) => void): () => void;
@@ -117,6 +122,7 @@ async function openPostgres(options: { url: string; poolSize?: number; onError?:
     kind,
     soleOwner: kind === 'embedded',
     db,
+    prepared: async <Row>(name: string, text: string, values: unknown[]) => (await pool.query({ name, text, values })).rows as Row[],
     publish: async (event) => {
       await pool.query('SELECT pg_notify($1, $2)', [eventChannel, JSON.stringify(event)]);
     },

@@ -1,5 +1,5 @@
 import { count, desc, eq, sql } from 'drizzle-orm';
-import { queryRows, type Database } from './database.ts';
+import { queryRows, type Database, type Storage } from './database.ts';
 import { currentSpend } from '../billing/spend-windows.ts';
 import { accounts, apiKeys, gatewayInstances, generations, holds } from './schema.ts';
 import { StatementBatcher } from './statement-batcher.ts';
@@ -68,7 +68,12 @@ export class LedgerRepository {
   private readonly leaseExtensions: StatementBatcher<LeaseExtension, LeaseGrant>;
   private readonly leaseSettlements: StatementBatcher<SettleInput, boolean>;
 
-  constructor(private readonly db: Database) {
+  private readonly db: Database;
+  private readonly prepared: Storage['prepared'];
+
+  constructor(storage: Pick<Storage, 'db' | 'prepared'>) {
+    this.db = storage.db;
+    this.prepared = (name, text, values) => storage.prepared(name, text, values);
     this.holds = new StatementBatcher((input) => this.holdOne(input), (inputs) => this.holdMany(inputs), batchLimits);
     this.settlements = new StatementBatcher((input) => this.settleOne(input), (inputs) => this.settleMany(inputs, 'gw_settle_batch'), batchLimits);
     this.leaseExtensions = new StatementBatcher((input) => this.extendMany([input]).then(([grant]) => grant!), (inputs) => this.extendMany(inputs), batchLimits);
@@ -106,7 +111,7 @@ export class LedgerRepository {
   private async holdMany(inputs: HoldInput[]): Promise<HoldOutcome[]> {
     // One batch belongs to one process, so one instance id serves every hold in it.
     const items = inputs.map((input) => ({ hold: input.holdId, account: input.accountId, key: input.apiKeyId, amount: String(input.amountNanos), now: input.now.toISOString() }));
-    const [row] = await queryRows<{ outcomes: string[] }>(this.db, sql`SELECT gw_hold_batch(${JSON.stringify(items)}::jsonb, ${inputs[0]!.instanceId}) AS outcomes`);
+    const [row] = await this.prepared<{ outcomes: string[] }>('gw_hold_batch', 'SELECT gw_hold_batch($1::jsonb, $2) AS outcomes', [JSON.stringify(items), inputs[0]!.instanceId]);
     return (row?.outcomes ?? []).map(holdOutcome);
   }
 
@@ -136,7 +141,10 @@ export class LedgerRepository {
       now: input.now.toISOString(),
     }));
     // One batch belongs to one process, so one instance id serves every lease in it.
-    const [row] = await queryRows<{ grants: Array<[string, string, string]> }>(this.db, sql`SELECT gw_lease_extend_batch(${JSON.stringify(items)}::jsonb, ${inputs[0]!.instanceId}) AS grants`);
+    const [row] = await this.prepared<{ grants: Array<[string, string, string]> }>('gw_lease_extend_batch', 'SELECT gw_lease_extend_batch($1::jsonb, $2) AS grants', [
+      JSON.stringify(items),
+      inputs[0]!.instanceId,
+    ]);
     return (row?.grants ?? []).map(([outcome, granted, held]) => ({ outcome: holdOutcome(outcome), grantedNanos: BigInt(granted), heldNanos: BigInt(held) }));
   }
 
@@ -166,7 +174,7 @@ export class LedgerRepository {
       usage: input.generation.usage ?? null,
       durationMs: input.generation.durationMs,
     }));
-    const [row] = await queryRows<{ found: boolean[] }>(this.db, sql`SELECT ${sql.raw(batchFunction)}(${JSON.stringify(items)}::jsonb) AS found`);
+    const [row] = await this.prepared<{ found: boolean[] }>(batchFunction, `SELECT ${batchFunction}($1::jsonb) AS found`, [JSON.stringify(items)]);
     return (row?.found ?? []).map((found) => found === true);
   }
 

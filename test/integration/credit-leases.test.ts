@@ -27,7 +27,7 @@ afterAll(async () => {
 /** A ledger with leases on the gateway's storage, as another process (`instanceId`) would have it. */
 function leasingLedger(instanceId: string, leases: Partial<NonNullable<CreditLedgerOptions['leases']>> = {}): CreditLedger {
   const core = gateway.gateway.core;
-  const ledger = new CreditLedger(new LedgerRepository(core.storage.db), instanceId, {
+  const ledger = new CreditLedger(new LedgerRepository(core.storage), instanceId, {
     leases: { maxLeaseNanos: usdToNanos(1), idleMs: 60_000, ...leases },
     reportFailure: () => undefined,
     reportLeaseFailure: () => undefined,

@@ -37,7 +37,7 @@ let holdRowLedger: CreditLedger | undefined;
 function ledgerFor(leased: boolean): CreditLedger {
   if (leased) return services().ledger;
   const core = gateway.gateway.core;
-  holdRowLedger ??= new CreditLedger(new LedgerRepository(core.storage.db), core.instanceId, { reportFailure: () => undefined, reportLeaseFailure: () => undefined });
+  holdRowLedger ??= new CreditLedger(new LedgerRepository(core.storage), core.instanceId, { reportFailure: () => undefined, reportLeaseFailure: () => undefined });
   return holdRowLedger;
 }
 
@@ -376,7 +376,7 @@ describe.each(ledgerModes)('interleaved hold / settle / release storms, with $mo
     const costs = holds.map((hold) => randomCost(random, hold.amountNanos));
     // This process settling while another process's reconciler releases the same hold, or the lease that
     // holds it (twice for good measure).
-    const reconciler = new LedgerRepository(gateway.gateway.core.storage.db);
+    const reconciler = new LedgerRepository(gateway.gateway.core.storage);
     const [leaseRow] = leased ? await queryRows<{ id: string }>(db, sql`SELECT id FROM holds WHERE account_id = ${accountId}`) : [];
     const results = await Promise.all(
       holds.map(async (hold, index) => {
@@ -402,7 +402,7 @@ describe.each(ledgerModes)('interleaved hold / settle / release storms, with $mo
   it('refuses to end a hold twice in one process, and makes a late release of an ended hold a no-op in SQL', async () => {
     const { accountId, keyId } = await gateway.createFundedKey({ credits: 1 });
     const ledger = ledgerFor(leased);
-    const repository = new LedgerRepository(gateway.gateway.core.storage.db);
+    const repository = new LedgerRepository(gateway.gateway.core.storage);
     const a = await ledger.reserve({ accountId, apiKeyId: keyId, amountNanos: usdToNanos(0.3), modelId: 'sandbox-echo' });
     const b = await ledger.reserve({ accountId, apiKeyId: keyId, amountNanos: usdToNanos(0.2), modelId: 'sandbox-echo' });
     await a.release();
@@ -420,7 +420,7 @@ describe.each(ledgerModes)('interleaved hold / settle / release storms, with $mo
     const { accountId, keyId } = await gateway.createFundedKey({ credits: 1 });
     const core = gateway.gateway.core;
     const reported: string[] = [];
-    const ledger = new CreditLedger(new LedgerRepository(core.storage.db), core.instanceId, {
+    const ledger = new CreditLedger(new LedgerRepository(core.storage), core.instanceId, {
       ...(leased ? { leases: { maxLeaseNanos: usdToNanos(1), idleMs: 60_000 } } : {}),
       reportFailure: (_error, reservation) => reported.push(reservation.id),
       reportLeaseFailure: () => undefined,
@@ -445,7 +445,7 @@ describe('spend windows (ledger clock)', () => {
   function ledgerAt(): { ledger: CreditLedger; setNow: (iso: string) => void } {
     let now = new Date();
     const core = gateway.gateway.core;
-    const ledger = new CreditLedger(new LedgerRepository(core.storage.db), core.instanceId, { reportFailure: () => undefined, reportLeaseFailure: () => undefined, clock: () => now });
+    const ledger = new CreditLedger(new LedgerRepository(core.storage), core.instanceId, { reportFailure: () => undefined, reportLeaseFailure: () => undefined, clock: () => now });
     return { ledger, setNow: (iso) => (now = new Date(iso)) };
   }
 
@@ -579,7 +579,7 @@ describe('batched ledger statements', () => {
 
   it('a hold retried after its batch committed unseen is admitted once, not refused on its own id', async () => {
     const { accountId, keyId } = await gateway.createFundedKey({ credits: 1 });
-    const repository = new LedgerRepository(db);
+    const repository = new LedgerRepository(gateway.gateway.core.storage);
     const input = { holdId: `hold_retried_${accountId}`, accountId, apiKeyId: keyId, amountNanos: 1_000n, instanceId: gateway.gateway.core.instanceId, now: new Date() };
     expect(await repository.hold(input)).toBe('ok');
     // The same hold again, as the one-by-one retry of a batch whose commit went through sends it.
@@ -617,7 +617,7 @@ describe('batched ledger statements', () => {
 
   it('settles every other settlement of a batch when one of them fails, each charged exactly once', async () => {
     const { accountId, keyId } = await gateway.createFundedKey({ credits: 1 });
-    const repository = new LedgerRepository(db);
+    const repository = new LedgerRepository(gateway.gateway.core.storage);
     const instanceId = gateway.gateway.core.instanceId;
     const holdIds = Array.from({ length: 17 }, (_, index) => `hold_p${index}_${accountId}`);
     const held = await Promise.all(holdIds.map((holdId) => repository.hold({ holdId, accountId, apiKeyId: keyId, amountNanos: 1_000n, instanceId, now: new Date() })));

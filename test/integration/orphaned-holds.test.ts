@@ -271,7 +271,7 @@ describe('releasing orphaned holds while their accounts are busy', () => {
   // PostgreSQL, failing the request or the settlement, and concurrent sweeps deadlocked each other.
   it('releases every orphaned hold exactly once, concurrently with live holds, settlements and other sweeps', async () => {
     const core = gateway.gateway.core;
-    const repository = new LedgerRepository(core.storage.db);
+    const repository = new LedgerRepository(core.storage);
     const live = core.services.ledger;
     const { accountId } = await gateway.createFundedKey({ credits: 1000 });
     const keyIds: string[] = [];
