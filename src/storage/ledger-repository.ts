@@ -75,9 +75,9 @@ export class LedgerRepository {
     this.db = storage.db;
     this.prepared = (name, text, values) => storage.prepared(name, text, values);
     this.holds = new StatementBatcher((input) => this.holdOne(input), (inputs) => this.holdMany(inputs), batchLimits);
-    this.settlements = new StatementBatcher((input) => this.settleOne(input), (inputs) => this.settleMany(inputs, 'gw_settle_batch'), batchLimits);
+    this.settlements = this.settlementBatcher(false);
     this.leaseExtensions = new StatementBatcher((input) => this.extendMany([input]).then(([grant]) => grant!), (inputs) => this.extendMany(inputs), batchLimits);
-    this.leaseSettlements = new StatementBatcher((input) => this.settleMany([input], 'gw_lease_settle_batch').then(([found]) => found!), (inputs) => this.settleMany(inputs, 'gw_lease_settle_batch'), batchLimits);
+    this.leaseSettlements = this.settlementBatcher(true);
   }
 
   hold(input: HoldInput): Promise<HoldOutcome> {
@@ -148,19 +148,14 @@ export class LedgerRepository {
     return (row?.grants ?? []).map(([outcome, granted, held]) => ({ outcome: holdOutcome(outcome), grantedNanos: BigInt(granted), heldNanos: BigInt(held) }));
   }
 
-  private async settleOne(input: SettleInput): Promise<boolean> {
-    const generation = input.generation;
-    const [row] = await queryRows<{ found: boolean }>(
-      this.db,
-      sql`SELECT gw_settle(${input.holdId}, ${input.accountId}, ${input.apiKeyId}, ${input.costNanos}, ${input.now.toISOString()}::timestamptz,
-        ${generation.id}, ${generation.modality}, ${generation.model}, ${generation.status},
-        ${jsonOrNull(generation.request)}::jsonb, ${jsonOrNull(generation.usage)}::jsonb, ${generation.durationMs}) AS found`,
-    );
-    return row?.found === true;
+  /** Settlements out of hold rows of their own, or out of leases: one statement either way, alone or batched. */
+  private settlementBatcher(lease: boolean): StatementBatcher<SettleInput, boolean> {
+    return new StatementBatcher((input) => this.settleMany([input], lease).then(([found]) => found!), (inputs) => this.settleMany(inputs, lease), batchLimits);
   }
 
-  private async settleMany(inputs: SettleInput[], batchFunction: 'gw_settle_batch' | 'gw_lease_settle_batch'): Promise<boolean[]> {
+  private async settleMany(inputs: SettleInput[], lease: boolean): Promise<boolean[]> {
     const items = inputs.map((input) => ({
+      lease,
       hold: input.holdId,
       account: input.accountId,
       key: input.apiKeyId,
@@ -174,7 +169,7 @@ export class LedgerRepository {
       usage: input.generation.usage ?? null,
       durationMs: input.generation.durationMs,
     }));
-    const [row] = await this.prepared<{ found: boolean[] }>(batchFunction, `SELECT ${batchFunction}($1::jsonb) AS found`, [JSON.stringify(items)]);
+    const [row] = await this.prepared<{ found: boolean[] }>('gw_settle_batch', 'SELECT gw_settle_batch($1::jsonb) AS found', [JSON.stringify(items)]);
     return (row?.found ?? []).map((found) => found === true);
   }
 
@@ -246,8 +241,4 @@ export class LedgerRepository {
 function holdOutcome(outcome: string | undefined): HoldOutcome {
   if (!outcome || !holdOutcomes.has(outcome)) throw new Error(`unexpected hold outcome ${String(outcome)}`);
   return outcome as HoldOutcome;
-}
-
-function jsonOrNull(value: unknown): string | null {
-  return value === undefined || value === null ? null : JSON.stringify(value);
 }

@@ -4,14 +4,23 @@
 -- leases to the same orphan sweep as any hold. Locks keep the global order of every ledger function:
 -- hold, then api key, then account.
 
+-- Headroom left under each cap of key k at p_now (its limit less the spend of the current window and what
+-- it holds), in the order daily, weekly, monthly, total; NULL where the key has no such cap.
+CREATE FUNCTION gw_cap_headrooms(k api_keys, p_now timestamptz)
+RETURNS bigint[] LANGUAGE sql STABLE AS $$
+  SELECT ARRAY[
+    k.daily_limit_nanos - (CASE WHEN k.day_start >= (p_now AT TIME ZONE 'UTC')::date THEN k.spent_day_nanos ELSE 0 END) - k.held_nanos,
+    k.weekly_limit_nanos - (CASE WHEN k.week_start >= date_trunc('week', p_now AT TIME ZONE 'UTC')::date THEN k.spent_week_nanos ELSE 0 END) - k.held_nanos,
+    k.monthly_limit_nanos - (CASE WHEN k.month_start >= date_trunc('month', p_now AT TIME ZONE 'UTC')::date THEN k.spent_month_nanos ELSE 0 END) - k.held_nanos,
+    k.total_limit_nanos - k.spent_total_nanos - k.held_nanos]
+$$;
+--> statement-breakpoint
+
 -- What a charge may take when the credit it was held against is gone (released as orphaned while the
 -- request ran): what the account and the key still have free at p_now. Locks the key, then the account.
 CREATE FUNCTION gw_free_credit(p_account_id text, p_key_id text, p_now timestamptz)
 RETURNS bigint LANGUAGE plpgsql AS $$
 DECLARE
-  v_day date := (p_now AT TIME ZONE 'UTC')::date;
-  v_week date := date_trunc('week', p_now AT TIME ZONE 'UTC')::date;
-  v_month date := date_trunc('month', p_now AT TIME ZONE 'UTC')::date;
   v_free bigint;
   k api_keys%ROWTYPE;
 BEGIN
@@ -19,27 +28,14 @@ BEGIN
     SELECT * INTO k FROM api_keys WHERE id = p_key_id FOR UPDATE;
   END IF;
   SELECT balance_nanos - held_nanos INTO v_free FROM accounts WHERE id = p_account_id FOR UPDATE;
-  v_free := COALESCE(v_free, 0);
-  IF k.id IS NOT NULL THEN
-    IF k.daily_limit_nanos IS NOT NULL THEN
-      v_free := LEAST(v_free, k.daily_limit_nanos - (CASE WHEN k.day_start >= v_day THEN k.spent_day_nanos ELSE 0 END) - k.held_nanos);
-    END IF;
-    IF k.weekly_limit_nanos IS NOT NULL THEN
-      v_free := LEAST(v_free, k.weekly_limit_nanos - (CASE WHEN k.week_start >= v_week THEN k.spent_week_nanos ELSE 0 END) - k.held_nanos);
-    END IF;
-    IF k.monthly_limit_nanos IS NOT NULL THEN
-      v_free := LEAST(v_free, k.monthly_limit_nanos - (CASE WHEN k.month_start >= v_month THEN k.spent_month_nanos ELSE 0 END) - k.held_nanos);
-    END IF;
-    IF k.total_limit_nanos IS NOT NULL THEN
-      v_free := LEAST(v_free, k.total_limit_nanos - k.spent_total_nanos - k.held_nanos);
-    END IF;
-  END IF;
-  RETURN GREATEST(0, v_free);
+  -- LEAST ignores the NULLs of caps the key does not have (and of a missing key).
+  RETURN GREATEST(0, LEAST(COALESCE(v_free, 0), (SELECT min(h) FROM unnest(gw_cap_headrooms(k, p_now)) h)));
 END $$;
 --> statement-breakpoint
 
 -- Moves p_released out of the held sums and p_charge into the spend windows and the balance, and writes
--- the generation record. The caller has locked the rows (key before account).
+-- the generation record. The charge never takes the balance below zero: an operator's negative grant may
+-- have left less than what is held, and what the held credit no longer covers is not charged.
 CREATE FUNCTION gw_apply_charge(
   p_account_id text, p_key_id text, p_released bigint, p_charge bigint, p_now timestamptz,
   p_generation_id text, p_modality text, p_model text, p_status text,
@@ -49,22 +45,27 @@ DECLARE
   v_day date := (p_now AT TIME ZONE 'UTC')::date;
   v_week date := date_trunc('week', p_now AT TIME ZONE 'UTC')::date;
   v_month date := date_trunc('month', p_now AT TIME ZONE 'UTC')::date;
+  v_charge bigint;
 BEGIN
+  -- Key before account, the global lock order.
+  PERFORM 1 FROM api_keys WHERE id = p_key_id FOR UPDATE;
+  SELECT GREATEST(0, LEAST(p_charge, balance_nanos)) INTO v_charge FROM accounts WHERE id = p_account_id FOR UPDATE;
+  v_charge := COALESCE(v_charge, 0);
   IF p_key_id IS NOT NULL THEN
     UPDATE api_keys SET
       held_nanos = held_nanos - p_released,
-      spent_total_nanos = spent_total_nanos + p_charge,
-      spent_day_nanos = (CASE WHEN day_start >= v_day THEN spent_day_nanos ELSE 0 END) + p_charge,
+      spent_total_nanos = spent_total_nanos + v_charge,
+      spent_day_nanos = (CASE WHEN day_start >= v_day THEN spent_day_nanos ELSE 0 END) + v_charge,
       day_start = GREATEST(day_start, v_day),
-      spent_week_nanos = (CASE WHEN week_start >= v_week THEN spent_week_nanos ELSE 0 END) + p_charge,
+      spent_week_nanos = (CASE WHEN week_start >= v_week THEN spent_week_nanos ELSE 0 END) + v_charge,
       week_start = GREATEST(week_start, v_week),
-      spent_month_nanos = (CASE WHEN month_start >= v_month THEN spent_month_nanos ELSE 0 END) + p_charge,
+      spent_month_nanos = (CASE WHEN month_start >= v_month THEN spent_month_nanos ELSE 0 END) + v_charge,
       month_start = GREATEST(month_start, v_month)
     WHERE id = p_key_id;
   END IF;
-  UPDATE accounts SET held_nanos = held_nanos - p_released, balance_nanos = balance_nanos - p_charge WHERE id = p_account_id;
+  UPDATE accounts SET held_nanos = held_nanos - p_released, balance_nanos = balance_nanos - v_charge WHERE id = p_account_id;
   INSERT INTO generations (id, account_id, api_key_id, modality, model, status, request, usage, usd_cost_nanos, duration_ms, created_at)
-  VALUES (p_generation_id, p_account_id, p_key_id, p_modality, p_model, p_status, p_request, p_usage, p_charge, p_duration_ms, p_now);
+  VALUES (p_generation_id, p_account_id, p_key_id, p_modality, p_model, p_status, p_request, p_usage, v_charge, p_duration_ms, p_now);
 END $$;
 --> statement-breakpoint
 
@@ -104,13 +105,12 @@ END $$;
 CREATE FUNCTION gw_lease_extend(p_lease_id text, p_account_id text, p_key_id text, p_min bigint, p_want bigint, p_instance_id text, p_now timestamptz)
 RETURNS text[] LANGUAGE plpgsql AS $$
 DECLARE
-  v_day date := (p_now AT TIME ZONE 'UTC')::date;
-  v_week date := date_trunc('week', p_now AT TIME ZONE 'UTC')::date;
-  v_month date := date_trunc('month', p_now AT TIME ZONE 'UTC')::date;
   v_free bigint;
   v_balance bigint;
   v_held bigint;
   v_grant bigint;
+  v_headrooms bigint[];
+  v_caps text[] := ARRAY['daily', 'weekly', 'monthly', 'total'];
   k api_keys%ROWTYPE;
 BEGIN
   IF p_min <= 0 OR p_want < p_min THEN
@@ -125,30 +125,13 @@ BEGIN
   END IF;
   SELECT balance_nanos - held_nanos, balance_nanos, held_nanos INTO v_free, v_balance, v_held FROM accounts WHERE id = p_account_id FOR UPDATE;
   IF p_key_id IS NOT NULL THEN
-    IF k.daily_limit_nanos IS NOT NULL THEN
-      IF (CASE WHEN k.day_start >= v_day THEN k.spent_day_nanos ELSE 0 END) + k.held_nanos + p_min > k.daily_limit_nanos THEN
-        RETURN ARRAY['daily', '0', k.held_nanos::text];
+    v_headrooms := gw_cap_headrooms(k, p_now);
+    FOR i IN 1..4 LOOP
+      IF v_headrooms[i] < p_min THEN
+        RETURN ARRAY[v_caps[i], '0', k.held_nanos::text];
       END IF;
-      v_free := LEAST(v_free, k.daily_limit_nanos - (CASE WHEN k.day_start >= v_day THEN k.spent_day_nanos ELSE 0 END) - k.held_nanos);
-    END IF;
-    IF k.weekly_limit_nanos IS NOT NULL THEN
-      IF (CASE WHEN k.week_start >= v_week THEN k.spent_week_nanos ELSE 0 END) + k.held_nanos + p_min > k.weekly_limit_nanos THEN
-        RETURN ARRAY['weekly', '0', k.held_nanos::text];
-      END IF;
-      v_free := LEAST(v_free, k.weekly_limit_nanos - (CASE WHEN k.week_start >= v_week THEN k.spent_week_nanos ELSE 0 END) - k.held_nanos);
-    END IF;
-    IF k.monthly_limit_nanos IS NOT NULL THEN
-      IF (CASE WHEN k.month_start >= v_month THEN k.spent_month_nanos ELSE 0 END) + k.held_nanos + p_min > k.monthly_limit_nanos THEN
-        RETURN ARRAY['monthly', '0', k.held_nanos::text];
-      END IF;
-      v_free := LEAST(v_free, k.monthly_limit_nanos - (CASE WHEN k.month_start >= v_month THEN k.spent_month_nanos ELSE 0 END) - k.held_nanos);
-    END IF;
-    IF k.total_limit_nanos IS NOT NULL THEN
-      IF k.spent_total_nanos + k.held_nanos + p_min > k.total_limit_nanos THEN
-        RETURN ARRAY['total', '0', k.held_nanos::text];
-      END IF;
-      v_free := LEAST(v_free, k.total_limit_nanos - k.spent_total_nanos - k.held_nanos);
-    END IF;
+      v_free := LEAST(v_free, v_headrooms[i]);
+    END LOOP;
   END IF;
   IF v_balance IS NULL OR v_balance <= 0 OR v_free < p_min THEN
     RETURN ARRAY['balance', '0', COALESCE(v_held, 0)::text];
@@ -212,20 +195,31 @@ BEGIN
 END $$;
 --> statement-breakpoint
 
-CREATE FUNCTION gw_lease_settle_batch(p_items jsonb)
+-- gw_settle_batch also settles out of leases: an item with "lease": true is charged out of the lease its
+-- "hold" names (gw_lease_settle), any other as gw_settle, in array order, with the same locks up front.
+CREATE OR REPLACE FUNCTION gw_settle_batch(p_items jsonb)
 RETURNS boolean[] LANGUAGE plpgsql AS $$
 DECLARE
   v_item jsonb;
   v_found boolean[] := '{}';
+  v_args record;
 BEGIN
   PERFORM 1 FROM holds WHERE id IN (SELECT i->>'hold' FROM jsonb_array_elements(p_items) i) ORDER BY id FOR UPDATE;
   PERFORM 1 FROM api_keys WHERE id IN (SELECT i->>'key' FROM jsonb_array_elements(p_items) i) ORDER BY id FOR UPDATE;
   PERFORM 1 FROM accounts WHERE id IN (SELECT i->>'account' FROM jsonb_array_elements(p_items) i) ORDER BY id FOR UPDATE;
   FOR v_item IN SELECT i FROM jsonb_array_elements(p_items) i LOOP
-    v_found := v_found || gw_lease_settle(
-      v_item->>'hold', v_item->>'account', v_item->>'key', (v_item->>'cost')::bigint, (v_item->>'now')::timestamptz,
-      v_item->>'generation', v_item->>'modality', v_item->>'model', v_item->>'status',
-      NULLIF(v_item->'request', 'null'::jsonb), NULLIF(v_item->'usage', 'null'::jsonb), (v_item->>'durationMs')::integer);
+    SELECT v_item->>'hold' AS hold, v_item->>'account' AS account, v_item->>'key' AS key, (v_item->>'cost')::bigint AS cost,
+           (v_item->>'now')::timestamptz AS now, v_item->>'generation' AS generation, v_item->>'modality' AS modality,
+           v_item->>'model' AS model, v_item->>'status' AS status, NULLIF(v_item->'request', 'null'::jsonb) AS request,
+           NULLIF(v_item->'usage', 'null'::jsonb) AS usage, (v_item->>'durationMs')::integer AS duration_ms
+      INTO v_args;
+    IF COALESCE((v_item->>'lease')::boolean, false) THEN
+      v_found := v_found || gw_lease_settle(v_args.hold, v_args.account, v_args.key, v_args.cost, v_args.now, v_args.generation,
+        v_args.modality, v_args.model, v_args.status, v_args.request, v_args.usage, v_args.duration_ms);
+    ELSE
+      v_found := v_found || gw_settle(v_args.hold, v_args.account, v_args.key, v_args.cost, v_args.now, v_args.generation,
+        v_args.modality, v_args.model, v_args.status, v_args.request, v_args.usage, v_args.duration_ms);
+    END IF;
   END LOOP;
   RETURN v_found;
 END $$;
