@@ -108,7 +108,7 @@ export async function openCore(options: CoreOptions): Promise<Core> {
       idleMs: config.ledger.leaseIdleMs,
       // Processes sharing the database hear the request through LISTEN/NOTIFY and give back within milliseconds.
       ...(!storage.soleOwner
-        ? { askPeers: (accountId: string) => storage.publish({ type: 'credit-wanted', accountId }).then(() => sleep(peerGiveBackWaitMs)) }
+        ? { askPeers: (accountId: string) => storage.publish({ type: 'give-back-credit', accountId }).then(() => sleep(peerGiveBackWaitMs)) }
         : {}),
     },
     reportFailure: (error, reservation) =>

@@ -63,11 +63,12 @@ export class CreditLedger {
 
   /**
    * A key whose state or caps changed stops admitting out of credit leased under the old ones; an account
-   * whose request another process refused gets its unused leased credit back.
+   * whose request another process refused, or whose credit an operator took away, gets its unused leased
+   * credit back.
    */
   handleEvent(event: StorageEvent): void {
     if (event.type === 'key-changed') this.leases?.retireKey(event.keyId);
-    else if (event.type === 'credit-wanted') void this.leases?.giveBackAccount(event.accountId);
+    else if (event.type === 'give-back-credit') void this.leases?.giveBackAccount(event.accountId);
   }
 
   /** Gives back at once the leased credit no request is using (graceful stop; reading exact held sums). */

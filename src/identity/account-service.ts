@@ -88,6 +88,8 @@ export class AccountService {
       throw error;
     }
     if (balance === undefined) throw new GatewayError('GW_NOT_FOUND', `account "${accountId}" not found`);
+    // Credit leased before a removal would otherwise still admit requests the balance no longer covers.
+    if (amountUsd < 0) await this.options.storage.publish({ type: 'give-back-credit', accountId });
     return nanosToUsd(balance);
   }
 

@@ -18,8 +18,11 @@ export type Database = PgDatabase<PgQueryResultHKT, typeof schema>;
 export type StorageEvent =
   | { type: 'key-changed'; keyId: string }
   | { type: 'session-ended'; tokenHash: string }
-  /** A process refused a request of the account while others held its credit unused in leases. */
-  | { type: 'credit-wanted'; accountId: string };
+  /**
+   * Leases must give back the account's unused credit: a process refused one of its requests while others
+   * leased its credit, or an operator took credit away (leased credit must not outlive the balance).
+   */
+  | { type: 'give-back-credit'; accountId: string };
 
 export interface Storage {
   /** `embedded`: the PostgreSQL server this process runs on DATA_DIR; `postgres`: a server at DATABASE_URL. */

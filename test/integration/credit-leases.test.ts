@@ -96,13 +96,30 @@ describe('credit leases', () => {
     expect(await held(accountId, keyId)).toEqual({ account: 0n, key: 0n, rows: 0 });
   });
 
+  it('admits nothing more out of a lease once an operator takes the credit away, and charges running requests no further than zero', async () => {
+    const { accountId, keyId } = await gateway.createFundedKey({ credits: 1 });
+    const ledger = gateway.gateway.core.services.ledger;
+    const running = await ledger.reserve({ accountId, apiKeyId: keyId, amountNanos: usdToNanos(0.1), modelId: 'sandbox-echo' });
+    // The lease holds well beyond the 0.1 running; the operator then leaves the account 0.05.
+    expect((await held(accountId, keyId)).account).toBeGreaterThan(usdToNanos(0.3));
+    await gateway.gateway.core.services.accounts.addCredits(accountId, -0.95, 'chargeback');
+    await expect(ledger.reserve({ accountId, apiKeyId: keyId, amountNanos: usdToNanos(0.01), modelId: 'sandbox-echo' })).rejects.toMatchObject({ code: 'GW_INSUFFICIENT_BALANCE' });
+    // The running request costs its whole hold, more than is left: it is charged what is left.
+    const settled = await running.settle({ costNanos: usdToNanos(0.1), modality: 'text', status: 'succeeded' });
+    await ledger.giveBackUnused();
+    const [account] = await gateway.gateway.core.storage.db.select().from(accounts).where(eq(accounts.id, accountId));
+    expect(account).toMatchObject({ balanceNanos: 0n, heldNanos: 0n });
+    const [record] = await queryRows<{ usd_cost_nanos: string }>(gateway.gateway.core.storage.db, sql`SELECT usd_cost_nanos FROM generations WHERE id = ${settled.generationId}`);
+    expect(BigInt(record!.usd_cost_nanos)).toBe(usdToNanos(0.05));
+  });
+
   it('gets back credit another process leased and does not use, instead of refusing a request that fits the balance', async () => {
     const { accountId, keyId } = await gateway.createFundedKey({ credits: 1 });
     const a = leasingLedger('inst_lease_test_a');
     // B's refusal makes A give back, as the storage event would in the other process.
     const b = leasingLedger('inst_lease_test_b', {
       askPeers: async (asking) => {
-        a.handleEvent({ type: 'credit-wanted', accountId: asking });
+        a.handleEvent({ type: 'give-back-credit', accountId: asking });
         await sleep(50);
       },
     });
