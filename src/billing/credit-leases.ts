@@ -40,6 +40,8 @@ class Lease {
   /** Settlements and give-backs sent to storage and not yet answered, and what they take off the row. */
   inStorage = 0;
   inStorageNanos = 0n;
+  /** Whether storage has its row: a lease whose every extension was refused has none to delete. */
+  stored = false;
   retired = false;
   extending = false;
   readonly waiters: Waiter[] = [];
@@ -225,13 +227,18 @@ export class CreditLeases {
             now: this.clock(),
           });
         } catch (error) {
+          // The extension may have been applied with its answer lost: the row may exist.
+          lease.stored = true;
           // A retired lease has handed its waiters, this one included, to the account's new lease.
           if (lease.retired) break;
           lease.waiters.shift();
           waiter.reject(error);
           continue;
         }
-        if (grant.outcome === 'ok') lease.available += grant.grantedNanos;
+        if (grant.outcome === 'ok') {
+          lease.available += grant.grantedNanos;
+          lease.stored = true;
+        }
         if (lease.retired) break;
         if (grant.outcome === 'ok') continue;
         if (!waiter.retried && grant.outcome !== 'key_inactive') {
@@ -322,7 +329,7 @@ export class CreditLeases {
 
   /** Deletes a retired lease with nothing running: the row and whatever it still holds go back. */
   private async closeLease(lease: Lease): Promise<void> {
-    if (!this.retiring.delete(lease)) return;
+    if (!this.retiring.delete(lease) || !lease.stored) return;
     lease.available = 0n;
     try {
       await this.repository.release(lease.id);

@@ -89,6 +89,14 @@ describe('gateway.yaml', () => {
     expect(loadConfigFile(shippedConfigPath, {}).remoteMedia.allowPrivateAddresses).toBe(false);
   });
 
+  it('reads the credit lease settings, refusing amounts that are negative, not finite or not a number', () => {
+    const defaults = parseConfig(base, 'gateway.yaml', {});
+    expect(defaults.ledger).toMatchObject({ leaseMaxNanos: 1_000_000_000n, leaseIdleMs: 2_000 });
+    expect(parseConfig(`${base}ledger: { leaseMaxUsd: 0, leaseIdleMs: 500 }\n`, 'gateway.yaml', {}).ledger).toMatchObject({ leaseMaxNanos: 0n, leaseIdleMs: 500 });
+    for (const value of ['-1', '.inf', '-.inf', '.nan', '"1"', '1e300']) expect(problemOf(`${base}ledger: { leaseMaxUsd: ${value} }\n`)).toContain('ledger.leaseMaxUsd');
+    for (const value of ['0', '1.5', '-5', '.inf']) expect(problemOf(`${base}ledger: { leaseIdleMs: ${value} }\n`)).toContain('ledger.leaseIdleMs');
+  });
+
   it('reads upstream time limits, the stream event limit and per-model output limits, with defaults', () => {
     const defaults = parseConfig(base, 'gateway.yaml', {});
     expect([...defaults.providers.values()][0]).toMatchObject({ timeoutMs: 600_000, firstByteTimeoutMs: 300_000, connectTimeoutMs: 10_000, maxEventCharacters: 8 * 1024 * 1024 });
