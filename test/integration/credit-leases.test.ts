@@ -113,6 +113,16 @@ describe('credit leases', () => {
     expect(BigInt(record!.usd_cost_nanos)).toBe(usdToNanos(0.05));
   });
 
+  it('closes a lease emptied by another process\'s request while it gives back everything at once', async () => {
+    const { accountId, keyId } = await gateway.createFundedKey({ credits: 1 });
+    const ledger = leasingLedger('inst_lease_test_c');
+    await (await ledger.reserve({ accountId, apiKeyId: keyId, amountNanos: usdToNanos(0.1), modelId: 'sandbox-echo' })).settle({ costNanos: 1n, modality: 'text', status: 'succeeded' });
+    // The request of another process arrives (its give-back still on its way to storage), then a shutdown.
+    ledger.handleEvent({ type: 'give-back-credit', accountId });
+    await ledger.giveBackUnused();
+    expect(await held(accountId, keyId)).toEqual({ account: 0n, key: 0n, rows: 0 });
+  });
+
   it('gets back credit another process leased and does not use, instead of refusing a request that fits the balance', async () => {
     const { accountId, keyId } = await gateway.createFundedKey({ credits: 1 });
     const a = leasingLedger('inst_lease_test_a');
