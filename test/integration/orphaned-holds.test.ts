@@ -51,14 +51,20 @@ async function waitFor<T>(what: string, timeoutMs: number, probe: () => Promise<
 
 /** The account and key rows and the account's outstanding holds, read through `storage`. */
 async function readState(storage: Storage, ids: { accountId: string; keyId: string }): Promise<LedgerState> {
-  const [account] = await storage.db.select().from(accounts).where(eq(accounts.id, ids.accountId));
-  const [key] = await storage.db.select().from(apiKeys).where(eq(apiKeys.id, ids.keyId));
-  if (!account || !key) throw new Error('account or key missing');
-  const rows = await storage.db
-    .select({ id: holds.id, amountNanos: holds.amountNanos, instanceId: holds.instanceId })
-    .from(holds)
-    .where(eq(holds.accountId, ids.accountId));
-  return { balanceNanos: account.balanceNanos, heldNanos: account.heldNanos, keyHeldNanos: key.heldNanos, keySpentNanos: key.spentTotalNanos, holds: rows };
+  // One snapshot: a sweep committing between separate reads would pair the sums before it with the rows after it.
+  return storage.db.transaction(
+    async (tx) => {
+      const [account] = await tx.select().from(accounts).where(eq(accounts.id, ids.accountId));
+      const [key] = await tx.select().from(apiKeys).where(eq(apiKeys.id, ids.keyId));
+      if (!account || !key) throw new Error('account or key missing');
+      const rows = await tx
+        .select({ id: holds.id, amountNanos: holds.amountNanos, instanceId: holds.instanceId })
+        .from(holds)
+        .where(eq(holds.accountId, ids.accountId));
+      return { balanceNanos: account.balanceNanos, heldNanos: account.heldNanos, keyHeldNanos: key.heldNanos, keySpentNanos: key.spentTotalNanos, holds: rows };
+    },
+    { isolationLevel: 'repeatable read', accessMode: 'read only' },
+  );
 }
 
 /** Hold rows of one process: a row per reservation, or one per lease (here one for the key, one without). */
