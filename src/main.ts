@@ -20,6 +20,7 @@ import { createArkAdapter } from './providers/ark/ark-adapter.ts';
 import { createGeminiAdapter } from './providers/gemini/gemini-adapter.ts';
 import { createOpenAiAdapter } from './providers/openai/openai-adapter.ts';
 import { sandboxAdapter } from './providers/sandbox/sandbox-adapter.ts';
+import { createSpeechAdapter } from './providers/speech/speech-adapter.ts';
 import { UpstreamHttp } from './providers/shared/upstream-http.ts';
 import { buildApp } from './http/app.ts';
 import { AccountService } from './identity/account-service.ts';
@@ -31,10 +32,30 @@ import { ApiKeysRepository } from './storage/api-keys-repository.ts';
 import { openStorage, type Storage, type StorageEvent, type StorageOptions } from './storage/database.ts';
 import { LedgerRepository } from './storage/ledger-repository.ts';
 import { SessionsRepository } from './storage/sessions-repository.ts';
+import { MediaJobsRepository } from './storage/media-jobs-repository.ts';
+import { openObjectStore } from './storage/open-object-store.ts';
+import { FsObjectStore } from './storage/fs-object-store.ts';
+import { MediaDownloads } from './gateway/media-downloads.ts';
+import { ImageRelay } from './gateway/image-relay.ts';
+import { ImageStreaming } from './gateway/image-streaming.ts';
+import type { ObjectStore } from './storage/object-store.ts';
+import { ImageGeneration } from './gateway/image-generation.ts';
+import { JobSubmission } from './gateway/job-submission.ts';
+import { SpeechGeneration } from './gateway/speech-generation.ts';
+import { SpeechJobRunner } from './jobs/speech-job-runner.ts';
+import type { JobRunner } from './jobs/job-runner.ts';
+import { VoiceCatalog } from './catalog/voices.ts';
+import { ImageJobRunner } from './jobs/image-job-runner.ts';
+import { JobWaiters } from './jobs/job-waiters.ts';
+import { JobWorker } from './jobs/job-worker.ts';
+import { MediaLinks } from './jobs/media-links.ts';
+import { MediaRetention } from './jobs/media-retention.ts';
 
 /** One line per provider family: the adapters this build knows, sharing one upstream HTTP client. */
 function providerAdapters(http: UpstreamHttp): AdapterRegistry {
-  return new Map([sandboxAdapter, createOpenAiAdapter(http), createAnthropicAdapter(http), createGeminiAdapter(http), createArkAdapter(http)].map((adapter) => [adapter.protocol, adapter]));
+  return new Map(
+    [sandboxAdapter, createOpenAiAdapter(http), createAnthropicAdapter(http), createGeminiAdapter(http), createArkAdapter(http), createSpeechAdapter(http)].map((adapter) => [adapter.protocol, adapter]),
+  );
 }
 
 export interface CoreOptions {
@@ -53,6 +74,11 @@ export interface Core {
   /** The repositories the server's background upkeep (hold reconciliation, session expiry) works on. */
   upkeep: { ledger: LedgerRepository; sessions: SessionsRepository };
   storage: Storage;
+  /** Runs media jobs once started (the server starts it; the CLI does not). */
+  worker: JobWorker;
+  /** Deletes archived media past its retention once started. */
+  retention: MediaRetention;
+  store: ObjectStore;
   instanceId: string;
   close(): Promise<void>;
 }
@@ -102,6 +128,7 @@ export async function openCore(options: CoreOptions): Promise<Core> {
   const ledgerRepository = new LedgerRepository(storage);
   const authenticator = new Authenticator(secretKeys, apiKeysRepository, sessionsRepository);
   const catalog = new Catalog(config);
+  const voices = new VoiceCatalog(config.voices, (modelId) => catalog.find(modelId) !== undefined);
   const ledger = new CreditLedger(ledgerRepository, instanceId, {
     leases: {
       maxLeaseNanos: config.ledger.leaseMaxNanos,
@@ -115,9 +142,13 @@ export async function openCore(options: CoreOptions): Promise<Core> {
       logger.error({ err: error, holdId: reservation.id }, 'storage refused to settle or release a hold (a settlement that failed has its credit given back where storage allows)'),
     reportLeaseFailure: (error) => logger.error({ err: error }, 'storage refused to give back leased credit; it stays held until this process stops'),
   });
+  const waiters = new JobWaiters();
+  let worker: JobWorker | undefined;
   const forget = (event: StorageEvent) => {
     authenticator.handleEvent(event);
     ledger.handleEvent(event);
+    if (event.type === 'job-finished') waiters.finished(event.jobId);
+    else if (event.type === 'jobs-queued') worker?.wake();
   };
   const unsubscribe = storage.subscribe(forget);
   // This process forgets at once; the storage event then reaches the others (and echoes back here, harmlessly).
@@ -130,13 +161,62 @@ export async function openCore(options: CoreOptions): Promise<Core> {
   const work = new WorkTracker();
   const upstreamHttp = new UpstreamHttp(config.upstream.maxConnectionsPerOrigin);
   const remoteMedia = new RemoteMediaFetcher(config.remoteMedia);
+  // Provider outputs come from the providers the operator configured, so their addresses are not filtered.
+  const outputDownloads = new RemoteMediaFetcher({ timeoutMs: config.media.downloadTimeoutMs, maxBytes: config.media.maxDownloadBytes, allowPrivateAddresses: true });
+  const adapters = providerAdapters(upstreamHttp);
   const generation: GenerationDependencies = {
     work,
     catalog,
     ledger,
-    adapters: providerAdapters(upstreamHttp),
+    adapters,
     providers: config.providers,
   };
+  const retentionMs = config.media.retentionDays > 0 ? config.media.retentionDays * 86_400_000 : undefined;
+  const store = openObjectStore({ media: config.media, dataDir: environment.dataDir, linkKey: secretKeys.mediaLinks });
+  const mediaDownloads = new MediaDownloads(store instanceof FsObjectStore ? store : undefined, secretKeys.mediaLinks);
+  const mediaJobs = new MediaJobsRepository(storage.db);
+  const announceFinished = (jobId: string) => {
+    events.publish({ type: 'job-finished', jobId }).catch((error: Error) => logger.error({ err: error, jobId }, 'could not announce a finished job'));
+  };
+  worker = new JobWorker({
+    jobs: mediaJobs,
+    runners: new Map<string, JobRunner>([
+      [
+        'image',
+        new ImageJobRunner({
+          adapters,
+          providers: config.providers,
+          store,
+          downloadOutput: (url) => outputDownloads.fetch(url),
+          fetchInput: (url) => remoteMedia.fetch(url),
+          retentionMs,
+        }),
+      ],
+      ['audio', new SpeechJobRunner({ adapters, providers: config.providers, store, retentionMs })],
+    ]),
+    providers: config.providers,
+    owner: instanceId,
+    config: config.jobs,
+    onFinished: announceFinished,
+    onError: (error, jobId) => logger.error({ err: error, jobId }, 'media job failed inside the gateway; its lease runs out and it is resumed'),
+  });
+  const submission = new JobSubmission({
+    jobs: mediaJobs,
+    ledger,
+    waiters,
+    config: config.jobs,
+    announce: () => {
+      events.publish({ type: 'jobs-queued' }).catch((error: Error) => logger.error({ err: error }, 'could not announce queued jobs'));
+    },
+  });
+  const links = new MediaLinks(store, config.media.linkTtlSeconds, environment.configuredPublicBaseUrl);
+  const retention = new MediaRetention({
+    jobs: mediaJobs,
+    store,
+    intervalMs: retentionSweepMs,
+    onError: (error) => logger.error({ err: error }, 'media retention sweep failed'),
+    onDeleted: (count) => logger.info({ count }, 'deleted archived media past its retention'),
+  });
   const services: GatewayServices = {
     config,
     catalog,
@@ -154,6 +234,12 @@ export async function openCore(options: CoreOptions): Promise<Core> {
     usage: new UsageHistory(ledgerRepository),
     text: new TextGeneration(generation),
     embeddings: new EmbeddingGeneration(generation, (url, budget) => remoteMedia.fetch(url, budget), config.remoteMedia.maxRequestBytes),
+    mediaDownloads,
+    imageRelay: new ImageRelay({ catalog, adapters, providers: config.providers, ledger, work }),
+    imageStreaming: new ImageStreaming({ catalog, adapters, providers: config.providers, ledger, work, downloadOutput: (url) => outputDownloads.fetch(url) }),
+    images: new ImageGeneration({ catalog, adapters, submission, jobs: mediaJobs, links, store }),
+    speech: new SpeechGeneration({ catalog, voices, adapters, submission, links }),
+    voices,
     adminToken: environment.adminToken,
   };
   return {
@@ -161,18 +247,25 @@ export async function openCore(options: CoreOptions): Promise<Core> {
     work,
     upkeep: { ledger: ledgerRepository, sessions: sessionsRepository },
     storage,
+    worker,
+    retention,
+    store,
     instanceId,
     close: async () => {
       unsubscribe();
+      await retention.stop();
       await ledger.close().catch((error: Error) => logger.error({ err: error }, 'could not give back leased credit'));
       await upstreamHttp.close();
       await remoteMedia.close();
+      await outputDownloads.close();
+      await store.close();
       await storage.close();
     },
   };
 }
 
 const sessionPurgeIntervalMs = 60 * 60 * 1000;
+const retentionSweepMs = 10 * 60 * 1000;
 
 export interface RunningGateway {
   app: FastifyInstance;
@@ -199,12 +292,15 @@ export async function createGateway(options: CoreOptions): Promise<RunningGatewa
   let app: FastifyInstance;
   try {
     await reconciler.start();
+    core.worker.start();
+    core.retention.start();
     sessionPurge = setInterval(() => {
       core.upkeep.sessions.deleteExpired(new Date()).catch((error: Error) => logger.error({ err: error }, 'expired session purge failed'));
     }, sessionPurgeIntervalMs).unref();
     app = await buildApp({ services: core.services, logger, secureCookies: options.environment.publicBaseUrl.startsWith('https:') });
   } catch (error) {
     clearInterval(sessionPurge);
+    await core.worker.stop(0);
     await reconciler.stop().catch(() => undefined);
     await core.close();
     throw error;
@@ -218,6 +314,8 @@ export async function createGateway(options: CoreOptions): Promise<RunningGatewa
         await app.close();
         // Streams whose client left may still be reading the upstream to bill it: let them settle.
         await core.work.idle(Math.max(0, deadline - Date.now()));
+        // Jobs under way finish within the grace period; the rest are resumed by the next process.
+        await core.worker.stop(Math.max(0, deadline - Date.now()));
       } finally {
         clearTimeout(grace);
         clearInterval(sessionPurge);

@@ -47,6 +47,7 @@ export class CreditLedger {
   private readonly context: ReservationContext;
   private readonly clock: () => Date;
   private readonly leases: CreditLeases | undefined;
+  private readonly askPeers: ((accountId: string) => Promise<void>) | undefined;
 
   constructor(
     private readonly ledger: LedgerRepository,
@@ -55,6 +56,7 @@ export class CreditLedger {
   ) {
     this.clock = options.clock ?? (() => new Date());
     this.context = { clock: this.clock, newGenerationId: () => newId('gen'), reportFailure: options.reportFailure };
+    this.askPeers = options.leases?.askPeers;
     this.leases =
       options.leases && options.leases.maxLeaseNanos > 0n
         ? new CreditLeases(ledger, instanceId, { ...options.leases, horizonMs: leaseHorizonMs }, this.clock, options.reportLeaseFailure)
@@ -74,6 +76,16 @@ export class CreditLedger {
   /** Gives back at once the leased credit no request is using (graceful stop; reading exact held sums). */
   async giveBackUnused(): Promise<void> {
     await this.leases?.giveBackUnused();
+  }
+
+  /**
+   * Gives back the account's unused leased credit, of this process and (through `askPeers`) of the others:
+   * a hold row of its own (a media job) refused for credit that leases keep for quick requests asks first.
+   */
+  async freeLeasedCredit(accountId: string): Promise<void> {
+    if (!this.leases) return;
+    await this.leases.giveBackAccount(accountId);
+    await this.askPeers?.(accountId);
   }
 
   async close(): Promise<void> {
@@ -110,7 +122,7 @@ export class CreditLedger {
   }
 
   private async refusal(outcome: Exclude<HoldOutcome, 'ok'>, input: ReserveInput): Promise<GatewayError> {
-    const error = refusal(outcome, input.amountNanos);
+    const error = holdRefusal(outcome, input.amountNanos);
     if (!input.whatFits || outcome === 'key_inactive') return error;
     // Only refusals pay for this read: admitted requests never wait for it.
     const free = await this.ledger.freeCredits(input.accountId, input.apiKeyId, this.clock());
@@ -143,7 +155,8 @@ class HoldRow implements HeldCredit {
   }
 }
 
-function refusal(outcome: Exclude<HoldOutcome, 'ok'>, amountNanos: bigint): GatewayError {
+/** The client's error for a hold storage refused: 403 for the balance, 429 for a cap, 401 for a key gone meanwhile. */
+export function holdRefusal(outcome: Exclude<HoldOutcome, 'ok'>, amountNanos: bigint): GatewayError {
   switch (outcome) {
     case 'balance':
       return new GatewayError(

@@ -58,6 +58,8 @@ const ProviderSchema = Type.Object(
     timeoutMs: Type.Optional(Type.Integer({ minimum: 1, maximum: 3_600_000 })),
     firstByteTimeoutMs: Type.Optional(Type.Integer({ minimum: 1, maximum: 3_600_000 })),
     headers: Type.Optional(Type.Record(Type.String(), Type.String())),
+    // Media jobs this provider runs at once in one gateway process; more wait in the queue.
+    maxConcurrentJobs: Type.Optional(Type.Integer({ minimum: 1, maximum: 10_000 })),
   },
   { additionalProperties: false },
 );
@@ -81,6 +83,13 @@ const PricingSchema = Type.Object(
     inputPerAudioSecond: Type.Optional(Usd),
     inputPerVideoSecond: Type.Optional(Usd),
     inputPerFile: Type.Optional(Usd),
+    // Image generation: per output image (each layer of a decomposition counts as one), or by quality.
+    perImage: Type.Optional(Usd),
+    perImageByQuality: Type.Optional(
+      Type.Object({ low: Usd, medium: Usd, high: Usd }, { additionalProperties: false }),
+    ),
+    // Text-to-speech: per million characters of the text.
+    perMCharacters: Type.Optional(Usd),
   },
   { additionalProperties: false },
 );
@@ -105,10 +114,28 @@ const ModelSchema = Type.Object(
   { additionalProperties: false },
 );
 
+/** A voice of the text-to-speech catalog (spec, Voice); `resourceId` names the catalog model that speaks it. */
+const VoiceSchema = Type.Object(
+  {
+    voiceType: Type.String({ minLength: 1, maxLength: 200, pattern: '^[A-Za-z0-9_.-]+$' }),
+    name: NonEmpty,
+    gender: Type.Union([Type.Literal('male'), Type.Literal('female')]),
+    age: Type.Union([Type.Literal('child'), Type.Literal('teenager'), Type.Literal('adult'), Type.Literal('middle-age')]),
+    categories: Type.Array(NonEmpty),
+    languages: Type.Array(Type.Object({ language: NonEmpty, text: Type.String(), flag: Type.Optional(Type.String()) }, { additionalProperties: false }), { minItems: 1 }),
+    resourceId: NonEmpty,
+    avatar: Type.Optional(Type.String()),
+    trialUrl: Type.Optional(Type.String()),
+    description: Type.Optional(Type.String()),
+  },
+  { additionalProperties: false },
+);
+
 export const ConfigFileSchema = Type.Object(
   {
     providers: Type.Record(Type.String({ pattern: '^[A-Za-z0-9_-]+$' }), ProviderSchema),
     models: Type.Array(ModelSchema),
+    voices: Type.Optional(Type.Array(VoiceSchema)),
     server: Type.Optional(
       Type.Object(
         {
@@ -165,6 +192,46 @@ export const ConfigFileSchema = Type.Object(
         { additionalProperties: false },
       ),
     ),
+    media: Type.Optional(
+      Type.Object(
+        {
+          store: Type.Optional(Type.Union([Type.Literal('fs'), Type.Literal('s3')])),
+          s3: Type.Optional(
+            Type.Object(
+              {
+                bucket: NonEmpty,
+                region: Type.Optional(NonEmpty),
+                endpoint: Type.Optional(NonEmpty),
+                accessKeyId: Type.Optional(Type.String()),
+                secretAccessKey: Type.Optional(Type.String()),
+                forcePathStyle: Type.Optional(Type.Boolean()),
+                prefix: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9/._-]*$' })),
+              },
+              { additionalProperties: false },
+            ),
+          ),
+          linkTtlSeconds: Type.Optional(Type.Integer({ minimum: 10, maximum: 7 * 86_400 })),
+          retentionDays: Type.Optional(Type.Number({ minimum: 0, maximum: 36_500 })),
+          downloadTimeoutMs: Type.Optional(Type.Integer({ minimum: 100, maximum: 600_000 })),
+          maxDownloadBytes: Type.Optional(Type.Integer({ minimum: 1024, maximum: 2 * 1024 * 1024 * 1024 })),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+    jobs: Type.Optional(
+      Type.Object(
+        {
+          concurrency: Type.Optional(Type.Integer({ minimum: 0, maximum: 10_000 })),
+          leaseSeconds: Type.Optional(Type.Integer({ minimum: 2, maximum: 3_600 })),
+          maxAttempts: Type.Optional(Type.Integer({ minimum: 1, maximum: 20 })),
+          retryBaseMs: Type.Optional(Type.Integer({ minimum: 10, maximum: 600_000 })),
+          maxJobSeconds: Type.Optional(Type.Integer({ minimum: 1, maximum: 7 * 86_400 })),
+          idlePollMs: Type.Optional(Type.Integer({ minimum: 10, maximum: 60_000 })),
+          syncWaitMs: Type.Optional(Type.Integer({ minimum: 0, maximum: 600_000 })),
+        },
+        { additionalProperties: false },
+      ),
+    ),
     remoteMedia: Type.Optional(
       Type.Object(
         {
@@ -183,4 +250,5 @@ export const ConfigFileSchema = Type.Object(
 export type ConfigFile = Static<typeof ConfigFileSchema>;
 export type ModelEntry = ConfigFile['models'][number];
 export type ProviderEntry = ConfigFile['providers'][string];
+export type VoiceEntry = NonNullable<ConfigFile['voices']>[number];
 export type { Protocol };

@@ -10,6 +10,8 @@ export interface Environment {
   adminToken: string | undefined;
   secret: string | undefined;
   publicBaseUrl: string;
+  /** PUBLIC_BASE_URL as the operator set it; without it, download links use the address a client called. */
+  configuredPublicBaseUrl: string | undefined;
   logLevel: string;
   /** The whole environment, for `${VAR}` interpolation inside gateway.yaml. */
   variables: Readonly<Record<string, string | undefined>>;
@@ -42,6 +44,7 @@ export function readEnvironment(variables: Readonly<Record<string, string | unde
     configPath: path.resolve(nonEmpty('GATEWAY_CONFIG') ?? './gateway.yaml'),
     adminToken: nonEmpty('GATEWAY_ADMIN_TOKEN'),
     secret,
+    configuredPublicBaseUrl: nonEmpty('PUBLIC_BASE_URL')?.replace(/\/+$/, ''),
     publicBaseUrl: (nonEmpty('PUBLIC_BASE_URL') ?? `http://${host.includes(':') ? `[${host}]` : host}:${port}`).replace(/\/+$/, ''),
     logLevel,
     variables,

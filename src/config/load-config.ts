@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { parseDocument } from 'yaml';
 import { Value } from 'typebox/value';
 import { ONE_NANO_USD, usdToNanos } from '../domain/money.ts';
-import { ConfigFileSchema, type ConfigFile, type ModelEntry, type Protocol } from './config-schema.ts';
+import { ConfigFileSchema, type ConfigFile, type ModelEntry, type Protocol, type VoiceEntry } from './config-schema.ts';
 
 export class ConfigError extends Error {}
 
@@ -19,6 +19,8 @@ export interface ProviderConfig {
   /** A stream event (or any line of one) larger than this breaks the protocol (502) instead of being buffered whole. */
   maxEventCharacters: number;
   headers: Readonly<Record<string, string>>;
+  /** Media jobs of this provider one process runs at once. */
+  maxConcurrentJobs: number;
   /** A provider whose key resolved empty is inactive; the built-in sandbox needs no key. */
   active: boolean;
 }
@@ -27,6 +29,8 @@ export interface GatewayConfig {
   sourcePath: string;
   providers: ReadonlyMap<string, ProviderConfig>;
   models: readonly ModelEntry[];
+  /** The text-to-speech voices; each names the catalog model (its `resourceId`) that speaks it. */
+  voices: readonly VoiceEntry[];
   server: { bodyLimitBytes: number; shutdownGraceMs: number } & ServerInputLimits;
   accounts: { maxApiKeys: number; signupCreditsUsd: number; sessionTtlSeconds: number } & AccountAbuseLimits;
   ledger: { orphanHoldSeconds: number; heartbeatSeconds: number; leaseMaxNanos: bigint; leaseIdleMs: number };
@@ -35,6 +39,49 @@ export interface GatewayConfig {
   upstream: { maxConnectionsPerOrigin: number };
   /** Media that clients name by URL and the gateway fetches (embedding inputs). */
   remoteMedia: { timeoutMs: number; maxBytes: number; maxRequestBytes: number; allowPrivateAddresses: boolean };
+  media: MediaConfig;
+  jobs: JobsConfig;
+}
+
+export interface S3StoreConfig {
+  bucket: string;
+  region: string;
+  endpoint: string | undefined;
+  accessKeyId: string | undefined;
+  secretAccessKey: string | undefined;
+  forcePathStyle: boolean;
+  /** Prepended to every object key. */
+  prefix: string;
+}
+
+/** Where generated media is archived, how long its links live and how long it is kept. */
+export interface MediaConfig {
+  store: 'fs' | 's3';
+  s3: S3StoreConfig | undefined;
+  linkTtlSeconds: number;
+  /** 0 keeps archived media for ever. */
+  retentionDays: number;
+  /** Provider output URLs are downloaded within these bounds. */
+  downloadTimeoutMs: number;
+  maxDownloadBytes: number;
+}
+
+/** The media job workers of one process. */
+export interface JobsConfig {
+  /** Jobs one process runs at once; 0 runs none (a process that only takes requests). */
+  concurrency: number;
+  /** A job whose worker has not renewed its lease for this long is taken over by another. */
+  leaseSeconds: number;
+  /** Tries of a transient upstream failure before the job fails. */
+  maxAttempts: number;
+  /** First retry delay; doubled at each further try. */
+  retryBaseMs: number;
+  /** A job not finished this long after submission fails. */
+  maxJobSeconds: number;
+  /** How often an idle worker looks for due jobs when no notification woke it. */
+  idlePollMs: number;
+  /** How long `POST /api/v1/image/generations` waits for its job before answering 202. */
+  syncWaitMs: number;
 }
 
 /** How long a client may take to send a request, and how deep its JSON may nest. */
@@ -84,6 +131,18 @@ export const configDefaults = {
   remoteMediaTimeoutMs: 15_000,
   remoteMediaMaxBytes: 32 * 1024 * 1024,
   remoteMediaMaxRequestBytes: 64 * 1024 * 1024,
+  maxConcurrentJobs: 8,
+  linkTtlSeconds: 3_600,
+  retentionDays: 30,
+  mediaDownloadTimeoutMs: 60_000,
+  mediaMaxDownloadBytes: 64 * 1024 * 1024,
+  jobConcurrency: 16,
+  jobLeaseSeconds: 30,
+  jobMaxAttempts: 3,
+  jobRetryBaseMs: 1_000,
+  maxJobSeconds: 900,
+  jobIdlePollMs: 1_000,
+  syncWaitMs: 60_000,
 } as const;
 
 export function loadConfigFile(path: string, variables: Readonly<Record<string, string | undefined>>): GatewayConfig {
@@ -164,6 +223,7 @@ function build(file: ConfigFile, path: string): GatewayConfig {
       connectTimeoutMs: file.upstream?.connectTimeoutMs ?? configDefaults.upstreamConnectTimeoutMs,
       maxEventCharacters: file.upstream?.maxEventCharacters ?? configDefaults.maxEventCharacters,
       headers: entry.headers ?? {},
+      maxConcurrentJobs: entry.maxConcurrentJobs ?? configDefaults.maxConcurrentJobs,
       active: entry.protocol === 'sandbox' || apiKey !== '',
     });
   }
@@ -201,6 +261,7 @@ function build(file: ConfigFile, path: string): GatewayConfig {
     sourcePath: path,
     providers,
     models: file.models,
+    voices: checkedVoices(file, fail),
     server: {
       bodyLimitBytes: file.server?.bodyLimitBytes ?? configDefaults.bodyLimitBytes,
       shutdownGraceMs: file.server?.shutdownGraceMs ?? configDefaults.shutdownGraceMs,
@@ -234,5 +295,49 @@ function build(file: ConfigFile, path: string): GatewayConfig {
       maxRequestBytes: file.remoteMedia?.maxRequestBytes ?? configDefaults.remoteMediaMaxRequestBytes,
       allowPrivateAddresses: file.remoteMedia?.allowPrivateAddresses ?? false,
     },
+    media: {
+      store: file.media?.store ?? 'fs',
+      s3: s3Config(file, fail),
+      linkTtlSeconds: file.media?.linkTtlSeconds ?? configDefaults.linkTtlSeconds,
+      retentionDays: file.media?.retentionDays ?? configDefaults.retentionDays,
+      downloadTimeoutMs: file.media?.downloadTimeoutMs ?? configDefaults.mediaDownloadTimeoutMs,
+      maxDownloadBytes: file.media?.maxDownloadBytes ?? configDefaults.mediaMaxDownloadBytes,
+    },
+    jobs: {
+      concurrency: file.jobs?.concurrency ?? configDefaults.jobConcurrency,
+      leaseSeconds: file.jobs?.leaseSeconds ?? configDefaults.jobLeaseSeconds,
+      maxAttempts: file.jobs?.maxAttempts ?? configDefaults.jobMaxAttempts,
+      retryBaseMs: file.jobs?.retryBaseMs ?? configDefaults.jobRetryBaseMs,
+      maxJobSeconds: file.jobs?.maxJobSeconds ?? configDefaults.maxJobSeconds,
+      idlePollMs: file.jobs?.idlePollMs ?? configDefaults.jobIdlePollMs,
+      syncWaitMs: file.jobs?.syncWaitMs ?? configDefaults.syncWaitMs,
+    },
+  };
+}
+
+function checkedVoices(file: ConfigFile, fail: (at: string, problem: string) => never): VoiceEntry[] {
+  const voices = file.voices ?? [];
+  const seen = new Set<string>();
+  voices.forEach((voice, index) => {
+    if (seen.has(voice.voiceType)) fail(`voices[${index}].voiceType`, `duplicate voice "${voice.voiceType}"`);
+    seen.add(voice.voiceType);
+    if (!file.models.some((model) => model.id === voice.resourceId)) fail(`voices[${index}].resourceId`, `no model "${voice.resourceId}" in models`);
+  });
+  return voices;
+}
+
+function s3Config(file: ConfigFile, fail: (at: string, problem: string) => never): S3StoreConfig | undefined {
+  const s3 = file.media?.s3;
+  if (file.media?.store === 's3' && !s3) fail('media.s3', 'required when media.store is s3');
+  if (!s3) return undefined;
+  if (s3.endpoint !== undefined && (!URL.canParse(s3.endpoint) || !/^https?:$/.test(new URL(s3.endpoint).protocol))) fail('media.s3.endpoint', `not an http(s) URL: "${s3.endpoint}"`);
+  return {
+    bucket: s3.bucket,
+    region: s3.region ?? 'us-east-1',
+    endpoint: s3.endpoint,
+    accessKeyId: s3.accessKeyId?.trim() || undefined,
+    secretAccessKey: s3.secretAccessKey?.trim() || undefined,
+    forcePathStyle: s3.forcePathStyle ?? false,
+    prefix: s3.prefix ?? '',
   };
 }

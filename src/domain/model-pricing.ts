@@ -11,6 +11,11 @@ export interface ModelPricing {
   audioSecondNanos?: bigint;
   videoSecondNanos?: bigint;
   fileNanos?: bigint;
+  /** Image generation: per output image, or per output image at each quality (the highest held for `auto`). */
+  outputImageNanos?: bigint;
+  outputImageByQualityNanos?: Readonly<Record<'low' | 'medium' | 'high', bigint>>;
+  /** Text-to-speech: per million characters of the text spoken. */
+  characterNanosPerM?: bigint;
 }
 
 /** The USD prices an operator writes in gateway.yaml. */
@@ -21,6 +26,9 @@ export interface PricingEntry {
   inputPerAudioSecond?: number;
   inputPerVideoSecond?: number;
   inputPerFile?: number;
+  perImage?: number;
+  perImageByQuality?: { low: number; medium: number; high: number };
+  perMCharacters?: number;
 }
 
 export function modelPricingFrom(entry: PricingEntry | undefined): ModelPricing | undefined {
@@ -31,6 +39,13 @@ export function modelPricingFrom(entry: PricingEntry | undefined): ModelPricing 
     audioSecondNanos: nanos(entry.inputPerAudioSecond),
     videoSecondNanos: nanos(entry.inputPerVideoSecond),
     fileNanos: nanos(entry.inputPerFile),
+    outputImageNanos: nanos(entry.perImage),
+    characterNanosPerM: nanos(entry.perMCharacters),
+    outputImageByQualityNanos: entry.perImageByQuality && {
+      low: usdToNanos(entry.perImageByQuality.low),
+      medium: usdToNanos(entry.perImageByQuality.medium),
+      high: usdToNanos(entry.perImageByQuality.high),
+    },
   };
   return {
     inputNanosPerMTok: nanos(entry.inputPerMTok),

@@ -6,6 +6,12 @@ import type { AccountService } from '../identity/account-service.ts';
 import type { ApiKeyService } from '../identity/api-key-service.ts';
 import type { Authenticator } from '../identity/authenticator.ts';
 import type { EmbeddingGeneration } from './embedding-generation.ts';
+import type { ImageGeneration } from './image-generation.ts';
+import type { SpeechGeneration } from './speech-generation.ts';
+import type { VoiceCatalog } from '../catalog/voices.ts';
+import type { ImageRelay } from './image-relay.ts';
+import type { ImageStreaming } from './image-streaming.ts';
+import type { MediaDownloads } from './media-downloads.ts';
 import type { TextGeneration } from './text-generation.ts';
 
 /** Everything the HTTP surfaces may call; built once by the composition root. */
@@ -19,6 +25,13 @@ export interface GatewayServices {
   usage: UsageHistory;
   text: TextGeneration;
   embeddings: EmbeddingGeneration;
+  images: ImageGeneration;
+  speech: SpeechGeneration;
+  voices: VoiceCatalog;
+  imageRelay: ImageRelay;
+  imageStreaming: ImageStreaming;
+  /** Archived files by signed link (filesystem store). */
+  mediaDownloads: MediaDownloads;
   /** Bearer token that opens the admin API; undefined keeps it closed (404). */
   adminToken: string | undefined;
 }

@@ -1,7 +1,9 @@
 import type { DeliveredOutput } from '../domain/delivered-output.ts';
 import type { ChatParameterName, ChatRequest, ChatStreamEvent, TokenUsage } from '../domain/chat.ts';
 import type { EmbeddingPartType, EmbeddingRequest, EmbeddingResult } from '../domain/embedding.ts';
+import type { ImageGenerationRequest, ImageGenerationResult, ImageStreamEvent, ImageUsage } from '../domain/image.ts';
 import type { Protocol } from '../domain/protocols.ts';
+import type { SpeechSynthesisRequest, SpeechSynthesisResult } from '../domain/speech.ts';
 
 /** Where and how to reach one configured provider; passed in, never read by the adapter from anywhere else. */
 export interface ProviderTarget {
@@ -81,10 +83,58 @@ export interface EmbeddingAdapter {
   embed(request: EmbeddingRequest, options: CallOptions): Promise<EmbeddingResult>;
 }
 
+/** A request of the OpenAI Images protocol's own shape (alpha surface), forwarded as given to an upstream of that protocol. */
+export interface ImageRelayRequest {
+  upstreamModel: string;
+  body: Readonly<Record<string, unknown>>;
+}
+
+/** What a provider family offers for images: one synchronous generation, whose outputs the gateway archives. */
+export interface ImageAdapter {
+  /** Whether the family can split an image into layers (`request.layers`). */
+  layers: boolean;
+  /** Whether reference images may be sent as URLs; otherwise the core fetches them and sends bytes. */
+  imageUrls: boolean;
+  /**
+   * Generates the images; an error answer throws `UpstreamHttpError`, an unreachable upstream
+   * `UpstreamUnreachableError`, and an answer that breaks the protocol `UpstreamUnreachableError('protocol')`.
+   */
+  generate(request: ImageGenerationRequest, options: CallOptions): Promise<ImageGenerationResult>;
+  /** The same generation streamed image by image, for families whose protocol streams image events. */
+  stream?(request: ImageGenerationRequest, options: CallOptions): AsyncIterable<ImageStreamEvent>;
+  /** Same-protocol pass-through of the alpha images route (JSON or SSE answer relayed as it arrives). */
+  relay?(request: ImageRelayRequest, options: CallOptions): Promise<RawExchange>;
+  /** Reads what a relayed images answer delivered, from a copy of its bytes. */
+  relayMeter?(streaming: boolean, maxEventCharacters: number): ImageRelayMeter;
+}
+
+/** What a relayed images answer delivered. */
+export interface ImageRelayReading {
+  /** Images the answer carried (each a billed output). */
+  images: number;
+  /** The quality the upstream says it rendered at. */
+  quality?: string;
+  /** The answer reached its natural end (a whole JSON body, or a stream's completion). */
+  complete: boolean;
+  usage: ImageUsage;
+}
+
+export interface ImageRelayMeter {
+  push(chunk: Uint8Array): void;
+  reading(): ImageRelayReading;
+}
+
+/** What a provider family offers for text-to-speech: one whole audio file per request. */
+export interface SpeechAdapter {
+  synthesize(request: SpeechSynthesisRequest, options: CallOptions): Promise<SpeechSynthesisResult>;
+}
+
 export interface ProviderAdapter {
   protocol: Protocol;
   text?: TextAdapter;
   embeddings?: EmbeddingAdapter;
+  images?: ImageAdapter;
+  speech?: SpeechAdapter;
 }
 
 export type AdapterRegistry = ReadonlyMap<Protocol, ProviderAdapter>;

@@ -22,7 +22,11 @@ export type StorageEvent =
    * Leases must give back the account's unused credit: a process refused one of its requests while others
    * leased its credit, or an operator took credit away (leased credit must not outlive the balance).
    */
-  | { type: 'give-back-credit'; accountId: string };
+  | { type: 'give-back-credit'; accountId: string }
+  /** Media jobs were queued: idle workers look for them now rather than at their next poll. */
+  | { type: 'jobs-queued' }
+  /** A media job reached a terminal state: requests waiting for it answer now. */
+  | { type: 'job-finished'; jobId: string };
 
 export interface Storage {
   /** `embedded`: the PostgreSQL server this process runs on DATA_DIR; `postgres`: a server at DATABASE_URL. */

@@ -110,3 +110,68 @@ export const generations = pgTable(
     index('generations_key_created_idx').on(table.apiKeyId, table.createdAt).where(sql`${table.apiKeyId} is not null`),
   ],
 );
+
+/**
+ * Asynchronous media jobs (image now; video and audio share the table). One row per job, its id being the
+ * generation id clients poll and the id of the usage record it settles into. States follow the spec's
+ * machines; `phase` says how far a running job got, so a job taken over from a dead process resumes
+ * without sending anything upstream twice.
+ */
+export const mediaJobs = pgTable(
+  'media_jobs',
+  {
+    id: text('id').primaryKey(),
+    accountId: text('account_id').notNull().references(() => accounts.id),
+    apiKeyId: text('api_key_id').references(() => apiKeys.id),
+    kind: text('kind').notNull(),
+    model: text('model').notNull(),
+    providerId: text('provider_id').notNull(),
+    upstreamModel: text('upstream_model').notNull(),
+    /** The validated request, as the adapter is asked it. */
+    request: jsonb('request').notNull(),
+    /** What the usage record keeps of the request (base64 truncated). */
+    recordedRequest: jsonb('recorded_request').notNull(),
+    state: text('state').notNull(),
+    /** null: nothing sent upstream yet; `submitted`: the upstream call began; `generated`: its answer is stored, outputs being archived. */
+    phase: text('phase'),
+    upstreamTaskId: text('upstream_task_id'),
+    upstreamResult: jsonb('upstream_result'),
+    attempts: integer('attempts').notNull().default(0),
+    /** The model's prices at submit, in nano-USD: settlement uses these whatever the catalog says later. */
+    priceSnapshot: jsonb('price_snapshot').notNull(),
+    holdId: text('hold_id').notNull(),
+    holdNanos: nanos('hold_nanos').notNull(),
+    result: jsonb('result'),
+    error: text('error'),
+    leaseOwner: text('lease_owner'),
+    leaseUntil: moment('lease_until'),
+    runAfter: moment('run_after').notNull().defaultNow(),
+    deadlineAt: moment('deadline_at').notNull(),
+    createdAt: moment('created_at').notNull().defaultNow(),
+    updatedAt: moment('updated_at').notNull().defaultNow(),
+    finishedAt: moment('finished_at'),
+  },
+  (table) => [
+    index('media_jobs_due_idx').on(table.runAfter).where(sql`${table.state} in ('queued', 'processing')`),
+    index('media_jobs_account_idx').on(table.accountId, table.createdAt),
+  ],
+);
+
+/** Archived outputs: an owner may reuse one as an input (`imageAssetId`); kept until `expiresAt`. */
+export const mediaAssets = pgTable(
+  'media_assets',
+  {
+    id: text('id').primaryKey(),
+    accountId: text('account_id').notNull().references(() => accounts.id),
+    jobId: text('job_id').notNull(),
+    objectKey: text('object_key').notNull(),
+    mediaType: text('media_type').notNull(),
+    bytes: bigint('bytes', { mode: 'number' }).notNull(),
+    createdAt: moment('created_at').notNull().defaultNow(),
+    expiresAt: moment('expires_at'),
+  },
+  (table) => [
+    index('media_assets_expiry_idx').on(table.expiresAt).where(sql`${table.expiresAt} is not null`),
+    index('media_assets_job_idx').on(table.jobId),
+  ],
+);

@@ -1,8 +1,10 @@
 import type { ServerResponse } from 'node:http';
 import { MultimodalEmbeddingsRequest, type ArkError, type MultimodalEmbeddingsAnswer } from '../../src/protocols/ark/multimodal-embeddings.ts';
 import { wireCheck } from '../../src/protocols/wire-check.ts';
+import { SeedreamRequest, type SeedreamAnswer, type SeedreamItem, type SeedreamStreamEvent } from '../../src/protocols/ark/images.ts';
+import { delayFor, FakeFiles, fakePng, scenarioOf } from './fake-images.ts';
 import { fakeVector, startFakeServer, type FakeServer, type RecordedRequest } from './fake-server.ts';
-import { writeJson } from './wire.ts';
+import { sseEvent, writeJson } from './wire.ts';
 
 /**
  * A fake BytePlus ModelArk upstream speaking its multimodal embeddings protocol (see the ModelArk wire notes):
@@ -66,9 +68,78 @@ function multimodal(request: RecordedRequest, response: ServerResponse): void {
   writeJson<MultimodalEmbeddingsAnswer>(response, 200, answer, { 'x-request-id': 'fake-ark-request' });
 }
 
+const isSeedream = wireCheck(SeedreamRequest);
+
+/**
+ * `POST /api/v3/images/generations` (Seedream): `n` images as a sequential group (`max_images`), or in layer
+ * mode a base image and three layers with boxes; URLs served by the fake itself (`response_format: url`) or
+ * base64. Usage counts the images made, 16,384 output tokens each. Scenarios come from the prompt (see
+ * fake-images.ts).
+ */
+async function seedream(request: RecordedRequest, response: ServerResponse, files: FakeFiles): Promise<void> {
+  if (request.headers.authorization !== `Bearer ${fakeArkKey}`) return sendError(response, 401, 'AuthenticationError', 'The API key in the request is missing or invalid.');
+  if (!isSeedream(request.body)) return sendError(response, 400, 'InvalidParameter', 'One or more parameters specified in the request are not valid.');
+  const body = request.body;
+  const scenario = scenarioOf(body.prompt);
+  if (!(await delayFor(scenario))) return;
+  if (scenario.errorStatus) return sendError(response, scenario.errorStatus, scenario.errorStatus === 400 ? 'OutputImageSensitiveContentDetected' : 'InternalServiceError', `The fake failed with ${scenario.errorStatus}`);
+  if (scenario.garbage) return void response.writeHead(200, { 'content-type': 'application/json' }).end('{"data": "not a list"}');
+  const layers = body.layer_decomposition?.enabled === true;
+  if (layers && (typeof body.image !== 'string' || body.size !== undefined)) return sendError(response, 400, 'InvalidParameter', 'Layer decomposition takes one image and no size.', 'image');
+  const count = layers ? 4 : body.sequential_image_generation === 'auto' ? (body.sequential_image_generation_options?.max_images ?? 1) : 1;
+  const base64 = body.response_format === 'b64_json';
+  const data: SeedreamItem[] = [];
+  for (let index = 0; index < count; index++) {
+    const failing = (scenario.partial && index === count - 1 && count > 1) || (scenario.layerFail && layers && index === 2);
+    if (failing) {
+      data.push({ error: { code: 'OutputImageSensitiveContentDetected', message: 'The generated image may contain sensitive information.' } });
+      continue;
+    }
+    const size = layers && index > 0 ? { width: 8, height: 6 } : { width: 32, height: 24 };
+    const png = fakePng(`${body.prompt}|${index}`, size.width, size.height);
+    const item: SeedreamItem = base64 ? { b64_json: png.toString('base64') } : { url: files.add(png, { expired: scenario.expiredUrls, delayMs: scenario.fileDelayMs }) };
+    item.size = `${size.width}x${size.height}`;
+    if (layers) {
+      item.z_index = index;
+      if (index > 0) {
+        const left = 4 * index;
+        item.bounding_box = [left, 2 * index, left + size.width, 2 * index + size.height];
+        item.name = `element ${index}`;
+        item.description = `the ${index}. element of the picture`;
+      }
+    }
+    data.push(item);
+  }
+  const made = data.filter((item) => !item.error).length;
+  const usage = { generated_images: made, output_tokens: 16_384 * made, total_tokens: 16_384 * made };
+  if (body.stream === true) {
+    // One event per image as it is finished, then the completion with usage, then [DONE] (ModelArk wire notes).
+    response.writeHead(200, { 'content-type': 'text/event-stream', 'x-request-id': 'fake-ark-request' });
+    for (const [index, item] of data.entries()) {
+      const event: SeedreamStreamEvent = item.error
+        ? { type: 'image_generation.partial_failed', image_index: index, error: item.error }
+        : { type: 'image_generation.partial_succeeded', image_index: index, ...(item.url ? { url: item.url } : { b64_json: item.b64_json }), size: item.size };
+      response.write(sseEvent({ ...event, model: body.model, created: 1_757_396_757 }));
+    }
+    const completed: SeedreamStreamEvent = { type: 'image_generation.completed', usage };
+    response.end(`${sseEvent({ ...completed, model: body.model, created: 1_757_396_757 })}data: [DONE]\n\n`);
+    return;
+  }
+  const answer: SeedreamAnswer = { model: body.model, created: 1_757_321_139, data, usage };
+  writeJson<SeedreamAnswer>(response, 200, answer, { 'x-request-id': 'fake-ark-request' });
+}
+
 export function startArkFake(): Promise<FakeServer> {
-  return startFakeServer((request, response) => {
+  let url = '';
+  const files = new FakeFiles(() => url);
+  const started = startFakeServer(async (request, response) => {
+    if (await files.serve(request, response)) return;
     if (request.method === 'POST' && request.path === '/api/v3/embeddings/multimodal') return multimodal(request, response);
+    if (request.method === 'POST' && request.path === '/api/v3/images/generations') return seedream(request, response, files);
     sendError(response, 404, 'InvalidEndpoint.NotFound', `Not found: ${request.method} ${request.path}`);
+  });
+  return started.then((server) => {
+    url = server.url;
+    return server;
   });
 }

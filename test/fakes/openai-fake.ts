@@ -3,6 +3,8 @@ import { ChatCompletionsRequest, type ChatCompletion, type ChatCompletionChunk, 
 import { EmbeddingsRequest, type EmbeddingsAnswer } from '../../src/protocols/openai/embeddings.ts';
 import { ResponsesRequest, type ResponseObject, type ResponsesStreamEvent } from '../../src/protocols/openai/responses.ts';
 import { wireCheck } from '../../src/protocols/wire-check.ts';
+import { ImagesGenerateRequest, type ImagesAnswer, type ImagesStreamEvent } from '../../src/protocols/openai/images.ts';
+import { delayFor, fakePng, scenarioOf } from './fake-images.ts';
 import { fakeVector, sleep, startFakeServer, type FakeServer, type RecordedRequest } from './fake-server.ts';
 import { sseEvent, writeJson } from './wire.ts';
 
@@ -282,8 +284,58 @@ function embeddings(request: RecordedRequest, response: ServerResponse): void {
   writeJson<EmbeddingsAnswer>(response, 200, answer);
 }
 
+const isImagesRequest = wireCheck(ImagesGenerateRequest);
+
+/** The answer to an images request: `n` PNGs as base64, with token usage and the quality rendered (`auto` renders `medium`). */
+function imagesAnswer(prompt: string, n: number, quality: string | undefined): ImagesAnswer {
+  // `fake-large`: images of 18 MiB of base64 each, as large high-quality images are.
+  const image = (index: number) => (prompt.includes('fake-large') ? 'A'.repeat(18 * 1024 * 1024) : fakePng(`${prompt}|${index}`).toString('base64'));
+  const data = Array.from({ length: n }, (_, index) => ({ b64_json: image(index) }));
+  const rendered = quality === undefined || quality === 'auto' ? 'medium' : quality;
+  return { created: 1_713_833_628, data, quality: rendered, size: '1024x1024', output_format: 'png', usage: { input_tokens: 50, output_tokens: 272 * n, total_tokens: 50 + 272 * n, input_tokens_details: { image_tokens: 0, text_tokens: 50 } } };
+}
+
+/**
+ * `POST /v1/images/generations` as gpt-image models answer it: base64 PNGs and token usage; with `stream: true`,
+ * one `image_generation.partial_image` and one `image_generation.completed` event per image. Scenarios come
+ * from the prompt (see fake-images.ts).
+ */
+async function imageGenerations(request: RecordedRequest, response: ServerResponse): Promise<void> {
+  if (request.headers.authorization !== `Bearer ${fakeOpenAiKey}`) return sendError(response, 401, 'invalid_request_error', 'Incorrect API key provided', 'invalid_api_key');
+  if (!isImagesRequest(request.body)) return refuseBody(response, 'images/generations');
+  const body = request.body;
+  const scenario = scenarioOf(body.prompt);
+  if (!(await delayFor(scenario))) return;
+  if (scenario.errorStatus) return sendError(response, scenario.errorStatus, scenario.errorStatus === 400 ? 'image_generation_user_error' : 'server_error', `The fake failed with ${scenario.errorStatus}`, null);
+  if (scenario.garbage) return void response.writeHead(200, { 'content-type': 'application/json' }).end('{"images": []}');
+  const answer = imagesAnswer(body.prompt, body.n ?? 1, body.quality);
+  if (body.stream !== true) return writeJson<ImagesAnswer>(response, 200, answer);
+  response.writeHead(200, { 'content-type': 'text/event-stream' });
+  for (const [index, item] of answer.data.entries()) {
+    const partial: ImagesStreamEvent = { type: 'image_generation.partial_image', b64_json: fakePng(`partial ${index}`, 4, 4).toString('base64'), partial_image_index: 0 };
+    response.write(sseEvent(partial, partial.type));
+    const completed: ImagesStreamEvent = { type: 'image_generation.completed', b64_json: item.b64_json!, quality: answer.quality, size: '1024x1024', usage: answer.usage };
+    response.write(sseEvent(completed, completed.type));
+  }
+  response.end();
+}
+
+/** `POST /v1/images/edits` (multipart): the prompt and `image[]` parts read from the form; answered like a generation. */
+function imageEdits(request: RecordedRequest, response: ServerResponse): void {
+  if (request.headers.authorization !== `Bearer ${fakeOpenAiKey}`) return sendError(response, 401, 'invalid_request_error', 'Incorrect API key provided', 'invalid_api_key');
+  const form = typeof request.body === 'string' ? request.body : '';
+  if (!String(request.headers['content-type']).startsWith('multipart/form-data')) return sendError(response, 400, 'invalid_request_error', 'The edits endpoint takes multipart/form-data', null);
+  const field = (name: string) => new RegExp(`name="${name}"\r\n\r\n([^\r]*)`).exec(form)?.[1];
+  const images = form.split('name="image[]"').length - 1;
+  const prompt = field('prompt');
+  if (!prompt || images === 0) return sendError(response, 400, 'invalid_request_error', "Missing required parameter: 'image'.", null);
+  writeJson<ImagesAnswer>(response, 200, imagesAnswer(prompt, Number(field('n') ?? 1), field('quality')));
+}
+
 export function startOpenAiFake(): Promise<FakeServer> {
   return startFakeServer(async (request, response) => {
+    if (request.method === 'POST' && request.path === '/v1/images/generations') return imageGenerations(request, response);
+    if (request.method === 'POST' && request.path === '/v1/images/edits') return imageEdits(request, response);
     if (request.method === 'POST' && request.path === '/v1/chat/completions') return chatCompletions(request, response);
     if (request.method === 'POST' && request.path === '/v1/responses') return responses(request, response);
     if (request.method === 'POST' && request.path === '/v1/embeddings') return embeddings(request, response);

@@ -60,10 +60,33 @@ describe('gateway.yaml', () => {
   it('loads the shipped file: with no keys only the sandbox models are active', () => {
     const config = loadConfigFile(shippedConfigPath, {});
     const ids = new Catalog(config).list().map((model) => model.modelId);
-    expect(ids.sort()).toEqual(['sandbox-echo', 'sandbox-embedding']);
+    expect(ids.sort()).toEqual(['sandbox-echo', 'sandbox-embedding', 'sandbox-image', 'sandbox-image-layers', 'seed-tts-1.0', 'seed-tts-2.0']);
     const withOpenAi = new Catalog(loadConfigFile(shippedConfigPath, { OPENAI_API_KEY: 'sk-test' }));
     expect(withOpenAi.find('gpt-4o-mini')?.rows.map((row) => row.providerId)).toEqual(['openai']);
     expect(withOpenAi.find('claude-sonnet-4-5')).toBeUndefined();
+  });
+
+  it('checks the media and jobs sections: S3 needs its bucket, an http(s) endpoint; defaults otherwise', () => {
+    const base = 'providers: {}\nmodels: []\n';
+    expect(problemOf(`${base}media: { store: s3 }`)).toContain('at media.s3: required when media.store is s3');
+    expect(problemOf(`${base}media: { store: s3, s3: { bucket: media, endpoint: "ftp://x" } }`)).toContain('at media.s3.endpoint: not an http(s) URL');
+    expect(problemOf(`${base}jobs: { leaseSeconds: 1 }`)).toContain('jobs.leaseSeconds');
+    expect(problemOf(`${base}media: { retentionDays: -1 }`)).toContain('media.retentionDays');
+    const defaults = parseConfig(base, 'test.yaml', {});
+    expect(defaults.media).toMatchObject({ store: 'fs', s3: undefined, linkTtlSeconds: 3600, retentionDays: 30 });
+    expect(defaults.jobs).toMatchObject({ concurrency: 16, leaseSeconds: 30, maxAttempts: 3, maxJobSeconds: 900, syncWaitMs: 60_000 });
+    const s3 = parseConfig(`${base}media: { store: s3, s3: { bucket: media, accessKeyId: "", secretAccessKey: "" } }`, 'test.yaml', {});
+    expect(s3.media.s3).toEqual({ bucket: 'media', region: 'us-east-1', endpoint: undefined, accessKeyId: undefined, secretAccessKey: undefined, forcePathStyle: false, prefix: '' });
+  });
+
+  it('ships image models priced per image or by quality, with layer decomposition only where the spec puts it', () => {
+    const catalog = new Catalog(loadConfigFile(shippedConfigPath, { OPENAI_API_KEY: 'k', ARK_API_KEY: 'k' }));
+    const images = catalog.list({ outputModalities: ['image'] });
+    expect(images.map((model) => model.modelId).sort()).toEqual(['dola-seedream-5-0-pro', 'gpt-image-1', 'gpt-image-1-mini', 'sandbox-image', 'sandbox-image-layers', 'seedream-4-0', 'seedream-4-5']);
+    for (const model of images) expect(model.pricing?.outputImageNanos ?? model.pricing?.outputImageByQualityNanos).toBeDefined();
+    const layered = images.filter((model) => model.rows[0]?.capabilities?.image?.params?.layerDecomposition).map((model) => model.modelId);
+    expect(layered.sort()).toEqual(['dola-seedream-5-0-pro', 'sandbox-image-layers']);
+    expect(catalog.find('seedream-4-0')?.pricing?.outputImageNanos).toBe(30_000_000n);
   });
 
   it('gives audio, PDF and video embedding inputs only to the two multimodal embedding models', () => {

@@ -2,6 +2,7 @@ import type { ProviderAdapter } from '../provider-adapter.ts';
 import type { UpstreamHttp } from '../shared/upstream-http.ts';
 import { openAiCarries, streamOpenAiChat } from './openai-chat.ts';
 import { openAiEmbeddings } from './openai-embeddings.ts';
+import { openAiImageAdapter } from './openai-images.ts';
 import { openAiRelayMeter, relayOpenAi } from './openai-relay.ts';
 
 /** OpenAI and every OpenAI-compatible upstream (routing providers, self-hosted servers). */
@@ -15,5 +16,6 @@ export function createOpenAiAdapter(http: UpstreamHttp): ProviderAdapter {
       relayMeter: openAiRelayMeter,
     },
     embeddings: { parts: ['text'], embed: (request, options) => openAiEmbeddings(http, request, options) },
+    images: openAiImageAdapter(http),
   };
 }

@@ -4,6 +4,8 @@ import { embeddingPartTypes, type EmbeddingInput, type EmbeddingRequest, type Em
 import { newId } from '../../domain/ids.ts';
 import { promptTextOf, textOf, type ChatRequest, type ChatStreamEvent, type FinishReason } from '../../domain/chat.ts';
 import type { ProviderAdapter } from '../provider-adapter.ts';
+import { sandboxImages } from './sandbox-images.ts';
+import { sandboxSpeech } from './sandbox-speech.ts';
 
 /** Text that spells a special token is echoed and counted as ordinary text. */
 const plainText = { disallowedSpecial: new Set<string>() };
@@ -90,4 +92,6 @@ export const sandboxAdapter: ProviderAdapter = {
   protocol: 'sandbox',
   text: { streamChat: (request) => echo(request) },
   embeddings: { parts: embeddingPartTypes, embed },
+  images: sandboxImages,
+  speech: { synthesize: sandboxSpeech },
 };

@@ -53,8 +53,8 @@ function broken(body: UpstreamBody, message: string): never {
  * A non-streamed answer read whole (bounded) and checked as its protocol's JSON before any byte of it goes to
  * the client: an answer that does not parse is a protocol failure, never relayed as a success.
  */
-async function checkedJsonRelay(answer: UpstreamAnswer, check: (value: unknown) => void): Promise<RawExchange> {
-  const copy = new JsonCopy();
+async function checkedJsonRelay(answer: UpstreamAnswer, check: (value: unknown) => void, maxBytes: number | undefined): Promise<RawExchange> {
+  const copy = new JsonCopy(maxBytes);
   const iterator: AsyncIterator<Buffer> = answer.body[Symbol.asyncIterator]();
   for (let next = await nextChunk(iterator); !next.done && !copy.overflowed; next = await nextChunk(iterator)) copy.push(next.value);
   rejecting(answer.body, () => {
@@ -98,6 +98,8 @@ export interface AnswerShapes {
   what: string;
   /** A stream's end-of-stream data that is not JSON. */
   terminator?: string;
+  /** Largest whole answer relayed (images carry megabytes of base64); 16 MiB when unset. */
+  maxAnswerBytes?: number;
 }
 
 /**
@@ -105,7 +107,7 @@ export interface AnswerShapes {
  * `stream` is undefined, else cut into events by `stream`.
  */
 export function checkedRelay(answer: UpstreamAnswer, shapes: AnswerShapes, stream: StreamSplitter | undefined): Promise<RawExchange> {
-  if (stream === undefined) return checkedJsonRelay(answer, (value) => checked(value, shapes.answer, shapes.what));
+  if (stream === undefined) return checkedJsonRelay(answer, (value) => checked(value, shapes.answer, shapes.what), shapes.maxAnswerBytes);
   return checkedStreamRelay(answer, stream, (data) => {
     if (data !== shapes.terminator) checkedEvent(data, shapes.event);
   });

@@ -1,5 +1,5 @@
 import type { Readable } from 'node:stream';
-import { Agent, errors, request, type Dispatcher } from 'undici';
+import { Agent, errors, request, type Dispatcher, type FormData } from 'undici';
 import { GatewayError } from '../../domain/errors.ts';
 import { UpstreamHttpError, UpstreamUnreachableError } from '../../domain/upstream-failure.ts';
 import type { ProviderTarget } from '../provider-adapter.ts';
@@ -45,13 +45,21 @@ export class UpstreamHttp {
   }
 
   async postJson(target: ProviderTarget, path: string, headers: Record<string, string>, body: unknown): Promise<UpstreamResponse> {
-    const payload = serialised(body);
+    return this.post(target, path, { 'content-type': 'application/json', ...headers }, serialised(body));
+  }
+
+  /** A multipart/form-data POST (file uploads); undici writes the boundary and the content type. */
+  async postForm(target: ProviderTarget, path: string, headers: Record<string, string>, form: FormData): Promise<UpstreamResponse> {
+    return this.post(target, path, headers, form);
+  }
+
+  private async post(target: ProviderTarget, path: string, headers: Record<string, string>, payload: string | FormData): Promise<UpstreamResponse> {
     let response: Dispatcher.ResponseData;
     try {
       response = await request(`${target.baseUrl}${path}`, {
         dispatcher: this.agentFor(target.connectTimeoutMs),
         method: 'POST',
-        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...target.headers, ...headers },
+        headers: { accept: 'application/json, text/event-stream', ...target.headers, ...headers },
         body: payload,
         headersTimeout: target.firstByteTimeoutMs,
         bodyTimeout: target.firstByteTimeoutMs,
@@ -69,21 +77,11 @@ export class UpstreamHttp {
 
   /** A POST whose answer is one JSON object, read whole; a body that is anything else is a protocol failure. */
   async postForJson(target: ProviderTarget, path: string, headers: Record<string, string>, body: unknown): Promise<object> {
-    const response = await this.postJson(target, path, headers, body);
-    let text: string;
-    try {
-      text = await readText(response.body, maxJsonAnswerBytes, false);
-    } catch (error) {
-      throw unreachable(error);
-    }
-    let answer: unknown;
-    try {
-      answer = JSON.parse(text);
-    } catch {
-      throw new UpstreamUnreachableError('protocol', 'the upstream answered with a body that is not JSON');
-    }
-    if (answer === null || typeof answer !== 'object' || Array.isArray(answer)) throw new UpstreamUnreachableError('protocol', 'the upstream answered with JSON that is not an object');
-    return answer;
+    return jsonObjectOf(await this.postJson(target, path, headers, body));
+  }
+
+  async postFormForJson(target: ProviderTarget, path: string, headers: Record<string, string>, form: FormData): Promise<object> {
+    return jsonObjectOf(await this.postForm(target, path, headers, form));
   }
 
   async close(): Promise<void> {
@@ -130,4 +128,22 @@ export function unreachable(error: unknown): UpstreamUnreachableError {
     return new UpstreamUnreachableError('timeout', 'the upstream provider did not finish within the maximum generation time');
   }
   return new UpstreamUnreachableError('connect', 'the upstream provider could not be reached');
+}
+
+/** A POST whose answer is one JSON object, read whole; a body that is anything else is a protocol failure. */
+async function jsonObjectOf(response: UpstreamResponse): Promise<object> {
+  let text: string;
+  try {
+    text = await readText(response.body, maxJsonAnswerBytes, false);
+  } catch (error) {
+    throw unreachable(error);
+  }
+  let answer: unknown;
+  try {
+    answer = JSON.parse(text);
+  } catch {
+    throw new UpstreamUnreachableError('protocol', 'the upstream answered with a body that is not JSON');
+  }
+  if (answer === null || typeof answer !== 'object' || Array.isArray(answer)) throw new UpstreamUnreachableError('protocol', 'the upstream answered with JSON that is not an object');
+  return answer;
 }

@@ -7,6 +7,7 @@ import type { GatewayServices } from '../../gateway/services.ts';
 import { collectAnswer, type RelayRun } from '../../gateway/text-generation.ts';
 import { nativeParameters } from '../../catalog/capability-gate.ts';
 import { callerOf, requireCredential } from '../../http/authentication.ts';
+import { requestBaseUrl } from '../../http/base-url.ts';
 import { reportDroppedParameters } from '../../http/dropped-parameters.ts';
 import { midStreamFailure } from '../../domain/upstream-failure.ts';
 import { relayAnswer, streamEncoded, type StreamRelayHooks } from '../../streaming/relay.ts';
@@ -16,6 +17,9 @@ import { decodeResponsesInput, gatedParametersOf as responsesGatedParameters, re
 import type { ChatStreamEvent } from '../../domain/chat.ts';
 import { ChatCompletionsRequest } from '../../protocols/openai/chat-completions.ts';
 import { EmbeddingsRequest } from '../../protocols/openai/embeddings.ts';
+import { ImagesGenerateRequest } from '../../protocols/openai/images.ts';
+import { GatewayError } from '../../domain/errors.ts';
+import { alphaImageInput, ImageEventEncoder, imagesResponseOf, untranslatedFields } from './images-codec.ts';
 import { openAiOnlyResponsesFields, ResponsesRequest } from '../../protocols/openai/responses.ts';
 
 
@@ -77,6 +81,39 @@ export const alphaRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServices 
       recordedRequest: { surface: 'alpha', endpoint: 'embeddings', model: body.model, dimensions: body.dimensions },
     });
     return embeddingList(body.model, answer);
+  });
+
+  app.post('/api/alpha/v1/images/generations', { schema: { body: ImagesGenerateRequest } }, async (request, reply) => {
+    const body = request.body;
+    const caller = callerOf(request);
+    const streaming = body.stream === true;
+    const passThrough = services.imageRelay.passThroughRow(body.model);
+    if (passThrough) {
+      const relayed = await services.imageRelay.start(caller, { modelId: body.model, body, numberOfImages: body.n ?? 1, quality: body.quality, streaming }, passThrough);
+      return relayAnswer(request, reply, relayed, streaming);
+    }
+    // A translated provider that streams image events (ModelArk) streams them, as OpenAI's events.
+    const streamingRoute = streaming ? services.imageStreaming.route(body.model) : undefined;
+    if (streamingRoute) {
+      const run = await services.imageStreaming.start(caller, alphaImageInput(body), streamingRoute);
+      reportDroppedParameters(reply, [...run.droppedParameters, ...untranslatedFields(body)]);
+      const encoder = new ImageEventEncoder(Math.floor(Date.now() / 1000), body.output_format ?? 'jpeg');
+      return streamEncoded(request, reply, run.events, async (sse, event) => {
+        for (const [name, payload] of encoder.encode(event)) await sse.event(name, payload);
+      }, { onEnd: async () => undefined, onFailure: (sse) => sse.event('error', { type: 'error', code: 'upstream_error', message: midStreamFailure, param: null }) });
+    }
+    // Other translated providers make images as jobs: the request waits for its job and answers in one JSON body.
+    const { generationId, droppedParameters } = await services.images.submit(caller, alphaImageInput(body), true);
+    reportDroppedParameters(reply, [...droppedParameters, ...untranslatedFields(body), ...(streaming ? ['stream'] : [])]);
+    const gone = new AbortController();
+    request.raw.socket?.once('close', () => gone.abort());
+    const job = await services.images.waitFor(caller, generationId, services.config.jobs.maxJobSeconds * 1000, gone.signal);
+    const view = await services.images.view(job, requestBaseUrl(request));
+    if (view.status !== 'succeeded' || !view.result) {
+      throw new GatewayError('GW_GENERATION_FAILED', `image generation ${generationId} ${view.status === 'failed' ? `failed: ${view.error}` : 'did not finish'}`);
+    }
+    const created = Math.floor(job.createdAt.getTime() / 1000);
+    return imagesResponseOf(view.result, created, body.response_format, (index) => services.images.outputBytes(job, index));
   });
 
   app.post('/api/alpha/v1/responses', { schema: { body: ResponsesRequest } }, async (request, reply) => {

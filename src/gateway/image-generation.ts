@@ -1,0 +1,157 @@
+import { imageHoldNanos, imagePriceSnapshot } from '../billing/image-pricing.ts';
+import type { CatalogModel, ProviderRow } from '../catalog/catalog.ts';
+import type { Catalog } from '../catalog/catalog.ts';
+import { GatewayError } from '../domain/errors.ts';
+import type { MediaLinks } from '../jobs/media-links.ts';
+import type { ArchivedImage, StoredImageResult } from '../jobs/image-result.ts';
+import type { AdapterRegistry, ImageAdapter } from '../providers/provider-adapter.ts';
+import type { MediaJobRow, MediaJobsRepository } from '../storage/media-jobs-repository.ts';
+import type { ObjectStore } from '../storage/object-store.ts';
+import { checkImageRequest, type NativeImageInput } from './image-request-check.ts';
+import type { StoredImageRequest } from '../domain/image.ts';
+import type { JobSubmission } from './job-submission.ts';
+import type { Caller } from './text-generation.ts';
+
+export interface ImageGenerationDependencies {
+  catalog: Catalog;
+  adapters: AdapterRegistry;
+  submission: JobSubmission;
+  /** Assets a request reuses. */
+  jobs: Pick<MediaJobsRepository, 'findAsset'>;
+  links: MediaLinks;
+  store: Pick<ObjectStore, 'get'>;
+  clock?: () => Date;
+}
+
+/** The spec's Async image job. */
+export interface ImageJobView {
+  generationId: string;
+  status: 'queued' | 'processing' | 'succeeded' | 'failed';
+  result?: ImageResultView;
+  error?: string;
+}
+
+export interface ImageResultView {
+  images: Array<Omit<ArchivedImage, 'objectKey' | 'mediaType' | 'providerUrl'> & { url?: string; downloadUrl: string }>;
+  usage: StoredImageResult['usage'];
+}
+
+interface PreparedImageRequest {
+  model: CatalogModel;
+  row: ProviderRow;
+  request: StoredImageRequest;
+  dropped: string[];
+  holdNanos: bigint;
+  priceSnapshot: ReturnType<typeof imagePriceSnapshot>;
+}
+
+/**
+ * Native image generation as jobs: check -> estimate (the hold) -> submit (hold and job in one transaction)
+ * -> workers run it -> poll. The estimate endpoint runs the same code as submission up to the hold.
+ */
+export class ImageGeneration {
+  private readonly clock: () => Date;
+
+  constructor(private readonly dependencies: ImageGenerationDependencies) {
+    this.clock = dependencies.clock ?? (() => new Date());
+  }
+
+  async estimate(caller: Caller, input: NativeImageInput): Promise<bigint> {
+    return (await this.prepare(caller, input, false)).holdNanos;
+  }
+
+  /** `lenient`: fields the model does not take are dropped (and named in `droppedParameters`) rather than refused. */
+  async submit(caller: Caller, input: NativeImageInput, lenient = false): Promise<{ generationId: string; status: 'queued'; droppedParameters: string[] }> {
+    const prepared = await this.prepare(caller, input, lenient);
+    const generationId = await this.dependencies.submission.submit(caller, {
+      kind: 'image',
+      modelId: prepared.model.modelId,
+      row: prepared.row,
+      request: prepared.request,
+      recordedRequest: recordedRequest(input, prepared.request),
+      priceSnapshot: prepared.priceSnapshot,
+      holdNanos: prepared.holdNanos,
+    });
+    return { generationId, status: 'queued', droppedParameters: prepared.dropped };
+  }
+
+  /** The caller's image job; 404 for an unknown id or another account's. */
+  find(caller: Caller, generationId: string): Promise<MediaJobRow> {
+    return this.dependencies.submission.find(caller, generationId, 'image');
+  }
+
+  /** Waits up to `waitMs` for the job to end; answers it as it is then. */
+  waitFor(caller: Caller, generationId: string, waitMs: number, signal?: AbortSignal): Promise<MediaJobRow> {
+    return this.dependencies.submission.waitFor(caller, generationId, 'image', waitMs, signal);
+  }
+
+  async view(job: MediaJobRow, baseUrl: string): Promise<ImageJobView> {
+    const status = job.state as ImageJobView['status'];
+    const view: ImageJobView = { generationId: job.id, status };
+    if (job.state === 'succeeded' && job.result) view.result = await this.resultView(job.result as StoredImageResult, baseUrl);
+    if (job.state === 'failed') view.error = job.error ?? 'the image generation failed';
+    return view;
+  }
+
+  async resultView(result: StoredImageResult, baseUrl: string): Promise<ImageResultView> {
+    const now = this.clock();
+    const images = await Promise.all(
+      result.images.map(async ({ objectKey, mediaType: _mediaType, providerUrl, ...image }) => ({
+        ...(providerUrl ? { url: providerUrl } : {}),
+        downloadUrl: await this.dependencies.links.link(objectKey, now, baseUrl),
+        ...image,
+      })),
+    );
+    return { images, usage: result.usage };
+  }
+
+  /** Everything up to the hold: the model, every rule of the request, and the amount. */
+  private async prepare(caller: Caller, input: NativeImageInput, lenient: boolean): Promise<PreparedImageRequest> {
+    const model = this.dependencies.catalog.resolve(input.modelId);
+    const { row, adapter } = this.route(model);
+    const priceSnapshot = imagePriceSnapshot(model);
+    const { request, dropped } = await checkImageRequest(model, row, adapter, input, (assetId, where) => this.asset(caller, assetId, where), lenient);
+    return { model, row, request, dropped, priceSnapshot, holdNanos: imageHoldNanos(priceSnapshot, request) };
+  }
+
+  /** The bytes of a succeeded job's `index`th output, from the archive (alpha answers asked for base64). */
+  async outputBytes(job: MediaJobRow, index: number): Promise<Buffer> {
+    const image = (job.result as StoredImageResult | null)?.images[index];
+    const stored = image ? await this.dependencies.store.get(image.objectKey) : undefined;
+    if (!stored) throw new GatewayError('GW_NOT_FOUND', 'an output of this generation is no longer archived');
+    return stored.bytes;
+  }
+
+  private route(model: CatalogModel): { row: ProviderRow; adapter: ImageAdapter } {
+    if (model.outputModalities.includes('image')) {
+      for (const row of model.rows) {
+        const adapter = this.dependencies.adapters.get(row.protocol)?.images;
+        if (adapter) return { row, adapter };
+      }
+    }
+    throw new GatewayError('GW_MODEL_NOT_AVAILABLE', `model "${model.modelId}" does not generate images`);
+  }
+
+  private async asset(caller: Caller, assetId: string, where: string): Promise<{ objectKey: string; mediaType: string }> {
+    const asset = await this.dependencies.jobs.findAsset(assetId);
+    const expired = asset?.expiresAt !== null && asset?.expiresAt !== undefined && asset.expiresAt <= this.clock();
+    if (!asset || asset.accountId !== caller.accountId || expired) throw new GatewayError('GW_NOT_FOUND', `${where}: asset "${assetId}" not found`);
+    return asset;
+  }
+}
+
+/** Characters of a text part, or of base64 data, that the usage record keeps. */
+const recordedCharacters = { text: 2_000, data: 32 };
+
+const shortened = (value: string, keep: number) => (value.length > keep ? `${value.slice(0, keep)}…(${value.length} characters)` : value);
+
+/** What the usage record keeps of the request: its fields, with base64 and long prompts cut short. */
+function recordedRequest(input: NativeImageInput, request: StoredImageRequest): Record<string, unknown> {
+  const content = input.content.map((part) => {
+    if (part.type === 'imageBase64') return { ...part, data: shortened(part.data, recordedCharacters.data) };
+    if (part.type === 'text') return { ...part, text: shortened(part.text, recordedCharacters.text) };
+    return part;
+  });
+  const { images: _images, prompt: _prompt, ...parameters } = request;
+  return { operation: 'image-generation', model: input.modelId, content, ...parameters };
+}

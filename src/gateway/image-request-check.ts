@@ -1,0 +1,167 @@
+import { definedFields } from '../domain/defined-fields.ts';
+import { gateParameters } from '../catalog/capability-gate.ts';
+import type { CatalogModel, ProviderRow } from '../catalog/catalog.ts';
+import { GatewayError } from '../domain/errors.ts';
+import type { ImageGenerationRequest, ImageOutputFormat, LayerResolution, StoredImageRequest, StoredImageSource } from '../domain/image.ts';
+import type { Protocol } from '../domain/protocols.ts';
+import { parseInlineImage } from '../media/inline-image.ts';
+import type { ImageAdapter } from '../providers/provider-adapter.ts';
+
+/** A content part of a native image request, with exactly the fields its type needs. */
+export type ImageContentPart =
+  | { type: 'text'; text: string }
+  | { type: 'imageUrl'; url: string }
+  | { type: 'imageBase64'; data: string; mediaType?: string }
+  | { type: 'imageAssetId'; assetId: string };
+
+/** A native image request after its wire shape is checked (ranges and enums), before the model's rules. */
+export type NativeImageInput = {
+  modelId: string;
+  content: ImageContentPart[];
+  numberOfImages?: number;
+  layerDecomposition?: boolean;
+  resolution?: LayerResolution;
+} & Pick<ImageGenerationRequest, 'size' | 'guidanceScale' | 'outputFormat' | 'quality' | 'background' | 'outputCompression' | 'watermark' | 'optimizePromptMode' | 'maxTokens'>;
+
+/** An archived output an account may reuse, as the check needs it. */
+export interface ReusableAsset {
+  objectKey: string;
+  mediaType: string;
+}
+
+/**
+ * The optional fields each provider family takes besides `size`, `numberOfImages` and `outputFormat`, and the
+ * output formats it makes (spec, Native: image: webp, quality, background and compression belong to one
+ * family, prompt optimisation to another). `maxTokens` passes everywhere: ModelArk's adapter strips it.
+ */
+const families: Partial<Record<Protocol, { formats: readonly ImageOutputFormat[]; fields: readonly OptionalField[] }>> = {
+  openai: { formats: ['png', 'jpeg', 'webp'], fields: ['quality', 'background', 'outputCompression', 'maxTokens'] },
+  ark: { formats: ['png', 'jpeg'], fields: ['guidanceScale', 'watermark', 'optimizePromptOptions', 'maxTokens'] },
+  sandbox: { formats: ['png'], fields: ['guidanceScale', 'watermark', 'maxTokens'] },
+};
+
+type OptionalField = 'guidanceScale' | 'quality' | 'background' | 'outputCompression' | 'watermark' | 'optimizePromptOptions' | 'maxTokens';
+
+/** Most images (references and outputs together) a multi-image request may involve. */
+const maxImagesPerRequest = 15;
+
+export interface CheckedImageRequest {
+  request: StoredImageRequest;
+  /** Fields dropped because the model does not take them and does not refuse them (`strictParams: false`). */
+  dropped: string[];
+}
+
+/**
+ * Every rule of the spec's image table and of layer decomposition, and the model's own constraints, checked
+ * before anything is held: a refusal is a 400 naming the field (and the model, where the model refuses).
+ */
+export async function checkImageRequest(
+  model: CatalogModel,
+  row: ProviderRow,
+  adapter: ImageAdapter,
+  input: NativeImageInput,
+  findAsset: (assetId: string, where: string) => Promise<ReusableAsset>,
+  /** Compatibility surfaces forward fields as given and honour them where the model can (spec, rule 3): unsupported ones are dropped. */
+  lenient = false,
+): Promise<CheckedImageRequest> {
+  const modelId = model.modelId;
+  const family = families[row.protocol] ?? { formats: ['png'], fields: [] };
+  const strict = !lenient && row.capabilities?.strictParams !== false;
+  const dropped: string[] = [];
+  const optional: Record<OptionalField, unknown> = {
+    guidanceScale: input.guidanceScale,
+    quality: input.quality,
+    background: input.background,
+    outputCompression: input.outputCompression,
+    watermark: input.watermark,
+    optimizePromptOptions: input.optimizePromptMode,
+    maxTokens: input.maxTokens,
+  };
+  for (const [field, value] of Object.entries(optional) as Array<[OptionalField, unknown]>) {
+    if (value === undefined || family.fields.includes(field)) continue;
+    if (!strict) {
+      dropped.push(field);
+      continue;
+    }
+    throw new GatewayError('GW_PARAMETER_UNSUPPORTED', `model "${modelId}" does not support parameter "${field}"`);
+  }
+  const kept = <T>(field: OptionalField, value: T): T | undefined => (dropped.includes(field) ? undefined : value);
+  let outputFormat = input.outputFormat;
+  if (outputFormat !== undefined && !family.formats.includes(outputFormat) && !strict) {
+    dropped.push('outputFormat');
+    outputFormat = undefined;
+  }
+  if (outputFormat !== undefined && !family.formats.includes(outputFormat)) {
+    throw new GatewayError('GW_PARAMETER_OUT_OF_RANGE', `parameter "outputFormat" of model "${modelId}" must be one of ${family.formats.join(', ')}`);
+  }
+  const format = outputFormat ?? 'png';
+  if (kept('background', input.background) === 'transparent' && format !== 'png' && format !== 'webp') {
+    throw new GatewayError('GW_VALIDATION', 'background "transparent" needs outputFormat "png" or "webp"');
+  }
+  if (kept('outputCompression', input.outputCompression) !== undefined && format === 'png') {
+    throw new GatewayError('GW_VALIDATION', 'outputCompression applies to outputFormat "jpeg" or "webp" only');
+  }
+
+  const texts = input.content.filter((part): part is Extract<ImageContentPart, { type: 'text' }> => part.type === 'text');
+  const imageParts = input.content.map((part, index) => ({ part, index })).filter(({ part }) => part.type !== 'text');
+  const layers = input.layerDecomposition === true;
+  if (layers) {
+    if (!adapter.layers || row.capabilities?.image?.params?.layerDecomposition === undefined) {
+      throw new GatewayError('GW_PARAMETER_UNSUPPORTED', `model "${modelId}" does not support parameter "layerDecomposition"`);
+    }
+    if (imageParts.length !== 1) throw new GatewayError('GW_VALIDATION', `layerDecomposition needs exactly one image part in content, got ${imageParts.length}`);
+    if (input.size !== undefined) throw new GatewayError('GW_VALIDATION', 'size is not accepted with layerDecomposition: use resolution');
+    if (input.numberOfImages !== undefined && input.numberOfImages !== 1) throw new GatewayError('GW_VALIDATION', 'numberOfImages must be omitted or 1 with layerDecomposition');
+  } else {
+    if (input.resolution !== undefined) throw new GatewayError('GW_VALIDATION', 'resolution applies only with layerDecomposition: use size');
+    if (texts.length === 0) throw new GatewayError('GW_VALIDATION', 'content needs a text part (the prompt)');
+    const outputs = input.numberOfImages ?? 1;
+    if (imageParts.length > 0 && imageParts.length + outputs > maxImagesPerRequest) {
+      throw new GatewayError('GW_VALIDATION', `numberOfImages plus reference images must not exceed ${maxImagesPerRequest} (${outputs} + ${imageParts.length})`);
+    }
+  }
+  // The optional fields as they go on: those the model does not take are dropped here, when not refused above.
+  const parameters = {
+    size: input.size,
+    guidanceScale: kept('guidanceScale', input.guidanceScale),
+    outputFormat,
+    quality: kept('quality', input.quality),
+    background: kept('background', input.background),
+    outputCompression: kept('outputCompression', input.outputCompression),
+    watermark: kept('watermark', input.watermark),
+    maxTokens: kept('maxTokens', input.maxTokens),
+  };
+  gateParameters({
+    modelId,
+    capabilities: row.capabilities,
+    scope: 'image',
+    optional: {},
+    values: { ...parameters, numberOfImages: input.numberOfImages, resolution: input.resolution },
+  });
+
+  const images: StoredImageSource[] = [];
+  for (const { part, index } of imageParts) {
+    const where = `content[${index}]`;
+    if (part.type === 'imageUrl') images.push({ kind: 'url', url: part.url });
+    else if (part.type === 'imageBase64') {
+      const inline = parseInlineImage(part.data, part.mediaType, where);
+      images.push({ kind: 'inline', mediaType: inline.mediaType, data: inline.data });
+    } else if (part.type === 'imageAssetId') {
+      const asset = await findAsset(part.assetId, where);
+      if (!asset.mediaType.startsWith('image/')) throw new GatewayError('GW_VALIDATION', `${where}: asset "${part.assetId}" is not an image`);
+      images.push({ kind: 'asset', objectKey: asset.objectKey, mediaType: asset.mediaType });
+    }
+  }
+  const prompt = texts.map((part) => part.text).join('\n\n');
+  const request: StoredImageRequest = {
+    prompt: prompt === '' ? undefined : prompt,
+    images,
+    numberOfImages: layers ? 1 : (input.numberOfImages ?? 1),
+    ...definedFields({
+      ...parameters,
+      optimizePromptMode: kept('optimizePromptOptions', input.optimizePromptMode),
+      layers: layers ? { resolution: input.resolution ?? 'auto' } : undefined,
+    }),
+  };
+  return { request, dropped };
+}

@@ -1,0 +1,89 @@
+import { holdRefusal, type CreditLedger } from '../billing/credit-ledger.ts';
+import type { ProviderRow } from '../catalog/catalog.ts';
+import type { JobsConfig } from '../config/load-config.ts';
+import { GatewayError } from '../domain/errors.ts';
+import { newId } from '../domain/ids.ts';
+import type { JobWaiters } from '../jobs/job-waiters.ts';
+import type { MediaJobRow, MediaJobsRepository } from '../storage/media-jobs-repository.ts';
+import type { Caller } from './text-generation.ts';
+
+export interface JobSubmissionDependencies {
+  jobs: MediaJobsRepository;
+  ledger: CreditLedger;
+  waiters: JobWaiters;
+  config: JobsConfig;
+  /** Tells the workers of every process that jobs were queued. */
+  announce: () => void;
+  clock?: () => Date;
+}
+
+/** A checked media request, priced, ready to be held and queued. */
+export interface JobToSubmit {
+  kind: 'image' | 'audio';
+  modelId: string;
+  row: ProviderRow;
+  request: unknown;
+  recordedRequest: unknown;
+  priceSnapshot: unknown;
+  holdNanos: bigint;
+}
+
+/** What every kind of media job shares: the hold and the row in one transaction, the owner's reads, the wait for the end. */
+export class JobSubmission {
+  private readonly clock: () => Date;
+
+  constructor(private readonly dependencies: JobSubmissionDependencies) {
+    this.clock = dependencies.clock ?? (() => new Date());
+  }
+
+  /** Holds the job's credit and queues it; 403 or 429 (as any request) when the balance or a cap refuses. */
+  async submit(caller: Caller, job: JobToSubmit): Promise<string> {
+    const { jobs, ledger, config } = this.dependencies;
+    const generationId = newId('gen');
+    const now = this.clock();
+    const submission = {
+      id: generationId,
+      accountId: caller.accountId,
+      apiKeyId: caller.apiKeyId,
+      kind: job.kind,
+      model: job.modelId,
+      providerId: job.row.providerId,
+      upstreamModel: job.row.upstreamModel,
+      request: job.request,
+      recordedRequest: job.recordedRequest,
+      priceSnapshot: job.priceSnapshot,
+      holdId: newId('hold'),
+      holdNanos: job.holdNanos,
+      deadlineAt: new Date(now.getTime() + config.maxJobSeconds * 1000),
+      now,
+    };
+    let outcome = await jobs.submit(submission);
+    if (outcome !== 'ok' && outcome !== 'key_inactive') {
+      // Credit this or another process leases for quick requests may be what stands in the way: it is given back, then tried once more.
+      await ledger.freeLeasedCredit(caller.accountId);
+      outcome = await jobs.submit({ ...submission, now: this.clock() });
+    }
+    if (outcome !== 'ok') throw holdRefusal(outcome, job.holdNanos);
+    this.dependencies.announce();
+    return generationId;
+  }
+
+  /** The caller's job of `kind`; 404 for an unknown id or another account's. */
+  async find(caller: Caller, generationId: string, kind: JobToSubmit['kind']): Promise<MediaJobRow> {
+    const job = await this.dependencies.jobs.find(generationId);
+    if (!job || job.accountId !== caller.accountId || job.kind !== kind) throw new GatewayError('GW_NOT_FOUND', `${kind} generation "${generationId}" not found`);
+    return job;
+  }
+
+  /** Waits up to `waitMs` for the job to end; answers it as it is then. */
+  async waitFor(caller: Caller, generationId: string, kind: JobToSubmit['kind'], waitMs: number, signal?: AbortSignal): Promise<MediaJobRow> {
+    const deadline = Date.now() + waitMs;
+    for (;;) {
+      const job = await this.find(caller, generationId, kind);
+      const left = deadline - Date.now();
+      if (job.state === 'succeeded' || job.state === 'failed' || left <= 0 || signal?.aborted) return job;
+      // The notification is the fast path; the re-read a second later covers one that was lost.
+      await this.dependencies.waiters.wait(generationId, Math.min(left, 1_000), signal);
+    }
+  }
+}

@@ -1,0 +1,67 @@
+import type { KeyObject } from 'node:crypto';
+import type { Readable } from 'node:stream';
+import { GatewayError } from '../domain/errors.ts';
+import type { FsObjectStore } from '../storage/fs-object-store.ts';
+import { checkSignedFile } from '../storage/signed-links.ts';
+
+export interface MediaDownload {
+  status: 200 | 206;
+  headers: Record<string, string>;
+  /** Undefined for HEAD. */
+  body: Readable | undefined;
+}
+
+/**
+ * Serves archived files by the signed links of the filesystem store: no credential, only a signature over
+ * the object and its expiry. A single byte range is honoured (video players seek).
+ */
+export class MediaDownloads {
+  constructor(
+    private readonly store: FsObjectStore | undefined,
+    private readonly linkKey: KeyObject,
+    private readonly clock: () => Date = () => new Date(),
+  ) {}
+
+  async open(objectKey: string, query: { expires?: string; signature?: string }, rangeHeader: string | undefined, head: boolean): Promise<MediaDownload> {
+    const now = this.clock();
+    const check = checkSignedFile(this.linkKey, objectKey, query.expires, query.signature, now);
+    if (check === 'expired') throw new GatewayError('GW_FORBIDDEN', 'the download link is expired: read the job again for a fresh link');
+    if (check !== 'valid' || !this.store) throw new GatewayError('GW_FORBIDDEN', 'the download link is not valid');
+    const found = await this.store.size(objectKey).catch(() => undefined);
+    if (!found) throw new GatewayError('GW_NOT_FOUND', 'the file of this link no longer exists');
+    const range = rangeHeader === undefined ? undefined : parseRange(rangeHeader, found.size);
+    const maxAge = Math.max(0, Number(query.expires) - Math.floor(now.getTime() / 1000));
+    const headers: Record<string, string> = {
+      'content-type': found.contentType,
+      'accept-ranges': 'bytes',
+      'cache-control': `private, max-age=${maxAge}`,
+    };
+    if (range === 'unsatisfiable') {
+      throw new GatewayError('GW_RANGE_NOT_SATISFIABLE', `the range "${rangeHeader}" is outside the file's ${found.size} bytes`);
+    }
+    const span = range ?? { start: 0, end: found.size - 1 };
+    headers['content-length'] = String(Math.max(0, span.end - span.start + 1));
+    if (range) headers['content-range'] = `bytes ${span.start}-${span.end}/${found.size}`;
+    const body = head || found.size === 0 ? undefined : (await this.store.open(objectKey, span))?.stream;
+    return { status: range ? 206 : 200, headers, body };
+  }
+}
+
+/** One `bytes=` range (`a-b`, `a-`, `-n`); undefined (the whole file) for forms not supported, such as several ranges. */
+function parseRange(header: string, size: number): { start: number; end: number } | 'unsatisfiable' | undefined {
+  const match = /^bytes=(\d*)-(\d*)$/.exec(header.trim());
+  if (!match || (match[1] === '' && match[2] === '')) return undefined;
+  let start: number;
+  let end: number;
+  if (match[1] === '') {
+    const suffix = Number(match[2]);
+    if (suffix === 0) return 'unsatisfiable';
+    start = Math.max(0, size - suffix);
+    end = size - 1;
+  } else {
+    start = Number(match[1]);
+    end = match[2] === '' ? size - 1 : Math.min(Number(match[2]), size - 1);
+  }
+  if (start >= size || start > end) return 'unsatisfiable';
+  return { start, end };
+}

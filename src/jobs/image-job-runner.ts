@@ -1,0 +1,199 @@
+import { definedFields } from '../domain/defined-fields.ts';
+import type { ProviderConfig } from '../config/load-config.ts';
+import { GatewayError } from '../domain/errors.ts';
+import { newId } from '../domain/ids.ts';
+import type { GeneratedImage, ImageFailure, ImageGenerationRequest, ImageGenerationResult, ImageSource, LayerBox, StoredImageRequest, StoredImageSource } from '../domain/image.ts';
+import { nanosToUsd } from '../domain/money.ts';
+import type { FetchedMedia } from '../media/remote-media.ts';
+import { sniffMediaType } from '../media/media-type.ts';
+import { imageDimensions } from '../media/image-dimensions.ts';
+import type { AdapterRegistry, ImageAdapter } from '../providers/provider-adapter.ts';
+import type { MediaJobRow } from '../storage/media-jobs-repository.ts';
+import type { ObjectStore } from '../storage/object-store.ts';
+import { imageCostNanos, type ImagePriceSnapshot } from '../billing/image-pricing.ts';
+import { normalizedBox, type ArchivedImage, type StoredImageResult } from './image-result.ts';
+import { succeeded, type JobContext, type JobOutcome, type JobRunner } from './job-runner.ts';
+import { isTransient, upstreamErrorMessage } from './upstream-errors.ts';
+
+export interface ImageJobRunnerOptions {
+  adapters: AdapterRegistry;
+  providers: ReadonlyMap<string, ProviderConfig>;
+  store: ObjectStore;
+  /** Provider output URLs, downloaded within the archive's size and time limits. */
+  downloadOutput: (url: string) => Promise<FetchedMedia>;
+  /** Client reference images by URL, for families that take bytes only (public addresses only, unless allowed). */
+  fetchInput: (url: string) => Promise<FetchedMedia>;
+  /** Archived assets expire this long after they are made; undefined keeps them. */
+  retentionMs: number | undefined;
+}
+
+/** What a job keeps of the provider's answer between generating and archiving: outputs already in the store are referenced, not inlined. */
+interface StoredUpstreamResult extends Omit<ImageGenerationResult, 'images'> {
+  images: Array<Omit<GeneratedImage, 'output'> & { output: ImageSource | { kind: 'stored'; objectKey: string; mediaType: string } }>;
+}
+
+const extensions: Record<string, string> = { 'image/png': 'png', 'image/jpeg': 'jpg', 'image/webp': 'webp', 'image/gif': 'gif' };
+
+/**
+ * Runs one image job from wherever it stopped. Sending: the job is marked submitted before the call, so a
+ * job taken over after its process died mid-call is never sent again (these upstreams answer synchronously
+ * and have no task to poll) and fails instead. Archiving: the provider's answer is stored first, so a job
+ * taken over while archiving finishes from it.
+ */
+export class ImageJobRunner implements JobRunner {
+  constructor(private readonly options: ImageJobRunnerOptions) {}
+
+  async run(job: MediaJobRow, context: JobContext): Promise<JobOutcome> {
+    const snapshot = job.priceSnapshot as ImagePriceSnapshot;
+    const request = job.request as StoredImageRequest;
+    if (job.phase === 'submitted') {
+      return { kind: 'failed', error: 'the gateway process running this job stopped while the provider was generating; the job was not sent again', costNanos: 0n };
+    }
+    let upstream: StoredUpstreamResult;
+    if (job.phase === 'generated') {
+      upstream = job.upstreamResult as StoredUpstreamResult;
+    } else {
+      const adapter = this.options.adapters.get(this.protocolOf(job))?.images;
+      const target = this.options.providers.get(job.providerId);
+      if (!adapter || !target?.active) return { kind: 'failed', error: 'the provider of this job is no longer configured', costNanos: 0n };
+      let adapterRequest: ImageGenerationRequest;
+      try {
+        adapterRequest = { ...request, upstreamModel: job.upstreamModel, images: await this.inputs(request.images, adapter) };
+      } catch (error) {
+        return { kind: 'failed', error: error instanceof Error ? error.message : String(error), costNanos: 0n };
+      }
+      if (!(await context.markSubmitted())) return { kind: 'lost' };
+      let result: ImageGenerationResult;
+      try {
+        result = await adapter.generate(adapterRequest, { target });
+      } catch (error) {
+        if (isTransient(error) && job.attempts + 1 < context.maxAttempts) return { kind: 'retry', error: upstreamErrorMessage(error) };
+        return { kind: 'failed', error: upstreamErrorMessage(error), costNanos: 0n };
+      }
+      upstream = await this.keepInline(job, result);
+      if (!(await context.recordGenerated(upstream))) return { kind: 'lost' };
+    }
+    return this.archive(job, request, snapshot, upstream, context);
+  }
+
+  private protocolOf(job: MediaJobRow): ProviderConfig['protocol'] {
+    return this.options.providers.get(job.providerId)?.protocol ?? 'sandbox';
+  }
+
+  /** The job's input images as the adapter takes them: assets read from the archive, URLs fetched for families that take bytes. */
+  private async inputs(images: readonly StoredImageSource[], adapter: ImageAdapter): Promise<ImageSource[]> {
+    return Promise.all(
+      images.map(async (image, index): Promise<ImageSource> => {
+        if (image.kind === 'asset') {
+          const stored = await this.options.store.get(image.objectKey);
+          if (!stored) throw new GatewayError('GW_NOT_FOUND', `reference image ${index + 1} is no longer archived`);
+          return { kind: 'inline', mediaType: image.mediaType, data: stored.bytes.toString('base64') };
+        }
+        if (image.kind === 'url' && !adapter.imageUrls) {
+          const fetched = await this.options.fetchInput(image.url);
+          const mediaType = sniffMediaType(fetched.bytes) ?? fetched.contentType ?? 'application/octet-stream';
+          if (!mediaType.startsWith('image/')) throw new GatewayError('GW_VALIDATION', `reference image ${index + 1} (${image.url}) is not an image`);
+          return { kind: 'inline', mediaType, data: fetched.bytes.toString('base64') };
+        }
+        return image;
+      }),
+    );
+  }
+
+  /** Inline outputs go to the store before the answer is recorded, so the job row never carries megabytes of base64. */
+  private async keepInline(job: MediaJobRow, result: ImageGenerationResult): Promise<StoredUpstreamResult> {
+    const images = await Promise.all(
+      result.images.map(async (image, index) => {
+        if (image.output.kind !== 'inline') return image;
+        const bytes = Buffer.from(image.output.data, 'base64');
+        const mediaType = sniffMediaType(bytes) ?? image.output.mediaType;
+        const objectKey = this.objectKey(job, index, mediaType);
+        await this.options.store.put(objectKey, bytes, mediaType);
+        return { ...image, output: { kind: 'stored' as const, objectKey, mediaType } };
+      }),
+    );
+    return { ...result, images };
+  }
+
+  private objectKey(job: MediaJobRow, index: number, mediaType: string): string {
+    return `images/${job.id.toLowerCase()}/${index}.${extensions[mediaType] ?? 'bin'}`;
+  }
+
+  /** One output into the store (where it is not yet), with what the result and the asset row need of it. */
+  private async archiveOne(job: MediaJobRow, index: number, image: StoredUpstreamResult['images'][number]): Promise<ArchivedOutput> {
+    let objectKey: string;
+    let mediaType: string;
+    let bytes: Buffer;
+    if (image.output.kind === 'stored') {
+      ({ objectKey, mediaType } = image.output);
+      const stored = await this.options.store.get(objectKey);
+      if (!stored) throw new Error('the archived output is missing');
+      bytes = stored.bytes;
+    } else {
+      bytes = image.output.kind === 'url' ? (await this.options.downloadOutput(image.output.url)).bytes : Buffer.from(image.output.data, 'base64');
+      mediaType = sniffMediaType(bytes) ?? (image.output.kind === 'inline' ? image.output.mediaType : 'application/octet-stream');
+      if (!mediaType.startsWith('image/')) throw new Error('the provider output is not an image');
+      objectKey = this.objectKey(job, index, mediaType);
+      await this.options.store.put(objectKey, bytes, mediaType);
+    }
+    const archived: ArchivedImage = { assetId: newId('asset'), objectKey, mediaType };
+    if (image.output.kind === 'url') archived.providerUrl = image.output.url;
+    if (image.layer) Object.assign(archived, definedFields({ zIndex: image.layer.zIndex, name: image.layer.name, description: image.layer.description }));
+    return { image: archived, bytes: bytes.length, size: imageDimensions(bytes) ?? sizeOf(image.size), box: image.layer?.box };
+  }
+
+  private async archive(job: MediaJobRow, request: StoredImageRequest, snapshot: ImagePriceSnapshot, upstream: StoredUpstreamResult, context: JobContext): Promise<JobOutcome> {
+    const failures: ImageFailure[] = [...upstream.failures];
+    const archived: ArchivedOutput[] = [];
+    for (const [index, image] of upstream.images.entries()) {
+      try {
+        archived.push(await this.archiveOne(job, index, image));
+      } catch (error) {
+        failures.push({ index, code: 'ArchiveFailed', message: `output ${index} could not be archived: ${error instanceof Error ? error.message : String(error)}` });
+      }
+      if (context.lost()) return { kind: 'lost' };
+    }
+    const layers = request.layers !== undefined;
+    const quality = upstream.quality ?? request.quality;
+    if ((layers && failures.length > 0) || archived.length === 0) {
+      // A failed job leaves no asset behind to be swept later: what it archived goes now.
+      await Promise.all(archived.map(({ image }) => this.options.store.delete(image.objectKey).catch(() => undefined)));
+      const reasons = failures.map((failure) => failure.message).join('; ');
+      const error = layers && failures.length > 0 ? `layer decomposition failed: ${reasons}` : reasons || 'the provider returned no image';
+      return { kind: 'failed', error, costNanos: billedByProvider(snapshot, upstream, quality) };
+    }
+    const images = layers ? layerOrder(archived) : archived.map((output) => output.image);
+    const costNanos = imageCostNanos(snapshot, archived.length, quality);
+    const usage = { ...upstream.usage, generatedImages: archived.length, usdCost: nanosToUsd(costNanos) };
+    const result: StoredImageResult = { images, usage, ...(failures.length > 0 ? { failures } : {}) };
+    return succeeded(job, { result, usage, costNanos }, archived.map(({ image, bytes }) => ({ ...image, bytes })), this.options.retentionMs);
+  }
+}
+
+/** An archived output with what only archiving knows: its size in bytes and pixels, and a layer's box. */
+interface ArchivedOutput {
+  image: ArchivedImage;
+  bytes: number;
+  size: { width: number; height: number } | undefined;
+  box: LayerBox | undefined;
+}
+
+/** A failed job is charged only what the provider reports having made (usually nothing). */
+function billedByProvider(snapshot: ImagePriceSnapshot, upstream: StoredUpstreamResult, quality: string | undefined): bigint {
+  return imageCostNanos(snapshot, Math.max(0, Math.trunc(upstream.usage.generatedImages ?? 0)), quality);
+}
+
+function sizeOf(size: string | undefined): { width: number; height: number } | undefined {
+  const match = /^(\d+)x(\d+)$/.exec(size ?? '');
+  return match ? { width: Number(match[1]), height: Number(match[2]) } : undefined;
+}
+
+/** Layer order of the spec: the base first (zIndex 0, no box), then layers ascending by zIndex, each box also normalized to the base. */
+function layerOrder(outputs: ArchivedOutput[]): ArchivedImage[] {
+  const sorted = [...outputs].sort((a, b) => (a.image.zIndex ?? 0) - (b.image.zIndex ?? 0));
+  const base = sorted[0]!.size;
+  return sorted.map(({ image, box }, index) => {
+    if (index === 0) return { ...image, zIndex: 0 };
+    return box && base ? { ...image, boundingBox: { absolute: box, normalized: normalizedBox(box, base.width, base.height) } } : image;
+  });
+}

@@ -1,0 +1,43 @@
+import type { MediaAssetRow, MediaJobRow } from '../storage/media-jobs-repository.ts';
+
+/** How a run of a job ended. */
+export type JobOutcome =
+  | { kind: 'succeeded'; result: unknown; usage: unknown; costNanos: bigint; assets: ReadonlyArray<Omit<MediaAssetRow, 'createdAt'>> }
+  /** Charged `costNanos` (what the provider billed, usually nothing); the rest of the hold goes back. */
+  | { kind: 'failed'; error: string; costNanos: bigint }
+  /** A transient failure before anything reached the provider's books: the job runs again later. */
+  | { kind: 'retry'; error: string }
+  /** Another process took the job over; this run writes nothing more. */
+  | { kind: 'lost' };
+
+/** What a runner may do to its job while it holds the job's lease. */
+export interface JobContext {
+  /** Records that the upstream call is about to be made; false when the lease is lost (then nothing is sent). */
+  markSubmitted(): Promise<boolean>;
+  /** Stores the upstream's answer before archiving; false when the lease is lost. */
+  recordGenerated(upstreamResult: unknown): Promise<boolean>;
+  /** Whether the lease was lost (renewal found another owner). */
+  lost(): boolean;
+  /** Tries a transient failure gets in all. */
+  maxAttempts: number;
+}
+
+/** One kind of media job (image; video and audio later). */
+export interface JobRunner {
+  run(job: MediaJobRow, context: JobContext): Promise<JobOutcome>;
+}
+
+/** An archived output as its asset row needs it. */
+export interface ArchivedAsset {
+  assetId: string;
+  objectKey: string;
+  mediaType: string;
+  bytes: number;
+}
+
+/** A job's success: its result and usage, the charge, and an asset of each archived output, kept `retentionMs` (undefined: for ever). */
+export function succeeded(job: MediaJobRow, outcome: { result: unknown; usage: unknown; costNanos: bigint }, outputs: readonly ArchivedAsset[], retentionMs: number | undefined): JobOutcome {
+  const expiresAt = retentionMs === undefined ? null : new Date(Date.now() + retentionMs);
+  const assets = outputs.map((output) => ({ id: output.assetId, accountId: job.accountId, jobId: job.id, objectKey: output.objectKey, mediaType: output.mediaType, bytes: output.bytes, expiresAt }));
+  return { kind: 'succeeded', ...outcome, assets };
+}

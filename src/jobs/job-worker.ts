@@ -1,0 +1,165 @@
+import type { JobsConfig, ProviderConfig } from '../config/load-config.ts';
+import type { MediaJobRow, MediaJobsRepository } from '../storage/media-jobs-repository.ts';
+import type { JobContext, JobOutcome, JobRunner } from './job-runner.ts';
+
+export interface JobWorkerOptions {
+  jobs: MediaJobsRepository;
+  runners: ReadonlyMap<string, JobRunner>;
+  providers: ReadonlyMap<string, Pick<ProviderConfig, 'maxConcurrentJobs'>>;
+  /** This process: the owner written on the leases of the jobs it runs. */
+  owner: string;
+  config: JobsConfig;
+  /** A job reached a terminal state (waiting requests are told across processes). */
+  onFinished: (jobId: string) => void;
+  onError: (error: unknown, jobId?: string) => void;
+  clock?: () => Date;
+}
+
+/**
+ * Runs media jobs in this process: claims due jobs (across processes, each job by one process at a time),
+ * runs each under a lease it keeps renewing, and writes the outcome. Woken by `wake()` when jobs are
+ * queued, and by a poll timer otherwise. At most `config.concurrency` jobs at once, and at most a
+ * provider's `maxConcurrentJobs` of that provider's.
+ */
+export class JobWorker {
+  private readonly running = new Map<string, Promise<void>>();
+  private readonly perProvider = new Map<string, number>();
+  private timer: NodeJS.Timeout | undefined;
+  private claiming: Promise<void> | undefined;
+  private again = false;
+  private stopped = true;
+  private readonly clock: () => Date;
+
+  constructor(private readonly options: JobWorkerOptions) {
+    this.clock = options.clock ?? (() => new Date());
+  }
+
+  start(): void {
+    if (this.options.config.concurrency === 0) return;
+    this.stopped = false;
+    this.timer = setInterval(() => this.wake(), this.options.config.idlePollMs);
+    this.timer.unref();
+    this.wake();
+  }
+
+  /** Looks for due jobs now. */
+  wake(): void {
+    if (this.stopped) return;
+    if (this.claiming) {
+      this.again = true;
+      return;
+    }
+    this.claiming = this.claim()
+      .catch((error: unknown) => this.options.onError(error))
+      .finally(() => {
+        this.claiming = undefined;
+        if (this.again) {
+          this.again = false;
+          this.wake();
+        }
+      });
+  }
+
+  /** Stops claiming and waits up to `graceMs` for the jobs under way; the rest are let go for another process. */
+  async stop(graceMs: number): Promise<void> {
+    this.stopped = true;
+    clearInterval(this.timer);
+    await this.claiming;
+    const all = Promise.all(this.running.values());
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([all, new Promise((resolve) => (timer = setTimeout(resolve, graceMs)))]);
+    clearTimeout(timer);
+  }
+
+  /** Jobs this process is running now. */
+  get active(): number {
+    return this.running.size;
+  }
+
+  private async claim(): Promise<void> {
+    const { config, jobs, owner, providers } = this.options;
+    const room = (providerId: string) => (providers.get(providerId)?.maxConcurrentJobs ?? Infinity) - (this.perProvider.get(providerId) ?? 0);
+    const busy = [...this.perProvider.keys()].filter((id) => room(id) <= 0);
+    for (const providerId of await jobs.dueProviders(busy)) {
+      const free = config.concurrency - this.running.size;
+      if (free <= 0) return;
+      const claimed = await jobs.claim(owner, providerId, Math.min(free, room(providerId)), config.leaseSeconds);
+      for (const job of claimed) this.launch(job);
+    }
+  }
+
+  private launch(job: MediaJobRow): void {
+    this.perProvider.set(job.providerId, (this.perProvider.get(job.providerId) ?? 0) + 1);
+    const run = this.run(job).finally(() => {
+      this.running.delete(job.id);
+      this.perProvider.set(job.providerId, (this.perProvider.get(job.providerId) ?? 1) - 1);
+      this.wake();
+    });
+    this.running.set(job.id, run);
+  }
+
+  private async run(job: MediaJobRow): Promise<void> {
+    const { config, jobs, owner } = this.options;
+    let lost = false;
+    const renewal = setInterval(
+      () => {
+        jobs.renew(job.id, owner, config.leaseSeconds).then(
+          (kept) => (lost ||= !kept),
+          (error: unknown) => this.options.onError(error, job.id),
+        );
+      },
+      Math.max(500, (config.leaseSeconds * 1000) / 3),
+    );
+    renewal.unref();
+    try {
+      const context: JobContext = {
+        markSubmitted: async () => !lost && (await jobs.markSubmitted(job.id, owner, this.clock())),
+        recordGenerated: async (upstreamResult) => !lost && (await jobs.recordUpstream(job.id, owner, { phase: 'generated', upstreamResult }, this.clock())),
+        lost: () => lost,
+        maxAttempts: config.maxAttempts,
+      };
+      let outcome: JobOutcome;
+      if (this.clock() > job.deadlineAt) {
+        outcome = { kind: 'failed', error: `the job did not finish within ${config.maxJobSeconds} seconds`, costNanos: 0n };
+      } else {
+        const runner = this.options.runners.get(job.kind);
+        outcome = runner ? await runner.run(job, context) : { kind: 'failed', error: `no runner for ${job.kind} jobs`, costNanos: 0n };
+      }
+      await this.finish(job, outcome);
+    } catch (error) {
+      // Storage failed under the job: its lease runs out and another claim resumes it from its phase.
+      this.options.onError(error, job.id);
+    } finally {
+      clearInterval(renewal);
+    }
+  }
+
+  private async finish(job: MediaJobRow, outcome: JobOutcome): Promise<void> {
+    const { config, jobs, owner } = this.options;
+    const now = this.clock();
+    switch (outcome.kind) {
+      case 'lost':
+        return;
+      case 'retry': {
+        const delay = config.retryBaseMs * 2 ** Math.min(job.attempts, 16);
+        await jobs.retryLater(job.id, owner, new Date(now.getTime() + delay), outcome.error, now);
+        return;
+      }
+      case 'succeeded':
+      case 'failed': {
+        const succeeded = outcome.kind === 'succeeded';
+        const settled = await jobs.settle(job, owner, {
+          state: outcome.kind,
+          costNanos: outcome.costNanos,
+          modality: job.kind,
+          result: succeeded ? outcome.result : null,
+          error: succeeded ? null : outcome.error,
+          usage: succeeded ? outcome.usage : { error: outcome.error },
+          assets: succeeded ? outcome.assets : [],
+          now,
+        });
+        if (settled) this.options.onFinished(job.id);
+      }
+    }
+  }
+}

@@ -1,0 +1,33 @@
+import { GatewayError } from '../domain/errors.ts';
+import { UpstreamHttpError, UpstreamUnreachableError } from '../domain/upstream-failure.ts';
+
+/**
+ * Failures worth another try of the same job: the provider could not be reached or refused for load (429,
+ * 5xx). A timeout is not: the provider may have made (and billed) the images, and a synchronous call
+ * cannot be looked up afterwards.
+ */
+export function isTransient(error: unknown): boolean {
+  if (error instanceof UpstreamUnreachableError) return error.reason === 'connect';
+  return error instanceof UpstreamHttpError && (error.status === 429 || error.status >= 500);
+}
+
+/** The job's `error` text: the provider's own message where its error body has one. */
+export function upstreamErrorMessage(error: unknown): string {
+  if (error instanceof UpstreamHttpError) {
+    const message = providerMessage(error.body);
+    return `the provider answered ${error.status}${message ? `: ${message}` : ''}`;
+  }
+  if (error instanceof UpstreamUnreachableError || error instanceof GatewayError) return error.message;
+  return 'the job failed inside the gateway';
+}
+
+function providerMessage(body: string): string | undefined {
+  try {
+    const parsed: unknown = JSON.parse(body);
+    const error = parsed !== null && typeof parsed === 'object' ? (parsed as { error?: unknown }).error : undefined;
+    const message = error !== null && typeof error === 'object' ? (error as { message?: unknown }).message : typeof error === 'string' ? error : undefined;
+    return typeof message === 'string' ? message.slice(0, 500) : undefined;
+  } catch {
+    return undefined;
+  }
+}

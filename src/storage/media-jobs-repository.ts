@@ -1,0 +1,224 @@
+import { and, eq, inArray, isNotNull, isNull, lt, lte, or, sql } from 'drizzle-orm';
+import { queryRows, type Database } from './database.ts';
+import type { HoldOutcome } from './ledger-repository.ts';
+import { mediaAssets, mediaJobs } from './schema.ts';
+
+export type MediaJobRow = typeof mediaJobs.$inferSelect;
+export type MediaAssetRow = typeof mediaAssets.$inferSelect;
+
+/** The owner of every media job's hold: never a process, so no sweep of dead processes releases it. */
+export const mediaJobHoldOwner = 'media-job';
+
+export interface NewMediaJob {
+  id: string;
+  accountId: string;
+  apiKeyId: string | null;
+  kind: string;
+  model: string;
+  providerId: string;
+  upstreamModel: string;
+  request: unknown;
+  recordedRequest: unknown;
+  priceSnapshot: unknown;
+  holdId: string;
+  holdNanos: bigint;
+  deadlineAt: Date;
+  now: Date;
+}
+
+export interface JobSettlement {
+  state: 'succeeded' | 'failed';
+  costNanos: bigint;
+  modality: string;
+  result: unknown;
+  error: string | null;
+  usage: unknown;
+  assets: ReadonlyArray<Omit<MediaAssetRow, 'createdAt'>>;
+  now: Date;
+}
+
+/**
+ * The SQL of media jobs. Submission holds the job's credit and inserts the job in one transaction, and
+ * settlement charges it, writes the usage record and ends the job in another, so a job exists exactly when
+ * its hold does and is settled exactly once. Every write of a running job is conditioned on the worker
+ * still owning the job's lease: a worker that lost it (it stalled and another took over) changes nothing.
+ */
+export class MediaJobsRepository {
+  constructor(private readonly db: Database) {}
+
+  async submit(job: NewMediaJob): Promise<HoldOutcome> {
+    return this.db.transaction(async (tx) => {
+      const [row] = await queryRows<{ outcome: string }>(
+        tx as unknown as Database,
+        sql`SELECT gw_hold(${job.holdId}, ${job.accountId}, ${job.apiKeyId}, ${job.holdNanos}, ${mediaJobHoldOwner}, ${job.now.toISOString()}::timestamptz) AS outcome`,
+      );
+      const outcome = (row?.outcome ?? 'balance') as HoldOutcome;
+      if (outcome !== 'ok') return outcome;
+      await tx.insert(mediaJobs).values({
+        id: job.id,
+        accountId: job.accountId,
+        apiKeyId: job.apiKeyId,
+        kind: job.kind,
+        model: job.model,
+        providerId: job.providerId,
+        upstreamModel: job.upstreamModel,
+        request: job.request,
+        recordedRequest: job.recordedRequest,
+        state: 'queued',
+        priceSnapshot: job.priceSnapshot,
+        holdId: job.holdId,
+        holdNanos: job.holdNanos,
+        deadlineAt: job.deadlineAt,
+        runAfter: job.now,
+        createdAt: job.now,
+        updatedAt: job.now,
+      });
+      return outcome;
+    });
+  }
+
+  /** Providers that have due jobs (see `claim`), but none of `except`. */
+  async dueProviders(except: readonly string[]): Promise<string[]> {
+    const skip = except.length > 0 ? sql`AND provider_id NOT IN (${sql.join(except.map((id) => sql`${id}`), sql`, `)})` : sql``;
+    const rows = await queryRows<{ provider_id: string }>(
+      this.db,
+      sql`SELECT DISTINCT provider_id FROM media_jobs
+           WHERE state IN ('queued', 'processing') AND run_after <= now() AND (lease_owner IS NULL OR lease_until < now()) ${skip}`,
+    );
+    return rows.map((row) => row.provider_id);
+  }
+
+  /**
+   * Takes up to `limit` due jobs of one provider for `owner`: queued ones, and running ones whose lease ran
+   * out (their worker died or stalled) or that wait for a retry. Rows another process is taking at this
+   * moment are skipped.
+   */
+  async claim(owner: string, providerId: string, limit: number, leaseSeconds: number): Promise<MediaJobRow[]> {
+    if (limit <= 0) return [];
+    const due = this.db
+      .select({ id: mediaJobs.id })
+      .from(mediaJobs)
+      .where(
+        and(
+          eq(mediaJobs.providerId, providerId),
+          inArray(mediaJobs.state, ['queued', 'processing']),
+          lte(mediaJobs.runAfter, sql`now()`),
+          or(isNull(mediaJobs.leaseOwner), lt(mediaJobs.leaseUntil, sql`now()`)),
+        ),
+      )
+      .orderBy(mediaJobs.runAfter, mediaJobs.createdAt)
+      .limit(limit)
+      .for('update', { skipLocked: true });
+    return this.db
+      .update(mediaJobs)
+      .set({ state: 'processing', leaseOwner: owner, leaseUntil: sql`now() + make_interval(secs => ${leaseSeconds})`, updatedAt: sql`now()` })
+      .where(inArray(mediaJobs.id, due))
+      .returning();
+  }
+
+  /** Extends the lease; false when `owner` no longer holds it. */
+  async renew(id: string, owner: string, leaseSeconds: number): Promise<boolean> {
+    const rows = await this.db
+      .update(mediaJobs)
+      .set({ leaseUntil: sql`now() + make_interval(secs => ${leaseSeconds})` })
+      .where(and(eq(mediaJobs.id, id), eq(mediaJobs.leaseOwner, owner), eq(mediaJobs.state, 'processing')))
+      .returning({ id: mediaJobs.id });
+    return rows.length === 1;
+  }
+
+  /** Records, before anything is sent upstream, that it is about to be: a takeover then knows not to send it again. */
+  async markSubmitted(id: string, owner: string, now: Date): Promise<boolean> {
+    const rows = await this.db
+      .update(mediaJobs)
+      .set({ phase: 'submitted', attempts: sql`${mediaJobs.attempts} + 1`, updatedAt: now })
+      .where(and(eq(mediaJobs.id, id), eq(mediaJobs.leaseOwner, owner), eq(mediaJobs.state, 'processing')))
+      .returning({ id: mediaJobs.id });
+    return rows.length === 1;
+  }
+
+  /** Stores the upstream's answer (or its task id) so that archiving, or polling, can resume after a takeover. */
+  async recordUpstream(id: string, owner: string, update: { phase: 'submitted' | 'generated'; upstreamTaskId?: string; upstreamResult?: unknown }, now: Date): Promise<boolean> {
+    const rows = await this.db
+      .update(mediaJobs)
+      .set({ phase: update.phase, upstreamTaskId: update.upstreamTaskId, upstreamResult: update.upstreamResult, updatedAt: now })
+      .where(and(eq(mediaJobs.id, id), eq(mediaJobs.leaseOwner, owner), eq(mediaJobs.state, 'processing')))
+      .returning({ id: mediaJobs.id });
+    return rows.length === 1;
+  }
+
+  /** A transient failure: nothing of this try reached a provider's books; the job runs again after `runAfter`. */
+  async retryLater(id: string, owner: string, runAfter: Date, error: string, now: Date): Promise<boolean> {
+    const rows = await this.db
+      .update(mediaJobs)
+      .set({ phase: null, leaseOwner: null, leaseUntil: null, runAfter, error, updatedAt: now })
+      .where(and(eq(mediaJobs.id, id), eq(mediaJobs.leaseOwner, owner), eq(mediaJobs.state, 'processing')))
+      .returning({ id: mediaJobs.id });
+    return rows.length === 1;
+  }
+
+  /**
+   * Ends a job: its state, result and assets, the charge (at most the hold) and the usage record, all in one
+   * transaction. False, changing nothing, when `owner` no longer holds the job.
+   */
+  async settle(job: MediaJobRow, owner: string, settlement: JobSettlement): Promise<boolean> {
+    return this.db.transaction(async (tx) => {
+      const ended = await tx
+        .update(mediaJobs)
+        .set({
+          state: settlement.state,
+          result: settlement.result,
+          error: settlement.error,
+          leaseOwner: null,
+          leaseUntil: null,
+          updatedAt: settlement.now,
+          finishedAt: settlement.now,
+        })
+        .where(and(eq(mediaJobs.id, job.id), eq(mediaJobs.leaseOwner, owner), eq(mediaJobs.state, 'processing')))
+        .returning({ id: mediaJobs.id });
+      if (ended.length !== 1) return false;
+      const durationMs = Math.max(0, settlement.now.getTime() - job.createdAt.getTime());
+      await queryRows(
+        tx as unknown as Database,
+        sql`SELECT gw_settle(${job.holdId}, ${job.accountId}, ${job.apiKeyId}, ${settlement.costNanos}, ${settlement.now.toISOString()}::timestamptz,
+                             ${job.id}, ${settlement.modality}, ${job.model}, ${settlement.state}, ${JSON.stringify(job.recordedRequest)}::jsonb,
+                             ${JSON.stringify(settlement.usage ?? null)}::jsonb, ${Math.min(durationMs, 2_147_483_647)})`,
+      );
+      if (settlement.assets.length > 0) await tx.insert(mediaAssets).values(settlement.assets.map((asset) => ({ ...asset, createdAt: settlement.now })));
+      return true;
+    });
+  }
+
+  async find(id: string): Promise<MediaJobRow | undefined> {
+    const [row] = await this.db.select().from(mediaJobs).where(eq(mediaJobs.id, id));
+    return row;
+  }
+
+  async findAsset(id: string): Promise<MediaAssetRow | undefined> {
+    const [row] = await this.db.select().from(mediaAssets).where(eq(mediaAssets.id, id));
+    return row;
+  }
+
+  async assetsOfJob(jobId: string): Promise<MediaAssetRow[]> {
+    return this.db.select().from(mediaAssets).where(eq(mediaAssets.jobId, jobId));
+  }
+
+  /** Assets past their retention, oldest first. */
+  async expiredAssets(now: Date, limit: number): Promise<MediaAssetRow[]> {
+    return this.db
+      .select()
+      .from(mediaAssets)
+      .where(and(isNotNull(mediaAssets.expiresAt), lte(mediaAssets.expiresAt, now)))
+      .orderBy(mediaAssets.expiresAt)
+      .limit(limit);
+  }
+
+  async deleteAsset(id: string): Promise<void> {
+    await this.db.delete(mediaAssets).where(eq(mediaAssets.id, id));
+  }
+
+  /** Jobs by state, for readiness and metrics. */
+  async countByState(): Promise<Record<string, number>> {
+    const rows = await queryRows<{ state: string; jobs: number | string }>(this.db, sql`SELECT state, count(*) AS jobs FROM media_jobs GROUP BY state`);
+    return Object.fromEntries(rows.map((row) => [row.state, Number(row.jobs)]));
+  }
+}

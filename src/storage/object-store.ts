@@ -1,0 +1,18 @@
+/** Where generated media is archived: a directory under DATA_DIR, or an S3-compatible bucket. */
+export interface ObjectStore {
+  readonly kind: 'fs' | 's3';
+  /** Writes (or overwrites) one object. Keys are made by the gateway: `[a-z0-9/._-]`, never `..`. */
+  put(key: string, bytes: Buffer, contentType: string): Promise<void>;
+  /** The object's bytes and type, or undefined when it does not exist. */
+  get(key: string): Promise<{ bytes: Buffer; contentType: string } | undefined>;
+  /** Deletes the object; deleting one that does not exist is no error. */
+  delete(key: string): Promise<void>;
+  /**
+   * A link that downloads the object without any credential until `expiresAt`: a presigned URL (S3), or a
+   * gateway path signed with HMAC (filesystem) that the caller makes absolute with the gateway's base URL.
+   */
+  signedLink(key: string, expiresAt: Date): Promise<string>;
+  /** Throws when the store cannot be written or read (readiness). */
+  check(): Promise<void>;
+  close(): Promise<void>;
+}

@@ -1,0 +1,12 @@
+import type { KeyObject } from 'node:crypto';
+import path from 'node:path';
+import type { MediaConfig } from '../config/load-config.ts';
+import { FsObjectStore } from './fs-object-store.ts';
+import type { ObjectStore } from './object-store.ts';
+import { S3ObjectStore } from './s3-object-store.ts';
+
+/** The configured object store: files under `DATA_DIR/media`, or an S3-compatible bucket. */
+export function openObjectStore(options: { media: MediaConfig; dataDir: string; linkKey: KeyObject }): ObjectStore {
+  if (options.media.store === 's3' && options.media.s3) return new S3ObjectStore(options.media.s3);
+  return new FsObjectStore(path.join(options.dataDir, 'media'), options.linkKey);
+}

@@ -1,0 +1,60 @@
+import { DeleteObjectCommand, GetObjectCommand, HeadBucketCommand, PutObjectCommand, S3Client, S3ServiceException } from '@aws-sdk/client-s3';
+import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
+import type { S3StoreConfig } from '../config/load-config.ts';
+import { checkObjectKey } from './fs-object-store.ts';
+import type { ObjectStore } from './object-store.ts';
+
+/** S3 presigned links live at most a week. */
+const maxPresignSeconds = 7 * 86_400;
+
+/** Archived media in an S3-compatible bucket; download links are presigned GET URLs. */
+export class S3ObjectStore implements ObjectStore {
+  readonly kind = 's3' as const;
+  private readonly client: S3Client;
+
+  constructor(private readonly config: S3StoreConfig) {
+    this.client = new S3Client({
+      region: config.region,
+      forcePathStyle: config.forcePathStyle,
+      ...(config.endpoint ? { endpoint: config.endpoint } : {}),
+      ...(config.accessKeyId && config.secretAccessKey ? { credentials: { accessKeyId: config.accessKeyId, secretAccessKey: config.secretAccessKey } } : {}),
+    });
+  }
+
+  async put(key: string, bytes: Buffer, contentType: string): Promise<void> {
+    await this.client.send(new PutObjectCommand({ Bucket: this.config.bucket, Key: this.keyOf(key), Body: bytes, ContentType: contentType }));
+  }
+
+  async get(key: string): Promise<{ bytes: Buffer; contentType: string } | undefined> {
+    try {
+      const answer = await this.client.send(new GetObjectCommand({ Bucket: this.config.bucket, Key: this.keyOf(key) }));
+      const bytes = Buffer.from(await answer.Body!.transformToByteArray());
+      return { bytes, contentType: answer.ContentType ?? 'application/octet-stream' };
+    } catch (error) {
+      if (error instanceof S3ServiceException && (error.name === 'NoSuchKey' || error.$metadata.httpStatusCode === 404)) return undefined;
+      throw error;
+    }
+  }
+
+  async delete(key: string): Promise<void> {
+    await this.client.send(new DeleteObjectCommand({ Bucket: this.config.bucket, Key: this.keyOf(key) }));
+  }
+
+  async signedLink(key: string, expiresAt: Date): Promise<string> {
+    const seconds = Math.min(maxPresignSeconds, Math.max(1, Math.ceil((expiresAt.getTime() - Date.now()) / 1000)));
+    return getSignedUrl(this.client, new GetObjectCommand({ Bucket: this.config.bucket, Key: this.keyOf(key) }), { expiresIn: seconds });
+  }
+
+  async check(): Promise<void> {
+    await this.client.send(new HeadBucketCommand({ Bucket: this.config.bucket }));
+  }
+
+  async close(): Promise<void> {
+    this.client.destroy();
+  }
+
+  private keyOf(key: string): string {
+    checkObjectKey(key);
+    return `${this.config.prefix}${key}`;
+  }
+}

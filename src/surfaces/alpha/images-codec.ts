@@ -1,0 +1,87 @@
+import type { NativeImageInput } from '../../gateway/image-request-check.ts';
+import type { ImageResultView } from '../../gateway/image-generation.ts';
+import type { StreamedImage } from '../../gateway/image-streaming.ts';
+import { imageBackgrounds, imageQualities, type ImageBackground, type ImageQuality, type ImageUsage } from '../../domain/image.ts';
+import type { ImagesGenerateRequest } from '../../protocols/openai/images.ts';
+
+const isQuality = (value: string | undefined): value is ImageQuality => (imageQualities as readonly string[]).includes(value ?? '');
+const isBackground = (value: string | undefined): value is ImageBackground => (imageBackgrounds as readonly string[]).includes(value ?? '');
+
+/**
+ * An alpha images request for a translated provider (ModelArk, the sandbox): the prompt as the one text part,
+ * `n` as numberOfImages, `size` when it is `WxH` (`auto` is the provider's default anyway). Fields the
+ * model does not take are dropped, not refused: the compatibility surfaces honour what the model supports.
+ */
+export function alphaImageInput(body: ImagesGenerateRequest): NativeImageInput {
+  return {
+    modelId: body.model,
+    content: [{ type: 'text', text: body.prompt }],
+    numberOfImages: body.n,
+    ...(body.size !== undefined && /^[1-9]\d{0,5}x[1-9]\d{0,5}$/.test(body.size) ? { size: body.size } : {}),
+    ...(body.output_format !== undefined ? { outputFormat: body.output_format } : {}),
+    ...(isQuality(body.quality) ? { quality: body.quality } : {}),
+    ...(isBackground(body.background) ? { background: body.background } : {}),
+    ...(body.output_compression !== undefined ? { outputCompression: body.output_compression } : {}),
+  };
+}
+
+/** Fields of the request no translated provider takes, named back to the client as dropped. */
+export function untranslatedFields(body: ImagesGenerateRequest): string[] {
+  return (['style', 'moderation', 'partial_images', 'user'] as const).filter((field) => body[field] !== undefined);
+}
+
+/** The OpenAI ImagesResponse of a finished job: each image as its signed archive link, or as base64 when asked. */
+export async function imagesResponseOf(
+  result: ImageResultView,
+  created: number,
+  responseFormat: 'url' | 'b64_json' | undefined,
+  bytesOf: (index: number) => Promise<Buffer>,
+): Promise<Record<string, unknown>> {
+  const data = await Promise.all(
+    result.images.map(async (image, index) => (responseFormat === 'b64_json' ? { b64_json: (await bytesOf(index)).toString('base64') } : { url: image.downloadUrl })),
+  );
+  const usage = result.usage;
+  return {
+    created,
+    data,
+    ...(usage.inputTokens !== undefined || usage.outputTokens !== undefined
+      ? { usage: { input_tokens: usage.inputTokens ?? 0, output_tokens: usage.outputTokens ?? 0, total_tokens: usage.totalTokens ?? (usage.inputTokens ?? 0) + (usage.outputTokens ?? 0) } }
+      : {}),
+  };
+}
+
+/**
+ * A translated image stream in OpenAI's events: `image_generation.completed` per image, carrying its base64.
+ * Each image is held back until the next event, so the last one can carry the usage the provider reports
+ * at its end, as OpenAI's last completed event does.
+ */
+export class ImageEventEncoder {
+  private held: Extract<StreamedImage, { type: 'image' }> | undefined;
+
+  constructor(
+    private readonly created: number,
+    private readonly outputFormat: string,
+  ) {}
+
+  encode(event: StreamedImage): Array<[string, Record<string, unknown>]> {
+    const out: Array<[string, Record<string, unknown>]> = [];
+    if (this.held) out.push(this.completed(this.held, event.type === 'finish' ? event.usage : undefined));
+    this.held = event.type === 'image' ? event : undefined;
+    return out;
+  }
+
+  private completed(image: Extract<StreamedImage, { type: 'image' }>, usage: ImageUsage | undefined): [string, Record<string, unknown>] {
+    const type = 'image_generation.completed';
+    return [
+      type,
+      {
+        type,
+        b64_json: image.base64,
+        created_at: this.created,
+        output_format: this.outputFormat,
+        ...(image.size ? { size: image.size } : {}),
+        ...(usage ? { usage: { input_tokens: usage.inputTokens ?? 0, output_tokens: usage.outputTokens ?? 0, total_tokens: usage.totalTokens ?? (usage.inputTokens ?? 0) + (usage.outputTokens ?? 0) } } : {}),
+      },
+    ];
+  }
+}

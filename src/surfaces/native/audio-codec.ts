@@ -1,0 +1,44 @@
+import { Type, type Static } from '@fastify/type-provider-typebox';
+import { explicitLanguages, speechFormats, speechSampleRates } from '../../domain/speech.ts';
+import type { TextToSpeechInput } from '../../gateway/speech-generation.ts';
+
+const literals = <T extends readonly (string | number)[]>(values: T) => Type.Union(values.map((value) => Type.Literal(value)));
+const rate = () => Type.Optional(Type.Integer({ minimum: -50, maximum: 100 }));
+
+/** The text-to-speech body (spec, Native: audio); unknown fields are stripped. */
+export const TextToSpeechBody = Type.Object(
+  {
+    voiceType: Type.String({ minLength: 1, maxLength: 200 }),
+    text: Type.String({ minLength: 1, maxLength: 1000 }),
+    format: Type.Optional(literals(speechFormats)),
+    sampleRate: Type.Optional(literals(speechSampleRates)),
+    speechRate: rate(),
+    loudnessRate: rate(),
+    pitch: Type.Optional(Type.Integer({ minimum: -12, maximum: 12 })),
+    silenceDuration: Type.Optional(Type.Integer({ minimum: 0, maximum: 30_000 })),
+    enableLanguageDetector: Type.Optional(Type.Boolean()),
+    explicitLanguage: Type.Optional(literals(explicitLanguages)),
+    disableMarkdownFilter: Type.Optional(Type.Boolean()),
+    disableEmojiFilter: Type.Optional(Type.Boolean()),
+    contextTexts: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 1000 }), { maxItems: 1 })),
+  },
+  { additionalProperties: false },
+);
+export type TextToSpeechBody = Static<typeof TextToSpeechBody>;
+
+export function decodeTextToSpeech(body: TextToSpeechBody): TextToSpeechInput {
+  return { ...body };
+}
+
+export const VoicesQuery = Type.Object(
+  {
+    gender: Type.Optional(literals(['male', 'female'] as const)),
+    age: Type.Optional(literals(['child', 'teenager', 'adult', 'middle-age'] as const)),
+    category: Type.Optional(literals(['General', 'Dubbing', 'Advertisement', 'AudioBook', 'Conversational', 'Entertainment', 'SocialMedia'] as const)),
+    language: Type.Optional(Type.String({ minLength: 2, maxLength: 35, pattern: '^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$' })),
+    resourceId: Type.Optional(literals(['seed-tts-1.0', 'seed-tts-2.0'] as const)),
+  },
+  { additionalProperties: false },
+);
+
+export const AudioGenerationParams = Type.Object({ generationId: Type.String({ minLength: 1, maxLength: 100 }) });

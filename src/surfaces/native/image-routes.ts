@@ -1,0 +1,42 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { GatewayError } from '../../domain/errors.ts';
+import { nanosToUsd } from '../../domain/money.ts';
+import type { GatewayServices } from '../../gateway/services.ts';
+import { callerOf, requireCredential } from '../../http/authentication.ts';
+import { requestBaseUrl } from '../../http/base-url.ts';
+import { decodeImageBody, GenerationIdParams, ImageGenerationBody } from './image-request-codec.ts';
+
+/** The native image routes (spec, Native: image): estimate, async submit and poll, and the waiting form. */
+export const nativeImageRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServices }> = async (app, { services }) => {
+  app.addHook('onRequest', requireCredential(services.authenticator));
+  const images = services.images;
+
+  app.post('/api/v1/image/estimate', { schema: { body: ImageGenerationBody } }, async (request) => {
+    const nanos = await images.estimate(callerOf(request), decodeImageBody(request.body));
+    return { data: { estimatedUserCost: nanosToUsd(nanos), currency: 'USD' }, success: true, status: 200 };
+  });
+
+  app.post('/api/v1/image/generations/async', { schema: { body: ImageGenerationBody } }, async (request, reply) => {
+    const { generationId, status } = await images.submit(callerOf(request), decodeImageBody(request.body));
+    return reply.code(202).send({ generationId, status });
+  });
+
+  app.get('/api/v1/image/generations/async/:generationId', { schema: { params: GenerationIdParams } }, async (request) => {
+    const job = await images.find(callerOf(request), request.params.generationId);
+    return images.view(job, requestBaseUrl(request));
+  });
+
+  // The waiting form: the same body; answers the ImageResult when the job ends within `jobs.syncWaitMs`,
+  // else 202 with the generationId to poll.
+  app.post('/api/v1/image/generations', { schema: { body: ImageGenerationBody } }, async (request, reply) => {
+    const caller = callerOf(request);
+    const { generationId } = await images.submit(caller, decodeImageBody(request.body));
+    const gone = new AbortController();
+    request.raw.socket?.once('close', () => gone.abort());
+    const job = await images.waitFor(caller, generationId, services.config.jobs.syncWaitMs, gone.signal);
+    const view = await images.view(job, requestBaseUrl(request));
+    if (view.status === 'succeeded' && view.result) return { generationId, ...view.result };
+    if (view.status === 'failed') throw new GatewayError('GW_GENERATION_FAILED', `image generation ${generationId} failed: ${view.error}`);
+    return reply.code(202).send({ generationId, status: view.status });
+  });
+};

@@ -1,0 +1,20 @@
+import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { GatewayServices } from '../../gateway/services.ts';
+
+const LinkQuery = Type.Object({ expires: Type.Optional(Type.String({ maxLength: 20 })), signature: Type.Optional(Type.String({ maxLength: 100 })) });
+
+/** `GET|HEAD /api/v1/media/files/<key>?expires&signature`: archived media by signed link, no credential. */
+export const mediaFilesRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServices }> = async (app, { services }) => {
+  app.route({
+    method: ['GET', 'HEAD'],
+    url: '/api/v1/media/files/*',
+    schema: { querystring: LinkQuery },
+    handler: async (request, reply) => {
+      const objectKey = (request.params as { '*': string })['*'];
+      const range = request.headers.range;
+      const download = await services.mediaDownloads.open(objectKey, request.query, typeof range === 'string' ? range : undefined, request.method === 'HEAD');
+      reply.code(download.status).headers(download.headers);
+      return download.body ? reply.send(download.body) : reply.send();
+    },
+  });
+};

@@ -1,0 +1,202 @@
+/**
+ * Media jobs (images and speech) survive their gateway process: SIGKILL while a provider call is under way, while jobs wait and
+ * clients poll, and while outputs are being archived. After a restart every job reaches a terminal state,
+ * none is sent to the provider twice (the fake counts), and the books balance to the nano. Then two gateway
+ * processes on one PostgreSQL database drain 200 queued jobs, each run exactly once.
+ */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { sql } from 'drizzle-orm';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { usdToNanos } from '../../src/domain/money.ts';
+import { openStorage, queryRows, type Storage } from '../../src/storage/database.ts';
+import { startArkFake } from '../fakes/ark-fake.ts';
+import type { FakeServer } from '../fakes/fake-server.ts';
+import { submissionsOf } from '../fakes/fake-images.ts';
+import { fakeSpeechKey, startSpeechFake } from '../fakes/speech-fake.ts';
+import { startGatewayChild, type GatewayChild } from '../support/gateway-child.ts';
+import { adminHeaders } from '../support/http-helpers.ts';
+import { createTestDatabase, type TestDatabase } from '../support/test-database.ts';
+
+const seedreamPath = '/api/v3/images/generations';
+const credits = 10;
+
+function configFile(directory: string, ark: FakeServer, speech: FakeServer): string {
+  const file = path.join(directory, 'gateway.yaml');
+  writeFileSync(
+    file,
+    [
+      'providers:',
+      `  ark: { protocol: ark, baseUrl: "${ark.url}/api/v3", apiKey: fake-ark-key, maxConcurrentJobs: 4 }`,
+      `  speech: { protocol: speech, baseUrl: "${speech.url}", apiKey: ${fakeSpeechKey} }`,
+      'models:',
+      '  - { id: seedream, outputModalities: [image], pricing: { perImage: 0.03 }, providers: [{ provider: ark, model: seedream-4-0-250828 }] }',
+      '  - { id: seed-tts-1.0, outputModalities: [audio], pricing: { perMCharacters: 60 }, providers: [{ provider: speech, model: seed-tts-1.0 }] }',
+      'voices:',
+      '  - { voiceType: zh_female_cancan_mars_bigtts, name: Cancan, gender: female, age: adult, categories: [General], languages: [{ language: zh-CN, text: 你好 }], resourceId: seed-tts-1.0 }',
+      'jobs: { leaseSeconds: 2, maxAttempts: 3, retryBaseMs: 50, idlePollMs: 200, concurrency: 8 }',
+      'ledger: { heartbeatSeconds: 1, orphanHoldSeconds: 3 }',
+    ].join('\n'),
+  );
+  return file;
+}
+
+async function post<T>(url: string, headers: Record<string, string>, body: unknown): Promise<T> {
+  const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+  if (!response.ok) throw new Error(`POST ${url}: ${response.status} ${await response.text()}`);
+  return (await response.json()) as T;
+}
+
+async function fundedKey(gateway: GatewayChild): Promise<{ accountId: string; key: string }> {
+  const account = await post<{ id: string }>(`${gateway.url}/api/admin/v1/accounts`, adminHeaders, { email: `crash-${Date.now()}-${Math.random()}@example.com`, credits });
+  const key = await post<{ key: string }>(`${gateway.url}/api/admin/v1/accounts/${account.id}/api-keys`, adminHeaders, { name: 'jobs' });
+  return { accountId: account.id, key: key.key };
+}
+
+async function submit(gateway: GatewayChild, key: string, prompt: string, numberOfImages = 1): Promise<string> {
+  const answer = await post<{ generationId: string }>(`${gateway.url}/api/v1/image/generations/async`, { 'x-api-key': key }, { model: 'seedream', content: [{ type: 'text', text: prompt }], numberOfImages });
+  return answer.generationId;
+}
+
+async function statusOf(gateway: GatewayChild, key: string, id: string): Promise<{ status: string; error?: string; result?: { images: unknown[] } }> {
+  const response = await fetch(`${gateway.url}/api/v1/image/generations/async/${id}`, { headers: { 'x-api-key': key } });
+  return (await response.json()) as { status: string };
+}
+
+async function until(what: string, timeoutMs: number, done: () => boolean | Promise<boolean>): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await done())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+async function allTerminal(gateway: GatewayChild, key: string, ids: readonly string[]): Promise<Map<string, { status: string; error?: string; result?: { images: unknown[] } }>> {
+  const states = new Map<string, { status: string; error?: string; result?: { images: unknown[] } }>();
+  await until(`${ids.length} jobs to end\n${gateway.output()}`, 60_000, async () => {
+    for (const id of ids) if (!['succeeded', 'failed'].includes(states.get(id)?.status ?? '')) states.set(id, await statusOf(gateway, key, id));
+    return ids.every((id) => ['succeeded', 'failed'].includes(states.get(id)!.status));
+  });
+  return states;
+}
+
+/** Nothing held, one record per job, and every nano granted either still there or charged. */
+async function expectBalancedBooks(storage: Storage, accountId: string, jobIds: readonly string[]): Promise<void> {
+  const [books] = await queryRows<{ balance: string; held: string; holds: string; charged: string; records: string; jobs_open: string }>(
+    storage.db,
+    sql`SELECT (SELECT balance_nanos FROM accounts WHERE id = ${accountId})::text AS balance,
+               (SELECT held_nanos FROM accounts WHERE id = ${accountId})::text AS held,
+               (SELECT count(*) FROM holds WHERE account_id = ${accountId})::text AS holds,
+               (SELECT COALESCE(sum(usd_cost_nanos), 0) FROM generations WHERE account_id = ${accountId})::text AS charged,
+               (SELECT count(*) FROM generations WHERE account_id = ${accountId})::text AS records,
+               (SELECT count(*) FROM media_jobs WHERE account_id = ${accountId} AND state NOT IN ('succeeded', 'failed'))::text AS jobs_open`,
+  );
+  expect(books).toMatchObject({ held: '0', holds: '0', jobs_open: '0', records: String(jobIds.length) });
+  expect(BigInt(books!.balance) + BigInt(books!.charged)).toBe(usdToNanos(credits));
+  const ids = await queryRows<{ id: string }>(storage.db, sql`SELECT id FROM generations WHERE account_id = ${accountId}`);
+  expect(ids.map((row) => row.id).sort()).toEqual([...jobIds].sort());
+}
+
+for (const mode of ['embedded', 'postgres'] as const) {
+  describe(`SIGKILL of the process running jobs (${mode === 'embedded' ? 'embedded database' : 'PostgreSQL'})`, () => {
+    let ark: FakeServer;
+    let speech: FakeServer;
+    let directory: string;
+    let database: TestDatabase | undefined;
+    const children: GatewayChild[] = [];
+
+    beforeAll(async () => {
+      ark = await startArkFake();
+      speech = await startSpeechFake();
+      directory = mkdtempSync(path.join(tmpdir(), 'gw-crash-'));
+      if (mode === 'postgres') database = await createTestDatabase();
+    });
+    afterAll(async () => {
+      await Promise.all(children.map((child) => child.kill('SIGKILL')));
+      await ark?.close();
+      await speech?.close();
+      await database?.drop();
+      rmSync(directory, { recursive: true, force: true });
+    });
+
+    const start = async () => {
+      const child = await startGatewayChild({ configPath: configFile(directory, ark, speech), dataDir: path.join(directory, 'data'), databaseUrl: database?.url });
+      children.push(child);
+      return child;
+    };
+
+    it('resumes or fails every job after a restart, never sends one twice, and the books balance', async () => {
+      const first = await start();
+      const { accountId, key } = await fundedKey(first);
+      const inFlight = await submit(first, key, 'crash during submit fake-slow-5000');
+      const archiving = await submit(first, key, 'crash during archiving fake-slow-file-5000', 2);
+      const waiting = await Promise.all(Array.from({ length: 8 }, (_, index) => submit(first, key, `waiting ${index} fake-slow-400`)));
+      const speaking = (
+        await post<{ generationId: string }>(`${first.url}/api/v1/audio/text-to-speech`, { 'x-api-key': key }, { voiceType: 'zh_female_cancan_mars_bigtts', text: 'crash while speaking fake-slow-5000' })
+      ).generationId;
+      // Clients keep polling while the process dies.
+      let polling = true;
+      const pollers = Promise.all(
+        waiting.slice(0, 3).map(async (id) => {
+          while (polling) await statusOf(first, key, id).catch(() => undefined);
+        }),
+      );
+      const spoken = () => speech.requests.filter((request) => (request.body as { req_params?: { text?: string } } | undefined)?.req_params?.text === 'crash while speaking fake-slow-5000').length;
+      await until('the provider calls and the archive download to be under way', 20_000, () =>
+        submissionsOf(ark.requests, seedreamPath, 'crash during submit fake-slow-5000') === 1 && ark.requests.some((request) => request.method === 'GET' && request.path.startsWith('/files/')) && spoken() === 1,
+      );
+      await first.kill('SIGKILL');
+      polling = false;
+      await pollers;
+
+      const second = await start();
+      const ids = [inFlight, archiving, ...waiting];
+      const states = await allTerminal(second, key, ids);
+      let audio: { status: string; error?: string } | undefined;
+      await until('the speech job to end', 30_000, async () => {
+        audio = (await (await fetch(`${second.url}/api/v1/audio/generations/${speaking}`, { headers: { 'x-api-key': key } })).json()) as { status: string; error?: string };
+        return audio.status === 'failed' || audio.status === 'succeeded';
+      });
+      expect(audio).toMatchObject({ status: 'failed', error: expect.stringMatching(/not sent again/) });
+      expect(spoken()).toBe(1);
+      expect(states.get(inFlight)).toMatchObject({ status: 'failed', error: expect.stringMatching(/not sent again/) });
+      expect(states.get(archiving)?.status, states.get(archiving)?.error).toBe('succeeded');
+      expect(states.get(archiving)?.result?.images).toHaveLength(2);
+      for (const id of waiting) expect(['succeeded', 'failed']).toContain(states.get(id)!.status);
+      for (const prompt of ['crash during submit fake-slow-5000', 'crash during archiving fake-slow-file-5000']) expect(submissionsOf(ark.requests, seedreamPath, prompt)).toBe(1);
+      for (let index = 0; index < 8; index++) expect(submissionsOf(ark.requests, seedreamPath, `waiting ${index} fake-slow-400`)).toBeLessThanOrEqual(1);
+      for (const id of waiting.filter((id) => states.get(id)!.status === 'succeeded')) expect(states.get(id)!.result!.images).toHaveLength(1);
+
+      await second.kill('SIGTERM');
+      const storage = await openStorage(
+        database ? { kind: 'postgres', url: database.url } : { kind: 'embedded', dataDir: path.join(directory, 'data') },
+      );
+      try {
+        await expectBalancedBooks(storage, accountId, [...ids, speaking]);
+      } finally {
+        await storage.close();
+      }
+    });
+
+    if (mode === 'postgres') {
+      it('two processes on one database drain 200 queued jobs, each run exactly once', async () => {
+        const [one, two] = await Promise.all([start(), start()]);
+        const { accountId, key } = await fundedKey(one!);
+        const ids = await Promise.all(Array.from({ length: 200 }, (_, index) => submit(index % 2 === 0 ? one! : two!, key, `drain ${index}`)));
+        const states = await allTerminal(one!, key, ids);
+        for (const id of ids) expect(states.get(id)?.status, states.get(id)?.error).toBe('succeeded');
+        for (let index = 0; index < 200; index++) expect(submissionsOf(ark.requests, seedreamPath, `drain ${index}`)).toBe(1);
+        await Promise.all([one!.kill('SIGTERM'), two!.kill('SIGTERM')]);
+        const storage = await openStorage({ kind: 'postgres', url: database!.url });
+        try {
+          await expectBalancedBooks(storage, accountId, ids);
+          const [attempts] = await queryRows<{ most: number }>(storage.db, sql`SELECT max(attempts) AS most FROM media_jobs WHERE account_id = ${accountId}`);
+          expect(Number(attempts!.most)).toBe(1);
+        } finally {
+          await storage.close();
+        }
+      });
+    }
+  });
+}

@@ -1,0 +1,67 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+import { freePort } from './free-port.ts';
+import { testAdminToken, testSecret } from './test-gateway.ts';
+
+const gatewayBin = path.resolve(import.meta.dirname, '../../bin/gateway.js');
+
+export interface GatewayChild {
+  url: string;
+  process: ChildProcess;
+  /** The last lines it wrote, for a failing test's message. */
+  output(): string;
+  kill(signal: NodeJS.Signals): Promise<void>;
+}
+
+export interface GatewayChildOptions {
+  configPath: string;
+  dataDir: string;
+  /** A PostgreSQL database to share; without it the gateway runs its embedded database under `dataDir`. */
+  databaseUrl?: string;
+}
+
+/** The compiled gateway (`bin/gateway.js serve`) as a process of its own, answering once it is up. */
+export async function startGatewayChild(options: GatewayChildOptions): Promise<GatewayChild> {
+  const port = await freePort();
+  const child = spawn(process.execPath, [gatewayBin, 'serve'], {
+    env: {
+      ...process.env,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      DATA_DIR: options.dataDir,
+      DATABASE_URL: options.databaseUrl ?? '',
+      GATEWAY_SECRET: testSecret,
+      GATEWAY_ADMIN_TOKEN: testAdminToken,
+      GATEWAY_CONFIG: options.configPath,
+      LOG_LEVEL: 'warn',
+      NODE_OPTIONS: '',
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  const keep = (chunk: Buffer) => (output = (output + chunk.toString()).slice(-8000));
+  child.stdout!.on('data', keep);
+  child.stderr!.on('data', keep);
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const url = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`the gateway exited while starting:\n${output}`);
+    const up = await fetch(`${url}/api/alpha`, { method: 'HEAD' }).then(
+      (response) => response.ok,
+      () => false,
+    );
+    if (up) break;
+    if (Date.now() > deadline) throw new Error(`the gateway did not start:\n${output}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  return {
+    url,
+    process: child,
+    output: () => output,
+    kill: async (signal) => {
+      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+      await exited;
+    },
+  };
+}

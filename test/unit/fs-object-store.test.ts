@@ -1,0 +1,78 @@
+import { createSecretKey } from 'node:crypto';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import type { Readable } from 'node:stream';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { MediaDownloads } from '../../src/gateway/media-downloads.ts';
+import { FsObjectStore } from '../../src/storage/fs-object-store.ts';
+
+const linkKey = createSecretKey(Buffer.alloc(32, 7));
+
+async function text(stream: Readable | undefined): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of stream ?? []) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString();
+}
+
+function query(link: string): { key: string; expires: string; signature: string } {
+  const url = new URL(link, 'http://gateway');
+  return { key: decodeURIComponent(url.pathname.replace('/api/v1/media/files/', '')), expires: url.searchParams.get('expires')!, signature: url.searchParams.get('signature')! };
+}
+
+describe('the filesystem object store and its signed links', () => {
+  let root: string;
+  let store: FsObjectStore;
+  let downloads: MediaDownloads;
+
+  beforeEach(() => {
+    root = mkdtempSync(path.join(tmpdir(), 'gw-fs-store-'));
+    store = new FsObjectStore(root, linkKey);
+    downloads = new MediaDownloads(store, linkKey);
+  });
+  afterEach(() => rmSync(root, { recursive: true, force: true }));
+
+  it('writes, overwrites, reads and deletes, leaving no temporary file behind', async () => {
+    await store.put('images/job/0.png', Buffer.from('one'), 'image/png');
+    await store.put('images/job/0.png', Buffer.from('two'), 'image/jpeg');
+    expect(await store.get('images/job/0.png')).toEqual({ bytes: Buffer.from('two'), contentType: 'image/jpeg' });
+    expect(readdirSync(path.join(root, 'images', 'job')).sort()).toEqual(['0.png', '0.png.type']);
+    await store.delete('images/job/0.png');
+    await store.delete('images/job/0.png');
+    expect(await store.get('images/job/0.png')).toBeUndefined();
+    await store.check();
+  });
+
+  it('refuses keys that could leave its directory', async () => {
+    for (const key of ['../x', 'a/../../x', '/abs', 'A/upper', 'a//b', '.hidden', 'a/./b']) {
+      await expect(store.put(key, Buffer.from('x'), 'text/plain')).rejects.toThrow(/invalid object key/);
+    }
+  });
+
+  it('serves a signed link whole, by range, and for HEAD; refuses tampered and expired ones', async () => {
+    await store.put('media/clip.bin', Buffer.from('0123456789'), 'video/mp4');
+    const link = query(await store.signedLink('media/clip.bin', new Date(Date.now() + 60_000)));
+    const whole = await downloads.open(link.key, link, undefined, false);
+    expect(whole.status).toBe(200);
+    expect(whole.headers).toMatchObject({ 'content-type': 'video/mp4', 'content-length': '10', 'accept-ranges': 'bytes' });
+    expect(whole.headers['cache-control']).toMatch(/^private, max-age=(59|60)$/);
+    expect(await text(whole.body)).toBe('0123456789');
+    const middle = await downloads.open(link.key, link, 'bytes=2-4', false);
+    expect(middle).toMatchObject({ status: 206, headers: { 'content-range': 'bytes 2-4/10', 'content-length': '3' } });
+    expect(await text(middle.body)).toBe('234');
+    expect(await text((await downloads.open(link.key, link, 'bytes=7-', false)).body)).toBe('789');
+    expect(await text((await downloads.open(link.key, link, 'bytes=-2', false)).body)).toBe('89');
+    await expect(downloads.open(link.key, link, 'bytes=10-', false)).rejects.toMatchObject({ status: 416 });
+    const head = await downloads.open(link.key, link, undefined, true);
+    expect(head.body).toBeUndefined();
+    expect(head.headers['content-length']).toBe('10');
+
+    await expect(downloads.open('media/other.bin', link, undefined, false)).rejects.toMatchObject({ status: 403, message: expect.stringMatching(/not valid/) });
+    await expect(downloads.open(link.key, { ...link, expires: String(Number(link.expires) + 1) }, undefined, false)).rejects.toMatchObject({ status: 403 });
+    await expect(downloads.open(link.key, { ...link, signature: undefined }, undefined, false)).rejects.toMatchObject({ status: 403 });
+    const expired = query(await store.signedLink('media/clip.bin', new Date(Date.now() - 1000)));
+    await expect(downloads.open(expired.key, expired, undefined, false)).rejects.toMatchObject({ status: 403, message: expect.stringMatching(/expired/) });
+    await store.delete('media/clip.bin');
+    await expect(downloads.open(link.key, link, undefined, false)).rejects.toMatchObject({ status: 404 });
+  });
+});
