@@ -16,7 +16,6 @@ import { Agent, request } from 'undici';
 import { fakeOpenAiKey } from '../test/fakes/openai-fake.ts';
 import { ask, gatewayCommand, startWithReadyLine, stop, treeCpuMs, treePss, type Started } from './processes.ts';
 
-const here = import.meta.dirname;
 const { values: options } = parseArgs({
   options: {
     sequential: { type: 'string', default: '200' },

@@ -43,6 +43,8 @@ import { ImageGeneration } from './gateway/image-generation.ts';
 import { JobSubmission } from './gateway/job-submission.ts';
 import { SpeechGeneration } from './gateway/speech-generation.ts';
 import { SpeechJobRunner } from './jobs/speech-job-runner.ts';
+import { VideoJobRunner } from './jobs/video-job-runner.ts';
+import { VideoGeneration } from './gateway/video-generation.ts';
 import type { JobRunner } from './jobs/job-runner.ts';
 import { VoiceCatalog } from './catalog/voices.ts';
 import { ImageJobRunner } from './jobs/image-job-runner.ts';
@@ -193,6 +195,10 @@ export async function openCore(options: CoreOptions): Promise<Core> {
         }),
       ],
       ['audio', new SpeechJobRunner({ adapters, providers: config.providers, store, retentionMs })],
+      [
+        'video',
+        new VideoJobRunner({ adapters, providers: config.providers, store, downloadOutput: (url) => outputDownloads.fetch(url), retentionMs, pollMs: config.jobs.taskPollMs }),
+      ],
     ]),
     providers: config.providers,
     owner: instanceId,
@@ -237,8 +243,9 @@ export async function openCore(options: CoreOptions): Promise<Core> {
     mediaDownloads,
     imageRelay: new ImageRelay({ catalog, adapters, providers: config.providers, ledger, work }),
     imageStreaming: new ImageStreaming({ catalog, adapters, providers: config.providers, ledger, work, downloadOutput: (url) => outputDownloads.fetch(url) }),
-    images: new ImageGeneration({ catalog, adapters, submission, jobs: mediaJobs, links, store }),
+    images: new ImageGeneration({ catalog, adapters, submission, links, store }),
     speech: new SpeechGeneration({ catalog, voices, adapters, submission, links }),
+    video: new VideoGeneration({ catalog, adapters, submission, jobs: mediaJobs, links }),
     voices,
     adminToken: environment.adminToken,
   };

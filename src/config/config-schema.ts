@@ -90,6 +90,16 @@ const PricingSchema = Type.Object(
     ),
     // Text-to-speech: per million characters of the text.
     perMCharacters: Type.Optional(Usd),
+    // Video: per output second, or per output second at each resolution.
+    perVideoSecond: Type.Optional(Usd),
+    perVideoSecondByResolution: Type.Optional(
+      Type.Object(
+        { '480p': Type.Optional(Usd), '720p': Type.Optional(Usd), '1080p': Type.Optional(Usd), '4k': Type.Optional(Usd) },
+        { additionalProperties: false, minProperties: 1 },
+      ),
+    ),
+    // Generation with reference (audio): per output second.
+    perAudioSecond: Type.Optional(Usd),
   },
   { additionalProperties: false },
 );
@@ -228,6 +238,7 @@ export const ConfigFileSchema = Type.Object(
           maxJobSeconds: Type.Optional(Type.Integer({ minimum: 1, maximum: 7 * 86_400 })),
           idlePollMs: Type.Optional(Type.Integer({ minimum: 10, maximum: 60_000 })),
           syncWaitMs: Type.Optional(Type.Integer({ minimum: 0, maximum: 600_000 })),
+          taskPollMs: Type.Optional(Type.Integer({ minimum: 10, maximum: 600_000 })),
         },
         { additionalProperties: false },
       ),

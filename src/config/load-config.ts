@@ -82,6 +82,8 @@ export interface JobsConfig {
   idlePollMs: number;
   /** How long `POST /api/v1/image/generations` waits for its job before answering 202. */
   syncWaitMs: number;
+  /** How often a running task-based job (video) reads its upstream task. */
+  taskPollMs: number;
 }
 
 /** How long a client may take to send a request, and how deep its JSON may nest. */
@@ -143,6 +145,7 @@ export const configDefaults = {
   maxJobSeconds: 900,
   jobIdlePollMs: 1_000,
   syncWaitMs: 60_000,
+  taskPollMs: 2_000,
 } as const;
 
 export function loadConfigFile(path: string, variables: Readonly<Record<string, string | undefined>>): GatewayConfig {
@@ -311,6 +314,7 @@ function build(file: ConfigFile, path: string): GatewayConfig {
       maxJobSeconds: file.jobs?.maxJobSeconds ?? configDefaults.maxJobSeconds,
       idlePollMs: file.jobs?.idlePollMs ?? configDefaults.jobIdlePollMs,
       syncWaitMs: file.jobs?.syncWaitMs ?? configDefaults.syncWaitMs,
+      taskPollMs: file.jobs?.taskPollMs ?? configDefaults.taskPollMs,
     },
   };
 }

@@ -1,4 +1,5 @@
 import { usdToNanos } from './money.ts';
+import type { VideoResolution } from './video.ts';
 
 /**
  * Prices of one model in integer nano-USD: per million tokens (exact for any price with up to 9 decimals of
@@ -16,6 +17,11 @@ export interface ModelPricing {
   outputImageByQualityNanos?: Readonly<Record<'low' | 'medium' | 'high', bigint>>;
   /** Text-to-speech: per million characters of the text spoken. */
   characterNanosPerM?: bigint;
+  /** Video generation: per output second, or per output second at each resolution. */
+  videoOutputSecondNanos?: bigint;
+  videoOutputSecondByResolutionNanos?: Readonly<Partial<Record<VideoResolution, bigint>>>;
+  /** Generation with reference (audio): per output second. */
+  audioOutputSecondNanos?: bigint;
 }
 
 /** The USD prices an operator writes in gateway.yaml. */
@@ -29,6 +35,9 @@ export interface PricingEntry {
   perImage?: number;
   perImageByQuality?: { low: number; medium: number; high: number };
   perMCharacters?: number;
+  perVideoSecond?: number;
+  perVideoSecondByResolution?: Partial<Record<VideoResolution, number>>;
+  perAudioSecond?: number;
 }
 
 export function modelPricingFrom(entry: PricingEntry | undefined): ModelPricing | undefined {
@@ -41,6 +50,10 @@ export function modelPricingFrom(entry: PricingEntry | undefined): ModelPricing 
     fileNanos: nanos(entry.inputPerFile),
     outputImageNanos: nanos(entry.perImage),
     characterNanosPerM: nanos(entry.perMCharacters),
+    videoOutputSecondNanos: nanos(entry.perVideoSecond),
+    audioOutputSecondNanos: nanos(entry.perAudioSecond),
+    videoOutputSecondByResolutionNanos:
+      entry.perVideoSecondByResolution && Object.fromEntries(Object.entries(entry.perVideoSecondByResolution).flatMap(([resolution, usd]) => (usd === undefined ? [] : [[resolution, usdToNanos(usd)]]))),
     outputImageByQualityNanos: entry.perImageByQuality && {
       low: usdToNanos(entry.perImageByQuality.low),
       medium: usdToNanos(entry.perImageByQuality.medium),

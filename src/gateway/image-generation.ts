@@ -4,20 +4,20 @@ import type { Catalog } from '../catalog/catalog.ts';
 import { GatewayError } from '../domain/errors.ts';
 import type { MediaLinks } from '../jobs/media-links.ts';
 import type { ArchivedImage, StoredImageResult } from '../jobs/image-result.ts';
-import type { AdapterRegistry, ImageAdapter } from '../providers/provider-adapter.ts';
-import type { MediaJobRow, MediaJobsRepository } from '../storage/media-jobs-repository.ts';
+import type { AdapterRegistry } from '../providers/provider-adapter.ts';
+import type { MediaJobRow } from '../storage/media-jobs-repository.ts';
 import type { ObjectStore } from '../storage/object-store.ts';
 import { checkImageRequest, type NativeImageInput } from './image-request-check.ts';
 import type { StoredImageRequest } from '../domain/image.ts';
 import type { JobSubmission } from './job-submission.ts';
+import { mediaRoute } from './media-route.ts';
+import { recordedContent } from './recorded-content.ts';
 import type { Caller } from './text-generation.ts';
 
 export interface ImageGenerationDependencies {
   catalog: Catalog;
   adapters: AdapterRegistry;
   submission: JobSubmission;
-  /** Assets a request reuses. */
-  jobs: Pick<MediaJobsRepository, 'findAsset'>;
   links: MediaLinks;
   store: Pick<ObjectStore, 'get'>;
   clock?: () => Date;
@@ -108,9 +108,9 @@ export class ImageGeneration {
   /** Everything up to the hold: the model, every rule of the request, and the amount. */
   private async prepare(caller: Caller, input: NativeImageInput, lenient: boolean): Promise<PreparedImageRequest> {
     const model = this.dependencies.catalog.resolve(input.modelId);
-    const { row, adapter } = this.route(model);
+    const { row, adapter } = mediaRoute(this.dependencies.adapters, model, 'images', 'image');
     const priceSnapshot = imagePriceSnapshot(model);
-    const { request, dropped } = await checkImageRequest(model, row, adapter, input, (assetId, where) => this.asset(caller, assetId, where), lenient);
+    const { request, dropped } = await checkImageRequest(model, row, adapter, input, (assetId, where) => this.dependencies.submission.ownedAsset(caller, assetId, where), lenient);
     return { model, row, request, dropped, priceSnapshot, holdNanos: imageHoldNanos(priceSnapshot, request) };
   }
 
@@ -122,36 +122,11 @@ export class ImageGeneration {
     return stored.bytes;
   }
 
-  private route(model: CatalogModel): { row: ProviderRow; adapter: ImageAdapter } {
-    if (model.outputModalities.includes('image')) {
-      for (const row of model.rows) {
-        const adapter = this.dependencies.adapters.get(row.protocol)?.images;
-        if (adapter) return { row, adapter };
-      }
-    }
-    throw new GatewayError('GW_MODEL_NOT_AVAILABLE', `model "${model.modelId}" does not generate images`);
-  }
-
-  private async asset(caller: Caller, assetId: string, where: string): Promise<{ objectKey: string; mediaType: string }> {
-    const asset = await this.dependencies.jobs.findAsset(assetId);
-    const expired = asset?.expiresAt !== null && asset?.expiresAt !== undefined && asset.expiresAt <= this.clock();
-    if (!asset || asset.accountId !== caller.accountId || expired) throw new GatewayError('GW_NOT_FOUND', `${where}: asset "${assetId}" not found`);
-    return asset;
-  }
 }
-
-/** Characters of a text part, or of base64 data, that the usage record keeps. */
-const recordedCharacters = { text: 2_000, data: 32 };
-
-const shortened = (value: string, keep: number) => (value.length > keep ? `${value.slice(0, keep)}…(${value.length} characters)` : value);
 
 /** What the usage record keeps of the request: its fields, with base64 and long prompts cut short. */
 function recordedRequest(input: NativeImageInput, request: StoredImageRequest): Record<string, unknown> {
-  const content = input.content.map((part) => {
-    if (part.type === 'imageBase64') return { ...part, data: shortened(part.data, recordedCharacters.data) };
-    if (part.type === 'text') return { ...part, text: shortened(part.text, recordedCharacters.text) };
-    return part;
-  });
+  const content = recordedContent(input.content);
   const { images: _images, prompt: _prompt, ...parameters } = request;
   return { operation: 'image-generation', model: input.modelId, content, ...parameters };
 }

@@ -4,7 +4,7 @@ import type { JobsConfig } from '../config/load-config.ts';
 import { GatewayError } from '../domain/errors.ts';
 import { newId } from '../domain/ids.ts';
 import type { JobWaiters } from '../jobs/job-waiters.ts';
-import type { MediaJobRow, MediaJobsRepository } from '../storage/media-jobs-repository.ts';
+import type { MediaAssetRow, MediaJobRow, MediaJobsRepository } from '../storage/media-jobs-repository.ts';
 import type { Caller } from './text-generation.ts';
 
 export interface JobSubmissionDependencies {
@@ -19,7 +19,7 @@ export interface JobSubmissionDependencies {
 
 /** A checked media request, priced, ready to be held and queued. */
 export interface JobToSubmit {
-  kind: 'image' | 'audio';
+  kind: 'image' | 'audio' | 'video';
   modelId: string;
   row: ProviderRow;
   request: unknown;
@@ -38,6 +38,11 @@ export class JobSubmission {
 
   /** Holds the job's credit and queues it; 403 or 429 (as any request) when the balance or a cap refuses. */
   async submit(caller: Caller, job: JobToSubmit): Promise<string> {
+    return (await this.submitJob(caller, job)).id;
+  }
+
+  /** `submit`, answering the job's row as it was queued. */
+  async submitJob(caller: Caller, job: JobToSubmit): Promise<MediaJobRow> {
     const { jobs, ledger, config } = this.dependencies;
     const generationId = newId('gen');
     const now = this.clock();
@@ -58,14 +63,14 @@ export class JobSubmission {
       now,
     };
     let outcome = await jobs.submit(submission);
-    if (outcome !== 'ok' && outcome !== 'key_inactive') {
+    if (typeof outcome === 'string' && outcome !== 'key_inactive') {
       // Credit this or another process leases for quick requests may be what stands in the way: it is given back, then tried once more.
       await ledger.freeLeasedCredit(caller.accountId);
       outcome = await jobs.submit({ ...submission, now: this.clock() });
     }
-    if (outcome !== 'ok') throw holdRefusal(outcome, job.holdNanos);
+    if (typeof outcome === 'string') throw holdRefusal(outcome, job.holdNanos);
     this.dependencies.announce();
-    return generationId;
+    return outcome;
   }
 
   /** The caller's job of `kind`; 404 for an unknown id or another account's. */
@@ -73,6 +78,14 @@ export class JobSubmission {
     const job = await this.dependencies.jobs.find(generationId);
     if (!job || job.accountId !== caller.accountId || job.kind !== kind) throw new GatewayError('GW_NOT_FOUND', `${kind} generation "${generationId}" not found`);
     return job;
+  }
+
+  /** An archived output of the caller's that a request reuses; 404 (naming `where`) for another account's, an unknown or an expired one. */
+  async ownedAsset(caller: Caller, assetId: string, where: string): Promise<MediaAssetRow> {
+    const asset = await this.dependencies.jobs.findAsset(assetId);
+    const expired = asset?.expiresAt !== null && asset?.expiresAt !== undefined && asset.expiresAt <= this.clock();
+    if (!asset || asset.accountId !== caller.accountId || expired) throw new GatewayError('GW_NOT_FOUND', `${where}: asset "${assetId}" not found`);
+    return asset;
   }
 
   /** Waits up to `waitMs` for the job to end; answers it as it is then. */

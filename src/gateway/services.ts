@@ -8,6 +8,7 @@ import type { Authenticator } from '../identity/authenticator.ts';
 import type { EmbeddingGeneration } from './embedding-generation.ts';
 import type { ImageGeneration } from './image-generation.ts';
 import type { SpeechGeneration } from './speech-generation.ts';
+import type { VideoGeneration } from './video-generation.ts';
 import type { VoiceCatalog } from '../catalog/voices.ts';
 import type { ImageRelay } from './image-relay.ts';
 import type { ImageStreaming } from './image-streaming.ts';
@@ -27,6 +28,7 @@ export interface GatewayServices {
   embeddings: EmbeddingGeneration;
   images: ImageGeneration;
   speech: SpeechGeneration;
+  video: VideoGeneration;
   voices: VoiceCatalog;
   imageRelay: ImageRelay;
   imageStreaming: ImageStreaming;

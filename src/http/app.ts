@@ -17,6 +17,7 @@ import { nativeTextRoutes } from '../surfaces/native/text-completions-routes.ts'
 import { nativeImageRoutes } from '../surfaces/native/image-routes.ts';
 import { mediaFilesRoutes } from '../surfaces/native/media-files-routes.ts';
 import { nativeAudioRoutes } from '../surfaces/native/audio-routes.ts';
+import { nativeVideoRoutes } from '../surfaces/native/video-routes.ts';
 import { answerClientError } from './client-errors.ts';
 import { classifyError, requestPath, sendError } from './error-envelope.ts';
 import { useGuardedJsonParser } from './json-body.ts';
@@ -109,6 +110,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(nativeImageRoutes, { services });
   await app.register(mediaFilesRoutes, { services });
   await app.register(nativeAudioRoutes, { services });
+  await app.register(nativeVideoRoutes, { services });
   await app.register(alphaRoutes, { services });
   await app.register(betaRoutes, { services });
   await app.register(gammaRoutes, { services });

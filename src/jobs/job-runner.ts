@@ -5,6 +5,8 @@ export type JobOutcome =
   | { kind: 'succeeded'; result: unknown; usage: unknown; costNanos: bigint; assets: ReadonlyArray<Omit<MediaAssetRow, 'createdAt'>> }
   /** Charged `costNanos` (what the provider billed, usually nothing); the rest of the hold goes back. */
   | { kind: 'failed'; error: string; costNanos: bigint }
+  /** The provider cancelled the task (or was asked to): nothing is charged. */
+  | { kind: 'cancelled'; error: string }
   /** A transient failure before anything reached the provider's books: the job runs again later. */
   | { kind: 'retry'; error: string }
   /** Another process took the job over; this run writes nothing more. */
@@ -14,6 +16,8 @@ export type JobOutcome =
 export interface JobContext {
   /** Records that the upstream call is about to be made; false when the lease is lost (then nothing is sent). */
   markSubmitted(): Promise<boolean>;
+  /** Stores the id of the task the provider created, before it is read; false when the lease is lost. */
+  recordTask(taskId: string): Promise<boolean>;
   /** Stores the upstream's answer before archiving; false when the lease is lost. */
   recordGenerated(upstreamResult: unknown): Promise<boolean>;
   /** Whether the lease was lost (renewal found another owner). */
@@ -22,7 +26,7 @@ export interface JobContext {
   maxAttempts: number;
 }
 
-/** One kind of media job (image; video and audio later). */
+/** One kind of media job (image, audio, video). */
 export interface JobRunner {
   run(job: MediaJobRow, context: JobContext): Promise<JobOutcome>;
 }

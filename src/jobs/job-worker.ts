@@ -114,6 +114,7 @@ export class JobWorker {
     try {
       const context: JobContext = {
         markSubmitted: async () => !lost && (await jobs.markSubmitted(job.id, owner, this.clock())),
+        recordTask: async (taskId) => !lost && (await jobs.recordUpstream(job.id, owner, { phase: 'task', upstreamTaskId: taskId }, this.clock())),
         recordGenerated: async (upstreamResult) => !lost && (await jobs.recordUpstream(job.id, owner, { phase: 'generated', upstreamResult }, this.clock())),
         lost: () => lost,
         maxAttempts: config.maxAttempts,
@@ -146,11 +147,12 @@ export class JobWorker {
         return;
       }
       case 'succeeded':
-      case 'failed': {
+      case 'failed':
+      case 'cancelled': {
         const succeeded = outcome.kind === 'succeeded';
         const settled = await jobs.settle(job, owner, {
           state: outcome.kind,
-          costNanos: outcome.costNanos,
+          costNanos: outcome.kind === 'cancelled' ? 0n : outcome.costNanos,
           modality: job.kind,
           result: succeeded ? outcome.result : null,
           error: succeeded ? null : outcome.error,

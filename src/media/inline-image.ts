@@ -29,6 +29,23 @@ export interface InlineImage {
  * receives a file under a type it does not have.
  */
 export function parseInlineImage(data: string, declaredType: string | undefined, where: string): InlineImage {
+  return parseInlineMedia(data, declaredType, where, { accepted: acceptedImageTypes, noun: 'an image', same: sameImageType });
+}
+
+/** The video types a request may carry inline (ISO base media and WebM). */
+export const acceptedVideoTypes = ['video/mp4', 'video/quicktime', 'video/webm'] as const;
+
+/** A `videoBase64` part, judged like an image part. */
+export function parseInlineVideo(data: string, declaredType: string | undefined, where: string): InlineImage {
+  return parseInlineMedia(data, declaredType, where, { accepted: acceptedVideoTypes, noun: 'a video', same: (actual, declared) => actual === declared });
+}
+
+function parseInlineMedia(
+  data: string,
+  declaredType: string | undefined,
+  where: string,
+  kind: { accepted: readonly string[]; noun: string; same: (actual: string, declared: string) => boolean },
+): InlineImage {
   let payload = data;
   let declared = declaredType?.trim().toLowerCase();
   const match = dataUrl.exec(data);
@@ -38,15 +55,15 @@ export function parseInlineImage(data: string, declaredType: string | undefined,
   } else if (declared === undefined) {
     throw new GatewayError('GW_VALIDATION', `${where}: raw base64 needs "mediaType" (or send a data URL)`);
   }
-  if (!(acceptedImageTypes as readonly string[]).includes(declared!)) {
-    throw new GatewayError('GW_VALIDATION', `${where}: media type "${declared}" is not accepted; use one of ${acceptedImageTypes.join(', ')}`);
+  if (!kind.accepted.includes(declared!)) {
+    throw new GatewayError('GW_VALIDATION', `${where}: media type "${declared}" is not accepted; use one of ${kind.accepted.join(', ')}`);
   }
   payload = payload.replace(/\s+/g, '');
   if (payload.length === 0 || payload.length % 4 === 1 || !base64Text.test(payload)) throw new GatewayError('GW_VALIDATION', `${where}: "data" is not valid base64`);
   // The signatures sit in the first bytes: only those are decoded, so the check costs the same for any size.
   const actual = sniffMediaType(Buffer.from(payload.slice(0, sniffedBase64Characters), 'base64'));
-  if (actual === undefined || !sameImageType(actual, declared!)) {
-    throw new GatewayError('GW_VALIDATION', `${where}: the bytes are ${actual ? `"${actual}"` : 'not an image of an accepted type'}, not "${declared}"`);
+  if (actual === undefined || !kind.accepted.includes(actual) || !kind.same(actual, declared!)) {
+    throw new GatewayError('GW_VALIDATION', `${where}: the bytes are ${actual && kind.accepted.includes(actual) ? `"${actual}"` : `not ${kind.noun} of an accepted type`}, not "${declared}"`);
   }
   return { mediaType: declared!, data: payload, bytes: Math.floor((payload.length * 3) / 4) - (payload.endsWith('==') ? 2 : payload.endsWith('=') ? 1 : 0) };
 }

@@ -14,6 +14,10 @@ const signatures: Array<{ mediaType: string; matches: (bytes: Buffer) => boolean
   { mediaType: 'image/avif', matches: (bytes) => isoBrand(bytes, ['avif', 'avis']) },
   { mediaType: 'image/heic', matches: (bytes) => isoBrand(bytes, ['heic', 'heix', 'hevc', 'hevx', 'heim', 'heis']) },
   { mediaType: 'image/heif', matches: (bytes) => isoBrand(bytes, ['mif1', 'msf1']) },
+  { mediaType: 'video/quicktime', matches: (bytes) => isoBrand(bytes, ['qt  ']) },
+  // Any other ISO base-media file (brands isom, mp41, mp42, avc1, M4V …): the image brands above are matched first.
+  { mediaType: 'video/mp4', matches: (bytes) => bytes.length >= 12 && bytes.toString('latin1', 4, 8) === 'ftyp' },
+  { mediaType: 'video/webm', matches: (bytes) => bytes.subarray(0, 4).equals(Buffer.from([0x1a, 0x45, 0xdf, 0xa3])) },
   { mediaType: 'audio/wav', matches: (bytes) => bytes.toString('latin1', 0, 4) === 'RIFF' && bytes.toString('latin1', 8, 12) === 'WAVE' },
 ];
 

@@ -4,6 +4,7 @@ import type { EmbeddingPartType, EmbeddingRequest, EmbeddingResult } from '../do
 import type { ImageGenerationRequest, ImageGenerationResult, ImageStreamEvent, ImageUsage } from '../domain/image.ts';
 import type { Protocol } from '../domain/protocols.ts';
 import type { SpeechSynthesisRequest, SpeechSynthesisResult } from '../domain/speech.ts';
+import type { VideoGenerationRequest, VideoTaskReport } from '../domain/video.ts';
 
 /** Where and how to reach one configured provider; passed in, never read by the adapter from anywhere else. */
 export interface ProviderTarget {
@@ -129,12 +130,27 @@ export interface SpeechAdapter {
   synthesize(request: SpeechSynthesisRequest, options: CallOptions): Promise<SpeechSynthesisResult>;
 }
 
+/**
+ * What a provider family offers for video: an asynchronous task, created once and then polled. An error
+ * answer throws `UpstreamHttpError`, an unreachable upstream `UpstreamUnreachableError`.
+ */
+export interface VideoAdapter {
+  /** Refuses, with the 400 the client gets before anything is held, what the family cannot make. */
+  check(request: Omit<VideoGenerationRequest, 'content'>, modelId: string): void;
+  /** Creates the upstream task; answers its id. */
+  submit(request: VideoGenerationRequest, upstreamModel: string, options: CallOptions): Promise<string>;
+  poll(taskId: string, options: CallOptions): Promise<VideoTaskReport>;
+  /** Cancels a task the provider has not started; a no-op where the family cannot. */
+  cancel(taskId: string, options: CallOptions): Promise<void>;
+}
+
 export interface ProviderAdapter {
   protocol: Protocol;
   text?: TextAdapter;
   embeddings?: EmbeddingAdapter;
   images?: ImageAdapter;
   speech?: SpeechAdapter;
+  video?: VideoAdapter;
 }
 
 export type AdapterRegistry = ReadonlyMap<Protocol, ProviderAdapter>;

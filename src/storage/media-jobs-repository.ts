@@ -27,7 +27,7 @@ export interface NewMediaJob {
 }
 
 export interface JobSettlement {
-  state: 'succeeded' | 'failed';
+  state: 'succeeded' | 'failed' | 'cancelled';
   costNanos: bigint;
   modality: string;
   result: unknown;
@@ -46,7 +46,8 @@ export interface JobSettlement {
 export class MediaJobsRepository {
   constructor(private readonly db: Database) {}
 
-  async submit(job: NewMediaJob): Promise<HoldOutcome> {
+  /** Holds and queues the job; answers the refusal, or the row as inserted. */
+  async submit(job: NewMediaJob): Promise<Exclude<HoldOutcome, 'ok'> | MediaJobRow> {
     return this.db.transaction(async (tx) => {
       const [row] = await queryRows<{ outcome: string }>(
         tx as unknown as Database,
@@ -54,7 +55,7 @@ export class MediaJobsRepository {
       );
       const outcome = (row?.outcome ?? 'balance') as HoldOutcome;
       if (outcome !== 'ok') return outcome;
-      await tx.insert(mediaJobs).values({
+      const [inserted] = await tx.insert(mediaJobs).values({
         id: job.id,
         accountId: job.accountId,
         apiKeyId: job.apiKeyId,
@@ -72,8 +73,8 @@ export class MediaJobsRepository {
         runAfter: job.now,
         createdAt: job.now,
         updatedAt: job.now,
-      });
-      return outcome;
+      }).returning();
+      return inserted!;
     });
   }
 
@@ -137,7 +138,7 @@ export class MediaJobsRepository {
   }
 
   /** Stores the upstream's answer (or its task id) so that archiving, or polling, can resume after a takeover. */
-  async recordUpstream(id: string, owner: string, update: { phase: 'submitted' | 'generated'; upstreamTaskId?: string; upstreamResult?: unknown }, now: Date): Promise<boolean> {
+  async recordUpstream(id: string, owner: string, update: { phase: 'task' | 'generated'; upstreamTaskId?: string; upstreamResult?: unknown }, now: Date): Promise<boolean> {
     const rows = await this.db
       .update(mediaJobs)
       .set({ phase: update.phase, upstreamTaskId: update.upstreamTaskId, upstreamResult: update.upstreamResult, updatedAt: now })
@@ -176,15 +177,37 @@ export class MediaJobsRepository {
         .where(and(eq(mediaJobs.id, job.id), eq(mediaJobs.leaseOwner, owner), eq(mediaJobs.state, 'processing')))
         .returning({ id: mediaJobs.id });
       if (ended.length !== 1) return false;
-      const durationMs = Math.max(0, settlement.now.getTime() - job.createdAt.getTime());
-      await queryRows(
-        tx as unknown as Database,
-        sql`SELECT gw_settle(${job.holdId}, ${job.accountId}, ${job.apiKeyId}, ${settlement.costNanos}, ${settlement.now.toISOString()}::timestamptz,
-                             ${job.id}, ${settlement.modality}, ${job.model}, ${settlement.state}, ${JSON.stringify(job.recordedRequest)}::jsonb,
-                             ${JSON.stringify(settlement.usage ?? null)}::jsonb, ${Math.min(durationMs, 2_147_483_647)})`,
-      );
+      await chargeJob(tx as unknown as Database, job, settlement);
       if (settlement.assets.length > 0) await tx.insert(mediaAssets).values(settlement.assets.map((asset) => ({ ...asset, createdAt: settlement.now })));
       return true;
+    });
+  }
+
+  /**
+   * Cancels a job nothing was sent upstream for and no process is running: it ends `cancelled`, its hold is
+   * released and its usage record says so, in one transaction. Undefined when the job is not the account's,
+   * or is past that point.
+   */
+  async cancelUnsent(id: string, accountId: string, kind: string, now: Date): Promise<MediaJobRow | undefined> {
+    return this.db.transaction(async (tx) => {
+      const [job] = await tx
+        .update(mediaJobs)
+        .set({ state: 'cancelled', error: 'cancelled by the client', leaseOwner: null, leaseUntil: null, updatedAt: now, finishedAt: now })
+        .where(
+          and(
+            eq(mediaJobs.id, id),
+            eq(mediaJobs.accountId, accountId),
+            eq(mediaJobs.kind, kind),
+            or(
+              eq(mediaJobs.state, 'queued'),
+              and(eq(mediaJobs.state, 'processing'), isNull(mediaJobs.phase), or(isNull(mediaJobs.leaseOwner), lt(mediaJobs.leaseUntil, sql`now()`))),
+            ),
+          ),
+        )
+        .returning();
+      if (!job) return undefined;
+      await chargeJob(tx as unknown as Database, job, { state: 'cancelled', costNanos: 0n, modality: kind, usage: { cancelled: true }, now });
+      return job;
     });
   }
 
@@ -221,4 +244,15 @@ export class MediaJobsRepository {
     const rows = await queryRows<{ state: string; jobs: number | string }>(this.db, sql`SELECT state, count(*) AS jobs FROM media_jobs GROUP BY state`);
     return Object.fromEntries(rows.map((row) => [row.state, Number(row.jobs)]));
   }
+}
+
+/** The job's charge (at most its hold, the rest released) and its usage record, inside the caller's transaction. */
+async function chargeJob(tx: Database, job: MediaJobRow, settlement: Pick<JobSettlement, 'state' | 'costNanos' | 'modality' | 'usage' | 'now'>): Promise<void> {
+  const durationMs = Math.max(0, settlement.now.getTime() - job.createdAt.getTime());
+  await queryRows(
+    tx,
+    sql`SELECT gw_settle(${job.holdId}, ${job.accountId}, ${job.apiKeyId}, ${settlement.costNanos}, ${settlement.now.toISOString()}::timestamptz,
+                         ${job.id}, ${settlement.modality}, ${job.model}, ${settlement.state}, ${JSON.stringify(job.recordedRequest)}::jsonb,
+                         ${JSON.stringify(settlement.usage ?? null)}::jsonb, ${Math.min(durationMs, 2_147_483_647)})`,
+  );
 }

@@ -4,6 +4,7 @@ import { wireCheck } from '../../src/protocols/wire-check.ts';
 import { SeedreamRequest, type SeedreamAnswer, type SeedreamItem, type SeedreamStreamEvent } from '../../src/protocols/ark/images.ts';
 import { delayFor, FakeFiles, fakePng, scenarioOf } from './fake-images.ts';
 import { fakeVector, startFakeServer, type FakeServer, type RecordedRequest } from './fake-server.ts';
+import { SeedanceTasks } from './seedance-tasks.ts';
 import { sseEvent, writeJson } from './wire.ts';
 
 /**
@@ -132,8 +133,10 @@ async function seedream(request: RecordedRequest, response: ServerResponse, file
 export function startArkFake(): Promise<FakeServer> {
   let url = '';
   const files = new FakeFiles(() => url);
+  const tasks = new SeedanceTasks(files, sendError);
   const started = startFakeServer(async (request, response) => {
     if (await files.serve(request, response)) return;
+    if (await tasks.handle(request, response)) return;
     if (request.method === 'POST' && request.path === '/api/v3/embeddings/multimodal') return multimodal(request, response);
     if (request.method === 'POST' && request.path === '/api/v3/images/generations') return seedream(request, response, files);
     sendError(response, 404, 'InvalidEndpoint.NotFound', `Not found: ${request.method} ${request.path}`);

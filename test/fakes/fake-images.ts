@@ -54,14 +54,14 @@ export async function delayFor(scenario: ImageScenario): Promise<boolean> {
  * (or for an expired scenario) the file answers 403 with an XML error body.
  */
 export class FakeFiles {
-  private readonly files = new Map<string, { bytes: Buffer; delayMs: number }>();
+  private readonly files = new Map<string, { bytes: Buffer; delayMs: number; contentType: string }>();
   private counter = 0;
 
   constructor(private readonly baseUrl: () => string) {}
 
-  add(bytes: Buffer, options: { expired: boolean; delayMs: number }): string {
-    const name = `${++this.counter}-${createHash('sha1').update(bytes).digest('hex').slice(0, 8)}.png`;
-    this.files.set(name, { bytes, delayMs: options.delayMs });
+  add(bytes: Buffer, options: { expired: boolean; delayMs: number; contentType?: string; extension?: string }): string {
+    const name = `${++this.counter}-${createHash('sha1').update(bytes).digest('hex').slice(0, 8)}.${options.extension ?? 'png'}`;
+    this.files.set(name, { bytes, delayMs: options.delayMs, contentType: options.contentType ?? 'image/png' });
     const expires = options.expired ? Date.now() - 1000 : Date.now() + 3_600_000;
     return `${this.baseUrl()}/files/${name}?X-Tos-Expires=${expires}&X-Tos-Signature=fake`;
   }
@@ -77,7 +77,7 @@ export class FakeFiles {
       return true;
     }
     if (file.delayMs > 0) await sleep(file.delayMs);
-    response.writeHead(200, { 'content-type': 'image/png', 'content-length': String(file.bytes.length) });
+    response.writeHead(200, { 'content-type': file.contentType, 'content-length': String(file.bytes.length) });
     response.end(file.bytes);
     return true;
   }

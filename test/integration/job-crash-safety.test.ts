@@ -1,6 +1,7 @@
 /**
- * Media jobs (images and speech) survive their gateway process: SIGKILL while a provider call is under way, while jobs wait and
- * clients poll, and while outputs are being archived. After a restart every job reaches a terminal state,
+ * Media jobs (images, speech and video tasks) survive their gateway process: SIGKILL while a provider call is under way, while jobs wait and
+ * clients poll, while outputs are being archived, and while a provider's video task runs (the restarted
+ * process reads the stored task instead of creating another). After a restart every job reaches a terminal state,
  * none is sent to the provider twice (the fake counts), and the books balance to the nano. Then two gateway
  * processes on one PostgreSQL database drain 200 queued jobs, each run exactly once.
  */
@@ -20,6 +21,7 @@ import { adminHeaders } from '../support/http-helpers.ts';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.ts';
 
 const seedreamPath = '/api/v3/images/generations';
+const tasksPath = '/api/v3/contents/generations/tasks';
 const credits = 10;
 
 function configFile(directory: string, ark: FakeServer, speech: FakeServer): string {
@@ -32,10 +34,11 @@ function configFile(directory: string, ark: FakeServer, speech: FakeServer): str
       `  speech: { protocol: speech, baseUrl: "${speech.url}", apiKey: ${fakeSpeechKey} }`,
       'models:',
       '  - { id: seedream, outputModalities: [image], pricing: { perImage: 0.03 }, providers: [{ provider: ark, model: seedream-4-0-250828 }] }',
+      '  - { id: seedance, outputModalities: [video], pricing: { perVideoSecond: 0.05 }, providers: [{ provider: ark, model: seedance-1-0-pro-250528 }] }',
       '  - { id: seed-tts-1.0, outputModalities: [audio], pricing: { perMCharacters: 60 }, providers: [{ provider: speech, model: seed-tts-1.0 }] }',
       'voices:',
       '  - { voiceType: zh_female_cancan_mars_bigtts, name: Cancan, gender: female, age: adult, categories: [General], languages: [{ language: zh-CN, text: 你好 }], resourceId: seed-tts-1.0 }',
-      'jobs: { leaseSeconds: 2, maxAttempts: 3, retryBaseMs: 50, idlePollMs: 200, concurrency: 8 }',
+      'jobs: { leaseSeconds: 2, maxAttempts: 3, retryBaseMs: 50, idlePollMs: 200, concurrency: 8, taskPollMs: 100 }',
       'ledger: { heartbeatSeconds: 1, orphanHoldSeconds: 3 }',
     ].join('\n'),
   );
@@ -135,6 +138,12 @@ for (const mode of ['embedded', 'postgres'] as const) {
       const speaking = (
         await post<{ generationId: string }>(`${first.url}/api/v1/audio/text-to-speech`, { 'x-api-key': key }, { voiceType: 'zh_female_cancan_mars_bigtts', text: 'crash while speaking fake-slow-5000' })
       ).generationId;
+      const video = async (prompt: string) =>
+        (await post<{ taskId: string }>(`${first.url}/api/v1/video/generations`, { 'x-api-key': key }, { model: 'seedance', content: [{ type: 'text', text: prompt }], duration: 2 })).taskId;
+      const videoRunning = await video('crash while the task runs fake-video-slow-40');
+      const videoCreating = await video('crash while creating the task fake-hang');
+      const taskCreations = (prompt: string) => ark.requests.filter((request) => request.method === 'POST' && request.path === tasksPath && JSON.stringify(request.body).includes(prompt)).length;
+      const taskReads = () => ark.requests.filter((request) => request.method === 'GET' && request.path.startsWith(`${tasksPath}/`)).length;
       // Clients keep polling while the process dies.
       let polling = true;
       const pollers = Promise.all(
@@ -144,7 +153,11 @@ for (const mode of ['embedded', 'postgres'] as const) {
       );
       const spoken = () => speech.requests.filter((request) => (request.body as { req_params?: { text?: string } } | undefined)?.req_params?.text === 'crash while speaking fake-slow-5000').length;
       await until('the provider calls and the archive download to be under way', 20_000, () =>
-        submissionsOf(ark.requests, seedreamPath, 'crash during submit fake-slow-5000') === 1 && ark.requests.some((request) => request.method === 'GET' && request.path.startsWith('/files/')) && spoken() === 1,
+        submissionsOf(ark.requests, seedreamPath, 'crash during submit fake-slow-5000') === 1 &&
+        ark.requests.some((request) => request.method === 'GET' && request.path.startsWith('/files/')) &&
+        spoken() === 1 &&
+        taskReads() >= 3 &&
+        taskCreations('fake-hang') === 1,
       );
       await first.kill('SIGKILL');
       polling = false;
@@ -160,6 +173,12 @@ for (const mode of ['embedded', 'postgres'] as const) {
       });
       expect(audio).toMatchObject({ status: 'failed', error: expect.stringMatching(/not sent again/) });
       expect(spoken()).toBe(1);
+      const videoState = async (taskId: string) => (await (await fetch(`${second.url}/api/v1/video/tasks/${taskId}`, { headers: { 'x-api-key': key } })).json()) as { status: string; error?: string; usage?: { durationSeconds: number } };
+      await until('the video tasks to end', 30_000, async () => ['succeeded', 'failed'].includes((await videoState(videoRunning)).status) && ['succeeded', 'failed'].includes((await videoState(videoCreating)).status));
+      expect(await videoState(videoRunning)).toMatchObject({ status: 'succeeded', usage: { durationSeconds: 2 } });
+      expect(await videoState(videoCreating)).toMatchObject({ status: 'failed', error: expect.stringMatching(/not created again/) });
+      expect(taskCreations('crash while the task runs')).toBe(1);
+      expect(taskCreations('crash while creating the task')).toBe(1);
       expect(states.get(inFlight)).toMatchObject({ status: 'failed', error: expect.stringMatching(/not sent again/) });
       expect(states.get(archiving)?.status, states.get(archiving)?.error).toBe('succeeded');
       expect(states.get(archiving)?.result?.images).toHaveLength(2);
@@ -173,7 +192,7 @@ for (const mode of ['embedded', 'postgres'] as const) {
         database ? { kind: 'postgres', url: database.url } : { kind: 'embedded', dataDir: path.join(directory, 'data') },
       );
       try {
-        await expectBalancedBooks(storage, accountId, [...ids, speaking]);
+        await expectBalancedBooks(storage, accountId, [...ids, speaking, videoRunning, videoCreating]);
       } finally {
         await storage.close();
       }

@@ -114,6 +114,8 @@ export function shippedConfigWith(sections: Record<string, string>): string {
 }
 
 export interface UsageRecordBody {
+  id: string;
+  modality: string;
   status: string;
   usdCost: number;
   usage?: { promptTokens: number; completionTokens: number; countedByGateway?: boolean };

@@ -60,7 +60,7 @@ describe('gateway.yaml', () => {
   it('loads the shipped file: with no keys only the sandbox models are active', () => {
     const config = loadConfigFile(shippedConfigPath, {});
     const ids = new Catalog(config).list().map((model) => model.modelId);
-    expect(ids.sort()).toEqual(['sandbox-echo', 'sandbox-embedding', 'sandbox-image', 'sandbox-image-layers', 'seed-tts-1.0', 'seed-tts-2.0']);
+    expect(ids.sort()).toEqual(['sandbox-echo', 'sandbox-embedding', 'sandbox-image', 'sandbox-image-layers', 'sandbox-video', 'seed-tts-1.0', 'seed-tts-2.0']);
     const withOpenAi = new Catalog(loadConfigFile(shippedConfigPath, { OPENAI_API_KEY: 'sk-test' }));
     expect(withOpenAi.find('gpt-4o-mini')?.rows.map((row) => row.providerId)).toEqual(['openai']);
     expect(withOpenAi.find('claude-sonnet-4-5')).toBeUndefined();
@@ -74,7 +74,7 @@ describe('gateway.yaml', () => {
     expect(problemOf(`${base}media: { retentionDays: -1 }`)).toContain('media.retentionDays');
     const defaults = parseConfig(base, 'test.yaml', {});
     expect(defaults.media).toMatchObject({ store: 'fs', s3: undefined, linkTtlSeconds: 3600, retentionDays: 30 });
-    expect(defaults.jobs).toMatchObject({ concurrency: 16, leaseSeconds: 30, maxAttempts: 3, maxJobSeconds: 900, syncWaitMs: 60_000 });
+    expect(defaults.jobs).toMatchObject({ concurrency: 16, leaseSeconds: 30, maxAttempts: 3, maxJobSeconds: 900, syncWaitMs: 60_000, taskPollMs: 2_000 });
     const s3 = parseConfig(`${base}media: { store: s3, s3: { bucket: media, accessKeyId: "", secretAccessKey: "" } }`, 'test.yaml', {});
     expect(s3.media.s3).toEqual({ bucket: 'media', region: 'us-east-1', endpoint: undefined, accessKeyId: undefined, secretAccessKey: undefined, forcePathStyle: false, prefix: '' });
   });
@@ -87,6 +87,18 @@ describe('gateway.yaml', () => {
     const layered = images.filter((model) => model.rows[0]?.capabilities?.image?.params?.layerDecomposition).map((model) => model.modelId);
     expect(layered.sort()).toEqual(['dola-seedream-5-0-pro', 'sandbox-image-layers']);
     expect(catalog.find('seedream-4-0')?.pricing?.outputImageNanos).toBe(30_000_000n);
+  });
+
+  it('ships video models priced per second by resolution, and checks the per-second price keys', () => {
+    const catalog = new Catalog(loadConfigFile(shippedConfigPath, { ARK_API_KEY: 'k' }));
+    const videos = catalog.list({ outputModalities: ['video'] });
+    expect(videos.map((model) => model.modelId).sort()).toEqual(['sandbox-video', 'seedance-1-0-lite', 'seedance-1-0-pro']);
+    expect(catalog.find('seedance-1-0-pro')?.pricing?.videoOutputSecondByResolutionNanos).toEqual({ '480p': 25_000_000n, '720p': 54_000_000n, '1080p': 123_000_000n });
+    const model = (pricing: string) => `providers: { sandbox: { protocol: sandbox } }\nmodels:\n  - { id: m, outputModalities: [video], pricing: ${pricing}, providers: [{ provider: sandbox, model: video }] }\n`;
+    expect(problemOf(model('{ perVideoSecondByResolution: { 8k: 1 } }'))).toContain('perVideoSecondByResolution');
+    expect(problemOf(model('{ perVideoSecondByResolution: {} }'))).toContain('perVideoSecondByResolution');
+    expect(problemOf(model('{ perVideoSecond: -1 }'))).toContain('perVideoSecond');
+    expect(problemOf(model('{ perAudioSecond: .inf }'))).toContain('perAudioSecond');
   });
 
   it('gives audio, PDF and video embedding inputs only to the two multimodal embedding models', () => {

@@ -1,3 +1,4 @@
+import { arkVideoAdapter } from './ark-video.ts';
 import type { ProviderAdapter } from '../provider-adapter.ts';
 import type { UpstreamHttp } from '../shared/upstream-http.ts';
 import { arkEmbeddings } from './ark-embeddings.ts';
@@ -9,5 +10,6 @@ export function createArkAdapter(http: UpstreamHttp): ProviderAdapter {
     protocol: 'ark',
     embeddings: { parts: ['text', 'imageBase64', 'imageUrl', 'videoBase64'], embed: (request, options) => arkEmbeddings(http, request, options) },
     images: arkImageAdapter(http),
+    video: arkVideoAdapter(http),
   };
 }

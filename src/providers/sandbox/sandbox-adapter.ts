@@ -4,6 +4,7 @@ import { embeddingPartTypes, type EmbeddingInput, type EmbeddingRequest, type Em
 import { newId } from '../../domain/ids.ts';
 import { promptTextOf, textOf, type ChatRequest, type ChatStreamEvent, type FinishReason } from '../../domain/chat.ts';
 import type { ProviderAdapter } from '../provider-adapter.ts';
+import { sandboxVideo } from './sandbox-video.ts';
 import { sandboxImages } from './sandbox-images.ts';
 import { sandboxSpeech } from './sandbox-speech.ts';
 
@@ -94,4 +95,5 @@ export const sandboxAdapter: ProviderAdapter = {
   embeddings: { parts: embeddingPartTypes, embed },
   images: sandboxImages,
   speech: { synthesize: sandboxSpeech },
+  video: sandboxVideo,
 };

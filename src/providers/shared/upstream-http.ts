@@ -45,20 +45,31 @@ export class UpstreamHttp {
   }
 
   async postJson(target: ProviderTarget, path: string, headers: Record<string, string>, body: unknown): Promise<UpstreamResponse> {
-    return this.post(target, path, { 'content-type': 'application/json', ...headers }, serialised(body));
+    return this.exchange('POST', target, path, { 'content-type': 'application/json', ...headers }, serialised(body));
   }
 
   /** A multipart/form-data POST (file uploads); undici writes the boundary and the content type. */
   async postForm(target: ProviderTarget, path: string, headers: Record<string, string>, form: FormData): Promise<UpstreamResponse> {
-    return this.post(target, path, headers, form);
+    return this.exchange('POST', target, path, headers, form);
   }
 
-  private async post(target: ProviderTarget, path: string, headers: Record<string, string>, payload: string | FormData): Promise<UpstreamResponse> {
+  /** A GET whose answer is one JSON object (a task polled, say). */
+  async getForJson(target: ProviderTarget, path: string, headers: Record<string, string>): Promise<object> {
+    return jsonObjectOf(await this.exchange('GET', target, path, headers, undefined));
+  }
+
+  /** A DELETE whose answer body, if any, is not needed. */
+  async delete(target: ProviderTarget, path: string, headers: Record<string, string>): Promise<void> {
+    const response = await this.exchange('DELETE', target, path, headers, undefined);
+    await readText(response.body, maxErrorBodyBytes, true).catch(() => '');
+  }
+
+  private async exchange(method: 'GET' | 'POST' | 'DELETE', target: ProviderTarget, path: string, headers: Record<string, string>, payload: string | FormData | undefined): Promise<UpstreamResponse> {
     let response: Dispatcher.ResponseData;
     try {
       response = await request(`${target.baseUrl}${path}`, {
         dispatcher: this.agentFor(target.connectTimeoutMs),
-        method: 'POST',
+        method,
         headers: { accept: 'application/json, text/event-stream', ...target.headers, ...headers },
         body: payload,
         headersTimeout: target.firstByteTimeoutMs,

@@ -1,6 +1,6 @@
 import { Type, type Static } from '@fastify/type-provider-typebox';
 import { imageBackgrounds, imageOutputFormats, imageQualities, layerResolutions } from '../../domain/image.ts';
-import { GatewayError } from '../../domain/errors.ts';
+import { httpUrl, requiredField } from './content-part-fields.ts';
 import type { ImageContentPart, NativeImageInput } from '../../gateway/image-request-check.ts';
 
 const literals = <T extends readonly string[]>(values: T) => Type.Union(values.map((value) => Type.Literal(value)));
@@ -49,19 +49,12 @@ export const GenerationIdParams = Type.Object({ generationId: Type.String({ minL
 export function decodeImageBody(body: ImageGenerationBody): NativeImageInput {
   const content = body.content.map((part, index): ImageContentPart => {
     const where = `content[${index}]`;
-    const need = (field: 'text' | 'url' | 'data' | 'assetId'): string => {
-      const value = part[field];
-      if (value === undefined || (field === 'text' && value.trim() === '')) throw new GatewayError('GW_VALIDATION', `${where}: a "${part.type}" part needs "${field}"`);
-      return value;
-    };
+    const need = (field: 'text' | 'url' | 'data' | 'assetId') => requiredField(part, field, where);
     switch (part.type) {
       case 'text':
         return { type: 'text', text: need('text') };
-      case 'imageUrl': {
-        const url = need('url');
-        if (!URL.canParse(url) || !/^https?:$/.test(new URL(url).protocol)) throw new GatewayError('GW_VALIDATION', `${where}: "url" must be an http(s) URL`);
-        return { type: 'imageUrl', url };
-      }
+      case 'imageUrl':
+        return { type: 'imageUrl', url: httpUrl(need('url'), where) };
       case 'imageBase64':
         return { type: 'imageBase64', data: need('data'), ...(part.mediaType !== undefined ? { mediaType: part.mediaType } : {}) };
       default:

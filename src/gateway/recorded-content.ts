@@ -1,0 +1,13 @@
+/** Characters of a text part, or of base64 data, that a job's persisted request keeps. */
+const recordedCharacters = { text: 2_000, data: 32 };
+
+const shortened = (value: string, keep: number) => (value.length > keep ? `${value.slice(0, keep)}…(${value.length} characters)` : value);
+
+/** Content parts as a job persists them (usage record, video task): in order, base64 data and long prompts cut short. */
+export function recordedContent<Part extends { type: string }>(parts: readonly Part[]): Part[] {
+  return parts.map((part) => {
+    if ('data' in part && typeof part.data === 'string') return { ...part, data: shortened(part.data, recordedCharacters.data) };
+    if (part.type === 'text' && 'text' in part && typeof part.text === 'string') return { ...part, text: shortened(part.text, recordedCharacters.text) };
+    return part;
+  });
+}

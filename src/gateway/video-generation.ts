@@ -1,0 +1,136 @@
+import { durationCostNanos, secondNanos, videoPriceSnapshot, type DurationPriceSnapshot } from '../billing/duration-pricing.ts';
+import type { Catalog, CatalogModel, ProviderRow } from '../catalog/catalog.ts';
+import { GatewayError } from '../domain/errors.ts';
+import type { StoredVideoRequest } from '../domain/video.ts';
+import type { MediaLinks } from '../jobs/media-links.ts';
+import type { StoredVideoResult } from '../jobs/video-job-runner.ts';
+import type { AdapterRegistry } from '../providers/provider-adapter.ts';
+import type { MediaJobRow, MediaJobsRepository } from '../storage/media-jobs-repository.ts';
+import type { JobSubmission } from './job-submission.ts';
+import { mediaRoute } from './media-route.ts';
+import { recordedContent } from './recorded-content.ts';
+import type { Caller } from './text-generation.ts';
+import { checkVideoRequest, defaultResolution, heldSeconds, type NativeVideoInput } from './video-request-check.ts';
+
+export interface VideoGenerationDependencies {
+  catalog: Catalog;
+  adapters: AdapterRegistry;
+  submission: JobSubmission;
+  jobs: Pick<MediaJobsRepository, 'cancelUnsent'>;
+  links: MediaLinks;
+  clock?: () => Date;
+}
+
+export type VideoTaskStatus = 'queued' | 'running' | 'succeeded' | 'failed' | 'cancelled';
+
+/** The spec's VideoTask. */
+export interface VideoTaskView {
+  taskId: string;
+  generationId: string;
+  providerId: string;
+  status: VideoTaskStatus;
+  model: string;
+  content: unknown[];
+  videoUrl?: string;
+  downloadUrl?: string;
+  assetId?: string;
+  usage?: { completionTokens: number; totalTokens: number; usdCost: number; durationSeconds: number; providerUsage: Readonly<Record<string, unknown>> };
+  error?: string;
+  createdAt: string;
+  updatedAt: string;
+}
+
+interface PreparedVideoRequest {
+  model: CatalogModel;
+  row: ProviderRow;
+  request: StoredVideoRequest;
+  priceSnapshot: DurationPriceSnapshot;
+  holdNanos: bigint;
+}
+
+/**
+ * Native video generation as task jobs: check -> estimate (the hold: the asked seconds at the asked
+ * resolution's price) -> submit (hold and job in one transaction) -> a worker creates and follows the
+ * upstream task -> poll. The gateway's generation id is the task id: provider task ids never leave it.
+ */
+export class VideoGeneration {
+  private readonly clock: () => Date;
+
+  constructor(private readonly dependencies: VideoGenerationDependencies) {
+    this.clock = dependencies.clock ?? (() => new Date());
+  }
+
+  async estimate(caller: Caller, input: NativeVideoInput): Promise<bigint> {
+    return (await this.prepare(caller, input)).holdNanos;
+  }
+
+  async submit(caller: Caller, input: NativeVideoInput): Promise<MediaJobRow> {
+    const prepared = await this.prepare(caller, input);
+    const { content: _content, ...parameters } = prepared.request;
+    return this.dependencies.submission.submitJob(caller, {
+      kind: 'video',
+      modelId: prepared.model.modelId,
+      row: prepared.row,
+      request: prepared.request,
+      recordedRequest: { operation: 'video-generation', model: input.modelId, content: recordedContent(input.content), ...parameters },
+      priceSnapshot: prepared.priceSnapshot,
+      holdNanos: prepared.holdNanos,
+    });
+  }
+
+  find(caller: Caller, taskId: string): Promise<MediaJobRow> {
+    return this.dependencies.submission.find(caller, taskId, 'video');
+  }
+
+  /** Cancels a task that has not been sent to its provider: the hold is released and the task ends `cancelled`. */
+  async cancel(caller: Caller, taskId: string): Promise<MediaJobRow> {
+    const cancelled = await this.dependencies.jobs.cancelUnsent(taskId, caller.accountId, 'video', this.clock());
+    if (cancelled) return cancelled;
+    const job = await this.find(caller, taskId);
+    throw new GatewayError('GW_CONFLICT', `video task "${taskId}" is ${statusOf(job)}: only a queued task can be cancelled`);
+  }
+
+  async view(job: MediaJobRow, baseUrl: string): Promise<VideoTaskView> {
+    const recorded = job.recordedRequest as { content?: unknown[] };
+    const view: VideoTaskView = {
+      taskId: job.id,
+      generationId: job.id,
+      providerId: job.providerId,
+      status: statusOf(job),
+      model: job.model,
+      content: recorded.content ?? [],
+      createdAt: job.createdAt.toISOString(),
+      updatedAt: job.updatedAt.toISOString(),
+    };
+    const result = job.result as (StoredVideoResult & { usage: VideoTaskView['usage'] }) | null;
+    if (job.state === 'succeeded' && result) {
+      const link = await this.dependencies.links.link(result.objectKey, this.clock(), baseUrl);
+      Object.assign(view, { videoUrl: link, downloadUrl: link, assetId: result.assetId, usage: result.usage });
+    }
+    if (job.state === 'failed' || job.state === 'cancelled') view.error = job.error ?? `the video generation ${job.state}`;
+    return view;
+  }
+
+  /** Everything up to the hold: the model, every rule of the request, the adapter's own refusals, and the amount. */
+  private async prepare(caller: Caller, input: NativeVideoInput): Promise<PreparedVideoRequest> {
+    const model = this.dependencies.catalog.resolve(input.modelId);
+    const { row, adapter } = mediaRoute(this.dependencies.adapters, model, 'video', 'video');
+    const prices = videoPriceSnapshot(model);
+    const request = await checkVideoRequest(model.modelId, row, input, (assetId, where) => this.dependencies.submission.ownedAsset(caller, assetId, where));
+    adapter.check(request, model.modelId);
+    const resolution = request.resolution ?? defaultResolution(row);
+    const priceSnapshot: DurationPriceSnapshot = resolution === undefined ? prices : { ...prices, resolution };
+    const perSecond = secondNanos(priceSnapshot, resolution, model.modelId);
+    return { model, row, request, priceSnapshot, holdNanos: durationCostNanos(perSecond, heldSeconds(request, row)) };
+  }
+
+}
+
+/**
+ * The spec's task status of a job: `queued` until something was sent upstream (a job waiting for a retry
+ * included), `running` while the provider works on it.
+ */
+function statusOf(job: MediaJobRow): VideoTaskStatus {
+  if (job.state === 'processing') return job.phase === null ? 'queued' : 'running';
+  return job.state as VideoTaskStatus;
+}

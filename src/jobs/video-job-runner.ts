@@ -1,0 +1,174 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { durationCostNanos, pricesResolution, secondNanos, type DurationPriceSnapshot } from '../billing/duration-pricing.ts';
+import type { ProviderConfig } from '../config/load-config.ts';
+import { GatewayError } from '../domain/errors.ts';
+import { newId } from '../domain/ids.ts';
+import { nanosToUsd } from '../domain/money.ts';
+import { UpstreamHttpError } from '../domain/upstream-failure.ts';
+import type { StoredVideoMediaSource, StoredVideoRequest, VideoGenerationRequest, VideoMediaSource, VideoTaskReport } from '../domain/video.ts';
+import { isoVideoFacts } from '../media/media-duration.ts';
+import { sniffMediaType } from '../media/media-type.ts';
+import type { FetchedMedia } from '../media/remote-media.ts';
+import type { AdapterRegistry, CallOptions, VideoAdapter } from '../providers/provider-adapter.ts';
+import type { MediaJobRow } from '../storage/media-jobs-repository.ts';
+import type { ObjectStore } from '../storage/object-store.ts';
+import { succeeded, type JobContext, type JobOutcome, type JobRunner } from './job-runner.ts';
+import { isTransient, upstreamErrorMessage } from './upstream-errors.ts';
+
+export interface VideoJobRunnerOptions {
+  adapters: AdapterRegistry;
+  providers: ReadonlyMap<string, ProviderConfig>;
+  store: ObjectStore;
+  /** Provider output URLs, downloaded within the archive's size and time limits. */
+  downloadOutput: (url: string) => Promise<FetchedMedia>;
+  retentionMs: number | undefined;
+  /** How often the upstream task is read while it runs. */
+  pollMs: number;
+}
+
+/** What a succeeded video job keeps (links are made when it is read). */
+export interface StoredVideoResult {
+  assetId: string;
+  objectKey: string;
+  mediaType: string;
+  bytes: number;
+  /** Seconds of the archived file (its own header), else as the provider reported. */
+  durationSeconds: number;
+  resolution?: string;
+  completionTokens?: number;
+  totalTokens?: number;
+  providerUsage?: Readonly<Record<string, unknown>>;
+  /** The provider's own (temporary) link to the video. */
+  providerUrl?: string;
+}
+
+/** Reads of a task that fail one after another before the job gives up on it (an unreachable or garbled provider). */
+const maxPollFailures = 20;
+
+/**
+ * Runs a video job as the upstream's task: created once (the job is marked submitted first, and the task id
+ * stored as soon as it is known), then read every `pollMs` until it ends. A job taken over after its
+ * process died resumes reading the stored task; one that died between sending and storing the id fails
+ * rather than creating a second task. The video is archived and recorded before settlement, which charges
+ * the delivered seconds at the price of the delivered resolution.
+ */
+export class VideoJobRunner implements JobRunner {
+  constructor(private readonly options: VideoJobRunnerOptions) {}
+
+  async run(job: MediaJobRow, context: JobContext): Promise<JobOutcome> {
+    if (job.phase === 'generated' && job.upstreamResult) return this.settled(job, job.upstreamResult as StoredVideoResult);
+    const target = this.options.providers.get(job.providerId);
+    const adapter = target ? this.options.adapters.get(target.protocol)?.video : undefined;
+    if (!adapter || !target?.active) return { kind: 'failed', error: 'the provider of this job is no longer configured', costNanos: 0n };
+    const options: CallOptions = { target };
+    let taskId = job.upstreamTaskId;
+    if (!taskId) {
+      if (job.phase === 'submitted') {
+        return { kind: 'failed', error: 'the gateway process creating this task stopped before the provider named it; the task was not created again', costNanos: 0n };
+      }
+      let request: VideoGenerationRequest;
+      try {
+        request = await this.inputs(job.request as StoredVideoRequest);
+      } catch (error) {
+        return { kind: 'failed', error: error instanceof Error ? error.message : String(error), costNanos: 0n };
+      }
+      if (!(await context.markSubmitted())) return { kind: 'lost' };
+      try {
+        taskId = await adapter.submit(request, job.upstreamModel, options);
+      } catch (error) {
+        if (isTransient(error) && job.attempts + 1 < context.maxAttempts) return { kind: 'retry', error: upstreamErrorMessage(error) };
+        return { kind: 'failed', error: upstreamErrorMessage(error), costNanos: 0n };
+      }
+      if (!(await context.recordTask(taskId))) return { kind: 'lost' };
+    }
+    const report = await this.awaitEnd(job, adapter, taskId, options, context);
+    if (report === 'lost') return { kind: 'lost' };
+    if (typeof report === 'string') return { kind: 'failed', error: report, costNanos: 0n };
+    if (report.state === 'cancelled') return { kind: 'cancelled', error: report.error ?? 'the provider cancelled the task' };
+    if (report.state !== 'succeeded') return { kind: 'failed', error: report.error ?? `the task ${report.state}`, costNanos: 0n };
+    let stored: StoredVideoResult;
+    try {
+      stored = await this.archive(job, report);
+    } catch (error) {
+      return { kind: 'failed', error: `the video could not be archived: ${error instanceof Error ? error.message : String(error)}`, costNanos: 0n };
+    }
+    if (!(await context.recordGenerated(stored))) return { kind: 'lost' };
+    return this.settled(job, stored);
+  }
+
+  /** Reads the task until it ends; a string when it cannot be followed any more (the job fails with it). */
+  private async awaitEnd(job: MediaJobRow, adapter: VideoAdapter, taskId: string, options: CallOptions, context: JobContext): Promise<VideoTaskReport | 'lost' | string> {
+    let failures = 0;
+    for (;;) {
+      if (context.lost()) return 'lost';
+      if (Date.now() >= job.deadlineAt.getTime()) {
+        await adapter.cancel(taskId, options).catch(() => undefined);
+        return 'the task did not finish within the job time limit';
+      }
+      try {
+        const report = await adapter.poll(taskId, options);
+        failures = 0;
+        if (report.state !== 'queued' && report.state !== 'running') return report;
+      } catch (error) {
+        failures += 1;
+        // A task that is not there (or no longer ours to read) will not come back; anything else may pass.
+        if (error instanceof UpstreamHttpError && error.status < 500 && error.status !== 408 && error.status !== 429) return upstreamErrorMessage(error);
+        if (failures >= maxPollFailures) return `the task could not be read ${failures} times in a row: ${upstreamErrorMessage(error)}`;
+      }
+      await sleep(this.options.pollMs);
+    }
+  }
+
+  /** The job's media as the adapter takes them: archived assets read back as bytes, in the request's order. */
+  private async inputs(request: StoredVideoRequest): Promise<VideoGenerationRequest> {
+    const source = async (stored: StoredVideoMediaSource, where: string): Promise<VideoMediaSource> => {
+      if (stored.kind !== 'asset') return stored;
+      const object = await this.options.store.get(stored.objectKey);
+      if (!object) throw new GatewayError('GW_NOT_FOUND', `${where} is no longer archived`);
+      return { kind: 'inline', mediaType: stored.mediaType, data: object.bytes.toString('base64') };
+    };
+    const content = await Promise.all(
+      request.content.map(async (item, index) => (item.type === 'text' ? item : { ...item, source: await source(item.source, `content[${index}]`) })),
+    );
+    return { ...request, content };
+  }
+
+  private async archive(job: MediaJobRow, report: VideoTaskReport): Promise<StoredVideoResult> {
+    const video = report.video;
+    if (!video) throw new Error('the provider reported success without a video');
+    const bytes = video.kind === 'url' ? (await this.options.downloadOutput(video.url)).bytes : Buffer.from(video.data, 'base64');
+    const mediaType = sniffMediaType(bytes) ?? (video.kind === 'inline' ? video.mediaType : 'application/octet-stream');
+    if (!mediaType.startsWith('video/')) throw new Error('the provider output is not a video');
+    const seconds = isoVideoFacts(bytes)?.seconds ?? report.durationSeconds;
+    if (seconds === undefined || !Number.isFinite(seconds) || seconds < 0) throw new Error('the video has no readable duration');
+    const objectKey = `videos/${job.id.toLowerCase()}/video.${mediaType === 'video/quicktime' ? 'mov' : 'mp4'}`;
+    await this.options.store.put(objectKey, bytes, mediaType);
+    return {
+      assetId: newId('asset'),
+      objectKey,
+      mediaType,
+      bytes: bytes.length,
+      durationSeconds: seconds,
+      ...(report.resolution !== undefined ? { resolution: report.resolution } : {}),
+      ...(report.completionTokens !== undefined ? { completionTokens: report.completionTokens } : {}),
+      ...(report.totalTokens !== undefined ? { totalTokens: report.totalTokens } : {}),
+      ...(report.providerUsage ? { providerUsage: report.providerUsage } : {}),
+      ...(video.kind === 'url' ? { providerUrl: video.url } : {}),
+    };
+  }
+
+  /** Delivered seconds at the delivered resolution's price (the held one when the provider's is not priced). */
+  private settled(job: MediaJobRow, stored: StoredVideoResult): JobOutcome {
+    const snapshot = job.priceSnapshot as DurationPriceSnapshot;
+    const resolution = stored.resolution !== undefined && pricesResolution(snapshot, stored.resolution) ? stored.resolution : snapshot.resolution;
+    const costNanos = durationCostNanos(secondNanos(snapshot, resolution, job.model), stored.durationSeconds);
+    const usage = {
+      completionTokens: stored.completionTokens ?? 0,
+      totalTokens: stored.totalTokens ?? stored.completionTokens ?? 0,
+      usdCost: nanosToUsd(costNanos),
+      durationSeconds: stored.durationSeconds,
+      providerUsage: stored.providerUsage ?? {},
+    };
+    return succeeded(job, { result: { ...stored, usage }, usage, costNanos }, [stored], this.options.retentionMs);
+  }
+}

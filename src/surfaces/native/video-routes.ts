@@ -1,0 +1,33 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { nanosToUsd } from '../../domain/money.ts';
+import type { GatewayServices } from '../../gateway/services.ts';
+import { callerOf, requireCredential } from '../../http/authentication.ts';
+import { requestBaseUrl } from '../../http/base-url.ts';
+import { decodeVideoBody, TaskIdParams, VideoGenerationBody } from './video-request-codec.ts';
+
+/** The native video routes (spec, Native: video): estimate, create (the persisted task), poll, and cancel of a queued task. */
+export const nativeVideoRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServices }> = async (app, { services }) => {
+  app.addHook('onRequest', requireCredential(services.authenticator));
+  const video = services.video;
+
+  app.post('/api/v1/video/estimate', { schema: { body: VideoGenerationBody } }, async (request) => {
+    const nanos = await video.estimate(callerOf(request), decodeVideoBody(request.body));
+    return { data: { estimatedUserCost: nanosToUsd(nanos), currency: 'USD' }, success: true, status: 200 };
+  });
+
+  app.post('/api/v1/video/generations', { schema: { body: VideoGenerationBody } }, async (request) => {
+    const job = await video.submit(callerOf(request), decodeVideoBody(request.body));
+    return video.view(job, requestBaseUrl(request));
+  });
+
+  app.get('/api/v1/video/tasks/:taskId', { schema: { params: TaskIdParams } }, async (request) => {
+    const job = await video.find(callerOf(request), request.params.taskId);
+    return video.view(job, requestBaseUrl(request));
+  });
+
+  // Not in the spec's table: cancels a task nothing was sent upstream for yet (409 once it runs).
+  app.post('/api/v1/video/tasks/:taskId/cancel', { schema: { params: TaskIdParams } }, async (request) => {
+    const job = await video.cancel(callerOf(request), request.params.taskId);
+    return video.view(job, requestBaseUrl(request));
+  });
+};
