@@ -197,7 +197,7 @@ export async function openCore(options: CoreOptions): Promise<Core> {
       ['audio', new SpeechJobRunner({ adapters, providers: config.providers, store, retentionMs })],
       [
         'video',
-        new VideoJobRunner({ adapters, providers: config.providers, store, downloadOutput: (url) => outputDownloads.fetch(url), retentionMs, pollMs: config.jobs.taskPollMs }),
+        new VideoJobRunner({ adapters, providers: config.providers, store, downloadOutput: (url, credentials) => outputDownloads.fetch(url, undefined, credentials), retentionMs, pollMs: config.jobs.taskPollMs }),
       ],
     ]),
     providers: config.providers,

@@ -40,6 +40,8 @@ export interface VideoTaskReport {
   state: VideoTaskState;
   /** When succeeded: the video, as a (temporary) URL or as bytes. */
   video?: VideoMediaSource;
+  /** The URL is the provider's own and is read with its credentials (sent to the provider's origin only). */
+  videoNeedsCredentials?: boolean;
   /** What the provider says it delivered; the archived file's own header is preferred for billing. */
   durationSeconds?: number;
   resolution?: string;

@@ -27,14 +27,23 @@ export class MediaDownloads {
     const check = checkSignedFile(this.linkKey, objectKey, query.expires, query.signature, now);
     if (check === 'expired') throw new GatewayError('GW_FORBIDDEN', 'the download link is expired: read the job again for a fresh link');
     if (check !== 'valid' || !this.store) throw new GatewayError('GW_FORBIDDEN', 'the download link is not valid');
-    const found = await this.store.size(objectKey).catch(() => undefined);
-    if (!found) throw new GatewayError('GW_NOT_FOUND', 'the file of this link no longer exists');
+    return this.serve(objectKey, rangeHeader, head, Math.max(0, Number(query.expires) - Math.floor(now.getTime() / 1000)));
+  }
+
+  /** Whether archived files are served by the gateway itself (filesystem store) rather than by their store's own links. */
+  get servesFiles(): boolean {
+    return this.store !== undefined;
+  }
+
+  /** An archived file, or the asked byte range of it, for a caller already entitled to it. */
+  async serve(objectKey: string, rangeHeader: string | undefined, head: boolean, maxAgeSeconds: number): Promise<MediaDownload> {
+    const found = this.store ? await this.store.size(objectKey).catch(() => undefined) : undefined;
+    if (!this.store || !found) throw new GatewayError('GW_NOT_FOUND', 'the file of this link no longer exists');
     const range = rangeHeader === undefined ? undefined : parseRange(rangeHeader, found.size);
-    const maxAge = Math.max(0, Number(query.expires) - Math.floor(now.getTime() / 1000));
     const headers: Record<string, string> = {
       'content-type': found.contentType,
       'accept-ranges': 'bytes',
-      'cache-control': `private, max-age=${maxAge}`,
+      'cache-control': `private, max-age=${maxAgeSeconds}`,
     };
     if (range === 'unsatisfiable') {
       throw new GatewayError('GW_RANGE_NOT_SATISFIABLE', `the range "${rangeHeader}" is outside the file's ${found.size} bytes`);

@@ -90,6 +90,14 @@ export class VideoGeneration {
     throw new GatewayError('GW_CONFLICT', `video task "${taskId}" is ${statusOf(job)}: only a queued task can be cancelled`);
   }
 
+  /** The archived output `index` of a succeeded task (a task has one): its object, and a signed link to it. */
+  async output(job: MediaJobRow, index: number, baseUrl: string): Promise<{ objectKey: string; link: string }> {
+    const result = job.result as StoredVideoResult | null;
+    if (job.state !== 'succeeded' || !result) throw new GatewayError('GW_CONFLICT', `video "${job.id}" is ${statusOf(job)}: its content exists once it is completed`);
+    if (index !== 0) throw new GatewayError('GW_NOT_FOUND', `video "${job.id}" has no output ${index} (it has one, index 0)`);
+    return { objectKey: result.objectKey, link: await this.dependencies.links.link(result.objectKey, this.clock(), baseUrl) };
+  }
+
   async view(job: MediaJobRow, baseUrl: string): Promise<VideoTaskView> {
     const recorded = job.recordedRequest as { content?: unknown[] };
     const view: VideoTaskView = {

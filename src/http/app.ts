@@ -9,6 +9,7 @@ import { accountRoutes } from '../surfaces/account/account-routes.ts';
 import { authRoutes } from '../surfaces/account/auth-routes.ts';
 import { adminRoutes } from '../surfaces/admin/admin-routes.ts';
 import { alphaRoutes } from '../surfaces/alpha/alpha-routes.ts';
+import { alphaVideoRoutes } from '../surfaces/alpha/video-routes.ts';
 import { betaRoutes } from '../surfaces/beta/beta-routes.ts';
 import { gammaRoutes } from '../surfaces/gamma/gamma-routes.ts';
 import { compatRoutes } from '../surfaces/compat/compat-routes.ts';
@@ -112,6 +113,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(nativeAudioRoutes, { services });
   await app.register(nativeVideoRoutes, { services });
   await app.register(alphaRoutes, { services });
+  await app.register(alphaVideoRoutes, { services });
   await app.register(betaRoutes, { services });
   await app.register(gammaRoutes, { services });
   await app.register(compatRoutes, { services });

@@ -19,8 +19,8 @@ export interface VideoJobRunnerOptions {
   adapters: AdapterRegistry;
   providers: ReadonlyMap<string, ProviderConfig>;
   store: ObjectStore;
-  /** Provider output URLs, downloaded within the archive's size and time limits. */
-  downloadOutput: (url: string) => Promise<FetchedMedia>;
+  /** Provider output URLs, downloaded within the archive's size and time limits (with the provider's credentials where it needs them). */
+  downloadOutput: (url: string, credentials?: Readonly<Record<string, string>>) => Promise<FetchedMedia>;
   retentionMs: number | undefined;
   /** How often the upstream task is read while it runs. */
   pollMs: number;
@@ -88,7 +88,7 @@ export class VideoJobRunner implements JobRunner {
     if (report.state !== 'succeeded') return { kind: 'failed', error: report.error ?? `the task ${report.state}`, costNanos: 0n };
     let stored: StoredVideoResult;
     try {
-      stored = await this.archive(job, report);
+      stored = await this.archive(job, report, report.videoNeedsCredentials ? credentialsFor(target) : undefined);
     } catch (error) {
       return { kind: 'failed', error: `the video could not be archived: ${error instanceof Error ? error.message : String(error)}`, costNanos: 0n };
     }
@@ -133,10 +133,10 @@ export class VideoJobRunner implements JobRunner {
     return { ...request, content };
   }
 
-  private async archive(job: MediaJobRow, report: VideoTaskReport): Promise<StoredVideoResult> {
+  private async archive(job: MediaJobRow, report: VideoTaskReport, credentials: Readonly<Record<string, string>> | undefined): Promise<StoredVideoResult> {
     const video = report.video;
     if (!video) throw new Error('the provider reported success without a video');
-    const bytes = video.kind === 'url' ? (await this.options.downloadOutput(video.url)).bytes : Buffer.from(video.data, 'base64');
+    const bytes = video.kind === 'url' ? (await this.options.downloadOutput(video.url, credentials)).bytes : Buffer.from(video.data, 'base64');
     const mediaType = sniffMediaType(bytes) ?? (video.kind === 'inline' ? video.mediaType : 'application/octet-stream');
     if (!mediaType.startsWith('video/')) throw new Error('the provider output is not a video');
     const seconds = isoVideoFacts(bytes)?.seconds ?? report.durationSeconds;
@@ -171,4 +171,9 @@ export class VideoJobRunner implements JobRunner {
     };
     return succeeded(job, { result: { ...stored, usage }, usage, costNanos }, [stored], this.options.retentionMs);
   }
+}
+
+/** The provider's authorization, for its own content URLs only (the fetcher keeps it to that origin). */
+function credentialsFor(target: ProviderConfig): Record<string, string> {
+  return { authorization: `Bearer ${target.apiKey}`, ...target.headers };
 }

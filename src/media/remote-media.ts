@@ -111,12 +111,16 @@ export class RemoteMediaFetcher {
     this.dispatcher = new Agent({ keepAliveTimeout: 10_000, connect: options.allowPrivateAddresses ? {} : { lookup: publicOnlyLookup } });
   }
 
-  /** `budget`, shared by the downloads of one request, bounds their bytes in all. */
-  async fetch(url: string, budget?: ByteBudget): Promise<FetchedMedia> {
+  /**
+   * `budget`, shared by the downloads of one request, bounds their bytes in all. `credentials` (a provider's
+   * authorization header) go to the first URL's origin only, never to another a redirect leads to.
+   */
+  async fetch(url: string, budget?: ByteBudget, credentials?: Readonly<Record<string, string>>): Promise<FetchedMedia> {
     const signal = AbortSignal.timeout(this.options.timeoutMs);
     let current = this.checkedUrl(url);
+    const origin = current.origin;
     for (let hop = 0; ; hop++) {
-      const response = await this.get(current, signal);
+      const response = await this.get(current, signal, current.origin === origin ? credentials : undefined);
       if (redirectStatuses.has(response.statusCode)) {
         discard(response.body);
         const location = header(response.headers.location);
@@ -150,9 +154,9 @@ export class RemoteMediaFetcher {
     return url;
   }
 
-  private async get(url: URL, signal: AbortSignal): Promise<Dispatcher.ResponseData> {
+  private async get(url: URL, signal: AbortSignal, credentials: Readonly<Record<string, string>> | undefined): Promise<Dispatcher.ResponseData> {
     try {
-      return await request(url, { dispatcher: this.dispatcher, method: 'GET', signal, headers: { accept: '*/*' } });
+      return await request(url, { dispatcher: this.dispatcher, method: 'GET', signal, headers: { accept: '*/*', ...credentials } });
     } catch (error) {
       throw failure(error, url);
     }

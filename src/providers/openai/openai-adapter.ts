@@ -1,3 +1,4 @@
+import { routerVideoAdapter } from './router-videos.ts';
 import type { ProviderAdapter } from '../provider-adapter.ts';
 import type { UpstreamHttp } from '../shared/upstream-http.ts';
 import { openAiCarries, streamOpenAiChat } from './openai-chat.ts';
@@ -17,5 +18,6 @@ export function createOpenAiAdapter(http: UpstreamHttp): ProviderAdapter {
     },
     embeddings: { parts: ['text'], embed: (request, options) => openAiEmbeddings(http, request, options) },
     images: openAiImageAdapter(http),
+    video: routerVideoAdapter(http),
   };
 }

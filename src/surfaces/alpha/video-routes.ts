@@ -1,0 +1,50 @@
+import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { GatewayServices } from '../../gateway/services.ts';
+import { callerOf, requireCredential } from '../../http/authentication.ts';
+import { requestBaseUrl } from '../../http/base-url.ts';
+import { alphaVideoJob, decodeAlphaVideo, formBody } from './videos-codec.ts';
+
+const VideoIdParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 100 }) });
+const ContentQuery = Type.Object({ index: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000 })) }, { additionalProperties: false });
+
+/**
+ * The alpha surface's videos (spec, Alpha surface): the routing provider's video API over the gateway's
+ * video tasks. The body is JSON, or the multipart form the official SDKs send.
+ */
+export const alphaVideoRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServices }> = async (app, { services }) => {
+  app.addHook('onRequest', requireCredential(services.authenticator));
+  app.addContentTypeParser('multipart/form-data', { parseAs: 'buffer', bodyLimit: services.config.server.bodyLimitBytes }, (request, body, done) => {
+    formBody(body as Buffer, String(request.headers['content-type'])).then(
+      (parsed) => done(null, parsed),
+      (error: Error) => done(error),
+    );
+  });
+  const video = services.video;
+  const surfaceBase = (request: Parameters<typeof requestBaseUrl>[0]) => `${requestBaseUrl(request)}/api/alpha/v1`;
+
+  app.post('/api/alpha/v1/videos', async (request, reply) => {
+    const job = await video.submit(callerOf(request), decodeAlphaVideo(request.body));
+    return reply.code(202).send(alphaVideoJob(await video.view(job, requestBaseUrl(request)), surfaceBase(request)));
+  });
+
+  app.get('/api/alpha/v1/videos/:id', { schema: { params: VideoIdParams } }, async (request) => {
+    const job = await video.find(callerOf(request), request.params.id);
+    return alphaVideoJob(await video.view(job, requestBaseUrl(request)), surfaceBase(request));
+  });
+
+  app.route({
+    method: ['GET', 'HEAD'],
+    url: '/api/alpha/v1/videos/:id/content',
+    schema: { params: VideoIdParams, querystring: ContentQuery },
+    handler: async (request, reply) => {
+      const job = await video.find(callerOf(request), request.params.id);
+      const output = await video.output(job, request.query.index ?? 0, requestBaseUrl(request));
+      // The filesystem store is served here, ranges included; a bucket serves its own presigned link.
+      if (!services.mediaDownloads.servesFiles) return reply.redirect(output.link, 302);
+      const range = request.headers.range;
+      const download = await services.mediaDownloads.serve(output.objectKey, typeof range === 'string' ? range : undefined, request.method === 'HEAD', 0);
+      reply.code(download.status).headers(download.headers);
+      return download.body ? reply.send(download.body) : reply.send();
+    },
+  });
+};

@@ -1,0 +1,100 @@
+import { GatewayError } from '../../domain/errors.ts';
+import type { VideoResolution } from '../../domain/video.ts';
+import type { NativeVideoInput } from '../../gateway/video-request-check.ts';
+import type { VideoTaskView } from '../../gateway/video-generation.ts';
+import type { RouterVideoJob, RouterVideoStatus } from '../../protocols/router-video/videos.ts';
+
+/** The spec's four sizes, each a resolution and an aspect ratio. */
+const sizes: Record<string, { resolution: VideoResolution; ratio: string }> = {
+  '720x1280': { resolution: '720p', ratio: '9:16' },
+  '1280x720': { resolution: '720p', ratio: '16:9' },
+  '1024x1792': { resolution: '1080p', ratio: '9:16' },
+  '1792x1024': { resolution: '1080p', ratio: '16:9' },
+};
+
+const fields = new Set(['model', 'prompt', 'seconds', 'size', 'input_reference']);
+const maxPromptCharacters = 32_000;
+
+const refuse = (message: string): never => {
+  throw new GatewayError('GW_VALIDATION', message);
+};
+
+/**
+ * `POST /api/alpha/v1/videos` checked before anything is routed: every field of the spec's list and nothing
+ * else, then mapped as the spec says (`seconds` to duration, `size` to resolution and aspect ratio, the
+ * reference image to a reference). A `file_id` is refused: no provider of the gateway takes one.
+ */
+export function decodeAlphaVideo(body: unknown): NativeVideoInput {
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) return refuse('the body must be a JSON object (or a multipart form)');
+  const record = body as Record<string, unknown>;
+  const unknown = Object.keys(record).filter((key) => !fields.has(key));
+  if (unknown.length > 0) refuse(`unsupported field${unknown.length > 1 ? 's' : ''}: ${unknown.map((key) => `"${key}"`).join(', ')}`);
+  const model = record.model;
+  if (typeof model !== 'string' || model.length === 0 || model.length > 200) return refuse('"model" is required: a model id');
+  const prompt = record.prompt;
+  if (typeof prompt !== 'string' || prompt.length === 0) return refuse('"prompt" is required');
+  if ([...prompt].length > maxPromptCharacters) refuse(`"prompt" must be at most ${maxPromptCharacters} characters`);
+  const input: NativeVideoInput = { modelId: model, content: [{ type: 'text', text: prompt }] };
+  if (record.seconds !== undefined) {
+    const seconds = typeof record.seconds === 'string' && /^\d{1,4}$/.test(record.seconds) ? Number(record.seconds) : record.seconds;
+    if (typeof seconds !== 'number' || !Number.isInteger(seconds) || seconds < 1 || seconds > 3_600) refuse('"seconds" must be a whole number of seconds (an integer or a string of digits)');
+    input.duration = seconds as number;
+  }
+  if (record.size !== undefined) {
+    const size = typeof record.size === 'string' ? sizes[record.size] : undefined;
+    if (!size) return refuse(`"size" must be one of ${Object.keys(sizes).join(', ')}`);
+    Object.assign(input, size);
+  }
+  if (record.input_reference !== undefined) {
+    const reference = record.input_reference;
+    if (reference === null || typeof reference !== 'object' || Array.isArray(reference)) return refuse('"input_reference" must be an object with "image_url" or "file_id"');
+    const { image_url: imageUrl, file_id: fileId, ...rest } = reference as Record<string, unknown>;
+    if (Object.keys(rest).length > 0) refuse(`unsupported field in "input_reference": ${Object.keys(rest).map((key) => `"${key}"`).join(', ')}`);
+    if ((imageUrl === undefined) === (fileId === undefined)) refuse('"input_reference" needs exactly one of "image_url" or "file_id"');
+    if (fileId !== undefined) throw new GatewayError('GW_PARAMETER_UNSUPPORTED', `model "${model}" does not accept "input_reference.file_id": pass "input_reference.image_url"`);
+    if (typeof imageUrl !== 'string' || !URL.canParse(imageUrl) || !/^https?:$/.test(new URL(imageUrl).protocol)) return refuse('"input_reference.image_url" must be an http(s) URL');
+    input.content.push({ type: 'imageUrl', url: imageUrl, role: 'referenceImage' });
+  }
+  return input;
+}
+
+/**
+ * A multipart form as the official SDKs send it (`input_reference[image_url]` for nested fields) turned into
+ * the JSON body's shape; an uploaded file is refused, like a `file_id`.
+ */
+export async function formBody(raw: Buffer, contentType: string): Promise<Record<string, unknown>> {
+  let form: FormData;
+  try {
+    form = await new Response(raw, { headers: { 'content-type': contentType } }).formData();
+  } catch {
+    return refuse('the multipart body cannot be read');
+  }
+  const body: Record<string, unknown> = {};
+  for (const [name, value] of form.entries()) {
+    if (typeof value !== 'string') throw new GatewayError('GW_PARAMETER_UNSUPPORTED', `file uploads ("${name}") are not accepted: pass "input_reference[image_url]"`);
+    const nested = /^([a-z_]+)\[([a-z_]+)\]$/.exec(name);
+    if (nested) body[nested[1]!] = { ...(body[nested[1]!] as Record<string, unknown> | undefined), [nested[2]!]: value };
+    else body[name] = value;
+  }
+  return body;
+}
+
+const statuses: Record<VideoTaskView['status'], RouterVideoStatus> = {
+  queued: 'pending',
+  running: 'in_progress',
+  succeeded: 'completed',
+  failed: 'failed',
+  cancelled: 'cancelled',
+};
+
+/** A task in the routing provider's job shape, with links back to this surface. */
+export function alphaVideoJob(task: VideoTaskView, surfaceBaseUrl: string): RouterVideoJob & { model: string } {
+  const pollingUrl = `${surfaceBaseUrl}/videos/${task.taskId}`;
+  const job: RouterVideoJob & { model: string } = { id: task.taskId, polling_url: pollingUrl, status: statuses[task.status], generation_id: task.generationId, model: task.model };
+  if (task.status === 'succeeded') {
+    job.unsigned_urls = [`${pollingUrl}/content?index=0`];
+    job.usage = { cost: task.usage?.usdCost ?? 0, is_byok: false };
+  }
+  if (task.error !== undefined) job.error = task.error;
+  return job;
+}
