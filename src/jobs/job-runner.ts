@@ -2,7 +2,15 @@ import type { MediaAssetRow, MediaJobRow } from '../storage/media-jobs-repositor
 
 /** How a run of a job ended. */
 export type JobOutcome =
-  | { kind: 'succeeded'; result: unknown; usage: unknown; costNanos: bigint; assets: ReadonlyArray<Omit<MediaAssetRow, 'createdAt'>> }
+  | {
+      kind: 'succeeded';
+      result: unknown;
+      usage: unknown;
+      costNanos: bigint;
+      /** Billed by the seconds delivered: a cost past the hold is charged out of free credit (see `JobSettlement`). */
+      beyondHold?: boolean;
+      assets: ReadonlyArray<Omit<MediaAssetRow, 'createdAt'>>;
+    }
   /** Charged `costNanos` (what the provider billed, usually nothing); the rest of the hold goes back. */
   | { kind: 'failed'; error: string; costNanos: bigint }
   /** The provider cancelled the task (or was asked to): nothing is charged. */
@@ -40,7 +48,7 @@ export interface ArchivedAsset {
 }
 
 /** A job's success: its result and usage, the charge, and an asset of each archived output, kept `retentionMs` (undefined: for ever). */
-export function succeeded(job: MediaJobRow, outcome: { result: unknown; usage: unknown; costNanos: bigint }, outputs: readonly ArchivedAsset[], retentionMs: number | undefined): JobOutcome {
+export function succeeded(job: MediaJobRow, outcome: { result: unknown; usage: unknown; costNanos: bigint; beyondHold?: boolean }, outputs: readonly ArchivedAsset[], retentionMs: number | undefined): JobOutcome {
   const expiresAt = retentionMs === undefined ? null : new Date(Date.now() + retentionMs);
   const assets = outputs.map((output) => ({ id: output.assetId, accountId: job.accountId, jobId: job.id, objectKey: output.objectKey, mediaType: output.mediaType, bytes: output.bytes, expiresAt }));
   return { kind: 'succeeded', ...outcome, assets };

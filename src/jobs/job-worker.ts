@@ -153,6 +153,7 @@ export class JobWorker {
         const settled = await jobs.settle(job, owner, {
           state: outcome.kind,
           costNanos: outcome.kind === 'cancelled' ? 0n : outcome.costNanos,
+          beyondHold: succeeded && outcome.beyondHold === true,
           modality: job.kind,
           result: succeeded ? outcome.result : null,
           error: succeeded ? null : outcome.error,

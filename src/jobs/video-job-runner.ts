@@ -169,7 +169,7 @@ export class VideoJobRunner implements JobRunner {
       durationSeconds: stored.durationSeconds,
       providerUsage: stored.providerUsage ?? {},
     };
-    return succeeded(job, { result: { ...stored, usage }, usage, costNanos }, [stored], this.options.retentionMs);
+    return succeeded(job, { result: { ...stored, usage }, usage, costNanos, beyondHold: true }, [stored], this.options.retentionMs);
   }
 }
 

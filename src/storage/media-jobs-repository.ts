@@ -1,4 +1,5 @@
 import { and, eq, inArray, isNotNull, isNull, lt, lte, or, sql } from 'drizzle-orm';
+import { nanosToUsd } from '../domain/money.ts';
 import { queryRows, type Database } from './database.ts';
 import type { HoldOutcome } from './ledger-repository.ts';
 import { mediaAssets, mediaJobs } from './schema.ts';
@@ -29,6 +30,11 @@ export interface NewMediaJob {
 export interface JobSettlement {
   state: 'succeeded' | 'failed' | 'cancelled';
   costNanos: bigint;
+  /**
+   * Billed by what was delivered (seconds of video or audio): a cost past the hold is charged out of what the
+   * account and the key have free then. Otherwise the charge is at most the hold.
+   */
+  beyondHold?: boolean;
   modality: string;
   result: unknown;
   error: string | null;
@@ -177,7 +183,8 @@ export class MediaJobsRepository {
         .where(and(eq(mediaJobs.id, job.id), eq(mediaJobs.leaseOwner, owner), eq(mediaJobs.state, 'processing')))
         .returning({ id: mediaJobs.id });
       if (ended.length !== 1) return false;
-      await chargeJob(tx as unknown as Database, job, settlement);
+      const charged = await chargeJob(tx as unknown as Database, job, settlement);
+      if (charged < settlement.costNanos) await recordShortCharge(tx as unknown as Database, job.id, charged, settlement.costNanos - charged);
       if (settlement.assets.length > 0) await tx.insert(mediaAssets).values(settlement.assets.map((asset) => ({ ...asset, createdAt: settlement.now })));
       return true;
     });
@@ -246,13 +253,33 @@ export class MediaJobsRepository {
   }
 }
 
-/** The job's charge (at most its hold, the rest released) and its usage record, inside the caller's transaction. */
-async function chargeJob(tx: Database, job: MediaJobRow, settlement: Pick<JobSettlement, 'state' | 'costNanos' | 'modality' | 'usage' | 'now'>): Promise<void> {
+/**
+ * The job's charge and its usage record, inside the caller's transaction: at most the hold (the rest released),
+ * or past it out of free credit when `beyondHold`. Answers what was charged.
+ */
+async function chargeJob(tx: Database, job: MediaJobRow, settlement: Pick<JobSettlement, 'state' | 'costNanos' | 'modality' | 'usage' | 'now' | 'beyondHold'>): Promise<bigint> {
   const durationMs = Math.max(0, settlement.now.getTime() - job.createdAt.getTime());
+  const settle = settlement.beyondHold ? sql`gw_settle_delivered` : sql`gw_settle`;
   await queryRows(
     tx,
-    sql`SELECT gw_settle(${job.holdId}, ${job.accountId}, ${job.apiKeyId}, ${settlement.costNanos}, ${settlement.now.toISOString()}::timestamptz,
+    sql`SELECT ${settle}(${job.holdId}, ${job.accountId}, ${job.apiKeyId}, ${settlement.costNanos}, ${settlement.now.toISOString()}::timestamptz,
                          ${job.id}, ${settlement.modality}, ${job.model}, ${settlement.state}, ${JSON.stringify(job.recordedRequest)}::jsonb,
                          ${JSON.stringify(settlement.usage ?? null)}::jsonb, ${Math.min(durationMs, 2_147_483_647)})`,
+  );
+  const [record] = await queryRows<{ charged: string }>(tx, sql`SELECT usd_cost_nanos::text AS charged FROM generations WHERE id = ${job.id}`);
+  return BigInt(record?.charged ?? '0');
+}
+
+/**
+ * A cost the balance or a cap did not let the ledger charge whole: the usage of the record and of the job's
+ * result say what was charged, and how much was not.
+ */
+async function recordShortCharge(tx: Database, jobId: string, charged: bigint, uncharged: bigint): Promise<void> {
+  const patch = JSON.stringify({ usdCost: nanosToUsd(charged), unchargedUsdCost: nanosToUsd(uncharged) });
+  await queryRows(tx, sql`UPDATE generations SET usage = COALESCE(usage, '{}'::jsonb) || ${patch}::jsonb WHERE id = ${jobId}`);
+  await queryRows(
+    tx,
+    sql`UPDATE media_jobs SET result = jsonb_set(result, '{usage}', COALESCE(result->'usage', '{}'::jsonb) || ${patch}::jsonb)
+         WHERE id = ${jobId} AND jsonb_typeof(result) = 'object'`,
   );
 }

@@ -11,7 +11,7 @@ import { writeJson } from './wire.ts';
  * (more with `fake-video-slow-<reads>`), then its end, `succeeded` with a real MP4 served by URL, usage in
  * tokens (width x height x 24 fps x seconds / 1024) and the duration and resolution it made. `DELETE` cancels a
  * task not yet read past `queued`. Words in the prompt pick other ends: `fake-video-fail`, `fake-video-cancelled`,
- * `fake-video-expired`, `fake-video-short-<s>` (a shorter video than asked), `fake-video-garbage` (reads answer
+ * `fake-video-expired`, `fake-video-short-<s>` / `fake-video-long-<s>` (a shorter or longer video than asked), `fake-video-garbage` (reads answer
  * JSON that is not a task), `fake-video-lost` (reads answer 404), `fake-video-queued` (never leaves the queue);
  * `fake-error-<status>` fails the creation, `fake-hang` never answers it.
  */
@@ -103,7 +103,7 @@ export class SeedanceTasks {
       error: null,
     };
     if (task.status === 'succeeded') {
-      const delivered = Number(/fake-video-short-(\d+)/.exec(prompt)?.[1] ?? duration);
+      const delivered = Number(/fake-video-(?:short|long)-(\d+)/.exec(prompt)?.[1] ?? duration);
       const video = sandboxClip(prompt, delivered, task.body.ratio ?? '16:9');
       answer.content = { video_url: this.files.add(video, { expired: false, delayMs: 0, contentType: 'video/mp4', extension: 'mp4' }) };
       const tokens = Math.round(((pixels[resolution] ?? pixels['720p']!) * 24 * duration) / 1024);

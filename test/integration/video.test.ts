@@ -260,6 +260,43 @@ describe('video tasks through the sandbox and the ModelArk Seedance fake', () =>
     expectEnvelope(await gateway.request({ method: 'GET', url: '/api/v1/video/tasks/gen_unknown', headers: keyHeaders(key) }), 404, 'GW_NOT_FOUND', '/api/v1/video/tasks/gen_unknown');
   });
 
+  it('charges a video longer than asked for its delivered seconds out of free credit, never past the balance or a cap', async () => {
+    const body = (prompt: string) => ({ model: 'seedance', content: [text(prompt)], duration: 2, resolution: '720p' });
+    // 0.05 USD a second at 720p: 2 seconds held (0.1), 6 delivered (0.3).
+    const rich = await gateway.createFundedKey({ credits: 5 });
+    const paid = await waitForEnd(rich.key, (await submit(rich.key, body('long and paid fake-video-long-6'))).taskId);
+    expect(paid.usage).toMatchObject({ durationSeconds: 6, usdCost: 0.3 });
+    expect(paid.usage).not.toHaveProperty('unchargedUsdCost');
+    expect(await balanceNanosOf(gateway, rich.accountId)).toBe(usdToNanos(5) - usdToNanos(0.3));
+
+    // A balance of 0.25: the hold of 0.1, then only the 0.15 left free.
+    const poor = await gateway.createFundedKey({ credits: 0.25 });
+    const short = await waitForEnd(poor.key, (await submit(poor.key, body('long and poor fake-video-long-6'))).taskId);
+    expect(short.usage).toMatchObject({ durationSeconds: 6, usdCost: 0.25, unchargedUsdCost: 0.05 });
+    expect(await balanceNanosOf(gateway, poor.accountId)).toBe(0n);
+    expect((await usageRecords(gateway, poor.key))[0]).toMatchObject({ usdCost: 0.25, usage: { usdCost: 0.25, unchargedUsdCost: 0.05 } });
+
+    // A total cap of 0.2 on the key: charged up to the cap, the balance keeps the rest.
+    const capped = await gateway.createFundedKey({ credits: 5, limits: { total: 0.2 } });
+    const atCap = await waitForEnd(capped.key, (await submit(capped.key, body('long and capped fake-video-long-6'))).taskId);
+    expect(atCap.usage).toMatchObject({ usdCost: 0.2, unchargedUsdCost: 0.1 });
+    expect(await balanceNanosOf(gateway, capped.accountId)).toBe(usdToNanos(5) - usdToNanos(0.2));
+    expect(await heldNanosOf(gateway, capped.accountId)).toBe(0n);
+  });
+
+  it('settles concurrent videos that all run past their holds without passing the balance, to the nano', async () => {
+    // Eight tasks held 0.1 each (0.8 of a 1.0 balance), each delivering 0.3: the account can pay 1.0 in all.
+    const { key, accountId } = await gateway.createFundedKey({ credits: 1 });
+    const tasks = await Promise.all(Array.from({ length: 8 }, (_, index) => submit(key, { model: 'seedance', content: [text(`race ${index} fake-video-long-6`)], duration: 2, resolution: '720p' })));
+    const ended = await Promise.all(tasks.map((task) => waitForEnd(key, task.taskId)));
+    expect(ended.map((task) => task.status)).toEqual(Array(8).fill('succeeded'));
+    const charged = ended.reduce((sum, task) => sum + usdToNanos(task.usage!.usdCost), 0n);
+    expect(charged).toBe(usdToNanos(1));
+    for (const task of ended) expect(usdToNanos(task.usage!.usdCost)).toBeGreaterThanOrEqual(usdToNanos(0.1));
+    expect(await balanceNanosOf(gateway, accountId)).toBe(0n);
+    expect(await heldNanosOf(gateway, accountId)).toBe(0n);
+  });
+
   it('never passes the balance: a task that needs more than the balance is refused 403 and nothing is queued', async () => {
     const { key, accountId } = await gateway.createFundedKey({ credits: 0.1 });
     expectEnvelope(await create(key, { model: 'seedance', content: [text('too dear')], duration: 12 }), 403, 'GW_INSUFFICIENT_BALANCE', '/api/v1/video/generations');
