@@ -194,7 +194,7 @@ export async function openCore(options: CoreOptions): Promise<Core> {
           retentionMs,
         }),
       ],
-      ['audio', new SpeechJobRunner({ adapters, providers: config.providers, store, retentionMs })],
+      ['audio', new SpeechJobRunner({ adapters, providers: config.providers, store, downloadOutput: (url) => outputDownloads.fetch(url), retentionMs })],
       [
         'video',
         new VideoJobRunner({ adapters, providers: config.providers, store, downloadOutput: (url, credentials) => outputDownloads.fetch(url, undefined, credentials), retentionMs, pollMs: config.jobs.taskPollMs }),

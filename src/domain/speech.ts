@@ -1,4 +1,8 @@
-/** Canonical text-to-speech: what a speech adapter is asked, and what it answers. */
+/** Canonical speech: text-to-speech and generation with reference, what a speech adapter is asked and answers. */
+
+/** Audio files the speech products make; text-to-speech offers every one but `wav`. */
+export const audioFormats = ['mp3', 'wav', 'ogg_opus', 'pcm'] as const;
+export type AudioFormat = (typeof audioFormats)[number];
 
 export const speechFormats = ['mp3', 'ogg_opus', 'pcm'] as const;
 export type SpeechFormat = (typeof speechFormats)[number];
@@ -24,6 +28,7 @@ export interface SpeechSynthesisRequest {
   disableMarkdownFilter?: boolean;
   disableEmojiFilter?: boolean;
   contextTexts?: string[];
+  enableSubtitle?: boolean;
 }
 
 export interface SpeechSynthesisResult {
@@ -32,7 +37,74 @@ export interface SpeechSynthesisResult {
   mediaType: string;
   /** Characters the provider says it billed, where it says. */
   billedCharacters?: number;
+  /** When asked: the transcript timed in milliseconds from the start of the audio. */
+  subtitle?: AudioSubtitle;
+}
+
+/** The spec's `subtitle`: the transcript, its sentences and their words, times in milliseconds from the audio's start. */
+export interface AudioSubtitle {
+  text: string;
+  sentences: SubtitleSentence[];
+}
+
+export interface SubtitleSentence {
+  text: string;
+  startTime: number;
+  endTime: number;
+  words: SubtitleWord[];
+}
+
+export interface SubtitleWord {
+  text: string;
+  startTime: number;
+  endTime: number;
+}
+
+/** The transcript of timed sentences: joined as written, with a space where two sentences of words would touch. */
+export function subtitleOf(sentences: SubtitleSentence[]): AudioSubtitle {
+  let text = '';
+  for (const sentence of sentences) {
+    const touching = /[\p{L}\p{N}.,!?;:]$/u.test(text) && /^[\p{Script=Latin}\p{Script=Cyrillic}\p{Script=Greek}\p{N}]/u.test(sentence.text);
+    text += touching ? ` ${sentence.text}` : sentence.text;
+  }
+  return { text, sentences };
+}
+
+export const referenceSampleRates = [8000, 16000, 24000, 32000, 44100, 48000] as const;
+
+/**
+ * One reference of a generation with reference, as the client wrote it (`speaker`, `audioUrl`, `audioData`,
+ * `imageUrl` or `imageData`): its shape is the provider's to judge (spec, Native: audio).
+ */
+export type AudioReference = Readonly<Record<string, string>>;
+
+/** The reference fields that make an image reference (which cannot be mixed with audio ones). */
+export const imageReferenceFields = ['imageUrl', 'imageData'] as const;
+
+/** Generation with reference: every field already validated against the spec. */
+export interface ReferenceAudioRequest {
+  textPrompt: string;
+  references?: AudioReference[];
+  format: AudioFormat;
+  sampleRate?: number;
+  speechRate?: number;
+  loudnessRate?: number;
+  pitchRate?: number;
+  enableSubtitle?: boolean;
+}
+
+export interface ReferenceAudioResult {
+  /** The audio, as bytes or as the provider's (temporary) URL. */
+  audio: { kind: 'inline'; data: string } | { kind: 'url'; url: string };
+  mediaType: string;
+  /** Playable seconds of the file, as the provider reports them. */
+  durationSeconds?: number;
+  /** Seconds the model made, which the provider bills (and so does the gateway). */
+  originalDurationSeconds?: number;
+  /** The provider's temporary link to the audio (about 2 hours). */
+  providerUrl?: string;
+  subtitle?: AudioSubtitle;
 }
 
 /** The media type of each format. */
-export const speechMediaTypes: Record<SpeechFormat, string> = { mp3: 'audio/mpeg', ogg_opus: 'audio/ogg', pcm: 'audio/L16' };
+export const audioMediaTypes: Record<AudioFormat, string> = { mp3: 'audio/mpeg', wav: 'audio/wav', ogg_opus: 'audio/ogg', pcm: 'audio/L16' };

@@ -1,14 +1,17 @@
-import { billedCharacters, speechCostNanos, speechPriceSnapshot } from '../billing/speech-pricing.ts';
-import type { Catalog, ProviderRow } from '../catalog/catalog.ts';
+import { audioSecondPriceSnapshot, durationCostNanos, secondNanos, type DurationPriceSnapshot } from '../billing/duration-pricing.ts';
+import { referenceSecondsEstimate } from '../billing/spoken-length.ts';
+import { billedCharacters, speechCostNanos, speechPriceSnapshot, type SpeechPriceSnapshot } from '../billing/speech-pricing.ts';
+import type { Catalog, CatalogModel, ProviderRow } from '../catalog/catalog.ts';
 import type { VoiceCatalog } from '../catalog/voices.ts';
 import { definedFields } from '../domain/defined-fields.ts';
 import { GatewayError } from '../domain/errors.ts';
-import type { SpeechFormat, SpeechSynthesisRequest } from '../domain/speech.ts';
-import type { StoredAudioResult } from '../jobs/speech-job-runner.ts';
+import { imageReferenceFields, type AudioFormat, type AudioReference, type AudioSubtitle, type ReferenceAudioRequest, type SpeechFormat, type SpeechSynthesisRequest } from '../domain/speech.ts';
 import type { MediaLinks } from '../jobs/media-links.ts';
+import type { StoredAudioResult, StoredSpeechRequest } from '../jobs/speech-job-runner.ts';
 import type { AdapterRegistry } from '../providers/provider-adapter.ts';
 import type { MediaJobRow } from '../storage/media-jobs-repository.ts';
-import type { JobSubmission } from './job-submission.ts';
+import type { JobSubmission, JobToSubmit } from './job-submission.ts';
+import { truncatedBase64 } from './recorded-content.ts';
 import type { Caller } from './text-generation.ts';
 
 export interface SpeechGenerationDependencies {
@@ -23,38 +26,51 @@ export interface SpeechGenerationDependencies {
 /** A text-to-speech request after its wire shape is checked (lengths, enums, ranges). */
 export type TextToSpeechInput = Omit<SpeechSynthesisRequest, 'resourceId' | 'format' | 'sampleRate'> & { format?: SpeechFormat; sampleRate?: number };
 
-/** The spec's Audio job (the text-to-speech product). */
+/** A generation-with-reference request after its wire shape is checked. */
+export type ReferenceAudioInput = Omit<ReferenceAudioRequest, 'format'> & { modelId: string; format?: AudioFormat };
+
+export type AudioProduct = StoredSpeechRequest['product'];
+
+/** The spec's Audio job. */
 export interface AudioJobView {
   generationId: string;
-  product: 'text-to-speech';
+  product: AudioProduct;
   status: 'queued' | 'processing' | 'succeeded' | 'failed';
   audioUrl?: string;
+  durationSeconds?: number;
+  originalDurationSeconds?: number;
+  providerUrl?: string;
+  subtitle?: AudioSubtitle;
   error?: string;
 }
 
 /**
- * Text-to-speech as jobs: the voice implies the model (its `resourceId`), the price is per character of the
- * text, and the estimate, the hold and the charge are the same figure.
+ * Both audio products as jobs. Text-to-speech: the voice implies the model (its `resourceId`), the price is
+ * per character of the text, and the estimate, the hold and the charge are the same figure. Generation
+ * with reference: priced per second the model makes, held for the seconds the prompt should take to say
+ * (an indication: the charge is what was delivered).
  */
 export class SpeechGeneration {
-  constructor(private readonly dependencies: SpeechGenerationDependencies) {}
+  private readonly clock: () => Date;
+
+  constructor(private readonly dependencies: SpeechGenerationDependencies) {
+    this.clock = dependencies.clock ?? (() => new Date());
+  }
 
   async estimate(input: TextToSpeechInput): Promise<bigint> {
-    return this.prepare(input).holdNanos;
+    return this.prepareSpeech(input).holdNanos;
   }
 
   async submit(caller: Caller, input: TextToSpeechInput): Promise<string> {
-    const prepared = this.prepare(input);
-    const { text, contextTexts, ...parameters } = prepared.request;
-    return this.dependencies.submission.submit(caller, {
-      kind: 'audio',
-      modelId: prepared.request.resourceId,
-      row: prepared.row,
-      request: prepared.request,
-      recordedRequest: { operation: 'text-to-speech', ...parameters, characters: billedCharacters(text), ...(contextTexts ? { contextTexts: contextTexts.length } : {}) },
-      priceSnapshot: prepared.priceSnapshot,
-      holdNanos: prepared.holdNanos,
-    });
+    return this.dependencies.submission.submit(caller, this.prepareSpeech(input));
+  }
+
+  async estimateReference(input: ReferenceAudioInput): Promise<bigint> {
+    return this.prepareReference(input).holdNanos;
+  }
+
+  async submitReference(caller: Caller, input: ReferenceAudioInput): Promise<string> {
+    return this.dependencies.submission.submit(caller, this.prepareReference(input));
   }
 
   find(caller: Caller, generationId: string): Promise<MediaJobRow> {
@@ -62,14 +78,18 @@ export class SpeechGeneration {
   }
 
   async view(job: MediaJobRow, baseUrl: string): Promise<AudioJobView> {
-    const view: AudioJobView = { generationId: job.id, product: 'text-to-speech', status: job.state as AudioJobView['status'] };
+    const product = (job.request as StoredSpeechRequest).product;
+    const view: AudioJobView = { generationId: job.id, product, status: job.state as AudioJobView['status'] };
     const result = job.result as StoredAudioResult | null;
-    if (job.state === 'succeeded' && result) view.audioUrl = await this.dependencies.links.link(result.objectKey, (this.dependencies.clock ?? (() => new Date()))(), baseUrl);
-    if (job.state === 'failed') view.error = job.error ?? 'the speech generation failed';
+    if (job.state === 'succeeded' && result) {
+      view.audioUrl = await this.dependencies.links.link(result.objectKey, this.clock(), baseUrl);
+      Object.assign(view, definedFields({ durationSeconds: result.durationSeconds, originalDurationSeconds: result.originalDurationSeconds, providerUrl: result.providerUrl, subtitle: result.subtitle }));
+    }
+    if (job.state === 'failed') view.error = job.error ?? 'the audio generation failed';
     return view;
   }
 
-  private prepare(input: TextToSpeechInput): { request: SpeechSynthesisRequest; row: ProviderRow; priceSnapshot: ReturnType<typeof speechPriceSnapshot>; holdNanos: bigint } {
+  private prepareSpeech(input: TextToSpeechInput): JobToSubmit {
     const voice = this.dependencies.voices.find(input.voiceType);
     if (!voice) throw new GatewayError('GW_VALIDATION', `voiceType "${input.voiceType}" is not a voice of the catalog (GET /api/v1/audio/voices lists them)`);
     const model = this.dependencies.catalog.resolve(voice.resourceId);
@@ -78,8 +98,9 @@ export class SpeechGeneration {
     if (input.contextTexts !== undefined && !voice.capabilities.contextTexts) {
       throw new GatewayError('GW_PARAMETER_UNSUPPORTED', `model "${model.modelId}" does not support parameter "contextTexts" (voice "${voice.voiceType}"; only ${'seed-tts-2.0'} voices take it)`);
     }
-    const priceSnapshot = speechPriceSnapshot(model);
-    const request: SpeechSynthesisRequest = {
+    const priceSnapshot: SpeechPriceSnapshot = speechPriceSnapshot(model);
+    const request: StoredSpeechRequest = {
+      product: 'text-to-speech',
       ...definedFields(input),
       voiceType: voice.voiceType,
       text: input.text,
@@ -87,6 +108,64 @@ export class SpeechGeneration {
       format: input.format ?? 'mp3',
       sampleRate: input.sampleRate ?? 24_000,
     };
-    return { request, row, priceSnapshot, holdNanos: speechCostNanos(priceSnapshot, billedCharacters(input.text)) };
+    const { text, contextTexts, product: _product, ...parameters } = request;
+    return {
+      kind: 'audio',
+      modelId: model.modelId,
+      row,
+      request,
+      recordedRequest: { operation: 'text-to-speech', ...parameters, characters: billedCharacters(text), ...(contextTexts ? { contextTexts: contextTexts.length } : {}) },
+      priceSnapshot,
+      holdNanos: speechCostNanos(priceSnapshot, billedCharacters(input.text)),
+    };
   }
+
+  private prepareReference(input: ReferenceAudioInput): JobToSubmit {
+    const model = this.dependencies.catalog.resolve(input.modelId);
+    const row = referenceRow(model, this.dependencies.adapters);
+    if (input.references) refuseMixedReferences(input.references);
+    const priceSnapshot: DurationPriceSnapshot = audioSecondPriceSnapshot(model);
+    const { modelId: _modelId, ...fields } = input;
+    const request: StoredSpeechRequest = { product: 'generation-with-reference', ...definedFields(fields), textPrompt: input.textPrompt, format: input.format ?? 'mp3' };
+    const seconds = referenceSecondsEstimate(input.textPrompt, input.speechRate);
+    return {
+      kind: 'audio',
+      modelId: model.modelId,
+      row,
+      request,
+      recordedRequest: {
+        operation: 'generation-with-reference',
+        ...definedFields({ ...fields, references: input.references?.map(recordedReference) }),
+        format: request.format,
+      },
+      priceSnapshot,
+      holdNanos: durationCostNanos(secondNanos(priceSnapshot, undefined, model.modelId), seconds),
+    };
+  }
+}
+
+/**
+ * The row that makes `model`'s clips: a model that takes audio in and gives audio out, served by a family
+ * that generates with reference. 400 naming the model otherwise (a text-to-speech model, say).
+ */
+function referenceRow(model: CatalogModel, adapters: AdapterRegistry): ProviderRow {
+  if (model.outputModalities.includes('audio') && model.inputModalities.includes('audio')) {
+    const row = model.rows.find((candidate) => adapters.get(candidate.protocol)?.speech?.generateWithReference);
+    if (row) return row;
+  }
+  throw new GatewayError('GW_MODEL_NOT_AVAILABLE', `model "${model.modelId}" does not generate audio with reference`);
+}
+
+/** The spec's one local rule on references: image references are not mixed with audio ones (voices and clips). */
+function refuseMixedReferences(references: readonly AudioReference[]): void {
+  const isImage = (field: string) => (imageReferenceFields as readonly string[]).includes(field);
+  const fields = references.flatMap((reference) => Object.keys(reference));
+  if (fields.some(isImage) && fields.some((field) => !isImage(field))) {
+    throw new GatewayError('GW_VALIDATION', '"references": image references (imageUrl, imageData) cannot be mixed with audio references (speaker, audioUrl, audioData)');
+  }
+}
+
+/** What the usage record keeps of a reference: inline bytes shortened, like every base64 value it keeps. */
+function recordedReference(reference: AudioReference): AudioReference {
+  return Object.fromEntries(Object.entries(reference).map(([field, value]) => [field, field.endsWith('Data') ? truncatedBase64(value) : value]));
 }

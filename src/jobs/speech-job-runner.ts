@@ -1,27 +1,49 @@
+import { durationCostNanos, secondNanos, type DurationPriceSnapshot } from '../billing/duration-pricing.ts';
+import { billedCharacters, speechCostNanos, type SpeechPriceSnapshot } from '../billing/speech-pricing.ts';
 import type { ProviderConfig } from '../config/load-config.ts';
+import { definedFields } from '../domain/defined-fields.ts';
 import { newId } from '../domain/ids.ts';
 import { nanosToUsd } from '../domain/money.ts';
-import type { SpeechSynthesisRequest } from '../domain/speech.ts';
-import { billedCharacters, speechCostNanos, type SpeechPriceSnapshot } from '../billing/speech-pricing.ts';
-import type { AdapterRegistry } from '../providers/provider-adapter.ts';
+import type { AudioSubtitle, ReferenceAudioRequest, SpeechSynthesisRequest } from '../domain/speech.ts';
+import { audioSeconds } from '../media/media-duration.ts';
+import type { FetchedMedia } from '../media/remote-media.ts';
+import type { AdapterRegistry, CallOptions, SpeechAdapter } from '../providers/provider-adapter.ts';
 import type { MediaJobRow } from '../storage/media-jobs-repository.ts';
 import type { ObjectStore } from '../storage/object-store.ts';
 import { succeeded, type JobContext, type JobOutcome, type JobRunner } from './job-runner.ts';
 import { isTransient, upstreamErrorMessage } from './upstream-errors.ts';
 
-/** What a succeeded text-to-speech job keeps: its archived audio (links are made when read). */
+/** An audio job's request as stored: which product, and that product's checked request. */
+export type StoredSpeechRequest = ({ product: 'text-to-speech' } & SpeechSynthesisRequest) | ({ product: 'generation-with-reference' } & ReferenceAudioRequest);
+
+/** What a succeeded audio job keeps: its archived audio (links are made when read) and what the provider said of it. */
 export interface StoredAudioResult {
   assetId: string;
   objectKey: string;
   mediaType: string;
+  /** Playable seconds (generation with reference). */
+  durationSeconds?: number;
+  /** Seconds the model made, the billed ones (generation with reference). */
+  originalDurationSeconds?: number;
+  providerUrl?: string;
+  subtitle?: AudioSubtitle;
 }
 
-const extensions: Record<string, string> = { 'audio/mpeg': 'mp3', 'audio/ogg': 'ogg', 'audio/L16': 'pcm' };
+/** The provider's answer as the job keeps it between storing the audio and settling. */
+interface GeneratedAudio extends StoredAudioResult {
+  bytes: number;
+  /** Characters the provider says it billed (text-to-speech). */
+  billedCharacters?: number;
+}
+
+const extensions: Record<string, string> = { 'audio/mpeg': 'mp3', 'audio/ogg': 'ogg', 'audio/L16': 'pcm', 'audio/wav': 'wav' };
 
 /**
- * Runs a text-to-speech job: marked as sent, synthesized in one call (the speech protocol answers the whole
+ * Runs an audio job of either product: marked as sent, made in one call (both products answer the whole
  * file), written to the store, then recorded as the provider's answer before it settles. A job taken over
  * mid-call fails rather than being sent again; one taken over after its audio was stored settles from it.
+ * Text-to-speech is charged per character of its text; generation with reference per second the model
+ * made (the provider's billed length, else the file's own), past the hold where free credit allows.
  */
 export class SpeechJobRunner implements JobRunner {
   constructor(
@@ -29,39 +51,68 @@ export class SpeechJobRunner implements JobRunner {
       adapters: AdapterRegistry;
       providers: ReadonlyMap<string, ProviderConfig>;
       store: ObjectStore;
+      /** Provider output URLs, downloaded within the archive's size and time limits. */
+      downloadOutput: (url: string) => Promise<FetchedMedia>;
       retentionMs: number | undefined;
     },
   ) {}
 
   async run(job: MediaJobRow, context: JobContext): Promise<JobOutcome> {
-    const request = job.request as SpeechSynthesisRequest;
+    const request = job.request as StoredSpeechRequest;
     if (job.phase === 'submitted') {
-      return { kind: 'failed', error: 'the gateway process running this job stopped while the provider was speaking; the job was not sent again', costNanos: 0n };
+      return { kind: 'failed', error: 'the gateway process running this job stopped while the provider was making the audio; the job was not sent again', costNanos: 0n };
     }
-    let stored = job.upstreamResult as (StoredAudioResult & { billedCharacters?: number; bytes: number }) | null;
-    if (job.phase !== 'generated' || !stored) {
+    let generated = job.upstreamResult as GeneratedAudio | null;
+    if (job.phase !== 'generated' || !generated) {
       const target = this.options.providers.get(job.providerId);
       const adapter = target ? this.options.adapters.get(target.protocol)?.speech : undefined;
       if (!adapter || !target?.active) return { kind: 'failed', error: 'the provider of this job is no longer configured', costNanos: 0n };
       if (!(await context.markSubmitted())) return { kind: 'lost' };
-      let result;
+      let made: Omit<GeneratedAudio, 'assetId' | 'objectKey' | 'bytes'> & { audio: Buffer };
       try {
-        result = await adapter.synthesize(request, { target });
+        made = await this.make(request, job.upstreamModel, adapter, { target });
       } catch (error) {
         if (isTransient(error) && job.attempts + 1 < context.maxAttempts) return { kind: 'retry', error: upstreamErrorMessage(error) };
         return { kind: 'failed', error: upstreamErrorMessage(error), costNanos: 0n };
       }
-      const bytes = Buffer.from(result.audio, 'base64');
-      if (bytes.length === 0) return { kind: 'failed', error: 'the provider returned no audio', costNanos: 0n };
-      const objectKey = `audio/${job.id.toLowerCase()}/speech.${extensions[result.mediaType] ?? 'bin'}`;
-      await this.options.store.put(objectKey, bytes, result.mediaType);
-      stored = { assetId: newId('asset'), objectKey, mediaType: result.mediaType, bytes: bytes.length, ...(result.billedCharacters !== undefined ? { billedCharacters: result.billedCharacters } : {}) };
-      if (!(await context.recordGenerated(stored))) return { kind: 'lost' };
+      if (made.audio.length === 0) return { kind: 'failed', error: 'the provider returned no audio', costNanos: 0n };
+      const { audio, ...facts } = made;
+      const objectKey = `audio/${job.id.toLowerCase()}/${request.product === 'text-to-speech' ? 'speech' : 'reference'}.${extensions[facts.mediaType] ?? 'bin'}`;
+      await this.options.store.put(objectKey, audio, facts.mediaType);
+      generated = { ...facts, assetId: newId('asset'), objectKey, bytes: audio.length };
+      if (!(await context.recordGenerated(generated))) return { kind: 'lost' };
     }
-    const characters = billedCharacters(request.text);
-    const costNanos = speechCostNanos(job.priceSnapshot as SpeechPriceSnapshot, characters);
-    const usage = { characters, ...(stored.billedCharacters !== undefined ? { providerCharacters: stored.billedCharacters } : {}), usdCost: nanosToUsd(costNanos) };
-    const result: StoredAudioResult = { assetId: stored.assetId, objectKey: stored.objectKey, mediaType: stored.mediaType };
-    return succeeded(job, { result, usage, costNanos }, [stored], this.options.retentionMs);
+    const { bytes, billedCharacters: providerCharacters, ...result } = generated;
+    const asset = { assetId: result.assetId, objectKey: result.objectKey, mediaType: result.mediaType, bytes };
+    if (request.product === 'text-to-speech') {
+      const characters = billedCharacters(request.text);
+      const costNanos = speechCostNanos(job.priceSnapshot as SpeechPriceSnapshot, characters);
+      const usage = { characters, ...(providerCharacters !== undefined ? { providerCharacters } : {}), usdCost: nanosToUsd(costNanos) };
+      return succeeded(job, { result, usage, costNanos }, [asset], this.options.retentionMs);
+    }
+    const seconds = result.originalDurationSeconds ?? result.durationSeconds;
+    // A clip whose length neither the provider nor the file tells is charged what was held for it.
+    const costNanos = seconds === undefined ? job.holdNanos : durationCostNanos(secondNanos(job.priceSnapshot as DurationPriceSnapshot, undefined, job.model), seconds);
+    const usage = { ...definedFields({ durationSeconds: result.durationSeconds, originalDurationSeconds: result.originalDurationSeconds }), usdCost: nanosToUsd(costNanos) };
+    return succeeded(job, { result, usage, costNanos, beyondHold: true }, [asset], this.options.retentionMs);
+  }
+
+  /** The provider's audio as bytes, with what it reported; the playable length read from the file where it can be. */
+  private async make(request: StoredSpeechRequest, upstreamModel: string, adapter: SpeechAdapter, options: CallOptions) {
+    if (request.product === 'text-to-speech') {
+      const { product: _product, ...speech } = request;
+      const spoken = await adapter.synthesize(speech, options);
+      return { audio: Buffer.from(spoken.audio, 'base64'), mediaType: spoken.mediaType, ...definedFields({ billedCharacters: spoken.billedCharacters, subtitle: spoken.subtitle }) };
+    }
+    const { product: _product, ...reference } = request;
+    if (!adapter.generateWithReference) throw new Error('the provider of this job does not generate audio with reference');
+    const made = await adapter.generateWithReference(reference, upstreamModel, options);
+    const audio = made.audio.kind === 'inline' ? Buffer.from(made.audio.data, 'base64') : (await this.options.downloadOutput(made.audio.url)).bytes;
+    const playable = (await audioSeconds(audio, made.mediaType, request.sampleRate ?? 24_000)) ?? made.durationSeconds;
+    return {
+      audio,
+      mediaType: made.mediaType,
+      ...definedFields({ durationSeconds: playable, originalDurationSeconds: made.originalDurationSeconds, providerUrl: made.providerUrl, subtitle: made.subtitle }),
+    };
   }
 }

@@ -24,7 +24,9 @@ export function upstreamErrorMessage(error: unknown): string {
 function providerMessage(body: string): string | undefined {
   try {
     const parsed: unknown = JSON.parse(body);
-    const error = parsed !== null && typeof parsed === 'object' ? (parsed as { error?: unknown }).error : undefined;
+    if (parsed === null || typeof parsed !== 'object') return undefined;
+    // `{error: {message}}` or `{error: "..."}` (OpenAI-style protocols), or `{code, message}` (the speech protocol).
+    const error = (parsed as { error?: unknown }).error ?? parsed;
     const message = error !== null && typeof error === 'object' ? (error as { message?: unknown }).message : typeof error === 'string' ? error : undefined;
     return typeof message === 'string' ? message.slice(0, 500) : undefined;
   } catch {

@@ -21,6 +21,19 @@ export async function wavSeconds(bytes: Uint8Array): Promise<number | undefined>
   }
 }
 
+/** Playable seconds of an audio file of `mediaType` (raw 16-bit mono PCM at `pcmSampleRate`); undefined when unreadable. */
+export async function audioSeconds(bytes: Uint8Array, mediaType: string, pcmSampleRate: number): Promise<number | undefined> {
+  if (mediaType === 'audio/L16') return bytes.length / 2 / pcmSampleRate;
+  if (mediaType === 'audio/wav') return wavSeconds(bytes);
+  try {
+    const metadata = await parseBuffer(bytes, { mimeType: mediaType, size: bytes.length }, { duration: true, skipCovers: true });
+    const seconds = metadata.format.duration;
+    return seconds !== undefined && Number.isFinite(seconds) && seconds >= 0 ? seconds : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** ISO base media files: a major brand of `qt  ` (QuickTime) is MOV, any other MP4. */
 export function isoVideoFacts(bytes: Uint8Array): VideoFacts | undefined {
   const file = createFile();

@@ -3,7 +3,7 @@ import type { ChatParameterName, ChatRequest, ChatStreamEvent, TokenUsage } from
 import type { EmbeddingPartType, EmbeddingRequest, EmbeddingResult } from '../domain/embedding.ts';
 import type { ImageGenerationRequest, ImageGenerationResult, ImageStreamEvent, ImageUsage } from '../domain/image.ts';
 import type { Protocol } from '../domain/protocols.ts';
-import type { SpeechSynthesisRequest, SpeechSynthesisResult } from '../domain/speech.ts';
+import type { ReferenceAudioRequest, ReferenceAudioResult, SpeechSynthesisRequest, SpeechSynthesisResult } from '../domain/speech.ts';
 import type { VideoGenerationRequest, VideoTaskReport } from '../domain/video.ts';
 
 /** Where and how to reach one configured provider; passed in, never read by the adapter from anywhere else. */
@@ -125,9 +125,11 @@ export interface ImageRelayMeter {
   reading(): ImageRelayReading;
 }
 
-/** What a provider family offers for text-to-speech: one whole audio file per request. */
+/** What a provider family offers for speech: one whole audio file per request. */
 export interface SpeechAdapter {
   synthesize(request: SpeechSynthesisRequest, options: CallOptions): Promise<SpeechSynthesisResult>;
+  /** Generation with reference (a prompt and voices, clips or an image), where the family offers it. */
+  generateWithReference?(request: ReferenceAudioRequest, upstreamModel: string, options: CallOptions): Promise<ReferenceAudioResult>;
 }
 
 /**

@@ -1,8 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { referenceSecondsEstimate } from '../../src/billing/spoken-length.ts';
+import { durationCostNanos } from '../../src/billing/duration-pricing.ts';
 import { usdToNanos } from '../../src/domain/money.ts';
+import { audioSeconds } from '../../src/media/media-duration.ts';
 import type { FakeServer } from '../fakes/fake-server.ts';
 import { fakeSpeechKey, startSpeechFake } from '../fakes/speech-fake.ts';
-import { expectEnvelope, heldNanosOf, keyHeaders } from '../support/http-helpers.ts';
+import { expectEnvelope, heldNanosOf, keyHeaders, usageRecords } from '../support/http-helpers.ts';
 import { balanceNanosOf, jobRowsOf } from '../support/image-jobs.ts';
 import { startTestGateway, type TestGateway } from '../support/test-gateway.ts';
 
@@ -13,12 +16,29 @@ const voicesYaml = [
   '  - { voiceType: zh_female_cancan_mars_bigtts, name: Cancan, gender: female, age: teenager, categories: [General, Advertisement], languages: [{ language: zh-CN, text: 你好 }], resourceId: seed-tts-1.0 }',
 ].join('\n');
 
+interface Subtitle {
+  text: string;
+  sentences: Array<{ text: string; startTime: number; endTime: number; words: Array<{ text: string; startTime: number; endTime: number }> }>;
+}
+
 interface AudioJob {
   generationId: string;
   product: string;
   status: string;
   audioUrl?: string;
+  durationSeconds?: number;
+  originalDurationSeconds?: number;
+  providerUrl?: string;
+  subtitle?: Subtitle;
   error?: string;
+}
+
+/** The archived file behind a job's signed link. */
+async function download(gateway: TestGateway, job: AudioJob) {
+  const url = new URL(job.audioUrl!);
+  const response = await gateway.request({ method: 'GET', url: `${url.pathname}${url.search}` });
+  expect(response.statusCode).toBe(200);
+  return { bytes: response.rawPayload, contentType: String(response.headers['content-type']) };
 }
 
 describe('text-to-speech jobs and the voice catalog', () => {
@@ -35,7 +55,9 @@ describe('text-to-speech jobs and the voice catalog', () => {
         'models:',
         '  - { id: seed-tts-1.0, outputModalities: [audio], pricing: { perMCharacters: 60 }, providers: [{ provider: speech, model: seed-tts-1.0 }] }',
         '  - { id: seed-tts-2.0, outputModalities: [audio], pricing: { perMCharacters: 80 }, providers: [{ provider: speech, model: seed-tts-2.0 }] }',
+        '  - { id: seed-audio-1.0-multilingual, inputModalities: [text, audio, image], outputModalities: [audio], pricing: { perAudioSecond: 0.01 }, providers: [{ provider: speech, model: seed-audio-1.0 }] }',
         voicesYaml,
+        'jobs: { maxAttempts: 3, retryBaseMs: 20, idlePollMs: 50 }',
       ].join('\n'),
     });
   });
@@ -83,6 +105,43 @@ describe('text-to-speech jobs and the voice catalog', () => {
     expect(usage.json<{ results: unknown[] }>().results[0]).toMatchObject({ id: generationId, modality: 'audio', model: 'seed-tts-2.0', status: 'succeeded' });
   });
 
+  it('gives the subtitle of the speech frames, timed in milliseconds, only when asked for', async () => {
+    const { key } = await gateway.createFundedKey({ credits: 1 });
+    const text = 'Good morning. How are you?';
+    const timed = await waitForAudio(key, (await speak(key, { voiceType: 'zh_female_cancan_mars_bigtts', text, enableSubtitle: true })).json<{ generationId: string }>().generationId);
+    expect(timed.status, timed.error).toBe('succeeded');
+    // The fake times every character 60 ms and sends the word times in seconds.
+    expect(timed.subtitle).toEqual({
+      text: 'Good morning. How are you?',
+      sentences: [
+        { text: 'Good morning.', startTime: 0, endTime: 720, words: [{ text: 'Good', startTime: 0, endTime: 240 }, { text: 'morning', startTime: 300, endTime: 720 }] },
+        { text: 'How are you?', startTime: 840, endTime: 1500, words: [{ text: 'How', startTime: 840, endTime: 1020 }, { text: 'are', startTime: 1080, endTime: 1260 }, { text: 'you', startTime: 1320, endTime: 1500 }] },
+      ],
+    });
+    const asked = speech.requests.filter((request) => (request.body as { req_params?: { text?: string } }).req_params?.text === text);
+    expect((asked[0]!.body as { req_params: { audio_params: Record<string, unknown> } }).req_params.audio_params.enable_subtitle).toBe(true);
+
+    const plain = await waitForAudio(key, (await speak(key, { voiceType: 'zh_female_cancan_mars_bigtts', text: 'No subtitle here.' })).json<{ generationId: string }>().generationId);
+    expect(plain.status).toBe('succeeded');
+    expect(plain).not.toHaveProperty('subtitle');
+    const sent = speech.requests.find((request) => (request.body as { req_params?: { text?: string } }).req_params?.text === 'No subtitle here.')!;
+    expect((sent.body as { req_params: { audio_params: Record<string, unknown> } }).req_params.audio_params).not.toHaveProperty('enable_subtitle');
+  });
+
+  it.each([
+    ['ogg_opus', 'audio/ogg'],
+    ['pcm', 'audio/L16'],
+  ])('archives %s speech as %s, as long as the text takes to say', async (format, contentType) => {
+    const { key } = await gateway.createFundedKey({ credits: 1 });
+    const text = 'Twenty characters!!!';
+    const job = await waitForAudio(key, (await speak(key, { voiceType: 'en_female_anna_uranus_bigtts', text, format, sampleRate: 16000 })).json<{ generationId: string }>().generationId);
+    expect(job.status, job.error).toBe('succeeded');
+    expect(job.audioUrl).toMatch(format === 'pcm' ? /speech\.pcm\?/ : /speech\.ogg\?/);
+    const file = await download(gateway, job);
+    expect(file.contentType).toBe(contentType);
+    expect(await audioSeconds(file.bytes, contentType, 16000)).toBeCloseTo(1.2, 3);
+  });
+
   it('a provider error fails the job, refunds the hold and charges nothing; a cut answer too', async () => {
     const { key, accountId } = await gateway.createFundedKey({ credits: 1 });
     for (const text of ['refused fake-error-400', 'cut short fake-cut', 'broke fake-inband-error']) {
@@ -117,6 +176,14 @@ describe('text-to-speech jobs and the voice catalog', () => {
     expect(await heldNanosOf(gateway, accountId)).toBe(0n);
   });
 
+  it('retries a busy provider (503) up to jobs.maxAttempts, then fails the job with its status', async () => {
+    const { key } = await gateway.createFundedKey({ credits: 1 });
+    const job = await waitForAudio(key, (await speak(key, { voiceType: 'zh_female_cancan_mars_bigtts', text: 'busy fake-error-503' })).json<{ generationId: string }>().generationId);
+    // A 503 each time: retried up to jobs.maxAttempts, then failed with the provider's status.
+    expect(job).toMatchObject({ status: 'failed', error: expect.stringContaining('503') });
+    expect(speech.requests.filter((request) => (request.body as { req_params?: { text?: string } }).req_params?.text === 'busy fake-error-503')).toHaveLength(3);
+  });
+
   it('answers 404 for an unknown or another account\'s generation', async () => {
     const owner = await gateway.createFundedKey();
     const other = await gateway.createFundedKey();
@@ -142,7 +209,182 @@ describe('text-to-speech jobs and the voice catalog', () => {
   });
 });
 
-describe('text-to-speech through the sandbox of the shipped gateway.yaml', () => {
+describe('generation with reference through the Seed Audio fake', () => {
+  let gateway: TestGateway;
+  let speech: FakeServer;
+  const perSecond = usdToNanos(0.01);
+
+  beforeAll(async () => {
+    speech = await startSpeechFake();
+    gateway = await startTestGateway({
+      upstreams: [speech],
+      configText: [
+        'providers:',
+        `  speech: { protocol: speech, baseUrl: "${speech.url}", apiKey: ${fakeSpeechKey} }`,
+        'models:',
+        '  - { id: seed-audio-1.0-multilingual, inputModalities: [text, audio, image], outputModalities: [audio], pricing: { perAudioSecond: 0.01 }, providers: [{ provider: speech, model: seed-audio-1.0 }] }',
+        '  - { id: seed-tts-2.0, outputModalities: [audio], pricing: { perMCharacters: 80 }, providers: [{ provider: speech, model: seed-tts-2.0 }] }',
+        '  - { id: unpriced-audio, inputModalities: [text, audio], outputModalities: [audio], providers: [{ provider: speech, model: seed-audio-1.0 }] }',
+        'jobs: { maxAttempts: 3, retryBaseMs: 20, idlePollMs: 50 }',
+      ].join('\n'),
+    });
+  });
+  afterAll(async () => {
+    await gateway?.close();
+  });
+
+  const path = '/api/v1/audio/generation-with-reference';
+  const post = (key: string, body: Record<string, unknown>, estimate = false) => gateway.request({ method: 'POST', url: `${path}${estimate ? '/estimate' : ''}`, headers: keyHeaders(key), payload: body });
+  async function waitFor(key: string, id: string): Promise<AudioJob> {
+    for (let i = 0; i < 400; i++) {
+      const job = (await gateway.request({ method: 'GET', url: `/api/v1/audio/generations/${id}`, headers: keyHeaders(key) })).json<AudioJob>();
+      if (job.status === 'succeeded' || job.status === 'failed') return job;
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+    throw new Error(`audio job ${id} did not end`);
+  }
+  async function generate(key: string, body: Record<string, unknown>): Promise<AudioJob> {
+    const submitted = await post(key, body);
+    expect(submitted.statusCode, submitted.body).toBe(202);
+    expect(Object.keys(submitted.json())).toEqual(['generationId']);
+    return waitFor(key, submitted.json<{ generationId: string }>().generationId);
+  }
+  const sentFor = (prompt: string) => speech.requests.filter((request) => (request.body as { text_prompt?: string }).text_prompt === prompt);
+  const model = 'seed-audio-1.0-multilingual';
+
+  it('makes a clip from a prompt: estimate = hold, then the Audio job with both durations, the provider URL and a signed link; charged the billed seconds', async () => {
+    const { key, accountId } = await gateway.createFundedKey({ credits: 1 });
+    const textPrompt = 'Say hello to the listeners, warmly and slowly.';
+    const body = { model, textPrompt, format: 'wav', sampleRate: 16000, speechRate: 10, loudnessRate: -5, pitchRate: 2, unknown: 'stripped' };
+    const held = durationCostNanos(perSecond, referenceSecondsEstimate(textPrompt, 10));
+    const estimate = await post(key, body, true);
+    expect(estimate.json()).toEqual({ data: { estimatedUserCost: Number(held) / 1e9, currency: 'USD' }, success: true, status: 200 });
+    const submitted = await post(key, body);
+    const [row] = await jobRowsOf(gateway, accountId);
+    expect(row?.holdNanos).toBe(held);
+    const job = await waitFor(key, submitted.json<{ generationId: string }>().generationId);
+    expect(job.status, job.error).toBe('succeeded');
+    expect(job).toMatchObject({ product: 'generation-with-reference', providerUrl: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+\/files\//) });
+    expect(job).not.toHaveProperty('subtitle');
+    const file = await download(gateway, job);
+    expect(file.contentType).toBe('audio/wav');
+    const playable = (await audioSeconds(file.bytes, 'audio/wav', 16000))!;
+    expect(job.durationSeconds).toBeCloseTo(playable, 3);
+    // The fake bills the playable length plus the 0.24 s tail it trims.
+    expect(job.originalDurationSeconds).toBeCloseTo(playable + 0.24, 3);
+    const charged = durationCostNanos(perSecond, job.originalDurationSeconds!);
+    expect(await balanceNanosOf(gateway, accountId)).toBe(usdToNanos(1) - charged);
+    expect(await heldNanosOf(gateway, accountId)).toBe(0n);
+    const [record] = await usageRecords(gateway, key);
+    expect(record).toMatchObject({ id: job.generationId, modality: 'audio', model, status: 'succeeded', usdCost: Number(charged) / 1e9, usage: { durationSeconds: job.durationSeconds, originalDurationSeconds: job.originalDurationSeconds } });
+    const [sent] = sentFor(textPrompt);
+    expect(sent!.headers['x-api-key']).toBe(fakeSpeechKey);
+    expect(sent!.body).toEqual({ model: 'seed-audio-1.0', text_prompt: textPrompt, audio_config: { format: 'wav', sample_rate: 16000, speech_rate: 10, loudness_rate: -5, pitch_rate: 2 } });
+  });
+
+  it('sends the references in order under the protocol names, keeps their base64 short in the record, and gives the subtitle when asked', async () => {
+    const { key } = await gateway.createFundedKey({ credits: 1 });
+    const audioData = Buffer.alloc(3000, 7).toString('base64');
+    const textPrompt = '@Audio1 greets @Audio2. Then @Audio3 answers!';
+    const job = await generate(key, {
+      model,
+      textPrompt,
+      enableSubtitle: true,
+      references: [{ speaker: 'zh_male_m191_uranus_bigtts' }, { audioUrl: 'https://example.com/voice.mp3' }, { audioData }],
+    });
+    expect(job.status, job.error).toBe('succeeded');
+    const [sent] = sentFor(textPrompt);
+    expect((sent!.body as { references: unknown[] }).references).toEqual([{ speaker: 'zh_male_m191_uranus_bigtts' }, { audio_url: 'https://example.com/voice.mp3' }, { audio_data: audioData }]);
+    expect((sent!.body as { audio_config: Record<string, unknown> }).audio_config.enable_subtitle).toBe(true);
+    expect(job.subtitle).toEqual({
+      text: 'greets. Then answers!',
+      sentences: [
+        { text: 'greets.', startTime: 0, endTime: 360, words: [{ text: 'greets', startTime: 0, endTime: 360 }] },
+        { text: 'Then answers!', startTime: 480, endTime: 1200, words: [{ text: 'Then', startTime: 480, endTime: 720 }, { text: 'answers', startTime: 780, endTime: 1200 }] },
+      ],
+    });
+    const [record] = await usageRecords(gateway, key);
+    const recorded = (record!.request as { references: Array<Record<string, string>> }).references;
+    expect(recorded[0]).toEqual({ speaker: 'zh_male_m191_uranus_bigtts' });
+    expect(recorded[2]!.audioData!.length).toBeLessThan(100);
+    expect(JSON.stringify(record)).not.toContain(audioData);
+  });
+
+  it('archives a clip the provider answers by URL only', async () => {
+    const { key } = await gateway.createFundedKey({ credits: 1 });
+    const job = await generate(key, { model, textPrompt: 'Only a link fake-url-only', format: 'mp3' });
+    expect(job.status, job.error).toBe('succeeded');
+    const file = await download(gateway, job);
+    expect(file.contentType).toBe('audio/mpeg');
+    expect(job.durationSeconds).toBeCloseTo((await audioSeconds(file.bytes, 'audio/mpeg', 24000))!, 3);
+    expect(speech.requests.some((request) => request.method === 'GET' && request.path.startsWith('/files/'))).toBe(true);
+  });
+
+  it('charges billed seconds past the hold out of free credit, and never past the balance', async () => {
+    const rich = await gateway.createFundedKey({ credits: 1 });
+    const long = await generate(rich.key, { model, textPrompt: 'Short prompt, long song fake-billed-30' });
+    expect(long).toMatchObject({ status: 'succeeded', originalDurationSeconds: 30 });
+    expect(await balanceNanosOf(gateway, rich.accountId)).toBe(usdToNanos(1) - 30n * perSecond);
+
+    const poor = await gateway.createFundedKey({ credits: 0.05 });
+    const capped = await generate(poor.key, { model, textPrompt: 'Short prompt, long song fake-billed-30' });
+    expect(capped.status).toBe('succeeded');
+    expect(await balanceNanosOf(gateway, poor.accountId)).toBe(0n);
+    expect((await usageRecords(gateway, poor.key))[0]).toMatchObject({ usdCost: 0.05, usage: { usdCost: 0.05, unchargedUsdCost: 0.25 } });
+    expect(await heldNanosOf(gateway, poor.accountId)).toBe(0n);
+  });
+
+  it.each([
+    ['an error status', 'refused fake-error-400', '400'],
+    ['an error code in a 200 answer', 'refused fake-inband-error', 'text_prompt is invalid'],
+    ['a reference the provider cannot use', 'bad reference', 'exactly one source'],
+    ['an answer that breaks the protocol', 'broken fake-garbage', 'does not follow its protocol'],
+    ['a provider that stays busy', 'busy fake-error-503', '503'],
+  ])('fails on %s, refunds the hold and charges nothing', async (_name, textPrompt, reason) => {
+    const { key, accountId } = await gateway.createFundedKey({ credits: 1 });
+    const references = textPrompt === 'bad reference' ? [{ speaker: 'a', audioUrl: 'https://example.com/b.mp3' }] : undefined;
+    const job = await generate(key, { model, textPrompt, ...(references ? { references } : {}) });
+    expect(job.status).toBe('failed');
+    expect(job.error).toContain(reason);
+    expect(await balanceNanosOf(gateway, accountId)).toBe(usdToNanos(1));
+    expect(await heldNanosOf(gateway, accountId)).toBe(0n);
+    expect((await usageRecords(gateway, key))[0]).toMatchObject({ modality: 'audio', status: 'failed', usdCost: 0 });
+  });
+
+  const refusals: Array<[string, Record<string, unknown>, string]> = [
+    ['no model', { textPrompt: 'x' }, 'GW_VALIDATION'],
+    ['an unknown model', { model: 'nope', textPrompt: 'x' }, 'GW_MODEL_NOT_AVAILABLE'],
+    ['a text-to-speech model', { model: 'seed-tts-2.0', textPrompt: 'x' }, 'GW_MODEL_NOT_AVAILABLE'],
+    ['an unpriced model', { model: 'unpriced-audio', textPrompt: 'x' }, 'GW_MODEL_NOT_PRICED'],
+    ['no textPrompt', { model }, 'GW_VALIDATION'],
+    ['an empty textPrompt', { model, textPrompt: '' }, 'GW_VALIDATION'],
+    ['a textPrompt of 3,001 characters', { model, textPrompt: '字'.repeat(3001) }, 'GW_VALIDATION'],
+    ['four references', { model, textPrompt: 'x', references: [{ speaker: 'a' }, { speaker: 'b' }, { speaker: 'c' }, { speaker: 'd' }] }, 'GW_VALIDATION'],
+    ['an image reference mixed with an audio one', { model, textPrompt: 'x', references: [{ imageUrl: 'https://example.com/a.png' }, { audioUrl: 'https://example.com/a.mp3' }] }, 'GW_VALIDATION'],
+    ['a reference that is not an object', { model, textPrompt: 'x', references: ['zh_male_m191_uranus_bigtts'] }, 'GW_VALIDATION'],
+    ['a reference field that is not text', { model, textPrompt: 'x', references: [{ speaker: 7 }] }, 'GW_VALIDATION'],
+    ['an unknown format', { model, textPrompt: 'x', format: 'flac' }, 'GW_VALIDATION'],
+    ['a sample rate text-to-speech takes but this product does not', { model, textPrompt: 'x', sampleRate: 22050 }, 'GW_VALIDATION'],
+    ['speechRate 101', { model, textPrompt: 'x', speechRate: 101 }, 'GW_VALIDATION'],
+    ['loudnessRate -51', { model, textPrompt: 'x', loudnessRate: -51 }, 'GW_VALIDATION'],
+    ['pitchRate 13', { model, textPrompt: 'x', pitchRate: 13 }, 'GW_VALIDATION'],
+    ['a fractional speechRate', { model, textPrompt: 'x', speechRate: 1.5 }, 'GW_VALIDATION'],
+    ['enableSubtitle that is not a boolean', { model, textPrompt: 'x', enableSubtitle: 'yes' }, 'GW_VALIDATION'],
+  ];
+  it.each(refusals)('refuses %s with 400, holding, storing and sending nothing', async (_name, body, code) => {
+    const { key, accountId } = await gateway.createFundedKey({ credits: 1 });
+    const before = speech.requests.length;
+    for (const estimate of [false, true]) {
+      const envelope = expectEnvelope(await post(key, body, estimate), 400, code, `${path}${estimate ? '/estimate' : ''}`);
+      if (code !== 'GW_VALIDATION') expect(envelope.errors[0]).toContain(`model "${String(body.model)}"`);
+    }
+    expect(await jobRowsOf(gateway, accountId)).toEqual([]);
+    expect(await heldNanosOf(gateway, accountId)).toBe(0n);
+    expect(speech.requests.length).toBe(before);
+  });
+});
+
+describe('audio through the sandbox of the shipped gateway.yaml', () => {
   let gateway: TestGateway;
 
   beforeAll(async () => {
@@ -169,5 +411,38 @@ describe('text-to-speech through the sandbox of the shipped gateway.yaml', () =>
     // Five characters at 60 ms each, in frames of 1,152 samples at 44.1 kHz: 12 frames of 417 bytes.
     expect(audio.rawPayload.length).toBe(12 * 417);
     expect(await balanceNanosOf(gateway, accountId)).toBe(usdToNanos(1) - (5n * usdToNanos(80)) / 1_000_000n);
+  });
+
+  it('makes a reference clip without a provider account, in every format, with and without its subtitle', async () => {
+    const { key, accountId } = await gateway.createFundedKey({ credits: 1 });
+    const textPrompt = 'Welcome aboard. @Audio1 will guide you.';
+    let charged = 0n;
+    for (const [format, contentType] of [['mp3', 'audio/mpeg'], ['wav', 'audio/wav'], ['ogg_opus', 'audio/ogg'], ['pcm', 'audio/L16']] as const) {
+      const submitted = await gateway.request({
+        method: 'POST',
+        url: '/api/v1/audio/generation-with-reference',
+        headers: keyHeaders(key),
+        payload: { model: 'seed-audio-1.0-multilingual', textPrompt, references: [{ speaker: 'zh_female_vv_uranus_bigtts' }], format, enableSubtitle: format === 'wav' },
+      });
+      expect(submitted.statusCode, submitted.body).toBe(202);
+      const { generationId } = submitted.json<{ generationId: string }>();
+      let job: AudioJob | undefined;
+      for (let i = 0; i < 400 && job?.status !== 'succeeded' && job?.status !== 'failed'; i++) {
+        job = (await gateway.request({ method: 'GET', url: `/api/v1/audio/generations/${generationId}`, headers: keyHeaders(key) })).json<AudioJob>();
+        await new Promise((resolve) => setTimeout(resolve, 25));
+      }
+      expect(job?.status, job?.error).toBe('succeeded');
+      const file = await download(gateway, job!);
+      expect(file.contentType).toBe(contentType);
+      // "Welcome aboard. will guide you." is 31 characters at 60 ms (MP3 in whole frames of 26 ms); 0.24 s more is billed.
+      const playable = (await audioSeconds(file.bytes, contentType, 24000))!;
+      expect(playable).toBeGreaterThanOrEqual(1.86);
+      expect(playable).toBeLessThan(1.89);
+      expect(job).toMatchObject({ product: 'generation-with-reference', durationSeconds: playable, originalDurationSeconds: 2.1 });
+      if (format === 'wav') expect(job!.subtitle?.text).toBe('Welcome aboard. will guide you.');
+      else expect(job).not.toHaveProperty('subtitle');
+      charged += durationCostNanos(usdToNanos(0.004), 2.1);
+    }
+    expect(await balanceNanosOf(gateway, accountId)).toBe(usdToNanos(1) - charged);
   });
 });

@@ -36,6 +36,7 @@ function configFile(directory: string, ark: FakeServer, speech: FakeServer): str
       '  - { id: seedream, outputModalities: [image], pricing: { perImage: 0.03 }, providers: [{ provider: ark, model: seedream-4-0-250828 }] }',
       '  - { id: seedance, outputModalities: [video], pricing: { perVideoSecond: 0.05 }, providers: [{ provider: ark, model: seedance-1-0-pro-250528 }] }',
       '  - { id: seed-tts-1.0, outputModalities: [audio], pricing: { perMCharacters: 60 }, providers: [{ provider: speech, model: seed-tts-1.0 }] }',
+      '  - { id: seed-audio, inputModalities: [text, audio], outputModalities: [audio], pricing: { perAudioSecond: 0.01 }, providers: [{ provider: speech, model: seed-audio-1.0 }] }',
       'voices:',
       '  - { voiceType: zh_female_cancan_mars_bigtts, name: Cancan, gender: female, age: adult, categories: [General], languages: [{ language: zh-CN, text: 你好 }], resourceId: seed-tts-1.0 }',
       'jobs: { leaseSeconds: 2, maxAttempts: 3, retryBaseMs: 50, idlePollMs: 200, concurrency: 8, taskPollMs: 100 }',
@@ -62,8 +63,11 @@ async function submit(gateway: GatewayChild, key: string, prompt: string, number
   return answer.generationId;
 }
 
-async function statusOf(gateway: GatewayChild, key: string, id: string): Promise<{ status: string; error?: string; result?: { images: unknown[] } }> {
-  const response = await fetch(`${gateway.url}/api/v1/image/generations/async/${id}`, { headers: { 'x-api-key': key } });
+type JobKind = 'image' | 'video' | 'audio';
+const pollPaths: Record<JobKind, string> = { image: '/api/v1/image/generations/async', video: '/api/v1/video/tasks', audio: '/api/v1/audio/generations' };
+
+async function statusOf(gateway: GatewayChild, key: string, id: string, kind: JobKind = 'image'): Promise<{ status: string; error?: string; result?: { images: unknown[] } }> {
+  const response = await fetch(`${gateway.url}${pollPaths[kind]}/${id}`, { headers: { 'x-api-key': key } });
   return (await response.json()) as { status: string };
 }
 
@@ -151,11 +155,16 @@ for (const mode of ['embedded', 'postgres'] as const) {
           while (polling) await statusOf(first, key, id).catch(() => undefined);
         }),
       );
+      const referencing = (
+        await post<{ generationId: string }>(`${first.url}/api/v1/audio/generation-with-reference`, { 'x-api-key': key }, { model: 'seed-audio', textPrompt: 'crash while referencing fake-slow-5000' })
+      ).generationId;
+      const referenced = () => speech.requests.filter((request) => (request.body as { text_prompt?: string } | undefined)?.text_prompt === 'crash while referencing fake-slow-5000').length;
       const spoken = () => speech.requests.filter((request) => (request.body as { req_params?: { text?: string } } | undefined)?.req_params?.text === 'crash while speaking fake-slow-5000').length;
       await until('the provider calls and the archive download to be under way', 20_000, () =>
         submissionsOf(ark.requests, seedreamPath, 'crash during submit fake-slow-5000') === 1 &&
         ark.requests.some((request) => request.method === 'GET' && request.path.startsWith('/files/')) &&
         spoken() === 1 &&
+        referenced() === 1 &&
         taskReads() >= 3 &&
         taskCreations('fake-hang') === 1,
       );
@@ -173,6 +182,9 @@ for (const mode of ['embedded', 'postgres'] as const) {
       });
       expect(audio).toMatchObject({ status: 'failed', error: expect.stringMatching(/not sent again/) });
       expect(spoken()).toBe(1);
+      await until('the reference audio job to end', 30_000, async () => ['succeeded', 'failed'].includes((await statusOf(second, key, referencing, 'audio')).status));
+      expect(await statusOf(second, key, referencing, 'audio')).toMatchObject({ status: 'failed', error: expect.stringMatching(/not sent again/) });
+      expect(referenced()).toBe(1);
       const videoState = async (taskId: string) => (await (await fetch(`${second.url}/api/v1/video/tasks/${taskId}`, { headers: { 'x-api-key': key } })).json()) as { status: string; error?: string; usage?: { durationSeconds: number } };
       await until('the video tasks to end', 30_000, async () => ['succeeded', 'failed'].includes((await videoState(videoRunning)).status) && ['succeeded', 'failed'].includes((await videoState(videoCreating)).status));
       expect(await videoState(videoRunning)).toMatchObject({ status: 'succeeded', usage: { durationSeconds: 2 } });
@@ -192,20 +204,39 @@ for (const mode of ['embedded', 'postgres'] as const) {
         database ? { kind: 'postgres', url: database.url } : { kind: 'embedded', dataDir: path.join(directory, 'data') },
       );
       try {
-        await expectBalancedBooks(storage, accountId, [...ids, speaking, videoRunning, videoCreating]);
+        await expectBalancedBooks(storage, accountId, [...ids, speaking, referencing, videoRunning, videoCreating]);
       } finally {
         await storage.close();
       }
     });
 
     if (mode === 'postgres') {
-      it('two processes on one database drain 200 queued jobs, each run exactly once', async () => {
+      it('two processes on one database drain 200 queued jobs of every kind, each run exactly once', async () => {
         const [one, two] = await Promise.all([start(), start()]);
         const { accountId, key } = await fundedKey(one!);
-        const ids = await Promise.all(Array.from({ length: 200 }, (_, index) => submit(index % 2 === 0 ? one! : two!, key, `drain ${index}`)));
-        const states = await allTerminal(one!, key, ids);
+        // 140 images, 30 video tasks and 30 speech jobs, submitted to both processes in turn.
+        const kindOf = (index: number): JobKind => (index % 20 < 14 ? 'image' : index % 20 < 17 ? 'video' : 'audio');
+        const submitAny = async (gateway: GatewayChild, index: number): Promise<string> => {
+          const prompt = `drain ${index}`;
+          const headers = { 'x-api-key': key };
+          if (kindOf(index) === 'image') return submit(gateway, key, prompt);
+          if (kindOf(index) === 'video') return (await post<{ taskId: string }>(`${gateway.url}/api/v1/video/generations`, headers, { model: 'seedance', content: [{ type: 'text', text: prompt }], duration: 2 })).taskId;
+          return (await post<{ generationId: string }>(`${gateway.url}/api/v1/audio/text-to-speech`, headers, { voiceType: 'zh_female_cancan_mars_bigtts', text: prompt })).generationId;
+        };
+        const ids = await Promise.all(Array.from({ length: 200 }, (_, index) => submitAny(index % 2 === 0 ? one! : two!, index)));
+        const states = new Map<string, { status: string; error?: string }>();
+        await until(`200 jobs to end\n${one!.output()}`, 90_000, async () => {
+          for (const [index, id] of ids.entries()) if (!['succeeded', 'failed'].includes(states.get(id)?.status ?? '')) states.set(id, await statusOf(one!, key, id, kindOf(index)));
+          return ids.every((id) => ['succeeded', 'failed'].includes(states.get(id)!.status));
+        });
         for (const id of ids) expect(states.get(id)?.status, states.get(id)?.error).toBe('succeeded');
-        for (let index = 0; index < 200; index++) expect(submissionsOf(ark.requests, seedreamPath, `drain ${index}`)).toBe(1);
+        const sent = (index: number) => {
+          const prompt = `drain ${index}`;
+          if (kindOf(index) === 'image') return submissionsOf(ark.requests, seedreamPath, prompt);
+          if (kindOf(index) === 'video') return ark.requests.filter((request) => request.method === 'POST' && request.path === tasksPath && JSON.stringify(request.body).includes(`"${prompt}"`)).length;
+          return speech.requests.filter((request) => (request.body as { req_params?: { text?: string } } | undefined)?.req_params?.text === prompt).length;
+        };
+        for (let index = 0; index < 200; index++) expect(sent(index), `job ${index} (${kindOf(index)})`).toBe(1);
         await Promise.all([one!.kill('SIGTERM'), two!.kill('SIGTERM')]);
         const storage = await openStorage({ kind: 'postgres', url: database!.url });
         try {

@@ -119,6 +119,7 @@ export interface UsageRecordBody {
   status: string;
   usdCost: number;
   usage?: { promptTokens: number; completionTokens: number; countedByGateway?: boolean };
+  request?: unknown;
 }
 
 /** The first page of a key's account's usage records, newest first. */

@@ -60,10 +60,13 @@ describe('gateway.yaml', () => {
   it('loads the shipped file: with no keys only the sandbox models are active', () => {
     const config = loadConfigFile(shippedConfigPath, {});
     const ids = new Catalog(config).list().map((model) => model.modelId);
-    expect(ids.sort()).toEqual(['sandbox-echo', 'sandbox-embedding', 'sandbox-image', 'sandbox-image-layers', 'sandbox-video', 'seed-tts-1.0', 'seed-tts-2.0']);
+    expect(ids.sort()).toEqual(['sandbox-echo', 'sandbox-embedding', 'sandbox-image', 'sandbox-image-layers', 'sandbox-video', 'seed-audio-1.0-multilingual', 'seed-tts-1.0', 'seed-tts-2.0']);
     const withOpenAi = new Catalog(loadConfigFile(shippedConfigPath, { OPENAI_API_KEY: 'sk-test' }));
     expect(withOpenAi.find('gpt-4o-mini')?.rows.map((row) => row.providerId)).toEqual(['openai']);
     expect(withOpenAi.find('claude-sonnet-4-5')).toBeUndefined();
+    // Video models route to the one routing provider.
+    const withRouter = new Catalog(loadConfigFile(shippedConfigPath, { OPENROUTER_API_KEY: 'sk-or-test' }));
+    expect(withRouter.find('veo-3.1')?.rows.map((row) => [row.providerId, row.upstreamModel])).toEqual([['openrouter', 'google/veo-3.1']]);
   });
 
   it('checks the media and jobs sections: S3 needs its bucket, an http(s) endpoint; defaults otherwise', () => {

@@ -16,6 +16,8 @@ export const SpeechRequest = Type.Object({
       sample_rate: Type.Integer(),
       speech_rate: Type.Optional(Type.Integer({ minimum: -50, maximum: 100 })),
       loudness_rate: Type.Optional(Type.Integer({ minimum: -50, maximum: 100 })),
+      /** Sentence frames with word timings in the answer. */
+      enable_subtitle: Type.Optional(Type.Boolean()),
     }),
     /** A JSON-encoded string of further options (silence, language, filters, context texts, pitch). */
     additions: Type.Optional(Type.String()),
@@ -35,11 +37,25 @@ export interface SpeechAdditions {
   post_process?: { pitch: number };
 }
 
-/** One line of the answer: audio (`code` 0 with base64 `data`), the end (`code` 20000000, with usage when asked), or an error (any other code). */
+/** Times of a sentence frame are in seconds from the start of the audio. */
+const Seconds = Type.Number({ minimum: 0 });
+
+/** A sentence of the text with the timing of each of its words, when subtitles were asked for. */
+export const SpeechSentence = Type.Object({
+  text: Type.String(),
+  words: Type.Optional(Type.Array(Type.Object({ word: Type.String(), startTime: Seconds, endTime: Seconds, confidence: Type.Optional(Type.Number()) }))),
+});
+export type SpeechSentence = Static<typeof SpeechSentence>;
+
+/**
+ * One line of the answer: audio (`code` 0 with base64 `data`), a timed sentence (`code` 0 with `sentence`), the
+ * end (`code` 20000000, with usage when asked), or an error (any other code).
+ */
 export const SpeechFrame = Type.Object({
   code: Type.Integer(),
   message: Type.Optional(Type.String()),
   data: Type.Optional(Type.Union([Type.String(), Type.Null()])),
+  sentence: Type.Optional(SpeechSentence),
   usage: Type.Optional(Type.Object({ text_words: Type.Optional(Type.Number({ minimum: 0 })) })),
 });
 export type SpeechFrame = Static<typeof SpeechFrame>;

@@ -6,7 +6,7 @@ import { promptTextOf, textOf, type ChatRequest, type ChatStreamEvent, type Fini
 import type { ProviderAdapter } from '../provider-adapter.ts';
 import { sandboxVideo } from './sandbox-video.ts';
 import { sandboxImages } from './sandbox-images.ts';
-import { sandboxSpeech } from './sandbox-speech.ts';
+import { sandboxReferenceAudio, sandboxSpeech } from './sandbox-speech.ts';
 
 /** Text that spells a special token is echoed and counted as ordinary text. */
 const plainText = { disallowedSpecial: new Set<string>() };
@@ -94,6 +94,6 @@ export const sandboxAdapter: ProviderAdapter = {
   text: { streamChat: (request) => echo(request) },
   embeddings: { parts: embeddingPartTypes, embed },
   images: sandboxImages,
-  speech: { synthesize: sandboxSpeech },
+  speech: { synthesize: sandboxSpeech, generateWithReference: sandboxReferenceAudio },
   video: sandboxVideo,
 };

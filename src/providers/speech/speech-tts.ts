@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { speechMediaTypes, type SpeechSynthesisRequest, type SpeechSynthesisResult } from '../../domain/speech.ts';
+import { audioMediaTypes, type SpeechSynthesisRequest, type SpeechSynthesisResult } from '../../domain/speech.ts';
 import { UpstreamHttpError, UpstreamUnreachableError } from '../../domain/upstream-failure.ts';
-import { isSpeechFrame, speechFinishedCode, type SpeechAdditions, type SpeechRequest } from '../../protocols/speech/tts.ts';
+import { isSpeechFrame, speechFinishedCode, type SpeechAdditions, type SpeechRequest, type SpeechSentence } from '../../protocols/speech/tts.ts';
+import { subtitleOf, type SubtitleSentence } from '../../domain/speech.ts';
 import type { CallOptions } from '../provider-adapter.ts';
 import type { UpstreamHttp } from '../shared/upstream-http.ts';
 import { unreachable } from '../shared/upstream-http.ts';
@@ -29,6 +30,7 @@ export function speechBody(request: SpeechSynthesisRequest): SpeechRequest {
         sample_rate: request.sampleRate,
         ...(request.speechRate !== undefined ? { speech_rate: request.speechRate } : {}),
         ...(request.loudnessRate !== undefined ? { loudness_rate: request.loudnessRate } : {}),
+        ...(request.enableSubtitle ? { enable_subtitle: true } : {}),
       },
       ...(Object.keys(additions).length > 0 ? { additions: JSON.stringify(additions) } : {}),
     },
@@ -54,6 +56,7 @@ export async function speechTts(http: UpstreamHttp, request: SpeechSynthesisRequ
     speechBody(request),
   );
   const chunks: Buffer[] = [];
+  const sentences: SubtitleSentence[] = [];
   let billed: number | undefined;
   let finished = false;
   let pending = '';
@@ -63,6 +66,7 @@ export async function speechTts(http: UpstreamHttp, request: SpeechSynthesisRequ
     const frame = checkedEvent(line, isSpeechFrame);
     if (frame.code === 0) {
       if (frame.data) chunks.push(Buffer.from(frame.data, 'base64'));
+      if (frame.sentence && request.enableSubtitle) sentences.push(timedSentence(frame.sentence));
     } else if (frame.code === speechFinishedCode) {
       finished = true;
       billed = frame.usage?.text_words;
@@ -88,5 +92,16 @@ export async function speechTts(http: UpstreamHttp, request: SpeechSynthesisRequ
     if (!response.body.destroyed) response.body.destroy();
   }
   if (!finished) throw new UpstreamUnreachableError('protocol', 'the upstream speech answer ended before its final frame');
-  return { audio: Buffer.concat(chunks).toString('base64'), mediaType: speechMediaTypes[request.format], ...(billed !== undefined ? { billedCharacters: billed } : {}) };
+  const result: SpeechSynthesisResult = { audio: Buffer.concat(chunks).toString('base64'), mediaType: audioMediaTypes[request.format] };
+  if (billed !== undefined) result.billedCharacters = billed;
+  if (request.enableSubtitle) result.subtitle = subtitleOf(sentences);
+  return result;
+}
+
+const milliseconds = (seconds: number) => Math.round(seconds * 1000);
+
+/** A sentence frame (times in seconds) as a subtitle sentence (milliseconds), spanning its first word to its last. */
+function timedSentence(sentence: SpeechSentence): SubtitleSentence {
+  const words = (sentence.words ?? []).map((word) => ({ text: word.word, startTime: milliseconds(word.startTime), endTime: milliseconds(word.endTime) }));
+  return { text: sentence.text, startTime: words[0]?.startTime ?? 0, endTime: words.at(-1)?.endTime ?? 0, words };
 }

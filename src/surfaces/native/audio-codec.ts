@@ -1,6 +1,6 @@
 import { Type, type Static } from '@fastify/type-provider-typebox';
-import { explicitLanguages, speechFormats, speechSampleRates } from '../../domain/speech.ts';
-import type { TextToSpeechInput } from '../../gateway/speech-generation.ts';
+import { audioFormats, explicitLanguages, referenceSampleRates, speechFormats, speechSampleRates } from '../../domain/speech.ts';
+import type { ReferenceAudioInput, TextToSpeechInput } from '../../gateway/speech-generation.ts';
 
 const literals = <T extends readonly (string | number)[]>(values: T) => Type.Union(values.map((value) => Type.Literal(value)));
 const rate = () => Type.Optional(Type.Integer({ minimum: -50, maximum: 100 }));
@@ -21,6 +21,8 @@ export const TextToSpeechBody = Type.Object(
     disableMarkdownFilter: Type.Optional(Type.Boolean()),
     disableEmojiFilter: Type.Optional(Type.Boolean()),
     contextTexts: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 1000 }), { maxItems: 1 })),
+    /** Not in the spec's table for this product: the same `subtitle` as generation with reference. */
+    enableSubtitle: Type.Optional(Type.Boolean()),
   },
   { additionalProperties: false },
 );
@@ -28,6 +30,31 @@ export type TextToSpeechBody = Static<typeof TextToSpeechBody>;
 
 export function decodeTextToSpeech(body: TextToSpeechBody): TextToSpeechInput {
   return { ...body };
+}
+
+/**
+ * The generation-with-reference body (spec, Native: audio); unknown fields are stripped. Each reference is
+ * an object of text fields whose shape the provider judges; at most three.
+ */
+export const ReferenceAudioBody = Type.Object(
+  {
+    model: Type.String({ minLength: 1, maxLength: 200 }),
+    textPrompt: Type.String({ minLength: 1, maxLength: 3000 }),
+    references: Type.Optional(Type.Array(Type.Record(Type.String({ maxLength: 100 }), Type.String(), { maxProperties: 8 }), { maxItems: 3 })),
+    format: Type.Optional(literals(audioFormats)),
+    sampleRate: Type.Optional(literals(referenceSampleRates)),
+    speechRate: rate(),
+    loudnessRate: rate(),
+    pitchRate: Type.Optional(Type.Integer({ minimum: -12, maximum: 12 })),
+    enableSubtitle: Type.Optional(Type.Boolean()),
+  },
+  { additionalProperties: false },
+);
+export type ReferenceAudioBody = Static<typeof ReferenceAudioBody>;
+
+export function decodeReferenceAudio(body: ReferenceAudioBody): ReferenceAudioInput {
+  const { model, ...fields } = body;
+  return { modelId: model, ...fields };
 }
 
 export const VoicesQuery = Type.Object(

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { GatewayError } from '../../domain/errors.ts';
-import { nanosToUsd } from '../../domain/money.ts';
+import { costEstimate } from './cost-estimate.ts';
 import type { GatewayServices } from '../../gateway/services.ts';
 import { callerOf, requireCredential } from '../../http/authentication.ts';
 import { requestBaseUrl } from '../../http/base-url.ts';
@@ -13,7 +13,7 @@ export const nativeImageRoutes: FastifyPluginAsyncTypebox<{ services: GatewaySer
 
   app.post('/api/v1/image/estimate', { schema: { body: ImageGenerationBody } }, async (request) => {
     const nanos = await images.estimate(callerOf(request), decodeImageBody(request.body));
-    return { data: { estimatedUserCost: nanosToUsd(nanos), currency: 'USD' }, success: true, status: 200 };
+    return costEstimate(nanos);
   });
 
   app.post('/api/v1/image/generations/async', { schema: { body: ImageGenerationBody } }, async (request, reply) => {

@@ -1,5 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { nanosToUsd } from '../../domain/money.ts';
+import { costEstimate } from './cost-estimate.ts';
 import type { GatewayServices } from '../../gateway/services.ts';
 import { callerOf, requireCredential } from '../../http/authentication.ts';
 import { requestBaseUrl } from '../../http/base-url.ts';
@@ -12,7 +12,7 @@ export const nativeVideoRoutes: FastifyPluginAsyncTypebox<{ services: GatewaySer
 
   app.post('/api/v1/video/estimate', { schema: { body: VideoGenerationBody } }, async (request) => {
     const nanos = await video.estimate(callerOf(request), decodeVideoBody(request.body));
-    return { data: { estimatedUserCost: nanosToUsd(nanos), currency: 'USD' }, success: true, status: 200 };
+    return costEstimate(nanos);
   });
 
   app.post('/api/v1/video/generations', { schema: { body: VideoGenerationBody } }, async (request) => {
