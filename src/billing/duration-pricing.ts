@@ -52,8 +52,11 @@ export function pricesResolution(snapshot: DurationPriceSnapshot, resolution: st
   return snapshot.kind === 'per-second' || snapshot.nanos[resolution as VideoResolution] !== undefined;
 }
 
-/** `seconds` of output at `perSecondNanos`, to the millisecond, rounded up once to a whole nano-USD. */
+/**
+ * `seconds` of output at `perSecondNanos`, to the millisecond (a part of a millisecond counts whole, once
+ * below a microsecond, where binary fractions blur, is set aside), rounded up once to a whole nano-USD.
+ */
 export function durationCostNanos(perSecondNanos: bigint, seconds: number): bigint {
-  const milliseconds = BigInt(Math.max(0, Math.ceil(seconds * 1000)));
+  const milliseconds = BigInt(Math.max(0, Math.ceil(Math.round(seconds * 1_000_000) / 1000)));
   return divideRoundingUp(perSecondNanos * milliseconds, 1000n);
 }

@@ -4,18 +4,18 @@
  * second, other letters and digits at about 14 (some 170 words a minute), the `@AudioN` tags unsaid, a
  * second of lead-in and tail, at the asked speech rate (100 is twice as fast, -50 half as fast).
  */
-const wideCharacterSeconds = 0.25;
-const narrowCharacterSeconds = 0.07;
-const marginSeconds = 1;
+const wideCharacterMs = 250;
+const narrowCharacterMs = 70;
+const marginMs = 1000;
 
 const wide = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}]/u;
 const spoken = /[\p{L}\p{N}]/u;
 
 export function referenceSecondsEstimate(textPrompt: string, speechRate = 0): number {
-  let seconds = 0;
+  let ms = 0;
   for (const character of textPrompt.replace(/@Audio[123]/g, '')) {
-    if (wide.test(character)) seconds += wideCharacterSeconds;
-    else if (spoken.test(character)) seconds += narrowCharacterSeconds;
+    if (wide.test(character)) ms += wideCharacterMs;
+    else if (spoken.test(character)) ms += narrowCharacterMs;
   }
-  return seconds / (1 + speechRate / 100) + marginSeconds;
+  return (ms / (1 + speechRate / 100) + marginMs) / 1000;
 }
