@@ -1,5 +1,7 @@
+import { GatewayError } from '../domain/errors.ts';
+import type { GenerationRoute } from '../domain/generation-route.ts';
 import { nanosToUsd } from '../domain/money.ts';
-import type { GenerationRow, LedgerRepository } from '../storage/ledger-repository.ts';
+import type { GenerationFilter, GenerationRow, UsageRepository } from '../storage/usage-repository.ts';
 
 /** The spec's generation record (usage row). */
 export interface GenerationRecord {
@@ -33,11 +35,75 @@ export function generationRecord(row: GenerationRow): GenerationRecord {
   return record;
 }
 
-export class UsageHistory {
-  constructor(private readonly ledger: LedgerRepository) {}
+/** What the operator sees of a record: the account's view, and how the generation reached its upstream. */
+export type AuditedGenerationRecord = GenerationRecord & { route?: GenerationRoute };
 
-  async page(accountId: string, offset: number, limit: number): Promise<{ results: GenerationRecord[]; total: number; offset: number; limit: number }> {
-    const { rows, total } = await this.ledger.listGenerations(accountId, offset, limit);
+function auditedRecord(row: GenerationRow): AuditedGenerationRecord {
+  return row.route === null ? generationRecord(row) : { ...generationRecord(row), route: row.route as GenerationRoute };
+}
+
+export interface UsagePage<Record = GenerationRecord> {
+  results: Record[];
+  total: number;
+  offset: number;
+  limit: number;
+}
+
+/** What an account was charged per UTC day and model, over the days `from` to `to` (both inclusive). */
+export interface DailySpend {
+  from: string;
+  to: string;
+  spend: Array<{ date: string; model: string; usdCost: number; generations: number }>;
+}
+
+const dayMs = 86_400_000;
+
+export class UsageHistory {
+  private readonly clock: () => Date;
+
+  constructor(
+    private readonly usage: UsageRepository,
+    clock?: () => Date,
+  ) {
+    this.clock = clock ?? (() => new Date());
+  }
+
+  async page(accountId: string, query: GenerationFilter & { offset: number; limit: number }): Promise<UsagePage> {
+    const { offset, limit, ...filter } = query;
+    const { rows, total } = await this.usage.listGenerations(accountId, filter, offset, limit);
     return { results: rows.map(generationRecord), total, offset, limit };
+  }
+
+  /** The admin API's page of an account's records: with each one's route (provider row, fallbacks, request id, latencies). */
+  async auditedPage(accountId: string, query: GenerationFilter & { offset: number; limit: number }): Promise<UsagePage<AuditedGenerationRecord>> {
+    const { offset, limit, ...filter } = query;
+    const { rows, total } = await this.usage.listGenerations(accountId, filter, offset, limit);
+    return { results: rows.map(auditedRecord), total, offset, limit };
+  }
+
+  async auditedRecord(accountId: string, generationId: string): Promise<AuditedGenerationRecord> {
+    const row = await this.usage.findGeneration(accountId, generationId);
+    if (!row) throw new GatewayError('GW_NOT_FOUND', `generation "${generationId}" not found`);
+    return auditedRecord(row);
+  }
+
+  /** One of the account's records; another account's answers 404 like an unknown id, so ids reveal nothing. */
+  async record(accountId: string, generationId: string): Promise<GenerationRecord> {
+    const row = await this.usage.findGeneration(accountId, generationId);
+    if (!row) throw new GatewayError('GW_NOT_FOUND', `generation "${generationId}" not found`);
+    return generationRecord(row);
+  }
+
+  /** The last `days` UTC days, today included. */
+  async daily(accountId: string, days: number): Promise<DailySpend> {
+    const now = this.clock();
+    const today = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate());
+    const from = new Date(today - (days - 1) * dayMs);
+    const rows = await this.usage.dailySpend(accountId, from);
+    return {
+      from: from.toISOString().slice(0, 10),
+      to: new Date(today).toISOString().slice(0, 10),
+      spend: rows.map((row) => ({ date: row.day, model: row.model, usdCost: nanosToUsd(row.costNanos), generations: row.generations })),
+    };
   }
 }

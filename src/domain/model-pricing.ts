@@ -1,4 +1,4 @@
-import { usdToNanos } from './money.ts';
+import { nanosToUsd, usdToNanos } from './money.ts';
 import type { VideoResolution } from './video.ts';
 
 /**
@@ -65,4 +65,27 @@ export function modelPricingFrom(entry: PricingEntry | undefined): ModelPricing 
     outputNanosPerMTok: nanos(entry.outputPerMTok),
     ...Object.fromEntries(Object.entries(media).filter(([, price]) => price !== undefined)),
   };
+}
+
+/** The inverse of `modelPricingFrom`: a model's prices in USD under the names gateway.yaml gives them, for display. */
+export function pricesInUsd(pricing: ModelPricing): PricingEntry {
+  const usd = (nanos: bigint | undefined) => (nanos === undefined ? undefined : nanosToUsd(nanos));
+  const byQuality = pricing.outputImageByQualityNanos;
+  const byResolution = pricing.videoOutputSecondByResolutionNanos;
+  const entry: PricingEntry = {
+    inputPerMTok: usd(pricing.inputNanosPerMTok),
+    outputPerMTok: usd(pricing.outputNanosPerMTok),
+    inputPerImage: usd(pricing.imageNanos),
+    inputPerAudioSecond: usd(pricing.audioSecondNanos),
+    inputPerVideoSecond: usd(pricing.videoSecondNanos),
+    inputPerFile: usd(pricing.fileNanos),
+    perImage: usd(pricing.outputImageNanos),
+    perImageByQuality: byQuality && { low: nanosToUsd(byQuality.low), medium: nanosToUsd(byQuality.medium), high: nanosToUsd(byQuality.high) },
+    perMCharacters: usd(pricing.characterNanosPerM),
+    perVideoSecond: usd(pricing.videoOutputSecondNanos),
+    perVideoSecondByResolution:
+      byResolution && Object.fromEntries(Object.entries(byResolution).flatMap(([resolution, nanos]) => (nanos === undefined ? [] : [[resolution, nanosToUsd(nanos)]]))),
+    perAudioSecond: usd(pricing.audioOutputSecondNanos),
+  };
+  return Object.fromEntries(Object.entries(entry).filter(([, price]) => price !== undefined)) as PricingEntry;
 }

@@ -2,6 +2,7 @@ import type {} from '@fastify/cookie';
 import type { FastifyRequest, onRequestHookHandler } from 'fastify';
 import { GatewayError } from '../domain/errors.ts';
 import type { Authenticator, CredentialSource, Principal } from '../identity/authenticator.ts';
+import { guardCookieRequest, sessionCookieName } from './session-cookies.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -9,11 +10,12 @@ declare module 'fastify' {
   }
 }
 
-export const sessionCookieName = 'gw_session';
-
 export interface AuthenticationOptions {
-  /** The dashboard's HttpOnly session cookie counts as a credential (account API only). */
-  acceptCookie?: boolean;
+  /**
+   * The dashboard's HttpOnly session cookie counts as a credential (account API only); `secureCookies` is the
+   * flag the CSRF cookie is (re)issued with. State-changing requests it authenticates must echo the CSRF token.
+   */
+  acceptCookie?: { secureCookies: boolean };
   /** `x-goog-api-key`, the header the official Gemini SDK sends the key in (gamma surface only). */
   acceptGoogleKeyHeader?: boolean;
 }
@@ -41,10 +43,11 @@ export function extractCredential(request: FastifyRequest, options: Authenticati
 
 /** An onRequest hook that sets `request.principal` or answers 401. */
 export function requireCredential(authenticator: Authenticator, options: AuthenticationOptions = {}): onRequestHookHandler {
-  return async (request) => {
+  return async (request, reply) => {
     const found = extractCredential(request, options);
     if (!found) throw new GatewayError('GW_UNAUTHENTICATED', 'missing credential: send an API key in x-api-key or Authorization: Bearer');
     request.principal = await authenticator.authenticate(found.credential, found.source);
+    if (found.source === 'cookie' && options.acceptCookie) guardCookieRequest(request, reply, found.credential, options.acceptCookie.secureCookies);
   };
 }
 
@@ -53,8 +56,8 @@ export function principalOf(request: FastifyRequest): Principal {
   return request.principal;
 }
 
-/** Who pays for a generation: the account, and the key when the request came with one. */
-export function callerOf(request: FastifyRequest): { accountId: string; apiKeyId: string | null } {
+/** Who pays for a generation: the account, and the key when the request came with one; and the request's id. */
+export function callerOf(request: FastifyRequest): { accountId: string; apiKeyId: string | null; requestId: string } {
   const principal = principalOf(request);
-  return { accountId: principal.accountId, apiKeyId: principal.kind === 'key' ? principal.apiKeyId : null };
+  return { accountId: principal.accountId, apiKeyId: principal.kind === 'key' ? principal.apiKeyId : null, requestId: request.id };
 }

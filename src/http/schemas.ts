@@ -7,7 +7,7 @@ export const SignedUsd = Type.Number({ minimum: -MAX_USD_AMOUNT, maximum: MAX_US
 export const Email = Type.String({ format: 'email', minLength: 3, maxLength: 254 });
 export const Password = Type.String({ minLength: 8, maxLength: 256 });
 /** PostgreSQL text cannot hold U+0000, so free text bound for a column refuses it here (400, not a 500 from the insert). */
-export const StoredText = (options: { maxLength: number }) => Type.String({ ...options, pattern: '^[^\\u0000]*$' });
+export const StoredText = (options: { minLength?: number; maxLength: number }) => Type.String({ ...options, pattern: '^[^\\u0000]*$' });
 /** At least one non-space character and no U+0000; written so the regex runs in linear time. */
 export const KeyName = Type.String({ minLength: 1, maxLength: 100, pattern: '^\\s*[^\\s\\u0000][^\\u0000]*$' });
 export const Identifier = Type.String({ minLength: 1, maxLength: 100, pattern: '^[A-Za-z0-9_-]+$' });
@@ -34,3 +34,9 @@ export const KeyIdParams = Type.Object({ keyId: Identifier });
 export const NewAccountBody = Type.Object({ email: Email, password: Type.Optional(Password), credits: Type.Optional(UsdCap) }, { additionalProperties: false });
 /** A credit grant or removal (admin API and `gateway credits add`). */
 export const CreditGrantBody = Type.Object({ amount: SignedUsd, note: Type.Optional(StoredText({ maxLength: 500 })) }, { additionalProperties: false });
+
+/** `offset` and `limit` of a paged listing (the spec's usage paging: offset 0 and limit 20 by default). */
+export const PageQueryFields = (maxPageSize: number) => ({
+  offset: Type.Integer({ minimum: 0, maximum: 1_000_000_000, default: 0 }),
+  limit: Type.Integer({ minimum: 1, maximum: maxPageSize, default: 20 }),
+});

@@ -28,6 +28,16 @@ export interface CapStatus {
   remaining: number;
 }
 
+/** What a key spent in one window (the current UTC day, ISO week, month, or ever), against its cap when it has one. */
+export interface WindowSpend {
+  spent: number;
+  limit?: number;
+  remaining?: number;
+}
+
+/** A key of the account's list: its record and its spend in every window. */
+export type ApiKeyListItem = ApiKeyView & { spend: Record<CapName, WindowSpend> };
+
 /** The spec's key lookup object: caps that are configured, and no balance. */
 export type KeyLookup = { name: string; isActive: true } & Partial<Record<CapName, CapStatus>>;
 
@@ -53,6 +63,21 @@ function limitsOf(row: ApiKeyRow): Partial<Record<CapName, bigint>> {
 export function apiKeyView(row: ApiKeyRow): ApiKeyView {
   const limits = Object.fromEntries(Object.entries(limitsOf(row)).map(([cap, nanos]) => [cap, nanosToUsd(nanos)]));
   return { id: row.id, name: row.name, prefix: row.displayPrefix, isActive: row.isActive, limits, createdAt: row.createdAt.toISOString() };
+}
+
+function capStatus(limit: bigint, spent: bigint): CapStatus {
+  const remaining = limit - spent;
+  return { limit: nanosToUsd(limit), spent: nanosToUsd(spent), remaining: nanosToUsd(remaining > 0n ? remaining : 0n) };
+}
+
+function spendOf(row: ApiKeyRow, now: Date): Record<CapName, WindowSpend> {
+  const spent = currentSpend(row, now);
+  const limits = limitsOf(row);
+  const window = (cap: CapName): WindowSpend => {
+    const limit = limits[cap];
+    return limit === undefined ? { spent: nanosToUsd(spent[cap]) } : capStatus(limit, spent[cap]);
+  };
+  return { daily: window('daily'), weekly: window('weekly'), monthly: window('monthly'), total: window('total') };
 }
 
 /** `fieldPrefix` places the caps in the request for error messages (`limits.` in a new key's body). */
@@ -96,8 +121,10 @@ export class ApiKeyService {
     return { ...apiKeyView(row), key };
   }
 
-  async list(accountId: string): Promise<ApiKeyView[]> {
-    return (await this.options.apiKeys.listForAccount(accountId)).map(apiKeyView);
+  /** The account's keys, each with what it spent in the current windows. */
+  async list(accountId: string): Promise<ApiKeyListItem[]> {
+    const now = this.clock();
+    return (await this.options.apiKeys.listForAccount(accountId)).map((row) => ({ ...apiKeyView(row), spend: spendOf(row, now) }));
   }
 
   async reveal(accountId: string, keyId: string): Promise<string> {
@@ -136,10 +163,7 @@ export class ApiKeyService {
     if (!row || !row.isActive || row.revokedAt) throw new GatewayError('GW_INVALID_CREDENTIALS', 'the API key is revoked or disabled');
     const spent = currentSpend(row, this.clock());
     const lookup: KeyLookup = { name: row.name, isActive: true };
-    for (const [cap, limit] of Object.entries(limitsOf(row)) as [CapName, bigint][]) {
-      const remaining = limit - spent[cap];
-      lookup[cap] = { limit: nanosToUsd(limit), spent: nanosToUsd(spent[cap]), remaining: nanosToUsd(remaining > 0n ? remaining : 0n) };
-    }
+    for (const [cap, limit] of Object.entries(limitsOf(row)) as [CapName, bigint][]) lookup[cap] = capStatus(limit, spent[cap]);
     return lookup;
   }
 

@@ -255,7 +255,16 @@ describe('account API', () => {
       expect(response.statusCode).toBe(200);
       const list = response.json<KeyBody[]>();
       expect(list.map((key) => key.name)).toEqual(['first', 'second']);
-      expect(list[0]).toEqual({ id: first.id, name: 'first', prefix: first.prefix, isActive: true, limits: { monthly: 7 }, createdAt: first.createdAt });
+      expect(list[0]).toEqual({
+        id: first.id,
+        name: 'first',
+        prefix: first.prefix,
+        isActive: true,
+        limits: { monthly: 7 },
+        createdAt: first.createdAt,
+        // Nothing spent yet: every window says so, and the capped one says what is left.
+        spend: { daily: { spent: 0 }, weekly: { spent: 0 }, monthly: { limit: 7, spent: 0, remaining: 7 }, total: { spent: 0 } },
+      });
       for (const key of list) expect(key).not.toHaveProperty('key');
       for (const raw of [first.key, second.key, third.key]) {
         expect(response.body).not.toContain(raw);

@@ -355,7 +355,8 @@ describe('authentication', () => {
 
     it('logout by cookie ends that session', async () => {
       const session = await signup(gateway);
-      const logout = await gateway.request({ method: 'POST', url: '/api/v1/auth/logout', cookies: { gw_session: session.token } });
+      const csrf = session.response.cookies.find((item) => item.name === 'gw_csrf')?.value ?? '';
+      const logout = await gateway.request({ method: 'POST', url: '/api/v1/auth/logout', cookies: { gw_session: session.token }, headers: { 'x-csrf-token': csrf } });
       expect(logout.statusCode).toBe(204);
       expectEnvelope(
         await gateway.request({ method: 'GET', url: '/api/v1/account', headers: bearer(session.token) }),

@@ -72,13 +72,13 @@ describe('login and signup throttling', () => {
     expect((await signup(uniqueEmail('bulk'), '192.0.2.100')).statusCode).toBe(201);
   });
 
-  it('logout clears the session cookie with the flags it was set with', async () => {
+  it('logout clears the session and CSRF cookies with the flags they were set with', async () => {
     const created = await signup(uniqueEmail('cookie'), '192.0.2.3');
-    const setCookie = String(created.headers['set-cookie']);
     const token = created.json<{ token: string }>().token;
     const logout = await gateway.request({ method: 'POST', url: '/api/v1/auth/logout', headers: { authorization: `Bearer ${token}` } });
     expect(logout.statusCode).toBe(204);
-    const cleared = String(logout.headers['set-cookie']);
+    const named = (header: string | string[] | number | undefined, name: string) =>
+      [header ?? []].flat().map(String).find((cookie) => cookie.startsWith(`${name}=`)) ?? '';
     const flags = (cookie: string) =>
       cookie
         .split(';')
@@ -86,9 +86,14 @@ describe('login and signup throttling', () => {
         .map((part) => part.trim())
         .filter((part) => !/^(Expires|Max-Age)=/i.test(part))
         .sort();
-    expect(cleared).toMatch(/^gw_session=;/);
-    expect(flags(cleared)).toEqual(flags(setCookie));
-    expect(flags(cleared)).toEqual(expect.arrayContaining(['HttpOnly', 'SameSite=Strict', 'Path=/']));
+    for (const name of ['gw_session', 'gw_csrf']) {
+      const cleared = named(logout.headers['set-cookie'], name);
+      expect(cleared).toMatch(new RegExp(`^${name}=;`));
+      expect(flags(cleared)).toEqual(flags(named(created.headers['set-cookie'], name)));
+    }
+    expect(flags(named(logout.headers['set-cookie'], 'gw_session'))).toEqual(expect.arrayContaining(['HttpOnly', 'SameSite=Strict', 'Path=/']));
+    expect(flags(named(logout.headers['set-cookie'], 'gw_csrf'))).toEqual(expect.arrayContaining(['SameSite=Strict', 'Path=/']));
+    expect(flags(named(logout.headers['set-cookie'], 'gw_csrf'))).not.toContain('HttpOnly');
   });
 });
 

@@ -1,17 +1,26 @@
-import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
 import { GatewayError } from '../../domain/errors.ts';
+import { pricedModel } from '../../gateway/model-listing.ts';
 import type { GatewayServices } from '../../gateway/services.ts';
 import { principalOf, requireCredential } from '../../http/authentication.ts';
+import { ApiKeySchema } from '../../http/answer-schemas.ts';
+import { noBody } from '../../http/openapi/route-documentation.ts';
 import { KeyIdParams, KeyPatchBody, LimitsPatch, NewKeyBody } from '../../http/schemas.ts';
+import { AccountSchema, CreatedKeySchema, ListedKeySchema, PricedModelSchema } from './account-schemas.ts';
+import { mediaRoutes } from './media-routes.ts';
+import { usageRoutes } from './usage-routes.ts';
 
 /**
  * The signed-in account's own resources (used by the dashboard). A session or one of the account's keys may
  * read them; creating, limiting, revealing and revoking keys needs a session, so a key with spend caps can
- * neither lift its own caps nor mint an uncapped key.
+ * neither lift its own caps nor mint an uncapped key. The session cookie is accepted here, and with it the
+ * CSRF rule (see http/session-cookies.ts); the usage and media routes registered here inherit both.
  */
-export const accountRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServices }> = async (app, { services }) => {
-  app.addHook('onRequest', requireCredential(services.authenticator, { acceptCookie: true }));
+export const accountRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServices; secureCookies: boolean }> = async (app, { services, secureCookies }) => {
+  app.addHook('onRequest', requireCredential(services.authenticator, { acceptCookie: { secureCookies } }));
+  await app.register(usageRoutes, { services });
+  await app.register(mediaRoutes, { services });
   const accountIdOf = (request: FastifyRequest) => principalOf(request).accountId;
   const sessionAccountOf = (request: FastifyRequest, action: string) => {
     const principal = principalOf(request);
@@ -19,29 +28,32 @@ export const accountRoutes: FastifyPluginAsyncTypebox<{ services: GatewayService
     return principal.accountId;
   };
 
-  app.get('/api/v1/account', async (request) => services.accounts.getAccount(accountIdOf(request)));
+  app.get('/api/v1/account', { schema: { response: { 200: AccountSchema } } }, async (request) => services.accounts.getAccount(accountIdOf(request)));
 
-  app.get('/api/v1/api-keys', async (request) => services.apiKeys.list(accountIdOf(request)));
+  /** The catalog with prices, for the dashboard: what `/api/v1/ai/models` lists, priced, without provider names. */
+  app.get('/api/v1/account/models', { schema: { response: { 200: Type.Array(PricedModelSchema) } } }, async () => services.catalog.list().map(pricedModel));
 
-  app.post('/api/v1/api-keys', { schema: { body: NewKeyBody } }, async (request, reply) => {
+  app.get('/api/v1/api-keys', { schema: { response: { 200: Type.Array(ListedKeySchema) } } }, async (request) => services.apiKeys.list(accountIdOf(request)));
+
+  app.post('/api/v1/api-keys', { schema: { body: NewKeyBody, response: { 201: CreatedKeySchema } } }, async (request, reply) => {
     const created = await services.apiKeys.create(sessionAccountOf(request, 'creating a key'), request.body);
     reply.code(201);
     return created;
   });
 
-  app.get('/api/v1/api-keys/:keyId/reveal', { schema: { params: KeyIdParams } }, async (request) => ({
+  app.get('/api/v1/api-keys/:keyId/reveal', { schema: { params: KeyIdParams, response: { 200: Type.Object({ key: Type.String() }, { description: 'The key itself (a session only)' }) } } }, async (request) => ({
     key: await services.apiKeys.reveal(sessionAccountOf(request, 'revealing a key'), request.params.keyId),
   }));
 
-  app.patch('/api/v1/api-keys/:keyId/usage-limit', { schema: { params: KeyIdParams, body: LimitsPatch } }, async (request) =>
+  app.patch('/api/v1/api-keys/:keyId/usage-limit', { schema: { params: KeyIdParams, body: LimitsPatch, response: { 200: ApiKeySchema } } }, async (request) =>
     services.apiKeys.setLimits(sessionAccountOf(request, 'changing spend limits'), request.params.keyId, request.body),
   );
 
-  app.patch('/api/v1/api-keys/:keyId', { schema: { params: KeyIdParams, body: KeyPatchBody } }, async (request) =>
+  app.patch('/api/v1/api-keys/:keyId', { schema: { params: KeyIdParams, body: KeyPatchBody, response: { 200: ApiKeySchema } } }, async (request) =>
     services.apiKeys.update(sessionAccountOf(request, 'changing a key'), request.params.keyId, request.body),
   );
 
-  app.delete('/api/v1/api-keys/:keyId', { schema: { params: KeyIdParams } }, async (request, reply) => {
+  app.delete('/api/v1/api-keys/:keyId', { schema: { params: KeyIdParams, response: { 204: noBody('Revoked: the key answers 401 from now on') } } }, async (request, reply) => {
     await services.apiKeys.revoke(sessionAccountOf(request, 'revoking a key'), request.params.keyId);
     return reply.code(204).send();
   });

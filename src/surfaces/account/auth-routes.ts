@@ -3,17 +3,21 @@ import type { FastifyReply } from 'fastify';
 import { GatewayError } from '../../domain/errors.ts';
 import type { GatewayServices } from '../../gateway/services.ts';
 import { normaliseEmail, type SessionGrant } from '../../identity/account-service.ts';
-import { principalOf, requireCredential, sessionCookieName } from '../../http/authentication.ts';
+import { principalOf, requireCredential } from '../../http/authentication.ts';
+import { clearSessionCookies, issueSessionCookies } from '../../http/session-cookies.ts';
 import { Email, Password } from '../../http/schemas.ts';
+import { noBody } from '../../http/openapi/route-documentation.ts';
+import { noCredential } from '../../http/openapi/security-schemes.ts';
+import { AccountSchema } from './account-schemas.ts';
 import { SignInThrottle, ThrottledError } from './sign-in-throttle.ts';
 
 const Credentials = Type.Object({ email: Email, password: Password }, { additionalProperties: false });
+/** A new session: its token (also set as the HttpOnly `gw_session` cookie, with the `gw_csrf` cookie) and the account. */
+const Session = Type.Object({ token: Type.String({ description: 'The session token (`gws_…`), for Authorization: Bearer' }), account: AccountSchema }, { description: 'The session and its account' });
 
 export const authRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServices; secureCookies: boolean }> = async (app, { services, secureCookies }) => {
-  // Cleared with the very flags it was set with: a browser only replaces a cookie whose attributes match.
-  const cookieFlags = { httpOnly: true, sameSite: 'strict', secure: secureCookies, path: '/' } as const;
   const issue = (reply: FastifyReply, grant: SessionGrant) => {
-    reply.setCookie(sessionCookieName, grant.token, { ...cookieFlags, expires: grant.expiresAt });
+    issueSessionCookies(reply, grant, secureCookies);
     return { token: grant.token, account: grant.account };
   };
   const throttle = new SignInThrottle(services.config.accounts);
@@ -26,7 +30,7 @@ export const authRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServices; 
     }
   };
 
-  app.post('/api/v1/auth/signup', { schema: { body: Credentials } }, async (request, reply) =>
+  app.post('/api/v1/auth/signup', { schema: { body: Credentials, security: noCredential, response: { 201: Session } } }, async (request, reply) =>
     throttled(reply, async () => {
       if (!services.config.accounts.selfSignup) {
         throw new GatewayError('GW_FORBIDDEN', 'self-signup is switched off on this gateway: ask its operator for an account');
@@ -38,7 +42,7 @@ export const authRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServices; 
     }),
   );
 
-  app.post('/api/v1/auth/login', { schema: { body: Credentials } }, async (request, reply) =>
+  app.post('/api/v1/auth/login', { schema: { body: Credentials, security: noCredential, response: { 200: Session } } }, async (request, reply) =>
     throttled(reply, async () => {
       const email = normaliseEmail(request.body.email);
       throttle.beginLogin(email, request.ip);
@@ -53,11 +57,15 @@ export const authRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServices; 
     }),
   );
 
-  app.post('/api/v1/auth/logout', { onRequest: requireCredential(services.authenticator, { acceptCookie: true }) }, async (request, reply) => {
-    const principal = principalOf(request);
-    if (principal.kind !== 'session') throw new GatewayError('GW_SESSION_REQUIRED', 'logout ends a session: send the session token, not an API key');
-    await services.accounts.logout(principal.sessionTokenHash);
-    reply.clearCookie(sessionCookieName, cookieFlags);
-    return reply.code(204).send();
-  });
+  app.post(
+    '/api/v1/auth/logout',
+    { schema: { response: { 204: noBody('The session ended; its cookies are cleared') } }, onRequest: requireCredential(services.authenticator, { acceptCookie: { secureCookies } }) },
+    async (request, reply) => {
+      const principal = principalOf(request);
+      if (principal.kind !== 'session') throw new GatewayError('GW_SESSION_REQUIRED', 'logout ends a session: send the session token, not an API key');
+      await services.accounts.logout(principal.sessionTokenHash);
+      clearSessionCookies(reply, secureCookies);
+      return reply.code(204).send();
+    },
+  );
 };

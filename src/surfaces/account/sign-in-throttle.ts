@@ -4,11 +4,8 @@ import { AttemptCounter } from '../../http/attempt-counter.ts';
 
 /** A refusal of the throttle: 429 in the envelope, with the seconds to wait for the `retry-after` header. */
 export class ThrottledError extends GatewayError {
-  constructor(
-    message: string,
-    readonly retryAfterSeconds: number,
-  ) {
-    super('GW_TOO_MANY_ATTEMPTS', `${message}: try again in ${retryAfterSeconds} seconds`);
+  constructor(message: string, retryAfterSeconds: number) {
+    super('GW_TOO_MANY_ATTEMPTS', `${message}: try again in ${retryAfterSeconds} seconds`, [], { retryAfterSeconds });
   }
 }
 

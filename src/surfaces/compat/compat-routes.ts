@@ -2,6 +2,8 @@ import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typ
 import { GatewayError } from '../../domain/errors.ts';
 import type { GatewayServices } from '../../gateway/services.ts';
 import { principalOf, requireCredential } from '../../http/authentication.ts';
+import { BalanceSchema, KeyLookupSchema, UsagePageSchema } from '../../http/answer-schemas.ts';
+import { PageQueryFields } from '../../http/schemas.ts';
 
 export const compatRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServices }> = async (app, { services }) => {
   app.addHook('onRequest', requireCredential(services.authenticator));
@@ -11,24 +13,23 @@ export const compatRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServices
     '/api/compat/v1/usage',
     {
       schema: {
-        querystring: Type.Object({
-          offset: Type.Integer({ minimum: 0, maximum: 1_000_000_000, default: 0 }),
-          limit: Type.Integer({ minimum: 1, maximum: maxPageSize, default: 20 }),
-        }),
+        summary: 'Usage records, newest first',
+        querystring: Type.Object(PageQueryFields(maxPageSize)),
+        response: { 200: UsagePageSchema },
       },
     },
     async (request) => {
       const principal = principalOf(request);
-      return services.usage.page(principal.accountId, request.query.offset, request.query.limit);
+      return services.usage.page(principal.accountId, { offset: request.query.offset, limit: request.query.limit });
     },
   );
 
-  app.get('/api/compat/v1/balance', async (request) => {
+  app.get('/api/compat/v1/balance', { schema: { summary: 'Credit balance', response: { 200: BalanceSchema } } }, async (request) => {
     const account = await services.accounts.getAccount(principalOf(request).accountId);
     return { creditBalance: account.creditBalance };
   });
 
-  app.get('/api/compat/v1/api-key', async (request) => {
+  app.get('/api/compat/v1/api-key', { schema: { summary: 'Key lookup: the key of x-api-key (403 without it)', response: { 200: KeyLookupSchema } } }, async (request) => {
     const principal = principalOf(request);
     if (principal.kind !== 'key' || principal.source !== 'x-api-key') {
       throw new GatewayError('GW_KEY_REQUIRED', 'key lookup needs the API key in the x-api-key header');

@@ -1,0 +1,95 @@
+import type { MediaKind } from '../domain/usage-modalities.ts';
+import type { MediaLinks } from '../jobs/media-links.ts';
+import type { ArchivedJobRow, MediaAssetRow, MediaJobsRepository } from '../storage/media-jobs-repository.ts';
+
+/** One archived output of a job, with a fresh signed link (links expire, so they are made on every read). */
+export interface MediaOutput {
+  assetId: string;
+  mediaType: string;
+  bytes: number;
+  downloadUrl: string;
+}
+
+/** A succeeded media job as the account's media view lists it. */
+export interface MediaItem {
+  generationId: string;
+  kind: MediaKind;
+  model: string;
+  createdAt: string;
+  /** The text of the request's prompt parts as recorded (long prompts are cut short there). */
+  prompt?: string;
+  outputs: MediaOutput[];
+}
+
+export interface MediaPage {
+  results: MediaItem[];
+  total: number;
+  offset: number;
+  limit: number;
+}
+
+export interface MediaLibraryDependencies {
+  jobs: Pick<MediaJobsRepository, 'listArchived'>;
+  links: MediaLinks;
+  clock?: () => Date;
+}
+
+/** The asset ids of a stored job result in output order: image results list `images`, video and audio results hold one output. */
+function outputOrder(result: unknown): string[] {
+  const stored = (result ?? {}) as { images?: unknown; assetId?: unknown };
+  const ids: unknown[] = Array.isArray(stored.images) ? stored.images.map((image: { assetId?: unknown } | null) => image?.assetId) : [stored.assetId];
+  return ids.filter((id): id is string => typeof id === 'string');
+}
+
+function promptOf(recordedRequest: unknown): string | undefined {
+  const content = (recordedRequest as { content?: unknown } | null)?.content;
+  if (!Array.isArray(content)) return undefined;
+  const texts = content.flatMap((part: unknown) => {
+    const { type, text } = (part ?? {}) as { type?: unknown; text?: unknown };
+    return type === 'text' && typeof text === 'string' ? [text] : [];
+  });
+  return texts.length > 0 ? texts.join('\n') : undefined;
+}
+
+/**
+ * The account's generated media that is still archived: image, video and audio jobs that succeeded, each
+ * output with its media type and a signed download link. Outputs come in the order the job made them;
+ * outputs past their retention are no longer listed.
+ */
+export class MediaLibrary {
+  private readonly clock: () => Date;
+
+  constructor(private readonly dependencies: MediaLibraryDependencies) {
+    this.clock = dependencies.clock ?? (() => new Date());
+  }
+
+  async page(accountId: string, query: { kind?: MediaKind; offset: number; limit: number }, baseUrl: string): Promise<MediaPage> {
+    const { jobs, assets, total } = await this.dependencies.jobs.listArchived(accountId, query.kind, query.offset, query.limit);
+    const now = this.clock();
+    const assetsByJob = new Map<string, MediaAssetRow[]>();
+    for (const asset of assets) assetsByJob.set(asset.jobId, [...(assetsByJob.get(asset.jobId) ?? []), asset]);
+    const results = await Promise.all(jobs.map((job) => this.item(job, assetsByJob.get(job.id) ?? [], now, baseUrl)));
+    return { results, total, offset: query.offset, limit: query.limit };
+  }
+
+  private async item(job: ArchivedJobRow, assets: MediaAssetRow[], now: Date, baseUrl: string): Promise<MediaItem> {
+    const order = outputOrder(job.result);
+    const position = (asset: MediaAssetRow) => {
+      const index = order.indexOf(asset.id);
+      return index === -1 ? order.length : index;
+    };
+    const ordered = [...assets].sort((a, b) => position(a) - position(b) || a.objectKey.localeCompare(b.objectKey));
+    const outputs = await Promise.all(
+      ordered.map(async (asset) => ({
+        assetId: asset.id,
+        mediaType: asset.mediaType,
+        bytes: asset.bytes,
+        downloadUrl: await this.dependencies.links.link(asset.objectKey, now, baseUrl),
+      })),
+    );
+    const item: MediaItem = { generationId: job.id, kind: job.kind as MediaKind, model: job.model, createdAt: job.createdAt.toISOString(), outputs };
+    const prompt = promptOf(job.recordedRequest);
+    if (prompt !== undefined) item.prompt = prompt;
+    return item;
+  }
+}

@@ -1,0 +1,63 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type {} from '@fastify/cookie';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { GatewayError } from '../domain/errors.ts';
+
+/** The HttpOnly session cookie: the dashboard's credential on the account API. */
+export const sessionCookieName = 'gw_session';
+/** Readable by the dashboard's script, which echoes it in `csrfHeaderName`; a page of another site can neither read it nor send the header. */
+export const csrfCookieName = 'gw_csrf';
+export const csrfHeaderName = 'x-csrf-token';
+
+const unsafeMethods = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
+/** Cleared with the very flags they were set with: a browser only replaces a cookie whose attributes match. */
+function cookieFlags(secure: boolean, httpOnly: boolean) {
+  return { httpOnly, sameSite: 'strict', secure, path: '/' } as const;
+}
+
+/**
+ * The CSRF token of a session: derived from the session token rather than drawn at random, so it needs no
+ * storage and a cookie planted by a sibling domain (cookie tossing) cannot pair with the victim's session.
+ * The session token is 256 random bits, so the token reveals nothing about it.
+ */
+export function csrfTokenFor(sessionCredential: string): string {
+  return createHash('sha256').update('gw_csrf\n').update(sessionCredential).digest('base64url');
+}
+
+export function issueSessionCookies(reply: FastifyReply, grant: { token: string; expiresAt: Date }, secure: boolean): void {
+  reply.setCookie(sessionCookieName, grant.token, { ...cookieFlags(secure, true), expires: grant.expiresAt });
+  reply.setCookie(csrfCookieName, csrfTokenFor(grant.token), { ...cookieFlags(secure, false), expires: grant.expiresAt });
+}
+
+export function clearSessionCookies(reply: FastifyReply, secure: boolean): void {
+  reply.clearCookie(sessionCookieName, cookieFlags(secure, true));
+  reply.clearCookie(csrfCookieName, cookieFlags(secure, false));
+}
+
+function sameText(given: string, expected: string): boolean {
+  const a = Buffer.from(given);
+  const b = Buffer.from(expected);
+  return a.length === b.length && timingSafeEqual(a, b);
+}
+
+/**
+ * The double-submit rule for a request the session cookie authenticated: a state-changing method must carry
+ * the session's CSRF token in `x-csrf-token`, or it answers 403. A browser attaches the cookie to a forged
+ * cross-site form as well; only a script of the gateway's own origin can read `gw_csrf` to echo it.
+ * A session that predates the CSRF cookie gets it back on its next request.
+ */
+export function guardCookieRequest(request: FastifyRequest, reply: FastifyReply, sessionCredential: string, secure: boolean): void {
+  const expected = csrfTokenFor(sessionCredential);
+  if (unsafeMethods.has(request.method)) {
+    const header = request.headers[csrfHeaderName];
+    const given = Array.isArray(header) ? header[0] : header;
+    if (given === undefined || !sameText(given.trim(), expected)) {
+      throw new GatewayError(
+        'GW_CSRF_REJECTED',
+        `a ${request.method} authenticated by the ${sessionCookieName} cookie must echo the ${csrfCookieName} cookie in the ${csrfHeaderName} header`,
+      );
+    }
+  }
+  if (request.cookies[csrfCookieName] !== expected) reply.setCookie(csrfCookieName, expected, cookieFlags(secure, false));
+}

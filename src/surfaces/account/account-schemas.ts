@@ -1,0 +1,64 @@
+import Type, { type Static } from 'typebox';
+import { PricingSchema } from '../../config/config-schema.ts';
+import { mediaKinds } from '../../domain/usage-modalities.ts';
+import { AccountSchema, ApiKeySchema, CreatedKeySchema, GenerationRecordSchema, pageFields, UsagePageSchema } from '../../http/answer-schemas.ts';
+
+export { AccountSchema, CreatedKeySchema, GenerationRecordSchema, UsagePageSchema };
+
+/**
+ * Response shapes of the account API, as the OpenAPI document shows them (those the admin and compat APIs
+ * answer too live in http/answer-schemas.ts). Schemas document answers and never filter them, so the views
+ * must carry exactly these fields. The dashboard (web/) takes its types from these very schemas, so both
+ * sides read one definition. Plain TypeBox only, so the dashboard's type check can follow the import.
+ */
+
+const Usd = Type.Number();
+
+const WindowSpendSchema = Type.Object({ spent: Usd, limit: Type.Optional(Usd), remaining: Type.Optional(Usd) });
+
+/** A key of the list, with what it spent in each window and, where capped, its cap and what remains. */
+export const ListedKeySchema = Type.Object({
+  ...ApiKeySchema.properties,
+  spend: Type.Object({ daily: WindowSpendSchema, weekly: WindowSpendSchema, monthly: WindowSpendSchema, total: WindowSpendSchema }),
+});
+
+export const DailySpendSchema = Type.Object({
+  from: Type.String(),
+  to: Type.String(),
+  spend: Type.Array(Type.Object({ date: Type.String(), model: Type.String(), usdCost: Usd, generations: Type.Integer({ minimum: 0 }) })),
+});
+
+export const MediaItemSchema = Type.Object({
+  generationId: Type.String(),
+  kind: Type.Enum(mediaKinds),
+  model: Type.String(),
+  createdAt: Type.String(),
+  prompt: Type.Optional(Type.String()),
+  outputs: Type.Array(Type.Object({ assetId: Type.String(), mediaType: Type.String(), bytes: Type.Integer({ minimum: 0 }), downloadUrl: Type.String() })),
+});
+
+export const MediaPageSchema = Type.Object({ results: Type.Array(MediaItemSchema), ...pageFields });
+
+/**
+ * A catalog entry with its prices, under the names gateway.yaml gives them (README, Configuration). Its
+ * `capabilities` are the domain's `Capabilities`, passed through as configured.
+ */
+export const PricedModelSchema = Type.Object({
+  modelId: Type.String(),
+  name: Type.String(),
+  inputModalities: Type.Array(Type.String()),
+  outputModalities: Type.Array(Type.String()),
+  maxOutputTokens: Type.Optional(Type.Integer()),
+  capabilities: Type.Optional(Type.Unknown()),
+  pricing: Type.Optional(PricingSchema),
+});
+
+export type Account = Static<typeof AccountSchema>;
+export type CreatedKey = Static<typeof CreatedKeySchema>;
+export type ListedKey = Static<typeof ListedKeySchema>;
+export type GenerationRecordView = Static<typeof GenerationRecordSchema>;
+export type UsagePage = Static<typeof UsagePageSchema>;
+export type DailySpendView = Static<typeof DailySpendSchema>;
+export type MediaItemView = Static<typeof MediaItemSchema>;
+export type MediaPageView = Static<typeof MediaPageSchema>;
+export type PricedModelView = Static<typeof PricedModelSchema>;

@@ -1,0 +1,20 @@
+import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { mediaKinds } from '../../domain/usage-modalities.ts';
+import type { GatewayServices } from '../../gateway/services.ts';
+import { principalOf } from '../../http/authentication.ts';
+import { requestBaseUrl } from '../../http/base-url.ts';
+import { PageQueryFields } from '../../http/schemas.ts';
+import { MediaPageSchema } from './account-schemas.ts';
+
+/** The account's archived image, video and audio outputs with fresh download links. Registered behind the account API's authentication. */
+export const mediaRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServices }> = async (app, { services }) => {
+  const MediaQuery = Type.Object(
+    { ...PageQueryFields(services.config.usage.maxPageSize), kind: Type.Optional(Type.Enum(mediaKinds)) },
+    { additionalProperties: false },
+  );
+
+  app.get('/api/v1/media', { schema: { querystring: MediaQuery, response: { 200: MediaPageSchema } } }, async (request) => {
+    const { offset, limit, kind } = request.query;
+    return services.mediaLibrary.page(principalOf(request).accountId, { offset, limit, kind }, requestBaseUrl(request));
+  });
+};

@@ -1,0 +1,129 @@
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { request, whenSignedOut } from './api.ts';
+import { ErrorText, Loading, messageOf } from './components/feedback.tsx';
+import { usd } from './format.ts';
+import { CatalogPage } from './pages/catalog.tsx';
+import { KeysPage } from './pages/keys.tsx';
+import { MediaPage } from './pages/media.tsx';
+import { SignInPage } from './pages/sign-in.tsx';
+import { UsagePage } from './pages/usage.tsx';
+import { Link, navigate, usePath } from './router.tsx';
+import type { Account } from './types.ts';
+
+const sections = [
+  { path: '/keys', label: 'API keys' },
+  { path: '/usage', label: 'Usage' },
+  { path: '/catalog', label: 'Catalog' },
+  { path: '/media', label: 'Media' },
+] as const;
+
+const titles: Record<string, string> = { '/keys': 'API keys', '/usage': 'Usage', '/catalog': 'Catalog', '/media': 'Media', '/sign-in': 'Sign in', '/sign-up': 'Create an account' };
+
+export function App() {
+  const path = usePath();
+  /** undefined while the first answer is awaited; null when signed out. */
+  const [account, setAccount] = useState<Account | null>();
+  const [notice, setNotice] = useState<string>();
+  const [error, setError] = useState<string>();
+  const firstRender = useRef(true);
+  const wasSignedIn = useRef(false);
+  wasSignedIn.current = Boolean(account);
+
+  const refreshAccount = async () => {
+    try {
+      setAccount(await request<Account>('GET', '/api/v1/account'));
+      setError(undefined);
+    } catch (caught) {
+      if ((caught as { status?: number }).status === 401) setAccount(null);
+      else setError(messageOf(caught));
+    }
+  };
+
+  useEffect(() => {
+    whenSignedOut(() => {
+      // A first visit without a session is no news; a session that ends under the user is.
+      if (wasSignedIn.current) setNotice('Your session ended: sign in again.');
+      setAccount(null);
+    });
+  }, []);
+
+  // The balance follows every page change, so a call made elsewhere shows up on the next click.
+  useEffect(() => {
+    void refreshAccount();
+  }, [path]);
+
+  useEffect(() => {
+    document.title = `${titles[path] ?? 'Dashboard'} · Model gateway`;
+    // Keyboard and screen-reader users land on the new page's heading rather than the top of the document.
+    if (firstRender.current) firstRender.current = false;
+    else document.querySelector<HTMLElement>('main h1')?.focus();
+  }, [path, account === null]);
+
+  useEffect(() => {
+    if (account === null && path !== '/sign-in' && path !== '/sign-up') navigate('/sign-in', { replace: true });
+    if (account && (path === '/' || path === '/sign-in' || path === '/sign-up' || !titles[path])) navigate('/keys', { replace: true });
+  }, [account, path]);
+
+  if (account === undefined) return error ? <ErrorText message={error} /> : <Loading />;
+  if (account === null) {
+    return (
+      <SignInPage
+        mode={path === '/sign-up' ? 'sign-up' : 'sign-in'}
+        notice={notice}
+        onSignedIn={(signedIn) => {
+          setNotice(undefined);
+          setAccount(signedIn);
+          navigate('/keys');
+        }}
+      />
+    );
+  }
+
+  const signOut = async () => {
+    try {
+      await request('POST', '/api/v1/auth/logout');
+      setNotice('You are signed out.');
+      setAccount(null);
+    } catch (caught) {
+      setError(messageOf(caught));
+    }
+  };
+
+  return (
+    <>
+      <a class="skip" href="#main">
+        Skip to content
+      </a>
+      <header class="top">
+        <span class="brand">Model gateway</span>
+        <nav aria-label="Sections">
+          <ul>
+            {sections.map((section) => (
+              <li key={section.path}>
+                <Link href={section.path} aria-current={path === section.path ? 'page' : undefined}>
+                  {section.label}
+                </Link>
+              </li>
+            ))}
+          </ul>
+        </nav>
+        <div class="who">
+          <span>
+            Balance <strong data-testid="balance">{usd(account.creditBalance)}</strong>
+          </span>
+          <span class="muted email">{account.email}</span>
+          <button type="button" onClick={signOut}>
+            Sign out
+          </button>
+        </div>
+      </header>
+      <main id="main">
+        <ErrorText message={error} />
+        {path === '/keys' ? <KeysPage onChanged={refreshAccount} /> : null}
+        {path === '/usage' ? <UsagePage onChanged={refreshAccount} /> : null}
+        {path === '/catalog' ? <CatalogPage /> : null}
+        {path === '/media' ? <MediaPage /> : null}
+      </main>
+    </>
+  );
+}
