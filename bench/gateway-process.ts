@@ -29,7 +29,7 @@ const databaseUrl = process.env.BENCH_DATABASE_URL;
 const environment = readEnvironment({
   DATA_DIR: dataDir,
   GATEWAY_SECRET: 'bench-secret-0123456789abcdef0123456789',
-  LOG_LEVEL: 'warn',
+  LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'warn',
   ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
 });
 // The slow-streams test's model: the fake's slow generation (one chunk a second), priced as bench-chat.
@@ -60,7 +60,9 @@ const config = parseConfig(
   'bench.yaml',
   environment.variables,
 );
-const logger = pino({ level: 'warn' });
+// At `info` the gateway writes its request and generation lines, as in production, to a file of the run.
+const logLevel = process.env.BENCH_LOG_LEVEL ?? 'warn';
+const logger = pino({ level: logLevel }, pino.destination({ dest: path.join(dataDir, 'gateway.log'), sync: false, mkdir: true }));
 // No storage option: the same choice as `npm start` (DATABASE_URL, else the embedded default under DATA_DIR).
 const gateway = await createGateway({ environment, config, logger });
 const url = await gateway.app.listen({ port: 0, host: '127.0.0.1' });

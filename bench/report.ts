@@ -43,6 +43,8 @@ export interface Report {
   portkeyNode: string;
   portkeyVersion: string;
   storage: string;
+  /** Our gateway's logging in this run (metrics are always on). */
+  logging: string;
   seconds: number;
   rounds: number;
   rows: ScenarioRow[];
@@ -97,7 +99,7 @@ export function renderReport(report: Report): string {
     'measurements. Start to listening is from spawn to the listening socket: ours restarted on the data',
     'directory its first start created, Portkey\'s by polling its port. Latencies are in milliseconds.',
     '',
-    `Storage of our gateway in this run: ${report.storage}.`,
+    `Storage of our gateway in this run: ${report.storage}. Its logging: ${report.logging}; its Prometheus metrics are recorded on every request.`,
     '',
     '## Throughput and latency',
     '',

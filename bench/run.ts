@@ -16,6 +16,7 @@
  *   npm run bench -- --profile             # also: a CPU profile of our gateway, summarised by package
  *   npm run bench -- --runtime-node PATH   # both gateways on another node binary (Node 20 against 24, say)
  *   npm run bench -- --out FILE            # write the report elsewhere than bench/RESULTS.md
+ *   npm run bench -- --log-level info      # our gateway logs at this level (a line per request and per generation at info), to a file
  *   BENCH_DATABASE_URL=postgres://...      # our gateway on PostgreSQL instead of the embedded default
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -41,6 +42,7 @@ const { values: options } = parseArgs({
     profile: { type: 'boolean', default: false },
     'runtime-node': { type: 'string', default: process.execPath },
     out: { type: 'string', default: path.join(here, 'RESULTS.md') },
+    'log-level': { type: 'string', default: 'warn' },
   },
 });
 const seconds = Number(options.seconds);
@@ -55,7 +57,13 @@ const pidOf = (started: Started) => started.child.pid!;
 
 const fake = await startWithReadyLine({ command: process.execPath, args: ['--import', 'tsx', path.join(here, 'fake-upstream.ts')] }, {});
 const slowUpstreamModel = `fake-drip-1000-${streamSeconds}`;
-const gatewayEnv = { BENCH_UPSTREAM_URL: fake.info.url!, BENCH_UPSTREAM_KEY: fakeOpenAiKey, BENCH_DATA_DIR: mkdtempSync(path.join(tmpdir(), 'gw-bench-')), BENCH_SLOW_UPSTREAM_MODEL: slowUpstreamModel };
+const gatewayEnv = {
+  BENCH_UPSTREAM_URL: fake.info.url!,
+  BENCH_UPSTREAM_KEY: fakeOpenAiKey,
+  BENCH_DATA_DIR: mkdtempSync(path.join(tmpdir(), 'gw-bench-')),
+  BENCH_SLOW_UPSTREAM_MODEL: slowUpstreamModel,
+  BENCH_LOG_LEVEL: options['log-level'],
+};
 const running: Started[] = [fake];
 
 try {
@@ -151,6 +159,7 @@ try {
     portkeyNode: nodeVersion(runtimeNode),
     portkeyVersion,
     storage,
+    logging: options['log-level'] === 'warn' ? 'warnings only (the default of the benchmark)' : `${options['log-level']}, pino JSON lines to a file in its data directory`,
     seconds,
     rounds,
     rows,

@@ -117,6 +117,13 @@ export class CreditLeases {
     });
   }
 
+  /** Leases this process holds, and the credit in them (promised to requests or not). */
+  holdings(): { leases: number; leasedNanos: bigint } {
+    let leasedNanos = 0n;
+    for (const lease of this.current.values()) leasedNanos += lease.available + lease.outstanding;
+    return { leases: this.current.size, leasedNanos };
+  }
+
   /** Stops admitting on the leases of a key whose state or caps changed (`*`: every key); what they hold unused goes back. */
   retireKey(keyId: string): void {
     for (const lease of [...this.current.values()]) {

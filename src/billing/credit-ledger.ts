@@ -1,4 +1,5 @@
 import { GatewayError } from '../domain/errors.ts';
+import type { RecordedGeneration } from '../domain/generation-route.ts';
 import { newId } from '../domain/ids.ts';
 import { nanosToUsd } from '../domain/money.ts';
 import type { ModelPricing } from '../domain/model-pricing.ts';
@@ -32,6 +33,8 @@ export interface CreditLedgerOptions {
   reportFailure: (error: unknown, reservation: Reservation) => void;
   /** Storage refused to give back leased credit; it stays held until this process stops or is swept. */
   reportLeaseFailure: (error: unknown) => void;
+  /** A usage record was written. */
+  onRecorded?: (generation: RecordedGeneration) => void;
   clock?: () => Date;
 }
 
@@ -48,6 +51,7 @@ export class CreditLedger {
   private readonly clock: () => Date;
   private readonly leases: CreditLeases | undefined;
   private readonly askPeers: ((accountId: string) => Promise<void>) | undefined;
+  private outstanding = 0;
 
   constructor(
     private readonly ledger: LedgerRepository,
@@ -55,7 +59,7 @@ export class CreditLedger {
     options: CreditLedgerOptions,
   ) {
     this.clock = options.clock ?? (() => new Date());
-    this.context = { clock: this.clock, newGenerationId: () => newId('gen'), reportFailure: options.reportFailure };
+    this.context = { clock: this.clock, newGenerationId: () => newId('gen'), reportFailure: options.reportFailure, ...(options.onRecorded ? { onRecorded: options.onRecorded } : {}) };
     this.askPeers = options.leases?.askPeers;
     this.leases =
       options.leases && options.leases.maxLeaseNanos > 0n
@@ -118,7 +122,15 @@ export class CreditLedger {
       if (outcome !== 'ok') throw await this.refusal(outcome, input);
       credit = new HoldRow(this.ledger, holdId, input.accountId, input.apiKeyId);
     }
-    return new Reservation(holdId, input.accountId, input.apiKeyId, input.amountNanos, input.modelId, credit, this.context);
+    const reservation = new Reservation(holdId, input.accountId, input.apiKeyId, input.amountNanos, input.modelId, credit, this.context);
+    this.outstanding += 1;
+    reservation.whenEnded(() => (this.outstanding -= 1));
+    return reservation;
+  }
+
+  /** What this process holds now: reservations not yet ended, and its credit leases (for metrics). */
+  holdings(): { reservations: number; leases: number; leasedNanos: bigint } {
+    return { reservations: this.outstanding, ...(this.leases?.holdings() ?? { leases: 0, leasedNanos: 0n }) };
   }
 
   private async refusal(outcome: Exclude<HoldOutcome, 'ok'>, input: ReserveInput): Promise<GatewayError> {

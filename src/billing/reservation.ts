@@ -1,3 +1,4 @@
+import type { GenerationRoute, RecordedGeneration } from '../domain/generation-route.ts';
 import { nanosToUsd } from '../domain/money.ts';
 import type { SettleInput } from '../storage/ledger-repository.ts';
 
@@ -11,6 +12,8 @@ export interface Settlement {
   status: GenerationStatus;
   request?: unknown;
   usage?: unknown;
+  /** How the generation reached its upstream (operators only). */
+  route?: GenerationRoute;
 }
 
 export interface SettledGeneration {
@@ -37,6 +40,8 @@ export interface ReservationContext {
   newGenerationId: () => string;
   /** A settlement or release that storage refused (a settlement's hold was then released, if storage let it). */
   reportFailure: (error: unknown, reservation: Reservation) => void;
+  /** A usage record was written (the operator's log line and metrics). */
+  onRecorded?: (generation: RecordedGeneration) => void;
 }
 
 /**
@@ -78,18 +83,28 @@ export class Reservation {
     const usage = excess > 0n ? { ...(isObject(settlement.usage) ? settlement.usage : {}), unchargedUsdCost: nanosToUsd(excess) } : settlement.usage;
     const generationId = this.context.newGenerationId();
     try {
-      const holdWasOutstanding = await this.credit.settle({
-        costNanos: charged,
-        now: this.context.clock(),
-        generation: {
-          id: generationId,
-          modality: settlement.modality,
-          model: this.modelId,
-          status: settlement.status,
-          request: settlement.request,
-          usage,
-          durationMs: Date.now() - this.startedAt,
-        },
+      const generation = {
+        id: generationId,
+        modality: settlement.modality,
+        model: this.modelId,
+        status: settlement.status,
+        request: settlement.request,
+        usage,
+        durationMs: Date.now() - this.startedAt,
+        ...(settlement.route ? { route: settlement.route } : {}),
+      };
+      const holdWasOutstanding = await this.credit.settle({ costNanos: charged, now: this.context.clock(), generation });
+      this.context.onRecorded?.({
+        generationId,
+        accountId: this.accountId,
+        apiKeyId: this.apiKeyId,
+        model: this.modelId,
+        modality: settlement.modality,
+        status: settlement.status,
+        chargedNanos: charged,
+        usage,
+        durationMs: generation.durationMs,
+        ...(settlement.route ? { route: settlement.route } : {}),
       });
       return { generationId, costNanos: charged, holdWasOutstanding };
     } catch (error) {

@@ -7,6 +7,8 @@ export class UpstreamHttpError extends Error {
     readonly status: number,
     readonly body: string,
     readonly contentType: string | undefined,
+    /** How long the provider asked to wait before trying again (`retry-after`, `retry-after-ms`), when it did. */
+    readonly retryAfterMs?: number,
   ) {
     super(`upstream answered ${status}`);
     this.name = 'UpstreamHttpError';

@@ -6,10 +6,13 @@ import type { CatalogModel, ProviderRow } from '../catalog/catalog.ts';
 import type { ProviderConfig } from '../config/load-config.ts';
 import { emptyMediaTally, type EmbeddingInput, type EmbeddingPartType, type EmbeddingResult, type MediaTally } from '../domain/embedding.ts';
 import { GatewayError } from '../domain/errors.ts';
+import type { GenerationAttempt, GenerationRoute } from '../domain/generation-route.ts';
 import type { ModelPricing } from '../domain/model-pricing.ts';
 import type { EmbeddingAdapter } from '../providers/provider-adapter.ts';
 import { acceptedParts, checkEmbeddingShape, prepareEmbeddingInputs, type EmbeddingRowInputs, type MediaFetch } from './embedding-inputs.ts';
 import { worthFallingBack } from './fallback.ts';
+import type { RowRef } from './provider-breakers.ts';
+import { dispatchWithFallback } from './upstream-dispatch.ts';
 import type { Caller, GenerationDependencies } from './text-generation.ts';
 
 export interface EmbeddingGenerationInput {
@@ -29,6 +32,7 @@ export interface EmbeddingAnswer {
 }
 
 interface Route extends EmbeddingRowInputs {
+  providerId: string;
   upstreamModel: string;
   capabilities: ProviderRow['capabilities'];
   adapter: EmbeddingAdapter;
@@ -61,6 +65,7 @@ export class EmbeddingGeneration {
   ) {}
 
   async embed(caller: Caller, input: EmbeddingGenerationInput): Promise<EmbeddingAnswer> {
+    const startedAt = Date.now();
     const { catalog, ledger } = this.dependencies;
     const model = catalog.resolve(input.modelId);
     const pricing = requirePricing(model);
@@ -101,28 +106,56 @@ export class EmbeddingGeneration {
     ];
 
     const recordedRequest = { ...input.recordedRequest, operation: 'embeddings', inputs: input.inputs.length };
-    // Tokens that providers reported for calls of attempts that failed later: what a request failing in the end is charged.
+    // Tokens that providers reported for calls of attempts that failed: what a request failing in the end is charged.
     let usedByFailures = 0;
-    for (const [index, { route, dimensions: size }] of routes.entries()) {
-      let result: EmbeddingResult;
-      let used = 0;
-      try {
-        result = await route.adapter.embed({ upstreamModel: route.upstreamModel, inputs, dimensions: size, reportUsage: (tokens) => (used += tokens) }, { target: route.target });
-      } catch (error) {
-        usedByFailures += used;
+    const attempts: GenerationAttempt[] = [];
+    const candidates = routes.map((candidate) => ({ providerId: candidate.route.providerId, upstreamModel: candidate.route.upstreamModel, ...candidate }));
+    const routeOf = (served: RowRef, fallbacks: GenerationAttempt[], firstByteMs?: number): GenerationRoute => ({
+      providerId: served.providerId,
+      upstreamModel: served.upstreamModel,
+      fallbacks,
+      ...(caller.requestId ? { requestId: caller.requestId } : {}),
+      ...(firstByteMs !== undefined ? { firstByteMs } : {}),
+    });
+    let served: { value: EmbeddingResult; row: (typeof candidates)[number] };
+    try {
+      served = await dispatchWithFallback({
+        modelId: model.modelId,
+        rows: candidates,
+        ...this.dependencies.resilience,
         // Nothing has reached the client yet, so another row may still serve the request.
-        if (index < routes.length - 1 && worthFallingBack(error)) continue;
-        reservation.settleInBackground(failedSettlement(pricing, wholeTokens(usedByFailures), recordedRequest));
-        throw error;
-      }
-      const counted = result.inputTokens === undefined;
-      const inputTokens = counted ? countedTokens(inputs) : wholeTokens(result.inputTokens);
-      const usage = { promptTokens: inputTokens, totalTokens: inputTokens, ...mediaUsage(media), ...(counted ? { countedByGateway: true } : {}) };
-      // The vectors go out now; the hold covers the cost until the settlement replaces it.
-      reservation.settleInBackground({ costNanos: embeddingCost(pricing, inputTokens, media), modality: 'text', status: 'succeeded', request: recordedRequest, usage });
-      return { vectors: result.vectors, inputTokens };
+        mayContinue: worthFallingBack,
+        attempt: async ({ route, dimensions: size }) => {
+          let used = 0;
+          try {
+            return await route.adapter.embed({ upstreamModel: route.upstreamModel, inputs, dimensions: size, reportUsage: (tokens) => (used += tokens) }, { target: route.target });
+          } finally {
+            usedByFailures += used;
+          }
+        },
+        attempts,
+      });
+    } catch (error) {
+      const last = attempts.at(-1) ?? candidates[0]!;
+      // Every row skipped (its breaker open): nothing went upstream, so nothing is recorded.
+      if (attempts.every((attempt) => attempt.outcome === 'skipped')) await reservation.release().catch(() => undefined);
+      else reservation.settleInBackground({ ...failedSettlement(pricing, wholeTokens(usedByFailures), recordedRequest), route: routeOf(last, attempts.slice(0, -1)) });
+      throw error;
     }
-    throw new Error('unreachable: the route list is never empty');
+    const { value: result, row } = served;
+    const counted = result.inputTokens === undefined;
+    const inputTokens = counted ? countedTokens(inputs) : wholeTokens(result.inputTokens);
+    const usage = { promptTokens: inputTokens, totalTokens: inputTokens, ...mediaUsage(media), ...(counted ? { countedByGateway: true } : {}) };
+    // The vectors go out now; the hold covers the cost until the settlement replaces it.
+    reservation.settleInBackground({
+      costNanos: embeddingCost(pricing, inputTokens, media),
+      modality: 'text',
+      status: 'succeeded',
+      request: recordedRequest,
+      usage,
+      route: routeOf(row, attempts, Date.now() - startedAt),
+    });
+    return { vectors: result.vectors, inputTokens };
   }
 
   /** The model's provider rows that can embed, best first; 400 when the model makes no embeddings. */
@@ -133,7 +166,7 @@ export class EmbeddingGeneration {
         const adapter = this.dependencies.adapters.get(row.protocol)?.embeddings;
         const target = this.dependencies.providers.get(row.providerId);
         if (adapter && target) {
-          routes.push({ upstreamModel: row.upstreamModel, capabilities: row.capabilities, adapter, target, accepted: acceptedParts(row.capabilities, model.inputModalities, adapter.parts), carries: adapter.parts });
+          routes.push({ providerId: row.providerId, upstreamModel: row.upstreamModel, capabilities: row.capabilities, adapter, target, accepted: acceptedParts(row.capabilities, model.inputModalities, adapter.parts), carries: adapter.parts });
         }
       }
     }

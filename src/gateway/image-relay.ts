@@ -5,8 +5,10 @@ import type { ProviderConfig } from '../config/load-config.ts';
 import { nanosToUsd } from '../domain/money.ts';
 import type { AdapterRegistry, ImageAdapter, ImageRelayReading } from '../providers/provider-adapter.ts';
 import type { ProviderRow } from '../catalog/catalog.ts';
+import type { GenerationAttempt, GenerationRoute } from '../domain/generation-route.ts';
 import { metered, startIteration } from './metered.ts';
-import type { Caller } from './text-generation.ts';
+import { dispatchWithFallback } from './upstream-dispatch.ts';
+import type { Caller, Resilience } from './text-generation.ts';
 import type { WorkTracker } from './work-tracker.ts';
 
 export interface ImageRelayDependencies {
@@ -15,6 +17,7 @@ export interface ImageRelayDependencies {
   providers: ReadonlyMap<string, ProviderConfig>;
   ledger: CreditLedger;
   work: WorkTracker;
+  resilience: Resilience;
 }
 
 export interface ImageRelayInput {
@@ -51,6 +54,7 @@ export class ImageRelay {
   }
 
   async start(caller: Caller, input: ImageRelayInput, route: { row: ProviderRow; adapter: ImageAdapter }): Promise<RelayedImages> {
+    const startedAt = Date.now();
     const { catalog, ledger, providers, work } = this.dependencies;
     const model = catalog.resolve(input.modelId);
     const snapshot = imagePriceSnapshot(model);
@@ -63,13 +67,26 @@ export class ImageRelay {
     });
     reservation.whenEnded(work.begin());
     const request = { surface: 'alpha', endpoint: 'images/generations', model: input.modelId, n: input.numberOfImages, quality: input.quality, stream: input.streaming };
+    const attempts: GenerationAttempt[] = [];
+    const generationRoute: GenerationRoute = { providerId: route.row.providerId, upstreamModel: route.row.upstreamModel, fallbacks: [], ...(caller.requestId ? { requestId: caller.requestId } : {}) };
     let exchange;
     try {
-      exchange = await route.adapter.relay!({ upstreamModel: route.row.upstreamModel, body: input.body }, { target });
+      ({ value: exchange } = await dispatchWithFallback({
+        modelId: model.modelId,
+        rows: [route.row],
+        ...this.dependencies.resilience,
+        mayContinue: () => true,
+        attempt: (row) => route.adapter.relay!({ upstreamModel: row.upstreamModel, body: input.body }, { target }),
+        attempts,
+      }));
     } catch (error) {
-      reservation.settleInBackground({ costNanos: 0n, modality: 'image', status: 'failed', request });
+      // The row skipped with its breaker open: nothing went upstream, so nothing is recorded.
+      if (attempts.every((attempt) => attempt.outcome === 'skipped')) await reservation.release().catch(() => undefined);
+      else reservation.settleInBackground({ costNanos: 0n, modality: 'image', status: 'failed', request, route: { ...generationRoute, fallbacks: attempts.slice(0, -1) } });
       throw error;
     }
+    generationRoute.fallbacks = attempts;
+    generationRoute.firstByteMs = Date.now() - startedAt;
     const meter = route.adapter.relayMeter!(input.streaming, target.maxEventCharacters);
     const body = metered(exchange.body, {
       observe: (chunk) => meter.push(chunk),
@@ -78,7 +95,7 @@ export class ImageRelay {
         const costNanos = imageCostNanos(snapshot, reading.images, reading.quality ?? input.quality);
         const status = failed || !reading.complete ? 'failed' : consumerLeft ? 'aborted' : 'succeeded';
         const usage = { ...reading.usage, generatedImages: reading.images, usdCost: nanosToUsd(costNanos) };
-        reservation.settleInBackground({ costNanos, modality: 'image', status, request, usage });
+        reservation.settleInBackground({ costNanos, modality: 'image', status, request, usage, route: generationRoute });
       },
     });
     return { status: exchange.status, contentType: exchange.contentType, body: await startIteration(body) };

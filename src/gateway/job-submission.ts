@@ -54,6 +54,7 @@ export class JobSubmission {
       model: job.modelId,
       providerId: job.row.providerId,
       upstreamModel: job.row.upstreamModel,
+      requestId: caller.requestId ?? null,
       request: job.request,
       recordedRequest: job.recordedRequest,
       priceSnapshot: job.priceSnapshot,

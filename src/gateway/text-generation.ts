@@ -12,6 +12,9 @@ import { nanosToUsd } from '../domain/money.ts';
 import type { Protocol } from '../domain/protocols.ts';
 import type { AdapterRegistry, RelayMeter, RelayOperation, RelayReading, TextAdapter } from '../providers/provider-adapter.ts';
 import { worthFallingBack } from './fallback.ts';
+import type { ProviderBreakers, RowRef } from './provider-breakers.ts';
+import { dispatchWithFallback, type DispatchEvents } from './upstream-dispatch.ts';
+import type { GenerationAttempt, GenerationRoute } from '../domain/generation-route.ts';
 import { asUpstreamFailure, readUpstream } from './upstream-reading.ts';
 import { metered, startIteration } from './metered.ts';
 import type { WorkTracker } from './work-tracker.ts';
@@ -53,6 +56,8 @@ export interface TextGenerationInput extends Omit<ChatRequest, 'upstreamModel'> 
 export interface Caller {
   accountId: string;
   apiKeyId: string | null;
+  /** The request's `x-request-id`, kept with the generation's route for operators. */
+  requestId?: string;
 }
 
 interface RunBase {
@@ -75,6 +80,15 @@ export interface GenerationDependencies {
   ledger: CreditLedger;
   adapters: AdapterRegistry;
   providers: ReadonlyMap<string, ProviderConfig>;
+  /** Breakers of the provider rows, the fallback and retry events, and the retry-after budget of a request. */
+  resilience: Resilience;
+}
+
+export interface Resilience {
+  breakers: ProviderBreakers;
+  events: DispatchEvents;
+  retryBudgetMs: number;
+  maxRetries: number;
 }
 
 interface Route {
@@ -95,6 +109,9 @@ function carries(route: Route, request: ChatRequest, name: string): boolean {
 /** Ends the reservation with usage the upstream reported, or that the gateway counted (`counted`). */
 type Settle = (status: GenerationStatus, usage: TokenUsage | undefined, counted: boolean) => void;
 
+/** A candidate row as the dispatch tries it. */
+type Candidate = RowRef & { route: Route };
+
 /** What one dispatch needs besides the route: the settled request's bookkeeping. */
 interface Dispatch {
   input: TextGenerationInput;
@@ -112,6 +129,7 @@ export class TextGeneration {
   start(caller: Caller, input: TextGenerationInput & { relay?: undefined }): Promise<EventsRun>;
   start(caller: Caller, input: TextGenerationInput): Promise<TextRun>;
   async start(caller: Caller, input: TextGenerationInput): Promise<TextRun> {
+    const startedAt = Date.now();
     const { catalog, ledger } = this.dependencies;
     const model = catalog.resolve(input.modelId);
     // Refused before anything is held or sent when the operator gave the model no price.
@@ -140,29 +158,41 @@ export class TextGeneration {
       whatFits: (free) => largestOutputLimit(pricing, inputTokens, choices, free),
     });
     reservation.whenEnded(this.dependencies.work.begin());
-    const settle = this.settler(reservation, model, input.recordedRequest);
+    const candidates: Candidate[] = (input.allowFallbacks === false ? usable.slice(0, 1) : usable).map((route) => ({ providerId: route.row.providerId, upstreamModel: route.row.upstreamModel, route }));
+    const route: GenerationRoute = { providerId: candidates[0]!.providerId, upstreamModel: candidates[0]!.upstreamModel, fallbacks: [], ...(caller.requestId ? { requestId: caller.requestId } : {}) };
+    const settle = this.settler(reservation, model, input.recordedRequest, route);
     const dispatch: Dispatch = { input, dropped, maxOutputTokens, settle, countPrompt: () => input.messages.reduce((sum, message) => sum + countTextTokens(promptTextOf(message.content)), 0) };
-    const candidates = input.allowFallbacks === false ? usable.slice(0, 1) : usable;
-    for (const [index, route] of candidates.entries()) {
-      try {
-        return this.relays(route, input) ? await this.relayed(route, dispatch) : await this.translated(route, dispatch);
-      } catch (error) {
-        // A run that failed after its meter settled it has nothing left to end, and no other row may serve it.
-        if (reservation.isEnded) throw error;
-        // Nothing has reached the client yet, so another row may still serve the request, under the same reservation.
-        if (index < candidates.length - 1 && worthFallingBack(error)) continue;
-        // The gateway's own refusal of what it would have sent: nothing went upstream, so nothing is recorded.
-        // The client is told of its request, not of storage failing to give the hold back (that is reported).
-        if (isGatewayError(error)) await reservation.release().catch(() => undefined);
-        else settle('failed', undefined, false);
-        throw error;
-      }
+    const attempts: GenerationAttempt[] = [];
+    try {
+      const { value, row } = await dispatchWithFallback<Candidate, TextRun>({
+        modelId: model.modelId,
+        rows: candidates,
+        ...this.dependencies.resilience,
+        // A run that failed after its meter settled it has nothing left to end, and no other row may serve it;
+        // otherwise nothing has reached the client yet, and another row may serve it under the same reservation.
+        mayContinue: (error) => !reservation.isEnded && worthFallingBack(error),
+        attempt: (candidate): Promise<TextRun> => (this.relays(candidate.route, input) ? this.relayed(candidate.route, dispatch) : this.translated(candidate.route, dispatch)),
+        attempts,
+      });
+      Object.assign(route, { providerId: row.providerId, upstreamModel: row.upstreamModel, fallbacks: attempts, firstByteMs: Date.now() - startedAt });
+      return value;
+    } catch (error) {
+      const last = attempts.at(-1);
+      if (last) Object.assign(route, { providerId: last.providerId, upstreamModel: last.upstreamModel, fallbacks: attempts.slice(0, -1) });
+      if (reservation.isEnded) throw error;
+      // The gateway's own refusal of what it would have sent: nothing went upstream, so nothing is recorded.
+      // The client is told of its request, not of storage failing to give the hold back (that is reported).
+      if (isGatewayError(error)) await reservation.release().catch(() => undefined);
+      else settle('failed', undefined, false);
+      throw error;
     }
-    throw new Error('unreachable: the candidate list is never empty');
   }
 
-  /** Settles the reservation with token usage at the model's prices; the reservation caps the charge at what it holds. */
-  private settler(reservation: Reservation, model: CatalogModel, request: Record<string, unknown>): Settle {
+  /**
+   * Settles the reservation with token usage at the model's prices; the reservation caps the charge at what it
+   * holds. `route` is read when the settlement is made, by then filled in by the dispatch.
+   */
+  private settler(reservation: Reservation, model: CatalogModel, request: Record<string, unknown>, route: GenerationRoute): Settle {
     const { ledger } = this.dependencies;
     return (status, reported, counted) => {
       const usage = reported && { inputTokens: wholeTokens(reported.inputTokens), outputTokens: wholeTokens(reported.outputTokens) };
@@ -171,6 +201,7 @@ export class TextGeneration {
         modality: 'text',
         status,
         request,
+        route,
         usage: usage && {
           promptTokens: usage.inputTokens,
           completionTokens: usage.outputTokens,

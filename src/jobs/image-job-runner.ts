@@ -13,7 +13,7 @@ import type { ObjectStore } from '../storage/object-store.ts';
 import { imageCostNanos, type ImagePriceSnapshot } from '../billing/image-pricing.ts';
 import { normalizedBox, type ArchivedImage, type StoredImageResult } from './image-result.ts';
 import { succeeded, type JobContext, type JobOutcome, type JobRunner } from './job-runner.ts';
-import { isTransient, upstreamErrorMessage } from './upstream-errors.ts';
+import { isTransient, retryLater, upstreamErrorMessage } from './upstream-errors.ts';
 
 export interface ImageJobRunnerOptions {
   adapters: AdapterRegistry;
@@ -67,7 +67,7 @@ export class ImageJobRunner implements JobRunner {
       try {
         result = await adapter.generate(adapterRequest, { target });
       } catch (error) {
-        if (isTransient(error) && job.attempts + 1 < context.maxAttempts) return { kind: 'retry', error: upstreamErrorMessage(error) };
+        if (isTransient(error) && job.attempts + 1 < context.maxAttempts) return retryLater(error);
         return { kind: 'failed', error: upstreamErrorMessage(error), costNanos: 0n };
       }
       upstream = await this.keepInline(job, result);

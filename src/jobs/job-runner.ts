@@ -15,8 +15,8 @@ export type JobOutcome =
   | { kind: 'failed'; error: string; costNanos: bigint }
   /** The provider cancelled the task (or was asked to): nothing is charged. */
   | { kind: 'cancelled'; error: string }
-  /** A transient failure before anything reached the provider's books: the job runs again later. */
-  | { kind: 'retry'; error: string }
+  /** A transient failure before anything reached the provider's books: the job runs again later (not before `retryAfterMs`). */
+  | { kind: 'retry'; error: string; retryAfterMs?: number }
   /** Another process took the job over; this run writes nothing more. */
   | { kind: 'lost' };
 

@@ -1,5 +1,6 @@
 import type { JobsConfig, ProviderConfig } from '../config/load-config.ts';
 import type { MediaJobRow, MediaJobsRepository } from '../storage/media-jobs-repository.ts';
+import type { GenerationRoute, RecordedGeneration } from '../domain/generation-route.ts';
 import type { JobContext, JobOutcome, JobRunner } from './job-runner.ts';
 
 export interface JobWorkerOptions {
@@ -11,6 +12,8 @@ export interface JobWorkerOptions {
   config: JobsConfig;
   /** A job reached a terminal state (waiting requests are told across processes). */
   onFinished: (jobId: string) => void;
+  /** A job's usage record was written (the operator's log line and metrics). */
+  onRecorded?: (generation: RecordedGeneration) => void;
   onError: (error: unknown, jobId?: string) => void;
   clock?: () => Date;
 }
@@ -74,6 +77,11 @@ export class JobWorker {
   /** Jobs this process is running now. */
   get active(): number {
     return this.running.size;
+  }
+
+  /** Claiming jobs: started and not stopped (never with `jobs.concurrency: 0`). */
+  get isRunning(): boolean {
+    return !this.stopped;
   }
 
   private async claim(): Promise<void> {
@@ -142,7 +150,8 @@ export class JobWorker {
       case 'lost':
         return;
       case 'retry': {
-        const delay = config.retryBaseMs * 2 ** Math.min(job.attempts, 16);
+        // Backoff, or the provider's own retry-after when it asks for longer.
+        const delay = Math.max(config.retryBaseMs * 2 ** Math.min(job.attempts, 16), outcome.retryAfterMs ?? 0);
         await jobs.retryLater(job.id, owner, new Date(now.getTime() + delay), outcome.error, now);
         return;
       }
@@ -150,19 +159,39 @@ export class JobWorker {
       case 'failed':
       case 'cancelled': {
         const succeeded = outcome.kind === 'succeeded';
-        const settled = await jobs.settle(job, owner, {
+        const usage = succeeded ? outcome.usage : { error: outcome.error };
+        const charged = await jobs.settle(job, owner, {
           state: outcome.kind,
           costNanos: outcome.kind === 'cancelled' ? 0n : outcome.costNanos,
           beyondHold: succeeded && outcome.beyondHold === true,
           modality: job.kind,
           result: succeeded ? outcome.result : null,
           error: succeeded ? null : outcome.error,
-          usage: succeeded ? outcome.usage : { error: outcome.error },
+          usage,
           assets: succeeded ? outcome.assets : [],
           now,
+          route: routeOf(job),
         });
-        if (settled) this.options.onFinished(job.id);
+        if (charged === undefined) return;
+        this.options.onFinished(job.id);
+        this.options.onRecorded?.({
+          generationId: job.id,
+          accountId: job.accountId,
+          apiKeyId: job.apiKeyId,
+          model: job.model,
+          modality: job.kind,
+          status: outcome.kind,
+          chargedNanos: charged,
+          usage,
+          durationMs: now.getTime() - job.createdAt.getTime(),
+          route: routeOf(job),
+        });
       }
     }
   }
+}
+
+/** A job runs on the one provider row it was queued for: no fallbacks. */
+function routeOf(job: MediaJobRow): GenerationRoute {
+  return { providerId: job.providerId, upstreamModel: job.upstreamModel, fallbacks: [], ...(job.requestId ? { requestId: job.requestId } : {}) };
 }

@@ -11,7 +11,7 @@ import type { AdapterRegistry, CallOptions, SpeechAdapter } from '../providers/p
 import type { MediaJobRow } from '../storage/media-jobs-repository.ts';
 import type { ObjectStore } from '../storage/object-store.ts';
 import { succeeded, type JobContext, type JobOutcome, type JobRunner } from './job-runner.ts';
-import { isTransient, upstreamErrorMessage } from './upstream-errors.ts';
+import { isTransient, retryLater, upstreamErrorMessage } from './upstream-errors.ts';
 
 /** An audio job's request as stored: which product, and that product's checked request. */
 export type StoredSpeechRequest = ({ product: 'text-to-speech' } & SpeechSynthesisRequest) | ({ product: 'generation-with-reference' } & ReferenceAudioRequest);
@@ -72,7 +72,7 @@ export class SpeechJobRunner implements JobRunner {
       try {
         made = await this.make(request, job.upstreamModel, adapter, { target });
       } catch (error) {
-        if (isTransient(error) && job.attempts + 1 < context.maxAttempts) return { kind: 'retry', error: upstreamErrorMessage(error) };
+        if (isTransient(error) && job.attempts + 1 < context.maxAttempts) return retryLater(error);
         return { kind: 'failed', error: upstreamErrorMessage(error), costNanos: 0n };
       }
       if (made.audio.length === 0) return { kind: 'failed', error: 'the provider returned no audio', costNanos: 0n };

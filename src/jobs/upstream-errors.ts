@@ -1,5 +1,6 @@
 import { GatewayError } from '../domain/errors.ts';
 import { UpstreamHttpError, UpstreamUnreachableError } from '../domain/upstream-failure.ts';
+import type { JobOutcome } from './job-runner.ts';
 
 /**
  * Failures worth another try of the same job: the provider could not be reached or refused for load (429,
@@ -9,6 +10,12 @@ import { UpstreamHttpError, UpstreamUnreachableError } from '../domain/upstream-
 export function isTransient(error: unknown): boolean {
   if (error instanceof UpstreamUnreachableError) return error.reason === 'connect';
   return error instanceof UpstreamHttpError && (error.status === 429 || error.status >= 500);
+}
+
+/** A transient failure's outcome: tried again later, no sooner than the provider's `retry-after`. */
+export function retryLater(error: unknown): Extract<JobOutcome, { kind: 'retry' }> {
+  const retryAfterMs = error instanceof UpstreamHttpError ? error.retryAfterMs : undefined;
+  return { kind: 'retry', error: upstreamErrorMessage(error), ...(retryAfterMs !== undefined ? { retryAfterMs } : {}) };
 }
 
 /** The job's `error` text: the provider's own message where its error body has one. */

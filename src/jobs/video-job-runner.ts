@@ -13,7 +13,7 @@ import type { AdapterRegistry, CallOptions, VideoAdapter } from '../providers/pr
 import type { MediaJobRow } from '../storage/media-jobs-repository.ts';
 import type { ObjectStore } from '../storage/object-store.ts';
 import { succeeded, type JobContext, type JobOutcome, type JobRunner } from './job-runner.ts';
-import { isTransient, upstreamErrorMessage } from './upstream-errors.ts';
+import { isTransient, retryLater, upstreamErrorMessage } from './upstream-errors.ts';
 
 export interface VideoJobRunnerOptions {
   adapters: AdapterRegistry;
@@ -76,7 +76,7 @@ export class VideoJobRunner implements JobRunner {
       try {
         taskId = await adapter.submit(request, job.upstreamModel, options);
       } catch (error) {
-        if (isTransient(error) && job.attempts + 1 < context.maxAttempts) return { kind: 'retry', error: upstreamErrorMessage(error) };
+        if (isTransient(error) && job.attempts + 1 < context.maxAttempts) return retryLater(error);
         return { kind: 'failed', error: upstreamErrorMessage(error), costNanos: 0n };
       }
       if (!(await context.recordTask(taskId))) return { kind: 'lost' };

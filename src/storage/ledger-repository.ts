@@ -1,7 +1,8 @@
-import { count, desc, eq, sql } from 'drizzle-orm';
+import { eq, sql } from 'drizzle-orm';
+import type { GenerationRoute } from '../domain/generation-route.ts';
 import { queryRows, type Database, type Storage } from './database.ts';
 import { currentSpend } from '../billing/spend-windows.ts';
-import { accounts, apiKeys, gatewayInstances, generations, holds } from './schema.ts';
+import { accounts, apiKeys, gatewayInstances, holds } from './schema.ts';
 import { StatementBatcher } from './statement-batcher.ts';
 
 export type HoldOutcome = 'ok' | 'balance' | 'daily' | 'weekly' | 'monthly' | 'total' | 'key_inactive';
@@ -29,6 +30,8 @@ export interface SettleInput {
     request: unknown;
     usage: unknown;
     durationMs: number | null;
+    /** How the generation reached its upstream, for operators (see `GenerationRoute`). */
+    route?: GenerationRoute;
   };
 }
 
@@ -50,8 +53,6 @@ export interface LeaseGrant {
   /** On a refusal: what the refusing row (the key for a cap, else the account) has held by every process. */
   heldNanos: bigint;
 }
-
-export type GenerationRow = typeof generations.$inferSelect;
 
 const holdOutcomes = new Set<string>(['ok', 'balance', 'daily', 'weekly', 'monthly', 'total', 'key_inactive']);
 
@@ -168,9 +169,24 @@ export class LedgerRepository {
       request: input.generation.request ?? null,
       usage: input.generation.usage ?? null,
       durationMs: input.generation.durationMs,
+      route: input.generation.route ?? null,
     }));
     const [row] = await this.prepared<{ found: boolean[] }>('gw_settle_batch', 'SELECT gw_settle_batch($1::jsonb) AS found', [JSON.stringify(items)]);
     return (row?.found ?? []).map((found) => found === true);
+  }
+
+  /**
+   * Hold rows by kind, with their sums: a media job's (owned by no process), a credit lease (an `lease_` id),
+   * or a request's own hold row.
+   */
+  async holdsByKind(): Promise<Array<{ kind: string; count: number; nanos: bigint }>> {
+    const rows = await queryRows<{ kind: string; holds: string; nanos: string }>(
+      this.db,
+      sql`SELECT CASE WHEN instance_id = 'media-job' THEN 'media-job' WHEN id LIKE 'lease\_%' THEN 'lease' ELSE 'request' END AS kind,
+                 count(*)::text AS holds, COALESCE(sum(amount_nanos), 0)::text AS nanos
+            FROM holds GROUP BY 1`,
+    );
+    return rows.map((row) => ({ kind: row.kind, count: Number(row.holds), nanos: BigInt(row.nanos) }));
   }
 
   /**
@@ -220,21 +236,6 @@ export class LedgerRepository {
       sql`SELECT gw_release_orphaned_holds(${instanceId}, now() - make_interval(secs => ${staleSeconds})) AS released`,
     );
     return Number(row?.released ?? 0);
-  }
-
-  /** One page of an account's generation records, newest first, with the total count. */
-  async listGenerations(accountId: string, offset: number, limit: number): Promise<{ rows: GenerationRow[]; total: number }> {
-    const [rows, [totals]] = await Promise.all([
-      this.db
-        .select()
-        .from(generations)
-        .where(eq(generations.accountId, accountId))
-        .orderBy(desc(generations.createdAt), desc(generations.id))
-        .offset(offset)
-        .limit(limit),
-      this.db.select({ value: count() }).from(generations).where(eq(generations.accountId, accountId)),
-    ]);
-    return { rows, total: totals?.value ?? 0 };
   }
 }
 

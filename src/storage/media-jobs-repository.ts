@@ -1,4 +1,5 @@
-import { and, eq, inArray, isNotNull, isNull, lt, lte, or, sql } from 'drizzle-orm';
+import { and, count, desc, eq, exists, inArray, isNotNull, isNull, lt, lte, or, sql } from 'drizzle-orm';
+import type { GenerationRoute } from '../domain/generation-route.ts';
 import { nanosToUsd } from '../domain/money.ts';
 import { queryRows, type Database } from './database.ts';
 import type { HoldOutcome } from './ledger-repository.ts';
@@ -6,6 +7,9 @@ import { mediaAssets, mediaJobs } from './schema.ts';
 
 export type MediaJobRow = typeof mediaJobs.$inferSelect;
 export type MediaAssetRow = typeof mediaAssets.$inferSelect;
+
+/** A succeeded job as an account's media listing reads it: no upstream details, no request as sent (it may hold base64). */
+export type ArchivedJobRow = Pick<MediaJobRow, 'id' | 'kind' | 'model' | 'recordedRequest' | 'result' | 'createdAt'>;
 
 /** The owner of every media job's hold: never a process, so no sweep of dead processes releases it. */
 export const mediaJobHoldOwner = 'media-job';
@@ -18,6 +22,7 @@ export interface NewMediaJob {
   model: string;
   providerId: string;
   upstreamModel: string;
+  requestId: string | null;
   request: unknown;
   recordedRequest: unknown;
   priceSnapshot: unknown;
@@ -41,6 +46,8 @@ export interface JobSettlement {
   usage: unknown;
   assets: ReadonlyArray<Omit<MediaAssetRow, 'createdAt'>>;
   now: Date;
+  /** The provider row the job ran on, kept with its record for operators. */
+  route?: GenerationRoute;
 }
 
 /**
@@ -69,6 +76,7 @@ export class MediaJobsRepository {
         model: job.model,
         providerId: job.providerId,
         upstreamModel: job.upstreamModel,
+        requestId: job.requestId,
         request: job.request,
         recordedRequest: job.recordedRequest,
         state: 'queued',
@@ -165,9 +173,9 @@ export class MediaJobsRepository {
 
   /**
    * Ends a job: its state, result and assets, the charge (at most the hold) and the usage record, all in one
-   * transaction. False, changing nothing, when `owner` no longer holds the job.
+   * transaction. Answers what was charged; undefined, changing nothing, when `owner` no longer holds the job.
    */
-  async settle(job: MediaJobRow, owner: string, settlement: JobSettlement): Promise<boolean> {
+  async settle(job: MediaJobRow, owner: string, settlement: JobSettlement): Promise<bigint | undefined> {
     return this.db.transaction(async (tx) => {
       const ended = await tx
         .update(mediaJobs)
@@ -182,11 +190,11 @@ export class MediaJobsRepository {
         })
         .where(and(eq(mediaJobs.id, job.id), eq(mediaJobs.leaseOwner, owner), eq(mediaJobs.state, 'processing')))
         .returning({ id: mediaJobs.id });
-      if (ended.length !== 1) return false;
+      if (ended.length !== 1) return undefined;
       const charged = await chargeJob(tx as unknown as Database, job, settlement);
       if (charged < settlement.costNanos) await recordShortCharge(tx as unknown as Database, job.id, charged, settlement.costNanos - charged);
       if (settlement.assets.length > 0) await tx.insert(mediaAssets).values(settlement.assets.map((asset) => ({ ...asset, createdAt: settlement.now })));
-      return true;
+      return charged;
     });
   }
 
@@ -246,6 +254,37 @@ export class MediaJobsRepository {
     await this.db.delete(mediaAssets).where(eq(mediaAssets.id, id));
   }
 
+  /**
+   * One page of an account's succeeded jobs (of one kind, or all) that still have an archived output, newest
+   * first, with their count and those outputs' assets. Jobs whose outputs all passed their retention are left
+   * out: there is nothing left to show of them.
+   */
+  async listArchived(
+    accountId: string,
+    kind: string | undefined,
+    offset: number,
+    limit: number,
+  ): Promise<{ jobs: ArchivedJobRow[]; assets: MediaAssetRow[]; total: number }> {
+    const where = and(
+      eq(mediaJobs.accountId, accountId),
+      eq(mediaJobs.state, 'succeeded'),
+      kind === undefined ? undefined : eq(mediaJobs.kind, kind),
+      exists(this.db.select({ id: mediaAssets.id }).from(mediaAssets).where(eq(mediaAssets.jobId, mediaJobs.id))),
+    );
+    const [jobs, [totals]] = await Promise.all([
+      this.db
+        .select({ id: mediaJobs.id, kind: mediaJobs.kind, model: mediaJobs.model, recordedRequest: mediaJobs.recordedRequest, result: mediaJobs.result, createdAt: mediaJobs.createdAt })
+        .from(mediaJobs)
+        .where(where)
+        .orderBy(desc(mediaJobs.createdAt), desc(mediaJobs.id))
+        .offset(offset)
+        .limit(limit),
+      this.db.select({ value: count() }).from(mediaJobs).where(where),
+    ]);
+    const assets = jobs.length === 0 ? [] : await this.db.select().from(mediaAssets).where(inArray(mediaAssets.jobId, jobs.map((job) => job.id)));
+    return { jobs, assets, total: totals?.value ?? 0 };
+  }
+
   /** Jobs by state, for readiness and metrics. */
   async countByState(): Promise<Record<string, number>> {
     const rows = await queryRows<{ state: string; jobs: number | string }>(this.db, sql`SELECT state, count(*) AS jobs FROM media_jobs GROUP BY state`);
@@ -257,14 +296,14 @@ export class MediaJobsRepository {
  * The job's charge and its usage record, inside the caller's transaction: at most the hold (the rest released),
  * or past it out of free credit when `beyondHold`. Answers what was charged.
  */
-async function chargeJob(tx: Database, job: MediaJobRow, settlement: Pick<JobSettlement, 'state' | 'costNanos' | 'modality' | 'usage' | 'now' | 'beyondHold'>): Promise<bigint> {
+async function chargeJob(tx: Database, job: MediaJobRow, settlement: Pick<JobSettlement, 'state' | 'costNanos' | 'modality' | 'usage' | 'now' | 'beyondHold' | 'route'>): Promise<bigint> {
   const durationMs = Math.max(0, settlement.now.getTime() - job.createdAt.getTime());
   const settle = settlement.beyondHold ? sql`gw_settle_delivered` : sql`gw_settle`;
   await queryRows(
     tx,
     sql`SELECT ${settle}(${job.holdId}, ${job.accountId}, ${job.apiKeyId}, ${settlement.costNanos}, ${settlement.now.toISOString()}::timestamptz,
                          ${job.id}, ${settlement.modality}, ${job.model}, ${settlement.state}, ${JSON.stringify(job.recordedRequest)}::jsonb,
-                         ${JSON.stringify(settlement.usage ?? null)}::jsonb, ${Math.min(durationMs, 2_147_483_647)})`,
+                         ${JSON.stringify(settlement.usage ?? null)}::jsonb, ${Math.min(durationMs, 2_147_483_647)}, ${JSON.stringify(settlement.route ?? null)}::jsonb)`,
   );
   const [record] = await queryRows<{ charged: string }>(tx, sql`SELECT usd_cost_nanos::text AS charged FROM generations WHERE id = ${job.id}`);
   return BigInt(record?.charged ?? '0');

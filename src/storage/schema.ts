@@ -103,6 +103,8 @@ export const generations = pgTable(
     usage: jsonb('usage'),
     usdCostNanos: nanos('usd_cost_nanos').notNull().default(sql`0`),
     durationMs: integer('duration_ms'),
+    /** How the generation reached its upstream (provider row, fallbacks, request id, first byte): for operators only. */
+    route: jsonb('route'),
     createdAt: moment('created_at').notNull().defaultNow(),
   },
   (table) => [
@@ -127,6 +129,8 @@ export const mediaJobs = pgTable(
     model: text('model').notNull(),
     providerId: text('provider_id').notNull(),
     upstreamModel: text('upstream_model').notNull(),
+    /** The `x-request-id` of the submission, for the record's route. */
+    requestId: text('request_id'),
     /** The validated request, as the adapter is asked it. */
     request: jsonb('request').notNull(),
     /** What the usage record keeps of the request (base64 truncated). */

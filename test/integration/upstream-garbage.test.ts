@@ -60,6 +60,9 @@ describe('upstream answers that break their protocol', () => {
         embedModel('openai-embed-html', 'openai', 'html'),
         embedModel('gemini-embed', 'gemini', 'shape'),
         embedModel('ark-embed', 'ark', 'not-json'),
+        // Every call here breaks its protocol on purpose: the rows' breakers would open and turn the 502s under
+        // test into 503s (that behaviour has its own test, provider-resilience).
+        'upstream: { breakerFailures: 1000 }',
       ].join('\n'),
     });
   });

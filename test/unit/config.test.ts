@@ -149,6 +149,21 @@ describe('gateway.yaml', () => {
     expect(textModels.every((model) => (model.limits?.maxOutputTokens ?? 0) >= 4096)).toBe(true);
   });
 
+  it('reads the breaker and retry-after settings and the telemetry section, with defaults', () => {
+    const defaults = parseConfig(base, 'gateway.yaml', {});
+    expect(defaults.upstream).toMatchObject({ breakerFailures: 5, breakerCooldownMs: 30_000, retryBudgetMs: 2_000, maxRetries: 1 });
+    expect(defaults.telemetry).toEqual({ metrics: true, metricsToken: undefined, otlpEndpoint: undefined, serviceName: 'model-gateway' });
+    const tuned = parseConfig(`${base}upstream: { breakerFailures: 2, breakerCooldownMs: 1000, retryBudgetMs: 0, maxRetries: 0 }\ntelemetry: { metrics: false, metricsToken: " t0k3n ", tracing: { otlpEndpoint: "http://127.0.0.1:4318", serviceName: gw } }\n`, 'gateway.yaml', {});
+    expect(tuned.upstream).toMatchObject({ breakerFailures: 2, breakerCooldownMs: 1000, retryBudgetMs: 0, maxRetries: 0 });
+    expect(tuned.telemetry).toEqual({ metrics: false, metricsToken: 't0k3n', otlpEndpoint: 'http://127.0.0.1:4318', serviceName: 'gw' });
+    // An unset variable leaves tracing off rather than pointing it at nothing.
+    expect(parseConfig(`${base}telemetry: { tracing: { otlpEndpoint: "\${OTEL_EXPORTER_OTLP_ENDPOINT:-}" } }\n`, 'gateway.yaml', {}).telemetry.otlpEndpoint).toBeUndefined();
+    expect(problemOf(`${base}upstream: { breakerFailures: 0 }\n`)).toContain('at upstream.breakerFailures');
+    expect(problemOf(`${base}upstream: { retryBudgetMs: -1 }\n`)).toContain('at upstream.retryBudgetMs');
+    expect(problemOf(`${base}telemetry: { tracing: { otlpEndpoint: "collector:4318" } }\n`)).toContain('at telemetry.tracing.otlpEndpoint');
+    expect(problemOf(`${base}telemetry: { logs: true }\n`)).toContain('telemetry');
+  });
+
   it('has the documented input limits and abuse limits, and refuses headers allowed longer than the whole request', () => {
     const config = parseConfig(base, 'gateway.yaml', {});
     expect(config.server).toMatchObject({ headersTimeoutMs: 30_000, requestTimeoutMs: 60_000, keepAliveTimeoutMs: 72_000, maxJsonDepth: 64 });

@@ -81,7 +81,7 @@ export class UpstreamHttp {
     }
     if (response.statusCode >= 400) {
       const text = await readText(response.body, maxErrorBodyBytes, true).catch(() => '');
-      throw new UpstreamHttpError(response.statusCode, text, single(response.headers['content-type']));
+      throw new UpstreamHttpError(response.statusCode, text, single(response.headers['content-type']), retryAfterMs(response.headers));
     }
     return { status: response.statusCode, headers: response.headers, body: response.body };
   }
@@ -111,6 +111,17 @@ function serialised(body: unknown): string {
 
 function single(value: string | string[] | undefined): string | undefined {
   return Array.isArray(value) ? value[0] : value;
+}
+
+/** The wait a provider asked for: `retry-after-ms` (OpenAI), else `retry-after` in seconds or as an HTTP date. */
+export function retryAfterMs(headers: Dispatcher.ResponseData['headers'], now = Date.now()): number | undefined {
+  const milliseconds = Number(single(headers['retry-after-ms']));
+  if (Number.isFinite(milliseconds) && milliseconds >= 0 && single(headers['retry-after-ms']) !== undefined) return Math.ceil(milliseconds);
+  const value = single(headers['retry-after'])?.trim();
+  if (!value) return undefined;
+  if (/^\d+(\.\d+)?$/.test(value)) return Math.ceil(Number(value) * 1000);
+  const date = Date.parse(value);
+  return Number.isNaN(date) ? undefined : Math.max(0, date - now);
 }
 
 /** Reads a body as text up to `limit` bytes: past it, the rest is cut off (`truncate`) or the answer refused. */

@@ -1,0 +1,39 @@
+/**
+ * How a generation reached its upstream, kept on its usage record for operators (the admin API and the log
+ * line of each generation): accounts never see it, as provider identity is not part of the contract.
+ */
+export interface GenerationRoute {
+  /** The provider row that served, or the last one tried when none did. */
+  providerId: string;
+  upstreamModel: string;
+  /** Rows tried before it: failed, or skipped because their breaker was open. */
+  fallbacks: GenerationAttempt[];
+  /** The request's `x-request-id`. */
+  requestId?: string;
+  /** Milliseconds from the start of the request to the upstream's first byte. */
+  firstByteMs?: number;
+}
+
+export interface GenerationAttempt {
+  providerId: string;
+  upstreamModel: string;
+  outcome: 'failed' | 'skipped';
+  reason: string;
+  /** The upstream's status, when it answered one. */
+  status?: number;
+}
+
+/** A generation whose usage record was written: what the operator's log line and metrics are made of. */
+export interface RecordedGeneration {
+  generationId: string;
+  accountId: string;
+  apiKeyId: string | null;
+  model: string;
+  modality: string;
+  status: string;
+  /** What the ledger charged. */
+  chargedNanos: bigint;
+  usage: unknown;
+  durationMs: number | null;
+  route?: GenerationRoute;
+}

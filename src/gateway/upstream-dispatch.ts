@@ -1,0 +1,103 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { SpanStatusCode, trace } from '@opentelemetry/api';
+import { GatewayError } from '../domain/errors.ts';
+import { UpstreamHttpError, UpstreamUnreachableError } from '../domain/upstream-failure.ts';
+import type { GenerationAttempt } from '../domain/generation-route.ts';
+import { RowUnavailable, type ProviderBreakers, type RowRef } from './provider-breakers.ts';
+
+/** What the dispatch tells the operator's windows (logs, metrics) as it goes. */
+export interface DispatchEvents {
+  fallback(event: { modelId: string; from: RowRef; to: RowRef; reason: string }): void;
+  retry(event: { modelId: string; row: RowRef; afterMs: number; reason: string }): void;
+}
+
+export interface DispatchOptions<R extends RowRef, T> {
+  modelId: string;
+  /** The candidate rows, best first. */
+  rows: readonly R[];
+  breakers: ProviderBreakers;
+  events: DispatchEvents;
+  /** Longest a request waits in all for the `retry-after` of a provider with no other row left to try; 0 never waits. */
+  retryBudgetMs: number;
+  /** Tries again of that last row at most. */
+  maxRetries: number;
+  /** Whether a failure may go on to another row (nothing reached the client, the failure is one another row may not share). */
+  mayContinue: (error: unknown) => boolean;
+  attempt: (row: R) => Promise<T>;
+  /** Filled as rows are tried: the rows that failed or were skipped before the one that served (or the last failure). */
+  attempts: GenerationAttempt[];
+}
+
+/**
+ * Runs a request over a model's provider rows, best first: a row whose breaker is open is skipped without
+ * waiting on it, a failure another row may not share falls back to the next row, and the last row left may
+ * be tried again after the `retry-after` its provider asked for, while that fits the budget (in time and in
+ * tries). When every row
+ * was skipped the answer is 503 with the time until one may be tried again.
+ */
+export async function dispatchWithFallback<R extends RowRef, T>(options: DispatchOptions<R, T>): Promise<{ value: T; row: R }> {
+  const { rows, breakers, events, attempts } = options;
+  let budgetMs = options.retryBudgetMs;
+  let retries = options.maxRetries;
+  let soonestRetryMs = Number.POSITIVE_INFINITY;
+  for (let index = 0; index < rows.length; index += 1) {
+    const row = rows[index]!;
+    const next = rows[index + 1];
+    try {
+      return { value: await traced(options.modelId, row, () => breakers.run(row, () => options.attempt(row))), row };
+    } catch (error) {
+      if (error instanceof RowUnavailable) {
+        soonestRetryMs = Math.min(soonestRetryMs, error.retryInMs);
+        attempts.push({ providerId: row.providerId, upstreamModel: row.upstreamModel, outcome: 'skipped', reason: 'breaker open' });
+        if (next) events.fallback({ modelId: options.modelId, from: row, to: next, reason: 'breaker open' });
+        continue;
+      }
+      const reason = describe(error);
+      attempts.push({ providerId: row.providerId, upstreamModel: row.upstreamModel, outcome: 'failed', reason, ...statusOf(error) });
+      if (!options.mayContinue(error)) throw error;
+      if (next) {
+        events.fallback({ modelId: options.modelId, from: row, to: next, reason });
+        continue;
+      }
+      const waitMs = error instanceof UpstreamHttpError ? error.retryAfterMs : undefined;
+      if (waitMs !== undefined && waitMs <= budgetMs && retries > 0) {
+        budgetMs -= waitMs;
+        retries -= 1;
+        events.retry({ modelId: options.modelId, row, afterMs: waitMs, reason });
+        await sleep(waitMs);
+        index -= 1;
+        continue;
+      }
+      throw error;
+    }
+  }
+  const seconds = Math.max(1, Math.ceil(soonestRetryMs / 1000));
+  throw new GatewayError('GW_UPSTREAM_UNAVAILABLE', `model "${options.modelId}" is temporarily unavailable: its providers failed repeatedly; try again in ${seconds} s`, [], { retryAfterSeconds: seconds });
+}
+
+const tracer = trace.getTracer('model-gateway');
+
+/** A span of one upstream attempt, up to its first byte (a no-op unless tracing is configured). */
+function traced<T>(modelId: string, row: RowRef, attempt: () => Promise<T>): Promise<T> {
+  return tracer.startActiveSpan(`upstream ${row.providerId}`, { attributes: { 'gateway.model': modelId, 'gateway.provider': row.providerId, 'gateway.upstream_model': row.upstreamModel } }, async (span) => {
+    try {
+      return await attempt();
+    } catch (error) {
+      span.setStatus({ code: SpanStatusCode.ERROR, message: describe(error) });
+      throw error;
+    } finally {
+      span.end();
+    }
+  });
+}
+
+function describe(error: unknown): string {
+  if (error instanceof UpstreamHttpError) return `upstream answered ${error.status}`;
+  if (error instanceof UpstreamUnreachableError) return `upstream ${error.reason === 'protocol' ? 'broke its protocol' : error.reason === 'timeout' ? 'timed out' : 'unreachable'}`;
+  if (error instanceof GatewayError) return error.code;
+  return 'failed';
+}
+
+function statusOf(error: unknown): { status?: number } {
+  return error instanceof UpstreamHttpError ? { status: error.status } : {};
+}

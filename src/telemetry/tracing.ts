@@ -1,0 +1,34 @@
+import type { FastifyPluginCallback } from 'fastify';
+import type { TelemetryConfig } from '../config/load-config.ts';
+
+export interface Tracing {
+  /** Registered on the app before any route, so every request gets its span. */
+  plugin: FastifyPluginCallback;
+  /** Sends the spans still buffered, then stops. */
+  shutdown(): Promise<void>;
+}
+
+/**
+ * OpenTelemetry traces of every request (`@fastify/otel`) and of each upstream attempt, sent over OTLP/HTTP
+ * to `telemetry.tracing.otlpEndpoint`. Off unless that is set: then nothing of the SDK is even loaded, and
+ * the spans the gateway starts are the API's no-op ones.
+ */
+export async function startTracing(config: TelemetryConfig): Promise<Tracing | undefined> {
+  if (!config.otlpEndpoint) return undefined;
+  const [{ NodeTracerProvider, BatchSpanProcessor }, { OTLPTraceExporter }, { resourceFromAttributes }, { ATTR_SERVICE_NAME }, { FastifyOtelInstrumentation }] = await Promise.all([
+    import('@opentelemetry/sdk-trace-node'),
+    import('@opentelemetry/exporter-trace-otlp-http'),
+    import('@opentelemetry/resources'),
+    import('@opentelemetry/semantic-conventions'),
+    import('@fastify/otel'),
+  ]);
+  const exporter = new OTLPTraceExporter({ url: `${config.otlpEndpoint.replace(/\/+$/, '')}/v1/traces` });
+  const provider = new NodeTracerProvider({
+    resource: resourceFromAttributes({ [ATTR_SERVICE_NAME]: config.serviceName }),
+    spanProcessors: [new BatchSpanProcessor(exporter)],
+  });
+  provider.register();
+  const instrumentation = new FastifyOtelInstrumentation();
+  instrumentation.setTracerProvider(provider);
+  return { plugin: instrumentation.plugin(), shutdown: () => provider.shutdown() };
+}

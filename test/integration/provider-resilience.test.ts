@@ -1,0 +1,219 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { FakeServer } from '../fakes/fake-server.ts';
+import { fakeOpenAiKey, startOpenAiFake } from '../fakes/openai-fake.ts';
+import { startSwitchableUpstream, type SwitchableUpstream } from '../fakes/switchable-upstream.ts';
+import { adminHeaders, expectEnvelope, heldNanosOf, keyHeaders } from '../support/http-helpers.ts';
+import { startTestGateway, type TestGateway } from '../support/test-gateway.ts';
+
+interface AuditedRecord {
+  id: string;
+  status: string;
+  route?: { providerId: string; upstreamModel: string; fallbacks: Array<{ providerId: string; outcome: string; reason: string; status?: number }>; requestId?: string; firstByteMs?: number };
+  durationMs?: number;
+}
+
+const cooldownMs = 600;
+
+describe('provider resilience: breakers, fallbacks, retry-after, and the route of each record', () => {
+  let openai: FakeServer;
+  let primary: SwitchableUpstream;
+  let lonely: SwitchableUpstream;
+  let gateway: TestGateway;
+  const logLines: Array<Record<string, unknown>> = [];
+
+  beforeAll(async () => {
+    openai = await startOpenAiFake();
+    primary = await startSwitchableUpstream(openai);
+    lonely = await startSwitchableUpstream(openai);
+    const provider = (name: string, server: FakeServer) => `  ${name}: { protocol: openai, baseUrl: "${server.url}/v1", apiKey: ${fakeOpenAiKey} }`;
+    gateway = await startTestGateway({
+      upstreams: [primary, lonely, openai],
+      logLines,
+      configText: [
+        'providers:',
+        provider('primary', primary),
+        provider('lonely', lonely),
+        provider('backup', openai),
+        'models:',
+        '  - id: resilient',
+        '    pricing: { inputPerMTok: 1, outputPerMTok: 2 }',
+        '    providers:',
+        '      - { provider: primary, model: gpt-4o-mini, priority: 1 }',
+        '      - { provider: backup, model: gpt-4o-mini, priority: 2 }',
+        '  - { id: alone, pricing: { inputPerMTok: 1, outputPerMTok: 2 }, providers: [{ provider: lonely, model: gpt-4o-mini }] }',
+        '  - { id: limited, pricing: { inputPerMTok: 1, outputPerMTok: 2 }, providers: [{ provider: backup, model: fake-error-429 }] }',
+        `upstream: { breakerFailures: 3, breakerCooldownMs: ${cooldownMs}, retryBudgetMs: 1500, maxRetries: 1 }`,
+      ].join('\n'),
+    });
+  });
+  afterAll(async () => {
+    await gateway?.close();
+  });
+
+  const chat = (key: string, model: string, requestId?: string) =>
+    gateway.request({
+      method: 'POST',
+      url: '/api/alpha/v1/chat/completions',
+      headers: { ...keyHeaders(key), ...(requestId ? { 'x-request-id': requestId } : {}) },
+      payload: { model, messages: [{ role: 'user', content: 'are you there' }] },
+    });
+  const primaryCalls = () => primary.requests.filter((request) => request.method === 'POST').length;
+  const audited = async (accountId: string) =>
+    (await gateway.request({ method: 'GET', url: `/api/admin/v1/accounts/${accountId}/generations?limit=100`, headers: adminHeaders })).json<{ results: AuditedRecord[] }>().results;
+
+  it('opens the breaker of a failing row, then serves from the fallback without waiting on it; after the cooldown one probe brings the row back', async () => {
+    const { key, accountId } = await gateway.createFundedKey({ credits: 5 });
+    primary.down = true;
+    primary.failureDelayMs = 300;
+    // Three failures in a row open the breaker: each of these waited on the primary, then fell back.
+    for (let i = 0; i < 3; i++) {
+      const started = Date.now();
+      const answer = await chat(key, 'resilient');
+      expect(answer.statusCode, answer.body).toBe(200);
+      expect(Date.now() - started).toBeGreaterThanOrEqual(290);
+    }
+    expect(primaryCalls()).toBe(3);
+    // Open: straight to the fallback, the primary not called at all.
+    for (let i = 0; i < 5; i++) {
+      const started = Date.now();
+      expect((await chat(key, 'resilient')).statusCode).toBe(200);
+      expect(Date.now() - started).toBeLessThan(250);
+    }
+    expect(primaryCalls()).toBe(3);
+
+    // After the cooldown the primary is healthy again: one request probes it while the others go on to the fallback.
+    await new Promise((resolve) => setTimeout(resolve, cooldownMs + 50));
+    primary.down = false;
+    primary.failureDelayMs = 0;
+    const concurrent = await Promise.all(Array.from({ length: 5 }, () => chat(key, 'resilient')));
+    for (const answer of concurrent) expect(answer.statusCode).toBe(200);
+    expect(primaryCalls()).toBe(4);
+    // Closed again: the primary serves.
+    for (let i = 0; i < 3; i++) expect((await chat(key, 'resilient')).statusCode).toBe(200);
+    expect(primaryCalls()).toBe(7);
+
+    const records = await audited(accountId);
+    const skipped = records.filter((record) => record.route?.fallbacks.some((attempt) => attempt.reason === 'breaker open'));
+    expect(skipped.length).toBeGreaterThanOrEqual(5);
+    for (const record of skipped) expect(record.route).toMatchObject({ providerId: 'backup', upstreamModel: 'gpt-4o-mini', fallbacks: [{ providerId: 'primary', outcome: 'skipped', reason: 'breaker open' }] });
+    const failedOver = records.filter((record) => record.route?.fallbacks.some((attempt) => attempt.status === 503));
+    expect(failedOver).toHaveLength(3);
+    expect(records.filter((record) => record.route?.providerId === 'primary' && record.route.fallbacks.length === 0)).toHaveLength(4);
+
+    const breakerLines = logLines.filter((line) => line.event === 'breaker' && line.providerId === 'primary').map((line) => line.state);
+    expect(breakerLines).toEqual(['open', 'half-open', 'closed']);
+    expect(logLines.filter((line) => line.event === 'fallback' && line.model === 'resilient').length).toBeGreaterThanOrEqual(8);
+  });
+
+  it('answers 503 with retry-after when every row is skipped, holding and recording nothing', async () => {
+    const { key, accountId } = await gateway.createFundedKey({ credits: 1 });
+    lonely.down = true;
+    lonely.failureDelayMs = 0;
+    for (let i = 0; i < 3; i++) expect((await chat(key, 'alone')).statusCode).toBe(503);
+    const calls = lonely.requests.length;
+    const refused = await chat(key, 'alone');
+    const envelope = expectEnvelope(refused, 503, 'GW_UPSTREAM_UNAVAILABLE', '/api/alpha/v1/chat/completions');
+    expect(envelope.errors[0]).toContain('model "alone" is temporarily unavailable');
+    expect(Number(refused.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+    expect(lonely.requests.length).toBe(calls);
+    expect(await heldNanosOf(gateway, accountId)).toBe(0n);
+    // The three upstream failures are recorded; the skipped request is not.
+    expect((await audited(accountId)).map((record) => record.status)).toEqual(['failed', 'failed', 'failed']);
+    lonely.down = false;
+  });
+
+  it('tries a provider again after its retry-after once, within the budget, then relays its error', async () => {
+    const { key } = await gateway.createFundedKey({ credits: 1 });
+    const before = openai.requests.filter((request) => (request.body as { model?: string } | undefined)?.model === 'fake-error-429').length;
+    const started = Date.now();
+    const answer = await chat(key, 'limited');
+    // The fake asks for 1 s: one wait, one more try, then its 429 as it came.
+    expect(answer.statusCode).toBe(429);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(950);
+    expect(openai.requests.filter((request) => (request.body as { model?: string } | undefined)?.model === 'fake-error-429').length - before).toBe(2);
+    expect(logLines.some((line) => line.event === 'retry' && line.model === 'limited')).toBe(true);
+  });
+
+  it('keeps the route of each record for the admin API and the log line, never for the account', async () => {
+    const { key, accountId, keyId } = await gateway.createFundedKey({ credits: 1 });
+    expect((await chat(key, 'resilient', 'req-route-1')).statusCode).toBe(200);
+    const [record] = await audited(accountId);
+    expect(record!.route).toMatchObject({ providerId: 'primary', upstreamModel: 'gpt-4o-mini', fallbacks: [], requestId: 'req-route-1' });
+    expect(record!.route!.firstByteMs).toBeGreaterThanOrEqual(0);
+    expect(record!.route!.firstByteMs).toBeLessThanOrEqual(record!.durationMs! + 5);
+    const one = await gateway.request({ method: 'GET', url: `/api/admin/v1/accounts/${accountId}/generations/${record!.id}`, headers: adminHeaders });
+    expect(one.json<AuditedRecord>().route).toEqual(record!.route);
+    expectEnvelope(await gateway.request({ method: 'GET', url: `/api/admin/v1/accounts/${accountId}/generations/gen_nope`, headers: adminHeaders }), 404, 'GW_NOT_FOUND', `/api/admin/v1/accounts/${accountId}/generations/gen_nope`);
+
+    const usage = await gateway.request({ method: 'GET', url: '/api/compat/v1/usage', headers: keyHeaders(key) });
+    expect(usage.statusCode).toBe(200);
+    expect(usage.body).not.toContain('"route"');
+    expect(usage.body).not.toContain('primary');
+
+    const line = logLines.find((entry) => entry.event === 'generation' && entry.generationId === record!.id);
+    expect(line).toMatchObject({ accountId, apiKeyId: keyId, model: 'resilient', modality: 'text', status: 'succeeded', providerId: 'primary', upstreamModel: 'gpt-4o-mini', requestId: 'req-route-1', fallbacks: [] });
+    expect(typeof line!.usdCost).toBe('number');
+    expect(typeof line!.firstByteMs).toBe('number');
+  });
+
+  it('shows the figures of this run in /metrics', async () => {
+    const scraped = await gateway.request({ method: 'GET', url: '/metrics' });
+    expect(scraped.statusCode).toBe(200);
+    expect(scraped.headers['content-type']).toContain('text/plain');
+    const metric = (name: string, labels: string) => {
+      const line = scraped.body.split('\n').find((candidate) => candidate.startsWith(`${name}{`) && labels.split(',').every((label) => candidate.includes(label)));
+      return line === undefined ? undefined : Number(line.slice(line.lastIndexOf(' ') + 1));
+    };
+    // The chats of the tests above: 17 answered 200, 4 answered 503 (three relayed, one the gateway's own), one 429.
+    expect(metric('gateway_http_requests_total', 'surface="alpha",route="/api/alpha/v1/chat/completions",method="POST",status="200"')).toBe(17);
+    expect(metric('gateway_http_requests_total', 'route="/api/alpha/v1/chat/completions",method="POST",status="503"')).toBe(4);
+    expect(metric('gateway_http_request_duration_seconds_count', 'route="/api/alpha/v1/chat/completions"')).toBe(22);
+    expect(metric('gateway_generations_total', 'model="resilient",modality="text",status="succeeded"')).toBe(17);
+    expect(metric('gateway_generation_tokens_total', 'model="resilient",direction="input"')).toBeGreaterThan(0);
+    expect(metric('gateway_generation_tokens_total', 'model="resilient",direction="output"')).toBeGreaterThan(0);
+    expect(metric('gateway_generation_usd_total', 'model="resilient",modality="text"')).toBeGreaterThan(0);
+    expect(metric('gateway_fallbacks_total', 'model="resilient",from="primary",to="backup",reason="breaker open"')).toBeGreaterThanOrEqual(5);
+    expect(metric('gateway_upstream_retries_total', 'model="limited",provider="backup"')).toBe(1);
+    expect(metric('gateway_upstream_first_byte_seconds_count', 'provider="primary"')).toBeGreaterThanOrEqual(4);
+    expect(metric('gateway_provider_breaker_state', 'provider="primary",upstream_model="gpt-4o-mini"')).toBe(0);
+    expect(metric('gateway_provider_breaker_state', 'provider="lonely",upstream_model="gpt-4o-mini"')).toBe(1);
+    expect(scraped.body).toMatch(/^gateway_reservations_outstanding 0$/m);
+    expect(scraped.body).toMatch(/^gateway_credit_leases \d+$/m);
+    expect(scraped.body).toContain('gateway_process_resident_memory_bytes');
+  });
+});
+
+describe('metrics behind a token, with the database figures of holds and media jobs', () => {
+  let gateway: TestGateway;
+
+  beforeAll(async () => {
+    gateway = await startTestGateway({
+      configText: [
+        'providers:',
+        '  sandbox: { protocol: sandbox }',
+        'models:',
+        '  - { id: sandbox-image, outputModalities: [image], pricing: { perImage: 0.001 }, providers: [{ provider: sandbox, model: image }] }',
+        'telemetry: { metricsToken: metrics-secret-token }',
+        'jobs: { idlePollMs: 50 }',
+      ].join('\n'),
+    });
+  });
+  afterAll(async () => {
+    await gateway?.close();
+  });
+
+  it('needs the token, and counts media jobs by state and the holds of the database', async () => {
+    expectEnvelope(await gateway.request({ method: 'GET', url: '/metrics' }), 401, 'GW_UNAUTHENTICATED', '/metrics');
+    expectEnvelope(await gateway.request({ method: 'GET', url: '/metrics', headers: { authorization: 'Bearer wrong-token' } }), 401, 'GW_UNAUTHENTICATED', '/metrics');
+    const { key } = await gateway.createFundedKey({ credits: 1 });
+    const made = await gateway.request({ method: 'POST', url: '/api/v1/image/generations', headers: keyHeaders(key), payload: { model: 'sandbox-image', content: [{ type: 'text', text: 'a gauge' }] } });
+    expect(made.statusCode, made.body).toBe(200);
+    const scraped = await gateway.request({ method: 'GET', url: '/metrics', headers: { authorization: 'Bearer metrics-secret-token' } });
+    expect(scraped.statusCode).toBe(200);
+    expect(scraped.body).toMatch(/^gateway_media_jobs\{state="succeeded"\} 1$/m);
+    expect(scraped.body).toMatch(/^gateway_generations_total\{model="sandbox-image",modality="image",status="succeeded"\} 1$/m);
+    expect(scraped.body).toMatch(/^gateway_generation_usd_total\{model="sandbox-image",modality="image"\} 0\.001$/m);
+    // Nothing is held once the job settled; the gauge lists what the database holds, by kind.
+    expect(scraped.body).not.toMatch(/^gateway_holds\{kind="media-job"\} [1-9]/m);
+  });
+});
