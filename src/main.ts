@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, onRouteHookHandler } from 'fastify';
 import pino, { type Logger } from 'pino';
 import { CreditLedger } from './billing/credit-ledger.ts';
 import { HoldReconciler } from './billing/hold-reconciler.ts';
@@ -32,10 +32,17 @@ import { ApiKeysRepository } from './storage/api-keys-repository.ts';
 import { openStorage, type Storage, type StorageEvent, type StorageOptions } from './storage/database.ts';
 import { LedgerRepository } from './storage/ledger-repository.ts';
 import { SessionsRepository } from './storage/sessions-repository.ts';
+import { UsageRepository } from './storage/usage-repository.ts';
 import { MediaJobsRepository } from './storage/media-jobs-repository.ts';
+import { pingDatabase } from './storage/database-probe.ts';
+import { Readiness } from './gateway/readiness.ts';
 import { openObjectStore } from './storage/open-object-store.ts';
 import { FsObjectStore } from './storage/fs-object-store.ts';
 import { MediaDownloads } from './gateway/media-downloads.ts';
+import { ProviderBreakers } from './gateway/provider-breakers.ts';
+import { GatewayTelemetry } from './telemetry/gateway-telemetry.ts';
+import { startTracing, type Tracing } from './telemetry/tracing.ts';
+import { MediaLibrary } from './gateway/media-library.ts';
 import { ImageRelay } from './gateway/image-relay.ts';
 import { ImageStreaming } from './gateway/image-streaming.ts';
 import type { ObjectStore } from './storage/object-store.ts';
@@ -85,6 +92,7 @@ export interface Core {
   close(): Promise<void>;
 }
 
+/** What any line that logs a request (`{req}`) keeps of it; the request lines themselves are written by the app. */
 interface LoggedRequest {
   method?: string;
   url?: string;
@@ -131,6 +139,9 @@ export async function openCore(options: CoreOptions): Promise<Core> {
   const authenticator = new Authenticator(secretKeys, apiKeysRepository, sessionsRepository);
   const catalog = new Catalog(config);
   const voices = new VoiceCatalog(config.voices, (modelId) => catalog.find(modelId) !== undefined);
+  const telemetry = new GatewayTelemetry(logger);
+  const breakers = new ProviderBreakers({ failures: config.upstream.breakerFailures, cooldownMs: config.upstream.breakerCooldownMs }, (row, state) => telemetry.breakerChanged(row, state));
+  const resilience = { breakers, events: telemetry, retryBudgetMs: config.upstream.retryBudgetMs, maxRetries: config.upstream.maxRetries };
   const ledger = new CreditLedger(ledgerRepository, instanceId, {
     leases: {
       maxLeaseNanos: config.ledger.leaseMaxNanos,
@@ -143,6 +154,7 @@ export async function openCore(options: CoreOptions): Promise<Core> {
     reportFailure: (error, reservation) =>
       logger.error({ err: error, holdId: reservation.id }, 'storage refused to settle or release a hold (a settlement that failed has its credit given back where storage allows)'),
     reportLeaseFailure: (error) => logger.error({ err: error }, 'storage refused to give back leased credit; it stays held until this process stops'),
+    onRecorded: (generation) => telemetry.generationRecorded(generation),
   });
   const waiters = new JobWaiters();
   let worker: JobWorker | undefined;
@@ -172,6 +184,7 @@ export async function openCore(options: CoreOptions): Promise<Core> {
     ledger,
     adapters,
     providers: config.providers,
+    resilience,
   };
   const retentionMs = config.media.retentionDays > 0 ? config.media.retentionDays * 86_400_000 : undefined;
   const store = openObjectStore({ media: config.media, dataDir: environment.dataDir, linkKey: secretKeys.mediaLinks });
@@ -204,6 +217,7 @@ export async function openCore(options: CoreOptions): Promise<Core> {
     owner: instanceId,
     config: config.jobs,
     onFinished: announceFinished,
+    onRecorded: (generation) => telemetry.generationRecorded(generation),
     onError: (error, jobId) => logger.error({ err: error, jobId }, 'media job failed inside the gateway; its lease runs out and it is resumed'),
   });
   const submission = new JobSubmission({
@@ -237,18 +251,26 @@ export async function openCore(options: CoreOptions): Promise<Core> {
     }),
     apiKeys: new ApiKeyService({ apiKeys: apiKeysRepository, storage: events, secretKeys, maxKeysPerAccount: config.accounts.maxApiKeys }),
     ledger,
-    usage: new UsageHistory(ledgerRepository),
+    usage: new UsageHistory(new UsageRepository(storage.db)),
     text: new TextGeneration(generation),
     embeddings: new EmbeddingGeneration(generation, (url, budget) => remoteMedia.fetch(url, budget), config.remoteMedia.maxRequestBytes),
     mediaDownloads,
-    imageRelay: new ImageRelay({ catalog, adapters, providers: config.providers, ledger, work }),
+    mediaLibrary: new MediaLibrary({ jobs: mediaJobs, links }),
+    imageRelay: new ImageRelay({ catalog, adapters, providers: config.providers, ledger, work, resilience }),
     imageStreaming: new ImageStreaming({ catalog, adapters, providers: config.providers, ledger, work, downloadOutput: (url) => outputDownloads.fetch(url) }),
     images: new ImageGeneration({ catalog, adapters, submission, links, store }),
     speech: new SpeechGeneration({ catalog, voices, adapters, submission, links }),
     video: new VideoGeneration({ catalog, adapters, submission, jobs: mediaJobs, links }),
     voices,
     adminToken: environment.adminToken,
+    telemetry,
   };
+  telemetry.observe({
+    ledger: () => ledger.holdings(),
+    holds: () => ledgerRepository.holdsByKind(),
+    jobs: () => mediaJobs.countByState(),
+    breakers: () => breakers.states(),
+  });
   return {
     services,
     work,
@@ -272,17 +294,28 @@ export async function openCore(options: CoreOptions): Promise<Core> {
 }
 
 const sessionPurgeIntervalMs = 60 * 60 * 1000;
+/** A readiness check (database, object store) that has not answered in this long fails. */
+const readinessCheckTimeoutMs = 2_000;
 const retentionSweepMs = 10 * 60 * 1000;
 
 export interface RunningGateway {
   app: FastifyInstance;
   core: Core;
-  /** Stops accepting, lets in-flight requests finish within the grace period, then closes storage. */
+  /** What `/readyz` answers: starting until the server listens, draining once close() is called. */
+  readiness: Readiness;
+  /** Reports draining (for `server.drainDelayMs`), stops accepting, lets in-flight requests finish within the grace period, then closes storage. */
   close(): Promise<void>;
 }
 
+export interface GatewayOptions extends CoreOptions {
+  /** The built dashboard the app serves at `/`; defaults to web/dist of this package. */
+  dashboardDir?: string;
+  /** Sees every route of the app as it is registered (the OpenAPI coverage test lists them with it). */
+  onRoute?: onRouteHookHandler;
+}
+
 /** The composition root: core services, hold reconciliation and the HTTP app (not yet listening). */
-export async function createGateway(options: CoreOptions): Promise<RunningGateway> {
+export async function createGateway(options: GatewayOptions): Promise<RunningGateway> {
   const { logger } = options;
   const core = await openCore(options);
   const config = core.services.config;
@@ -295,8 +328,19 @@ export async function createGateway(options: CoreOptions): Promise<RunningGatewa
     onError: (error) => logger.error({ err: error }, 'hold reconciliation failed'),
     onReleased: (count) => logger.warn({ count }, 'released holds left by a gateway process that stopped without settling them'),
   });
+  const jobs = new MediaJobsRepository(core.storage.db);
+  const readiness = new Readiness({
+    pingDatabase: () => pingDatabase(core.storage.db),
+    checkObjectStore: () => core.store.check(),
+    countJobsByState: () => jobs.countByState(),
+    worker: core.worker,
+    concurrency: config.jobs.concurrency,
+    timeoutMs: readinessCheckTimeoutMs,
+    onCheckFailed: (check, error) => logger.warn({ err: error, check }, 'readiness check failing: /readyz answers 503 until it passes'),
+  });
   let sessionPurge: NodeJS.Timeout | undefined;
   let app: FastifyInstance;
+  let tracing: Tracing | undefined;
   try {
     await reconciler.start();
     core.worker.start();
@@ -304,17 +348,31 @@ export async function createGateway(options: CoreOptions): Promise<RunningGatewa
     sessionPurge = setInterval(() => {
       core.upkeep.sessions.deleteExpired(new Date()).catch((error: Error) => logger.error({ err: error }, 'expired session purge failed'));
     }, sessionPurgeIntervalMs).unref();
-    app = await buildApp({ services: core.services, logger, secureCookies: options.environment.publicBaseUrl.startsWith('https:') });
+    tracing = await startTracing(config.telemetry);
+    app = await buildApp({
+      services: core.services,
+      logger,
+      secureCookies: options.environment.publicBaseUrl.startsWith('https:'),
+      dashboardDir: options.dashboardDir,
+      readiness,
+      ...(options.onRoute ? { onRoute: options.onRoute } : {}),
+      ...(tracing ? { tracingPlugin: tracing.plugin } : {}),
+    });
   } catch (error) {
     clearInterval(sessionPurge);
     await core.worker.stop(0);
     await reconciler.stop().catch(() => undefined);
+    await tracing?.shutdown().catch(() => undefined);
     await core.close();
     throw error;
   }
   let closing: Promise<void> | undefined;
   const close = () => {
     closing ??= (async () => {
+      readiness.draining();
+      // The server still serves while /readyz answers 503, so load balancers that probe it stop sending
+      // requests before it stops accepting them.
+      if (config.server.drainDelayMs > 0) await sleep(config.server.drainDelayMs);
       const deadline = Date.now() + config.server.shutdownGraceMs;
       const grace = setTimeout(() => app.server.closeAllConnections(), config.server.shutdownGraceMs);
       try {
@@ -329,12 +387,13 @@ export async function createGateway(options: CoreOptions): Promise<RunningGatewa
         // Leased credit goes back while this process is still known to be alive, before it deregisters.
         await core.services.ledger.close().catch((error: Error) => logger.error({ err: error }, 'could not give back leased credit'));
         await reconciler.stop().catch((error: Error) => logger.error({ err: error }, 'could not deregister this process'));
+        await tracing?.shutdown().catch((error: Error) => logger.error({ err: error }, 'could not send the last traces'));
         await core.close();
       }
     })();
     return closing;
   };
-  return { app, core, close };
+  return { app, core, readiness, close };
 }
 
 /** `gateway serve`: listen, and stop gracefully on SIGTERM or SIGINT. */

@@ -74,7 +74,8 @@ const ProviderRowSchema = Type.Object(
   { additionalProperties: false },
 );
 
-const PricingSchema = Type.Object(
+/** A model's prices in USD; the account API shows them under the same names. */
+export const PricingSchema = Type.Object(
   {
     inputPerMTok: Type.Optional(Usd),
     outputPerMTok: Type.Optional(Usd),
@@ -125,7 +126,7 @@ const ModelSchema = Type.Object(
 );
 
 /** A voice of the text-to-speech catalog (spec, Voice); `resourceId` names the catalog model that speaks it. */
-const VoiceSchema = Type.Object(
+export const VoiceSchema = Type.Object(
   {
     voiceType: Type.String({ minLength: 1, maxLength: 200, pattern: '^[A-Za-z0-9_.-]+$' }),
     name: NonEmpty,
@@ -151,6 +152,8 @@ export const ConfigFileSchema = Type.Object(
         {
           bodyLimitBytes: Type.Optional(Type.Integer({ minimum: 1024, maximum: 512 * 1024 * 1024 })),
           shutdownGraceMs: Type.Optional(Type.Integer({ minimum: 0, maximum: 600_000 })),
+          // Readiness answers 503 this long after SIGTERM before the server stops accepting, so load balancers notice.
+          drainDelayMs: Type.Optional(Type.Integer({ minimum: 0, maximum: 600_000 })),
           headersTimeoutMs: Type.Optional(Type.Integer({ minimum: 100, maximum: 3_600_000 })),
           requestTimeoutMs: Type.Optional(Type.Integer({ minimum: 100, maximum: 3_600_000 })),
           keepAliveTimeoutMs: Type.Optional(Type.Integer({ minimum: 100, maximum: 3_600_000 })),
@@ -198,6 +201,25 @@ export const ConfigFileSchema = Type.Object(
           connectTimeoutMs: Type.Optional(Type.Integer({ minimum: 100, maximum: 600_000 })),
           maxConnectionsPerOrigin: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000 })),
           maxEventCharacters: Type.Optional(Type.Integer({ minimum: 1024, maximum: 512 * 1024 * 1024 })),
+          breakerFailures: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000 })),
+          breakerCooldownMs: Type.Optional(Type.Integer({ minimum: 100, maximum: 3_600_000 })),
+          retryBudgetMs: Type.Optional(Type.Integer({ minimum: 0, maximum: 600_000 })),
+          maxRetries: Type.Optional(Type.Integer({ minimum: 0, maximum: 10 })),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+    telemetry: Type.Optional(
+      Type.Object(
+        {
+          metrics: Type.Optional(Type.Boolean()),
+          metricsToken: Type.Optional(Type.String()),
+          tracing: Type.Optional(
+            Type.Object(
+              { otlpEndpoint: Type.Optional(Type.String()), serviceName: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })) },
+              { additionalProperties: false },
+            ),
+          ),
         },
         { additionalProperties: false },
       ),
@@ -212,6 +234,8 @@ export const ConfigFileSchema = Type.Object(
                 bucket: NonEmpty,
                 region: Type.Optional(NonEmpty),
                 endpoint: Type.Optional(NonEmpty),
+                // Where clients reach the bucket, when not at `endpoint` (a private network): download links are presigned for it.
+                publicEndpoint: Type.Optional(NonEmpty),
                 accessKeyId: Type.Optional(Type.String()),
                 secretAccessKey: Type.Optional(Type.String()),
                 forcePathStyle: Type.Optional(Type.Boolean()),

@@ -31,22 +31,38 @@ export interface GatewayConfig {
   models: readonly ModelEntry[];
   /** The text-to-speech voices; each names the catalog model (its `resourceId`) that speaks it. */
   voices: readonly VoiceEntry[];
-  server: { bodyLimitBytes: number; shutdownGraceMs: number } & ServerInputLimits;
+  server: { bodyLimitBytes: number; shutdownGraceMs: number; drainDelayMs: number } & ServerInputLimits;
   accounts: { maxApiKeys: number; signupCreditsUsd: number; sessionTtlSeconds: number } & AccountAbuseLimits;
   ledger: { orphanHoldSeconds: number; heartbeatSeconds: number; leaseMaxNanos: bigint; leaseIdleMs: number };
   usage: { maxPageSize: number };
-  /** Connections kept open to one provider origin at most; more requests wait for one. */
-  upstream: { maxConnectionsPerOrigin: number };
+  /**
+   * Connections kept open to one provider origin at most (more requests wait for one); failures in a row that
+   * open a provider row's breaker, and for how long; what one request may wait in all for `retry-after`.
+   */
+  upstream: { maxConnectionsPerOrigin: number; breakerFailures: number; breakerCooldownMs: number; retryBudgetMs: number; maxRetries: number };
+  telemetry: TelemetryConfig;
   /** Media that clients name by URL and the gateway fetches (embedding inputs). */
   remoteMedia: { timeoutMs: number; maxBytes: number; maxRequestBytes: number; allowPrivateAddresses: boolean };
   media: MediaConfig;
   jobs: JobsConfig;
 }
 
+export interface TelemetryConfig {
+  /** `GET /metrics` (Prometheus text format) is served. */
+  metrics: boolean;
+  /** When set, `/metrics` needs `Authorization: Bearer <token>`. */
+  metricsToken: string | undefined;
+  /** OpenTelemetry traces go to this OTLP/HTTP endpoint; unset, tracing is off and costs nothing. */
+  otlpEndpoint: string | undefined;
+  serviceName: string;
+}
+
 export interface S3StoreConfig {
   bucket: string;
   region: string;
   endpoint: string | undefined;
+  /** Where clients reach the bucket, when the gateway reaches it elsewhere: download links are presigned for it. */
+  publicEndpoint?: string;
   accessKeyId: string | undefined;
   secretAccessKey: string | undefined;
   forcePathStyle: boolean;
@@ -108,6 +124,7 @@ export interface AccountAbuseLimits {
 export const configDefaults = {
   bodyLimitBytes: 10 * 1024 * 1024,
   shutdownGraceMs: 10_000,
+  drainDelayMs: 0,
   headersTimeoutMs: 30_000,
   requestTimeoutMs: 60_000,
   keepAliveTimeoutMs: 72_000,
@@ -129,6 +146,10 @@ export const configDefaults = {
   providerFirstByteTimeoutMs: 300_000,
   upstreamConnectTimeoutMs: 10_000,
   upstreamMaxConnectionsPerOrigin: 4096,
+  breakerFailures: 5,
+  breakerCooldownMs: 30_000,
+  retryBudgetMs: 2_000,
+  maxRetries: 1,
   maxEventCharacters: 8 * 1024 * 1024,
   remoteMediaTimeoutMs: 15_000,
   remoteMediaMaxBytes: 32 * 1024 * 1024,
@@ -268,6 +289,7 @@ function build(file: ConfigFile, path: string): GatewayConfig {
     server: {
       bodyLimitBytes: file.server?.bodyLimitBytes ?? configDefaults.bodyLimitBytes,
       shutdownGraceMs: file.server?.shutdownGraceMs ?? configDefaults.shutdownGraceMs,
+      drainDelayMs: file.server?.drainDelayMs ?? configDefaults.drainDelayMs,
       headersTimeoutMs,
       requestTimeoutMs,
       keepAliveTimeoutMs: file.server?.keepAliveTimeoutMs ?? configDefaults.keepAliveTimeoutMs,
@@ -291,7 +313,19 @@ function build(file: ConfigFile, path: string): GatewayConfig {
       leaseIdleMs: file.ledger?.leaseIdleMs ?? configDefaults.leaseIdleMs,
     },
     usage: { maxPageSize: file.usage?.maxPageSize ?? configDefaults.maxPageSize },
-    upstream: { maxConnectionsPerOrigin: file.upstream?.maxConnectionsPerOrigin ?? configDefaults.upstreamMaxConnectionsPerOrigin },
+    upstream: {
+      maxConnectionsPerOrigin: file.upstream?.maxConnectionsPerOrigin ?? configDefaults.upstreamMaxConnectionsPerOrigin,
+      breakerFailures: file.upstream?.breakerFailures ?? configDefaults.breakerFailures,
+      breakerCooldownMs: file.upstream?.breakerCooldownMs ?? configDefaults.breakerCooldownMs,
+      retryBudgetMs: file.upstream?.retryBudgetMs ?? configDefaults.retryBudgetMs,
+      maxRetries: file.upstream?.maxRetries ?? configDefaults.maxRetries,
+    },
+    telemetry: {
+      metrics: file.telemetry?.metrics ?? true,
+      metricsToken: file.telemetry?.metricsToken?.trim() || undefined,
+      otlpEndpoint: otlpEndpoint(file, fail),
+      serviceName: file.telemetry?.tracing?.serviceName ?? 'model-gateway',
+    },
     remoteMedia: {
       timeoutMs: file.remoteMedia?.timeoutMs ?? configDefaults.remoteMediaTimeoutMs,
       maxBytes: file.remoteMedia?.maxBytes ?? configDefaults.remoteMediaMaxBytes,
@@ -330,15 +364,25 @@ function checkedVoices(file: ConfigFile, fail: (at: string, problem: string) => 
   return voices;
 }
 
+function otlpEndpoint(file: ConfigFile, fail: (at: string, problem: string) => never): string | undefined {
+  const endpoint = file.telemetry?.tracing?.otlpEndpoint?.trim();
+  if (!endpoint) return undefined;
+  if (!URL.canParse(endpoint) || !/^https?:$/.test(new URL(endpoint).protocol)) fail('telemetry.tracing.otlpEndpoint', `not an http(s) URL: "${endpoint}"`);
+  return endpoint;
+}
+
 function s3Config(file: ConfigFile, fail: (at: string, problem: string) => never): S3StoreConfig | undefined {
   const s3 = file.media?.s3;
   if (file.media?.store === 's3' && !s3) fail('media.s3', 'required when media.store is s3');
   if (!s3) return undefined;
-  if (s3.endpoint !== undefined && (!URL.canParse(s3.endpoint) || !/^https?:$/.test(new URL(s3.endpoint).protocol))) fail('media.s3.endpoint', `not an http(s) URL: "${s3.endpoint}"`);
+  for (const [field, value] of [['endpoint', s3.endpoint], ['publicEndpoint', s3.publicEndpoint]] as const) {
+    if (value !== undefined && (!URL.canParse(value) || !/^https?:$/.test(new URL(value).protocol))) fail(`media.s3.${field}`, `not an http(s) URL: "${value}"`);
+  }
   return {
     bucket: s3.bucket,
     region: s3.region ?? 'us-east-1',
     endpoint: s3.endpoint,
+    publicEndpoint: s3.publicEndpoint,
     accessKeyId: s3.accessKeyId?.trim() || undefined,
     secretAccessKey: s3.secretAccessKey?.trim() || undefined,
     forcePathStyle: s3.forcePathStyle ?? false,

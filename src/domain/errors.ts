@@ -16,6 +16,7 @@ export const errorCatalogue = {
   GW_SESSION_REQUIRED: 403,
   GW_KEY_LIMIT_REACHED: 403,
   GW_FORBIDDEN: 403,
+  GW_CSRF_REJECTED: 403,
   GW_NOT_FOUND: 404,
   GW_ROUTE_NOT_FOUND: 404,
   GW_REQUEST_TIMEOUT: 408,
@@ -38,13 +39,16 @@ export class GatewayError extends Error {
   readonly code: ErrorCode;
   readonly status: number;
   readonly details: readonly string[];
+  /** Sent as `retry-after` with the answer (a provider temporarily skipped, say). */
+  readonly retryAfterSeconds: number | undefined;
 
-  constructor(code: ErrorCode, message: string, details: readonly string[] = []) {
+  constructor(code: ErrorCode, message: string, details: readonly string[] = [], options: { retryAfterSeconds?: number } = {}) {
     super(message);
     this.name = 'GatewayError';
     this.code = code;
     this.status = errorCatalogue[code];
     this.details = details;
+    this.retryAfterSeconds = options.retryAfterSeconds;
   }
 
   /** The strings of the spec's envelope `errors` array. */

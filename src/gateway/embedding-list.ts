@@ -2,7 +2,7 @@ import { GatewayError } from '../domain/errors.ts';
 import type { EmbeddingAnswer } from './embedding-generation.ts';
 
 /** The OpenAI-style embeddings list, which the alpha surface and the beta extension both answer with. */
-export function embeddingList(model: string, answer: EmbeddingAnswer): object {
+export function embeddingList(model: string, answer: EmbeddingAnswer) {
   return {
     object: 'list',
     data: answer.vectors.map((embedding, index) => ({ object: 'embedding', index, embedding })),

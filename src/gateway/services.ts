@@ -13,7 +13,9 @@ import type { VoiceCatalog } from '../catalog/voices.ts';
 import type { ImageRelay } from './image-relay.ts';
 import type { ImageStreaming } from './image-streaming.ts';
 import type { MediaDownloads } from './media-downloads.ts';
+import type { MediaLibrary } from './media-library.ts';
 import type { TextGeneration } from './text-generation.ts';
+import type { GatewayTelemetry } from '../telemetry/gateway-telemetry.ts';
 
 /** Everything the HTTP surfaces may call; built once by the composition root. */
 export interface GatewayServices {
@@ -34,6 +36,10 @@ export interface GatewayServices {
   imageStreaming: ImageStreaming;
   /** Archived files by signed link (filesystem store). */
   mediaDownloads: MediaDownloads;
+  /** The account's archived media outputs, for the dashboard. */
+  mediaLibrary: MediaLibrary;
   /** Bearer token that opens the admin API; undefined keeps it closed (404). */
   adminToken: string | undefined;
+  /** Metrics and the operator's log lines. */
+  telemetry: GatewayTelemetry;
 }

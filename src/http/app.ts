@@ -2,8 +2,9 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import cookie from '@fastify/cookie';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyPluginCallback, type onRouteHookHandler } from 'fastify';
 import { UpstreamHttpError } from '../domain/upstream-failure.ts';
+import type { Readiness } from '../gateway/readiness.ts';
 import type { GatewayServices } from '../gateway/services.ts';
 import { accountRoutes } from '../surfaces/account/account-routes.ts';
 import { authRoutes } from '../surfaces/account/auth-routes.ts';
@@ -20,7 +21,14 @@ import { mediaFilesRoutes } from '../surfaces/native/media-files-routes.ts';
 import { nativeAudioRoutes } from '../surfaces/native/audio-routes.ts';
 import { nativeVideoRoutes } from '../surfaces/native/video-routes.ts';
 import { answerClientError } from './client-errors.ts';
+import { registerMetrics } from './metrics.ts';
+import { isGatewayError } from '../domain/errors.ts';
+import { builtDashboardDir, registerDashboard } from './dashboard.ts';
 import { classifyError, requestPath, sendError } from './error-envelope.ts';
+import { healthRoutes } from './health-routes.ts';
+import { registerOpenApi } from './openapi/register-openapi.ts';
+import { noBody } from './openapi/route-documentation.ts';
+import { noCredential } from './openapi/security-schemes.ts';
 import { useGuardedJsonParser } from './json-body.ts';
 import { validatorCompiler } from './validation.ts';
 
@@ -29,6 +37,14 @@ export interface AppOptions {
   logger: FastifyBaseLogger | false;
   /** Session cookies get the Secure flag when the gateway is served over https. */
   secureCookies: boolean;
+  /** The built dashboard; defaults to web/dist of this package. */
+  dashboardDir?: string;
+  /** What `/readyz` reports. */
+  readiness: Readiness;
+  /** Sees every route as it is registered, before any is (the OpenAPI coverage test lists them with it). */
+  onRoute?: onRouteHookHandler;
+  /** OpenTelemetry's Fastify instrumentation, when tracing is configured: registered before every route. */
+  tracingPlugin?: FastifyPluginCallback;
 }
 
 const requestIdPattern = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -52,6 +68,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     loggerInstance: options.logger === false ? undefined : options.logger,
     logger: options.logger === false ? false : undefined,
     genReqId: requestIdOf,
+    // The request line is written once, when the answer is complete (see registerMetrics).
+    logController: new LogController({ disableRequestLogging: true }),
     bodyLimit,
     return503OnClosing: true,
     // A client that trickles its request is cut off instead of holding a connection for ever.
@@ -70,11 +88,19 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   app.setValidatorCompiler(validatorCompiler());
+  // Response schemas document the answers (OpenAPI) and never shape them: a compiled serializer would drop
+  // whatever a schema does not list, pass-through answers above all. Answers are JSON.stringify'd, as without one.
+  app.setSerializerCompiler(() => (data) => JSON.stringify(data));
+  if (options.onRoute) app.addHook('onRoute', options.onRoute);
+  // Before any route (the OpenAPI document and /metrics included), so that every route is traced.
+  if (options.tracingPlugin) await app.register(options.tracingPlugin);
+  await registerOpenApi(app);
   // Bodies are JSON (spec, Endpoints): Fastify's built-in text/plain parser would hand a string to routes that
   // expect an object (a 400 naming the body); without it, any non-JSON body answers 415.
   app.removeContentTypeParser('text/plain');
   useGuardedJsonParser(app, limits.maxJsonDepth);
   app.decorateRequest('principal', null);
+  registerMetrics(app, services.telemetry, { enabled: services.config.telemetry.metrics, token: services.config.telemetry.metricsToken });
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
   });
@@ -94,18 +120,25 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     }
     const classified = classifyError(error, bodyLimit);
     if (classified.status >= 500) request.log.error({ err: error }, 'request failed');
+    if (isGatewayError(error) && error.retryAfterSeconds !== undefined) reply.header('retry-after', String(error.retryAfterSeconds));
     return sendError(request, reply, classified.status, classified.code, classified.messages);
   });
-  app.setNotFoundHandler((request, reply) =>
-    sendError(request, reply, 404, 'GW_ROUTE_NOT_FOUND', [`route ${request.method} ${requestPath(request)} not found`]),
-  );
-
   await app.register(cookie);
+  const dashboardPage = await registerDashboard(app, options.dashboardDir ?? builtDashboardDir);
+  app.setNotFoundHandler(
+    async (request, reply) =>
+      dashboardPage(request, reply) ?? sendError(request, reply, 404, 'GW_ROUTE_NOT_FOUND', [`route ${request.method} ${requestPath(request)} not found`]),
+  );
   for (const probe of ['/api/alpha', '/api/beta', '/api/gamma']) {
-    app.head(probe, async (_request, reply) => reply.code(200).send());
+    app.head(
+      probe,
+      { schema: { summary: 'Connectivity probe', security: noCredential, response: { 200: noBody('Reachable') } }, config: { swagger: { exposeHeadRoute: true } } },
+      async (_request, reply) => reply.code(200).send(),
+    );
   }
+  await app.register(healthRoutes, { readiness: options.readiness });
   await app.register(authRoutes, { services, secureCookies: options.secureCookies });
-  await app.register(accountRoutes, { services });
+  await app.register(accountRoutes, { services, secureCookies: options.secureCookies });
   await app.register(nativeModelsRoutes, { services });
   await app.register(nativeTextRoutes, { services });
   await app.register(nativeImageRoutes, { services });

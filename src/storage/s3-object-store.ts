@@ -7,18 +7,25 @@ import type { ObjectStore } from './object-store.ts';
 /** S3 presigned links live at most a week. */
 const maxPresignSeconds = 7 * 86_400;
 
+function clientFor(config: S3StoreConfig, endpoint: string | undefined): S3Client {
+  return new S3Client({
+    region: config.region,
+    forcePathStyle: config.forcePathStyle,
+    ...(endpoint ? { endpoint } : {}),
+    ...(config.accessKeyId && config.secretAccessKey ? { credentials: { accessKeyId: config.accessKeyId, secretAccessKey: config.secretAccessKey } } : {}),
+  });
+}
+
 /** Archived media in an S3-compatible bucket; download links are presigned GET URLs. */
 export class S3ObjectStore implements ObjectStore {
   readonly kind = 's3' as const;
   private readonly client: S3Client;
+  /** Signs the links (signing needs no network): for the public endpoint when the gateway reaches the bucket elsewhere. */
+  private readonly signer: S3Client;
 
   constructor(private readonly config: S3StoreConfig) {
-    this.client = new S3Client({
-      region: config.region,
-      forcePathStyle: config.forcePathStyle,
-      ...(config.endpoint ? { endpoint: config.endpoint } : {}),
-      ...(config.accessKeyId && config.secretAccessKey ? { credentials: { accessKeyId: config.accessKeyId, secretAccessKey: config.secretAccessKey } } : {}),
-    });
+    this.client = clientFor(config, config.endpoint);
+    this.signer = config.publicEndpoint ? clientFor(config, config.publicEndpoint) : this.client;
   }
 
   async put(key: string, bytes: Buffer, contentType: string): Promise<void> {
@@ -42,7 +49,7 @@ export class S3ObjectStore implements ObjectStore {
 
   async signedLink(key: string, expiresAt: Date): Promise<string> {
     const seconds = Math.min(maxPresignSeconds, Math.max(1, Math.ceil((expiresAt.getTime() - Date.now()) / 1000)));
-    return getSignedUrl(this.client, new GetObjectCommand({ Bucket: this.config.bucket, Key: this.keyOf(key) }), { expiresIn: seconds });
+    return getSignedUrl(this.signer, new GetObjectCommand({ Bucket: this.config.bucket, Key: this.keyOf(key) }), { expiresIn: seconds });
   }
 
   async check(): Promise<void> {
@@ -51,6 +58,7 @@ export class S3ObjectStore implements ObjectStore {
 
   async close(): Promise<void> {
     this.client.destroy();
+    this.signer.destroy();
   }
 
   private keyOf(key: string): string {

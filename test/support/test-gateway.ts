@@ -39,6 +39,10 @@ export interface TestGatewayOptions {
   /** Extra environment variables (provider keys for `${VAR}`, ...). */
   env?: Record<string, string>;
   adminToken?: string | null;
+  /** Collects the gateway's log lines (info and above), parsed; otherwise the gateway logs nothing. */
+  logLines?: Array<Record<string, unknown>>;
+  /** The built dashboard to serve; defaults to web/dist. */
+  dashboardDir?: string;
 }
 
 let emailCounter = 0;
@@ -66,7 +70,8 @@ export async function startTestGateway(options: TestGatewayOptions = {}): Promis
     ? parseConfig(options.configText, 'test-gateway.yaml', environment.variables)
     : loadConfigFile(shippedConfigPath, environment.variables);
   const database = await createTestDatabase();
-  const gateway = await createGateway({ environment, config, storage: database.options, logger: pino({ level: 'silent' }) });
+  const logger = options.logLines ? pino({ level: 'info' }, { write: (line: string) => options.logLines!.push(JSON.parse(line) as Record<string, unknown>) }) : pino({ level: 'silent' });
+  const gateway = await createGateway({ environment, config, storage: database.options, logger, dashboardDir: options.dashboardDir });
   await gateway.app.ready();
   const services = gateway.core.services;
   // Settlements finish just after the answers they bill; tests read balances and records once they are in.

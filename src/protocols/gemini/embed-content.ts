@@ -34,6 +34,10 @@ export const BatchEmbedContentsRequest = Type.Object(
 );
 export type BatchEmbedContentsRequest = Static<typeof BatchEmbedContentsRequest>;
 
+/** The answer to `:embedContent`. */
+export const EmbedContentResponse = Type.Object({ embedding: Type.Object({ values: Vector }) });
+export type EmbedContentResponse = Static<typeof EmbedContentResponse>;
+
 /** The answer to `:batchEmbedContents`: one embedding per request, in request order. */
 export const BatchEmbedContentsResponse = Type.Object({ embeddings: Type.Array(Type.Object({ values: Vector })) });
 export type BatchEmbedContentsResponse = Static<typeof BatchEmbedContentsResponse>;

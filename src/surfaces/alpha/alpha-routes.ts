@@ -1,4 +1,4 @@
-import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { CatalogModel } from '../../catalog/catalog.ts';
 import { embeddingList, requireFloatEncoding } from '../../gateway/embedding-list.ts';
@@ -9,19 +9,20 @@ import { nativeParameters } from '../../catalog/capability-gate.ts';
 import { callerOf, requireCredential } from '../../http/authentication.ts';
 import { requestBaseUrl } from '../../http/base-url.ts';
 import { reportDroppedParameters } from '../../http/dropped-parameters.ts';
+import { compatModelFieldSchemas } from '../../http/answer-schemas.ts';
+import { described, jsonOrEventStream, relaysUpstreamErrors } from '../../http/openapi/route-documentation.ts';
 import { midStreamFailure } from '../../domain/upstream-failure.ts';
 import { relayAnswer, streamEncoded, type StreamRelayHooks } from '../../streaming/relay.ts';
 import { ChunkEncoder, chatCompletionOf, decodeChatMessages, gatedFields, relayBody, type ChatCompletionsBody } from './chat-completions-codec.ts';
 import { decodeEmbeddingInput } from './embeddings-codec.ts';
 import { decodeResponsesInput, gatedParametersOf as responsesGatedParameters, relayBody as relayResponsesBody, ResponseEncoder, type ResponsesBody } from './responses-codec.ts';
 import type { ChatStreamEvent } from '../../domain/chat.ts';
-import { ChatCompletionsRequest } from '../../protocols/openai/chat-completions.ts';
-import { EmbeddingsRequest } from '../../protocols/openai/embeddings.ts';
-import { ImagesGenerateRequest } from '../../protocols/openai/images.ts';
+import { ChatCompletion, ChatCompletionChunk, ChatCompletionsRequest } from '../../protocols/openai/chat-completions.ts';
+import { EmbeddingsAnswer, EmbeddingsRequest } from '../../protocols/openai/embeddings.ts';
+import { ImagesAnswer, ImagesGenerateRequest, ImagesStreamEvent } from '../../protocols/openai/images.ts';
 import { GatewayError } from '../../domain/errors.ts';
 import { alphaImageInput, ImageEventEncoder, imagesResponseOf, untranslatedFields } from './images-codec.ts';
-import { openAiOnlyResponsesFields, ResponsesRequest } from '../../protocols/openai/responses.ts';
-
+import { openAiOnlyResponsesFields, ResponseObject, ResponsesRequest, ResponsesStreamEvent } from '../../protocols/openai/responses.ts';
 
 function alphaModelItem(model: CatalogModel): Record<string, unknown> {
   return {
@@ -33,6 +34,21 @@ function alphaModelItem(model: CatalogModel): Record<string, unknown> {
   };
 }
 
+const ModelList = Type.Object({
+  object: Type.Literal('list'),
+  data: Type.Array(
+    Type.Unsafe<Record<string, unknown>>(Type.Object({ id: Type.String(), object: Type.Literal('model'), created: Type.Integer(), owned_by: Type.String(), ...compatModelFieldSchemas })),
+  ),
+}, { description: 'The active models' });
+
+const chatAnswer = jsonOrEventStream('The completion; with `stream: true`, its chunks', ChatCompletion, ChatCompletionChunk, 'Always ends with `data: [DONE]` and carries a final usage chunk; a failure sends `data: {"error": ...}` and no [DONE].');
+const responsesAnswer = jsonOrEventStream('The Response; with `stream: true`, its events', ResponseObject, ResponsesStreamEvent, 'Ends with `data: [DONE]` after its last event, except after a failure.');
+const imagesAnswer = jsonOrEventStream(
+  'The images; with `stream: true`, image_generation.* events where the provider streams them',
+  ImagesAnswer,
+  ImagesStreamEvent,
+  'Each `data:` follows an `event:` line naming its type.',
+);
 
 
 /** `provider.allow_fallbacks: false` pins the call to the winning provider row. */
@@ -44,9 +60,9 @@ function allowsFallbacks(body: Readonly<Record<string, unknown>>): boolean {
 export const alphaRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServices }> = async (app, { services }) => {
   app.addHook('onRequest', requireCredential(services.authenticator));
 
-  app.get('/api/alpha/v1/models', async () => ({ object: 'list', data: services.catalog.list().map(alphaModelItem) }));
+  app.get('/api/alpha/v1/models', { schema: { summary: 'The model list', response: { 200: ModelList } } }, async () => ({ object: 'list' as const, data: services.catalog.list().map(alphaModelItem) }));
 
-  app.post('/api/alpha/v1/chat/completions', { schema: { body: ChatCompletionsRequest } }, async (request, reply) => {
+  app.post('/api/alpha/v1/chat/completions', { schema: { summary: 'Chat completions', body: ChatCompletionsRequest, response: { 200: chatAnswer }, ...relaysUpstreamErrors } }, async (request, reply) => {
     const body = request.body as ChatCompletionsBody;
     const decoded = decodeChatMessages(body);
     const streaming = body.stream === true;
@@ -70,7 +86,7 @@ export const alphaRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServices 
     return streaming ? streamEvents(request, reply, run.events, body.model) : reply.send(chatCompletionOf(body.model, await collectAnswer(run.events)));
   });
 
-  app.post('/api/alpha/v1/embeddings', { schema: { body: EmbeddingsRequest } }, async (request) => {
+  app.post('/api/alpha/v1/embeddings', { schema: { summary: 'Text embeddings (float vectors)', body: EmbeddingsRequest, response: { 200: described(EmbeddingsAnswer, 'One embedding per input, in input order') }, ...relaysUpstreamErrors } }, async (request) => {
     const body = request.body;
     requireFloatEncoding(body.encoding_format);
     const inputs = decodeEmbeddingInput(body.input);
@@ -83,7 +99,7 @@ export const alphaRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServices 
     return embeddingList(body.model, answer);
   });
 
-  app.post('/api/alpha/v1/images/generations', { schema: { body: ImagesGenerateRequest } }, async (request, reply) => {
+  app.post('/api/alpha/v1/images/generations', { schema: { summary: 'Image generation', body: ImagesGenerateRequest, response: { 200: imagesAnswer }, ...relaysUpstreamErrors } }, async (request, reply) => {
     const body = request.body;
     const caller = callerOf(request);
     const streaming = body.stream === true;
@@ -116,7 +132,7 @@ export const alphaRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServices 
     return imagesResponseOf(view.result, created, body.response_format, (index) => services.images.outputBytes(job, index));
   });
 
-  app.post('/api/alpha/v1/responses', { schema: { body: ResponsesRequest } }, async (request, reply) => {
+  app.post('/api/alpha/v1/responses', { schema: { summary: 'Responses API', body: ResponsesRequest, response: { 200: responsesAnswer }, ...relaysUpstreamErrors } }, async (request, reply) => {
     const body = request.body as ResponsesBody;
     const decoded = decodeResponsesInput(body);
     const streaming = body.stream === true;

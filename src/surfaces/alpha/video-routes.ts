@@ -2,10 +2,14 @@ import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typ
 import type { GatewayServices } from '../../gateway/services.ts';
 import { callerOf, requireCredential } from '../../http/authentication.ts';
 import { requestBaseUrl } from '../../http/base-url.ts';
+import { binaryDownload, jsonBody, redirect } from '../../http/openapi/route-documentation.ts';
+import { VideosCreateRequest } from '../../protocols/openai/videos.ts';
+import { RouterVideoJob } from '../../protocols/router-video/videos.ts';
 import { alphaVideoJob, decodeAlphaVideo, formBody } from './videos-codec.ts';
 
 const VideoIdParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 100 }) });
 const ContentQuery = Type.Object({ index: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000 })) }, { additionalProperties: false });
+const VideoJob = Type.Object({ ...RouterVideoJob.properties, model: Type.String() }, { description: "The task in the routing provider's job shape, with links back to this surface" });
 
 /**
  * The alpha surface's videos (spec, Alpha surface): the routing provider's video API over the gateway's
@@ -22,12 +26,23 @@ export const alphaVideoRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServ
   const video = services.video;
   const surfaceBase = (request: Parameters<typeof requestBaseUrl>[0]) => `${requestBaseUrl(request)}/api/alpha/v1`;
 
-  app.post('/api/alpha/v1/videos', async (request, reply) => {
-    const job = await video.submit(callerOf(request), decodeAlphaVideo(request.body));
-    return reply.code(202).send(alphaVideoJob(await video.view(job, requestBaseUrl(request)), surfaceBase(request)));
-  });
+  app.post(
+    '/api/alpha/v1/videos',
+    {
+      schema: {
+        summary: 'Submit a video job',
+        // Checked in code: the same fields come as JSON or as the SDKs' multipart form.
+        documentedBody: jsonBody(VideosCreateRequest, 'JSON, or a multipart form of the same fields (`input_reference[image_url]`); any other field is refused', { alsoMultipart: true }),
+        response: { 202: VideoJob },
+      },
+    },
+    async (request, reply) => {
+      const job = await video.submit(callerOf(request), decodeAlphaVideo(request.body));
+      return reply.code(202).send(alphaVideoJob(await video.view(job, requestBaseUrl(request)), surfaceBase(request)));
+    },
+  );
 
-  app.get('/api/alpha/v1/videos/:id', { schema: { params: VideoIdParams } }, async (request) => {
+  app.get('/api/alpha/v1/videos/:id', { schema: { summary: 'Poll a video job', params: VideoIdParams, response: { 200: VideoJob } } }, async (request) => {
     const job = await video.find(callerOf(request), request.params.id);
     return alphaVideoJob(await video.view(job, requestBaseUrl(request)), surfaceBase(request));
   });
@@ -35,7 +50,16 @@ export const alphaVideoRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServ
   app.route({
     method: ['GET', 'HEAD'],
     url: '/api/alpha/v1/videos/:id/content',
-    schema: { params: VideoIdParams, querystring: ContentQuery },
+    schema: {
+      summary: 'Download the video',
+      params: VideoIdParams,
+      querystring: ContentQuery,
+      response: {
+        200: binaryDownload('The MP4 (filesystem store)', ['video/mp4']),
+        206: binaryDownload('The part a Range header asked for', ['video/mp4']),
+        302: redirect('An S3 store: its presigned link'),
+      },
+    },
     handler: async (request, reply) => {
       const job = await video.find(callerOf(request), request.params.id);
       const output = await video.output(job, request.query.index ?? 0, requestBaseUrl(request));

@@ -2,18 +2,17 @@ import { GatewayError } from '../../domain/errors.ts';
 import type { VideoResolution } from '../../domain/video.ts';
 import type { NativeVideoInput } from '../../gateway/video-request-check.ts';
 import type { VideoTaskView } from '../../gateway/video-generation.ts';
+import { maxVideoPromptCharacters, videosCreateFields as fields, type VideoSize } from '../../protocols/openai/videos.ts';
 import type { RouterVideoJob, RouterVideoStatus } from '../../protocols/router-video/videos.ts';
 
 /** The spec's four sizes, each a resolution and an aspect ratio. */
-const sizes: Record<string, { resolution: VideoResolution; ratio: string }> = {
+const sizes: Record<VideoSize, { resolution: VideoResolution; ratio: string }> = {
   '720x1280': { resolution: '720p', ratio: '9:16' },
   '1280x720': { resolution: '720p', ratio: '16:9' },
   '1024x1792': { resolution: '1080p', ratio: '9:16' },
   '1792x1024': { resolution: '1080p', ratio: '16:9' },
 };
 
-const fields = new Set(['model', 'prompt', 'seconds', 'size', 'input_reference']);
-const maxPromptCharacters = 32_000;
 
 const refuse = (message: string): never => {
   throw new GatewayError('GW_VALIDATION', message);
@@ -33,7 +32,7 @@ export function decodeAlphaVideo(body: unknown): NativeVideoInput {
   if (typeof model !== 'string' || model.length === 0 || model.length > 200) return refuse('"model" is required: a model id');
   const prompt = record.prompt;
   if (typeof prompt !== 'string' || prompt.length === 0) return refuse('"prompt" is required');
-  if ([...prompt].length > maxPromptCharacters) refuse(`"prompt" must be at most ${maxPromptCharacters} characters`);
+  if ([...prompt].length > maxVideoPromptCharacters) refuse(`"prompt" must be at most ${maxVideoPromptCharacters} characters`);
   const input: NativeVideoInput = { modelId: model, content: [{ type: 'text', text: prompt }] };
   if (record.seconds !== undefined) {
     const seconds = typeof record.seconds === 'string' && /^\d{1,4}$/.test(record.seconds) ? Number(record.seconds) : record.seconds;
@@ -41,7 +40,7 @@ export function decodeAlphaVideo(body: unknown): NativeVideoInput {
     input.duration = seconds as number;
   }
   if (record.size !== undefined) {
-    const size = typeof record.size === 'string' ? sizes[record.size] : undefined;
+    const size = typeof record.size === 'string' && Object.hasOwn(sizes, record.size) ? sizes[record.size as VideoSize] : undefined;
     if (!size) return refuse(`"size" must be one of ${Object.keys(sizes).join(', ')}`);
     Object.assign(input, size);
   }

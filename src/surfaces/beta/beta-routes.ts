@@ -1,4 +1,4 @@
-import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { embeddingList, requireFloatEncoding } from '../../gateway/embedding-list.ts';
 import { compatModelFields } from '../../gateway/model-listing.ts';
@@ -8,9 +8,12 @@ import type { GatewayServices } from '../../gateway/services.ts';
 import { nativeParameters } from '../../catalog/capability-gate.ts';
 import { callerOf, requireCredential } from '../../http/authentication.ts';
 import { reportDroppedParameters } from '../../http/dropped-parameters.ts';
+import { compatModelFieldSchemas } from '../../http/answer-schemas.ts';
+import { described, jsonOrEventStream, relaysUpstreamErrors } from '../../http/openapi/route-documentation.ts';
+import { EmbeddingsAnswer } from '../../protocols/openai/embeddings.ts';
 import { midStreamFailure } from '../../domain/upstream-failure.ts';
 import { relayAnswer, streamEncoded } from '../../streaming/relay.ts';
-import { BetaEmbeddingsRequest, MessagesRequest } from '../../protocols/anthropic/messages.ts';
+import { BetaEmbeddingsRequest, Message, MessagesRequest, MessagesStreamEvent } from '../../protocols/anthropic/messages.ts';
 import { decodeBetaEmbeddingInput } from './embeddings-codec.ts';
 import { decodeMessages, gatedFields, MessageEventEncoder, messageOf, relayBody, type MessagesBody } from './messages-codec.ts';
 
@@ -26,11 +29,27 @@ function protocolHeaders(request: FastifyRequest): Record<string, string> {
   return headers;
 }
 
+const ModelList = Type.Object({
+  data: Type.Array(
+    Type.Unsafe<Record<string, unknown>>(Type.Object({ type: Type.Literal('model'), id: Type.String(), display_name: Type.String(), created_at: Type.String(), ...compatModelFieldSchemas })),
+  ),
+  has_more: Type.Boolean(),
+  first_id: Type.Union([Type.String(), Type.Null()]),
+  last_id: Type.Union([Type.String(), Type.Null()]),
+}, { description: 'The active models' });
+
+const messageAnswer = jsonOrEventStream(
+  'The message; with `stream: true`, its named events',
+  Message,
+  MessagesStreamEvent,
+  'Each `data:` follows an `event:` line naming its type; the stream ends with message_stop (no [DONE]).',
+);
+
 /** The beta (messages-style) surface. */
 export const betaRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServices }> = async (app, { services }) => {
   app.addHook('onRequest', requireCredential(services.authenticator));
 
-  app.get('/api/beta/v1/models', async () => {
+  app.get('/api/beta/v1/models', { schema: { summary: 'The model list', response: { 200: ModelList } } }, async () => {
     const data = services.catalog.list().map((model) => ({
       type: 'model',
       id: model.modelId,
@@ -42,20 +61,24 @@ export const betaRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServices }
   });
 
   // A service extension: the alpha embeddings shape, with multimodal inputs.
-  app.post('/api/beta/v1/embeddings', { schema: { body: BetaEmbeddingsRequest } }, async (request) => {
-    const body = request.body;
-    requireFloatEncoding(body.encoding_format);
-    const inputs = decodeBetaEmbeddingInput(body.input);
-    const answer = await services.embeddings.embed(callerOf(request), {
-      modelId: body.model,
-      inputs,
-      dimensions: body.dimensions,
-      recordedRequest: { surface: 'beta', endpoint: 'embeddings', model: body.model, dimensions: body.dimensions },
-    });
-    return embeddingList(body.model, answer);
-  });
+  app.post(
+    '/api/beta/v1/embeddings',
+    { schema: { summary: 'Embeddings, multimodal (a service extension)', body: BetaEmbeddingsRequest, response: { 200: described(EmbeddingsAnswer, 'One embedding per input, in input order') }, ...relaysUpstreamErrors } },
+    async (request) => {
+      const body = request.body;
+      requireFloatEncoding(body.encoding_format);
+      const inputs = decodeBetaEmbeddingInput(body.input);
+      const answer = await services.embeddings.embed(callerOf(request), {
+        modelId: body.model,
+        inputs,
+        dimensions: body.dimensions,
+        recordedRequest: { surface: 'beta', endpoint: 'embeddings', model: body.model, dimensions: body.dimensions },
+      });
+      return embeddingList(body.model, answer);
+    },
+  );
 
-  app.post('/api/beta/v1/messages', { schema: { body: MessagesRequest } }, async (request, reply) => {
+  app.post('/api/beta/v1/messages', { schema: { summary: 'Messages', body: MessagesRequest, response: { 200: messageAnswer }, ...relaysUpstreamErrors } }, async (request, reply) => {
     const body = request.body as MessagesBody;
     const decoded = decodeMessages(body);
     const streaming = body.stream === true;

@@ -9,9 +9,11 @@ import { collectAnswer } from '../../gateway/text-generation.ts';
 import { callerOf, requireCredential } from '../../http/authentication.ts';
 import { reportDroppedParameters } from '../../http/dropped-parameters.ts';
 import { relayAnswer, streamEncoded } from '../../streaming/relay.ts';
+import { compatModelFieldSchemas } from '../../http/answer-schemas.ts';
+import { eventStreamSchema, jsonBody, relaysUpstreamErrors } from '../../http/openapi/route-documentation.ts';
 import { bodyValidator } from '../../http/validation.ts';
-import { BatchEmbedContentsRequest, EmbedContentRequest } from '../../protocols/gemini/embed-content.ts';
-import { GenerateContentRequest } from '../../protocols/gemini/generate-content.ts';
+import { BatchEmbedContentsRequest, BatchEmbedContentsResponse, EmbedContentRequest, EmbedContentResponse } from '../../protocols/gemini/embed-content.ts';
+import { GenerateContentRequest, GenerateContentResponse } from '../../protocols/gemini/generate-content.ts';
 import { decodeBatchEmbedContents, decodeEmbedContent, type BatchEmbedContentsBody, type EmbedContentBody } from './embed-content-codec.ts';
 import { ChunkEncoder, decodeContents, gatedParametersOf, relayBody, responseOf, streamError, type GenerateContentBody } from './generate-content-codec.ts';
 
@@ -32,11 +34,34 @@ function parseModelPath(path: string): { modelId: string; action: Action } {
   return { modelId: path.slice(0, separator), action: action as Action };
 }
 
+const ModelList = Type.Object({
+  data: Type.Array(Type.Unsafe<Record<string, unknown>>(Type.Object({ id: Type.String({ description: 'The catalog id prefixed with the serving provider' }), ...compatModelFieldSchemas }))),
+  models: Type.Array(Type.Object({ name: Type.String(), displayName: Type.String(), supportedGenerationMethods: Type.Array(Type.String()) }), { description: "The protocol's own list, which the official SDK reads" }),
+}, { description: 'The active models' });
+
+const modelAction = `\`<model>:<action>\`, the action one of ${actions.join(', ')}; the model is a catalog id and may contain slashes`;
+
+/** One route serves four actions: each has the protocol's own body, checked once the path has said which. */
+const actionBody = jsonBody(
+  Type.Union([GenerateContentRequest, EmbedContentRequest, BatchEmbedContentsRequest]),
+  'generateContent and streamGenerateContent: a GenerateContentRequest; embedContent: an EmbedContentRequest; batchEmbedContents: a BatchEmbedContentsRequest',
+);
+
+const actionAnswer = {
+  description:
+    'generateContent: the response; streamGenerateContent: with `alt=sse` server-sent events of response chunks (the stream simply ends), without it one JSON array of them; ' +
+    'embedContent: one embedding; batchEmbedContents: one per request, in order',
+  content: {
+    'application/json': { schema: Type.Union([GenerateContentResponse, Type.Array(GenerateContentResponse), EmbedContentResponse, BatchEmbedContentsResponse]) },
+    'text/event-stream': { schema: eventStreamSchema(GenerateContentResponse, 'streamGenerateContent with `alt=sse`; the stream simply ends.') },
+  },
+};
+
 /** The gamma (generateContent-style) surface. */
 export const gammaRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServices }> = async (app, { services }) => {
   app.addHook('onRequest', requireCredential(services.authenticator, { acceptGoogleKeyHeader: true }));
 
-  app.get('/api/gamma/v1beta/models', async () => {
+  app.get('/api/gamma/v1beta/models', { schema: { summary: 'The model list', response: { 200: ModelList } } }, async () => {
     const models = services.catalog.list();
     return {
       data: models.map((model) => ({ id: `${model.rows[0]?.providerId}/${model.modelId}`, ...compatModelFields(model) })),
@@ -52,7 +77,18 @@ export const gammaRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServices 
   app.post(
     '/api/gamma/v1beta/models/*',
     // Each action has its own body, checked once the path has said which action it is.
-    { schema: { params: Type.Object({ '*': Type.String({ maxLength: 400 }) }), querystring: Type.Object({ alt: Type.Optional(Type.Literal('sse')) }), body: Type.Object({}) } },
+    {
+      schema: {
+        summary: 'generateContent, streamGenerateContent, embedContent or batchEmbedContents of a model',
+        params: Type.Object({ '*': Type.String({ maxLength: 400, description: modelAction }) }),
+        wildcardName: 'modelAction',
+        querystring: Type.Object({ alt: Type.Optional(Type.Literal('sse')) }),
+        body: Type.Object({}),
+        documentedBody: actionBody,
+        response: { 200: actionAnswer },
+        ...relaysUpstreamErrors,
+      },
+    },
     async (request, reply) => {
       const { modelId, action } = parseModelPath(request.params['*']);
       if (action === 'embedContent' || action === 'batchEmbedContents') {

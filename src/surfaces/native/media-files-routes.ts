@@ -1,5 +1,8 @@
 import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { GatewayServices } from '../../gateway/services.ts';
+import { binaryDownload } from '../../http/openapi/route-documentation.ts';
+import { noCredential } from '../../http/openapi/security-schemes.ts';
+import { archivedMediaTypes } from './answer-schemas.ts';
 
 const LinkQuery = Type.Object({ expires: Type.Optional(Type.String({ maxLength: 20 })), signature: Type.Optional(Type.String({ maxLength: 100 })) });
 
@@ -8,7 +11,17 @@ export const mediaFilesRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServ
   app.route({
     method: ['GET', 'HEAD'],
     url: '/api/v1/media/files/*',
-    schema: { querystring: LinkQuery },
+    schema: {
+      summary: 'Download archived media by its signed link',
+      security: noCredential,
+      params: Type.Object({ '*': Type.String({ description: 'The object key, as the signed link names it' }) }),
+      wildcardName: 'objectKey',
+      querystring: LinkQuery,
+      response: {
+        200: binaryDownload('The file (a changed or expired link answers 403)', archivedMediaTypes),
+        206: binaryDownload('The part of the file a Range header asked for', archivedMediaTypes),
+      },
+    },
     handler: async (request, reply) => {
       const objectKey = (request.params as { '*': string })['*'];
       const range = request.headers.range;

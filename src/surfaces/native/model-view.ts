@@ -1,19 +1,9 @@
 import { effectiveCapabilities, type CatalogModel } from '../../catalog/catalog.ts';
-import type { Capabilities } from '../../domain/capabilities.ts';
+import type { Static } from '@fastify/type-provider-typebox';
+import type { ModelSchema } from './answer-schemas.ts';
 
-/** The spec's Model resource. */
-export interface ModelView {
-  modelId: string;
-  name?: string;
-  providerIds: string[];
-  inputModalities: string[];
-  outputModalities: string[];
-  isActive: true;
-  revision: number;
-  capabilities?: Capabilities;
-  createdAt?: string;
-  updatedAt?: string;
-}
+/** The spec's Model resource, as documented. */
+export type ModelView = Static<typeof ModelSchema>;
 
 export function modelView(model: CatalogModel): ModelView {
   const view: ModelView = {

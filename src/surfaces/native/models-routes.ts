@@ -3,6 +3,7 @@ import { inputModalities, outputModalities } from '../../domain/capabilities.ts'
 import { GatewayError } from '../../domain/errors.ts';
 import type { GatewayServices } from '../../gateway/services.ts';
 import { requireCredential } from '../../http/authentication.ts';
+import { ModelSchema } from './answer-schemas.ts';
 import { modelView } from './model-view.ts';
 
 const ModalityQuery = Type.Optional(Type.Union([Type.String({ maxLength: 200 }), Type.Array(Type.String({ maxLength: 200 }), { maxItems: 10 })]));
@@ -23,7 +24,13 @@ export const nativeModelsRoutes: FastifyPluginAsyncTypebox<{ services: GatewaySe
 
   app.get(
     '/api/v1/ai/models',
-    { schema: { querystring: Type.Object({ inputModalities: ModalityQuery, outputModalities: ModalityQuery }) } },
+    {
+      schema: {
+        summary: 'List the active models',
+        querystring: Type.Object({ inputModalities: ModalityQuery, outputModalities: ModalityQuery }),
+        response: { 200: Type.Array(ModelSchema, { description: 'Active models having every modality asked for' }) },
+      },
+    },
     async (request) => {
       const filter = {
         inputModalities: parseModalities('inputModalities', request.query.inputModalities, inputModalities),
@@ -35,10 +42,21 @@ export const nativeModelsRoutes: FastifyPluginAsyncTypebox<{ services: GatewaySe
 
   // Model ids may contain slashes, so the rest of the path is the id. The router has already
   // percent-decoded it; decoding again would turn `%25` into a URIError (500) and `%2541` into `A`.
-  app.get('/api/v1/ai/models/*', { schema: { params: Type.Object({ '*': Type.String({ maxLength: 300 }) }) } }, async (request) => {
-    const modelId = request.params['*'];
-    const model = services.catalog.find(modelId);
-    if (!model) throw new GatewayError('GW_NOT_FOUND', `model "${modelId}" not found`);
-    return modelView(model);
-  });
+  app.get(
+    '/api/v1/ai/models/*',
+    {
+      schema: {
+        summary: 'One model with its capabilities',
+        params: Type.Object({ '*': Type.String({ maxLength: 300, description: 'A catalog model id (it may contain slashes)' }) }),
+        wildcardName: 'modelId',
+        response: { 200: ModelSchema },
+      },
+    },
+    async (request) => {
+      const modelId = request.params['*'];
+      const model = services.catalog.find(modelId);
+      if (!model) throw new GatewayError('GW_NOT_FOUND', `model "${modelId}" not found`);
+      return modelView(model);
+    },
+  );
 };

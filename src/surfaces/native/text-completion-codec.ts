@@ -1,5 +1,6 @@
 import { Type, type Static } from '@fastify/type-provider-typebox';
 import { toolDefinition, type ChatRequest, type ChatStreamEvent, type ResponseFormat, type ToolChoice } from '../../domain/chat.ts';
+import type { TextChunk } from './answer-schemas.ts';
 
 /** A JSON object of any fields (a JSON Schema, an options object). */
 const JsonObject = Type.Record(Type.String(), Type.Unknown());
@@ -131,7 +132,7 @@ export function decodeParameters(body: TextCompletionBody): Omit<Partial<ChatReq
  * The spec's TextChunk for a canonical event. Tool calls, which the spec's chunk has no field for, travel in
  * `toolCalls` as OpenAI's streamed fragments: the first of a call with its id and name, then argument text.
  */
-export function textChunkOf(event: ChatStreamEvent): object {
+export function textChunkOf(event: ChatStreamEvent): TextChunk {
   switch (event.type) {
     case 'text-delta':
       return { delta: event.text };

@@ -4,13 +4,16 @@ import { callerOf, requireCredential } from '../../http/authentication.ts';
 import { midStreamFailure } from '../../domain/upstream-failure.ts';
 import { streamEncoded } from '../../streaming/relay.ts';
 import { reportDroppedParameters } from '../../http/dropped-parameters.ts';
+import { eventStream, relaysUpstreamErrors } from '../../http/openapi/route-documentation.ts';
+import { TextStreamEventSchema } from './answer-schemas.ts';
 import { decodeParameters, optionalFieldNames, TextCompletionBody, textChunkOf } from './text-completion-codec.ts';
 
 /** `POST /api/v1/text/completions`: always SSE of TextChunk objects, ending in `data: [DONE]`. */
 export const nativeTextRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServices }> = async (app, { services }) => {
   app.addHook('onRequest', requireCredential(services.authenticator));
 
-  app.post('/api/v1/text/completions', { schema: { body: TextCompletionBody } }, async (request, reply) => {
+  const answer = eventStream('The completion, streamed', TextStreamEventSchema, 'The stream ends with `data: [DONE]`, or after a failure with an `error` event and no [DONE].');
+  app.post('/api/v1/text/completions', { schema: { summary: 'Text completion (always streamed)', body: TextCompletionBody, response: { 200: answer }, ...relaysUpstreamErrors } }, async (request, reply) => {
     const body = request.body;
     const gatedParameters: Record<string, unknown> = { temperature: body.temperature, maxTokens: body.maxTokens };
     for (const name of optionalFieldNames) gatedParameters[name] = body[name];

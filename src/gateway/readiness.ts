@@ -1,0 +1,136 @@
+/** Whether this process should be sent requests, as `/readyz` reports it. */
+export type ReadinessStatus = 'ready' | 'starting' | 'draining' | 'unavailable';
+
+export interface CheckResult {
+  ok: boolean;
+  latencyMs: number;
+  /** Why it failed: the error's code (ECONNREFUSED, a SQLSTATE) or class name, else its message; or the timeout. */
+  error?: string;
+}
+
+export interface WorkersReport {
+  jobs: {
+    /** `stopped` before the server starts it, after it stops, and always with `jobs.concurrency: 0`. */
+    state: 'running' | 'stopped';
+    /** Jobs this process runs now, and at most at once. */
+    active: number;
+    concurrency: number;
+    /** Media jobs of every process by state, as the database counts them; absent when it cannot be read. */
+    byState?: Record<string, number>;
+  };
+}
+
+export interface ReadinessReport {
+  status: ReadinessStatus;
+  checks: { database: CheckResult; objectStore: CheckResult };
+  workers: WorkersReport;
+}
+
+export interface ReadinessDependencies {
+  /** A trivial query. */
+  pingDatabase(): Promise<void>;
+  /** The object store's own cheap check (ObjectStore.check). */
+  checkObjectStore(): Promise<void>;
+  countJobsByState(): Promise<Record<string, number>>;
+  worker: { readonly isRunning: boolean; readonly active: number };
+  concurrency: number;
+  /** A check that has not answered within this long fails. */
+  timeoutMs: number;
+  /** Told when a check starts failing (once, until it passes again), with the whole error. */
+  onCheckFailed(check: string, error: unknown): void;
+  clock?: () => number;
+}
+
+type Phase = 'starting' | 'serving' | 'draining';
+
+/**
+ * What `/readyz` (which needs no credential) says of a failure: its code (ECONNREFUSED, a SQLSTATE) or the
+ * name of its class (an S3 `NoSuchBucket`) rather than a message that may name internal hosts; the message
+ * only when it has neither. The whole error goes to the log.
+ */
+function reasonOf(error: unknown): string {
+  const { code, name } = (error ?? {}) as { code?: unknown; name?: unknown };
+  if (typeof code === 'string' && code !== '') return code;
+  if (typeof name === 'string' && name !== '' && name !== 'Error') return name;
+  return error instanceof Error ? error.message : String(error);
+}
+
+/**
+ * The process's readiness: `starting` until the server listens, `draining` from the moment it is told to stop,
+ * and in between `ready` while the database and the object store answer, `unavailable` while either does not.
+ * A check still running when the next probe comes is shared rather than started again, so probes against a
+ * database that hangs do not pile up connection attempts.
+ */
+export class Readiness {
+  private phase: Phase = 'starting';
+  private readonly inFlight = new Map<string, Promise<unknown>>();
+  private readonly failing = new Set<string>();
+  private readonly clock: () => number;
+
+  constructor(private readonly dependencies: ReadinessDependencies) {
+    this.clock = dependencies.clock ?? (() => performance.now());
+  }
+
+  /** The server listens: from now on the checks decide. */
+  listening(): void {
+    if (this.phase === 'starting') this.phase = 'serving';
+  }
+
+  /** The process is stopping: load balancers should send it nothing new. */
+  draining(): void {
+    this.phase = 'draining';
+  }
+
+  async report(): Promise<ReadinessReport> {
+    const { dependencies } = this;
+    const [database, objectStore, byState] = await Promise.all([
+      this.check('database', () => dependencies.pingDatabase()),
+      this.check('objectStore', () => dependencies.checkObjectStore()),
+      this.jobCounts(),
+    ]);
+    const status: ReadinessStatus = this.phase === 'starting' ? 'starting' : this.phase === 'draining' ? 'draining' : database.ok && objectStore.ok ? 'ready' : 'unavailable';
+    const jobs: WorkersReport['jobs'] = {
+      state: dependencies.worker.isRunning ? 'running' : 'stopped',
+      active: dependencies.worker.active,
+      concurrency: dependencies.concurrency,
+    };
+    if (byState) jobs.byState = byState;
+    return { status, checks: { database, objectStore }, workers: { jobs } };
+  }
+
+  private async check(name: string, run: () => Promise<void>): Promise<CheckResult> {
+    const started = this.clock();
+    const latencyMs = () => Math.round((this.clock() - started) * 10) / 10;
+    try {
+      await this.bounded(name, run);
+      this.failing.delete(name);
+      return { ok: true, latencyMs: latencyMs() };
+    } catch (error) {
+      if (!this.failing.has(name)) {
+        this.failing.add(name);
+        this.dependencies.onCheckFailed(name, error);
+      }
+      return { ok: false, latencyMs: latencyMs(), error: reasonOf(error) };
+    }
+  }
+
+  /** Job counts are a report, not a check: when the database cannot give them, they are left out. */
+  private jobCounts(): Promise<Record<string, number> | undefined> {
+    return this.bounded('jobs', () => this.dependencies.countJobsByState()).catch(() => undefined);
+  }
+
+  /** `run`, shared with any caller already waiting for it, given up on after the timeout. */
+  private bounded<T>(name: string, run: () => Promise<T>): Promise<T> {
+    let shared = this.inFlight.get(name) as Promise<T> | undefined;
+    if (!shared) {
+      shared = run().finally(() => this.inFlight.delete(name));
+      this.inFlight.set(name, shared);
+    }
+    const { timeoutMs } = this.dependencies;
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_resolve, reject) => {
+      timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
+    });
+    return Promise.race([shared, timeout]).finally(() => clearTimeout(timer));
+  }
+}

@@ -1,0 +1,78 @@
+import Type, { type TSchema } from 'typebox';
+import { CapabilitiesSchema, PricingSchema } from '../config/config-schema.ts';
+
+/**
+ * Answers that several surfaces share (account, admin, compat), as the OpenAPI document shows them. Plain
+ * TypeBox, importing nothing of the server, so that the dashboard's type check can follow it too; the checks
+ * that they agree with the views the code answers with are in openapi/answer-agreements.ts.
+ */
+
+const Usd = Type.Number({ description: 'USD' });
+/** One optional field per spend window. */
+const eachCap = <S extends TSchema>(schema: S) => ({ daily: Type.Optional(schema), weekly: Type.Optional(schema), monthly: Type.Optional(schema), total: Type.Optional(schema) });
+
+export const AccountSchema = Type.Object({ id: Type.String(), email: Type.String(), creditBalance: Usd }, { description: 'The account' });
+
+export const BalanceSchema = Type.Object({ creditBalance: Usd }, { description: "The account's credit balance" });
+
+export const ApiKeySchema = Type.Object(
+  {
+    id: Type.String(),
+    name: Type.String(),
+    prefix: Type.String({ description: 'The first characters of the key, to tell keys apart' }),
+    isActive: Type.Boolean(),
+    limits: Type.Object(eachCap(Usd), { description: 'Spend caps in USD, each present only when set' }),
+    createdAt: Type.String(),
+  },
+  { description: 'An API key, without the key itself' },
+);
+
+export const CreatedKeySchema = Type.Object({ ...ApiKeySchema.properties, key: Type.String({ description: 'The key itself (`gwk_…`)' }) }, { description: 'The new key' });
+
+const CapStatus = Type.Object({ limit: Usd, spent: Usd, remaining: Type.Number({ minimum: 0, description: 'limit - spent, never below 0' }) });
+
+export const KeyLookupSchema = Type.Object(
+  { name: Type.String(), isActive: Type.Literal(true), ...eachCap(CapStatus) },
+  { description: "The spec's key lookup: each cap present only when configured; no balance" },
+);
+
+/** The spec's generation record (usage row). */
+export const GenerationRecordSchema = Type.Object({
+  id: Type.String(),
+  userId: Type.String(),
+  apiKeyId: Type.Optional(Type.String()),
+  modality: Type.String({ description: 'text, image, video or audio' }),
+  model: Type.String(),
+  status: Type.String({ description: 'succeeded, failed, aborted or cancelled' }),
+  request: Type.Optional(Type.Unknown()),
+  usage: Type.Optional(Type.Unknown()),
+  usdCost: Usd,
+  durationMs: Type.Optional(Type.Integer()),
+  createdAt: Type.String(),
+});
+
+/** The fields of a paged listing beside its `results`. */
+export const pageFields = { total: Type.Integer({ minimum: 0 }), offset: Type.Integer({ minimum: 0 }), limit: Type.Integer({ minimum: 1 }) };
+
+export const UsagePageSchema = Type.Object({ results: Type.Array(GenerationRecordSchema), ...pageFields }, { description: 'One page of usage records, newest first' });
+
+const { inputPerMTok, outputPerMTok, inputPerImage, inputPerAudioSecond, inputPerVideoSecond, inputPerFile } = PricingSchema.properties;
+const Prices = Type.Object(
+  { inputPerMTok, outputPerMTok, inputPerImage, inputPerAudioSecond, inputPerVideoSecond, inputPerFile, currency: Type.Literal('USD') },
+  { description: 'USD prices under the names gateway.yaml gives them' },
+);
+
+/**
+ * The fields the model list items of the alpha, beta and gamma surfaces share (spec, Model: compatibility list
+ * items), beside each protocol's own id and shape. gateway/model-listing.ts builds them as a loose record, so
+ * no type checks this against it: the OpenAPI test checks real answers against it instead.
+ */
+export const compatModelFieldSchemas = {
+  name: Type.String(),
+  inputModalities: Type.Array(Type.String()),
+  outputModalities: Type.Array(Type.String()),
+  capabilitiesProviderId: Type.Optional(Type.String({ description: 'The provider row chosen by priority' })),
+  capabilities: Type.Optional(CapabilitiesSchema),
+  chatPricing: Type.Optional(Prices),
+  embeddingPricing: Type.Optional(Prices),
+};

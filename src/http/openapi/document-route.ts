@@ -1,0 +1,68 @@
+import type { FastifySchema } from 'fastify';
+import { surfaceOf } from '../metrics.ts';
+import { adminOnly, keySessionOrCookie, keySessionOrGoogleKey, noCredential } from './security-schemes.ts';
+
+/** Pages that plugins register without documentation (the dashboard, the API explorer), with what the document says of them. */
+const pages: Readonly<Record<string, string>> = {
+  '/': 'The dashboard: a single-page app for the account (sign-in, keys, usage, media)',
+  '/docs': 'This API explorer (Swagger UI), on the document served at /openapi.json',
+};
+
+const htmlPage = (description: string): FastifySchema => ({
+  summary: description,
+  tags: ['operations'],
+  security: noCredential,
+  response: { 200: { description: 'An HTML page', content: { 'text/html': { schema: { type: 'string' } } } } },
+});
+
+/** The document's sections are the surfaces the metrics label requests with; the rest (health, pages, this document) is `operations`. */
+function tagOf(url: string): string {
+  const surface = surfaceOf(url);
+  return surface === 'other' ? 'operations' : surface;
+}
+
+/**
+ * The credentials of a section, where they differ from the document's default (a key or a session token): a
+ * route that takes none, or others, says so in its own schema.
+ */
+const securityByTag: Readonly<Record<string, FastifySchema['security']>> = {
+  gamma: keySessionOrGoogleKey,
+  account: keySessionOrCookie,
+  admin: adminOnly,
+};
+
+/**
+ * `url` as the document writes it: `:name` stays for @fastify/swagger to turn into `{name}`, and `*` becomes
+ * `{wildcardName}` (without a name it stays `*`, which @fastify/swagger writes `{*}`; the coverage test refuses that).
+ */
+function documentedUrl(url: string, wildcardName: string | undefined): string {
+  return wildcardName ? url.replace('*', `{${wildcardName}}`) : url;
+}
+
+function renamedWildcard(params: unknown, wildcardName: string): unknown {
+  const schema = params as { properties?: Record<string, unknown>; required?: string[] } | undefined;
+  const wildcard = schema?.properties?.['*'];
+  if (!schema?.properties || wildcard === undefined) return params;
+  const { '*': _renamed, ...properties } = schema.properties;
+  return { ...schema, properties: { ...properties, [wildcardName]: wildcard }, required: [...(schema.required ?? []).filter((name) => name !== '*'), wildcardName] };
+}
+
+/**
+ * The @fastify/swagger `transform`: what a route's schema says, as the document shows it. Documentation-only
+ * keys take their place (the body checked in code, the wildcard's name), each route gets the tag and the
+ * credentials of its section, and the pages plugins register hidden are shown as pages.
+ */
+export function documentRoute({ schema, url, method }: { schema: FastifySchema | undefined; url: string; method: string | string[] }): { schema: FastifySchema; url: string } {
+  const methods = typeof method === 'string' ? [method] : method;
+  const page = pages[url];
+  if (page !== undefined && methods.includes('GET')) return { schema: htmlPage(page), url };
+  if (schema?.hide) return { schema, url };
+  const { documentedBody, wildcardName, ...validated } = schema ?? {};
+  const tag = tagOf(url);
+  const documented: FastifySchema = { ...validated, tags: validated.tags ?? [tag] };
+  const security = validated.security ?? securityByTag[tag];
+  if (security) documented.security = security;
+  if (documentedBody) documented.body = documentedBody;
+  if (wildcardName && validated.params) documented.params = renamedWildcard(validated.params, wildcardName);
+  return { schema: documented, url: documentedUrl(url, wildcardName) };
+}
