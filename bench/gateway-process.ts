@@ -15,7 +15,9 @@ import type * as Main from '../src/main.ts';
 import type * as Schema from '../src/storage/schema.ts';
 import { chatPricing } from './pricing.ts';
 
-const compiled = async <Module>(file: string): Promise<Module> => (await import(pathToFileURL(path.join(import.meta.dirname, '../dist', file)).href)) as Module;
+// BENCH_DIST_DIR: another checkout's compiled gateway (`npm run bench:compare`), run by this same harness.
+const distDir = process.env.BENCH_DIST_DIR ?? path.join(import.meta.dirname, '../dist');
+const compiled = async <Module>(file: string): Promise<Module> => (await import(pathToFileURL(path.join(distDir, file)).href)) as Module;
 const { readEnvironment } = await compiled<typeof Environment>('config/environment.js');
 const { parseConfig } = await compiled<typeof LoadConfig>('config/load-config.js');
 const { createGateway } = await compiled<typeof Main>('main.js');

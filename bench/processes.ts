@@ -173,7 +173,7 @@ export function treePss(pid: number, tree = processTree(pid)): number {
 
 let ticksPerSecond: number | undefined;
 
-/** User plus system CPU time of a process and its live descendants, in milliseconds (clock-tick resolution). */
+/** User plus system CPU time of a process and its descendants (those that have exited and been waited for included), in milliseconds (clock-tick resolution). */
 export function treeCpuMs(pid: number): number {
   ticksPerSecond ??= Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
   let ticks = 0;
@@ -181,8 +181,10 @@ export function treeCpuMs(pid: number): number {
     try {
       const stat = readFileSync(`/proc/${member}/stat`, 'utf8');
       const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      // utime and stime are fields 14 and 15 of stat, 12 and 13 after the command name.
-      ticks += Number(fields[11]) + Number(fields[12]);
+      // utime, stime, cutime and cstime are fields 14 to 17 of stat, 12 to 15 after the command name. The
+      // children's times keep what a descendant spent once it has exited (a database backend, an autovacuum
+      // worker), so the sum never goes back.
+      ticks += Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14]);
     } catch {
       // gone meanwhile
     }
