@@ -3,17 +3,8 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { GatewayError } from '../domain/errors.ts';
 import type { GatewayTelemetry } from '../telemetry/gateway-telemetry.ts';
 
-/** The surface a route belongs to, from its path template: a small, fixed set of label values. */
-export function surfaceOf(route: string): string {
-  if (route.startsWith('/api/alpha')) return 'alpha';
-  if (route.startsWith('/api/beta')) return 'beta';
-  if (route.startsWith('/api/gamma')) return 'gamma';
-  if (route.startsWith('/api/compat/')) return 'compat';
-  if (route.startsWith('/api/admin/')) return 'admin';
-  if (/^\/api\/v1\/(auth|account|api-keys|usage|media)(\/|$)/.test(route)) return 'account';
-  if (route.startsWith('/api/v1/')) return 'native';
-  return 'other';
-}
+/** Levels at which the per-request line is written: its fields are not even gathered otherwise. */
+const logsInfo = new Set(['info', 'debug', 'trace']);
 
 function tokenMatches(request: FastifyRequest, token: string): boolean {
   const match = /^Bearer\s+(\S+)$/i.exec(request.headers.authorization ?? '');
@@ -33,12 +24,14 @@ export function registerMetrics(app: FastifyInstance, telemetry: GatewayTelemetr
   app.addHook('onResponse', (request, reply, done) => {
     const route = request.routeOptions.url ?? 'unmatched';
     const elapsedMs = reply.elapsedTime;
-    telemetry.request({ surface: surfaceOf(route), route, method: request.method, status: reply.statusCode }, elapsedMs / 1000);
+    telemetry.request(route, request.method, reply.statusCode, elapsedMs / 1000);
     // One line per request, in place of Fastify's two (the request's id is the logger's `reqId`).
-    request.log.info(
-      { method: request.method, path: request.url.split('?')[0], route, statusCode: reply.statusCode, responseTimeMs: Math.round(elapsedMs * 10) / 10, remoteAddress: request.ip },
-      'request completed',
-    );
+    if (logsInfo.has(request.log.level)) {
+      request.log.info(
+        { method: request.method, path: request.url.split('?')[0], route, statusCode: reply.statusCode, responseTimeMs: Math.round(elapsedMs * 10) / 10, remoteAddress: request.ip },
+        'request completed',
+      );
+    }
     done();
   });
   if (!options.enabled) return;

@@ -4,6 +4,7 @@ import type { RecordedGeneration } from '../domain/generation-route.ts';
 import { nanosToUsd } from '../domain/money.ts';
 import type { BreakerState, RowRef } from '../gateway/provider-breakers.ts';
 import type { DispatchEvents } from '../gateway/upstream-dispatch.ts';
+import { surfaceOf } from './surfaces.ts';
 
 /** Figures read when `/metrics` is scraped (the database ones cost a query, so they are not kept up to date). */
 export interface ScrapedFigures {
@@ -37,6 +38,7 @@ export class GatewayTelemetry implements DispatchEvents {
   private readonly fallbacks: Counter<'model' | 'from' | 'to' | 'reason'>;
   private readonly retries: Counter<'model' | 'provider'>;
   private figures: ScrapedFigures | undefined;
+  private readonly requestLabels = new Map<string, { counted: Record<'surface' | 'route' | 'method' | 'status', string>; timed: Record<'surface' | 'route' | 'method', string> }>();
 
   constructor(private readonly logger: Logger) {
     const registers = [this.registry];
@@ -128,9 +130,21 @@ export class GatewayTelemetry implements DispatchEvents {
     this.figures = figures;
   }
 
-  request(labels: { surface: string; route: string; method: string; status: number }, seconds: number): void {
-    this.requests.inc({ surface: labels.surface, route: labels.route, method: labels.method, status: String(labels.status) });
-    this.requestSeconds.observe({ surface: labels.surface, route: labels.route, method: labels.method }, seconds);
+  /**
+   * One answered request. The label sets are made once per route template, method and status (a bounded set:
+   * unmatched paths share one route label), so an answer costs two map lookups, not two label objects and a
+   * surface match.
+   */
+  request(route: string, method: string, status: number, seconds: number): void {
+    const key = `${route} ${method} ${status}`;
+    let labels = this.requestLabels.get(key);
+    if (!labels) {
+      const timed = { surface: surfaceOf(route), route, method };
+      labels = { counted: { ...timed, status: String(status) }, timed };
+      this.requestLabels.set(key, labels);
+    }
+    this.requests.inc(labels.counted);
+    this.requestSeconds.observe(labels.timed, seconds);
   }
 
   /** One line per generation, with its route, and its figures in the metrics. */
@@ -146,6 +160,7 @@ export class GatewayTelemetry implements DispatchEvents {
       if (route.firstByteMs !== undefined) this.firstByteSeconds.observe({ provider: route.providerId }, route.firstByteMs / 1000);
       if (generation.durationMs !== null) this.upstreamSeconds.observe({ provider: route.providerId }, generation.durationMs / 1000);
     }
+    if (!this.logger.isLevelEnabled('info')) return;
     this.logger.info(
       {
         event: 'generation',

@@ -181,6 +181,24 @@ describe('provider resilience: breakers, fallbacks, retry-after, and the route o
     expect(scraped.body).toMatch(/^gateway_credit_leases \d+$/m);
     expect(scraped.body).toContain('gateway_process_resident_memory_bytes');
   });
+
+  it('writes one line per answer with its route template, and counts scanned paths under one route label', async () => {
+    const { key } = await gateway.createFundedKey({ credits: 1 });
+    const answered = await chat(key, 'resilient', 'req-line-1');
+    expect(answered.statusCode, answered.body).toBe(200);
+    const requestLines = (requestId: string) => logLines.filter((line) => line.msg === 'request completed' && line.reqId === requestId);
+    expect(requestLines('req-line-1')).toEqual([
+      expect.objectContaining({ method: 'POST', path: '/api/alpha/v1/chat/completions', route: '/api/alpha/v1/chat/completions', statusCode: 200, responseTimeMs: expect.any(Number) }),
+    ]);
+    for (const path of ['/no/such/thing', '/api/v1/nope?x=1', `/${'a'.repeat(5000)}`]) {
+      const missing = await gateway.request({ method: 'GET', url: path, headers: { 'x-request-id': `scan-${path.length}` } });
+      expect(missing.statusCode).toBe(404);
+      expect(requestLines(`scan-${path.length}`)).toEqual([expect.objectContaining({ route: 'unmatched', statusCode: 404, path: path.split('?')[0] })]);
+    }
+    const scraped = (await gateway.request({ method: 'GET', url: '/metrics' })).body;
+    expect(scraped).toMatch(/^gateway_http_requests_total\{surface="other",route="unmatched",method="GET",status="404"\} [3-9]\d*$/m);
+    expect(scraped).not.toContain('no/such/thing');
+  });
 });
 
 describe('metrics behind a token, with the database figures of holds and media jobs', () => {

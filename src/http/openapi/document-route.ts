@@ -1,5 +1,5 @@
 import type { FastifySchema } from 'fastify';
-import { surfaceOf } from '../metrics.ts';
+import { surfaceOf } from '../../telemetry/surfaces.ts';
 import { adminOnly, keySessionOrCookie, keySessionOrGoogleKey, noCredential } from './security-schemes.ts';
 
 /** Pages that plugins register without documentation (the dashboard, the API explorer), with what the document says of them. */

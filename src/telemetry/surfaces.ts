@@ -1,0 +1,11 @@
+/** The surface a route belongs to, from its path template: a small, fixed set of label values. */
+export function surfaceOf(route: string): string {
+  if (route.startsWith('/api/alpha')) return 'alpha';
+  if (route.startsWith('/api/beta')) return 'beta';
+  if (route.startsWith('/api/gamma')) return 'gamma';
+  if (route.startsWith('/api/compat/')) return 'compat';
+  if (route.startsWith('/api/admin/')) return 'admin';
+  if (/^\/api\/v1\/(auth|account|api-keys|usage|media)(\/|$)/.test(route)) return 'account';
+  if (route.startsWith('/api/v1/')) return 'native';
+  return 'other';
+}
