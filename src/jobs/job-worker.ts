@@ -150,9 +150,11 @@ export class JobWorker {
       case 'lost':
         return;
       case 'retry': {
-        // Backoff, or the provider's own retry-after when it asks for longer.
+        // Backoff, or the provider's own retry-after when it asks for longer; never past the job's deadline, where
+        // the next claim fails it and gives its hold back, whatever wait an upstream asked for.
         const delay = Math.max(config.retryBaseMs * 2 ** Math.min(job.attempts, 16), outcome.retryAfterMs ?? 0);
-        await jobs.retryLater(job.id, owner, new Date(now.getTime() + delay), outcome.error, now);
+        const due = Math.min(now.getTime() + delay, job.deadlineAt.getTime());
+        await jobs.retryLater(job.id, owner, new Date(due), outcome.error, now);
         return;
       }
       case 'succeeded':

@@ -33,10 +33,10 @@ interface MultimodalBody {
 
 const mediaTokens = 500;
 
-function sendError(response: ServerResponse, status: number, code: string, message: string, param: string | null = null): void {
+function sendError(response: ServerResponse, status: number, code: string, message: string, param: string | null = null, headers: Record<string, string> = {}): void {
   const types: Record<number, string> = { 400: 'BadRequest', 401: 'Unauthorized', 404: 'NotFound', 429: 'TooManyRequests' };
   const body = { error: { code, message, param, type: types[status] ?? 'InternalServiceError' } };
-  writeJson<ArkError>(response, status, body, { 'x-request-id': 'fake-ark-request' });
+  writeJson<ArkError>(response, status, body, { 'x-request-id': 'fake-ark-request', ...headers });
 }
 
 const isMultimodalRequest = wireCheck(MultimodalEmbeddingsRequest);
@@ -83,7 +83,10 @@ async function seedream(request: RecordedRequest, response: ServerResponse, file
   const body = request.body;
   const scenario = scenarioOf(body.prompt);
   if (!(await delayFor(scenario))) return;
-  if (scenario.errorStatus) return sendError(response, scenario.errorStatus, scenario.errorStatus === 400 ? 'OutputImageSensitiveContentDetected' : 'InternalServiceError', `The fake failed with ${scenario.errorStatus}`);
+  if (scenario.errorStatus) {
+    const code = scenario.errorStatus === 400 ? 'OutputImageSensitiveContentDetected' : 'InternalServiceError';
+    return sendError(response, scenario.errorStatus, code, `The fake failed with ${scenario.errorStatus}`, null, scenario.retryAfter ? { 'retry-after': scenario.retryAfter } : {});
+  }
   if (scenario.garbage) return void response.writeHead(200, { 'content-type': 'application/json' }).end('{"data": "not a list"}');
   const layers = body.layer_decomposition?.enabled === true;
   if (layers && (typeof body.image !== 'string' || body.size !== undefined)) return sendError(response, 400, 'InvalidParameter', 'Layer decomposition takes one image and no size.', 'image');

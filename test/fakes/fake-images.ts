@@ -14,7 +14,8 @@ export function fakePng(seed: string, width = 16, height = 16): Buffer {
  * Scenarios a test picks with words in the prompt: `fake-slow-<ms>` answers after that delay, `fake-hang`
  * never answers, `fake-error-<status>` fails with that status, `fake-garbage` answers 200 with a body that is
  * not the protocol's, `fake-partial` makes one image of a group fail, `fake-layer-fail` makes a layer fail,
- * `fake-expired-url` hands out URLs that have already expired, `fake-slow-file-<ms>` serves its files slowly.
+ * `fake-expired-url` hands out URLs that have already expired, `fake-slow-file-<ms>` serves its files slowly,
+ * `fake-retry-after-<value>` sends that `retry-after` with an error (any value, however absurd; `_` for a space).
  */
 export interface ImageScenario {
   delayMs: number;
@@ -25,6 +26,7 @@ export interface ImageScenario {
   layerFail: boolean;
   expiredUrls: boolean;
   fileDelayMs: number;
+  retryAfter: string | undefined;
 }
 
 export function scenarioOf(prompt: string): ImageScenario {
@@ -39,6 +41,7 @@ export function scenarioOf(prompt: string): ImageScenario {
     layerFail: prompt.includes('fake-layer-fail'),
     expiredUrls: prompt.includes('fake-expired-url'),
     fileDelayMs: number(/fake-slow-file-(\d+)/),
+    retryAfter: /fake-retry-after-(\S+)/.exec(prompt)?.[1]?.replaceAll('_', ' '),
   };
 }
 

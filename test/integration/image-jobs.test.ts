@@ -218,4 +218,20 @@ describe('a job past its maximum time', () => {
     expect(await balanceNanosOf(gateway, accountId)).toBe(usdToNanos(1));
     expect(await heldNanosOf(gateway, accountId)).toBe(0n);
   });
+
+  it('fails at its deadline when the upstream asks to be tried again in a thousand years, or in nonsense', async () => {
+    for (const retryAfter of ['31536000000', '9'.repeat(40), 'Fri, 31 Dec 9999 23:59:59 GMT', '-5']) {
+      const { key, accountId } = await gateway.createFundedKey({ credits: 1 });
+      const prompt = `never fake-error-503 fake-retry-after-${retryAfter.replaceAll(' ', '_')}`;
+      const before = ark.requests.length;
+      const response = await gateway.request({ method: 'POST', url: '/api/v1/image/generations/async', headers: keyHeaders(key), payload: { model: 'seedream', content: [{ type: 'text', text: prompt }] } });
+      expect(response.statusCode, response.body).toBe(202);
+      const job = await waitForImageJob(gateway, key, response.json<{ generationId: string }>().generationId, 15_000);
+      expect(job.status, retryAfter).toBe('failed');
+      expect(await heldNanosOf(gateway, accountId)).toBe(0n);
+      expect(await balanceNanosOf(gateway, accountId)).toBe(usdToNanos(1));
+      // The first call and, the backoff being longer than the deadline, no more than one other.
+      expect(ark.requests.length - before).toBeLessThanOrEqual(2);
+    }
+  });
 });

@@ -113,15 +113,22 @@ function single(value: string | string[] | undefined): string | undefined {
   return Array.isArray(value) ? value[0] : value;
 }
 
-/** The wait a provider asked for: `retry-after-ms` (OpenAI), else `retry-after` in seconds or as an HTTP date. */
+/** Longest wait an upstream's retry-after is taken for: a day (what is asked beyond it is read as a day). */
+export const maxRetryAfterMs = 86_400_000;
+
+/**
+ * The wait a provider asked for: `retry-after-ms` (OpenAI), else `retry-after` in seconds or as an HTTP date;
+ * undefined when neither says a wait, and at most `maxRetryAfterMs`, whatever the upstream wrote.
+ */
 export function retryAfterMs(headers: Dispatcher.ResponseData['headers'], now = Date.now()): number | undefined {
-  const milliseconds = Number(single(headers['retry-after-ms']));
-  if (Number.isFinite(milliseconds) && milliseconds >= 0 && single(headers['retry-after-ms']) !== undefined) return Math.ceil(milliseconds);
+  const milliseconds = single(headers['retry-after-ms'])?.trim();
+  if (milliseconds && /^\d+(\.\d+)?$/.test(milliseconds)) return Math.min(maxRetryAfterMs, Math.ceil(Number(milliseconds)));
   const value = single(headers['retry-after'])?.trim();
   if (!value) return undefined;
-  if (/^\d+(\.\d+)?$/.test(value)) return Math.ceil(Number(value) * 1000);
-  const date = Date.parse(value);
-  return Number.isNaN(date) ? undefined : Math.max(0, date - now);
+  if (/^\d+(\.\d+)?$/.test(value)) return Math.min(maxRetryAfterMs, Math.ceil(Number(value) * 1000));
+  // An HTTP date begins with the day's name (all three of its formats); Date.parse alone would read "-5" as a year.
+  const date = /^[A-Za-z]{3}/.test(value) ? Date.parse(value) : Number.NaN;
+  return Number.isNaN(date) ? undefined : Math.min(maxRetryAfterMs, Math.max(0, date - now));
 }
 
 /** Reads a body as text up to `limit` bytes: past it, the rest is cut off (`truncate`) or the answer refused. */
