@@ -53,6 +53,12 @@ export class GatewayTelemetry implements DispatchEvents {
     this.fallbacks = new Counter({ name: 'gateway_fallbacks_total', help: 'Requests that went on from one provider row to the next', labelNames: ['model', 'from', 'to', 'reason'], registers });
     this.retries = new Counter({ name: 'gateway_upstream_retries_total', help: "Requests tried again on a provider after its retry-after", labelNames: ['model', 'provider'], registers });
     const figures = () => this.figures;
+    // Both hold gauges are collected at once in a scrape (prom-client gathers every metric together): one query serves them.
+    let holdsInFlight: Promise<Array<{ kind: string; count: number; nanos: bigint }>> | undefined;
+    const holdsOfScrape = () =>
+      (holdsInFlight ??= Promise.resolve(figures()?.holds() ?? []).finally(() => {
+        holdsInFlight = undefined;
+      }));
     new Gauge({
       name: 'gateway_reservations_outstanding',
       help: 'Reservations of this process not yet settled or released',
@@ -86,9 +92,9 @@ export class GatewayTelemetry implements DispatchEvents {
       labelNames: ['kind'],
       registers,
       async collect() {
-        const holds = await figures()?.holds();
+        const holds = await holdsOfScrape();
         this.reset();
-        for (const hold of holds ?? []) this.set({ kind: hold.kind }, hold.count);
+        for (const hold of holds) this.set({ kind: hold.kind }, hold.count);
       },
     });
     new Gauge({
@@ -97,9 +103,9 @@ export class GatewayTelemetry implements DispatchEvents {
       labelNames: ['kind'],
       registers,
       async collect() {
-        const holds = await figures()?.holds();
+        const holds = await holdsOfScrape();
         this.reset();
-        for (const hold of holds ?? []) this.set({ kind: hold.kind }, nanosToUsd(hold.nanos));
+        for (const hold of holds) this.set({ kind: hold.kind }, nanosToUsd(hold.nanos));
       },
     });
     new Gauge({

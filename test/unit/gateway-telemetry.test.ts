@@ -1,0 +1,43 @@
+import pino from 'pino';
+import { describe, expect, it } from 'vitest';
+import { GatewayTelemetry } from '../../src/telemetry/gateway-telemetry.ts';
+
+describe('the metrics of a scrape', () => {
+  it('reads the holds of the database once per scrape for both hold gauges', async () => {
+    const telemetry = new GatewayTelemetry(pino({ level: 'silent' }));
+    let holdQueries = 0;
+    let jobQueries = 0;
+    telemetry.observe({
+      ledger: () => ({ reservations: 2, leases: 1, leasedNanos: 1_500_000_000n }),
+      holds: async () => {
+        holdQueries += 1;
+        return [{ kind: 'lease', count: 3, nanos: 2_000_000_000n }];
+      },
+      jobs: async () => {
+        jobQueries += 1;
+        return { queued: 4 };
+      },
+      breakers: () => [],
+    });
+    for (let scrape = 1; scrape <= 3; scrape += 1) {
+      const text = await telemetry.metricsText();
+      expect(holdQueries).toBe(scrape);
+      expect(jobQueries).toBe(scrape);
+      expect(text).toMatch(/^gateway_holds\{kind="lease"\} 3$/m);
+      expect(text).toMatch(/^gateway_holds_usd\{kind="lease"\} 2$/m);
+      expect(text).toMatch(/^gateway_credit_leased_usd 1\.5$/m);
+      expect(text).toMatch(/^gateway_media_jobs\{state="queued"\} 4$/m);
+    }
+  });
+
+  it('counts answers by route template, method and status, with one latency series per route and method', async () => {
+    const telemetry = new GatewayTelemetry(pino({ level: 'silent' }));
+    for (const status of [200, 200, 404]) telemetry.request('/api/v1/ai/models', 'GET', status, 0.002);
+    telemetry.request('unmatched', 'GET', 404, 0.001);
+    const text = await telemetry.metricsText();
+    expect(text).toMatch(/^gateway_http_requests_total\{surface="native",route="\/api\/v1\/ai\/models",method="GET",status="200"\} 2$/m);
+    expect(text).toMatch(/^gateway_http_requests_total\{surface="native",route="\/api\/v1\/ai\/models",method="GET",status="404"\} 1$/m);
+    expect(text).toMatch(/^gateway_http_request_duration_seconds_count\{surface="native",route="\/api\/v1\/ai\/models",method="GET"\} 3$/m);
+    expect(text).toMatch(/^gateway_http_requests_total\{surface="other",route="unmatched",method="GET",status="404"\} 1$/m);
+  });
+});
