@@ -101,8 +101,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   useGuardedJsonParser(app, limits.maxJsonDepth);
   app.decorateRequest('principal', null);
   registerMetrics(app, services.telemetry, { enabled: services.config.telemetry.metrics, token: services.config.telemetry.metricsToken });
-  app.addHook('onRequest', async (request, reply) => {
+  app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
+    done();
   });
 
   app.setErrorHandler((error, request, reply) => {

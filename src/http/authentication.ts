@@ -2,6 +2,7 @@ import type {} from '@fastify/cookie';
 import type { FastifyRequest, onRequestHookHandler } from 'fastify';
 import { GatewayError } from '../domain/errors.ts';
 import type { Authenticator, CredentialSource, Principal } from '../identity/authenticator.ts';
+import { bearerToken } from './secrets.ts';
 import { guardCookieRequest, sessionCookieName } from './session-cookies.ts';
 
 declare module 'fastify' {
@@ -32,9 +33,9 @@ export function extractCredential(request: FastifyRequest, options: Authenticati
   if (apiKey) return { credential: apiKey, source: 'x-api-key' };
   const authorization = headerValue(request, 'authorization');
   if (authorization) {
-    const match = /^Bearer\s+(\S+)$/i.exec(authorization);
-    if (!match?.[1]) throw new GatewayError('GW_UNAUTHENTICATED', 'the Authorization header must be "Bearer <API key or session token>"');
-    return { credential: match[1], source: 'bearer' };
+    const token = bearerToken(authorization);
+    if (token === undefined) throw new GatewayError('GW_UNAUTHENTICATED', 'the Authorization header must be "Bearer <API key or session token>"');
+    return { credential: token, source: 'bearer' };
   }
   const cookie = options.acceptCookie ? request.cookies?.[sessionCookieName] : undefined;
   if (cookie) return { credential: cookie, source: 'cookie' };

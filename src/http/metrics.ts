@@ -1,18 +1,10 @@
-import { timingSafeEqual } from 'node:crypto';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import { GatewayError } from '../domain/errors.ts';
 import type { GatewayTelemetry } from '../telemetry/gateway-telemetry.ts';
+import { bearerToken, sameSecret } from './secrets.ts';
 
 /** Levels at which the per-request line is written: its fields are not even gathered otherwise. */
 const logsInfo = new Set(['info', 'debug', 'trace']);
-
-function tokenMatches(request: FastifyRequest, token: string): boolean {
-  const match = /^Bearer\s+(\S+)$/i.exec(request.headers.authorization ?? '');
-  if (!match) return false;
-  const given = Buffer.from(match[1]!);
-  const expected = Buffer.from(token);
-  return given.length === expected.length && timingSafeEqual(given, expected);
-}
 
 /**
  * Request metrics and one log line of every answer (surface, route template, method, status, time to the last byte), and
@@ -42,7 +34,8 @@ export function registerMetrics(app: FastifyInstance, telemetry: GatewayTelemetr
     response: { 200: { description: 'Prometheus text exposition format', content: { 'text/plain': { schema: { type: 'string' } } } } },
   };
   app.get('/metrics', { schema: documentation }, async (request, reply) => {
-    if (options.token !== undefined && !tokenMatches(request, options.token)) {
+    const given = bearerToken(request.headers.authorization);
+    if (options.token !== undefined && (given === undefined || !sameSecret(given, options.token))) {
       throw new GatewayError('GW_UNAUTHENTICATED', 'the metrics need Authorization: Bearer <telemetry.metricsToken>');
     }
     const text = await telemetry.metricsText();

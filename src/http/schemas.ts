@@ -1,5 +1,6 @@
 import { Type } from '@fastify/type-provider-typebox';
 import { MAX_USD_AMOUNT } from '../domain/money.ts';
+import { usageModalities } from '../domain/usage-modalities.ts';
 
 /** Request-shape pieces shared by the account and admin APIs. */
 export const UsdCap = Type.Number({ minimum: 0, maximum: MAX_USD_AMOUNT });
@@ -40,3 +41,15 @@ export const PageQueryFields = (maxPageSize: number) => ({
   offset: Type.Integer({ minimum: 0, maximum: 1_000_000_000, default: 0 }),
   limit: Type.Integer({ minimum: 1, maximum: maxPageSize, default: 20 }),
 });
+
+/** A page of usage records, filtered by key, model and modality: the account's own listing and the operator's. */
+export const UsageQuery = (maxPageSize: number) =>
+  Type.Object(
+    {
+      ...PageQueryFields(maxPageSize),
+      apiKeyId: Type.Optional(Identifier),
+      model: Type.Optional(StoredText({ minLength: 1, maxLength: 300 })),
+      modality: Type.Optional(Type.Enum(usageModalities)),
+    },
+    { additionalProperties: false },
+  );

@@ -1,7 +1,8 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import type {} from '@fastify/cookie';
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
 import { GatewayError } from '../domain/errors.ts';
+import { sameSecret } from './secrets.ts';
 
 /** The HttpOnly session cookie: the dashboard's credential on the account API. */
 export const sessionCookieName = 'gw_session';
@@ -35,12 +36,6 @@ export function clearSessionCookies(reply: FastifyReply, secure: boolean): void 
   reply.clearCookie(csrfCookieName, cookieFlags(secure, false));
 }
 
-function sameText(given: string, expected: string): boolean {
-  const a = Buffer.from(given);
-  const b = Buffer.from(expected);
-  return a.length === b.length && timingSafeEqual(a, b);
-}
-
 /**
  * The double-submit rule for a request the session cookie authenticated: a state-changing method must carry
  * the session's CSRF token in `x-csrf-token`, or it answers 403. A browser attaches the cookie to a forged
@@ -52,7 +47,7 @@ export function guardCookieRequest(request: FastifyRequest, reply: FastifyReply,
   if (unsafeMethods.has(request.method)) {
     const header = request.headers[csrfHeaderName];
     const given = Array.isArray(header) ? header[0] : header;
-    if (given === undefined || !sameText(given.trim(), expected)) {
+    if (given === undefined || !sameSecret(given.trim(), expected)) {
       throw new GatewayError(
         'GW_CSRF_REJECTED',
         `a ${request.method} authenticated by the ${sessionCookieName} cookie must echo the ${csrfCookieName} cookie in the ${csrfHeaderName} header`,
@@ -61,3 +56,9 @@ export function guardCookieRequest(request: FastifyRequest, reply: FastifyReply,
   }
   if (request.cookies[csrfCookieName] !== expected) reply.setCookie(csrfCookieName, expected, cookieFlags(secure, false));
 }
+
+/** For routes whose answers carry secrets (session tokens, raw keys) or an account's own data: no cache, shared or private, keeps them. */
+export const answersNotStored: onRequestHookHandler = (_request, reply, done) => {
+  reply.header('cache-control', 'no-store');
+  done();
+};

@@ -61,6 +61,8 @@ export class Authenticator {
   /** The principal for a raw credential, or 401 naming what is wrong (never echoing the credential). */
   async authenticate(credential: string, source: CredentialSource): Promise<Principal> {
     if (credential.startsWith(sessionTokenPrefix) && source !== 'x-api-key') return this.authenticateSession(credential, source);
+    // The session cookie carries a session, never an API key: a key planted in it would ride on the browser's cookie.
+    if (source === 'cookie') throw invalid();
     if (!credential.startsWith(apiKeyPrefix) || credential.length > 200) throw invalid();
     const hash = lookupHashOf(this.secretKeys, credential);
     const now = Date.now();

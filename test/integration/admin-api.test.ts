@@ -51,6 +51,17 @@ describe('admin API', () => {
       }
     });
 
+    it("refuses an account's usage filter it cannot run (U+0000, a page past the largest, an unknown modality) with a 400", async () => {
+      const account = await createAccount();
+      const url = `/api/admin/v1/accounts/${account.id}/generations`;
+      for (const query of ['model=%00', 'model=a%00b', 'limit=101', 'limit=0', 'offset=-1', 'modality=smell', 'limit=NaN', 'limit=1e309']) {
+        const response = await admin('GET', `${url}?${query}`);
+        expect(response.statusCode, `${query}: ${response.body}`).toBe(400);
+        expect(response.json<{ error: { code: string } }>().error.code, query).toBe('GW_VALIDATION');
+      }
+      expect((await admin('GET', `${url}?model=gpt&limit=100&modality=image`)).json<{ results: unknown[] }>().results).toEqual([]);
+    });
+
     it('an API key or a session token is not an admin credential', async () => {
       const { key } = await gateway.createFundedKey({ credits: 1 });
       const session = await signup(gateway);

@@ -131,4 +131,26 @@ describe('CSRF protection of cookie-authenticated account requests', () => {
     const response = await gateway.request({ method: 'POST', url: '/api/v1/api-keys', cookies: { gw_session: 'gws_unknownunknownunknownunknownunknownunknown' }, payload: { name: 'x' } });
     expectEnvelope(response, 401, 'GW_INVALID_CREDENTIALS', '/api/v1/api-keys');
   });
+
+  it('an API key in the session cookie is no credential, on reads and on paid routes alike', async () => {
+    const { key } = await gateway.createFundedKey({ credits: 1 });
+    expectEnvelope(await gateway.request({ method: 'GET', url: '/api/v1/account', cookies: { gw_session: key } }), 401, 'GW_INVALID_CREDENTIALS', '/api/v1/account');
+    expectEnvelope(await gateway.request({ method: 'GET', url: '/api/v1/usage', cookies: { gw_session: key } }), 401, 'GW_INVALID_CREDENTIALS', '/api/v1/usage');
+    const paid = await gateway.request({ method: 'POST', url: '/api/v1/text/completions', cookies: { gw_session: key }, payload: { model: 'sandbox-echo', messages: [{ role: 'user', content: 'hi' }] } });
+    expect(paid.statusCode).toBe(401);
+    expect((await gateway.request({ method: 'GET', url: '/api/v1/account', headers: keyHeaders(key) })).statusCode).toBe(200);
+  });
+
+  it('answers that carry a session token, a raw key or account data are never stored by a cache', async () => {
+    const browser = await browserSession();
+    const login = await gateway.request({ method: 'POST', url: '/api/v1/auth/login', payload: { email: uniqueEmail('nostore'), password: testPassword } });
+    const created = await gateway.request({ method: 'POST', url: '/api/v1/api-keys', headers: bearer(browser.token), payload: { name: 'cached?' } });
+    expect(created.statusCode).toBe(201);
+    const { id } = created.json<{ id: string }>();
+    const revealed = await gateway.request({ method: 'GET', url: `/api/v1/api-keys/${id}/reveal`, headers: bearer(browser.token) });
+    const account = await gateway.request({ method: 'GET', url: '/api/v1/account', cookies: browser.cookies });
+    for (const response of [(await signup(gateway)).response, login, created, revealed, account]) {
+      expect(response.headers['cache-control'], response.body).toBe('no-store');
+    }
+  });
 });

@@ -4,6 +4,7 @@ import { GatewayError } from '../../domain/errors.ts';
 import { pricedModel } from '../../gateway/model-listing.ts';
 import type { GatewayServices } from '../../gateway/services.ts';
 import { principalOf, requireCredential } from '../../http/authentication.ts';
+import { answersNotStored } from '../../http/session-cookies.ts';
 import { ApiKeySchema } from '../../http/answer-schemas.ts';
 import { noBody } from '../../http/openapi/route-documentation.ts';
 import { KeyIdParams, KeyPatchBody, LimitsPatch, NewKeyBody } from '../../http/schemas.ts';
@@ -18,6 +19,7 @@ import { usageRoutes } from './usage-routes.ts';
  * CSRF rule (see http/session-cookies.ts); the usage and media routes registered here inherit both.
  */
 export const accountRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServices; secureCookies: boolean }> = async (app, { services, secureCookies }) => {
+  app.addHook('onRequest', answersNotStored);
   app.addHook('onRequest', requireCredential(services.authenticator, { acceptCookie: { secureCookies } }));
   await app.register(usageRoutes, { services });
   await app.register(mediaRoutes, { services });

@@ -4,12 +4,12 @@ import { GatewayError } from '../../domain/errors.ts';
 import type { GatewayServices } from '../../gateway/services.ts';
 import { normaliseEmail, type SessionGrant } from '../../identity/account-service.ts';
 import { principalOf, requireCredential } from '../../http/authentication.ts';
-import { clearSessionCookies, issueSessionCookies } from '../../http/session-cookies.ts';
+import { answersNotStored, clearSessionCookies, issueSessionCookies } from '../../http/session-cookies.ts';
 import { Email, Password } from '../../http/schemas.ts';
 import { noBody } from '../../http/openapi/route-documentation.ts';
 import { noCredential } from '../../http/openapi/security-schemes.ts';
 import { AccountSchema } from './account-schemas.ts';
-import { SignInThrottle, ThrottledError } from './sign-in-throttle.ts';
+import { SignInThrottle } from './sign-in-throttle.ts';
 
 const Credentials = Type.Object({ email: Email, password: Password }, { additionalProperties: false });
 /** A new session: its token (also set as the HttpOnly `gw_session` cookie, with the `gw_csrf` cookie) and the account. */
@@ -21,41 +21,30 @@ export const authRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServices; 
     return { token: grant.token, account: grant.account };
   };
   const throttle = new SignInThrottle(services.config.accounts);
-  const throttled = async <T>(reply: FastifyReply, attempt: () => Promise<T>): Promise<T> => {
+  app.addHook('onRequest', answersNotStored);
+  // A refusal of the throttle carries its retry-after, which the error handler sends with every such GatewayError.
+  app.post('/api/v1/auth/signup', { schema: { body: Credentials, security: noCredential, response: { 201: Session } } }, async (request, reply) => {
+    if (!services.config.accounts.selfSignup) {
+      throw new GatewayError('GW_FORBIDDEN', 'self-signup is switched off on this gateway: ask its operator for an account');
+    }
+    throttle.admitSignup(request.ip);
+    const grant = await services.accounts.signup(request.body.email, request.body.password);
+    reply.code(201);
+    return issue(reply, grant);
+  });
+
+  app.post('/api/v1/auth/login', { schema: { body: Credentials, security: noCredential, response: { 200: Session } } }, async (request, reply) => {
+    const email = normaliseEmail(request.body.email);
+    throttle.beginLogin(email, request.ip);
     try {
-      return await attempt();
+      const grant = await services.accounts.login(email, request.body.password);
+      throttle.loginSucceeded(email, request.ip);
+      return issue(reply, grant);
     } catch (error) {
-      if (error instanceof ThrottledError) reply.header('retry-after', String(error.retryAfterSeconds));
+      if (!(error instanceof GatewayError && error.code === 'GW_INVALID_CREDENTIALS')) throttle.loginAbandoned(email, request.ip);
       throw error;
     }
-  };
-
-  app.post('/api/v1/auth/signup', { schema: { body: Credentials, security: noCredential, response: { 201: Session } } }, async (request, reply) =>
-    throttled(reply, async () => {
-      if (!services.config.accounts.selfSignup) {
-        throw new GatewayError('GW_FORBIDDEN', 'self-signup is switched off on this gateway: ask its operator for an account');
-      }
-      throttle.admitSignup(request.ip);
-      const grant = await services.accounts.signup(request.body.email, request.body.password);
-      reply.code(201);
-      return issue(reply, grant);
-    }),
-  );
-
-  app.post('/api/v1/auth/login', { schema: { body: Credentials, security: noCredential, response: { 200: Session } } }, async (request, reply) =>
-    throttled(reply, async () => {
-      const email = normaliseEmail(request.body.email);
-      throttle.beginLogin(email, request.ip);
-      try {
-        const grant = await services.accounts.login(email, request.body.password);
-        throttle.loginSucceeded(email, request.ip);
-        return issue(reply, grant);
-      } catch (error) {
-        if (!(error instanceof GatewayError && error.code === 'GW_INVALID_CREDENTIALS')) throttle.loginAbandoned(email, request.ip);
-        throw error;
-      }
-    }),
-  );
+  });
 
   app.post(
     '/api/v1/auth/logout',

@@ -1,23 +1,12 @@
 import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { usageModalities } from '../../domain/usage-modalities.ts';
 import type { GatewayServices } from '../../gateway/services.ts';
 import { principalOf } from '../../http/authentication.ts';
-import { Identifier, PageQueryFields, StoredText } from '../../http/schemas.ts';
+import { Identifier, UsageQuery } from '../../http/schemas.ts';
 import { DailySpendSchema, GenerationRecordSchema, UsagePageSchema } from './account-schemas.ts';
 
 /** The account's usage history for the dashboard: records paged and filtered, one record, and spend per day. Registered behind the account API's authentication. */
 export const usageRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServices }> = async (app, { services }) => {
-  const UsageQuery = Type.Object(
-    {
-      ...PageQueryFields(services.config.usage.maxPageSize),
-      apiKeyId: Type.Optional(Identifier),
-      model: Type.Optional(StoredText({ minLength: 1, maxLength: 300 })),
-      modality: Type.Optional(Type.Enum(usageModalities)),
-    },
-    { additionalProperties: false },
-  );
-
-  app.get('/api/v1/usage', { schema: { querystring: UsageQuery, response: { 200: UsagePageSchema } } }, async (request) => {
+  app.get('/api/v1/usage', { schema: { querystring: UsageQuery(services.config.usage.maxPageSize), response: { 200: UsagePageSchema } } }, async (request) => {
     const { offset, limit, apiKeyId, model, modality } = request.query;
     return services.usage.page(principalOf(request).accountId, { offset, limit, apiKeyId, model, modality });
   });

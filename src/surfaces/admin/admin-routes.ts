@@ -1,37 +1,22 @@
-import { timingSafeEqual, createHash } from 'node:crypto';
 import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { GatewayError } from '../../domain/errors.ts';
 import type { GatewayServices } from '../../gateway/services.ts';
 import { AccountSchema, ApiKeySchema, BalanceSchema, CreatedKeySchema } from '../../http/answer-schemas.ts';
 import { noBody } from '../../http/openapi/route-documentation.ts';
-import { CreditGrantBody, Identifier, KeyIdParams, KeyPatchBody, NewAccountBody, NewKeyBody } from '../../http/schemas.ts';
+import { bearerToken, sameSecret } from '../../http/secrets.ts';
+import { CreditGrantBody, Identifier, KeyIdParams, KeyPatchBody, NewAccountBody, NewKeyBody, UsageQuery } from '../../http/schemas.ts';
 import { AuditedGenerationRecordSchema, AuditedUsagePageSchema } from './admin-answer-schemas.ts';
 
 const AccountParams = Type.Object({ accountId: Identifier });
 const GenerationParams = Type.Object({ accountId: Identifier, generationId: Identifier });
-const GenerationsQuery = Type.Object(
-  {
-    offset: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000_000 })),
-    limit: Type.Optional(Type.Integer({ minimum: 1 })),
-    apiKeyId: Type.Optional(Identifier),
-    model: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
-    modality: Type.Optional(Type.Union([Type.Literal('text'), Type.Literal('image'), Type.Literal('video'), Type.Literal('audio')])),
-  },
-  { additionalProperties: false },
-);
-
-function sameSecret(given: string, expected: string): boolean {
-  const digest = (value: string) => createHash('sha256').update(value).digest();
-  return timingSafeEqual(digest(given), digest(expected));
-}
 
 /** The operator's API, open only when GATEWAY_ADMIN_TOKEN is set; otherwise every path answers 404. */
 export const adminRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServices }> = async (app, { services }) => {
   const adminToken = services.adminToken;
   app.addHook('onRequest', async (request) => {
     if (!adminToken) throw new GatewayError('GW_ROUTE_NOT_FOUND', `route ${request.method} ${request.url.split('?')[0]} not found`);
-    const match = /^Bearer\s+(\S+)$/i.exec(request.headers.authorization ?? '');
-    if (!match?.[1] || !sameSecret(match[1], adminToken)) throw new GatewayError('GW_UNAUTHENTICATED', 'the admin API needs Authorization: Bearer <GATEWAY_ADMIN_TOKEN>');
+    const token = bearerToken(request.headers.authorization);
+    if (token === undefined || !sameSecret(token, adminToken)) throw new GatewayError('GW_UNAUTHENTICATED', 'the admin API needs Authorization: Bearer <GATEWAY_ADMIN_TOKEN>');
   });
 
   app.post(
@@ -72,12 +57,8 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServices 
   // The usage records of an account as the operator sees them: each with its route, which accounts never see.
   app.get(
     '/api/admin/v1/accounts/:accountId/generations',
-    { schema: { summary: "An account's usage records with their routes", params: AccountParams, querystring: GenerationsQuery, response: { 200: AuditedUsagePageSchema } } },
-    async (request) => {
-      const { offset = 0, limit = 20, ...filter } = request.query;
-      if (limit > services.config.usage.maxPageSize) throw new GatewayError('GW_VALIDATION', `limit must be at most ${services.config.usage.maxPageSize}`);
-      return services.usage.auditedPage(request.params.accountId, { ...filter, offset, limit });
-    },
+    { schema: { summary: "An account's usage records with their routes", params: AccountParams, querystring: UsageQuery(services.config.usage.maxPageSize), response: { 200: AuditedUsagePageSchema } } },
+    async (request) => services.usage.auditedPage(request.params.accountId, request.query),
   );
 
   app.get(
