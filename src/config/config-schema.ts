@@ -158,6 +158,8 @@ export const ConfigFileSchema = Type.Object(
           requestTimeoutMs: Type.Optional(Type.Integer({ minimum: 100, maximum: 3_600_000 })),
           keepAliveTimeoutMs: Type.Optional(Type.Integer({ minimum: 100, maximum: 3_600_000 })),
           maxJsonDepth: Type.Optional(Type.Integer({ minimum: 2, maximum: 1000 })),
+          // The proxies whose X-Forwarded-For names the client: addresses or CIDR ranges (or loopback, linklocal, uniquelocal).
+          trustProxy: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 100 }), { maxItems: 64 })),
         },
         { additionalProperties: false },
       ),

@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { isIP } from 'node:net';
 import { parseDocument } from 'yaml';
 import { Value } from 'typebox/value';
 import { ONE_NANO_USD, usdToNanos } from '../domain/money.ts';
@@ -31,7 +32,11 @@ export interface GatewayConfig {
   models: readonly ModelEntry[];
   /** The text-to-speech voices; each names the catalog model (its `resourceId`) that speaks it. */
   voices: readonly VoiceEntry[];
-  server: { bodyLimitBytes: number; shutdownGraceMs: number; drainDelayMs: number } & ServerInputLimits;
+  /**
+   * `trustProxy`: the load balancers in front, whose `X-Forwarded-For` gives the client's address (the sign-in
+   * limits per address, the request log line); empty, the connection's own address is the client's.
+   */
+  server: { bodyLimitBytes: number; shutdownGraceMs: number; drainDelayMs: number; trustProxy: string[] } & ServerInputLimits;
   accounts: { maxApiKeys: number; signupCreditsUsd: number; sessionTtlSeconds: number } & AccountAbuseLimits;
   ledger: { orphanHoldSeconds: number; heartbeatSeconds: number; leaseMaxNanos: bigint; leaseIdleMs: number };
   usage: { maxPageSize: number };
@@ -294,6 +299,7 @@ function build(file: ConfigFile, path: string): GatewayConfig {
       requestTimeoutMs,
       keepAliveTimeoutMs: file.server?.keepAliveTimeoutMs ?? configDefaults.keepAliveTimeoutMs,
       maxJsonDepth: file.server?.maxJsonDepth ?? configDefaults.maxJsonDepth,
+      trustProxy: trustedProxies(file, fail),
     },
     accounts: {
       maxApiKeys: file.accounts?.maxApiKeys ?? configDefaults.maxApiKeys,
@@ -362,6 +368,22 @@ function checkedVoices(file: ConfigFile, fail: (at: string, problem: string) => 
     if (!file.models.some((model) => model.id === voice.resourceId)) fail(`voices[${index}].resourceId`, `no model "${voice.resourceId}" in models`);
   });
   return voices;
+}
+
+/** proxy-addr's names of ranges, beside addresses and CIDR ranges. */
+const proxyRangeNames = new Set(['loopback', 'linklocal', 'uniquelocal']);
+
+function trustedProxies(file: ConfigFile, fail: (at: string, problem: string) => never): string[] {
+  return (file.server?.trustProxy ?? []).map((entry, index) => {
+    const value = entry.trim();
+    const [address = '', prefix, ...rest] = value.split('/');
+    const version = isIP(address);
+    const prefixFits = prefix === undefined || (/^\d{1,3}$/.test(prefix) && Number(prefix) <= (version === 6 ? 128 : 32));
+    if (!proxyRangeNames.has(value) && (version === 0 || !prefixFits || rest.length > 0)) {
+      fail(`server.trustProxy[${index}]`, `not an IP address, a CIDR range or one of ${[...proxyRangeNames].join(', ')}: "${value}"`);
+    }
+    return value;
+  });
 }
 
 function otlpEndpoint(file: ConfigFile, fail: (at: string, problem: string) => never): string | undefined {

@@ -68,6 +68,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     loggerInstance: options.logger === false ? undefined : options.logger,
     logger: options.logger === false ? false : undefined,
     genReqId: requestIdOf,
+    // request.ip is the client's, read from X-Forwarded-For only when the connection comes from a proxy listed here.
+    ...(limits.trustProxy.length > 0 ? { trustProxy: limits.trustProxy } : {}),
     // The request line is written once, when the answer is complete (see registerMetrics).
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit,

@@ -116,3 +116,34 @@ describe('self-signup switched off', () => {
     expect((await gateway.request({ method: 'POST', url: '/api/v1/auth/login', payload: { email, password: testPassword } })).statusCode).toBe(200);
   });
 });
+
+describe('the client address behind a load balancer (server.trustProxy)', () => {
+  const signupFrom = (gateway: TestGateway, remoteAddress: string, forwardedFor: string) =>
+    gateway.request({ method: 'POST', url: '/api/v1/auth/signup', payload: { email: uniqueEmail('proxied'), password: testPassword }, remoteAddress, headers: { 'x-forwarded-for': forwardedFor } });
+
+  it('without it, X-Forwarded-For is ignored: a client cannot dodge the per-address limit by inventing addresses', async () => {
+    const gateway = await startTestGateway({ configText: shippedConfigWith({ accounts }) });
+    try {
+      for (let index = 0; index < 3; index++) expect((await signupFrom(gateway, '192.0.2.77', `198.51.100.${index}`)).statusCode).toBe(201);
+      expectEnvelope(await signupFrom(gateway, '192.0.2.77', '198.51.100.99'), 429, 'GW_TOO_MANY_ATTEMPTS', '/api/v1/auth/signup');
+    } finally {
+      await gateway.close();
+    }
+  });
+
+  it('with the proxy listed, each client behind it has a limit of its own; the proxy cannot be named by the client', async () => {
+    const gateway = await startTestGateway({ configText: shippedConfigWith({ accounts, server: 'server:\n  trustProxy: [10.0.0.0/8, loopback]\n' }) });
+    try {
+      // Four clients behind the proxy 10.1.2.3: none is refused, though four signups passed through one address.
+      for (let index = 0; index < 4; index++) expect((await signupFrom(gateway, '10.1.2.3', `203.0.113.${index}`)).statusCode).toBe(201);
+      // One client behind it, four times: its own limit.
+      for (let index = 0; index < 3; index++) expect((await signupFrom(gateway, '10.1.2.3', '203.0.113.200')).statusCode).toBe(201);
+      expectEnvelope(await signupFrom(gateway, '10.1.2.3', '203.0.113.200'), 429, 'GW_TOO_MANY_ATTEMPTS', '/api/v1/auth/signup');
+      // A client outside the listed ranges that sends the header is still counted by its own address.
+      for (let index = 0; index < 3; index++) expect((await signupFrom(gateway, '192.0.2.88', `203.0.113.${50 + index}`)).statusCode).toBe(201);
+      expectEnvelope(await signupFrom(gateway, '192.0.2.88', '203.0.113.60'), 429, 'GW_TOO_MANY_ATTEMPTS', '/api/v1/auth/signup');
+    } finally {
+      await gateway.close();
+    }
+  });
+});

@@ -166,7 +166,12 @@ describe('gateway.yaml', () => {
 
   it('has the documented input limits and abuse limits, and refuses headers allowed longer than the whole request', () => {
     const config = parseConfig(base, 'gateway.yaml', {});
-    expect(config.server).toMatchObject({ headersTimeoutMs: 30_000, requestTimeoutMs: 60_000, keepAliveTimeoutMs: 72_000, maxJsonDepth: 64 });
+    expect(config.server).toMatchObject({ headersTimeoutMs: 30_000, requestTimeoutMs: 60_000, keepAliveTimeoutMs: 72_000, maxJsonDepth: 64, trustProxy: [] });
+    const proxied = parseConfig(`${base}server: { trustProxy: [" 10.0.0.0/8 ", 172.16.0.1, "fd00::/8", uniquelocal, loopback] }\n`, 'gateway.yaml', {});
+    expect(proxied.server.trustProxy).toEqual(['10.0.0.0/8', '172.16.0.1', 'fd00::/8', 'uniquelocal', 'loopback']);
+    for (const wrong of ['nginx', '10.0.0.0/33', 'fd00::/129', '10.0.0.0/8/8', '10.0.0.0/', '300.1.1.1', '*']) {
+      expect(problemOf(`${base}server: { trustProxy: ["${wrong}"] }\n`), wrong).toContain('at server.trustProxy[0]');
+    }
     expect(config.accounts).toMatchObject({
       selfSignup: true,
       loginFailuresPerEmail: 10,
