@@ -30,6 +30,9 @@ describe('OpenTelemetry tracing, when an OTLP endpoint is configured', () => {
     const { key } = await gateway.createFundedKey({ credits: 1 });
     const answer = await gateway.request({ method: 'POST', url: '/api/alpha/v1/chat/completions', headers: keyHeaders(key), payload: { model: 'sandbox-echo', messages: [{ role: 'user', content: 'traced' }] } });
     expect(answer.statusCode).toBe(200);
+    // A query can carry a credential or a signed link's signature: spans keep the path alone.
+    const queried = await gateway.request({ method: 'GET', url: `/api/gamma/v1beta/models?key=${key}&signature=secret-signature-123`, headers: keyHeaders(key) });
+    expect(queried.statusCode).toBe(200);
     // Closing the gateway flushes the spans it buffered.
     await gateway.close();
     const exports = collector.requests.filter((request) => request.method === 'POST' && request.path === '/v1/traces').map((request) => request.body as ExportedSpans);
@@ -42,6 +45,10 @@ describe('OpenTelemetry tracing, when an OTLP endpoint is configured', () => {
     // The upstream attempt belongs to the request's trace.
     expect(upstream?.traceId).toBe(request?.traceId);
     expect(upstream?.attributes).toEqual(expect.arrayContaining([{ key: 'gateway.model', value: { stringValue: 'sandbox-echo' } }, { key: 'gateway.upstream_model', value: { stringValue: 'echo' } }]));
+    const exported = JSON.stringify(exports);
+    expect(exported).toContain('/api/gamma/v1beta/models');
+    expect(exported).not.toContain('secret-signature-123');
+    expect(exported).not.toContain(key);
     const service = exports[0]!.resourceSpans[0]!.resource.attributes.find((attribute) => attribute.key === 'service.name');
     expect(service?.value.stringValue).toBe('gateway-under-test');
   });
