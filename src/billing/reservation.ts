@@ -82,37 +82,28 @@ export class Reservation {
     const excess = settlement.costNanos - charged;
     const usage = excess > 0n ? { ...(isObject(settlement.usage) ? settlement.usage : {}), unchargedUsdCost: nanosToUsd(excess) } : settlement.usage;
     const generationId = this.context.newGenerationId();
+    const generation = {
+      id: generationId,
+      modality: settlement.modality,
+      model: this.modelId,
+      status: settlement.status,
+      request: settlement.request,
+      usage,
+      durationMs: Date.now() - this.startedAt,
+      ...(settlement.route ? { route: settlement.route } : {}),
+    };
+    let holdWasOutstanding: boolean;
     try {
-      const generation = {
-        id: generationId,
-        modality: settlement.modality,
-        model: this.modelId,
-        status: settlement.status,
-        request: settlement.request,
-        usage,
-        durationMs: Date.now() - this.startedAt,
-        ...(settlement.route ? { route: settlement.route } : {}),
-      };
-      const holdWasOutstanding = await this.credit.settle({ costNanos: charged, now: this.context.clock(), generation });
-      this.context.onRecorded?.({
-        generationId,
-        accountId: this.accountId,
-        apiKeyId: this.apiKeyId,
-        model: this.modelId,
-        modality: settlement.modality,
-        status: settlement.status,
-        chargedNanos: charged,
-        usage,
-        durationMs: generation.durationMs,
-        ...(settlement.route ? { route: settlement.route } : {}),
-      });
-      return { generationId, costNanos: charged, holdWasOutstanding };
+      holdWasOutstanding = await this.credit.settle({ costNanos: charged, now: this.context.clock(), generation });
     } catch (error) {
       this.context.reportFailure(error, this);
       throw error;
     } finally {
       this.finish();
     }
+    // After the record is written, and outside the storage failure path: a log line or metric never makes a written record look refused.
+    this.context.onRecorded?.({ ...generation, generationId, accountId: this.accountId, apiKeyId: this.apiKeyId, chargedNanos: charged });
+    return { generationId, costNanos: charged, holdWasOutstanding };
   }
 
   /** Settles without waiting: the answer goes out while the hold still covers the cost; failures are reported. */

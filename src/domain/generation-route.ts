@@ -31,7 +31,7 @@ export interface RecordedGeneration {
   model: string;
   modality: string;
   status: string;
-  /** What the ledger charged. */
+  /** What the settlement charged within its hold (the ledger charges less when the hold had been swept and less is free). */
   chargedNanos: bigint;
   usage: unknown;
   durationMs: number | null;
