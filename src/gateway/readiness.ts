@@ -61,9 +61,12 @@ function reasonOf(error: unknown): string {
  * A check still running when the next probe comes is shared rather than started again, so probes against a
  * database that hangs do not pile up connection attempts.
  */
+/** How many timeouts a check that never answers is shared for before another is started. */
+const staleAfterTimeouts = 20;
+
 export class Readiness {
   private phase: Phase = 'starting';
-  private readonly inFlight = new Map<string, Promise<unknown>>();
+  private readonly inFlight = new Map<string, { promise: Promise<unknown>; startedAt: number }>();
   private readonly failing = new Set<string>();
   private readonly clock: () => number;
 
@@ -119,14 +122,24 @@ export class Readiness {
     return this.bounded('jobs', () => this.dependencies.countJobsByState()).catch(() => undefined);
   }
 
-  /** `run`, shared with any caller already waiting for it, given up on after the timeout. */
+  /**
+   * `run`, shared with any caller already waiting for it, given up on after the timeout. A run that never ends
+   * (a connection the network dropped without a word) is shared for `staleAfterTimeouts` timeouts at most; then
+   * a new one is started, so readiness comes back once the dependency does.
+   */
   private bounded<T>(name: string, run: () => Promise<T>): Promise<T> {
-    let shared = this.inFlight.get(name) as Promise<T> | undefined;
-    if (!shared) {
-      shared = run().finally(() => this.inFlight.delete(name));
-      this.inFlight.set(name, shared);
-    }
     const { timeoutMs } = this.dependencies;
+    const now = this.clock();
+    let entry = this.inFlight.get(name);
+    if (!entry || now - entry.startedAt > timeoutMs * staleAfterTimeouts) {
+      const started = { promise: run() as Promise<unknown>, startedAt: now };
+      started.promise = started.promise.finally(() => {
+        if (this.inFlight.get(name) === started) this.inFlight.delete(name);
+      });
+      this.inFlight.set(name, started);
+      entry = started;
+    }
+    const shared = entry.promise as Promise<T>;
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_resolve, reject) => {
       timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);

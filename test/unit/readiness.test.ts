@@ -72,6 +72,21 @@ describe('readiness', () => {
     expect(ping).toHaveBeenCalledTimes(1);
   });
 
+  it('starts the check again once one has hung for twenty timeouts, so readiness comes back with the database', async () => {
+    let now = 0;
+    let calls = 0;
+    const ping = vi.fn(() => (++calls === 1 ? new Promise<void>(() => undefined) : Promise.resolve()));
+    const { readiness } = readinessWith({ pingDatabase: ping, clock: () => now });
+    readiness.listening();
+    expect((await readiness.report()).status).toBe('unavailable');
+    now = 50 * 19;
+    expect((await readiness.report()).status).toBe('unavailable');
+    expect(ping).toHaveBeenCalledTimes(1);
+    now = 50 * 21;
+    expect((await readiness.report()).status).toBe('ready');
+    expect(ping).toHaveBeenCalledTimes(2);
+  });
+
   it('reports a stopped worker without failing readiness', async () => {
     const { readiness } = readinessWith({ worker: { isRunning: false, active: 0 }, concurrency: 0 });
     readiness.listening();
