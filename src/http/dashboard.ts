@@ -29,9 +29,18 @@ function setPageHeaders(reply: FastifyReply): void {
   for (const [name, value] of Object.entries(pageHeaders)) reply.header(name, value);
 }
 
+/** Paths of the API and of operators' endpoints: never the page, whatever the browser accepts. */
+const machinePaths = /^\/(api|metrics|openapi\.json|docs|livez|readyz)(\/|$)/;
+
 function isApiPath(request: FastifyRequest): boolean {
-  const pathname = requestPath(request).toLowerCase();
-  return pathname === '/api' || pathname.startsWith('/api/');
+  let pathname: string;
+  try {
+    // As the router reads it: "/%61pi/v1/nope" is an API path too.
+    pathname = decodeURIComponent(requestPath(request)).toLowerCase();
+  } catch {
+    return true;
+  }
+  return machinePaths.test(pathname);
 }
 
 function wantsPage(request: FastifyRequest): boolean {

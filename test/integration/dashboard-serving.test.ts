@@ -82,9 +82,13 @@ describe('dashboard files', () => {
     }
   });
 
-  it.each(['/api/v1/nothing-here', '/api', '/api/', '/API/V1/NOPE'])('%s stays an API path: a browser asking for it gets the JSON envelope', async (url) => {
+  it.each(['/api/v1/nothing-here', '/api', '/api/', '/API/V1/NOPE', '/%61pi/v1/nope', '/metrics/x', '/openapi.json/x', '/docs/nothing', '/readyz/x'])('%s stays an API path: a browser asking for it gets the JSON envelope', async (url) => {
     const response = await gateway.request({ method: 'GET', url, headers: { accept: pageAccept } });
     expectEnvelope(response, 404, 'GW_ROUTE_NOT_FOUND', url);
+  });
+
+  it('a path with a malformed escape answers the 400 envelope, not the page', async () => {
+    expectEnvelope(await gateway.request({ method: 'GET', url: '/%E0%A4%A', headers: { accept: pageAccept } }), 400, 'GW_VALIDATION', '/%E0%A4%A');
   });
 
   it('API routes answer as before', async () => {

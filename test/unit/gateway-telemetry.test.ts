@@ -34,10 +34,14 @@ describe('the metrics of a scrape', () => {
     const telemetry = new GatewayTelemetry(pino({ level: 'silent' }));
     for (const status of [200, 200, 404]) telemetry.request('/api/v1/ai/models', 'GET', status, 0.002);
     telemetry.request('unmatched', 'GET', 404, 0.001);
+    telemetry.request('/api/v1/media/files/*', 'GET', 200, 0.001);
+    telemetry.request('/api/v1/media', 'GET', 200, 0.001);
     const text = await telemetry.metricsText();
     expect(text).toMatch(/^gateway_http_requests_total\{surface="native",route="\/api\/v1\/ai\/models",method="GET",status="200"\} 2$/m);
     expect(text).toMatch(/^gateway_http_requests_total\{surface="native",route="\/api\/v1\/ai\/models",method="GET",status="404"\} 1$/m);
     expect(text).toMatch(/^gateway_http_request_duration_seconds_count\{surface="native",route="\/api\/v1\/ai\/models",method="GET"\} 3$/m);
     expect(text).toMatch(/^gateway_http_requests_total\{surface="other",route="unmatched",method="GET",status="404"\} 1$/m);
+    expect(text).toMatch(/^gateway_http_requests_total\{surface="native",route="\/api\/v1\/media\/files\/\*",method="GET",status="200"\} 1$/m);
+    expect(text).toMatch(/^gateway_http_requests_total\{surface="account",route="\/api\/v1\/media",method="GET",status="200"\} 1$/m);
   });
 });
