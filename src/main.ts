@@ -80,8 +80,8 @@ export interface Core {
   services: GatewayServices;
   /** Generations whose holds are not settled yet. */
   work: WorkTracker;
-  /** The repositories the server's background upkeep (hold reconciliation, session expiry) works on. */
-  upkeep: { ledger: LedgerRepository; sessions: SessionsRepository };
+  /** The repositories the server's background upkeep (hold reconciliation, session expiry, readiness) works on. */
+  upkeep: { ledger: LedgerRepository; sessions: SessionsRepository; mediaJobs: MediaJobsRepository };
   storage: Storage;
   /** Runs media jobs once started (the server starts it; the CLI does not). */
   worker: JobWorker;
@@ -274,7 +274,7 @@ export async function openCore(options: CoreOptions): Promise<Core> {
   return {
     services,
     work,
-    upkeep: { ledger: ledgerRepository, sessions: sessionsRepository },
+    upkeep: { ledger: ledgerRepository, sessions: sessionsRepository, mediaJobs },
     storage,
     worker,
     retention,
@@ -328,11 +328,10 @@ export async function createGateway(options: GatewayOptions): Promise<RunningGat
     onError: (error) => logger.error({ err: error }, 'hold reconciliation failed'),
     onReleased: (count) => logger.warn({ count }, 'released holds left by a gateway process that stopped without settling them'),
   });
-  const jobs = new MediaJobsRepository(core.storage.db);
   const readiness = new Readiness({
     pingDatabase: () => pingDatabase(core.storage.db),
     checkObjectStore: () => core.store.check(),
-    countJobsByState: () => jobs.countByState(),
+    countJobsByState: () => core.upkeep.mediaJobs.countByState(),
     worker: core.worker,
     concurrency: config.jobs.concurrency,
     timeoutMs: readinessCheckTimeoutMs,

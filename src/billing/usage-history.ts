@@ -69,29 +69,33 @@ export class UsageHistory {
   }
 
   async page(accountId: string, query: GenerationFilter & { offset: number; limit: number }): Promise<UsagePage> {
-    const { offset, limit, ...filter } = query;
-    const { rows, total } = await this.usage.listGenerations(accountId, filter, offset, limit);
-    return { results: rows.map(generationRecord), total, offset, limit };
+    return this.pageOf(accountId, query, generationRecord);
   }
 
   /** The admin API's page of an account's records: with each one's route (provider row, fallbacks, request id, latencies). */
   async auditedPage(accountId: string, query: GenerationFilter & { offset: number; limit: number }): Promise<UsagePage<AuditedGenerationRecord>> {
-    const { offset, limit, ...filter } = query;
-    const { rows, total } = await this.usage.listGenerations(accountId, filter, offset, limit);
-    return { results: rows.map(auditedRecord), total, offset, limit };
-  }
-
-  async auditedRecord(accountId: string, generationId: string): Promise<AuditedGenerationRecord> {
-    const row = await this.usage.findGeneration(accountId, generationId);
-    if (!row) throw new GatewayError('GW_NOT_FOUND', `generation "${generationId}" not found`);
-    return auditedRecord(row);
+    return this.pageOf(accountId, query, auditedRecord);
   }
 
   /** One of the account's records; another account's answers 404 like an unknown id, so ids reveal nothing. */
   async record(accountId: string, generationId: string): Promise<GenerationRecord> {
+    return this.recordOf(accountId, generationId, generationRecord);
+  }
+
+  async auditedRecord(accountId: string, generationId: string): Promise<AuditedGenerationRecord> {
+    return this.recordOf(accountId, generationId, auditedRecord);
+  }
+
+  private async pageOf<T>(accountId: string, query: GenerationFilter & { offset: number; limit: number }, view: (row: GenerationRow) => T): Promise<UsagePage<T>> {
+    const { offset, limit, ...filter } = query;
+    const { rows, total } = await this.usage.listGenerations(accountId, filter, offset, limit);
+    return { results: rows.map(view), total, offset, limit };
+  }
+
+  private async recordOf<T>(accountId: string, generationId: string, view: (row: GenerationRow) => T): Promise<T> {
     const row = await this.usage.findGeneration(accountId, generationId);
     if (!row) throw new GatewayError('GW_NOT_FOUND', `generation "${generationId}" not found`);
-    return generationRecord(row);
+    return view(row);
   }
 
   /** The last `days` UTC days, today included. */

@@ -54,6 +54,9 @@ export interface LeaseGrant {
   heldNanos: bigint;
 }
 
+/** The owner of every media job's hold: never a process, so no sweep of dead processes releases it. */
+export const mediaJobHoldOwner = 'media-job';
+
 const holdOutcomes = new Set<string>(['ok', 'balance', 'daily', 'weekly', 'monthly', 'total', 'key_inactive']);
 
 /** Largest batch one ledger statement carries, and statements of one kind running at once per process. */
@@ -182,7 +185,7 @@ export class LedgerRepository {
   async holdsByKind(): Promise<Array<{ kind: string; count: number; nanos: bigint }>> {
     const rows = await queryRows<{ kind: string; holds: string; nanos: string }>(
       this.db,
-      sql`SELECT CASE WHEN instance_id = 'media-job' THEN 'media-job' WHEN id LIKE 'lease\_%' THEN 'lease' ELSE 'request' END AS kind,
+      sql`SELECT CASE WHEN instance_id = ${mediaJobHoldOwner} THEN 'media-job' WHEN id LIKE 'lease\_%' THEN 'lease' ELSE 'request' END AS kind,
                  count(*)::text AS holds, COALESCE(sum(amount_nanos), 0)::text AS nanos
             FROM holds GROUP BY 1`,
     );

@@ -2,7 +2,7 @@ import { and, count, desc, eq, exists, inArray, isNotNull, isNull, lt, lte, or, 
 import type { GenerationRoute } from '../domain/generation-route.ts';
 import { nanosToUsd } from '../domain/money.ts';
 import { queryRows, type Database } from './database.ts';
-import type { HoldOutcome } from './ledger-repository.ts';
+import { mediaJobHoldOwner, type HoldOutcome } from './ledger-repository.ts';
 import { mediaAssets, mediaJobs } from './schema.ts';
 
 export type MediaJobRow = typeof mediaJobs.$inferSelect;
@@ -11,8 +11,6 @@ export type MediaAssetRow = typeof mediaAssets.$inferSelect;
 /** A succeeded job as an account's media listing reads it: no upstream details, no request as sent (it may hold base64). */
 export type ArchivedJobRow = Pick<MediaJobRow, 'id' | 'kind' | 'model' | 'recordedRequest' | 'result' | 'createdAt'>;
 
-/** The owner of every media job's hold: never a process, so no sweep of dead processes releases it. */
-export const mediaJobHoldOwner = 'media-job';
 
 export interface NewMediaJob {
   id: string;

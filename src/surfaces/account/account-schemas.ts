@@ -60,5 +60,4 @@ export type GenerationRecordView = Static<typeof GenerationRecordSchema>;
 export type UsagePage = Static<typeof UsagePageSchema>;
 export type DailySpendView = Static<typeof DailySpendSchema>;
 export type MediaItemView = Static<typeof MediaItemSchema>;
-export type MediaPageView = Static<typeof MediaPageSchema>;
 export type PricedModelView = Static<typeof PricedModelSchema>;
