@@ -266,7 +266,8 @@ export async function openCore(options: CoreOptions): Promise<Core> {
     telemetry,
   };
   telemetry.observe({
-    ledger: () => ledger.holdings(),
+    // Every reservation is counted by the work tracker from its start to its settlement.
+    ledger: () => ({ reservations: work.size, ...ledger.leaseHoldings() }),
     holds: () => ledgerRepository.holdsByKind(),
     jobs: () => mediaJobs.countByState(),
     breakers: () => breakers.states(),

@@ -51,7 +51,6 @@ export class CreditLedger {
   private readonly clock: () => Date;
   private readonly leases: CreditLeases | undefined;
   private readonly askPeers: ((accountId: string) => Promise<void>) | undefined;
-  private outstanding = 0;
 
   constructor(
     private readonly ledger: LedgerRepository,
@@ -122,15 +121,12 @@ export class CreditLedger {
       if (outcome !== 'ok') throw await this.refusal(outcome, input);
       credit = new HoldRow(this.ledger, holdId, input.accountId, input.apiKeyId);
     }
-    const reservation = new Reservation(holdId, input.accountId, input.apiKeyId, input.amountNanos, input.modelId, credit, this.context);
-    this.outstanding += 1;
-    reservation.whenEnded(() => (this.outstanding -= 1));
-    return reservation;
+    return new Reservation(holdId, input.accountId, input.apiKeyId, input.amountNanos, input.modelId, credit, this.context);
   }
 
-  /** What this process holds now: reservations not yet ended, and its credit leases (for metrics). */
-  holdings(): { reservations: number; leases: number; leasedNanos: bigint } {
-    return { reservations: this.outstanding, ...(this.leases?.holdings() ?? { leases: 0, leasedNanos: 0n }) };
+  /** This process's credit leases, and the credit in them (for metrics). */
+  leaseHoldings(): { leases: number; leasedNanos: bigint } {
+    return this.leases?.holdings() ?? { leases: 0, leasedNanos: 0n };
   }
 
   private async refusal(outcome: Exclude<HoldOutcome, 'ok'>, input: ReserveInput): Promise<GatewayError> {
