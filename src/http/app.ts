@@ -21,7 +21,7 @@ import { mediaFilesRoutes } from '../surfaces/native/media-files-routes.ts';
 import { nativeAudioRoutes } from '../surfaces/native/audio-routes.ts';
 import { nativeVideoRoutes } from '../surfaces/native/video-routes.ts';
 import { answerClientError } from './client-errors.ts';
-import { registerMetrics } from './metrics.ts';
+import { meterRequests, registerMetricsRoute } from './metrics.ts';
 import { isGatewayError } from '../domain/errors.ts';
 import { builtDashboardDir, registerDashboard } from './dashboard.ts';
 import { classifyError, requestPath, sendError } from './error-envelope.ts';
@@ -70,7 +70,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     genReqId: requestIdOf,
     // request.ip is the client's, read from X-Forwarded-For only when the connection comes from a proxy listed here.
     ...(limits.trustProxy.length > 0 ? { trustProxy: limits.trustProxy } : {}),
-    // The request line is written once, when the answer is complete (see registerMetrics).
+    // The request line is written once, when the answer is complete (see meterRequests).
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit,
     return503OnClosing: true,
@@ -94,6 +94,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   // whatever a schema does not list, pass-through answers above all. Answers are JSON.stringify'd, as without one.
   app.setSerializerCompiler(() => (data) => JSON.stringify(data));
   if (options.onRoute) app.addHook('onRoute', options.onRoute);
+  // Before any route, so that every route is metered.
+  meterRequests(app, services.telemetry);
   // Before any route (the OpenAPI document and /metrics included), so that every route is traced.
   if (options.tracingPlugin) await app.register(options.tracingPlugin);
   await registerOpenApi(app);
@@ -102,7 +104,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   app.removeContentTypeParser('text/plain');
   useGuardedJsonParser(app, limits.maxJsonDepth);
   app.decorateRequest('principal', null);
-  registerMetrics(app, services.telemetry, { enabled: services.config.telemetry.metrics, token: services.config.telemetry.metricsToken });
+  registerMetricsRoute(app, services.telemetry, { enabled: services.config.telemetry.metrics, token: services.config.telemetry.metricsToken });
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
     done();

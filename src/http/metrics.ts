@@ -1,31 +1,49 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest, onResponseHookHandler } from 'fastify';
 import { GatewayError } from '../domain/errors.ts';
-import type { GatewayTelemetry } from '../telemetry/gateway-telemetry.ts';
+import type { GatewayTelemetry, RouteMeter } from '../telemetry/gateway-telemetry.ts';
 import { bearerToken, sameSecret } from './secrets.ts';
 
 /** Levels at which the per-request line is written: its fields are not even gathered otherwise. */
 const logsInfo = new Set(['info', 'debug', 'trace']);
 
 /**
- * Request metrics and one log line of every answer (surface, route template, method, status, time to the last byte), and
- * `GET /metrics` in Prometheus text format, behind a bearer token when one is configured. Unmatched paths
- * count under one route label, so a scan of random URLs cannot grow the metrics.
+ * Request metrics and one log line of every answer (surface, route template, method, status, time to the last
+ * byte), for every route registered after this call: each route gets a hook of its own that holds its route's
+ * meter, so an answer reads no route options (Fastify builds them anew on each read) and hashes no label set.
+ * Paths no route matched (the not-found handler, the dashboard's pages) count under one route label, so a scan
+ * of random URLs cannot grow the metrics.
  */
-export function registerMetrics(app: FastifyInstance, telemetry: GatewayTelemetry, options: { enabled: boolean; token: string | undefined }): void {
-  // A callback hook, not an async one: no promise per answer for work that never waits.
+export function meterRequests(app: FastifyInstance, telemetry: GatewayTelemetry): void {
+  app.addHook('onRoute', (route) => {
+    const meter = telemetry.meterOf(route.url);
+    const hook: onResponseHookHandler = (request, reply, done) => {
+      answered(meter, request, reply);
+      done();
+    };
+    route.onResponse = route.onResponse === undefined ? hook : [...[route.onResponse].flat(), hook];
+  });
+  const unmatched = telemetry.meterOf('unmatched');
   app.addHook('onResponse', (request, reply, done) => {
-    const route = request.routeOptions.url ?? 'unmatched';
-    const elapsedMs = reply.elapsedTime;
-    telemetry.request(route, request.method, reply.statusCode, elapsedMs / 1000);
-    // One line per request, in place of Fastify's two (the request's id is the logger's `reqId`).
-    if (logsInfo.has(request.log.level)) {
-      request.log.info(
-        { method: request.method, path: request.url.split('?')[0], route, statusCode: reply.statusCode, responseTimeMs: Math.round(elapsedMs * 10) / 10, remoteAddress: request.ip },
-        'request completed',
-      );
-    }
+    if (request.is404) answered(unmatched, request, reply);
     done();
   });
+}
+
+function answered(meter: RouteMeter, request: FastifyRequest, reply: FastifyReply): void {
+  const elapsedMs = reply.elapsedTime;
+  meter.answered(request.method, reply.statusCode, elapsedMs / 1000);
+  // One line per request, in place of Fastify's two (the request's id is the logger's `reqId`).
+  if (logsInfo.has(request.log.level)) {
+    const query = request.url.indexOf('?');
+    request.log.info(
+      { method: request.method, path: query < 0 ? request.url : request.url.slice(0, query), route: meter.route, statusCode: reply.statusCode, responseTimeMs: Math.round(elapsedMs * 10) / 10, remoteAddress: request.ip },
+      'request completed',
+    );
+  }
+}
+
+/** `GET /metrics` in Prometheus text format, behind a bearer token when one is configured. */
+export function registerMetricsRoute(app: FastifyInstance, telemetry: GatewayTelemetry, options: { enabled: boolean; token: string | undefined }): void {
   if (!options.enabled) return;
   const documentation = {
     summary: "This process's metrics, in Prometheus text format",

@@ -1,9 +1,10 @@
 import type { Logger } from 'pino';
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Gauge, Registry, collectDefaultMetrics } from 'prom-client';
 import type { RecordedGeneration } from '../domain/generation-route.ts';
 import { nanosToUsd } from '../domain/money.ts';
 import type { BreakerState, RowRef } from '../gateway/provider-breakers.ts';
 import type { DispatchEvents } from '../gateway/upstream-dispatch.ts';
+import { CounterFamily, HistogramFamily, type CounterCell, type HistogramCell } from './metric-cells.ts';
 import { surfaceOf } from './surfaces.ts';
 
 /** Figures read when `/metrics` is scraped (the database ones cost a query, so they are not kept up to date). */
@@ -28,30 +29,22 @@ const secondsBuckets = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10,
  */
 export class GatewayTelemetry implements DispatchEvents {
   readonly registry = new Registry();
-  private readonly requests: Counter<'surface' | 'route' | 'method' | 'status'>;
-  private readonly requestSeconds: Histogram<'surface' | 'route' | 'method'>;
-  private readonly firstByteSeconds: Histogram<'provider'>;
-  private readonly upstreamSeconds: Histogram<'provider'>;
-  private readonly generations: Counter<'model' | 'modality' | 'status'>;
-  private readonly tokens: Counter<'model' | 'direction'>;
-  private readonly usd: Counter<'model' | 'modality'>;
-  private readonly fallbacks: Counter<'model' | 'from' | 'to' | 'reason'>;
-  private readonly retries: Counter<'model' | 'provider'>;
+  private readonly requests = new CounterFamily('gateway_http_requests_total', 'HTTP requests answered, by surface, route template, method and status', ['surface', 'route', 'method', 'status']);
+  private readonly requestSeconds = new HistogramFamily('gateway_http_request_duration_seconds', 'Time to answer a request, to its last byte', ['surface', 'route', 'method'], secondsBuckets);
+  private readonly firstByteSeconds = new HistogramFamily('gateway_upstream_first_byte_seconds', 'Time from a generation request to its upstream first byte, by provider', ['provider'], secondsBuckets);
+  private readonly upstreamSeconds = new HistogramFamily('gateway_upstream_duration_seconds', 'Time of a whole generation, by the provider that served it', ['provider'], secondsBuckets);
+  private readonly generations = new CounterFamily('gateway_generations_total', 'Generations recorded, by model, modality and status', ['model', 'modality', 'status']);
+  private readonly tokens = new CounterFamily('gateway_generation_tokens_total', 'Tokens of recorded generations, by model and direction', ['model', 'direction']);
+  private readonly usd = new CounterFamily('gateway_generation_usd_total', 'USD charged for recorded generations, by model and modality', ['model', 'modality']);
+  private readonly fallbacks = new CounterFamily('gateway_fallbacks_total', 'Requests that went on from one provider row to the next', ['model', 'from', 'to', 'reason']);
+  private readonly retries = new CounterFamily('gateway_upstream_retries_total', 'Requests tried again on a provider after its retry-after', ['model', 'provider']);
+  private readonly families = [this.requests, this.requestSeconds, this.firstByteSeconds, this.upstreamSeconds, this.generations, this.tokens, this.usd, this.fallbacks, this.retries];
+  private readonly meters = new Map<string, RouteMeter>();
   private figures: ScrapedFigures | undefined;
-  private readonly requestLabels = new Map<string, { counted: Record<'surface' | 'route' | 'method' | 'status', string>; timed: Record<'surface' | 'route' | 'method', string> }>();
 
   constructor(private readonly logger: Logger) {
     const registers = [this.registry];
     collectDefaultMetrics({ register: this.registry, prefix: 'gateway_' });
-    this.requests = new Counter({ name: 'gateway_http_requests_total', help: 'HTTP requests answered, by surface, route template, method and status', labelNames: ['surface', 'route', 'method', 'status'], registers });
-    this.requestSeconds = new Histogram({ name: 'gateway_http_request_duration_seconds', help: 'Time to answer a request, to its last byte', labelNames: ['surface', 'route', 'method'], buckets: secondsBuckets, registers });
-    this.firstByteSeconds = new Histogram({ name: 'gateway_upstream_first_byte_seconds', help: 'Time from a generation request to its upstream first byte, by provider', labelNames: ['provider'], buckets: secondsBuckets, registers });
-    this.upstreamSeconds = new Histogram({ name: 'gateway_upstream_duration_seconds', help: 'Time of a whole generation, by the provider that served it', labelNames: ['provider'], buckets: secondsBuckets, registers });
-    this.generations = new Counter({ name: 'gateway_generations_total', help: 'Generations recorded, by model, modality and status', labelNames: ['model', 'modality', 'status'], registers });
-    this.tokens = new Counter({ name: 'gateway_generation_tokens_total', help: 'Tokens of recorded generations, by model and direction', labelNames: ['model', 'direction'], registers });
-    this.usd = new Counter({ name: 'gateway_generation_usd_total', help: 'USD charged for recorded generations, by model and modality', labelNames: ['model', 'modality'], registers });
-    this.fallbacks = new Counter({ name: 'gateway_fallbacks_total', help: 'Requests that went on from one provider row to the next', labelNames: ['model', 'from', 'to', 'reason'], registers });
-    this.retries = new Counter({ name: 'gateway_upstream_retries_total', help: "Requests tried again on a provider after its retry-after", labelNames: ['model', 'provider'], registers });
     const figures = () => this.figures;
     // Both hold gauges are collected at once in a scrape (prom-client gathers every metric together): one query serves them.
     let holdsInFlight: Promise<Array<{ kind: string; count: number; nanos: bigint }>> | undefined;
@@ -136,35 +129,29 @@ export class GatewayTelemetry implements DispatchEvents {
     this.figures = figures;
   }
 
-  /**
-   * One answered request. The label sets are made once per route template, method and status (a bounded set:
-   * unmatched paths share one route label), so an answer costs two map lookups, not two label objects and a
-   * surface match.
-   */
-  request(route: string, method: string, status: number, seconds: number): void {
-    const key = `${route} ${method} ${status}`;
-    let labels = this.requestLabels.get(key);
-    if (!labels) {
-      const timed = { surface: surfaceOf(route), route, method };
-      labels = { counted: { ...timed, status: String(status) }, timed };
-      this.requestLabels.set(key, labels);
+  /** The request metrics of a route template (one for every unmatched path, so a scan of random URLs cannot grow them). */
+  meterOf(route: string): RouteMeter {
+    let meter = this.meters.get(route);
+    if (!meter) {
+      meter = new RouteMeter(route, surfaceOf(route), this.requests, this.requestSeconds);
+      this.meters.set(route, meter);
     }
-    this.requests.inc(labels.counted);
-    this.requestSeconds.observe(labels.timed, seconds);
+    return meter;
   }
 
   /** One line per generation, with its route, and its figures in the metrics. */
   generationRecorded(generation: RecordedGeneration): void {
+    const { model, modality } = generation;
     const usd = nanosToUsd(generation.chargedNanos);
-    this.generations.inc({ model: generation.model, modality: generation.modality, status: generation.status });
-    if (usd > 0) this.usd.inc({ model: generation.model, modality: generation.modality }, usd);
+    this.generations.cell({ model, modality, status: generation.status }).inc();
+    if (usd > 0) this.usd.cell({ model, modality }).inc(usd);
     const tokens = tokensOf(generation.usage);
-    if (tokens.input > 0) this.tokens.inc({ model: generation.model, direction: 'input' }, tokens.input);
-    if (tokens.output > 0) this.tokens.inc({ model: generation.model, direction: 'output' }, tokens.output);
+    if (tokens.input > 0) this.tokens.cell({ model, direction: 'input' }).inc(tokens.input);
+    if (tokens.output > 0) this.tokens.cell({ model, direction: 'output' }).inc(tokens.output);
     const route = generation.route;
     if (route && generation.status !== 'failed') {
-      if (route.firstByteMs !== undefined) this.firstByteSeconds.observe({ provider: route.providerId }, route.firstByteMs / 1000);
-      if (generation.durationMs !== null) this.upstreamSeconds.observe({ provider: route.providerId }, generation.durationMs / 1000);
+      if (route.firstByteMs !== undefined) this.firstByteSeconds.cell({ provider: route.providerId }).observe(route.firstByteMs / 1000);
+      if (generation.durationMs !== null) this.upstreamSeconds.cell({ provider: route.providerId }).observe(generation.durationMs / 1000);
     }
     if (!this.logger.isLevelEnabled('info')) return;
     this.logger.info(
@@ -173,26 +160,28 @@ export class GatewayTelemetry implements DispatchEvents {
         generationId: generation.generationId,
         accountId: generation.accountId,
         apiKeyId: generation.apiKeyId,
-        model: generation.model,
-        modality: generation.modality,
+        model,
+        modality,
         status: generation.status,
         usdCost: usd,
         durationMs: generation.durationMs,
-        ...(route
-          ? { providerId: route.providerId, upstreamModel: route.upstreamModel, fallbacks: route.fallbacks, requestId: route.requestId, firstByteMs: route.firstByteMs }
-          : {}),
+        providerId: route?.providerId,
+        upstreamModel: route?.upstreamModel,
+        fallbacks: route?.fallbacks,
+        requestId: route?.requestId,
+        firstByteMs: route?.firstByteMs,
       },
       'generation recorded',
     );
   }
 
   fallback(event: { modelId: string; from: RowRef; to: RowRef; reason: string }): void {
-    this.fallbacks.inc({ model: event.modelId, from: event.from.providerId, to: event.to.providerId, reason: event.reason });
+    this.fallbacks.cell({ model: event.modelId, from: event.from.providerId, to: event.to.providerId, reason: event.reason }).inc();
     this.logger.warn({ event: 'fallback', model: event.modelId, from: event.from, to: event.to, reason: event.reason }, 'provider row failed or skipped: falling back to the next');
   }
 
   retry(event: { modelId: string; row: RowRef; afterMs: number; reason: string }): void {
-    this.retries.inc({ model: event.modelId, provider: event.row.providerId });
+    this.retries.cell({ model: event.modelId, provider: event.row.providerId }).inc();
     this.logger.warn({ event: 'retry', model: event.modelId, row: event.row, afterMs: event.afterMs, reason: event.reason }, "trying the provider again after its retry-after");
   }
 
@@ -201,8 +190,45 @@ export class GatewayTelemetry implements DispatchEvents {
     this.logger[level]({ event: 'breaker', providerId: row.providerId, upstreamModel: row.upstreamModel, state }, `provider row breaker ${state}`);
   }
 
+  /** The registry's metrics (process figures, scrape-time gauges), then the request path's. */
   async metricsText(): Promise<string> {
-    return this.registry.metrics();
+    return `${await this.registry.metrics()}\n${this.families.map((family) => family.text()).join('\n\n')}\n`;
+  }
+}
+
+/**
+ * The request metrics of one route template: its cells by method and status, found with two lookups on the
+ * method's string and the status number, not a label set checked and hashed.
+ */
+export class RouteMeter {
+  private readonly counted = new Map<string, Map<number, CounterCell>>();
+  private readonly timed = new Map<string, HistogramCell>();
+
+  constructor(
+    readonly route: string,
+    private readonly surface: string,
+    private readonly requests: CounterFamily<'surface' | 'route' | 'method' | 'status'>,
+    private readonly requestSeconds: HistogramFamily<'surface' | 'route' | 'method'>,
+  ) {}
+
+  answered(method: string, status: number, seconds: number): void {
+    let byStatus = this.counted.get(method);
+    if (!byStatus) {
+      byStatus = new Map();
+      this.counted.set(method, byStatus);
+    }
+    let counter = byStatus.get(status);
+    if (!counter) {
+      counter = this.requests.cell({ surface: this.surface, route: this.route, method, status: String(status) });
+      byStatus.set(status, counter);
+    }
+    counter.inc();
+    let histogram = this.timed.get(method);
+    if (!histogram) {
+      histogram = this.requestSeconds.cell({ surface: this.surface, route: this.route, method });
+      this.timed.set(method, histogram);
+    }
+    histogram.observe(seconds);
   }
 }
 

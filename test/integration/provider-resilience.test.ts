@@ -195,8 +195,11 @@ describe('provider resilience: breakers, fallbacks, retry-after, and the route o
       expect(missing.statusCode).toBe(404);
       expect(requestLines(`scan-${path.length}`)).toEqual([expect.objectContaining({ route: 'unmatched', statusCode: 404, path: path.split('?')[0] })]);
     }
+    // The HEAD route Fastify adds for a GET one is metered once, under its own method.
+    for (let probe = 0; probe < 2; probe += 1) expect((await gateway.request({ method: 'HEAD', url: '/livez' })).statusCode).toBe(200);
     const scraped = (await gateway.request({ method: 'GET', url: '/metrics' })).body;
     expect(scraped).toMatch(/^gateway_http_requests_total\{surface="other",route="unmatched",method="GET",status="404"\} [3-9]\d*$/m);
+    expect(scraped).toMatch(/^gateway_http_requests_total\{surface="other",route="\/livez",method="HEAD",status="200"\} 2$/m);
     expect(scraped).not.toContain('no/such/thing');
   });
 });

@@ -32,10 +32,10 @@ describe('the metrics of a scrape', () => {
 
   it('counts answers by route template, method and status, with one latency series per route and method', async () => {
     const telemetry = new GatewayTelemetry(pino({ level: 'silent' }));
-    for (const status of [200, 200, 404]) telemetry.request('/api/v1/ai/models', 'GET', status, 0.002);
-    telemetry.request('unmatched', 'GET', 404, 0.001);
-    telemetry.request('/api/v1/media/files/*', 'GET', 200, 0.001);
-    telemetry.request('/api/v1/media', 'GET', 200, 0.001);
+    for (const status of [200, 200, 404]) telemetry.meterOf('/api/v1/ai/models').answered('GET', status, 0.002);
+    telemetry.meterOf('unmatched').answered('GET', 404, 0.001);
+    telemetry.meterOf('/api/v1/media/files/*').answered('GET', 200, 0.001);
+    telemetry.meterOf('/api/v1/media').answered('GET', 200, 0.001);
     const text = await telemetry.metricsText();
     expect(text).toMatch(/^gateway_http_requests_total\{surface="native",route="\/api\/v1\/ai\/models",method="GET",status="200"\} 2$/m);
     expect(text).toMatch(/^gateway_http_requests_total\{surface="native",route="\/api\/v1\/ai\/models",method="GET",status="404"\} 1$/m);

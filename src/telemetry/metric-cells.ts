@@ -1,0 +1,121 @@
+/**
+ * Counters and histograms for the request path, exported in Prometheus text format. prom-client's own metrics
+ * check and hash the whole label set on every `inc` and `observe` (and their children do too); here a label set
+ * is resolved once into a cell that the caller keeps or finds by a key, so a figure costs an addition. They
+ * print alongside the registry's metrics (process figures, scrape-time gauges), in the same format.
+ */
+
+/** One label set's running total. */
+export class CounterCell {
+  value = 0;
+
+  inc(by = 1): void {
+    this.value += by;
+  }
+}
+
+/** One label set's observations: the count of each bucket (not cumulative), their sum and their count. */
+export class HistogramCell {
+  readonly buckets: number[];
+  sum = 0;
+  count = 0;
+
+  constructor(
+    /** Upper bounds, ascending; the last bucket is +Inf's. */
+    readonly bounds: readonly number[],
+  ) {
+    this.buckets = new Array<number>(bounds.length + 1).fill(0);
+  }
+
+  observe(value: number): void {
+    let index = 0;
+    while (index < this.bounds.length && value > this.bounds[index]!) index += 1;
+    this.buckets[index] = this.buckets[index]! + 1;
+    this.sum += value;
+    this.count += 1;
+  }
+}
+
+type LabelValues<L extends string> = Readonly<Record<L, string>>;
+
+abstract class Family<L extends string, Cell> {
+  private readonly cells = new Map<string, { labels: LabelValues<L>; cell: Cell }>();
+
+  constructor(
+    readonly name: string,
+    private readonly help: string,
+    private readonly type: 'counter' | 'histogram',
+    private readonly labelNames: readonly L[],
+  ) {}
+
+  /** The cell of a label set, made on first use. Label sets must stay few (route templates, models, providers). */
+  cell(labels: LabelValues<L>): Cell {
+    let key = '';
+    for (const name of this.labelNames) key += `${labels[name]}\u0000`;
+    let entry = this.cells.get(key);
+    if (!entry) {
+      const copy = {} as Record<L, string>;
+      for (const name of this.labelNames) copy[name] = labels[name];
+      entry = { labels: copy, cell: this.emptyCell() };
+      this.cells.set(key, entry);
+    }
+    return entry.cell;
+  }
+
+  /** HELP and TYPE, then a line per sample; HELP and TYPE alone while nothing was recorded. */
+  text(): string {
+    const lines = [`# HELP ${this.name} ${this.help.replace(/\\/g, '\\\\').replace(/\n/g, '\\n')}`, `# TYPE ${this.name} ${this.type}`];
+    for (const { labels, cell } of this.cells.values()) this.samples(lines, this.labelNames.map((name) => `${name}="${escapeLabel(labels[name])}"`), cell);
+    return lines.join('\n');
+  }
+
+  protected abstract emptyCell(): Cell;
+  protected abstract samples(lines: string[], labels: string[], cell: Cell): void;
+}
+
+export class CounterFamily<L extends string> extends Family<L, CounterCell> {
+  constructor(name: string, help: string, labelNames: readonly L[]) {
+    super(name, help, 'counter', labelNames);
+  }
+
+  protected emptyCell(): CounterCell {
+    return new CounterCell();
+  }
+
+  protected samples(lines: string[], labels: string[], cell: CounterCell): void {
+    lines.push(`${this.name}${braced(labels)} ${cell.value}`);
+  }
+}
+
+export class HistogramFamily<L extends string> extends Family<L, HistogramCell> {
+  constructor(
+    name: string,
+    help: string,
+    labelNames: readonly L[],
+    /** Upper bounds, ascending; +Inf is added. */
+    private readonly bounds: readonly number[],
+  ) {
+    super(name, help, 'histogram', labelNames);
+  }
+
+  protected emptyCell(): HistogramCell {
+    return new HistogramCell(this.bounds);
+  }
+
+  protected samples(lines: string[], labels: string[], cell: HistogramCell): void {
+    let cumulative = 0;
+    this.bounds.forEach((bound, index) => {
+      cumulative += cell.buckets[index]!;
+      lines.push(`${this.name}_bucket${braced([...labels, `le="${bound}"`])} ${cumulative}`);
+    });
+    lines.push(`${this.name}_bucket${braced([...labels, 'le="+Inf"'])} ${cell.count}`);
+    lines.push(`${this.name}_sum${braced(labels)} ${cell.sum}`);
+    lines.push(`${this.name}_count${braced(labels)} ${cell.count}`);
+  }
+}
+
+const braced = (labels: string[]) => (labels.length > 0 ? `{${labels.join(',')}}` : '');
+
+function escapeLabel(value: string): string {
+  return value.replace(/\\/g, '\\\\').replace(/\n/g, '\\n').replace(/"/g, '\\"');
+}

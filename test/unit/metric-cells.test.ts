@@ -1,0 +1,39 @@
+import { describe, expect, it } from 'vitest';
+import { CounterFamily, HistogramFamily } from '../../src/telemetry/metric-cells.ts';
+
+describe('counter and histogram cells in Prometheus text format', () => {
+  it('prints HELP and TYPE alone before anything is recorded, so dashboards find every family', () => {
+    const family = new CounterFamily('gateway_x_total', 'What x counts\nover two lines', ['model']);
+    expect(family.text()).toBe('# HELP gateway_x_total What x counts\\nover two lines\n# TYPE gateway_x_total counter');
+  });
+
+  it('keeps one cell per label set, whatever object the labels come in, and escapes their values', () => {
+    const family = new CounterFamily('gateway_x_total', 'x', ['model', 'status']);
+    family.cell({ model: 'a', status: '200' }).inc();
+    family.cell({ status: '200', model: 'a' }).inc(2.5);
+    family.cell({ model: 'say "hi"\\\n', status: '200' }).inc();
+    expect(family.cell({ model: 'a', status: '200' }).value).toBe(3.5);
+    expect(family.text().split('\n').slice(2)).toEqual(['gateway_x_total{model="a",status="200"} 3.5', 'gateway_x_total{model="say \\"hi\\"\\\\\\n",status="200"} 1']);
+  });
+
+  it('does not mistake label sets whose values would join to the same text', () => {
+    const family = new CounterFamily('gateway_x_total', 'x', ['from', 'to']);
+    family.cell({ from: 'a', to: 'bc' }).inc();
+    family.cell({ from: 'ab', to: 'c' }).inc(5);
+    expect(family.cell({ from: 'a', to: 'bc' }).value).toBe(1);
+    expect(family.cell({ from: 'ab', to: 'c' }).value).toBe(5);
+  });
+
+  it('counts histogram buckets cumulatively, a value on a bound in that bound, and past the last in +Inf only', () => {
+    const family = new HistogramFamily('gateway_t_seconds', 't', ['route'], [0.1, 1]);
+    const cell = family.cell({ route: '/r' });
+    for (const value of [0.05, 0.1, 0.5, 1, 7]) cell.observe(value);
+    expect(family.text().split('\n').slice(2)).toEqual([
+      'gateway_t_seconds_bucket{route="/r",le="0.1"} 2',
+      'gateway_t_seconds_bucket{route="/r",le="1"} 4',
+      'gateway_t_seconds_bucket{route="/r",le="+Inf"} 5',
+      'gateway_t_seconds_sum{route="/r"} 8.65',
+      'gateway_t_seconds_count{route="/r"} 5',
+    ]);
+  });
+});
