@@ -12,6 +12,7 @@ import { newId } from './domain/ids.ts';
 import type { GatewayServices } from './gateway/services.ts';
 import { EmbeddingGeneration } from './gateway/embedding-generation.ts';
 import { TextGeneration, type GenerationDependencies } from './gateway/text-generation.ts';
+import type { Resilience } from './gateway/upstream-dispatch.ts';
 import { RemoteMediaFetcher } from './media/remote-media.ts';
 import { WorkTracker } from './gateway/work-tracker.ts';
 import type { AdapterRegistry } from './providers/provider-adapter.ts';
@@ -141,7 +142,7 @@ export async function openCore(options: CoreOptions): Promise<Core> {
   const voices = new VoiceCatalog(config.voices, (modelId) => catalog.find(modelId) !== undefined);
   const telemetry = new GatewayTelemetry(logger);
   const breakers = new ProviderBreakers({ failures: config.upstream.breakerFailures, cooldownMs: config.upstream.breakerCooldownMs }, (row, state) => telemetry.breakerChanged(row, state));
-  const resilience = { breakers, events: telemetry, retryBudgetMs: config.upstream.retryBudgetMs, maxRetries: config.upstream.maxRetries };
+  const resilience: Resilience = { breakers, events: telemetry, retryBudgetMs: config.upstream.retryBudgetMs, maxRetries: config.upstream.maxRetries, traced: config.telemetry.otlpEndpoint !== undefined };
   const ledger = new CreditLedger(ledgerRepository, instanceId, {
     leases: {
       maxLeaseNanos: config.ledger.leaseMaxNanos,

@@ -122,7 +122,7 @@ export class EmbeddingGeneration {
       served = await dispatchWithFallback({
         modelId: model.modelId,
         rows: candidates,
-        ...this.dependencies.resilience,
+        resilience: this.dependencies.resilience,
         // Nothing has reached the client yet, so another row may still serve the request.
         mayContinue: worthFallingBack,
         attempt: async ({ route, dimensions: size }) => {

@@ -7,8 +7,8 @@ import type { AdapterRegistry, ImageAdapter, ImageRelayReading } from '../provid
 import type { ProviderRow } from '../catalog/catalog.ts';
 import type { GenerationAttempt, GenerationRoute } from '../domain/generation-route.ts';
 import { metered, startIteration } from './metered.ts';
-import { dispatchWithFallback } from './upstream-dispatch.ts';
-import type { Caller, Resilience } from './text-generation.ts';
+import type { Caller } from './text-generation.ts';
+import { dispatchWithFallback, type Resilience } from './upstream-dispatch.ts';
 import type { WorkTracker } from './work-tracker.ts';
 
 export interface ImageRelayDependencies {
@@ -74,7 +74,7 @@ export class ImageRelay {
       ({ value: exchange } = await dispatchWithFallback({
         modelId: model.modelId,
         rows: [route.row],
-        ...this.dependencies.resilience,
+        resilience: this.dependencies.resilience,
         mayContinue: () => true,
         attempt: (row) => route.adapter.relay!({ upstreamModel: row.upstreamModel, body: input.body }, { target }),
         attempts,

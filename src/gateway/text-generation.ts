@@ -13,7 +13,7 @@ import type { Protocol } from '../domain/protocols.ts';
 import type { AdapterRegistry, RelayMeter, RelayOperation, RelayReading, TextAdapter } from '../providers/provider-adapter.ts';
 import { worthFallingBack } from './fallback.ts';
 import type { ProviderBreakers, RowRef } from './provider-breakers.ts';
-import { dispatchWithFallback, type DispatchEvents } from './upstream-dispatch.ts';
+import { dispatchWithFallback, type Resilience } from './upstream-dispatch.ts';
 import type { GenerationAttempt, GenerationRoute } from '../domain/generation-route.ts';
 import { asUpstreamFailure, readUpstream } from './upstream-reading.ts';
 import { metered, startIteration } from './metered.ts';
@@ -82,13 +82,6 @@ export interface GenerationDependencies {
   providers: ReadonlyMap<string, ProviderConfig>;
   /** Breakers of the provider rows, the fallback and retry events, and the retry-after budget of a request. */
   resilience: Resilience;
-}
-
-export interface Resilience {
-  breakers: ProviderBreakers;
-  events: DispatchEvents;
-  retryBudgetMs: number;
-  maxRetries: number;
 }
 
 interface Route {
@@ -167,7 +160,7 @@ export class TextGeneration {
       const { value, row } = await dispatchWithFallback<Candidate, TextRun>({
         modelId: model.modelId,
         rows: candidates,
-        ...this.dependencies.resilience,
+        resilience: this.dependencies.resilience,
         // A run that failed after its meter settled it has nothing left to end, and no other row may serve it;
         // otherwise nothing has reached the client yet, and another row may serve it under the same reservation.
         mayContinue: (error) => !reservation.isEnded && worthFallingBack(error),

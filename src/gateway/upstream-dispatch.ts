@@ -11,16 +11,23 @@ export interface DispatchEvents {
   retry(event: { modelId: string; row: RowRef; afterMs: number; reason: string }): void;
 }
 
-export interface DispatchOptions<R extends RowRef, T> {
-  modelId: string;
-  /** The candidate rows, best first. */
-  rows: readonly R[];
+/** The process's breakers and the operator's settings of fallbacks and retries, shared by every dispatch. */
+export interface Resilience {
   breakers: ProviderBreakers;
   events: DispatchEvents;
   /** Longest a request waits in all for the `retry-after` of a provider with no other row left to try; 0 never waits. */
   retryBudgetMs: number;
   /** Tries again of that last row at most. */
   maxRetries: number;
+  /** Whether each upstream attempt gets a span (tracing is configured); otherwise not even a no-op span is made. */
+  traced: boolean;
+}
+
+export interface DispatchOptions<R extends RowRef, T> {
+  modelId: string;
+  /** The candidate rows, best first. */
+  rows: readonly R[];
+  resilience: Resilience;
   /** Whether a failure may go on to another row (nothing reached the client, the failure is one another row may not share). */
   mayContinue: (error: unknown) => boolean;
   attempt: (row: R) => Promise<T>;
@@ -36,15 +43,17 @@ export interface DispatchOptions<R extends RowRef, T> {
  * was skipped the answer is 503 with the time until one may be tried again.
  */
 export async function dispatchWithFallback<R extends RowRef, T>(options: DispatchOptions<R, T>): Promise<{ value: T; row: R }> {
-  const { rows, breakers, events, attempts } = options;
-  let budgetMs = options.retryBudgetMs;
-  let retries = options.maxRetries;
+  const { rows, attempts } = options;
+  const { breakers, events, traced } = options.resilience;
+  let budgetMs = options.resilience.retryBudgetMs;
+  let retries = options.resilience.maxRetries;
   let soonestRetryMs = Number.POSITIVE_INFINITY;
   for (let index = 0; index < rows.length; index += 1) {
     const row = rows[index]!;
     const next = rows[index + 1];
     try {
-      return { value: await traced(options.modelId, row, () => breakers.run(row, () => options.attempt(row))), row };
+      const attempt = () => breakers.run(row, () => options.attempt(row));
+      return { value: await (traced ? inSpan(options.modelId, row, attempt) : attempt()), row };
     } catch (error) {
       if (error instanceof RowUnavailable) {
         soonestRetryMs = Math.min(soonestRetryMs, error.retryInMs);
@@ -77,8 +86,8 @@ export async function dispatchWithFallback<R extends RowRef, T>(options: Dispatc
 
 const tracer = trace.getTracer('model-gateway');
 
-/** A span of one upstream attempt, up to its first byte (a no-op unless tracing is configured). */
-function traced<T>(modelId: string, row: RowRef, attempt: () => Promise<T>): Promise<T> {
+/** A span of one upstream attempt, up to its first byte. */
+function inSpan<T>(modelId: string, row: RowRef, attempt: () => Promise<T>): Promise<T> {
   return tracer.startActiveSpan(`upstream ${row.providerId}`, { attributes: { 'gateway.model': modelId, 'gateway.provider': row.providerId, 'gateway.upstream_model': row.upstreamModel } }, async (span) => {
     try {
       return await attempt();
