@@ -1,4 +1,5 @@
 import { BrokenCircuitError, CircuitBreakerPolicy, CircuitState, ConsecutiveBreaker, circuitBreaker, handleWhen } from 'cockatiel';
+import { UpstreamHttpError } from '../domain/upstream-failure.ts';
 import { worthFallingBack } from './fallback.ts';
 
 /** A provider row as the breakers know it: the provider and the upstream model it is asked for. */
@@ -28,6 +29,17 @@ export class RowUnavailable extends Error {
   }
 }
 
+/**
+ * A probe that failed before the upstream answered (the gateway refused what it would have sent, say): it
+ * says nothing of the row, and cockatiel would close the breaker on an error its policy does not handle.
+ */
+class InconclusiveProbe extends Error {
+  constructor(readonly failure: unknown) {
+    super('the probe of a provider row failed before the upstream answered');
+    this.name = 'InconclusiveProbe';
+  }
+}
+
 const states: Record<CircuitState, BreakerState> = {
   [CircuitState.Closed]: 'closed',
   [CircuitState.Open]: 'open',
@@ -48,7 +60,8 @@ interface Breaker {
  * streamed call counts as a success once its first byte is in.
  */
 export class ProviderBreakers {
-  private readonly breakers = new Map<string, Breaker>();
+  /** By provider, then upstream model: two lookups on strings the catalog already holds, no key built per call. */
+  private readonly breakers = new Map<string, Map<string, Breaker>>();
 
   constructor(
     private readonly settings: BreakerSettings,
@@ -57,39 +70,54 @@ export class ProviderBreakers {
 
   async run<T>(row: RowRef, attempt: () => Promise<T>): Promise<T> {
     const breaker = this.breakerOf(row);
+    const state = breaker.policy.state;
     // cockatiel makes concurrent callers wait for a half-open probe; here they go to the next row instead.
-    if (breaker.policy.state === CircuitState.HalfOpen) throw new RowUnavailable(row, 0);
+    if (state === CircuitState.HalfOpen) throw new RowUnavailable(row, 0);
     try {
-      return await breaker.policy.execute(attempt);
+      // An open row past its cooldown: this call is the probe. Only an upstream's answer closes the breaker;
+      // a failure before one counts as a failed probe, so the row is not taken back untested.
+      return await breaker.policy.execute(state === CircuitState.Open ? () => probe(attempt) : attempt);
     } catch (error) {
       if (error instanceof BrokenCircuitError) throw new RowUnavailable(row, Math.max(0, breaker.openedAt + this.settings.cooldownMs - Date.now()));
-      throw error;
+      throw error instanceof InconclusiveProbe ? error.failure : error;
     }
   }
 
   /** Every row that has had a breaker, with its state (for metrics and readiness). */
   states(): Array<RowRef & { state: BreakerState }> {
-    return [...this.breakers.entries()].map(([key, breaker]) => ({ ...rowOf(key), state: states[breaker.policy.state] }));
+    return [...this.breakers.entries()].flatMap(([providerId, byModel]) =>
+      [...byModel.entries()].map(([upstreamModel, breaker]) => ({ providerId, upstreamModel, state: states[breaker.policy.state] })),
+    );
   }
 
   private breakerOf(row: RowRef): Breaker {
-    const key = keyOf(row);
-    let breaker = this.breakers.get(key);
+    let byModel = this.breakers.get(row.providerId);
+    if (!byModel) {
+      byModel = new Map();
+      this.breakers.set(row.providerId, byModel);
+    }
+    let breaker = byModel.get(row.upstreamModel);
     if (!breaker) {
-      const policy = circuitBreaker(handleWhen(worthFallingBack), { halfOpenAfter: this.settings.cooldownMs, breaker: new ConsecutiveBreaker(this.settings.failures) });
+      const policy = circuitBreaker(handleWhen((error) => error instanceof InconclusiveProbe || worthFallingBack(error)), {
+        halfOpenAfter: this.settings.cooldownMs,
+        breaker: new ConsecutiveBreaker(this.settings.failures),
+      });
       const created: Breaker = { policy, openedAt: 0 };
+      const ref = { providerId: row.providerId, upstreamModel: row.upstreamModel };
       policy.onBreak(() => (created.openedAt = Date.now()));
-      policy.onStateChange((state) => this.onChange(row, states[state]));
-      this.breakers.set(key, created);
+      policy.onStateChange((state) => this.onChange(ref, states[state]));
+      byModel.set(row.upstreamModel, created);
       breaker = created;
     }
     return breaker;
   }
 }
 
-const keyOf = (row: RowRef) => `${row.providerId}\u0000${row.upstreamModel}`;
-
-function rowOf(key: string): RowRef {
-  const [providerId = '', upstreamModel = ''] = key.split('\u0000');
-  return { providerId, upstreamModel };
+/** A probe's attempt, its failures before any upstream answer made inconclusive. */
+async function probe<T>(attempt: () => Promise<T>): Promise<T> {
+  try {
+    return await attempt();
+  } catch (error) {
+    throw error instanceof UpstreamHttpError || worthFallingBack(error) ? error : new InconclusiveProbe(error);
+  }
 }
