@@ -1,3 +1,4 @@
+import { openSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyInstance, onRouteHookHandler } from 'fastify';
 import pino, { type Logger } from 'pino';
@@ -101,14 +102,31 @@ interface LoggedRequest {
   ip?: string;
 }
 
-export function createLogger(environment: Environment): Logger {
-  return pino({
-    level: environment.logLevel,
-    // Method and path only: no headers, and no query string, where a client may have put a credential (`?key=`).
-    serializers: {
-      req: (request: LoggedRequest) => ({ method: request.method, path: request.url?.split('?')[0], host: request.host, remoteAddress: request.ip }),
+/** Log lines are written in batches of at least this many bytes: one write per line cost the server more CPU than the line itself. */
+const logBatchBytes = 4096;
+/** What is buffered is written at least this often, so a quiet gateway's lines do not wait for a batch to fill. */
+const logFlushIntervalMs = 1000;
+
+/**
+ * pino JSON lines on `destination` (stdout, or a file path), written asynchronously in batches. What is
+ * buffered is written on exit (pino flushes its destinations then), and within a second otherwise; a process
+ * killed outright (SIGKILL) loses at most that second's lines, never a usage record (those are in the database).
+ */
+export function createLogger(environment: Environment, destination: number | string = 1): Logger {
+  // A file is opened here rather than by pino, so that lines logged before it would have opened are still written on an early exit.
+  const stream = pino.destination({ dest: typeof destination === 'string' ? openSync(destination, 'a') : destination, sync: false, minLength: logBatchBytes });
+  const flushing = setInterval(() => stream.flush(), logFlushIntervalMs).unref();
+  stream.once('close', () => clearInterval(flushing));
+  return pino(
+    {
+      level: environment.logLevel,
+      // Method and path only: no headers, and no query string, where a client may have put a credential (`?key=`).
+      serializers: {
+        req: (request: LoggedRequest) => ({ method: request.method, path: request.url?.split('?')[0], host: request.host, remoteAddress: request.ip }),
+      },
     },
-  });
+    stream,
+  );
 }
 
 export function storageOptionsFor(environment: Environment, logger: Logger): StorageOptions {

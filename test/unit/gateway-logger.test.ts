@@ -1,0 +1,48 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { readEnvironment } from '../../src/config/environment.ts';
+import { createLogger } from '../../src/main.ts';
+
+const dirs: string[] = [];
+const logFile = () => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'gw-logger-'));
+  dirs.push(dir);
+  return path.join(dir, 'gateway.log');
+};
+const linesOf = (file: string) => readFileSync(file, 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line) as Record<string, unknown>);
+const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+afterEach(() => {
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+describe("the gateway's log", () => {
+  it('writes its lines in batches, and what is buffered within a second when the gateway is quiet', async () => {
+    const file = logFile();
+    const logger = createLogger(readEnvironment({ LOG_LEVEL: 'info' }), file);
+    logger.info({ event: 'generation', generationId: 'gen_1' }, 'generation recorded');
+    logger.info({ event: 'generation', generationId: 'gen_2' }, 'generation recorded');
+    await pause(150);
+    // A write per line would have landed by now; these two wait for the batch or the interval.
+    expect(readFileSync(file, 'utf8')).toBe('');
+    const deadline = Date.now() + 5000;
+    while (linesOf(file).length < 2 && Date.now() < deadline) await pause(50);
+    expect(linesOf(file).map((line) => line.generationId)).toEqual(['gen_1', 'gen_2']);
+  });
+
+  it('writes what it buffered when the process exits', () => {
+    const file = logFile();
+    const script = [
+      "import { readEnvironment } from './src/config/environment.ts';",
+      "import { createLogger } from './src/main.ts';",
+      `const logger = createLogger(readEnvironment({ LOG_LEVEL: 'info' }), ${JSON.stringify(file)});`,
+      "logger.info({ event: 'generation', generationId: 'gen_last' }, 'generation recorded');",
+      'process.exit(0);',
+    ].join('\n');
+    execFileSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { cwd: path.resolve(import.meta.dirname, '../..') });
+    expect(linesOf(file)).toEqual([expect.objectContaining({ generationId: 'gen_last', msg: 'generation recorded' })]);
+  });
+});
