@@ -1,6 +1,7 @@
 // The gateway under test, in a process of its own, on the full billing path (auth, gating, hold, settle, record).
 // Storage is the default of `npm start` (embedded, under BENCH_DATA_DIR, a new temporary folder when unset), or
-// PostgreSQL at BENCH_DATABASE_URL. Prints one JSON line once it listens; answers the harness over IPC.
+// PostgreSQL at BENCH_DATABASE_URL. Logs on stdout as `npm start` does (the harness points it at a file of the
+// run); tells the harness over IPC once it listens, and answers it there.
 // It runs the compiled gateway of dist/ (what `npm start` runs), on Node's own type stripping for this file:
 // no TypeScript loader is in the measured process.
 import { mkdtempSync } from 'node:fs';
@@ -8,7 +9,6 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { count, eq, sum } from 'drizzle-orm';
-import pino from 'pino';
 import type * as Environment from '../src/config/environment.ts';
 import type * as LoadConfig from '../src/config/load-config.ts';
 import type * as Main from '../src/main.ts';
@@ -20,7 +20,7 @@ const distDir = process.env.BENCH_DIST_DIR ?? path.join(import.meta.dirname, '..
 const compiled = async <Module>(file: string): Promise<Module> => (await import(pathToFileURL(path.join(distDir, file)).href)) as Module;
 const { readEnvironment } = await compiled<typeof Environment>('config/environment.js');
 const { parseConfig } = await compiled<typeof LoadConfig>('config/load-config.js');
-const { createGateway } = await compiled<typeof Main>('main.js');
+const { createGateway, createLogger } = await compiled<typeof Main>('main.js');
 const { accounts, generations } = await compiled<typeof Schema>('storage/schema.js');
 
 const upstream = process.env.BENCH_UPSTREAM_URL;
@@ -62,13 +62,12 @@ const config = parseConfig(
   'bench.yaml',
   environment.variables,
 );
-// At `info` the gateway writes its request and generation lines, as in production, to a file of the run.
-const logLevel = process.env.BENCH_LOG_LEVEL ?? 'warn';
-const logger = pino({ level: logLevel }, pino.destination({ dest: path.join(dataDir, 'gateway.log'), sync: false, mkdir: true }));
+// The build's own logger, as `npm start` makes it: at `info` its request and generation lines, as in production.
+const logger = createLogger(environment);
 // No storage option: the same choice as `npm start` (DATABASE_URL, else the embedded default under DATA_DIR).
 const gateway = await createGateway({ environment, config, logger });
 const url = await gateway.app.listen({ port: 0, host: '127.0.0.1' });
-process.stdout.write(`${JSON.stringify({ url, node: process.version, storage: gateway.core.storage.kind })}\n`);
+process.send!({ ready: { url, node: process.version, storage: gateway.core.storage.kind } });
 
 const services = gateway.core.services;
 const db = gateway.core.storage.db;

@@ -14,7 +14,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { Agent, request } from 'undici';
 import { fakeOpenAiKey } from '../test/fakes/openai-fake.ts';
-import { ask, gatewayCommand, startWithReadyLine, stop, treeCpuMs, treePss, type Started } from './processes.ts';
+import { ask, gatewayCommand, startGateway, stop, treeCpuMs, treePss, type Started } from './processes.ts';
 
 const { values: options } = parseArgs({
   options: {
@@ -51,7 +51,7 @@ const ms = (value: number) => `${value.toFixed(2)} ms`;
 
 try {
   // The upstream is unused here (the sandbox generates in process); the gateway process still needs one configured.
-  const gateway = await startWithReadyLine(gatewayCommand(process.execPath, []), { BENCH_UPSTREAM_URL: 'http://127.0.0.1:9', BENCH_UPSTREAM_KEY: fakeOpenAiKey, BENCH_DATA_DIR: dataDir });
+  const gateway = await startGateway(gatewayCommand(process.execPath, []), { BENCH_UPSTREAM_URL: 'http://127.0.0.1:9', BENCH_UPSTREAM_KEY: fakeOpenAiKey, BENCH_DATA_DIR: dataDir }, path.join(dataDir, 'gateway.log'));
   running.push(gateway);
   const base = gateway.info.url!;
   const { key } = await ask<{ key: string }>(gateway.child, { type: 'account', creditsUsd: 1_000_000 });

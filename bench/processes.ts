@@ -1,6 +1,6 @@
 // The benchmark's processes (fake upstream, our gateway, Portkey's gateway) and what the kernel says about them.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { closeSync, openSync, readdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { connect } from 'node:net';
 import path from 'node:path';
@@ -60,6 +60,28 @@ export async function startWithReadyLine({ command, args }: Command, env: Record
   const readyMs = Number(process.hrtime.bigint() - started) / 1e6;
   lines.on('line', (line) => process.stderr.write(`${line}\n`));
   return { child, info: JSON.parse(first) as Record<string, string>, readyMs };
+}
+
+/**
+ * Spawns our gateway process with its stdout, where the gateway writes its log as `npm start` does, appended to
+ * `logFile`, and waits for the `ready` message it sends over IPC once it listens.
+ */
+export async function startGateway({ command, args }: Command, env: Record<string, string>, logFile: string): Promise<Started> {
+  const started = process.hrtime.bigint();
+  const log = openSync(logFile, 'a');
+  const child = spawn(command, args, { env: { ...process.env, ...env }, stdio: ['ignore', log, 'inherit', 'ipc'] });
+  closeSync(log);
+  const info = await new Promise<Record<string, string>>((resolve, reject) => {
+    const onMessage = (message: { ready?: Record<string, string> }) => {
+      if (!message.ready) return;
+      child.off('message', onMessage);
+      resolve(message.ready);
+    };
+    child.on('message', onMessage);
+    child.once('exit', (code, signal) => reject(new Error(`${args.at(-1)} exited with ${code ?? signal} before listening (its log: ${logFile})`)));
+    child.once('error', reject);
+  });
+  return { child, info, readyMs: Number(process.hrtime.bigint() - started) / 1e6 };
 }
 
 /** Spawns Portkey and polls its port until it accepts a connection (its console banner comes a second later, after a spinner). */
@@ -175,21 +197,28 @@ let ticksPerSecond: number | undefined;
 
 /** User plus system CPU time of a process and its descendants (those that have exited and been waited for included), in milliseconds (clock-tick resolution). */
 export function treeCpuMs(pid: number): number {
+  return processTree(pid).reduce((total, member) => total + cpuMsOf(member, true), 0);
+}
+
+/** User plus system CPU time of the process alone (all its threads), in milliseconds. */
+export function ownCpuMs(pid: number): number {
+  return cpuMsOf(pid, false);
+}
+
+function cpuMsOf(pid: number, withChildren: boolean): number {
   ticksPerSecond ??= Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
-  let ticks = 0;
-  for (const member of processTree(pid)) {
-    try {
-      const stat = readFileSync(`/proc/${member}/stat`, 'utf8');
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      // utime, stime, cutime and cstime are fields 14 to 17 of stat, 12 to 15 after the command name. The
-      // children's times keep what a descendant spent once it has exited (a database backend, an autovacuum
-      // worker), so the sum never goes back.
-      ticks += Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14]);
-    } catch {
-      // gone meanwhile
-    }
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    // utime, stime, cutime and cstime are fields 14 to 17 of stat, 12 to 15 after the command name. The
+    // children's times keep what a descendant spent once it has exited (a database backend, an autovacuum
+    // worker), so a tree's sum never goes back.
+    const ticks = Number(fields[11]) + Number(fields[12]) + (withChildren ? Number(fields[13]) + Number(fields[14]) : 0);
+    return (ticks * 1000) / ticksPerSecond;
+  } catch {
+    // gone meanwhile
+    return 0;
   }
-  return (ticks * 1000) / ticksPerSecond;
 }
 
 /** Samples the summed PSS of a process tree every `everyMs` until stopped; returns the highest sample. */

@@ -27,7 +27,7 @@ import { parseArgs } from 'node:util';
 import { fakeOpenAiKey } from '../test/fakes/openai-fake.ts';
 import { checkAnswers, load, messages, preciseLatency, slowStreams, type Call, type LoadResult, type Target } from './load.ts';
 import { chatPricing, nanosPerToken } from './pricing.ts';
-import { ask, gatewayCommand, nodeVersion, pssPeakSampler, startPortkey, startWithReadyLine, stop, treeCpuMs, treePss, type Started } from './processes.ts';
+import { ask, gatewayCommand, nodeVersion, pssPeakSampler, startGateway, startPortkey, startWithReadyLine, stop, treeCpuMs, treePss, type Started } from './processes.ts';
 import { billingExact, profileSummary, renderReport, type Billing, type ScenarioRow, type SlowStreams } from './report.ts';
 
 const here = import.meta.dirname;
@@ -64,14 +64,15 @@ const gatewayEnv = {
   BENCH_SLOW_UPSTREAM_MODEL: slowUpstreamModel,
   BENCH_LOG_LEVEL: options['log-level'],
 };
+const gatewayLog = path.join(gatewayEnv.BENCH_DATA_DIR, 'gateway.log');
 const running: Started[] = [fake];
 
 try {
   // Our gateway twice: the first start creates its data directory (or schema), the second is timed on it and measured.
-  const first = await startWithReadyLine(gatewayCommand(runtimeNode, []), gatewayEnv);
+  const first = await startGateway(gatewayCommand(runtimeNode, []), gatewayEnv, gatewayLog);
   running.push(first);
   await stop(first.child);
-  const ours = await startWithReadyLine(gatewayCommand(runtimeNode, profileDir ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : []), gatewayEnv);
+  const ours = await startGateway(gatewayCommand(runtimeNode, profileDir ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : []), gatewayEnv, gatewayLog);
   running.push(ours);
   await sleep(2000);
   const oursIdleRss = treePss(pidOf(ours));
