@@ -2,13 +2,16 @@
  * This checkout's gateway against another checkout's compiled gateway (the commit before a change, say), on the
  * same fake upstream and the same harness, interleaved: each round loads one and then the other on every call
  * at 32 connections, the order alternating by round, so that the machine's drift over a run (a shared virtual
- * machine varies by 20% and more between runs) falls on both alike. Reports the median requests per second and
- * CPU per request of each, the spread over rounds, and the ratios. Both run on the embedded default, each in a
- * data directory of its own.
+ * machine varies by 20% and more between runs) falls on both alike. The rounds are spread over sessions, each
+ * with a fresh process of both builds, started in alternating order: one process of the same build can run
+ * 5-10% slower than another for the whole of its life (where its memory happens to lie), which a single
+ * pair of processes would report as a difference of the builds. Reports the median requests per second and
+ * CPU per request of each, the spread over rounds, and the ratios. Both run on the embedded default, each in
+ * a data directory of its own.
  *
  *   git worktree add /tmp/before <commit> && (cd /tmp/before && npm ci)
  *   npm run bench:compare -- --baseline /tmp/before
- *                            [--rounds 8] [--seconds 5] [--log-level info] [--out FILE]
+ *                            [--sessions 4] [--rounds 2] [--seconds 5] [--log-level info] [--out FILE]
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
@@ -16,13 +19,14 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { fakeOpenAiKey } from '../test/fakes/openai-fake.ts';
 import { checkAnswers, load, type Call, type Target } from './load.ts';
-import { ask, gatewayCommand, startWithReadyLine, stop, treeCpuMs, type Started } from './processes.ts';
+import { ask, gatewayCommand, ownCpuMs, startGateway, startWithReadyLine, stop, treeCpuMs, type Started } from './processes.ts';
 
 const here = import.meta.dirname;
 const { values: options } = parseArgs({
   options: {
     baseline: { type: 'string' },
-    rounds: { type: 'string', default: '8' },
+    sessions: { type: 'string', default: '4' },
+    rounds: { type: 'string', default: '2' },
     seconds: { type: 'string', default: '5' },
     'log-level': { type: 'string', default: 'warn' },
     out: { type: 'string' },
@@ -30,6 +34,7 @@ const { values: options } = parseArgs({
 });
 if (!options.baseline) throw new Error('--baseline DIR: a checkout of the code to compare against, built (npm ci)');
 const baselineDist = path.resolve(options.baseline, 'dist');
+const sessions = Number(options.sessions);
 const rounds = Number(options.rounds);
 const seconds = Number(options.seconds);
 const calls: Record<Call, string> = { chat: 'non-streamed', 'chat-stream': 'streamed', embeddings: 'embeddings' };
@@ -38,6 +43,8 @@ const connections = 32;
 interface Sample {
   requestsPerSecond: number;
   cpuMsPerRequest: number;
+  /** The gateway process's own share of it (the rest is its database server's). */
+  ownCpuMsPerRequest: number;
   errors: number;
 }
 
@@ -48,7 +55,7 @@ const median = (values: number[]) => {
 };
 
 const fake = await startWithReadyLine({ command: process.execPath, args: ['--import', 'tsx', path.join(here, 'fake-upstream.ts')] }, {});
-const running: Started[] = [fake];
+const running: Started[] = [];
 const dataDirs: string[] = [];
 
 /** A gateway of the given compiled tree, with one account whose key the load generator uses. */
@@ -63,59 +70,71 @@ async function gateway(name: string, distDir: string): Promise<{ started: Starte
     BENCH_DATABASE_URL: '',
     BENCH_LOG_LEVEL: options['log-level'],
   };
-  const started = await startWithReadyLine(gatewayCommand(process.execPath, []), env);
+  const started = await startGateway(gatewayCommand(process.execPath, []), env, path.join(dataDir, 'gateway.log'));
   running.push(started);
   const { key } = await ask<{ key: string }>(started.child, { type: 'account', creditsUsd: 1_000_000 });
   return { started, target: { name, url: `${started.info.url}/api/alpha/v1`, headers: { 'x-api-key': key }, chatModel: 'bench-chat', embeddingModel: 'bench-embedding' } };
 }
 
+const samples = new Map<string, Sample[]>();
+const name = { ours: 'this checkout', baseline: 'baseline' };
 try {
-  const ours = await gateway('this checkout', path.join(here, '../dist'));
-  const baseline = await gateway('baseline', baselineDist);
-  const contenders = [ours, baseline];
-  for (const { target } of contenders) await checkAnswers(target);
-  for (const { target } of contenders) for (const call of Object.keys(calls) as Call[]) await load(target, call, 8, 2);
-
-  const samples = new Map<string, Sample[]>();
-  for (let round = 0; round < rounds; round++) {
-    const order = round % 2 === 0 ? contenders : [...contenders].reverse();
-    for (const call of Object.keys(calls) as Call[]) {
-      for (const { started, target } of order) {
-        const cpuBefore = treeCpuMs(started.child.pid!);
-        const result = await load(target, call, connections, seconds);
-        const cpuMs = treeCpuMs(started.child.pid!) - cpuBefore;
-        const key = `${target.name}/${call}`;
-        samples.set(key, [...(samples.get(key) ?? []), { requestsPerSecond: result.requestsPerSecond, cpuMsPerRequest: cpuMs / Math.max(1, result.requests), errors: result.errors }]);
+  for (let session = 0; session < sessions; session++) {
+    const builds = [
+      { name: name.ours, distDir: path.join(here, '../dist') },
+      { name: name.baseline, distDir: baselineDist },
+    ];
+    const contenders = [];
+    for (const build of session % 2 === 0 ? builds : builds.reverse()) contenders.push(await gateway(build.name, build.distDir));
+    for (const { target } of contenders) await checkAnswers(target);
+    for (const { target } of contenders) for (const call of Object.keys(calls) as Call[]) await load(target, call, 8, 2);
+    for (let round = 0; round < rounds; round++) {
+      const order = round % 2 === 0 ? contenders : [...contenders].reverse();
+      for (const call of Object.keys(calls) as Call[]) {
+        for (const { started, target } of order) {
+          const cpuBefore = treeCpuMs(started.child.pid!);
+          const ownBefore = ownCpuMs(started.child.pid!);
+          const result = await load(target, call, connections, seconds);
+          const cpuMs = treeCpuMs(started.child.pid!) - cpuBefore;
+          const ownMs = ownCpuMs(started.child.pid!) - ownBefore;
+          const key = `${target.name}/${call}`;
+          samples.set(key, [...(samples.get(key) ?? []), { requestsPerSecond: result.requestsPerSecond, cpuMsPerRequest: cpuMs / Math.max(1, result.requests), ownCpuMsPerRequest: ownMs / Math.max(1, result.requests), errors: result.errors }]);
+        }
+        const figures = [name.ours, name.baseline].map((contender) => `${contender} ${samples.get(`${contender}/${call}`)!.at(-1)!.requestsPerSecond.toFixed(0)} req/s`);
+        process.stderr.write(`session ${session + 1}/${sessions}, round ${round + 1}/${rounds}, ${calls[call]}: ${figures.join(', ')}\n`);
       }
-      process.stderr.write(`round ${round + 1}/${rounds}, ${calls[call]}: ${contenders.map(({ target }) => `${target.name} ${samples.get(`${target.name}/${call}`)!.at(-1)!.requestsPerSecond.toFixed(0)} req/s`).join(', ')}\n`);
     }
+    for (const { started } of contenders) await stop(started.child);
+    running.length = 0;
+    for (const dir of dataDirs.splice(0)) rmSync(dir, { recursive: true, force: true });
   }
 
   const lines = [
     `Run on ${new Date().toISOString().slice(0, 10)}, ${cpus().length} × ${cpus()[0]?.model ?? 'CPU'}, Node ${process.version}; baseline: ${baselineDist}.`,
-    `${rounds} rounds, ${seconds} s per measurement, ${connections} connections, embedded default, logging at ${options['log-level']}; medians, with the range over rounds.`,
+    `${sessions} sessions of ${rounds} rounds, ${seconds} s per measurement, ${connections} connections, embedded default, logging at ${options['log-level']}; medians, with the range over rounds.`,
     '',
-    '| scenario | this checkout req/s | baseline req/s | ratio | this checkout CPU ms/req | baseline CPU ms/req | CPU ratio | errors |',
-    '|---|---|---|---|---|---|---|---|',
+    '| scenario | this checkout req/s | baseline req/s | ratio | this checkout CPU ms/req | baseline CPU ms/req | CPU ratio | gateway process alone, CPU ms/req | ratio | errors |',
+    '|---|---|---|---|---|---|---|---|---|---|',
   ];
   for (const [call, scenario] of Object.entries(calls)) {
-    const mine = samples.get(`${ours.target.name}/${call}`)!;
-    const theirs = samples.get(`${baseline.target.name}/${call}`)!;
+    const mine = samples.get(`${name.ours}/${call}`)!;
+    const theirs = samples.get(`${name.baseline}/${call}`)!;
     const figure = (list: Sample[], pick: (sample: Sample) => number, digits: number) => {
       const values = list.map(pick);
       return `${median(values).toFixed(digits)} (${Math.min(...values).toFixed(digits)}–${Math.max(...values).toFixed(digits)})`;
     };
     const rate = (list: Sample[]) => median(list.map((sample) => sample.requestsPerSecond));
     const cpu = (list: Sample[]) => median(list.map((sample) => sample.cpuMsPerRequest));
+    const own = (list: Sample[]) => median(list.map((sample) => sample.ownCpuMsPerRequest));
     const errors = [...mine, ...theirs].reduce((total, sample) => total + sample.errors, 0);
     lines.push(
-      `| ${scenario} | ${figure(mine, (sample) => sample.requestsPerSecond, 0)} | ${figure(theirs, (sample) => sample.requestsPerSecond, 0)} | ${(rate(mine) / rate(theirs)).toFixed(3)} | ${figure(mine, (sample) => sample.cpuMsPerRequest, 3)} | ${figure(theirs, (sample) => sample.cpuMsPerRequest, 3)} | ${(cpu(mine) / cpu(theirs)).toFixed(3)} | ${errors} |`,
+      `| ${scenario} | ${figure(mine, (sample) => sample.requestsPerSecond, 0)} | ${figure(theirs, (sample) => sample.requestsPerSecond, 0)} | ${(rate(mine) / rate(theirs)).toFixed(3)} | ${figure(mine, (sample) => sample.cpuMsPerRequest, 3)} | ${figure(theirs, (sample) => sample.cpuMsPerRequest, 3)} | ${(cpu(mine) / cpu(theirs)).toFixed(3)} | ${own(mine).toFixed(3)} against ${own(theirs).toFixed(3)} | ${(own(mine) / own(theirs)).toFixed(3)} | ${errors} |`,
     );
   }
   const text = `${lines.join('\n')}\n`;
   process.stdout.write(text);
   if (options.out) writeFileSync(options.out, text);
 } finally {
-  for (const started of running.reverse()) await stop(started.child);
+  for (const started of [...running.reverse(), fake]) await stop(started.child);
   for (const dir of dataDirs) rmSync(dir, { recursive: true, force: true });
 }
