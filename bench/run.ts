@@ -16,7 +16,7 @@
  *   npm run bench -- --profile             # also: a CPU profile of our gateway, summarised by package
  *   npm run bench -- --runtime-node PATH   # both gateways on another node binary (Node 20 against 24, say)
  *   npm run bench -- --out FILE            # write the report elsewhere than bench/RESULTS.md
- *   npm run bench -- --log-level info      # our gateway logs at this level (a line per request and per generation at info), to a file
+ *   npm run bench -- --log-level info      # our gateway logs at this level (a line per request and per generation at info), on its stdout, a file of the run
  *   BENCH_DATABASE_URL=postgres://...      # our gateway on PostgreSQL instead of the embedded default
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
