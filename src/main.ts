@@ -288,7 +288,7 @@ export async function openCore(options: CoreOptions): Promise<Core> {
     // Every reservation is counted by the work tracker from its start to its settlement.
     ledger: () => ({ reservations: work.size, ...ledger.leaseHoldings() }),
     holds: () => ledgerRepository.holdsByKind(),
-    jobs: () => mediaJobs.countByState(),
+    jobs: () => mediaJobs.queueDepth(),
     breakers: () => breakers.states(),
   });
   return {
@@ -351,7 +351,7 @@ export async function createGateway(options: GatewayOptions): Promise<RunningGat
   const readiness = new Readiness({
     pingDatabase: () => pingDatabase(core.storage.db),
     checkObjectStore: () => core.store.check(),
-    countJobsByState: () => core.upkeep.mediaJobs.countByState(),
+    queueDepth: () => core.upkeep.mediaJobs.queueDepth(),
     worker: core.worker,
     concurrency: config.jobs.concurrency,
     timeoutMs: readinessCheckTimeoutMs,

@@ -31,7 +31,8 @@ export interface ReadinessDependencies {
   pingDatabase(): Promise<void>;
   /** The object store's own cheap check (ObjectStore.check). */
   checkObjectStore(): Promise<void>;
-  countJobsByState(): Promise<Record<string, number>>;
+  /** Media jobs of every process queued and under way. */
+  queueDepth(): Promise<Record<string, number>>;
   worker: { readonly isRunning: boolean; readonly active: number };
   concurrency: number;
   /** A check that has not answered within this long fails. */
@@ -119,7 +120,7 @@ export class Readiness {
 
   /** Job counts are a report, not a check: when the database cannot give them, they are left out. */
   private jobCounts(): Promise<Record<string, number> | undefined> {
-    return this.bounded('jobs', () => this.dependencies.countJobsByState()).catch(() => undefined);
+    return this.bounded('jobs', () => this.dependencies.queueDepth()).catch(() => undefined);
   }
 
   /**

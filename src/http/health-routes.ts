@@ -23,7 +23,7 @@ const ReadinessSchema = Type.Object({
       state: Type.Union([Type.Literal('running'), Type.Literal('stopped')], { description: 'The media job worker of this process (`stopped` with jobs.concurrency 0)' }),
       active: Type.Integer({ minimum: 0, description: 'Jobs this process runs now' }),
       concurrency: Type.Integer({ minimum: 0, description: 'Jobs this process runs at most at once' }),
-      byState: Type.Optional(Type.Record(Type.String(), Type.Integer({ minimum: 0 }), { description: "Media jobs of every process by state; absent when the database cannot count them" })),
+      byState: Type.Optional(Type.Record(Type.String(), Type.Integer({ minimum: 0 }), { description: "Media jobs of every process queued and under way (the queue's depth); absent when the database cannot count them" })),
     }),
   }),
 });

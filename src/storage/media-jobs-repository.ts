@@ -284,9 +284,19 @@ export class MediaJobsRepository {
   }
 
   /** Jobs by state, for readiness and metrics. */
-  async countByState(): Promise<Record<string, number>> {
-    const rows = await queryRows<{ state: string; jobs: number | string }>(this.db, sql`SELECT state, count(*) AS jobs FROM media_jobs GROUP BY state`);
-    return Object.fromEntries(rows.map((row) => [row.state, Number(row.jobs)]));
+  /**
+   * The queue's depth: jobs of every process waiting and under way. Only these two states are counted (the
+   * rows the partial index of due jobs covers), so a probe or scrape costs the same however many finished
+   * jobs the table keeps.
+   */
+  async queueDepth(): Promise<{ queued: number; processing: number }> {
+    const rows = await queryRows<{ state: string; jobs: number | string }>(
+      this.db,
+      sql`SELECT state, count(*) AS jobs FROM media_jobs WHERE state IN ('queued', 'processing') GROUP BY state`,
+    );
+    const depth = { queued: 0, processing: 0 };
+    for (const row of rows) if (row.state === 'queued' || row.state === 'processing') depth[row.state] = Number(row.jobs);
+    return depth;
   }
 }
 

@@ -13,7 +13,7 @@ export interface ScrapedFigures {
   ledger(): { reservations: number; leases: number; leasedNanos: bigint };
   /** The database: hold rows by kind (a request's, a lease, a media job's) and their sums. */
   holds(): Promise<Array<{ kind: string; count: number; nanos: bigint }>>;
-  /** Media jobs by state. */
+  /** Media jobs queued and under way, by state. */
   jobs(): Promise<Record<string, number>>;
   breakers(): Array<RowRef & { state: BreakerState }>;
 }
@@ -103,7 +103,7 @@ export class GatewayTelemetry implements DispatchEvents {
     });
     new Gauge({
       name: 'gateway_media_jobs',
-      help: 'Media jobs in the database, by state (the queue depth: queued and processing)',
+      help: 'Media jobs of every process queued and under way (the queue depth), by state',
       labelNames: ['state'],
       registers,
       async collect() {

@@ -196,5 +196,8 @@ describe('a job waits in the queue while no worker runs', () => {
     const waited = await gateway.request({ method: 'POST', url: '/api/v1/image/generations', headers: keyHeaders(key), payload: body });
     expect(waited.statusCode).toBe(202);
     expect(waited.json()).toMatchObject({ status: 'queued' });
+    // The queue's depth, in the readiness report and the metrics alike.
+    expect((await gateway.request({ method: 'GET', url: '/readyz' })).json()).toMatchObject({ workers: { jobs: { state: 'stopped', byState: { queued: 2, processing: 0 } } } });
+    expect((await gateway.request({ method: 'GET', url: '/metrics' })).body).toMatch(/^gateway_media_jobs\{state="queued"\} 2$/m);
   });
 });

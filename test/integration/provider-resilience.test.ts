@@ -223,7 +223,7 @@ describe('metrics behind a token, with the database figures of holds and media j
     await gateway?.close();
   });
 
-  it('needs the token, and counts media jobs by state and the holds of the database', async () => {
+  it('needs the token, and counts the media job queue and the holds of the database', async () => {
     expectEnvelope(await gateway.request({ method: 'GET', url: '/metrics' }), 401, 'GW_UNAUTHENTICATED', '/metrics');
     expectEnvelope(await gateway.request({ method: 'GET', url: '/metrics', headers: { authorization: 'Bearer wrong-token' } }), 401, 'GW_UNAUTHENTICATED', '/metrics');
     const { key } = await gateway.createFundedKey({ credits: 1 });
@@ -231,7 +231,10 @@ describe('metrics behind a token, with the database figures of holds and media j
     expect(made.statusCode, made.body).toBe(200);
     const scraped = await gateway.request({ method: 'GET', url: '/metrics', headers: { authorization: 'Bearer metrics-secret-token' } });
     expect(scraped.statusCode).toBe(200);
-    expect(scraped.body).toMatch(/^gateway_media_jobs\{state="succeeded"\} 1$/m);
+    // The queue's depth, both states always present; the finished job is not counted.
+    expect(scraped.body).toMatch(/^gateway_media_jobs\{state="queued"\} 0$/m);
+    expect(scraped.body).toMatch(/^gateway_media_jobs\{state="processing"\} 0$/m);
+    expect(scraped.body).not.toMatch(/^gateway_media_jobs\{state="succeeded"\}/m);
     expect(scraped.body).toMatch(/^gateway_generations_total\{model="sandbox-image",modality="image",status="succeeded"\} 1$/m);
     expect(scraped.body).toMatch(/^gateway_generation_usd_total\{model="sandbox-image",modality="image"\} 0\.001$/m);
     // Nothing is held once the job settled; the gauge lists what the database holds, by kind.

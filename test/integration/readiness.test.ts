@@ -92,7 +92,7 @@ describe('GET /livez and GET /readyz, on a database the test can take away', () 
     expect(body).toEqual({
       status: 'ready',
       checks: { database: { ok: true, latencyMs: expect.any(Number) }, objectStore: { ok: true, latencyMs: expect.any(Number) } },
-      workers: { jobs: { state: 'running', active: 0, concurrency: gateway.core.services.config.jobs.concurrency, byState: { succeeded: 1 } } },
+      workers: { jobs: { state: 'running', active: 0, concurrency: gateway.core.services.config.jobs.concurrency, byState: { queued: 0, processing: 0 } } },
     });
   });
 

@@ -6,7 +6,7 @@ function readinessWith(overrides: Partial<ReadinessDependencies> = {}) {
   const readiness = new Readiness({
     pingDatabase: async () => undefined,
     checkObjectStore: async () => undefined,
-    countJobsByState: async () => ({ queued: 2, succeeded: 5 }),
+    queueDepth: async () => ({ queued: 2, processing: 5 }),
     worker: { isRunning: true, active: 1 },
     concurrency: 16,
     timeoutMs: 50,
@@ -25,7 +25,7 @@ describe('readiness', () => {
     expect(ready).toMatchObject({
       status: 'ready',
       checks: { database: { ok: true }, objectStore: { ok: true } },
-      workers: { jobs: { state: 'running', active: 1, concurrency: 16, byState: { queued: 2, succeeded: 5 } } },
+      workers: { jobs: { state: 'running', active: 1, concurrency: 16, byState: { queued: 2, processing: 5 } } },
     });
     expect(ready.checks.database.error).toBeUndefined();
     readiness.draining();
@@ -39,7 +39,7 @@ describe('readiness', () => {
       pingDatabase: async () => {
         if (down) throw Object.assign(new Error('connect ECONNREFUSED 10.0.0.7:5432'), { code: 'ECONNREFUSED' });
       },
-      countJobsByState: async () => {
+      queueDepth: async () => {
         if (down) throw new Error('no database');
         return {};
       },
