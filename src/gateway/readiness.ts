@@ -56,15 +56,15 @@ function reasonOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
+/** How many timeouts a check that never answers is shared for before another is started. */
+const staleAfterTimeouts = 20;
+
 /**
  * The process's readiness: `starting` until the server listens, `draining` from the moment it is told to stop,
  * and in between `ready` while the database and the object store answer, `unavailable` while either does not.
  * A check still running when the next probe comes is shared rather than started again, so probes against a
  * database that hangs do not pile up connection attempts.
  */
-/** How many timeouts a check that never answers is shared for before another is started. */
-const staleAfterTimeouts = 20;
-
 export class Readiness {
   private phase: Phase = 'starting';
   private readonly inFlight = new Map<string, { promise: Promise<unknown>; startedAt: number }>();

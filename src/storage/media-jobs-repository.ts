@@ -11,7 +11,6 @@ export type MediaAssetRow = typeof mediaAssets.$inferSelect;
 /** A succeeded job as an account's media listing reads it: no upstream details, no request as sent (it may hold base64). */
 export type ArchivedJobRow = Pick<MediaJobRow, 'id' | 'kind' | 'model' | 'recordedRequest' | 'result' | 'createdAt'>;
 
-
 export interface NewMediaJob {
   id: string;
   accountId: string;
@@ -283,7 +282,6 @@ export class MediaJobsRepository {
     return { jobs, assets, total: totals?.value ?? 0 };
   }
 
-  /** Jobs by state, for readiness and metrics. */
   /**
    * The queue's depth: jobs of every process waiting and under way. Only these two states are counted (the
    * rows the partial index of due jobs covers), so a probe or scrape costs the same however many finished
