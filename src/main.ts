@@ -106,18 +106,28 @@ interface LoggedRequest {
 const logBatchBytes = 4096;
 /** What is buffered is written at least this often, so a quiet gateway's lines do not wait for a batch to fill. */
 const logFlushIntervalMs = 1000;
+/**
+ * Most a log buffer holds while its reader does not keep up (a stuck pipe, a full disk): lines past it are
+ * dropped and counted, rather than the process's memory growing without bound.
+ */
+export const maxLogBufferBytes = 16 * 1024 * 1024;
 
 /**
  * pino JSON lines on `destination` (stdout, or a file path), written asynchronously in batches. What is
  * buffered is written on exit (pino flushes its destinations then), and within a second otherwise; a process
  * killed outright (SIGKILL) loses at most that second's lines, never a usage record (those are in the database).
+ * Lines a reader too slow leaves no room for are dropped; the next line that fits says how many.
  */
 export function createLogger(environment: Environment, destination: number | string = 1): Logger {
   // A file is opened here rather than by pino, so that lines logged before it would have opened are still written on an early exit.
-  const stream = pino.destination({ dest: typeof destination === 'string' ? openSync(destination, 'a') : destination, sync: false, minLength: logBatchBytes });
-  const flushing = setInterval(() => stream.flush(), logFlushIntervalMs).unref();
-  stream.once('close', () => clearInterval(flushing));
-  return pino(
+  const stream = pino.destination({
+    dest: typeof destination === 'string' ? openSync(destination, 'a') : destination,
+    sync: false,
+    minLength: logBatchBytes,
+    maxLength: maxLogBufferBytes,
+    periodicFlush: logFlushIntervalMs,
+  });
+  const logger = pino(
     {
       level: environment.logLevel,
       // Method and path only: no headers, and no query string, where a client may have put a credential (`?key=`).
@@ -127,6 +137,17 @@ export function createLogger(environment: Environment, destination: number | str
     },
     stream,
   );
+  let dropped = 0;
+  stream.on('drop', () => {
+    dropped += 1;
+  });
+  stream.on('drain', () => {
+    if (dropped === 0) return;
+    const count = dropped;
+    dropped = 0;
+    logger.error({ droppedLines: count }, 'log lines dropped: the log reader did not keep up');
+  });
+  return logger;
 }
 
 export function storageOptionsFor(environment: Environment, logger: Logger): StorageOptions {

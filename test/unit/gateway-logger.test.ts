@@ -1,10 +1,10 @@
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { closeSync, constants, mkdtempSync, openSync, readFileSync, readSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { readEnvironment } from '../../src/config/environment.ts';
-import { createLogger } from '../../src/main.ts';
+import { createLogger, maxLogBufferBytes } from '../../src/main.ts';
 
 const dirs: string[] = [];
 const logFile = () => {
@@ -44,5 +44,40 @@ describe("the gateway's log", () => {
     ].join('\n');
     execFileSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { cwd: path.resolve(import.meta.dirname, '../..') });
     expect(linesOf(file)).toEqual([expect.objectContaining({ generationId: 'gen_last', msg: 'generation recorded' })]);
+  });
+
+  it('drops what a reader that does not keep up leaves no room for, and says how many once it catches up', async () => {
+    // A pipe nobody reads yet: the writes block once its 64 KiB are full, as on a stuck log collector.
+    const fifo = path.join(path.dirname(logFile()), 'stuck.pipe');
+    execFileSync('mkfifo', [fifo]);
+    const reader = openSync(fifo, constants.O_RDONLY | constants.O_NONBLOCK);
+    try {
+      const logger = createLogger(readEnvironment({ LOG_LEVEL: 'info' }), fifo);
+      const line = 'x'.repeat(1000);
+      const lines = Math.ceil((maxLogBufferBytes * 1.5) / line.length);
+      for (let index = 0; index < lines; index += 1) logger.info({ index, line }, 'filler');
+      let read = '';
+      const chunk = Buffer.alloc(1 << 20);
+      const deadline = Date.now() + 30_000;
+      while (!read.includes('log lines dropped') && Date.now() < deadline) {
+        let size = 0;
+        try {
+          size = readSync(reader, chunk);
+        } catch (error) {
+          if ((error as NodeJS.ErrnoException).code !== 'EAGAIN') throw error;
+        }
+        // Only the tail matters: the report comes after every line that was kept.
+        read = (read + chunk.toString('utf8', 0, size)).slice(-100_000);
+        if (size === 0) await pause(5);
+      }
+      const report = read.split('\n').find((text) => text.includes('log lines dropped'));
+      expect(report, 'the report of dropped lines').toBeDefined();
+      const { droppedLines } = JSON.parse(report!) as { droppedLines: number };
+      // What did not fit in the bounded buffer is dropped; what fitted is kept.
+      expect(droppedLines).toBeGreaterThan(lines / 4);
+      expect(droppedLines).toBeLessThan(lines);
+    } finally {
+      closeSync(reader);
+    }
   });
 });
