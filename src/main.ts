@@ -94,6 +94,11 @@ export interface Core {
   close(): Promise<void>;
 }
 
+/** sonic-boom in its `buffer` content mode, which its types do not describe: it takes bytes where they say text. */
+interface ByteDestination {
+  write(chunk: Buffer): boolean;
+}
+
 /** What any line that logs a request (`{req}`) keeps of it; the request lines themselves are written by the app. */
 interface LoggedRequest {
   method?: string;
@@ -102,8 +107,12 @@ interface LoggedRequest {
   ip?: string;
 }
 
-/** Log lines are written in batches of at least this many bytes: one write per line cost the server more CPU than the line itself. */
-const logBatchBytes = 4096;
+/**
+ * Log lines are written in batches of at least this many bytes. Each write handed to libuv's thread pool cost
+ * the server 50-90 µs of CPU on a 2-core machine, whatever its size: at 4 KiB batches that was more than
+ * building the lines.
+ */
+const logBatchBytes = 64 * 1024;
 /** What is buffered is written at least this often, so a quiet gateway's lines do not wait for a batch to fill. */
 const logFlushIntervalMs = 1000;
 /**
@@ -124,9 +133,14 @@ export function createLogger(environment: Environment, destination: number | str
     dest: typeof destination === 'string' ? openSync(destination, 'a') : destination,
     sync: false,
     minLength: logBatchBytes,
+    maxWrite: 4 * logBatchBytes,
     maxLength: maxLogBufferBytes,
     periodicFlush: logFlushIntervalMs,
+    // Lines kept as bytes: in its text mode sonic-boom measures the whole pending batch on every line and encodes each batch twice.
+    contentMode: 'buffer',
   });
+  const batches = stream as unknown as ByteDestination;
+  const lines = { write: (line: string) => batches.write(Buffer.from(line)), flush: (done: (error?: Error) => void) => stream.flush(done) };
   const logger = pino(
     {
       level: environment.logLevel,
@@ -135,7 +149,7 @@ export function createLogger(environment: Environment, destination: number | str
         req: (request: LoggedRequest) => ({ method: request.method, path: request.url?.split('?')[0], host: request.host, remoteAddress: request.ip }),
       },
     },
-    stream,
+    lines,
   );
   let dropped = 0;
   stream.on('drop', () => {

@@ -33,6 +33,18 @@ describe("the gateway's log", () => {
     expect(linesOf(file).map((line) => line.generationId)).toEqual(['gen_1', 'gen_2']);
   });
 
+  it('keeps every line whole and in order across many batches, text outside ASCII included', async () => {
+    const file = logFile();
+    const logger = createLogger(readEnvironment({ LOG_LEVEL: 'info' }), file);
+    // Several batches' worth, each line with characters of two, three and four bytes in UTF-8.
+    const count = 5000;
+    for (let index = 0; index < count; index += 1) logger.info({ index, model: 'modèle-東京-🚀' }, 'generation recorded');
+    await new Promise<void>((resolve, reject) => logger.flush((error) => (error ? reject(error) : resolve())));
+    const lines = linesOf(file);
+    expect(lines.map((line) => line.index)).toEqual(Array.from({ length: count }, (_, index) => index));
+    expect(new Set(lines.map((line) => line.model))).toEqual(new Set(['modèle-東京-🚀']));
+  });
+
   it('writes what it buffered when the process exits', () => {
     const file = logFile();
     const script = [
