@@ -82,15 +82,20 @@ export class Reservation {
     const excess = settlement.costNanos - charged;
     const usage = excess > 0n ? { ...(isObject(settlement.usage) ? settlement.usage : {}), unchargedUsdCost: nanosToUsd(excess) } : settlement.usage;
     const generationId = this.context.newGenerationId();
-    const generation = {
+    // One object is both what storage writes and what the log line and metrics are made of: no copy per request.
+    const generation: SettleInput['generation'] & RecordedGeneration = {
       id: generationId,
+      generationId,
+      accountId: this.accountId,
+      apiKeyId: this.apiKeyId,
       modality: settlement.modality,
       model: this.modelId,
       status: settlement.status,
       request: settlement.request,
       usage,
       durationMs: Date.now() - this.startedAt,
-      ...(settlement.route ? { route: settlement.route } : {}),
+      route: settlement.route,
+      chargedNanos: charged,
     };
     let holdWasOutstanding: boolean;
     try {
@@ -102,7 +107,7 @@ export class Reservation {
       this.finish();
     }
     // After the record is written, and outside the storage failure path: a log line or metric never makes a written record look refused.
-    this.context.onRecorded?.({ ...generation, generationId, accountId: this.accountId, apiKeyId: this.apiKeyId, chargedNanos: charged });
+    this.context.onRecorded?.(generation);
     return { generationId, costNanos: charged, holdWasOutstanding };
   }
 
