@@ -9,7 +9,9 @@
 export class CounterCell {
   value = 0;
 
+  /** A counter only goes up: a negative or NaN step is ignored rather than spoiling the total for the process's life. */
   inc(by = 1): void {
+    if (!(by >= 0)) return;
     this.value += by;
   }
 }
@@ -27,7 +29,9 @@ export class HistogramCell {
     this.buckets = new Array<number>(bounds.length + 1).fill(0);
   }
 
+  /** NaN is ignored: it falls in no bucket and would turn the sum into NaN for good. */
   observe(value: number): void {
+    if (Number.isNaN(value)) return;
     let index = 0;
     while (index < this.bounds.length && value > this.bounds[index]!) index += 1;
     this.buckets[index] = this.buckets[index]! + 1;
@@ -83,7 +87,7 @@ export class CounterFamily<L extends string> extends Family<L, CounterCell> {
   }
 
   protected samples(lines: string[], labels: string[], cell: CounterCell): void {
-    lines.push(`${this.name}${braced(labels)} ${cell.value}`);
+    lines.push(`${this.name}${braced(labels)} ${sampleValue(cell.value)}`);
   }
 }
 
@@ -109,9 +113,15 @@ export class HistogramFamily<L extends string> extends Family<L, HistogramCell> 
       lines.push(`${this.name}_bucket${braced([...labels, `le="${bound}"`])} ${cumulative}`);
     });
     lines.push(`${this.name}_bucket${braced([...labels, 'le="+Inf"'])} ${cell.count}`);
-    lines.push(`${this.name}_sum${braced(labels)} ${cell.sum}`);
+    lines.push(`${this.name}_sum${braced(labels)} ${sampleValue(cell.sum)}`);
     lines.push(`${this.name}_count${braced(labels)} ${cell.count}`);
   }
+}
+
+/** A value as the text format spells it: JavaScript prints `Infinity`, which fails the whole scrape. */
+function sampleValue(value: number): string {
+  if (Number.isFinite(value)) return String(value);
+  return Number.isNaN(value) ? 'NaN' : value > 0 ? '+Inf' : '-Inf';
 }
 
 const braced = (labels: string[]) => (labels.length > 0 ? `{${labels.join(',')}}` : '');

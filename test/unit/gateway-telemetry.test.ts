@@ -44,4 +44,19 @@ describe('the metrics of a scrape', () => {
     expect(text).toMatch(/^gateway_http_requests_total\{surface="native",route="\/api\/v1\/media\/files\/\*",method="GET",status="200"\} 1$/m);
     expect(text).toMatch(/^gateway_http_requests_total\{surface="account",route="\/api\/v1\/media",method="GET",status="200"\} 1$/m);
   });
+
+  it('stays a valid exposition when an upstream reports token counts past what a number holds', async () => {
+    const telemetry = new GatewayTelemetry(pino({ level: 'silent' }));
+    const generation = { accountId: 'acct', apiKeyId: 'key', model: 'm', modality: 'text', status: 'succeeded', chargedNanos: 1n, durationMs: 5 };
+    // Whole-token counts the upstream claimed; each is finite, their sum is not.
+    telemetry.generationRecorded({ ...generation, generationId: 'gen_1', usage: { promptTokens: 1e308, completionTokens: 1 } });
+    telemetry.generationRecorded({ ...generation, generationId: 'gen_2', usage: { promptTokens: 1e308, completionTokens: Number.NaN } });
+    const text = await telemetry.metricsText();
+    expect(text).toMatch(/^gateway_generation_tokens_total\{model="m",direction="input"\} \+Inf$/m);
+    expect(text).toMatch(/^gateway_generation_tokens_total\{model="m",direction="output"\} 1$/m);
+    // Every sample line is name, optional labels, and a number as Prometheus reads one (Go's ParseFloat: `Infinity` is not one).
+    const samples = text.split('\n').filter((line) => line !== '' && !line.startsWith('#'));
+    for (const line of samples) expect(line).toMatch(/^[a-z_:][a-z0-9_:]*(\{.*\})? ([+-]?inf|nan|-?\d+(\.\d+)?(e[+-]?\d+)?)$/i);
+  });
 });
+

@@ -36,4 +36,26 @@ describe('counter and histogram cells in Prometheus text format', () => {
       'gateway_t_seconds_count{route="/r"} 5',
     ]);
   });
+
+  it('spells a total past the largest number +Inf, and ignores steps that would spoil a total for good', () => {
+    const counter = new CounterFamily('gateway_x_total', 'x', ['model']);
+    const cell = counter.cell({ model: 'a' });
+    cell.inc(Number.NaN);
+    cell.inc(-5);
+    expect(cell.value).toBe(0);
+    cell.inc(1e308);
+    cell.inc(1e308);
+    expect(counter.text().split('\n').slice(2)).toEqual(['gateway_x_total{model="a"} +Inf']);
+    const histogram = new HistogramFamily('gateway_t_seconds', 't', ['route'], [1]);
+    const timed = histogram.cell({ route: '/r' });
+    timed.observe(Number.NaN);
+    timed.observe(0.5);
+    timed.observe(Number.POSITIVE_INFINITY);
+    expect(histogram.text().split('\n').slice(2)).toEqual([
+      'gateway_t_seconds_bucket{route="/r",le="1"} 1',
+      'gateway_t_seconds_bucket{route="/r",le="+Inf"} 2',
+      'gateway_t_seconds_sum{route="/r"} +Inf',
+      'gateway_t_seconds_count{route="/r"} 2',
+    ]);
+  });
 });
