@@ -1,4 +1,4 @@
-import { openSync } from 'node:fs';
+import { openSync, writeSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyInstance, onRouteHookHandler } from 'fastify';
 import pino, { type Logger } from 'pino';
@@ -151,6 +151,7 @@ export function createLogger(environment: Environment, destination: number | str
     },
     lines,
   );
+  outlastWriteErrors(stream);
   let dropped = 0;
   stream.on('drop', () => {
     dropped += 1;
@@ -162,6 +163,33 @@ export function createLogger(environment: Environment, destination: number | str
     logger.error({ droppedLines: count }, 'log lines dropped: the log reader did not keep up');
   });
   return logger;
+}
+
+/**
+ * A destination that refuses writes (a full disk, an I/O error) neither stops the gateway nor keeps it from
+ * exiting: its lines wait in the bounded buffer and are written once it takes writes again, or dropped. Left
+ * alone, sonic-boom emits the error with no listener (the process crashed) and its flush on exit retries a
+ * failing write forever (the process never ended), so that flush is skipped while writes fail. The failure is
+ * said once on stderr, as the log itself cannot take it.
+ */
+function outlastWriteErrors(stream: ReturnType<typeof pino.destination>): void {
+  const flushOnExit = stream.flushSync;
+  let failing = false;
+  stream.on('error', (error: NodeJS.ErrnoException) => {
+    stream.flushSync = () => undefined;
+    if (failing) return;
+    failing = true;
+    try {
+      writeSync(2, `the log destination refuses writes (${error.code ?? error.message}): its lines wait in memory up to ${maxLogBufferBytes} bytes, then are dropped\n`);
+    } catch {
+      // stderr refuses too: nothing is left to tell.
+    }
+  });
+  stream.on('write', () => {
+    if (!failing) return;
+    failing = false;
+    stream.flushSync = flushOnExit;
+  });
 }
 
 export function storageOptionsFor(environment: Environment, logger: Logger): StorageOptions {

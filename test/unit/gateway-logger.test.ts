@@ -1,4 +1,4 @@
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { closeSync, constants, mkdtempSync, openSync, readFileSync, readSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -56,6 +56,23 @@ describe("the gateway's log", () => {
     ].join('\n');
     execFileSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { cwd: path.resolve(import.meta.dirname, '../..') });
     expect(linesOf(file)).toEqual([expect.objectContaining({ generationId: 'gen_last', msg: 'generation recorded' })]);
+  });
+
+  it('keeps the gateway running, and lets it exit, when its destination refuses every write (a full disk)', () => {
+    const script = [
+      "import { readEnvironment } from './src/config/environment.ts';",
+      "import { createLogger } from './src/main.ts';",
+      // /dev/full answers every write with ENOSPC.
+      "const logger = createLogger(readEnvironment({ LOG_LEVEL: 'info' }), '/dev/full');",
+      "for (let index = 0; index < 2000; index += 1) logger.info({ index, line: 'x'.repeat(100) }, 'filler');",
+      // Past the periodic flush, so that writes have failed before the exit.
+      "setTimeout(() => { logger.info('after the failure'); console.log('still serving'); process.exit(0); }, 1500);",
+    ].join('\n');
+    const run = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { cwd: path.resolve(import.meta.dirname, '../..'), encoding: 'utf8', timeout: 20_000 });
+    expect(run.error, 'the process ended').toBeUndefined();
+    expect(run.status).toBe(0);
+    expect(run.stdout).toContain('still serving');
+    expect(run.stderr.match(/the log destination refuses writes \(ENOSPC\)/g)).toHaveLength(1);
   });
 
   it('drops what a reader that does not keep up leaves no room for, and says how many once it catches up', async () => {
