@@ -1,8 +1,8 @@
 /**
  * Counters and histograms for the request path, exported in Prometheus text format. prom-client's own metrics
  * check and hash the whole label set on every `inc` and `observe` (and their children do too); here a label set
- * is resolved once into a cell that the caller keeps or finds by a key, so a figure costs an addition. They
- * print alongside the registry's metrics (process figures, scrape-time gauges), in the same format.
+ * is resolved once into a cell that the caller keeps or finds again by its values, so a figure costs an
+ * addition. They print alongside the registry's metrics (process figures, scrape-time gauges), in the same format.
  */
 
 /** One label set's running total. */
@@ -42,26 +42,46 @@ export class HistogramCell {
 
 type LabelValues<L extends string> = Readonly<Record<L, string>>;
 
+/** Label values, one level of maps per label name, down to the label set's entry. */
+type LabelTree<Entry> = Map<string, LabelTree<Entry> | Entry>;
+
 abstract class Family<L extends string, Cell> {
-  private readonly cells = new Map<string, { labels: LabelValues<L>; cell: Cell }>();
+  /**
+   * Found by walking one map per label, keyed by the caller's own strings (the catalog's model ids, literals),
+   * whose hashes V8 keeps: a key joined from the values would be a new string to build and hash on every figure.
+   */
+  private readonly tree: LabelTree<{ labels: LabelValues<L>; cell: Cell }> = new Map();
+  /** Every label set's entry, in the order first seen, for the exposition. */
+  private readonly entries: Array<{ labels: LabelValues<L>; cell: Cell }> = [];
 
   constructor(
     readonly name: string,
     private readonly help: string,
     private readonly type: 'counter' | 'histogram',
-    private readonly labelNames: readonly L[],
+    private readonly labelNames: readonly [L, ...L[]],
   ) {}
 
   /** The cell of a label set, made on first use. Label sets must stay few (route templates, models, providers). */
   cell(labels: LabelValues<L>): Cell {
-    let key = '';
-    for (const name of this.labelNames) key += `${labels[name]}\u0000`;
-    let entry = this.cells.get(key);
+    const names = this.labelNames;
+    let level = this.tree;
+    for (let index = 0; index < names.length - 1; index += 1) {
+      const value = labels[names[index]!];
+      let next = level.get(value) as LabelTree<{ labels: LabelValues<L>; cell: Cell }> | undefined;
+      if (!next) {
+        next = new Map();
+        level.set(value, next);
+      }
+      level = next;
+    }
+    const last = labels[names[names.length - 1]!];
+    let entry = level.get(last) as { labels: LabelValues<L>; cell: Cell } | undefined;
     if (!entry) {
       const copy = {} as Record<L, string>;
-      for (const name of this.labelNames) copy[name] = labels[name];
+      for (const name of names) copy[name] = labels[name];
       entry = { labels: copy, cell: this.emptyCell() };
-      this.cells.set(key, entry);
+      level.set(last, entry);
+      this.entries.push(entry);
     }
     return entry.cell;
   }
@@ -69,7 +89,7 @@ abstract class Family<L extends string, Cell> {
   /** HELP and TYPE, then a line per sample; HELP and TYPE alone while nothing was recorded. */
   text(): string {
     const lines = [`# HELP ${this.name} ${this.help.replace(/\\/g, '\\\\').replace(/\n/g, '\\n')}`, `# TYPE ${this.name} ${this.type}`];
-    for (const { labels, cell } of this.cells.values()) this.samples(lines, this.labelNames.map((name) => `${name}="${escapeLabel(labels[name])}"`), cell);
+    for (const { labels, cell } of this.entries) this.samples(lines, this.labelNames.map((name) => `${name}="${escapeLabel(labels[name])}"`), cell);
     return lines.join('\n');
   }
 
@@ -78,7 +98,7 @@ abstract class Family<L extends string, Cell> {
 }
 
 export class CounterFamily<L extends string> extends Family<L, CounterCell> {
-  constructor(name: string, help: string, labelNames: readonly L[]) {
+  constructor(name: string, help: string, labelNames: readonly [L, ...L[]]) {
     super(name, help, 'counter', labelNames);
   }
 
@@ -95,7 +115,7 @@ export class HistogramFamily<L extends string> extends Family<L, HistogramCell> 
   constructor(
     name: string,
     help: string,
-    labelNames: readonly L[],
+    labelNames: readonly [L, ...L[]],
     /** Upper bounds, ascending; +Inf is added. */
     private readonly bounds: readonly number[],
   ) {

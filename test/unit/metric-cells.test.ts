@@ -20,8 +20,12 @@ describe('counter and histogram cells in Prometheus text format', () => {
     const family = new CounterFamily('gateway_x_total', 'x', ['from', 'to']);
     family.cell({ from: 'a', to: 'bc' }).inc();
     family.cell({ from: 'ab', to: 'c' }).inc(5);
+    family.cell({ from: 'a\u0000', to: 'b' }).inc(7);
+    family.cell({ from: 'a', to: '\u0000b' }).inc(11);
     expect(family.cell({ from: 'a', to: 'bc' }).value).toBe(1);
     expect(family.cell({ from: 'ab', to: 'c' }).value).toBe(5);
+    expect(family.cell({ from: 'a\u0000', to: 'b' }).value).toBe(7);
+    expect(family.cell({ from: 'a', to: '\u0000b' }).value).toBe(11);
   });
 
   it('counts histogram buckets cumulatively, a value on a bound in that bound, and past the last in +Inf only', () => {
