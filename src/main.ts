@@ -236,7 +236,7 @@ export async function openCore(options: CoreOptions): Promise<Core> {
     reportFailure: (error, reservation) =>
       logger.error({ err: error, holdId: reservation.id }, 'storage refused to settle or release a hold (a settlement that failed has its credit given back where storage allows)'),
     reportLeaseFailure: (error) => logger.error({ err: error }, 'storage refused to give back leased credit; it stays held until this process stops'),
-    onRecorded: (generation) => telemetry.generationRecorded(generation),
+    onRecorded: (generation, requestLog) => telemetry.generationRecorded(generation, requestLog),
   });
   const waiters = new JobWaiters();
   let worker: JobWorker | undefined;

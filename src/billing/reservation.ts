@@ -1,4 +1,4 @@
-import type { GenerationRoute, RecordedGeneration } from '../domain/generation-route.ts';
+import type { GenerationRoute, RecordedGeneration, RequestLog } from '../domain/generation-route.ts';
 import { nanosToUsd } from '../domain/money.ts';
 import type { SettleInput } from '../storage/ledger-repository.ts';
 
@@ -40,8 +40,8 @@ export interface ReservationContext {
   newGenerationId: () => string;
   /** A settlement or release that storage refused (a settlement's hold was then released, if storage let it). */
   reportFailure: (error: unknown, reservation: Reservation) => void;
-  /** A usage record was written (the operator's log line and metrics). */
-  onRecorded?: (generation: RecordedGeneration) => void;
+  /** A usage record was written (the operator's log line, carried by the request's own when it has one, and metrics). */
+  onRecorded?: (generation: RecordedGeneration, requestLog: RequestLog | undefined) => void;
 }
 
 /**
@@ -62,8 +62,12 @@ export class Reservation {
     readonly modelId: string,
     private readonly credit: HeldCredit,
     private readonly context: ReservationContext,
+    /** The log line of the request this reservation serves, which waits for it to end and carries its record. */
+    private readonly requestLog?: RequestLog,
     readonly startedAt = Date.now(),
-  ) {}
+  ) {
+    requestLog?.awaits(this);
+  }
 
   get isEnded(): boolean {
     return this.ended;
@@ -102,12 +106,16 @@ export class Reservation {
       holdWasOutstanding = await this.credit.settle({ costNanos: charged, now: this.context.clock(), generation });
     } catch (error) {
       this.context.reportFailure(error, this);
+      this.finish();
       throw error;
+    }
+    // After the record is written, and outside the storage failure path: a log line or metric never makes a
+    // written record look refused. Before the end callbacks, so that the request's line has the record to carry.
+    try {
+      this.context.onRecorded?.(generation, this.requestLog);
     } finally {
       this.finish();
     }
-    // After the record is written, and outside the storage failure path: a log line or metric never makes a written record look refused.
-    this.context.onRecorded?.(generation);
     return { generationId, costNanos: charged, holdWasOutstanding };
   }
 

@@ -24,6 +24,18 @@ export interface GenerationAttempt {
 }
 
 /** A generation whose usage record was written: what the operator's log line and metrics are made of. */
+/**
+ * The log line of the request a generation serves. It carries the generation's fields, so that a request that
+ * makes a generation writes one line rather than two (a line costs the server more than most of a request's
+ * other work).
+ */
+export interface RequestLog {
+  /** The line waits for this reservation to end, settled or released, before it is written. */
+  awaits(reservation: { whenEnded(callback: () => void): void }): void;
+  /** Takes a usage record's fields into the request's line; false when it cannot (written already, or carrying another). */
+  carries(generation: Readonly<Record<string, unknown>>): boolean;
+}
+
 export interface RecordedGeneration {
   generationId: string;
   accountId: string;

@@ -79,6 +79,7 @@ export class EmbeddingGeneration {
       apiKeyId: caller.apiKeyId,
       amountNanos: embeddingCost(pricing, maximumTokens(input.inputs, bound), bound),
       modelId: model.modelId,
+      requestLog: caller.requestLog,
     });
     reservation.whenEnded(this.dependencies.work.begin());
     let prepared: Awaited<ReturnType<typeof prepareEmbeddingInputs>>;

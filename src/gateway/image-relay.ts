@@ -64,6 +64,7 @@ export class ImageRelay {
       apiKeyId: caller.apiKeyId,
       amountNanos: imageHoldNanos(snapshot, { numberOfImages: input.numberOfImages, quality: input.quality }),
       modelId: model.modelId,
+      requestLog: caller.requestLog,
     });
     reservation.whenEnded(work.begin());
     const request = { surface: 'alpha', endpoint: 'images/generations', model: input.modelId, n: input.numberOfImages, quality: input.quality, stream: input.streaming };

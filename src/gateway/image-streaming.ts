@@ -54,7 +54,7 @@ export class ImageStreaming {
     const snapshot = imagePriceSnapshot(model);
     const noAssets = (assetId: string, where: string) => Promise.reject(new GatewayError('GW_NOT_FOUND', `${where}: asset "${assetId}" not found`));
     const { request, dropped } = await checkImageRequest(model, route.row, route.adapter, input, noAssets, true);
-    const reservation = await ledger.reserve({ accountId: caller.accountId, apiKeyId: caller.apiKeyId, amountNanos: imageHoldNanos(snapshot, request), modelId: model.modelId });
+    const reservation = await ledger.reserve({ accountId: caller.accountId, apiKeyId: caller.apiKeyId, amountNanos: imageHoldNanos(snapshot, request), modelId: model.modelId, requestLog: caller.requestLog });
     reservation.whenEnded(work.begin());
     const recorded = { surface: 'alpha', endpoint: 'images/generations', model: model.modelId, n: request.numberOfImages, stream: true };
     let delivered = 0;

@@ -14,7 +14,7 @@ import type { AdapterRegistry, RelayMeter, RelayOperation, RelayReading, TextAda
 import { worthFallingBack } from './fallback.ts';
 import type { ProviderBreakers, RowRef } from './provider-breakers.ts';
 import { dispatchWithFallback, type Resilience } from './upstream-dispatch.ts';
-import type { GenerationAttempt, GenerationRoute } from '../domain/generation-route.ts';
+import type { GenerationAttempt, GenerationRoute, RequestLog } from '../domain/generation-route.ts';
 import { asUpstreamFailure, readUpstream } from './upstream-reading.ts';
 import { metered, startIteration } from './metered.ts';
 import type { WorkTracker } from './work-tracker.ts';
@@ -58,6 +58,8 @@ export interface Caller {
   apiKeyId: string | null;
   /** The request's `x-request-id`, kept with the generation's route for operators. */
   requestId?: string;
+  /** The request's log line, which carries the generation's record (absent when request lines are not logged). */
+  requestLog?: RequestLog;
 }
 
 interface RunBase {
@@ -148,6 +150,7 @@ export class TextGeneration {
       apiKeyId: caller.apiKeyId,
       amountNanos: ledger.tokenCost(model, { inputTokens, outputTokens: maxOutputTokens * choices }),
       modelId: model.modelId,
+      requestLog: caller.requestLog,
       whatFits: (free) => largestOutputLimit(pricing, inputTokens, choices, free),
     });
     reservation.whenEnded(this.dependencies.work.begin());

@@ -104,6 +104,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   app.removeContentTypeParser('text/plain');
   useGuardedJsonParser(app, limits.maxJsonDepth);
   app.decorateRequest('principal', null);
+  app.decorateRequest('requestLine', null);
   registerMetricsRoute(app, services.telemetry, { enabled: services.config.telemetry.metrics, token: services.config.telemetry.metricsToken });
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);

@@ -1,13 +1,17 @@
 import type {} from '@fastify/cookie';
 import type { FastifyRequest, onRequestHookHandler } from 'fastify';
 import { GatewayError } from '../domain/errors.ts';
+import type { Caller } from '../gateway/text-generation.ts';
 import type { Authenticator, CredentialSource, Principal } from '../identity/authenticator.ts';
+import { logsRequests, RequestLine } from '../telemetry/request-line.ts';
 import { bearerToken } from './secrets.ts';
 import { guardCookieRequest, sessionCookieName } from './session-cookies.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
     principal: Principal | null;
+    /** The request's log line, made when a generation is to be carried on it. */
+    requestLine: RequestLine | null;
   }
 }
 
@@ -57,8 +61,13 @@ export function principalOf(request: FastifyRequest): Principal {
   return request.principal;
 }
 
-/** Who pays for a generation: the account, and the key when the request came with one; and the request's id. */
-export function callerOf(request: FastifyRequest): { accountId: string; apiKeyId: string | null; requestId: string } {
+/**
+ * Who pays for a generation: the account, and the key when the request came with one; the request's id; and,
+ * where request lines are logged, the request's line, which then carries the generation's record.
+ */
+export function callerOf(request: FastifyRequest): Caller {
   const principal = principalOf(request);
-  return { accountId: principal.accountId, apiKeyId: principal.kind === 'key' ? principal.apiKeyId : null, requestId: request.id };
+  const caller: Caller = { accountId: principal.accountId, apiKeyId: principal.kind === 'key' ? principal.apiKeyId : null, requestId: request.id };
+  if (logsRequests(request.log.level)) caller.requestLog = request.requestLine ??= new RequestLine(request.log);
+  return caller;
 }

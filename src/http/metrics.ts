@@ -1,10 +1,8 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, onResponseHookHandler } from 'fastify';
 import { GatewayError } from '../domain/errors.ts';
 import type { GatewayTelemetry, RouteMeter } from '../telemetry/gateway-telemetry.ts';
+import { logsRequests, type AnswerFields } from '../telemetry/request-line.ts';
 import { bearerToken, sameSecret } from './secrets.ts';
-
-/** Levels at which the per-request line is written: its fields are not even gathered otherwise. */
-const logsInfo = new Set(['info', 'debug', 'trace']);
 
 /**
  * Request metrics and one log line of every answer (surface, route template, method, status, time to the last
@@ -32,13 +30,20 @@ export function meterRequests(app: FastifyInstance, telemetry: GatewayTelemetry)
 function answered(meter: RouteMeter, request: FastifyRequest, reply: FastifyReply): void {
   const elapsedMs = reply.elapsedTime;
   meter.answered(request.method, reply.statusCode, elapsedMs / 1000);
-  // One line per request, in place of Fastify's two (the request's id is the logger's `reqId`).
-  if (logsInfo.has(request.log.level)) {
+  // One line per request, in place of Fastify's two (the request's id is the logger's `reqId`); a request that
+  // made a generation has its line written with the usage record's fields, once the record is written.
+  if (logsRequests(request.log.level)) {
     const query = request.url.indexOf('?');
-    request.log.info(
-      { method: request.method, path: query < 0 ? request.url : request.url.slice(0, query), route: meter.route, statusCode: reply.statusCode, responseTimeMs: Math.round(elapsedMs * 10) / 10, remoteAddress: request.ip },
-      'request completed',
-    );
+    const answer: AnswerFields = {
+      method: request.method,
+      path: query < 0 ? request.url : request.url.slice(0, query),
+      route: meter.route,
+      statusCode: reply.statusCode,
+      responseTimeMs: Math.round(elapsedMs * 10) / 10,
+      remoteAddress: request.ip,
+    };
+    if (request.requestLine) request.requestLine.answered(answer);
+    else request.log.info(answer, 'request completed');
   }
 }
 

@@ -1,10 +1,11 @@
 import type { Logger } from 'pino';
 import { Gauge, Registry, collectDefaultMetrics } from 'prom-client';
-import type { RecordedGeneration } from '../domain/generation-route.ts';
+import type { RecordedGeneration, RequestLog } from '../domain/generation-route.ts';
 import { nanosToUsd } from '../domain/money.ts';
 import type { BreakerState, RowRef } from '../gateway/provider-breakers.ts';
 import type { DispatchEvents } from '../gateway/upstream-dispatch.ts';
 import { CounterFamily, HistogramFamily, type CounterCell, type HistogramCell } from './metric-cells.ts';
+import { writeGenerationLine } from './request-line.ts';
 import { surfaceOf } from './surfaces.ts';
 
 /** Figures read when `/metrics` is scraped (the database ones cost a query, so they are not kept up to date). */
@@ -139,8 +140,8 @@ export class GatewayTelemetry implements DispatchEvents {
     return meter;
   }
 
-  /** One line per generation, with its route, and its figures in the metrics. */
-  generationRecorded(generation: RecordedGeneration): void {
+  /** A usage record's figures in the metrics, and its fields on the request's line or on a line of its own. */
+  generationRecorded(generation: RecordedGeneration, requestLog?: RequestLog): void {
     const { model, modality } = generation;
     const usd = nanosToUsd(generation.chargedNanos);
     this.generations.cell({ model, modality, status: generation.status }).inc();
@@ -154,25 +155,22 @@ export class GatewayTelemetry implements DispatchEvents {
       if (generation.durationMs !== null) this.upstreamSeconds.cell({ provider: route.providerId }).observe(generation.durationMs / 1000);
     }
     if (!this.logger.isLevelEnabled('info')) return;
-    this.logger.info(
-      {
-        event: 'generation',
-        generationId: generation.generationId,
-        accountId: generation.accountId,
-        apiKeyId: generation.apiKeyId,
-        model,
-        modality,
-        status: generation.status,
-        usdCost: usd,
-        durationMs: generation.durationMs,
-        providerId: route?.providerId,
-        upstreamModel: route?.upstreamModel,
-        fallbacks: route?.fallbacks,
-        requestId: route?.requestId,
-        firstByteMs: route?.firstByteMs,
-      },
-      'generation recorded',
-    );
+    const fields = {
+      generationId: generation.generationId,
+      accountId: generation.accountId,
+      apiKeyId: generation.apiKeyId,
+      model,
+      modality,
+      status: generation.status,
+      usdCost: usd,
+      durationMs: generation.durationMs,
+      providerId: route?.providerId,
+      upstreamModel: route?.upstreamModel,
+      fallbacks: route?.fallbacks,
+      requestId: route?.requestId,
+      firstByteMs: route?.firstByteMs,
+    };
+    if (!requestLog?.carries(fields)) writeGenerationLine(this.logger, fields);
   }
 
   fallback(event: { modelId: string; from: RowRef; to: RowRef; reason: string }): void {

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { FakeServer } from '../fakes/fake-server.ts';
 import { fakeOpenAiKey, startOpenAiFake } from '../fakes/openai-fake.ts';
 import { startSwitchableUpstream, type SwitchableUpstream } from '../fakes/switchable-upstream.ts';
@@ -150,10 +150,18 @@ describe('provider resilience: breakers, fallbacks, retry-after, and the route o
     expect(usage.body).not.toContain('"route"');
     expect(usage.body).not.toContain('primary');
 
-    const line = logLines.find((entry) => entry.event === 'generation' && entry.generationId === record!.id);
-    expect(line).toMatchObject({ accountId, apiKeyId: keyId, model: 'resilient', modality: 'text', status: 'succeeded', providerId: 'primary', upstreamModel: 'gpt-4o-mini', requestId: 'req-route-1', fallbacks: [] });
-    expect(typeof line!.usdCost).toBe('number');
-    expect(typeof line!.firstByteMs).toBe('number');
+    // The request's one line carries the record, once both the answer and the record are done; no line of its own.
+    const line = await vi.waitFor(() => {
+      const found = logLines.find((entry) => entry.msg === 'request completed' && entry.reqId === 'req-route-1');
+      if (!found) throw new Error('no request line yet');
+      return found;
+    });
+    expect(line).toMatchObject({ statusCode: 200, route: '/api/alpha/v1/chat/completions' });
+    expect(line.generation).toMatchObject({ generationId: record!.id, accountId, apiKeyId: keyId, model: 'resilient', modality: 'text', status: 'succeeded', providerId: 'primary', upstreamModel: 'gpt-4o-mini', requestId: 'req-route-1', fallbacks: [] });
+    const carried = line.generation as { usdCost?: unknown; firstByteMs?: unknown };
+    expect(typeof carried.usdCost).toBe('number');
+    expect(typeof carried.firstByteMs).toBe('number');
+    expect(logLines.filter((entry) => entry.event === 'generation' && (entry.generation as { generationId?: string } | undefined)?.generationId === record!.id)).toEqual([]);
   });
 
   it('shows the figures of this run in /metrics', async () => {
@@ -187,8 +195,16 @@ describe('provider resilience: breakers, fallbacks, retry-after, and the route o
     const answered = await chat(key, 'resilient', 'req-line-1');
     expect(answered.statusCode, answered.body).toBe(200);
     const requestLines = (requestId: string) => logLines.filter((line) => line.msg === 'request completed' && line.reqId === requestId);
+    await vi.waitFor(() => expect(requestLines('req-line-1')).toHaveLength(1));
     expect(requestLines('req-line-1')).toEqual([
-      expect.objectContaining({ method: 'POST', path: '/api/alpha/v1/chat/completions', route: '/api/alpha/v1/chat/completions', statusCode: 200, responseTimeMs: expect.any(Number) }),
+      expect.objectContaining({
+        method: 'POST',
+        path: '/api/alpha/v1/chat/completions',
+        route: '/api/alpha/v1/chat/completions',
+        statusCode: 200,
+        responseTimeMs: expect.any(Number),
+        generation: expect.objectContaining({ model: 'resilient', status: 'succeeded', requestId: 'req-line-1' }),
+      }),
     ]);
     for (const path of ['/no/such/thing', '/api/v1/nope?x=1', `/${'a'.repeat(5000)}`]) {
       const missing = await gateway.request({ method: 'GET', url: path, headers: { 'x-request-id': `scan-${path.length}` } });

@@ -58,5 +58,18 @@ describe('the metrics of a scrape', () => {
     const samples = text.split('\n').filter((line) => line !== '' && !line.startsWith('#'));
     for (const line of samples) expect(line).toMatch(/^[a-z_:][a-z0-9_:]*(\{.*\})? ([+-]?inf|nan|-?\d+(\.\d+)?(e[+-]?\d+)?)$/i);
   });
-});
 
+  it("puts a record on the line of the request it served, or on a line of its own (a media job's)", () => {
+    const lines: Array<Record<string, unknown>> = [];
+    const telemetry = new GatewayTelemetry(pino({ level: 'info' }, { write: (text: string) => lines.push(JSON.parse(text) as Record<string, unknown>) }));
+    const generation = { accountId: 'acct', apiKeyId: 'key', model: 'm', modality: 'image', status: 'succeeded', chargedNanos: 1_500_000n, durationMs: 5, usage: {} };
+    telemetry.generationRecorded({ ...generation, generationId: 'gen_job', route: { providerId: 'p', upstreamModel: 'u', fallbacks: [] } });
+    expect(lines).toEqual([
+      expect.objectContaining({ msg: 'generation recorded', event: 'generation', generation: { generationId: 'gen_job', accountId: 'acct', apiKeyId: 'key', model: 'm', modality: 'image', status: 'succeeded', usdCost: 0.0015, durationMs: 5, providerId: 'p', upstreamModel: 'u', fallbacks: [] } }),
+    ]);
+    const carried: Array<Readonly<Record<string, unknown>>> = [];
+    telemetry.generationRecorded({ ...generation, generationId: 'gen_sync' }, { awaits: () => undefined, carries: (fields) => carried.push(fields) > 0 });
+    expect(carried).toEqual([expect.objectContaining({ generationId: 'gen_sync', usdCost: 0.0015 })]);
+    expect(lines).toHaveLength(1);
+  });
+});

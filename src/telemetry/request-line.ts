@@ -1,0 +1,86 @@
+import type { FastifyBaseLogger } from 'fastify';
+import type { RequestLog } from '../domain/generation-route.ts';
+
+/** Levels at which request lines are written: their fields are not even gathered otherwise. */
+const requestLevels = new Set(['info', 'debug', 'trace']);
+
+export function logsRequests(level: string): boolean {
+  return requestLevels.has(level);
+}
+
+/**
+ * How long a line whose generation is recorded waits for its answer to finish. Past it (the client left
+ * mid-answer, so the answer never finishes) the generation is logged on a line of its own.
+ */
+const answerGraceMs = 1_000;
+
+/** What a request's line says of its answer. */
+export interface AnswerFields {
+  method: string;
+  path: string;
+  route: string;
+  statusCode: number;
+  responseTimeMs: number;
+  remoteAddress: string;
+  /** The usage record of the generation the request made, once it is written. */
+  generation?: Readonly<Record<string, unknown>>;
+}
+
+/**
+ * The one line of a request that makes a generation: written once its answer has finished and its
+ * reservation has ended, with the usage record's fields when one was written. The record is usually written
+ * after the answer has gone out (settlement does not hold the answer back), a stream's sometimes just before.
+ */
+export class RequestLine implements RequestLog {
+  private pending = 0;
+  private answer: AnswerFields | undefined;
+  private generation: Readonly<Record<string, unknown>> | undefined;
+  private written = false;
+  private grace: NodeJS.Timeout | undefined;
+
+  constructor(private readonly log: FastifyBaseLogger) {}
+
+  awaits(reservation: { whenEnded(callback: () => void): void }): void {
+    this.pending += 1;
+    reservation.whenEnded(() => {
+      this.pending -= 1;
+      this.flush();
+    });
+  }
+
+  carries(generation: Readonly<Record<string, unknown>>): boolean {
+    if (this.written || this.generation) return false;
+    this.generation = generation;
+    return true;
+  }
+
+  answered(answer: AnswerFields): void {
+    this.answer = answer;
+    this.flush();
+  }
+
+  private flush(): void {
+    if (this.pending > 0 || this.written) return;
+    if (this.answer) {
+      this.written = true;
+      clearTimeout(this.grace);
+      if (this.generation) this.answer.generation = this.generation;
+      this.log.info(this.answer, 'request completed');
+    } else if (this.generation && this.grace === undefined) {
+      this.grace = setTimeout(() => this.writeGenerationAlone(), answerGraceMs);
+    }
+  }
+
+  /** The answer did not finish in time: the record gets its own line, and a late answer a line without it. */
+  private writeGenerationAlone(): void {
+    const generation = this.generation;
+    if (this.written || !generation) return;
+    this.generation = undefined;
+    writeGenerationLine(this.log, generation);
+  }
+}
+
+/** The line of a usage record that no request's line carries (a media job's, say). */
+export function writeGenerationLine(log: { info(fields: object, message: string): void }, generation: Readonly<Record<string, unknown>>): void {
+  log.info({ event: 'generation', generation }, 'generation recorded');
+}

@@ -1,0 +1,101 @@
+import { pino } from 'pino';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { RequestLine, type AnswerFields } from '../../src/telemetry/request-line.ts';
+
+/** A reservation as the line sees it: something that ends once. */
+class Ending {
+  private readonly callbacks: Array<() => void> = [];
+  whenEnded(callback: () => void): void {
+    this.callbacks.push(callback);
+  }
+  end(): void {
+    for (const callback of this.callbacks.splice(0)) callback();
+  }
+}
+
+function capture(): { line: RequestLine; lines: Array<Record<string, unknown>> } {
+  const lines: Array<Record<string, unknown>> = [];
+  const logger = pino({ level: 'info' }, { write: (text: string) => lines.push(JSON.parse(text) as Record<string, unknown>) });
+  return { line: new RequestLine(logger.child({ reqId: 'req-1' })), lines };
+}
+
+const answer = (): AnswerFields => ({ method: 'POST', path: '/api/alpha/v1/embeddings', route: '/api/alpha/v1/embeddings', statusCode: 200, responseTimeMs: 1.5, remoteAddress: '127.0.0.1' });
+const record = { generationId: 'gen_1', model: 'm', status: 'succeeded', usdCost: 0.001 };
+
+describe("a request's one log line, carrying its generation's record", () => {
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it('is written at once for a request that reserved nothing', () => {
+    const { line, lines } = capture();
+    line.answered(answer());
+    expect(lines).toEqual([expect.objectContaining({ msg: 'request completed', reqId: 'req-1', statusCode: 200 })]);
+    expect(lines[0]).not.toHaveProperty('generation');
+  });
+
+  it('waits, once answered, for the record, and writes one line with it (the usual order)', () => {
+    const { line, lines } = capture();
+    const reservation = new Ending();
+    line.awaits(reservation);
+    line.answered(answer());
+    expect(lines).toEqual([]);
+    expect(line.carries(record)).toBe(true);
+    reservation.end();
+    expect(lines).toEqual([expect.objectContaining({ msg: 'request completed', statusCode: 200, generation: record })]);
+  });
+
+  it('holds a record written before the answer finished until the answer, and writes it once', () => {
+    const { line, lines } = capture();
+    const reservation = new Ending();
+    line.awaits(reservation);
+    expect(line.carries(record)).toBe(true);
+    reservation.end();
+    expect(lines).toEqual([]);
+    line.answered(answer());
+    expect(lines).toEqual([expect.objectContaining({ msg: 'request completed', generation: record })]);
+  });
+
+  it('writes the line without a record when the reservation was given back', () => {
+    const { line, lines } = capture();
+    const reservation = new Ending();
+    line.awaits(reservation);
+    line.answered(answer());
+    reservation.end();
+    expect(lines).toEqual([expect.objectContaining({ msg: 'request completed' })]);
+    expect(lines[0]).not.toHaveProperty('generation');
+  });
+
+  it('logs the record on its own line when the answer never finishes (a client gone mid-stream), and a late answer without it', () => {
+    vi.useFakeTimers();
+    const { line, lines } = capture();
+    const reservation = new Ending();
+    line.awaits(reservation);
+    line.carries(record);
+    reservation.end();
+    vi.advanceTimersByTime(999);
+    expect(lines).toEqual([]);
+    vi.advanceTimersByTime(1);
+    expect(lines).toEqual([expect.objectContaining({ msg: 'generation recorded', event: 'generation', reqId: 'req-1', generation: record })]);
+    line.answered(answer());
+    expect(lines).toHaveLength(2);
+    expect(lines[1]).toMatchObject({ msg: 'request completed' });
+    expect(lines[1]).not.toHaveProperty('generation');
+  });
+
+  it('carries one record: a second one, or one after the line was written, goes on a line of its own', () => {
+    const { line, lines } = capture();
+    const first = new Ending();
+    const second = new Ending();
+    line.awaits(first);
+    line.awaits(second);
+    expect(line.carries(record)).toBe(true);
+    expect(line.carries({ ...record, generationId: 'gen_2' })).toBe(false);
+    first.end();
+    line.answered(answer());
+    expect(lines).toEqual([]);
+    second.end();
+    expect(lines).toEqual([expect.objectContaining({ generation: record })]);
+    expect(line.carries({ ...record, generationId: 'gen_3' })).toBe(false);
+  });
+});
