@@ -23,7 +23,6 @@ export interface GenerationAttempt {
   status?: number;
 }
 
-/** A generation whose usage record was written: what the operator's log line and metrics are made of. */
 /**
  * The log line of the request a generation serves. It carries the generation's fields, so that a request that
  * makes a generation writes one line rather than two (a line costs the server more than most of a request's
@@ -36,6 +35,7 @@ export interface RequestLog {
   carries(generation: Readonly<Record<string, unknown>>): boolean;
 }
 
+/** A generation whose usage record was written: what the operator's log line and metrics are made of. */
 export interface RecordedGeneration {
   generationId: string;
   accountId: string;

@@ -73,6 +73,7 @@ export class RequestLine implements RequestLog {
 
   /** The answer did not finish in time: the record gets its own line, and a late answer a line without it. */
   private writeGenerationAlone(): void {
+    this.grace = undefined;
     const generation = this.generation;
     if (this.written || !generation) return;
     this.generation = undefined;

@@ -1,5 +1,5 @@
 import { request } from 'undici';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { FakeServer } from '../fakes/fake-server.ts';
 import { startOpenAiFake } from '../fakes/openai-fake.ts';
 import { usageRecords, type UsageRecordBody } from '../support/http-helpers.ts';
@@ -10,11 +10,13 @@ describe('a client that disconnects mid-stream', () => {
   let fake: FakeServer;
   let gateway: TestGateway;
   let address: string;
+  const logLines: Array<Record<string, unknown>> = [];
 
   beforeAll(async () => {
     fake = await startOpenAiFake();
     gateway = await startTestGateway({
       upstreams: [fake],
+      logLines,
       configText: [
         'providers:',
         fakeProviderYaml('fake', 'openai', fake),
@@ -75,6 +77,13 @@ describe('a client that disconnects mid-stream', () => {
       expect(Math.round(record.usdCost * 1e9)).toBe(fullCost);
       const balance = (await gateway.request({ method: 'GET', url: '/api/compat/v1/balance', headers: { 'x-api-key': key } })).json<{ creditBalance: number }>();
       expect(Math.round(balance.creditBalance * 1e9)).toBe(1e9 - fullCost);
+      // The answer never finished, so its request line cannot carry the record: the record is logged once, on
+      // a line of its own, within the line's grace of a second.
+      const linesOf = () => logLines.filter((line) => (line.generation as { generationId?: string } | undefined)?.generationId === record.id);
+      await vi.waitFor(() => expect(linesOf()).toHaveLength(1), { timeout: 3_000, interval: 50 });
+      expect(linesOf()[0]).toMatchObject({ msg: 'generation recorded', event: 'generation', generation: { status: 'aborted', model: 'slow' } });
+      await new Promise((resolve) => setTimeout(resolve, 1_200));
+      expect(linesOf()).toHaveLength(1);
     });
   }
 

@@ -77,10 +77,17 @@ describe("a request's one log line, carrying its generation's record", () => {
     expect(lines).toEqual([]);
     vi.advanceTimersByTime(1);
     expect(lines).toEqual([expect.objectContaining({ msg: 'generation recorded', event: 'generation', reqId: 'req-1', generation: record })]);
+    // A later reservation of the same request whose record comes while the answer is still missing gets a grace of its own.
+    const later = new Ending();
+    line.awaits(later);
+    expect(line.carries({ ...record, generationId: 'gen_2' })).toBe(true);
+    later.end();
+    vi.advanceTimersByTime(1_000);
+    expect(lines).toEqual([expect.objectContaining({ generation: record }), expect.objectContaining({ msg: 'generation recorded', generation: { ...record, generationId: 'gen_2' } })]);
     line.answered(answer());
-    expect(lines).toHaveLength(2);
-    expect(lines[1]).toMatchObject({ msg: 'request completed' });
-    expect(lines[1]).not.toHaveProperty('generation');
+    expect(lines).toHaveLength(3);
+    expect(lines[2]).toMatchObject({ msg: 'request completed' });
+    expect(lines[2]).not.toHaveProperty('generation');
   });
 
   it('carries one record: a second one, or one after the line was written, goes on a line of its own', () => {
