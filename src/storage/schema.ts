@@ -12,6 +12,10 @@ export const accounts = pgTable('accounts', {
   balanceNanos: nanos('balance_nanos').notNull().default(sql`0`),
   /** Sum of this account's outstanding holds; available = balance - held. */
   heldNanos: nanos('held_nanos').notNull().default(sql`0`),
+  /** Rate limits every key of the account has unless it has its own (null: none). */
+  requestsPerMinute: integer('requests_per_minute'),
+  tokensPerMinute: integer('tokens_per_minute'),
+  concurrentRequests: integer('concurrent_requests'),
   createdAt: moment('created_at').notNull().defaultNow(),
 });
 
@@ -45,6 +49,10 @@ export const apiKeys = pgTable(
     weeklyLimitNanos: nanos('weekly_limit_nanos'),
     monthlyLimitNanos: nanos('monthly_limit_nanos'),
     totalLimitNanos: nanos('total_limit_nanos'),
+    /** The key's rate limits; null falls back to the account's. */
+    requestsPerMinute: integer('requests_per_minute'),
+    tokensPerMinute: integer('tokens_per_minute'),
+    concurrentRequests: integer('concurrent_requests'),
     heldNanos: nanos('held_nanos').notNull().default(sql`0`),
     spentTotalNanos: nanos('spent_total_nanos').notNull().default(sql`0`),
     dayStart: date('day_start', { mode: 'string' }),
