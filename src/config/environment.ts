@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { Secret } from '../domain/secret.ts';
 
 /** Everything the gateway takes from its process environment; no other module reads `process.env`. */
 export interface Environment {
@@ -7,8 +8,9 @@ export interface Environment {
   dataDir: string;
   databaseUrl: string | undefined;
   configPath: string;
-  adminToken: string | undefined;
-  secret: string | undefined;
+  /** Credentials are `Secret`s from here on: revealed only where compared (the token) or derived from (the master secret). */
+  adminToken: Secret | undefined;
+  secret: Secret | undefined;
   publicBaseUrl: string;
   /** PUBLIC_BASE_URL as the operator set it; without it, download links use the address a client called. */
   configuredPublicBaseUrl: string | undefined;
@@ -34,6 +36,7 @@ export function readEnvironment(variables: Readonly<Record<string, string | unde
   const databaseUrl = nonEmpty('DATABASE_URL');
   if (databaseUrl && !/^postgres(ql)?:\/\//.test(databaseUrl)) throw new EnvironmentError('DATABASE_URL must be a postgres:// or postgresql:// URL');
   const secret = nonEmpty('GATEWAY_SECRET');
+  const adminToken = nonEmpty('GATEWAY_ADMIN_TOKEN');
   if (secret !== undefined && secret.length < 32) throw new EnvironmentError('GATEWAY_SECRET must be at least 32 characters');
   if (databaseUrl && !secret) throw new EnvironmentError('GATEWAY_SECRET is required when DATABASE_URL is set (every process must share it)');
   return {
@@ -42,8 +45,8 @@ export function readEnvironment(variables: Readonly<Record<string, string | unde
     dataDir: path.resolve(nonEmpty('DATA_DIR') ?? './data'),
     databaseUrl,
     configPath: path.resolve(nonEmpty('GATEWAY_CONFIG') ?? './gateway.yaml'),
-    adminToken: nonEmpty('GATEWAY_ADMIN_TOKEN'),
-    secret,
+    adminToken: adminToken === undefined ? undefined : new Secret(adminToken),
+    secret: secret === undefined ? undefined : new Secret(secret),
     configuredPublicBaseUrl: nonEmpty('PUBLIC_BASE_URL')?.replace(/\/+$/, ''),
     publicBaseUrl: (nonEmpty('PUBLIC_BASE_URL') ?? `http://${host.includes(':') ? `[${host}]` : host}:${port}`).replace(/\/+$/, ''),
     logLevel,

@@ -3,6 +3,7 @@ import { isIP } from 'node:net';
 import { parseDocument } from 'yaml';
 import { Value } from 'typebox/value';
 import { ONE_NANO_USD, usdToNanos } from '../domain/money.ts';
+import { Secret } from '../domain/secret.ts';
 import { ConfigFileSchema, type ConfigFile, type ModelEntry, type Protocol, type VoiceEntry } from './config-schema.ts';
 
 export class ConfigError extends Error {}
@@ -11,7 +12,8 @@ export interface ProviderConfig {
   id: string;
   protocol: Protocol;
   baseUrl: string;
-  apiKey: string;
+  /** A `Secret` from the moment the file is read: it prints as `[redacted]` wherever the row is logged or thrown. */
+  apiKey: Secret;
   /** Longest a generation may take, first byte to last; past it the upstream is cut and what was delivered is billed. */
   timeoutMs: number;
   /** Longest wait for the answer's headers, and for each next chunk of its body. */
@@ -19,7 +21,8 @@ export interface ProviderConfig {
   connectTimeoutMs: number;
   /** A stream event (or any line of one) larger than this breaks the protocol (502) instead of being buffered whole. */
   maxEventCharacters: number;
-  headers: Readonly<Record<string, string>>;
+  /** Headers sent on every request to the provider; each value is a `Secret`, as any may be a credential. */
+  headers: Readonly<Record<string, Secret>>;
   /** Media jobs of this provider one process runs at once. */
   maxConcurrentJobs: number;
   /** A provider whose key resolved empty is inactive; the built-in sandbox needs no key. */
@@ -56,7 +59,7 @@ export interface TelemetryConfig {
   /** `GET /metrics` (Prometheus text format) is served. */
   metrics: boolean;
   /** When set, `/metrics` needs `Authorization: Bearer <token>`. */
-  metricsToken: string | undefined;
+  metricsToken: Secret | undefined;
   /** OpenTelemetry traces go to this OTLP/HTTP endpoint; unset, tracing is off and costs nothing. */
   otlpEndpoint: string | undefined;
   serviceName: string;
@@ -246,12 +249,12 @@ function build(file: ConfigFile, path: string): GatewayConfig {
       id,
       protocol: entry.protocol,
       baseUrl,
-      apiKey,
+      apiKey: new Secret(apiKey),
       timeoutMs: entry.timeoutMs ?? configDefaults.providerTimeoutMs,
       firstByteTimeoutMs: entry.firstByteTimeoutMs ?? configDefaults.providerFirstByteTimeoutMs,
       connectTimeoutMs: file.upstream?.connectTimeoutMs ?? configDefaults.upstreamConnectTimeoutMs,
       maxEventCharacters: file.upstream?.maxEventCharacters ?? configDefaults.maxEventCharacters,
-      headers: entry.headers ?? {},
+      headers: Object.fromEntries(Object.entries(entry.headers ?? {}).map(([name, value]) => [name, new Secret(value)])),
       maxConcurrentJobs: entry.maxConcurrentJobs ?? configDefaults.maxConcurrentJobs,
       active: entry.protocol === 'sandbox' || apiKey !== '',
     });
@@ -328,7 +331,7 @@ function build(file: ConfigFile, path: string): GatewayConfig {
     },
     telemetry: {
       metrics: file.telemetry?.metrics ?? true,
-      metricsToken: file.telemetry?.metricsToken?.trim() || undefined,
+      metricsToken: file.telemetry?.metricsToken?.trim() ? new Secret(file.telemetry.metricsToken.trim()) : undefined,
       otlpEndpoint: otlpEndpoint(file, fail),
       serviceName: file.telemetry?.tracing?.serviceName ?? 'model-gateway',
     },

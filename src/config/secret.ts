@@ -1,17 +1,18 @@
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { Secret } from '../domain/secret.ts';
 import type { Environment } from './environment.ts';
 
 /**
  * The master secret: from GATEWAY_SECRET, or in embedded mode generated once into DATA_DIR so that
  * stored keys stay decryptable across restarts.
  */
-export function resolveSecret(environment: Environment): string {
+export function resolveSecret(environment: Environment): Secret {
   if (environment.secret) return environment.secret;
   const file = path.join(environment.dataDir, 'gateway-secret');
   try {
-    return readFileSync(file, 'utf8').trim();
+    return new Secret(readFileSync(file, 'utf8').trim());
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
   }
@@ -19,10 +20,10 @@ export function resolveSecret(environment: Environment): string {
   const secret = randomBytes(32).toString('base64url');
   try {
     writeFileSync(file, `${secret}\n`, { mode: 0o600, flag: 'wx' });
-    return secret;
+    return new Secret(secret);
   } catch (error) {
     // Another process created it first; use theirs.
-    if ((error as NodeJS.ErrnoException).code === 'EEXIST') return readFileSync(file, 'utf8').trim();
+    if ((error as NodeJS.ErrnoException).code === 'EEXIST') return new Secret(readFileSync(file, 'utf8').trim());
     throw error;
   }
 }

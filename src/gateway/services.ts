@@ -2,6 +2,7 @@ import type { CreditLedger } from '../billing/credit-ledger.ts';
 import type { UsageHistory } from '../billing/usage-history.ts';
 import type { Catalog } from '../catalog/catalog.ts';
 import type { GatewayConfig } from '../config/load-config.ts';
+import type { Secret } from '../domain/secret.ts';
 import type { AccountService } from '../identity/account-service.ts';
 import type { ApiKeyService } from '../identity/api-key-service.ts';
 import type { Authenticator } from '../identity/authenticator.ts';
@@ -39,7 +40,7 @@ export interface GatewayServices {
   /** The account's archived media outputs, for the dashboard. */
   mediaLibrary: MediaLibrary;
   /** Bearer token that opens the admin API; undefined keeps it closed (404). */
-  adminToken: string | undefined;
+  adminToken: Secret | undefined;
   /** Metrics and the operator's log lines. */
   telemetry: GatewayTelemetry;
 }

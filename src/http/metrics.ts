@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, onResponseHookHandler } from 'fastify';
 import { GatewayError } from '../domain/errors.ts';
+import type { Secret } from '../domain/secret.ts';
 import type { GatewayTelemetry, RouteMeter } from '../telemetry/gateway-telemetry.ts';
 import { logsRequests, type AnswerFields } from '../telemetry/request-line.ts';
 import { bearerToken, sameSecret } from './secrets.ts';
@@ -48,7 +49,7 @@ function answered(meter: RouteMeter, request: FastifyRequest, reply: FastifyRepl
 }
 
 /** `GET /metrics` in Prometheus text format, behind a bearer token when one is configured. */
-export function registerMetricsRoute(app: FastifyInstance, telemetry: GatewayTelemetry, options: { enabled: boolean; token: string | undefined }): void {
+export function registerMetricsRoute(app: FastifyInstance, telemetry: GatewayTelemetry, options: { enabled: boolean; token: Secret | undefined }): void {
   if (!options.enabled) return;
   const documentation = {
     summary: "This process's metrics, in Prometheus text format",

@@ -1,4 +1,5 @@
 import { createSecretKey, hkdfSync, type KeyObject } from 'node:crypto';
+import { revealed, type Secret } from '../domain/secret.ts';
 
 /** Independent keys derived from the master secret, one per purpose, so no key is used for two things. */
 export interface SecretKeys {
@@ -9,7 +10,9 @@ export interface SecretKeys {
   mediaLinks: KeyObject;
 }
 
-export function deriveSecretKeys(masterSecret: string): SecretKeys {
-  const derive = (purpose: string) => Buffer.from(hkdfSync('sha256', masterSecret, 'model-gateway', purpose, 32));
+/** The master secret is revealed here only, to derive the keys (tests may pass a plain string). */
+export function deriveSecretKeys(masterSecret: Secret | string): SecretKeys {
+  const master = revealed(masterSecret);
+  const derive = (purpose: string) => Buffer.from(hkdfSync('sha256', master, 'model-gateway', purpose, 32));
   return { sealing: derive('api-key-sealing'), lookup: createSecretKey(derive('credential-lookup')), mediaLinks: createSecretKey(derive('media-links')) };
 }

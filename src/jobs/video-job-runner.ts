@@ -175,5 +175,6 @@ export class VideoJobRunner implements JobRunner {
 
 /** The provider's authorization, for its own content URLs only (the fetcher keeps it to that origin). */
 function credentialsFor(target: ProviderConfig): Record<string, string> {
-  return { authorization: `Bearer ${target.apiKey}`, ...target.headers };
+  // Revealed here because the media fetcher takes plain headers (it sends them to the provider's origin only).
+  return Object.fromEntries(Object.entries({ authorization: target.apiKey.bearer(), ...target.headers }).map(([name, value]) => [name, value.reveal()]));
 }

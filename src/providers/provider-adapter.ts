@@ -3,13 +3,15 @@ import type { ChatParameterName, ChatRequest, ChatStreamEvent, TokenUsage } from
 import type { EmbeddingPartType, EmbeddingRequest, EmbeddingResult } from '../domain/embedding.ts';
 import type { ImageGenerationRequest, ImageGenerationResult, ImageStreamEvent, ImageUsage } from '../domain/image.ts';
 import type { Protocol } from '../domain/protocols.ts';
+import type { Secret } from '../domain/secret.ts';
 import type { ReferenceAudioRequest, ReferenceAudioResult, SpeechSynthesisRequest, SpeechSynthesisResult } from '../domain/speech.ts';
 import type { VideoGenerationRequest, VideoTaskReport } from '../domain/video.ts';
 
 /** Where and how to reach one configured provider; passed in, never read by the adapter from anywhere else. */
 export interface ProviderTarget {
   baseUrl: string;
-  apiKey: string;
+  /** Revealed only by the HTTP client, as it writes the request's headers. */
+  apiKey: Secret;
   /** Longest a whole exchange may take; past it the upstream is cut. */
   timeoutMs: number;
   /** Longest wait for the answer's headers and, after them, for each next chunk of the body. */
@@ -17,7 +19,8 @@ export interface ProviderTarget {
   connectTimeoutMs: number;
   /** Largest stream event (or JSON-array element) read from the upstream; past it the stream breaks its protocol. */
   maxEventCharacters: number;
-  headers: Readonly<Record<string, string>>;
+  /** Headers the operator configured for every request to the provider; their values may be credentials. */
+  headers: Readonly<Record<string, Secret>>;
 }
 
 export interface CallOptions {

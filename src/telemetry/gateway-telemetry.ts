@@ -175,12 +175,16 @@ export class GatewayTelemetry implements DispatchEvents {
 
   fallback(event: { modelId: string; from: RowRef; to: RowRef; reason: string }): void {
     this.fallbacks.cell({ model: event.modelId, from: event.from.providerId, to: event.to.providerId, reason: event.reason }).inc();
-    this.logger.warn({ event: 'fallback', model: event.modelId, from: event.from, to: event.to, reason: event.reason }, 'provider row failed or skipped: falling back to the next');
+    // Rows are named by their ids, never logged whole: the object a caller passes may carry the provider's credentials.
+    const from = rowNamed(event.from);
+    const to = rowNamed(event.to);
+    this.logger.warn({ event: 'fallback', model: event.modelId, from, to, reason: event.reason }, 'provider row failed or skipped: falling back to the next');
   }
 
   retry(event: { modelId: string; row: RowRef; afterMs: number; reason: string }): void {
     this.retries.cell({ model: event.modelId, provider: event.row.providerId }).inc();
-    this.logger.warn({ event: 'retry', model: event.modelId, row: event.row, afterMs: event.afterMs, reason: event.reason }, "trying the provider again after its retry-after");
+    const { providerId, upstreamModel } = event.row;
+    this.logger.warn({ event: 'retry', model: event.modelId, providerId, upstreamModel, afterMs: event.afterMs, reason: event.reason }, "trying the provider again after its retry-after");
   }
 
   breakerChanged(row: RowRef, state: BreakerState): void {
@@ -228,6 +232,11 @@ export class RouteMeter {
     }
     histogram.observe(seconds);
   }
+}
+
+/** A provider row as a log line names it: its provider and upstream model, and nothing else of the object. */
+function rowNamed(row: RowRef): RowRef {
+  return { providerId: row.providerId, upstreamModel: row.upstreamModel };
 }
 
 /** Input and output tokens of a record's usage, in whichever modality's names it has them. */

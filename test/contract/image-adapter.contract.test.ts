@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ImageGenerationRequest } from '../../src/domain/image.ts';
+import { Secret } from '../../src/domain/secret.ts';
 import { UpstreamHttpError, UpstreamUnreachableError } from '../../src/domain/upstream-failure.ts';
 import { sniffMediaType } from '../../src/media/media-type.ts';
 import { createArkAdapter } from '../../src/providers/ark/ark-adapter.ts';
@@ -30,7 +31,7 @@ interface Subject {
   noPartialGroups?: string;
 }
 
-const target = (baseUrl: string, apiKey: string, timeoutMs = 2_000): ProviderTarget => ({ baseUrl, apiKey, timeoutMs, firstByteTimeoutMs: timeoutMs, connectTimeoutMs: 2_000, maxEventCharacters: 1024 * 1024, headers: {} });
+const target = (baseUrl: string, apiKey: string, timeoutMs = 2_000): ProviderTarget => ({ baseUrl, apiKey: new Secret(apiKey), timeoutMs, firstByteTimeoutMs: timeoutMs, connectTimeoutMs: 2_000, maxEventCharacters: 1024 * 1024, headers: {} });
 
 const subjects: Subject[] = [
   {

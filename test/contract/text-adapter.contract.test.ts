@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ChatRequest, ChatStreamEvent } from '../../src/domain/chat.ts';
+import { Secret } from '../../src/domain/secret.ts';
 import { UpstreamHttpError, UpstreamUnreachableError } from '../../src/domain/upstream-failure.ts';
 import { createAnthropicAdapter } from '../../src/providers/anthropic/anthropic-adapter.ts';
 import { createGeminiAdapter } from '../../src/providers/gemini/gemini-adapter.ts';
@@ -31,7 +32,7 @@ interface Subject {
   noNetwork?: string;
 }
 
-const target = (baseUrl: string, apiKey: string): ProviderTarget => ({ baseUrl, apiKey, timeoutMs: 2_000, firstByteTimeoutMs: 2_000, connectTimeoutMs: 2_000, maxEventCharacters: 1024 * 1024, headers: {} });
+const target = (baseUrl: string, apiKey: string): ProviderTarget => ({ baseUrl, apiKey: new Secret(apiKey), timeoutMs: 2_000, firstByteTimeoutMs: 2_000, connectTimeoutMs: 2_000, maxEventCharacters: 1024 * 1024, headers: {} });
 
 const subjects: Subject[] = [
   { name: 'openai', adapter: createOpenAiAdapter, fake: startOpenAiFake, target: (fake) => target(`${fake!.url}/v1`, fakeOpenAiKey), answer: 'Echo: alpha beta gamma' },

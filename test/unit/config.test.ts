@@ -32,10 +32,12 @@ function problemOf(text: string, variables: Record<string, string> = {}): string
 describe('gateway.yaml', () => {
   it('interpolates ${VAR} and ${VAR:-default}, and a provider without a key is inactive', () => {
     const inactive = parseConfig(base, 'gateway.yaml', {});
-    expect(inactive.providers.get('main')).toMatchObject({ baseUrl: 'https://upstream.example/v1', apiKey: '', active: false });
+    expect(inactive.providers.get('main')).toMatchObject({ baseUrl: 'https://upstream.example/v1', active: false });
+    expect(inactive.providers.get('main')?.apiKey.reveal()).toBe('');
     expect(inactive.providers.get('sandbox')?.active).toBe(true);
     const active = parseConfig(base, 'gateway.yaml', { MAIN_KEY: 'sk-1', MAIN_URL: 'http://127.0.0.1:9/v1/' });
-    expect(active.providers.get('main')).toMatchObject({ baseUrl: 'http://127.0.0.1:9/v1', apiKey: 'sk-1', active: true });
+    expect(active.providers.get('main')).toMatchObject({ baseUrl: 'http://127.0.0.1:9/v1', active: true });
+    expect(active.providers.get('main')?.apiKey.reveal()).toBe('sk-1');
   });
 
   it('names the file, the path inside it and the problem', () => {
@@ -155,7 +157,8 @@ describe('gateway.yaml', () => {
     expect(defaults.telemetry).toEqual({ metrics: true, metricsToken: undefined, otlpEndpoint: undefined, serviceName: 'model-gateway' });
     const tuned = parseConfig(`${base}upstream: { breakerFailures: 2, breakerCooldownMs: 1000, retryBudgetMs: 0, maxRetries: 0 }\ntelemetry: { metrics: false, metricsToken: " t0k3n ", tracing: { otlpEndpoint: "http://127.0.0.1:4318", serviceName: gw } }\n`, 'gateway.yaml', {});
     expect(tuned.upstream).toMatchObject({ breakerFailures: 2, breakerCooldownMs: 1000, retryBudgetMs: 0, maxRetries: 0 });
-    expect(tuned.telemetry).toEqual({ metrics: false, metricsToken: 't0k3n', otlpEndpoint: 'http://127.0.0.1:4318', serviceName: 'gw' });
+    expect(tuned.telemetry).toMatchObject({ metrics: false, otlpEndpoint: 'http://127.0.0.1:4318', serviceName: 'gw' });
+    expect(tuned.telemetry.metricsToken?.reveal()).toBe('t0k3n');
     // An unset variable leaves tracing off rather than pointing it at nothing.
     expect(parseConfig(`${base}telemetry: { tracing: { otlpEndpoint: "\${OTEL_EXPORTER_OTLP_ENDPOINT:-}" } }\n`, 'gateway.yaml', {}).telemetry.otlpEndpoint).toBeUndefined();
     expect(problemOf(`${base}upstream: { breakerFailures: 0 }\n`)).toContain('at upstream.breakerFailures');

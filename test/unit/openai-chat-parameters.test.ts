@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { ChatRequest } from '../../src/domain/chat.ts';
+import { Secret } from '../../src/domain/secret.ts';
 import { encodeChatRequest, openAiCarries } from '../../src/providers/openai/openai-chat.ts';
 
 /** OpenAI itself cannot be faked at its own host name, so what it is sent is checked on the encoder. */
@@ -15,7 +16,7 @@ const request: ChatRequest = {
   presencePenalty: 0.5,
   structuredOutputs: true,
 };
-const openAi = { baseUrl: 'https://api.openai.com/v1', apiKey: 'k', timeoutMs: 1000, firstByteTimeoutMs: 1000, connectTimeoutMs: 1000, maxEventCharacters: 65536, headers: {} };
+const openAi = { baseUrl: 'https://api.openai.com/v1', apiKey: new Secret('k'), timeoutMs: 1000, firstByteTimeoutMs: 1000, connectTimeoutMs: 1000, maxEventCharacters: 65536, headers: {} };
 const router = { ...openAi, baseUrl: 'https://openrouter.ai/api/v1' };
 
 describe('OpenAI chat parameters', () => {

@@ -4,7 +4,7 @@ import { UpstreamUnreachableError } from '../../domain/upstream-failure.ts';
 import { finishReasonOf, isMessagesStreamEvent, streamUsageAfter } from '../../protocols/anthropic/messages.ts';
 import type { CallOptions, ProviderTarget } from '../provider-adapter.ts';
 import { decodeSse } from '../shared/sse-decoder.ts';
-import type { UpstreamHttp } from '../shared/upstream-http.ts';
+import type { UpstreamHeaders, UpstreamHttp } from '../shared/upstream-http.ts';
 import { checkedEvent } from '../shared/wire-data.ts';
 
 /** The protocol version sent when the client did not choose one (the official SDKs send this value). */
@@ -12,7 +12,7 @@ export const defaultAnthropicVersion = '2023-06-01';
 /** The protocol requires max_tokens; this is used when the client set none. */
 const defaultMaxTokens = 4096;
 
-export function anthropicHeaders(target: ProviderTarget, clientHeaders: Readonly<Record<string, string>> = {}): Record<string, string> {
+export function anthropicHeaders(target: ProviderTarget, clientHeaders: Readonly<Record<string, string>> = {}): UpstreamHeaders {
   return {
     'x-api-key': target.apiKey,
     'anthropic-version': clientHeaders['anthropic-version'] ?? defaultAnthropicVersion,

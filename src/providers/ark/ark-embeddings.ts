@@ -35,7 +35,7 @@ export async function arkEmbeddings(http: UpstreamHttp, request: EmbeddingReques
       ...(request.dimensions !== undefined ? { dimensions: request.dimensions } : {}),
     };
     const answer = checked(
-      await http.postForJson(options.target, '/embeddings/multimodal', { authorization: `Bearer ${options.target.apiKey}` }, body),
+      await http.postForJson(options.target, '/embeddings/multimodal', { authorization: options.target.apiKey.bearer() }, body),
       isMultimodalEmbeddingsAnswer,
       'an embedding',
     );

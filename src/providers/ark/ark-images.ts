@@ -60,7 +60,7 @@ function generated(item: SeedreamItem, layers: boolean, format: string): Generat
 /** BytePlus ModelArk Seedream: one synchronous call; each item of the answer is an image or the error of one. */
 export async function arkImages(http: UpstreamHttp, request: ImageGenerationRequest, options: CallOptions): Promise<ImageGenerationResult> {
   const answer = checked(
-    await http.postForJson(options.target, '/images/generations', { authorization: `Bearer ${options.target.apiKey}` }, seedreamBody(request)),
+    await http.postForJson(options.target, '/images/generations', { authorization: options.target.apiKey.bearer() }, seedreamBody(request)),
     isSeedreamAnswer,
     'an image generation answer',
   );
@@ -88,7 +88,7 @@ function usageOf(usage: SeedreamAnswer['usage']): ImageUsage {
  * completion with usage, then `data: [DONE]`. A stream that ends without its completion is a protocol failure.
  */
 export async function* arkImageStream(http: UpstreamHttp, request: ImageGenerationRequest, options: CallOptions): AsyncGenerator<ImageStreamEvent> {
-  const response = await http.postJson(options.target, '/images/generations', { authorization: `Bearer ${options.target.apiKey}` }, { ...seedreamBody(request), stream: true });
+  const response = await http.postJson(options.target, '/images/generations', { authorization: options.target.apiKey.bearer() }, { ...seedreamBody(request), stream: true });
   let finished = false;
   for await (const { data } of decodeSse(response.body, options.target.maxEventCharacters)) {
     if (data === seedreamStreamTerminator) break;

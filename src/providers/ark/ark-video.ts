@@ -68,7 +68,7 @@ export function seedanceReport(task: SeedanceTask): VideoTaskReport {
 
 /** BytePlus ModelArk Seedance: one task created, then read until it ends. */
 export function arkVideoAdapter(http: UpstreamHttp): VideoAdapter {
-  const auth = (options: CallOptions) => ({ authorization: `Bearer ${options.target.apiKey}` });
+  const auth = (options: CallOptions) => ({ authorization: options.target.apiKey.bearer() });
   return {
     check: refuseMaxTokens,
     async submit(request, upstreamModel, options) {

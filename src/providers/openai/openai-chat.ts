@@ -107,7 +107,7 @@ export function encodeChatRequest(request: ChatRequest, { compatible }: { compat
  * that is a failure, never a silent success.
  */
 export async function* streamOpenAiChat(http: UpstreamHttp, request: ChatRequest, options: CallOptions): AsyncGenerator<ChatStreamEvent> {
-  const response = await http.postJson(options.target, '/chat/completions', { authorization: `Bearer ${options.target.apiKey}` }, encodeChatRequest(request, { compatible: !isOpenAiItself(options.target.baseUrl) }));
+  const response = await http.postJson(options.target, '/chat/completions', { authorization: options.target.apiKey.bearer() }, encodeChatRequest(request, { compatible: !isOpenAiItself(options.target.baseUrl) }));
   let finish: FinishReason | undefined;
   let usage: TokenUsage | undefined;
   for await (const event of decodeSse(response.body, options.target.maxEventCharacters)) {

@@ -13,7 +13,7 @@ export async function openAiEmbeddings(http: UpstreamHttp, request: EmbeddingReq
     encoding_format: 'float',
     ...(request.dimensions !== undefined ? { dimensions: request.dimensions } : {}),
   };
-  const answer = checked(await http.postForJson(options.target, '/embeddings', { authorization: `Bearer ${options.target.apiKey}` }, body), isEmbeddingsAnswer, 'embeddings');
+  const answer = checked(await http.postForJson(options.target, '/embeddings', { authorization: options.target.apiKey.bearer() }, body), isEmbeddingsAnswer, 'embeddings');
   const items = answer.data.map((item) => ({ index: item.index ?? 0, vector: item.embedding })).sort((a, b) => a.index - b.index);
   return { vectors: requireCount(items.map((item) => item.vector), request.inputs.length), inputTokens: answer.usage?.prompt_tokens };
 }

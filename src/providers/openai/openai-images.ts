@@ -47,7 +47,7 @@ function resultOf(answer: ImagesAnswer, format: string): ImageGenerationResult {
  * fetched before they reach this adapter.
  */
 export async function openAiImages(http: UpstreamHttp, request: ImageGenerationRequest, options: CallOptions): Promise<ImageGenerationResult> {
-  const headers = { authorization: `Bearer ${options.target.apiKey}` };
+  const headers = { authorization: options.target.apiKey.bearer() };
   let answer: object;
   if (request.images.length === 0) {
     answer = await http.postForJson(options.target, '/images/generations', headers, fields(request));
@@ -68,7 +68,7 @@ export async function relayOpenAiImages(http: UpstreamHttp, request: ImageRelayR
   // `provider` is the gateway's routing object, not a field of the images protocol.
   const { provider: _provider, ...given } = request.body;
   const body: Record<string, unknown> = { ...given, model: request.upstreamModel };
-  const response = await http.postJson(options.target, '/images/generations', { authorization: `Bearer ${options.target.apiKey}` }, body);
+  const response = await http.postJson(options.target, '/images/generations', { authorization: options.target.apiKey.bearer() }, body);
   const shapes = { answer: isImagesAnswer, event: isImagesStreamEvent, what: 'an images answer', maxAnswerBytes: maxImagesAnswerBytes };
   return checkedRelay(response, shapes, body.stream === true ? sseSplitter(options.target.maxEventCharacters) : undefined);
 }

@@ -52,7 +52,7 @@ export async function relayOpenAi(http: UpstreamHttp, { operation, body }: Relay
   if (operation !== 'chat-completions' && operation !== 'responses') throw new Error(`the OpenAI protocol has no ${operation} operation`);
   const shape = operations[operation];
   const { forwarded, dropped } = forUpstream(operation, options.target.baseUrl, body);
-  const response = await http.postJson(options.target, shape.path, { authorization: `Bearer ${options.target.apiKey}` }, forwarded);
+  const response = await http.postJson(options.target, shape.path, { authorization: options.target.apiKey.bearer() }, forwarded);
   return { ...(await checkedRelay(response, shape, body.stream === true ? sseSplitter(options.target.maxEventCharacters) : undefined)), dropped };
 }
 

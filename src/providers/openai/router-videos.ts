@@ -56,7 +56,7 @@ export function routerVideoReport(job: RouterVideoJob): VideoTaskReport {
  * camera or watermark fields, and no cancel.
  */
 export function routerVideoAdapter(http: UpstreamHttp): VideoAdapter {
-  const auth = (options: CallOptions) => ({ authorization: `Bearer ${options.target.apiKey}` });
+  const auth = (options: CallOptions) => ({ authorization: options.target.apiKey.bearer() });
   return {
     check(request, modelId) {
       refuseMaxTokens(request, modelId);

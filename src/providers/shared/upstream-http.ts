@@ -1,6 +1,7 @@
 import type { Readable } from 'node:stream';
 import { Agent, errors, request, type Dispatcher, type FormData } from 'undici';
 import { GatewayError } from '../../domain/errors.ts';
+import { redacted, revealed, type Secret } from '../../domain/secret.ts';
 import { UpstreamHttpError, UpstreamUnreachableError } from '../../domain/upstream-failure.ts';
 import type { ProviderTarget } from '../provider-adapter.ts';
 
@@ -12,6 +13,9 @@ export interface UpstreamResponse {
   headers: Dispatcher.ResponseData['headers'];
   body: UpstreamBody;
 }
+
+/** Request headers of an adapter: credentials stay `Secret`s until the exchange writes them. */
+export type UpstreamHeaders = Readonly<Record<string, string | Secret>>;
 
 /** Longest an error body is read for relaying; a provider's error JSON is far smaller. */
 const maxErrorBodyBytes = 64 * 1024;
@@ -44,33 +48,34 @@ export class UpstreamHttp {
     return agent;
   }
 
-  async postJson(target: ProviderTarget, path: string, headers: Record<string, string>, body: unknown): Promise<UpstreamResponse> {
+  async postJson(target: ProviderTarget, path: string, headers: UpstreamHeaders, body: unknown): Promise<UpstreamResponse> {
     return this.exchange('POST', target, path, { 'content-type': 'application/json', ...headers }, serialised(body));
   }
 
   /** A multipart/form-data POST (file uploads); undici writes the boundary and the content type. */
-  async postForm(target: ProviderTarget, path: string, headers: Record<string, string>, form: FormData): Promise<UpstreamResponse> {
+  async postForm(target: ProviderTarget, path: string, headers: UpstreamHeaders, form: FormData): Promise<UpstreamResponse> {
     return this.exchange('POST', target, path, headers, form);
   }
 
   /** A GET whose answer is one JSON object (a task polled, say). */
-  async getForJson(target: ProviderTarget, path: string, headers: Record<string, string>): Promise<object> {
+  async getForJson(target: ProviderTarget, path: string, headers: UpstreamHeaders): Promise<object> {
     return jsonObjectOf(await this.exchange('GET', target, path, headers, undefined));
   }
 
   /** A DELETE whose answer body, if any, is not needed. */
-  async delete(target: ProviderTarget, path: string, headers: Record<string, string>): Promise<void> {
+  async delete(target: ProviderTarget, path: string, headers: UpstreamHeaders): Promise<void> {
     const response = await this.exchange('DELETE', target, path, headers, undefined);
     await readText(response.body, maxErrorBodyBytes, true).catch(() => '');
   }
 
-  private async exchange(method: 'GET' | 'POST' | 'DELETE', target: ProviderTarget, path: string, headers: Record<string, string>, payload: string | FormData | undefined): Promise<UpstreamResponse> {
+  private async exchange(method: 'GET' | 'POST' | 'DELETE', target: ProviderTarget, path: string, headers: UpstreamHeaders, payload: string | FormData | undefined): Promise<UpstreamResponse> {
     let response: Dispatcher.ResponseData;
     try {
       response = await request(`${target.baseUrl}${path}`, {
         dispatcher: this.agentFor(target.connectTimeoutMs),
         method,
-        headers: { accept: 'application/json, text/event-stream', ...target.headers, ...headers },
+        // The one place provider credentials are revealed: as the request's headers are written.
+        headers: sentHeaders({ accept: 'application/json, text/event-stream', ...target.headers, ...headers }),
         body: payload,
         headersTimeout: target.firstByteTimeoutMs,
         bodyTimeout: target.firstByteTimeoutMs,
@@ -80,18 +85,18 @@ export class UpstreamHttp {
       throw unreachable(error);
     }
     if (response.statusCode >= 400) {
-      const text = await readText(response.body, maxErrorBodyBytes, true).catch(() => '');
+      const text = withoutCredentials(await readText(response.body, maxErrorBodyBytes, true).catch(() => ''), { ...target.headers, ...headers });
       throw new UpstreamHttpError(response.statusCode, text, single(response.headers['content-type']), retryAfterMs(response.headers));
     }
     return { status: response.statusCode, headers: response.headers, body: response.body };
   }
 
   /** A POST whose answer is one JSON object, read whole; a body that is anything else is a protocol failure. */
-  async postForJson(target: ProviderTarget, path: string, headers: Record<string, string>, body: unknown): Promise<object> {
+  async postForJson(target: ProviderTarget, path: string, headers: UpstreamHeaders, body: unknown): Promise<object> {
     return jsonObjectOf(await this.postJson(target, path, headers, body));
   }
 
-  async postFormForJson(target: ProviderTarget, path: string, headers: Record<string, string>, form: FormData): Promise<object> {
+  async postFormForJson(target: ProviderTarget, path: string, headers: UpstreamHeaders, form: FormData): Promise<object> {
     return jsonObjectOf(await this.postForm(target, path, headers, form));
   }
 
@@ -107,6 +112,25 @@ function serialised(body: unknown): string {
   } catch (error) {
     throw new GatewayError('GW_VALIDATION', `the request cannot be forwarded: ${error instanceof Error ? error.message : 'it cannot be written as JSON'}`);
   }
+}
+
+function sentHeaders(headers: UpstreamHeaders): Record<string, string> {
+  return Object.fromEntries(Object.entries(headers).map(([name, value]) => [name, revealed(value)]));
+}
+
+/**
+ * An error body with the credentials of its request cut out: some providers quote the key they refused
+ * ("Incorrect API key provided: sk-…"), and the body is relayed to the client and may be logged.
+ */
+function withoutCredentials(text: string, headers: UpstreamHeaders): string {
+  let clean = text;
+  for (const value of Object.values(headers)) {
+    if (typeof value === 'string') continue;
+    const secret = value.reveal();
+    // The bare key of a `Bearer <key>` header too: a provider quotes the key, not the header.
+    for (const form of [secret, secret.replace(/^Bearer\s+/i, '')]) if (form.length >= 8) clean = clean.replaceAll(form, redacted);
+  }
+  return clean;
 }
 
 function single(value: string | string[] | undefined): string | undefined {

@@ -1,0 +1,117 @@
+import { Writable } from 'node:stream';
+import { format, inspect } from 'node:util';
+import pino from 'pino';
+import { describe, expect, it } from 'vitest';
+import { readEnvironment } from '../../src/config/environment.ts';
+import { parseConfig } from '../../src/config/load-config.ts';
+import { Secret } from '../../src/domain/secret.ts';
+import { sameSecret } from '../../src/http/secrets.ts';
+import { redactedLogPaths } from '../../src/main.ts';
+import { GatewayTelemetry } from '../../src/telemetry/gateway-telemetry.ts';
+
+const value = 'sk-unit-7f3a9c2e5b1d';
+
+describe('Secret', () => {
+  it('prints as [redacted] in every form a value is printed', () => {
+    const secret = new Secret(value);
+    const printed = [
+      JSON.stringify({ secret }),
+      String(secret),
+      `${secret}`,
+      'key: ' + secret,
+      inspect(secret),
+      inspect({ nested: { secret } }, { depth: 10, showHidden: true }),
+      format('%s %o %O %j', secret, secret, secret, secret),
+      JSON.stringify({ ...secret }),
+      JSON.stringify(Object.entries(secret)),
+      JSON.stringify(structuredClone({ secret })),
+    ];
+    for (const text of printed) expect(text).not.toContain(value);
+    expect(JSON.stringify({ secret })).toBe('{"secret":"[redacted]"}');
+    expect(String(secret)).toBe('[redacted]');
+    expect(inspect(secret)).toBe('[redacted]');
+  });
+
+  it('gives its value back only when revealed, and derives secrets without revealing', () => {
+    const secret = new Secret(value);
+    expect(secret.reveal()).toBe(value);
+    const bearer = secret.bearer();
+    expect(bearer).toBeInstanceOf(Secret);
+    expect(String(bearer)).toBe('[redacted]');
+    expect(bearer.reveal()).toBe(`Bearer ${value}`);
+    expect(secret.derive((key) => Buffer.from(key).toString('base64')).reveal()).toBe(Buffer.from(value).toString('base64'));
+    expect(new Secret('').isEmpty()).toBe(true);
+    expect(secret.isEmpty()).toBe(false);
+  });
+
+  it('is compared in constant time against what a client sent', () => {
+    expect(sameSecret(value, new Secret(value))).toBe(true);
+    expect(sameSecret(`${value}x`, new Secret(value))).toBe(false);
+  });
+});
+
+describe('secrets from configuration', () => {
+  const yaml = [
+    'providers:',
+    `  main: { protocol: openai, baseUrl: "https://upstream.example/v1", apiKey: "\${MAIN_KEY}", headers: { x-org-token: "org-7f3a9c2e" } }`,
+    'models: []',
+    'telemetry: { metricsToken: metrics-7f3a9c2e }',
+  ].join('\n');
+
+  it('keeps provider keys, header values and the metrics token as Secrets, and a key resolved empty makes its provider inactive', () => {
+    const config = parseConfig(yaml, 'gateway.yaml', { MAIN_KEY: value });
+    const main = config.providers.get('main')!;
+    expect(main.apiKey).toBeInstanceOf(Secret);
+    expect(main.apiKey.reveal()).toBe(value);
+    expect(main.headers['x-org-token']?.reveal()).toBe('org-7f3a9c2e');
+    expect(main.active).toBe(true);
+    expect(config.telemetry.metricsToken?.reveal()).toBe('metrics-7f3a9c2e');
+    const printed = `${JSON.stringify(main)} ${inspect(config, { depth: 20 })}`;
+    for (const secret of [value, 'org-7f3a9c2e', 'metrics-7f3a9c2e']) expect(printed).not.toContain(secret);
+    expect(parseConfig(yaml, 'gateway.yaml', {}).providers.get('main')?.active).toBe(false);
+  });
+
+  it('keeps the admin token and the master secret as Secrets', () => {
+    const environment = readEnvironment({ GATEWAY_ADMIN_TOKEN: 'admin-7f3a9c2e', GATEWAY_SECRET: 'master-7f3a9c2e'.padEnd(40, '0') });
+    expect(environment.adminToken?.reveal()).toBe('admin-7f3a9c2e');
+    const printed = `${JSON.stringify({ ...environment, variables: {} })} ${inspect({ ...environment, variables: {} })}`;
+    expect(printed).not.toContain('admin-7f3a9c2e');
+    expect(printed).not.toContain('master-7f3a9c2e');
+  });
+});
+
+describe('log lines', () => {
+  function capture(): { logger: pino.Logger; text: () => string } {
+    let text = '';
+    const sink = new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        text += chunk.toString();
+        done();
+      },
+    });
+    return { logger: pino({ level: 'trace', redact: { paths: redactedLogPaths, censor: '[redacted]' } }, sink), text: () => text };
+  }
+
+  it('fallback and retry lines name a row by provider and upstream model, never the whole row', () => {
+    const { logger, text } = capture();
+    const telemetry = new GatewayTelemetry(logger);
+    const row = { providerId: 'main', upstreamModel: 'gpt', target: { apiKey: value, headers: { authorization: `Bearer ${value}` } } };
+    telemetry.fallback({ modelId: 'm', from: row, to: row, reason: 'upstream-5xx' });
+    telemetry.retry({ modelId: 'm', row, afterMs: 10, reason: 'upstream-429' });
+    const lines = text().trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(lines).toHaveLength(2);
+    expect(lines[0]).toMatchObject({ event: 'fallback', from: { providerId: 'main', upstreamModel: 'gpt' }, to: { providerId: 'main', upstreamModel: 'gpt' } });
+    expect(lines[1]).toMatchObject({ event: 'retry', providerId: 'main', upstreamModel: 'gpt' });
+    expect(text()).not.toContain(value);
+    expect(text()).not.toContain('target');
+  });
+
+  it('the logger censors credentials that reach a line as plain strings', () => {
+    const { logger, text } = capture();
+    logger.info({ apiKey: value, token: value, password: value, secret: value }, 'top level');
+    logger.info({ row: { apiKey: value, headers: { authorization: `Bearer ${value}`, 'x-api-key': value, 'x-goog-api-key': value, cookie: `gw_session=${value}` } } }, 'one level down');
+    logger.info({ req: { headers: { authorization: `Bearer ${value}`, 'x-api-key': value, cookie: value } }, user: { password: value, token: value } }, 'a request');
+    expect(text()).toContain('[redacted]');
+    expect(text()).not.toContain(value);
+  });
+});
