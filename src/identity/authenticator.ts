@@ -1,5 +1,6 @@
+import { effectiveRateLimits, hasRateLimits, type RateLimits } from '../billing/rate-limits.ts';
 import { GatewayError } from '../domain/errors.ts';
-import type { ApiKeysRepository } from '../storage/api-keys-repository.ts';
+import type { ApiKeysRepository, CredentialRow } from '../storage/api-keys-repository.ts';
 import type { StorageEvent } from '../storage/database.ts';
 import type { SessionsRepository } from '../storage/sessions-repository.ts';
 import { apiKeyPrefix, lookupHashOf, sessionTokenPrefix } from './credential-codec.ts';
@@ -8,21 +9,32 @@ import type { SecretKeys } from './secret-keys.ts';
 export type CredentialSource = 'x-api-key' | 'bearer' | 'cookie';
 
 export type Principal =
-  | { kind: 'key'; accountId: string; apiKeyId: string; keyName: string; source: CredentialSource }
+  | { kind: 'key'; accountId: string; apiKeyId: string; keyName: string; source: CredentialSource; rateLimits: RateLimits | null }
   | { kind: 'session'; accountId: string; sessionTokenHash: string; source: CredentialSource };
 
 interface CachedKey {
-  principal: { accountId: string; apiKeyId: string; keyName: string } | null;
+  /** `rateLimits` null: the key has none (its own or its account's), so admission skips the limiter. */
+  principal: { accountId: string; apiKeyId: string; keyName: string; rateLimits: RateLimits | null } | null;
   expiresAt: number;
+  /** When it was read from the database. */
+  readAt: number;
 }
 
 interface CachedSession {
   accountId: string;
   validUntil: number;
+  readAt: number;
 }
 
 /** Entries are dropped on revocation events at once; the TTL only bounds memory and rare missed events. */
 const cacheTtlMs = 60_000;
+/**
+ * While revocation events may be missed (this process's LISTEN connection is down, until it listens again and
+ * the caches were cleared), an entry is trusted this long after it was read: a key revoked, disabled or
+ * logged out through another process is refused here within this bound, at the cost of one database read
+ * per credential and bound while the outage lasts.
+ */
+export const unlistenedTrustMs = 1_000;
 const maxCacheEntries = 50_000;
 /** Unknown credentials are remembered briefly so a flood of one bad key does not hit the database each time. */
 const negativeTtlMs = 5_000;
@@ -40,6 +52,8 @@ export class Authenticator {
     private readonly secretKeys: SecretKeys,
     private readonly apiKeys: ApiKeysRepository,
     private readonly sessionStore: SessionsRepository,
+    /** Whether this process receives every storage event now (Storage.listening); entries are trusted briefly when not. */
+    private readonly eventsArrive: () => boolean = () => true,
   ) {}
 
   handleEvent(event: StorageEvent): void {
@@ -67,12 +81,13 @@ export class Authenticator {
     const hash = lookupHashOf(this.secretKeys, credential);
     const now = Date.now();
     let cached = this.keys.get(hash);
-    if (!cached || cached.expiresAt <= now) {
+    if (!cached || cached.expiresAt <= now || this.untrusted(cached.readAt, now)) {
       const row = await this.apiKeys.findByLookupHash(hash);
       const usable = row && row.isActive && !row.revokedAt;
       cached = {
-        principal: usable ? { accountId: row.accountId, apiKeyId: row.id, keyName: row.name } : null,
+        principal: usable ? { accountId: row.accountId, apiKeyId: row.id, keyName: row.name, rateLimits: rateLimitsOf(row) } : null,
         expiresAt: now + (usable ? cacheTtlMs : negativeTtlMs),
+        readAt: now,
       };
       this.remember(this.keys, hash, cached);
       if (row) this.keyHashById.set(row.id, hash);
@@ -85,16 +100,21 @@ export class Authenticator {
     const hash = lookupHashOf(this.secretKeys, token);
     const now = Date.now();
     let cached = this.sessions.get(hash);
-    if (!cached || cached.validUntil <= now) {
+    if (!cached || cached.validUntil <= now || this.untrusted(cached.readAt, now)) {
       const row = await this.sessionStore.findLive(hash, new Date(now));
       if (!row) {
         this.sessions.delete(hash);
         throw new GatewayError('GW_INVALID_CREDENTIALS', 'the session token is invalid or expired');
       }
-      cached = { accountId: row.accountId, validUntil: Math.min(row.expiresAt.getTime(), now + cacheTtlMs) };
+      cached = { accountId: row.accountId, validUntil: Math.min(row.expiresAt.getTime(), now + cacheTtlMs), readAt: now };
       this.remember(this.sessions, hash, cached);
     }
     return { kind: 'session', accountId: cached.accountId, sessionTokenHash: hash, source };
+  }
+
+  /** An entry read too long ago to be trusted while events may be missed. */
+  private untrusted(readAt: number, now: number): boolean {
+    return now - readAt >= unlistenedTrustMs && !this.eventsArrive();
   }
 
   private remember<T>(cache: Map<string, T>, hash: string, entry: T): void {
@@ -104,6 +124,12 @@ export class Authenticator {
     }
     cache.set(hash, entry);
   }
+}
+
+/** The limits a key's requests are admitted under, or null when it has none. */
+function rateLimitsOf(row: CredentialRow): RateLimits | null {
+  const limits = effectiveRateLimits(row, row.accountRateLimits);
+  return hasRateLimits(limits) ? limits : null;
 }
 
 function invalid(): GatewayError {

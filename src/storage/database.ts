@@ -42,6 +42,11 @@ export interface Storage {
   /** Tells every gateway process sharing this database, this one included. */
   publish(event: StorageEvent): Promise<void>;
   subscribe(listener: (event: StorageEvent) => void): () => void;
+  /**
+   * False while this process may be missing other processes' events (its LISTEN connection is down), until it
+   * listens again and its subscribers were told to forget every cached entry.
+   */
+  listening(): boolean;
   close(): Promise<void>;
 }
 
@@ -134,6 +139,7 @@ async function openPostgres(options: { url: string; poolSize?: number; onError?:
       await pool.query('SELECT pg_notify($1, $2)', [eventChannel, JSON.stringify(event)]);
     },
     subscribe: (callback) => listener.subscribe(callback),
+    listening: () => listener.listening(),
     close: async () => {
       await listener.stop();
       await pool.end();
@@ -141,11 +147,22 @@ async function openPostgres(options: { url: string; poolSize?: number; onError?:
   };
 }
 
-/** A dedicated connection that LISTENs for cache invalidations and reconnects when it drops. */
+/** How long the listener waits before connecting again after its connection dropped or could not be made. */
+const listenerReconnectMs = 1000;
+
+/**
+ * A dedicated connection that LISTENs for cache invalidations and reconnects when it drops.
+ *
+ * While it is down, other processes' events are lost: at the drop and again once it listens anew it tells
+ * subscribers to forget every cached entry (`key-changed` `*`), and `listening()` is false in between so that
+ * caches trust what they re-read only briefly (see Authenticator).
+ */
 class PostgresListener {
   private client: pg.Client | undefined;
   private stopped = false;
-  private reconnecting = false;
+  private reconnectTimer: NodeJS.Timeout | undefined;
+  /** True from the first LISTEN until the connection is lost, and again once it listens anew and caches forgot. */
+  private live = false;
   private readonly events = new EventEmitter();
 
   constructor(
@@ -154,7 +171,29 @@ class PostgresListener {
   ) {}
 
   async start(): Promise<void> {
+    await this.connect();
+    this.live = true;
+  }
+
+  /** False while the connection is down, and until it listens again and subscribers were told to forget. */
+  listening(): boolean {
+    return this.live;
+  }
+
+  subscribe(listener: (event: StorageEvent) => void): () => void {
+    this.events.on(eventChannel, listener);
+    return () => this.events.off(eventChannel, listener);
+  }
+
+  /** Connects and LISTENs; the client becomes the one in use. */
+  private async connect(): Promise<pg.Client> {
     const client = new pg.Client({ connectionString: this.url });
+    let ended = false;
+    const lost = (error?: Error) => {
+      if (error) this.onError?.(error);
+      ended = true;
+      this.lost(client);
+    };
     client.on('notification', (message) => {
       if (message.channel !== eventChannel || !message.payload) return;
       try {
@@ -163,42 +202,62 @@ class PostgresListener {
         this.onError?.(error as Error);
       }
     });
-    client.on('error', (error) => {
-      this.onError?.(error);
-      this.reconnectLater();
-    });
-    client.on('end', () => this.reconnectLater());
-    await client.connect();
-    await client.query(`LISTEN ${eventChannel}`);
+    client.on('error', (error) => lost(error));
+    client.on('end', () => lost());
+    try {
+      await client.connect();
+      await client.query(`LISTEN ${eventChannel}`);
+      if (ended) throw new Error(`the connection listening to ${eventChannel} ended as it started`);
+      if (this.stopped) throw new Error('the storage was closed');
+    } catch (error) {
+      await client.end().catch(() => undefined);
+      throw error;
+    }
     this.client = client;
+    return client;
   }
 
-  subscribe(listener: (event: StorageEvent) => void): () => void {
-    this.events.on(eventChannel, listener);
-    return () => this.events.off(eventChannel, listener);
+  /** The connection in use dropped (one that is no longer in use is ignored). */
+  private lost(client: pg.Client): void {
+    if (client !== this.client) return;
+    this.client = undefined;
+    this.live = false;
+    client.end().catch(() => undefined);
+    // Events sent between the drop and its discovery are lost already: forget whatever they may have changed.
+    this.forgetEverything();
+    this.reconnectLater();
   }
 
   private reconnectLater(): void {
-    if (this.stopped || this.reconnecting) return;
-    this.reconnecting = true;
-    const broken = this.client;
-    this.client = undefined;
-    broken?.end().catch(() => undefined);
-    setTimeout(() => {
-      this.reconnecting = false;
+    if (this.stopped || this.reconnectTimer) return;
+    this.reconnectTimer = setTimeout(() => {
+      this.reconnectTimer = undefined;
       if (this.stopped) return;
-      // Anything missed while disconnected may be stale: tell subscribers to drop every cached entry.
-      this.start()
-        .then(() => this.events.emit(eventChannel, { type: 'key-changed', keyId: '*' } satisfies StorageEvent))
-        .catch((error: Error) => {
+      this.connect().then(
+        (client) => {
+          // Lost again (or closed) before this ran: the next attempt is already planned.
+          if (this.client !== client) return;
+          // In the same tick: nothing reads a cache entry of the disconnected time as trusted in between.
+          this.live = true;
+          this.forgetEverything();
+        },
+        (error: Error) => {
           this.onError?.(error);
           this.reconnectLater();
-        });
-    }, 1000).unref();
+        },
+      );
+    }, listenerReconnectMs).unref();
+  }
+
+  private forgetEverything(): void {
+    this.events.emit(eventChannel, { type: 'key-changed', keyId: '*' } satisfies StorageEvent);
   }
 
   async stop(): Promise<void> {
     this.stopped = true;
+    this.live = false;
+    clearTimeout(this.reconnectTimer);
+    this.reconnectTimer = undefined;
     const client = this.client;
     this.client = undefined;
     await client?.end().catch(() => undefined);

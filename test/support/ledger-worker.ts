@@ -87,6 +87,8 @@ export interface WorkerCommands {
   watchKey: { args: { key: string; intervalMs: number; timeoutMs: number }; result: { firstAttemptOk: boolean } };
   setActive: { args: { accountId: string; keyId: string; isActive: boolean }; result: { at: number } };
   revoke: { args: { accountId: string; keyId: string }; result: { at: number } };
+  /** Whether the process receives every storage event now (its LISTEN connection is up: Storage.listening). */
+  listening: { args: Record<string, never>; result: { listening: boolean } };
   /** Closes the gateway gracefully, then the process exits 0. */
   close: { args: Record<string, never>; result: { closed: true } };
 }
@@ -449,6 +451,7 @@ async function runWorker(options: LedgerWorkerOptions): Promise<void> {
       await services.apiKeys.revoke(accountId, keyId);
       return { at: Date.now() };
     },
+    listening: async () => ({ listening: gateway.core.storage.listening() }),
     close: async () => {
       await gateway.close();
       setImmediate(() => process.exit(0));

@@ -13,6 +13,8 @@ export interface TcpProxy {
   url: string;
   /** Refuses new connections and cuts every open one, as a database server that went away. */
   stop(): Promise<void>;
+  /** Refuses new connections and leaves the open ones be: what is connected keeps working, nothing can reconnect. */
+  refuseNew(): Promise<void>;
   /** Accepts connections again, on the same port. */
   resume(): Promise<void>;
 }
@@ -53,6 +55,10 @@ export async function startTcpProxy(databaseUrl: string): Promise<TcpProxy> {
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       for (const socket of sockets) socket.destroy();
       await closed;
+    },
+    refuseNew: async () => {
+      // Not waiting for 'close': it comes only once the open connections, which stay, have ended.
+      server.close();
     },
     resume: async () => {
       await listen(port);
