@@ -25,6 +25,7 @@ import { sandboxAdapter } from './providers/sandbox/sandbox-adapter.ts';
 import { createSpeechAdapter } from './providers/speech/speech-adapter.ts';
 import { UpstreamHttp } from './providers/shared/upstream-http.ts';
 import { buildApp } from './http/app.ts';
+import { listensBeyondLoopback } from './http/base-url.ts';
 import { AccountService } from './identity/account-service.ts';
 import { ApiKeyService } from './identity/api-key-service.ts';
 import { Authenticator } from './identity/authenticator.ts';
@@ -447,6 +448,7 @@ export async function createGateway(options: GatewayOptions): Promise<RunningGat
       services: core.services,
       logger,
       secureCookies: options.environment.publicBaseUrl.startsWith('https:'),
+      publicBaseUrl: options.environment.publicBaseUrl,
       dashboardDir: options.dashboardDir,
       readiness,
       ...(options.onRoute ? { onRoute: options.onRoute } : {}),
@@ -487,6 +489,12 @@ export async function createGateway(options: GatewayOptions): Promise<RunningGat
     })();
     return closing;
   };
+  if (!options.environment.configuredPublicBaseUrl && listensBeyondLoopback(options.environment.host)) {
+    logger.warn(
+      { host: options.environment.host, publicBaseUrl: options.environment.publicBaseUrl },
+      'PUBLIC_BASE_URL is not set and the gateway listens beyond loopback: download and polling links are made on HOST:PORT, which clients may not reach; set PUBLIC_BASE_URL to the address clients call',
+    );
+  }
   return { app, core, readiness, close };
 }
 

@@ -12,7 +12,7 @@ export interface Environment {
   adminToken: Secret | undefined;
   secret: Secret | undefined;
   publicBaseUrl: string;
-  /** PUBLIC_BASE_URL as the operator set it; without it, download links use the address a client called. */
+  /** PUBLIC_BASE_URL as the operator set it; without it, links are made on `http://HOST:PORT` (`publicBaseUrl`). */
   configuredPublicBaseUrl: string | undefined;
   logLevel: string;
   /** The whole environment, for `${VAR}` interpolation inside gateway.yaml. */

@@ -37,6 +37,8 @@ export interface AppOptions {
   logger: FastifyBaseLogger | false;
   /** Session cookies get the Secure flag when the gateway is served over https. */
   secureCookies: boolean;
+  /** The base of absolute links in answers (PUBLIC_BASE_URL or `http://HOST:PORT`; see `requestBaseUrl`). */
+  publicBaseUrl: string;
   /** The built dashboard; defaults to web/dist of this package. */
   dashboardDir?: string;
   /** What `/readyz` reports. */
@@ -103,6 +105,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   // expect an object (a 400 naming the body); without it, any non-JSON body answers 415.
   app.removeContentTypeParser('text/plain');
   useGuardedJsonParser(app, limits.maxJsonDepth);
+  app.decorate('publicBaseUrl', options.publicBaseUrl);
   app.decorateRequest('principal', null);
   app.decorateRequest('requestLine', null);
   registerMetricsRoute(app, services.telemetry, { enabled: services.config.telemetry.metrics, token: services.config.telemetry.metricsToken });

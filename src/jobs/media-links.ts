@@ -5,7 +5,7 @@ export class MediaLinks {
   constructor(
     private readonly store: ObjectStore,
     private readonly ttlSeconds: number,
-    /** PUBLIC_BASE_URL when the operator set it; otherwise links are made on the base the client called. */
+    /** PUBLIC_BASE_URL when the operator set it; otherwise links are made on `http://HOST:PORT` (see requestBaseUrl). */
     private readonly publicBaseUrl: string | undefined,
   ) {}
 

@@ -5,6 +5,7 @@ import { isoVideoFacts } from '../../src/media/media-duration.ts';
 import type { FakeServer } from '../fakes/fake-server.ts';
 import { fakeRouterKey, startRouterVideoFake } from '../fakes/router-video-fake.ts';
 import { expectEnvelope, heldNanosOf, keyHeaders } from '../support/http-helpers.ts';
+import { freePort } from '../support/free-port.ts';
 import { balanceNanosOf, jobRowsOf } from '../support/image-jobs.ts';
 import { startTestGateway, type TestGateway } from '../support/test-gateway.ts';
 
@@ -25,8 +26,11 @@ describe('alpha videos: the routing provider video API over video tasks', () => 
 
   beforeAll(async () => {
     router = await startRouterVideoFake();
+    // Links are made on the configured HOST:PORT, the address this test then listens on.
+    const port = await freePort();
     gateway = await startTestGateway({
       upstreams: [router],
+      env: { PORT: String(port) },
       configText: [
         'providers:',
         `  router: { protocol: openai, baseUrl: "${router.url}/api/v1", apiKey: ${fakeRouterKey} }`,
@@ -40,14 +44,14 @@ describe('alpha videos: the routing provider video API over video tasks', () => 
         'jobs: { taskPollMs: 20, idlePollMs: 50 }',
       ].join('\n'),
     });
-    address = await gateway.app.listen({ port: 0, host: '127.0.0.1' });
+    address = await gateway.app.listen({ port, host: '127.0.0.1' });
   });
   afterAll(async () => {
     await gateway?.close();
   });
 
   const client = (key: string) => new OpenAI({ apiKey: key, baseURL: `${address}/api/alpha/v1`, maxRetries: 0 });
-  // Over the listening socket, so that the links in the answer are built from the address the client called.
+  // Over the listening socket, as a client calls the gateway.
   const poll = async (key: string, id: string) => (await (await fetch(`${address}/api/alpha/v1/videos/${id}`, { headers: keyHeaders(key) })).json()) as AlphaVideoJob;
   async function waitForEnd(key: string, id: string, seen?: Set<string>): Promise<AlphaVideoJob> {
     for (let i = 0; i < 500; i++) {

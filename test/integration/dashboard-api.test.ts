@@ -238,7 +238,7 @@ describe('dashboard account routes', () => {
       expect(item!.outputs.map((output) => output.assetId)).toEqual(job.result.images.map((image) => image.assetId));
       for (const output of item!.outputs) {
         expect(output.mediaType).toBe('image/png');
-        expect(output.downloadUrl).toMatch(/^http:\/\/localhost(:\d+)?\/api\/v1\/media\/files\/.+\?expires=\d+&signature=/);
+        expect(output.downloadUrl).toMatch(/^http:\/\/127\.0\.0\.1:8080\/api\/v1\/media\/files\/.+\?expires=\d+&signature=/);
         const download = await gateway.request({ method: 'GET', url: pathOf(output.downloadUrl) });
         expect(download.statusCode).toBe(200);
         expect(download.rawPayload.subarray(1, 4).toString()).toBe('PNG');
