@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
-import { parseDocument } from 'yaml';
+import { LineCounter, parseDocument } from 'yaml';
 import { Value } from 'typebox/value';
 import { ONE_NANO_USD, usdToNanos } from '../domain/money.ts';
 import { Secret } from '../domain/secret.ts';
@@ -188,9 +188,15 @@ export function loadConfigFile(path: string, variables: Readonly<Record<string, 
 }
 
 export function parseConfig(text: string, path: string, variables: Readonly<Record<string, string | undefined>>): GatewayConfig {
-  const document = parseDocument(text, { prettyErrors: true });
+  // Errors name the line and column only: yaml's pretty errors quote the source line, which may hold a key.
+  const lines = new LineCounter();
+  const document = parseDocument(text, { prettyErrors: false, lineCounter: lines });
   if (document.errors.length > 0) {
-    throw new ConfigError(`${path}: invalid YAML: ${document.errors.map((error) => error.message).join('; ')}`);
+    const problems = document.errors.map((error) => {
+      const { line, col } = lines.linePos(error.pos[0]);
+      return `${error.message} at line ${line}, column ${col}`;
+    });
+    throw new ConfigError(`${path}: invalid YAML: ${problems.join('; ')}`);
   }
   const raw = interpolate(document.toJS() ?? {}, variables, path, '');
   if (!Value.Check(ConfigFileSchema, raw)) {
@@ -220,7 +226,8 @@ const placeholder = /\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g;
 function interpolate(value: unknown, variables: Readonly<Record<string, string | undefined>>, file: string, at: string): unknown {
   if (typeof value === 'string') {
     if (value.includes('${') && !/\$\{[A-Za-z_][A-Za-z0-9_]*(?::-[^}]*)?\}/.test(value)) {
-      throw new ConfigError(`${file}: at ${at || '(root)'}: malformed \${VAR} reference in "${value}"`);
+      // The value is not quoted: it may be a credential.
+      throw new ConfigError(`${file}: at ${at || '(root)'}: malformed \${VAR} reference`);
     }
     return value.replace(placeholder, (_match, name: string, fallback: string | undefined) => variables[name] || fallback || '');
   }

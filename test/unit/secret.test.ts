@@ -71,6 +71,22 @@ describe('secrets from configuration', () => {
     expect(parseConfig(yaml, 'gateway.yaml', {}).providers.get('main')?.active).toBe(false);
   });
 
+  it('refuses a broken gateway.yaml naming the line and column, never quoting the line that holds a key', () => {
+    const broken = `providers:\n  main: { protocol: openai, baseUrl: "https://x.example/v1", apiKey: ${value}\n    headers: { x-org-token: org-7f3a9c2e }\nmodels: []\n`;
+    const malformed = `providers:\n  main: { protocol: openai, baseUrl: "https://x.example/v1", apiKey: "${value}\${OOPS" }\nmodels: []\n`;
+    for (const text of [broken, malformed]) {
+      let message = '';
+      try {
+        parseConfig(text, 'gateway.yaml', {});
+      } catch (error) {
+        message = (error as Error).message;
+      }
+      expect(message).toMatch(/^gateway\.yaml: /);
+      expect(message).not.toContain(value);
+      expect(message).not.toContain('org-7f3a9c2e');
+    }
+  });
+
   it('keeps the admin token and the master secret as Secrets', () => {
     const environment = readEnvironment({ GATEWAY_ADMIN_TOKEN: 'admin-7f3a9c2e', GATEWAY_SECRET: 'master-7f3a9c2e'.padEnd(40, '0') });
     expect(environment.adminToken?.reveal()).toBe('admin-7f3a9c2e');
