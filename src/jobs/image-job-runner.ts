@@ -19,10 +19,10 @@ export interface ImageJobRunnerOptions {
   adapters: AdapterRegistry;
   providers: ReadonlyMap<string, ProviderConfig>;
   store: ObjectStore;
-  /** Provider output URLs, downloaded within the archive's size and time limits. */
-  downloadOutput: (url: string) => Promise<FetchedMedia>;
+  /** Provider output URLs, downloaded within the archive's size and time limits (and by the job's deadline, `signal`). */
+  downloadOutput: (url: string, signal?: AbortSignal) => Promise<FetchedMedia>;
   /** Client reference images by URL, for families that take bytes only (public addresses only, unless allowed). */
-  fetchInput: (url: string) => Promise<FetchedMedia>;
+  fetchInput: (url: string, signal?: AbortSignal) => Promise<FetchedMedia>;
   /** Archived assets expire this long after they are made; undefined keeps them. */
   retentionMs: number | undefined;
 }
@@ -58,14 +58,14 @@ export class ImageJobRunner implements JobRunner {
       if (!adapter || !target?.active) return { kind: 'failed', error: 'the provider of this job is no longer configured', costNanos: 0n };
       let adapterRequest: ImageGenerationRequest;
       try {
-        adapterRequest = { ...request, upstreamModel: job.upstreamModel, images: await this.inputs(request.images, adapter) };
+        adapterRequest = { ...request, upstreamModel: job.upstreamModel, images: await this.inputs(request.images, adapter, context.deadline) };
       } catch (error) {
         return { kind: 'failed', error: error instanceof Error ? error.message : String(error), costNanos: 0n };
       }
       if (!(await context.markSubmitted())) return { kind: 'lost' };
       let result: ImageGenerationResult;
       try {
-        result = await adapter.generate(adapterRequest, { target });
+        result = await adapter.generate(adapterRequest, { target, signal: context.deadline });
       } catch (error) {
         if (isTransient(error) && job.attempts + 1 < context.maxAttempts) return retryLater(error);
         return { kind: 'failed', error: upstreamErrorMessage(error), costNanos: 0n };
@@ -81,7 +81,7 @@ export class ImageJobRunner implements JobRunner {
   }
 
   /** The job's input images as the adapter takes them: assets read from the archive, URLs fetched for families that take bytes. */
-  private async inputs(images: readonly StoredImageSource[], adapter: ImageAdapter): Promise<ImageSource[]> {
+  private async inputs(images: readonly StoredImageSource[], adapter: ImageAdapter, deadline: AbortSignal): Promise<ImageSource[]> {
     return Promise.all(
       images.map(async (image, index): Promise<ImageSource> => {
         if (image.kind === 'asset') {
@@ -90,7 +90,7 @@ export class ImageJobRunner implements JobRunner {
           return { kind: 'inline', mediaType: image.mediaType, data: stored.bytes.toString('base64') };
         }
         if (image.kind === 'url' && !adapter.imageUrls) {
-          const fetched = await this.options.fetchInput(image.url);
+          const fetched = await this.options.fetchInput(image.url, deadline);
           const mediaType = sniffMediaType(fetched.bytes) ?? fetched.contentType ?? 'application/octet-stream';
           if (!mediaType.startsWith('image/')) throw new GatewayError('GW_VALIDATION', `reference image ${index + 1} (${image.url}) is not an image`);
           return { kind: 'inline', mediaType, data: fetched.bytes.toString('base64') };
@@ -120,7 +120,7 @@ export class ImageJobRunner implements JobRunner {
   }
 
   /** One output into the store (where it is not yet), with what the result and the asset row need of it. */
-  private async archiveOne(job: MediaJobRow, index: number, image: StoredUpstreamResult['images'][number]): Promise<ArchivedOutput> {
+  private async archiveOne(job: MediaJobRow, index: number, image: StoredUpstreamResult['images'][number], deadline: AbortSignal): Promise<ArchivedOutput> {
     let objectKey: string;
     let mediaType: string;
     let bytes: Buffer;
@@ -130,7 +130,7 @@ export class ImageJobRunner implements JobRunner {
       if (!stored) throw new Error('the archived output is missing');
       bytes = stored.bytes;
     } else {
-      bytes = image.output.kind === 'url' ? (await this.options.downloadOutput(image.output.url)).bytes : Buffer.from(image.output.data, 'base64');
+      bytes = image.output.kind === 'url' ? (await this.options.downloadOutput(image.output.url, deadline)).bytes : Buffer.from(image.output.data, 'base64');
       mediaType = sniffMediaType(bytes) ?? (image.output.kind === 'inline' ? image.output.mediaType : 'application/octet-stream');
       if (!mediaType.startsWith('image/')) throw new Error('the provider output is not an image');
       objectKey = this.objectKey(job, index, mediaType);
@@ -147,7 +147,7 @@ export class ImageJobRunner implements JobRunner {
     const archived: ArchivedOutput[] = [];
     for (const [index, image] of upstream.images.entries()) {
       try {
-        archived.push(await this.archiveOne(job, index, image));
+        archived.push(await this.archiveOne(job, index, image, context.deadline));
       } catch (error) {
         failures.push({ index, code: 'ArchiveFailed', message: `output ${index} could not be archived: ${error instanceof Error ? error.message : String(error)}` });
       }

@@ -30,8 +30,28 @@ export interface JobContext {
   recordGenerated(upstreamResult: unknown): Promise<boolean>;
   /** Whether the lease was lost (renewal found another owner). */
   lost(): boolean;
+  /**
+   * Aborts at the job's deadline (`deadlineAt`, set at submission, so a job taken over keeps it), with a
+   * `JobDeadlineError`: every provider call and download of the job takes it, so a hanging upstream is cut
+   * on time.
+   */
+  deadline: AbortSignal;
   /** Tries a transient failure gets in all. */
   maxAttempts: number;
+}
+
+/** Why a job's deadline signal fired: it ran past `jobs.maxJobSeconds`. */
+export class JobDeadlineError extends Error {
+  constructor(maxJobSeconds: number) {
+    super(`the job did not finish within ${maxJobSeconds} seconds`);
+    this.name = 'JobDeadlineError';
+  }
+}
+
+/** The failure of a job past its deadline: `costNanos` charged (what the provider billed, usually nothing), the rest of the hold given back. */
+export function pastDeadline(deadline: AbortSignal, costNanos = 0n): Extract<JobOutcome, { kind: 'failed' }> {
+  const reason: unknown = deadline.reason;
+  return { kind: 'failed', error: reason instanceof JobDeadlineError ? reason.message : 'the job did not finish within its time limit', costNanos };
 }
 
 /** One kind of media job (image, audio, video). */

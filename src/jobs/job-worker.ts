@@ -1,10 +1,16 @@
 import type { JobsConfig, ProviderConfig } from '../config/load-config.ts';
 import type { MediaJobRow, MediaJobsRepository } from '../storage/media-jobs-repository.ts';
 import type { GenerationRoute, RecordedGeneration } from '../domain/generation-route.ts';
-import type { JobContext, JobOutcome, JobRunner } from './job-runner.ts';
+import { JobDeadlineError, pastDeadline, type JobContext, type JobOutcome, type JobRunner } from './job-runner.ts';
+
+/** How long past its deadline a run may take to wind down (a video task's cancel, say) before the job fails without it. */
+const deadlineGraceMs = 1500;
+
+/** What the worker needs of the jobs' storage. */
+export type WorkerJobs = Pick<MediaJobsRepository, 'dueProviders' | 'claim' | 'renew' | 'markSubmitted' | 'recordUpstream' | 'retryLater' | 'settle'>;
 
 export interface JobWorkerOptions {
-  jobs: MediaJobsRepository;
+  jobs: WorkerJobs;
   runners: ReadonlyMap<string, JobRunner>;
   providers: ReadonlyMap<string, Pick<ProviderConfig, 'maxConcurrentJobs'>>;
   /** This process: the owner written on the leases of the jobs it runs. */
@@ -109,6 +115,8 @@ export class JobWorker {
   private async run(job: MediaJobRow): Promise<void> {
     const { config, jobs, owner } = this.options;
     let lost = false;
+    const deadline = new AbortController();
+    const cut = setTimeout(() => deadline.abort(new JobDeadlineError(config.maxJobSeconds)), Math.max(0, job.deadlineAt.getTime() - this.clock().getTime()));
     const renewal = setInterval(
       () => {
         jobs.renew(job.id, owner, config.leaseSeconds).then(
@@ -125,21 +133,54 @@ export class JobWorker {
         recordTask: async (taskId) => !lost && (await jobs.recordUpstream(job.id, owner, { phase: 'task', upstreamTaskId: taskId }, this.clock())),
         recordGenerated: async (upstreamResult) => !lost && (await jobs.recordUpstream(job.id, owner, { phase: 'generated', upstreamResult }, this.clock())),
         lost: () => lost,
+        deadline: deadline.signal,
         maxAttempts: config.maxAttempts,
       };
       let outcome: JobOutcome;
       if (this.clock() > job.deadlineAt) {
-        outcome = { kind: 'failed', error: `the job did not finish within ${config.maxJobSeconds} seconds`, costNanos: 0n };
+        outcome = { kind: 'failed', error: new JobDeadlineError(config.maxJobSeconds).message, costNanos: 0n };
       } else {
         const runner = this.options.runners.get(job.kind);
-        outcome = runner ? await runner.run(job, context) : { kind: 'failed', error: `no runner for ${job.kind} jobs`, costNanos: 0n };
+        outcome = runner
+          ? await this.withinDeadline(job, runner.run(job, context), deadline.signal, () => (lost = true))
+          : { kind: 'failed', error: `no runner for ${job.kind} jobs`, costNanos: 0n };
       }
       await this.finish(job, outcome);
     } catch (error) {
       // Storage failed under the job: its lease runs out and another claim resumes it from its phase.
       this.options.onError(error, job.id);
     } finally {
+      clearTimeout(cut);
       clearInterval(renewal);
+    }
+  }
+
+  /**
+   * The run's outcome, or its failure at the deadline: past it, a run that still fails or asks to be retried
+   * (its calls were aborted) fails for its time, and one that has not ended `deadlineGraceMs` later (a call
+   * that ignores its signal) is given up, `abandon` making its later writes no-ops, and fails. Either way the
+   * job is settled now, its hold given back, and no other process takes it up.
+   */
+  private async withinDeadline(job: MediaJobRow, run: Promise<JobOutcome>, deadline: AbortSignal, abandon: () => void): Promise<JobOutcome> {
+    let grace: NodeJS.Timeout | undefined;
+    const givenUp = new Promise<'given up'>((resolve) => {
+      const start = () => (grace = setTimeout(() => resolve('given up'), deadlineGraceMs));
+      if (deadline.aborted) start();
+      else deadline.addEventListener('abort', start, { once: true });
+    });
+    try {
+      const outcome = await Promise.race([run, givenUp]);
+      if (outcome === 'given up') {
+        abandon();
+        run.catch((error: unknown) => this.options.onError(error, job.id));
+        return pastDeadline(deadline);
+      }
+      if (!deadline.aborted) return outcome;
+      if (outcome.kind === 'retry') return pastDeadline(deadline);
+      if (outcome.kind === 'failed') return pastDeadline(deadline, outcome.costNanos);
+      return outcome;
+    } finally {
+      clearTimeout(grace);
     }
   }
 

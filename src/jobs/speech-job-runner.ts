@@ -51,8 +51,8 @@ export class SpeechJobRunner implements JobRunner {
       adapters: AdapterRegistry;
       providers: ReadonlyMap<string, ProviderConfig>;
       store: ObjectStore;
-      /** Provider output URLs, downloaded within the archive's size and time limits. */
-      downloadOutput: (url: string) => Promise<FetchedMedia>;
+      /** Provider output URLs, downloaded within the archive's size and time limits (and by the job's deadline, `signal`). */
+      downloadOutput: (url: string, signal?: AbortSignal) => Promise<FetchedMedia>;
       retentionMs: number | undefined;
     },
   ) {}
@@ -70,7 +70,7 @@ export class SpeechJobRunner implements JobRunner {
       if (!(await context.markSubmitted())) return { kind: 'lost' };
       let made: Omit<GeneratedAudio, 'assetId' | 'objectKey' | 'bytes'> & { audio: Buffer };
       try {
-        made = await this.make(request, job.upstreamModel, adapter, { target });
+        made = await this.make(request, job.upstreamModel, adapter, { target, signal: context.deadline });
       } catch (error) {
         if (isTransient(error) && job.attempts + 1 < context.maxAttempts) return retryLater(error);
         return { kind: 'failed', error: upstreamErrorMessage(error), costNanos: 0n };
@@ -107,7 +107,7 @@ export class SpeechJobRunner implements JobRunner {
     const { product: _product, ...reference } = request;
     if (!adapter.generateWithReference) throw new Error('the provider of this job does not generate audio with reference');
     const made = await adapter.generateWithReference(reference, upstreamModel, options);
-    const audio = made.audio.kind === 'inline' ? Buffer.from(made.audio.data, 'base64') : (await this.options.downloadOutput(made.audio.url)).bytes;
+    const audio = made.audio.kind === 'inline' ? Buffer.from(made.audio.data, 'base64') : (await this.options.downloadOutput(made.audio.url, options.signal)).bytes;
     const playable = (await audioSeconds(audio, made.mediaType, request.sampleRate ?? 24_000)) ?? made.durationSeconds;
     return {
       audio,

@@ -19,8 +19,11 @@ export interface VideoJobRunnerOptions {
   adapters: AdapterRegistry;
   providers: ReadonlyMap<string, ProviderConfig>;
   store: ObjectStore;
-  /** Provider output URLs, downloaded within the archive's size and time limits (with the provider's credentials where it needs them). */
-  downloadOutput: (url: string, credentials?: Readonly<Record<string, string>>) => Promise<FetchedMedia>;
+  /**
+   * Provider output URLs, downloaded within the archive's size and time limits (and by the job's deadline,
+   * `signal`), with the provider's credentials where it needs them.
+   */
+  downloadOutput: (url: string, credentials?: Readonly<Record<string, string>>, signal?: AbortSignal) => Promise<FetchedMedia>;
   retentionMs: number | undefined;
   /** How often the upstream task is read while it runs. */
   pollMs: number;
@@ -44,6 +47,8 @@ export interface StoredVideoResult {
 
 /** Reads of a task that fail one after another before the job gives up on it (an unreachable or garbled provider). */
 const maxPollFailures = 20;
+/** Longest the cancel of a task past the job's deadline may take (its own clock: the deadline's signal has fired). */
+const cancelTimeoutMs = 1000;
 
 /**
  * Runs a video job as the upstream's task: created once (the job is marked submitted first, and the task id
@@ -60,7 +65,7 @@ export class VideoJobRunner implements JobRunner {
     const target = this.options.providers.get(job.providerId);
     const adapter = target ? this.options.adapters.get(target.protocol)?.video : undefined;
     if (!adapter || !target?.active) return { kind: 'failed', error: 'the provider of this job is no longer configured', costNanos: 0n };
-    const options: CallOptions = { target };
+    const options: CallOptions = { target, signal: context.deadline };
     let taskId = job.upstreamTaskId;
     if (!taskId) {
       if (job.phase === 'submitted') {
@@ -88,7 +93,7 @@ export class VideoJobRunner implements JobRunner {
     if (report.state !== 'succeeded') return { kind: 'failed', error: report.error ?? `the task ${report.state}`, costNanos: 0n };
     let stored: StoredVideoResult;
     try {
-      stored = await this.archive(job, report, report.videoNeedsCredentials ? credentialsFor(target) : undefined);
+      stored = await this.archive(job, report, report.videoNeedsCredentials && onOriginOf(report, target) ? credentialsFor(target) : undefined, context.deadline);
     } catch (error) {
       return { kind: 'failed', error: `the video could not be archived: ${error instanceof Error ? error.message : String(error)}`, costNanos: 0n };
     }
@@ -101,8 +106,8 @@ export class VideoJobRunner implements JobRunner {
     let failures = 0;
     for (;;) {
       if (context.lost()) return 'lost';
-      if (Date.now() >= job.deadlineAt.getTime()) {
-        await adapter.cancel(taskId, options).catch(() => undefined);
+      if (context.deadline.aborted || Date.now() >= job.deadlineAt.getTime()) {
+        await adapter.cancel(taskId, { ...options, signal: AbortSignal.timeout(cancelTimeoutMs) }).catch(() => undefined);
         return 'the task did not finish within the job time limit';
       }
       try {
@@ -115,7 +120,8 @@ export class VideoJobRunner implements JobRunner {
         if (error instanceof UpstreamHttpError && error.status < 500 && error.status !== 408 && error.status !== 429) return upstreamErrorMessage(error);
         if (failures >= maxPollFailures) return `the task could not be read ${failures} times in a row: ${upstreamErrorMessage(error)}`;
       }
-      await sleep(this.options.pollMs);
+      // Woken by the deadline, which then cancels the task.
+      await sleep(this.options.pollMs, undefined, { signal: context.deadline }).catch(() => undefined);
     }
   }
 
@@ -133,10 +139,10 @@ export class VideoJobRunner implements JobRunner {
     return { ...request, content };
   }
 
-  private async archive(job: MediaJobRow, report: VideoTaskReport, credentials: Readonly<Record<string, string>> | undefined): Promise<StoredVideoResult> {
+  private async archive(job: MediaJobRow, report: VideoTaskReport, credentials: Readonly<Record<string, string>> | undefined, deadline: AbortSignal): Promise<StoredVideoResult> {
     const video = report.video;
     if (!video) throw new Error('the provider reported success without a video');
-    const bytes = video.kind === 'url' ? (await this.options.downloadOutput(video.url, credentials)).bytes : Buffer.from(video.data, 'base64');
+    const bytes = video.kind === 'url' ? (await this.options.downloadOutput(video.url, credentials, deadline)).bytes : Buffer.from(video.data, 'base64');
     const mediaType = sniffMediaType(bytes) ?? (video.kind === 'inline' ? video.mediaType : 'application/octet-stream');
     if (!mediaType.startsWith('video/')) throw new Error('the provider output is not a video');
     const seconds = isoVideoFacts(bytes)?.seconds ?? report.durationSeconds;
@@ -171,6 +177,16 @@ export class VideoJobRunner implements JobRunner {
     };
     return succeeded(job, { result: { ...stored, usage }, usage, costNanos, beyondHold: true }, [stored], this.options.retentionMs);
   }
+}
+
+/**
+ * Whether the reported video is on the provider's own configured origin (`baseUrl`'s): only there does its key
+ * go. A URL elsewhere (normally presigned storage) is fetched without credentials, whatever the answer says,
+ * so an upstream cannot send the key to an origin of its choosing.
+ */
+function onOriginOf(report: VideoTaskReport, target: ProviderConfig): boolean {
+  if (report.video?.kind !== 'url' || !URL.canParse(report.video.url) || !URL.canParse(target.baseUrl)) return false;
+  return new URL(report.video.url).origin === new URL(target.baseUrl).origin;
 }
 
 /** The provider's authorization, for its own content URLs only (the fetcher keeps it to that origin). */

@@ -113,10 +113,11 @@ export class RemoteMediaFetcher {
 
   /**
    * `budget`, shared by the downloads of one request, bounds their bytes in all. `credentials` (a provider's
-   * authorization header) go to the first URL's origin only, never to another a redirect leads to.
+   * authorization header) go to the first URL's origin only, never to another a redirect leads to. `abort`
+   * (a media job's deadline) cuts the download beside its own time-out.
    */
-  async fetch(url: string, budget?: ByteBudget, credentials?: Readonly<Record<string, string>>): Promise<FetchedMedia> {
-    const signal = AbortSignal.timeout(this.options.timeoutMs);
+  async fetch(url: string, budget?: ByteBudget, credentials?: Readonly<Record<string, string>>, abort?: AbortSignal): Promise<FetchedMedia> {
+    const signal = abort ? AbortSignal.any([AbortSignal.timeout(this.options.timeoutMs), abort]) : AbortSignal.timeout(this.options.timeoutMs);
     let current = this.checkedUrl(url);
     const origin = current.origin;
     for (let hop = 0; ; hop++) {

@@ -27,6 +27,8 @@ export interface CallOptions {
   target: ProviderTarget;
   /** Protocol headers the client sent that the protocol forwards (version and feature flags). */
   headers?: Readonly<Record<string, string>>;
+  /** Aborts the call (a media job's deadline), beside the target's own time-outs. */
+  signal?: AbortSignal;
 }
 
 /** An upstream's answer relayed as it arrives (same-protocol pass-through). */

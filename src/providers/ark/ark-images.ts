@@ -60,7 +60,7 @@ function generated(item: SeedreamItem, layers: boolean, format: string): Generat
 /** BytePlus ModelArk Seedream: one synchronous call; each item of the answer is an image or the error of one. */
 export async function arkImages(http: UpstreamHttp, request: ImageGenerationRequest, options: CallOptions): Promise<ImageGenerationResult> {
   const answer = checked(
-    await http.postForJson(options.target, '/images/generations', { authorization: options.target.apiKey.bearer() }, seedreamBody(request)),
+    await http.postForJson(options.target, '/images/generations', { authorization: options.target.apiKey.bearer() }, seedreamBody(request), options.signal),
     isSeedreamAnswer,
     'an image generation answer',
   );

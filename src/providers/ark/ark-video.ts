@@ -72,14 +72,14 @@ export function arkVideoAdapter(http: UpstreamHttp): VideoAdapter {
   return {
     check: refuseMaxTokens,
     async submit(request, upstreamModel, options) {
-      const answer = checked(await http.postForJson(options.target, seedanceTaskPaths.create, auth(options), seedanceBody(request, upstreamModel)), isSeedanceCreateAnswer, 'a task creation answer');
+      const answer = checked(await http.postForJson(options.target, seedanceTaskPaths.create, auth(options), seedanceBody(request, upstreamModel), options.signal), isSeedanceCreateAnswer, 'a task creation answer');
       return answer.id;
     },
     async poll(taskId, options) {
-      return seedanceReport(checked(await http.getForJson(options.target, seedanceTaskPaths.task(taskId), auth(options)), isSeedanceTask, 'a task'));
+      return seedanceReport(checked(await http.getForJson(options.target, seedanceTaskPaths.task(taskId), auth(options), options.signal), isSeedanceTask, 'a task'));
     },
     async cancel(taskId, options) {
-      await http.delete(options.target, seedanceTaskPaths.task(taskId), auth(options));
+      await http.delete(options.target, seedanceTaskPaths.task(taskId), auth(options), options.signal);
     },
   };
 }

@@ -50,7 +50,7 @@ export async function openAiImages(http: UpstreamHttp, request: ImageGenerationR
   const headers = { authorization: options.target.apiKey.bearer() };
   let answer: object;
   if (request.images.length === 0) {
-    answer = await http.postForJson(options.target, '/images/generations', headers, fields(request));
+    answer = await http.postForJson(options.target, '/images/generations', headers, fields(request), options.signal);
   } else {
     const form = new FormData();
     for (const [name, value] of Object.entries(fields(request))) form.append(name, String(value));
@@ -58,7 +58,7 @@ export async function openAiImages(http: UpstreamHttp, request: ImageGenerationR
       if (image.kind !== 'inline') throw new RangeError('the OpenAI images protocol takes reference images as bytes');
       form.append('image[]', new Blob([Buffer.from(image.data, 'base64')], { type: image.mediaType }), `image-${index}.${image.mediaType.split('/')[1] ?? 'png'}`);
     });
-    answer = await http.postFormForJson(options.target, '/images/edits', headers, form);
+    answer = await http.postFormForJson(options.target, '/images/edits', headers, form, options.signal);
   }
   return resultOf(checked(answer, isImagesAnswer, 'an images answer'), request.outputFormat ?? 'png');
 }

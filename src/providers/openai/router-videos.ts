@@ -65,11 +65,11 @@ export function routerVideoAdapter(http: UpstreamHttp): VideoAdapter {
       }
     },
     async submit(request, upstreamModel, options) {
-      const job = checked(await http.postForJson(options.target, routerVideoPaths.create, auth(options), routerVideoBody(request, upstreamModel)), isRouterVideoJob, 'a video job');
+      const job = checked(await http.postForJson(options.target, routerVideoPaths.create, auth(options), routerVideoBody(request, upstreamModel), options.signal), isRouterVideoJob, 'a video job');
       return job.id;
     },
     async poll(taskId, options) {
-      return routerVideoReport(checked(await http.getForJson(options.target, routerVideoPaths.job(taskId), auth(options)), isRouterVideoJob, 'a video job'));
+      return routerVideoReport(checked(await http.getForJson(options.target, routerVideoPaths.job(taskId), auth(options), options.signal), isRouterVideoJob, 'a video job'));
     },
     cancel: () => Promise.resolve(),
   };

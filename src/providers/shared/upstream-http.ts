@@ -48,27 +48,28 @@ export class UpstreamHttp {
     return agent;
   }
 
-  async postJson(target: ProviderTarget, path: string, headers: UpstreamHeaders, body: unknown): Promise<UpstreamResponse> {
-    return this.exchange('POST', target, path, { 'content-type': 'application/json', ...headers }, serialised(body));
+  async postJson(target: ProviderTarget, path: string, headers: UpstreamHeaders, body: unknown, signal?: AbortSignal): Promise<UpstreamResponse> {
+    return this.exchange('POST', target, path, { 'content-type': 'application/json', ...headers }, serialised(body), signal);
   }
 
   /** A multipart/form-data POST (file uploads); undici writes the boundary and the content type. */
-  async postForm(target: ProviderTarget, path: string, headers: UpstreamHeaders, form: FormData): Promise<UpstreamResponse> {
-    return this.exchange('POST', target, path, headers, form);
+  async postForm(target: ProviderTarget, path: string, headers: UpstreamHeaders, form: FormData, signal?: AbortSignal): Promise<UpstreamResponse> {
+    return this.exchange('POST', target, path, headers, form, signal);
   }
 
   /** A GET whose answer is one JSON object (a task polled, say). */
-  async getForJson(target: ProviderTarget, path: string, headers: UpstreamHeaders): Promise<object> {
-    return jsonObjectOf(await this.exchange('GET', target, path, headers, undefined));
+  async getForJson(target: ProviderTarget, path: string, headers: UpstreamHeaders, signal?: AbortSignal): Promise<object> {
+    return jsonObjectOf(await this.exchange('GET', target, path, headers, undefined, signal));
   }
 
   /** A DELETE whose answer body, if any, is not needed. */
-  async delete(target: ProviderTarget, path: string, headers: UpstreamHeaders): Promise<void> {
-    const response = await this.exchange('DELETE', target, path, headers, undefined);
+  async delete(target: ProviderTarget, path: string, headers: UpstreamHeaders, signal?: AbortSignal): Promise<void> {
+    const response = await this.exchange('DELETE', target, path, headers, undefined, signal);
     await readText(response.body, maxErrorBodyBytes, true).catch(() => '');
   }
 
-  private async exchange(method: 'GET' | 'POST' | 'DELETE', target: ProviderTarget, path: string, headers: UpstreamHeaders, payload: string | FormData | undefined): Promise<UpstreamResponse> {
+  /** `signal` (a media job's deadline, say) aborts the exchange beside its own clocks, the body's reading included. */
+  private async exchange(method: 'GET' | 'POST' | 'DELETE', target: ProviderTarget, path: string, headers: UpstreamHeaders, payload: string | FormData | undefined, signal?: AbortSignal): Promise<UpstreamResponse> {
     let response: Dispatcher.ResponseData;
     try {
       response = await request(`${target.baseUrl}${path}`, {
@@ -79,7 +80,7 @@ export class UpstreamHttp {
         body: payload,
         headersTimeout: target.firstByteTimeoutMs,
         bodyTimeout: target.firstByteTimeoutMs,
-        signal: AbortSignal.timeout(target.timeoutMs),
+        signal: signal ? AbortSignal.any([AbortSignal.timeout(target.timeoutMs), signal]) : AbortSignal.timeout(target.timeoutMs),
       });
     } catch (error) {
       throw unreachable(error);
@@ -92,12 +93,12 @@ export class UpstreamHttp {
   }
 
   /** A POST whose answer is one JSON object, read whole; a body that is anything else is a protocol failure. */
-  async postForJson(target: ProviderTarget, path: string, headers: UpstreamHeaders, body: unknown): Promise<object> {
-    return jsonObjectOf(await this.postJson(target, path, headers, body));
+  async postForJson(target: ProviderTarget, path: string, headers: UpstreamHeaders, body: unknown, signal?: AbortSignal): Promise<object> {
+    return jsonObjectOf(await this.postJson(target, path, headers, body, signal));
   }
 
-  async postFormForJson(target: ProviderTarget, path: string, headers: UpstreamHeaders, form: FormData): Promise<object> {
-    return jsonObjectOf(await this.postForm(target, path, headers, form));
+  async postFormForJson(target: ProviderTarget, path: string, headers: UpstreamHeaders, form: FormData, signal?: AbortSignal): Promise<object> {
+    return jsonObjectOf(await this.postForm(target, path, headers, form, signal));
   }
 
   async close(): Promise<void> {

@@ -49,7 +49,7 @@ function subtitleOf(subtitle: SeedAudioSubtitle): AudioSubtitle {
  */
 export async function seedAudio(http: UpstreamHttp, request: ReferenceAudioRequest, upstreamModel: string, options: CallOptions): Promise<ReferenceAudioResult> {
   const headers = { 'x-api-key': options.target.apiKey, 'x-api-request-id': randomUUID() };
-  const answer = checked(await http.postForJson(options.target, seedAudioPath, headers, seedAudioBody(request, upstreamModel)), isSeedAudioAnswer, 'a generation answer');
+  const answer = checked(await http.postForJson(options.target, seedAudioPath, headers, seedAudioBody(request, upstreamModel), options.signal), isSeedAudioAnswer, 'a generation answer');
   if (!seedAudioSucceededCodes.includes(answer.code)) {
     const status = answer.code >= 40_000_000 && answer.code < 50_000_000 ? 400 : 502;
     throw new UpstreamHttpError(status, JSON.stringify({ code: answer.code, message: answer.message ?? '' }), 'application/json');

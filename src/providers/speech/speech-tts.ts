@@ -54,6 +54,7 @@ export async function speechTts(http: UpstreamHttp, request: SpeechSynthesisRequ
       'x-control-require-usage-tokens-return': 'text_words',
     },
     speechBody(request),
+    options.signal,
   );
   const chunks: Buffer[] = [];
   const sentences: SubtitleSentence[] = [];

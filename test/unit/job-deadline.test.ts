@@ -1,0 +1,111 @@
+/**
+ * The job worker holds a job to its deadline whatever its runner does: a runner whose call ignores the deadline's
+ * signal is given up a moment after it and the job failed (the runner's later writes changing nothing), and a
+ * runner whose aborted call asks for a retry fails for its time instead of being queued again.
+ */
+import { describe, expect, it } from 'vitest';
+import type { JobsConfig } from '../../src/config/load-config.ts';
+import type { JobContext, JobOutcome, JobRunner } from '../../src/jobs/job-runner.ts';
+import { JobWorker, type WorkerJobs } from '../../src/jobs/job-worker.ts';
+import type { JobSettlement, MediaJobRow } from '../../src/storage/media-jobs-repository.ts';
+
+const config: JobsConfig = { concurrency: 1, leaseSeconds: 30, maxAttempts: 3, retryBaseMs: 50, maxJobSeconds: 1, idlePollMs: 60_000, syncWaitMs: 0, taskPollMs: 100 };
+
+function jobRow(deadlineAt: Date): MediaJobRow {
+  const now = new Date();
+  return {
+    id: 'gen_deadline', accountId: 'acct', apiKeyId: null, kind: 'image', model: 'm', providerId: 'p', upstreamModel: 'u', requestId: null,
+    request: {}, recordedRequest: {}, state: 'processing', phase: null, upstreamTaskId: null, upstreamResult: null, attempts: 0, priceSnapshot: {},
+    holdId: 'hold', holdNanos: 1000n, result: null, error: null, leaseOwner: 'me', leaseUntil: null, runAfter: now, deadlineAt, createdAt: now, updatedAt: now, finishedAt: null,
+  };
+}
+
+/** One job, claimed once; its writes recorded. */
+class OneJob implements WorkerJobs {
+  claimed = false;
+  readonly writes: string[] = [];
+  readonly settlements: Array<{ settlement: JobSettlement; at: number }> = [];
+  constructor(readonly job: MediaJobRow) {}
+  dueProviders = () => Promise.resolve(this.claimed ? [] : [this.job.providerId]);
+  claim = () => {
+    const first = !this.claimed;
+    this.claimed = true;
+    return Promise.resolve(first ? [this.job] : []);
+  };
+  renew = () => Promise.resolve(this.settlements.length === 0);
+  markSubmitted = () => {
+    this.writes.push('submitted');
+    return Promise.resolve(this.settlements.length === 0);
+  };
+  recordUpstream = () => {
+    this.writes.push('upstream');
+    return Promise.resolve(this.settlements.length === 0);
+  };
+  retryLater = () => {
+    this.writes.push('retry');
+    return Promise.resolve(true);
+  };
+  settle = (_job: MediaJobRow, _owner: string, settlement: JobSettlement) => {
+    this.settlements.push({ settlement, at: Date.now() });
+    return Promise.resolve(settlement.costNanos);
+  };
+}
+
+async function runOne(runner: (context: JobContext) => Promise<JobOutcome>, deadlineInMs: number): Promise<{ jobs: OneJob; deadlineAt: number; finished: number }> {
+  const deadlineAt = Date.now() + deadlineInMs;
+  const jobs = new OneJob(jobRow(new Date(deadlineAt)));
+  let finish: (at: number) => void = () => undefined;
+  const finished = new Promise<number>((resolve) => (finish = resolve));
+  const imageRunner: JobRunner = { run: (_job, context) => runner(context) };
+  const worker = new JobWorker({
+    jobs,
+    runners: new Map([['image', imageRunner]]),
+    providers: new Map(),
+    owner: 'me',
+    config: { ...config },
+    onFinished: () => finish(Date.now()),
+    onError: (error) => {
+      throw error;
+    },
+  });
+  worker.start();
+  const at = await finished;
+  await worker.stop(0);
+  return { jobs, deadlineAt, finished: at };
+}
+
+describe('job deadlines in the worker', () => {
+  it('gives up a runner that ignores the deadline, fails its job moments after, and ignores its late writes', async () => {
+    let late: boolean | undefined;
+    let release: () => void = () => undefined;
+    const stuck = new Promise<void>((resolve) => (release = resolve));
+    const run = runOne(async (context) => {
+      await context.markSubmitted();
+      await stuck; // a call that never looks at `context.deadline`
+      late = await context.recordGenerated({ images: [] });
+      return { kind: 'succeeded', result: {}, usage: {}, costNanos: 1000n, assets: [] };
+    }, 300);
+    const { jobs, deadlineAt, finished } = await run;
+    expect(jobs.settlements).toHaveLength(1);
+    expect(jobs.settlements[0]!.settlement).toMatchObject({ state: 'failed', costNanos: 0n, error: 'the job did not finish within 1 seconds' });
+    expect(finished - deadlineAt).toBeGreaterThanOrEqual(0);
+    expect(finished - deadlineAt).toBeLessThan(3000);
+    release();
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(late).toBe(false);
+    expect(jobs.writes).toEqual(['submitted']);
+  });
+
+  it('fails a job whose aborted call asks for a retry, instead of queueing it again', async () => {
+    const { jobs, deadlineAt, finished } = await runOne(
+      (context) =>
+        new Promise<JobOutcome>((resolve) => {
+          context.deadline.addEventListener('abort', () => resolve({ kind: 'retry', error: 'the upstream provider could not be reached' }));
+        }),
+      200,
+    );
+    expect(jobs.writes).toEqual([]);
+    expect(jobs.settlements.map(({ settlement }) => settlement)).toMatchObject([{ state: 'failed', costNanos: 0n, error: 'the job did not finish within 1 seconds' }]);
+    expect(finished - deadlineAt).toBeLessThan(1000);
+  });
+});
