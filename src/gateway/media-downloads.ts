@@ -1,5 +1,6 @@
 import type { KeyObject } from 'node:crypto';
 import type { Readable } from 'node:stream';
+import { create as contentDisposition } from 'content-disposition';
 import { GatewayError } from '../domain/errors.ts';
 import type { FsObjectStore } from '../storage/fs-object-store.ts';
 import { checkSignedFile } from '../storage/signed-links.ts';
@@ -42,6 +43,10 @@ export class MediaDownloads {
     const range = rangeHeader === undefined ? undefined : parseRange(rangeHeader, found.size);
     const headers: Record<string, string> = {
       'content-type': found.contentType,
+      // A browser opening the link renders nothing of ours as another type than the one stored, and saves
+      // the file rather than showing it on the gateway's origin.
+      'x-content-type-options': 'nosniff',
+      'content-disposition': contentDisposition(downloadName(objectKey), { type: 'attachment' }),
       'accept-ranges': 'bytes',
       'cache-control': `private, max-age=${maxAgeSeconds}`,
     };
@@ -54,6 +59,15 @@ export class MediaDownloads {
     const body = head || found.size === 0 ? undefined : (await this.store.open(objectKey, span))?.stream;
     return { status: range ? 206 : 200, headers, body };
   }
+}
+
+/**
+ * The file name offered for an object (`images/gen_1/0.png` gives `gen_1-0.png`): its last two path segments,
+ * with anything but letters, digits, `.`, `_` and `-` replaced, and no leading dot.
+ */
+export function downloadName(objectKey: string): string {
+  const name = objectKey.split('/').filter(Boolean).slice(-2).join('-').replace(/[^A-Za-z0-9._-]/g, '_').replace(/^\.+/, '');
+  return name === '' ? 'download' : name.slice(-120);
 }
 
 /** One `bytes=` range (`a-b`, `a-`, `-n`); undefined (the whole file) for forms not supported, such as several ranges. */
