@@ -5,6 +5,7 @@ import pino, { type Logger } from 'pino';
 import { CreditLedger } from './billing/credit-ledger.ts';
 import { HoldReconciler } from './billing/hold-reconciler.ts';
 import { UsageHistory } from './billing/usage-history.ts';
+import { KeyRateLimiter, RateLimitStore, tokensUsed } from './billing/rate-limits.ts';
 import { Catalog } from './catalog/catalog.ts';
 import type { Environment } from './config/environment.ts';
 import { loadConfigFile, type GatewayConfig } from './config/load-config.ts';
@@ -235,6 +236,15 @@ export async function openCore(options: CoreOptions): Promise<Core> {
   const catalog = new Catalog(config);
   const voices = new VoiceCatalog(config.voices, (modelId) => catalog.find(modelId) !== undefined);
   const telemetry = new GatewayTelemetry(logger);
+  const limiterStore = new RateLimitStore({
+    redisUrl: environment.redisUrl,
+    redisFailure: config.rateLimits.redisFailure,
+    keyPrefix: config.rateLimits.redisKeyPrefix,
+    onOutage: (error) =>
+      logger.warn({ err: error, redisFailure: config.rateLimits.redisFailure }, `Redis for rate limits unreachable: requests are ${config.rateLimits.redisFailure === 'open' ? 'admitted without rate limits' : 'refused with 503'} until it answers`),
+    onRecovery: () => logger.info('Redis for rate limits answers again'),
+  });
+  const rateLimits = new KeyRateLimiter(limiterStore);
   const breakers = new ProviderBreakers({ failures: config.upstream.breakerFailures, cooldownMs: config.upstream.breakerCooldownMs }, (row, state) => telemetry.breakerChanged(row, state));
   const resilience: Resilience = { breakers, events: telemetry, retryBudgetMs: config.upstream.retryBudgetMs, maxRetries: config.upstream.maxRetries, traced: config.telemetry.otlpEndpoint !== undefined };
   const ledger = new CreditLedger(ledgerRepository, instanceId, {
@@ -249,7 +259,10 @@ export async function openCore(options: CoreOptions): Promise<Core> {
     reportFailure: (error, reservation) =>
       logger.error({ err: error, holdId: reservation.id }, 'storage refused to settle or release a hold (a settlement that failed has its credit given back where storage allows)'),
     reportLeaseFailure: (error) => logger.error({ err: error }, 'storage refused to give back leased credit; it stays held until this process stops'),
-    onRecorded: (generation, requestLog) => telemetry.generationRecorded(generation, requestLog),
+    onRecorded: (generation, requestLog) => {
+      telemetry.generationRecorded(generation, requestLog);
+      rateLimits.chargeTokens(generation.apiKeyId, tokensUsed(generation.usage));
+    },
   });
   const waiters = new JobWaiters();
   let worker: JobWorker | undefined;
@@ -312,7 +325,10 @@ export async function openCore(options: CoreOptions): Promise<Core> {
     owner: instanceId,
     config: config.jobs,
     onFinished: announceFinished,
-    onRecorded: (generation) => telemetry.generationRecorded(generation),
+    onRecorded: (generation) => {
+      telemetry.generationRecorded(generation);
+      rateLimits.chargeTokens(generation.apiKeyId, tokensUsed(generation.usage));
+    },
     onError: (error, jobId) => logger.error({ err: error, jobId }, 'media job failed inside the gateway; its lease runs out and it is resumed'),
   });
   const submission = new JobSubmission({
@@ -344,7 +360,7 @@ export async function openCore(options: CoreOptions): Promise<Core> {
       signupCreditsUsd: config.accounts.signupCreditsUsd,
       sessionTtlSeconds: config.accounts.sessionTtlSeconds,
     }),
-    apiKeys: new ApiKeyService({ apiKeys: apiKeysRepository, storage: events, secretKeys, maxKeysPerAccount: config.accounts.maxApiKeys }),
+    apiKeys: new ApiKeyService({ apiKeys: apiKeysRepository, accounts: accountsRepository, storage: events, secretKeys, maxKeysPerAccount: config.accounts.maxApiKeys }),
     ledger,
     usage: new UsageHistory(new UsageRepository(storage.db)),
     text: new TextGeneration(generation),
@@ -358,6 +374,8 @@ export async function openCore(options: CoreOptions): Promise<Core> {
     video: new VideoGeneration({ catalog, adapters, submission, jobs: mediaJobs, links }),
     voices,
     adminToken: environment.adminToken,
+    rateLimits,
+    limiterStore,
     telemetry,
   };
   telemetry.observe({
@@ -384,6 +402,7 @@ export async function openCore(options: CoreOptions): Promise<Core> {
       await remoteMedia.close();
       await outputDownloads.close();
       await store.close();
+      await limiterStore.close();
       await storage.close();
     },
   };

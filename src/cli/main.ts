@@ -4,7 +4,7 @@ import { EnvironmentError, readEnvironment, type Environment } from '../config/e
 import { ConfigError, loadConfigFile } from '../config/load-config.ts';
 import { GatewayError, isGatewayError } from '../domain/errors.ts';
 import { classifyError } from '../http/error-envelope.ts';
-import { CreditGrantBody, NewAccountBody, NewKeyBody } from '../http/schemas.ts';
+import { CreditGrantBody, NewAccountBody, NewKeyBody, RateLimitsPatch } from '../http/schemas.ts';
 import { bodyValidator } from '../http/validation.ts';
 import { createLogger, openCore, serve, type Core } from '../main.ts';
 import { DataDirInUseError } from '../storage/data-dir-lock.ts';
@@ -16,6 +16,41 @@ function usd(value: string): number {
   const number = Number(value);
   if (value.trim() === '' || !Number.isFinite(number)) throw new InvalidArgumentError('expected a USD amount such as 5 or 0.25');
   return number;
+}
+
+/** A rate limit as typed: a whole number, or `none` to remove it (`null`, as in the API). */
+function rateLimit(value: string): number | null {
+  if (value.trim().toLowerCase() === 'none') return null;
+  const number = Number(value);
+  if (value.trim() === '' || !Number.isInteger(number)) throw new InvalidArgumentError('expected a whole number such as 60, or "none" to remove the limit');
+  return number;
+}
+
+interface RateLimitOptions {
+  requestsPerMinute?: number | null;
+  tokensPerMinute?: number | null;
+  concurrentRequests?: number | null;
+}
+
+/** The three rate-limit options, on `keys create` and on the commands that change limits. */
+function withRateLimitOptions(command: Command): Command {
+  return command
+    .option('--requests-per-minute <n>', 'requests per minute ("none" removes the limit)', rateLimit)
+    .option('--tokens-per-minute <n>', 'input and output tokens per minute ("none" removes the limit)', rateLimit)
+    .option('--concurrent-requests <n>', 'requests in flight at once ("none" removes the limit)', rateLimit);
+}
+
+function rateLimitsOf(options: RateLimitOptions): RateLimitOptions {
+  return withoutUndefined({ requestsPerMinute: options.requestsPerMinute, tokensPerMinute: options.tokensPerMinute, concurrentRequests: options.concurrentRequests });
+}
+
+/** A new key has no limit to remove: `none` there is refused rather than ignored. */
+function newKeyRateLimits(options: RateLimitOptions): { requestsPerMinute?: number; tokensPerMinute?: number; concurrentRequests?: number } {
+  const { requestsPerMinute, tokensPerMinute, concurrentRequests } = options;
+  if (requestsPerMinute === null || tokensPerMinute === null || concurrentRequests === null) {
+    throw new GatewayError('GW_VALIDATION', 'a new key has no rate limit to remove: leave the option out instead of "none"');
+  }
+  return withoutUndefined({ requestsPerMinute, tokensPerMinute, concurrentRequests });
 }
 
 /** Options not given are left out, as a JSON body would leave them out. */
@@ -87,21 +122,40 @@ function program(environment: Environment): Command {
       });
     });
 
-  const keys = cli.command('keys').description('manage API keys');
-  keys
-    .command('create')
-    .description('create an API key and print it once')
+  withRateLimitOptions(accounts.command('rate-limits').description("set or remove an account's rate limits, the default of its keys"))
     .requiredOption('--account <accountId>', 'account id')
-    .requiredOption('--name <name>', 'display name')
-    .option('--daily <usd>', 'daily spend cap (UTC day)', usd)
-    .option('--weekly <usd>', 'weekly spend cap (ISO week)', usd)
-    .option('--monthly <usd>', 'monthly spend cap (calendar month)', usd)
-    .option('--total <usd>', 'lifetime spend cap', usd)
-    .action((options: { account: string; name: string; daily?: number; weekly?: number; monthly?: number; total?: number }) => {
-      const { daily, weekly, monthly, total } = options;
-      const input = checked(NewKeyBody, { name: options.name, limits: withoutUndefined({ daily, weekly, monthly, total }) });
+    .action((options: RateLimitOptions & { account: string }) => {
+      const input = checked(RateLimitsPatch, rateLimitsOf(options));
       return withCore(environment, async (core) => {
-        print(await core.services.apiKeys.create(options.account, input));
+        print(await core.services.apiKeys.setAccountRateLimits(options.account, input));
+      });
+    });
+
+  const keys = cli.command('keys').description('manage API keys');
+  withRateLimitOptions(
+    keys
+      .command('create')
+      .description('create an API key and print it once')
+      .requiredOption('--account <accountId>', 'account id')
+      .requiredOption('--name <name>', 'display name')
+      .option('--daily <usd>', 'daily spend cap (UTC day)', usd)
+      .option('--weekly <usd>', 'weekly spend cap (ISO week)', usd)
+      .option('--monthly <usd>', 'monthly spend cap (calendar month)', usd)
+      .option('--total <usd>', 'lifetime spend cap', usd),
+  ).action((options: RateLimitOptions & { account: string; name: string; daily?: number; weekly?: number; monthly?: number; total?: number }) => {
+    const { daily, weekly, monthly, total } = options;
+    const rateLimits = newKeyRateLimits(options);
+    const input = checked(NewKeyBody, { name: options.name, limits: withoutUndefined({ daily, weekly, monthly, total }), ...(Object.keys(rateLimits).length > 0 ? { rateLimits } : {}) });
+    return withCore(environment, async (core) => {
+      print(await core.services.apiKeys.create(options.account, input));
+    });
+  });
+  withRateLimitOptions(keys.command('rate-limits').description("set or remove an API key's rate limits (a removed one falls back to its account's)"))
+    .requiredOption('--key <keyId>', 'key id (not the raw key)')
+    .action((options: RateLimitOptions & { key: string }) => {
+      const input = checked(RateLimitsPatch, rateLimitsOf(options));
+      return withCore(environment, async (core) => {
+        print(await core.services.apiKeys.setRateLimits(null, options.key, input));
       });
     });
   keys

@@ -180,6 +180,17 @@ export const ConfigFileSchema = Type.Object(
         { additionalProperties: false },
       ),
     ),
+    rateLimits: Type.Optional(
+      Type.Object(
+        {
+          // With REDIS_URL set and Redis unreachable: admit without limits (open) or refuse with 503 (closed).
+          redisFailure: Type.Optional(Type.Union([Type.Literal('open'), Type.Literal('closed')])),
+          // Names of the counters in Redis start with it, so gateways (or test runs) sharing one Redis can be kept apart.
+          redisKeyPrefix: Type.Optional(Type.String({ minLength: 1, maxLength: 100, pattern: '^[A-Za-z0-9:._-]+$' })),
+        },
+        { additionalProperties: false },
+      ),
+    ),
     ledger: Type.Optional(
       Type.Object(
         {

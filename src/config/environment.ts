@@ -7,6 +7,8 @@ export interface Environment {
   host: string;
   dataDir: string;
   databaseUrl: string | undefined;
+  /** Redis for per-key rate-limit and sign-in counters shared by several processes; unset, they are kept in memory. */
+  redisUrl: string | undefined;
   configPath: string;
   /** Credentials are `Secret`s from here on: revealed only where compared (the token) or derived from (the master secret). */
   adminToken: Secret | undefined;
@@ -35,6 +37,8 @@ export function readEnvironment(variables: Readonly<Record<string, string | unde
   if (!logLevels.includes(logLevel)) throw new EnvironmentError(`LOG_LEVEL must be one of ${logLevels.join(', ')}, got "${logLevel}"`);
   const databaseUrl = nonEmpty('DATABASE_URL');
   if (databaseUrl && !/^postgres(ql)?:\/\//.test(databaseUrl)) throw new EnvironmentError('DATABASE_URL must be a postgres:// or postgresql:// URL');
+  const redisUrl = nonEmpty('REDIS_URL');
+  if (redisUrl && !/^rediss?:\/\//.test(redisUrl)) throw new EnvironmentError('REDIS_URL must be a redis:// or rediss:// URL');
   const secret = nonEmpty('GATEWAY_SECRET');
   const adminToken = nonEmpty('GATEWAY_ADMIN_TOKEN');
   if (secret !== undefined && secret.length < 32) throw new EnvironmentError('GATEWAY_SECRET must be at least 32 characters');
@@ -44,6 +48,7 @@ export function readEnvironment(variables: Readonly<Record<string, string | unde
     host,
     dataDir: path.resolve(nonEmpty('DATA_DIR') ?? './data'),
     databaseUrl,
+    redisUrl,
     configPath: path.resolve(nonEmpty('GATEWAY_CONFIG') ?? './gateway.yaml'),
     adminToken: adminToken === undefined ? undefined : new Secret(adminToken),
     secret: secret === undefined ? undefined : new Secret(secret),

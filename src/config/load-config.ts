@@ -41,6 +41,8 @@ export interface GatewayConfig {
    */
   server: { bodyLimitBytes: number; shutdownGraceMs: number; drainDelayMs: number; trustProxy: string[] } & ServerInputLimits;
   accounts: { maxApiKeys: number; signupCreditsUsd: number; sessionTtlSeconds: number } & AccountAbuseLimits;
+  /** Per-key rate limits: what to do while Redis (REDIS_URL) is unreachable, and the prefix of their counters there. */
+  rateLimits: { redisFailure: 'open' | 'closed'; redisKeyPrefix: string };
   ledger: { orphanHoldSeconds: number; heartbeatSeconds: number; leaseMaxNanos: bigint; leaseIdleMs: number };
   usage: { maxPageSize: number };
   /**
@@ -322,6 +324,7 @@ function build(file: ConfigFile, path: string): GatewayConfig {
       throttleWindowSeconds: file.accounts?.throttleWindowSeconds ?? configDefaults.throttleWindowSeconds,
       throttleMaxEntries: file.accounts?.throttleMaxEntries ?? configDefaults.throttleMaxEntries,
     },
+    rateLimits: { redisFailure: file.rateLimits?.redisFailure ?? 'open', redisKeyPrefix: file.rateLimits?.redisKeyPrefix ?? 'gateway:rl' },
     ledger: {
       orphanHoldSeconds,
       heartbeatSeconds,

@@ -26,11 +26,13 @@ export const errorCatalogue = {
   GW_RANGE_NOT_SATISFIABLE: 416,
   GW_SPEND_CAP_REACHED: 429,
   GW_TOO_MANY_ATTEMPTS: 429,
+  GW_RATE_LIMITED: 429,
   GW_HEADERS_TOO_LARGE: 431,
   GW_INTERNAL: 500,
   GW_UPSTREAM_UNREACHABLE: 502,
   GW_GENERATION_FAILED: 502,
   GW_UPSTREAM_UNAVAILABLE: 503,
+  GW_RATE_LIMITS_UNAVAILABLE: 503,
 } as const satisfies Record<string, number>;
 
 export type ErrorCode = keyof typeof errorCatalogue;

@@ -1,4 +1,5 @@
 import type { CreditLedger } from '../billing/credit-ledger.ts';
+import type { KeyRateLimiter, RateLimitStore } from '../billing/rate-limits.ts';
 import type { UsageHistory } from '../billing/usage-history.ts';
 import type { Catalog } from '../catalog/catalog.ts';
 import type { GatewayConfig } from '../config/load-config.ts';
@@ -41,6 +42,10 @@ export interface GatewayServices {
   mediaLibrary: MediaLibrary;
   /** Bearer token that opens the admin API; undefined keeps it closed (404). */
   adminToken: Secret | undefined;
+  /** Per-key requests and tokens per minute and requests in flight, checked at admission. */
+  rateLimits: KeyRateLimiter;
+  /** The limiter library's counters (memory, or Redis with REDIS_URL), for other throttles (sign-in). */
+  limiterStore: RateLimitStore;
   /** Metrics and the operator's log lines. */
   telemetry: GatewayTelemetry;
 }

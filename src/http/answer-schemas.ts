@@ -9,6 +9,11 @@ import { CapabilitiesSchema, PricingSchema } from '../config/config-schema.ts';
 
 const Usd = Type.Number({ description: 'USD' });
 /** One optional field per spend window. */
+const eachRateLimit = {
+  requestsPerMinute: Type.Optional(Type.Integer({ minimum: 1 })),
+  tokensPerMinute: Type.Optional(Type.Integer({ minimum: 1, description: 'Input and output tokens of settled generations' })),
+  concurrentRequests: Type.Optional(Type.Integer({ minimum: 1 })),
+};
 const eachCap = <S extends TSchema>(schema: S) => ({ daily: Type.Optional(schema), weekly: Type.Optional(schema), monthly: Type.Optional(schema), total: Type.Optional(schema) });
 
 export const AccountSchema = Type.Object({ id: Type.String(), email: Type.String(), creditBalance: Usd }, { description: 'The account' });
@@ -22,10 +27,14 @@ export const ApiKeySchema = Type.Object(
     prefix: Type.String({ description: 'The first characters of the key, to tell keys apart' }),
     isActive: Type.Boolean(),
     limits: Type.Object(eachCap(Usd), { description: 'Spend caps in USD, each present only when set' }),
+    rateLimits: Type.Object(eachRateLimit, { description: "The key's own rate limits, each present only when set (unset: its account's default applies)" }),
     createdAt: Type.String(),
   },
   { description: 'An API key, without the key itself' },
 );
+
+/** Rate limits as answered: each present only when set. */
+export const RateLimitsSchema = Type.Object(eachRateLimit, { description: 'Rate limits, each present only when set' });
 
 export const CreatedKeySchema = Type.Object({ ...ApiKeySchema.properties, key: Type.String({ description: 'The key itself (`gwk_…`)' }) }, { description: 'The new key' });
 

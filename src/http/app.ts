@@ -26,6 +26,7 @@ import { isGatewayError } from '../domain/errors.ts';
 import { builtDashboardDir, registerDashboard } from './dashboard.ts';
 import { classifyError, requestPath, sendError } from './error-envelope.ts';
 import { healthRoutes } from './health-routes.ts';
+import { admitUnderRateLimits } from './rate-limit-hook.ts';
 import { registerOpenApi } from './openapi/register-openapi.ts';
 import { noBody } from './openapi/route-documentation.ts';
 import { noCredential } from './openapi/security-schemes.ts';
@@ -113,6 +114,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     reply.header('x-request-id', request.id);
     done();
   });
+  // preParsing runs after every surface's onRequest authentication and before the body is read.
+  app.addHook('preParsing', admitUnderRateLimits(services.rateLimits));
 
   app.setErrorHandler((error, request, reply) => {
     // After the gateway's checks passed, an upstream's own error is relayed as it came (spec, Errors 2).

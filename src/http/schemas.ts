@@ -24,7 +24,20 @@ export const NewKeyLimits = Type.Object(
   { additionalProperties: false },
 );
 
-export const NewKeyBody = Type.Object({ name: KeyName, limits: Type.Optional(NewKeyLimits) }, { additionalProperties: false });
+/** A rate limit: a whole number of requests, tokens or requests in flight (int4 column, so at most a billion). */
+const RateLimit = Type.Integer({ minimum: 1, maximum: 1_000_000_000 });
+const nullableRateLimit = Type.Optional(Type.Union([RateLimit, Type.Null()]));
+export const NewKeyRateLimits = Type.Object(
+  { requestsPerMinute: Type.Optional(RateLimit), tokensPerMinute: Type.Optional(RateLimit), concurrentRequests: Type.Optional(RateLimit) },
+  { additionalProperties: false },
+);
+/** Rate limits to change; `null` removes one (a key's then falls back to its account's), an absent one is left alone. */
+export const RateLimitsPatch = Type.Object(
+  { requestsPerMinute: nullableRateLimit, tokensPerMinute: nullableRateLimit, concurrentRequests: nullableRateLimit },
+  { additionalProperties: false, minProperties: 1 },
+);
+
+export const NewKeyBody = Type.Object({ name: KeyName, limits: Type.Optional(NewKeyLimits), rateLimits: Type.Optional(NewKeyRateLimits) }, { additionalProperties: false });
 export const KeyPatchBody = Type.Object(
   { name: Type.Optional(KeyName), isActive: Type.Optional(Type.Boolean()) },
   { additionalProperties: false, minProperties: 1 },

@@ -2,6 +2,8 @@ import { currentSpend } from '../billing/spend-windows.ts';
 import { GatewayError } from '../domain/errors.ts';
 import { newId } from '../domain/ids.ts';
 import { nanosToUsd, typedUsdToNanos } from '../domain/money.ts';
+import { rateLimitNames, type RateLimits } from '../billing/rate-limits.ts';
+import type { AccountsRepository } from '../storage/accounts-repository.ts';
 import type { ApiKeyRow, ApiKeysRepository, SpendLimitsNanos } from '../storage/api-keys-repository.ts';
 import type { Storage } from '../storage/database.ts';
 import { displayPrefixOf, generateApiKey, lookupHashOf, sealSecret, unsealSecret } from './credential-codec.ts';
@@ -13,12 +15,20 @@ export type CapName = (typeof capNames)[number];
 /** Caps in USD as clients write them; `null` removes a cap, an absent field leaves it alone. */
 export type LimitsInput = Partial<Record<CapName, number | null>>;
 
+/** Rate limits as clients write them: `null` removes one, an absent one is left alone. */
+export type RateLimitsInput = Partial<Record<keyof RateLimits, number | null>>;
+
+/** Rate limits as answered: those that are set. */
+export type RateLimitsView = Partial<Record<keyof RateLimits, number>>;
+
 export interface ApiKeyView {
   id: string;
   name: string;
   prefix: string;
   isActive: boolean;
   limits: Partial<Record<CapName, number>>;
+  /** The key's own rate limits (its account's apply where it has none). */
+  rateLimits: RateLimitsView;
   createdAt: string;
 }
 
@@ -43,6 +53,8 @@ export type KeyLookup = { name: string; isActive: true } & Partial<Record<CapNam
 
 export interface ApiKeyServiceOptions {
   apiKeys: ApiKeysRepository;
+  /** The accounts' rate limits, the default of their keys. */
+  accounts: AccountsRepository;
   storage: Pick<Storage, 'publish'>;
   secretKeys: SecretKeys;
   maxKeysPerAccount: number;
@@ -62,7 +74,16 @@ function limitsOf(row: ApiKeyRow): Partial<Record<CapName, bigint>> {
 
 export function apiKeyView(row: ApiKeyRow): ApiKeyView {
   const limits = Object.fromEntries(Object.entries(limitsOf(row)).map(([cap, nanos]) => [cap, nanosToUsd(nanos)]));
-  return { id: row.id, name: row.name, prefix: row.displayPrefix, isActive: row.isActive, limits, createdAt: row.createdAt.toISOString() };
+  return { id: row.id, name: row.name, prefix: row.displayPrefix, isActive: row.isActive, limits, rateLimits: rateLimitsView(row), createdAt: row.createdAt.toISOString() };
+}
+
+export function rateLimitsView(limits: RateLimits): RateLimitsView {
+  const view: RateLimitsView = {};
+  for (const name of rateLimitNames) {
+    const value = limits[name];
+    if (value !== null) view[name] = value;
+  }
+  return view;
 }
 
 function capStatus(limit: bigint, spent: bigint): CapStatus {
@@ -97,7 +118,7 @@ export class ApiKeyService {
     this.clock = options.clock ?? (() => new Date());
   }
 
-  async create(accountId: string, input: { name: string; limits?: LimitsInput }): Promise<ApiKeyView & { key: string }> {
+  async create(accountId: string, input: { name: string; limits?: LimitsInput; rateLimits?: Partial<Record<keyof RateLimits, number>> }): Promise<ApiKeyView & { key: string }> {
     const key = generateApiKey();
     const id = newId('key');
     const limits = limitsToNanos(input.limits ?? {}, 'limits.');
@@ -110,6 +131,11 @@ export class ApiKeyService {
         lookupHash: lookupHashOf(this.options.secretKeys, key),
         sealedKey: sealSecret(this.options.secretKeys, key),
         limits: { daily: limits.daily ?? null, weekly: limits.weekly ?? null, monthly: limits.monthly ?? null, total: limits.total ?? null },
+        rateLimits: {
+          requestsPerMinute: input.rateLimits?.requestsPerMinute ?? null,
+          tokensPerMinute: input.rateLimits?.tokensPerMinute ?? null,
+          concurrentRequests: input.rateLimits?.concurrentRequests ?? null,
+        },
       },
       this.options.maxKeysPerAccount,
     );
@@ -147,6 +173,30 @@ export class ApiKeyService {
     if (!row) throw notFound(keyId);
     await this.options.storage.publish({ type: 'key-changed', keyId });
     return apiKeyView(row);
+  }
+
+  /** Sets the key's own rate limits; every process admits its requests under them from the next one. */
+  async setRateLimits(accountId: string | null, keyId: string, limits: RateLimitsInput): Promise<ApiKeyView> {
+    await this.ownedKey(keyId, accountId);
+    const row = await this.options.apiKeys.setRateLimits(keyId, limits);
+    if (!row) throw notFound(keyId);
+    await this.options.storage.publish({ type: 'key-changed', keyId });
+    return apiKeyView(row);
+  }
+
+  /** The account's rate limits, which its keys without limits of their own have. */
+  async accountRateLimits(accountId: string): Promise<RateLimitsView> {
+    const row = await this.options.accounts.findById(accountId);
+    if (!row) throw new GatewayError('GW_NOT_FOUND', `account "${accountId}" not found`);
+    return rateLimitsView(row);
+  }
+
+  /** Sets the account's rate limits; its keys are re-read by every process, so their defaults apply at once. */
+  async setAccountRateLimits(accountId: string, limits: RateLimitsInput): Promise<RateLimitsView> {
+    const row = await this.options.accounts.setRateLimits(accountId, limits);
+    if (!row) throw new GatewayError('GW_NOT_FOUND', `account "${accountId}" not found`);
+    for (const key of await this.options.apiKeys.listForAccount(accountId)) await this.options.storage.publish({ type: 'key-changed', keyId: key.id });
+    return rateLimitsView(row);
   }
 
   /** Revoking twice is refused with the reason (still a 404: the key is gone for its owner). */

@@ -8,6 +8,10 @@ export interface AccountRow {
   passwordHash: string | null;
   balanceNanos: bigint;
   heldNanos: bigint;
+  /** Rate limits of the account's keys that have none of their own. */
+  requestsPerMinute: number | null;
+  tokensPerMinute: number | null;
+  concurrentRequests: number | null;
   createdAt: Date;
 }
 
@@ -37,6 +41,13 @@ export class AccountsRepository {
 
   async findByEmail(email: string): Promise<AccountRow | undefined> {
     const [row] = await this.db.select().from(accounts).where(eq(accounts.email, email)).limit(1);
+    return row;
+  }
+
+  /** Sets the default rate limits of the account's keys (a null removes one); undefined when no such account. */
+  async setRateLimits(id: string, limits: { requestsPerMinute?: number | null; tokensPerMinute?: number | null; concurrentRequests?: number | null }): Promise<AccountRow | undefined> {
+    if (Object.keys(limits).length === 0) return this.findById(id);
+    const [row] = await this.db.update(accounts).set(limits).where(eq(accounts.id, id)).returning();
     return row;
   }
 

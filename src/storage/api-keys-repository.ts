@@ -13,6 +13,16 @@ export interface SpendLimitsNanos {
 
 export type CreateKeyResult = 'created' | 'limit-reached' | 'no-account';
 
+/** Rate limits as stored on a key or an account (null: none). */
+export interface RateLimitColumns {
+  requestsPerMinute: number | null;
+  tokensPerMinute: number | null;
+  concurrentRequests: number | null;
+}
+
+/** A key as authentication reads it: with its account's rate limits, the default for its own. */
+export type CredentialRow = ApiKeyRow & { accountRateLimits: RateLimitColumns };
+
 export class ApiKeysRepository {
   constructor(private readonly db: Database) {}
 
@@ -21,7 +31,7 @@ export class ApiKeysRepository {
    * first, so concurrent creations cannot both slip under the limit.
    */
   async createWithinLimit(
-    input: { id: string; accountId: string; name: string; displayPrefix: string; lookupHash: string; sealedKey: string; limits: SpendLimitsNanos },
+    input: { id: string; accountId: string; name: string; displayPrefix: string; lookupHash: string; sealedKey: string; limits: SpendLimitsNanos; rateLimits: RateLimitColumns },
     maxKeys: number,
   ): Promise<CreateKeyResult> {
     return this.db.transaction(async (transaction) => {
@@ -43,14 +53,23 @@ export class ApiKeysRepository {
         weeklyLimitNanos: input.limits.weekly,
         monthlyLimitNanos: input.limits.monthly,
         totalLimitNanos: input.limits.total,
+        ...input.rateLimits,
       });
       return 'created';
     });
   }
 
-  async findByLookupHash(lookupHash: string): Promise<ApiKeyRow | undefined> {
-    const [row] = await this.db.select().from(apiKeys).where(eq(apiKeys.lookupHash, lookupHash)).limit(1);
-    return row;
+  async findByLookupHash(lookupHash: string): Promise<CredentialRow | undefined> {
+    const [found] = await this.db
+      .select({
+        key: apiKeys,
+        accountRateLimits: { requestsPerMinute: accounts.requestsPerMinute, tokensPerMinute: accounts.tokensPerMinute, concurrentRequests: accounts.concurrentRequests },
+      })
+      .from(apiKeys)
+      .innerJoin(accounts, eq(accounts.id, apiKeys.accountId))
+      .where(eq(apiKeys.lookupHash, lookupHash))
+      .limit(1);
+    return found && { ...found.key, accountRateLimits: found.accountRateLimits };
   }
 
   async findById(id: string): Promise<ApiKeyRow | undefined> {
@@ -86,6 +105,16 @@ export class ApiKeysRepository {
     const [row] = await this.db
       .update(apiKeys)
       .set({ ...changes, updatedAt: sql`now()` })
+      .where(and(eq(apiKeys.id, id), isNull(apiKeys.revokedAt)))
+      .returning();
+    return row;
+  }
+
+  /** Sets the given rate limits (a null removes one); limits not named are left as they are. */
+  async setRateLimits(id: string, limits: Partial<RateLimitColumns>): Promise<ApiKeyRow | undefined> {
+    const [row] = await this.db
+      .update(apiKeys)
+      .set({ ...limits, updatedAt: sql`now()` })
       .where(and(eq(apiKeys.id, id), isNull(apiKeys.revokedAt)))
       .returning();
     return row;

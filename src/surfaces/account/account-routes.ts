@@ -5,9 +5,9 @@ import { pricedModel } from '../../gateway/model-listing.ts';
 import type { GatewayServices } from '../../gateway/services.ts';
 import { principalOf, requireCredential } from '../../http/authentication.ts';
 import { answersNotStored } from '../../http/session-cookies.ts';
-import { ApiKeySchema } from '../../http/answer-schemas.ts';
+import { ApiKeySchema, RateLimitsSchema } from '../../http/answer-schemas.ts';
 import { noBody } from '../../http/openapi/route-documentation.ts';
-import { KeyIdParams, KeyPatchBody, LimitsPatch, NewKeyBody } from '../../http/schemas.ts';
+import { KeyIdParams, KeyPatchBody, LimitsPatch, NewKeyBody, RateLimitsPatch } from '../../http/schemas.ts';
 import { AccountSchema, CreatedKeySchema, ListedKeySchema, PricedModelSchema } from './account-schemas.ts';
 import { mediaRoutes } from './media-routes.ts';
 import { usageRoutes } from './usage-routes.ts';
@@ -49,6 +49,17 @@ export const accountRoutes: FastifyPluginAsyncTypebox<{ services: GatewayService
 
   app.patch('/api/v1/api-keys/:keyId/usage-limit', { schema: { params: KeyIdParams, body: LimitsPatch, response: { 200: ApiKeySchema } } }, async (request) =>
     services.apiKeys.setLimits(sessionAccountOf(request, 'changing spend limits'), request.params.keyId, request.body),
+  );
+
+  app.patch('/api/v1/api-keys/:keyId/rate-limits', { schema: { params: KeyIdParams, body: RateLimitsPatch, response: { 200: ApiKeySchema } } }, async (request) =>
+    services.apiKeys.setRateLimits(sessionAccountOf(request, 'changing rate limits'), request.params.keyId, request.body),
+  );
+
+  /** The account's rate limits: what each of its keys without limits of its own is admitted under. */
+  app.get('/api/v1/account/rate-limits', { schema: { response: { 200: RateLimitsSchema } } }, async (request) => services.apiKeys.accountRateLimits(accountIdOf(request)));
+
+  app.patch('/api/v1/account/rate-limits', { schema: { body: RateLimitsPatch, response: { 200: RateLimitsSchema } } }, async (request) =>
+    services.apiKeys.setAccountRateLimits(sessionAccountOf(request, 'changing rate limits'), request.body),
   );
 
   app.patch('/api/v1/api-keys/:keyId', { schema: { params: KeyIdParams, body: KeyPatchBody, response: { 200: ApiKeySchema } } }, async (request) =>

@@ -20,14 +20,14 @@ export const authRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServices; 
     issueSessionCookies(reply, grant, secureCookies);
     return { token: grant.token, account: grant.account };
   };
-  const throttle = new SignInThrottle(services.config.accounts);
+  const throttle = new SignInThrottle(services.config.accounts, services.limiterStore);
   app.addHook('onRequest', answersNotStored);
   // A refusal of the throttle carries its retry-after, which the error handler sends with every such GatewayError.
   app.post('/api/v1/auth/signup', { schema: { body: Credentials, security: noCredential, response: { 201: Session } } }, async (request, reply) => {
     if (!services.config.accounts.selfSignup) {
       throw new GatewayError('GW_FORBIDDEN', 'self-signup is switched off on this gateway: ask its operator for an account');
     }
-    throttle.admitSignup(request.ip);
+    await throttle.admitSignup(request.ip);
     const grant = await services.accounts.signup(request.body.email, request.body.password);
     reply.code(201);
     return issue(reply, grant);
@@ -35,13 +35,13 @@ export const authRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServices; 
 
   app.post('/api/v1/auth/login', { schema: { body: Credentials, security: noCredential, response: { 200: Session } } }, async (request, reply) => {
     const email = normaliseEmail(request.body.email);
-    throttle.beginLogin(email, request.ip);
+    await throttle.beginLogin(email, request.ip);
     try {
       const grant = await services.accounts.login(email, request.body.password);
-      throttle.loginSucceeded(email, request.ip);
+      await throttle.loginSucceeded(email, request.ip);
       return issue(reply, grant);
     } catch (error) {
-      if (!(error instanceof GatewayError && error.code === 'GW_INVALID_CREDENTIALS')) throttle.loginAbandoned(email, request.ip);
+      if (!(error instanceof GatewayError && error.code === 'GW_INVALID_CREDENTIALS')) await throttle.loginAbandoned(email, request.ip);
       throw error;
     }
   });

@@ -1,6 +1,7 @@
+import { RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
+import type { RateLimitStore } from '../../billing/rate-limits.ts';
 import { GatewayError } from '../../domain/errors.ts';
 import type { AccountAbuseLimits } from '../../config/load-config.ts';
-import { AttemptCounter } from '../../http/attempt-counter.ts';
 
 /** A refusal of the throttle: 429 in the envelope, with the seconds to wait for the `retry-after` header. */
 export class ThrottledError extends GatewayError {
@@ -10,54 +11,97 @@ export class ThrottledError extends GatewayError {
 }
 
 /**
- * Password guessing and mass signups, limited in memory per process: failed logins per email and per
- * client address, signups per client address, each in a fixed window.
+ * Password guessing and mass signups: failed logins per email and per client address, signups per client
+ * address, each in a fixed window, counted by the limiter library of the per-key rate limits (in memory, or in
+ * Redis shared by every process when REDIS_URL is set). Each count is one atomic increment, so attempts in
+ * flight together cannot all pass before the first one fails. While Redis does not answer, the throttle
+ * follows `rateLimits.redisFailure`: it lets attempts through (open) or refuses them (closed).
  */
 export class SignInThrottle {
-  private readonly failuresByEmail: AttemptCounter;
-  private readonly failuresByAddress: AttemptCounter;
-  private readonly signupsByAddress: AttemptCounter;
+  private readonly failuresByEmail: RateLimiterAbstract;
+  private readonly failuresByAddress: RateLimiterAbstract;
+  private readonly signupsByAddress: RateLimiterAbstract;
 
-  constructor(limits: AccountAbuseLimits) {
-    const common = { windowMs: limits.throttleWindowSeconds * 1000, maxEntries: limits.throttleMaxEntries };
-    this.failuresByEmail = new AttemptCounter({ ...common, limit: limits.loginFailuresPerEmail });
-    this.failuresByAddress = new AttemptCounter({ ...common, limit: limits.loginFailuresPerAddress });
-    this.signupsByAddress = new AttemptCounter({ ...common, limit: limits.signupsPerAddress });
+  constructor(
+    limits: AccountAbuseLimits,
+    private readonly store: RateLimitStore,
+  ) {
+    const window = limits.throttleWindowSeconds;
+    this.failuresByEmail = store.counter('login-email', limits.loginFailuresPerEmail, window);
+    this.failuresByAddress = store.counter('login-address', limits.loginFailuresPerAddress, window);
+    this.signupsByAddress = store.counter('signup-address', limits.signupsPerAddress, window);
   }
 
   /**
    * Refuses a login before any password is checked when the email or the address has failed too often, else
-   * counts it as a failure until it succeeds: attempts in flight together count against the limit too, so
-   * concurrent guesses cannot all pass the check before the first one fails.
+   * counts it as a failure until it succeeds. A refused attempt is not counted.
    */
-  beginLogin(email: string, address: string): void {
-    const byEmail = this.failuresByEmail.retryAfterSeconds(email);
+  async beginLogin(email: string, address: string): Promise<void> {
+    const byEmail = await this.take(this.failuresByEmail, email);
     if (byEmail > 0) throw new ThrottledError('too many failed logins for this email', byEmail);
-    const byAddress = this.failuresByAddress.retryAfterSeconds(address);
-    if (byAddress > 0) throw new ThrottledError('too many failed logins from this address', byAddress);
-    this.failuresByEmail.record(email);
-    this.failuresByAddress.record(address);
+    const byAddress = await this.take(this.failuresByAddress, address);
+    if (byAddress > 0) {
+      await this.giveBack(this.failuresByEmail, email);
+      throw new ThrottledError('too many failed logins from this address', byAddress);
+    }
   }
 
   /**
    * The right password clears its email's failures and takes back its own count from the address; the
    * address keeps its other failures, so it cannot launder guesses at other emails.
    */
-  loginSucceeded(email: string, address: string): void {
-    this.failuresByEmail.forget(email);
-    this.failuresByAddress.unrecord(address);
+  async loginSucceeded(email: string, address: string): Promise<void> {
+    await this.guarded(this.failuresByEmail.delete(email));
+    await this.giveBack(this.failuresByAddress, address);
   }
 
   /** A login that failed for another reason than the password (storage down, say) does not count. */
-  loginAbandoned(email: string, address: string): void {
-    this.failuresByEmail.unrecord(email);
-    this.failuresByAddress.unrecord(address);
+  async loginAbandoned(email: string, address: string): Promise<void> {
+    await this.giveBack(this.failuresByEmail, email);
+    await this.giveBack(this.failuresByAddress, address);
   }
 
   /** Counts a signup attempt, refusing it when the address has made too many. */
-  admitSignup(address: string): void {
-    const wait = this.signupsByAddress.retryAfterSeconds(address);
+  async admitSignup(address: string): Promise<void> {
+    const wait = await this.take(this.signupsByAddress, address);
     if (wait > 0) throw new ThrottledError('too many signups from this address', wait);
-    this.signupsByAddress.record(address);
+  }
+
+  /** Counts one attempt: 0 when it is within the limit, else the seconds to wait (the refused attempt given back). */
+  private async take(counter: RateLimiterAbstract, key: string): Promise<number> {
+    try {
+      await counter.consume(key, 1);
+      this.store.answered();
+      return 0;
+    } catch (outcome) {
+      // The library refuses with where the counter stands; anything else is its store failing.
+      if (!(outcome instanceof RateLimiterRes)) return this.storeDown(outcome);
+      await this.giveBack(counter, key);
+      return Math.max(1, Math.ceil(outcome.msBeforeNext / 1000));
+    }
+  }
+
+  /** Takes back one count; a window that ended meanwhile is not left below zero. */
+  private async giveBack(counter: RateLimiterAbstract, key: string): Promise<void> {
+    await this.guarded(
+      counter.reward(key, 1).then(async (after) => {
+        if (after.consumedPoints < 0) await counter.delete(key);
+      }),
+    );
+  }
+
+  private async guarded(operation: Promise<unknown>): Promise<void> {
+    try {
+      await operation;
+      this.store.answered();
+    } catch (error) {
+      this.store.failed(error);
+    }
+  }
+
+  private storeDown(error: unknown): number {
+    this.store.failed(error);
+    if (this.store.failOpen) return 0;
+    throw this.store.unavailable();
   }
 }

@@ -1,10 +1,10 @@
 import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { GatewayError } from '../../domain/errors.ts';
 import type { GatewayServices } from '../../gateway/services.ts';
-import { AccountSchema, ApiKeySchema, BalanceSchema, CreatedKeySchema } from '../../http/answer-schemas.ts';
+import { AccountSchema, ApiKeySchema, BalanceSchema, CreatedKeySchema, RateLimitsSchema } from '../../http/answer-schemas.ts';
 import { noBody } from '../../http/openapi/route-documentation.ts';
 import { bearerToken, sameSecret } from '../../http/secrets.ts';
-import { CreditGrantBody, Identifier, KeyIdParams, KeyPatchBody, NewAccountBody, NewKeyBody, UsageQuery } from '../../http/schemas.ts';
+import { CreditGrantBody, Identifier, KeyIdParams, KeyPatchBody, NewAccountBody, NewKeyBody, RateLimitsPatch, UsageQuery } from '../../http/schemas.ts';
 import { AuditedGenerationRecordSchema, AuditedUsagePageSchema } from './admin-answer-schemas.ts';
 
 const AccountParams = Type.Object({ accountId: Identifier });
@@ -52,6 +52,24 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServices 
 
   app.patch('/api/admin/v1/api-keys/:keyId', { schema: { summary: 'Rename, disable or enable a key', params: KeyIdParams, body: KeyPatchBody, response: { 200: ApiKeySchema } } }, async (request) =>
     services.apiKeys.update(null, request.params.keyId, request.body),
+  );
+
+  app.patch(
+    '/api/admin/v1/api-keys/:keyId/rate-limits',
+    { schema: { summary: "Set or remove a key's rate limits", params: KeyIdParams, body: RateLimitsPatch, response: { 200: ApiKeySchema } } },
+    async (request) => services.apiKeys.setRateLimits(null, request.params.keyId, request.body),
+  );
+
+  app.get(
+    '/api/admin/v1/accounts/:accountId/rate-limits',
+    { schema: { summary: "An account's rate limits (its keys' default)", params: AccountParams, response: { 200: RateLimitsSchema } } },
+    async (request) => services.apiKeys.accountRateLimits(request.params.accountId),
+  );
+
+  app.patch(
+    '/api/admin/v1/accounts/:accountId/rate-limits',
+    { schema: { summary: "Set or remove an account's rate limits (its keys' default)", params: AccountParams, body: RateLimitsPatch, response: { 200: RateLimitsSchema } } },
+    async (request) => services.apiKeys.setAccountRateLimits(request.params.accountId, request.body),
   );
 
   // The usage records of an account as the operator sees them: each with its route, which accounts never see.

@@ -1,0 +1,67 @@
+import type { FastifyReply, FastifyRequest, preParsingHookHandler } from 'fastify';
+import { RateLimitedError, type KeyRateLimiter, type LimitStanding, type RateStanding } from '../billing/rate-limits.ts';
+
+/**
+ * Admission under the key's rate limits, once the key is known and before any work (the body is not read yet):
+ * a root `preParsing` hook, which runs after every surface's authentication (`onRequest`). A request without a
+ * key, or whose key has no limits, costs one field check. The slot in flight is given back when the answer's
+ * connection closes, whichever way the request ended (answered, failed, stream ended, client gone).
+ */
+export function admitUnderRateLimits(limiter: KeyRateLimiter): preParsingHookHandler {
+  return (request, reply, payload, done) => {
+    const principal = request.principal;
+    if (principal?.kind !== 'key' || principal.rateLimits === null) {
+      done(null, payload);
+      return;
+    }
+    limiter.admit(principal.apiKeyId, principal.rateLimits).then(
+      (admission) => {
+        reply.raw.once('close', admission.release);
+        sendStanding(request, reply, admission.standing);
+        done(null, payload);
+      },
+      (error: unknown) => {
+        if (error instanceof RateLimitedError) {
+          sendStanding(request, reply, error.standing);
+          reply.header('x-should-retry', 'true');
+        }
+        done(error instanceof Error ? error : new Error(String(error)));
+      },
+    );
+  };
+}
+
+/** The surface's own rate-limit headers, as the provider it imitates sends them (alpha: OpenAI, beta: Anthropic). */
+function sendStanding(request: FastifyRequest, reply: FastifyReply, standing: RateStanding): void {
+  const route = request.routeOptions.url ?? '';
+  if (route.startsWith('/api/alpha/')) {
+    alphaHeaders(reply, 'requests', standing.requests);
+    alphaHeaders(reply, 'tokens', standing.tokens);
+  } else if (route.startsWith('/api/beta/')) {
+    betaHeaders(reply, 'requests', standing.requests);
+    betaHeaders(reply, 'tokens', standing.tokens);
+  }
+}
+
+function alphaHeaders(reply: FastifyReply, what: 'requests' | 'tokens', standing: LimitStanding | undefined): void {
+  if (!standing) return;
+  reply.header(`x-ratelimit-limit-${what}`, String(standing.limit));
+  reply.header(`x-ratelimit-remaining-${what}`, String(standing.remaining));
+  reply.header(`x-ratelimit-reset-${what}`, openAiDuration(standing.resetMs));
+}
+
+function betaHeaders(reply: FastifyReply, what: 'requests' | 'tokens', standing: LimitStanding | undefined): void {
+  if (!standing) return;
+  reply.header(`anthropic-ratelimit-${what}-limit`, String(standing.limit));
+  reply.header(`anthropic-ratelimit-${what}-remaining`, String(standing.remaining));
+  // Anthropic names the moment the limit is replenished, in RFC 3339.
+  reply.header(`anthropic-ratelimit-${what}-reset`, new Date(Date.now() + standing.resetMs).toISOString().replace(/\.\d{3}Z$/, 'Z'));
+}
+
+/** OpenAI's way of writing a wait: `20ms`, `1s`, `6m0s`. */
+export function openAiDuration(ms: number): string {
+  if (ms < 1000) return `${Math.max(0, Math.ceil(ms))}ms`;
+  const seconds = Math.ceil(ms / 1000);
+  const minutes = Math.floor(seconds / 60);
+  return minutes > 0 ? `${minutes}m${seconds % 60}s` : `${seconds}s`;
+}

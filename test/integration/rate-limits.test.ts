@@ -1,0 +1,248 @@
+/**
+ * Per-key rate limits (requests and tokens per minute, requests in flight), set through the account and admin
+ * APIs, answered 429 with the surface's own headers; in memory on one process, in Redis with REDIS_URL, and
+ * the configured behaviour while Redis is down.
+ */
+import { randomUUID } from 'node:crypto';
+import type { LightMyRequestResponse } from 'fastify';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startOpenAiFake } from '../fakes/openai-fake.ts';
+import type { FakeServer } from '../fakes/fake-server.ts';
+import { freePort } from '../support/free-port.ts';
+import { adminHeaders, bearer, createKeyOverHttp, expectEnvelope, keyHeaders, shippedConfigWith, signup, type KeyBody } from '../support/http-helpers.ts';
+import { fakeProviderYaml, modelYaml, startTestGateway, type TestGateway } from '../support/test-gateway.ts';
+
+const redisUrl = 'redis://127.0.0.1:6379';
+const chat = { model: 'sandbox-echo', messages: [{ role: 'user', content: 'hello there' }] };
+const message = { model: 'sandbox-echo', max_tokens: 50, messages: [{ role: 'user', content: 'hello there' }] };
+
+type RateLimitsBody = Partial<Record<'requestsPerMinute' | 'tokensPerMinute' | 'concurrentRequests', number>>;
+
+function rateLimitsConfig(extra: Record<string, string> = {}, fake?: FakeServer): string {
+  const prefix = `rl-test-${randomUUID()}`;
+  const sections: Record<string, string> = { rateLimits: `rateLimits:\n  redisKeyPrefix: ${prefix}\n${extra.rateLimits ?? ''}` };
+  if (fake) {
+    const shipped = shippedConfigWith(sections);
+    // The shipped catalog and a model that drips its answer slowly from the OpenAI fake.
+    return shipped
+      .replace(/^providers:\n/m, `providers:\n${fakeProviderYaml('oai', 'openai', fake)}\n`)
+      .replace(/^models:\n/m, `models:\n${modelYaml('drip', 'oai', 'fake-drip-200-100')}`);
+  }
+  return shippedConfigWith(sections);
+}
+
+function expectRateLimited(response: LightMyRequestResponse, path: string, text: string): void {
+  const body = expectEnvelope(response, 429, 'GW_RATE_LIMITED', path);
+  expect(body.errors[0]).toContain(text);
+  const retryAfter = Number(response.headers['retry-after']);
+  expect(Number.isInteger(retryAfter) && retryAfter >= 1 && retryAfter <= 60, String(response.headers['retry-after'])).toBe(true);
+  expect(response.headers['x-should-retry']).toBe('true');
+}
+
+/** Every case, on one process with counters in memory and on one process with counters in Redis. */
+describe.each<{ store: string; env: Record<string, string> }>([
+  { store: 'memory', env: {} },
+  { store: 'Redis', env: { REDIS_URL: redisUrl } },
+])('per-key rate limits, counters in $store', ({ env }) => {
+  let gateway: TestGateway;
+  let fake: FakeServer;
+  let address: string;
+
+  beforeAll(async () => {
+    fake = await startOpenAiFake();
+    gateway = await startTestGateway({ upstreams: [fake], env, configText: rateLimitsConfig({}, fake) });
+    address = await gateway.app.listen({ port: 0, host: '127.0.0.1' });
+  });
+  afterAll(async () => gateway?.close());
+
+  const alpha = (key: string) => gateway.request({ method: 'POST', url: '/api/alpha/v1/chat/completions', headers: keyHeaders(key), payload: chat });
+  const beta = (key: string) => gateway.request({ method: 'POST', url: '/api/beta/v1/messages', headers: keyHeaders(key), payload: message });
+
+  /** A signed-up account with credits and a key made over HTTP. */
+  async function sessionAndKey(): Promise<{ token: string; accountId: string; key: CreatedKey }> {
+    const session = await signup(gateway);
+    await gateway.gateway.core.services.accounts.addCredits(session.account.id, 10, null);
+    const key = await createKeyOverHttp(gateway, bearer(session.token));
+    return { token: session.token, accountId: session.account.id, key };
+  }
+
+  it('requests per minute, set through the account API: alpha answers with OpenAI headers, then 429; another key is untouched', async () => {
+    const { token, key } = await sessionAndKey();
+    const other = await createKeyOverHttp(gateway, bearer(token), { name: 'other' });
+    const patched = await gateway.request({ method: 'PATCH', url: `/api/v1/api-keys/${key.id}/rate-limits`, headers: bearer(token), payload: { requestsPerMinute: 2 } });
+    expect(patched.statusCode, patched.body).toBe(200);
+    expect(patched.json<KeyBody & { rateLimits: RateLimitsBody }>().rateLimits).toEqual({ requestsPerMinute: 2 });
+    const first = await alpha(key.key);
+    expect(first.statusCode, first.body).toBe(200);
+    expect(first.headers['x-ratelimit-limit-requests']).toBe('2');
+    expect(first.headers['x-ratelimit-remaining-requests']).toBe('1');
+    expect(String(first.headers['x-ratelimit-reset-requests'])).toMatch(/^(\d+ms|\d+s|\d+m\d+s)$/);
+    expect(first.headers['x-ratelimit-limit-tokens']).toBeUndefined();
+    expect((await alpha(key.key)).headers['x-ratelimit-remaining-requests']).toBe('0');
+    const refused = await alpha(key.key);
+    expectRateLimited(refused, '/api/alpha/v1/chat/completions', 'limit of 2 requests per minute');
+    expect(refused.headers['x-ratelimit-limit-requests']).toBe('2');
+    expect(refused.headers['x-ratelimit-remaining-requests']).toBe('0');
+    // Refused before any work: no generation was recorded for the third request (the session is not rate-limited).
+    const history = await gateway.request({ method: 'GET', url: '/api/v1/usage', headers: bearer(token) });
+    expect(history.json<{ results: unknown[] }>().results).toHaveLength(2);
+    expect((await alpha(other.key)).statusCode).toBe(200);
+    // The key's list shows its limits.
+    const listed = await gateway.request({ method: 'GET', url: '/api/v1/api-keys', headers: bearer(token) });
+    expect(listed.json<Array<{ id: string; rateLimits: RateLimitsBody }>>().find((item) => item.id === key.id)?.rateLimits).toEqual({ requestsPerMinute: 2 });
+  });
+
+  it('beta answers with Anthropic headers, and 429 past the limit', async () => {
+    const { key } = await sessionAndKey();
+    const set = await gateway.request({ method: 'PATCH', url: `/api/admin/v1/api-keys/${key.id}/rate-limits`, headers: adminHeaders, payload: { requestsPerMinute: 1 } });
+    expect(set.statusCode, set.body).toBe(200);
+    const first = await beta(key.key);
+    expect(first.statusCode, first.body).toBe(200);
+    expect(first.headers['anthropic-ratelimit-requests-limit']).toBe('1');
+    expect(first.headers['anthropic-ratelimit-requests-remaining']).toBe('0');
+    const reset = Date.parse(String(first.headers['anthropic-ratelimit-requests-reset']));
+    expect(reset).toBeGreaterThan(Date.now() - 1000);
+    expect(reset).toBeLessThanOrEqual(Date.now() + 61_000);
+    expect(first.headers['x-ratelimit-limit-requests']).toBeUndefined();
+    const refused = await beta(key.key);
+    expectRateLimited(refused, '/api/beta/v1/messages', 'requests per minute');
+    expect(refused.headers['anthropic-ratelimit-requests-remaining']).toBe('0');
+  });
+
+  it('tokens per minute: charged with what a request used when it settles, refused while the budget is spent', async () => {
+    const { key } = await sessionAndKey();
+    const set = await gateway.request({ method: 'PATCH', url: `/api/admin/v1/api-keys/${key.id}/rate-limits`, headers: adminHeaders, payload: { tokensPerMinute: 3 } });
+    expect(set.statusCode, set.body).toBe(200);
+    const first = await alpha(key.key);
+    expect(first.statusCode, first.body).toBe(200);
+    expect(first.headers['x-ratelimit-limit-tokens']).toBe('3');
+    expect(first.headers['x-ratelimit-remaining-tokens']).toBe('3');
+    const used = first.json<{ usage: { total_tokens: number } }>().usage.total_tokens;
+    expect(used).toBeGreaterThan(3);
+    await gateway.settled();
+    const refused = await alpha(key.key);
+    expectRateLimited(refused, '/api/alpha/v1/chat/completions', 'limit of 3 tokens per minute');
+    expect(refused.headers['x-ratelimit-remaining-tokens']).toBe('0');
+    expectRateLimited(await beta(key.key), '/api/beta/v1/messages', 'tokens per minute');
+  });
+
+  it('concurrent requests: a second request is refused while a stream is in flight, and the slot comes back when the client leaves', async () => {
+    const { key } = await sessionAndKey();
+    const set = await gateway.request({ method: 'PATCH', url: `/api/admin/v1/api-keys/${key.id}/rate-limits`, headers: adminHeaders, payload: { concurrentRequests: 1 } });
+    expect(set.statusCode, set.body).toBe(200);
+    // Requests that fail (a 400 here) give their slot back too.
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const bad = await gateway.request({ method: 'POST', url: '/api/alpha/v1/chat/completions', headers: keyHeaders(key.key), payload: { model: 'sandbox-echo' } });
+      expect(bad.statusCode, bad.body).toBe(400);
+    }
+    const leaving = new AbortController();
+    const stream = await fetch(`${address}/api/alpha/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-api-key': key.key },
+      body: JSON.stringify({ model: 'drip', stream: true, messages: [{ role: 'user', content: 'go' }] }),
+      signal: leaving.signal,
+    });
+    expect(stream.status).toBe(200);
+    const reader = stream.body!.getReader();
+    await reader.read();
+    expectRateLimited(await alpha(key.key), '/api/alpha/v1/chat/completions', 'limit of 1 concurrent requests');
+    leaving.abort();
+    await reader.cancel().catch(() => undefined);
+    // The slot is given back once the server sees the connection close (the upstream is still read to bill it).
+    let answer = await alpha(key.key);
+    for (let attempt = 0; answer.statusCode === 429 && attempt < 50; attempt++) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      answer = await alpha(key.key);
+    }
+    expect(answer.statusCode, answer.body).toBe(200);
+    // Sequential requests each end before the next: none is refused.
+    for (let attempt = 0; attempt < 3; attempt++) expect((await alpha(key.key)).statusCode).toBe(200);
+  });
+
+  it("an account's rate limits are the default of its keys; a key's own limit wins; null removes one", async () => {
+    const { token, key } = await sessionAndKey();
+    const own = await createKeyOverHttp(gateway, bearer(token), { name: 'own' });
+    expect((await gateway.request({ method: 'PATCH', url: `/api/v1/api-keys/${own.id}/rate-limits`, headers: bearer(token), payload: { requestsPerMinute: 100 } })).statusCode).toBe(200);
+    const account = await gateway.request({ method: 'PATCH', url: '/api/v1/account/rate-limits', headers: bearer(token), payload: { requestsPerMinute: 1 } });
+    expect(account.statusCode, account.body).toBe(200);
+    expect(account.json()).toEqual({ requestsPerMinute: 1 });
+    expect((await gateway.request({ method: 'GET', url: '/api/v1/account/rate-limits', headers: bearer(token) })).json()).toEqual({ requestsPerMinute: 1 });
+    expect((await alpha(key.key)).statusCode).toBe(200);
+    expectRateLimited(await alpha(key.key), '/api/alpha/v1/chat/completions', 'limit of 1 requests per minute');
+    for (let attempt = 0; attempt < 3; attempt++) expect((await alpha(own.key)).statusCode).toBe(200);
+    const removed = await gateway.request({ method: 'PATCH', url: '/api/v1/account/rate-limits', headers: bearer(token), payload: { requestsPerMinute: null } });
+    expect(removed.json()).toEqual({});
+    expect((await alpha(key.key)).statusCode).toBe(200);
+  });
+
+  it('the admin API sets an account default and a key at creation; bad limits are 400 naming the field; a key cannot lift its own', async () => {
+    const { token, accountId, key } = await sessionAndKey();
+    const created = await gateway.request({
+      method: 'POST',
+      url: `/api/admin/v1/accounts/${accountId}/api-keys`,
+      headers: adminHeaders,
+      payload: { name: 'made by the operator', rateLimits: { requestsPerMinute: 7, concurrentRequests: 2 } },
+    });
+    expect(created.statusCode, created.body).toBe(201);
+    expect(created.json<{ rateLimits: RateLimitsBody }>().rateLimits).toEqual({ requestsPerMinute: 7, concurrentRequests: 2 });
+    const account = await gateway.request({ method: 'PATCH', url: `/api/admin/v1/accounts/${accountId}/rate-limits`, headers: adminHeaders, payload: { tokensPerMinute: 1000 } });
+    expect(account.json()).toEqual({ tokensPerMinute: 1000 });
+    expect((await gateway.request({ method: 'GET', url: `/api/admin/v1/accounts/${accountId}/rate-limits`, headers: adminHeaders })).json()).toEqual({ tokensPerMinute: 1000 });
+    expect((await alpha(key.key)).headers['x-ratelimit-limit-tokens']).toBe('1000');
+    for (const payload of [{ requestsPerMinute: 0 }, { tokensPerMinute: 1.5 }, { concurrentRequests: '2' }, { requestsPerMinute: 2_000_000_000 }, {}]) {
+      const refused = await gateway.request({ method: 'PATCH', url: `/api/v1/api-keys/${key.id}/rate-limits`, headers: bearer(token), payload });
+      expectEnvelope(refused, 400, 'GW_VALIDATION', `/api/v1/api-keys/${key.id}/rate-limits`);
+    }
+    const byKey = await gateway.request({ method: 'PATCH', url: `/api/v1/api-keys/${key.id}/rate-limits`, headers: keyHeaders(key.key), payload: { requestsPerMinute: 1000 } });
+    expectEnvelope(byKey, 403, 'GW_SESSION_REQUIRED', `/api/v1/api-keys/${key.id}/rate-limits`);
+    const unknown = await gateway.request({ method: 'PATCH', url: '/api/admin/v1/api-keys/key_unknown/rate-limits', headers: adminHeaders, payload: { requestsPerMinute: 1 } });
+    expectEnvelope(unknown, 404, 'GW_NOT_FOUND', '/api/admin/v1/api-keys/key_unknown/rate-limits');
+  });
+});
+
+type CreatedKey = KeyBody & { key: string };
+
+describe('Redis unreachable', () => {
+  let downUrl: string;
+
+  beforeAll(async () => {
+    downUrl = `redis://127.0.0.1:${await freePort()}`;
+  });
+
+  it('fails open by default: requests are admitted, and the outage is logged at warn once', async () => {
+    const logLines: Array<Record<string, unknown>> = [];
+    const gateway = await startTestGateway({ env: { REDIS_URL: downUrl }, configText: rateLimitsConfig(), logLines });
+    try {
+      const { key, keyId } = await gateway.createFundedKey();
+      await gateway.gateway.core.services.apiKeys.setRateLimits(null, keyId, { requestsPerMinute: 1, concurrentRequests: 1 });
+      for (let attempt = 0; attempt < 3; attempt++) {
+        const answer = await gateway.request({ method: 'POST', url: '/api/alpha/v1/chat/completions', headers: keyHeaders(key), payload: chat });
+        expect(answer.statusCode, answer.body).toBe(200);
+      }
+      const outages = logLines.filter((line) => String(line.msg).startsWith('Redis for rate limits unreachable'));
+      expect(outages).toHaveLength(1);
+      expect(outages[0]!.level).toBe(40);
+      expect(JSON.stringify(outages)).not.toContain(downUrl);
+    } finally {
+      await gateway.close();
+    }
+  });
+
+  it('fails closed when configured: 503 in the envelope with retry-after, for keys with limits only; sign-in is refused too', async () => {
+    const gateway = await startTestGateway({ env: { REDIS_URL: downUrl }, configText: rateLimitsConfig({ rateLimits: '  redisFailure: closed\n' }) });
+    try {
+      const limited = await gateway.createFundedKey();
+      const unlimited = await gateway.createFundedKey();
+      await gateway.gateway.core.services.apiKeys.setRateLimits(null, limited.keyId, { requestsPerMinute: 100 });
+      const refused = await gateway.request({ method: 'POST', url: '/api/alpha/v1/chat/completions', headers: keyHeaders(limited.key), payload: chat });
+      expectEnvelope(refused, 503, 'GW_RATE_LIMITS_UNAVAILABLE', '/api/alpha/v1/chat/completions');
+      expect(refused.headers['retry-after']).toBe('1');
+      const free = await gateway.request({ method: 'POST', url: '/api/alpha/v1/chat/completions', headers: keyHeaders(unlimited.key), payload: chat });
+      expect(free.statusCode, free.body).toBe(200);
+      const login = await gateway.request({ method: 'POST', url: '/api/v1/auth/login', payload: { email: 'nobody@example.com', password: 'whatever password' } });
+      expectEnvelope(login, 503, 'GW_RATE_LIMITS_UNAVAILABLE', '/api/v1/auth/login');
+    } finally {
+      await gateway.close();
+    }
+  });
+});
