@@ -245,7 +245,7 @@ export async function openCore(options: CoreOptions): Promise<Core> {
     onRecovery: () => logger.info('Redis for rate limits answers again'),
   });
   const rateLimits = new KeyRateLimiter(limiterStore);
-  const breakers = new ProviderBreakers({ failures: config.upstream.breakerFailures, cooldownMs: config.upstream.breakerCooldownMs }, (row, state) => telemetry.breakerChanged(row, state));
+  const breakers = new ProviderBreakers({ failures: config.upstream.breakerFailures, minAccounts: config.upstream.breakerMinAccounts, cooldownMs: config.upstream.breakerCooldownMs }, (row, state) => telemetry.breakerChanged(row, state));
   const resilience: Resilience = { breakers, events: telemetry, retryBudgetMs: config.upstream.retryBudgetMs, maxRetries: config.upstream.maxRetries, traced: config.telemetry.otlpEndpoint !== undefined };
   const ledger = new CreditLedger(ledgerRepository, instanceId, {
     leases: {

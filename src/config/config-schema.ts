@@ -215,6 +215,7 @@ export const ConfigFileSchema = Type.Object(
           maxConnectionsPerOrigin: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000 })),
           maxEventCharacters: Type.Optional(Type.Integer({ minimum: 1024, maximum: 512 * 1024 * 1024 })),
           breakerFailures: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000 })),
+          breakerMinAccounts: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000 })),
           breakerCooldownMs: Type.Optional(Type.Integer({ minimum: 100, maximum: 3_600_000 })),
           retryBudgetMs: Type.Optional(Type.Integer({ minimum: 0, maximum: 600_000 })),
           maxRetries: Type.Optional(Type.Integer({ minimum: 0, maximum: 10 })),

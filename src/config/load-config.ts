@@ -47,9 +47,10 @@ export interface GatewayConfig {
   usage: { maxPageSize: number };
   /**
    * Connections kept open to one provider origin at most (more requests wait for one); failures in a row that
-   * open a provider row's breaker, and for how long; what one request may wait in all for `retry-after`.
+   * open a provider row's breaker, the distinct accounts they must come from, and for how long it stays open;
+   * what one request may wait in all for `retry-after`.
    */
-  upstream: { maxConnectionsPerOrigin: number; breakerFailures: number; breakerCooldownMs: number; retryBudgetMs: number; maxRetries: number };
+  upstream: { maxConnectionsPerOrigin: number; breakerFailures: number; breakerMinAccounts: number; breakerCooldownMs: number; retryBudgetMs: number; maxRetries: number };
   telemetry: TelemetryConfig;
   /** Media that clients name by URL and the gateway fetches (embedding inputs). */
   remoteMedia: { timeoutMs: number; maxBytes: number; maxRequestBytes: number; allowPrivateAddresses: boolean };
@@ -157,6 +158,7 @@ export const configDefaults = {
   upstreamConnectTimeoutMs: 10_000,
   upstreamMaxConnectionsPerOrigin: 4096,
   breakerFailures: 5,
+  breakerMinAccounts: 3,
   breakerCooldownMs: 30_000,
   retryBudgetMs: 2_000,
   maxRetries: 1,
@@ -335,6 +337,7 @@ function build(file: ConfigFile, path: string): GatewayConfig {
     upstream: {
       maxConnectionsPerOrigin: file.upstream?.maxConnectionsPerOrigin ?? configDefaults.upstreamMaxConnectionsPerOrigin,
       breakerFailures: file.upstream?.breakerFailures ?? configDefaults.breakerFailures,
+      breakerMinAccounts: file.upstream?.breakerMinAccounts ?? configDefaults.breakerMinAccounts,
       breakerCooldownMs: file.upstream?.breakerCooldownMs ?? configDefaults.breakerCooldownMs,
       retryBudgetMs: file.upstream?.retryBudgetMs ?? configDefaults.retryBudgetMs,
       maxRetries: file.upstream?.maxRetries ?? configDefaults.maxRetries,

@@ -122,6 +122,7 @@ export class EmbeddingGeneration {
     try {
       served = await dispatchWithFallback({
         modelId: model.modelId,
+        accountId: caller.accountId,
         rows: candidates,
         resilience: this.dependencies.resilience,
         // Nothing has reached the client yet, so another row may still serve the request.

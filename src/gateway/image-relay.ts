@@ -74,6 +74,7 @@ export class ImageRelay {
     try {
       ({ value: exchange } = await dispatchWithFallback({
         modelId: model.modelId,
+        accountId: caller.accountId,
         rows: [route.row],
         resilience: this.dependencies.resilience,
         mayContinue: () => true,

@@ -1,4 +1,4 @@
-import { BrokenCircuitError, CircuitBreakerPolicy, CircuitState, ConsecutiveBreaker, circuitBreaker, handleWhen } from 'cockatiel';
+import { BrokenCircuitError, CircuitBreakerPolicy, CircuitState, circuitBreaker, handleWhen, type IBreaker } from 'cockatiel';
 import { UpstreamHttpError } from '../domain/upstream-failure.ts';
 import { worthFallingBack } from './fallback.ts';
 
@@ -13,8 +13,12 @@ export type BreakerState = 'closed' | 'open' | 'half-open';
 export interface BreakerSettings {
   /** Failures in a row (unreachable, timed out, 429 or 5xx before the first byte) that open a row's breaker. */
   failures: number;
+  /** Distinct accounts those failures must come from: one tenant's requests cannot open a row for the others. */
+  minAccounts: number;
   /** How long an open row is skipped before one request probes it. */
   cooldownMs: number;
+  /** The failures that open a row all fall within this span; `cooldownMs` unless set. */
+  windowMs?: number;
 }
 
 /** The row's breaker is open, or its one probe is under way: the row is skipped, not waited for. */
@@ -47,17 +51,73 @@ const states: Record<CircuitState, BreakerState> = {
   [CircuitState.Isolated]: 'open',
 };
 
+/**
+ * The rule that opens a row's breaker, as cockatiel's `IBreaker`: `failures` failures of the provider in a row
+ * (no success between them), all within `windowMs`, from at least `minAccounts` distinct accounts. A request
+ * whose content makes the upstream fail fails for its own account only, so one tenant never opens a row for
+ * everyone; an outage fails everyone's requests. cockatiel tells a breaker only that a call failed, not whose
+ * call it was, so `ProviderBreakers.run` records each failure here (with its account) before cockatiel asks.
+ * Memory is bounded by the settings, whatever the rate of failures: only the latest `failures` times and the
+ * latest `minAccounts` accounts are kept, which is all the rule needs.
+ */
+export class AccountSpreadBreaker implements IBreaker {
+  /** Times of the latest failures in a row, oldest first, at most `failures` of them. */
+  private times: number[] = [];
+  /** The accounts of the latest failures in a row, each with the time of its latest one, least recent first; at most `minAccounts`. */
+  private readonly accounts = new Map<string, number>();
+
+  constructor(
+    private readonly settings: { failures: number; minAccounts: number; windowMs: number },
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  /** What the rule holds, for cockatiel's `toJSON`. */
+  get state(): unknown {
+    return { times: [...this.times], accounts: Object.fromEntries(this.accounts) };
+  }
+
+  /** Never restored: breakers live in one process's memory and cockatiel is given no saved state to restore. */
+  set state(_saved: unknown) {}
+
+  /** A failure of the provider on a call of `accountId`'s, seen now. */
+  record(accountId: string): void {
+    const at = this.now();
+    this.times.push(at);
+    if (this.times.length > this.settings.failures) this.times.shift();
+    this.accounts.delete(accountId);
+    this.accounts.set(accountId, at);
+    if (this.accounts.size > this.settings.minAccounts) this.accounts.delete(this.accounts.keys().next().value!);
+  }
+
+  success(): void {
+    this.times = [];
+    this.accounts.clear();
+  }
+
+  failure(state: CircuitState): boolean {
+    // A probe that failed opens the row again, whoever sent it.
+    if (state !== CircuitState.Closed) return true;
+    const since = this.now() - this.settings.windowMs;
+    const [oldestTime] = this.times;
+    const [oldestAccount] = this.accounts.values();
+    return this.times.length >= this.settings.failures && oldestTime! >= since && this.accounts.size >= this.settings.minAccounts && oldestAccount! >= since;
+  }
+}
+
 interface Breaker {
   policy: CircuitBreakerPolicy;
+  rule: AccountSpreadBreaker;
   openedAt: number;
 }
 
 /**
- * One circuit breaker per provider row, in this process: after `failures` upstream failures in a row the row
- * is skipped for `cooldownMs`, then exactly one request probes it while the others go on to the next row;
- * the probe's success closes the breaker, its failure opens it again. Only failures that another row might
- * not share count (the ones a request falls back on); an upstream's 4xx answer shows the row is alive. A
- * streamed call counts as a success once its first byte is in.
+ * One circuit breaker per provider row, in this process: after `failures` upstream failures in a row from at
+ * least `minAccounts` accounts, within `windowMs`, the row is skipped for `cooldownMs`, then exactly one request
+ * probes it while the others go on to the next row; the probe's success closes the breaker, its failure opens
+ * it again. Only failures that another row might not share count (the ones a request falls back on); an
+ * upstream's 4xx answer shows the row is alive. A streamed call counts as a success once its first byte is in.
+ * A row is skipped only when the caller says another row may serve the request (`maySkip`); otherwise the call
+ * goes to it regardless, so a breaker never replaces an upstream's answer with one of the gateway's.
  */
 export class ProviderBreakers {
   /** By provider, then upstream model: two lookups on strings the catalog already holds, no key built per call. */
@@ -68,19 +128,44 @@ export class ProviderBreakers {
     private readonly onChange: (row: RowRef, state: BreakerState) => void,
   ) {}
 
-  async run<T>(row: RowRef, attempt: () => Promise<T>): Promise<T> {
+  /**
+   * Calls `attempt` through the row's breaker for a request of `accountId`. With the row's breaker open (or its
+   * one probe under way) it throws `RowUnavailable` when `maySkip`, and otherwise calls `attempt` outside the
+   * breaker: the row is the request's only chance, and the probe after the cooldown decides the row's state.
+   */
+  async run<T>(row: RowRef, accountId: string, attempt: () => Promise<T>, maySkip = true): Promise<T> {
     const breaker = this.breakerOf(row);
+    if (!this.isAvailable(breaker)) {
+      if (maySkip) throw this.unavailable(row, breaker);
+      return attempt();
+    }
+    const counted = async (): Promise<T> => {
+      try {
+        return await attempt();
+      } catch (error) {
+        // Recorded before cockatiel asks the rule whether to open (it does once this function has thrown).
+        if (worthFallingBack(error)) breaker.rule.record(accountId);
+        throw error;
+      }
+    };
     const state = breaker.policy.state;
-    // cockatiel makes concurrent callers wait for a half-open probe; here they go to the next row instead.
-    if (state === CircuitState.HalfOpen) throw new RowUnavailable(row, 0);
     try {
       // An open row past its cooldown: this call is the probe. Only an upstream's answer closes the breaker;
       // a failure before one counts as a failed probe, so the row is not taken back untested.
-      return await breaker.policy.execute(state === CircuitState.Open ? () => probe(attempt) : attempt);
+      return await breaker.policy.execute(state === CircuitState.Open ? () => probe(counted) : counted);
     } catch (error) {
-      if (error instanceof BrokenCircuitError) throw new RowUnavailable(row, Math.max(0, breaker.openedAt + this.settings.cooldownMs - Date.now()));
+      if (error instanceof BrokenCircuitError) {
+        if (maySkip) throw this.unavailable(row, breaker);
+        return attempt();
+      }
       throw error instanceof InconclusiveProbe ? error.failure : error;
     }
+  }
+
+  /** Whether a call of the row would be sent now: its breaker is closed, or open past its cooldown with no probe yet. */
+  available(row: RowRef): boolean {
+    const breaker = this.breakers.get(row.providerId)?.get(row.upstreamModel);
+    return breaker === undefined || this.isAvailable(breaker);
   }
 
   /** Every row that has had a breaker, with its state (for metrics and readiness). */
@@ -88,6 +173,18 @@ export class ProviderBreakers {
     return [...this.breakers.entries()].flatMap(([providerId, byModel]) =>
       [...byModel.entries()].map(([upstreamModel, breaker]) => ({ providerId, upstreamModel, state: states[breaker.policy.state] })),
     );
+  }
+
+  private isAvailable(breaker: Breaker): boolean {
+    const state = breaker.policy.state;
+    if (state === CircuitState.Closed) return true;
+    // cockatiel makes concurrent callers wait for a half-open probe; here they go to the next row instead.
+    return state === CircuitState.Open && Date.now() - breaker.openedAt >= this.settings.cooldownMs;
+  }
+
+  private unavailable(row: RowRef, breaker: Breaker): RowUnavailable {
+    const probing = breaker.policy.state === CircuitState.HalfOpen;
+    return new RowUnavailable(row, probing ? 0 : Math.max(0, breaker.openedAt + this.settings.cooldownMs - Date.now()));
   }
 
   private breakerOf(row: RowRef): Breaker {
@@ -98,11 +195,10 @@ export class ProviderBreakers {
     }
     let breaker = byModel.get(row.upstreamModel);
     if (!breaker) {
-      const policy = circuitBreaker(handleWhen((error) => error instanceof InconclusiveProbe || worthFallingBack(error)), {
-        halfOpenAfter: this.settings.cooldownMs,
-        breaker: new ConsecutiveBreaker(this.settings.failures),
-      });
-      const created: Breaker = { policy, openedAt: 0 };
+      const { failures, minAccounts, cooldownMs, windowMs = cooldownMs } = this.settings;
+      const rule = new AccountSpreadBreaker({ failures, minAccounts, windowMs });
+      const policy = circuitBreaker(handleWhen((error) => error instanceof InconclusiveProbe || worthFallingBack(error)), { halfOpenAfter: cooldownMs, breaker: rule });
+      const created: Breaker = { policy, rule, openedAt: 0 };
       const ref = { providerId: row.providerId, upstreamModel: row.upstreamModel };
       policy.onBreak(() => (created.openedAt = Date.now()));
       policy.onStateChange((state) => this.onChange(ref, states[state]));

@@ -162,6 +162,7 @@ export class TextGeneration {
     try {
       const { value, row } = await dispatchWithFallback<Candidate, TextRun>({
         modelId: model.modelId,
+        accountId: caller.accountId,
         rows: candidates,
         resilience: this.dependencies.resilience,
         // A run that failed after its meter settled it has nothing left to end, and no other row may serve it;

@@ -25,6 +25,8 @@ export interface Resilience {
 
 export interface DispatchOptions<R extends RowRef, T> {
   modelId: string;
+  /** The account the request is made for: a row's breaker opens only on failures seen across several accounts. */
+  accountId: string;
   /** The candidate rows, best first. */
   rows: readonly R[];
   resilience: Resilience;
@@ -39,8 +41,10 @@ export interface DispatchOptions<R extends RowRef, T> {
  * Runs a request over a model's provider rows, best first: a row whose breaker is open is skipped without
  * waiting on it, a failure another row may not share falls back to the next row, and the last row left may
  * be tried again after the `retry-after` its provider asked for, while that fits the budget (in time and in
- * tries). When every row
- * was skipped the answer is 503 with the time until one may be tried again.
+ * tries). A breaker skips its row only when another row may still serve the request: a later row whose
+ * breaker would let the call through, or an earlier row's failure to relay. Otherwise the row is called
+ * regardless, so the client gets the upstream's own answer, never a 503 of the gateway's that could not be a
+ * better one (a model with a single row is always sent to). When all rows fail, the last failure is relayed.
  */
 export async function dispatchWithFallback<R extends RowRef, T>(options: DispatchOptions<R, T>): Promise<{ value: T; row: R }> {
   const { rows, attempts } = options;
@@ -48,11 +52,14 @@ export async function dispatchWithFallback<R extends RowRef, T>(options: Dispatc
   let budgetMs = options.resilience.retryBudgetMs;
   let retries = options.resilience.maxRetries;
   let soonestRetryMs = Number.POSITIVE_INFINITY;
+  // The latest failure of a row (fallen back from): what the client gets if every row after it is skipped.
+  let failed: { error: unknown } | undefined;
   for (let index = 0; index < rows.length; index += 1) {
     const row = rows[index]!;
     const next = rows[index + 1];
+    const maySkip = failed !== undefined || rows.some((other, at) => at > index && breakers.available(other));
     try {
-      const attempt = () => breakers.run(row, () => options.attempt(row));
+      const attempt = () => breakers.run(row, options.accountId, () => options.attempt(row), maySkip);
       return { value: await (traced ? inSpan(options.modelId, row, attempt) : attempt()), row };
     } catch (error) {
       if (error instanceof RowUnavailable) {
@@ -65,6 +72,7 @@ export async function dispatchWithFallback<R extends RowRef, T>(options: Dispatc
       attempts.push({ providerId: row.providerId, upstreamModel: row.upstreamModel, outcome: 'failed', reason, ...statusOf(error) });
       if (!options.mayContinue(error)) throw error;
       if (next) {
+        failed = { error };
         events.fallback({ modelId: options.modelId, from: row, to: next, reason });
         continue;
       }
@@ -80,6 +88,8 @@ export async function dispatchWithFallback<R extends RowRef, T>(options: Dispatc
       throw error;
     }
   }
+  if (failed) throw failed.error;
+  // Only without a single row to try: a row is skipped only while another may serve the request.
   const seconds = Math.max(1, Math.ceil(soonestRetryMs / 1000));
   throw new GatewayError('GW_UPSTREAM_UNAVAILABLE', `model "${options.modelId}" is temporarily unavailable: its providers failed repeatedly; try again in ${seconds} s`, [], { retryAfterSeconds: seconds });
 }

@@ -61,17 +61,21 @@ describe('provider resilience: breakers, fallbacks, retry-after, and the route o
   const audited = async (accountId: string) =>
     (await gateway.request({ method: 'GET', url: `/api/admin/v1/accounts/${accountId}/generations?limit=100`, headers: adminHeaders })).json<{ results: AuditedRecord[] }>().results;
 
-  it('opens the breaker of a failing row, then serves from the fallback without waiting on it; after the cooldown one probe brings the row back', async () => {
-    const { key, accountId } = await gateway.createFundedKey({ credits: 5 });
+  it('opens the breaker of a row failing for three accounts, then serves from the fallback without waiting on it; after the cooldown one probe brings the row back', async () => {
+    const accounts = await Promise.all([0, 1, 2].map(() => gateway.createFundedKey({ credits: 5 })));
+    const { key } = accounts[0]!;
     primary.down = true;
     primary.failureDelayMs = 300;
-    // Three failures in a row open the breaker: each of these waited on the primary, then fell back.
-    for (let i = 0; i < 3; i++) {
-      const started = Date.now();
-      const answer = await chat(key, 'resilient');
-      expect(answer.statusCode, answer.body).toBe(200);
-      expect(Date.now() - started).toBeGreaterThanOrEqual(290);
-    }
+    // Three failures in a row from three accounts (at once, within the window) open the breaker: each of
+    // these waited on the primary, then fell back.
+    await Promise.all(
+      accounts.map(async (account) => {
+        const started = Date.now();
+        const answer = await chat(account.key, 'resilient');
+        expect(answer.statusCode, answer.body).toBe(200);
+        expect(Date.now() - started).toBeGreaterThanOrEqual(290);
+      }),
+    );
     expect(primaryCalls()).toBe(3);
     // Open: straight to the fallback, the primary not called at all.
     for (let i = 0; i < 5; i++) {
@@ -92,7 +96,7 @@ describe('provider resilience: breakers, fallbacks, retry-after, and the route o
     for (let i = 0; i < 3; i++) expect((await chat(key, 'resilient')).statusCode).toBe(200);
     expect(primaryCalls()).toBe(7);
 
-    const records = await audited(accountId);
+    const records = (await Promise.all(accounts.map((account) => audited(account.accountId)))).flat();
     const skipped = records.filter((record) => record.route?.fallbacks.some((attempt) => attempt.reason === 'breaker open'));
     expect(skipped.length).toBeGreaterThanOrEqual(5);
     for (const record of skipped) expect(record.route).toMatchObject({ providerId: 'backup', upstreamModel: 'gpt-4o-mini', fallbacks: [{ providerId: 'primary', outcome: 'skipped', reason: 'breaker open' }] });
@@ -105,19 +109,24 @@ describe('provider resilience: breakers, fallbacks, retry-after, and the route o
     expect(logLines.filter((line) => line.event === 'fallback' && line.model === 'resilient').length).toBeGreaterThanOrEqual(8);
   });
 
-  it('answers 503 with retry-after when every row is skipped, holding and recording nothing', async () => {
-    const { key, accountId } = await gateway.createFundedKey({ credits: 1 });
+  it("keeps sending a single-row model's requests to its row once its breaker is open, relaying the provider's own errors", async () => {
+    const accounts = await Promise.all([0, 1, 2].map(() => gateway.createFundedKey({ credits: 1 })));
+    const { key, accountId } = accounts[0]!;
     lonely.down = true;
     lonely.failureDelayMs = 0;
-    for (let i = 0; i < 3; i++) expect((await chat(key, 'alone')).statusCode).toBe(503);
-    const calls = lonely.requests.length;
-    const refused = await chat(key, 'alone');
-    const envelope = expectEnvelope(refused, 503, 'GW_UPSTREAM_UNAVAILABLE', '/api/alpha/v1/chat/completions');
-    expect(envelope.errors[0]).toContain('model "alone" is temporarily unavailable');
-    expect(Number(refused.headers['retry-after'])).toBeGreaterThanOrEqual(1);
-    expect(lonely.requests.length).toBe(calls);
+    // Three accounts' failures open the row's breaker; with no other row, it is still the one called.
+    for (const account of accounts) expect((await chat(account.key, 'alone')).statusCode).toBe(503);
+    for (let i = 0; i < 2; i++) {
+      const calls = lonely.requests.length;
+      const relayed = await chat(key, 'alone');
+      expect(relayed.statusCode).toBe(503);
+      expect(relayed.headers['x-upstream-status']).toBe('503');
+      expect(relayed.headers['x-gateway-error-code']).toBeUndefined();
+      expect(relayed.json()).toMatchObject({ error: { message: 'The server is overloaded or not ready yet.', type: 'server_error' } });
+      expect(lonely.requests.length).toBe(calls + 1);
+    }
     expect(await heldNanosOf(gateway, accountId)).toBe(0n);
-    // The three upstream failures are recorded; the skipped request is not.
+    // Every one of them went upstream, so every one is recorded.
     expect((await audited(accountId)).map((record) => record.status)).toEqual(['failed', 'failed', 'failed']);
     lonely.down = false;
   });
@@ -172,10 +181,10 @@ describe('provider resilience: breakers, fallbacks, retry-after, and the route o
       const line = scraped.body.split('\n').find((candidate) => candidate.startsWith(`${name}{`) && labels.split(',').every((label) => candidate.includes(label)));
       return line === undefined ? undefined : Number(line.slice(line.lastIndexOf(' ') + 1));
     };
-    // The chats of the tests above: 17 answered 200, 4 answered 503 (three relayed, one the gateway's own), one 429.
+    // The chats of the tests above: 17 answered 200, 5 answered 503 (all relayed from the provider), one 429.
     expect(metric('gateway_http_requests_total', 'surface="alpha",route="/api/alpha/v1/chat/completions",method="POST",status="200"')).toBe(17);
-    expect(metric('gateway_http_requests_total', 'route="/api/alpha/v1/chat/completions",method="POST",status="503"')).toBe(4);
-    expect(metric('gateway_http_request_duration_seconds_count', 'route="/api/alpha/v1/chat/completions"')).toBe(22);
+    expect(metric('gateway_http_requests_total', 'route="/api/alpha/v1/chat/completions",method="POST",status="503"')).toBe(5);
+    expect(metric('gateway_http_request_duration_seconds_count', 'route="/api/alpha/v1/chat/completions"')).toBe(23);
     expect(metric('gateway_generations_total', 'model="resilient",modality="text",status="succeeded"')).toBe(17);
     expect(metric('gateway_generation_tokens_total', 'model="resilient",direction="input"')).toBeGreaterThan(0);
     expect(metric('gateway_generation_tokens_total', 'model="resilient",direction="output"')).toBeGreaterThan(0);
