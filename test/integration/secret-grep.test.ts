@@ -206,15 +206,20 @@ describe('secrets never reach a log line, stderr or an error answer', () => {
     // Storage failures: every connection of the gateway's database cut under it, then requests that need it.
     const admin = new pg.Client({ connectionString: database.url });
     await admin.connect();
-    try {
-      await admin.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()');
-    } finally {
-      await admin.end();
-    }
+    await admin.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()');
     await request({ method: 'POST', url: '/api/v1/auth/login', payload: { email, password: secrets.password } });
     await request({ method: 'GET', url: '/api/v1/account', headers: { cookie: `gw_session=${issued.sessionToken}` } });
     await chat(key, 'flaky');
     await request({ method: 'GET', url: '/readyz' });
+    // And SQL that fails whatever the pool's state: the accounts table gone for a moment.
+    await admin.query('ALTER TABLE accounts RENAME TO accounts_away');
+    try {
+      expect((await request({ method: 'POST', url: '/api/v1/auth/login', payload: { email, password: secrets.password } })).statusCode).toBeGreaterThanOrEqual(500);
+      expect((await request({ method: 'POST', url: '/api/v1/auth/signup', payload: { email: `again-${email}`, password: secrets.password } })).statusCode).toBeGreaterThanOrEqual(500);
+    } finally {
+      await admin.query('ALTER TABLE accounts_away RENAME TO accounts');
+      await admin.end();
+    }
 
     // A start on a gateway.yaml that is not valid YAML, holding a key, and one that breaks the schema.
     const badConfigs: Array<[string, string]> = [
