@@ -52,11 +52,24 @@ export class AccountService {
     return { id, email, creditBalance: nanosToUsd(creditsNanos) };
   }
 
+  /**
+   * A taken email answers 409 (from createAccount), which tells the caller the email has an account. The answer
+   * cannot be the same as for a new email: signup opens a session at once, so a "success" for a taken email
+   * would either sign the caller into someone else's account or hand out a token that does not work (which
+   * tells the same thing). Hiding it needs email verification (every signup answering "check your mailbox"),
+   * which this gateway does not have. Signups are throttled per client address, the password is hashed before
+   * the insert either way (same timing), and login reveals nothing (see `login`).
+   */
   async signup(email: string, password: string): Promise<SessionGrant> {
     const account = await this.createAccount({ email, password, creditsUsd: this.options.signupCreditsUsd, note: 'signup credits' });
     return this.openSession(account);
   }
 
+  /**
+   * An unknown email, an account without a password and a wrong password get one answer, and each computes a
+   * scrypt (the decoy hash when there is no stored one), so neither the answer nor its timing tells whether
+   * the email has an account.
+   */
   async login(email: string, password: string): Promise<SessionGrant> {
     const row = await this.options.accounts.findByEmail(normaliseEmail(email));
     const matches = await verifyPassword(password, row?.passwordHash ?? decoyPasswordHash);
