@@ -15,7 +15,7 @@ import { createTestDatabase, type TestDatabase } from '../support/test-database.
 /**
  * Every credential the gateway is configured with or shown, each distinctive, then every log event it writes
  * provoked at `trace` (upstream 5xx and 429: fallback, retry, breaker; a failed job; storage failures; a start
- * on a bad gateway.yaml; failed sign-ins), and all it wrote (log, stderr, error answers) searched for each
+ * on a bad gateway.yaml; failed sign-ins), and all it wrote (log, spans, stderr, error answers) searched for each
  * credential in its plain, `Bearer ` and base64 forms.
  */
 const secrets = {
@@ -59,7 +59,7 @@ function leakyUpstream(request: RecordedRequest, response: import('node:http').S
   response.end(JSON.stringify({ error: { message, type: 'server_error', code: null } }));
 }
 
-const configYaml = (upstream: FakeServer) =>
+const configYaml = (upstream: FakeServer, collector: FakeServer) =>
   [
     'providers:',
     `  openai: { protocol: openai, baseUrl: "${upstream.url}/v1", apiKey: "\${OPENAI_KEY}", headers: { x-org-token: "\${ORG_TOKEN}" } }`,
@@ -77,11 +77,13 @@ const configYaml = (upstream: FakeServer) =>
     '  - { id: via-gemini, pricing: { inputPerMTok: 1, outputPerMTok: 2 }, providers: [{ provider: gemini, model: gemini-boom }] }',
     '  - { id: painter, outputModalities: [image], pricing: { perImage: 0.01 }, providers: [{ provider: openai, model: gpt-image-boom }] }',
     'upstream: { breakerFailures: 2, breakerCooldownMs: 60000, retryBudgetMs: 1000, maxRetries: 1 }',
-    `telemetry: { metricsToken: "\${METRICS_TOKEN}" }`,
+    `telemetry: { metricsToken: "\${METRICS_TOKEN}", tracing: { otlpEndpoint: "${collector.url}" } }`,
   ].join('\n');
 
 describe('secrets never reach a log line, stderr or an error answer', () => {
   let upstream: FakeServer;
+  /** An OTLP/HTTP collector: the spans it is sent are searched too. */
+  let collector: FakeServer;
   let database: TestDatabase;
   let gateway: RunningGateway;
   let logger: Logger;
@@ -110,6 +112,10 @@ describe('secrets never reach a log line, stderr or an error answer', () => {
       restore.push(() => (stream.write = write));
     }
     upstream = await startFakeServer(leakyUpstream);
+    collector = await startFakeServer((_request, response) => {
+      response.writeHead(200, { 'content-type': 'application/json' });
+      response.end('{}');
+    });
     dataDir = mkdtempSync(path.join(tmpdir(), 'gw-secret-grep-'));
     logFile = path.join(dataDir, 'gateway.log');
     const environment = readEnvironment({
@@ -125,7 +131,7 @@ describe('secrets never reach a log line, stderr or an error answer', () => {
     });
     database = await createTestDatabase();
     logger = createLogger(environment, logFile);
-    const config = parseConfig(configYaml(upstream), 'secret-grep.yaml', environment.variables);
+    const config = parseConfig(configYaml(upstream, collector), 'secret-grep.yaml', environment.variables);
     gateway = await createGateway({ environment, config, storage: database.options, logger });
     await gateway.app.ready();
   });
@@ -134,6 +140,7 @@ describe('secrets never reach a log line, stderr or an error answer', () => {
     for (const undo of restore) undo();
     await gateway?.close().catch(() => undefined);
     await upstream?.close();
+    await collector?.close();
     await database?.drop();
     rmSync(dataDir, { recursive: true, force: true });
   });
@@ -242,6 +249,8 @@ describe('secrets never reach a log line, stderr or an error answer', () => {
       childOutput.push(output);
     }
 
+    // Closing the gateway sends the spans it buffered (and logs its stop).
+    await gateway.close();
     await new Promise<void>((resolve) => logger.flush(() => resolve()));
     const log = readFileSync(logFile, 'utf8');
     const lines = log.split('\n').filter(Boolean).map((line) => JSON.parse(line) as Record<string, unknown>);
@@ -252,7 +261,9 @@ describe('secrets never reach a log line, stderr or an error answer', () => {
     // The upstream was sent every configured credential: they were hidden from the output, not from the provider.
     for (const sent of [`Bearer ${secrets.openaiKey}`, secrets.anthropicKey, secrets.geminiKey, secrets.headerValue]) expect(seenCredentials.has(sent), sent).toBe(true);
 
-    const written = { log, stderrAndStdout: processOutput.join(''), errorAnswers: errorAnswers.join('\n'), childOutput: childOutput.join('\n') };
+    const traces = collector.requests.filter((exported) => exported.path === '/v1/traces').map((exported) => JSON.stringify(exported.body));
+    expect(traces.length).toBeGreaterThan(0);
+    const written = { log, traces: traces.join('\n'), stderrAndStdout: processOutput.join(''), errorAnswers: errorAnswers.join('\n'), childOutput: childOutput.join('\n') };
     const hits: string[] = [];
     for (const [name, secret] of Object.entries({ ...secrets, ...issued })) {
       for (const form of formsOf(secret)) {
