@@ -41,6 +41,21 @@ export function clearSessionCookies(reply: FastifyReply, secure: boolean): void 
  * the session's CSRF token in `x-csrf-token`, or it answers 403. A browser attaches the cookie to a forged
  * cross-site form as well; only a script of the gateway's own origin can read `gw_csrf` to echo it.
  * A session that predates the CSRF cookie gets it back on its next request.
+ *
+ * Why not @fastify/csrf-protection: this gives the protection it gives, with less to get wrong.
+ * - Bound to the session: the token is a hash keyed by the 256-bit session token (as the plugin's secret kept
+ *   in the session, or its HMAC-signed cookie), so a cookie planted from a sibling domain cannot match the
+ *   victim's session, and the token can be neither guessed nor derived without it.
+ * - Checked on every state-changing route: the check runs where the cookie becomes a credential
+ *   (`requireCredential` with `acceptCookie`), so no route can take the cookie without it; with the plugin
+ *   each route must opt in, and one that does not is open. Every other route refuses the cookie (401).
+ * - SameSite=Strict on both cookies: browsers do not send them on cross-site requests at all; the token covers
+ *   same-site cross-origin pages (sibling subdomains) and browsers that ignore SameSite.
+ * - The token travels only in a header (a cross-origin page cannot set one without a CORS preflight, which
+ *   the gateway never grants), is compared in constant time, and never appears in an answer body (the
+ *   plugin's per-request salting guards against BREACH, which needs the token in a compressed body).
+ * - Signup and login take JSON only, which a cross-site form cannot send (415): no login CSRF.
+ * test/integration/csrf.test.ts checks every documented state-changing route.
  */
 export function guardCookieRequest(request: FastifyRequest, reply: FastifyReply, sessionCredential: string, secure: boolean): void {
   const expected = csrfTokenFor(sessionCredential);

@@ -141,6 +141,45 @@ describe('CSRF protection of cookie-authenticated account requests', () => {
     expect((await gateway.request({ method: 'GET', url: '/api/v1/account', headers: keyHeaders(key) })).statusCode).toBe(200);
   });
 
+  it('every documented state-changing route refuses a request the session cookie alone authenticates: 403, or 401 where the cookie is no credential', async () => {
+    const browser = await browserSession();
+    const document = (await gateway.request({ method: 'GET', url: '/openapi.json' })).json<{ paths: Record<string, Record<string, { security?: unknown[] }>> }>();
+    const checked: string[] = [];
+    for (const [template, operations] of Object.entries(document.paths)) {
+      for (const [method, operation] of Object.entries(operations)) {
+        if (!['post', 'put', 'patch', 'delete'].includes(method)) continue;
+        // Routes that take no credential (signup, login) have no session to ride on; see the next test.
+        if (Array.isArray(operation.security) && operation.security.length === 0) continue;
+        const url = template.replace(/\{[^}]+\}/g, 'x1');
+        const response = await gateway.request({ method: method.toUpperCase() as 'POST', url, cookies: browser.cookies, payload: {} });
+        const code = response.headers['x-gateway-error-code'];
+        expect([403, 401], `${method} ${url}: ${response.statusCode} ${response.body}`).toContain(response.statusCode);
+        if (response.statusCode === 403) expect(code, `${method} ${url}`).toBe('GW_CSRF_REJECTED');
+        checked.push(`${method} ${template} ${response.statusCode}`);
+      }
+    }
+    expect(checked).toEqual(expect.arrayContaining(['post /api/v1/api-keys 403', 'delete /api/v1/api-keys/{keyId} 403', 'post /api/v1/auth/logout 403']));
+    // The session still works: nothing above changed it.
+    expect((await gateway.request({ method: 'GET', url: '/api/v1/account', cookies: browser.cookies })).statusCode).toBe(200);
+  });
+
+  it('signup and login take JSON only, which a cross-site form cannot send (no login CSRF)', async () => {
+    const email = uniqueEmail('formlogin');
+    await signup(gateway, email);
+    const form = `email=${encodeURIComponent(email)}&password=${encodeURIComponent(testPassword)}`;
+    for (const url of ['/api/v1/auth/login', '/api/v1/auth/signup']) {
+      for (const [contentType, payload] of [
+        ['application/x-www-form-urlencoded', form],
+        ['text/plain', JSON.stringify({ email, password: testPassword })],
+        ['multipart/form-data; boundary=b', `--b\r\ncontent-disposition: form-data; name="email"\r\n\r\n${email}\r\n--b--\r\n`],
+      ] as const) {
+        const response = await gateway.request({ method: 'POST', url, headers: { 'content-type': contentType }, payload });
+        expect(response.statusCode, `${url} as ${contentType}: ${response.body}`).toBe(415);
+        expect(cookieOf(response, 'gw_session')).toBeUndefined();
+      }
+    }
+  });
+
   it('answers that carry a session token, a raw key or account data are never stored by a cache', async () => {
     const browser = await browserSession();
     const login = await gateway.request({ method: 'POST', url: '/api/v1/auth/login', payload: { email: uniqueEmail('nostore'), password: testPassword } });
