@@ -63,6 +63,7 @@ import { JobWaiters } from './jobs/job-waiters.ts';
 import { JobWorker } from './jobs/job-worker.ts';
 import { MediaLinks } from './jobs/media-links.ts';
 import { MediaRetention } from './jobs/media-retention.ts';
+import { withSafeErrorLogging } from './storage/logged-errors.ts';
 
 /** One line per provider family: the adapters this build knows, sharing one upstream HTTP client. */
 function providerAdapters(http: UpstreamHttp): AdapterRegistry {
@@ -223,7 +224,9 @@ const peerGiveBackWaitMs = 100;
 
 /** Configuration, storage and every service, without HTTP: what both the server and the CLI stand on. */
 export async function openCore(options: CoreOptions): Promise<Core> {
-  const { environment, logger } = options;
+  const { environment } = options;
+  // Storage errors are logged without the values they carry, whoever built the logger.
+  const logger = withSafeErrorLogging(options.logger);
   const config = options.config ?? loadConfigFile(environment.configPath, environment.variables);
   const secretKeys = deriveSecretKeys(resolveSecret(environment));
   const storage = await openStorage(options.storage ?? storageOptionsFor(environment, logger));
@@ -431,8 +434,9 @@ export interface GatewayOptions extends CoreOptions {
 
 /** The composition root: core services, hold reconciliation and the HTTP app (not yet listening). */
 export async function createGateway(options: GatewayOptions): Promise<RunningGateway> {
-  const { logger } = options;
-  const core = await openCore(options);
+  // Storage errors are logged without the values they carry, the app's request lines included.
+  const logger = withSafeErrorLogging(options.logger);
+  const core = await openCore({ ...options, logger });
   const config = core.services.config;
   const reconciler = new HoldReconciler({
     ledger: core.upkeep.ledger,

@@ -24,7 +24,7 @@ import { answerClientError } from './client-errors.ts';
 import { meterRequests, registerMetricsRoute } from './metrics.ts';
 import { isGatewayError } from '../domain/errors.ts';
 import { builtDashboardDir, registerDashboard } from './dashboard.ts';
-import { classifyError, requestPath, sendError } from './error-envelope.ts';
+import { classifyError, logRequestFailure, requestPath, sendError } from './error-envelope.ts';
 import { healthRoutes } from './health-routes.ts';
 import { admitUnderRateLimits } from './rate-limit-hook.ts';
 import { registerOpenApi } from './openapi/register-openapi.ts';
@@ -131,7 +131,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       return;
     }
     const classified = classifyError(error, bodyLimit);
-    if (classified.status >= 500) request.log.error({ err: error }, 'request failed');
+    logRequestFailure(request.log, error, classified);
     if (isGatewayError(error) && error.retryAfterSeconds !== undefined) reply.header('retry-after', String(error.retryAfterSeconds));
     return sendError(request, reply, classified.status, classified.code, classified.messages);
   });

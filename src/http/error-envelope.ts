@@ -1,4 +1,4 @@
-import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyBaseLogger, FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { errorCatalogue, isGatewayError, type ErrorCode } from '../domain/errors.ts';
 import { UpstreamUnreachableError } from '../domain/upstream-failure.ts';
 
@@ -15,7 +15,7 @@ export interface ErrorEnvelope {
   error: { message: string; type: string; code: ErrorCode };
 }
 
-interface Classified {
+export interface Classified {
   status: number;
   code: ErrorCode;
   messages: string[];
@@ -76,7 +76,14 @@ export function classifyError(error: unknown, bodyLimit: number): Classified {
   if (isGatewayError(error)) return { status: error.status, code: error.code, messages: error.messages };
   if (error instanceof UpstreamUnreachableError) return { status: 502, code: 'GW_UPSTREAM_UNREACHABLE', messages: [error.message] };
   const fastifyError = error as Partial<FastifyError>;
-  if (fastifyError.validation) return { status: 400, code: 'GW_VALIDATION', messages: describeValidation(fastifyError as FastifyError) };
+  if (fastifyError.validation) {
+    // A path parameter outside its schema (an id with a character no id has, or too long) names nothing
+    // that can exist: 404, as an unknown id gets, and no lookup is made.
+    if (fastifyError.validationContext === 'params') {
+      return { status: 404, code: 'GW_NOT_FOUND', messages: describeValidation(fastifyError as FastifyError).map((message) => `no such resource: ${message}`) };
+    }
+    return { status: 400, code: 'GW_VALIDATION', messages: describeValidation(fastifyError as FastifyError) };
+  }
   switch (fastifyError.code) {
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
       return { status: 415, code: 'GW_UNSUPPORTED_MEDIA_TYPE', messages: ['unsupported Content-Type: send the body as application/json'] };
@@ -99,4 +106,20 @@ export function classifyError(error: unknown, bodyLimit: number): Classified {
     return { status, code: codeByStatus.get(status) ?? 'GW_VALIDATION', messages: [fastifyError.message ?? 'bad request'] };
   }
   return { status: 500, code: 'GW_INTERNAL', messages: ['internal error'] };
+}
+
+/**
+ * How a request that failed on the gateway's side is logged. An open breaker's 503 is no fault of the
+ * gateway (a provider is known to be failing; `retry-after` says when to try again) and comes once per
+ * refused request while it lasts: a warning with the reason, no stack. Every other 5xx is an error with
+ * its stack (storage errors made safe by the logger's `err` serializer). A 4xx is the client's, logged
+ * by the request line alone.
+ */
+export function logRequestFailure(log: FastifyBaseLogger, error: unknown, classified: Classified): void {
+  if (classified.status < 500) return;
+  if (classified.code === 'GW_UPSTREAM_UNAVAILABLE') {
+    log.warn({ code: classified.code, reason: classified.messages.join('; ') }, 'request refused: the model\'s providers are unavailable');
+    return;
+  }
+  log.error({ err: error }, 'request failed');
 }

@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { GatewayError } from '../domain/errors.ts';
 import { scanJsonText } from '../domain/json-text.ts';
+import { describeUnstorableText, findUnstorableText } from './storable-text.ts';
 
 /** Where in a parsed body the first non-finite number sits, as the envelope names fields (`body.a[0].b`). */
 export function nonFinitePath(value: unknown, at = 'body'): string | undefined {
@@ -26,12 +27,21 @@ function acceptsEmptyBody(request: FastifyRequest): boolean {
   return bodilessMethods.has(request.method) || request.routeOptions.schema?.body === undefined;
 }
 
+/** The body's first string storage cannot hold, or a forbidden field name, as a 400 naming the field; undefined when there is none. */
+export function unstorableBodyError(body: unknown): GatewayError | undefined {
+  const found = findUnstorableText(body, 'body', { forbidKeys: true });
+  return found && new GatewayError('GW_VALIDATION', describeUnstorableText(found));
+}
+
 /**
  * Replaces Fastify's JSON body parser by one that first enforces the input limits (nesting depth, numbers
- * out of range) and then parses exactly as Fastify does, `__proto__` and `constructor.prototype` included.
+ * out of range), then parses, then refuses text storage cannot hold (U+0000, lone surrogates) and the field
+ * names `__proto__`, `constructor` and `prototype` anywhere in the body, naming the field. The parser itself
+ * runs without secure-json-parse's own scan for those names: the walk below refuses them with the field's
+ * path (JSON.parse makes `__proto__` an own field, never a prototype), in the same pass as the text check.
  */
 export function useGuardedJsonParser(app: FastifyInstance, maxDepth: number): void {
-  const parse = app.getDefaultJsonParser('error', 'error');
+  const parse = app.getDefaultJsonParser('ignore', 'ignore');
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
     const text = body as string;
@@ -40,11 +50,15 @@ export function useGuardedJsonParser(app: FastifyInstance, maxDepth: number): vo
     if (problem === 'too-deep') {
       return done(new GatewayError('GW_MALFORMED_JSON', `the JSON body is nested deeper than the limit of ${maxDepth} levels`), undefined);
     }
-    if (problem === undefined) return parse(request, text, done);
     parse(request, text, (error, parsed) => {
       if (error) return done(error, undefined);
-      const path = nonFinitePath(parsed) ?? 'body';
-      done(new GatewayError('GW_VALIDATION', `${path} is a number too large to represent`), undefined);
+      if (problem === 'non-finite') {
+        const path = nonFinitePath(parsed) ?? 'body';
+        return done(new GatewayError('GW_VALIDATION', `${path} is a number too large to represent`), undefined);
+      }
+      const unstorable = unstorableBodyError(parsed);
+      if (unstorable) return done(unstorable, undefined);
+      done(null, parsed);
     });
   });
 }

@@ -1,6 +1,8 @@
 import { Ajv, type Options } from 'ajv';
 import addFormats from 'ajv-formats';
 import type { FastifySchemaCompiler } from 'fastify';
+import { GatewayError } from '../domain/errors.ts';
+import { describeUnstorableText, findUnstorableText } from './storable-text.ts';
 
 function compiler(options: Options) {
   const ajv = new Ajv({ allErrors: false, useDefaults: true, removeAdditional: true, strict: false, ...options });
@@ -9,14 +11,44 @@ function compiler(options: Options) {
 }
 
 /**
+ * Text storage cannot hold in a query string or a path parameter (`%00`, an encoded lone surrogate), found
+ * before the schema runs: a query value answers 400 naming it; a path parameter names nothing that can
+ * exist, so it answers 404, and no lookup is made. (JSON bodies are checked by their parser.)
+ */
+function unstorableTextError(httpPart: string, data: unknown): GatewayError | undefined {
+  const root = httpPart === 'params' ? 'params' : 'querystring';
+  const found = findUnstorableText(data, root);
+  if (!found) return undefined;
+  return httpPart === 'params'
+    ? new GatewayError('GW_NOT_FOUND', `no such resource: ${describeUnstorableText(found)}`)
+    : new GatewayError('GW_VALIDATION', describeUnstorableText(found));
+}
+
+/**
  * Bodies are checked strictly (a number sent as a string is an error, not coerced); query strings and path
- * parameters arrive as text, so there they are coerced to the declared types. Undeclared body fields are
- * stripped where a schema forbids additional properties.
+ * parameters arrive as text, so there they are coerced to the declared types, after the check for text
+ * storage cannot hold. Undeclared body fields are stripped where a schema forbids additional properties.
  */
 export function validatorCompiler(): FastifySchemaCompiler<unknown> {
   const strict = compiler({ coerceTypes: false });
   const coercing = compiler({ coerceTypes: 'array' });
-  return ({ schema, httpPart }) => (httpPart === 'body' ? strict : coercing).compile(schema as object);
+  return ({ schema, httpPart }) => {
+    if (httpPart === 'body') return strict.compile(schema as object);
+    const validate = coercing.compile(schema as object);
+    if (httpPart !== 'querystring' && httpPart !== 'params') return validate;
+    // Fastify reads a `{ error }` answer as the validation error, and `.errors` after a `false` answer.
+    const checked = (data: unknown, context?: Parameters<typeof validate>[1]): boolean | { error: GatewayError } => {
+      const refused = unstorableTextError(httpPart, data);
+      if (refused) return { error: refused };
+      const valid = validate(data, context);
+      checked.errors = validate.errors;
+      return valid;
+    };
+    checked.errors = validate.errors;
+    // Fastify passes the parent object (so Ajv may coerce the root) only to a function that carries this.
+    checked.schemaEnv = validate.schemaEnv;
+    return checked;
+  };
 }
 
 const lateBodies = compiler({ coerceTypes: false });

@@ -2,12 +2,14 @@ import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typ
 import type { GatewayServices } from '../../gateway/services.ts';
 import { callerOf, requireCredential } from '../../http/authentication.ts';
 import { requestBaseUrl } from '../../http/base-url.ts';
+import { Identifier } from '../../http/schemas.ts';
 import { binaryDownload, jsonBody, redirect } from '../../http/openapi/route-documentation.ts';
 import { VideosCreateRequest } from '../../protocols/openai/videos.ts';
 import { RouterVideoJob } from '../../protocols/router-video/videos.ts';
 import { alphaVideoJob, decodeAlphaVideo, formBody } from './videos-codec.ts';
 
-const VideoIdParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 100 }) });
+/** A video id as the gateway issues them: anything else answers 404 before any lookup. */
+const VideoIdParams = Type.Object({ id: Identifier });
 const ContentQuery = Type.Object({ index: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000 })) }, { additionalProperties: false });
 const VideoJob = Type.Object({ ...RouterVideoJob.properties, model: Type.String() }, { description: "The task in the routing provider's job shape, with links back to this surface" });
 

@@ -1,6 +1,7 @@
 import { Type, type Static } from '@fastify/type-provider-typebox';
 import { audioFormats, explicitLanguages, referenceSampleRates, speechFormats, speechSampleRates } from '../../domain/speech.ts';
 import type { ReferenceAudioInput, TextToSpeechInput } from '../../gateway/speech-generation.ts';
+import { Identifier } from '../../http/schemas.ts';
 
 const literals = <T extends readonly (string | number)[]>(values: T) => Type.Union(values.map((value) => Type.Literal(value)));
 const rate = () => Type.Optional(Type.Integer({ minimum: -50, maximum: 100 }));
@@ -68,4 +69,5 @@ export const VoicesQuery = Type.Object(
   { additionalProperties: false },
 );
 
-export const AudioGenerationParams = Type.Object({ generationId: Type.String({ minLength: 1, maxLength: 100 }) });
+/** A generation id as the gateway issues them: anything else answers 404 before any lookup. */
+export const AudioGenerationParams = Type.Object({ generationId: Identifier });

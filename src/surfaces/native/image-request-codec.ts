@@ -1,5 +1,6 @@
 import { Type, type Static } from '@fastify/type-provider-typebox';
 import { imageBackgrounds, imageOutputFormats, imageQualities, layerResolutions } from '../../domain/image.ts';
+import { Identifier } from '../../http/schemas.ts';
 import { httpUrl, requiredField } from './content-part-fields.ts';
 import type { ImageContentPart, NativeImageInput } from '../../gateway/image-request-check.ts';
 
@@ -43,7 +44,8 @@ export const ImageGenerationBody = Type.Object(
 );
 export type ImageGenerationBody = Static<typeof ImageGenerationBody>;
 
-export const GenerationIdParams = Type.Object({ generationId: Type.String({ minLength: 1, maxLength: 100 }) });
+/** A generation id as the gateway issues them: anything else answers 404 before any lookup. */
+export const GenerationIdParams = Type.Object({ generationId: Identifier });
 
 /** The body as the gateway's image pipeline takes it: each part with exactly the fields its type needs. */
 export function decodeImageBody(body: ImageGenerationBody): NativeImageInput {

@@ -1,5 +1,6 @@
 import { Type, type Static } from '@fastify/type-provider-typebox';
 import { GatewayError } from '../../domain/errors.ts';
+import { Identifier } from '../../http/schemas.ts';
 import { videoImageRoles, videoResolutions } from '../../domain/video.ts';
 import { httpUrl, requiredField } from './content-part-fields.ts';
 import type { NativeVideoInput, VideoContentPart } from '../../gateway/video-request-check.ts';
@@ -38,7 +39,8 @@ export const VideoGenerationBody = Type.Object(
 );
 export type VideoGenerationBody = Static<typeof VideoGenerationBody>;
 
-export const TaskIdParams = Type.Object({ taskId: Type.String({ minLength: 1, maxLength: 100 }) });
+/** A task id as the gateway issues them: anything else answers 404 before any lookup. */
+export const TaskIdParams = Type.Object({ taskId: Identifier });
 
 /** The body as the video pipeline takes it: each part with exactly the fields its type needs, in order. */
 export function decodeVideoBody(body: VideoGenerationBody): NativeVideoInput {
