@@ -18,6 +18,8 @@ export interface GatewayChildOptions {
   dataDir: string;
   /** A PostgreSQL database to share; without it the gateway runs its embedded database under `dataDir`. */
   databaseUrl?: string;
+  /** More environment variables (REDIS_URL, ...). */
+  env?: Record<string, string>;
 }
 
 /** The compiled gateway (`bin/gateway.js serve`) as a process of its own, answering once it is up. */
@@ -35,6 +37,7 @@ export async function startGatewayChild(options: GatewayChildOptions): Promise<G
       GATEWAY_CONFIG: options.configPath,
       LOG_LEVEL: 'warn',
       NODE_OPTIONS: '',
+      ...options.env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
