@@ -5,9 +5,13 @@ import { describe, expect, it } from 'vitest';
 import { readEnvironment } from '../../src/config/environment.ts';
 import { parseConfig } from '../../src/config/load-config.ts';
 import { Secret } from '../../src/domain/secret.ts';
+import { UpstreamHttpError } from '../../src/domain/upstream-failure.ts';
 import { sameSecret } from '../../src/http/secrets.ts';
 import { redactedLogPaths } from '../../src/main.ts';
+import type { ProviderTarget } from '../../src/providers/provider-adapter.ts';
+import { UpstreamHttp } from '../../src/providers/shared/upstream-http.ts';
 import { GatewayTelemetry } from '../../src/telemetry/gateway-telemetry.ts';
+import { startFakeServer } from '../fakes/fake-server.ts';
 
 const value = 'sk-unit-7f3a9c2e5b1d';
 
@@ -129,5 +133,28 @@ describe('log lines', () => {
     logger.info({ req: { headers: { authorization: `Bearer ${value}`, 'x-api-key': value, cookie: value } }, user: { password: value, token: value } }, 'a request');
     expect(text()).toContain('[redacted]');
     expect(text()).not.toContain(value);
+  });
+});
+
+describe('the upstream HTTP client', () => {
+  it('reveals the key and header secrets only into the request it sends, and cuts them out of an error body it relays', async () => {
+    const upstream = await startFakeServer((request, response) => {
+      response.writeHead(401, { 'content-type': 'application/json' });
+      response.end(JSON.stringify({ error: { message: `Incorrect API key provided: ${String(request.headers.authorization)}; org ${String(request.headers['x-org-token'])}` } }));
+    });
+    try {
+      const target: ProviderTarget = { baseUrl: upstream.url, apiKey: new Secret(value), timeoutMs: 2000, firstByteTimeoutMs: 2000, connectTimeoutMs: 2000, maxEventCharacters: 65536, headers: { 'x-org-token': new Secret('org-7f3a9c2e') } };
+      const http = new UpstreamHttp();
+      const failure = await http.postForJson(target, '/chat', { authorization: target.apiKey.bearer() }, {}).catch((error: unknown) => error);
+      await http.close();
+      expect(upstream.requests[0]?.headers).toMatchObject({ authorization: `Bearer ${value}`, 'x-org-token': 'org-7f3a9c2e' });
+      expect(failure).toBeInstanceOf(UpstreamHttpError);
+      const body = (failure as UpstreamHttpError).body;
+      expect(body).toContain('Incorrect API key provided: [redacted]');
+      expect(body).not.toContain(value);
+      expect(body).not.toContain('org-7f3a9c2e');
+    } finally {
+      await upstream.close();
+    }
   });
 });
