@@ -18,19 +18,21 @@ function usd(value: string): number {
   return number;
 }
 
-/** A rate limit as typed: a whole number, or `none` to remove it (`null`, as in the API). */
-function rateLimit(value: string): number | null {
-  if (value.trim().toLowerCase() === 'none') return null;
+/** A rate limit as typed: a whole number, or `none` to remove it (sent as `null`, as in the API; commander would turn a parsed null into ''). */
+function rateLimit(value: string): number | 'none' {
+  if (value.trim().toLowerCase() === 'none') return 'none';
   const number = Number(value);
   if (value.trim() === '' || !Number.isInteger(number)) throw new InvalidArgumentError('expected a whole number such as 60, or "none" to remove the limit');
   return number;
 }
 
 interface RateLimitOptions {
-  requestsPerMinute?: number | null;
-  tokensPerMinute?: number | null;
-  concurrentRequests?: number | null;
+  requestsPerMinute?: number | 'none';
+  tokensPerMinute?: number | 'none';
+  concurrentRequests?: number | 'none';
 }
+
+type RateLimitChanges = Partial<Record<keyof RateLimitOptions, number | null>>;
 
 /** The three rate-limit options, on `keys create` and on the commands that change limits. */
 function withRateLimitOptions(command: Command): Command {
@@ -40,14 +42,15 @@ function withRateLimitOptions(command: Command): Command {
     .option('--concurrent-requests <n>', 'requests in flight at once ("none" removes the limit)', rateLimit);
 }
 
-function rateLimitsOf(options: RateLimitOptions): RateLimitOptions {
-  return withoutUndefined({ requestsPerMinute: options.requestsPerMinute, tokensPerMinute: options.tokensPerMinute, concurrentRequests: options.concurrentRequests });
+function rateLimitsOf(options: RateLimitOptions): RateLimitChanges {
+  const change = (value: number | 'none' | undefined) => (value === 'none' ? null : value);
+  return withoutUndefined({ requestsPerMinute: change(options.requestsPerMinute), tokensPerMinute: change(options.tokensPerMinute), concurrentRequests: change(options.concurrentRequests) });
 }
 
 /** A new key has no limit to remove: `none` there is refused rather than ignored. */
 function newKeyRateLimits(options: RateLimitOptions): { requestsPerMinute?: number; tokensPerMinute?: number; concurrentRequests?: number } {
   const { requestsPerMinute, tokensPerMinute, concurrentRequests } = options;
-  if (requestsPerMinute === null || tokensPerMinute === null || concurrentRequests === null) {
+  if (requestsPerMinute === 'none' || tokensPerMinute === 'none' || concurrentRequests === 'none') {
     throw new GatewayError('GW_VALIDATION', 'a new key has no rate limit to remove: leave the option out instead of "none"');
   }
   return withoutUndefined({ requestsPerMinute, tokensPerMinute, concurrentRequests });

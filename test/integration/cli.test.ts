@@ -82,6 +82,20 @@ describe('gateway CLI and server process', () => {
     await expect(cli('keys', 'create', '--account', account.id, '--name', 'neg', '--total', '-1')).rejects.toMatchObject(refusal(/options\.limits\.total must be >= 0/));
   });
 
+  it('sets rate limits on a new key, changes and removes them on a key and on an account, and refuses bad ones', async () => {
+    const account = JSON.parse(await cli('accounts', 'create', '--email', 'limited@example.com')) as { id: string };
+    const key = JSON.parse(await cli('keys', 'create', '--account', account.id, '--name', 'limited', '--requests-per-minute', '60', '--concurrent-requests', '2')) as { id: string; rateLimits: object };
+    expect(key.rateLimits).toEqual({ requestsPerMinute: 60, concurrentRequests: 2 });
+    const changed = JSON.parse(await cli('keys', 'rate-limits', '--key', key.id, '--tokens-per-minute', '10000', '--requests-per-minute', 'none')) as { rateLimits: object };
+    expect(changed.rateLimits).toEqual({ tokensPerMinute: 10000, concurrentRequests: 2 });
+    expect(JSON.parse(await cli('accounts', 'rate-limits', '--account', account.id, '--requests-per-minute', '30'))).toEqual({ requestsPerMinute: 30 });
+    const refusal = (pattern: RegExp) => ({ code: 1, stderr: expect.stringMatching(pattern) });
+    await expect(cli('keys', 'rate-limits', '--key', key.id, '--requests-per-minute', '0')).rejects.toMatchObject(refusal(/options\.requestsPerMinute must be >= 1/));
+    await expect(cli('keys', 'rate-limits', '--key', key.id, '--requests-per-minute', 'many')).rejects.toMatchObject(refusal(/expected a whole number/));
+    await expect(cli('keys', 'rate-limits', '--key', key.id)).rejects.toMatchObject(refusal(/options must NOT have fewer than 1 properties/));
+    await expect(cli('keys', 'create', '--account', account.id, '--name', 'x', '--tokens-per-minute', 'none')).rejects.toMatchObject(refusal(/no rate limit to remove/));
+  });
+
   it('says a key is already revoked when it is revoked twice', async () => {
     const account = JSON.parse(await cli('accounts', 'create', '--email', 'twice@example.com')) as { id: string };
     const key = JSON.parse(await cli('keys', 'create', '--account', account.id, '--name', 'once')) as { id: string };
