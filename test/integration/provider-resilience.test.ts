@@ -1,5 +1,6 @@
+import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import type { FakeServer } from '../fakes/fake-server.ts';
+import { sleep, startFakeServer, type FakeServer } from '../fakes/fake-server.ts';
 import { fakeOpenAiKey, startOpenAiFake } from '../fakes/openai-fake.ts';
 import { startSwitchableUpstream, type SwitchableUpstream } from '../fakes/switchable-upstream.ts';
 import { adminHeaders, expectEnvelope, heldNanosOf, keyHeaders } from '../support/http-helpers.ts';
@@ -14,20 +15,34 @@ interface AuditedRecord {
 
 const cooldownMs = 600;
 
+/** The faithful fake behind a healthy answer that takes `delay.ms` to start, so a test can keep a probe in flight. */
+function startDelayedRelay(target: FakeServer, delay: { ms: number }): Promise<FakeServer> {
+  return startFakeServer(async (incoming, response) => {
+    await sleep(delay.ms);
+    const answer = await request(`${target.url}${incoming.path}`, { method: 'POST', headers: { authorization: String(incoming.headers.authorization), 'content-type': 'application/json' }, body: JSON.stringify(incoming.body) });
+    response.writeHead(answer.statusCode, { 'content-type': String(answer.headers['content-type'] ?? 'application/json') });
+    for await (const chunk of answer.body) response.write(chunk);
+    response.end();
+  });
+}
+
 describe('provider resilience: breakers, fallbacks, retry-after, and the route of each record', () => {
   let openai: FakeServer;
   let primary: SwitchableUpstream;
+  let delayed: FakeServer;
+  const primaryDelay = { ms: 0 };
   let lonely: SwitchableUpstream;
   let gateway: TestGateway;
   const logLines: Array<Record<string, unknown>> = [];
 
   beforeAll(async () => {
     openai = await startOpenAiFake();
-    primary = await startSwitchableUpstream(openai);
+    delayed = await startDelayedRelay(openai, primaryDelay);
+    primary = await startSwitchableUpstream(delayed);
     lonely = await startSwitchableUpstream(openai);
     const provider = (name: string, server: FakeServer) => `  ${name}: { protocol: openai, baseUrl: "${server.url}/v1", apiKey: ${fakeOpenAiKey} }`;
     gateway = await startTestGateway({
-      upstreams: [primary, lonely, openai],
+      upstreams: [primary, delayed, lonely, openai],
       logLines,
       configText: [
         'providers:',
@@ -89,7 +104,10 @@ describe('provider resilience: breakers, fallbacks, retry-after, and the route o
     await new Promise((resolve) => setTimeout(resolve, cooldownMs + 50));
     primary.down = false;
     primary.failureDelayMs = 0;
+    // The probe's answer is slow enough that the others reach the row while it is in flight, however loaded the machine.
+    primaryDelay.ms = 1_000;
     const concurrent = await Promise.all(Array.from({ length: 5 }, () => chat(key, 'resilient')));
+    primaryDelay.ms = 0;
     for (const answer of concurrent) expect(answer.statusCode).toBe(200);
     expect(primaryCalls()).toBe(4);
     // Closed again: the primary serves.
