@@ -99,6 +99,14 @@ describe('deploy/compose.yaml and deploy/gateway.yaml', () => {
     expect(gateway.depends_on).toMatchObject({ postgres: { condition: 'service_healthy' }, 'create-bucket': { condition: 'service_completed_successfully' } });
   });
 
+  it('points REDIS_URL at the Redis service, which the gateways wait for, so rate limits hold across the replicas', () => {
+    const redis = new URL(readEnvironment(gateway.environment!).redisUrl!);
+    expect(redis.protocol).toBe('redis:');
+    expect(redis.hostname).toBe('redis');
+    expect(services.redis!.image).toMatch(/^redis:\d/);
+    expect(gateway.depends_on).toMatchObject({ redis: { condition: 'service_healthy' } });
+  });
+
   it('load-balances every replica on the port the image listens on', () => {
     const nginx = readFileSync(mountedFile(services.lb!, '/etc/nginx/nginx.conf'), 'utf8');
     const port = /^ENV[^\n]*\bPORT=(\d+)/m.exec(runtimeStage.replace(/\\\n\s*/g, ' '))![1];
