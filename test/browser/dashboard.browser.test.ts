@@ -206,6 +206,35 @@ describe.skipIf(!mustRun)('dashboard in Chromium', () => {
     await shot('catalog');
   }, 30_000);
 
+  it('sets a rate limit of one request per minute: the second call is refused with 429; removing it lifts the refusal', async () => {
+    await go('API keys', 'API keys');
+    const card = page.getByRole('article', { name: 'laptop' });
+    await card.getByRole('button', { name: 'Rate limits' }).click();
+    const limits = page.getByRole('dialog', { name: 'Rate limits of "laptop"' });
+    await limits.getByLabel('Requests per minute').fill('1');
+    await limits.getByRole('button', { name: 'Save limits' }).click();
+    await expect.poll(() => limits.count()).toBe(0);
+    await expect.poll(() => card.getByLabel('Rate limits of laptop').innerText()).toContain('requests per minute 1');
+
+    expect((await complete(rawKey)).status).toBe(200);
+    const refused = await complete(rawKey);
+    expect(refused.status).toBe(429);
+    expect(refused.headers.get('retry-after')).toMatch(/^\d+$/);
+    expect(((await refused.json()) as { errors: string[] }).errors[0]).toMatch(/requests per minute/);
+
+    await card.getByRole('button', { name: 'Rate limits' }).click();
+    await limits.getByLabel('Concurrent requests').fill('0');
+    await limits.getByRole('button', { name: 'Save limits' }).click();
+    // The browser's own check or the dialog's: either way it stays open and says why.
+    await expect.poll(async () => (await limits.getByRole('alert').count()) + (await limits.locator('input:invalid').count())).toBeGreaterThan(0);
+    await limits.getByLabel('Concurrent requests').fill('');
+    await limits.getByLabel('Requests per minute').fill('');
+    await limits.getByRole('button', { name: 'Save limits' }).click();
+    await expect.poll(() => limits.count()).toBe(0);
+    await expect.poll(() => card.getByLabel('Rate limits of laptop').innerText()).toContain("the account's");
+    expect((await complete(rawKey)).status).toBe(200);
+  }, 30_000);
+
   it('sets a daily cap at what the key has spent, and the next call is refused with 429', async () => {
     await go('API keys', 'API keys');
     const card = page.getByRole('article', { name: 'laptop' });

@@ -13,6 +13,9 @@ export type { Account, CreatedKey, DailySpendView as DailySpend } from '../../sr
 export const capNames = ['daily', 'weekly', 'monthly', 'total'] as const;
 export type CapName = (typeof capNames)[number];
 
+export const rateLimitNames = ['requestsPerMinute', 'tokensPerMinute', 'concurrentRequests'] as const;
+export type RateLimitName = (typeof rateLimitNames)[number];
+
 export type ApiKey = ListedKey;
 export type GenerationRecord = GenerationRecordView;
 export type MediaItem = MediaItemView;

@@ -6,7 +6,7 @@ import { FormDialog } from '../components/form-dialog.tsx';
 import { TableHead } from '../components/table-head.tsx';
 import { ErrorText, LoadState, messageOf } from '../components/feedback.tsx';
 import { dateTime, usd } from '../format.ts';
-import { capNames, type ApiKey, type CapName, type CreatedKey } from '../types.ts';
+import { capNames, rateLimitNames, type ApiKey, type CapName, type CreatedKey, type RateLimitName } from '../types.ts';
 import { useApi } from '../use-api.ts';
 
 type Action =
@@ -15,9 +15,11 @@ type Action =
   | { kind: 'reveal'; key: ApiKey }
   | { kind: 'rename'; key: ApiKey }
   | { kind: 'caps'; key: ApiKey }
+  | { kind: 'rate-limits'; key: ApiKey }
   | { kind: 'revoke'; key: ApiKey };
 
 const capLabels: Record<CapName, string> = { daily: 'Daily', weekly: 'Weekly', monthly: 'Monthly', total: 'Total' };
+const rateLimitLabels: Record<RateLimitName, string> = { requestsPerMinute: 'Requests per minute', tokensPerMinute: 'Tokens per minute', concurrentRequests: 'Concurrent requests' };
 const capWindows: Record<CapName, string> = { daily: 'today (UTC)', weekly: 'this ISO week', monthly: 'this month', total: 'ever' };
 
 /** The spec's "account settings area, section API Keys": create, reveal, rename, caps, disable, revoke. */
@@ -79,6 +81,7 @@ export function KeysPage({ onChanged }: { onChanged: () => void }) {
       {action?.kind === 'reveal' ? <RevealDialog apiKey={action.key} onClose={() => setAction(undefined)} /> : null}
       {action?.kind === 'rename' ? <RenameDialog apiKey={action.key} onClose={() => setAction(undefined)} onDone={() => done()} /> : null}
       {action?.kind === 'caps' ? <CapsDialog apiKey={action.key} onClose={() => setAction(undefined)} onDone={() => done()} /> : null}
+      {action?.kind === 'rate-limits' ? <RateLimitsDialog apiKey={action.key} onClose={() => setAction(undefined)} onDone={() => done()} /> : null}
       {action?.kind === 'revoke' ? <RevokeDialog apiKey={action.key} onClose={() => setAction(undefined)} onDone={() => done()} /> : null}
     </>
   );
@@ -96,6 +99,15 @@ function KeyCard({ apiKey, onAction, onToggle }: { apiKey: ApiKey; onAction: (ac
         <code>{apiKey.prefix}</code> · created {dateTime(apiKey.createdAt)} · id <code>{apiKey.id}</code>
       </p>
       <SpendTable apiKey={apiKey} />
+      <p class="muted" aria-label={`Rate limits of ${apiKey.name}`}>
+        Rate limits:{' '}
+        {rateLimitNames.some((name) => apiKey.rateLimits[name] !== undefined)
+          ? rateLimitNames
+              .filter((name) => apiKey.rateLimits[name] !== undefined)
+              .map((name) => `${rateLimitLabels[name].toLowerCase()} ${apiKey.rateLimits[name]}`)
+              .join(' · ')
+          : "the account's"}
+      </p>
       <div class="actions">
         <button type="button" onClick={() => onAction({ kind: 'reveal', key: apiKey })}>
           Reveal
@@ -105,6 +117,9 @@ function KeyCard({ apiKey, onAction, onToggle }: { apiKey: ApiKey; onAction: (ac
         </button>
         <button type="button" onClick={() => onAction({ kind: 'caps', key: apiKey })}>
           Spend caps
+        </button>
+        <button type="button" onClick={() => onAction({ kind: 'rate-limits', key: apiKey })}>
+          Rate limits
         </button>
         <button type="button" onClick={onToggle}>
           {apiKey.isActive ? 'Disable' : 'Enable'}
@@ -239,6 +254,47 @@ function CapsDialog({ apiKey, onClose, onDone }: { apiKey: ApiKey; onClose: () =
             step="any"
             value={values[cap]}
             onInput={(event) => setValues({ ...values, [cap]: event.currentTarget.value })}
+          />
+        </label>
+      ))}
+    </FormDialog>
+  );
+}
+
+/** Each rate limit as typed: empty removes it (sent as null: the account's applies), a whole number sets it. */
+function RateLimitsDialog({ apiKey, onClose, onDone }: { apiKey: ApiKey; onClose: () => void; onDone: () => void }) {
+  const [values, setValues] = useState<Record<RateLimitName, string>>(() => {
+    const initial = { requestsPerMinute: '', tokensPerMinute: '', concurrentRequests: '' };
+    for (const name of rateLimitNames) {
+      const limit = apiKey.rateLimits[name];
+      if (limit !== undefined) initial[name] = String(limit);
+    }
+    return initial;
+  });
+  const save = async () => {
+    const body: Record<string, number | null> = {};
+    for (const name of rateLimitNames) {
+      const typed = values[name].trim();
+      const limit = Number(typed);
+      if (typed !== '' && !(Number.isInteger(limit) && limit >= 1)) throw new Error(`${rateLimitLabels[name].toLowerCase()} must be a whole number of at least 1`);
+      body[name] = typed === '' ? null : limit;
+    }
+    await request('PATCH', `/api/v1/api-keys/${encodeURIComponent(apiKey.id)}/rate-limits`, body);
+    onDone();
+  };
+  return (
+    <FormDialog title={`Rate limits of "${apiKey.name}"`} submitLabel="Save limits" onClose={onClose} action={save}>
+      <p class="muted">Leave a field empty for the account's limit, if any. A call over a limit is refused with 429 and a retry-after.</p>
+      {rateLimitNames.map((name) => (
+        <label key={name}>
+          {rateLimitLabels[name]}
+          <input
+            type="number"
+            inputMode="numeric"
+            min={1}
+            step={1}
+            value={values[name]}
+            onInput={(event) => setValues({ ...values, [name]: event.currentTarget.value })}
           />
         </label>
       ))}
