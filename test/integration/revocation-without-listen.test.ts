@@ -99,4 +99,13 @@ describe('key revocation while the LISTEN connection is down', () => {
     await until('B refused the second key', () => bAccepts(second.key), (answer) => !answer.ok, 5_000);
     expect(Date.now() - revokedAt).toBeLessThan(1_000);
   }, 60_000);
+
+  it('refuses at once a key revoked through the same process, whose cache forgets it without LISTEN (one process, as the embedded database)', async () => {
+    const { accountId, keyId, key } = await gateway.createFundedKey();
+    const account = () => gateway.request({ method: 'GET', url: '/api/v1/account', headers: { 'x-api-key': key } });
+    expect((await account()).statusCode).toBe(200);
+    expect(await terminateListeners()).toBeGreaterThanOrEqual(1);
+    await gateway.gateway.core.services.apiKeys.revoke(accountId, keyId);
+    expect((await account()).statusCode).toBe(401);
+  });
 });
