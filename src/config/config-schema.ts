@@ -158,6 +158,19 @@ export const ConfigFileSchema = Type.Object(
           requestTimeoutMs: Type.Optional(Type.Integer({ minimum: 100, maximum: 3_600_000 })),
           keepAliveTimeoutMs: Type.Optional(Type.Integer({ minimum: 100, maximum: 3_600_000 })),
           maxJsonDepth: Type.Optional(Type.Integer({ minimum: 2, maximum: 1000 })),
+          // Multipart forms (alpha videos): enforced while the body streams in.
+          multipart: Type.Optional(
+            Type.Object(
+              {
+                maxParts: Type.Optional(Type.Integer({ minimum: 1, maximum: 10_000 })),
+                maxFields: Type.Optional(Type.Integer({ minimum: 1, maximum: 10_000 })),
+                maxFieldBytes: Type.Optional(Type.Integer({ minimum: 1, maximum: 512 * 1024 * 1024 })),
+                maxFiles: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000 })),
+                maxFileBytes: Type.Optional(Type.Integer({ minimum: 1, maximum: 512 * 1024 * 1024 })),
+              },
+              { additionalProperties: false },
+            ),
+          ),
           // The proxies whose X-Forwarded-For names the client: addresses or CIDR ranges (or loopback, linklocal, uniquelocal).
           trustProxy: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 100 }), { maxItems: 64 })),
         },

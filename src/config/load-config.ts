@@ -119,6 +119,19 @@ export interface ServerInputLimits {
   requestTimeoutMs: number;
   keepAliveTimeoutMs: number;
   maxJsonDepth: number;
+  multipart: MultipartLimits;
+}
+
+/**
+ * Most parts, text fields, bytes of one text field, files and bytes of one file a multipart form may carry;
+ * checked while the body streams in, so parsing stops at the first part past one.
+ */
+export interface MultipartLimits {
+  maxParts: number;
+  maxFields: number;
+  maxFieldBytes: number;
+  maxFiles: number;
+  maxFileBytes: number;
 }
 
 /** Guessing passwords and mass signups, limited per email and per client address within a fixed window. */
@@ -140,6 +153,12 @@ export const configDefaults = {
   requestTimeoutMs: 60_000,
   keepAliveTimeoutMs: 72_000,
   maxJsonDepth: 64,
+  // Sized for the alpha videos form: six fields at most, a prompt of 32,000 characters (up to 4 bytes each).
+  multipartMaxParts: 16,
+  multipartMaxFields: 16,
+  multipartMaxFieldBytes: 128 * 1024,
+  multipartMaxFiles: 0,
+  multipartMaxFileBytes: 8 * 1024 * 1024,
   loginFailuresPerEmail: 10,
   loginFailuresPerAddress: 50,
   signupsPerAddress: 20,
@@ -313,6 +332,13 @@ function build(file: ConfigFile, path: string): GatewayConfig {
       requestTimeoutMs,
       keepAliveTimeoutMs: file.server?.keepAliveTimeoutMs ?? configDefaults.keepAliveTimeoutMs,
       maxJsonDepth: file.server?.maxJsonDepth ?? configDefaults.maxJsonDepth,
+      multipart: {
+        maxParts: file.server?.multipart?.maxParts ?? configDefaults.multipartMaxParts,
+        maxFields: file.server?.multipart?.maxFields ?? configDefaults.multipartMaxFields,
+        maxFieldBytes: file.server?.multipart?.maxFieldBytes ?? configDefaults.multipartMaxFieldBytes,
+        maxFiles: file.server?.multipart?.maxFiles ?? configDefaults.multipartMaxFiles,
+        maxFileBytes: file.server?.multipart?.maxFileBytes ?? configDefaults.multipartMaxFileBytes,
+      },
       trustProxy: trustedProxies(file, fail),
     },
     accounts: {

@@ -1,12 +1,16 @@
 import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { preParsingAsyncHookHandler } from 'fastify';
+import type { Catalog } from '../../catalog/catalog.ts';
+import { GatewayError } from '../../domain/errors.ts';
 import type { GatewayServices } from '../../gateway/services.ts';
-import { callerOf, requireCredential } from '../../http/authentication.ts';
+import { callerOf, principalOf, requireCredential } from '../../http/authentication.ts';
 import { requestBaseUrl } from '../../http/base-url.ts';
 import { Identifier } from '../../http/schemas.ts';
+import { readMultipartForm } from '../../http/multipart-form.ts';
 import { binaryDownload, jsonBody, redirect } from '../../http/openapi/route-documentation.ts';
 import { VideosCreateRequest } from '../../protocols/openai/videos.ts';
 import { RouterVideoJob } from '../../protocols/router-video/videos.ts';
-import { alphaVideoJob, decodeAlphaVideo, formBody } from './videos-codec.ts';
+import { alphaVideoJob, decodeAlphaVideo, formBody, refuseUpload } from './videos-codec.ts';
 
 /** A video id as the gateway issues them: anything else answers 404 before any lookup. */
 const VideoIdParams = Type.Object({ id: Identifier });
@@ -14,14 +18,43 @@ const ContentQuery = Type.Object({ index: Type.Optional(Type.Integer({ minimum: 
 const VideoJob = Type.Object({ ...RouterVideoJob.properties, model: Type.String() }, { description: "The task in the routing provider's job shape, with links back to this surface" });
 
 /**
+ * Admission before a multipart body is read: the key was authenticated on request, and an account without
+ * credit gets its 403 here, before any part is parsed (the hold on submission is the real check; this one
+ * only keeps a broke key from making the gateway parse its forms).
+ */
+function admitForm(services: GatewayServices): preParsingAsyncHookHandler {
+  return async (request) => {
+    if (!request.headers['content-type']?.toLowerCase().startsWith('multipart/')) return;
+    const account = await services.accounts.getAccount(principalOf(request).accountId);
+    if (account.creditBalance <= 0) throw new GatewayError('GW_INSUFFICIENT_BALANCE', 'insufficient credit balance: the account has no credits for a video job');
+  };
+}
+
+/** The form's `model`, refused as soon as it is read when no video model has that id (the same refusal as on submission). */
+function checkVideoModel(catalog: Catalog, modelId: string): void {
+  const model = catalog.resolve(modelId);
+  if (!model.outputModalities.includes('video')) throw new GatewayError('GW_MODEL_NOT_AVAILABLE', `model "${modelId}" does not generate video`);
+}
+
+/**
  * The alpha surface's videos (spec, Alpha surface): the routing provider's video API over the gateway's
  * video tasks. The body is JSON, or the multipart form the official SDKs send.
  */
 export const alphaVideoRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServices }> = async (app, { services }) => {
   app.addHook('onRequest', requireCredential(services.authenticator));
-  app.addContentTypeParser('multipart/form-data', { parseAs: 'buffer', bodyLimit: services.config.server.bodyLimitBytes }, (request, body, done) => {
-    formBody(body as Buffer, String(request.headers['content-type'])).then(
-      (parsed) => done(null, parsed),
+  // Streamed through the form parser within `server.multipart`, after the admission hook below has passed.
+  app.addContentTypeParser('multipart/form-data', (request, payload, done) => {
+    const { headers } = request;
+    const contentLength = headers['content-length'];
+    readMultipartForm(payload, { 'content-type': headers['content-type'], 'content-length': contentLength }, {
+      limits: services.config.server.multipart,
+      maxBodyBytes: services.config.server.bodyLimitBytes,
+      onField: ({ name, value }) => {
+        if (name === 'model') checkVideoModel(services.catalog, value);
+      },
+      refuseFile: refuseUpload,
+    }).then(
+      (form) => done(null, formBody(form.fields)),
       (error: Error) => done(error),
     );
   });
@@ -31,6 +64,7 @@ export const alphaVideoRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServ
   app.post(
     '/api/alpha/v1/videos',
     {
+      preParsing: admitForm(services),
       schema: {
         summary: 'Submit a video job',
         // Checked in code: the same fields come as JSON or as the SDKs' multipart form.

@@ -1,6 +1,7 @@
 import { GatewayError } from '../../domain/errors.ts';
 import type { VideoResolution } from '../../domain/video.ts';
 import type { NativeVideoInput } from '../../gateway/video-request-check.ts';
+import type { MultipartField } from '../../http/multipart-form.ts';
 import type { VideoTaskView } from '../../gateway/video-generation.ts';
 import { maxVideoPromptCharacters, videosCreateFields as fields, type VideoSize } from '../../protocols/openai/videos.ts';
 import type { RouterVideoJob, RouterVideoStatus } from '../../protocols/router-video/videos.ts';
@@ -59,24 +60,29 @@ export function decodeAlphaVideo(body: unknown): NativeVideoInput {
 
 /**
  * A multipart form as the official SDKs send it (`input_reference[image_url]` for nested fields) turned into
- * the JSON body's shape; an uploaded file is refused, like a `file_id`.
+ * the JSON body's shape. Objects without a prototype, and the parser refuses `__proto__` and the like, so no
+ * field name reaches one.
  */
-export async function formBody(raw: Buffer, contentType: string): Promise<Record<string, unknown>> {
-  let form: FormData;
-  try {
-    form = await new Response(raw, { headers: { 'content-type': contentType } }).formData();
-  } catch {
-    return refuse('the multipart body cannot be read');
-  }
-  const body: Record<string, unknown> = {};
-  for (const [name, value] of form.entries()) {
-    if (typeof value !== 'string') throw new GatewayError('GW_PARAMETER_UNSUPPORTED', `file uploads ("${name}") are not accepted: pass "input_reference[image_url]"`);
+export function formBody(fields: readonly MultipartField[]): Record<string, unknown> {
+  const body: Record<string, unknown> = Object.create(null);
+  const objects = new Map<string, Record<string, string>>();
+  for (const { name, value } of fields) {
     const nested = /^([a-z_]+)\[([a-z_]+)\]$/.exec(name);
-    if (nested) body[nested[1]!] = { ...(body[nested[1]!] as Record<string, unknown> | undefined), [nested[2]!]: value };
-    else body[name] = value;
+    if (!nested) {
+      body[name] = value;
+      continue;
+    }
+    const outer = nested[1]!;
+    let object = objects.get(outer);
+    if (!object || body[outer] !== object) objects.set(outer, (object = Object.create(null) as Record<string, string>));
+    object[nested[2]!] = value;
+    body[outer] = object;
   }
   return body;
 }
+
+/** An uploaded file is refused, like a `file_id`: no provider of the gateway takes one. */
+export const refuseUpload = (name: string) => new GatewayError('GW_PARAMETER_UNSUPPORTED', `file uploads (${JSON.stringify(name)}) are not accepted: pass "input_reference[image_url]"`);
 
 const statuses: Record<VideoTaskView['status'], RouterVideoStatus> = {
   queued: 'pending',
