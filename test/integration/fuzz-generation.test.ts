@@ -7,7 +7,9 @@
  *   1. the answer is 2xx, 4xx, 502 or 503, never a 500, and it comes;
  *   2. every 4xx the gateway makes itself is the spec's envelope;
  *   3. an upstream answer that is not its protocol's is never relayed as a success;
- *   4. afterwards no hold is outstanding, no balance is below zero and no key is past a cap.
+ *   4. afterwards no hold is outstanding, no balance is below zero and no key is past a cap;
+ *   5. a body with U+0000 or a lone surrogate in any string or field name, or a `__proto__`, `constructor` or
+ *      `prototype` field anywhere, answers 400 (text storage cannot hold is refused before anything runs).
  */
 import { sql } from 'drizzle-orm';
 import fc from 'fast-check';
@@ -18,6 +20,7 @@ import { startAnthropicFake, fakeAnthropicKey } from '../fakes/anthropic-fake.ts
 import { chaosBehaviours, startChaosUpstream, type ChaosBehaviour, type ChaosUpstream } from '../fakes/chaos-upstream.ts';
 import { fakeGeminiKey, startGeminiFake } from '../fakes/gemini-fake.ts';
 import { fakeOpenAiKey, startOpenAiFake } from '../fakes/openai-fake.ts';
+import { poisonArb, poisoned, withUnstorable } from '../support/hostile-text.ts';
 import { startTestGateway, type TestGateway } from '../support/test-gateway.ts';
 
 const seed = process.env.FUZZ_SEED ? Number(process.env.FUZZ_SEED) : undefined;
@@ -59,7 +62,10 @@ beforeAll(async () => {
       embedding('embed-openai', 'openai', 'text-embedding-3-small'),
       embedding('embed-gemini', 'gemini', 'gemini-embedding-001'),
       embedding('sandbox-embed', 'sandbox', 'embedding'),
+      '  - { id: sandbox-image, outputModalities: [image], pricing: { perImage: 0.001 }, providers: [{ provider: sandbox, model: image }] }',
+      '  - { id: sandbox-video, outputModalities: [video], pricing: { perVideoSecond: 0.001 }, providers: [{ provider: sandbox, model: video }] }',
       'upstream: { maxEventCharacters: 65536 }',
+      'jobs: { taskPollMs: 20, idlePollMs: 50 }',
     ].join('\n'),
   });
   // Rich, capped and nearly empty: admissions, cap refusals and balance refusals all happen.
@@ -79,7 +85,7 @@ const evil: fc.Arbitrary<unknown> = fc.oneof(
   fc.constantFrom(null, true, '', -1, 0, 1.5, 2 ** 53 + 1, 1e300, -1e300, Number.MAX_VALUE, [], {}, 'x'.repeat(5_000)),
   fc.integer(),
   fc.double({ noNaN: true, noDefaultInfinity: true }),
-  fc.string({ maxLength: 40 }),
+  withUnstorable(fc.string({ maxLength: 40 }), 2),
   fc.nat({ max: 60 }).map((depth) => nest(depth)),
   fc.jsonValue({ maxDepth: 3 }),
 );
@@ -112,6 +118,10 @@ const routes: Route[] = [
   { name: 'gamma stream', url: (m) => `/api/gamma/v1beta/models/${m}:streamGenerateContent?alt=sse`, body: () => ({ contents: 'hello fuzz' }) },
   { name: 'gamma embed', embeds: true, url: (m) => `/api/gamma/v1beta/models/${m}:embedContent`, body: () => ({ content: { parts: [{ text: 'hello' }] } }) },
   { name: 'gamma batch embed', embeds: true, url: (m) => `/api/gamma/v1beta/models/${m}:batchEmbedContents`, body: (m) => ({ requests: [{ model: `models/${m}`, content: { parts: [{ text: 'a' }] } }] }) },
+  // Media jobs (sandbox models: stored, run and settled in the background).
+  { name: 'native image job', url: () => '/api/v1/image/generations/async', body: () => ({ model: 'sandbox-image', content: [{ type: 'text', text: 'a fox' }] }) },
+  { name: 'native video job', url: () => '/api/v1/video/generations', body: () => ({ model: 'sandbox-video', content: [{ type: 'text', text: 'a clip' }] }) },
+  { name: 'alpha video job', url: () => '/api/alpha/v1/videos', body: () => ({ model: 'sandbox-video', prompt: 'a clip', seconds: 2, size: '720x1280' }) },
 ];
 
 /** A JSON path into the body and the value put there; arrays and objects are made on the way as needed. */
@@ -168,6 +178,14 @@ function checkAnswer(response: LightMyRequestResponse, behaviour: ChaosBehaviour
 
 async function checkBooks(): Promise<void> {
   await gateway.settled();
+  // Media jobs end (and settle their holds) in the background.
+  const db0 = gateway.gateway.core.storage.db;
+  for (let attempt = 0; attempt < 200; attempt++) {
+    const [open] = await queryRows<{ count: number }>(db0, sql`SELECT count(*)::int AS count FROM media_jobs WHERE state IN ('queued', 'processing')`);
+    if (open!.count === 0) break;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  await gateway.settled();
   // Credit leased and unused goes back; a hold any request left behind would keep its lease open.
   await gateway.gateway.core.services.ledger.giveBackUnused();
   const db = gateway.gateway.core.storage.db;
@@ -191,9 +209,11 @@ describe('generation routes against random bodies and an upstream that answers a
         fc.oneof({ weight: 3, arbitrary: fc.constant(0) }, { weight: 1, arbitrary: fc.nat({ max: keys.length - 1 }) }),
         fc.oneof({ weight: 3, arbitrary: fc.constant([] as Array<[Array<string | number>, unknown]>) }, { weight: 1, arbitrary: fc.array(mutation, { minLength: 1, maxLength: 3 }) }),
         fc.oneof({ weight: 4, arbitrary: fc.constant('as-is') }, { weight: 1, arbitrary: payloadText }),
-        async ([route, modelId], behaviour, keyIndex, mutations, form) => {
-          const body = route.body(modelId);
+        fc.option(poisonArb, { freq: 4 }),
+        async ([route, modelId], behaviour, keyIndex, mutations, form, poison) => {
+          let body = route.body(modelId);
           for (const change of mutations) mutate(body, change);
+          if (poison) body = poisoned(body, poison);
           chaos.answerNextWith(behaviour);
           const response = await gateway.app.inject({
             method: 'POST',
@@ -202,7 +222,10 @@ describe('generation routes against random bodies and an upstream that answers a
             payload: render(body, form),
           });
           chaos.answerNextWith('valid');
-          checkAnswer(response, behaviour, `${route.name} ${modelId} ${behaviour} ${form}`);
+          const label = `${route.name} ${modelId} ${behaviour} ${form}${poison ? ` poisoned ${JSON.stringify(poison)}` : ''}`;
+          checkAnswer(response, behaviour, label);
+          // (5) Refused at the edge, whatever else is wrong with the body.
+          if (poison) expect(response.statusCode, `${label}: ${response.body.slice(0, 300)}`).toBe(400);
         },
       ),
       { numRuns: 100 * runScale, seed, interruptAfterTimeLimit: 60_000 * runScale },

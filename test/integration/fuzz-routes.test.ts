@@ -9,6 +9,10 @@
  * Credentials are valid in a good share of the cases, so the handlers behind authentication and validation
  * are reached too. After an accepted mutating request (which may revoke the credential key, end the session or
  * fill the key quota) the fixtures are repaired before the next case.
+ *
+ * Every string field, query value and path id also comes with U+0000 or a lone surrogate spliced in, and
+ * bodies with such a character in a field name or a `__proto__`, `constructor` or `prototype` field in any
+ * object (test/support/hostile-text.ts): storage cannot hold that text, so it must be refused, never a 5xx.
  */
 import { METHODS } from 'node:http';
 import { sql } from 'drizzle-orm';
@@ -17,6 +21,7 @@ import type { InjectOptions, LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { GatewayServices } from '../../src/gateway/services.ts';
 import { queryRows } from '../../src/storage/database.ts';
+import { poisonArb, poisoned, withUnstorable } from '../support/hostile-text.ts';
 import { startTestGateway, testAdminToken, type TestGateway } from '../support/test-gateway.ts';
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -228,6 +233,8 @@ function resolve(request: FuzzRequest): InjectOptions {
   const path = request.template
     .replace(':keyId', () => encodeLoosely(resolveId(request.keyId, 'key'), false))
     .replace(':accountId', () => encodeLoosely(resolveId(request.accountId, 'account'), false))
+    // Generation ids: an existing key's id has the right form and names no generation; garbage is garbage.
+    .replace(':generationId', () => encodeLoosely(resolveId(request.keyId, 'key'), false))
     .replace('*', () => request.wildcard);
   const headers: Record<string, string> = { ...request.extraHeaders, ...credentialHeaders(request.credential) };
   if (request.body.contentType !== undefined) headers['content-type'] = request.body.contentType;
@@ -355,22 +362,25 @@ const signedUsd = fc.oneof(
   fc.integer({ min: -1000, max: 1000 }),
   fc.constantFrom(1e9, -1e9, 0.000_000_001),
 );
-const keyName = fc.oneof(fc.string({ minLength: 1, maxLength: 100, unit: 'binary' }), fc.constantFrom('a', ' ', '\u0000', 'x'.repeat(100), 'k\u0000ey'));
-const emailArb = fc.oneof(
-  { weight: 3, arbitrary: fc.emailAddress() },
-  { weight: 1, arbitrary: fc.constantFrom('fuzz-main@example.com', 'FUZZ-MAIN@EXAMPLE.COM', ' fuzz-main@example.com ', 'a@b', 'nobody@example.com') },
-  { weight: 1, arbitrary: unicodeText },
+const keyName = withUnstorable(fc.oneof(fc.string({ minLength: 1, maxLength: 100, unit: 'binary' }), fc.constantFrom('a', ' ', '\u0000', 'x'.repeat(100), 'k\u0000ey')));
+const emailArb = withUnstorable(
+  fc.oneof(
+    { weight: 3, arbitrary: fc.emailAddress() },
+    { weight: 1, arbitrary: fc.constantFrom('fuzz-main@example.com', 'FUZZ-MAIN@EXAMPLE.COM', ' fuzz-main@example.com ', 'a@b', 'nobody@example.com') },
+    { weight: 1, arbitrary: unicodeText },
+  ),
 );
-const passwordArb = fc.oneof(
-  { weight: 2, arbitrary: fc.string({ minLength: 8, maxLength: 40, unit: 'binary' }) },
-  { weight: 1, arbitrary: fc.constantFrom('correct horse battery staple', 'short', '\u0000'.repeat(8), 'ﬀﬀﬀﬀﬀﬀﬀﬀ') },
+const passwordArb = withUnstorable(
+  fc.oneof(
+    { weight: 2, arbitrary: fc.string({ minLength: 8, maxLength: 40, unit: 'binary' }) },
+    { weight: 1, arbitrary: fc.constantFrom('correct horse battery staple', 'short', '\u0000'.repeat(8), 'ﬀﬀﬀﬀﬀﬀﬀﬀ') },
+  ),
 );
 const limitsObject = () => shaped({ daily: usd, weekly: usd, monthly: usd, total: usd });
 const nullableUsd = fc.oneof(usd, fc.constant(null));
 
-const modalityValue = fc.oneof(
-  fc.constantFrom('text', 'image', 'audio', 'video', 'embedding', 'text,image', 'image,,text', ' text ', 'TEXT', ',', '', 'text,bogus'),
-  unicodeText,
+const modalityValue = withUnstorable(
+  fc.oneof(fc.constantFrom('text', 'image', 'audio', 'video', 'embedding', 'text,image', 'image,,text', ' text ', 'TEXT', ',', '', 'text,bogus'), unicodeText),
 );
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -388,13 +398,13 @@ function encodeLoosely(value: string, raw: boolean): string {
 const queryValue = fc.oneof(
   { weight: 3, arbitrary: numberish.map(String) },
   { weight: 2, arbitrary: modalityValue },
-  { weight: 1, arbitrary: fc.constantFrom('%ZZ', '%', '%E0%A4%A', '%00', '[]', '1&limit=2', 'a=b=c') },
+  { weight: 1, arbitrary: fc.constantFrom('%ZZ', '%', '%E0%A4%A', '%00', 'a%00b', '%ED%A0%80', '%C0%80', '[]', '1&limit=2', 'a=b=c') },
   { weight: 1, arbitrary: longString },
 );
 const queryPair = fc
   .tuple(
     fc.oneof(
-      { weight: 6, arbitrary: fc.constantFrom('offset', 'limit', 'inputModalities', 'outputModalities') },
+      { weight: 6, arbitrary: fc.constantFrom('offset', 'limit', 'inputModalities', 'outputModalities', 'model', 'apiKeyId', 'kind', 'modality') },
       { weight: 1, arbitrary: fc.constantFrom('limit[]', 'offset[0]', '__proto__', 'constructor', '', 'inputModalities[]') },
       { weight: 1, arbitrary: fc.string({ maxLength: 10 }) },
     ),
@@ -494,7 +504,11 @@ function bodyArb(fields: (() => fc.Arbitrary<Record<string, unknown>>) | undefin
     { weight: 1, arbitrary: fc.tuple(fc.oneof(unicodeText, longString), anyContentType).map(([payload, contentType]) => ({ contentType, payload })) },
     { weight: 1, arbitrary: fc.tuple(brokenJson, jsonContentType).map(([payload, contentType]) => ({ contentType, payload })) },
   ];
-  if (fields) choices.push({ weight: 18, arbitrary: json(fields()) });
+  if (fields) {
+    choices.push({ weight: 18, arbitrary: json(fields()) });
+    // The route's own fields with U+0000 or a lone surrogate in one string or field name, or a hostile field name in one object.
+    choices.push({ weight: 4, arbitrary: json(fc.tuple(fields(), poisonArb).map(([body, poison]) => poisoned(body, poison))) });
+  }
   return fc.oneof(...choices);
 }
 
@@ -675,10 +689,25 @@ const adminRoutes: RouteDef[] = [
       ),
   },
   { method: 'GET', template: '/api/admin/v1/accounts/:accountId' },
-  { method: 'POST', template: '/api/admin/v1/accounts/:accountId/credits', body: () => shaped({ amount: signedUsd, note: fc.oneof(unicodeText, longString) }) },
+  { method: 'POST', template: '/api/admin/v1/accounts/:accountId/credits', body: () => shaped({ amount: signedUsd, note: withUnstorable(fc.oneof(unicodeText, longString)) }) },
+  { method: 'GET', template: '/api/admin/v1/accounts/:accountId/generations', query: true },
+  { method: 'GET', template: '/api/admin/v1/accounts/:accountId/generations/:generationId' },
   { method: 'POST', template: '/api/admin/v1/accounts/:accountId/api-keys', body: () => shaped({ name: keyName, limits: limitsObject() }) },
   { method: 'PATCH', template: '/api/admin/v1/api-keys/:keyId', body: () => shaped({ name: keyName, isActive: fc.boolean() }) },
   { method: 'DELETE', template: '/api/admin/v1/api-keys/:keyId' },
+];
+
+/** Usage, media and every route that looks a job up by the id in its path. */
+const lookupRoutes: RouteDef[] = [
+  { method: 'GET', template: '/api/v1/usage', query: true },
+  { method: 'GET', template: '/api/v1/usage/:generationId' },
+  { method: 'GET', template: '/api/v1/media', query: true },
+  { method: 'GET', template: '/api/v1/image/generations/async/:generationId' },
+  { method: 'GET', template: '/api/v1/video/tasks/:generationId' },
+  { method: 'POST', template: '/api/v1/video/tasks/:generationId/cancel' },
+  { method: 'GET', template: '/api/v1/audio/generations/:generationId' },
+  { method: 'GET', template: '/api/alpha/v1/videos/:generationId' },
+  { method: 'GET', template: '/api/alpha/v1/videos/:generationId/content', query: true },
 ];
 
 const probeAndUnknownRoutes: RouteDef[] = [
@@ -765,6 +794,10 @@ describe('route fuzzing: 2xx/4xx only, envelope on 4xx, no row change on 4xx', (
       }),
       { numRuns: Math.round(15 * runScale), seed, interruptAfterTimeLimit: timeLimitMs, markInterruptAsFailure: false },
     );
+  });
+
+  it('usage, media and job lookups by id', async () => {
+    await runProperty(requestArb(lookupRoutes, ['main-key-header', 'main-key-bearer', 'main-session-bearer', 'spare-key']), 150);
   });
 
   it('HEAD probes, unknown paths and wrong methods', async () => {
