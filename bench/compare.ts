@@ -12,6 +12,11 @@
  *   git worktree add /tmp/before <commit> && (cd /tmp/before && npm ci)
  *   npm run bench:compare -- --baseline /tmp/before
  *                            [--sessions 4] [--rounds 2] [--seconds 5] [--log-level info] [--out FILE]
+ *
+ * The cost of a feature within one build: the same tree on both sides, with the feature on for ours only, e.g.
+ * the per-key rate limiter on a key whose requests-per-minute limit is too high ever to refuse:
+ *   npm run bench:compare -- --baseline . --ours-requests-per-minute 1000000000
+ *                            [--ours DIR]   # a checkout other than this one as ours (a copy of dist/ kept apart)
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
@@ -30,10 +35,15 @@ const { values: options } = parseArgs({
     seconds: { type: 'string', default: '5' },
     'log-level': { type: 'string', default: 'warn' },
     out: { type: 'string' },
+    ours: { type: 'string' },
+    'ours-requests-per-minute': { type: 'string' },
   },
 });
 if (!options.baseline) throw new Error('--baseline DIR: a checkout of the code to compare against, built (npm ci)');
 const baselineDist = path.resolve(options.baseline, 'dist');
+const oursDist = options.ours ? path.resolve(options.ours, 'dist') : path.join(here, '../dist');
+// The key ours calls with gets this requests-per-minute limit (the baseline's key has none).
+const oursEnv: Record<string, string> = options['ours-requests-per-minute'] ? { BENCH_KEY_REQUESTS_PER_MINUTE: options['ours-requests-per-minute'] } : {};
 const sessions = Number(options.sessions);
 const rounds = Number(options.rounds);
 const seconds = Number(options.seconds);
@@ -59,7 +69,7 @@ const running: Started[] = [];
 const dataDirs: string[] = [];
 
 /** A gateway of the given compiled tree, with one account whose key the load generator uses. */
-async function gateway(name: string, distDir: string): Promise<{ started: Started; target: Target }> {
+async function gateway(name: string, distDir: string, extraEnv: Record<string, string> = {}): Promise<{ started: Started; target: Target }> {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'gw-compare-'));
   dataDirs.push(dataDir);
   const env = {
@@ -69,6 +79,7 @@ async function gateway(name: string, distDir: string): Promise<{ started: Starte
     BENCH_DIST_DIR: distDir,
     BENCH_DATABASE_URL: '',
     BENCH_LOG_LEVEL: options['log-level'],
+    ...extraEnv,
   };
   const started = await startGateway(gatewayCommand(process.execPath, []), env, path.join(dataDir, 'gateway.log'));
   running.push(started);
@@ -81,11 +92,11 @@ const name = { ours: 'this checkout', baseline: 'baseline' };
 try {
   for (let session = 0; session < sessions; session++) {
     const builds = [
-      { name: name.ours, distDir: path.join(here, '../dist') },
-      { name: name.baseline, distDir: baselineDist },
+      { name: name.ours, distDir: oursDist, env: oursEnv },
+      { name: name.baseline, distDir: baselineDist, env: {} },
     ];
     const contenders = [];
-    for (const build of session % 2 === 0 ? builds : builds.reverse()) contenders.push(await gateway(build.name, build.distDir));
+    for (const build of session % 2 === 0 ? builds : builds.reverse()) contenders.push(await gateway(build.name, build.distDir, build.env));
     for (const { target } of contenders) await checkAnswers(target);
     for (const { target } of contenders) for (const call of Object.keys(calls) as Call[]) await load(target, call, 8, 2);
     for (let round = 0; round < rounds; round++) {

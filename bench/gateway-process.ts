@@ -77,7 +77,9 @@ type Request = { id: number } & ({ type: 'stats' } | { type: 'account'; creditsU
 /** A new account holding `creditsUsd`, with one key (a daily cap high enough never to refuse). */
 async function newAccount(creditsUsd: number): Promise<{ accountId: string; key: string }> {
   const account = await services.accounts.createAccount({ email: `bench-${Date.now()}-${Math.random().toString(36).slice(2)}@example.com`, creditsUsd });
-  const key = await services.apiKeys.create(account.id, { name: 'bench', limits: { daily: 100_000 } });
+  // BENCH_KEY_REQUESTS_PER_MINUTE: the key is admitted through the rate limiter (bench:compare --ours-requests-per-minute).
+  const requestsPerMinute = Number(process.env.BENCH_KEY_REQUESTS_PER_MINUTE ?? 0);
+  const key = await services.apiKeys.create(account.id, { name: 'bench', limits: { daily: 100_000 }, ...(requestsPerMinute > 0 ? { rateLimits: { requestsPerMinute } } : {}) });
   return { accountId: account.id, key: key.key };
 }
 

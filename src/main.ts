@@ -219,6 +219,9 @@ export function storageOptionsFor(environment: Environment, logger: Logger): Sto
   };
 }
 
+/** How long the start waits for the rate limits' Redis connection. */
+const redisConnectWaitMs = 2_000;
+
 /** How long a request refused for credit that other processes lease waits for them to give it back, once. */
 const peerGiveBackWaitMs = 100;
 
@@ -248,6 +251,8 @@ export async function openCore(options: CoreOptions): Promise<Core> {
     onRecovery: () => logger.info('Redis for rate limits answers again'),
   });
   const rateLimits = new KeyRateLimiter(limiterStore);
+  // A Redis that does not answer within this is an outage from the start (rateLimits.redisFailure applies).
+  await limiterStore.ready(redisConnectWaitMs);
   const breakers = new ProviderBreakers({ failures: config.upstream.breakerFailures, minAccounts: config.upstream.breakerMinAccounts, cooldownMs: config.upstream.breakerCooldownMs }, (row, state) => telemetry.breakerChanged(row, state));
   const resilience: Resilience = { breakers, events: telemetry, retryBudgetMs: config.upstream.retryBudgetMs, maxRetries: config.upstream.maxRetries, traced: config.telemetry.otlpEndpoint !== undefined };
   const ledger = new CreditLedger(ledgerRepository, instanceId, {

@@ -89,6 +89,24 @@ export class RateLimitStore {
     }
   }
 
+  /**
+   * Waits (at most `timeoutMs`) for the Redis connection to be ready: commands fail at once while it is not,
+   * so a process that served before it connects would admit its first requests without limits, or refuse them.
+   */
+  async ready(timeoutMs: number): Promise<void> {
+    const redis = this.redis;
+    if (!redis || redis.status === 'ready') return;
+    await new Promise<void>((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        redis.off('ready', done);
+        resolve();
+      };
+      const timer = setTimeout(done, timeoutMs);
+      redis.once('ready', done);
+    });
+  }
+
   get shared(): boolean {
     return this.redis !== undefined;
   }
