@@ -291,6 +291,8 @@ export async function openCore(options: CoreOptions): Promise<Core> {
   const work = new WorkTracker();
   const upstreamHttp = new UpstreamHttp(config.upstream.maxConnectionsPerOrigin);
   const remoteMedia = new RemoteMediaFetcher(config.remoteMedia);
+  // Jobs' reference URLs meet the rules of the URLs embeddings fetch, before anything is held.
+  const checkReferenceUrl = (url: string) => remoteMedia.check(url);
   // Provider outputs come from the providers the operator configured, so their addresses are not filtered.
   const outputDownloads = new RemoteMediaFetcher({ timeoutMs: config.media.downloadTimeoutMs, maxBytes: config.media.maxDownloadBytes, allowPrivateAddresses: true });
   const adapters = providerAdapters(upstreamHttp);
@@ -376,10 +378,10 @@ export async function openCore(options: CoreOptions): Promise<Core> {
     mediaDownloads,
     mediaLibrary: new MediaLibrary({ jobs: mediaJobs, links }),
     imageRelay: new ImageRelay({ catalog, adapters, providers: config.providers, ledger, work, resilience }),
-    imageStreaming: new ImageStreaming({ catalog, adapters, providers: config.providers, ledger, work, downloadOutput: (url) => outputDownloads.fetch(url) }),
-    images: new ImageGeneration({ catalog, adapters, submission, links, store }),
+    imageStreaming: new ImageStreaming({ catalog, adapters, providers: config.providers, ledger, work, downloadOutput: (url) => outputDownloads.fetch(url), checkReferenceUrl }),
+    images: new ImageGeneration({ catalog, adapters, submission, links, store, checkReferenceUrl }),
     speech: new SpeechGeneration({ catalog, voices, adapters, submission, links }),
-    video: new VideoGeneration({ catalog, adapters, submission, jobs: mediaJobs, links }),
+    video: new VideoGeneration({ catalog, adapters, submission, jobs: mediaJobs, links, checkReferenceUrl }),
     voices,
     adminToken: environment.adminToken,
     rateLimits,

@@ -7,7 +7,7 @@ import type { ArchivedImage, StoredImageResult } from '../jobs/image-result.ts';
 import type { AdapterRegistry } from '../providers/provider-adapter.ts';
 import type { MediaJobRow } from '../storage/media-jobs-repository.ts';
 import type { ObjectStore } from '../storage/object-store.ts';
-import { checkImageRequest, type NativeImageInput } from './image-request-check.ts';
+import { checkImageRequest, type NativeImageInput, type ReferenceChecks } from './image-request-check.ts';
 import type { StoredImageRequest } from '../domain/image.ts';
 import type { JobSubmission } from './job-submission.ts';
 import { mediaRoute } from './media-route.ts';
@@ -20,6 +20,8 @@ export interface ImageGenerationDependencies {
   submission: JobSubmission;
   links: MediaLinks;
   store: Pick<ObjectStore, 'get'>;
+  /** Reference URLs checked before the hold: `RemoteMediaFetcher.check`, throwing `RemoteMediaError` for a URL that is refused. */
+  checkReferenceUrl: (url: string) => Promise<void>;
   clock?: () => Date;
 }
 
@@ -110,8 +112,12 @@ export class ImageGeneration {
     const model = this.dependencies.catalog.resolve(input.modelId);
     const { row, adapter } = mediaRoute(this.dependencies.adapters, model, 'images', 'image');
     const priceSnapshot = imagePriceSnapshot(model);
-    const { request, dropped } = await checkImageRequest(model, row, adapter, input, (assetId, where) => this.dependencies.submission.ownedAsset(caller, assetId, where), lenient);
+    const { request, dropped } = await checkImageRequest(model, row, adapter, input, this.references(caller), lenient);
     return { model, row, request, dropped, priceSnapshot, holdNanos: imageHoldNanos(priceSnapshot, request) };
+  }
+
+  private references(caller: Caller): ReferenceChecks {
+    return { findAsset: (assetId, where) => this.dependencies.submission.ownedAsset(caller, assetId, where), checkUrl: this.dependencies.checkReferenceUrl };
   }
 
   /** The bytes of a succeeded job's `index`th output, from the archive (alpha answers asked for base64). */

@@ -5,6 +5,7 @@ import { GatewayError } from '../domain/errors.ts';
 import type { ImageGenerationRequest, ImageOutputFormat, LayerResolution, StoredImageRequest, StoredImageSource } from '../domain/image.ts';
 import type { Protocol } from '../domain/protocols.ts';
 import { parseInlineImage } from '../media/inline-image.ts';
+import { RemoteMediaError } from '../media/remote-media.ts';
 import type { ImageAdapter } from '../providers/provider-adapter.ts';
 
 /** A content part of a native image request, with exactly the fields its type needs. */
@@ -45,6 +46,40 @@ type OptionalField = 'guidanceScale' | 'quality' | 'background' | 'outputCompres
 /** Most images (references and outputs together) a multi-image request may involve. */
 const maxImagesPerRequest = 15;
 
+/**
+ * What a job's references are checked against before anything is held: the account's archived assets, and
+ * for URLs the address rules of every URL the gateway fetches (`RemoteMediaFetcher.check`: public http(s)
+ * addresses only, unless the operator allows private ones), which throws `RemoteMediaError` saying why.
+ */
+export interface ReferenceChecks {
+  findAsset: (assetId: string, where: string) => Promise<ReusableAsset>;
+  checkUrl: (url: string) => Promise<void>;
+}
+
+/** A reference URL checked, or refused with a 400 naming the field, as embeddings refuse a URL they cannot fetch. */
+export async function checkReferenceUrl(references: Pick<ReferenceChecks, 'checkUrl'>, url: string, where: string): Promise<void> {
+  try {
+    await references.checkUrl(url);
+  } catch (error) {
+    if (!(error instanceof RemoteMediaError)) throw error;
+    throw new GatewayError('GW_VALIDATION', `${where}: ${shownUrl(url)} is refused: ${error.message}`);
+  }
+}
+
+/** A URL as an answer may show it: without the credentials it may carry, cut short. */
+function shownUrl(url: string): string {
+  let shown = url;
+  if (URL.canParse(url)) {
+    const parsed = new URL(url);
+    if (parsed.username || parsed.password) {
+      parsed.username = '';
+      parsed.password = '';
+      shown = parsed.href;
+    }
+  }
+  return shown.length > 200 ? `${shown.slice(0, 200)}...` : shown;
+}
+
 export interface CheckedImageRequest {
   request: StoredImageRequest;
   /** Fields dropped because the model does not take them and does not refuse them (`strictParams: false`). */
@@ -60,7 +95,7 @@ export async function checkImageRequest(
   row: ProviderRow,
   adapter: ImageAdapter,
   input: NativeImageInput,
-  findAsset: (assetId: string, where: string) => Promise<ReusableAsset>,
+  references: ReferenceChecks,
   /** Compatibility surfaces forward fields as given and honour them where the model can (spec, rule 3): unsupported ones are dropped. */
   lenient = false,
 ): Promise<CheckedImageRequest> {
@@ -142,12 +177,14 @@ export async function checkImageRequest(
   const images: StoredImageSource[] = [];
   for (const { part, index } of imageParts) {
     const where = `content[${index}]`;
-    if (part.type === 'imageUrl') images.push({ kind: 'url', url: part.url });
-    else if (part.type === 'imageBase64') {
+    if (part.type === 'imageUrl') {
+      await checkReferenceUrl(references, part.url, where);
+      images.push({ kind: 'url', url: part.url });
+    } else if (part.type === 'imageBase64') {
       const inline = parseInlineImage(part.data, part.mediaType, where);
       images.push({ kind: 'inline', mediaType: inline.mediaType, data: inline.data });
     } else if (part.type === 'imageAssetId') {
-      const asset = await findAsset(part.assetId, where);
+      const asset = await references.findAsset(part.assetId, where);
       if (!asset.mediaType.startsWith('image/')) throw new GatewayError('GW_VALIDATION', `${where}: asset "${part.assetId}" is not an image`);
       images.push({ kind: 'asset', objectKey: asset.objectKey, mediaType: asset.mediaType });
     }

@@ -20,6 +20,8 @@ export interface ImageStreamingDependencies {
   work: WorkTracker;
   /** Provider output URLs, fetched to send the image's bytes on. */
   downloadOutput: (url: string) => Promise<FetchedMedia>;
+  /** Reference URLs checked before the hold: `RemoteMediaFetcher.check`, throwing `RemoteMediaError` for a URL that is refused. */
+  checkReferenceUrl: (url: string) => Promise<void>;
 }
 
 /** One image of a translated stream, as bytes, or the end with the provider's usage. */
@@ -53,7 +55,7 @@ export class ImageStreaming {
     const model = catalog.resolve(input.modelId);
     const snapshot = imagePriceSnapshot(model);
     const noAssets = (assetId: string, where: string) => Promise.reject(new GatewayError('GW_NOT_FOUND', `${where}: asset "${assetId}" not found`));
-    const { request, dropped } = await checkImageRequest(model, route.row, route.adapter, input, noAssets, true);
+    const { request, dropped } = await checkImageRequest(model, route.row, route.adapter, input, { findAsset: noAssets, checkUrl: this.dependencies.checkReferenceUrl }, true);
     const reservation = await ledger.reserve({ accountId: caller.accountId, apiKeyId: caller.apiKeyId, amountNanos: imageHoldNanos(snapshot, request), modelId: model.modelId, requestLog: caller.requestLog });
     reservation.whenEnded(work.begin());
     const recorded = { surface: 'alpha', endpoint: 'images/generations', model: model.modelId, n: request.numberOfImages, stream: true };

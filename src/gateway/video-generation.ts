@@ -18,6 +18,8 @@ export interface VideoGenerationDependencies {
   submission: JobSubmission;
   jobs: Pick<MediaJobsRepository, 'cancelUnsent'>;
   links: MediaLinks;
+  /** Reference URLs checked before the hold: `RemoteMediaFetcher.check`, throwing `RemoteMediaError` for a URL that is refused. */
+  checkReferenceUrl: (url: string) => Promise<void>;
   clock?: () => Date;
 }
 
@@ -124,7 +126,10 @@ export class VideoGeneration {
     const model = this.dependencies.catalog.resolve(input.modelId);
     const { row, adapter } = mediaRoute(this.dependencies.adapters, model, 'video', 'video');
     const prices = videoPriceSnapshot(model);
-    const request = await checkVideoRequest(model.modelId, row, input, (assetId, where) => this.dependencies.submission.ownedAsset(caller, assetId, where));
+    const request = await checkVideoRequest(model.modelId, row, input, {
+      findAsset: (assetId, where) => this.dependencies.submission.ownedAsset(caller, assetId, where),
+      checkUrl: this.dependencies.checkReferenceUrl,
+    });
     adapter.check(request, model.modelId);
     const resolution = request.resolution ?? defaultResolution(row);
     const priceSnapshot: DurationPriceSnapshot = resolution === undefined ? prices : { ...prices, resolution };

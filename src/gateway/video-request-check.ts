@@ -5,6 +5,7 @@ import { definedFields } from '../domain/defined-fields.ts';
 import { GatewayError } from '../domain/errors.ts';
 import type { StoredVideoMediaSource, StoredVideoRequest, VideoContentItem, VideoGenerationRequest, VideoImageRole } from '../domain/video.ts';
 import { parseInlineImage, parseInlineVideo } from '../media/inline-image.ts';
+import { checkReferenceUrl, type ReferenceChecks } from './image-request-check.ts';
 
 /** A content part of a native video request (spec, Native: video), plus reuse of archived outputs. */
 export type VideoContentPart =
@@ -17,7 +18,12 @@ export type VideoContentPart =
   | { type: 'videoAssetId'; assetId: string };
 
 /** A native video request after its wire shape is checked (types, ranges of the spec), before the model's rules. */
-export type NativeVideoInput = { modelId: string; content: VideoContentPart[] } & Omit<VideoGenerationRequest, 'content'>;
+export type NativeVideoInput = {
+  modelId: string;
+  content: VideoContentPart[];
+  /** The client's own name of a content part, by index, where its surface does not call it `content[i]` (alpha's `input_reference.image_url`). */
+  partFields?: ReadonlyMap<number, string>;
+} & Omit<VideoGenerationRequest, 'content'>;
 
 /** The optional generation fields a model's `capabilities.video.params` may constrain. */
 const gatedFields = ['duration', 'resolution', 'ratio', 'seed', 'watermark', 'cameraFixed', 'generateAudio'] as const;
@@ -31,7 +37,7 @@ export async function checkVideoRequest(
   modelId: string,
   row: ProviderRow,
   input: NativeVideoInput,
-  findAsset: (assetId: string, where: string) => Promise<{ objectKey: string; mediaType: string }>,
+  references: ReferenceChecks,
 ): Promise<StoredVideoRequest> {
   const params = row.capabilities?.video?.params;
   for (const field of gatedFields) {
@@ -45,7 +51,7 @@ export async function checkVideoRequest(
   const frames = { firstFrame: 0, lastFrame: 0 };
   const content: Array<VideoContentItem<StoredVideoMediaSource>> = [];
   for (const [index, part] of input.content.entries()) {
-    const where = `content[${index}]`;
+    const where = input.partFields?.get(index) ?? `content[${index}]`;
     switch (part.type) {
       case 'text':
         content.push({ type: 'text', text: part.text });
@@ -55,10 +61,11 @@ export async function checkVideoRequest(
       case 'imageAssetId': {
         const role = part.role ?? 'referenceImage';
         if (role !== 'referenceImage' && ++frames[role] > 1) throw new GatewayError('GW_VALIDATION', `${where}: only one image may have role "${role}"`);
-        content.push({ type: 'image', role, source: await imageSource(part, where, findAsset) });
+        content.push({ type: 'image', role, source: await imageSource(part, where, references) });
         break;
       }
       case 'videoUrl':
+        await checkReferenceUrl(references, part.url, where);
         content.push({ type: 'video', source: { kind: 'url', url: part.url } });
         break;
       case 'videoBase64': {
@@ -67,7 +74,7 @@ export async function checkVideoRequest(
         break;
       }
       case 'videoAssetId': {
-        const asset = await findAsset(part.assetId, where);
+        const asset = await references.findAsset(part.assetId, where);
         if (!asset.mediaType.startsWith('video/')) throw new GatewayError('GW_VALIDATION', `${where}: asset "${part.assetId}" is not a video`);
         content.push({ type: 'video', source: { kind: 'asset', objectKey: asset.objectKey, mediaType: asset.mediaType } });
         break;
@@ -94,14 +101,17 @@ export async function checkVideoRequest(
 async function imageSource(
   part: Extract<VideoContentPart, { type: 'imageUrl' | 'imageBase64' | 'imageAssetId' }>,
   where: string,
-  findAsset: (assetId: string, where: string) => Promise<{ objectKey: string; mediaType: string }>,
+  references: ReferenceChecks,
 ): Promise<StoredVideoMediaSource> {
-  if (part.type === 'imageUrl') return { kind: 'url', url: part.url };
+  if (part.type === 'imageUrl') {
+    await checkReferenceUrl(references, part.url, where);
+    return { kind: 'url', url: part.url };
+  }
   if (part.type === 'imageBase64') {
     const inline = parseInlineImage(part.data, part.mediaType, where);
     return { kind: 'inline', mediaType: inline.mediaType, data: inline.data };
   }
-  const asset = await findAsset(part.assetId, where);
+  const asset = await references.findAsset(part.assetId, where);
   if (!asset.mediaType.startsWith('image/')) throw new GatewayError('GW_VALIDATION', `${where}: asset "${part.assetId}" is not an image`);
   return { kind: 'asset', objectKey: asset.objectKey, mediaType: asset.mediaType };
 }

@@ -1,4 +1,5 @@
 import { lookup, type LookupAddress, type LookupAllOptions, type LookupOptions } from 'node:dns';
+import { lookup as lookupAll } from 'node:dns/promises';
 import { BlockList, isIP } from 'node:net';
 import { Agent, request, type Dispatcher } from 'undici';
 
@@ -142,6 +143,21 @@ export class RemoteMediaFetcher {
 
   async close(): Promise<void> {
     await this.dispatcher.close();
+  }
+
+  /**
+   * The address rules of `fetch`, applied to a URL kept for later (a job's reference, fetched by the job or
+   * by the provider): refused when it is not http(s), carries credentials, or names or resolves to a
+   * non-public address. A name that does not resolve now is let through: the fetch itself checks again.
+   */
+  async check(url: string): Promise<void> {
+    const host = this.checkedUrl(url).hostname.replace(/^\[|\]$/g, '');
+    if (this.options.allowPrivateAddresses || isIP(host) !== 0) return;
+    const resolved = await Promise.race([
+      lookupAll(host, { all: true }).catch(() => []),
+      new Promise<LookupAddress[]>((resolve) => setTimeout(resolve, this.options.timeoutMs, []).unref()),
+    ]);
+    if (resolved.some((entry) => isNonPublicAddress(entry.address))) throw new RemoteMediaError(`${host} resolves to a non-public address`);
   }
 
   private checkedUrl(text: string): URL {

@@ -53,6 +53,7 @@ export function decodeAlphaVideo(body: unknown): NativeVideoInput {
     if ((imageUrl === undefined) === (fileId === undefined)) refuse('"input_reference" needs exactly one of "image_url" or "file_id"');
     if (fileId !== undefined) throw new GatewayError('GW_PARAMETER_UNSUPPORTED', `model "${model}" does not accept "input_reference.file_id": pass "input_reference.image_url"`);
     if (typeof imageUrl !== 'string' || !URL.canParse(imageUrl) || !/^https?:$/.test(new URL(imageUrl).protocol)) return refuse('"input_reference.image_url" must be an http(s) URL');
+    input.partFields = new Map([[input.content.length, 'input_reference.image_url']]);
     input.content.push({ type: 'imageUrl', url: imageUrl, role: 'referenceImage' });
   }
   return input;
