@@ -261,6 +261,7 @@ describe('account API', () => {
         prefix: first.prefix,
         isActive: true,
         limits: { monthly: 7 },
+        rateLimits: {},
         createdAt: first.createdAt,
         // Nothing spent yet: every window says so, and the capped one says what is left.
         spend: { daily: { spent: 0 }, weekly: { spent: 0 }, monthly: { limit: 7, spent: 0, remaining: 7 }, total: { spent: 0 } },
@@ -377,7 +378,7 @@ describe('account API', () => {
       const created = await createKeyOverHttp(gateway, bearer(session.token), { name: 'before' });
       const renamed = await gateway.request({ method: 'PATCH', url: `/api/v1/api-keys/${created.id}`, headers: bearer(session.token), payload: { name: 'after' } });
       expect(renamed.statusCode).toBe(200);
-      expect(renamed.json()).toEqual({ id: created.id, name: 'after', prefix: created.prefix, isActive: true, limits: {}, createdAt: created.createdAt });
+      expect(renamed.json()).toEqual({ id: created.id, name: 'after', prefix: created.prefix, isActive: true, limits: {}, rateLimits: {}, createdAt: created.createdAt });
       expect(renamed.body).not.toContain(created.key);
       const lookup = await gateway.request({ method: 'GET', url: '/api/compat/v1/api-key', headers: keyHeaders(created.key) });
       expect(lookup.json()).toEqual({ name: 'after', isActive: true });

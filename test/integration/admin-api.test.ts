@@ -236,6 +236,7 @@ describe('admin API', () => {
         prefix: created.prefix,
         isActive: true,
         limits: {},
+        rateLimits: {},
         createdAt: created.createdAt,
       });
       expect(renamed.body).not.toContain(created.key);
