@@ -138,12 +138,13 @@ describe('dashboard account routes', () => {
       expect(response.body).not.toMatch(/"sandbox"|providerId|upstream/);
     });
 
-    it("answers 404 for another account's record and for an unknown id, 400 for a malformed one", async () => {
+    it("answers 404 for another account's record, for an unknown id and for one that cannot exist", async () => {
       const [newest] = (await get('/api/v1/usage?limit=1', bearer(owner.token))).json<PageBody<RecordBody>>().results;
       const foreign = expectEnvelope(await get(`/api/v1/usage/${newest!.id}`, bearer(other.token)), 404, 'GW_NOT_FOUND', `/api/v1/usage/${newest!.id}`);
       expect(foreign.errors[0]).toContain(newest!.id);
       expectEnvelope(await get('/api/v1/usage/gen_unknown', bearer(owner.token)), 404, 'GW_NOT_FOUND', '/api/v1/usage/gen_unknown');
-      expectEnvelope(await get('/api/v1/usage/gen%2Ffoo', bearer(owner.token)), 400, 'GW_VALIDATION', '/api/v1/usage/gen%2Ffoo');
+      // An id no generation can have names nothing: 404, without a lookup.
+      expectEnvelope(await get('/api/v1/usage/gen%2Ffoo', bearer(owner.token)), 404, 'GW_NOT_FOUND', '/api/v1/usage/gen%2Ffoo');
     });
   });
 
