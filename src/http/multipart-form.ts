@@ -2,6 +2,7 @@ import type { Readable } from 'node:stream';
 import { Busboy, type BusboyFileStream, type BusboyInstance } from '@fastify/busboy';
 import type { MultipartLimits } from '../config/load-config.ts';
 import { GatewayError } from '../domain/errors.ts';
+import { describeUnstorableText, findUnstorableText } from './storable-text.ts';
 
 /** A text field of a multipart form, in the order the form sent it. */
 export interface MultipartField {
@@ -54,15 +55,17 @@ const tooLarge = (what: string, limit: keyof MultipartLimits | 'server.bodyLimit
 
 /**
  * The field's name and text checked as they arrive: no name that reaches a prototype (`__proto__`, also
- * inside brackets as in `__proto__[model]`), and no text storage cannot keep (U+0000, lone surrogates).
+ * inside brackets as in `__proto__[model]`), and no text storage cannot keep (U+0000, lone surrogates), by the
+ * check every JSON body gets.
  */
 function checkField(name: string, value: string): void {
   if (Buffer.byteLength(name) > maxFieldNameBytes) throw new GatewayError('GW_VALIDATION', `a multipart field name is longer than ${maxFieldNameBytes} bytes`);
-  const shown = JSON.stringify(name);
-  if (name.split(/[[\]]+/).some((segment) => prototypeNames.has(segment))) throw new GatewayError('GW_VALIDATION', `multipart field ${shown} is refused: "__proto__", "constructor" and "prototype" are not field names`);
-  for (const [what, text] of [['name', name], ['value', value]] as const) {
-    if (text.includes('\u0000') || !text.isWellFormed()) throw new GatewayError('GW_VALIDATION', `the ${what} of multipart field ${shown} holds U+0000 or a lone surrogate, which cannot be stored`);
+  if (name.split(/[[\]]+/).some((segment) => prototypeNames.has(segment))) {
+    throw new GatewayError('GW_VALIDATION', `multipart field ${JSON.stringify(name)} is refused: "__proto__", "constructor" and "prototype" are not field names`);
   }
+  // An own property whatever the name (`fromEntries` defines it), so the walk sees the name and the text.
+  const unstorable = findUnstorableText(Object.fromEntries([[name, value]]), 'body');
+  if (unstorable) throw new GatewayError('GW_VALIDATION', describeUnstorableText(unstorable));
 }
 
 /**

@@ -106,7 +106,7 @@ describe('multipart forms within admission (alpha videos)', () => {
       Buffer.from(`\r\n--${boundary}--\r\n`),
     ]);
     const envelope = expectEnvelope(await post(key, lone), 400, 'GW_VALIDATION', path);
-    expect(envelope.errors[0]).toContain('lone surrogate');
+    expect(envelope.errors[0]).toBe('body.prompt contains a lone UTF-16 surrogate (text that is not valid Unicode): send well-formed text');
   });
 
   it('answers each limit with the status and the name of the limit, holding nothing', async () => {
