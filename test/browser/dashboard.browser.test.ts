@@ -6,12 +6,12 @@
  * pages, wide and at phone width, go to test-output/screenshots/.
  */
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { builtDashboardDir } from '../../src/http/dashboard.ts';
+import { freePort } from '../support/free-port.ts';
 import { startTestGateway, testAdminToken, type TestGateway } from '../support/test-gateway.ts';
 
 const chromiumPath = '/usr/bin/chromium';
@@ -64,9 +64,11 @@ describe.skipIf(!mustRun)('dashboard in Chromium', () => {
     if (!hasChromium) throw new Error(`${chromiumPath} is missing: install it (apt-get install -y chromium); CI must run the browser test`);
     if (!existsSync(path.join(builtDashboardDir, 'index.html'))) throw new Error(`${builtDashboardDir} is not built: run "npm run build" (npm test does)`);
     mkdirSync(screenshots, { recursive: true });
-    gateway = await startTestGateway();
-    await gateway.app.listen({ host: '127.0.0.1', port: 0 });
-    base = `http://127.0.0.1:${(gateway.app.server.address() as AddressInfo).port}`;
+    // Download links are made on the configured HOST:PORT, the address the gateway then listens on.
+    const port = await freePort();
+    gateway = await startTestGateway({ env: { PORT: String(port) } });
+    await gateway.app.listen({ host: '127.0.0.1', port });
+    base = `http://127.0.0.1:${port}`;
     userDataDir = mkdtempSync(path.join(tmpdir(), 'gw-chromium-'));
     context = await chromium.launchPersistentContext(userDataDir, {
       executablePath: chromiumPath,

@@ -2,6 +2,7 @@ import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { usdToNanos } from '../../src/domain/money.ts';
 import type { FakeServer } from '../fakes/fake-server.ts';
+import { freePort } from '../support/free-port.ts';
 import { heldNanosOf } from '../support/http-helpers.ts';
 import { balanceNanosOf, startImageFamilyGateway, type ImageFamilyGateway } from '../support/image-jobs.ts';
 
@@ -13,13 +14,15 @@ describe('alpha images through the official openai SDK', () => {
   let address: string;
 
   beforeAll(async () => {
+    // Links are made on the configured HOST:PORT, the address this test then listens on.
+    const port = await freePort();
     gateway = await startImageFamilyGateway([
       '  - { id: gpt-image, outputModalities: [image], pricing: { perImageByQuality: { low: 0.011, medium: 0.042, high: 0.167 } }, providers: [{ provider: openai, model: gpt-image-1 }] }',
       '  - { id: seedream, outputModalities: [image], pricing: { perImage: 0.03 }, providers: [{ provider: ark, model: seedream-4-0-250828 }] }',
       '  - { id: sandbox-image, outputModalities: [image], pricing: { perImage: 0.001 }, providers: [{ provider: sandbox, model: image }] }',
-    ]);
+    ], [], { PORT: String(port) });
     openai = gateway.openai;
-    address = await gateway.app.listen({ port: 0, host: '127.0.0.1' });
+    address = await gateway.app.listen({ port, host: '127.0.0.1' });
   });
   afterAll(async () => {
     await gateway?.close();

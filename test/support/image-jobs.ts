@@ -72,10 +72,11 @@ export interface ImageFamilyGateway extends TestGateway {
 }
 
 /** A gateway in front of an OpenAI fake (`openai`), a ModelArk fake (`ark`) and the sandbox, serving the catalog lines `models` (then `extra` sections). */
-export async function startImageFamilyGateway(models: readonly string[], extra: readonly string[] = []): Promise<ImageFamilyGateway> {
+export async function startImageFamilyGateway(models: readonly string[], extra: readonly string[] = [], env: Record<string, string> = {}): Promise<ImageFamilyGateway> {
   const [openai, ark] = await Promise.all([startOpenAiFake(), startArkFake()]);
   const gateway = await startTestGateway({
     upstreams: [openai, ark],
+    env,
     configText: ['providers:', fakeProviderYaml('openai', 'openai', openai), fakeProviderYaml('ark', 'ark', ark), '  sandbox: { protocol: sandbox }', ...extra, 'models:', ...models].join('\n'),
   });
   return { ...gateway, openai, ark };
