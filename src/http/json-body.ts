@@ -27,7 +27,7 @@ function acceptsEmptyBody(request: FastifyRequest): boolean {
   return bodilessMethods.has(request.method) || request.routeOptions.schema?.body === undefined;
 }
 
-/** The body's first string storage cannot hold, or a forbidden field name, as a 400 naming the field; undefined when there is none. */
+/** The body's first string storage cannot hold, or a refused field name (`__proto__` anywhere, `constructor` or `prototype` at the top), as a 400 naming the field; undefined when there is none. */
 export function unstorableBodyError(body: unknown): GatewayError | undefined {
   const found = findUnstorableText(body, 'body', { forbidKeys: true });
   return found && new GatewayError('GW_VALIDATION', describeUnstorableText(found));
@@ -35,10 +35,12 @@ export function unstorableBodyError(body: unknown): GatewayError | undefined {
 
 /**
  * Replaces Fastify's JSON body parser by one that first enforces the input limits (nesting depth, numbers
- * out of range), then parses, then refuses text storage cannot hold (U+0000, lone surrogates) and the field
- * names `__proto__`, `constructor` and `prototype` anywhere in the body, naming the field. The parser itself
- * runs without secure-json-parse's own scan for those names: the walk below refuses them with the field's
- * path (JSON.parse makes `__proto__` an own field, never a prototype), in the same pass as the text check.
+ * out of range), then parses, then refuses text storage cannot hold (U+0000, lone surrogates), a `__proto__`
+ * field anywhere and a top-level `constructor` or `prototype` field, naming the field. Nested `constructor` and
+ * `prototype` pass: free-form objects (a tool's JSON Schema, `metadata`) may name their properties so. The
+ * parser itself runs without secure-json-parse's own scan ('ignore' mode lets `__proto__` through unremarked, as
+ * an own field a later copy or merge would turn into a prototype): the walk below refuses it with the field's
+ * path instead, in the same pass as the text check.
  */
 export function useGuardedJsonParser(app: FastifyInstance, maxDepth: number): void {
   const parse = app.getDefaultJsonParser('ignore', 'ignore');

@@ -21,10 +21,16 @@ export interface UnstorableText {
 }
 
 /**
- * Field names that reach JavaScript's object machinery when a body is copied or merged (`__proto__` sets a
- * prototype; `constructor.prototype` reaches a class). No request schema of the gateway names them.
+ * `__proto__` sets a prototype when a body is copied or merged; no field of any request is named so, and the
+ * JSON parser would drop it silently, so it is refused wherever it appears in a body.
  */
-const forbiddenKeys = new Set(['__proto__', 'constructor', 'prototype']);
+const prototypeKey = '__proto__';
+/**
+ * `constructor` and `prototype` reach a class (`constructor.prototype`). They are refused only as a body's own
+ * top-level fields, which every route's schema names: inside free-form objects (a tool's JSON Schema, a
+ * `metadata` map, a `responseSchema`) they are ordinary property names.
+ */
+const topLevelForbiddenKeys = new Set(['constructor', 'prototype']);
 
 function problemOf(text: string): 'nul' | 'lone-surrogate' | undefined {
   // Two native scans and no allocation: this runs on every string of every request.
@@ -33,66 +39,79 @@ function problemOf(text: string): 'nul' | 'lone-surrogate' | undefined {
   return undefined;
 }
 
-const plainKey = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
-
-/** The path of the steps walked, built only once something is found. */
-function pathOf(root: string, steps: readonly (string | number)[]): string {
-  let path = root;
-  for (const step of steps) path += typeof step === 'number' ? `[${step}]` : plainKey.test(step) ? `.${step}` : `[${JSON.stringify(step)}]`;
-  return path;
+function keyProblemOf(key: string, forbidKeys: boolean, topLevel: boolean): UnstorableReason | undefined {
+  const problem = problemOf(key);
+  if (problem !== undefined) return problem === 'nul' ? 'nul-in-key' : 'lone-surrogate-in-key';
+  if (forbidKeys && (key === prototypeKey || (topLevel && topLevelForbiddenKeys.has(key)))) return 'forbidden-key';
+  return undefined;
 }
 
-interface Walk {
-  forbidKeys: boolean;
-  steps: (string | number)[];
-  reason?: UnstorableReason;
-}
-
-function walk(value: unknown, state: Walk): boolean {
-  if (typeof value === 'string') {
-    const reason = problemOf(value);
-    if (reason === undefined) return false;
-    state.reason = reason;
-    return true;
-  }
+/**
+ * Whether anything in `value` is refused: the fast path, run on every body, query and parameter object. It
+ * tracks no path and allocates nothing (a body of large token arrays costs one type check per number); the
+ * path is found by `locate` only once this says there is something to find.
+ */
+function holdsProblem(value: unknown, forbidKeys: boolean, topLevel: boolean): boolean {
+  if (typeof value === 'string') return problemOf(value) !== undefined;
   if (typeof value !== 'object' || value === null) return false;
   if (Array.isArray(value)) {
     for (let index = 0; index < value.length; index++) {
-      state.steps.push(index);
-      if (walk(value[index], state)) return true;
-      state.steps.pop();
+      const item: unknown = value[index];
+      // Numbers, booleans and null (most of a token array) are passed over without a call.
+      if ((typeof item === 'string' || (typeof item === 'object' && item !== null)) && holdsProblem(item, forbidKeys, false)) return true;
     }
     return false;
   }
   for (const key in value) {
     if (!Object.hasOwn(value, key)) continue;
-    const keyProblem = problemOf(key);
-    if (keyProblem !== undefined) {
-      // The key itself is not repeated in the path: it is the text that cannot be shown or stored.
-      state.reason = keyProblem === 'nul' ? 'nul-in-key' : 'lone-surrogate-in-key';
-      return true;
-    }
-    state.steps.push(key);
-    if (state.forbidKeys && forbiddenKeys.has(key)) {
-      state.reason = 'forbidden-key';
-      return true;
-    }
-    if (walk(Reflect.get(value, key), state)) return true;
-    state.steps.pop();
+    if (keyProblemOf(key, forbidKeys, topLevel) !== undefined) return true;
+    if (holdsProblem(Reflect.get(value, key), forbidKeys, false)) return true;
   }
   return false;
 }
 
+const plainKey = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
+
+function stepOf(key: string): string {
+  return plainKey.test(key) ? `.${key}` : `[${JSON.stringify(key)}]`;
+}
+
+/** The first problem in `value` with its path: the slow path, walked only when `holdsProblem` found one. */
+function locate(value: unknown, path: string, forbidKeys: boolean, topLevel: boolean): UnstorableText | undefined {
+  if (typeof value === 'string') {
+    const reason = problemOf(value);
+    return reason === undefined ? undefined : { path, reason };
+  }
+  if (typeof value !== 'object' || value === null) return undefined;
+  if (Array.isArray(value)) {
+    for (let index = 0; index < value.length; index++) {
+      const found = locate(value[index], `${path}[${index}]`, forbidKeys, false);
+      if (found) return found;
+    }
+    return undefined;
+  }
+  for (const key in value) {
+    if (!Object.hasOwn(value, key)) continue;
+    const keyProblem = keyProblemOf(key, forbidKeys, topLevel);
+    // A key that cannot be stored is not repeated in the path: it is the text that cannot be shown or stored.
+    if (keyProblem === 'forbidden-key') return { path: path + stepOf(key), reason: keyProblem };
+    if (keyProblem !== undefined) return { path, reason: keyProblem };
+    const found = locate(Reflect.get(value, key), path + stepOf(key), forbidKeys, false);
+    if (found) return found;
+  }
+  return undefined;
+}
+
 /**
- * The first string (or field name) in a parsed value that storage cannot hold, or a field name in
- * `forbiddenKeys` when `forbidKeys` is set; undefined when there is none. One pass, depth-first, in the
- * value's own order. The value is a parsed body, query or parameter object: its depth is bounded by the JSON
- * parser's nesting limit before it gets here.
+ * The first string (or field name) in a parsed value that storage cannot hold, or, when `forbidKeys` is set,
+ * a `__proto__` field anywhere or a `constructor` or `prototype` field of the value itself (a JSON body's top
+ * level); undefined when there is none. Depth-first, in the value's own order. The value is a parsed body,
+ * query or parameter object: its depth is bounded by the JSON parser's nesting limit before it gets here.
  */
 export function findUnstorableText(value: unknown, root: string, options: { forbidKeys?: boolean } = {}): UnstorableText | undefined {
-  const state: Walk = { forbidKeys: options.forbidKeys ?? false, steps: [] };
-  if (!walk(value, state) || state.reason === undefined) return undefined;
-  return { path: pathOf(root, state.steps), reason: state.reason };
+  const forbidKeys = options.forbidKeys ?? false;
+  if (!holdsProblem(value, forbidKeys, true)) return undefined;
+  return locate(value, root, forbidKeys, true);
 }
 
 /** The envelope's message for what `findUnstorableText` found. */
@@ -107,6 +126,6 @@ export function describeUnstorableText({ path, reason }: UnstorableText): string
     case 'lone-surrogate-in-key':
       return `${path} has a field name containing a lone UTF-16 surrogate (not valid Unicode)`;
     case 'forbidden-key':
-      return `${path} is not an accepted field name (__proto__, constructor and prototype are refused)`;
+      return `${path} is not an accepted field name (__proto__ is refused anywhere, constructor and prototype as top-level fields)`;
   }
 }

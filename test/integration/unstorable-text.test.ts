@@ -1,6 +1,7 @@
 /**
  * Text PostgreSQL cannot hold (U+0000, lone surrogates) is refused at the edge with a 400 naming the field; a
- * path id that cannot exist answers 404 without a lookup; `__proto__`-style field names are refused; and a
+ * path id that cannot exist answers 404 without a lookup; `__proto__` fields anywhere, and top-level
+ * `constructor` or `prototype` fields, are refused (nested ones, as in a tool's JSON Schema, pass); and a
  * storage error that does happen is logged without the query's parameters. Before, a NUL in a job prompt, in
  * `imageAssetId` or (as `%00`) in a job id went to an insert or a select, answered 500, and the error line
  * carried `Failed query: insert into "media_jobs" … params: …` with the tenant's prompt.
@@ -117,18 +118,49 @@ describe('text storage cannot hold, hostile field names and impossible ids', () 
     expectCleanLog();
   });
 
-  it('a NUL or a lone surrogate in a field name, and __proto__, constructor or prototype anywhere, answer 400 naming where', async () => {
+  it('a NUL or a lone surrogate in a field name, __proto__ anywhere, and a top-level constructor or prototype answer 400 naming where', async () => {
     const url = '/api/v1/text/completions';
     const cases: Array<[string, RegExp]> = [
       ['{"model":"sandbox-echo","messages":[{"role":"user","content":"hi","k\\u0000":1}]}', /^body\.messages\[0\] has a field name containing the character U\+0000/],
       ['{"model":"sandbox-echo","\\udc00":1,"messages":[{"role":"user","content":"hi"}]}', /^body has a field name containing a lone UTF-16 surrogate/],
       ['{"model":"sandbox-echo","messages":[{"role":"user","content":"hi","__proto__":{"x":1}}]}', /^body\.messages\[0\]\.__proto__ is not an accepted field name/],
-      ['{"model":"sandbox-echo","messages":[{"role":"user","content":"hi"}],"metadata":{"constructor":{"prototype":{}}}}', /^body\.metadata\.constructor is not an accepted field name/],
+      ['{"model":"sandbox-echo","messages":[{"role":"user","content":"hi"}],"metadata":{"a":{"__proto__":{}}}}', /^body\.metadata\.a\.__proto__ is not an accepted field name/],
       ['{"model":"sandbox-echo","messages":[{"role":"user","content":"hi"}],"prototype":1}', /^body\.prototype is not an accepted field name/],
+      ['{"constructor":{},"model":"sandbox-echo","messages":[{"role":"user","content":"hi"}]}', /^body\.constructor is not an accepted field name/],
     ];
     for (const [payload, wording] of cases) {
       const response = await gateway.request({ method: 'POST', url, headers: { ...keyHeaders(key), 'content-type': 'application/json' }, payload });
       expect(expectEnvelope(response, 400, 'GW_VALIDATION', url).errors[0], payload).toMatch(wording);
+    }
+    for (const [route, payload] of [
+      ['/api/alpha/v1/chat/completions', '{"model":"sandbox-echo","constructor":1,"messages":[{"role":"user","content":"hi"}]}'],
+      ['/api/beta/v1/messages', '{"model":"sandbox-echo","max_tokens":10,"prototype":{},"messages":[{"role":"user","content":"hi"}]}'],
+      ['/api/gamma/v1beta/models/sandbox-echo:generateContent', '{"contents":"hi","generationConfig":{"__proto__":{"temperature":1}}}'],
+    ] as const) {
+      const response = await gateway.request({ method: 'POST', url: route, headers: { ...keyHeaders(key), 'content-type': 'application/json' }, payload });
+      expect(expectEnvelope(response, 400, 'GW_VALIDATION', route).errors[0], route).toMatch(/is not an accepted field name/);
+    }
+  });
+
+  it('constructor and prototype inside free-form objects (a tool\'s JSON Schema, metadata) are ordinary property names on every surface', async () => {
+    const schema = { type: 'object', properties: { constructor: { type: 'string' }, prototype: { type: 'object', properties: { prototype: { type: 'string' } } } } };
+    const requests: Array<[string, Record<string, unknown>]> = [
+      [
+        '/api/alpha/v1/chat/completions',
+        { model: 'sandbox-echo', messages: [{ role: 'user', content: 'hi' }], tools: [{ type: 'function', function: { name: 'f', parameters: schema } }], metadata: { prototype: 'x', constructor: 'y' } },
+      ],
+      [
+        '/api/beta/v1/messages',
+        { model: 'sandbox-echo', max_tokens: 10, messages: [{ role: 'user', content: 'hi' }], tools: [{ name: 'f', input_schema: schema }], metadata: { prototype: 'x' } },
+      ],
+      [
+        '/api/gamma/v1beta/models/sandbox-echo:generateContent',
+        { contents: 'hi', tools: [{ functionDeclarations: [{ name: 'f', parameters: schema }] }], generationConfig: { responseMimeType: 'application/json', responseSchema: schema } },
+      ],
+    ];
+    for (const [route, payload] of requests) {
+      const response = await gateway.request({ method: 'POST', url: route, headers: keyHeaders(key), payload });
+      expect(response.statusCode, `${route}: ${response.body}`).toBe(200);
     }
   });
 

@@ -2,7 +2,10 @@ import fc from 'fast-check';
 
 /** Text PostgreSQL cannot hold: U+0000, and lone surrogates (high, low, at either end, reversed pairs). */
 export const unstorableFragments = ['\u0000', 'a\u0000b', '\u0000\u0000', '\ud800', 'x\udfffy', '\udc00', '\ude00\ud83d', 'end\ud83d'] as const;
-/** Field names the gateway refuses in any JSON body. */
+/**
+ * Field names the gateway refuses in a JSON body: `__proto__` in any object, `constructor` and `prototype` as
+ * top-level fields only (nested, as in a tool's JSON Schema, they are ordinary names).
+ */
 export const hostileKeys = ['__proto__', 'constructor', 'prototype'] as const;
 
 export const unstorableFragment = fc.constantFrom(...unstorableFragments);
@@ -16,7 +19,7 @@ export function withUnstorable(good: fc.Arbitrary<string>, weight = 1): fc.Arbit
   return fc.oneof({ weight: 6, arbitrary: good }, { weight, arbitrary: spliced });
 }
 
-/** What to do to a body: put a fragment into one of its strings or one of its field names, or add a hostile field name to one of its objects. */
+/** What to do to a body: put a fragment into one of its strings or one of its field names, or add a hostile field name (`__proto__` to one of its objects, the others to the body itself). */
 export interface Poison {
   mode: 'value' | 'key' | 'hostile-key';
   pick: number;
@@ -71,7 +74,10 @@ export function poisoned<T>(body: T, poison: Poison): T {
     Reflect.set(holder, slot, text.slice(0, 1) + poison.fragment + text.slice(1));
     return copy;
   }
-  const target = objects.length > 0 ? objects[poison.pick % objects.length]! : undefined;
+  // `constructor` and `prototype` go on the body itself (the first object collected, when the body is one).
+  const topLevelOnly = poison.mode === 'hostile-key' && poison.hostileKey !== '__proto__';
+  const root = isContainer(copy) && !Array.isArray(copy) ? objects[0] : undefined;
+  const target = topLevelOnly ? root : objects.length > 0 ? objects[poison.pick % objects.length]! : undefined;
   if (!target) return copy;
   if (poison.mode === 'key') {
     const keys = Object.keys(target);

@@ -22,20 +22,35 @@ describe('findUnstorableText', () => {
     expect(findUnstorableText({ '\ud800': 1 }, 'querystring')).toEqual({ path: 'querystring', reason: 'lone-surrogate-in-key' });
   });
 
-  it('refuses __proto__, constructor and prototype field names only when asked', () => {
+  it('refuses __proto__ anywhere, and constructor or prototype as top-level fields, only when asked', () => {
+    const nested: Record<string, unknown> = JSON.parse('{"tools":[{"parameters":{"__proto__":{"x":1}}}]}');
+    expect(findUnstorableText(nested, 'body', { forbidKeys: true })).toEqual({ path: 'body.tools[0].parameters.__proto__', reason: 'forbidden-key' });
+    expect(findUnstorableText(nested, 'body')).toBeUndefined();
     for (const name of ['__proto__', 'constructor', 'prototype']) {
-      const value: Record<string, unknown> = JSON.parse(`{"tools":[{"parameters":{"${name}":{"x":1}}}]}`);
-      expect(findUnstorableText(value, 'body', { forbidKeys: true })).toEqual({ path: `body.tools[0].parameters.${name}`, reason: 'forbidden-key' });
-      expect(findUnstorableText(value, 'body')).toBeUndefined();
+      const top: Record<string, unknown> = JSON.parse(`{"model":"m","${name}":1}`);
+      expect(findUnstorableText(top, 'body', { forbidKeys: true })).toEqual({ path: `body.${name}`, reason: 'forbidden-key' });
+      expect(findUnstorableText(top, 'body')).toBeUndefined();
     }
+    // Free-form objects (a tool's JSON Schema, metadata) may name their properties constructor or prototype.
+    const schema = { tools: [{ parameters: { type: 'object', properties: { constructor: { type: 'string' }, prototype: { type: 'number' } } } }], metadata: { prototype: 'x' } };
+    expect(findUnstorableText(schema, 'body', { forbidKeys: true })).toBeUndefined();
     // As values they are ordinary text.
     expect(findUnstorableText({ name: '__proto__', role: 'constructor' }, 'body', { forbidKeys: true })).toBeUndefined();
   });
 
-  it('lets every well-formed JSON value without U+0000 or those names through', () => {
+  it('names the first problem in depth-first order even when later ones exist', () => {
+    const value: Record<string, unknown> = JSON.parse('{"a":[1,2,{"b":"ok"},{"c":"x\\u0000"}],"d":{"__proto__":1},"constructor":2}');
+    expect(findUnstorableText(value, 'body', { forbidKeys: true })).toEqual({ path: 'body.a[3].c', reason: 'nul' });
+    const keyFirst: Record<string, unknown> = JSON.parse('{"d":{"__proto__":1},"a":"\\ud800"}');
+    expect(findUnstorableText(keyFirst, 'body', { forbidKeys: true })).toEqual({ path: 'body.d.__proto__', reason: 'forbidden-key' });
+  });
+
+  it('lets every well-formed JSON value without U+0000, __proto__ or a top-level constructor or prototype through', () => {
+    // Nested constructor and prototype fields are allowed: only a top-level one is refused.
     const clean = fc.jsonValue({ maxDepth: 4 }).filter((value) => {
       const text = JSON.stringify(value);
-      return !/__proto__|constructor|prototype|\\u0000|\\ud[89a-f]/i.test(text);
+      const topLevel = typeof value === 'object' && value !== null && !Array.isArray(value) ? Object.keys(value) : [];
+      return !/__proto__|\\u0000|\\ud[89a-f]/i.test(text) && !topLevel.some((key) => key === 'constructor' || key === 'prototype');
     });
     fc.assert(
       fc.property(clean, (value) => {
