@@ -109,16 +109,26 @@ export function classifyError(error: unknown, bodyLimit: number): Classified {
 }
 
 /**
- * How a request that failed on the gateway's side is logged. An open breaker's 503 is no fault of the
- * gateway (a provider is known to be failing; `retry-after` says when to try again) and comes once per
- * refused request while it lasts: a warning with the reason, no stack. Every other 5xx is an error with
- * its stack (storage errors made safe by the logger's `err` serializer). A 4xx is the client's, logged
- * by the request line alone.
+ * The 503s that are a known, announced state rather than a fault, with what their warning says: an open
+ * breaker (a provider is known to be failing) and rate limits failing closed while their Redis is down (the
+ * outage itself is logged once when it starts). Both come once per refused request while they last, and
+ * `retry-after` says when to try again.
+ */
+const expectedRefusals: Partial<Record<ErrorCode, string>> = {
+  GW_UPSTREAM_UNAVAILABLE: "request refused: the model's providers are unavailable",
+  GW_RATE_LIMITS_UNAVAILABLE: 'request refused: rate limits cannot be checked (their Redis is unreachable)',
+};
+
+/**
+ * How a request that failed on the gateway's side is logged. An expected refusal (`expectedRefusals`) is a
+ * warning with the reason, no stack. Every other 5xx is an error with its stack (storage errors made safe by
+ * the logger's `err` serializer). A 4xx is the client's, logged by the request line alone.
  */
 export function logRequestFailure(log: FastifyBaseLogger, error: unknown, classified: Classified): void {
   if (classified.status < 500) return;
-  if (classified.code === 'GW_UPSTREAM_UNAVAILABLE') {
-    log.warn({ code: classified.code, reason: classified.messages.join('; ') }, 'request refused: the model\'s providers are unavailable');
+  const refusal = expectedRefusals[classified.code];
+  if (refusal !== undefined) {
+    log.warn({ code: classified.code, reason: classified.messages.join('; ') }, refusal);
     return;
   }
   log.error({ err: error }, 'request failed');

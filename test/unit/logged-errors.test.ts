@@ -81,4 +81,13 @@ describe('logRequestFailure', () => {
     expect(lines[1]).toMatchObject({ level: 50, msg: 'request failed', err: { message: 'boom' } });
     expect(String((lines[1]!.err as { stack: string }).stack)).toContain('at ');
   });
+
+  it('logs the 503 of rate limits failing closed (Redis down) at warn without a stack', () => {
+    const { lines, logger } = capture();
+    const unavailable = new GatewayError('GW_RATE_LIMITS_UNAVAILABLE', 'rate limits cannot be checked right now (their store is unreachable)', [], { retryAfterSeconds: 1 });
+    logRequestFailure(logger, unavailable, { status: 503, code: 'GW_RATE_LIMITS_UNAVAILABLE', messages: unavailable.messages });
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatchObject({ level: 40, code: 'GW_RATE_LIMITS_UNAVAILABLE', reason: unavailable.messages[0] });
+    expect(JSON.stringify(lines[0])).not.toMatch(/stack|"err"/);
+  });
 });
