@@ -47,11 +47,17 @@ export class Authenticator {
   private readonly keys = new Map<string, CachedKey>();
   private readonly keyHashById = new Map<string, string>();
   private readonly sessions = new Map<string, CachedSession>();
+  /**
+   * Bumped by every forget-everything (`key-changed` `*`). A lookup that began before one and ends after it
+   * may have read a row from before a revocation whose event was lost: its answer serves that one request but
+   * is not cached, or the next listening period would trust it for the full TTL.
+   */
+  private epoch = 0;
 
   constructor(
     private readonly secretKeys: SecretKeys,
-    private readonly apiKeys: ApiKeysRepository,
-    private readonly sessionStore: SessionsRepository,
+    private readonly apiKeys: Pick<ApiKeysRepository, 'findByLookupHash'>,
+    private readonly sessionStore: Pick<SessionsRepository, 'findLive'>,
     /** Whether this process receives every storage event now (Storage.listening); entries are trusted briefly when not. */
     private readonly eventsArrive: () => boolean = () => true,
   ) {}
@@ -59,6 +65,7 @@ export class Authenticator {
   handleEvent(event: StorageEvent): void {
     if (event.type === 'key-changed') {
       if (event.keyId === '*') {
+        this.epoch++;
         this.keys.clear();
         this.keyHashById.clear();
         this.sessions.clear();
@@ -82,6 +89,7 @@ export class Authenticator {
     const now = Date.now();
     let cached = this.keys.get(hash);
     if (!cached || cached.expiresAt <= now || this.untrusted(cached.readAt, now)) {
+      const epoch = this.epoch;
       const row = await this.apiKeys.findByLookupHash(hash);
       const usable = row && row.isActive && !row.revokedAt;
       cached = {
@@ -89,8 +97,10 @@ export class Authenticator {
         expiresAt: now + (usable ? cacheTtlMs : negativeTtlMs),
         readAt: now,
       };
-      this.remember(this.keys, hash, cached);
-      if (row) this.keyHashById.set(row.id, hash);
+      if (epoch === this.epoch) {
+        this.remember(this.keys, hash, cached);
+        if (row) this.keyHashById.set(row.id, hash);
+      }
     }
     if (!cached.principal) throw invalid();
     return { kind: 'key', ...cached.principal, source };
@@ -101,13 +111,14 @@ export class Authenticator {
     const now = Date.now();
     let cached = this.sessions.get(hash);
     if (!cached || cached.validUntil <= now || this.untrusted(cached.readAt, now)) {
+      const epoch = this.epoch;
       const row = await this.sessionStore.findLive(hash, new Date(now));
       if (!row) {
         this.sessions.delete(hash);
         throw new GatewayError('GW_INVALID_CREDENTIALS', 'the session token is invalid or expired');
       }
       cached = { accountId: row.accountId, validUntil: Math.min(row.expiresAt.getTime(), now + cacheTtlMs), readAt: now };
-      this.remember(this.sessions, hash, cached);
+      if (epoch === this.epoch) this.remember(this.sessions, hash, cached);
     }
     return { kind: 'session', accountId: cached.accountId, sessionTokenHash: hash, source };
   }
