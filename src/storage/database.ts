@@ -50,8 +50,14 @@ export interface Storage {
   close(): Promise<void>;
 }
 
+/** How often the LISTEN connection is probed with a query, and how long the answer may take before it is counted lost. */
+export interface ListenerProbe {
+  everyMs: number;
+  timeoutMs: number;
+}
+
 export type StorageOptions =
-  | { kind: 'postgres'; url: string; poolSize?: number; onError?: (error: Error) => void }
+  | { kind: 'postgres'; url: string; poolSize?: number; onError?: (error: Error) => void; listenerProbe?: ListenerProbe }
   | {
       kind: 'embedded';
       /** DATA_DIR: the server's data goes to `pg/` under it, and `gateway.lock` makes this process its only user. */
@@ -110,11 +116,14 @@ async function openEmbedded(options: Extract<StorageOptions, { kind: 'embedded' 
   }
 }
 
-async function openPostgres(options: { url: string; poolSize?: number; onError?: (error: Error) => void }, kind: Storage['kind'] = 'postgres'): Promise<Storage> {
+async function openPostgres(
+  options: { url: string; poolSize?: number; onError?: (error: Error) => void; listenerProbe?: ListenerProbe },
+  kind: Storage['kind'] = 'postgres',
+): Promise<Storage> {
   const pool = new pg.Pool({ connectionString: options.url, max: options.poolSize ?? 20 });
   pool.on('error', (error) => options.onError?.(error));
   const db = drizzlePostgres(pool, { schema }) as unknown as Database;
-  const listener = new PostgresListener(options.url, options.onError);
+  const listener = new PostgresListener(options.url, options.onError, options.listenerProbe ?? defaultListenerProbe);
   try {
     const lockClient = await pool.connect();
     try {
@@ -149,6 +158,17 @@ async function openPostgres(options: { url: string; poolSize?: number; onError?:
 
 /** How long the listener waits before connecting again after its connection dropped or could not be made. */
 const listenerReconnectMs = 1000;
+/**
+ * TCP keepalive on the LISTEN connection, which sends nothing of its own: a peer gone without a FIN or RST
+ * (a host or a NAT entry that vanished) is found by the kernel's probes rather than never.
+ */
+const listenerKeepAliveDelayMs = 10_000;
+/**
+ * A `SELECT 1` on the LISTEN connection this often: one that fails or does not answer in time marks the
+ * connection lost (caches forget, `listening()` is false, it reconnects), so a silently dead socket does not
+ * leave caches trusting entries for their full TTL while events are lost. Keepalive alone takes minutes.
+ */
+const defaultListenerProbe: ListenerProbe = { everyMs: 5_000, timeoutMs: 3_000 };
 
 /**
  * A dedicated connection that LISTENs for cache invalidations and reconnects when it drops.
@@ -161,6 +181,8 @@ class PostgresListener {
   private client: pg.Client | undefined;
   private stopped = false;
   private reconnectTimer: NodeJS.Timeout | undefined;
+  private probeTimer: NodeJS.Timeout | undefined;
+  private probing = false;
   /** True from the first LISTEN until the connection is lost, and again once it listens anew and caches forgot. */
   private live = false;
   private readonly events = new EventEmitter();
@@ -168,11 +190,13 @@ class PostgresListener {
   constructor(
     private readonly url: string,
     private readonly onError: ((error: Error) => void) | undefined,
+    private readonly probe: ListenerProbe,
   ) {}
 
   async start(): Promise<void> {
     await this.connect();
     this.live = true;
+    this.probeTimer = setInterval(() => this.probeOnce(), this.probe.everyMs).unref();
   }
 
   /** False while the connection is down, and until it listens again and subscribers were told to forget. */
@@ -187,7 +211,7 @@ class PostgresListener {
 
   /** Connects and LISTENs; the client becomes the one in use. */
   private async connect(): Promise<pg.Client> {
-    const client = new pg.Client({ connectionString: this.url });
+    const client = new pg.Client({ connectionString: this.url, keepAlive: true, keepAliveInitialDelayMillis: listenerKeepAliveDelayMs });
     let ended = false;
     const lost = (error?: Error) => {
       if (error) this.onError?.(error);
@@ -217,12 +241,40 @@ class PostgresListener {
     return client;
   }
 
-  /** The connection in use dropped (one that is no longer in use is ignored). */
-  private lost(client: pg.Client): void {
+  /** A cheap query on the connection in use; no answer in time, or a failure, and the connection is lost. */
+  private probeOnce(): void {
+    const client = this.client;
+    if (!client || this.probing || this.stopped) return;
+    this.probing = true;
+    let timer: NodeJS.Timeout | undefined;
+    const unanswered = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`the connection listening to ${eventChannel} did not answer a probe within ${this.probe.timeoutMs} ms`)), this.probe.timeoutMs);
+    });
+    Promise.race([client.query('SELECT 1'), unanswered])
+      .then(
+        () => undefined,
+        (error: Error) => {
+          if (client !== this.client || this.stopped) return;
+          this.onError?.(error);
+          this.lost(client, 'dead');
+        },
+      )
+      .finally(() => {
+        clearTimeout(timer);
+        this.probing = false;
+      });
+  }
+
+  /**
+   * The connection in use dropped (one that is no longer in use is ignored). A dead one (a probe went
+   * unanswered) has its socket destroyed: a polite end would wait for a peer that no longer answers.
+   */
+  private lost(client: pg.Client, state: 'ended' | 'dead' = 'ended'): void {
     if (client !== this.client) return;
     this.client = undefined;
     this.live = false;
-    client.end().catch(() => undefined);
+    if (state === 'dead') client.connection.stream.destroy();
+    else client.end().catch(() => undefined);
     // Events sent between the drop and its discovery are lost already: forget whatever they may have changed.
     this.forgetEverything();
     this.reconnectLater();
@@ -256,6 +308,8 @@ class PostgresListener {
   async stop(): Promise<void> {
     this.stopped = true;
     this.live = false;
+    clearInterval(this.probeTimer);
+    this.probeTimer = undefined;
     clearTimeout(this.reconnectTimer);
     this.reconnectTimer = undefined;
     const client = this.client;

@@ -17,6 +17,11 @@ export interface TcpProxy {
   refuseNew(): Promise<void>;
   /** Accepts connections again, on the same port. */
   resume(): Promise<void>;
+  /**
+   * The open connections go silent both ways without closing, as a peer whose network vanished (no FIN, no
+   * RST); new connections work.
+   */
+  silenceOpen(): void;
 }
 
 /** A TCP proxy in front of a PostgreSQL server, so a test can take the database away from a gateway and give it back. */
@@ -25,6 +30,7 @@ export async function startTcpProxy(databaseUrl: string): Promise<TcpProxy> {
   const original = new URL(databaseUrl.replace(/^(postgres(?:ql)?:\/\/(?:[^/?@]*@)?)\//, '$1localhost/'));
   const target = targetOf(original);
   const sockets = new Set<Socket>();
+  const pairs = new Set<[Socket, Socket]>();
   const track = (socket: Socket) => {
     sockets.add(socket);
     socket.once('close', () => sockets.delete(socket));
@@ -36,6 +42,9 @@ export async function startTcpProxy(databaseUrl: string): Promise<TcpProxy> {
     client.on('error', () => upstream.destroy());
     upstream.on('error', () => client.destroy());
     client.pipe(upstream).pipe(client);
+    const pair: [Socket, Socket] = [client, upstream];
+    pairs.add(pair);
+    client.once('close', () => pairs.delete(pair));
   });
   const listen = (port: number) => new Promise<number>((resolve, reject) => {
     server.once('error', reject);
@@ -62,6 +71,15 @@ export async function startTcpProxy(databaseUrl: string): Promise<TcpProxy> {
     },
     resume: async () => {
       await listen(port);
+    },
+    silenceOpen: () => {
+      for (const [client, upstream] of pairs) {
+        client.unpipe(upstream);
+        upstream.unpipe(client);
+        client.pause();
+        upstream.pause();
+      }
+      pairs.clear();
     },
   };
 }
