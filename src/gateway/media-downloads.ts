@@ -1,7 +1,7 @@
 import type { KeyObject } from 'node:crypto';
 import type { Readable } from 'node:stream';
-import { create as contentDisposition } from 'content-disposition';
 import { GatewayError } from '../domain/errors.ts';
+import { attachmentDisposition } from '../storage/download-name.ts';
 import type { FsObjectStore } from '../storage/fs-object-store.ts';
 import { checkSignedFile } from '../storage/signed-links.ts';
 
@@ -46,7 +46,7 @@ export class MediaDownloads {
       // A browser opening the link renders nothing of ours as another type than the one stored, and saves
       // the file rather than showing it on the gateway's origin.
       'x-content-type-options': 'nosniff',
-      'content-disposition': contentDisposition(downloadName(objectKey), { type: 'attachment' }),
+      'content-disposition': attachmentDisposition(objectKey),
       'accept-ranges': 'bytes',
       'cache-control': `private, max-age=${maxAgeSeconds}`,
     };
@@ -59,15 +59,6 @@ export class MediaDownloads {
     const body = head || found.size === 0 ? undefined : (await this.store.open(objectKey, span))?.stream;
     return { status: range ? 206 : 200, headers, body };
   }
-}
-
-/**
- * The file name offered for an object (`images/gen_1/0.png` gives `gen_1-0.png`): its last two path segments,
- * with anything but letters, digits, `.`, `_` and `-` replaced, and no leading dot.
- */
-export function downloadName(objectKey: string): string {
-  const name = objectKey.split('/').filter(Boolean).slice(-2).join('-').replace(/[^A-Za-z0-9._-]/g, '_').replace(/^\.+/, '');
-  return name === '' ? 'download' : name.slice(-120);
 }
 
 /** One `bytes=` range (`a-b`, `a-`, `-n`); undefined (the whole file) for forms not supported, such as several ranges. */

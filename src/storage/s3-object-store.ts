@@ -1,6 +1,7 @@
 import { DeleteObjectCommand, GetObjectCommand, HeadBucketCommand, PutObjectCommand, S3Client, S3ServiceException } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import type { S3StoreConfig } from '../config/load-config.ts';
+import { attachmentDisposition } from './download-name.ts';
 import { checkObjectKey } from './fs-object-store.ts';
 import type { ObjectStore } from './object-store.ts';
 
@@ -47,9 +48,14 @@ export class S3ObjectStore implements ObjectStore {
     await this.client.send(new DeleteObjectCommand({ Bucket: this.config.bucket, Key: this.keyOf(key) }));
   }
 
+  /**
+   * The download carries the same attachment disposition and file name as the filesystem store's downloads
+   * (S3 answers with the signed `response-content-disposition`); its content type is the one stored by `put`.
+   */
   async signedLink(key: string, expiresAt: Date): Promise<string> {
     const seconds = Math.min(maxPresignSeconds, Math.max(1, Math.ceil((expiresAt.getTime() - Date.now()) / 1000)));
-    return getSignedUrl(this.signer, new GetObjectCommand({ Bucket: this.config.bucket, Key: this.keyOf(key) }), { expiresIn: seconds });
+    const command = new GetObjectCommand({ Bucket: this.config.bucket, Key: this.keyOf(key), ResponseContentDisposition: attachmentDisposition(key) });
+    return getSignedUrl(this.signer, command, { expiresIn: seconds });
   }
 
   async check(): Promise<void> {

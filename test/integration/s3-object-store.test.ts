@@ -63,6 +63,10 @@ describe('the S3 object store against a local S3 server', () => {
     const answer = await fetch(link);
     expect(answer.status).toBe(200);
     expect(Buffer.from(await answer.arrayBuffer()).toString()).toBe('linked');
+    // Saved as a file under the name the filesystem store's downloads give it, with the type stored by put.
+    expect(link.searchParams.get('response-content-disposition')).toBe('attachment; filename=c-0.png');
+    expect(answer.headers.get('content-disposition')).toBe('attachment; filename=c-0.png');
+    expect(answer.headers.get('content-type')).toBe('image/png');
     // S3 presigns at most a week: a longer retention still gets a link S3 accepts.
     const far = new URL(await s3.signedLink('images/c/0.png', new Date(Date.now() + 30 * 86_400_000)));
     expect(Number(far.searchParams.get('X-Amz-Expires'))).toBe(7 * 86_400);

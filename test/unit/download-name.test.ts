@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { downloadName } from '../../src/gateway/media-downloads.ts';
+import { downloadName } from '../../src/storage/download-name.ts';
 
 describe('downloadName', () => {
   it.each([
