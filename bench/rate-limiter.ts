@@ -10,6 +10,7 @@
 import { randomUUID } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { KeyRateLimiter, RateLimitStore, type RateLimits } from '../src/billing/rate-limits.ts';
+import { Secret } from '../src/domain/secret.ts';
 
 const { values: options } = parseArgs({
   options: {
@@ -40,7 +41,7 @@ const memory = new RateLimitStore({ redisFailure: 'open', keyPrefix: 'bench' });
 await measure('memory, requests per minute', memory, requestsOnly, admissions);
 await measure('memory, all three limits', memory, allThree, admissions);
 if (options.redis) {
-  const redis = new RateLimitStore({ redisUrl: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379', redisFailure: 'closed', keyPrefix: `bench-${randomUUID()}` });
+  const redis = new RateLimitStore({ redisUrl: new Secret(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379'), redisFailure: 'closed', keyPrefix: `bench-${randomUUID()}` });
   await redis.ready(5_000);
   await measure('Redis, requests per minute (one connection, sequential)', redis, requestsOnly, Math.min(admissions, 20_000));
   await redis.close();

@@ -1,6 +1,7 @@
 import { Redis } from 'ioredis';
 import { RateLimiterMemory, RateLimiterRedis, type RateLimiterAbstract } from 'rate-limiter-flexible';
 import { GatewayError } from '../domain/errors.ts';
+import type { Secret } from '../domain/secret.ts';
 
 /** A key's (or, as its keys' default, an account's) rate limits; null is no limit. */
 export interface RateLimits {
@@ -53,7 +54,7 @@ export class RateLimitedError extends GatewayError {
 
 export interface RateLimitStoreOptions {
   /** Redis shared by the gateway's processes; without, counters live in this process's memory. */
-  redisUrl?: string;
+  redisUrl?: Secret;
   /** What admission does while Redis does not answer: admit without limits (`open`) or refuse with 503 (`closed`). */
   redisFailure: 'open' | 'closed';
   keyPrefix: string;
@@ -76,7 +77,7 @@ export class RateLimitStore {
 
   constructor(private readonly options: RateLimitStoreOptions) {
     if (options.redisUrl) {
-      this.redis = new Redis(options.redisUrl, {
+      this.redis = new Redis(options.redisUrl.reveal(), {
         // Commands fail at once while disconnected instead of queueing behind a reconnection.
         enableOfflineQueue: false,
         maxRetriesPerRequest: 0,

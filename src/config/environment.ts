@@ -7,8 +7,11 @@ export interface Environment {
   host: string;
   dataDir: string;
   databaseUrl: string | undefined;
-  /** Redis for per-key rate-limit and sign-in counters shared by several processes; unset, they are kept in memory. */
-  redisUrl: string | undefined;
+  /**
+   * Redis for per-key rate-limit and sign-in counters shared by several processes; unset, they are kept in
+   * memory. A `Secret`: the URL may carry a password, and is revealed only to the Redis client.
+   */
+  redisUrl: Secret | undefined;
   configPath: string;
   /** Credentials are `Secret`s from here on: revealed only where compared (the token) or derived from (the master secret). */
   adminToken: Secret | undefined;
@@ -48,7 +51,7 @@ export function readEnvironment(variables: Readonly<Record<string, string | unde
     host,
     dataDir: path.resolve(nonEmpty('DATA_DIR') ?? './data'),
     databaseUrl,
-    redisUrl,
+    redisUrl: redisUrl === undefined ? undefined : new Secret(redisUrl),
     configPath: path.resolve(nonEmpty('GATEWAY_CONFIG') ?? './gateway.yaml'),
     adminToken: adminToken === undefined ? undefined : new Secret(adminToken),
     secret: secret === undefined ? undefined : new Secret(secret),

@@ -75,7 +75,8 @@ export interface S3StoreConfig {
   /** Where clients reach the bucket, when the gateway reaches it elsewhere: download links are presigned for it. */
   publicEndpoint?: string;
   accessKeyId: string | undefined;
-  secretAccessKey: string | undefined;
+  /** Revealed only to the S3 client. */
+  secretAccessKey: Secret | undefined;
   forcePathStyle: boolean;
   /** Prepended to every object key. */
   prefix: string;
@@ -448,7 +449,7 @@ function s3Config(file: ConfigFile, fail: (at: string, problem: string) => never
     endpoint: s3.endpoint,
     publicEndpoint: s3.publicEndpoint,
     accessKeyId: s3.accessKeyId?.trim() || undefined,
-    secretAccessKey: s3.secretAccessKey?.trim() || undefined,
+    secretAccessKey: s3.secretAccessKey?.trim() ? new Secret(s3.secretAccessKey.trim()) : undefined,
     forcePathStyle: s3.forcePathStyle ?? false,
     prefix: s3.prefix ?? '',
   };

@@ -13,7 +13,7 @@ function clientFor(config: S3StoreConfig, endpoint: string | undefined): S3Clien
     region: config.region,
     forcePathStyle: config.forcePathStyle,
     ...(endpoint ? { endpoint } : {}),
-    ...(config.accessKeyId && config.secretAccessKey ? { credentials: { accessKeyId: config.accessKeyId, secretAccessKey: config.secretAccessKey } } : {}),
+    ...(config.accessKeyId && config.secretAccessKey ? { credentials: { accessKeyId: config.accessKeyId, secretAccessKey: config.secretAccessKey.reveal() } } : {}),
   });
 }
 

@@ -82,7 +82,7 @@ describe('deploy/compose.yaml and deploy/gateway.yaml', () => {
     expect(new URL(s3.endpoint!).host).toBe('minio:9000');
     expect(services.minio!.command).toEqual(['server', '/data']);
     expect(s3.accessKeyId).toBe(services.minio!.environment!.MINIO_ROOT_USER);
-    expect(s3.secretAccessKey).toBe(operatorEnvironment.MINIO_ROOT_PASSWORD);
+    expect(s3.secretAccessKey?.reveal()).toBe(operatorEnvironment.MINIO_ROOT_PASSWORD);
     // Clients download from MinIO's published port, which links are presigned for.
     expect(services.minio!.ports).toContain(`${new URL(s3.publicEndpoint!).port}:9000`);
     expect(s3.forcePathStyle).toBe(true);
@@ -100,7 +100,7 @@ describe('deploy/compose.yaml and deploy/gateway.yaml', () => {
   });
 
   it('points REDIS_URL at the Redis service, which the gateways wait for, so rate limits hold across the replicas', () => {
-    const redis = new URL(readEnvironment(gateway.environment!).redisUrl!);
+    const redis = new URL(readEnvironment(gateway.environment!).redisUrl!.reveal());
     expect(redis.protocol).toBe('redis:');
     expect(redis.hostname).toBe('redis');
     expect(services.redis!.image).toMatch(/^redis:\d/);

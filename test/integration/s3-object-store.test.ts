@@ -3,12 +3,13 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import S3rver from 's3rver';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Secret } from '../../src/domain/secret.ts';
 import { S3ObjectStore } from '../../src/storage/s3-object-store.ts';
 import { keyHeaders } from '../support/http-helpers.ts';
 import { sandboxImageConfigYaml, waitForImageJob } from '../support/image-jobs.ts';
 import { startTestGateway, type TestGateway } from '../support/test-gateway.ts';
 
-const credentials = { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' };
+const credentials = { accessKeyId: 'S3RVER', secretAccessKey: new Secret('S3RVER') };
 
 /** A local S3-compatible server (s3rver, from npm) on loopback, with the bucket `media`. */
 describe('the S3 object store against a local S3 server', () => {

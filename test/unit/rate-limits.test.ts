@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { effectiveRateLimits, hasRateLimits, KeyRateLimiter, noRateLimits, RateLimitedError, RateLimitStore, tokensUsed, type RateLimits } from '../../src/billing/rate-limits.ts';
+import { Secret } from '../../src/domain/secret.ts';
 import { openAiDuration } from '../../src/http/rate-limit-hook.ts';
 import { freePort } from '../support/free-port.ts';
 
@@ -64,7 +65,7 @@ describe('rate limits', () => {
   });
 
   it('with Redis unreachable: open admits, closed refuses with 503; the outage is reported once', async () => {
-    const redisUrl = `redis://127.0.0.1:${await freePort()}`;
+    const redisUrl = new Secret(`redis://127.0.0.1:${await freePort()}`);
     const outages: unknown[] = [];
     for (const redisFailure of ['open', 'closed'] as const) {
       const store = new RateLimitStore({ redisUrl, redisFailure, keyPrefix: 'unit', onOutage: (error) => outages.push(error) });

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
+import { Secret } from '../../src/domain/secret.ts';
 import { S3ObjectStore } from '../../src/storage/s3-object-store.ts';
 
-const base = { bucket: 'media', region: 'us-east-1', endpoint: 'http://minio:9000', accessKeyId: 'key', secretAccessKey: 'secret', forcePathStyle: true, prefix: '' };
+const base = { bucket: 'media', region: 'us-east-1', endpoint: 'http://minio:9000', accessKeyId: 'key', secretAccessKey: new Secret('secret'), forcePathStyle: true, prefix: '' };
 
 describe('S3 download links', () => {
   it('are presigned for media.s3.publicEndpoint when the gateway reaches the bucket elsewhere', async () => {

@@ -1,7 +1,11 @@
 import { Writable } from 'node:stream';
 import { format, inspect } from 'node:util';
+import { randomUUID } from 'node:crypto';
+import { GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import pino from 'pino';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
+import { RateLimitStore } from '../../src/billing/rate-limits.ts';
 import { readEnvironment } from '../../src/config/environment.ts';
 import { parseConfig } from '../../src/config/load-config.ts';
 import { Secret } from '../../src/domain/secret.ts';
@@ -10,6 +14,8 @@ import { sameSecret } from '../../src/http/secrets.ts';
 import { redactedLogPaths } from '../../src/main.ts';
 import type { ProviderTarget } from '../../src/providers/provider-adapter.ts';
 import { UpstreamHttp } from '../../src/providers/shared/upstream-http.ts';
+import { attachmentDisposition } from '../../src/storage/download-name.ts';
+import { S3ObjectStore } from '../../src/storage/s3-object-store.ts';
 import { GatewayTelemetry } from '../../src/telemetry/gateway-telemetry.ts';
 import { startFakeServer } from '../fakes/fake-server.ts';
 
@@ -97,6 +103,55 @@ describe('secrets from configuration', () => {
     const printed = `${JSON.stringify({ ...environment, variables: {} })} ${inspect({ ...environment, variables: {} })}`;
     expect(printed).not.toContain('admin-7f3a9c2e');
     expect(printed).not.toContain('master-7f3a9c2e');
+  });
+
+  it('keeps REDIS_URL (which may carry a password) as a Secret', () => {
+    const environment = readEnvironment({ REDIS_URL: 'redis://:redis-pw-7f3a9c2e@redis.internal:6379/0' });
+    expect(environment.redisUrl).toBeInstanceOf(Secret);
+    expect(environment.redisUrl?.reveal()).toBe('redis://:redis-pw-7f3a9c2e@redis.internal:6379/0');
+    const printed = `${JSON.stringify({ ...environment, variables: {} })} ${inspect({ ...environment, variables: {} })}`;
+    expect(printed).not.toContain('redis-pw-7f3a9c2e');
+    expect(readEnvironment({}).redisUrl).toBeUndefined();
+  });
+
+  it('keeps the S3 secretAccessKey as a Secret', () => {
+    const config = parseConfig(`${yaml}\nmedia: { store: s3, s3: { bucket: media, accessKeyId: AKIA7F3A, secretAccessKey: "\${S3_SECRET}" } }`, 'gateway.yaml', { S3_SECRET: 's3-secret-7f3a9c2e' });
+    expect(config.media.s3?.secretAccessKey).toBeInstanceOf(Secret);
+    expect(config.media.s3?.secretAccessKey?.reveal()).toBe('s3-secret-7f3a9c2e');
+    expect(inspect(config, { depth: 20 })).not.toContain('s3-secret-7f3a9c2e');
+    expect(JSON.stringify(config.media)).not.toContain('s3-secret-7f3a9c2e');
+  });
+});
+
+describe('secrets handed to their clients', () => {
+  it('the S3 client signs with the revealed secretAccessKey', async () => {
+    vi.useFakeTimers({ now: new Date('2026-01-02T03:04:05Z'), toFake: ['Date'] });
+    try {
+      const plain = { region: 'us-east-1', endpoint: 'http://127.0.0.1:9', forcePathStyle: true };
+      const store = new S3ObjectStore({ ...plain, bucket: 'media', accessKeyId: 'AKIA7F3A', secretAccessKey: new Secret('s3-secret-7f3a9c2e'), prefix: '' });
+      const expiresAt = new Date(Date.now() + 60_000);
+      const link = await store.signedLink('images/a/0.png', expiresAt);
+      const direct = new S3Client({ ...plain, credentials: { accessKeyId: 'AKIA7F3A', secretAccessKey: 's3-secret-7f3a9c2e' } });
+      const command = new GetObjectCommand({ Bucket: 'media', Key: 'images/a/0.png', ResponseContentDisposition: attachmentDisposition('images/a/0.png') });
+      const expected = await getSignedUrl(direct, command, { expiresIn: 60 });
+      expect(new URL(link).searchParams.get('X-Amz-Signature')).toBe(new URL(expected).searchParams.get('X-Amz-Signature'));
+      expect(link).not.toContain('s3-secret-7f3a9c2e');
+      await store.close();
+      direct.destroy();
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it('the rate limits\' Redis client connects with the revealed REDIS_URL', async () => {
+    const store = new RateLimitStore({ redisUrl: new Secret('redis://127.0.0.1:6379'), redisFailure: 'closed', keyPrefix: `secret-test-${randomUUID()}` });
+    try {
+      await store.ready(2_000);
+      const answer = await store.counter('c', 5, 60).consume('k');
+      expect(answer.remainingPoints).toBe(4);
+    } finally {
+      await store.close();
+    }
   });
 });
 
