@@ -5,7 +5,7 @@ import pino, { type Logger } from 'pino';
 import { CreditLedger } from './billing/credit-ledger.ts';
 import { HoldReconciler } from './billing/hold-reconciler.ts';
 import { UsageHistory } from './billing/usage-history.ts';
-import { KeyRateLimiter, RateLimitStore, tokensUsed } from './billing/rate-limits.ts';
+import { effectiveRateLimits, KeyRateLimiter, RateLimitStore, tokensUsed } from './billing/rate-limits.ts';
 import { Catalog } from './catalog/catalog.ts';
 import type { Environment } from './config/environment.ts';
 import { loadConfigFile, type GatewayConfig } from './config/load-config.ts';
@@ -250,7 +250,11 @@ export async function openCore(options: CoreOptions): Promise<Core> {
       logger.warn({ err: error, redisFailure: config.rateLimits.redisFailure }, `Redis for rate limits unreachable: requests are ${config.rateLimits.redisFailure === 'open' ? 'admitted without rate limits' : 'refused with 503'} until it answers`),
     onRecovery: () => logger.info('Redis for rate limits answers again'),
   });
-  const rateLimits = new KeyRateLimiter(limiterStore);
+  // Settlements count tokens whichever process admitted their request: a key's limits are read where unknown.
+  const rateLimits = new KeyRateLimiter(limiterStore, async (keyId) => {
+    const row = await apiKeysRepository.findCredentialById(keyId);
+    return row ? effectiveRateLimits(row, row.accountRateLimits) : null;
+  });
   // A Redis that does not answer within this is an outage from the start (rateLimits.redisFailure applies).
   await limiterStore.ready(redisConnectWaitMs);
   const breakers = new ProviderBreakers({ failures: config.upstream.breakerFailures, minAccounts: config.upstream.breakerMinAccounts, cooldownMs: config.upstream.breakerCooldownMs }, (row, state) => telemetry.breakerChanged(row, state));
@@ -277,6 +281,7 @@ export async function openCore(options: CoreOptions): Promise<Core> {
   const forget = (event: StorageEvent) => {
     authenticator.handleEvent(event);
     ledger.handleEvent(event);
+    if (event.type === 'key-changed') rateLimits.forgetKey(event.keyId);
     if (event.type === 'job-finished') waiters.finished(event.jobId);
     else if (event.type === 'jobs-queued') worker?.wake();
   };

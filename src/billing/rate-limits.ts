@@ -2,6 +2,7 @@ import { Redis } from 'ioredis';
 import { RateLimiterMemory, RateLimiterRedis, type RateLimiterAbstract } from 'rate-limiter-flexible';
 import { GatewayError } from '../domain/errors.ts';
 import type { Secret } from '../domain/secret.ts';
+import { MemoryRequestsInFlight, RedisRequestsInFlight, type RequestsInFlight } from './requests-in-flight.ts';
 
 /** A key's (or, as its keys' default, an account's) rate limits; null is no limit. */
 export interface RateLimits {
@@ -15,13 +16,21 @@ export type RateLimitName = (typeof rateLimitNames)[number];
 
 export const noRateLimits: Readonly<RateLimits> = Object.freeze({ requestsPerMinute: null, tokensPerMinute: null, concurrentRequests: null });
 
-/** The key's own limit where it has one, else its account's default. */
+/**
+ * The account's limits are the operator's: each is the default of the account's keys and a ceiling for each
+ * of them. A key's own limit (set by its owner) can only tighten it: the smaller of the two applies.
+ */
 export function effectiveRateLimits(key: RateLimits, account: RateLimits): RateLimits {
   return {
-    requestsPerMinute: key.requestsPerMinute ?? account.requestsPerMinute,
-    tokensPerMinute: key.tokensPerMinute ?? account.tokensPerMinute,
-    concurrentRequests: key.concurrentRequests ?? account.concurrentRequests,
+    requestsPerMinute: tighter(key.requestsPerMinute, account.requestsPerMinute),
+    tokensPerMinute: tighter(key.tokensPerMinute, account.tokensPerMinute),
+    concurrentRequests: tighter(key.concurrentRequests, account.concurrentRequests),
   };
+}
+
+function tighter(own: number | null, ceiling: number | null): number | null {
+  if (own === null) return ceiling;
+  return ceiling === null ? own : Math.min(own, ceiling);
 }
 
 export function hasRateLimits(limits: RateLimits): boolean {
@@ -74,6 +83,7 @@ const redisCommandTimeoutMs = 500;
 export class RateLimitStore {
   private readonly redis: Redis | undefined;
   private inOutage = false;
+  private readonly inFlight: RequestsInFlight[] = [];
 
   constructor(private readonly options: RateLimitStoreOptions) {
     if (options.redisUrl) {
@@ -117,13 +127,21 @@ export class RateLimitStore {
   }
 
   /**
-   * A fixed-window counter named `name`, refusing past `points` within `durationSeconds` (0: the window never
-   * ends, memory only; Redis counters always expire).
+   * A fixed-window counter named `name`, refusing past `points` within `durationSeconds`. An `insured` counter
+   * in Redis counts in this process's memory while Redis does not answer, so it never stops counting.
    */
-  counter(name: string, points: number, durationSeconds: number): RateLimiterAbstract {
+  counter(name: string, points: number, durationSeconds: number, options: { insured?: boolean } = {}): RateLimiterAbstract {
     const keyPrefix = `${this.options.keyPrefix}:${name}`;
     if (!this.redis) return new RateLimiterMemory({ keyPrefix, points, duration: durationSeconds });
-    return new RateLimiterRedis({ storeClient: this.redis, keyPrefix, points, duration: durationSeconds, rejectIfRedisNotReady: true });
+    const insuranceLimiter = options.insured ? new RateLimiterMemory({ keyPrefix, points, duration: durationSeconds }) : undefined;
+    return new RateLimiterRedis({ storeClient: this.redis, keyPrefix, points, duration: durationSeconds, rejectIfRedisNotReady: true, ...(insuranceLimiter ? { insuranceLimiter } : {}) });
+  }
+
+  /** The slots of requests in flight named `name`: in Redis one entry per request, else a count per key. */
+  requestsInFlight(name: string): RequestsInFlight {
+    const requests = this.redis ? new RedisRequestsInFlight(this.redis, `${this.options.keyPrefix}:${name}`, this) : new MemoryRequestsInFlight();
+    this.inFlight.push(requests);
+    return requests;
   }
 
   /**
@@ -149,6 +167,7 @@ export class RateLimitStore {
   }
 
   async close(): Promise<void> {
+    for (const requests of this.inFlight) requests.close();
     if (!this.redis) return;
     await this.redis.quit().catch(() => this.redis?.disconnect());
   }
@@ -156,11 +175,6 @@ export class RateLimitStore {
 
 /** Requests and tokens count per minute. */
 const windowSeconds = 60;
-/**
- * Slots of requests in flight are counted without a window in memory; in Redis their counter expires this
- * long after it was created, so the slots of a process killed mid-request come back at the latest then.
- */
-const concurrencyExpirySeconds = 600;
 /** The counters decide against each key's own limit, not the library's `points`, which is never reached. */
 const unbounded = Number.MAX_SAFE_INTEGER;
 
@@ -171,6 +185,14 @@ export interface Admission {
 }
 
 const nothingHeld: Admission = { standing: {}, release: () => undefined };
+const settled: Promise<void> = Promise.resolve();
+
+/** A key's effective rate limits as storage has them now (null: no such key). */
+export type RateLimitsLookup = (keyId: string) => Promise<RateLimits | null>;
+
+/** How long a key's tokens-per-minute limit is trusted for settlements (a change of the key forgets it at once). */
+const tokenLimitTtlMs = 60_000;
+const maxKnownTokenLimits = 100_000;
 
 /**
  * Per-key requests per minute, tokens per minute and requests in flight. Requests are counted at admission,
@@ -180,18 +202,26 @@ const nothingHeld: Admission = { standing: {}, release: () => undefined };
 export class KeyRateLimiter {
   private readonly requests: RateLimiterAbstract;
   private readonly tokens: RateLimiterAbstract;
-  private readonly inFlight: RateLimiterAbstract;
-  /** Keys with a tokens-per-minute limit seen by this process: only their settlements are counted. */
-  private readonly tokenLimitedKeys = new Map<string, number>();
+  private readonly inFlight: RequestsInFlight;
+  /**
+   * Each key's tokens-per-minute limit (null: none), as last seen at admission or read from storage: a
+   * settlement is counted whichever process admitted its request (a media job settles where it ran).
+   */
+  private readonly tokenLimits = new Map<string, { limit: number | null; until: number }>();
+  private readonly lookups = new Map<string, Promise<number | null>>();
 
-  constructor(private readonly store: RateLimitStore) {
+  constructor(
+    private readonly store: RateLimitStore,
+    private readonly lookup: RateLimitsLookup = () => Promise.resolve(null),
+  ) {
     this.requests = store.counter('rpm', unbounded, windowSeconds);
     this.tokens = store.counter('tpm', unbounded, windowSeconds);
-    this.inFlight = store.counter('conc', unbounded, store.shared ? concurrencyExpirySeconds : 0);
+    this.inFlight = store.requestsInFlight('inflight');
   }
 
   /** Admits a request of `keyId` under `limits`, or throws 429 (`RateLimitedError`), or 503 when failing closed. */
   async admit(keyId: string, limits: RateLimits): Promise<Admission> {
+    this.noteTokenLimit(keyId, limits.tokensPerMinute);
     const standing: RateStanding = {};
     try {
       const [requests, tokens] = await Promise.all([
@@ -206,7 +236,6 @@ export class KeyRateLimiter {
         }
       }
       if (limits.tokensPerMinute !== null) {
-        this.noteTokenLimit(keyId, limits.tokensPerMinute);
         const used = tokens?.consumedPoints ?? 0;
         const resetMs = tokens?.msBeforeNext ?? windowSeconds * 1000;
         standing.tokens = standingOf(limits.tokensPerMinute, used, resetMs);
@@ -215,7 +244,10 @@ export class KeyRateLimiter {
         }
       }
       if (limits.concurrentRequests === null) return { standing, release: () => undefined };
-      return await this.takeSlot(keyId, limits.concurrentRequests, standing);
+      const release = await this.inFlight.take(keyId, limits.concurrentRequests);
+      this.store.answered();
+      if (!release) throw new RateLimitedError(`this API key's limit of ${limits.concurrentRequests} concurrent requests is reached`, 1, standing);
+      return { standing, release: once(release) };
     } catch (error) {
       if (error instanceof GatewayError) throw error;
       this.store.failed(error);
@@ -224,52 +256,70 @@ export class KeyRateLimiter {
     }
   }
 
-  /** Counts a settled generation's tokens against its key's minute, when the key has a tokens-per-minute limit. */
-  chargeTokens(keyId: string | null, tokens: number): void {
-    if (keyId === null || tokens <= 0 || !this.tokenLimitedKeys.has(keyId)) return;
-    this.tokens.penalty(keyId, Math.ceil(tokens)).then(
+  /** A key admitted without any rate limit: its settlements cost nothing, without asking storage. */
+  admittedUnlimited(keyId: string): void {
+    this.noteTokenLimit(keyId, null);
+  }
+
+  /**
+   * Counts a settled generation's tokens against its key's minute, when the key has a tokens-per-minute limit
+   * (known from an admission here, else read from storage once and kept for a while). The promise, which
+   * never rejects, says when the count is done; settlements need not wait for it.
+   */
+  chargeTokens(keyId: string | null, tokens: number): Promise<void> {
+    if (keyId === null || tokens <= 0) return settled;
+    const known = this.tokenLimits.get(keyId);
+    if (known && known.until > Date.now()) return known.limit === null ? settled : this.count(keyId, tokens);
+    return this.tokenLimitOf(keyId).then(
+      (limit) => (limit === null ? undefined : this.count(keyId, tokens)),
+      // Storage did not answer: the settlement is counted rather than lost.
+      () => this.count(keyId, tokens),
+    );
+  }
+
+  /** A key changed (its limits or its account's): its limit is read afresh; `*` forgets every key. */
+  forgetKey(keyId: string): void {
+    if (keyId === '*') this.tokenLimits.clear();
+    else this.tokenLimits.delete(keyId);
+  }
+
+  private count(keyId: string, tokens: number): Promise<void> {
+    return this.tokens.penalty(keyId, Math.ceil(tokens)).then(
       () => this.store.answered(),
       (error: unknown) => this.store.failed(error),
     );
   }
 
-  private async takeSlot(keyId: string, limit: number, standing: RateStanding): Promise<Admission> {
-    const taken = await this.inFlight.consume(keyId, 1);
-    if (taken.consumedPoints > limit) {
-      this.giveBack(keyId);
-      throw new RateLimitedError(`this API key's limit of ${limit} concurrent requests is reached`, 1, standing);
-    }
-    let held = true;
-    return {
-      standing,
-      release: () => {
-        if (!held) return;
-        held = false;
-        this.giveBack(keyId);
-      },
-    };
+  private tokenLimitOf(keyId: string): Promise<number | null> {
+    const pending = this.lookups.get(keyId);
+    if (pending) return pending;
+    const lookup = this.lookup(keyId)
+      .then((limits) => {
+        const limit = limits?.tokensPerMinute ?? null;
+        this.noteTokenLimit(keyId, limit);
+        return limit;
+      })
+      .finally(() => this.lookups.delete(keyId));
+    this.lookups.set(keyId, lookup);
+    return lookup;
   }
 
-  private giveBack(keyId: string): void {
-    this.inFlight.reward(keyId, 1).then(
-      (after) => {
-        this.store.answered();
-        // The counter expired (Redis) while requests were in flight: it is brought back to zero, never below.
-        if (after.consumedPoints < 0) void this.inFlight.penalty(keyId, -after.consumedPoints).catch(() => undefined);
-      },
-      (error: unknown) => this.store.failed(error),
-    );
-  }
-
-  /** Bounded: an entry is only a hint that settlements of this key are worth counting. */
-  private noteTokenLimit(keyId: string, limit: number): void {
-    if (this.tokenLimitedKeys.get(keyId) === limit) return;
-    if (this.tokenLimitedKeys.size >= maxTokenLimitedKeys) this.tokenLimitedKeys.clear();
-    this.tokenLimitedKeys.set(keyId, limit);
+  /** Bounded: a forgotten entry is only read again from storage. */
+  private noteTokenLimit(keyId: string, limit: number | null): void {
+    const until = Date.now() + tokenLimitTtlMs;
+    if (this.tokenLimits.size >= maxKnownTokenLimits && !this.tokenLimits.has(keyId)) this.tokenLimits.clear();
+    this.tokenLimits.set(keyId, { limit, until });
   }
 }
 
-const maxTokenLimitedKeys = 100_000;
+function once(release: () => void): () => void {
+  let held = true;
+  return () => {
+    if (!held) return;
+    held = false;
+    release();
+  };
+}
 
 function standingOf(limit: number, used: number, resetMs: number): LimitStanding {
   return { limit, remaining: Math.max(0, limit - used), resetMs: Math.max(0, resetMs) };

@@ -4,19 +4,27 @@ import { RateLimitedError, type KeyRateLimiter, type LimitStanding, type RateSta
 /**
  * Admission under the key's rate limits, once the key is known and before any work (the body is not read yet):
  * a root `preParsing` hook, which runs after every surface's authentication (`onRequest`). A request without a
- * key, or whose key has no limits, costs one field check. The slot in flight is given back when the answer's
- * connection closes, whichever way the request ended (answered, failed, stream ended, client gone).
+ * key, or whose key has no limits, costs one field check and a note that its settlements are not counted. The
+ * slot in flight is given back when the answer's connection closes, whichever way the request ended (answered,
+ * failed, stream ended, client gone, also before admission finished).
  */
 export function admitUnderRateLimits(limiter: KeyRateLimiter): preParsingHookHandler {
   return (request, reply, payload, done) => {
     const principal = request.principal;
-    if (principal?.kind !== 'key' || principal.rateLimits === null) {
+    if (principal?.kind !== 'key') {
+      done(null, payload);
+      return;
+    }
+    if (principal.rateLimits === null) {
+      limiter.admittedUnlimited(principal.apiKeyId);
       done(null, payload);
       return;
     }
     limiter.admit(principal.apiKeyId, principal.rateLimits).then(
       (admission) => {
-        reply.raw.once('close', admission.release);
+        // A client gone while admission was under way closed the answer already: 'close' will not come again.
+        if (reply.raw.closed || reply.raw.destroyed) admission.release();
+        else reply.raw.once('close', admission.release);
         sendStanding(request, reply, admission.standing);
         done(null, payload);
       },

@@ -1,4 +1,4 @@
-import { and, asc, count, eq, isNull, sql } from 'drizzle-orm';
+import { and, asc, count, eq, isNull, sql, type SQL } from 'drizzle-orm';
 import type { Database } from './database.ts';
 import { accounts, apiKeys } from './schema.ts';
 
@@ -60,6 +60,15 @@ export class ApiKeysRepository {
   }
 
   async findByLookupHash(lookupHash: string): Promise<CredentialRow | undefined> {
+    return this.findCredential(eq(apiKeys.lookupHash, lookupHash));
+  }
+
+  /** A key with its account's rate limits, by id (settlements read the key's limits this way). */
+  async findCredentialById(id: string): Promise<CredentialRow | undefined> {
+    return this.findCredential(eq(apiKeys.id, id));
+  }
+
+  private async findCredential(where: SQL): Promise<CredentialRow | undefined> {
     const [found] = await this.db
       .select({
         key: apiKeys,
@@ -67,7 +76,7 @@ export class ApiKeysRepository {
       })
       .from(apiKeys)
       .innerJoin(accounts, eq(accounts.id, apiKeys.accountId))
-      .where(eq(apiKeys.lookupHash, lookupHash))
+      .where(where)
       .limit(1);
     return found && { ...found.key, accountRateLimits: found.accountRateLimits };
   }

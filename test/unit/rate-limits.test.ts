@@ -1,5 +1,8 @@
+import { randomUUID } from 'node:crypto';
+import { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
 import { effectiveRateLimits, hasRateLimits, KeyRateLimiter, noRateLimits, RateLimitedError, RateLimitStore, tokensUsed, type RateLimits } from '../../src/billing/rate-limits.ts';
+import { MemoryRequestsInFlight, RedisRequestsInFlight } from '../../src/billing/requests-in-flight.ts';
 import { Secret } from '../../src/domain/secret.ts';
 import { openAiDuration } from '../../src/http/rate-limit-hook.ts';
 import { freePort } from '../support/free-port.ts';
@@ -8,8 +11,9 @@ const limits = (changes: Partial<RateLimits>): RateLimits => ({ ...noRateLimits,
 const memoryLimiter = () => new KeyRateLimiter(new RateLimitStore({ redisFailure: 'open', keyPrefix: 'unit' }));
 
 describe('rate limits', () => {
-  it("a key's own limit wins over its account's; none at all is no limits", () => {
-    expect(effectiveRateLimits(limits({ requestsPerMinute: 5 }), limits({ requestsPerMinute: 1, concurrentRequests: 2 }))).toEqual({ requestsPerMinute: 5, tokensPerMinute: null, concurrentRequests: 2 });
+  it("the account's limit is each key's default and ceiling: a key's own applies only when lower; none at all is no limits", () => {
+    expect(effectiveRateLimits(limits({ requestsPerMinute: 1_000_000_000 }), limits({ requestsPerMinute: 1, concurrentRequests: 2 }))).toEqual({ requestsPerMinute: 1, tokensPerMinute: null, concurrentRequests: 2 });
+    expect(effectiveRateLimits(limits({ requestsPerMinute: 1, tokensPerMinute: 50 }), limits({ requestsPerMinute: 5 }))).toEqual({ requestsPerMinute: 1, tokensPerMinute: 50, concurrentRequests: null });
     expect(hasRateLimits(effectiveRateLimits(noRateLimits, noRateLimits))).toBe(false);
   });
 
@@ -53,15 +57,54 @@ describe('rate limits', () => {
     second.release();
   });
 
-  it('counts settled tokens only for keys admitted with a tokens-per-minute limit', async () => {
+  it('counts settled tokens only for keys with a tokens-per-minute limit', async () => {
     const limiter = memoryLimiter();
     const ten = limits({ tokensPerMinute: 10 });
     await limiter.admit('key_d', ten);
+    await limiter.admit('key_e', limits({ requestsPerMinute: 100 }));
     limiter.chargeTokens('key_d', 10);
     limiter.chargeTokens('key_e', 1000);
     await new Promise((resolve) => setImmediate(resolve));
     await expect(limiter.admit('key_d', ten)).rejects.toThrow('limit of 10 tokens per minute is spent');
     await expect(limiter.admit('key_e', ten)).resolves.toMatchObject({ standing: { tokens: { limit: 10, remaining: 10 } } });
+  });
+
+  it('counts the tokens of a request admitted by another process: its key is looked up once, then known', async () => {
+    const lookups: string[] = [];
+    const lookup = (keyId: string) => {
+      lookups.push(keyId);
+      return Promise.resolve(keyId === 'key_elsewhere' ? limits({ tokensPerMinute: 10 }) : keyId === 'key_free' ? noRateLimits : null);
+    };
+    const limiter = new KeyRateLimiter(new RateLimitStore({ redisFailure: 'open', keyPrefix: `unit-${randomUUID()}` }), lookup);
+    limiter.chargeTokens('key_elsewhere', 6);
+    limiter.chargeTokens('key_elsewhere', 6);
+    limiter.chargeTokens('key_free', 6);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    limiter.chargeTokens('key_free', 6);
+    limiter.admittedUnlimited('key_here');
+    limiter.chargeTokens('key_here', 6);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    // One lookup per key, the two first charges of a key sharing it; a key admitted here is never looked up.
+    expect(lookups).toEqual(['key_elsewhere', 'key_free']);
+    await expect(limiter.admit('key_elsewhere', limits({ tokensPerMinute: 10 }))).rejects.toThrow('limit of 10 tokens per minute is spent');
+    await expect(limiter.admit('key_free', limits({ tokensPerMinute: 10 }))).resolves.toMatchObject({ standing: { tokens: { remaining: 10 } } });
+    // A change of the key forgets what was known: the next settlement reads its limits again.
+    limiter.forgetKey('key_free');
+    limiter.chargeTokens('key_free', 6);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(lookups).toEqual(['key_elsewhere', 'key_free', 'key_free']);
+  });
+
+  it('requests in flight in memory: a count per key, given back to zero and never below', async () => {
+    const inFlight = new MemoryRequestsInFlight();
+    const first = await inFlight.take('key_m', 2);
+    const second = await inFlight.take('key_m', 2);
+    expect(await inFlight.take('key_m', 2)).toBeUndefined();
+    first!();
+    second!();
+    const third = await inFlight.take('key_m', 1);
+    expect(third).toBeDefined();
+    expect(await inFlight.take('key_m', 1)).toBeUndefined();
   });
 
   it('with Redis unreachable: open admits, closed refuses with 503; the outage is reported once', async () => {
@@ -81,5 +124,55 @@ describe('rate limits', () => {
       }
     }
     expect(outages).toHaveLength(2);
+  });
+});
+
+/** Redis at 127.0.0.1:6379, each test under a prefix of its own. */
+describe('requests in flight in Redis', () => {
+  const outcomes = { failed: () => undefined, answered: () => undefined };
+  const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+  it("one entry per request: a killed process's slots come back after their lifetime, live ones are renewed and kept", async () => {
+    const redis = new Redis('redis://127.0.0.1:6379');
+    const prefix = `unit-inflight-${randomUUID()}`;
+    const timing = { lifetimeMs: 300, renewEveryMs: 50 };
+    const live = new RedisRequestsInFlight(redis, prefix, outcomes, timing);
+    const killed = new RedisRequestsInFlight(redis, prefix, outcomes, timing);
+    try {
+      const held = await live.take('key_r', 2);
+      expect(held).toBeDefined();
+      // The other process takes the second slot and dies without giving it back (it stops renewing).
+      expect(await killed.take('key_r', 2)).toBeDefined();
+      killed.close();
+      expect(await live.take('key_r', 2)).toBeUndefined();
+      // Past several lifetimes: the dead slot is gone, the live one still counts (a fixed window would forget both).
+      await sleep(1_000);
+      const again = await live.take('key_r', 2);
+      expect(again).toBeDefined();
+      expect(await live.take('key_r', 2)).toBeUndefined();
+      // A release removes its own entry only, however often it is called.
+      again!();
+      again!();
+      await sleep(50);
+      expect(await live.take('key_r', 2)).toBeDefined();
+      expect(await live.take('key_r', 2)).toBeUndefined();
+      held!();
+    } finally {
+      live.close();
+      killed.close();
+      await redis.quit();
+    }
+  });
+
+  it('admissions racing each other never take more slots than the limit', async () => {
+    const redis = new Redis('redis://127.0.0.1:6379');
+    const inFlight = new RedisRequestsInFlight(redis, `unit-inflight-${randomUUID()}`, outcomes);
+    try {
+      const taken = await Promise.all(Array.from({ length: 20 }, () => inFlight.take('key_race', 3)));
+      expect(taken.filter((release) => release !== undefined)).toHaveLength(3);
+    } finally {
+      inFlight.close();
+      await redis.quit();
+    }
   });
 });

@@ -1,0 +1,121 @@
+import { randomUUID } from 'node:crypto';
+import type { Redis, Result } from 'ioredis';
+
+/** Slots of requests in flight per key: taken at admission, given back once when the request ends. */
+export interface RequestsInFlight {
+  /** Takes one of `keyId`'s slots unless `limit` are taken: the slot's release, or undefined when refused. */
+  take(keyId: string, limit: number): Promise<(() => void) | undefined>;
+  close(): void;
+}
+
+/**
+ * One process: a count per key. Taking checks and counts in one synchronous step, so admissions racing each
+ * other cannot both pass; a key's entry is removed when its last slot comes back.
+ */
+export class MemoryRequestsInFlight implements RequestsInFlight {
+  private readonly counts = new Map<string, number>();
+
+  take(keyId: string, limit: number): Promise<(() => void) | undefined> {
+    const taken = this.counts.get(keyId) ?? 0;
+    if (taken >= limit) return Promise.resolve(undefined);
+    this.counts.set(keyId, taken + 1);
+    return Promise.resolve(() => {
+      const left = (this.counts.get(keyId) ?? 1) - 1;
+      if (left > 0) this.counts.set(keyId, left);
+      else this.counts.delete(keyId);
+    });
+  }
+
+  close(): void {}
+}
+
+/**
+ * A slot lives this long in Redis unless its process renews it: a killed process's slots come back within it.
+ * Live slots are renewed well before, so a request in flight for longer is never forgotten.
+ */
+export const slotLifetimeMs = 120_000;
+const renewEveryMs = 30_000;
+
+/**
+ * Redis's own clock scores every slot, so the processes' clocks need not agree. Taking drops the expired
+ * slots, counts the others and adds one when under the limit, atomically; renewing re-adds a slot (also one
+ * that expired during an outage, so a live request is counted again when Redis answers).
+ */
+const clock = `local t = redis.call('TIME') local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)`;
+const takeSlotLua = `${clock}
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[1]) then return 0 end
+redis.call('ZADD', KEYS[1], now + tonumber(ARGV[2]), ARGV[3])
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
+return 1`;
+const renewSlotLua = `${clock}
+redis.call('ZADD', KEYS[1], now + tonumber(ARGV[1]), ARGV[2])
+redis.call('PEXPIRE', KEYS[1], ARGV[1])
+return 1`;
+
+declare module 'ioredis' {
+  interface RedisCommander<Context> {
+    takeSlotInFlight(key: string, limit: number, lifetimeMs: number, member: string): Result<number, Context>;
+    renewSlotInFlight(key: string, lifetimeMs: number, member: string): Result<number, Context>;
+  }
+}
+
+export interface StoreOutcomes {
+  failed(error: unknown): void;
+  answered(): void;
+}
+
+/**
+ * Processes sharing Redis: one sorted-set entry per request in flight (its member names the request, its score
+ * is when it expires), so a release removes exactly its own slot and an expiry never touches the live ones.
+ */
+export class RedisRequestsInFlight implements RequestsInFlight {
+  /** This process's slots held now (member → Redis key), renewed together. */
+  private readonly held = new Map<string, string>();
+  private readonly renewal: NodeJS.Timeout;
+
+  private readonly lifetimeMs: number;
+
+  constructor(
+    private readonly redis: Redis,
+    private readonly keyPrefix: string,
+    private readonly outcomes: StoreOutcomes,
+    timing: { lifetimeMs: number; renewEveryMs: number } = { lifetimeMs: slotLifetimeMs, renewEveryMs },
+  ) {
+    this.lifetimeMs = timing.lifetimeMs;
+    redis.defineCommand('takeSlotInFlight', { numberOfKeys: 1, lua: takeSlotLua });
+    redis.defineCommand('renewSlotInFlight', { numberOfKeys: 1, lua: renewSlotLua });
+    this.renewal = setInterval(() => this.renew(), timing.renewEveryMs);
+    this.renewal.unref();
+  }
+
+  async take(keyId: string, limit: number): Promise<(() => void) | undefined> {
+    const key = `${this.keyPrefix}:${keyId}`;
+    const member = randomUUID();
+    const taken = await this.redis.takeSlotInFlight(key, limit, this.lifetimeMs, member);
+    if (taken !== 1) return undefined;
+    this.held.set(member, key);
+    return () => {
+      this.held.delete(member);
+      this.redis.zrem(key, member).then(
+        () => this.outcomes.answered(),
+        // The slot expires on its own within its lifetime, no longer renewed.
+        (error: unknown) => this.outcomes.failed(error),
+      );
+    };
+  }
+
+  close(): void {
+    clearInterval(this.renewal);
+  }
+
+  private renew(): void {
+    if (this.held.size === 0) return;
+    const batch = this.redis.pipeline();
+    for (const [member, key] of this.held) batch.renewSlotInFlight(key, this.lifetimeMs, member);
+    batch.exec().then(
+      () => this.outcomes.answered(),
+      (error: unknown) => this.outcomes.failed(error),
+    );
+  }
+}
