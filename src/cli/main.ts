@@ -125,7 +125,7 @@ function program(environment: Environment): Command {
       });
     });
 
-  withRateLimitOptions(accounts.command('rate-limits').description("set or remove an account's rate limits, the default of its keys"))
+  withRateLimitOptions(accounts.command('rate-limits').description("set or remove an account's rate limits, the default and ceiling of each of its keys"))
     .requiredOption('--account <accountId>', 'account id')
     .action((options: RateLimitOptions & { account: string }) => {
       const input = checked(RateLimitsPatch, rateLimitsOf(options));
@@ -153,7 +153,7 @@ function program(environment: Environment): Command {
       print(await core.services.apiKeys.create(options.account, input));
     });
   });
-  withRateLimitOptions(keys.command('rate-limits').description("set or remove an API key's rate limits (a removed one falls back to its account's)"))
+  withRateLimitOptions(keys.command('rate-limits').description("set or remove an API key's rate limits (the smaller of a key's and its account's applies; a removed one falls back to its account's)"))
     .requiredOption('--key <keyId>', 'key id (not the raw key)')
     .action((options: RateLimitOptions & { key: string }) => {
       const input = checked(RateLimitsPatch, rateLimitsOf(options));

@@ -235,6 +235,31 @@ describe.skipIf(!mustRun)('dashboard in Chromium', () => {
     await expect.poll(() => limits.count()).toBe(0);
     await expect.poll(() => card.getByLabel('Rate limits of laptop').innerText()).toContain("the account's");
     expect((await complete(rawKey)).status).toBe(200);
+
+    // The account's limits are the operator's: shown read only, and a key's own higher limit cannot lift them.
+    const admin = { authorization: `Bearer ${testAdminToken}` };
+    const accountLimits = `${base}/api/admin/v1/accounts/${(await account()).id}/rate-limits`;
+    expect((await context.request.patch(accountLimits, { headers: admin, data: { requestsPerMinute: 2 } })).status()).toBe(200);
+    await page.reload();
+    await expect.poll(() => page.getByLabel('Account rate limits').innerText()).toContain('requests per minute 2');
+    await card.getByRole('button', { name: 'Rate limits' }).click();
+    await expect.poll(() => limits.innerText()).toContain('account: at most 2');
+    await limits.getByLabel('Requests per minute').fill('1000');
+    await limits.getByRole('button', { name: 'Save limits' }).click();
+    await expect.poll(() => limits.count()).toBe(0);
+    await expect.poll(() => card.getByLabel('Rate limits of laptop').innerText()).toContain('requests per minute 1000');
+    // At most two calls pass within the minute (fewer when the minute's earlier calls still count).
+    const statuses: number[] = [];
+    let lastRefusal = '';
+    for (let call = 0; call < 3 && !statuses.includes(429); call++) {
+      const answer = await complete(rawKey);
+      statuses.push(answer.status);
+      if (answer.status === 429) lastRefusal = ((await answer.json()) as { errors: string[] }).errors[0] ?? '';
+    }
+    expect(statuses.filter((status) => status === 200).length).toBeLessThanOrEqual(2);
+    expect(lastRefusal).toContain('limit of 2 requests per minute');
+    expect((await context.request.patch(accountLimits, { headers: admin, data: { requestsPerMinute: null } })).status()).toBe(200);
+    expect((await complete(rawKey)).status).toBe(200);
   }, 30_000);
 
   it('sets a daily cap at what the key has spent, and the next call is refused with 429', async () => {

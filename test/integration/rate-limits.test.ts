@@ -4,12 +4,13 @@
  * the configured behaviour while Redis is down.
  */
 import { randomUUID } from 'node:crypto';
+import { connect, type Socket } from 'node:net';
 import type { LightMyRequestResponse } from 'fastify';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startOpenAiFake } from '../fakes/openai-fake.ts';
 import type { FakeServer } from '../fakes/fake-server.ts';
 import { freePort } from '../support/free-port.ts';
-import { adminHeaders, bearer, createKeyOverHttp, expectEnvelope, keyHeaders, shippedConfigWith, signup, type KeyBody } from '../support/http-helpers.ts';
+import { adminHeaders, bearer, createKeyOverHttp, expectEnvelope, keyHeaders, shippedConfigWith, signup, testPassword, uniqueEmail, type KeyBody } from '../support/http-helpers.ts';
 import { fakeProviderYaml, modelYaml, startTestGateway, type TestGateway } from '../support/test-gateway.ts';
 
 const redisUrl = 'redis://127.0.0.1:6379';
@@ -159,20 +160,89 @@ describe.each<{ store: string; env: Record<string, string> }>([
     for (let attempt = 0; attempt < 3; attempt++) expect((await alpha(key.key)).statusCode).toBe(200);
   });
 
-  it("an account's rate limits are the default of its keys; a key's own limit wins; null removes one", async () => {
-    const { token, key } = await sessionAndKey();
+  it("the account's limits are the operator's: each key's default and ceiling, which the tenant can read but neither change nor lift", async () => {
+    const { token, accountId, key } = await sessionAndKey();
     const own = await createKeyOverHttp(gateway, bearer(token), { name: 'own' });
-    expect((await gateway.request({ method: 'PATCH', url: `/api/v1/api-keys/${own.id}/rate-limits`, headers: bearer(token), payload: { requestsPerMinute: 100 } })).statusCode).toBe(200);
-    const account = await gateway.request({ method: 'PATCH', url: '/api/v1/account/rate-limits', headers: bearer(token), payload: { requestsPerMinute: 1 } });
-    expect(account.statusCode, account.body).toBe(200);
-    expect(account.json()).toEqual({ requestsPerMinute: 1 });
+    const operator = await gateway.request({ method: 'PATCH', url: `/api/admin/v1/accounts/${accountId}/rate-limits`, headers: adminHeaders, payload: { requestsPerMinute: 1 } });
+    expect(operator.statusCode, operator.body).toBe(200);
     expect((await gateway.request({ method: 'GET', url: '/api/v1/account/rate-limits', headers: bearer(token) })).json()).toEqual({ requestsPerMinute: 1 });
-    expect((await alpha(key.key)).statusCode).toBe(200);
-    expectRateLimited(await alpha(key.key), '/api/alpha/v1/chat/completions', 'limit of 1 requests per minute');
-    for (let attempt = 0; attempt < 3; attempt++) expect((await alpha(own.key)).statusCode).toBe(200);
-    const removed = await gateway.request({ method: 'PATCH', url: '/api/v1/account/rate-limits', headers: bearer(token), payload: { requestsPerMinute: null } });
+    // The account API no longer changes them, whatever the session sends.
+    const lift = await gateway.request({ method: 'PATCH', url: '/api/v1/account/rate-limits', headers: bearer(token), payload: { requestsPerMinute: 1_000_000_000 } });
+    expect(lift.statusCode, lift.body).toBe(404);
+    expect((await gateway.request({ method: 'GET', url: `/api/admin/v1/accounts/${accountId}/rate-limits`, headers: adminHeaders })).json()).toEqual({ requestsPerMinute: 1 });
+    // A key's own limit above the account's does not lift it.
+    const keyLift = await gateway.request({ method: 'PATCH', url: `/api/v1/api-keys/${own.id}/rate-limits`, headers: bearer(token), payload: { requestsPerMinute: 1_000_000_000 } });
+    expect(keyLift.statusCode, keyLift.body).toBe(200);
+    for (const limited of [key.key, own.key]) {
+      const first = await alpha(limited);
+      expect(first.statusCode, first.body).toBe(200);
+      expect(first.headers['x-ratelimit-limit-requests']).toBe('1');
+      expectRateLimited(await alpha(limited), '/api/alpha/v1/chat/completions', 'limit of 1 requests per minute');
+    }
+    // Under a higher account limit a key's own lower one applies; removing the account's leaves the key's.
+    expect((await gateway.request({ method: 'PATCH', url: `/api/admin/v1/accounts/${accountId}/rate-limits`, headers: adminHeaders, payload: { requestsPerMinute: 100, concurrentRequests: 5 } })).statusCode).toBe(200);
+    const lower = await createKeyOverHttp(gateway, bearer(token), { name: 'lower' });
+    expect((await gateway.request({ method: 'PATCH', url: `/api/v1/api-keys/${lower.id}/rate-limits`, headers: bearer(token), payload: { requestsPerMinute: 2 } })).statusCode).toBe(200);
+    expect((await alpha(lower.key)).headers['x-ratelimit-limit-requests']).toBe('2');
+    const removed = await gateway.request({ method: 'PATCH', url: `/api/admin/v1/accounts/${accountId}/rate-limits`, headers: adminHeaders, payload: { requestsPerMinute: null, concurrentRequests: null } });
     expect(removed.json()).toEqual({});
+    const fresh = await createKeyOverHttp(gateway, bearer(token), { name: 'fresh' });
+    for (let attempt = 0; attempt < 3; attempt++) expect((await alpha(fresh.key)).statusCode).toBe(200);
+  });
+
+  it('a slot in flight comes back when the client leaves while admission is still under way', async () => {
+    const { key } = await sessionAndKey();
+    const set = await gateway.request({ method: 'PATCH', url: `/api/admin/v1/api-keys/${key.id}/rate-limits`, headers: adminHeaders, payload: { concurrentRequests: 1 } });
+    expect(set.statusCode, set.body).toBe(200);
+    const limiter = gateway.gateway.core.services.rateLimits;
+    const { port } = new URL(address);
+    // Admission is held until the server has seen the client's connection close.
+    let serverSocketClosed: Promise<void> = Promise.resolve();
+    const onConnection = (socket: Socket) => {
+      serverSocketClosed = new Promise((resolve) => socket.once('close', () => resolve()));
+    };
+    gateway.app.server.on('connection', onConnection);
+    let admissionStarted!: () => void;
+    const started = new Promise<void>((resolve) => (admissionStarted = resolve));
+    const admit = limiter.admit.bind(limiter);
+    const delayed = vi.spyOn(limiter, 'admit').mockImplementationOnce(async (keyId, limits) => {
+      admissionStarted();
+      await serverSocketClosed;
+      return admit(keyId, limits);
+    });
+    try {
+      const body = JSON.stringify(chat);
+      const client = connect(Number(port), '127.0.0.1');
+      client.on('error', () => undefined);
+      client.write(`POST /api/alpha/v1/chat/completions HTTP/1.1\r\nhost: localhost\r\nx-api-key: ${key.key}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
+      await started;
+      client.destroy();
+      await serverSocketClosed;
+      // The slot taken after the client left is given back at once: the next request is admitted.
+      let answer = await alpha(key.key);
+      for (let attempt = 0; answer.statusCode === 429 && attempt < 20; attempt++) {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        answer = await alpha(key.key);
+      }
+      expect(answer.statusCode, answer.body).toBe(200);
+      expect(delayed).toHaveBeenCalled();
+    } finally {
+      delayed.mockRestore();
+      gateway.app.server.off('connection', onConnection);
+    }
+  });
+
+  it('tokens of a request this process did not admit are counted: the key is looked up, and read again once it changed', async () => {
+    const { key } = await sessionAndKey();
+    const rateLimits = gateway.gateway.core.services.rateLimits;
+    // Known here as a key without limits: its settlements cost nothing.
     expect((await alpha(key.key)).statusCode).toBe(200);
+    await gateway.settled();
+    const set = await gateway.request({ method: 'PATCH', url: `/api/admin/v1/api-keys/${key.id}/rate-limits`, headers: adminHeaders, payload: { tokensPerMinute: 50 } });
+    expect(set.statusCode, set.body).toBe(200);
+    // A settlement as a media job settled here after another process admitted it (or this one before a restart).
+    await rateLimits.chargeTokens(key.id, 80);
+    expectRateLimited(await alpha(key.key), '/api/alpha/v1/chat/completions', 'limit of 50 tokens per minute');
   });
 
   it('the admin API sets an account default and a key at creation; bad limits are 400 naming the field; a key cannot lift its own', async () => {
@@ -228,7 +298,7 @@ describe('Redis unreachable', () => {
     }
   });
 
-  it('fails closed when configured: 503 in the envelope with retry-after, for keys with limits only; sign-in is refused too', async () => {
+  it('fails closed when configured: 503 in the envelope with retry-after, for keys with limits only; sign-in stays open', async () => {
     const gateway = await startTestGateway({ env: { REDIS_URL: downUrl }, configText: rateLimitsConfig({ rateLimits: '  redisFailure: closed\n' }) });
     try {
       const limited = await gateway.createFundedKey();
@@ -240,7 +310,30 @@ describe('Redis unreachable', () => {
       const free = await gateway.request({ method: 'POST', url: '/api/alpha/v1/chat/completions', headers: keyHeaders(unlimited.key), payload: chat });
       expect(free.statusCode, free.body).toBe(200);
       const login = await gateway.request({ method: 'POST', url: '/api/v1/auth/login', payload: { email: 'nobody@example.com', password: 'whatever password' } });
-      expectEnvelope(login, 503, 'GW_RATE_LIMITS_UNAVAILABLE', '/api/v1/auth/login');
+      expectEnvelope(login, 401, 'GW_INVALID_CREDENTIALS', '/api/v1/auth/login');
+    } finally {
+      await gateway.close();
+    }
+  });
+
+  it.each(['open', 'closed'])('password guessing stays throttled in each process while Redis is down (redisFailure: %s)', async (redisFailure) => {
+    const configText = shippedConfigWith({
+      rateLimits: `rateLimits:\n  redisKeyPrefix: rl-test-${randomUUID()}\n  redisFailure: ${redisFailure}\n`,
+      accounts: 'accounts:\n  loginFailuresPerEmail: 2\n  signupsPerAddress: 1\n  throttleWindowSeconds: 600\n',
+    });
+    const gateway = await startTestGateway({ env: { REDIS_URL: downUrl }, configText });
+    try {
+      const email = uniqueEmail('guessed');
+      const signupFrom = (address: string) => gateway.request({ method: 'POST', url: '/api/v1/auth/signup', remoteAddress: address, payload: { email: uniqueEmail('from'), password: testPassword } });
+      expect((await signupFrom('192.0.2.7')).statusCode).toBe(201);
+      expectEnvelope(await signupFrom('192.0.2.7'), 429, 'GW_TOO_MANY_ATTEMPTS', '/api/v1/auth/signup');
+      await signup(gateway, email);
+      const login = (password: string) => gateway.request({ method: 'POST', url: '/api/v1/auth/login', payload: { email, password } });
+      expectEnvelope(await login('wrong password 1'), 401, 'GW_INVALID_CREDENTIALS', '/api/v1/auth/login');
+      expectEnvelope(await login('wrong password 2'), 401, 'GW_INVALID_CREDENTIALS', '/api/v1/auth/login');
+      const refused = await login(testPassword);
+      expectEnvelope(refused, 429, 'GW_TOO_MANY_ATTEMPTS', '/api/v1/auth/login');
+      expect(Number(refused.headers['retry-after'])).toBeGreaterThanOrEqual(1);
     } finally {
       await gateway.close();
     }

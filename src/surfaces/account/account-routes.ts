@@ -51,15 +51,34 @@ export const accountRoutes: FastifyPluginAsyncTypebox<{ services: GatewayService
     services.apiKeys.setLimits(sessionAccountOf(request, 'changing spend limits'), request.params.keyId, request.body),
   );
 
-  app.patch('/api/v1/api-keys/:keyId/rate-limits', { schema: { params: KeyIdParams, body: RateLimitsPatch, response: { 200: ApiKeySchema } } }, async (request) =>
-    services.apiKeys.setRateLimits(sessionAccountOf(request, 'changing rate limits'), request.params.keyId, request.body),
+  app.patch(
+    '/api/v1/api-keys/:keyId/rate-limits',
+    {
+      schema: {
+        summary: "Set or remove a key's own rate limits",
+        description: "A key's own limit can only tighten its account's (the operator's): the smaller of the two applies, and a removed one falls back to the account's.",
+        params: KeyIdParams,
+        body: RateLimitsPatch,
+        response: { 200: ApiKeySchema },
+      },
+    },
+    async (request) => services.apiKeys.setRateLimits(sessionAccountOf(request, 'changing rate limits'), request.params.keyId, request.body),
   );
 
-  /** The account's rate limits: what each of its keys without limits of its own is admitted under. */
-  app.get('/api/v1/account/rate-limits', { schema: { response: { 200: RateLimitsSchema } } }, async (request) => services.apiKeys.accountRateLimits(accountIdOf(request)));
-
-  app.patch('/api/v1/account/rate-limits', { schema: { body: RateLimitsPatch, response: { 200: RateLimitsSchema } } }, async (request) =>
-    services.apiKeys.setAccountRateLimits(sessionAccountOf(request, 'changing rate limits'), request.body),
+  /**
+   * The account's rate limits, read only: the operator sets them (admin API, CLI), each the default and the
+   * ceiling of every key of the account, so a tenant cannot lift them.
+   */
+  app.get(
+    '/api/v1/account/rate-limits',
+    {
+      schema: {
+        summary: "The account's rate limits (set by the operator)",
+        description: "Each applies to every key of the account, whose own limit can only be lower. Only the operator changes them (admin API or CLI).",
+        response: { 200: RateLimitsSchema },
+      },
+    },
+    async (request) => services.apiKeys.accountRateLimits(accountIdOf(request)),
   );
 
   app.patch('/api/v1/api-keys/:keyId', { schema: { params: KeyIdParams, body: KeyPatchBody, response: { 200: ApiKeySchema } } }, async (request) =>

@@ -1,7 +1,7 @@
 import Type, { type Static } from 'typebox';
 import { PricingSchema } from '../../config/config-schema.ts';
 import { mediaKinds } from '../../domain/usage-modalities.ts';
-import { AccountSchema, ApiKeySchema, CreatedKeySchema, GenerationRecordSchema, pageFields, UsagePageSchema } from '../../http/answer-schemas.ts';
+import { AccountSchema, ApiKeySchema, CreatedKeySchema, GenerationRecordSchema, pageFields, RateLimitsSchema, UsagePageSchema } from '../../http/answer-schemas.ts';
 
 export { AccountSchema, CreatedKeySchema, GenerationRecordSchema, UsagePageSchema };
 
@@ -60,4 +60,6 @@ export type GenerationRecordView = Static<typeof GenerationRecordSchema>;
 export type UsagePage = Static<typeof UsagePageSchema>;
 export type DailySpendView = Static<typeof DailySpendSchema>;
 export type MediaItemView = Static<typeof MediaItemSchema>;
+/** The account's rate limits (the operator's), read only here. */
+export type RateLimitsView = Static<typeof RateLimitsSchema>;
 export type PricedModelView = Static<typeof PricedModelSchema>;

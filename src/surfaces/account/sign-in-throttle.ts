@@ -14,8 +14,9 @@ export class ThrottledError extends GatewayError {
  * Password guessing and mass signups: failed logins per email and per client address, signups per client
  * address, each in a fixed window, counted by the limiter library of the per-key rate limits (in memory, or in
  * Redis shared by every process when REDIS_URL is set). Each count is one atomic increment, so attempts in
- * flight together cannot all pass before the first one fails. While Redis does not answer, the throttle
- * follows `rateLimits.redisFailure`: it lets attempts through (open) or refuses them (closed).
+ * flight together cannot all pass before the first one fails. While Redis does not answer, each process counts
+ * in its own memory (the library's insurance limiter), whatever `rateLimits.redisFailure` says: password
+ * guessing stays throttled, per process, and sign-in stays open.
  */
 export class SignInThrottle {
   private readonly failuresByEmail: RateLimiterAbstract;
@@ -27,9 +28,9 @@ export class SignInThrottle {
     private readonly store: RateLimitStore,
   ) {
     const window = limits.throttleWindowSeconds;
-    this.failuresByEmail = store.counter('login-email', limits.loginFailuresPerEmail, window);
-    this.failuresByAddress = store.counter('login-address', limits.loginFailuresPerAddress, window);
-    this.signupsByAddress = store.counter('signup-address', limits.signupsPerAddress, window);
+    this.failuresByEmail = store.counter('login-email', limits.loginFailuresPerEmail, window, { insured: true });
+    this.failuresByAddress = store.counter('login-address', limits.loginFailuresPerAddress, window, { insured: true });
+    this.signupsByAddress = store.counter('signup-address', limits.signupsPerAddress, window, { insured: true });
   }
 
   /**
@@ -70,11 +71,11 @@ export class SignInThrottle {
   /** Counts one attempt: 0 when it is within the limit, else the seconds to wait (the refused attempt given back). */
   private async take(counter: RateLimiterAbstract, key: string): Promise<number> {
     try {
+      // Not a sign that Redis answered: the insurance limiter may have counted this one.
       await counter.consume(key, 1);
-      this.store.answered();
       return 0;
     } catch (outcome) {
-      // The library refuses with where the counter stands; anything else is its store failing.
+      // The library refuses with where the counter stands; anything else is its store failing (insurance too).
       if (!(outcome instanceof RateLimiterRes)) return this.storeDown(outcome);
       await this.giveBack(counter, key);
       return Math.max(1, Math.ceil(outcome.msBeforeNext / 1000));
@@ -93,7 +94,6 @@ export class SignInThrottle {
   private async guarded(operation: Promise<unknown>): Promise<void> {
     try {
       await operation;
-      this.store.answered();
     } catch (error) {
       this.store.failed(error);
     }

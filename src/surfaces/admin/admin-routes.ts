@@ -56,19 +56,21 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServices 
 
   app.patch(
     '/api/admin/v1/api-keys/:keyId/rate-limits',
-    { schema: { summary: "Set or remove a key's rate limits", params: KeyIdParams, body: RateLimitsPatch, response: { 200: ApiKeySchema } } },
+    { schema: { summary: "Set or remove a key's rate limits", description: "A key's own limit applies only below its account's: the smaller of the two is enforced.", params: KeyIdParams, body: RateLimitsPatch, response: { 200: ApiKeySchema } } },
     async (request) => services.apiKeys.setRateLimits(null, request.params.keyId, request.body),
   );
 
   app.get(
     '/api/admin/v1/accounts/:accountId/rate-limits',
-    { schema: { summary: "An account's rate limits (its keys' default)", params: AccountParams, response: { 200: RateLimitsSchema } } },
+    { schema: { summary: "An account's rate limits (its keys' default and ceiling)", params: AccountParams, response: { 200: RateLimitsSchema } } },
     async (request) => services.apiKeys.accountRateLimits(request.params.accountId),
   );
 
   app.patch(
     '/api/admin/v1/accounts/:accountId/rate-limits',
-    { schema: { summary: "Set or remove an account's rate limits (its keys' default)", params: AccountParams, body: RateLimitsPatch, response: { 200: RateLimitsSchema } } },
+    { schema: { summary: "Set or remove an account's rate limits (its keys' default and ceiling)",
+        description: "The operator's limits: each applies to every key of the account, and a key's own limit can only be lower. The account's own sessions can read them, not change them.",
+        params: AccountParams, body: RateLimitsPatch, response: { 200: RateLimitsSchema } } },
     async (request) => services.apiKeys.setAccountRateLimits(request.params.accountId, request.body),
   );
 

@@ -6,7 +6,7 @@ import { FormDialog } from '../components/form-dialog.tsx';
 import { TableHead } from '../components/table-head.tsx';
 import { ErrorText, LoadState, messageOf } from '../components/feedback.tsx';
 import { dateTime, usd } from '../format.ts';
-import { capNames, rateLimitNames, type ApiKey, type CapName, type CreatedKey, type RateLimitName } from '../types.ts';
+import { capNames, rateLimitNames, type ApiKey, type CapName, type CreatedKey, type RateLimitName, type RateLimits } from '../types.ts';
 import { useApi } from '../use-api.ts';
 
 type Action =
@@ -26,6 +26,7 @@ const capWindows: Record<CapName, string> = { daily: 'today (UTC)', weekly: 'thi
 export function KeysPage({ onChanged }: { onChanged: () => void }) {
   const [version, setVersion] = useState(0);
   const { data: keys, error: loadError } = useApi<ApiKey[]>('/api/v1/api-keys', version);
+  const { data: accountLimits } = useApi<RateLimits>('/api/v1/account/rate-limits', version);
   const [error, setError] = useState<string>();
   const [action, setAction] = useState<Action>();
 
@@ -54,6 +55,11 @@ export function KeysPage({ onChanged }: { onChanged: () => void }) {
         </button>
       </div>
       <p class="muted">Send a key as <code>x-api-key</code> or <code>Authorization: Bearer</code>. Spend caps reset per UTC day, ISO week and month; the total never resets.</p>
+      {accountLimits ? (
+        <p class="muted" aria-label="Account rate limits">
+          Account rate limits, set by the operator: {rateLimitsText(accountLimits) ?? 'none'}. Each applies to every key; a key's own limit can only be lower.
+        </p>
+      ) : null}
       <ErrorText message={error} />
       <LoadState error={loadError} loaded={keys !== undefined} />
       {keys?.length === 0 ? <p>No keys yet: create one to call the gateway.</p> : null}
@@ -81,7 +87,7 @@ export function KeysPage({ onChanged }: { onChanged: () => void }) {
       {action?.kind === 'reveal' ? <RevealDialog apiKey={action.key} onClose={() => setAction(undefined)} /> : null}
       {action?.kind === 'rename' ? <RenameDialog apiKey={action.key} onClose={() => setAction(undefined)} onDone={() => done()} /> : null}
       {action?.kind === 'caps' ? <CapsDialog apiKey={action.key} onClose={() => setAction(undefined)} onDone={() => done()} /> : null}
-      {action?.kind === 'rate-limits' ? <RateLimitsDialog apiKey={action.key} onClose={() => setAction(undefined)} onDone={() => done()} /> : null}
+      {action?.kind === 'rate-limits' ? <RateLimitsDialog apiKey={action.key} accountLimits={accountLimits} onClose={() => setAction(undefined)} onDone={() => done()} /> : null}
       {action?.kind === 'revoke' ? <RevokeDialog apiKey={action.key} onClose={() => setAction(undefined)} onDone={() => done()} /> : null}
     </>
   );
@@ -101,12 +107,7 @@ function KeyCard({ apiKey, onAction, onToggle }: { apiKey: ApiKey; onAction: (ac
       <SpendTable apiKey={apiKey} />
       <p class="muted" aria-label={`Rate limits of ${apiKey.name}`}>
         Rate limits:{' '}
-        {rateLimitNames.some((name) => apiKey.rateLimits[name] !== undefined)
-          ? rateLimitNames
-              .filter((name) => apiKey.rateLimits[name] !== undefined)
-              .map((name) => `${rateLimitLabels[name].toLowerCase()} ${apiKey.rateLimits[name]}`)
-              .join(' · ')
-          : "the account's"}
+        {rateLimitsText(apiKey.rateLimits) ?? "the account's"}
       </p>
       <div class="actions">
         <button type="button" onClick={() => onAction({ kind: 'reveal', key: apiKey })}>
@@ -261,8 +262,17 @@ function CapsDialog({ apiKey, onClose, onDone }: { apiKey: ApiKey; onClose: () =
   );
 }
 
-/** Each rate limit as typed: empty removes it (sent as null: the account's applies), a whole number sets it. */
-function RateLimitsDialog({ apiKey, onClose, onDone }: { apiKey: ApiKey; onClose: () => void; onDone: () => void }) {
+/** The limits set, as a line ("requests per minute 5 · concurrent requests 2"), or undefined when none is. */
+function rateLimitsText(limits: RateLimits): string | undefined {
+  const set = rateLimitNames.filter((name) => limits[name] !== undefined);
+  return set.length > 0 ? set.map((name) => `${rateLimitLabels[name].toLowerCase()} ${limits[name]}`).join(' · ') : undefined;
+}
+
+/**
+ * Each of the key's own rate limits as typed: empty removes it (sent as null: the account's applies), a whole
+ * number sets it. The account's limits are the operator's and only shown: the smaller of the two applies.
+ */
+function RateLimitsDialog({ apiKey, accountLimits, onClose, onDone }: { apiKey: ApiKey; accountLimits: RateLimits | undefined; onClose: () => void; onDone: () => void }) {
   const [values, setValues] = useState<Record<RateLimitName, string>>(() => {
     const initial = { requestsPerMinute: '', tokensPerMinute: '', concurrentRequests: '' };
     for (const name of rateLimitNames) {
@@ -284,10 +294,14 @@ function RateLimitsDialog({ apiKey, onClose, onDone }: { apiKey: ApiKey; onClose
   };
   return (
     <FormDialog title={`Rate limits of "${apiKey.name}"`} submitLabel="Save limits" onClose={onClose} action={save}>
-      <p class="muted">Leave a field empty for the account's limit, if any. A call over a limit is refused with 429 and a retry-after.</p>
+      <p class="muted">
+        Leave a field empty for the account's limit, if any. The account's limits are set by the operator and a key's can only be lower: the smaller applies. A call over a
+        limit is refused with 429 and a retry-after.
+      </p>
       {rateLimitNames.map((name) => (
         <label key={name}>
           {rateLimitLabels[name]}
+          {accountLimits?.[name] !== undefined ? <span class="muted"> (account: at most {accountLimits[name]})</span> : null}
           <input
             type="number"
             inputMode="numeric"
