@@ -1,13 +1,15 @@
 /**
- * The per-key rate limiter alone: CPU per admission (and release) of a key with a requests-per-minute limit too
- * high ever to refuse, with counters in memory, and the wall time per admission with counters in Redis
- * (REDIS_URL, default 127.0.0.1:6379, under a key prefix of its own). Beside `npm run bench:compare -- --baseline .
+ * The per-key rate limiter alone: CPU and wall time per request of a key with limits too high ever to refuse,
+ * one limit (requests per minute) or all three (with the settlement's token count and the slot's release),
+ * with counters in memory and, with --redis, in Redis (REDIS_URL, default 127.0.0.1:6379, under a key prefix
+ * of its own; the CPU is this process's only, not the Redis server's). Beside `npm run bench:compare -- --baseline .
  * --ours-requests-per-minute 1000000000`, which measures the same thing inside the whole gateway, this figure
  * does not drown in the machine's noise.
  *
  *   node --import tsx bench/rate-limiter.ts [--admissions 200000] [--keys 100] [--redis]
  */
 import { randomUUID } from 'node:crypto';
+import { Redis } from 'ioredis';
 import { parseArgs } from 'node:util';
 import { KeyRateLimiter, RateLimitStore, type RateLimits } from '../src/billing/rate-limits.ts';
 import { Secret } from '../src/domain/secret.ts';
@@ -22,17 +24,34 @@ const { values: options } = parseArgs({
 const admissions = Number(options.admissions);
 const keys = Array.from({ length: Number(options.keys) }, (_, index) => `key_bench_${index}`);
 
-async function measure(label: string, store: RateLimitStore, limits: RateLimits, count: number): Promise<void> {
+/** The Redis server's CPU seconds so far (INFO cpu), to add its share: other clients of the same Redis count too. */
+async function redisCpuSeconds(redis: Redis | undefined): Promise<number> {
+  if (!redis) return 0;
+  const info = await redis.info('cpu');
+  const field = (name: string) => Number(new RegExp(`^${name}:([0-9.]+)`, 'm').exec(info)?.[1] ?? 0);
+  return field('used_cpu_sys') + field('used_cpu_user');
+}
+
+async function measure(label: string, store: RateLimitStore, limits: RateLimits, count: number, redis?: Redis): Promise<void> {
   const limiter = new KeyRateLimiter(store);
   // Warm up: the counters exist and the code is optimised before the measurement.
-  for (let index = 0; index < 10_000 && index < count; index++) (await limiter.admit(keys[index % keys.length]!, limits)).release();
+  for (let index = 0; index < 10_000 && index < count; index++) await oneRequest(limiter, keys[index % keys.length]!, limits);
+  const redisBefore = await redisCpuSeconds(redis);
   const cpuBefore = process.cpuUsage();
   const started = performance.now();
-  for (let index = 0; index < count; index++) (await limiter.admit(keys[index % keys.length]!, limits)).release();
+  for (let index = 0; index < count; index++) await oneRequest(limiter, keys[index % keys.length]!, limits);
   const wallMs = performance.now() - started;
   const cpu = process.cpuUsage(cpuBefore);
   const cpuUs = (cpu.user + cpu.system) / count;
-  process.stdout.write(`${label}: ${cpuUs.toFixed(2)} µs CPU and ${((wallMs * 1000) / count).toFixed(2)} µs wall per admission (${count} admissions, ${keys.length} keys)\n`);
+  const redisUs = redis ? ` + ${((((await redisCpuSeconds(redis)) - redisBefore) * 1e6) / count).toFixed(2)} µs of the Redis server's CPU` : '';
+  process.stdout.write(`${label}: ${cpuUs.toFixed(2)} µs CPU${redisUs} and ${((wallMs * 1000) / count).toFixed(2)} µs wall per request (${count} requests, ${keys.length} keys)\n`);
+}
+
+/** What the limiter does for one request: its admission, the settlement's tokens where limited, the release. */
+async function oneRequest(limiter: KeyRateLimiter, keyId: string, limits: RateLimits): Promise<void> {
+  const admission = await limiter.admit(keyId, limits);
+  if (limits.tokensPerMinute !== null) await limiter.chargeTokens(keyId, 20);
+  admission.release();
 }
 
 const requestsOnly: RateLimits = { requestsPerMinute: 1_000_000_000, tokensPerMinute: null, concurrentRequests: null };
@@ -41,8 +60,12 @@ const memory = new RateLimitStore({ redisFailure: 'open', keyPrefix: 'bench' });
 await measure('memory, requests per minute', memory, requestsOnly, admissions);
 await measure('memory, all three limits', memory, allThree, admissions);
 if (options.redis) {
-  const redis = new RateLimitStore({ redisUrl: new Secret(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379'), redisFailure: 'closed', keyPrefix: `bench-${randomUUID()}` });
+  const redisUrl = new Secret(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
+  const redis = new RateLimitStore({ redisUrl, redisFailure: 'closed', keyPrefix: `bench-${randomUUID()}` });
   await redis.ready(5_000);
-  await measure('Redis, requests per minute (one connection, sequential)', redis, requestsOnly, Math.min(admissions, 20_000));
+  const probe = new Redis(redisUrl.reveal());
+  await measure('Redis, requests per minute (one connection, sequential)', redis, requestsOnly, Math.min(admissions, 20_000), probe);
+  await measure('Redis, all three limits (one connection, sequential)', redis, allThree, Math.min(admissions, 20_000), probe);
+  await probe.quit();
   await redis.close();
 }
