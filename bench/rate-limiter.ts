@@ -6,7 +6,10 @@
  * --ours-requests-per-minute 1000000000`, which measures the same thing inside the whole gateway, this figure
  * does not drown in the machine's noise.
  *
- *   node --import tsx bench/rate-limiter.ts [--admissions 200000] [--keys 100] [--redis]
+ * With --concurrency N (default 1), N requests are under way at a time, as on a gateway serving N connections:
+ * commands of requests under way together can share a write to Redis.
+ *
+ *   node --import tsx bench/rate-limiter.ts [--admissions 200000] [--keys 100] [--concurrency 1] [--redis]
  */
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
@@ -18,10 +21,12 @@ const { values: options } = parseArgs({
   options: {
     admissions: { type: 'string', default: '200000' },
     keys: { type: 'string', default: '100' },
+    concurrency: { type: 'string', default: '1' },
     redis: { type: 'boolean', default: false },
   },
 });
 const admissions = Number(options.admissions);
+const concurrency = Number(options.concurrency);
 const keys = Array.from({ length: Number(options.keys) }, (_, index) => `key_bench_${index}`);
 
 /** The Redis server's CPU seconds so far (INFO cpu), to add its share: other clients of the same Redis count too. */
@@ -35,16 +40,28 @@ async function redisCpuSeconds(redis: Redis | undefined): Promise<number> {
 async function measure(label: string, store: RateLimitStore, limits: RateLimits, count: number, redis?: Redis): Promise<void> {
   const limiter = new KeyRateLimiter(store);
   // Warm up: the counters exist and the code is optimised before the measurement.
-  for (let index = 0; index < 10_000 && index < count; index++) await oneRequest(limiter, keys[index % keys.length]!, limits);
+  await run(limiter, limits, Math.min(10_000, count));
   const redisBefore = await redisCpuSeconds(redis);
   const cpuBefore = process.cpuUsage();
   const started = performance.now();
-  for (let index = 0; index < count; index++) await oneRequest(limiter, keys[index % keys.length]!, limits);
+  await run(limiter, limits, count);
   const wallMs = performance.now() - started;
   const cpu = process.cpuUsage(cpuBefore);
   const cpuUs = (cpu.user + cpu.system) / count;
   const redisUs = redis ? ` + ${((((await redisCpuSeconds(redis)) - redisBefore) * 1e6) / count).toFixed(2)} µs of the Redis server's CPU` : '';
-  process.stdout.write(`${label}: ${cpuUs.toFixed(2)} µs CPU${redisUs} and ${((wallMs * 1000) / count).toFixed(2)} µs wall per request (${count} requests, ${keys.length} keys)\n`);
+  process.stdout.write(`${label}: ${cpuUs.toFixed(2)} µs CPU${redisUs} and ${((wallMs * 1000) / count).toFixed(2)} µs wall per request (${count} requests, ${keys.length} keys, ${concurrency} at a time)\n`);
+}
+
+/** `count` requests, `concurrency` under way at a time, each worker taking the next as its last ends. */
+async function run(limiter: KeyRateLimiter, limits: RateLimits, count: number): Promise<void> {
+  let next = 0;
+  const worker = async () => {
+    while (next < count) {
+      const index = next++;
+      await oneRequest(limiter, keys[index % keys.length]!, limits);
+    }
+  };
+  await Promise.all(Array.from({ length: concurrency }, worker));
 }
 
 /** What the limiter does for one request: its admission, the settlement's tokens where limited, the release. */
@@ -64,8 +81,8 @@ if (options.redis) {
   const redis = new RateLimitStore({ redisUrl, redisFailure: 'closed', keyPrefix: `bench-${randomUUID()}` });
   await redis.ready(5_000);
   const probe = new Redis(redisUrl.reveal());
-  await measure('Redis, requests per minute (one connection, sequential)', redis, requestsOnly, Math.min(admissions, 20_000), probe);
-  await measure('Redis, all three limits (one connection, sequential)', redis, allThree, Math.min(admissions, 20_000), probe);
+  await measure('Redis, requests per minute (one connection)', redis, requestsOnly, Math.min(admissions, 20_000), probe);
+  await measure('Redis, all three limits (one connection)', redis, allThree, Math.min(admissions, 20_000), probe);
   await probe.quit();
   await redis.close();
 }
