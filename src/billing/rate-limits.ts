@@ -2,7 +2,8 @@ import { Redis } from 'ioredis';
 import { RateLimiterMemory, RateLimiterRedis, type RateLimiterAbstract } from 'rate-limiter-flexible';
 import { GatewayError } from '../domain/errors.ts';
 import type { Secret } from '../domain/secret.ts';
-import { MemoryRequestsInFlight, RedisRequestsInFlight, type RequestsInFlight } from './requests-in-flight.ts';
+import { MemoryKeyCounters, RedisKeyCounters, Refused, windowSeconds, type Counted, type KeyCounters } from './key-counters.ts';
+import { MemoryRequestsInFlight, RedisRequestsInFlight } from './requests-in-flight.ts';
 
 /** A key's (or, as its keys' default, an account's) rate limits; null is no limit. */
 export interface RateLimits {
@@ -77,13 +78,16 @@ export interface RateLimitStoreOptions {
 const redisCommandTimeoutMs = 500;
 
 /**
- * The counters of the limiter library, in memory or in Redis with the same API, and the failure policy for
- * Redis: every counter made here shares one connection, and one outage flag, so an outage is said once.
+ * The counters, in memory or in Redis (the limiter library's for the sign-in throttle; for keys' limits, one
+ * script per admission in Redis, see key-counters.ts), and the failure policy for Redis: every counter made
+ * here shares one connection, and one outage flag, so an outage is said once. The connection does not
+ * auto-pipeline: measured (bench/rate-limiter.ts), batching commands of concurrent requests saved no gateway
+ * CPU at 32 requests under way and doubled it for requests one at a time.
  */
 export class RateLimitStore {
   private readonly redis: Redis | undefined;
   private inOutage = false;
-  private readonly inFlight: RequestsInFlight[] = [];
+  private readonly inFlight: RedisRequestsInFlight[] = [];
 
   constructor(private readonly options: RateLimitStoreOptions) {
     if (options.redisUrl) {
@@ -137,11 +141,16 @@ export class RateLimitStore {
     return new RateLimiterRedis({ storeClient: this.redis, keyPrefix, points, duration: durationSeconds, rejectIfRedisNotReady: true, ...(insuranceLimiter ? { insuranceLimiter } : {}) });
   }
 
-  /** The slots of requests in flight named `name`: in Redis one entry per request, else a count per key. */
-  requestsInFlight(name: string): RequestsInFlight {
-    const requests = this.redis ? new RedisRequestsInFlight(this.redis, `${this.options.keyPrefix}:${name}`, this) : new MemoryRequestsInFlight();
-    this.inFlight.push(requests);
-    return requests;
+  /**
+   * The per-key counters of requests (`rpm`) and tokens (`tpm`) per minute and of slots in flight
+   * (`inflight`): in memory the library's counters and a count per key; in Redis one script per admission,
+   * the slots one sorted-set entry per request.
+   */
+  keyCounters(): KeyCounters {
+    if (!this.redis) return new MemoryKeyCounters(this.counter('rpm', unbounded, windowSeconds), this.counter('tpm', unbounded, windowSeconds), new MemoryRequestsInFlight());
+    const inFlight = new RedisRequestsInFlight(this.redis, `${this.options.keyPrefix}:inflight`, this);
+    this.inFlight.push(inFlight);
+    return new RedisKeyCounters(this.redis, this.options.keyPrefix, inFlight);
   }
 
   /**
@@ -173,8 +182,6 @@ export class RateLimitStore {
   }
 }
 
-/** Requests and tokens count per minute. */
-const windowSeconds = 60;
 /** The counters decide against each key's own limit, not the library's `points`, which is never reached. */
 const unbounded = Number.MAX_SAFE_INTEGER;
 
@@ -184,7 +191,8 @@ export interface Admission {
   release(): void;
 }
 
-const nothingHeld: Admission = { standing: {}, release: () => undefined };
+const noRelease = () => undefined;
+const nothingHeld: Admission = { standing: {}, release: noRelease };
 const settled: Promise<void> = Promise.resolve();
 
 /** A key's effective rate limits as storage has them now (null: no such key). */
@@ -197,12 +205,11 @@ const maxKnownTokenLimits = 100_000;
 /**
  * Per-key requests per minute, tokens per minute and requests in flight. Requests are counted at admission,
  * tokens when a generation settles (a key over its minute's budget is refused at its next admission), and a
- * slot in flight is taken at admission and given back however the request ends.
+ * slot in flight is taken at admission and given back however the request ends. In Redis an admission is one
+ * round trip, whichever limits the key has.
  */
 export class KeyRateLimiter {
-  private readonly requests: RateLimiterAbstract;
-  private readonly tokens: RateLimiterAbstract;
-  private readonly inFlight: RequestsInFlight;
+  private readonly counters: KeyCounters;
   /**
    * Each key's tokens-per-minute limit (null: none), as last seen at admission or read from storage: a
    * settlement is counted whichever process admitted its request (a media job settles where it ran).
@@ -214,46 +221,36 @@ export class KeyRateLimiter {
     private readonly store: RateLimitStore,
     private readonly lookup: RateLimitsLookup = () => Promise.resolve(null),
   ) {
-    this.requests = store.counter('rpm', unbounded, windowSeconds);
-    this.tokens = store.counter('tpm', unbounded, windowSeconds);
-    this.inFlight = store.requestsInFlight('inflight');
+    this.counters = store.keyCounters();
   }
 
   /** Admits a request of `keyId` under `limits`, or throws 429 (`RateLimitedError`), or 503 when failing closed. */
   async admit(keyId: string, limits: RateLimits): Promise<Admission> {
     this.noteTokenLimit(keyId, limits.tokensPerMinute);
-    const standing: RateStanding = {};
+    let counted: Counted;
     try {
-      const [requests, tokens] = await Promise.all([
-        limits.requestsPerMinute === null ? undefined : this.requests.consume(keyId, 1),
-        limits.tokensPerMinute === null ? undefined : this.tokens.get(keyId),
-      ]);
-      this.store.answered();
-      if (requests && limits.requestsPerMinute !== null) {
-        standing.requests = standingOf(limits.requestsPerMinute, requests.consumedPoints, requests.msBeforeNext);
-        if (requests.consumedPoints > limits.requestsPerMinute) {
-          throw refusal(`this API key's limit of ${limits.requestsPerMinute} requests per minute is reached`, requests.msBeforeNext, standing);
-        }
-      }
-      if (limits.tokensPerMinute !== null) {
-        const used = tokens?.consumedPoints ?? 0;
-        const resetMs = tokens?.msBeforeNext ?? windowSeconds * 1000;
-        standing.tokens = standingOf(limits.tokensPerMinute, used, resetMs);
-        if (used >= limits.tokensPerMinute) {
-          throw refusal(`this API key's limit of ${limits.tokensPerMinute} tokens per minute is spent`, resetMs, standing);
-        }
-      }
-      if (limits.concurrentRequests === null) return { standing, release: () => undefined };
-      const release = await this.inFlight.take(keyId, limits.concurrentRequests);
-      this.store.answered();
-      if (!release) throw new RateLimitedError(`this API key's limit of ${limits.concurrentRequests} concurrent requests is reached`, 1, standing);
-      return { standing, release: once(release) };
+      counted = await this.counters.admit(keyId, limits);
     } catch (error) {
-      if (error instanceof GatewayError) throw error;
       this.store.failed(error);
       if (this.store.failOpen) return nothingHeld;
       throw this.store.unavailable();
     }
+    this.store.answered();
+    const standing: RateStanding = {};
+    if (limits.requestsPerMinute !== null) {
+      standing.requests = standingOf(limits.requestsPerMinute, counted.requestsUsed, counted.requestsResetMs);
+      if (counted.refused === Refused.requests) {
+        throw refusal(`this API key's limit of ${limits.requestsPerMinute} requests per minute is reached`, counted.requestsResetMs, standing);
+      }
+    }
+    if (limits.tokensPerMinute !== null) {
+      standing.tokens = standingOf(limits.tokensPerMinute, counted.tokensUsed, counted.tokensResetMs);
+      if (counted.refused === Refused.tokens) {
+        throw refusal(`this API key's limit of ${limits.tokensPerMinute} tokens per minute is spent`, counted.tokensResetMs, standing);
+      }
+    }
+    if (counted.refused === Refused.concurrent) throw new RateLimitedError(`this API key's limit of ${limits.concurrentRequests} concurrent requests is reached`, 1, standing);
+    return { standing, release: counted.release ? once(counted.release) : noRelease };
   }
 
   /** A key admitted without any rate limit: its settlements cost nothing, without asking storage. */
@@ -284,7 +281,7 @@ export class KeyRateLimiter {
   }
 
   private count(keyId: string, tokens: number): Promise<void> {
-    return this.tokens.penalty(keyId, Math.ceil(tokens)).then(
+    return this.counters.chargeTokens(keyId, Math.ceil(tokens)).then(
       () => this.store.answered(),
       (error: unknown) => this.store.failed(error),
     );

@@ -41,14 +41,25 @@ const renewEveryMs = 30_000;
  * slots, counts the others and adds one when under the limit, atomically; renewing re-adds a slot (also one
  * that expired during an outage, so a live request is counted again when Redis answers).
  */
-const clock = `local t = redis.call('TIME') local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)`;
-const takeSlotLua = `${clock}
-redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
-if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[1]) then return 0 end
-redis.call('ZADD', KEYS[1], now + tonumber(ARGV[2]), ARGV[3])
-redis.call('PEXPIRE', KEYS[1], ARGV[2])
-return 1`;
-const renewSlotLua = `${clock}
+export const clockLua = `local t = redis.call('TIME') local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)`;
+
+/**
+ * Lua taking a slot in the sorted set `key` unless `limit` are taken (`taken` is 1 when it did): shared by the
+ * script taking a slot alone and by the combined admission (key-counters.ts). Needs `now` from `clockLua`.
+ */
+export function takeSlotLua(key: string, limit: string, lifetimeMs: string, member: string): string {
+  return `local taken = 0
+redis.call('ZREMRANGEBYSCORE', ${key}, '-inf', now)
+if redis.call('ZCARD', ${key}) < tonumber(${limit}) then
+  redis.call('ZADD', ${key}, now + tonumber(${lifetimeMs}), ${member})
+  redis.call('PEXPIRE', ${key}, ${lifetimeMs})
+  taken = 1
+end`;
+}
+const takeSlotAloneLua = `${clockLua}
+${takeSlotLua('KEYS[1]', 'ARGV[1]', 'ARGV[2]', 'ARGV[3]')}
+return taken`;
+const renewSlotLua = `${clockLua}
 redis.call('ZADD', KEYS[1], now + tonumber(ARGV[1]), ARGV[2])
 redis.call('PEXPIRE', KEYS[1], ARGV[1])
 return 1`;
@@ -74,7 +85,7 @@ export class RedisRequestsInFlight implements RequestsInFlight {
   private readonly held = new Map<string, string>();
   private readonly renewal: NodeJS.Timeout;
 
-  private readonly lifetimeMs: number;
+  readonly lifetimeMs: number;
 
   constructor(
     private readonly redis: Redis,
@@ -83,17 +94,29 @@ export class RedisRequestsInFlight implements RequestsInFlight {
     timing: { lifetimeMs: number; renewEveryMs: number } = { lifetimeMs: slotLifetimeMs, renewEveryMs },
   ) {
     this.lifetimeMs = timing.lifetimeMs;
-    redis.defineCommand('takeSlotInFlight', { numberOfKeys: 1, lua: takeSlotLua });
+    redis.defineCommand('takeSlotInFlight', { numberOfKeys: 1, lua: takeSlotAloneLua });
     redis.defineCommand('renewSlotInFlight', { numberOfKeys: 1, lua: renewSlotLua });
     this.renewal = setInterval(() => this.renew(), timing.renewEveryMs);
     this.renewal.unref();
   }
 
   async take(keyId: string, limit: number): Promise<(() => void) | undefined> {
-    const key = `${this.keyPrefix}:${keyId}`;
+    const key = this.keyOf(keyId);
     const member = randomUUID();
     const taken = await this.redis.takeSlotInFlight(key, limit, this.lifetimeMs, member);
-    if (taken !== 1) return undefined;
+    return taken === 1 ? this.hold(key, member) : undefined;
+  }
+
+  /** The Redis key of `keyId`'s slots. */
+  keyOf(keyId: string): string {
+    return `${this.keyPrefix}:${keyId}`;
+  }
+
+  /**
+   * A slot taken in Redis (by `take`, or by the combined admission): renewed while held, removed by its
+   * release (which the caller calls once).
+   */
+  hold(key: string, member: string): () => void {
     this.held.set(member, key);
     return () => {
       this.held.delete(member);

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
+import { RateLimiterRedis } from 'rate-limiter-flexible';
 import { describe, expect, it } from 'vitest';
 import { effectiveRateLimits, hasRateLimits, KeyRateLimiter, noRateLimits, RateLimitedError, RateLimitStore, tokensUsed, type RateLimits } from '../../src/billing/rate-limits.ts';
 import { MemoryRequestsInFlight, RedisRequestsInFlight } from '../../src/billing/requests-in-flight.ts';
@@ -173,6 +174,99 @@ describe('requests in flight in Redis', () => {
     } finally {
       inFlight.close();
       await redis.quit();
+    }
+  });
+});
+
+/** Redis at 127.0.0.1:6379: the admission is one script deciding on all three limits at once. */
+describe('admission in Redis', () => {
+  const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+  const refusalOf = (admission: Promise<unknown>) => admission.then(() => undefined, (error: unknown) => error as RateLimitedError);
+
+  it('refuses on each limit, counting the request anyway, taking no slot when refused, and says where each limit stands', async () => {
+    const prefix = `unit-admit-${randomUUID()}`;
+    const store = new RateLimitStore({ redisUrl: new Secret('redis://127.0.0.1:6379'), redisFailure: 'closed', keyPrefix: prefix });
+    const redis = new Redis('redis://127.0.0.1:6379');
+    const slots = (keyId: string) => redis.zcard(`${prefix}:inflight:${keyId}`);
+    try {
+      await store.ready(5_000);
+      const limiter = new KeyRateLimiter(store);
+      const all = limits({ requestsPerMinute: 2, tokensPerMinute: 10, concurrentRequests: 1 });
+
+      const first = await limiter.admit('key_x', all);
+      expect(first.standing.requests).toMatchObject({ limit: 2, remaining: 1 });
+      expect(first.standing.requests!.resetMs).toBeGreaterThan(55_000);
+      expect(first.standing.requests!.resetMs).toBeLessThanOrEqual(60_000);
+      expect(first.standing.tokens).toEqual({ limit: 10, remaining: 10, resetMs: 60_000 });
+      expect(await slots('key_x')).toBe(1);
+
+      // The slot is held: refused on concurrency (retry after a second), the request counted all the same.
+      const busy = await refusalOf(limiter.admit('key_x', all));
+      expect(busy).toBeInstanceOf(RateLimitedError);
+      expect(busy!.message).toContain('limit of 1 concurrent requests is reached');
+      expect(busy!.retryAfterSeconds).toBe(1);
+      expect(busy!.standing).toMatchObject({ requests: { limit: 2, remaining: 0 }, tokens: { limit: 10, remaining: 10 } });
+
+      first.release();
+      first.release();
+      await sleep(50);
+      expect(await slots('key_x')).toBe(0);
+
+      // Third request in the minute: refused on requests per minute, before tokens are read or a slot taken.
+      const tooMany = await refusalOf(limiter.admit('key_x', all));
+      expect(tooMany!.message).toContain('limit of 2 requests per minute is reached');
+      expect(tooMany!.retryAfterSeconds).toBeGreaterThan(55);
+      expect(tooMany!.retryAfterSeconds).toBeLessThanOrEqual(60);
+      expect(tooMany!.standing.requests).toMatchObject({ limit: 2, remaining: 0 });
+      expect(tooMany!.standing.tokens).toBeUndefined();
+      expect(await slots('key_x')).toBe(0);
+
+      // Tokens: counted at settlement (rounded up), refused once the minute's budget is spent, no slot taken.
+      const tokensOnly = limits({ tokensPerMinute: 10, concurrentRequests: 5 });
+      const spending = await limiter.admit('key_y', tokensOnly);
+      expect(spending.standing.requests).toBeUndefined();
+      await limiter.chargeTokens('key_y', 6.5);
+      expect((await limiter.admit('key_y', tokensOnly)).standing.tokens).toMatchObject({ limit: 10, remaining: 3 });
+      await limiter.chargeTokens('key_y', 3);
+      const spent = await refusalOf(limiter.admit('key_y', tokensOnly));
+      expect(spent!.message).toContain('limit of 10 tokens per minute is spent');
+      expect(spent!.standing.tokens).toMatchObject({ limit: 10, remaining: 0 });
+      expect(spent!.standing.tokens!.resetMs).toBeGreaterThan(55_000);
+      expect(spent!.retryAfterSeconds).toBeLessThanOrEqual(60);
+      expect(await slots('key_y')).toBe(2);
+
+      // A key without limits on requests or tokens takes only its slot; a limit of 0 refuses at once.
+      const slotOnly = await limiter.admit('key_z', limits({ concurrentRequests: 1 }));
+      expect(slotOnly.standing).toEqual({});
+      slotOnly.release();
+      await expect(limiter.admit('key_z', limits({ requestsPerMinute: 0 }))).rejects.toThrow('limit of 0 requests per minute is reached');
+    } finally {
+      await redis.quit();
+      await store.close();
+    }
+  });
+
+  it("counts in the limiter library's keys and values: processes of the version before count together with these", async () => {
+    const prefix = `unit-admit-${randomUUID()}`;
+    const store = new RateLimitStore({ redisUrl: new Secret('redis://127.0.0.1:6379'), redisFailure: 'closed', keyPrefix: prefix });
+    const redis = new Redis('redis://127.0.0.1:6379');
+    const library = (name: string) => new RateLimiterRedis({ storeClient: redis, keyPrefix: `${prefix}:${name}`, points: Number.MAX_SAFE_INTEGER, duration: 60 });
+    try {
+      await store.ready(5_000);
+      const limiter = new KeyRateLimiter(store);
+      const both = limits({ requestsPerMinute: 5, tokensPerMinute: 100 });
+      await library('rpm').consume('key_old', 1);
+      await library('tpm').penalty('key_old', 40);
+      const admitted = await limiter.admit('key_old', both);
+      expect(admitted.standing).toMatchObject({ requests: { remaining: 3 }, tokens: { remaining: 60 } });
+      await limiter.chargeTokens('key_old', 25);
+      expect(await library('rpm').get('key_old')).toMatchObject({ consumedPoints: 2 });
+      const tokens = await library('tpm').get('key_old');
+      expect(tokens).toMatchObject({ consumedPoints: 65 });
+      expect(tokens!.msBeforeNext).toBeGreaterThan(55_000);
+    } finally {
+      await redis.quit();
+      await store.close();
     }
   });
 });
