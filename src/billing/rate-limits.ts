@@ -88,6 +88,7 @@ export class RateLimitStore {
   private readonly redis: Redis | undefined;
   private inOutage = false;
   private readonly inFlight: RedisRequestsInFlight[] = [];
+  private readonly keyCountersMade: RedisKeyCounters[] = [];
 
   constructor(private readonly options: RateLimitStoreOptions) {
     if (options.redisUrl) {
@@ -150,7 +151,9 @@ export class RateLimitStore {
     if (!this.redis) return new MemoryKeyCounters(this.counter('rpm', unbounded, windowSeconds), this.counter('tpm', unbounded, windowSeconds), new MemoryRequestsInFlight());
     const inFlight = new RedisRequestsInFlight(this.redis, `${this.options.keyPrefix}:inflight`, this);
     this.inFlight.push(inFlight);
-    return new RedisKeyCounters(this.redis, this.options.keyPrefix, inFlight);
+    const counters = new RedisKeyCounters(this.redis, this.options.keyPrefix, inFlight, this);
+    this.keyCountersMade.push(counters);
+    return counters;
   }
 
   /**
@@ -178,6 +181,8 @@ export class RateLimitStore {
   async close(): Promise<void> {
     for (const requests of this.inFlight) requests.close();
     if (!this.redis) return;
+    // Releases and charges still waiting are sent before the connection closes (they cannot fail the close).
+    await Promise.all(this.keyCountersMade.map((counters) => counters.flush().catch(() => undefined)));
     await this.redis.quit().catch(() => this.redis?.disconnect());
   }
 }

@@ -114,12 +114,16 @@ export class RedisRequestsInFlight implements RequestsInFlight {
 
   /**
    * A slot taken in Redis (by `take`, or by the combined admission): renewed while held, removed by its
-   * release (which the caller calls once).
+   * release (which the caller calls once), by `remove` where given.
    */
-  hold(key: string, member: string): () => void {
+  hold(key: string, member: string, remove?: (key: string) => void): () => void {
     this.held.set(member, key);
     return () => {
       this.held.delete(member);
+      if (remove) {
+        remove(key);
+        return;
+      }
       this.redis.zrem(key, member).then(
         () => this.outcomes.answered(),
         // The slot expires on its own within its lifetime, no longer renewed.

@@ -246,6 +246,40 @@ describe('admission in Redis', () => {
     }
   });
 
+  it('releases and charges reach Redis before any admission asked for after them: with it, alone, or at close', async () => {
+    const prefix = `unit-admit-${randomUUID()}`;
+    const store = new RateLimitStore({ redisUrl: new Secret('redis://127.0.0.1:6379'), redisFailure: 'closed', keyPrefix: prefix });
+    const redis = new Redis('redis://127.0.0.1:6379');
+    const slots = (keyId: string) => redis.zcard(`${prefix}:inflight:${keyId}`);
+    try {
+      await store.ready(5_000);
+      const limiter = new KeyRateLimiter(store);
+      const oneAtATime = limits({ tokensPerMinute: 100, concurrentRequests: 1 });
+      const first = await limiter.admit('key_s', oneAtATime);
+      // Released and charged, then admitted again in the same turn: the admission sees the slot free and the tokens spent.
+      first.release();
+      const charged = limiter.chargeTokens('key_s', 30);
+      const second = await limiter.admit('key_s', oneAtATime);
+      await charged;
+      expect(second.standing.tokens).toMatchObject({ limit: 100, remaining: 70 });
+      await expect(limiter.admit('key_s', oneAtATime)).rejects.toThrow('limit of 1 concurrent requests is reached');
+      // Without an admission after them, they go on their own.
+      second.release();
+      await limiter.chargeTokens('key_s', 20);
+      expect(await slots('key_s')).toBe(0);
+      expect(await redis.get(`${prefix}:tpm:key_s`)).toBe('50');
+      // Released just before the store closes: sent before the connection ends.
+      const last = await limiter.admit('key_s', oneAtATime);
+      expect(await slots('key_s')).toBe(1);
+      last.release();
+      await store.close();
+      expect(await slots('key_s')).toBe(0);
+    } finally {
+      await redis.quit();
+      await store.close();
+    }
+  });
+
   it("counts in the limiter library's keys and values: processes of the version before count together with these", async () => {
     const prefix = `unit-admit-${randomUUID()}`;
     const store = new RateLimitStore({ redisUrl: new Secret('redis://127.0.0.1:6379'), redisFailure: 'closed', keyPrefix: prefix });
