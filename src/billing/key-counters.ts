@@ -100,10 +100,12 @@ end`;
  * One admission in Redis is one script, one round trip: it counts the request in its minute, reads the tokens
  * spent in the minute and takes the slot in flight, deciding atomically. Each is what the limiter library's
  * Redis counters and the slot script did as separate commands (the same keys and values, so processes of the
- * version before count together with these), but each command through ioredis costs the gateway tens of
- * microseconds of CPU and the request a round trip: three per admission were over half a non-streamed
- * request's own CPU cost. Limits the key does not have are passed as -1 and left alone. The releases and
- * charges this process has not sent yet go first, in the same script (see `RedisKeyCounters`).
+ * version before count together with these), but each command through ioredis costs the gateway 10-35 µs of
+ * CPU and the request a round trip: the five of a request with all three limits (three at admission, the
+ * token charge, the release) were over half a non-streamed request's own CPU cost (bench/RESULTS.md). Limits
+ * the key does not have are passed as -1 and left alone. The releases and charges this process has not sent
+ * yet go first, in the same script (see `RedisKeyCounters`). The script touches several keys, so it needs one
+ * Redis server, not a cluster (as the connection made in rate-limits.ts is).
  *
  * KEYS: requests counter, tokens counter, slots in flight, then the settlements'. ARGV: requests limit, tokens
  * limit, slots limit, the window's seconds, a slot's lifetime (ms), the slot's member, then the settlements'.
