@@ -17,6 +17,8 @@
  * the per-key rate limiter on a key whose requests-per-minute limit is too high ever to refuse:
  *   npm run bench:compare -- --baseline . --ours-requests-per-minute 1000000000
  *                            [--ours DIR]   # a checkout other than this one as ours (a copy of dist/ kept apart)
+ *                            [--ours-all-limits]   # the same figure as its tokens per minute and requests in flight too
+ * With REDIS_URL in the environment, both sides' counters are in Redis (the baseline's key, without limits, never asks it).
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
@@ -37,13 +39,14 @@ const { values: options } = parseArgs({
     out: { type: 'string' },
     ours: { type: 'string' },
     'ours-requests-per-minute': { type: 'string' },
+    'ours-all-limits': { type: 'boolean', default: false },
   },
 });
 if (!options.baseline) throw new Error('--baseline DIR: a checkout of the code to compare against, built (npm ci)');
 const baselineDist = path.resolve(options.baseline, 'dist');
 const oursDist = options.ours ? path.resolve(options.ours, 'dist') : path.join(here, '../dist');
 // The key ours calls with gets this requests-per-minute limit (the baseline's key has none).
-const oursEnv: Record<string, string> = options['ours-requests-per-minute'] ? { BENCH_KEY_REQUESTS_PER_MINUTE: options['ours-requests-per-minute'] } : {};
+const oursEnv: Record<string, string> = options['ours-requests-per-minute'] ? { BENCH_KEY_REQUESTS_PER_MINUTE: options['ours-requests-per-minute'], ...(options['ours-all-limits'] ? { BENCH_KEY_ALL_LIMITS: '1' } : {}) } : {};
 const sessions = Number(options.sessions);
 const rounds = Number(options.rounds);
 const seconds = Number(options.seconds);

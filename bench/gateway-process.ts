@@ -77,9 +77,12 @@ type Request = { id: number } & ({ type: 'stats' } | { type: 'account'; creditsU
 /** A new account holding `creditsUsd`, with one key (a daily cap high enough never to refuse). */
 async function newAccount(creditsUsd: number): Promise<{ accountId: string; key: string }> {
   const account = await services.accounts.createAccount({ email: `bench-${Date.now()}-${Math.random().toString(36).slice(2)}@example.com`, creditsUsd });
-  // BENCH_KEY_REQUESTS_PER_MINUTE: the key is admitted through the rate limiter (bench:compare --ours-requests-per-minute).
+  // BENCH_KEY_REQUESTS_PER_MINUTE: the key is admitted through the rate limiter (bench:compare --ours-requests-per-minute);
+  // with BENCH_KEY_ALL_LIMITS, the same figure is also its tokens per minute and requests in flight (--ours-all-limits).
   const requestsPerMinute = Number(process.env.BENCH_KEY_REQUESTS_PER_MINUTE ?? 0);
-  const key = await services.apiKeys.create(account.id, { name: 'bench', limits: { daily: 100_000 }, ...(requestsPerMinute > 0 ? { rateLimits: { requestsPerMinute } } : {}) });
+  const allLimits = process.env.BENCH_KEY_ALL_LIMITS === '1';
+  const rateLimits = allLimits ? { requestsPerMinute, tokensPerMinute: requestsPerMinute, concurrentRequests: requestsPerMinute } : { requestsPerMinute };
+  const key = await services.apiKeys.create(account.id, { name: 'bench', limits: { daily: 100_000 }, ...(requestsPerMinute > 0 ? { rateLimits } : {}) });
   return { accountId: account.id, key: key.key };
 }
 
