@@ -163,11 +163,16 @@ describe('provider resilience: breakers, fallbacks, retry-after, and the route o
 
   it('keeps the route of each record for the admin API and the log line, never for the account', async () => {
     const { key, accountId, keyId } = await gateway.createFundedKey({ credits: 1 });
+    const started = Date.now();
     expect((await chat(key, 'resilient', 'req-route-1')).statusCode).toBe(200);
+    const elapsedMs = Date.now() - started;
     const [record] = await audited(accountId);
     expect(record!.route).toMatchObject({ providerId: 'primary', upstreamModel: 'gpt-4o-mini', fallbacks: [], requestId: 'req-route-1' });
+    // The first byte is timed from the request's admission, the record's duration from its hold (taken after
+    // it, slower on PostgreSQL under load): both lie within the whole request as the client timed it.
     expect(record!.route!.firstByteMs).toBeGreaterThanOrEqual(0);
-    expect(record!.route!.firstByteMs).toBeLessThanOrEqual(record!.durationMs! + 5);
+    expect(record!.route!.firstByteMs).toBeLessThanOrEqual(elapsedMs);
+    expect(record!.durationMs).toBeLessThanOrEqual(elapsedMs);
     const one = await gateway.request({ method: 'GET', url: `/api/admin/v1/accounts/${accountId}/generations/${record!.id}`, headers: adminHeaders });
     expect(one.json<AuditedRecord>().route).toEqual(record!.route);
     expectEnvelope(await gateway.request({ method: 'GET', url: `/api/admin/v1/accounts/${accountId}/generations/gen_nope`, headers: adminHeaders }), 404, 'GW_NOT_FOUND', `/api/admin/v1/accounts/${accountId}/generations/gen_nope`);
