@@ -116,7 +116,16 @@ export class JobWorker {
     const { config, jobs, owner } = this.options;
     let lost = false;
     const deadline = new AbortController();
-    const cut = setTimeout(() => deadline.abort(new JobDeadlineError(config.maxJobSeconds)), Math.max(0, job.deadlineAt.getTime() - this.clock().getTime()));
+    const remainingMs = () => job.deadlineAt.getTime() - this.clock().getTime();
+    // A timer may fire a little before the clock reaches its due time (libuv counts from the time its loop
+    // cached at the start of a turn): it is armed again for what remains, so no job is cut before its deadline.
+    let cut: NodeJS.Timeout | undefined;
+    const cutAtDeadline = (): void => {
+      const left = remainingMs();
+      if (left > 0) cut = setTimeout(cutAtDeadline, left);
+      else deadline.abort(new JobDeadlineError(config.maxJobSeconds));
+    };
+    cut = setTimeout(cutAtDeadline, Math.max(0, remainingMs()));
     const renewal = setInterval(
       () => {
         jobs.renew(job.id, owner, config.leaseSeconds).then(
