@@ -386,7 +386,7 @@ export async function openCore(options: CoreOptions): Promise<Core> {
     imageStreaming: new ImageStreaming({ catalog, adapters, providers: config.providers, ledger, work, downloadOutput: (url) => outputDownloads.fetch(url), checkReferenceUrl }),
     images: new ImageGeneration({ catalog, adapters, submission, links, store, checkReferenceUrl }),
     speech: new SpeechGeneration({ catalog, voices, adapters, submission, links }),
-    video: new VideoGeneration({ catalog, adapters, submission, jobs: mediaJobs, links, checkReferenceUrl }),
+    video: new VideoGeneration({ catalog, adapters, submission, jobs: mediaJobs, links, checkReferenceUrl, balanceNanos: async (accountId) => (await accountsRepository.findById(accountId))?.balanceNanos }),
     voices,
     adminToken: environment.adminToken,
     rateLimits,

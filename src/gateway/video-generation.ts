@@ -20,6 +20,8 @@ export interface VideoGenerationDependencies {
   links: MediaLinks;
   /** Reference URLs checked before the hold: `RemoteMediaFetcher.check`, throwing `RemoteMediaError` for a URL that is refused. */
   checkReferenceUrl: (url: string) => Promise<void>;
+  /** The account's balance in nano-USD, read before a form is parsed; undefined for an account that is gone. */
+  balanceNanos: (accountId: string) => Promise<bigint | undefined>;
   clock?: () => Date;
 }
 
@@ -60,6 +62,22 @@ export class VideoGeneration {
 
   constructor(private readonly dependencies: VideoGenerationDependencies) {
     this.clock = dependencies.clock ?? (() => new Date());
+  }
+
+  /**
+   * Admission before a submission's body is parsed (a multipart form read as it streams in): an account
+   * without credit is refused before any part is read. The hold on submission stays the real check; this one
+   * only keeps a key without credit from making the gateway parse its forms.
+   */
+  async admitBody(caller: Caller): Promise<void> {
+    const balance = await this.dependencies.balanceNanos(caller.accountId);
+    if (balance === undefined || balance <= 0n) throw new GatewayError('GW_INSUFFICIENT_BALANCE', 'insufficient credit balance: the account has no credits for a video job');
+  }
+
+  /** A submission's model, checked as soon as it is read: the same refusal as on submission when no video model has that id. */
+  checkModel(modelId: string): void {
+    const model = this.dependencies.catalog.resolve(modelId);
+    if (!model.outputModalities.includes('video')) throw new GatewayError('GW_MODEL_NOT_AVAILABLE', `model "${modelId}" does not generate video`);
   }
 
   async estimate(caller: Caller, input: NativeVideoInput): Promise<bigint> {

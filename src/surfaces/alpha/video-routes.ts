@@ -1,9 +1,7 @@
 import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { preParsingAsyncHookHandler } from 'fastify';
-import type { Catalog } from '../../catalog/catalog.ts';
-import { GatewayError } from '../../domain/errors.ts';
 import type { GatewayServices } from '../../gateway/services.ts';
-import { callerOf, principalOf, requireCredential } from '../../http/authentication.ts';
+import { callerOf, requireCredential } from '../../http/authentication.ts';
 import { requestBaseUrl } from '../../http/base-url.ts';
 import { Identifier } from '../../http/schemas.ts';
 import { readMultipartForm } from '../../http/multipart-form.ts';
@@ -17,23 +15,11 @@ const VideoIdParams = Type.Object({ id: Identifier });
 const ContentQuery = Type.Object({ index: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000 })) }, { additionalProperties: false });
 const VideoJob = Type.Object({ ...RouterVideoJob.properties, model: Type.String() }, { description: "The task in the routing provider's job shape, with links back to this surface" });
 
-/**
- * Admission before a multipart body is read: the key was authenticated on request, and an account without
- * credit gets its 403 here, before any part is parsed (the hold on submission is the real check; this one
- * only keeps a broke key from making the gateway parse its forms).
- */
+/** Admission before a multipart body is read: the key was authenticated on request; the rest is the core's. */
 function admitForm(services: GatewayServices): preParsingAsyncHookHandler {
   return async (request) => {
-    if (!request.headers['content-type']?.toLowerCase().startsWith('multipart/')) return;
-    const account = await services.accounts.getAccount(principalOf(request).accountId);
-    if (account.creditBalance <= 0) throw new GatewayError('GW_INSUFFICIENT_BALANCE', 'insufficient credit balance: the account has no credits for a video job');
+    if (request.headers['content-type']?.toLowerCase().startsWith('multipart/')) await services.video.admitBody(callerOf(request));
   };
-}
-
-/** The form's `model`, refused as soon as it is read when no video model has that id (the same refusal as on submission). */
-function checkVideoModel(catalog: Catalog, modelId: string): void {
-  const model = catalog.resolve(modelId);
-  if (!model.outputModalities.includes('video')) throw new GatewayError('GW_MODEL_NOT_AVAILABLE', `model "${modelId}" does not generate video`);
 }
 
 /**
@@ -50,7 +36,7 @@ export const alphaVideoRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServ
       limits: services.config.server.multipart,
       maxBodyBytes: services.config.server.bodyLimitBytes,
       onField: ({ name, value }) => {
-        if (name === 'model') checkVideoModel(services.catalog, value);
+        if (name === 'model') services.video.checkModel(value);
       },
       refuseFile: refuseUpload,
     }).then(
