@@ -5,7 +5,7 @@ import pino, { type Logger } from 'pino';
 import { CreditLedger } from './billing/credit-ledger.ts';
 import { HoldReconciler } from './billing/hold-reconciler.ts';
 import { UsageHistory } from './billing/usage-history.ts';
-import { effectiveRateLimits, KeyRateLimiter, RateLimitStore, tokensUsed } from './billing/rate-limits.ts';
+import { effectiveRateLimits, KeyRateLimiter, RateLimitStore } from './billing/rate-limits.ts';
 import { Catalog } from './catalog/catalog.ts';
 import type { Environment } from './config/environment.ts';
 import { loadConfigFile, type GatewayConfig } from './config/load-config.ts';
@@ -273,7 +273,7 @@ export async function openCore(options: CoreOptions): Promise<Core> {
     reportLeaseFailure: (error) => logger.error({ err: error }, 'storage refused to give back leased credit; it stays held until this process stops'),
     onRecorded: (generation, requestLog) => {
       telemetry.generationRecorded(generation, requestLog);
-      rateLimits.chargeTokens(generation.apiKeyId, tokensUsed(generation.usage));
+      rateLimits.chargeUsage(generation.apiKeyId, generation.usage);
     },
   });
   const waiters = new JobWaiters();
@@ -342,7 +342,7 @@ export async function openCore(options: CoreOptions): Promise<Core> {
     onFinished: announceFinished,
     onRecorded: (generation) => {
       telemetry.generationRecorded(generation);
-      rateLimits.chargeTokens(generation.apiKeyId, tokensUsed(generation.usage));
+      rateLimits.chargeUsage(generation.apiKeyId, generation.usage);
     },
     onError: (error, jobId) => logger.error({ err: error, jobId }, 'media job failed inside the gateway; its lease runs out and it is resumed'),
   });

@@ -279,6 +279,17 @@ export class KeyRateLimiter {
     );
   }
 
+  /**
+   * Counts a settled generation's usage against its key's minute, as `chargeTokens`; a key known to have no
+   * tokens limit (the usual case) costs one lookup, without reading the usage.
+   */
+  chargeUsage(keyId: string | null, usage: unknown): Promise<void> {
+    if (keyId === null) return settled;
+    const known = this.tokenLimits.get(keyId);
+    if (known && known.limit === null && known.until > Date.now()) return settled;
+    return this.chargeTokens(keyId, tokensUsed(usage));
+  }
+
   /** A key changed (its limits or its account's): its limit is read afresh; `*` forgets every key. */
   forgetKey(keyId: string): void {
     if (keyId === '*') this.tokenLimits.clear();
@@ -309,7 +320,14 @@ export class KeyRateLimiter {
   /** Bounded: a forgotten entry is only read again from storage. */
   private noteTokenLimit(keyId: string, limit: number | null): void {
     const until = Date.now() + tokenLimitTtlMs;
-    if (this.tokenLimits.size >= maxKnownTokenLimits && !this.tokenLimits.has(keyId)) this.tokenLimits.clear();
+    const known = this.tokenLimits.get(keyId);
+    // Every admission notes its key: the entry is renewed in place rather than allocated anew.
+    if (known) {
+      known.limit = limit;
+      known.until = until;
+      return;
+    }
+    if (this.tokenLimits.size >= maxKnownTokenLimits) this.tokenLimits.clear();
     this.tokenLimits.set(keyId, { limit, until });
   }
 }
@@ -336,8 +354,8 @@ function refusal(message: string, resetMs: number, standing: RateStanding): Rate
 export function tokensUsed(usage: unknown): number {
   if (usage === null || typeof usage !== 'object') return 0;
   const count = (value: unknown) => (typeof value === 'number' && Number.isFinite(value) && value > 0 ? value : 0);
-  const fields = new Map(Object.entries(usage));
-  const total = count(fields.get('totalTokens'));
+  const field = (name: string): unknown => (Object.hasOwn(usage, name) ? Reflect.get(usage, name) : undefined);
+  const total = count(field('totalTokens'));
   if (total > 0) return total;
-  return count(fields.get('promptTokens') ?? fields.get('inputTokens')) + count(fields.get('completionTokens') ?? fields.get('outputTokens'));
+  return count(field('promptTokens') ?? field('inputTokens')) + count(field('completionTokens') ?? field('outputTokens'));
 }

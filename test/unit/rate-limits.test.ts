@@ -70,6 +70,21 @@ describe('rate limits', () => {
     await expect(limiter.admit('key_e', ten)).resolves.toMatchObject({ standing: { tokens: { limit: 10, remaining: 10 } } });
   });
 
+  it("charges a settlement's usage by its tokens, reading the usage only for a key that may have a tokens limit", async () => {
+    const limiter = memoryLimiter();
+    const ten = limits({ tokensPerMinute: 10 });
+    await limiter.admit('key_usage', ten);
+    limiter.admittedUnlimited('key_unlimited');
+    const read: string[] = [];
+    const usage = (fields: Record<string, number>) => new Proxy(fields, { getOwnPropertyDescriptor: (target, name) => (read.push(String(name)), Reflect.getOwnPropertyDescriptor(target, name)) });
+    await limiter.chargeUsage('key_unlimited', usage({ totalTokens: 1000 }));
+    expect(read).toEqual([]);
+    await limiter.chargeUsage('key_usage', usage({ promptTokens: 4, completionTokens: 6 }));
+    expect(read.length).toBeGreaterThan(0);
+    await expect(limiter.admit('key_usage', ten)).rejects.toThrow('limit of 10 tokens per minute is spent');
+    await expect(limiter.chargeUsage(null, { totalTokens: 5 })).resolves.toBeUndefined();
+  });
+
   it('counts the tokens of a request admitted by another process: its key is looked up once, then known', async () => {
     const lookups: string[] = [];
     const lookup = (keyId: string) => {
