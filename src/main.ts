@@ -154,7 +154,27 @@ export function createLogger(environment: Environment, destination: number | str
     contentMode: 'buffer',
   });
   const batches = stream as unknown as ByteDestination;
-  const lines = { write: (line: string) => batches.write(Buffer.from(line)), flush: (done: (error?: Error) => void) => stream.flush(done) };
+  // Bytes taken and not yet written: sonic-boom calls a flush done once less than a batch is left, so a flush
+  // that must write everything asks again until nothing is left.
+  let pendingBytes = 0;
+  stream.on('write', (written: number) => {
+    pendingBytes -= written;
+  });
+  stream.on('drop', (line: Buffer) => {
+    pendingBytes -= line.length;
+  });
+  const flushAll = (done: (error?: Error) => void): void => {
+    if (pendingBytes <= 0) return done();
+    stream.flush((error) => (error ? done(error) : flushAll(done)));
+  };
+  const lines = {
+    write: (line: string) => {
+      const bytes = Buffer.from(line);
+      pendingBytes += bytes.length;
+      return batches.write(bytes);
+    },
+    flush: flushAll,
+  };
   const logger = pino(
     {
       level: environment.logLevel,

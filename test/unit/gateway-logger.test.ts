@@ -45,6 +45,18 @@ describe("the gateway's log", () => {
     expect(new Set(lines.map((line) => line.model))).toEqual(new Set(['modèle-東京-🚀']));
   });
 
+  it('writes everything on a flush, also when less than a batch is left behind the batch being written', async () => {
+    const file = logFile();
+    const logger = createLogger(readEnvironment({ LOG_LEVEL: 'info' }), file);
+    // A batch and a little: the first batch is being written when the flush is asked for, and what follows it is
+    // less than a batch.
+    const line = 'x'.repeat(1000);
+    const count = 80;
+    for (let index = 0; index < count; index += 1) logger.info({ index, line }, 'filler');
+    await new Promise<void>((resolve, reject) => logger.flush((error) => (error ? reject(error) : resolve())));
+    expect(linesOf(file).map((entry) => entry.index)).toEqual(Array.from({ length: count }, (_, index) => index));
+  });
+
   it('writes what it buffered when the process exits', () => {
     const file = logFile();
     const script = [
