@@ -10,14 +10,16 @@ module.exports = {
     },
     {
       name: 'providers-stay-pure',
-      comment: 'adapters import only domain, protocols and providers/shared; keys, URLs and the HTTP client are passed in',
+      comment:
+        'adapters import only domain, protocols and providers/shared; keys, URLs and the HTTP client are passed in',
       severity: 'error',
       from: { path: '^src/providers/' },
       to: { path: '^src/', pathNot: '^src/(domain|protocols|providers)/' },
     },
     {
       name: 'protocols-describe-wire-formats-only',
-      comment: 'protocols/ holds each wire protocol described once (TypeBox schemas and maps): it imports only domain and TypeBox',
+      comment:
+        'protocols/ holds each wire protocol described once (TypeBox schemas and maps): it imports only domain and TypeBox',
       severity: 'error',
       from: { path: '^src/protocols/' },
       to: { path: '^src/|node_modules/', pathNot: '^src/(domain|protocols)/|node_modules/typebox/' },
@@ -71,6 +73,9 @@ module.exports = {
     doNotFollow: { path: 'node_modules' },
     tsPreCompilationDeps: true,
     tsConfig: { fileName: 'tsconfig.json' },
-    enhancedResolveOptions: { exportsFields: ['exports'], conditionNames: ['import', 'require', 'node', 'default', 'types'] },
+    enhancedResolveOptions: {
+      exportsFields: ['exports'],
+      conditionNames: ['import', 'require', 'node', 'default', 'types'],
+    },
   },
 };

@@ -26,7 +26,16 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { fakeOpenAiKey } from '../test/fakes/openai-fake.ts';
 import { checkAnswers, load, type Call, type Target } from './load.ts';
-import { ask, gatewayCommand, ownCpuMs, startGateway, startWithReadyLine, stop, treeCpuMs, type Started } from './processes.ts';
+import {
+  ask,
+  gatewayCommand,
+  ownCpuMs,
+  startGateway,
+  startWithReadyLine,
+  stop,
+  treeCpuMs,
+  type Started,
+} from './processes.ts';
 
 const here = import.meta.dirname;
 const { values: options } = parseArgs({
@@ -46,7 +55,12 @@ if (!options.baseline) throw new Error('--baseline DIR: a checkout of the code t
 const baselineDist = path.resolve(options.baseline, 'dist');
 const oursDist = options.ours ? path.resolve(options.ours, 'dist') : path.join(here, '../dist');
 // The key ours calls with gets this requests-per-minute limit (the baseline's key has none).
-const oursEnv: Record<string, string> = options['ours-requests-per-minute'] ? { BENCH_KEY_REQUESTS_PER_MINUTE: options['ours-requests-per-minute'], ...(options['ours-all-limits'] ? { BENCH_KEY_ALL_LIMITS: '1' } : {}) } : {};
+const oursEnv: Record<string, string> = options['ours-requests-per-minute']
+  ? {
+      BENCH_KEY_REQUESTS_PER_MINUTE: options['ours-requests-per-minute'],
+      ...(options['ours-all-limits'] ? { BENCH_KEY_ALL_LIMITS: '1' } : {}),
+    }
+  : {};
 const sessions = Number(options.sessions);
 const rounds = Number(options.rounds);
 const seconds = Number(options.seconds);
@@ -67,12 +81,19 @@ const median = (values: number[]) => {
   return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
 };
 
-const fake = await startWithReadyLine({ command: process.execPath, args: ['--import', 'tsx', path.join(here, 'fake-upstream.ts')] }, {});
+const fake = await startWithReadyLine(
+  { command: process.execPath, args: ['--import', 'tsx', path.join(here, 'fake-upstream.ts')] },
+  {},
+);
 const running: Started[] = [];
 const dataDirs: string[] = [];
 
 /** A gateway of the given compiled tree, with one account whose key the load generator uses. */
-async function gateway(name: string, distDir: string, extraEnv: Record<string, string> = {}): Promise<{ started: Started; target: Target }> {
+async function gateway(
+  name: string,
+  distDir: string,
+  extraEnv: Record<string, string> = {},
+): Promise<{ started: Started; target: Target }> {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'gw-compare-'));
   dataDirs.push(dataDir);
   const env = {
@@ -87,7 +108,16 @@ async function gateway(name: string, distDir: string, extraEnv: Record<string, s
   const started = await startGateway(gatewayCommand(process.execPath, []), env, path.join(dataDir, 'gateway.log'));
   running.push(started);
   const { key } = await ask<{ key: string }>(started.child, { type: 'account', creditsUsd: 1_000_000 });
-  return { started, target: { name, url: `${started.info.url}/api/alpha/v1`, headers: { 'x-api-key': key }, chatModel: 'bench-chat', embeddingModel: 'bench-embedding' } };
+  return {
+    started,
+    target: {
+      name,
+      url: `${started.info.url}/api/alpha/v1`,
+      headers: { 'x-api-key': key },
+      chatModel: 'bench-chat',
+      embeddingModel: 'bench-embedding',
+    },
+  };
 }
 
 const samples = new Map<string, Sample[]>();
@@ -99,9 +129,11 @@ try {
       { name: name.baseline, distDir: baselineDist, env: {} },
     ];
     const contenders = [];
-    for (const build of session % 2 === 0 ? builds : builds.reverse()) contenders.push(await gateway(build.name, build.distDir, build.env));
+    for (const build of session % 2 === 0 ? builds : builds.reverse())
+      contenders.push(await gateway(build.name, build.distDir, build.env));
     for (const { target } of contenders) await checkAnswers(target);
-    for (const { target } of contenders) for (const call of Object.keys(calls) as Call[]) await load(target, call, 8, 2);
+    for (const { target } of contenders)
+      for (const call of Object.keys(calls) as Call[]) await load(target, call, 8, 2);
     for (let round = 0; round < rounds; round++) {
       const order = round % 2 === 0 ? contenders : [...contenders].reverse();
       for (const call of Object.keys(calls) as Call[]) {
@@ -112,10 +144,23 @@ try {
           const cpuMs = treeCpuMs(started.child.pid!) - cpuBefore;
           const ownMs = ownCpuMs(started.child.pid!) - ownBefore;
           const key = `${target.name}/${call}`;
-          samples.set(key, [...(samples.get(key) ?? []), { requestsPerSecond: result.requestsPerSecond, cpuMsPerRequest: cpuMs / Math.max(1, result.requests), ownCpuMsPerRequest: ownMs / Math.max(1, result.requests), errors: result.errors }]);
+          samples.set(key, [
+            ...(samples.get(key) ?? []),
+            {
+              requestsPerSecond: result.requestsPerSecond,
+              cpuMsPerRequest: cpuMs / Math.max(1, result.requests),
+              ownCpuMsPerRequest: ownMs / Math.max(1, result.requests),
+              errors: result.errors,
+            },
+          ]);
         }
-        const figures = [name.ours, name.baseline].map((contender) => `${contender} ${samples.get(`${contender}/${call}`)!.at(-1)!.requestsPerSecond.toFixed(0)} req/s`);
-        process.stderr.write(`session ${session + 1}/${sessions}, round ${round + 1}/${rounds}, ${calls[call]}: ${figures.join(', ')}\n`);
+        const figures = [name.ours, name.baseline].map(
+          (contender) =>
+            `${contender} ${samples.get(`${contender}/${call}`)!.at(-1)!.requestsPerSecond.toFixed(0)} req/s`,
+        );
+        process.stderr.write(
+          `session ${session + 1}/${sessions}, round ${round + 1}/${rounds}, ${calls[call]}: ${figures.join(', ')}\n`,
+        );
       }
     }
     for (const { started } of contenders) await stop(started.child);

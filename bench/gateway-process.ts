@@ -17,7 +17,8 @@ import { chatPricing } from './pricing.ts';
 
 // BENCH_DIST_DIR: another checkout's compiled gateway (`npm run bench:compare`), run by this same harness.
 const distDir = process.env.BENCH_DIST_DIR ?? path.join(import.meta.dirname, '../dist');
-const compiled = async <Module>(file: string): Promise<Module> => (await import(pathToFileURL(path.join(distDir, file)).href)) as Module;
+const compiled = async <Module>(file: string): Promise<Module> =>
+  (await import(pathToFileURL(path.join(distDir, file)).href)) as Module;
 const { readEnvironment } = await compiled<typeof Environment>('config/environment.js');
 const { parseConfig } = await compiled<typeof LoadConfig>('config/load-config.js');
 const { createGateway, createLogger } = await compiled<typeof Main>('main.js');
@@ -72,17 +73,30 @@ process.send!({ ready: { url, node: process.version, storage: gateway.core.stora
 const services = gateway.core.services;
 const db = gateway.core.storage.db;
 
-type Request = { id: number } & ({ type: 'stats' } | { type: 'account'; creditsUsd: number } | { type: 'billing'; accountId: string });
+type Request = { id: number } & (
+  | { type: 'stats' }
+  | { type: 'account'; creditsUsd: number }
+  | { type: 'billing'; accountId: string }
+);
 
 /** A new account holding `creditsUsd`, with one key (a daily cap high enough never to refuse). */
 async function newAccount(creditsUsd: number): Promise<{ accountId: string; key: string }> {
-  const account = await services.accounts.createAccount({ email: `bench-${Date.now()}-${Math.random().toString(36).slice(2)}@example.com`, creditsUsd });
+  const account = await services.accounts.createAccount({
+    email: `bench-${Date.now()}-${Math.random().toString(36).slice(2)}@example.com`,
+    creditsUsd,
+  });
   // BENCH_KEY_REQUESTS_PER_MINUTE: the key is admitted through the rate limiter (bench:compare --ours-requests-per-minute);
   // with BENCH_KEY_ALL_LIMITS, the same figure is also its tokens per minute and requests in flight (--ours-all-limits).
   const requestsPerMinute = Number(process.env.BENCH_KEY_REQUESTS_PER_MINUTE ?? 0);
   const allLimits = process.env.BENCH_KEY_ALL_LIMITS === '1';
-  const rateLimits = allLimits ? { requestsPerMinute, tokensPerMinute: requestsPerMinute, concurrentRequests: requestsPerMinute } : { requestsPerMinute };
-  const key = await services.apiKeys.create(account.id, { name: 'bench', limits: { daily: 100_000 }, ...(requestsPerMinute > 0 ? { rateLimits } : {}) });
+  const rateLimits = allLimits
+    ? { requestsPerMinute, tokensPerMinute: requestsPerMinute, concurrentRequests: requestsPerMinute }
+    : { requestsPerMinute };
+  const key = await services.apiKeys.create(account.id, {
+    name: 'bench',
+    limits: { daily: 100_000 },
+    ...(requestsPerMinute > 0 ? { rateLimits } : {}),
+  });
   return { accountId: account.id, key: key.key };
 }
 
@@ -91,9 +105,19 @@ async function billing(accountId: string) {
   await gateway.core.work.idle(30_000);
   // Credit leased for the account and no longer used goes back when the lease is idle; count it back now.
   await gateway.core.services.ledger.giveBackUnused();
-  const [totals] = await db.select({ records: count(), charged: sum(generations.usdCostNanos) }).from(generations).where(eq(generations.accountId, accountId));
-  const statuses = await db.select({ status: generations.status, records: count() }).from(generations).where(eq(generations.accountId, accountId)).groupBy(generations.status);
-  const [account] = await db.select({ balance: accounts.balanceNanos, held: accounts.heldNanos }).from(accounts).where(eq(accounts.id, accountId));
+  const [totals] = await db
+    .select({ records: count(), charged: sum(generations.usdCostNanos) })
+    .from(generations)
+    .where(eq(generations.accountId, accountId));
+  const statuses = await db
+    .select({ status: generations.status, records: count() })
+    .from(generations)
+    .where(eq(generations.accountId, accountId))
+    .groupBy(generations.status);
+  const [account] = await db
+    .select({ balance: accounts.balanceNanos, held: accounts.heldNanos })
+    .from(accounts)
+    .where(eq(accounts.id, accountId));
   return {
     records: totals?.records ?? 0,
     chargedNanos: String(totals?.charged ?? '0'),
@@ -106,7 +130,8 @@ async function billing(accountId: string) {
 
 process.on('message', (message: Request) => {
   const answer = async (): Promise<object> => {
-    if (message.type === 'stats') return { cpu: process.cpuUsage(), rss: process.memoryUsage().rss, heapUsed: process.memoryUsage().heapUsed };
+    if (message.type === 'stats')
+      return { cpu: process.cpuUsage(), rss: process.memoryUsage().rss, heapUsed: process.memoryUsage().heapUsed };
     if (message.type === 'account') return newAccount(message.creditsUsd);
     return billing(message.accountId);
   };

@@ -36,7 +36,12 @@ interface Job {
   status: string;
 }
 
-async function call<T>(method: 'GET' | 'POST', url: string, key: string, body?: unknown): Promise<{ status: number; body: T }> {
+async function call<T>(
+  method: 'GET' | 'POST',
+  url: string,
+  key: string,
+  body?: unknown,
+): Promise<{ status: number; body: T }> {
   const response = await request(url, {
     method,
     dispatcher,
@@ -46,12 +51,17 @@ async function call<T>(method: 'GET' | 'POST', url: string, key: string, body?: 
   return { status: response.statusCode, body: (await response.body.json()) as T };
 }
 
-const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+const percentile = (sorted: number[], p: number) =>
+  sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
 const ms = (value: number) => `${value.toFixed(2)} ms`;
 
 try {
   // The upstream is unused here (the sandbox generates in process); the gateway process still needs one configured.
-  const gateway = await startGateway(gatewayCommand(process.execPath, []), { BENCH_UPSTREAM_URL: 'http://127.0.0.1:9', BENCH_UPSTREAM_KEY: fakeOpenAiKey, BENCH_DATA_DIR: dataDir }, path.join(dataDir, 'gateway.log'));
+  const gateway = await startGateway(
+    gatewayCommand(process.execPath, []),
+    { BENCH_UPSTREAM_URL: 'http://127.0.0.1:9', BENCH_UPSTREAM_KEY: fakeOpenAiKey, BENCH_DATA_DIR: dataDir },
+    path.join(dataDir, 'gateway.log'),
+  );
   running.push(gateway);
   const base = gateway.info.url!;
   const { key } = await ask<{ key: string }>(gateway.child, { type: 'account', creditsUsd: 1_000_000 });
@@ -103,7 +113,9 @@ try {
   let peakPss = 0;
   while (pending.length > 0) {
     peakPss = Math.max(peakPss, treePss(gateway.child.pid!));
-    const states = await Promise.all(pending.slice(0, connections * 4).map(async (id) => ({ id, status: (await poll(id)).body.status })));
+    const states = await Promise.all(
+      pending.slice(0, connections * 4).map(async (id) => ({ id, status: (await poll(id)).body.status })),
+    );
     const failed = states.filter((state) => state.status === 'failed');
     if (failed.length > 0) throw new Error(`${failed.length} jobs failed`);
     const finished = new Set(states.filter((state) => state.status === 'succeeded').map((state) => state.id));

@@ -23,8 +23,20 @@ const embeddingInput = ['The gateway bills every call exactly.', 'A second text 
 const expectedText = `Echo: ${prompt}`;
 
 function requestFor(target: Target, call: Call): { path: string; body: string } {
-  if (call === 'embeddings') return { path: '/embeddings', body: JSON.stringify({ model: target.embeddingModel, input: embeddingInput, encoding_format: 'float' }) };
-  return { path: '/chat/completions', body: JSON.stringify({ model: target.chatModel, messages, max_tokens: 64, ...(call === 'chat-stream' ? { stream: true } : {}) }) };
+  if (call === 'embeddings')
+    return {
+      path: '/embeddings',
+      body: JSON.stringify({ model: target.embeddingModel, input: embeddingInput, encoding_format: 'float' }),
+    };
+  return {
+    path: '/chat/completions',
+    body: JSON.stringify({
+      model: target.chatModel,
+      messages,
+      max_tokens: 64,
+      ...(call === 'chat-stream' ? { stream: true } : {}),
+    }),
+  };
 }
 
 export interface LoadResult {
@@ -57,9 +69,14 @@ export async function load(target: Target, call: Call, connections: number, dura
 
 /** The `data:` payloads of an SSE body, in order. */
 function sseData(text: string): string[] {
-  return text
-    .split(/\r?\n\r?\n/)
-    .flatMap((event) => event.split(/\r?\n/).filter((line) => line.startsWith('data:')).map((line) => line.slice(5).trim()).join('\n') || []);
+  return text.split(/\r?\n\r?\n/).flatMap(
+    (event) =>
+      event
+        .split(/\r?\n/)
+        .filter((line) => line.startsWith('data:'))
+        .map((line) => line.slice(5).trim())
+        .join('\n') || [],
+  );
 }
 
 interface Chunk {
@@ -75,24 +92,35 @@ interface Chunk {
 export async function checkAnswers(target: Target): Promise<void> {
   for (const call of ['chat', 'chat-stream', 'embeddings'] as const) {
     const { path: endpoint, body } = requestFor(target, call);
-    const response = await request(`${target.url}${endpoint}`, { method: 'POST', headers: { 'content-type': 'application/json', ...target.headers }, body });
+    const response = await request(`${target.url}${endpoint}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...target.headers },
+      body,
+    });
     const text = await response.body.text();
-    const fail = (why: string) => new Error(`${target.name} ${call}: ${why}; status ${response.statusCode}, body ${text.slice(0, 500)}`);
+    const fail = (why: string) =>
+      new Error(`${target.name} ${call}: ${why}; status ${response.statusCode}, body ${text.slice(0, 500)}`);
     if (response.statusCode !== 200) throw fail('not 200');
     if (call === 'chat') {
       const answer = JSON.parse(text) as { object?: string; choices?: Array<{ message?: { content?: string } }> };
-      if (answer.object !== 'chat.completion' || answer.choices?.[0]?.message?.content !== expectedText) throw fail('not the fake\'s chat completion');
+      if (answer.object !== 'chat.completion' || answer.choices?.[0]?.message?.content !== expectedText)
+        throw fail("not the fake's chat completion");
     } else if (call === 'chat-stream') {
       if (!String(response.headers['content-type']).startsWith('text/event-stream')) throw fail('not an event stream');
       const data = sseData(text);
       if (data.at(-1) !== '[DONE]') throw fail('no [DONE] at the end');
       const chunks = data.slice(0, -1).map((payload) => JSON.parse(payload) as Chunk);
       const content = chunks.map((chunk) => chunk.choices?.[0]?.delta?.content ?? '').join('');
-      if (!chunks.every((chunk) => chunk.object === 'chat.completion.chunk') || content !== expectedText) throw fail('not the fake\'s stream');
+      if (!chunks.every((chunk) => chunk.object === 'chat.completion.chunk') || content !== expectedText)
+        throw fail("not the fake's stream");
     } else {
       const answer = JSON.parse(text) as { object?: string; data?: Array<{ embedding?: number[] }> };
       const expected = embeddingInput.map((input) => fakeVector(input, 8));
-      if (answer.object !== 'list' || JSON.stringify(answer.data?.map((entry) => entry.embedding)) !== JSON.stringify(expected)) throw fail('not the fake\'s vectors');
+      if (
+        answer.object !== 'list' ||
+        JSON.stringify(answer.data?.map((entry) => entry.embedding)) !== JSON.stringify(expected)
+      )
+        throw fail("not the fake's vectors");
     }
   }
 }
@@ -111,17 +139,28 @@ export interface PreciseLatency {
 
 function quantiles(samples: number[]): Quantiles {
   const sorted = [...samples].sort((a, b) => a - b);
-  const at = (quantile: number) => sorted[Math.min(sorted.length - 1, Math.floor(quantile * sorted.length))] ?? Number.NaN;
+  const at = (quantile: number) =>
+    sorted[Math.min(sorted.length - 1, Math.floor(quantile * sorted.length))] ?? Number.NaN;
   return { p50: at(0.5), p99: at(0.99) };
 }
 
-async function timeOne(target: Target, call: Call, dispatcher: Dispatcher): Promise<{ firstByte: number; total: number }> {
+async function timeOne(
+  target: Target,
+  call: Call,
+  dispatcher: Dispatcher,
+): Promise<{ firstByte: number; total: number }> {
   const { path: endpoint, body } = requestFor(target, call);
   const started = process.hrtime.bigint();
-  const response = await request(`${target.url}${endpoint}`, { dispatcher, method: 'POST', headers: { 'content-type': 'application/json', ...target.headers }, body });
+  const response = await request(`${target.url}${endpoint}`, {
+    dispatcher,
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...target.headers },
+    body,
+  });
   let firstByte: number | undefined;
   for await (const _chunk of response.body) firstByte ??= Number(process.hrtime.bigint() - started) / 1e6;
-  if (response.statusCode !== 200) throw new Error(`${target.name} ${call}: status ${response.statusCode} while timing`);
+  if (response.statusCode !== 200)
+    throw new Error(`${target.name} ${call}: status ${response.statusCode} while timing`);
   return { firstByte: firstByte ?? Number.NaN, total: Number(process.hrtime.bigint() - started) / 1e6 };
 }
 
@@ -162,7 +201,13 @@ export interface SlowStreamsResult {
  * `streams` streamed chat completions at once, each a slow generation of `chunks` content chunks (the fake's
  * `fake-drip-<ms>-<n>`, one chunk a second), while the gateway's PSS (its process tree) is sampled.
  */
-export async function slowStreams(target: Target, model: string, streams: number, chunks: number, pid: number): Promise<SlowStreamsResult> {
+export async function slowStreams(
+  target: Target,
+  model: string,
+  streams: number,
+  chunks: number,
+  pid: number,
+): Promise<SlowStreamsResult> {
   const dispatcher = new Agent({ connections: null, headersTimeout: 0, bodyTimeout: 0 });
   const deadline = AbortSignal.timeout(Math.max(120, chunks * 10) * 1000);
   setMaxListeners(streams + 10, deadline);
@@ -173,7 +218,13 @@ export async function slowStreams(target: Target, model: string, streams: number
   const one = async (): Promise<{ outcome: string; firstByte: number; duration: number }> => {
     const sent = since();
     try {
-      const response = await request(`${target.url}/chat/completions`, { dispatcher, signal: deadline, method: 'POST', headers: { 'content-type': 'application/json', ...target.headers }, body });
+      const response = await request(`${target.url}/chat/completions`, {
+        dispatcher,
+        signal: deadline,
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...target.headers },
+        body,
+      });
       let text = '';
       let firstByte = Number.NaN;
       for await (const chunk of response.body as AsyncIterable<Buffer>) {
@@ -185,7 +236,13 @@ export async function slowStreams(target: Target, model: string, streams: number
       const ticks = parsed.filter((chunk) => chunk.choices?.[0]?.delta?.content?.trim() === 'tick').length;
       const finished = parsed.some((chunk) => chunk.choices?.[0]?.finish_reason === 'stop');
       const whole = response.statusCode === 200 && data.at(-1) === '[DONE]' && ticks === chunks && finished;
-      return { outcome: whole ? 'complete' : `status ${response.statusCode}${response.statusCode === 200 ? `, ${ticks} of ${chunks} chunks` : ''}`, firstByte, duration: since() - sent };
+      return {
+        outcome: whole
+          ? 'complete'
+          : `status ${response.statusCode}${response.statusCode === 200 ? `, ${ticks} of ${chunks} chunks` : ''}`,
+        firstByte,
+        duration: since() - sent,
+      };
     } catch (error) {
       return { outcome: (error as Error).name, firstByte: Number.NaN, duration: since() - sent };
     }

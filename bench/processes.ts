@@ -21,9 +21,13 @@ export interface Command {
  */
 export function gatewayCommand(node: string, nodeFlags: string[]): Command {
   const [major = 0, minor = 0] = nodeVersion(node).slice(1).split('.').map(Number);
-  const loader = major > 22 || (major === 22 && minor >= 18) ? ['--disable-warning=ExperimentalWarning'] : ['--import', 'tsx'];
+  const loader =
+    major > 22 || (major === 22 && minor >= 18) ? ['--disable-warning=ExperimentalWarning'] : ['--import', 'tsx'];
   // The V8 flag `npm start` and bin/gateway.js run the gateway with.
-  return { command: node, args: ['--max-semi-space-size=16', ...nodeFlags, ...loader, path.join(here, 'gateway-process.ts')] };
+  return {
+    command: node,
+    args: ['--max-semi-space-size=16', ...nodeFlags, ...loader, path.join(here, 'gateway-process.ts')],
+  };
 }
 
 /** Portkey's gateway as its package runs it under Node: the `bin` of `@portkey-ai/gateway` (its rollup build). */
@@ -54,7 +58,9 @@ export async function startWithReadyLine({ command, args }: Command, env: Record
   const lines = createInterface({ input: child.stdout! });
   const first = await new Promise<string>((resolve, reject) => {
     lines.once('line', resolve);
-    child.once('exit', (code, signal) => reject(new Error(`${args.at(-1)} exited with ${code ?? signal} before listening`)));
+    child.once('exit', (code, signal) =>
+      reject(new Error(`${args.at(-1)} exited with ${code ?? signal} before listening`)),
+    );
     child.once('error', reject);
   });
   const readyMs = Number(process.hrtime.bigint() - started) / 1e6;
@@ -66,7 +72,11 @@ export async function startWithReadyLine({ command, args }: Command, env: Record
  * Spawns our gateway process with its stdout, where the gateway writes its log as `npm start` does, appended to
  * `logFile`, and waits for the `ready` message it sends over IPC once it listens.
  */
-export async function startGateway({ command, args }: Command, env: Record<string, string>, logFile: string): Promise<Started> {
+export async function startGateway(
+  { command, args }: Command,
+  env: Record<string, string>,
+  logFile: string,
+): Promise<Started> {
   const started = process.hrtime.bigint();
   const log = openSync(logFile, 'a');
   const child = spawn(command, args, { env: { ...process.env, ...env }, stdio: ['ignore', log, 'inherit', 'ipc'] });
@@ -78,7 +88,9 @@ export async function startGateway({ command, args }: Command, env: Record<strin
       resolve(message.ready);
     };
     child.on('message', onMessage);
-    child.once('exit', (code, signal) => reject(new Error(`${args.at(-1)} exited with ${code ?? signal} before listening (its log: ${logFile})`)));
+    child.once('exit', (code, signal) =>
+      reject(new Error(`${args.at(-1)} exited with ${code ?? signal} before listening (its log: ${logFile})`)),
+    );
     child.once('error', reject);
   });
   return { child, info, readyMs: Number(process.hrtime.bigint() - started) / 1e6 };
@@ -119,7 +131,6 @@ function accepts(port: number): Promise<boolean> {
     socket.once('error', () => resolve(false));
   });
 }
-
 
 /** SIGTERM, then SIGKILL if the process has not exited within `graceMs`. */
 export async function stop(child: ChildProcess, graceMs = 15_000): Promise<void> {
@@ -213,7 +224,8 @@ function cpuMsOf(pid: number, withChildren: boolean): number {
     // utime, stime, cutime and cstime are fields 14 to 17 of stat, 12 to 15 after the command name. The
     // children's times keep what a descendant spent once it has exited (a database backend, an autovacuum
     // worker), so a tree's sum never goes back.
-    const ticks = Number(fields[11]) + Number(fields[12]) + (withChildren ? Number(fields[13]) + Number(fields[14]) : 0);
+    const ticks =
+      Number(fields[11]) + Number(fields[12]) + (withChildren ? Number(fields[13]) + Number(fields[14]) : 0);
     return (ticks * 1000) / ticksPerSecond;
   } catch {
     // gone meanwhile

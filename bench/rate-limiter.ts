@@ -37,7 +37,13 @@ async function redisCpuSeconds(redis: Redis | undefined): Promise<number> {
   return field('used_cpu_sys') + field('used_cpu_user');
 }
 
-async function measure(label: string, store: RateLimitStore, limits: RateLimits, count: number, redis?: Redis): Promise<void> {
+async function measure(
+  label: string,
+  store: RateLimitStore,
+  limits: RateLimits,
+  count: number,
+  redis?: Redis,
+): Promise<void> {
   const limiter = new KeyRateLimiter(store);
   // Warm up: the counters exist and the code is optimised before the measurement.
   await run(limiter, limits, Math.min(10_000, count));
@@ -48,8 +54,12 @@ async function measure(label: string, store: RateLimitStore, limits: RateLimits,
   const wallMs = performance.now() - started;
   const cpu = process.cpuUsage(cpuBefore);
   const cpuUs = (cpu.user + cpu.system) / count;
-  const redisUs = redis ? ` + ${((((await redisCpuSeconds(redis)) - redisBefore) * 1e6) / count).toFixed(2)} µs of the Redis server's CPU` : '';
-  process.stdout.write(`${label}: ${cpuUs.toFixed(2)} µs CPU${redisUs} and ${((wallMs * 1000) / count).toFixed(2)} µs wall per request (${count} requests, ${keys.length} keys, ${concurrency} at a time)\n`);
+  const redisUs = redis
+    ? ` + ${((((await redisCpuSeconds(redis)) - redisBefore) * 1e6) / count).toFixed(2)} µs of the Redis server's CPU`
+    : '';
+  process.stdout.write(
+    `${label}: ${cpuUs.toFixed(2)} µs CPU${redisUs} and ${((wallMs * 1000) / count).toFixed(2)} µs wall per request (${count} requests, ${keys.length} keys, ${concurrency} at a time)\n`,
+  );
 }
 
 /** `count` requests, `concurrency` under way at a time, each worker taking the next as its last ends. */
@@ -72,7 +82,11 @@ async function oneRequest(limiter: KeyRateLimiter, keyId: string, limits: RateLi
 }
 
 const requestsOnly: RateLimits = { requestsPerMinute: 1_000_000_000, tokensPerMinute: null, concurrentRequests: null };
-const allThree: RateLimits = { requestsPerMinute: 1_000_000_000, tokensPerMinute: 1_000_000_000, concurrentRequests: 1_000_000_000 };
+const allThree: RateLimits = {
+  requestsPerMinute: 1_000_000_000,
+  tokensPerMinute: 1_000_000_000,
+  concurrentRequests: 1_000_000_000,
+};
 const memory = new RateLimitStore({ redisFailure: 'open', keyPrefix: 'bench' });
 await measure('memory, requests per minute', memory, requestsOnly, admissions);
 await measure('memory, all three limits', memory, allThree, admissions);
@@ -81,7 +95,13 @@ if (options.redis) {
   const redis = new RateLimitStore({ redisUrl, redisFailure: 'closed', keyPrefix: `bench-${randomUUID()}` });
   await redis.ready(5_000);
   const probe = new Redis(redisUrl.reveal());
-  await measure('Redis, requests per minute (one connection)', redis, requestsOnly, Math.min(admissions, 20_000), probe);
+  await measure(
+    'Redis, requests per minute (one connection)',
+    redis,
+    requestsOnly,
+    Math.min(admissions, 20_000),
+    probe,
+  );
   await measure('Redis, all three limits (one connection)', redis, allThree, Math.min(admissions, 20_000), probe);
   await probe.quit();
   await redis.close();

@@ -50,7 +50,11 @@ export interface Report {
   rows: ScenarioRow[];
   precise: { direct: PreciseLatency; ours: PreciseLatency; portkey: PreciseLatency };
   resources: Resources;
-  soak: { seconds: number; everySeconds: number; samples: Array<{ second: number; pssBytes: number; heapBytes: number }> };
+  soak: {
+    seconds: number;
+    everySeconds: number;
+    samples: Array<{ second: number; pssBytes: number; heapBytes: number }>;
+  };
   slowStreams: SlowStreams | undefined;
 }
 
@@ -79,25 +83,25 @@ export function renderReport(report: Report): string {
     '',
     '`npm run bench` starts four processes on loopback: the fake OpenAI upstream of `test/fakes/` (one word per',
     'SSE chunk, usage on every answer), our gateway (the full billing path: key authentication, capability gate,',
-    'hold, relay with metering, settlement and usage record, one account with a daily cap on its key), Portkey\'s',
+    "hold, relay with metering, settlement and usage record, one account with a daily cap on its key), Portkey's",
     'open-source gateway (`@portkey-ai/gateway`, its Node build, headless, no config: the OpenAI provider with',
     'the fake as custom host, so a relay with no authentication, billing or storage), and this load generator',
     '(autocannon). Each scenario calls the fake directly, then through our `POST /api/alpha/v1/chat/completions`',
-    '(or `/embeddings`: two short texts, float vectors), then through Portkey\'s `POST /v1/chat/completions` (or',
+    "(or `/embeddings`: two short texts, float vectors), then through Portkey's `POST /v1/chat/completions` (or",
     '`/v1/embeddings`), with the same body, one after the other in the same run. Before any measurement one call',
-    'of each kind through each path is checked against the fake\'s own answer (the echo, the stream\'s chunks and',
-    '`[DONE]`, the vectors); answers outside 2xx during a measurement are counted as errors. Portkey\'s stream',
-    'relay waits 25 ms before it passes on a stream\'s first event (`readStream` in its',
+    "of each kind through each path is checked against the fake's own answer (the echo, the stream's chunks and",
+    "`[DONE]`, the vectors); answers outside 2xx during a measurement are counted as errors. Portkey's stream",
+    "relay waits 25 ms before it passes on a stream's first event (`readStream` in its",
     '`src/handlers/streamHandler.ts`), which its streamed figures at one connection and its first byte carry.',
     '',
-    'CPU per request is the user+system time of the gateway\'s process and its descendants over its measurement',
+    "CPU per request is the user+system time of the gateway's process and its descendants over its measurement",
     '(`/proc/<pid>/stat`, 10 ms ticks) divided by its requests. The one-connection latencies are sequential',
     `requests on one kept-alive connection per target (undici, sub-millisecond clock), ${report.rounds} rounds of one`,
     'non-streamed and one streamed call to each target in turn; "added" is the gateway\'s p50 minus the direct',
-    'p50. Memory is the PSS of the gateway\'s process and its descendants, summed (`/proc/<pid>/smaps_rollup`, so pages shared between them count once): idle',
+    "p50. Memory is the PSS of the gateway's process and its descendants, summed (`/proc/<pid>/smaps_rollup`, so pages shared between them count once): idle",
     'two seconds after it listens, and the highest of samples every 200 ms during its 32-connection',
     'measurements. Start to listening is from spawn to the listening socket: ours restarted on the data',
-    'directory its first start created, Portkey\'s by polling its port. Latencies are in milliseconds.',
+    "directory its first start created, Portkey's by polling its port. Latencies are in milliseconds.",
     '',
     `Storage of our gateway in this run: ${report.storage}. Its logging: ${report.logging}; its Prometheus metrics are recorded on every request.`,
     '',
@@ -105,25 +109,27 @@ export function renderReport(report: Report): string {
     '',
     '| scenario | direct req/s | ours req/s | Portkey req/s | ours/Portkey | ours/direct | direct p50 | ours p50 | Portkey p50 | direct p99 | ours p99 | Portkey p99 | ours CPU ms/req | Portkey CPU ms/req | errors (direct/ours/Portkey) |',
     '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|',
-    ...rows.map((row) =>
-      [
-        row.scenario,
-        fixed(row.direct.requestsPerSecond, 0),
-        fixed(row.ours.requestsPerSecond, 0),
-        fixed(row.portkey.requestsPerSecond, 0),
-        ratio(row.ours.requestsPerSecond, row.portkey.requestsPerSecond),
-        ratio(row.ours.requestsPerSecond, row.direct.requestsPerSecond),
-        fixed(row.direct.p50),
-        fixed(row.ours.p50),
-        fixed(row.portkey.p50),
-        fixed(row.direct.p99),
-        fixed(row.ours.p99),
-        fixed(row.portkey.p99),
-        fixed(row.oursCpuMsPerRequest, 3),
-        fixed(row.portkeyCpuMsPerRequest, 3),
-        `${row.direct.errors}/${row.ours.errors}/${row.portkey.errors}`,
-      ].join(' | '),
-    ).map((row) => `| ${row} |`),
+    ...rows
+      .map((row) =>
+        [
+          row.scenario,
+          fixed(row.direct.requestsPerSecond, 0),
+          fixed(row.ours.requestsPerSecond, 0),
+          fixed(row.portkey.requestsPerSecond, 0),
+          ratio(row.ours.requestsPerSecond, row.portkey.requestsPerSecond),
+          ratio(row.ours.requestsPerSecond, row.direct.requestsPerSecond),
+          fixed(row.direct.p50),
+          fixed(row.ours.p50),
+          fixed(row.portkey.p50),
+          fixed(row.direct.p99),
+          fixed(row.ours.p99),
+          fixed(row.portkey.p99),
+          fixed(row.oursCpuMsPerRequest, 3),
+          fixed(row.portkeyCpuMsPerRequest, 3),
+          `${row.direct.errors}/${row.ours.errors}/${row.portkey.errors}`,
+        ].join(' | '),
+      )
+      .map((row) => `| ${row} |`),
     '',
     '## Added latency at one connection',
     '',
@@ -153,7 +159,9 @@ export function renderReport(report: Report): string {
       '',
       '| second | PSS MiB | heap MiB |',
       '|---|---|---|',
-      ...report.soak.samples.map((sample) => `| ${sample.second} | ${mib(sample.pssBytes)} | ${mib(sample.heapBytes)} |`),
+      ...report.soak.samples.map(
+        (sample) => `| ${sample.second} | ${mib(sample.pssBytes)} | ${mib(sample.heapBytes)} |`,
+      ),
       '',
     );
   }
@@ -163,7 +171,10 @@ export function renderReport(report: Report): string {
 
 function slowStreamsSection(slow: SlowStreams): string[] {
   const seconds = (ms: number, digits = 1) => fixed(ms / 1000, digits);
-  const failures = (result: SlowStreamsResult) => Object.entries(result.failures).map(([outcome, times]) => `${times} × ${outcome}`).join(', ') || 'none';
+  const failures = (result: SlowStreamsResult) =>
+    Object.entries(result.failures)
+      .map(([outcome, times]) => `${times} × ${outcome}`)
+      .join(', ') || 'none';
   const { ours, portkey, billing } = slow;
   return [
     '## Slow streams',
@@ -171,7 +182,7 @@ function slowStreamsSection(slow: SlowStreams): string[] {
     `${slow.streams} streamed chat completions opened at once on each gateway (ours, then Portkey\'s), each a slow`,
     `generation of the fake (one content chunk a second, ${slow.seconds} chunks); a stream is complete with status 200,`,
     'every chunk, the finish chunk and `[DONE]`. A first byte later than a fraction of a second, or a duration',
-    'well past the generation\'s length, is a stream that waited before its generation started upstream. PSS as above,',
+    "well past the generation's length, is a stream that waited before its generation started upstream. PSS as above,",
     'sampled every 200 ms during the test; times in seconds.',
     '',
     '| | ours | Portkey |',
@@ -187,7 +198,11 @@ function slowStreamsSection(slow: SlowStreams): string[] {
     '',
     '| | expected | recorded |',
     '|---|---|---|',
-    `| usage records | ${billing.expectedRecords} | ${billing.records} (${Object.entries(billing.statuses).map(([status, count]) => `${count} ${status}`).join(', ') || 'none'}) |`,
+    `| usage records | ${billing.expectedRecords} | ${billing.records} (${
+      Object.entries(billing.statuses)
+        .map(([status, count]) => `${count} ${status}`)
+        .join(', ') || 'none'
+    }) |`,
     `| charged, sum of usage records (nano-USD) | ${billing.expectedNanos} | ${billing.chargedNanos} |`,
     `| balance decrease (nano-USD) | ${billing.expectedNanos} | ${billing.balanceDecreaseNanos} |`,
     `| still held (nano-USD) | 0 | ${billing.heldNanos} |`,
@@ -214,7 +229,15 @@ export function profileSummary(directory: string): string {
       const packageName = /node_modules\/((@[^/]+\/)?[^/]+)/.exec(frame.url)?.[1];
       const source = /\/src\/([^/]+)\//.exec(frame.url)?.[1];
       const wasm = frame.url === '' && frame.functionName.startsWith('wasm-function');
-      const place = packageName ?? (source ? `src/${source}` : wasm ? 'WebAssembly (PGlite)' : frame.url.startsWith('node:') ? frame.url : frame.functionName);
+      const place =
+        packageName ??
+        (source
+          ? `src/${source}`
+          : wasm
+            ? 'WebAssembly (PGlite)'
+            : frame.url.startsWith('node:')
+              ? frame.url
+              : frame.functionName);
       const delta = profile.timeDeltas[index] ?? 0;
       byPlace.set(place, (byPlace.get(place) ?? 0) + delta);
       busy += delta;

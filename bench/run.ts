@@ -25,10 +25,38 @@ import { cpus, tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { fakeOpenAiKey } from '../test/fakes/openai-fake.ts';
-import { checkAnswers, load, messages, preciseLatency, slowStreams, type Call, type LoadResult, type Target } from './load.ts';
+import {
+  checkAnswers,
+  load,
+  messages,
+  preciseLatency,
+  slowStreams,
+  type Call,
+  type LoadResult,
+  type Target,
+} from './load.ts';
 import { chatPricing, nanosPerToken } from './pricing.ts';
-import { ask, gatewayCommand, nodeVersion, pssPeakSampler, startGateway, startPortkey, startWithReadyLine, stop, treeCpuMs, treePss, type Started } from './processes.ts';
-import { billingExact, profileSummary, renderReport, type Billing, type ScenarioRow, type SlowStreams } from './report.ts';
+import {
+  ask,
+  gatewayCommand,
+  nodeVersion,
+  pssPeakSampler,
+  startGateway,
+  startPortkey,
+  startWithReadyLine,
+  stop,
+  treeCpuMs,
+  treePss,
+  type Started,
+} from './processes.ts';
+import {
+  billingExact,
+  profileSummary,
+  renderReport,
+  type Billing,
+  type ScenarioRow,
+  type SlowStreams,
+} from './report.ts';
 
 const here = import.meta.dirname;
 const { values: options } = parseArgs({
@@ -55,7 +83,10 @@ const profileDir = options.profile ? mkdtempSync(path.join(tmpdir(), 'gw-bench-p
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const pidOf = (started: Started) => started.child.pid!;
 
-const fake = await startWithReadyLine({ command: process.execPath, args: ['--import', 'tsx', path.join(here, 'fake-upstream.ts')] }, {});
+const fake = await startWithReadyLine(
+  { command: process.execPath, args: ['--import', 'tsx', path.join(here, 'fake-upstream.ts')] },
+  {},
+);
 const slowUpstreamModel = `fake-drip-1000-${streamSeconds}`;
 const gatewayEnv = {
   BENCH_UPSTREAM_URL: fake.info.url!,
@@ -72,7 +103,11 @@ try {
   const first = await startGateway(gatewayCommand(runtimeNode, []), gatewayEnv, gatewayLog);
   running.push(first);
   await stop(first.child);
-  const ours = await startGateway(gatewayCommand(runtimeNode, profileDir ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : []), gatewayEnv, gatewayLog);
+  const ours = await startGateway(
+    gatewayCommand(runtimeNode, profileDir ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : []),
+    gatewayEnv,
+    gatewayLog,
+  );
   running.push(ours);
   await sleep(2000);
   const oursIdleRss = treePss(pidOf(ours));
@@ -82,13 +117,39 @@ try {
   const portkeyIdleRss = treePss(pidOf(portkey));
 
   const { key } = await ask<{ key: string }>(ours.child, { type: 'account', creditsUsd: 1_000_000 });
-  const direct: Target = { name: 'direct', url: `${fake.info.url}/v1`, headers: { authorization: `Bearer ${fakeOpenAiKey}` }, chatModel: 'gpt-4o-mini', embeddingModel: 'text-embedding-3-small' };
-  const through: Target = { name: 'ours', url: `${ours.info.url}/api/alpha/v1`, headers: { 'x-api-key': key }, chatModel: 'bench-chat', embeddingModel: 'bench-embedding' };
+  const direct: Target = {
+    name: 'direct',
+    url: `${fake.info.url}/v1`,
+    headers: { authorization: `Bearer ${fakeOpenAiKey}` },
+    chatModel: 'gpt-4o-mini',
+    embeddingModel: 'text-embedding-3-small',
+  };
+  const through: Target = {
+    name: 'ours',
+    url: `${ours.info.url}/api/alpha/v1`,
+    headers: { 'x-api-key': key },
+    chatModel: 'bench-chat',
+    embeddingModel: 'bench-embedding',
+  };
   // Portkey's OpenAI provider pointed at the fake: the headers its handler reads (src/handlers/handlerUtils.ts).
-  const portkeyHeaders = { 'x-portkey-provider': 'openai', 'x-portkey-custom-host': `${fake.info.url}/v1`, authorization: `Bearer ${fakeOpenAiKey}` };
-  const viaPortkey: Target = { name: 'Portkey', url: `${portkey.url}/v1`, headers: portkeyHeaders, chatModel: 'gpt-4o-mini', embeddingModel: 'text-embedding-3-small' };
+  const portkeyHeaders = {
+    'x-portkey-provider': 'openai',
+    'x-portkey-custom-host': `${fake.info.url}/v1`,
+    authorization: `Bearer ${fakeOpenAiKey}`,
+  };
+  const viaPortkey: Target = {
+    name: 'Portkey',
+    url: `${portkey.url}/v1`,
+    headers: portkeyHeaders,
+    chatModel: 'gpt-4o-mini',
+    embeddingModel: 'text-embedding-3-small',
+  };
   const calls = ['chat', 'chat-stream', 'embeddings'] as const;
-  const scenarioNames: Record<Call, string> = { chat: 'non-streamed', 'chat-stream': 'streamed', embeddings: 'embeddings' };
+  const scenarioNames: Record<Call, string> = {
+    chat: 'non-streamed',
+    'chat-stream': 'streamed',
+    embeddings: 'embeddings',
+  };
 
   for (const target of [direct, through, viaPortkey]) await checkAnswers(target);
   // Warm every path (JIT, connection pools, database caches) before measuring.
@@ -113,13 +174,25 @@ try {
       const portkeyRun = await measured(viaPortkey, portkey, call, connections);
       oursPeakRss = Math.max(oursPeakRss, oursRun.peakRss);
       portkeyPeakRss = Math.max(portkeyPeakRss, portkeyRun.peakRss);
-      rows.push({ scenario, direct: directResult, ours: oursRun.result, portkey: portkeyRun.result, oursCpuMsPerRequest: oursRun.cpuMsPerRequest, portkeyCpuMsPerRequest: portkeyRun.cpuMsPerRequest });
-      const rate = (result: LoadResult) => `${result.requestsPerSecond.toFixed(0)} req/s${result.errors > 0 ? ` (${result.errors} errors)` : ''}`;
-      process.stderr.write(`${scenario}: direct ${rate(directResult)}, ours ${rate(oursRun.result)}, Portkey ${rate(portkeyRun.result)}\n`);
+      rows.push({
+        scenario,
+        direct: directResult,
+        ours: oursRun.result,
+        portkey: portkeyRun.result,
+        oursCpuMsPerRequest: oursRun.cpuMsPerRequest,
+        portkeyCpuMsPerRequest: portkeyRun.cpuMsPerRequest,
+      });
+      const rate = (result: LoadResult) =>
+        `${result.requestsPerSecond.toFixed(0)} req/s${result.errors > 0 ? ` (${result.errors} errors)` : ''}`;
+      process.stderr.write(
+        `${scenario}: direct ${rate(directResult)}, ours ${rate(oursRun.result)}, Portkey ${rate(portkeyRun.result)}\n`,
+      );
     }
   }
   const [preciseDirect, preciseOurs, precisePortkey] = await preciseLatency([direct, through, viaPortkey], rounds);
-  process.stderr.write(`one connection, p50 added: ours ${(preciseOurs!.total.p50 - preciseDirect!.total.p50).toFixed(3)} ms, Portkey ${(precisePortkey!.total.p50 - preciseDirect!.total.p50).toFixed(3)} ms\n`);
+  process.stderr.write(
+    `one connection, p50 added: ours ${(preciseOurs!.total.p50 - preciseDirect!.total.p50).toFixed(3)} ms, Portkey ${(precisePortkey!.total.p50 - preciseDirect!.total.p50).toFixed(3)} ms\n`,
+  );
 
   const soakEvery = Math.min(30, Math.max(1, Math.floor(soakSeconds / 10)));
   const soak: Array<{ second: number; pssBytes: number; heapBytes: number }> = [];
@@ -128,7 +201,11 @@ try {
     const soaking = load(through, 'chat', 32, soakSeconds);
     while (Date.now() - started < soakSeconds * 1000) {
       const stats = await ask<{ heapUsed: number }>(ours.child, { type: 'stats' });
-      soak.push({ second: Math.round((Date.now() - started) / 1000), pssBytes: treePss(pidOf(ours)), heapBytes: stats.heapUsed });
+      soak.push({
+        second: Math.round((Date.now() - started) / 1000),
+        pssBytes: treePss(pidOf(ours)),
+        heapBytes: stats.heapUsed,
+      });
       await sleep(soakEvery * 1000);
     }
     await soaking;
@@ -145,13 +222,19 @@ try {
     process.stderr.write(`slow streams: ${streamCount} at once through Portkey\n`);
     const portkeySlow = await slowStreams(viaPortkey, slowUpstreamModel, streamCount, streamSeconds, pidOf(portkey));
     slow = { streams: streamCount, seconds: streamSeconds, ours: oursSlow, billing, portkey: portkeySlow };
-    process.stderr.write(`slow streams complete: ours ${oursSlow.complete}, Portkey ${portkeySlow.complete}; billing ${billingExact(billing) ? 'exact' : 'NOT exact'}\n`);
+    process.stderr.write(
+      `slow streams complete: ours ${oursSlow.complete}, Portkey ${portkeySlow.complete}; billing ${billingExact(billing) ? 'exact' : 'NOT exact'}\n`,
+    );
   }
 
   await stop(ours.child);
-  const storage = process.env.BENCH_DATABASE_URL ? 'PostgreSQL (BENCH_DATABASE_URL)' : `the embedded default (${ours.info.storage}, data directory on disk)`;
+  const storage = process.env.BENCH_DATABASE_URL
+    ? 'PostgreSQL (BENCH_DATABASE_URL)'
+    : `the embedded default (${ours.info.storage}, data directory on disk)`;
   const require = createRequire(import.meta.url);
-  const portkeyVersion = (JSON.parse(readFileSync(require.resolve('@portkey-ai/gateway/package.json'), 'utf8')) as { version: string }).version;
+  const portkeyVersion = (
+    JSON.parse(readFileSync(require.resolve('@portkey-ai/gateway/package.json'), 'utf8')) as { version: string }
+  ).version;
   const text = renderReport({
     date: new Date().toISOString().slice(0, 10),
     machine: `${cpus().length} × ${cpus()[0]?.model ?? 'CPU'}`,
@@ -160,13 +243,21 @@ try {
     portkeyNode: nodeVersion(runtimeNode),
     portkeyVersion,
     storage,
-    logging: options['log-level'] === 'warn' ? 'warnings only (the default of the benchmark)' : `${options['log-level']}, pino JSON lines to a file in its data directory`,
+    logging:
+      options['log-level'] === 'warn'
+        ? 'warnings only (the default of the benchmark)'
+        : `${options['log-level']}, pino JSON lines to a file in its data directory`,
     seconds,
     rounds,
     rows,
     precise: { direct: preciseDirect!, ours: preciseOurs!, portkey: precisePortkey! },
     resources: {
-      ours: { firstStartMs: first.readyMs, restartMs: ours.readyMs, idlePssBytes: oursIdleRss, peakPssBytes: oursPeakRss },
+      ours: {
+        firstStartMs: first.readyMs,
+        restartMs: ours.readyMs,
+        idlePssBytes: oursIdleRss,
+        peakPssBytes: oursPeakRss,
+      },
       portkey: { startMs: portkey.readyMs, idlePssBytes: portkeyIdleRss, peakPssBytes: portkeyPeakRss },
     },
     soak: { seconds: soakSeconds, everySeconds: soakEvery, samples: soak },
@@ -184,7 +275,12 @@ try {
  * generation has settled (or after 30 s), against what the fake's usage makes them: per stream, the prompt's
  * words as input tokens and one output token per chunk, at the bench-chat price.
  */
-async function settledBilling(gateway: Started, accountId: string, creditsUsd: number, streams: number): Promise<Billing> {
+async function settledBilling(
+  gateway: Started,
+  accountId: string,
+  creditsUsd: number,
+  streams: number,
+): Promise<Billing> {
   interface Stored {
     records: number;
     chargedNanos: string;
@@ -199,8 +295,12 @@ async function settledBilling(gateway: Started, accountId: string, creditsUsd: n
     await sleep(500);
     stored = await ask<Stored>(gateway.child, { type: 'billing', accountId });
   }
-  const inputTokens = BigInt(messages.reduce((total, message) => total + message.content.split(/\s+/).filter(Boolean).length, 0));
-  const perStream = inputTokens * nanosPerToken(chatPricing.inputPerMTok) + BigInt(streamSeconds) * nanosPerToken(chatPricing.outputPerMTok);
+  const inputTokens = BigInt(
+    messages.reduce((total, message) => total + message.content.split(/\s+/).filter(Boolean).length, 0),
+  );
+  const perStream =
+    inputTokens * nanosPerToken(chatPricing.inputPerMTok) +
+    BigInt(streamSeconds) * nanosPerToken(chatPricing.outputPerMTok);
   return {
     records: stored.records,
     expectedRecords: streams,

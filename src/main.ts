@@ -68,7 +68,14 @@ import { withSafeErrorLogging } from './storage/logged-errors.ts';
 /** One line per provider family: the adapters this build knows, sharing one upstream HTTP client. */
 function providerAdapters(http: UpstreamHttp): AdapterRegistry {
   return new Map(
-    [sandboxAdapter, createOpenAiAdapter(http), createAnthropicAdapter(http), createGeminiAdapter(http), createArkAdapter(http), createSpeechAdapter(http)].map((adapter) => [adapter.protocol, adapter]),
+    [
+      sandboxAdapter,
+      createOpenAiAdapter(http),
+      createAnthropicAdapter(http),
+      createGeminiAdapter(http),
+      createArkAdapter(http),
+      createSpeechAdapter(http),
+    ].map((adapter) => [adapter.protocol, adapter]),
   );
 }
 
@@ -130,9 +137,23 @@ export const maxLogBufferBytes = 16 * 1024 * 1024;
  * password in an object someone logs whole. Paths only one level under the line (fast-redact's wildcards).
  */
 export const redactedLogPaths = [
-  'apiKey', '*.apiKey', 'token', '*.token', 'password', '*.password', 'secret', '*.secret',
-  'headers.authorization', 'headers["x-api-key"]', 'headers["x-goog-api-key"]', 'headers.cookie',
-  '*.headers.authorization', '*.headers["x-api-key"]', '*.headers["x-goog-api-key"]', '*.headers.cookie', '*.headers["set-cookie"]',
+  'apiKey',
+  '*.apiKey',
+  'token',
+  '*.token',
+  'password',
+  '*.password',
+  'secret',
+  '*.secret',
+  'headers.authorization',
+  'headers["x-api-key"]',
+  'headers["x-goog-api-key"]',
+  'headers.cookie',
+  '*.headers.authorization',
+  '*.headers["x-api-key"]',
+  '*.headers["x-goog-api-key"]',
+  '*.headers.cookie',
+  '*.headers["set-cookie"]',
 ];
 
 /**
@@ -181,7 +202,12 @@ export function createLogger(environment: Environment, destination: number | str
       redact: { paths: redactedLogPaths, censor: '[redacted]' },
       // Method and path only: no headers, and no query string, where a client may have put a credential (`?key=`).
       serializers: {
-        req: (request: LoggedRequest) => ({ method: request.method, path: request.url?.split('?')[0], host: request.host, remoteAddress: request.ip }),
+        req: (request: LoggedRequest) => ({
+          method: request.method,
+          path: request.url?.split('?')[0],
+          host: request.host,
+          remoteAddress: request.ip,
+        }),
       },
     },
     lines,
@@ -215,7 +241,10 @@ function outlastWriteErrors(stream: ReturnType<typeof pino.destination>): void {
     if (failing) return;
     failing = true;
     try {
-      writeSync(2, `the log destination refuses writes (${error.code ?? error.message}): its lines wait in memory up to ${maxLogBufferBytes} bytes, then are dropped\n`);
+      writeSync(
+        2,
+        `the log destination refuses writes (${error.code ?? error.message}): its lines wait in memory up to ${maxLogBufferBytes} bytes, then are dropped\n`,
+      );
     } catch {
       // stderr refuses too: nothing is left to tell.
     }
@@ -229,7 +258,11 @@ function outlastWriteErrors(stream: ReturnType<typeof pino.destination>): void {
 
 export function storageOptionsFor(environment: Environment, logger: Logger): StorageOptions {
   if (environment.databaseUrl) {
-    return { kind: 'postgres', url: environment.databaseUrl, onError: (error) => logger.error({ err: error }, 'database connection error') };
+    return {
+      kind: 'postgres',
+      url: environment.databaseUrl,
+      onError: (error) => logger.error({ err: error }, 'database connection error'),
+    };
   }
   return {
     kind: 'embedded',
@@ -267,7 +300,10 @@ export async function openCore(options: CoreOptions): Promise<Core> {
     redisFailure: config.rateLimits.redisFailure,
     keyPrefix: config.rateLimits.redisKeyPrefix,
     onOutage: (error) =>
-      logger.warn({ err: error, redisFailure: config.rateLimits.redisFailure }, `Redis for rate limits unreachable: requests are ${config.rateLimits.redisFailure === 'open' ? 'admitted without rate limits' : 'refused with 503'} until it answers`),
+      logger.warn(
+        { err: error, redisFailure: config.rateLimits.redisFailure },
+        `Redis for rate limits unreachable: requests are ${config.rateLimits.redisFailure === 'open' ? 'admitted without rate limits' : 'refused with 503'} until it answers`,
+      ),
     onRecovery: () => logger.info('Redis for rate limits answers again'),
   });
   // Settlements count tokens whichever process admitted their request: a key's limits are read where unknown.
@@ -277,20 +313,43 @@ export async function openCore(options: CoreOptions): Promise<Core> {
   });
   // A Redis that does not answer within this is an outage from the start (rateLimits.redisFailure applies).
   await limiterStore.ready(redisConnectWaitMs);
-  const breakers = new ProviderBreakers({ failures: config.upstream.breakerFailures, minAccounts: config.upstream.breakerMinAccounts, cooldownMs: config.upstream.breakerCooldownMs }, (row, state) => telemetry.breakerChanged(row, state));
-  const resilience: Resilience = { breakers, events: telemetry, retryBudgetMs: config.upstream.retryBudgetMs, maxRetries: config.upstream.maxRetries, traced: config.telemetry.otlpEndpoint !== undefined };
+  const breakers = new ProviderBreakers(
+    {
+      failures: config.upstream.breakerFailures,
+      minAccounts: config.upstream.breakerMinAccounts,
+      cooldownMs: config.upstream.breakerCooldownMs,
+    },
+    (row, state) => telemetry.breakerChanged(row, state),
+  );
+  const resilience: Resilience = {
+    breakers,
+    events: telemetry,
+    retryBudgetMs: config.upstream.retryBudgetMs,
+    maxRetries: config.upstream.maxRetries,
+    traced: config.telemetry.otlpEndpoint !== undefined,
+  };
   const ledger = new CreditLedger(ledgerRepository, instanceId, {
     leases: {
       maxLeaseNanos: config.ledger.leaseMaxNanos,
       idleMs: config.ledger.leaseIdleMs,
       // Processes sharing the database hear the request through LISTEN/NOTIFY and give back within milliseconds.
       ...(!storage.soleOwner
-        ? { askPeers: (accountId: string) => storage.publish({ type: 'give-back-credit', accountId }).then(() => sleep(peerGiveBackWaitMs)) }
+        ? {
+            askPeers: (accountId: string) =>
+              storage.publish({ type: 'give-back-credit', accountId }).then(() => sleep(peerGiveBackWaitMs)),
+          }
         : {}),
     },
     reportFailure: (error, reservation) =>
-      logger.error({ err: error, holdId: reservation.id }, 'storage refused to settle or release a hold (a settlement that failed has its credit given back where storage allows)'),
-    reportLeaseFailure: (error) => logger.error({ err: error }, 'storage refused to give back leased credit; it stays held until this process stops'),
+      logger.error(
+        { err: error, holdId: reservation.id },
+        'storage refused to settle or release a hold (a settlement that failed has its credit given back where storage allows)',
+      ),
+    reportLeaseFailure: (error) =>
+      logger.error(
+        { err: error },
+        'storage refused to give back leased credit; it stays held until this process stops',
+      ),
     onRecorded: (generation, requestLog) => {
       telemetry.generationRecorded(generation, requestLog);
       rateLimits.chargeUsage(generation.apiKeyId, generation.usage);
@@ -319,7 +378,11 @@ export async function openCore(options: CoreOptions): Promise<Core> {
   // Jobs' reference URLs meet the rules of the URLs embeddings fetch, before anything is held.
   const checkReferenceUrl = (url: string) => remoteMedia.check(url);
   // Provider outputs come from the providers the operator configured, so their addresses are not filtered.
-  const outputDownloads = new RemoteMediaFetcher({ timeoutMs: config.media.downloadTimeoutMs, maxBytes: config.media.maxDownloadBytes, allowPrivateAddresses: true });
+  const outputDownloads = new RemoteMediaFetcher({
+    timeoutMs: config.media.downloadTimeoutMs,
+    maxBytes: config.media.maxDownloadBytes,
+    allowPrivateAddresses: true,
+  });
   const adapters = providerAdapters(upstreamHttp);
   const generation: GenerationDependencies = {
     work,
@@ -334,7 +397,9 @@ export async function openCore(options: CoreOptions): Promise<Core> {
   const mediaDownloads = new MediaDownloads(store instanceof FsObjectStore ? store : undefined, secretKeys.mediaLinks);
   const mediaJobs = new MediaJobsRepository(storage.db);
   const announceFinished = (jobId: string) => {
-    events.publish({ type: 'job-finished', jobId }).catch((error: Error) => logger.error({ err: error, jobId }, 'could not announce a finished job'));
+    events
+      .publish({ type: 'job-finished', jobId })
+      .catch((error: Error) => logger.error({ err: error, jobId }, 'could not announce a finished job'));
   };
   worker = new JobWorker({
     jobs: mediaJobs,
@@ -350,10 +415,26 @@ export async function openCore(options: CoreOptions): Promise<Core> {
           retentionMs,
         }),
       ],
-      ['audio', new SpeechJobRunner({ adapters, providers: config.providers, store, downloadOutput: (url, signal) => outputDownloads.fetch(url, undefined, undefined, signal), retentionMs })],
+      [
+        'audio',
+        new SpeechJobRunner({
+          adapters,
+          providers: config.providers,
+          store,
+          downloadOutput: (url, signal) => outputDownloads.fetch(url, undefined, undefined, signal),
+          retentionMs,
+        }),
+      ],
       [
         'video',
-        new VideoJobRunner({ adapters, providers: config.providers, store, downloadOutput: (url, credentials, signal) => outputDownloads.fetch(url, undefined, credentials, signal), retentionMs, pollMs: config.jobs.taskPollMs }),
+        new VideoJobRunner({
+          adapters,
+          providers: config.providers,
+          store,
+          downloadOutput: (url, credentials, signal) => outputDownloads.fetch(url, undefined, credentials, signal),
+          retentionMs,
+          pollMs: config.jobs.taskPollMs,
+        }),
       ],
     ]),
     providers: config.providers,
@@ -364,7 +445,8 @@ export async function openCore(options: CoreOptions): Promise<Core> {
       telemetry.generationRecorded(generation);
       rateLimits.chargeUsage(generation.apiKeyId, generation.usage);
     },
-    onError: (error, jobId) => logger.error({ err: error, jobId }, 'media job failed inside the gateway; its lease runs out and it is resumed'),
+    onError: (error, jobId) =>
+      logger.error({ err: error, jobId }, 'media job failed inside the gateway; its lease runs out and it is resumed'),
   });
   const submission = new JobSubmission({
     jobs: mediaJobs,
@@ -372,7 +454,9 @@ export async function openCore(options: CoreOptions): Promise<Core> {
     waiters,
     config: config.jobs,
     announce: () => {
-      events.publish({ type: 'jobs-queued' }).catch((error: Error) => logger.error({ err: error }, 'could not announce queued jobs'));
+      events
+        .publish({ type: 'jobs-queued' })
+        .catch((error: Error) => logger.error({ err: error }, 'could not announce queued jobs'));
     },
   });
   const links = new MediaLinks(store, config.media.linkTtlSeconds, environment.configuredPublicBaseUrl);
@@ -395,18 +479,44 @@ export async function openCore(options: CoreOptions): Promise<Core> {
       signupCreditsUsd: config.accounts.signupCreditsUsd,
       sessionTtlSeconds: config.accounts.sessionTtlSeconds,
     }),
-    apiKeys: new ApiKeyService({ apiKeys: apiKeysRepository, accounts: accountsRepository, storage: events, secretKeys, maxKeysPerAccount: config.accounts.maxApiKeys }),
+    apiKeys: new ApiKeyService({
+      apiKeys: apiKeysRepository,
+      accounts: accountsRepository,
+      storage: events,
+      secretKeys,
+      maxKeysPerAccount: config.accounts.maxApiKeys,
+    }),
     ledger,
     usage: new UsageHistory(new UsageRepository(storage.db)),
     text: new TextGeneration(generation),
-    embeddings: new EmbeddingGeneration(generation, (url, budget) => remoteMedia.fetch(url, budget), config.remoteMedia.maxRequestBytes),
+    embeddings: new EmbeddingGeneration(
+      generation,
+      (url, budget) => remoteMedia.fetch(url, budget),
+      config.remoteMedia.maxRequestBytes,
+    ),
     mediaDownloads,
     mediaLibrary: new MediaLibrary({ jobs: mediaJobs, links }),
     imageRelay: new ImageRelay({ catalog, adapters, providers: config.providers, ledger, work, resilience }),
-    imageStreaming: new ImageStreaming({ catalog, adapters, providers: config.providers, ledger, work, downloadOutput: (url) => outputDownloads.fetch(url), checkReferenceUrl }),
+    imageStreaming: new ImageStreaming({
+      catalog,
+      adapters,
+      providers: config.providers,
+      ledger,
+      work,
+      downloadOutput: (url) => outputDownloads.fetch(url),
+      checkReferenceUrl,
+    }),
     images: new ImageGeneration({ catalog, adapters, submission, links, store, checkReferenceUrl }),
     speech: new SpeechGeneration({ catalog, voices, adapters, submission, links }),
-    video: new VideoGeneration({ catalog, adapters, submission, jobs: mediaJobs, links, checkReferenceUrl, balanceNanos: async (accountId) => (await accountsRepository.findById(accountId))?.balanceNanos }),
+    video: new VideoGeneration({
+      catalog,
+      adapters,
+      submission,
+      jobs: mediaJobs,
+      links,
+      checkReferenceUrl,
+      balanceNanos: async (accountId) => (await accountsRepository.findById(accountId))?.balanceNanos,
+    }),
     voices,
     adminToken: environment.adminToken,
     rateLimits,
@@ -477,7 +587,8 @@ export async function createGateway(options: GatewayOptions): Promise<RunningGat
     orphanHoldSeconds: config.ledger.orphanHoldSeconds,
     soleOwner: core.storage.soleOwner,
     onError: (error) => logger.error({ err: error }, 'hold reconciliation failed'),
-    onReleased: (count) => logger.warn({ count }, 'released holds left by a gateway process that stopped without settling them'),
+    onReleased: (count) =>
+      logger.warn({ count }, 'released holds left by a gateway process that stopped without settling them'),
   });
   const readiness = new Readiness({
     pingDatabase: () => pingDatabase(core.storage.db),
@@ -486,7 +597,8 @@ export async function createGateway(options: GatewayOptions): Promise<RunningGat
     worker: core.worker,
     concurrency: config.jobs.concurrency,
     timeoutMs: readinessCheckTimeoutMs,
-    onCheckFailed: (check, error) => logger.warn({ err: error, check }, 'readiness check failing: /readyz answers 503 until it passes'),
+    onCheckFailed: (check, error) =>
+      logger.warn({ err: error, check }, 'readiness check failing: /readyz answers 503 until it passes'),
   });
   let sessionPurge: NodeJS.Timeout | undefined;
   let app: FastifyInstance;
@@ -496,7 +608,9 @@ export async function createGateway(options: GatewayOptions): Promise<RunningGat
     core.worker.start();
     core.retention.start();
     sessionPurge = setInterval(() => {
-      core.upkeep.sessions.deleteExpired(new Date()).catch((error: Error) => logger.error({ err: error }, 'expired session purge failed'));
+      core.upkeep.sessions
+        .deleteExpired(new Date())
+        .catch((error: Error) => logger.error({ err: error }, 'expired session purge failed'));
     }, sessionPurgeIntervalMs).unref();
     tracing = await startTracing(config.telemetry);
     app = await buildApp({
@@ -536,9 +650,15 @@ export async function createGateway(options: GatewayOptions): Promise<RunningGat
         clearTimeout(grace);
         clearInterval(sessionPurge);
         // Leased credit goes back while this process is still known to be alive, before it deregisters.
-        await core.services.ledger.close().catch((error: Error) => logger.error({ err: error }, 'could not give back leased credit'));
-        await reconciler.stop().catch((error: Error) => logger.error({ err: error }, 'could not deregister this process'));
-        await tracing?.shutdown().catch((error: Error) => logger.error({ err: error }, 'could not send the last traces'));
+        await core.services.ledger
+          .close()
+          .catch((error: Error) => logger.error({ err: error }, 'could not give back leased credit'));
+        await reconciler
+          .stop()
+          .catch((error: Error) => logger.error({ err: error }, 'could not deregister this process'));
+        await tracing
+          ?.shutdown()
+          .catch((error: Error) => logger.error({ err: error }, 'could not send the last traces'));
         await core.close();
       }
     })();
@@ -558,7 +678,10 @@ export async function serve(environment: Environment): Promise<RunningGateway> {
   const logger = createLogger(environment);
   const gateway = await createGateway({ environment, logger });
   const address = await gateway.app.listen({ port: environment.port, host: environment.host });
-  logger.info({ address, storage: gateway.core.storage.kind, config: gateway.core.services.config.sourcePath }, 'gateway listening');
+  logger.info(
+    { address, storage: gateway.core.storage.kind, config: gateway.core.services.config.sourcePath },
+    'gateway listening',
+  );
   for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     process.once(signal, () => {
       logger.info({ signal }, 'shutting down: finishing in-flight requests');

@@ -149,14 +149,24 @@ export class CreditLeases {
     await this.giveBackIdle(true);
   }
 
-  settle(lease: Lease, amount: bigint, input: Omit<SettleInput, 'holdId' | 'accountId' | 'apiKeyId'>): Promise<boolean> {
+  settle(
+    lease: Lease,
+    amount: bigint,
+    input: Omit<SettleInput, 'holdId' | 'accountId' | 'apiKeyId'>,
+  ): Promise<boolean> {
     const charge = input.costNanos;
-    if (charge > amount) return Promise.reject(new RangeError('a charge cannot exceed the credit promised to the request'));
+    if (charge > amount)
+      return Promise.reject(new RangeError('a charge cannot exceed the credit promised to the request'));
     lease.outstanding -= amount;
     lease.available += amount - charge;
     lease.inStorage++;
     lease.inStorageNanos += charge;
-    const settled = this.repository.settleFromLease({ ...input, holdId: lease.id, accountId: lease.accountId, apiKeyId: lease.apiKeyId });
+    const settled = this.repository.settleFromLease({
+      ...input,
+      holdId: lease.id,
+      accountId: lease.accountId,
+      apiKeyId: lease.apiKeyId,
+    });
     return settled.then(
       (found) => {
         lease.inStorage--;
@@ -205,7 +215,8 @@ export class CreditLeases {
     if (this.current.get(key) === lease) this.current.delete(key);
     this.retiring.add(lease);
     // Requests still waiting go to the account's new lease, which reads the key afresh.
-    for (const waiter of lease.waiters.splice(0)) this.admit(lease.accountId, lease.apiKeyId, waiter.amount).then(waiter.resolve, waiter.reject);
+    for (const waiter of lease.waiters.splice(0))
+      this.admit(lease.accountId, lease.apiKeyId, waiter.amount).then(waiter.resolve, waiter.reject);
   }
 
   /** Credit returned to a lease may serve its waiters; a retired lease with nothing running closes. */
@@ -259,7 +270,12 @@ export class CreditLeases {
           waiter.retried = true;
           if (await this.giveBackAccount(lease.accountId)) continue;
         }
-        if (this.options.askPeers && !waiter.askedPeers && grant.outcome !== 'key_inactive' && grant.heldNanos > this.heldHere(lease, grant.outcome)) {
+        if (
+          this.options.askPeers &&
+          !waiter.askedPeers &&
+          grant.outcome !== 'key_inactive' &&
+          grant.heldNanos > this.heldHere(lease, grant.outcome)
+        ) {
           waiter.askedPeers = true;
           await this.options.askPeers(lease.accountId);
           if (!lease.retired) continue;
@@ -292,7 +308,8 @@ export class CreditLeases {
   private heldHere(refused: Lease, outcome: Refusal): bigint {
     let held = 0n;
     for (const lease of [...this.current.values(), ...this.retiring]) {
-      const counts = outcome === 'balance' ? lease.accountId === refused.accountId : lease.apiKeyId === refused.apiKeyId;
+      const counts =
+        outcome === 'balance' ? lease.accountId === refused.accountId : lease.apiKeyId === refused.apiKeyId;
       if (counts) held += lease.available + lease.outstanding + lease.inStorageNanos;
     }
     return held;
@@ -300,7 +317,9 @@ export class CreditLeases {
 
   /** Gives back what the account's leases in this process hold unused; true when anything went back. */
   async giveBackAccount(accountId: string): Promise<boolean> {
-    const leases = [...this.current.values(), ...this.retiring].filter((lease) => lease.accountId === accountId && lease.available > 0n);
+    const leases = [...this.current.values(), ...this.retiring].filter(
+      (lease) => lease.accountId === accountId && lease.available > 0n,
+    );
     const returned = await Promise.all(leases.map((lease) => this.shrink(lease)));
     return returned.some((amount) => amount > 0n);
   }

@@ -9,7 +9,13 @@ import { CreditLeases, type LeaseOptions } from './credit-leases.ts';
 import { requirePricing, tokenCost } from './pricing.ts';
 import { Reservation, type HeldCredit, type ReservationContext } from './reservation.ts';
 
-export { Reservation, type GenerationStatus, type Modality, type SettledGeneration, type Settlement } from './reservation.ts';
+export {
+  Reservation,
+  type GenerationStatus,
+  type Modality,
+  type SettledGeneration,
+  type Settlement,
+} from './reservation.ts';
 
 /** Reservations above about 9.2 million USD (a thousandth of PostgreSQL's bigint range) are refused outright, so held sums cannot overflow. */
 const maxHoldNanos = 9_223_372_036_854_775n;
@@ -60,11 +66,22 @@ export class CreditLedger {
     options: CreditLedgerOptions,
   ) {
     this.clock = options.clock ?? (() => new Date());
-    this.context = { clock: this.clock, newGenerationId: () => newId('gen'), reportFailure: options.reportFailure, ...(options.onRecorded ? { onRecorded: options.onRecorded } : {}) };
+    this.context = {
+      clock: this.clock,
+      newGenerationId: () => newId('gen'),
+      reportFailure: options.reportFailure,
+      ...(options.onRecorded ? { onRecorded: options.onRecorded } : {}),
+    };
     this.askPeers = options.leases?.askPeers;
     this.leases =
       options.leases && options.leases.maxLeaseNanos > 0n
-        ? new CreditLeases(ledger, instanceId, { ...options.leases, horizonMs: leaseHorizonMs }, this.clock, options.reportLeaseFailure)
+        ? new CreditLeases(
+            ledger,
+            instanceId,
+            { ...options.leases, horizonMs: leaseHorizonMs },
+            this.clock,
+            options.reportLeaseFailure,
+          )
         : undefined;
   }
 
@@ -98,7 +115,10 @@ export class CreditLedger {
   }
 
   /** Cost of token usage at the model's prices; estimates and reservations both come from here. */
-  tokenCost(model: { modelId: string; pricing: ModelPricing | undefined }, usage: { inputTokens: number; outputTokens: number }): bigint {
+  tokenCost(
+    model: { modelId: string; pricing: ModelPricing | undefined },
+    usage: { inputTokens: number; outputTokens: number },
+  ): bigint {
     return tokenCost(requirePricing(model), usage);
   }
 
@@ -123,7 +143,16 @@ export class CreditLedger {
       if (outcome !== 'ok') throw await this.refusal(outcome, input);
       credit = new HoldRow(this.ledger, holdId, input.accountId, input.apiKeyId);
     }
-    return new Reservation(holdId, input.accountId, input.apiKeyId, input.amountNanos, input.modelId, credit, this.context, input.requestLog);
+    return new Reservation(
+      holdId,
+      input.accountId,
+      input.apiKeyId,
+      input.amountNanos,
+      input.modelId,
+      credit,
+      this.context,
+      input.requestLog,
+    );
   }
 
   /** This process's credit leases, and the credit in them (for metrics). */
@@ -152,7 +181,12 @@ class HoldRow implements HeldCredit {
 
   async settle(input: Omit<SettleInput, 'holdId' | 'accountId' | 'apiKeyId'>): Promise<boolean> {
     try {
-      return await this.ledger.settle({ ...input, holdId: this.holdId, accountId: this.accountId, apiKeyId: this.apiKeyId });
+      return await this.ledger.settle({
+        ...input,
+        holdId: this.holdId,
+        accountId: this.accountId,
+        apiKeyId: this.apiKeyId,
+      });
     } catch (error) {
       // The settlement changed nothing: release rather than leave the hold until a restart.
       await this.ledger.release(this.holdId).catch(() => undefined);

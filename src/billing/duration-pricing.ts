@@ -20,16 +20,27 @@ type Priced = { modelId: string; pricing: ModelPricing | undefined };
 export function videoPriceSnapshot(model: Priced): DurationPriceSnapshot {
   const byResolution = model.pricing?.videoOutputSecondByResolutionNanos;
   if (byResolution && Object.keys(byResolution).length > 0) {
-    return { kind: 'per-second-by-resolution', nanos: Object.fromEntries(Object.entries(byResolution).map(([resolution, nanos]) => [resolution, String(nanos)])) };
+    return {
+      kind: 'per-second-by-resolution',
+      nanos: Object.fromEntries(Object.entries(byResolution).map(([resolution, nanos]) => [resolution, String(nanos)])),
+    };
   }
   const nanos = model.pricing?.videoOutputSecondNanos;
-  if (nanos === undefined) throw new GatewayError('GW_MODEL_NOT_PRICED', `model "${model.modelId}" has no configured video pricing and cannot be used`);
+  if (nanos === undefined)
+    throw new GatewayError(
+      'GW_MODEL_NOT_PRICED',
+      `model "${model.modelId}" has no configured video pricing and cannot be used`,
+    );
   return { kind: 'per-second', nanos: String(nanos) };
 }
 
 export function audioSecondPriceSnapshot(model: Priced): DurationPriceSnapshot {
   const nanos = model.pricing?.audioOutputSecondNanos;
-  if (nanos === undefined) throw new GatewayError('GW_MODEL_NOT_PRICED', `model "${model.modelId}" has no configured per-second audio pricing and cannot be used`);
+  if (nanos === undefined)
+    throw new GatewayError(
+      'GW_MODEL_NOT_PRICED',
+      `model "${model.modelId}" has no configured per-second audio pricing and cannot be used`,
+    );
   return { kind: 'per-second', nanos: String(nanos) };
 }
 
@@ -41,9 +52,16 @@ export function audioSecondPriceSnapshot(model: Priced): DurationPriceSnapshot {
 export function secondNanos(snapshot: DurationPriceSnapshot, resolution: string | undefined, modelId: string): bigint {
   if (snapshot.kind === 'per-second') return BigInt(snapshot.nanos);
   const listed = videoResolutions.filter((candidate) => snapshot.nanos[candidate] !== undefined);
-  if (resolution === undefined) return listed.map((candidate) => BigInt(snapshot.nanos[candidate]!)).reduce((most, price) => (price > most ? price : most), 0n);
+  if (resolution === undefined)
+    return listed
+      .map((candidate) => BigInt(snapshot.nanos[candidate]!))
+      .reduce((most, price) => (price > most ? price : most), 0n);
   const price = snapshot.nanos[resolution as VideoResolution];
-  if (price === undefined) throw new GatewayError('GW_PARAMETER_OUT_OF_RANGE', `model "${modelId}" has no price for resolution "${resolution}" (priced: ${listed.join(', ')})`);
+  if (price === undefined)
+    throw new GatewayError(
+      'GW_PARAMETER_OUT_OF_RANGE',
+      `model "${modelId}" has no price for resolution "${resolution}" (priced: ${listed.join(', ')})`,
+    );
   return BigInt(price);
 }
 

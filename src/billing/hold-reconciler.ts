@@ -38,7 +38,10 @@ export class HoldReconciler {
 
   private async sweep(): Promise<number> {
     await this.options.ledger.heartbeat(this.options.instanceId);
-    const released = await this.options.ledger.releaseOrphanedHolds(this.options.instanceId, this.options.soleOwner ? 0 : this.options.orphanHoldSeconds);
+    const released = await this.options.ledger.releaseOrphanedHolds(
+      this.options.instanceId,
+      this.options.soleOwner ? 0 : this.options.orphanHoldSeconds,
+    );
     if (released > 0) this.options.onReleased(released);
     return released;
   }

@@ -17,7 +17,10 @@ export function imagePriceSnapshot(model: { modelId: string; pricing: ModelPrici
     return { kind: 'by-quality', low: String(low), medium: String(medium), high: String(high) };
   }
   if (pricing?.outputImageNanos !== undefined) return { kind: 'per-image', nanos: String(pricing.outputImageNanos) };
-  throw new GatewayError('GW_MODEL_NOT_PRICED', `model "${model.modelId}" has no configured image pricing and cannot be used`);
+  throw new GatewayError(
+    'GW_MODEL_NOT_PRICED',
+    `model "${model.modelId}" has no configured image pricing and cannot be used`,
+  );
 }
 
 /**
@@ -35,7 +38,10 @@ export function imageUnitNanos(snapshot: ImagePriceSnapshot, quality: string | u
  * quality asked. A layer decomposition may return up to 17 images, whose count the model picks, so it
  * holds for 17 and is charged for those returned.
  */
-export function imageHoldNanos(snapshot: ImagePriceSnapshot, request: { numberOfImages: number; quality?: string; layers?: unknown }): bigint {
+export function imageHoldNanos(
+  snapshot: ImagePriceSnapshot,
+  request: { numberOfImages: number; quality?: string; layers?: unknown },
+): bigint {
   const images = request.layers ? maxLayerImages : request.numberOfImages;
   return imageUnitNanos(snapshot, request.quality) * BigInt(images);
 }

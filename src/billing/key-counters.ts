@@ -1,7 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import type { Redis, Result } from 'ioredis';
 import type { RateLimiterAbstract } from 'rate-limiter-flexible';
-import { clockLua, takeSlotLua, type RedisRequestsInFlight, type RequestsInFlight, type StoreOutcomes } from './requests-in-flight.ts';
+import {
+  clockLua,
+  takeSlotLua,
+  type RedisRequestsInFlight,
+  type RequestsInFlight,
+  type StoreOutcomes,
+} from './requests-in-flight.ts';
 
 /** A key's limits as the counters take them (the shape of rate-limits.ts's `RateLimits`); null is no limit. */
 export interface CountedLimits {
@@ -63,8 +69,10 @@ export class MemoryKeyCounters implements KeyCounters {
       tokensResetMs: limits.tokensPerMinute === null ? 0 : (tokens?.msBeforeNext ?? windowSeconds * 1000),
       release: undefined,
     };
-    if (limits.requestsPerMinute !== null && counted.requestsUsed > limits.requestsPerMinute) counted.refused = Refused.requests;
-    else if (limits.tokensPerMinute !== null && counted.tokensUsed >= limits.tokensPerMinute) counted.refused = Refused.tokens;
+    if (limits.requestsPerMinute !== null && counted.requestsUsed > limits.requestsPerMinute)
+      counted.refused = Refused.requests;
+    else if (limits.tokensPerMinute !== null && counted.tokensUsed >= limits.tokensPerMinute)
+      counted.refused = Refused.tokens;
     else if (limits.concurrentRequests !== null) {
       counted.release = await this.inFlight.take(keyId, limits.concurrentRequests);
       if (!counted.release) counted.refused = Refused.concurrent;
@@ -147,7 +155,13 @@ const settleAloneLua = `${settleLua}
 settle(1, 2, ARGV[1])
 return 1`;
 
-type AdmitAnswer = [refused: Refused, requestsUsed: number, requestsResetMs: number, tokensUsed: number, tokensResetMs: number];
+type AdmitAnswer = [
+  refused: Refused,
+  requestsUsed: number,
+  requestsResetMs: number,
+  tokensUsed: number,
+  tokensResetMs: number,
+];
 
 declare module 'ioredis' {
   interface RedisCommander<Context> {
@@ -233,7 +247,14 @@ export class RedisKeyCounters implements KeyCounters {
     settled.done?.resolve();
     const [refused, requestsUsed, requestsResetMs, tokensUsed, tokensResetMs] = answer;
     const taken = refused === Refused.none && limits.concurrentRequests !== null;
-    return { refused, requestsUsed, requestsResetMs, tokensUsed, tokensResetMs, release: taken ? this.inFlight.hold(slotsKey, member, (key) => this.release(key, member)) : undefined };
+    return {
+      refused,
+      requestsUsed,
+      requestsResetMs,
+      tokensUsed,
+      tokensResetMs,
+      release: taken ? this.inFlight.hold(slotsKey, member, (key) => this.release(key, member)) : undefined,
+    };
   }
 
   chargeTokens(keyId: string, tokens: number): Promise<void> {

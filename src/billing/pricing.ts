@@ -11,7 +11,8 @@ const tokensPerPricingUnit = 1_000_000n;
  */
 export function tokenCost(pricing: ModelPricing, usage: { inputTokens: number; outputTokens: number }): bigint {
   const scaled =
-    BigInt(usage.inputTokens) * (pricing.inputNanosPerMTok ?? 0n) + BigInt(usage.outputTokens) * (pricing.outputNanosPerMTok ?? 0n);
+    BigInt(usage.inputTokens) * (pricing.inputNanosPerMTok ?? 0n) +
+    BigInt(usage.outputTokens) * (pricing.outputNanosPerMTok ?? 0n);
   return divideRoundingUp(scaled, tokensPerPricingUnit);
 }
 
@@ -32,6 +33,10 @@ export function embeddingCost(pricing: ModelPricing, inputTokens: number, media:
 
 /** The pricing of a model about to be called, or the spec's 400 before anything is held or sent upstream. */
 export function requirePricing(model: { modelId: string; pricing: ModelPricing | undefined }): ModelPricing {
-  if (!model.pricing) throw new GatewayError('GW_MODEL_NOT_PRICED', `model "${model.modelId}" has no configured pricing and cannot be used`);
+  if (!model.pricing)
+    throw new GatewayError(
+      'GW_MODEL_NOT_PRICED',
+      `model "${model.modelId}" has no configured pricing and cannot be used`,
+    );
   return model.pricing;
 }

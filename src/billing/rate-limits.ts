@@ -2,7 +2,14 @@ import { Redis } from 'ioredis';
 import { RateLimiterMemory, RateLimiterRedis, type RateLimiterAbstract } from 'rate-limiter-flexible';
 import { GatewayError } from '../domain/errors.ts';
 import type { Secret } from '../domain/secret.ts';
-import { MemoryKeyCounters, RedisKeyCounters, Refused, windowSeconds, type Counted, type KeyCounters } from './key-counters.ts';
+import {
+  MemoryKeyCounters,
+  RedisKeyCounters,
+  Refused,
+  windowSeconds,
+  type Counted,
+  type KeyCounters,
+} from './key-counters.ts';
 import { MemoryRequestsInFlight, RedisRequestsInFlight } from './requests-in-flight.ts';
 
 /** A key's (or, as its keys' default, an account's) rate limits; null is no limit. */
@@ -15,7 +22,11 @@ export interface RateLimits {
 export const rateLimitNames = ['requestsPerMinute', 'tokensPerMinute', 'concurrentRequests'] as const;
 export type RateLimitName = (typeof rateLimitNames)[number];
 
-export const noRateLimits: Readonly<RateLimits> = Object.freeze({ requestsPerMinute: null, tokensPerMinute: null, concurrentRequests: null });
+export const noRateLimits: Readonly<RateLimits> = Object.freeze({
+  requestsPerMinute: null,
+  tokensPerMinute: null,
+  concurrentRequests: null,
+});
 
 /**
  * The account's limits are the operator's: each is the default of the account's keys and a ceiling for each
@@ -135,11 +146,25 @@ export class RateLimitStore {
    * A fixed-window counter named `name`, refusing past `points` within `durationSeconds`. An `insured` counter
    * in Redis counts in this process's memory while Redis does not answer, so it never stops counting.
    */
-  counter(name: string, points: number, durationSeconds: number, options: { insured?: boolean } = {}): RateLimiterAbstract {
+  counter(
+    name: string,
+    points: number,
+    durationSeconds: number,
+    options: { insured?: boolean } = {},
+  ): RateLimiterAbstract {
     const keyPrefix = `${this.options.keyPrefix}:${name}`;
     if (!this.redis) return new RateLimiterMemory({ keyPrefix, points, duration: durationSeconds });
-    const insuranceLimiter = options.insured ? new RateLimiterMemory({ keyPrefix, points, duration: durationSeconds }) : undefined;
-    return new RateLimiterRedis({ storeClient: this.redis, keyPrefix, points, duration: durationSeconds, rejectIfRedisNotReady: true, ...(insuranceLimiter ? { insuranceLimiter } : {}) });
+    const insuranceLimiter = options.insured
+      ? new RateLimiterMemory({ keyPrefix, points, duration: durationSeconds })
+      : undefined;
+    return new RateLimiterRedis({
+      storeClient: this.redis,
+      keyPrefix,
+      points,
+      duration: durationSeconds,
+      rejectIfRedisNotReady: true,
+      ...(insuranceLimiter ? { insuranceLimiter } : {}),
+    });
   }
 
   /**
@@ -148,7 +173,12 @@ export class RateLimitStore {
    * the slots one sorted-set entry per request.
    */
   keyCounters(): KeyCounters {
-    if (!this.redis) return new MemoryKeyCounters(this.counter('rpm', unbounded, windowSeconds), this.counter('tpm', unbounded, windowSeconds), new MemoryRequestsInFlight());
+    if (!this.redis)
+      return new MemoryKeyCounters(
+        this.counter('rpm', unbounded, windowSeconds),
+        this.counter('tpm', unbounded, windowSeconds),
+        new MemoryRequestsInFlight(),
+      );
     const inFlight = new RedisRequestsInFlight(this.redis, `${this.options.keyPrefix}:inflight`, this);
     this.inFlight.push(inFlight);
     const counters = new RedisKeyCounters(this.redis, this.options.keyPrefix, inFlight, this);
@@ -175,7 +205,12 @@ export class RateLimitStore {
 
   /** Refusal while the store is down and the policy is to fail closed. */
   unavailable(): GatewayError {
-    return new GatewayError('GW_RATE_LIMITS_UNAVAILABLE', 'rate limits cannot be checked right now (their store is unreachable)', [], { retryAfterSeconds: 1 });
+    return new GatewayError(
+      'GW_RATE_LIMITS_UNAVAILABLE',
+      'rate limits cannot be checked right now (their store is unreachable)',
+      [],
+      { retryAfterSeconds: 1 },
+    );
   }
 
   async close(): Promise<void> {
@@ -245,16 +280,29 @@ export class KeyRateLimiter {
     if (limits.requestsPerMinute !== null) {
       standing.requests = standingOf(limits.requestsPerMinute, counted.requestsUsed, counted.requestsResetMs);
       if (counted.refused === Refused.requests) {
-        throw refusal(`this API key's limit of ${limits.requestsPerMinute} requests per minute is reached`, counted.requestsResetMs, standing);
+        throw refusal(
+          `this API key's limit of ${limits.requestsPerMinute} requests per minute is reached`,
+          counted.requestsResetMs,
+          standing,
+        );
       }
     }
     if (limits.tokensPerMinute !== null) {
       standing.tokens = standingOf(limits.tokensPerMinute, counted.tokensUsed, counted.tokensResetMs);
       if (counted.refused === Refused.tokens) {
-        throw refusal(`this API key's limit of ${limits.tokensPerMinute} tokens per minute is spent`, counted.tokensResetMs, standing);
+        throw refusal(
+          `this API key's limit of ${limits.tokensPerMinute} tokens per minute is spent`,
+          counted.tokensResetMs,
+          standing,
+        );
       }
     }
-    if (counted.refused === Refused.concurrent) throw new RateLimitedError(`this API key's limit of ${limits.concurrentRequests} concurrent requests is reached`, 1, standing);
+    if (counted.refused === Refused.concurrent)
+      throw new RateLimitedError(
+        `this API key's limit of ${limits.concurrentRequests} concurrent requests is reached`,
+        1,
+        standing,
+      );
     return { standing, release: counted.release ? once(counted.release) : noRelease };
   }
 
@@ -357,5 +405,7 @@ export function tokensUsed(usage: unknown): number {
   const field = (name: string): unknown => (Object.hasOwn(usage, name) ? Reflect.get(usage, name) : undefined);
   const total = count(field('totalTokens'));
   if (total > 0) return total;
-  return count(field('promptTokens') ?? field('inputTokens')) + count(field('completionTokens') ?? field('outputTokens'));
+  return (
+    count(field('promptTokens') ?? field('inputTokens')) + count(field('completionTokens') ?? field('outputTokens'))
+  );
 }

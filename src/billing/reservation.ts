@@ -84,7 +84,10 @@ export class Reservation {
     this.end();
     const charged = settlement.costNanos < this.amountNanos ? settlement.costNanos : this.amountNanos;
     const excess = settlement.costNanos - charged;
-    const usage = excess > 0n ? { ...(isObject(settlement.usage) ? settlement.usage : {}), unchargedUsdCost: nanosToUsd(excess) } : settlement.usage;
+    const usage =
+      excess > 0n
+        ? { ...(isObject(settlement.usage) ? settlement.usage : {}), unchargedUsdCost: nanosToUsd(excess) }
+        : settlement.usage;
     const generationId = this.context.newGenerationId();
     // One object is both what storage writes and what the log line and metrics are made of: no copy per request.
     const generation: SettleInput['generation'] & RecordedGeneration = {

@@ -8,9 +8,16 @@ export interface SpeechPriceSnapshot {
   nanos: string;
 }
 
-export function speechPriceSnapshot(model: { modelId: string; pricing: ModelPricing | undefined }): SpeechPriceSnapshot {
+export function speechPriceSnapshot(model: {
+  modelId: string;
+  pricing: ModelPricing | undefined;
+}): SpeechPriceSnapshot {
   const nanos = model.pricing?.characterNanosPerM;
-  if (nanos === undefined) throw new GatewayError('GW_MODEL_NOT_PRICED', `model "${model.modelId}" has no configured text-to-speech pricing and cannot be used`);
+  if (nanos === undefined)
+    throw new GatewayError(
+      'GW_MODEL_NOT_PRICED',
+      `model "${model.modelId}" has no configured text-to-speech pricing and cannot be used`,
+    );
   return { kind: 'per-m-characters', nanos: String(nanos) };
 }
 

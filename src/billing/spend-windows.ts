@@ -26,9 +26,13 @@ export interface KeySpendState {
 }
 
 /** What the key has spent in each window that contains `now`; a counter from an older window counts as 0. */
-export function currentSpend(state: KeySpendState, now: Date): { daily: bigint; weekly: bigint; monthly: bigint; total: bigint } {
+export function currentSpend(
+  state: KeySpendState,
+  now: Date,
+): { daily: bigint; weekly: bigint; monthly: bigint; total: bigint } {
   const starts = windowStartsAt(now);
-  const inWindow = (start: string | null, current: string, spent: bigint) => (start !== null && start >= current ? spent : 0n);
+  const inWindow = (start: string | null, current: string, spent: bigint) =>
+    start !== null && start >= current ? spent : 0n;
   return {
     daily: inWindow(state.dayStart, starts.day, state.spentDayNanos),
     weekly: inWindow(state.weekStart, starts.week, state.spentWeekNanos),

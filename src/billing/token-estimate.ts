@@ -28,7 +28,8 @@ export function promptTokenBound(messages: readonly ChatMessage[], tools: readon
     tokens += tokensPerMessage;
     for (const part of partsOf(message.content)) {
       if (part.type === 'text') tokens += Buffer.byteLength(part.text);
-      else if (part.type === 'tool-call') tokens += Buffer.byteLength(part.call.name) + Buffer.byteLength(part.call.arguments);
+      else if (part.type === 'tool-call')
+        tokens += Buffer.byteLength(part.call.name) + Buffer.byteLength(part.call.arguments);
       else if (part.type === 'tool-result') tokens += Buffer.byteLength(part.result.output);
     }
   }

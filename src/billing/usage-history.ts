@@ -73,7 +73,10 @@ export class UsageHistory {
   }
 
   /** The admin API's page of an account's records: with each one's route (provider row, fallbacks, request id, latencies). */
-  async auditedPage(accountId: string, query: GenerationFilter & { offset: number; limit: number }): Promise<UsagePage<AuditedGenerationRecord>> {
+  async auditedPage(
+    accountId: string,
+    query: GenerationFilter & { offset: number; limit: number },
+  ): Promise<UsagePage<AuditedGenerationRecord>> {
     return this.pageOf(accountId, query, auditedRecord);
   }
 
@@ -86,7 +89,11 @@ export class UsageHistory {
     return this.recordOf(accountId, generationId, auditedRecord);
   }
 
-  private async pageOf<T>(accountId: string, query: GenerationFilter & { offset: number; limit: number }, view: (row: GenerationRow) => T): Promise<UsagePage<T>> {
+  private async pageOf<T>(
+    accountId: string,
+    query: GenerationFilter & { offset: number; limit: number },
+    view: (row: GenerationRow) => T,
+  ): Promise<UsagePage<T>> {
     const { offset, limit, ...filter } = query;
     const { rows, total } = await this.usage.listGenerations(accountId, filter, offset, limit);
     return { results: rows.map(view), total, offset, limit };
@@ -107,7 +114,12 @@ export class UsageHistory {
     return {
       from: from.toISOString().slice(0, 10),
       to: new Date(today).toISOString().slice(0, 10),
-      spend: rows.map((row) => ({ date: row.day, model: row.model, usdCost: nanosToUsd(row.costNanos), generations: row.generations })),
+      spend: rows.map((row) => ({
+        date: row.day,
+        model: row.model,
+        usdCost: nanosToUsd(row.costNanos),
+        generations: row.generations,
+      })),
     };
   }
 }

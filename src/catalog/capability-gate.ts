@@ -37,16 +37,21 @@ export function gateParameters(input: GateInput): GateResult {
         dropped.push(name);
         continue;
       }
-      throw new GatewayError('GW_PARAMETER_UNSUPPORTED', `model "${input.modelId}" does not support parameter "${name}"`);
+      throw new GatewayError(
+        'GW_PARAMETER_UNSUPPORTED',
+        `model "${input.modelId}" does not support parameter "${name}"`,
+      );
     }
   }
-  const table: ParamConstraints | undefined = input.scope === 'text' ? capabilities.params : capabilities[input.scope]?.params;
+  const table: ParamConstraints | undefined =
+    input.scope === 'text' ? capabilities.params : capabilities[input.scope]?.params;
   const values = { ...input.optional, ...input.values };
   for (const [name, constraint] of Object.entries(table ?? {})) {
     const value = values[name];
     if (value === undefined || value === null || dropped.includes(name)) continue;
     const problem = violation(constraint, value);
-    if (problem) throw new GatewayError('GW_PARAMETER_OUT_OF_RANGE', `parameter "${name}" of model "${input.modelId}" ${problem}`);
+    if (problem)
+      throw new GatewayError('GW_PARAMETER_OUT_OF_RANGE', `parameter "${name}" of model "${input.modelId}" ${problem}`);
   }
   return { dropped };
 }
@@ -54,24 +59,34 @@ export function gateParameters(input: GateInput): GateResult {
 function violation(constraint: ParamConstraint, value: unknown): string | undefined {
   switch (constraint.type) {
     case 'enum':
-      return (constraint.values as ReadonlyArray<unknown>).includes(value) ? undefined : `must be one of ${constraint.values.join(', ')}`;
+      return (constraint.values as ReadonlyArray<unknown>).includes(value)
+        ? undefined
+        : `must be one of ${constraint.values.join(', ')}`;
     case 'bool':
       return typeof value === 'boolean' ? undefined : 'must be true or false';
     case 'int':
       if (typeof value !== 'number' || !Number.isInteger(value)) return 'must be an integer';
-      return value < constraint.min || value > constraint.max ? `must be an integer from ${constraint.min} to ${constraint.max}` : undefined;
+      return value < constraint.min || value > constraint.max
+        ? `must be an integer from ${constraint.min} to ${constraint.max}`
+        : undefined;
     case 'range': {
       const number = typeof value === 'string' && value.trim() !== '' ? Number(value) : value;
       if (typeof number !== 'number' || !Number.isFinite(number)) return 'must be a number';
-      if (constraint.steps) return constraint.steps.includes(number) ? undefined : `must be one of ${constraint.steps.join(', ')}`;
+      if (constraint.steps)
+        return constraint.steps.includes(number) ? undefined : `must be one of ${constraint.steps.join(', ')}`;
       const unit = constraint.unit ? ` ${constraint.unit}` : '';
-      return number < constraint.min || number > constraint.max ? `must be from ${constraint.min} to ${constraint.max}${unit}` : undefined;
+      return number < constraint.min || number > constraint.max
+        ? `must be from ${constraint.min} to ${constraint.max}${unit}`
+        : undefined;
     }
   }
 }
 
 /** The values of a wire request's gated fields, keyed by the native parameter names the gate reads. */
-export function nativeParameters(source: Readonly<Record<string, unknown>> | undefined, fields: Readonly<Record<string, string>>): Record<string, unknown> {
+export function nativeParameters(
+  source: Readonly<Record<string, unknown>> | undefined,
+  fields: Readonly<Record<string, string>>,
+): Record<string, unknown> {
   const parameters: Record<string, unknown> = {};
   for (const [field, native] of Object.entries(fields)) {
     const value = source?.[field];

@@ -70,9 +70,12 @@ export class Catalog {
   }
 
   list(filter: ModalityFilter = {}): CatalogModel[] {
-    const hasAll = (offered: readonly string[], wanted: readonly string[] | undefined) => !wanted || wanted.every((item) => offered.includes(item));
+    const hasAll = (offered: readonly string[], wanted: readonly string[] | undefined) =>
+      !wanted || wanted.every((item) => offered.includes(item));
     return [...this.models.values()].filter(
-      (model) => hasAll(model.inputModalities, filter.inputModalities) && hasAll(model.outputModalities, filter.outputModalities),
+      (model) =>
+        hasAll(model.inputModalities, filter.inputModalities) &&
+        hasAll(model.outputModalities, filter.outputModalities),
     );
   }
 
@@ -83,7 +86,11 @@ export class Catalog {
   /** The model a generation request names, or the spec's 400 when no active provider serves it. */
   resolve(modelId: string): CatalogModel {
     const model = this.models.get(modelId);
-    if (!model) throw new GatewayError('GW_MODEL_NOT_AVAILABLE', `model "${modelId}" is not available: no active provider serves it`);
+    if (!model)
+      throw new GatewayError(
+        'GW_MODEL_NOT_AVAILABLE',
+        `model "${modelId}" is not available: no active provider serves it`,
+      );
     return model;
   }
 }

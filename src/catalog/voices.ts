@@ -20,7 +20,14 @@ export class VoiceCatalog {
   private readonly voices: ReadonlyMap<string, Voice>;
 
   constructor(entries: readonly VoiceEntry[], isActive: (modelId: string) => boolean) {
-    this.voices = new Map(entries.filter((entry) => isActive(entry.resourceId)).map((entry) => [entry.voiceType, { ...entry, capabilities: { contextTexts: entry.resourceId === contextResource } }]));
+    this.voices = new Map(
+      entries
+        .filter((entry) => isActive(entry.resourceId))
+        .map((entry) => [
+          entry.voiceType,
+          { ...entry, capabilities: { contextTexts: entry.resourceId === contextResource } },
+        ]),
+    );
   }
 
   find(voiceType: string): Voice | undefined {
@@ -35,7 +42,11 @@ export class VoiceCatalog {
         (filter.age === undefined || voice.age === filter.age) &&
         (filter.category === undefined || voice.categories.includes(filter.category)) &&
         (filter.resourceId === undefined || voice.resourceId === filter.resourceId) &&
-        (language === undefined || voice.languages.some((entry) => entry.language.toLowerCase() === language || entry.language.toLowerCase().startsWith(`${language}-`))),
+        (language === undefined ||
+          voice.languages.some(
+            (entry) =>
+              entry.language.toLowerCase() === language || entry.language.toLowerCase().startsWith(`${language}-`),
+          )),
     );
   }
 }

@@ -14,7 +14,8 @@ import { modelView } from '../surfaces/native/model-view.ts';
 
 function usd(value: string): number {
   const number = Number(value);
-  if (value.trim() === '' || !Number.isFinite(number)) throw new InvalidArgumentError('expected a USD amount such as 5 or 0.25');
+  if (value.trim() === '' || !Number.isFinite(number))
+    throw new InvalidArgumentError('expected a USD amount such as 5 or 0.25');
   return number;
 }
 
@@ -22,7 +23,8 @@ function usd(value: string): number {
 function rateLimit(value: string): number | 'none' {
   if (value.trim().toLowerCase() === 'none') return 'none';
   const number = Number(value);
-  if (value.trim() === '' || !Number.isInteger(number)) throw new InvalidArgumentError('expected a whole number such as 60, or "none" to remove the limit');
+  if (value.trim() === '' || !Number.isInteger(number))
+    throw new InvalidArgumentError('expected a whole number such as 60, or "none" to remove the limit');
   return number;
 }
 
@@ -44,14 +46,25 @@ function withRateLimitOptions(command: Command): Command {
 
 function rateLimitsOf(options: RateLimitOptions): RateLimitChanges {
   const change = (value: number | 'none' | undefined) => (value === 'none' ? null : value);
-  return withoutUndefined({ requestsPerMinute: change(options.requestsPerMinute), tokensPerMinute: change(options.tokensPerMinute), concurrentRequests: change(options.concurrentRequests) });
+  return withoutUndefined({
+    requestsPerMinute: change(options.requestsPerMinute),
+    tokensPerMinute: change(options.tokensPerMinute),
+    concurrentRequests: change(options.concurrentRequests),
+  });
 }
 
 /** A new key has no limit to remove: `none` there is refused rather than ignored. */
-function newKeyRateLimits(options: RateLimitOptions): { requestsPerMinute?: number; tokensPerMinute?: number; concurrentRequests?: number } {
+function newKeyRateLimits(options: RateLimitOptions): {
+  requestsPerMinute?: number;
+  tokensPerMinute?: number;
+  concurrentRequests?: number;
+} {
   const { requestsPerMinute, tokensPerMinute, concurrentRequests } = options;
   if (requestsPerMinute === 'none' || tokensPerMinute === 'none' || concurrentRequests === 'none') {
-    throw new GatewayError('GW_VALIDATION', 'a new key has no rate limit to remove: leave the option out instead of "none"');
+    throw new GatewayError(
+      'GW_VALIDATION',
+      'a new key has no rate limit to remove: leave the option out instead of "none"',
+    );
   }
   return withoutUndefined({ requestsPerMinute, tokensPerMinute, concurrentRequests });
 }
@@ -76,7 +89,10 @@ function print(value: unknown): void {
 
 /** Runs one command against the database with the services of a server, then closes it. */
 async function withCore(environment: Environment, work: (core: Core) => Promise<void>): Promise<void> {
-  const logger = createLogger({ ...environment, logLevel: environment.logLevel === 'info' ? 'warn' : environment.logLevel });
+  const logger = createLogger({
+    ...environment,
+    logLevel: environment.logLevel === 'info' ? 'warn' : environment.logLevel,
+  });
   const core = await openCore({ environment, logger });
   try {
     await work(core);
@@ -88,13 +104,21 @@ async function withCore(environment: Environment, work: (core: Core) => Promise<
 function program(environment: Environment): Command {
   const cli = new Command('gateway').description('Multi-modal model gateway').showHelpAfterError();
 
-  cli.command('serve').description('start the HTTP server (PORT, HOST, DATA_DIR, DATABASE_URL, GATEWAY_CONFIG)').action(async () => {
-    await serve(environment);
-  });
+  cli
+    .command('serve')
+    .description('start the HTTP server (PORT, HOST, DATA_DIR, DATABASE_URL, GATEWAY_CONFIG)')
+    .action(async () => {
+      await serve(environment);
+    });
 
-  cli.command('migrate').description('apply database migrations and exit').action(() => withCore(environment, async () => {
-    process.stdout.write('migrations applied\n');
-  }));
+  cli
+    .command('migrate')
+    .description('apply database migrations and exit')
+    .action(() =>
+      withCore(environment, async () => {
+        process.stdout.write('migrations applied\n');
+      }),
+    );
 
   const accounts = cli.command('accounts').description('manage accounts');
   accounts
@@ -104,9 +128,19 @@ function program(environment: Environment): Command {
     .option('--password <password>', 'password for the dashboard (omit for a key-only account)')
     .option('--credits <usd>', 'opening credits in USD', usd, 0)
     .action((options: { email: string; password?: string; credits: number }) => {
-      const input = checked(NewAccountBody, { email: options.email, password: options.password, credits: options.credits });
+      const input = checked(NewAccountBody, {
+        email: options.email,
+        password: options.password,
+        credits: options.credits,
+      });
       return withCore(environment, async (core) => {
-        print(await core.services.accounts.createAccount({ email: input.email, password: input.password, creditsUsd: input.credits }));
+        print(
+          await core.services.accounts.createAccount({
+            email: input.email,
+            password: input.password,
+            creditsUsd: input.credits,
+          }),
+        );
       });
     });
 
@@ -121,11 +155,17 @@ function program(environment: Environment): Command {
     .action((options: { account: string; amount: number; note?: string }) => {
       const grant = checked(CreditGrantBody, { amount: options.amount, note: options.note });
       return withCore(environment, async (core) => {
-        print({ creditBalance: await core.services.accounts.addCredits(options.account, grant.amount, grant.note ?? null) });
+        print({
+          creditBalance: await core.services.accounts.addCredits(options.account, grant.amount, grant.note ?? null),
+        });
       });
     });
 
-  withRateLimitOptions(accounts.command('rate-limits').description("set or remove an account's rate limits, the default and ceiling of each of its keys"))
+  withRateLimitOptions(
+    accounts
+      .command('rate-limits')
+      .description("set or remove an account's rate limits, the default and ceiling of each of its keys"),
+  )
     .requiredOption('--account <accountId>', 'account id')
     .action((options: RateLimitOptions & { account: string }) => {
       const input = checked(RateLimitsPatch, rateLimitsOf(options));
@@ -145,15 +185,36 @@ function program(environment: Environment): Command {
       .option('--weekly <usd>', 'weekly spend cap (ISO week)', usd)
       .option('--monthly <usd>', 'monthly spend cap (calendar month)', usd)
       .option('--total <usd>', 'lifetime spend cap', usd),
-  ).action((options: RateLimitOptions & { account: string; name: string; daily?: number; weekly?: number; monthly?: number; total?: number }) => {
-    const { daily, weekly, monthly, total } = options;
-    const rateLimits = newKeyRateLimits(options);
-    const input = checked(NewKeyBody, { name: options.name, limits: withoutUndefined({ daily, weekly, monthly, total }), ...(Object.keys(rateLimits).length > 0 ? { rateLimits } : {}) });
-    return withCore(environment, async (core) => {
-      print(await core.services.apiKeys.create(options.account, input));
-    });
-  });
-  withRateLimitOptions(keys.command('rate-limits').description("set or remove an API key's rate limits (the smaller of a key's and its account's applies; a removed one falls back to its account's)"))
+  ).action(
+    (
+      options: RateLimitOptions & {
+        account: string;
+        name: string;
+        daily?: number;
+        weekly?: number;
+        monthly?: number;
+        total?: number;
+      },
+    ) => {
+      const { daily, weekly, monthly, total } = options;
+      const rateLimits = newKeyRateLimits(options);
+      const input = checked(NewKeyBody, {
+        name: options.name,
+        limits: withoutUndefined({ daily, weekly, monthly, total }),
+        ...(Object.keys(rateLimits).length > 0 ? { rateLimits } : {}),
+      });
+      return withCore(environment, async (core) => {
+        print(await core.services.apiKeys.create(options.account, input));
+      });
+    },
+  );
+  withRateLimitOptions(
+    keys
+      .command('rate-limits')
+      .description(
+        "set or remove an API key's rate limits (the smaller of a key's and its account's applies; a removed one falls back to its account's)",
+      ),
+  )
     .requiredOption('--key <keyId>', 'key id (not the raw key)')
     .action((options: RateLimitOptions & { key: string }) => {
       const input = checked(RateLimitsPatch, rateLimitsOf(options));
@@ -183,7 +244,9 @@ function program(environment: Environment): Command {
       const models = new Catalog(config).list();
       if (options.json) return print(models.map(modelView));
       for (const model of models) {
-        process.stdout.write(`${model.modelId}\t${model.outputModalities.join(',')}\t${model.rows.map((row) => row.providerId).join(',')}\n`);
+        process.stdout.write(
+          `${model.modelId}\t${model.outputModalities.join(',')}\t${model.rows.map((row) => row.providerId).join(',')}\n`,
+        );
       }
     });
   return cli;

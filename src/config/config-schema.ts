@@ -43,12 +43,16 @@ export const CapabilitiesSchema = Type.Object(
     image: Type.Optional(Type.Object({ params: Type.Optional(ParamsSchema) }, { additionalProperties: false })),
     video: Type.Optional(Type.Object({ params: Type.Optional(ParamsSchema) }, { additionalProperties: false })),
     // `parts`: the embedding input part types the model accepts; other keys describe inputs for clients.
-    inputs: Type.Optional(Type.Object({ parts: Type.Optional(Type.Array(Type.Union(embeddingPartTypes.map((type) => Type.Literal(type))))) }, { additionalProperties: true })),
+    inputs: Type.Optional(
+      Type.Object(
+        { parts: Type.Optional(Type.Array(Type.Union(embeddingPartTypes.map((type) => Type.Literal(type))))) },
+        { additionalProperties: true },
+      ),
+    ),
     strictParams: Type.Optional(Type.Boolean()),
   },
   { additionalProperties: false },
 );
-
 
 const ProviderSchema = Type.Object(
   {
@@ -95,7 +99,12 @@ export const PricingSchema = Type.Object(
     perVideoSecond: Type.Optional(Usd),
     perVideoSecondByResolution: Type.Optional(
       Type.Object(
-        { '480p': Type.Optional(Usd), '720p': Type.Optional(Usd), '1080p': Type.Optional(Usd), '4k': Type.Optional(Usd) },
+        {
+          '480p': Type.Optional(Usd),
+          '720p': Type.Optional(Usd),
+          '1080p': Type.Optional(Usd),
+          '4k': Type.Optional(Usd),
+        },
         { additionalProperties: false, minProperties: 1 },
       ),
     ),
@@ -117,7 +126,12 @@ const ModelSchema = Type.Object(
     inputModalities: Type.Optional(ModalityList(['text', 'image', 'file', 'video', 'audio'] as const)),
     outputModalities: Type.Optional(ModalityList(['text', 'image', 'file', 'video', 'audio', 'embedding'] as const)),
     pricing: Type.Optional(PricingSchema),
-    limits: Type.Optional(Type.Object({ maxOutputTokens: Type.Optional(Type.Integer({ minimum: 1, maximum: 10_000_000 })) }, { additionalProperties: false })),
+    limits: Type.Optional(
+      Type.Object(
+        { maxOutputTokens: Type.Optional(Type.Integer({ minimum: 1, maximum: 10_000_000 })) },
+        { additionalProperties: false },
+      ),
+    ),
     providers: Type.Array(ProviderRowSchema, { minItems: 1 }),
     createdAt: Type.Optional(Type.String()),
     updatedAt: Type.Optional(Type.String()),
@@ -131,9 +145,20 @@ export const VoiceSchema = Type.Object(
     voiceType: Type.String({ minLength: 1, maxLength: 200, pattern: '^[A-Za-z0-9_.-]+$' }),
     name: NonEmpty,
     gender: Type.Union([Type.Literal('male'), Type.Literal('female')]),
-    age: Type.Union([Type.Literal('child'), Type.Literal('teenager'), Type.Literal('adult'), Type.Literal('middle-age')]),
+    age: Type.Union([
+      Type.Literal('child'),
+      Type.Literal('teenager'),
+      Type.Literal('adult'),
+      Type.Literal('middle-age'),
+    ]),
     categories: Type.Array(NonEmpty),
-    languages: Type.Array(Type.Object({ language: NonEmpty, text: Type.String(), flag: Type.Optional(Type.String()) }, { additionalProperties: false }), { minItems: 1 }),
+    languages: Type.Array(
+      Type.Object(
+        { language: NonEmpty, text: Type.String(), flag: Type.Optional(Type.String()) },
+        { additionalProperties: false },
+      ),
+      { minItems: 1 },
+    ),
     resourceId: NonEmpty,
     avatar: Type.Optional(Type.String()),
     trialUrl: Type.Optional(Type.String()),
@@ -243,7 +268,10 @@ export const ConfigFileSchema = Type.Object(
           metricsToken: Type.Optional(Type.String()),
           tracing: Type.Optional(
             Type.Object(
-              { otlpEndpoint: Type.Optional(Type.String()), serviceName: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })) },
+              {
+                otlpEndpoint: Type.Optional(Type.String()),
+                serviceName: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+              },
               { additionalProperties: false },
             ),
           ),

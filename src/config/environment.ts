@@ -34,18 +34,24 @@ export function readEnvironment(variables: Readonly<Record<string, string | unde
     return value ? value : undefined;
   };
   const port = Number(nonEmpty('PORT') ?? '8080');
-  if (!Number.isInteger(port) || port < 0 || port > 65_535) throw new EnvironmentError(`PORT must be an integer 0-65535, got "${variables.PORT}"`);
+  if (!Number.isInteger(port) || port < 0 || port > 65_535)
+    throw new EnvironmentError(`PORT must be an integer 0-65535, got "${variables.PORT}"`);
   const host = nonEmpty('HOST') ?? '127.0.0.1';
   const logLevel = nonEmpty('LOG_LEVEL') ?? 'info';
-  if (!logLevels.includes(logLevel)) throw new EnvironmentError(`LOG_LEVEL must be one of ${logLevels.join(', ')}, got "${logLevel}"`);
+  if (!logLevels.includes(logLevel))
+    throw new EnvironmentError(`LOG_LEVEL must be one of ${logLevels.join(', ')}, got "${logLevel}"`);
   const databaseUrl = nonEmpty('DATABASE_URL');
-  if (databaseUrl && !/^postgres(ql)?:\/\//.test(databaseUrl)) throw new EnvironmentError('DATABASE_URL must be a postgres:// or postgresql:// URL');
+  if (databaseUrl && !/^postgres(ql)?:\/\//.test(databaseUrl))
+    throw new EnvironmentError('DATABASE_URL must be a postgres:// or postgresql:// URL');
   const redisUrl = nonEmpty('REDIS_URL');
-  if (redisUrl && !/^rediss?:\/\//.test(redisUrl)) throw new EnvironmentError('REDIS_URL must be a redis:// or rediss:// URL');
+  if (redisUrl && !/^rediss?:\/\//.test(redisUrl))
+    throw new EnvironmentError('REDIS_URL must be a redis:// or rediss:// URL');
   const secret = nonEmpty('GATEWAY_SECRET');
   const adminToken = nonEmpty('GATEWAY_ADMIN_TOKEN');
-  if (secret !== undefined && secret.length < 32) throw new EnvironmentError('GATEWAY_SECRET must be at least 32 characters');
-  if (databaseUrl && !secret) throw new EnvironmentError('GATEWAY_SECRET is required when DATABASE_URL is set (every process must share it)');
+  if (secret !== undefined && secret.length < 32)
+    throw new EnvironmentError('GATEWAY_SECRET must be at least 32 characters');
+  if (databaseUrl && !secret)
+    throw new EnvironmentError('GATEWAY_SECRET is required when DATABASE_URL is set (every process must share it)');
   return {
     port,
     host,
@@ -56,7 +62,10 @@ export function readEnvironment(variables: Readonly<Record<string, string | unde
     adminToken: adminToken === undefined ? undefined : new Secret(adminToken),
     secret: secret === undefined ? undefined : new Secret(secret),
     configuredPublicBaseUrl: nonEmpty('PUBLIC_BASE_URL')?.replace(/\/+$/, ''),
-    publicBaseUrl: (nonEmpty('PUBLIC_BASE_URL') ?? `http://${host.includes(':') ? `[${host}]` : host}:${port}`).replace(/\/+$/, ''),
+    publicBaseUrl: (nonEmpty('PUBLIC_BASE_URL') ?? `http://${host.includes(':') ? `[${host}]` : host}:${port}`).replace(
+      /\/+$/,
+      '',
+    ),
     logLevel,
     variables,
   };

@@ -39,7 +39,12 @@ export interface GatewayConfig {
    * `trustProxy`: the load balancers in front, whose `X-Forwarded-For` gives the client's address (the sign-in
    * limits per address, the request log line); empty, the connection's own address is the client's.
    */
-  server: { bodyLimitBytes: number; shutdownGraceMs: number; drainDelayMs: number; trustProxy: string[] } & ServerInputLimits;
+  server: {
+    bodyLimitBytes: number;
+    shutdownGraceMs: number;
+    drainDelayMs: number;
+    trustProxy: string[];
+  } & ServerInputLimits;
   accounts: { maxApiKeys: number; signupCreditsUsd: number; sessionTtlSeconds: number } & AccountAbuseLimits;
   /** Per-key rate limits: what to do while Redis (REDIS_URL) is unreachable, and the prefix of their counters there. */
   rateLimits: { redisFailure: 'open' | 'closed'; redisKeyPrefix: string };
@@ -50,7 +55,14 @@ export interface GatewayConfig {
    * open a provider row's breaker, the distinct accounts they must come from, and for how long it stays open;
    * what one request may wait in all for `retry-after`.
    */
-  upstream: { maxConnectionsPerOrigin: number; breakerFailures: number; breakerMinAccounts: number; breakerCooldownMs: number; retryBudgetMs: number; maxRetries: number };
+  upstream: {
+    maxConnectionsPerOrigin: number;
+    breakerFailures: number;
+    breakerMinAccounts: number;
+    breakerCooldownMs: number;
+    retryBudgetMs: number;
+    maxRetries: number;
+  };
   telemetry: TelemetryConfig;
   /** Media that clients name by URL and the gateway fetches (embedding inputs). */
   remoteMedia: { timeoutMs: number; maxBytes: number; maxRequestBytes: number; allowPrivateAddresses: boolean };
@@ -211,7 +223,11 @@ export function loadConfigFile(path: string, variables: Readonly<Record<string, 
   return parseConfig(text, path, variables);
 }
 
-export function parseConfig(text: string, path: string, variables: Readonly<Record<string, string | undefined>>): GatewayConfig {
+export function parseConfig(
+  text: string,
+  path: string,
+  variables: Readonly<Record<string, string | undefined>>,
+): GatewayConfig {
   // Errors name the line and column only: yaml's pretty errors quote the source line, which may hold a key.
   const lines = new LineCounter();
   const document = parseDocument(text, { prettyErrors: false, lineCounter: lines });
@@ -228,7 +244,10 @@ export function parseConfig(text: string, path: string, variables: Readonly<Reco
       // An unknown field is reported twice: once on the field ("schema is false") and once on its parent.
       .filter((error) => error.keyword !== 'additionalProperties')
       .slice(0, 5)
-      .map((error) => `at ${displayPath(error.instancePath)}: ${error.keyword === 'boolean' ? 'unknown field' : error.message}`);
+      .map(
+        (error) =>
+          `at ${displayPath(error.instancePath)}: ${error.keyword === 'boolean' ? 'unknown field' : error.message}`,
+      );
     throw new ConfigError(`${path}: ${problems.join('; ')}`);
   }
   return build(raw, path);
@@ -247,13 +266,21 @@ function displayPath(pointer: string): string {
 const placeholder = /\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g;
 
 /** Replaces `${VAR}` and `${VAR:-default}` inside every string value; an unset variable becomes "". */
-function interpolate(value: unknown, variables: Readonly<Record<string, string | undefined>>, file: string, at: string): unknown {
+function interpolate(
+  value: unknown,
+  variables: Readonly<Record<string, string | undefined>>,
+  file: string,
+  at: string,
+): unknown {
   if (typeof value === 'string') {
     if (value.includes('${') && !/\$\{[A-Za-z_][A-Za-z0-9_]*(?::-[^}]*)?\}/.test(value)) {
       // The value is not quoted: it may be a credential.
       throw new ConfigError(`${file}: at ${at || '(root)'}: malformed \${VAR} reference`);
     }
-    return value.replace(placeholder, (_match, name: string, fallback: string | undefined) => variables[name] || fallback || '');
+    return value.replace(
+      placeholder,
+      (_match, name: string, fallback: string | undefined) => variables[name] || fallback || '',
+    );
   }
   if (Array.isArray(value)) return value.map((item, index) => interpolate(item, variables, file, `${at}[${index}]`));
   if (value !== null && typeof value === 'object') {
@@ -274,7 +301,8 @@ function build(file: ConfigFile, path: string): GatewayConfig {
     const baseUrl = entry.baseUrl?.trim().replace(/\/+$/, '') ?? '';
     if (entry.protocol !== 'sandbox') {
       if (!baseUrl) fail(`providers.${id}.baseUrl`, 'required for this protocol');
-      if (!URL.canParse(baseUrl) || !/^https?:$/.test(new URL(baseUrl).protocol)) fail(`providers.${id}.baseUrl`, `not an http(s) URL: "${baseUrl}"`);
+      if (!URL.canParse(baseUrl) || !/^https?:$/.test(new URL(baseUrl).protocol))
+        fail(`providers.${id}.baseUrl`, `not an http(s) URL: "${baseUrl}"`);
     }
     providers.set(id, {
       id,
@@ -285,7 +313,9 @@ function build(file: ConfigFile, path: string): GatewayConfig {
       firstByteTimeoutMs: entry.firstByteTimeoutMs ?? configDefaults.providerFirstByteTimeoutMs,
       connectTimeoutMs: file.upstream?.connectTimeoutMs ?? configDefaults.upstreamConnectTimeoutMs,
       maxEventCharacters: file.upstream?.maxEventCharacters ?? configDefaults.maxEventCharacters,
-      headers: Object.fromEntries(Object.entries(entry.headers ?? {}).map(([name, value]) => [name, new Secret(value)])),
+      headers: Object.fromEntries(
+        Object.entries(entry.headers ?? {}).map(([name, value]) => [name, new Secret(value)]),
+      ),
       maxConcurrentJobs: entry.maxConcurrentJobs ?? configDefaults.maxConcurrentJobs,
       active: entry.protocol === 'sandbox' || apiKey !== '',
     });
@@ -296,7 +326,8 @@ function build(file: ConfigFile, path: string): GatewayConfig {
     if (seen.has(model.id)) fail(`${at}.id`, `duplicate model id "${model.id}"`);
     seen.add(model.id);
     model.providers.forEach((row, rowIndex) => {
-      if (!providers.has(row.provider)) fail(`${at}.providers[${rowIndex}].provider`, `unknown provider "${row.provider}"`);
+      if (!providers.has(row.provider))
+        fail(`${at}.providers[${rowIndex}].provider`, `unknown provider "${row.provider}"`);
       for (const [scope, params] of Object.entries({
         params: row.capabilities?.params,
         'image.params': row.capabilities?.image?.params,
@@ -313,13 +344,16 @@ function build(file: ConfigFile, path: string): GatewayConfig {
   const heartbeatSeconds = file.ledger?.heartbeatSeconds ?? configDefaults.heartbeatSeconds;
   const orphanHoldSeconds = file.ledger?.orphanHoldSeconds ?? configDefaults.orphanHoldSeconds;
   // A live process must heartbeat at least twice within the orphan window, or others would release its holds.
-  if (orphanHoldSeconds < 2 * heartbeatSeconds) fail('ledger.orphanHoldSeconds', `must be at least twice ledger.heartbeatSeconds (${heartbeatSeconds})`);
+  if (orphanHoldSeconds < 2 * heartbeatSeconds)
+    fail('ledger.orphanHoldSeconds', `must be at least twice ledger.heartbeatSeconds (${heartbeatSeconds})`);
   const headersTimeoutMs = file.server?.headersTimeoutMs ?? configDefaults.headersTimeoutMs;
   const requestTimeoutMs = file.server?.requestTimeoutMs ?? configDefaults.requestTimeoutMs;
   // Node refuses a server whose headers may take longer than the whole request.
-  if (headersTimeoutMs > requestTimeoutMs) fail('server.headersTimeoutMs', `must not be greater than server.requestTimeoutMs (${requestTimeoutMs})`);
+  if (headersTimeoutMs > requestTimeoutMs)
+    fail('server.headersTimeoutMs', `must not be greater than server.requestTimeoutMs (${requestTimeoutMs})`);
   const signupCredits = file.accounts?.signupCredits ?? configDefaults.signupCreditsUsd;
-  if (signupCredits !== 0 && signupCredits < ONE_NANO_USD) fail('accounts.signupCredits', 'must be 0 or at least one nano-USD (0.000000001)');
+  if (signupCredits !== 0 && signupCredits < ONE_NANO_USD)
+    fail('accounts.signupCredits', 'must be 0 or at least one nano-USD (0.000000001)');
   return {
     sourcePath: path,
     providers,
@@ -353,7 +387,10 @@ function build(file: ConfigFile, path: string): GatewayConfig {
       throttleWindowSeconds: file.accounts?.throttleWindowSeconds ?? configDefaults.throttleWindowSeconds,
       throttleMaxEntries: file.accounts?.throttleMaxEntries ?? configDefaults.throttleMaxEntries,
     },
-    rateLimits: { redisFailure: file.rateLimits?.redisFailure ?? 'open', redisKeyPrefix: file.rateLimits?.redisKeyPrefix ?? 'gateway:rl' },
+    rateLimits: {
+      redisFailure: file.rateLimits?.redisFailure ?? 'open',
+      redisKeyPrefix: file.rateLimits?.redisKeyPrefix ?? 'gateway:rl',
+    },
     ledger: {
       orphanHoldSeconds,
       heartbeatSeconds,
@@ -408,7 +445,8 @@ function checkedVoices(file: ConfigFile, fail: (at: string, problem: string) => 
   voices.forEach((voice, index) => {
     if (seen.has(voice.voiceType)) fail(`voices[${index}].voiceType`, `duplicate voice "${voice.voiceType}"`);
     seen.add(voice.voiceType);
-    if (!file.models.some((model) => model.id === voice.resourceId)) fail(`voices[${index}].resourceId`, `no model "${voice.resourceId}" in models`);
+    if (!file.models.some((model) => model.id === voice.resourceId))
+      fail(`voices[${index}].resourceId`, `no model "${voice.resourceId}" in models`);
   });
   return voices;
 }
@@ -421,9 +459,13 @@ function trustedProxies(file: ConfigFile, fail: (at: string, problem: string) =>
     const value = entry.trim();
     const [address = '', prefix, ...rest] = value.split('/');
     const version = isIP(address);
-    const prefixFits = prefix === undefined || (/^\d{1,3}$/.test(prefix) && Number(prefix) <= (version === 6 ? 128 : 32));
+    const prefixFits =
+      prefix === undefined || (/^\d{1,3}$/.test(prefix) && Number(prefix) <= (version === 6 ? 128 : 32));
     if (!proxyRangeNames.has(value) && (version === 0 || !prefixFits || rest.length > 0)) {
-      fail(`server.trustProxy[${index}]`, `not an IP address, a CIDR range or one of ${[...proxyRangeNames].join(', ')}: "${value}"`);
+      fail(
+        `server.trustProxy[${index}]`,
+        `not an IP address, a CIDR range or one of ${[...proxyRangeNames].join(', ')}: "${value}"`,
+      );
     }
     return value;
   });
@@ -432,7 +474,8 @@ function trustedProxies(file: ConfigFile, fail: (at: string, problem: string) =>
 function otlpEndpoint(file: ConfigFile, fail: (at: string, problem: string) => never): string | undefined {
   const endpoint = file.telemetry?.tracing?.otlpEndpoint?.trim();
   if (!endpoint) return undefined;
-  if (!URL.canParse(endpoint) || !/^https?:$/.test(new URL(endpoint).protocol)) fail('telemetry.tracing.otlpEndpoint', `not an http(s) URL: "${endpoint}"`);
+  if (!URL.canParse(endpoint) || !/^https?:$/.test(new URL(endpoint).protocol))
+    fail('telemetry.tracing.otlpEndpoint', `not an http(s) URL: "${endpoint}"`);
   return endpoint;
 }
 
@@ -440,8 +483,12 @@ function s3Config(file: ConfigFile, fail: (at: string, problem: string) => never
   const s3 = file.media?.s3;
   if (file.media?.store === 's3' && !s3) fail('media.s3', 'required when media.store is s3');
   if (!s3) return undefined;
-  for (const [field, value] of [['endpoint', s3.endpoint], ['publicEndpoint', s3.publicEndpoint]] as const) {
-    if (value !== undefined && (!URL.canParse(value) || !/^https?:$/.test(new URL(value).protocol))) fail(`media.s3.${field}`, `not an http(s) URL: "${value}"`);
+  for (const [field, value] of [
+    ['endpoint', s3.endpoint],
+    ['publicEndpoint', s3.publicEndpoint],
+  ] as const) {
+    if (value !== undefined && (!URL.canParse(value) || !/^https?:$/.test(new URL(value).protocol)))
+      fail(`media.s3.${field}`, `not an http(s) URL: "${value}"`);
   }
   return {
     bucket: s3.bucket,

@@ -37,7 +37,9 @@ export function toolDefinition(name: string, description: unknown, parameters: u
   return {
     name,
     ...(typeof description === 'string' ? { description } : {}),
-    ...(parameters !== null && typeof parameters === 'object' && !Array.isArray(parameters) ? { parameters: parameters as Record<string, unknown> } : {}),
+    ...(parameters !== null && typeof parameters === 'object' && !Array.isArray(parameters)
+      ? { parameters: parameters as Record<string, unknown> }
+      : {}),
   };
 }
 
@@ -57,7 +59,9 @@ export function textOf(content: ChatMessage['content']): string {
 
 /** Text-only parts become one string; otherwise the parts stay as they are, in order. */
 export function compactContent(parts: readonly ChatPart[]): ChatMessage['content'] {
-  return parts.every((part) => part.type === 'text') ? parts.map((part) => (part as { text: string }).text).join('') : parts;
+  return parts.every((part) => part.type === 'text')
+    ? parts.map((part) => (part as { text: string }).text).join('')
+    : parts;
 }
 
 export function partsOf(content: ChatMessage['content']): readonly ChatPart[] {
@@ -76,9 +80,15 @@ export function nameToolResults(messages: ChatMessage[]): ChatMessage[] {
   const names = new Map<string, string>();
   return messages.map((message) => {
     for (const call of toolCallsIn(message.content)) names.set(call.id, call.name);
-    if (typeof message.content === 'string' || !message.content.some((part) => part.type === 'tool-result')) return message;
+    if (typeof message.content === 'string' || !message.content.some((part) => part.type === 'tool-result'))
+      return message;
     const content = message.content.map((part) =>
-      part.type === 'tool-result' ? { type: 'tool-result' as const, result: { ...part.result, name: names.get(part.result.callId) ?? part.result.name } } : part,
+      part.type === 'tool-result'
+        ? {
+            type: 'tool-result' as const,
+            result: { ...part.result, name: names.get(part.result.callId) ?? part.result.name },
+          }
+        : part,
     );
     return { ...message, content };
   });
@@ -91,14 +101,19 @@ export function nameToolResults(messages: ChatMessage[]): ChatMessage[] {
 export function userTurn(parts: ChatPart[]): ChatMessage[] {
   const results = parts.filter((part) => part.type === 'tool-result');
   const rest = parts.filter((part) => part.type !== 'tool-result');
-  return [...(results.length > 0 ? [{ role: 'tool' as const, content: results }] : []), ...(rest.length > 0 || results.length === 0 ? [{ role: 'user' as const, content: compactContent(rest) }] : [])];
+  return [
+    ...(results.length > 0 ? [{ role: 'tool' as const, content: results }] : []),
+    ...(rest.length > 0 || results.length === 0 ? [{ role: 'user' as const, content: compactContent(rest) }] : []),
+  ];
 }
 
 /** The JSON object a call's argument text holds; anything that is not an object becomes `{}`. */
 export function argumentsObject(text: string): Record<string, unknown> {
   try {
     const value: unknown = JSON.parse(text);
-    return value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
+    return value !== null && typeof value === 'object' && !Array.isArray(value)
+      ? (value as Record<string, unknown>)
+      : {};
   } catch {
     return {};
   }
@@ -117,7 +132,12 @@ export function promptTextOf(content: ChatMessage['content']): string {
 }
 
 export function imagesIn(messages: readonly ChatMessage[]): number {
-  return messages.reduce((count, message) => count + (typeof message.content === 'string' ? 0 : message.content.filter((part) => part.type === 'image').length), 0);
+  return messages.reduce(
+    (count, message) =>
+      count +
+      (typeof message.content === 'string' ? 0 : message.content.filter((part) => part.type === 'image').length),
+    0,
+  );
 }
 
 /** `data:<type>;base64,<data>` URLs are inline images; anything else is fetched by the provider. */
@@ -134,7 +154,13 @@ export function imageUrlOf(image: ImageSource): string {
 export type ResponseFormat =
   | { type: 'text' }
   | { type: 'json_object' }
-  | { type: 'json_schema'; name: string; description?: string; schema?: Readonly<Record<string, unknown>>; strict?: boolean };
+  | {
+      type: 'json_schema';
+      name: string;
+      description?: string;
+      schema?: Readonly<Record<string, unknown>>;
+      strict?: boolean;
+    };
 
 /** Extended thinking: on with a token budget for it, or off. */
 export type ThinkingConfig = { type: 'enabled'; budgetTokens: number } | { type: 'disabled' };
@@ -212,7 +238,11 @@ export function isChatParameter(name: string): name is ChatParameterName {
   return Object.hasOwn(parameterNames, name);
 }
 
-function copyParameter<K extends ChatParameterName>(target: Partial<ChatRequest>, source: Partial<ChatRequest>, name: K): void {
+function copyParameter<K extends ChatParameterName>(
+  target: Partial<ChatRequest>,
+  source: Partial<ChatRequest>,
+  name: K,
+): void {
   if (source[name] !== undefined) target[name] = source[name];
 }
 

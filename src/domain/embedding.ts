@@ -1,7 +1,15 @@
 /** The canonical embedding model every embedding surface decodes into and every provider adapter encodes from. */
 
 /** The part types of the beta embeddings extension, which name what a model's catalog entry may accept. */
-export const embeddingPartTypes = ['text', 'imageBase64', 'imageUrl', 'audioBase64', 'audioUrl', 'fileBase64', 'videoBase64'] as const;
+export const embeddingPartTypes = [
+  'text',
+  'imageBase64',
+  'imageUrl',
+  'audioBase64',
+  'audioUrl',
+  'fileBase64',
+  'videoBase64',
+] as const;
 export type EmbeddingPartType = (typeof embeddingPartTypes)[number];
 
 export type EmbeddingPart =
@@ -59,7 +67,10 @@ export function inputText(input: EmbeddingInput): string {
  * `data:<type>;base64,<data>` taken apart, or raw base64 with the media type given beside it. The spec lets
  * base64 inputs be either; raw base64 needs a media type.
  */
-export function splitBase64(data: string, mediaType: string | undefined): { mediaType: string | undefined; data: string } {
+export function splitBase64(
+  data: string,
+  mediaType: string | undefined,
+): { mediaType: string | undefined; data: string } {
   const url = /^data:([^;,]+);base64,(.*)$/s.exec(data);
   return url ? { mediaType: url[1]!.toLowerCase(), data: url[2]! } : { mediaType: mediaType?.toLowerCase(), data };
 }

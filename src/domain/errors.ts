@@ -44,7 +44,12 @@ export class GatewayError extends Error {
   /** Sent as `retry-after` with the answer (a provider temporarily skipped, say). */
   readonly retryAfterSeconds: number | undefined;
 
-  constructor(code: ErrorCode, message: string, details: readonly string[] = [], options: { retryAfterSeconds?: number } = {}) {
+  constructor(
+    code: ErrorCode,
+    message: string,
+    details: readonly string[] = [],
+    options: { retryAfterSeconds?: number } = {},
+  ) {
     super(message);
     this.name = 'GatewayError';
     this.code = code;

@@ -41,7 +41,9 @@ export interface ImageGenerationRequest {
 export type StoredImageSource = ImageSource | { kind: 'asset'; objectKey: string; mediaType: string };
 
 /** The adapter's request without the upstream model (the job row keeps it), with stored image sources. */
-export type StoredImageRequest = Omit<ImageGenerationRequest, 'upstreamModel' | 'images'> & { images: StoredImageSource[] };
+export type StoredImageRequest = Omit<ImageGenerationRequest, 'upstreamModel' | 'images'> & {
+  images: StoredImageSource[];
+};
 
 /** A layer's box: `[left, top, right, bottom]` in pixels of the base image. */
 export type LayerBox = readonly [number, number, number, number];

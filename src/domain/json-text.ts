@@ -56,7 +56,11 @@ export function scanJsonText(text: string, maxDepth: number): JsonTextProblem | 
         else if (!((next >= digit0 && next <= digit9) || next === dot || next === minus || next === plus)) break;
       }
       // Only a number with an exponent or hundreds of digits can overflow: the rest cost no conversion.
-      if (!overflow && (exponent || index - start >= digitsThatCannotOverflow) && Math.abs(Number(text.slice(start, index + 1))) === Infinity) {
+      if (
+        !overflow &&
+        (exponent || index - start >= digitsThatCannotOverflow) &&
+        Math.abs(Number(text.slice(start, index + 1))) === Infinity
+      ) {
         overflow = true;
       }
     }

@@ -53,7 +53,12 @@ export function modelPricingFrom(entry: PricingEntry | undefined): ModelPricing 
     videoOutputSecondNanos: nanos(entry.perVideoSecond),
     audioOutputSecondNanos: nanos(entry.perAudioSecond),
     videoOutputSecondByResolutionNanos:
-      entry.perVideoSecondByResolution && Object.fromEntries(Object.entries(entry.perVideoSecondByResolution).flatMap(([resolution, usd]) => (usd === undefined ? [] : [[resolution, usdToNanos(usd)]]))),
+      entry.perVideoSecondByResolution &&
+      Object.fromEntries(
+        Object.entries(entry.perVideoSecondByResolution).flatMap(([resolution, usd]) =>
+          usd === undefined ? [] : [[resolution, usdToNanos(usd)]],
+        ),
+      ),
     outputImageByQualityNanos: entry.perImageByQuality && {
       low: usdToNanos(entry.perImageByQuality.low),
       medium: usdToNanos(entry.perImageByQuality.medium),
@@ -80,11 +85,20 @@ export function pricesInUsd(pricing: ModelPricing): PricingEntry {
     inputPerVideoSecond: usd(pricing.videoSecondNanos),
     inputPerFile: usd(pricing.fileNanos),
     perImage: usd(pricing.outputImageNanos),
-    perImageByQuality: byQuality && { low: nanosToUsd(byQuality.low), medium: nanosToUsd(byQuality.medium), high: nanosToUsd(byQuality.high) },
+    perImageByQuality: byQuality && {
+      low: nanosToUsd(byQuality.low),
+      medium: nanosToUsd(byQuality.medium),
+      high: nanosToUsd(byQuality.high),
+    },
     perMCharacters: usd(pricing.characterNanosPerM),
     perVideoSecond: usd(pricing.videoOutputSecondNanos),
     perVideoSecondByResolution:
-      byResolution && Object.fromEntries(Object.entries(byResolution).flatMap(([resolution, nanos]) => (nanos === undefined ? [] : [[resolution, nanosToUsd(nanos)]]))),
+      byResolution &&
+      Object.fromEntries(
+        Object.entries(byResolution).flatMap(([resolution, nanos]) =>
+          nanos === undefined ? [] : [[resolution, nanosToUsd(nanos)]],
+        ),
+      ),
     perAudioSecond: usd(pricing.audioOutputSecondNanos),
   };
   return Object.fromEntries(Object.entries(entry).filter(([, price]) => price !== undefined)) as PricingEntry;

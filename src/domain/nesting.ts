@@ -14,8 +14,10 @@ export function requireNestingWithin(value: unknown, field: string): void {
   const pending: Array<{ value: unknown; depth: number }> = [{ value, depth: 1 }];
   for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
     if (next.value === null || typeof next.value !== 'object') continue;
-    if (next.depth > maxNesting) throw new GatewayError('GW_VALIDATION', `${field} is nested deeper than ${maxNesting} levels`);
-    for (const child of Array.isArray(next.value) ? next.value : Object.values(next.value)) pending.push({ value: child, depth: next.depth + 1 });
+    if (next.depth > maxNesting)
+      throw new GatewayError('GW_VALIDATION', `${field} is nested deeper than ${maxNesting} levels`);
+    for (const child of Array.isArray(next.value) ? next.value : Object.values(next.value))
+      pending.push({ value: child, depth: next.depth + 1 });
   }
 }
 
@@ -25,7 +27,12 @@ export function requireNestingWithin(value: unknown, field: string): void {
  */
 export function requireToolTextsWithin(parts: readonly ChatPart[], field: string): void {
   for (const part of parts) {
-    const text = part.type === 'tool-call' ? part.call.arguments : part.type === 'tool-result' ? part.result.output : undefined;
-    if (text !== undefined && scanJsonText(text, maxNesting) === 'too-deep') throw new GatewayError('GW_VALIDATION', `${field} holds tool ${part.type === 'tool-call' ? 'arguments' : 'output'} nested deeper than ${maxNesting} levels`);
+    const text =
+      part.type === 'tool-call' ? part.call.arguments : part.type === 'tool-result' ? part.result.output : undefined;
+    if (text !== undefined && scanJsonText(text, maxNesting) === 'too-deep')
+      throw new GatewayError(
+        'GW_VALIDATION',
+        `${field} holds tool ${part.type === 'tool-call' ? 'arguments' : 'output'} nested deeper than ${maxNesting} levels`,
+      );
   }
 }

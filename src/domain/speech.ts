@@ -9,7 +9,20 @@ export type SpeechFormat = (typeof speechFormats)[number];
 
 export const speechSampleRates = [8000, 16000, 22050, 24000, 32000, 44100, 48000] as const;
 
-export const explicitLanguages = ['zh', 'zh-cn', 'en', 'ja', 'es', 'es-mx', 'id', 'pt-br', 'ko', 'it', 'de', 'fr'] as const;
+export const explicitLanguages = [
+  'zh',
+  'zh-cn',
+  'en',
+  'ja',
+  'es',
+  'es-mx',
+  'id',
+  'pt-br',
+  'ko',
+  'it',
+  'de',
+  'fr',
+] as const;
 
 /** Every field is already validated against the spec and the voice. */
 export interface SpeechSynthesisRequest {
@@ -64,7 +77,9 @@ export interface SubtitleWord {
 export function subtitleOf(sentences: SubtitleSentence[]): AudioSubtitle {
   let text = '';
   for (const sentence of sentences) {
-    const touching = /[\p{L}\p{N}.,!?;:]$/u.test(text) && /^[\p{Script=Latin}\p{Script=Cyrillic}\p{Script=Greek}\p{N}]/u.test(sentence.text);
+    const touching =
+      /[\p{L}\p{N}.,!?;:]$/u.test(text) &&
+      /^[\p{Script=Latin}\p{Script=Cyrillic}\p{Script=Greek}\p{N}]/u.test(sentence.text);
     text += touching ? ` ${sentence.text}` : sentence.text;
   }
   return { text, sentences };
@@ -107,4 +122,9 @@ export interface ReferenceAudioResult {
 }
 
 /** The media type of each format. */
-export const audioMediaTypes: Record<AudioFormat, string> = { mp3: 'audio/mpeg', wav: 'audio/wav', ogg_opus: 'audio/ogg', pcm: 'audio/L16' };
+export const audioMediaTypes: Record<AudioFormat, string> = {
+  mp3: 'audio/mpeg',
+  wav: 'audio/wav',
+  ogg_opus: 'audio/ogg',
+  pcm: 'audio/L16',
+};

@@ -4,12 +4,24 @@ import { countTextTokens, tokensPerImage, wholeTokens } from '../billing/token-e
 import { gateParameters } from '../catalog/capability-gate.ts';
 import type { CatalogModel, ProviderRow } from '../catalog/catalog.ts';
 import type { ProviderConfig } from '../config/load-config.ts';
-import { emptyMediaTally, type EmbeddingInput, type EmbeddingPartType, type EmbeddingResult, type MediaTally } from '../domain/embedding.ts';
+import {
+  emptyMediaTally,
+  type EmbeddingInput,
+  type EmbeddingPartType,
+  type EmbeddingResult,
+  type MediaTally,
+} from '../domain/embedding.ts';
 import { GatewayError } from '../domain/errors.ts';
 import type { GenerationAttempt, GenerationRoute } from '../domain/generation-route.ts';
 import type { ModelPricing } from '../domain/model-pricing.ts';
 import type { EmbeddingAdapter } from '../providers/provider-adapter.ts';
-import { acceptedParts, checkEmbeddingShape, prepareEmbeddingInputs, type EmbeddingRowInputs, type MediaFetch } from './embedding-inputs.ts';
+import {
+  acceptedParts,
+  checkEmbeddingShape,
+  prepareEmbeddingInputs,
+  type EmbeddingRowInputs,
+  type MediaFetch,
+} from './embedding-inputs.ts';
 import { worthFallingBack } from './fallback.ts';
 import type { RowRef } from './provider-breakers.ts';
 import { dispatchWithFallback } from './upstream-dispatch.ts';
@@ -47,12 +59,22 @@ const tokensPerInput = 8;
  * byte. Holding it means a settled embedding call never costs more than was reserved.
  */
 function maximumTokens(inputs: readonly EmbeddingInput[], media: MediaTally): number {
-  const text = inputs.reduce((sum, input) => sum + tokensPerInput + input.parts.reduce((bytes, part) => bytes + (part.type === 'text' ? Buffer.byteLength(part.text) : 0), 0), 0);
+  const text = inputs.reduce(
+    (sum, input) =>
+      sum +
+      tokensPerInput +
+      input.parts.reduce((bytes, part) => bytes + (part.type === 'text' ? Buffer.byteLength(part.text) : 0), 0),
+    0,
+  );
   return text + media.images * tokensPerImage;
 }
 
 function countedTokens(inputs: readonly EmbeddingInput[]): number {
-  return inputs.reduce((sum, input) => sum + input.parts.reduce((count, part) => count + (part.type === 'text' ? countTextTokens(part.text) : 0), 0), 0);
+  return inputs.reduce(
+    (sum, input) =>
+      sum + input.parts.reduce((count, part) => count + (part.type === 'text' ? countTextTokens(part.text) : 0), 0),
+    0,
+  );
 }
 
 /** The pipeline for embeddings: resolve -> check inputs and limits -> gate -> hold -> dispatch (with fallback) -> settle. */
@@ -97,7 +119,11 @@ export class EmbeddingGeneration {
     const routes = [
       { route: winner!, dimensions },
       ...others.flatMap((route) => {
-        if (!asked.every((type) => route.accepted.includes(type)) || !sent.every((type) => route.carries.includes(type))) return [];
+        if (
+          !asked.every((type) => route.accepted.includes(type)) ||
+          !sent.every((type) => route.carries.includes(type))
+        )
+          return [];
         try {
           return [{ route, dimensions: gateDimensions(model.modelId, route.capabilities, input) }];
         } catch {
@@ -110,7 +136,11 @@ export class EmbeddingGeneration {
     // Tokens that providers reported for calls of attempts that failed: what a request failing in the end is charged.
     let usedByFailures = 0;
     const attempts: GenerationAttempt[] = [];
-    const candidates = routes.map((candidate) => ({ providerId: candidate.route.providerId, upstreamModel: candidate.route.upstreamModel, ...candidate }));
+    const candidates = routes.map((candidate) => ({
+      providerId: candidate.route.providerId,
+      upstreamModel: candidate.route.upstreamModel,
+      ...candidate,
+    }));
     const routeOf = (served: RowRef, fallbacks: GenerationAttempt[], firstByteMs?: number): GenerationRoute => ({
       providerId: served.providerId,
       upstreamModel: served.upstreamModel,
@@ -130,7 +160,15 @@ export class EmbeddingGeneration {
         attempt: async ({ route, dimensions: size }) => {
           let used = 0;
           try {
-            return await route.adapter.embed({ upstreamModel: route.upstreamModel, inputs, dimensions: size, reportUsage: (tokens) => (used += tokens) }, { target: route.target });
+            return await route.adapter.embed(
+              {
+                upstreamModel: route.upstreamModel,
+                inputs,
+                dimensions: size,
+                reportUsage: (tokens) => (used += tokens),
+              },
+              { target: route.target },
+            );
           } finally {
             usedByFailures += used;
           }
@@ -140,14 +178,24 @@ export class EmbeddingGeneration {
     } catch (error) {
       const last = attempts.at(-1) ?? candidates[0]!;
       // Every row skipped (its breaker open): nothing went upstream, so nothing is recorded.
-      if (attempts.every((attempt) => attempt.outcome === 'skipped')) await reservation.release().catch(() => undefined);
-      else reservation.settleInBackground({ ...failedSettlement(pricing, wholeTokens(usedByFailures), recordedRequest), route: routeOf(last, attempts.slice(0, -1)) });
+      if (attempts.every((attempt) => attempt.outcome === 'skipped'))
+        await reservation.release().catch(() => undefined);
+      else
+        reservation.settleInBackground({
+          ...failedSettlement(pricing, wholeTokens(usedByFailures), recordedRequest),
+          route: routeOf(last, attempts.slice(0, -1)),
+        });
       throw error;
     }
     const { value: result, row } = served;
     const counted = result.inputTokens === undefined;
     const inputTokens = counted ? countedTokens(inputs) : wholeTokens(result.inputTokens);
-    const usage = { promptTokens: inputTokens, totalTokens: inputTokens, ...mediaUsage(media), ...(counted ? { countedByGateway: true } : {}) };
+    const usage = {
+      promptTokens: inputTokens,
+      totalTokens: inputTokens,
+      ...mediaUsage(media),
+      ...(counted ? { countedByGateway: true } : {}),
+    };
     // The vectors go out now; the hold covers the cost until the settlement replaces it.
     reservation.settleInBackground({
       costNanos: embeddingCost(pricing, inputTokens, media),
@@ -168,11 +216,20 @@ export class EmbeddingGeneration {
         const adapter = this.dependencies.adapters.get(row.protocol)?.embeddings;
         const target = this.dependencies.providers.get(row.providerId);
         if (adapter && target) {
-          routes.push({ providerId: row.providerId, upstreamModel: row.upstreamModel, capabilities: row.capabilities, adapter, target, accepted: acceptedParts(row.capabilities, model.inputModalities, adapter.parts), carries: adapter.parts });
+          routes.push({
+            providerId: row.providerId,
+            upstreamModel: row.upstreamModel,
+            capabilities: row.capabilities,
+            adapter,
+            target,
+            accepted: acceptedParts(row.capabilities, model.inputModalities, adapter.parts),
+            carries: adapter.parts,
+          });
         }
       }
     }
-    if (routes.length === 0) throw new GatewayError('GW_MODEL_NOT_AVAILABLE', `model "${model.modelId}" does not make embeddings`);
+    if (routes.length === 0)
+      throw new GatewayError('GW_MODEL_NOT_AVAILABLE', `model "${model.modelId}" does not make embeddings`);
     return routes;
   }
 }
@@ -181,7 +238,10 @@ export class EmbeddingGeneration {
 function gateDimensions(
   modelId: string,
   capabilities: ProviderRow['capabilities'],
-  { dimensions, dimensionsField: field = 'dimensions' }: Pick<EmbeddingGenerationInput, 'dimensions' | 'dimensionsField'>,
+  {
+    dimensions,
+    dimensionsField: field = 'dimensions',
+  }: Pick<EmbeddingGenerationInput, 'dimensions' | 'dimensionsField'>,
 ): number | undefined {
   if (dimensions === undefined) return undefined;
   const constraint = capabilities?.params?.dimensions;
@@ -189,7 +249,13 @@ function gateDimensions(
     if (capabilities?.strictParams === false) return undefined;
     throw new GatewayError('GW_PARAMETER_UNSUPPORTED', `model "${modelId}" does not support parameter "${field}"`);
   }
-  gateParameters({ modelId, capabilities: { params: { [field]: constraint } }, scope: 'text', optional: {}, values: { [field]: dimensions } });
+  gateParameters({
+    modelId,
+    capabilities: { params: { [field]: constraint } },
+    scope: 'text',
+    optional: {},
+    values: { [field]: dimensions },
+  });
   return dimensions;
 }
 
@@ -213,6 +279,11 @@ function partTypes(inputs: readonly EmbeddingInput[]): EmbeddingPartType[] {
 
 function mediaUsage(media: MediaTally): Record<string, number> {
   return Object.fromEntries(
-    Object.entries({ images: media.images, audioSeconds: media.audioMs / 1000, videoSeconds: media.videoMs / 1000, files: media.files }).filter(([, value]) => value > 0),
+    Object.entries({
+      images: media.images,
+      audioSeconds: media.audioMs / 1000,
+      videoSeconds: media.videoMs / 1000,
+      files: media.files,
+    }).filter(([, value]) => value > 0),
   );
 }

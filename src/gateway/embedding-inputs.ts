@@ -1,5 +1,12 @@
 import type { Capabilities } from '../domain/capabilities.ts';
-import { embeddingPartTypes, emptyMediaTally, type EmbeddingInput, type EmbeddingPart, type EmbeddingPartType, type MediaTally } from '../domain/embedding.ts';
+import {
+  embeddingPartTypes,
+  emptyMediaTally,
+  type EmbeddingInput,
+  type EmbeddingPart,
+  type EmbeddingPartType,
+  type MediaTally,
+} from '../domain/embedding.ts';
 import { GatewayError } from '../domain/errors.ts';
 import { isoVideoFacts, wavSeconds } from '../media/media-duration.ts';
 import { sniffMediaType } from '../media/media-type.ts';
@@ -23,7 +30,9 @@ const wavAliases = new Set(['audio/wav', 'audio/x-wav', 'audio/wave', 'audio/vnd
 const base64Pattern = /^[A-Za-z0-9+/]*={0,2}$/;
 
 /** URL parts the gateway can fetch and send inline, for protocols that take only the bytes. */
-const inlineForm = { imageUrl: 'imageBase64', audioUrl: 'audioBase64' } as const satisfies Partial<Record<EmbeddingPartType, EmbeddingPartType>>;
+const inlineForm = { imageUrl: 'imageBase64', audioUrl: 'audioBase64' } as const satisfies Partial<
+  Record<EmbeddingPartType, EmbeddingPartType>
+>;
 
 /** What one provider row takes: the part types the model accepts, and those its protocol carries as they are. */
 export interface EmbeddingRowInputs {
@@ -49,10 +58,18 @@ type UrlPart = Extract<EmbeddingPart, { type: 'imageUrl' | 'audioUrl' }>;
  * else text (and images when the model takes image input); never more than the row's protocol can carry,
  * where a URL counts as carried when the protocol takes the bytes it names.
  */
-export function acceptedParts(capabilities: Capabilities | undefined, inputModalities: readonly string[], protocolParts: readonly EmbeddingPartType[]): EmbeddingPartType[] {
+export function acceptedParts(
+  capabilities: Capabilities | undefined,
+  inputModalities: readonly string[],
+  protocolParts: readonly EmbeddingPartType[],
+): EmbeddingPartType[] {
   const listed = capabilities?.inputs?.parts;
-  const configured: readonly string[] = Array.isArray(listed) ? (listed as string[]) : ['text', ...(inputModalities.includes('image') ? ['imageBase64', 'imageUrl'] : [])];
-  const carried = (type: EmbeddingPartType) => protocolParts.includes(type) || (type in inlineForm && protocolParts.includes(inlineForm[type as keyof typeof inlineForm]));
+  const configured: readonly string[] = Array.isArray(listed)
+    ? (listed as string[])
+    : ['text', ...(inputModalities.includes('image') ? ['imageBase64', 'imageUrl'] : [])];
+  const carried = (type: EmbeddingPartType) =>
+    protocolParts.includes(type) ||
+    (type in inlineForm && protocolParts.includes(inlineForm[type as keyof typeof inlineForm]));
   return embeddingPartTypes.filter((type) => configured.includes(type) && carried(type));
 }
 
@@ -71,9 +88,14 @@ function decodeBase64(data: string, where: string): Buffer {
  * Returns the most media the request can embed (audio and video at their longest allowed durations), which
  * bounds what it can cost before any media has been read.
  */
-export function checkEmbeddingShape(modelId: string, inputs: readonly EmbeddingInput[], accepted: readonly EmbeddingPartType[]): MediaTally {
+export function checkEmbeddingShape(
+  modelId: string,
+  inputs: readonly EmbeddingInput[],
+  accepted: readonly EmbeddingPartType[],
+): MediaTally {
   if (inputs.length === 0) refuse('at least one input is required');
-  if (inputs.length > embeddingLimits.inputs) refuse(`at most ${embeddingLimits.inputs} inputs are accepted per request (got ${inputs.length})`);
+  if (inputs.length > embeddingLimits.inputs)
+    refuse(`at most ${embeddingLimits.inputs} inputs are accepted per request (got ${inputs.length})`);
   const bound = emptyMediaTally();
   let audioParts = 0;
   let videoParts = 0;
@@ -84,18 +106,26 @@ export function checkEmbeddingShape(modelId: string, inputs: readonly EmbeddingI
       if (part.type === 'text' && part.text.length === 0) refuse(`input ${index} has an empty text`);
       if (part.type === 'imageUrl' || part.type === 'imageBase64') bound.images++;
       if (part.type === 'fileBase64') bound.files++;
-      if ((part.type === 'audioUrl' || part.type === 'audioBase64') && ++audioParts > embeddingLimits.audioParts) refuse(`at most ${embeddingLimits.audioParts} audio part is accepted per request`);
-      if (part.type === 'videoBase64' && ++videoParts > embeddingLimits.videoParts) refuse(`at most ${embeddingLimits.videoParts} video part is accepted per request`);
+      if ((part.type === 'audioUrl' || part.type === 'audioBase64') && ++audioParts > embeddingLimits.audioParts)
+        refuse(`at most ${embeddingLimits.audioParts} audio part is accepted per request`);
+      if (part.type === 'videoBase64' && ++videoParts > embeddingLimits.videoParts)
+        refuse(`at most ${embeddingLimits.videoParts} video part is accepted per request`);
     }
   }
-  if (bound.images > embeddingLimits.images) refuse(`at most ${embeddingLimits.images} images are accepted per request (got ${bound.images})`);
+  if (bound.images > embeddingLimits.images)
+    refuse(`at most ${embeddingLimits.images} images are accepted per request (got ${bound.images})`);
   bound.audioMs = audioParts * embeddingLimits.audioSeconds * 1000;
   bound.videoMs = videoParts * embeddingLimits.videoSeconds * 1000;
   return bound;
 }
 
 /** A URL part's media, fetched and made the inline part of its kind; its media type is read from the bytes when they say. */
-async function fetchInline(part: UrlPart, fetchMedia: MediaFetch, budget: ByteBudget, where: string): Promise<Prepared> {
+async function fetchInline(
+  part: UrlPart,
+  fetchMedia: MediaFetch,
+  budget: ByteBudget,
+  where: string,
+): Promise<Prepared> {
   let media: FetchedMedia;
   try {
     media = await fetchMedia(part.url, budget);
@@ -105,7 +135,10 @@ async function fetchInline(part: UrlPart, fetchMedia: MediaFetch, budget: ByteBu
     return refuse(`${where}: could not fetch ${shown}: ${error.message}`);
   }
   const mediaType = sniffMediaType(media.bytes) ?? media.contentType ?? 'application/octet-stream';
-  return { part: { type: inlineForm[part.type], mediaType, data: media.bytes.toString('base64') }, fetched: media.bytes };
+  return {
+    part: { type: inlineForm[part.type], mediaType, data: media.bytes.toString('base64') },
+    fetched: media.bytes,
+  };
 }
 
 /** One part with its bytes checked against the limits; adds what it embeds besides text to the tally. */
@@ -117,7 +150,8 @@ async function checkBytes({ part, fetched }: Prepared, where: string, tally: Med
       tally.images++;
       return;
     case 'imageBase64':
-      if (!part.mediaType.startsWith('image/')) refuse(`${where}: an image needs an image/* media type, not "${part.mediaType}"`);
+      if (!part.mediaType.startsWith('image/'))
+        refuse(`${where}: an image needs an image/* media type, not "${part.mediaType}"`);
       if (!fetched) decodeBase64(part.data, `${where}'s image`);
       tally.images++;
       return;
@@ -125,21 +159,30 @@ async function checkBytes({ part, fetched }: Prepared, where: string, tally: Med
       if (!wavAliases.has(part.mediaType)) refuse(`${where}: audio must be audio/wav, not "${part.mediaType}"`);
       const seconds = await wavSeconds(fetched ?? decodeBase64(part.data, `${where}'s audio`));
       if (seconds === undefined) refuse(`${where}: the audio is not a readable WAV file`);
-      if (seconds > embeddingLimits.audioSeconds) refuse(`${where}: the audio lasts ${seconds.toFixed(1)} s; at most ${embeddingLimits.audioSeconds} s is accepted`);
+      if (seconds > embeddingLimits.audioSeconds)
+        refuse(
+          `${where}: the audio lasts ${seconds.toFixed(1)} s; at most ${embeddingLimits.audioSeconds} s is accepted`,
+        );
       tally.audioMs += Math.ceil(seconds * 1000);
       return;
     }
     case 'videoBase64': {
-      if (!(embeddingLimits.videoMediaTypes as readonly string[]).includes(part.mediaType)) refuse(`${where}: video must be MP4 or MOV (video/mp4, video/quicktime), not "${part.mediaType}"`);
+      if (!(embeddingLimits.videoMediaTypes as readonly string[]).includes(part.mediaType))
+        refuse(`${where}: video must be MP4 or MOV (video/mp4, video/quicktime), not "${part.mediaType}"`);
       const video = isoVideoFacts(decodeBase64(part.data, `${where}'s video`));
       if (!video) refuse(`${where}: the video is not a readable MP4 or MOV file`);
-      if (video.seconds > embeddingLimits.videoSeconds) refuse(`${where}: the video lasts ${video.seconds.toFixed(1)} s; at most ${embeddingLimits.videoSeconds} s is accepted`);
+      if (video.seconds > embeddingLimits.videoSeconds)
+        refuse(
+          `${where}: the video lasts ${video.seconds.toFixed(1)} s; at most ${embeddingLimits.videoSeconds} s is accepted`,
+        );
       tally.videoMs += Math.ceil(video.seconds * 1000);
       return;
     }
     case 'fileBase64':
-      if (!(embeddingLimits.fileMediaTypes as readonly string[]).includes(part.mediaType)) refuse(`${where}: files must be PDF (application/pdf), not "${part.mediaType}"`);
-      if (!decodeBase64(part.data, `${where}'s file`).subarray(0, 5).equals(Buffer.from('%PDF-'))) refuse(`${where}: the file is not a PDF`);
+      if (!(embeddingLimits.fileMediaTypes as readonly string[]).includes(part.mediaType))
+        refuse(`${where}: files must be PDF (application/pdf), not "${part.mediaType}"`);
+      if (!decodeBase64(part.data, `${where}'s file`).subarray(0, 5).equals(Buffer.from('%PDF-')))
+        refuse(`${where}: the file is not a PDF`);
       tally.files++;
       return;
   }
@@ -159,9 +202,16 @@ export async function prepareEmbeddingInputs(
   maxBytes: number,
 ): Promise<{ inputs: EmbeddingInput[]; media: MediaTally }> {
   const budget: ByteBudget = { limit: maxBytes, remaining: maxBytes };
-  const fetchedHere = (part: EmbeddingPart): part is UrlPart => part.type === 'audioUrl' || (part.type === 'imageUrl' && !row.carries.includes('imageUrl'));
+  const fetchedHere = (part: EmbeddingPart): part is UrlPart =>
+    part.type === 'audioUrl' || (part.type === 'imageUrl' && !row.carries.includes('imageUrl'));
   const prepared = await Promise.all(
-    inputs.map((input, index) => Promise.all(input.parts.map((part): Prepared | Promise<Prepared> => (fetchedHere(part) ? fetchInline(part, fetchMedia, budget, `input ${index}`) : { part })))),
+    inputs.map((input, index) =>
+      Promise.all(
+        input.parts.map((part): Prepared | Promise<Prepared> =>
+          fetchedHere(part) ? fetchInline(part, fetchMedia, budget, `input ${index}`) : { part },
+        ),
+      ),
+    ),
   );
   const media = emptyMediaTally();
   for (const [index, parts] of prepared.entries()) {

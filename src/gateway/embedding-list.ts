@@ -18,5 +18,8 @@ export function embeddingList(model: string, answer: EmbeddingAnswer) {
  */
 export function requireFloatEncoding(format: unknown): void {
   if (format === undefined || format === 'float') return;
-  throw new GatewayError('GW_VALIDATION', `encoding_format ${JSON.stringify(format)} is not supported: send encoding_format: "float" (vectors are answered as float arrays only)`);
+  throw new GatewayError(
+    'GW_VALIDATION',
+    `encoding_format ${JSON.stringify(format)} is not supported: send encoding_format: "float" (vectors are answered as float arrays only)`,
+  );
 }

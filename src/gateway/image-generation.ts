@@ -63,7 +63,11 @@ export class ImageGeneration {
   }
 
   /** `lenient`: fields the model does not take are dropped (and named in `droppedParameters`) rather than refused. */
-  async submit(caller: Caller, input: NativeImageInput, lenient = false): Promise<{ generationId: string; status: 'queued'; droppedParameters: string[] }> {
+  async submit(
+    caller: Caller,
+    input: NativeImageInput,
+    lenient = false,
+  ): Promise<{ generationId: string; status: 'queued'; droppedParameters: string[] }> {
     const prepared = await this.prepare(caller, input, lenient);
     const generationId = await this.dependencies.submission.submit(caller, {
       kind: 'image',
@@ -90,7 +94,8 @@ export class ImageGeneration {
   async view(job: MediaJobRow, baseUrl: string): Promise<ImageJobView> {
     const status = job.state as ImageJobView['status'];
     const view: ImageJobView = { generationId: job.id, status };
-    if (job.state === 'succeeded' && job.result) view.result = await this.resultView(job.result as StoredImageResult, baseUrl);
+    if (job.state === 'succeeded' && job.result)
+      view.result = await this.resultView(job.result as StoredImageResult, baseUrl);
     if (job.state === 'failed') view.error = job.error ?? 'the image generation failed';
     return view;
   }
@@ -117,7 +122,10 @@ export class ImageGeneration {
   }
 
   private references(caller: Caller): ReferenceChecks {
-    return { findAsset: (assetId, where) => this.dependencies.submission.ownedAsset(caller, assetId, where), checkUrl: this.dependencies.checkReferenceUrl };
+    return {
+      findAsset: (assetId, where) => this.dependencies.submission.ownedAsset(caller, assetId, where),
+      checkUrl: this.dependencies.checkReferenceUrl,
+    };
   }
 
   /** The bytes of a succeeded job's `index`th output, from the archive (alpha answers asked for base64). */
@@ -127,7 +135,6 @@ export class ImageGeneration {
     if (!stored) throw new GatewayError('GW_NOT_FOUND', 'an output of this generation is no longer archived');
     return stored.bytes;
   }
-
 }
 
 /** What the usage record keeps of the request: its fields, with base64 and long prompts cut short. */

@@ -53,7 +53,11 @@ export class ImageRelay {
     return undefined;
   }
 
-  async start(caller: Caller, input: ImageRelayInput, route: { row: ProviderRow; adapter: ImageAdapter }): Promise<RelayedImages> {
+  async start(
+    caller: Caller,
+    input: ImageRelayInput,
+    route: { row: ProviderRow; adapter: ImageAdapter },
+  ): Promise<RelayedImages> {
     const startedAt = Date.now();
     const { catalog, ledger, providers, work } = this.dependencies;
     const model = catalog.resolve(input.modelId);
@@ -67,9 +71,21 @@ export class ImageRelay {
       requestLog: caller.requestLog,
     });
     reservation.whenEnded(work.begin());
-    const request = { surface: 'alpha', endpoint: 'images/generations', model: input.modelId, n: input.numberOfImages, quality: input.quality, stream: input.streaming };
+    const request = {
+      surface: 'alpha',
+      endpoint: 'images/generations',
+      model: input.modelId,
+      n: input.numberOfImages,
+      quality: input.quality,
+      stream: input.streaming,
+    };
     const attempts: GenerationAttempt[] = [];
-    const generationRoute: GenerationRoute = { providerId: route.row.providerId, upstreamModel: route.row.upstreamModel, fallbacks: [], ...(caller.requestId ? { requestId: caller.requestId } : {}) };
+    const generationRoute: GenerationRoute = {
+      providerId: route.row.providerId,
+      upstreamModel: route.row.upstreamModel,
+      fallbacks: [],
+      ...(caller.requestId ? { requestId: caller.requestId } : {}),
+    };
     let exchange;
     try {
       ({ value: exchange } = await dispatchWithFallback({
@@ -83,8 +99,16 @@ export class ImageRelay {
       }));
     } catch (error) {
       // The row skipped with its breaker open: nothing went upstream, so nothing is recorded.
-      if (attempts.every((attempt) => attempt.outcome === 'skipped')) await reservation.release().catch(() => undefined);
-      else reservation.settleInBackground({ costNanos: 0n, modality: 'image', status: 'failed', request, route: { ...generationRoute, fallbacks: attempts.slice(0, -1) } });
+      if (attempts.every((attempt) => attempt.outcome === 'skipped'))
+        await reservation.release().catch(() => undefined);
+      else
+        reservation.settleInBackground({
+          costNanos: 0n,
+          modality: 'image',
+          status: 'failed',
+          request,
+          route: { ...generationRoute, fallbacks: attempts.slice(0, -1) },
+        });
       throw error;
     }
     generationRoute.fallbacks = attempts;
@@ -97,7 +121,14 @@ export class ImageRelay {
         const costNanos = imageCostNanos(snapshot, reading.images, reading.quality ?? input.quality);
         const status = failed || !reading.complete ? 'failed' : consumerLeft ? 'aborted' : 'succeeded';
         const usage = { ...reading.usage, generatedImages: reading.images, usdCost: nanosToUsd(costNanos) };
-        reservation.settleInBackground({ costNanos, modality: 'image', status, request, usage, route: generationRoute });
+        reservation.settleInBackground({
+          costNanos,
+          modality: 'image',
+          status,
+          request,
+          usage,
+          route: generationRoute,
+        });
       },
     });
     return { status: exchange.status, contentType: exchange.contentType, body: await startIteration(body) };

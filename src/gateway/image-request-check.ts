@@ -2,7 +2,13 @@ import { definedFields } from '../domain/defined-fields.ts';
 import { gateParameters } from '../catalog/capability-gate.ts';
 import type { CatalogModel, ProviderRow } from '../catalog/catalog.ts';
 import { GatewayError } from '../domain/errors.ts';
-import type { ImageGenerationRequest, ImageOutputFormat, LayerResolution, StoredImageRequest, StoredImageSource } from '../domain/image.ts';
+import type {
+  ImageGenerationRequest,
+  ImageOutputFormat,
+  LayerResolution,
+  StoredImageRequest,
+  StoredImageSource,
+} from '../domain/image.ts';
 import type { Protocol } from '../domain/protocols.ts';
 import { parseInlineImage } from '../media/inline-image.ts';
 import { RemoteMediaError } from '../media/remote-media.ts';
@@ -22,7 +28,18 @@ export type NativeImageInput = {
   numberOfImages?: number;
   layerDecomposition?: boolean;
   resolution?: LayerResolution;
-} & Pick<ImageGenerationRequest, 'size' | 'guidanceScale' | 'outputFormat' | 'quality' | 'background' | 'outputCompression' | 'watermark' | 'optimizePromptMode' | 'maxTokens'>;
+} & Pick<
+  ImageGenerationRequest,
+  | 'size'
+  | 'guidanceScale'
+  | 'outputFormat'
+  | 'quality'
+  | 'background'
+  | 'outputCompression'
+  | 'watermark'
+  | 'optimizePromptMode'
+  | 'maxTokens'
+>;
 
 /** An archived output an account may reuse, as the check needs it. */
 export interface ReusableAsset {
@@ -35,13 +52,21 @@ export interface ReusableAsset {
  * output formats it makes (spec, Native: image: webp, quality, background and compression belong to one
  * family, prompt optimisation to another). `maxTokens` passes everywhere: ModelArk's adapter strips it.
  */
-const families: Partial<Record<Protocol, { formats: readonly ImageOutputFormat[]; fields: readonly OptionalField[] }>> = {
-  openai: { formats: ['png', 'jpeg', 'webp'], fields: ['quality', 'background', 'outputCompression', 'maxTokens'] },
-  ark: { formats: ['png', 'jpeg'], fields: ['guidanceScale', 'watermark', 'optimizePromptOptions', 'maxTokens'] },
-  sandbox: { formats: ['png'], fields: ['guidanceScale', 'watermark', 'maxTokens'] },
-};
+const families: Partial<Record<Protocol, { formats: readonly ImageOutputFormat[]; fields: readonly OptionalField[] }>> =
+  {
+    openai: { formats: ['png', 'jpeg', 'webp'], fields: ['quality', 'background', 'outputCompression', 'maxTokens'] },
+    ark: { formats: ['png', 'jpeg'], fields: ['guidanceScale', 'watermark', 'optimizePromptOptions', 'maxTokens'] },
+    sandbox: { formats: ['png'], fields: ['guidanceScale', 'watermark', 'maxTokens'] },
+  };
 
-type OptionalField = 'guidanceScale' | 'quality' | 'background' | 'outputCompression' | 'watermark' | 'optimizePromptOptions' | 'maxTokens';
+type OptionalField =
+  | 'guidanceScale'
+  | 'quality'
+  | 'background'
+  | 'outputCompression'
+  | 'watermark'
+  | 'optimizePromptOptions'
+  | 'maxTokens';
 
 /** Most images (references and outputs together) a multi-image request may involve. */
 const maxImagesPerRequest = 15;
@@ -57,7 +82,11 @@ export interface ReferenceChecks {
 }
 
 /** A reference URL checked, or refused with a 400 naming the field, as embeddings refuse a URL they cannot fetch. */
-export async function checkReferenceUrl(references: Pick<ReferenceChecks, 'checkUrl'>, url: string, where: string): Promise<void> {
+export async function checkReferenceUrl(
+  references: Pick<ReferenceChecks, 'checkUrl'>,
+  url: string,
+  where: string,
+): Promise<void> {
   try {
     await references.checkUrl(url);
   } catch (error) {
@@ -127,7 +156,10 @@ export async function checkImageRequest(
     outputFormat = undefined;
   }
   if (outputFormat !== undefined && !family.formats.includes(outputFormat)) {
-    throw new GatewayError('GW_PARAMETER_OUT_OF_RANGE', `parameter "outputFormat" of model "${modelId}" must be one of ${family.formats.join(', ')}`);
+    throw new GatewayError(
+      'GW_PARAMETER_OUT_OF_RANGE',
+      `parameter "outputFormat" of model "${modelId}" must be one of ${family.formats.join(', ')}`,
+    );
   }
   const format = outputFormat ?? 'png';
   if (kept('background', input.background) === 'transparent' && format !== 'png' && format !== 'webp') {
@@ -137,22 +169,37 @@ export async function checkImageRequest(
     throw new GatewayError('GW_VALIDATION', 'outputCompression applies to outputFormat "jpeg" or "webp" only');
   }
 
-  const texts = input.content.filter((part): part is Extract<ImageContentPart, { type: 'text' }> => part.type === 'text');
+  const texts = input.content.filter(
+    (part): part is Extract<ImageContentPart, { type: 'text' }> => part.type === 'text',
+  );
   const imageParts = input.content.map((part, index) => ({ part, index })).filter(({ part }) => part.type !== 'text');
   const layers = input.layerDecomposition === true;
   if (layers) {
     if (!adapter.layers || row.capabilities?.image?.params?.layerDecomposition === undefined) {
-      throw new GatewayError('GW_PARAMETER_UNSUPPORTED', `model "${modelId}" does not support parameter "layerDecomposition"`);
+      throw new GatewayError(
+        'GW_PARAMETER_UNSUPPORTED',
+        `model "${modelId}" does not support parameter "layerDecomposition"`,
+      );
     }
-    if (imageParts.length !== 1) throw new GatewayError('GW_VALIDATION', `layerDecomposition needs exactly one image part in content, got ${imageParts.length}`);
-    if (input.size !== undefined) throw new GatewayError('GW_VALIDATION', 'size is not accepted with layerDecomposition: use resolution');
-    if (input.numberOfImages !== undefined && input.numberOfImages !== 1) throw new GatewayError('GW_VALIDATION', 'numberOfImages must be omitted or 1 with layerDecomposition');
+    if (imageParts.length !== 1)
+      throw new GatewayError(
+        'GW_VALIDATION',
+        `layerDecomposition needs exactly one image part in content, got ${imageParts.length}`,
+      );
+    if (input.size !== undefined)
+      throw new GatewayError('GW_VALIDATION', 'size is not accepted with layerDecomposition: use resolution');
+    if (input.numberOfImages !== undefined && input.numberOfImages !== 1)
+      throw new GatewayError('GW_VALIDATION', 'numberOfImages must be omitted or 1 with layerDecomposition');
   } else {
-    if (input.resolution !== undefined) throw new GatewayError('GW_VALIDATION', 'resolution applies only with layerDecomposition: use size');
+    if (input.resolution !== undefined)
+      throw new GatewayError('GW_VALIDATION', 'resolution applies only with layerDecomposition: use size');
     if (texts.length === 0) throw new GatewayError('GW_VALIDATION', 'content needs a text part (the prompt)');
     const outputs = input.numberOfImages ?? 1;
     if (imageParts.length > 0 && imageParts.length + outputs > maxImagesPerRequest) {
-      throw new GatewayError('GW_VALIDATION', `numberOfImages plus reference images must not exceed ${maxImagesPerRequest} (${outputs} + ${imageParts.length})`);
+      throw new GatewayError(
+        'GW_VALIDATION',
+        `numberOfImages plus reference images must not exceed ${maxImagesPerRequest} (${outputs} + ${imageParts.length})`,
+      );
     }
   }
   // The optional fields as they go on: those the model does not take are dropped here, when not refused above.
@@ -185,7 +232,8 @@ export async function checkImageRequest(
       images.push({ kind: 'inline', mediaType: inline.mediaType, data: inline.data });
     } else if (part.type === 'imageAssetId') {
       const asset = await references.findAsset(part.assetId, where);
-      if (!asset.mediaType.startsWith('image/')) throw new GatewayError('GW_VALIDATION', `${where}: asset "${part.assetId}" is not an image`);
+      if (!asset.mediaType.startsWith('image/'))
+        throw new GatewayError('GW_VALIDATION', `${where}: asset "${part.assetId}" is not an image`);
       images.push({ kind: 'asset', objectKey: asset.objectKey, mediaType: asset.mediaType });
     }
   }

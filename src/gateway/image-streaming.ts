@@ -25,7 +25,9 @@ export interface ImageStreamingDependencies {
 }
 
 /** One image of a translated stream, as bytes, or the end with the provider's usage. */
-export type StreamedImage = { type: 'image'; index: number; base64: string; size: string | undefined } | { type: 'finish'; usage: ImageUsage };
+export type StreamedImage =
+  | { type: 'image'; index: number; base64: string; size: string | undefined }
+  | { type: 'finish'; usage: ImageUsage };
 
 export interface ImageStreamRun {
   events: AsyncIterable<StreamedImage>;
@@ -50,19 +52,46 @@ export class ImageStreaming {
     return undefined;
   }
 
-  async start(caller: Caller, input: NativeImageInput, route: { row: ProviderRow; adapter: ImageAdapter }): Promise<ImageStreamRun> {
+  async start(
+    caller: Caller,
+    input: NativeImageInput,
+    route: { row: ProviderRow; adapter: ImageAdapter },
+  ): Promise<ImageStreamRun> {
     const { catalog, ledger, providers, work } = this.dependencies;
     const model = catalog.resolve(input.modelId);
     const snapshot = imagePriceSnapshot(model);
-    const noAssets = (assetId: string, where: string) => Promise.reject(new GatewayError('GW_NOT_FOUND', `${where}: asset "${assetId}" not found`));
-    const { request, dropped } = await checkImageRequest(model, route.row, route.adapter, input, { findAsset: noAssets, checkUrl: this.dependencies.checkReferenceUrl }, true);
-    const reservation = await ledger.reserve({ accountId: caller.accountId, apiKeyId: caller.apiKeyId, amountNanos: imageHoldNanos(snapshot, request), modelId: model.modelId, requestLog: caller.requestLog });
+    const noAssets = (assetId: string, where: string) =>
+      Promise.reject(new GatewayError('GW_NOT_FOUND', `${where}: asset "${assetId}" not found`));
+    const { request, dropped } = await checkImageRequest(
+      model,
+      route.row,
+      route.adapter,
+      input,
+      { findAsset: noAssets, checkUrl: this.dependencies.checkReferenceUrl },
+      true,
+    );
+    const reservation = await ledger.reserve({
+      accountId: caller.accountId,
+      apiKeyId: caller.apiKeyId,
+      amountNanos: imageHoldNanos(snapshot, request),
+      modelId: model.modelId,
+      requestLog: caller.requestLog,
+    });
     reservation.whenEnded(work.begin());
-    const recorded = { surface: 'alpha', endpoint: 'images/generations', model: model.modelId, n: request.numberOfImages, stream: true };
+    const recorded = {
+      surface: 'alpha',
+      endpoint: 'images/generations',
+      model: model.modelId,
+      n: request.numberOfImages,
+      stream: true,
+    };
     let delivered = 0;
     let usage: ImageUsage = {};
     const images = request.images.filter((image): image is ImageSource => image.kind !== 'asset');
-    const upstream = route.adapter.stream!({ ...request, images, upstreamModel: route.row.upstreamModel }, { target: providers.get(route.row.providerId)! });
+    const upstream = route.adapter.stream!(
+      { ...request, images, upstreamModel: route.row.upstreamModel },
+      { target: providers.get(route.row.providerId)! },
+    );
     const events = metered(this.bytesOf(upstream), {
       observe: (event) => {
         if (event.type === 'image') delivered += 1;
@@ -71,7 +100,13 @@ export class ImageStreaming {
       settle: ({ failed, consumerLeft }) => {
         const costNanos = imageCostNanos(snapshot, delivered, request.quality);
         const status = failed ? 'failed' : consumerLeft ? 'aborted' : 'succeeded';
-        reservation.settleInBackground({ costNanos, modality: 'image', status, request: recorded, usage: { ...usage, generatedImages: delivered, usdCost: nanosToUsd(costNanos) } });
+        reservation.settleInBackground({
+          costNanos,
+          modality: 'image',
+          status,
+          request: recorded,
+          usage: { ...usage, generatedImages: delivered, usdCost: nanosToUsd(costNanos) },
+        });
       },
     });
     return { events: await startIteration(events), droppedParameters: dropped };
@@ -83,7 +118,10 @@ export class ImageStreaming {
       if (event.type === 'finish') yield event;
       else if (event.type === 'image') {
         const output = event.image.output;
-        const base64 = output.kind === 'inline' ? output.data : (await this.dependencies.downloadOutput(output.url)).bytes.toString('base64');
+        const base64 =
+          output.kind === 'inline'
+            ? output.data
+            : (await this.dependencies.downloadOutput(output.url)).bytes.toString('base64');
         yield { type: 'image', index: event.index, base64, size: event.image.size };
       }
     }

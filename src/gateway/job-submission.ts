@@ -77,7 +77,8 @@ export class JobSubmission {
   /** The caller's job of `kind`; 404 for an unknown id or another account's. */
   async find(caller: Caller, generationId: string, kind: JobToSubmit['kind']): Promise<MediaJobRow> {
     const job = await this.dependencies.jobs.find(generationId);
-    if (!job || job.accountId !== caller.accountId || job.kind !== kind) throw new GatewayError('GW_NOT_FOUND', `${kind} generation "${generationId}" not found`);
+    if (!job || job.accountId !== caller.accountId || job.kind !== kind)
+      throw new GatewayError('GW_NOT_FOUND', `${kind} generation "${generationId}" not found`);
     return job;
   }
 
@@ -85,12 +86,19 @@ export class JobSubmission {
   async ownedAsset(caller: Caller, assetId: string, where: string): Promise<MediaAssetRow> {
     const asset = await this.dependencies.jobs.findAsset(assetId);
     const expired = asset?.expiresAt !== null && asset?.expiresAt !== undefined && asset.expiresAt <= this.clock();
-    if (!asset || asset.accountId !== caller.accountId || expired) throw new GatewayError('GW_NOT_FOUND', `${where}: asset "${assetId}" not found`);
+    if (!asset || asset.accountId !== caller.accountId || expired)
+      throw new GatewayError('GW_NOT_FOUND', `${where}: asset "${assetId}" not found`);
     return asset;
   }
 
   /** Waits up to `waitMs` for the job to end; answers it as it is then. */
-  async waitFor(caller: Caller, generationId: string, kind: JobToSubmit['kind'], waitMs: number, signal?: AbortSignal): Promise<MediaJobRow> {
+  async waitFor(
+    caller: Caller,
+    generationId: string,
+    kind: JobToSubmit['kind'],
+    waitMs: number,
+    signal?: AbortSignal,
+  ): Promise<MediaJobRow> {
     const deadline = Date.now() + waitMs;
     for (;;) {
       const job = await this.find(caller, generationId, kind);

@@ -23,12 +23,23 @@ export class MediaDownloads {
     private readonly clock: () => Date = () => new Date(),
   ) {}
 
-  async open(objectKey: string, query: { expires?: string; signature?: string }, rangeHeader: string | undefined, head: boolean): Promise<MediaDownload> {
+  async open(
+    objectKey: string,
+    query: { expires?: string; signature?: string },
+    rangeHeader: string | undefined,
+    head: boolean,
+  ): Promise<MediaDownload> {
     const now = this.clock();
     const check = checkSignedFile(this.linkKey, objectKey, query.expires, query.signature, now);
-    if (check === 'expired') throw new GatewayError('GW_FORBIDDEN', 'the download link is expired: read the job again for a fresh link');
+    if (check === 'expired')
+      throw new GatewayError('GW_FORBIDDEN', 'the download link is expired: read the job again for a fresh link');
     if (check !== 'valid' || !this.store) throw new GatewayError('GW_FORBIDDEN', 'the download link is not valid');
-    return this.serve(objectKey, rangeHeader, head, Math.max(0, Number(query.expires) - Math.floor(now.getTime() / 1000)));
+    return this.serve(
+      objectKey,
+      rangeHeader,
+      head,
+      Math.max(0, Number(query.expires) - Math.floor(now.getTime() / 1000)),
+    );
   }
 
   /** Whether archived files are served by the gateway itself (filesystem store) rather than by their store's own links. */
@@ -37,7 +48,12 @@ export class MediaDownloads {
   }
 
   /** An archived file, or the asked byte range of it, for a caller already entitled to it. */
-  async serve(objectKey: string, rangeHeader: string | undefined, head: boolean, maxAgeSeconds: number): Promise<MediaDownload> {
+  async serve(
+    objectKey: string,
+    rangeHeader: string | undefined,
+    head: boolean,
+    maxAgeSeconds: number,
+  ): Promise<MediaDownload> {
     const found = this.store ? await this.store.size(objectKey).catch(() => undefined) : undefined;
     if (!this.store || !found) throw new GatewayError('GW_NOT_FOUND', 'the file of this link no longer exists');
     const range = rangeHeader === undefined ? undefined : parseRange(rangeHeader, found.size);
@@ -51,7 +67,10 @@ export class MediaDownloads {
       'cache-control': `private, max-age=${maxAgeSeconds}`,
     };
     if (range === 'unsatisfiable') {
-      throw new GatewayError('GW_RANGE_NOT_SATISFIABLE', `the range "${rangeHeader}" is outside the file's ${found.size} bytes`);
+      throw new GatewayError(
+        'GW_RANGE_NOT_SATISFIABLE',
+        `the range "${rangeHeader}" is outside the file's ${found.size} bytes`,
+      );
     }
     const span = range ?? { start: 0, end: found.size - 1 };
     headers['content-length'] = String(Math.max(0, span.end - span.start + 1));

@@ -37,7 +37,9 @@ export interface MediaLibraryDependencies {
 /** The asset ids of a stored job result in output order: image results list `images`, video and audio results hold one output. */
 function outputOrder(result: unknown): string[] {
   const stored = (result ?? {}) as { images?: unknown; assetId?: unknown };
-  const ids: unknown[] = Array.isArray(stored.images) ? stored.images.map((image: { assetId?: unknown } | null) => image?.assetId) : [stored.assetId];
+  const ids: unknown[] = Array.isArray(stored.images)
+    ? stored.images.map((image: { assetId?: unknown } | null) => image?.assetId)
+    : [stored.assetId];
   return ids.filter((id): id is string => typeof id === 'string');
 }
 
@@ -63,8 +65,17 @@ export class MediaLibrary {
     this.clock = dependencies.clock ?? (() => new Date());
   }
 
-  async page(accountId: string, query: { kind?: MediaKind; offset: number; limit: number }, baseUrl: string): Promise<MediaPage> {
-    const { jobs, assets, total } = await this.dependencies.jobs.listArchived(accountId, query.kind, query.offset, query.limit);
+  async page(
+    accountId: string,
+    query: { kind?: MediaKind; offset: number; limit: number },
+    baseUrl: string,
+  ): Promise<MediaPage> {
+    const { jobs, assets, total } = await this.dependencies.jobs.listArchived(
+      accountId,
+      query.kind,
+      query.offset,
+      query.limit,
+    );
     const now = this.clock();
     const assetsByJob = new Map<string, MediaAssetRow[]>();
     for (const asset of assets) assetsByJob.set(asset.jobId, [...(assetsByJob.get(asset.jobId) ?? []), asset]);
@@ -87,7 +98,13 @@ export class MediaLibrary {
         downloadUrl: await this.dependencies.links.link(asset.objectKey, now, baseUrl),
       })),
     );
-    const item: MediaItem = { generationId: job.id, kind: job.kind as MediaKind, model: job.model, createdAt: job.createdAt.toISOString(), outputs };
+    const item: MediaItem = {
+      generationId: job.id,
+      kind: job.kind as MediaKind,
+      model: job.model,
+      createdAt: job.createdAt.toISOString(),
+      outputs,
+    };
     const prompt = promptOf(job.recordedRequest);
     if (prompt !== undefined) item.prompt = prompt;
     return item;

@@ -22,5 +22,8 @@ export function mediaRoute<F extends MediaFamily>(
       if (adapter) return { row, adapter: adapter as NonNullable<ProviderAdapter[F]> };
     }
   }
-  throw new GatewayError('GW_MODEL_NOT_AVAILABLE', `model "${model.modelId}" does not generate ${modality === 'image' ? 'images' : modality}`);
+  throw new GatewayError(
+    'GW_MODEL_NOT_AVAILABLE',
+    `model "${model.modelId}" does not generate ${modality === 'image' ? 'images' : modality}`,
+  );
 }

@@ -17,8 +17,17 @@ export function compatModelFields(model: CatalogModel): Record<string, unknown> 
   if (capabilities) fields.capabilities = capabilities;
   const pricing = model.pricing;
   if (pricing) {
-    const { inputPerMTok, outputPerMTok, inputPerImage, inputPerAudioSecond, inputPerVideoSecond, inputPerFile } = pricesInUsd(pricing);
-    const prices = { inputPerMTok, outputPerMTok, inputPerImage, inputPerAudioSecond, inputPerVideoSecond, inputPerFile, currency: 'USD' };
+    const { inputPerMTok, outputPerMTok, inputPerImage, inputPerAudioSecond, inputPerVideoSecond, inputPerFile } =
+      pricesInUsd(pricing);
+    const prices = {
+      inputPerMTok,
+      outputPerMTok,
+      inputPerImage,
+      inputPerAudioSecond,
+      inputPerVideoSecond,
+      inputPerFile,
+      currency: 'USD',
+    };
     fields[model.outputModalities.includes('embedding') ? 'embeddingPricing' : 'chatPricing'] = prices;
   }
   return fields;

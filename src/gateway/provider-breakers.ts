@@ -1,4 +1,11 @@
-import { BrokenCircuitError, CircuitBreakerPolicy, CircuitState, circuitBreaker, handleWhen, type IBreaker } from 'cockatiel';
+import {
+  BrokenCircuitError,
+  CircuitBreakerPolicy,
+  CircuitState,
+  circuitBreaker,
+  handleWhen,
+  type IBreaker,
+} from 'cockatiel';
 import { UpstreamHttpError } from '../domain/upstream-failure.ts';
 import { worthFallingBack } from './fallback.ts';
 
@@ -100,7 +107,12 @@ export class AccountSpreadBreaker implements IBreaker {
     const since = this.now() - this.settings.windowMs;
     const [oldestTime] = this.times;
     const [oldestAccount] = this.accounts.values();
-    return this.times.length >= this.settings.failures && oldestTime! >= since && this.accounts.size >= this.settings.minAccounts && oldestAccount! >= since;
+    return (
+      this.times.length >= this.settings.failures &&
+      oldestTime! >= since &&
+      this.accounts.size >= this.settings.minAccounts &&
+      oldestAccount! >= since
+    );
   }
 }
 
@@ -171,7 +183,11 @@ export class ProviderBreakers {
   /** Every row that has had a breaker, with its state (for metrics and readiness). */
   states(): Array<RowRef & { state: BreakerState }> {
     return [...this.breakers.entries()].flatMap(([providerId, byModel]) =>
-      [...byModel.entries()].map(([upstreamModel, breaker]) => ({ providerId, upstreamModel, state: states[breaker.policy.state] })),
+      [...byModel.entries()].map(([upstreamModel, breaker]) => ({
+        providerId,
+        upstreamModel,
+        state: states[breaker.policy.state],
+      })),
     );
   }
 
@@ -197,7 +213,10 @@ export class ProviderBreakers {
     if (!breaker) {
       const { failures, minAccounts, cooldownMs, windowMs = cooldownMs } = this.settings;
       const rule = new AccountSpreadBreaker({ failures, minAccounts, windowMs });
-      const policy = circuitBreaker(handleWhen((error) => error instanceof InconclusiveProbe || worthFallingBack(error)), { halfOpenAfter: cooldownMs, breaker: rule });
+      const policy = circuitBreaker(
+        handleWhen((error) => error instanceof InconclusiveProbe || worthFallingBack(error)),
+        { halfOpenAfter: cooldownMs, breaker: rule },
+      );
       const created: Breaker = { policy, rule, openedAt: 0 };
       const ref = { providerId: row.providerId, upstreamModel: row.upstreamModel };
       policy.onBreak(() => (created.openedAt = Date.now()));

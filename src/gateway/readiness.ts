@@ -92,7 +92,14 @@ export class Readiness {
       this.check('objectStore', () => dependencies.checkObjectStore()),
       this.jobCounts(),
     ]);
-    const status: ReadinessStatus = this.phase === 'starting' ? 'starting' : this.phase === 'draining' ? 'draining' : database.ok && objectStore.ok ? 'ready' : 'unavailable';
+    const status: ReadinessStatus =
+      this.phase === 'starting'
+        ? 'starting'
+        : this.phase === 'draining'
+          ? 'draining'
+          : database.ok && objectStore.ok
+            ? 'ready'
+            : 'unavailable';
     const jobs: WorkersReport['jobs'] = {
       state: dependencies.worker.isRunning ? 'running' : 'stopped',
       active: dependencies.worker.active,

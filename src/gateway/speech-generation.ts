@@ -1,11 +1,29 @@
-import { audioSecondPriceSnapshot, durationCostNanos, secondNanos, type DurationPriceSnapshot } from '../billing/duration-pricing.ts';
+import {
+  audioSecondPriceSnapshot,
+  durationCostNanos,
+  secondNanos,
+  type DurationPriceSnapshot,
+} from '../billing/duration-pricing.ts';
 import { referenceSecondsEstimate } from '../billing/spoken-length.ts';
-import { billedCharacters, speechCostNanos, speechPriceSnapshot, type SpeechPriceSnapshot } from '../billing/speech-pricing.ts';
+import {
+  billedCharacters,
+  speechCostNanos,
+  speechPriceSnapshot,
+  type SpeechPriceSnapshot,
+} from '../billing/speech-pricing.ts';
 import type { Catalog, CatalogModel, ProviderRow } from '../catalog/catalog.ts';
 import type { VoiceCatalog } from '../catalog/voices.ts';
 import { definedFields } from '../domain/defined-fields.ts';
 import { GatewayError } from '../domain/errors.ts';
-import { imageReferenceFields, type AudioFormat, type AudioReference, type AudioSubtitle, type ReferenceAudioRequest, type SpeechFormat, type SpeechSynthesisRequest } from '../domain/speech.ts';
+import {
+  imageReferenceFields,
+  type AudioFormat,
+  type AudioReference,
+  type AudioSubtitle,
+  type ReferenceAudioRequest,
+  type SpeechFormat,
+  type SpeechSynthesisRequest,
+} from '../domain/speech.ts';
 import type { MediaLinks } from '../jobs/media-links.ts';
 import type { StoredAudioResult, StoredSpeechRequest } from '../jobs/speech-job-runner.ts';
 import type { AdapterRegistry } from '../providers/provider-adapter.ts';
@@ -24,7 +42,10 @@ export interface SpeechGenerationDependencies {
 }
 
 /** A text-to-speech request after its wire shape is checked (lengths, enums, ranges). */
-export type TextToSpeechInput = Omit<SpeechSynthesisRequest, 'resourceId' | 'format' | 'sampleRate'> & { format?: SpeechFormat; sampleRate?: number };
+export type TextToSpeechInput = Omit<SpeechSynthesisRequest, 'resourceId' | 'format' | 'sampleRate'> & {
+  format?: SpeechFormat;
+  sampleRate?: number;
+};
 
 /** A generation-with-reference request after its wire shape is checked. */
 export type ReferenceAudioInput = Omit<ReferenceAudioRequest, 'format'> & { modelId: string; format?: AudioFormat };
@@ -83,7 +104,15 @@ export class SpeechGeneration {
     const result = job.result as StoredAudioResult | null;
     if (job.state === 'succeeded' && result) {
       view.audioUrl = await this.dependencies.links.link(result.objectKey, this.clock(), baseUrl);
-      Object.assign(view, definedFields({ durationSeconds: result.durationSeconds, originalDurationSeconds: result.originalDurationSeconds, providerUrl: result.providerUrl, subtitle: result.subtitle }));
+      Object.assign(
+        view,
+        definedFields({
+          durationSeconds: result.durationSeconds,
+          originalDurationSeconds: result.originalDurationSeconds,
+          providerUrl: result.providerUrl,
+          subtitle: result.subtitle,
+        }),
+      );
     }
     if (job.state === 'failed') view.error = job.error ?? 'the audio generation failed';
     return view;
@@ -91,12 +120,19 @@ export class SpeechGeneration {
 
   private prepareSpeech(input: TextToSpeechInput): JobToSubmit {
     const voice = this.dependencies.voices.find(input.voiceType);
-    if (!voice) throw new GatewayError('GW_VALIDATION', `voiceType "${input.voiceType}" is not a voice of the catalog (GET /api/v1/audio/voices lists them)`);
+    if (!voice)
+      throw new GatewayError(
+        'GW_VALIDATION',
+        `voiceType "${input.voiceType}" is not a voice of the catalog (GET /api/v1/audio/voices lists them)`,
+      );
     const model = this.dependencies.catalog.resolve(voice.resourceId);
     const row = model.rows.find((candidate) => this.dependencies.adapters.get(candidate.protocol)?.speech);
     if (!row) throw new GatewayError('GW_MODEL_NOT_AVAILABLE', `model "${model.modelId}" does not speak`);
     if (input.contextTexts !== undefined && !voice.capabilities.contextTexts) {
-      throw new GatewayError('GW_PARAMETER_UNSUPPORTED', `model "${model.modelId}" does not support parameter "contextTexts" (voice "${voice.voiceType}"; only ${'seed-tts-2.0'} voices take it)`);
+      throw new GatewayError(
+        'GW_PARAMETER_UNSUPPORTED',
+        `model "${model.modelId}" does not support parameter "contextTexts" (voice "${voice.voiceType}"; only ${'seed-tts-2.0'} voices take it)`,
+      );
     }
     const priceSnapshot: SpeechPriceSnapshot = speechPriceSnapshot(model);
     const request: StoredSpeechRequest = {
@@ -114,7 +150,12 @@ export class SpeechGeneration {
       modelId: model.modelId,
       row,
       request,
-      recordedRequest: { operation: 'text-to-speech', ...parameters, characters: billedCharacters(text), ...(contextTexts ? { contextTexts: contextTexts.length } : {}) },
+      recordedRequest: {
+        operation: 'text-to-speech',
+        ...parameters,
+        characters: billedCharacters(text),
+        ...(contextTexts ? { contextTexts: contextTexts.length } : {}),
+      },
       priceSnapshot,
       holdNanos: speechCostNanos(priceSnapshot, billedCharacters(input.text)),
     };
@@ -126,7 +167,12 @@ export class SpeechGeneration {
     if (input.references) refuseMixedReferences(input.references);
     const priceSnapshot: DurationPriceSnapshot = audioSecondPriceSnapshot(model);
     const { modelId: _modelId, ...fields } = input;
-    const request: StoredSpeechRequest = { product: 'generation-with-reference', ...definedFields(fields), textPrompt: input.textPrompt, format: input.format ?? 'mp3' };
+    const request: StoredSpeechRequest = {
+      product: 'generation-with-reference',
+      ...definedFields(fields),
+      textPrompt: input.textPrompt,
+      format: input.format ?? 'mp3',
+    };
     const seconds = referenceSecondsEstimate(input.textPrompt, input.speechRate);
     return {
       kind: 'audio',
@@ -161,11 +207,16 @@ function refuseMixedReferences(references: readonly AudioReference[]): void {
   const isImage = (field: string) => (imageReferenceFields as readonly string[]).includes(field);
   const fields = references.flatMap((reference) => Object.keys(reference));
   if (fields.some(isImage) && fields.some((field) => !isImage(field))) {
-    throw new GatewayError('GW_VALIDATION', '"references": image references (imageUrl, imageData) cannot be mixed with audio references (speaker, audioUrl, audioData)');
+    throw new GatewayError(
+      'GW_VALIDATION',
+      '"references": image references (imageUrl, imageData) cannot be mixed with audio references (speaker, audioUrl, audioData)',
+    );
   }
 }
 
 /** What the usage record keeps of a reference: inline bytes shortened, like every base64 value it keeps. */
 function recordedReference(reference: AudioReference): AudioReference {
-  return Object.fromEntries(Object.entries(reference).map(([field, value]) => [field, field.endsWith('Data') ? truncatedBase64(value) : value]));
+  return Object.fromEntries(
+    Object.entries(reference).map(([field, value]) => [field, field.endsWith('Data') ? truncatedBase64(value) : value]),
+  );
 }

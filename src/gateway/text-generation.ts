@@ -1,16 +1,37 @@
 import type { CreditLedger, GenerationStatus, Reservation } from '../billing/credit-ledger.ts';
 import { requirePricing } from '../billing/pricing.ts';
-import { countDeliveredTokens, countTextTokens, defaultMaxOutputTokens, promptTokenBound, wholeTokens } from '../billing/token-estimate.ts';
+import {
+  countDeliveredTokens,
+  countTextTokens,
+  defaultMaxOutputTokens,
+  promptTokenBound,
+  wholeTokens,
+} from '../billing/token-estimate.ts';
 import { gateParameters } from '../catalog/capability-gate.ts';
 import type { Catalog, CatalogModel, ProviderRow } from '../catalog/catalog.ts';
 import type { ProviderConfig } from '../config/load-config.ts';
-import { chatParameters, imagesIn, isChatParameter, promptTextOf, type ChatRequest, type ChatStreamEvent, type TokenUsage, type ToolCall } from '../domain/chat.ts';
+import {
+  chatParameters,
+  imagesIn,
+  isChatParameter,
+  promptTextOf,
+  type ChatRequest,
+  type ChatStreamEvent,
+  type TokenUsage,
+  type ToolCall,
+} from '../domain/chat.ts';
 import { DeliveredOutput } from '../domain/delivered-output.ts';
 import { GatewayError, isGatewayError } from '../domain/errors.ts';
 import type { ModelPricing } from '../domain/model-pricing.ts';
 import { nanosToUsd } from '../domain/money.ts';
 import type { Protocol } from '../domain/protocols.ts';
-import type { AdapterRegistry, RelayMeter, RelayOperation, RelayReading, TextAdapter } from '../providers/provider-adapter.ts';
+import type {
+  AdapterRegistry,
+  RelayMeter,
+  RelayOperation,
+  RelayReading,
+  TextAdapter,
+} from '../providers/provider-adapter.ts';
 import { worthFallingBack } from './fallback.ts';
 import type { ProviderBreakers, RowRef } from './provider-breakers.ts';
 import { dispatchWithFallback, type Resilience } from './upstream-dispatch.ts';
@@ -68,7 +89,13 @@ interface RunBase {
 }
 
 export type EventsRun = RunBase & { kind: 'events'; events: AsyncIterable<ChatStreamEvent> };
-export type RelayRun = RunBase & { kind: 'relay'; status: number; contentType: string | undefined; body: AsyncIterable<Uint8Array>; reading: () => RelayReading };
+export type RelayRun = RunBase & {
+  kind: 'relay';
+  status: number;
+  contentType: string | undefined;
+  body: AsyncIterable<Uint8Array>;
+  reading: () => RelayReading;
+};
 
 /**
  * Iterating `events` or `body` to the end, breaking out, or returning its iterator (even before the first
@@ -129,20 +156,35 @@ export class TextGeneration {
     const model = catalog.resolve(input.modelId);
     // Refused before anything is held or sent when the operator gave the model no price.
     const pricing = requirePricing(model);
-    if (!model.outputModalities.includes('text')) throw new GatewayError('GW_MODEL_NOT_AVAILABLE', `model "${model.modelId}" does not generate text`);
+    if (!model.outputModalities.includes('text'))
+      throw new GatewayError('GW_MODEL_NOT_AVAILABLE', `model "${model.modelId}" does not generate text`);
     if (imagesIn(input.messages) > 0 && !model.inputModalities.includes('image')) {
       throw new GatewayError('GW_VALIDATION', `model "${model.modelId}" does not accept image input`);
     }
     const routes = this.textRoutes(model.modelId, model.rows);
-    const { dropped } = gateParameters({ modelId: model.modelId, capabilities: routes[0]!.row.capabilities, scope: 'text', optional: input.gatedParameters });
+    const { dropped } = gateParameters({
+      modelId: model.modelId,
+      capabilities: routes[0]!.row.capabilities,
+      scope: 'text',
+      optional: input.gatedParameters,
+    });
     const [blocker] = input.untranslatable ?? [];
     const usable = blocker ? routes.filter((route) => this.relays(route, input)) : routes;
-    if (usable.length === 0) throw new GatewayError('GW_VALIDATION', `model "${model.modelId}" cannot take ${blocker} through this surface`);
+    if (usable.length === 0)
+      throw new GatewayError('GW_VALIDATION', `model "${model.modelId}" cannot take ${blocker} through this surface`);
     const maxOutputTokens = input.maxTokens ?? model.maxOutputTokens ?? defaultMaxOutputTokens;
     const choices = input.choices ?? 1;
     // Surfaces validate both, but money arithmetic depends on them being whole: checked once more where they are used.
-    if (!Number.isSafeInteger(maxOutputTokens) || maxOutputTokens < 1) throw new GatewayError('GW_VALIDATION', `the output token limit must be a whole number from 1 to ${Number.MAX_SAFE_INTEGER}`);
-    if (!Number.isSafeInteger(choices) || choices < 1) throw new GatewayError('GW_VALIDATION', `the number of completions must be a whole number from 1 to ${Number.MAX_SAFE_INTEGER}`);
+    if (!Number.isSafeInteger(maxOutputTokens) || maxOutputTokens < 1)
+      throw new GatewayError(
+        'GW_VALIDATION',
+        `the output token limit must be a whole number from 1 to ${Number.MAX_SAFE_INTEGER}`,
+      );
+    if (!Number.isSafeInteger(choices) || choices < 1)
+      throw new GatewayError(
+        'GW_VALIDATION',
+        `the number of completions must be a whole number from 1 to ${Number.MAX_SAFE_INTEGER}`,
+      );
     // Linear in the request's size: nothing costlier runs before the reservation admits the request.
     const inputTokens = promptTokenBound(input.messages, input.tools);
     const reservation = await ledger.reserve({
@@ -154,10 +196,26 @@ export class TextGeneration {
       whatFits: (free) => largestOutputLimit(pricing, inputTokens, choices, free),
     });
     reservation.whenEnded(this.dependencies.work.begin());
-    const candidates: Candidate[] = (input.allowFallbacks === false ? usable.slice(0, 1) : usable).map((route) => ({ providerId: route.row.providerId, upstreamModel: route.row.upstreamModel, route }));
-    const route: GenerationRoute = { providerId: candidates[0]!.providerId, upstreamModel: candidates[0]!.upstreamModel, fallbacks: [], ...(caller.requestId ? { requestId: caller.requestId } : {}) };
+    const candidates: Candidate[] = (input.allowFallbacks === false ? usable.slice(0, 1) : usable).map((route) => ({
+      providerId: route.row.providerId,
+      upstreamModel: route.row.upstreamModel,
+      route,
+    }));
+    const route: GenerationRoute = {
+      providerId: candidates[0]!.providerId,
+      upstreamModel: candidates[0]!.upstreamModel,
+      fallbacks: [],
+      ...(caller.requestId ? { requestId: caller.requestId } : {}),
+    };
     const settle = this.settler(reservation, model, input.recordedRequest, route);
-    const dispatch: Dispatch = { input, dropped, maxOutputTokens, settle, countPrompt: () => input.messages.reduce((sum, message) => sum + countTextTokens(promptTextOf(message.content)), 0) };
+    const dispatch: Dispatch = {
+      input,
+      dropped,
+      maxOutputTokens,
+      settle,
+      countPrompt: () =>
+        input.messages.reduce((sum, message) => sum + countTextTokens(promptTextOf(message.content)), 0),
+    };
     const attempts: GenerationAttempt[] = [];
     try {
       const { value, row } = await dispatchWithFallback<Candidate, TextRun>({
@@ -168,14 +226,27 @@ export class TextGeneration {
         // A run that failed after its meter settled it has nothing left to end, and no other row may serve it;
         // otherwise nothing has reached the client yet, and another row may serve it under the same reservation.
         mayContinue: (error) => !reservation.isEnded && worthFallingBack(error),
-        attempt: (candidate): Promise<TextRun> => (this.relays(candidate.route, input) ? this.relayed(candidate.route, dispatch) : this.translated(candidate.route, dispatch)),
+        attempt: (candidate): Promise<TextRun> =>
+          this.relays(candidate.route, input)
+            ? this.relayed(candidate.route, dispatch)
+            : this.translated(candidate.route, dispatch),
         attempts,
       });
-      Object.assign(route, { providerId: row.providerId, upstreamModel: row.upstreamModel, fallbacks: attempts, firstByteMs: Date.now() - startedAt });
+      Object.assign(route, {
+        providerId: row.providerId,
+        upstreamModel: row.upstreamModel,
+        fallbacks: attempts,
+        firstByteMs: Date.now() - startedAt,
+      });
       return value;
     } catch (error) {
       const last = attempts.at(-1);
-      if (last) Object.assign(route, { providerId: last.providerId, upstreamModel: last.upstreamModel, fallbacks: attempts.slice(0, -1) });
+      if (last)
+        Object.assign(route, {
+          providerId: last.providerId,
+          upstreamModel: last.upstreamModel,
+          fallbacks: attempts.slice(0, -1),
+        });
       if (reservation.isEnded) throw error;
       // The gateway's own refusal of what it would have sent: nothing went upstream, so nothing is recorded.
       // The client is told of its request, not of storage failing to give the hold back (that is reported).
@@ -189,10 +260,18 @@ export class TextGeneration {
    * Settles the reservation with token usage at the model's prices; the reservation caps the charge at what it
    * holds. `route` is read when the settlement is made, by then filled in by the dispatch.
    */
-  private settler(reservation: Reservation, model: CatalogModel, request: Record<string, unknown>, route: GenerationRoute): Settle {
+  private settler(
+    reservation: Reservation,
+    model: CatalogModel,
+    request: Record<string, unknown>,
+    route: GenerationRoute,
+  ): Settle {
     const { ledger } = this.dependencies;
     return (status, reported, counted) => {
-      const usage = reported && { inputTokens: wholeTokens(reported.inputTokens), outputTokens: wholeTokens(reported.outputTokens) };
+      const usage = reported && {
+        inputTokens: wholeTokens(reported.inputTokens),
+        outputTokens: wholeTokens(reported.outputTokens),
+      };
       reservation.settleInBackground({
         costNanos: usage ? ledger.tokenCost(model, usage) : 0n,
         modality: 'text',
@@ -210,11 +289,19 @@ export class TextGeneration {
   }
 
   private relays(route: Route, input: TextGenerationInput): boolean {
-    return input.relay !== undefined && input.relay.protocol === route.row.protocol && route.adapter.relay !== undefined && route.adapter.relayMeter !== undefined;
+    return (
+      input.relay !== undefined &&
+      input.relay.protocol === route.row.protocol &&
+      route.adapter.relay !== undefined &&
+      route.adapter.relayMeter !== undefined
+    );
   }
 
   /** Dispatch through the canonical model; resolves once the first event is in, or throws without settling. */
-  private async translated(route: Route, { input, dropped, maxOutputTokens, settle, countPrompt }: Dispatch): Promise<EventsRun> {
+  private async translated(
+    route: Route,
+    { input, dropped, maxOutputTokens, settle, countPrompt }: Dispatch,
+  ): Promise<EventsRun> {
     const request: ChatRequest = {
       ...chatParameters(input, dropped),
       upstreamModel: route.row.upstreamModel,
@@ -243,16 +330,28 @@ export class TextGeneration {
       },
     });
     // Accepted by the model but not carried by the canonical request to another protocol: reported, never silently lost.
-    const notCarried = Object.keys(input.gatedParameters).filter((name) => input.gatedParameters[name] !== undefined && !carries(route, request, name));
-    return { kind: 'events', events: await startIteration(events), droppedParameters: [...new Set([...dropped, ...notCarried])] };
+    const notCarried = Object.keys(input.gatedParameters).filter(
+      (name) => input.gatedParameters[name] !== undefined && !carries(route, request, name),
+    );
+    return {
+      kind: 'events',
+      events: await startIteration(events),
+      droppedParameters: [...new Set([...dropped, ...notCarried])],
+    };
   }
 
   /** Same-protocol pass-through; resolves once the first bytes are in, or throws without settling. */
-  private async relayed(route: Route, { input, dropped, maxOutputTokens, settle, countPrompt }: Dispatch): Promise<RelayRun> {
+  private async relayed(
+    route: Route,
+    { input, dropped, maxOutputTokens, settle, countPrompt }: Dispatch,
+  ): Promise<RelayRun> {
     const relay = input.relay!;
     const meter = route.adapter.relayMeter!(relay.operation, relay.streaming, route.target.maxEventCharacters);
     const upstreamModel = route.row.upstreamModel;
-    const exchange = await route.adapter.relay!({ operation: relay.operation, upstreamModel, body: relay.prepare(upstreamModel, dropped, maxOutputTokens) }, { target: route.target, headers: relay.headers });
+    const exchange = await route.adapter.relay!(
+      { operation: relay.operation, upstreamModel, body: relay.prepare(upstreamModel, dropped, maxOutputTokens) },
+      { target: route.target, headers: relay.headers },
+    );
     const upstream = await startIteration(exchange.body);
     const body = metered(upstream, {
       observe: (chunk) => {
@@ -266,12 +365,16 @@ export class TextGeneration {
       },
       settle: ({ failed, consumerLeft }) => {
         const reading = readingOf(meter);
-        const status = failed || !reading.complete || reading.sawError ? 'failed' : consumerLeft ? 'aborted' : 'succeeded';
+        const status =
+          failed || !reading.complete || reading.sawError ? 'failed' : consumerLeft ? 'aborted' : 'succeeded';
         if (status !== 'failed' && reading.usage) return settle(status, reading.usage, false);
         // Counted only when needed: an answer without usage, or one cut mid-way, which is charged at least what
         // it delivered (a stream's running usage may lag its last events).
         const output = countDeliveredTokens(reading.output);
-        const usage = { inputTokens: reading.usage?.inputTokens || countPrompt(), outputTokens: Math.max(reading.usage?.outputTokens ?? 0, output) };
+        const usage = {
+          inputTokens: reading.usage?.inputTokens || countPrompt(),
+          outputTokens: Math.max(reading.usage?.outputTokens ?? 0, output),
+        };
         settle(status, usage, reading.usage === undefined || output > reading.usage.outputTokens);
       },
     });
@@ -293,7 +396,8 @@ export class TextGeneration {
       const target = this.dependencies.providers.get(row.providerId);
       if (adapter && target) routes.push({ row, adapter, target });
     }
-    if (routes.length === 0) throw new GatewayError('GW_MODEL_NOT_AVAILABLE', `model "${modelId}" does not generate text`);
+    if (routes.length === 0)
+      throw new GatewayError('GW_MODEL_NOT_AVAILABLE', `model "${modelId}" does not generate text`);
     return routes;
   }
 }
@@ -314,7 +418,8 @@ function readingOf(meter: RelayMeter): RelayReading {
 function largestOutputLimit(pricing: ModelPricing, inputTokens: number, choices: number, freeNanos: bigint): string {
   const budget = freeNanos * 1_000_000n - BigInt(inputTokens) * (pricing.inputNanosPerMTok ?? 0n);
   const perToken = (pricing.outputNanosPerMTok ?? 0n) * BigInt(choices);
-  if (budget < 0n || (perToken > 0n && budget / perToken < 1n)) return `${nanosToUsd(freeNanos)} USD is available, which does not cover this prompt with any output`;
+  if (budget < 0n || (perToken > 0n && budget / perToken < 1n))
+    return `${nanosToUsd(freeNanos)} USD is available, which does not cover this prompt with any output`;
   if (perToken === 0n) return `${nanosToUsd(freeNanos)} USD is available`;
   return `${nanosToUsd(freeNanos)} USD is available, which covers an output limit of at most ${budget / perToken} tokens`;
 }
@@ -332,7 +437,8 @@ export async function collectAnswer(events: AsyncIterable<ChatStreamEvent>): Pro
   const calls = new Map<number, ToolCall>();
   for await (const event of events) {
     if (event.type === 'text-delta') answer.text += event.text;
-    else if (event.type === 'tool-call-start') calls.set(event.index, { id: event.id, name: event.name, arguments: '' });
+    else if (event.type === 'tool-call-start')
+      calls.set(event.index, { id: event.id, name: event.name, arguments: '' });
     else if (event.type === 'tool-call-delta') {
       const call = calls.get(event.index);
       if (call) call.arguments += event.arguments;

@@ -46,7 +46,9 @@ export interface DispatchOptions<R extends RowRef, T> {
  * regardless, so the client gets the upstream's own answer, never a 503 of the gateway's that could not be a
  * better one (a model with a single row is always sent to). When all rows fail, the last failure is relayed.
  */
-export async function dispatchWithFallback<R extends RowRef, T>(options: DispatchOptions<R, T>): Promise<{ value: T; row: R }> {
+export async function dispatchWithFallback<R extends RowRef, T>(
+  options: DispatchOptions<R, T>,
+): Promise<{ value: T; row: R }> {
   const { rows, attempts } = options;
   const { breakers, events, traced } = options.resilience;
   let budgetMs = options.resilience.retryBudgetMs;
@@ -64,12 +66,23 @@ export async function dispatchWithFallback<R extends RowRef, T>(options: Dispatc
     } catch (error) {
       if (error instanceof RowUnavailable) {
         soonestRetryMs = Math.min(soonestRetryMs, error.retryInMs);
-        attempts.push({ providerId: row.providerId, upstreamModel: row.upstreamModel, outcome: 'skipped', reason: 'breaker open' });
+        attempts.push({
+          providerId: row.providerId,
+          upstreamModel: row.upstreamModel,
+          outcome: 'skipped',
+          reason: 'breaker open',
+        });
         if (next) events.fallback({ modelId: options.modelId, from: row, to: next, reason: 'breaker open' });
         continue;
       }
       const reason = describe(error);
-      attempts.push({ providerId: row.providerId, upstreamModel: row.upstreamModel, outcome: 'failed', reason, ...statusOf(error) });
+      attempts.push({
+        providerId: row.providerId,
+        upstreamModel: row.upstreamModel,
+        outcome: 'failed',
+        reason,
+        ...statusOf(error),
+      });
       if (!options.mayContinue(error)) throw error;
       if (next) {
         failed = { error };
@@ -91,28 +104,44 @@ export async function dispatchWithFallback<R extends RowRef, T>(options: Dispatc
   if (failed) throw failed.error;
   // Only without a single row to try: a row is skipped only while another may serve the request.
   const seconds = Math.max(1, Math.ceil(soonestRetryMs / 1000));
-  throw new GatewayError('GW_UPSTREAM_UNAVAILABLE', `model "${options.modelId}" is temporarily unavailable: its providers failed repeatedly; try again in ${seconds} s`, [], { retryAfterSeconds: seconds });
+  throw new GatewayError(
+    'GW_UPSTREAM_UNAVAILABLE',
+    `model "${options.modelId}" is temporarily unavailable: its providers failed repeatedly; try again in ${seconds} s`,
+    [],
+    { retryAfterSeconds: seconds },
+  );
 }
 
 const tracer = trace.getTracer('model-gateway');
 
 /** A span of one upstream attempt, up to its first byte. */
 function inSpan<T>(modelId: string, row: RowRef, attempt: () => Promise<T>): Promise<T> {
-  return tracer.startActiveSpan(`upstream ${row.providerId}`, { attributes: { 'gateway.model': modelId, 'gateway.provider': row.providerId, 'gateway.upstream_model': row.upstreamModel } }, async (span) => {
-    try {
-      return await attempt();
-    } catch (error) {
-      span.setStatus({ code: SpanStatusCode.ERROR, message: describe(error) });
-      throw error;
-    } finally {
-      span.end();
-    }
-  });
+  return tracer.startActiveSpan(
+    `upstream ${row.providerId}`,
+    {
+      attributes: {
+        'gateway.model': modelId,
+        'gateway.provider': row.providerId,
+        'gateway.upstream_model': row.upstreamModel,
+      },
+    },
+    async (span) => {
+      try {
+        return await attempt();
+      } catch (error) {
+        span.setStatus({ code: SpanStatusCode.ERROR, message: describe(error) });
+        throw error;
+      } finally {
+        span.end();
+      }
+    },
+  );
 }
 
 function describe(error: unknown): string {
   if (error instanceof UpstreamHttpError) return `upstream answered ${error.status}`;
-  if (error instanceof UpstreamUnreachableError) return `upstream ${error.reason === 'protocol' ? 'broke its protocol' : error.reason === 'timeout' ? 'timed out' : 'unreachable'}`;
+  if (error instanceof UpstreamUnreachableError)
+    return `upstream ${error.reason === 'protocol' ? 'broke its protocol' : error.reason === 'timeout' ? 'timed out' : 'unreachable'}`;
   if (error instanceof GatewayError) return error.code;
   return 'failed';
 }

@@ -7,7 +7,8 @@ import { UpstreamHttpError, UpstreamUnreachableError } from '../domain/upstream-
  * back while nothing has been sent, never the gateway's own 500.
  */
 export function asUpstreamFailure(error: unknown): unknown {
-  if (error instanceof UpstreamHttpError || error instanceof UpstreamUnreachableError || isGatewayError(error)) return error;
+  if (error instanceof UpstreamHttpError || error instanceof UpstreamUnreachableError || isGatewayError(error))
+    return error;
   return new UpstreamUnreachableError('protocol', 'the upstream answer could not be read');
 }
 

@@ -1,4 +1,9 @@
-import { durationCostNanos, secondNanos, videoPriceSnapshot, type DurationPriceSnapshot } from '../billing/duration-pricing.ts';
+import {
+  durationCostNanos,
+  secondNanos,
+  videoPriceSnapshot,
+  type DurationPriceSnapshot,
+} from '../billing/duration-pricing.ts';
 import type { Catalog, CatalogModel, ProviderRow } from '../catalog/catalog.ts';
 import { GatewayError } from '../domain/errors.ts';
 import type { StoredVideoRequest } from '../domain/video.ts';
@@ -38,7 +43,13 @@ export interface VideoTaskView {
   videoUrl?: string;
   downloadUrl?: string;
   assetId?: string;
-  usage?: { completionTokens: number; totalTokens: number; usdCost: number; durationSeconds: number; providerUsage: Readonly<Record<string, unknown>> };
+  usage?: {
+    completionTokens: number;
+    totalTokens: number;
+    usdCost: number;
+    durationSeconds: number;
+    providerUsage: Readonly<Record<string, unknown>>;
+  };
   error?: string;
   createdAt: string;
   updatedAt: string;
@@ -71,13 +82,18 @@ export class VideoGeneration {
    */
   async admitBody(caller: Caller): Promise<void> {
     const balance = await this.dependencies.balanceNanos(caller.accountId);
-    if (balance === undefined || balance <= 0n) throw new GatewayError('GW_INSUFFICIENT_BALANCE', 'insufficient credit balance: the account has no credits for a video job');
+    if (balance === undefined || balance <= 0n)
+      throw new GatewayError(
+        'GW_INSUFFICIENT_BALANCE',
+        'insufficient credit balance: the account has no credits for a video job',
+      );
   }
 
   /** A submission's model, checked as soon as it is read: the same refusal as on submission when no video model has that id. */
   checkModel(modelId: string): void {
     const model = this.dependencies.catalog.resolve(modelId);
-    if (!model.outputModalities.includes('video')) throw new GatewayError('GW_MODEL_NOT_AVAILABLE', `model "${modelId}" does not generate video`);
+    if (!model.outputModalities.includes('video'))
+      throw new GatewayError('GW_MODEL_NOT_AVAILABLE', `model "${modelId}" does not generate video`);
   }
 
   async estimate(caller: Caller, input: NativeVideoInput): Promise<bigint> {
@@ -92,7 +108,12 @@ export class VideoGeneration {
       modelId: prepared.model.modelId,
       row: prepared.row,
       request: prepared.request,
-      recordedRequest: { operation: 'video-generation', model: input.modelId, content: recordedContent(input.content), ...parameters },
+      recordedRequest: {
+        operation: 'video-generation',
+        model: input.modelId,
+        content: recordedContent(input.content),
+        ...parameters,
+      },
       priceSnapshot: prepared.priceSnapshot,
       holdNanos: prepared.holdNanos,
     });
@@ -107,15 +128,26 @@ export class VideoGeneration {
     const cancelled = await this.dependencies.jobs.cancelUnsent(taskId, caller.accountId, 'video', this.clock());
     if (cancelled) return cancelled;
     const job = await this.find(caller, taskId);
-    throw new GatewayError('GW_CONFLICT', `video task "${taskId}" is ${statusOf(job)}: only a queued task can be cancelled`);
+    throw new GatewayError(
+      'GW_CONFLICT',
+      `video task "${taskId}" is ${statusOf(job)}: only a queued task can be cancelled`,
+    );
   }
 
   /** The archived output `index` of a succeeded task (a task has one): its object, and a signed link to it. */
   async output(job: MediaJobRow, index: number, baseUrl: string): Promise<{ objectKey: string; link: string }> {
     const result = job.result as StoredVideoResult | null;
-    if (job.state !== 'succeeded' || !result) throw new GatewayError('GW_CONFLICT', `video "${job.id}" is ${statusOf(job)}: its content exists once it is completed`);
-    if (index !== 0) throw new GatewayError('GW_NOT_FOUND', `video "${job.id}" has no output ${index} (it has one, index 0)`);
-    return { objectKey: result.objectKey, link: await this.dependencies.links.link(result.objectKey, this.clock(), baseUrl) };
+    if (job.state !== 'succeeded' || !result)
+      throw new GatewayError(
+        'GW_CONFLICT',
+        `video "${job.id}" is ${statusOf(job)}: its content exists once it is completed`,
+      );
+    if (index !== 0)
+      throw new GatewayError('GW_NOT_FOUND', `video "${job.id}" has no output ${index} (it has one, index 0)`);
+    return {
+      objectKey: result.objectKey,
+      link: await this.dependencies.links.link(result.objectKey, this.clock(), baseUrl),
+    };
   }
 
   async view(job: MediaJobRow, baseUrl: string): Promise<VideoTaskView> {
@@ -135,7 +167,8 @@ export class VideoGeneration {
       const link = await this.dependencies.links.link(result.objectKey, this.clock(), baseUrl);
       Object.assign(view, { videoUrl: link, downloadUrl: link, assetId: result.assetId, usage: result.usage });
     }
-    if (job.state === 'failed' || job.state === 'cancelled') view.error = job.error ?? `the video generation ${job.state}`;
+    if (job.state === 'failed' || job.state === 'cancelled')
+      view.error = job.error ?? `the video generation ${job.state}`;
     return view;
   }
 
@@ -154,7 +187,6 @@ export class VideoGeneration {
     const perSecond = secondNanos(priceSnapshot, resolution, model.modelId);
     return { model, row, request, priceSnapshot, holdNanos: durationCostNanos(perSecond, heldSeconds(request, row)) };
   }
-
 }
 
 /**

@@ -3,7 +3,13 @@ import type { ProviderRow } from '../catalog/catalog.ts';
 import type { ParamConstraint } from '../domain/capabilities.ts';
 import { definedFields } from '../domain/defined-fields.ts';
 import { GatewayError } from '../domain/errors.ts';
-import type { StoredVideoMediaSource, StoredVideoRequest, VideoContentItem, VideoGenerationRequest, VideoImageRole } from '../domain/video.ts';
+import type {
+  StoredVideoMediaSource,
+  StoredVideoRequest,
+  VideoContentItem,
+  VideoGenerationRequest,
+  VideoImageRole,
+} from '../domain/video.ts';
 import { parseInlineImage, parseInlineVideo } from '../media/inline-image.ts';
 import { checkReferenceUrl, type ReferenceChecks } from './image-request-check.ts';
 
@@ -46,7 +52,13 @@ export async function checkVideoRequest(
       throw new GatewayError('GW_PARAMETER_UNSUPPORTED', `model "${modelId}" does not support parameter "${field}"`);
     }
   }
-  gateParameters({ modelId, capabilities: row.capabilities, scope: 'video', optional: {}, values: definedFields(Object.fromEntries(gatedFields.map((field) => [field, input[field]]))) });
+  gateParameters({
+    modelId,
+    capabilities: row.capabilities,
+    scope: 'video',
+    optional: {},
+    values: definedFields(Object.fromEntries(gatedFields.map((field) => [field, input[field]]))),
+  });
 
   const frames = { firstFrame: 0, lastFrame: 0 };
   const content: Array<VideoContentItem<StoredVideoMediaSource>> = [];
@@ -60,7 +72,8 @@ export async function checkVideoRequest(
       case 'imageBase64':
       case 'imageAssetId': {
         const role = part.role ?? 'referenceImage';
-        if (role !== 'referenceImage' && ++frames[role] > 1) throw new GatewayError('GW_VALIDATION', `${where}: only one image may have role "${role}"`);
+        if (role !== 'referenceImage' && ++frames[role] > 1)
+          throw new GatewayError('GW_VALIDATION', `${where}: only one image may have role "${role}"`);
         content.push({ type: 'image', role, source: await imageSource(part, where, references) });
         break;
       }
@@ -75,14 +88,20 @@ export async function checkVideoRequest(
       }
       case 'videoAssetId': {
         const asset = await references.findAsset(part.assetId, where);
-        if (!asset.mediaType.startsWith('video/')) throw new GatewayError('GW_VALIDATION', `${where}: asset "${part.assetId}" is not a video`);
-        content.push({ type: 'video', source: { kind: 'asset', objectKey: asset.objectKey, mediaType: asset.mediaType } });
+        if (!asset.mediaType.startsWith('video/'))
+          throw new GatewayError('GW_VALIDATION', `${where}: asset "${part.assetId}" is not a video`);
+        content.push({
+          type: 'video',
+          source: { kind: 'asset', objectKey: asset.objectKey, mediaType: asset.mediaType },
+        });
         break;
       }
     }
   }
-  if (frames.lastFrame > 0 && frames.firstFrame === 0) throw new GatewayError('GW_VALIDATION', 'an image with role "lastFrame" needs one with role "firstFrame"');
-  if (!content.some((item) => item.type === 'text' || item.type === 'image')) throw new GatewayError('GW_VALIDATION', 'content needs a text part (the prompt) or an image');
+  if (frames.lastFrame > 0 && frames.firstFrame === 0)
+    throw new GatewayError('GW_VALIDATION', 'an image with role "lastFrame" needs one with role "firstFrame"');
+  if (!content.some((item) => item.type === 'text' || item.type === 'image'))
+    throw new GatewayError('GW_VALIDATION', 'content needs a text part (the prompt) or an image');
   return {
     content,
     ...definedFields({
@@ -112,7 +131,8 @@ async function imageSource(
     return { kind: 'inline', mediaType: inline.mediaType, data: inline.data };
   }
   const asset = await references.findAsset(part.assetId, where);
-  if (!asset.mediaType.startsWith('image/')) throw new GatewayError('GW_VALIDATION', `${where}: asset "${part.assetId}" is not an image`);
+  if (!asset.mediaType.startsWith('image/'))
+    throw new GatewayError('GW_VALIDATION', `${where}: asset "${part.assetId}" is not an image`);
   return { kind: 'asset', objectKey: asset.objectKey, mediaType: asset.mediaType };
 }
 
@@ -124,7 +144,8 @@ export function heldSeconds(request: StoredVideoRequest, row: ProviderRow): numb
   if (request.duration !== undefined) return request.duration;
   const constraint: ParamConstraint | undefined = row.capabilities?.video?.params?.duration;
   if (constraint && 'default' in constraint && typeof constraint.default === 'number') return constraint.default;
-  if (constraint?.type === 'range' || constraint?.type === 'int') return constraint.type === 'range' && constraint.steps ? Math.max(...constraint.steps) : constraint.max;
+  if (constraint?.type === 'range' || constraint?.type === 'int')
+    return constraint.type === 'range' && constraint.steps ? Math.max(...constraint.steps) : constraint.max;
   return assumedSeconds;
 }
 

@@ -11,12 +11,22 @@ const Usd = Type.Number({ description: 'USD' });
 /** One optional field per spend window. */
 const eachRateLimit = {
   requestsPerMinute: Type.Optional(Type.Integer({ minimum: 1 })),
-  tokensPerMinute: Type.Optional(Type.Integer({ minimum: 1, description: 'Input and output tokens of settled generations' })),
+  tokensPerMinute: Type.Optional(
+    Type.Integer({ minimum: 1, description: 'Input and output tokens of settled generations' }),
+  ),
   concurrentRequests: Type.Optional(Type.Integer({ minimum: 1 })),
 };
-const eachCap = <S extends TSchema>(schema: S) => ({ daily: Type.Optional(schema), weekly: Type.Optional(schema), monthly: Type.Optional(schema), total: Type.Optional(schema) });
+const eachCap = <S extends TSchema>(schema: S) => ({
+  daily: Type.Optional(schema),
+  weekly: Type.Optional(schema),
+  monthly: Type.Optional(schema),
+  total: Type.Optional(schema),
+});
 
-export const AccountSchema = Type.Object({ id: Type.String(), email: Type.String(), creditBalance: Usd }, { description: 'The account' });
+export const AccountSchema = Type.Object(
+  { id: Type.String(), email: Type.String(), creditBalance: Usd },
+  { description: 'The account' },
+);
 
 export const BalanceSchema = Type.Object({ creditBalance: Usd }, { description: "The account's credit balance" });
 
@@ -27,7 +37,9 @@ export const ApiKeySchema = Type.Object(
     prefix: Type.String({ description: 'The first characters of the key, to tell keys apart' }),
     isActive: Type.Boolean(),
     limits: Type.Object(eachCap(Usd), { description: 'Spend caps in USD, each present only when set' }),
-    rateLimits: Type.Object(eachRateLimit, { description: "The key's own rate limits, each present only when set (unset: its account's default applies)" }),
+    rateLimits: Type.Object(eachRateLimit, {
+      description: "The key's own rate limits, each present only when set (unset: its account's default applies)",
+    }),
     createdAt: Type.String(),
   },
   { description: 'An API key, without the key itself' },
@@ -36,9 +48,16 @@ export const ApiKeySchema = Type.Object(
 /** Rate limits as answered: each present only when set. */
 export const RateLimitsSchema = Type.Object(eachRateLimit, { description: 'Rate limits, each present only when set' });
 
-export const CreatedKeySchema = Type.Object({ ...ApiKeySchema.properties, key: Type.String({ description: 'The key itself (`gwk_…`)' }) }, { description: 'The new key' });
+export const CreatedKeySchema = Type.Object(
+  { ...ApiKeySchema.properties, key: Type.String({ description: 'The key itself (`gwk_…`)' }) },
+  { description: 'The new key' },
+);
 
-const CapStatus = Type.Object({ limit: Usd, spent: Usd, remaining: Type.Number({ minimum: 0, description: 'limit - spent, never below 0' }) });
+const CapStatus = Type.Object({
+  limit: Usd,
+  spent: Usd,
+  remaining: Type.Number({ minimum: 0, description: 'limit - spent, never below 0' }),
+});
 
 export const KeyLookupSchema = Type.Object(
   { name: Type.String(), isActive: Type.Literal(true), ...eachCap(CapStatus) },
@@ -61,13 +80,29 @@ export const GenerationRecordSchema = Type.Object({
 });
 
 /** The fields of a paged listing beside its `results`. */
-export const pageFields = { total: Type.Integer({ minimum: 0 }), offset: Type.Integer({ minimum: 0 }), limit: Type.Integer({ minimum: 1 }) };
+export const pageFields = {
+  total: Type.Integer({ minimum: 0 }),
+  offset: Type.Integer({ minimum: 0 }),
+  limit: Type.Integer({ minimum: 1 }),
+};
 
-export const UsagePageSchema = Type.Object({ results: Type.Array(GenerationRecordSchema), ...pageFields }, { description: 'One page of usage records, newest first' });
+export const UsagePageSchema = Type.Object(
+  { results: Type.Array(GenerationRecordSchema), ...pageFields },
+  { description: 'One page of usage records, newest first' },
+);
 
-const { inputPerMTok, outputPerMTok, inputPerImage, inputPerAudioSecond, inputPerVideoSecond, inputPerFile } = PricingSchema.properties;
+const { inputPerMTok, outputPerMTok, inputPerImage, inputPerAudioSecond, inputPerVideoSecond, inputPerFile } =
+  PricingSchema.properties;
 const Prices = Type.Object(
-  { inputPerMTok, outputPerMTok, inputPerImage, inputPerAudioSecond, inputPerVideoSecond, inputPerFile, currency: Type.Literal('USD') },
+  {
+    inputPerMTok,
+    outputPerMTok,
+    inputPerImage,
+    inputPerAudioSecond,
+    inputPerVideoSecond,
+    inputPerFile,
+    currency: Type.Literal('USD'),
+  },
   { description: 'USD prices under the names gateway.yaml gives them' },
 );
 

@@ -2,7 +2,13 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import cookie from '@fastify/cookie';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyPluginCallback, type onRouteHookHandler } from 'fastify';
+import Fastify, {
+  LogController,
+  type FastifyBaseLogger,
+  type FastifyInstance,
+  type FastifyPluginCallback,
+  type onRouteHookHandler,
+} from 'fastify';
 import { UpstreamHttpError } from '../domain/upstream-failure.ts';
 import type { Readiness } from '../gateway/readiness.ts';
 import type { GatewayServices } from '../gateway/services.ts';
@@ -109,7 +115,10 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   app.decorate('publicBaseUrl', options.publicBaseUrl);
   app.decorateRequest('principal', null);
   app.decorateRequest('requestLine', null);
-  registerMetricsRoute(app, services.telemetry, { enabled: services.config.telemetry.metrics, token: services.config.telemetry.metricsToken });
+  registerMetricsRoute(app, services.telemetry, {
+    enabled: services.config.telemetry.metrics,
+    token: services.config.telemetry.metricsToken,
+  });
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
     done();
@@ -122,7 +131,11 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     if (error instanceof UpstreamHttpError) {
       // Relayed with the provider's status, except 500, which the spec keeps for the gateway's own faults.
       const status = error.status === 500 ? 502 : error.status;
-      return reply.code(status).header('x-upstream-status', String(error.status)).type(error.contentType ?? 'application/json').send(error.body);
+      return reply
+        .code(status)
+        .header('x-upstream-status', String(error.status))
+        .type(error.contentType ?? 'application/json')
+        .send(error.body);
     }
     // The client went away mid-answer: nothing to tell it, and not a fault of the gateway. (The request
     // stream is no witness: it is destroyed as soon as its body has been read.)
@@ -132,19 +145,26 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     }
     const classified = classifyError(error, bodyLimit);
     logRequestFailure(request.log, error, classified);
-    if (isGatewayError(error) && error.retryAfterSeconds !== undefined) reply.header('retry-after', String(error.retryAfterSeconds));
+    if (isGatewayError(error) && error.retryAfterSeconds !== undefined)
+      reply.header('retry-after', String(error.retryAfterSeconds));
     return sendError(request, reply, classified.status, classified.code, classified.messages);
   });
   await app.register(cookie);
   const dashboardPage = await registerDashboard(app, options.dashboardDir ?? builtDashboardDir);
   app.setNotFoundHandler(
     async (request, reply) =>
-      dashboardPage(request, reply) ?? sendError(request, reply, 404, 'GW_ROUTE_NOT_FOUND', [`route ${request.method} ${requestPath(request)} not found`]),
+      dashboardPage(request, reply) ??
+      sendError(request, reply, 404, 'GW_ROUTE_NOT_FOUND', [
+        `route ${request.method} ${requestPath(request)} not found`,
+      ]),
   );
   for (const probe of ['/api/alpha', '/api/beta', '/api/gamma']) {
     app.head(
       probe,
-      { schema: { summary: 'Connectivity probe', security: noCredential, response: { 200: noBody('Reachable') } }, config: { swagger: { exposeHeadRoute: true } } },
+      {
+        schema: { summary: 'Connectivity probe', security: noCredential, response: { 200: noBody('Reachable') } },
+        config: { swagger: { exposeHeadRoute: true } },
+      },
       async (_request, reply) => reply.code(200).send(),
     );
   }

@@ -32,13 +32,22 @@ function headerValue(request: FastifyRequest, name: string): string | undefined 
 }
 
 /** The credential a request carries: `x-api-key` (or `x-goog-api-key` where accepted) wins over `Authorization: Bearer`, which wins over the cookie. */
-export function extractCredential(request: FastifyRequest, options: AuthenticationOptions): { credential: string; source: CredentialSource } | undefined {
-  const apiKey = headerValue(request, 'x-api-key') ?? (options.acceptGoogleKeyHeader ? headerValue(request, 'x-goog-api-key') : undefined);
+export function extractCredential(
+  request: FastifyRequest,
+  options: AuthenticationOptions,
+): { credential: string; source: CredentialSource } | undefined {
+  const apiKey =
+    headerValue(request, 'x-api-key') ??
+    (options.acceptGoogleKeyHeader ? headerValue(request, 'x-goog-api-key') : undefined);
   if (apiKey) return { credential: apiKey, source: 'x-api-key' };
   const authorization = headerValue(request, 'authorization');
   if (authorization) {
     const token = bearerToken(authorization);
-    if (token === undefined) throw new GatewayError('GW_UNAUTHENTICATED', 'the Authorization header must be "Bearer <API key or session token>"');
+    if (token === undefined)
+      throw new GatewayError(
+        'GW_UNAUTHENTICATED',
+        'the Authorization header must be "Bearer <API key or session token>"',
+      );
     return { credential: token, source: 'bearer' };
   }
   const cookie = options.acceptCookie ? request.cookies?.[sessionCookieName] : undefined;
@@ -47,12 +56,20 @@ export function extractCredential(request: FastifyRequest, options: Authenticati
 }
 
 /** An onRequest hook that sets `request.principal` or answers 401. */
-export function requireCredential(authenticator: Authenticator, options: AuthenticationOptions = {}): onRequestHookHandler {
+export function requireCredential(
+  authenticator: Authenticator,
+  options: AuthenticationOptions = {},
+): onRequestHookHandler {
   return async (request, reply) => {
     const found = extractCredential(request, options);
-    if (!found) throw new GatewayError('GW_UNAUTHENTICATED', 'missing credential: send an API key in x-api-key or Authorization: Bearer');
+    if (!found)
+      throw new GatewayError(
+        'GW_UNAUTHENTICATED',
+        'missing credential: send an API key in x-api-key or Authorization: Bearer',
+      );
     request.principal = await authenticator.authenticate(found.credential, found.source);
-    if (found.source === 'cookie' && options.acceptCookie) guardCookieRequest(request, reply, found.credential, options.acceptCookie.secureCookies);
+    if (found.source === 'cookie' && options.acceptCookie)
+      guardCookieRequest(request, reply, found.credential, options.acceptCookie.secureCookies);
   };
 }
 
@@ -67,7 +84,11 @@ export function principalOf(request: FastifyRequest): Principal {
  */
 export function callerOf(request: FastifyRequest): Caller {
   const principal = principalOf(request);
-  const caller: Caller = { accountId: principal.accountId, apiKeyId: principal.kind === 'key' ? principal.apiKeyId : null, requestId: request.id };
+  const caller: Caller = {
+    accountId: principal.accountId,
+    apiKeyId: principal.kind === 'key' ? principal.apiKeyId : null,
+    requestId: request.id,
+  };
   if (logsRequests(request.log.level)) caller.requestLog = request.requestLine ??= new RequestLine(request.log);
   return caller;
 }

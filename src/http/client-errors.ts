@@ -25,11 +25,23 @@ function answerFor(error: ClientError, timeouts: { headersTimeoutMs: number; req
         message: `the request was not received in time (headers within ${timeouts.headersTimeoutMs} ms, the whole request within ${timeouts.requestTimeoutMs} ms)`,
       };
     case 'HPE_HEADER_OVERFLOW':
-      return { status: 431, code: 'GW_HEADERS_TOO_LARGE', message: `the request line and headers are larger than the limit of ${maxHeaderSize} bytes` };
+      return {
+        status: 431,
+        code: 'GW_HEADERS_TOO_LARGE',
+        message: `the request line and headers are larger than the limit of ${maxHeaderSize} bytes`,
+      };
     case 'HPE_CHUNK_EXTENSIONS_OVERFLOW':
-      return { status: 413, code: 'GW_PAYLOAD_TOO_LARGE', message: 'the chunk extensions of the request body are too large' };
+      return {
+        status: 413,
+        code: 'GW_PAYLOAD_TOO_LARGE',
+        message: 'the chunk extensions of the request body are too large',
+      };
     default:
-      return { status: 400, code: 'GW_VALIDATION', message: `malformed HTTP request: ${error.reason ?? error.code ?? 'unparsable'}` };
+      return {
+        status: 400,
+        code: 'GW_VALIDATION',
+        message: `malformed HTTP request: ${error.reason ?? error.code ?? 'unparsable'}`,
+      };
   }
 }
 
@@ -53,7 +65,11 @@ interface SocketWithResponse extends Socket {
  * timeouts) with the gateway's error envelope, written raw to the socket, then closes the connection:
  * after a framing error the rest of the stream cannot be trusted.
  */
-export function answerClientError(error: ClientError, socket: Socket, timeouts: { headersTimeoutMs: number; requestTimeoutMs: number }): void {
+export function answerClientError(
+  error: ClientError,
+  socket: Socket,
+  timeouts: { headersTimeoutMs: number; requestTimeoutMs: number },
+): void {
   if (error.code === 'ECONNRESET' || socket.destroyed) return;
   // A response already under way on this connection cannot be followed by another status line.
   const inFlight = (socket as SocketWithResponse)._httpMessage?.headersSent === true;

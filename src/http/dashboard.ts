@@ -45,7 +45,12 @@ function isApiPath(request: FastifyRequest): boolean {
 
 function wantsPage(request: FastifyRequest): boolean {
   const accept = request.headers.accept;
-  return (request.method === 'GET' || request.method === 'HEAD') && !isApiPath(request) && typeof accept === 'string' && accept.toLowerCase().includes('text/html');
+  return (
+    (request.method === 'GET' || request.method === 'HEAD') &&
+    !isApiPath(request) &&
+    typeof accept === 'string' &&
+    accept.toLowerCase().includes('text/html')
+  );
 }
 
 function notBuilt(directory: string): GatewayError {

@@ -53,7 +53,13 @@ export function errorEnvelope(status: number, code: ErrorCode, messages: string[
   };
 }
 
-export function sendError(request: FastifyRequest, reply: FastifyReply, status: number, code: ErrorCode, messages: string[]): FastifyReply {
+export function sendError(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  status: number,
+  code: ErrorCode,
+  messages: string[],
+): FastifyReply {
   const body = errorEnvelope(status, code, messages, requestPath(request));
   return reply.code(status).header('x-gateway-error-code', code).type('application/json; charset=utf-8').send(body);
 }
@@ -66,7 +72,8 @@ function describeValidation(error: FastifyError): string[] {
     if (issue.keyword === 'additionalProperties' && typeof params.additionalProperty === 'string') {
       return `${where}.${params.additionalProperty} is not a recognised field`;
     }
-    if (issue.keyword === 'enum' && Array.isArray(params.allowedValues)) return `${where} must be one of ${params.allowedValues.join(', ')}`;
+    if (issue.keyword === 'enum' && Array.isArray(params.allowedValues))
+      return `${where} must be one of ${params.allowedValues.join(', ')}`;
     return `${where} ${issue.message ?? 'is invalid'}`;
   });
 }
@@ -74,36 +81,61 @@ function describeValidation(error: FastifyError): string[] {
 /** Maps anything thrown while handling a request to a status and the envelope's messages. */
 export function classifyError(error: unknown, bodyLimit: number): Classified {
   if (isGatewayError(error)) return { status: error.status, code: error.code, messages: error.messages };
-  if (error instanceof UpstreamUnreachableError) return { status: 502, code: 'GW_UPSTREAM_UNREACHABLE', messages: [error.message] };
+  if (error instanceof UpstreamUnreachableError)
+    return { status: 502, code: 'GW_UPSTREAM_UNREACHABLE', messages: [error.message] };
   const fastifyError = error as Partial<FastifyError>;
   if (fastifyError.validation) {
     // A path parameter outside its schema (an id with a character no id has, or too long) names nothing
     // that can exist: 404, as an unknown id gets, and no lookup is made.
     if (fastifyError.validationContext === 'params') {
-      return { status: 404, code: 'GW_NOT_FOUND', messages: describeValidation(fastifyError as FastifyError).map((message) => `no such resource: ${message}`) };
+      return {
+        status: 404,
+        code: 'GW_NOT_FOUND',
+        messages: describeValidation(fastifyError as FastifyError).map((message) => `no such resource: ${message}`),
+      };
     }
     return { status: 400, code: 'GW_VALIDATION', messages: describeValidation(fastifyError as FastifyError) };
   }
   switch (fastifyError.code) {
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-      return { status: 415, code: 'GW_UNSUPPORTED_MEDIA_TYPE', messages: ['unsupported Content-Type: send the body as application/json'] };
+      return {
+        status: 415,
+        code: 'GW_UNSUPPORTED_MEDIA_TYPE',
+        messages: ['unsupported Content-Type: send the body as application/json'],
+      };
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
-      return { status: 413, code: 'GW_PAYLOAD_TOO_LARGE', messages: [`request body is larger than the limit of ${bodyLimit} bytes`] };
+      return {
+        status: 413,
+        code: 'GW_PAYLOAD_TOO_LARGE',
+        messages: [`request body is larger than the limit of ${bodyLimit} bytes`],
+      };
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
-      return { status: 400, code: 'GW_MALFORMED_JSON', messages: ['the body is empty but Content-Type is application/json'] };
+      return {
+        status: 400,
+        code: 'GW_MALFORMED_JSON',
+        messages: ['the body is empty but Content-Type is application/json'],
+      };
     case 'FST_ERR_BAD_URL':
       return { status: 400, code: 'GW_VALIDATION', messages: ['the URL path has a malformed percent-encoding'] };
     case 'FST_ERR_MAX_PARAM_LENGTH':
       return { status: 400, code: 'GW_VALIDATION', messages: ['a path parameter is longer than the router accepts'] };
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
-      return { status: 400, code: 'GW_MALFORMED_JSON', messages: [`malformed JSON body: ${fastifyError.message ?? ''}`.trim()] };
+      return {
+        status: 400,
+        code: 'GW_MALFORMED_JSON',
+        messages: [`malformed JSON body: ${fastifyError.message ?? ''}`.trim()],
+      };
   }
   if (error instanceof SyntaxError && fastifyError.statusCode === 400) {
     return { status: 400, code: 'GW_MALFORMED_JSON', messages: [`malformed JSON body: ${error.message}`] };
   }
   const status = fastifyError.statusCode;
   if (typeof status === 'number' && status >= 400 && status < 500) {
-    return { status, code: codeByStatus.get(status) ?? 'GW_VALIDATION', messages: [fastifyError.message ?? 'bad request'] };
+    return {
+      status,
+      code: codeByStatus.get(status) ?? 'GW_VALIDATION',
+      messages: [fastifyError.message ?? 'bad request'],
+    };
   }
   return { status: 500, code: 'GW_INTERNAL', messages: ['internal error'] };
 }

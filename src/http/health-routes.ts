@@ -7,23 +7,39 @@ import { noCredential } from './openapi/security-schemes.ts';
 const CheckSchema = Type.Object({
   ok: Type.Boolean(),
   latencyMs: Type.Number({ description: 'How long the check took (or waited before giving up)' }),
-  error: Type.Optional(Type.String({ description: "Why it failed: the error's code where it has one, else its message" })),
+  error: Type.Optional(
+    Type.String({ description: "Why it failed: the error's code where it has one, else its message" }),
+  ),
 });
 
 const ReadinessSchema = Type.Object({
-  status: Type.Union([Type.Literal('ready'), Type.Literal('starting'), Type.Literal('draining'), Type.Literal('unavailable')], {
-    description: '`ready` (200) only while the process listens, is not stopping, and reaches its database and object store; 503 otherwise',
-  }),
+  status: Type.Union(
+    [Type.Literal('ready'), Type.Literal('starting'), Type.Literal('draining'), Type.Literal('unavailable')],
+    {
+      description:
+        '`ready` (200) only while the process listens, is not stopping, and reaches its database and object store; 503 otherwise',
+    },
+  ),
   checks: Type.Object({
     database: described(CheckSchema, 'A trivial query, with a short timeout'),
-    objectStore: described(CheckSchema, "The object store's own check (a bucket HEAD for S3; writing, reading and deleting a file for the filesystem store)"),
+    objectStore: described(
+      CheckSchema,
+      "The object store's own check (a bucket HEAD for S3; writing, reading and deleting a file for the filesystem store)",
+    ),
   }),
   workers: Type.Object({
     jobs: Type.Object({
-      state: Type.Union([Type.Literal('running'), Type.Literal('stopped')], { description: 'The media job worker of this process (`stopped` with jobs.concurrency 0)' }),
+      state: Type.Union([Type.Literal('running'), Type.Literal('stopped')], {
+        description: 'The media job worker of this process (`stopped` with jobs.concurrency 0)',
+      }),
       active: Type.Integer({ minimum: 0, description: 'Jobs this process runs now' }),
       concurrency: Type.Integer({ minimum: 0, description: 'Jobs this process runs at most at once' }),
-      byState: Type.Optional(Type.Record(Type.String(), Type.Integer({ minimum: 0 }), { description: "Media jobs of every process queued and under way (the queue's depth); absent when the database cannot count them" })),
+      byState: Type.Optional(
+        Type.Record(Type.String(), Type.Integer({ minimum: 0 }), {
+          description:
+            "Media jobs of every process queued and under way (the queue's depth); absent when the database cannot count them",
+        }),
+      ),
     }),
   }),
 });
@@ -40,7 +56,13 @@ export const healthRoutes: FastifyPluginAsyncTypebox<{ readiness: Readiness }> =
 
   app.get(
     '/livez',
-    { schema: { summary: 'Liveness: the process answers', security: noCredential, response: { 200: Type.Object({ status: Type.Literal('alive') }, { description: 'Alive' }) } } },
+    {
+      schema: {
+        summary: 'Liveness: the process answers',
+        security: noCredential,
+        response: { 200: Type.Object({ status: Type.Literal('alive') }, { description: 'Alive' }) },
+      },
+    },
     async (_request, reply) => reply.header('cache-control', 'no-store').send({ status: 'alive' as const }),
   );
 
@@ -50,7 +72,10 @@ export const healthRoutes: FastifyPluginAsyncTypebox<{ readiness: Readiness }> =
       schema: {
         summary: 'Readiness: send this process requests only while it answers 200',
         security: noCredential,
-        response: { 200: described(ReadinessSchema, 'Ready: listening, not stopping, database and object store answering'), 503: described(ReadinessSchema, 'Starting, draining after SIGTERM, or its database or object store failing') },
+        response: {
+          200: described(ReadinessSchema, 'Ready: listening, not stopping, database and object store answering'),
+          503: described(ReadinessSchema, 'Starting, draining after SIGTERM, or its database or object store failing'),
+        },
       },
     },
     async (_request, reply) => {

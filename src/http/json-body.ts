@@ -50,7 +50,10 @@ export function useGuardedJsonParser(app: FastifyInstance, maxDepth: number): vo
     if (text.length === 0 && acceptsEmptyBody(request)) return done(null, undefined);
     const problem = scanJsonText(text, maxDepth);
     if (problem === 'too-deep') {
-      return done(new GatewayError('GW_MALFORMED_JSON', `the JSON body is nested deeper than the limit of ${maxDepth} levels`), undefined);
+      return done(
+        new GatewayError('GW_MALFORMED_JSON', `the JSON body is nested deeper than the limit of ${maxDepth} levels`),
+        undefined,
+      );
     }
     parse(request, text, (error, parsed) => {
       if (error) return done(error, undefined);

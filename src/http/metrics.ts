@@ -49,13 +49,22 @@ function answered(meter: RouteMeter, request: FastifyRequest, reply: FastifyRepl
 }
 
 /** `GET /metrics` in Prometheus text format, behind a bearer token when one is configured. */
-export function registerMetricsRoute(app: FastifyInstance, telemetry: GatewayTelemetry, options: { enabled: boolean; token: Secret | undefined }): void {
+export function registerMetricsRoute(
+  app: FastifyInstance,
+  telemetry: GatewayTelemetry,
+  options: { enabled: boolean; token: Secret | undefined },
+): void {
   if (!options.enabled) return;
   const documentation = {
     summary: "This process's metrics, in Prometheus text format",
     // Anonymous, unless telemetry.metricsToken is set (OpenAPI's `{}` is the anonymous alternative).
     security: [{}, { metricsToken: [] }] as Array<Record<string, string[]>>,
-    response: { 200: { description: 'Prometheus text exposition format', content: { 'text/plain': { schema: { type: 'string' } } } } },
+    response: {
+      200: {
+        description: 'Prometheus text exposition format',
+        content: { 'text/plain': { schema: { type: 'string' } } },
+      },
+    },
   };
   app.get('/metrics', { schema: documentation }, async (request, reply) => {
     const given = bearerToken(request.headers.authorization);

@@ -51,7 +51,10 @@ const tooMany = (what: string, limit: keyof MultipartLimits, value: number) =>
   new GatewayError('GW_VALIDATION', `the multipart form has more than ${value} ${what} (${limitName(limit)})`);
 
 const tooLarge = (what: string, limit: keyof MultipartLimits | 'server.bodyLimitBytes', value: number) =>
-  new GatewayError('GW_PAYLOAD_TOO_LARGE', `${what} is larger than ${value} bytes (${limit.startsWith('server.') ? limit : limitName(limit as keyof MultipartLimits)})`);
+  new GatewayError(
+    'GW_PAYLOAD_TOO_LARGE',
+    `${what} is larger than ${value} bytes (${limit.startsWith('server.') ? limit : limitName(limit as keyof MultipartLimits)})`,
+  );
 
 /**
  * The field's name and text checked as they arrive: no name that reaches a prototype (`__proto__`, also
@@ -59,9 +62,13 @@ const tooLarge = (what: string, limit: keyof MultipartLimits | 'server.bodyLimit
  * check every JSON body gets.
  */
 function checkField(name: string, value: string): void {
-  if (Buffer.byteLength(name) > maxFieldNameBytes) throw new GatewayError('GW_VALIDATION', `a multipart field name is longer than ${maxFieldNameBytes} bytes`);
+  if (Buffer.byteLength(name) > maxFieldNameBytes)
+    throw new GatewayError('GW_VALIDATION', `a multipart field name is longer than ${maxFieldNameBytes} bytes`);
   if (name.split(/[[\]]+/).some((segment) => prototypeNames.has(segment))) {
-    throw new GatewayError('GW_VALIDATION', `multipart field ${JSON.stringify(name)} is refused: "__proto__", "constructor" and "prototype" are not field names`);
+    throw new GatewayError(
+      'GW_VALIDATION',
+      `multipart field ${JSON.stringify(name)} is refused: "__proto__", "constructor" and "prototype" are not field names`,
+    );
   }
   // An own property whatever the name (`fromEntries` defines it), so the walk sees the name and the text.
   const unstorable = findUnstorableText(Object.fromEntries([[name, value]]), 'body');
@@ -74,12 +81,18 @@ function checkField(name: string, value: string): void {
  * once (the rest of the body is drained unread, so the client still reads the answer). The count and size
  * limits are busboy's, enforced while it parses.
  */
-export function readMultipartForm(payload: Readable, headers: { 'content-type'?: string | undefined; 'content-length'?: string | undefined }, options: MultipartFormOptions): Promise<MultipartForm> {
+export function readMultipartForm(
+  payload: Readable,
+  headers: { 'content-type'?: string | undefined; 'content-length'?: string | undefined },
+  options: MultipartFormOptions,
+): Promise<MultipartForm> {
   const { limits, maxBodyBytes } = options;
   const contentType = headers['content-type'];
-  if (contentType === undefined) return Promise.reject(new GatewayError('GW_VALIDATION', 'the multipart body has no content type'));
+  if (contentType === undefined)
+    return Promise.reject(new GatewayError('GW_VALIDATION', 'the multipart body has no content type'));
   const declared = Number(headers['content-length']);
-  if (Number.isFinite(declared) && declared > maxBodyBytes) return Promise.reject(tooLarge('the body', 'server.bodyLimitBytes', maxBodyBytes));
+  if (Number.isFinite(declared) && declared > maxBodyBytes)
+    return Promise.reject(tooLarge('the body', 'server.bodyLimitBytes', maxBodyBytes));
   let parser: BusboyInstance;
   try {
     parser = Busboy({
@@ -94,7 +107,9 @@ export function readMultipartForm(payload: Readable, headers: { 'content-type'?:
       },
     });
   } catch {
-    return Promise.reject(new GatewayError('GW_VALIDATION', 'the multipart body cannot be read: its content type names no boundary'));
+    return Promise.reject(
+      new GatewayError('GW_VALIDATION', 'the multipart body cannot be read: its content type names no boundary'),
+    );
   }
 
   return new Promise<MultipartForm>((resolve, reject) => {
@@ -111,7 +126,8 @@ export function readMultipartForm(payload: Readable, headers: { 'content-type'?:
       parser.removeAllListeners();
       parser.on('error', () => undefined);
       parser.destroy();
-      const refusal = error instanceof GatewayError ? error : new GatewayError('GW_VALIDATION', 'the multipart body cannot be read');
+      const refusal =
+        error instanceof GatewayError ? error : new GatewayError('GW_VALIDATION', 'the multipart body cannot be read');
       if (received > maxBodyBytes || payload.readableEnded || payload.destroyed) return reject(refusal);
       // The rest of the body (within the body limit) is read and dropped, not parsed, before the answer: Fastify
       // closes the connection after a parser's refusal, and a client still sending would see that, not the answer.
@@ -138,7 +154,8 @@ export function readMultipartForm(payload: Readable, headers: { 'content-type'?:
       received += chunk.length;
       if (received > maxBodyBytes) return stop(tooLarge('the body', 'server.bodyLimitBytes', maxBodyBytes));
       let flowing = true;
-      for (let offset = 0; offset < chunk.length && !settled; offset += sliceBytes) flowing = parser.write(chunk.subarray(offset, offset + sliceBytes)) && flowing;
+      for (let offset = 0; offset < chunk.length && !settled; offset += sliceBytes)
+        flowing = parser.write(chunk.subarray(offset, offset + sliceBytes)) && flowing;
       if (!flowing && !settled) {
         payload.pause();
         parser.once('drain', () => payload.resume());
@@ -148,7 +165,8 @@ export function readMultipartForm(payload: Readable, headers: { 'content-type'?:
     parser.on('field', (name, value, _nameTruncated, valueTruncated) => {
       if (settled) return;
       try {
-        if (valueTruncated) throw tooLarge(`multipart field ${JSON.stringify(name)}`, 'maxFieldBytes', limits.maxFieldBytes);
+        if (valueTruncated)
+          throw tooLarge(`multipart field ${JSON.stringify(name)}`, 'maxFieldBytes', limits.maxFieldBytes);
         checkField(name, value);
         const field = { name, value };
         options.onField?.(field);
@@ -169,7 +187,9 @@ export function readMultipartForm(payload: Readable, headers: { 'content-type'?:
       openFiles++;
       const chunks: Buffer[] = [];
       stream.on('data', (chunk: Buffer) => chunks.push(chunk));
-      stream.on('limit', () => stop(tooLarge(`multipart file ${JSON.stringify(name)}`, 'maxFileBytes', limits.maxFileBytes)));
+      stream.on('limit', () =>
+        stop(tooLarge(`multipart file ${JSON.stringify(name)}`, 'maxFileBytes', limits.maxFileBytes)),
+      );
       stream.on('end', () => {
         openFiles--;
         if (settled) return;

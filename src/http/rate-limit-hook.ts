@@ -1,5 +1,10 @@
 import type { FastifyReply, FastifyRequest, preParsingHookHandler } from 'fastify';
-import { RateLimitedError, type KeyRateLimiter, type LimitStanding, type RateStanding } from '../billing/rate-limits.ts';
+import {
+  RateLimitedError,
+  type KeyRateLimiter,
+  type LimitStanding,
+  type RateStanding,
+} from '../billing/rate-limits.ts';
 
 /**
  * Admission under the key's rate limits, once the key is known and before any work (the body is not read yet):
@@ -63,7 +68,10 @@ function betaHeaders(reply: FastifyReply, what: 'requests' | 'tokens', standing:
   reply.header(`anthropic-ratelimit-${what}-limit`, String(standing.limit));
   reply.header(`anthropic-ratelimit-${what}-remaining`, String(standing.remaining));
   // Anthropic names the moment the limit is replenished, in RFC 3339.
-  reply.header(`anthropic-ratelimit-${what}-reset`, new Date(Date.now() + standing.resetMs).toISOString().replace(/\.\d{3}Z$/, 'Z'));
+  reply.header(
+    `anthropic-ratelimit-${what}-reset`,
+    new Date(Date.now() + standing.resetMs).toISOString().replace(/\.\d{3}Z$/, 'Z'),
+  );
 }
 
 /** OpenAI's way of writing a wait: `20ms`, `1s`, `6m0s`. */

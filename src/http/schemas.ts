@@ -8,7 +8,8 @@ export const SignedUsd = Type.Number({ minimum: -MAX_USD_AMOUNT, maximum: MAX_US
 export const Email = Type.String({ format: 'email', minLength: 3, maxLength: 254 });
 export const Password = Type.String({ minLength: 8, maxLength: 256 });
 /** PostgreSQL text cannot hold U+0000, so free text bound for a column refuses it here (400, not a 500 from the insert). */
-export const StoredText = (options: { minLength?: number; maxLength: number }) => Type.String({ ...options, pattern: '^[^\\u0000]*$' });
+export const StoredText = (options: { minLength?: number; maxLength: number }) =>
+  Type.String({ ...options, pattern: '^[^\\u0000]*$' });
 /** At least one non-space character and no U+0000; written so the regex runs in linear time. */
 export const KeyName = Type.String({ minLength: 1, maxLength: 100, pattern: '^\\s*[^\\s\\u0000][^\\u0000]*$' });
 export const Identifier = Type.String({ minLength: 1, maxLength: 100, pattern: '^[A-Za-z0-9_-]+$' });
@@ -20,7 +21,12 @@ export const LimitsPatch = Type.Object(
 );
 
 export const NewKeyLimits = Type.Object(
-  { daily: Type.Optional(UsdCap), weekly: Type.Optional(UsdCap), monthly: Type.Optional(UsdCap), total: Type.Optional(UsdCap) },
+  {
+    daily: Type.Optional(UsdCap),
+    weekly: Type.Optional(UsdCap),
+    monthly: Type.Optional(UsdCap),
+    total: Type.Optional(UsdCap),
+  },
   { additionalProperties: false },
 );
 
@@ -28,7 +34,11 @@ export const NewKeyLimits = Type.Object(
 const RateLimit = Type.Integer({ minimum: 1, maximum: 1_000_000_000 });
 const nullableRateLimit = Type.Optional(Type.Union([RateLimit, Type.Null()]));
 export const NewKeyRateLimits = Type.Object(
-  { requestsPerMinute: Type.Optional(RateLimit), tokensPerMinute: Type.Optional(RateLimit), concurrentRequests: Type.Optional(RateLimit) },
+  {
+    requestsPerMinute: Type.Optional(RateLimit),
+    tokensPerMinute: Type.Optional(RateLimit),
+    concurrentRequests: Type.Optional(RateLimit),
+  },
   { additionalProperties: false },
 );
 /** Rate limits to change; `null` removes one (a key's then falls back to its account's), an absent one is left alone. */
@@ -37,7 +47,10 @@ export const RateLimitsPatch = Type.Object(
   { additionalProperties: false, minProperties: 1 },
 );
 
-export const NewKeyBody = Type.Object({ name: KeyName, limits: Type.Optional(NewKeyLimits), rateLimits: Type.Optional(NewKeyRateLimits) }, { additionalProperties: false });
+export const NewKeyBody = Type.Object(
+  { name: KeyName, limits: Type.Optional(NewKeyLimits), rateLimits: Type.Optional(NewKeyRateLimits) },
+  { additionalProperties: false },
+);
 export const KeyPatchBody = Type.Object(
   { name: Type.Optional(KeyName), isActive: Type.Optional(Type.Boolean()) },
   { additionalProperties: false, minProperties: 1 },
@@ -45,9 +58,15 @@ export const KeyPatchBody = Type.Object(
 export const KeyIdParams = Type.Object({ keyId: Identifier });
 
 /** The operator's new account (admin API and `gateway accounts create`). */
-export const NewAccountBody = Type.Object({ email: Email, password: Type.Optional(Password), credits: Type.Optional(UsdCap) }, { additionalProperties: false });
+export const NewAccountBody = Type.Object(
+  { email: Email, password: Type.Optional(Password), credits: Type.Optional(UsdCap) },
+  { additionalProperties: false },
+);
 /** A credit grant or removal (admin API and `gateway credits add`). */
-export const CreditGrantBody = Type.Object({ amount: SignedUsd, note: Type.Optional(StoredText({ maxLength: 500 })) }, { additionalProperties: false });
+export const CreditGrantBody = Type.Object(
+  { amount: SignedUsd, note: Type.Optional(StoredText({ maxLength: 500 })) },
+  { additionalProperties: false },
+);
 
 /** `offset` and `limit` of a paged listing (the spec's usage paging: offset 0 and limit 20 by default). */
 export const PageQueryFields = (maxPageSize: number) => ({

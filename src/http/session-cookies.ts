@@ -26,9 +26,16 @@ export function csrfTokenFor(sessionCredential: string): string {
   return createHash('sha256').update('gw_csrf\n').update(sessionCredential).digest('base64url');
 }
 
-export function issueSessionCookies(reply: FastifyReply, grant: { token: string; expiresAt: Date }, secure: boolean): void {
+export function issueSessionCookies(
+  reply: FastifyReply,
+  grant: { token: string; expiresAt: Date },
+  secure: boolean,
+): void {
   reply.setCookie(sessionCookieName, grant.token, { ...cookieFlags(secure, true), expires: grant.expiresAt });
-  reply.setCookie(csrfCookieName, csrfTokenFor(grant.token), { ...cookieFlags(secure, false), expires: grant.expiresAt });
+  reply.setCookie(csrfCookieName, csrfTokenFor(grant.token), {
+    ...cookieFlags(secure, false),
+    expires: grant.expiresAt,
+  });
 }
 
 export function clearSessionCookies(reply: FastifyReply, secure: boolean): void {
@@ -57,7 +64,12 @@ export function clearSessionCookies(reply: FastifyReply, secure: boolean): void 
  * - Signup and login take JSON only, which a cross-site form cannot send (415): no login CSRF.
  * test/integration/csrf.test.ts checks every documented state-changing route.
  */
-export function guardCookieRequest(request: FastifyRequest, reply: FastifyReply, sessionCredential: string, secure: boolean): void {
+export function guardCookieRequest(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  sessionCredential: string,
+  secure: boolean,
+): void {
   const expected = csrfTokenFor(sessionCredential);
   if (unsafeMethods.has(request.method)) {
     const header = request.headers[csrfHeaderName];
@@ -69,7 +81,8 @@ export function guardCookieRequest(request: FastifyRequest, reply: FastifyReply,
       );
     }
   }
-  if (request.cookies[csrfCookieName] !== expected) reply.setCookie(csrfCookieName, expected, cookieFlags(secure, false));
+  if (request.cookies[csrfCookieName] !== expected)
+    reply.setCookie(csrfCookieName, expected, cookieFlags(secure, false));
 }
 
 /** For routes whose answers carry secrets (session tokens, raw keys) or an account's own data: no cache, shared or private, keeps them. */

@@ -58,7 +58,11 @@ function holdsProblem(value: unknown, forbidKeys: boolean, topLevel: boolean): b
     for (let index = 0; index < value.length; index++) {
       const item: unknown = value[index];
       // Numbers, booleans and null (most of a token array) are passed over without a call.
-      if ((typeof item === 'string' || (typeof item === 'object' && item !== null)) && holdsProblem(item, forbidKeys, false)) return true;
+      if (
+        (typeof item === 'string' || (typeof item === 'object' && item !== null)) &&
+        holdsProblem(item, forbidKeys, false)
+      )
+        return true;
     }
     return false;
   }
@@ -108,7 +112,11 @@ function locate(value: unknown, path: string, forbidKeys: boolean, topLevel: boo
  * level); undefined when there is none. Depth-first, in the value's own order. The value is a parsed body,
  * query or parameter object: its depth is bounded by the JSON parser's nesting limit before it gets here.
  */
-export function findUnstorableText(value: unknown, root: string, options: { forbidKeys?: boolean } = {}): UnstorableText | undefined {
+export function findUnstorableText(
+  value: unknown,
+  root: string,
+  options: { forbidKeys?: boolean } = {},
+): UnstorableText | undefined {
   const forbidKeys = options.forbidKeys ?? false;
   if (!holdsProblem(value, forbidKeys, true)) return undefined;
   return locate(value, root, forbidKeys, true);

@@ -60,7 +60,12 @@ const lateBodies = compiler({ coerceTypes: false });
 export function bodyValidator<T>(schema: object, context = 'body'): (body: unknown) => T {
   const validate = lateBodies.compile(schema);
   return (body) => {
-    if (!validate(body)) throw Object.assign(new Error(`${context} validation failed`), { statusCode: 400, validation: validate.errors ?? [], validationContext: context });
+    if (!validate(body))
+      throw Object.assign(new Error(`${context} validation failed`), {
+        statusCode: 400,
+        validation: validate.errors ?? [],
+        validationContext: context,
+      });
     return body as T;
   };
 }

@@ -42,12 +42,24 @@ export class AccountService {
   constructor(private readonly options: AccountServiceOptions) {}
 
   /** Creates an account (admin API, CLI); 409 when the email is taken. */
-  async createAccount(input: { email: string; password?: string; creditsUsd?: number; note?: string }): Promise<AccountView> {
+  async createAccount(input: {
+    email: string;
+    password?: string;
+    creditsUsd?: number;
+    note?: string;
+  }): Promise<AccountView> {
     const id = newId('acct');
     const email = normaliseEmail(input.email);
     const passwordHash = input.password === undefined ? null : await hashPassword(input.password);
     const creditsNanos = typedUsdToNanos(input.creditsUsd ?? 0, 'credits', 'allowed');
-    const created = await this.options.accounts.create({ id, email, passwordHash, creditsNanos, grantId: newId('grant'), note: input.note ?? 'opening credits' });
+    const created = await this.options.accounts.create({
+      id,
+      email,
+      passwordHash,
+      creditsNanos,
+      grantId: newId('grant'),
+      note: input.note ?? 'opening credits',
+    });
     if (!created) throw new GatewayError('GW_CONFLICT', `an account with email "${email}" already exists`);
     return { id, email, creditBalance: nanosToUsd(creditsNanos) };
   }
@@ -61,7 +73,12 @@ export class AccountService {
    * the insert either way (same timing), and login reveals nothing (see `login`).
    */
   async signup(email: string, password: string): Promise<SessionGrant> {
-    const account = await this.createAccount({ email, password, creditsUsd: this.options.signupCreditsUsd, note: 'signup credits' });
+    const account = await this.createAccount({
+      email,
+      password,
+      creditsUsd: this.options.signupCreditsUsd,
+      note: 'signup credits',
+    });
     return this.openSession(account);
   }
 
@@ -73,7 +90,8 @@ export class AccountService {
   async login(email: string, password: string): Promise<SessionGrant> {
     const row = await this.options.accounts.findByEmail(normaliseEmail(email));
     const matches = await verifyPassword(password, row?.passwordHash ?? decoyPasswordHash);
-    if (!row || !row.passwordHash || !matches) throw new GatewayError('GW_INVALID_CREDENTIALS', 'wrong email or password');
+    if (!row || !row.passwordHash || !matches)
+      throw new GatewayError('GW_INVALID_CREDENTIALS', 'wrong email or password');
     return this.openSession(accountView(row));
   }
 
@@ -92,11 +110,19 @@ export class AccountService {
   async addCredits(accountId: string, amountUsd: number, note: string | null): Promise<number> {
     let balance: bigint | undefined;
     try {
-      balance = await this.options.accounts.addCredits({ accountId, amountNanos: typedUsdToNanos(amountUsd, 'amount', 'refused'), grantId: newId('grant'), note });
+      balance = await this.options.accounts.addCredits({
+        accountId,
+        amountNanos: typedUsdToNanos(amountUsd, 'amount', 'refused'),
+        grantId: newId('grant'),
+        note,
+      });
     } catch (error) {
       // The balance column is a bigint of nanos (about ±9.2e9 USD); an adjustment past it fails the whole transaction.
       if (isNumericOutOfRange(error)) {
-        throw new GatewayError('GW_VALIDATION', `adding ${amountUsd} USD would take the balance of account "${accountId}" out of the storable range`);
+        throw new GatewayError(
+          'GW_VALIDATION',
+          `adding ${amountUsd} USD would take the balance of account "${accountId}" out of the storable range`,
+        );
       }
       throw error;
     }
@@ -109,7 +135,12 @@ export class AccountService {
   private async openSession(account: AccountView): Promise<SessionGrant> {
     const token = generateSessionToken();
     const expiresAt = new Date(Date.now() + this.options.sessionTtlSeconds * 1000);
-    await this.options.sessions.insert({ id: newId('sess'), accountId: account.id, tokenHash: lookupHashOf(this.options.secretKeys, token), expiresAt });
+    await this.options.sessions.insert({
+      id: newId('sess'),
+      accountId: account.id,
+      tokenHash: lookupHashOf(this.options.secretKeys, token),
+      expiresAt,
+    });
     return { token, expiresAt, account };
   }
 }

@@ -61,7 +61,12 @@ export interface ApiKeyServiceOptions {
   clock?: () => Date;
 }
 
-const limitColumns = { daily: 'dailyLimitNanos', weekly: 'weeklyLimitNanos', monthly: 'monthlyLimitNanos', total: 'totalLimitNanos' } as const;
+const limitColumns = {
+  daily: 'dailyLimitNanos',
+  weekly: 'weeklyLimitNanos',
+  monthly: 'monthlyLimitNanos',
+  total: 'totalLimitNanos',
+} as const;
 
 function limitsOf(row: ApiKeyRow): Partial<Record<CapName, bigint>> {
   const limits: Partial<Record<CapName, bigint>> = {};
@@ -74,7 +79,15 @@ function limitsOf(row: ApiKeyRow): Partial<Record<CapName, bigint>> {
 
 export function apiKeyView(row: ApiKeyRow): ApiKeyView {
   const limits = Object.fromEntries(Object.entries(limitsOf(row)).map(([cap, nanos]) => [cap, nanosToUsd(nanos)]));
-  return { id: row.id, name: row.name, prefix: row.displayPrefix, isActive: row.isActive, limits, rateLimits: rateLimitsView(row), createdAt: row.createdAt.toISOString() };
+  return {
+    id: row.id,
+    name: row.name,
+    prefix: row.displayPrefix,
+    isActive: row.isActive,
+    limits,
+    rateLimits: rateLimitsView(row),
+    createdAt: row.createdAt.toISOString(),
+  };
 }
 
 export function rateLimitsView(limits: RateLimits): RateLimitsView {
@@ -106,7 +119,8 @@ function limitsToNanos(limits: LimitsInput, fieldPrefix: string): Partial<SpendL
   const nanos: Partial<SpendLimitsNanos> = {};
   for (const cap of capNames) {
     const value = limits[cap];
-    if (value !== undefined) nanos[cap] = value === null ? null : typedUsdToNanos(value, `${fieldPrefix}${cap}`, 'allowed');
+    if (value !== undefined)
+      nanos[cap] = value === null ? null : typedUsdToNanos(value, `${fieldPrefix}${cap}`, 'allowed');
   }
   return nanos;
 }
@@ -118,7 +132,10 @@ export class ApiKeyService {
     this.clock = options.clock ?? (() => new Date());
   }
 
-  async create(accountId: string, input: { name: string; limits?: LimitsInput; rateLimits?: Partial<Record<keyof RateLimits, number>> }): Promise<ApiKeyView & { key: string }> {
+  async create(
+    accountId: string,
+    input: { name: string; limits?: LimitsInput; rateLimits?: Partial<Record<keyof RateLimits, number>> },
+  ): Promise<ApiKeyView & { key: string }> {
     const key = generateApiKey();
     const id = newId('key');
     const limits = limitsToNanos(input.limits ?? {}, 'limits.');
@@ -130,7 +147,12 @@ export class ApiKeyService {
         displayPrefix: displayPrefixOf(key),
         lookupHash: lookupHashOf(this.options.secretKeys, key),
         sealedKey: sealSecret(this.options.secretKeys, key),
-        limits: { daily: limits.daily ?? null, weekly: limits.weekly ?? null, monthly: limits.monthly ?? null, total: limits.total ?? null },
+        limits: {
+          daily: limits.daily ?? null,
+          weekly: limits.weekly ?? null,
+          monthly: limits.monthly ?? null,
+          total: limits.total ?? null,
+        },
         rateLimits: {
           requestsPerMinute: input.rateLimits?.requestsPerMinute ?? null,
           tokensPerMinute: input.rateLimits?.tokensPerMinute ?? null,
@@ -141,7 +163,10 @@ export class ApiKeyService {
     );
     if (outcome === 'no-account') throw new GatewayError('GW_NOT_FOUND', `account "${accountId}" not found`);
     if (outcome === 'limit-reached') {
-      throw new GatewayError('GW_KEY_LIMIT_REACHED', `the account already has the maximum of ${this.options.maxKeysPerAccount} API keys; revoke one first`);
+      throw new GatewayError(
+        'GW_KEY_LIMIT_REACHED',
+        `the account already has the maximum of ${this.options.maxKeysPerAccount} API keys; revoke one first`,
+      );
     }
     const row = await this.ownedKey(id, accountId);
     return { ...apiKeyView(row), key };
@@ -150,7 +175,10 @@ export class ApiKeyService {
   /** The account's keys, each with what it spent in the current windows. */
   async list(accountId: string): Promise<ApiKeyListItem[]> {
     const now = this.clock();
-    return (await this.options.apiKeys.listForAccount(accountId)).map((row) => ({ ...apiKeyView(row), spend: spendOf(row, now) }));
+    return (await this.options.apiKeys.listForAccount(accountId)).map((row) => ({
+      ...apiKeyView(row),
+      spend: spendOf(row, now),
+    }));
   }
 
   async reveal(accountId: string, keyId: string): Promise<string> {
@@ -159,7 +187,11 @@ export class ApiKeyService {
   }
 
   /** `accountId` null means the operator (admin API), who may change any key. */
-  async update(accountId: string | null, keyId: string, changes: { name?: string; isActive?: boolean }): Promise<ApiKeyView> {
+  async update(
+    accountId: string | null,
+    keyId: string,
+    changes: { name?: string; isActive?: boolean },
+  ): Promise<ApiKeyView> {
     await this.ownedKey(keyId, accountId);
     const row = await this.options.apiKeys.update(keyId, changes);
     if (!row) throw notFound(keyId);
@@ -195,7 +227,8 @@ export class ApiKeyService {
   async setAccountRateLimits(accountId: string, limits: RateLimitsInput): Promise<RateLimitsView> {
     const row = await this.options.accounts.setRateLimits(accountId, limits);
     if (!row) throw new GatewayError('GW_NOT_FOUND', `account "${accountId}" not found`);
-    for (const key of await this.options.apiKeys.listForAccount(accountId)) await this.options.storage.publish({ type: 'key-changed', keyId: key.id });
+    for (const key of await this.options.apiKeys.listForAccount(accountId))
+      await this.options.storage.publish({ type: 'key-changed', keyId: key.id });
     return rateLimitsView(row);
   }
 
@@ -203,17 +236,20 @@ export class ApiKeyService {
   async revoke(accountId: string | null, keyId: string): Promise<void> {
     const row = await this.options.apiKeys.findById(keyId);
     if (!row || (accountId !== null && row.accountId !== accountId)) throw notFound(keyId);
-    if (row.revokedAt || !(await this.options.apiKeys.revoke(keyId))) throw new GatewayError('GW_NOT_FOUND', `API key "${keyId}" is already revoked`);
+    if (row.revokedAt || !(await this.options.apiKeys.revoke(keyId)))
+      throw new GatewayError('GW_NOT_FOUND', `API key "${keyId}" is already revoked`);
     await this.options.storage.publish({ type: 'key-changed', keyId });
   }
 
   /** Caps with what was spent in the current windows, read fresh from storage. */
   async lookup(keyId: string): Promise<KeyLookup> {
     const row = await this.options.apiKeys.findById(keyId);
-    if (!row || !row.isActive || row.revokedAt) throw new GatewayError('GW_INVALID_CREDENTIALS', 'the API key is revoked or disabled');
+    if (!row || !row.isActive || row.revokedAt)
+      throw new GatewayError('GW_INVALID_CREDENTIALS', 'the API key is revoked or disabled');
     const spent = currentSpend(row, this.clock());
     const lookup: KeyLookup = { name: row.name, isActive: true };
-    for (const [cap, limit] of Object.entries(limitsOf(row)) as [CapName, bigint][]) lookup[cap] = capStatus(limit, spent[cap]);
+    for (const [cap, limit] of Object.entries(limitsOf(row)) as [CapName, bigint][])
+      lookup[cap] = capStatus(limit, spent[cap]);
     return lookup;
   }
 

@@ -9,7 +9,14 @@ import type { SecretKeys } from './secret-keys.ts';
 export type CredentialSource = 'x-api-key' | 'bearer' | 'cookie';
 
 export type Principal =
-  | { kind: 'key'; accountId: string; apiKeyId: string; keyName: string; source: CredentialSource; rateLimits: RateLimits | null }
+  | {
+      kind: 'key';
+      accountId: string;
+      apiKeyId: string;
+      keyName: string;
+      source: CredentialSource;
+      rateLimits: RateLimits | null;
+    }
   | { kind: 'session'; accountId: string; sessionTokenHash: string; source: CredentialSource };
 
 interface CachedKey {
@@ -81,7 +88,8 @@ export class Authenticator {
 
   /** The principal for a raw credential, or 401 naming what is wrong (never echoing the credential). */
   async authenticate(credential: string, source: CredentialSource): Promise<Principal> {
-    if (credential.startsWith(sessionTokenPrefix) && source !== 'x-api-key') return this.authenticateSession(credential, source);
+    if (credential.startsWith(sessionTokenPrefix) && source !== 'x-api-key')
+      return this.authenticateSession(credential, source);
     // The session cookie carries a session, never an API key: a key planted in it would ride on the browser's cookie.
     if (source === 'cookie') throw invalid();
     if (!credential.startsWith(apiKeyPrefix) || credential.length > 200) throw invalid();
@@ -93,7 +101,9 @@ export class Authenticator {
       const row = await this.apiKeys.findByLookupHash(hash);
       const usable = row && row.isActive && !row.revokedAt;
       cached = {
-        principal: usable ? { accountId: row.accountId, apiKeyId: row.id, keyName: row.name, rateLimits: rateLimitsOf(row) } : null,
+        principal: usable
+          ? { accountId: row.accountId, apiKeyId: row.id, keyName: row.name, rateLimits: rateLimitsOf(row) }
+          : null,
         expiresAt: now + (usable ? cacheTtlMs : negativeTtlMs),
         readAt: now,
       };
@@ -117,7 +127,11 @@ export class Authenticator {
         this.sessions.delete(hash);
         throw new GatewayError('GW_INVALID_CREDENTIALS', 'the session token is invalid or expired');
       }
-      cached = { accountId: row.accountId, validUntil: Math.min(row.expiresAt.getTime(), now + cacheTtlMs), readAt: now };
+      cached = {
+        accountId: row.accountId,
+        validUntil: Math.min(row.expiresAt.getTime(), now + cacheTtlMs),
+        readAt: now,
+      };
       if (epoch === this.epoch) this.remember(this.sessions, hash, cached);
     }
     return { kind: 'session', accountId: cached.accountId, sessionTokenHash: hash, source };

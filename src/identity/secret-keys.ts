@@ -14,5 +14,9 @@ export interface SecretKeys {
 export function deriveSecretKeys(masterSecret: Secret | string): SecretKeys {
   const master = revealed(masterSecret);
   const derive = (purpose: string) => Buffer.from(hkdfSync('sha256', master, 'model-gateway', purpose, 32));
-  return { sealing: derive('api-key-sealing'), lookup: createSecretKey(derive('credential-lookup')), mediaLinks: createSecretKey(derive('media-links')) };
+  return {
+    sealing: derive('api-key-sealing'),
+    lookup: createSecretKey(derive('credential-lookup')),
+    mediaLinks: createSecretKey(derive('media-links')),
+  };
 }

@@ -2,7 +2,16 @@ import { definedFields } from '../domain/defined-fields.ts';
 import type { ProviderConfig } from '../config/load-config.ts';
 import { GatewayError } from '../domain/errors.ts';
 import { newId } from '../domain/ids.ts';
-import type { GeneratedImage, ImageFailure, ImageGenerationRequest, ImageGenerationResult, ImageSource, LayerBox, StoredImageRequest, StoredImageSource } from '../domain/image.ts';
+import type {
+  GeneratedImage,
+  ImageFailure,
+  ImageGenerationRequest,
+  ImageGenerationResult,
+  ImageSource,
+  LayerBox,
+  StoredImageRequest,
+  StoredImageSource,
+} from '../domain/image.ts';
 import { nanosToUsd } from '../domain/money.ts';
 import type { FetchedMedia } from '../media/remote-media.ts';
 import { sniffMediaType } from '../media/media-type.ts';
@@ -29,10 +38,17 @@ export interface ImageJobRunnerOptions {
 
 /** What a job keeps of the provider's answer between generating and archiving: outputs already in the store are referenced, not inlined. */
 interface StoredUpstreamResult extends Omit<ImageGenerationResult, 'images'> {
-  images: Array<Omit<GeneratedImage, 'output'> & { output: ImageSource | { kind: 'stored'; objectKey: string; mediaType: string } }>;
+  images: Array<
+    Omit<GeneratedImage, 'output'> & { output: ImageSource | { kind: 'stored'; objectKey: string; mediaType: string } }
+  >;
 }
 
-const extensions: Record<string, string> = { 'image/png': 'png', 'image/jpeg': 'jpg', 'image/webp': 'webp', 'image/gif': 'gif' };
+const extensions: Record<string, string> = {
+  'image/png': 'png',
+  'image/jpeg': 'jpg',
+  'image/webp': 'webp',
+  'image/gif': 'gif',
+};
 
 /**
  * Runs one image job from wherever it stopped. Sending: the job is marked submitted before the call, so a
@@ -47,7 +63,12 @@ export class ImageJobRunner implements JobRunner {
     const snapshot = job.priceSnapshot as ImagePriceSnapshot;
     const request = job.request as StoredImageRequest;
     if (job.phase === 'submitted') {
-      return { kind: 'failed', error: 'the gateway process running this job stopped while the provider was generating; the job was not sent again', costNanos: 0n };
+      return {
+        kind: 'failed',
+        error:
+          'the gateway process running this job stopped while the provider was generating; the job was not sent again',
+        costNanos: 0n,
+      };
     }
     let upstream: StoredUpstreamResult;
     if (job.phase === 'generated') {
@@ -55,10 +76,15 @@ export class ImageJobRunner implements JobRunner {
     } else {
       const adapter = this.options.adapters.get(this.protocolOf(job))?.images;
       const target = this.options.providers.get(job.providerId);
-      if (!adapter || !target?.active) return { kind: 'failed', error: 'the provider of this job is no longer configured', costNanos: 0n };
+      if (!adapter || !target?.active)
+        return { kind: 'failed', error: 'the provider of this job is no longer configured', costNanos: 0n };
       let adapterRequest: ImageGenerationRequest;
       try {
-        adapterRequest = { ...request, upstreamModel: job.upstreamModel, images: await this.inputs(request.images, adapter, context.deadline) };
+        adapterRequest = {
+          ...request,
+          upstreamModel: job.upstreamModel,
+          images: await this.inputs(request.images, adapter, context.deadline),
+        };
       } catch (error) {
         return { kind: 'failed', error: error instanceof Error ? error.message : String(error), costNanos: 0n };
       }
@@ -81,7 +107,11 @@ export class ImageJobRunner implements JobRunner {
   }
 
   /** The job's input images as the adapter takes them: assets read from the archive, URLs fetched for families that take bytes. */
-  private async inputs(images: readonly StoredImageSource[], adapter: ImageAdapter, deadline: AbortSignal): Promise<ImageSource[]> {
+  private async inputs(
+    images: readonly StoredImageSource[],
+    adapter: ImageAdapter,
+    deadline: AbortSignal,
+  ): Promise<ImageSource[]> {
     return Promise.all(
       images.map(async (image, index): Promise<ImageSource> => {
         if (image.kind === 'asset') {
@@ -92,7 +122,8 @@ export class ImageJobRunner implements JobRunner {
         if (image.kind === 'url' && !adapter.imageUrls) {
           const fetched = await this.options.fetchInput(image.url, deadline);
           const mediaType = sniffMediaType(fetched.bytes) ?? fetched.contentType ?? 'application/octet-stream';
-          if (!mediaType.startsWith('image/')) throw new GatewayError('GW_VALIDATION', `reference image ${index + 1} (${image.url}) is not an image`);
+          if (!mediaType.startsWith('image/'))
+            throw new GatewayError('GW_VALIDATION', `reference image ${index + 1} (${image.url}) is not an image`);
           return { kind: 'inline', mediaType, data: fetched.bytes.toString('base64') };
         }
         return image;
@@ -120,7 +151,12 @@ export class ImageJobRunner implements JobRunner {
   }
 
   /** One output into the store (where it is not yet), with what the result and the asset row need of it. */
-  private async archiveOne(job: MediaJobRow, index: number, image: StoredUpstreamResult['images'][number], deadline: AbortSignal): Promise<ArchivedOutput> {
+  private async archiveOne(
+    job: MediaJobRow,
+    index: number,
+    image: StoredUpstreamResult['images'][number],
+    deadline: AbortSignal,
+  ): Promise<ArchivedOutput> {
     let objectKey: string;
     let mediaType: string;
     let bytes: Buffer;
@@ -130,26 +166,49 @@ export class ImageJobRunner implements JobRunner {
       if (!stored) throw new Error('the archived output is missing');
       bytes = stored.bytes;
     } else {
-      bytes = image.output.kind === 'url' ? (await this.options.downloadOutput(image.output.url, deadline)).bytes : Buffer.from(image.output.data, 'base64');
-      mediaType = sniffMediaType(bytes) ?? (image.output.kind === 'inline' ? image.output.mediaType : 'application/octet-stream');
+      bytes =
+        image.output.kind === 'url'
+          ? (await this.options.downloadOutput(image.output.url, deadline)).bytes
+          : Buffer.from(image.output.data, 'base64');
+      mediaType =
+        sniffMediaType(bytes) ?? (image.output.kind === 'inline' ? image.output.mediaType : 'application/octet-stream');
       if (!mediaType.startsWith('image/')) throw new Error('the provider output is not an image');
       objectKey = this.objectKey(job, index, mediaType);
       await this.options.store.put(objectKey, bytes, mediaType);
     }
     const archived: ArchivedImage = { assetId: newId('asset'), objectKey, mediaType };
     if (image.output.kind === 'url') archived.providerUrl = image.output.url;
-    if (image.layer) Object.assign(archived, definedFields({ zIndex: image.layer.zIndex, name: image.layer.name, description: image.layer.description }));
-    return { image: archived, bytes: bytes.length, size: imageDimensions(bytes) ?? sizeOf(image.size), box: image.layer?.box };
+    if (image.layer)
+      Object.assign(
+        archived,
+        definedFields({ zIndex: image.layer.zIndex, name: image.layer.name, description: image.layer.description }),
+      );
+    return {
+      image: archived,
+      bytes: bytes.length,
+      size: imageDimensions(bytes) ?? sizeOf(image.size),
+      box: image.layer?.box,
+    };
   }
 
-  private async archive(job: MediaJobRow, request: StoredImageRequest, snapshot: ImagePriceSnapshot, upstream: StoredUpstreamResult, context: JobContext): Promise<JobOutcome> {
+  private async archive(
+    job: MediaJobRow,
+    request: StoredImageRequest,
+    snapshot: ImagePriceSnapshot,
+    upstream: StoredUpstreamResult,
+    context: JobContext,
+  ): Promise<JobOutcome> {
     const failures: ImageFailure[] = [...upstream.failures];
     const archived: ArchivedOutput[] = [];
     for (const [index, image] of upstream.images.entries()) {
       try {
         archived.push(await this.archiveOne(job, index, image, context.deadline));
       } catch (error) {
-        failures.push({ index, code: 'ArchiveFailed', message: `output ${index} could not be archived: ${error instanceof Error ? error.message : String(error)}` });
+        failures.push({
+          index,
+          code: 'ArchiveFailed',
+          message: `output ${index} could not be archived: ${error instanceof Error ? error.message : String(error)}`,
+        });
       }
       if (context.lost()) return { kind: 'lost' };
     }
@@ -159,14 +218,22 @@ export class ImageJobRunner implements JobRunner {
       // A failed job leaves no asset behind to be swept later: what it archived goes now.
       await Promise.all(archived.map(({ image }) => this.options.store.delete(image.objectKey).catch(() => undefined)));
       const reasons = failures.map((failure) => failure.message).join('; ');
-      const error = layers && failures.length > 0 ? `layer decomposition failed: ${reasons}` : reasons || 'the provider returned no image';
+      const error =
+        layers && failures.length > 0
+          ? `layer decomposition failed: ${reasons}`
+          : reasons || 'the provider returned no image';
       return { kind: 'failed', error, costNanos: billedByProvider(snapshot, upstream, quality) };
     }
     const images = layers ? layerOrder(archived) : archived.map((output) => output.image);
     const costNanos = imageCostNanos(snapshot, archived.length, quality);
     const usage = { ...upstream.usage, generatedImages: archived.length, usdCost: nanosToUsd(costNanos) };
     const result: StoredImageResult = { images, usage, ...(failures.length > 0 ? { failures } : {}) };
-    return succeeded(job, { result, usage, costNanos }, archived.map(({ image, bytes }) => ({ ...image, bytes })), this.options.retentionMs);
+    return succeeded(
+      job,
+      { result, usage, costNanos },
+      archived.map(({ image, bytes }) => ({ ...image, bytes })),
+      this.options.retentionMs,
+    );
   }
 }
 
@@ -179,7 +246,11 @@ interface ArchivedOutput {
 }
 
 /** A failed job is charged only what the provider reports having made (usually nothing). */
-function billedByProvider(snapshot: ImagePriceSnapshot, upstream: StoredUpstreamResult, quality: string | undefined): bigint {
+function billedByProvider(
+  snapshot: ImagePriceSnapshot,
+  upstream: StoredUpstreamResult,
+  quality: string | undefined,
+): bigint {
   return imageCostNanos(snapshot, Math.max(0, Math.trunc(upstream.usage.generatedImages ?? 0)), quality);
 }
 
@@ -194,6 +265,8 @@ function layerOrder(outputs: ArchivedOutput[]): ArchivedImage[] {
   const base = sorted[0]!.size;
   return sorted.map(({ image, box }, index) => {
     if (index === 0) return { ...image, zIndex: 0 };
-    return box && base ? { ...image, boundingBox: { absolute: box, normalized: normalizedBox(box, base.width, base.height) } } : image;
+    return box && base
+      ? { ...image, boundingBox: { absolute: box, normalized: normalizedBox(box, base.width, base.height) } }
+      : image;
   });
 }

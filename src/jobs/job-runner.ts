@@ -51,7 +51,11 @@ export class JobDeadlineError extends Error {
 /** The failure of a job past its deadline: `costNanos` charged (what the provider billed, usually nothing), the rest of the hold given back. */
 export function pastDeadline(deadline: AbortSignal, costNanos = 0n): Extract<JobOutcome, { kind: 'failed' }> {
   const reason: unknown = deadline.reason;
-  return { kind: 'failed', error: reason instanceof JobDeadlineError ? reason.message : 'the job did not finish within its time limit', costNanos };
+  return {
+    kind: 'failed',
+    error: reason instanceof JobDeadlineError ? reason.message : 'the job did not finish within its time limit',
+    costNanos,
+  };
 }
 
 /** One kind of media job (image, audio, video). */
@@ -68,8 +72,21 @@ export interface ArchivedAsset {
 }
 
 /** A job's success: its result and usage, the charge, and an asset of each archived output, kept `retentionMs` (undefined: for ever). */
-export function succeeded(job: MediaJobRow, outcome: { result: unknown; usage: unknown; costNanos: bigint; beyondHold?: boolean }, outputs: readonly ArchivedAsset[], retentionMs: number | undefined): JobOutcome {
+export function succeeded(
+  job: MediaJobRow,
+  outcome: { result: unknown; usage: unknown; costNanos: bigint; beyondHold?: boolean },
+  outputs: readonly ArchivedAsset[],
+  retentionMs: number | undefined,
+): JobOutcome {
   const expiresAt = retentionMs === undefined ? null : new Date(Date.now() + retentionMs);
-  const assets = outputs.map((output) => ({ id: output.assetId, accountId: job.accountId, jobId: job.id, objectKey: output.objectKey, mediaType: output.mediaType, bytes: output.bytes, expiresAt }));
+  const assets = outputs.map((output) => ({
+    id: output.assetId,
+    accountId: job.accountId,
+    jobId: job.id,
+    objectKey: output.objectKey,
+    mediaType: output.mediaType,
+    bytes: output.bytes,
+    expiresAt,
+  }));
   return { kind: 'succeeded', ...outcome, assets };
 }

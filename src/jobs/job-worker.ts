@@ -7,7 +7,10 @@ import { JobDeadlineError, pastDeadline, type JobContext, type JobOutcome, type 
 const deadlineGraceMs = 1500;
 
 /** What the worker needs of the jobs' storage. */
-export type WorkerJobs = Pick<MediaJobsRepository, 'dueProviders' | 'claim' | 'renew' | 'markSubmitted' | 'recordUpstream' | 'retryLater' | 'settle'>;
+export type WorkerJobs = Pick<
+  MediaJobsRepository,
+  'dueProviders' | 'claim' | 'renew' | 'markSubmitted' | 'recordUpstream' | 'retryLater' | 'settle'
+>;
 
 export interface JobWorkerOptions {
   jobs: WorkerJobs;
@@ -92,7 +95,8 @@ export class JobWorker {
 
   private async claim(): Promise<void> {
     const { config, jobs, owner, providers } = this.options;
-    const room = (providerId: string) => (providers.get(providerId)?.maxConcurrentJobs ?? Infinity) - (this.perProvider.get(providerId) ?? 0);
+    const room = (providerId: string) =>
+      (providers.get(providerId)?.maxConcurrentJobs ?? Infinity) - (this.perProvider.get(providerId) ?? 0);
     const busy = [...this.perProvider.keys()].filter((id) => room(id) <= 0);
     for (const providerId of await jobs.dueProviders(busy)) {
       const free = config.concurrency - this.running.size;
@@ -139,8 +143,10 @@ export class JobWorker {
     try {
       const context: JobContext = {
         markSubmitted: async () => !lost && (await jobs.markSubmitted(job.id, owner, this.clock())),
-        recordTask: async (taskId) => !lost && (await jobs.recordUpstream(job.id, owner, { phase: 'task', upstreamTaskId: taskId }, this.clock())),
-        recordGenerated: async (upstreamResult) => !lost && (await jobs.recordUpstream(job.id, owner, { phase: 'generated', upstreamResult }, this.clock())),
+        recordTask: async (taskId) =>
+          !lost && (await jobs.recordUpstream(job.id, owner, { phase: 'task', upstreamTaskId: taskId }, this.clock())),
+        recordGenerated: async (upstreamResult) =>
+          !lost && (await jobs.recordUpstream(job.id, owner, { phase: 'generated', upstreamResult }, this.clock())),
         lost: () => lost,
         deadline: deadline.signal,
         maxAttempts: config.maxAttempts,
@@ -170,7 +176,12 @@ export class JobWorker {
    * that ignores its signal) is given up, `abandon` making its later writes no-ops, and fails. Either way the
    * job is settled now, its hold given back, and no other process takes it up.
    */
-  private async withinDeadline(job: MediaJobRow, run: Promise<JobOutcome>, deadline: AbortSignal, abandon: () => void): Promise<JobOutcome> {
+  private async withinDeadline(
+    job: MediaJobRow,
+    run: Promise<JobOutcome>,
+    deadline: AbortSignal,
+    abandon: () => void,
+  ): Promise<JobOutcome> {
     let grace: NodeJS.Timeout | undefined;
     const givenUp = new Promise<'given up'>((resolve) => {
       const start = () => (grace = setTimeout(() => resolve('given up'), deadlineGraceMs));
@@ -245,5 +256,10 @@ export class JobWorker {
 
 /** A job runs on the one provider row it was queued for: no fallbacks. */
 function routeOf(job: MediaJobRow): GenerationRoute {
-  return { providerId: job.providerId, upstreamModel: job.upstreamModel, fallbacks: [], ...(job.requestId ? { requestId: job.requestId } : {}) };
+  return {
+    providerId: job.providerId,
+    upstreamModel: job.upstreamModel,
+    fallbacks: [],
+    ...(job.requestId ? { requestId: job.requestId } : {}),
+  };
 }

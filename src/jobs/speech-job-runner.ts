@@ -14,7 +14,9 @@ import { succeeded, type JobContext, type JobOutcome, type JobRunner } from './j
 import { isTransient, retryLater, upstreamErrorMessage } from './upstream-errors.ts';
 
 /** An audio job's request as stored: which product, and that product's checked request. */
-export type StoredSpeechRequest = ({ product: 'text-to-speech' } & SpeechSynthesisRequest) | ({ product: 'generation-with-reference' } & ReferenceAudioRequest);
+export type StoredSpeechRequest =
+  | ({ product: 'text-to-speech' } & SpeechSynthesisRequest)
+  | ({ product: 'generation-with-reference' } & ReferenceAudioRequest);
 
 /** What a succeeded audio job keeps: its archived audio (links are made when read) and what the provider said of it. */
 export interface StoredAudioResult {
@@ -36,7 +38,12 @@ interface GeneratedAudio extends StoredAudioResult {
   billedCharacters?: number;
 }
 
-const extensions: Record<string, string> = { 'audio/mpeg': 'mp3', 'audio/ogg': 'ogg', 'audio/L16': 'pcm', 'audio/wav': 'wav' };
+const extensions: Record<string, string> = {
+  'audio/mpeg': 'mp3',
+  'audio/ogg': 'ogg',
+  'audio/L16': 'pcm',
+  'audio/wav': 'wav',
+};
 
 /**
  * Runs an audio job of either product: marked as sent, made in one call (both products answer the whole
@@ -60,13 +67,19 @@ export class SpeechJobRunner implements JobRunner {
   async run(job: MediaJobRow, context: JobContext): Promise<JobOutcome> {
     const request = job.request as StoredSpeechRequest;
     if (job.phase === 'submitted') {
-      return { kind: 'failed', error: 'the gateway process running this job stopped while the provider was making the audio; the job was not sent again', costNanos: 0n };
+      return {
+        kind: 'failed',
+        error:
+          'the gateway process running this job stopped while the provider was making the audio; the job was not sent again',
+        costNanos: 0n,
+      };
     }
     let generated = job.upstreamResult as GeneratedAudio | null;
     if (job.phase !== 'generated' || !generated) {
       const target = this.options.providers.get(job.providerId);
       const adapter = target ? this.options.adapters.get(target.protocol)?.speech : undefined;
-      if (!adapter || !target?.active) return { kind: 'failed', error: 'the provider of this job is no longer configured', costNanos: 0n };
+      if (!adapter || !target?.active)
+        return { kind: 'failed', error: 'the provider of this job is no longer configured', costNanos: 0n };
       if (!(await context.markSubmitted())) return { kind: 'lost' };
       let made: Omit<GeneratedAudio, 'assetId' | 'objectKey' | 'bytes'> & { audio: Buffer };
       try {
@@ -87,32 +100,63 @@ export class SpeechJobRunner implements JobRunner {
     if (request.product === 'text-to-speech') {
       const characters = billedCharacters(request.text);
       const costNanos = speechCostNanos(job.priceSnapshot as SpeechPriceSnapshot, characters);
-      const usage = { characters, ...(providerCharacters !== undefined ? { providerCharacters } : {}), usdCost: nanosToUsd(costNanos) };
+      const usage = {
+        characters,
+        ...(providerCharacters !== undefined ? { providerCharacters } : {}),
+        usdCost: nanosToUsd(costNanos),
+      };
       return succeeded(job, { result, usage, costNanos }, [asset], this.options.retentionMs);
     }
     const seconds = result.originalDurationSeconds ?? result.durationSeconds;
     // A clip whose length neither the provider nor the file tells is charged what was held for it.
-    const costNanos = seconds === undefined ? job.holdNanos : durationCostNanos(secondNanos(job.priceSnapshot as DurationPriceSnapshot, undefined, job.model), seconds);
-    const usage = { ...definedFields({ durationSeconds: result.durationSeconds, originalDurationSeconds: result.originalDurationSeconds }), usdCost: nanosToUsd(costNanos) };
+    const costNanos =
+      seconds === undefined
+        ? job.holdNanos
+        : durationCostNanos(secondNanos(job.priceSnapshot as DurationPriceSnapshot, undefined, job.model), seconds);
+    const usage = {
+      ...definedFields({
+        durationSeconds: result.durationSeconds,
+        originalDurationSeconds: result.originalDurationSeconds,
+      }),
+      usdCost: nanosToUsd(costNanos),
+    };
     return succeeded(job, { result, usage, costNanos, beyondHold: true }, [asset], this.options.retentionMs);
   }
 
   /** The provider's audio as bytes, with what it reported; the playable length read from the file where it can be. */
-  private async make(request: StoredSpeechRequest, upstreamModel: string, adapter: SpeechAdapter, options: CallOptions) {
+  private async make(
+    request: StoredSpeechRequest,
+    upstreamModel: string,
+    adapter: SpeechAdapter,
+    options: CallOptions,
+  ) {
     if (request.product === 'text-to-speech') {
       const { product: _product, ...speech } = request;
       const spoken = await adapter.synthesize(speech, options);
-      return { audio: Buffer.from(spoken.audio, 'base64'), mediaType: spoken.mediaType, ...definedFields({ billedCharacters: spoken.billedCharacters, subtitle: spoken.subtitle }) };
+      return {
+        audio: Buffer.from(spoken.audio, 'base64'),
+        mediaType: spoken.mediaType,
+        ...definedFields({ billedCharacters: spoken.billedCharacters, subtitle: spoken.subtitle }),
+      };
     }
     const { product: _product, ...reference } = request;
-    if (!adapter.generateWithReference) throw new Error('the provider of this job does not generate audio with reference');
+    if (!adapter.generateWithReference)
+      throw new Error('the provider of this job does not generate audio with reference');
     const made = await adapter.generateWithReference(reference, upstreamModel, options);
-    const audio = made.audio.kind === 'inline' ? Buffer.from(made.audio.data, 'base64') : (await this.options.downloadOutput(made.audio.url, options.signal)).bytes;
+    const audio =
+      made.audio.kind === 'inline'
+        ? Buffer.from(made.audio.data, 'base64')
+        : (await this.options.downloadOutput(made.audio.url, options.signal)).bytes;
     const playable = (await audioSeconds(audio, made.mediaType, request.sampleRate ?? 24_000)) ?? made.durationSeconds;
     return {
       audio,
       mediaType: made.mediaType,
-      ...definedFields({ durationSeconds: playable, originalDurationSeconds: made.originalDurationSeconds, providerUrl: made.providerUrl, subtitle: made.subtitle }),
+      ...definedFields({
+        durationSeconds: playable,
+        originalDurationSeconds: made.originalDurationSeconds,
+        providerUrl: made.providerUrl,
+        subtitle: made.subtitle,
+      }),
     };
   }
 }

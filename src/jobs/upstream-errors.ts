@@ -34,7 +34,12 @@ function providerMessage(body: string): string | undefined {
     if (parsed === null || typeof parsed !== 'object') return undefined;
     // `{error: {message}}` or `{error: "..."}` (OpenAI-style protocols), or `{code, message}` (the speech protocol).
     const error = (parsed as { error?: unknown }).error ?? parsed;
-    const message = error !== null && typeof error === 'object' ? (error as { message?: unknown }).message : typeof error === 'string' ? error : undefined;
+    const message =
+      error !== null && typeof error === 'object'
+        ? (error as { message?: unknown }).message
+        : typeof error === 'string'
+          ? error
+          : undefined;
     return typeof message === 'string' ? message.slice(0, 500) : undefined;
   } catch {
     return undefined;

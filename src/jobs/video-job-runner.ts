@@ -1,11 +1,22 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { durationCostNanos, pricesResolution, secondNanos, type DurationPriceSnapshot } from '../billing/duration-pricing.ts';
+import {
+  durationCostNanos,
+  pricesResolution,
+  secondNanos,
+  type DurationPriceSnapshot,
+} from '../billing/duration-pricing.ts';
 import type { ProviderConfig } from '../config/load-config.ts';
 import { GatewayError } from '../domain/errors.ts';
 import { newId } from '../domain/ids.ts';
 import { nanosToUsd } from '../domain/money.ts';
 import { UpstreamHttpError } from '../domain/upstream-failure.ts';
-import type { StoredVideoMediaSource, StoredVideoRequest, VideoGenerationRequest, VideoMediaSource, VideoTaskReport } from '../domain/video.ts';
+import type {
+  StoredVideoMediaSource,
+  StoredVideoRequest,
+  VideoGenerationRequest,
+  VideoMediaSource,
+  VideoTaskReport,
+} from '../domain/video.ts';
 import { isoVideoFacts } from '../media/media-duration.ts';
 import { sniffMediaType } from '../media/media-type.ts';
 import type { FetchedMedia } from '../media/remote-media.ts';
@@ -23,7 +34,11 @@ export interface VideoJobRunnerOptions {
    * Provider output URLs, downloaded within the archive's size and time limits (and by the job's deadline,
    * `signal`), with the provider's credentials where it needs them.
    */
-  downloadOutput: (url: string, credentials?: Readonly<Record<string, string>>, signal?: AbortSignal) => Promise<FetchedMedia>;
+  downloadOutput: (
+    url: string,
+    credentials?: Readonly<Record<string, string>>,
+    signal?: AbortSignal,
+  ) => Promise<FetchedMedia>;
   retentionMs: number | undefined;
   /** How often the upstream task is read while it runs. */
   pollMs: number;
@@ -61,15 +76,22 @@ export class VideoJobRunner implements JobRunner {
   constructor(private readonly options: VideoJobRunnerOptions) {}
 
   async run(job: MediaJobRow, context: JobContext): Promise<JobOutcome> {
-    if (job.phase === 'generated' && job.upstreamResult) return this.settled(job, job.upstreamResult as StoredVideoResult);
+    if (job.phase === 'generated' && job.upstreamResult)
+      return this.settled(job, job.upstreamResult as StoredVideoResult);
     const target = this.options.providers.get(job.providerId);
     const adapter = target ? this.options.adapters.get(target.protocol)?.video : undefined;
-    if (!adapter || !target?.active) return { kind: 'failed', error: 'the provider of this job is no longer configured', costNanos: 0n };
+    if (!adapter || !target?.active)
+      return { kind: 'failed', error: 'the provider of this job is no longer configured', costNanos: 0n };
     const options: CallOptions = { target, signal: context.deadline };
     let taskId = job.upstreamTaskId;
     if (!taskId) {
       if (job.phase === 'submitted') {
-        return { kind: 'failed', error: 'the gateway process creating this task stopped before the provider named it; the task was not created again', costNanos: 0n };
+        return {
+          kind: 'failed',
+          error:
+            'the gateway process creating this task stopped before the provider named it; the task was not created again',
+          costNanos: 0n,
+        };
       }
       let request: VideoGenerationRequest;
       try {
@@ -89,25 +111,44 @@ export class VideoJobRunner implements JobRunner {
     const report = await this.awaitEnd(job, adapter, taskId, options, context);
     if (report === 'lost') return { kind: 'lost' };
     if (typeof report === 'string') return { kind: 'failed', error: report, costNanos: 0n };
-    if (report.state === 'cancelled') return { kind: 'cancelled', error: report.error ?? 'the provider cancelled the task' };
-    if (report.state !== 'succeeded') return { kind: 'failed', error: report.error ?? `the task ${report.state}`, costNanos: 0n };
+    if (report.state === 'cancelled')
+      return { kind: 'cancelled', error: report.error ?? 'the provider cancelled the task' };
+    if (report.state !== 'succeeded')
+      return { kind: 'failed', error: report.error ?? `the task ${report.state}`, costNanos: 0n };
     let stored: StoredVideoResult;
     try {
-      stored = await this.archive(job, report, report.videoNeedsCredentials && onOriginOf(report, target) ? credentialsFor(target) : undefined, context.deadline);
+      stored = await this.archive(
+        job,
+        report,
+        report.videoNeedsCredentials && onOriginOf(report, target) ? credentialsFor(target) : undefined,
+        context.deadline,
+      );
     } catch (error) {
-      return { kind: 'failed', error: `the video could not be archived: ${error instanceof Error ? error.message : String(error)}`, costNanos: 0n };
+      return {
+        kind: 'failed',
+        error: `the video could not be archived: ${error instanceof Error ? error.message : String(error)}`,
+        costNanos: 0n,
+      };
     }
     if (!(await context.recordGenerated(stored))) return { kind: 'lost' };
     return this.settled(job, stored);
   }
 
   /** Reads the task until it ends; a string when it cannot be followed any more (the job fails with it). */
-  private async awaitEnd(job: MediaJobRow, adapter: VideoAdapter, taskId: string, options: CallOptions, context: JobContext): Promise<VideoTaskReport | 'lost' | string> {
+  private async awaitEnd(
+    job: MediaJobRow,
+    adapter: VideoAdapter,
+    taskId: string,
+    options: CallOptions,
+    context: JobContext,
+  ): Promise<VideoTaskReport | 'lost' | string> {
     let failures = 0;
     for (;;) {
       if (context.lost()) return 'lost';
       if (context.deadline.aborted || Date.now() >= job.deadlineAt.getTime()) {
-        await adapter.cancel(taskId, { ...options, signal: AbortSignal.timeout(cancelTimeoutMs) }).catch(() => undefined);
+        await adapter
+          .cancel(taskId, { ...options, signal: AbortSignal.timeout(cancelTimeoutMs) })
+          .catch(() => undefined);
         return 'the task did not finish within the job time limit';
       }
       try {
@@ -117,8 +158,10 @@ export class VideoJobRunner implements JobRunner {
       } catch (error) {
         failures += 1;
         // A task that is not there (or no longer ours to read) will not come back; anything else may pass.
-        if (error instanceof UpstreamHttpError && error.status < 500 && error.status !== 408 && error.status !== 429) return upstreamErrorMessage(error);
-        if (failures >= maxPollFailures) return `the task could not be read ${failures} times in a row: ${upstreamErrorMessage(error)}`;
+        if (error instanceof UpstreamHttpError && error.status < 500 && error.status !== 408 && error.status !== 429)
+          return upstreamErrorMessage(error);
+        if (failures >= maxPollFailures)
+          return `the task could not be read ${failures} times in a row: ${upstreamErrorMessage(error)}`;
       }
       // Woken by the deadline, which then cancels the task.
       await sleep(this.options.pollMs, undefined, { signal: context.deadline }).catch(() => undefined);
@@ -134,19 +177,30 @@ export class VideoJobRunner implements JobRunner {
       return { kind: 'inline', mediaType: stored.mediaType, data: object.bytes.toString('base64') };
     };
     const content = await Promise.all(
-      request.content.map(async (item, index) => (item.type === 'text' ? item : { ...item, source: await source(item.source, `content[${index}]`) })),
+      request.content.map(async (item, index) =>
+        item.type === 'text' ? item : { ...item, source: await source(item.source, `content[${index}]`) },
+      ),
     );
     return { ...request, content };
   }
 
-  private async archive(job: MediaJobRow, report: VideoTaskReport, credentials: Readonly<Record<string, string>> | undefined, deadline: AbortSignal): Promise<StoredVideoResult> {
+  private async archive(
+    job: MediaJobRow,
+    report: VideoTaskReport,
+    credentials: Readonly<Record<string, string>> | undefined,
+    deadline: AbortSignal,
+  ): Promise<StoredVideoResult> {
     const video = report.video;
     if (!video) throw new Error('the provider reported success without a video');
-    const bytes = video.kind === 'url' ? (await this.options.downloadOutput(video.url, credentials, deadline)).bytes : Buffer.from(video.data, 'base64');
+    const bytes =
+      video.kind === 'url'
+        ? (await this.options.downloadOutput(video.url, credentials, deadline)).bytes
+        : Buffer.from(video.data, 'base64');
     const mediaType = sniffMediaType(bytes) ?? (video.kind === 'inline' ? video.mediaType : 'application/octet-stream');
     if (!mediaType.startsWith('video/')) throw new Error('the provider output is not a video');
     const seconds = isoVideoFacts(bytes)?.seconds ?? report.durationSeconds;
-    if (seconds === undefined || !Number.isFinite(seconds) || seconds < 0) throw new Error('the video has no readable duration');
+    if (seconds === undefined || !Number.isFinite(seconds) || seconds < 0)
+      throw new Error('the video has no readable duration');
     const objectKey = `videos/${job.id.toLowerCase()}/video.${mediaType === 'video/quicktime' ? 'mov' : 'mp4'}`;
     await this.options.store.put(objectKey, bytes, mediaType);
     return {
@@ -166,7 +220,10 @@ export class VideoJobRunner implements JobRunner {
   /** Delivered seconds at the delivered resolution's price (the held one when the provider's is not priced). */
   private settled(job: MediaJobRow, stored: StoredVideoResult): JobOutcome {
     const snapshot = job.priceSnapshot as DurationPriceSnapshot;
-    const resolution = stored.resolution !== undefined && pricesResolution(snapshot, stored.resolution) ? stored.resolution : snapshot.resolution;
+    const resolution =
+      stored.resolution !== undefined && pricesResolution(snapshot, stored.resolution)
+        ? stored.resolution
+        : snapshot.resolution;
     const costNanos = durationCostNanos(secondNanos(snapshot, resolution, job.model), stored.durationSeconds);
     const usage = {
       completionTokens: stored.completionTokens ?? 0,
@@ -175,7 +232,12 @@ export class VideoJobRunner implements JobRunner {
       durationSeconds: stored.durationSeconds,
       providerUsage: stored.providerUsage ?? {},
     };
-    return succeeded(job, { result: { ...stored, usage }, usage, costNanos, beyondHold: true }, [stored], this.options.retentionMs);
+    return succeeded(
+      job,
+      { result: { ...stored, usage }, usage, costNanos, beyondHold: true },
+      [stored],
+      this.options.retentionMs,
+    );
   }
 }
 
@@ -192,5 +254,10 @@ function onOriginOf(report: VideoTaskReport, target: ProviderConfig): boolean {
 /** The provider's authorization, for its own content URLs only (the fetcher keeps it to that origin). */
 function credentialsFor(target: ProviderConfig): Record<string, string> {
   // Revealed here because the media fetcher takes plain headers (it sends them to the provider's origin only).
-  return Object.fromEntries(Object.entries({ authorization: target.apiKey.bearer(), ...target.headers }).map(([name, value]) => [name, value.reveal()]));
+  return Object.fromEntries(
+    Object.entries({ authorization: target.apiKey.bearer(), ...target.headers }).map(([name, value]) => [
+      name,
+      value.reveal(),
+    ]),
+  );
 }

@@ -3,8 +3,10 @@ export function imageDimensions(bytes: Buffer): { width: number; height: number 
   if (bytes.length >= 24 && bytes.readUInt32BE(0) === 0x89504e47 && bytes.toString('latin1', 12, 16) === 'IHDR') {
     return positive(bytes.readUInt32BE(16), bytes.readUInt32BE(20));
   }
-  if (bytes.length >= 10 && /^GIF8[79]a$/.test(bytes.toString('latin1', 0, 6))) return positive(bytes.readUInt16LE(6), bytes.readUInt16LE(8));
-  if (bytes.length >= 30 && bytes.toString('latin1', 0, 4) === 'RIFF' && bytes.toString('latin1', 8, 12) === 'WEBP') return webp(bytes);
+  if (bytes.length >= 10 && /^GIF8[79]a$/.test(bytes.toString('latin1', 0, 6)))
+    return positive(bytes.readUInt16LE(6), bytes.readUInt16LE(8));
+  if (bytes.length >= 30 && bytes.toString('latin1', 0, 4) === 'RIFF' && bytes.toString('latin1', 8, 12) === 'WEBP')
+    return webp(bytes);
   if (bytes.length >= 4 && bytes[0] === 0xff && bytes[1] === 0xd8) return jpeg(bytes);
   return undefined;
 }

@@ -13,20 +13,34 @@ export interface VideoFacts {
 
 export async function wavSeconds(bytes: Uint8Array): Promise<number | undefined> {
   try {
-    const metadata = await parseBuffer(bytes, { mimeType: 'audio/wav', size: bytes.length }, { duration: true, skipCovers: true });
+    const metadata = await parseBuffer(
+      bytes,
+      { mimeType: 'audio/wav', size: bytes.length },
+      { duration: true, skipCovers: true },
+    );
     const seconds = metadata.format.duration;
-    return metadata.format.container === 'WAVE' && seconds !== undefined && Number.isFinite(seconds) ? seconds : undefined;
+    return metadata.format.container === 'WAVE' && seconds !== undefined && Number.isFinite(seconds)
+      ? seconds
+      : undefined;
   } catch {
     return undefined;
   }
 }
 
 /** Playable seconds of an audio file of `mediaType` (raw 16-bit mono PCM at `pcmSampleRate`); undefined when unreadable. */
-export async function audioSeconds(bytes: Uint8Array, mediaType: string, pcmSampleRate: number): Promise<number | undefined> {
+export async function audioSeconds(
+  bytes: Uint8Array,
+  mediaType: string,
+  pcmSampleRate: number,
+): Promise<number | undefined> {
   if (mediaType === 'audio/L16') return bytes.length / 2 / pcmSampleRate;
   if (mediaType === 'audio/wav') return wavSeconds(bytes);
   try {
-    const metadata = await parseBuffer(bytes, { mimeType: mediaType, size: bytes.length }, { duration: true, skipCovers: true });
+    const metadata = await parseBuffer(
+      bytes,
+      { mimeType: mediaType, size: bytes.length },
+      { duration: true, skipCovers: true },
+    );
     const seconds = metadata.format.duration;
     return seconds !== undefined && Number.isFinite(seconds) && seconds >= 0 ? seconds : undefined;
   } catch {
@@ -42,7 +56,10 @@ export function isoVideoFacts(bytes: Uint8Array): VideoFacts | undefined {
     movie = info;
   };
   try {
-    const buffer = MP4BoxBuffer.fromArrayBuffer(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer, 0);
+    const buffer = MP4BoxBuffer.fromArrayBuffer(
+      bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer,
+      0,
+    );
     file.appendBuffer(buffer);
     file.flush();
   } catch {

@@ -1,14 +1,22 @@
 /** Whether an ISO base-media file (its first box `ftyp`) declares one of `brands` as its major brand. */
 function isoBrand(bytes: Buffer, brands: readonly string[]): boolean {
-  return bytes.length >= 12 && bytes.toString('latin1', 4, 8) === 'ftyp' && brands.includes(bytes.toString('latin1', 8, 12));
+  return (
+    bytes.length >= 12 && bytes.toString('latin1', 4, 8) === 'ftyp' && brands.includes(bytes.toString('latin1', 8, 12))
+  );
 }
 
 /** Signatures of the media kinds the gateway checks (embedding limits, image inputs), read from a file's first bytes. */
 const signatures: Array<{ mediaType: string; matches: (bytes: Buffer) => boolean }> = [
-  { mediaType: 'image/png', matches: (bytes) => bytes.subarray(0, 8).equals(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a])) },
+  {
+    mediaType: 'image/png',
+    matches: (bytes) => bytes.subarray(0, 8).equals(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a])),
+  },
   { mediaType: 'image/jpeg', matches: (bytes) => bytes.subarray(0, 3).equals(Buffer.from([0xff, 0xd8, 0xff])) },
   { mediaType: 'image/gif', matches: (bytes) => /^GIF8[79]a$/.test(bytes.toString('latin1', 0, 6)) },
-  { mediaType: 'image/webp', matches: (bytes) => bytes.toString('latin1', 0, 4) === 'RIFF' && bytes.toString('latin1', 8, 12) === 'WEBP' },
+  {
+    mediaType: 'image/webp',
+    matches: (bytes) => bytes.toString('latin1', 0, 4) === 'RIFF' && bytes.toString('latin1', 8, 12) === 'WEBP',
+  },
   { mediaType: 'image/bmp', matches: (bytes) => bytes.length >= 26 && bytes.toString('latin1', 0, 2) === 'BM' },
   { mediaType: 'image/tiff', matches: (bytes) => ['II*\u0000', 'MM\u0000*'].includes(bytes.toString('latin1', 0, 4)) },
   { mediaType: 'image/avif', matches: (bytes) => isoBrand(bytes, ['avif', 'avis']) },
@@ -18,7 +26,10 @@ const signatures: Array<{ mediaType: string; matches: (bytes: Buffer) => boolean
   // Any other ISO base-media file (brands isom, mp41, mp42, avc1, M4V …): the image brands above are matched first.
   { mediaType: 'video/mp4', matches: (bytes) => bytes.length >= 12 && bytes.toString('latin1', 4, 8) === 'ftyp' },
   { mediaType: 'video/webm', matches: (bytes) => bytes.subarray(0, 4).equals(Buffer.from([0x1a, 0x45, 0xdf, 0xa3])) },
-  { mediaType: 'audio/wav', matches: (bytes) => bytes.toString('latin1', 0, 4) === 'RIFF' && bytes.toString('latin1', 8, 12) === 'WAVE' },
+  {
+    mediaType: 'audio/wav',
+    matches: (bytes) => bytes.toString('latin1', 0, 4) === 'RIFF' && bytes.toString('latin1', 8, 12) === 'WAVE',
+  },
 ];
 
 /**

@@ -33,9 +33,21 @@ const redirectStatuses = new Set([301, 302, 303, 307, 308]);
 
 /** IPv4 ranges that are not the public internet (IANA special-purpose registry). */
 const nonPublicIpv4: readonly (readonly [string, number])[] = [
-  ['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12],
-  ['192.0.0.0', 24], ['192.0.2.0', 24], ['192.88.99.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15],
-  ['198.51.100.0', 24], ['203.0.113.0', 24], ['224.0.0.0', 4], ['240.0.0.0', 4],
+  ['0.0.0.0', 8],
+  ['10.0.0.0', 8],
+  ['100.64.0.0', 10],
+  ['127.0.0.0', 8],
+  ['169.254.0.0', 16],
+  ['172.16.0.0', 12],
+  ['192.0.0.0', 24],
+  ['192.0.2.0', 24],
+  ['192.88.99.0', 24],
+  ['192.168.0.0', 16],
+  ['198.18.0.0', 15],
+  ['198.51.100.0', 24],
+  ['203.0.113.0', 24],
+  ['224.0.0.0', 4],
+  ['240.0.0.0', 4],
 ];
 
 /**
@@ -44,8 +56,15 @@ const nonPublicIpv4: readonly (readonly [string, number])[] = [
  * link-local, site-local and multicast.
  */
 const nonPublicIpv6: readonly (readonly [string, number])[] = [
-  ['::', 96], ['100::', 64], ['2001::', 23], ['2001:db8::', 32], ['64:ff9b:1::', 48],
-  ['fc00::', 7], ['fe80::', 10], ['fec0::', 10], ['ff00::', 8],
+  ['::', 96],
+  ['100::', 64],
+  ['2001::', 23],
+  ['2001:db8::', 32],
+  ['64:ff9b:1::', 48],
+  ['fc00::', 7],
+  ['fe80::', 10],
+  ['fec0::', 10],
+  ['ff00::', 8],
 ];
 
 /** The two 16-bit groups of an IPv4 address, as IPv6 text writes them. */
@@ -67,7 +86,8 @@ const ipv4Embeddings: readonly { prefix: (ipv4Groups: string) => string; bits: n
 const nonPublic = new BlockList();
 for (const [network, prefix] of nonPublicIpv4) {
   nonPublic.addSubnet(network, prefix, 'ipv4');
-  for (const embedding of ipv4Embeddings) nonPublic.addSubnet(embedding.prefix(ipv4AsGroups(network)), embedding.bits + prefix, 'ipv6');
+  for (const embedding of ipv4Embeddings)
+    nonPublic.addSubnet(embedding.prefix(ipv4AsGroups(network)), embedding.bits + prefix, 'ipv6');
 }
 for (const [network, prefix] of nonPublicIpv6) nonPublic.addSubnet(network, prefix, 'ipv6');
 
@@ -109,7 +129,10 @@ export class RemoteMediaFetcher {
   private readonly dispatcher: Dispatcher;
 
   constructor(private readonly options: RemoteMediaOptions) {
-    this.dispatcher = new Agent({ keepAliveTimeout: 10_000, connect: options.allowPrivateAddresses ? {} : { lookup: publicOnlyLookup } });
+    this.dispatcher = new Agent({
+      keepAliveTimeout: 10_000,
+      connect: options.allowPrivateAddresses ? {} : { lookup: publicOnlyLookup },
+    });
   }
 
   /**
@@ -117,8 +140,15 @@ export class RemoteMediaFetcher {
    * authorization header) go to the first URL's origin only, never to another a redirect leads to. `abort`
    * (a media job's deadline) cuts the download beside its own time-out.
    */
-  async fetch(url: string, budget?: ByteBudget, credentials?: Readonly<Record<string, string>>, abort?: AbortSignal): Promise<FetchedMedia> {
-    const signal = abort ? AbortSignal.any([AbortSignal.timeout(this.options.timeoutMs), abort]) : AbortSignal.timeout(this.options.timeoutMs);
+  async fetch(
+    url: string,
+    budget?: ByteBudget,
+    credentials?: Readonly<Record<string, string>>,
+    abort?: AbortSignal,
+  ): Promise<FetchedMedia> {
+    const signal = abort
+      ? AbortSignal.any([AbortSignal.timeout(this.options.timeoutMs), abort])
+      : AbortSignal.timeout(this.options.timeoutMs);
     let current = this.checkedUrl(url);
     const origin = current.origin;
     for (let hop = 0; ; hop++) {
@@ -128,7 +158,8 @@ export class RemoteMediaFetcher {
         const location = header(response.headers.location);
         if (!location) throw new RemoteMediaError(`${current.host} answered ${response.statusCode} without a Location`);
         if (hop >= maxRedirects) throw new RemoteMediaError(`more than ${maxRedirects} redirects`);
-        if (!URL.canParse(location, current.href)) throw new RemoteMediaError(`${current.host} redirected to an invalid URL`);
+        if (!URL.canParse(location, current.href))
+          throw new RemoteMediaError(`${current.host} redirected to an invalid URL`);
         current = this.checkedUrl(new URL(location, current).href);
         continue;
       }
@@ -137,7 +168,10 @@ export class RemoteMediaFetcher {
         throw new RemoteMediaError(`${current.host} answered HTTP ${response.statusCode}`);
       }
       const bytes = await this.read(response, signal, budget);
-      return { contentType: header(response.headers['content-type'])?.split(';')[0]!.trim().toLowerCase() || undefined, bytes };
+      return {
+        contentType: header(response.headers['content-type'])?.split(';')[0]!.trim().toLowerCase() || undefined,
+        bytes,
+      };
     }
   }
 
@@ -157,29 +191,45 @@ export class RemoteMediaFetcher {
       lookupAll(host, { all: true }).catch(() => []),
       new Promise<LookupAddress[]>((resolve) => setTimeout(resolve, this.options.timeoutMs, []).unref()),
     ]);
-    if (resolved.some((entry) => isNonPublicAddress(entry.address))) throw new RemoteMediaError(`${host} resolves to a non-public address`);
+    if (resolved.some((entry) => isNonPublicAddress(entry.address)))
+      throw new RemoteMediaError(`${host} resolves to a non-public address`);
   }
 
   private checkedUrl(text: string): URL {
     if (!URL.canParse(text)) throw new RemoteMediaError('not a valid URL');
     const url = new URL(text);
-    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new RemoteMediaError(`only http and https URLs are fetched, not ${url.protocol}`);
+    if (url.protocol !== 'http:' && url.protocol !== 'https:')
+      throw new RemoteMediaError(`only http and https URLs are fetched, not ${url.protocol}`);
     if (url.username || url.password) throw new RemoteMediaError('URLs with credentials are not fetched');
     // Literal addresses skip name resolution, so they are judged here.
     const host = url.hostname.replace(/^\[|\]$/g, '');
-    if (!this.options.allowPrivateAddresses && isIP(host) !== 0 && isNonPublicAddress(host)) throw new RemoteMediaError(`${url.hostname} is not a public address`);
+    if (!this.options.allowPrivateAddresses && isIP(host) !== 0 && isNonPublicAddress(host))
+      throw new RemoteMediaError(`${url.hostname} is not a public address`);
     return url;
   }
 
-  private async get(url: URL, signal: AbortSignal, credentials: Readonly<Record<string, string>> | undefined): Promise<Dispatcher.ResponseData> {
+  private async get(
+    url: URL,
+    signal: AbortSignal,
+    credentials: Readonly<Record<string, string>> | undefined,
+  ): Promise<Dispatcher.ResponseData> {
     try {
-      return await request(url, { dispatcher: this.dispatcher, method: 'GET', signal, headers: { accept: '*/*', ...credentials } });
+      return await request(url, {
+        dispatcher: this.dispatcher,
+        method: 'GET',
+        signal,
+        headers: { accept: '*/*', ...credentials },
+      });
     } catch (error) {
       throw failure(error, url);
     }
   }
 
-  private async read(response: Dispatcher.ResponseData, signal: AbortSignal, budget: ByteBudget | undefined): Promise<Buffer> {
+  private async read(
+    response: Dispatcher.ResponseData,
+    signal: AbortSignal,
+    budget: ByteBudget | undefined,
+  ): Promise<Buffer> {
     const declared = Number(header(response.headers['content-length']));
     if (Number.isFinite(declared) && declared > this.options.maxBytes) {
       discard(response.body);
@@ -201,7 +251,9 @@ export class RemoteMediaFetcher {
       }
     } catch (error) {
       if (error instanceof RemoteMediaError) throw error;
-      throw signal.aborted ? new RemoteMediaError(`no complete answer within ${this.options.timeoutMs} ms`) : new RemoteMediaError('the download broke off');
+      throw signal.aborted
+        ? new RemoteMediaError(`no complete answer within ${this.options.timeoutMs} ms`)
+        : new RemoteMediaError('the download broke off');
     }
     return Buffer.concat(chunks, size);
   }
@@ -221,6 +273,7 @@ function failure(error: unknown, url: URL): RemoteMediaError {
   if (error instanceof RemoteMediaError) return error;
   const cause = (error as { cause?: unknown }).cause;
   if (cause instanceof RemoteMediaError) return cause;
-  if ((error as { name?: string }).name === 'TimeoutError' || (error as { name?: string }).name === 'AbortError') return new RemoteMediaError(`${url.host} did not answer in time`);
+  if ((error as { name?: string }).name === 'TimeoutError' || (error as { name?: string }).name === 'AbortError')
+    return new RemoteMediaError(`${url.host} did not answer in time`);
   return new RemoteMediaError(`${url.host} could not be reached`);
 }

@@ -13,6 +13,9 @@ export function wireCheck<S extends TSchema>(schema: S): WireCheck<Static<S>> {
  * An object whose fields are each optional but of which at least one of `keys` is present: a JSON object of
  * another shape altogether (`{}`, an error page's JSON) is then not mistaken for one.
  */
-export function objectWithOneOf<P extends TProperties>(properties: P, keys: ReadonlyArray<keyof P & string>): TObject<P> {
+export function objectWithOneOf<P extends TProperties>(
+  properties: P,
+  keys: ReadonlyArray<keyof P & string>,
+): TObject<P> {
   return Type.Object(properties, { anyOf: keys.map((key) => ({ required: [key] })) });
 }

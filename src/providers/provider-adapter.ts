@@ -4,7 +4,12 @@ import type { EmbeddingPartType, EmbeddingRequest, EmbeddingResult } from '../do
 import type { ImageGenerationRequest, ImageGenerationResult, ImageStreamEvent, ImageUsage } from '../domain/image.ts';
 import type { Protocol } from '../domain/protocols.ts';
 import type { Secret } from '../domain/secret.ts';
-import type { ReferenceAudioRequest, ReferenceAudioResult, SpeechSynthesisRequest, SpeechSynthesisResult } from '../domain/speech.ts';
+import type {
+  ReferenceAudioRequest,
+  ReferenceAudioResult,
+  SpeechSynthesisRequest,
+  SpeechSynthesisResult,
+} from '../domain/speech.ts';
 import type { VideoGenerationRequest, VideoTaskReport } from '../domain/video.ts';
 
 /** Where and how to reach one configured provider; passed in, never read by the adapter from anywhere else. */
@@ -58,7 +63,13 @@ export interface RelayMeter {
   reading(): RelayReading;
 }
 
-export type RelayOperation = 'chat-completions' | 'responses' | 'messages' | 'generate-content' | 'stream-generate-content-sse' | 'stream-generate-content-json';
+export type RelayOperation =
+  | 'chat-completions'
+  | 'responses'
+  | 'messages'
+  | 'generate-content'
+  | 'stream-generate-content-sse'
+  | 'stream-generate-content-json';
 
 /** A request in the upstream protocol's own shape, to forward as given. */
 export interface RelayRequest {
@@ -134,7 +145,11 @@ export interface ImageRelayMeter {
 export interface SpeechAdapter {
   synthesize(request: SpeechSynthesisRequest, options: CallOptions): Promise<SpeechSynthesisResult>;
   /** Generation with reference (a prompt and voices, clips or an image), where the family offers it. */
-  generateWithReference?(request: ReferenceAudioRequest, upstreamModel: string, options: CallOptions): Promise<ReferenceAudioResult>;
+  generateWithReference?(
+    request: ReferenceAudioRequest,
+    upstreamModel: string,
+    options: CallOptions,
+  ): Promise<ReferenceAudioResult>;
 }
 
 /**

@@ -19,16 +19,30 @@ export class AccountsRepository {
   constructor(private readonly db: Database) {}
 
   /** Inserts the account and its opening credit grant together; false when the email is taken. */
-  async create(input: { id: string; email: string; passwordHash: string | null; creditsNanos: bigint; grantId: string; note: string }): Promise<boolean> {
+  async create(input: {
+    id: string;
+    email: string;
+    passwordHash: string | null;
+    creditsNanos: bigint;
+    grantId: string;
+    note: string;
+  }): Promise<boolean> {
     return this.db.transaction(async (transaction) => {
       const inserted = await transaction
         .insert(accounts)
-        .values({ id: input.id, email: input.email, passwordHash: input.passwordHash, balanceNanos: input.creditsNanos })
+        .values({
+          id: input.id,
+          email: input.email,
+          passwordHash: input.passwordHash,
+          balanceNanos: input.creditsNanos,
+        })
         .onConflictDoNothing({ target: accounts.email })
         .returning({ id: accounts.id });
       if (inserted.length === 0) return false;
       if (input.creditsNanos !== 0n) {
-        await transaction.insert(creditGrants).values({ id: input.grantId, accountId: input.id, amountNanos: input.creditsNanos, note: input.note });
+        await transaction
+          .insert(creditGrants)
+          .values({ id: input.grantId, accountId: input.id, amountNanos: input.creditsNanos, note: input.note });
       }
       return true;
     });
@@ -45,14 +59,22 @@ export class AccountsRepository {
   }
 
   /** Sets the default rate limits of the account's keys (a null removes one); undefined when no such account. */
-  async setRateLimits(id: string, limits: { requestsPerMinute?: number | null; tokensPerMinute?: number | null; concurrentRequests?: number | null }): Promise<AccountRow | undefined> {
+  async setRateLimits(
+    id: string,
+    limits: { requestsPerMinute?: number | null; tokensPerMinute?: number | null; concurrentRequests?: number | null },
+  ): Promise<AccountRow | undefined> {
     if (Object.keys(limits).length === 0) return this.findById(id);
     const [row] = await this.db.update(accounts).set(limits).where(eq(accounts.id, id)).returning();
     return row;
   }
 
   /** Adds (or, negative, removes) credits in one statement and records the grant; undefined when no such account. */
-  async addCredits(input: { accountId: string; amountNanos: bigint; grantId: string; note: string | null }): Promise<bigint | undefined> {
+  async addCredits(input: {
+    accountId: string;
+    amountNanos: bigint;
+    grantId: string;
+    note: string | null;
+  }): Promise<bigint | undefined> {
     return this.db.transaction(async (transaction) => {
       const [row] = await transaction
         .update(accounts)
@@ -60,7 +82,9 @@ export class AccountsRepository {
         .where(eq(accounts.id, input.accountId))
         .returning({ balanceNanos: accounts.balanceNanos });
       if (!row) return undefined;
-      await transaction.insert(creditGrants).values({ id: input.grantId, accountId: input.accountId, amountNanos: input.amountNanos, note: input.note });
+      await transaction
+        .insert(creditGrants)
+        .values({ id: input.grantId, accountId: input.accountId, amountNanos: input.amountNanos, note: input.note });
       return row.balanceNanos;
     });
   }

@@ -31,11 +31,24 @@ export class ApiKeysRepository {
    * first, so concurrent creations cannot both slip under the limit.
    */
   async createWithinLimit(
-    input: { id: string; accountId: string; name: string; displayPrefix: string; lookupHash: string; sealedKey: string; limits: SpendLimitsNanos; rateLimits: RateLimitColumns },
+    input: {
+      id: string;
+      accountId: string;
+      name: string;
+      displayPrefix: string;
+      lookupHash: string;
+      sealedKey: string;
+      limits: SpendLimitsNanos;
+      rateLimits: RateLimitColumns;
+    },
     maxKeys: number,
   ): Promise<CreateKeyResult> {
     return this.db.transaction(async (transaction) => {
-      const locked = await transaction.select({ id: accounts.id }).from(accounts).where(eq(accounts.id, input.accountId)).for('update');
+      const locked = await transaction
+        .select({ id: accounts.id })
+        .from(accounts)
+        .where(eq(accounts.id, input.accountId))
+        .for('update');
       if (locked.length === 0) return 'no-account';
       const [existing] = await transaction
         .select({ value: count() })
@@ -72,7 +85,11 @@ export class ApiKeysRepository {
     const [found] = await this.db
       .select({
         key: apiKeys,
-        accountRateLimits: { requestsPerMinute: accounts.requestsPerMinute, tokensPerMinute: accounts.tokensPerMinute, concurrentRequests: accounts.concurrentRequests },
+        accountRateLimits: {
+          requestsPerMinute: accounts.requestsPerMinute,
+          tokensPerMinute: accounts.tokensPerMinute,
+          concurrentRequests: accounts.concurrentRequests,
+        },
       })
       .from(apiKeys)
       .innerJoin(accounts, eq(accounts.id, apiKeys.accountId))

@@ -18,7 +18,8 @@ export function acquireDataDirLock(dataDir: string): DataDirLock {
   const file = path.join(dataDir, 'gateway.lock');
   // A lock file naming this process was left by an earlier process that had the same pid (a restarted
   // container's), unless this process holds it now.
-  if (heldHere.has(path.resolve(file))) throw new DataDirInUseError(`the embedded database in ${dataDir} is already open in this process`);
+  if (heldHere.has(path.resolve(file)))
+    throw new DataDirInUseError(`the embedded database in ${dataDir} is already open in this process`);
   for (let attempt = 0; attempt < 2; attempt++) {
     try {
       writeFileSync(file, String(process.pid), { flag: 'wx' });

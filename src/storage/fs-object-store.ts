@@ -10,7 +10,11 @@ const validKey = /^[a-z0-9][a-z0-9._-]*(\/[a-z0-9][a-z0-9._-]*)*$/;
 
 /** Throws unless `key` is one the gateway makes: lower-case segments, no `..`, no leading slash. */
 export function checkObjectKey(key: string): void {
-  if (!validKey.test(key) || key.split('/').some((segment) => segment === '..' || segment === '.') || key.length > 512) {
+  if (
+    !validKey.test(key) ||
+    key.split('/').some((segment) => segment === '..' || segment === '.') ||
+    key.length > 512
+  ) {
     throw new Error(`invalid object key "${key}"`);
   }
 }
@@ -47,7 +51,10 @@ export class FsObjectStore implements ObjectStore {
   }
 
   /** The object as a stream, with its size and type, for serving downloads without reading it whole. */
-  async open(key: string, range?: { start: number; end: number }): Promise<{ stream: ReadStream; size: number; contentType: string } | undefined> {
+  async open(
+    key: string,
+    range?: { start: number; end: number },
+  ): Promise<{ stream: ReadStream; size: number; contentType: string } | undefined> {
     const file = this.fileOf(key);
     try {
       const [info, contentType] = await Promise.all([stat(file), readFile(`${file}.type`, 'utf8')]);

@@ -78,9 +78,17 @@ export class LedgerRepository {
   constructor(storage: Pick<Storage, 'db' | 'prepared'>) {
     this.db = storage.db;
     this.prepared = (name, text, values) => storage.prepared(name, text, values);
-    this.holds = new StatementBatcher((input) => this.holdOne(input), (inputs) => this.holdMany(inputs), batchLimits);
+    this.holds = new StatementBatcher(
+      (input) => this.holdOne(input),
+      (inputs) => this.holdMany(inputs),
+      batchLimits,
+    );
     this.settlements = this.settlementBatcher(false);
-    this.leaseExtensions = new StatementBatcher((input) => this.extendMany([input]).then(([grant]) => grant!), (inputs) => this.extendMany(inputs), batchLimits);
+    this.leaseExtensions = new StatementBatcher(
+      (input) => this.extendMany([input]).then(([grant]) => grant!),
+      (inputs) => this.extendMany(inputs),
+      batchLimits,
+    );
     this.leaseSettlements = this.settlementBatcher(true);
   }
 
@@ -114,8 +122,18 @@ export class LedgerRepository {
 
   private async holdMany(inputs: HoldInput[]): Promise<HoldOutcome[]> {
     // One batch belongs to one process, so one instance id serves every hold in it.
-    const items = inputs.map((input) => ({ hold: input.holdId, account: input.accountId, key: input.apiKeyId, amount: String(input.amountNanos), now: input.now.toISOString() }));
-    const [row] = await this.prepared<{ outcomes: string[] }>('gw_hold_batch', 'SELECT gw_hold_batch($1::jsonb, $2) AS outcomes', [JSON.stringify(items), inputs[0]!.instanceId]);
+    const items = inputs.map((input) => ({
+      hold: input.holdId,
+      account: input.accountId,
+      key: input.apiKeyId,
+      amount: String(input.amountNanos),
+      now: input.now.toISOString(),
+    }));
+    const [row] = await this.prepared<{ outcomes: string[] }>(
+      'gw_hold_batch',
+      'SELECT gw_hold_batch($1::jsonb, $2) AS outcomes',
+      [JSON.stringify(items), inputs[0]!.instanceId],
+    );
     return (row?.outcomes ?? []).map(holdOutcome);
   }
 
@@ -131,7 +149,10 @@ export class LedgerRepository {
 
   /** Gives back up to `amountNanos` of a lease; answers what was given back. */
   async shrinkLease(leaseId: string, amountNanos: bigint): Promise<bigint> {
-    const [row] = await queryRows<{ returned: string | bigint | number }>(this.db, sql`SELECT gw_lease_shrink(${leaseId}, ${amountNanos})::text AS returned`);
+    const [row] = await queryRows<{ returned: string | bigint | number }>(
+      this.db,
+      sql`SELECT gw_lease_shrink(${leaseId}, ${amountNanos})::text AS returned`,
+    );
     return BigInt(row?.returned ?? 0);
   }
 
@@ -145,16 +166,25 @@ export class LedgerRepository {
       now: input.now.toISOString(),
     }));
     // One batch belongs to one process, so one instance id serves every lease in it.
-    const [row] = await this.prepared<{ grants: Array<[string, string, string]> }>('gw_lease_extend_batch', 'SELECT gw_lease_extend_batch($1::jsonb, $2) AS grants', [
-      JSON.stringify(items),
-      inputs[0]!.instanceId,
-    ]);
-    return (row?.grants ?? []).map(([outcome, granted, held]) => ({ outcome: holdOutcome(outcome), grantedNanos: BigInt(granted), heldNanos: BigInt(held) }));
+    const [row] = await this.prepared<{ grants: Array<[string, string, string]> }>(
+      'gw_lease_extend_batch',
+      'SELECT gw_lease_extend_batch($1::jsonb, $2) AS grants',
+      [JSON.stringify(items), inputs[0]!.instanceId],
+    );
+    return (row?.grants ?? []).map(([outcome, granted, held]) => ({
+      outcome: holdOutcome(outcome),
+      grantedNanos: BigInt(granted),
+      heldNanos: BigInt(held),
+    }));
   }
 
   /** Settlements out of hold rows of their own, or out of leases: one statement either way, alone or batched. */
   private settlementBatcher(lease: boolean): StatementBatcher<SettleInput, boolean> {
-    return new StatementBatcher((input) => this.settleMany([input], lease).then(([found]) => found!), (inputs) => this.settleMany(inputs, lease), batchLimits);
+    return new StatementBatcher(
+      (input) => this.settleMany([input], lease).then(([found]) => found!),
+      (inputs) => this.settleMany(inputs, lease),
+      batchLimits,
+    );
   }
 
   private async settleMany(inputs: SettleInput[], lease: boolean): Promise<boolean[]> {
@@ -174,7 +204,11 @@ export class LedgerRepository {
       durationMs: input.generation.durationMs,
       route: input.generation.route ?? null,
     }));
-    const [row] = await this.prepared<{ found: boolean[] }>('gw_settle_batch', 'SELECT gw_settle_batch($1::jsonb) AS found', [JSON.stringify(items)]);
+    const [row] = await this.prepared<{ found: boolean[] }>(
+      'gw_settle_batch',
+      'SELECT gw_settle_batch($1::jsonb) AS found',
+      [JSON.stringify(items)],
+    );
     return (row?.found ?? []).map((found) => found === true);
   }
 
@@ -197,7 +231,10 @@ export class LedgerRepository {
    * of the key leaves less headroom (never below zero). Read without locks: it explains a refusal.
    */
   async freeCredits(accountId: string, apiKeyId: string | null, now: Date): Promise<bigint> {
-    const [account] = await this.db.select({ balance: accounts.balanceNanos, held: accounts.heldNanos }).from(accounts).where(eq(accounts.id, accountId));
+    const [account] = await this.db
+      .select({ balance: accounts.balanceNanos, held: accounts.heldNanos })
+      .from(accounts)
+      .where(eq(accounts.id, accountId));
     let free = account ? account.balance - account.held : 0n;
     if (apiKeyId !== null) {
       const [key] = await this.db.select().from(apiKeys).where(eq(apiKeys.id, apiKeyId));
@@ -209,7 +246,8 @@ export class LedgerRepository {
           [key.monthlyLimitNanos, spent.monthly],
           [key.totalLimitNanos, spent.total],
         ] as const;
-        for (const [limit, used] of caps) if (limit !== null && limit - used - key.heldNanos < free) free = limit - used - key.heldNanos;
+        for (const [limit, used] of caps)
+          if (limit !== null && limit - used - key.heldNanos < free) free = limit - used - key.heldNanos;
       }
     }
     return free > 0n ? free : 0n;

@@ -35,8 +35,14 @@ export async function importLegacyDatabase(options: ImportOptions): Promise<void
   const legacyLock = acquireDataDirLock(legacyDir);
   let imported = false;
   try {
-    options.onLog(`found a database of an earlier release (PGlite) in ${legacyDir}: importing it into the embedded server`);
-    const [{ PGlite }, { drizzle }, { migrate }] = await Promise.all([import('@electric-sql/pglite'), import('drizzle-orm/pglite'), import('drizzle-orm/pglite/migrator')]);
+    options.onLog(
+      `found a database of an earlier release (PGlite) in ${legacyDir}: importing it into the embedded server`,
+    );
+    const [{ PGlite }, { drizzle }, { migrate }] = await Promise.all([
+      import('@electric-sql/pglite'),
+      import('drizzle-orm/pglite'),
+      import('drizzle-orm/pglite/migrator'),
+    ]);
     const source = new PGlite(legacyData);
     const target = new pg.Client({ connectionString: options.url });
     try {
@@ -79,11 +85,17 @@ export async function importLegacyDatabase(options: ImportOptions): Promise<void
             );
             if (rows.length === 0) break;
             // Rows travel as JSON text, so 64-bit integers and timestamps arrive exactly as stored.
-            await target.query(`INSERT INTO public.${quoted(table)} SELECT * FROM json_populate_recordset(NULL::public.${quoted(table)}, $1::json)`, [`[${rows.map((row) => row.row).join(',')}]`]);
+            await target.query(
+              `INSERT INTO public.${quoted(table)} SELECT * FROM json_populate_recordset(NULL::public.${quoted(table)}, $1::json)`,
+              [`[${rows.map((row) => row.row).join(',')}]`],
+            );
             after = rows.at(-1)!.position;
           }
           const copied = (await target.query<{ count: string }>(countQuery(table))).rows[0]?.count;
-          if (copied !== sourceCounts.get(table)) throw new LegacyImportError(`importing ${table} from ${legacyDir}: ${sourceCounts.get(table)} rows there, ${copied} copied`);
+          if (copied !== sourceCounts.get(table))
+            throw new LegacyImportError(
+              `importing ${table} from ${legacyDir}: ${sourceCounts.get(table)} rows there, ${copied} copied`,
+            );
         }
         await target.query('COMMIT');
       } catch (error) {
@@ -91,7 +103,9 @@ export async function importLegacyDatabase(options: ImportOptions): Promise<void
         throw error;
       }
       imported = true;
-      options.onLog(`imported ${tables.map((table) => `${sourceCounts.get(table)} ${table}`).join(', ')} from ${legacyDir}`);
+      options.onLog(
+        `imported ${tables.map((table) => `${sourceCounts.get(table)} ${table}`).join(', ')} from ${legacyDir}`,
+      );
     } finally {
       await target.end().catch(() => undefined);
       await source.close().catch(() => undefined);
@@ -99,7 +113,9 @@ export async function importLegacyDatabase(options: ImportOptions): Promise<void
   } finally {
     legacyLock.release();
     if (imported) {
-      const keptAs = existsSync(`${legacyDir}.imported`) ? `${legacyDir}.imported-${Date.now()}` : `${legacyDir}.imported`;
+      const keptAs = existsSync(`${legacyDir}.imported`)
+        ? `${legacyDir}.imported-${Date.now()}`
+        : `${legacyDir}.imported`;
       renameSync(legacyDir, keptAs);
       options.onLog(`the earlier database is kept in ${keptAs}; delete it once satisfied`);
     }

@@ -64,13 +64,30 @@ export function describeStorageError(error: unknown): LoggedStorageError | undef
     const server = cause instanceof pg.DatabaseError ? serverFields(cause) : {};
     const statement = statementHead.exec(error.query)?.[1]?.toLowerCase();
     const table = server.table ?? statementTable.exec(error.query)?.[1];
-    const reason = cause instanceof pg.DatabaseError ? withoutValue(cause.message) : cause instanceof Error ? cause.name : 'unknown cause';
+    const reason =
+      cause instanceof pg.DatabaseError
+        ? withoutValue(cause.message)
+        : cause instanceof Error
+          ? cause.name
+          : 'unknown cause';
     const message = `storage query failed${statement ? ` (${statement}${table ? ` on ${table}` : ''})` : ''}: ${reason}`;
-    return { type: 'StorageQueryError', message, ...server, ...(table ? { table } : {}), ...(statement ? { statement } : {}), stack: `StorageQueryError: ${message}\n${framesOf(error.stack)}` };
+    return {
+      type: 'StorageQueryError',
+      message,
+      ...server,
+      ...(table ? { table } : {}),
+      ...(statement ? { statement } : {}),
+      stack: `StorageQueryError: ${message}\n${framesOf(error.stack)}`,
+    };
   }
   if (error instanceof pg.DatabaseError) {
     const message = `storage error: ${withoutValue(error.message)}`;
-    return { type: 'StorageError', message, ...serverFields(error), stack: `StorageError: ${message}\n${framesOf(error.stack)}` };
+    return {
+      type: 'StorageError',
+      message,
+      ...serverFields(error),
+      stack: `StorageError: ${message}\n${framesOf(error.stack)}`,
+    };
   }
   return undefined;
 }
@@ -91,7 +108,8 @@ export function serializeLoggedError(error: unknown, depth = 0): unknown {
   const serialized: Record<string, unknown> = pino.stdSerializers.errWithCause(error);
   if (depth >= 8) return serialized;
   if (isErrorLike(error.cause)) serialized.cause = serializeLoggedError(error.cause, depth + 1);
-  if (error instanceof AggregateError) serialized.aggregateErrors = error.errors.map((inner: unknown) => serializeLoggedError(inner, depth + 1));
+  if (error instanceof AggregateError)
+    serialized.aggregateErrors = error.errors.map((inner: unknown) => serializeLoggedError(inner, depth + 1));
   for (const key of Object.keys(error)) {
     const value: unknown = Reflect.get(error, key);
     if (isErrorLike(value)) serialized[key] = serializeLoggedError(value, depth + 1);

@@ -65,33 +65,42 @@ export class MediaJobsRepository {
       );
       const outcome = (row?.outcome ?? 'balance') as HoldOutcome;
       if (outcome !== 'ok') return outcome;
-      const [inserted] = await tx.insert(mediaJobs).values({
-        id: job.id,
-        accountId: job.accountId,
-        apiKeyId: job.apiKeyId,
-        kind: job.kind,
-        model: job.model,
-        providerId: job.providerId,
-        upstreamModel: job.upstreamModel,
-        requestId: job.requestId,
-        request: job.request,
-        recordedRequest: job.recordedRequest,
-        state: 'queued',
-        priceSnapshot: job.priceSnapshot,
-        holdId: job.holdId,
-        holdNanos: job.holdNanos,
-        deadlineAt: job.deadlineAt,
-        runAfter: job.now,
-        createdAt: job.now,
-        updatedAt: job.now,
-      }).returning();
+      const [inserted] = await tx
+        .insert(mediaJobs)
+        .values({
+          id: job.id,
+          accountId: job.accountId,
+          apiKeyId: job.apiKeyId,
+          kind: job.kind,
+          model: job.model,
+          providerId: job.providerId,
+          upstreamModel: job.upstreamModel,
+          requestId: job.requestId,
+          request: job.request,
+          recordedRequest: job.recordedRequest,
+          state: 'queued',
+          priceSnapshot: job.priceSnapshot,
+          holdId: job.holdId,
+          holdNanos: job.holdNanos,
+          deadlineAt: job.deadlineAt,
+          runAfter: job.now,
+          createdAt: job.now,
+          updatedAt: job.now,
+        })
+        .returning();
       return inserted!;
     });
   }
 
   /** Providers that have due jobs (see `claim`), but none of `except`. */
   async dueProviders(except: readonly string[]): Promise<string[]> {
-    const skip = except.length > 0 ? sql`AND provider_id NOT IN (${sql.join(except.map((id) => sql`${id}`), sql`, `)})` : sql``;
+    const skip =
+      except.length > 0
+        ? sql`AND provider_id NOT IN (${sql.join(
+            except.map((id) => sql`${id}`),
+            sql`, `,
+          )})`
+        : sql``;
     const rows = await queryRows<{ provider_id: string }>(
       this.db,
       sql`SELECT DISTINCT provider_id FROM media_jobs
@@ -123,7 +132,12 @@ export class MediaJobsRepository {
       .for('update', { skipLocked: true });
     return this.db
       .update(mediaJobs)
-      .set({ state: 'processing', leaseOwner: owner, leaseUntil: sql`now() + make_interval(secs => ${leaseSeconds})`, updatedAt: sql`now()` })
+      .set({
+        state: 'processing',
+        leaseOwner: owner,
+        leaseUntil: sql`now() + make_interval(secs => ${leaseSeconds})`,
+        updatedAt: sql`now()`,
+      })
       .where(inArray(mediaJobs.id, due))
       .returning();
   }
@@ -149,10 +163,20 @@ export class MediaJobsRepository {
   }
 
   /** Stores the upstream's answer (or its task id) so that archiving, or polling, can resume after a takeover. */
-  async recordUpstream(id: string, owner: string, update: { phase: 'task' | 'generated'; upstreamTaskId?: string; upstreamResult?: unknown }, now: Date): Promise<boolean> {
+  async recordUpstream(
+    id: string,
+    owner: string,
+    update: { phase: 'task' | 'generated'; upstreamTaskId?: string; upstreamResult?: unknown },
+    now: Date,
+  ): Promise<boolean> {
     const rows = await this.db
       .update(mediaJobs)
-      .set({ phase: update.phase, upstreamTaskId: update.upstreamTaskId, upstreamResult: update.upstreamResult, updatedAt: now })
+      .set({
+        phase: update.phase,
+        upstreamTaskId: update.upstreamTaskId,
+        upstreamResult: update.upstreamResult,
+        updatedAt: now,
+      })
       .where(and(eq(mediaJobs.id, id), eq(mediaJobs.leaseOwner, owner), eq(mediaJobs.state, 'processing')))
       .returning({ id: mediaJobs.id });
     return rows.length === 1;
@@ -189,8 +213,12 @@ export class MediaJobsRepository {
         .returning({ id: mediaJobs.id });
       if (ended.length !== 1) return undefined;
       const charged = await chargeJob(tx as unknown as Database, job, settlement);
-      if (charged < settlement.costNanos) await recordShortCharge(tx as unknown as Database, job.id, charged, settlement.costNanos - charged);
-      if (settlement.assets.length > 0) await tx.insert(mediaAssets).values(settlement.assets.map((asset) => ({ ...asset, createdAt: settlement.now })));
+      if (charged < settlement.costNanos)
+        await recordShortCharge(tx as unknown as Database, job.id, charged, settlement.costNanos - charged);
+      if (settlement.assets.length > 0)
+        await tx
+          .insert(mediaAssets)
+          .values(settlement.assets.map((asset) => ({ ...asset, createdAt: settlement.now })));
       return charged;
     });
   }
@@ -204,7 +232,14 @@ export class MediaJobsRepository {
     return this.db.transaction(async (tx) => {
       const [job] = await tx
         .update(mediaJobs)
-        .set({ state: 'cancelled', error: 'cancelled by the client', leaseOwner: null, leaseUntil: null, updatedAt: now, finishedAt: now })
+        .set({
+          state: 'cancelled',
+          error: 'cancelled by the client',
+          leaseOwner: null,
+          leaseUntil: null,
+          updatedAt: now,
+          finishedAt: now,
+        })
         .where(
           and(
             eq(mediaJobs.id, id),
@@ -212,13 +247,23 @@ export class MediaJobsRepository {
             eq(mediaJobs.kind, kind),
             or(
               eq(mediaJobs.state, 'queued'),
-              and(eq(mediaJobs.state, 'processing'), isNull(mediaJobs.phase), or(isNull(mediaJobs.leaseOwner), lt(mediaJobs.leaseUntil, sql`now()`))),
+              and(
+                eq(mediaJobs.state, 'processing'),
+                isNull(mediaJobs.phase),
+                or(isNull(mediaJobs.leaseOwner), lt(mediaJobs.leaseUntil, sql`now()`)),
+              ),
             ),
           ),
         )
         .returning();
       if (!job) return undefined;
-      await chargeJob(tx as unknown as Database, job, { state: 'cancelled', costNanos: 0n, modality: kind, usage: { cancelled: true }, now });
+      await chargeJob(tx as unknown as Database, job, {
+        state: 'cancelled',
+        costNanos: 0n,
+        modality: kind,
+        usage: { cancelled: true },
+        now,
+      });
       return job;
     });
   }
@@ -270,7 +315,14 @@ export class MediaJobsRepository {
     );
     const [jobs, [totals]] = await Promise.all([
       this.db
-        .select({ id: mediaJobs.id, kind: mediaJobs.kind, model: mediaJobs.model, recordedRequest: mediaJobs.recordedRequest, result: mediaJobs.result, createdAt: mediaJobs.createdAt })
+        .select({
+          id: mediaJobs.id,
+          kind: mediaJobs.kind,
+          model: mediaJobs.model,
+          recordedRequest: mediaJobs.recordedRequest,
+          result: mediaJobs.result,
+          createdAt: mediaJobs.createdAt,
+        })
         .from(mediaJobs)
         .where(where)
         .orderBy(desc(mediaJobs.createdAt), desc(mediaJobs.id))
@@ -278,7 +330,18 @@ export class MediaJobsRepository {
         .limit(limit),
       this.db.select({ value: count() }).from(mediaJobs).where(where),
     ]);
-    const assets = jobs.length === 0 ? [] : await this.db.select().from(mediaAssets).where(inArray(mediaAssets.jobId, jobs.map((job) => job.id)));
+    const assets =
+      jobs.length === 0
+        ? []
+        : await this.db
+            .select()
+            .from(mediaAssets)
+            .where(
+              inArray(
+                mediaAssets.jobId,
+                jobs.map((job) => job.id),
+              ),
+            );
     return { jobs, assets, total: totals?.value ?? 0 };
   }
 
@@ -293,7 +356,8 @@ export class MediaJobsRepository {
       sql`SELECT state, count(*) AS jobs FROM media_jobs WHERE state IN ('queued', 'processing') GROUP BY state`,
     );
     const depth = { queued: 0, processing: 0 };
-    for (const row of rows) if (row.state === 'queued' || row.state === 'processing') depth[row.state] = Number(row.jobs);
+    for (const row of rows)
+      if (row.state === 'queued' || row.state === 'processing') depth[row.state] = Number(row.jobs);
     return depth;
   }
 }
@@ -302,7 +366,11 @@ export class MediaJobsRepository {
  * The job's charge and its usage record, inside the caller's transaction: at most the hold (the rest released),
  * or past it out of free credit when `beyondHold`. Answers what was charged.
  */
-async function chargeJob(tx: Database, job: MediaJobRow, settlement: Pick<JobSettlement, 'state' | 'costNanos' | 'modality' | 'usage' | 'now' | 'beyondHold' | 'route'>): Promise<bigint> {
+async function chargeJob(
+  tx: Database,
+  job: MediaJobRow,
+  settlement: Pick<JobSettlement, 'state' | 'costNanos' | 'modality' | 'usage' | 'now' | 'beyondHold' | 'route'>,
+): Promise<bigint> {
   const durationMs = Math.max(0, settlement.now.getTime() - job.createdAt.getTime());
   const settle = settlement.beyondHold ? sql`gw_settle_delivered` : sql`gw_settle`;
   await queryRows(
@@ -311,7 +379,10 @@ async function chargeJob(tx: Database, job: MediaJobRow, settlement: Pick<JobSet
                          ${job.id}, ${settlement.modality}, ${job.model}, ${settlement.state}, ${JSON.stringify(job.recordedRequest)}::jsonb,
                          ${JSON.stringify(settlement.usage ?? null)}::jsonb, ${Math.min(durationMs, 2_147_483_647)}, ${JSON.stringify(settlement.route ?? null)}::jsonb)`,
   );
-  const [record] = await queryRows<{ charged: string }>(tx, sql`SELECT usd_cost_nanos::text AS charged FROM generations WHERE id = ${job.id}`);
+  const [record] = await queryRows<{ charged: string }>(
+    tx,
+    sql`SELECT usd_cost_nanos::text AS charged FROM generations WHERE id = ${job.id}`,
+  );
   return BigInt(record?.charged ?? '0');
 }
 
@@ -321,7 +392,10 @@ async function chargeJob(tx: Database, job: MediaJobRow, settlement: Pick<JobSet
  */
 async function recordShortCharge(tx: Database, jobId: string, charged: bigint, uncharged: bigint): Promise<void> {
   const patch = JSON.stringify({ usdCost: nanosToUsd(charged), unchargedUsdCost: nanosToUsd(uncharged) });
-  await queryRows(tx, sql`UPDATE generations SET usage = COALESCE(usage, '{}'::jsonb) || ${patch}::jsonb WHERE id = ${jobId}`);
+  await queryRows(
+    tx,
+    sql`UPDATE generations SET usage = COALESCE(usage, '{}'::jsonb) || ${patch}::jsonb WHERE id = ${jobId}`,
+  );
   await queryRows(
     tx,
     sql`UPDATE media_jobs SET result = jsonb_set(result, '{usage}', COALESCE(result->'usage', '{}'::jsonb) || ${patch}::jsonb)

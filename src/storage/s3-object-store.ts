@@ -1,4 +1,11 @@
-import { DeleteObjectCommand, GetObjectCommand, HeadBucketCommand, PutObjectCommand, S3Client, S3ServiceException } from '@aws-sdk/client-s3';
+import {
+  DeleteObjectCommand,
+  GetObjectCommand,
+  HeadBucketCommand,
+  PutObjectCommand,
+  S3Client,
+  S3ServiceException,
+} from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import type { S3StoreConfig } from '../config/load-config.ts';
 import { attachmentDisposition } from './download-name.ts';
@@ -13,7 +20,9 @@ function clientFor(config: S3StoreConfig, endpoint: string | undefined): S3Clien
     region: config.region,
     forcePathStyle: config.forcePathStyle,
     ...(endpoint ? { endpoint } : {}),
-    ...(config.accessKeyId && config.secretAccessKey ? { credentials: { accessKeyId: config.accessKeyId, secretAccessKey: config.secretAccessKey.reveal() } } : {}),
+    ...(config.accessKeyId && config.secretAccessKey
+      ? { credentials: { accessKeyId: config.accessKeyId, secretAccessKey: config.secretAccessKey.reveal() } }
+      : {}),
   });
 }
 
@@ -30,7 +39,9 @@ export class S3ObjectStore implements ObjectStore {
   }
 
   async put(key: string, bytes: Buffer, contentType: string): Promise<void> {
-    await this.client.send(new PutObjectCommand({ Bucket: this.config.bucket, Key: this.keyOf(key), Body: bytes, ContentType: contentType }));
+    await this.client.send(
+      new PutObjectCommand({ Bucket: this.config.bucket, Key: this.keyOf(key), Body: bytes, ContentType: contentType }),
+    );
   }
 
   async get(key: string): Promise<{ bytes: Buffer; contentType: string } | undefined> {
@@ -39,7 +50,8 @@ export class S3ObjectStore implements ObjectStore {
       const bytes = Buffer.from(await answer.Body!.transformToByteArray());
       return { bytes, contentType: answer.ContentType ?? 'application/octet-stream' };
     } catch (error) {
-      if (error instanceof S3ServiceException && (error.name === 'NoSuchKey' || error.$metadata.httpStatusCode === 404)) return undefined;
+      if (error instanceof S3ServiceException && (error.name === 'NoSuchKey' || error.$metadata.httpStatusCode === 404))
+        return undefined;
       throw error;
     }
   }
@@ -54,7 +66,11 @@ export class S3ObjectStore implements ObjectStore {
    */
   async signedLink(key: string, expiresAt: Date): Promise<string> {
     const seconds = Math.min(maxPresignSeconds, Math.max(1, Math.ceil((expiresAt.getTime() - Date.now()) / 1000)));
-    const command = new GetObjectCommand({ Bucket: this.config.bucket, Key: this.keyOf(key), ResponseContentDisposition: attachmentDisposition(key) });
+    const command = new GetObjectCommand({
+      Bucket: this.config.bucket,
+      Key: this.keyOf(key),
+      ResponseContentDisposition: attachmentDisposition(key),
+    });
     return getSignedUrl(this.signer, command, { expiresIn: seconds });
   }
 

@@ -23,7 +23,9 @@ export const creditGrants = pgTable(
   'credit_grants',
   {
     id: text('id').primaryKey(),
-    accountId: text('account_id').notNull().references(() => accounts.id),
+    accountId: text('account_id')
+      .notNull()
+      .references(() => accounts.id),
     amountNanos: nanos('amount_nanos').notNull(),
     note: text('note'),
     createdAt: moment('created_at').notNull().defaultNow(),
@@ -35,7 +37,9 @@ export const apiKeys = pgTable(
   'api_keys',
   {
     id: text('id').primaryKey(),
-    accountId: text('account_id').notNull().references(() => accounts.id),
+    accountId: text('account_id')
+      .notNull()
+      .references(() => accounts.id),
     name: text('name').notNull(),
     /** First characters of the raw key, for recognising it in lists. */
     displayPrefix: text('display_prefix').notNull(),
@@ -71,7 +75,9 @@ export const sessions = pgTable(
   'sessions',
   {
     id: text('id').primaryKey(),
-    accountId: text('account_id').notNull().references(() => accounts.id),
+    accountId: text('account_id')
+      .notNull()
+      .references(() => accounts.id),
     tokenHash: text('token_hash').notNull().unique(),
     expiresAt: moment('expires_at').notNull(),
     createdAt: moment('created_at').notNull().defaultNow(),
@@ -89,7 +95,9 @@ export const holds = pgTable(
   'holds',
   {
     id: text('id').primaryKey(),
-    accountId: text('account_id').notNull().references(() => accounts.id),
+    accountId: text('account_id')
+      .notNull()
+      .references(() => accounts.id),
     apiKeyId: text('api_key_id').references(() => apiKeys.id),
     amountNanos: nanos('amount_nanos').notNull(),
     instanceId: text('instance_id').notNull(),
@@ -102,7 +110,9 @@ export const generations = pgTable(
   'generations',
   {
     id: text('id').primaryKey(),
-    accountId: text('account_id').notNull().references(() => accounts.id),
+    accountId: text('account_id')
+      .notNull()
+      .references(() => accounts.id),
     apiKeyId: text('api_key_id').references(() => apiKeys.id),
     modality: text('modality').notNull(),
     model: text('model').notNull(),
@@ -131,7 +141,9 @@ export const mediaJobs = pgTable(
   'media_jobs',
   {
     id: text('id').primaryKey(),
-    accountId: text('account_id').notNull().references(() => accounts.id),
+    accountId: text('account_id')
+      .notNull()
+      .references(() => accounts.id),
     apiKeyId: text('api_key_id').references(() => apiKeys.id),
     kind: text('kind').notNull(),
     model: text('model').notNull(),
@@ -174,7 +186,9 @@ export const mediaAssets = pgTable(
   'media_assets',
   {
     id: text('id').primaryKey(),
-    accountId: text('account_id').notNull().references(() => accounts.id),
+    accountId: text('account_id')
+      .notNull()
+      .references(() => accounts.id),
     jobId: text('job_id').notNull(),
     objectKey: text('object_key').notNull(),
     mediaType: text('media_type').notNull(),

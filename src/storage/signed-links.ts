@@ -16,7 +16,13 @@ export function signedFilePath(key: KeyObject, objectKey: string, expiresAt: Dat
 export type LinkCheck = 'valid' | 'invalid' | 'expired';
 
 /** Whether a link's signature covers this object and expiry, and the expiry is still ahead. The signature is checked first, in constant time. */
-export function checkSignedFile(key: KeyObject, objectKey: string, expires: string | undefined, given: string | undefined, now: Date): LinkCheck {
+export function checkSignedFile(
+  key: KeyObject,
+  objectKey: string,
+  expires: string | undefined,
+  given: string | undefined,
+  now: Date,
+): LinkCheck {
   if (!expires || !/^\d{1,12}$/.test(expires) || !given) return 'invalid';
   const expected = Buffer.from(signature(key, objectKey, Number(expires)));
   const actual = Buffer.from(given);

@@ -49,7 +49,10 @@ export class StatementBatcher<I, O> {
         await Promise.all(batch.map((item) => this.one(item.input).then(item.resolve, item.reject)));
         return;
       }
-      const error = outputs.length === batch.length ? undefined : new Error(`a batch of ${batch.length} statements answered ${outputs.length} results`);
+      const error =
+        outputs.length === batch.length
+          ? undefined
+          : new Error(`a batch of ${batch.length} statements answered ${outputs.length} results`);
       batch.forEach((item, index) => (error ? item.reject(error) : item.resolve(outputs[index]!)));
       return;
     }

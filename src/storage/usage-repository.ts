@@ -25,10 +25,21 @@ export class UsageRepository {
   constructor(private readonly db: Database) {}
 
   /** One page of an account's records, newest first, with the count of all records the filter matches. */
-  async listGenerations(accountId: string, filter: GenerationFilter, offset: number, limit: number): Promise<{ rows: GenerationRow[]; total: number }> {
+  async listGenerations(
+    accountId: string,
+    filter: GenerationFilter,
+    offset: number,
+    limit: number,
+  ): Promise<{ rows: GenerationRow[]; total: number }> {
     const where = matching(accountId, filter);
     const [rows, [totals]] = await Promise.all([
-      this.db.select().from(generations).where(where).orderBy(desc(generations.createdAt), desc(generations.id)).offset(offset).limit(limit),
+      this.db
+        .select()
+        .from(generations)
+        .where(where)
+        .orderBy(desc(generations.createdAt), desc(generations.id))
+        .offset(offset)
+        .limit(limit),
       this.db.select({ value: count() }).from(generations).where(where),
     ]);
     return { rows, total: totals?.value ?? 0 };
@@ -55,7 +66,12 @@ export class UsageRepository {
            GROUP BY 1, 2
            ORDER BY 1, 2`,
     );
-    return rows.map((row) => ({ day: row.day, model: row.model, costNanos: BigInt(row.cost_nanos), generations: Number(row.generations) }));
+    return rows.map((row) => ({
+      day: row.day,
+      model: row.model,
+      costNanos: BigInt(row.cost_nanos),
+      generations: Number(row.generations),
+    }));
   }
 }
 

@@ -13,7 +13,10 @@ export interface RelayedAnswer {
  * destroyed, which still reads the upstream to its end for billing.
  */
 function relayJson(reply: FastifyReply, answer: RelayedAnswer): FastifyReply {
-  return reply.code(answer.status).type(answer.contentType ?? 'application/json').send(Readable.from(answer.body));
+  return reply
+    .code(answer.status)
+    .type(answer.contentType ?? 'application/json')
+    .send(Readable.from(answer.body));
 }
 
 export interface StreamRelayHooks {
@@ -24,7 +27,12 @@ export interface StreamRelayHooks {
 }
 
 /** Relays an upstream event stream byte for byte, with the streaming headers and backpressure of the SSE writer. */
-async function relayStream(request: FastifyRequest, reply: FastifyReply, answer: RelayedAnswer, hooks: StreamRelayHooks = {}): Promise<void> {
+async function relayStream(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  answer: RelayedAnswer,
+  hooks: StreamRelayHooks = {},
+): Promise<void> {
   const sse = openSse(reply);
   let tail = '';
   try {
@@ -67,6 +75,12 @@ export async function streamEncoded<T>(
 }
 
 /** A same-protocol answer passed through: byte for byte as an event stream, or as the JSON body it is. */
-export function relayAnswer(request: FastifyRequest, reply: FastifyReply, answer: RelayedAnswer, streaming: boolean, hooks?: StreamRelayHooks): FastifyReply | Promise<void> {
+export function relayAnswer(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  answer: RelayedAnswer,
+  streaming: boolean,
+  hooks?: StreamRelayHooks,
+): FastifyReply | Promise<void> {
   return streaming ? relayStream(request, reply, answer, hooks) : relayJson(reply, answer);
 }

@@ -19,7 +19,10 @@ export interface SseWriter {
 async function drainedOrClosed(response: FastifyReply['raw']): Promise<void> {
   const settled = new AbortController();
   try {
-    await Promise.race([once(response, 'drain', { signal: settled.signal }), once(response, 'close', { signal: settled.signal })]);
+    await Promise.race([
+      once(response, 'drain', { signal: settled.signal }),
+      once(response, 'close', { signal: settled.signal }),
+    ]);
   } finally {
     settled.abort();
   }

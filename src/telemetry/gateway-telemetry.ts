@@ -30,16 +30,65 @@ const secondsBuckets = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10,
  */
 export class GatewayTelemetry implements DispatchEvents {
   readonly registry = new Registry();
-  private readonly requests = new CounterFamily('gateway_http_requests_total', 'HTTP requests answered, by surface, route template, method and status', ['surface', 'route', 'method', 'status']);
-  private readonly requestSeconds = new HistogramFamily('gateway_http_request_duration_seconds', 'Time to answer a request, to its last byte', ['surface', 'route', 'method'], secondsBuckets);
-  private readonly firstByteSeconds = new HistogramFamily('gateway_upstream_first_byte_seconds', 'Time from a generation request to its upstream first byte, by provider', ['provider'], secondsBuckets);
-  private readonly upstreamSeconds = new HistogramFamily('gateway_upstream_duration_seconds', 'Time of a whole generation, by the provider that served it', ['provider'], secondsBuckets);
-  private readonly generations = new CounterFamily('gateway_generations_total', 'Generations recorded, by model, modality and status', ['model', 'modality', 'status']);
-  private readonly tokens = new CounterFamily('gateway_generation_tokens_total', 'Tokens of recorded generations, by model and direction', ['model', 'direction']);
-  private readonly usd = new CounterFamily('gateway_generation_usd_total', 'USD charged for recorded generations, by model and modality', ['model', 'modality']);
-  private readonly fallbacks = new CounterFamily('gateway_fallbacks_total', 'Requests that went on from one provider row to the next', ['model', 'from', 'to', 'reason']);
-  private readonly retries = new CounterFamily('gateway_upstream_retries_total', 'Requests tried again on a provider after its retry-after', ['model', 'provider']);
-  private readonly families = [this.requests, this.requestSeconds, this.firstByteSeconds, this.upstreamSeconds, this.generations, this.tokens, this.usd, this.fallbacks, this.retries];
+  private readonly requests = new CounterFamily(
+    'gateway_http_requests_total',
+    'HTTP requests answered, by surface, route template, method and status',
+    ['surface', 'route', 'method', 'status'],
+  );
+  private readonly requestSeconds = new HistogramFamily(
+    'gateway_http_request_duration_seconds',
+    'Time to answer a request, to its last byte',
+    ['surface', 'route', 'method'],
+    secondsBuckets,
+  );
+  private readonly firstByteSeconds = new HistogramFamily(
+    'gateway_upstream_first_byte_seconds',
+    'Time from a generation request to its upstream first byte, by provider',
+    ['provider'],
+    secondsBuckets,
+  );
+  private readonly upstreamSeconds = new HistogramFamily(
+    'gateway_upstream_duration_seconds',
+    'Time of a whole generation, by the provider that served it',
+    ['provider'],
+    secondsBuckets,
+  );
+  private readonly generations = new CounterFamily(
+    'gateway_generations_total',
+    'Generations recorded, by model, modality and status',
+    ['model', 'modality', 'status'],
+  );
+  private readonly tokens = new CounterFamily(
+    'gateway_generation_tokens_total',
+    'Tokens of recorded generations, by model and direction',
+    ['model', 'direction'],
+  );
+  private readonly usd = new CounterFamily(
+    'gateway_generation_usd_total',
+    'USD charged for recorded generations, by model and modality',
+    ['model', 'modality'],
+  );
+  private readonly fallbacks = new CounterFamily(
+    'gateway_fallbacks_total',
+    'Requests that went on from one provider row to the next',
+    ['model', 'from', 'to', 'reason'],
+  );
+  private readonly retries = new CounterFamily(
+    'gateway_upstream_retries_total',
+    'Requests tried again on a provider after its retry-after',
+    ['model', 'provider'],
+  );
+  private readonly families = [
+    this.requests,
+    this.requestSeconds,
+    this.firstByteSeconds,
+    this.upstreamSeconds,
+    this.generations,
+    this.tokens,
+    this.usd,
+    this.fallbacks,
+    this.retries,
+  ];
   private readonly meters = new Map<string, RouteMeter>();
   private figures: ScrapedFigures | undefined;
 
@@ -120,7 +169,8 @@ export class GatewayTelemetry implements DispatchEvents {
       registers,
       collect() {
         this.reset();
-        for (const row of figures()?.breakers() ?? []) this.set({ provider: row.providerId, upstream_model: row.upstreamModel }, breakerValues[row.state]);
+        for (const row of figures()?.breakers() ?? [])
+          this.set({ provider: row.providerId, upstream_model: row.upstreamModel }, breakerValues[row.state]);
       },
     });
   }
@@ -151,8 +201,10 @@ export class GatewayTelemetry implements DispatchEvents {
     if (tokens.output > 0) this.tokens.cell({ model, direction: 'output' }).inc(tokens.output);
     const route = generation.route;
     if (route && generation.status !== 'failed') {
-      if (route.firstByteMs !== undefined) this.firstByteSeconds.cell({ provider: route.providerId }).observe(route.firstByteMs / 1000);
-      if (generation.durationMs !== null) this.upstreamSeconds.cell({ provider: route.providerId }).observe(generation.durationMs / 1000);
+      if (route.firstByteMs !== undefined)
+        this.firstByteSeconds.cell({ provider: route.providerId }).observe(route.firstByteMs / 1000);
+      if (generation.durationMs !== null)
+        this.upstreamSeconds.cell({ provider: route.providerId }).observe(generation.durationMs / 1000);
     }
     if (!this.logger.isLevelEnabled('info')) return;
     const fields = {
@@ -174,22 +226,33 @@ export class GatewayTelemetry implements DispatchEvents {
   }
 
   fallback(event: { modelId: string; from: RowRef; to: RowRef; reason: string }): void {
-    this.fallbacks.cell({ model: event.modelId, from: event.from.providerId, to: event.to.providerId, reason: event.reason }).inc();
+    this.fallbacks
+      .cell({ model: event.modelId, from: event.from.providerId, to: event.to.providerId, reason: event.reason })
+      .inc();
     // Rows are named by their ids, never logged whole: the object a caller passes may carry the provider's credentials.
     const from = rowNamed(event.from);
     const to = rowNamed(event.to);
-    this.logger.warn({ event: 'fallback', model: event.modelId, from, to, reason: event.reason }, 'provider row failed or skipped: falling back to the next');
+    this.logger.warn(
+      { event: 'fallback', model: event.modelId, from, to, reason: event.reason },
+      'provider row failed or skipped: falling back to the next',
+    );
   }
 
   retry(event: { modelId: string; row: RowRef; afterMs: number; reason: string }): void {
     this.retries.cell({ model: event.modelId, provider: event.row.providerId }).inc();
     const { providerId, upstreamModel } = event.row;
-    this.logger.warn({ event: 'retry', model: event.modelId, providerId, upstreamModel, afterMs: event.afterMs, reason: event.reason }, "trying the provider again after its retry-after");
+    this.logger.warn(
+      { event: 'retry', model: event.modelId, providerId, upstreamModel, afterMs: event.afterMs, reason: event.reason },
+      'trying the provider again after its retry-after',
+    );
   }
 
   breakerChanged(row: RowRef, state: BreakerState): void {
     const level = state === 'closed' ? 'info' : 'warn';
-    this.logger[level]({ event: 'breaker', providerId: row.providerId, upstreamModel: row.upstreamModel, state }, `provider row breaker ${state}`);
+    this.logger[level](
+      { event: 'breaker', providerId: row.providerId, upstreamModel: row.upstreamModel, state },
+      `provider row breaker ${state}`,
+    );
   }
 
   /** The registry's metrics (process figures, scrape-time gauges), then the request path's. */
@@ -244,5 +307,8 @@ function tokensOf(usage: unknown): { input: number; output: number } {
   if (usage === null || typeof usage !== 'object') return { input: 0, output: 0 };
   const record = usage as Record<string, unknown>;
   const count = (value: unknown) => (typeof value === 'number' && Number.isFinite(value) && value > 0 ? value : 0);
-  return { input: count(record.promptTokens ?? record.inputTokens), output: count(record.completionTokens ?? record.outputTokens) };
+  return {
+    input: count(record.promptTokens ?? record.inputTokens),
+    output: count(record.completionTokens ?? record.outputTokens),
+  };
 }

@@ -88,8 +88,16 @@ abstract class Family<L extends string, Cell> {
 
   /** HELP and TYPE, then a line per sample; HELP and TYPE alone while nothing was recorded. */
   text(): string {
-    const lines = [`# HELP ${this.name} ${this.help.replace(/\\/g, '\\\\').replace(/\n/g, '\\n')}`, `# TYPE ${this.name} ${this.type}`];
-    for (const { labels, cell } of this.entries) this.samples(lines, this.labelNames.map((name) => `${name}="${escapeLabel(labels[name])}"`), cell);
+    const lines = [
+      `# HELP ${this.name} ${this.help.replace(/\\/g, '\\\\').replace(/\n/g, '\\n')}`,
+      `# TYPE ${this.name} ${this.type}`,
+    ];
+    for (const { labels, cell } of this.entries)
+      this.samples(
+        lines,
+        this.labelNames.map((name) => `${name}="${escapeLabel(labels[name])}"`),
+        cell,
+      );
     return lines.join('\n');
   }
 

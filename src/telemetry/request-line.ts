@@ -82,6 +82,9 @@ export class RequestLine implements RequestLog {
 }
 
 /** The line of a usage record that no request's line carries (a media job's, say). */
-export function writeGenerationLine(log: { info(fields: object, message: string): void }, generation: Readonly<Record<string, unknown>>): void {
+export function writeGenerationLine(
+  log: { info(fields: object, message: string): void },
+  generation: Readonly<Record<string, unknown>>,
+): void {
   log.info({ event: 'generation', generation }, 'generation recorded');
 }

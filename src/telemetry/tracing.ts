@@ -15,7 +15,13 @@ export interface Tracing {
  */
 export async function startTracing(config: TelemetryConfig): Promise<Tracing | undefined> {
   if (!config.otlpEndpoint) return undefined;
-  const [{ NodeTracerProvider, BatchSpanProcessor }, { OTLPTraceExporter }, { resourceFromAttributes }, { ATTR_SERVICE_NAME, ATTR_URL_PATH }, { FastifyOtelInstrumentation }] = await Promise.all([
+  const [
+    { NodeTracerProvider, BatchSpanProcessor },
+    { OTLPTraceExporter },
+    { resourceFromAttributes },
+    { ATTR_SERVICE_NAME, ATTR_URL_PATH },
+    { FastifyOtelInstrumentation },
+  ] = await Promise.all([
     import('@opentelemetry/sdk-trace-node'),
     import('@opentelemetry/exporter-trace-otlp-http'),
     import('@opentelemetry/resources'),
@@ -29,7 +35,9 @@ export async function startTracing(config: TelemetryConfig): Promise<Tracing | u
   });
   provider.register();
   // The path without its query: a query may hold a credential (`?key=` of gamma clients) or a signed link's signature.
-  const instrumentation = new FastifyOtelInstrumentation({ requestHook: (span, request) => span.setAttribute(ATTR_URL_PATH, request.url.split('?')[0]!) });
+  const instrumentation = new FastifyOtelInstrumentation({
+    requestHook: (span, request) => span.setAttribute(ATTR_URL_PATH, request.url.split('?')[0]!),
+  });
   instrumentation.setTracerProvider(provider);
   return { plugin: instrumentation.plugin(), shutdown: () => provider.shutdown() };
 }

@@ -32,7 +32,9 @@ const launchFlags = [
 ];
 
 if (!mustRun) {
-  console.warn(`dashboard browser test skipped: ${chromiumPath} is missing (apt-get install -y chromium); with CI set this is a failure`);
+  console.warn(
+    `dashboard browser test skipped: ${chromiumPath} is missing (apt-get install -y chromium); with CI set this is a failure`,
+  );
 }
 
 describe.skipIf(!mustRun)('dashboard in Chromium', () => {
@@ -47,7 +49,8 @@ describe.skipIf(!mustRun)('dashboard in Chromium', () => {
   /** Page code is written as text: this file is compiled with Node's types, not the DOM's. */
   const inPage = async <T>(expression: string): Promise<T> => (await page.evaluate(expression)) as T;
   const shot = (name: string) => page.screenshot({ path: path.join(screenshots, `${name}.png`), fullPage: true });
-  const account = async () => (await context.request.get(`${base}/api/v1/account`)).json() as Promise<{ id: string; creditBalance: number }>;
+  const account = async () =>
+    (await context.request.get(`${base}/api/v1/account`)).json() as Promise<{ id: string; creditBalance: number }>;
   const balanceText = () => page.getByTestId('balance').innerText();
   const go = async (section: string, heading: string) => {
     await page.getByRole('navigation', { name: 'Sections' }).getByRole('link', { name: section }).click();
@@ -57,12 +60,19 @@ describe.skipIf(!mustRun)('dashboard in Chromium', () => {
     fetch(`${base}/api/v1/text/completions`, {
       method: 'POST',
       headers: { 'x-api-key': key, 'content-type': 'application/json' },
-      body: JSON.stringify({ model: 'sandbox-echo', messages: [{ role: 'user', content: 'Hello from the browser test' }] }),
+      body: JSON.stringify({
+        model: 'sandbox-echo',
+        messages: [{ role: 'user', content: 'Hello from the browser test' }],
+      }),
     });
 
   beforeAll(async () => {
-    if (!hasChromium) throw new Error(`${chromiumPath} is missing: install it (apt-get install -y chromium); CI must run the browser test`);
-    if (!existsSync(path.join(builtDashboardDir, 'index.html'))) throw new Error(`${builtDashboardDir} is not built: run "npm run build" (npm test does)`);
+    if (!hasChromium)
+      throw new Error(
+        `${chromiumPath} is missing: install it (apt-get install -y chromium); CI must run the browser test`,
+      );
+    if (!existsSync(path.join(builtDashboardDir, 'index.html')))
+      throw new Error(`${builtDashboardDir} is not built: run "npm run build" (npm test does)`);
     mkdirSync(screenshots, { recursive: true });
     // Download links are made on the configured HOST:PORT, the address the gateway then listens on.
     const port = await freePort();
@@ -156,7 +166,10 @@ describe.skipIf(!mustRun)('dashboard in Chromium', () => {
     expect(Number(after.replace(/[$,]/g, ''))).toBeLessThan(6);
     expect(Number(after.replace(/[$,]/g, ''))).toBe((await account()).creditBalance);
 
-    await page.getByRole('button', { name: /^Details of sandbox-echo/ }).first().click();
+    await page
+      .getByRole('button', { name: /^Details of sandbox-echo/ })
+      .first()
+      .click();
     const detail = page.getByRole('dialog', { name: 'Usage record' });
     await expect.poll(() => detail.innerText()).toContain('promptTokens');
     expect(await detail.innerText()).toContain('succeeded');
@@ -228,7 +241,9 @@ describe.skipIf(!mustRun)('dashboard in Chromium', () => {
     await limits.getByLabel('Concurrent requests').fill('0');
     await limits.getByRole('button', { name: 'Save limits' }).click();
     // The browser's own check or the dialog's: either way it stays open and says why.
-    await expect.poll(async () => (await limits.getByRole('alert').count()) + (await limits.locator('input:invalid').count())).toBeGreaterThan(0);
+    await expect
+      .poll(async () => (await limits.getByRole('alert').count()) + (await limits.locator('input:invalid').count()))
+      .toBeGreaterThan(0);
     await limits.getByLabel('Concurrent requests').fill('');
     await limits.getByLabel('Requests per minute').fill('');
     await limits.getByRole('button', { name: 'Save limits' }).click();
@@ -239,7 +254,9 @@ describe.skipIf(!mustRun)('dashboard in Chromium', () => {
     // The account's limits are the operator's: shown read only, and a key's own higher limit cannot lift them.
     const admin = { authorization: `Bearer ${testAdminToken}` };
     const accountLimits = `${base}/api/admin/v1/accounts/${(await account()).id}/rate-limits`;
-    expect((await context.request.patch(accountLimits, { headers: admin, data: { requestsPerMinute: 2 } })).status()).toBe(200);
+    expect(
+      (await context.request.patch(accountLimits, { headers: admin, data: { requestsPerMinute: 2 } })).status(),
+    ).toBe(200);
     await page.reload();
     await expect.poll(() => page.getByLabel('Account rate limits').innerText()).toContain('requests per minute 2');
     await card.getByRole('button', { name: 'Rate limits' }).click();
@@ -258,21 +275,30 @@ describe.skipIf(!mustRun)('dashboard in Chromium', () => {
     }
     expect(statuses.filter((status) => status === 200).length).toBeLessThanOrEqual(2);
     expect(lastRefusal).toContain('limit of 2 requests per minute');
-    expect((await context.request.patch(accountLimits, { headers: admin, data: { requestsPerMinute: null } })).status()).toBe(200);
+    expect(
+      (await context.request.patch(accountLimits, { headers: admin, data: { requestsPerMinute: null } })).status(),
+    ).toBe(200);
     expect((await complete(rawKey)).status).toBe(200);
   }, 30_000);
 
   it('sets a daily cap at what the key has spent, and the next call is refused with 429', async () => {
     await go('API keys', 'API keys');
     const card = page.getByRole('article', { name: 'laptop' });
-    const spent = ((await (await context.request.get(`${base}/api/v1/api-keys`)).json()) as Array<{ spend: { daily: { spent: number } } }>)[0]!.spend.daily.spent;
+    const spent = (
+      (await (await context.request.get(`${base}/api/v1/api-keys`)).json()) as Array<{
+        spend: { daily: { spent: number } };
+      }>
+    )[0]!.spend.daily.spent;
     expect(spent).toBeGreaterThan(0);
     await card.getByRole('button', { name: 'Spend caps' }).click();
     const caps = page.getByRole('dialog', { name: 'Spend caps of "laptop"' });
     await caps.getByLabel('Daily cap (USD)').fill(String(spent));
     await caps.getByRole('button', { name: 'Save caps' }).click();
     await expect.poll(() => caps.count()).toBe(0);
-    const remaining = card.getByRole('row', { name: /^Daily/ }).getByRole('cell').last();
+    const remaining = card
+      .getByRole('row', { name: /^Daily/ })
+      .getByRole('cell')
+      .last();
     await expect.poll(() => remaining.innerText()).toBe('$0.00');
 
     const refused = await complete(rawKey);
@@ -283,7 +309,9 @@ describe.skipIf(!mustRun)('dashboard in Chromium', () => {
     await caps.getByLabel('Daily cap (USD)').fill('-1');
     await caps.getByRole('button', { name: 'Save caps' }).click();
     // The browser's own check or the gateway's 400: either way the dialog stays open and says why.
-    await expect.poll(async () => (await caps.getByRole('alert').count()) + (await caps.locator('input:invalid').count())).toBeGreaterThan(0);
+    await expect
+      .poll(async () => (await caps.getByRole('alert').count()) + (await caps.locator('input:invalid').count()))
+      .toBeGreaterThan(0);
     await caps.getByRole('button', { name: 'Cancel' }).click();
   }, 30_000);
 

@@ -32,12 +32,38 @@ interface Subject {
   noNetwork?: string;
 }
 
-const target = (baseUrl: string, apiKey: string): ProviderTarget => ({ baseUrl, apiKey: new Secret(apiKey), timeoutMs: 2_000, firstByteTimeoutMs: 2_000, connectTimeoutMs: 2_000, maxEventCharacters: 1024 * 1024, headers: {} });
+const target = (baseUrl: string, apiKey: string): ProviderTarget => ({
+  baseUrl,
+  apiKey: new Secret(apiKey),
+  timeoutMs: 2_000,
+  firstByteTimeoutMs: 2_000,
+  connectTimeoutMs: 2_000,
+  maxEventCharacters: 1024 * 1024,
+  headers: {},
+});
 
 const subjects: Subject[] = [
-  { name: 'openai', adapter: createOpenAiAdapter, fake: startOpenAiFake, target: (fake) => target(`${fake!.url}/v1`, fakeOpenAiKey), answer: 'Echo: alpha beta gamma' },
-  { name: 'anthropic', adapter: createAnthropicAdapter, fake: startAnthropicFake, target: (fake) => target(`${fake!.url}/v1`, fakeAnthropicKey), answer: 'Echo: alpha beta gamma' },
-  { name: 'gemini', adapter: createGeminiAdapter, fake: startGeminiFake, target: (fake) => target(`${fake!.url}/v1beta`, fakeGeminiKey), answer: 'Echo: alpha beta gamma' },
+  {
+    name: 'openai',
+    adapter: createOpenAiAdapter,
+    fake: startOpenAiFake,
+    target: (fake) => target(`${fake!.url}/v1`, fakeOpenAiKey),
+    answer: 'Echo: alpha beta gamma',
+  },
+  {
+    name: 'anthropic',
+    adapter: createAnthropicAdapter,
+    fake: startAnthropicFake,
+    target: (fake) => target(`${fake!.url}/v1`, fakeAnthropicKey),
+    answer: 'Echo: alpha beta gamma',
+  },
+  {
+    name: 'gemini',
+    adapter: createGeminiAdapter,
+    fake: startGeminiFake,
+    target: (fake) => target(`${fake!.url}/v1beta`, fakeGeminiKey),
+    answer: 'Echo: alpha beta gamma',
+  },
   {
     name: 'sandbox',
     adapter: () => sandboxAdapter,
@@ -80,14 +106,17 @@ for (const subject of subjects) {
       await garbage?.close();
     });
 
-    const stream = (model: string, extra?: Partial<ChatRequest>) => adapter.text!.streamChat(request(model, extra), { target: subject.target(fake) });
+    const stream = (model: string, extra?: Partial<ChatRequest>) =>
+      adapter.text!.streamChat(request(model, extra), { target: subject.target(fake) });
 
     it('streams text deltas and ends with one finish carrying usage', async () => {
       const events = await collect(stream('gpt-test'));
       const finishes = events.filter((event) => event.type === 'finish');
       expect(finishes).toHaveLength(1);
       expect(events.at(-1)).toBe(finishes[0]);
-      expect(events.flatMap((event) => (event.type === 'text-delta' ? [event.text] : [])).join('')).toBe(subject.answer);
+      expect(events.flatMap((event) => (event.type === 'text-delta' ? [event.text] : [])).join('')).toBe(
+        subject.answer,
+      );
       const finish = finishes[0] as Extract<ChatStreamEvent, { type: 'finish' }>;
       expect(finish.finishReason.unified).toBe('stop');
       expect(finish.usage?.inputTokens).toBeGreaterThan(0);
@@ -101,12 +130,15 @@ for (const subject of subjects) {
       expect(finish.usage?.outputTokens).toBe(2);
     });
 
-    it.skipIf(subject.noNetwork)(`raises the upstream's own status and body (${subject.noNetwork ?? 'network'})`, async () => {
-      const error = await collect(stream('fake-error-429')).catch((caught: unknown) => caught);
-      expect(error).toBeInstanceOf(UpstreamHttpError);
-      expect((error as UpstreamHttpError).status).toBe(429);
-      expect(JSON.parse((error as UpstreamHttpError).body)).toHaveProperty('error');
-    });
+    it.skipIf(subject.noNetwork)(
+      `raises the upstream's own status and body (${subject.noNetwork ?? 'network'})`,
+      async () => {
+        const error = await collect(stream('fake-error-429')).catch((caught: unknown) => caught);
+        expect(error).toBeInstanceOf(UpstreamHttpError);
+        expect((error as UpstreamHttpError).status).toBe(429);
+        expect(JSON.parse((error as UpstreamHttpError).body)).toHaveProperty('error');
+      },
+    );
 
     it.skipIf(subject.noNetwork)('fails a stream cut mid-way instead of finishing it', async () => {
       const events: ChatStreamEvent[] = [];
@@ -117,24 +149,28 @@ for (const subject of subjects) {
       expect(events.some((event) => event.type === 'finish')).toBe(false);
     });
 
-    it.skipIf(subject.noNetwork)('fails an answer that breaks the protocol, before its first event or mid-way', async () => {
-      const garbled = (kind: string) => adapter.text!.streamChat(request(`garbage-${kind}`), { target: subject.target(garbage) });
-      for (const kind of ['not-json', 'html', 'shape', 'first-event']) {
+    it.skipIf(subject.noNetwork)(
+      'fails an answer that breaks the protocol, before its first event or mid-way',
+      async () => {
+        const garbled = (kind: string) =>
+          adapter.text!.streamChat(request(`garbage-${kind}`), { target: subject.target(garbage) });
+        for (const kind of ['not-json', 'html', 'shape', 'first-event']) {
+          const events: ChatStreamEvent[] = [];
+          const error = await (async () => {
+            for await (const event of garbled(kind)) events.push(event);
+          })().catch((caught: unknown) => caught);
+          expect(error).toMatchObject({ name: 'UpstreamUnreachableError', reason: 'protocol' });
+          expect(events).toEqual([]);
+        }
         const events: ChatStreamEvent[] = [];
         const error = await (async () => {
-          for await (const event of garbled(kind)) events.push(event);
+          for await (const event of garbled('third-event')) events.push(event);
         })().catch((caught: unknown) => caught);
         expect(error).toMatchObject({ name: 'UpstreamUnreachableError', reason: 'protocol' });
-        expect(events).toEqual([]);
-      }
-      const events: ChatStreamEvent[] = [];
-      const error = await (async () => {
-        for await (const event of garbled('third-event')) events.push(event);
-      })().catch((caught: unknown) => caught);
-      expect(error).toMatchObject({ name: 'UpstreamUnreachableError', reason: 'protocol' });
-      expect(events[0]).toEqual({ type: 'text-delta', text: 'Hello' });
-      expect(events.some((event) => event.type === 'finish')).toBe(false);
-    });
+        expect(events[0]).toEqual({ type: 'text-delta', text: 'Hello' });
+        expect(events.some((event) => event.type === 'finish')).toBe(false);
+      },
+    );
 
     it.skipIf(subject.noNetwork)('reports an unreachable upstream as such', async () => {
       const unreachable = adapter.text!.streamChat(request('any'), { target: target('http://127.0.0.1:9/v1', 'key') });

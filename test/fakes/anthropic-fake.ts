@@ -1,5 +1,10 @@
 import type { ServerResponse } from 'node:http';
-import { MessagesRequest, type AnthropicError, type Message, type MessagesStreamEvent } from '../../src/protocols/anthropic/messages.ts';
+import {
+  MessagesRequest,
+  type AnthropicError,
+  type Message,
+  type MessagesStreamEvent,
+} from '../../src/protocols/anthropic/messages.ts';
 import { wireCheck } from '../../src/protocols/wire-check.ts';
 import { sleep, startFakeServer, type FakeServer, type RecordedRequest } from './fake-server.ts';
 import { sseEvent, writeJson } from './wire.ts';
@@ -48,7 +53,8 @@ interface MessagesBody {
   tool_choice?: { type: string; name?: string };
 }
 
-const blocksOf = (content: string | Block[]): Block[] => (typeof content === 'string' ? [{ type: 'text', text: content }] : content);
+const blocksOf = (content: string | Block[]): Block[] =>
+  typeof content === 'string' ? [{ type: 'text', text: content }] : content;
 
 /** The real API's checks on tools: every custom tool has an input_schema; tool results answer the turn before. */
 function toolError(body: MessagesBody): string | undefined {
@@ -57,7 +63,10 @@ function toolError(body: MessagesBody): string | undefined {
   const messages = body.messages ?? [];
   for (const [index, message] of messages.entries()) {
     const previous = messages[index - 1];
-    const calls = previous?.role === 'assistant' ? blocksOf(previous.content).flatMap((block) => (block.type === 'tool_use' ? [block.id] : [])) : [];
+    const calls =
+      previous?.role === 'assistant'
+        ? blocksOf(previous.content).flatMap((block) => (block.type === 'tool_use' ? [block.id] : []))
+        : [];
     for (const block of blocksOf(message.content)) {
       if (block.type === 'tool_result' && !calls.includes(block.tool_use_id)) {
         return `messages.${index}.content: unexpected \`tool_use_id\` found in \`tool_result\` blocks: ${block.tool_use_id}. Each \`tool_result\` block must have a corresponding \`tool_use\` block in the previous message.`;
@@ -68,29 +77,43 @@ function toolError(body: MessagesBody): string | undefined {
 }
 
 function sendError(response: ServerResponse, status: number, message: string): void {
-  const body = { type: 'error' as const, error: { type: errorTypes[status] ?? 'api_error', message }, request_id: 'req_fake' };
+  const body = {
+    type: 'error' as const,
+    error: { type: errorTypes[status] ?? 'api_error', message },
+    request_id: 'req_fake',
+  };
   writeJson<AnthropicError>(response, status, body, { 'request-id': 'req_fake' });
 }
 
 const isMessagesRequest = wireCheck(MessagesRequest);
 
 const textOf = (content: string | Block[] | undefined): string =>
-  typeof content === 'string' ? content : (content ?? []).map((block) => (block.type === 'text' ? (block.text ?? '') : block.type === 'tool_result' ? textOf(block.content) : '')).join('');
+  typeof content === 'string'
+    ? content
+    : (content ?? [])
+        .map((block) =>
+          block.type === 'text' ? (block.text ?? '') : block.type === 'tool_result' ? textOf(block.content) : '',
+        )
+        .join('');
 const wordsOf = (text: string) => text.split(/\s+/).filter(Boolean);
 
 async function messages(request: RecordedRequest, response: ServerResponse): Promise<void> {
   if (request.headers['x-api-key'] !== fakeAnthropicKey) return sendError(response, 401, 'invalid x-api-key');
   if (!request.headers['anthropic-version']) return sendError(response, 400, 'anthropic-version: header is required');
-  if (typeof (request.body as MessagesBody | undefined)?.max_tokens !== 'number') return sendError(response, 400, 'max_tokens: Field required');
-  if (!isMessagesRequest(request.body)) return sendError(response, 400, 'The request body does not follow the messages schema.');
+  if (typeof (request.body as MessagesBody | undefined)?.max_tokens !== 'number')
+    return sendError(response, 400, 'max_tokens: Field required');
+  if (!isMessagesRequest(request.body))
+    return sendError(response, 400, 'The request body does not follow the messages schema.');
   const body = request.body as MessagesBody & { max_tokens: number };
   const failure = /^fake-error-(\d{3})$/.exec(body.model);
   if (failure) return sendError(response, Number(failure[1]), `The fake failed with ${failure[1]}`);
   const invalid = toolError(body);
   if (invalid) return sendError(response, 400, invalid);
   const lastUser = (body.messages ?? []).filter((message) => message.role === 'user').at(-1);
-  const answersTools = lastUser !== undefined && blocksOf(lastUser.content).some((block) => block.type === 'tool_result');
-  const tool = answersTools || body.tool_choice?.type === 'none' ? undefined : (body.tool_choice?.name ?? body.tools?.[0]?.name);
+  const answersTools =
+    lastUser !== undefined && blocksOf(lastUser.content).some((block) => block.type === 'tool_result');
+  const tool =
+    answersTools || body.tool_choice?.type === 'none' ? undefined : (body.tool_choice?.name ?? body.tools?.[0]?.name);
   let words = wordsOf(tool ? 'Let me look.' : `Echo: ${lastUser ? textOf(lastUser.content) : ''}`);
   let stopReason = 'end_turn';
   if (words.length > body.max_tokens) {
@@ -100,23 +123,57 @@ async function messages(request: RecordedRequest, response: ServerResponse): Pro
   if (tool) stopReason = 'tool_use';
   const input = JSON.stringify({ query: lastUser ? textOf(lastUser.content) : '' });
   const toolUse = { type: 'tool_use', id: 'toolu_fake01', name: tool };
-  const inputTokens = (body.messages ?? []).reduce((sum, message) => sum + wordsOf(textOf(message.content)).length, 0) + wordsOf(body.system ?? '').length;
-  const message = { id: 'msg_fake01', type: 'message' as const, role: 'assistant', model: body.model, content: [] as object[], stop_reason: null, stop_sequence: null };
+  const inputTokens =
+    (body.messages ?? []).reduce((sum, message) => sum + wordsOf(textOf(message.content)).length, 0) +
+    wordsOf(body.system ?? '').length;
+  const message = {
+    id: 'msg_fake01',
+    type: 'message' as const,
+    role: 'assistant',
+    model: body.model,
+    content: [] as object[],
+    stop_reason: null,
+    stop_sequence: null,
+  };
   if (!body.stream) {
     const whole = {
       ...message,
-      content: [{ type: 'text', text: words.join(' ') }, ...(tool ? [{ ...toolUse, input: JSON.parse(input) as unknown }] : [])],
+      content: [
+        { type: 'text', text: words.join(' ') },
+        ...(tool ? [{ ...toolUse, input: JSON.parse(input) as unknown }] : []),
+      ],
       stop_reason: stopReason,
-      usage: { input_tokens: inputTokens, output_tokens: words.length, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, service_tier: 'standard' },
+      usage: {
+        input_tokens: inputTokens,
+        output_tokens: words.length,
+        cache_creation_input_tokens: 0,
+        cache_read_input_tokens: 0,
+        service_tier: 'standard',
+      },
     };
     return writeJson<Message>(response, 200, whole, { 'request-id': 'req_fake' });
   }
-  response.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', 'request-id': 'req_fake' });
+  response.writeHead(200, {
+    'content-type': 'text/event-stream',
+    'cache-control': 'no-cache',
+    'request-id': 'req_fake',
+  });
   const send = (type: string, data: object) => {
     const event = { type, ...data };
     response.write(sseEvent<MessagesStreamEvent>(event, type));
   };
-  send('message_start', { message: { ...message, usage: { input_tokens: inputTokens, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, output_tokens: 1, service_tier: 'standard' } } });
+  send('message_start', {
+    message: {
+      ...message,
+      usage: {
+        input_tokens: inputTokens,
+        cache_creation_input_tokens: 0,
+        cache_read_input_tokens: 0,
+        output_tokens: 1,
+        service_tier: 'standard',
+      },
+    },
+  });
   send('content_block_start', { index: 0, content_block: { type: 'text', text: '' } });
   send('ping', {});
   for (const [index, word] of words.entries()) {
@@ -135,10 +192,14 @@ async function messages(request: RecordedRequest, response: ServerResponse): Pro
   send('content_block_stop', { index: 0 });
   if (tool) {
     send('content_block_start', { index: 1, content_block: { ...toolUse, input: {} } });
-    for (const fragment of ['', input.slice(0, 5), input.slice(5)]) send('content_block_delta', { index: 1, delta: { type: 'input_json_delta', partial_json: fragment } });
+    for (const fragment of ['', input.slice(0, 5), input.slice(5)])
+      send('content_block_delta', { index: 1, delta: { type: 'input_json_delta', partial_json: fragment } });
     send('content_block_stop', { index: 1 });
   }
-  send('message_delta', { delta: { stop_reason: stopReason, stop_sequence: null }, usage: { output_tokens: words.length } });
+  send('message_delta', {
+    delta: { stop_reason: stopReason, stop_sequence: null },
+    usage: { output_tokens: words.length },
+  });
   send('message_stop', {});
   response.end();
 }

@@ -1,7 +1,16 @@
 import type { ServerResponse } from 'node:http';
-import { MultimodalEmbeddingsRequest, type ArkError, type MultimodalEmbeddingsAnswer } from '../../src/protocols/ark/multimodal-embeddings.ts';
+import {
+  MultimodalEmbeddingsRequest,
+  type ArkError,
+  type MultimodalEmbeddingsAnswer,
+} from '../../src/protocols/ark/multimodal-embeddings.ts';
 import { wireCheck } from '../../src/protocols/wire-check.ts';
-import { SeedreamRequest, type SeedreamAnswer, type SeedreamItem, type SeedreamStreamEvent } from '../../src/protocols/ark/images.ts';
+import {
+  SeedreamRequest,
+  type SeedreamAnswer,
+  type SeedreamItem,
+  type SeedreamStreamEvent,
+} from '../../src/protocols/ark/images.ts';
 import { delayFor, FakeFiles, fakePng, scenarioOf } from './fake-images.ts';
 import { fakeVector, startFakeServer, type FakeServer, type RecordedRequest } from './fake-server.ts';
 import { SeedanceTasks } from './seedance-tasks.ts';
@@ -33,8 +42,20 @@ interface MultimodalBody {
 
 const mediaTokens = 500;
 
-function sendError(response: ServerResponse, status: number, code: string, message: string, param: string | null = null, headers: Record<string, string> = {}): void {
-  const types: Record<number, string> = { 400: 'BadRequest', 401: 'Unauthorized', 404: 'NotFound', 429: 'TooManyRequests' };
+function sendError(
+  response: ServerResponse,
+  status: number,
+  code: string,
+  message: string,
+  param: string | null = null,
+  headers: Record<string, string> = {},
+): void {
+  const types: Record<number, string> = {
+    400: 'BadRequest',
+    401: 'Unauthorized',
+    404: 'NotFound',
+    429: 'TooManyRequests',
+  };
   const body = { error: { code, message, param, type: types[status] ?? 'InternalServiceError' } };
   writeJson<ArkError>(response, status, body, { 'x-request-id': 'fake-ark-request', ...headers });
 }
@@ -42,21 +63,52 @@ function sendError(response: ServerResponse, status: number, code: string, messa
 const isMultimodalRequest = wireCheck(MultimodalEmbeddingsRequest);
 
 function multimodal(request: RecordedRequest, response: ServerResponse): void {
-  if (request.headers.authorization !== `Bearer ${fakeArkKey}`) return sendError(response, 401, 'AuthenticationError', 'The API key in the request is missing or invalid.');
+  if (request.headers.authorization !== `Bearer ${fakeArkKey}`)
+    return sendError(response, 401, 'AuthenticationError', 'The API key in the request is missing or invalid.');
   const body = request.body as MultimodalBody;
-  const failing = body.input?.find?.((input) => input.type === 'text' && /^fake-error-\d{3}$/.test(input.text ?? ''))?.text;
+  const failing = body.input?.find?.(
+    (input) => input.type === 'text' && /^fake-error-\d{3}$/.test(input.text ?? ''),
+  )?.text;
   const failure = /^fake-error-(\d{3})$/.exec(failing ?? body.model ?? '');
-  if (failure) return sendError(response, Number(failure[1]), 'InternalServiceError', `The fake failed with ${failure[1]}`);
-  if (!Array.isArray(body.input) || body.input.length === 0) return sendError(response, 400, 'MissingParameter', 'The request failed because it is missing one or multiple required parameters.', 'input');
-  if (!isMultimodalRequest(request.body)) return sendError(response, 400, 'InvalidParameter', 'One or more parameters specified in the request are not valid.');
+  if (failure)
+    return sendError(response, Number(failure[1]), 'InternalServiceError', `The fake failed with ${failure[1]}`);
+  if (!Array.isArray(body.input) || body.input.length === 0)
+    return sendError(
+      response,
+      400,
+      'MissingParameter',
+      'The request failed because it is missing one or multiple required parameters.',
+      'input',
+    );
+  if (!isMultimodalRequest(request.body))
+    return sendError(
+      response,
+      400,
+      'InvalidParameter',
+      'One or more parameters specified in the request are not valid.',
+    );
   let textTokens = 0;
   let imageTokens = 0;
   for (const [index, input] of body.input.entries()) {
-    if (input.type === 'text' && typeof input.text === 'string') textTokens += input.text.split(/\s+/).filter(Boolean).length;
-    else if ((input.type === 'image_url' && input.image_url?.url) || (input.type === 'video_url' && input.video_url?.url)) imageTokens += mediaTokens;
-    else return sendError(response, 400, 'InvalidParameter', 'One or more parameters specified in the request are not valid.', `input[${index}]`);
+    if (input.type === 'text' && typeof input.text === 'string')
+      textTokens += input.text.split(/\s+/).filter(Boolean).length;
+    else if (
+      (input.type === 'image_url' && input.image_url?.url) ||
+      (input.type === 'video_url' && input.video_url?.url)
+    )
+      imageTokens += mediaTokens;
+    else
+      return sendError(
+        response,
+        400,
+        'InvalidParameter',
+        'One or more parameters specified in the request are not valid.',
+        `input[${index}]`,
+      );
   }
-  const seed = body.input.map((input) => input.text ?? input.image_url?.url?.slice(0, 64) ?? input.video_url?.url?.slice(0, 64)).join('|');
+  const seed = body.input
+    .map((input) => input.text ?? input.image_url?.url?.slice(0, 64) ?? input.video_url?.url?.slice(0, 64))
+    .join('|');
   const tokens = textTokens + imageTokens;
   const answer = {
     id: '021718fake',
@@ -64,7 +116,11 @@ function multimodal(request: RecordedRequest, response: ServerResponse): void {
     created: 1_743_575_435,
     model: body.model,
     data: { object: 'embedding', embedding: fakeVector(seed, body.dimensions ?? 8) },
-    usage: { prompt_tokens: tokens, total_tokens: tokens, prompt_tokens_details: { text_tokens: textTokens, image_tokens: imageTokens } },
+    usage: {
+      prompt_tokens: tokens,
+      total_tokens: tokens,
+      prompt_tokens_details: { text_tokens: textTokens, image_tokens: imageTokens },
+    },
   };
   writeJson<MultimodalEmbeddingsAnswer>(response, 200, answer, { 'x-request-id': 'fake-ark-request' });
 }
@@ -78,30 +134,58 @@ const isSeedream = wireCheck(SeedreamRequest);
  * fake-images.ts).
  */
 async function seedream(request: RecordedRequest, response: ServerResponse, files: FakeFiles): Promise<void> {
-  if (request.headers.authorization !== `Bearer ${fakeArkKey}`) return sendError(response, 401, 'AuthenticationError', 'The API key in the request is missing or invalid.');
-  if (!isSeedream(request.body)) return sendError(response, 400, 'InvalidParameter', 'One or more parameters specified in the request are not valid.');
+  if (request.headers.authorization !== `Bearer ${fakeArkKey}`)
+    return sendError(response, 401, 'AuthenticationError', 'The API key in the request is missing or invalid.');
+  if (!isSeedream(request.body))
+    return sendError(
+      response,
+      400,
+      'InvalidParameter',
+      'One or more parameters specified in the request are not valid.',
+    );
   const body = request.body;
   const scenario = scenarioOf(body.prompt);
   if (!(await delayFor(scenario))) return;
   if (scenario.errorStatus) {
     const code = scenario.errorStatus === 400 ? 'OutputImageSensitiveContentDetected' : 'InternalServiceError';
-    return sendError(response, scenario.errorStatus, code, `The fake failed with ${scenario.errorStatus}`, null, scenario.retryAfter ? { 'retry-after': scenario.retryAfter } : {});
+    return sendError(
+      response,
+      scenario.errorStatus,
+      code,
+      `The fake failed with ${scenario.errorStatus}`,
+      null,
+      scenario.retryAfter ? { 'retry-after': scenario.retryAfter } : {},
+    );
   }
-  if (scenario.garbage) return void response.writeHead(200, { 'content-type': 'application/json' }).end('{"data": "not a list"}');
+  if (scenario.garbage)
+    return void response.writeHead(200, { 'content-type': 'application/json' }).end('{"data": "not a list"}');
   const layers = body.layer_decomposition?.enabled === true;
-  if (layers && (typeof body.image !== 'string' || body.size !== undefined)) return sendError(response, 400, 'InvalidParameter', 'Layer decomposition takes one image and no size.', 'image');
-  const count = layers ? 4 : body.sequential_image_generation === 'auto' ? (body.sequential_image_generation_options?.max_images ?? 1) : 1;
+  if (layers && (typeof body.image !== 'string' || body.size !== undefined))
+    return sendError(response, 400, 'InvalidParameter', 'Layer decomposition takes one image and no size.', 'image');
+  const count = layers
+    ? 4
+    : body.sequential_image_generation === 'auto'
+      ? (body.sequential_image_generation_options?.max_images ?? 1)
+      : 1;
   const base64 = body.response_format === 'b64_json';
   const data: SeedreamItem[] = [];
   for (let index = 0; index < count; index++) {
-    const failing = (scenario.partial && index === count - 1 && count > 1) || (scenario.layerFail && layers && index === 2);
+    const failing =
+      (scenario.partial && index === count - 1 && count > 1) || (scenario.layerFail && layers && index === 2);
     if (failing) {
-      data.push({ error: { code: 'OutputImageSensitiveContentDetected', message: 'The generated image may contain sensitive information.' } });
+      data.push({
+        error: {
+          code: 'OutputImageSensitiveContentDetected',
+          message: 'The generated image may contain sensitive information.',
+        },
+      });
       continue;
     }
     const size = layers && index > 0 ? { width: 8, height: 6 } : { width: 32, height: 24 };
     const png = fakePng(`${body.prompt}|${index}`, size.width, size.height);
-    const item: SeedreamItem = base64 ? { b64_json: png.toString('base64') } : { url: files.add(png, { expired: scenario.expiredUrls, delayMs: scenario.fileDelayMs }) };
+    const item: SeedreamItem = base64
+      ? { b64_json: png.toString('base64') }
+      : { url: files.add(png, { expired: scenario.expiredUrls, delayMs: scenario.fileDelayMs }) };
     item.size = `${size.width}x${size.height}`;
     if (layers) {
       item.z_index = index;
@@ -122,7 +206,12 @@ async function seedream(request: RecordedRequest, response: ServerResponse, file
     for (const [index, item] of data.entries()) {
       const event: SeedreamStreamEvent = item.error
         ? { type: 'image_generation.partial_failed', image_index: index, error: item.error }
-        : { type: 'image_generation.partial_succeeded', image_index: index, ...(item.url ? { url: item.url } : { b64_json: item.b64_json }), size: item.size };
+        : {
+            type: 'image_generation.partial_succeeded',
+            image_index: index,
+            ...(item.url ? { url: item.url } : { b64_json: item.b64_json }),
+            size: item.size,
+          };
       response.write(sseEvent({ ...event, model: body.model, created: 1_757_396_757 }));
     }
     const completed: SeedreamStreamEvent = { type: 'image_generation.completed', usage };
@@ -140,8 +229,10 @@ export function startArkFake(): Promise<FakeServer> {
   const started = startFakeServer(async (request, response) => {
     if (await files.serve(request, response)) return;
     if (await tasks.handle(request, response)) return;
-    if (request.method === 'POST' && request.path === '/api/v3/embeddings/multimodal') return multimodal(request, response);
-    if (request.method === 'POST' && request.path === '/api/v3/images/generations') return seedream(request, response, files);
+    if (request.method === 'POST' && request.path === '/api/v3/embeddings/multimodal')
+      return multimodal(request, response);
+    if (request.method === 'POST' && request.path === '/api/v3/images/generations')
+      return seedream(request, response, files);
     sendError(response, 404, 'InvalidEndpoint.NotFound', `Not found: ${request.method} ${request.path}`);
   });
   return started.then((server) => {

@@ -8,7 +8,16 @@ import { sleep, startFakeServer, type FakeServer, type RecordedRequest } from '.
  * byte for byte), or broken in one of the ways real upstreams break. Providers point at
  * `<url>/openai/v1`, `<url>/anthropic/v1` and `<url>/gemini/v1beta`.
  */
-export const chaosBehaviours = ['valid', 'garbage', 'html', 'truncated', 'oversized-line', 'endless', 'hang', 'error-status'] as const;
+export const chaosBehaviours = [
+  'valid',
+  'garbage',
+  'html',
+  'truncated',
+  'oversized-line',
+  'endless',
+  'hang',
+  'error-status',
+] as const;
 export type ChaosBehaviour = (typeof chaosBehaviours)[number];
 
 export interface ChaosUpstream extends FakeServer {
@@ -22,12 +31,26 @@ export interface ChaosUpstream extends FakeServer {
 export const oversizedLineBytes = 200 * 1024;
 
 const streaming = (incoming: RecordedRequest) =>
-  incoming.path.includes(':streamGenerateContent') || (typeof incoming.body === 'object' && incoming.body !== null && (incoming.body as { stream?: unknown }).stream === true);
+  incoming.path.includes(':streamGenerateContent') ||
+  (typeof incoming.body === 'object' &&
+    incoming.body !== null &&
+    (incoming.body as { stream?: unknown }).stream === true);
 
-async function relayFrom(target: FakeServer, path: string, incoming: RecordedRequest, response: ServerResponse, cutHalfway: boolean): Promise<void> {
+async function relayFrom(
+  target: FakeServer,
+  path: string,
+  incoming: RecordedRequest,
+  response: ServerResponse,
+  cutHalfway: boolean,
+): Promise<void> {
   const headers: Record<string, string> = {};
-  for (const [name, value] of Object.entries(incoming.headers)) if (typeof value === 'string' && name !== 'host' && name !== 'content-length') headers[name] = value;
-  const answer = await request(`${target.url}${path}`, { method: 'POST', headers, body: JSON.stringify(incoming.body) });
+  for (const [name, value] of Object.entries(incoming.headers))
+    if (typeof value === 'string' && name !== 'host' && name !== 'content-length') headers[name] = value;
+  const answer = await request(`${target.url}${path}`, {
+    method: 'POST',
+    headers,
+    body: JSON.stringify(incoming.body),
+  });
   const bytes = Buffer.from(await answer.body.arrayBuffer());
   const contentType = answer.headers['content-type'];
   response.writeHead(answer.statusCode, typeof contentType === 'string' ? { 'content-type': contentType } : {});
@@ -37,7 +60,11 @@ async function relayFrom(target: FakeServer, path: string, incoming: RecordedReq
   response.socket?.destroy();
 }
 
-export async function startChaosUpstream(fakes: { openai: FakeServer; anthropic: FakeServer; gemini: FakeServer }): Promise<ChaosUpstream> {
+export async function startChaosUpstream(fakes: {
+  openai: FakeServer;
+  anthropic: FakeServer;
+  gemini: FakeServer;
+}): Promise<ChaosUpstream> {
   let next: ChaosBehaviour = 'valid';
   let open = 0;
   const server = await startFakeServer(async (incoming, response) => {

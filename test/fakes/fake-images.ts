@@ -76,7 +76,9 @@ export class FakeFiles {
     const file = this.files.get(match[1]!);
     if (!file || Number(match[2]) < Date.now()) {
       response.writeHead(403, { 'content-type': 'application/xml' });
-      response.end('<?xml version="1.0" encoding="UTF-8"?><Error><Code>AccessDenied</Code><Message>Request has expired</Message></Error>');
+      response.end(
+        '<?xml version="1.0" encoding="UTF-8"?><Error><Code>AccessDenied</Code><Message>Request has expired</Message></Error>',
+      );
       return true;
     }
     if (file.delayMs > 0) await sleep(file.delayMs);
@@ -88,5 +90,12 @@ export class FakeFiles {
 
 /** How many generation requests of a fake carried `prompt`: each one an upstream submission. */
 export function submissionsOf(requests: readonly RecordedRequest[], path: string, prompt: string): number {
-  return requests.filter((request) => request.method === 'POST' && request.path === path && (typeof request.body === 'object' ? (request.body as { prompt?: string })?.prompt === prompt : String(request.body).includes(prompt))).length;
+  return requests.filter(
+    (request) =>
+      request.method === 'POST' &&
+      request.path === path &&
+      (typeof request.body === 'object'
+        ? (request.body as { prompt?: string })?.prompt === prompt
+        : String(request.body).includes(prompt)),
+  ).length;
 }

@@ -56,7 +56,7 @@ export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve
 /** A deterministic embedding for a fake: the same text gives the same vector, of the asked size. */
 export function fakeVector(text: string, dimensions: number): number[] {
   const values: number[] = [];
-  let state = [...text].reduce((hash, char) => (Math.imul(hash ^ char.charCodeAt(0), 16_777_619) >>> 0), 2_166_136_261);
+  let state = [...text].reduce((hash, char) => Math.imul(hash ^ char.charCodeAt(0), 16_777_619) >>> 0, 2_166_136_261);
   for (let index = 0; index < dimensions; index++) {
     state = (Math.imul(state, 1_103_515_245) + 12_345) >>> 0;
     values.push(Number((state / 0xffffffff - 0.5).toFixed(6)));

@@ -28,15 +28,24 @@ type Operation = 'chat' | 'responses' | 'messages' | 'generate' | 'embeddings';
 /** Two well-formed events of each streamed operation, each carrying a word of text. */
 function goodEvents(operation: Operation): Array<{ name?: string; data: object }> {
   if (operation === 'chat') {
-    const chunk = (content: string): ChatCompletionChunk => ({ choices: [{ delta: { content }, finish_reason: null }], usage: null });
-    return [{ data: { id: 'chatcmpl-g', object: 'chat.completion.chunk', ...chunk('Hello') } }, { data: { id: 'chatcmpl-g', object: 'chat.completion.chunk', ...chunk(' there') } }];
+    const chunk = (content: string): ChatCompletionChunk => ({
+      choices: [{ delta: { content }, finish_reason: null }],
+      usage: null,
+    });
+    return [
+      { data: { id: 'chatcmpl-g', object: 'chat.completion.chunk', ...chunk('Hello') } },
+      { data: { id: 'chatcmpl-g', object: 'chat.completion.chunk', ...chunk(' there') } },
+    ];
   }
   if (operation === 'responses') {
     const events: ResponsesStreamEvent[] = [
       { type: 'response.created', response: { usage: null } },
       { type: 'response.output_text.delta' },
     ];
-    return events.map((event) => ({ name: event.type, data: event.type === 'response.output_text.delta' ? { ...event, delta: 'Hello' } : event }));
+    return events.map((event) => ({
+      name: event.type,
+      data: event.type === 'response.output_text.delta' ? { ...event, delta: 'Hello' } : event,
+    }));
   }
   if (operation === 'messages') {
     const events: MessagesStreamEvent[] = [
@@ -52,7 +61,11 @@ function goodEvents(operation: Operation): Array<{ name?: string; data: object }
 /** The event a stream of the operation ends with. */
 function endEvent(operation: Operation): { name?: string; data: object | string } {
   if (operation === 'chat') return { data: '[DONE]' };
-  if (operation === 'responses') return { name: 'response.completed', data: { type: 'response.completed', response: { usage: { input_tokens: 1, output_tokens: 1 } } } };
+  if (operation === 'responses')
+    return {
+      name: 'response.completed',
+      data: { type: 'response.completed', response: { usage: { input_tokens: 1, output_tokens: 1 } } },
+    };
   if (operation === 'messages') return { name: 'message_stop', data: { type: 'message_stop' } };
   const last: GenerateContentResponse = { candidates: [{ content: { parts: [{ text: '' }] }, finishReason: 'STOP' }] };
   return { data: last };
@@ -63,9 +76,19 @@ function operationOf(request: RecordedRequest): { operation: Operation; model: s
   const gemini = /\/models\/([^:]+):(\w+)/.exec(request.path);
   if (gemini) {
     const action = gemini[2]!;
-    return { operation: action.includes('mbed') ? 'embeddings' : 'generate', model: decodeURIComponent(gemini[1]!), streaming: action === 'streamGenerateContent' };
+    return {
+      operation: action.includes('mbed') ? 'embeddings' : 'generate',
+      model: decodeURIComponent(gemini[1]!),
+      streaming: action === 'streamGenerateContent',
+    };
   }
-  const operation: Operation = request.path.endsWith('/chat/completions') ? 'chat' : request.path.endsWith('/responses') ? 'responses' : request.path.endsWith('/messages') ? 'messages' : 'embeddings';
+  const operation: Operation = request.path.endsWith('/chat/completions')
+    ? 'chat'
+    : request.path.endsWith('/responses')
+      ? 'responses'
+      : request.path.endsWith('/messages')
+        ? 'messages'
+        : 'embeddings';
   return { operation, model: String(body.model), streaming: body.stream === true };
 }
 
@@ -100,8 +123,12 @@ async function answer(request: RecordedRequest, response: ServerResponse): Promi
     return void response.end(',\r\n{"hello": "world"}]');
   }
   response.writeHead(200, { 'content-type': 'text/event-stream' });
-  if (kind === 'shape') return void response.end(sse({ data: { hello: 'world' } }) + sse({ data: { hello: 'again' } }) + sse(endEvent(operation)));
-  if (kind === 'first-event') return void response.end(sse({ data: '{not json' }) + goodEvents(operation).map(sse).join(''));
+  if (kind === 'shape')
+    return void response.end(
+      sse({ data: { hello: 'world' } }) + sse({ data: { hello: 'again' } }) + sse(endEvent(operation)),
+    );
+  if (kind === 'first-event')
+    return void response.end(sse({ data: '{not json' }) + goodEvents(operation).map(sse).join(''));
   response.write([first!, second!].map(sse).join(''));
   await sleep(50);
   if (kind !== 'endless') return void response.end(sse({ data: html }) + sse(first!));

@@ -1,6 +1,14 @@
 import type { ServerResponse } from 'node:http';
-import { BatchEmbedContentsRequest, EmbedContentRequest, type BatchEmbedContentsResponse } from '../../src/protocols/gemini/embed-content.ts';
-import { GenerateContentRequest, type GeminiError, type GenerateContentResponse } from '../../src/protocols/gemini/generate-content.ts';
+import {
+  BatchEmbedContentsRequest,
+  EmbedContentRequest,
+  type BatchEmbedContentsResponse,
+} from '../../src/protocols/gemini/embed-content.ts';
+import {
+  GenerateContentRequest,
+  type GeminiError,
+  type GenerateContentResponse,
+} from '../../src/protocols/gemini/generate-content.ts';
 import { wireCheck } from '../../src/protocols/wire-check.ts';
 import { fakeVector, sleep, startFakeServer, type FakeServer, type RecordedRequest } from './fake-server.ts';
 import { writeJson } from './wire.ts';
@@ -21,7 +29,14 @@ import { writeJson } from './wire.ts';
  */
 export const fakeGeminiKey = 'fake-gemini-key';
 
-const statusNames: Record<number, string> = { 400: 'INVALID_ARGUMENT', 403: 'PERMISSION_DENIED', 404: 'NOT_FOUND', 429: 'RESOURCE_EXHAUSTED', 500: 'INTERNAL', 503: 'UNAVAILABLE' };
+const statusNames: Record<number, string> = {
+  400: 'INVALID_ARGUMENT',
+  403: 'PERMISSION_DENIED',
+  404: 'NOT_FOUND',
+  429: 'RESOURCE_EXHAUSTED',
+  500: 'INTERNAL',
+  503: 'UNAVAILABLE',
+};
 
 const jsonType = { 'content-type': 'application/json; charset=UTF-8' };
 
@@ -45,7 +60,9 @@ interface GenerateBody {
   contents?: Array<{ role?: string; parts?: GeminiPart[] }>;
   systemInstruction?: { parts?: GeminiPart[] };
   generationConfig?: { maxOutputTokens?: number };
-  tools?: Array<{ functionDeclarations?: Array<{ name: string; parameters?: unknown; parametersJsonSchema?: unknown }> }>;
+  tools?: Array<{
+    functionDeclarations?: Array<{ name: string; parameters?: unknown; parametersJsonSchema?: unknown }>;
+  }>;
   toolConfig?: { functionCallingConfig?: { mode?: string; allowedFunctionNames?: string[] } };
 }
 
@@ -60,18 +77,38 @@ function chosenFunction(body: GenerateBody, answersCalls: boolean): string | und
 /** A value as the protocol's shape it is sent as (a value built beforehand may carry the provider's own extra fields). */
 const typed = <T>(value: T): T => value;
 const wordsOf = (text: string) => text.split(/\s+/).filter(Boolean);
-const textOf = (parts: GeminiPart[] | undefined) => (parts ?? []).map((part) => part.text ?? (part.functionResponse ? JSON.stringify(part.functionResponse.response) : '')).join('');
+const textOf = (parts: GeminiPart[] | undefined) =>
+  (parts ?? [])
+    .map((part) => part.text ?? (part.functionResponse ? JSON.stringify(part.functionResponse.response) : ''))
+    .join('');
 
-async function generate(request: RecordedRequest, response: ServerResponse, model: string, action: string, alt: string | null): Promise<void> {
-  if (request.headers['x-goog-api-key'] !== fakeGeminiKey) return sendError(response, 400, 'API key not valid. Please pass a valid API key.');
+async function generate(
+  request: RecordedRequest,
+  response: ServerResponse,
+  model: string,
+  action: string,
+  alt: string | null,
+): Promise<void> {
+  if (request.headers['x-goog-api-key'] !== fakeGeminiKey)
+    return sendError(response, 400, 'API key not valid. Please pass a valid API key.');
   const failure = /^fake-error-(\d{3})$/.exec(model);
   if (failure) return sendError(response, Number(failure[1]), `The fake failed with ${failure[1]}`);
   if (!isGenerateRequest(request.body)) return sendError(response, 400, invalidBody);
   const body = request.body as GenerateBody;
-  const both = (body.tools ?? []).flatMap((tool) => tool.functionDeclarations ?? []).find((declaration) => declaration.parameters && declaration.parametersJsonSchema);
-  if (both) return sendError(response, 400, `function_declarations[${both.name}]: parameters and parameters_json_schema cannot both be set`);
+  const both = (body.tools ?? [])
+    .flatMap((tool) => tool.functionDeclarations ?? [])
+    .find((declaration) => declaration.parameters && declaration.parametersJsonSchema);
+  if (both)
+    return sendError(
+      response,
+      400,
+      `function_declarations[${both.name}]: parameters and parameters_json_schema cannot both be set`,
+    );
   const lastUser = (body.contents ?? []).filter((content) => content.role !== 'model').at(-1);
-  const calledFunction = chosenFunction(body, (lastUser?.parts ?? []).some((part) => part.functionResponse));
+  const calledFunction = chosenFunction(
+    body,
+    (lastUser?.parts ?? []).some((part) => part.functionResponse),
+  );
   let words = wordsOf(`Echo: ${textOf(lastUser?.parts)}`);
   let finishReason = 'STOP';
   const max = body.generationConfig?.maxOutputTokens;
@@ -79,12 +116,30 @@ async function generate(request: RecordedRequest, response: ServerResponse, mode
     words = words.slice(0, max);
     finishReason = 'MAX_TOKENS';
   }
-  const promptTokenCount = (body.contents ?? []).reduce((sum, content) => sum + wordsOf(textOf(content.parts)).length, 0) + wordsOf(textOf(body.systemInstruction?.parts)).length;
+  const promptTokenCount =
+    (body.contents ?? []).reduce((sum, content) => sum + wordsOf(textOf(content.parts)).length, 0) +
+    wordsOf(textOf(body.systemInstruction?.parts)).length;
   const thoughts = model === 'fake-thinking' ? { thoughtsTokenCount: 7 } : {};
-  const finalUsage = { promptTokenCount, candidatesTokenCount: words.length, ...thoughts, totalTokenCount: promptTokenCount + words.length + (model === 'fake-thinking' ? 7 : 0) };
+  const finalUsage = {
+    promptTokenCount,
+    candidatesTokenCount: words.length,
+    ...thoughts,
+    totalTokenCount: promptTokenCount + words.length + (model === 'fake-thinking' ? 7 : 0),
+  };
   const common = { modelVersion: model, responseId: 'fakeResponseId01' };
   if (calledFunction) {
-    const call = { candidates: [{ content: { role: 'model', parts: [{ functionCall: { name: calledFunction, args: { query: textOf(lastUser?.parts) } } }] }, finishReason: 'STOP', index: 0 }] };
+    const call = {
+      candidates: [
+        {
+          content: {
+            role: 'model',
+            parts: [{ functionCall: { name: calledFunction, args: { query: textOf(lastUser?.parts) } } }],
+          },
+          finishReason: 'STOP',
+          index: 0,
+        },
+      ],
+    };
     const usageMetadata = { promptTokenCount, candidatesTokenCount: 5, totalTokenCount: promptTokenCount + 5 };
     const sse = alt === 'sse';
     response.writeHead(200, { 'content-type': sse ? 'text/event-stream' : 'application/json; charset=UTF-8' });
@@ -94,13 +149,23 @@ async function generate(request: RecordedRequest, response: ServerResponse, mode
     return;
   }
   if (action === 'generateContent') {
-    const answer = { candidates: [{ content: { role: 'model', parts: [{ text: words.join(' ') }] }, finishReason, index: 0 }], usageMetadata: finalUsage, ...common };
+    const answer = {
+      candidates: [{ content: { role: 'model', parts: [{ text: words.join(' ') }] }, finishReason, index: 0 }],
+      usageMetadata: finalUsage,
+      ...common,
+    };
     return writeJson<GenerateContentResponse>(response, 200, answer, jsonType);
   }
   const chunks = words.map((word, index) => {
     const last = index === words.length - 1;
     const chunk = {
-      candidates: [{ content: { role: 'model', parts: [{ text: index === 0 ? word : ` ${word}` }] }, ...(last ? { finishReason } : {}), index: 0 }],
+      candidates: [
+        {
+          content: { role: 'model', parts: [{ text: index === 0 ? word : ` ${word}` }] },
+          ...(last ? { finishReason } : {}),
+          index: 0,
+        },
+      ],
       usageMetadata: last ? finalUsage : { promptTokenCount, totalTokenCount: promptTokenCount },
       ...common,
     };
@@ -131,7 +196,9 @@ interface EmbedRequest {
 /** The vector of one content: its text and the media types of its inline parts, at the asked size (8 by default). */
 function embeddingOf(request: EmbedRequest): { values: number[] } {
   const parts = request.content?.parts ?? [];
-  const seed = parts.map((part) => part.text ?? `${part.inlineData?.mimeType}:${part.inlineData?.data?.length}`).join('|');
+  const seed = parts
+    .map((part) => part.text ?? `${part.inlineData?.mimeType}:${part.inlineData?.data?.length}`)
+    .join('|');
   return { values: fakeVector(seed, request.outputDimensionality ?? 8) };
 }
 
@@ -140,17 +207,32 @@ function embeddingOf(request: EmbedRequest): { values: number[] } {
  * every batch request must name the path's model as `models/<id>`, and carry content parts.
  */
 function embed(request: RecordedRequest, response: ServerResponse, model: string, action: string): void {
-  if (request.headers['x-goog-api-key'] !== fakeGeminiKey) return sendError(response, 400, 'API key not valid. Please pass a valid API key.');
+  if (request.headers['x-goog-api-key'] !== fakeGeminiKey)
+    return sendError(response, 400, 'API key not valid. Please pass a valid API key.');
   const failure = /^fake-error-(\d{3})$/.exec(model);
   if (failure) return sendError(response, Number(failure[1]), `The fake failed with ${failure[1]}`);
-  if (!(action === 'embedContent' ? isEmbedRequest(request.body) : isBatchEmbedRequest(request.body))) return sendError(response, 400, invalidBody);
-  const requests = action === 'embedContent' ? [request.body as EmbedRequest] : ((request.body as { requests?: EmbedRequest[] }).requests ?? []);
-  if (requests.length === 0) return sendError(response, 400, '* BatchEmbedContentsRequest.requests: contents is not specified');
+  if (!(action === 'embedContent' ? isEmbedRequest(request.body) : isBatchEmbedRequest(request.body)))
+    return sendError(response, 400, invalidBody);
+  const requests =
+    action === 'embedContent'
+      ? [request.body as EmbedRequest]
+      : ((request.body as { requests?: EmbedRequest[] }).requests ?? []);
+  if (requests.length === 0)
+    return sendError(response, 400, '* BatchEmbedContentsRequest.requests: contents is not specified');
   for (const [index, item] of requests.entries()) {
     if (action === 'batchEmbedContents' && item.model !== `models/${model}`) {
-      return sendError(response, 400, `* BatchEmbedContentsRequest.requests[${index}].model: Model names must match the model in the URL`);
+      return sendError(
+        response,
+        400,
+        `* BatchEmbedContentsRequest.requests[${index}].model: Model names must match the model in the URL`,
+      );
     }
-    if (!item.content?.parts?.length) return sendError(response, 400, `* BatchEmbedContentsRequest.requests[${index}].content.parts: contents is not specified`);
+    if (!item.content?.parts?.length)
+      return sendError(
+        response,
+        400,
+        `* BatchEmbedContentsRequest.requests[${index}].content.parts: contents is not specified`,
+      );
   }
   if (action === 'embedContent') return writeJson(response, 200, { embedding: embeddingOf(requests[0]!) }, jsonType);
   const answer = { embeddings: requests.map(embeddingOf) };
@@ -160,9 +242,14 @@ function embed(request: RecordedRequest, response: ServerResponse, model: string
 export function startGeminiFake(): Promise<FakeServer> {
   return startFakeServer(async (request, response) => {
     const url = new URL(request.path, 'http://fake');
-    const match = /^\/v1beta\/models\/([^/:]+):(generateContent|streamGenerateContent|embedContent|batchEmbedContents)$/.exec(url.pathname);
-    if (request.method === 'POST' && match && (match[2] === 'embedContent' || match[2] === 'batchEmbedContents')) return embed(request, response, decodeURIComponent(match[1]!), match[2]!);
-    if (request.method === 'POST' && match) return generate(request, response, decodeURIComponent(match[1]!), match[2]!, url.searchParams.get('alt'));
+    const match =
+      /^\/v1beta\/models\/([^/:]+):(generateContent|streamGenerateContent|embedContent|batchEmbedContents)$/.exec(
+        url.pathname,
+      );
+    if (request.method === 'POST' && match && (match[2] === 'embedContent' || match[2] === 'batchEmbedContents'))
+      return embed(request, response, decodeURIComponent(match[1]!), match[2]!);
+    if (request.method === 'POST' && match)
+      return generate(request, response, decodeURIComponent(match[1]!), match[2]!, url.searchParams.get('alt'));
     sendError(response, 404, `Method not found: ${request.method} ${url.pathname}`);
   });
 }

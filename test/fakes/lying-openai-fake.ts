@@ -36,14 +36,33 @@ function chatChunk(model: string, delta: object, finishReason: string | null, us
   return `data: ${JSON.stringify({ ...base, model, object: 'chat.completion.chunk', choices: [{ index: 0, delta, logprobs: null, finish_reason: finishReason }], ...(usage ? { usage } : {}) })}\n\n`;
 }
 
-const runawayUsage = { prompt_tokens: 3, completion_tokens: reportedRunawayTokens, total_tokens: reportedRunawayTokens + 3 };
+const runawayUsage = {
+  prompt_tokens: 3,
+  completion_tokens: reportedRunawayTokens,
+  total_tokens: reportedRunawayTokens + 3,
+};
 const runawayText = Array.from({ length: runawayWords }, () => 'word').join(' ');
 
 async function chat(body: Body, response: ServerResponse, alive: () => boolean): Promise<void> {
   if (!body.stream) {
     if (body.model !== 'runaway') throw new Error(`the lying fake streams ${body.model} only`);
     response.writeHead(200, { 'content-type': 'application/json' });
-    response.end(JSON.stringify({ ...base, model: body.model, object: 'chat.completion', choices: [{ index: 0, message: { role: 'assistant', content: runawayText, refusal: null }, logprobs: null, finish_reason: 'stop' }], usage: runawayUsage }));
+    response.end(
+      JSON.stringify({
+        ...base,
+        model: body.model,
+        object: 'chat.completion',
+        choices: [
+          {
+            index: 0,
+            message: { role: 'assistant', content: runawayText, refusal: null },
+            logprobs: null,
+            finish_reason: 'stop',
+          },
+        ],
+        usage: runawayUsage,
+      }),
+    );
     return;
   }
   if (body.model === 'unlabeled-long-line') {
@@ -56,9 +75,12 @@ async function chat(body: Body, response: ServerResponse, alive: () => boolean):
   if (body.model !== 'endless-event') response.write(chatChunk(body.model, { role: 'assistant', content: '' }, null));
   switch (body.model) {
     case 'runaway':
-      for (let index = 0; index < runawayWords; index += 1000) response.write(chatChunk(body.model, { content: ' word'.repeat(1000) }, null));
+      for (let index = 0; index < runawayWords; index += 1000)
+        response.write(chatChunk(body.model, { content: ' word'.repeat(1000) }, null));
       response.write(chatChunk(body.model, {}, 'stop'));
-      response.write(`data: ${JSON.stringify({ ...base, model: body.model, object: 'chat.completion.chunk', choices: [], usage: runawayUsage })}\n\n`);
+      response.write(
+        `data: ${JSON.stringify({ ...base, model: body.model, object: 'chat.completion.chunk', choices: [], usage: runawayUsage })}\n\n`,
+      );
       response.end('data: [DONE]\n\n');
       return;
     case 'cut':
@@ -91,9 +113,31 @@ async function chat(body: Body, response: ServerResponse, alive: () => boolean):
 
 /** The Responses API of `runaway`: the whole text and a usage of five million output tokens. */
 function responses(body: Body, response: ServerResponse): void {
-  const usage = { input_tokens: 3, input_tokens_details: { cached_tokens: 0 }, output_tokens: reportedRunawayTokens, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: reportedRunawayTokens + 3 };
-  const message = { id: 'msg_lying', type: 'message', status: 'completed', role: 'assistant', content: [{ type: 'output_text', text: runawayText, annotations: [] }] };
-  const whole = { id: 'resp_lying', object: 'response', created_at: 1_741_476_542, model: body.model, status: 'completed', error: null, incomplete_details: null, output: [message], usage };
+  const usage = {
+    input_tokens: 3,
+    input_tokens_details: { cached_tokens: 0 },
+    output_tokens: reportedRunawayTokens,
+    output_tokens_details: { reasoning_tokens: 0 },
+    total_tokens: reportedRunawayTokens + 3,
+  };
+  const message = {
+    id: 'msg_lying',
+    type: 'message',
+    status: 'completed',
+    role: 'assistant',
+    content: [{ type: 'output_text', text: runawayText, annotations: [] }],
+  };
+  const whole = {
+    id: 'resp_lying',
+    object: 'response',
+    created_at: 1_741_476_542,
+    model: body.model,
+    status: 'completed',
+    error: null,
+    incomplete_details: null,
+    output: [message],
+    usage,
+  };
   if (!body.stream) {
     response.writeHead(200, { 'content-type': 'application/json' });
     response.end(JSON.stringify(whole));
@@ -101,9 +145,17 @@ function responses(body: Body, response: ServerResponse): void {
   }
   response.writeHead(200, { 'content-type': 'text/event-stream' });
   let sequence = 0;
-  const send = (type: string, data: object) => response.write(`event: ${type}\ndata: ${JSON.stringify({ type, sequence_number: sequence++, ...data })}\n\n`);
+  const send = (type: string, data: object) =>
+    response.write(`event: ${type}\ndata: ${JSON.stringify({ type, sequence_number: sequence++, ...data })}\n\n`);
   send('response.created', { response: { ...whole, status: 'in_progress', output: [], usage: null } });
-  for (let index = 0; index < runawayWords; index += 1000) send('response.output_text.delta', { item_id: 'msg_lying', output_index: 0, content_index: 0, delta: ' word'.repeat(1000), logprobs: [] });
+  for (let index = 0; index < runawayWords; index += 1000)
+    send('response.output_text.delta', {
+      item_id: 'msg_lying',
+      output_index: 0,
+      content_index: 0,
+      delta: ' word'.repeat(1000),
+      logprobs: [],
+    });
   send('response.completed', { response: whole });
   response.end();
 }
@@ -113,7 +165,16 @@ export async function startLyingOpenAiFake(): Promise<LyingFake> {
   const fake = await startFakeServer(async (request: RecordedRequest, response: ServerResponse) => {
     if (request.headers.authorization !== `Bearer ${fakeOpenAiKey}`) {
       response.writeHead(401, { 'content-type': 'application/json' });
-      response.end(JSON.stringify({ error: { message: 'Incorrect API key provided', type: 'invalid_request_error', param: null, code: 'invalid_api_key' } }));
+      response.end(
+        JSON.stringify({
+          error: {
+            message: 'Incorrect API key provided',
+            type: 'invalid_request_error',
+            param: null,
+            code: 'invalid_api_key',
+          },
+        }),
+      );
       return;
     }
     let closed = false;

@@ -1,7 +1,16 @@
 import type { ServerResponse } from 'node:http';
-import { ChatCompletionsRequest, type ChatCompletion, type ChatCompletionChunk, type OpenAiError } from '../../src/protocols/openai/chat-completions.ts';
+import {
+  ChatCompletionsRequest,
+  type ChatCompletion,
+  type ChatCompletionChunk,
+  type OpenAiError,
+} from '../../src/protocols/openai/chat-completions.ts';
 import { EmbeddingsRequest, type EmbeddingsAnswer } from '../../src/protocols/openai/embeddings.ts';
-import { ResponsesRequest, type ResponseObject, type ResponsesStreamEvent } from '../../src/protocols/openai/responses.ts';
+import {
+  ResponsesRequest,
+  type ResponseObject,
+  type ResponsesStreamEvent,
+} from '../../src/protocols/openai/responses.ts';
 import { wireCheck } from '../../src/protocols/wire-check.ts';
 import { ImagesGenerateRequest, type ImagesAnswer, type ImagesStreamEvent } from '../../src/protocols/openai/images.ts';
 import { delayFor, fakePng, scenarioOf } from './fake-images.ts';
@@ -52,11 +61,13 @@ function toolSequenceError(messages: ChatMessage[]): string | undefined {
   let expected: string[] = [];
   for (const [index, message] of messages.entries()) {
     if (message.role === 'tool') {
-      if (!expected.includes(message.tool_call_id ?? '')) return `Invalid parameter: messages.[${index}] with role 'tool' must be a response to a preceeding message with 'tool_calls'.`;
+      if (!expected.includes(message.tool_call_id ?? ''))
+        return `Invalid parameter: messages.[${index}] with role 'tool' must be a response to a preceeding message with 'tool_calls'.`;
       expected = expected.filter((id) => id !== message.tool_call_id);
       continue;
     }
-    if (expected.length > 0) return `An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. The following tool_call_ids did not have response messages: ${expected.join(', ')}`;
+    if (expected.length > 0)
+      return `An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. The following tool_call_ids did not have response messages: ${expected.join(', ')}`;
     expected = message.role === 'assistant' ? (message.tool_calls ?? []).map((call) => call.id) : [];
   }
   return undefined;
@@ -64,7 +75,9 @@ function toolSequenceError(messages: ChatMessage[]): string | undefined {
 
 /** The function the fake calls, or none when the request offers no tools or forbids calling them. */
 function chosenTool(body: ChatBody): string | undefined {
-  const functions = (body.tools ?? []).flatMap((tool) => (tool.type === 'function' && tool.function ? [tool.function.name] : []));
+  const functions = (body.tools ?? []).flatMap((tool) =>
+    tool.type === 'function' && tool.function ? [tool.function.name] : [],
+  );
   if (functions.length === 0 || body.tool_choice === 'none' || body.messages.at(-1)?.role === 'tool') return undefined;
   return typeof body.tool_choice === 'object' ? body.tool_choice.function.name : functions[0];
 }
@@ -72,9 +85,18 @@ function chosenTool(body: ChatBody): string | undefined {
 const wordsOf = (text: string) => text.split(/\s+/).filter(Boolean);
 /** The text of a message's content, string or parts; image parts carry no words. */
 const contentText = (content: ChatMessage['content']) =>
-  typeof content === 'string' ? content : (content ?? []).map((part) => (part.type === 'text' ? (part.text ?? '') : '')).join(' ');
+  typeof content === 'string'
+    ? content
+    : (content ?? []).map((part) => (part.type === 'text' ? (part.text ?? '') : '')).join(' ');
 
-function sendError(response: ServerResponse, status: number, type: string, message: string, code: string | null, headers: Record<string, string> = {}): void {
+function sendError(
+  response: ServerResponse,
+  status: number,
+  type: string,
+  message: string,
+  code: string | null,
+  headers: Record<string, string> = {},
+): void {
   const body: OpenAiError = { error: { message, type, param: null, code } };
   writeJson(response, status, body, headers);
 }
@@ -85,7 +107,13 @@ const isEmbeddingsRequest = wireCheck(EmbeddingsRequest);
 
 /** The real API's answer to a body that does not follow the operation's schema. */
 const refuseBody = (response: ServerResponse, operation: string) =>
-  sendError(response, 400, 'invalid_request_error', `The request body does not follow the ${operation} schema.`, 'invalid_request_body');
+  sendError(
+    response,
+    400,
+    'invalid_request_error',
+    `The request body does not follow the ${operation} schema.`,
+    'invalid_request_body',
+  );
 
 async function chatCompletions(request: RecordedRequest, response: ServerResponse): Promise<void> {
   if (request.headers.authorization !== `Bearer ${fakeOpenAiKey}`) {
@@ -97,8 +125,17 @@ async function chatCompletions(request: RecordedRequest, response: ServerRespons
   const failure = /^fake-error-(\d{3})$/.exec(body.model);
   if (failure) {
     const status = Number(failure[1]);
-    if (status === 429) return sendError(response, 429, 'rate_limit_error', 'Rate limit reached for requests', 'rate_limit_exceeded', { 'retry-after': '1' });
-    return sendError(response, status, status >= 500 ? 'server_error' : 'invalid_request_error', `The fake failed with ${status}`, null);
+    if (status === 429)
+      return sendError(response, 429, 'rate_limit_error', 'Rate limit reached for requests', 'rate_limit_exceeded', {
+        'retry-after': '1',
+      });
+    return sendError(
+      response,
+      status,
+      status >= 500 ? 'server_error' : 'invalid_request_error',
+      `The fake failed with ${status}`,
+      null,
+    );
   }
   const sequenceError = toolSequenceError(body.messages);
   if (sequenceError) return sendError(response, 400, 'invalid_request_error', sequenceError, null);
@@ -107,15 +144,25 @@ async function chatCompletions(request: RecordedRequest, response: ServerRespons
   const lastTool = body.messages.at(-1)?.role === 'tool' ? body.messages.at(-1) : undefined;
   const drip = /^fake-drip-(\d+)-(\d+)$/.exec(body.model);
   const chunkDelayMs = drip ? Number(drip[1]) : body.model === 'fake-slow' ? 200 : 0;
-  let words = drip ? Array.from({ length: Number(drip[2]) }, () => 'tick') : wordsOf(`Echo: ${lastTool ? contentText(lastTool.content) : prompt}`);
+  let words = drip
+    ? Array.from({ length: Number(drip[2]) }, () => 'tick')
+    : wordsOf(`Echo: ${lastTool ? contentText(lastTool.content) : prompt}`);
   let finishReason = 'stop';
   if (body.max_tokens !== undefined && words.length > body.max_tokens) {
     words = words.slice(0, body.max_tokens);
     finishReason = 'length';
   }
-  const usage = { prompt_tokens: body.messages.reduce((sum, message) => sum + wordsOf(contentText(message.content)).length, 0), completion_tokens: words.length };
+  const usage = {
+    prompt_tokens: body.messages.reduce((sum, message) => sum + wordsOf(contentText(message.content)).length, 0),
+    completion_tokens: words.length,
+  };
   const fullUsage = { ...usage, total_tokens: usage.prompt_tokens + usage.completion_tokens };
-  const base = { id: 'chatcmpl-fake1', created: 1_723_031_664, model: `${body.model}-2024-08-06`, system_fingerprint: 'fp_fake' };
+  const base = {
+    id: 'chatcmpl-fake1',
+    created: 1_723_031_664,
+    model: `${body.model}-2024-08-06`,
+    system_fingerprint: 'fp_fake',
+  };
   const tool = chosenTool(body);
   if (tool) return toolCall(response, body, base, tool, JSON.stringify({ query: prompt }), usage.prompt_tokens);
   if (!body.stream) {
@@ -123,15 +170,32 @@ async function chatCompletions(request: RecordedRequest, response: ServerRespons
     const completion = {
       ...base,
       object: 'chat.completion',
-      choices: [{ index: 0, message: { role: 'assistant', content: words.join(' '), refusal: null, annotations: [] }, logprobs: null, finish_reason: finishReason }],
+      choices: [
+        {
+          index: 0,
+          message: { role: 'assistant', content: words.join(' '), refusal: null, annotations: [] },
+          logprobs: null,
+          finish_reason: finishReason,
+        },
+      ],
       ...(body.model === 'fake-no-usage' ? {} : { usage: fullUsage }),
     };
     return writeJson<ChatCompletion>(response, 200, completion, { 'x-request-id': 'req_fake' });
   }
   const includeUsage = body.stream_options?.include_usage === true && body.model !== 'fake-no-usage';
-  response.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
+  response.writeHead(200, {
+    'content-type': 'text/event-stream',
+    'cache-control': 'no-cache',
+    connection: 'keep-alive',
+  });
   const send = (choices: object[], extra: Partial<ChatCompletionChunk> = {}) => {
-    const chunk = { ...base, object: 'chat.completion.chunk', choices, ...(includeUsage ? { usage: null } : {}), ...extra };
+    const chunk = {
+      ...base,
+      object: 'chat.completion.chunk',
+      choices,
+      ...(includeUsage ? { usage: null } : {}),
+      ...extra,
+    };
     response.write(sseEvent<ChatCompletionChunk>(chunk));
   };
   send([{ index: 0, delta: { role: 'assistant', content: '', refusal: null }, logprobs: null, finish_reason: null }]);
@@ -153,21 +217,40 @@ async function chatCompletions(request: RecordedRequest, response: ServerRespons
 }
 
 /** A call of `tool` instead of an answer: `content: null`, `tool_calls`, finish `tool_calls`; five output tokens. */
-function toolCall(response: ServerResponse, body: ChatBody, base: object, tool: string, args: string, promptTokens: number): void {
+function toolCall(
+  response: ServerResponse,
+  body: ChatBody,
+  base: object,
+  tool: string,
+  args: string,
+  promptTokens: number,
+): void {
   const usage = { prompt_tokens: promptTokens, completion_tokens: 5, total_tokens: promptTokens + 5 };
   const call = { id: 'call_fake1', type: 'function', function: { name: tool, arguments: args } };
   if (!body.stream) {
     const message = { role: 'assistant', content: null, tool_calls: [call], refusal: null, annotations: [] };
-    const completion = { ...base, object: 'chat.completion', choices: [{ index: 0, message, logprobs: null, finish_reason: 'tool_calls' }], usage };
+    const completion = {
+      ...base,
+      object: 'chat.completion',
+      choices: [{ index: 0, message, logprobs: null, finish_reason: 'tool_calls' }],
+      usage,
+    };
     return writeJson<ChatCompletion>(response, 200, completion);
   }
   const includeUsage = body.stream_options?.include_usage === true;
   response.writeHead(200, { 'content-type': 'text/event-stream' });
   const send = (choices: object[], extra: Partial<ChatCompletionChunk> = {}) => {
-    const chunk = { ...base, object: 'chat.completion.chunk', choices, ...(includeUsage ? { usage: null } : {}), ...extra };
+    const chunk = {
+      ...base,
+      object: 'chat.completion.chunk',
+      choices,
+      ...(includeUsage ? { usage: null } : {}),
+      ...extra,
+    };
     response.write(sseEvent<ChatCompletionChunk>(chunk));
   };
-  const delta = (toolCall: object) => send([{ index: 0, delta: { tool_calls: [toolCall] }, logprobs: null, finish_reason: null }]);
+  const delta = (toolCall: object) =>
+    send([{ index: 0, delta: { tool_calls: [toolCall] }, logprobs: null, finish_reason: null }]);
   send([{ index: 0, delta: { role: 'assistant', content: null, refusal: null }, logprobs: null, finish_reason: null }]);
   delta({ index: 0, ...call, function: { name: tool, arguments: '' } });
   const half = Math.floor(args.length / 2);
@@ -199,23 +282,58 @@ async function responses(request: RecordedRequest, response: ServerResponse): Pr
   if (!isResponsesRequest(request.body)) return refuseBody(response, 'responses');
   const body = request.body as ResponsesBody;
   const failure = /^fake-error-(\d{3})$/.exec(body.model);
-  if (failure) return sendError(response, Number(failure[1]), 'server_error', `The fake failed with ${failure[1]}`, null);
+  if (failure)
+    return sendError(response, Number(failure[1]), 'server_error', `The fake failed with ${failure[1]}`, null);
   const items = typeof body.input === 'string' ? [{ role: 'user', content: body.input }] : body.input;
-  const textOf = (content: string | Array<{ text?: string }> | undefined) => (typeof content === 'string' ? content : (content ?? []).map((part) => part.text ?? '').join(''));
+  const textOf = (content: string | Array<{ text?: string }> | undefined) =>
+    typeof content === 'string' ? content : (content ?? []).map((part) => part.text ?? '').join('');
   const last = items.filter((item) => item.role === 'user').at(-1);
   const answered = items.at(-1)?.type === 'function_call_output' ? items.at(-1)?.output : undefined;
   const words = wordsOf(`Echo: ${answered ?? textOf(last?.content)}`);
-  const tool = answered === undefined && body.tool_choice !== 'none' ? body.tools?.find((candidate) => candidate.type === 'function')?.name : undefined;
+  const tool =
+    answered === undefined && body.tool_choice !== 'none'
+      ? body.tools?.find((candidate) => candidate.type === 'function')?.name
+      : undefined;
   const usage = {
-    input_tokens: items.reduce((sum, item) => sum + wordsOf(textOf(item.content)).length, 0) + wordsOf(body.instructions ?? '').length,
+    input_tokens:
+      items.reduce((sum, item) => sum + wordsOf(textOf(item.content)).length, 0) +
+      wordsOf(body.instructions ?? '').length,
     input_tokens_details: { cached_tokens: 0 },
     output_tokens: words.length,
     output_tokens_details: { reasoning_tokens: 0 },
   };
-  const message = { id: 'msg_fake1', type: 'message', status: 'completed', role: 'assistant', content: [{ type: 'output_text', text: words.join(' '), annotations: [] }] };
-  const call = tool === undefined ? undefined : { id: 'fc_fake1', type: 'function_call', status: 'completed', call_id: 'call_fake1', name: tool, arguments: JSON.stringify({ query: textOf(last?.content) }) };
-  const base = { id: 'resp_fake1', object: 'response' as const, created_at: 1_741_476_542, model: `${body.model}-2025-04-14`, error: null, incomplete_details: null };
-  const whole = { ...base, status: 'completed', output: [call ?? message], usage: { ...usage, total_tokens: usage.input_tokens + usage.output_tokens } };
+  const message = {
+    id: 'msg_fake1',
+    type: 'message',
+    status: 'completed',
+    role: 'assistant',
+    content: [{ type: 'output_text', text: words.join(' '), annotations: [] }],
+  };
+  const call =
+    tool === undefined
+      ? undefined
+      : {
+          id: 'fc_fake1',
+          type: 'function_call',
+          status: 'completed',
+          call_id: 'call_fake1',
+          name: tool,
+          arguments: JSON.stringify({ query: textOf(last?.content) }),
+        };
+  const base = {
+    id: 'resp_fake1',
+    object: 'response' as const,
+    created_at: 1_741_476_542,
+    model: `${body.model}-2025-04-14`,
+    error: null,
+    incomplete_details: null,
+  };
+  const whole = {
+    ...base,
+    status: 'completed',
+    output: [call ?? message],
+    usage: { ...usage, total_tokens: usage.input_tokens + usage.output_tokens },
+  };
   if (!body.stream) return writeJson<ResponseObject>(response, 200, whole);
   response.writeHead(200, { 'content-type': 'text/event-stream' });
   let sequence = 0;
@@ -229,19 +347,46 @@ async function responses(request: RecordedRequest, response: ServerResponse): Pr
   if (call) {
     send('response.output_item.added', { output_index: 0, item: { ...call, status: 'in_progress', arguments: '' } });
     send('response.function_call_arguments.delta', { item_id: call.id, output_index: 0, delta: call.arguments });
-    send('response.function_call_arguments.done', { item_id: call.id, output_index: 0, name: tool, arguments: call.arguments });
+    send('response.function_call_arguments.done', {
+      item_id: call.id,
+      output_index: 0,
+      name: tool,
+      arguments: call.arguments,
+    });
     send('response.output_item.done', { output_index: 0, item: call });
     send('response.completed', { response: whole });
     response.end();
     return;
   }
   send('response.output_item.added', { output_index: 0, item: { ...message, status: 'in_progress', content: [] } });
-  send('response.content_part.added', { item_id: 'msg_fake1', output_index: 0, content_index: 0, part: { type: 'output_text', text: '', annotations: [] } });
+  send('response.content_part.added', {
+    item_id: 'msg_fake1',
+    output_index: 0,
+    content_index: 0,
+    part: { type: 'output_text', text: '', annotations: [] },
+  });
   for (const [index, word] of words.entries()) {
-    send('response.output_text.delta', { item_id: 'msg_fake1', output_index: 0, content_index: 0, delta: index === 0 ? word : ` ${word}`, logprobs: [] });
+    send('response.output_text.delta', {
+      item_id: 'msg_fake1',
+      output_index: 0,
+      content_index: 0,
+      delta: index === 0 ? word : ` ${word}`,
+      logprobs: [],
+    });
   }
-  send('response.output_text.done', { item_id: 'msg_fake1', output_index: 0, content_index: 0, text: words.join(' '), logprobs: [] });
-  send('response.content_part.done', { item_id: 'msg_fake1', output_index: 0, content_index: 0, part: message.content[0]! });
+  send('response.output_text.done', {
+    item_id: 'msg_fake1',
+    output_index: 0,
+    content_index: 0,
+    text: words.join(' '),
+    logprobs: [],
+  });
+  send('response.content_part.done', {
+    item_id: 'msg_fake1',
+    output_index: 0,
+    content_index: 0,
+    part: message.content[0]!,
+  });
   send('response.output_item.done', { output_index: 0, item: message });
   send('response.completed', { response: whole });
   response.end();
@@ -259,28 +404,56 @@ interface EmbeddingsBody {
  * the text-embedding-3 models), float arrays or base64 of little-endian float32, one token per word.
  */
 function embeddings(request: RecordedRequest, response: ServerResponse): void {
-  if (request.headers.authorization !== `Bearer ${fakeOpenAiKey}`) return sendError(response, 401, 'invalid_request_error', 'Incorrect API key provided', 'invalid_api_key');
+  if (request.headers.authorization !== `Bearer ${fakeOpenAiKey}`)
+    return sendError(response, 401, 'invalid_request_error', 'Incorrect API key provided', 'invalid_api_key');
   if (!isEmbeddingsRequest(request.body)) return refuseBody(response, 'embeddings');
   const body = request.body as EmbeddingsBody;
   const failure = /^fake-error-(\d{3})$/.exec(body.model ?? '');
-  if (failure) return sendError(response, Number(failure[1]), 'server_error', `The fake failed with ${failure[1]}`, null);
-  if (body.model === 'fake-null-answer') return void response.writeHead(200, { 'content-type': 'application/json' }).end('null');
+  if (failure)
+    return sendError(response, Number(failure[1]), 'server_error', `The fake failed with ${failure[1]}`, null);
+  if (body.model === 'fake-null-answer')
+    return void response.writeHead(200, { 'content-type': 'application/json' }).end('null');
   const inputs = typeof body.input === 'string' ? [body.input] : body.input;
-  if (!Array.isArray(inputs) || inputs.length === 0 || !inputs.every((input) => typeof input === 'string' && input !== '')) {
-    return sendError(response, 400, 'invalid_request_error', "'$.input' is invalid. Please check the API reference: https://platform.openai.com/docs/api-reference.", null);
+  if (
+    !Array.isArray(inputs) ||
+    inputs.length === 0 ||
+    !inputs.every((input) => typeof input === 'string' && input !== '')
+  ) {
+    return sendError(
+      response,
+      400,
+      'invalid_request_error',
+      "'$.input' is invalid. Please check the API reference: https://platform.openai.com/docs/api-reference.",
+      null,
+    );
   }
   if (body.dimensions !== undefined && !body.model?.startsWith('text-embedding-3')) {
-    return sendError(response, 400, 'invalid_request_error', 'This model does not support specifying dimensions.', null);
+    return sendError(
+      response,
+      400,
+      'invalid_request_error',
+      'This model does not support specifying dimensions.',
+      null,
+    );
   }
   const vectors = (inputs as string[]).map((input) => fakeVector(input, body.dimensions ?? 8));
   const tokens = (inputs as string[]).reduce((sum, input) => sum + wordsOf(input).length, 0);
   const usage = { prompt_tokens: tokens, total_tokens: tokens };
   if (body.encoding_format === 'base64') {
     // The protocol's other encoding, which the gateway never asks for: little-endian float32, base64.
-    const data = vectors.map((vector, index) => ({ object: 'embedding', index, embedding: Buffer.from(new Float32Array(vector).buffer).toString('base64') }));
+    const data = vectors.map((vector, index) => ({
+      object: 'embedding',
+      index,
+      embedding: Buffer.from(new Float32Array(vector).buffer).toString('base64'),
+    }));
     return writeJson(response, 200, { object: 'list', data, model: body.model, usage });
   }
-  const answer = { object: 'list', data: vectors.map((embedding, index) => ({ object: 'embedding', index, embedding })), model: body.model, usage };
+  const answer = {
+    object: 'list',
+    data: vectors.map((embedding, index) => ({ object: 'embedding', index, embedding })),
+    model: body.model,
+    usage,
+  };
   writeJson<EmbeddingsAnswer>(response, 200, answer);
 }
 
@@ -289,10 +462,23 @@ const isImagesRequest = wireCheck(ImagesGenerateRequest);
 /** The answer to an images request: `n` PNGs as base64, with token usage and the quality rendered (`auto` renders `medium`). */
 function imagesAnswer(prompt: string, n: number, quality: string | undefined): ImagesAnswer {
   // `fake-large`: images of 18 MiB of base64 each, as large high-quality images are.
-  const image = (index: number) => (prompt.includes('fake-large') ? 'A'.repeat(18 * 1024 * 1024) : fakePng(`${prompt}|${index}`).toString('base64'));
+  const image = (index: number) =>
+    prompt.includes('fake-large') ? 'A'.repeat(18 * 1024 * 1024) : fakePng(`${prompt}|${index}`).toString('base64');
   const data = Array.from({ length: n }, (_, index) => ({ b64_json: image(index) }));
   const rendered = quality === undefined || quality === 'auto' ? 'medium' : quality;
-  return { created: 1_713_833_628, data, quality: rendered, size: '1024x1024', output_format: 'png', usage: { input_tokens: 50, output_tokens: 272 * n, total_tokens: 50 + 272 * n, input_tokens_details: { image_tokens: 0, text_tokens: 50 } } };
+  return {
+    created: 1_713_833_628,
+    data,
+    quality: rendered,
+    size: '1024x1024',
+    output_format: 'png',
+    usage: {
+      input_tokens: 50,
+      output_tokens: 272 * n,
+      total_tokens: 50 + 272 * n,
+      input_tokens_details: { image_tokens: 0, text_tokens: 50 },
+    },
+  };
 }
 
 /**
@@ -301,20 +487,39 @@ function imagesAnswer(prompt: string, n: number, quality: string | undefined): I
  * from the prompt (see fake-images.ts).
  */
 async function imageGenerations(request: RecordedRequest, response: ServerResponse): Promise<void> {
-  if (request.headers.authorization !== `Bearer ${fakeOpenAiKey}`) return sendError(response, 401, 'invalid_request_error', 'Incorrect API key provided', 'invalid_api_key');
+  if (request.headers.authorization !== `Bearer ${fakeOpenAiKey}`)
+    return sendError(response, 401, 'invalid_request_error', 'Incorrect API key provided', 'invalid_api_key');
   if (!isImagesRequest(request.body)) return refuseBody(response, 'images/generations');
   const body = request.body;
   const scenario = scenarioOf(body.prompt);
   if (!(await delayFor(scenario))) return;
-  if (scenario.errorStatus) return sendError(response, scenario.errorStatus, scenario.errorStatus === 400 ? 'image_generation_user_error' : 'server_error', `The fake failed with ${scenario.errorStatus}`, null);
-  if (scenario.garbage) return void response.writeHead(200, { 'content-type': 'application/json' }).end('{"images": []}');
+  if (scenario.errorStatus)
+    return sendError(
+      response,
+      scenario.errorStatus,
+      scenario.errorStatus === 400 ? 'image_generation_user_error' : 'server_error',
+      `The fake failed with ${scenario.errorStatus}`,
+      null,
+    );
+  if (scenario.garbage)
+    return void response.writeHead(200, { 'content-type': 'application/json' }).end('{"images": []}');
   const answer = imagesAnswer(body.prompt, body.n ?? 1, body.quality);
   if (body.stream !== true) return writeJson<ImagesAnswer>(response, 200, answer);
   response.writeHead(200, { 'content-type': 'text/event-stream' });
   for (const [index, item] of answer.data.entries()) {
-    const partial: ImagesStreamEvent = { type: 'image_generation.partial_image', b64_json: fakePng(`partial ${index}`, 4, 4).toString('base64'), partial_image_index: 0 };
+    const partial: ImagesStreamEvent = {
+      type: 'image_generation.partial_image',
+      b64_json: fakePng(`partial ${index}`, 4, 4).toString('base64'),
+      partial_image_index: 0,
+    };
     response.write(sseEvent(partial, partial.type));
-    const completed: ImagesStreamEvent = { type: 'image_generation.completed', b64_json: item.b64_json!, quality: answer.quality, size: '1024x1024', usage: answer.usage };
+    const completed: ImagesStreamEvent = {
+      type: 'image_generation.completed',
+      b64_json: item.b64_json!,
+      quality: answer.quality,
+      size: '1024x1024',
+      usage: answer.usage,
+    };
     response.write(sseEvent(completed, completed.type));
   }
   response.end();
@@ -322,26 +527,35 @@ async function imageGenerations(request: RecordedRequest, response: ServerRespon
 
 /** `POST /v1/images/edits` (multipart): the prompt and `image[]` parts read from the form; answered like a generation. */
 function imageEdits(request: RecordedRequest, response: ServerResponse): void {
-  if (request.headers.authorization !== `Bearer ${fakeOpenAiKey}`) return sendError(response, 401, 'invalid_request_error', 'Incorrect API key provided', 'invalid_api_key');
+  if (request.headers.authorization !== `Bearer ${fakeOpenAiKey}`)
+    return sendError(response, 401, 'invalid_request_error', 'Incorrect API key provided', 'invalid_api_key');
   const form = typeof request.body === 'string' ? request.body : '';
-  if (!String(request.headers['content-type']).startsWith('multipart/form-data')) return sendError(response, 400, 'invalid_request_error', 'The edits endpoint takes multipart/form-data', null);
+  if (!String(request.headers['content-type']).startsWith('multipart/form-data'))
+    return sendError(response, 400, 'invalid_request_error', 'The edits endpoint takes multipart/form-data', null);
   const field = (name: string) => new RegExp(`name="${name}"\r\n\r\n([^\r]*)`).exec(form)?.[1];
   const images = form.split('name="image[]"').length - 1;
   const prompt = field('prompt');
-  if (!prompt || images === 0) return sendError(response, 400, 'invalid_request_error', "Missing required parameter: 'image'.", null);
+  if (!prompt || images === 0)
+    return sendError(response, 400, 'invalid_request_error', "Missing required parameter: 'image'.", null);
   writeJson<ImagesAnswer>(response, 200, imagesAnswer(prompt, Number(field('n') ?? 1), field('quality')));
 }
 
 export function startOpenAiFake(): Promise<FakeServer> {
   return startFakeServer(async (request, response) => {
-    if (request.method === 'POST' && request.path === '/v1/images/generations') return imageGenerations(request, response);
+    if (request.method === 'POST' && request.path === '/v1/images/generations')
+      return imageGenerations(request, response);
     if (request.method === 'POST' && request.path === '/v1/images/edits') return imageEdits(request, response);
     if (request.method === 'POST' && request.path === '/v1/chat/completions') return chatCompletions(request, response);
     if (request.method === 'POST' && request.path === '/v1/responses') return responses(request, response);
     if (request.method === 'POST' && request.path === '/v1/embeddings') return embeddings(request, response);
     if (request.method === 'GET' && request.path === '/v1/models') {
       response.writeHead(200, { 'content-type': 'application/json' });
-      response.end(JSON.stringify({ object: 'list', data: [{ id: 'gpt-4o-mini', object: 'model', created: 1_686_935_002, owned_by: 'openai' }] }));
+      response.end(
+        JSON.stringify({
+          object: 'list',
+          data: [{ id: 'gpt-4o-mini', object: 'model', created: 1_686_935_002, owned_by: 'openai' }],
+        }),
+      );
       return;
     }
     sendError(response, 404, 'invalid_request_error', `Invalid URL (${request.method} ${request.path})`, 'unknown_url');

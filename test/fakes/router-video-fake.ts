@@ -1,5 +1,9 @@
 import type { ServerResponse } from 'node:http';
-import { isRouterVideoRequest, type RouterVideoJob, type RouterVideoRequest } from '../../src/protocols/router-video/videos.ts';
+import {
+  isRouterVideoRequest,
+  type RouterVideoJob,
+  type RouterVideoRequest,
+} from '../../src/protocols/router-video/videos.ts';
 import { sandboxClip } from '../../src/providers/sandbox/sandbox-video.ts';
 import { startFakeServer, type FakeServer } from './fake-server.ts';
 import { writeJson } from './wire.ts';
@@ -16,9 +20,11 @@ export const fakeRouterKey = 'fake-router-key';
 export async function startRouterVideoFake(): Promise<FakeServer> {
   const jobs = new Map<string, { body: RouterVideoRequest; reads: number }>();
   let counter = 0;
-  const sendError = (response: ServerResponse, status: number, message: string) => writeJson(response, status, { error: { code: status, message } });
+  const sendError = (response: ServerResponse, status: number, message: string) =>
+    writeJson(response, status, { error: { code: status, message } });
   return startFakeServer((request, response) => {
-    if (request.headers.authorization !== `Bearer ${fakeRouterKey}`) return sendError(response, 401, 'Missing Authentication header');
+    if (request.headers.authorization !== `Bearer ${fakeRouterKey}`)
+      return sendError(response, 401, 'Missing Authentication header');
     if (request.method === 'POST' && request.path === '/api/v1/videos') {
       if (!isRouterVideoRequest(request.body)) return sendError(response, 400, 'Invalid video generation request');
       const body = request.body;
@@ -26,7 +32,12 @@ export async function startRouterVideoFake(): Promise<FakeServer> {
       if (failure) return sendError(response, Number(failure[1]), `The fake failed with ${failure[1]}`);
       const id = `job-${++counter}`;
       jobs.set(id, { body, reads: 0 });
-      return writeJson<RouterVideoJob>(response, 202, { id, polling_url: `/api/v1/videos/${id}`, status: 'pending', generation_id: `gen-${counter}` });
+      return writeJson<RouterVideoJob>(response, 202, {
+        id,
+        polling_url: `/api/v1/videos/${id}`,
+        status: 'pending',
+        generation_id: `gen-${counter}`,
+      });
     }
     const match = /^\/api\/v1\/videos\/([^/?]+)(\/content\?index=(\d+))?$/.exec(request.path);
     const job = match ? jobs.get(match[1]!) : undefined;
@@ -40,7 +51,12 @@ export async function startRouterVideoFake(): Promise<FakeServer> {
       return void response.end(bytes);
     }
     job.reads += 1;
-    const answer: RouterVideoJob = { id, polling_url: `/api/v1/videos/${id}`, generation_id: `gen-${id}`, status: job.reads === 1 ? 'pending' : job.reads === 2 ? 'in_progress' : 'completed' };
+    const answer: RouterVideoJob = {
+      id,
+      polling_url: `/api/v1/videos/${id}`,
+      generation_id: `gen-${id}`,
+      status: job.reads === 1 ? 'pending' : job.reads === 2 ? 'in_progress' : 'completed',
+    };
     if (answer.status === 'completed' && (job.body.prompt ?? '').includes('fake-video-fail')) {
       answer.status = 'failed';
       answer.error = 'The provider could not make this video';

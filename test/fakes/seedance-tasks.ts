@@ -1,5 +1,10 @@
 import type { ServerResponse } from 'node:http';
-import { isSeedanceCreateRequest, type SeedanceCreateRequest, type SeedanceStatus, type SeedanceTask } from '../../src/protocols/ark/video-tasks.ts';
+import {
+  isSeedanceCreateRequest,
+  type SeedanceCreateRequest,
+  type SeedanceStatus,
+  type SeedanceTask,
+} from '../../src/protocols/ark/video-tasks.ts';
 import { sandboxClip } from '../../src/providers/sandbox/sandbox-video.ts';
 import type { FakeFiles } from './fake-images.ts';
 import type { RecordedRequest } from './fake-server.ts';
@@ -15,7 +20,13 @@ import { writeJson } from './wire.ts';
  * JSON that is not a task), `fake-video-lost` (reads answer 404), `fake-video-queued` (never leaves the queue);
  * `fake-error-<status>` fails the creation, `fake-hang` never answers it.
  */
-type SendError = (response: ServerResponse, status: number, code: string, message: string, param?: string | null) => void;
+type SendError = (
+  response: ServerResponse,
+  status: number,
+  code: string,
+  message: string,
+  param?: string | null,
+) => void;
 
 interface FakeTask {
   body: SeedanceCreateRequest;
@@ -52,7 +63,8 @@ export class SeedanceTasks {
     }
     if (request.method === 'GET') this.read(decodeURIComponent(match[1]!), task, response);
     else if (request.method === 'DELETE') {
-      if (task.status !== 'queued') this.sendError(response, 400, 'InvalidParameter', `The task is ${task.status} and cannot be cancelled.`, 'id');
+      if (task.status !== 'queued')
+        this.sendError(response, 400, 'InvalidParameter', `The task is ${task.status} and cannot be cancelled.`, 'id');
       else {
         task.status = 'cancelled';
         response.writeHead(200, { 'content-type': 'application/json' }).end('{}');
@@ -63,11 +75,23 @@ export class SeedanceTasks {
 
   private async create(request: RecordedRequest, response: ServerResponse): Promise<void> {
     const body = request.body;
-    if (!isSeedanceCreateRequest(body)) return this.sendError(response, 400, 'InvalidParameter', 'One or more parameters specified in the request are not valid.');
+    if (!isSeedanceCreateRequest(body))
+      return this.sendError(
+        response,
+        400,
+        'InvalidParameter',
+        'One or more parameters specified in the request are not valid.',
+      );
     const prompt = body.content.flatMap((item) => (item.type === 'text' ? [item.text] : [])).join('\n');
     if (prompt.includes('fake-hang')) return;
     const error = /fake-error-(\d{3})/.exec(prompt);
-    if (error) return this.sendError(response, Number(error[1]), Number(error[1]) === 400 ? 'InputTextSensitiveContentDetected' : 'InternalServiceError', `The fake failed with ${error[1]}`);
+    if (error)
+      return this.sendError(
+        response,
+        Number(error[1]),
+        Number(error[1]) === 400 ? 'InputTextSensitiveContentDetected' : 'InternalServiceError',
+        `The fake failed with ${error[1]}`,
+      );
     const id = `cgt-${Date.now()}-${++this.counter}`;
     this.tasks.set(id, { body, prompt, reads: 0, status: 'queued', createdAt: Math.floor(Date.now() / 1000) });
     writeJson(response, 200, { id }, { 'x-request-id': 'fake-ark-request' });
@@ -75,8 +99,10 @@ export class SeedanceTasks {
 
   private read(id: string, task: FakeTask, response: ServerResponse): void {
     const prompt = task.prompt;
-    if (prompt.includes('fake-video-lost')) return this.sendError(response, 404, 'NotFound.TaskId', `The specified task ${id} is not found.`, 'id');
-    if (prompt.includes('fake-video-garbage')) return void response.writeHead(200, { 'content-type': 'application/json' }).end('{"task": "not one"}');
+    if (prompt.includes('fake-video-lost'))
+      return this.sendError(response, 404, 'NotFound.TaskId', `The specified task ${id} is not found.`, 'id');
+    if (prompt.includes('fake-video-garbage'))
+      return void response.writeHead(200, { 'content-type': 'application/json' }).end('{"task": "not one"}');
     task.reads += 1;
     const running = 1 + Number(/fake-video-slow-(\d+)/.exec(prompt)?.[1] ?? 0);
     if (task.status === 'queued' || task.status === 'running') {
@@ -105,11 +131,17 @@ export class SeedanceTasks {
     if (task.status === 'succeeded') {
       const delivered = Number(/fake-video-(?:short|long)-(\d+)/.exec(prompt)?.[1] ?? duration);
       const video = sandboxClip(prompt, delivered, task.body.ratio ?? '16:9');
-      answer.content = { video_url: this.files.add(video, { expired: false, delayMs: 0, contentType: 'video/mp4', extension: 'mp4' }) };
+      answer.content = {
+        video_url: this.files.add(video, { expired: false, delayMs: 0, contentType: 'video/mp4', extension: 'mp4' }),
+      };
       const tokens = Math.round(((pixels[resolution] ?? pixels['720p']!) * 24 * duration) / 1024);
       answer.usage = { completion_tokens: tokens, total_tokens: tokens };
     }
-    if (task.status === 'failed') answer.error = { code: 'OutputVideoSensitiveContentDetected', message: 'The generated video may contain sensitive information.' };
+    if (task.status === 'failed')
+      answer.error = {
+        code: 'OutputVideoSensitiveContentDetected',
+        message: 'The generated video may contain sensitive information.',
+      };
     writeJson<SeedanceTask>(response, 200, answer, { 'x-request-id': 'fake-ark-request' });
   }
 }

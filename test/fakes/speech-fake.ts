@@ -1,7 +1,17 @@
 import type { ServerResponse } from 'node:http';
 import { sandboxReferenceAudio, sandboxSpeech, sandboxSubtitle } from '../../src/providers/sandbox/sandbox-speech.ts';
-import { isSeedAudioRequest, seedAudioPath, type SeedAudioAnswer, type SeedAudioRequest } from '../../src/protocols/speech/seed-audio.ts';
-import { isSpeechRequest, speechFinishedCode, type SpeechError, type SpeechFrame } from '../../src/protocols/speech/tts.ts';
+import {
+  isSeedAudioRequest,
+  seedAudioPath,
+  type SeedAudioAnswer,
+  type SeedAudioRequest,
+} from '../../src/protocols/speech/seed-audio.ts';
+import {
+  isSpeechRequest,
+  speechFinishedCode,
+  type SpeechError,
+  type SpeechFrame,
+} from '../../src/protocols/speech/tts.ts';
 import { FakeFiles } from './fake-images.ts';
 import { sleep, startFakeServer, type FakeServer, type RecordedRequest } from './fake-server.ts';
 import { writeJson } from './wire.ts';
@@ -30,7 +40,8 @@ async function delayFor(text: string): Promise<boolean> {
  * final frame), `fake-slow-<ms>`, `fake-hang`.
  */
 async function unidirectional(request: RecordedRequest, response: ServerResponse): Promise<void> {
-  if (request.headers['x-api-key'] !== fakeSpeechKey) return sendError(response, 401, 45000010, 'load grant: requested grant not found');
+  if (request.headers['x-api-key'] !== fakeSpeechKey)
+    return sendError(response, 401, 45000010, 'load grant: requested grant not found');
   if (!isSpeechRequest(request.body)) return sendError(response, 400, 40000001, 'invalid request body');
   const { text, speaker, audio_params: audio } = request.body.req_params;
   const failure = /fake-error-(\d{3})/.exec(text);
@@ -44,24 +55,52 @@ async function unidirectional(request: RecordedRequest, response: ServerResponse
     line({ code: 45000000, message: 'speaker permission denied: get resource id: access denied', data: null });
     return void response.end();
   }
-  const spoken = await sandboxSpeech({ resourceId: wanted, voiceType: speaker, text, format: audio.format, sampleRate: audio.sample_rate });
+  const spoken = await sandboxSpeech({
+    resourceId: wanted,
+    voiceType: speaker,
+    text,
+    format: audio.format,
+    sampleRate: audio.sample_rate,
+  });
   const bytes = Buffer.from(spoken.audio, 'base64');
   const third = Math.ceil(bytes.length / 3);
-  for (let start = 0; start < bytes.length; start += third) line({ code: 0, message: '', data: bytes.subarray(start, start + third).toString('base64') });
+  for (let start = 0; start < bytes.length; start += third)
+    line({ code: 0, message: '', data: bytes.subarray(start, start + third).toString('base64') });
   if (audio.enable_subtitle) {
     for (const sentence of sandboxSubtitle(text).sentences) {
-      line({ code: 0, message: '', data: null, sentence: { text: sentence.text, words: sentence.words.map((word) => ({ word: word.text, startTime: word.startTime / 1000, endTime: word.endTime / 1000, confidence: 0.9 })) } });
+      line({
+        code: 0,
+        message: '',
+        data: null,
+        sentence: {
+          text: sentence.text,
+          words: sentence.words.map((word) => ({
+            word: word.text,
+            startTime: word.startTime / 1000,
+            endTime: word.endTime / 1000,
+            confidence: 0.9,
+          })),
+        },
+      });
     }
   }
   if (text.includes('fake-inband-error')) line({ code: 55000000, message: 'server error', data: null });
   else if (!text.includes('fake-cut')) {
-    const usage = request.headers['x-control-require-usage-tokens-return'] ? { usage: { text_words: [...text].length } } : {};
+    const usage = request.headers['x-control-require-usage-tokens-return']
+      ? { usage: { text_words: [...text].length } }
+      : {};
     line({ code: speechFinishedCode, message: 'ok', data: null, ...usage });
   }
   response.end();
 }
 
-const referenceFields: Record<string, string> = { speaker: 'speaker', audio_url: 'audioUrl', audio_data: 'audioData', image_url: 'imageUrl', image_data: 'imageData' };
+const referenceFields: Record<string, string> = {
+  speaker: 'speaker',
+  audio_url: 'audioUrl',
+  audio_data: 'audioData',
+  image_url: 'imageUrl',
+  image_data: 'imageData',
+};
 
 /**
  * Seed Audio's generation with reference (`POST /api/v3/tts/create`): one JSON answer with the clip in base64
@@ -79,9 +118,13 @@ async function createAudio(request: RecordedRequest, response: ServerResponse, f
   const failure = /fake-error-(\d{3})/.exec(prompt);
   if (failure) return sendError(response, Number(failure[1]), 55000000, `The fake failed with ${failure[1]}`);
   if (!(await delayFor(prompt))) return;
-  if (prompt.includes('fake-inband-error')) return writeJson<SeedAudioAnswer>(response, 200, { code: 45000001, message: 'text_prompt is invalid' });
-  if (prompt.includes('fake-garbage')) return void response.writeHead(200, { 'content-type': 'application/json' }).end('{"clip": "not one"}');
-  const references = (body.references ?? []).map((reference) => Object.fromEntries(Object.entries(reference).map(([field, value]) => [referenceFields[field] ?? field, value])));
+  if (prompt.includes('fake-inband-error'))
+    return writeJson<SeedAudioAnswer>(response, 200, { code: 45000001, message: 'text_prompt is invalid' });
+  if (prompt.includes('fake-garbage'))
+    return void response.writeHead(200, { 'content-type': 'application/json' }).end('{"clip": "not one"}');
+  const references = (body.references ?? []).map((reference) =>
+    Object.fromEntries(Object.entries(reference).map(([field, value]) => [referenceFields[field] ?? field, value])),
+  );
   let made;
   try {
     made = await sandboxReferenceAudio(
@@ -91,17 +134,33 @@ async function createAudio(request: RecordedRequest, response: ServerResponse, f
         format: body.audio_config.format,
         ...(body.audio_config.sample_rate !== undefined ? { sampleRate: body.audio_config.sample_rate } : {}),
         ...(body.audio_config.speech_rate !== undefined ? { speechRate: body.audio_config.speech_rate } : {}),
-        ...(body.audio_config.enable_subtitle !== undefined ? { enableSubtitle: body.audio_config.enable_subtitle } : {}),
+        ...(body.audio_config.enable_subtitle !== undefined
+          ? { enableSubtitle: body.audio_config.enable_subtitle }
+          : {}),
       },
       'audio-reference',
     );
   } catch {
-    return writeJson<SeedAudioAnswer>(response, 200, { code: 45000001, message: 'references: each reference must set exactly one source' });
+    return writeJson<SeedAudioAnswer>(response, 200, {
+      code: 45000001,
+      message: 'references: each reference must set exactly one source',
+    });
   }
   const bytes = Buffer.from(made.audio.kind === 'inline' ? made.audio.data : '', 'base64');
-  const url = files.add(bytes, { expired: false, delayMs: 0, contentType: made.mediaType, extension: body.audio_config.format });
+  const url = files.add(bytes, {
+    expired: false,
+    delayMs: 0,
+    contentType: made.mediaType,
+    extension: body.audio_config.format,
+  });
   const billed = /fake-billed-(\d+(?:\.\d+)?)/.exec(prompt);
-  const answer: SeedAudioAnswer = { code: 0, message: '', duration: made.durationSeconds!, original_duration: billed ? Number(billed[1]) : made.originalDurationSeconds!, url };
+  const answer: SeedAudioAnswer = {
+    code: 0,
+    message: '',
+    duration: made.durationSeconds!,
+    original_duration: billed ? Number(billed[1]) : made.originalDurationSeconds!,
+    url,
+  };
   if (!prompt.includes('fake-url-only')) answer.audio = bytes.toString('base64');
   if (made.subtitle) {
     answer.subtitle = {
@@ -123,7 +182,8 @@ export async function startSpeechFake(): Promise<FakeServer> {
   const files = new FakeFiles(() => baseUrl);
   const server = await startFakeServer(async (request, response) => {
     if (await files.serve(request, response)) return;
-    if (request.method === 'POST' && request.path === '/api/v3/tts/unidirectional') return unidirectional(request, response);
+    if (request.method === 'POST' && request.path === '/api/v3/tts/unidirectional')
+      return unidirectional(request, response);
     if (request.method === 'POST' && request.path === seedAudioPath) return createAudio(request, response, files);
     sendError(response, 404, 40400000, `Not found: ${request.method} ${request.path}`);
   });

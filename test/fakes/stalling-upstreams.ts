@@ -20,7 +20,8 @@ export async function startStallingUpstream(): Promise<FakeServer> {
       response.write('{"created": 1, "data": [{"b64_json": "iVBORw0KGgo');
       return;
     }
-    if (request.method === 'POST' && request.path === '/api/v3/contents/generations/tasks') return writeJson(response, 200, { id: `stalled-task-${++counter}` });
+    if (request.method === 'POST' && request.path === '/api/v3/contents/generations/tasks')
+      return writeJson(response, 200, { id: `stalled-task-${++counter}` });
     if (request.path.startsWith('/api/v3/contents/generations/tasks/')) return;
     writeJson(response, 404, { error: { message: `Not found: ${request.method} ${request.path}` } });
   });
@@ -50,7 +51,8 @@ export async function startPresignedVideoFake(): Promise<{ router: FakeServer; s
   });
   let counter = 0;
   const router = await startFakeServer((request, response) => {
-    if (request.headers.authorization !== `Bearer ${fakeStallKey}`) return writeJson(response, 401, { error: { code: 401, message: 'Missing Authentication header' } });
+    if (request.headers.authorization !== `Bearer ${fakeStallKey}`)
+      return writeJson(response, 401, { error: { code: 401, message: 'Missing Authentication header' } });
     if (request.method === 'POST' && request.path === '/api/v1/videos') {
       const id = `video-${++counter}`;
       prompts.set(id, (request.body as { prompt?: string } | undefined)?.prompt ?? '');
@@ -58,7 +60,8 @@ export async function startPresignedVideoFake(): Promise<{ router: FakeServer; s
     }
     const match = /^\/api\/v1\/videos\/([^/?]+)(\/content)?/.exec(request.path);
     const id = match?.[1];
-    if (request.method !== 'GET' || !id || !prompts.has(id)) return writeJson(response, 404, { error: { code: 404, message: 'Not found' } });
+    if (request.method !== 'GET' || !id || !prompts.has(id))
+      return writeJson(response, 404, { error: { code: 404, message: 'Not found' } });
     if (match[2]) return sendClip(response, id);
     const prompt = prompts.get(id)!;
     const url = prompt.includes('fake-same-origin')

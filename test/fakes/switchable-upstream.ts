@@ -20,22 +20,32 @@ export async function startSwitchableUpstream(target: FakeServer): Promise<Switc
   const server = await startFakeServer(async (incoming, response) => {
     if (state.down) {
       await sleep(state.failureDelayMs);
-      const body: OpenAiError = { error: { message: 'The server is overloaded or not ready yet.', type: 'server_error', param: null, code: null } };
+      const body: OpenAiError = {
+        error: { message: 'The server is overloaded or not ready yet.', type: 'server_error', param: null, code: null },
+      };
       return writeJson(response, 503, body);
     }
-    const headers = Object.fromEntries(Object.entries(incoming.headers).filter(([name]) => !['host', 'content-length', 'connection'].includes(name))) as Record<string, string>;
+    const headers = Object.fromEntries(
+      Object.entries(incoming.headers).filter(([name]) => !['host', 'content-length', 'connection'].includes(name)),
+    ) as Record<string, string>;
     const answer = await request(`${target.url}${incoming.path}`, {
       method: incoming.method as 'GET' | 'POST',
       headers,
       body: incoming.body === undefined ? undefined : JSON.stringify(incoming.body),
     });
-    response.writeHead(answer.statusCode, { 'content-type': String(answer.headers['content-type'] ?? 'application/json') });
+    response.writeHead(answer.statusCode, {
+      'content-type': String(answer.headers['content-type'] ?? 'application/json'),
+    });
     for await (const chunk of answer.body) response.write(chunk);
     response.end();
   });
   // Accessors, not copies: a test's `upstream.down = true` must reach the handler above.
   return Object.defineProperties(server, {
     down: { get: () => state.down, set: (value: boolean) => (state.down = value), enumerable: true },
-    failureDelayMs: { get: () => state.failureDelayMs, set: (value: number) => (state.failureDelayMs = value), enumerable: true },
+    failureDelayMs: {
+      get: () => state.failureDelayMs,
+      set: (value: number) => (state.failureDelayMs = value),
+      enumerable: true,
+    },
   }) as SwitchableUpstream;
 }

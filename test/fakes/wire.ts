@@ -5,7 +5,12 @@ import type { ServerResponse } from 'node:http';
  * from what the gateway parses. Callers pass a value built beforehand: fields beyond the protocol's shape are
  * the provider's own and are allowed, as they are on the wire.
  */
-export function writeJson<T>(response: ServerResponse, status: number, body: T, headers: Record<string, string> = {}): void {
+export function writeJson<T>(
+  response: ServerResponse,
+  status: number,
+  body: T,
+  headers: Record<string, string> = {},
+): void {
   response.writeHead(status, { 'content-type': 'application/json', ...headers });
   response.end(JSON.stringify(body));
 }

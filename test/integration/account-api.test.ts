@@ -37,7 +37,11 @@ describe('account API', () => {
   describe('POST /api/v1/auth/signup', () => {
     it('answers 201 {token, account} with the signup credits and sets an HttpOnly session cookie', async () => {
       const email = uniqueEmail('signup');
-      const response = await gateway.request({ method: 'POST', url: '/api/v1/auth/signup', payload: { email, password: testPassword } });
+      const response = await gateway.request({
+        method: 'POST',
+        url: '/api/v1/auth/signup',
+        payload: { email, password: testPassword },
+      });
       expect(response.statusCode).toBe(201);
       const body = response.json<SessionBody>();
       expect(Object.keys(body).sort()).toEqual(['account', 'token']);
@@ -52,11 +56,19 @@ describe('account API', () => {
 
     it('stores the email lower-cased and refuses the same email in another case with 409', async () => {
       const email = uniqueEmail('MiXeD');
-      const first = await gateway.request({ method: 'POST', url: '/api/v1/auth/signup', payload: { email, password: testPassword } });
+      const first = await gateway.request({
+        method: 'POST',
+        url: '/api/v1/auth/signup',
+        payload: { email, password: testPassword },
+      });
       expect(first.statusCode).toBe(201);
       expect(first.json<SessionBody>().account.email).toBe(email.toLowerCase());
       for (const variant of [email, email.toUpperCase(), email.toLowerCase()]) {
-        const again = await gateway.request({ method: 'POST', url: '/api/v1/auth/signup', payload: { email: variant, password: testPassword } });
+        const again = await gateway.request({
+          method: 'POST',
+          url: '/api/v1/auth/signup',
+          payload: { email: variant, password: testPassword },
+        });
         expectEnvelope(again, 409, 'GW_CONFLICT', '/api/v1/auth/signup');
       }
     });
@@ -77,7 +89,11 @@ describe('account API', () => {
     it('answers {token, account} for the right password, in any email case', async () => {
       const email = uniqueEmail('login');
       const created = await signup(gateway, email);
-      const login = await gateway.request({ method: 'POST', url: '/api/v1/auth/login', payload: { email: email.toUpperCase(), password: testPassword } });
+      const login = await gateway.request({
+        method: 'POST',
+        url: '/api/v1/auth/login',
+        payload: { email: email.toUpperCase(), password: testPassword },
+      });
       expect(login.statusCode).toBe(200);
       const body = login.json<SessionBody>();
       expect(Object.keys(body).sort()).toEqual(['account', 'token']);
@@ -91,14 +107,22 @@ describe('account API', () => {
       const email = uniqueEmail('nopass');
       await signup(gateway, email);
       expectEnvelope(
-        await gateway.request({ method: 'POST', url: '/api/v1/auth/login', payload: { email, password: `${testPassword}!` } }),
+        await gateway.request({
+          method: 'POST',
+          url: '/api/v1/auth/login',
+          payload: { email, password: `${testPassword}!` },
+        }),
         401,
         'GW_INVALID_CREDENTIALS',
         '/api/v1/auth/login',
       );
       const passwordless = await gateway.gateway.core.services.accounts.createAccount({ email: uniqueEmail('cli') });
       expectEnvelope(
-        await gateway.request({ method: 'POST', url: '/api/v1/auth/login', payload: { email: passwordless.email, password: testPassword } }),
+        await gateway.request({
+          method: 'POST',
+          url: '/api/v1/auth/login',
+          payload: { email: passwordless.email, password: testPassword },
+        }),
         401,
         'GW_INVALID_CREDENTIALS',
         '/api/v1/auth/login',
@@ -109,7 +133,11 @@ describe('account API', () => {
   describe('POST /api/v1/auth/logout', () => {
     it('answers 204 and ends the session', async () => {
       const session = await signup(gateway);
-      const response = await gateway.request({ method: 'POST', url: '/api/v1/auth/logout', headers: bearer(session.token) });
+      const response = await gateway.request({
+        method: 'POST',
+        url: '/api/v1/auth/logout',
+        headers: bearer(session.token),
+      });
       expect(response.statusCode).toBe(204);
       expect(response.body).toBe('');
       expectEnvelope(
@@ -124,7 +152,11 @@ describe('account API', () => {
   describe('GET /api/v1/account', () => {
     it('answers {id, email, creditBalance} for a session and for a key of the account', async () => {
       const session = await signup(gateway);
-      const bySession = await gateway.request({ method: 'GET', url: '/api/v1/account', headers: bearer(session.token) });
+      const bySession = await gateway.request({
+        method: 'GET',
+        url: '/api/v1/account',
+        headers: bearer(session.token),
+      });
       expect(bySession.statusCode).toBe(200);
       expect(bySession.json()).toEqual(session.account);
 
@@ -141,14 +173,24 @@ describe('account API', () => {
     });
 
     it('needs a credential', async () => {
-      expectEnvelope(await gateway.request({ method: 'GET', url: '/api/v1/account' }), 401, 'GW_UNAUTHENTICATED', '/api/v1/account');
+      expectEnvelope(
+        await gateway.request({ method: 'GET', url: '/api/v1/account' }),
+        401,
+        'GW_UNAUTHENTICATED',
+        '/api/v1/account',
+      );
     });
   });
 
   describe('POST /api/v1/api-keys', () => {
     it('answers 201 {id, name, key, ...} with a key that works', async () => {
       const session = await signup(gateway);
-      const response = await gateway.request({ method: 'POST', url: '/api/v1/api-keys', headers: bearer(session.token), payload: { name: 'laptop' } });
+      const response = await gateway.request({
+        method: 'POST',
+        url: '/api/v1/api-keys',
+        headers: bearer(session.token),
+        payload: { name: 'laptop' },
+      });
       expect(response.statusCode).toBe(201);
       const created = response.json<CreatedKeyBody>();
       expect(created).toMatchObject({ name: 'laptop', isActive: true, limits: {} });
@@ -156,15 +198,26 @@ describe('account API', () => {
       expect(created.key).toMatch(/^gwk_[A-Za-z0-9_-]{40,}$/);
       expect(created.key.startsWith(created.prefix.replace('…', ''))).toBe(true);
       expect(created.prefix.length).toBeLessThan(created.key.length / 2);
-      const balance = await gateway.request({ method: 'GET', url: '/api/compat/v1/balance', headers: keyHeaders(created.key) });
+      const balance = await gateway.request({
+        method: 'GET',
+        url: '/api/compat/v1/balance',
+        headers: keyHeaders(created.key),
+      });
       expect(balance.json()).toEqual({ creditBalance: signupCredits });
     });
 
     it('stores limits given at creation, in exact decimals', async () => {
       const session = await signup(gateway);
-      const created = await createKeyOverHttp(gateway, bearer(session.token), { name: 'capped', limits: { daily: 0.1, total: 12.34 } });
+      const created = await createKeyOverHttp(gateway, bearer(session.token), {
+        name: 'capped',
+        limits: { daily: 0.1, total: 12.34 },
+      });
       expect(created.limits).toEqual({ daily: 0.1, total: 12.34 });
-      const lookup = await gateway.request({ method: 'GET', url: '/api/compat/v1/api-key', headers: keyHeaders(created.key) });
+      const lookup = await gateway.request({
+        method: 'GET',
+        url: '/api/compat/v1/api-key',
+        headers: keyHeaders(created.key),
+      });
       expect(lookup.json()).toEqual({
         name: 'capped',
         isActive: true,
@@ -177,7 +230,12 @@ describe('account API', () => {
       const session = await signup(gateway);
       const first = await createKeyOverHttp(gateway, bearer(session.token), { name: 'capped', limits: { total: 1 } });
       const url = '/api/v1/api-keys';
-      expectEnvelope(await gateway.request({ method: 'POST', url, headers: keyHeaders(first.key), payload: { name: 'uncapped' } }), 403, 'GW_SESSION_REQUIRED', url);
+      expectEnvelope(
+        await gateway.request({ method: 'POST', url, headers: keyHeaders(first.key), payload: { name: 'uncapped' } }),
+        403,
+        'GW_SESSION_REQUIRED',
+        url,
+      );
       const list = await gateway.request({ method: 'GET', url, headers: keyHeaders(first.key) });
       expect(list.json<KeyBody[]>().map((key) => key.id)).toEqual([first.id]);
     });
@@ -192,7 +250,12 @@ describe('account API', () => {
       [{ name: 'ok', limits: { total: null } }, 'total'],
     ])('refuses %j with 400', async (payload, field) => {
       const session = await signup(gateway);
-      const response = await gateway.request({ method: 'POST', url: '/api/v1/api-keys', headers: bearer(session.token), payload });
+      const response = await gateway.request({
+        method: 'POST',
+        url: '/api/v1/api-keys',
+        headers: bearer(session.token),
+        payload,
+      });
       const body = expectEnvelope(response, 400, 'GW_VALIDATION', '/api/v1/api-keys');
       expect(body.errors.join(' ')).toContain(field);
       const list = await gateway.request({ method: 'GET', url: '/api/v1/api-keys', headers: bearer(session.token) });
@@ -202,18 +265,40 @@ describe('account API', () => {
     it(`refuses the key past the per-account limit of ${maxApiKeys} with 403, and allows one again after a revocation`, async () => {
       const session = await signup(gateway);
       const keys: CreatedKeyBody[] = [];
-      for (let index = 0; index < maxApiKeys; index += 1) keys.push(await createKeyOverHttp(gateway, bearer(session.token), { name: `k${index}` }));
-      const refused = await gateway.request({ method: 'POST', url: '/api/v1/api-keys', headers: bearer(session.token), payload: { name: 'one too many' } });
+      for (let index = 0; index < maxApiKeys; index += 1)
+        keys.push(await createKeyOverHttp(gateway, bearer(session.token), { name: `k${index}` }));
+      const refused = await gateway.request({
+        method: 'POST',
+        url: '/api/v1/api-keys',
+        headers: bearer(session.token),
+        payload: { name: 'one too many' },
+      });
       expectEnvelope(refused, 403, 'GW_KEY_LIMIT_REACHED', '/api/v1/api-keys');
       const list = await gateway.request({ method: 'GET', url: '/api/v1/api-keys', headers: bearer(session.token) });
       expect(list.json<KeyBody[]>()).toHaveLength(maxApiKeys);
 
       // A disabled key still counts; a revoked one does not.
-      await gateway.request({ method: 'PATCH', url: `/api/v1/api-keys/${keys[0]!.id}`, headers: bearer(session.token), payload: { isActive: false } });
+      await gateway.request({
+        method: 'PATCH',
+        url: `/api/v1/api-keys/${keys[0]!.id}`,
+        headers: bearer(session.token),
+        payload: { isActive: false },
+      });
       expect(
-        (await gateway.request({ method: 'POST', url: '/api/v1/api-keys', headers: bearer(session.token), payload: { name: 'still too many' } })).statusCode,
+        (
+          await gateway.request({
+            method: 'POST',
+            url: '/api/v1/api-keys',
+            headers: bearer(session.token),
+            payload: { name: 'still too many' },
+          })
+        ).statusCode,
       ).toBe(403);
-      const revoked = await gateway.request({ method: 'DELETE', url: `/api/v1/api-keys/${keys[1]!.id}`, headers: bearer(session.token) });
+      const revoked = await gateway.request({
+        method: 'DELETE',
+        url: `/api/v1/api-keys/${keys[1]!.id}`,
+        headers: bearer(session.token),
+      });
       expect(revoked.statusCode).toBe(204);
       await createKeyOverHttp(gateway, bearer(session.token), { name: 'replacement' });
     });
@@ -230,7 +315,12 @@ describe('account API', () => {
       const attempts = 10;
       const responses = await Promise.all(
         Array.from({ length: attempts }, (_unused, index) =>
-          gateway.request({ method: 'POST', url: '/api/v1/api-keys', headers: bearer(session.token), payload: { name: `race ${index}` } }),
+          gateway.request({
+            method: 'POST',
+            url: '/api/v1/api-keys',
+            headers: bearer(session.token),
+            payload: { name: `race ${index}` },
+          }),
         ),
       );
       const statuses = responses.map((response) => response.statusCode).sort();
@@ -251,7 +341,11 @@ describe('account API', () => {
       const stranger = await signup(gateway);
       await createKeyOverHttp(gateway, bearer(stranger.token), { name: 'not yours' });
 
-      const response = await gateway.request({ method: 'GET', url: '/api/v1/api-keys', headers: bearer(session.token) });
+      const response = await gateway.request({
+        method: 'GET',
+        url: '/api/v1/api-keys',
+        headers: bearer(session.token),
+      });
       expect(response.statusCode).toBe(200);
       const list = response.json<KeyBody[]>();
       expect(list.map((key) => key.name)).toEqual(['first', 'second']);
@@ -264,7 +358,12 @@ describe('account API', () => {
         rateLimits: {},
         createdAt: first.createdAt,
         // Nothing spent yet: every window says so, and the capped one says what is left.
-        spend: { daily: { spent: 0 }, weekly: { spent: 0 }, monthly: { limit: 7, spent: 0, remaining: 7 }, total: { spent: 0 } },
+        spend: {
+          daily: { spent: 0 },
+          weekly: { spent: 0 },
+          monthly: { limit: 7, spent: 0, remaining: 7 },
+          total: { spent: 0 },
+        },
       });
       for (const key of list) expect(key).not.toHaveProperty('key');
       for (const raw of [first.key, second.key, third.key]) {
@@ -278,10 +377,18 @@ describe('account API', () => {
     it('returns the same raw key as creation, for a session (bearer or cookie)', async () => {
       const session = await signup(gateway);
       const created = await createKeyOverHttp(gateway, bearer(session.token));
-      const viaBearer = await gateway.request({ method: 'GET', url: `/api/v1/api-keys/${created.id}/reveal`, headers: bearer(session.token) });
+      const viaBearer = await gateway.request({
+        method: 'GET',
+        url: `/api/v1/api-keys/${created.id}/reveal`,
+        headers: bearer(session.token),
+      });
       expect(viaBearer.statusCode).toBe(200);
       expect(viaBearer.json()).toEqual({ key: created.key });
-      const viaCookie = await gateway.request({ method: 'GET', url: `/api/v1/api-keys/${created.id}/reveal`, cookies: { gw_session: session.token } });
+      const viaCookie = await gateway.request({
+        method: 'GET',
+        url: `/api/v1/api-keys/${created.id}/reveal`,
+        cookies: { gw_session: session.token },
+      });
       expect(viaCookie.json()).toEqual({ key: created.key });
     });
 
@@ -289,7 +396,11 @@ describe('account API', () => {
       const session = await signup(gateway);
       const created = await createKeyOverHttp(gateway, bearer(session.token));
       for (const headers of [keyHeaders(created.key), bearer(created.key)]) {
-        const response = await gateway.request({ method: 'GET', url: `/api/v1/api-keys/${created.id}/reveal`, headers });
+        const response = await gateway.request({
+          method: 'GET',
+          url: `/api/v1/api-keys/${created.id}/reveal`,
+          headers,
+        });
         expectEnvelope(response, 403, 'GW_SESSION_REQUIRED', `/api/v1/api-keys/${created.id}/reveal`);
         expect(response.body).not.toContain(created.key);
       }
@@ -298,9 +409,17 @@ describe('account API', () => {
     it('answers 404 for a revoked key and an unknown id', async () => {
       const session = await signup(gateway);
       const created = await createKeyOverHttp(gateway, bearer(session.token));
-      await gateway.request({ method: 'DELETE', url: `/api/v1/api-keys/${created.id}`, headers: bearer(session.token) });
+      await gateway.request({
+        method: 'DELETE',
+        url: `/api/v1/api-keys/${created.id}`,
+        headers: bearer(session.token),
+      });
       for (const id of [created.id, 'key_does_not_exist']) {
-        const response = await gateway.request({ method: 'GET', url: `/api/v1/api-keys/${id}/reveal`, headers: bearer(session.token) });
+        const response = await gateway.request({
+          method: 'GET',
+          url: `/api/v1/api-keys/${id}/reveal`,
+          headers: bearer(session.token),
+        });
         expectEnvelope(response, 404, 'GW_NOT_FOUND', `/api/v1/api-keys/${id}/reveal`);
       }
     });
@@ -311,12 +430,24 @@ describe('account API', () => {
       const session = await signup(gateway);
       const created = await createKeyOverHttp(gateway, bearer(session.token), { name: 'limited' });
       const patch = (payload: Record<string, number | null>) =>
-        gateway.request({ method: 'PATCH', url: `/api/v1/api-keys/${created.id}/usage-limit`, headers: bearer(session.token), payload });
-      const lookup = async () => (await gateway.request({ method: 'GET', url: '/api/compat/v1/api-key', headers: keyHeaders(created.key) })).json();
+        gateway.request({
+          method: 'PATCH',
+          url: `/api/v1/api-keys/${created.id}/usage-limit`,
+          headers: bearer(session.token),
+          payload,
+        });
+      const lookup = async () =>
+        (
+          await gateway.request({ method: 'GET', url: '/api/compat/v1/api-key', headers: keyHeaders(created.key) })
+        ).json();
 
       const first = await patch({ daily: 5, weekly: 0.3 });
       expect(first.statusCode).toBe(200);
-      expect(first.json<KeyBody>()).toMatchObject({ id: created.id, name: 'limited', limits: { daily: 5, weekly: 0.3 } });
+      expect(first.json<KeyBody>()).toMatchObject({
+        id: created.id,
+        name: 'limited',
+        limits: { daily: 5, weekly: 0.3 },
+      });
       expect(first.json()).not.toHaveProperty('key');
       expect(await lookup()).toEqual({
         name: 'limited',
@@ -350,7 +481,12 @@ describe('account API', () => {
       const session = await signup(gateway);
       const created = await createKeyOverHttp(gateway, bearer(session.token), { name: 'capped', limits: { total: 2 } });
       const url = `/api/v1/api-keys/${created.id}/usage-limit`;
-      const response = await gateway.request({ method: 'PATCH', url, headers: keyHeaders(created.key), payload: { total: null } });
+      const response = await gateway.request({
+        method: 'PATCH',
+        url,
+        headers: keyHeaders(created.key),
+        payload: { total: null },
+      });
       expectEnvelope(response, 403, 'GW_SESSION_REQUIRED', url);
       const list = await gateway.request({ method: 'GET', url: '/api/v1/api-keys', headers: bearer(session.token) });
       expect(list.json<KeyBody[]>()[0]?.limits).toEqual({ total: 2 });
@@ -364,7 +500,12 @@ describe('account API', () => {
     ])('refuses %j with 400 and changes nothing', async (payload, field) => {
       const session = await signup(gateway);
       const created = await createKeyOverHttp(gateway, bearer(session.token), { name: 'x', limits: { daily: 1 } });
-      const response = await gateway.request({ method: 'PATCH', url: `/api/v1/api-keys/${created.id}/usage-limit`, headers: bearer(session.token), payload });
+      const response = await gateway.request({
+        method: 'PATCH',
+        url: `/api/v1/api-keys/${created.id}/usage-limit`,
+        headers: bearer(session.token),
+        payload,
+      });
       const body = expectEnvelope(response, 400, 'GW_VALIDATION', `/api/v1/api-keys/${created.id}/usage-limit`);
       expect(body.errors.join(' ')).toContain(field);
       const list = await gateway.request({ method: 'GET', url: '/api/v1/api-keys', headers: bearer(session.token) });
@@ -376,14 +517,36 @@ describe('account API', () => {
     it('renames and disables; the answer is the key record without the raw key', async () => {
       const session = await signup(gateway);
       const created = await createKeyOverHttp(gateway, bearer(session.token), { name: 'before' });
-      const renamed = await gateway.request({ method: 'PATCH', url: `/api/v1/api-keys/${created.id}`, headers: bearer(session.token), payload: { name: 'after' } });
+      const renamed = await gateway.request({
+        method: 'PATCH',
+        url: `/api/v1/api-keys/${created.id}`,
+        headers: bearer(session.token),
+        payload: { name: 'after' },
+      });
       expect(renamed.statusCode).toBe(200);
-      expect(renamed.json()).toEqual({ id: created.id, name: 'after', prefix: created.prefix, isActive: true, limits: {}, rateLimits: {}, createdAt: created.createdAt });
+      expect(renamed.json()).toEqual({
+        id: created.id,
+        name: 'after',
+        prefix: created.prefix,
+        isActive: true,
+        limits: {},
+        rateLimits: {},
+        createdAt: created.createdAt,
+      });
       expect(renamed.body).not.toContain(created.key);
-      const lookup = await gateway.request({ method: 'GET', url: '/api/compat/v1/api-key', headers: keyHeaders(created.key) });
+      const lookup = await gateway.request({
+        method: 'GET',
+        url: '/api/compat/v1/api-key',
+        headers: keyHeaders(created.key),
+      });
       expect(lookup.json()).toEqual({ name: 'after', isActive: true });
 
-      const disabled = await gateway.request({ method: 'PATCH', url: `/api/v1/api-keys/${created.id}`, headers: bearer(session.token), payload: { isActive: false } });
+      const disabled = await gateway.request({
+        method: 'PATCH',
+        url: `/api/v1/api-keys/${created.id}`,
+        headers: bearer(session.token),
+        payload: { isActive: false },
+      });
       expect(disabled.json<KeyBody>()).toMatchObject({ name: 'after', isActive: false });
       expectEnvelope(
         await gateway.request({ method: 'GET', url: '/api/compat/v1/balance', headers: keyHeaders(created.key) }),
@@ -398,7 +561,12 @@ describe('account API', () => {
     it.each([[{}], [{ isActive: 'no' }], [{ name: '' }]])('refuses %j with 400', async (payload) => {
       const session = await signup(gateway);
       const created = await createKeyOverHttp(gateway, bearer(session.token));
-      const response = await gateway.request({ method: 'PATCH', url: `/api/v1/api-keys/${created.id}`, headers: bearer(session.token), payload });
+      const response = await gateway.request({
+        method: 'PATCH',
+        url: `/api/v1/api-keys/${created.id}`,
+        headers: bearer(session.token),
+        payload,
+      });
       expectEnvelope(response, 400, 'GW_VALIDATION', `/api/v1/api-keys/${created.id}`);
     });
   });
@@ -407,7 +575,11 @@ describe('account API', () => {
     it('answers 204, the key stops working, and a second revoke answers 404', async () => {
       const session = await signup(gateway);
       const created = await createKeyOverHttp(gateway, bearer(session.token));
-      const response = await gateway.request({ method: 'DELETE', url: `/api/v1/api-keys/${created.id}`, headers: bearer(session.token) });
+      const response = await gateway.request({
+        method: 'DELETE',
+        url: `/api/v1/api-keys/${created.id}`,
+        headers: bearer(session.token),
+      });
       expect(response.statusCode).toBe(204);
       expect(response.body).toBe('');
       expectEnvelope(
@@ -417,13 +589,22 @@ describe('account API', () => {
         '/api/compat/v1/api-key',
       );
       expectEnvelope(
-        await gateway.request({ method: 'DELETE', url: `/api/v1/api-keys/${created.id}`, headers: bearer(session.token) }),
+        await gateway.request({
+          method: 'DELETE',
+          url: `/api/v1/api-keys/${created.id}`,
+          headers: bearer(session.token),
+        }),
         404,
         'GW_NOT_FOUND',
         `/api/v1/api-keys/${created.id}`,
       );
       expectEnvelope(
-        await gateway.request({ method: 'PATCH', url: `/api/v1/api-keys/${created.id}`, headers: bearer(session.token), payload: { isActive: true } }),
+        await gateway.request({
+          method: 'PATCH',
+          url: `/api/v1/api-keys/${created.id}`,
+          headers: bearer(session.token),
+          payload: { isActive: true },
+        }),
         404,
         'GW_NOT_FOUND',
         `/api/v1/api-keys/${created.id}`,
@@ -468,7 +649,11 @@ describe('account API', () => {
         }
         expect(response.body).not.toContain(victimKey.key);
       }
-      const lookup = await gateway.request({ method: 'GET', url: '/api/compat/v1/api-key', headers: keyHeaders(victimKey.key) });
+      const lookup = await gateway.request({
+        method: 'GET',
+        url: '/api/compat/v1/api-key',
+        headers: keyHeaders(victimKey.key),
+      });
       expect(lookup.statusCode).toBe(200);
       expect(lookup.json()).toEqual({ name: 'victim', isActive: true, daily: { limit: 4, spent: 0, remaining: 4 } });
     });
@@ -486,7 +671,11 @@ describe('account API', () => {
       ['POST', '/api/v1/auth/logout'],
     ] as const;
     for (const [method, url] of routes) {
-      const response = await gateway.request({ method, url, ...(method === 'POST' || method === 'PATCH' ? { payload: { name: 'x' } } : {}) });
+      const response = await gateway.request({
+        method,
+        url,
+        ...(method === 'POST' || method === 'PATCH' ? { payload: { name: 'x' } } : {}),
+      });
       expectEnvelope(response, 401, 'GW_UNAUTHENTICATED', url);
     }
   });

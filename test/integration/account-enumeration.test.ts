@@ -19,15 +19,23 @@ describe('account enumeration', () => {
     await gateway?.close();
   });
 
-  const login = (email: string, password: string) => gateway.request({ method: 'POST', url: '/api/v1/auth/login', payload: { email, password } });
+  const login = (email: string, password: string) =>
+    gateway.request({ method: 'POST', url: '/api/v1/auth/login', payload: { email, password } });
 
   /** The refusal as a client sees it, minus what differs on every answer. */
-  async function refusal(email: string): Promise<{ status: number; code: string; errors: string[]; durationMs: number }> {
+  async function refusal(
+    email: string,
+  ): Promise<{ status: number; code: string; errors: string[]; durationMs: number }> {
     const started = performance.now();
     const response = await login(email, 'not the password at all');
     const durationMs = performance.now() - started;
     const body = expectEnvelope(response, 401, 'GW_INVALID_CREDENTIALS', '/api/v1/auth/login');
-    return { status: response.statusCode, code: String(response.headers['x-gateway-error-code']), errors: body.errors, durationMs };
+    return {
+      status: response.statusCode,
+      code: String(response.headers['x-gateway-error-code']),
+      errors: body.errors,
+      durationMs,
+    };
   }
 
   it('refuses a login the same way, in about the same time, whether the email has an account, has one without a password, or has none', async () => {
@@ -61,7 +69,11 @@ describe('account enumeration', () => {
   it('still answers 409 to a signup for a taken email (a signup opens a session at once, so it cannot pretend)', async () => {
     const email = uniqueEmail('taken');
     await signup(gateway, email);
-    const again = await gateway.request({ method: 'POST', url: '/api/v1/auth/signup', payload: { email, password: 'another long password' } });
+    const again = await gateway.request({
+      method: 'POST',
+      url: '/api/v1/auth/signup',
+      payload: { email, password: 'another long password' },
+    });
     expectEnvelope(again, 409, 'GW_CONFLICT', '/api/v1/auth/signup');
   });
 });

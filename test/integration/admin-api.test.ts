@@ -1,6 +1,17 @@
 import type { InjectOptions } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { adminHeaders, bearer, expectEnvelope, keyHeaders, signup, testPassword, uniqueEmail, type AccountBody, type CreatedKeyBody, type KeyBody } from '../support/http-helpers.ts';
+import {
+  adminHeaders,
+  bearer,
+  expectEnvelope,
+  keyHeaders,
+  signup,
+  testPassword,
+  uniqueEmail,
+  type AccountBody,
+  type CreatedKeyBody,
+  type KeyBody,
+} from '../support/http-helpers.ts';
 import { startTestGateway, testAdminToken, type TestGateway } from '../support/test-gateway.ts';
 
 type Method = NonNullable<InjectOptions['method']>;
@@ -27,7 +38,8 @@ describe('admin API', () => {
     return response.json<AccountBody>();
   };
 
-  const balanceOf = async (accountId: string) => (await admin('GET', `/api/admin/v1/accounts/${accountId}`)).json<AccountBody>().creditBalance;
+  const balanceOf = async (accountId: string) =>
+    (await admin('GET', `/api/admin/v1/accounts/${accountId}`)).json<AccountBody>().creditBalance;
 
   beforeAll(async () => {
     gateway = await startTestGateway();
@@ -35,38 +47,62 @@ describe('admin API', () => {
   afterAll(async () => gateway?.close());
 
   describe('admin authentication', () => {
-    it.each(everyRoute)('$method $url answers 401 without, or with a wrong, admin token', async ({ method, url, payload }) => {
-      const attempts: Record<string, string>[] = [
-        {},
-        bearer('wrong-token'),
-        bearer(`${testAdminToken}x`),
-        bearer(testAdminToken.slice(0, -1)),
-        { authorization: `Basic ${testAdminToken}` },
-        { 'x-api-key': testAdminToken },
-      ];
-      for (const headers of attempts) {
-        const response = await gateway.request({ method, url, headers, ...(payload ? { payload } : {}) });
-        expectEnvelope(response, 401, 'GW_UNAUTHENTICATED', url);
-        expect(response.body).not.toContain(testAdminToken);
-      }
-    });
+    it.each(everyRoute)(
+      '$method $url answers 401 without, or with a wrong, admin token',
+      async ({ method, url, payload }) => {
+        const attempts: Record<string, string>[] = [
+          {},
+          bearer('wrong-token'),
+          bearer(`${testAdminToken}x`),
+          bearer(testAdminToken.slice(0, -1)),
+          { authorization: `Basic ${testAdminToken}` },
+          { 'x-api-key': testAdminToken },
+        ];
+        for (const headers of attempts) {
+          const response = await gateway.request({ method, url, headers, ...(payload ? { payload } : {}) });
+          expectEnvelope(response, 401, 'GW_UNAUTHENTICATED', url);
+          expect(response.body).not.toContain(testAdminToken);
+        }
+      },
+    );
 
     it("refuses an account's usage filter it cannot run (U+0000, a page past the largest, an unknown modality) with a 400", async () => {
       const account = await createAccount();
       const url = `/api/admin/v1/accounts/${account.id}/generations`;
-      for (const query of ['model=%00', 'model=a%00b', 'limit=101', 'limit=0', 'offset=-1', 'modality=smell', 'limit=NaN', 'limit=1e309']) {
+      for (const query of [
+        'model=%00',
+        'model=a%00b',
+        'limit=101',
+        'limit=0',
+        'offset=-1',
+        'modality=smell',
+        'limit=NaN',
+        'limit=1e309',
+      ]) {
         const response = await admin('GET', `${url}?${query}`);
         expect(response.statusCode, `${query}: ${response.body}`).toBe(400);
         expect(response.json<{ error: { code: string } }>().error.code, query).toBe('GW_VALIDATION');
       }
-      expect((await admin('GET', `${url}?model=gpt&limit=100&modality=image`)).json<{ results: unknown[] }>().results).toEqual([]);
+      expect(
+        (await admin('GET', `${url}?model=gpt&limit=100&modality=image`)).json<{ results: unknown[] }>().results,
+      ).toEqual([]);
     });
 
     it('an API key or a session token is not an admin credential', async () => {
       const { key } = await gateway.createFundedKey({ credits: 1 });
       const session = await signup(gateway);
       for (const headers of [bearer(key), keyHeaders(key), bearer(session.token)]) {
-        expectEnvelope(await gateway.request({ method: 'POST', url: '/api/admin/v1/accounts', headers, payload: { email: uniqueEmail() } }), 401, 'GW_UNAUTHENTICATED', '/api/admin/v1/accounts');
+        expectEnvelope(
+          await gateway.request({
+            method: 'POST',
+            url: '/api/admin/v1/accounts',
+            headers,
+            payload: { email: uniqueEmail() },
+          }),
+          401,
+          'GW_UNAUTHENTICATED',
+          '/api/admin/v1/accounts',
+        );
       }
     });
   });
@@ -92,26 +128,48 @@ describe('admin API', () => {
       const account = await createAccount({ email });
       expect(account.email).toBe(email.toLowerCase());
       for (const variant of [email, email.toUpperCase()]) {
-        expectEnvelope(await admin('POST', '/api/admin/v1/accounts', { email: variant }), 409, 'GW_CONFLICT', '/api/admin/v1/accounts');
+        expectEnvelope(
+          await admin('POST', '/api/admin/v1/accounts', { email: variant }),
+          409,
+          'GW_CONFLICT',
+          '/api/admin/v1/accounts',
+        );
       }
-      const signupAgain = await gateway.request({ method: 'POST', url: '/api/v1/auth/signup', payload: { email: email.toUpperCase(), password: testPassword } });
+      const signupAgain = await gateway.request({
+        method: 'POST',
+        url: '/api/v1/auth/signup',
+        payload: { email: email.toUpperCase(), password: testPassword },
+      });
       expectEnvelope(signupAgain, 409, 'GW_CONFLICT', '/api/v1/auth/signup');
     });
 
     it('an email taken by a self-signup is a conflict too', async () => {
       const email = uniqueEmail('self');
       await signup(gateway, email);
-      expectEnvelope(await admin('POST', '/api/admin/v1/accounts', { email: email.toUpperCase() }), 409, 'GW_CONFLICT', '/api/admin/v1/accounts');
+      expectEnvelope(
+        await admin('POST', '/api/admin/v1/accounts', { email: email.toUpperCase() }),
+        409,
+        'GW_CONFLICT',
+        '/api/admin/v1/accounts',
+      );
     });
 
     it('with a password the account can log in; without one it cannot', async () => {
       const withPassword = await createAccount({ password: testPassword, credits: 2 });
-      const login = await gateway.request({ method: 'POST', url: '/api/v1/auth/login', payload: { email: withPassword.email, password: testPassword } });
+      const login = await gateway.request({
+        method: 'POST',
+        url: '/api/v1/auth/login',
+        payload: { email: withPassword.email, password: testPassword },
+      });
       expect(login.statusCode).toBe(200);
       expect(login.json<{ account: AccountBody }>().account).toEqual(withPassword);
 
       const withoutPassword = await createAccount();
-      const refused = await gateway.request({ method: 'POST', url: '/api/v1/auth/login', payload: { email: withoutPassword.email, password: testPassword } });
+      const refused = await gateway.request({
+        method: 'POST',
+        url: '/api/v1/auth/login',
+        payload: { email: withoutPassword.email, password: testPassword },
+      });
       expectEnvelope(refused, 401, 'GW_INVALID_CREDENTIALS', '/api/v1/auth/login');
     });
 
@@ -122,14 +180,24 @@ describe('admin API', () => {
       [{ email: uniqueEmail(), credits: '5' }, 'credits'],
       [{ email: uniqueEmail(), password: 'short' }, 'password'],
     ])('refuses %j with 400', async (payload, field) => {
-      const body = expectEnvelope(await admin('POST', '/api/admin/v1/accounts', payload), 400, 'GW_VALIDATION', '/api/admin/v1/accounts');
+      const body = expectEnvelope(
+        await admin('POST', '/api/admin/v1/accounts', payload),
+        400,
+        'GW_VALIDATION',
+        '/api/admin/v1/accounts',
+      );
       expect(body.errors.join(' ')).toContain(field);
     });
   });
 
   describe('GET /accounts/:accountId', () => {
     it('answers 404 for an unknown account', async () => {
-      expectEnvelope(await admin('GET', '/api/admin/v1/accounts/acct_missing'), 404, 'GW_NOT_FOUND', '/api/admin/v1/accounts/acct_missing');
+      expectEnvelope(
+        await admin('GET', '/api/admin/v1/accounts/acct_missing'),
+        404,
+        'GW_NOT_FOUND',
+        '/api/admin/v1/accounts/acct_missing',
+      );
     });
   });
 
@@ -139,7 +207,10 @@ describe('admin API', () => {
       const first = await admin('POST', `/api/admin/v1/accounts/${account.id}/credits`, { amount: 0.1 });
       expect(first.statusCode).toBe(200);
       expect(first.json()).toEqual({ creditBalance: 0.1 });
-      const second = await admin('POST', `/api/admin/v1/accounts/${account.id}/credits`, { amount: 0.2, note: 'top-up' });
+      const second = await admin('POST', `/api/admin/v1/accounts/${account.id}/credits`, {
+        amount: 0.2,
+        note: 'top-up',
+      });
       expect(second.json()).toEqual({ creditBalance: 0.3 });
       expect(await balanceOf(account.id)).toBe(0.3);
     });
@@ -148,16 +219,24 @@ describe('admin API', () => {
       const account = await createAccount();
       let last = 0;
       for (let index = 0; index < 10; index += 1) {
-        last = (await admin('POST', `/api/admin/v1/accounts/${account.id}/credits`, { amount: 0.07 })).json<{ creditBalance: number }>().creditBalance;
+        last = (await admin('POST', `/api/admin/v1/accounts/${account.id}/credits`, { amount: 0.07 })).json<{
+          creditBalance: number;
+        }>().creditBalance;
       }
       expect(last).toBe(0.7);
     });
 
     it('accepts negative amounts, also below zero, exactly', async () => {
       const account = await createAccount({ credits: 1 });
-      expect((await admin('POST', `/api/admin/v1/accounts/${account.id}/credits`, { amount: -0.3 })).json()).toEqual({ creditBalance: 0.7 });
-      expect((await admin('POST', `/api/admin/v1/accounts/${account.id}/credits`, { amount: -0.9 })).json()).toEqual({ creditBalance: -0.2 });
-      expect((await admin('POST', `/api/admin/v1/accounts/${account.id}/credits`, { amount: 0.2 })).json()).toEqual({ creditBalance: 0 });
+      expect((await admin('POST', `/api/admin/v1/accounts/${account.id}/credits`, { amount: -0.3 })).json()).toEqual({
+        creditBalance: 0.7,
+      });
+      expect((await admin('POST', `/api/admin/v1/accounts/${account.id}/credits`, { amount: -0.9 })).json()).toEqual({
+        creditBalance: -0.2,
+      });
+      expect((await admin('POST', `/api/admin/v1/accounts/${account.id}/credits`, { amount: 0.2 })).json()).toEqual({
+        creditBalance: 0,
+      });
     });
 
     it('the new balance is what the account sees', async () => {
@@ -178,30 +257,49 @@ describe('admin API', () => {
       );
     });
 
-    it.each([[{}], [{ amount: '1' }], [{ amount: 2e9 }], [{ amount: 1, note: 'x'.repeat(501) }]])('refuses %j with 400 and changes nothing', async (payload) => {
-      const account = await createAccount({ credits: 1 });
-      expectEnvelope(await admin('POST', `/api/admin/v1/accounts/${account.id}/credits`, payload), 400, 'GW_VALIDATION', `/api/admin/v1/accounts/${account.id}/credits`);
-      expect(await balanceOf(account.id)).toBe(1);
-    });
+    it.each([[{}], [{ amount: '1' }], [{ amount: 2e9 }], [{ amount: 1, note: 'x'.repeat(501) }]])(
+      'refuses %j with 400 and changes nothing',
+      async (payload) => {
+        const account = await createAccount({ credits: 1 });
+        expectEnvelope(
+          await admin('POST', `/api/admin/v1/accounts/${account.id}/credits`, payload),
+          400,
+          'GW_VALIDATION',
+          `/api/admin/v1/accounts/${account.id}/credits`,
+        );
+        expect(await balanceOf(account.id)).toBe(1);
+      },
+    );
   });
 
   describe('POST /accounts/:accountId/api-keys', () => {
     it('answers 201 {id, name, key, limits} with a working key', async () => {
       const account = await createAccount({ credits: 4 });
-      const response = await admin('POST', `/api/admin/v1/accounts/${account.id}/api-keys`, { name: 'ops', limits: { daily: 1.5, total: 0.1 } });
+      const response = await admin('POST', `/api/admin/v1/accounts/${account.id}/api-keys`, {
+        name: 'ops',
+        limits: { daily: 1.5, total: 0.1 },
+      });
       expect(response.statusCode).toBe(201);
       const created = response.json<CreatedKeyBody>();
       expect(created).toMatchObject({ name: 'ops', limits: { daily: 1.5, total: 0.1 }, isActive: true });
       expect(created.key).toMatch(/^gwk_/);
       expect(typeof created.id).toBe('string');
-      const lookup = await gateway.request({ method: 'GET', url: '/api/compat/v1/api-key', headers: keyHeaders(created.key) });
+      const lookup = await gateway.request({
+        method: 'GET',
+        url: '/api/compat/v1/api-key',
+        headers: keyHeaders(created.key),
+      });
       expect(lookup.json()).toEqual({
         name: 'ops',
         isActive: true,
         daily: { limit: 1.5, spent: 0, remaining: 1.5 },
         total: { limit: 0.1, spent: 0, remaining: 0.1 },
       });
-      const balance = await gateway.request({ method: 'GET', url: '/api/compat/v1/balance', headers: keyHeaders(created.key) });
+      const balance = await gateway.request({
+        method: 'GET',
+        url: '/api/compat/v1/balance',
+        headers: keyHeaders(created.key),
+      });
       expect(balance.json()).toEqual({ creditBalance: 4 });
     });
 
@@ -225,7 +323,12 @@ describe('admin API', () => {
   describe('PATCH /api-keys/:keyId', () => {
     it('renames, disables and re-enables any key; answers the key record without the raw key', async () => {
       const session = await signup(gateway);
-      const ownCreate = await gateway.request({ method: 'POST', url: '/api/v1/api-keys', headers: bearer(session.token), payload: { name: 'user key' } });
+      const ownCreate = await gateway.request({
+        method: 'POST',
+        url: '/api/v1/api-keys',
+        headers: bearer(session.token),
+        payload: { name: 'user key' },
+      });
       const created = ownCreate.json<CreatedKeyBody>();
 
       const renamed = await admin('PATCH', `/api/admin/v1/api-keys/${created.id}`, { name: 'renamed by operator' });
@@ -254,21 +357,44 @@ describe('admin API', () => {
 
       const enabled = await admin('PATCH', `/api/admin/v1/api-keys/${created.id}`, { isActive: true });
       expect(enabled.json<KeyBody>().isActive).toBe(true);
-      expect((await gateway.request({ method: 'GET', url: '/api/compat/v1/balance', headers: keyHeaders(created.key) })).statusCode).toBe(200);
+      expect(
+        (await gateway.request({ method: 'GET', url: '/api/compat/v1/balance', headers: keyHeaders(created.key) }))
+          .statusCode,
+      ).toBe(200);
     });
 
     it('answers 404 for an unknown key and 400 for an empty body', async () => {
-      expectEnvelope(await admin('PATCH', '/api/admin/v1/api-keys/key_missing', { isActive: false }), 404, 'GW_NOT_FOUND', '/api/admin/v1/api-keys/key_missing');
+      expectEnvelope(
+        await admin('PATCH', '/api/admin/v1/api-keys/key_missing', { isActive: false }),
+        404,
+        'GW_NOT_FOUND',
+        '/api/admin/v1/api-keys/key_missing',
+      );
       const { keyId } = await gateway.createFundedKey();
-      expectEnvelope(await admin('PATCH', `/api/admin/v1/api-keys/${keyId}`, {}), 400, 'GW_VALIDATION', `/api/admin/v1/api-keys/${keyId}`);
+      expectEnvelope(
+        await admin('PATCH', `/api/admin/v1/api-keys/${keyId}`, {}),
+        400,
+        'GW_VALIDATION',
+        `/api/admin/v1/api-keys/${keyId}`,
+      );
     });
   });
 
   describe('DELETE /api-keys/:keyId', () => {
     it('answers 204; later use answers 401; the key leaves the owner list; a second revoke answers 404', async () => {
       const session = await signup(gateway);
-      const created = (await gateway.request({ method: 'POST', url: '/api/v1/api-keys', headers: bearer(session.token), payload: { name: 'doomed' } })).json<CreatedKeyBody>();
-      expect((await gateway.request({ method: 'GET', url: '/api/compat/v1/balance', headers: keyHeaders(created.key) })).statusCode).toBe(200);
+      const created = (
+        await gateway.request({
+          method: 'POST',
+          url: '/api/v1/api-keys',
+          headers: bearer(session.token),
+          payload: { name: 'doomed' },
+        })
+      ).json<CreatedKeyBody>();
+      expect(
+        (await gateway.request({ method: 'GET', url: '/api/compat/v1/balance', headers: keyHeaders(created.key) }))
+          .statusCode,
+      ).toBe(200);
 
       const response = await admin('DELETE', `/api/admin/v1/api-keys/${created.id}`);
       expect(response.statusCode).toBe(204);
@@ -281,8 +407,17 @@ describe('admin API', () => {
       );
       const list = await gateway.request({ method: 'GET', url: '/api/v1/api-keys', headers: bearer(session.token) });
       expect(list.json()).toEqual([]);
-      expectEnvelope(await admin('DELETE', `/api/admin/v1/api-keys/${created.id}`), 404, 'GW_NOT_FOUND', `/api/admin/v1/api-keys/${created.id}`);
-      const reveal = await gateway.request({ method: 'GET', url: `/api/v1/api-keys/${created.id}/reveal`, headers: bearer(session.token) });
+      expectEnvelope(
+        await admin('DELETE', `/api/admin/v1/api-keys/${created.id}`),
+        404,
+        'GW_NOT_FOUND',
+        `/api/admin/v1/api-keys/${created.id}`,
+      );
+      const reveal = await gateway.request({
+        method: 'GET',
+        url: `/api/v1/api-keys/${created.id}/reveal`,
+        headers: bearer(session.token),
+      });
       expectEnvelope(reveal, 404, 'GW_NOT_FOUND', `/api/v1/api-keys/${created.id}/reveal`);
     });
   });

@@ -5,7 +5,6 @@ import { startOpenAiFake } from '../fakes/openai-fake.ts';
 import { usageRecords } from '../support/http-helpers.ts';
 import { fakeProviderYaml, modelYaml, startTestGateway, type TestGateway } from '../support/test-gateway.ts';
 
-
 describe('alpha chat completions with the official OpenAI SDK', () => {
   let fake: FakeServer;
   let gateway: TestGateway;
@@ -43,21 +42,38 @@ describe('alpha chat completions with the official OpenAI SDK', () => {
     const ids: string[] = [];
     for await (const model of client(key).models.list()) ids.push(model.id);
     expect(ids.sort()).toEqual(['chat', 'cut', 'echo', 'limited', 'no-done']);
-    const listed = await gateway.request({ method: 'GET', url: '/api/alpha/v1/models', headers: { authorization: `Bearer ${key}` } });
-    expect(listed.json<{ data: object[] }>().data.find((item) => (item as { id: string }).id === 'chat')).toMatchObject({
-      capabilitiesProviderId: 'fake',
-      inputModalities: ['text'],
-      chatPricing: { inputPerMTok: 1, outputPerMTok: 2, currency: 'USD' },
+    const listed = await gateway.request({
+      method: 'GET',
+      url: '/api/alpha/v1/models',
+      headers: { authorization: `Bearer ${key}` },
     });
+    expect(listed.json<{ data: object[] }>().data.find((item) => (item as { id: string }).id === 'chat')).toMatchObject(
+      {
+        capabilitiesProviderId: 'fake',
+        inputModalities: ['text'],
+        chatPricing: { inputPerMTok: 1, outputPerMTok: 2, currency: 'USD' },
+      },
+    );
   });
 
   it('passes a same-protocol call through with only the model rewritten and the held output limit set, and bills stream and non-stream alike', async () => {
     const { key } = await gateway.createFundedKey({ credits: 1 });
-    const completion = await client(key).chat.completions.create({ model: 'chat', messages, temperature: 0.2, user: 'end-user-7' });
+    const completion = await client(key).chat.completions.create({
+      model: 'chat',
+      messages,
+      temperature: 0.2,
+      user: 'end-user-7',
+    });
     expect(completion.choices[0]!.message.content).toBe('Echo: alpha beta gamma');
     expect(completion.usage).toMatchObject({ prompt_tokens: 3, completion_tokens: 4 });
     // No limit from the client: the one the reservation covers goes upstream (the default, this model has none in the catalog).
-    expect(fake.requests.at(-1)!.body).toEqual({ model: 'gpt-4o-mini', messages, temperature: 0.2, user: 'end-user-7', max_tokens: 4096 });
+    expect(fake.requests.at(-1)!.body).toEqual({
+      model: 'gpt-4o-mini',
+      messages,
+      temperature: 0.2,
+      user: 'end-user-7',
+      max_tokens: 4096,
+    });
 
     const stream = await client(key).chat.completions.create({ model: 'chat', messages, stream: true });
     let text = '';
@@ -78,7 +94,11 @@ describe('alpha chat completions with the official OpenAI SDK', () => {
   it('translates for a provider of another protocol (the sandbox), streamed and not', async () => {
     const { key } = await gateway.createFundedKey({ credits: 1 });
     const completion = await client(key).chat.completions.create({ model: 'echo', messages });
-    expect(completion).toMatchObject({ object: 'chat.completion', model: 'echo', choices: [{ message: { role: 'assistant', content: 'alpha beta gamma' }, finish_reason: 'stop' }] });
+    expect(completion).toMatchObject({
+      object: 'chat.completion',
+      model: 'echo',
+      choices: [{ message: { role: 'assistant', content: 'alpha beta gamma' }, finish_reason: 'stop' }],
+    });
     const stream = await client(key).chat.completions.create({ model: 'echo', messages, stream: true, max_tokens: 2 });
     const chunks: OpenAI.ChatCompletionChunk[] = [];
     for await (const chunk of stream) chunks.push(chunk);
@@ -92,7 +112,13 @@ describe('alpha chat completions with the official OpenAI SDK', () => {
       method: 'POST',
       url: '/api/alpha/v1/chat/completions',
       headers: { 'x-api-key': key },
-      payload: { model: 'echo', messages, response_format: { type: 'json_object' }, frequency_penalty: 0.5, temperature: 0.1 },
+      payload: {
+        model: 'echo',
+        messages,
+        response_format: { type: 'json_object' },
+        frequency_penalty: 0.5,
+        temperature: 0.1,
+      },
     });
     expect(warned.statusCode).toBe(200);
     expect(warned.headers['x-gateway-dropped-parameters']).toBe('responseFormat,frequencyPenalty');
@@ -101,7 +127,12 @@ describe('alpha chat completions with the official OpenAI SDK', () => {
   it('refuses what translation cannot carry yet, naming the model', async () => {
     const { key } = await gateway.createFundedKey({ credits: 1 });
     const error = await client(key)
-      .chat.completions.create({ model: 'echo', messages: [{ role: 'user', content: [{ type: 'input_audio', input_audio: { data: 'UklGRg==', format: 'wav' } }] }] })
+      .chat.completions.create({
+        model: 'echo',
+        messages: [
+          { role: 'user', content: [{ type: 'input_audio', input_audio: { data: 'UklGRg==', format: 'wav' } }] },
+        ],
+      })
       .catch((caught: unknown) => caught);
     // Checks made before any upstream call answer with the gateway's envelope, which the SDK reports by status.
     expect(error).toBeInstanceOf(OpenAI.BadRequestError);
@@ -109,15 +140,25 @@ describe('alpha chat completions with the official OpenAI SDK', () => {
       method: 'POST',
       url: '/api/alpha/v1/chat/completions',
       headers: { 'x-api-key': key },
-      payload: { model: 'echo', messages: [{ role: 'user', content: [{ type: 'input_audio', input_audio: { data: 'UklGRg==', format: 'wav' } }] }] },
+      payload: {
+        model: 'echo',
+        messages: [
+          { role: 'user', content: [{ type: 'input_audio', input_audio: { data: 'UklGRg==', format: 'wav' } }] },
+        ],
+      },
     });
-    expect(raw.json()).toMatchObject({ status: 400, errors: ['model "echo" cannot take "input_audio" content parts through this surface'] });
+    expect(raw.json()).toMatchObject({
+      status: 400,
+      errors: ['model "echo" cannot take "input_audio" content parts through this surface'],
+    });
     expect(await records(key)).toEqual([]);
   });
 
   it('relays an upstream error as the SDK expects it', async () => {
     const { key } = await gateway.createFundedKey({ credits: 1 });
-    const error = await client(key).chat.completions.create({ model: 'limited', messages }).catch((caught: unknown) => caught);
+    const error = await client(key)
+      .chat.completions.create({ model: 'limited', messages })
+      .catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(OpenAI.RateLimitError);
     expect((error as APIError).code).toBe('rate_limit_exceeded');
   });
@@ -125,7 +166,12 @@ describe('alpha chat completions with the official OpenAI SDK', () => {
   it('appends [DONE] when the upstream leaves it out, and ends a cut stream with an error event and no [DONE]', async () => {
     const { key } = await gateway.createFundedKey({ credits: 1 });
     const post = (model: string) =>
-      gateway.request({ method: 'POST', url: '/api/alpha/v1/chat/completions', headers: { 'x-api-key': key }, payload: { model, messages, stream: true } });
+      gateway.request({
+        method: 'POST',
+        url: '/api/alpha/v1/chat/completions',
+        headers: { 'x-api-key': key },
+        payload: { model, messages, stream: true },
+      });
     const complete = await post('no-done');
     expect(complete.headers['content-type']).toBe('text/event-stream; charset=utf-8');
     expect(complete.body.endsWith('data: [DONE]\n\n')).toBe(true);
@@ -133,7 +179,9 @@ describe('alpha chat completions with the official OpenAI SDK', () => {
     const cut = await post('cut');
     expect(cut.body).not.toContain('[DONE]');
     const last = cut.body.trim().split('\n\n').at(-1)!;
-    expect(JSON.parse(last.slice('data: '.length))).toMatchObject({ error: { message: 'the upstream provider failed while streaming' } });
+    expect(JSON.parse(last.slice('data: '.length))).toMatchObject({
+      error: { message: 'the upstream provider failed while streaming' },
+    });
     expect((await records(key)).map((record) => record.status)).toEqual(['failed', 'succeeded']);
   });
 });

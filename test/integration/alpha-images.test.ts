@@ -16,11 +16,15 @@ describe('alpha images through the official openai SDK', () => {
   beforeAll(async () => {
     // Links are made on the configured HOST:PORT, the address this test then listens on.
     const port = await freePort();
-    gateway = await startImageFamilyGateway([
-      '  - { id: gpt-image, outputModalities: [image], pricing: { perImageByQuality: { low: 0.011, medium: 0.042, high: 0.167 } }, providers: [{ provider: openai, model: gpt-image-1 }] }',
-      '  - { id: seedream, outputModalities: [image], pricing: { perImage: 0.03 }, providers: [{ provider: ark, model: seedream-4-0-250828 }] }',
-      '  - { id: sandbox-image, outputModalities: [image], pricing: { perImage: 0.001 }, providers: [{ provider: sandbox, model: image }] }',
-    ], [], { PORT: String(port) });
+    gateway = await startImageFamilyGateway(
+      [
+        '  - { id: gpt-image, outputModalities: [image], pricing: { perImageByQuality: { low: 0.011, medium: 0.042, high: 0.167 } }, providers: [{ provider: openai, model: gpt-image-1 }] }',
+        '  - { id: seedream, outputModalities: [image], pricing: { perImage: 0.03 }, providers: [{ provider: ark, model: seedream-4-0-250828 }] }',
+        '  - { id: sandbox-image, outputModalities: [image], pricing: { perImage: 0.001 }, providers: [{ provider: sandbox, model: image }] }',
+      ],
+      [],
+      { PORT: String(port) },
+    );
     openai = gateway.openai;
     address = await gateway.app.listen({ port, host: '127.0.0.1' });
   });
@@ -36,7 +40,10 @@ describe('alpha images through the official openai SDK', () => {
     expect(answer.data).toHaveLength(2);
     expect(Buffer.from(answer.data![0]!.b64_json!, 'base64').subarray(0, 4).equals(pngSignature)).toBe(true);
     expect(answer.usage?.output_tokens).toBe(544);
-    const sent = openai.requests.find((request) => request.path === '/v1/images/generations' && (request.body as { prompt: string }).prompt === 'a teapot')!.body;
+    const sent = openai.requests.find(
+      (request) =>
+        request.path === '/v1/images/generations' && (request.body as { prompt: string }).prompt === 'a teapot',
+    )!.body;
     expect(sent).toMatchObject({ model: 'gpt-image-1', n: 2, quality: 'high' });
     await gateway.settled();
     expect(await balanceNanosOf(gateway, accountId)).toBe(usdToNanos(1) - usdToNanos(0.167) * 2n);
@@ -53,10 +60,20 @@ describe('alpha images through the official openai SDK', () => {
 
   it('relays a streamed answer event by event and charges each completed image', async () => {
     const { key, accountId } = await gateway.createFundedKey({ credits: 1 });
-    const stream = await client(key).images.generate({ model: 'gpt-image', prompt: 'a streamed kettle', n: 2, stream: true });
+    const stream = await client(key).images.generate({
+      model: 'gpt-image',
+      prompt: 'a streamed kettle',
+      n: 2,
+      stream: true,
+    });
     const types: string[] = [];
     for await (const event of stream) types.push(event.type);
-    expect(types).toEqual(['image_generation.partial_image', 'image_generation.completed', 'image_generation.partial_image', 'image_generation.completed']);
+    expect(types).toEqual([
+      'image_generation.partial_image',
+      'image_generation.completed',
+      'image_generation.partial_image',
+      'image_generation.completed',
+    ]);
     await gateway.settled();
     // `auto` quality is rendered at medium by the fake, and charged so.
     expect(await balanceNanosOf(gateway, accountId)).toBe(usdToNanos(1) - usdToNanos(0.042) * 2n);
@@ -64,14 +81,28 @@ describe('alpha images through the official openai SDK', () => {
 
   it('translates for ModelArk and the sandbox: a job waited for, answered as signed archive links or base64', async () => {
     const { key, accountId } = await gateway.createFundedKey({ credits: 1 });
-    const byLink = await client(key).images.generate({ model: 'seedream', prompt: 'a harbour', n: 2, size: '1024x1024', style: 'vivid' });
+    const byLink = await client(key).images.generate({
+      model: 'seedream',
+      prompt: 'a harbour',
+      n: 2,
+      size: '1024x1024',
+      style: 'vivid',
+    });
     expect(byLink.data).toHaveLength(2);
     for (const image of byLink.data!) {
       const download = await fetch(image.url!);
       expect(download.status).toBe(200);
-      expect(Buffer.from(await download.arrayBuffer()).subarray(0, 4).equals(pngSignature)).toBe(true);
+      expect(
+        Buffer.from(await download.arrayBuffer())
+          .subarray(0, 4)
+          .equals(pngSignature),
+      ).toBe(true);
     }
-    const inline = await client(key).images.generate({ model: 'sandbox-image', prompt: 'a pebble', response_format: 'b64_json' });
+    const inline = await client(key).images.generate({
+      model: 'sandbox-image',
+      prompt: 'a pebble',
+      response_format: 'b64_json',
+    });
     expect(Buffer.from(inline.data![0]!.b64_json!, 'base64').subarray(0, 4).equals(pngSignature)).toBe(true);
     await gateway.settled();
     expect(await balanceNanosOf(gateway, accountId)).toBe(usdToNanos(1) - usdToNanos(0.06) - usdToNanos(0.001));
@@ -83,14 +114,22 @@ describe('alpha images through the official openai SDK', () => {
 
   it('streams ModelArk image events as OpenAI events, charging the images delivered', async () => {
     const { key, accountId } = await gateway.createFundedKey({ credits: 1 });
-    const stream = await client(key).images.generate({ model: 'seedream', prompt: 'streamed boats fake-partial', n: 3, stream: true });
+    const stream = await client(key).images.generate({
+      model: 'seedream',
+      prompt: 'streamed boats fake-partial',
+      n: 3,
+      stream: true,
+    });
     const events: Array<{ type: string; b64_json?: string; usage?: { output_tokens: number } }> = [];
     for await (const event of stream) events.push(event as (typeof events)[number]);
     expect(events.map((event) => event.type)).toEqual(['image_generation.completed', 'image_generation.completed']);
-    for (const event of events) expect(Buffer.from(event.b64_json!, 'base64').subarray(0, 4).equals(pngSignature)).toBe(true);
+    for (const event of events)
+      expect(Buffer.from(event.b64_json!, 'base64').subarray(0, 4).equals(pngSignature)).toBe(true);
     expect(events[0]!.usage).toBeUndefined();
     expect(events[1]!.usage?.output_tokens).toBe(2 * 16_384);
-    const sent = gateway.ark.requests.find((request) => (request.body as { prompt?: string } | undefined)?.prompt === 'streamed boats fake-partial')!.body;
+    const sent = gateway.ark.requests.find(
+      (request) => (request.body as { prompt?: string } | undefined)?.prompt === 'streamed boats fake-partial',
+    )!.body;
     expect(sent).toMatchObject({ stream: true, sequential_image_generation_options: { max_images: 3 } });
     await gateway.settled();
     expect(await balanceNanosOf(gateway, accountId)).toBe(usdToNanos(1) - usdToNanos(0.06));
@@ -99,9 +138,15 @@ describe('alpha images through the official openai SDK', () => {
 
   it('a refused request is an SDK error with the envelope, and an upstream error is relayed as it came', async () => {
     const { key } = await gateway.createFundedKey({ credits: 1 });
-    await expect(client(key).images.generate({ model: 'no-such-model', prompt: 'x' })).rejects.toMatchObject({ status: 400 });
-    await expect(client(key).images.generate({ model: 'gpt-image', prompt: 'broken fake-error-400' })).rejects.toMatchObject({ status: 400, error: { type: 'image_generation_user_error' } });
+    await expect(client(key).images.generate({ model: 'no-such-model', prompt: 'x' })).rejects.toMatchObject({
+      status: 400,
+    });
+    await expect(
+      client(key).images.generate({ model: 'gpt-image', prompt: 'broken fake-error-400' }),
+    ).rejects.toMatchObject({ status: 400, error: { type: 'image_generation_user_error' } });
     const poor = await gateway.createFundedKey({ credits: 0.01 });
-    await expect(client(poor.key).images.generate({ model: 'seedream', prompt: 'too dear' })).rejects.toMatchObject({ status: 403 });
+    await expect(client(poor.key).images.generate({ model: 'seedream', prompt: 'too dear' })).rejects.toMatchObject({
+      status: 403,
+    });
   });
 });

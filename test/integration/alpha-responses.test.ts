@@ -5,7 +5,6 @@ import { startOpenAiFake } from '../fakes/openai-fake.ts';
 import { usageRecords } from '../support/http-helpers.ts';
 import { fakeProviderYaml, startTestGateway, type TestGateway } from '../support/test-gateway.ts';
 
-
 describe('alpha responses with the official OpenAI SDK', () => {
   let fake: FakeServer;
   let gateway: TestGateway;
@@ -42,29 +41,38 @@ describe('alpha responses with the official OpenAI SDK', () => {
 
   it('relays to an OpenAI-compatible upstream without the fields only OpenAI keeps, and bills stream and non-stream alike', async () => {
     const { key } = await gateway.createFundedKey({ credits: 1 });
-    const { data: response, response: raw } = await client(key).responses.create({
-      model: 'routed',
-      input: 'alpha beta gamma',
-      instructions: 'be brief',
-      store: true,
-      reasoning: { effort: 'low' },
-      include: ['reasoning.encrypted_content'],
-      previous_response_id: 'resp_earlier',
-      tools: [
-        { type: 'function', name: 'lookup', parameters: { type: 'object', properties: {} }, strict: false },
-        { type: 'web_search' },
-      ],
-      tool_choice: 'none',
-    }).withResponse();
+    const { data: response, response: raw } = await client(key)
+      .responses.create({
+        model: 'routed',
+        input: 'alpha beta gamma',
+        instructions: 'be brief',
+        store: true,
+        reasoning: { effort: 'low' },
+        include: ['reasoning.encrypted_content'],
+        previous_response_id: 'resp_earlier',
+        tools: [
+          { type: 'function', name: 'lookup', parameters: { type: 'object', properties: {} }, strict: false },
+          { type: 'web_search' },
+        ],
+        tool_choice: 'none',
+      })
+      .withResponse();
     expect(response.output_text).toBe('Echo: alpha beta gamma');
     // Left out for this upstream, and named, as on the translated path.
     expect(raw.headers.get('x-gateway-dropped-parameters')).toBe('store,reasoning,include,previous_response_id,tools');
     const sent = fake.requests.at(-1)!.body as Record<string, unknown>;
     expect(sent).toMatchObject({ model: 'gpt-4.1', input: 'alpha beta gamma', instructions: 'be brief' });
-    for (const field of ['store', 'reasoning', 'include', 'previous_response_id']) expect(sent).not.toHaveProperty(field);
-    expect(sent.tools).toEqual([{ type: 'function', name: 'lookup', parameters: { type: 'object', properties: {} }, strict: false }]);
+    for (const field of ['store', 'reasoning', 'include', 'previous_response_id'])
+      expect(sent).not.toHaveProperty(field);
+    expect(sent.tools).toEqual([
+      { type: 'function', name: 'lookup', parameters: { type: 'object', properties: {} }, strict: false },
+    ]);
 
-    const stream = client(key).responses.stream({ model: 'routed', input: 'alpha beta gamma', instructions: 'be brief' });
+    const stream = client(key).responses.stream({
+      model: 'routed',
+      input: 'alpha beta gamma',
+      instructions: 'be brief',
+    });
     const final = await stream.finalResponse();
     expect(final.output_text).toBe('Echo: alpha beta gamma');
     expect(final.usage).toMatchObject({ input_tokens: 5, output_tokens: 4 });
@@ -76,18 +84,31 @@ describe('alpha responses with the official OpenAI SDK', () => {
 
   it('translates for another protocol, streamed and not', async () => {
     const { key } = await gateway.createFundedKey({ credits: 1 });
-    const response = await client(key).responses.create({ model: 'echo', input: [{ role: 'user', content: [{ type: 'input_text', text: 'alpha beta gamma' }] }] });
+    const response = await client(key).responses.create({
+      model: 'echo',
+      input: [{ role: 'user', content: [{ type: 'input_text', text: 'alpha beta gamma' }] }],
+    });
     expect(response).toMatchObject({ object: 'response', status: 'completed', model: 'echo' });
     expect(response.output_text).toBe('alpha beta gamma');
     const events: string[] = [];
-    const stream = await client(key).responses.create({ model: 'echo', input: 'alpha beta gamma', max_output_tokens: 2, stream: true });
+    const stream = await client(key).responses.create({
+      model: 'echo',
+      input: 'alpha beta gamma',
+      max_output_tokens: 2,
+      stream: true,
+    });
     let text = '';
     for await (const event of stream) {
       events.push(event.type);
       if (event.type === 'response.output_text.delta') text += event.delta;
     }
     expect(text).toBe('alpha beta');
-    expect(events.slice(0, 4)).toEqual(['response.created', 'response.in_progress', 'response.output_item.added', 'response.content_part.added']);
+    expect(events.slice(0, 4)).toEqual([
+      'response.created',
+      'response.in_progress',
+      'response.output_item.added',
+      'response.content_part.added',
+    ]);
     expect(events.at(-1)).toBe('response.incomplete');
   });
 
@@ -108,20 +129,29 @@ describe('alpha responses with the official OpenAI SDK', () => {
       },
     });
     expect(response.statusCode, response.body).toBe(200);
-    expect(response.json()).toMatchObject({ status: 'completed', output: [{ type: 'message', content: [{ text: 'x' }] }] });
+    expect(response.json()).toMatchObject({
+      status: 'completed',
+      output: [{ type: 'message', content: [{ text: 'x' }] }],
+    });
     expect(response.headers['x-gateway-dropped-parameters']).toBe('store,reasoning,include,previous_response_id');
   });
 
   it('ends every stream with data: [DONE], translated or relayed, and the SDK still reads it', async () => {
     const { key } = await gateway.createFundedKey({ credits: 1 });
     for (const model of ['echo', 'routed']) {
-      const response = await gateway.request({ method: 'POST', url: '/api/alpha/v1/responses', headers: { 'x-api-key': key }, payload: { model, input: 'alpha beta', stream: true } });
+      const response = await gateway.request({
+        method: 'POST',
+        url: '/api/alpha/v1/responses',
+        headers: { 'x-api-key': key },
+        payload: { model, input: 'alpha beta', stream: true },
+      });
       const frames = response.body.split('\n\n').filter(Boolean);
       expect(frames.at(-1), model).toBe('data: [DONE]');
       expect(frames.at(-2), model).toMatch(/^event: response.completed\ndata: /);
       expect(frames.filter((frame) => frame === 'data: [DONE]')).toHaveLength(1);
       const events: string[] = [];
-      for await (const event of await client(key).responses.create({ model, input: 'alpha beta', stream: true })) events.push(event.type);
+      for await (const event of await client(key).responses.create({ model, input: 'alpha beta', stream: true }))
+        events.push(event.type);
       expect(events.at(-1), model).toBe('response.completed');
       const final = await client(key).responses.stream({ model, input: 'alpha beta' }).finalResponse();
       expect(final.output_text, model).toBe(model === 'echo' ? 'alpha beta' : 'Echo: alpha beta');

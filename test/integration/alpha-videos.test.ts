@@ -52,7 +52,8 @@ describe('alpha videos: the routing provider video API over video tasks', () => 
 
   const client = (key: string) => new OpenAI({ apiKey: key, baseURL: `${address}/api/alpha/v1`, maxRetries: 0 });
   // Over the listening socket, as a client calls the gateway.
-  const poll = async (key: string, id: string) => (await (await fetch(`${address}/api/alpha/v1/videos/${id}`, { headers: keyHeaders(key) })).json()) as AlphaVideoJob;
+  const poll = async (key: string, id: string) =>
+    (await (await fetch(`${address}/api/alpha/v1/videos/${id}`, { headers: keyHeaders(key) })).json()) as AlphaVideoJob;
   async function waitForEnd(key: string, id: string, seen?: Set<string>): Promise<AlphaVideoJob> {
     for (let i = 0; i < 500; i++) {
       const job = await poll(key, id);
@@ -67,8 +68,18 @@ describe('alpha videos: the routing provider video API over video tasks', () => 
   it('runs the openai SDK flow (multipart create, retrieve, content download) against a routed model', async () => {
     const { key, accountId } = await gateway.createFundedKey({ credits: 2 });
     const sdk = client(key);
-    const created = (await sdk.videos.create({ model: 'veo' as never, prompt: 'a heron taking off', seconds: '8', size: '1792x1024', input_reference: { image_url: 'https://example.com/heron.png' } })) as unknown as AlphaVideoJob;
-    expect(created).toMatchObject({ status: 'pending', polling_url: `${address}/api/alpha/v1/videos/${created.id}`, generation_id: created.id });
+    const created = (await sdk.videos.create({
+      model: 'veo' as never,
+      prompt: 'a heron taking off',
+      seconds: '8',
+      size: '1792x1024',
+      input_reference: { image_url: 'https://example.com/heron.png' },
+    })) as unknown as AlphaVideoJob;
+    expect(created).toMatchObject({
+      status: 'pending',
+      polling_url: `${address}/api/alpha/v1/videos/${created.id}`,
+      generation_id: created.id,
+    });
     // Held: 8 seconds at the 1080p price that the size implies.
     expect(await heldNanosOf(gateway, accountId)).toBe(usdToNanos(1.6));
     const seen = new Set<string>();
@@ -90,36 +101,97 @@ describe('alpha videos: the routing provider video API over video tasks', () => 
 
     const sent = creates().at(-1)!;
     expect(sent.path).toBe('/api/v1/videos');
-    expect(sent.body).toEqual({ model: 'google/veo-3.1', prompt: 'a heron taking off', input_references: [{ type: 'image_url', image_url: { url: 'https://example.com/heron.png' } }], duration: 8, resolution: '1080p', aspect_ratio: '16:9' });
+    expect(sent.body).toEqual({
+      model: 'google/veo-3.1',
+      prompt: 'a heron taking off',
+      input_references: [{ type: 'image_url', image_url: { url: 'https://example.com/heron.png' } }],
+      duration: 8,
+      resolution: '1080p',
+      aspect_ratio: '16:9',
+    });
     // The content was read from the provider with its key, once.
     expect(router.requests.filter((request) => request.path.endsWith('/content?index=0'))).toHaveLength(1);
   });
 
   it('takes the JSON body raw, serves the content with ranges, and refuses other indexes and unfinished videos', async () => {
     const { key } = await gateway.createFundedKey({ credits: 1 });
-    const created = await gateway.request({ method: 'POST', url: '/api/alpha/v1/videos', headers: keyHeaders(key), payload: { model: 'sandbox-video', prompt: 'a raw clip', seconds: 2, size: '720x1280' } });
+    const created = await gateway.request({
+      method: 'POST',
+      url: '/api/alpha/v1/videos',
+      headers: keyHeaders(key),
+      payload: { model: 'sandbox-video', prompt: 'a raw clip', seconds: 2, size: '720x1280' },
+    });
     expect(created.statusCode, created.body).toBe(202);
     const id = created.json<AlphaVideoJob>().id;
-    const early = await gateway.request({ method: 'GET', url: `/api/alpha/v1/videos/${id}/content`, headers: keyHeaders(key) });
+    const early = await gateway.request({
+      method: 'GET',
+      url: `/api/alpha/v1/videos/${id}/content`,
+      headers: keyHeaders(key),
+    });
     if (early.statusCode !== 200) expectEnvelope(early, 409, 'GW_CONFLICT', `/api/alpha/v1/videos/${id}/content`);
     const job = await waitForEnd(key, id);
     expect(job).toMatchObject({ status: 'completed', usage: { cost: 0.002 } });
-    const whole = await gateway.request({ method: 'GET', url: `/api/alpha/v1/videos/${id}/content?index=0`, headers: keyHeaders(key) });
+    const whole = await gateway.request({
+      method: 'GET',
+      url: `/api/alpha/v1/videos/${id}/content?index=0`,
+      headers: keyHeaders(key),
+    });
     expect(whole.statusCode).toBe(200);
     expect(isoVideoFacts(whole.rawPayload)?.seconds).toBe(2);
-    const part = await gateway.request({ method: 'GET', url: `/api/alpha/v1/videos/${id}/content`, headers: { ...keyHeaders(key), range: 'bytes=-16' } });
+    const part = await gateway.request({
+      method: 'GET',
+      url: `/api/alpha/v1/videos/${id}/content`,
+      headers: { ...keyHeaders(key), range: 'bytes=-16' },
+    });
     expect(part.statusCode).toBe(206);
     expect(part.rawPayload.equals(whole.rawPayload.subarray(whole.rawPayload.length - 16))).toBe(true);
-    expectEnvelope(await gateway.request({ method: 'GET', url: `/api/alpha/v1/videos/${id}/content?index=1`, headers: keyHeaders(key) }), 404, 'GW_NOT_FOUND', `/api/alpha/v1/videos/${id}/content`);
-    expectEnvelope(await gateway.request({ method: 'GET', url: `/api/alpha/v1/videos/${id}/content`, headers: { ...keyHeaders(key), range: 'bytes=999999-' } }), 416, 'GW_RANGE_NOT_SATISFIABLE', `/api/alpha/v1/videos/${id}/content`);
+    expectEnvelope(
+      await gateway.request({
+        method: 'GET',
+        url: `/api/alpha/v1/videos/${id}/content?index=1`,
+        headers: keyHeaders(key),
+      }),
+      404,
+      'GW_NOT_FOUND',
+      `/api/alpha/v1/videos/${id}/content`,
+    );
+    expectEnvelope(
+      await gateway.request({
+        method: 'GET',
+        url: `/api/alpha/v1/videos/${id}/content`,
+        headers: { ...keyHeaders(key), range: 'bytes=999999-' },
+      }),
+      416,
+      'GW_RANGE_NOT_SATISFIABLE',
+      `/api/alpha/v1/videos/${id}/content`,
+    );
     const other = await gateway.createFundedKey({ credits: 1 });
-    expectEnvelope(await gateway.request({ method: 'GET', url: `/api/alpha/v1/videos/${id}/content`, headers: keyHeaders(other.key) }), 404, 'GW_NOT_FOUND', `/api/alpha/v1/videos/${id}/content`);
-    expectEnvelope(await gateway.request({ method: 'GET', url: `/api/alpha/v1/videos/${id}`, headers: keyHeaders(other.key) }), 404, 'GW_NOT_FOUND', `/api/alpha/v1/videos/${id}`);
+    expectEnvelope(
+      await gateway.request({
+        method: 'GET',
+        url: `/api/alpha/v1/videos/${id}/content`,
+        headers: keyHeaders(other.key),
+      }),
+      404,
+      'GW_NOT_FOUND',
+      `/api/alpha/v1/videos/${id}/content`,
+    );
+    expectEnvelope(
+      await gateway.request({ method: 'GET', url: `/api/alpha/v1/videos/${id}`, headers: keyHeaders(other.key) }),
+      404,
+      'GW_NOT_FOUND',
+      `/api/alpha/v1/videos/${id}`,
+    );
   });
 
   it('reports a provider failure as failed with its message and charges nothing', async () => {
     const { key, accountId } = await gateway.createFundedKey({ credits: 1 });
-    const created = await gateway.request({ method: 'POST', url: '/api/alpha/v1/videos', headers: keyHeaders(key), payload: { model: 'veo', prompt: 'doomed fake-video-fail', seconds: '4', size: '1280x720' } });
+    const created = await gateway.request({
+      method: 'POST',
+      url: '/api/alpha/v1/videos',
+      headers: keyHeaders(key),
+      payload: { model: 'veo', prompt: 'doomed fake-video-fail', seconds: '4', size: '1280x720' },
+    });
     const job = await waitForEnd(key, created.json<AlphaVideoJob>().id);
     expect(job).toMatchObject({ status: 'failed', error: 'The provider could not make this video' });
     expect(job.unsigned_urls).toBeUndefined();
@@ -137,15 +209,28 @@ describe('alpha videos: the routing provider video API over video tasks', () => 
     ['a size outside the four', { model: 'veo', prompt: 'x', size: '1920x1080' }, 'GW_VALIDATION'],
     ['seconds that are not whole', { model: 'veo', prompt: 'x', seconds: '4.5' }, 'GW_VALIDATION'],
     ['seconds outside the model range', { model: 'veo', prompt: 'x', seconds: 12 }, 'GW_PARAMETER_OUT_OF_RANGE'],
-    ['an input_reference with both fields', { model: 'veo', prompt: 'x', input_reference: { image_url: 'https://example.com/a.png', file_id: 'file-1' } }, 'GW_VALIDATION'],
+    [
+      'an input_reference with both fields',
+      { model: 'veo', prompt: 'x', input_reference: { image_url: 'https://example.com/a.png', file_id: 'file-1' } },
+      'GW_VALIDATION',
+    ],
     ['an empty input_reference', { model: 'veo', prompt: 'x', input_reference: {} }, 'GW_VALIDATION'],
     ['a file_id', { model: 'veo', prompt: 'x', input_reference: { file_id: 'file-1' } }, 'GW_PARAMETER_UNSUPPORTED'],
-    ['an image_url that is not http(s)', { model: 'veo', prompt: 'x', input_reference: { image_url: 'ftp://example.com/a.png' } }, 'GW_VALIDATION'],
+    [
+      'an image_url that is not http(s)',
+      { model: 'veo', prompt: 'x', input_reference: { image_url: 'ftp://example.com/a.png' } },
+      'GW_VALIDATION',
+    ],
     ['a model that makes no video', { model: 'no-such-model', prompt: 'x' }, 'GW_MODEL_NOT_AVAILABLE'],
   ])('refuses %s with 400 before routing', async (_name, body, code) => {
     const { key, accountId } = await gateway.createFundedKey({ credits: 1 });
     const before = creates().length;
-    const envelope = expectEnvelope(await gateway.request({ method: 'POST', url: '/api/alpha/v1/videos', headers: keyHeaders(key), payload: body }), 400, code, '/api/alpha/v1/videos');
+    const envelope = expectEnvelope(
+      await gateway.request({ method: 'POST', url: '/api/alpha/v1/videos', headers: keyHeaders(key), payload: body }),
+      400,
+      code,
+      '/api/alpha/v1/videos',
+    );
     expect(envelope.errors[0]!.length).toBeGreaterThan(0);
     expect(creates().length).toBe(before);
     expect(await jobRowsOf(gateway, accountId)).toEqual([]);
@@ -155,6 +240,8 @@ describe('alpha videos: the routing provider video API over video tasks', () => 
   it('refuses an uploaded input_reference file from the SDK with 400', async () => {
     const { key } = await gateway.createFundedKey({ credits: 1 });
     const upload = await OpenAI.toFile(Buffer.from('not really an image'), 'ref.png', { type: 'image/png' });
-    await expect(client(key).videos.create({ model: 'veo' as never, prompt: 'x', input_reference: upload })).rejects.toMatchObject({ status: 400 });
+    await expect(
+      client(key).videos.create({ model: 'veo' as never, prompt: 'x', input_reference: upload }),
+    ).rejects.toMatchObject({ status: 400 });
   });
 });

@@ -18,7 +18,12 @@ const voicesYaml = [
 
 interface Subtitle {
   text: string;
-  sentences: Array<{ text: string; startTime: number; endTime: number; words: Array<{ text: string; startTime: number; endTime: number }> }>;
+  sentences: Array<{
+    text: string;
+    startTime: number;
+    endTime: number;
+    words: Array<{ text: string; startTime: number; endTime: number }>;
+  }>;
 }
 
 interface AudioJob {
@@ -67,7 +72,9 @@ describe('text-to-speech jobs and the voice catalog', () => {
 
   async function waitForAudio(key: string, id: string): Promise<AudioJob> {
     for (let i = 0; i < 400; i++) {
-      const job = (await gateway.request({ method: 'GET', url: `/api/v1/audio/generations/${id}`, headers: keyHeaders(key) })).json<AudioJob>();
+      const job = (
+        await gateway.request({ method: 'GET', url: `/api/v1/audio/generations/${id}`, headers: keyHeaders(key) })
+      ).json<AudioJob>();
       if (job.status === 'succeeded' || job.status === 'failed') return job;
       await new Promise((resolve) => setTimeout(resolve, 25));
     }
@@ -75,15 +82,30 @@ describe('text-to-speech jobs and the voice catalog', () => {
   }
 
   const speak = (key: string, body: Record<string, unknown>, estimate = false) =>
-    gateway.request({ method: 'POST', url: `/api/v1/audio/text-to-speech${estimate ? '/estimate' : ''}`, headers: keyHeaders(key), payload: body });
+    gateway.request({
+      method: 'POST',
+      url: `/api/v1/audio/text-to-speech${estimate ? '/estimate' : ''}`,
+      headers: keyHeaders(key),
+      payload: body,
+    });
 
   it('speaks through the speech protocol: 202, then the Audio job with a signed MP3 link; estimate = hold = charge per character', async () => {
     const { key, accountId } = await gateway.createFundedKey({ credits: 1 });
     const text = 'Hello there, this is a test of the speech path.';
-    const body = { voiceType: 'en_female_anna_uranus_bigtts', text, contextTexts: ['warmly'], silenceDuration: 200, pitch: 3 };
+    const body = {
+      voiceType: 'en_female_anna_uranus_bigtts',
+      text,
+      contextTexts: ['warmly'],
+      silenceDuration: 200,
+      pitch: 3,
+    };
     const estimate = await speak(key, body, true);
     const cost = (BigInt([...text].length) * usdToNanos(80)) / 1_000_000n;
-    expect(estimate.json()).toEqual({ data: { estimatedUserCost: Number(cost) / 1e9, currency: 'USD' }, success: true, status: 200 });
+    expect(estimate.json()).toEqual({
+      data: { estimatedUserCost: Number(cost) / 1e9, currency: 'USD' },
+      success: true,
+      status: 200,
+    });
     const submitted = await speak(key, body);
     expect(submitted.statusCode, submitted.body).toBe(202);
     const { generationId } = submitted.json<{ generationId: string }>();
@@ -98,34 +120,81 @@ describe('text-to-speech jobs and the voice catalog', () => {
     expect(audio.rawPayload.subarray(0, 2).equals(Buffer.from([0xff, 0xfb]))).toBe(true);
     expect(await balanceNanosOf(gateway, accountId)).toBe(usdToNanos(1) - cost);
     expect(await heldNanosOf(gateway, accountId)).toBe(0n);
-    const sent = speech.requests.find((request) => (request.body as { req_params?: { text?: string } } | undefined)?.req_params?.text === text)!;
+    const sent = speech.requests.find(
+      (request) => (request.body as { req_params?: { text?: string } } | undefined)?.req_params?.text === text,
+    )!;
     expect(sent.headers['x-api-resource-id']).toBe('seed-tts-2.0');
-    expect(JSON.parse((sent.body as { req_params: { additions: string } }).req_params.additions)).toEqual({ silence_duration: 200, context_texts: ['warmly'], post_process: { pitch: 3 } });
+    expect(JSON.parse((sent.body as { req_params: { additions: string } }).req_params.additions)).toEqual({
+      silence_duration: 200,
+      context_texts: ['warmly'],
+      post_process: { pitch: 3 },
+    });
     const usage = await gateway.request({ method: 'GET', url: '/api/compat/v1/usage', headers: keyHeaders(key) });
-    expect(usage.json<{ results: unknown[] }>().results[0]).toMatchObject({ id: generationId, modality: 'audio', model: 'seed-tts-2.0', status: 'succeeded' });
+    expect(usage.json<{ results: unknown[] }>().results[0]).toMatchObject({
+      id: generationId,
+      modality: 'audio',
+      model: 'seed-tts-2.0',
+      status: 'succeeded',
+    });
   });
 
   it('gives the subtitle of the speech frames, timed in milliseconds, only when asked for', async () => {
     const { key } = await gateway.createFundedKey({ credits: 1 });
     const text = 'Good morning. How are you?';
-    const timed = await waitForAudio(key, (await speak(key, { voiceType: 'zh_female_cancan_mars_bigtts', text, enableSubtitle: true })).json<{ generationId: string }>().generationId);
+    const timed = await waitForAudio(
+      key,
+      (await speak(key, { voiceType: 'zh_female_cancan_mars_bigtts', text, enableSubtitle: true })).json<{
+        generationId: string;
+      }>().generationId,
+    );
     expect(timed.status, timed.error).toBe('succeeded');
     // The fake times every character 60 ms and sends the word times in seconds.
     expect(timed.subtitle).toEqual({
       text: 'Good morning. How are you?',
       sentences: [
-        { text: 'Good morning.', startTime: 0, endTime: 720, words: [{ text: 'Good', startTime: 0, endTime: 240 }, { text: 'morning', startTime: 300, endTime: 720 }] },
-        { text: 'How are you?', startTime: 840, endTime: 1500, words: [{ text: 'How', startTime: 840, endTime: 1020 }, { text: 'are', startTime: 1080, endTime: 1260 }, { text: 'you', startTime: 1320, endTime: 1500 }] },
+        {
+          text: 'Good morning.',
+          startTime: 0,
+          endTime: 720,
+          words: [
+            { text: 'Good', startTime: 0, endTime: 240 },
+            { text: 'morning', startTime: 300, endTime: 720 },
+          ],
+        },
+        {
+          text: 'How are you?',
+          startTime: 840,
+          endTime: 1500,
+          words: [
+            { text: 'How', startTime: 840, endTime: 1020 },
+            { text: 'are', startTime: 1080, endTime: 1260 },
+            { text: 'you', startTime: 1320, endTime: 1500 },
+          ],
+        },
       ],
     });
-    const asked = speech.requests.filter((request) => (request.body as { req_params?: { text?: string } }).req_params?.text === text);
-    expect((asked[0]!.body as { req_params: { audio_params: Record<string, unknown> } }).req_params.audio_params.enable_subtitle).toBe(true);
+    const asked = speech.requests.filter(
+      (request) => (request.body as { req_params?: { text?: string } }).req_params?.text === text,
+    );
+    expect(
+      (asked[0]!.body as { req_params: { audio_params: Record<string, unknown> } }).req_params.audio_params
+        .enable_subtitle,
+    ).toBe(true);
 
-    const plain = await waitForAudio(key, (await speak(key, { voiceType: 'zh_female_cancan_mars_bigtts', text: 'No subtitle here.' })).json<{ generationId: string }>().generationId);
+    const plain = await waitForAudio(
+      key,
+      (await speak(key, { voiceType: 'zh_female_cancan_mars_bigtts', text: 'No subtitle here.' })).json<{
+        generationId: string;
+      }>().generationId,
+    );
     expect(plain.status).toBe('succeeded');
     expect(plain).not.toHaveProperty('subtitle');
-    const sent = speech.requests.find((request) => (request.body as { req_params?: { text?: string } }).req_params?.text === 'No subtitle here.')!;
-    expect((sent.body as { req_params: { audio_params: Record<string, unknown> } }).req_params.audio_params).not.toHaveProperty('enable_subtitle');
+    const sent = speech.requests.find(
+      (request) => (request.body as { req_params?: { text?: string } }).req_params?.text === 'No subtitle here.',
+    )!;
+    expect(
+      (sent.body as { req_params: { audio_params: Record<string, unknown> } }).req_params.audio_params,
+    ).not.toHaveProperty('enable_subtitle');
   });
 
   it.each([
@@ -134,7 +203,12 @@ describe('text-to-speech jobs and the voice catalog', () => {
   ])('archives %s speech as %s, as long as the text takes to say', async (format, contentType) => {
     const { key } = await gateway.createFundedKey({ credits: 1 });
     const text = 'Twenty characters!!!';
-    const job = await waitForAudio(key, (await speak(key, { voiceType: 'en_female_anna_uranus_bigtts', text, format, sampleRate: 16000 })).json<{ generationId: string }>().generationId);
+    const job = await waitForAudio(
+      key,
+      (await speak(key, { voiceType: 'en_female_anna_uranus_bigtts', text, format, sampleRate: 16000 })).json<{
+        generationId: string;
+      }>().generationId,
+    );
     expect(job.status, job.error).toBe('succeeded');
     expect(job.audioUrl).toMatch(format === 'pcm' ? /speech\.pcm\?/ : /speech\.ogg\?/);
     const file = await download(gateway, job);
@@ -145,7 +219,9 @@ describe('text-to-speech jobs and the voice catalog', () => {
   it('a provider error fails the job, refunds the hold and charges nothing; a cut answer too', async () => {
     const { key, accountId } = await gateway.createFundedKey({ credits: 1 });
     for (const text of ['refused fake-error-400', 'cut short fake-cut', 'broke fake-inband-error']) {
-      const { generationId } = (await speak(key, { voiceType: 'zh_female_cancan_mars_bigtts', text })).json<{ generationId: string }>();
+      const { generationId } = (await speak(key, { voiceType: 'zh_female_cancan_mars_bigtts', text })).json<{
+        generationId: string;
+      }>();
       const job = await waitForAudio(key, generationId);
       expect(job.status, text).toBe('failed');
       expect(job.error).toBeTruthy();
@@ -160,14 +236,34 @@ describe('text-to-speech jobs and the voice catalog', () => {
     ['empty text', { voiceType: 'zh_female_cancan_mars_bigtts', text: '' }, 'GW_VALIDATION'],
     ['1,001 characters', { voiceType: 'zh_female_cancan_mars_bigtts', text: '字'.repeat(1001) }, 'GW_VALIDATION'],
     ['wav', { voiceType: 'zh_female_cancan_mars_bigtts', text: 'hi', format: 'wav' }, 'GW_VALIDATION'],
-    ['an unlisted sample rate', { voiceType: 'zh_female_cancan_mars_bigtts', text: 'hi', sampleRate: 11025 }, 'GW_VALIDATION'],
+    [
+      'an unlisted sample rate',
+      { voiceType: 'zh_female_cancan_mars_bigtts', text: 'hi', sampleRate: 11025 },
+      'GW_VALIDATION',
+    ],
     ['speechRate 101', { voiceType: 'zh_female_cancan_mars_bigtts', text: 'hi', speechRate: 101 }, 'GW_VALIDATION'],
     ['loudnessRate -51', { voiceType: 'zh_female_cancan_mars_bigtts', text: 'hi', loudnessRate: -51 }, 'GW_VALIDATION'],
     ['pitch 13', { voiceType: 'zh_female_cancan_mars_bigtts', text: 'hi', pitch: 13 }, 'GW_VALIDATION'],
-    ['silenceDuration 30001', { voiceType: 'zh_female_cancan_mars_bigtts', text: 'hi', silenceDuration: 30_001 }, 'GW_VALIDATION'],
-    ['an unknown explicitLanguage', { voiceType: 'zh_female_cancan_mars_bigtts', text: 'hi', explicitLanguage: 'xx' }, 'GW_VALIDATION'],
-    ['two contextTexts', { voiceType: 'en_female_anna_uranus_bigtts', text: 'hi', contextTexts: ['a', 'b'] }, 'GW_VALIDATION'],
-    ['contextTexts for a 1.0 voice', { voiceType: 'zh_female_cancan_mars_bigtts', text: 'hi', contextTexts: ['a'] }, 'GW_PARAMETER_UNSUPPORTED'],
+    [
+      'silenceDuration 30001',
+      { voiceType: 'zh_female_cancan_mars_bigtts', text: 'hi', silenceDuration: 30_001 },
+      'GW_VALIDATION',
+    ],
+    [
+      'an unknown explicitLanguage',
+      { voiceType: 'zh_female_cancan_mars_bigtts', text: 'hi', explicitLanguage: 'xx' },
+      'GW_VALIDATION',
+    ],
+    [
+      'two contextTexts',
+      { voiceType: 'en_female_anna_uranus_bigtts', text: 'hi', contextTexts: ['a', 'b'] },
+      'GW_VALIDATION',
+    ],
+    [
+      'contextTexts for a 1.0 voice',
+      { voiceType: 'zh_female_cancan_mars_bigtts', text: 'hi', contextTexts: ['a'] },
+      'GW_PARAMETER_UNSUPPORTED',
+    ],
   ])('refuses %s with 400, holding and storing nothing', async (_name, body, code) => {
     const { key, accountId } = await gateway.createFundedKey({ credits: 1 });
     expectEnvelope(await speak(key, body), 400, code, '/api/v1/audio/text-to-speech');
@@ -178,33 +274,67 @@ describe('text-to-speech jobs and the voice catalog', () => {
 
   it('retries a busy provider (503) up to jobs.maxAttempts, then fails the job with its status', async () => {
     const { key } = await gateway.createFundedKey({ credits: 1 });
-    const job = await waitForAudio(key, (await speak(key, { voiceType: 'zh_female_cancan_mars_bigtts', text: 'busy fake-error-503' })).json<{ generationId: string }>().generationId);
+    const job = await waitForAudio(
+      key,
+      (await speak(key, { voiceType: 'zh_female_cancan_mars_bigtts', text: 'busy fake-error-503' })).json<{
+        generationId: string;
+      }>().generationId,
+    );
     // A 503 each time: retried up to jobs.maxAttempts, then failed with the provider's status.
     expect(job).toMatchObject({ status: 'failed', error: expect.stringContaining('503') });
-    expect(speech.requests.filter((request) => (request.body as { req_params?: { text?: string } }).req_params?.text === 'busy fake-error-503')).toHaveLength(3);
+    expect(
+      speech.requests.filter(
+        (request) => (request.body as { req_params?: { text?: string } }).req_params?.text === 'busy fake-error-503',
+      ),
+    ).toHaveLength(3);
   });
 
-  it('answers 404 for an unknown or another account\'s generation', async () => {
+  it("answers 404 for an unknown or another account's generation", async () => {
     const owner = await gateway.createFundedKey();
     const other = await gateway.createFundedKey();
-    const { generationId } = (await speak(owner.key, { voiceType: 'zh_female_cancan_mars_bigtts', text: 'mine' })).json<{ generationId: string }>();
-    expectEnvelope(await gateway.request({ method: 'GET', url: `/api/v1/audio/generations/${generationId}`, headers: keyHeaders(other.key) }), 404, 'GW_NOT_FOUND', `/api/v1/audio/generations/${generationId}`);
+    const { generationId } = (
+      await speak(owner.key, { voiceType: 'zh_female_cancan_mars_bigtts', text: 'mine' })
+    ).json<{ generationId: string }>();
+    expectEnvelope(
+      await gateway.request({
+        method: 'GET',
+        url: `/api/v1/audio/generations/${generationId}`,
+        headers: keyHeaders(other.key),
+      }),
+      404,
+      'GW_NOT_FOUND',
+      `/api/v1/audio/generations/${generationId}`,
+    );
     await waitForAudio(owner.key, generationId);
   });
 
   it('lists voices with the filters, and contextTexts only for 2.0 voices', async () => {
     const { key } = await gateway.createFundedKey();
-    const list = async (query: string) => (await gateway.request({ method: 'GET', url: `/api/v1/audio/voices${query}`, headers: keyHeaders(key) })).json<{ voices: Array<{ voiceType: string; capabilities: { contextTexts: boolean } }>; total: number }>();
+    const list = async (query: string) =>
+      (await gateway.request({ method: 'GET', url: `/api/v1/audio/voices${query}`, headers: keyHeaders(key) })).json<{
+        voices: Array<{ voiceType: string; capabilities: { contextTexts: boolean } }>;
+        total: number;
+      }>();
     const all = await list('');
     expect(all.total).toBe(3);
-    expect(Object.fromEntries(all.voices.map((voice) => [voice.voiceType, voice.capabilities.contextTexts]))).toEqual({ en_female_anna_uranus_bigtts: true, zh_male_m191_uranus_bigtts: true, zh_female_cancan_mars_bigtts: false });
+    expect(Object.fromEntries(all.voices.map((voice) => [voice.voiceType, voice.capabilities.contextTexts]))).toEqual({
+      en_female_anna_uranus_bigtts: true,
+      zh_male_m191_uranus_bigtts: true,
+      zh_female_cancan_mars_bigtts: false,
+    });
     expect((await list('?gender=male')).voices.map((voice) => voice.voiceType)).toEqual(['zh_male_m191_uranus_bigtts']);
     expect((await list('?age=teenager')).total).toBe(1);
     expect((await list('?category=Advertisement')).total).toBe(1);
     expect((await list('?language=zh')).total).toBe(2);
     expect((await list('?language=en-US&resourceId=seed-tts-2.0')).total).toBe(1);
-    expect((await list('?resourceId=seed-tts-1.0')).voices.map((voice) => voice.voiceType)).toEqual(['zh_female_cancan_mars_bigtts']);
-    const bad = await gateway.request({ method: 'GET', url: '/api/v1/audio/voices?gender=robot', headers: keyHeaders(key) });
+    expect((await list('?resourceId=seed-tts-1.0')).voices.map((voice) => voice.voiceType)).toEqual([
+      'zh_female_cancan_mars_bigtts',
+    ]);
+    const bad = await gateway.request({
+      method: 'GET',
+      url: '/api/v1/audio/voices?gender=robot',
+      headers: keyHeaders(key),
+    });
     expect(bad.statusCode).toBe(400);
   });
 });
@@ -234,10 +364,18 @@ describe('generation with reference through the Seed Audio fake', () => {
   });
 
   const path = '/api/v1/audio/generation-with-reference';
-  const post = (key: string, body: Record<string, unknown>, estimate = false) => gateway.request({ method: 'POST', url: `${path}${estimate ? '/estimate' : ''}`, headers: keyHeaders(key), payload: body });
+  const post = (key: string, body: Record<string, unknown>, estimate = false) =>
+    gateway.request({
+      method: 'POST',
+      url: `${path}${estimate ? '/estimate' : ''}`,
+      headers: keyHeaders(key),
+      payload: body,
+    });
   async function waitFor(key: string, id: string): Promise<AudioJob> {
     for (let i = 0; i < 400; i++) {
-      const job = (await gateway.request({ method: 'GET', url: `/api/v1/audio/generations/${id}`, headers: keyHeaders(key) })).json<AudioJob>();
+      const job = (
+        await gateway.request({ method: 'GET', url: `/api/v1/audio/generations/${id}`, headers: keyHeaders(key) })
+      ).json<AudioJob>();
       if (job.status === 'succeeded' || job.status === 'failed') return job;
       await new Promise((resolve) => setTimeout(resolve, 25));
     }
@@ -249,22 +387,39 @@ describe('generation with reference through the Seed Audio fake', () => {
     expect(Object.keys(submitted.json())).toEqual(['generationId']);
     return waitFor(key, submitted.json<{ generationId: string }>().generationId);
   }
-  const sentFor = (prompt: string) => speech.requests.filter((request) => (request.body as { text_prompt?: string }).text_prompt === prompt);
+  const sentFor = (prompt: string) =>
+    speech.requests.filter((request) => (request.body as { text_prompt?: string }).text_prompt === prompt);
   const model = 'seed-audio-1.0-multilingual';
 
   it('makes a clip from a prompt: estimate = hold, then the Audio job with both durations, the provider URL and a signed link; charged the billed seconds', async () => {
     const { key, accountId } = await gateway.createFundedKey({ credits: 1 });
     const textPrompt = 'Say hello to the listeners, warmly and slowly.';
-    const body = { model, textPrompt, format: 'wav', sampleRate: 16000, speechRate: 10, loudnessRate: -5, pitchRate: 2, unknown: 'stripped' };
+    const body = {
+      model,
+      textPrompt,
+      format: 'wav',
+      sampleRate: 16000,
+      speechRate: 10,
+      loudnessRate: -5,
+      pitchRate: 2,
+      unknown: 'stripped',
+    };
     const held = durationCostNanos(perSecond, referenceSecondsEstimate(textPrompt, 10));
     const estimate = await post(key, body, true);
-    expect(estimate.json()).toEqual({ data: { estimatedUserCost: Number(held) / 1e9, currency: 'USD' }, success: true, status: 200 });
+    expect(estimate.json()).toEqual({
+      data: { estimatedUserCost: Number(held) / 1e9, currency: 'USD' },
+      success: true,
+      status: 200,
+    });
     const submitted = await post(key, body);
     const [row] = await jobRowsOf(gateway, accountId);
     expect(row?.holdNanos).toBe(held);
     const job = await waitFor(key, submitted.json<{ generationId: string }>().generationId);
     expect(job.status, job.error).toBe('succeeded');
-    expect(job).toMatchObject({ product: 'generation-with-reference', providerUrl: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+\/files\//) });
+    expect(job).toMatchObject({
+      product: 'generation-with-reference',
+      providerUrl: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+\/files\//),
+    });
     expect(job).not.toHaveProperty('subtitle');
     const file = await download(gateway, job);
     expect(file.contentType).toBe('audio/wav');
@@ -276,10 +431,21 @@ describe('generation with reference through the Seed Audio fake', () => {
     expect(await balanceNanosOf(gateway, accountId)).toBe(usdToNanos(1) - charged);
     expect(await heldNanosOf(gateway, accountId)).toBe(0n);
     const [record] = await usageRecords(gateway, key);
-    expect(record).toMatchObject({ id: job.generationId, modality: 'audio', model, status: 'succeeded', usdCost: Number(charged) / 1e9, usage: { durationSeconds: job.durationSeconds, originalDurationSeconds: job.originalDurationSeconds } });
+    expect(record).toMatchObject({
+      id: job.generationId,
+      modality: 'audio',
+      model,
+      status: 'succeeded',
+      usdCost: Number(charged) / 1e9,
+      usage: { durationSeconds: job.durationSeconds, originalDurationSeconds: job.originalDurationSeconds },
+    });
     const [sent] = sentFor(textPrompt);
     expect(sent!.headers['x-api-key']).toBe(fakeSpeechKey);
-    expect(sent!.body).toEqual({ model: 'seed-audio-1.0', text_prompt: textPrompt, audio_config: { format: 'wav', sample_rate: 16000, speech_rate: 10, loudness_rate: -5, pitch_rate: 2 } });
+    expect(sent!.body).toEqual({
+      model: 'seed-audio-1.0',
+      text_prompt: textPrompt,
+      audio_config: { format: 'wav', sample_rate: 16000, speech_rate: 10, loudness_rate: -5, pitch_rate: 2 },
+    });
   });
 
   it('sends the references in order under the protocol names, keeps their base64 short in the record, and gives the subtitle when asked', async () => {
@@ -290,17 +456,33 @@ describe('generation with reference through the Seed Audio fake', () => {
       model,
       textPrompt,
       enableSubtitle: true,
-      references: [{ speaker: 'zh_male_m191_uranus_bigtts' }, { audioUrl: 'https://example.com/voice.mp3' }, { audioData }],
+      references: [
+        { speaker: 'zh_male_m191_uranus_bigtts' },
+        { audioUrl: 'https://example.com/voice.mp3' },
+        { audioData },
+      ],
     });
     expect(job.status, job.error).toBe('succeeded');
     const [sent] = sentFor(textPrompt);
-    expect((sent!.body as { references: unknown[] }).references).toEqual([{ speaker: 'zh_male_m191_uranus_bigtts' }, { audio_url: 'https://example.com/voice.mp3' }, { audio_data: audioData }]);
+    expect((sent!.body as { references: unknown[] }).references).toEqual([
+      { speaker: 'zh_male_m191_uranus_bigtts' },
+      { audio_url: 'https://example.com/voice.mp3' },
+      { audio_data: audioData },
+    ]);
     expect((sent!.body as { audio_config: Record<string, unknown> }).audio_config.enable_subtitle).toBe(true);
     expect(job.subtitle).toEqual({
       text: 'greets. Then answers!',
       sentences: [
         { text: 'greets.', startTime: 0, endTime: 360, words: [{ text: 'greets', startTime: 0, endTime: 360 }] },
-        { text: 'Then answers!', startTime: 480, endTime: 1200, words: [{ text: 'Then', startTime: 480, endTime: 720 }, { text: 'answers', startTime: 780, endTime: 1200 }] },
+        {
+          text: 'Then answers!',
+          startTime: 480,
+          endTime: 1200,
+          words: [
+            { text: 'Then', startTime: 480, endTime: 720 },
+            { text: 'answers', startTime: 780, endTime: 1200 },
+          ],
+        },
       ],
     });
     const [record] = await usageRecords(gateway, key);
@@ -317,7 +499,9 @@ describe('generation with reference through the Seed Audio fake', () => {
     const file = await download(gateway, job);
     expect(file.contentType).toBe('audio/mpeg');
     expect(job.durationSeconds).toBeCloseTo((await audioSeconds(file.bytes, 'audio/mpeg', 24000))!, 3);
-    expect(speech.requests.some((request) => request.method === 'GET' && request.path.startsWith('/files/'))).toBe(true);
+    expect(speech.requests.some((request) => request.method === 'GET' && request.path.startsWith('/files/'))).toBe(
+      true,
+    );
   });
 
   it('charges billed seconds past the hold out of free credit, and never past the balance', async () => {
@@ -330,7 +514,10 @@ describe('generation with reference through the Seed Audio fake', () => {
     const capped = await generate(poor.key, { model, textPrompt: 'Short prompt, long song fake-billed-30' });
     expect(capped.status).toBe('succeeded');
     expect(await balanceNanosOf(gateway, poor.accountId)).toBe(0n);
-    expect((await usageRecords(gateway, poor.key))[0]).toMatchObject({ usdCost: 0.05, usage: { usdCost: 0.05, unchargedUsdCost: 0.25 } });
+    expect((await usageRecords(gateway, poor.key))[0]).toMatchObject({
+      usdCost: 0.05,
+      usage: { usdCost: 0.05, unchargedUsdCost: 0.25 },
+    });
     expect(await heldNanosOf(gateway, poor.accountId)).toBe(0n);
   });
 
@@ -342,7 +529,8 @@ describe('generation with reference through the Seed Audio fake', () => {
     ['a provider that stays busy', 'busy fake-error-503', '503'],
   ])('fails on %s, refunds the hold and charges nothing', async (_name, textPrompt, reason) => {
     const { key, accountId } = await gateway.createFundedKey({ credits: 1 });
-    const references = textPrompt === 'bad reference' ? [{ speaker: 'a', audioUrl: 'https://example.com/b.mp3' }] : undefined;
+    const references =
+      textPrompt === 'bad reference' ? [{ speaker: 'a', audioUrl: 'https://example.com/b.mp3' }] : undefined;
     const job = await generate(key, { model, textPrompt, ...(references ? { references } : {}) });
     expect(job.status).toBe('failed');
     expect(job.error).toContain(reason);
@@ -359,12 +547,32 @@ describe('generation with reference through the Seed Audio fake', () => {
     ['no textPrompt', { model }, 'GW_VALIDATION'],
     ['an empty textPrompt', { model, textPrompt: '' }, 'GW_VALIDATION'],
     ['a textPrompt of 3,001 characters', { model, textPrompt: '字'.repeat(3001) }, 'GW_VALIDATION'],
-    ['four references', { model, textPrompt: 'x', references: [{ speaker: 'a' }, { speaker: 'b' }, { speaker: 'c' }, { speaker: 'd' }] }, 'GW_VALIDATION'],
-    ['an image reference mixed with an audio one', { model, textPrompt: 'x', references: [{ imageUrl: 'https://example.com/a.png' }, { audioUrl: 'https://example.com/a.mp3' }] }, 'GW_VALIDATION'],
-    ['a reference that is not an object', { model, textPrompt: 'x', references: ['zh_male_m191_uranus_bigtts'] }, 'GW_VALIDATION'],
+    [
+      'four references',
+      { model, textPrompt: 'x', references: [{ speaker: 'a' }, { speaker: 'b' }, { speaker: 'c' }, { speaker: 'd' }] },
+      'GW_VALIDATION',
+    ],
+    [
+      'an image reference mixed with an audio one',
+      {
+        model,
+        textPrompt: 'x',
+        references: [{ imageUrl: 'https://example.com/a.png' }, { audioUrl: 'https://example.com/a.mp3' }],
+      },
+      'GW_VALIDATION',
+    ],
+    [
+      'a reference that is not an object',
+      { model, textPrompt: 'x', references: ['zh_male_m191_uranus_bigtts'] },
+      'GW_VALIDATION',
+    ],
     ['a reference field that is not text', { model, textPrompt: 'x', references: [{ speaker: 7 }] }, 'GW_VALIDATION'],
     ['an unknown format', { model, textPrompt: 'x', format: 'flac' }, 'GW_VALIDATION'],
-    ['a sample rate text-to-speech takes but this product does not', { model, textPrompt: 'x', sampleRate: 22050 }, 'GW_VALIDATION'],
+    [
+      'a sample rate text-to-speech takes but this product does not',
+      { model, textPrompt: 'x', sampleRate: 22050 },
+      'GW_VALIDATION',
+    ],
     ['speechRate 101', { model, textPrompt: 'x', speechRate: 101 }, 'GW_VALIDATION'],
     ['loudnessRate -51', { model, textPrompt: 'x', loudnessRate: -51 }, 'GW_VALIDATION'],
     ['pitchRate 13', { model, textPrompt: 'x', pitchRate: 13 }, 'GW_VALIDATION'],
@@ -375,7 +583,12 @@ describe('generation with reference through the Seed Audio fake', () => {
     const { key, accountId } = await gateway.createFundedKey({ credits: 1 });
     const before = speech.requests.length;
     for (const estimate of [false, true]) {
-      const envelope = expectEnvelope(await post(key, body, estimate), 400, code, `${path}${estimate ? '/estimate' : ''}`);
+      const envelope = expectEnvelope(
+        await post(key, body, estimate),
+        400,
+        code,
+        `${path}${estimate ? '/estimate' : ''}`,
+      );
       if (code !== 'GW_VALIDATION') expect(envelope.errors[0]).toContain(`model "${String(body.model)}"`);
     }
     expect(await jobRowsOf(gateway, accountId)).toEqual([]);
@@ -396,13 +609,26 @@ describe('audio through the sandbox of the shipped gateway.yaml', () => {
 
   it('speaks any shipped voice without a provider account: silence as long as the text, billed per character', async () => {
     const { key, accountId } = await gateway.createFundedKey({ credits: 1 });
-    const voices = (await gateway.request({ method: 'GET', url: '/api/v1/audio/voices', headers: keyHeaders(key) })).json<{ total: number }>();
+    const voices = (
+      await gateway.request({ method: 'GET', url: '/api/v1/audio/voices', headers: keyHeaders(key) })
+    ).json<{ total: number }>();
     expect(voices.total).toBeGreaterThanOrEqual(7);
-    const submitted = await gateway.request({ method: 'POST', url: '/api/v1/audio/text-to-speech', headers: keyHeaders(key), payload: { voiceType: 'zh_female_vv_uranus_bigtts', text: '你好，世界' } });
+    const submitted = await gateway.request({
+      method: 'POST',
+      url: '/api/v1/audio/text-to-speech',
+      headers: keyHeaders(key),
+      payload: { voiceType: 'zh_female_vv_uranus_bigtts', text: '你好，世界' },
+    });
     const { generationId } = submitted.json<{ generationId: string }>();
     let job: AudioJob | undefined;
     for (let i = 0; i < 400 && job?.status !== 'succeeded'; i++) {
-      job = (await gateway.request({ method: 'GET', url: `/api/v1/audio/generations/${generationId}`, headers: keyHeaders(key) })).json<AudioJob>();
+      job = (
+        await gateway.request({
+          method: 'GET',
+          url: `/api/v1/audio/generations/${generationId}`,
+          headers: keyHeaders(key),
+        })
+      ).json<AudioJob>();
       await new Promise((resolve) => setTimeout(resolve, 25));
     }
     expect(job?.status, job?.error).toBe('succeeded');
@@ -417,18 +643,35 @@ describe('audio through the sandbox of the shipped gateway.yaml', () => {
     const { key, accountId } = await gateway.createFundedKey({ credits: 1 });
     const textPrompt = 'Welcome aboard. @Audio1 will guide you.';
     let charged = 0n;
-    for (const [format, contentType] of [['mp3', 'audio/mpeg'], ['wav', 'audio/wav'], ['ogg_opus', 'audio/ogg'], ['pcm', 'audio/L16']] as const) {
+    for (const [format, contentType] of [
+      ['mp3', 'audio/mpeg'],
+      ['wav', 'audio/wav'],
+      ['ogg_opus', 'audio/ogg'],
+      ['pcm', 'audio/L16'],
+    ] as const) {
       const submitted = await gateway.request({
         method: 'POST',
         url: '/api/v1/audio/generation-with-reference',
         headers: keyHeaders(key),
-        payload: { model: 'seed-audio-1.0-multilingual', textPrompt, references: [{ speaker: 'zh_female_vv_uranus_bigtts' }], format, enableSubtitle: format === 'wav' },
+        payload: {
+          model: 'seed-audio-1.0-multilingual',
+          textPrompt,
+          references: [{ speaker: 'zh_female_vv_uranus_bigtts' }],
+          format,
+          enableSubtitle: format === 'wav',
+        },
       });
       expect(submitted.statusCode, submitted.body).toBe(202);
       const { generationId } = submitted.json<{ generationId: string }>();
       let job: AudioJob | undefined;
       for (let i = 0; i < 400 && job?.status !== 'succeeded' && job?.status !== 'failed'; i++) {
-        job = (await gateway.request({ method: 'GET', url: `/api/v1/audio/generations/${generationId}`, headers: keyHeaders(key) })).json<AudioJob>();
+        job = (
+          await gateway.request({
+            method: 'GET',
+            url: `/api/v1/audio/generations/${generationId}`,
+            headers: keyHeaders(key),
+          })
+        ).json<AudioJob>();
         await new Promise((resolve) => setTimeout(resolve, 25));
       }
       expect(job?.status, job?.error).toBe('succeeded');
@@ -438,7 +681,11 @@ describe('audio through the sandbox of the shipped gateway.yaml', () => {
       const playable = (await audioSeconds(file.bytes, contentType, 24000))!;
       expect(playable).toBeGreaterThanOrEqual(1.86);
       expect(playable).toBeLessThan(1.89);
-      expect(job).toMatchObject({ product: 'generation-with-reference', durationSeconds: playable, originalDurationSeconds: 2.1 });
+      expect(job).toMatchObject({
+        product: 'generation-with-reference',
+        durationSeconds: playable,
+        originalDurationSeconds: 2.1,
+      });
       if (format === 'wav') expect(job!.subtitle?.text).toBe('Welcome aboard. will guide you.');
       else expect(job).not.toHaveProperty('subtitle');
       charged += durationCostNanos(usdToNanos(0.004), 2.1);

@@ -83,7 +83,12 @@ describe('authentication', () => {
 
     it('does not accept a session token in x-api-key (that header carries API keys only)', async () => {
       const session = await signup(gateway);
-      expectEnvelope(await balance(keyHeaders(session.token), session.token), 401, 'GW_INVALID_CREDENTIALS', balancePath);
+      expectEnvelope(
+        await balance(keyHeaders(session.token), session.token),
+        401,
+        'GW_INVALID_CREDENTIALS',
+        balancePath,
+      );
     });
   });
 
@@ -102,7 +107,12 @@ describe('authentication', () => {
 
     it('garbage x-api-key with a valid bearer key answers 401', async () => {
       const { key } = await gateway.createFundedKey({ credits: 1 });
-      expectEnvelope(await balance({ 'x-api-key': 'garbage', authorization: `Bearer ${key}` }, key), 401, 'GW_INVALID_CREDENTIALS', balancePath);
+      expectEnvelope(
+        await balance({ 'x-api-key': 'garbage', authorization: `Bearer ${key}` }, key),
+        401,
+        'GW_INVALID_CREDENTIALS',
+        balancePath,
+      );
     });
 
     it('garbage x-api-key with a valid bearer session answers 401', async () => {
@@ -118,7 +128,11 @@ describe('authentication', () => {
     it('with two valid keys of different accounts, the x-api-key account is the one served', async () => {
       const first = await gateway.createFundedKey({ credits: 1.5 });
       const second = await gateway.createFundedKey({ credits: 7 });
-      const response = await balance({ 'x-api-key': first.key, authorization: `Bearer ${second.key}` }, first.key, second.key);
+      const response = await balance(
+        { 'x-api-key': first.key, authorization: `Bearer ${second.key}` },
+        first.key,
+        second.key,
+      );
       expect(response.json()).toEqual({ creditBalance: 1.5 });
     });
   });
@@ -178,7 +192,11 @@ describe('authentication', () => {
       const created = await createKeyOverHttp(gateway, bearer(session.token));
       expect((await balance(keyHeaders(created.key), created.key)).statusCode).toBe(200);
       expect((await balance(keyHeaders(created.key), created.key)).statusCode).toBe(200);
-      const revoked = await gateway.request({ method: 'DELETE', url: `/api/v1/api-keys/${created.id}`, headers: bearer(session.token) });
+      const revoked = await gateway.request({
+        method: 'DELETE',
+        url: `/api/v1/api-keys/${created.id}`,
+        headers: bearer(session.token),
+      });
       expect(revoked.statusCode).toBe(204);
       expectEnvelope(await balance(keyHeaders(created.key), created.key), 401, 'GW_INVALID_CREDENTIALS', balancePath);
       expectEnvelope(await balance(bearer(created.key), created.key), 401, 'GW_INVALID_CREDENTIALS', balancePath);
@@ -187,7 +205,11 @@ describe('authentication', () => {
     it('a key revoked through the admin API answers 401 at once', async () => {
       const { key, keyId } = await gateway.createFundedKey({ credits: 1 });
       expect((await balance(keyHeaders(key), key)).statusCode).toBe(200);
-      const revoked = await gateway.request({ method: 'DELETE', url: `/api/admin/v1/api-keys/${keyId}`, headers: adminHeaders });
+      const revoked = await gateway.request({
+        method: 'DELETE',
+        url: `/api/admin/v1/api-keys/${keyId}`,
+        headers: adminHeaders,
+      });
       expect(revoked.statusCode).toBe(204);
       expectEnvelope(await balance(keyHeaders(key), key), 401, 'GW_INVALID_CREDENTIALS', balancePath);
     });
@@ -196,7 +218,11 @@ describe('authentication', () => {
       const session = await signup(gateway);
       const created = await createKeyOverHttp(gateway, bearer(session.token));
       expect((await balance(keyHeaders(created.key), created.key)).statusCode).toBe(200);
-      const revoked = await gateway.request({ method: 'DELETE', url: `/api/v1/api-keys/${created.id}`, headers: bearer(session.token) });
+      const revoked = await gateway.request({
+        method: 'DELETE',
+        url: `/api/v1/api-keys/${created.id}`,
+        headers: bearer(session.token),
+      });
       expect(revoked.statusCode).toBe(204);
       expectEnvelope(await balance(keyHeaders(created.key), created.key), 401, 'GW_INVALID_CREDENTIALS', balancePath);
     });
@@ -216,7 +242,10 @@ describe('authentication', () => {
       expect(disabled.json()).toMatchObject({ id: created.id, isActive: false });
       expectEnvelope(await balance(keyHeaders(created.key), created.key), 401, 'GW_INVALID_CREDENTIALS', balancePath);
       expectEnvelope(
-        remember(await gateway.request({ method: 'GET', url: keyLookupPath, headers: keyHeaders(created.key) }), created.key),
+        remember(
+          await gateway.request({ method: 'GET', url: keyLookupPath, headers: keyHeaders(created.key) }),
+          created.key,
+        ),
         401,
         'GW_INVALID_CREDENTIALS',
         keyLookupPath,
@@ -236,10 +265,20 @@ describe('authentication', () => {
     it('a key disabled through the admin API answers 401 at once, and works again once re-enabled', async () => {
       const { key, keyId } = await gateway.createFundedKey({ credits: 1 });
       expect((await balance(keyHeaders(key), key)).statusCode).toBe(200);
-      const disable = await gateway.request({ method: 'PATCH', url: `/api/admin/v1/api-keys/${keyId}`, headers: adminHeaders, payload: { isActive: false } });
+      const disable = await gateway.request({
+        method: 'PATCH',
+        url: `/api/admin/v1/api-keys/${keyId}`,
+        headers: adminHeaders,
+        payload: { isActive: false },
+      });
       expect(disable.statusCode).toBe(200);
       expectEnvelope(await balance(keyHeaders(key), key), 401, 'GW_INVALID_CREDENTIALS', balancePath);
-      const enable = await gateway.request({ method: 'PATCH', url: `/api/admin/v1/api-keys/${keyId}`, headers: adminHeaders, payload: { isActive: true } });
+      const enable = await gateway.request({
+        method: 'PATCH',
+        url: `/api/admin/v1/api-keys/${keyId}`,
+        headers: adminHeaders,
+        payload: { isActive: true },
+      });
       expect(enable.statusCode).toBe(200);
       expect((await balance(keyHeaders(key), key)).statusCode).toBe(200);
     });
@@ -247,7 +286,12 @@ describe('authentication', () => {
     it('an unknown key that is rejected once stays rejected, and a revoked key cannot be re-enabled', async () => {
       const { key, keyId } = await gateway.createFundedKey({ credits: 1 });
       await gateway.request({ method: 'DELETE', url: `/api/admin/v1/api-keys/${keyId}`, headers: adminHeaders });
-      const enable = await gateway.request({ method: 'PATCH', url: `/api/admin/v1/api-keys/${keyId}`, headers: adminHeaders, payload: { isActive: true } });
+      const enable = await gateway.request({
+        method: 'PATCH',
+        url: `/api/admin/v1/api-keys/${keyId}`,
+        headers: adminHeaders,
+        payload: { isActive: true },
+      });
       expectEnvelope(enable, 404, 'GW_NOT_FOUND', `/api/admin/v1/api-keys/${keyId}`);
       expectEnvelope(await balance(keyHeaders(key), key), 401, 'GW_INVALID_CREDENTIALS', balancePath);
     });
@@ -263,13 +307,19 @@ describe('authentication', () => {
 
     it('answers 403 with the key as Authorization: Bearer', async () => {
       const { key } = await gateway.createFundedKey({ credits: 1 });
-      const response = remember(await gateway.request({ method: 'GET', url: keyLookupPath, headers: bearer(key) }), key);
+      const response = remember(
+        await gateway.request({ method: 'GET', url: keyLookupPath, headers: bearer(key) }),
+        key,
+      );
       expectEnvelope(response, 403, 'GW_KEY_REQUIRED', keyLookupPath);
     });
 
     it('answers 403 with a session token', async () => {
       const session = await signup(gateway);
-      const response = remember(await gateway.request({ method: 'GET', url: keyLookupPath, headers: bearer(session.token) }), session.token);
+      const response = remember(
+        await gateway.request({ method: 'GET', url: keyLookupPath, headers: bearer(session.token) }),
+        session.token,
+      );
       expectEnvelope(response, 403, 'GW_KEY_REQUIRED', keyLookupPath);
     });
   });
@@ -283,15 +333,27 @@ describe('authentication', () => {
       expect(cookie?.value).toBe(session.token);
       expect(cookie?.httpOnly).toBe(true);
 
-      const viaBearer = await gateway.request({ method: 'GET', url: '/api/v1/account', headers: bearer(session.token) });
+      const viaBearer = await gateway.request({
+        method: 'GET',
+        url: '/api/v1/account',
+        headers: bearer(session.token),
+      });
       expect(viaBearer.statusCode).toBe(200);
       expect(viaBearer.json()).toEqual(session.account);
 
-      const viaCookie = await gateway.request({ method: 'GET', url: '/api/v1/account', cookies: { gw_session: session.token } });
+      const viaCookie = await gateway.request({
+        method: 'GET',
+        url: '/api/v1/account',
+        cookies: { gw_session: session.token },
+      });
       expect(viaCookie.statusCode).toBe(200);
       expect(viaCookie.json<AccountBody>()).toEqual(session.account);
 
-      const keysViaCookie = await gateway.request({ method: 'GET', url: '/api/v1/api-keys', cookies: { gw_session: session.token } });
+      const keysViaCookie = await gateway.request({
+        method: 'GET',
+        url: '/api/v1/api-keys',
+        cookies: { gw_session: session.token },
+      });
       expect(keysViaCookie.statusCode).toBe(200);
       expect(keysViaCookie.json()).toEqual([]);
     });
@@ -299,7 +361,11 @@ describe('authentication', () => {
     it('login issues a fresh token that works as bearer and as cookie', async () => {
       const email = uniqueEmail();
       const first = await signup(gateway, email);
-      const login = await gateway.request({ method: 'POST', url: '/api/v1/auth/login', payload: { email, password: testPassword } });
+      const login = await gateway.request({
+        method: 'POST',
+        url: '/api/v1/auth/login',
+        payload: { email, password: testPassword },
+      });
       expect(login.statusCode).toBe(200);
       const session = login.json<SessionBody>();
       expect(session.token).not.toBe(first.token);
@@ -322,17 +388,30 @@ describe('authentication', () => {
         '/api/v1/account',
       );
       const session = await signup(gateway);
-      const response = await gateway.request({ method: 'GET', url: '/api/v1/account', headers: bearer(session.token), cookies: { gw_session: token } });
+      const response = await gateway.request({
+        method: 'GET',
+        url: '/api/v1/account',
+        headers: bearer(session.token),
+        cookies: { gw_session: token },
+      });
       expect(response.statusCode).toBe(200);
     });
 
     it('logout ends the session: later use as bearer or cookie answers 401, other sessions stay valid', async () => {
       const email = uniqueEmail();
       const session = await signup(gateway, email);
-      const other = (await gateway.request({ method: 'POST', url: '/api/v1/auth/login', payload: { email, password: testPassword } })).json<SessionBody>();
-      expect((await gateway.request({ method: 'GET', url: '/api/v1/account', headers: bearer(session.token) })).statusCode).toBe(200);
+      const other = (
+        await gateway.request({ method: 'POST', url: '/api/v1/auth/login', payload: { email, password: testPassword } })
+      ).json<SessionBody>();
+      expect(
+        (await gateway.request({ method: 'GET', url: '/api/v1/account', headers: bearer(session.token) })).statusCode,
+      ).toBe(200);
 
-      const logout = await gateway.request({ method: 'POST', url: '/api/v1/auth/logout', headers: bearer(session.token) });
+      const logout = await gateway.request({
+        method: 'POST',
+        url: '/api/v1/auth/logout',
+        headers: bearer(session.token),
+      });
       expect(logout.statusCode).toBe(204);
       const cleared = logout.cookies.find((item) => item.name === 'gw_session');
       expect(cleared?.value ?? '').toBe('');
@@ -350,13 +429,20 @@ describe('authentication', () => {
         '/api/v1/account',
       );
       expectEnvelope(await balance(bearer(session.token)), 401, 'GW_INVALID_CREDENTIALS', balancePath);
-      expect((await gateway.request({ method: 'GET', url: '/api/v1/account', headers: bearer(other.token) })).statusCode).toBe(200);
+      expect(
+        (await gateway.request({ method: 'GET', url: '/api/v1/account', headers: bearer(other.token) })).statusCode,
+      ).toBe(200);
     });
 
     it('logout by cookie ends that session', async () => {
       const session = await signup(gateway);
       const csrf = session.response.cookies.find((item) => item.name === 'gw_csrf')?.value ?? '';
-      const logout = await gateway.request({ method: 'POST', url: '/api/v1/auth/logout', cookies: { gw_session: session.token }, headers: { 'x-csrf-token': csrf } });
+      const logout = await gateway.request({
+        method: 'POST',
+        url: '/api/v1/auth/logout',
+        cookies: { gw_session: session.token },
+        headers: { 'x-csrf-token': csrf },
+      });
       expect(logout.statusCode).toBe(204);
       expectEnvelope(
         await gateway.request({ method: 'GET', url: '/api/v1/account', headers: bearer(session.token) }),
@@ -368,7 +454,10 @@ describe('authentication', () => {
 
     it('logout with an API key is refused (403) and does not end anything', async () => {
       const { key } = await gateway.createFundedKey({ credits: 1 });
-      const response = remember(await gateway.request({ method: 'POST', url: '/api/v1/auth/logout', headers: keyHeaders(key) }), key);
+      const response = remember(
+        await gateway.request({ method: 'POST', url: '/api/v1/auth/logout', headers: keyHeaders(key) }),
+        key,
+      );
       expectEnvelope(response, 403, 'GW_SESSION_REQUIRED', '/api/v1/auth/logout');
       expect((await balance(keyHeaders(key), key)).statusCode).toBe(200);
     });
@@ -416,7 +505,9 @@ describe('authentication', () => {
 
     it('a session used successfully (and cached) answers 401 once its lifetime is over', async () => {
       const session = await signup(gateway);
-      expect((await gateway.request({ method: 'GET', url: '/api/v1/account', headers: bearer(session.token) })).statusCode).toBe(200);
+      expect(
+        (await gateway.request({ method: 'GET', url: '/api/v1/account', headers: bearer(session.token) })).statusCode,
+      ).toBe(200);
       const ttlMs = gateway.config.accounts.sessionTtlSeconds * 1000;
       const later = Date.now() + ttlMs + 60_000;
       vi.spyOn(Date, 'now').mockReturnValue(later);
@@ -430,13 +521,21 @@ describe('authentication', () => {
       const email = uniqueEmail();
       await signup(gateway, email);
       expectEnvelope(
-        await gateway.request({ method: 'POST', url: '/api/v1/auth/login', payload: { email, password: 'not the password' } }),
+        await gateway.request({
+          method: 'POST',
+          url: '/api/v1/auth/login',
+          payload: { email, password: 'not the password' },
+        }),
         401,
         'GW_INVALID_CREDENTIALS',
         '/api/v1/auth/login',
       );
       expectEnvelope(
-        await gateway.request({ method: 'POST', url: '/api/v1/auth/login', payload: { email: uniqueEmail('nobody'), password: testPassword } }),
+        await gateway.request({
+          method: 'POST',
+          url: '/api/v1/auth/login',
+          payload: { email: uniqueEmail('nobody'), password: testPassword },
+        }),
         401,
         'GW_INVALID_CREDENTIALS',
         '/api/v1/auth/login',
@@ -455,7 +554,9 @@ describe('authentication', () => {
       expectEnvelope(response, 403, 'GW_INSUFFICIENT_BALANCE', url);
     }
     // The same key still authenticates: reading the balance works.
-    expect((await gateway.request({ method: 'GET', url: '/api/compat/v1/balance', headers: { 'x-api-key': key } })).json()).toEqual({ creditBalance: 0 });
+    expect(
+      (await gateway.request({ method: 'GET', url: '/api/compat/v1/balance', headers: { 'x-api-key': key } })).json(),
+    ).toEqual({ creditBalance: 0 });
   });
 
   it('never puts a raw key or session token into an error body or header', () => {

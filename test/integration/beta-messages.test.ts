@@ -7,7 +7,6 @@ import type { FakeServer } from '../fakes/fake-server.ts';
 import { heldNanosOf, usageRecords } from '../support/http-helpers.ts';
 import { fakeProviderYaml, modelYaml, startTestGateway, type TestGateway } from '../support/test-gateway.ts';
 
-
 describe('beta messages with the official Anthropic SDK', () => {
   let fake: FakeServer;
   let gateway: TestGateway;
@@ -15,7 +14,8 @@ describe('beta messages with the official Anthropic SDK', () => {
 
   beforeAll(async () => {
     fake = await startAnthropicFake();
-    const model = (id: string, upstream: string, provider = 'claude') => modelYaml(id, provider, upstream, { input: 3, output: 15 });
+    const model = (id: string, upstream: string, provider = 'claude') =>
+      modelYaml(id, provider, upstream, { input: 3, output: 15 });
     gateway = await startTestGateway({
       upstreams: [fake],
       configText: [
@@ -36,7 +36,8 @@ describe('beta messages with the official Anthropic SDK', () => {
   });
 
   const records = (key: string) => usageRecords(gateway, key);
-  const client = (apiKey: string, defaultHeaders?: Record<string, string>) => new Anthropic({ apiKey, baseURL: `${address}/api/beta`, maxRetries: 0, defaultHeaders });
+  const client = (apiKey: string, defaultHeaders?: Record<string, string>) =>
+    new Anthropic({ apiKey, baseURL: `${address}/api/beta`, maxRetries: 0, defaultHeaders });
   const messages = [{ role: 'user' as const, content: 'alpha beta gamma' }];
 
   it('lists the catalog', async () => {
@@ -49,7 +50,12 @@ describe('beta messages with the official Anthropic SDK', () => {
   it('passes messages through, forwarding the protocol headers, and bills stream and non-stream alike', async () => {
     const { key } = await gateway.createFundedKey({ credits: 1 });
     const anthropic = client(key, { 'anthropic-beta': 'prompt-caching-2024-07-31' });
-    const message = await anthropic.messages.create({ model: 'claude-test', max_tokens: 50, system: 'be brief', messages });
+    const message = await anthropic.messages.create({
+      model: 'claude-test',
+      max_tokens: 50,
+      system: 'be brief',
+      messages,
+    });
     expect(message.content).toEqual([{ type: 'text', text: 'Echo: alpha beta gamma' }]);
     expect(message.stop_reason).toBe('end_turn');
     const sent = fake.requests.at(-1)!;
@@ -80,7 +86,12 @@ describe('beta messages with the official Anthropic SDK', () => {
   it('relays the upstream event stream byte for byte', async () => {
     const { key } = await gateway.createFundedKey({ credits: 1 });
     const payload = { model: 'claude-test', max_tokens: 50, messages, stream: true };
-    const viaGateway = await gateway.request({ method: 'POST', url: '/api/beta/v1/messages', headers: { 'x-api-key': key }, payload });
+    const viaGateway = await gateway.request({
+      method: 'POST',
+      url: '/api/beta/v1/messages',
+      headers: { 'x-api-key': key },
+      payload,
+    });
     const direct = await fetch(`${fake.url}/v1/messages`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', 'x-api-key': fakeAnthropicKey, 'anthropic-version': '2023-06-01' },
@@ -93,12 +104,24 @@ describe('beta messages with the official Anthropic SDK', () => {
 
   it('relays upstream errors: before the stream with status and body, inside it as the provider sent them', async () => {
     const { key, accountId } = await gateway.createFundedKey({ credits: 1 });
-    const error = await client(key).messages.create({ model: 'overloaded', max_tokens: 10, messages }).catch((caught: unknown) => caught);
+    const error = await client(key)
+      .messages.create({ model: 'overloaded', max_tokens: 10, messages })
+      .catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(Anthropic.APIError);
     expect((error as InstanceType<typeof Anthropic.APIError>).status).toBe(529);
-    expect((error as InstanceType<typeof Anthropic.APIError>).error).toMatchObject({ type: 'error', error: { type: 'overloaded_error' } });
-    const streamed = await gateway.request({ method: 'POST', url: '/api/beta/v1/messages', headers: { 'x-api-key': key }, payload: { model: 'stream-error', max_tokens: 10, messages, stream: true } });
-    expect(streamed.body.trim().split('\n\n').at(-1)).toBe('event: error\ndata: {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}');
+    expect((error as InstanceType<typeof Anthropic.APIError>).error).toMatchObject({
+      type: 'error',
+      error: { type: 'overloaded_error' },
+    });
+    const streamed = await gateway.request({
+      method: 'POST',
+      url: '/api/beta/v1/messages',
+      headers: { 'x-api-key': key },
+      payload: { model: 'stream-error', max_tokens: 10, messages, stream: true },
+    });
+    expect(streamed.body.trim().split('\n\n').at(-1)).toBe(
+      'event: error\ndata: {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}',
+    );
     // The failed stream is charged what it delivered: the 3 input tokens reported, and the output it sent
     // before failing ("Echo:", counted, more than message_start's 1), at 3 and 15 USD per million; the
     // refused call costs nothing.
@@ -112,7 +135,13 @@ describe('beta messages with the official Anthropic SDK', () => {
   it('translates to a provider of another protocol (the sandbox), streamed and not', async () => {
     const { key } = await gateway.createFundedKey({ credits: 1 });
     const message = await client(key).messages.create({ model: 'echo', max_tokens: 50, messages });
-    expect(message).toMatchObject({ type: 'message', role: 'assistant', model: 'echo', content: [{ type: 'text', text: 'alpha beta gamma' }], stop_reason: 'end_turn' });
+    expect(message).toMatchObject({
+      type: 'message',
+      role: 'assistant',
+      model: 'echo',
+      content: [{ type: 'text', text: 'alpha beta gamma' }],
+      stop_reason: 'end_turn',
+    });
     const final = await client(key).messages.stream({ model: 'echo', max_tokens: 2, messages }).finalMessage();
     expect(final.content).toEqual([{ type: 'text', text: 'alpha beta' }]);
     expect(final.stop_reason).toBe('max_tokens');
@@ -122,13 +151,23 @@ describe('beta messages with the official Anthropic SDK', () => {
   it('serves an Anthropic model through the alpha surface by translation', async () => {
     const { key } = await gateway.createFundedKey({ credits: 1 });
     const openai = new OpenAI({ apiKey: key, baseURL: `${address}/api/alpha/v1`, maxRetries: 0 });
-    const completion = await openai.chat.completions.create({ model: 'claude-test', messages: [{ role: 'system', content: 'be brief' }, ...messages] });
+    const completion = await openai.chat.completions.create({
+      model: 'claude-test',
+      messages: [{ role: 'system', content: 'be brief' }, ...messages],
+    });
     expect(completion.choices[0]!.message.content).toBe('Echo: alpha beta gamma');
     expect(completion.usage).toMatchObject({ prompt_tokens: 5, completion_tokens: 4 });
     const sent = fake.requests.at(-1)!.body as Record<string, unknown>;
-    expect(sent).toMatchObject({ model: 'claude-sonnet-4-5-20250929', system: 'be brief', messages, stream: true, max_tokens: 4096 });
+    expect(sent).toMatchObject({
+      model: 'claude-sonnet-4-5-20250929',
+      system: 'be brief',
+      messages,
+      stream: true,
+      max_tokens: 4096,
+    });
     let text = '';
-    for await (const chunk of await openai.chat.completions.create({ model: 'claude-test', messages, stream: true })) text += chunk.choices[0]?.delta.content ?? '';
+    for await (const chunk of await openai.chat.completions.create({ model: 'claude-test', messages, stream: true }))
+      text += chunk.choices[0]?.delta.content ?? '';
     expect(text).toBe('Echo: alpha beta gamma');
   });
 });

@@ -9,7 +9,10 @@ import { fakeProviderYaml, startTestGateway, type TestGateway } from '../support
 
 interface AuditedRecord {
   status: string;
-  route?: { providerId: string; fallbacks: Array<{ providerId: string; outcome: string; reason: string; status?: number }> };
+  route?: {
+    providerId: string;
+    fallbacks: Array<{ providerId: string; outcome: string; reason: string; status?: number }>;
+  };
 }
 
 /**
@@ -20,10 +23,32 @@ interface AuditedRecord {
 async function startContentSensitiveUpstream(target: FakeServer): Promise<FakeServer> {
   return startFakeServer(async (incoming, response) => {
     const text = JSON.stringify(incoming.body ?? '');
-    if (text.includes('poison')) return writeJson(response, 500, { error: { message: 'The server had an error while processing your request.', type: 'server_error', param: null, code: null } });
-    if (text.includes('flood')) return writeJson(response, 429, { error: { message: 'Rate limit reached for requests', type: 'requests', param: null, code: 'rate_limit_exceeded' } });
-    const answer = await request(`${target.url}${incoming.path}`, { method: 'POST', headers: { authorization: String(incoming.headers.authorization), 'content-type': 'application/json' }, body: JSON.stringify(incoming.body) });
-    response.writeHead(answer.statusCode, { 'content-type': String(answer.headers['content-type'] ?? 'application/json') });
+    if (text.includes('poison'))
+      return writeJson(response, 500, {
+        error: {
+          message: 'The server had an error while processing your request.',
+          type: 'server_error',
+          param: null,
+          code: null,
+        },
+      });
+    if (text.includes('flood'))
+      return writeJson(response, 429, {
+        error: {
+          message: 'Rate limit reached for requests',
+          type: 'requests',
+          param: null,
+          code: 'rate_limit_exceeded',
+        },
+      });
+    const answer = await request(`${target.url}${incoming.path}`, {
+      method: 'POST',
+      headers: { authorization: String(incoming.headers.authorization), 'content-type': 'application/json' },
+      body: JSON.stringify(incoming.body),
+    });
+    response.writeHead(answer.statusCode, {
+      'content-type': String(answer.headers['content-type'] ?? 'application/json'),
+    });
     for await (const chunk of answer.body) response.write(chunk);
     response.end();
   });
@@ -69,14 +94,38 @@ describe('provider breakers that one tenant cannot trip for the others', () => {
   });
 
   const chat = (key: string, model: string, content: string) =>
-    gateway.request({ method: 'POST', url: '/api/alpha/v1/chat/completions', headers: keyHeaders(key), payload: { model, messages: [{ role: 'user', content }] } });
-  const embed = (key: string, input: string) => gateway.request({ method: 'POST', url: '/api/alpha/v1/embeddings', headers: keyHeaders(key), payload: { model: 'vectors', input } });
+    gateway.request({
+      method: 'POST',
+      url: '/api/alpha/v1/chat/completions',
+      headers: keyHeaders(key),
+      payload: { model, messages: [{ role: 'user', content }] },
+    });
+  const embed = (key: string, input: string) =>
+    gateway.request({
+      method: 'POST',
+      url: '/api/alpha/v1/embeddings',
+      headers: keyHeaders(key),
+      payload: { model: 'vectors', input },
+    });
   const primaryCalls = () => primary.requests.filter((call) => call.method === 'POST').length;
   const audited = async (accountId: string) =>
-    (await gateway.request({ method: 'GET', url: `/api/admin/v1/accounts/${accountId}/generations?limit=100`, headers: adminHeaders })).json<{ results: AuditedRecord[] }>().results;
+    (
+      await gateway.request({
+        method: 'GET',
+        url: `/api/admin/v1/accounts/${accountId}/generations?limit=100`,
+        headers: adminHeaders,
+      })
+    ).json<{ results: AuditedRecord[] }>().results;
   const breakerState = async (upstreamModel: string) => {
     const scraped = (await gateway.request({ method: 'GET', url: '/metrics' })).body;
-    const line = scraped.split('\n').find((candidate) => candidate.startsWith('gateway_provider_breaker_state{') && candidate.includes('provider="primary"') && candidate.includes(`upstream_model="${upstreamModel}"`));
+    const line = scraped
+      .split('\n')
+      .find(
+        (candidate) =>
+          candidate.startsWith('gateway_provider_breaker_state{') &&
+          candidate.includes('provider="primary"') &&
+          candidate.includes(`upstream_model="${upstreamModel}"`),
+      );
     return line === undefined ? undefined : Number(line.slice(line.lastIndexOf(' ') + 1));
   };
 
@@ -96,13 +145,21 @@ describe('provider breakers that one tenant cannot trip for the others', () => {
       // ... and embeddings fall back too.
       expect((await embed(attacker.key, `poison round ${round}`)).statusCode).toBe(200);
     }
-    expect((await audited(attacker.accountId)).filter((record) => record.route?.fallbacks.some((attempt) => attempt.providerId === 'primary' && attempt.status === 500))).toHaveLength(8);
+    expect(
+      (await audited(attacker.accountId)).filter((record) =>
+        record.route?.fallbacks.some((attempt) => attempt.providerId === 'primary' && attempt.status === 500),
+      ),
+    ).toHaveLength(8);
 
     for (let other = 0; other < 2; other += 1) {
       const { key, accountId } = await gateway.createFundedKey({ credits: 1 });
       const calls = primaryCalls();
       // The same model, the single-row model sharing its row, and the embeddings: all served by the primary.
-      for (const answer of [await chat(key, 'duo', 'hello there'), await chat(key, 'solo', 'hello there'), await embed(key, 'hello there')]) {
+      for (const answer of [
+        await chat(key, 'duo', 'hello there'),
+        await chat(key, 'solo', 'hello there'),
+        await embed(key, 'hello there'),
+      ]) {
         expect(answer.statusCode, answer.body).toBe(200);
         expect(answer.headers['x-gateway-error-code']).toBeUndefined();
       }
@@ -128,10 +185,14 @@ describe('provider breakers that one tenant cannot trip for the others', () => {
       expect(await breakerState('gpt-4o-mini')).toBe(1);
       // Open: straight to the fallback, the primary not called.
       const { key, accountId } = await gateway.createFundedKey({ credits: 1 });
-      for (let request = 0; request < 3; request += 1) expect((await chat(key, 'duo', 'is anyone there')).statusCode).toBe(200);
+      for (let request = 0; request < 3; request += 1)
+        expect((await chat(key, 'duo', 'is anyone there')).statusCode).toBe(200);
       expect(primaryCalls() - calls).toBe(3);
       for (const record of await audited(accountId)) {
-        expect(record.route).toMatchObject({ providerId: 'backup', fallbacks: [{ providerId: 'primary', outcome: 'skipped', reason: 'breaker open' }] });
+        expect(record.route).toMatchObject({
+          providerId: 'backup',
+          fallbacks: [{ providerId: 'primary', outcome: 'skipped', reason: 'breaker open' }],
+        });
       }
     } finally {
       primary.down = false;
@@ -152,7 +213,14 @@ describe('provider breakers that one tenant cannot trip for the others', () => {
           expect(answer.headers['x-upstream-status']).toBe('503');
           expect(answer.headers['x-gateway-error-code']).toBeUndefined();
           expect(answer.headers['retry-after']).toBeUndefined();
-          expect(answer.json()).toEqual({ error: { message: 'The server is overloaded or not ready yet.', type: 'server_error', param: null, code: null } });
+          expect(answer.json()).toEqual({
+            error: {
+              message: 'The server is overloaded or not ready yet.',
+              type: 'server_error',
+              param: null,
+              code: null,
+            },
+          });
           expect(primaryCalls() - calls).toBe(1);
         }
         expect(await heldNanosOf(gateway, accountId)).toBe(0n);
@@ -167,7 +235,9 @@ describe('provider breakers that one tenant cannot trip for the others', () => {
     const poisoned = await chat(key, 'solo', 'poison again');
     expect(poisoned.statusCode).toBe(502);
     expect(poisoned.headers['x-upstream-status']).toBe('500');
-    expect(poisoned.json()).toMatchObject({ error: { message: 'The server had an error while processing your request.', type: 'server_error' } });
+    expect(poisoned.json()).toMatchObject({
+      error: { message: 'The server had an error while processing your request.', type: 'server_error' },
+    });
     const served = await chat(key, 'solo', 'back again');
     expect(served.statusCode, served.body).toBe(200);
     expect(served.json()).toMatchObject({ choices: [{ message: { content: 'Echo: back again' } }] });

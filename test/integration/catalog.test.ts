@@ -154,7 +154,12 @@ describe('native model catalog', () => {
     });
 
     it('needs a credential', async () => {
-      expectEnvelope(await gateway.request({ method: 'GET', url: '/api/v1/ai/models' }), 401, 'GW_UNAUTHENTICATED', '/api/v1/ai/models');
+      expectEnvelope(
+        await gateway.request({ method: 'GET', url: '/api/v1/ai/models' }),
+        401,
+        'GW_UNAUTHENTICATED',
+        '/api/v1/ai/models',
+      );
     });
 
     describe('modality filters (all-match)', () => {
@@ -235,7 +240,9 @@ describe('native model catalog', () => {
 
     it('keeps nested image params of the winning row', async () => {
       const model = (await get('/api/v1/ai/models/painter')).json<ModelBody>();
-      expect(model.capabilities).toEqual({ image: { params: { size: { type: 'enum', values: ['small', 'large'], default: 'small' } } } });
+      expect(model.capabilities).toEqual({
+        image: { params: { size: { type: 'enum', values: ['small', 'large'], default: 'small' } } },
+      });
       expect(model.outputModalities).toEqual(['image']);
     });
 
@@ -262,7 +269,12 @@ describe('native model catalog', () => {
     );
 
     it('needs a credential', async () => {
-      expectEnvelope(await gateway.request({ method: 'GET', url: '/api/v1/ai/models/plain-text' }), 401, 'GW_UNAUTHENTICATED', '/api/v1/ai/models/plain-text');
+      expectEnvelope(
+        await gateway.request({ method: 'GET', url: '/api/v1/ai/models/plain-text' }),
+        401,
+        'GW_UNAUTHENTICATED',
+        '/api/v1/ai/models/plain-text',
+      );
     });
   });
 });

@@ -39,7 +39,12 @@ describe('account and usage surface (/api/compat/v1)', () => {
   /** Charges `usd` to the account through the real ledger (hold, then settle), as a generation would. */
   const spend = async (account: { accountId: string; keyId: string | null }, usd: string, model = 'sandbox-echo') => {
     const ledger = gateway.gateway.core.services.ledger;
-    const hold = await ledger.reserve({ accountId: account.accountId, apiKeyId: account.keyId, amountNanos: nanos(usd), modelId: model });
+    const hold = await ledger.reserve({
+      accountId: account.accountId,
+      apiKeyId: account.keyId,
+      amountNanos: nanos(usd),
+      modelId: model,
+    });
     const settled = await hold.settle({ costNanos: nanos(usd), modality: 'text', status: 'succeeded' });
     return settled.generationId;
   };
@@ -69,7 +74,7 @@ describe('account and usage surface (/api/compat/v1)', () => {
       expect((await get('/api/compat/v1/balance', keyHeaders(account.key))).json()).toEqual({ creditBalance: 3.85 });
     });
 
-    it('is the balance of the credential\'s own account, also for a session', async () => {
+    it("is the balance of the credential's own account, also for a session", async () => {
       const session = await signup(gateway);
       const other = await gateway.createFundedKey({ credits: 42 });
       const response = await get('/api/compat/v1/balance', bearer(session.token));
@@ -80,7 +85,12 @@ describe('account and usage surface (/api/compat/v1)', () => {
 
     it('can go negative when an operator debits more than the balance, and says so', async () => {
       const account = await gateway.createFundedKey({ credits: 0.5 });
-      const debited = await gateway.request({ method: 'POST', url: `/api/admin/v1/accounts/${account.accountId}/credits`, headers: adminHeaders, payload: { amount: -0.75 } });
+      const debited = await gateway.request({
+        method: 'POST',
+        url: `/api/admin/v1/accounts/${account.accountId}/credits`,
+        headers: adminHeaders,
+        payload: { amount: -0.75 },
+      });
       expect(debited.statusCode).toBe(200);
       expect((await get('/api/compat/v1/balance', keyHeaders(account.key))).json()).toEqual({ creditBalance: -0.25 });
     });
@@ -119,7 +129,10 @@ describe('account and usage surface (/api/compat/v1)', () => {
     });
 
     it('all four caps when all four are configured', async () => {
-      const account = await gateway.createFundedKey({ credits: 20, limits: { daily: 1, weekly: 2, monthly: 3, total: 4 } });
+      const account = await gateway.createFundedKey({
+        credits: 20,
+        limits: { daily: 1, weekly: 2, monthly: 3, total: 4 },
+      });
       await spend(account, '0.5');
       expect((await get('/api/compat/v1/api-key', keyHeaders(account.key))).json()).toEqual({
         name: 'test key',
@@ -161,7 +174,10 @@ describe('account and usage surface (/api/compat/v1)', () => {
 
     it('spend of another key of the same account does not count against this key', async () => {
       const account = await gateway.createFundedKey({ credits: 10, limits: { total: 2 } });
-      const sibling = await gateway.gateway.core.services.apiKeys.create(account.accountId, { name: 'sibling', limits: { total: 2 } });
+      const sibling = await gateway.gateway.core.services.apiKeys.create(account.accountId, {
+        name: 'sibling',
+        limits: { total: 2 },
+      });
       await spend({ accountId: account.accountId, keyId: sibling.id }, '1.5');
       await spend({ accountId: account.accountId, keyId: null }, '1');
       expect((await get('/api/compat/v1/api-key', keyHeaders(account.key))).json()).toEqual({
@@ -233,7 +249,9 @@ describe('account and usage surface (/api/compat/v1)', () => {
       const { results } = await page('?limit=100');
       const times = results.map((record) => Date.parse(record.createdAt));
       expect(times).toEqual([...times].sort((a, b) => b - a));
-      expect(results.map((record) => record.usdCost)).toEqual(ownerIds.map((_id, index) => (index + 1) / 10_000).reverse());
+      expect(results.map((record) => record.usdCost)).toEqual(
+        ownerIds.map((_id, index) => (index + 1) / 10_000).reverse(),
+      );
     });
 
     it('respects offset and limit', async () => {

@@ -25,7 +25,10 @@ afterAll(async () => {
 });
 
 /** A ledger with leases on the gateway's storage, as another process (`instanceId`) would have it. */
-function leasingLedger(instanceId: string, leases: Partial<NonNullable<CreditLedgerOptions['leases']>> = {}): CreditLedger {
+function leasingLedger(
+  instanceId: string,
+  leases: Partial<NonNullable<CreditLedgerOptions['leases']>> = {},
+): CreditLedger {
   const core = gateway.gateway.core;
   const ledger = new CreditLedger(new LedgerRepository(core.storage), instanceId, {
     leases: { maxLeaseNanos: usdToNanos(1), idleMs: 60_000, ...leases },
@@ -40,7 +43,10 @@ async function held(accountId: string, keyId: string): Promise<{ account: bigint
   const db = gateway.gateway.core.storage.db;
   const [account] = await db.select().from(accounts).where(eq(accounts.id, accountId));
   const [key] = await db.select().from(apiKeys).where(eq(apiKeys.id, keyId));
-  const [rows] = await queryRows<{ count: string }>(db, sql`SELECT count(*)::text AS count FROM holds WHERE account_id = ${accountId}`);
+  const [rows] = await queryRows<{ count: string }>(
+    db,
+    sql`SELECT count(*)::text AS count FROM holds WHERE account_id = ${accountId}`,
+  );
   return { account: account?.heldNanos ?? -1n, key: key?.heldNanos ?? -1n, rows: Number(rows?.count ?? -1) };
 }
 
@@ -50,14 +56,24 @@ describe('credit leases', () => {
   it('hold more than the request while in use, and give the rest back once idle', async () => {
     const { accountId, keyId } = await gateway.createFundedKey({ credits: 10 });
     const ledger = leasingLedger(gateway.gateway.core.instanceId, { idleMs: 100 });
-    const first = await ledger.reserve({ accountId, apiKeyId: keyId, amountNanos: usdToNanos(0.01), modelId: 'sandbox-echo' });
+    const first = await ledger.reserve({
+      accountId,
+      apiKeyId: keyId,
+      amountNanos: usdToNanos(0.01),
+      modelId: 'sandbox-echo',
+    });
     const whileRunning = await held(accountId, keyId);
     // One lease row, sized for several requests like this one: the next ones need no statement.
     expect(whileRunning.rows).toBe(1);
     expect(whileRunning.account).toBeGreaterThan(usdToNanos(0.01));
     expect(whileRunning.key).toBe(whileRunning.account);
     await first.settle({ costNanos: usdToNanos(0.004), modality: 'text', status: 'succeeded' });
-    const second = await ledger.reserve({ accountId, apiKeyId: keyId, amountNanos: usdToNanos(0.01), modelId: 'sandbox-echo' });
+    const second = await ledger.reserve({
+      accountId,
+      apiKeyId: keyId,
+      amountNanos: usdToNanos(0.01),
+      modelId: 'sandbox-echo',
+    });
     expect((await held(accountId, keyId)).account).toBe(whileRunning.account - usdToNanos(0.004));
     await second.release();
     // Idle for longer than idleMs: the row and everything it held go back.
@@ -70,17 +86,32 @@ describe('credit leases', () => {
   it('applies a cap lowered while a lease is held to the very next request', async () => {
     const { accountId, keyId } = await gateway.createFundedKey({ credits: 10, limits: { total: 1 } });
     const ledger = gateway.gateway.core.services.ledger;
-    const running = await ledger.reserve({ accountId, apiKeyId: keyId, amountNanos: usdToNanos(0.1), modelId: 'sandbox-echo' });
+    const running = await ledger.reserve({
+      accountId,
+      apiKeyId: keyId,
+      amountNanos: usdToNanos(0.1),
+      modelId: 'sandbox-echo',
+    });
     // The lease took well beyond 0.1 under the 1 USD cap...
     expect((await held(accountId, keyId)).key).toBeGreaterThan(usdToNanos(0.3));
     await gateway.gateway.core.services.apiKeys.setLimits(accountId, keyId, { total: 0.2 });
     // ...but 0.1 running plus 0.15 is past the new cap of 0.2.
-    await expect(ledger.reserve({ accountId, apiKeyId: keyId, amountNanos: usdToNanos(0.15), modelId: 'sandbox-echo' })).rejects.toMatchObject({
+    await expect(
+      ledger.reserve({ accountId, apiKeyId: keyId, amountNanos: usdToNanos(0.15), modelId: 'sandbox-echo' }),
+    ).rejects.toMatchObject({
       code: 'GW_SPEND_CAP_REACHED',
       message: expect.stringContaining('total'),
     });
-    const fits = await ledger.reserve({ accountId, apiKeyId: keyId, amountNanos: usdToNanos(0.1), modelId: 'sandbox-echo' });
-    await Promise.all([running.settle({ costNanos: usdToNanos(0.1), modality: 'text', status: 'succeeded' }), fits.settle({ costNanos: usdToNanos(0.1), modality: 'text', status: 'succeeded' })]);
+    const fits = await ledger.reserve({
+      accountId,
+      apiKeyId: keyId,
+      amountNanos: usdToNanos(0.1),
+      modelId: 'sandbox-echo',
+    });
+    await Promise.all([
+      running.settle({ costNanos: usdToNanos(0.1), modality: 'text', status: 'succeeded' }),
+      fits.settle({ costNanos: usdToNanos(0.1), modality: 'text', status: 'succeeded' }),
+    ]);
     await ledger.giveBackUnused();
     const [key] = await gateway.gateway.core.storage.db.select().from(apiKeys).where(eq(apiKeys.id, keyId));
     expect(key).toMatchObject({ spentTotalNanos: usdToNanos(0.2), heldNanos: 0n });
@@ -89,9 +120,13 @@ describe('credit leases', () => {
   it('refuses a key disabled while its lease still holds credit', async () => {
     const { accountId, keyId } = await gateway.createFundedKey({ credits: 10 });
     const ledger = gateway.gateway.core.services.ledger;
-    (await ledger.reserve({ accountId, apiKeyId: keyId, amountNanos: usdToNanos(0.01), modelId: 'sandbox-echo' })).settleInBackground({ costNanos: 0n, modality: 'text', status: 'succeeded' });
+    (
+      await ledger.reserve({ accountId, apiKeyId: keyId, amountNanos: usdToNanos(0.01), modelId: 'sandbox-echo' })
+    ).settleInBackground({ costNanos: 0n, modality: 'text', status: 'succeeded' });
     await gateway.gateway.core.services.apiKeys.update(accountId, keyId, { isActive: false });
-    await expect(ledger.reserve({ accountId, apiKeyId: keyId, amountNanos: usdToNanos(0.01), modelId: 'sandbox-echo' })).rejects.toMatchObject({ code: 'GW_INVALID_CREDENTIALS' });
+    await expect(
+      ledger.reserve({ accountId, apiKeyId: keyId, amountNanos: usdToNanos(0.01), modelId: 'sandbox-echo' }),
+    ).rejects.toMatchObject({ code: 'GW_INVALID_CREDENTIALS' });
     await ledger.giveBackUnused();
     expect(await held(accountId, keyId)).toEqual({ account: 0n, key: 0n, rows: 0 });
   });
@@ -99,24 +134,36 @@ describe('credit leases', () => {
   it('admits nothing more out of a lease once an operator takes the credit away, and charges running requests no further than zero', async () => {
     const { accountId, keyId } = await gateway.createFundedKey({ credits: 1 });
     const ledger = gateway.gateway.core.services.ledger;
-    const running = await ledger.reserve({ accountId, apiKeyId: keyId, amountNanos: usdToNanos(0.1), modelId: 'sandbox-echo' });
+    const running = await ledger.reserve({
+      accountId,
+      apiKeyId: keyId,
+      amountNanos: usdToNanos(0.1),
+      modelId: 'sandbox-echo',
+    });
     // The lease holds well beyond the 0.1 running; the operator then leaves the account 0.05.
     expect((await held(accountId, keyId)).account).toBeGreaterThan(usdToNanos(0.3));
     await gateway.gateway.core.services.accounts.addCredits(accountId, -0.95, 'chargeback');
-    await expect(ledger.reserve({ accountId, apiKeyId: keyId, amountNanos: usdToNanos(0.01), modelId: 'sandbox-echo' })).rejects.toMatchObject({ code: 'GW_INSUFFICIENT_BALANCE' });
+    await expect(
+      ledger.reserve({ accountId, apiKeyId: keyId, amountNanos: usdToNanos(0.01), modelId: 'sandbox-echo' }),
+    ).rejects.toMatchObject({ code: 'GW_INSUFFICIENT_BALANCE' });
     // The running request costs its whole hold, more than is left: it is charged what is left.
     const settled = await running.settle({ costNanos: usdToNanos(0.1), modality: 'text', status: 'succeeded' });
     await ledger.giveBackUnused();
     const [account] = await gateway.gateway.core.storage.db.select().from(accounts).where(eq(accounts.id, accountId));
     expect(account).toMatchObject({ balanceNanos: 0n, heldNanos: 0n });
-    const [record] = await queryRows<{ usd_cost_nanos: string }>(gateway.gateway.core.storage.db, sql`SELECT usd_cost_nanos FROM generations WHERE id = ${settled.generationId}`);
+    const [record] = await queryRows<{ usd_cost_nanos: string }>(
+      gateway.gateway.core.storage.db,
+      sql`SELECT usd_cost_nanos FROM generations WHERE id = ${settled.generationId}`,
+    );
     expect(BigInt(record!.usd_cost_nanos)).toBe(usdToNanos(0.05));
   });
 
-  it('closes a lease emptied by another process\'s request while it gives back everything at once', async () => {
+  it("closes a lease emptied by another process's request while it gives back everything at once", async () => {
     const { accountId, keyId } = await gateway.createFundedKey({ credits: 1 });
     const ledger = leasingLedger('inst_lease_test_c');
-    await (await ledger.reserve({ accountId, apiKeyId: keyId, amountNanos: usdToNanos(0.1), modelId: 'sandbox-echo' })).settle({ costNanos: 1n, modality: 'text', status: 'succeeded' });
+    await (
+      await ledger.reserve({ accountId, apiKeyId: keyId, amountNanos: usdToNanos(0.1), modelId: 'sandbox-echo' })
+    ).settle({ costNanos: 1n, modality: 'text', status: 'succeeded' });
     // The request of another process arrives (its give-back still on its way to storage), then a shutdown.
     ledger.handleEvent({ type: 'give-back-credit', accountId });
     await ledger.giveBackUnused();
@@ -133,12 +180,24 @@ describe('credit leases', () => {
         await sleep(50);
       },
     });
-    const small = await a.reserve({ accountId, apiKeyId: keyId, amountNanos: usdToNanos(0.25), modelId: 'sandbox-echo' });
+    const small = await a.reserve({
+      accountId,
+      apiKeyId: keyId,
+      amountNanos: usdToNanos(0.25),
+      modelId: 'sandbox-echo',
+    });
     // A's lease holds more than 0.25 of the 1 USD: 0.7 is not free until A gives back what it does not use.
     expect(1_000_000_000n - (await held(accountId, keyId)).account).toBeLessThan(usdToNanos(0.7));
-    const large = await b.reserve({ accountId, apiKeyId: keyId, amountNanos: usdToNanos(0.7), modelId: 'sandbox-echo' });
+    const large = await b.reserve({
+      accountId,
+      apiKeyId: keyId,
+      amountNanos: usdToNanos(0.7),
+      modelId: 'sandbox-echo',
+    });
     // Past what is left, it is a refusal still.
-    await expect(b.reserve({ accountId, apiKeyId: null, amountNanos: usdToNanos(0.06), modelId: 'sandbox-echo' })).rejects.toMatchObject({ code: 'GW_INSUFFICIENT_BALANCE' });
+    await expect(
+      b.reserve({ accountId, apiKeyId: null, amountNanos: usdToNanos(0.06), modelId: 'sandbox-echo' }),
+    ).rejects.toMatchObject({ code: 'GW_INSUFFICIENT_BALANCE' });
     await small.release();
     await large.settle({ costNanos: usdToNanos(0.7), modality: 'text', status: 'succeeded' });
     await Promise.all([a.giveBackUnused(), b.giveBackUnused()]);

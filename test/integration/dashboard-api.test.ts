@@ -41,7 +41,12 @@ describe('dashboard account routes', () => {
     expect(response.statusCode, response.body).toBe(200);
   };
   const createKey = async (token: string, name: string, limits?: Record<string, number>) => {
-    const response = await gateway.request({ method: 'POST', url: '/api/v1/api-keys', headers: bearer(token), payload: { name, ...(limits ? { limits } : {}) } });
+    const response = await gateway.request({
+      method: 'POST',
+      url: '/api/v1/api-keys',
+      headers: bearer(token),
+      payload: { name, ...(limits ? { limits } : {}) },
+    });
     expect(response.statusCode, response.body).toBe(201);
     return response.json<{ id: string; key: string }>();
   };
@@ -80,27 +85,43 @@ describe('dashboard account routes', () => {
       expect(page.results).toEqual(compat.results.slice(0, 2));
       const rest = (await get('/api/v1/usage?offset=2&limit=2', bearer(owner.token))).json<PageBody<RecordBody>>();
       expect(rest.results).toEqual(compat.results.slice(2, 4));
-      expect(new Date(compat.results[0]!.createdAt).getTime()).toBeGreaterThanOrEqual(new Date(compat.results[3]!.createdAt).getTime());
+      expect(new Date(compat.results[0]!.createdAt).getTime()).toBeGreaterThanOrEqual(
+        new Date(compat.results[3]!.createdAt).getTime(),
+      );
     });
 
     it('filters by key, model and modality, each alone and together', async () => {
-      const byKey = (await get(`/api/v1/usage?apiKeyId=${firstKey.id}`, bearer(owner.token))).json<PageBody<RecordBody>>();
+      const byKey = (await get(`/api/v1/usage?apiKeyId=${firstKey.id}`, bearer(owner.token))).json<
+        PageBody<RecordBody>
+      >();
       expect(byKey.total).toBe(2);
       expect(byKey.results.every((record) => record.apiKeyId === firstKey.id)).toBe(true);
-      const byModel = (await get('/api/v1/usage?model=sandbox-embedding', bearer(owner.token))).json<PageBody<RecordBody>>();
+      const byModel = (await get('/api/v1/usage?model=sandbox-embedding', bearer(owner.token))).json<
+        PageBody<RecordBody>
+      >();
       expect(byModel.total).toBe(1);
-      expect(byModel.results[0]).toMatchObject({ model: 'sandbox-embedding', modality: 'text', apiKeyId: secondKey.id });
+      expect(byModel.results[0]).toMatchObject({
+        model: 'sandbox-embedding',
+        modality: 'text',
+        apiKeyId: secondKey.id,
+      });
       const byModality = (await get('/api/v1/usage?modality=text', bearer(owner.token))).json<PageBody<RecordBody>>();
       expect(byModality.total).toBe(4);
-      expect((await get('/api/v1/usage?modality=image', bearer(owner.token))).json<PageBody<RecordBody>>().total).toBe(0);
-      const together = (await get(`/api/v1/usage?apiKeyId=${secondKey.id}&model=sandbox-echo&modality=text`, bearer(owner.token))).json<PageBody<RecordBody>>();
+      expect((await get('/api/v1/usage?modality=image', bearer(owner.token))).json<PageBody<RecordBody>>().total).toBe(
+        0,
+      );
+      const together = (
+        await get(`/api/v1/usage?apiKeyId=${secondKey.id}&model=sandbox-echo&modality=text`, bearer(owner.token))
+      ).json<PageBody<RecordBody>>();
       expect(together.total).toBe(1);
       expect(together.results[0]).toMatchObject({ apiKeyId: secondKey.id, model: 'sandbox-echo' });
     });
 
     it("is readable by the account's key and shows nothing of another account, whatever the filter names", async () => {
       expect((await get('/api/v1/usage', keyHeaders(secondKey.key))).json<PageBody<RecordBody>>().total).toBe(4);
-      const foreign = (await get(`/api/v1/usage?apiKeyId=${firstKey.id}`, bearer(other.token))).json<PageBody<RecordBody>>();
+      const foreign = (await get(`/api/v1/usage?apiKeyId=${firstKey.id}`, bearer(other.token))).json<
+        PageBody<RecordBody>
+      >();
       expect(foreign).toEqual({ results: [], total: 0, offset: 0, limit: 20 });
     });
 
@@ -114,12 +135,22 @@ describe('dashboard account routes', () => {
       ['model=', 'querystring.model'],
       ['model=%00', 'querystring.model'],
     ])('answers 400 to %s', async (search, message) => {
-      const body = expectEnvelope(await get(`/api/v1/usage?${search}`, bearer(owner.token)), 400, 'GW_VALIDATION', '/api/v1/usage');
+      const body = expectEnvelope(
+        await get(`/api/v1/usage?${search}`, bearer(owner.token)),
+        400,
+        'GW_VALIDATION',
+        '/api/v1/usage',
+      );
       expect(body.errors.join(' ')).toContain(message);
     });
 
     it('needs a credential', async () => {
-      expectEnvelope(await gateway.request({ method: 'GET', url: '/api/v1/usage' }), 401, 'GW_UNAUTHENTICATED', '/api/v1/usage');
+      expectEnvelope(
+        await gateway.request({ method: 'GET', url: '/api/v1/usage' }),
+        401,
+        'GW_UNAUTHENTICATED',
+        '/api/v1/usage',
+      );
     });
   });
 
@@ -130,21 +161,61 @@ describe('dashboard account routes', () => {
       expect(response.statusCode, response.body).toBe(200);
       const record = response.json<RecordBody>();
       expect(record).toEqual(newest);
-      expect(Object.keys(record)).toEqual(expect.arrayContaining(['id', 'userId', 'modality', 'model', 'status', 'request', 'usage', 'usdCost', 'durationMs', 'createdAt']));
+      expect(Object.keys(record)).toEqual(
+        expect.arrayContaining([
+          'id',
+          'userId',
+          'modality',
+          'model',
+          'status',
+          'request',
+          'usage',
+          'usdCost',
+          'durationMs',
+          'createdAt',
+        ]),
+      );
       expect(record.userId).toBe(owner.account.id);
       // The account's view: never how the generation reached its provider.
-      const allowed = ['id', 'userId', 'apiKeyId', 'modality', 'model', 'status', 'request', 'usage', 'usdCost', 'durationMs', 'createdAt'];
+      const allowed = [
+        'id',
+        'userId',
+        'apiKeyId',
+        'modality',
+        'model',
+        'status',
+        'request',
+        'usage',
+        'usdCost',
+        'durationMs',
+        'createdAt',
+      ];
       expect(Object.keys(record).filter((key) => !allowed.includes(key))).toEqual([]);
       expect(response.body).not.toMatch(/"sandbox"|providerId|upstream/);
     });
 
     it("answers 404 for another account's record, for an unknown id and for one that cannot exist", async () => {
       const [newest] = (await get('/api/v1/usage?limit=1', bearer(owner.token))).json<PageBody<RecordBody>>().results;
-      const foreign = expectEnvelope(await get(`/api/v1/usage/${newest!.id}`, bearer(other.token)), 404, 'GW_NOT_FOUND', `/api/v1/usage/${newest!.id}`);
+      const foreign = expectEnvelope(
+        await get(`/api/v1/usage/${newest!.id}`, bearer(other.token)),
+        404,
+        'GW_NOT_FOUND',
+        `/api/v1/usage/${newest!.id}`,
+      );
       expect(foreign.errors[0]).toContain(newest!.id);
-      expectEnvelope(await get('/api/v1/usage/gen_unknown', bearer(owner.token)), 404, 'GW_NOT_FOUND', '/api/v1/usage/gen_unknown');
+      expectEnvelope(
+        await get('/api/v1/usage/gen_unknown', bearer(owner.token)),
+        404,
+        'GW_NOT_FOUND',
+        '/api/v1/usage/gen_unknown',
+      );
       // An id no generation can have names nothing: 404, without a lookup.
-      expectEnvelope(await get('/api/v1/usage/gen%2Ffoo', bearer(owner.token)), 404, 'GW_NOT_FOUND', '/api/v1/usage/gen%2Ffoo');
+      expectEnvelope(
+        await get('/api/v1/usage/gen%2Ffoo', bearer(owner.token)),
+        404,
+        'GW_NOT_FOUND',
+        '/api/v1/usage/gen%2Ffoo',
+      );
     });
   });
 
@@ -187,27 +258,41 @@ describe('dashboard account routes', () => {
           { date: isoDay(0), model: 'model-b', usdCost: 7e-9, generations: 1 },
         ],
       });
-      const week = (await get('/api/v1/usage/daily?days=1', bearer(account.token))).json<{ from: string; spend: unknown[] }>();
+      const week = (await get('/api/v1/usage/daily?days=1', bearer(account.token))).json<{
+        from: string;
+        spend: unknown[];
+      }>();
       expect(week.from).toBe(isoDay(0));
       expect(week.spend).toHaveLength(2);
-      expect((await get('/api/v1/usage/daily?days=31', bearer(account.token))).json<{ spend: unknown[] }>().spend).toHaveLength(5);
+      expect(
+        (await get('/api/v1/usage/daily?days=31', bearer(account.token))).json<{ spend: unknown[] }>().spend,
+      ).toHaveLength(5);
       expect((await get('/api/v1/usage/daily', bearer(other.token))).json<{ spend: unknown[] }>().spend).toEqual([]);
     });
 
     it('matches the records of real calls', async () => {
-      const daily = (await get('/api/v1/usage/daily?days=2', bearer(owner.token))).json<{ spend: Array<{ model: string; usdCost: number; generations: number }> }>();
+      const daily = (await get('/api/v1/usage/daily?days=2', bearer(owner.token))).json<{
+        spend: Array<{ model: string; usdCost: number; generations: number }>;
+      }>();
       const records = (await get('/api/v1/usage?limit=100', bearer(owner.token))).json<PageBody<RecordBody>>().results;
       const nanos = (usd: number) => Math.round(usd * 1e9);
       for (const model of ['sandbox-echo', 'sandbox-embedding']) {
         const ofModel = records.filter((record) => record.model === model);
         const summed = daily.spend.filter((row) => row.model === model);
         expect(summed.reduce((sum, row) => sum + row.generations, 0)).toBe(ofModel.length);
-        expect(summed.reduce((sum, row) => sum + nanos(row.usdCost), 0)).toBe(ofModel.reduce((sum, record) => sum + nanos(record.usdCost), 0));
+        expect(summed.reduce((sum, row) => sum + nanos(row.usdCost), 0)).toBe(
+          ofModel.reduce((sum, record) => sum + nanos(record.usdCost), 0),
+        );
       }
     });
 
     it.each(['days=0', 'days=367', 'days=1.5', 'days=x'])('answers 400 to %s', async (search) => {
-      const body = expectEnvelope(await get(`/api/v1/usage/daily?${search}`, bearer(owner.token)), 400, 'GW_VALIDATION', '/api/v1/usage/daily');
+      const body = expectEnvelope(
+        await get(`/api/v1/usage/daily?${search}`, bearer(owner.token)),
+        400,
+        'GW_VALIDATION',
+        '/api/v1/usage/daily',
+      );
       expect(body.errors.join(' ')).toContain('querystring.days');
     });
   });
@@ -220,7 +305,11 @@ describe('dashboard account routes', () => {
         method: 'POST',
         url: '/api/v1/image/generations',
         headers: keyHeaders(secondKey.key),
-        payload: { model: 'sandbox-image', content: [{ type: 'text', text: 'a lighthouse at dusk' }], numberOfImages: 2 },
+        payload: {
+          model: 'sandbox-image',
+          content: [{ type: 'text', text: 'a lighthouse at dusk' }],
+          numberOfImages: 2,
+        },
       });
       expect(response.statusCode, response.body).toBe(200);
       generationId = response.json<{ generationId: string }>().generationId;
@@ -232,14 +321,23 @@ describe('dashboard account routes', () => {
       const page = response.json<PageBody<MediaBody>>();
       expect(page).toMatchObject({ total: 1, offset: 0, limit: 20 });
       const [item] = page.results;
-      expect(item).toMatchObject({ generationId, kind: 'image', model: 'sandbox-image', prompt: 'a lighthouse at dusk' });
+      expect(item).toMatchObject({
+        generationId,
+        kind: 'image',
+        model: 'sandbox-image',
+        prompt: 'a lighthouse at dusk',
+      });
       expect(Object.keys(item!).sort()).toEqual(['createdAt', 'generationId', 'kind', 'model', 'outputs', 'prompt']);
       expect(item!.outputs).toHaveLength(2);
-      const job = (await get(`/api/v1/image/generations/async/${generationId}`, keyHeaders(secondKey.key))).json<{ result: { images: Array<{ assetId: string }> } }>();
+      const job = (await get(`/api/v1/image/generations/async/${generationId}`, keyHeaders(secondKey.key))).json<{
+        result: { images: Array<{ assetId: string }> };
+      }>();
       expect(item!.outputs.map((output) => output.assetId)).toEqual(job.result.images.map((image) => image.assetId));
       for (const output of item!.outputs) {
         expect(output.mediaType).toBe('image/png');
-        expect(output.downloadUrl).toMatch(/^http:\/\/127\.0\.0\.1:8080\/api\/v1\/media\/files\/.+\?expires=\d+&signature=/);
+        expect(output.downloadUrl).toMatch(
+          /^http:\/\/127\.0\.0\.1:8080\/api\/v1\/media\/files\/.+\?expires=\d+&signature=/,
+        );
         const download = await gateway.request({ method: 'GET', url: pathOf(output.downloadUrl) });
         expect(download.statusCode).toBe(200);
         expect(download.rawPayload.subarray(1, 4).toString()).toBe('PNG');
@@ -248,13 +346,30 @@ describe('dashboard account routes', () => {
     });
 
     it('filters by kind and pages', async () => {
-      expect((await get('/api/v1/media?kind=image&limit=1', bearer(owner.token))).json<PageBody<MediaBody>>()).toMatchObject({ total: 1, limit: 1 });
-      expect((await get('/api/v1/media?kind=video', bearer(owner.token))).json<PageBody<MediaBody>>()).toEqual({ results: [], total: 0, offset: 0, limit: 20 });
-      expect((await get('/api/v1/media?offset=1', bearer(owner.token))).json<PageBody<MediaBody>>()).toEqual({ results: [], total: 1, offset: 1, limit: 20 });
+      expect(
+        (await get('/api/v1/media?kind=image&limit=1', bearer(owner.token))).json<PageBody<MediaBody>>(),
+      ).toMatchObject({ total: 1, limit: 1 });
+      expect((await get('/api/v1/media?kind=video', bearer(owner.token))).json<PageBody<MediaBody>>()).toEqual({
+        results: [],
+        total: 0,
+        offset: 0,
+        limit: 20,
+      });
+      expect((await get('/api/v1/media?offset=1', bearer(owner.token))).json<PageBody<MediaBody>>()).toEqual({
+        results: [],
+        total: 1,
+        offset: 1,
+        limit: 20,
+      });
     });
 
     it('shows nothing of another account, and never the provider', async () => {
-      expect((await get('/api/v1/media', bearer(other.token))).json<PageBody<MediaBody>>()).toEqual({ results: [], total: 0, offset: 0, limit: 20 });
+      expect((await get('/api/v1/media', bearer(other.token))).json<PageBody<MediaBody>>()).toEqual({
+        results: [],
+        total: 0,
+        offset: 0,
+        limit: 20,
+      });
       const body = (await get('/api/v1/media', bearer(owner.token))).body;
       expect(body).not.toMatch(/providerId|upstream|sandbox"/);
     });
@@ -264,7 +379,12 @@ describe('dashboard account routes', () => {
       ['limit=0', 'querystring.limit'],
       ['offset=x', 'querystring.offset'],
     ])('answers 400 to %s', async (search, message) => {
-      const body = expectEnvelope(await get(`/api/v1/media?${search}`, bearer(owner.token)), 400, 'GW_VALIDATION', '/api/v1/media');
+      const body = expectEnvelope(
+        await get(`/api/v1/media?${search}`, bearer(owner.token)),
+        400,
+        'GW_VALIDATION',
+        '/api/v1/media',
+      );
       expect(body.errors.join(' ')).toContain(message);
     });
   });
@@ -273,10 +393,23 @@ describe('dashboard account routes', () => {
     it('lists the active catalog with USD prices and capabilities, and without provider names', async () => {
       const response = await get('/api/v1/account/models', keyHeaders(firstKey.key));
       expect(response.statusCode, response.body).toBe(200);
-      const models = response.json<Array<{ modelId: string; name: string; pricing?: Record<string, unknown>; capabilities?: unknown; inputModalities: string[]; outputModalities: string[] }>>();
+      const models =
+        response.json<
+          Array<{
+            modelId: string;
+            name: string;
+            pricing?: Record<string, unknown>;
+            capabilities?: unknown;
+            inputModalities: string[];
+            outputModalities: string[];
+          }>
+        >();
       const listed = (await get('/api/v1/ai/models', keyHeaders(firstKey.key))).json<Array<{ modelId: string }>>();
       expect(models.map((model) => model.modelId).sort()).toEqual(listed.map((model) => model.modelId).sort());
-      expect(models.find((model) => model.modelId === 'sandbox-echo')).toMatchObject({ outputModalities: ['text'], pricing: { inputPerMTok: expect.any(Number) as unknown, outputPerMTok: expect.any(Number) as unknown } });
+      expect(models.find((model) => model.modelId === 'sandbox-echo')).toMatchObject({
+        outputModalities: ['text'],
+        pricing: { inputPerMTok: expect.any(Number) as unknown, outputPerMTok: expect.any(Number) as unknown },
+      });
       expect(models.find((model) => model.modelId === 'sandbox-image')?.pricing).toEqual({ perImage: 0.001 });
       expect(response.body).not.toMatch(/providerIds|capabilitiesProviderId|"provider"/);
     });
@@ -286,8 +419,13 @@ describe('dashboard account routes', () => {
     it("carries each key's spend in every window, against its caps where it has them", async () => {
       const response = await get('/api/v1/api-keys', bearer(owner.token));
       expect(response.statusCode, response.body).toBe(200);
-      const keys = response.json<Array<{ id: string; spend: Record<string, { spent: number; limit?: number; remaining?: number }> }>>();
-      const records = (await get(`/api/v1/usage?apiKeyId=${firstKey.id}`, bearer(owner.token))).json<PageBody<RecordBody>>().results;
+      const keys =
+        response.json<
+          Array<{ id: string; spend: Record<string, { spent: number; limit?: number; remaining?: number }> }>
+        >();
+      const records = (await get(`/api/v1/usage?apiKeyId=${firstKey.id}`, bearer(owner.token))).json<
+        PageBody<RecordBody>
+      >().results;
       const spentNanos = records.reduce((sum, record) => sum + Math.round(record.usdCost * 1e9), 0);
       expect(spentNanos).toBeGreaterThan(0);
       const first = keys.find((key) => key.id === firstKey.id)!;
@@ -299,7 +437,9 @@ describe('dashboard account routes', () => {
       const lookup = (await get('/api/compat/v1/api-key', keyHeaders(firstKey.key))).json<{ daily: unknown }>();
       expect(lookup.daily).toEqual(first.spend.daily);
       const second = keys.find((key) => key.id === secondKey.id)!;
-      expect(Object.values(second.spend).every((window) => Object.keys(window).join() === 'spent' && window.spent > 0)).toBe(true);
+      expect(
+        Object.values(second.spend).every((window) => Object.keys(window).join() === 'spent' && window.spent > 0),
+      ).toBe(true);
     });
   });
 });

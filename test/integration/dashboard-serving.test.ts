@@ -11,7 +11,8 @@ import { expectEnvelope, keyHeaders } from '../support/http-helpers.ts';
 import { startTestGateway, type TestGateway } from '../support/test-gateway.ts';
 
 const pageAccept = 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8';
-const indexHtml = '<!doctype html><title>Model gateway</title><script type="module" src="/assets/index-Ab12Cd34.js"></script>';
+const indexHtml =
+  '<!doctype html><title>Model gateway</title><script type="module" src="/assets/index-Ab12Cd34.js"></script>';
 const script = 'console.log("dashboard")';
 
 describe('dashboard files', () => {
@@ -30,16 +31,19 @@ describe('dashboard files', () => {
     rmSync(buildDir, { recursive: true, force: true });
   });
 
-  it.each(['/', '/index.html'])('%s answers index.html, never cached without revalidation, with a strict content policy', async (url) => {
-    const response = await gateway.request({ method: 'GET', url, headers: { accept: pageAccept } });
-    expect(response.statusCode).toBe(200);
-    expect(response.headers['content-type']).toMatch(/^text\/html/);
-    expect(response.body).toBe(indexHtml);
-    expect(response.headers['cache-control']).toBe('no-cache');
-    expect(response.headers['content-security-policy']).toContain("script-src 'self'");
-    expect(response.headers['x-content-type-options']).toBe('nosniff');
-    expect(response.headers['referrer-policy']).toBe('no-referrer');
-  });
+  it.each(['/', '/index.html'])(
+    '%s answers index.html, never cached without revalidation, with a strict content policy',
+    async (url) => {
+      const response = await gateway.request({ method: 'GET', url, headers: { accept: pageAccept } });
+      expect(response.statusCode).toBe(200);
+      expect(response.headers['content-type']).toMatch(/^text\/html/);
+      expect(response.body).toBe(indexHtml);
+      expect(response.headers['cache-control']).toBe('no-cache');
+      expect(response.headers['content-security-policy']).toContain("script-src 'self'");
+      expect(response.headers['x-content-type-options']).toBe('nosniff');
+      expect(response.headers['referrer-policy']).toBe('no-referrer');
+    },
+  );
 
   it('/ answers the page to any client (curl sends */*)', async () => {
     const response = await gateway.request({ method: 'GET', url: '/', headers: { accept: '*/*' } });
@@ -47,12 +51,15 @@ describe('dashboard files', () => {
     expect(response.body).toBe(indexHtml);
   });
 
-  it.each(['/keys', '/usage', '/media/', '/catalog?search=echo', '/some/deep/client/route'])('the client route %s answers index.html to a browser', async (url) => {
-    const response = await gateway.request({ method: 'GET', url, headers: { accept: pageAccept } });
-    expect(response.statusCode).toBe(200);
-    expect(response.body).toBe(indexHtml);
-    expect(response.headers['cache-control']).toBe('no-cache');
-  });
+  it.each(['/keys', '/usage', '/media/', '/catalog?search=echo', '/some/deep/client/route'])(
+    'the client route %s answers index.html to a browser',
+    async (url) => {
+      const response = await gateway.request({ method: 'GET', url, headers: { accept: pageAccept } });
+      expect(response.statusCode).toBe(200);
+      expect(response.body).toBe(indexHtml);
+      expect(response.headers['cache-control']).toBe('no-cache');
+    },
+  );
 
   it('HEAD of a client route answers like GET without a body', async () => {
     const response = await gateway.request({ method: 'HEAD', url: '/usage', headers: { accept: pageAccept } });
@@ -69,31 +76,70 @@ describe('dashboard files', () => {
   });
 
   it('an unknown asset, or a page asked for as JSON, answers the 404 envelope', async () => {
-    expectEnvelope(await gateway.request({ method: 'GET', url: '/assets/missing.js' }), 404, 'GW_ROUTE_NOT_FOUND', '/assets/missing.js');
-    expectEnvelope(await gateway.request({ method: 'GET', url: '/keys', headers: { accept: 'application/json' } }), 404, 'GW_ROUTE_NOT_FOUND', '/keys');
-    expectEnvelope(await gateway.request({ method: 'POST', url: '/keys', headers: { accept: pageAccept } }), 404, 'GW_ROUTE_NOT_FOUND', '/keys');
+    expectEnvelope(
+      await gateway.request({ method: 'GET', url: '/assets/missing.js' }),
+      404,
+      'GW_ROUTE_NOT_FOUND',
+      '/assets/missing.js',
+    );
+    expectEnvelope(
+      await gateway.request({ method: 'GET', url: '/keys', headers: { accept: 'application/json' } }),
+      404,
+      'GW_ROUTE_NOT_FOUND',
+      '/keys',
+    );
+    expectEnvelope(
+      await gateway.request({ method: 'POST', url: '/keys', headers: { accept: pageAccept } }),
+      404,
+      'GW_ROUTE_NOT_FOUND',
+      '/keys',
+    );
   });
 
   it('traversal out of the build is never served', async () => {
-    for (const url of ['/../package.json', '/assets/../../package.json', '/assets/%2e%2e/%2e%2e/package.json', '/%2e%2e%2fpackage.json']) {
+    for (const url of [
+      '/../package.json',
+      '/assets/../../package.json',
+      '/assets/%2e%2e/%2e%2e/package.json',
+      '/%2e%2e%2fpackage.json',
+    ]) {
       const response = await gateway.request({ method: 'GET', url, headers: { accept: pageAccept } });
       expect(response.body, url).not.toContain('"name": "model-gateway"');
       expect(response.statusCode, url).toBeLessThan(500);
     }
   });
 
-  it.each(['/api/v1/nothing-here', '/api', '/api/', '/API/V1/NOPE', '/%61pi/v1/nope', '/metrics/x', '/openapi.json/x', '/docs/nothing', '/readyz/x'])('%s stays an API path: a browser asking for it gets the JSON envelope', async (url) => {
+  it.each([
+    '/api/v1/nothing-here',
+    '/api',
+    '/api/',
+    '/API/V1/NOPE',
+    '/%61pi/v1/nope',
+    '/metrics/x',
+    '/openapi.json/x',
+    '/docs/nothing',
+    '/readyz/x',
+  ])('%s stays an API path: a browser asking for it gets the JSON envelope', async (url) => {
     const response = await gateway.request({ method: 'GET', url, headers: { accept: pageAccept } });
     expectEnvelope(response, 404, 'GW_ROUTE_NOT_FOUND', url);
   });
 
   it('a path with a malformed escape answers the 400 envelope, not the page', async () => {
-    expectEnvelope(await gateway.request({ method: 'GET', url: '/%E0%A4%A', headers: { accept: pageAccept } }), 400, 'GW_VALIDATION', '/%E0%A4%A');
+    expectEnvelope(
+      await gateway.request({ method: 'GET', url: '/%E0%A4%A', headers: { accept: pageAccept } }),
+      400,
+      'GW_VALIDATION',
+      '/%E0%A4%A',
+    );
   });
 
   it('API routes answer as before', async () => {
     const { key } = await gateway.createFundedKey({ credits: 1 });
-    const response = await gateway.request({ method: 'GET', url: '/api/compat/v1/balance', headers: { ...keyHeaders(key), accept: pageAccept } });
+    const response = await gateway.request({
+      method: 'GET',
+      url: '/api/compat/v1/balance',
+      headers: { ...keyHeaders(key), accept: pageAccept },
+    });
     expect(response.json()).toEqual({ creditBalance: 1 });
   });
 });
@@ -116,7 +162,12 @@ describe('a gateway whose dashboard is not built', () => {
     ['/', pageAccept],
     ['/usage', pageAccept],
   ])('%s (accept %s) answers a 404 envelope saying so', async (url, accept) => {
-    const body = expectEnvelope(await gateway.request({ method: 'GET', url, headers: { accept } }), 404, 'GW_NOT_FOUND', url);
+    const body = expectEnvelope(
+      await gateway.request({ method: 'GET', url, headers: { accept } }),
+      404,
+      'GW_NOT_FOUND',
+      url,
+    );
     expect(body.errors[0]).toContain('the dashboard is not built');
     expect(body.errors[0]).toContain('npm run build');
   });
@@ -125,6 +176,11 @@ describe('a gateway whose dashboard is not built', () => {
     const { key } = await gateway.createFundedKey({ credits: 2 });
     const response = await gateway.request({ method: 'GET', url: '/api/compat/v1/balance', headers: keyHeaders(key) });
     expect(response.json()).toEqual({ creditBalance: 2 });
-    expectEnvelope(await gateway.request({ method: 'GET', url: '/usage', headers: { accept: 'application/json' } }), 404, 'GW_ROUTE_NOT_FOUND', '/usage');
+    expectEnvelope(
+      await gateway.request({ method: 'GET', url: '/usage', headers: { accept: 'application/json' } }),
+      404,
+      'GW_ROUTE_NOT_FOUND',
+      '/usage',
+    );
   });
 });

@@ -25,7 +25,12 @@ describe('an upstream answer too deep to write back', () => {
     });
     gateway = await startTestGateway({
       upstreams: [fake],
-      configText: ['providers:', fakeProviderYaml('gemini', 'gemini', fake), 'models:', modelYaml('deep', 'gemini', 'gemini-2.5-flash')].join('\n'),
+      configText: [
+        'providers:',
+        fakeProviderYaml('gemini', 'gemini', fake),
+        'models:',
+        modelYaml('deep', 'gemini', 'gemini-2.5-flash'),
+      ].join('\n'),
     });
   });
   afterAll(async () => {
@@ -34,16 +39,36 @@ describe('an upstream answer too deep to write back', () => {
 
   it('is a 502 (or an in-stream error) when it must be translated, and a relayed answer still settles; nothing stays held', async () => {
     const { key, accountId } = await gateway.createFundedKey({ credits: 1 });
-    const translated = await gateway.request({ method: 'POST', url: '/api/alpha/v1/chat/completions', headers: keyHeaders(key), payload: { model: 'deep', messages: [{ role: 'user', content: 'hi' }] } });
+    const translated = await gateway.request({
+      method: 'POST',
+      url: '/api/alpha/v1/chat/completions',
+      headers: keyHeaders(key),
+      payload: { model: 'deep', messages: [{ role: 'user', content: 'hi' }] },
+    });
     expect(translated.statusCode).toBe(502);
     // Streamed, the call's name was already out: the stream ends with the protocol's in-stream error.
-    const streamed = await gateway.request({ method: 'POST', url: '/api/v1/text/completions', headers: keyHeaders(key), payload: { model: 'deep', messages: [{ role: 'user', content: 'hi' }] } });
+    const streamed = await gateway.request({
+      method: 'POST',
+      url: '/api/v1/text/completions',
+      headers: keyHeaders(key),
+      payload: { model: 'deep', messages: [{ role: 'user', content: 'hi' }] },
+    });
     expect(streamed.statusCode).toBe(200);
     expect(streamed.body).toContain('"error"');
     expect(streamed.body).not.toContain('[DONE]');
-    const relayed = await gateway.request({ method: 'POST', url: '/api/gamma/v1beta/models/deep:generateContent', headers: keyHeaders(key), payload: { contents: 'hi' } });
+    const relayed = await gateway.request({
+      method: 'POST',
+      url: '/api/gamma/v1beta/models/deep:generateContent',
+      headers: keyHeaders(key),
+      payload: { contents: 'hi' },
+    });
     expect(relayed.statusCode).toBe(200);
-    const relayedStream = await gateway.request({ method: 'POST', url: '/api/gamma/v1beta/models/deep:streamGenerateContent?alt=sse', headers: keyHeaders(key), payload: { contents: 'hi' } });
+    const relayedStream = await gateway.request({
+      method: 'POST',
+      url: '/api/gamma/v1beta/models/deep:streamGenerateContent?alt=sse',
+      headers: keyHeaders(key),
+      payload: { contents: 'hi' },
+    });
     expect(relayedStream.statusCode).toBe(200);
     expect(await heldNanosOf(gateway, accountId)).toBe(0n);
     const records = await usageRecords(gateway, key);

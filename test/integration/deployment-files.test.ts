@@ -22,17 +22,21 @@ const operatorEnvironment: Record<string, string> = {
 /** Compose's interpolation: `${VAR}`, `${VAR:-default}`, `${VAR-default}`, `${VAR:?error}` and `$$`. */
 function interpolate(value: unknown, variables: Record<string, string>): unknown {
   if (typeof value === 'string') {
-    return value.replace(/\$\$|\$\{([A-Za-z_][A-Za-z0-9_]*)(?:(:?[-?])([^}]*))?\}/g, (match, name: string | undefined, operator: string | undefined, argument: string | undefined) => {
-      if (match === '$$') return '$';
-      const given = variables[name!];
-      const unset = operator?.startsWith(':') ? !given : given === undefined;
-      if (!unset) return given!;
-      if (operator?.endsWith('?')) throw new Error(`compose needs ${name}: ${argument}`);
-      return operator ? argument! : '';
-    });
+    return value.replace(
+      /\$\$|\$\{([A-Za-z_][A-Za-z0-9_]*)(?:(:?[-?])([^}]*))?\}/g,
+      (match, name: string | undefined, operator: string | undefined, argument: string | undefined) => {
+        if (match === '$$') return '$';
+        const given = variables[name!];
+        const unset = operator?.startsWith(':') ? !given : given === undefined;
+        if (!unset) return given!;
+        if (operator?.endsWith('?')) throw new Error(`compose needs ${name}: ${argument}`);
+        return operator ? argument! : '';
+      },
+    );
   }
   if (Array.isArray(value)) return value.map((item) => interpolate(item, variables));
-  if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, interpolate(item, variables)]));
+  if (value && typeof value === 'object')
+    return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, interpolate(item, variables)]));
   return value;
 }
 
@@ -47,7 +51,10 @@ interface Service {
   depends_on?: Record<string, { condition: string }> | string[];
 }
 
-const compose = interpolate(parse(readFileSync(path.join(deploy, 'compose.yaml'), 'utf8'), { merge: true }), operatorEnvironment) as { services: Record<string, Service> };
+const compose = interpolate(
+  parse(readFileSync(path.join(deploy, 'compose.yaml'), 'utf8'), { merge: true }),
+  operatorEnvironment,
+) as { services: Record<string, Service> };
 const services = compose.services;
 const gateway = services.gateway!;
 const dockerfile = readFileSync(path.join(root, 'Dockerfile'), 'utf8');
@@ -63,7 +70,9 @@ function mountedFile(service: Service, target: string): string {
 
 describe('deploy/compose.yaml and deploy/gateway.yaml', () => {
   it('runs two gateway replicas, built from the repository Dockerfile, behind a load balancer', () => {
-    expect(Object.keys(services)).toEqual(expect.arrayContaining(['create-bucket', 'gateway', 'lb', 'minio', 'postgres']));
+    expect(Object.keys(services)).toEqual(
+      expect.arrayContaining(['create-bucket', 'gateway', 'lb', 'minio', 'postgres']),
+    );
     expect(gateway.deploy?.replicas).toBe(2);
     expect(existsSync(path.join(path.resolve(deploy, gateway.build!.context), gateway.build!.dockerfile))).toBe(true);
     expect(services.lb!.image).toMatch(/^nginx:/);
@@ -96,7 +105,10 @@ describe('deploy/compose.yaml and deploy/gateway.yaml', () => {
     expect(decodeURIComponent(database.password)).toBe(postgres.environment!.POSTGRES_PASSWORD);
     expect(database.pathname).toBe(`/${postgres.environment!.POSTGRES_DB}`);
     expect(Number(/^postgres:(\d+)/.exec(postgres.image!)![1])).toBeGreaterThanOrEqual(16);
-    expect(gateway.depends_on).toMatchObject({ postgres: { condition: 'service_healthy' }, 'create-bucket': { condition: 'service_completed_successfully' } });
+    expect(gateway.depends_on).toMatchObject({
+      postgres: { condition: 'service_healthy' },
+      'create-bucket': { condition: 'service_completed_successfully' },
+    });
   });
 
   it('points REDIS_URL at the Redis service, which the gateways wait for, so rate limits hold across the replicas', () => {
@@ -118,7 +130,9 @@ describe('deploy/compose.yaml and deploy/gateway.yaml', () => {
 });
 
 describe('Dockerfile', () => {
-  const packageJson = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as { dependencies: Record<string, string> };
+  const packageJson = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as {
+    dependencies: Record<string, string>;
+  };
 
   it('builds on the Node the package pins, in stages, and runs as an unprivileged user on 0.0.0.0:8080', () => {
     expect(dockerfile).toContain(`ARG NODE_VERSION=${packageJson.dependencies.node}`);
@@ -132,12 +146,18 @@ describe('Dockerfile', () => {
   });
 
   it('copies only files that exist and that .dockerignore lets into the build context', () => {
-    const allowed = readFileSync(path.join(root, '.dockerignore'), 'utf8').split('\n').filter((line) => line.startsWith('!')).map((line) => line.slice(1));
+    const allowed = readFileSync(path.join(root, '.dockerignore'), 'utf8')
+      .split('\n')
+      .filter((line) => line.startsWith('!'))
+      .map((line) => line.slice(1));
     const sources = [...dockerfile.matchAll(/^COPY (?!--from)(.+) \S+$/gm)].flatMap((match) => match[1]!.split(' '));
     expect(sources.length).toBeGreaterThan(0);
     for (const source of sources) {
       expect(existsSync(path.join(root, source)), source).toBe(true);
-      expect(allowed.some((entry) => source === entry || source.startsWith(`${entry}/`)), `${source} is in the build context`).toBe(true);
+      expect(
+        allowed.some((entry) => source === entry || source.startsWith(`${entry}/`)),
+        `${source} is in the build context`,
+      ).toBe(true);
     }
   });
 
@@ -146,7 +166,9 @@ describe('Dockerfile', () => {
     let port: number;
     const script = JSON.parse(/HEALTHCHECK[^\n]*\\\n\s*CMD (\[.*\])$/m.exec(dockerfile)![1]!) as string[];
     const check = (onPort: number) =>
-      run(script[0] === 'node' ? process.execPath : script[0]!, script.slice(1), { env: { ...process.env, PORT: String(onPort) } }).then(
+      run(script[0] === 'node' ? process.execPath : script[0]!, script.slice(1), {
+        env: { ...process.env, PORT: String(onPort) },
+      }).then(
         () => 0,
         (error: { code?: number }) => error.code ?? -1,
       );

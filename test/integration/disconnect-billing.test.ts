@@ -5,7 +5,6 @@ import { startOpenAiFake } from '../fakes/openai-fake.ts';
 import { usageRecords, type UsageRecordBody } from '../support/http-helpers.ts';
 import { fakeProviderYaml, startTestGateway, type TestGateway } from '../support/test-gateway.ts';
 
-
 describe('a client that disconnects mid-stream', () => {
   let fake: FakeServer;
   let gateway: TestGateway;
@@ -65,7 +64,11 @@ describe('a client that disconnects mid-stream', () => {
   const fullCost = 6 * 1000 + 7 * 2000;
 
   for (const [surface, path, body] of [
-    ['alpha relay', '/api/alpha/v1/chat/completions', { model: 'slow', messages: [{ role: 'user', content: words }], stream: true }],
+    [
+      'alpha relay',
+      '/api/alpha/v1/chat/completions',
+      { model: 'slow', messages: [{ role: 'user', content: words }], stream: true },
+    ],
     ['native translation', '/api/v1/text/completions', { model: 'slow', messages: [{ role: 'user', content: words }] }],
   ] as const) {
     it(`is billed in full, as aborted, after the upstream finished (${surface})`, async () => {
@@ -75,22 +78,43 @@ describe('a client that disconnects mid-stream', () => {
       const record = await settledRecord(key);
       expect(record).toMatchObject({ status: 'aborted', usage: { promptTokens: 6, completionTokens: 7 } });
       expect(Math.round(record.usdCost * 1e9)).toBe(fullCost);
-      const balance = (await gateway.request({ method: 'GET', url: '/api/compat/v1/balance', headers: { 'x-api-key': key } })).json<{ creditBalance: number }>();
+      const balance = (
+        await gateway.request({ method: 'GET', url: '/api/compat/v1/balance', headers: { 'x-api-key': key } })
+      ).json<{ creditBalance: number }>();
       expect(Math.round(balance.creditBalance * 1e9)).toBe(1e9 - fullCost);
       // The answer never finished, so its request line cannot carry the record: the record is logged once, on
       // a line of its own, within the line's grace of a second.
-      const linesOf = () => logLines.filter((line) => (line.generation as { generationId?: string } | undefined)?.generationId === record.id);
+      const linesOf = () =>
+        logLines.filter(
+          (line) => (line.generation as { generationId?: string } | undefined)?.generationId === record.id,
+        );
       await vi.waitFor(() => expect(linesOf()).toHaveLength(1), { timeout: 3_000, interval: 50 });
-      expect(linesOf()[0]).toMatchObject({ msg: 'generation recorded', event: 'generation', generation: { status: 'aborted', model: 'slow' } });
+      expect(linesOf()[0]).toMatchObject({
+        msg: 'generation recorded',
+        event: 'generation',
+        generation: { status: 'aborted', model: 'slow' },
+      });
       await new Promise((resolve) => setTimeout(resolve, 1_200));
       expect(linesOf()).toHaveLength(1);
     });
   }
 
   for (const [surface, path, body] of [
-    ['alpha, streamed', '/api/alpha/v1/chat/completions', { model: 'slow-start', messages: [{ role: 'user', content: words }], stream: true }],
-    ['alpha, not streamed', '/api/alpha/v1/chat/completions', { model: 'slow-start', messages: [{ role: 'user', content: words }], stream: false }],
-    ['gamma JSON-array stream, translated', '/api/gamma/v1beta/models/slow-start:streamGenerateContent', { contents: words }],
+    [
+      'alpha, streamed',
+      '/api/alpha/v1/chat/completions',
+      { model: 'slow-start', messages: [{ role: 'user', content: words }], stream: true },
+    ],
+    [
+      'alpha, not streamed',
+      '/api/alpha/v1/chat/completions',
+      { model: 'slow-start', messages: [{ role: 'user', content: words }], stream: false },
+    ],
+    [
+      'gamma JSON-array stream, translated',
+      '/api/gamma/v1beta/models/slow-start:streamGenerateContent',
+      { contents: words },
+    ],
   ] as const) {
     it(`is billed in full when it leaves before the upstream's first byte (${surface})`, async () => {
       const { key } = await gateway.createFundedKey({ credits: 1 });

@@ -65,7 +65,10 @@ async function setting(storage: Storage, name: string): Promise<string> {
 }
 
 async function balanceOf(storage: Storage, id: string): Promise<string | undefined> {
-  const [row] = await queryRows<{ balance: string }>(storage.db, sql`SELECT balance_nanos::text AS balance FROM accounts WHERE id = ${id}`);
+  const [row] = await queryRows<{ balance: string }>(
+    storage.db,
+    sql`SELECT balance_nanos::text AS balance FROM accounts WHERE id = ${id}`,
+  );
   return row?.balance;
 }
 
@@ -87,7 +90,9 @@ describe('the embedded database', () => {
       expect(await setting(first, 'shared_buffers')).toBe('16MB');
       expect(await setting(first, 'fsync')).toBe('on');
       expect(await setting(first, 'synchronous_commit')).toBe('on');
-      await first.db.execute(sql`INSERT INTO accounts (id, email, balance_nanos) VALUES ('acct_kept', 'kept@example.com', 9007199254740993)`);
+      await first.db.execute(
+        sql`INSERT INTO accounts (id, email, balance_nanos) VALUES ('acct_kept', 'kept@example.com', 9007199254740993)`,
+      );
       const received: StorageEvent[] = [];
       first.subscribe((event) => received.push(event));
       await first.publish({ type: 'key-changed', keyId: 'key_1' });
@@ -115,44 +120,55 @@ describe('the embedded database', () => {
     }
   });
 
-  it.runIf(isRoot && onLinux)('runs its server as nobody when the gateway is root, or in a user namespace where nobody cannot reach DATA_DIR', async () => {
-    const nobody = readFileSync('/etc/passwd', 'utf8').split('\n').map((line) => line.split(':')).find((fields) => fields[0] === 'nobody');
-    const nobodyUid = Number(nobody?.[2]);
-    const statusUid = (pid: number) => Number(/^Uid:\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]);
+  it.runIf(isRoot && onLinux)(
+    'runs its server as nobody when the gateway is root, or in a user namespace where nobody cannot reach DATA_DIR',
+    async () => {
+      const nobody = readFileSync('/etc/passwd', 'utf8')
+        .split('\n')
+        .map((line) => line.split(':'))
+        .find((fields) => fields[0] === 'nobody');
+      const nobodyUid = Number(nobody?.[2]);
+      const statusUid = (pid: number) =>
+        Number(/^Uid:\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]);
 
-    // DATA_DIR inside a directory of mode 0700: nobody cannot enter it.
-    const parent = tempDir(0o700);
-    const dataDir = path.join(parent, 'data');
-    let storage = await openStorage({ kind: 'embedded', dataDir });
-    try {
-      const pid = postmasterPid(dataDir);
-      expect(statusUid(pid)).toBe(0);
-      expect(readFileSync(`/proc/${pid}/uid_map`, 'utf8').trim().split(/\s+/)).toEqual([String(nobodyUid), '0', '1']);
-      expect(statSync(path.join(dataDir, 'pg')).uid).toBe(0);
-      await storage.db.execute(sql`INSERT INTO accounts (id, email, balance_nanos) VALUES ('acct_moved', 'moved@example.com', 5)`);
-    } finally {
-      await storage.close();
-    }
+      // DATA_DIR inside a directory of mode 0700: nobody cannot enter it.
+      const parent = tempDir(0o700);
+      const dataDir = path.join(parent, 'data');
+      let storage = await openStorage({ kind: 'embedded', dataDir });
+      try {
+        const pid = postmasterPid(dataDir);
+        expect(statusUid(pid)).toBe(0);
+        expect(readFileSync(`/proc/${pid}/uid_map`, 'utf8').trim().split(/\s+/)).toEqual([String(nobodyUid), '0', '1']);
+        expect(statSync(path.join(dataDir, 'pg')).uid).toBe(0);
+        await storage.db.execute(
+          sql`INSERT INTO accounts (id, email, balance_nanos) VALUES ('acct_moved', 'moved@example.com', 5)`,
+        );
+      } finally {
+        await storage.close();
+      }
 
-    // Once nobody can enter, the server runs as nobody, who is given its data directory.
-    chmodSync(parent, 0o755);
-    storage = await openStorage({ kind: 'embedded', dataDir });
-    try {
-      const pid = postmasterPid(dataDir);
-      expect(statusUid(pid)).toBe(nobodyUid);
-      expect(statSync(path.join(dataDir, 'pg')).uid).toBe(nobodyUid);
-      expect(statSync(path.join(dataDir, 'pg', 'PG_VERSION')).uid).toBe(nobodyUid);
-      expect(statSync(path.join(dataDir, 'pg')).mode & 0o777).toBe(0o700);
-      expect(await balanceOf(storage, 'acct_moved')).toBe('5');
-    } finally {
-      await storage.close();
-    }
-  });
+      // Once nobody can enter, the server runs as nobody, who is given its data directory.
+      chmodSync(parent, 0o755);
+      storage = await openStorage({ kind: 'embedded', dataDir });
+      try {
+        const pid = postmasterPid(dataDir);
+        expect(statusUid(pid)).toBe(nobodyUid);
+        expect(statSync(path.join(dataDir, 'pg')).uid).toBe(nobodyUid);
+        expect(statSync(path.join(dataDir, 'pg', 'PG_VERSION')).uid).toBe(nobodyUid);
+        expect(statSync(path.join(dataDir, 'pg')).mode & 0o777).toBe(0o700);
+        expect(await balanceOf(storage, 'acct_moved')).toBe('5');
+      } finally {
+        await storage.close();
+      }
+    },
+  );
 
   it('stops a server left running on its directory by a gateway that died, and starts its own', async () => {
     const dataDir = tempDir();
     const made = await openStorage({ kind: 'embedded', dataDir });
-    await made.db.execute(sql`INSERT INTO accounts (id, email, balance_nanos) VALUES ('acct_left', 'left@example.com', 7)`);
+    await made.db.execute(
+      sql`INSERT INTO accounts (id, email, balance_nanos) VALUES ('acct_left', 'left@example.com', 7)`,
+    );
     await made.close();
     // A process starts the server without a parent-death signal (as on a platform without one), and is killed.
     const script = [
@@ -161,7 +177,10 @@ describe('the embedded database', () => {
       'process.stdout.write(`${server.pid}\\n`);',
       'setInterval(() => undefined, 1000);',
     ].join('\n');
-    const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { cwd: repositoryRoot, stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+      cwd: repositoryRoot,
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     const leftover = await new Promise<number>((resolve, reject) => {
       child.stdout.once('data', (chunk: Buffer) => resolve(Number(chunk.toString('utf8').trim())));
       child.once('exit', (code) => reject(new Error(`server process exited (${code})`)));
@@ -188,11 +207,16 @@ describe('the embedded database', () => {
     const errors: string[] = [];
     const storage = await openStorage({ kind: 'embedded', dataDir, onError: (error) => errors.push(error.message) });
     try {
-      await storage.db.execute(sql`INSERT INTO accounts (id, email, balance_nanos) VALUES ('acct_crash', 'crash@example.com', 11)`);
+      await storage.db.execute(
+        sql`INSERT INTO accounts (id, email, balance_nanos) VALUES ('acct_crash', 'crash@example.com', 11)`,
+      );
       const first = postmasterPid(dataDir);
       process.kill(first, 'SIGKILL');
       const deadline = Date.now() + 30_000;
-      const restarted = () => existsSync(path.join(dataDir, 'pg', 'postmaster.pid')) && postmasterPid(dataDir) !== first && processRunning(postmasterPid(dataDir));
+      const restarted = () =>
+        existsSync(path.join(dataDir, 'pg', 'postmaster.pid')) &&
+        postmasterPid(dataDir) !== first &&
+        processRunning(postmasterPid(dataDir));
       while (!restarted()) {
         if (Date.now() > deadline) throw new Error(`the server did not come back; errors: ${errors.join('; ')}`);
         await pause(100);
@@ -200,7 +224,8 @@ describe('the embedded database', () => {
       expect(errors.join('\n')).toContain('the database server stopped unexpectedly');
       // The pool's connections to the dead server fail once; new ones reach the new server.
       let balance: string | undefined;
-      while (balance === undefined && Date.now() < deadline) balance = await balanceOf(storage, 'acct_crash').catch(() => undefined);
+      while (balance === undefined && Date.now() < deadline)
+        balance = await balanceOf(storage, 'acct_crash').catch(() => undefined);
       expect(balance).toBe('11');
     } finally {
       await storage.close();
@@ -211,7 +236,9 @@ describe('the embedded database', () => {
     const dataDir = tempDir();
     mkdirSync(path.join(dataDir, 'pg'));
     writeFileSync(path.join(dataDir, 'pg', 'PG_VERSION'), '9\n');
-    await expect(openStorage({ kind: 'embedded', dataDir })).rejects.toThrow(/made by PostgreSQL 9, and this gateway runs PostgreSQL \d+/);
+    await expect(openStorage({ kind: 'embedded', dataDir })).rejects.toThrow(
+      /made by PostgreSQL 9, and this gateway runs PostgreSQL \d+/,
+    );
     expect(existsSync(path.join(dataDir, 'gateway.lock'))).toBe(false);
   });
 });
@@ -224,8 +251,14 @@ describe('a PGlite database of an earlier release in DATA_DIR/db', () => {
     try {
       await migrate(drizzle(client), { migrationsFolder });
       for (const row of rows) {
-        await client.query(`INSERT INTO accounts (id, email, balance_nanos, created_at) VALUES ($1, $2, $3::bigint, '2026-01-02T03:04:05.678901Z')`, [row.id, `${row.id}@example.com`, row.balance]);
-        await client.query(`INSERT INTO credit_grants (id, account_id, amount_nanos, note) VALUES ($1, $2, $3::bigint, 'opening')`, [`grant_${row.id}`, row.id, row.balance]);
+        await client.query(
+          `INSERT INTO accounts (id, email, balance_nanos, created_at) VALUES ($1, $2, $3::bigint, '2026-01-02T03:04:05.678901Z')`,
+          [row.id, `${row.id}@example.com`, row.balance],
+        );
+        await client.query(
+          `INSERT INTO credit_grants (id, account_id, amount_nanos, note) VALUES ($1, $2, $3::bigint, 'opening')`,
+          [`grant_${row.id}`, row.id, row.balance],
+        );
       }
     } finally {
       await client.close();
@@ -234,7 +267,10 @@ describe('a PGlite database of an earlier release in DATA_DIR/db', () => {
 
   it('is imported on first start, exactly, and kept aside as DATA_DIR/db.imported', async () => {
     const dataDir = tempDir();
-    const accounts = Array.from({ length: 1_234 }, (_, index) => ({ id: `acct_old_${index}`, balance: String(9_007_199_254_740_993n + BigInt(index)) }));
+    const accounts = Array.from({ length: 1_234 }, (_, index) => ({
+      id: `acct_old_${index}`,
+      balance: String(9_007_199_254_740_993n + BigInt(index)),
+    }));
     await earlierRelease(dataDir, accounts);
     const logs: string[] = [];
     const storage = await openStorage({ kind: 'embedded', dataDir, onLog: (message) => logs.push(message) });
@@ -246,7 +282,12 @@ describe('a PGlite database of an earlier release in DATA_DIR/db', () => {
                    (SELECT to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS.US') FROM accounts WHERE id = 'acct_old_7') AS created`,
       );
       const total = accounts.reduce((sum, account) => sum + BigInt(account.balance), 0n);
-      expect(counts).toEqual({ accounts: '1234', grants: '1234', total: String(total), created: '2026-01-02 03:04:05.678901' });
+      expect(counts).toEqual({
+        accounts: '1234',
+        grants: '1234',
+        total: String(total),
+        created: '2026-01-02 03:04:05.678901',
+      });
       expect(await balanceOf(storage, 'acct_old_1233')).toBe('9007199254742226');
     } finally {
       await storage.close();

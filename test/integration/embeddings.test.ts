@@ -96,7 +96,8 @@ const media = await startMediaHost({
   '/large-b.png': { contentType: 'image/png', body: Buffer.concat([png, Buffer.alloc(40_000)]) },
 });
 const hosted = (path: string) => `${media.url}${path}`;
-const remoteMediaYaml = 'remoteMedia: { allowPrivateAddresses: true, maxBytes: 65536, maxRequestBytes: 65536, timeoutMs: 5000 }';
+const remoteMediaYaml =
+  'remoteMedia: { allowPrivateAddresses: true, maxBytes: 65536, maxRequestBytes: 65536, timeoutMs: 5000 }';
 
 describe('embeddings', () => {
   let openai: FakeServer;
@@ -111,7 +112,15 @@ describe('embeddings', () => {
     [openai, gemini, ark] = await Promise.all([startOpenAiFake(), startGeminiFake(), startArkFake()]);
     gateway = await startTestGateway({
       upstreams: [openai, gemini, ark, media],
-      configText: ['providers:', fakeProviderYaml('openai', 'openai', openai), fakeProviderYaml('gemini', 'gemini', gemini), fakeProviderYaml('ark', 'ark', ark), 'models:', catalog, remoteMediaYaml].join('\n'),
+      configText: [
+        'providers:',
+        fakeProviderYaml('openai', 'openai', openai),
+        fakeProviderYaml('gemini', 'gemini', gemini),
+        fakeProviderYaml('ark', 'ark', ark),
+        'models:',
+        catalog,
+        remoteMediaYaml,
+      ].join('\n'),
     });
     address = await gateway.app.listen({ port: 0, host: '127.0.0.1' });
   });
@@ -122,59 +131,119 @@ describe('embeddings', () => {
     await gateway?.close();
   });
 
-  const post = (url: string, payload: object) => gateway.request({ method: 'POST', url, headers: { 'x-api-key': key }, payload });
-  const balance = async () => (await gateway.request({ method: 'GET', url: '/api/compat/v1/balance', headers: { 'x-api-key': key } })).json<{ creditBalance: number }>().creditBalance;
-  const records = () => usageRecords(gateway, key) as Promise<Array<{ status: string; usdCost: number; modality: string; usage?: Record<string, unknown> }>>;
+  const post = (url: string, payload: object) =>
+    gateway.request({ method: 'POST', url, headers: { 'x-api-key': key }, payload });
+  const balance = async () =>
+    (await gateway.request({ method: 'GET', url: '/api/compat/v1/balance', headers: { 'x-api-key': key } })).json<{
+      creditBalance: number;
+    }>().creditBalance;
+  const records = () =>
+    usageRecords(gateway, key) as Promise<
+      Array<{ status: string; usdCost: number; modality: string; usage?: Record<string, unknown> }>
+    >;
 
   describe('through the official SDKs', () => {
     it('openai embeddings.create with encoding_format float, single and batch, billed on the reported tokens', async () => {
       const client = new OpenAI({ apiKey: key, baseURL: `${address}/api/alpha/v1`, maxRetries: 0 });
-      const single = await client.embeddings.create({ model: 'text-embed', input: 'alpha beta', encoding_format: 'float' });
+      const single = await client.embeddings.create({
+        model: 'text-embed',
+        input: 'alpha beta',
+        encoding_format: 'float',
+      });
       expect(single.data).toHaveLength(1);
       expect(single.data[0]!.embedding).toHaveLength(8);
       expect(single.usage).toEqual({ prompt_tokens: 2, total_tokens: 2 });
-      const batch = await client.embeddings.create({ model: 'text-embed', input: ['one', 'two words', 'three more words'], encoding_format: 'float', dimensions: 4 });
-      expect(batch.data.map((item) => [item.index, item.embedding.length])).toEqual([[0, 4], [1, 4], [2, 4]]);
+      const batch = await client.embeddings.create({
+        model: 'text-embed',
+        input: ['one', 'two words', 'three more words'],
+        encoding_format: 'float',
+        dimensions: 4,
+      });
+      expect(batch.data.map((item) => [item.index, item.embedding.length])).toEqual([
+        [0, 4],
+        [1, 4],
+        [2, 4],
+      ]);
       expect(batch.model).toBe('text-embed');
       // The same text gives the same vector, whichever position it has in a batch.
-      const again = await client.embeddings.create({ model: 'text-embed', input: ['three more words', 'one'], encoding_format: 'float', dimensions: 4 });
+      const again = await client.embeddings.create({
+        model: 'text-embed',
+        input: ['three more words', 'one'],
+        encoding_format: 'float',
+        dimensions: 4,
+      });
       expect(again.data[0]!.embedding).toEqual(batch.data[2]!.embedding);
-      expect(openai.requests.at(-1)!.body).toMatchObject({ model: 'text-embedding-3-small', encoding_format: 'float', dimensions: 4 });
+      expect(openai.requests.at(-1)!.body).toMatchObject({
+        model: 'text-embedding-3-small',
+        encoding_format: 'float',
+        dimensions: 4,
+      });
 
       const [third, second, first] = await records();
-      expect([first, second, third].map((record) => record!.usdCost * 1e9)).toEqual([2000, 6000, 4000].map((cost) => expect.closeTo(cost, 3)));
-      expect(first).toMatchObject({ status: 'succeeded', modality: 'text', usage: { promptTokens: 2, totalTokens: 2 } });
+      expect([first, second, third].map((record) => record!.usdCost * 1e9)).toEqual(
+        [2000, 6000, 4000].map((cost) => expect.closeTo(cost, 3)),
+      );
+      expect(first).toMatchObject({
+        status: 'succeeded',
+        modality: 'text',
+        usage: { promptTokens: 2, totalTokens: 2 },
+      });
       expect(nanos(await balance())).toBe(nanos(1) - 12_000);
     });
 
     it('openai without encoding_format (the SDK then asks for base64) is refused, and nothing is billed', async () => {
       const client = new OpenAI({ apiKey: key, baseURL: `${address}/api/alpha/v1`, maxRetries: 0 });
-      await expect(client.embeddings.create({ model: 'text-embed', input: 'x' })).rejects.toMatchObject({ status: 400 });
+      await expect(client.embeddings.create({ model: 'text-embed', input: 'x' })).rejects.toMatchObject({
+        status: 400,
+      });
       expect(await records()).toEqual([]);
     });
 
     it('@google/genai embedContent, one content and several, through a Gemini model and an OpenAI one', async () => {
-      const client = new GoogleGenAI({ apiKey: key, httpOptions: { baseUrl: `${address}/api/gamma`, retryOptions: { attempts: 1 } } });
+      const client = new GoogleGenAI({
+        apiKey: key,
+        httpOptions: { baseUrl: `${address}/api/gamma`, retryOptions: { attempts: 1 } },
+      });
       const one = await client.models.embedContent({ model: 'gemini-embed-1', contents: 'hello world' });
       expect(one.embeddings).toHaveLength(1);
       expect(one.embeddings![0]!.values).toHaveLength(8);
       expect(gemini.requests.at(-1)!.path).toBe('/v1beta/models/gemini-embedding-001:batchEmbedContents');
-      const several = await client.models.embedContent({ model: 'text-embed', contents: ['first text', 'second text', 'third'], config: { outputDimensionality: 3 } });
+      const several = await client.models.embedContent({
+        model: 'text-embed',
+        contents: ['first text', 'second text', 'third'],
+        config: { outputDimensionality: 3 },
+      });
       expect(several.embeddings!.map((embedding) => embedding.values!.length)).toEqual([3, 3, 3]);
-      expect(openai.requests.at(-1)!.body).toMatchObject({ input: ['first text', 'second text', 'third'], dimensions: 3 });
+      expect(openai.requests.at(-1)!.body).toMatchObject({
+        input: ['first text', 'second text', 'third'],
+        dimensions: 3,
+      });
 
       const [viaOpenAi, viaGemini] = await records();
       // Gemini reports no usage for embeddings: the gateway counts the text and says so.
-      expect(viaGemini).toMatchObject({ status: 'succeeded', usage: { promptTokens: countTextTokens('hello world'), countedByGateway: true } });
+      expect(viaGemini).toMatchObject({
+        status: 'succeeded',
+        usage: { promptTokens: countTextTokens('hello world'), countedByGateway: true },
+      });
       expect(Math.round(viaGemini!.usdCost * 1e9)).toBe(countTextTokens('hello world') * 1000);
       expect(Math.round(viaOpenAi!.usdCost * 1e9)).toBe(5 * 1000);
     });
   });
 
   it('@google/genai embedContent with inline media, to a Gemini multimodal model as is and translated for BytePlus ModelArk', async () => {
-    const client = new GoogleGenAI({ apiKey: key, httpOptions: { baseUrl: `${address}/api/gamma`, retryOptions: { attempts: 1 } } });
-    const contents = [{ parts: [{ text: 'a cat' }, { inlineData: { mimeType: 'image/png', data: pngBase64 } }] }, { parts: [{ inlineData: { mimeType: 'audio/wav', data: base64(wavFile(2)) } }] }];
-    const viaGemini = await client.models.embedContent({ model: 'gemini-embed-2', contents, config: { outputDimensionality: 128 } });
+    const client = new GoogleGenAI({
+      apiKey: key,
+      httpOptions: { baseUrl: `${address}/api/gamma`, retryOptions: { attempts: 1 } },
+    });
+    const contents = [
+      { parts: [{ text: 'a cat' }, { inlineData: { mimeType: 'image/png', data: pngBase64 } }] },
+      { parts: [{ inlineData: { mimeType: 'audio/wav', data: base64(wavFile(2)) } }] },
+    ];
+    const viaGemini = await client.models.embedContent({
+      model: 'gemini-embed-2',
+      contents,
+      config: { outputDimensionality: 128 },
+    });
     expect(viaGemini.embeddings!.map((embedding) => embedding.values!.length)).toEqual([128, 128]);
     const sent = gemini.requests.at(-1)!.body as { requests: Array<{ content: { parts: unknown[] } }> };
     expect(sent.requests.map((request) => request.content.parts)).toEqual(contents.map((content) => content.parts));
@@ -200,7 +269,12 @@ describe('embeddings', () => {
         dimensions: 256,
         input: [
           'plain text',
-          { content: [{ type: 'text', text: 'a cat' }, { type: 'imageBase64', data: pngBase64, mediaType: 'image/png' }] },
+          {
+            content: [
+              { type: 'text', text: 'a cat' },
+              { type: 'imageBase64', data: pngBase64, mediaType: 'image/png' },
+            ],
+          },
           { content: [{ type: 'imageBase64', data: `data:image/png;base64,${pngBase64}` }] },
           { content: [{ type: 'audioBase64', data: base64(wavFile(3)), mediaType: 'audio/wav' }] },
           { content: [{ type: 'fileBase64', data: base64(pdfFile) }] },
@@ -208,10 +282,24 @@ describe('embeddings', () => {
         ],
       });
       expect(response.statusCode, response.body).toBe(200);
-      const body = response.json<{ object: string; data: Array<{ index: number; embedding: number[] }>; usage: { prompt_tokens: number } }>();
-      expect(body.data.map((item) => [item.index, item.embedding.length])).toEqual([0, 1, 2, 3, 4, 5].map((index) => [index, 256]));
-      const sent = gemini.requests.at(-1)!.body as { requests: Array<{ model: string; outputDimensionality: number; content: { parts: Array<Record<string, any>> } }> };
-      expect(sent.requests.map((request) => request.content.parts.map((part) => part.text ?? part.inlineData.mimeType))).toEqual([
+      const body = response.json<{
+        object: string;
+        data: Array<{ index: number; embedding: number[] }>;
+        usage: { prompt_tokens: number };
+      }>();
+      expect(body.data.map((item) => [item.index, item.embedding.length])).toEqual(
+        [0, 1, 2, 3, 4, 5].map((index) => [index, 256]),
+      );
+      const sent = gemini.requests.at(-1)!.body as {
+        requests: Array<{
+          model: string;
+          outputDimensionality: number;
+          content: { parts: Array<Record<string, any>> };
+        }>;
+      };
+      expect(
+        sent.requests.map((request) => request.content.parts.map((part) => part.text ?? part.inlineData.mimeType)),
+      ).toEqual([
         ['plain text'],
         ['a cat', 'image/png'],
         ['image/png'],
@@ -219,18 +307,32 @@ describe('embeddings', () => {
         ['application/pdf'],
         ['video/mp4'],
       ]);
-      expect(sent.requests.every((request) => request.model === 'models/gemini-embedding-2-preview' && request.outputDimensionality === 256)).toBe(true);
+      expect(
+        sent.requests.every(
+          (request) => request.model === 'models/gemini-embedding-2-preview' && request.outputDimensionality === 256,
+        ),
+      ).toBe(true);
 
       const [record] = await records();
       const tokens = countTextTokens('plain text') + countTextTokens('a cat');
-      expect(record).toMatchObject({ status: 'succeeded', usage: { promptTokens: tokens, images: 2, audioSeconds: 3, videoSeconds: 5, files: 1, countedByGateway: true } });
+      expect(record).toMatchObject({
+        status: 'succeeded',
+        usage: { promptTokens: tokens, images: 2, audioSeconds: 3, videoSeconds: 5, files: 1, countedByGateway: true },
+      });
       // Tokens at 1 USD per million, 2 images at 0.0001, 3 s of audio at 0.00001, 5 s of video at 0.00002, one PDF at 0.001.
       expect(Math.round(record!.usdCost * 1e9)).toBe(tokens * 1000 + 2 * 100_000 + 3 * 10_000 + 5 * 20_000 + 1_000_000);
       expect(await heldNanosOf(gateway, accountId)).toBe(0n);
     });
 
     it('takes a MOV video', async () => {
-      const response = await post('/api/beta/v1/embeddings', { model: 'gemini-embed-2', input: [{ content: [{ type: 'videoBase64', data: base64(isoVideoFile(119.5, 'qt  ')), mediaType: 'video/quicktime' }] }] });
+      const response = await post('/api/beta/v1/embeddings', {
+        model: 'gemini-embed-2',
+        input: [
+          {
+            content: [{ type: 'videoBase64', data: base64(isoVideoFile(119.5, 'qt  ')), mediaType: 'video/quicktime' }],
+          },
+        ],
+      });
       expect(response.statusCode, response.body).toBe(200);
       expect((await records())[0]!.usage).toMatchObject({ videoSeconds: 119.5 });
     });
@@ -240,14 +342,26 @@ describe('embeddings', () => {
       const response = await post('/api/beta/v1/embeddings', {
         model: 'gemini-embed-2',
         input: [
-          { content: [{ type: 'text', text: 'a cat' }, { type: 'imageUrl', url: hosted('/photo.png') }] },
+          {
+            content: [
+              { type: 'text', text: 'a cat' },
+              { type: 'imageUrl', url: hosted('/photo.png') },
+            ],
+          },
           { content: [{ type: 'imageUrl', url: hosted('/photo') }] },
           { content: [{ type: 'audioUrl', url: hosted('/moved') }] },
         ],
       });
       expect(response.statusCode, response.body).toBe(200);
-      expect(media.requests.slice(fetched).map((request) => request.path).sort()).toEqual(['/moved', '/photo', '/photo.png', '/speech.wav']);
-      const sent = gemini.requests.at(-1)!.body as { requests: Array<{ content: { parts: Array<Record<string, any>> } }> };
+      expect(
+        media.requests
+          .slice(fetched)
+          .map((request) => request.path)
+          .sort(),
+      ).toEqual(['/moved', '/photo', '/photo.png', '/speech.wav']);
+      const sent = gemini.requests.at(-1)!.body as {
+        requests: Array<{ content: { parts: Array<Record<string, any>> } }>;
+      };
       // The media type is read from the bytes where the server labels them loosely.
       expect(sent.requests.map((request) => request.content.parts)).toEqual([
         [{ text: 'a cat' }, { inlineData: { mimeType: 'image/png', data: pngBase64 } }],
@@ -256,7 +370,10 @@ describe('embeddings', () => {
       ]);
       const [record] = await records();
       const tokens = countTextTokens('a cat');
-      expect(record).toMatchObject({ status: 'succeeded', usage: { promptTokens: tokens, images: 2, audioSeconds: 3 } });
+      expect(record).toMatchObject({
+        status: 'succeeded',
+        usage: { promptTokens: tokens, images: 2, audioSeconds: 3 },
+      });
       expect(Math.round(record!.usdCost * 1e9)).toBe(tokens * 1000 + 2 * 100_000 + 3 * 10_000);
       expect(await heldNanosOf(gateway, accountId)).toBe(0n);
     });
@@ -264,14 +381,30 @@ describe('embeddings', () => {
     it('sends images to BytePlus ModelArk as image_url parts, one fused vector per input, billed on its reported tokens', async () => {
       const response = await post('/api/beta/v1/embeddings', {
         model: 'vision-embed',
-        input: [{ content: [{ type: 'text', text: 'red shoes' }, { type: 'imageUrl', url: 'https://example.com/shoe.png' }] }, { content: [{ type: 'imageBase64', data: pngBase64, mediaType: 'image/png' }] }],
+        input: [
+          {
+            content: [
+              { type: 'text', text: 'red shoes' },
+              { type: 'imageUrl', url: 'https://example.com/shoe.png' },
+            ],
+          },
+          { content: [{ type: 'imageBase64', data: pngBase64, mediaType: 'image/png' }] },
+        ],
       });
       expect(response.statusCode, response.body).toBe(200);
-      expect(response.json<{ data: unknown[]; usage: { prompt_tokens: number } }>()).toMatchObject({ data: [{ index: 0 }, { index: 1 }], usage: { prompt_tokens: 502 + 500 } });
-      const [first, second] = ark.requests.slice(-2).map((request) => request.body as { input: unknown[]; encoding_format: string });
+      expect(response.json<{ data: unknown[]; usage: { prompt_tokens: number } }>()).toMatchObject({
+        data: [{ index: 0 }, { index: 1 }],
+        usage: { prompt_tokens: 502 + 500 },
+      });
+      const [first, second] = ark.requests
+        .slice(-2)
+        .map((request) => request.body as { input: unknown[]; encoding_format: string });
       const inputs = [first!.input, second!.input].sort((a, b) => b.length - a.length);
       expect(inputs).toEqual([
-        [{ type: 'text', text: 'red shoes' }, { type: 'image_url', image_url: { url: 'https://example.com/shoe.png' } }],
+        [
+          { type: 'text', text: 'red shoes' },
+          { type: 'image_url', image_url: { url: 'https://example.com/shoe.png' } },
+        ],
         [{ type: 'image_url', image_url: { url: `data:image/png;base64,${pngBase64}` } }],
       ]);
       expect(first!.encoding_format).toBe('float');
@@ -283,56 +416,193 @@ describe('embeddings', () => {
 
   describe('refused before any hold, record or upstream call', () => {
     const wav = (seconds: number) => ({ type: 'audioBase64', data: base64(wavFile(seconds)), mediaType: 'audio/wav' });
-    const video = (seconds: number, mediaType = 'video/mp4') => ({ type: 'videoBase64', data: base64(isoVideoFile(seconds)), mediaType });
+    const video = (seconds: number, mediaType = 'video/mp4') => ({
+      type: 'videoBase64',
+      data: base64(isoVideoFile(seconds)),
+      mediaType,
+    });
     const image = { type: 'imageBase64', data: pngBase64, mediaType: 'image/png' };
-    const beta = (model: string, ...content: object[]) => ['/api/beta/v1/embeddings', { model, input: [{ content }] }] as const;
-    const alpha = (payload: object) => ['/api/alpha/v1/embeddings', { model: 'text-embed', encoding_format: 'float', ...payload }] as const;
-    const gamma = (model: string, action: string, payload: object) => [`/api/gamma/v1beta/models/${model}:${action}`, payload] as const;
+    const beta = (model: string, ...content: object[]) =>
+      ['/api/beta/v1/embeddings', { model, input: [{ content }] }] as const;
+    const alpha = (payload: object) =>
+      ['/api/alpha/v1/embeddings', { model: 'text-embed', encoding_format: 'float', ...payload }] as const;
+    const gamma = (model: string, action: string, payload: object) =>
+      [`/api/gamma/v1beta/models/${model}:${action}`, payload] as const;
     const text = { parts: [{ text: 'x' }] };
 
     const cases: Array<[string, readonly [string, object], RegExp]> = [
       ['seven images', beta('gemini-embed-2', ...Array.from({ length: 7 }, () => image)), /at most 6 images/],
-      ['seven images across inputs', ['/api/beta/v1/embeddings', { model: 'gemini-embed-2', input: Array.from({ length: 7 }, () => ({ content: [image] })) }], /at most 6 images/],
+      [
+        'seven images across inputs',
+        [
+          '/api/beta/v1/embeddings',
+          { model: 'gemini-embed-2', input: Array.from({ length: 7 }, () => ({ content: [image] })) },
+        ],
+        /at most 6 images/,
+      ],
       ['two audio parts', beta('gemini-embed-2', wav(1), wav(1)), /at most 1 audio part/],
-      ['audio that is not WAV', beta('gemini-embed-2', { ...wav(1), mediaType: 'audio/mpeg' }), /audio must be audio\/wav/],
+      [
+        'audio that is not WAV',
+        beta('gemini-embed-2', { ...wav(1), mediaType: 'audio/mpeg' }),
+        /audio must be audio\/wav/,
+      ],
       ['audio over 180 s', beta('gemini-embed-2', wav(181)), /lasts 181\.0 s; at most 180 s/],
-      ['audio whose bytes are not WAV', beta('gemini-embed-2', { ...wav(1), data: base64(Buffer.from('not a wav file at all')) }), /not a readable WAV/],
-      ['audio by URL to a model without audio', beta('vision-embed', { type: 'audioUrl', url: hosted('/speech.wav') }), /model "vision-embed" does not accept "audioUrl" input parts/],
-      ['audio by URL over 180 s', beta('gemini-embed-2', { type: 'audioUrl', url: hosted('/long.wav') }), /lasts 181\.0 s; at most 180 s/],
-      ['audio by URL that is not WAV', beta('gemini-embed-2', { type: 'audioUrl', url: hosted('/song.mp3') }), /audio must be audio\/wav, not "audio\/mpeg"/],
-      ['audio by URL past the fetch limit', beta('gemini-embed-2', { type: 'audioUrl', url: hosted('/huge.wav') }), /could not fetch .*huge\.wav: the file is larger than the limit of 65536 bytes/],
-      ['an image by URL that is gone', beta('gemini-embed-2', { type: 'imageUrl', url: hosted('/gone') }), /could not fetch .*: 127\.0\.0\.1:\d+ answered HTTP 410/],
-      ['an image by URL that is not http', beta('gemini-embed-2', { type: 'imageUrl', url: 'file:///etc/passwd' }), /only http and https URLs are fetched/],
+      [
+        'audio whose bytes are not WAV',
+        beta('gemini-embed-2', { ...wav(1), data: base64(Buffer.from('not a wav file at all')) }),
+        /not a readable WAV/,
+      ],
+      [
+        'audio by URL to a model without audio',
+        beta('vision-embed', { type: 'audioUrl', url: hosted('/speech.wav') }),
+        /model "vision-embed" does not accept "audioUrl" input parts/,
+      ],
+      [
+        'audio by URL over 180 s',
+        beta('gemini-embed-2', { type: 'audioUrl', url: hosted('/long.wav') }),
+        /lasts 181\.0 s; at most 180 s/,
+      ],
+      [
+        'audio by URL that is not WAV',
+        beta('gemini-embed-2', { type: 'audioUrl', url: hosted('/song.mp3') }),
+        /audio must be audio\/wav, not "audio\/mpeg"/,
+      ],
+      [
+        'audio by URL past the fetch limit',
+        beta('gemini-embed-2', { type: 'audioUrl', url: hosted('/huge.wav') }),
+        /could not fetch .*huge\.wav: the file is larger than the limit of 65536 bytes/,
+      ],
+      [
+        'an image by URL that is gone',
+        beta('gemini-embed-2', { type: 'imageUrl', url: hosted('/gone') }),
+        /could not fetch .*: 127\.0\.0\.1:\d+ answered HTTP 410/,
+      ],
+      [
+        'an image by URL that is not http',
+        beta('gemini-embed-2', { type: 'imageUrl', url: 'file:///etc/passwd' }),
+        /only http and https URLs are fetched/,
+      ],
       ['two video parts', beta('gemini-embed-2', video(1), video(1)), /at most 1 video part/],
       ['video over 120 s', beta('gemini-embed-2', video(121)), /lasts 121\.0 s; at most 120 s/],
       ['video that is not MP4 or MOV', beta('gemini-embed-2', video(1, 'video/webm')), /video must be MP4 or MOV/],
-      ['video whose bytes are not MP4', beta('gemini-embed-2', { ...video(1), data: base64(pdfFile) }), /not a readable MP4 or MOV/],
-      ['a file that is not a PDF', beta('gemini-embed-2', { type: 'fileBase64', data: base64(wavFile(1)) }), /not a PDF/],
+      [
+        'video whose bytes are not MP4',
+        beta('gemini-embed-2', { ...video(1), data: base64(pdfFile) }),
+        /not a readable MP4 or MOV/,
+      ],
+      [
+        'a file that is not a PDF',
+        beta('gemini-embed-2', { type: 'fileBase64', data: base64(wavFile(1)) }),
+        /not a PDF/,
+      ],
       ['invalid base64', beta('gemini-embed-2', { ...image, data: '***' }), /not valid base64/],
-      ['raw base64 without a media type', beta('gemini-embed-2', { type: 'imageBase64', data: pngBase64 }), /mediaType is required/],
-      ['audio to a text-only model', beta('text-embed', wav(1)), /model "text-embed" does not accept "audioBase64" input parts/],
-      ['an image to a text-only model', beta('gemini-embed-1', image), /model "gemini-embed-1" does not accept "imageBase64" input parts/],
-      ['video to the image model', beta('vision-embed', video(1)), /model "vision-embed" does not accept "videoBase64" input parts/],
-      ['a PDF to the image model', beta('vision-embed', { type: 'fileBase64', data: base64(pdfFile) }), /model "vision-embed" does not accept "fileBase64" input parts/],
+      [
+        'raw base64 without a media type',
+        beta('gemini-embed-2', { type: 'imageBase64', data: pngBase64 }),
+        /mediaType is required/,
+      ],
+      [
+        'audio to a text-only model',
+        beta('text-embed', wav(1)),
+        /model "text-embed" does not accept "audioBase64" input parts/,
+      ],
+      [
+        'an image to a text-only model',
+        beta('gemini-embed-1', image),
+        /model "gemini-embed-1" does not accept "imageBase64" input parts/,
+      ],
+      [
+        'video to the image model',
+        beta('vision-embed', video(1)),
+        /model "vision-embed" does not accept "videoBase64" input parts/,
+      ],
+      [
+        'a PDF to the image model',
+        beta('vision-embed', { type: 'fileBase64', data: base64(pdfFile) }),
+        /model "vision-embed" does not accept "fileBase64" input parts/,
+      ],
       ['an unknown part type', beta('gemini-embed-2', { type: 'hologram', data: 'x' }), /type must be one of/],
-      ['base64 encoding on beta', ['/api/beta/v1/embeddings', { model: 'text-embed', input: ['x'], encoding_format: 'base64' }], /send encoding_format: "float"/],
-      ['129 inputs on alpha', alpha({ input: Array.from({ length: 129 }, (_, index) => `text ${index}`) }), /at most 128 inputs/],
-      ['multimodal input on alpha', alpha({ input: [{ content: [image] }] }), /multimodal input is not accepted on this surface/],
+      [
+        'base64 encoding on beta',
+        ['/api/beta/v1/embeddings', { model: 'text-embed', input: ['x'], encoding_format: 'base64' }],
+        /send encoding_format: "float"/,
+      ],
+      [
+        '129 inputs on alpha',
+        alpha({ input: Array.from({ length: 129 }, (_, index) => `text ${index}`) }),
+        /at most 128 inputs/,
+      ],
+      [
+        'multimodal input on alpha',
+        alpha({ input: [{ content: [image] }] }),
+        /multimodal input is not accepted on this surface/,
+      ],
       ['token arrays on alpha', alpha({ input: [[1, 2, 3]] }), /must be a string/],
       ['an empty string', alpha({ input: ['ok', ''] }), /input 1 has an empty text/],
       ['base64 encoding on alpha', alpha({ input: 'x', encoding_format: 'base64' }), /send encoding_format: "float"/],
-      ['dimensions for a fixed-size model', ['/api/alpha/v1/embeddings', { model: 'gemini-embed-1', input: 'x', dimensions: 64 }], /does not support parameter "dimensions"/],
-      ['dimensions out of range', alpha({ input: 'x', dimensions: 4000 }), /parameter "dimensions" of model "text-embed"/],
+      [
+        'dimensions for a fixed-size model',
+        ['/api/alpha/v1/embeddings', { model: 'gemini-embed-1', input: 'x', dimensions: 64 }],
+        /does not support parameter "dimensions"/,
+      ],
+      [
+        'dimensions out of range',
+        alpha({ input: 'x', dimensions: 4000 }),
+        /parameter "dimensions" of model "text-embed"/,
+      ],
       ['a text model', ['/api/alpha/v1/embeddings', { model: 'no-such-model', input: 'x' }], /not available/],
-      ['outputDimensionality for a fixed-size model on gamma', gamma('gemini-embed-1', 'embedContent', { content: text, outputDimensionality: 64 }), /model "gemini-embed-1" does not support parameter "outputDimensionality"/],
-      ['outputDimensionality out of range on gamma', gamma('gemini-embed-2', 'batchEmbedContents', { requests: [{ content: text, outputDimensionality: 64 }] }), /parameter "outputDimensionality" of model "gemini-embed-2" must be an integer from 128 to 3072/],
-      ['taskType on gamma', gamma('gemini-embed-1', 'embedContent', { content: text, taskType: 'RETRIEVAL_QUERY' }), /taskType is not supported/],
-      ['title in gamma config', gamma('gemini-embed-1', 'embedContent', { contents: text, config: { title: 'doc' } }), /title is not supported/],
-      ['taskType in a gamma batch', gamma('gemini-embed-1', 'batchEmbedContents', { requests: [{ content: text, taskType: 'CLUSTERING' }] }), /requests\.0\.taskType is not supported/],
-      ['a gamma batch of mixed sizes', gamma('gemini-embed-2', 'batchEmbedContents', { requests: [{ content: text, outputDimensionality: 256 }, { content: text, outputDimensionality: 512 }] }), /same outputDimensionality/],
-      ['a gamma batch naming another model', gamma('gemini-embed-1', 'batchEmbedContents', { requests: [{ model: 'models/text-embed', content: text }] }), /differs from the model in the path/],
-      ['a gamma inline part of another kind', gamma('gemini-embed-2', 'embedContent', { content: { parts: [{ inlineData: { mimeType: 'text/csv', data: 'YQ==' } }] } }), /not an image, audio, video or PDF type/],
-      ['a gamma embed without content', gamma('gemini-embed-1', 'embedContent', {}), /exactly one of content and contents/],
+      [
+        'outputDimensionality for a fixed-size model on gamma',
+        gamma('gemini-embed-1', 'embedContent', { content: text, outputDimensionality: 64 }),
+        /model "gemini-embed-1" does not support parameter "outputDimensionality"/,
+      ],
+      [
+        'outputDimensionality out of range on gamma',
+        gamma('gemini-embed-2', 'batchEmbedContents', { requests: [{ content: text, outputDimensionality: 64 }] }),
+        /parameter "outputDimensionality" of model "gemini-embed-2" must be an integer from 128 to 3072/,
+      ],
+      [
+        'taskType on gamma',
+        gamma('gemini-embed-1', 'embedContent', { content: text, taskType: 'RETRIEVAL_QUERY' }),
+        /taskType is not supported/,
+      ],
+      [
+        'title in gamma config',
+        gamma('gemini-embed-1', 'embedContent', { contents: text, config: { title: 'doc' } }),
+        /title is not supported/,
+      ],
+      [
+        'taskType in a gamma batch',
+        gamma('gemini-embed-1', 'batchEmbedContents', { requests: [{ content: text, taskType: 'CLUSTERING' }] }),
+        /requests\.0\.taskType is not supported/,
+      ],
+      [
+        'a gamma batch of mixed sizes',
+        gamma('gemini-embed-2', 'batchEmbedContents', {
+          requests: [
+            { content: text, outputDimensionality: 256 },
+            { content: text, outputDimensionality: 512 },
+          ],
+        }),
+        /same outputDimensionality/,
+      ],
+      [
+        'a gamma batch naming another model',
+        gamma('gemini-embed-1', 'batchEmbedContents', { requests: [{ model: 'models/text-embed', content: text }] }),
+        /differs from the model in the path/,
+      ],
+      [
+        'a gamma inline part of another kind',
+        gamma('gemini-embed-2', 'embedContent', {
+          content: { parts: [{ inlineData: { mimeType: 'text/csv', data: 'YQ==' } }] },
+        }),
+        /not an image, audio, video or PDF type/,
+      ],
+      [
+        'a gamma embed without content',
+        gamma('gemini-embed-1', 'embedContent', {}),
+        /exactly one of content and contents/,
+      ],
     ];
 
     for (const [name, [url, payload], message] of cases) {
@@ -354,18 +624,31 @@ describe('embeddings', () => {
   it('fetches no URL for a key whose account cannot pay: the refusal comes first', async () => {
     const broke = await gateway.createFundedKey({ credits: 0 });
     const fetched = media.requests.length;
-    const content = [{ type: 'imageUrl', url: hosted('/large-a.png') }, { type: 'audioUrl', url: hosted('/speech.wav') }];
-    const response = await gateway.request({ method: 'POST', url: '/api/beta/v1/embeddings', headers: { 'x-api-key': broke.key }, payload: { model: 'gemini-embed-2', input: [{ content }] } });
+    const content = [
+      { type: 'imageUrl', url: hosted('/large-a.png') },
+      { type: 'audioUrl', url: hosted('/speech.wav') },
+    ];
+    const response = await gateway.request({
+      method: 'POST',
+      url: '/api/beta/v1/embeddings',
+      headers: { 'x-api-key': broke.key },
+      payload: { model: 'gemini-embed-2', input: [{ content }] },
+    });
     expect(response.statusCode).toBe(403);
     expect(media.requests.length).toBe(fetched);
     expect(await usageRecords(gateway, broke.key)).toEqual([]);
   });
 
   it('bounds the bytes all downloads of one request take together, and gives the reservation back', async () => {
-    const content = [{ type: 'imageUrl', url: hosted('/large-a.png') }, { type: 'imageUrl', url: hosted('/large-b.png') }];
+    const content = [
+      { type: 'imageUrl', url: hosted('/large-a.png') },
+      { type: 'imageUrl', url: hosted('/large-b.png') },
+    ];
     const response = await post('/api/beta/v1/embeddings', { model: 'gemini-embed-2', input: [{ content }] });
     expect(response.statusCode).toBe(400);
-    expect(response.json<{ errors: string[] }>().errors.join(' ')).toMatch(/the media of this request are larger than 65536 bytes in all/);
+    expect(response.json<{ errors: string[] }>().errors.join(' ')).toMatch(
+      /the media of this request are larger than 65536 bytes in all/,
+    );
     expect(await records()).toEqual([]);
     expect(await heldNanosOf(gateway, accountId)).toBe(0n);
     expect(await balance()).toBe(1);
@@ -373,7 +656,10 @@ describe('embeddings', () => {
 
   it('counts parts against the limits before it fetches any URL', async () => {
     const fetched = media.requests.length;
-    const content = [...Array.from({ length: 7 }, () => ({ type: 'imageUrl', url: hosted('/photo.png') })), { type: 'audioUrl', url: hosted('/speech.wav') }];
+    const content = [
+      ...Array.from({ length: 7 }, () => ({ type: 'imageUrl', url: hosted('/photo.png') })),
+      { type: 'audioUrl', url: hosted('/speech.wav') },
+    ];
     const response = await post('/api/beta/v1/embeddings', { model: 'gemini-embed-2', input: [{ content }] });
     expect(response.statusCode).toBe(400);
     expect(response.json<{ errors: string[] }>().errors.join(' ')).toMatch(/at most 6 images/);
@@ -382,7 +668,11 @@ describe('embeddings', () => {
   });
 
   it("relays an upstream's refusal with its own status and body, records the failure and charges nothing", async () => {
-    const response = await post('/api/alpha/v1/embeddings', { model: 'failing-embed', input: 'x', encoding_format: 'float' });
+    const response = await post('/api/alpha/v1/embeddings', {
+      model: 'failing-embed',
+      input: 'x',
+      encoding_format: 'float',
+    });
     expect(response.statusCode).toBe(429);
     expect(response.json()).toMatchObject({ error: { type: 'server_error' } });
     expect(await records()).toMatchObject([{ status: 'failed', usdCost: 0 }]);
@@ -391,19 +681,35 @@ describe('embeddings', () => {
   });
 
   it('falls back to the next provider row when the first answers 503', async () => {
-    const response = await post('/api/alpha/v1/embeddings', { model: 'fallback-embed', input: ['a', 'b'], encoding_format: 'float' });
+    const response = await post('/api/alpha/v1/embeddings', {
+      model: 'fallback-embed',
+      input: ['a', 'b'],
+      encoding_format: 'float',
+    });
     expect(response.statusCode, response.body).toBe(200);
     expect(gemini.requests.at(-1)!.path).toBe('/v1beta/models/gemini-embedding-001:batchEmbedContents');
     expect(await records()).toMatchObject([{ status: 'succeeded' }]);
   });
 
   it('answers 502 when the upstream answers JSON that is no embeddings list, charging nothing, and falls back from it', async () => {
-    const broken = await post('/api/alpha/v1/embeddings', { model: 'malformed-embed', input: 'x', encoding_format: 'float' });
+    const broken = await post('/api/alpha/v1/embeddings', {
+      model: 'malformed-embed',
+      input: 'x',
+      encoding_format: 'float',
+    });
     expect(broken.statusCode, broken.body).toBe(502);
-    expect(broken.json()).toMatchObject({ status: 502, success: false, errors: ['the upstream answered with JSON that is not an object'] });
+    expect(broken.json()).toMatchObject({
+      status: 502,
+      success: false,
+      errors: ['the upstream answered with JSON that is not an object'],
+    });
     expect(await records()).toMatchObject([{ status: 'failed', usdCost: 0 }]);
 
-    const rescued = await post('/api/alpha/v1/embeddings', { model: 'malformed-fallback-embed', input: ['a', 'b'], encoding_format: 'float' });
+    const rescued = await post('/api/alpha/v1/embeddings', {
+      model: 'malformed-fallback-embed',
+      input: ['a', 'b'],
+      encoding_format: 'float',
+    });
     expect(rescued.statusCode, rescued.body).toBe(200);
     expect(rescued.json<{ data: unknown[] }>().data).toHaveLength(2);
     expect(gemini.requests.at(-1)!.path).toBe('/v1beta/models/gemini-embedding-001:batchEmbedContents');
@@ -412,7 +718,10 @@ describe('embeddings', () => {
 
   it('charges a call that fails part-way the tokens BytePlus ModelArk reported for the inputs it did embed', async () => {
     // Ten inputs are ten calls, eight at a time: the tenth fails after nine have answered one token each.
-    const input = [...Array.from({ length: 9 }, (_, index) => ({ content: [{ type: 'text', text: `word${index}` }] })), { content: [{ type: 'text', text: 'fake-error-500' }] }];
+    const input = [
+      ...Array.from({ length: 9 }, (_, index) => ({ content: [{ type: 'text', text: `word${index}` }] })),
+      { content: [{ type: 'text', text: 'fake-error-500' }] },
+    ];
     const calls = ark.requests.length;
     const response = await post('/api/beta/v1/embeddings', { model: 'vision-embed', input });
     expect(response.statusCode, response.body).toBe(502);
@@ -426,10 +735,19 @@ describe('embeddings', () => {
 
   it('offers no fallback row that cannot take the requested dimensions', async () => {
     const calls = gemini.requests.length;
-    const sized = await post('/api/alpha/v1/embeddings', { model: 'sized-fallback-embed', input: 'x', dimensions: 64, encoding_format: 'float' });
+    const sized = await post('/api/alpha/v1/embeddings', {
+      model: 'sized-fallback-embed',
+      input: 'x',
+      dimensions: 64,
+      encoding_format: 'float',
+    });
     expect(sized.statusCode).toBe(503);
     expect(gemini.requests.length).toBe(calls);
-    const unsized = await post('/api/alpha/v1/embeddings', { model: 'sized-fallback-embed', input: 'x', encoding_format: 'float' });
+    const unsized = await post('/api/alpha/v1/embeddings', {
+      model: 'sized-fallback-embed',
+      input: 'x',
+      encoding_format: 'float',
+    });
     expect(unsized.statusCode, unsized.body).toBe(200);
     expect(gemini.requests.length).toBe(calls + 1);
   });
@@ -438,13 +756,22 @@ describe('embeddings', () => {
     // Each call holds what 1,008 tokens could cost (the text's bytes, plus a margin) and is charged 1 token.
     const { key: racing, accountId: racer } = await gateway.createFundedKey({ credits: 0.005 });
     const responses = await Promise.all(
-      Array.from({ length: 12 }, () => gateway.request({ method: 'POST', url: '/api/alpha/v1/embeddings', headers: { 'x-api-key': racing }, payload: { model: 'text-embed', input: 'x'.repeat(1000), encoding_format: 'float' } })),
+      Array.from({ length: 12 }, () =>
+        gateway.request({
+          method: 'POST',
+          url: '/api/alpha/v1/embeddings',
+          headers: { 'x-api-key': racing },
+          payload: { model: 'text-embed', input: 'x'.repeat(1000), encoding_format: 'float' },
+        }),
+      ),
     );
     const statuses = responses.map((response) => response.statusCode);
     expect(statuses.every((status) => status === 200 || status === 403)).toBe(true);
     const succeeded = statuses.filter((status) => status === 200).length;
     expect(succeeded).toBeGreaterThanOrEqual(4);
-    const left = (await gateway.request({ method: 'GET', url: '/api/compat/v1/balance', headers: { 'x-api-key': racing } })).json<{ creditBalance: number }>().creditBalance;
+    const left = (
+      await gateway.request({ method: 'GET', url: '/api/compat/v1/balance', headers: { 'x-api-key': racing } })
+    ).json<{ creditBalance: number }>().creditBalance;
     expect(nanos(left)).toBe(5_000_000 - succeeded * 1000);
     expect(await heldNanosOf(gateway, racer)).toBe(0n);
   });
@@ -452,7 +779,12 @@ describe('embeddings', () => {
   it('refuses a call the balance cannot cover before it reaches the upstream', async () => {
     const poor = await gateway.createFundedKey({ credits: 0.000001 });
     const calls = openai.requests.length;
-    const response = await gateway.request({ method: 'POST', url: '/api/alpha/v1/embeddings', headers: { 'x-api-key': poor.key }, payload: { model: 'text-embed', input: 'x'.repeat(2000), encoding_format: 'float' } });
+    const response = await gateway.request({
+      method: 'POST',
+      url: '/api/alpha/v1/embeddings',
+      headers: { 'x-api-key': poor.key },
+      payload: { model: 'text-embed', input: 'x'.repeat(2000), encoding_format: 'float' },
+    });
     expect(response.statusCode).toBe(403);
     expect(openai.requests.length).toBe(calls);
   });

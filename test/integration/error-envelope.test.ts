@@ -39,19 +39,32 @@ describe('error envelope', () => {
 
   describe('400 validation', () => {
     it('names the field whose type is wrong', async () => {
-      const response = await gateway.request({ method: 'POST', url: '/api/v1/api-keys', headers: keyHeaders(key), payload: { name: 123 } });
+      const response = await gateway.request({
+        method: 'POST',
+        url: '/api/v1/api-keys',
+        headers: keyHeaders(key),
+        payload: { name: 123 },
+      });
       const body = expectEnvelope(response, 400, 'GW_VALIDATION', '/api/v1/api-keys');
       expect(body.errors.join(' ')).toContain('name');
     });
 
     it('names a missing required field', async () => {
-      const response = await gateway.request({ method: 'POST', url: '/api/v1/auth/signup', payload: { email: uniqueEmail() } });
+      const response = await gateway.request({
+        method: 'POST',
+        url: '/api/v1/auth/signup',
+        payload: { email: uniqueEmail() },
+      });
       const body = expectEnvelope(response, 400, 'GW_VALIDATION', '/api/v1/auth/signup');
       expect(body.errors.join(' ')).toContain('password');
     });
 
     it('names a field with an invalid format', async () => {
-      const response = await gateway.request({ method: 'POST', url: '/api/v1/auth/signup', payload: { email: 'not-an-email', password: 'long enough password' } });
+      const response = await gateway.request({
+        method: 'POST',
+        url: '/api/v1/auth/signup',
+        payload: { email: 'not-an-email', password: 'long enough password' },
+      });
       const body = expectEnvelope(response, 400, 'GW_VALIDATION', '/api/v1/auth/signup');
       expect(body.errors.join(' ')).toContain('email');
     });
@@ -68,7 +81,12 @@ describe('error envelope', () => {
     });
 
     it('does not coerce a number sent as a string in a body', async () => {
-      const created = await gateway.request({ method: 'POST', url: '/api/v1/api-keys', headers: bearer(session), payload: { name: 'for limits' } });
+      const created = await gateway.request({
+        method: 'POST',
+        url: '/api/v1/api-keys',
+        headers: bearer(session),
+        payload: { name: 'for limits' },
+      });
       expect(created.statusCode).toBe(201);
       const keyId = created.json<{ id: string }>().id;
       const response = await gateway.request({
@@ -82,7 +100,12 @@ describe('error envelope', () => {
     });
 
     it('an empty JSON object where fields are required answers 400 naming the field', async () => {
-      const response = await gateway.request({ method: 'POST', url: '/api/v1/api-keys', headers: keyHeaders(key), payload: {} });
+      const response = await gateway.request({
+        method: 'POST',
+        url: '/api/v1/api-keys',
+        headers: keyHeaders(key),
+        payload: {},
+      });
       const body = expectEnvelope(response, 400, 'GW_VALIDATION', '/api/v1/api-keys');
       expect(body.errors.join(' ')).toContain('name');
     });
@@ -90,23 +113,40 @@ describe('error envelope', () => {
 
   describe('404 unknown route', () => {
     it('GET of an unknown route, with the query left out of path', async () => {
-      const response = await gateway.request({ method: 'GET', url: '/api/v1/no-such-thing?x=1&y=2', headers: keyHeaders(key) });
+      const response = await gateway.request({
+        method: 'GET',
+        url: '/api/v1/no-such-thing?x=1&y=2',
+        headers: keyHeaders(key),
+      });
       const body = expectEnvelope(response, 404, 'GW_ROUTE_NOT_FOUND', '/api/v1/no-such-thing');
       expect(body.errors.join(' ')).toContain('/api/v1/no-such-thing');
     });
 
     it('POST of an unknown route', async () => {
-      const response = await gateway.request({ method: 'POST', url: '/api/nowhere', headers: keyHeaders(key), payload: { a: 1 } });
+      const response = await gateway.request({
+        method: 'POST',
+        url: '/api/nowhere',
+        headers: keyHeaders(key),
+        payload: { a: 1 },
+      });
       expectEnvelope(response, 404, 'GW_ROUTE_NOT_FOUND', '/api/nowhere');
     });
 
     it('a known path with a method it does not have', async () => {
-      const response = await gateway.request({ method: 'PUT', url: '/api/compat/v1/balance', headers: keyHeaders(key) });
+      const response = await gateway.request({
+        method: 'PUT',
+        url: '/api/compat/v1/balance',
+        headers: keyHeaders(key),
+      });
       expectEnvelope(response, 404, 'GW_ROUTE_NOT_FOUND', '/api/compat/v1/balance');
     });
 
     it('a missing resource behind a known route uses the same envelope', async () => {
-      const response = await gateway.request({ method: 'GET', url: '/api/v1/ai/models/no-such-model?x=1', headers: keyHeaders(key) });
+      const response = await gateway.request({
+        method: 'GET',
+        url: '/api/v1/ai/models/no-such-model?x=1',
+        headers: keyHeaders(key),
+      });
       expectEnvelope(response, 404, 'GW_NOT_FOUND', '/api/v1/ai/models/no-such-model');
     });
   });
@@ -218,18 +258,30 @@ describe('error envelope', () => {
       ['offset=-1', 'offset'],
       ['offset=1.5', 'offset'],
     ])('GET /api/compat/v1/usage?%s', async (query, field) => {
-      const response = await gateway.request({ method: 'GET', url: `/api/compat/v1/usage?${query}`, headers: keyHeaders(key) });
+      const response = await gateway.request({
+        method: 'GET',
+        url: `/api/compat/v1/usage?${query}`,
+        headers: keyHeaders(key),
+      });
       const body = expectEnvelope(response, 400, 'GW_VALIDATION', '/api/compat/v1/usage');
       expect(body.errors.join(' ')).toContain(field);
     });
 
     it('a malformed percent-encoding in the path answers 400, not 500', async () => {
-      const response = await gateway.request({ method: 'GET', url: '/api/v1/ai/models/%E0%A4%A?x=1', headers: keyHeaders(key) });
+      const response = await gateway.request({
+        method: 'GET',
+        url: '/api/v1/ai/models/%E0%A4%A?x=1',
+        headers: keyHeaders(key),
+      });
       expectEnvelope(response, 400, 'GW_VALIDATION', '/api/v1/ai/models/%E0%A4%A');
     });
 
     it('an unknown modality in the model list filter', async () => {
-      const response = await gateway.request({ method: 'GET', url: '/api/v1/ai/models?outputModalities=smell', headers: keyHeaders(key) });
+      const response = await gateway.request({
+        method: 'GET',
+        url: '/api/v1/ai/models?outputModalities=smell',
+        headers: keyHeaders(key),
+      });
       const body = expectEnvelope(response, 400, 'GW_VALIDATION', '/api/v1/ai/models');
       expect(body.errors.join(' ')).toContain('outputModalities');
     });
@@ -237,23 +289,40 @@ describe('error envelope', () => {
 
   describe('other statuses share the envelope', () => {
     it('401', async () => {
-      expectEnvelope(await gateway.request({ method: 'GET', url: '/api/compat/v1/balance?x=1' }), 401, 'GW_UNAUTHENTICATED', '/api/compat/v1/balance');
+      expectEnvelope(
+        await gateway.request({ method: 'GET', url: '/api/compat/v1/balance?x=1' }),
+        401,
+        'GW_UNAUTHENTICATED',
+        '/api/compat/v1/balance',
+      );
     });
 
     it('403', async () => {
-      const response = await gateway.request({ method: 'GET', url: '/api/compat/v1/api-key', headers: bearer(session) });
+      const response = await gateway.request({
+        method: 'GET',
+        url: '/api/compat/v1/api-key',
+        headers: bearer(session),
+      });
       expectEnvelope(response, 403, 'GW_KEY_REQUIRED', '/api/compat/v1/api-key');
     });
 
     it('409', async () => {
       const email = uniqueEmail();
       await signup(gateway, email);
-      const response = await gateway.request({ method: 'POST', url: '/api/v1/auth/signup', payload: { email, password: 'another password' } });
+      const response = await gateway.request({
+        method: 'POST',
+        url: '/api/v1/auth/signup',
+        payload: { email, password: 'another password' },
+      });
       expectEnvelope(response, 409, 'GW_CONFLICT', '/api/v1/auth/signup');
     });
 
     it('errors carry a request id header, and a sane client request id is echoed', async () => {
-      const response = await gateway.request({ method: 'GET', url: '/api/v1/nope', headers: { 'x-request-id': 'client-req-42' } });
+      const response = await gateway.request({
+        method: 'GET',
+        url: '/api/v1/nope',
+        headers: { 'x-request-id': 'client-req-42' },
+      });
       expectEnvelope(response, 404, 'GW_ROUTE_NOT_FOUND', '/api/v1/nope');
       expect(response.headers['x-request-id']).toBe('client-req-42');
     });

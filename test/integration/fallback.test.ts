@@ -10,8 +10,10 @@ describe('fallback between provider rows', () => {
 
   beforeAll(async () => {
     fake = await startOpenAiFake();
-    const rows = (...entries: string[]) => entries.map((entry, index) => `      - { ${entry}, priority: ${index + 1} }`).join('\n');
-    const model = (id: string, ...entries: string[]) => `  - id: ${id}\n    pricing: { inputPerMTok: 1, outputPerMTok: 2 }\n    providers:\n${rows(...entries)}\n`;
+    const rows = (...entries: string[]) =>
+      entries.map((entry, index) => `      - { ${entry}, priority: ${index + 1} }`).join('\n');
+    const model = (id: string, ...entries: string[]) =>
+      `  - id: ${id}\n    pricing: { inputPerMTok: 1, outputPerMTok: 2 }\n    providers:\n${rows(...entries)}\n`;
     gateway = await startTestGateway({
       upstreams: [fake],
       configText: [
@@ -33,9 +35,17 @@ describe('fallback between provider rows', () => {
   });
 
   const chat = (key: string, model: string, extra: Record<string, unknown> = {}) =>
-    gateway.request({ method: 'POST', url: '/api/alpha/v1/chat/completions', headers: { 'x-api-key': key }, payload: { model, messages: [{ role: 'user', content: 'fall back' }], ...extra } });
+    gateway.request({
+      method: 'POST',
+      url: '/api/alpha/v1/chat/completions',
+      headers: { 'x-api-key': key },
+      payload: { model, messages: [{ role: 'user', content: 'fall back' }], ...extra },
+    });
   const records = async (key: string) =>
-    (await gateway.request({ method: 'GET', url: '/api/compat/v1/usage', headers: { 'x-api-key': key } })).json<{ total: number; results: Array<{ status: string }> }>();
+    (await gateway.request({ method: 'GET', url: '/api/compat/v1/usage', headers: { 'x-api-key': key } })).json<{
+      total: number;
+      results: Array<{ status: string }>;
+    }>();
 
   it('moves to the next row on 5xx, 429 and an unreachable upstream, settling once', async () => {
     const { key } = await gateway.createFundedKey({ credits: 1 });
@@ -46,7 +56,9 @@ describe('fallback between provider rows', () => {
     expect(limited.statusCode).toBe(200);
     expect(limited.body).toContain('"content":"Echo:"');
     expect(limited.body.endsWith('data: [DONE]\n\n')).toBe(true);
-    expect((await chat(key, 'down-then-fake')).json()).toMatchObject({ choices: [{ message: { content: 'Echo: fall back' } }] });
+    expect((await chat(key, 'down-then-fake')).json()).toMatchObject({
+      choices: [{ message: { content: 'Echo: fall back' } }],
+    });
     const usage = await records(key);
     expect(usage.total).toBe(3);
     expect(usage.results.map((record) => record.status)).toEqual(['succeeded', 'succeeded', 'succeeded']);
@@ -70,7 +82,9 @@ describe('fallback between provider rows', () => {
     expect(response.statusCode).toBe(502);
     expect(response.headers['x-upstream-status']).toBe('500');
     expect(response.json()).toMatchObject({ error: { type: 'server_error' } });
-    expect((await gateway.request({ method: 'GET', url: '/api/compat/v1/balance', headers: { 'x-api-key': key } })).json()).toEqual({ creditBalance: 1 });
+    expect(
+      (await gateway.request({ method: 'GET', url: '/api/compat/v1/balance', headers: { 'x-api-key': key } })).json(),
+    ).toEqual({ creditBalance: 1 });
     expect(await heldNanosOf(gateway, accountId)).toBe(0n);
   });
 });

@@ -17,7 +17,12 @@ import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { queryRows } from '../../src/storage/database.ts';
 import { startAnthropicFake, fakeAnthropicKey } from '../fakes/anthropic-fake.ts';
-import { chaosBehaviours, startChaosUpstream, type ChaosBehaviour, type ChaosUpstream } from '../fakes/chaos-upstream.ts';
+import {
+  chaosBehaviours,
+  startChaosUpstream,
+  type ChaosBehaviour,
+  type ChaosUpstream,
+} from '../fakes/chaos-upstream.ts';
 import { fakeGeminiKey, startGeminiFake } from '../fakes/gemini-fake.ts';
 import { fakeOpenAiKey, startOpenAiFake } from '../fakes/openai-fake.ts';
 import { poisonArb, poisoned, withUnstorable } from '../support/hostile-text.ts';
@@ -41,7 +46,11 @@ const textModels = ['via-openai', 'via-anthropic', 'via-gemini', 'via-sandbox'];
 const embeddingModels = ['embed-openai', 'embed-gemini', 'sandbox-embed'];
 const anyModel = fc.constantFrom(...textModels, ...embeddingModels, 'no-such-model');
 /** Mostly a model the route serves, so most cases reach the upstream; sometimes any. */
-const modelFor = (route: { embeds?: true }) => fc.oneof({ weight: 4, arbitrary: fc.constantFrom(...(route.embeds ? embeddingModels : textModels)) }, { weight: 1, arbitrary: anyModel });
+const modelFor = (route: { embeds?: true }) =>
+  fc.oneof(
+    { weight: 4, arbitrary: fc.constantFrom(...(route.embeds ? embeddingModels : textModels)) },
+    { weight: 1, arbitrary: anyModel },
+  );
 
 beforeAll(async () => {
   const [openai, anthropic, gemini] = await Promise.all([startOpenAiFake(), startAnthropicFake(), startGeminiFake()]);
@@ -69,7 +78,12 @@ beforeAll(async () => {
     ].join('\n'),
   });
   // Rich, capped and nearly empty: admissions, cap refusals and balance refusals all happen.
-  for (const options of [{ credits: 50 }, { credits: 50, limits: { daily: 0.02, total: 0.05 } }, { credits: 0.0004 }, { credits: 0 }]) {
+  for (const options of [
+    { credits: 50 },
+    { credits: 50, limits: { daily: 0.02, total: 0.05 } },
+    { credits: 0.0004 },
+    { credits: 0 },
+  ]) {
     keys.push((await gateway.createFundedKey(options)).key);
   }
 });
@@ -106,26 +120,117 @@ interface Route {
 const messages = [{ role: 'user', content: 'hello fuzz' }];
 const routes: Route[] = [
   { name: 'native', url: () => '/api/v1/text/completions', body: (m) => ({ model: m, messages, maxTokens: 20 }) },
-  { name: 'alpha chat', url: () => '/api/alpha/v1/chat/completions', body: (m) => ({ model: m, messages, max_tokens: 20 }) },
-  { name: 'alpha chat stream', url: () => '/api/alpha/v1/chat/completions', body: (m) => ({ model: m, messages, stream: true }) },
-  { name: 'alpha responses', url: () => '/api/alpha/v1/responses', body: (m) => ({ model: m, input: 'hello fuzz', stream: false }) },
-  { name: 'alpha responses stream', url: () => '/api/alpha/v1/responses', body: (m) => ({ model: m, input: 'hello fuzz', stream: true }) },
-  { name: 'alpha embeddings', embeds: true, url: () => '/api/alpha/v1/embeddings', body: (m) => ({ model: m, input: ['a', 'b c'], encoding_format: 'float' }) },
+  {
+    name: 'alpha chat',
+    url: () => '/api/alpha/v1/chat/completions',
+    body: (m) => ({ model: m, messages, max_tokens: 20 }),
+  },
+  {
+    name: 'alpha chat stream',
+    url: () => '/api/alpha/v1/chat/completions',
+    body: (m) => ({ model: m, messages, stream: true }),
+  },
+  {
+    name: 'alpha responses',
+    url: () => '/api/alpha/v1/responses',
+    body: (m) => ({ model: m, input: 'hello fuzz', stream: false }),
+  },
+  {
+    name: 'alpha responses stream',
+    url: () => '/api/alpha/v1/responses',
+    body: (m) => ({ model: m, input: 'hello fuzz', stream: true }),
+  },
+  {
+    name: 'alpha embeddings',
+    embeds: true,
+    url: () => '/api/alpha/v1/embeddings',
+    body: (m) => ({ model: m, input: ['a', 'b c'], encoding_format: 'float' }),
+  },
   { name: 'beta messages', url: () => '/api/beta/v1/messages', body: (m) => ({ model: m, max_tokens: 20, messages }) },
-  { name: 'beta messages stream', url: () => '/api/beta/v1/messages', body: (m) => ({ model: m, max_tokens: 20, messages, stream: true }) },
-  { name: 'beta embeddings', embeds: true, url: () => '/api/beta/v1/embeddings', body: (m) => ({ model: m, input: ['hello'], encoding_format: 'float' }) },
-  { name: 'gamma generate', url: (m) => `/api/gamma/v1beta/models/${m}:generateContent`, body: () => ({ contents: [{ role: 'user', parts: [{ text: 'hello fuzz' }] }], generationConfig: { maxOutputTokens: 20 } }) },
-  { name: 'gamma stream', url: (m) => `/api/gamma/v1beta/models/${m}:streamGenerateContent?alt=sse`, body: () => ({ contents: 'hello fuzz' }) },
-  { name: 'gamma embed', embeds: true, url: (m) => `/api/gamma/v1beta/models/${m}:embedContent`, body: () => ({ content: { parts: [{ text: 'hello' }] } }) },
-  { name: 'gamma batch embed', embeds: true, url: (m) => `/api/gamma/v1beta/models/${m}:batchEmbedContents`, body: (m) => ({ requests: [{ model: `models/${m}`, content: { parts: [{ text: 'a' }] } }] }) },
+  {
+    name: 'beta messages stream',
+    url: () => '/api/beta/v1/messages',
+    body: (m) => ({ model: m, max_tokens: 20, messages, stream: true }),
+  },
+  {
+    name: 'beta embeddings',
+    embeds: true,
+    url: () => '/api/beta/v1/embeddings',
+    body: (m) => ({ model: m, input: ['hello'], encoding_format: 'float' }),
+  },
+  {
+    name: 'gamma generate',
+    url: (m) => `/api/gamma/v1beta/models/${m}:generateContent`,
+    body: () => ({
+      contents: [{ role: 'user', parts: [{ text: 'hello fuzz' }] }],
+      generationConfig: { maxOutputTokens: 20 },
+    }),
+  },
+  {
+    name: 'gamma stream',
+    url: (m) => `/api/gamma/v1beta/models/${m}:streamGenerateContent?alt=sse`,
+    body: () => ({ contents: 'hello fuzz' }),
+  },
+  {
+    name: 'gamma embed',
+    embeds: true,
+    url: (m) => `/api/gamma/v1beta/models/${m}:embedContent`,
+    body: () => ({ content: { parts: [{ text: 'hello' }] } }),
+  },
+  {
+    name: 'gamma batch embed',
+    embeds: true,
+    url: (m) => `/api/gamma/v1beta/models/${m}:batchEmbedContents`,
+    body: (m) => ({ requests: [{ model: `models/${m}`, content: { parts: [{ text: 'a' }] } }] }),
+  },
   // Media jobs (sandbox models: stored, run and settled in the background).
-  { name: 'native image job', url: () => '/api/v1/image/generations/async', body: () => ({ model: 'sandbox-image', content: [{ type: 'text', text: 'a fox' }] }) },
-  { name: 'native video job', url: () => '/api/v1/video/generations', body: () => ({ model: 'sandbox-video', content: [{ type: 'text', text: 'a clip' }] }) },
-  { name: 'alpha video job', url: () => '/api/alpha/v1/videos', body: () => ({ model: 'sandbox-video', prompt: 'a clip', seconds: 2, size: '720x1280' }) },
+  {
+    name: 'native image job',
+    url: () => '/api/v1/image/generations/async',
+    body: () => ({ model: 'sandbox-image', content: [{ type: 'text', text: 'a fox' }] }),
+  },
+  {
+    name: 'native video job',
+    url: () => '/api/v1/video/generations',
+    body: () => ({ model: 'sandbox-video', content: [{ type: 'text', text: 'a clip' }] }),
+  },
+  {
+    name: 'alpha video job',
+    url: () => '/api/alpha/v1/videos',
+    body: () => ({ model: 'sandbox-video', prompt: 'a clip', seconds: 2, size: '720x1280' }),
+  },
 ];
 
 /** A JSON path into the body and the value put there; arrays and objects are made on the way as needed. */
-const mutation = fc.tuple(fc.array(fc.constantFrom('model', 'messages', 0, 'content', 'role', 'max_tokens', 'maxTokens', 'stream', 'input', 'contents', 'generationConfig', 'maxOutputTokens', 'parts', 'text', 'tools', 'temperature', 'n', 'candidateCount', 'dimensions', 'provider', 'stream_options'), { minLength: 1, maxLength: 4 }), evil);
+const mutation = fc.tuple(
+  fc.array(
+    fc.constantFrom(
+      'model',
+      'messages',
+      0,
+      'content',
+      'role',
+      'max_tokens',
+      'maxTokens',
+      'stream',
+      'input',
+      'contents',
+      'generationConfig',
+      'maxOutputTokens',
+      'parts',
+      'text',
+      'tools',
+      'temperature',
+      'n',
+      'candidateCount',
+      'dimensions',
+      'provider',
+      'stream_options',
+    ),
+    { minLength: 1, maxLength: 4 },
+  ),
+  evil,
+);
 
 function mutate(body: Record<string, unknown>, [path, value]: [Array<string | number>, unknown]): void {
   let target: Record<string | number, unknown> = body;
@@ -163,16 +268,24 @@ function checkAnswer(response: LightMyRequestResponse, behaviour: ChaosBehaviour
   const status = response.statusCode;
   // An upstream's own error status is relayed as it came (500 excepted, which becomes 502).
   const relayed = response.headers['x-upstream-status'] === String(status) && status !== 500;
-  expect(status >= 200 && status < 300 || status >= 400 && status < 500 || status === 502 || status === 503 || relayed, `${label}: status ${status} ${response.body.slice(0, 300)}`).toBe(true);
+  expect(
+    (status >= 200 && status < 300) || (status >= 400 && status < 500) || status === 502 || status === 503 || relayed,
+    `${label}: status ${status} ${response.body.slice(0, 300)}`,
+  ).toBe(true);
   if (status >= 400 && status < 500 && response.headers['x-gateway-error-code']) {
     const envelope = response.json<Record<string, unknown>>();
     expect(envelope, label).toMatchObject({ status, success: false });
-    expect(Array.isArray(envelope.errors) && envelope.errors.every((message) => typeof message === 'string'), label).toBe(true);
+    expect(
+      Array.isArray(envelope.errors) && envelope.errors.every((message) => typeof message === 'string'),
+      label,
+    ).toBe(true);
     expect(typeof envelope.path === 'string' && typeof envelope.timestamp === 'number', label).toBe(true);
   }
   if (status === 200 && (behaviour === 'garbage' || behaviour === 'html')) {
     // Only the sandbox (which never calls the upstream) may answer 200 then.
-    expect(response.body, `${label}: a broken upstream answer was relayed as a success`).not.toMatch(/not json at all|<html>/);
+    expect(response.body, `${label}: a broken upstream answer was relayed as a success`).not.toMatch(
+      /not json at all|<html>/,
+    );
   }
 }
 
@@ -181,7 +294,10 @@ async function checkBooks(): Promise<void> {
   // Media jobs end (and settle their holds) in the background.
   const db0 = gateway.gateway.core.storage.db;
   for (let attempt = 0; attempt < 200; attempt++) {
-    const [open] = await queryRows<{ count: number }>(db0, sql`SELECT count(*)::int AS count FROM media_jobs WHERE state IN ('queued', 'processing')`);
+    const [open] = await queryRows<{ count: number }>(
+      db0,
+      sql`SELECT count(*)::int AS count FROM media_jobs WHERE state IN ('queued', 'processing')`,
+    );
     if (open!.count === 0) break;
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
@@ -191,7 +307,10 @@ async function checkBooks(): Promise<void> {
   const db = gateway.gateway.core.storage.db;
   const [holds] = await queryRows<{ count: number }>(db, sql`SELECT count(*)::int AS count FROM holds`);
   expect(holds!.count).toBe(0);
-  const negative = await queryRows<{ id: string }>(db, sql`SELECT id FROM accounts WHERE balance_nanos < 0 OR held_nanos <> 0`);
+  const negative = await queryRows<{ id: string }>(
+    db,
+    sql`SELECT id FROM accounts WHERE balance_nanos < 0 OR held_nanos <> 0`,
+  );
   expect(negative).toEqual([]);
   const overCap = await queryRows<{ id: string }>(
     db,
@@ -207,7 +326,10 @@ describe('generation routes against random bodies and an upstream that answers a
         fc.constantFrom(...routes).chain((route) => fc.tuple(fc.constant(route), modelFor(route))),
         fc.constantFrom(...chaosBehaviours),
         fc.oneof({ weight: 3, arbitrary: fc.constant(0) }, { weight: 1, arbitrary: fc.nat({ max: keys.length - 1 }) }),
-        fc.oneof({ weight: 3, arbitrary: fc.constant([] as Array<[Array<string | number>, unknown]>) }, { weight: 1, arbitrary: fc.array(mutation, { minLength: 1, maxLength: 3 }) }),
+        fc.oneof(
+          { weight: 3, arbitrary: fc.constant([] as Array<[Array<string | number>, unknown]>) },
+          { weight: 1, arbitrary: fc.array(mutation, { minLength: 1, maxLength: 3 }) },
+        ),
         fc.oneof({ weight: 4, arbitrary: fc.constant('as-is') }, { weight: 1, arbitrary: payloadText }),
         fc.option(poisonArb, { freq: 4 }),
         async ([route, modelId], behaviour, keyIndex, mutations, form, poison) => {
@@ -232,7 +354,8 @@ describe('generation routes against random bodies and an upstream that answers a
     );
     await checkBooks();
     // Every exchange the gateway gave up on was hung up, not left open.
-    for (let attempt = 0; attempt < 100 && chaos.openAnswers() > 0; attempt++) await new Promise((resolve) => setTimeout(resolve, 20));
+    for (let attempt = 0; attempt < 100 && chaos.openAnswers() > 0; attempt++)
+      await new Promise((resolve) => setTimeout(resolve, 20));
     expect(chaos.openAnswers()).toBe(0);
   }, 180_000);
 });

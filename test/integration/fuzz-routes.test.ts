@@ -53,7 +53,11 @@ const runScale = process.env.FUZZ_SCALE ? Number(process.env.FUZZ_SCALE) : 1;
 const timeLimitMs = 40_000 * runScale;
 
 async function signupIdentity(email: string, password: string): Promise<Identity> {
-  const signup = await testGateway.request({ method: 'POST', url: '/api/v1/auth/signup', payload: { email, password } });
+  const signup = await testGateway.request({
+    method: 'POST',
+    url: '/api/v1/auth/signup',
+    payload: { email, password },
+  });
   expect(signup.statusCode, signup.body).toBe(201);
   const { token, account } = signup.json<{ token: string; account: { id: string } }>();
   const created = await testGateway.request({
@@ -91,9 +95,14 @@ async function repairFixtures(): Promise<void> {
     const session = await services.authenticator.authenticate(who.session, 'bearer').catch(() => undefined);
     if (!session) who.session = (await services.accounts.login(who.email, who.password)).token;
   }
-  const spares = (await services.apiKeys.list(main.accountId)).filter((key) => key.id !== main.keyId).map((key) => key.id);
-  while (spares.length < 3) spares.push((await services.apiKeys.create(main.accountId, { name: `spare ${spares.length}` })).id);
-  spareKeys = await Promise.all(spares.map(async (id) => ({ id, key: await services.apiKeys.reveal(main.accountId, id) })));
+  const spares = (await services.apiKeys.list(main.accountId))
+    .filter((key) => key.id !== main.keyId)
+    .map((key) => key.id);
+  while (spares.length < 3)
+    spares.push((await services.apiKeys.create(main.accountId, { name: `spare ${spares.length}` })).id);
+  spareKeys = await Promise.all(
+    spares.map(async (id) => ({ id, key: await services.apiKeys.reveal(main.accountId, id) })),
+  );
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -139,7 +148,15 @@ interface CredentialSpec {
   garbage: string;
 }
 
-type IdKind = 'main-key' | 'spare-key' | 'other-key' | 'main-account' | 'other-account' | 'scratch-account' | 'well-formed-unknown' | 'garbage';
+type IdKind =
+  | 'main-key'
+  | 'spare-key'
+  | 'other-key'
+  | 'main-account'
+  | 'other-account'
+  | 'scratch-account'
+  | 'well-formed-unknown'
+  | 'garbage';
 
 interface IdSpec {
   kind: IdKind;
@@ -225,7 +242,9 @@ function credentialHeaders(spec: CredentialSpec): Record<string, string> {
     case 'garbage-cookie':
       return { cookie: spec.garbage };
     case 'prefixed-garbage':
-      return spec.pick % 2 === 0 ? { 'x-api-key': `gwk_${spec.garbage}` } : { authorization: `Bearer gws_${spec.garbage}` };
+      return spec.pick % 2 === 0
+        ? { 'x-api-key': `gwk_${spec.garbage}` }
+        : { authorization: `Bearer gws_${spec.garbage}` };
   }
 }
 
@@ -238,7 +257,11 @@ function resolve(request: FuzzRequest): InjectOptions {
     .replace('*', () => request.wildcard);
   const headers: Record<string, string> = { ...request.extraHeaders, ...credentialHeaders(request.credential) };
   if (request.body.contentType !== undefined) headers['content-type'] = request.body.contentType;
-  const options: InjectOptions = { method: request.method as InjectOptions['method'], url: path + request.query, headers };
+  const options: InjectOptions = {
+    method: request.method as InjectOptions['method'],
+    url: path + request.query,
+    headers,
+  };
   if (request.body.payload !== undefined) options.payload = request.body.payload;
   return options;
 }
@@ -294,7 +317,9 @@ function nested(depth: number, leaf: unknown, asArray: boolean): unknown {
   for (let level = 0; level < depth; level++) value = asArray ? [value] : { a: value };
   return value;
 }
-const deepValue = fc.tuple(fc.integer({ min: 10, max: 2_000 }), fc.boolean()).map(([depth, asArray]) => nested(depth, 1, asArray));
+const deepValue = fc
+  .tuple(fc.integer({ min: 10, max: 2_000 }), fc.boolean())
+  .map(([depth, asArray]) => nested(depth, 1, asArray));
 
 const extremeNumber = fc.constantFrom(
   0,
@@ -341,32 +366,61 @@ const wildValue: fc.Arbitrary<unknown> = fc.oneof(
 function shaped(fields: Record<string, fc.Arbitrary<unknown>>): fc.Arbitrary<Record<string, unknown>> {
   const entries = Object.entries(fields).map(([name, good]) =>
     fc.option(
-      fc.oneof({ weight: 6, arbitrary: good }, { weight: 1, arbitrary: wildValue }).map((value) => [name, value] as const),
+      fc
+        .oneof({ weight: 6, arbitrary: good }, { weight: 1, arbitrary: wildValue })
+        .map((value) => [name, value] as const),
       { freq: 8 },
     ),
   );
-  const extraName = fc.oneof({ weight: 6, arbitrary: fc.string({ maxLength: 12 }) }, { weight: 1, arbitrary: fc.constantFrom('__proto__', 'constructor', 'prototype') });
+  const extraName = fc.oneof(
+    { weight: 6, arbitrary: fc.string({ maxLength: 12 }) },
+    { weight: 1, arbitrary: fc.constantFrom('__proto__', 'constructor', 'prototype') },
+  );
   const extra = fc.option(fc.tuple(extraName, wildValue), { freq: 5 });
   return fc.tuple(fc.tuple(...entries), extra).map(([present, extraField]) => {
     const object: Record<string, unknown> = {};
     for (const entry of present) if (entry) object[entry[0]] = entry[1];
     // defineProperty, so a "__proto__" key becomes an own field of the JSON text rather than a prototype change.
-    if (extraField) Object.defineProperty(object, extraField[0], { value: extraField[1], enumerable: true, writable: true, configurable: true });
+    if (extraField)
+      Object.defineProperty(object, extraField[0], {
+        value: extraField[1],
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      });
     return object;
   });
 }
 
-const usd = fc.oneof(fc.double({ min: 0, max: 1e9, noNaN: true }), fc.integer({ min: 0, max: 1000 }), fc.constantFrom(0, 0.01, 1e9));
+const usd = fc.oneof(
+  fc.double({ min: 0, max: 1e9, noNaN: true }),
+  fc.integer({ min: 0, max: 1000 }),
+  fc.constantFrom(0, 0.01, 1e9),
+);
 const signedUsd = fc.oneof(
   fc.double({ min: -1e9, max: 1e9, noNaN: true }),
   fc.integer({ min: -1000, max: 1000 }),
   fc.constantFrom(1e9, -1e9, 0.000_000_001),
 );
-const keyName = withUnstorable(fc.oneof(fc.string({ minLength: 1, maxLength: 100, unit: 'binary' }), fc.constantFrom('a', ' ', '\u0000', 'x'.repeat(100), 'k\u0000ey')));
+const keyName = withUnstorable(
+  fc.oneof(
+    fc.string({ minLength: 1, maxLength: 100, unit: 'binary' }),
+    fc.constantFrom('a', ' ', '\u0000', 'x'.repeat(100), 'k\u0000ey'),
+  ),
+);
 const emailArb = withUnstorable(
   fc.oneof(
     { weight: 3, arbitrary: fc.emailAddress() },
-    { weight: 1, arbitrary: fc.constantFrom('fuzz-main@example.com', 'FUZZ-MAIN@EXAMPLE.COM', ' fuzz-main@example.com ', 'a@b', 'nobody@example.com') },
+    {
+      weight: 1,
+      arbitrary: fc.constantFrom(
+        'fuzz-main@example.com',
+        'FUZZ-MAIN@EXAMPLE.COM',
+        ' fuzz-main@example.com ',
+        'a@b',
+        'nobody@example.com',
+      ),
+    },
     { weight: 1, arbitrary: unicodeText },
   ),
 );
@@ -380,7 +434,23 @@ const limitsObject = () => shaped({ daily: usd, weekly: usd, monthly: usd, total
 const nullableUsd = fc.oneof(usd, fc.constant(null));
 
 const modalityValue = withUnstorable(
-  fc.oneof(fc.constantFrom('text', 'image', 'audio', 'video', 'embedding', 'text,image', 'image,,text', ' text ', 'TEXT', ',', '', 'text,bogus'), unicodeText),
+  fc.oneof(
+    fc.constantFrom(
+      'text',
+      'image',
+      'audio',
+      'video',
+      'embedding',
+      'text,image',
+      'image,,text',
+      ' text ',
+      'TEXT',
+      ',',
+      '',
+      'text,bogus',
+    ),
+    unicodeText,
+  ),
 );
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -398,21 +468,52 @@ function encodeLoosely(value: string, raw: boolean): string {
 const queryValue = fc.oneof(
   { weight: 3, arbitrary: numberish.map(String) },
   { weight: 2, arbitrary: modalityValue },
-  { weight: 1, arbitrary: fc.constantFrom('%ZZ', '%', '%E0%A4%A', '%00', 'a%00b', '%ED%A0%80', '%C0%80', '[]', '1&limit=2', 'a=b=c') },
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom(
+      '%ZZ',
+      '%',
+      '%E0%A4%A',
+      '%00',
+      'a%00b',
+      '%ED%A0%80',
+      '%C0%80',
+      '[]',
+      '1&limit=2',
+      'a=b=c',
+    ),
+  },
   { weight: 1, arbitrary: longString },
 );
 const queryPair = fc
   .tuple(
     fc.oneof(
-      { weight: 6, arbitrary: fc.constantFrom('offset', 'limit', 'inputModalities', 'outputModalities', 'model', 'apiKeyId', 'kind', 'modality') },
-      { weight: 1, arbitrary: fc.constantFrom('limit[]', 'offset[0]', '__proto__', 'constructor', '', 'inputModalities[]') },
+      {
+        weight: 6,
+        arbitrary: fc.constantFrom(
+          'offset',
+          'limit',
+          'inputModalities',
+          'outputModalities',
+          'model',
+          'apiKeyId',
+          'kind',
+          'modality',
+        ),
+      },
+      {
+        weight: 1,
+        arbitrary: fc.constantFrom('limit[]', 'offset[0]', '__proto__', 'constructor', '', 'inputModalities[]'),
+      },
       { weight: 1, arbitrary: fc.string({ maxLength: 10 }) },
     ),
     queryValue,
     fc.boolean(),
     fc.boolean(),
   )
-  .map(([key, value, raw, bare]) => (bare ? encodeLoosely(key, raw) : `${encodeLoosely(key, raw)}=${encodeLoosely(value, raw)}`));
+  .map(([key, value, raw, bare]) =>
+    bare ? encodeLoosely(key, raw) : `${encodeLoosely(key, raw)}=${encodeLoosely(value, raw)}`,
+  );
 const queryString = fc.oneof(
   { weight: 2, arbitrary: fc.constant('') },
   { weight: 6, arbitrary: fc.array(queryPair, { minLength: 1, maxLength: 5 }).map((pairs) => `?${pairs.join('&')}`) },
@@ -421,8 +522,22 @@ const queryString = fc.oneof(
 
 const wildcardSegment = fc.oneof(
   { weight: 3, arbitrary: fc.constantFrom('sandbox-echo', 'sandbox-embedding') },
-  { weight: 2, arbitrary: fc.constantFrom('gpt-4o-mini', 'missing-model', 'a/b/c', 'org%2Fmodel', 'sandbox-echo/', 'SANDBOX-ECHO', '') },
-  { weight: 2, arbitrary: fc.constantFrom('%', '%25', '%E0%A4%A', '%zz', '%00', '..%2F..', '%F0%9F%98%80', 'a%2', '%%') },
+  {
+    weight: 2,
+    arbitrary: fc.constantFrom(
+      'gpt-4o-mini',
+      'missing-model',
+      'a/b/c',
+      'org%2Fmodel',
+      'sandbox-echo/',
+      'SANDBOX-ECHO',
+      '',
+    ),
+  },
+  {
+    weight: 2,
+    arbitrary: fc.constantFrom('%', '%25', '%E0%A4%A', '%zz', '%00', '..%2F..', '%F0%9F%98%80', 'a%2', '%%'),
+  },
   { weight: 2, arbitrary: unicodeText.map((value) => encodeLoosely(value, false)) },
   { weight: 1, arbitrary: fc.integer({ min: 250, max: 400 }).map((length) => 'm'.repeat(length)) },
 );
@@ -449,20 +564,50 @@ const credentialKinds: CredentialKind[] = [
 function credentialArb(favoured: readonly CredentialKind[]): fc.Arbitrary<CredentialSpec> {
   const oddScheme = fc.oneof(
     headerText(),
-    fc.constantFrom('Bearer', 'Bearer ', 'Basic dXNlcjpwYXNz', 'Token abc', 'bearer  a b', 'Bearer\tx', 'Digest x=y', 'BEARER gwk_', 'Bearer gws_'),
+    fc.constantFrom(
+      'Bearer',
+      'Bearer ',
+      'Basic dXNlcjpwYXNz',
+      'Token abc',
+      'bearer  a b',
+      'Bearer\tx',
+      'Digest x=y',
+      'BEARER gwk_',
+      'Bearer gws_',
+    ),
   );
   return fc.record({
-    kind: fc.oneof({ weight: 3, arbitrary: fc.constantFrom(...favoured) }, { weight: 2, arbitrary: fc.constantFrom(...credentialKinds) }),
+    kind: fc.oneof(
+      { weight: 3, arbitrary: fc.constantFrom(...favoured) },
+      { weight: 2, arbitrary: fc.constantFrom(...credentialKinds) },
+    ),
     pick: fc.nat(),
-    garbage: fc.oneof(headerText(), oddScheme, fc.constantFrom('gwk_', 'gws_', 'gwk_' + 'a'.repeat(300), 'x'.repeat(500))),
+    garbage: fc.oneof(
+      headerText(),
+      oddScheme,
+      fc.constantFrom('gwk_', 'gws_', 'gwk_' + 'a'.repeat(300), 'x'.repeat(500)),
+    ),
   });
 }
 
 const extraHeadersArb: fc.Arbitrary<Record<string, string>> = fc
   .array(
     fc.tuple(
-      fc.constantFrom('x-request-id', 'cookie', 'accept', 'x-forwarded-for', 'accept-encoding', 'x-api-key', 'origin', 'content-encoding', 'transfer-encoding-x'),
-      fc.oneof(headerText(), fc.constantFrom('gw_session=', 'gw_session=gws_abc; other=1', 'a'.repeat(200), 'gzip', 'identity', '*/*')),
+      fc.constantFrom(
+        'x-request-id',
+        'cookie',
+        'accept',
+        'x-forwarded-for',
+        'accept-encoding',
+        'x-api-key',
+        'origin',
+        'content-encoding',
+        'transfer-encoding-x',
+      ),
+      fc.oneof(
+        headerText(),
+        fc.constantFrom('gw_session=', 'gw_session=gws_abc; other=1', 'a'.repeat(200), 'gzip', 'identity', '*/*'),
+      ),
     ),
     { maxLength: 3 },
   )
@@ -470,7 +615,15 @@ const extraHeadersArb: fc.Arbitrary<Record<string, string>> = fc
 
 const jsonContentType = fc.oneof(
   { weight: 8, arbitrary: fc.constant('application/json') },
-  { weight: 1, arbitrary: fc.constantFrom('application/json; charset=utf-8', 'APPLICATION/JSON', 'application/json; charset=latin1', 'application/json;') },
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom(
+      'application/json; charset=utf-8',
+      'APPLICATION/JSON',
+      'application/json; charset=latin1',
+      'application/json;',
+    ),
+  },
 );
 const anyContentType = fc.oneof(
   fc.constant(undefined),
@@ -490,29 +643,57 @@ const anyContentType = fc.oneof(
   headerText(40),
 );
 const brokenJson = fc.oneof(
-  fc.constantFrom('{', '{"name":', '{"name": "x",}', "{'name': 'x'}", 'nul', '[1,2', '{"a":1}{"b":2}', '\ufeff{}', '{"__proto__": {"x": 1}}', '{"constructor": {"prototype": {"x": 1}}}', ''),
+  fc.constantFrom(
+    '{',
+    '{"name":',
+    '{"name": "x",}',
+    "{'name': 'x'}",
+    'nul',
+    '[1,2',
+    '{"a":1}{"b":2}',
+    '\ufeff{}',
+    '{"__proto__": {"x": 1}}',
+    '{"constructor": {"prototype": {"x": 1}}}',
+    '',
+  ),
   fc.jsonValue().map((value) => JSON.stringify(value).slice(0, -1)),
 );
 
 function bodyArb(fields: (() => fc.Arbitrary<Record<string, unknown>>) | undefined): fc.Arbitrary<BodySpec> {
   const json = (value: fc.Arbitrary<unknown>) =>
-    fc.tuple(value, jsonContentType).map(([payload, contentType]): BodySpec => ({ contentType, payload: JSON.stringify(payload) ?? 'null' }));
+    fc
+      .tuple(value, jsonContentType)
+      .map(([payload, contentType]): BodySpec => ({ contentType, payload: JSON.stringify(payload) ?? 'null' }));
   const choices: fc.WeightedArbitrary<BodySpec>[] = [
     { weight: 2, arbitrary: fc.constant({ contentType: undefined, payload: undefined }) },
     { weight: 1, arbitrary: json(fc.jsonValue({ maxDepth: 3 })) },
     { weight: 1, arbitrary: json(wildValue) },
-    { weight: 1, arbitrary: fc.tuple(fc.oneof(unicodeText, longString), anyContentType).map(([payload, contentType]) => ({ contentType, payload })) },
-    { weight: 1, arbitrary: fc.tuple(brokenJson, jsonContentType).map(([payload, contentType]) => ({ contentType, payload })) },
+    {
+      weight: 1,
+      arbitrary: fc
+        .tuple(fc.oneof(unicodeText, longString), anyContentType)
+        .map(([payload, contentType]) => ({ contentType, payload })),
+    },
+    {
+      weight: 1,
+      arbitrary: fc.tuple(brokenJson, jsonContentType).map(([payload, contentType]) => ({ contentType, payload })),
+    },
   ];
   if (fields) {
     choices.push({ weight: 18, arbitrary: json(fields()) });
     // The route's own fields with U+0000 or a lone surrogate in one string or field name, or a hostile field name in one object.
-    choices.push({ weight: 4, arbitrary: json(fc.tuple(fields(), poisonArb).map(([body, poison]) => poisoned(body, poison))) });
+    choices.push({
+      weight: 4,
+      arbitrary: json(fc.tuple(fields(), poisonArb).map(([body, poison]) => poisoned(body, poison))),
+    });
   }
   return fc.oneof(...choices);
 }
 
-const idGarbage = fc.oneof(unicodeText, fc.constantFrom('', '-', '_', 'a'.repeat(101), 'a'.repeat(400), '..', 'key_'.repeat(30)));
+const idGarbage = fc.oneof(
+  unicodeText,
+  fc.constantFrom('', '-', '_', 'a'.repeat(101), 'a'.repeat(400), '..', 'key_'.repeat(30)),
+);
 /** Key ids: mostly the main account's spare keys (so owner-scoped handlers run), sometimes foreign, unknown or junk. */
 const keyIdArb: fc.Arbitrary<IdSpec> = fc.record({
   kind: fc.oneof(
@@ -538,12 +719,17 @@ const allMethods = METHODS.filter((method) => method !== 'CONNECT');
 function requestArb(routes: readonly RouteDef[], favoured: readonly CredentialKind[]): fc.Arbitrary<FuzzRequest> {
   return fc.constantFrom(...routes).chain((route) =>
     fc.record({
-      method: fc.oneof({ weight: 8, arbitrary: fc.constant(route.method) }, { weight: 1, arbitrary: fc.constantFrom(...allMethods) }),
+      method: fc.oneof(
+        { weight: 8, arbitrary: fc.constant(route.method) },
+        { weight: 1, arbitrary: fc.constantFrom(...allMethods) },
+      ),
       template: fc.constant(route.template),
       keyId: keyIdArb,
       accountId: accountIdArb,
       wildcard: wildcardSegment,
-      query: route.query ? queryString : fc.oneof({ weight: 4, arbitrary: fc.constant('') }, { weight: 1, arbitrary: queryString }),
+      query: route.query
+        ? queryString
+        : fc.oneof({ weight: 4, arbitrary: fc.constant('') }, { weight: 1, arbitrary: queryString }),
       credential: credentialArb(favoured),
       extraHeaders: extraHeadersArb,
       body: bodyArb(route.body),
@@ -577,8 +763,12 @@ function withTimeout(response: Promise<LightMyRequestResponse>, what: string): P
 }
 
 function describeRequest(options: InjectOptions): string {
-  const payload = typeof options.payload === 'string' && options.payload.length > 300 ? `${options.payload.slice(0, 300)}…` : options.payload;
-  const url = typeof options.url === 'string' && options.url.length > 300 ? `${options.url.slice(0, 300)}…` : options.url;
+  const payload =
+    typeof options.payload === 'string' && options.payload.length > 300
+      ? `${options.payload.slice(0, 300)}…`
+      : options.payload;
+  const url =
+    typeof options.url === 'string' && options.url.length > 300 ? `${options.url.slice(0, 300)}…` : options.url;
   return JSON.stringify({ method: options.method, url, headers: options.headers, payload });
 }
 
@@ -600,23 +790,50 @@ async function check(request: FuzzRequest): Promise<void> {
     // (2) The error envelope, exactly (HEAD answers carry no body).
     if (options.method !== 'HEAD') {
       let body: unknown;
-      expect(() => (body = JSON.parse(response.body)), `non-JSON ${status} body for ${what}: ${response.body.slice(0, 300)}`).not.toThrow();
-      expect(typeof body === 'object' && body !== null && !Array.isArray(body), `${status} body is not an object for ${what}`).toBe(true);
+      expect(
+        () => (body = JSON.parse(response.body)),
+        `non-JSON ${status} body for ${what}: ${response.body.slice(0, 300)}`,
+      ).not.toThrow();
+      expect(
+        typeof body === 'object' && body !== null && !Array.isArray(body),
+        `${status} body is not an object for ${what}`,
+      ).toBe(true);
       const envelope = body as Envelope;
-      expect(Object.keys(envelope).sort(), `envelope keys for ${what}`).toEqual(['error', 'errors', 'path', 'status', 'success', 'timestamp']);
-      expect(Array.isArray(envelope.errors) && envelope.errors.length > 0, `errors must be a non-empty array for ${what}`).toBe(true);
-      expect(envelope.error.message, `error.message joins the messages for ${what}`).toBe((envelope.errors as string[]).join('; '));
+      expect(Object.keys(envelope).sort(), `envelope keys for ${what}`).toEqual([
+        'error',
+        'errors',
+        'path',
+        'status',
+        'success',
+        'timestamp',
+      ]);
+      expect(
+        Array.isArray(envelope.errors) && envelope.errors.length > 0,
+        `errors must be a non-empty array for ${what}`,
+      ).toBe(true);
+      expect(envelope.error.message, `error.message joins the messages for ${what}`).toBe(
+        (envelope.errors as string[]).join('; '),
+      );
       expect(envelope.error.code, `error.code for ${what}`).toBe(response.headers['x-gateway-error-code']);
-      for (const message of envelope.errors as unknown[]) expect(typeof message, `error messages are strings for ${what}`).toBe('string');
+      for (const message of envelope.errors as unknown[])
+        expect(typeof message, `error messages are strings for ${what}`).toBe('string');
       expect(envelope.status, `envelope status for ${what}`).toBe(status);
       expect(envelope.success, `envelope success for ${what}`).toBe(false);
       expect(typeof envelope.path, `envelope path for ${what}`).toBe('string');
-      expect(typeof envelope.timestamp === 'number' && Number.isFinite(envelope.timestamp), `envelope timestamp for ${what}`).toBe(true);
-      expect(String(response.headers['content-type']), `envelope content-type for ${what}`).toMatch(/^application\/json/);
+      expect(
+        typeof envelope.timestamp === 'number' && Number.isFinite(envelope.timestamp),
+        `envelope timestamp for ${what}`,
+      ).toBe(true);
+      expect(String(response.headers['content-type']), `envelope content-type for ${what}`).toMatch(
+        /^application\/json/,
+      );
     }
     // (3) Nothing stored changed.
     const after = await digest();
-    expect(after, `rows changed by a rejected request (${status}) ${what}\nbody: ${response.body.slice(0, 300)}`).toEqual(lastDigest);
+    expect(
+      after,
+      `rows changed by a rejected request (${status}) ${what}\nbody: ${response.body.slice(0, 300)}`,
+    ).toEqual(lastDigest);
   } else {
     stats.ok++;
     await repairFixtures();
@@ -630,7 +847,12 @@ function runProperty(arbitrary: fc.Arbitrary<FuzzRequest>, numRuns: number): Pro
       lastDigest = await digest();
       await check(request);
     }),
-    { numRuns: Math.round(numRuns * runScale), seed, interruptAfterTimeLimit: timeLimitMs, markInterruptAsFailure: false },
+    {
+      numRuns: Math.round(numRuns * runScale),
+      seed,
+      interruptAfterTimeLimit: timeLimitMs,
+      markInterruptAsFailure: false,
+    },
   );
 }
 
@@ -665,8 +887,16 @@ const accountRoutes: RouteDef[] = [
   { method: 'GET', template: '/api/v1/api-keys' },
   { method: 'POST', template: '/api/v1/api-keys', body: () => shaped({ name: keyName, limits: limitsObject() }) },
   { method: 'GET', template: '/api/v1/api-keys/:keyId/reveal' },
-  { method: 'PATCH', template: '/api/v1/api-keys/:keyId/usage-limit', body: () => shaped({ daily: nullableUsd, weekly: nullableUsd, monthly: nullableUsd, total: nullableUsd }) },
-  { method: 'PATCH', template: '/api/v1/api-keys/:keyId', body: () => shaped({ name: keyName, isActive: fc.boolean() }) },
+  {
+    method: 'PATCH',
+    template: '/api/v1/api-keys/:keyId/usage-limit',
+    body: () => shaped({ daily: nullableUsd, weekly: nullableUsd, monthly: nullableUsd, total: nullableUsd }),
+  },
+  {
+    method: 'PATCH',
+    template: '/api/v1/api-keys/:keyId',
+    body: () => shaped({ name: keyName, isActive: fc.boolean() }),
+  },
   { method: 'DELETE', template: '/api/v1/api-keys/:keyId' },
 ];
 
@@ -684,16 +914,28 @@ const adminRoutes: RouteDef[] = [
     template: '/api/admin/v1/accounts',
     // A password costs an scrypt hash (tens of milliseconds), so it is sent less often than the other fields.
     body: () =>
-      fc.tuple(shaped({ email: emailArb, credits: usd }), fc.option(passwordArb, { freq: 4 })).map(([body, password]) =>
-        password === null ? body : { ...body, password },
-      ),
+      fc
+        .tuple(shaped({ email: emailArb, credits: usd }), fc.option(passwordArb, { freq: 4 }))
+        .map(([body, password]) => (password === null ? body : { ...body, password })),
   },
   { method: 'GET', template: '/api/admin/v1/accounts/:accountId' },
-  { method: 'POST', template: '/api/admin/v1/accounts/:accountId/credits', body: () => shaped({ amount: signedUsd, note: withUnstorable(fc.oneof(unicodeText, longString)) }) },
+  {
+    method: 'POST',
+    template: '/api/admin/v1/accounts/:accountId/credits',
+    body: () => shaped({ amount: signedUsd, note: withUnstorable(fc.oneof(unicodeText, longString)) }),
+  },
   { method: 'GET', template: '/api/admin/v1/accounts/:accountId/generations', query: true },
   { method: 'GET', template: '/api/admin/v1/accounts/:accountId/generations/:generationId' },
-  { method: 'POST', template: '/api/admin/v1/accounts/:accountId/api-keys', body: () => shaped({ name: keyName, limits: limitsObject() }) },
-  { method: 'PATCH', template: '/api/admin/v1/api-keys/:keyId', body: () => shaped({ name: keyName, isActive: fc.boolean() }) },
+  {
+    method: 'POST',
+    template: '/api/admin/v1/accounts/:accountId/api-keys',
+    body: () => shaped({ name: keyName, limits: limitsObject() }),
+  },
+  {
+    method: 'PATCH',
+    template: '/api/admin/v1/api-keys/:keyId',
+    body: () => shaped({ name: keyName, isActive: fc.boolean() }),
+  },
   { method: 'DELETE', template: '/api/admin/v1/api-keys/:keyId' },
 ];
 
@@ -742,22 +984,47 @@ describe('route fuzzing: 2xx/4xx only, envelope on 4xx, no row change on 4xx', (
   });
   afterAll(async () => {
     if (process.env.FUZZ_STATS) {
-      const lines = [...histogram.entries()].sort(([a], [b]) => a.localeCompare(b)).map(([bucket, count]) => `${String(count).padStart(5)}  ${bucket}`);
-      console.log(`fuzz: ${stats.total} requests, ${stats.ok} accepted, ${stats.rejected} rejected\n${lines.join('\n')}`);
+      const lines = [...histogram.entries()]
+        .sort(([a], [b]) => a.localeCompare(b))
+        .map(([bucket, count]) => `${String(count).padStart(5)}  ${bucket}`);
+      console.log(
+        `fuzz: ${stats.total} requests, ${stats.ok} accepted, ${stats.rejected} rejected\n${lines.join('\n')}`,
+      );
     }
     await testGateway?.close();
   });
 
   it('auth: signup, login, logout', async () => {
-    await runProperty(requestArb(authRoutes, ['none', 'main-session-bearer', 'main-session-cookie', 'other-session', 'main-key-header']), 60);
+    await runProperty(
+      requestArb(authRoutes, [
+        'none',
+        'main-session-bearer',
+        'main-session-cookie',
+        'other-session',
+        'main-key-header',
+      ]),
+      60,
+    );
   });
 
   it('account: account, api-keys CRUD, reveal, usage-limit', async () => {
-    await runProperty(requestArb(accountRoutes, ['main-session-bearer', 'main-session-cookie', 'main-key-header', 'main-key-bearer', 'other-session']), 200);
+    await runProperty(
+      requestArb(accountRoutes, [
+        'main-session-bearer',
+        'main-session-cookie',
+        'main-key-header',
+        'main-key-bearer',
+        'other-session',
+      ]),
+      200,
+    );
   });
 
   it('compat usage/balance/api-key and native models', async () => {
-    await runProperty(requestArb(compatAndModelRoutes, ['main-key-header', 'main-key-bearer', 'main-session-bearer', 'spare-key']), 150);
+    await runProperty(
+      requestArb(compatAndModelRoutes, ['main-key-header', 'main-key-bearer', 'main-session-bearer', 'spare-key']),
+      150,
+    );
   });
 
   it('admin: accounts, credits, api-keys', async () => {
@@ -771,11 +1038,15 @@ describe('route fuzzing: 2xx/4xx only, envelope on 4xx, no row change on 4xx', (
       { weight: 1, arbitrary: signedUsd },
       { weight: 1, arbitrary: wildValue },
     );
-    const step = fc.tuple(amount, fc.option(fc.oneof({ weight: 4, arbitrary: unicodeText }, { weight: 1, arbitrary: longString }), { freq: 2 }));
+    const step = fc.tuple(
+      amount,
+      fc.option(fc.oneof({ weight: 4, arbitrary: unicodeText }, { weight: 1, arbitrary: longString }), { freq: 2 }),
+    );
     const run = fc.tuple(fc.constantFrom(1, -1), fc.array(step, { minLength: 8, maxLength: 16 }));
     await fc.assert(
       fc.asyncProperty(run, async ([direction, steps]) => {
-        scratchAccountId = (await services.accounts.createAccount({ email: `scratch-${++scratchCounter}@example.com` })).id;
+        scratchAccountId = (await services.accounts.createAccount({ email: `scratch-${++scratchCounter}@example.com` }))
+          .id;
         lastDigest = await digest();
         for (const [value, note] of steps) {
           const signed = typeof value === 'number' ? value * direction : value;
@@ -788,7 +1059,10 @@ describe('route fuzzing: 2xx/4xx only, envelope on 4xx, no row change on 4xx', (
             query: '',
             credential: { kind: 'admin', pick: 0, garbage: '' },
             extraHeaders: {},
-            body: { contentType: 'application/json', payload: JSON.stringify(note === null ? { amount: signed } : { amount: signed, note }) },
+            body: {
+              contentType: 'application/json',
+              payload: JSON.stringify(note === null ? { amount: signed } : { amount: signed, note }),
+            },
           });
         }
       }),
@@ -797,11 +1071,17 @@ describe('route fuzzing: 2xx/4xx only, envelope on 4xx, no row change on 4xx', (
   });
 
   it('usage, media and job lookups by id', async () => {
-    await runProperty(requestArb(lookupRoutes, ['main-key-header', 'main-key-bearer', 'main-session-bearer', 'spare-key']), 150);
+    await runProperty(
+      requestArb(lookupRoutes, ['main-key-header', 'main-key-bearer', 'main-session-bearer', 'spare-key']),
+      150,
+    );
   });
 
   it('HEAD probes, unknown paths and wrong methods', async () => {
-    await runProperty(requestArb(probeAndUnknownRoutes, ['none', 'main-key-header', 'main-session-bearer', 'admin']), 120);
+    await runProperty(
+      requestArb(probeAndUnknownRoutes, ['none', 'main-key-header', 'main-session-bearer', 'admin']),
+      120,
+    );
   });
 
   it('reached the handlers behind authentication', () => {

@@ -16,10 +16,20 @@ describe('the Grafana dashboard of deploy/', () => {
   });
 
   it('queries only metrics the gateway exports, so it cannot silently show nothing', async () => {
-    const dashboard = JSON.parse(readFileSync(dashboardPath, 'utf8')) as { panels: Array<{ title: string; targets: Array<{ expr: string }> }> };
+    const dashboard = JSON.parse(readFileSync(dashboardPath, 'utf8')) as {
+      panels: Array<{ title: string; targets: Array<{ expr: string }> }>;
+    };
     const scraped = (await gateway.request({ method: 'GET', url: '/metrics' })).body;
-    const exported = new Set([...scraped.matchAll(/^# TYPE (\S+) (\S+)$/gm)].flatMap(([, name, type]) => (type === 'histogram' ? [`${name}_bucket`, `${name}_count`, `${name}_sum`] : [name!])));
-    const queried = dashboard.panels.flatMap((panel) => panel.targets.flatMap((target) => [...target.expr.matchAll(/\b(gateway_[a-z0-9_]+)/g)].map(([, name]) => ({ panel: panel.title, name: name! }))));
+    const exported = new Set(
+      [...scraped.matchAll(/^# TYPE (\S+) (\S+)$/gm)].flatMap(([, name, type]) =>
+        type === 'histogram' ? [`${name}_bucket`, `${name}_count`, `${name}_sum`] : [name!],
+      ),
+    );
+    const queried = dashboard.panels.flatMap((panel) =>
+      panel.targets.flatMap((target) =>
+        [...target.expr.matchAll(/\b(gateway_[a-z0-9_]+)/g)].map(([, name]) => ({ panel: panel.title, name: name! })),
+      ),
+    );
     expect(queried.length).toBeGreaterThan(10);
     for (const { panel, name } of queried) expect(exported.has(name), `${panel}: ${name}`).toBe(true);
   });

@@ -34,7 +34,9 @@ describe('HTTP edge: timeouts, framing errors and the JSON parser', () => {
   it('a client trickling its body one byte at a time is answered 408 and disconnected', async () => {
     const socket = await openSocket(address);
     const closed = readUntilClosed(socket);
-    socket.write('POST /api/v1/auth/login HTTP/1.1\r\nHost: gateway\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n');
+    socket.write(
+      'POST /api/v1/auth/login HTTP/1.1\r\nHost: gateway\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n',
+    );
     const trickle = setInterval(() => socket.writable && socket.write('{'), 100);
     const answer = parseRawAnswer(await closed);
     clearInterval(trickle);
@@ -53,14 +55,23 @@ describe('HTTP edge: timeouts, framing errors and the JSON parser', () => {
   });
 
   it('a 20 kB URL answers 431 in the envelope', async () => {
-    const answer = await rawExchange(address, `GET /api/v1/ai/models?q=${'a'.repeat(20_000)} HTTP/1.1\r\nHost: gateway\r\n\r\n`);
+    const answer = await rawExchange(
+      address,
+      `GET /api/v1/ai/models?q=${'a'.repeat(20_000)} HTTP/1.1\r\nHost: gateway\r\n\r\n`,
+    );
     const body = expectRawEnvelope(answer, 431, 'GW_HEADERS_TOO_LARGE');
     expect(body.path).toBe('/api/v1/ai/models');
   });
 
   const framingErrors: [string, string][] = [
-    ['duplicate Content-Length', 'POST /api/v1/auth/login HTTP/1.1\r\nHost: g\r\nContent-Type: application/json\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\n{}'],
-    ['Content-Length with Transfer-Encoding', 'POST /api/v1/auth/login HTTP/1.1\r\nHost: g\r\nContent-Length: 2\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n'],
+    [
+      'duplicate Content-Length',
+      'POST /api/v1/auth/login HTTP/1.1\r\nHost: g\r\nContent-Type: application/json\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\n{}',
+    ],
+    [
+      'Content-Length with Transfer-Encoding',
+      'POST /api/v1/auth/login HTTP/1.1\r\nHost: g\r\nContent-Length: 2\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n',
+    ],
     ['a bare CR in a header', 'GET /api/v1/ai/models HTTP/1.1\r\nHost: g\rX-Other: 1\r\n\r\n'],
   ];
   for (const [what, request] of framingErrors) {
@@ -72,7 +83,12 @@ describe('HTTP edge: timeouts, framing errors and the JSON parser', () => {
 
   it('DELETE with Content-Type application/json and no body is accepted', async () => {
     const { token } = await signup(gateway);
-    const created = await gateway.request({ method: 'POST', url: '/api/v1/api-keys', headers: bearer(token), payload: { name: 'to revoke' } });
+    const created = await gateway.request({
+      method: 'POST',
+      url: '/api/v1/api-keys',
+      headers: bearer(token),
+      payload: { name: 'to revoke' },
+    });
     const keyId = created.json<{ id: string }>().id;
     const response = await gateway.request({
       method: 'DELETE',
@@ -80,34 +96,61 @@ describe('HTTP edge: timeouts, framing errors and the JSON parser', () => {
       headers: { ...bearer(token), 'content-type': 'application/json' },
     });
     expect(response.statusCode, response.body).toBe(204);
-    const logout = await gateway.request({ method: 'POST', url: '/api/v1/auth/logout', headers: { ...bearer(token), 'content-type': 'application/json' } });
+    const logout = await gateway.request({
+      method: 'POST',
+      url: '/api/v1/auth/logout',
+      headers: { ...bearer(token), 'content-type': 'application/json' },
+    });
     expect(logout.statusCode, logout.body).toBe(204);
   });
 
   it('an empty JSON body where the route takes a body is still refused', async () => {
-    const response = await gateway.request({ method: 'POST', url: '/api/admin/v1/accounts', headers: { ...adminHeaders, 'content-type': 'application/json' } });
+    const response = await gateway.request({
+      method: 'POST',
+      url: '/api/admin/v1/accounts',
+      headers: { ...adminHeaders, 'content-type': 'application/json' },
+    });
     expectEnvelope(response, 400, 'GW_MALFORMED_JSON', '/api/admin/v1/accounts');
   });
 
   it('a body nested 5,000 deep answers 400 naming the limit', async () => {
     const payload = `{"model":"sandbox-echo","messages":${'['.repeat(5000)}${']'.repeat(5000)}}`;
-    const response = await gateway.request({ method: 'POST', url: '/api/v1/text/completions', headers: { 'x-api-key': key, 'content-type': 'application/json' }, payload });
+    const response = await gateway.request({
+      method: 'POST',
+      url: '/api/v1/text/completions',
+      headers: { 'x-api-key': key, 'content-type': 'application/json' },
+      payload,
+    });
     const body = expectEnvelope(response, 400, 'GW_MALFORMED_JSON', '/api/v1/text/completions');
     expect(body.errors[0]).toContain('64');
   });
 
   it('nesting at the limit passes the parser (brackets inside strings do not count)', async () => {
     const payload = JSON.stringify({ name: `${'[{'.repeat(45)}`, limits: { daily: 1 } });
-    const response = await gateway.request({ method: 'POST', url: '/api/admin/v1/accounts/none/api-keys', headers: { ...adminHeaders, 'content-type': 'application/json' }, payload });
+    const response = await gateway.request({
+      method: 'POST',
+      url: '/api/admin/v1/accounts/none/api-keys',
+      headers: { ...adminHeaders, 'content-type': 'application/json' },
+      payload,
+    });
     expect(response.headers['x-gateway-error-code']).toBe('GW_NOT_FOUND');
     const deep = `${'{"a":'.repeat(64)}1${'}'.repeat(64)}`;
-    const atLimit = await gateway.request({ method: 'POST', url: '/api/v1/auth/login', headers: { 'content-type': 'application/json' }, payload: deep });
+    const atLimit = await gateway.request({
+      method: 'POST',
+      url: '/api/v1/auth/login',
+      headers: { 'content-type': 'application/json' },
+      payload: deep,
+    });
     expect(atLimit.headers['x-gateway-error-code']).toBe('GW_VALIDATION');
   });
 
   const generationRoutes: [string, string, Record<string, unknown>][] = [
     ['/api/v1/text/completions', 'maxTokens', { model: 'sandbox-echo', messages: [{ role: 'user', content: 'hi' }] }],
-    ['/api/alpha/v1/chat/completions', 'max_tokens', { model: 'sandbox-echo', messages: [{ role: 'user', content: 'hi' }] }],
+    [
+      '/api/alpha/v1/chat/completions',
+      'max_tokens',
+      { model: 'sandbox-echo', messages: [{ role: 'user', content: 'hi' }] },
+    ],
     ['/api/alpha/v1/responses', 'max_output_tokens', { model: 'sandbox-echo', input: 'hi' }],
     ['/api/alpha/v1/embeddings', 'dimensions', { model: 'sandbox-embedding', input: 'hi' }],
     ['/api/beta/v1/messages', 'max_tokens', { model: 'sandbox-echo', messages: [{ role: 'user', content: 'hi' }] }],
@@ -116,7 +159,12 @@ describe('HTTP edge: timeouts, framing errors and the JSON parser', () => {
   for (const [url, field, body] of generationRoutes) {
     it(`a number overflowing to Infinity in ${field} answers 400 naming it on ${url}`, async () => {
       const payload = JSON.stringify({ ...body, [field]: 7 }).replace(`"${field}":7`, `"${field}":1e309`);
-      const response = await gateway.request({ method: 'POST', url, headers: { 'x-api-key': key, 'content-type': 'application/json' }, payload });
+      const response = await gateway.request({
+        method: 'POST',
+        url,
+        headers: { 'x-api-key': key, 'content-type': 'application/json' },
+        payload,
+      });
       const envelope = expectEnvelope(response, 400, 'GW_VALIDATION', url);
       expect(envelope.errors[0]).toBe(`body.${field} is a number too large to represent`);
     });
@@ -124,16 +172,38 @@ describe('HTTP edge: timeouts, framing errors and the JSON parser', () => {
 
   it('a nested overflowing number is named by its path, a negative one too', async () => {
     const payload = '{"model":"sandbox-echo","messages":[{"role":"user","content":"hi","extra":[1,-2E+400]}]}';
-    const response = await gateway.request({ method: 'POST', url: '/api/v1/text/completions', headers: { 'x-api-key': key, 'content-type': 'application/json' }, payload });
-    expect(expectEnvelope(response, 400, 'GW_VALIDATION', '/api/v1/text/completions').errors[0]).toBe('body.messages[0].extra[1] is a number too large to represent');
+    const response = await gateway.request({
+      method: 'POST',
+      url: '/api/v1/text/completions',
+      headers: { 'x-api-key': key, 'content-type': 'application/json' },
+      payload,
+    });
+    expect(expectEnvelope(response, 400, 'GW_VALIDATION', '/api/v1/text/completions').errors[0]).toBe(
+      'body.messages[0].extra[1] is a number too large to represent',
+    );
   });
 
   it('prototype poisoning is still refused', async () => {
     const payload = '{"email":"a@example.com","password":"long enough password","__proto__":{"admin":true}}';
-    const response = await gateway.request({ method: 'POST', url: '/api/v1/auth/login', headers: { 'content-type': 'application/json' }, payload });
-    expect(expectEnvelope(response, 400, 'GW_VALIDATION', '/api/v1/auth/login').errors[0]).toMatch(/^body\.__proto__ is not an accepted field name/);
-    const viaConstructor = '{"email":"a@example.com","password":"long enough password","constructor":{"prototype":{"admin":true}}}';
-    const second = await gateway.request({ method: 'POST', url: '/api/v1/auth/login', headers: { 'content-type': 'application/json' }, payload: viaConstructor });
-    expect(expectEnvelope(second, 400, 'GW_VALIDATION', '/api/v1/auth/login').errors[0]).toMatch(/^body\.constructor is not an accepted field name/);
+    const response = await gateway.request({
+      method: 'POST',
+      url: '/api/v1/auth/login',
+      headers: { 'content-type': 'application/json' },
+      payload,
+    });
+    expect(expectEnvelope(response, 400, 'GW_VALIDATION', '/api/v1/auth/login').errors[0]).toMatch(
+      /^body\.__proto__ is not an accepted field name/,
+    );
+    const viaConstructor =
+      '{"email":"a@example.com","password":"long enough password","constructor":{"prototype":{"admin":true}}}';
+    const second = await gateway.request({
+      method: 'POST',
+      url: '/api/v1/auth/login',
+      headers: { 'content-type': 'application/json' },
+      payload: viaConstructor,
+    });
+    expect(expectEnvelope(second, 400, 'GW_VALIDATION', '/api/v1/auth/login').errors[0]).toMatch(
+      /^body\.constructor is not an accepted field name/,
+    );
   });
 });

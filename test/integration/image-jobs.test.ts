@@ -40,19 +40,31 @@ describe('image jobs through the ModelArk and OpenAI fakes', () => {
   });
 
   async function submit(key: string, body: Record<string, unknown>): Promise<string> {
-    const response = await gateway.request({ method: 'POST', url: '/api/v1/image/generations/async', headers: keyHeaders(key), payload: body });
+    const response = await gateway.request({
+      method: 'POST',
+      url: '/api/v1/image/generations/async',
+      headers: keyHeaders(key),
+      payload: body,
+    });
     expect(response.statusCode, response.body).toBe(202);
     return response.json<{ generationId: string }>().generationId;
   }
 
   const poll = async (key: string, id: string) =>
-    (await gateway.request({ method: 'GET', url: `/api/v1/image/generations/async/${id}`, headers: keyHeaders(key) })).json<{ status: string }>().status;
+    (
+      await gateway.request({ method: 'GET', url: `/api/v1/image/generations/async/${id}`, headers: keyHeaders(key) })
+    ).json<{ status: string }>().status;
 
   it('goes queued -> processing -> succeeded; estimate = hold = charge for fixed-price images', async () => {
     const { key, accountId } = await gateway.createFundedKey({ credits: 1 });
     const prompt = 'three foxes fake-slow-600';
     const body = { model: 'seedream', content: [{ type: 'text', text: prompt }], numberOfImages: 3, size: '2048x2048' };
-    const estimate = await gateway.request({ method: 'POST', url: '/api/v1/image/estimate', headers: keyHeaders(key), payload: body });
+    const estimate = await gateway.request({
+      method: 'POST',
+      url: '/api/v1/image/estimate',
+      headers: keyHeaders(key),
+      payload: body,
+    });
     expect(estimate.json<{ data: { estimatedUserCost: number } }>().data.estimatedUserCost).toBe(0.09);
     const id = await submit(key, body);
     const seen = new Set<string>();
@@ -69,27 +81,48 @@ describe('image jobs through the ModelArk and OpenAI fakes', () => {
     expect(job.result!.usage).toMatchObject({ generatedImages: 3, outputTokens: 3 * 16_384, usdCost: 0.09 });
     expect(await balanceNanosOf(gateway, accountId)).toBe(usdToNanos(1) - usdToNanos(0.09));
     expect(await heldNanosOf(gateway, accountId)).toBe(0n);
-    const sent = ark.requests.find((request) => request.path === seedreamPath && (request.body as { prompt: string }).prompt === prompt)!.body;
-    expect(sent).toMatchObject({ model: 'seedream-4-0-250828', size: '2048x2048', sequential_image_generation: 'auto', sequential_image_generation_options: { max_images: 3 }, response_format: 'url' });
+    const sent = ark.requests.find(
+      (request) => request.path === seedreamPath && (request.body as { prompt: string }).prompt === prompt,
+    )!.body;
+    expect(sent).toMatchObject({
+      model: 'seedream-4-0-250828',
+      size: '2048x2048',
+      sequential_image_generation: 'auto',
+      sequential_image_generation_options: { max_images: 3 },
+      response_format: 'url',
+    });
   });
 
   it('a provider refusal fails the job with its message, refunds the hold and charges nothing', async () => {
     const { key, accountId } = await gateway.createFundedKey({ credits: 1 });
-    const job = await waitForImageJob(gateway, key, await submit(key, { model: 'seedream', content: [{ type: 'text', text: 'refused fake-error-400' }] }));
+    const job = await waitForImageJob(
+      gateway,
+      key,
+      await submit(key, { model: 'seedream', content: [{ type: 'text', text: 'refused fake-error-400' }] }),
+    );
     expect(job.status).toBe('failed');
     expect(job.error).toContain('400');
     expect(job.error).toContain('The fake failed with 400');
     expect(await balanceNanosOf(gateway, accountId)).toBe(usdToNanos(1));
     expect(await heldNanosOf(gateway, accountId)).toBe(0n);
     const usage = await gateway.request({ method: 'GET', url: '/api/compat/v1/usage', headers: keyHeaders(key) });
-    expect(usage.json<{ results: unknown[] }>().results[0]).toMatchObject({ id: job.generationId, modality: 'image', status: 'failed', usdCost: 0 });
+    expect(usage.json<{ results: unknown[] }>().results[0]).toMatchObject({
+      id: job.generationId,
+      modality: 'image',
+      status: 'failed',
+      usdCost: 0,
+    });
     expect(submissionsOf(ark.requests, seedreamPath, 'refused fake-error-400')).toBe(1);
   });
 
   it('retries a 5xx with backoff up to jobs.maxAttempts, then fails', async () => {
     const { key, accountId } = await gateway.createFundedKey({ credits: 1 });
     const prompt = 'flaky fake-error-503';
-    const job = await waitForImageJob(gateway, key, await submit(key, { model: 'seedream', content: [{ type: 'text', text: prompt }] }));
+    const job = await waitForImageJob(
+      gateway,
+      key,
+      await submit(key, { model: 'seedream', content: [{ type: 'text', text: prompt }] }),
+    );
     expect(job.status).toBe('failed');
     expect(submissionsOf(ark.requests, seedreamPath, prompt)).toBe(3);
     expect(await balanceNanosOf(gateway, accountId)).toBe(usdToNanos(1));
@@ -97,7 +130,15 @@ describe('image jobs through the ModelArk and OpenAI fakes', () => {
 
   it('a group with one failed image succeeds with the others, charged only for those', async () => {
     const { key, accountId } = await gateway.createFundedKey({ credits: 1 });
-    const job = await waitForImageJob(gateway, key, await submit(key, { model: 'seedream', content: [{ type: 'text', text: 'group fake-partial' }], numberOfImages: 3 }));
+    const job = await waitForImageJob(
+      gateway,
+      key,
+      await submit(key, {
+        model: 'seedream',
+        content: [{ type: 'text', text: 'group fake-partial' }],
+        numberOfImages: 3,
+      }),
+    );
     expect(job.status, job.error).toBe('succeeded');
     expect(job.result!.images).toHaveLength(2);
     expect(job.result!.usage.usdCost).toBe(0.06);
@@ -106,7 +147,11 @@ describe('image jobs through the ModelArk and OpenAI fakes', () => {
 
   it('outputs whose provider URL expired before archiving are not charged; none left fails the job', async () => {
     const { key, accountId } = await gateway.createFundedKey({ credits: 1 });
-    const job = await waitForImageJob(gateway, key, await submit(key, { model: 'seedream', content: [{ type: 'text', text: 'gone fake-expired-url' }] }));
+    const job = await waitForImageJob(
+      gateway,
+      key,
+      await submit(key, { model: 'seedream', content: [{ type: 'text', text: 'gone fake-expired-url' }] }),
+    );
     expect(job.status).toBe('failed');
     expect(job.error).toMatch(/could not be archived.*403/);
     expect(await heldNanosOf(gateway, accountId)).toBe(0n);
@@ -116,10 +161,18 @@ describe('image jobs through the ModelArk and OpenAI fakes', () => {
 
   it('an answer that breaks the protocol, and a provider that hangs past its timeout, fail the job without retries', async () => {
     const { key } = await gateway.createFundedKey({ credits: 1 });
-    const garbage = await waitForImageJob(gateway, key, await submit(key, { model: 'seedream', content: [{ type: 'text', text: 'junk fake-garbage' }] }));
+    const garbage = await waitForImageJob(
+      gateway,
+      key,
+      await submit(key, { model: 'seedream', content: [{ type: 'text', text: 'junk fake-garbage' }] }),
+    );
     expect(garbage.status).toBe('failed');
     expect(garbage.error).toMatch(/protocol/);
-    const hung = await waitForImageJob(gateway, key, await submit(key, { model: 'seedream-quick', content: [{ type: 'text', text: 'stuck fake-hang' }] }));
+    const hung = await waitForImageJob(
+      gateway,
+      key,
+      await submit(key, { model: 'seedream-quick', content: [{ type: 'text', text: 'stuck fake-hang' }] }),
+    );
     expect(hung.status).toBe('failed');
     expect(hung.error).toMatch(/in time|maximum/);
     expect(submissionsOf(ark.requests, seedreamPath, 'stuck fake-hang')).toBe(1);
@@ -130,7 +183,15 @@ describe('image jobs through the ModelArk and OpenAI fakes', () => {
     const job = await waitForImageJob(
       gateway,
       key,
-      await submit(key, { model: 'layers', layerDecomposition: true, resolution: '2K', content: [{ type: 'text', text: 'split it' }, { type: 'imageBase64', data: tinyPngBase64, mediaType: 'image/png' }] }),
+      await submit(key, {
+        model: 'layers',
+        layerDecomposition: true,
+        resolution: '2K',
+        content: [
+          { type: 'text', text: 'split it' },
+          { type: 'imageBase64', data: tinyPngBase64, mediaType: 'image/png' },
+        ],
+      }),
     );
     expect(job.status, job.error).toBe('succeeded');
     const [base, ...layers] = job.result!.images;
@@ -138,10 +199,20 @@ describe('image jobs through the ModelArk and OpenAI fakes', () => {
     expect(base!.boundingBox).toBeUndefined();
     expect(layers.map((layer) => layer.zIndex)).toEqual([1, 2, 3]);
     // The fake's base image is 32x24: the box [4, 2, 12, 8] is [125, 83, 375, 333] on the 0..1000 scale.
-    expect(layers[0]).toMatchObject({ boundingBox: { absolute: [4, 2, 12, 8], normalized: [125, 83, 375, 333] }, name: 'element 1', description: 'the 1. element of the picture' });
+    expect(layers[0]).toMatchObject({
+      boundingBox: { absolute: [4, 2, 12, 8], normalized: [125, 83, 375, 333] },
+      name: 'element 1',
+      description: 'the 1. element of the picture',
+    });
     expect(await balanceNanosOf(gateway, accountId)).toBe(usdToNanos(1) - usdToNanos(0.035) * 4n);
-    const sent = ark.requests.filter((request) => request.path === seedreamPath && (request.body as { prompt: string }).prompt === 'split it').at(-1)!.body;
-    expect(sent).toMatchObject({ layer_decomposition: { enabled: true }, resolution: '2K', image: `data:image/png;base64,${tinyPngBase64}` });
+    const sent = ark.requests
+      .filter((request) => request.path === seedreamPath && (request.body as { prompt: string }).prompt === 'split it')
+      .at(-1)!.body;
+    expect(sent).toMatchObject({
+      layer_decomposition: { enabled: true },
+      resolution: '2K',
+      image: `data:image/png;base64,${tinyPngBase64}`,
+    });
     expect(sent).not.toHaveProperty('size');
   });
 
@@ -150,19 +221,40 @@ describe('image jobs through the ModelArk and OpenAI fakes', () => {
     const job = await waitForImageJob(
       gateway,
       key,
-      await submit(key, { model: 'layers', layerDecomposition: true, content: [{ type: 'text', text: 'fake-layer-fail' }, { type: 'imageBase64', data: tinyPngBase64, mediaType: 'image/png' }] }),
+      await submit(key, {
+        model: 'layers',
+        layerDecomposition: true,
+        content: [
+          { type: 'text', text: 'fake-layer-fail' },
+          { type: 'imageBase64', data: tinyPngBase64, mediaType: 'image/png' },
+        ],
+      }),
     );
     expect(job.status).toBe('failed');
     expect(job.error).toMatch(/layer decomposition failed/);
     expect(await heldNanosOf(gateway, accountId)).toBe(0n);
     // The layers it had archived are deleted with the failure: no file outlives a job without assets.
-    for (const index of [0, 1, 3]) expect(await gateway.gateway.core.store.get(`images/${job.generationId}/${index}.png`)).toBeUndefined();
+    for (const index of [0, 1, 3])
+      expect(await gateway.gateway.core.store.get(`images/${job.generationId}/${index}.png`)).toBeUndefined();
   });
 
   it('OpenAI images: reference images go as a multipart edit; priced at the quality rendered', async () => {
     const { key, accountId } = await gateway.createFundedKey({ credits: 1 });
-    const body = { model: 'gpt-image', content: [{ type: 'text', text: 'restyle' }, { type: 'imageBase64', data: tinyPngBase64, mediaType: 'image/png' }], numberOfImages: 2, quality: 'auto' };
-    const estimate = await gateway.request({ method: 'POST', url: '/api/v1/image/estimate', headers: keyHeaders(key), payload: body });
+    const body = {
+      model: 'gpt-image',
+      content: [
+        { type: 'text', text: 'restyle' },
+        { type: 'imageBase64', data: tinyPngBase64, mediaType: 'image/png' },
+      ],
+      numberOfImages: 2,
+      quality: 'auto',
+    };
+    const estimate = await gateway.request({
+      method: 'POST',
+      url: '/api/v1/image/estimate',
+      headers: keyHeaders(key),
+      payload: body,
+    });
     expect(estimate.json<{ data: { estimatedUserCost: number } }>().data.estimatedUserCost).toBe(0.334);
     const job = await waitForImageJob(gateway, key, await submit(key, body));
     expect(job.status, job.error).toBe('succeeded');
@@ -175,7 +267,14 @@ describe('image jobs through the ModelArk and OpenAI fakes', () => {
 
   it('a provider row runs at most maxConcurrentJobs jobs at once', async () => {
     const { key } = await gateway.createFundedKey({ credits: 1 });
-    const ids = await Promise.all([1, 2, 3].map((n) => submit(key, { model: 'seedream-single', content: [{ type: 'text', text: `one at a time ${n} fake-slow-300` }] })));
+    const ids = await Promise.all(
+      [1, 2, 3].map((n) =>
+        submit(key, {
+          model: 'seedream-single',
+          content: [{ type: 'text', text: `one at a time ${n} fake-slow-300` }],
+        }),
+      ),
+    );
     let most = 0;
     for (let i = 0; i < 200; i++) {
       const states = await Promise.all(ids.map((id) => poll(key, id)));
@@ -211,7 +310,12 @@ describe('a job past its maximum time', () => {
 
   it('fails once jobs.maxJobSeconds has passed, and gives its hold back', async () => {
     const { key, accountId } = await gateway.createFundedKey({ credits: 1 });
-    const response = await gateway.request({ method: 'POST', url: '/api/v1/image/generations/async', headers: keyHeaders(key), payload: { model: 'seedream', content: [{ type: 'text', text: 'slow retry fake-error-500' }] } });
+    const response = await gateway.request({
+      method: 'POST',
+      url: '/api/v1/image/generations/async',
+      headers: keyHeaders(key),
+      payload: { model: 'seedream', content: [{ type: 'text', text: 'slow retry fake-error-500' }] },
+    });
     const job = await waitForImageJob(gateway, key, response.json<{ generationId: string }>().generationId, 15_000);
     expect(job.status).toBe('failed');
     expect(job.error).toMatch(/within 1 seconds/);
@@ -224,7 +328,12 @@ describe('a job past its maximum time', () => {
       const { key, accountId } = await gateway.createFundedKey({ credits: 1 });
       const prompt = `never fake-error-503 fake-retry-after-${retryAfter.replaceAll(' ', '_')}`;
       const before = ark.requests.length;
-      const response = await gateway.request({ method: 'POST', url: '/api/v1/image/generations/async', headers: keyHeaders(key), payload: { model: 'seedream', content: [{ type: 'text', text: prompt }] } });
+      const response = await gateway.request({
+        method: 'POST',
+        url: '/api/v1/image/generations/async',
+        headers: keyHeaders(key),
+        payload: { model: 'seedream', content: [{ type: 'text', text: prompt }] },
+      });
       expect(response.statusCode, response.body).toBe(202);
       const job = await waitForImageJob(gateway, key, response.json<{ generationId: string }>().generationId, 15_000);
       expect(job.status, retryAfter).toBe('failed');

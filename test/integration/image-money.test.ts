@@ -18,11 +18,18 @@ describe('concurrent image jobs never spend past a balance or a cap', () => {
   async function storm(key: string): Promise<{ accepted: string[]; refused: number[] }> {
     const responses = await Promise.all(
       Array.from({ length: 24 }, (_, index) =>
-        gateway.request({ method: 'POST', url: '/api/v1/image/generations/async', headers: keyHeaders(key), payload: { model: 'sandbox-image', content: [{ type: 'text', text: `storm ${index}` }], numberOfImages: 3 } }),
+        gateway.request({
+          method: 'POST',
+          url: '/api/v1/image/generations/async',
+          headers: keyHeaders(key),
+          payload: { model: 'sandbox-image', content: [{ type: 'text', text: `storm ${index}` }], numberOfImages: 3 },
+        }),
       ),
     );
     return {
-      accepted: responses.filter((response) => response.statusCode === 202).map((response) => response.json<{ generationId: string }>().generationId),
+      accepted: responses
+        .filter((response) => response.statusCode === 202)
+        .map((response) => response.json<{ generationId: string }>().generationId),
       refused: responses.filter((response) => response.statusCode !== 202).map((response) => response.statusCode),
     };
   }
@@ -46,6 +53,9 @@ describe('concurrent image jobs never spend past a balance or a cap', () => {
     for (const id of accepted) await waitForImageJob(gateway, key, id);
     expect(await balanceNanosOf(gateway, accountId)).toBe(usdToNanos(10) - usdToNanos(0.009));
     const lookup = await gateway.request({ method: 'GET', url: '/api/compat/v1/api-key', headers: keyHeaders(key) });
-    expect(lookup.json<{ daily: { spent: number; remaining: number } }>().daily).toMatchObject({ spent: 0.009, remaining: 0.001 });
+    expect(lookup.json<{ daily: { spent: number; remaining: number } }>().daily).toMatchObject({
+      spent: 0.009,
+      remaining: 0.001,
+    });
   });
 });

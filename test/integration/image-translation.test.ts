@@ -34,7 +34,13 @@ describe('image inputs through translation', () => {
       { type: 'image_url', image_url: { url: `data:image/png;base64,${png}` } },
       { type: 'image_url', image_url: { url: 'https://example.com/cat.webp' } },
     ];
-    const post = (model: string) => gateway.request({ method: 'POST', url: '/api/alpha/v1/chat/completions', headers: { 'x-api-key': key }, payload: { model, messages: [{ role: 'user', content }] } });
+    const post = (model: string) =>
+      gateway.request({
+        method: 'POST',
+        url: '/api/alpha/v1/chat/completions',
+        headers: { 'x-api-key': key },
+        payload: { model, messages: [{ role: 'user', content }] },
+      });
     expect((await post('vision-claude')).statusCode).toBe(200);
     expect((anthropic.requests.at(-1)!.body as { messages: unknown[] }).messages).toEqual([
       {
@@ -65,16 +71,40 @@ describe('image inputs through translation', () => {
       method: 'POST',
       url: '/api/beta/v1/messages',
       headers: { 'x-api-key': key },
-      payload: { model: 'vision-openai', max_tokens: 50, messages: [{ role: 'user', content: [{ type: 'image', source: { type: 'base64', media_type: 'image/png', data: png } }, { type: 'text', text: 'describe' }] }] },
+      payload: {
+        model: 'vision-openai',
+        max_tokens: 50,
+        messages: [
+          {
+            role: 'user',
+            content: [
+              { type: 'image', source: { type: 'base64', media_type: 'image/png', data: png } },
+              { type: 'text', text: 'describe' },
+            ],
+          },
+        ],
+      },
     });
     expect(beta.statusCode).toBe(200);
-    const expected = [{ role: 'user', content: [{ type: 'image_url', image_url: { url: `data:image/png;base64,${png}` } }, { type: 'text', text: 'describe' }] }];
+    const expected = [
+      {
+        role: 'user',
+        content: [
+          { type: 'image_url', image_url: { url: `data:image/png;base64,${png}` } },
+          { type: 'text', text: 'describe' },
+        ],
+      },
+    ];
     expect((openai.requests.at(-1)!.body as { messages: unknown[] }).messages).toEqual(expected);
     const gamma = await gateway.request({
       method: 'POST',
       url: '/api/gamma/v1beta/models/vision-openai:generateContent',
       headers: { 'x-goog-api-key': key },
-      payload: { contents: [{ role: 'user', parts: [{ inlineData: { mimeType: 'image/png', data: png } }, { text: 'describe' }] }] },
+      payload: {
+        contents: [
+          { role: 'user', parts: [{ inlineData: { mimeType: 'image/png', data: png } }, { text: 'describe' }] },
+        ],
+      },
     });
     expect(gamma.statusCode).toBe(200);
     expect((openai.requests.at(-1)!.body as { messages: unknown[] }).messages).toEqual(expected);
@@ -86,7 +116,10 @@ describe('image inputs through translation', () => {
       method: 'POST',
       url: '/api/alpha/v1/chat/completions',
       headers: { 'x-api-key': key },
-      payload: { model: 'text-only', messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'https://example.com/a.png' } }] }] },
+      payload: {
+        model: 'text-only',
+        messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'https://example.com/a.png' } }] }],
+      },
     });
     expect(response.json()).toMatchObject({ status: 400, errors: ['model "text-only" does not accept image input'] });
     expect(await heldNanosOf(gateway, accountId)).toBe(0n);

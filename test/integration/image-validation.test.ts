@@ -1,7 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FakeServer } from '../fakes/fake-server.ts';
 import { expectEnvelope, heldNanosOf, keyHeaders } from '../support/http-helpers.ts';
-import { balanceNanosOf, jobRowsOf, startImageFamilyGateway, tinyPngBase64, type ImageFamilyGateway } from '../support/image-jobs.ts';
+import {
+  balanceNanosOf,
+  jobRowsOf,
+  startImageFamilyGateway,
+  tinyPngBase64,
+  type ImageFamilyGateway,
+} from '../support/image-jobs.ts';
 
 const text = (value = 'a lighthouse') => ({ type: 'text', text: value });
 const png = { type: 'imageBase64', data: tinyPngBase64, mediaType: 'image/png' };
@@ -13,51 +19,240 @@ type Case = [name: string, body: Record<string, unknown>, code: string, fragment
 const cases: Case[] = [
   ['no model', { content: [text()] }, 'GW_VALIDATION', 'model'],
   ['empty content', { model: 'img-ark', content: [] }, 'GW_VALIDATION', 'content'],
-  ['unknown part type', { model: 'img-ark', content: [{ type: 'audioUrl', url: 'https://example.com/a.wav' }] }, 'GW_VALIDATION', 'content'],
+  [
+    'unknown part type',
+    { model: 'img-ark', content: [{ type: 'audioUrl', url: 'https://example.com/a.wav' }] },
+    'GW_VALIDATION',
+    'content',
+  ],
   ['text part without text', { model: 'img-ark', content: [{ type: 'text' }] }, 'GW_VALIDATION', 'needs "text"'],
   ['blank text part', { model: 'img-ark', content: [{ type: 'text', text: '  ' }] }, 'GW_VALIDATION', 'needs "text"'],
-  ['imageUrl that is not http(s)', { model: 'img-ark', content: [text(), { type: 'imageUrl', url: 'file:///etc/passwd' }] }, 'GW_VALIDATION', 'http(s)'],
-  ['raw base64 without mediaType', { model: 'img-ark', content: [text(), { type: 'imageBase64', data: tinyPngBase64 }] }, 'GW_VALIDATION', 'mediaType'],
-  ['bytes that are no image', { model: 'img-ark', content: [text(), { type: 'imageBase64', data: Buffer.from('hello world').toString('base64'), mediaType: 'image/png' }] }, 'GW_VALIDATION', 'not an image'],
-  ['bytes of another type than declared', { model: 'img-ark', content: [text(), { type: 'imageBase64', data: tinyPngBase64, mediaType: 'image/jpeg' }] }, 'GW_VALIDATION', '"image/png"'],
-  ['a data URL of a type not accepted', { model: 'img-ark', content: [text(), { type: 'imageBase64', data: `data:image/svg+xml;base64,${tinyPngBase64}` }] }, 'GW_VALIDATION', 'not accepted'],
-  ['invalid base64', { model: 'img-ark', content: [text(), { type: 'imageBase64', data: '!!!!', mediaType: 'image/png' }] }, 'GW_VALIDATION', 'base64'],
-  ['jpeg header declared as png', { model: 'img-ark', content: [text(), { type: 'imageBase64', data: jpegHeader, mediaType: 'image/png' }] }, 'GW_VALIDATION', '"image/jpeg"'],
+  [
+    'imageUrl that is not http(s)',
+    { model: 'img-ark', content: [text(), { type: 'imageUrl', url: 'file:///etc/passwd' }] },
+    'GW_VALIDATION',
+    'http(s)',
+  ],
+  [
+    'raw base64 without mediaType',
+    { model: 'img-ark', content: [text(), { type: 'imageBase64', data: tinyPngBase64 }] },
+    'GW_VALIDATION',
+    'mediaType',
+  ],
+  [
+    'bytes that are no image',
+    {
+      model: 'img-ark',
+      content: [
+        text(),
+        { type: 'imageBase64', data: Buffer.from('hello world').toString('base64'), mediaType: 'image/png' },
+      ],
+    },
+    'GW_VALIDATION',
+    'not an image',
+  ],
+  [
+    'bytes of another type than declared',
+    { model: 'img-ark', content: [text(), { type: 'imageBase64', data: tinyPngBase64, mediaType: 'image/jpeg' }] },
+    'GW_VALIDATION',
+    '"image/png"',
+  ],
+  [
+    'a data URL of a type not accepted',
+    {
+      model: 'img-ark',
+      content: [text(), { type: 'imageBase64', data: `data:image/svg+xml;base64,${tinyPngBase64}` }],
+    },
+    'GW_VALIDATION',
+    'not accepted',
+  ],
+  [
+    'invalid base64',
+    { model: 'img-ark', content: [text(), { type: 'imageBase64', data: '!!!!', mediaType: 'image/png' }] },
+    'GW_VALIDATION',
+    'base64',
+  ],
+  [
+    'jpeg header declared as png',
+    { model: 'img-ark', content: [text(), { type: 'imageBase64', data: jpegHeader, mediaType: 'image/png' }] },
+    'GW_VALIDATION',
+    '"image/jpeg"',
+  ],
   ['size without x', { model: 'img-ark', content: [text()], size: '1024' }, 'GW_VALIDATION', 'size'],
   ['size of zero', { model: 'img-ark', content: [text()], size: '0x1024' }, 'GW_VALIDATION', 'size'],
   ['numberOfImages 0', { model: 'img-ark', content: [text()], numberOfImages: 0 }, 'GW_VALIDATION', 'numberOfImages'],
   ['numberOfImages 16', { model: 'img-ark', content: [text()], numberOfImages: 16 }, 'GW_VALIDATION', 'numberOfImages'],
-  ['numberOfImages not an integer', { model: 'img-ark', content: [text()], numberOfImages: 1.5 }, 'GW_VALIDATION', 'numberOfImages'],
-  ['numberOfImages plus references over 15', { model: 'img-ark', content: [text(), png, png], numberOfImages: 14 }, 'GW_VALIDATION', 'exceed 15'],
-  ['guidanceScale below 1', { model: 'img-ark', content: [text()], guidanceScale: 0.5 }, 'GW_VALIDATION', 'guidanceScale'],
-  ['guidanceScale above 10', { model: 'img-ark', content: [text()], guidanceScale: 11 }, 'GW_VALIDATION', 'guidanceScale'],
-  ['an outputFormat no family makes', { model: 'img-ark', content: [text()], outputFormat: 'gif' }, 'GW_VALIDATION', 'outputFormat'],
-  ['webp from a family that makes png and jpeg', { model: 'img-ark', content: [text()], outputFormat: 'webp' }, 'GW_PARAMETER_OUT_OF_RANGE', 'model "img-ark"'],
-  ['quality outside the list', { model: 'img-openai', content: [text()], quality: 'ultra' }, 'GW_VALIDATION', 'quality'],
-  ['quality on a family without it', { model: 'img-ark', content: [text()], quality: 'high' }, 'GW_PARAMETER_UNSUPPORTED', 'model "img-ark" does not support parameter "quality"'],
-  ['transparent background as jpeg', { model: 'img-openai', content: [text()], background: 'transparent', outputFormat: 'jpeg' }, 'GW_VALIDATION', 'transparent'],
-  ['background outside the list', { model: 'img-openai', content: [text()], background: 'clear' }, 'GW_VALIDATION', 'background'],
-  ['outputCompression above 100', { model: 'img-openai', content: [text()], outputCompression: 101, outputFormat: 'webp' }, 'GW_VALIDATION', 'outputCompression'],
-  ['outputCompression of a png', { model: 'img-openai', content: [text()], outputCompression: 50 }, 'GW_VALIDATION', 'outputCompression'],
-  ['outputCompression on a family without it', { model: 'img-ark', content: [text()], outputCompression: 50, outputFormat: 'jpeg' }, 'GW_PARAMETER_UNSUPPORTED', 'model "img-ark"'],
-  ['watermark that is not a boolean', { model: 'img-ark', content: [text()], watermark: 'yes' }, 'GW_VALIDATION', 'watermark'],
-  ['watermark on a family without it', { model: 'img-openai', content: [text()], watermark: true }, 'GW_PARAMETER_UNSUPPORTED', 'model "img-openai"'],
-  ['optimizePromptOptions.mode outside the list', { model: 'img-ark', content: [text()], optimizePromptOptions: { mode: 'slow' } }, 'GW_VALIDATION', 'mode'],
-  ['optimizePromptOptions on a family without it', { model: 'img-openai', content: [text()], optimizePromptOptions: { mode: 'fast' } }, 'GW_PARAMETER_UNSUPPORTED', 'model "img-openai"'],
+  [
+    'numberOfImages not an integer',
+    { model: 'img-ark', content: [text()], numberOfImages: 1.5 },
+    'GW_VALIDATION',
+    'numberOfImages',
+  ],
+  [
+    'numberOfImages plus references over 15',
+    { model: 'img-ark', content: [text(), png, png], numberOfImages: 14 },
+    'GW_VALIDATION',
+    'exceed 15',
+  ],
+  [
+    'guidanceScale below 1',
+    { model: 'img-ark', content: [text()], guidanceScale: 0.5 },
+    'GW_VALIDATION',
+    'guidanceScale',
+  ],
+  [
+    'guidanceScale above 10',
+    { model: 'img-ark', content: [text()], guidanceScale: 11 },
+    'GW_VALIDATION',
+    'guidanceScale',
+  ],
+  [
+    'an outputFormat no family makes',
+    { model: 'img-ark', content: [text()], outputFormat: 'gif' },
+    'GW_VALIDATION',
+    'outputFormat',
+  ],
+  [
+    'webp from a family that makes png and jpeg',
+    { model: 'img-ark', content: [text()], outputFormat: 'webp' },
+    'GW_PARAMETER_OUT_OF_RANGE',
+    'model "img-ark"',
+  ],
+  [
+    'quality outside the list',
+    { model: 'img-openai', content: [text()], quality: 'ultra' },
+    'GW_VALIDATION',
+    'quality',
+  ],
+  [
+    'quality on a family without it',
+    { model: 'img-ark', content: [text()], quality: 'high' },
+    'GW_PARAMETER_UNSUPPORTED',
+    'model "img-ark" does not support parameter "quality"',
+  ],
+  [
+    'transparent background as jpeg',
+    { model: 'img-openai', content: [text()], background: 'transparent', outputFormat: 'jpeg' },
+    'GW_VALIDATION',
+    'transparent',
+  ],
+  [
+    'background outside the list',
+    { model: 'img-openai', content: [text()], background: 'clear' },
+    'GW_VALIDATION',
+    'background',
+  ],
+  [
+    'outputCompression above 100',
+    { model: 'img-openai', content: [text()], outputCompression: 101, outputFormat: 'webp' },
+    'GW_VALIDATION',
+    'outputCompression',
+  ],
+  [
+    'outputCompression of a png',
+    { model: 'img-openai', content: [text()], outputCompression: 50 },
+    'GW_VALIDATION',
+    'outputCompression',
+  ],
+  [
+    'outputCompression on a family without it',
+    { model: 'img-ark', content: [text()], outputCompression: 50, outputFormat: 'jpeg' },
+    'GW_PARAMETER_UNSUPPORTED',
+    'model "img-ark"',
+  ],
+  [
+    'watermark that is not a boolean',
+    { model: 'img-ark', content: [text()], watermark: 'yes' },
+    'GW_VALIDATION',
+    'watermark',
+  ],
+  [
+    'watermark on a family without it',
+    { model: 'img-openai', content: [text()], watermark: true },
+    'GW_PARAMETER_UNSUPPORTED',
+    'model "img-openai"',
+  ],
+  [
+    'optimizePromptOptions.mode outside the list',
+    { model: 'img-ark', content: [text()], optimizePromptOptions: { mode: 'slow' } },
+    'GW_VALIDATION',
+    'mode',
+  ],
+  [
+    'optimizePromptOptions on a family without it',
+    { model: 'img-openai', content: [text()], optimizePromptOptions: { mode: 'fast' } },
+    'GW_PARAMETER_UNSUPPORTED',
+    'model "img-openai"',
+  ],
   ['maxTokens 0', { model: 'img-ark', content: [text()], maxTokens: 0 }, 'GW_VALIDATION', 'maxTokens'],
   ['an unknown model', { model: 'no-such-model', content: [text()] }, 'GW_MODEL_NOT_AVAILABLE', 'no-such-model'],
-  ['a model that makes no images', { model: 'sandbox-echo', content: [text()] }, 'GW_MODEL_NOT_AVAILABLE', 'does not generate images'],
-  ['a model without image pricing', { model: 'img-unpriced', content: [text()] }, 'GW_MODEL_NOT_PRICED', 'img-unpriced'],
-  ['a size outside the model\'s list', { model: 'img-gated', content: [text()], size: '512x512' }, 'GW_PARAMETER_OUT_OF_RANGE', 'model "img-gated"'],
-  ['numberOfImages above the model\'s bound', { model: 'img-gated', content: [text()], numberOfImages: 5 }, 'GW_PARAMETER_OUT_OF_RANGE', 'model "img-gated"'],
+  [
+    'a model that makes no images',
+    { model: 'sandbox-echo', content: [text()] },
+    'GW_MODEL_NOT_AVAILABLE',
+    'does not generate images',
+  ],
+  [
+    'a model without image pricing',
+    { model: 'img-unpriced', content: [text()] },
+    'GW_MODEL_NOT_PRICED',
+    'img-unpriced',
+  ],
+  [
+    "a size outside the model's list",
+    { model: 'img-gated', content: [text()], size: '512x512' },
+    'GW_PARAMETER_OUT_OF_RANGE',
+    'model "img-gated"',
+  ],
+  [
+    "numberOfImages above the model's bound",
+    { model: 'img-gated', content: [text()], numberOfImages: 5 },
+    'GW_PARAMETER_OUT_OF_RANGE',
+    'model "img-gated"',
+  ],
   ['no text part', { model: 'img-ark', content: [png] }, 'GW_VALIDATION', 'text part'],
-  ['layers on a model without them', { model: 'img-ark', layerDecomposition: true, content: [png] }, 'GW_PARAMETER_UNSUPPORTED', 'model "img-ark" does not support parameter "layerDecomposition"'],
-  ['layers of two images', { model: 'img-layers', layerDecomposition: true, content: [png, png] }, 'GW_VALIDATION', 'exactly one image'],
-  ['layers without an image', { model: 'img-layers', layerDecomposition: true, content: [text()] }, 'GW_VALIDATION', 'exactly one image'],
-  ['layers with size', { model: 'img-layers', layerDecomposition: true, content: [png], size: '1024x1024' }, 'GW_VALIDATION', 'resolution'],
-  ['layers with two images asked', { model: 'img-layers', layerDecomposition: true, content: [png], numberOfImages: 2 }, 'GW_VALIDATION', 'numberOfImages'],
-  ['a resolution outside the list', { model: 'img-layers', layerDecomposition: true, content: [png], resolution: '4K' }, 'GW_VALIDATION', 'resolution'],
-  ['resolution without layers', { model: 'img-ark', content: [text()], resolution: '2K' }, 'GW_VALIDATION', 'layerDecomposition'],
+  [
+    'layers on a model without them',
+    { model: 'img-ark', layerDecomposition: true, content: [png] },
+    'GW_PARAMETER_UNSUPPORTED',
+    'model "img-ark" does not support parameter "layerDecomposition"',
+  ],
+  [
+    'layers of two images',
+    { model: 'img-layers', layerDecomposition: true, content: [png, png] },
+    'GW_VALIDATION',
+    'exactly one image',
+  ],
+  [
+    'layers without an image',
+    { model: 'img-layers', layerDecomposition: true, content: [text()] },
+    'GW_VALIDATION',
+    'exactly one image',
+  ],
+  [
+    'layers with size',
+    { model: 'img-layers', layerDecomposition: true, content: [png], size: '1024x1024' },
+    'GW_VALIDATION',
+    'resolution',
+  ],
+  [
+    'layers with two images asked',
+    { model: 'img-layers', layerDecomposition: true, content: [png], numberOfImages: 2 },
+    'GW_VALIDATION',
+    'numberOfImages',
+  ],
+  [
+    'a resolution outside the list',
+    { model: 'img-layers', layerDecomposition: true, content: [png], resolution: '4K' },
+    'GW_VALIDATION',
+    'resolution',
+  ],
+  [
+    'resolution without layers',
+    { model: 'img-ark', content: [text()], resolution: '2K' },
+    'GW_VALIDATION',
+    'layerDecomposition',
+  ],
 ];
 
 describe('native image requests that break a rule answer 400 with nothing held, stored or sent', () => {
@@ -111,10 +306,20 @@ describe('native image requests that break a rule answer 400 with nothing held, 
 
   it('refuses a job past the balance (403) and past a cap (429), holding nothing', async () => {
     const poor = await gateway.createFundedKey({ credits: 0.02 });
-    const refused = await gateway.request({ method: 'POST', url: '/api/v1/image/generations/async', headers: keyHeaders(poor.key), payload: { model: 'img-ark', content: [text()] } });
+    const refused = await gateway.request({
+      method: 'POST',
+      url: '/api/v1/image/generations/async',
+      headers: keyHeaders(poor.key),
+      payload: { model: 'img-ark', content: [text()] },
+    });
     expectEnvelope(refused, 403, 'GW_INSUFFICIENT_BALANCE', '/api/v1/image/generations/async');
     const capped = await gateway.createFundedKey({ credits: 10, limits: { daily: 0.05 } });
-    const over = await gateway.request({ method: 'POST', url: '/api/v1/image/generations/async', headers: keyHeaders(capped.key), payload: { model: 'img-ark', content: [text()], numberOfImages: 2 } });
+    const over = await gateway.request({
+      method: 'POST',
+      url: '/api/v1/image/generations/async',
+      headers: keyHeaders(capped.key),
+      payload: { model: 'img-ark', content: [text()], numberOfImages: 2 },
+    });
     expectEnvelope(over, 429, 'GW_SPEND_CAP_REACHED', '/api/v1/image/generations/async');
     for (const { accountId } of [poor, capped]) {
       expect(await jobRowsOf(gateway, accountId)).toEqual([]);

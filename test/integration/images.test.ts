@@ -1,7 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { usdToNanos } from '../../src/domain/money.ts';
 import { expectEnvelope, heldNanosOf, keyHeaders } from '../support/http-helpers.ts';
-import { balanceNanosOf, jobRowsOf, sandboxImageConfigYaml, tinyPngBase64, waitForImageJob, type ImageJobBody } from '../support/image-jobs.ts';
+import {
+  balanceNanosOf,
+  jobRowsOf,
+  sandboxImageConfigYaml,
+  tinyPngBase64,
+  waitForImageJob,
+  type ImageJobBody,
+} from '../support/image-jobs.ts';
 import { startTestGateway, type TestGateway } from '../support/test-gateway.ts';
 
 const pngSignature = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
@@ -23,7 +30,12 @@ describe('native image generation through the sandbox', () => {
   });
 
   async function submit(key: string, body: Record<string, unknown>): Promise<string> {
-    const response = await gateway.request({ method: 'POST', url: '/api/v1/image/generations/async', headers: keyHeaders(key), payload: body });
+    const response = await gateway.request({
+      method: 'POST',
+      url: '/api/v1/image/generations/async',
+      headers: keyHeaders(key),
+      payload: body,
+    });
     expect(response.statusCode, response.body).toBe(202);
     const answer = response.json<{ generationId: string; status: string }>();
     expect(answer.status).toBe('queued');
@@ -33,10 +45,25 @@ describe('native image generation through the sandbox', () => {
 
   it('runs a job to success: archived PNGs behind signed links, billed per image at the estimate', async () => {
     const { key, accountId } = await gateway.createFundedKey({ credits: 1 });
-    const body = { model: 'sandbox-image', content: [{ type: 'text', text: 'a red fox' }], numberOfImages: 3, size: '512x256', unknownField: 'stripped' };
-    const estimate = await gateway.request({ method: 'POST', url: '/api/v1/image/estimate', headers: keyHeaders(key), payload: body });
+    const body = {
+      model: 'sandbox-image',
+      content: [{ type: 'text', text: 'a red fox' }],
+      numberOfImages: 3,
+      size: '512x256',
+      unknownField: 'stripped',
+    };
+    const estimate = await gateway.request({
+      method: 'POST',
+      url: '/api/v1/image/estimate',
+      headers: keyHeaders(key),
+      payload: body,
+    });
     expect(estimate.statusCode, estimate.body).toBe(200);
-    expect(estimate.json()).toEqual({ data: { estimatedUserCost: 0.003, currency: 'USD' }, success: true, status: 200 });
+    expect(estimate.json()).toEqual({
+      data: { estimatedUserCost: 0.003, currency: 'USD' },
+      success: true,
+      status: 200,
+    });
 
     const id = await submit(key, body);
     const [row] = await jobRowsOf(gateway, accountId);
@@ -57,35 +84,68 @@ describe('native image generation through the sandbox', () => {
 
     const usage = await gateway.request({ method: 'GET', url: '/api/compat/v1/usage', headers: keyHeaders(key) });
     const [record] = usage.json<{ results: Array<Record<string, unknown>> }>().results;
-    expect(record).toMatchObject({ id, modality: 'image', model: 'sandbox-image', status: 'succeeded', usdCost: 0.003 });
+    expect(record).toMatchObject({
+      id,
+      modality: 'image',
+      model: 'sandbox-image',
+      status: 'succeeded',
+      usdCost: 0.003,
+    });
     expect(JSON.stringify(record)).not.toContain('unknownField');
   });
 
-  it('answers 404 for an unknown id and for another account\'s job', async () => {
+  it("answers 404 for an unknown id and for another account's job", async () => {
     const owner = await gateway.createFundedKey();
     const other = await gateway.createFundedKey();
     const id = await submit(owner.key, { model: 'sandbox-image', content: [{ type: 'text', text: 'mine' }] });
-    const foreign = await gateway.request({ method: 'GET', url: `/api/v1/image/generations/async/${id}`, headers: keyHeaders(other.key) });
+    const foreign = await gateway.request({
+      method: 'GET',
+      url: `/api/v1/image/generations/async/${id}`,
+      headers: keyHeaders(other.key),
+    });
     expectEnvelope(foreign, 404, 'GW_NOT_FOUND', `/api/v1/image/generations/async/${id}`);
-    const unknown = await gateway.request({ method: 'GET', url: '/api/v1/image/generations/async/gen_nope', headers: keyHeaders(owner.key) });
+    const unknown = await gateway.request({
+      method: 'GET',
+      url: '/api/v1/image/generations/async/gen_nope',
+      headers: keyHeaders(owner.key),
+    });
     expectEnvelope(unknown, 404, 'GW_NOT_FOUND', '/api/v1/image/generations/async/gen_nope');
     await waitForImageJob(gateway, owner.key, id);
   });
 
   it('signed links: a tampered signature, key or expiry answers 403, an expired link 403', async () => {
     const { key } = await gateway.createFundedKey();
-    const job = await waitForImageJob(gateway, key, await submit(key, { model: 'sandbox-image', content: [{ type: 'text', text: 'links' }] }));
+    const job = await waitForImageJob(
+      gateway,
+      key,
+      await submit(key, { model: 'sandbox-image', content: [{ type: 'text', text: 'links' }] }),
+    );
     const link = new URL(job.result!.images[0]!.downloadUrl);
     const signature = link.searchParams.get('signature')!;
     const tampered = new URL(link);
     tampered.searchParams.set('signature', `${signature.slice(0, -2)}${signature.endsWith('AA') ? 'BB' : 'AA'}`);
-    expectEnvelope(await gateway.request({ method: 'GET', url: pathOf(tampered.href) }), 403, 'GW_FORBIDDEN', link.pathname);
+    expectEnvelope(
+      await gateway.request({ method: 'GET', url: pathOf(tampered.href) }),
+      403,
+      'GW_FORBIDDEN',
+      link.pathname,
+    );
     const longer = new URL(link);
     longer.searchParams.set('expires', String(Number(link.searchParams.get('expires')) + 3600));
-    expectEnvelope(await gateway.request({ method: 'GET', url: pathOf(longer.href) }), 403, 'GW_FORBIDDEN', link.pathname);
+    expectEnvelope(
+      await gateway.request({ method: 'GET', url: pathOf(longer.href) }),
+      403,
+      'GW_FORBIDDEN',
+      link.pathname,
+    );
     const otherObject = new URL(link);
     otherObject.pathname = link.pathname.replace(/0\.png$/, '1.png');
-    expectEnvelope(await gateway.request({ method: 'GET', url: pathOf(otherObject.href) }), 403, 'GW_FORBIDDEN', otherObject.pathname);
+    expectEnvelope(
+      await gateway.request({ method: 'GET', url: pathOf(otherObject.href) }),
+      403,
+      'GW_FORBIDDEN',
+      otherObject.pathname,
+    );
     const objectKey = decodeURIComponent(link.pathname.replace('/api/v1/media/files/', ''));
     const expired = await gateway.gateway.core.store.signedLink(objectKey, new Date(Date.now() - 1000));
     const response = await gateway.request({ method: 'GET', url: expired });
@@ -96,13 +156,28 @@ describe('native image generation through the sandbox', () => {
   it('reuses an archived output as imageAssetId for its owner, and answers 404 to any other account', async () => {
     const owner = await gateway.createFundedKey();
     const other = await gateway.createFundedKey();
-    const first = await waitForImageJob(gateway, owner.key, await submit(owner.key, { model: 'sandbox-image', content: [{ type: 'text', text: 'base' }] }));
+    const first = await waitForImageJob(
+      gateway,
+      owner.key,
+      await submit(owner.key, { model: 'sandbox-image', content: [{ type: 'text', text: 'base' }] }),
+    );
     const assetId = first.result!.images[0]!.assetId;
-    const reuse = { model: 'sandbox-image', content: [{ type: 'text', text: 'again' }, { type: 'imageAssetId', assetId }] };
+    const reuse = {
+      model: 'sandbox-image',
+      content: [
+        { type: 'text', text: 'again' },
+        { type: 'imageAssetId', assetId },
+      ],
+    };
     const second = await waitForImageJob(gateway, owner.key, await submit(owner.key, reuse));
     expect(second.status, second.error).toBe('succeeded');
     const before = await balanceNanosOf(gateway, other.accountId);
-    const refused = await gateway.request({ method: 'POST', url: '/api/v1/image/generations/async', headers: keyHeaders(other.key), payload: reuse });
+    const refused = await gateway.request({
+      method: 'POST',
+      url: '/api/v1/image/generations/async',
+      headers: keyHeaders(other.key),
+      payload: reuse,
+    });
     const envelope = expectEnvelope(refused, 404, 'GW_NOT_FOUND', '/api/v1/image/generations/async');
     expect(envelope.errors[0]).toContain(assetId);
     expect(await jobRowsOf(gateway, other.accountId)).toEqual([]);
@@ -111,8 +186,18 @@ describe('native image generation through the sandbox', () => {
 
   it('decomposes one image into a base and ascending layers with boxes, billed per returned image', async () => {
     const { key, accountId } = await gateway.createFundedKey({ credits: 1 });
-    const body = { model: 'sandbox-image-layers', layerDecomposition: true, resolution: '1K', content: [{ type: 'imageBase64', data: tinyPngBase64, mediaType: 'image/png' }] };
-    const estimate = await gateway.request({ method: 'POST', url: '/api/v1/image/estimate', headers: keyHeaders(key), payload: body });
+    const body = {
+      model: 'sandbox-image-layers',
+      layerDecomposition: true,
+      resolution: '1K',
+      content: [{ type: 'imageBase64', data: tinyPngBase64, mediaType: 'image/png' }],
+    };
+    const estimate = await gateway.request({
+      method: 'POST',
+      url: '/api/v1/image/estimate',
+      headers: keyHeaders(key),
+      payload: body,
+    });
     // The layer count is the model's choice: the estimate (and the hold) covers the most it can return, 17 images.
     expect(estimate.json<{ data: { estimatedUserCost: number } }>().data.estimatedUserCost).toBe(0.034);
     const job = await waitForImageJob(gateway, key, await submit(key, body));
@@ -145,7 +230,12 @@ describe('native image generation through the sandbox', () => {
 
   it('the waiting form answers the ImageResult when the job ends in time', async () => {
     const { key } = await gateway.createFundedKey();
-    const response = await gateway.request({ method: 'POST', url: '/api/v1/image/generations', headers: keyHeaders(key), payload: { model: 'sandbox-image', content: [{ type: 'text', text: 'now' }], numberOfImages: 2 } });
+    const response = await gateway.request({
+      method: 'POST',
+      url: '/api/v1/image/generations',
+      headers: keyHeaders(key),
+      payload: { model: 'sandbox-image', content: [{ type: 'text', text: 'now' }], numberOfImages: 2 },
+    });
     expect(response.statusCode, response.body).toBe(200);
     const body = response.json<{ generationId: string } & NonNullable<ImageJobBody['result']>>();
     expect(body.generationId).toMatch(/^gen_/);
@@ -155,18 +245,36 @@ describe('native image generation through the sandbox', () => {
 
   it('expired assets are deleted by the retention sweep: their links and reuse then answer 404', async () => {
     const { key } = await gateway.createFundedKey();
-    const job = await waitForImageJob(gateway, key, await submit(key, { model: 'sandbox-image', content: [{ type: 'text', text: 'old' }] }));
+    const job = await waitForImageJob(
+      gateway,
+      key,
+      await submit(key, { model: 'sandbox-image', content: [{ type: 'text', text: 'old' }] }),
+    );
     const { assetId, downloadUrl } = job.result!.images[0]!;
     const { mediaAssets } = await import('../../src/storage/schema.ts');
     const { eq } = await import('drizzle-orm');
-    await gateway.gateway.core.storage.db.update(mediaAssets).set({ expiresAt: new Date(Date.now() - 1000) }).where(eq(mediaAssets.id, assetId));
+    await gateway.gateway.core.storage.db
+      .update(mediaAssets)
+      .set({ expiresAt: new Date(Date.now() - 1000) })
+      .where(eq(mediaAssets.id, assetId));
     expect(await gateway.gateway.core.retention.sweep()).toBeGreaterThanOrEqual(1);
-    expectEnvelope(await gateway.request({ method: 'GET', url: pathOf(downloadUrl) }), 404, 'GW_NOT_FOUND', new URL(downloadUrl).pathname);
+    expectEnvelope(
+      await gateway.request({ method: 'GET', url: pathOf(downloadUrl) }),
+      404,
+      'GW_NOT_FOUND',
+      new URL(downloadUrl).pathname,
+    );
     const reuse = await gateway.request({
       method: 'POST',
       url: '/api/v1/image/generations/async',
       headers: keyHeaders(key),
-      payload: { model: 'sandbox-image', content: [{ type: 'text', text: 'x' }, { type: 'imageAssetId', assetId }] },
+      payload: {
+        model: 'sandbox-image',
+        content: [
+          { type: 'text', text: 'x' },
+          { type: 'imageAssetId', assetId },
+        ],
+      },
     });
     expectEnvelope(reuse, 404, 'GW_NOT_FOUND', '/api/v1/image/generations/async');
   });
@@ -176,7 +284,9 @@ describe('a job waits in the queue while no worker runs', () => {
   let gateway: TestGateway;
 
   beforeAll(async () => {
-    gateway = await startTestGateway({ configText: sandboxImageConfigYaml('jobs: { concurrency: 0, syncWaitMs: 200 }') });
+    gateway = await startTestGateway({
+      configText: sandboxImageConfigYaml('jobs: { concurrency: 0, syncWaitMs: 200 }'),
+    });
   });
   afterAll(async () => {
     await gateway?.close();
@@ -185,19 +295,44 @@ describe('a job waits in the queue while no worker runs', () => {
   it('stays queued (polling never moves it), holds exactly its estimate, and the waiting form answers 202', async () => {
     const { key, accountId } = await gateway.createFundedKey({ credits: 1 });
     const body = { model: 'sandbox-image', content: [{ type: 'text', text: 'later' }], numberOfImages: 4 };
-    const estimate = await gateway.request({ method: 'POST', url: '/api/v1/image/estimate', headers: keyHeaders(key), payload: body });
-    const response = await gateway.request({ method: 'POST', url: '/api/v1/image/generations/async', headers: keyHeaders(key), payload: body });
+    const estimate = await gateway.request({
+      method: 'POST',
+      url: '/api/v1/image/estimate',
+      headers: keyHeaders(key),
+      payload: body,
+    });
+    const response = await gateway.request({
+      method: 'POST',
+      url: '/api/v1/image/generations/async',
+      headers: keyHeaders(key),
+      payload: body,
+    });
     const { generationId } = response.json<{ generationId: string }>();
     for (let poll = 0; poll < 3; poll++) {
-      const job = await gateway.request({ method: 'GET', url: `/api/v1/image/generations/async/${generationId}`, headers: keyHeaders(key) });
+      const job = await gateway.request({
+        method: 'GET',
+        url: `/api/v1/image/generations/async/${generationId}`,
+        headers: keyHeaders(key),
+      });
       expect(job.json()).toEqual({ generationId, status: 'queued' });
     }
-    expect(await heldNanosOf(gateway, accountId)).toBe(usdToNanos(estimate.json<{ data: { estimatedUserCost: number } }>().data.estimatedUserCost));
-    const waited = await gateway.request({ method: 'POST', url: '/api/v1/image/generations', headers: keyHeaders(key), payload: body });
+    expect(await heldNanosOf(gateway, accountId)).toBe(
+      usdToNanos(estimate.json<{ data: { estimatedUserCost: number } }>().data.estimatedUserCost),
+    );
+    const waited = await gateway.request({
+      method: 'POST',
+      url: '/api/v1/image/generations',
+      headers: keyHeaders(key),
+      payload: body,
+    });
     expect(waited.statusCode).toBe(202);
     expect(waited.json()).toMatchObject({ status: 'queued' });
     // The queue's depth, in the readiness report and the metrics alike.
-    expect((await gateway.request({ method: 'GET', url: '/readyz' })).json()).toMatchObject({ workers: { jobs: { state: 'stopped', byState: { queued: 2, processing: 0 } } } });
-    expect((await gateway.request({ method: 'GET', url: '/metrics' })).body).toMatch(/^gateway_media_jobs\{state="queued"\} 2$/m);
+    expect((await gateway.request({ method: 'GET', url: '/readyz' })).json()).toMatchObject({
+      workers: { jobs: { state: 'stopped', byState: { queued: 2, processing: 0 } } },
+    });
+    expect((await gateway.request({ method: 'GET', url: '/metrics' })).body).toMatch(
+      /^gateway_media_jobs\{state="queued"\} 2$/m,
+    );
   });
 });

@@ -47,26 +47,48 @@ function configFile(directory: string, ark: FakeServer, speech: FakeServer): str
 }
 
 async function post<T>(url: string, headers: Record<string, string>, body: unknown): Promise<T> {
-  const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+  const response = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: JSON.stringify(body),
+  });
   if (!response.ok) throw new Error(`POST ${url}: ${response.status} ${await response.text()}`);
   return (await response.json()) as T;
 }
 
 async function fundedKey(gateway: GatewayChild): Promise<{ accountId: string; key: string }> {
-  const account = await post<{ id: string }>(`${gateway.url}/api/admin/v1/accounts`, adminHeaders, { email: `crash-${Date.now()}-${Math.random()}@example.com`, credits });
-  const key = await post<{ key: string }>(`${gateway.url}/api/admin/v1/accounts/${account.id}/api-keys`, adminHeaders, { name: 'jobs' });
+  const account = await post<{ id: string }>(`${gateway.url}/api/admin/v1/accounts`, adminHeaders, {
+    email: `crash-${Date.now()}-${Math.random()}@example.com`,
+    credits,
+  });
+  const key = await post<{ key: string }>(`${gateway.url}/api/admin/v1/accounts/${account.id}/api-keys`, adminHeaders, {
+    name: 'jobs',
+  });
   return { accountId: account.id, key: key.key };
 }
 
 async function submit(gateway: GatewayChild, key: string, prompt: string, numberOfImages = 1): Promise<string> {
-  const answer = await post<{ generationId: string }>(`${gateway.url}/api/v1/image/generations/async`, { 'x-api-key': key }, { model: 'seedream', content: [{ type: 'text', text: prompt }], numberOfImages });
+  const answer = await post<{ generationId: string }>(
+    `${gateway.url}/api/v1/image/generations/async`,
+    { 'x-api-key': key },
+    { model: 'seedream', content: [{ type: 'text', text: prompt }], numberOfImages },
+  );
   return answer.generationId;
 }
 
 type JobKind = 'image' | 'video' | 'audio';
-const pollPaths: Record<JobKind, string> = { image: '/api/v1/image/generations/async', video: '/api/v1/video/tasks', audio: '/api/v1/audio/generations' };
+const pollPaths: Record<JobKind, string> = {
+  image: '/api/v1/image/generations/async',
+  video: '/api/v1/video/tasks',
+  audio: '/api/v1/audio/generations',
+};
 
-async function statusOf(gateway: GatewayChild, key: string, id: string, kind: JobKind = 'image'): Promise<{ status: string; error?: string; result?: { images: unknown[] } }> {
+async function statusOf(
+  gateway: GatewayChild,
+  key: string,
+  id: string,
+  kind: JobKind = 'image',
+): Promise<{ status: string; error?: string; result?: { images: unknown[] } }> {
   const response = await fetch(`${gateway.url}${pollPaths[kind]}/${id}`, { headers: { 'x-api-key': key } });
   return (await response.json()) as { status: string };
 }
@@ -79,10 +101,16 @@ async function until(what: string, timeoutMs: number, done: () => boolean | Prom
   }
 }
 
-async function allTerminal(gateway: GatewayChild, key: string, ids: readonly string[]): Promise<Map<string, { status: string; error?: string; result?: { images: unknown[] } }>> {
+async function allTerminal(
+  gateway: GatewayChild,
+  key: string,
+  ids: readonly string[],
+): Promise<Map<string, { status: string; error?: string; result?: { images: unknown[] } }>> {
   const states = new Map<string, { status: string; error?: string; result?: { images: unknown[] } }>();
   await until(`${ids.length} jobs to end\n${gateway.output()}`, 60_000, async () => {
-    for (const id of ids) if (!['succeeded', 'failed'].includes(states.get(id)?.status ?? '')) states.set(id, await statusOf(gateway, key, id));
+    for (const id of ids)
+      if (!['succeeded', 'failed'].includes(states.get(id)?.status ?? ''))
+        states.set(id, await statusOf(gateway, key, id));
     return ids.every((id) => ['succeeded', 'failed'].includes(states.get(id)!.status));
   });
   return states;
@@ -90,7 +118,14 @@ async function allTerminal(gateway: GatewayChild, key: string, ids: readonly str
 
 /** Nothing held, one record per job, and every nano granted either still there or charged. */
 async function expectBalancedBooks(storage: Storage, accountId: string, jobIds: readonly string[]): Promise<void> {
-  const [books] = await queryRows<{ balance: string; held: string; holds: string; charged: string; records: string; jobs_open: string }>(
+  const [books] = await queryRows<{
+    balance: string;
+    held: string;
+    holds: string;
+    charged: string;
+    records: string;
+    jobs_open: string;
+  }>(
     storage.db,
     sql`SELECT (SELECT balance_nanos FROM accounts WHERE id = ${accountId})::text AS balance,
                (SELECT held_nanos FROM accounts WHERE id = ${accountId})::text AS held,
@@ -101,7 +136,10 @@ async function expectBalancedBooks(storage: Storage, accountId: string, jobIds: 
   );
   expect(books).toMatchObject({ held: '0', holds: '0', jobs_open: '0', records: String(jobIds.length) });
   expect(BigInt(books!.balance) + BigInt(books!.charged)).toBe(usdToNanos(credits));
-  const ids = await queryRows<{ id: string }>(storage.db, sql`SELECT id FROM generations WHERE account_id = ${accountId}`);
+  const ids = await queryRows<{ id: string }>(
+    storage.db,
+    sql`SELECT id FROM generations WHERE account_id = ${accountId}`,
+  );
   expect(ids.map((row) => row.id).sort()).toEqual([...jobIds].sort());
 }
 
@@ -128,7 +166,11 @@ for (const mode of ['embedded', 'postgres'] as const) {
     });
 
     const start = async () => {
-      const child = await startGatewayChild({ configPath: configFile(directory, ark, speech), dataDir: path.join(directory, 'data'), databaseUrl: database?.url });
+      const child = await startGatewayChild({
+        configPath: configFile(directory, ark, speech),
+        dataDir: path.join(directory, 'data'),
+        databaseUrl: database?.url,
+      });
       children.push(child);
       return child;
     };
@@ -138,16 +180,33 @@ for (const mode of ['embedded', 'postgres'] as const) {
       const { accountId, key } = await fundedKey(first);
       const inFlight = await submit(first, key, 'crash during submit fake-slow-5000');
       const archiving = await submit(first, key, 'crash during archiving fake-slow-file-5000', 2);
-      const waiting = await Promise.all(Array.from({ length: 8 }, (_, index) => submit(first, key, `waiting ${index} fake-slow-400`)));
+      const waiting = await Promise.all(
+        Array.from({ length: 8 }, (_, index) => submit(first, key, `waiting ${index} fake-slow-400`)),
+      );
       const speaking = (
-        await post<{ generationId: string }>(`${first.url}/api/v1/audio/text-to-speech`, { 'x-api-key': key }, { voiceType: 'zh_female_cancan_mars_bigtts', text: 'crash while speaking fake-slow-5000' })
+        await post<{ generationId: string }>(
+          `${first.url}/api/v1/audio/text-to-speech`,
+          { 'x-api-key': key },
+          { voiceType: 'zh_female_cancan_mars_bigtts', text: 'crash while speaking fake-slow-5000' },
+        )
       ).generationId;
       const video = async (prompt: string) =>
-        (await post<{ taskId: string }>(`${first.url}/api/v1/video/generations`, { 'x-api-key': key }, { model: 'seedance', content: [{ type: 'text', text: prompt }], duration: 2 })).taskId;
+        (
+          await post<{ taskId: string }>(
+            `${first.url}/api/v1/video/generations`,
+            { 'x-api-key': key },
+            { model: 'seedance', content: [{ type: 'text', text: prompt }], duration: 2 },
+          )
+        ).taskId;
       const videoRunning = await video('crash while the task runs fake-video-slow-40');
       const videoCreating = await video('crash while creating the task fake-hang');
-      const taskCreations = (prompt: string) => ark.requests.filter((request) => request.method === 'POST' && request.path === tasksPath && JSON.stringify(request.body).includes(prompt)).length;
-      const taskReads = () => ark.requests.filter((request) => request.method === 'GET' && request.path.startsWith(`${tasksPath}/`)).length;
+      const taskCreations = (prompt: string) =>
+        ark.requests.filter(
+          (request) =>
+            request.method === 'POST' && request.path === tasksPath && JSON.stringify(request.body).includes(prompt),
+        ).length;
+      const taskReads = () =>
+        ark.requests.filter((request) => request.method === 'GET' && request.path.startsWith(`${tasksPath}/`)).length;
       // Clients keep polling while the process dies.
       let polling = true;
       const pollers = Promise.all(
@@ -156,17 +215,34 @@ for (const mode of ['embedded', 'postgres'] as const) {
         }),
       );
       const referencing = (
-        await post<{ generationId: string }>(`${first.url}/api/v1/audio/generation-with-reference`, { 'x-api-key': key }, { model: 'seed-audio', textPrompt: 'crash while referencing fake-slow-5000' })
+        await post<{ generationId: string }>(
+          `${first.url}/api/v1/audio/generation-with-reference`,
+          { 'x-api-key': key },
+          { model: 'seed-audio', textPrompt: 'crash while referencing fake-slow-5000' },
+        )
       ).generationId;
-      const referenced = () => speech.requests.filter((request) => (request.body as { text_prompt?: string } | undefined)?.text_prompt === 'crash while referencing fake-slow-5000').length;
-      const spoken = () => speech.requests.filter((request) => (request.body as { req_params?: { text?: string } } | undefined)?.req_params?.text === 'crash while speaking fake-slow-5000').length;
-      await until('the provider calls and the archive download to be under way', 20_000, () =>
-        submissionsOf(ark.requests, seedreamPath, 'crash during submit fake-slow-5000') === 1 &&
-        ark.requests.some((request) => request.method === 'GET' && request.path.startsWith('/files/')) &&
-        spoken() === 1 &&
-        referenced() === 1 &&
-        taskReads() >= 3 &&
-        taskCreations('fake-hang') === 1,
+      const referenced = () =>
+        speech.requests.filter(
+          (request) =>
+            (request.body as { text_prompt?: string } | undefined)?.text_prompt ===
+            'crash while referencing fake-slow-5000',
+        ).length;
+      const spoken = () =>
+        speech.requests.filter(
+          (request) =>
+            (request.body as { req_params?: { text?: string } } | undefined)?.req_params?.text ===
+            'crash while speaking fake-slow-5000',
+        ).length;
+      await until(
+        'the provider calls and the archive download to be under way',
+        20_000,
+        () =>
+          submissionsOf(ark.requests, seedreamPath, 'crash during submit fake-slow-5000') === 1 &&
+          ark.requests.some((request) => request.method === 'GET' && request.path.startsWith('/files/')) &&
+          spoken() === 1 &&
+          referenced() === 1 &&
+          taskReads() >= 3 &&
+          taskCreations('fake-hang') === 1,
       );
       await first.kill('SIGKILL');
       polling = false;
@@ -177,31 +253,55 @@ for (const mode of ['embedded', 'postgres'] as const) {
       const states = await allTerminal(second, key, ids);
       let audio: { status: string; error?: string } | undefined;
       await until('the speech job to end', 30_000, async () => {
-        audio = (await (await fetch(`${second.url}/api/v1/audio/generations/${speaking}`, { headers: { 'x-api-key': key } })).json()) as { status: string; error?: string };
+        audio = (await (
+          await fetch(`${second.url}/api/v1/audio/generations/${speaking}`, { headers: { 'x-api-key': key } })
+        ).json()) as { status: string; error?: string };
         return audio.status === 'failed' || audio.status === 'succeeded';
       });
       expect(audio).toMatchObject({ status: 'failed', error: expect.stringMatching(/not sent again/) });
       expect(spoken()).toBe(1);
-      await until('the reference audio job to end', 30_000, async () => ['succeeded', 'failed'].includes((await statusOf(second, key, referencing, 'audio')).status));
-      expect(await statusOf(second, key, referencing, 'audio')).toMatchObject({ status: 'failed', error: expect.stringMatching(/not sent again/) });
+      await until('the reference audio job to end', 30_000, async () =>
+        ['succeeded', 'failed'].includes((await statusOf(second, key, referencing, 'audio')).status),
+      );
+      expect(await statusOf(second, key, referencing, 'audio')).toMatchObject({
+        status: 'failed',
+        error: expect.stringMatching(/not sent again/),
+      });
       expect(referenced()).toBe(1);
-      const videoState = async (taskId: string) => (await (await fetch(`${second.url}/api/v1/video/tasks/${taskId}`, { headers: { 'x-api-key': key } })).json()) as { status: string; error?: string; usage?: { durationSeconds: number } };
-      await until('the video tasks to end', 30_000, async () => ['succeeded', 'failed'].includes((await videoState(videoRunning)).status) && ['succeeded', 'failed'].includes((await videoState(videoCreating)).status));
+      const videoState = async (taskId: string) =>
+        (await (
+          await fetch(`${second.url}/api/v1/video/tasks/${taskId}`, { headers: { 'x-api-key': key } })
+        ).json()) as { status: string; error?: string; usage?: { durationSeconds: number } };
+      await until(
+        'the video tasks to end',
+        30_000,
+        async () =>
+          ['succeeded', 'failed'].includes((await videoState(videoRunning)).status) &&
+          ['succeeded', 'failed'].includes((await videoState(videoCreating)).status),
+      );
       expect(await videoState(videoRunning)).toMatchObject({ status: 'succeeded', usage: { durationSeconds: 2 } });
-      expect(await videoState(videoCreating)).toMatchObject({ status: 'failed', error: expect.stringMatching(/not created again/) });
+      expect(await videoState(videoCreating)).toMatchObject({
+        status: 'failed',
+        error: expect.stringMatching(/not created again/),
+      });
       expect(taskCreations('crash while the task runs')).toBe(1);
       expect(taskCreations('crash while creating the task')).toBe(1);
       expect(states.get(inFlight)).toMatchObject({ status: 'failed', error: expect.stringMatching(/not sent again/) });
       expect(states.get(archiving)?.status, states.get(archiving)?.error).toBe('succeeded');
       expect(states.get(archiving)?.result?.images).toHaveLength(2);
       for (const id of waiting) expect(['succeeded', 'failed']).toContain(states.get(id)!.status);
-      for (const prompt of ['crash during submit fake-slow-5000', 'crash during archiving fake-slow-file-5000']) expect(submissionsOf(ark.requests, seedreamPath, prompt)).toBe(1);
-      for (let index = 0; index < 8; index++) expect(submissionsOf(ark.requests, seedreamPath, `waiting ${index} fake-slow-400`)).toBeLessThanOrEqual(1);
-      for (const id of waiting.filter((id) => states.get(id)!.status === 'succeeded')) expect(states.get(id)!.result!.images).toHaveLength(1);
+      for (const prompt of ['crash during submit fake-slow-5000', 'crash during archiving fake-slow-file-5000'])
+        expect(submissionsOf(ark.requests, seedreamPath, prompt)).toBe(1);
+      for (let index = 0; index < 8; index++)
+        expect(submissionsOf(ark.requests, seedreamPath, `waiting ${index} fake-slow-400`)).toBeLessThanOrEqual(1);
+      for (const id of waiting.filter((id) => states.get(id)!.status === 'succeeded'))
+        expect(states.get(id)!.result!.images).toHaveLength(1);
 
       await second.kill('SIGTERM');
       const storage = await openStorage(
-        database ? { kind: 'postgres', url: database.url } : { kind: 'embedded', dataDir: path.join(directory, 'data') },
+        database
+          ? { kind: 'postgres', url: database.url }
+          : { kind: 'embedded', dataDir: path.join(directory, 'data') },
       );
       try {
         await expectBalancedBooks(storage, accountId, [...ids, speaking, referencing, videoRunning, videoCreating]);
@@ -220,28 +320,55 @@ for (const mode of ['embedded', 'postgres'] as const) {
           const prompt = `drain ${index}`;
           const headers = { 'x-api-key': key };
           if (kindOf(index) === 'image') return submit(gateway, key, prompt);
-          if (kindOf(index) === 'video') return (await post<{ taskId: string }>(`${gateway.url}/api/v1/video/generations`, headers, { model: 'seedance', content: [{ type: 'text', text: prompt }], duration: 2 })).taskId;
-          return (await post<{ generationId: string }>(`${gateway.url}/api/v1/audio/text-to-speech`, headers, { voiceType: 'zh_female_cancan_mars_bigtts', text: prompt })).generationId;
+          if (kindOf(index) === 'video')
+            return (
+              await post<{ taskId: string }>(`${gateway.url}/api/v1/video/generations`, headers, {
+                model: 'seedance',
+                content: [{ type: 'text', text: prompt }],
+                duration: 2,
+              })
+            ).taskId;
+          return (
+            await post<{ generationId: string }>(`${gateway.url}/api/v1/audio/text-to-speech`, headers, {
+              voiceType: 'zh_female_cancan_mars_bigtts',
+              text: prompt,
+            })
+          ).generationId;
         };
-        const ids = await Promise.all(Array.from({ length: 200 }, (_, index) => submitAny(index % 2 === 0 ? one! : two!, index)));
+        const ids = await Promise.all(
+          Array.from({ length: 200 }, (_, index) => submitAny(index % 2 === 0 ? one! : two!, index)),
+        );
         const states = new Map<string, { status: string; error?: string }>();
         await until(`200 jobs to end\n${one!.output()}`, 90_000, async () => {
-          for (const [index, id] of ids.entries()) if (!['succeeded', 'failed'].includes(states.get(id)?.status ?? '')) states.set(id, await statusOf(one!, key, id, kindOf(index)));
+          for (const [index, id] of ids.entries())
+            if (!['succeeded', 'failed'].includes(states.get(id)?.status ?? ''))
+              states.set(id, await statusOf(one!, key, id, kindOf(index)));
           return ids.every((id) => ['succeeded', 'failed'].includes(states.get(id)!.status));
         });
         for (const id of ids) expect(states.get(id)?.status, states.get(id)?.error).toBe('succeeded');
         const sent = (index: number) => {
           const prompt = `drain ${index}`;
           if (kindOf(index) === 'image') return submissionsOf(ark.requests, seedreamPath, prompt);
-          if (kindOf(index) === 'video') return ark.requests.filter((request) => request.method === 'POST' && request.path === tasksPath && JSON.stringify(request.body).includes(`"${prompt}"`)).length;
-          return speech.requests.filter((request) => (request.body as { req_params?: { text?: string } } | undefined)?.req_params?.text === prompt).length;
+          if (kindOf(index) === 'video')
+            return ark.requests.filter(
+              (request) =>
+                request.method === 'POST' &&
+                request.path === tasksPath &&
+                JSON.stringify(request.body).includes(`"${prompt}"`),
+            ).length;
+          return speech.requests.filter(
+            (request) => (request.body as { req_params?: { text?: string } } | undefined)?.req_params?.text === prompt,
+          ).length;
         };
         for (let index = 0; index < 200; index++) expect(sent(index), `job ${index} (${kindOf(index)})`).toBe(1);
         await Promise.all([one!.kill('SIGTERM'), two!.kill('SIGTERM')]);
         const storage = await openStorage({ kind: 'postgres', url: database!.url });
         try {
           await expectBalancedBooks(storage, accountId, ids);
-          const [attempts] = await queryRows<{ most: number }>(storage.db, sql`SELECT max(attempts) AS most FROM media_jobs WHERE account_id = ${accountId}`);
+          const [attempts] = await queryRows<{ most: number }>(
+            storage.db,
+            sql`SELECT max(attempts) AS most FROM media_jobs WHERE account_id = ${accountId}`,
+          );
           expect(Number(attempts!.most)).toBe(1);
         } finally {
           await storage.close();

@@ -29,13 +29,34 @@ interface Submission {
 }
 
 const submissions: Record<string, Submission> = {
-  'image, upstream silent before its headers': { url: '/api/v1/image/generations/async', body: { model: 'seedream', content: [text('deadline fake-hang')] } },
-  'image, upstream silent mid-body': { url: '/api/v1/image/generations/async', body: { model: 'stalled-image', content: [text('deadline mid-body')] } },
-  'video, task running for ever': { url: '/api/v1/video/generations', body: { model: 'seedance', content: [text('deadline fake-video-slow-100000')], duration: 2 } },
-  'video, task reads never answered': { url: '/api/v1/video/generations', body: { model: 'stalled-video', content: [text('deadline unread task')], duration: 2 } },
-  'video, output download stalled': { url: '/api/v1/video/generations', body: { model: 'router-video', content: [text('deadline fake-stall-download')], duration: 4 } },
-  'text-to-speech, upstream silent': { url: '/api/v1/audio/text-to-speech', body: { voiceType: 'zh_female_cancan_mars_bigtts', text: 'deadline fake-hang' } },
-  'reference audio, upstream silent': { url: '/api/v1/audio/generation-with-reference', body: { model: 'seed-audio', textPrompt: 'deadline fake-hang' } },
+  'image, upstream silent before its headers': {
+    url: '/api/v1/image/generations/async',
+    body: { model: 'seedream', content: [text('deadline fake-hang')] },
+  },
+  'image, upstream silent mid-body': {
+    url: '/api/v1/image/generations/async',
+    body: { model: 'stalled-image', content: [text('deadline mid-body')] },
+  },
+  'video, task running for ever': {
+    url: '/api/v1/video/generations',
+    body: { model: 'seedance', content: [text('deadline fake-video-slow-100000')], duration: 2 },
+  },
+  'video, task reads never answered': {
+    url: '/api/v1/video/generations',
+    body: { model: 'stalled-video', content: [text('deadline unread task')], duration: 2 },
+  },
+  'video, output download stalled': {
+    url: '/api/v1/video/generations',
+    body: { model: 'router-video', content: [text('deadline fake-stall-download')], duration: 4 },
+  },
+  'text-to-speech, upstream silent': {
+    url: '/api/v1/audio/text-to-speech',
+    body: { voiceType: 'zh_female_cancan_mars_bigtts', text: 'deadline fake-hang' },
+  },
+  'reference audio, upstream silent': {
+    url: '/api/v1/audio/generation-with-reference',
+    body: { model: 'seed-audio', textPrompt: 'deadline fake-hang' },
+  },
 };
 
 async function submit(gateway: TestGateway, key: string, { url, body }: Submission): Promise<void> {
@@ -53,7 +74,10 @@ async function until(what: string, timeoutMs: number, done: () => Promise<boolea
 }
 
 /** The account's books: balance, held total and hold rows. */
-async function booksOf(gateway: TestGateway, accountId: string): Promise<{ balance: bigint; held: bigint; holds: number }> {
+async function booksOf(
+  gateway: TestGateway,
+  accountId: string,
+): Promise<{ balance: bigint; held: bigint; holds: number }> {
   await gateway.settled();
   const [row] = await queryRows<{ balance: string; held: string; holds: string }>(
     gateway.gateway.core.storage.db,
@@ -72,7 +96,12 @@ describe('jobs past maxJobSeconds on upstreams that never finish', () => {
   let presigned: { router: FakeServer; storage: FakeServer };
 
   beforeAll(async () => {
-    [ark, speech, stalling, presigned] = await Promise.all([startArkFake(), startSpeechFake(), startStallingUpstream(), startPresignedVideoFake()]);
+    [ark, speech, stalling, presigned] = await Promise.all([
+      startArkFake(),
+      startSpeechFake(),
+      startStallingUpstream(),
+      startPresignedVideoFake(),
+    ]);
     gateway = await startTestGateway({
       upstreams: [ark, speech, stalling, presigned.router, presigned.storage],
       configText: [
@@ -108,7 +137,8 @@ describe('jobs past maxJobSeconds on upstreams that never finish', () => {
     expect(held.holds).toBe(cases.length);
     expect(held.held).toBeGreaterThan(0n);
 
-    const ended = async () => (await jobRowsOf(gateway, accountId)).every((row) => row.state === 'failed' || row.state === 'succeeded');
+    const ended = async () =>
+      (await jobRowsOf(gateway, accountId)).every((row) => row.state === 'failed' || row.state === 'succeeded');
     await until('every job to end', 15_000, ended);
     const rows = await jobRowsOf(gateway, accountId);
     expect(rows).toHaveLength(cases.length);
@@ -125,10 +155,16 @@ describe('jobs past maxJobSeconds on upstreams that never finish', () => {
 
     // Every upstream was really reached, and hung: the deadline, not an answer, ended each job.
     expect(stalling.requests.filter((request) => request.path === '/v1/images/generations')).toHaveLength(1);
-    expect(stalling.requests.filter((request) => request.method === 'GET' && request.path.startsWith('/api/v3/contents/generations/tasks/')).length).toBeGreaterThanOrEqual(1);
+    expect(
+      stalling.requests.filter(
+        (request) => request.method === 'GET' && request.path.startsWith('/api/v3/contents/generations/tasks/'),
+      ).length,
+    ).toBeGreaterThanOrEqual(1);
     expect(presigned.storage.requests.filter((request) => request.path.startsWith('/stall/'))).toHaveLength(1);
     // The task still running at the deadline was cancelled upstream.
-    const running = ark.requests.find((request) => request.method === 'POST' && JSON.stringify(request.body).includes('fake-video-slow-100000'));
+    const running = ark.requests.find(
+      (request) => request.method === 'POST' && JSON.stringify(request.body).includes('fake-video-slow-100000'),
+    );
     expect(running).toBeDefined();
     expect(ark.requests.some((request) => request.method === 'DELETE')).toBe(true);
   });
@@ -156,12 +192,19 @@ describe("a video's output fetched with the provider's key only on the provider'
   });
 
   async function videoJob(key: string, prompt: string): Promise<{ status: string; error?: string }> {
-    const created = await gateway.request({ method: 'POST', url: '/api/v1/video/generations', headers: keyHeaders(key), payload: { model: 'router-video', content: [text(prompt)], duration: 4 } });
+    const created = await gateway.request({
+      method: 'POST',
+      url: '/api/v1/video/generations',
+      headers: keyHeaders(key),
+      payload: { model: 'router-video', content: [text(prompt)], duration: 4 },
+    });
     expect(created.statusCode, created.body).toBe(200);
     const { taskId } = created.json<{ taskId: string }>();
     let task = { status: 'queued' } as { status: string; error?: string };
     await until(`video task ${taskId}`, 20_000, async () => {
-      task = (await gateway.request({ method: 'GET', url: `/api/v1/video/tasks/${taskId}`, headers: keyHeaders(key) })).json<{ status: string; error?: string }>();
+      task = (
+        await gateway.request({ method: 'GET', url: `/api/v1/video/tasks/${taskId}`, headers: keyHeaders(key) })
+      ).json<{ status: string; error?: string }>();
       return task.status === 'succeeded' || task.status === 'failed';
     });
     return task;

@@ -3,7 +3,8 @@ import { expectEnvelope, heldNanosOf, keyHeaders } from '../support/http-helpers
 import { jobRowsOf, sandboxImageConfigYaml } from '../support/image-jobs.ts';
 import { startTestGateway, type TestGateway } from '../support/test-gateway.ts';
 
-const videoModel = '  - { id: sandbox-video, outputModalities: [video], pricing: { perVideoSecond: 0.001 }, providers: [{ provider: sandbox, model: video }] }';
+const videoModel =
+  '  - { id: sandbox-video, outputModalities: [video], pricing: { perVideoSecond: 0.001 }, providers: [{ provider: sandbox, model: video }] }';
 const config = (extra = '') => `${sandboxImageConfigYaml(videoModel)}\njobs: { idlePollMs: 50 }\n${extra}`;
 
 /** URLs that name, or resolve to, an address outside the public internet; `localhost` resolves to loopback. */
@@ -34,10 +35,27 @@ describe('reference URLs of media jobs', () => {
   });
 
   const post = (key: string, url: string, payload: unknown, headers: Record<string, string> = {}) =>
-    gateway.request({ method: 'POST', url, headers: { ...keyHeaders(key), ...headers }, payload: typeof payload === 'string' ? payload : JSON.stringify(payload) });
+    gateway.request({
+      method: 'POST',
+      url,
+      headers: { ...keyHeaders(key), ...headers },
+      payload: typeof payload === 'string' ? payload : JSON.stringify(payload),
+    });
 
-  async function expectRefused(key: string, accountId: string, route: string, payload: unknown, field: string, headers?: Record<string, string>) {
-    const envelope = expectEnvelope(await post(key, route, payload, { 'content-type': 'application/json', ...headers }), 400, 'GW_VALIDATION', route);
+  async function expectRefused(
+    key: string,
+    accountId: string,
+    route: string,
+    payload: unknown,
+    field: string,
+    headers?: Record<string, string>,
+  ) {
+    const envelope = expectEnvelope(
+      await post(key, route, payload, { 'content-type': 'application/json', ...headers }),
+      400,
+      'GW_VALIDATION',
+      route,
+    );
     expect(envelope.errors[0]!.startsWith(`${field}: `), envelope.errors[0]).toBe(true);
     expect(await jobRowsOf(gateway, accountId)).toEqual([]);
     expect(await heldNanosOf(gateway, accountId)).toBe(0n);
@@ -52,33 +70,77 @@ describe('reference URLs of media jobs', () => {
 
   it('refuses a reference URL with credentials in it', async () => {
     const { key, accountId } = await gateway.createFundedKey({ credits: 1 });
-    const message = await expectRefused(key, accountId, '/api/v1/image/generations/async', imageJob('https://user:secret@example.com/ref.png'), 'content[1]');
+    const message = await expectRefused(
+      key,
+      accountId,
+      '/api/v1/image/generations/async',
+      imageJob('https://user:secret@example.com/ref.png'),
+      'content[1]',
+    );
     expect(message).toBe('content[1]: https://example.com/ref.png is refused: URLs with credentials are not fetched');
   });
 
   it('refuses non-public image and video URLs of a native video job, naming the part', async () => {
     const { key, accountId } = await gateway.createFundedKey({ credits: 1 });
     const route = '/api/v1/video/generations';
-    await expectRefused(key, accountId, route, { model: 'sandbox-video', content: [text, { type: 'imageUrl', url: 'http://127.0.0.1/first.png', role: 'firstFrame' }] }, 'content[1]');
-    await expectRefused(key, accountId, route, { model: 'sandbox-video', content: [text, { type: 'videoUrl', url: 'http://localhost/clip.mp4' }] }, 'content[1]');
+    await expectRefused(
+      key,
+      accountId,
+      route,
+      {
+        model: 'sandbox-video',
+        content: [text, { type: 'imageUrl', url: 'http://127.0.0.1/first.png', role: 'firstFrame' }],
+      },
+      'content[1]',
+    );
+    await expectRefused(
+      key,
+      accountId,
+      route,
+      { model: 'sandbox-video', content: [text, { type: 'videoUrl', url: 'http://localhost/clip.mp4' }] },
+      'content[1]',
+    );
   });
 
   it('refuses a non-public input_reference.image_url on alpha videos, as JSON and as a multipart form', async () => {
     const { key, accountId } = await gateway.createFundedKey({ credits: 1 });
     const route = '/api/alpha/v1/videos';
-    await expectRefused(key, accountId, route, { model: 'sandbox-video', prompt: 'x', input_reference: { image_url: 'http://169.254.169.254/latest/meta-data/' } }, 'input_reference.image_url');
+    await expectRefused(
+      key,
+      accountId,
+      route,
+      {
+        model: 'sandbox-video',
+        prompt: 'x',
+        input_reference: { image_url: 'http://169.254.169.254/latest/meta-data/' },
+      },
+      'input_reference.image_url',
+    );
     const boundary = 'boundary';
-    const form = [['model', 'sandbox-video'], ['prompt', 'x'], ['input_reference[image_url]', 'http://localhost/ref.png']]
+    const form = [
+      ['model', 'sandbox-video'],
+      ['prompt', 'x'],
+      ['input_reference[image_url]', 'http://localhost/ref.png'],
+    ]
       .map(([name, value]) => `--${boundary}\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n${value}\r\n`)
       .join('');
-    await expectRefused(key, accountId, route, `${form}--${boundary}--\r\n`, 'input_reference.image_url', { 'content-type': `multipart/form-data; boundary=${boundary}` });
+    await expectRefused(key, accountId, route, `${form}--${boundary}--\r\n`, 'input_reference.image_url', {
+      'content-type': `multipart/form-data; boundary=${boundary}`,
+    });
   });
 
   it('still takes public reference URLs (a name that does not resolve here is left to the fetch)', async () => {
     const { key, accountId } = await gateway.createFundedKey({ credits: 1 });
-    const image = await post(key, '/api/v1/image/generations/async', imageJob('https://example.com/ref.png'), { 'content-type': 'application/json' });
+    const image = await post(key, '/api/v1/image/generations/async', imageJob('https://example.com/ref.png'), {
+      'content-type': 'application/json',
+    });
     expect(image.statusCode, image.body).toBe(202);
-    const video = await post(key, '/api/v1/video/generations', { model: 'sandbox-video', content: [text, { type: 'imageUrl', url: 'https://93.184.215.14/first.png' }] }, { 'content-type': 'application/json' });
+    const video = await post(
+      key,
+      '/api/v1/video/generations',
+      { model: 'sandbox-video', content: [text, { type: 'imageUrl', url: 'https://93.184.215.14/first.png' }] },
+      { 'content-type': 'application/json' },
+    );
     expect(video.statusCode, video.body).toBe(200);
     expect(await jobRowsOf(gateway, accountId)).toHaveLength(2);
   });
@@ -96,7 +158,12 @@ describe('reference URLs of media jobs with remoteMedia.allowPrivateAddresses', 
 
   it('takes a loopback reference URL, as the operator allowed', async () => {
     const { key } = await gateway.createFundedKey({ credits: 1 });
-    const response = await gateway.request({ method: 'POST', url: '/api/v1/image/generations/async', headers: keyHeaders(key), payload: imageJob('http://127.0.0.1/ref.png') });
+    const response = await gateway.request({
+      method: 'POST',
+      url: '/api/v1/image/generations/async',
+      headers: keyHeaders(key),
+      payload: imageJob('http://127.0.0.1/ref.png'),
+    });
     expect(response.statusCode, response.body).toBe(202);
   });
 });

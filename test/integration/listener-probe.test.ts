@@ -33,7 +33,13 @@ describe('the LISTEN connection', () => {
   beforeAll(async () => {
     database = await createTestDatabase();
     proxy = await startTcpProxy(database.url);
-    storage = await openStorage({ kind: 'postgres', url: proxy.url, poolSize: 2, onError: (error) => errors.push(error), listenerProbe: { everyMs: 100, timeoutMs: 1_000 } });
+    storage = await openStorage({
+      kind: 'postgres',
+      url: proxy.url,
+      poolSize: 2,
+      onError: (error) => errors.push(error),
+      listenerProbe: { everyMs: 100, timeoutMs: 1_000 },
+    });
     storage.subscribe((event) => events.push(event));
   });
 
@@ -54,14 +60,18 @@ describe('the LISTEN connection', () => {
     proxy.silenceOpen();
     await until('the silent listener is marked lost', () => !storage.listening(), 3_000);
     expect(events).toContainEqual({ type: 'key-changed', keyId: '*' });
-    expect(errors.map((error) => error.message)).toContainEqual(expect.stringMatching(/did not answer a probe within 1000 ms/));
+    expect(errors.map((error) => error.message)).toContainEqual(
+      expect.stringMatching(/did not answer a probe within 1000 ms/),
+    );
 
     await until('the listener listens again', () => storage.listening(), 5_000);
     // Events reach it again: sent straight to the database (the pool's connections are silenced too).
     const sender = new pg.Client({ connectionString: database.url });
     await sender.connect();
     try {
-      await sender.query(`SELECT pg_notify('gateway_events', $1)`, [JSON.stringify({ type: 'job-finished', jobId: 'job_probe' })]);
+      await sender.query(`SELECT pg_notify('gateway_events', $1)`, [
+        JSON.stringify({ type: 'job-finished', jobId: 'job_probe' }),
+      ]);
     } finally {
       await sender.end();
     }

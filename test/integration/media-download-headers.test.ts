@@ -40,7 +40,12 @@ describe('download headers of archived media', () => {
 
   it('sends nosniff and an attachment disposition on signed links: GET, HEAD and ranges', async () => {
     const { key } = await gateway.createFundedKey({ credits: 1 });
-    const submitted = await gateway.request({ method: 'POST', url: '/api/v1/image/generations/async', headers: keyHeaders(key), payload: { model: 'sandbox-image', content: [{ type: 'text', text: 'a kite' }] } });
+    const submitted = await gateway.request({
+      method: 'POST',
+      url: '/api/v1/image/generations/async',
+      headers: keyHeaders(key),
+      payload: { model: 'sandbox-image', content: [{ type: 'text', text: 'a kite' }] },
+    });
     expect(submitted.statusCode, submitted.body).toBe(202);
     const { generationId } = submitted.json<{ generationId: string }>();
     const job = await waitForImageJob(gateway, key, generationId);
@@ -53,17 +58,36 @@ describe('download headers of archived media', () => {
 
   it('sends them on the alpha video content download too', async () => {
     const { key } = await gateway.createFundedKey({ credits: 1 });
-    const created = await gateway.request({ method: 'POST', url: '/api/alpha/v1/videos', headers: keyHeaders(key), payload: { model: 'sandbox-video', prompt: 'a kite', seconds: 1, size: '720x1280' } });
+    const created = await gateway.request({
+      method: 'POST',
+      url: '/api/alpha/v1/videos',
+      headers: keyHeaders(key),
+      payload: { model: 'sandbox-video', prompt: 'a kite', seconds: 1, size: '720x1280' },
+    });
     expect(created.statusCode, created.body).toBe(202);
     const { id } = created.json<{ id: string }>();
     for (let i = 0; i < 400; i++) {
-      const job = (await gateway.request({ method: 'GET', url: `/api/alpha/v1/videos/${id}`, headers: keyHeaders(key) })).json<{ status: string }>();
+      const job = (
+        await gateway.request({ method: 'GET', url: `/api/alpha/v1/videos/${id}`, headers: keyHeaders(key) })
+      ).json<{ status: string }>();
       if (job.status === 'completed') break;
       expect(['queued', 'in_progress', 'pending']).toContain(job.status);
       await new Promise((resolve) => setTimeout(resolve, 25));
     }
     const name = new RegExp(`^${id}-video\\.mp4$`, 'i');
-    expectSafeDownload(await gateway.request({ method: 'GET', url: `/api/alpha/v1/videos/${id}/content`, headers: keyHeaders(key) }), 200, name);
-    expectSafeDownload(await gateway.request({ method: 'GET', url: `/api/alpha/v1/videos/${id}/content`, headers: { ...keyHeaders(key), range: 'bytes=-16' } }), 206, name);
+    expectSafeDownload(
+      await gateway.request({ method: 'GET', url: `/api/alpha/v1/videos/${id}/content`, headers: keyHeaders(key) }),
+      200,
+      name,
+    );
+    expectSafeDownload(
+      await gateway.request({
+        method: 'GET',
+        url: `/api/alpha/v1/videos/${id}/content`,
+        headers: { ...keyHeaders(key), range: 'bytes=-16' },
+      }),
+      206,
+      name,
+    );
   });
 });

@@ -16,14 +16,28 @@ describe('USD amounts below the ledger resolution', () => {
   afterAll(async () => gateway?.close());
 
   const grant = (amount: number) =>
-    gateway.request({ method: 'POST', url: `/api/admin/v1/accounts/${accountId}/credits`, headers: adminHeaders, payload: { amount } });
+    gateway.request({
+      method: 'POST',
+      url: `/api/admin/v1/accounts/${accountId}/credits`,
+      headers: adminHeaders,
+      payload: { amount },
+    });
 
   it('a credit grant of 4e-10, -4e-10 or 0 answers 400 naming amount, and writes nothing', async () => {
     for (const amount of [4e-10, -4e-10, 0]) {
-      const body = expectEnvelope(await grant(amount), 400, 'GW_VALIDATION', `/api/admin/v1/accounts/${accountId}/credits`);
+      const body = expectEnvelope(
+        await grant(amount),
+        400,
+        'GW_VALIDATION',
+        `/api/admin/v1/accounts/${accountId}/credits`,
+      );
       expect(body.errors[0]).toMatch(/^amount /);
     }
-    const account = await gateway.request({ method: 'GET', url: `/api/admin/v1/accounts/${accountId}`, headers: adminHeaders });
+    const account = await gateway.request({
+      method: 'GET',
+      url: `/api/admin/v1/accounts/${accountId}`,
+      headers: adminHeaders,
+    });
     expect(account.json()).toMatchObject({ creditBalance: 1 });
   });
 
@@ -34,14 +48,31 @@ describe('USD amounts below the ledger resolution', () => {
   });
 
   it('a key cap of 1e-12 answers 400 naming the cap, on creation and on change', async () => {
-    const created = await gateway.request({ method: 'POST', url: '/api/v1/api-keys', headers: bearer(session), payload: { name: 'tiny', limits: { daily: 1e-12 } } });
+    const created = await gateway.request({
+      method: 'POST',
+      url: '/api/v1/api-keys',
+      headers: bearer(session),
+      payload: { name: 'tiny', limits: { daily: 1e-12 } },
+    });
     expect(expectEnvelope(created, 400, 'GW_VALIDATION', '/api/v1/api-keys').errors[0]).toMatch(/^limits\.daily /);
     const key = await createKeyOverHttp(gateway, bearer(session));
     const url = `/api/v1/api-keys/${key.id}/usage-limit`;
-    const changed = await gateway.request({ method: 'PATCH', url, headers: bearer(session), payload: { total: 1e-12 } });
+    const changed = await gateway.request({
+      method: 'PATCH',
+      url,
+      headers: bearer(session),
+      payload: { total: 1e-12 },
+    });
     expect(expectEnvelope(changed, 400, 'GW_VALIDATION', url).errors[0]).toMatch(/^total /);
-    const admin = await gateway.request({ method: 'POST', url: `/api/admin/v1/accounts/${accountId}/api-keys`, headers: adminHeaders, payload: { name: 'x', limits: { weekly: 5e-10 } } });
-    expect(expectEnvelope(admin, 400, 'GW_VALIDATION', `/api/admin/v1/accounts/${accountId}/api-keys`).errors[0]).toMatch(/^limits\.weekly /);
+    const admin = await gateway.request({
+      method: 'POST',
+      url: `/api/admin/v1/accounts/${accountId}/api-keys`,
+      headers: adminHeaders,
+      payload: { name: 'x', limits: { weekly: 5e-10 } },
+    });
+    expect(
+      expectEnvelope(admin, 400, 'GW_VALIDATION', `/api/admin/v1/accounts/${accountId}/api-keys`).errors[0],
+    ).toMatch(/^limits\.weekly /);
   });
 
   it('a cap of 0 is still a cap: nothing may be spent', async () => {
@@ -50,7 +81,12 @@ describe('USD amounts below the ledger resolution', () => {
   });
 
   it('opening credits below one nano-USD are refused naming credits', async () => {
-    const response = await gateway.request({ method: 'POST', url: '/api/admin/v1/accounts', headers: adminHeaders, payload: { email: 'tiny@example.com', credits: 1e-12 } });
+    const response = await gateway.request({
+      method: 'POST',
+      url: '/api/admin/v1/accounts',
+      headers: adminHeaders,
+      payload: { email: 'tiny@example.com', credits: 1e-12 },
+    });
     expect(expectEnvelope(response, 400, 'GW_VALIDATION', '/api/admin/v1/accounts').errors[0]).toMatch(/^credits /);
   });
 });

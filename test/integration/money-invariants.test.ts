@@ -8,7 +8,12 @@ import { fakeProviderYaml, startTestGateway, type TestGateway } from '../support
 
 /** Prices high enough that one completion's reservation is about one dollar: 1,000 USD per million tokens. */
 const lyingModel = (id: string, provider: string, upstream: string) =>
-  [`  - id: ${id}`, '    limits: { maxOutputTokens: 1000 }', '    pricing: { inputPerMTok: 1000, outputPerMTok: 1000 }', `    providers: [{ provider: ${provider}, model: ${upstream} }]`].join('\n');
+  [
+    `  - id: ${id}`,
+    '    limits: { maxOutputTokens: 1000 }',
+    '    pricing: { inputPerMTok: 1000, outputPerMTok: 1000 }',
+    `    providers: [{ provider: ${provider}, model: ${upstream} }]`,
+  ].join('\n');
 
 type Record = UsageRecordBody & { usage?: UsageRecordBody['usage'] & { unchargedUsdCost?: number } };
 
@@ -46,8 +51,12 @@ describe('money invariants against an upstream that lies, hangs or never stops',
     await gateway?.close();
   });
 
-  const post = (key: string, url: string, payload: object) => gateway.request({ method: 'POST', url, headers: keyHeaders(key), payload });
-  const balance = async (key: string) => (await gateway.request({ method: 'GET', url: '/api/compat/v1/balance', headers: keyHeaders(key) })).json<{ creditBalance: number }>().creditBalance;
+  const post = (key: string, url: string, payload: object) =>
+    gateway.request({ method: 'POST', url, headers: keyHeaders(key), payload });
+  const balance = async (key: string) =>
+    (await gateway.request({ method: 'GET', url: '/api/compat/v1/balance', headers: keyHeaders(key) })).json<{
+      creditBalance: number;
+    }>().creditBalance;
   const records = (key: string) => usageRecords(gateway, key) as Promise<Record[]>;
   const messages = [{ role: 'user', content: 'hello there' }];
 
@@ -80,7 +89,9 @@ describe('money invariants against an upstream that lies, hangs or never stops',
     expect(statuses.filter((status) => status === 200).length).toBeGreaterThan(0);
     expect(statuses.every((status) => status === 200 || status === 429)).toBe(true);
     expect(statuses).toContain(429);
-    const cap = (await gateway.request({ method: 'GET', url: '/api/compat/v1/api-key', headers: keyHeaders(key) })).json<{ daily: { spent: number; remaining: number } }>().daily;
+    const cap = (
+      await gateway.request({ method: 'GET', url: '/api/compat/v1/api-key', headers: keyHeaders(key) })
+    ).json<{ daily: { spent: number; remaining: number } }>().daily;
     expect(cap.spent).toBeLessThanOrEqual(9);
     expect(await balance(key)).toBeGreaterThanOrEqual(1);
     expect(await heldNanosOf(gateway, accountId)).toBe(0n);
@@ -99,13 +110,23 @@ describe('money invariants against an upstream that lies, hangs or never stops',
     const refused = await post(key, '/api/alpha/v1/chat/completions', { model: 'runaway', messages, max_tokens: 1000 });
     expect(refused.statusCode).toBe(403);
     const message = refused.json<{ errors: string[] }>().errors[0]!;
-    const largest = Number(/0\.5 USD is available, which covers an output limit of at most (\d+) tokens/.exec(message)?.[1]);
+    const largest = Number(
+      /0\.5 USD is available, which covers an output limit of at most (\d+) tokens/.exec(message)?.[1],
+    );
     expect(largest).toBeGreaterThan(400);
     expect(largest).toBeLessThan(500);
-    const fitting = await post(key, '/api/alpha/v1/chat/completions', { model: 'runaway', messages, max_tokens: largest });
+    const fitting = await post(key, '/api/alpha/v1/chat/completions', {
+      model: 'runaway',
+      messages,
+      max_tokens: largest,
+    });
     expect(fitting.statusCode).toBe(200);
     expect(await balance(key)).toBeGreaterThanOrEqual(0);
-    const tooMany = await post(key, '/api/alpha/v1/chat/completions', { model: 'runaway', messages, max_tokens: largest + 1 });
+    const tooMany = await post(key, '/api/alpha/v1/chat/completions', {
+      model: 'runaway',
+      messages,
+      max_tokens: largest + 1,
+    });
     expect(tooMany.statusCode).toBe(403);
   });
 
@@ -115,13 +136,19 @@ describe('money invariants against an upstream that lies, hangs or never stops',
     expect(native.body).toContain('one two three'.split(' ')[2]);
     const [translated] = await records(key);
     const prompt = countTextTokens('hello there');
-    expect(translated).toMatchObject({ status: 'failed', usage: { promptTokens: prompt, completionTokens: countTextTokens('one two three'), countedByGateway: true } });
+    expect(translated).toMatchObject({
+      status: 'failed',
+      usage: { promptTokens: prompt, completionTokens: countTextTokens('one two three'), countedByGateway: true },
+    });
     expect(translated!.usdCost).toBeCloseTo(((prompt + countTextTokens('one two three')) * 1000) / 1e6, 9);
 
     const relayed = await post(key, '/api/alpha/v1/chat/completions', { model: 'cut', messages, stream: true });
     expect(relayed.body).not.toContain('[DONE]');
     const [passedThrough] = await records(key);
-    expect(passedThrough).toMatchObject({ status: 'failed', usage: { promptTokens: prompt, completionTokens: countTextTokens('one two three'), countedByGateway: true } });
+    expect(passedThrough).toMatchObject({
+      status: 'failed',
+      usage: { promptTokens: prompt, completionTokens: countTextTokens('one two three'), countedByGateway: true },
+    });
     expect(passedThrough!.usdCost).toBeCloseTo(translated!.usdCost, 9);
   });
 
@@ -145,7 +172,8 @@ describe('money invariants against an upstream that lies, hangs or never stops',
     expect(settled).toMatchObject({ status: 'failed' });
     expect(settled!.usdCost).toBeGreaterThan(0);
     expect(await heldNanosOf(gateway, accountId)).toBe(0n);
-    for (let attempt = 0; attempt < 50 && fake.openConnections() > 0; attempt++) await new Promise((resolve) => setTimeout(resolve, 20));
+    for (let attempt = 0; attempt < 50 && fake.openConnections() > 0; attempt++)
+      await new Promise((resolve) => setTimeout(resolve, 20));
     expect(fake.openConnections()).toBe(0);
   });
 
@@ -156,7 +184,8 @@ describe('money invariants against an upstream that lies, hangs or never stops',
     expect(native.json<{ errors: string[] }>().errors.join(' ')).toMatch(/larger than 262144 characters/);
     expect(await heldNanosOf(gateway, accountId)).toBe(0n);
     expect(await balance(key)).toBe(10);
-    for (let attempt = 0; attempt < 50 && fake.openConnections() > 0; attempt++) await new Promise((resolve) => setTimeout(resolve, 20));
+    for (let attempt = 0; attempt < 50 && fake.openConnections() > 0; attempt++)
+      await new Promise((resolve) => setTimeout(resolve, 20));
     expect(fake.openConnections()).toBe(0);
   });
 
@@ -177,7 +206,8 @@ describe('money invariants against an upstream that lies, hangs or never stops',
     }
     expect(await heldNanosOf(gateway, accountId)).toBe(0n);
     expect(await balance(key)).toBe(10);
-    for (let attempt = 0; attempt < 50 && fake.openConnections() > 0; attempt++) await new Promise((resolve) => setTimeout(resolve, 20));
+    for (let attempt = 0; attempt < 50 && fake.openConnections() > 0; attempt++)
+      await new Promise((resolve) => setTimeout(resolve, 20));
     expect(fake.openConnections()).toBe(0);
   });
 
@@ -208,7 +238,9 @@ describe('money invariants against an upstream that lies, hangs or never stops',
     ] as const) {
       const response = await post(key, url, payload);
       expect(response.statusCode, url).toBe(400);
-      expect(response.json<{ errors: string[] }>().errors[0], url).toBe(`the output token limit must be a whole number from 1 to ${Number.MAX_SAFE_INTEGER}`);
+      expect(response.json<{ errors: string[] }>().errors[0], url).toBe(
+        `the output token limit must be a whole number from 1 to ${Number.MAX_SAFE_INTEGER}`,
+      );
     }
     expect(await heldNanosOf(gateway, accountId)).toBe(0n);
     expect(await records(key)).toEqual([]);
@@ -218,7 +250,12 @@ describe('money invariants against an upstream that lies, hangs or never stops',
     const { key, accountId } = await gateway.createFundedKey({ credits: 10 });
     const before = fake.requests.length;
     const payload = `{"model":"runaway","messages":[{"role":"user","content":"hi"}],"vendor_extension":${'['.repeat(5_000)}${']'.repeat(5_000)}}`;
-    const response = await gateway.request({ method: 'POST', url: '/api/alpha/v1/chat/completions', headers: { ...keyHeaders(key), 'content-type': 'application/json' }, payload });
+    const response = await gateway.request({
+      method: 'POST',
+      url: '/api/alpha/v1/chat/completions',
+      headers: { ...keyHeaders(key), 'content-type': 'application/json' },
+      payload,
+    });
     expect(response.statusCode).toBe(400);
     expect(fake.requests.length).toBe(before);
     expect(await records(key)).toEqual([]);
@@ -229,9 +266,15 @@ describe('money invariants against an upstream that lies, hangs or never stops',
   it('refuses a zero-balance key sending a 10 MB prompt without spaces without blocking another client', async () => {
     const broke = await gateway.createFundedKey({ credits: 0 });
     const paying = await gateway.createFundedKey({ credits: 10 });
-    const { result: [refused, served], blockedMs } = await longestEventLoopBlockMs(() =>
+    const {
+      result: [refused, served],
+      blockedMs,
+    } = await longestEventLoopBlockMs(() =>
       Promise.all([
-        post(broke.key, '/api/alpha/v1/chat/completions', { model: 'runaway', messages: [{ role: 'user', content: 'a'.repeat(10_000_000) }] }),
+        post(broke.key, '/api/alpha/v1/chat/completions', {
+          model: 'runaway',
+          messages: [{ role: 'user', content: 'a'.repeat(10_000_000) }],
+        }),
         post(paying.key, '/api/alpha/v1/chat/completions', { model: 'runaway', messages }),
       ]),
     );

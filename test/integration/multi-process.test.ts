@@ -10,7 +10,13 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { usdToNanos } from '../../src/domain/money.ts';
 import { queryRows } from '../../src/storage/database.ts';
 import { accounts, apiKeys } from '../../src/storage/schema.ts';
-import { startLedgerWorker, stopAllLedgerWorkers, type LedgerWorker, type SettleResult, type StormResult } from '../support/ledger-worker.ts';
+import {
+  startLedgerWorker,
+  stopAllLedgerWorkers,
+  type LedgerWorker,
+  type SettleResult,
+  type StormResult,
+} from '../support/ledger-worker.ts';
 import { shippedConfigPath, startTestGateway, type TestGateway } from '../support/test-gateway.ts';
 
 // On the run's PostgreSQL server (TEST_DATABASE_URL, or the embedded server the run started), as several
@@ -36,7 +42,8 @@ describe('two gateway processes on one PostgreSQL database', () => {
 
   afterEach(async () => {
     // A failed test must not leave either process busy or wedged for the next one: check they still run.
-    for (const worker of workers ?? []) expect(worker.hasExited, `worker ${worker.pid} exited early:\n${worker.recentOutput}`).toBe(false);
+    for (const worker of workers ?? [])
+      expect(worker.hasExited, `worker ${worker.pid} exited early:\n${worker.recentOutput}`).toBe(false);
   });
 
   afterAll(async () => {
@@ -48,7 +55,9 @@ describe('two gateway processes on one PostgreSQL database', () => {
 
   const db = () => gateway.gateway.core.storage.db;
 
-  async function accountState(accountId: string): Promise<{ balanceNanos: bigint; heldNanos: bigint; holds: number; generations: number; chargedNanos: bigint }> {
+  async function accountState(
+    accountId: string,
+  ): Promise<{ balanceNanos: bigint; heldNanos: bigint; holds: number; generations: number; chargedNanos: bigint }> {
     const [account] = await db().select().from(accounts).where(eq(accounts.id, accountId));
     const [totals] = await queryRows<{ count: string; cost: string; holds: string }>(
       db(),
@@ -57,7 +66,13 @@ describe('two gateway processes on one PostgreSQL database', () => {
                  (SELECT count(*) FROM holds WHERE account_id = ${accountId})::text AS holds`,
     );
     if (!account || !totals) throw new Error(`no account ${accountId}`);
-    return { balanceNanos: account.balanceNanos, heldNanos: account.heldNanos, holds: Number(totals.holds), generations: Number(totals.count), chargedNanos: BigInt(totals.cost) };
+    return {
+      balanceNanos: account.balanceNanos,
+      heldNanos: account.heldNanos,
+      holds: Number(totals.holds),
+      generations: Number(totals.count),
+      chargedNanos: BigInt(totals.cost),
+    };
   }
 
   /** Both processes give back the credit they leased and no hold uses, so held sums are exactly the holds'. */
@@ -79,9 +94,23 @@ describe('two gateway processes on one PostgreSQL database', () => {
   }
 
   /** Both processes take 150 holds each, starting at the same instant on warm connection pools. */
-  async function holdBoth(args: { accountId: string; apiKeyId: string | null; amountNanos: bigint; settleSeed?: number }): Promise<StormResult[]> {
+  async function holdBoth(args: {
+    accountId: string;
+    apiKeyId: string | null;
+    amountNanos: bigint;
+    settleSeed?: number;
+  }): Promise<StormResult[]> {
     const startAt = Date.now() + 300;
-    const results = await Promise.all(workers.map((worker, index) => worker.call('holdStorm', { ...args, count: 150, startAt, ...(args.settleSeed === undefined ? {} : { settleSeed: args.settleSeed + index }) })));
+    const results = await Promise.all(
+      workers.map((worker, index) =>
+        worker.call('holdStorm', {
+          ...args,
+          count: 150,
+          startAt,
+          ...(args.settleSeed === undefined ? {} : { settleSeed: args.settleSeed + index }),
+        }),
+      ),
+    );
     for (const result of results) expect(result.unexpected).toEqual([]);
     return results;
   }
@@ -91,50 +120,57 @@ describe('two gateway processes on one PostgreSQL database', () => {
     return Promise.all(workers.map((worker, index) => worker.call('settleAll', { seed: seed + index, startAt })));
   }
 
-  const sumOf = (results: StormResult[], pick: (result: StormResult) => number) => results.reduce((sum, result) => sum + pick(result), 0);
+  const sumOf = (results: StormResult[], pick: (result: StormResult) => number) =>
+    results.reduce((sum, result) => sum + pick(result), 0);
 
   it.each([
     { withKey: true, credits: 10, seed: 100 },
     { withKey: false, credits: 1, seed: 200 },
-  ])('admits exactly the holds that fit the balance among 2 x 150 concurrent ones (API key: $withKey), and conserves every nano', async ({ withKey, credits, seed }) => {
-    const creditsNanos = usdToNanos(credits);
-    const amount = usdToNanos(0.07);
-    const fits = Number(creditsNanos / amount); // 142 of 300 with 10 USD, 14 with 1 USD
-    const { accountId, keyId } = await gateway.createFundedKey({ credits });
-    const results = await holdBoth({ accountId, apiKeyId: withKey ? keyId : null, amountNanos: amount });
-    expect(sumOf(results, (result) => result.admitted)).toBe(fits);
-    expect(sumOf(results, (result) => result.refusals['GW_INSUFFICIENT_BALANCE/403'] ?? 0)).toBe(300 - fits);
-    // With room for many, both processes really got some of the same credits.
-    if (fits > 100) for (const result of results) expect(result.admitted).toBeGreaterThan(0);
-    await giveBackUnused();
-    const held = await accountState(accountId);
-    expect(held).toMatchObject({ balanceNanos: creditsNanos, heldNanos: amount * BigInt(fits) });
-    // One lease per process holds all of that process's admitted holds.
-    expect(held.holds).toBe(results.filter((result) => result.admitted > 0).length);
+  ])(
+    'admits exactly the holds that fit the balance among 2 x 150 concurrent ones (API key: $withKey), and conserves every nano',
+    async ({ withKey, credits, seed }) => {
+      const creditsNanos = usdToNanos(credits);
+      const amount = usdToNanos(0.07);
+      const fits = Number(creditsNanos / amount); // 142 of 300 with 10 USD, 14 with 1 USD
+      const { accountId, keyId } = await gateway.createFundedKey({ credits });
+      const results = await holdBoth({ accountId, apiKeyId: withKey ? keyId : null, amountNanos: amount });
+      expect(sumOf(results, (result) => result.admitted)).toBe(fits);
+      expect(sumOf(results, (result) => result.refusals['GW_INSUFFICIENT_BALANCE/403'] ?? 0)).toBe(300 - fits);
+      // With room for many, both processes really got some of the same credits.
+      if (fits > 100) for (const result of results) expect(result.admitted).toBeGreaterThan(0);
+      await giveBackUnused();
+      const held = await accountState(accountId);
+      expect(held).toMatchObject({ balanceNanos: creditsNanos, heldNanos: amount * BigInt(fits) });
+      // One lease per process holds all of that process's admitted holds.
+      expect(held.holds).toBe(results.filter((result) => result.admitted > 0).length);
 
-    await expectConservation(accountId, creditsNanos, await settleBoth(seed));
-  });
+      await expectConservation(accountId, creditsNanos, await settleBoth(seed));
+    },
+  );
 
-  it.each(['daily', 'total'] as const)('admits exactly what fits under a %s cap across both processes; spend never exceeds it', async (cap) => {
-    const capNanos = usdToNanos(2);
-    const amount = usdToNanos(0.03);
-    const { accountId, keyId } = await gateway.createFundedKey({ credits: 100, limits: { [cap]: 2 } });
-    const results = await holdBoth({ accountId, apiKeyId: keyId, amountNanos: amount });
-    const fits = Number(capNanos / amount); // 66
-    expect(sumOf(results, (result) => result.admitted)).toBe(fits);
-    expect(sumOf(results, (result) => result.refusals['GW_SPEND_CAP_REACHED/429'] ?? 0)).toBe(300 - fits);
-    for (const result of results) {
-      for (const message of result.refusalMessages) expect(message).toContain(cap);
-    }
-    const settled = await settleBoth(cap === 'daily' ? 300 : 400);
-    await expectConservation(accountId, usdToNanos(100), settled);
-    const [key] = await db().select().from(apiKeys).where(eq(apiKeys.id, keyId));
-    if (!key) throw new Error('key vanished');
-    expect(key.heldNanos).toBe(0n);
-    const spent = cap === 'daily' ? key.spentDayNanos : key.spentTotalNanos;
-    expect(spent <= capNanos).toBe(true);
-    expect(spent).toBe(settled.reduce((sum, result) => sum + result.settledCostNanos, 0n));
-  });
+  it.each(['daily', 'total'] as const)(
+    'admits exactly what fits under a %s cap across both processes; spend never exceeds it',
+    async (cap) => {
+      const capNanos = usdToNanos(2);
+      const amount = usdToNanos(0.03);
+      const { accountId, keyId } = await gateway.createFundedKey({ credits: 100, limits: { [cap]: 2 } });
+      const results = await holdBoth({ accountId, apiKeyId: keyId, amountNanos: amount });
+      const fits = Number(capNanos / amount); // 66
+      expect(sumOf(results, (result) => result.admitted)).toBe(fits);
+      expect(sumOf(results, (result) => result.refusals['GW_SPEND_CAP_REACHED/429'] ?? 0)).toBe(300 - fits);
+      for (const result of results) {
+        for (const message of result.refusalMessages) expect(message).toContain(cap);
+      }
+      const settled = await settleBoth(cap === 'daily' ? 300 : 400);
+      await expectConservation(accountId, usdToNanos(100), settled);
+      const [key] = await db().select().from(apiKeys).where(eq(apiKeys.id, keyId));
+      if (!key) throw new Error('key vanished');
+      expect(key.heldNanos).toBe(0n);
+      const spent = cap === 'daily' ? key.spentDayNanos : key.spentTotalNanos;
+      expect(spent <= capNanos).toBe(true);
+      expect(spent).toBe(settled.reduce((sum, result) => sum + result.settledCostNanos, 0n));
+    },
+  );
 
   it('keeps the books exact when both processes hold and settle at the same time', async () => {
     const creditsNanos = usdToNanos(5);
@@ -192,6 +228,8 @@ describe('two gateway processes on one PostgreSQL database', () => {
     expect((await refusedAfterRevoke).at - revoked.at).toBeLessThan(1_000);
     expect(await b.call('authenticate', { key })).toEqual({ ok: false, code: 'GW_INVALID_CREDENTIALS' });
     // And a hold through B's own ledger is refused as well.
-    await expect(b.call('hold', { accountId, apiKeyId: keyId, amountNanos: 1n })).rejects.toMatchObject({ code: 'GW_INVALID_CREDENTIALS' });
+    await expect(b.call('hold', { accountId, apiKeyId: keyId, amountNanos: 1n })).rejects.toMatchObject({
+      code: 'GW_INVALID_CREDENTIALS',
+    });
   });
 });

@@ -9,11 +9,16 @@ const path = '/api/alpha/v1/videos';
 
 /** A multipart/form-data body of text fields, written out by hand so any name and any number of parts can be sent. */
 function form(fields: ReadonlyArray<readonly [string, string]>): Buffer {
-  const parts = fields.map(([name, value]) => `--${boundary}\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n${value}\r\n`);
+  const parts = fields.map(
+    ([name, value]) => `--${boundary}\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n${value}\r\n`,
+  );
   return Buffer.from(`${parts.join('')}--${boundary}--\r\n`);
 }
 
-const formHeaders = (key: string) => ({ ...keyHeaders(key), 'content-type': `multipart/form-data; boundary=${boundary}` });
+const formHeaders = (key: string) => ({
+  ...keyHeaders(key),
+  'content-type': `multipart/form-data; boundary=${boundary}`,
+});
 
 /** Says it is ready; on "go", posts the flood body once per key, all at once, and answers the statuses and bodies. */
 const senderScript = `
@@ -53,19 +58,45 @@ describe('multipart forms within admission (alpha videos)', () => {
     await gateway?.close();
   });
 
-  const post = (key: string, payload: Buffer) => gateway.request({ method: 'POST', url: path, headers: formHeaders(key), payload });
+  const post = (key: string, payload: Buffer) =>
+    gateway.request({ method: 'POST', url: path, headers: formHeaders(key), payload });
 
   it('still takes a form of the spec fields, nested input_reference included', async () => {
-    expect(gateway.config.server.multipart).toEqual({ maxParts: 16, maxFields: 16, maxFieldBytes: 4096, maxFiles: 0, maxFileBytes: 8 * 1024 * 1024 });
+    expect(gateway.config.server.multipart).toEqual({
+      maxParts: 16,
+      maxFields: 16,
+      maxFieldBytes: 4096,
+      maxFiles: 0,
+      maxFileBytes: 8 * 1024 * 1024,
+    });
     const { key, accountId } = await gateway.createFundedKey({ credits: 1 });
-    const response = await post(key, form([['model', 'sandbox-video'], ['prompt', 'a form clip'], ['seconds', '2'], ['size', '720x1280']]));
+    const response = await post(
+      key,
+      form([
+        ['model', 'sandbox-video'],
+        ['prompt', 'a form clip'],
+        ['seconds', '2'],
+        ['size', '720x1280'],
+      ]),
+    );
     expect(response.statusCode, response.body).toBe(202);
     expect(await jobRowsOf(gateway, accountId)).toHaveLength(1);
   });
 
   it('answers a key of an account without credit 403 before reading a part, whatever the form holds', async () => {
     const { key } = await gateway.createFundedKey({ credits: 0 });
-    expectEnvelope(await post(key, form([['model', 'sandbox-video'], ['prompt', 'x']])), 403, 'GW_INSUFFICIENT_BALANCE', path);
+    expectEnvelope(
+      await post(
+        key,
+        form([
+          ['model', 'sandbox-video'],
+          ['prompt', 'x'],
+        ]),
+      ),
+      403,
+      'GW_INSUFFICIENT_BALANCE',
+      path,
+    );
     // A form that would be refused for its content, or for a limit, still gets the balance's answer first.
     expectEnvelope(await post(key, form([['__proto__[model]', 'x']])), 403, 'GW_INSUFFICIENT_BALANCE', path);
     expectEnvelope(await post(key, flood), 403, 'GW_INSUFFICIENT_BALANCE', path);
@@ -81,15 +112,40 @@ describe('multipart forms within admission (alpha videos)', () => {
     ['constructor[prototype]'],
   ])('refuses the field name %s with 400 naming it, holding nothing', async (name) => {
     const { key, accountId } = await gateway.createFundedKey({ credits: 1 });
-    const envelope = expectEnvelope(await post(key, form([['model', 'sandbox-video'], ['prompt', 'x'], [name, 'sandbox-video']])), 400, 'GW_VALIDATION', path);
+    const envelope = expectEnvelope(
+      await post(
+        key,
+        form([
+          ['model', 'sandbox-video'],
+          ['prompt', 'x'],
+          [name, 'sandbox-video'],
+        ]),
+      ),
+      400,
+      'GW_VALIDATION',
+      path,
+    );
     expect(envelope.errors[0]).toContain(JSON.stringify(name));
     expect(await jobRowsOf(gateway, accountId)).toEqual([]);
     expect(await heldNanosOf(gateway, accountId)).toBe(0n);
   });
 
   it.each([
-    ['U+0000 in a value', [['model', 'sandbox-video'], ['prompt', 'a\u0000b']]],
-    ['U+0000 in a name', [['model', 'sandbox-video'], ['prompt', 'x'], ['a\u0000b', 'x']]],
+    [
+      'U+0000 in a value',
+      [
+        ['model', 'sandbox-video'],
+        ['prompt', 'a\u0000b'],
+      ],
+    ],
+    [
+      'U+0000 in a name',
+      [
+        ['model', 'sandbox-video'],
+        ['prompt', 'x'],
+        ['a\u0000b', 'x'],
+      ],
+    ],
   ] as const)('refuses %s with 400, holding nothing', async (_name, fields) => {
     const { key, accountId } = await gateway.createFundedKey({ credits: 1 });
     const envelope = expectEnvelope(await post(key, form(fields)), 400, 'GW_VALIDATION', path);
@@ -101,24 +157,56 @@ describe('multipart forms within admission (alpha videos)', () => {
     const { key } = await gateway.createFundedKey({ credits: 1 });
     // Decoded as UTF-8, invalid bytes become replacement characters; a lone surrogate comes through a UTF-16 part.
     const lone = Buffer.concat([
-      Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="model"\r\n\r\nsandbox-video\r\n--${boundary}\r\nContent-Type: text/plain; charset=utf-16le\r\nContent-Disposition: form-data; name="prompt"\r\n\r\n`),
+      Buffer.from(
+        `--${boundary}\r\nContent-Disposition: form-data; name="model"\r\n\r\nsandbox-video\r\n--${boundary}\r\nContent-Type: text/plain; charset=utf-16le\r\nContent-Disposition: form-data; name="prompt"\r\n\r\n`,
+      ),
       Buffer.from([0x61, 0x00, 0x00, 0xd8, 0x62, 0x00]),
       Buffer.from(`\r\n--${boundary}--\r\n`),
     ]);
     const envelope = expectEnvelope(await post(key, lone), 400, 'GW_VALIDATION', path);
-    expect(envelope.errors[0]).toBe('body.prompt contains a lone UTF-16 surrogate (text that is not valid Unicode): send well-formed text');
+    expect(envelope.errors[0]).toBe(
+      'body.prompt contains a lone UTF-16 surrogate (text that is not valid Unicode): send well-formed text',
+    );
   });
 
   it('answers each limit with the status and the name of the limit, holding nothing', async () => {
     const { key, accountId } = await gateway.createFundedKey({ credits: 1 });
-    const parts = expectEnvelope(await post(key, form(Array.from({ length: 17 }, (_, index) => [`f${index}`, 'x'] as const))), 400, 'GW_VALIDATION', path);
+    const parts = expectEnvelope(
+      await post(key, form(Array.from({ length: 17 }, (_, index) => [`f${index}`, 'x'] as const))),
+      400,
+      'GW_VALIDATION',
+      path,
+    );
     expect(parts.errors[0]).toBe('the multipart form has more than 16 parts (server.multipart.maxParts)');
-    const large = expectEnvelope(await post(key, form([['model', 'sandbox-video'], ['prompt', 'x'.repeat(4097)]])), 413, 'GW_PAYLOAD_TOO_LARGE', path);
+    const large = expectEnvelope(
+      await post(
+        key,
+        form([
+          ['model', 'sandbox-video'],
+          ['prompt', 'x'.repeat(4097)],
+        ]),
+      ),
+      413,
+      'GW_PAYLOAD_TOO_LARGE',
+      path,
+    );
     expect(large.errors[0]).toBe('multipart field "prompt" is larger than 4096 bytes (server.multipart.maxFieldBytes)');
-    const body = expectEnvelope(await post(key, Buffer.concat([form([['model', 'sandbox-video']]), Buffer.alloc(10 * 1024 * 1024)])), 413, 'GW_PAYLOAD_TOO_LARGE', path);
+    const body = expectEnvelope(
+      await post(key, Buffer.concat([form([['model', 'sandbox-video']]), Buffer.alloc(10 * 1024 * 1024)])),
+      413,
+      'GW_PAYLOAD_TOO_LARGE',
+      path,
+    );
     expect(body.errors[0]).toBe('the body is larger than 10485760 bytes (server.bodyLimitBytes)');
     // Exactly at the limits, the form is read whole: 16 parts, a field of 4096 bytes (then refused for its unknown fields).
-    const fits = await post(key, form([['model', 'sandbox-video'], ['prompt', 'x'.repeat(4096)], ...Array.from({ length: 14 }, (_, index) => [`f${index}`, 'x'] as const)]));
+    const fits = await post(
+      key,
+      form([
+        ['model', 'sandbox-video'],
+        ['prompt', 'x'.repeat(4096)],
+        ...Array.from({ length: 14 }, (_, index) => [`f${index}`, 'x'] as const),
+      ]),
+    );
     expect(fits.json<{ errors: string[] }>().errors[0]).toMatch(/^unsupported fields: "f0", /);
     expect(await jobRowsOf(gateway, accountId)).toEqual([]);
     expect(await heldNanosOf(gateway, accountId)).toBe(0n);
@@ -135,9 +223,19 @@ describe('multipart forms within admission (alpha videos)', () => {
 
   it('checks the model as soon as its field is read, before the parts after it', async () => {
     const { key } = await gateway.createFundedKey({ credits: 1 });
-    const unknown = expectEnvelope(await post(key, form([['model', 'no-such-model'], ...Array.from({ length: 100 }, () => ['f', 'x'] as const)])), 400, 'GW_MODEL_NOT_AVAILABLE', path);
+    const unknown = expectEnvelope(
+      await post(key, form([['model', 'no-such-model'], ...Array.from({ length: 100 }, () => ['f', 'x'] as const)])),
+      400,
+      'GW_MODEL_NOT_AVAILABLE',
+      path,
+    );
     expect(unknown.errors[0]).toContain('"no-such-model"');
-    const text = expectEnvelope(await post(key, form([['model', 'sandbox-echo'], ...Array.from({ length: 100 }, () => ['f', 'x'] as const)])), 400, 'GW_MODEL_NOT_AVAILABLE', path);
+    const text = expectEnvelope(
+      await post(key, form([['model', 'sandbox-echo'], ...Array.from({ length: 100 }, () => ['f', 'x'] as const)])),
+      400,
+      'GW_MODEL_NOT_AVAILABLE',
+      path,
+    );
     expect(text.errors[0]).toBe('model "sandbox-echo" does not generate video');
   });
 
@@ -160,7 +258,10 @@ describe('multipart forms within admission (alpha videos)', () => {
     // The bodies go out from a worker thread, so the only work on this thread is the gateway's (and the probe's);
     // the worker starts, and the probe's connection is made, before the measured time.
     const keys = [...Array.from({ length: 6 }, () => broke.key), ...Array.from({ length: 6 }, () => funded.key)];
-    const senders = new Worker(senderScript, { eval: true, workerData: { url: `${address}${path}`, keys, body: flood, contentType: formHeaders('')['content-type'] } });
+    const senders = new Worker(senderScript, {
+      eval: true,
+      workerData: { url: `${address}${path}`, keys, body: flood, contentType: formHeaders('')['content-type'] },
+    });
     const answered = new Promise<Array<{ status: number; body: { errors: string[] } }>>((resolve, reject) => {
       senders.on('message', (message: unknown) => {
         if (Array.isArray(message)) resolve(message);

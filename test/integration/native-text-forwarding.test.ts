@@ -67,7 +67,12 @@ describe('native text completions forward the optional fields each protocol can 
 
   const complete = async (model: string, body: object) => {
     const { key } = await gateway.createFundedKey({ credits: 1 });
-    return gateway.request({ method: 'POST', url: '/api/v1/text/completions', headers: { 'x-api-key': key }, payload: { model, ...body } });
+    return gateway.request({
+      method: 'POST',
+      url: '/api/v1/text/completions',
+      headers: { 'x-api-key': key },
+      payload: { model, ...body },
+    });
   };
 
   it('sends an OpenAI-compatible upstream every field, router sampling and reasoning included, and streams its tool call', async () => {
@@ -104,7 +109,12 @@ describe('native text completions forward the optional fields each protocol can 
     });
     const chunks = chunksOf(response.body);
     const calls = chunks.flatMap((chunk) => chunk.toolCalls ?? []);
-    expect(calls[0]).toEqual({ index: 0, id: 'call_fake1', type: 'function', function: { name: 'lookup', arguments: '' } });
+    expect(calls[0]).toEqual({
+      index: 0,
+      id: 'call_fake1',
+      type: 'function',
+      function: { name: 'lookup', arguments: '' },
+    });
     expect(calls.map((call) => call.function.arguments).join('')).toBe(JSON.stringify({ query: 'where is Paris' }));
     expect(chunks.at(-1)!.finishReason).toBe('tool-calls');
   });
@@ -152,7 +162,9 @@ describe('native text completions forward the optional fields each protocol can 
         responseMimeType: 'application/json',
         responseJsonSchema: schema,
       },
-      tools: [{ functionDeclarations: [{ name: 'lookup', description: 'Finds a city', parametersJsonSchema: schema }] }],
+      tools: [
+        { functionDeclarations: [{ name: 'lookup', description: 'Finds a city', parametersJsonSchema: schema }] },
+      ],
       toolConfig: { functionCallingConfig: { mode: 'ANY', allowedFunctionNames: ['lookup'] } },
     });
     // An explicit thinking budget wins over the effort, which shares its place.
@@ -163,16 +175,26 @@ describe('native text completions forward the optional fields each protocol can 
 
   it('maps a reasoning effort and thinking off to Gemini thinking settings', async () => {
     const ask = { messages: [{ role: 'user', content: 'hi' }] };
-    expect((await complete('via-gemini', { ...ask, reasoningEffort: 'high' })).headers['x-gateway-dropped-parameters']).toBeUndefined();
-    expect(gateway.fakes.gemini.requests.at(-1)!.body).toMatchObject({ generationConfig: { thinkingConfig: { thinkingLevel: 'HIGH' } } });
+    expect(
+      (await complete('via-gemini', { ...ask, reasoningEffort: 'high' })).headers['x-gateway-dropped-parameters'],
+    ).toBeUndefined();
+    expect(gateway.fakes.gemini.requests.at(-1)!.body).toMatchObject({
+      generationConfig: { thinkingConfig: { thinkingLevel: 'HIGH' } },
+    });
     await complete('via-gemini', { ...ask, thinking: { type: 'disabled' }, responseFormat: { type: 'json_object' } });
-    expect(gateway.fakes.gemini.requests.at(-1)!.body).toMatchObject({ generationConfig: { thinkingConfig: { thinkingBudget: 0 }, responseMimeType: 'application/json' } });
+    expect(gateway.fakes.gemini.requests.at(-1)!.body).toMatchObject({
+      generationConfig: { thinkingConfig: { thinkingBudget: 0 }, responseMimeType: 'application/json' },
+    });
     const unknownEffort = await complete('via-gemini', { ...ask, reasoningEffort: 'xhigh' });
     expect(unknownEffort.headers['x-gateway-dropped-parameters']).toBe('reasoningEffort');
   });
 
   it('leaves out what the model does not take, as the capability gate decided', async () => {
-    const response = await complete('narrow-openai', { messages: [{ role: 'user', content: 'hi' }], topK: 5, presencePenalty: 1 });
+    const response = await complete('narrow-openai', {
+      messages: [{ role: 'user', content: 'hi' }],
+      topK: 5,
+      presencePenalty: 1,
+    });
     expect(response.headers['x-gateway-dropped-parameters']).toBe('presencePenalty');
     const sent = gateway.fakes.openai.requests.at(-1)!.body as Record<string, unknown>;
     expect(sent.top_k).toBe(5);
@@ -198,7 +220,14 @@ describe('native text completions forward the optional fields each protocol can 
       logit_bias: { '1': 5 },
     });
     expect(gateway.fakes.gemini.requests.at(-1)!.body).toMatchObject({
-      generationConfig: { presencePenalty: 0.5, frequencyPenalty: 0.25, responseLogprobs: true, logprobs: 2, responseMimeType: 'application/json', responseJsonSchema: schema },
+      generationConfig: {
+        presencePenalty: 0.5,
+        frequencyPenalty: 0.25,
+        responseLogprobs: true,
+        logprobs: 2,
+        responseMimeType: 'application/json',
+        responseJsonSchema: schema,
+      },
     });
     expect(response.headers['x-gateway-dropped-parameters']).toBe('logitBias');
   });
@@ -230,7 +259,9 @@ describe('native text completions forward the optional fields each protocol can 
     };
     const anthropic = await call('/api/gamma/v1beta/models/via-anthropic:generateContent', payload);
     expect(gateway.fakes.anthropic.requests.at(-1)!.body).toMatchObject({ top_k: 8, thinking: { type: 'disabled' } });
-    expect(anthropic.headers['x-gateway-dropped-parameters']).toBe('seed,responseFormat,logprobs,topLogprobs,presencePenalty');
+    expect(anthropic.headers['x-gateway-dropped-parameters']).toBe(
+      'seed,responseFormat,logprobs,topLogprobs,presencePenalty',
+    );
     await call('/api/gamma/v1beta/models/via-openai:generateContent', payload);
     expect(gateway.fakes.openai.requests.at(-1)!.body).toMatchObject({
       top_k: 8,
@@ -238,7 +269,10 @@ describe('native text completions forward the optional fields each protocol can 
       presence_penalty: 0.4,
       logprobs: true,
       top_logprobs: 4,
-      response_format: { type: 'json_schema', json_schema: { name: 'response', schema: { type: 'object', properties: { city: { type: 'string' } } } } },
+      response_format: {
+        type: 'json_schema',
+        json_schema: { name: 'response', schema: { type: 'object', properties: { city: { type: 'string' } } } },
+      },
       reasoning: { enabled: false },
     });
   });
@@ -246,7 +280,9 @@ describe('native text completions forward the optional fields each protocol can 
   it('translates a Responses text format for a Gemini model, and leaves it out of a relayed request whose model does not take it', async () => {
     const text = { format: { type: 'json_schema', name: 'place', schema, strict: true }, verbosity: 'low' };
     const translated = await call('/api/alpha/v1/responses', { model: 'via-gemini', input: 'hi', text });
-    expect(gateway.fakes.gemini.requests.at(-1)!.body).toMatchObject({ generationConfig: { responseMimeType: 'application/json', responseJsonSchema: schema } });
+    expect(gateway.fakes.gemini.requests.at(-1)!.body).toMatchObject({
+      generationConfig: { responseMimeType: 'application/json', responseJsonSchema: schema },
+    });
     expect(translated.headers['x-gateway-dropped-parameters']).toBe('verbosity');
     const relayed = await call('/api/alpha/v1/responses', { model: 'narrow-openai', input: 'hi', text });
     expect(relayed.headers['x-gateway-dropped-parameters']).toBe('responseFormat,verbosity');
@@ -255,7 +291,10 @@ describe('native text completions forward the optional fields each protocol can 
   });
 
   it('refuses tools that are not function tools of the documented shape', async () => {
-    const response = await complete('via-openai', { messages: [{ role: 'user', content: 'hi' }], tools: [{ type: 'web_search' }] });
+    const response = await complete('via-openai', {
+      messages: [{ role: 'user', content: 'hi' }],
+      tools: [{ type: 'web_search' }],
+    });
     expect(response.statusCode).toBe(400);
   });
 });

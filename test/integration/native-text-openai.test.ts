@@ -4,7 +4,6 @@ import type { FakeServer } from '../fakes/fake-server.ts';
 import { heldNanosOf, usageRecords } from '../support/http-helpers.ts';
 import { fakeProviderYaml, modelYaml, startTestGateway, type TestGateway } from '../support/test-gateway.ts';
 
-
 describe('native text completions through an OpenAI-protocol upstream', () => {
   let fake: FakeServer;
   let gateway: TestGateway;
@@ -38,11 +37,20 @@ describe('native text completions through an OpenAI-protocol upstream', () => {
       method: 'POST',
       url: '/api/v1/text/completions',
       headers: { 'x-api-key': key },
-      payload: { model, messages: [{ role: 'system', content: 'be brief' }, { role: 'user', content: 'one two three four' }], ...extra },
+      payload: {
+        model,
+        messages: [
+          { role: 'system', content: 'be brief' },
+          { role: 'user', content: 'one two three four' },
+        ],
+        ...extra,
+      },
     });
   const records = (key: string) => usageRecords(gateway, key);
   const balance = async (key: string) =>
-    (await gateway.request({ method: 'GET', url: '/api/compat/v1/balance', headers: { 'x-api-key': key } })).json<{ creditBalance: number }>().creditBalance;
+    (await gateway.request({ method: 'GET', url: '/api/compat/v1/balance', headers: { 'x-api-key': key } })).json<{
+      creditBalance: number;
+    }>().creditBalance;
 
   it('rewrites the model id, sends the provider key, streams the answer and bills the reported usage', async () => {
     const { key } = await gateway.createFundedKey({ credits: 1 });
@@ -51,7 +59,13 @@ describe('native text completions through an OpenAI-protocol upstream', () => {
     const sent = fake.requests.at(-1)!;
     expect(sent.path).toBe('/v1/chat/completions');
     expect(sent.headers.authorization).toBe(`Bearer ${fakeOpenAiKey}`);
-    expect(sent.body).toMatchObject({ model: 'gpt-4o-mini', stream: true, stream_options: { include_usage: true }, max_tokens: 100, temperature: 0.5 });
+    expect(sent.body).toMatchObject({
+      model: 'gpt-4o-mini',
+      stream: true,
+      stream_options: { include_usage: true },
+      max_tokens: 100,
+      temperature: 0.5,
+    });
     const frames = response.body.split('\n\n').filter(Boolean);
     expect(frames.at(-1)).toBe('data: [DONE]');
     const chunks = frames.slice(0, -1).map((frame) => JSON.parse(frame.slice(6)) as { delta: string; usage?: object });
@@ -67,7 +81,14 @@ describe('native text completions through an OpenAI-protocol upstream', () => {
     const { key, accountId } = await gateway.createFundedKey({ credits: 1 });
     const response = await complete(key, 'limited');
     expect(response.statusCode).toBe(429);
-    expect(response.json()).toEqual({ error: { message: 'Rate limit reached for requests', type: 'rate_limit_error', param: null, code: 'rate_limit_exceeded' } });
+    expect(response.json()).toEqual({
+      error: {
+        message: 'Rate limit reached for requests',
+        type: 'rate_limit_error',
+        param: null,
+        code: 'rate_limit_exceeded',
+      },
+    });
     const rejected = await complete(key, 'rejected');
     expect(rejected.statusCode).toBe(401);
     expect(rejected.json()).toMatchObject({ error: { code: 'invalid_api_key' } });
@@ -83,7 +104,11 @@ describe('native text completions through an OpenAI-protocol upstream', () => {
     const { key, accountId } = await gateway.createFundedKey({ credits: 1 });
     const response = await complete(key, 'unreachable');
     expect(response.statusCode).toBe(502);
-    expect(response.json()).toMatchObject({ status: 502, success: false, errors: ['the upstream provider could not be reached'] });
+    expect(response.json()).toMatchObject({
+      status: 502,
+      success: false,
+      errors: ['the upstream provider could not be reached'],
+    });
     expect(await balance(key)).toBe(1);
     expect(await heldNanosOf(gateway, accountId)).toBe(0n);
   });

@@ -38,7 +38,9 @@ describe('native text completions on the sandbox', () => {
   const complete = (key: string, body: Record<string, unknown>) =>
     gateway.request({ method: 'POST', url: '/api/v1/text/completions', headers: { 'x-api-key': key }, payload: body });
   const balanceOf = async (key: string) =>
-    (await gateway.request({ method: 'GET', url: '/api/compat/v1/balance', headers: { 'x-api-key': key } })).json<{ creditBalance: number }>().creditBalance;
+    (await gateway.request({ method: 'GET', url: '/api/compat/v1/balance', headers: { 'x-api-key': key } })).json<{
+      creditBalance: number;
+    }>().creditBalance;
 
   it('streams TextChunks with the spec headers, usage on the final chunk, then [DONE], and bills exactly', async () => {
     const { key } = await gateway.createFundedKey({ credits: 1 });
@@ -59,7 +61,9 @@ describe('native text completions on the sandbox', () => {
     // sandbox-echo: 0.10 USD in, 0.20 USD out per million tokens = 100 and 200 nano-USD per token.
     const expectedNanos = final.usage!.promptTokens * 100 + final.usage!.completionTokens * 200;
     const usage = await gateway.request({ method: 'GET', url: '/api/compat/v1/usage', headers: { 'x-api-key': key } });
-    const [record] = usage.json<{ results: Array<{ usdCost: number; status: string; modality: string; model: string; usage: object }> }>().results;
+    const [record] = usage.json<{
+      results: Array<{ usdCost: number; status: string; modality: string; model: string; usage: object }>;
+    }>().results;
     expect(record).toMatchObject({ status: 'succeeded', modality: 'text', model: 'sandbox-echo', usage: final.usage });
     expect(Math.round(record!.usdCost * 1e9)).toBe(expectedNanos);
     expect(Math.round((await balanceOf(key)) * 1e9)).toBe(1e9 - expectedNanos);
@@ -67,21 +71,40 @@ describe('native text completions on the sandbox', () => {
 
   it('treats text that spells a special token as ordinary text', async () => {
     const { key } = await gateway.createFundedKey({ credits: 1 });
-    const response = await complete(key, { model: 'sandbox-echo', messages: [{ role: 'user', content: 'what is <|endoftext|> for?' }] });
+    const response = await complete(key, {
+      model: 'sandbox-echo',
+      messages: [{ role: 'user', content: 'what is <|endoftext|> for?' }],
+    });
     expect(response.statusCode).toBe(200);
-    expect((events(response.body).slice(0, -1) as TextChunk[]).map((chunk) => chunk.delta).join('')).toBe('what is <|endoftext|> for?');
+    expect((events(response.body).slice(0, -1) as TextChunk[]).map((chunk) => chunk.delta).join('')).toBe(
+      'what is <|endoftext|> for?',
+    );
   });
 
   it('reports optional parameters an unconstrained model accepted but that cannot reach the provider yet', async () => {
     const { key } = await gateway.createFundedKey({ credits: 1 });
-    const response = await complete(key, { model: 'sandbox-open', messages: [{ role: 'user', content: 'x' }], topP: 0.5, responseFormat: { type: 'json_object' }, topK: 3 });
+    const response = await complete(key, {
+      model: 'sandbox-open',
+      messages: [{ role: 'user', content: 'x' }],
+      topP: 0.5,
+      responseFormat: { type: 'json_object' },
+      topK: 3,
+    });
     expect(response.statusCode).toBe(200);
     expect(response.headers['x-gateway-dropped-parameters']).toBe('responseFormat,topK');
   });
 
   it('stops at maxTokens with finishReason length', async () => {
     const { key } = await gateway.createFundedKey({ credits: 1 });
-    const chunks = events((await complete(key, { model: 'sandbox-echo', maxTokens: 3, messages: [{ role: 'user', content: 'one two three four five six seven eight' }] })).body);
+    const chunks = events(
+      (
+        await complete(key, {
+          model: 'sandbox-echo',
+          maxTokens: 3,
+          messages: [{ role: 'user', content: 'one two three four five six seven eight' }],
+        })
+      ).body,
+    );
     const final = chunks.at(-2) as TextChunk;
     expect(final).toMatchObject({ finishReason: 'length', usage: { completionTokens: 3 } });
   });
@@ -93,8 +116,15 @@ describe('native text completions on the sandbox', () => {
     expect(response.json()).toMatchObject({ status: 403, success: false, path: '/api/v1/text/completions' });
     expect(response.json<{ errors: string[] }>().errors[0]).toContain('insufficient credit balance');
     // A balance driven negative by the operator is depleted too.
-    await gateway.request({ method: 'POST', url: `/api/admin/v1/accounts/${accountId}/credits`, headers: { authorization: `Bearer ${testAdminToken}` }, payload: { amount: -1 } });
-    expect((await complete(key, { model: 'sandbox-echo', messages: [{ role: 'user', content: 'hi' }] })).statusCode).toBe(403);
+    await gateway.request({
+      method: 'POST',
+      url: `/api/admin/v1/accounts/${accountId}/credits`,
+      headers: { authorization: `Bearer ${testAdminToken}` },
+      payload: { amount: -1 },
+    });
+    expect(
+      (await complete(key, { model: 'sandbox-echo', messages: [{ role: 'user', content: 'hi' }] })).statusCode,
+    ).toBe(403);
   });
 
   it('answers 429 naming the cap when a key cap cannot cover the reservation', async () => {
@@ -107,15 +137,30 @@ describe('native text completions on the sandbox', () => {
   it('refuses unknown, unpriced and mis-parameterised requests with 400 before any charge', async () => {
     const { key } = await gateway.createFundedKey({ credits: 1 });
     const cases: Array<[Record<string, unknown>, string]> = [
-      [{ model: 'no-such-model', messages: [{ role: 'user', content: 'x' }] }, 'model "no-such-model" is not available'],
-      [{ model: 'sandbox-unpriced', messages: [{ role: 'user', content: 'x' }] }, 'model "sandbox-unpriced" has no configured pricing'],
-      [{ model: 'sandbox-echo', messages: [{ role: 'user', content: 'x' }], topK: 4 }, 'model "sandbox-echo" does not support parameter "topK"'],
-      [{ model: 'sandbox-echo', messages: [{ role: 'user', content: 'x' }], temperature: 2.5 }, 'body.temperature must be <= 2'],
+      [
+        { model: 'no-such-model', messages: [{ role: 'user', content: 'x' }] },
+        'model "no-such-model" is not available',
+      ],
+      [
+        { model: 'sandbox-unpriced', messages: [{ role: 'user', content: 'x' }] },
+        'model "sandbox-unpriced" has no configured pricing',
+      ],
+      [
+        { model: 'sandbox-echo', messages: [{ role: 'user', content: 'x' }], topK: 4 },
+        'model "sandbox-echo" does not support parameter "topK"',
+      ],
+      [
+        { model: 'sandbox-echo', messages: [{ role: 'user', content: 'x' }], temperature: 2.5 },
+        'body.temperature must be <= 2',
+      ],
       [{ model: 'sandbox-echo', messages: [] }, 'body.messages must NOT have fewer than 1 items'],
       [{ model: 'sandbox-echo', messages: [{ role: 'tool', content: 'x' }] }, 'body.messages.0.role'],
       [{ model: 'sandbox-echo', messages: [{ role: 'user', content: '' }] }, 'body.messages.0.content'],
       [{ model: '', messages: [{ role: 'user', content: 'x' }] }, 'body.model'],
-      [{ model: 'sandbox-echo', messages: [{ role: 'user', content: 'x' }], maxTokens: 0 }, 'body.maxTokens must be >= 1'],
+      [
+        { model: 'sandbox-echo', messages: [{ role: 'user', content: 'x' }], maxTokens: 0 },
+        'body.maxTokens must be >= 1',
+      ],
     ];
     for (const [body, message] of cases) {
       const response = await complete(key, body);
@@ -132,13 +177,19 @@ describe('native text completions on the sandbox', () => {
     // 0.00082 USD; 0.004 USD covers four such reservations at a time.
     const { key } = await gateway.createFundedKey({ credits: 0.004 });
     const responses = await Promise.all(
-      Array.from({ length: 60 }, () => complete(key, { model: 'sandbox-echo', messages: [{ role: 'user', content: 'count me' }] })),
+      Array.from({ length: 60 }, () =>
+        complete(key, { model: 'sandbox-echo', messages: [{ role: 'user', content: 'count me' }] }),
+      ),
     );
     const admitted = responses.filter((response) => response.statusCode === 200);
     const refused = responses.filter((response) => response.statusCode === 403);
     expect(admitted.length + refused.length).toBe(60);
     expect(admitted.length).toBeGreaterThanOrEqual(1);
-    const usage = await gateway.request({ method: 'GET', url: '/api/compat/v1/usage?limit=100', headers: { 'x-api-key': key } });
+    const usage = await gateway.request({
+      method: 'GET',
+      url: '/api/compat/v1/usage?limit=100',
+      headers: { 'x-api-key': key },
+    });
     const records = usage.json<{ total: number; results: Array<{ usdCost: number }> }>();
     expect(records.total).toBe(admitted.length);
     const spentNanos = records.results.reduce((sum, record) => sum + Math.round(record.usdCost * 1e9), 0);

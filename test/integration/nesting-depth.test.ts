@@ -31,7 +31,12 @@ describe('client data nested too deep for a codec', () => {
 
   async function refused(url: string, payload: string, field: RegExp) {
     const { key, accountId } = await gateway.createFundedKey({ credits: 1 });
-    const response = await gateway.request({ method: 'POST', url, headers: { 'x-api-key': key, 'content-type': 'application/json' }, payload });
+    const response = await gateway.request({
+      method: 'POST',
+      url,
+      headers: { 'x-api-key': key, 'content-type': 'application/json' },
+      payload,
+    });
     const body = expectEnvelope(response, 400, 'GW_VALIDATION', url.split('?')[0]!);
     expect(body.errors.join(' ')).toMatch(field);
     expect(await heldNanosOf(gateway, accountId)).toBe(0n);

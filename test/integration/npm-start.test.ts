@@ -4,12 +4,17 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { compiledMain, gatewayRecord, pinnedNodeVersion, probeEnvironment, transpilerTraces } from '../support/gateway-runtime.ts';
+import {
+  compiledMain,
+  gatewayRecord,
+  pinnedNodeVersion,
+  probeEnvironment,
+  transpilerTraces,
+} from '../support/gateway-runtime.ts';
 import { freePort } from '../support/free-port.ts';
 
 const run = promisify(execFile);
 const repositoryRoot = path.resolve(import.meta.dirname, '../..');
-
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -17,7 +22,10 @@ const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 async function answering(port: number, child: ChildProcess): Promise<void> {
   for (;;) {
     if (child.exitCode !== null) throw new Error(`npm start exited with ${child.exitCode}`);
-    const ok = await fetch(`http://127.0.0.1:${port}/api/alpha`, { method: 'HEAD' }).then((response) => response.ok, () => false);
+    const ok = await fetch(`http://127.0.0.1:${port}/api/alpha`, { method: 'HEAD' }).then(
+      (response) => response.ok,
+      () => false,
+    );
     if (ok) return;
     await pause(200);
   }
@@ -65,7 +73,9 @@ async function serverGone(pid: number): Promise<void> {
 function quickStartScript(port: number): string {
   const readme = readFileSync(path.join(repositoryRoot, 'README.md'), 'utf8');
   const quickStart = readme.slice(readme.indexOf('## Quick start'), readme.indexOf('## Configuration'));
-  const block = [...quickStart.matchAll(/```sh\n([\s\S]*?)```/g)].map((match) => match[1]!).find((text) => text.includes('auth/signup'));
+  const block = [...quickStart.matchAll(/```sh\n([\s\S]*?)```/g)]
+    .map((match) => match[1]!)
+    .find((text) => text.includes('auth/signup'));
   if (!block) throw new Error('README quick start has no signup block');
   return block.replaceAll('localhost:8080', `127.0.0.1:${port}`);
 }
@@ -81,11 +91,22 @@ describe('npm start', () => {
   });
   afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
 
-  async function start(extraEnv: Record<string, string> = {}): Promise<{ child: ChildProcess; port: number; exited: Promise<number | null> }> {
+  async function start(
+    extraEnv: Record<string, string> = {},
+  ): Promise<{ child: ChildProcess; port: number; exited: Promise<number | null> }> {
     const port = await freePort();
     const child = spawn('npm', ['start'], {
       cwd: repositoryRoot,
-      env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir, LOG_LEVEL: 'warn', DATABASE_URL: '', GATEWAY_SECRET: '', ...extraEnv },
+      env: {
+        ...process.env,
+        PORT: String(port),
+        HOST: '127.0.0.1',
+        DATA_DIR: dataDir,
+        LOG_LEVEL: 'warn',
+        DATABASE_URL: '',
+        GATEWAY_SECRET: '',
+        ...extraEnv,
+      },
       detached: true,
       stdio: 'ignore',
     });
@@ -146,22 +167,26 @@ describe('npm start', () => {
     }
   }, 120_000);
 
-  it.runIf(process.platform === 'linux')('leaves no database server running when killed with SIGKILL, and serves the same data at the next start', async () => {
-    const { child } = await start();
-    const server = serverPid(dataDir);
-    process.kill(-child.pid!, 'SIGKILL');
-    await groupGone(child.pid!);
-    // The server had a parent-death signal: it shuts down by itself.
-    await serverGone(server);
-    const next = await start();
-    try {
-      // The account the quick start made in the first test is still there: its login path answers.
-      const { stdout } = await run('bash', ['-c', quickStartScript(next.port)], { timeout: 60_000 });
-      expect(stdout).toMatch(/\{"creditBalance":[0-9.]+\}/);
-      expect(serverPid(dataDir)).not.toBe(server);
-    } finally {
-      process.kill(next.child.pid!, 'SIGTERM');
-    }
-    expect(await next.exited).toBe(0);
-  }, 180_000);
+  it.runIf(process.platform === 'linux')(
+    'leaves no database server running when killed with SIGKILL, and serves the same data at the next start',
+    async () => {
+      const { child } = await start();
+      const server = serverPid(dataDir);
+      process.kill(-child.pid!, 'SIGKILL');
+      await groupGone(child.pid!);
+      // The server had a parent-death signal: it shuts down by itself.
+      await serverGone(server);
+      const next = await start();
+      try {
+        // The account the quick start made in the first test is still there: its login path answers.
+        const { stdout } = await run('bash', ['-c', quickStartScript(next.port)], { timeout: 60_000 });
+        expect(stdout).toMatch(/\{"creditBalance":[0-9.]+\}/);
+        expect(serverPid(dataDir)).not.toBe(server);
+      } finally {
+        process.kill(next.child.pid!, 'SIGTERM');
+      }
+      expect(await next.exited).toBe(0);
+    },
+    180_000,
+  );
 });

@@ -20,9 +20,14 @@ const methodsOf = (route: RouteOptions) => (Array.isArray(route.method) ? route.
  * routes (the probes, and GET|HEAD downloads).
  */
 function registeredOperations(routes: RouteOptions[]): RegisteredOperation[] {
-  const getHandlers = new Map(routes.filter((route) => methodsOf(route).includes('GET')).map((route) => [route.url, route.handler]));
-  const automaticHead = (route: RouteOptions) => route.method === 'HEAD' && getHandlers.get(route.url) === route.handler;
-  return routes.filter((route) => !automaticHead(route)).flatMap((route) => methodsOf(route).map((method) => ({ method, url: route.url, route })));
+  const getHandlers = new Map(
+    routes.filter((route) => methodsOf(route).includes('GET')).map((route) => [route.url, route.handler]),
+  );
+  const automaticHead = (route: RouteOptions) =>
+    route.method === 'HEAD' && getHandlers.get(route.url) === route.handler;
+  return routes
+    .filter((route) => !automaticHead(route))
+    .flatMap((route) => methodsOf(route).map((method) => ({ method, url: route.url, route })));
 }
 
 /** Plugin-served files left out of the document on purpose: the dashboard's built assets and Swagger UI's. */
@@ -41,7 +46,9 @@ const envelopeRef = '#/components/schemas/ErrorEnvelope';
 function namesEnvelope(schema: Record<string, unknown> | undefined): boolean {
   if (!schema) return false;
   if (schema.$ref === envelopeRef) return true;
-  return ['anyOf', 'oneOf'].some((key) => Array.isArray(schema[key]) && (schema[key] as Array<Record<string, unknown>>).some(namesEnvelope));
+  return ['anyOf', 'oneOf'].some(
+    (key) => Array.isArray(schema[key]) && (schema[key] as Array<Record<string, unknown>>).some(namesEnvelope),
+  );
 }
 
 describe('the OpenAPI document', () => {
@@ -72,7 +79,14 @@ describe('the OpenAPI document', () => {
   it('holds every route the app registered, with its method', () => {
     const operations = registeredOperations(routes);
     // A sanity check of the collection itself: the routes of every surface and the explicit HEAD probes are there.
-    for (const expected of ['HEAD /api/alpha', 'GET /api/v1/ai/models', 'POST /api/gamma/v1beta/models/*', 'GET /api/v1/media/files/*', 'HEAD /api/v1/media/files/*', 'GET /readyz']) {
+    for (const expected of [
+      'HEAD /api/alpha',
+      'GET /api/v1/ai/models',
+      'POST /api/gamma/v1beta/models/*',
+      'GET /api/v1/media/files/*',
+      'HEAD /api/v1/media/files/*',
+      'GET /readyz',
+    ]) {
       expect(operations.map(({ method, url }) => `${method} ${url}`)).toContain(expected);
     }
     const missing = operations
@@ -89,7 +103,9 @@ describe('the OpenAPI document', () => {
     for (const [route, item] of Object.entries(document.paths)) {
       const names = [...route.matchAll(/\{([^}]+)\}/g)].map((match) => match[1]);
       for (const [method, operation] of Object.entries(item)) {
-        const declared = (operation.parameters ?? []).filter((parameter) => parameter.in === 'path').map((parameter) => parameter.name);
+        const declared = (operation.parameters ?? [])
+          .filter((parameter) => parameter.in === 'path')
+          .map((parameter) => parameter.name);
         expect(declared.sort(), `${method} ${route}`).toEqual([...names].sort());
       }
     }
@@ -104,13 +120,19 @@ describe('the OpenAPI document', () => {
         if (successes.length === 0) problems.push(`${name}: no 2xx answer`);
         // A 204, and the probes' HEAD answers, have no body; every other success documents one.
         const bodies = successes.filter(([status]) => status !== '204' && !(method === 'head' && !item.get));
-        if (bodies.length > 0 && !bodies.some(([, response]) => Object.values(response.content ?? {}).some((media) => media.schema !== undefined))) {
+        if (
+          bodies.length > 0 &&
+          !bodies.some(([, response]) =>
+            Object.values(response.content ?? {}).some((media) => media.schema !== undefined),
+          )
+        ) {
           problems.push(`${name}: no schema for its 2xx answer`);
         }
         for (const range of ['4XX', '5XX']) {
           const response = operation.responses[range];
           const resolved = response?.$ref ? document.components.responses[response.$ref.split('/').pop()!] : response;
-          if (!namesEnvelope(resolved?.content?.['application/json']?.schema)) problems.push(`${name}: ${range} is not the error envelope`);
+          if (!namesEnvelope(resolved?.content?.['application/json']?.schema))
+            problems.push(`${name}: ${range} is not the error envelope`);
         }
       }
     }
@@ -118,7 +140,10 @@ describe('the OpenAPI document', () => {
   });
 
   it('describes the envelope of error-envelope.ts once, as a shared component', () => {
-    const envelope = document.components.schemas.ErrorEnvelope as { required: string[]; properties: Record<string, { required?: string[] }> };
+    const envelope = document.components.schemas.ErrorEnvelope as {
+      required: string[];
+      properties: Record<string, { required?: string[] }>;
+    };
     expect(envelope.required.sort()).toEqual(['error', 'errors', 'path', 'status', 'success', 'timestamp']);
     expect(envelope.properties.error!.required!.sort()).toEqual(['code', 'message', 'type']);
     expect(JSON.stringify(document.paths)).not.toContain('"timestamp"');
@@ -126,11 +151,20 @@ describe('the OpenAPI document', () => {
 
   it('documents request parameters and bodies, and the two credentials', () => {
     expect(Object.keys(document.components.securitySchemes)).toEqual(expect.arrayContaining(['apiKey', 'bearerAuth']));
-    expect(document.components.securitySchemes.apiKey).toMatchObject({ type: 'apiKey', in: 'header', name: 'x-api-key' });
+    expect(document.components.securitySchemes.apiKey).toMatchObject({
+      type: 'apiKey',
+      in: 'header',
+      name: 'x-api-key',
+    });
     expect(document.components.securitySchemes.bearerAuth).toMatchObject({ type: 'http', scheme: 'bearer' });
     const usage = document.paths['/api/compat/v1/usage']!.get!;
-    expect(usage.parameters!.map((parameter) => `${parameter.in} ${parameter.name}`).sort()).toEqual(['query limit', 'query offset']);
-    expect(document.paths['/api/v1/text/completions']!.post!.requestBody!.content['application/json']!.schema).toMatchObject({ required: expect.arrayContaining(['model', 'messages']) });
+    expect(usage.parameters!.map((parameter) => `${parameter.in} ${parameter.name}`).sort()).toEqual([
+      'query limit',
+      'query offset',
+    ]);
+    expect(
+      document.paths['/api/v1/text/completions']!.post!.requestBody!.content['application/json']!.schema,
+    ).toMatchObject({ required: expect.arrayContaining(['model', 'messages']) });
     for (const publicRoute of ['/livez', '/readyz', '/openapi.json', '/api/v1/media/files/{objectKey}']) {
       expect(document.paths[publicRoute]!.get!.security, publicRoute).toEqual([]);
     }
@@ -158,11 +192,17 @@ describe('the OpenAPI document', () => {
       ['/api/gamma/v1beta/models/{modelAction}', 'post'],
     ];
     for (const [route, method] of streaming) {
-      expect(Object.keys(document.paths[route]![method]!.responses['200']!.content!), route).toContain('text/event-stream');
+      expect(Object.keys(document.paths[route]![method]!.responses['200']!.content!), route).toContain(
+        'text/event-stream',
+      );
     }
     const files = document.paths['/api/v1/media/files/{objectKey}']!.get!.responses;
-    expect(Object.keys(files['200']!.content!)).toEqual(expect.arrayContaining(['image/png', 'image/jpeg', 'video/mp4', 'audio/mpeg', 'audio/wav']));
+    expect(Object.keys(files['200']!.content!)).toEqual(
+      expect.arrayContaining(['image/png', 'image/jpeg', 'video/mp4', 'audio/mpeg', 'audio/wav']),
+    );
     expect(files['206']).toBeDefined();
-    expect(Object.keys(document.paths['/api/alpha/v1/videos/{id}/content']!.get!.responses['200']!.content!)).toEqual(['video/mp4']);
+    expect(Object.keys(document.paths['/api/alpha/v1/videos/{id}/content']!.get!.responses['200']!.content!)).toEqual([
+      'video/mp4',
+    ]);
   });
 });

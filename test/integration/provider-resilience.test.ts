@@ -9,7 +9,13 @@ import { startTestGateway, type TestGateway } from '../support/test-gateway.ts';
 interface AuditedRecord {
   id: string;
   status: string;
-  route?: { providerId: string; upstreamModel: string; fallbacks: Array<{ providerId: string; outcome: string; reason: string; status?: number }>; requestId?: string; firstByteMs?: number };
+  route?: {
+    providerId: string;
+    upstreamModel: string;
+    fallbacks: Array<{ providerId: string; outcome: string; reason: string; status?: number }>;
+    requestId?: string;
+    firstByteMs?: number;
+  };
   durationMs?: number;
 }
 
@@ -19,8 +25,14 @@ const cooldownMs = 600;
 function startDelayedRelay(target: FakeServer, delay: { ms: number }): Promise<FakeServer> {
   return startFakeServer(async (incoming, response) => {
     await sleep(delay.ms);
-    const answer = await request(`${target.url}${incoming.path}`, { method: 'POST', headers: { authorization: String(incoming.headers.authorization), 'content-type': 'application/json' }, body: JSON.stringify(incoming.body) });
-    response.writeHead(answer.statusCode, { 'content-type': String(answer.headers['content-type'] ?? 'application/json') });
+    const answer = await request(`${target.url}${incoming.path}`, {
+      method: 'POST',
+      headers: { authorization: String(incoming.headers.authorization), 'content-type': 'application/json' },
+      body: JSON.stringify(incoming.body),
+    });
+    response.writeHead(answer.statusCode, {
+      'content-type': String(answer.headers['content-type'] ?? 'application/json'),
+    });
     for await (const chunk of answer.body) response.write(chunk);
     response.end();
   });
@@ -40,7 +52,8 @@ describe('provider resilience: breakers, fallbacks, retry-after, and the route o
     delayed = await startDelayedRelay(openai, primaryDelay);
     primary = await startSwitchableUpstream(delayed);
     lonely = await startSwitchableUpstream(openai);
-    const provider = (name: string, server: FakeServer) => `  ${name}: { protocol: openai, baseUrl: "${server.url}/v1", apiKey: ${fakeOpenAiKey} }`;
+    const provider = (name: string, server: FakeServer) =>
+      `  ${name}: { protocol: openai, baseUrl: "${server.url}/v1", apiKey: ${fakeOpenAiKey} }`;
     gateway = await startTestGateway({
       upstreams: [primary, delayed, lonely, openai],
       logLines,
@@ -74,7 +87,13 @@ describe('provider resilience: breakers, fallbacks, retry-after, and the route o
     });
   const primaryCalls = () => primary.requests.filter((request) => request.method === 'POST').length;
   const audited = async (accountId: string) =>
-    (await gateway.request({ method: 'GET', url: `/api/admin/v1/accounts/${accountId}/generations?limit=100`, headers: adminHeaders })).json<{ results: AuditedRecord[] }>().results;
+    (
+      await gateway.request({
+        method: 'GET',
+        url: `/api/admin/v1/accounts/${accountId}/generations?limit=100`,
+        headers: adminHeaders,
+      })
+    ).json<{ results: AuditedRecord[] }>().results;
 
   it('opens the breaker of a row failing for three accounts, then serves from the fallback without waiting on it; after the cooldown one probe brings the row back', async () => {
     const accounts = await Promise.all([0, 1, 2].map(() => gateway.createFundedKey({ credits: 5 })));
@@ -115,16 +134,29 @@ describe('provider resilience: breakers, fallbacks, retry-after, and the route o
     expect(primaryCalls()).toBe(7);
 
     const records = (await Promise.all(accounts.map((account) => audited(account.accountId)))).flat();
-    const skipped = records.filter((record) => record.route?.fallbacks.some((attempt) => attempt.reason === 'breaker open'));
+    const skipped = records.filter((record) =>
+      record.route?.fallbacks.some((attempt) => attempt.reason === 'breaker open'),
+    );
     expect(skipped.length).toBeGreaterThanOrEqual(5);
-    for (const record of skipped) expect(record.route).toMatchObject({ providerId: 'backup', upstreamModel: 'gpt-4o-mini', fallbacks: [{ providerId: 'primary', outcome: 'skipped', reason: 'breaker open' }] });
+    for (const record of skipped)
+      expect(record.route).toMatchObject({
+        providerId: 'backup',
+        upstreamModel: 'gpt-4o-mini',
+        fallbacks: [{ providerId: 'primary', outcome: 'skipped', reason: 'breaker open' }],
+      });
     const failedOver = records.filter((record) => record.route?.fallbacks.some((attempt) => attempt.status === 503));
     expect(failedOver).toHaveLength(3);
-    expect(records.filter((record) => record.route?.providerId === 'primary' && record.route.fallbacks.length === 0)).toHaveLength(4);
+    expect(
+      records.filter((record) => record.route?.providerId === 'primary' && record.route.fallbacks.length === 0),
+    ).toHaveLength(4);
 
-    const breakerLines = logLines.filter((line) => line.event === 'breaker' && line.providerId === 'primary').map((line) => line.state);
+    const breakerLines = logLines
+      .filter((line) => line.event === 'breaker' && line.providerId === 'primary')
+      .map((line) => line.state);
     expect(breakerLines).toEqual(['open', 'half-open', 'closed']);
-    expect(logLines.filter((line) => line.event === 'fallback' && line.model === 'resilient').length).toBeGreaterThanOrEqual(8);
+    expect(
+      logLines.filter((line) => line.event === 'fallback' && line.model === 'resilient').length,
+    ).toBeGreaterThanOrEqual(8);
   });
 
   it("keeps sending a single-row model's requests to its row once its breaker is open, relaying the provider's own errors", async () => {
@@ -140,7 +172,9 @@ describe('provider resilience: breakers, fallbacks, retry-after, and the route o
       expect(relayed.statusCode).toBe(503);
       expect(relayed.headers['x-upstream-status']).toBe('503');
       expect(relayed.headers['x-gateway-error-code']).toBeUndefined();
-      expect(relayed.json()).toMatchObject({ error: { message: 'The server is overloaded or not ready yet.', type: 'server_error' } });
+      expect(relayed.json()).toMatchObject({
+        error: { message: 'The server is overloaded or not ready yet.', type: 'server_error' },
+      });
       expect(lonely.requests.length).toBe(calls + 1);
     }
     expect(await heldNanosOf(gateway, accountId)).toBe(0n);
@@ -151,13 +185,18 @@ describe('provider resilience: breakers, fallbacks, retry-after, and the route o
 
   it('tries a provider again after its retry-after once, within the budget, then relays its error', async () => {
     const { key } = await gateway.createFundedKey({ credits: 1 });
-    const before = openai.requests.filter((request) => (request.body as { model?: string } | undefined)?.model === 'fake-error-429').length;
+    const before = openai.requests.filter(
+      (request) => (request.body as { model?: string } | undefined)?.model === 'fake-error-429',
+    ).length;
     const started = Date.now();
     const answer = await chat(key, 'limited');
     // The fake asks for 1 s: one wait, one more try, then its 429 as it came.
     expect(answer.statusCode).toBe(429);
     expect(Date.now() - started).toBeGreaterThanOrEqual(950);
-    expect(openai.requests.filter((request) => (request.body as { model?: string } | undefined)?.model === 'fake-error-429').length - before).toBe(2);
+    expect(
+      openai.requests.filter((request) => (request.body as { model?: string } | undefined)?.model === 'fake-error-429')
+        .length - before,
+    ).toBe(2);
     expect(logLines.some((line) => line.event === 'retry' && line.model === 'limited')).toBe(true);
   });
 
@@ -167,15 +206,33 @@ describe('provider resilience: breakers, fallbacks, retry-after, and the route o
     expect((await chat(key, 'resilient', 'req-route-1')).statusCode).toBe(200);
     const elapsedMs = Date.now() - started;
     const [record] = await audited(accountId);
-    expect(record!.route).toMatchObject({ providerId: 'primary', upstreamModel: 'gpt-4o-mini', fallbacks: [], requestId: 'req-route-1' });
+    expect(record!.route).toMatchObject({
+      providerId: 'primary',
+      upstreamModel: 'gpt-4o-mini',
+      fallbacks: [],
+      requestId: 'req-route-1',
+    });
     // The first byte is timed from the request's admission, the record's duration from its hold (taken after
     // it, slower on PostgreSQL under load): both lie within the whole request as the client timed it.
     expect(record!.route!.firstByteMs).toBeGreaterThanOrEqual(0);
     expect(record!.route!.firstByteMs).toBeLessThanOrEqual(elapsedMs);
     expect(record!.durationMs).toBeLessThanOrEqual(elapsedMs);
-    const one = await gateway.request({ method: 'GET', url: `/api/admin/v1/accounts/${accountId}/generations/${record!.id}`, headers: adminHeaders });
+    const one = await gateway.request({
+      method: 'GET',
+      url: `/api/admin/v1/accounts/${accountId}/generations/${record!.id}`,
+      headers: adminHeaders,
+    });
     expect(one.json<AuditedRecord>().route).toEqual(record!.route);
-    expectEnvelope(await gateway.request({ method: 'GET', url: `/api/admin/v1/accounts/${accountId}/generations/gen_nope`, headers: adminHeaders }), 404, 'GW_NOT_FOUND', `/api/admin/v1/accounts/${accountId}/generations/gen_nope`);
+    expectEnvelope(
+      await gateway.request({
+        method: 'GET',
+        url: `/api/admin/v1/accounts/${accountId}/generations/gen_nope`,
+        headers: adminHeaders,
+      }),
+      404,
+      'GW_NOT_FOUND',
+      `/api/admin/v1/accounts/${accountId}/generations/gen_nope`,
+    );
 
     const usage = await gateway.request({ method: 'GET', url: '/api/compat/v1/usage', headers: keyHeaders(key) });
     expect(usage.statusCode).toBe(200);
@@ -189,11 +246,28 @@ describe('provider resilience: breakers, fallbacks, retry-after, and the route o
       return found;
     });
     expect(line).toMatchObject({ statusCode: 200, route: '/api/alpha/v1/chat/completions' });
-    expect(line.generation).toMatchObject({ generationId: record!.id, accountId, apiKeyId: keyId, model: 'resilient', modality: 'text', status: 'succeeded', providerId: 'primary', upstreamModel: 'gpt-4o-mini', requestId: 'req-route-1', fallbacks: [] });
+    expect(line.generation).toMatchObject({
+      generationId: record!.id,
+      accountId,
+      apiKeyId: keyId,
+      model: 'resilient',
+      modality: 'text',
+      status: 'succeeded',
+      providerId: 'primary',
+      upstreamModel: 'gpt-4o-mini',
+      requestId: 'req-route-1',
+      fallbacks: [],
+    });
     const carried = line.generation as { usdCost?: unknown; firstByteMs?: unknown };
     expect(typeof carried.usdCost).toBe('number');
     expect(typeof carried.firstByteMs).toBe('number');
-    expect(logLines.filter((entry) => entry.event === 'generation' && (entry.generation as { generationId?: string } | undefined)?.generationId === record!.id)).toEqual([]);
+    expect(
+      logLines.filter(
+        (entry) =>
+          entry.event === 'generation' &&
+          (entry.generation as { generationId?: string } | undefined)?.generationId === record!.id,
+      ),
+    ).toEqual([]);
   });
 
   it('shows the figures of this run in /metrics', async () => {
@@ -201,18 +275,32 @@ describe('provider resilience: breakers, fallbacks, retry-after, and the route o
     expect(scraped.statusCode).toBe(200);
     expect(scraped.headers['content-type']).toContain('text/plain');
     const metric = (name: string, labels: string) => {
-      const line = scraped.body.split('\n').find((candidate) => candidate.startsWith(`${name}{`) && labels.split(',').every((label) => candidate.includes(label)));
+      const line = scraped.body
+        .split('\n')
+        .find(
+          (candidate) =>
+            candidate.startsWith(`${name}{`) && labels.split(',').every((label) => candidate.includes(label)),
+        );
       return line === undefined ? undefined : Number(line.slice(line.lastIndexOf(' ') + 1));
     };
     // The chats of the tests above: 17 answered 200, 5 answered 503 (all relayed from the provider), one 429.
-    expect(metric('gateway_http_requests_total', 'surface="alpha",route="/api/alpha/v1/chat/completions",method="POST",status="200"')).toBe(17);
-    expect(metric('gateway_http_requests_total', 'route="/api/alpha/v1/chat/completions",method="POST",status="503"')).toBe(5);
+    expect(
+      metric(
+        'gateway_http_requests_total',
+        'surface="alpha",route="/api/alpha/v1/chat/completions",method="POST",status="200"',
+      ),
+    ).toBe(17);
+    expect(
+      metric('gateway_http_requests_total', 'route="/api/alpha/v1/chat/completions",method="POST",status="503"'),
+    ).toBe(5);
     expect(metric('gateway_http_request_duration_seconds_count', 'route="/api/alpha/v1/chat/completions"')).toBe(23);
     expect(metric('gateway_generations_total', 'model="resilient",modality="text",status="succeeded"')).toBe(17);
     expect(metric('gateway_generation_tokens_total', 'model="resilient",direction="input"')).toBeGreaterThan(0);
     expect(metric('gateway_generation_tokens_total', 'model="resilient",direction="output"')).toBeGreaterThan(0);
     expect(metric('gateway_generation_usd_total', 'model="resilient",modality="text"')).toBeGreaterThan(0);
-    expect(metric('gateway_fallbacks_total', 'model="resilient",from="primary",to="backup",reason="breaker open"')).toBeGreaterThanOrEqual(5);
+    expect(
+      metric('gateway_fallbacks_total', 'model="resilient",from="primary",to="backup",reason="breaker open"'),
+    ).toBeGreaterThanOrEqual(5);
     expect(metric('gateway_upstream_retries_total', 'model="limited",provider="backup"')).toBe(1);
     expect(metric('gateway_upstream_first_byte_seconds_count', 'provider="primary"')).toBeGreaterThanOrEqual(4);
     expect(metric('gateway_provider_breaker_state', 'provider="primary",upstream_model="gpt-4o-mini"')).toBe(0);
@@ -226,7 +314,8 @@ describe('provider resilience: breakers, fallbacks, retry-after, and the route o
     const { key } = await gateway.createFundedKey({ credits: 1 });
     const answered = await chat(key, 'resilient', 'req-line-1');
     expect(answered.statusCode, answered.body).toBe(200);
-    const requestLines = (requestId: string) => logLines.filter((line) => line.msg === 'request completed' && line.reqId === requestId);
+    const requestLines = (requestId: string) =>
+      logLines.filter((line) => line.msg === 'request completed' && line.reqId === requestId);
     await vi.waitFor(() => expect(requestLines('req-line-1')).toHaveLength(1));
     expect(requestLines('req-line-1')).toEqual([
       expect.objectContaining({
@@ -239,15 +328,26 @@ describe('provider resilience: breakers, fallbacks, retry-after, and the route o
       }),
     ]);
     for (const path of ['/no/such/thing', '/api/v1/nope?x=1', `/${'a'.repeat(5000)}`]) {
-      const missing = await gateway.request({ method: 'GET', url: path, headers: { 'x-request-id': `scan-${path.length}` } });
+      const missing = await gateway.request({
+        method: 'GET',
+        url: path,
+        headers: { 'x-request-id': `scan-${path.length}` },
+      });
       expect(missing.statusCode).toBe(404);
-      expect(requestLines(`scan-${path.length}`)).toEqual([expect.objectContaining({ route: 'unmatched', statusCode: 404, path: path.split('?')[0] })]);
+      expect(requestLines(`scan-${path.length}`)).toEqual([
+        expect.objectContaining({ route: 'unmatched', statusCode: 404, path: path.split('?')[0] }),
+      ]);
     }
     // The HEAD route Fastify adds for a GET one is metered once, under its own method.
-    for (let probe = 0; probe < 2; probe += 1) expect((await gateway.request({ method: 'HEAD', url: '/livez' })).statusCode).toBe(200);
+    for (let probe = 0; probe < 2; probe += 1)
+      expect((await gateway.request({ method: 'HEAD', url: '/livez' })).statusCode).toBe(200);
     const scraped = (await gateway.request({ method: 'GET', url: '/metrics' })).body;
-    expect(scraped).toMatch(/^gateway_http_requests_total\{surface="other",route="unmatched",method="GET",status="404"\} [3-9]\d*$/m);
-    expect(scraped).toMatch(/^gateway_http_requests_total\{surface="other",route="\/livez",method="HEAD",status="200"\} 2$/m);
+    expect(scraped).toMatch(
+      /^gateway_http_requests_total\{surface="other",route="unmatched",method="GET",status="404"\} [3-9]\d*$/m,
+    );
+    expect(scraped).toMatch(
+      /^gateway_http_requests_total\{surface="other",route="\/livez",method="HEAD",status="200"\} 2$/m,
+    );
     expect(scraped).not.toContain('no/such/thing');
   });
 });
@@ -273,17 +373,33 @@ describe('metrics behind a token, with the database figures of holds and media j
 
   it('needs the token, and counts the media job queue and the holds of the database', async () => {
     expectEnvelope(await gateway.request({ method: 'GET', url: '/metrics' }), 401, 'GW_UNAUTHENTICATED', '/metrics');
-    expectEnvelope(await gateway.request({ method: 'GET', url: '/metrics', headers: { authorization: 'Bearer wrong-token' } }), 401, 'GW_UNAUTHENTICATED', '/metrics');
+    expectEnvelope(
+      await gateway.request({ method: 'GET', url: '/metrics', headers: { authorization: 'Bearer wrong-token' } }),
+      401,
+      'GW_UNAUTHENTICATED',
+      '/metrics',
+    );
     const { key } = await gateway.createFundedKey({ credits: 1 });
-    const made = await gateway.request({ method: 'POST', url: '/api/v1/image/generations', headers: keyHeaders(key), payload: { model: 'sandbox-image', content: [{ type: 'text', text: 'a gauge' }] } });
+    const made = await gateway.request({
+      method: 'POST',
+      url: '/api/v1/image/generations',
+      headers: keyHeaders(key),
+      payload: { model: 'sandbox-image', content: [{ type: 'text', text: 'a gauge' }] },
+    });
     expect(made.statusCode, made.body).toBe(200);
-    const scraped = await gateway.request({ method: 'GET', url: '/metrics', headers: { authorization: 'Bearer metrics-secret-token' } });
+    const scraped = await gateway.request({
+      method: 'GET',
+      url: '/metrics',
+      headers: { authorization: 'Bearer metrics-secret-token' },
+    });
     expect(scraped.statusCode).toBe(200);
     // The queue's depth, both states always present; the finished job is not counted.
     expect(scraped.body).toMatch(/^gateway_media_jobs\{state="queued"\} 0$/m);
     expect(scraped.body).toMatch(/^gateway_media_jobs\{state="processing"\} 0$/m);
     expect(scraped.body).not.toMatch(/^gateway_media_jobs\{state="succeeded"\}/m);
-    expect(scraped.body).toMatch(/^gateway_generations_total\{model="sandbox-image",modality="image",status="succeeded"\} 1$/m);
+    expect(scraped.body).toMatch(
+      /^gateway_generations_total\{model="sandbox-image",modality="image",status="succeeded"\} 1$/m,
+    );
     expect(scraped.body).toMatch(/^gateway_generation_usd_total\{model="sandbox-image",modality="image"\} 0\.001$/m);
     // Nothing is held once the job settled; the gauge lists what the database holds, by kind.
     expect(scraped.body).not.toMatch(/^gateway_holds\{kind="media-job"\} [1-9]/m);

@@ -8,7 +8,12 @@ import { keyHeaders } from '../support/http-helpers.ts';
 import { startTestGateway, type TestGateway } from '../support/test-gateway.ts';
 
 /** What a client would send to make the gateway link elsewhere. */
-const hostileHeaders = { host: 'evil.example:666', 'x-forwarded-host': 'evil.example', 'x-forwarded-proto': 'https', forwarded: 'host=evil.example;proto=https' };
+const hostileHeaders = {
+  host: 'evil.example:666',
+  'x-forwarded-host': 'evil.example',
+  'x-forwarded-proto': 'https',
+  forwarded: 'host=evil.example;proto=https',
+};
 
 interface Links {
   image: string;
@@ -35,16 +40,38 @@ async function linksOf(gateway: TestGateway): Promise<Links> {
     }
     throw new Error(`${url} did not end`);
   }
-  const ended = (body: { status: string }) => ['succeeded', 'failed', 'completed', 'cancelled', 'expired'].includes(body.status);
+  const ended = (body: { status: string }) =>
+    ['succeeded', 'failed', 'completed', 'cancelled', 'expired'].includes(body.status);
 
-  const { generationId: imageId } = await call<{ generationId: string }>('POST', '/api/v1/image/generations/async', { model: 'sandbox-image', content: [{ type: 'text', text: 'a lighthouse' }] });
-  const image = await poll<{ status: string; result?: { images: Array<{ downloadUrl: string }> } }>(`/api/v1/image/generations/async/${imageId}`, ended);
-  const { taskId } = await call<{ taskId: string }>('POST', '/api/v1/video/generations', { model: 'sandbox-video', content: [{ type: 'text', text: 'a paper boat' }], duration: 1 });
+  const { generationId: imageId } = await call<{ generationId: string }>('POST', '/api/v1/image/generations/async', {
+    model: 'sandbox-image',
+    content: [{ type: 'text', text: 'a lighthouse' }],
+  });
+  const image = await poll<{ status: string; result?: { images: Array<{ downloadUrl: string }> } }>(
+    `/api/v1/image/generations/async/${imageId}`,
+    ended,
+  );
+  const { taskId } = await call<{ taskId: string }>('POST', '/api/v1/video/generations', {
+    model: 'sandbox-video',
+    content: [{ type: 'text', text: 'a paper boat' }],
+    duration: 1,
+  });
   const video = await poll<{ status: string; downloadUrl?: string }>(`/api/v1/video/tasks/${taskId}`, ended);
-  const { generationId: audioId } = await call<{ generationId: string }>('POST', '/api/v1/audio/text-to-speech', { voiceType: 'zh_female_vv_uranus_bigtts', text: 'hello' });
+  const { generationId: audioId } = await call<{ generationId: string }>('POST', '/api/v1/audio/text-to-speech', {
+    voiceType: 'zh_female_vv_uranus_bigtts',
+    text: 'hello',
+  });
   const audio = await poll<{ status: string; audioUrl?: string }>(`/api/v1/audio/generations/${audioId}`, ended);
-  const created = await call<{ id: string; polling_url: string }>('POST', '/api/alpha/v1/videos', { model: 'sandbox-video', prompt: 'a heron', seconds: 1, size: '720x1280' });
-  const alpha = await poll<{ status: string; polling_url: string; unsigned_urls?: string[] }>(`/api/alpha/v1/videos/${created.id}`, ended);
+  const created = await call<{ id: string; polling_url: string }>('POST', '/api/alpha/v1/videos', {
+    model: 'sandbox-video',
+    prompt: 'a heron',
+    seconds: 1,
+    size: '720x1280',
+  });
+  const alpha = await poll<{ status: string; polling_url: string; unsigned_urls?: string[] }>(
+    `/api/alpha/v1/videos/${created.id}`,
+    ended,
+  );
   expect(alpha.polling_url).toBe(created.polling_url);
   return {
     image: image.result?.images[0]?.downloadUrl ?? `no image: ${JSON.stringify(image)}`,
@@ -62,7 +89,8 @@ function expectLinksOn(links: Links, base: string): void {
   }
 }
 
-const startWarnings = (lines: Array<Record<string, unknown>>) => lines.filter((line) => typeof line.msg === 'string' && line.msg.startsWith('PUBLIC_BASE_URL is not set'));
+const startWarnings = (lines: Array<Record<string, unknown>>) =>
+  lines.filter((line) => typeof line.msg === 'string' && line.msg.startsWith('PUBLIC_BASE_URL is not set'));
 
 describe('links without PUBLIC_BASE_URL, listening beyond loopback', () => {
   let gateway: TestGateway;
@@ -91,7 +119,10 @@ describe('links with PUBLIC_BASE_URL', () => {
   const logLines: Array<Record<string, unknown>> = [];
 
   beforeAll(async () => {
-    gateway = await startTestGateway({ env: { HOST: '0.0.0.0', PUBLIC_BASE_URL: 'https://gateway.example.com/' }, logLines });
+    gateway = await startTestGateway({
+      env: { HOST: '0.0.0.0', PUBLIC_BASE_URL: 'https://gateway.example.com/' },
+      logLines,
+    });
   });
   afterAll(async () => {
     await gateway?.close();

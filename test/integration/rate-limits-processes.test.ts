@@ -27,7 +27,14 @@ describe('two gateway processes sharing Redis', () => {
     writeFileSync(configPath, sandboxConfigYaml(`${rateLimits}${accounts}`));
     // One after the other: the first applies the migrations.
     for (const name of ['a', 'b']) {
-      children.push(await startGatewayChild({ configPath, dataDir: path.join(dataDir, name), databaseUrl: database.url, env: { REDIS_URL: 'redis://127.0.0.1:6379' } }));
+      children.push(
+        await startGatewayChild({
+          configPath,
+          dataDir: path.join(dataDir, name),
+          databaseUrl: database.url,
+          env: { REDIS_URL: 'redis://127.0.0.1:6379' },
+        }),
+      );
     }
   }, 120_000);
 
@@ -38,15 +45,32 @@ describe('two gateway processes sharing Redis', () => {
   });
 
   const post = (child: GatewayChild, url: string, body: unknown, headers: Record<string, string> = {}) =>
-    fetch(`${child.url}${url}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+    fetch(`${child.url}${url}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...headers },
+      body: JSON.stringify(body),
+    });
 
   it("a key's requests per minute count across both processes", async () => {
     const [a, b] = children as [GatewayChild, GatewayChild];
-    const account = await (await post(a, '/api/admin/v1/accounts', { email: uniqueEmail('shared'), credits: 5 }, adminHeaders)).json() as { id: string };
-    const created = await post(b, `/api/admin/v1/accounts/${account.id}/api-keys`, { name: 'shared', rateLimits: { requestsPerMinute: 3 } }, adminHeaders);
+    const account = (await (
+      await post(a, '/api/admin/v1/accounts', { email: uniqueEmail('shared'), credits: 5 }, adminHeaders)
+    ).json()) as { id: string };
+    const created = await post(
+      b,
+      `/api/admin/v1/accounts/${account.id}/api-keys`,
+      { name: 'shared', rateLimits: { requestsPerMinute: 3 } },
+      adminHeaders,
+    );
     expect(created.status).toBe(201);
     const { key } = (await created.json()) as { key: string };
-    const chat = (child: GatewayChild) => post(child, '/api/alpha/v1/chat/completions', { model: 'sandbox-echo', messages: [{ role: 'user', content: 'hi' }] }, { authorization: `Bearer ${key}` });
+    const chat = (child: GatewayChild) =>
+      post(
+        child,
+        '/api/alpha/v1/chat/completions',
+        { model: 'sandbox-echo', messages: [{ role: 'user', content: 'hi' }] },
+        { authorization: `Bearer ${key}` },
+      );
     const remaining: string[] = [];
     for (const child of [a, b, a]) {
       const answer = await chat(child);

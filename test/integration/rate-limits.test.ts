@@ -10,7 +10,18 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startOpenAiFake } from '../fakes/openai-fake.ts';
 import type { FakeServer } from '../fakes/fake-server.ts';
 import { freePort } from '../support/free-port.ts';
-import { adminHeaders, bearer, createKeyOverHttp, expectEnvelope, keyHeaders, shippedConfigWith, signup, testPassword, uniqueEmail, type KeyBody } from '../support/http-helpers.ts';
+import {
+  adminHeaders,
+  bearer,
+  createKeyOverHttp,
+  expectEnvelope,
+  keyHeaders,
+  shippedConfigWith,
+  signup,
+  testPassword,
+  uniqueEmail,
+  type KeyBody,
+} from '../support/http-helpers.ts';
 import { fakeProviderYaml, modelYaml, startTestGateway, type TestGateway } from '../support/test-gateway.ts';
 
 const redisUrl = 'redis://127.0.0.1:6379';
@@ -21,7 +32,9 @@ type RateLimitsBody = Partial<Record<'requestsPerMinute' | 'tokensPerMinute' | '
 
 function rateLimitsConfig(extra: Record<string, string> = {}, fake?: FakeServer): string {
   const prefix = `rl-test-${randomUUID()}`;
-  const sections: Record<string, string> = { rateLimits: `rateLimits:\n  redisKeyPrefix: ${prefix}\n${extra.rateLimits ?? ''}` };
+  const sections: Record<string, string> = {
+    rateLimits: `rateLimits:\n  redisKeyPrefix: ${prefix}\n${extra.rateLimits ?? ''}`,
+  };
   if (fake) {
     const shipped = shippedConfigWith(sections);
     // The shipped catalog and a model that drips its answer slowly from the OpenAI fake.
@@ -36,7 +49,10 @@ function expectRateLimited(response: LightMyRequestResponse, path: string, text:
   const body = expectEnvelope(response, 429, 'GW_RATE_LIMITED', path);
   expect(body.errors[0]).toContain(text);
   const retryAfter = Number(response.headers['retry-after']);
-  expect(Number.isInteger(retryAfter) && retryAfter >= 1 && retryAfter <= 60, String(response.headers['retry-after'])).toBe(true);
+  expect(
+    Number.isInteger(retryAfter) && retryAfter >= 1 && retryAfter <= 60,
+    String(response.headers['retry-after']),
+  ).toBe(true);
   expect(response.headers['x-should-retry']).toBe('true');
 }
 
@@ -56,8 +72,10 @@ describe.each<{ store: string; env: Record<string, string> }>([
   });
   afterAll(async () => gateway?.close());
 
-  const alpha = (key: string) => gateway.request({ method: 'POST', url: '/api/alpha/v1/chat/completions', headers: keyHeaders(key), payload: chat });
-  const beta = (key: string) => gateway.request({ method: 'POST', url: '/api/beta/v1/messages', headers: keyHeaders(key), payload: message });
+  const alpha = (key: string) =>
+    gateway.request({ method: 'POST', url: '/api/alpha/v1/chat/completions', headers: keyHeaders(key), payload: chat });
+  const beta = (key: string) =>
+    gateway.request({ method: 'POST', url: '/api/beta/v1/messages', headers: keyHeaders(key), payload: message });
 
   /** A signed-up account with credits and a key made over HTTP. */
   async function sessionAndKey(): Promise<{ token: string; accountId: string; key: CreatedKey }> {
@@ -70,7 +88,12 @@ describe.each<{ store: string; env: Record<string, string> }>([
   it('requests per minute, set through the account API: alpha answers with OpenAI headers, then 429; another key is untouched', async () => {
     const { token, key } = await sessionAndKey();
     const other = await createKeyOverHttp(gateway, bearer(token), { name: 'other' });
-    const patched = await gateway.request({ method: 'PATCH', url: `/api/v1/api-keys/${key.id}/rate-limits`, headers: bearer(token), payload: { requestsPerMinute: 2 } });
+    const patched = await gateway.request({
+      method: 'PATCH',
+      url: `/api/v1/api-keys/${key.id}/rate-limits`,
+      headers: bearer(token),
+      payload: { requestsPerMinute: 2 },
+    });
     expect(patched.statusCode, patched.body).toBe(200);
     expect(patched.json<KeyBody & { rateLimits: RateLimitsBody }>().rateLimits).toEqual({ requestsPerMinute: 2 });
     const first = await alpha(key.key);
@@ -90,12 +113,19 @@ describe.each<{ store: string; env: Record<string, string> }>([
     expect((await alpha(other.key)).statusCode).toBe(200);
     // The key's list shows its limits.
     const listed = await gateway.request({ method: 'GET', url: '/api/v1/api-keys', headers: bearer(token) });
-    expect(listed.json<Array<{ id: string; rateLimits: RateLimitsBody }>>().find((item) => item.id === key.id)?.rateLimits).toEqual({ requestsPerMinute: 2 });
+    expect(
+      listed.json<Array<{ id: string; rateLimits: RateLimitsBody }>>().find((item) => item.id === key.id)?.rateLimits,
+    ).toEqual({ requestsPerMinute: 2 });
   });
 
   it('beta answers with Anthropic headers, and 429 past the limit', async () => {
     const { key } = await sessionAndKey();
-    const set = await gateway.request({ method: 'PATCH', url: `/api/admin/v1/api-keys/${key.id}/rate-limits`, headers: adminHeaders, payload: { requestsPerMinute: 1 } });
+    const set = await gateway.request({
+      method: 'PATCH',
+      url: `/api/admin/v1/api-keys/${key.id}/rate-limits`,
+      headers: adminHeaders,
+      payload: { requestsPerMinute: 1 },
+    });
     expect(set.statusCode, set.body).toBe(200);
     const first = await beta(key.key);
     expect(first.statusCode, first.body).toBe(200);
@@ -112,7 +142,12 @@ describe.each<{ store: string; env: Record<string, string> }>([
 
   it('tokens per minute: charged with what a request used when it settles, refused while the budget is spent', async () => {
     const { key } = await sessionAndKey();
-    const set = await gateway.request({ method: 'PATCH', url: `/api/admin/v1/api-keys/${key.id}/rate-limits`, headers: adminHeaders, payload: { tokensPerMinute: 3 } });
+    const set = await gateway.request({
+      method: 'PATCH',
+      url: `/api/admin/v1/api-keys/${key.id}/rate-limits`,
+      headers: adminHeaders,
+      payload: { tokensPerMinute: 3 },
+    });
     expect(set.statusCode, set.body).toBe(200);
     const first = await alpha(key.key);
     expect(first.statusCode, first.body).toBe(200);
@@ -129,11 +164,21 @@ describe.each<{ store: string; env: Record<string, string> }>([
 
   it('concurrent requests: a second request is refused while a stream is in flight, and the slot comes back when the client leaves', async () => {
     const { key } = await sessionAndKey();
-    const set = await gateway.request({ method: 'PATCH', url: `/api/admin/v1/api-keys/${key.id}/rate-limits`, headers: adminHeaders, payload: { concurrentRequests: 1 } });
+    const set = await gateway.request({
+      method: 'PATCH',
+      url: `/api/admin/v1/api-keys/${key.id}/rate-limits`,
+      headers: adminHeaders,
+      payload: { concurrentRequests: 1 },
+    });
     expect(set.statusCode, set.body).toBe(200);
     // Requests that fail (a 400 here) give their slot back too.
     for (let attempt = 0; attempt < 3; attempt++) {
-      const bad = await gateway.request({ method: 'POST', url: '/api/alpha/v1/chat/completions', headers: keyHeaders(key.key), payload: { model: 'sandbox-echo' } });
+      const bad = await gateway.request({
+        method: 'POST',
+        url: '/api/alpha/v1/chat/completions',
+        headers: keyHeaders(key.key),
+        payload: { model: 'sandbox-echo' },
+      });
       expect(bad.statusCode, bad.body).toBe(400);
     }
     const leaving = new AbortController();
@@ -163,15 +208,40 @@ describe.each<{ store: string; env: Record<string, string> }>([
   it("the account's limits are the operator's: each key's default and ceiling, which the tenant can read but neither change nor lift", async () => {
     const { token, accountId, key } = await sessionAndKey();
     const own = await createKeyOverHttp(gateway, bearer(token), { name: 'own' });
-    const operator = await gateway.request({ method: 'PATCH', url: `/api/admin/v1/accounts/${accountId}/rate-limits`, headers: adminHeaders, payload: { requestsPerMinute: 1 } });
+    const operator = await gateway.request({
+      method: 'PATCH',
+      url: `/api/admin/v1/accounts/${accountId}/rate-limits`,
+      headers: adminHeaders,
+      payload: { requestsPerMinute: 1 },
+    });
     expect(operator.statusCode, operator.body).toBe(200);
-    expect((await gateway.request({ method: 'GET', url: '/api/v1/account/rate-limits', headers: bearer(token) })).json()).toEqual({ requestsPerMinute: 1 });
+    expect(
+      (await gateway.request({ method: 'GET', url: '/api/v1/account/rate-limits', headers: bearer(token) })).json(),
+    ).toEqual({ requestsPerMinute: 1 });
     // The account API no longer changes them, whatever the session sends.
-    const lift = await gateway.request({ method: 'PATCH', url: '/api/v1/account/rate-limits', headers: bearer(token), payload: { requestsPerMinute: 1_000_000_000 } });
+    const lift = await gateway.request({
+      method: 'PATCH',
+      url: '/api/v1/account/rate-limits',
+      headers: bearer(token),
+      payload: { requestsPerMinute: 1_000_000_000 },
+    });
     expect(lift.statusCode, lift.body).toBe(404);
-    expect((await gateway.request({ method: 'GET', url: `/api/admin/v1/accounts/${accountId}/rate-limits`, headers: adminHeaders })).json()).toEqual({ requestsPerMinute: 1 });
+    expect(
+      (
+        await gateway.request({
+          method: 'GET',
+          url: `/api/admin/v1/accounts/${accountId}/rate-limits`,
+          headers: adminHeaders,
+        })
+      ).json(),
+    ).toEqual({ requestsPerMinute: 1 });
     // A key's own limit above the account's does not lift it.
-    const keyLift = await gateway.request({ method: 'PATCH', url: `/api/v1/api-keys/${own.id}/rate-limits`, headers: bearer(token), payload: { requestsPerMinute: 1_000_000_000 } });
+    const keyLift = await gateway.request({
+      method: 'PATCH',
+      url: `/api/v1/api-keys/${own.id}/rate-limits`,
+      headers: bearer(token),
+      payload: { requestsPerMinute: 1_000_000_000 },
+    });
     expect(keyLift.statusCode, keyLift.body).toBe(200);
     for (const limited of [key.key, own.key]) {
       const first = await alpha(limited);
@@ -180,11 +250,34 @@ describe.each<{ store: string; env: Record<string, string> }>([
       expectRateLimited(await alpha(limited), '/api/alpha/v1/chat/completions', 'limit of 1 requests per minute');
     }
     // Under a higher account limit a key's own lower one applies; removing the account's leaves the key's.
-    expect((await gateway.request({ method: 'PATCH', url: `/api/admin/v1/accounts/${accountId}/rate-limits`, headers: adminHeaders, payload: { requestsPerMinute: 100, concurrentRequests: 5 } })).statusCode).toBe(200);
+    expect(
+      (
+        await gateway.request({
+          method: 'PATCH',
+          url: `/api/admin/v1/accounts/${accountId}/rate-limits`,
+          headers: adminHeaders,
+          payload: { requestsPerMinute: 100, concurrentRequests: 5 },
+        })
+      ).statusCode,
+    ).toBe(200);
     const lower = await createKeyOverHttp(gateway, bearer(token), { name: 'lower' });
-    expect((await gateway.request({ method: 'PATCH', url: `/api/v1/api-keys/${lower.id}/rate-limits`, headers: bearer(token), payload: { requestsPerMinute: 2 } })).statusCode).toBe(200);
+    expect(
+      (
+        await gateway.request({
+          method: 'PATCH',
+          url: `/api/v1/api-keys/${lower.id}/rate-limits`,
+          headers: bearer(token),
+          payload: { requestsPerMinute: 2 },
+        })
+      ).statusCode,
+    ).toBe(200);
     expect((await alpha(lower.key)).headers['x-ratelimit-limit-requests']).toBe('2');
-    const removed = await gateway.request({ method: 'PATCH', url: `/api/admin/v1/accounts/${accountId}/rate-limits`, headers: adminHeaders, payload: { requestsPerMinute: null, concurrentRequests: null } });
+    const removed = await gateway.request({
+      method: 'PATCH',
+      url: `/api/admin/v1/accounts/${accountId}/rate-limits`,
+      headers: adminHeaders,
+      payload: { requestsPerMinute: null, concurrentRequests: null },
+    });
     expect(removed.json()).toEqual({});
     const fresh = await createKeyOverHttp(gateway, bearer(token), { name: 'fresh' });
     for (let attempt = 0; attempt < 3; attempt++) expect((await alpha(fresh.key)).statusCode).toBe(200);
@@ -192,7 +285,12 @@ describe.each<{ store: string; env: Record<string, string> }>([
 
   it('a slot in flight comes back when the client leaves while admission is still under way', async () => {
     const { key } = await sessionAndKey();
-    const set = await gateway.request({ method: 'PATCH', url: `/api/admin/v1/api-keys/${key.id}/rate-limits`, headers: adminHeaders, payload: { concurrentRequests: 1 } });
+    const set = await gateway.request({
+      method: 'PATCH',
+      url: `/api/admin/v1/api-keys/${key.id}/rate-limits`,
+      headers: adminHeaders,
+      payload: { concurrentRequests: 1 },
+    });
     expect(set.statusCode, set.body).toBe(200);
     const limiter = gateway.gateway.core.services.rateLimits;
     const { port } = new URL(address);
@@ -214,7 +312,9 @@ describe.each<{ store: string; env: Record<string, string> }>([
       const body = JSON.stringify(chat);
       const client = connect(Number(port), '127.0.0.1');
       client.on('error', () => undefined);
-      client.write(`POST /api/alpha/v1/chat/completions HTTP/1.1\r\nhost: localhost\r\nx-api-key: ${key.key}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
+      client.write(
+        `POST /api/alpha/v1/chat/completions HTTP/1.1\r\nhost: localhost\r\nx-api-key: ${key.key}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+      );
       await started;
       client.destroy();
       await serverSocketClosed;
@@ -238,7 +338,12 @@ describe.each<{ store: string; env: Record<string, string> }>([
     // Known here as a key without limits: its settlements cost nothing.
     expect((await alpha(key.key)).statusCode).toBe(200);
     await gateway.settled();
-    const set = await gateway.request({ method: 'PATCH', url: `/api/admin/v1/api-keys/${key.id}/rate-limits`, headers: adminHeaders, payload: { tokensPerMinute: 50 } });
+    const set = await gateway.request({
+      method: 'PATCH',
+      url: `/api/admin/v1/api-keys/${key.id}/rate-limits`,
+      headers: adminHeaders,
+      payload: { tokensPerMinute: 50 },
+    });
     expect(set.statusCode, set.body).toBe(200);
     // A settlement as a media job settled here after another process admitted it (or this one before a restart).
     await rateLimits.chargeTokens(key.id, 80);
@@ -254,18 +359,55 @@ describe.each<{ store: string; env: Record<string, string> }>([
       payload: { name: 'made by the operator', rateLimits: { requestsPerMinute: 7, concurrentRequests: 2 } },
     });
     expect(created.statusCode, created.body).toBe(201);
-    expect(created.json<{ rateLimits: RateLimitsBody }>().rateLimits).toEqual({ requestsPerMinute: 7, concurrentRequests: 2 });
-    const account = await gateway.request({ method: 'PATCH', url: `/api/admin/v1/accounts/${accountId}/rate-limits`, headers: adminHeaders, payload: { tokensPerMinute: 1000 } });
+    expect(created.json<{ rateLimits: RateLimitsBody }>().rateLimits).toEqual({
+      requestsPerMinute: 7,
+      concurrentRequests: 2,
+    });
+    const account = await gateway.request({
+      method: 'PATCH',
+      url: `/api/admin/v1/accounts/${accountId}/rate-limits`,
+      headers: adminHeaders,
+      payload: { tokensPerMinute: 1000 },
+    });
     expect(account.json()).toEqual({ tokensPerMinute: 1000 });
-    expect((await gateway.request({ method: 'GET', url: `/api/admin/v1/accounts/${accountId}/rate-limits`, headers: adminHeaders })).json()).toEqual({ tokensPerMinute: 1000 });
+    expect(
+      (
+        await gateway.request({
+          method: 'GET',
+          url: `/api/admin/v1/accounts/${accountId}/rate-limits`,
+          headers: adminHeaders,
+        })
+      ).json(),
+    ).toEqual({ tokensPerMinute: 1000 });
     expect((await alpha(key.key)).headers['x-ratelimit-limit-tokens']).toBe('1000');
-    for (const payload of [{ requestsPerMinute: 0 }, { tokensPerMinute: 1.5 }, { concurrentRequests: '2' }, { requestsPerMinute: 2_000_000_000 }, {}]) {
-      const refused = await gateway.request({ method: 'PATCH', url: `/api/v1/api-keys/${key.id}/rate-limits`, headers: bearer(token), payload });
+    for (const payload of [
+      { requestsPerMinute: 0 },
+      { tokensPerMinute: 1.5 },
+      { concurrentRequests: '2' },
+      { requestsPerMinute: 2_000_000_000 },
+      {},
+    ]) {
+      const refused = await gateway.request({
+        method: 'PATCH',
+        url: `/api/v1/api-keys/${key.id}/rate-limits`,
+        headers: bearer(token),
+        payload,
+      });
       expectEnvelope(refused, 400, 'GW_VALIDATION', `/api/v1/api-keys/${key.id}/rate-limits`);
     }
-    const byKey = await gateway.request({ method: 'PATCH', url: `/api/v1/api-keys/${key.id}/rate-limits`, headers: keyHeaders(key.key), payload: { requestsPerMinute: 1000 } });
+    const byKey = await gateway.request({
+      method: 'PATCH',
+      url: `/api/v1/api-keys/${key.id}/rate-limits`,
+      headers: keyHeaders(key.key),
+      payload: { requestsPerMinute: 1000 },
+    });
     expectEnvelope(byKey, 403, 'GW_SESSION_REQUIRED', `/api/v1/api-keys/${key.id}/rate-limits`);
-    const unknown = await gateway.request({ method: 'PATCH', url: '/api/admin/v1/api-keys/key_unknown/rate-limits', headers: adminHeaders, payload: { requestsPerMinute: 1 } });
+    const unknown = await gateway.request({
+      method: 'PATCH',
+      url: '/api/admin/v1/api-keys/key_unknown/rate-limits',
+      headers: adminHeaders,
+      payload: { requestsPerMinute: 1 },
+    });
     expectEnvelope(unknown, 404, 'GW_NOT_FOUND', '/api/admin/v1/api-keys/key_unknown/rate-limits');
   });
 });
@@ -284,9 +426,17 @@ describe('Redis unreachable', () => {
     const gateway = await startTestGateway({ env: { REDIS_URL: downUrl }, configText: rateLimitsConfig(), logLines });
     try {
       const { key, keyId } = await gateway.createFundedKey();
-      await gateway.gateway.core.services.apiKeys.setRateLimits(null, keyId, { requestsPerMinute: 1, concurrentRequests: 1 });
+      await gateway.gateway.core.services.apiKeys.setRateLimits(null, keyId, {
+        requestsPerMinute: 1,
+        concurrentRequests: 1,
+      });
       for (let attempt = 0; attempt < 3; attempt++) {
-        const answer = await gateway.request({ method: 'POST', url: '/api/alpha/v1/chat/completions', headers: keyHeaders(key), payload: chat });
+        const answer = await gateway.request({
+          method: 'POST',
+          url: '/api/alpha/v1/chat/completions',
+          headers: keyHeaders(key),
+          payload: chat,
+        });
         expect(answer.statusCode, answer.body).toBe(200);
       }
       const outages = logLines.filter((line) => String(line.msg).startsWith('Redis for rate limits unreachable'));
@@ -299,43 +449,70 @@ describe('Redis unreachable', () => {
   });
 
   it('fails closed when configured: 503 in the envelope with retry-after, for keys with limits only; sign-in stays open', async () => {
-    const gateway = await startTestGateway({ env: { REDIS_URL: downUrl }, configText: rateLimitsConfig({ rateLimits: '  redisFailure: closed\n' }) });
+    const gateway = await startTestGateway({
+      env: { REDIS_URL: downUrl },
+      configText: rateLimitsConfig({ rateLimits: '  redisFailure: closed\n' }),
+    });
     try {
       const limited = await gateway.createFundedKey();
       const unlimited = await gateway.createFundedKey();
       await gateway.gateway.core.services.apiKeys.setRateLimits(null, limited.keyId, { requestsPerMinute: 100 });
-      const refused = await gateway.request({ method: 'POST', url: '/api/alpha/v1/chat/completions', headers: keyHeaders(limited.key), payload: chat });
+      const refused = await gateway.request({
+        method: 'POST',
+        url: '/api/alpha/v1/chat/completions',
+        headers: keyHeaders(limited.key),
+        payload: chat,
+      });
       expectEnvelope(refused, 503, 'GW_RATE_LIMITS_UNAVAILABLE', '/api/alpha/v1/chat/completions');
       expect(refused.headers['retry-after']).toBe('1');
-      const free = await gateway.request({ method: 'POST', url: '/api/alpha/v1/chat/completions', headers: keyHeaders(unlimited.key), payload: chat });
+      const free = await gateway.request({
+        method: 'POST',
+        url: '/api/alpha/v1/chat/completions',
+        headers: keyHeaders(unlimited.key),
+        payload: chat,
+      });
       expect(free.statusCode, free.body).toBe(200);
-      const login = await gateway.request({ method: 'POST', url: '/api/v1/auth/login', payload: { email: 'nobody@example.com', password: 'whatever password' } });
+      const login = await gateway.request({
+        method: 'POST',
+        url: '/api/v1/auth/login',
+        payload: { email: 'nobody@example.com', password: 'whatever password' },
+      });
       expectEnvelope(login, 401, 'GW_INVALID_CREDENTIALS', '/api/v1/auth/login');
     } finally {
       await gateway.close();
     }
   });
 
-  it.each(['open', 'closed'])('password guessing stays throttled in each process while Redis is down (redisFailure: %s)', async (redisFailure) => {
-    const configText = shippedConfigWith({
-      rateLimits: `rateLimits:\n  redisKeyPrefix: rl-test-${randomUUID()}\n  redisFailure: ${redisFailure}\n`,
-      accounts: 'accounts:\n  loginFailuresPerEmail: 2\n  signupsPerAddress: 1\n  throttleWindowSeconds: 600\n',
-    });
-    const gateway = await startTestGateway({ env: { REDIS_URL: downUrl }, configText });
-    try {
-      const email = uniqueEmail('guessed');
-      const signupFrom = (address: string) => gateway.request({ method: 'POST', url: '/api/v1/auth/signup', remoteAddress: address, payload: { email: uniqueEmail('from'), password: testPassword } });
-      expect((await signupFrom('192.0.2.7')).statusCode).toBe(201);
-      expectEnvelope(await signupFrom('192.0.2.7'), 429, 'GW_TOO_MANY_ATTEMPTS', '/api/v1/auth/signup');
-      await signup(gateway, email);
-      const login = (password: string) => gateway.request({ method: 'POST', url: '/api/v1/auth/login', payload: { email, password } });
-      expectEnvelope(await login('wrong password 1'), 401, 'GW_INVALID_CREDENTIALS', '/api/v1/auth/login');
-      expectEnvelope(await login('wrong password 2'), 401, 'GW_INVALID_CREDENTIALS', '/api/v1/auth/login');
-      const refused = await login(testPassword);
-      expectEnvelope(refused, 429, 'GW_TOO_MANY_ATTEMPTS', '/api/v1/auth/login');
-      expect(Number(refused.headers['retry-after'])).toBeGreaterThanOrEqual(1);
-    } finally {
-      await gateway.close();
-    }
-  });
+  it.each(['open', 'closed'])(
+    'password guessing stays throttled in each process while Redis is down (redisFailure: %s)',
+    async (redisFailure) => {
+      const configText = shippedConfigWith({
+        rateLimits: `rateLimits:\n  redisKeyPrefix: rl-test-${randomUUID()}\n  redisFailure: ${redisFailure}\n`,
+        accounts: 'accounts:\n  loginFailuresPerEmail: 2\n  signupsPerAddress: 1\n  throttleWindowSeconds: 600\n',
+      });
+      const gateway = await startTestGateway({ env: { REDIS_URL: downUrl }, configText });
+      try {
+        const email = uniqueEmail('guessed');
+        const signupFrom = (address: string) =>
+          gateway.request({
+            method: 'POST',
+            url: '/api/v1/auth/signup',
+            remoteAddress: address,
+            payload: { email: uniqueEmail('from'), password: testPassword },
+          });
+        expect((await signupFrom('192.0.2.7')).statusCode).toBe(201);
+        expectEnvelope(await signupFrom('192.0.2.7'), 429, 'GW_TOO_MANY_ATTEMPTS', '/api/v1/auth/signup');
+        await signup(gateway, email);
+        const login = (password: string) =>
+          gateway.request({ method: 'POST', url: '/api/v1/auth/login', payload: { email, password } });
+        expectEnvelope(await login('wrong password 1'), 401, 'GW_INVALID_CREDENTIALS', '/api/v1/auth/login');
+        expectEnvelope(await login('wrong password 2'), 401, 'GW_INVALID_CREDENTIALS', '/api/v1/auth/login');
+        const refused = await login(testPassword);
+        expectEnvelope(refused, 429, 'GW_TOO_MANY_ATTEMPTS', '/api/v1/auth/login');
+        expect(Number(refused.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+      } finally {
+        await gateway.close();
+      }
+    },
+  );
 });

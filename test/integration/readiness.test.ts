@@ -21,7 +21,11 @@ interface ReadyzBody {
 const drainDelayMs = 1_500;
 
 /** Polls `url` until `accept` takes its answer, or fails after `timeoutMs`. */
-async function until(url: string, accept: (status: number, body: ReadyzBody) => boolean, timeoutMs = 10_000): Promise<ReadyzBody> {
+async function until(
+  url: string,
+  accept: (status: number, body: ReadyzBody) => boolean,
+  timeoutMs = 10_000,
+): Promise<ReadyzBody> {
   const deadline = Date.now() + timeoutMs;
   let last = '';
   while (Date.now() < deadline) {
@@ -70,7 +74,10 @@ describe('GET /livez and GET /readyz, on a database the test can take away', () 
   it('answers 503 "starting" until the server listens, while /livez already answers', async () => {
     const ready = await gateway.app.inject({ method: 'GET', url: '/readyz' });
     expect(ready.statusCode).toBe(503);
-    expect(ready.json()).toMatchObject({ status: 'starting', checks: { database: { ok: true }, objectStore: { ok: true } } });
+    expect(ready.json()).toMatchObject({
+      status: 'starting',
+      checks: { database: { ok: true }, objectStore: { ok: true } },
+    });
     const live = await gateway.app.inject({ method: 'GET', url: '/livez' });
     expect(live.statusCode).toBe(200);
     expect(live.json()).toEqual({ status: 'alive' });
@@ -91,8 +98,18 @@ describe('GET /livez and GET /readyz, on a database the test can take away', () 
     const body = (await answer.json()) as ReadyzBody;
     expect(body).toEqual({
       status: 'ready',
-      checks: { database: { ok: true, latencyMs: expect.any(Number) }, objectStore: { ok: true, latencyMs: expect.any(Number) } },
-      workers: { jobs: { state: 'running', active: 0, concurrency: gateway.core.services.config.jobs.concurrency, byState: { queued: 0, processing: 0 } } },
+      checks: {
+        database: { ok: true, latencyMs: expect.any(Number) },
+        objectStore: { ok: true, latencyMs: expect.any(Number) },
+      },
+      workers: {
+        jobs: {
+          state: 'running',
+          active: 0,
+          concurrency: gateway.core.services.config.jobs.concurrency,
+          byState: { queued: 0, processing: 0 },
+        },
+      },
     });
   });
 
@@ -111,7 +128,11 @@ describe('GET /livez and GET /readyz, on a database the test can take away', () 
   it('answers 503 "draining" from the moment it is told to stop, while it still serves for server.drainDelayMs', async () => {
     const started = Date.now();
     const closing = gateway.close();
-    const draining = await until(`${base}/readyz`, (status, body) => status === 503 && body.status === 'draining', drainDelayMs);
+    const draining = await until(
+      `${base}/readyz`,
+      (status, body) => status === 503 && body.status === 'draining',
+      drainDelayMs,
+    );
     expect(draining.checks.database.ok).toBe(true);
     const balance = await fetch(`${base}/api/compat/v1/balance`, { headers: { 'x-api-key': key } });
     expect(balance.status).toBe(200);

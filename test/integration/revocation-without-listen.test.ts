@@ -31,7 +31,12 @@ describe('key revocation while the LISTEN connection is down', () => {
     // while B's pooled connections (already open) keep working.
     proxy = await startTcpProxy(gateway.database.url);
     dataDir = mkdtempSync(path.join(tmpdir(), 'gw-unlistened-'));
-    b = await startLedgerWorker({ storage: { kind: 'postgres', url: proxy.url }, configText: readFileSync(shippedConfigPath, 'utf8'), dataDir, lifetimeMs: 90_000 });
+    b = await startLedgerWorker({
+      storage: { kind: 'postgres', url: proxy.url },
+      configText: readFileSync(shippedConfigPath, 'utf8'),
+      dataDir,
+      lifetimeMs: 90_000,
+    });
   });
 
   afterAll(async () => {
@@ -45,17 +50,26 @@ describe('key revocation while the LISTEN connection is down', () => {
   /** Terminates the backends of every gateway process's `LISTEN gateway_events` connection on this database. */
   async function terminateListeners(): Promise<number> {
     const db = gateway.gateway.core.storage.db;
-    const listeners = await queryRows<{ pid: number }>(db, sql`SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND query = 'LISTEN gateway_events'`);
+    const listeners = await queryRows<{ pid: number }>(
+      db,
+      sql`SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND query = 'LISTEN gateway_events'`,
+    );
     for (const { pid } of listeners) await queryRows(db, sql`SELECT pg_terminate_backend(${pid})`);
     return listeners.length;
   }
 
-  async function until<T>(what: string, read: () => Promise<T>, done: (value: T) => boolean, timeoutMs: number): Promise<T> {
+  async function until<T>(
+    what: string,
+    read: () => Promise<T>,
+    done: (value: T) => boolean,
+    timeoutMs: number,
+  ): Promise<T> {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
       const value = await read();
       if (done(value)) return value;
-      if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs} ms (last: ${JSON.stringify(value)})\n${b.recentOutput}`);
+      if (Date.now() > deadline)
+        throw new Error(`${what}: not within ${timeoutMs} ms (last: ${JSON.stringify(value)})\n${b.recentOutput}`);
       await sleep(20);
     }
   }
@@ -77,7 +91,12 @@ describe('key revocation while the LISTEN connection is down', () => {
       expect(await bAccepts(first.key)).toEqual({ ok: true });
       const revokedAt = Date.now();
       await gateway.gateway.core.services.apiKeys.revoke(first.accountId, first.keyId);
-      const refused = await until('B refused the revoked key', () => bAccepts(first.key), (answer) => !answer.ok, 5_000);
+      const refused = await until(
+        'B refused the revoked key',
+        () => bAccepts(first.key),
+        (answer) => !answer.ok,
+        5_000,
+      );
       expect(refused).toEqual({ ok: false, code: 'GW_INVALID_CREDENTIALS' });
       // The bound, with room for a loaded machine (without it the key stayed accepted for a minute).
       expect(Date.now() - revokedAt).toBeLessThan(unlistenedTrustMs + 750);
@@ -96,7 +115,12 @@ describe('key revocation while the LISTEN connection is down', () => {
     expect(await bAccepts(second.key)).toEqual({ ok: true });
     const revokedAt = Date.now();
     await gateway.gateway.core.services.apiKeys.revoke(second.accountId, second.keyId);
-    await until('B refused the second key', () => bAccepts(second.key), (answer) => !answer.ok, 5_000);
+    await until(
+      'B refused the second key',
+      () => bAccepts(second.key),
+      (answer) => !answer.ok,
+      5_000,
+    );
     expect(Date.now() - revokedAt).toBeLessThan(1_000);
   }, 60_000);
 

@@ -19,7 +19,13 @@ describe('the S3 object store against a local S3 server', () => {
 
   beforeAll(async () => {
     directory = mkdtempSync(path.join(tmpdir(), 'gw-s3-'));
-    server = new S3rver({ port: 0, address: '127.0.0.1', silent: true, directory, configureBuckets: [{ name: 'media', configs: [] }] });
+    server = new S3rver({
+      port: 0,
+      address: '127.0.0.1',
+      silent: true,
+      directory,
+      configureBuckets: [{ name: 'media', configs: [] }],
+    });
     const { port } = await server.run();
     endpoint = `http://127.0.0.1:${port}`;
   });
@@ -28,7 +34,8 @@ describe('the S3 object store against a local S3 server', () => {
     rmSync(directory, { recursive: true, force: true });
   });
 
-  const store = (prefix = '') => new S3ObjectStore({ bucket: 'media', region: 'us-east-1', endpoint, ...credentials, forcePathStyle: true, prefix });
+  const store = (prefix = '') =>
+    new S3ObjectStore({ bucket: 'media', region: 'us-east-1', endpoint, ...credentials, forcePathStyle: true, prefix });
 
   it('puts, gets, overwrites and deletes objects; a missing key reads as undefined', async () => {
     const s3 = store();

@@ -39,7 +39,12 @@ describe('gateway errors as the official SDKs report them', () => {
   ];
 
   /** The message the gateway itself sends for the same call, read from its envelope. */
-  async function gatewayMessage(url: string, key: string, payload: Record<string, unknown>, status: number): Promise<string> {
+  async function gatewayMessage(
+    url: string,
+    key: string,
+    payload: Record<string, unknown>,
+    status: number,
+  ): Promise<string> {
     const response = await gateway.request({ method: 'POST', url, headers: { 'x-api-key': key }, payload });
     expect(response.statusCode).toBe(status);
     const body = response.json<EnvelopeBody>();
@@ -49,18 +54,32 @@ describe('gateway errors as the official SDKs report them', () => {
 
   for (const { what, status, model, key } of cases) {
     it(`openai shows the gateway's message for ${what}`, async () => {
-      const message = await gatewayMessage('/api/alpha/v1/chat/completions', key(), { model, messages: [{ role: 'user', content: 'hi' }] }, status);
+      const message = await gatewayMessage(
+        '/api/alpha/v1/chat/completions',
+        key(),
+        { model, messages: [{ role: 'user', content: 'hi' }] },
+        status,
+      );
       const client = new OpenAI({ apiKey: key(), baseURL: `${address}/api/alpha/v1`, maxRetries: 0 });
-      const error = await client.chat.completions.create({ model, messages: [{ role: 'user', content: 'hi' }] }).catch((caught: unknown) => caught);
+      const error = await client.chat.completions
+        .create({ model, messages: [{ role: 'user', content: 'hi' }] })
+        .catch((caught: unknown) => caught);
       expect(error).toBeInstanceOf(OpenAI.APIError);
       expect((error as InstanceType<typeof OpenAI.APIError>).status).toBe(status);
       expect((error as Error).message).toBe(`${status} ${message}`);
     });
 
     it(`anthropic shows the gateway's message for ${what}`, async () => {
-      const message = await gatewayMessage('/api/beta/v1/messages', key(), { model, max_tokens: 10, messages: [{ role: 'user', content: 'hi' }] }, status);
+      const message = await gatewayMessage(
+        '/api/beta/v1/messages',
+        key(),
+        { model, max_tokens: 10, messages: [{ role: 'user', content: 'hi' }] },
+        status,
+      );
       const client = new Anthropic({ apiKey: key(), baseURL: `${address}/api/beta`, maxRetries: 0 });
-      const error = await client.messages.create({ model, max_tokens: 10, messages: [{ role: 'user', content: 'hi' }] }).catch((caught: unknown) => caught);
+      const error = await client.messages
+        .create({ model, max_tokens: 10, messages: [{ role: 'user', content: 'hi' }] })
+        .catch((caught: unknown) => caught);
       expect(error).toBeInstanceOf(Anthropic.APIError);
       const apiError = error as InstanceType<typeof Anthropic.APIError>;
       expect(apiError.status).toBe(status);
@@ -69,8 +88,16 @@ describe('gateway errors as the official SDKs report them', () => {
     });
 
     it(`@google/genai shows the gateway's message for ${what}`, async () => {
-      const message = await gatewayMessage(`/api/gamma/v1beta/models/${model}:generateContent`, key(), { contents: 'hi' }, status);
-      const client = new GoogleGenAI({ apiKey: key(), httpOptions: { baseUrl: `${address}/api/gamma`, retryOptions: { attempts: 1 } } });
+      const message = await gatewayMessage(
+        `/api/gamma/v1beta/models/${model}:generateContent`,
+        key(),
+        { contents: 'hi' },
+        status,
+      );
+      const client = new GoogleGenAI({
+        apiKey: key(),
+        httpOptions: { baseUrl: `${address}/api/gamma`, retryOptions: { attempts: 1 } },
+      });
       const error = await client.models.generateContent({ model, contents: 'hi' }).catch((caught: unknown) => caught);
       expect(error).toBeInstanceOf(ApiError);
       expect((error as ApiError).status).toBe(status);

@@ -28,7 +28,12 @@ describe('tool calls through the official SDKs, translated', () => {
     const stream = client.chat.completions.stream({
       model: 'via-anthropic',
       messages: [{ role: 'user', content: question }],
-      tools: [{ type: 'function', function: { name: 'lookup', parameters: { type: 'object', properties: { query: { type: 'string' } } } } }],
+      tools: [
+        {
+          type: 'function',
+          function: { name: 'lookup', parameters: { type: 'object', properties: { query: { type: 'string' } } } },
+        },
+      ],
     });
     const completion = await stream.finalChatCompletion();
     const choice = completion.choices[0]!;
@@ -41,8 +46,12 @@ describe('tool calls through the official SDKs, translated', () => {
 
   it('anthropic messages.stream assembles a call made by an OpenAI model, and takes its result back', async () => {
     const client = new Anthropic({ apiKey: key, baseURL: `${address}/api/beta`, maxRetries: 0 });
-    const tools: Anthropic.Tool[] = [{ name: 'lookup', input_schema: { type: 'object', properties: { query: { type: 'string' } } } }];
-    const first = await client.messages.stream({ model: 'via-openai', max_tokens: 100, tools, messages: [{ role: 'user', content: question }] }).finalMessage();
+    const tools: Anthropic.Tool[] = [
+      { name: 'lookup', input_schema: { type: 'object', properties: { query: { type: 'string' } } } },
+    ];
+    const first = await client.messages
+      .stream({ model: 'via-openai', max_tokens: 100, tools, messages: [{ role: 'user', content: question }] })
+      .finalMessage();
     expect(first.stop_reason).toBe('tool_use');
     const use = first.content.find((block) => block.type === 'tool_use');
     expect(use).toMatchObject({ type: 'tool_use', name: 'lookup', input: { query: question } });
@@ -53,19 +62,38 @@ describe('tool calls through the official SDKs, translated', () => {
       messages: [
         { role: 'user', content: question },
         { role: 'assistant', content: first.content },
-        { role: 'user', content: [{ type: 'tool_result', tool_use_id: use!.type === 'tool_use' ? use!.id : '', content: 'sunny' }] },
+        {
+          role: 'user',
+          content: [{ type: 'tool_result', tool_use_id: use!.type === 'tool_use' ? use!.id : '', content: 'sunny' }],
+        },
       ],
     });
     expect(second.content).toEqual([{ type: 'text', text: 'Echo: sunny' }]);
   });
 
   it('@google/genai reads the functionCalls of an OpenAI model, streamed and not', async () => {
-    const client = new GoogleGenAI({ apiKey: key, httpOptions: { baseUrl: `${address}/api/gamma`, retryOptions: { attempts: 1 } } });
-    const config = { tools: [{ functionDeclarations: [{ name: 'lookup', parameters: { type: Type.OBJECT, properties: { query: { type: Type.STRING } } } }] }] };
+    const client = new GoogleGenAI({
+      apiKey: key,
+      httpOptions: { baseUrl: `${address}/api/gamma`, retryOptions: { attempts: 1 } },
+    });
+    const config = {
+      tools: [
+        {
+          functionDeclarations: [
+            { name: 'lookup', parameters: { type: Type.OBJECT, properties: { query: { type: Type.STRING } } } },
+          ],
+        },
+      ],
+    };
     const response = await client.models.generateContent({ model: 'via-openai', contents: question, config });
     expect(response.functionCalls).toEqual([expect.objectContaining({ name: 'lookup', args: { query: question } })]);
     const calls = [];
-    for await (const chunk of await client.models.generateContentStream({ model: 'via-openai', contents: question, config })) calls.push(...(chunk.functionCalls ?? []));
+    for await (const chunk of await client.models.generateContentStream({
+      model: 'via-openai',
+      contents: question,
+      config,
+    }))
+      calls.push(...(chunk.functionCalls ?? []));
     expect(calls).toEqual([expect.objectContaining({ name: 'lookup', args: { query: question } })]);
   });
 });

@@ -33,7 +33,13 @@ const issued: Record<string, string> = {};
 
 /** The forms a credential could be written in: as it is, as a bearer header, in base64 and base64url. */
 function formsOf(secret: string): string[] {
-  return [secret, `Bearer ${secret}`, Buffer.from(secret).toString('base64'), Buffer.from(secret).toString('base64url'), Buffer.from(`user:${secret}`).toString('base64')];
+  return [
+    secret,
+    `Bearer ${secret}`,
+    Buffer.from(secret).toString('base64'),
+    Buffer.from(secret).toString('base64url'),
+    Buffer.from(`user:${secret}`).toString('base64'),
+  ];
 }
 
 /** Credentials the upstream saw on each request: proof that the gateway did send them (revealed at the HTTP client). */
@@ -45,10 +51,15 @@ const seenCredentials = new Set<string>();
  * every other request a 500.
  */
 function leakyUpstream(request: RecordedRequest, response: import('node:http').ServerResponse): void {
-  const credential = String(request.headers.authorization ?? request.headers['x-api-key'] ?? request.headers['x-goog-api-key'] ?? '');
+  const credential = String(
+    request.headers.authorization ?? request.headers['x-api-key'] ?? request.headers['x-goog-api-key'] ?? '',
+  );
   seenCredentials.add(credential);
   if (request.headers['x-org-token']) seenCredentials.add(String(request.headers['x-org-token']));
-  const model = typeof request.body === 'object' && request.body !== null && 'model' in request.body ? String(request.body.model) : request.path;
+  const model =
+    typeof request.body === 'object' && request.body !== null && 'model' in request.body
+      ? String(request.body.model)
+      : request.path;
   const message = `Incorrect API key provided: ${credential} (organization ${String(request.headers['x-org-token'] ?? '')})`;
   if (model.includes('busy')) {
     response.writeHead(429, { 'content-type': 'application/json', 'retry-after-ms': '20' });
@@ -96,7 +107,8 @@ describe('secrets never reach a log line, stderr or an error answer', () => {
 
   const request = async (options: InjectOptions): Promise<LightMyRequestResponse> => {
     const response = await gateway.app.inject(options);
-    if (response.statusCode >= 400) errorAnswers.push(`${response.statusCode} ${JSON.stringify(response.headers)} ${response.body}`);
+    if (response.statusCode >= 400)
+      errorAnswers.push(`${response.statusCode} ${JSON.stringify(response.headers)} ${response.body}`);
     await gateway.core.work.idle(10_000);
     return response;
   };
@@ -149,23 +161,38 @@ describe('secrets never reach a log line, stderr or an error answer', () => {
     const { services } = gateway.core;
     // The client's credentials: an account with a password (signed up over HTTP), its session token and an API key.
     const email = `grep-${Date.now()}@example.com`;
-    const signup = await request({ method: 'POST', url: '/api/v1/auth/signup', payload: { email, password: secrets.password } });
+    const signup = await request({
+      method: 'POST',
+      url: '/api/v1/auth/signup',
+      payload: { email, password: secrets.password },
+    });
     expect(signup.statusCode, signup.body).toBe(201);
     issued.sessionToken = signup.json<{ token: string }>().token;
-    const funded = await services.accounts.createAccount({ email: `grep-funded-${Date.now()}@example.com`, creditsUsd: 20 });
+    const funded = await services.accounts.createAccount({
+      email: `grep-funded-${Date.now()}@example.com`,
+      creditsUsd: 20,
+    });
     const key = (await services.apiKeys.create(funded.id, { name: 'grep key' })).key;
     issued.apiKey = key;
     // More accounts fail on the same row, so its breaker opens whatever number of accounts it needs.
     const others = await Promise.all(
       Array.from({ length: 4 }, async (_, index) => {
-        const account = await services.accounts.createAccount({ email: `grep-other-${index}-${Date.now()}@example.com`, creditsUsd: 5 });
+        const account = await services.accounts.createAccount({
+          email: `grep-other-${index}-${Date.now()}@example.com`,
+          creditsUsd: 5,
+        });
         return (await services.apiKeys.create(account.id, { name: `grep other ${index}` })).key;
       }),
     );
     others.forEach((other, index) => (issued[`otherKey${index}`] = other));
 
     const chat = (apiKey: string, model: string) =>
-      request({ method: 'POST', url: '/api/alpha/v1/chat/completions', headers: { 'x-api-key': apiKey }, payload: { model, messages: [{ role: 'user', content: 'hello' }] } });
+      request({
+        method: 'POST',
+        url: '/api/alpha/v1/chat/completions',
+        headers: { 'x-api-key': apiKey },
+        payload: { model, messages: [{ role: 'user', content: 'hello' }] },
+      });
 
     // Upstream 5xx: fallback to the sandbox row, until the row's breaker opens and it is skipped.
     for (const apiKey of [key, ...others]) {
@@ -174,21 +201,52 @@ describe('secrets never reach a log line, stderr or an error answer', () => {
     // Upstream 429: a retry after its retry-after, then the 429 relayed.
     expect((await chat(key, 'limited')).statusCode).toBe(429);
     // Each protocol's credential header, in an error relayed to the client.
-    expect((await request({ method: 'POST', url: '/api/beta/v1/messages', headers: { 'x-api-key': key }, payload: { model: 'via-anthropic', max_tokens: 16, messages: [{ role: 'user', content: 'hello' }] } })).statusCode).toBeGreaterThanOrEqual(500);
-    expect((await request({ method: 'POST', url: `/api/gamma/v1beta/models/via-gemini:generateContent?key=${key}`, headers: { 'x-goog-api-key': key }, payload: { contents: [{ role: 'user', parts: [{ text: 'hello' }] }] } })).statusCode).toBeGreaterThanOrEqual(500);
+    expect(
+      (
+        await request({
+          method: 'POST',
+          url: '/api/beta/v1/messages',
+          headers: { 'x-api-key': key },
+          payload: { model: 'via-anthropic', max_tokens: 16, messages: [{ role: 'user', content: 'hello' }] },
+        })
+      ).statusCode,
+    ).toBeGreaterThanOrEqual(500);
+    expect(
+      (
+        await request({
+          method: 'POST',
+          url: `/api/gamma/v1beta/models/via-gemini:generateContent?key=${key}`,
+          headers: { 'x-goog-api-key': key },
+          payload: { contents: [{ role: 'user', parts: [{ text: 'hello' }] }] },
+        })
+      ).statusCode,
+    ).toBeGreaterThanOrEqual(500);
     // The client's key in every place a client puts it, and wrong ones.
-    for (const headers of [{ authorization: `Bearer ${key}` }, { 'x-goog-api-key': key }, { 'x-api-key': `${key}x` }, { authorization: `Bearer ${key}x` }, { cookie: `gw_session=${key}` }]) {
+    for (const headers of [
+      { authorization: `Bearer ${key}` },
+      { 'x-goog-api-key': key },
+      { 'x-api-key': `${key}x` },
+      { authorization: `Bearer ${key}x` },
+      { cookie: `gw_session=${key}` },
+    ]) {
       await request({ method: 'GET', url: '/api/alpha/v1/models', headers });
     }
     await request({ method: 'GET', url: `/api/gamma/v1beta/models?key=${key}x` });
 
     // A media job the upstream fails.
-    const submitted = await request({ method: 'POST', url: '/api/v1/image/generations/async', headers: { 'x-api-key': key }, payload: { model: 'painter', content: [{ type: 'text', text: 'a fox' }] } });
+    const submitted = await request({
+      method: 'POST',
+      url: '/api/v1/image/generations/async',
+      headers: { 'x-api-key': key },
+      payload: { model: 'painter', content: [{ type: 'text', text: 'a fox' }] },
+    });
     expect(submitted.statusCode, submitted.body).toBe(202);
     const jobId = submitted.json<{ generationId: string }>().generationId;
     const deadline = Date.now() + 30_000;
     for (;;) {
-      const job = (await request({ method: 'GET', url: `/api/v1/image/generations/async/${jobId}`, headers: { 'x-api-key': key } })).json<{ status: string }>();
+      const job = (
+        await request({ method: 'GET', url: `/api/v1/image/generations/async/${jobId}`, headers: { 'x-api-key': key } })
+      ).json<{ status: string }>();
       if (job.status === 'failed') break;
       expect(job.status).not.toBe('succeeded');
       if (Date.now() > deadline) throw new Error(`the job is still ${job.status}`);
@@ -197,23 +255,69 @@ describe('secrets never reach a log line, stderr or an error answer', () => {
 
     // Sign-in failures, and the session, the admin and the metrics tokens presented right and wrong.
     await request({ method: 'POST', url: '/api/v1/auth/login', payload: { email, password: `${secrets.password}!` } });
-    await request({ method: 'POST', url: '/api/v1/auth/login', payload: { email: `nobody-${email}`, password: secrets.password } });
-    await request({ method: 'POST', url: '/api/v1/auth/signup', payload: { email: 'not an email', password: secrets.password } });
+    await request({
+      method: 'POST',
+      url: '/api/v1/auth/login',
+      payload: { email: `nobody-${email}`, password: secrets.password },
+    });
+    await request({
+      method: 'POST',
+      url: '/api/v1/auth/signup',
+      payload: { email: 'not an email', password: secrets.password },
+    });
     await request({ method: 'POST', url: '/api/v1/auth/signup', payload: { email, password: secrets.password } });
-    await request({ method: 'POST', url: '/api/v1/auth/login', payload: `{"email": "${email}", "password": "${secrets.password}"`, headers: { 'content-type': 'application/json' } });
-    expect((await request({ method: 'GET', url: '/api/v1/account', headers: { cookie: `gw_session=${issued.sessionToken}` } })).statusCode).toBe(200);
+    await request({
+      method: 'POST',
+      url: '/api/v1/auth/login',
+      payload: `{"email": "${email}", "password": "${secrets.password}"`,
+      headers: { 'content-type': 'application/json' },
+    });
+    expect(
+      (
+        await request({
+          method: 'GET',
+          url: '/api/v1/account',
+          headers: { cookie: `gw_session=${issued.sessionToken}` },
+        })
+      ).statusCode,
+    ).toBe(200);
     await request({ method: 'GET', url: '/api/v1/account', headers: { cookie: `gw_session=${issued.sessionToken}x` } });
-    await request({ method: 'GET', url: '/api/v1/account', headers: { authorization: `Bearer ${issued.sessionToken}x` } });
-    await request({ method: 'DELETE', url: '/api/v1/account/keys/none', headers: { cookie: `gw_session=${issued.sessionToken}` } });
-    expect((await request({ method: 'GET', url: `/api/admin/v1/accounts/${funded.id}`, headers: { authorization: `Bearer ${secrets.adminToken}` } })).statusCode).toBe(200);
-    await request({ method: 'GET', url: `/api/admin/v1/accounts/${funded.id}`, headers: { authorization: `Bearer ${secrets.adminToken}x` } });
-    expect((await request({ method: 'GET', url: '/metrics', headers: { authorization: `Bearer ${secrets.metricsToken}` } })).statusCode).toBe(200);
+    await request({
+      method: 'GET',
+      url: '/api/v1/account',
+      headers: { authorization: `Bearer ${issued.sessionToken}x` },
+    });
+    await request({
+      method: 'DELETE',
+      url: '/api/v1/account/keys/none',
+      headers: { cookie: `gw_session=${issued.sessionToken}` },
+    });
+    expect(
+      (
+        await request({
+          method: 'GET',
+          url: `/api/admin/v1/accounts/${funded.id}`,
+          headers: { authorization: `Bearer ${secrets.adminToken}` },
+        })
+      ).statusCode,
+    ).toBe(200);
+    await request({
+      method: 'GET',
+      url: `/api/admin/v1/accounts/${funded.id}`,
+      headers: { authorization: `Bearer ${secrets.adminToken}x` },
+    });
+    expect(
+      (await request({ method: 'GET', url: '/metrics', headers: { authorization: `Bearer ${secrets.metricsToken}` } }))
+        .statusCode,
+    ).toBe(200);
     await request({ method: 'GET', url: '/metrics', headers: { authorization: `Bearer ${secrets.metricsToken}x` } });
 
     // Storage failures: every connection of the gateway's database cut under it, then requests that need it.
     const admin = new pg.Client({ connectionString: database.url });
     await admin.connect();
-    await admin.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()');
+    await admin.query(
+      'SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()',
+    );
     await request({ method: 'POST', url: '/api/v1/auth/login', payload: { email, password: secrets.password } });
     await request({ method: 'GET', url: '/api/v1/account', headers: { cookie: `gw_session=${issued.sessionToken}` } });
     await chat(key, 'flaky');
@@ -221,8 +325,19 @@ describe('secrets never reach a log line, stderr or an error answer', () => {
     // And SQL that fails whatever the pool's state: the accounts table gone for a moment.
     await admin.query('ALTER TABLE accounts RENAME TO accounts_away');
     try {
-      expect((await request({ method: 'POST', url: '/api/v1/auth/login', payload: { email, password: secrets.password } })).statusCode).toBeGreaterThanOrEqual(500);
-      expect((await request({ method: 'POST', url: '/api/v1/auth/signup', payload: { email: `again-${email}`, password: secrets.password } })).statusCode).toBeGreaterThanOrEqual(500);
+      expect(
+        (await request({ method: 'POST', url: '/api/v1/auth/login', payload: { email, password: secrets.password } }))
+          .statusCode,
+      ).toBeGreaterThanOrEqual(500);
+      expect(
+        (
+          await request({
+            method: 'POST',
+            url: '/api/v1/auth/signup',
+            payload: { email: `again-${email}`, password: secrets.password },
+          })
+        ).statusCode,
+      ).toBeGreaterThanOrEqual(500);
     } finally {
       await admin.query('ALTER TABLE accounts_away RENAME TO accounts');
       await admin.end();
@@ -230,9 +345,18 @@ describe('secrets never reach a log line, stderr or an error answer', () => {
 
     // A start on a gateway.yaml that is not valid YAML, holding a key, and one that breaks the schema.
     const badConfigs: Array<[string, string]> = [
-      ['broken-yaml.yaml', `providers:\n  main: { protocol: openai, baseUrl: "https://upstream.example/v1", apiKey: ${secrets.openaiKey}\n    headers: { x-org-token: "${secrets.headerValue}" }\nmodels: []\n`],
-      ['bad-schema.yaml', `providers:\n  main: { protocol: openai, baseUrl: "https://upstream.example/v1", apiKey: ${secrets.openaiKey}, headers: { x-org-token: ${secrets.headerValue} }, extra: 1 }\nmodels: 3\n`],
-      ['bad-reference.yaml', `providers:\n  main: { protocol: openai, baseUrl: "https://upstream.example/v1", apiKey: "${secrets.openaiKey}\${OOPS" }\nmodels: []\n`],
+      [
+        'broken-yaml.yaml',
+        `providers:\n  main: { protocol: openai, baseUrl: "https://upstream.example/v1", apiKey: ${secrets.openaiKey}\n    headers: { x-org-token: "${secrets.headerValue}" }\nmodels: []\n`,
+      ],
+      [
+        'bad-schema.yaml',
+        `providers:\n  main: { protocol: openai, baseUrl: "https://upstream.example/v1", apiKey: ${secrets.openaiKey}, headers: { x-org-token: ${secrets.headerValue} }, extra: 1 }\nmodels: 3\n`,
+      ],
+      [
+        'bad-reference.yaml',
+        `providers:\n  main: { protocol: openai, baseUrl: "https://upstream.example/v1", apiKey: "${secrets.openaiKey}\${OOPS" }\nmodels: []\n`,
+      ],
     ];
     for (const [name, text] of badConfigs) {
       writeFileSync(path.join(dataDir, name), text);
@@ -253,21 +377,41 @@ describe('secrets never reach a log line, stderr or an error answer', () => {
     await gateway.close();
     await new Promise<void>((resolve) => logger.flush(() => resolve()));
     const log = readFileSync(logFile, 'utf8');
-    const lines = log.split('\n').filter(Boolean).map((line) => JSON.parse(line) as Record<string, unknown>);
+    const lines = log
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
     // The events were provoked, and written.
-    for (const event of ['fallback', 'retry', 'breaker']) expect(lines.some((line) => line.event === event), `no ${event} line`).toBe(true);
+    for (const event of ['fallback', 'retry', 'breaker'])
+      expect(
+        lines.some((line) => line.event === event),
+        `no ${event} line`,
+      ).toBe(true);
     expect(logger.level).toBe('trace');
-    expect(lines.some((line) => typeof line.level === 'number' && line.level >= 50), 'no error line').toBe(true);
+    expect(
+      lines.some((line) => typeof line.level === 'number' && line.level >= 50),
+      'no error line',
+    ).toBe(true);
     // The upstream was sent every configured credential: they were hidden from the output, not from the provider.
-    for (const sent of [`Bearer ${secrets.openaiKey}`, secrets.anthropicKey, secrets.geminiKey, secrets.headerValue]) expect(seenCredentials.has(sent), sent).toBe(true);
+    for (const sent of [`Bearer ${secrets.openaiKey}`, secrets.anthropicKey, secrets.geminiKey, secrets.headerValue])
+      expect(seenCredentials.has(sent), sent).toBe(true);
 
-    const traces = collector.requests.filter((exported) => exported.path === '/v1/traces').map((exported) => JSON.stringify(exported.body));
+    const traces = collector.requests
+      .filter((exported) => exported.path === '/v1/traces')
+      .map((exported) => JSON.stringify(exported.body));
     expect(traces.length).toBeGreaterThan(0);
-    const written = { log, traces: traces.join('\n'), stderrAndStdout: processOutput.join(''), errorAnswers: errorAnswers.join('\n'), childOutput: childOutput.join('\n') };
+    const written = {
+      log,
+      traces: traces.join('\n'),
+      stderrAndStdout: processOutput.join(''),
+      errorAnswers: errorAnswers.join('\n'),
+      childOutput: childOutput.join('\n'),
+    };
     const hits: string[] = [];
     for (const [name, secret] of Object.entries({ ...secrets, ...issued })) {
       for (const form of formsOf(secret)) {
-        for (const [where, text] of Object.entries(written)) if (text.includes(form)) hits.push(`${name} (${form}) in ${where}`);
+        for (const [where, text] of Object.entries(written))
+          if (text.includes(form)) hits.push(`${name} (${form}) in ${where}`);
       }
     }
     expect(hits).toEqual([]);
@@ -278,7 +422,10 @@ describe('secrets never reach a log line, stderr or an error answer', () => {
 /** The CLI from source, as its own process; answers its exit code and all it wrote. */
 async function runCli(args: string[], env: Record<string, string>): Promise<{ code: number | null; output: string }> {
   const cli = path.resolve(import.meta.dirname, '../../src/cli/main.ts');
-  const child = spawn(process.execPath, ['--import', 'tsx', cli, ...args], { env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', cli, ...args], {
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let output = '';
   child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
   child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));

@@ -11,7 +11,11 @@ describe('gateway boots', () => {
   it('answers the HEAD probes and a balance lookup', async () => {
     const { key } = await gateway.createFundedKey({ credits: 2.5 });
     expect((await gateway.request({ method: 'HEAD', url: '/api/alpha' })).statusCode).toBe(200);
-    const balance = await gateway.request({ method: 'GET', url: '/api/compat/v1/balance', headers: { 'x-api-key': key } });
+    const balance = await gateway.request({
+      method: 'GET',
+      url: '/api/compat/v1/balance',
+      headers: { 'x-api-key': key },
+    });
     expect(balance.json()).toEqual({ creditBalance: 2.5 });
   });
 });

@@ -53,7 +53,13 @@ const alphaChat: Surface = {
       { role: 'user', content: question },
       ...(call
         ? [
-            { role: 'assistant', content: null, tool_calls: [{ id: call.id, type: 'function', function: { name: call.name, arguments: JSON.stringify(call.args) } }] },
+            {
+              role: 'assistant',
+              content: null,
+              tool_calls: [
+                { id: call.id, type: 'function', function: { name: call.name, arguments: JSON.stringify(call.args) } },
+              ],
+            },
             { role: 'tool', tool_call_id: call.id, content: toolOutput },
           ]
         : []),
@@ -62,8 +68,19 @@ const alphaChat: Surface = {
   read(body, stream) {
     if (!stream) {
       const choice = (JSON.parse(body) as { choices: Array<Record<string, any>> }).choices[0]!;
-      const calls = (choice.message.tool_calls ?? []) as Array<{ id: string; function: { name: string; arguments: string } }>;
-      return { text: choice.message.content ?? '', calls: calls.map((call) => ({ id: call.id, name: call.function.name, args: JSON.parse(call.function.arguments) })), finish: choice.finish_reason };
+      const calls = (choice.message.tool_calls ?? []) as Array<{
+        id: string;
+        function: { name: string; arguments: string };
+      }>;
+      return {
+        text: choice.message.content ?? '',
+        calls: calls.map((call) => ({
+          id: call.id,
+          name: call.function.name,
+          args: JSON.parse(call.function.arguments),
+        })),
+        finish: choice.finish_reason,
+      };
     }
     const answer: Answer = { text: '', calls: [], finish: undefined };
     const argumentText: string[] = [];
@@ -72,7 +89,8 @@ const alphaChat: Surface = {
       if (!choice) continue;
       answer.text += choice.delta.content ?? '';
       for (const fragment of choice.delta.tool_calls ?? []) {
-        if (fragment.id) answer.calls[fragment.index] = { id: fragment.id, name: fragment.function.name, args: undefined };
+        if (fragment.id)
+          answer.calls[fragment.index] = { id: fragment.id, name: fragment.function.name, args: undefined };
         argumentText[fragment.index] = (argumentText[fragment.index] ?? '') + (fragment.function.arguments ?? '');
       }
       answer.finish = choice.finish_reason ?? answer.finish;
@@ -107,7 +125,9 @@ const alphaResponses: Surface = {
       response = events.find((event) => event.type === 'response.completed')!.response;
       // The streamed argument fragments add up to each call's arguments.
       for (const item of response.output.filter((output: { type: string }) => output.type === 'function_call')) {
-        const deltas = events.filter((event) => event.type === 'response.function_call_arguments.delta' && event.item_id === item.id);
+        const deltas = events.filter(
+          (event) => event.type === 'response.function_call_arguments.delta' && event.item_id === item.id,
+        );
         expect(deltas.map((event) => event.delta).join('')).toBe(item.arguments);
       }
     } else response = JSON.parse(body);
@@ -117,7 +137,9 @@ const alphaResponses: Surface = {
         .filter((item) => item.type === 'message')
         .flatMap((item) => item.content.map((part: { text: string }) => part.text))
         .join(''),
-      calls: output.filter((item) => item.type === 'function_call').map((item) => ({ id: item.call_id, name: item.name, args: JSON.parse(item.arguments) })),
+      calls: output
+        .filter((item) => item.type === 'function_call')
+        .map((item) => ({ id: item.call_id, name: item.name, args: JSON.parse(item.arguments) })),
       finish: response.status,
     };
   },
@@ -147,7 +169,9 @@ const beta: Surface = {
       const message = JSON.parse(body) as { content: Array<Record<string, any>>; stop_reason: string };
       return {
         text: message.content.map((block) => (block.type === 'text' ? block.text : '')).join(''),
-        calls: message.content.filter((block) => block.type === 'tool_use').map((block) => ({ id: block.id, name: block.name, args: block.input })),
+        calls: message.content
+          .filter((block) => block.type === 'tool_use')
+          .map((block) => ({ id: block.id, name: block.name, args: block.input })),
         finish: message.stop_reason,
       };
     }
@@ -156,10 +180,14 @@ const beta: Surface = {
     for (const event of dataOf(body)) {
       if (event.type === 'content_block_start') {
         const block = event.content_block;
-        blocks.set(event.index, { json: '', ...(block.type === 'tool_use' ? { call: { id: block.id, name: block.name, args: undefined } } : {}) });
+        blocks.set(event.index, {
+          json: '',
+          ...(block.type === 'tool_use' ? { call: { id: block.id, name: block.name, args: undefined } } : {}),
+        });
       }
       if (event.type === 'content_block_delta' && event.delta.type === 'text_delta') answer.text += event.delta.text;
-      if (event.type === 'content_block_delta' && event.delta.type === 'input_json_delta') blocks.get(event.index)!.json += event.delta.partial_json;
+      if (event.type === 'content_block_delta' && event.delta.type === 'input_json_delta')
+        blocks.get(event.index)!.json += event.delta.partial_json;
       if (event.type === 'content_block_stop') {
         const block = blocks.get(event.index)!;
         if (block.call) answer.calls.push({ ...block.call, args: JSON.parse(block.json) });
@@ -173,10 +201,21 @@ const beta: Surface = {
 const gamma: Surface = {
   name: 'gamma',
   callFinish: 'STOP',
-  url: (model, stream) => `/api/gamma/v1beta/models/${model}:${stream ? 'streamGenerateContent?alt=sse' : 'generateContent'}`,
+  url: (model, stream) =>
+    `/api/gamma/v1beta/models/${model}:${stream ? 'streamGenerateContent?alt=sse' : 'generateContent'}`,
   payload: (_model, _stream, call) => ({
     // The protocol's own schema dialect (upper-case types), which translation turns into JSON Schema.
-    tools: [{ functionDeclarations: [{ name: 'lookup', description: 'Looks things up', parameters: { type: 'OBJECT', properties: { query: { type: 'STRING' } }, required: ['query'] } }] }],
+    tools: [
+      {
+        functionDeclarations: [
+          {
+            name: 'lookup',
+            description: 'Looks things up',
+            parameters: { type: 'OBJECT', properties: { query: { type: 'STRING' } }, required: ['query'] },
+          },
+        ],
+      },
+    ],
     contents: [
       { role: 'user', parts: [{ text: question }] },
       ...(call
@@ -194,7 +233,8 @@ const gamma: Surface = {
       const candidate = chunk.candidates[0];
       for (const part of candidate.content.parts) {
         answer.text += part.text ?? '';
-        if (part.functionCall) answer.calls.push({ id: part.functionCall.id, name: part.functionCall.name, args: part.functionCall.args });
+        if (part.functionCall)
+          answer.calls.push({ id: part.functionCall.id, name: part.functionCall.name, args: part.functionCall.args });
       }
       answer.finish = candidate.finishReason ?? answer.finish;
     }
@@ -219,7 +259,12 @@ describe('function calling through every tool surface and upstream family', () =
           const { key } = await gateway.createFundedKey({ credits: 1 });
           const model = `via-${family}`;
           const send = (call?: Call) =>
-            gateway.request({ method: 'POST', url: surface.url(model, stream), headers: { 'x-api-key': key }, payload: surface.payload(model, stream, call) });
+            gateway.request({
+              method: 'POST',
+              url: surface.url(model, stream),
+              headers: { 'x-api-key': key },
+              payload: surface.payload(model, stream, call),
+            });
 
           const first = await send();
           expect(first.statusCode, first.body).toBe(200);
@@ -245,14 +290,29 @@ describe('function calling through every tool surface and upstream family', () =
 
   it('the sandbox calls the tool a request requires, then echoes the result', async () => {
     const { key } = await gateway.createFundedKey({ credits: 1 });
-    const send = (payload: object) => gateway.request({ method: 'POST', url: alphaChat.url('via-sandbox', false), headers: { 'x-api-key': key }, payload });
-    const required = { ...alphaChat.payload('via-sandbox', false), tool_choice: { type: 'function', function: { name: 'lookup' } } };
+    const send = (payload: object) =>
+      gateway.request({
+        method: 'POST',
+        url: alphaChat.url('via-sandbox', false),
+        headers: { 'x-api-key': key },
+        payload,
+      });
+    const required = {
+      ...alphaChat.payload('via-sandbox', false),
+      tool_choice: { type: 'function', function: { name: 'lookup' } },
+    };
     const asked = alphaChat.read((await send(required)).body, false);
     expect(asked.calls).toEqual([{ id: expect.stringMatching(/^call_/), name: 'lookup', args: { text: question } }]);
     expect(asked.finish).toBe('tool_calls');
-    const answered = alphaChat.read((await send({ ...alphaChat.payload('via-sandbox', false, asked.calls[0]), tool_choice: 'required' })).body, false);
+    const answered = alphaChat.read(
+      (await send({ ...alphaChat.payload('via-sandbox', false, asked.calls[0]), tool_choice: 'required' })).body,
+      false,
+    );
     expect(answered).toMatchObject({ text: toolOutput, calls: [], finish: 'stop' });
     // Under `auto` the sandbox answers in words.
-    expect(alphaChat.read((await send(alphaChat.payload('via-sandbox', false))).body, false)).toMatchObject({ text: question, calls: [] });
+    expect(alphaChat.read((await send(alphaChat.payload('via-sandbox', false))).body, false)).toMatchObject({
+      text: question,
+      calls: [],
+    });
   });
 });

@@ -6,7 +6,13 @@ import { sandboxConfigYaml, startTestGateway, type TestGateway } from '../suppor
 interface ExportedSpans {
   resourceSpans: Array<{
     resource: { attributes: Array<{ key: string; value: { stringValue?: string } }> };
-    scopeSpans: Array<{ spans: Array<{ name: string; traceId: string; attributes: Array<{ key: string; value: { stringValue?: string } }> }> }>;
+    scopeSpans: Array<{
+      spans: Array<{
+        name: string;
+        traceId: string;
+        attributes: Array<{ key: string; value: { stringValue?: string } }>;
+      }>;
+    }>;
   }>;
 }
 
@@ -20,7 +26,11 @@ describe('OpenTelemetry tracing, when an OTLP endpoint is configured', () => {
       response.writeHead(200, { 'content-type': 'application/json' });
       response.end('{}');
     });
-    gateway = await startTestGateway({ configText: sandboxConfigYaml(`telemetry: { tracing: { otlpEndpoint: "${collector.url}", serviceName: gateway-under-test } }`) });
+    gateway = await startTestGateway({
+      configText: sandboxConfigYaml(
+        `telemetry: { tracing: { otlpEndpoint: "${collector.url}", serviceName: gateway-under-test } }`,
+      ),
+    });
   });
   afterAll(async () => {
     await collector?.close();
@@ -28,28 +38,48 @@ describe('OpenTelemetry tracing, when an OTLP endpoint is configured', () => {
 
   it('exports a span of the request and one of its upstream attempt', async () => {
     const { key } = await gateway.createFundedKey({ credits: 1 });
-    const answer = await gateway.request({ method: 'POST', url: '/api/alpha/v1/chat/completions', headers: keyHeaders(key), payload: { model: 'sandbox-echo', messages: [{ role: 'user', content: 'traced' }] } });
+    const answer = await gateway.request({
+      method: 'POST',
+      url: '/api/alpha/v1/chat/completions',
+      headers: keyHeaders(key),
+      payload: { model: 'sandbox-echo', messages: [{ role: 'user', content: 'traced' }] },
+    });
     expect(answer.statusCode).toBe(200);
     // A query can carry a credential or a signed link's signature: spans keep the path alone.
-    const queried = await gateway.request({ method: 'GET', url: `/api/gamma/v1beta/models?key=${key}&signature=secret-signature-123`, headers: keyHeaders(key) });
+    const queried = await gateway.request({
+      method: 'GET',
+      url: `/api/gamma/v1beta/models?key=${key}&signature=secret-signature-123`,
+      headers: keyHeaders(key),
+    });
     expect(queried.statusCode).toBe(200);
     // Closing the gateway flushes the spans it buffered.
     await gateway.close();
-    const exports = collector.requests.filter((request) => request.method === 'POST' && request.path === '/v1/traces').map((request) => request.body as ExportedSpans);
+    const exports = collector.requests
+      .filter((request) => request.method === 'POST' && request.path === '/v1/traces')
+      .map((request) => request.body as ExportedSpans);
     expect(exports.length).toBeGreaterThan(0);
-    const spans = exports.flatMap((body) => body.resourceSpans.flatMap((resource) => resource.scopeSpans.flatMap((scope) => scope.spans)));
+    const spans = exports.flatMap((body) =>
+      body.resourceSpans.flatMap((resource) => resource.scopeSpans.flatMap((scope) => scope.spans)),
+    );
     const names = spans.map((span) => span.name);
     expect(names).toEqual(expect.arrayContaining(['request', 'handler - alphaRoutes', 'upstream sandbox']));
     const request = spans.find((span) => span.name === 'request');
     const upstream = spans.find((span) => span.name === 'upstream sandbox');
     // The upstream attempt belongs to the request's trace.
     expect(upstream?.traceId).toBe(request?.traceId);
-    expect(upstream?.attributes).toEqual(expect.arrayContaining([{ key: 'gateway.model', value: { stringValue: 'sandbox-echo' } }, { key: 'gateway.upstream_model', value: { stringValue: 'echo' } }]));
+    expect(upstream?.attributes).toEqual(
+      expect.arrayContaining([
+        { key: 'gateway.model', value: { stringValue: 'sandbox-echo' } },
+        { key: 'gateway.upstream_model', value: { stringValue: 'echo' } },
+      ]),
+    );
     const exported = JSON.stringify(exports);
     expect(exported).toContain('/api/gamma/v1beta/models');
     expect(exported).not.toContain('secret-signature-123');
     expect(exported).not.toContain(key);
-    const service = exports[0]!.resourceSpans[0]!.resource.attributes.find((attribute) => attribute.key === 'service.name');
+    const service = exports[0]!.resourceSpans[0]!.resource.attributes.find(
+      (attribute) => attribute.key === 'service.name',
+    );
     expect(service?.value.stringValue).toBe('gateway-under-test');
   });
 });

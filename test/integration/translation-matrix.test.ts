@@ -27,26 +27,43 @@ const dataLines = (body: string) =>
 const surfaces: Surface[] = [
   {
     name: 'native',
-    request: (model) => ({ url: '/api/v1/text/completions', headers: {}, payload: { model, messages: [{ role: 'user', content: prompt }] } }),
-    text: (body) => dataLines(body).map((chunk) => (chunk.delta as string | undefined) ?? '').join(''),
+    request: (model) => ({
+      url: '/api/v1/text/completions',
+      headers: {},
+      payload: { model, messages: [{ role: 'user', content: prompt }] },
+    }),
+    text: (body) =>
+      dataLines(body)
+        .map((chunk) => (chunk.delta as string | undefined) ?? '')
+        .join(''),
   },
   {
     name: 'alpha',
-    request: (model, stream) => ({ url: '/api/alpha/v1/chat/completions', headers: {}, payload: { model, messages: [{ role: 'user', content: prompt }], stream } }),
+    request: (model, stream) => ({
+      url: '/api/alpha/v1/chat/completions',
+      headers: {},
+      payload: { model, messages: [{ role: 'user', content: prompt }], stream },
+    }),
     text: (body, stream) =>
       stream
         ? dataLines(body)
-            .map((chunk) => ((chunk.choices as Array<{ delta?: { content?: string } }>)[0]?.delta?.content ?? ''))
+            .map((chunk) => (chunk.choices as Array<{ delta?: { content?: string } }>)[0]?.delta?.content ?? '')
             .join('')
         : (JSON.parse(body) as { choices: Array<{ message: { content: string } }> }).choices[0]!.message.content,
   },
   {
     name: 'beta',
-    request: (model, stream) => ({ url: '/api/beta/v1/messages', headers: {}, payload: { model, max_tokens: 100, messages: [{ role: 'user', content: prompt }], stream } }),
+    request: (model, stream) => ({
+      url: '/api/beta/v1/messages',
+      headers: {},
+      payload: { model, max_tokens: 100, messages: [{ role: 'user', content: prompt }], stream },
+    }),
     text: (body, stream) =>
       stream
         ? dataLines(body)
-            .map((event) => (event.type === 'content_block_delta' ? ((event.delta as { text?: string }).text ?? '') : ''))
+            .map((event) =>
+              event.type === 'content_block_delta' ? ((event.delta as { text?: string }).text ?? '') : '',
+            )
             .join('')
         : (JSON.parse(body) as { content: Array<{ text: string }> }).content.map((block) => block.text).join(''),
   },
@@ -59,7 +76,11 @@ const surfaces: Surface[] = [
     }),
     text: (body, stream) =>
       (stream ? dataLines(body) : [JSON.parse(body) as Record<string, unknown>])
-        .map((chunk) => (chunk.candidates as Array<{ content: { parts: Array<{ text?: string }> } }>)[0]!.content.parts.map((part) => part.text ?? '').join(''))
+        .map((chunk) =>
+          (chunk.candidates as Array<{ content: { parts: Array<{ text?: string }> } }>)[0]!.content.parts
+            .map((part) => part.text ?? '')
+            .join(''),
+        )
         .join(''),
   },
 ];
@@ -80,7 +101,12 @@ describe('every text surface against every upstream family', () => {
         it(`${surface.name} -> ${family}, ${stream ? 'streamed' : 'not streamed'}`, async () => {
           const { key } = await gateway.createFundedKey({ credits: 1 });
           const { url, headers, payload } = surface.request(`via-${family}`, stream);
-          const response = await gateway.request({ method: 'POST', url, headers: { ...headers, 'x-api-key': key }, payload });
+          const response = await gateway.request({
+            method: 'POST',
+            url,
+            headers: { ...headers, 'x-api-key': key },
+            payload,
+          });
           expect(response.statusCode, response.body).toBe(200);
           if (stream) expect(response.headers['content-type']).toBe('text/event-stream; charset=utf-8');
           expect(surface.text(response.body, stream)).toBe(family === 'sandbox' ? prompt : `Echo: ${prompt}`);

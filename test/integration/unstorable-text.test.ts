@@ -61,28 +61,64 @@ describe('text storage cannot hold, hostile field names and impossible ids', () 
   }
 
   // Straight to the app: the helper's wait for settlements would wait on holds of jobs that never run here.
-  const post = (url: string, payload: Record<string, unknown>) => gateway.app.inject({ method: 'POST', url, headers: keyHeaders(key), payload });
+  const post = (url: string, payload: Record<string, unknown>) =>
+    gateway.app.inject({ method: 'POST', url, headers: keyHeaders(key), payload });
 
   /** Each job-submitting route with `text` put in its prompt, and the field the envelope must name. */
   const jobSubmissions = (text: string): Array<{ url: string; body: Record<string, unknown>; field: string }> => [
-    { url: '/api/v1/image/generations/async', body: { model: 'sandbox-image', content: [{ type: 'text', text }] }, field: 'body.content[0].text' },
-    { url: '/api/v1/image/generations', body: { model: 'sandbox-image', content: [{ type: 'text', text }] }, field: 'body.content[0].text' },
-    { url: '/api/v1/video/generations', body: { model: 'sandbox-video', content: [{ type: 'text', text }] }, field: 'body.content[0].text' },
-    { url: '/api/v1/audio/text-to-speech', body: { voiceType: 'en_female_anna_uranus_bigtts', text }, field: 'body.text' },
+    {
+      url: '/api/v1/image/generations/async',
+      body: { model: 'sandbox-image', content: [{ type: 'text', text }] },
+      field: 'body.content[0].text',
+    },
+    {
+      url: '/api/v1/image/generations',
+      body: { model: 'sandbox-image', content: [{ type: 'text', text }] },
+      field: 'body.content[0].text',
+    },
+    {
+      url: '/api/v1/video/generations',
+      body: { model: 'sandbox-video', content: [{ type: 'text', text }] },
+      field: 'body.content[0].text',
+    },
+    {
+      url: '/api/v1/audio/text-to-speech',
+      body: { voiceType: 'en_female_anna_uranus_bigtts', text },
+      field: 'body.text',
+    },
     {
       url: '/api/v1/audio/generation-with-reference',
-      body: { model: 'seed-audio-1.0-multilingual', textPrompt: text, references: [{ speaker: 'en_female_anna_uranus_bigtts' }], format: 'mp3' },
+      body: {
+        model: 'seed-audio-1.0-multilingual',
+        textPrompt: text,
+        references: [{ speaker: 'en_female_anna_uranus_bigtts' }],
+        format: 'mp3',
+      },
       field: 'body.textPrompt',
     },
-    { url: '/api/alpha/v1/videos', body: { model: 'sandbox-video', prompt: text, seconds: 2, size: '720x1280' }, field: 'body.prompt' },
+    {
+      url: '/api/alpha/v1/videos',
+      body: { model: 'sandbox-video', prompt: text, seconds: 2, size: '720x1280' },
+      field: 'body.prompt',
+    },
     { url: '/api/alpha/v1/images/generations', body: { model: 'sandbox-image', prompt: text }, field: 'body.prompt' },
-    { url: '/api/v1/text/completions', body: { model: 'sandbox-echo', messages: [{ role: 'user', content: text }] }, field: 'body.messages[0].content' },
-    { url: '/api/alpha/v1/chat/completions', body: { model: 'sandbox-echo', messages: [{ role: 'user', content: text }] }, field: 'body.messages[0].content' },
+    {
+      url: '/api/v1/text/completions',
+      body: { model: 'sandbox-echo', messages: [{ role: 'user', content: text }] },
+      field: 'body.messages[0].content',
+    },
+    {
+      url: '/api/alpha/v1/chat/completions',
+      body: { model: 'sandbox-echo', messages: [{ role: 'user', content: text }] },
+      field: 'body.messages[0].content',
+    },
   ];
 
-  it('the same bodies without the bad character are accepted (so the refusals below are the character\'s)', async () => {
+  it("the same bodies without the bad character are accepted (so the refusals below are the character's)", async () => {
     // (Alpha images waits for its job to end, which none does here.)
-    for (const { url, body } of jobSubmissions(`${marker} fine`).filter((route) => route.url !== '/api/alpha/v1/images/generations')) {
+    for (const { url, body } of jobSubmissions(`${marker} fine`).filter(
+      (route) => route.url !== '/api/alpha/v1/images/generations',
+    )) {
       const response = await post(url, body);
       expect(response.statusCode, `${url}: ${response.body}`).toBeLessThan(300);
     }
@@ -106,13 +142,22 @@ describe('text storage cannot hold, hostile field names and impossible ids', () 
   }
 
   async function jobCount(): Promise<number> {
-    const [row] = await queryRows<{ count: number }>(gateway.gateway.core.storage.db, sql`SELECT count(*)::int AS count FROM media_jobs`);
+    const [row] = await queryRows<{ count: number }>(
+      gateway.gateway.core.storage.db,
+      sql`SELECT count(*)::int AS count FROM media_jobs`,
+    );
     return row!.count;
   }
 
   it('an imageAssetId with U+0000 answers 400 naming it', async () => {
     const url = '/api/v1/video/generations';
-    const body = { model: 'sandbox-video', content: [{ type: 'text', text: `${marker} move` }, { type: 'imageAssetId', assetId: 'asset_\u0000' }] };
+    const body = {
+      model: 'sandbox-video',
+      content: [
+        { type: 'text', text: `${marker} move` },
+        { type: 'imageAssetId', assetId: 'asset_\u0000' },
+      ],
+    };
     const envelope = expectEnvelope(await post(url, body), 400, 'GW_VALIDATION', url);
     expect(envelope.errors[0]).toMatch(/^body\.content\[1\]\.assetId contains the character U\+0000/);
     expectCleanLog();
@@ -121,41 +166,101 @@ describe('text storage cannot hold, hostile field names and impossible ids', () 
   it('a NUL or a lone surrogate in a field name, __proto__ anywhere, and a top-level constructor or prototype answer 400 naming where', async () => {
     const url = '/api/v1/text/completions';
     const cases: Array<[string, RegExp]> = [
-      ['{"model":"sandbox-echo","messages":[{"role":"user","content":"hi","k\\u0000":1}]}', /^body\.messages\[0\] has a field name containing the character U\+0000/],
-      ['{"model":"sandbox-echo","\\udc00":1,"messages":[{"role":"user","content":"hi"}]}', /^body has a field name containing a lone UTF-16 surrogate/],
-      ['{"model":"sandbox-echo","messages":[{"role":"user","content":"hi","__proto__":{"x":1}}]}', /^body\.messages\[0\]\.__proto__ is not an accepted field name/],
-      ['{"model":"sandbox-echo","messages":[{"role":"user","content":"hi"}],"metadata":{"a":{"__proto__":{}}}}', /^body\.metadata\.a\.__proto__ is not an accepted field name/],
-      ['{"model":"sandbox-echo","messages":[{"role":"user","content":"hi"}],"prototype":1}', /^body\.prototype is not an accepted field name/],
-      ['{"constructor":{},"model":"sandbox-echo","messages":[{"role":"user","content":"hi"}]}', /^body\.constructor is not an accepted field name/],
+      [
+        '{"model":"sandbox-echo","messages":[{"role":"user","content":"hi","k\\u0000":1}]}',
+        /^body\.messages\[0\] has a field name containing the character U\+0000/,
+      ],
+      [
+        '{"model":"sandbox-echo","\\udc00":1,"messages":[{"role":"user","content":"hi"}]}',
+        /^body has a field name containing a lone UTF-16 surrogate/,
+      ],
+      [
+        '{"model":"sandbox-echo","messages":[{"role":"user","content":"hi","__proto__":{"x":1}}]}',
+        /^body\.messages\[0\]\.__proto__ is not an accepted field name/,
+      ],
+      [
+        '{"model":"sandbox-echo","messages":[{"role":"user","content":"hi"}],"metadata":{"a":{"__proto__":{}}}}',
+        /^body\.metadata\.a\.__proto__ is not an accepted field name/,
+      ],
+      [
+        '{"model":"sandbox-echo","messages":[{"role":"user","content":"hi"}],"prototype":1}',
+        /^body\.prototype is not an accepted field name/,
+      ],
+      [
+        '{"constructor":{},"model":"sandbox-echo","messages":[{"role":"user","content":"hi"}]}',
+        /^body\.constructor is not an accepted field name/,
+      ],
     ];
     for (const [payload, wording] of cases) {
-      const response = await gateway.request({ method: 'POST', url, headers: { ...keyHeaders(key), 'content-type': 'application/json' }, payload });
+      const response = await gateway.request({
+        method: 'POST',
+        url,
+        headers: { ...keyHeaders(key), 'content-type': 'application/json' },
+        payload,
+      });
       expect(expectEnvelope(response, 400, 'GW_VALIDATION', url).errors[0], payload).toMatch(wording);
     }
     for (const [route, payload] of [
-      ['/api/alpha/v1/chat/completions', '{"model":"sandbox-echo","constructor":1,"messages":[{"role":"user","content":"hi"}]}'],
-      ['/api/beta/v1/messages', '{"model":"sandbox-echo","max_tokens":10,"prototype":{},"messages":[{"role":"user","content":"hi"}]}'],
-      ['/api/gamma/v1beta/models/sandbox-echo:generateContent', '{"contents":"hi","generationConfig":{"__proto__":{"temperature":1}}}'],
-    ] as const) {
-      const response = await gateway.request({ method: 'POST', url: route, headers: { ...keyHeaders(key), 'content-type': 'application/json' }, payload });
-      expect(expectEnvelope(response, 400, 'GW_VALIDATION', route).errors[0], route).toMatch(/is not an accepted field name/);
-    }
-  });
-
-  it('constructor and prototype inside free-form objects (a tool\'s JSON Schema, metadata) are ordinary property names on every surface', async () => {
-    const schema = { type: 'object', properties: { constructor: { type: 'string' }, prototype: { type: 'object', properties: { prototype: { type: 'string' } } } } };
-    const requests: Array<[string, Record<string, unknown>]> = [
       [
         '/api/alpha/v1/chat/completions',
-        { model: 'sandbox-echo', messages: [{ role: 'user', content: 'hi' }], tools: [{ type: 'function', function: { name: 'f', parameters: schema } }], metadata: { prototype: 'x', constructor: 'y' } },
+        '{"model":"sandbox-echo","constructor":1,"messages":[{"role":"user","content":"hi"}]}',
       ],
       [
         '/api/beta/v1/messages',
-        { model: 'sandbox-echo', max_tokens: 10, messages: [{ role: 'user', content: 'hi' }], tools: [{ name: 'f', input_schema: schema }], metadata: { prototype: 'x' } },
+        '{"model":"sandbox-echo","max_tokens":10,"prototype":{},"messages":[{"role":"user","content":"hi"}]}',
       ],
       [
         '/api/gamma/v1beta/models/sandbox-echo:generateContent',
-        { contents: 'hi', tools: [{ functionDeclarations: [{ name: 'f', parameters: schema }] }], generationConfig: { responseMimeType: 'application/json', responseSchema: schema } },
+        '{"contents":"hi","generationConfig":{"__proto__":{"temperature":1}}}',
+      ],
+    ] as const) {
+      const response = await gateway.request({
+        method: 'POST',
+        url: route,
+        headers: { ...keyHeaders(key), 'content-type': 'application/json' },
+        payload,
+      });
+      expect(expectEnvelope(response, 400, 'GW_VALIDATION', route).errors[0], route).toMatch(
+        /is not an accepted field name/,
+      );
+    }
+  });
+
+  it("constructor and prototype inside free-form objects (a tool's JSON Schema, metadata) are ordinary property names on every surface", async () => {
+    const schema = {
+      type: 'object',
+      properties: {
+        constructor: { type: 'string' },
+        prototype: { type: 'object', properties: { prototype: { type: 'string' } } },
+      },
+    };
+    const requests: Array<[string, Record<string, unknown>]> = [
+      [
+        '/api/alpha/v1/chat/completions',
+        {
+          model: 'sandbox-echo',
+          messages: [{ role: 'user', content: 'hi' }],
+          tools: [{ type: 'function', function: { name: 'f', parameters: schema } }],
+          metadata: { prototype: 'x', constructor: 'y' },
+        },
+      ],
+      [
+        '/api/beta/v1/messages',
+        {
+          model: 'sandbox-echo',
+          max_tokens: 10,
+          messages: [{ role: 'user', content: 'hi' }],
+          tools: [{ name: 'f', input_schema: schema }],
+          metadata: { prototype: 'x' },
+        },
+      ],
+      [
+        '/api/gamma/v1beta/models/sandbox-echo:generateContent',
+        {
+          contents: 'hi',
+          tools: [{ functionDeclarations: [{ name: 'f', parameters: schema }] }],
+          generationConfig: { responseMimeType: 'application/json', responseSchema: schema },
+        },
       ],
     ];
     for (const [route, payload] of requests) {
@@ -165,10 +270,16 @@ describe('text storage cannot hold, hostile field names and impossible ids', () 
   });
 
   it('U+0000 in a query string answers 400 naming the parameter', async () => {
-    for (const url of ['/api/v1/usage?model=a%00b', '/api/compat/v1/usage?model=%00', '/api/v1/ai/models?outputModalities=text%00']) {
+    for (const url of [
+      '/api/v1/usage?model=a%00b',
+      '/api/compat/v1/usage?model=%00',
+      '/api/v1/ai/models?outputModalities=text%00',
+    ]) {
       const response = await gateway.request({ method: 'GET', url, headers: keyHeaders(key) });
       expect(response.statusCode, `${url}: ${response.body}`).toBe(400);
-      expect(response.json<{ errors: string[] }>().errors[0], url).toMatch(/^querystring\.\w+ contains the character U\+0000/);
+      expect(response.json<{ errors: string[] }>().errors[0], url).toMatch(
+        /^querystring\.\w+ contains the character U\+0000/,
+      );
     }
     expectCleanLog();
   });
@@ -212,20 +323,38 @@ describe('text storage cannot hold, hostile field names and impossible ids', () 
   it('a storage error is logged with its code, constraint and table, never its query or parameters', async () => {
     // A constraint the database enforces and the edge does not know: the insert of this job fails in storage.
     const refused = 'storage-refused-9c1e';
-    await queryRows(gateway.gateway.core.storage.db, sql.raw(`ALTER TABLE media_jobs ADD CONSTRAINT refuses_marked_prompts CHECK (position('${refused}' in request::text) = 0) NOT VALID`));
+    await queryRows(
+      gateway.gateway.core.storage.db,
+      sql.raw(
+        `ALTER TABLE media_jobs ADD CONSTRAINT refuses_marked_prompts CHECK (position('${refused}' in request::text) = 0) NOT VALID`,
+      ),
+    );
     try {
       const url = '/api/v1/image/generations/async';
       const before = logLines.length;
-      const response = await post(url, { model: 'sandbox-image', content: [{ type: 'text', text: `${refused} ${marker} private words` }] });
+      const response = await post(url, {
+        model: 'sandbox-image',
+        content: [{ type: 'text', text: `${refused} ${marker} private words` }],
+      });
       expectEnvelope(response, 500, 'GW_INTERNAL', url);
       const lines = logLines.slice(before).filter((line) => line.level === 50);
       expect(lines.length).toBeGreaterThan(0);
       const err = lines[0]!.err as Record<string, unknown>;
-      expect(err).toMatchObject({ type: 'StorageQueryError', code: '23514', constraint: 'refuses_marked_prompts', table: 'media_jobs', statement: 'insert' });
+      expect(err).toMatchObject({
+        type: 'StorageQueryError',
+        code: '23514',
+        constraint: 'refuses_marked_prompts',
+        table: 'media_jobs',
+        statement: 'insert',
+      });
       const text = JSON.stringify(logLines.slice(before));
-      for (const leak of ['Failed query', 'params', refused, marker, 'private words', 'Failing row']) expect(text).not.toContain(leak);
+      for (const leak of ['Failed query', 'params', refused, marker, 'private words', 'Failing row'])
+        expect(text).not.toContain(leak);
     } finally {
-      await queryRows(gateway.gateway.core.storage.db, sql`ALTER TABLE media_jobs DROP CONSTRAINT refuses_marked_prompts`);
+      await queryRows(
+        gateway.gateway.core.storage.db,
+        sql`ALTER TABLE media_jobs DROP CONSTRAINT refuses_marked_prompts`,
+      );
       logLines.length = 0;
     }
   });

@@ -20,20 +20,35 @@ const embedModel = (id: string, provider: string, kind: GarbageKind) =>
   `  - id: ${id}\n    outputModalities: [embedding]\n    pricing: { inputPerMTok: 1 }\n    providers: [{ provider: ${provider}, model: garbage-${kind} }]\n`;
 
 type Surface = 'alpha' | 'responses' | 'beta' | 'gamma' | 'gamma-sse';
-const surfaceProtocol: Record<Surface, Family> = { alpha: 'openai', responses: 'openai', beta: 'anthropic', gamma: 'gemini', 'gamma-sse': 'gemini' };
+const surfaceProtocol: Record<Surface, Family> = {
+  alpha: 'openai',
+  responses: 'openai',
+  beta: 'anthropic',
+  gamma: 'gemini',
+  'gamma-sse': 'gemini',
+};
 
 function call(surface: Surface, modelId: string, stream: boolean): { url: string; payload: object } {
   switch (surface) {
     case 'alpha':
-      return { url: '/api/alpha/v1/chat/completions', payload: { model: modelId, stream, messages: [{ role: 'user', content: 'hi' }] } };
+      return {
+        url: '/api/alpha/v1/chat/completions',
+        payload: { model: modelId, stream, messages: [{ role: 'user', content: 'hi' }] },
+      };
     case 'responses':
       return { url: '/api/alpha/v1/responses', payload: { model: modelId, stream, input: 'hi' } };
     case 'beta':
-      return { url: '/api/beta/v1/messages', payload: { model: modelId, stream, max_tokens: 50, messages: [{ role: 'user', content: 'hi' }] } };
+      return {
+        url: '/api/beta/v1/messages',
+        payload: { model: modelId, stream, max_tokens: 50, messages: [{ role: 'user', content: 'hi' }] },
+      };
     case 'gamma':
     case 'gamma-sse': {
       const action = stream ? `streamGenerateContent${surface === 'gamma-sse' ? '?alt=sse' : ''}` : 'generateContent';
-      return { url: `/api/gamma/v1beta/models/${modelId}:${action}`, payload: { contents: [{ role: 'user', parts: [{ text: 'hi' }] }] } };
+      return {
+        url: `/api/gamma/v1beta/models/${modelId}:${action}`,
+        payload: { contents: [{ role: 'user', parts: [{ text: 'hi' }] }] },
+      };
     }
   }
 }
@@ -53,8 +68,16 @@ describe('upstream answers that break their protocol', () => {
         fakeProviderYaml('ark', 'ark', fake),
         '  sandbox: { protocol: sandbox }',
         'models:',
-        ...families.flatMap((family) => kinds.map((kind) => model(`${family}-${kind}`, `provider: ${family}, model: garbage-${kind}`))),
-        ...families.map((family) => model(`${family}-then-sandbox`, `provider: ${family}, model: garbage-not-json`, 'provider: sandbox, model: echo')),
+        ...families.flatMap((family) =>
+          kinds.map((kind) => model(`${family}-${kind}`, `provider: ${family}, model: garbage-${kind}`)),
+        ),
+        ...families.map((family) =>
+          model(
+            `${family}-then-sandbox`,
+            `provider: ${family}, model: garbage-not-json`,
+            'provider: sandbox, model: echo',
+          ),
+        ),
         model('openai-endless', 'provider: openai, model: garbage-endless'),
         embedModel('openai-embed', 'openai', 'shape'),
         embedModel('openai-embed-html', 'openai', 'html'),
@@ -72,8 +95,12 @@ describe('upstream answers that break their protocol', () => {
 
   async function funded() {
     const { key, accountId } = await gateway.createFundedKey({ credits: 1 });
-    const send = (url: string, payload: object) => gateway.request({ method: 'POST', url, headers: { 'x-api-key': key }, payload });
-    const balance = async () => (await gateway.request({ method: 'GET', url: '/api/compat/v1/balance', headers: { 'x-api-key': key } })).json<{ creditBalance: number }>().creditBalance;
+    const send = (url: string, payload: object) =>
+      gateway.request({ method: 'POST', url, headers: { 'x-api-key': key }, payload });
+    const balance = async () =>
+      (await gateway.request({ method: 'GET', url: '/api/compat/v1/balance', headers: { 'x-api-key': key } })).json<{
+        creditBalance: number;
+      }>().creditBalance;
     return { key, accountId, send, balance };
   }
 
@@ -140,7 +167,11 @@ describe('upstream answers that break their protocol', () => {
   it('lets go of an upstream that keeps streaming after garbage, instead of holding its connection', async () => {
     const { key, accountId, send } = await funded();
     const before = fake.streamsLetGo();
-    const response = await send('/api/alpha/v1/chat/completions', { model: 'openai-endless', stream: true, messages: [{ role: 'user', content: 'hi' }] });
+    const response = await send('/api/alpha/v1/chat/completions', {
+      model: 'openai-endless',
+      stream: true,
+      messages: [{ role: 'user', content: 'hi' }],
+    });
     expect(response.statusCode).toBe(200);
     expect(response.body).toContain('"type":"upstream_error"');
     await vi.waitFor(() => expect(fake.streamsLetGo()).toBe(before + 1), { timeout: 10_000 });
@@ -156,7 +187,10 @@ describe('upstream answers that break their protocol', () => {
       { url: '/api/beta/v1/embeddings', payload: { model: 'ark-embed', input: 'hi' } },
       { url: '/api/beta/v1/embeddings', payload: { model: 'gemini-embed', input: 'hi' } },
       { url: '/api/gamma/v1beta/models/openai-embed:embedContent', payload: { content: { parts: [{ text: 'hi' }] } } },
-      { url: '/api/gamma/v1beta/models/gemini-embed:batchEmbedContents', payload: { requests: [{ content: { parts: [{ text: 'hi' }] } }] } },
+      {
+        url: '/api/gamma/v1beta/models/gemini-embed:batchEmbedContents',
+        payload: { requests: [{ content: { parts: [{ text: 'hi' }] } }] },
+      },
     ];
     for (const { url, payload } of calls) expectEnvelope(await send(url, payload), 502, 'GW_UPSTREAM_UNREACHABLE', url);
     expect(await balance()).toBe(1);

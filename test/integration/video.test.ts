@@ -19,7 +19,13 @@ interface VideoTask {
   videoUrl?: string;
   downloadUrl?: string;
   assetId?: string;
-  usage?: { completionTokens: number; totalTokens: number; usdCost: number; durationSeconds: number; providerUsage: Record<string, unknown> };
+  usage?: {
+    completionTokens: number;
+    totalTokens: number;
+    usdCost: number;
+    durationSeconds: number;
+    providerUsage: Record<string, unknown>;
+  };
   error?: string;
   createdAt: string;
   updatedAt: string;
@@ -84,20 +90,33 @@ describe('video tasks through the sandbox and the ModelArk Seedance fake', () =>
 
   beforeAll(async () => {
     ark = await startArkFake();
-    gateway = await startTestGateway({ upstreams: [ark], configText: videoGatewayConfig(ark, 'jobs: { taskPollMs: 20, idlePollMs: 50, maxAttempts: 3, retryBaseMs: 20 }') });
+    gateway = await startTestGateway({
+      upstreams: [ark],
+      configText: videoGatewayConfig(ark, 'jobs: { taskPollMs: 20, idlePollMs: 50, maxAttempts: 3, retryBaseMs: 20 }'),
+    });
   });
   afterAll(async () => {
     await gateway?.close();
   });
 
-  const create = (key: string, body: Record<string, unknown>) => gateway.request({ method: 'POST', url: '/api/v1/video/generations', headers: keyHeaders(key), payload: body });
+  const create = (key: string, body: Record<string, unknown>) =>
+    gateway.request({ method: 'POST', url: '/api/v1/video/generations', headers: keyHeaders(key), payload: body });
   const estimate = async (key: string, body: Record<string, unknown>) => {
-    const response = await gateway.request({ method: 'POST', url: '/api/v1/video/estimate', headers: keyHeaders(key), payload: body });
+    const response = await gateway.request({
+      method: 'POST',
+      url: '/api/v1/video/estimate',
+      headers: keyHeaders(key),
+      payload: body,
+    });
     expect(response.statusCode, response.body).toBe(200);
     return response.json<{ data: { estimatedUserCost: number; currency: string } }>().data;
   };
   const read = async (key: string, taskId: string) => {
-    const response = await gateway.request({ method: 'GET', url: `/api/v1/video/tasks/${taskId}`, headers: keyHeaders(key) });
+    const response = await gateway.request({
+      method: 'GET',
+      url: `/api/v1/video/tasks/${taskId}`,
+      headers: keyHeaders(key),
+    });
     expect(response.statusCode, response.body).toBe(200);
     return response.json<VideoTask>();
   };
@@ -115,11 +134,24 @@ describe('video tasks through the sandbox and the ModelArk Seedance fake', () =>
     }
     throw new Error(`video task ${taskId} did not end`);
   }
-  const creations = (prompt: string) => ark.requests.filter((request) => request.method === 'POST' && request.path === tasksPath && JSON.stringify(request.body).includes(prompt)).length;
+  const creations = (prompt: string) =>
+    ark.requests.filter(
+      (request) =>
+        request.method === 'POST' && request.path === tasksPath && JSON.stringify(request.body).includes(prompt),
+    ).length;
 
   it('makes a real MP4 in the sandbox: the persisted task first, then succeeded with a signed link, billed per delivered second', async () => {
     const { key, accountId } = await gateway.createFundedKey({ credits: 1 });
-    const body = { model: 'sandbox-video', content: [text('a paper boat on a pond'), { type: 'imageBase64', data: tinyPngBase64, mediaType: 'image/png', role: 'firstFrame' }], duration: 3, ratio: '9:16', seed: 7 };
+    const body = {
+      model: 'sandbox-video',
+      content: [
+        text('a paper boat on a pond'),
+        { type: 'imageBase64', data: tinyPngBase64, mediaType: 'image/png', role: 'firstFrame' },
+      ],
+      duration: 3,
+      ratio: '9:16',
+      seed: 7,
+    };
     expect(await estimate(key, body)).toEqual({ estimatedUserCost: 0.003, currency: 'USD' });
     const initial = await submit(key, body);
     expect(initial).toMatchObject({ status: 'queued', model: 'sandbox-video', providerId: 'sandbox' });
@@ -135,7 +167,13 @@ describe('video tasks through the sandbox and the ModelArk Seedance fake', () =>
     const task = await waitForEnd(key, initial.taskId, seen);
     expect(task.status, task.error).toBe('succeeded');
     expect(seen.has('running')).toBe(true);
-    expect(task.usage).toEqual({ completionTokens: 0, totalTokens: 0, usdCost: 0.003, durationSeconds: 3, providerUsage: { sandbox: true, seconds: 3 } });
+    expect(task.usage).toEqual({
+      completionTokens: 0,
+      totalTokens: 0,
+      usdCost: 0.003,
+      durationSeconds: 3,
+      providerUsage: { sandbox: true, seconds: 3 },
+    });
     expect(task.videoUrl).toMatch(/\/api\/v1\/media\/files\/videos\//);
     expect(task.downloadUrl).toBe(task.videoUrl);
     expect(task.assetId).toMatch(/^asset/);
@@ -148,20 +186,35 @@ describe('video tasks through the sandbox and the ModelArk Seedance fake', () =>
     // The same request makes the same video.
     const again = await waitForEnd(key, (await submit(key, body)).taskId);
     const url2 = new URL(again.downloadUrl!);
-    expect((await gateway.request({ method: 'GET', url: url2.pathname + url2.search })).rawPayload.equals(download.rawPayload)).toBe(true);
+    expect(
+      (await gateway.request({ method: 'GET', url: url2.pathname + url2.search })).rawPayload.equals(
+        download.rawPayload,
+      ),
+    ).toBe(true);
 
     expect(await balanceNanosOf(gateway, accountId)).toBe(usdToNanos(1) - 2n * usdToNanos(0.003));
     expect(await heldNanosOf(gateway, accountId)).toBe(0n);
     const records = await usageRecords(gateway, key);
-    expect(records.find((record) => record.id === task.generationId)).toMatchObject({ modality: 'video', status: 'succeeded', usdCost: 0.003 });
+    expect(records.find((record) => record.id === task.generationId)).toMatchObject({
+      modality: 'video',
+      status: 'succeeded',
+      usdCost: 0.003,
+    });
   });
 
   it('serves ranges of the archived video', async () => {
     const { key } = await gateway.createFundedKey({ credits: 1 });
-    const task = await waitForEnd(key, (await submit(key, { model: 'sandbox-video', content: [text('ranges')], duration: 1 })).taskId);
+    const task = await waitForEnd(
+      key,
+      (await submit(key, { model: 'sandbox-video', content: [text('ranges')], duration: 1 })).taskId,
+    );
     const url = new URL(task.downloadUrl!);
     const whole = await gateway.request({ method: 'GET', url: url.pathname + url.search });
-    const part = await gateway.request({ method: 'GET', url: url.pathname + url.search, headers: { range: 'bytes=4-11' } });
+    const part = await gateway.request({
+      method: 'GET',
+      url: url.pathname + url.search,
+      headers: { range: 'bytes=4-11' },
+    });
     expect(part.statusCode).toBe(206);
     expect(part.headers['content-range']).toBe(`bytes 4-11/${whole.rawPayload.length}`);
     expect(part.body).toBe('ftypisom');
@@ -170,7 +223,22 @@ describe('video tasks through the sandbox and the ModelArk Seedance fake', () =>
   it('follows a Seedance task queued -> running -> succeeded; the hold is the asked seconds at the asked resolution, the charge what was delivered', async () => {
     const { key, accountId } = await gateway.createFundedKey({ credits: 5 });
     const prompt = 'a lighthouse at dusk fake-video-slow-5 fake-video-short-3';
-    const body = { model: 'seedance', content: [text(prompt), { type: 'imageUrl', url: 'https://example.com/last.png', role: 'lastFrame' }, { type: 'imageUrl', url: 'https://example.com/first.png', role: 'firstFrame' }], duration: 6, resolution: '720p', ratio: '16:9', seed: 12, watermark: false, cameraFixed: true, generateAudio: true, unknownField: 1 };
+    const body = {
+      model: 'seedance',
+      content: [
+        text(prompt),
+        { type: 'imageUrl', url: 'https://example.com/last.png', role: 'lastFrame' },
+        { type: 'imageUrl', url: 'https://example.com/first.png', role: 'firstFrame' },
+      ],
+      duration: 6,
+      resolution: '720p',
+      ratio: '16:9',
+      seed: 12,
+      watermark: false,
+      cameraFixed: true,
+      generateAudio: true,
+      unknownField: 1,
+    };
     expect((await estimate(key, body)).estimatedUserCost).toBe(0.3);
     const initial = await submit(key, body);
     expect(await heldNanosOf(gateway, accountId)).toBe(usdToNanos(0.3));
@@ -179,13 +247,23 @@ describe('video tasks through the sandbox and the ModelArk Seedance fake', () =>
     expect(task.status, task.error).toBe('succeeded');
     expect(seen.has('running')).toBe(true);
     // Billed on the 3 seconds of the delivered file, not the 6 asked, at the 720p price.
-    expect(task.usage).toMatchObject({ durationSeconds: 3, usdCost: 0.15, completionTokens: Math.round((1280 * 720 * 24 * 6) / 1024) });
+    expect(task.usage).toMatchObject({
+      durationSeconds: 3,
+      usdCost: 0.15,
+      completionTokens: Math.round((1280 * 720 * 24 * 6) / 1024),
+    });
     expect(task.usage!.totalTokens).toBe(task.usage!.completionTokens);
-    expect(task.usage!.providerUsage).toEqual({ completion_tokens: task.usage!.completionTokens, total_tokens: task.usage!.totalTokens });
+    expect(task.usage!.providerUsage).toEqual({
+      completion_tokens: task.usage!.completionTokens,
+      total_tokens: task.usage!.totalTokens,
+    });
     expect(await balanceNanosOf(gateway, accountId)).toBe(usdToNanos(5) - usdToNanos(0.15));
     expect(await heldNanosOf(gateway, accountId)).toBe(0n);
 
-    const sent = ark.requests.find((request) => request.method === 'POST' && request.path === tasksPath && JSON.stringify(request.body).includes(prompt))!;
+    const sent = ark.requests.find(
+      (request) =>
+        request.method === 'POST' && request.path === tasksPath && JSON.stringify(request.body).includes(prompt),
+    )!;
     expect(sent.headers.authorization).toBe('Bearer fake-ark-key');
     expect(sent.body).toEqual({
       model: 'seedance-1-0-pro-250528',
@@ -208,7 +286,9 @@ describe('video tasks through the sandbox and the ModelArk Seedance fake', () =>
   it('holds the model default (or the dearest resolution) when none is asked, and an unpriced resolution is refused', async () => {
     const { key } = await gateway.createFundedKey({ credits: 5 });
     expect((await estimate(key, { model: 'seedance', content: [text('defaults')] })).estimatedUserCost).toBe(0.6);
-    expect((await estimate(key, { model: 'seedance-steps', content: [text('steps')], duration: 10 })).estimatedUserCost).toBe(1);
+    expect(
+      (await estimate(key, { model: 'seedance-steps', content: [text('steps')], duration: 10 })).estimatedUserCost,
+    ).toBe(1);
     // No duration and no default: the longest the model allows.
     expect((await estimate(key, { model: 'seedance-steps', content: [text('steps')] })).estimatedUserCost).toBe(1);
   });
@@ -220,22 +300,31 @@ describe('video tasks through the sandbox and the ModelArk Seedance fake', () =>
     ['fake-video-lost', 'failed', '404'],
     ['fake-video-garbage', 'failed', 'does not follow its protocol'],
     ['fake-error-400', 'failed', '400'],
-  ])('a task that ends %s is %s with its reason; the hold is refunded and nothing is charged', async (word, status, reason) => {
-    const { key, accountId } = await gateway.createFundedKey({ credits: 2 });
-    const task = await waitForEnd(key, (await submit(key, { model: 'seedance', content: [text(`a storm ${word}`)], resolution: '480p' })).taskId);
-    expect(task.status).toBe(status);
-    expect(task.error).toContain(reason);
-    expect(task.usage).toBeUndefined();
-    expect(task.videoUrl).toBeUndefined();
-    expect(await balanceNanosOf(gateway, accountId)).toBe(usdToNanos(2));
-    expect(await heldNanosOf(gateway, accountId)).toBe(0n);
-    const records = await usageRecords(gateway, key);
-    expect(records[0]).toMatchObject({ modality: 'video', status, usdCost: 0 });
-  });
+  ])(
+    'a task that ends %s is %s with its reason; the hold is refunded and nothing is charged',
+    async (word, status, reason) => {
+      const { key, accountId } = await gateway.createFundedKey({ credits: 2 });
+      const task = await waitForEnd(
+        key,
+        (await submit(key, { model: 'seedance', content: [text(`a storm ${word}`)], resolution: '480p' })).taskId,
+      );
+      expect(task.status).toBe(status);
+      expect(task.error).toContain(reason);
+      expect(task.usage).toBeUndefined();
+      expect(task.videoUrl).toBeUndefined();
+      expect(await balanceNanosOf(gateway, accountId)).toBe(usdToNanos(2));
+      expect(await heldNanosOf(gateway, accountId)).toBe(0n);
+      const records = await usageRecords(gateway, key);
+      expect(records[0]).toMatchObject({ modality: 'video', status, usdCost: 0 });
+    },
+  );
 
   it('retries a provider that is busy (429, 5xx) when creating, then follows the task once', async () => {
     const { key } = await gateway.createFundedKey({ credits: 2 });
-    const task = await waitForEnd(key, (await submit(key, { model: 'seedance', content: [text('busy fake-error-503')], resolution: '480p' })).taskId);
+    const task = await waitForEnd(
+      key,
+      (await submit(key, { model: 'seedance', content: [text('busy fake-error-503')], resolution: '480p' })).taskId,
+    );
     // The fake fails every try: three creations, then the job fails with the provider's status.
     expect(task.status).toBe('failed');
     expect(task.error).toContain('503');
@@ -244,20 +333,66 @@ describe('video tasks through the sandbox and the ModelArk Seedance fake', () =>
 
   it('reuses an archived video as videoAssetId and an archived image as imageAssetId; other accounts get 404', async () => {
     const { key } = await gateway.createFundedKey({ credits: 2 });
-    const made = await waitForEnd(key, (await submit(key, { model: 'sandbox-video', content: [text('source clip')], duration: 1 })).taskId);
+    const made = await waitForEnd(
+      key,
+      (await submit(key, { model: 'sandbox-video', content: [text('source clip')], duration: 1 })).taskId,
+    );
     const prompt = 'continue the clip';
-    const task = await waitForEnd(key, (await submit(key, { model: 'seedance', content: [text(prompt), { type: 'videoAssetId', assetId: made.assetId }], resolution: '480p', duration: 2 })).taskId);
+    const task = await waitForEnd(
+      key,
+      (
+        await submit(key, {
+          model: 'seedance',
+          content: [text(prompt), { type: 'videoAssetId', assetId: made.assetId }],
+          resolution: '480p',
+          duration: 2,
+        })
+      ).taskId,
+    );
     expect(task.status, task.error).toBe('succeeded');
-    const sent = ark.requests.find((request) => request.method === 'POST' && request.path === tasksPath && JSON.stringify(request.body).includes(prompt))!.body as { content: Array<{ type: string; video_url?: { url: string }; role?: string }> };
+    const sent = ark.requests.find(
+      (request) =>
+        request.method === 'POST' && request.path === tasksPath && JSON.stringify(request.body).includes(prompt),
+    )!.body as { content: Array<{ type: string; video_url?: { url: string }; role?: string }> };
     expect(sent.content[1]).toMatchObject({ type: 'video_url', role: 'reference_video' });
     expect(sent.content[1]!.video_url!.url).toMatch(/^data:video\/mp4;base64,AAAA/);
 
     const other = await gateway.createFundedKey({ credits: 2 });
-    expectEnvelope(await create(other.key, { model: 'seedance', content: [text('steal'), { type: 'videoAssetId', assetId: made.assetId }] }), 404, 'GW_NOT_FOUND', '/api/v1/video/generations');
-    expectEnvelope(await create(key, { model: 'seedance', content: [text('wrong kind'), { type: 'imageAssetId', assetId: made.assetId }] }), 400, 'GW_VALIDATION', '/api/v1/video/generations');
+    expectEnvelope(
+      await create(other.key, {
+        model: 'seedance',
+        content: [text('steal'), { type: 'videoAssetId', assetId: made.assetId }],
+      }),
+      404,
+      'GW_NOT_FOUND',
+      '/api/v1/video/generations',
+    );
+    expectEnvelope(
+      await create(key, {
+        model: 'seedance',
+        content: [text('wrong kind'), { type: 'imageAssetId', assetId: made.assetId }],
+      }),
+      400,
+      'GW_VALIDATION',
+      '/api/v1/video/generations',
+    );
     // Tasks of other accounts, and unknown ids, are 404 too.
-    expectEnvelope(await gateway.request({ method: 'GET', url: `/api/v1/video/tasks/${made.taskId}`, headers: keyHeaders(other.key) }), 404, 'GW_NOT_FOUND', `/api/v1/video/tasks/${made.taskId}`);
-    expectEnvelope(await gateway.request({ method: 'GET', url: '/api/v1/video/tasks/gen_unknown', headers: keyHeaders(key) }), 404, 'GW_NOT_FOUND', '/api/v1/video/tasks/gen_unknown');
+    expectEnvelope(
+      await gateway.request({
+        method: 'GET',
+        url: `/api/v1/video/tasks/${made.taskId}`,
+        headers: keyHeaders(other.key),
+      }),
+      404,
+      'GW_NOT_FOUND',
+      `/api/v1/video/tasks/${made.taskId}`,
+    );
+    expectEnvelope(
+      await gateway.request({ method: 'GET', url: '/api/v1/video/tasks/gen_unknown', headers: keyHeaders(key) }),
+      404,
+      'GW_NOT_FOUND',
+      '/api/v1/video/tasks/gen_unknown',
+    );
   });
 
   it('charges a video longer than asked for its delivered seconds out of free credit, never past the balance or a cap', async () => {
@@ -274,11 +409,17 @@ describe('video tasks through the sandbox and the ModelArk Seedance fake', () =>
     const short = await waitForEnd(poor.key, (await submit(poor.key, body('long and poor fake-video-long-6'))).taskId);
     expect(short.usage).toMatchObject({ durationSeconds: 6, usdCost: 0.25, unchargedUsdCost: 0.05 });
     expect(await balanceNanosOf(gateway, poor.accountId)).toBe(0n);
-    expect((await usageRecords(gateway, poor.key))[0]).toMatchObject({ usdCost: 0.25, usage: { usdCost: 0.25, unchargedUsdCost: 0.05 } });
+    expect((await usageRecords(gateway, poor.key))[0]).toMatchObject({
+      usdCost: 0.25,
+      usage: { usdCost: 0.25, unchargedUsdCost: 0.05 },
+    });
 
     // A total cap of 0.2 on the key: charged up to the cap, the balance keeps the rest.
     const capped = await gateway.createFundedKey({ credits: 5, limits: { total: 0.2 } });
-    const atCap = await waitForEnd(capped.key, (await submit(capped.key, body('long and capped fake-video-long-6'))).taskId);
+    const atCap = await waitForEnd(
+      capped.key,
+      (await submit(capped.key, body('long and capped fake-video-long-6'))).taskId,
+    );
     expect(atCap.usage).toMatchObject({ usdCost: 0.2, unchargedUsdCost: 0.1 });
     expect(await balanceNanosOf(gateway, capped.accountId)).toBe(usdToNanos(5) - usdToNanos(0.2));
     expect(await heldNanosOf(gateway, capped.accountId)).toBe(0n);
@@ -287,7 +428,16 @@ describe('video tasks through the sandbox and the ModelArk Seedance fake', () =>
   it('settles concurrent videos that all run past their holds without passing the balance, to the nano', async () => {
     // Eight tasks held 0.1 each (0.8 of a 1.0 balance), each delivering 0.3: the account can pay 1.0 in all.
     const { key, accountId } = await gateway.createFundedKey({ credits: 1 });
-    const tasks = await Promise.all(Array.from({ length: 8 }, (_, index) => submit(key, { model: 'seedance', content: [text(`race ${index} fake-video-long-6`)], duration: 2, resolution: '720p' })));
+    const tasks = await Promise.all(
+      Array.from({ length: 8 }, (_, index) =>
+        submit(key, {
+          model: 'seedance',
+          content: [text(`race ${index} fake-video-long-6`)],
+          duration: 2,
+          resolution: '720p',
+        }),
+      ),
+    );
     const ended = await Promise.all(tasks.map((task) => waitForEnd(key, task.taskId)));
     expect(ended.map((task) => task.status)).toEqual(Array(8).fill('succeeded'));
     const charged = ended.reduce((sum, task) => sum + usdToNanos(task.usage!.usdCost), 0n);
@@ -299,7 +449,12 @@ describe('video tasks through the sandbox and the ModelArk Seedance fake', () =>
 
   it('never passes the balance: a task that needs more than the balance is refused 403 and nothing is queued', async () => {
     const { key, accountId } = await gateway.createFundedKey({ credits: 0.1 });
-    expectEnvelope(await create(key, { model: 'seedance', content: [text('too dear')], duration: 12 }), 403, 'GW_INSUFFICIENT_BALANCE', '/api/v1/video/generations');
+    expectEnvelope(
+      await create(key, { model: 'seedance', content: [text('too dear')], duration: 12 }),
+      403,
+      'GW_INSUFFICIENT_BALANCE',
+      '/api/v1/video/generations',
+    );
     expect(await jobRowsOf(gateway, accountId)).toEqual([]);
   });
 
@@ -308,32 +463,114 @@ describe('video tasks through the sandbox and the ModelArk Seedance fake', () =>
     const cases: Array<[string, Record<string, unknown>, string]> = [
       ['no content', { model: 'seedance', content: [] }, 'GW_VALIDATION'],
       ['no model', { content: [text('x')] }, 'GW_VALIDATION'],
-      ['an unknown part type', { model: 'seedance', content: [{ type: 'audioUrl', url: 'https://example.com/a.mp3' }] }, 'GW_VALIDATION'],
+      [
+        'an unknown part type',
+        { model: 'seedance', content: [{ type: 'audioUrl', url: 'https://example.com/a.mp3' }] },
+        'GW_VALIDATION',
+      ],
       ['an empty text part', { model: 'seedance', content: [text(' ')] }, 'GW_VALIDATION'],
-      ['a URL that is not http(s)', { model: 'seedance', content: [text('x'), { type: 'imageUrl', url: 'file:///etc/passwd' }] }, 'GW_VALIDATION'],
-      ['a role on a video part', { model: 'seedance', content: [text('x'), { type: 'videoUrl', url: 'https://example.com/a.mp4', role: 'firstFrame' }] }, 'GW_VALIDATION'],
-      ['an unknown role', { model: 'seedance', content: [text('x'), { ...png, role: 'middleFrame' }] }, 'GW_VALIDATION'],
-      ['two first frames', { model: 'seedance', content: [text('x'), { ...png, role: 'firstFrame' }, { ...png, role: 'firstFrame' }] }, 'GW_VALIDATION'],
-      ['a last frame alone', { model: 'seedance', content: [text('x'), { ...png, role: 'lastFrame' }] }, 'GW_VALIDATION'],
-      ['raw base64 without mediaType', { model: 'seedance', content: [text('x'), { type: 'imageBase64', data: tinyPngBase64 }] }, 'GW_VALIDATION'],
-      ['image bytes that are not the declared type', { model: 'seedance', content: [text('x'), { ...png, mediaType: 'image/jpeg' }] }, 'GW_VALIDATION'],
-      ['a video part that is an image', { model: 'seedance', content: [text('x'), { type: 'videoBase64', data: tinyPngBase64, mediaType: 'video/mp4' }] }, 'GW_VALIDATION'],
-      ['a video part of another type', { model: 'seedance', content: [text('x'), { type: 'videoBase64', data: 'AAAA', mediaType: 'video/x-flv' }] }, 'GW_VALIDATION'],
-      ['only a reference video', { model: 'seedance', content: [{ type: 'videoUrl', url: 'https://example.com/a.mp4' }] }, 'GW_VALIDATION'],
+      [
+        'a URL that is not http(s)',
+        { model: 'seedance', content: [text('x'), { type: 'imageUrl', url: 'file:///etc/passwd' }] },
+        'GW_VALIDATION',
+      ],
+      [
+        'a role on a video part',
+        {
+          model: 'seedance',
+          content: [text('x'), { type: 'videoUrl', url: 'https://example.com/a.mp4', role: 'firstFrame' }],
+        },
+        'GW_VALIDATION',
+      ],
+      [
+        'an unknown role',
+        { model: 'seedance', content: [text('x'), { ...png, role: 'middleFrame' }] },
+        'GW_VALIDATION',
+      ],
+      [
+        'two first frames',
+        { model: 'seedance', content: [text('x'), { ...png, role: 'firstFrame' }, { ...png, role: 'firstFrame' }] },
+        'GW_VALIDATION',
+      ],
+      [
+        'a last frame alone',
+        { model: 'seedance', content: [text('x'), { ...png, role: 'lastFrame' }] },
+        'GW_VALIDATION',
+      ],
+      [
+        'raw base64 without mediaType',
+        { model: 'seedance', content: [text('x'), { type: 'imageBase64', data: tinyPngBase64 }] },
+        'GW_VALIDATION',
+      ],
+      [
+        'image bytes that are not the declared type',
+        { model: 'seedance', content: [text('x'), { ...png, mediaType: 'image/jpeg' }] },
+        'GW_VALIDATION',
+      ],
+      [
+        'a video part that is an image',
+        {
+          model: 'seedance',
+          content: [text('x'), { type: 'videoBase64', data: tinyPngBase64, mediaType: 'video/mp4' }],
+        },
+        'GW_VALIDATION',
+      ],
+      [
+        'a video part of another type',
+        { model: 'seedance', content: [text('x'), { type: 'videoBase64', data: 'AAAA', mediaType: 'video/x-flv' }] },
+        'GW_VALIDATION',
+      ],
+      [
+        'only a reference video',
+        { model: 'seedance', content: [{ type: 'videoUrl', url: 'https://example.com/a.mp4' }] },
+        'GW_VALIDATION',
+      ],
       ['duration 0', { model: 'seedance', content: [text('x')], duration: 0 }, 'GW_VALIDATION'],
       ['a fractional duration', { model: 'seedance', content: [text('x')], duration: 2.5 }, 'GW_VALIDATION'],
-      ['a duration past the model range', { model: 'seedance', content: [text('x')], duration: 13 }, 'GW_PARAMETER_OUT_OF_RANGE'],
-      ['a duration between the model steps', { model: 'seedance-steps', content: [text('x')], duration: 7 }, 'GW_PARAMETER_OUT_OF_RANGE'],
+      [
+        'a duration past the model range',
+        { model: 'seedance', content: [text('x')], duration: 13 },
+        'GW_PARAMETER_OUT_OF_RANGE',
+      ],
+      [
+        'a duration between the model steps',
+        { model: 'seedance-steps', content: [text('x')], duration: 7 },
+        'GW_PARAMETER_OUT_OF_RANGE',
+      ],
       ['a resolution outside the spec', { model: 'seedance', content: [text('x')], resolution: '2k' }, 'GW_VALIDATION'],
-      ['a resolution the model does not make', { model: 'sandbox-video', content: [text('x')], resolution: '1080p' }, 'GW_PARAMETER_OUT_OF_RANGE'],
-      ['a ratio the model does not make', { model: 'seedance', content: [text('x')], ratio: '4:3' }, 'GW_PARAMETER_OUT_OF_RANGE'],
+      [
+        'a resolution the model does not make',
+        { model: 'sandbox-video', content: [text('x')], resolution: '1080p' },
+        'GW_PARAMETER_OUT_OF_RANGE',
+      ],
+      [
+        'a ratio the model does not make',
+        { model: 'seedance', content: [text('x')], ratio: '4:3' },
+        'GW_PARAMETER_OUT_OF_RANGE',
+      ],
       ['an empty ratio', { model: 'seedance', content: [text('x')], ratio: '' }, 'GW_VALIDATION'],
       ['seed below -1', { model: 'seedance', content: [text('x')], seed: -2 }, 'GW_VALIDATION'],
       ['a non-boolean watermark', { model: 'seedance', content: [text('x')], watermark: 'yes' }, 'GW_VALIDATION'],
-      ['cameraFixed on a model that does not take it', { model: 'sandbox-video', content: [text('x')], cameraFixed: true }, 'GW_PARAMETER_UNSUPPORTED'],
-      ['a field a strict model does not list', { model: 'seedance-steps', content: [text('x')], seed: 3 }, 'GW_PARAMETER_UNSUPPORTED'],
-      ['maxTokens (sandbox adapter)', { model: 'sandbox-video', content: [text('x')], maxTokens: 100 }, 'GW_PARAMETER_UNSUPPORTED'],
-      ['maxTokens (Seedance adapter)', { model: 'seedance', content: [text('x')], maxTokens: 100 }, 'GW_PARAMETER_UNSUPPORTED'],
+      [
+        'cameraFixed on a model that does not take it',
+        { model: 'sandbox-video', content: [text('x')], cameraFixed: true },
+        'GW_PARAMETER_UNSUPPORTED',
+      ],
+      [
+        'a field a strict model does not list',
+        { model: 'seedance-steps', content: [text('x')], seed: 3 },
+        'GW_PARAMETER_UNSUPPORTED',
+      ],
+      [
+        'maxTokens (sandbox adapter)',
+        { model: 'sandbox-video', content: [text('x')], maxTokens: 100 },
+        'GW_PARAMETER_UNSUPPORTED',
+      ],
+      [
+        'maxTokens (Seedance adapter)',
+        { model: 'seedance', content: [text('x')], maxTokens: 100 },
+        'GW_PARAMETER_UNSUPPORTED',
+      ],
       ['maxTokens 0', { model: 'seedance', content: [text('x')], maxTokens: 0 }, 'GW_VALIDATION'],
       ['an unknown model', { model: 'no-such-video', content: [text('x')] }, 'GW_MODEL_NOT_AVAILABLE'],
       ['a model that makes no video', { model: 'sandbox-echo', content: [text('x')] }, 'GW_MODEL_NOT_AVAILABLE'],
@@ -342,7 +579,12 @@ describe('video tasks through the sandbox and the ModelArk Seedance fake', () =>
       const { key, accountId } = await gateway.createFundedKey({ credits: 1 });
       const before = ark.requests.length;
       for (const url of ['/api/v1/video/generations', '/api/v1/video/estimate']) {
-        const envelope = expectEnvelope(await gateway.request({ method: 'POST', url, headers: keyHeaders(key), payload: body }), 400, code, url);
+        const envelope = expectEnvelope(
+          await gateway.request({ method: 'POST', url, headers: keyHeaders(key), payload: body }),
+          400,
+          code,
+          url,
+        );
         if (code !== 'GW_VALIDATION' || typeof body.model !== 'string') continue;
         expect(envelope.errors.join(' ')).not.toBe('');
       }
@@ -365,7 +607,10 @@ describe('cancelling a queued video task', () => {
   beforeAll(async () => {
     ark = await startArkFake();
     // No worker runs here: every task stays queued.
-    gateway = await startTestGateway({ upstreams: [ark], configText: videoGatewayConfig(ark, 'jobs: { concurrency: 0 }') });
+    gateway = await startTestGateway({
+      upstreams: [ark],
+      configText: videoGatewayConfig(ark, 'jobs: { concurrency: 0 }'),
+    });
   });
   afterAll(async () => {
     await gateway?.close();
@@ -373,23 +618,51 @@ describe('cancelling a queued video task', () => {
 
   it('releases the hold, ends the task cancelled with a cancelled usage record, and refuses a second cancel with 409', async () => {
     const { key, accountId } = await gateway.createFundedKey({ credits: 1 });
-    const created = await gateway.request({ method: 'POST', url: '/api/v1/video/generations', headers: keyHeaders(key), payload: { model: 'seedance', content: [text('never sent')], resolution: '480p', duration: 4 } });
+    const created = await gateway.request({
+      method: 'POST',
+      url: '/api/v1/video/generations',
+      headers: keyHeaders(key),
+      payload: { model: 'seedance', content: [text('never sent')], resolution: '480p', duration: 4 },
+    });
     const task = created.json<VideoTask>();
     expect(task.status).toBe('queued');
     expect(await heldNanosOf(gateway, accountId)).toBe(usdToNanos(0.08));
     const other = await gateway.createFundedKey({ credits: 1 });
     const cancelPath = `/api/v1/video/tasks/${task.taskId}/cancel`;
-    expectEnvelope(await gateway.request({ method: 'POST', url: cancelPath, headers: keyHeaders(other.key) }), 404, 'GW_NOT_FOUND', cancelPath);
+    expectEnvelope(
+      await gateway.request({ method: 'POST', url: cancelPath, headers: keyHeaders(other.key) }),
+      404,
+      'GW_NOT_FOUND',
+      cancelPath,
+    );
 
     const cancelled = await gateway.request({ method: 'POST', url: cancelPath, headers: keyHeaders(key) });
     expect(cancelled.statusCode, cancelled.body).toBe(200);
-    expect(cancelled.json<VideoTask>()).toMatchObject({ taskId: task.taskId, status: 'cancelled', error: 'cancelled by the client' });
+    expect(cancelled.json<VideoTask>()).toMatchObject({
+      taskId: task.taskId,
+      status: 'cancelled',
+      error: 'cancelled by the client',
+    });
     expect(await heldNanosOf(gateway, accountId)).toBe(0n);
     expect(await balanceNanosOf(gateway, accountId)).toBe(usdToNanos(1));
-    expect((await usageRecords(gateway, key))[0]).toMatchObject({ id: task.generationId, modality: 'video', status: 'cancelled', usdCost: 0 });
-    const again = expectEnvelope(await gateway.request({ method: 'POST', url: cancelPath, headers: keyHeaders(key) }), 409, 'GW_CONFLICT', cancelPath);
+    expect((await usageRecords(gateway, key))[0]).toMatchObject({
+      id: task.generationId,
+      modality: 'video',
+      status: 'cancelled',
+      usdCost: 0,
+    });
+    const again = expectEnvelope(
+      await gateway.request({ method: 'POST', url: cancelPath, headers: keyHeaders(key) }),
+      409,
+      'GW_CONFLICT',
+      cancelPath,
+    );
     expect(again.errors[0]).toContain('cancelled');
-    const read = await gateway.request({ method: 'GET', url: `/api/v1/video/tasks/${task.taskId}`, headers: keyHeaders(key) });
+    const read = await gateway.request({
+      method: 'GET',
+      url: `/api/v1/video/tasks/${task.taskId}`,
+      headers: keyHeaders(key),
+    });
     expect(read.json<VideoTask>().status).toBe('cancelled');
     expect(ark.requests.filter((request) => request.path.startsWith(tasksPath))).toEqual([]);
   });

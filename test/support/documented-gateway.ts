@@ -15,7 +15,10 @@ export interface OpenApiOperation {
   security?: Array<Record<string, string[]>>;
   parameters?: Array<{ in: string; name: string }>;
   requestBody?: { content: Record<string, { schema: Record<string, unknown> }> };
-  responses: Record<string, { $ref?: string; description?: string; content?: Record<string, { schema?: Record<string, unknown> }> }>;
+  responses: Record<
+    string,
+    { $ref?: string; description?: string; content?: Record<string, { schema?: Record<string, unknown> }> }
+  >;
 }
 
 export interface OpenApiDocument {
@@ -45,7 +48,11 @@ let accountCounter = 0;
 export async function startDocumentedGateway(): Promise<DocumentedGateway> {
   const routes: RouteOptions[] = [];
   const dataDir = mkdtempSync(path.join(tmpdir(), 'gw-openapi-'));
-  const environment = readEnvironment({ DATA_DIR: dataDir, GATEWAY_SECRET: testSecret, GATEWAY_ADMIN_TOKEN: testAdminToken });
+  const environment = readEnvironment({
+    DATA_DIR: dataDir,
+    GATEWAY_SECRET: testSecret,
+    GATEWAY_ADMIN_TOKEN: testAdminToken,
+  });
   let database: TestDatabase | undefined;
   try {
     database = await createTestDatabase();
@@ -66,7 +73,10 @@ export async function startDocumentedGateway(): Promise<DocumentedGateway> {
       routes,
       document: answer.json(),
       fundedKey: async (credits = 10) => {
-        const account = await services.accounts.createAccount({ email: `openapi${++accountCounter}-${Date.now()}@example.com`, creditsUsd: credits });
+        const account = await services.accounts.createAccount({
+          email: `openapi${++accountCounter}-${Date.now()}@example.com`,
+          creditsUsd: credits,
+        });
         return (await services.apiKeys.create(account.id, { name: 'openapi' })).key;
       },
       close: async () => {

@@ -27,9 +27,16 @@ export interface RuntimeRecord {
 
 /** The record of the process that ran bin/gateway.js, once it has exited. */
 export function gatewayRecord(directory: string): RuntimeRecord {
-  const records = readdirSync(directory).map((file) => JSON.parse(readFileSync(path.join(directory, file), 'utf8')) as RuntimeRecord);
-  const gateway = records.filter((record) => record.argv[1] !== undefined && realpathSync(record.argv[1]) === gatewayBin);
-  if (gateway.length !== 1) throw new Error(`expected one bin/gateway.js process, found ${gateway.length} among ${records.map((record) => record.argv.join(' ')).join('; ')}`);
+  const records = readdirSync(directory).map(
+    (file) => JSON.parse(readFileSync(path.join(directory, file), 'utf8')) as RuntimeRecord,
+  );
+  const gateway = records.filter(
+    (record) => record.argv[1] !== undefined && realpathSync(record.argv[1]) === gatewayBin,
+  );
+  if (gateway.length !== 1)
+    throw new Error(
+      `expected one bin/gateway.js process, found ${gateway.length} among ${records.map((record) => record.argv.join(' ')).join('; ')}`,
+    );
   return gateway[0]!;
 }
 
@@ -37,6 +44,8 @@ export function gatewayRecord(directory: string): RuntimeRecord {
 export function transpilerTraces(record: RuntimeRecord): string[] {
   return [
     ...record.execArgv.filter((argument) => /tsx|loader|strip-types|transform-types/.test(argument)),
-    ...(record.urls ?? []).filter((url) => /\/node_modules\/(tsx|esbuild|@esbuild)\//.test(url) || /\.[cm]?tsx?(\?.*)?$/.test(url)),
+    ...(record.urls ?? []).filter(
+      (url) => /\/node_modules\/(tsx|esbuild|@esbuild)\//.test(url) || /\.[cm]?tsx?(\?.*)?$/.test(url),
+    ),
   ];
 }

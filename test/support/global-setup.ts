@@ -25,7 +25,11 @@ export default async function setup(project: TestProject): Promise<(() => Promis
   // Searchable by others: a run as root then has the server run as nobody, which needs no user namespace.
   chmodSync(directory, 0o755);
   // Test files run side by side, each with pools of up to 30 connections, and some with gateway processes of their own.
-  const server = await startEmbeddedServer({ dataDir: path.join(directory, 'pg'), maxConnections: 300, sharedBuffers: '32MB' }).catch((error: unknown) => {
+  const server = await startEmbeddedServer({
+    dataDir: path.join(directory, 'pg'),
+    maxConnections: 300,
+    sharedBuffers: '32MB',
+  }).catch((error: unknown) => {
     rmSync(directory, { recursive: true, force: true });
     throw error;
   });

@@ -1,7 +1,16 @@
 import fc from 'fast-check';
 
 /** Text PostgreSQL cannot hold: U+0000, and lone surrogates (high, low, at either end, reversed pairs). */
-export const unstorableFragments = ['\u0000', 'a\u0000b', '\u0000\u0000', '\ud800', 'x\udfffy', '\udc00', '\ude00\ud83d', 'end\ud83d'] as const;
+export const unstorableFragments = [
+  '\u0000',
+  'a\u0000b',
+  '\u0000\u0000',
+  '\ud800',
+  'x\udfffy',
+  '\udc00',
+  '\ude00\ud83d',
+  'end\ud83d',
+] as const;
 /**
  * Field names the gateway refuses in a JSON body: `__proto__` in any object, `constructor` and `prototype` as
  * top-level fields only (nested, as in a tool's JSON Schema, they are ordinary names).
@@ -44,10 +53,17 @@ function isContainer(value: unknown): value is Container {
 const maxPoisonDepth = 64;
 
 /** Every object and array in `value` with its string-holding slots, depth first. */
-function collect(value: unknown, strings: Array<[Container, string | number]>, objects: Array<Record<string, unknown>>, depth = 0): void {
+function collect(
+  value: unknown,
+  strings: Array<[Container, string | number]>,
+  objects: Array<Record<string, unknown>>,
+  depth = 0,
+): void {
   if (depth > maxPoisonDepth) return;
   if (Array.isArray(value)) {
-    value.forEach((item, index) => (typeof item === 'string' ? strings.push([value, index]) : collect(item, strings, objects, depth + 1)));
+    value.forEach((item, index) =>
+      typeof item === 'string' ? strings.push([value, index]) : collect(item, strings, objects, depth + 1),
+    );
   } else if (isContainer(value)) {
     const record = value as Record<string, unknown>;
     objects.push(record);
@@ -87,7 +103,12 @@ export function poisoned<T>(body: T, poison: Poison): T {
     target[`${key}${poison.fragment}`] = value ?? poison.fragment;
   } else if (poison.mode === 'hostile-key') {
     // defineProperty, so "__proto__" becomes an own field of the JSON text rather than a prototype change.
-    Object.defineProperty(target, poison.hostileKey, { value: { polluted: true }, enumerable: true, writable: true, configurable: true });
+    Object.defineProperty(target, poison.hostileKey, {
+      value: { polluted: true },
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    });
   } else {
     target.field = poison.fragment;
   }

@@ -18,7 +18,12 @@ export interface EnvelopeBody {
 
 /** The SDK error class each status is reported as (written out here, not taken from the code under test). */
 function expectedErrorType(status: number): string {
-  const byStatus: Record<number, string> = { 401: 'authentication_error', 403: 'permission_error', 404: 'not_found_error', 429: 'rate_limit_error' };
+  const byStatus: Record<number, string> = {
+    401: 'authentication_error',
+    403: 'permission_error',
+    404: 'not_found_error',
+    429: 'rate_limit_error',
+  };
   return byStatus[status] ?? (status < 500 ? 'invalid_request_error' : 'api_error');
 }
 
@@ -26,7 +31,12 @@ function expectedErrorType(status: number): string {
  * Asserts the exact error envelope: status line, the `x-gateway-error-code` header, the key set, the types,
  * a `path` equal to the request path without its query and a `timestamp` close to now.
  */
-export function expectEnvelope(response: LightMyRequestResponse, status: number, code: string, path: string): EnvelopeBody {
+export function expectEnvelope(
+  response: LightMyRequestResponse,
+  status: number,
+  code: string,
+  path: string,
+): EnvelopeBody {
   expect(response.statusCode, response.body).toBe(status);
   expect(response.headers['content-type']).toMatch(/^application\/json/);
   expect(response.headers['x-gateway-error-code']).toBe(code);
@@ -86,8 +96,15 @@ export function uniqueEmail(label = 'user'): string {
 export const testPassword = 'correct horse battery staple';
 
 /** Signs up a new account over HTTP and returns the session token and account. */
-export async function signup(gateway: TestGateway, email = uniqueEmail()): Promise<SessionBody & { response: LightMyRequestResponse }> {
-  const response = await gateway.request({ method: 'POST', url: '/api/v1/auth/signup', payload: { email, password: testPassword } });
+export async function signup(
+  gateway: TestGateway,
+  email = uniqueEmail(),
+): Promise<SessionBody & { response: LightMyRequestResponse }> {
+  const response = await gateway.request({
+    method: 'POST',
+    url: '/api/v1/auth/signup',
+    payload: { email, password: testPassword },
+  });
   expect(response.statusCode, response.body).toBe(201);
   return { ...response.json<SessionBody>(), response };
 }
@@ -108,7 +125,9 @@ export function shippedConfigWith(sections: Record<string, string>): string {
   let text = readFileSync(shippedConfigPath, 'utf8');
   for (const [section, replacement] of Object.entries(sections)) {
     const pattern = new RegExp(`^${section}:\\n(?:(?:[ \\t].*|)\\n)*`, 'm');
-    text = pattern.test(text) ? text.replace(pattern, `${replacement.trimEnd()}\n\n`) : `${text.trimEnd()}\n\n${replacement.trimEnd()}\n`;
+    text = pattern.test(text)
+      ? text.replace(pattern, `${replacement.trimEnd()}\n\n`)
+      : `${text.trimEnd()}\n\n${replacement.trimEnd()}\n`;
   }
   return text;
 }
@@ -136,6 +155,9 @@ export async function usageRecords(gateway: TestGateway, key: string): Promise<U
 export async function heldNanosOf(gateway: TestGateway, accountId: string): Promise<bigint> {
   await gateway.settled();
   await gateway.gateway.core.services.ledger.giveBackUnused();
-  const [row] = await gateway.gateway.core.storage.db.select({ held: accounts.heldNanos }).from(accounts).where(eq(accounts.id, accountId));
+  const [row] = await gateway.gateway.core.storage.db
+    .select({ held: accounts.heldNanos })
+    .from(accounts)
+    .where(eq(accounts.id, accountId));
   return row?.held ?? -1n;
 }

@@ -42,10 +42,19 @@ export interface ImageJobBody {
 }
 
 /** Polls an image job until it is terminal (or `timeoutMs` passes) and answers it. */
-export async function waitForImageJob(gateway: TestGateway, key: string, generationId: string, timeoutMs = 20_000): Promise<ImageJobBody> {
+export async function waitForImageJob(
+  gateway: TestGateway,
+  key: string,
+  generationId: string,
+  timeoutMs = 20_000,
+): Promise<ImageJobBody> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const response = await gateway.request({ method: 'GET', url: `/api/v1/image/generations/async/${generationId}`, headers: { 'x-api-key': key } });
+    const response = await gateway.request({
+      method: 'GET',
+      url: `/api/v1/image/generations/async/${generationId}`,
+      headers: { 'x-api-key': key },
+    });
     expect(response.statusCode, response.body).toBe(200);
     const job = response.json<ImageJobBody>();
     if (job.status === 'succeeded' || job.status === 'failed') return job;
@@ -55,16 +64,23 @@ export async function waitForImageJob(gateway: TestGateway, key: string, generat
 }
 
 export async function balanceNanosOf(gateway: TestGateway, accountId: string): Promise<bigint> {
-  const [row] = await gateway.gateway.core.storage.db.select({ balance: accounts.balanceNanos }).from(accounts).where(eq(accounts.id, accountId));
+  const [row] = await gateway.gateway.core.storage.db
+    .select({ balance: accounts.balanceNanos })
+    .from(accounts)
+    .where(eq(accounts.id, accountId));
   return row?.balance ?? -1n;
 }
 
-export async function jobRowsOf(gateway: TestGateway, accountId: string): Promise<Array<typeof mediaJobs.$inferSelect>> {
+export async function jobRowsOf(
+  gateway: TestGateway,
+  accountId: string,
+): Promise<Array<typeof mediaJobs.$inferSelect>> {
   return gateway.gateway.core.storage.db.select().from(mediaJobs).where(eq(mediaJobs.accountId, accountId));
 }
 
 /** A one-pixel PNG, as base64: a reference image every family accepts. */
-export const tinyPngBase64 = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==';
+export const tinyPngBase64 =
+  'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==';
 
 export interface ImageFamilyGateway extends TestGateway {
   openai: FakeServer;
@@ -72,12 +88,24 @@ export interface ImageFamilyGateway extends TestGateway {
 }
 
 /** A gateway in front of an OpenAI fake (`openai`), a ModelArk fake (`ark`) and the sandbox, serving the catalog lines `models` (then `extra` sections). */
-export async function startImageFamilyGateway(models: readonly string[], extra: readonly string[] = [], env: Record<string, string> = {}): Promise<ImageFamilyGateway> {
+export async function startImageFamilyGateway(
+  models: readonly string[],
+  extra: readonly string[] = [],
+  env: Record<string, string> = {},
+): Promise<ImageFamilyGateway> {
   const [openai, ark] = await Promise.all([startOpenAiFake(), startArkFake()]);
   const gateway = await startTestGateway({
     upstreams: [openai, ark],
     env,
-    configText: ['providers:', fakeProviderYaml('openai', 'openai', openai), fakeProviderYaml('ark', 'ark', ark), '  sandbox: { protocol: sandbox }', ...extra, 'models:', ...models].join('\n'),
+    configText: [
+      'providers:',
+      fakeProviderYaml('openai', 'openai', openai),
+      fakeProviderYaml('ark', 'ark', ark),
+      '  sandbox: { protocol: sandbox }',
+      ...extra,
+      'models:',
+      ...models,
+    ].join('\n'),
   });
   return { ...gateway, openai, ark };
 }

@@ -60,14 +60,24 @@ export interface LedgerState {
 
 /** Commands the worker understands: what is sent and what comes back. */
 export interface WorkerCommands {
-  createFundedKey: { args: { credits: number; limits?: Record<string, number> }; result: { accountId: string; keyId: string; key: string } };
+  createFundedKey: {
+    args: { credits: number; limits?: Record<string, number> };
+    result: { accountId: string; keyId: string; key: string };
+  };
   /**
    * At `startAt` (epoch ms; lets two processes start together) takes `count` concurrent holds. With
    * `settleSeed`, then settles every admitted one concurrently at a pseudo-random cost between 0 and the
    * hold; without, keeps them for `settleAll`.
    */
   holdStorm: {
-    args: { accountId: string; apiKeyId: string | null; count: number; amountNanos: bigint; startAt: number; settleSeed?: number };
+    args: {
+      accountId: string;
+      apiKeyId: string | null;
+      count: number;
+      amountNanos: bigint;
+      startAt: number;
+      settleSeed?: number;
+    };
     result: StormResult;
   };
   /** Settles every hold this process still has, concurrently, at seeded random costs <= each hold. */
@@ -95,7 +105,9 @@ export interface WorkerCommands {
 
 export type WorkerCommand = keyof WorkerCommands;
 
-type WorkerRequest = { [C in WorkerCommand]: { type: 'request'; id: number; cmd: C; args: WorkerCommands[C]['args'] } }[WorkerCommand];
+type WorkerRequest = {
+  [C in WorkerCommand]: { type: 'request'; id: number; cmd: C; args: WorkerCommands[C]['args'] };
+}[WorkerCommand];
 
 export interface WorkerEvent {
   type: 'event';
@@ -144,7 +156,10 @@ const liveWorkers = new Set<LedgerWorker>();
 export class LedgerWorker {
   readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   private nextId = 1;
-  private readonly pending = new Map<number, { resolve: (value: unknown) => void; reject: (error: Error) => void; timer: NodeJS.Timeout }>();
+  private readonly pending = new Map<
+    number,
+    { resolve: (value: unknown) => void; reject: (error: Error) => void; timer: NodeJS.Timeout }
+  >();
   private readonly eventListeners: Array<(event: WorkerEvent) => void> = [];
   private output = '';
   private exitInfo: { code: number | null; signal: NodeJS.Signals | null } | undefined;
@@ -162,7 +177,11 @@ export class LedgerWorker {
         liveWorkers.delete(this);
         for (const [id, waiter] of this.pending) {
           clearTimeout(waiter.timer);
-          waiter.reject(new Error(`ledger worker ${child.pid} exited (${code ?? signal}) before answering request ${id}; output:\n${this.output}`));
+          waiter.reject(
+            new Error(
+              `ledger worker ${child.pid} exited (${code ?? signal}) before answering request ${id}; output:\n${this.output}`,
+            ),
+          );
         }
         this.pending.clear();
         resolve({ code, signal });
@@ -196,13 +215,20 @@ export class LedgerWorker {
     return this.exitInfo !== undefined;
   }
 
-  call<C extends WorkerCommand>(cmd: C, args: WorkerCommands[C]['args'], timeoutMs = 30_000): Promise<WorkerCommands[C]['result']> {
-    if (this.exitInfo) return Promise.reject(new Error(`ledger worker ${this.pid} has exited; output:\n${this.output}`));
+  call<C extends WorkerCommand>(
+    cmd: C,
+    args: WorkerCommands[C]['args'],
+    timeoutMs = 30_000,
+  ): Promise<WorkerCommands[C]['result']> {
+    if (this.exitInfo)
+      return Promise.reject(new Error(`ledger worker ${this.pid} has exited; output:\n${this.output}`));
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => {
         this.pending.delete(id);
-        reject(new Error(`ledger worker ${this.pid}: no answer to ${cmd} within ${timeoutMs} ms; output:\n${this.output}`));
+        reject(
+          new Error(`ledger worker ${this.pid}: no answer to ${cmd} within ${timeoutMs} ms; output:\n${this.output}`),
+        );
       }, timeoutMs);
       this.pending.set(id, { resolve: (value) => resolve(value as WorkerCommands[C]['result']), reject, timer });
       this.child.send({ type: 'request', id, cmd, args } as WorkerRequest);
@@ -260,7 +286,15 @@ export async function startLedgerWorker(options: LedgerWorkerOptions, startTimeo
   });
   const worker = new LedgerWorker(child);
   const ready = new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`ledger worker ${worker.pid} not ready within ${startTimeoutMs} ms; output:\n${worker.recentOutput}`)), startTimeoutMs);
+    const timer = setTimeout(
+      () =>
+        reject(
+          new Error(
+            `ledger worker ${worker.pid} not ready within ${startTimeoutMs} ms; output:\n${worker.recentOutput}`,
+          ),
+        ),
+      startTimeoutMs,
+    );
     child.on('message', (raw) => {
       const message = raw as WorkerMessage;
       if (message.type !== 'ready') return;
@@ -270,7 +304,11 @@ export async function startLedgerWorker(options: LedgerWorkerOptions, startTimeo
     });
     void worker.exited.then(({ code, signal }) => {
       clearTimeout(timer);
-      reject(new Error(`ledger worker ${worker.pid} exited (${code ?? signal}) while starting; output:\n${worker.recentOutput}`));
+      reject(
+        new Error(
+          `ledger worker ${worker.pid} exited (${code ?? signal}) while starting; output:\n${worker.recentOutput}`,
+        ),
+      );
     });
   });
   try {
@@ -311,7 +349,10 @@ async function runWorker(options: LedgerWorkerOptions): Promise<void> {
     environment,
     config,
     // Small pools: several gateway processes and test files share one PostgreSQL server.
-    storage: options.storage.kind === 'postgres' ? { kind: 'postgres', url: options.storage.url, poolSize: 10 } : options.storage,
+    storage:
+      options.storage.kind === 'postgres'
+        ? { kind: 'postgres', url: options.storage.url, poolSize: 10 }
+        : options.storage,
     logger,
   });
   const services = gateway.core.services;
@@ -325,7 +366,11 @@ async function runWorker(options: LedgerWorkerOptions): Promise<void> {
   const settleRandomly = async (toSettle: Reservation[], seed: number): Promise<SettleResult> => {
     const random = seededRandom(seed);
     const costs = toSettle.map((hold) => randomCost(random, hold.amountNanos));
-    const settled = await Promise.all(toSettle.map((hold, index) => hold.settle({ costNanos: costs[index] ?? 0n, modality: 'text', status: 'succeeded' })));
+    const settled = await Promise.all(
+      toSettle.map((hold, index) =>
+        hold.settle({ costNanos: costs[index] ?? 0n, modality: 'text', status: 'succeeded' }),
+      ),
+    );
     const result: SettleResult = { settledCostNanos: 0n, settledCount: 0, settledWithoutHold: 0 };
     for (const settlement of settled) {
       result.settledCostNanos += settlement.costNanos;
@@ -335,129 +380,149 @@ async function runWorker(options: LedgerWorkerOptions): Promise<void> {
     return result;
   };
 
-  const handlers: { [C in WorkerCommand]: (args: WorkerCommands[C]['args']) => Promise<WorkerCommands[C]['result']> } = {
-    createFundedKey: async ({ credits, limits }) => {
-      const account = await services.accounts.createAccount({ email: `worker-${process.pid}-${Date.now()}-${Math.random()}@example.com`, creditsUsd: credits });
-      const key = await services.apiKeys.create(account.id, { name: 'worker key', limits });
-      return { accountId: account.id, keyId: key.id, key: key.key };
-    },
-    holdStorm: async ({ accountId, apiKeyId, count, amountNanos, startAt, settleSeed }) => {
-      await sleepUntil(startAt);
-      const outcomes = await Promise.allSettled(
-        Array.from({ length: count }, () => services.ledger.reserve({ accountId, apiKeyId, amountNanos, modelId: 'sandbox-echo' })),
-      );
-      const result: StormResult = { admitted: 0, refusals: {}, refusalMessages: [], unexpected: [], settledCostNanos: 0n, settledCount: 0, settledWithoutHold: 0 };
-      const admitted: Reservation[] = [];
-      for (const outcome of outcomes) {
-        if (outcome.status === 'fulfilled') {
-          admitted.push(outcome.value);
-        } else if (isGatewayError(outcome.reason)) {
-          const error = outcome.reason;
-          const label = `${error.code}/${error.status}`;
-          result.refusals[label] = (result.refusals[label] ?? 0) + 1;
-          if (!result.refusalMessages.includes(error.message)) result.refusalMessages.push(error.message);
-        } else {
-          result.unexpected.push(String(outcome.reason));
-        }
-      }
-      result.admitted = admitted.length;
-      if (settleSeed === undefined) {
-        for (const hold of admitted) holds.set(hold.id, hold);
-        return result;
-      }
-      return { ...result, ...(await settleRandomly(admitted, settleSeed)) };
-    },
-    settleAll: async ({ seed, startAt }) => {
-      await sleepUntil(startAt);
-      const all = [...holds.values()];
-      holds.clear();
-      return settleRandomly(all, seed);
-    },
-    hold: async ({ accountId, apiKeyId, amountNanos }) => {
-      const hold = await services.ledger.reserve({ accountId, apiKeyId, amountNanos, modelId: 'sandbox-echo' });
-      holds.set(hold.id, hold);
-      return { holdId: hold.id };
-    },
-    settle: async ({ holdId, costNanos }) => {
-      const hold = holds.get(holdId);
-      if (!hold) throw new Error(`no hold ${holdId} in this process`);
-      holds.delete(holdId);
-      const settled = await hold.settle({ costNanos, modality: 'text', status: 'succeeded' });
-      return { holdWasOutstanding: settled.holdWasOutstanding };
-    },
-    release: async ({ holdId }) => {
-      const hold = holds.get(holdId);
-      if (!hold) throw new Error(`no hold ${holdId} in this process`);
-      holds.delete(holdId);
-      await hold.release();
-      return { released: true };
-    },
-    giveBackUnused: async () => {
-      await services.ledger.giveBackUnused();
-      return { done: true };
-    },
-    state: async ({ accountId, keyId }) => {
-      const db = gateway.core.storage.db;
-      const [account] = await db.select().from(accounts).where(eq(accounts.id, accountId));
-      const [key] = await db.select().from(apiKeys).where(eq(apiKeys.id, keyId));
-      if (!account || !key) throw new Error('no such account or key');
-      const rows = await db
-        .select({ id: holdsTable.id, amountNanos: holdsTable.amountNanos, instanceId: holdsTable.instanceId })
-        .from(holdsTable)
-        .where(eq(holdsTable.accountId, accountId));
-      return { balanceNanos: account.balanceNanos, heldNanos: account.heldNanos, keyHeldNanos: key.heldNanos, keySpentNanos: key.spentTotalNanos, holds: rows };
-    },
-    authenticate: async ({ key }) => {
-      try {
-        await services.authenticator.authenticate(key, 'x-api-key');
-        return { ok: true };
-      } catch (error) {
-        return { ok: false, code: isGatewayError(error) ? error.code : String(error) };
-      }
-    },
-    watchKey: async ({ key, intervalMs, timeoutMs }) => {
-      const attempt = async () => {
-        try {
-          await services.authenticator.authenticate(key, 'x-api-key');
-          return true;
-        } catch {
-          return false;
-        }
-      };
-      const firstAttemptOk = await attempt();
-      let accepting = firstAttemptOk;
-      let acceptedCount = firstAttemptOk ? 1 : 0;
-      const deadline = Date.now() + timeoutMs;
-      const loop = async () => {
-        while (Date.now() < deadline) {
-          await new Promise((resolve) => setTimeout(resolve, intervalMs));
-          const ok = await attempt();
-          if (ok) acceptedCount += 1;
-          if (ok !== accepting) {
-            accepting = ok;
-            send({ type: 'event', name: ok ? 'key-accepted' : 'key-refused', at: Date.now(), acceptedCount });
+  const handlers: { [C in WorkerCommand]: (args: WorkerCommands[C]['args']) => Promise<WorkerCommands[C]['result']> } =
+    {
+      createFundedKey: async ({ credits, limits }) => {
+        const account = await services.accounts.createAccount({
+          email: `worker-${process.pid}-${Date.now()}-${Math.random()}@example.com`,
+          creditsUsd: credits,
+        });
+        const key = await services.apiKeys.create(account.id, { name: 'worker key', limits });
+        return { accountId: account.id, keyId: key.id, key: key.key };
+      },
+      holdStorm: async ({ accountId, apiKeyId, count, amountNanos, startAt, settleSeed }) => {
+        await sleepUntil(startAt);
+        const outcomes = await Promise.allSettled(
+          Array.from({ length: count }, () =>
+            services.ledger.reserve({ accountId, apiKeyId, amountNanos, modelId: 'sandbox-echo' }),
+          ),
+        );
+        const result: StormResult = {
+          admitted: 0,
+          refusals: {},
+          refusalMessages: [],
+          unexpected: [],
+          settledCostNanos: 0n,
+          settledCount: 0,
+          settledWithoutHold: 0,
+        };
+        const admitted: Reservation[] = [];
+        for (const outcome of outcomes) {
+          if (outcome.status === 'fulfilled') {
+            admitted.push(outcome.value);
+          } else if (isGatewayError(outcome.reason)) {
+            const error = outcome.reason;
+            const label = `${error.code}/${error.status}`;
+            result.refusals[label] = (result.refusals[label] ?? 0) + 1;
+            if (!result.refusalMessages.includes(error.message)) result.refusalMessages.push(error.message);
+          } else {
+            result.unexpected.push(String(outcome.reason));
           }
         }
-        send({ type: 'event', name: 'watch-timeout', at: Date.now(), acceptedCount });
-      };
-      void loop();
-      return { firstAttemptOk };
-    },
-    setActive: async ({ accountId, keyId, isActive }) => {
-      await services.apiKeys.update(accountId, keyId, { isActive });
-      return { at: Date.now() };
-    },
-    revoke: async ({ accountId, keyId }) => {
-      await services.apiKeys.revoke(accountId, keyId);
-      return { at: Date.now() };
-    },
-    listening: async () => ({ listening: gateway.core.storage.listening() }),
-    close: async () => {
-      await gateway.close();
-      setImmediate(() => process.exit(0));
-      return { closed: true };
-    },
-  };
+        result.admitted = admitted.length;
+        if (settleSeed === undefined) {
+          for (const hold of admitted) holds.set(hold.id, hold);
+          return result;
+        }
+        return { ...result, ...(await settleRandomly(admitted, settleSeed)) };
+      },
+      settleAll: async ({ seed, startAt }) => {
+        await sleepUntil(startAt);
+        const all = [...holds.values()];
+        holds.clear();
+        return settleRandomly(all, seed);
+      },
+      hold: async ({ accountId, apiKeyId, amountNanos }) => {
+        const hold = await services.ledger.reserve({ accountId, apiKeyId, amountNanos, modelId: 'sandbox-echo' });
+        holds.set(hold.id, hold);
+        return { holdId: hold.id };
+      },
+      settle: async ({ holdId, costNanos }) => {
+        const hold = holds.get(holdId);
+        if (!hold) throw new Error(`no hold ${holdId} in this process`);
+        holds.delete(holdId);
+        const settled = await hold.settle({ costNanos, modality: 'text', status: 'succeeded' });
+        return { holdWasOutstanding: settled.holdWasOutstanding };
+      },
+      release: async ({ holdId }) => {
+        const hold = holds.get(holdId);
+        if (!hold) throw new Error(`no hold ${holdId} in this process`);
+        holds.delete(holdId);
+        await hold.release();
+        return { released: true };
+      },
+      giveBackUnused: async () => {
+        await services.ledger.giveBackUnused();
+        return { done: true };
+      },
+      state: async ({ accountId, keyId }) => {
+        const db = gateway.core.storage.db;
+        const [account] = await db.select().from(accounts).where(eq(accounts.id, accountId));
+        const [key] = await db.select().from(apiKeys).where(eq(apiKeys.id, keyId));
+        if (!account || !key) throw new Error('no such account or key');
+        const rows = await db
+          .select({ id: holdsTable.id, amountNanos: holdsTable.amountNanos, instanceId: holdsTable.instanceId })
+          .from(holdsTable)
+          .where(eq(holdsTable.accountId, accountId));
+        return {
+          balanceNanos: account.balanceNanos,
+          heldNanos: account.heldNanos,
+          keyHeldNanos: key.heldNanos,
+          keySpentNanos: key.spentTotalNanos,
+          holds: rows,
+        };
+      },
+      authenticate: async ({ key }) => {
+        try {
+          await services.authenticator.authenticate(key, 'x-api-key');
+          return { ok: true };
+        } catch (error) {
+          return { ok: false, code: isGatewayError(error) ? error.code : String(error) };
+        }
+      },
+      watchKey: async ({ key, intervalMs, timeoutMs }) => {
+        const attempt = async () => {
+          try {
+            await services.authenticator.authenticate(key, 'x-api-key');
+            return true;
+          } catch {
+            return false;
+          }
+        };
+        const firstAttemptOk = await attempt();
+        let accepting = firstAttemptOk;
+        let acceptedCount = firstAttemptOk ? 1 : 0;
+        const deadline = Date.now() + timeoutMs;
+        const loop = async () => {
+          while (Date.now() < deadline) {
+            await new Promise((resolve) => setTimeout(resolve, intervalMs));
+            const ok = await attempt();
+            if (ok) acceptedCount += 1;
+            if (ok !== accepting) {
+              accepting = ok;
+              send({ type: 'event', name: ok ? 'key-accepted' : 'key-refused', at: Date.now(), acceptedCount });
+            }
+          }
+          send({ type: 'event', name: 'watch-timeout', at: Date.now(), acceptedCount });
+        };
+        void loop();
+        return { firstAttemptOk };
+      },
+      setActive: async ({ accountId, keyId, isActive }) => {
+        await services.apiKeys.update(accountId, keyId, { isActive });
+        return { at: Date.now() };
+      },
+      revoke: async ({ accountId, keyId }) => {
+        await services.apiKeys.revoke(accountId, keyId);
+        return { at: Date.now() };
+      },
+      listening: async () => ({ listening: gateway.core.storage.listening() }),
+      close: async () => {
+        await gateway.close();
+        setImmediate(() => process.exit(0));
+        return { closed: true };
+      },
+    };
 
   process.on('message', (raw) => {
     const request = raw as WorkerRequest;
@@ -470,7 +535,10 @@ async function runWorker(options: LedgerWorkerOptions): Promise<void> {
           type: 'response',
           id: request.id,
           ok: false,
-          error: { code: isGatewayError(error) ? error.code : undefined, message: error instanceof Error ? error.message : String(error) },
+          error: {
+            code: isGatewayError(error) ? error.code : undefined,
+            message: error instanceof Error ? error.message : String(error),
+          },
         }),
     );
   });

@@ -35,10 +35,17 @@ export function isoVideoFile(seconds: number, brand: 'isom' | 'qt  ' = 'isom'): 
   movieHeader.writeUInt32BE(0x0001_0000, 20); // rate 1.0
   movieHeader.writeUInt16BE(0x0100, 24); // volume 1.0
   const brandBytes = Buffer.from(brand, 'latin1');
-  return Buffer.concat([box('ftyp', brandBytes, Buffer.from([0, 0, 2, 0]), brandBytes), box('moov', box('mvhd', movieHeader))]);
+  return Buffer.concat([
+    box('ftyp', brandBytes, Buffer.from([0, 0, 2, 0]), brandBytes),
+    box('moov', box('mvhd', movieHeader)),
+  ]);
 }
 
-export const pdfFile = Buffer.from('%PDF-1.4\n1 0 obj << /Type /Catalog >> endobj\ntrailer << /Root 1 0 R >>\n%%EOF\n', 'latin1');
+export const pdfFile = Buffer.from(
+  '%PDF-1.4\n1 0 obj << /Type /Catalog >> endobj\ntrailer << /Root 1 0 R >>\n%%EOF\n',
+  'latin1',
+);
 
 /** A 1x1 PNG. */
-export const pngBase64 = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==';
+export const pngBase64 =
+  'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==';

@@ -1,7 +1,11 @@
 import { startFakeServer, type FakeServer } from '../fakes/fake-server.ts';
 
 /** What one path of the host answers: a file, a redirect, a bare status, or nothing at all (a stalled server). */
-export type HostedEntry = { contentType?: string; body: Buffer; /** sent without a Content-Length */ chunked?: boolean } | { redirect: string } | { status: number } | 'stall';
+export type HostedEntry =
+  | { contentType?: string; body: Buffer /** sent without a Content-Length */; chunked?: boolean }
+  | { redirect: string }
+  | { status: number }
+  | 'stall';
 
 /** A loopback web server holding media files, for inputs that clients name by URL. */
 export function startMediaHost(entries: Record<string, HostedEntry>): Promise<FakeServer> {
@@ -11,9 +15,13 @@ export function startMediaHost(entries: Record<string, HostedEntry>): Promise<Fa
     if (!entry) return void response.writeHead(404, { 'content-type': 'text/plain' }).end('not found');
     if ('redirect' in entry) return void response.writeHead(302, { location: entry.redirect }).end();
     if ('status' in entry) return void response.writeHead(entry.status).end();
-    response.writeHead(200, { ...(entry.chunked ? {} : { 'content-length': entry.body.length }), ...(entry.contentType ? { 'content-type': entry.contentType } : {}) });
+    response.writeHead(200, {
+      ...(entry.chunked ? {} : { 'content-length': entry.body.length }),
+      ...(entry.contentType ? { 'content-type': entry.contentType } : {}),
+    });
     // Written in pieces, so a reader that stops at a limit stops mid-download.
-    for (let start = 0; start < entry.body.length; start += 1024) response.write(entry.body.subarray(start, start + 1024));
+    for (let start = 0; start < entry.body.length; start += 1024)
+      response.write(entry.body.subarray(start, start + 1024));
     response.end();
   });
 }

@@ -17,7 +17,12 @@ if (directory) {
     },
   });
   process.on('exit', () => {
-    const record = { version: process.version, argv: process.argv, execArgv: process.execArgv, urls: urls && [...urls] };
+    const record = {
+      version: process.version,
+      argv: process.argv,
+      execArgv: process.execArgv,
+      urls: urls && [...urls],
+    };
     writeFileSync(path.join(directory, `${process.pid}.json`), JSON.stringify(record));
   });
 }

@@ -17,7 +17,12 @@ export function parseRawAnswer(text: string): RawAnswer {
     const colon = line.indexOf(':');
     if (colon > 0) headers[line.slice(0, colon).trim().toLowerCase()] = line.slice(colon + 1).trim();
   }
-  return { statusLine, status: Number(statusLine.split(' ')[1]), headers, body: split === -1 ? '' : text.slice(split + 4) };
+  return {
+    statusLine,
+    status: Number(statusLine.split(' ')[1]),
+    headers,
+    body: split === -1 ? '' : text.slice(split + 4),
+  };
 }
 
 /** Opens a TCP connection to a `http://host:port` address. */

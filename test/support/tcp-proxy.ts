@@ -46,14 +46,15 @@ export async function startTcpProxy(databaseUrl: string): Promise<TcpProxy> {
     pairs.add(pair);
     client.once('close', () => pairs.delete(pair));
   });
-  const listen = (port: number) => new Promise<number>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, '127.0.0.1', () => {
-      server.off('error', reject);
-      const address = server.address();
-      resolve(typeof address === 'object' && address ? address.port : port);
+  const listen = (port: number) =>
+    new Promise<number>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(port, '127.0.0.1', () => {
+        server.off('error', reject);
+        const address = server.address();
+        resolve(typeof address === 'object' && address ? address.port : port);
+      });
     });
-  });
   const port = await listen(0);
   const url = new URL(`postgresql://127.0.0.1:${port}${original.pathname}`);
   url.username = original.username;

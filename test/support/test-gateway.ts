@@ -27,7 +27,11 @@ export interface TestGateway {
   /** Resolves once no generation is settling (answers end before their settlement is written). */
   settled(): Promise<void>;
   /** A new account with the given credits and one API key (optionally with caps, in USD). */
-  createFundedKey(options?: { credits?: number; limits?: Record<string, number>; email?: string }): Promise<{ accountId: string; keyId: string; key: string }>;
+  createFundedKey(options?: {
+    credits?: number;
+    limits?: Record<string, number>;
+    email?: string;
+  }): Promise<{ accountId: string; keyId: string; key: string }>;
   close(): Promise<void>;
 }
 
@@ -70,8 +74,19 @@ export async function startTestGateway(options: TestGatewayOptions = {}): Promis
     ? parseConfig(options.configText, 'test-gateway.yaml', environment.variables)
     : loadConfigFile(shippedConfigPath, environment.variables);
   const database = await createTestDatabase();
-  const logger = options.logLines ? pino({ level: 'info' }, { write: (line: string) => options.logLines!.push(JSON.parse(line) as Record<string, unknown>) }) : pino({ level: 'silent' });
-  const gateway = await createGateway({ environment, config, storage: database.options, logger, dashboardDir: options.dashboardDir });
+  const logger = options.logLines
+    ? pino(
+        { level: 'info' },
+        { write: (line: string) => options.logLines!.push(JSON.parse(line) as Record<string, unknown>) },
+      )
+    : pino({ level: 'silent' });
+  const gateway = await createGateway({
+    environment,
+    config,
+    storage: database.options,
+    logger,
+    dashboardDir: options.dashboardDir,
+  });
   await gateway.app.ready();
   const services = gateway.core.services;
   // Settlements finish just after the answers they bill; tests read balances and records once they are in.
@@ -88,7 +103,10 @@ export async function startTestGateway(options: TestGatewayOptions = {}): Promis
     },
     settled,
     createFundedKey: async ({ credits = 10, limits, email } = {}) => {
-      const account = await services.accounts.createAccount({ email: email ?? `user${++emailCounter}-${Date.now()}@example.com`, creditsUsd: credits });
+      const account = await services.accounts.createAccount({
+        email: email ?? `user${++emailCounter}-${Date.now()}@example.com`,
+        creditsUsd: credits,
+      });
       const key = await services.apiKeys.create(account.id, { name: 'test key', limits });
       return { accountId: account.id, keyId: key.id, key: key.key };
     },
@@ -117,7 +135,12 @@ export function sandboxConfigYaml(extra = ''): string {
 }
 
 /** One catalog entry of gateway.yaml text: a priced model (USD per million tokens) served by one provider row. */
-export function modelYaml(id: string, provider: string, upstream: string, prices: { input: number; output: number } = { input: 1, output: 2 }): string {
+export function modelYaml(
+  id: string,
+  provider: string,
+  upstream: string,
+  prices: { input: number; output: number } = { input: 1, output: 2 },
+): string {
   return `  - id: ${id}\n    pricing: { inputPerMTok: ${prices.input}, outputPerMTok: ${prices.output} }\n    providers: [{ provider: ${provider}, model: ${upstream} }]\n`;
 }
 

@@ -20,11 +20,15 @@ const text: Capabilities = {
 
 describe('capability gate', () => {
   it('lets everything through when the model has no capabilities', () => {
-    expect(gateParameters({ modelId: 'm', capabilities: undefined, scope: 'text', optional: { topK: 5 } })).toEqual({ dropped: [] });
+    expect(gateParameters({ modelId: 'm', capabilities: undefined, scope: 'text', optional: { topK: 5 } })).toEqual({
+      dropped: [],
+    });
   });
 
   it('refuses an unsupported parameter naming the model and the parameter, never the provider', () => {
-    const error = refusal(() => gateParameters({ modelId: 'gpt-x', capabilities: text, scope: 'text', optional: { topK: 3 } }));
+    const error = refusal(() =>
+      gateParameters({ modelId: 'gpt-x', capabilities: text, scope: 'text', optional: { topK: 3 } }),
+    );
     expect(error.code).toBe('GW_PARAMETER_UNSUPPORTED');
     expect(error.status).toBe(400);
     expect(error.message).toContain('"gpt-x"');
@@ -32,12 +36,21 @@ describe('capability gate', () => {
   });
 
   it('ignores parameters that were not sent', () => {
-    expect(gateParameters({ modelId: 'm', capabilities: text, scope: 'text', optional: { topK: undefined, temperature: 0.5 } }).dropped).toEqual([]);
+    expect(
+      gateParameters({
+        modelId: 'm',
+        capabilities: text,
+        scope: 'text',
+        optional: { topK: undefined, temperature: 0.5 },
+      }).dropped,
+    ).toEqual([]);
   });
 
   it('drops and reports unsupported parameters when strictParams is false', () => {
     const lenient = { ...text, strictParams: false };
-    expect(gateParameters({ modelId: 'm', capabilities: lenient, scope: 'text', optional: { topK: 3, seed: 1 } }).dropped).toEqual(['topK', 'seed']);
+    expect(
+      gateParameters({ modelId: 'm', capabilities: lenient, scope: 'text', optional: { topK: 3, seed: 1 } }).dropped,
+    ).toEqual(['topK', 'seed']);
   });
 
   it('enforces ranges, integers, enums, booleans and steps', () => {
@@ -59,7 +72,8 @@ describe('capability gate', () => {
       [{ seconds: { type: 'range', min: 4, max: 12, steps: [4, 8, 12] } }, { seconds: '12' }, true],
     ];
     for (const [params, values, accepted] of cases) {
-      const run = () => gateParameters({ modelId: 'media', capabilities: { video: { params } }, scope: 'video', optional: {}, values });
+      const run = () =>
+        gateParameters({ modelId: 'media', capabilities: { video: { params } }, scope: 'video', optional: {}, values });
       if (accepted) expect(run, JSON.stringify(values)).not.toThrow();
       else expect(refusal(run).code, JSON.stringify(values)).toBe('GW_PARAMETER_OUT_OF_RANGE');
     }
@@ -67,8 +81,12 @@ describe('capability gate', () => {
 
   it('reads the constraint table of the requested scope only', () => {
     const capabilities: Capabilities = { image: { params: { n: { type: 'int', min: 1, max: 2 } } } };
-    expect(() => gateParameters({ modelId: 'm', capabilities, scope: 'video', optional: {}, values: { n: 9 } })).not.toThrow();
-    const error = refusal(() => gateParameters({ modelId: 'img', capabilities, scope: 'image', optional: {}, values: { n: 9 } }));
+    expect(() =>
+      gateParameters({ modelId: 'm', capabilities, scope: 'video', optional: {}, values: { n: 9 } }),
+    ).not.toThrow();
+    const error = refusal(() =>
+      gateParameters({ modelId: 'img', capabilities, scope: 'image', optional: {}, values: { n: 9 } }),
+    );
     expect(error.message).toBe('parameter "n" of model "img" must be an integer from 1 to 2');
   });
 });

@@ -41,55 +41,112 @@ describe('gateway.yaml', () => {
   });
 
   it('names the file, the path inside it and the problem', () => {
-    expect(problemOf(base.replace('inputPerMTok: 1', 'inputPerMTok: -1'))).toMatch(/^gateway\.yaml: at models\[0\]\.pricing\.inputPerMTok: must be >= 0/);
-    expect(problemOf(base.replace('protocol: openai', 'protocol: telnet'))).toMatch(/^gateway\.yaml: at providers\.main\.protocol/);
-    expect(problemOf(base.replace('provider: main,', 'provider: missing,'))).toBe('gateway.yaml: at models[0].providers[0].provider: unknown provider "missing"');
-    expect(problemOf(`${base}  - id: chat\n    providers: [{ provider: main, model: x }]\n`)).toBe('gateway.yaml: at models[1].id: duplicate model id "chat"');
-    expect(problemOf(base.replace('${MAIN_URL:-https://upstream.example/v1}', 'ftp://x'))).toContain('at providers.main.baseUrl: not an http(s) URL');
+    expect(problemOf(base.replace('inputPerMTok: 1', 'inputPerMTok: -1'))).toMatch(
+      /^gateway\.yaml: at models\[0\]\.pricing\.inputPerMTok: must be >= 0/,
+    );
+    expect(problemOf(base.replace('protocol: openai', 'protocol: telnet'))).toMatch(
+      /^gateway\.yaml: at providers\.main\.protocol/,
+    );
+    expect(problemOf(base.replace('provider: main,', 'provider: missing,'))).toBe(
+      'gateway.yaml: at models[0].providers[0].provider: unknown provider "missing"',
+    );
+    expect(problemOf(`${base}  - id: chat\n    providers: [{ provider: main, model: x }]\n`)).toBe(
+      'gateway.yaml: at models[1].id: duplicate model id "chat"',
+    );
+    expect(problemOf(base.replace('${MAIN_URL:-https://upstream.example/v1}', 'ftp://x'))).toContain(
+      'at providers.main.baseUrl: not an http(s) URL',
+    );
     expect(problemOf(`${base}unknownSection: 1\n`)).toBe('gateway.yaml: at unknownSection: unknown field');
     expect(problemOf('providers: [\n')).toContain('gateway.yaml: invalid YAML');
     expect(problemOf(`${base}ledger: { heartbeatSeconds: 10, orphanHoldSeconds: 15 }\n`)).toBe(
       'gateway.yaml: at ledger.orphanHoldSeconds: must be at least twice ledger.heartbeatSeconds (10)',
     );
-    expect(problemOf(base.replace('apiKey: ${MAIN_KEY}', 'apiKey: ${MAIN KEY}'))).toContain('malformed ${VAR} reference');
+    expect(problemOf(base.replace('apiKey: ${MAIN_KEY}', 'apiKey: ${MAIN KEY}'))).toContain(
+      'malformed ${VAR} reference',
+    );
     const badRange = base.replace(
       '{ provider: main, model: upstream-chat }',
       '{ provider: main, model: upstream-chat, capabilities: { params: { temperature: { type: range, min: 2, max: 1 } } } }',
     );
-    expect(problemOf(badRange)).toContain('at models[0].providers[0].capabilities.params.temperature: min is greater than max');
+    expect(problemOf(badRange)).toContain(
+      'at models[0].providers[0].capabilities.params.temperature: min is greater than max',
+    );
   });
 
   it('loads the shipped file: with no keys only the sandbox models are active', () => {
     const config = loadConfigFile(shippedConfigPath, {});
     const ids = new Catalog(config).list().map((model) => model.modelId);
-    expect(ids.sort()).toEqual(['sandbox-echo', 'sandbox-embedding', 'sandbox-image', 'sandbox-image-layers', 'sandbox-video', 'seed-audio-1.0-multilingual', 'seed-tts-1.0', 'seed-tts-2.0']);
+    expect(ids.sort()).toEqual([
+      'sandbox-echo',
+      'sandbox-embedding',
+      'sandbox-image',
+      'sandbox-image-layers',
+      'sandbox-video',
+      'seed-audio-1.0-multilingual',
+      'seed-tts-1.0',
+      'seed-tts-2.0',
+    ]);
     const withOpenAi = new Catalog(loadConfigFile(shippedConfigPath, { OPENAI_API_KEY: 'sk-test' }));
     expect(withOpenAi.find('gpt-4o-mini')?.rows.map((row) => row.providerId)).toEqual(['openai']);
     expect(withOpenAi.find('claude-sonnet-4-5')).toBeUndefined();
     // Video models route to the one routing provider.
     const withRouter = new Catalog(loadConfigFile(shippedConfigPath, { OPENROUTER_API_KEY: 'sk-or-test' }));
-    expect(withRouter.find('veo-3.1')?.rows.map((row) => [row.providerId, row.upstreamModel])).toEqual([['openrouter', 'google/veo-3.1']]);
+    expect(withRouter.find('veo-3.1')?.rows.map((row) => [row.providerId, row.upstreamModel])).toEqual([
+      ['openrouter', 'google/veo-3.1'],
+    ]);
   });
 
   it('checks the media and jobs sections: S3 needs its bucket, an http(s) endpoint; defaults otherwise', () => {
     const base = 'providers: {}\nmodels: []\n';
     expect(problemOf(`${base}media: { store: s3 }`)).toContain('at media.s3: required when media.store is s3');
-    expect(problemOf(`${base}media: { store: s3, s3: { bucket: media, endpoint: "ftp://x" } }`)).toContain('at media.s3.endpoint: not an http(s) URL');
+    expect(problemOf(`${base}media: { store: s3, s3: { bucket: media, endpoint: "ftp://x" } }`)).toContain(
+      'at media.s3.endpoint: not an http(s) URL',
+    );
     expect(problemOf(`${base}jobs: { leaseSeconds: 1 }`)).toContain('jobs.leaseSeconds');
     expect(problemOf(`${base}media: { retentionDays: -1 }`)).toContain('media.retentionDays');
     const defaults = parseConfig(base, 'test.yaml', {});
     expect(defaults.media).toMatchObject({ store: 'fs', s3: undefined, linkTtlSeconds: 3600, retentionDays: 30 });
-    expect(defaults.jobs).toMatchObject({ concurrency: 16, leaseSeconds: 30, maxAttempts: 3, maxJobSeconds: 900, syncWaitMs: 60_000, taskPollMs: 2_000 });
-    const s3 = parseConfig(`${base}media: { store: s3, s3: { bucket: media, accessKeyId: "", secretAccessKey: "" } }`, 'test.yaml', {});
-    expect(s3.media.s3).toEqual({ bucket: 'media', region: 'us-east-1', endpoint: undefined, accessKeyId: undefined, secretAccessKey: undefined, forcePathStyle: false, prefix: '' });
+    expect(defaults.jobs).toMatchObject({
+      concurrency: 16,
+      leaseSeconds: 30,
+      maxAttempts: 3,
+      maxJobSeconds: 900,
+      syncWaitMs: 60_000,
+      taskPollMs: 2_000,
+    });
+    const s3 = parseConfig(
+      `${base}media: { store: s3, s3: { bucket: media, accessKeyId: "", secretAccessKey: "" } }`,
+      'test.yaml',
+      {},
+    );
+    expect(s3.media.s3).toEqual({
+      bucket: 'media',
+      region: 'us-east-1',
+      endpoint: undefined,
+      accessKeyId: undefined,
+      secretAccessKey: undefined,
+      forcePathStyle: false,
+      prefix: '',
+    });
   });
 
   it('ships image models priced per image or by quality, with layer decomposition only where the spec puts it', () => {
     const catalog = new Catalog(loadConfigFile(shippedConfigPath, { OPENAI_API_KEY: 'k', ARK_API_KEY: 'k' }));
     const images = catalog.list({ outputModalities: ['image'] });
-    expect(images.map((model) => model.modelId).sort()).toEqual(['dola-seedream-5-0-pro', 'gpt-image-1', 'gpt-image-1-mini', 'sandbox-image', 'sandbox-image-layers', 'seedream-4-0', 'seedream-4-5']);
-    for (const model of images) expect(model.pricing?.outputImageNanos ?? model.pricing?.outputImageByQualityNanos).toBeDefined();
-    const layered = images.filter((model) => model.rows[0]?.capabilities?.image?.params?.layerDecomposition).map((model) => model.modelId);
+    expect(images.map((model) => model.modelId).sort()).toEqual([
+      'dola-seedream-5-0-pro',
+      'gpt-image-1',
+      'gpt-image-1-mini',
+      'sandbox-image',
+      'sandbox-image-layers',
+      'seedream-4-0',
+      'seedream-4-5',
+    ]);
+    for (const model of images)
+      expect(model.pricing?.outputImageNanos ?? model.pricing?.outputImageByQualityNanos).toBeDefined();
+    const layered = images
+      .filter((model) => model.rows[0]?.capabilities?.image?.params?.layerDecomposition)
+      .map((model) => model.modelId);
     expect(layered.sort()).toEqual(['dola-seedream-5-0-pro', 'sandbox-image-layers']);
     expect(catalog.find('seedream-4-0')?.pricing?.outputImageNanos).toBe(30_000_000n);
   });
@@ -97,9 +154,18 @@ describe('gateway.yaml', () => {
   it('ships video models priced per second by resolution, and checks the per-second price keys', () => {
     const catalog = new Catalog(loadConfigFile(shippedConfigPath, { ARK_API_KEY: 'k' }));
     const videos = catalog.list({ outputModalities: ['video'] });
-    expect(videos.map((model) => model.modelId).sort()).toEqual(['sandbox-video', 'seedance-1-0-lite', 'seedance-1-0-pro']);
-    expect(catalog.find('seedance-1-0-pro')?.pricing?.videoOutputSecondByResolutionNanos).toEqual({ '480p': 25_000_000n, '720p': 54_000_000n, '1080p': 123_000_000n });
-    const model = (pricing: string) => `providers: { sandbox: { protocol: sandbox } }\nmodels:\n  - { id: m, outputModalities: [video], pricing: ${pricing}, providers: [{ provider: sandbox, model: video }] }\n`;
+    expect(videos.map((model) => model.modelId).sort()).toEqual([
+      'sandbox-video',
+      'seedance-1-0-lite',
+      'seedance-1-0-pro',
+    ]);
+    expect(catalog.find('seedance-1-0-pro')?.pricing?.videoOutputSecondByResolutionNanos).toEqual({
+      '480p': 25_000_000n,
+      '720p': 54_000_000n,
+      '1080p': 123_000_000n,
+    });
+    const model = (pricing: string) =>
+      `providers: { sandbox: { protocol: sandbox } }\nmodels:\n  - { id: m, outputModalities: [video], pricing: ${pricing}, providers: [{ provider: sandbox, model: video }] }\n`;
     expect(problemOf(model('{ perVideoSecondByResolution: { 8k: 1 } }'))).toContain('perVideoSecondByResolution');
     expect(problemOf(model('{ perVideoSecondByResolution: {} }'))).toContain('perVideoSecondByResolution');
     expect(problemOf(model('{ perVideoSecond: -1 }'))).toContain('perVideoSecond');
@@ -107,8 +173,17 @@ describe('gateway.yaml', () => {
   });
 
   it('gives audio, PDF and video embedding inputs only to the two multimodal embedding models', () => {
-    const everyKey = { OPENAI_API_KEY: 'k', ANTHROPIC_API_KEY: 'k', GEMINI_API_KEY: 'k', OPENROUTER_API_KEY: 'k', ARK_API_KEY: 'k', SPEECH_API_KEY: 'k' };
-    const embedding = new Catalog(loadConfigFile(shippedConfigPath, everyKey)).list({ outputModalities: ['embedding'] });
+    const everyKey = {
+      OPENAI_API_KEY: 'k',
+      ANTHROPIC_API_KEY: 'k',
+      GEMINI_API_KEY: 'k',
+      OPENROUTER_API_KEY: 'k',
+      ARK_API_KEY: 'k',
+      SPEECH_API_KEY: 'k',
+    };
+    const embedding = new Catalog(loadConfigFile(shippedConfigPath, everyKey)).list({
+      outputModalities: ['embedding'],
+    });
     const media = embedding.filter((model) => {
       const parts = (model.rows[0]?.capabilities?.inputs?.parts ?? []) as string[];
       return ['audioBase64', 'audioUrl', 'fileBase64', 'videoBase64'].some((part) => parts.includes(part));
@@ -118,13 +193,24 @@ describe('gateway.yaml', () => {
   });
 
   it('refuses an embedding part type it does not know', () => {
-    const config = base.replace('{ provider: main, model: upstream-chat }', '{ provider: main, model: upstream-chat, capabilities: { inputs: { parts: [text, hologram] } } }');
+    const config = base.replace(
+      '{ provider: main, model: upstream-chat }',
+      '{ provider: main, model: upstream-chat, capabilities: { inputs: { parts: [text, hologram] } } }',
+    );
     expect(problemOf(config)).toContain('capabilities.inputs.parts');
   });
 
   it('fetches remote media only from public addresses unless the file says otherwise', () => {
-    expect(parseConfig(base, 'gateway.yaml', {}).remoteMedia).toEqual({ timeoutMs: 15_000, maxBytes: 32 * 1024 * 1024, maxRequestBytes: 64 * 1024 * 1024, allowPrivateAddresses: false });
-    expect(parseConfig(`${base}remoteMedia: { allowPrivateAddresses: true, maxBytes: 2048 }\n`, 'gateway.yaml', {}).remoteMedia).toMatchObject({ allowPrivateAddresses: true, maxBytes: 2048 });
+    expect(parseConfig(base, 'gateway.yaml', {}).remoteMedia).toEqual({
+      timeoutMs: 15_000,
+      maxBytes: 32 * 1024 * 1024,
+      maxRequestBytes: 64 * 1024 * 1024,
+      allowPrivateAddresses: false,
+    });
+    expect(
+      parseConfig(`${base}remoteMedia: { allowPrivateAddresses: true, maxBytes: 2048 }\n`, 'gateway.yaml', {})
+        .remoteMedia,
+    ).toMatchObject({ allowPrivateAddresses: true, maxBytes: 2048 });
     expect(problemOf(`${base}remoteMedia: { timeoutMs: 0 }\n`)).toContain('at remoteMedia.timeoutMs');
     expect(loadConfigFile(shippedConfigPath, {}).remoteMedia.allowPrivateAddresses).toBe(false);
   });
@@ -132,18 +218,34 @@ describe('gateway.yaml', () => {
   it('reads the credit lease settings, refusing amounts that are negative, not finite or not a number', () => {
     const defaults = parseConfig(base, 'gateway.yaml', {});
     expect(defaults.ledger).toMatchObject({ leaseMaxNanos: 1_000_000_000n, leaseIdleMs: 2_000 });
-    expect(parseConfig(`${base}ledger: { leaseMaxUsd: 0, leaseIdleMs: 500 }\n`, 'gateway.yaml', {}).ledger).toMatchObject({ leaseMaxNanos: 0n, leaseIdleMs: 500 });
-    for (const value of ['-1', '.inf', '-.inf', '.nan', '"1"', '1e300']) expect(problemOf(`${base}ledger: { leaseMaxUsd: ${value} }\n`)).toContain('ledger.leaseMaxUsd');
-    for (const value of ['0', '1.5', '-5', '.inf']) expect(problemOf(`${base}ledger: { leaseIdleMs: ${value} }\n`)).toContain('ledger.leaseIdleMs');
+    expect(
+      parseConfig(`${base}ledger: { leaseMaxUsd: 0, leaseIdleMs: 500 }\n`, 'gateway.yaml', {}).ledger,
+    ).toMatchObject({ leaseMaxNanos: 0n, leaseIdleMs: 500 });
+    for (const value of ['-1', '.inf', '-.inf', '.nan', '"1"', '1e300'])
+      expect(problemOf(`${base}ledger: { leaseMaxUsd: ${value} }\n`)).toContain('ledger.leaseMaxUsd');
+    for (const value of ['0', '1.5', '-5', '.inf'])
+      expect(problemOf(`${base}ledger: { leaseIdleMs: ${value} }\n`)).toContain('ledger.leaseIdleMs');
   });
 
   it('reads upstream time limits, the stream event limit and per-model output limits, with defaults', () => {
     const defaults = parseConfig(base, 'gateway.yaml', {});
-    expect([...defaults.providers.values()][0]).toMatchObject({ timeoutMs: 600_000, firstByteTimeoutMs: 300_000, connectTimeoutMs: 10_000, maxEventCharacters: 8 * 1024 * 1024 });
-    const tuned = parseConfig(`${base}upstream: { connectTimeoutMs: 500, maxEventCharacters: 4096 }\n`, 'gateway.yaml', {});
+    expect([...defaults.providers.values()][0]).toMatchObject({
+      timeoutMs: 600_000,
+      firstByteTimeoutMs: 300_000,
+      connectTimeoutMs: 10_000,
+      maxEventCharacters: 8 * 1024 * 1024,
+    });
+    const tuned = parseConfig(
+      `${base}upstream: { connectTimeoutMs: 500, maxEventCharacters: 4096 }\n`,
+      'gateway.yaml',
+      {},
+    );
     expect([...tuned.providers.values()][0]).toMatchObject({ connectTimeoutMs: 500, maxEventCharacters: 4096 });
     expect(defaults.upstream.maxConnectionsPerOrigin).toBe(4096);
-    expect(parseConfig(`${base}upstream: { maxConnectionsPerOrigin: 64 }\n`, 'gateway.yaml', {}).upstream.maxConnectionsPerOrigin).toBe(64);
+    expect(
+      parseConfig(`${base}upstream: { maxConnectionsPerOrigin: 64 }\n`, 'gateway.yaml', {}).upstream
+        .maxConnectionsPerOrigin,
+    ).toBe(64);
     expect(problemOf(`${base}upstream: { maxEventCharacters: 10 }\n`)).toContain('at upstream.maxEventCharacters');
     const shipped = loadConfigFile(shippedConfigPath, {});
     const textModels = shipped.models.filter((model) => (model.outputModalities ?? ['text']).includes('text'));
@@ -153,24 +255,61 @@ describe('gateway.yaml', () => {
 
   it('reads the breaker and retry-after settings and the telemetry section, with defaults', () => {
     const defaults = parseConfig(base, 'gateway.yaml', {});
-    expect(defaults.upstream).toMatchObject({ breakerFailures: 5, breakerCooldownMs: 30_000, retryBudgetMs: 2_000, maxRetries: 1 });
-    expect(defaults.telemetry).toEqual({ metrics: true, metricsToken: undefined, otlpEndpoint: undefined, serviceName: 'model-gateway' });
-    const tuned = parseConfig(`${base}upstream: { breakerFailures: 2, breakerCooldownMs: 1000, retryBudgetMs: 0, maxRetries: 0 }\ntelemetry: { metrics: false, metricsToken: " t0k3n ", tracing: { otlpEndpoint: "http://127.0.0.1:4318", serviceName: gw } }\n`, 'gateway.yaml', {});
-    expect(tuned.upstream).toMatchObject({ breakerFailures: 2, breakerCooldownMs: 1000, retryBudgetMs: 0, maxRetries: 0 });
+    expect(defaults.upstream).toMatchObject({
+      breakerFailures: 5,
+      breakerCooldownMs: 30_000,
+      retryBudgetMs: 2_000,
+      maxRetries: 1,
+    });
+    expect(defaults.telemetry).toEqual({
+      metrics: true,
+      metricsToken: undefined,
+      otlpEndpoint: undefined,
+      serviceName: 'model-gateway',
+    });
+    const tuned = parseConfig(
+      `${base}upstream: { breakerFailures: 2, breakerCooldownMs: 1000, retryBudgetMs: 0, maxRetries: 0 }\ntelemetry: { metrics: false, metricsToken: " t0k3n ", tracing: { otlpEndpoint: "http://127.0.0.1:4318", serviceName: gw } }\n`,
+      'gateway.yaml',
+      {},
+    );
+    expect(tuned.upstream).toMatchObject({
+      breakerFailures: 2,
+      breakerCooldownMs: 1000,
+      retryBudgetMs: 0,
+      maxRetries: 0,
+    });
     expect(tuned.telemetry).toMatchObject({ metrics: false, otlpEndpoint: 'http://127.0.0.1:4318', serviceName: 'gw' });
     expect(tuned.telemetry.metricsToken?.reveal()).toBe('t0k3n');
     // An unset variable leaves tracing off rather than pointing it at nothing.
-    expect(parseConfig(`${base}telemetry: { tracing: { otlpEndpoint: "\${OTEL_EXPORTER_OTLP_ENDPOINT:-}" } }\n`, 'gateway.yaml', {}).telemetry.otlpEndpoint).toBeUndefined();
+    expect(
+      parseConfig(
+        `${base}telemetry: { tracing: { otlpEndpoint: "\${OTEL_EXPORTER_OTLP_ENDPOINT:-}" } }\n`,
+        'gateway.yaml',
+        {},
+      ).telemetry.otlpEndpoint,
+    ).toBeUndefined();
     expect(problemOf(`${base}upstream: { breakerFailures: 0 }\n`)).toContain('at upstream.breakerFailures');
     expect(problemOf(`${base}upstream: { retryBudgetMs: -1 }\n`)).toContain('at upstream.retryBudgetMs');
-    expect(problemOf(`${base}telemetry: { tracing: { otlpEndpoint: "collector:4318" } }\n`)).toContain('at telemetry.tracing.otlpEndpoint');
+    expect(problemOf(`${base}telemetry: { tracing: { otlpEndpoint: "collector:4318" } }\n`)).toContain(
+      'at telemetry.tracing.otlpEndpoint',
+    );
     expect(problemOf(`${base}telemetry: { logs: true }\n`)).toContain('telemetry');
   });
 
   it('has the documented input limits and abuse limits, and refuses headers allowed longer than the whole request', () => {
     const config = parseConfig(base, 'gateway.yaml', {});
-    expect(config.server).toMatchObject({ headersTimeoutMs: 30_000, requestTimeoutMs: 60_000, keepAliveTimeoutMs: 72_000, maxJsonDepth: 64, trustProxy: [] });
-    const proxied = parseConfig(`${base}server: { trustProxy: [" 10.0.0.0/8 ", 172.16.0.1, "fd00::/8", uniquelocal, loopback] }\n`, 'gateway.yaml', {});
+    expect(config.server).toMatchObject({
+      headersTimeoutMs: 30_000,
+      requestTimeoutMs: 60_000,
+      keepAliveTimeoutMs: 72_000,
+      maxJsonDepth: 64,
+      trustProxy: [],
+    });
+    const proxied = parseConfig(
+      `${base}server: { trustProxy: [" 10.0.0.0/8 ", 172.16.0.1, "fd00::/8", uniquelocal, loopback] }\n`,
+      'gateway.yaml',
+      {},
+    );
     expect(proxied.server.trustProxy).toEqual(['10.0.0.0/8', '172.16.0.1', 'fd00::/8', 'uniquelocal', 'loopback']);
     for (const wrong of ['nginx', '10.0.0.0/33', 'fd00::/129', '10.0.0.0/8/8', '10.0.0.0/', '300.1.1.1', '*']) {
       expect(problemOf(`${base}server: { trustProxy: ["${wrong}"] }\n`), wrong).toContain('at server.trustProxy[0]');
@@ -184,12 +323,18 @@ describe('gateway.yaml', () => {
       throttleMaxEntries: 100_000,
     });
     const shipped = loadConfigFile(shippedConfigPath, {});
-    expect({ ...shipped.server, ...shipped.accounts }).toMatchObject({ ...config.server, ...config.accounts, signupCreditsUsd: 1 });
+    expect({ ...shipped.server, ...shipped.accounts }).toMatchObject({
+      ...config.server,
+      ...config.accounts,
+      signupCreditsUsd: 1,
+    });
     expect(problemOf(`${base}server:\n  headersTimeoutMs: 5000\n  requestTimeoutMs: 1000\n`)).toBe(
       'gateway.yaml: at server.headersTimeoutMs: must not be greater than server.requestTimeoutMs (1000)',
     );
     expect(problemOf(`${base}accounts:\n  selfSignup: maybe\n`)).toContain('accounts.selfSignup');
-    expect(problemOf(`${base}accounts:\n  signupCredits: 1e-12\n`)).toBe('gateway.yaml: at accounts.signupCredits: must be 0 or at least one nano-USD (0.000000001)');
+    expect(problemOf(`${base}accounts:\n  signupCredits: 1e-12\n`)).toBe(
+      'gateway.yaml: at accounts.signupCredits: must be 0 or at least one nano-USD (0.000000001)',
+    );
   });
 
   it('refuses a missing file with its path', () => {
@@ -200,7 +345,14 @@ describe('gateway.yaml', () => {
 describe('environment', () => {
   it('has the documented defaults', () => {
     const environment = readEnvironment({});
-    expect(environment).toMatchObject({ port: 8080, host: '127.0.0.1', databaseUrl: undefined, adminToken: undefined, logLevel: 'info', publicBaseUrl: 'http://127.0.0.1:8080' });
+    expect(environment).toMatchObject({
+      port: 8080,
+      host: '127.0.0.1',
+      databaseUrl: undefined,
+      adminToken: undefined,
+      logLevel: 'info',
+      publicBaseUrl: 'http://127.0.0.1:8080',
+    });
   });
 
   it('requires a shared secret with PostgreSQL and refuses nonsense', () => {
@@ -208,6 +360,8 @@ describe('environment', () => {
     expect(() => readEnvironment({ PORT: 'eighty' })).toThrow(/PORT/);
     expect(() => readEnvironment({ LOG_LEVEL: 'loud' })).toThrow(/LOG_LEVEL/);
     expect(() => readEnvironment({ GATEWAY_SECRET: 'short' })).toThrow(/at least 32/);
-    expect(readEnvironment({ DATABASE_URL: 'postgres://localhost/db', GATEWAY_SECRET: 'x'.repeat(32) }).databaseUrl).toBe('postgres://localhost/db');
+    expect(
+      readEnvironment({ DATABASE_URL: 'postgres://localhost/db', GATEWAY_SECRET: 'x'.repeat(32) }).databaseUrl,
+    ).toBe('postgres://localhost/db');
   });
 });

@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { apiKeyPrefix, generateApiKey, lookupHashOf, sealSecret, unsealSecret } from '../../src/identity/credential-codec.ts';
+import {
+  apiKeyPrefix,
+  generateApiKey,
+  lookupHashOf,
+  sealSecret,
+  unsealSecret,
+} from '../../src/identity/credential-codec.ts';
 import { hashPassword, verifyPassword } from '../../src/identity/password-hasher.ts';
 import { deriveSecretKeys } from '../../src/identity/secret-keys.ts';
 

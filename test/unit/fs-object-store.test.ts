@@ -17,7 +17,11 @@ async function text(stream: Readable | undefined): Promise<string> {
 
 function query(link: string): { key: string; expires: string; signature: string } {
   const url = new URL(link, 'http://gateway');
-  return { key: decodeURIComponent(url.pathname.replace('/api/v1/media/files/', '')), expires: url.searchParams.get('expires')!, signature: url.searchParams.get('signature')! };
+  return {
+    key: decodeURIComponent(url.pathname.replace('/api/v1/media/files/', '')),
+    expires: url.searchParams.get('expires')!,
+    signature: url.searchParams.get('signature')!,
+  };
 }
 
 describe('the filesystem object store and its signed links', () => {
@@ -54,7 +58,11 @@ describe('the filesystem object store and its signed links', () => {
     const link = query(await store.signedLink('media/clip.bin', new Date(Date.now() + 60_000)));
     const whole = await downloads.open(link.key, link, undefined, false);
     expect(whole.status).toBe(200);
-    expect(whole.headers).toMatchObject({ 'content-type': 'video/mp4', 'content-length': '10', 'accept-ranges': 'bytes' });
+    expect(whole.headers).toMatchObject({
+      'content-type': 'video/mp4',
+      'content-length': '10',
+      'accept-ranges': 'bytes',
+    });
     expect(whole.headers['cache-control']).toMatch(/^private, max-age=(59|60)$/);
     expect(await text(whole.body)).toBe('0123456789');
     const middle = await downloads.open(link.key, link, 'bytes=2-4', false);
@@ -67,11 +75,21 @@ describe('the filesystem object store and its signed links', () => {
     expect(head.body).toBeUndefined();
     expect(head.headers['content-length']).toBe('10');
 
-    await expect(downloads.open('media/other.bin', link, undefined, false)).rejects.toMatchObject({ status: 403, message: expect.stringMatching(/not valid/) });
-    await expect(downloads.open(link.key, { ...link, expires: String(Number(link.expires) + 1) }, undefined, false)).rejects.toMatchObject({ status: 403 });
-    await expect(downloads.open(link.key, { ...link, signature: undefined }, undefined, false)).rejects.toMatchObject({ status: 403 });
+    await expect(downloads.open('media/other.bin', link, undefined, false)).rejects.toMatchObject({
+      status: 403,
+      message: expect.stringMatching(/not valid/),
+    });
+    await expect(
+      downloads.open(link.key, { ...link, expires: String(Number(link.expires) + 1) }, undefined, false),
+    ).rejects.toMatchObject({ status: 403 });
+    await expect(downloads.open(link.key, { ...link, signature: undefined }, undefined, false)).rejects.toMatchObject({
+      status: 403,
+    });
     const expired = query(await store.signedLink('media/clip.bin', new Date(Date.now() - 1000)));
-    await expect(downloads.open(expired.key, expired, undefined, false)).rejects.toMatchObject({ status: 403, message: expect.stringMatching(/expired/) });
+    await expect(downloads.open(expired.key, expired, undefined, false)).rejects.toMatchObject({
+      status: 403,
+      message: expect.stringMatching(/expired/),
+    });
     await store.delete('media/clip.bin');
     await expect(downloads.open(link.key, link, undefined, false)).rejects.toMatchObject({ status: 404 });
   });

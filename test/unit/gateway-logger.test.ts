@@ -12,7 +12,11 @@ const logFile = () => {
   dirs.push(dir);
   return path.join(dir, 'gateway.log');
 };
-const linesOf = (file: string) => readFileSync(file, 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line) as Record<string, unknown>);
+const linesOf = (file: string) =>
+  readFileSync(file, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => JSON.parse(line) as Record<string, unknown>);
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 afterEach(() => {
@@ -38,7 +42,8 @@ describe("the gateway's log", () => {
     const logger = createLogger(readEnvironment({ LOG_LEVEL: 'info' }), file);
     // Several batches' worth, each line with characters of two, three and four bytes in UTF-8.
     const count = 5000;
-    for (let index = 0; index < count; index += 1) logger.info({ index, model: 'modèle-東京-🚀' }, 'generation recorded');
+    for (let index = 0; index < count; index += 1)
+      logger.info({ index, model: 'modèle-東京-🚀' }, 'generation recorded');
     await new Promise<void>((resolve, reject) => logger.flush((error) => (error ? reject(error) : resolve())));
     const lines = linesOf(file);
     expect(lines.map((line) => line.index)).toEqual(Array.from({ length: count }, (_, index) => index));
@@ -66,7 +71,9 @@ describe("the gateway's log", () => {
       "logger.info({ event: 'generation', generationId: 'gen_last' }, 'generation recorded');",
       'process.exit(0);',
     ].join('\n');
-    execFileSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { cwd: path.resolve(import.meta.dirname, '../..') });
+    execFileSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+      cwd: path.resolve(import.meta.dirname, '../..'),
+    });
     expect(linesOf(file)).toEqual([expect.objectContaining({ generationId: 'gen_last', msg: 'generation recorded' })]);
   });
 
@@ -80,7 +87,11 @@ describe("the gateway's log", () => {
       // Past the periodic flush, so that writes have failed before the exit.
       "setTimeout(() => { logger.info('after the failure'); console.log('still serving'); process.exit(0); }, 1500);",
     ].join('\n');
-    const run = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { cwd: path.resolve(import.meta.dirname, '../..'), encoding: 'utf8', timeout: 20_000 });
+    const run = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+      cwd: path.resolve(import.meta.dirname, '../..'),
+      encoding: 'utf8',
+      timeout: 20_000,
+    });
     expect(run.error, 'the process ended').toBeUndefined();
     expect(run.status).toBe(0);
     expect(run.stdout).toContain('still serving');

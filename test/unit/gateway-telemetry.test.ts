@@ -37,38 +37,101 @@ describe('the metrics of a scrape', () => {
     telemetry.meterOf('/api/v1/media/files/*').answered('GET', 200, 0.001);
     telemetry.meterOf('/api/v1/media').answered('GET', 200, 0.001);
     const text = await telemetry.metricsText();
-    expect(text).toMatch(/^gateway_http_requests_total\{surface="native",route="\/api\/v1\/ai\/models",method="GET",status="200"\} 2$/m);
-    expect(text).toMatch(/^gateway_http_requests_total\{surface="native",route="\/api\/v1\/ai\/models",method="GET",status="404"\} 1$/m);
-    expect(text).toMatch(/^gateway_http_request_duration_seconds_count\{surface="native",route="\/api\/v1\/ai\/models",method="GET"\} 3$/m);
-    expect(text).toMatch(/^gateway_http_requests_total\{surface="other",route="unmatched",method="GET",status="404"\} 1$/m);
-    expect(text).toMatch(/^gateway_http_requests_total\{surface="native",route="\/api\/v1\/media\/files\/\*",method="GET",status="200"\} 1$/m);
-    expect(text).toMatch(/^gateway_http_requests_total\{surface="account",route="\/api\/v1\/media",method="GET",status="200"\} 1$/m);
+    expect(text).toMatch(
+      /^gateway_http_requests_total\{surface="native",route="\/api\/v1\/ai\/models",method="GET",status="200"\} 2$/m,
+    );
+    expect(text).toMatch(
+      /^gateway_http_requests_total\{surface="native",route="\/api\/v1\/ai\/models",method="GET",status="404"\} 1$/m,
+    );
+    expect(text).toMatch(
+      /^gateway_http_request_duration_seconds_count\{surface="native",route="\/api\/v1\/ai\/models",method="GET"\} 3$/m,
+    );
+    expect(text).toMatch(
+      /^gateway_http_requests_total\{surface="other",route="unmatched",method="GET",status="404"\} 1$/m,
+    );
+    expect(text).toMatch(
+      /^gateway_http_requests_total\{surface="native",route="\/api\/v1\/media\/files\/\*",method="GET",status="200"\} 1$/m,
+    );
+    expect(text).toMatch(
+      /^gateway_http_requests_total\{surface="account",route="\/api\/v1\/media",method="GET",status="200"\} 1$/m,
+    );
   });
 
   it('stays a valid exposition when an upstream reports token counts past what a number holds', async () => {
     const telemetry = new GatewayTelemetry(pino({ level: 'silent' }));
-    const generation = { accountId: 'acct', apiKeyId: 'key', model: 'm', modality: 'text', status: 'succeeded', chargedNanos: 1n, durationMs: 5 };
+    const generation = {
+      accountId: 'acct',
+      apiKeyId: 'key',
+      model: 'm',
+      modality: 'text',
+      status: 'succeeded',
+      chargedNanos: 1n,
+      durationMs: 5,
+    };
     // Whole-token counts the upstream claimed; each is finite, their sum is not.
-    telemetry.generationRecorded({ ...generation, generationId: 'gen_1', usage: { promptTokens: 1e308, completionTokens: 1 } });
-    telemetry.generationRecorded({ ...generation, generationId: 'gen_2', usage: { promptTokens: 1e308, completionTokens: Number.NaN } });
+    telemetry.generationRecorded({
+      ...generation,
+      generationId: 'gen_1',
+      usage: { promptTokens: 1e308, completionTokens: 1 },
+    });
+    telemetry.generationRecorded({
+      ...generation,
+      generationId: 'gen_2',
+      usage: { promptTokens: 1e308, completionTokens: Number.NaN },
+    });
     const text = await telemetry.metricsText();
     expect(text).toMatch(/^gateway_generation_tokens_total\{model="m",direction="input"\} \+Inf$/m);
     expect(text).toMatch(/^gateway_generation_tokens_total\{model="m",direction="output"\} 1$/m);
     // Every sample line is name, optional labels, and a number as Prometheus reads one (Go's ParseFloat: `Infinity` is not one).
     const samples = text.split('\n').filter((line) => line !== '' && !line.startsWith('#'));
-    for (const line of samples) expect(line).toMatch(/^[a-z_:][a-z0-9_:]*(\{.*\})? ([+-]?inf|nan|-?\d+(\.\d+)?(e[+-]?\d+)?)$/i);
+    for (const line of samples)
+      expect(line).toMatch(/^[a-z_:][a-z0-9_:]*(\{.*\})? ([+-]?inf|nan|-?\d+(\.\d+)?(e[+-]?\d+)?)$/i);
   });
 
   it("puts a record on the line of the request it served, or on a line of its own (a media job's)", () => {
     const lines: Array<Record<string, unknown>> = [];
-    const telemetry = new GatewayTelemetry(pino({ level: 'info' }, { write: (text: string) => lines.push(JSON.parse(text) as Record<string, unknown>) }));
-    const generation = { accountId: 'acct', apiKeyId: 'key', model: 'm', modality: 'image', status: 'succeeded', chargedNanos: 1_500_000n, durationMs: 5, usage: {} };
-    telemetry.generationRecorded({ ...generation, generationId: 'gen_job', route: { providerId: 'p', upstreamModel: 'u', fallbacks: [] } });
+    const telemetry = new GatewayTelemetry(
+      pino({ level: 'info' }, { write: (text: string) => lines.push(JSON.parse(text) as Record<string, unknown>) }),
+    );
+    const generation = {
+      accountId: 'acct',
+      apiKeyId: 'key',
+      model: 'm',
+      modality: 'image',
+      status: 'succeeded',
+      chargedNanos: 1_500_000n,
+      durationMs: 5,
+      usage: {},
+    };
+    telemetry.generationRecorded({
+      ...generation,
+      generationId: 'gen_job',
+      route: { providerId: 'p', upstreamModel: 'u', fallbacks: [] },
+    });
     expect(lines).toEqual([
-      expect.objectContaining({ msg: 'generation recorded', event: 'generation', generation: { generationId: 'gen_job', accountId: 'acct', apiKeyId: 'key', model: 'm', modality: 'image', status: 'succeeded', usdCost: 0.0015, durationMs: 5, providerId: 'p', upstreamModel: 'u', fallbacks: [] } }),
+      expect.objectContaining({
+        msg: 'generation recorded',
+        event: 'generation',
+        generation: {
+          generationId: 'gen_job',
+          accountId: 'acct',
+          apiKeyId: 'key',
+          model: 'm',
+          modality: 'image',
+          status: 'succeeded',
+          usdCost: 0.0015,
+          durationMs: 5,
+          providerId: 'p',
+          upstreamModel: 'u',
+          fallbacks: [],
+        },
+      }),
     ]);
     const carried: Array<Readonly<Record<string, unknown>>> = [];
-    telemetry.generationRecorded({ ...generation, generationId: 'gen_sync' }, { awaits: () => undefined, carries: (fields) => carried.push(fields) > 0 });
+    telemetry.generationRecorded(
+      { ...generation, generationId: 'gen_sync' },
+      { awaits: () => undefined, carries: (fields) => carried.push(fields) > 0 },
+    );
     expect(carried).toEqual([expect.objectContaining({ generationId: 'gen_sync', usdCost: 0.0015 })]);
     expect(lines).toHaveLength(1);
   });

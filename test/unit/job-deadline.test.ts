@@ -9,14 +9,47 @@ import type { JobContext, JobOutcome, JobRunner } from '../../src/jobs/job-runne
 import { JobWorker, type WorkerJobs } from '../../src/jobs/job-worker.ts';
 import type { JobSettlement, MediaJobRow } from '../../src/storage/media-jobs-repository.ts';
 
-const config: JobsConfig = { concurrency: 1, leaseSeconds: 30, maxAttempts: 3, retryBaseMs: 50, maxJobSeconds: 1, idlePollMs: 60_000, syncWaitMs: 0, taskPollMs: 100 };
+const config: JobsConfig = {
+  concurrency: 1,
+  leaseSeconds: 30,
+  maxAttempts: 3,
+  retryBaseMs: 50,
+  maxJobSeconds: 1,
+  idlePollMs: 60_000,
+  syncWaitMs: 0,
+  taskPollMs: 100,
+};
 
 function jobRow(deadlineAt: Date): MediaJobRow {
   const now = new Date();
   return {
-    id: 'gen_deadline', accountId: 'acct', apiKeyId: null, kind: 'image', model: 'm', providerId: 'p', upstreamModel: 'u', requestId: null,
-    request: {}, recordedRequest: {}, state: 'processing', phase: null, upstreamTaskId: null, upstreamResult: null, attempts: 0, priceSnapshot: {},
-    holdId: 'hold', holdNanos: 1000n, result: null, error: null, leaseOwner: 'me', leaseUntil: null, runAfter: now, deadlineAt, createdAt: now, updatedAt: now, finishedAt: null,
+    id: 'gen_deadline',
+    accountId: 'acct',
+    apiKeyId: null,
+    kind: 'image',
+    model: 'm',
+    providerId: 'p',
+    upstreamModel: 'u',
+    requestId: null,
+    request: {},
+    recordedRequest: {},
+    state: 'processing',
+    phase: null,
+    upstreamTaskId: null,
+    upstreamResult: null,
+    attempts: 0,
+    priceSnapshot: {},
+    holdId: 'hold',
+    holdNanos: 1000n,
+    result: null,
+    error: null,
+    leaseOwner: 'me',
+    leaseUntil: null,
+    runAfter: now,
+    deadlineAt,
+    createdAt: now,
+    updatedAt: now,
+    finishedAt: null,
   };
 }
 
@@ -51,7 +84,10 @@ class OneJob implements WorkerJobs {
   };
 }
 
-async function runOne(runner: (context: JobContext) => Promise<JobOutcome>, deadlineInMs: number): Promise<{ jobs: OneJob; deadlineAt: number; finished: number }> {
+async function runOne(
+  runner: (context: JobContext) => Promise<JobOutcome>,
+  deadlineInMs: number,
+): Promise<{ jobs: OneJob; deadlineAt: number; finished: number }> {
   const deadlineAt = Date.now() + deadlineInMs;
   const jobs = new OneJob(jobRow(new Date(deadlineAt)));
   let finish: (at: number) => void = () => undefined;
@@ -87,7 +123,11 @@ describe('job deadlines in the worker', () => {
     }, 300);
     const { jobs, deadlineAt, finished } = await run;
     expect(jobs.settlements).toHaveLength(1);
-    expect(jobs.settlements[0]!.settlement).toMatchObject({ state: 'failed', costNanos: 0n, error: 'the job did not finish within 1 seconds' });
+    expect(jobs.settlements[0]!.settlement).toMatchObject({
+      state: 'failed',
+      costNanos: 0n,
+      error: 'the job did not finish within 1 seconds',
+    });
     expect(finished - deadlineAt).toBeGreaterThanOrEqual(0);
     expect(finished - deadlineAt).toBeLessThan(3000);
     release();
@@ -100,12 +140,16 @@ describe('job deadlines in the worker', () => {
     const { jobs, deadlineAt, finished } = await runOne(
       (context) =>
         new Promise<JobOutcome>((resolve) => {
-          context.deadline.addEventListener('abort', () => resolve({ kind: 'retry', error: 'the upstream provider could not be reached' }));
+          context.deadline.addEventListener('abort', () =>
+            resolve({ kind: 'retry', error: 'the upstream provider could not be reached' }),
+          );
         }),
       200,
     );
     expect(jobs.writes).toEqual([]);
-    expect(jobs.settlements.map(({ settlement }) => settlement)).toMatchObject([{ state: 'failed', costNanos: 0n, error: 'the job did not finish within 1 seconds' }]);
+    expect(jobs.settlements.map(({ settlement }) => settlement)).toMatchObject([
+      { state: 'failed', costNanos: 0n, error: 'the job did not finish within 1 seconds' },
+    ]);
     expect(finished - deadlineAt).toBeLessThan(1000);
   });
 });

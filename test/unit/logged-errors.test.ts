@@ -10,24 +10,51 @@ const prompt = 'a tenant prompt with private words';
 
 /** A failed insert as node-postgres and drizzle report it: the values in the message, `detail` and `params`. */
 function failedInsert(): DrizzleQueryError {
-  const server = new pg.DatabaseError('new row for relation "media_jobs" violates check constraint "refuses"', 200, 'error');
-  Object.assign(server, { code: '23514', severity: 'ERROR', table: 'media_jobs', constraint: 'refuses', schema: 'public', detail: `Failing row contains (gen_1, ${prompt}).`, where: `SQL statement with ${prompt}` });
-  return new DrizzleQueryError('insert into "media_jobs" ("id", "request") values ($1, $2)', ['gen_1', { prompt }], server);
+  const server = new pg.DatabaseError(
+    'new row for relation "media_jobs" violates check constraint "refuses"',
+    200,
+    'error',
+  );
+  Object.assign(server, {
+    code: '23514',
+    severity: 'ERROR',
+    table: 'media_jobs',
+    constraint: 'refuses',
+    schema: 'public',
+    detail: `Failing row contains (gen_1, ${prompt}).`,
+    where: `SQL statement with ${prompt}`,
+  });
+  return new DrizzleQueryError(
+    'insert into "media_jobs" ("id", "request") values ($1, $2)',
+    ['gen_1', { prompt }],
+    server,
+  );
 }
 
 function capture(): { lines: Array<Record<string, unknown>>; logger: pino.Logger } {
   const lines: Array<Record<string, unknown>> = [];
-  const logger = pino({ level: 'trace' }, { write: (line: string) => lines.push(JSON.parse(line) as Record<string, unknown>) });
+  const logger = pino(
+    { level: 'trace' },
+    { write: (line: string) => lines.push(JSON.parse(line) as Record<string, unknown>) },
+  );
   return { lines, logger };
 }
 
 describe('serializeLoggedError', () => {
   it('keeps the code, constraint, table and statement of a failed query, and none of its values', () => {
     const serialized = serializeLoggedError(failedInsert());
-    expect(serialized).toMatchObject({ type: 'StorageQueryError', code: '23514', constraint: 'refuses', table: 'media_jobs', statement: 'insert' });
+    expect(serialized).toMatchObject({
+      type: 'StorageQueryError',
+      code: '23514',
+      constraint: 'refuses',
+      table: 'media_jobs',
+      statement: 'insert',
+    });
     const text = JSON.stringify(serialized);
     for (const leak of ['Failed query', 'params', prompt, 'Failing row', 'gen_1']) expect(text).not.toContain(leak);
-    expect(String((serialized as { stack: string }).stack)).toMatch(/^StorageQueryError: storage query failed \(insert on media_jobs\)/);
+    expect(String((serialized as { stack: string }).stack)).toMatch(
+      /^StorageQueryError: storage query failed \(insert on media_jobs\)/,
+    );
   });
 
   it('makes a storage error safe wherever it sits: as a cause, in an AggregateError, in a field', () => {
@@ -39,7 +66,10 @@ describe('serializeLoggedError', () => {
       expect(text).toContain('23514');
       for (const leak of ['Failed query', prompt, 'Failing row']) expect(text).not.toContain(leak);
     }
-    expect(serializeLoggedError(wrapped)).toMatchObject({ message: 'media job failed', cause: { type: 'StorageQueryError' } });
+    expect(serializeLoggedError(wrapped)).toMatchObject({
+      message: 'media job failed',
+      cause: { type: 'StorageQueryError' },
+    });
   });
 
   it('withholds a value the server quotes at the end of its message', () => {
@@ -71,8 +101,14 @@ describe('serializeLoggedError', () => {
 describe('logRequestFailure', () => {
   it("logs an open breaker's 503 at warn without a stack, other 5xx at error with one, and no 4xx", () => {
     const { lines, logger } = capture();
-    const unavailable = new GatewayError('GW_UPSTREAM_UNAVAILABLE', 'model "m" is temporarily unavailable', [], { retryAfterSeconds: 30 });
-    logRequestFailure(logger, unavailable, { status: 503, code: 'GW_UPSTREAM_UNAVAILABLE', messages: unavailable.messages });
+    const unavailable = new GatewayError('GW_UPSTREAM_UNAVAILABLE', 'model "m" is temporarily unavailable', [], {
+      retryAfterSeconds: 30,
+    });
+    logRequestFailure(logger, unavailable, {
+      status: 503,
+      code: 'GW_UPSTREAM_UNAVAILABLE',
+      messages: unavailable.messages,
+    });
     logRequestFailure(logger, new Error('boom'), { status: 500, code: 'GW_INTERNAL', messages: ['internal error'] });
     logRequestFailure(logger, new Error('bad input'), { status: 400, code: 'GW_VALIDATION', messages: ['bad input'] });
     expect(lines).toHaveLength(2);
@@ -84,8 +120,17 @@ describe('logRequestFailure', () => {
 
   it('logs the 503 of rate limits failing closed (Redis down) at warn without a stack', () => {
     const { lines, logger } = capture();
-    const unavailable = new GatewayError('GW_RATE_LIMITS_UNAVAILABLE', 'rate limits cannot be checked right now (their store is unreachable)', [], { retryAfterSeconds: 1 });
-    logRequestFailure(logger, unavailable, { status: 503, code: 'GW_RATE_LIMITS_UNAVAILABLE', messages: unavailable.messages });
+    const unavailable = new GatewayError(
+      'GW_RATE_LIMITS_UNAVAILABLE',
+      'rate limits cannot be checked right now (their store is unreachable)',
+      [],
+      { retryAfterSeconds: 1 },
+    );
+    logRequestFailure(logger, unavailable, {
+      status: 503,
+      code: 'GW_RATE_LIMITS_UNAVAILABLE',
+      messages: unavailable.messages,
+    });
     expect(lines).toHaveLength(1);
     expect(lines[0]).toMatchObject({ level: 40, code: 'GW_RATE_LIMITS_UNAVAILABLE', reason: unavailable.messages[0] });
     expect(JSON.stringify(lines[0])).not.toMatch(/stack|"err"/);

@@ -13,7 +13,10 @@ describe('counter and histogram cells in Prometheus text format', () => {
     family.cell({ status: '200', model: 'a' }).inc(2.5);
     family.cell({ model: 'say "hi"\\\n', status: '200' }).inc();
     expect(family.cell({ model: 'a', status: '200' }).value).toBe(3.5);
-    expect(family.text().split('\n').slice(2)).toEqual(['gateway_x_total{model="a",status="200"} 3.5', 'gateway_x_total{model="say \\"hi\\"\\\\\\n",status="200"} 1']);
+    expect(family.text().split('\n').slice(2)).toEqual([
+      'gateway_x_total{model="a",status="200"} 3.5',
+      'gateway_x_total{model="say \\"hi\\"\\\\\\n",status="200"} 1',
+    ]);
   });
 
   it('does not mistake label sets whose values would join to the same text', () => {

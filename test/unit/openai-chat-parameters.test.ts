@@ -16,14 +16,23 @@ const request: ChatRequest = {
   presencePenalty: 0.5,
   structuredOutputs: true,
 };
-const openAi = { baseUrl: 'https://api.openai.com/v1', apiKey: new Secret('k'), timeoutMs: 1000, firstByteTimeoutMs: 1000, connectTimeoutMs: 1000, maxEventCharacters: 65536, headers: {} };
+const openAi = {
+  baseUrl: 'https://api.openai.com/v1',
+  apiKey: new Secret('k'),
+  timeoutMs: 1000,
+  firstByteTimeoutMs: 1000,
+  connectTimeoutMs: 1000,
+  maxEventCharacters: 65536,
+  headers: {},
+};
 const router = { ...openAi, baseUrl: 'https://openrouter.ai/api/v1' };
 
 describe('OpenAI chat parameters', () => {
   it('sends OpenAI itself none of the fields only compatible servers take', () => {
     const body = encodeChatRequest(request);
     expect(body.presence_penalty).toBe(0.5);
-    for (const field of ['top_k', 'min_p', 'top_a', 'repetition_penalty', 'reasoning', 'include_reasoning']) expect(body).not.toHaveProperty(field);
+    for (const field of ['top_k', 'min_p', 'top_a', 'repetition_penalty', 'reasoning', 'include_reasoning'])
+      expect(body).not.toHaveProperty(field);
     expect(openAiCarries('topK', request, openAi)).toBe(false);
     expect(openAiCarries('thinking', request, openAi)).toBe(false);
     expect(openAiCarries('topK', request, router)).toBe(true);
@@ -43,8 +52,14 @@ describe('OpenAI chat parameters', () => {
 
   it('carries structured outputs only as the strictness of a JSON schema answer format', () => {
     expect(openAiCarries('structuredOutputs', request, router)).toBe(false);
-    const withSchema: ChatRequest = { ...request, responseFormat: { type: 'json_schema', name: 'answer', schema: { type: 'object' } } };
+    const withSchema: ChatRequest = {
+      ...request,
+      responseFormat: { type: 'json_schema', name: 'answer', schema: { type: 'object' } },
+    };
     expect(openAiCarries('structuredOutputs', withSchema, router)).toBe(true);
-    expect(encodeChatRequest(withSchema).response_format).toEqual({ type: 'json_schema', json_schema: { name: 'answer', schema: { type: 'object' }, strict: true } });
+    expect(encodeChatRequest(withSchema).response_format).toEqual({
+      type: 'json_schema',
+      json_schema: { name: 'answer', schema: { type: 'object' }, strict: true },
+    });
   });
 });

@@ -14,32 +14,88 @@ import { fakeOpenAiKey, startOpenAiFake } from '../fakes/openai-fake.ts';
 const notOfAnyProtocol = [null, [], {}, { hello: 'world' }, 'text', 42];
 
 describe('protocol shapes', () => {
-  it('take the providers\' own answers and events, extra fields and all (examples from the wire notes)', () => {
-    const chunk = { id: 'chatcmpl-1', object: 'chat.completion.chunk', created: 1, model: 'gpt-4o', choices: [{ index: 0, delta: { role: 'assistant', content: '', refusal: null }, logprobs: null, finish_reason: null }], usage: null };
+  it("take the providers' own answers and events, extra fields and all (examples from the wire notes)", () => {
+    const chunk = {
+      id: 'chatcmpl-1',
+      object: 'chat.completion.chunk',
+      created: 1,
+      model: 'gpt-4o',
+      choices: [
+        { index: 0, delta: { role: 'assistant', content: '', refusal: null }, logprobs: null, finish_reason: null },
+      ],
+      usage: null,
+    };
     expect(isChatCompletionChunk(chunk)).toBe(true);
-    expect(isChatCompletionChunk({ ...chunk, choices: [], usage: { prompt_tokens: 17, completion_tokens: 10, total_tokens: 27 } })).toBe(true);
+    expect(
+      isChatCompletionChunk({
+        ...chunk,
+        choices: [],
+        usage: { prompt_tokens: 17, completion_tokens: 10, total_tokens: 27 },
+      }),
+    ).toBe(true);
     expect(isChatCompletionChunk({ error: { message: 'overloaded' } })).toBe(true);
-    expect(isChatCompletion({ choices: [{ index: 0, message: { role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'f', arguments: '{}' } }] }, finish_reason: 'tool_calls' }] })).toBe(true);
-    expect(isResponsesStreamEvent({ type: 'response.created', sequence_number: 0, response: { id: 'resp_1', usage: null } })).toBe(true);
+    expect(
+      isChatCompletion({
+        choices: [
+          {
+            index: 0,
+            message: {
+              role: 'assistant',
+              content: null,
+              tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'f', arguments: '{}' } }],
+            },
+            finish_reason: 'tool_calls',
+          },
+        ],
+      }),
+    ).toBe(true);
+    expect(
+      isResponsesStreamEvent({ type: 'response.created', sequence_number: 0, response: { id: 'resp_1', usage: null } }),
+    ).toBe(true);
     expect(isMessagesStreamEvent({ type: 'ping' })).toBe(true);
-    expect(isMessagesStreamEvent({ type: 'message_delta', delta: { stop_reason: 'end_turn', stop_sequence: null }, usage: { output_tokens: 15 } })).toBe(true);
+    expect(
+      isMessagesStreamEvent({
+        type: 'message_delta',
+        delta: { stop_reason: 'end_turn', stop_sequence: null },
+        usage: { output_tokens: 15 },
+      }),
+    ).toBe(true);
     expect(isGenerateContentResponse({ promptFeedback: { blockReason: 'SAFETY' } })).toBe(true);
-    expect(isGenerateContentResponse({ candidates: [{ content: { role: 'model', parts: [{ text: 'Hi' }] }, finishReason: 'STOP', index: 0 }], usageMetadata: { promptTokenCount: 2 } })).toBe(true);
+    expect(
+      isGenerateContentResponse({
+        candidates: [{ content: { role: 'model', parts: [{ text: 'Hi' }] }, finishReason: 'STOP', index: 0 }],
+        usageMetadata: { promptTokenCount: 2 },
+      }),
+    ).toBe(true);
   });
 
   it('refuse JSON of another shape, and fields the gateway reads that have the wrong type', () => {
-    for (const check of [isChatCompletionChunk, isChatCompletion, isResponsesStreamEvent, isMessagesStreamEvent, isGenerateContentResponse]) {
+    for (const check of [
+      isChatCompletionChunk,
+      isChatCompletion,
+      isResponsesStreamEvent,
+      isMessagesStreamEvent,
+      isGenerateContentResponse,
+    ]) {
       for (const value of notOfAnyProtocol) expect(check(value)).toBe(false);
     }
     expect(isChatCompletionChunk({ choices: [{ delta: { content: 7 } }] })).toBe(false);
     expect(isChatCompletionChunk({ choices: [], usage: { prompt_tokens: '5' } })).toBe(false);
-    expect(isMessagesStreamEvent({ type: 'content_block_delta', delta: { type: 'text_delta', text: ['Hi'] } })).toBe(false);
-    expect(isGenerateContentResponse({ candidates: [{ content: { parts: [{ functionCall: { args: {} } }] } }] })).toBe(false);
+    expect(isMessagesStreamEvent({ type: 'content_block_delta', delta: { type: 'text_delta', text: ['Hi'] } })).toBe(
+      false,
+    );
+    expect(isGenerateContentResponse({ candidates: [{ content: { parts: [{ functionCall: { args: {} } }] } }] })).toBe(
+      false,
+    );
   });
 });
 
 describe('the JSON-array stream splitter', () => {
-  const elements = [{ text: 'a [bracket] and a } brace' }, { text: 'an "escaped\\" quote\\\\', nested: [{ deep: [1, 2, { x: '{' }] }] }, {}];
+  const elements = [
+    { text: 'a [bracket] and a } brace' },
+    { text: 'an "escaped\\" quote\\\\', nested: [{ deep: [1, 2, { x: '{' }] }] },
+    {},
+  ];
   const text = `[${elements.map((element) => JSON.stringify(element)).join(',\r\n')}]`;
 
   it('gives each element whole, however the stream is cut', () => {
@@ -67,18 +123,39 @@ describe('fakes check requests against the protocol', () => {
   });
 
   const post = async (url: string, headers: Record<string, string>, body: object) => {
-    const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+    const response = await fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...headers },
+      body: JSON.stringify(body),
+    });
     return { status: response.status, body: (await response.json()) as unknown };
   };
 
-  it('answer a request of the wrong shape 400 with the provider\'s own error body', async () => {
+  it("answer a request of the wrong shape 400 with the provider's own error body", async () => {
     const [openai, anthropic, gemini, ark] = fakes as [FakeServer, FakeServer, FakeServer, FakeServer];
     const bearer = (key: string) => ({ authorization: `Bearer ${key}` });
-    expect(await post(`${openai.url}/v1/chat/completions`, bearer(fakeOpenAiKey), { model: 'gpt-4o', messages: [] })).toMatchObject({ status: 400, body: { error: { type: 'invalid_request_error' } } });
-    expect(await post(`${openai.url}/v1/embeddings`, bearer(fakeOpenAiKey), { model: 'text-embedding-3-small' })).toMatchObject({ status: 400, body: { error: { type: 'invalid_request_error' } } });
+    expect(
+      await post(`${openai.url}/v1/chat/completions`, bearer(fakeOpenAiKey), { model: 'gpt-4o', messages: [] }),
+    ).toMatchObject({ status: 400, body: { error: { type: 'invalid_request_error' } } });
+    expect(
+      await post(`${openai.url}/v1/embeddings`, bearer(fakeOpenAiKey), { model: 'text-embedding-3-small' }),
+    ).toMatchObject({ status: 400, body: { error: { type: 'invalid_request_error' } } });
     const anthropicHeaders = { 'x-api-key': fakeAnthropicKey, 'anthropic-version': '2023-06-01' };
-    expect(await post(`${anthropic.url}/v1/messages`, anthropicHeaders, { model: 'claude', max_tokens: 10, messages: 'hi' })).toMatchObject({ status: 400, body: { type: 'error', error: { type: 'invalid_request_error' } } });
-    expect(await post(`${gemini.url}/v1beta/models/gemini-2.5-flash:generateContent`, { 'x-goog-api-key': fakeGeminiKey }, { contents: [{ parts: [] }] })).toMatchObject({ status: 400, body: { error: { status: 'INVALID_ARGUMENT' } } });
-    expect(await post(`${ark.url}/api/v3/embeddings/multimodal`, bearer(fakeArkKey), { model: 'doubao', input: [{ type: 'text' }] })).toMatchObject({ status: 400, body: { error: { code: 'InvalidParameter' } } });
+    expect(
+      await post(`${anthropic.url}/v1/messages`, anthropicHeaders, { model: 'claude', max_tokens: 10, messages: 'hi' }),
+    ).toMatchObject({ status: 400, body: { type: 'error', error: { type: 'invalid_request_error' } } });
+    expect(
+      await post(
+        `${gemini.url}/v1beta/models/gemini-2.5-flash:generateContent`,
+        { 'x-goog-api-key': fakeGeminiKey },
+        { contents: [{ parts: [] }] },
+      ),
+    ).toMatchObject({ status: 400, body: { error: { status: 'INVALID_ARGUMENT' } } });
+    expect(
+      await post(`${ark.url}/api/v3/embeddings/multimodal`, bearer(fakeArkKey), {
+        model: 'doubao',
+        input: [{ type: 'text' }],
+      }),
+    ).toMatchObject({ status: 400, body: { error: { code: 'InvalidParameter' } } });
   });
 });

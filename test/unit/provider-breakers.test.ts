@@ -2,7 +2,13 @@ import { CircuitState } from 'cockatiel';
 import { describe, expect, it } from 'vitest';
 import { GatewayError } from '../../src/domain/errors.ts';
 import { UpstreamHttpError, UpstreamUnreachableError } from '../../src/domain/upstream-failure.ts';
-import { AccountSpreadBreaker, ProviderBreakers, RowUnavailable, type BreakerState, type RowRef } from '../../src/gateway/provider-breakers.ts';
+import {
+  AccountSpreadBreaker,
+  ProviderBreakers,
+  RowUnavailable,
+  type BreakerState,
+  type RowRef,
+} from '../../src/gateway/provider-breakers.ts';
 import { dispatchWithFallback } from '../../src/gateway/upstream-dispatch.ts';
 
 const row = { providerId: 'primary', upstreamModel: 'gpt-4o-mini' };
@@ -17,19 +23,24 @@ const settings = { failures: 2, minAccounts: 2, cooldownMs, windowMs: 60_000 };
 async function openedRow(): Promise<{ breakers: ProviderBreakers; changes: BreakerState[] }> {
   const changes: BreakerState[] = [];
   const breakers = new ProviderBreakers(settings, (_row, state) => changes.push(state));
-  for (const account of ['acct_a', 'acct_b']) await expect(breakers.run(row, account, down)).rejects.toBeInstanceOf(UpstreamUnreachableError);
+  for (const account of ['acct_a', 'acct_b'])
+    await expect(breakers.run(row, account, down)).rejects.toBeInstanceOf(UpstreamUnreachableError);
   await expect(breakers.run(row, 'acct_c', () => Promise.resolve('never sent'))).rejects.toBeInstanceOf(RowUnavailable);
   await pause(cooldownMs + 10);
   return { breakers, changes };
 }
 
-const stateOf = (breakers: ProviderBreakers) => breakers.states().find((state) => state.providerId === row.providerId && state.upstreamModel === row.upstreamModel)?.state;
+const stateOf = (breakers: ProviderBreakers) =>
+  breakers.states().find((state) => state.providerId === row.providerId && state.upstreamModel === row.upstreamModel)
+    ?.state;
 
 describe('the breaker of a provider row', () => {
   it('does not count what the gateway itself refuses while closed', async () => {
     const breakers = new ProviderBreakers(settings, () => undefined);
     for (let refusal = 0; refusal < 5; refusal += 1) {
-      await expect(breakers.run(row, `acct_${refusal}`, () => Promise.reject(new GatewayError('GW_VALIDATION', 'not sent')))).rejects.toBeInstanceOf(GatewayError);
+      await expect(
+        breakers.run(row, `acct_${refusal}`, () => Promise.reject(new GatewayError('GW_VALIDATION', 'not sent'))),
+      ).rejects.toBeInstanceOf(GatewayError);
     }
     await expect(breakers.run(row, 'acct_a', () => Promise.resolve('served'))).resolves.toBe('served');
     expect(stateOf(breakers)).toBe('closed');
@@ -49,7 +60,9 @@ describe('the breaker of a provider row', () => {
     expect(stateOf(breakers)).toBe('open');
     expect(changes).toEqual(['open', 'half-open', 'open']);
     // Skipped for another cooldown, then probed again.
-    await expect(breakers.run(row, 'acct_a', () => Promise.resolve('never sent'))).rejects.toBeInstanceOf(RowUnavailable);
+    await expect(breakers.run(row, 'acct_a', () => Promise.resolve('never sent'))).rejects.toBeInstanceOf(
+      RowUnavailable,
+    );
     await pause(cooldownMs + 10);
     await expect(breakers.run(row, 'acct_a', () => Promise.resolve('served'))).resolves.toBe('served');
     expect(stateOf(breakers)).toBe('closed');
@@ -60,7 +73,9 @@ describe('the breaker of a provider row', () => {
     let answer: (value: string) => void = () => undefined;
     const probe = breakers.run(row, 'acct_a', () => new Promise<string>((resolve) => (answer = resolve)));
     expect(breakers.available(row)).toBe(false);
-    await expect(breakers.run(row, 'acct_b', () => Promise.resolve('not while probing'))).rejects.toMatchObject({ retryInMs: 0 });
+    await expect(breakers.run(row, 'acct_b', () => Promise.resolve('not while probing'))).rejects.toMatchObject({
+      retryInMs: 0,
+    });
     answer('probed');
     await expect(probe).resolves.toBe('probed');
     expect(stateOf(breakers)).toBe('closed');
@@ -71,7 +86,9 @@ describe('which failures open a row, and when an open row is still called', () =
   it("stays closed under one account's failures, however many, and its 500s and 429s alike", async () => {
     const breakers = new ProviderBreakers({ failures: 3, minAccounts: 3, cooldownMs: 60_000 }, () => undefined);
     for (let failure = 0; failure < 50; failure += 1) {
-      await expect(breakers.run(row, 'acct_poison', failedWith(failure % 2 === 0 ? 500 : 429))).rejects.toBeInstanceOf(UpstreamHttpError);
+      await expect(breakers.run(row, 'acct_poison', failedWith(failure % 2 === 0 ? 500 : 429))).rejects.toBeInstanceOf(
+        UpstreamHttpError,
+      );
     }
     await expect(breakers.run(row, 'acct_poison', down)).rejects.toBeInstanceOf(UpstreamUnreachableError);
     expect(stateOf(breakers)).toBe('closed');
@@ -83,18 +100,22 @@ describe('which failures open a row, and when an open row is still called', () =
     await expect(breakers.run(row, 'acct_a', failedWith(503))).rejects.toBeInstanceOf(UpstreamHttpError);
     await expect(breakers.run(row, 'acct_b', failedWith(503))).rejects.toBeInstanceOf(UpstreamHttpError);
     // Two accounts: however many more failures they bring, the row stays closed.
-    for (let failure = 0; failure < 10; failure += 1) await expect(breakers.run(row, 'acct_b', down)).rejects.toBeInstanceOf(UpstreamUnreachableError);
+    for (let failure = 0; failure < 10; failure += 1)
+      await expect(breakers.run(row, 'acct_b', down)).rejects.toBeInstanceOf(UpstreamUnreachableError);
     expect(stateOf(breakers)).toBe('closed');
     await expect(breakers.run(row, 'acct_c', failedWith(502))).rejects.toBeInstanceOf(UpstreamHttpError);
     expect(stateOf(breakers)).toBe('open');
-    await expect(breakers.run(row, 'acct_d', () => Promise.resolve('never sent'))).rejects.toBeInstanceOf(RowUnavailable);
+    await expect(breakers.run(row, 'acct_d', () => Promise.resolve('never sent'))).rejects.toBeInstanceOf(
+      RowUnavailable,
+    );
   });
 
   it("does not lose the other accounts' failures under one account's flood", async () => {
     const breakers = new ProviderBreakers({ failures: 3, minAccounts: 4, cooldownMs: 60_000 }, () => undefined);
     await expect(breakers.run(row, 'acct_a', down)).rejects.toBeInstanceOf(UpstreamUnreachableError);
     await expect(breakers.run(row, 'acct_b', down)).rejects.toBeInstanceOf(UpstreamUnreachableError);
-    for (let failure = 0; failure < 100; failure += 1) await expect(breakers.run(row, 'acct_flood', down)).rejects.toBeInstanceOf(UpstreamUnreachableError);
+    for (let failure = 0; failure < 100; failure += 1)
+      await expect(breakers.run(row, 'acct_flood', down)).rejects.toBeInstanceOf(UpstreamUnreachableError);
     // Three accounts so far: acct_a and acct_b are still counted after the flood's hundred failures.
     expect(stateOf(breakers)).toBe('closed');
     await expect(breakers.run(row, 'acct_c', down)).rejects.toBeInstanceOf(UpstreamUnreachableError);
@@ -124,7 +145,9 @@ describe('which failures open a row, and when an open row is still called', () =
     expect(stateOf(breakers)).toBe('open');
     expect(breakers.available(row)).toBe(false);
     await expect(breakers.run(row, 'acct_a', failedWith(500), false)).rejects.toMatchObject({ status: 500 });
-    await expect(breakers.run(row, 'acct_b', () => Promise.resolve('sent regardless'), false)).resolves.toBe('sent regardless');
+    await expect(breakers.run(row, 'acct_b', () => Promise.resolve('sent regardless'), false)).resolves.toBe(
+      'sent regardless',
+    );
     expect(stateOf(breakers)).toBe('open');
     expect(changes).toEqual(['open', 'half-open', 'open']);
     // While its one probe runs, too.
@@ -132,7 +155,9 @@ describe('which failures open a row, and when an open row is still called', () =
     expect(breakers.available(row)).toBe(true);
     let answer: (value: string) => void = () => undefined;
     const probe = breakers.run(row, 'acct_a', () => new Promise<string>((resolve) => (answer = resolve)));
-    await expect(breakers.run(row, 'acct_b', () => Promise.resolve('sent beside the probe'), false)).resolves.toBe('sent beside the probe');
+    await expect(breakers.run(row, 'acct_b', () => Promise.resolve('sent beside the probe'), false)).resolves.toBe(
+      'sent beside the probe',
+    );
     answer('probed');
     await expect(probe).resolves.toBe('probed');
     expect(stateOf(breakers)).toBe('closed');
@@ -140,7 +165,8 @@ describe('which failures open a row, and when an open row is still called', () =
 });
 
 describe('the rule of a row breaker (failures, accounts, window)', () => {
-  const rule = (clock: { now: number }) => new AccountSpreadBreaker({ failures: 3, minAccounts: 2, windowMs: 1_000 }, () => clock.now);
+  const rule = (clock: { now: number }) =>
+    new AccountSpreadBreaker({ failures: 3, minAccounts: 2, windowMs: 1_000 }, () => clock.now);
 
   it('opens on enough failures from enough accounts within the window', () => {
     const clock = { now: 10_000 };
@@ -190,7 +216,9 @@ describe('a dispatch over rows with open breakers', () => {
   /** Breakers with the rows named open (three failures from three accounts each), for a long cooldown. */
   async function breakersWithOpen(...rows: RowRef[]): Promise<ProviderBreakers> {
     const breakers = new ProviderBreakers({ failures: 3, minAccounts: 3, cooldownMs: 60_000 }, () => undefined);
-    for (const open of rows) for (const account of ['acct_a', 'acct_b', 'acct_c']) await expect(breakers.run(open, account, down)).rejects.toBeInstanceOf(UpstreamUnreachableError);
+    for (const open of rows)
+      for (const account of ['acct_a', 'acct_b', 'acct_c'])
+        await expect(breakers.run(open, account, down)).rejects.toBeInstanceOf(UpstreamUnreachableError);
     return breakers;
   }
 
@@ -201,7 +229,13 @@ describe('a dispatch over rows with open breakers', () => {
       modelId: 'model',
       accountId: 'acct_victim',
       rows,
-      resilience: { breakers, events: { fallback: () => undefined, retry: () => undefined }, retryBudgetMs: 0, maxRetries: 0, traced: false },
+      resilience: {
+        breakers,
+        events: { fallback: () => undefined, retry: () => undefined },
+        retryBudgetMs: 0,
+        maxRetries: 0,
+        traced: false,
+      },
       mayContinue: () => true,
       attempt: (row) => {
         called.push(row.providerId);
@@ -209,12 +243,21 @@ describe('a dispatch over rows with open breakers', () => {
       },
       attempts: [],
     });
-    return { called, outcome: await outcome.then((served) => ({ served: served.value }), (error: unknown) => ({ error })) };
+    return {
+      called,
+      outcome: await outcome.then(
+        (served) => ({ served: served.value }),
+        (error: unknown) => ({ error }),
+      ),
+    };
   }
 
   it('skips an open row while a later row may serve', async () => {
     const breakers = await breakersWithOpen(first);
-    const { called, outcome } = await dispatch(breakers, [first, second], { first: () => Promise.resolve('first'), second: () => Promise.resolve('second') });
+    const { called, outcome } = await dispatch(breakers, [first, second], {
+      first: () => Promise.resolve('first'),
+      second: () => Promise.resolve('second'),
+    });
     expect(called).toEqual(['second']);
     expect(outcome).toEqual({ served: 'second' });
   });
@@ -224,19 +267,27 @@ describe('a dispatch over rows with open breakers', () => {
     const failed = await dispatch(breakers, [first], { first: failedWith(503) });
     expect(failed.called).toEqual(['first']);
     expect(failed.outcome).toEqual({ error: expect.objectContaining({ status: 503 }) });
-    expect((await dispatch(breakers, [first], { first: () => Promise.resolve('served') })).outcome).toEqual({ served: 'served' });
+    expect((await dispatch(breakers, [first], { first: () => Promise.resolve('served') })).outcome).toEqual({
+      served: 'served',
+    });
   });
 
   it('calls the best row once when every row is open, and relays its failure without trying the others', async () => {
     const breakers = await breakersWithOpen(first, second);
-    const { called, outcome } = await dispatch(breakers, [first, second], { first: failedWith(500), second: () => Promise.resolve('never sent') });
+    const { called, outcome } = await dispatch(breakers, [first, second], {
+      first: failedWith(500),
+      second: () => Promise.resolve('never sent'),
+    });
     expect(called).toEqual(['first']);
     expect(outcome).toEqual({ error: expect.objectContaining({ status: 500 }) });
   });
 
   it("relays a failed row's answer when the rows after it are open, not a 503 of the gateway's", async () => {
     const breakers = await breakersWithOpen(second);
-    const { called, outcome } = await dispatch(breakers, [first, second], { first: failedWith(429), second: () => Promise.resolve('never sent') });
+    const { called, outcome } = await dispatch(breakers, [first, second], {
+      first: failedWith(429),
+      second: () => Promise.resolve('never sent'),
+    });
     expect(called).toEqual(['first']);
     expect(outcome).toEqual({ error: expect.objectContaining({ status: 429 }) });
   });

@@ -2,7 +2,16 @@ import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { RateLimiterRedis } from 'rate-limiter-flexible';
 import { describe, expect, it } from 'vitest';
-import { effectiveRateLimits, hasRateLimits, KeyRateLimiter, noRateLimits, RateLimitedError, RateLimitStore, tokensUsed, type RateLimits } from '../../src/billing/rate-limits.ts';
+import {
+  effectiveRateLimits,
+  hasRateLimits,
+  KeyRateLimiter,
+  noRateLimits,
+  RateLimitedError,
+  RateLimitStore,
+  tokensUsed,
+  type RateLimits,
+} from '../../src/billing/rate-limits.ts';
 import { MemoryRequestsInFlight, RedisRequestsInFlight } from '../../src/billing/requests-in-flight.ts';
 import { Secret } from '../../src/domain/secret.ts';
 import { openAiDuration } from '../../src/http/rate-limit-hook.ts';
@@ -13,8 +22,15 @@ const memoryLimiter = () => new KeyRateLimiter(new RateLimitStore({ redisFailure
 
 describe('rate limits', () => {
   it("the account's limit is each key's default and ceiling: a key's own applies only when lower; none at all is no limits", () => {
-    expect(effectiveRateLimits(limits({ requestsPerMinute: 1_000_000_000 }), limits({ requestsPerMinute: 1, concurrentRequests: 2 }))).toEqual({ requestsPerMinute: 1, tokensPerMinute: null, concurrentRequests: 2 });
-    expect(effectiveRateLimits(limits({ requestsPerMinute: 1, tokensPerMinute: 50 }), limits({ requestsPerMinute: 5 }))).toEqual({ requestsPerMinute: 1, tokensPerMinute: 50, concurrentRequests: null });
+    expect(
+      effectiveRateLimits(
+        limits({ requestsPerMinute: 1_000_000_000 }),
+        limits({ requestsPerMinute: 1, concurrentRequests: 2 }),
+      ),
+    ).toEqual({ requestsPerMinute: 1, tokensPerMinute: null, concurrentRequests: 2 });
+    expect(
+      effectiveRateLimits(limits({ requestsPerMinute: 1, tokensPerMinute: 50 }), limits({ requestsPerMinute: 5 })),
+    ).toEqual({ requestsPerMinute: 1, tokensPerMinute: 50, concurrentRequests: null });
     expect(hasRateLimits(effectiveRateLimits(noRateLimits, noRateLimits))).toBe(false);
   });
 
@@ -26,7 +42,7 @@ describe('rate limits', () => {
     expect(tokensUsed({ totalTokens: -5, promptTokens: Number.NaN })).toBe(0);
   });
 
-  it("writes a wait as OpenAI does", () => {
+  it('writes a wait as OpenAI does', () => {
     expect(openAiDuration(20)).toBe('20ms');
     expect(openAiDuration(1000)).toBe('1s');
     expect(openAiDuration(59_001)).toBe('1m0s');
@@ -67,7 +83,9 @@ describe('rate limits', () => {
     limiter.chargeTokens('key_e', 1000);
     await new Promise((resolve) => setImmediate(resolve));
     await expect(limiter.admit('key_d', ten)).rejects.toThrow('limit of 10 tokens per minute is spent');
-    await expect(limiter.admit('key_e', ten)).resolves.toMatchObject({ standing: { tokens: { limit: 10, remaining: 10 } } });
+    await expect(limiter.admit('key_e', ten)).resolves.toMatchObject({
+      standing: { tokens: { limit: 10, remaining: 10 } },
+    });
   });
 
   it("charges a settlement's usage by its tokens, reading the usage only for a key that may have a tokens limit", async () => {
@@ -76,7 +94,12 @@ describe('rate limits', () => {
     await limiter.admit('key_usage', ten);
     limiter.admittedUnlimited('key_unlimited');
     const read: string[] = [];
-    const usage = (fields: Record<string, number>) => new Proxy(fields, { getOwnPropertyDescriptor: (target, name) => (read.push(String(name)), Reflect.getOwnPropertyDescriptor(target, name)) });
+    const usage = (fields: Record<string, number>) =>
+      new Proxy(fields, {
+        getOwnPropertyDescriptor: (target, name) => (
+          read.push(String(name)), Reflect.getOwnPropertyDescriptor(target, name)
+        ),
+      });
     await limiter.chargeUsage('key_unlimited', usage({ totalTokens: 1000 }));
     expect(read).toEqual([]);
     await limiter.chargeUsage('key_usage', usage({ promptTokens: 4, completionTokens: 6 }));
@@ -89,9 +112,14 @@ describe('rate limits', () => {
     const lookups: string[] = [];
     const lookup = (keyId: string) => {
       lookups.push(keyId);
-      return Promise.resolve(keyId === 'key_elsewhere' ? limits({ tokensPerMinute: 10 }) : keyId === 'key_free' ? noRateLimits : null);
+      return Promise.resolve(
+        keyId === 'key_elsewhere' ? limits({ tokensPerMinute: 10 }) : keyId === 'key_free' ? noRateLimits : null,
+      );
     };
-    const limiter = new KeyRateLimiter(new RateLimitStore({ redisFailure: 'open', keyPrefix: `unit-${randomUUID()}` }), lookup);
+    const limiter = new KeyRateLimiter(
+      new RateLimitStore({ redisFailure: 'open', keyPrefix: `unit-${randomUUID()}` }),
+      lookup,
+    );
     limiter.chargeTokens('key_elsewhere', 6);
     limiter.chargeTokens('key_elsewhere', 6);
     limiter.chargeTokens('key_free', 6);
@@ -102,8 +130,12 @@ describe('rate limits', () => {
     await new Promise((resolve) => setTimeout(resolve, 10));
     // One lookup per key, the two first charges of a key sharing it; a key admitted here is never looked up.
     expect(lookups).toEqual(['key_elsewhere', 'key_free']);
-    await expect(limiter.admit('key_elsewhere', limits({ tokensPerMinute: 10 }))).rejects.toThrow('limit of 10 tokens per minute is spent');
-    await expect(limiter.admit('key_free', limits({ tokensPerMinute: 10 }))).resolves.toMatchObject({ standing: { tokens: { remaining: 10 } } });
+    await expect(limiter.admit('key_elsewhere', limits({ tokensPerMinute: 10 }))).rejects.toThrow(
+      'limit of 10 tokens per minute is spent',
+    );
+    await expect(limiter.admit('key_free', limits({ tokensPerMinute: 10 }))).resolves.toMatchObject({
+      standing: { tokens: { remaining: 10 } },
+    });
     // A change of the key forgets what was known: the next settlement reads its limits again.
     limiter.forgetKey('key_free');
     limiter.chargeTokens('key_free', 6);
@@ -127,13 +159,23 @@ describe('rate limits', () => {
     const redisUrl = new Secret(`redis://127.0.0.1:${await freePort()}`);
     const outages: unknown[] = [];
     for (const redisFailure of ['open', 'closed'] as const) {
-      const store = new RateLimitStore({ redisUrl, redisFailure, keyPrefix: 'unit', onOutage: (error) => outages.push(error) });
+      const store = new RateLimitStore({
+        redisUrl,
+        redisFailure,
+        keyPrefix: 'unit',
+        onOutage: (error) => outages.push(error),
+      });
       const limiter = new KeyRateLimiter(store);
       try {
         for (let attempt = 0; attempt < 3; attempt++) {
           const admission = limiter.admit('key_f', limits({ requestsPerMinute: 1, concurrentRequests: 1 }));
           if (redisFailure === 'open') await expect(admission).resolves.toMatchObject({ standing: {} });
-          else await expect(admission).rejects.toMatchObject({ code: 'GW_RATE_LIMITS_UNAVAILABLE', status: 503, retryAfterSeconds: 1 });
+          else
+            await expect(admission).rejects.toMatchObject({
+              code: 'GW_RATE_LIMITS_UNAVAILABLE',
+              status: 503,
+              retryAfterSeconds: 1,
+            });
         }
       } finally {
         await store.close();
@@ -196,11 +238,19 @@ describe('requests in flight in Redis', () => {
 /** Redis at 127.0.0.1:6379: the admission is one script deciding on all three limits at once. */
 describe('admission in Redis', () => {
   const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-  const refusalOf = (admission: Promise<unknown>) => admission.then(() => undefined, (error: unknown) => error as RateLimitedError);
+  const refusalOf = (admission: Promise<unknown>) =>
+    admission.then(
+      () => undefined,
+      (error: unknown) => error as RateLimitedError,
+    );
 
   it('refuses on each limit, counting the request anyway, taking no slot when refused, and says where each limit stands', async () => {
     const prefix = `unit-admit-${randomUUID()}`;
-    const store = new RateLimitStore({ redisUrl: new Secret('redis://127.0.0.1:6379'), redisFailure: 'closed', keyPrefix: prefix });
+    const store = new RateLimitStore({
+      redisUrl: new Secret('redis://127.0.0.1:6379'),
+      redisFailure: 'closed',
+      keyPrefix: prefix,
+    });
     const redis = new Redis('redis://127.0.0.1:6379');
     const slots = (keyId: string) => redis.zcard(`${prefix}:inflight:${keyId}`);
     try {
@@ -220,7 +270,10 @@ describe('admission in Redis', () => {
       expect(busy).toBeInstanceOf(RateLimitedError);
       expect(busy!.message).toContain('limit of 1 concurrent requests is reached');
       expect(busy!.retryAfterSeconds).toBe(1);
-      expect(busy!.standing).toMatchObject({ requests: { limit: 2, remaining: 0 }, tokens: { limit: 10, remaining: 10 } });
+      expect(busy!.standing).toMatchObject({
+        requests: { limit: 2, remaining: 0 },
+        tokens: { limit: 10, remaining: 10 },
+      });
 
       first.release();
       first.release();
@@ -254,7 +307,9 @@ describe('admission in Redis', () => {
       const slotOnly = await limiter.admit('key_z', limits({ concurrentRequests: 1 }));
       expect(slotOnly.standing).toEqual({});
       slotOnly.release();
-      await expect(limiter.admit('key_z', limits({ requestsPerMinute: 0 }))).rejects.toThrow('limit of 0 requests per minute is reached');
+      await expect(limiter.admit('key_z', limits({ requestsPerMinute: 0 }))).rejects.toThrow(
+        'limit of 0 requests per minute is reached',
+      );
     } finally {
       await redis.quit();
       await store.close();
@@ -263,7 +318,11 @@ describe('admission in Redis', () => {
 
   it('releases and charges reach Redis before any admission asked for after them: with it, alone, or at close', async () => {
     const prefix = `unit-admit-${randomUUID()}`;
-    const store = new RateLimitStore({ redisUrl: new Secret('redis://127.0.0.1:6379'), redisFailure: 'closed', keyPrefix: prefix });
+    const store = new RateLimitStore({
+      redisUrl: new Secret('redis://127.0.0.1:6379'),
+      redisFailure: 'closed',
+      keyPrefix: prefix,
+    });
     const redis = new Redis('redis://127.0.0.1:6379');
     const slots = (keyId: string) => redis.zcard(`${prefix}:inflight:${keyId}`);
     try {
@@ -297,9 +356,19 @@ describe('admission in Redis', () => {
 
   it("counts in the limiter library's keys and values: processes of the version before count together with these", async () => {
     const prefix = `unit-admit-${randomUUID()}`;
-    const store = new RateLimitStore({ redisUrl: new Secret('redis://127.0.0.1:6379'), redisFailure: 'closed', keyPrefix: prefix });
+    const store = new RateLimitStore({
+      redisUrl: new Secret('redis://127.0.0.1:6379'),
+      redisFailure: 'closed',
+      keyPrefix: prefix,
+    });
     const redis = new Redis('redis://127.0.0.1:6379');
-    const library = (name: string) => new RateLimiterRedis({ storeClient: redis, keyPrefix: `${prefix}:${name}`, points: Number.MAX_SAFE_INTEGER, duration: 60 });
+    const library = (name: string) =>
+      new RateLimiterRedis({
+        storeClient: redis,
+        keyPrefix: `${prefix}:${name}`,
+        points: Number.MAX_SAFE_INTEGER,
+        duration: 60,
+      });
     try {
       await store.ready(5_000);
       const limiter = new KeyRateLimiter(store);

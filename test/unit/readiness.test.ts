@@ -90,6 +90,9 @@ describe('readiness', () => {
   it('reports a stopped worker without failing readiness', async () => {
     const { readiness } = readinessWith({ worker: { isRunning: false, active: 0 }, concurrency: 0 });
     readiness.listening();
-    expect(await readiness.report()).toMatchObject({ status: 'ready', workers: { jobs: { state: 'stopped', active: 0, concurrency: 0 } } });
+    expect(await readiness.report()).toMatchObject({
+      status: 'ready',
+      workers: { jobs: { state: 'stopped', active: 0, concurrency: 0 } },
+    });
   });
 });

@@ -91,32 +91,52 @@ describe('RemoteMediaFetcher', () => {
 
   it('returns the bytes and the bare media type', async () => {
     const fetcher = open();
-    await expect(fetcher.fetch(`${host.url}/a.png`)).resolves.toEqual({ contentType: 'image/png', bytes: Buffer.from('png bytes') });
+    await expect(fetcher.fetch(`${host.url}/a.png`)).resolves.toEqual({
+      contentType: 'image/png',
+      bytes: Buffer.from('png bytes'),
+    });
     await fetcher.close();
   });
 
   it('refuses loopback by literal address and by name without sending a request, unless allowed', async () => {
     const fetcher = open({ allowPrivateAddresses: false });
     const before = host.requests.length;
-    await expect(fetcher.fetch(`http://127.0.0.1:${port()}/a.png`)).rejects.toThrow('127.0.0.1 is not a public address');
+    await expect(fetcher.fetch(`http://127.0.0.1:${port()}/a.png`)).rejects.toThrow(
+      '127.0.0.1 is not a public address',
+    );
     await expect(fetcher.fetch(`http://[::1]:${port()}/a.png`)).rejects.toThrow('[::1] is not a public address');
-    await expect(fetcher.fetch(`http://[::127.0.0.1]:${port()}/a.png`)).rejects.toThrow('[::7f00:1] is not a public address');
-    await expect(fetcher.fetch(`http://[::ffff:0:7f00:1]:${port()}/a.png`)).rejects.toThrow('[::ffff:0:7f00:1] is not a public address');
+    await expect(fetcher.fetch(`http://[::127.0.0.1]:${port()}/a.png`)).rejects.toThrow(
+      '[::7f00:1] is not a public address',
+    );
+    await expect(fetcher.fetch(`http://[::ffff:0:7f00:1]:${port()}/a.png`)).rejects.toThrow(
+      '[::ffff:0:7f00:1] is not a public address',
+    );
     await expect(fetcher.fetch(`http://[::ffff:127.0.0.1]:${port()}/a.png`)).rejects.toThrow('is not a public address');
-    await expect(fetcher.fetch(`http://[64:ff9b::127.0.0.1]:${port()}/a.png`)).rejects.toThrow('is not a public address');
+    await expect(fetcher.fetch(`http://[64:ff9b::127.0.0.1]:${port()}/a.png`)).rejects.toThrow(
+      'is not a public address',
+    );
     await expect(fetcher.fetch(`http://[2002:7f00:1::1]:${port()}/a.png`)).rejects.toThrow('is not a public address');
-    await expect(fetcher.fetch(`http://localhost:${port()}/a.png`)).rejects.toThrow('localhost resolves to a non-public address');
+    await expect(fetcher.fetch(`http://localhost:${port()}/a.png`)).rejects.toThrow(
+      'localhost resolves to a non-public address',
+    );
     expect(host.requests.length).toBe(before);
     await fetcher.close();
   });
 
   it('refuses other schemes, credentials, endless redirects, files past the limit and servers that stall', async () => {
     const fetcher = open({ timeoutMs: 300 });
-    await expect(fetcher.fetch('ftp://example.com/a.png')).rejects.toThrow('only http and https URLs are fetched, not ftp:');
-    await expect(fetcher.fetch('http://user:secret@example.com/a.png')).rejects.toThrow('URLs with credentials are not fetched');
+    await expect(fetcher.fetch('ftp://example.com/a.png')).rejects.toThrow(
+      'only http and https URLs are fetched, not ftp:',
+    );
+    await expect(fetcher.fetch('http://user:secret@example.com/a.png')).rejects.toThrow(
+      'URLs with credentials are not fetched',
+    );
     await expect(fetcher.fetch('not a url')).rejects.toThrow('not a valid URL');
     await expect(fetcher.fetch(`${host.url}/hop`)).rejects.toThrow('more than 5 redirects');
-    await expect(fetcher.fetch(`${host.url}/bad-redirect`)).rejects.toMatchObject({ name: 'RemoteMediaError', message: `${new URL(host.url).host} redirected to an invalid URL` });
+    await expect(fetcher.fetch(`${host.url}/bad-redirect`)).rejects.toMatchObject({
+      name: 'RemoteMediaError',
+      message: `${new URL(host.url).host} redirected to an invalid URL`,
+    });
     await expect(fetcher.fetch(`${host.url}/big`)).rejects.toThrow('larger than the limit of 4096 bytes');
     await expect(fetcher.fetch(`${host.url}/big-chunked`)).rejects.toThrow('larger than the limit of 4096 bytes');
     await expect(fetcher.fetch(`${host.url}/slow`)).rejects.toThrow('did not answer in time');

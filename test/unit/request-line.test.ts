@@ -15,11 +15,21 @@ class Ending {
 
 function capture(): { line: RequestLine; lines: Array<Record<string, unknown>> } {
   const lines: Array<Record<string, unknown>> = [];
-  const logger = pino({ level: 'info' }, { write: (text: string) => lines.push(JSON.parse(text) as Record<string, unknown>) });
+  const logger = pino(
+    { level: 'info' },
+    { write: (text: string) => lines.push(JSON.parse(text) as Record<string, unknown>) },
+  );
   return { line: new RequestLine(logger.child({ reqId: 'req-1' })), lines };
 }
 
-const answer = (): AnswerFields => ({ method: 'POST', path: '/api/alpha/v1/embeddings', route: '/api/alpha/v1/embeddings', statusCode: 200, responseTimeMs: 1.5, remoteAddress: '127.0.0.1' });
+const answer = (): AnswerFields => ({
+  method: 'POST',
+  path: '/api/alpha/v1/embeddings',
+  route: '/api/alpha/v1/embeddings',
+  statusCode: 200,
+  responseTimeMs: 1.5,
+  remoteAddress: '127.0.0.1',
+});
 const record = { generationId: 'gen_1', model: 'm', status: 'succeeded', usdCost: 0.001 };
 
 describe("a request's one log line, carrying its generation's record", () => {
@@ -76,14 +86,19 @@ describe("a request's one log line, carrying its generation's record", () => {
     vi.advanceTimersByTime(999);
     expect(lines).toEqual([]);
     vi.advanceTimersByTime(1);
-    expect(lines).toEqual([expect.objectContaining({ msg: 'generation recorded', event: 'generation', reqId: 'req-1', generation: record })]);
+    expect(lines).toEqual([
+      expect.objectContaining({ msg: 'generation recorded', event: 'generation', reqId: 'req-1', generation: record }),
+    ]);
     // A later reservation of the same request whose record comes while the answer is still missing gets a grace of its own.
     const later = new Ending();
     line.awaits(later);
     expect(line.carries({ ...record, generationId: 'gen_2' })).toBe(true);
     later.end();
     vi.advanceTimersByTime(1_000);
-    expect(lines).toEqual([expect.objectContaining({ generation: record }), expect.objectContaining({ msg: 'generation recorded', generation: { ...record, generationId: 'gen_2' } })]);
+    expect(lines).toEqual([
+      expect.objectContaining({ generation: record }),
+      expect.objectContaining({ msg: 'generation recorded', generation: { ...record, generationId: 'gen_2' } }),
+    ]);
     line.answered(answer());
     expect(lines).toHaveLength(3);
     expect(lines[2]).toMatchObject({ msg: 'request completed' });

@@ -49,7 +49,9 @@ describe('Secret', () => {
     expect(bearer).toBeInstanceOf(Secret);
     expect(String(bearer)).toBe('[redacted]');
     expect(bearer.reveal()).toBe(`Bearer ${value}`);
-    expect(secret.derive((key) => Buffer.from(key).toString('base64')).reveal()).toBe(Buffer.from(value).toString('base64'));
+    expect(secret.derive((key) => Buffer.from(key).toString('base64')).reveal()).toBe(
+      Buffer.from(value).toString('base64'),
+    );
     expect(new Secret('').isEmpty()).toBe(true);
     expect(secret.isEmpty()).toBe(false);
   });
@@ -98,7 +100,10 @@ describe('secrets from configuration', () => {
   });
 
   it('keeps the admin token and the master secret as Secrets', () => {
-    const environment = readEnvironment({ GATEWAY_ADMIN_TOKEN: 'admin-7f3a9c2e', GATEWAY_SECRET: 'master-7f3a9c2e'.padEnd(40, '0') });
+    const environment = readEnvironment({
+      GATEWAY_ADMIN_TOKEN: 'admin-7f3a9c2e',
+      GATEWAY_SECRET: 'master-7f3a9c2e'.padEnd(40, '0'),
+    });
     expect(environment.adminToken?.reveal()).toBe('admin-7f3a9c2e');
     const printed = `${JSON.stringify({ ...environment, variables: {} })} ${inspect({ ...environment, variables: {} })}`;
     expect(printed).not.toContain('admin-7f3a9c2e');
@@ -115,7 +120,11 @@ describe('secrets from configuration', () => {
   });
 
   it('keeps the S3 secretAccessKey as a Secret', () => {
-    const config = parseConfig(`${yaml}\nmedia: { store: s3, s3: { bucket: media, accessKeyId: AKIA7F3A, secretAccessKey: "\${S3_SECRET}" } }`, 'gateway.yaml', { S3_SECRET: 's3-secret-7f3a9c2e' });
+    const config = parseConfig(
+      `${yaml}\nmedia: { store: s3, s3: { bucket: media, accessKeyId: AKIA7F3A, secretAccessKey: "\${S3_SECRET}" } }`,
+      'gateway.yaml',
+      { S3_SECRET: 's3-secret-7f3a9c2e' },
+    );
     expect(config.media.s3?.secretAccessKey).toBeInstanceOf(Secret);
     expect(config.media.s3?.secretAccessKey?.reveal()).toBe('s3-secret-7f3a9c2e');
     expect(inspect(config, { depth: 20 })).not.toContain('s3-secret-7f3a9c2e');
@@ -128,13 +137,28 @@ describe('secrets handed to their clients', () => {
     vi.useFakeTimers({ now: new Date('2026-01-02T03:04:05Z'), toFake: ['Date'] });
     try {
       const plain = { region: 'us-east-1', endpoint: 'http://127.0.0.1:9', forcePathStyle: true };
-      const store = new S3ObjectStore({ ...plain, bucket: 'media', accessKeyId: 'AKIA7F3A', secretAccessKey: new Secret('s3-secret-7f3a9c2e'), prefix: '' });
+      const store = new S3ObjectStore({
+        ...plain,
+        bucket: 'media',
+        accessKeyId: 'AKIA7F3A',
+        secretAccessKey: new Secret('s3-secret-7f3a9c2e'),
+        prefix: '',
+      });
       const expiresAt = new Date(Date.now() + 60_000);
       const link = await store.signedLink('images/a/0.png', expiresAt);
-      const direct = new S3Client({ ...plain, credentials: { accessKeyId: 'AKIA7F3A', secretAccessKey: 's3-secret-7f3a9c2e' } });
-      const command = new GetObjectCommand({ Bucket: 'media', Key: 'images/a/0.png', ResponseContentDisposition: attachmentDisposition('images/a/0.png') });
+      const direct = new S3Client({
+        ...plain,
+        credentials: { accessKeyId: 'AKIA7F3A', secretAccessKey: 's3-secret-7f3a9c2e' },
+      });
+      const command = new GetObjectCommand({
+        Bucket: 'media',
+        Key: 'images/a/0.png',
+        ResponseContentDisposition: attachmentDisposition('images/a/0.png'),
+      });
       const expected = await getSignedUrl(direct, command, { expiresIn: 60 });
-      expect(new URL(link).searchParams.get('X-Amz-Signature')).toBe(new URL(expected).searchParams.get('X-Amz-Signature'));
+      expect(new URL(link).searchParams.get('X-Amz-Signature')).toBe(
+        new URL(expected).searchParams.get('X-Amz-Signature'),
+      );
       expect(link).not.toContain('s3-secret-7f3a9c2e');
       await store.close();
       direct.destroy();
@@ -143,8 +167,12 @@ describe('secrets handed to their clients', () => {
     }
   });
 
-  it('the rate limits\' Redis client connects with the revealed REDIS_URL', async () => {
-    const store = new RateLimitStore({ redisUrl: new Secret('redis://127.0.0.1:6379'), redisFailure: 'closed', keyPrefix: `secret-test-${randomUUID()}` });
+  it("the rate limits' Redis client connects with the revealed REDIS_URL", async () => {
+    const store = new RateLimitStore({
+      redisUrl: new Secret('redis://127.0.0.1:6379'),
+      redisFailure: 'closed',
+      keyPrefix: `secret-test-${randomUUID()}`,
+    });
     try {
       await store.ready(2_000);
       const answer = await store.counter('c', 5, 60).consume('k');
@@ -164,18 +192,32 @@ describe('log lines', () => {
         done();
       },
     });
-    return { logger: pino({ level: 'trace', redact: { paths: redactedLogPaths, censor: '[redacted]' } }, sink), text: () => text };
+    return {
+      logger: pino({ level: 'trace', redact: { paths: redactedLogPaths, censor: '[redacted]' } }, sink),
+      text: () => text,
+    };
   }
 
   it('fallback and retry lines name a row by provider and upstream model, never the whole row', () => {
     const { logger, text } = capture();
     const telemetry = new GatewayTelemetry(logger);
-    const row = { providerId: 'main', upstreamModel: 'gpt', target: { apiKey: value, headers: { authorization: `Bearer ${value}` } } };
+    const row = {
+      providerId: 'main',
+      upstreamModel: 'gpt',
+      target: { apiKey: value, headers: { authorization: `Bearer ${value}` } },
+    };
     telemetry.fallback({ modelId: 'm', from: row, to: row, reason: 'upstream-5xx' });
     telemetry.retry({ modelId: 'm', row, afterMs: 10, reason: 'upstream-429' });
-    const lines = text().trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
+    const lines = text()
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
     expect(lines).toHaveLength(2);
-    expect(lines[0]).toMatchObject({ event: 'fallback', from: { providerId: 'main', upstreamModel: 'gpt' }, to: { providerId: 'main', upstreamModel: 'gpt' } });
+    expect(lines[0]).toMatchObject({
+      event: 'fallback',
+      from: { providerId: 'main', upstreamModel: 'gpt' },
+      to: { providerId: 'main', upstreamModel: 'gpt' },
+    });
     expect(lines[1]).toMatchObject({ event: 'retry', providerId: 'main', upstreamModel: 'gpt' });
     expect(text()).not.toContain(value);
     expect(text()).not.toContain('target');
@@ -184,8 +226,27 @@ describe('log lines', () => {
   it('the logger censors credentials that reach a line as plain strings', () => {
     const { logger, text } = capture();
     logger.info({ apiKey: value, token: value, password: value, secret: value }, 'top level');
-    logger.info({ row: { apiKey: value, headers: { authorization: `Bearer ${value}`, 'x-api-key': value, 'x-goog-api-key': value, cookie: `gw_session=${value}` } } }, 'one level down');
-    logger.info({ req: { headers: { authorization: `Bearer ${value}`, 'x-api-key': value, cookie: value } }, user: { password: value, token: value } }, 'a request');
+    logger.info(
+      {
+        row: {
+          apiKey: value,
+          headers: {
+            authorization: `Bearer ${value}`,
+            'x-api-key': value,
+            'x-goog-api-key': value,
+            cookie: `gw_session=${value}`,
+          },
+        },
+      },
+      'one level down',
+    );
+    logger.info(
+      {
+        req: { headers: { authorization: `Bearer ${value}`, 'x-api-key': value, cookie: value } },
+        user: { password: value, token: value },
+      },
+      'a request',
+    );
     expect(text()).toContain('[redacted]');
     expect(text()).not.toContain(value);
   });
@@ -195,14 +256,33 @@ describe('the upstream HTTP client', () => {
   it('reveals the key and header secrets only into the request it sends, and cuts them out of an error body it relays', async () => {
     const upstream = await startFakeServer((request, response) => {
       response.writeHead(401, { 'content-type': 'application/json' });
-      response.end(JSON.stringify({ error: { message: `Incorrect API key provided: ${String(request.headers.authorization)}; org ${String(request.headers['x-org-token'])}` } }));
+      response.end(
+        JSON.stringify({
+          error: {
+            message: `Incorrect API key provided: ${String(request.headers.authorization)}; org ${String(request.headers['x-org-token'])}`,
+          },
+        }),
+      );
     });
     try {
-      const target: ProviderTarget = { baseUrl: upstream.url, apiKey: new Secret(value), timeoutMs: 2000, firstByteTimeoutMs: 2000, connectTimeoutMs: 2000, maxEventCharacters: 65536, headers: { 'x-org-token': new Secret('org-7f3a9c2e') } };
+      const target: ProviderTarget = {
+        baseUrl: upstream.url,
+        apiKey: new Secret(value),
+        timeoutMs: 2000,
+        firstByteTimeoutMs: 2000,
+        connectTimeoutMs: 2000,
+        maxEventCharacters: 65536,
+        headers: { 'x-org-token': new Secret('org-7f3a9c2e') },
+      };
       const http = new UpstreamHttp();
-      const failure = await http.postForJson(target, '/chat', { authorization: target.apiKey.bearer() }, {}).catch((error: unknown) => error);
+      const failure = await http
+        .postForJson(target, '/chat', { authorization: target.apiKey.bearer() }, {})
+        .catch((error: unknown) => error);
       await http.close();
-      expect(upstream.requests[0]?.headers).toMatchObject({ authorization: `Bearer ${value}`, 'x-org-token': 'org-7f3a9c2e' });
+      expect(upstream.requests[0]?.headers).toMatchObject({
+        authorization: `Bearer ${value}`,
+        'x-org-token': 'org-7f3a9c2e',
+      });
       expect(failure).toBeInstanceOf(UpstreamHttpError);
       const body = (failure as UpstreamHttpError).body;
       expect(body).toContain('Incorrect API key provided: [redacted]');

@@ -4,8 +4,16 @@ import { currentSpend, windowStartsAt } from '../../src/billing/spend-windows.ts
 describe('spend windows', () => {
   it('uses the UTC day, the ISO week starting Monday and the calendar month', () => {
     // Sunday 2026-11-22 23:30 UTC is still in the week that began Monday 2026-11-16.
-    expect(windowStartsAt(new Date('2026-11-22T23:30:00Z'))).toEqual({ day: '2026-11-22', week: '2026-11-16', month: '2026-11-01' });
-    expect(windowStartsAt(new Date('2026-11-23T00:00:00Z'))).toEqual({ day: '2026-11-23', week: '2026-11-23', month: '2026-11-01' });
+    expect(windowStartsAt(new Date('2026-11-22T23:30:00Z'))).toEqual({
+      day: '2026-11-22',
+      week: '2026-11-16',
+      month: '2026-11-01',
+    });
+    expect(windowStartsAt(new Date('2026-11-23T00:00:00Z'))).toEqual({
+      day: '2026-11-23',
+      week: '2026-11-23',
+      month: '2026-11-01',
+    });
     // A week crossing a year boundary starts in the old year.
     expect(windowStartsAt(new Date('2027-01-01T12:00:00Z')).week).toBe('2026-12-28');
     // Time zones of the machine do not matter: 2026-03-01T00:30+02:00 is still February in UTC.
@@ -22,7 +30,12 @@ describe('spend windows', () => {
       monthStart: '2026-10-01',
       spentMonthNanos: 500n,
     };
-    expect(currentSpend(state, new Date('2026-11-22T10:00:00Z'))).toEqual({ daily: 0n, weekly: 300n, monthly: 0n, total: 900n });
+    expect(currentSpend(state, new Date('2026-11-22T10:00:00Z'))).toEqual({
+      daily: 0n,
+      weekly: 300n,
+      monthly: 0n,
+      total: 900n,
+    });
     expect(currentSpend({ ...state, dayStart: null }, new Date('2026-11-21T10:00:00Z')).daily).toBe(0n);
     expect(currentSpend(state, new Date('2026-11-21T10:00:00Z')).daily).toBe(100n);
   });

@@ -38,7 +38,9 @@ describe('StatementBatcher', () => {
     const fake = runner({ failManyWith: (inputs) => inputs.some((input) => input < 0) });
     const batcher = new StatementBatcher(fake.one, fake.many, { maxBatch: 10, maxInFlight: 1 });
     const outcomes = await Promise.allSettled([1, 2, -3, 4].map((input) => batcher.submit(input)));
-    expect(outcomes.map((outcome) => (outcome.status === 'fulfilled' ? outcome.value : (outcome.reason as Error).message))).toEqual([10, 20, 'statement -3 failed', 40]);
+    expect(
+      outcomes.map((outcome) => (outcome.status === 'fulfilled' ? outcome.value : (outcome.reason as Error).message)),
+    ).toEqual([10, 20, 'statement -3 failed', 40]);
     expect(fake.calls.map((call) => call.kind)).toEqual(['one', 'many', 'one', 'one', 'one']);
   });
 

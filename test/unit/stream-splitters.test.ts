@@ -13,7 +13,8 @@ function run(split: (text: string) => string[], pieces: string[]): string[] | Er
   }
 }
 
-const inPieces = (text: string, size: number) => Array.from({ length: Math.ceil(text.length / size) }, (_, index) => text.slice(index * size, (index + 1) * size));
+const inPieces = (text: string, size: number) =>
+  Array.from({ length: Math.ceil(text.length / size) }, (_, index) => text.slice(index * size, (index + 1) * size));
 
 describe('stream splitters', () => {
   it('pass many events whose total is far over the limit, each under it', () => {

@@ -35,11 +35,14 @@ describe('token counting', () => {
 
   it('bounds a prompt from above by its UTF-8 bytes, in one pass', () => {
     fc.assert(
-      fc.property(fc.array(fc.string({ unit: 'grapheme', maxLength: 500 }), { minLength: 1, maxLength: 5 }), (texts) => {
-        const messages = texts.map((content) => ({ role: 'user' as const, content }));
-        const counted = texts.reduce((sum, text) => sum + countTokens(text, plain), 0);
-        expect(promptTokenBound(messages)).toBeGreaterThanOrEqual(counted);
-      }),
+      fc.property(
+        fc.array(fc.string({ unit: 'grapheme', maxLength: 500 }), { minLength: 1, maxLength: 5 }),
+        (texts) => {
+          const messages = texts.map((content) => ({ role: 'user' as const, content }));
+          const counted = texts.reduce((sum, text) => sum + countTokens(text, plain), 0);
+          expect(promptTokenBound(messages)).toBeGreaterThanOrEqual(counted);
+        },
+      ),
       { numRuns: 200 },
     );
   });

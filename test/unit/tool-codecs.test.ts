@@ -25,20 +25,39 @@ const conversation: ChatMessage[] = [
   },
   { role: 'user', content: 'and then?' },
 ];
-const request: ChatRequest = { upstreamModel: 'm', messages: conversation, tools: [{ name: 'lookup' }], toolChoice: { name: 'lookup' } };
+const request: ChatRequest = {
+  upstreamModel: 'm',
+  messages: conversation,
+  tools: [{ name: 'lookup' }],
+  toolChoice: { name: 'lookup' },
+};
 
 describe('tool translation edge cases', () => {
   it('pairs Gemini responses without ids with the earliest unanswered call of their name', () => {
     const decoded = decodeContents({
       contents: [
-        { role: 'model', parts: [{ functionCall: { name: 'lookup', args: { q: 'a' } } }, { functionCall: { name: 'lookup', args: { q: 'b' } } }] },
-        { role: 'user', parts: [{ functionResponse: { name: 'lookup', response: { n: 1 } } }, { functionResponse: { name: 'lookup', response: { n: 2 } } }] },
+        {
+          role: 'model',
+          parts: [
+            { functionCall: { name: 'lookup', args: { q: 'a' } } },
+            { functionCall: { name: 'lookup', args: { q: 'b' } } },
+          ],
+        },
+        {
+          role: 'user',
+          parts: [
+            { functionResponse: { name: 'lookup', response: { n: 1 } } },
+            { functionResponse: { name: 'lookup', response: { n: 2 } } },
+          ],
+        },
       ],
     });
     const [calls, results] = decoded.messages.map((message) => message.content);
     const callIds = (calls as unknown as Array<{ call: { id: string } }>).map((part) => part.call.id);
     expect(new Set(callIds).size).toBe(2);
-    expect((results as unknown as Array<{ result: { callId: string; output: string } }>).map((part) => part.result)).toMatchObject([
+    expect(
+      (results as unknown as Array<{ result: { callId: string; output: string } }>).map((part) => part.result),
+    ).toMatchObject([
       { callId: callIds[0], output: '{"n":1}' },
       { callId: callIds[1], output: '{"n":2}' },
     ]);
@@ -47,15 +66,36 @@ describe('tool translation edge cases', () => {
   it("turns Gemini's upper-case schema dialect into JSON Schema, leaving enum values as written", () => {
     const decoded = decodeContents({
       contents: 'x',
-      tools: [{ functionDeclarations: [{ name: 'f', parameters: { type: 'OBJECT', properties: { kind: { type: 'STRING', enum: ['A', 'B'] } } } }] }],
+      tools: [
+        {
+          functionDeclarations: [
+            { name: 'f', parameters: { type: 'OBJECT', properties: { kind: { type: 'STRING', enum: ['A', 'B'] } } } },
+          ],
+        },
+      ],
     });
-    expect(decoded.tools).toEqual([{ name: 'f', parameters: { type: 'object', properties: { kind: { type: 'string', enum: ['A', 'B'] } } } }]);
+    expect(decoded.tools).toEqual([
+      { name: 'f', parameters: { type: 'object', properties: { kind: { type: 'string', enum: ['A', 'B'] } } } },
+    ]);
   });
 
   it('refuses what has no counterpart: provider-hosted tools and several allowed functions', () => {
-    expect(decodeContents({ contents: 'x', tools: [{ googleSearch: {} }] }).untranslatable).toEqual(['"googleSearch" tools']);
-    expect(decodeContents({ contents: 'x', toolConfig: { functionCallingConfig: { mode: 'ANY', allowedFunctionNames: ['a', 'b'] } } }).untranslatable).toEqual(['this functionCallingConfig']);
-    expect(decodeChatMessages({ model: 'm', messages: [{ role: 'user', content: 'x' }], tools: [{ type: 'custom', custom: { name: 'c' } }] }).untranslatable).toEqual(['"custom" tools']);
+    expect(decodeContents({ contents: 'x', tools: [{ googleSearch: {} }] }).untranslatable).toEqual([
+      '"googleSearch" tools',
+    ]);
+    expect(
+      decodeContents({
+        contents: 'x',
+        toolConfig: { functionCallingConfig: { mode: 'ANY', allowedFunctionNames: ['a', 'b'] } },
+      }).untranslatable,
+    ).toEqual(['this functionCallingConfig']);
+    expect(
+      decodeChatMessages({
+        model: 'm',
+        messages: [{ role: 'user', content: 'x' }],
+        tools: [{ type: 'custom', custom: { name: 'c' } }],
+      }).untranslatable,
+    ).toEqual(['"custom" tools']);
   });
 
   it('sends Anthropic one user turn holding the tool results first, then the words that followed', () => {
@@ -83,7 +123,10 @@ describe('tool translation edge cases', () => {
   });
 
   it('sends Gemini results as objects: JSON objects as themselves, other output wrapped, errors under `error`', () => {
-    const body = encodeGenerateContent(request) as { contents: Array<{ role: string; parts: object[] }>; toolConfig: unknown };
+    const body = encodeGenerateContent(request) as {
+      contents: Array<{ role: string; parts: object[] }>;
+      toolConfig: unknown;
+    };
     expect(body.contents[2]).toEqual({
       role: 'user',
       parts: [
@@ -116,8 +159,14 @@ describe('tool translation edge cases', () => {
     expect(encoder.encode({ type: 'tool-call-start', index: 0, id: 'call_a', name: 'lookup' })).toEqual([]);
     expect(encoder.encode({ type: 'tool-call-delta', index: 0, arguments: '{"q":' })).toEqual([]);
     expect(encoder.encode({ type: 'tool-call-delta', index: 0, arguments: '"a"}' })).toEqual([]);
-    const [call, finish] = encoder.encode({ type: 'finish', finishReason: { unified: 'tool-calls', raw: 'tool_use' }, usage: undefined });
-    expect(call).toMatchObject({ candidates: [{ content: { parts: [{ functionCall: { id: 'call_a', name: 'lookup', args: { q: 'a' } } }] } }] });
+    const [call, finish] = encoder.encode({
+      type: 'finish',
+      finishReason: { unified: 'tool-calls', raw: 'tool_use' },
+      usage: undefined,
+    });
+    expect(call).toMatchObject({
+      candidates: [{ content: { parts: [{ functionCall: { id: 'call_a', name: 'lookup', args: { q: 'a' } } }] } }],
+    });
     expect(finish).toMatchObject({ candidates: [{ finishReason: 'STOP' }] });
   });
 });

@@ -4,8 +4,18 @@ import { usageOf as openAiUsage } from '../../src/protocols/openai/chat-completi
 
 describe('usage maps', () => {
   it('count the cached part of an Anthropic prompt as input, whole and streamed', () => {
-    expect(anthropicUsage({ input_tokens: 10, cache_creation_input_tokens: 1_000, cache_read_input_tokens: 5_000, output_tokens: 7 })).toEqual({ inputTokens: 6_010, outputTokens: 7 });
-    const started = streamUsageAfter({ inputTokens: 0, outputTokens: 0 }, { input_tokens: 10, cache_read_input_tokens: 5_000, output_tokens: 1 });
+    expect(
+      anthropicUsage({
+        input_tokens: 10,
+        cache_creation_input_tokens: 1_000,
+        cache_read_input_tokens: 5_000,
+        output_tokens: 7,
+      }),
+    ).toEqual({ inputTokens: 6_010, outputTokens: 7 });
+    const started = streamUsageAfter(
+      { inputTokens: 0, outputTokens: 0 },
+      { input_tokens: 10, cache_read_input_tokens: 5_000, output_tokens: 1 },
+    );
     expect(started).toEqual({ inputTokens: 5_010, outputTokens: 1 });
     expect(streamUsageAfter(started, { output_tokens: 42 })).toEqual({ inputTokens: 5_010, outputTokens: 42 });
   });

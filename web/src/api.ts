@@ -15,7 +15,10 @@ export class ApiError extends Error {
 }
 
 function csrfToken(): string | undefined {
-  const entry = document.cookie.split(';').map((part) => part.trim()).find((part) => part.startsWith('gw_csrf='));
+  const entry = document.cookie
+    .split(';')
+    .map((part) => part.trim())
+    .find((part) => part.startsWith('gw_csrf='));
   return entry === undefined ? undefined : decodeURIComponent(entry.slice('gw_csrf='.length));
 }
 
@@ -33,14 +36,23 @@ export function whenSignedOut(handler: () => void): void {
   onSignedOut = handler;
 }
 
-export async function request<T>(method: 'GET' | 'POST' | 'PATCH' | 'DELETE', path: string, body?: unknown): Promise<T> {
+export async function request<T>(
+  method: 'GET' | 'POST' | 'PATCH' | 'DELETE',
+  path: string,
+  body?: unknown,
+): Promise<T> {
   const headers: Record<string, string> = { accept: 'application/json' };
   if (body !== undefined) headers['content-type'] = 'application/json';
   const token = method === 'GET' ? undefined : csrfToken();
   if (token) headers['x-csrf-token'] = token;
   let response: Response;
   try {
-    response = await fetch(path, { method, headers, credentials: 'same-origin', body: body === undefined ? undefined : JSON.stringify(body) });
+    response = await fetch(path, {
+      method,
+      headers,
+      credentials: 'same-origin',
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
   } catch {
     throw new ApiError('the gateway cannot be reached', 0);
   }
@@ -62,7 +74,8 @@ export async function request<T>(method: 'GET' | 'POST' | 'PATCH' | 'DELETE', pa
 /** A query string of the defined values. */
 export function query(values: Record<string, string | number | undefined>): string {
   const params = new URLSearchParams();
-  for (const [name, value] of Object.entries(values)) if (value !== undefined && value !== '') params.set(name, String(value));
+  for (const [name, value] of Object.entries(values))
+    if (value !== undefined && value !== '') params.set(name, String(value));
   const text = params.toString();
   return text === '' ? '' : `?${text}`;
 }

@@ -17,7 +17,14 @@ const sections = [
   { path: '/media', label: 'Media' },
 ] as const;
 
-const titles: Record<string, string> = { '/keys': 'API keys', '/usage': 'Usage', '/catalog': 'Catalog', '/media': 'Media', '/sign-in': 'Sign in', '/sign-up': 'Create an account' };
+const titles: Record<string, string> = {
+  '/keys': 'API keys',
+  '/usage': 'Usage',
+  '/catalog': 'Catalog',
+  '/media': 'Media',
+  '/sign-in': 'Sign in',
+  '/sign-up': 'Create an account',
+};
 
 export function App() {
   const path = usePath();
@@ -61,7 +68,8 @@ export function App() {
 
   useEffect(() => {
     if (account === null && path !== '/sign-in' && path !== '/sign-up') navigate('/sign-in', { replace: true });
-    if (account && (path === '/' || path === '/sign-in' || path === '/sign-up' || !titles[path])) navigate('/keys', { replace: true });
+    if (account && (path === '/' || path === '/sign-in' || path === '/sign-up' || !titles[path]))
+      navigate('/keys', { replace: true });
   }, [account, path]);
 
   if (account === undefined) return error ? <ErrorText message={error} /> : <Loading />;

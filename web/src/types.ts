@@ -5,10 +5,20 @@
  */
 import type { Capabilities } from '../../src/domain/capabilities.ts';
 import type { PricingEntry } from '../../src/domain/model-pricing.ts';
-import type { GenerationRecordView, ListedKey, MediaItemView, PricedModelView } from '../../src/surfaces/account/account-schemas.ts';
+import type {
+  GenerationRecordView,
+  ListedKey,
+  MediaItemView,
+  PricedModelView,
+} from '../../src/surfaces/account/account-schemas.ts';
 
 export { mediaKinds, usageModalities, type MediaKind } from '../../src/domain/usage-modalities.ts';
-export type { Account, CreatedKey, DailySpendView as DailySpend, RateLimitsView as RateLimits } from '../../src/surfaces/account/account-schemas.ts';
+export type {
+  Account,
+  CreatedKey,
+  DailySpendView as DailySpend,
+  RateLimitsView as RateLimits,
+} from '../../src/surfaces/account/account-schemas.ts';
 
 export const capNames = ['daily', 'weekly', 'monthly', 'total'] as const;
 export type CapName = (typeof capNames)[number];

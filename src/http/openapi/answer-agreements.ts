@@ -5,9 +5,24 @@ import type { AudioJobView } from '../../gateway/speech-generation.ts';
 import type { VideoTaskView } from '../../gateway/video-generation.ts';
 import type { AccountView } from '../../identity/account-service.ts';
 import type { ApiKeyView, KeyLookup } from '../../identity/api-key-service.ts';
-import type { AuditedGenerationRecordSchema, AuditedUsagePageSchema } from '../../surfaces/admin/admin-answer-schemas.ts';
-import type { AudioJobSchema, ImageJobSchema, ImageResultSchema, VideoTaskSchema, VoiceEntrySchema } from '../../surfaces/native/answer-schemas.ts';
-import type { AccountSchema, ApiKeySchema, GenerationRecordSchema, KeyLookupSchema, UsagePageSchema } from '../answer-schemas.ts';
+import type {
+  AuditedGenerationRecordSchema,
+  AuditedUsagePageSchema,
+} from '../../surfaces/admin/admin-answer-schemas.ts';
+import type {
+  AudioJobSchema,
+  ImageJobSchema,
+  ImageResultSchema,
+  VideoTaskSchema,
+  VoiceEntrySchema,
+} from '../../surfaces/native/answer-schemas.ts';
+import type {
+  AccountSchema,
+  ApiKeySchema,
+  GenerationRecordSchema,
+  KeyLookupSchema,
+  UsagePageSchema,
+} from '../answer-schemas.ts';
 import type { Holds, SchemaAgrees } from './schema-agreement.ts';
 
 /**

@@ -44,7 +44,11 @@ function renamedWildcard(params: unknown, wildcardName: string): unknown {
   const wildcard = schema?.properties?.['*'];
   if (!schema?.properties || wildcard === undefined) return params;
   const { '*': _renamed, ...properties } = schema.properties;
-  return { ...schema, properties: { ...properties, [wildcardName]: wildcard }, required: [...(schema.required ?? []).filter((name) => name !== '*'), wildcardName] };
+  return {
+    ...schema,
+    properties: { ...properties, [wildcardName]: wildcard },
+    required: [...(schema.required ?? []).filter((name) => name !== '*'), wildcardName],
+  };
 }
 
 /**
@@ -52,7 +56,15 @@ function renamedWildcard(params: unknown, wildcardName: string): unknown {
  * keys take their place (the body checked in code, the wildcard's name), each route gets the tag and the
  * credentials of its section, and the pages plugins register hidden are shown as pages.
  */
-export function documentRoute({ schema, url, method }: { schema: FastifySchema | undefined; url: string; method: string | string[] }): { schema: FastifySchema; url: string } {
+export function documentRoute({
+  schema,
+  url,
+  method,
+}: {
+  schema: FastifySchema | undefined;
+  url: string;
+  method: string | string[];
+}): { schema: FastifySchema; url: string } {
   const methods = typeof method === 'string' ? [method] : method;
   const page = pages[url];
   if (page !== undefined && methods.includes('GET')) return { schema: htmlPage(page), url };

@@ -16,7 +16,10 @@ export const ErrorEnvelopeSchema = Type.Object(
     error: Type.Object(
       {
         message: Type.String({ description: '`errors` joined with "; "' }),
-        type: Type.String({ description: 'The SDK error class: invalid_request_error, authentication_error, permission_error, not_found_error, rate_limit_error or api_error' }),
+        type: Type.String({
+          description:
+            'The SDK error class: invalid_request_error, authentication_error, permission_error, not_found_error, rate_limit_error or api_error',
+        }),
         code: Type.Enum(errorCodes, { description: 'The stable code, also sent as the x-gateway-error-code header' }),
       },
       { description: 'The same error in the shape the official OpenAI, Anthropic and Gemini SDKs read' },

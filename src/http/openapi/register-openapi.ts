@@ -11,24 +11,31 @@ import { ErrorEnvelopeSchema } from './error-envelope-schema.ts';
 import { documentRoute } from './document-route.ts';
 import { keyOrSession, noCredential, securitySchemes } from './security-schemes.ts';
 
-const packageVersion = (JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+const packageVersion = (
+  JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string }
+).version;
 
 const envelopeRef = { $ref: '#/components/schemas/ErrorEnvelope' };
 
 const errorResponses = {
   GatewayError: {
-    description: 'An error the gateway raised itself, in its error envelope; the `x-gateway-error-code` header carries `error.code`',
+    description:
+      'An error the gateway raised itself, in its error envelope; the `x-gateway-error-code` header carries `error.code`',
     content: { 'application/json': { schema: envelopeRef } },
   },
   GatewayOrUpstreamError: {
     description:
       "The gateway's error envelope for what it refuses itself; once its checks passed, an upstream provider's error is relayed as it came: " +
       "its body in the provider's protocol, its status (a 500 as 502), and that status again in `x-upstream-status`",
-    content: { 'application/json': { schema: { anyOf: [envelopeRef, { $ref: '#/components/schemas/UpstreamError' }] } } },
+    content: {
+      'application/json': { schema: { anyOf: [envelopeRef, { $ref: '#/components/schemas/UpstreamError' }] } },
+    },
   },
 };
 
-const UpstreamError = Type.Union([OpenAiError, AnthropicError, GeminiError, ArkError], { description: "A provider's own error body, in the protocol of the provider that served the request" });
+const UpstreamError = Type.Union([OpenAiError, AnthropicError, GeminiError, ArkError], {
+  description: "A provider's own error body, in the protocol of the provider that served the request",
+});
 
 interface Operation {
   responses?: Record<string, unknown>;
@@ -39,11 +46,15 @@ const operationKeys = new Set(['get', 'put', 'post', 'delete', 'patch', 'head', 
 
 /** Every operation answers errors in the envelope (4XX, 5XX), unless its route documents them itself. */
 function withErrorResponses<D extends { paths?: object }>(openapiObject: D): D {
-  for (const pathItem of Object.values((openapiObject.paths ?? {}) as Record<string, Record<string, unknown> | undefined>)) {
+  for (const pathItem of Object.values(
+    (openapiObject.paths ?? {}) as Record<string, Record<string, unknown> | undefined>,
+  )) {
     for (const [method, value] of Object.entries(pathItem ?? {})) {
       if (!operationKeys.has(method)) continue;
       const operation = value as Operation;
-      const response = { $ref: `#/components/responses/${operation['x-relays-upstream-errors'] ? 'GatewayOrUpstreamError' : 'GatewayError'}` };
+      const response = {
+        $ref: `#/components/responses/${operation['x-relays-upstream-errors'] ? 'GatewayOrUpstreamError' : 'GatewayError'}`,
+      };
       operation.responses ??= {};
       operation.responses['4XX'] ??= response;
       operation.responses['5XX'] ??= response;
@@ -74,7 +85,10 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
       },
       security: keyOrSession,
       tags: [
-        { name: 'native', description: "The gateway's own API (`/api/v1`): catalog, text, image, video, audio, cost estimates" },
+        {
+          name: 'native',
+          description: "The gateway's own API (`/api/v1`): catalog, text, image, video, audio, cost estimates",
+        },
         { name: 'alpha', description: 'OpenAI-style surface (`/api/alpha/v1`), for the official openai SDK' },
         { name: 'beta', description: 'Anthropic-style surface (`/api/beta`), for the official @anthropic-ai/sdk' },
         { name: 'gamma', description: 'Gemini-style surface (`/api/gamma/v1beta`), for the official @google/genai' },
@@ -85,12 +99,21 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
       ],
     },
     transform: ({ schema, url, route }) => documentRoute({ schema, url, method: route.method }),
-    transformObject: (document) => ('openapiObject' in document ? withErrorResponses(document.openapiObject) : document.swaggerObject),
+    transformObject: (document) =>
+      'openapiObject' in document ? withErrorResponses(document.openapiObject) : document.swaggerObject,
   });
   await app.register(swaggerUi, { routePrefix: '/docs' });
   app.get(
     '/openapi.json',
-    { schema: { summary: 'This OpenAPI 3.1 document', security: noCredential, response: { 200: Type.Object({}, { description: 'The OpenAPI document of every route', additionalProperties: true }) } } },
+    {
+      schema: {
+        summary: 'This OpenAPI 3.1 document',
+        security: noCredential,
+        response: {
+          200: Type.Object({}, { description: 'The OpenAPI document of every route', additionalProperties: true }),
+        },
+      },
+    },
     async () => app.swagger(),
   );
 }

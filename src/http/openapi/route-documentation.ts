@@ -31,7 +31,8 @@ export function described<S extends TSchema>(schema: S, description: string): S 
   return Type.Unsafe<Static<S>>({ ...schema, description }) as unknown as S;
 }
 
-const eventStreamNote = 'Server-sent events (`text/event-stream`); the schema under `x-event-data` is that of the JSON on each `data:` line';
+const eventStreamNote =
+  'Server-sent events (`text/event-stream`); the schema under `x-event-data` is that of the JSON on each `data:` line';
 
 /** The schema of a `text/event-stream` answer whose `data:` lines each carry a JSON `data`. */
 export function eventStreamSchema(data: TSchema, ending: string): object {
@@ -45,12 +46,18 @@ export function eventStream(description: string, data: TSchema, ending: string):
 
 /** An answer that is one JSON body, or with `stream: true` server-sent events. */
 export function jsonOrEventStream(description: string, json: TSchema, data: TSchema, ending: string): DescribedContent {
-  return { description, content: { 'application/json': { schema: json }, 'text/event-stream': { schema: eventStreamSchema(data, ending) } } };
+  return {
+    description,
+    content: { 'application/json': { schema: json }, 'text/event-stream': { schema: eventStreamSchema(data, ending) } },
+  };
 }
 
 /** A download: the file's bytes, in one of `mediaTypes`. */
 export function binaryDownload(description: string, mediaTypes: readonly string[]): DescribedContent {
-  return { description, content: Object.fromEntries(mediaTypes.map((type) => [type, { schema: { type: 'string', format: 'binary' } }])) };
+  return {
+    description,
+    content: Object.fromEntries(mediaTypes.map((type) => [type, { schema: { type: 'string', format: 'binary' } }])),
+  };
 }
 
 /**
@@ -63,11 +70,19 @@ export function noBody(description: string): object {
 
 /** A redirect to where the bytes are served (a presigned bucket link). */
 export function redirect(description: string): object {
-  return { type: 'null', description, headers: { location: { type: 'string', description: 'Where to download from' } } };
+  return {
+    type: 'null',
+    description,
+    headers: { location: { type: 'string', description: 'Where to download from' } },
+  };
 }
 
 /** A body the route checks in code, documented as the JSON it accepts (and a multipart form of the same fields, if given). */
-export function jsonBody(schema: TSchema, description: string, options: { alsoMultipart?: boolean } = {}): DescribedContent {
+export function jsonBody(
+  schema: TSchema,
+  description: string,
+  options: { alsoMultipart?: boolean } = {},
+): DescribedContent {
   const content: DescribedContent['content'] = { 'application/json': { schema } };
   if (options.alsoMultipart) content['multipart/form-data'] = { schema };
   return { description, content };

@@ -1,11 +1,35 @@
 /** How a request proves who it is, as the document names it (README, Authentication). */
 export const securitySchemes = {
-  apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key', description: 'An API key (`gwk_…`); wins over Authorization when both are sent' },
-  bearerAuth: { type: 'http', scheme: 'bearer', description: 'An API key, or a session token (`gws_…`) from signup or login' },
-  googApiKey: { type: 'apiKey', in: 'header', name: 'x-goog-api-key', description: 'An API key, as the official Gemini SDK sends it (gamma surface only)' },
-  sessionCookie: { type: 'apiKey', in: 'cookie', name: 'gw_session', description: 'The session cookie set by signup and login (account API only; a request that changes something must also echo the `gw_csrf` cookie in `x-csrf-token`)' },
+  apiKey: {
+    type: 'apiKey',
+    in: 'header',
+    name: 'x-api-key',
+    description: 'An API key (`gwk_…`); wins over Authorization when both are sent',
+  },
+  bearerAuth: {
+    type: 'http',
+    scheme: 'bearer',
+    description: 'An API key, or a session token (`gws_…`) from signup or login',
+  },
+  googApiKey: {
+    type: 'apiKey',
+    in: 'header',
+    name: 'x-goog-api-key',
+    description: 'An API key, as the official Gemini SDK sends it (gamma surface only)',
+  },
+  sessionCookie: {
+    type: 'apiKey',
+    in: 'cookie',
+    name: 'gw_session',
+    description:
+      'The session cookie set by signup and login (account API only; a request that changes something must also echo the `gw_csrf` cookie in `x-csrf-token`)',
+  },
   adminToken: { type: 'http', scheme: 'bearer', description: 'GATEWAY_ADMIN_TOKEN (admin API only)' },
-  metricsToken: { type: 'http', scheme: 'bearer', description: 'telemetry.metricsToken, when one is set (GET /metrics only)' },
+  metricsToken: {
+    type: 'http',
+    scheme: 'bearer',
+    description: 'telemetry.metricsToken, when one is set (GET /metrics only)',
+  },
 } as const;
 
 type SchemeName = keyof typeof securitySchemes;

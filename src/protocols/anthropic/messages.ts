@@ -7,7 +7,9 @@ export const MessagesRequest = Type.Object(
   {
     model: Type.String({ minLength: 1, maxLength: 300 }),
     max_tokens: Type.Integer({ minimum: 1 }),
-    messages: Type.Array(Type.Object({ role: Type.String({ minLength: 1 }), content: Type.Unknown() }), { minItems: 1 }),
+    messages: Type.Array(Type.Object({ role: Type.String({ minLength: 1 }), content: Type.Unknown() }), {
+      minItems: 1,
+    }),
     system: Type.Optional(Type.Union([Type.String(), Type.Array(Type.Object({}))])),
     temperature: Type.Optional(Type.Number({ minimum: 0, maximum: 1 })),
     top_p: Type.Optional(Type.Number({ minimum: 0, maximum: 1 })),
@@ -45,7 +47,9 @@ export const isMessage = wireCheck(Message);
 export const MessagesStreamEvent = Type.Object({
   type: Type.String(),
   index: Type.Optional(Type.Integer({ minimum: 0 })),
-  content_block: Type.Optional(Type.Object({ type: Type.String(), id: Type.Optional(Type.String()), name: Type.Optional(Type.String()) })),
+  content_block: Type.Optional(
+    Type.Object({ type: Type.String(), id: Type.Optional(Type.String()), name: Type.Optional(Type.String()) }),
+  ),
   message: Type.Optional(Type.Object({ usage: Type.Optional(MessagesUsage) })),
   delta: Type.Optional(
     Type.Object({
@@ -62,7 +66,10 @@ export type MessagesStreamEvent = Static<typeof MessagesStreamEvent>;
 export const isMessagesStreamEvent = wireCheck(MessagesStreamEvent);
 
 /** The protocol's error body, with an error status and as the `error` event of a stream. */
-export const AnthropicError = Type.Object({ type: Type.Literal('error'), error: Type.Object({ type: Type.String(), message: Type.String() }) });
+export const AnthropicError = Type.Object({
+  type: Type.Literal('error'),
+  error: Type.Object({ type: Type.String(), message: Type.String() }),
+});
 export type AnthropicError = Static<typeof AnthropicError>;
 
 /** An embeddings request of the beta surface's extension (text, or parts of several media). */
@@ -110,8 +117,12 @@ export function stopReasonOf(reason: FinishReason): string {
  */
 export function usageOf(usage: MessagesUsage): TokenUsage | undefined {
   const counts = [usage.input_tokens, usage.cache_creation_input_tokens, usage.cache_read_input_tokens];
-  if (counts.every((count) => count === undefined || count === null) && usage.output_tokens === undefined) return undefined;
-  return { inputTokens: counts.reduce<number>((sum, count) => sum + (count ?? 0), 0), outputTokens: usage.output_tokens ?? 0 };
+  if (counts.every((count) => count === undefined || count === null) && usage.output_tokens === undefined)
+    return undefined;
+  return {
+    inputTokens: counts.reduce<number>((sum, count) => sum + (count ?? 0), 0),
+    outputTokens: usage.output_tokens ?? 0,
+  };
 }
 
 /**
@@ -119,11 +130,16 @@ export function usageOf(usage: MessagesUsage): TokenUsage | undefined {
  * carries replace those before them; prompt caching's counts are input too.
  */
 export function streamUsageAfter(current: TokenUsage, report: MessagesUsage): TokenUsage {
-  const inputs = [report.input_tokens, report.cache_creation_input_tokens, report.cache_read_input_tokens].filter((count): count is number => typeof count === 'number');
+  const inputs = [report.input_tokens, report.cache_creation_input_tokens, report.cache_read_input_tokens].filter(
+    (count): count is number => typeof count === 'number',
+  );
   return {
     inputTokens: inputs.length > 0 ? inputs.reduce((sum, count) => sum + count, 0) : current.inputTokens,
     outputTokens: report.output_tokens ?? current.outputTokens,
   };
 }
 
-export const wireUsage = (usage: TokenUsage | undefined) => ({ input_tokens: usage?.inputTokens ?? 0, output_tokens: usage?.outputTokens ?? 0 });
+export const wireUsage = (usage: TokenUsage | undefined) => ({
+  input_tokens: usage?.inputTokens ?? 0,
+  output_tokens: usage?.outputTokens ?? 0,
+});

@@ -9,21 +9,32 @@ export const SeedreamRequest = Type.Object({
   model: Type.String({ minLength: 1 }),
   prompt: Type.String(),
   /** One reference image (URL or data URL), or several. */
-  image: Type.Optional(Type.Union([Type.String({ minLength: 1 }), Type.Array(Type.String({ minLength: 1 }), { minItems: 1, maxItems: 14 })])),
+  image: Type.Optional(
+    Type.Union([
+      Type.String({ minLength: 1 }),
+      Type.Array(Type.String({ minLength: 1 }), { minItems: 1, maxItems: 14 }),
+    ]),
+  ),
   size: Type.Optional(Type.String()),
   seed: Type.Optional(Type.Integer()),
   guidance_scale: Type.Optional(Type.Number()),
   sequential_image_generation: Type.Optional(Type.Union([Type.Literal('auto'), Type.Literal('disabled')])),
-  sequential_image_generation_options: Type.Optional(Type.Object({ max_images: Type.Integer({ minimum: 1, maximum: 15 }) })),
+  sequential_image_generation_options: Type.Optional(
+    Type.Object({ max_images: Type.Integer({ minimum: 1, maximum: 15 }) }),
+  ),
   response_format: Type.Optional(Type.Union([Type.Literal('url'), Type.Literal('b64_json')])),
   output_format: Type.Optional(Type.Union([Type.Literal('png'), Type.Literal('jpeg')])),
   watermark: Type.Optional(Type.Boolean()),
-  optimize_prompt_options: Type.Optional(Type.Object({ mode: Type.Union([Type.Literal('standard'), Type.Literal('fast')]) })),
+  optimize_prompt_options: Type.Optional(
+    Type.Object({ mode: Type.Union([Type.Literal('standard'), Type.Literal('fast')]) }),
+  ),
   stream: Type.Optional(Type.Boolean()),
   /** Layer mode (assumed): split the one `image` into a base image and layers. */
   layer_decomposition: Type.Optional(Type.Object({ enabled: Type.Boolean() })),
   /** Layer mode (assumed): the output tier instead of `size`. */
-  resolution: Type.Optional(Type.Union([Type.Literal('1K'), Type.Literal('1.5K'), Type.Literal('2K'), Type.Literal('auto')])),
+  resolution: Type.Optional(
+    Type.Union([Type.Literal('1K'), Type.Literal('1.5K'), Type.Literal('2K'), Type.Literal('auto')]),
+  ),
 });
 export type SeedreamRequest = Static<typeof SeedreamRequest>;
 export const isSeedreamRequest = wireCheck(SeedreamRequest);
@@ -69,7 +80,11 @@ export const SeedreamStreamEvent = Type.Union([
     b64_json: Type.Optional(Type.String()),
     size: Type.Optional(Type.String()),
   }),
-  Type.Object({ type: Type.Literal('image_generation.partial_failed'), image_index: Type.Integer({ minimum: 0 }), error: ItemError }),
+  Type.Object({
+    type: Type.Literal('image_generation.partial_failed'),
+    image_index: Type.Integer({ minimum: 0 }),
+    error: ItemError,
+  }),
   Type.Object({ type: Type.Literal('image_generation.completed'), usage: Type.Optional(SeedreamUsage) }),
 ]);
 export type SeedreamStreamEvent = Static<typeof SeedreamStreamEvent>;

@@ -29,5 +29,7 @@ export type MultimodalEmbeddingsAnswer = Static<typeof MultimodalEmbeddingsAnswe
 export const isMultimodalEmbeddingsAnswer = wireCheck(MultimodalEmbeddingsAnswer);
 
 /** The protocol's error body (OpenAI's shape). */
-export const ArkError = Type.Object({ error: Type.Object({ code: Type.String(), message: Type.String(), type: Type.Optional(Type.String()) }) });
+export const ArkError = Type.Object({
+  error: Type.Object({ code: Type.String(), message: Type.String(), type: Type.Optional(Type.String()) }),
+});
 export type ArkError = Static<typeof ArkError>;

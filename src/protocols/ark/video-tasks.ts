@@ -21,8 +21,16 @@ export const SeedanceRole = Type.Union([
 
 export const SeedanceContentItem = Type.Union([
   Type.Object({ type: Type.Literal('text'), text: Type.String() }),
-  Type.Object({ type: Type.Literal('image_url'), image_url: Type.Object({ url: Type.String({ minLength: 1 }) }), role: Type.Optional(SeedanceRole) }),
-  Type.Object({ type: Type.Literal('video_url'), video_url: Type.Object({ url: Type.String({ minLength: 1 }) }), role: Type.Optional(SeedanceRole) }),
+  Type.Object({
+    type: Type.Literal('image_url'),
+    image_url: Type.Object({ url: Type.String({ minLength: 1 }) }),
+    role: Type.Optional(SeedanceRole),
+  }),
+  Type.Object({
+    type: Type.Literal('video_url'),
+    video_url: Type.Object({ url: Type.String({ minLength: 1 }) }),
+    role: Type.Optional(SeedanceRole),
+  }),
 ]);
 export type SeedanceContentItem = Static<typeof SeedanceContentItem>;
 
@@ -62,9 +70,27 @@ export const SeedanceTask = Type.Object({
   model: Type.Optional(Type.String()),
   status: SeedanceStatus,
   /** Empty or absent until the task succeeded; `video_url` is a signed URL valid about a day. */
-  content: Type.Optional(Type.Union([Type.Null(), Type.Object({ video_url: Type.Optional(Type.String()), last_frame_url: Type.Optional(Type.String()) })])),
-  usage: Type.Optional(Type.Union([Type.Null(), Type.Object({ completion_tokens: Type.Optional(Type.Number({ minimum: 0 })), total_tokens: Type.Optional(Type.Number({ minimum: 0 })) })])),
-  error: Type.Optional(Type.Union([Type.Null(), Type.Object({ code: Type.Optional(Type.String()), message: Type.Optional(Type.String()) })])),
+  content: Type.Optional(
+    Type.Union([
+      Type.Null(),
+      Type.Object({ video_url: Type.Optional(Type.String()), last_frame_url: Type.Optional(Type.String()) }),
+    ]),
+  ),
+  usage: Type.Optional(
+    Type.Union([
+      Type.Null(),
+      Type.Object({
+        completion_tokens: Type.Optional(Type.Number({ minimum: 0 })),
+        total_tokens: Type.Optional(Type.Number({ minimum: 0 })),
+      }),
+    ]),
+  ),
+  error: Type.Optional(
+    Type.Union([
+      Type.Null(),
+      Type.Object({ code: Type.Optional(Type.String()), message: Type.Optional(Type.String()) }),
+    ]),
+  ),
   created_at: Type.Optional(Type.Number()),
   updated_at: Type.Optional(Type.Number()),
   seed: Type.Optional(Type.Number()),

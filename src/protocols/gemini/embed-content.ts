@@ -2,7 +2,10 @@ import { Type, type Static } from 'typebox';
 import { Vector } from '../vector.ts';
 import { wireCheck } from '../wire-check.ts';
 
-const Content = Type.Object({ role: Type.Optional(Type.String()), parts: Type.Array(Type.Object({}, { additionalProperties: true }), { minItems: 1 }) });
+const Content = Type.Object({
+  role: Type.Optional(Type.String()),
+  parts: Type.Array(Type.Object({}, { additionalProperties: true }), { minItems: 1 }),
+});
 
 /** Fields of the protocol that the gateway refuses rather than ignores (it cannot carry them to every provider). */
 const Refusable = {
@@ -28,7 +31,13 @@ export type EmbedContentRequest = Static<typeof EmbedContentRequest>;
 /** `:batchEmbedContents`, as the official SDK sends even a single embedding. */
 export const BatchEmbedContentsRequest = Type.Object(
   {
-    requests: Type.Array(Type.Object({ model: Type.Optional(Type.String()), content: Content, ...EmbedOptions }, { additionalProperties: false }), { minItems: 1 }),
+    requests: Type.Array(
+      Type.Object(
+        { model: Type.Optional(Type.String()), content: Content, ...EmbedOptions },
+        { additionalProperties: false },
+      ),
+      { minItems: 1 },
+    ),
   },
   { additionalProperties: false },
 );

@@ -7,7 +7,12 @@ const RequestPart = Type.Object({ text: Type.Optional(Type.String()) });
 /** A generateContent request as clients send it; unnamed fields are kept and forwarded. */
 export const GenerateContentRequest = Type.Object(
   {
-    contents: Type.Union([Type.String({ minLength: 1 }), Type.Array(Type.Object({ role: Type.Optional(Type.String()), parts: Type.Array(RequestPart, { minItems: 1 }) }), { minItems: 1 })]),
+    contents: Type.Union([
+      Type.String({ minLength: 1 }),
+      Type.Array(Type.Object({ role: Type.Optional(Type.String()), parts: Type.Array(RequestPart, { minItems: 1 }) }), {
+        minItems: 1,
+      }),
+    ]),
     systemInstruction: Type.Optional(Type.Union([Type.String(), Type.Object({ parts: Type.Array(RequestPart) })])),
     generationConfig: Type.Optional(
       Type.Object({
@@ -42,7 +47,9 @@ export type UsageMetadata = Static<typeof UsageMetadata>;
 const AnswerPart = Type.Object({
   text: Type.Optional(Type.String()),
   thought: Type.Optional(Type.Boolean()),
-  functionCall: Type.Optional(Type.Object({ id: Type.Optional(Type.String()), name: Type.String(), args: Type.Optional(Type.Unknown()) })),
+  functionCall: Type.Optional(
+    Type.Object({ id: Type.Optional(Type.String()), name: Type.String(), args: Type.Optional(Type.Unknown()) }),
+  ),
 });
 
 /**
@@ -51,7 +58,14 @@ const AnswerPart = Type.Object({
  */
 export const GenerateContentResponse = objectWithOneOf(
   {
-    candidates: Type.Optional(Type.Array(Type.Object({ content: Type.Optional(Type.Object({ parts: Type.Optional(Type.Array(AnswerPart)) })), finishReason: Type.Optional(Type.String()) }))),
+    candidates: Type.Optional(
+      Type.Array(
+        Type.Object({
+          content: Type.Optional(Type.Object({ parts: Type.Optional(Type.Array(AnswerPart)) })),
+          finishReason: Type.Optional(Type.String()),
+        }),
+      ),
+    ),
     usageMetadata: Type.Optional(UsageMetadata),
     promptFeedback: Type.Optional(Type.Object({})),
     error: Type.Optional(Type.Object({ code: Type.Optional(Type.Integer()), message: Type.Optional(Type.String()) })),
@@ -62,7 +76,9 @@ export type GenerateContentResponse = Static<typeof GenerateContentResponse>;
 export const isGenerateContentResponse = wireCheck(GenerateContentResponse);
 
 /** The protocol's error body. */
-export const GeminiError = Type.Object({ error: Type.Object({ code: Type.Integer(), message: Type.String(), status: Type.String() }) });
+export const GeminiError = Type.Object({
+  error: Type.Object({ code: Type.Integer(), message: Type.String(), status: Type.String() }),
+});
 export type GeminiError = Static<typeof GeminiError>;
 
 const finishReasons: Readonly<Record<string, FinishReason['unified']>> = {
@@ -99,4 +115,8 @@ export function usageFromMetadata(metadata: UsageMetadata): TokenUsage {
 }
 
 export const wireUsageMetadata = (usage: TokenUsage | undefined) =>
-  usage && { promptTokenCount: usage.inputTokens, candidatesTokenCount: usage.outputTokens, totalTokenCount: usage.inputTokens + usage.outputTokens };
+  usage && {
+    promptTokenCount: usage.inputTokens,
+    candidatesTokenCount: usage.outputTokens,
+    totalTokenCount: usage.inputTokens + usage.outputTokens,
+  };

@@ -8,7 +8,9 @@ const Nullable = <T extends Parameters<typeof Type.Optional>[0]>(schema: T) => T
 export const ChatCompletionsRequest = Type.Object(
   {
     model: Type.String({ minLength: 1, maxLength: 300 }),
-    messages: Type.Array(Type.Object({ role: Type.String({ minLength: 1 }), content: Type.Optional(Type.Unknown()) }), { minItems: 1 }),
+    messages: Type.Array(Type.Object({ role: Type.String({ minLength: 1 }), content: Type.Optional(Type.Unknown()) }), {
+      minItems: 1,
+    }),
     stream: Type.Optional(Type.Boolean()),
     stream_options: Type.Optional(Type.Union([Type.Object({}), Type.Null()])),
     max_tokens: Type.Optional(Type.Integer({ minimum: 1 })),
@@ -30,7 +32,10 @@ export const ChatCompletionsRequest = Type.Object(
 export type ChatCompletionsRequest = Static<typeof ChatCompletionsRequest>;
 
 /** Token counts as the protocol reports them; compatible servers leave either count out at times. */
-export const ChatUsage = Type.Object({ prompt_tokens: Type.Optional(Type.Number()), completion_tokens: Type.Optional(Type.Number()) });
+export const ChatUsage = Type.Object({
+  prompt_tokens: Type.Optional(Type.Number()),
+  completion_tokens: Type.Optional(Type.Number()),
+});
 export type ChatUsage = Static<typeof ChatUsage>;
 
 const ToolCallFragment = Type.Object({
@@ -40,13 +45,23 @@ const ToolCallFragment = Type.Object({
 });
 
 const ChunkChoice = Type.Object({
-  delta: Type.Optional(Type.Object({ content: Type.Optional(Nullable(Type.String())), tool_calls: Type.Optional(Nullable(Type.Array(ToolCallFragment))) })),
+  delta: Type.Optional(
+    Type.Object({
+      content: Type.Optional(Nullable(Type.String())),
+      tool_calls: Type.Optional(Nullable(Type.Array(ToolCallFragment))),
+    }),
+  ),
   finish_reason: Type.Optional(Nullable(Type.String())),
 });
 
 /** An error body, as the protocol answers with an error status and as compatible servers send mid-stream. */
 export const OpenAiError = Type.Object({
-  error: Type.Object({ message: Type.String(), type: Type.Optional(Type.String()), param: Type.Optional(Nullable(Type.String())), code: Type.Optional(Nullable(Type.String())) }),
+  error: Type.Object({
+    message: Type.String(),
+    type: Type.Optional(Type.String()),
+    param: Type.Optional(Nullable(Type.String())),
+    code: Type.Optional(Nullable(Type.String())),
+  }),
 });
 export type OpenAiError = Static<typeof OpenAiError>;
 
@@ -68,7 +83,16 @@ export const ChatCompletion = Type.Object({
     Type.Object({
       message: Type.Object({
         content: Type.Optional(Nullable(Type.String())),
-        tool_calls: Type.Optional(Nullable(Type.Array(Type.Object({ id: Type.String(), function: Type.Object({ name: Type.String(), arguments: Type.String() }) })))),
+        tool_calls: Type.Optional(
+          Nullable(
+            Type.Array(
+              Type.Object({
+                id: Type.String(),
+                function: Type.Object({ name: Type.String(), arguments: Type.String() }),
+              }),
+            ),
+          ),
+        ),
       }),
       finish_reason: Type.Optional(Nullable(Type.String())),
     }),
@@ -109,5 +133,9 @@ export function usageOf(usage: ChatUsage | null | undefined): TokenUsage | undef
 }
 
 export function wireUsage(usage: TokenUsage): Required<ChatUsage> & { total_tokens: number } {
-  return { prompt_tokens: usage.inputTokens, completion_tokens: usage.outputTokens, total_tokens: usage.inputTokens + usage.outputTokens };
+  return {
+    prompt_tokens: usage.inputTokens,
+    completion_tokens: usage.outputTokens,
+    total_tokens: usage.inputTokens + usage.outputTokens,
+  };
 }

@@ -30,14 +30,25 @@ export const ImagesUsage = Type.Object({
   input_tokens: Type.Optional(Type.Number({ minimum: 0 })),
   output_tokens: Type.Optional(Type.Number({ minimum: 0 })),
   total_tokens: Type.Optional(Type.Number({ minimum: 0 })),
-  input_tokens_details: Type.Optional(Type.Object({ image_tokens: Type.Optional(Type.Number({ minimum: 0 })), text_tokens: Type.Optional(Type.Number({ minimum: 0 })) })),
+  input_tokens_details: Type.Optional(
+    Type.Object({
+      image_tokens: Type.Optional(Type.Number({ minimum: 0 })),
+      text_tokens: Type.Optional(Type.Number({ minimum: 0 })),
+    }),
+  ),
 });
 export type ImagesUsage = Static<typeof ImagesUsage>;
 
 /** The ImagesResponse: `data[]` of `b64_json` (GPT image models) or `url` (DALL·E), and token usage. */
 export const ImagesAnswer = Type.Object({
   created: Type.Optional(Type.Number()),
-  data: Type.Array(Type.Object({ b64_json: Type.Optional(Type.String()), url: Type.Optional(Type.String()), revised_prompt: Type.Optional(Type.String()) })),
+  data: Type.Array(
+    Type.Object({
+      b64_json: Type.Optional(Type.String()),
+      url: Type.Optional(Type.String()),
+      revised_prompt: Type.Optional(Type.String()),
+    }),
+  ),
   quality: Type.Optional(Type.String()),
   size: Type.Optional(Type.String()),
   output_format: Type.Optional(Type.String()),
@@ -49,8 +60,18 @@ export const isImagesAnswer = wireCheck(ImagesAnswer);
 
 /** Streamed (`stream: true`): `event:` + `data:` pairs; partial images, then one completed event per image with usage. */
 export const ImagesStreamEvent = Type.Union([
-  Type.Object({ type: Type.Literal('image_generation.partial_image'), b64_json: Type.String(), partial_image_index: Type.Integer({ minimum: 0 }) }),
-  Type.Object({ type: Type.Literal('image_generation.completed'), b64_json: Type.String(), quality: Type.Optional(Type.String()), size: Type.Optional(Type.String()), usage: Type.Optional(ImagesUsage) }),
+  Type.Object({
+    type: Type.Literal('image_generation.partial_image'),
+    b64_json: Type.String(),
+    partial_image_index: Type.Integer({ minimum: 0 }),
+  }),
+  Type.Object({
+    type: Type.Literal('image_generation.completed'),
+    b64_json: Type.String(),
+    quality: Type.Optional(Type.String()),
+    size: Type.Optional(Type.String()),
+    usage: Type.Optional(ImagesUsage),
+  }),
 ]);
 export type ImagesStreamEvent = Static<typeof ImagesStreamEvent>;
 export const isImagesStreamEvent = wireCheck(ImagesStreamEvent);

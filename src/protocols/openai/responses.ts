@@ -26,7 +26,10 @@ export const ResponsesRequest = Type.Object(
 );
 export type ResponsesRequest = Static<typeof ResponsesRequest>;
 
-export const ResponsesUsage = Type.Object({ input_tokens: Type.Optional(Type.Number()), output_tokens: Type.Optional(Type.Number()) });
+export const ResponsesUsage = Type.Object({
+  input_tokens: Type.Optional(Type.Number()),
+  output_tokens: Type.Optional(Type.Number()),
+});
 export type ResponsesUsage = Static<typeof ResponsesUsage>;
 
 /** A whole (non-streamed) Response object. */

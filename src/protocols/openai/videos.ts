@@ -16,15 +16,26 @@ export const VideosCreateRequest = Type.Object(
   {
     model: Type.String({ minLength: 1, maxLength: 200 }),
     prompt: Type.String({ minLength: 1, maxLength: maxVideoPromptCharacters }),
-    seconds: Type.Optional(Type.Union([Type.Integer({ minimum: 1, maximum: 3_600 }), Type.String({ pattern: '^\\d{1,4}$' })], { description: 'Whole seconds' })),
+    seconds: Type.Optional(
+      Type.Union([Type.Integer({ minimum: 1, maximum: 3_600 }), Type.String({ pattern: '^\\d{1,4}$' })], {
+        description: 'Whole seconds',
+      }),
+    ),
     size: Type.Optional(Type.Union(videoSizes.map((size) => Type.Literal(size)))),
     input_reference: Type.Optional(
       Type.Object(
         {
           image_url: Type.Optional(Type.String({ description: 'An http(s) URL of the reference image' })),
-          file_id: Type.Optional(Type.String({ description: 'An uploaded file: refused, no provider of the gateway takes one' })),
+          file_id: Type.Optional(
+            Type.String({ description: 'An uploaded file: refused, no provider of the gateway takes one' }),
+          ),
         },
-        { additionalProperties: false, description: 'Exactly one of image_url or file_id', minProperties: 1, maxProperties: 1 },
+        {
+          additionalProperties: false,
+          description: 'Exactly one of image_url or file_id',
+          minProperties: 1,
+          maxProperties: 1,
+        },
       ),
     ),
   },

@@ -33,10 +33,21 @@ export const RouterVideoRequest = Type.Object({
   seed: Type.Optional(Type.Integer()),
   generate_audio: Type.Optional(Type.Boolean()),
   frame_images: Type.Optional(
-    Type.Array(Type.Object({ type: Type.Literal('image_url'), image_url: ImageUrl, frame_type: Type.Union([Type.Literal('first_frame'), Type.Literal('last_frame')]) })),
+    Type.Array(
+      Type.Object({
+        type: Type.Literal('image_url'),
+        image_url: ImageUrl,
+        frame_type: Type.Union([Type.Literal('first_frame'), Type.Literal('last_frame')]),
+      }),
+    ),
   ),
   input_references: Type.Optional(
-    Type.Array(Type.Union([Type.Object({ type: Type.Literal('image_url'), image_url: ImageUrl }), Type.Object({ type: Type.Literal('video_url'), video_url: ImageUrl })])),
+    Type.Array(
+      Type.Union([
+        Type.Object({ type: Type.Literal('image_url'), image_url: ImageUrl }),
+        Type.Object({ type: Type.Literal('video_url'), video_url: ImageUrl }),
+      ]),
+    ),
   ),
   callback_url: Type.Optional(Type.String()),
   provider: Type.Optional(Type.Object({})),
@@ -51,7 +62,9 @@ export const RouterVideoJob = Type.Object({
   generation_id: Type.Optional(Type.String()),
   unsigned_urls: Type.Optional(Type.Array(Type.String())),
   /** Present once completed: what the job cost, in USD. */
-  usage: Type.Optional(Type.Object({ cost: Type.Optional(Type.Number({ minimum: 0 })), is_byok: Type.Optional(Type.Boolean()) })),
+  usage: Type.Optional(
+    Type.Object({ cost: Type.Optional(Type.Number({ minimum: 0 })), is_byok: Type.Optional(Type.Boolean()) }),
+  ),
   /** A string on failure. */
   error: Type.Optional(Type.Union([Type.String(), Type.Null()])),
 });

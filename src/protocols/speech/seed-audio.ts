@@ -38,7 +38,9 @@ export const SeedAudioSubtitle = Type.Object({
       text: Type.String(),
       start_time: Milliseconds,
       end_time: Milliseconds,
-      words: Type.Optional(Type.Array(Type.Object({ text: Type.String(), start_time: Milliseconds, end_time: Milliseconds }))),
+      words: Type.Optional(
+        Type.Array(Type.Object({ text: Type.String(), start_time: Milliseconds, end_time: Milliseconds })),
+      ),
     }),
   ),
 });

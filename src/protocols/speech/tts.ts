@@ -43,7 +43,16 @@ const Seconds = Type.Number({ minimum: 0 });
 /** A sentence of the text with the timing of each of its words, when subtitles were asked for. */
 export const SpeechSentence = Type.Object({
   text: Type.String(),
-  words: Type.Optional(Type.Array(Type.Object({ word: Type.String(), startTime: Seconds, endTime: Seconds, confidence: Type.Optional(Type.Number()) }))),
+  words: Type.Optional(
+    Type.Array(
+      Type.Object({
+        word: Type.String(),
+        startTime: Seconds,
+        endTime: Seconds,
+        confidence: Type.Optional(Type.Number()),
+      }),
+    ),
+  ),
 });
 export type SpeechSentence = Static<typeof SpeechSentence>;
 

@@ -1,4 +1,14 @@
-import { argumentsObject, textOf, type ChatMessage, type ChatParameterName, type ChatRequest, type ChatStreamEvent, type FinishReason, type TokenUsage, type ToolChoice } from '../../domain/chat.ts';
+import {
+  argumentsObject,
+  textOf,
+  type ChatMessage,
+  type ChatParameterName,
+  type ChatRequest,
+  type ChatStreamEvent,
+  type FinishReason,
+  type TokenUsage,
+  type ToolChoice,
+} from '../../domain/chat.ts';
 import { newId } from '../../domain/ids.ts';
 import { UpstreamUnreachableError } from '../../domain/upstream-failure.ts';
 import { finishReasonOf, isMessagesStreamEvent, streamUsageAfter } from '../../protocols/anthropic/messages.ts';
@@ -12,7 +22,10 @@ export const defaultAnthropicVersion = '2023-06-01';
 /** The protocol requires max_tokens; this is used when the client set none. */
 const defaultMaxTokens = 4096;
 
-export function anthropicHeaders(target: ProviderTarget, clientHeaders: Readonly<Record<string, string>> = {}): UpstreamHeaders {
+export function anthropicHeaders(
+  target: ProviderTarget,
+  clientHeaders: Readonly<Record<string, string>> = {},
+): UpstreamHeaders {
   return {
     'x-api-key': target.apiKey,
     'anthropic-version': clientHeaders['anthropic-version'] ?? defaultAnthropicVersion,
@@ -27,11 +40,27 @@ function anthropicBlocks(content: ChatMessage['content']): object[] {
       case 'text':
         return { type: 'text', text: part.text };
       case 'image':
-        return { type: 'image', source: part.image.kind === 'url' ? { type: 'url', url: part.image.url } : { type: 'base64', media_type: part.image.mediaType, data: part.image.data } };
+        return {
+          type: 'image',
+          source:
+            part.image.kind === 'url'
+              ? { type: 'url', url: part.image.url }
+              : { type: 'base64', media_type: part.image.mediaType, data: part.image.data },
+        };
       case 'tool-call':
-        return { type: 'tool_use', id: part.call.id, name: part.call.name, input: argumentsObject(part.call.arguments) };
+        return {
+          type: 'tool_use',
+          id: part.call.id,
+          name: part.call.name,
+          input: argumentsObject(part.call.arguments),
+        };
       case 'tool-result':
-        return { type: 'tool_result', tool_use_id: part.result.callId, content: part.result.output, ...(part.result.isError ? { is_error: true } : {}) };
+        return {
+          type: 'tool_result',
+          tool_use_id: part.result.callId,
+          content: part.result.output,
+          ...(part.result.isError ? { is_error: true } : {}),
+        };
     }
   });
 }
@@ -47,7 +76,10 @@ function anthropicMessages(messages: readonly ChatMessage[]): object[] {
     const role = message.role === 'assistant' ? 'assistant' : 'user';
     const previous = turns.at(-1);
     if (previous?.role !== role) {
-      turns.push({ role, content: typeof message.content === 'string' ? message.content : anthropicBlocks(message.content) });
+      turns.push({
+        role,
+        content: typeof message.content === 'string' ? message.content : anthropicBlocks(message.content),
+      });
       continue;
     }
     // Blocks join the turn in place: linear however many messages of one role follow each other.
@@ -62,7 +94,16 @@ function anthropicToolChoice(choice: ToolChoice): object {
   return { type: choice === 'required' ? 'any' : choice };
 }
 
-const anthropicParameters = new Set<ChatParameterName>(['maxTokens', 'temperature', 'topP', 'stop', 'tools', 'toolChoice', 'topK', 'thinking']);
+const anthropicParameters = new Set<ChatParameterName>([
+  'maxTokens',
+  'temperature',
+  'topP',
+  'stop',
+  'tools',
+  'toolChoice',
+  'topK',
+  'thinking',
+]);
 
 export function anthropicCarries(name: ChatParameterName, request: ChatRequest): boolean {
   // Parallel calls are switched off on the tool choice, which the protocol takes only with tools.
@@ -71,7 +112,9 @@ export function anthropicCarries(name: ChatParameterName, request: ChatRequest):
 }
 
 export function encodeMessagesRequest(request: ChatRequest): Record<string, unknown> {
-  const system = request.messages.filter((message) => message.role === 'system').map((message) => textOf(message.content));
+  const system = request.messages
+    .filter((message) => message.role === 'system')
+    .map((message) => textOf(message.content));
   const body: Record<string, unknown> = {
     model: request.upstreamModel,
     max_tokens: request.maxTokens ?? defaultMaxTokens,
@@ -83,19 +126,37 @@ export function encodeMessagesRequest(request: ChatRequest): Record<string, unkn
   if (request.topP !== undefined) body.top_p = request.topP;
   if (request.stop !== undefined) body.stop_sequences = request.stop;
   if (request.tools !== undefined) {
-    body.tools = request.tools.map((tool) => ({ name: tool.name, ...(tool.description !== undefined ? { description: tool.description } : {}), input_schema: tool.parameters ?? { type: 'object', properties: {} } }));
+    body.tools = request.tools.map((tool) => ({
+      name: tool.name,
+      ...(tool.description !== undefined ? { description: tool.description } : {}),
+      input_schema: tool.parameters ?? { type: 'object', properties: {} },
+    }));
   }
   const toolChoice = request.toolChoice && anthropicToolChoice(request.toolChoice);
-  if (request.parallelToolCalls === false && request.tools !== undefined) body.tool_choice = { ...(toolChoice ?? { type: 'auto' }), disable_parallel_tool_use: true };
+  if (request.parallelToolCalls === false && request.tools !== undefined)
+    body.tool_choice = { ...(toolChoice ?? { type: 'auto' }), disable_parallel_tool_use: true };
   else if (toolChoice !== undefined) body.tool_choice = toolChoice;
   if (request.topK !== undefined) body.top_k = request.topK;
-  if (request.thinking !== undefined) body.thinking = request.thinking.type === 'enabled' ? { type: 'enabled', budget_tokens: request.thinking.budgetTokens } : { type: 'disabled' };
+  if (request.thinking !== undefined)
+    body.thinking =
+      request.thinking.type === 'enabled'
+        ? { type: 'enabled', budget_tokens: request.thinking.budgetTokens }
+        : { type: 'disabled' };
   return body;
 }
 
 /** Messages over SSE, decoded into canonical events: input tokens from message_start, output from the last message_delta. */
-export async function* streamAnthropicMessages(http: UpstreamHttp, request: ChatRequest, options: CallOptions): AsyncGenerator<ChatStreamEvent> {
-  const response = await http.postJson(options.target, '/messages', anthropicHeaders(options.target), encodeMessagesRequest(request));
+export async function* streamAnthropicMessages(
+  http: UpstreamHttp,
+  request: ChatRequest,
+  options: CallOptions,
+): AsyncGenerator<ChatStreamEvent> {
+  const response = await http.postJson(
+    options.target,
+    '/messages',
+    anthropicHeaders(options.target),
+    encodeMessagesRequest(request),
+  );
   let usage: TokenUsage = { inputTokens: 0, outputTokens: 0 };
   let sawUsage = false;
   let finish: FinishReason = { unified: 'other', raw: undefined };
@@ -112,11 +173,17 @@ export async function* streamAnthropicMessages(http: UpstreamHttp, request: Chat
         if (event.content_block?.type === 'tool_use') {
           const index = toolBlocks.size;
           toolBlocks.set(event.index ?? 0, { index, sentArguments: false });
-          yield { type: 'tool-call-start', index, id: event.content_block.id ?? newId('call'), name: event.content_block.name ?? '' };
+          yield {
+            type: 'tool-call-start',
+            index,
+            id: event.content_block.id ?? newId('call'),
+            name: event.content_block.name ?? '',
+          };
         }
         break;
       case 'content_block_delta': {
-        if (event.delta?.type === 'text_delta' && event.delta.text) yield { type: 'text-delta', text: event.delta.text };
+        if (event.delta?.type === 'text_delta' && event.delta.text)
+          yield { type: 'text-delta', text: event.delta.text };
         const tool = toolBlocks.get(event.index ?? 0);
         if (event.delta?.type === 'input_json_delta' && event.delta.partial_json && tool) {
           tool.sentArguments = true;
@@ -139,7 +206,10 @@ export async function* streamAnthropicMessages(http: UpstreamHttp, request: Chat
         yield { type: 'finish', finishReason: finish, usage: sawUsage ? usage : undefined };
         return;
       case 'error':
-        throw new UpstreamUnreachableError('protocol', `the upstream reported an error mid-stream: ${event.error?.message ?? 'unknown'}`);
+        throw new UpstreamUnreachableError(
+          'protocol',
+          `the upstream reported an error mid-stream: ${event.error?.message ?? 'unknown'}`,
+        );
     }
   }
   throw new UpstreamUnreachableError('protocol', 'the upstream stream ended before it was complete');

@@ -8,7 +8,10 @@ import { arkImageAdapter } from './ark-images.ts';
 export function createArkAdapter(http: UpstreamHttp): ProviderAdapter {
   return {
     protocol: 'ark',
-    embeddings: { parts: ['text', 'imageBase64', 'imageUrl', 'videoBase64'], embed: (request, options) => arkEmbeddings(http, request, options) },
+    embeddings: {
+      parts: ['text', 'imageBase64', 'imageUrl', 'videoBase64'],
+      embed: (request, options) => arkEmbeddings(http, request, options),
+    },
     images: arkImageAdapter(http),
     video: arkVideoAdapter(http),
   };

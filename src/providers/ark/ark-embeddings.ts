@@ -1,5 +1,9 @@
 import type { EmbeddingInput, EmbeddingPart, EmbeddingRequest, EmbeddingResult } from '../../domain/embedding.ts';
-import { isMultimodalEmbeddingsAnswer, type MultimodalEmbeddingsRequest, type MultimodalPart } from '../../protocols/ark/multimodal-embeddings.ts';
+import {
+  isMultimodalEmbeddingsAnswer,
+  type MultimodalEmbeddingsRequest,
+  type MultimodalPart,
+} from '../../protocols/ark/multimodal-embeddings.ts';
 import type { CallOptions } from '../provider-adapter.ts';
 import type { UpstreamHttp } from '../shared/upstream-http.ts';
 import { checked } from '../shared/wire-data.ts';
@@ -26,7 +30,11 @@ function arkPart(part: EmbeddingPart): MultimodalPart {
  * BytePlus ModelArk multimodal embeddings (`POST /embeddings/multimodal`): its `data` is one object, the
  * fused vector of all of a call's parts, so each input is one call.
  */
-export async function arkEmbeddings(http: UpstreamHttp, request: EmbeddingRequest, options: CallOptions): Promise<EmbeddingResult> {
+export async function arkEmbeddings(
+  http: UpstreamHttp,
+  request: EmbeddingRequest,
+  options: CallOptions,
+): Promise<EmbeddingResult> {
   const embedOne = async (input: EmbeddingInput) => {
     const body: MultimodalEmbeddingsRequest = {
       model: request.upstreamModel,
@@ -35,7 +43,12 @@ export async function arkEmbeddings(http: UpstreamHttp, request: EmbeddingReques
       ...(request.dimensions !== undefined ? { dimensions: request.dimensions } : {}),
     };
     const answer = checked(
-      await http.postForJson(options.target, '/embeddings/multimodal', { authorization: options.target.apiKey.bearer() }, body),
+      await http.postForJson(
+        options.target,
+        '/embeddings/multimodal',
+        { authorization: options.target.apiKey.bearer() },
+        body,
+      ),
       isMultimodalEmbeddingsAnswer,
       'an embedding',
     );
@@ -55,5 +68,8 @@ export async function arkEmbeddings(http: UpstreamHttp, request: EmbeddingReques
     }
   }
   const reported = results.every((result) => result.tokens !== undefined);
-  return { vectors: results.map((result) => result.vector), inputTokens: reported ? results.reduce((sum, result) => sum + result.tokens!, 0) : undefined };
+  return {
+    vectors: results.map((result) => result.vector),
+    inputTokens: reported ? results.reduce((sum, result) => sum + result.tokens!, 0) : undefined,
+  };
 }

@@ -1,5 +1,21 @@
-import type { GeneratedImage, ImageFailure, ImageGenerationRequest, ImageGenerationResult, ImageSource, ImageStreamEvent, ImageUsage, LayerBox } from '../../domain/image.ts';
-import { isSeedreamAnswer, type SeedreamAnswer, isSeedreamStreamEvent, seedreamStreamTerminator, type SeedreamItem, type SeedreamRequest } from '../../protocols/ark/images.ts';
+import type {
+  GeneratedImage,
+  ImageFailure,
+  ImageGenerationRequest,
+  ImageGenerationResult,
+  ImageSource,
+  ImageStreamEvent,
+  ImageUsage,
+  LayerBox,
+} from '../../domain/image.ts';
+import {
+  isSeedreamAnswer,
+  type SeedreamAnswer,
+  isSeedreamStreamEvent,
+  seedreamStreamTerminator,
+  type SeedreamItem,
+  type SeedreamRequest,
+} from '../../protocols/ark/images.ts';
 import { UpstreamUnreachableError } from '../../domain/upstream-failure.ts';
 import { decodeSse } from '../shared/sse-decoder.ts';
 import { checkedEvent } from '../shared/wire-data.ts';
@@ -52,15 +68,28 @@ function generated(item: SeedreamItem, layers: boolean, format: string): Generat
   const image: GeneratedImage = { output, ...(item.size ? { size: item.size } : {}) };
   if (layers) {
     const zIndex = item.z_index ?? 0;
-    image.layer = zIndex === 0 ? { zIndex } : { zIndex, box: box(item.bounding_box), name: item.name, description: item.description };
+    image.layer =
+      zIndex === 0
+        ? { zIndex }
+        : { zIndex, box: box(item.bounding_box), name: item.name, description: item.description };
   }
   return image;
 }
 
 /** BytePlus ModelArk Seedream: one synchronous call; each item of the answer is an image or the error of one. */
-export async function arkImages(http: UpstreamHttp, request: ImageGenerationRequest, options: CallOptions): Promise<ImageGenerationResult> {
+export async function arkImages(
+  http: UpstreamHttp,
+  request: ImageGenerationRequest,
+  options: CallOptions,
+): Promise<ImageGenerationResult> {
   const answer = checked(
-    await http.postForJson(options.target, '/images/generations', { authorization: options.target.apiKey.bearer() }, seedreamBody(request), options.signal),
+    await http.postForJson(
+      options.target,
+      '/images/generations',
+      { authorization: options.target.apiKey.bearer() },
+      seedreamBody(request),
+      options.signal,
+    ),
     isSeedreamAnswer,
     'an image generation answer',
   );
@@ -70,7 +99,12 @@ export async function arkImages(http: UpstreamHttp, request: ImageGenerationRequ
   answer.data.forEach((item, index) => {
     const image = item.error ? undefined : generated(item, layers, request.outputFormat ?? 'jpeg');
     if (image) images.push(image);
-    else failures.push({ index, code: item.error?.code ?? 'NoImage', message: item.error?.message ?? 'the provider returned an item without an image' });
+    else
+      failures.push({
+        index,
+        code: item.error?.code ?? 'NoImage',
+        message: item.error?.message ?? 'the provider returned an item without an image',
+      });
   });
   return { images, failures, usage: usageOf(answer.usage) };
 }
@@ -87,8 +121,17 @@ function usageOf(usage: SeedreamAnswer['usage']): ImageUsage {
  * The same call with `stream: true`: Seedream answers one event per finished or failed image, then the
  * completion with usage, then `data: [DONE]`. A stream that ends without its completion is a protocol failure.
  */
-export async function* arkImageStream(http: UpstreamHttp, request: ImageGenerationRequest, options: CallOptions): AsyncGenerator<ImageStreamEvent> {
-  const response = await http.postJson(options.target, '/images/generations', { authorization: options.target.apiKey.bearer() }, { ...seedreamBody(request), stream: true });
+export async function* arkImageStream(
+  http: UpstreamHttp,
+  request: ImageGenerationRequest,
+  options: CallOptions,
+): AsyncGenerator<ImageStreamEvent> {
+  const response = await http.postJson(
+    options.target,
+    '/images/generations',
+    { authorization: options.target.apiKey.bearer() },
+    { ...seedreamBody(request), stream: true },
+  );
   let finished = false;
   for await (const { data } of decodeSse(response.body, options.target.maxEventCharacters)) {
     if (data === seedreamStreamTerminator) break;
@@ -96,15 +139,27 @@ export async function* arkImageStream(http: UpstreamHttp, request: ImageGenerati
     if (event.type === 'image_generation.partial_succeeded') {
       const image = generated(event, false, request.outputFormat ?? 'jpeg');
       if (image) yield { type: 'image', index: event.image_index, image };
-      else yield { type: 'failure', failure: { index: event.image_index, code: 'NoImage', message: 'the provider sent an image event without an image' } };
+      else
+        yield {
+          type: 'failure',
+          failure: {
+            index: event.image_index,
+            code: 'NoImage',
+            message: 'the provider sent an image event without an image',
+          },
+        };
     } else if (event.type === 'image_generation.partial_failed') {
-      yield { type: 'failure', failure: { index: event.image_index, code: event.error.code, message: event.error.message } };
+      yield {
+        type: 'failure',
+        failure: { index: event.image_index, code: event.error.code, message: event.error.message },
+      };
     } else {
       finished = true;
       yield { type: 'finish', usage: usageOf(event.usage) };
     }
   }
-  if (!finished) throw new UpstreamUnreachableError('protocol', 'the upstream image stream ended before its completion event');
+  if (!finished)
+    throw new UpstreamUnreachableError('protocol', 'the upstream image stream ended before its completion event');
 }
 
 export function arkImageAdapter(http: UpstreamHttp): ImageAdapter {

@@ -1,4 +1,10 @@
-import type { VideoContentItem, VideoGenerationRequest, VideoImageRole, VideoMediaSource, VideoTaskReport } from '../../domain/video.ts';
+import type {
+  VideoContentItem,
+  VideoGenerationRequest,
+  VideoImageRole,
+  VideoMediaSource,
+  VideoTaskReport,
+} from '../../domain/video.ts';
 import {
   isSeedanceCreateAnswer,
   isSeedanceTask,
@@ -18,7 +24,8 @@ const roles: Record<VideoImageRole, 'first_frame' | 'last_frame' | 'reference_im
   referenceImage: 'reference_image',
 };
 
-const urlOf = (source: VideoMediaSource) => (source.kind === 'url' ? source.url : `data:${source.mediaType};base64,${source.data}`);
+const urlOf = (source: VideoMediaSource) =>
+  source.kind === 'url' ? source.url : `data:${source.mediaType};base64,${source.data}`;
 
 function contentItem(item: VideoContentItem): SeedanceContentItem {
   switch (item.type) {
@@ -61,7 +68,12 @@ export function seedanceReport(task: SeedanceTask): VideoTaskReport {
   }
   if (task.status === 'failed' || task.status === 'expired' || task.status === 'cancelled') {
     const error = task.error ?? undefined;
-    report.error = error?.message ?? error?.code ?? (task.status === 'expired' ? 'the task expired at the provider before it finished' : `the provider reports the task ${task.status}`);
+    report.error =
+      error?.message ??
+      error?.code ??
+      (task.status === 'expired'
+        ? 'the task expired at the provider before it finished'
+        : `the provider reports the task ${task.status}`);
   }
   return report;
 }
@@ -72,11 +84,27 @@ export function arkVideoAdapter(http: UpstreamHttp): VideoAdapter {
   return {
     check: refuseMaxTokens,
     async submit(request, upstreamModel, options) {
-      const answer = checked(await http.postForJson(options.target, seedanceTaskPaths.create, auth(options), seedanceBody(request, upstreamModel), options.signal), isSeedanceCreateAnswer, 'a task creation answer');
+      const answer = checked(
+        await http.postForJson(
+          options.target,
+          seedanceTaskPaths.create,
+          auth(options),
+          seedanceBody(request, upstreamModel),
+          options.signal,
+        ),
+        isSeedanceCreateAnswer,
+        'a task creation answer',
+      );
       return answer.id;
     },
     async poll(taskId, options) {
-      return seedanceReport(checked(await http.getForJson(options.target, seedanceTaskPaths.task(taskId), auth(options), options.signal), isSeedanceTask, 'a task'));
+      return seedanceReport(
+        checked(
+          await http.getForJson(options.target, seedanceTaskPaths.task(taskId), auth(options), options.signal),
+          isSeedanceTask,
+          'a task',
+        ),
+      );
     },
     async cancel(taskId, options) {
       await http.delete(options.target, seedanceTaskPaths.task(taskId), auth(options), options.signal);

@@ -1,7 +1,23 @@
-import { argumentsObject, textOf, type ChatMessage, type ChatParameterName, type ChatRequest, type ChatStreamEvent, type FinishReason, type ResponseFormat, type TokenUsage, type ToolChoice, type ToolResult } from '../../domain/chat.ts';
+import {
+  argumentsObject,
+  textOf,
+  type ChatMessage,
+  type ChatParameterName,
+  type ChatRequest,
+  type ChatStreamEvent,
+  type FinishReason,
+  type ResponseFormat,
+  type TokenUsage,
+  type ToolChoice,
+  type ToolResult,
+} from '../../domain/chat.ts';
 import { newId } from '../../domain/ids.ts';
 import { UpstreamUnreachableError } from '../../domain/upstream-failure.ts';
-import { finishReasonOf, isGenerateContentResponse, usageFromMetadata } from '../../protocols/gemini/generate-content.ts';
+import {
+  finishReasonOf,
+  isGenerateContentResponse,
+  usageFromMetadata,
+} from '../../protocols/gemini/generate-content.ts';
 import type { CallOptions } from '../provider-adapter.ts';
 import { decodeSse } from '../shared/sse-decoder.ts';
 import type { UpstreamHttp } from '../shared/upstream-http.ts';
@@ -62,8 +78,20 @@ function functionCallingConfig(choice: ToolChoice): object {
 }
 
 const geminiParameters = new Set<ChatParameterName>([
-  'maxTokens', 'temperature', 'topP', 'stop', 'seed', 'tools', 'toolChoice', 'topK', 'presencePenalty', 'frequencyPenalty',
-  'logprobs', 'topLogprobs', 'responseFormat', 'thinking',
+  'maxTokens',
+  'temperature',
+  'topP',
+  'stop',
+  'seed',
+  'tools',
+  'toolChoice',
+  'topK',
+  'presencePenalty',
+  'frequencyPenalty',
+  'logprobs',
+  'topLogprobs',
+  'responseFormat',
+  'thinking',
 ]);
 
 /** Reasoning efforts the protocol has a thinking level for; `none` is a thinking budget of 0. */
@@ -71,24 +99,35 @@ const thinkingLevels = new Set(['minimal', 'low', 'medium', 'high']);
 
 export function geminiCarries(name: ChatParameterName, request: ChatRequest): boolean {
   // One thinkingConfig holds either: an explicit thinking budget wins over an effort.
-  if (name === 'reasoningEffort') return request.thinking === undefined && (request.reasoningEffort === 'none' || thinkingLevels.has(request.reasoningEffort ?? ''));
+  if (name === 'reasoningEffort')
+    return (
+      request.thinking === undefined &&
+      (request.reasoningEffort === 'none' || thinkingLevels.has(request.reasoningEffort ?? ''))
+    );
   return geminiParameters.has(name);
 }
 
 function thinkingConfig({ thinking, reasoningEffort }: ChatRequest): object | undefined {
   if (thinking !== undefined) return { thinkingBudget: thinking.type === 'enabled' ? thinking.budgetTokens : 0 };
   if (reasoningEffort === 'none') return { thinkingBudget: 0 };
-  return reasoningEffort !== undefined && thinkingLevels.has(reasoningEffort) ? { thinkingLevel: reasoningEffort.toUpperCase() } : undefined;
+  return reasoningEffort !== undefined && thinkingLevels.has(reasoningEffort)
+    ? { thinkingLevel: reasoningEffort.toUpperCase() }
+    : undefined;
 }
 
 /** The answer format as a MIME type, with the JSON Schema as given (`responseSchema` takes only an OpenAPI subset). */
 function responseFormatConfig(format: ResponseFormat): object {
   if (format.type === 'text') return { responseMimeType: 'text/plain' };
-  return { responseMimeType: 'application/json', ...(format.type === 'json_schema' && format.schema !== undefined ? { responseJsonSchema: format.schema } : {}) };
+  return {
+    responseMimeType: 'application/json',
+    ...(format.type === 'json_schema' && format.schema !== undefined ? { responseJsonSchema: format.schema } : {}),
+  };
 }
 
 export function encodeGenerateContent(request: ChatRequest): Record<string, unknown> {
-  const system = request.messages.filter((message) => message.role === 'system').map((message) => textOf(message.content));
+  const system = request.messages
+    .filter((message) => message.role === 'system')
+    .map((message) => textOf(message.content));
   const generationConfig: Record<string, unknown> = {};
   if (request.maxTokens !== undefined) generationConfig.maxOutputTokens = request.maxTokens;
   if (request.temperature !== undefined) generationConfig.temperature = request.temperature;
@@ -116,12 +155,18 @@ export function encodeGenerateContent(request: ChatRequest): Record<string, unkn
     ...(system.length > 0 ? { systemInstruction: { parts: [{ text: system.join('\n\n') }] } } : {}),
     ...(Object.keys(generationConfig).length > 0 ? { generationConfig } : {}),
     ...(declarations ? { tools: [{ functionDeclarations: declarations }] } : {}),
-    ...(request.toolChoice !== undefined ? { toolConfig: { functionCallingConfig: functionCallingConfig(request.toolChoice) } } : {}),
+    ...(request.toolChoice !== undefined
+      ? { toolConfig: { functionCallingConfig: functionCallingConfig(request.toolChoice) } }
+      : {}),
   };
 }
 
 /** streamGenerateContent over SSE into canonical events; the last usageMetadata seen is the final one. */
-export async function* streamGeminiContent(http: UpstreamHttp, request: ChatRequest, options: CallOptions): AsyncGenerator<ChatStreamEvent> {
+export async function* streamGeminiContent(
+  http: UpstreamHttp,
+  request: ChatRequest,
+  options: CallOptions,
+): AsyncGenerator<ChatStreamEvent> {
   const response = await http.postJson(
     options.target,
     `${geminiPath(request.upstreamModel, 'streamGenerateContent')}?alt=sse`,
@@ -133,14 +178,23 @@ export async function* streamGeminiContent(http: UpstreamHttp, request: ChatRequ
   let calls = 0;
   for await (const event of decodeSse(response.body, options.target.maxEventCharacters)) {
     const chunk = checkedEvent(event.data, isGenerateContentResponse);
-    if (chunk.error) throw new UpstreamUnreachableError('protocol', `the upstream reported an error mid-stream: ${chunk.error.message ?? 'unknown'}`);
+    if (chunk.error)
+      throw new UpstreamUnreachableError(
+        'protocol',
+        `the upstream reported an error mid-stream: ${chunk.error.message ?? 'unknown'}`,
+      );
     const candidate = chunk.candidates?.[0];
     for (const part of candidate?.content?.parts ?? []) {
       if (part.text && !part.thought) yield { type: 'text-delta', text: part.text };
       if (part.functionCall) {
         // Calls arrive whole: one start and all of the arguments at once.
         const index = calls++;
-        yield { type: 'tool-call-start', index, id: part.functionCall.id ?? newId('call'), name: part.functionCall.name };
+        yield {
+          type: 'tool-call-start',
+          index,
+          id: part.functionCall.id ?? newId('call'),
+          name: part.functionCall.name,
+        };
         yield { type: 'tool-call-delta', index, arguments: JSON.stringify(part.functionCall.args ?? {}) };
       }
     }

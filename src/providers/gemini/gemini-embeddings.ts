@@ -12,7 +12,8 @@ const batchLimit = 100;
 function geminiPart(part: EmbeddingPart): object {
   if (part.type === 'text') return { text: part.text };
   // The protocol's fileData names files uploaded to it, not addresses on the web.
-  if (part.type === 'imageUrl' || part.type === 'audioUrl') throw new RangeError(`the gemini protocol takes no ${part.type} input`);
+  if (part.type === 'imageUrl' || part.type === 'audioUrl')
+    throw new RangeError(`the gemini protocol takes no ${part.type} input`);
   return { inlineData: { mimeType: part.mediaType, data: part.data } };
 }
 
@@ -20,7 +21,11 @@ function geminiPart(part: EmbeddingPart): object {
  * `:batchEmbedContents`, one request per input (the parts of an input are embedded together), in batches
  * of the protocol's size. The protocol reports no token usage for embeddings.
  */
-export async function geminiEmbeddings(http: UpstreamHttp, request: EmbeddingRequest, options: CallOptions): Promise<EmbeddingResult> {
+export async function geminiEmbeddings(
+  http: UpstreamHttp,
+  request: EmbeddingRequest,
+  options: CallOptions,
+): Promise<EmbeddingResult> {
   const vectors: number[][] = [];
   for (let start = 0; start < request.inputs.length; start += batchLimit) {
     const inputs = request.inputs.slice(start, start + batchLimit);
@@ -31,9 +36,19 @@ export async function geminiEmbeddings(http: UpstreamHttp, request: EmbeddingReq
         ...(request.dimensions !== undefined ? { outputDimensionality: request.dimensions } : {}),
       })),
     };
-    const answer = await http.postForJson(options.target, geminiPath(request.upstreamModel, 'batchEmbedContents'), { 'x-goog-api-key': options.target.apiKey }, body);
+    const answer = await http.postForJson(
+      options.target,
+      geminiPath(request.upstreamModel, 'batchEmbedContents'),
+      { 'x-goog-api-key': options.target.apiKey },
+      body,
+    );
     const { embeddings } = checked(answer, isBatchEmbedContentsResponse, 'embeddings');
-    vectors.push(...requireCount(embeddings.map((embedding) => embedding.values), inputs.length));
+    vectors.push(
+      ...requireCount(
+        embeddings.map((embedding) => embedding.values),
+        inputs.length,
+      ),
+    );
   }
   return { vectors, inputTokens: undefined };
 }

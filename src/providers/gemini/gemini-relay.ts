@@ -1,6 +1,17 @@
 import { DeliveredOutput } from '../../domain/delivered-output.ts';
-import { isGenerateContentResponse, usageFromMetadata, type GenerateContentResponse } from '../../protocols/gemini/generate-content.ts';
-import type { CallOptions, RawExchange, RelayMeter, RelayOperation, RelayReading, RelayRequest } from '../provider-adapter.ts';
+import {
+  isGenerateContentResponse,
+  usageFromMetadata,
+  type GenerateContentResponse,
+} from '../../protocols/gemini/generate-content.ts';
+import type {
+  CallOptions,
+  RawExchange,
+  RelayMeter,
+  RelayOperation,
+  RelayReading,
+  RelayRequest,
+} from '../provider-adapter.ts';
 import { checkedRelay } from '../shared/checked-relay.ts';
 import { jsonRelayMeter, streamRelayMeter } from '../shared/relay-meters.ts';
 import { jsonArraySplitter, sseSplitter } from '../shared/stream-splitters.ts';
@@ -13,13 +24,31 @@ const actions: Partial<Record<RelayOperation, string>> = {
   'stream-generate-content-json': 'streamGenerateContent',
 };
 
-export async function relayGemini(http: UpstreamHttp, { operation, upstreamModel, body }: RelayRequest, options: CallOptions): Promise<RawExchange> {
+export async function relayGemini(
+  http: UpstreamHttp,
+  { operation, upstreamModel, body }: RelayRequest,
+  options: CallOptions,
+): Promise<RawExchange> {
   const action = actions[operation];
   if (!action) throw new Error(`the Gemini protocol has no ${operation} operation`);
-  const response = await http.postJson(options.target, geminiPath(upstreamModel, action), { 'x-goog-api-key': options.target.apiKey }, body);
+  const response = await http.postJson(
+    options.target,
+    geminiPath(upstreamModel, action),
+    { 'x-goog-api-key': options.target.apiKey },
+    body,
+  );
   const limit = options.target.maxEventCharacters;
-  const stream = operation === 'generate-content' ? undefined : operation === 'stream-generate-content-sse' ? sseSplitter(limit) : jsonArraySplitter(limit);
-  return checkedRelay(response, { answer: isGenerateContentResponse, event: isGenerateContentResponse, what: 'a generateContent answer' }, stream);
+  const stream =
+    operation === 'generate-content'
+      ? undefined
+      : operation === 'stream-generate-content-sse'
+        ? sseSplitter(limit)
+        : jsonArraySplitter(limit);
+  return checkedRelay(
+    response,
+    { answer: isGenerateContentResponse, event: isGenerateContentResponse, what: 'a generateContent answer' },
+    stream,
+  );
 }
 
 /** The JSON of a call's arguments, for counting; arguments too deep to write count as none (the hold still caps the charge). */
@@ -43,10 +72,18 @@ function observe(reading: RelayReading, chunk: GenerateContentResponse): void {
 
 /** Usage of a generateContent answer: the last usageMetadata of the JSON body, the SSE events or the JSON array's elements. */
 export function geminiRelayMeter(operation: RelayOperation, maxEventCharacters: number): RelayMeter {
-  if (operation === 'stream-generate-content-sse') return streamRelayMeter(sseSplitter(maxEventCharacters), isGenerateContentResponse, observe);
-  if (operation === 'stream-generate-content-json') return streamRelayMeter(jsonArraySplitter(maxEventCharacters), isGenerateContentResponse, observe);
+  if (operation === 'stream-generate-content-sse')
+    return streamRelayMeter(sseSplitter(maxEventCharacters), isGenerateContentResponse, observe);
+  if (operation === 'stream-generate-content-json')
+    return streamRelayMeter(jsonArraySplitter(maxEventCharacters), isGenerateContentResponse, observe);
   return jsonRelayMeter(isGenerateContentResponse, (answer) => {
-    const reading: RelayReading = { usage: undefined, complete: false, sawTerminator: false, sawError: false, output: new DeliveredOutput() };
+    const reading: RelayReading = {
+      usage: undefined,
+      complete: false,
+      sawTerminator: false,
+      sawError: false,
+      output: new DeliveredOutput(),
+    };
     observe(reading, answer);
     // A whole non-streamed answer is complete even when a blocked prompt left it without candidates.
     if (!reading.sawError) reading.complete = true;

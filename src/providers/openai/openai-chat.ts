@@ -1,7 +1,25 @@
-import { imageUrlOf, partsOf, textOf, toolCallsIn, type ChatMessage, type ChatParameterName, type ChatRequest, type ChatStreamEvent, type FinishReason, type ResponseFormat, type TokenUsage, type ToolChoice } from '../../domain/chat.ts';
+import {
+  imageUrlOf,
+  partsOf,
+  textOf,
+  toolCallsIn,
+  type ChatMessage,
+  type ChatParameterName,
+  type ChatRequest,
+  type ChatStreamEvent,
+  type FinishReason,
+  type ResponseFormat,
+  type TokenUsage,
+  type ToolChoice,
+} from '../../domain/chat.ts';
 import { newId } from '../../domain/ids.ts';
 import { UpstreamUnreachableError } from '../../domain/upstream-failure.ts';
-import { finishReasonOf, isChatCompletionChunk, streamTerminator, usageOf } from '../../protocols/openai/chat-completions.ts';
+import {
+  finishReasonOf,
+  isChatCompletionChunk,
+  streamTerminator,
+  usageOf,
+} from '../../protocols/openai/chat-completions.ts';
 import type { CallOptions, ProviderTarget } from '../provider-adapter.ts';
 import { decodeSse } from '../shared/sse-decoder.ts';
 import type { UpstreamHttp } from '../shared/upstream-http.ts';
@@ -20,12 +38,27 @@ function openAiContent(content: ChatMessage['content']): unknown {
 /** One canonical message as the protocol's messages: tool results are one `tool` message each. */
 function openAiMessages(message: ChatMessage): object[] {
   if (message.role === 'tool') {
-    return partsOf(message.content).flatMap((part) => (part.type === 'tool-result' ? [{ role: 'tool', tool_call_id: part.result.callId, content: part.result.output }] : []));
+    return partsOf(message.content).flatMap((part) =>
+      part.type === 'tool-result'
+        ? [{ role: 'tool', tool_call_id: part.result.callId, content: part.result.output }]
+        : [],
+    );
   }
   const calls = toolCallsIn(message.content);
-  if (message.role !== 'assistant' || calls.length === 0) return [{ role: message.role, content: openAiContent(message.content) }];
+  if (message.role !== 'assistant' || calls.length === 0)
+    return [{ role: message.role, content: openAiContent(message.content) }];
   const text = textOf(message.content);
-  return [{ role: 'assistant', content: text === '' ? null : text, tool_calls: calls.map((call) => ({ id: call.id, type: 'function', function: { name: call.name, arguments: call.arguments } })) }];
+  return [
+    {
+      role: 'assistant',
+      content: text === '' ? null : text,
+      tool_calls: calls.map((call) => ({
+        id: call.id,
+        type: 'function',
+        function: { name: call.name, arguments: call.arguments },
+      })),
+    },
+  ];
 }
 
 export function openAiToolChoice(choice: ToolChoice): unknown {
@@ -38,11 +71,33 @@ export function isOpenAiItself(baseUrl: string): boolean {
 }
 
 const openAiParameters = new Set<ChatParameterName>([
-  'maxTokens', 'temperature', 'topP', 'stop', 'seed', 'tools', 'toolChoice', 'responseFormat', 'presencePenalty', 'frequencyPenalty',
-  'logprobs', 'topLogprobs', 'logitBias', 'parallelToolCalls', 'reasoningEffort', 'verbosity', 'webSearchOptions',
+  'maxTokens',
+  'temperature',
+  'topP',
+  'stop',
+  'seed',
+  'tools',
+  'toolChoice',
+  'responseFormat',
+  'presencePenalty',
+  'frequencyPenalty',
+  'logprobs',
+  'topLogprobs',
+  'logitBias',
+  'parallelToolCalls',
+  'reasoningEffort',
+  'verbosity',
+  'webSearchOptions',
 ]);
 /** What routers (OpenRouter and the like) and self-hosted servers add: more sampling fields and a reasoning object. */
-const compatibleParameters = new Set<ChatParameterName>(['topK', 'repetitionPenalty', 'minP', 'topA', 'includeReasoning', 'thinking']);
+const compatibleParameters = new Set<ChatParameterName>([
+  'topK',
+  'repetitionPenalty',
+  'minP',
+  'topA',
+  'includeReasoning',
+  'thinking',
+]);
 
 export function openAiCarries(name: ChatParameterName, request: ChatRequest, target: ProviderTarget): boolean {
   // The protocol says "structured" as the strictness of a JSON schema answer format.
@@ -53,7 +108,11 @@ export function openAiCarries(name: ChatParameterName, request: ChatRequest, tar
 function openAiResponseFormat(format: ResponseFormat, structured: boolean | undefined): object {
   if (format.type !== 'json_schema') return { type: format.type };
   const strict = format.strict ?? structured;
-  const schema = { name: format.name, ...(format.description !== undefined ? { description: format.description } : {}), ...(format.schema !== undefined ? { schema: format.schema } : {}) };
+  const schema = {
+    name: format.name,
+    ...(format.description !== undefined ? { description: format.description } : {}),
+    ...(format.schema !== undefined ? { schema: format.schema } : {}),
+  };
   return { type: 'json_schema', json_schema: { ...schema, ...(strict !== undefined ? { strict } : {}) } };
 }
 
@@ -68,7 +127,10 @@ function routerReasoning({ thinking, includeReasoning }: ChatRequest): object | 
 }
 
 /** `compatible` adds what routers and self-hosted servers take beyond OpenAI's own fields. */
-export function encodeChatRequest(request: ChatRequest, { compatible }: { compatible: boolean } = { compatible: false }): Record<string, unknown> {
+export function encodeChatRequest(
+  request: ChatRequest,
+  { compatible }: { compatible: boolean } = { compatible: false },
+): Record<string, unknown> {
   const body: Record<string, unknown> = {
     model: request.upstreamModel,
     messages: request.messages.flatMap(openAiMessages),
@@ -82,10 +144,18 @@ export function encodeChatRequest(request: ChatRequest, { compatible }: { compat
   if (request.stop !== undefined) body.stop = request.stop;
   if (request.seed !== undefined) body.seed = request.seed;
   if (request.tools !== undefined) {
-    body.tools = request.tools.map((tool) => ({ type: 'function', function: { name: tool.name, ...(tool.description !== undefined ? { description: tool.description } : {}), parameters: tool.parameters ?? { type: 'object', properties: {} } } }));
+    body.tools = request.tools.map((tool) => ({
+      type: 'function',
+      function: {
+        name: tool.name,
+        ...(tool.description !== undefined ? { description: tool.description } : {}),
+        parameters: tool.parameters ?? { type: 'object', properties: {} },
+      },
+    }));
   }
   if (request.toolChoice !== undefined) body.tool_choice = openAiToolChoice(request.toolChoice);
-  if (request.responseFormat !== undefined) body.response_format = openAiResponseFormat(request.responseFormat, request.structuredOutputs);
+  if (request.responseFormat !== undefined)
+    body.response_format = openAiResponseFormat(request.responseFormat, request.structuredOutputs);
   const fields: Record<string, unknown> = {
     presence_penalty: request.presencePenalty,
     frequency_penalty: request.frequencyPenalty,
@@ -96,7 +166,15 @@ export function encodeChatRequest(request: ChatRequest, { compatible }: { compat
     reasoning_effort: request.reasoningEffort,
     verbosity: request.verbosity,
     web_search_options: request.webSearchOptions,
-    ...(compatible ? { top_k: request.topK, repetition_penalty: request.repetitionPenalty, min_p: request.minP, top_a: request.topA, reasoning: routerReasoning(request) } : {}),
+    ...(compatible
+      ? {
+          top_k: request.topK,
+          repetition_penalty: request.repetitionPenalty,
+          min_p: request.minP,
+          top_a: request.topA,
+          reasoning: routerReasoning(request),
+        }
+      : {}),
   };
   for (const [field, value] of Object.entries(fields)) if (value !== undefined) body[field] = value;
   return body;
@@ -106,8 +184,17 @@ export function encodeChatRequest(request: ChatRequest, { compatible }: { compat
  * Chat completions over SSE, decoded into canonical events. A stream that ends without `[DONE]` was cut:
  * that is a failure, never a silent success.
  */
-export async function* streamOpenAiChat(http: UpstreamHttp, request: ChatRequest, options: CallOptions): AsyncGenerator<ChatStreamEvent> {
-  const response = await http.postJson(options.target, '/chat/completions', { authorization: options.target.apiKey.bearer() }, encodeChatRequest(request, { compatible: !isOpenAiItself(options.target.baseUrl) }));
+export async function* streamOpenAiChat(
+  http: UpstreamHttp,
+  request: ChatRequest,
+  options: CallOptions,
+): AsyncGenerator<ChatStreamEvent> {
+  const response = await http.postJson(
+    options.target,
+    '/chat/completions',
+    { authorization: options.target.apiKey.bearer() },
+    encodeChatRequest(request, { compatible: !isOpenAiItself(options.target.baseUrl) }),
+  );
   let finish: FinishReason | undefined;
   let usage: TokenUsage | undefined;
   for await (const event of decodeSse(response.body, options.target.maxEventCharacters)) {
@@ -116,13 +203,19 @@ export async function* streamOpenAiChat(http: UpstreamHttp, request: ChatRequest
       return;
     }
     const chunk = checkedEvent(event.data, isChatCompletionChunk);
-    if (chunk.error) throw new UpstreamUnreachableError('protocol', `the upstream reported an error mid-stream: ${chunk.error.message ?? 'unknown'}`);
+    if (chunk.error)
+      throw new UpstreamUnreachableError(
+        'protocol',
+        `the upstream reported an error mid-stream: ${chunk.error.message ?? 'unknown'}`,
+      );
     const choice = chunk.choices?.[0];
     if (choice?.delta?.content) yield { type: 'text-delta', text: choice.delta.content };
     for (const fragment of choice?.delta?.tool_calls ?? []) {
       const index = fragment.index ?? 0;
-      if (fragment.id !== undefined || fragment.function?.name !== undefined) yield { type: 'tool-call-start', index, id: fragment.id || newId('call'), name: fragment.function?.name ?? '' };
-      if (fragment.function?.arguments) yield { type: 'tool-call-delta', index, arguments: fragment.function.arguments };
+      if (fragment.id !== undefined || fragment.function?.name !== undefined)
+        yield { type: 'tool-call-start', index, id: fragment.id || newId('call'), name: fragment.function?.name ?? '' };
+      if (fragment.function?.arguments)
+        yield { type: 'tool-call-delta', index, arguments: fragment.function.arguments };
     }
     if (choice?.finish_reason) finish = finishReasonOf(choice.finish_reason);
     usage = usageOf(chunk.usage) ?? usage;

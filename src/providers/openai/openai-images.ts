@@ -1,7 +1,19 @@
 import { FormData } from 'undici';
 import type { GeneratedImage, ImageGenerationRequest, ImageGenerationResult, ImageUsage } from '../../domain/image.ts';
-import { isImagesAnswer, isImagesStreamEvent, type ImagesAnswer, type ImagesUsage } from '../../protocols/openai/images.ts';
-import type { CallOptions, ImageAdapter, ImageRelayMeter, ImageRelayReading, ImageRelayRequest, RawExchange } from '../provider-adapter.ts';
+import {
+  isImagesAnswer,
+  isImagesStreamEvent,
+  type ImagesAnswer,
+  type ImagesUsage,
+} from '../../protocols/openai/images.ts';
+import type {
+  CallOptions,
+  ImageAdapter,
+  ImageRelayMeter,
+  ImageRelayReading,
+  ImageRelayRequest,
+  RawExchange,
+} from '../provider-adapter.ts';
 import { checkedRelay } from '../shared/checked-relay.ts';
 import { JsonCopy } from '../shared/json-copy.ts';
 import { sseSplitter } from '../shared/stream-splitters.ts';
@@ -13,7 +25,11 @@ const maxImagesAnswerBytes = 96 * 1024 * 1024;
 
 /** The fields of a generation this family takes; the rest (watermark, guidance, prompt optimisation, maxTokens) are other families'. */
 function fields(request: ImageGenerationRequest): Record<string, string | number> {
-  const body: Record<string, string | number> = { model: request.upstreamModel, prompt: request.prompt ?? '', n: request.numberOfImages };
+  const body: Record<string, string | number> = {
+    model: request.upstreamModel,
+    prompt: request.prompt ?? '',
+    n: request.numberOfImages,
+  };
   if (request.size !== undefined) body.size = request.size;
   if (request.quality !== undefined) body.quality = request.quality;
   if (request.background !== undefined) body.background = request.background;
@@ -28,17 +44,29 @@ export function imageUsageOf(usage: ImagesUsage | undefined): ImageUsage {
     ...(usage.input_tokens !== undefined ? { inputTokens: usage.input_tokens } : {}),
     ...(usage.output_tokens !== undefined ? { outputTokens: usage.output_tokens } : {}),
     ...(usage.total_tokens !== undefined ? { totalTokens: usage.total_tokens } : {}),
-    ...(usage.input_tokens_details?.image_tokens !== undefined ? { inputImageTokens: usage.input_tokens_details.image_tokens } : {}),
+    ...(usage.input_tokens_details?.image_tokens !== undefined
+      ? { inputImageTokens: usage.input_tokens_details.image_tokens }
+      : {}),
   };
 }
 
 function resultOf(answer: ImagesAnswer, format: string): ImageGenerationResult {
   const images: GeneratedImage[] = [];
   for (const item of answer.data) {
-    if (item.b64_json) images.push({ output: { kind: 'inline', mediaType: `image/${format}`, data: item.b64_json }, ...(answer.size ? { size: answer.size } : {}) });
-    else if (item.url) images.push({ output: { kind: 'url', url: item.url }, ...(answer.size ? { size: answer.size } : {}) });
+    if (item.b64_json)
+      images.push({
+        output: { kind: 'inline', mediaType: `image/${format}`, data: item.b64_json },
+        ...(answer.size ? { size: answer.size } : {}),
+      });
+    else if (item.url)
+      images.push({ output: { kind: 'url', url: item.url }, ...(answer.size ? { size: answer.size } : {}) });
   }
-  return { images, failures: [], usage: { ...imageUsageOf(answer.usage), generatedImages: images.length }, ...(answer.quality ? { quality: answer.quality } : {}) };
+  return {
+    images,
+    failures: [],
+    usage: { ...imageUsageOf(answer.usage), generatedImages: images.length },
+    ...(answer.quality ? { quality: answer.quality } : {}),
+  };
 }
 
 /**
@@ -46,7 +74,11 @@ function resultOf(answer: ImagesAnswer, format: string): ImageGenerationResult {
  * edit (`/images/edits`, multipart with `image[]` parts). The gateway sends bytes only: URL images are
  * fetched before they reach this adapter.
  */
-export async function openAiImages(http: UpstreamHttp, request: ImageGenerationRequest, options: CallOptions): Promise<ImageGenerationResult> {
+export async function openAiImages(
+  http: UpstreamHttp,
+  request: ImageGenerationRequest,
+  options: CallOptions,
+): Promise<ImageGenerationResult> {
   const headers = { authorization: options.target.apiKey.bearer() };
   let answer: object;
   if (request.images.length === 0) {
@@ -56,7 +88,11 @@ export async function openAiImages(http: UpstreamHttp, request: ImageGenerationR
     for (const [name, value] of Object.entries(fields(request))) form.append(name, String(value));
     request.images.forEach((image, index) => {
       if (image.kind !== 'inline') throw new RangeError('the OpenAI images protocol takes reference images as bytes');
-      form.append('image[]', new Blob([Buffer.from(image.data, 'base64')], { type: image.mediaType }), `image-${index}.${image.mediaType.split('/')[1] ?? 'png'}`);
+      form.append(
+        'image[]',
+        new Blob([Buffer.from(image.data, 'base64')], { type: image.mediaType }),
+        `image-${index}.${image.mediaType.split('/')[1] ?? 'png'}`,
+      );
     });
     answer = await http.postFormForJson(options.target, '/images/edits', headers, form, options.signal);
   }
@@ -64,13 +100,31 @@ export async function openAiImages(http: UpstreamHttp, request: ImageGenerationR
 }
 
 /** Alpha images to an OpenAI-protocol upstream: the body as given, its model rewritten, the answer relayed once its start is checked. */
-export async function relayOpenAiImages(http: UpstreamHttp, request: ImageRelayRequest, options: CallOptions): Promise<RawExchange> {
+export async function relayOpenAiImages(
+  http: UpstreamHttp,
+  request: ImageRelayRequest,
+  options: CallOptions,
+): Promise<RawExchange> {
   // `provider` is the gateway's routing object, not a field of the images protocol.
   const { provider: _provider, ...given } = request.body;
   const body: Record<string, unknown> = { ...given, model: request.upstreamModel };
-  const response = await http.postJson(options.target, '/images/generations', { authorization: options.target.apiKey.bearer() }, body);
-  const shapes = { answer: isImagesAnswer, event: isImagesStreamEvent, what: 'an images answer', maxAnswerBytes: maxImagesAnswerBytes };
-  return checkedRelay(response, shapes, body.stream === true ? sseSplitter(options.target.maxEventCharacters) : undefined);
+  const response = await http.postJson(
+    options.target,
+    '/images/generations',
+    { authorization: options.target.apiKey.bearer() },
+    body,
+  );
+  const shapes = {
+    answer: isImagesAnswer,
+    event: isImagesStreamEvent,
+    what: 'an images answer',
+    maxAnswerBytes: maxImagesAnswerBytes,
+  };
+  return checkedRelay(
+    response,
+    shapes,
+    body.stream === true ? sseSplitter(options.target.maxEventCharacters) : undefined,
+  );
 }
 
 /** Counts the images a relayed answer carried: `data[]` of the JSON body, or the stream's `image_generation.completed` events. */
@@ -83,7 +137,12 @@ export function openAiImagesMeter(streaming: boolean, maxEventCharacters: number
         const answer = copy.parse();
         if (!isImagesAnswer(answer)) return { images: 0, complete: false, usage: {} };
         const images = answer.data.filter((item) => item.b64_json || item.url).length;
-        return { images, complete: true, usage: imageUsageOf(answer.usage), ...(answer.quality ? { quality: answer.quality } : {}) };
+        return {
+          images,
+          complete: true,
+          usage: imageUsageOf(answer.usage),
+          ...(answer.quality ? { quality: answer.quality } : {}),
+        };
       },
     };
   }

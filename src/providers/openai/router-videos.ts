@@ -1,6 +1,12 @@
 import { GatewayError } from '../../domain/errors.ts';
 import type { VideoGenerationRequest, VideoMediaSource, VideoTaskReport, VideoTaskState } from '../../domain/video.ts';
-import { isRouterVideoJob, routerVideoPaths, type RouterVideoJob, type RouterVideoRequest, type RouterVideoStatus } from '../../protocols/router-video/videos.ts';
+import {
+  isRouterVideoJob,
+  routerVideoPaths,
+  type RouterVideoJob,
+  type RouterVideoRequest,
+  type RouterVideoStatus,
+} from '../../protocols/router-video/videos.ts';
 import type { CallOptions, VideoAdapter } from '../provider-adapter.ts';
 import type { UpstreamHttp } from '../shared/upstream-http.ts';
 import { refuseMaxTokens } from '../shared/video-checks.ts';
@@ -15,7 +21,8 @@ const states: Record<RouterVideoStatus, VideoTaskState> = {
   expired: 'expired',
 };
 
-const urlOf = (source: VideoMediaSource) => (source.kind === 'url' ? source.url : `data:${source.mediaType};base64,${source.data}`);
+const urlOf = (source: VideoMediaSource) =>
+  source.kind === 'url' ? source.url : `data:${source.mediaType};base64,${source.data}`;
 
 /** The router's body: the prompt, frames by type, other images and videos as references, the fields it names. */
 export function routerVideoBody(request: VideoGenerationRequest, upstreamModel: string): RouterVideoRequest {
@@ -25,7 +32,12 @@ export function routerVideoBody(request: VideoGenerationRequest, upstreamModel: 
   const frames: NonNullable<RouterVideoRequest['frame_images']> = [];
   const references: NonNullable<RouterVideoRequest['input_references']> = [];
   for (const item of request.content) {
-    if (item.type === 'image' && item.role !== 'referenceImage') frames.push({ type: 'image_url', image_url: { url: urlOf(item.source) }, frame_type: item.role === 'firstFrame' ? 'first_frame' : 'last_frame' });
+    if (item.type === 'image' && item.role !== 'referenceImage')
+      frames.push({
+        type: 'image_url',
+        image_url: { url: urlOf(item.source) },
+        frame_type: item.role === 'firstFrame' ? 'first_frame' : 'last_frame',
+      });
     else if (item.type === 'image') references.push({ type: 'image_url', image_url: { url: urlOf(item.source) } });
     else if (item.type === 'video') references.push({ type: 'video_url', video_url: { url: urlOf(item.source) } });
   }
@@ -46,7 +58,8 @@ export function routerVideoReport(job: RouterVideoJob): VideoTaskReport {
     const url = job.unsigned_urls?.[0];
     if (url) Object.assign(report, { video: { kind: 'url', url }, videoNeedsCredentials: true });
   }
-  if (job.status === 'failed' || job.status === 'cancelled' || job.status === 'expired') report.error = job.error ?? `the provider reports the video ${job.status}`;
+  if (job.status === 'failed' || job.status === 'cancelled' || job.status === 'expired')
+    report.error = job.error ?? `the provider reports the video ${job.status}`;
   return report;
 }
 
@@ -61,15 +74,35 @@ export function routerVideoAdapter(http: UpstreamHttp): VideoAdapter {
     check(request, modelId) {
       refuseMaxTokens(request, modelId);
       for (const field of ['cameraFixed', 'watermark'] as const) {
-        if (request[field] !== undefined) throw new GatewayError('GW_PARAMETER_UNSUPPORTED', `model "${modelId}" does not support parameter "${field}"`);
+        if (request[field] !== undefined)
+          throw new GatewayError(
+            'GW_PARAMETER_UNSUPPORTED',
+            `model "${modelId}" does not support parameter "${field}"`,
+          );
       }
     },
     async submit(request, upstreamModel, options) {
-      const job = checked(await http.postForJson(options.target, routerVideoPaths.create, auth(options), routerVideoBody(request, upstreamModel), options.signal), isRouterVideoJob, 'a video job');
+      const job = checked(
+        await http.postForJson(
+          options.target,
+          routerVideoPaths.create,
+          auth(options),
+          routerVideoBody(request, upstreamModel),
+          options.signal,
+        ),
+        isRouterVideoJob,
+        'a video job',
+      );
       return job.id;
     },
     async poll(taskId, options) {
-      return routerVideoReport(checked(await http.getForJson(options.target, routerVideoPaths.job(taskId), auth(options), options.signal), isRouterVideoJob, 'a video job'));
+      return routerVideoReport(
+        checked(
+          await http.getForJson(options.target, routerVideoPaths.job(taskId), auth(options), options.signal),
+          isRouterVideoJob,
+          'a video job',
+        ),
+      );
     },
     cancel: () => Promise.resolve(),
   };

@@ -48,7 +48,10 @@ function oggCrc(page: Buffer): number {
 }
 
 /** One Ogg page holding whole packets (each under 255 bytes, so one lacing value apiece). */
-function oggPage(packets: readonly Buffer[], options: { flags: number; granule: bigint; serial: number; sequence: number }): Buffer {
+function oggPage(
+  packets: readonly Buffer[],
+  options: { flags: number; granule: bigint; serial: number; sequence: number },
+): Buffer {
   const header = Buffer.alloc(27 + packets.length);
   header.write('OggS', 0, 'latin1');
   header.writeUInt8(0, 4);
@@ -90,13 +93,21 @@ function oggOpusFile(ms: number, sampleRate: number): Buffer {
   const samples = Math.max(1, Math.round((ms * 48_000) / 1000));
   // Granule positions count every decoded sample, the pre-skip included.
   const packets = Math.ceil((samples + opusPreSkip) / opusPacketSamples);
-  const pages = [oggPage([head], { flags: 0x02, granule: 0n, serial, sequence: 0 }), oggPage([tags], { flags: 0, granule: 0n, serial, sequence: 1 })];
+  const pages = [
+    oggPage([head], { flags: 0x02, granule: 0n, serial, sequence: 0 }),
+    oggPage([tags], { flags: 0, granule: 0n, serial, sequence: 1 }),
+  ];
   for (let first = 0; first < packets; first += opusPacketsPerPage) {
     const count = Math.min(opusPacketsPerPage, packets - first);
     const last = first + count >= packets;
     // The last page's granule is the exact length, so players trim the final packet's excess.
     const granule = BigInt(last ? opusPreSkip + samples : (first + count) * opusPacketSamples);
-    pages.push(oggPage(Array.from({ length: count }, () => silentOpusPacket), { flags: last ? 0x04 : 0, granule, serial, sequence: pages.length }));
+    pages.push(
+      oggPage(
+        Array.from({ length: count }, () => silentOpusPacket),
+        { flags: last ? 0x04 : 0, granule, serial, sequence: pages.length },
+      ),
+    );
   }
   return Buffer.concat(pages);
 }

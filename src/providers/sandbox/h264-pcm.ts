@@ -151,10 +151,23 @@ export function keyFrame(size: PictureSize, planes: Planes, idrPicId: number): B
     for (let column = 0; column < across; column += 1) {
       writer.ue(25); // mb_type I_PCM
       writer.alignWithZeros();
-      for (let y = 0; y < 16; y += 1) block.set(planes.luma.subarray((row * 16 + y) * lumaStride + column * 16, (row * 16 + y) * lumaStride + column * 16 + 16), y * 16);
+      for (let y = 0; y < 16; y += 1)
+        block.set(
+          planes.luma.subarray(
+            (row * 16 + y) * lumaStride + column * 16,
+            (row * 16 + y) * lumaStride + column * 16 + 16,
+          ),
+          y * 16,
+        );
       for (let y = 0; y < 8; y += 1) {
-        block.set(planes.cb.subarray((row * 8 + y) * chromaStride + column * 8, (row * 8 + y) * chromaStride + column * 8 + 8), 256 + y * 8);
-        block.set(planes.cr.subarray((row * 8 + y) * chromaStride + column * 8, (row * 8 + y) * chromaStride + column * 8 + 8), 320 + y * 8);
+        block.set(
+          planes.cb.subarray((row * 8 + y) * chromaStride + column * 8, (row * 8 + y) * chromaStride + column * 8 + 8),
+          256 + y * 8,
+        );
+        block.set(
+          planes.cr.subarray((row * 8 + y) * chromaStride + column * 8, (row * 8 + y) * chromaStride + column * 8 + 8),
+          320 + y * 8,
+        );
       }
       writer.raw(block);
     }

@@ -41,9 +41,7 @@ export interface H264Track {
 
 /** One H.264 track in an MP4 file (`moov` before `mdat`, so it plays while it downloads). */
 export function mp4File(track: H264Track): Buffer {
-  const samples = track.frames.map((frame) =>
-    Buffer.concat(frame.nalUnits.flatMap((nal) => [u32(nal.length), nal])),
-  );
+  const samples = track.frames.map((frame) => Buffer.concat(frame.nalUnits.flatMap((nal) => [u32(nal.length), nal])));
   const durationMs = track.frames.length * track.frameMs;
   const { width, height } = track.size;
   const avcC = box(
@@ -56,7 +54,18 @@ export function mp4File(track: H264Track): Buffer {
     track.pps,
   );
   const compressorName = Buffer.alloc(32);
-  const avc1 = box('avc1', Buffer.alloc(6), u16(1, 0, 0), u32(0, 0, 0), u16(width, height), u32(0x00480000, 0x00480000, 0), u16(1), compressorName, u16(0x18, 0xffff), avcC);
+  const avc1 = box(
+    'avc1',
+    Buffer.alloc(6),
+    u16(1, 0, 0),
+    u32(0, 0, 0),
+    u16(width, height),
+    u32(0x00480000, 0x00480000, 0),
+    u16(1),
+    compressorName,
+    u16(0x18, 0xffff),
+    avcC,
+  );
   const syncSamples = track.frames.flatMap((frame, index) => (frame.key ? [index + 1] : []));
   const table = (chunkOffset: number) =>
     box(
@@ -71,15 +80,45 @@ export function mp4File(track: H264Track): Buffer {
   const movie = (chunkOffset: number) =>
     box(
       'moov',
-      fullBox('mvhd', 0, 0, u32(0, 0, timescale, durationMs, 0x00010000), u16(0x0100, 0), u32(0, 0), identityMatrix, u32(0, 0, 0, 0, 0, 0, 2)),
+      fullBox(
+        'mvhd',
+        0,
+        0,
+        u32(0, 0, timescale, durationMs, 0x00010000),
+        u16(0x0100, 0),
+        u32(0, 0),
+        identityMatrix,
+        u32(0, 0, 0, 0, 0, 0, 2),
+      ),
       box(
         'trak',
-        fullBox('tkhd', 0, 3, u32(0, 0, 1, 0, durationMs, 0, 0), u16(0, 0, 0, 0), identityMatrix, u32(width << 16, height << 16)),
+        fullBox(
+          'tkhd',
+          0,
+          3,
+          u32(0, 0, 1, 0, durationMs, 0, 0),
+          u16(0, 0, 0, 0),
+          identityMatrix,
+          u32(width << 16, height << 16),
+        ),
         box(
           'mdia',
           fullBox('mdhd', 0, 0, u32(0, 0, timescale, durationMs), u16(0x55c4, 0)),
-          fullBox('hdlr', 0, 0, u32(0), Buffer.from('vide', 'latin1'), u32(0, 0, 0), Buffer.from('VideoHandler\0', 'latin1')),
-          box('minf', fullBox('vmhd', 0, 1, u16(0, 0, 0, 0)), box('dinf', fullBox('dref', 0, 0, u32(1), fullBox('url ', 0, 1))), table(chunkOffset)),
+          fullBox(
+            'hdlr',
+            0,
+            0,
+            u32(0),
+            Buffer.from('vide', 'latin1'),
+            u32(0, 0, 0),
+            Buffer.from('VideoHandler\0', 'latin1'),
+          ),
+          box(
+            'minf',
+            fullBox('vmhd', 0, 1, u16(0, 0, 0, 0)),
+            box('dinf', fullBox('dref', 0, 0, u32(1), fullBox('url ', 0, 1))),
+            table(chunkOffset),
+          ),
         ),
       ),
     );

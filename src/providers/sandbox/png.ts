@@ -22,7 +22,11 @@ function chunk(type: string, data: Buffer): Buffer {
 }
 
 /** A PNG (8-bit RGBA) of `width` x `height` whose pixel at (x, y) is `pixel(x, y)` as [r, g, b, a]. */
-export function encodePng(width: number, height: number, pixel: (x: number, y: number) => readonly [number, number, number, number]): Buffer {
+export function encodePng(
+  width: number,
+  height: number,
+  pixel: (x: number, y: number) => readonly [number, number, number, number],
+): Buffer {
   const header = Buffer.alloc(13);
   header.writeUInt32BE(width, 0);
   header.writeUInt32BE(height, 4);
@@ -32,5 +36,10 @@ export function encodePng(width: number, height: number, pixel: (x: number, y: n
     const row = y * (1 + width * 4);
     for (let x = 0; x < width; x++) rows.set(pixel(x, y), row + 1 + x * 4);
   }
-  return Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), chunk('IHDR', header), chunk('IDAT', deflateSync(rows)), chunk('IEND', Buffer.alloc(0))]);
+  return Buffer.concat([
+    Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
+    chunk('IHDR', header),
+    chunk('IDAT', deflateSync(rows)),
+    chunk('IEND', Buffer.alloc(0)),
+  ]);
 }

@@ -1,6 +1,11 @@
 import { o200k } from '../../domain/tokenizer.ts';
 import { createHash } from 'node:crypto';
-import { embeddingPartTypes, type EmbeddingInput, type EmbeddingRequest, type EmbeddingResult } from '../../domain/embedding.ts';
+import {
+  embeddingPartTypes,
+  type EmbeddingInput,
+  type EmbeddingRequest,
+  type EmbeddingResult,
+} from '../../domain/embedding.ts';
 import { newId } from '../../domain/ids.ts';
 import { promptTextOf, textOf, type ChatRequest, type ChatStreamEvent, type FinishReason } from '../../domain/chat.ts';
 import type { ProviderAdapter } from '../provider-adapter.ts';
@@ -49,14 +54,21 @@ function answerTo(request: ChatRequest): { text: string; finishReason: FinishRea
  * exercise the whole billing path without an upstream account.
  */
 async function* echo(request: ChatRequest): AsyncGenerator<ChatStreamEvent> {
-  const inputTokens = request.messages.reduce((sum, message) => sum + o200k().countTokens(promptTextOf(message.content), plainText), 0);
+  const inputTokens = request.messages.reduce(
+    (sum, message) => sum + o200k().countTokens(promptTextOf(message.content), plainText),
+    0,
+  );
   const tool = requiredTool(request);
   if (tool) {
     const lastUser = [...request.messages].reverse().find((message) => message.role === 'user');
     const args = JSON.stringify({ text: lastUser ? textOf(lastUser.content) : '' });
     yield { type: 'tool-call-start', index: 0, id: newId('call'), name: tool };
     yield { type: 'tool-call-delta', index: 0, arguments: args };
-    yield { type: 'finish', finishReason: { unified: 'tool-calls', raw: 'tool_calls' }, usage: { inputTokens, outputTokens: o200k().countTokens(`${tool} ${args}`, plainText) } };
+    yield {
+      type: 'finish',
+      finishReason: { unified: 'tool-calls', raw: 'tool_calls' },
+      usage: { inputTokens, outputTokens: o200k().countTokens(`${tool} ${args}`, plainText) },
+    };
     return;
   }
   const { text, finishReason } = answerTo(request);
@@ -76,7 +88,8 @@ function vectorOf(input: EmbeddingInput, dimensions: number): number[] {
   const values: number[] = [];
   for (let block = 0; values.length < dimensions; block++) {
     const bytes = createHash('sha256').update(seed).update(String(block)).digest();
-    for (let offset = 0; offset + 4 <= bytes.length && values.length < dimensions; offset += 4) values.push(bytes.readUInt32BE(offset) / 0x7fffffff - 1);
+    for (let offset = 0; offset + 4 <= bytes.length && values.length < dimensions; offset += 4)
+      values.push(bytes.readUInt32BE(offset) / 0x7fffffff - 1);
   }
   const norm = Math.hypot(...values) || 1;
   return values.map((value) => value / norm);
@@ -85,7 +98,15 @@ function vectorOf(input: EmbeddingInput, dimensions: number): number[] {
 /** Deterministic vectors of the requested dimension for any part type; input tokens counted with the gateway's tokenizer. */
 function embed(request: EmbeddingRequest): Promise<EmbeddingResult> {
   const dimensions = request.dimensions ?? defaultDimensions;
-  const inputTokens = request.inputs.reduce((sum, input) => sum + input.parts.reduce((count, part) => count + (part.type === 'text' ? o200k().countTokens(part.text, plainText) : 0), 0), 0);
+  const inputTokens = request.inputs.reduce(
+    (sum, input) =>
+      sum +
+      input.parts.reduce(
+        (count, part) => count + (part.type === 'text' ? o200k().countTokens(part.text, plainText) : 0),
+        0,
+      ),
+    0,
+  );
   return Promise.resolve({ vectors: request.inputs.map((input) => vectorOf(input, dimensions)), inputTokens });
 }
 

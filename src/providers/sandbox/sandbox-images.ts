@@ -49,7 +49,9 @@ function decompose(request: ImageGenerationRequest): ImageGenerationResult {
     [Math.floor(width / 4), Math.floor(height / 4), Math.floor((3 * width) / 4), Math.floor((3 * height) / 4)],
     [0, Math.floor((4 * height) / 5), width, height],
   ];
-  const images: GeneratedImage[] = [{ output: inline(stripes(`${seed}|base`, width, height)), size: `${width}x${height}`, layer: { zIndex: 0 } }];
+  const images: GeneratedImage[] = [
+    { output: inline(stripes(`${seed}|base`, width, height)), size: `${width}x${height}`, layer: { zIndex: 0 } },
+  ];
   boxes.forEach((box, index) => {
     const [left, top, right, bottom] = box;
     images.push({
@@ -64,7 +66,13 @@ function decompose(request: ImageGenerationRequest): ImageGenerationResult {
 function generate(request: ImageGenerationRequest): Promise<ImageGenerationResult> {
   if (request.upstreamModel === 'image-layers' && request.layers) return Promise.resolve(decompose(request));
   if (request.upstreamModel !== 'image') {
-    const body = JSON.stringify({ error: { message: `The sandbox has no image model "${request.upstreamModel}"`, type: 'invalid_request_error', code: 'model_not_found' } });
+    const body = JSON.stringify({
+      error: {
+        message: `The sandbox has no image model "${request.upstreamModel}"`,
+        type: 'invalid_request_error',
+        code: 'model_not_found',
+      },
+    });
     return Promise.reject(new UpstreamHttpError(404, body, 'application/json'));
   }
   const { width, height } = dimensions(request.size);

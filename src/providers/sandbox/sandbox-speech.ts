@@ -35,13 +35,18 @@ export function sandboxSubtitle(text: string, characterMs = msPerCharacter): Aud
     const words = [...match[0].matchAll(wordPattern)].map((word) => {
       before += [...match[0].slice(counted, word.index)].length;
       const length = [...word[0]].length;
-      const timed = { text: word[0], startTime: Math.round((sentenceStart + before) * characterMs), endTime: Math.round((sentenceStart + before + length) * characterMs) };
+      const timed = {
+        text: word[0],
+        startTime: Math.round((sentenceStart + before) * characterMs),
+        endTime: Math.round((sentenceStart + before + length) * characterMs),
+      };
       before += length;
       counted = word.index + word[0].length;
       return timed;
     });
     offset += [...match[0]].length;
-    if (words.length > 0) sentences.push({ text: match[0].trim(), startTime: words[0]!.startTime, endTime: words.at(-1)!.endTime, words });
+    if (words.length > 0)
+      sentences.push({ text: match[0].trim(), startTime: words[0]!.startTime, endTime: words.at(-1)!.endTime, words });
   }
   return subtitleOf(sentences);
 }
@@ -54,7 +59,11 @@ export function sandboxSubtitle(text: string, characterMs = msPerCharacter): Aud
 export function sandboxSpeech(request: SpeechSynthesisRequest): Promise<SpeechSynthesisResult> {
   const ms = [...request.text].length * msPerCharacter + (request.silenceDuration ?? 0);
   const audio = silentAudio(request.format, ms, request.sampleRate);
-  const result: SpeechSynthesisResult = { audio: audio.toString('base64'), mediaType: audioMediaTypes[request.format], billedCharacters: [...request.text].length };
+  const result: SpeechSynthesisResult = {
+    audio: audio.toString('base64'),
+    mediaType: audioMediaTypes[request.format],
+    billedCharacters: [...request.text].length,
+  };
   if (request.enableSubtitle) result.subtitle = sandboxSubtitle(request.text);
   return Promise.resolve(result);
 }
@@ -69,7 +78,10 @@ function refuse(message: string): Promise<never> {
  * five fields. It reports the playable length of the file and, as the billed one, that length plus the
  * tail it trimmed.
  */
-export function sandboxReferenceAudio(request: ReferenceAudioRequest, upstreamModel: string): Promise<ReferenceAudioResult> {
+export function sandboxReferenceAudio(
+  request: ReferenceAudioRequest,
+  upstreamModel: string,
+): Promise<ReferenceAudioResult> {
   if (upstreamModel !== 'audio-reference') return refuse(`The sandbox has no reference audio model "${upstreamModel}"`);
   for (const [index, reference] of (request.references ?? []).entries()) {
     const fields = Object.keys(reference);

@@ -1,6 +1,13 @@
 import { createHash } from 'node:crypto';
 import type { VideoGenerationRequest, VideoTaskReport } from '../../domain/video.ts';
-import { keyFrame, pictureParameterSet, planeSizes, repeatFrame, sequenceParameterSet, type PictureSize } from './h264-pcm.ts';
+import {
+  keyFrame,
+  pictureParameterSet,
+  planeSizes,
+  repeatFrame,
+  sequenceParameterSet,
+  type PictureSize,
+} from './h264-pcm.ts';
 import { mp4File } from './mp4.ts';
 import type { VideoAdapter } from '../provider-adapter.ts';
 import { refuseMaxTokens } from '../shared/video-checks.ts';
@@ -39,7 +46,9 @@ function decodeTask(taskId: string): SandboxTask | undefined {
   if (!taskId.startsWith('sandbox-')) return undefined;
   try {
     const task = JSON.parse(Buffer.from(taskId.slice('sandbox-'.length), 'base64url').toString('utf8')) as SandboxTask;
-    return typeof task.seed === 'string' && Number.isInteger(task.seconds) && typeof task.startedAt === 'number' ? task : undefined;
+    return typeof task.seed === 'string' && Number.isInteger(task.seconds) && typeof task.startedAt === 'number'
+      ? task
+      : undefined;
   } catch {
     return undefined;
   }
@@ -56,14 +65,22 @@ export function sandboxClip(seed: string, seconds: number, ratio: string): Buffe
     // Samples stay within 16..235 (video range), never 0, which some decoders refuse in raw macroblocks.
     const luma = new Uint8Array(lumaWidth * lumaHeight);
     for (let y = 0; y < lumaHeight; y += 1) {
-      for (let x = 0; x < lumaWidth; x += 1) luma[y * lumaWidth + x] = Math.abs(x - band) < 6 ? 235 : 40 + ((hash[0]! + y * 2) % 120);
+      for (let x = 0; x < lumaWidth; x += 1)
+        luma[y * lumaWidth + x] = Math.abs(x - band) < 6 ? 235 : 40 + ((hash[0]! + y * 2) % 120);
     }
     const cb = new Uint8Array((lumaWidth * lumaHeight) / 4).fill(16 + (hash[1]! % 220));
     const cr = new Uint8Array((lumaWidth * lumaHeight) / 4).fill(16 + (hash[2]! % 220));
     frames.push({ nalUnits: [keyFrame(size, { luma, cb, cr }, second % 2)], key: true });
-    for (let frame = 1; frame < framesPerSecond; frame += 1) frames.push({ nalUnits: [repeatFrame(size, frame)], key: false });
+    for (let frame = 1; frame < framesPerSecond; frame += 1)
+      frames.push({ nalUnits: [repeatFrame(size, frame)], key: false });
   }
-  return mp4File({ size, sps: sequenceParameterSet(size), pps: pictureParameterSet(), frames, frameMs: 1000 / framesPerSecond });
+  return mp4File({
+    size,
+    sps: sequenceParameterSet(size),
+    pps: pictureParameterSet(),
+    frames,
+    frameMs: 1000 / framesPerSecond,
+  });
 }
 
 function promptOf(request: VideoGenerationRequest): string {
@@ -79,7 +96,15 @@ export const sandboxVideo: VideoAdapter = {
   submit(request) {
     const seconds = Math.min(maxSeconds, request.duration ?? defaultSeconds);
     const seed = `${promptOf(request)}\n${request.seed ?? -1}`;
-    return Promise.resolve(encodeTask({ seed, seconds, ratio: request.ratio ?? '16:9', ...(request.resolution ? { resolution: request.resolution } : {}), startedAt: Date.now() }));
+    return Promise.resolve(
+      encodeTask({
+        seed,
+        seconds,
+        ratio: request.ratio ?? '16:9',
+        ...(request.resolution ? { resolution: request.resolution } : {}),
+        startedAt: Date.now(),
+      }),
+    );
   },
   poll(taskId): Promise<VideoTaskReport> {
     const task = decodeTask(taskId);

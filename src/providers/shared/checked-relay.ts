@@ -25,7 +25,11 @@ async function nextChunk(iterator: AsyncIterator<Buffer>): Promise<IteratorResul
 }
 
 /** The held chunks, then the rest of the body as it arrives; the body is let go of however the relay ends. */
-async function* heldThenRest(held: readonly Uint8Array[], iterator: AsyncIterator<Buffer>, body: UpstreamBody): AsyncGenerator<Uint8Array> {
+async function* heldThenRest(
+  held: readonly Uint8Array[],
+  iterator: AsyncIterator<Buffer>,
+  body: UpstreamBody,
+): AsyncGenerator<Uint8Array> {
   try {
     yield* held;
     for (let next = await nextChunk(iterator); !next.done; next = await nextChunk(iterator)) yield next.value;
@@ -53,18 +57,29 @@ function broken(body: UpstreamBody, message: string): never {
  * A non-streamed answer read whole (bounded) and checked as its protocol's JSON before any byte of it goes to
  * the client: an answer that does not parse is a protocol failure, never relayed as a success.
  */
-async function checkedJsonRelay(answer: UpstreamAnswer, check: (value: unknown) => void, maxBytes: number | undefined): Promise<RawExchange> {
+async function checkedJsonRelay(
+  answer: UpstreamAnswer,
+  check: (value: unknown) => void,
+  maxBytes: number | undefined,
+): Promise<RawExchange> {
   const copy = new JsonCopy(maxBytes);
   const iterator: AsyncIterator<Buffer> = answer.body[Symbol.asyncIterator]();
-  for (let next = await nextChunk(iterator); !next.done && !copy.overflowed; next = await nextChunk(iterator)) copy.push(next.value);
+  for (let next = await nextChunk(iterator); !next.done && !copy.overflowed; next = await nextChunk(iterator))
+    copy.push(next.value);
   rejecting(answer.body, () => {
-    if (copy.overflowed) throw new UpstreamUnreachableError('protocol', 'the upstream answer is larger than the gateway relays');
+    if (copy.overflowed)
+      throw new UpstreamUnreachableError('protocol', 'the upstream answer is larger than the gateway relays');
     const value = copy.parse();
-    if (value === undefined) throw new UpstreamUnreachableError('protocol', 'the upstream answered with a body that is not JSON');
+    if (value === undefined)
+      throw new UpstreamUnreachableError('protocol', 'the upstream answered with a body that is not JSON');
     check(value);
   });
   const whole = copy.bytes();
-  return { status: answer.status, contentType: contentTypeOf(answer), body: heldThenRest([whole], iterator, answer.body) };
+  return {
+    status: answer.status,
+    contentType: contentTypeOf(answer),
+    body: heldThenRest([whole], iterator, answer.body),
+  };
 }
 
 /**
@@ -72,7 +87,11 @@ async function checkedJsonRelay(answer: UpstreamAnswer, check: (value: unknown) 
  * garbage from the first byte is a protocol failure the next provider row may still serve, and no event the
  * meter reads before the answer starts can fail its protocol check. The bytes read are relayed as they came.
  */
-async function checkedStreamRelay(answer: UpstreamAnswer, split: StreamSplitter, checkEvent: (data: string) => void): Promise<RawExchange> {
+async function checkedStreamRelay(
+  answer: UpstreamAnswer,
+  split: StreamSplitter,
+  checkEvent: (data: string) => void,
+): Promise<RawExchange> {
   const held: Buffer[] = [];
   const events: string[] = [];
   let size = 0;
@@ -106,8 +125,13 @@ export interface AnswerShapes {
  * An upstream answer checked against its operation's shapes before any of it is relayed: whole when
  * `stream` is undefined, else cut into events by `stream`.
  */
-export function checkedRelay(answer: UpstreamAnswer, shapes: AnswerShapes, stream: StreamSplitter | undefined): Promise<RawExchange> {
-  if (stream === undefined) return checkedJsonRelay(answer, (value) => checked(value, shapes.answer, shapes.what), shapes.maxAnswerBytes);
+export function checkedRelay(
+  answer: UpstreamAnswer,
+  shapes: AnswerShapes,
+  stream: StreamSplitter | undefined,
+): Promise<RawExchange> {
+  if (stream === undefined)
+    return checkedJsonRelay(answer, (value) => checked(value, shapes.answer, shapes.what), shapes.maxAnswerBytes);
   return checkedStreamRelay(answer, stream, (data) => {
     if (data !== shapes.terminator) checkedEvent(data, shapes.event);
   });

@@ -5,7 +5,13 @@ import { JsonCopy } from './json-copy.ts';
 import type { StreamSplitter } from './stream-splitters.ts';
 import { checkedEvent } from './wire-data.ts';
 
-const emptyReading = (): RelayReading => ({ usage: undefined, complete: false, sawTerminator: false, sawError: false, output: new DeliveredOutput() });
+const emptyReading = (): RelayReading => ({
+  usage: undefined,
+  complete: false,
+  sawTerminator: false,
+  sawError: false,
+  output: new DeliveredOutput(),
+});
 
 /** A stream's end-of-stream data that is not JSON, and whether it alone says the answer is whole. */
 export interface StreamTerminator {
@@ -18,7 +24,12 @@ export interface StreamTerminator {
  * hands it to `observe`, which updates the reading. An event that breaks the protocol throws, which ends the
  * relay as a failure mid-stream.
  */
-export function streamRelayMeter<T>(split: StreamSplitter, check: WireCheck<T>, observe: (reading: RelayReading, event: T) => void, terminator?: StreamTerminator): RelayMeter {
+export function streamRelayMeter<T>(
+  split: StreamSplitter,
+  check: WireCheck<T>,
+  observe: (reading: RelayReading, event: T) => void,
+  terminator?: StreamTerminator,
+): RelayMeter {
   const reading = emptyReading();
   const decoder = new TextDecoder();
   return {

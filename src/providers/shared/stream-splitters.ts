@@ -4,7 +4,8 @@ import { UpstreamUnreachableError } from '../../domain/upstream-failure.ts';
 /** Cuts the text of a stream, piece by piece, into the data of its events, each returned once complete. */
 export type StreamSplitter = (text: string) => string[];
 
-const tooLarge = (limit: number) => new UpstreamUnreachableError('protocol', `the upstream sent a stream event larger than ${limit} characters`);
+const tooLarge = (limit: number) =>
+  new UpstreamUnreachableError('protocol', `the upstream sent a stream event larger than ${limit} characters`);
 
 /**
  * Server-sent events: each event's `data`. An event (and so any line of it) that grows past `maxEventCharacters`
@@ -33,7 +34,8 @@ export function jsonArraySplitter(maxEventCharacters: number): StreamSplitter {
   return (text) => splitter.feed(text);
 }
 
-const broken = (message: string) => new UpstreamUnreachableError('protocol', `the upstream stream is not a JSON array of objects: ${message}`);
+const broken = (message: string) =>
+  new UpstreamUnreachableError('protocol', `the upstream stream is not a JSON array of objects: ${message}`);
 
 /**
  * Splits a JSON array of objects that arrives in pieces (a stream written element by element) into the text
@@ -88,7 +90,8 @@ class JsonArraySplitter {
     }
     if (this.state === 'inside') {
       this.element.push(text.slice(start));
-      if ((this.elementLength += text.length - start) > this.maxElementCharacters) throw tooLarge(this.maxElementCharacters);
+      if ((this.elementLength += text.length - start) > this.maxElementCharacters)
+        throw tooLarge(this.maxElementCharacters);
     }
     return completed;
   }

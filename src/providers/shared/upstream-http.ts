@@ -42,23 +42,52 @@ export class UpstreamHttp {
   private agentFor(connectTimeoutMs: number): Agent {
     let agent = this.agents.get(connectTimeoutMs);
     if (!agent) {
-      agent = new Agent({ keepAliveTimeout: 30_000, connections: this.maxConnectionsPerOrigin, pipelining: 1, connect: { timeout: connectTimeoutMs } });
+      agent = new Agent({
+        keepAliveTimeout: 30_000,
+        connections: this.maxConnectionsPerOrigin,
+        pipelining: 1,
+        connect: { timeout: connectTimeoutMs },
+      });
       this.agents.set(connectTimeoutMs, agent);
     }
     return agent;
   }
 
-  async postJson(target: ProviderTarget, path: string, headers: UpstreamHeaders, body: unknown, signal?: AbortSignal): Promise<UpstreamResponse> {
-    return this.exchange('POST', target, path, { 'content-type': 'application/json', ...headers }, serialised(body), signal);
+  async postJson(
+    target: ProviderTarget,
+    path: string,
+    headers: UpstreamHeaders,
+    body: unknown,
+    signal?: AbortSignal,
+  ): Promise<UpstreamResponse> {
+    return this.exchange(
+      'POST',
+      target,
+      path,
+      { 'content-type': 'application/json', ...headers },
+      serialised(body),
+      signal,
+    );
   }
 
   /** A multipart/form-data POST (file uploads); undici writes the boundary and the content type. */
-  async postForm(target: ProviderTarget, path: string, headers: UpstreamHeaders, form: FormData, signal?: AbortSignal): Promise<UpstreamResponse> {
+  async postForm(
+    target: ProviderTarget,
+    path: string,
+    headers: UpstreamHeaders,
+    form: FormData,
+    signal?: AbortSignal,
+  ): Promise<UpstreamResponse> {
     return this.exchange('POST', target, path, headers, form, signal);
   }
 
   /** A GET whose answer is one JSON object (a task polled, say). */
-  async getForJson(target: ProviderTarget, path: string, headers: UpstreamHeaders, signal?: AbortSignal): Promise<object> {
+  async getForJson(
+    target: ProviderTarget,
+    path: string,
+    headers: UpstreamHeaders,
+    signal?: AbortSignal,
+  ): Promise<object> {
     return jsonObjectOf(await this.exchange('GET', target, path, headers, undefined, signal));
   }
 
@@ -69,7 +98,14 @@ export class UpstreamHttp {
   }
 
   /** `signal` (a media job's deadline, say) aborts the exchange beside its own clocks, the body's reading included. */
-  private async exchange(method: 'GET' | 'POST' | 'DELETE', target: ProviderTarget, path: string, headers: UpstreamHeaders, payload: string | FormData | undefined, signal?: AbortSignal): Promise<UpstreamResponse> {
+  private async exchange(
+    method: 'GET' | 'POST' | 'DELETE',
+    target: ProviderTarget,
+    path: string,
+    headers: UpstreamHeaders,
+    payload: string | FormData | undefined,
+    signal?: AbortSignal,
+  ): Promise<UpstreamResponse> {
     let response: Dispatcher.ResponseData;
     try {
       response = await request(`${target.baseUrl}${path}`, {
@@ -80,24 +116,46 @@ export class UpstreamHttp {
         body: payload,
         headersTimeout: target.firstByteTimeoutMs,
         bodyTimeout: target.firstByteTimeoutMs,
-        signal: signal ? AbortSignal.any([AbortSignal.timeout(target.timeoutMs), signal]) : AbortSignal.timeout(target.timeoutMs),
+        signal: signal
+          ? AbortSignal.any([AbortSignal.timeout(target.timeoutMs), signal])
+          : AbortSignal.timeout(target.timeoutMs),
       });
     } catch (error) {
       throw unreachable(error);
     }
     if (response.statusCode >= 400) {
-      const text = withoutCredentials(await readText(response.body, maxErrorBodyBytes, true).catch(() => ''), { ...target.headers, ...headers });
-      throw new UpstreamHttpError(response.statusCode, text, single(response.headers['content-type']), retryAfterMs(response.headers));
+      const text = withoutCredentials(await readText(response.body, maxErrorBodyBytes, true).catch(() => ''), {
+        ...target.headers,
+        ...headers,
+      });
+      throw new UpstreamHttpError(
+        response.statusCode,
+        text,
+        single(response.headers['content-type']),
+        retryAfterMs(response.headers),
+      );
     }
     return { status: response.statusCode, headers: response.headers, body: response.body };
   }
 
   /** A POST whose answer is one JSON object, read whole; a body that is anything else is a protocol failure. */
-  async postForJson(target: ProviderTarget, path: string, headers: UpstreamHeaders, body: unknown, signal?: AbortSignal): Promise<object> {
+  async postForJson(
+    target: ProviderTarget,
+    path: string,
+    headers: UpstreamHeaders,
+    body: unknown,
+    signal?: AbortSignal,
+  ): Promise<object> {
     return jsonObjectOf(await this.postJson(target, path, headers, body, signal));
   }
 
-  async postFormForJson(target: ProviderTarget, path: string, headers: UpstreamHeaders, form: FormData, signal?: AbortSignal): Promise<object> {
+  async postFormForJson(
+    target: ProviderTarget,
+    path: string,
+    headers: UpstreamHeaders,
+    form: FormData,
+    signal?: AbortSignal,
+  ): Promise<object> {
     return jsonObjectOf(await this.postForm(target, path, headers, form, signal));
   }
 
@@ -111,7 +169,10 @@ function serialised(body: unknown): string {
   try {
     return JSON.stringify(body);
   } catch (error) {
-    throw new GatewayError('GW_VALIDATION', `the request cannot be forwarded: ${error instanceof Error ? error.message : 'it cannot be written as JSON'}`);
+    throw new GatewayError(
+      'GW_VALIDATION',
+      `the request cannot be forwarded: ${error instanceof Error ? error.message : 'it cannot be written as JSON'}`,
+    );
   }
 }
 
@@ -129,7 +190,8 @@ function withoutCredentials(text: string, headers: UpstreamHeaders): string {
     if (typeof value === 'string') continue;
     const secret = value.reveal();
     // The bare key of a `Bearer <key>` header too: a provider quotes the key, not the header.
-    for (const form of [secret, secret.replace(/^Bearer\s+/i, '')]) if (form.length >= 8) clean = clean.replaceAll(form, redacted);
+    for (const form of [secret, secret.replace(/^Bearer\s+/i, '')])
+      if (form.length >= 8) clean = clean.replaceAll(form, redacted);
   }
   return clean;
 }
@@ -147,7 +209,8 @@ export const maxRetryAfterMs = 86_400_000;
  */
 export function retryAfterMs(headers: Dispatcher.ResponseData['headers'], now = Date.now()): number | undefined {
   const milliseconds = single(headers['retry-after-ms'])?.trim();
-  if (milliseconds && /^\d+(\.\d+)?$/.test(milliseconds)) return Math.min(maxRetryAfterMs, Math.ceil(Number(milliseconds)));
+  if (milliseconds && /^\d+(\.\d+)?$/.test(milliseconds))
+    return Math.min(maxRetryAfterMs, Math.ceil(Number(milliseconds)));
   const value = single(headers['retry-after'])?.trim();
   if (!value) return undefined;
   if (/^\d+(\.\d+)?$/.test(value)) return Math.min(maxRetryAfterMs, Math.ceil(Number(value) * 1000));
@@ -175,11 +238,18 @@ async function readText(body: UpstreamBody, limit: number, truncate: boolean): P
 
 export function unreachable(error: unknown): UpstreamUnreachableError {
   if (error instanceof UpstreamUnreachableError) return error;
-  if (error instanceof errors.HeadersTimeoutError || error instanceof errors.BodyTimeoutError || error instanceof errors.ConnectTimeoutError) {
+  if (
+    error instanceof errors.HeadersTimeoutError ||
+    error instanceof errors.BodyTimeoutError ||
+    error instanceof errors.ConnectTimeoutError
+  ) {
     return new UpstreamUnreachableError('timeout', 'the upstream provider did not answer in time');
   }
   if (error instanceof Error && error.name === 'TimeoutError') {
-    return new UpstreamUnreachableError('timeout', 'the upstream provider did not finish within the maximum generation time');
+    return new UpstreamUnreachableError(
+      'timeout',
+      'the upstream provider did not finish within the maximum generation time',
+    );
   }
   return new UpstreamUnreachableError('connect', 'the upstream provider could not be reached');
 }
@@ -198,6 +268,7 @@ async function jsonObjectOf(response: UpstreamResponse): Promise<object> {
   } catch {
     throw new UpstreamUnreachableError('protocol', 'the upstream answered with a body that is not JSON');
   }
-  if (answer === null || typeof answer !== 'object' || Array.isArray(answer)) throw new UpstreamUnreachableError('protocol', 'the upstream answered with JSON that is not an object');
+  if (answer === null || typeof answer !== 'object' || Array.isArray(answer))
+    throw new UpstreamUnreachableError('protocol', 'the upstream answered with JSON that is not an object');
   return answer;
 }

@@ -6,5 +6,9 @@ import type { VideoGenerationRequest } from '../../domain/video.ts';
  * field: every video adapter refuses it, before anything is held.
  */
 export function refuseMaxTokens(request: Omit<VideoGenerationRequest, 'content'>, modelId: string): void {
-  if (request.maxTokens !== undefined) throw new GatewayError('GW_PARAMETER_UNSUPPORTED', `model "${modelId}" does not support parameter "maxTokens" (video generation takes no token limit)`);
+  if (request.maxTokens !== undefined)
+    throw new GatewayError(
+      'GW_PARAMETER_UNSUPPORTED',
+      `model "${modelId}" does not support parameter "maxTokens" (video generation takes no token limit)`,
+    );
 }

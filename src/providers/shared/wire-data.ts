@@ -3,7 +3,11 @@ import type { WireCheck } from '../../protocols/wire-check.ts';
 
 /** Data an upstream sent, as its protocol's shape; anything else breaks the protocol (a 502, and the next row may serve). */
 export function checked<T>(value: unknown, check: WireCheck<T>, what: string): T {
-  if (!check(value)) throw new UpstreamUnreachableError('protocol', `the upstream answered with ${what} that does not follow its protocol`);
+  if (!check(value))
+    throw new UpstreamUnreachableError(
+      'protocol',
+      `the upstream answered with ${what} that does not follow its protocol`,
+    );
   return value;
 }
 

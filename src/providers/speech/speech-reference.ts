@@ -1,16 +1,36 @@
 import { randomUUID } from 'node:crypto';
-import { audioMediaTypes, type AudioReference, type AudioSubtitle, type ReferenceAudioRequest, type ReferenceAudioResult } from '../../domain/speech.ts';
+import {
+  audioMediaTypes,
+  type AudioReference,
+  type AudioSubtitle,
+  type ReferenceAudioRequest,
+  type ReferenceAudioResult,
+} from '../../domain/speech.ts';
 import { UpstreamHttpError, UpstreamUnreachableError } from '../../domain/upstream-failure.ts';
-import { isSeedAudioAnswer, seedAudioPath, seedAudioSucceededCodes, type SeedAudioRequest, type SeedAudioSubtitle } from '../../protocols/speech/seed-audio.ts';
+import {
+  isSeedAudioAnswer,
+  seedAudioPath,
+  seedAudioSucceededCodes,
+  type SeedAudioRequest,
+  type SeedAudioSubtitle,
+} from '../../protocols/speech/seed-audio.ts';
 import type { CallOptions } from '../provider-adapter.ts';
 import type { UpstreamHttp } from '../shared/upstream-http.ts';
 import { checked } from '../shared/wire-data.ts';
 
 /** The client's reference fields and the protocol's names for them; any other field is forwarded as written. */
-const referenceFields: Readonly<Record<string, string>> = { speaker: 'speaker', audioUrl: 'audio_url', audioData: 'audio_data', imageUrl: 'image_url', imageData: 'image_data' };
+const referenceFields: Readonly<Record<string, string>> = {
+  speaker: 'speaker',
+  audioUrl: 'audio_url',
+  audioData: 'audio_data',
+  imageUrl: 'image_url',
+  imageData: 'image_data',
+};
 
 function wireReference(reference: AudioReference): Record<string, string> {
-  return Object.fromEntries(Object.entries(reference).map(([field, value]) => [referenceFields[field] ?? field, value]));
+  return Object.fromEntries(
+    Object.entries(reference).map(([field, value]) => [referenceFields[field] ?? field, value]),
+  );
 }
 
 export function seedAudioBody(request: ReferenceAudioRequest, upstreamModel: string): SeedAudioRequest {
@@ -37,7 +57,11 @@ function subtitleOf(subtitle: SeedAudioSubtitle): AudioSubtitle {
       text: sentence.text,
       startTime: sentence.start_time,
       endTime: sentence.end_time,
-      words: (sentence.words ?? []).map((word) => ({ text: word.text, startTime: word.start_time, endTime: word.end_time })),
+      words: (sentence.words ?? []).map((word) => ({
+        text: word.text,
+        startTime: word.start_time,
+        endTime: word.end_time,
+      })),
     })),
   };
 }
@@ -47,12 +71,31 @@ function subtitleOf(subtitle: SeedAudioSubtitle): AudioSubtitle {
  * provider's error (4xxxxxxx codes are the request's: a reference it cannot use, say), relayed with its body;
  * an answer with neither audio nor a URL to it breaks the protocol.
  */
-export async function seedAudio(http: UpstreamHttp, request: ReferenceAudioRequest, upstreamModel: string, options: CallOptions): Promise<ReferenceAudioResult> {
+export async function seedAudio(
+  http: UpstreamHttp,
+  request: ReferenceAudioRequest,
+  upstreamModel: string,
+  options: CallOptions,
+): Promise<ReferenceAudioResult> {
   const headers = { 'x-api-key': options.target.apiKey, 'x-api-request-id': randomUUID() };
-  const answer = checked(await http.postForJson(options.target, seedAudioPath, headers, seedAudioBody(request, upstreamModel), options.signal), isSeedAudioAnswer, 'a generation answer');
+  const answer = checked(
+    await http.postForJson(
+      options.target,
+      seedAudioPath,
+      headers,
+      seedAudioBody(request, upstreamModel),
+      options.signal,
+    ),
+    isSeedAudioAnswer,
+    'a generation answer',
+  );
   if (!seedAudioSucceededCodes.includes(answer.code)) {
     const status = answer.code >= 40_000_000 && answer.code < 50_000_000 ? 400 : 502;
-    throw new UpstreamHttpError(status, JSON.stringify({ code: answer.code, message: answer.message ?? '' }), 'application/json');
+    throw new UpstreamHttpError(
+      status,
+      JSON.stringify({ code: answer.code, message: answer.message ?? '' }),
+      'application/json',
+    );
   }
   let audio: ReferenceAudioResult['audio'];
   if (answer.audio) audio = { kind: 'inline', data: answer.audio };

@@ -1,7 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { audioMediaTypes, type SpeechSynthesisRequest, type SpeechSynthesisResult } from '../../domain/speech.ts';
 import { UpstreamHttpError, UpstreamUnreachableError } from '../../domain/upstream-failure.ts';
-import { isSpeechFrame, speechFinishedCode, type SpeechAdditions, type SpeechRequest, type SpeechSentence } from '../../protocols/speech/tts.ts';
+import {
+  isSpeechFrame,
+  speechFinishedCode,
+  type SpeechAdditions,
+  type SpeechRequest,
+  type SpeechSentence,
+} from '../../protocols/speech/tts.ts';
 import { subtitleOf, type SubtitleSentence } from '../../domain/speech.ts';
 import type { CallOptions } from '../provider-adapter.ts';
 import type { UpstreamHttp } from '../shared/upstream-http.ts';
@@ -43,7 +49,11 @@ export function speechBody(request: SpeechSynthesisRequest): SpeechRequest {
  * other code is the provider's error, relayed with its body; an answer that ends without the final frame is
  * a protocol failure.
  */
-export async function speechTts(http: UpstreamHttp, request: SpeechSynthesisRequest, options: CallOptions): Promise<SpeechSynthesisResult> {
+export async function speechTts(
+  http: UpstreamHttp,
+  request: SpeechSynthesisRequest,
+  options: CallOptions,
+): Promise<SpeechSynthesisResult> {
   const response = await http.postJson(
     options.target,
     '/api/v3/tts/unidirectional',
@@ -74,13 +84,21 @@ export async function speechTts(http: UpstreamHttp, request: SpeechSynthesisRequ
     } else {
       // An error inside a 200 answer: codes 4xxxxxxx are the request's (a voice not granted, text too long), others the provider's.
       const status = frame.code >= 40_000_000 && frame.code < 50_000_000 ? 400 : 502;
-      throw new UpstreamHttpError(status, JSON.stringify({ code: frame.code, message: frame.message ?? '' }), 'application/json');
+      throw new UpstreamHttpError(
+        status,
+        JSON.stringify({ code: frame.code, message: frame.message ?? '' }),
+        'application/json',
+      );
     }
   };
   try {
     for await (const chunk of response.body) {
       pending += decoder.decode(chunk as Buffer, { stream: true });
-      if (pending.length > maxFrameCharacters) throw new UpstreamUnreachableError('protocol', 'the upstream sent a line of audio larger than the gateway reads');
+      if (pending.length > maxFrameCharacters)
+        throw new UpstreamUnreachableError(
+          'protocol',
+          'the upstream sent a line of audio larger than the gateway reads',
+        );
       const lines = pending.split('\n');
       pending = lines.pop()!;
       for (const line of lines) take(line);
@@ -92,8 +110,12 @@ export async function speechTts(http: UpstreamHttp, request: SpeechSynthesisRequ
   } finally {
     if (!response.body.destroyed) response.body.destroy();
   }
-  if (!finished) throw new UpstreamUnreachableError('protocol', 'the upstream speech answer ended before its final frame');
-  const result: SpeechSynthesisResult = { audio: Buffer.concat(chunks).toString('base64'), mediaType: audioMediaTypes[request.format] };
+  if (!finished)
+    throw new UpstreamUnreachableError('protocol', 'the upstream speech answer ended before its final frame');
+  const result: SpeechSynthesisResult = {
+    audio: Buffer.concat(chunks).toString('base64'),
+    mediaType: audioMediaTypes[request.format],
+  };
   if (billed !== undefined) result.billedCharacters = billed;
   if (request.enableSubtitle) result.subtitle = subtitleOf(sentences);
   return result;
@@ -103,6 +125,10 @@ const milliseconds = (seconds: number) => Math.round(seconds * 1000);
 
 /** A sentence frame (times in seconds) as a subtitle sentence (milliseconds), spanning its first word to its last. */
 function timedSentence(sentence: SpeechSentence): SubtitleSentence {
-  const words = (sentence.words ?? []).map((word) => ({ text: word.word, startTime: milliseconds(word.startTime), endTime: milliseconds(word.endTime) }));
+  const words = (sentence.words ?? []).map((word) => ({
+    text: word.word,
+    startTime: milliseconds(word.startTime),
+    endTime: milliseconds(word.endTime),
+  }));
   return { text: sentence.text, startTime: words[0]?.startTime ?? 0, endTime: words.at(-1)?.endTime ?? 0, words };
 }

@@ -18,7 +18,10 @@ import { usageRoutes } from './usage-routes.ts';
  * neither lift its own caps nor mint an uncapped key. The session cookie is accepted here, and with it the
  * CSRF rule (see http/session-cookies.ts); the usage and media routes registered here inherit both.
  */
-export const accountRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServices; secureCookies: boolean }> = async (app, { services, secureCookies }) => {
+export const accountRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServices; secureCookies: boolean }> = async (
+  app,
+  { services, secureCookies },
+) => {
   app.addHook('onRequest', answersNotStored);
   app.addHook('onRequest', requireCredential(services.authenticator, { acceptCookie: { secureCookies } }));
   await app.register(usageRoutes, { services });
@@ -26,29 +29,56 @@ export const accountRoutes: FastifyPluginAsyncTypebox<{ services: GatewayService
   const accountIdOf = (request: FastifyRequest) => principalOf(request).accountId;
   const sessionAccountOf = (request: FastifyRequest, action: string) => {
     const principal = principalOf(request);
-    if (principal.kind !== 'session') throw new GatewayError('GW_SESSION_REQUIRED', `${action} needs a signed-in session, not an API key`);
+    if (principal.kind !== 'session')
+      throw new GatewayError('GW_SESSION_REQUIRED', `${action} needs a signed-in session, not an API key`);
     return principal.accountId;
   };
 
-  app.get('/api/v1/account', { schema: { response: { 200: AccountSchema } } }, async (request) => services.accounts.getAccount(accountIdOf(request)));
+  app.get('/api/v1/account', { schema: { response: { 200: AccountSchema } } }, async (request) =>
+    services.accounts.getAccount(accountIdOf(request)),
+  );
 
   /** The catalog with prices, for the dashboard: what `/api/v1/ai/models` lists, priced, without provider names. */
-  app.get('/api/v1/account/models', { schema: { response: { 200: Type.Array(PricedModelSchema) } } }, async () => services.catalog.list().map(pricedModel));
+  app.get('/api/v1/account/models', { schema: { response: { 200: Type.Array(PricedModelSchema) } } }, async () =>
+    services.catalog.list().map(pricedModel),
+  );
 
-  app.get('/api/v1/api-keys', { schema: { response: { 200: Type.Array(ListedKeySchema) } } }, async (request) => services.apiKeys.list(accountIdOf(request)));
+  app.get('/api/v1/api-keys', { schema: { response: { 200: Type.Array(ListedKeySchema) } } }, async (request) =>
+    services.apiKeys.list(accountIdOf(request)),
+  );
 
-  app.post('/api/v1/api-keys', { schema: { body: NewKeyBody, response: { 201: CreatedKeySchema } } }, async (request, reply) => {
-    const created = await services.apiKeys.create(sessionAccountOf(request, 'creating a key'), request.body);
-    reply.code(201);
-    return created;
-  });
+  app.post(
+    '/api/v1/api-keys',
+    { schema: { body: NewKeyBody, response: { 201: CreatedKeySchema } } },
+    async (request, reply) => {
+      const created = await services.apiKeys.create(sessionAccountOf(request, 'creating a key'), request.body);
+      reply.code(201);
+      return created;
+    },
+  );
 
-  app.get('/api/v1/api-keys/:keyId/reveal', { schema: { params: KeyIdParams, response: { 200: Type.Object({ key: Type.String() }, { description: 'The key itself (a session only)' }) } } }, async (request) => ({
-    key: await services.apiKeys.reveal(sessionAccountOf(request, 'revealing a key'), request.params.keyId),
-  }));
+  app.get(
+    '/api/v1/api-keys/:keyId/reveal',
+    {
+      schema: {
+        params: KeyIdParams,
+        response: { 200: Type.Object({ key: Type.String() }, { description: 'The key itself (a session only)' }) },
+      },
+    },
+    async (request) => ({
+      key: await services.apiKeys.reveal(sessionAccountOf(request, 'revealing a key'), request.params.keyId),
+    }),
+  );
 
-  app.patch('/api/v1/api-keys/:keyId/usage-limit', { schema: { params: KeyIdParams, body: LimitsPatch, response: { 200: ApiKeySchema } } }, async (request) =>
-    services.apiKeys.setLimits(sessionAccountOf(request, 'changing spend limits'), request.params.keyId, request.body),
+  app.patch(
+    '/api/v1/api-keys/:keyId/usage-limit',
+    { schema: { params: KeyIdParams, body: LimitsPatch, response: { 200: ApiKeySchema } } },
+    async (request) =>
+      services.apiKeys.setLimits(
+        sessionAccountOf(request, 'changing spend limits'),
+        request.params.keyId,
+        request.body,
+      ),
   );
 
   app.patch(
@@ -56,13 +86,19 @@ export const accountRoutes: FastifyPluginAsyncTypebox<{ services: GatewayService
     {
       schema: {
         summary: "Set or remove a key's own rate limits",
-        description: "A key's own limit can only tighten its account's (the operator's): the smaller of the two applies, and a removed one falls back to the account's.",
+        description:
+          "A key's own limit can only tighten its account's (the operator's): the smaller of the two applies, and a removed one falls back to the account's.",
         params: KeyIdParams,
         body: RateLimitsPatch,
         response: { 200: ApiKeySchema },
       },
     },
-    async (request) => services.apiKeys.setRateLimits(sessionAccountOf(request, 'changing rate limits'), request.params.keyId, request.body),
+    async (request) =>
+      services.apiKeys.setRateLimits(
+        sessionAccountOf(request, 'changing rate limits'),
+        request.params.keyId,
+        request.body,
+      ),
   );
 
   /**
@@ -74,19 +110,27 @@ export const accountRoutes: FastifyPluginAsyncTypebox<{ services: GatewayService
     {
       schema: {
         summary: "The account's rate limits (set by the operator)",
-        description: "Each applies to every key of the account, whose own limit can only be lower. Only the operator changes them (admin API or CLI).",
+        description:
+          'Each applies to every key of the account, whose own limit can only be lower. Only the operator changes them (admin API or CLI).',
         response: { 200: RateLimitsSchema },
       },
     },
     async (request) => services.apiKeys.accountRateLimits(accountIdOf(request)),
   );
 
-  app.patch('/api/v1/api-keys/:keyId', { schema: { params: KeyIdParams, body: KeyPatchBody, response: { 200: ApiKeySchema } } }, async (request) =>
-    services.apiKeys.update(sessionAccountOf(request, 'changing a key'), request.params.keyId, request.body),
+  app.patch(
+    '/api/v1/api-keys/:keyId',
+    { schema: { params: KeyIdParams, body: KeyPatchBody, response: { 200: ApiKeySchema } } },
+    async (request) =>
+      services.apiKeys.update(sessionAccountOf(request, 'changing a key'), request.params.keyId, request.body),
   );
 
-  app.delete('/api/v1/api-keys/:keyId', { schema: { params: KeyIdParams, response: { 204: noBody('Revoked: the key answers 401 from now on') } } }, async (request, reply) => {
-    await services.apiKeys.revoke(sessionAccountOf(request, 'revoking a key'), request.params.keyId);
-    return reply.code(204).send();
-  });
+  app.delete(
+    '/api/v1/api-keys/:keyId',
+    { schema: { params: KeyIdParams, response: { 204: noBody('Revoked: the key answers 401 from now on') } } },
+    async (request, reply) => {
+      await services.apiKeys.revoke(sessionAccountOf(request, 'revoking a key'), request.params.keyId);
+      return reply.code(204).send();
+    },
+  );
 };

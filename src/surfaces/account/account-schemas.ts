@@ -1,7 +1,15 @@
 import Type, { type Static } from 'typebox';
 import { PricingSchema } from '../../config/config-schema.ts';
 import { mediaKinds } from '../../domain/usage-modalities.ts';
-import { AccountSchema, ApiKeySchema, CreatedKeySchema, GenerationRecordSchema, pageFields, RateLimitsSchema, UsagePageSchema } from '../../http/answer-schemas.ts';
+import {
+  AccountSchema,
+  ApiKeySchema,
+  CreatedKeySchema,
+  GenerationRecordSchema,
+  pageFields,
+  RateLimitsSchema,
+  UsagePageSchema,
+} from '../../http/answer-schemas.ts';
 
 export { AccountSchema, CreatedKeySchema, GenerationRecordSchema, UsagePageSchema };
 
@@ -19,13 +27,20 @@ const WindowSpendSchema = Type.Object({ spent: Usd, limit: Type.Optional(Usd), r
 /** A key of the list, with what it spent in each window and, where capped, its cap and what remains. */
 export const ListedKeySchema = Type.Object({
   ...ApiKeySchema.properties,
-  spend: Type.Object({ daily: WindowSpendSchema, weekly: WindowSpendSchema, monthly: WindowSpendSchema, total: WindowSpendSchema }),
+  spend: Type.Object({
+    daily: WindowSpendSchema,
+    weekly: WindowSpendSchema,
+    monthly: WindowSpendSchema,
+    total: WindowSpendSchema,
+  }),
 });
 
 export const DailySpendSchema = Type.Object({
   from: Type.String(),
   to: Type.String(),
-  spend: Type.Array(Type.Object({ date: Type.String(), model: Type.String(), usdCost: Usd, generations: Type.Integer({ minimum: 0 }) })),
+  spend: Type.Array(
+    Type.Object({ date: Type.String(), model: Type.String(), usdCost: Usd, generations: Type.Integer({ minimum: 0 }) }),
+  ),
 });
 
 export const MediaItemSchema = Type.Object({
@@ -34,7 +49,14 @@ export const MediaItemSchema = Type.Object({
   model: Type.String(),
   createdAt: Type.String(),
   prompt: Type.Optional(Type.String()),
-  outputs: Type.Array(Type.Object({ assetId: Type.String(), mediaType: Type.String(), bytes: Type.Integer({ minimum: 0 }), downloadUrl: Type.String() })),
+  outputs: Type.Array(
+    Type.Object({
+      assetId: Type.String(),
+      mediaType: Type.String(),
+      bytes: Type.Integer({ minimum: 0 }),
+      downloadUrl: Type.String(),
+    }),
+  ),
 });
 
 export const MediaPageSchema = Type.Object({ results: Type.Array(MediaItemSchema), ...pageFields });

@@ -13,9 +13,18 @@ import { SignInThrottle } from './sign-in-throttle.ts';
 
 const Credentials = Type.Object({ email: Email, password: Password }, { additionalProperties: false });
 /** A new session: its token (also set as the HttpOnly `gw_session` cookie, with the `gw_csrf` cookie) and the account. */
-const Session = Type.Object({ token: Type.String({ description: 'The session token (`gws_…`), for Authorization: Bearer' }), account: AccountSchema }, { description: 'The session and its account' });
+const Session = Type.Object(
+  {
+    token: Type.String({ description: 'The session token (`gws_…`), for Authorization: Bearer' }),
+    account: AccountSchema,
+  },
+  { description: 'The session and its account' },
+);
 
-export const authRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServices; secureCookies: boolean }> = async (app, { services, secureCookies }) => {
+export const authRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServices; secureCookies: boolean }> = async (
+  app,
+  { services, secureCookies },
+) => {
   const issue = (reply: FastifyReply, grant: SessionGrant) => {
     issueSessionCookies(reply, grant, secureCookies);
     return { token: grant.token, account: grant.account };
@@ -23,35 +32,51 @@ export const authRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServices; 
   const throttle = new SignInThrottle(services.config.accounts, services.limiterStore);
   app.addHook('onRequest', answersNotStored);
   // A refusal of the throttle carries its retry-after, which the error handler sends with every such GatewayError.
-  app.post('/api/v1/auth/signup', { schema: { body: Credentials, security: noCredential, response: { 201: Session } } }, async (request, reply) => {
-    if (!services.config.accounts.selfSignup) {
-      throw new GatewayError('GW_FORBIDDEN', 'self-signup is switched off on this gateway: ask its operator for an account');
-    }
-    await throttle.admitSignup(request.ip);
-    const grant = await services.accounts.signup(request.body.email, request.body.password);
-    reply.code(201);
-    return issue(reply, grant);
-  });
-
-  app.post('/api/v1/auth/login', { schema: { body: Credentials, security: noCredential, response: { 200: Session } } }, async (request, reply) => {
-    const email = normaliseEmail(request.body.email);
-    await throttle.beginLogin(email, request.ip);
-    try {
-      const grant = await services.accounts.login(email, request.body.password);
-      await throttle.loginSucceeded(email, request.ip);
+  app.post(
+    '/api/v1/auth/signup',
+    { schema: { body: Credentials, security: noCredential, response: { 201: Session } } },
+    async (request, reply) => {
+      if (!services.config.accounts.selfSignup) {
+        throw new GatewayError(
+          'GW_FORBIDDEN',
+          'self-signup is switched off on this gateway: ask its operator for an account',
+        );
+      }
+      await throttle.admitSignup(request.ip);
+      const grant = await services.accounts.signup(request.body.email, request.body.password);
+      reply.code(201);
       return issue(reply, grant);
-    } catch (error) {
-      if (!(error instanceof GatewayError && error.code === 'GW_INVALID_CREDENTIALS')) await throttle.loginAbandoned(email, request.ip);
-      throw error;
-    }
-  });
+    },
+  );
+
+  app.post(
+    '/api/v1/auth/login',
+    { schema: { body: Credentials, security: noCredential, response: { 200: Session } } },
+    async (request, reply) => {
+      const email = normaliseEmail(request.body.email);
+      await throttle.beginLogin(email, request.ip);
+      try {
+        const grant = await services.accounts.login(email, request.body.password);
+        await throttle.loginSucceeded(email, request.ip);
+        return issue(reply, grant);
+      } catch (error) {
+        if (!(error instanceof GatewayError && error.code === 'GW_INVALID_CREDENTIALS'))
+          await throttle.loginAbandoned(email, request.ip);
+        throw error;
+      }
+    },
+  );
 
   app.post(
     '/api/v1/auth/logout',
-    { schema: { response: { 204: noBody('The session ended; its cookies are cleared') } }, onRequest: requireCredential(services.authenticator, { acceptCookie: { secureCookies } }) },
+    {
+      schema: { response: { 204: noBody('The session ended; its cookies are cleared') } },
+      onRequest: requireCredential(services.authenticator, { acceptCookie: { secureCookies } }),
+    },
     async (request, reply) => {
       const principal = principalOf(request);
-      if (principal.kind !== 'session') throw new GatewayError('GW_SESSION_REQUIRED', 'logout ends a session: send the session token, not an API key');
+      if (principal.kind !== 'session')
+        throw new GatewayError('GW_SESSION_REQUIRED', 'logout ends a session: send the session token, not an API key');
       await services.accounts.logout(principal.sessionTokenHash);
       clearSessionCookies(reply, secureCookies);
       return reply.code(204).send();

@@ -6,14 +6,26 @@ import { DailySpendSchema, GenerationRecordSchema, UsagePageSchema } from './acc
 
 /** The account's usage history for the dashboard: records paged and filtered, one record, and spend per day. Registered behind the account API's authentication. */
 export const usageRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServices }> = async (app, { services }) => {
-  app.get('/api/v1/usage', { schema: { querystring: UsageQuery(services.config.usage.maxPageSize), response: { 200: UsagePageSchema } } }, async (request) => {
-    const { offset, limit, apiKeyId, model, modality } = request.query;
-    return services.usage.page(principalOf(request).accountId, { offset, limit, apiKeyId, model, modality });
-  });
+  app.get(
+    '/api/v1/usage',
+    { schema: { querystring: UsageQuery(services.config.usage.maxPageSize), response: { 200: UsagePageSchema } } },
+    async (request) => {
+      const { offset, limit, apiKeyId, model, modality } = request.query;
+      return services.usage.page(principalOf(request).accountId, { offset, limit, apiKeyId, model, modality });
+    },
+  );
 
   app.get(
     '/api/v1/usage/daily',
-    { schema: { querystring: Type.Object({ days: Type.Integer({ minimum: 1, maximum: 366, default: 30 }) }, { additionalProperties: false }), response: { 200: DailySpendSchema } } },
+    {
+      schema: {
+        querystring: Type.Object(
+          { days: Type.Integer({ minimum: 1, maximum: 366, default: 30 }) },
+          { additionalProperties: false },
+        ),
+        response: { 200: DailySpendSchema },
+      },
+    },
     async (request) => services.usage.daily(principalOf(request).accountId, request.query.days),
   );
 

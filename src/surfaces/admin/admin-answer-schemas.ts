@@ -15,14 +15,19 @@ const Route = Type.Object(
   {
     providerId: Type.String({ description: 'The provider row that served, or the last one tried' }),
     upstreamModel: Type.String(),
-    fallbacks: Type.Array(Attempt, { description: 'Rows tried before it: failed, or skipped because their breaker was open' }),
+    fallbacks: Type.Array(Attempt, {
+      description: 'Rows tried before it: failed, or skipped because their breaker was open',
+    }),
     requestId: Type.Optional(Type.String()),
     firstByteMs: Type.Optional(Type.Number()),
   },
   { description: 'How the generation reached its upstream (never shown to accounts)' },
 );
 
-export const AuditedGenerationRecordSchema = Type.Object({ ...GenerationRecordSchema.properties, route: Type.Optional(Route) }, { description: 'A usage record with its route' });
+export const AuditedGenerationRecordSchema = Type.Object(
+  { ...GenerationRecordSchema.properties, route: Type.Optional(Route) },
+  { description: 'A usage record with its route' },
+);
 
 export const AuditedUsagePageSchema = Type.Object(
   { results: Type.Array(AuditedGenerationRecordSchema), ...pageFields },

@@ -1,10 +1,25 @@
 import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { GatewayError } from '../../domain/errors.ts';
 import type { GatewayServices } from '../../gateway/services.ts';
-import { AccountSchema, ApiKeySchema, BalanceSchema, CreatedKeySchema, RateLimitsSchema } from '../../http/answer-schemas.ts';
+import {
+  AccountSchema,
+  ApiKeySchema,
+  BalanceSchema,
+  CreatedKeySchema,
+  RateLimitsSchema,
+} from '../../http/answer-schemas.ts';
 import { noBody } from '../../http/openapi/route-documentation.ts';
 import { bearerToken, sameSecret } from '../../http/secrets.ts';
-import { CreditGrantBody, Identifier, KeyIdParams, KeyPatchBody, NewAccountBody, NewKeyBody, RateLimitsPatch, UsageQuery } from '../../http/schemas.ts';
+import {
+  CreditGrantBody,
+  Identifier,
+  KeyIdParams,
+  KeyPatchBody,
+  NewAccountBody,
+  NewKeyBody,
+  RateLimitsPatch,
+  UsageQuery,
+} from '../../http/schemas.ts';
 import { AuditedGenerationRecordSchema, AuditedUsagePageSchema } from './admin-answer-schemas.ts';
 
 const AccountParams = Type.Object({ accountId: Identifier });
@@ -14,22 +29,32 @@ const GenerationParams = Type.Object({ accountId: Identifier, generationId: Iden
 export const adminRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServices }> = async (app, { services }) => {
   const adminToken = services.adminToken;
   app.addHook('onRequest', async (request) => {
-    if (!adminToken) throw new GatewayError('GW_ROUTE_NOT_FOUND', `route ${request.method} ${request.url.split('?')[0]} not found`);
+    if (!adminToken)
+      throw new GatewayError('GW_ROUTE_NOT_FOUND', `route ${request.method} ${request.url.split('?')[0]} not found`);
     const token = bearerToken(request.headers.authorization);
-    if (token === undefined || !sameSecret(token, adminToken)) throw new GatewayError('GW_UNAUTHENTICATED', 'the admin API needs Authorization: Bearer <GATEWAY_ADMIN_TOKEN>');
+    if (token === undefined || !sameSecret(token, adminToken))
+      throw new GatewayError('GW_UNAUTHENTICATED', 'the admin API needs Authorization: Bearer <GATEWAY_ADMIN_TOKEN>');
   });
 
   app.post(
     '/api/admin/v1/accounts',
     { schema: { summary: 'Create an account', body: NewAccountBody, response: { 201: AccountSchema } } },
     async (request, reply) => {
-      const account = await services.accounts.createAccount({ email: request.body.email, password: request.body.password, creditsUsd: request.body.credits });
+      const account = await services.accounts.createAccount({
+        email: request.body.email,
+        password: request.body.password,
+        creditsUsd: request.body.credits,
+      });
       reply.code(201);
       return account;
     },
   );
 
-  app.get('/api/admin/v1/accounts/:accountId', { schema: { summary: 'An account', params: AccountParams, response: { 200: AccountSchema } } }, async (request) => services.accounts.getAccount(request.params.accountId));
+  app.get(
+    '/api/admin/v1/accounts/:accountId',
+    { schema: { summary: 'An account', params: AccountParams, response: { 200: AccountSchema } } },
+    async (request) => services.accounts.getAccount(request.params.accountId),
+  );
 
   app.post(
     '/api/admin/v1/accounts/:accountId/credits',
@@ -41,54 +66,124 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServices 
         response: { 200: BalanceSchema },
       },
     },
-    async (request) => ({ creditBalance: await services.accounts.addCredits(request.params.accountId, request.body.amount, request.body.note ?? null) }),
+    async (request) => ({
+      creditBalance: await services.accounts.addCredits(
+        request.params.accountId,
+        request.body.amount,
+        request.body.note ?? null,
+      ),
+    }),
   );
 
-  app.post('/api/admin/v1/accounts/:accountId/api-keys', { schema: { summary: 'Create a key for an account', params: AccountParams, body: NewKeyBody, response: { 201: CreatedKeySchema } } }, async (request, reply) => {
-    const created = await services.apiKeys.create(request.params.accountId, request.body);
-    reply.code(201);
-    return created;
-  });
+  app.post(
+    '/api/admin/v1/accounts/:accountId/api-keys',
+    {
+      schema: {
+        summary: 'Create a key for an account',
+        params: AccountParams,
+        body: NewKeyBody,
+        response: { 201: CreatedKeySchema },
+      },
+    },
+    async (request, reply) => {
+      const created = await services.apiKeys.create(request.params.accountId, request.body);
+      reply.code(201);
+      return created;
+    },
+  );
 
-  app.patch('/api/admin/v1/api-keys/:keyId', { schema: { summary: 'Rename, disable or enable a key', params: KeyIdParams, body: KeyPatchBody, response: { 200: ApiKeySchema } } }, async (request) =>
-    services.apiKeys.update(null, request.params.keyId, request.body),
+  app.patch(
+    '/api/admin/v1/api-keys/:keyId',
+    {
+      schema: {
+        summary: 'Rename, disable or enable a key',
+        params: KeyIdParams,
+        body: KeyPatchBody,
+        response: { 200: ApiKeySchema },
+      },
+    },
+    async (request) => services.apiKeys.update(null, request.params.keyId, request.body),
   );
 
   app.patch(
     '/api/admin/v1/api-keys/:keyId/rate-limits',
-    { schema: { summary: "Set or remove a key's rate limits", description: "A key's own limit applies only below its account's: the smaller of the two is enforced.", params: KeyIdParams, body: RateLimitsPatch, response: { 200: ApiKeySchema } } },
+    {
+      schema: {
+        summary: "Set or remove a key's rate limits",
+        description: "A key's own limit applies only below its account's: the smaller of the two is enforced.",
+        params: KeyIdParams,
+        body: RateLimitsPatch,
+        response: { 200: ApiKeySchema },
+      },
+    },
     async (request) => services.apiKeys.setRateLimits(null, request.params.keyId, request.body),
   );
 
   app.get(
     '/api/admin/v1/accounts/:accountId/rate-limits',
-    { schema: { summary: "An account's rate limits (its keys' default and ceiling)", params: AccountParams, response: { 200: RateLimitsSchema } } },
+    {
+      schema: {
+        summary: "An account's rate limits (its keys' default and ceiling)",
+        params: AccountParams,
+        response: { 200: RateLimitsSchema },
+      },
+    },
     async (request) => services.apiKeys.accountRateLimits(request.params.accountId),
   );
 
   app.patch(
     '/api/admin/v1/accounts/:accountId/rate-limits',
-    { schema: { summary: "Set or remove an account's rate limits (its keys' default and ceiling)",
-        description: "The operator's limits: each applies to every key of the account, and a key's own limit can only be lower. The account's own sessions can read them, not change them.",
-        params: AccountParams, body: RateLimitsPatch, response: { 200: RateLimitsSchema } } },
+    {
+      schema: {
+        summary: "Set or remove an account's rate limits (its keys' default and ceiling)",
+        description:
+          "The operator's limits: each applies to every key of the account, and a key's own limit can only be lower. The account's own sessions can read them, not change them.",
+        params: AccountParams,
+        body: RateLimitsPatch,
+        response: { 200: RateLimitsSchema },
+      },
+    },
     async (request) => services.apiKeys.setAccountRateLimits(request.params.accountId, request.body),
   );
 
   // The usage records of an account as the operator sees them: each with its route, which accounts never see.
   app.get(
     '/api/admin/v1/accounts/:accountId/generations',
-    { schema: { summary: "An account's usage records with their routes", params: AccountParams, querystring: UsageQuery(services.config.usage.maxPageSize), response: { 200: AuditedUsagePageSchema } } },
+    {
+      schema: {
+        summary: "An account's usage records with their routes",
+        params: AccountParams,
+        querystring: UsageQuery(services.config.usage.maxPageSize),
+        response: { 200: AuditedUsagePageSchema },
+      },
+    },
     async (request) => services.usage.auditedPage(request.params.accountId, request.query),
   );
 
   app.get(
     '/api/admin/v1/accounts/:accountId/generations/:generationId',
-    { schema: { summary: 'One usage record with its route', params: GenerationParams, response: { 200: AuditedGenerationRecordSchema } } },
+    {
+      schema: {
+        summary: 'One usage record with its route',
+        params: GenerationParams,
+        response: { 200: AuditedGenerationRecordSchema },
+      },
+    },
     async (request) => services.usage.auditedRecord(request.params.accountId, request.params.generationId),
   );
 
-  app.delete('/api/admin/v1/api-keys/:keyId', { schema: { summary: 'Revoke a key', params: KeyIdParams, response: { 204: noBody('Revoked: the key answers 401 from now on') } } }, async (request, reply) => {
-    await services.apiKeys.revoke(null, request.params.keyId);
-    return reply.code(204).send();
-  });
+  app.delete(
+    '/api/admin/v1/api-keys/:keyId',
+    {
+      schema: {
+        summary: 'Revoke a key',
+        params: KeyIdParams,
+        response: { 204: noBody('Revoked: the key answers 401 from now on') },
+      },
+    },
+    async (request, reply) => {
+      await services.apiKeys.revoke(null, request.params.keyId);
+      return reply.code(204).send();
+    },
+  );
 };

@@ -13,16 +13,38 @@ import { compatModelFieldSchemas } from '../../http/answer-schemas.ts';
 import { described, jsonOrEventStream, relaysUpstreamErrors } from '../../http/openapi/route-documentation.ts';
 import { midStreamFailure } from '../../domain/upstream-failure.ts';
 import { relayAnswer, streamEncoded, type StreamRelayHooks } from '../../streaming/relay.ts';
-import { ChunkEncoder, chatCompletionOf, decodeChatMessages, gatedFields, relayBody, type ChatCompletionsBody } from './chat-completions-codec.ts';
+import {
+  ChunkEncoder,
+  chatCompletionOf,
+  decodeChatMessages,
+  gatedFields,
+  relayBody,
+  type ChatCompletionsBody,
+} from './chat-completions-codec.ts';
 import { decodeEmbeddingInput } from './embeddings-codec.ts';
-import { decodeResponsesInput, gatedParametersOf as responsesGatedParameters, relayBody as relayResponsesBody, ResponseEncoder, type ResponsesBody } from './responses-codec.ts';
+import {
+  decodeResponsesInput,
+  gatedParametersOf as responsesGatedParameters,
+  relayBody as relayResponsesBody,
+  ResponseEncoder,
+  type ResponsesBody,
+} from './responses-codec.ts';
 import type { ChatStreamEvent } from '../../domain/chat.ts';
-import { ChatCompletion, ChatCompletionChunk, ChatCompletionsRequest } from '../../protocols/openai/chat-completions.ts';
+import {
+  ChatCompletion,
+  ChatCompletionChunk,
+  ChatCompletionsRequest,
+} from '../../protocols/openai/chat-completions.ts';
 import { EmbeddingsAnswer, EmbeddingsRequest } from '../../protocols/openai/embeddings.ts';
 import { ImagesAnswer, ImagesGenerateRequest, ImagesStreamEvent } from '../../protocols/openai/images.ts';
 import { GatewayError } from '../../domain/errors.ts';
 import { alphaImageInput, ImageEventEncoder, imagesResponseOf, untranslatedFields } from './images-codec.ts';
-import { openAiOnlyResponsesFields, ResponseObject, ResponsesRequest, ResponsesStreamEvent } from '../../protocols/openai/responses.ts';
+import {
+  openAiOnlyResponsesFields,
+  ResponseObject,
+  ResponsesRequest,
+  ResponsesStreamEvent,
+} from '../../protocols/openai/responses.ts';
 
 function alphaModelItem(model: CatalogModel): Record<string, unknown> {
   return {
@@ -34,22 +56,42 @@ function alphaModelItem(model: CatalogModel): Record<string, unknown> {
   };
 }
 
-const ModelList = Type.Object({
-  object: Type.Literal('list'),
-  data: Type.Array(
-    Type.Unsafe<Record<string, unknown>>(Type.Object({ id: Type.String(), object: Type.Literal('model'), created: Type.Integer(), owned_by: Type.String(), ...compatModelFieldSchemas })),
-  ),
-}, { description: 'The active models' });
+const ModelList = Type.Object(
+  {
+    object: Type.Literal('list'),
+    data: Type.Array(
+      Type.Unsafe<Record<string, unknown>>(
+        Type.Object({
+          id: Type.String(),
+          object: Type.Literal('model'),
+          created: Type.Integer(),
+          owned_by: Type.String(),
+          ...compatModelFieldSchemas,
+        }),
+      ),
+    ),
+  },
+  { description: 'The active models' },
+);
 
-const chatAnswer = jsonOrEventStream('The completion; with `stream: true`, its chunks', ChatCompletion, ChatCompletionChunk, 'Always ends with `data: [DONE]` and carries a final usage chunk; a failure sends `data: {"error": ...}` and no [DONE].');
-const responsesAnswer = jsonOrEventStream('The Response; with `stream: true`, its events', ResponseObject, ResponsesStreamEvent, 'Ends with `data: [DONE]` after its last event, except after a failure.');
+const chatAnswer = jsonOrEventStream(
+  'The completion; with `stream: true`, its chunks',
+  ChatCompletion,
+  ChatCompletionChunk,
+  'Always ends with `data: [DONE]` and carries a final usage chunk; a failure sends `data: {"error": ...}` and no [DONE].',
+);
+const responsesAnswer = jsonOrEventStream(
+  'The Response; with `stream: true`, its events',
+  ResponseObject,
+  ResponsesStreamEvent,
+  'Ends with `data: [DONE]` after its last event, except after a failure.',
+);
 const imagesAnswer = jsonOrEventStream(
   'The images; with `stream: true`, image_generation.* events where the provider streams them',
   ImagesAnswer,
   ImagesStreamEvent,
   'Each `data:` follows an `event:` line naming its type.',
 );
-
 
 /** `provider.allow_fallbacks: false` pins the call to the winning provider row. */
 function allowsFallbacks(body: Readonly<Record<string, unknown>>): boolean {
@@ -60,115 +102,232 @@ function allowsFallbacks(body: Readonly<Record<string, unknown>>): boolean {
 export const alphaRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServices }> = async (app, { services }) => {
   app.addHook('onRequest', requireCredential(services.authenticator));
 
-  app.get('/api/alpha/v1/models', { schema: { summary: 'The model list', response: { 200: ModelList } } }, async () => ({ object: 'list' as const, data: services.catalog.list().map(alphaModelItem) }));
+  app.get(
+    '/api/alpha/v1/models',
+    { schema: { summary: 'The model list', response: { 200: ModelList } } },
+    async () => ({ object: 'list' as const, data: services.catalog.list().map(alphaModelItem) }),
+  );
 
-  app.post('/api/alpha/v1/chat/completions', { schema: { summary: 'Chat completions', body: ChatCompletionsRequest, response: { 200: chatAnswer }, ...relaysUpstreamErrors } }, async (request, reply) => {
-    const body = request.body as ChatCompletionsBody;
-    const decoded = decodeChatMessages(body);
-    const streaming = body.stream === true;
-    const run = await services.text.start(callerOf(request), {
-      modelId: body.model,
-      ...decoded,
-      maxTokens: body.max_completion_tokens ?? body.max_tokens,
-      temperature: body.temperature,
-      topP: body.top_p,
-      stop: typeof body.stop === 'string' ? [body.stop] : (body.stop ?? undefined),
-      seed: body.seed,
-      choices: typeof body.n === 'number' ? body.n : undefined,
-      gatedParameters: nativeParameters(body, gatedFields),
-      
-      allowFallbacks: allowsFallbacks(body),
-      recordedRequest: { surface: 'alpha', endpoint: 'chat/completions', model: body.model, stream: streaming, messages: body.messages.length },
-      relay: { protocol: 'openai', operation: 'chat-completions', streaming, prepare: (upstreamModel, dropped, limit) => relayBody(body, upstreamModel, dropped, limit) },
-    });
-    reportDroppedParameters(reply, run.droppedParameters);
-    if (run.kind === 'relay') return relayAnswer(request, reply, run, streaming, chatStreamRules(run));
-    return streaming ? streamEvents(request, reply, run.events, body.model) : reply.send(chatCompletionOf(body.model, await collectAnswer(run.events)));
-  });
+  app.post(
+    '/api/alpha/v1/chat/completions',
+    {
+      schema: {
+        summary: 'Chat completions',
+        body: ChatCompletionsRequest,
+        response: { 200: chatAnswer },
+        ...relaysUpstreamErrors,
+      },
+    },
+    async (request, reply) => {
+      const body = request.body as ChatCompletionsBody;
+      const decoded = decodeChatMessages(body);
+      const streaming = body.stream === true;
+      const run = await services.text.start(callerOf(request), {
+        modelId: body.model,
+        ...decoded,
+        maxTokens: body.max_completion_tokens ?? body.max_tokens,
+        temperature: body.temperature,
+        topP: body.top_p,
+        stop: typeof body.stop === 'string' ? [body.stop] : (body.stop ?? undefined),
+        seed: body.seed,
+        choices: typeof body.n === 'number' ? body.n : undefined,
+        gatedParameters: nativeParameters(body, gatedFields),
 
-  app.post('/api/alpha/v1/embeddings', { schema: { summary: 'Text embeddings (float vectors)', body: EmbeddingsRequest, response: { 200: described(EmbeddingsAnswer, 'One embedding per input, in input order') }, ...relaysUpstreamErrors } }, async (request) => {
-    const body = request.body;
-    requireFloatEncoding(body.encoding_format);
-    const inputs = decodeEmbeddingInput(body.input);
-    const answer = await services.embeddings.embed(callerOf(request), {
-      modelId: body.model,
-      inputs,
-      dimensions: body.dimensions,
-      recordedRequest: { surface: 'alpha', endpoint: 'embeddings', model: body.model, dimensions: body.dimensions },
-    });
-    return embeddingList(body.model, answer);
-  });
+        allowFallbacks: allowsFallbacks(body),
+        recordedRequest: {
+          surface: 'alpha',
+          endpoint: 'chat/completions',
+          model: body.model,
+          stream: streaming,
+          messages: body.messages.length,
+        },
+        relay: {
+          protocol: 'openai',
+          operation: 'chat-completions',
+          streaming,
+          prepare: (upstreamModel, dropped, limit) => relayBody(body, upstreamModel, dropped, limit),
+        },
+      });
+      reportDroppedParameters(reply, run.droppedParameters);
+      if (run.kind === 'relay') return relayAnswer(request, reply, run, streaming, chatStreamRules(run));
+      return streaming
+        ? streamEvents(request, reply, run.events, body.model)
+        : reply.send(chatCompletionOf(body.model, await collectAnswer(run.events)));
+    },
+  );
 
-  app.post('/api/alpha/v1/images/generations', { schema: { summary: 'Image generation', body: ImagesGenerateRequest, response: { 200: imagesAnswer }, ...relaysUpstreamErrors } }, async (request, reply) => {
-    const body = request.body;
-    const caller = callerOf(request);
-    const streaming = body.stream === true;
-    const passThrough = services.imageRelay.passThroughRow(body.model);
-    if (passThrough) {
-      const relayed = await services.imageRelay.start(caller, { modelId: body.model, body, numberOfImages: body.n ?? 1, quality: body.quality, streaming }, passThrough);
-      return relayAnswer(request, reply, relayed, streaming);
-    }
-    // A translated provider that streams image events (ModelArk) streams them, as OpenAI's events.
-    const streamingRoute = streaming ? services.imageStreaming.route(body.model) : undefined;
-    if (streamingRoute) {
-      const run = await services.imageStreaming.start(caller, alphaImageInput(body), streamingRoute);
-      reportDroppedParameters(reply, [...run.droppedParameters, ...untranslatedFields(body)]);
-      const encoder = new ImageEventEncoder(Math.floor(Date.now() / 1000), body.output_format ?? 'jpeg');
-      return streamEncoded(request, reply, run.events, async (sse, event) => {
-        for (const [name, payload] of encoder.encode(event)) await sse.event(name, payload);
-      }, { onEnd: async () => undefined, onFailure: (sse) => sse.event('error', { type: 'error', code: 'upstream_error', message: midStreamFailure, param: null }) });
-    }
-    // Other translated providers make images as jobs: the request waits for its job and answers in one JSON body.
-    const { generationId, droppedParameters } = await services.images.submit(caller, alphaImageInput(body), true);
-    reportDroppedParameters(reply, [...droppedParameters, ...untranslatedFields(body), ...(streaming ? ['stream'] : [])]);
-    const gone = new AbortController();
-    request.raw.socket?.once('close', () => gone.abort());
-    const job = await services.images.waitFor(caller, generationId, services.config.jobs.maxJobSeconds * 1000, gone.signal);
-    const view = await services.images.view(job, requestBaseUrl(request));
-    if (view.status !== 'succeeded' || !view.result) {
-      throw new GatewayError('GW_GENERATION_FAILED', `image generation ${generationId} ${view.status === 'failed' ? `failed: ${view.error}` : 'did not finish'}`);
-    }
-    const created = Math.floor(job.createdAt.getTime() / 1000);
-    return imagesResponseOf(view.result, created, body.response_format, (index) => services.images.outputBytes(job, index));
-  });
+  app.post(
+    '/api/alpha/v1/embeddings',
+    {
+      schema: {
+        summary: 'Text embeddings (float vectors)',
+        body: EmbeddingsRequest,
+        response: { 200: described(EmbeddingsAnswer, 'One embedding per input, in input order') },
+        ...relaysUpstreamErrors,
+      },
+    },
+    async (request) => {
+      const body = request.body;
+      requireFloatEncoding(body.encoding_format);
+      const inputs = decodeEmbeddingInput(body.input);
+      const answer = await services.embeddings.embed(callerOf(request), {
+        modelId: body.model,
+        inputs,
+        dimensions: body.dimensions,
+        recordedRequest: { surface: 'alpha', endpoint: 'embeddings', model: body.model, dimensions: body.dimensions },
+      });
+      return embeddingList(body.model, answer);
+    },
+  );
 
-  app.post('/api/alpha/v1/responses', { schema: { summary: 'Responses API', body: ResponsesRequest, response: { 200: responsesAnswer }, ...relaysUpstreamErrors } }, async (request, reply) => {
-    const body = request.body as ResponsesBody;
-    const decoded = decodeResponsesInput(body);
-    const streaming = body.stream === true;
-    const run = await services.text.start(callerOf(request), {
-      modelId: body.model,
-      ...decoded,
-      maxTokens: body.max_output_tokens,
-      temperature: body.temperature,
-      topP: body.top_p,
-      gatedParameters: responsesGatedParameters(body),
-      
-      allowFallbacks: allowsFallbacks(body),
-      recordedRequest: { surface: 'alpha', endpoint: 'responses', model: body.model, stream: streaming },
-      relay: { protocol: 'openai', operation: 'responses', streaming, prepare: (upstreamModel, dropped, limit) => relayResponsesBody(body, upstreamModel, dropped, limit) },
-    });
-    // A translated request never reaches OpenAI itself, so what only it keeps is left out, and said so.
-    // Fields only OpenAI itself keeps (never gated): left out, and named, when the request is translated.
-    const leftOut = run.kind === 'events' ? openAiOnlyResponsesFields.filter((field) => body[field] !== undefined) : [];
-    reportDroppedParameters(reply, [...run.droppedParameters, ...leftOut]);
-    // Responses streams are piped raw, errors included, in the upstream's own format; only `[DONE]` is added.
-    if (run.kind === 'relay') return relayAnswer(request, reply, run, streaming, { onEnd: doneAppended(run, undefined) });
-    const encoder = new ResponseEncoder(body.model);
-    if (!streaming) return reply.send(encoder.whole(await collectAnswer(run.events)));
-    return streamEncoded(request, reply, run.events, async (sse, event) => {
-      for (const [name, payload] of encoder.events(event)) await sse.event(name, payload);
-    }, { onEnd: (sse) => sse.done(), onFailure: (sse) => sse.event('error', { type: 'error', code: 'upstream_error', message: midStreamFailure, param: null }) });
-  });
+  app.post(
+    '/api/alpha/v1/images/generations',
+    {
+      schema: {
+        summary: 'Image generation',
+        body: ImagesGenerateRequest,
+        response: { 200: imagesAnswer },
+        ...relaysUpstreamErrors,
+      },
+    },
+    async (request, reply) => {
+      const body = request.body;
+      const caller = callerOf(request);
+      const streaming = body.stream === true;
+      const passThrough = services.imageRelay.passThroughRow(body.model);
+      if (passThrough) {
+        const relayed = await services.imageRelay.start(
+          caller,
+          { modelId: body.model, body, numberOfImages: body.n ?? 1, quality: body.quality, streaming },
+          passThrough,
+        );
+        return relayAnswer(request, reply, relayed, streaming);
+      }
+      // A translated provider that streams image events (ModelArk) streams them, as OpenAI's events.
+      const streamingRoute = streaming ? services.imageStreaming.route(body.model) : undefined;
+      if (streamingRoute) {
+        const run = await services.imageStreaming.start(caller, alphaImageInput(body), streamingRoute);
+        reportDroppedParameters(reply, [...run.droppedParameters, ...untranslatedFields(body)]);
+        const encoder = new ImageEventEncoder(Math.floor(Date.now() / 1000), body.output_format ?? 'jpeg');
+        return streamEncoded(
+          request,
+          reply,
+          run.events,
+          async (sse, event) => {
+            for (const [name, payload] of encoder.encode(event)) await sse.event(name, payload);
+          },
+          {
+            onEnd: async () => undefined,
+            onFailure: (sse) =>
+              sse.event('error', { type: 'error', code: 'upstream_error', message: midStreamFailure, param: null }),
+          },
+        );
+      }
+      // Other translated providers make images as jobs: the request waits for its job and answers in one JSON body.
+      const { generationId, droppedParameters } = await services.images.submit(caller, alphaImageInput(body), true);
+      reportDroppedParameters(reply, [
+        ...droppedParameters,
+        ...untranslatedFields(body),
+        ...(streaming ? ['stream'] : []),
+      ]);
+      const gone = new AbortController();
+      request.raw.socket?.once('close', () => gone.abort());
+      const job = await services.images.waitFor(
+        caller,
+        generationId,
+        services.config.jobs.maxJobSeconds * 1000,
+        gone.signal,
+      );
+      const view = await services.images.view(job, requestBaseUrl(request));
+      if (view.status !== 'succeeded' || !view.result) {
+        throw new GatewayError(
+          'GW_GENERATION_FAILED',
+          `image generation ${generationId} ${view.status === 'failed' ? `failed: ${view.error}` : 'did not finish'}`,
+        );
+      }
+      const created = Math.floor(job.createdAt.getTime() / 1000);
+      return imagesResponseOf(view.result, created, body.response_format, (index) =>
+        services.images.outputBytes(job, index),
+      );
+    },
+  );
+
+  app.post(
+    '/api/alpha/v1/responses',
+    {
+      schema: {
+        summary: 'Responses API',
+        body: ResponsesRequest,
+        response: { 200: responsesAnswer },
+        ...relaysUpstreamErrors,
+      },
+    },
+    async (request, reply) => {
+      const body = request.body as ResponsesBody;
+      const decoded = decodeResponsesInput(body);
+      const streaming = body.stream === true;
+      const run = await services.text.start(callerOf(request), {
+        modelId: body.model,
+        ...decoded,
+        maxTokens: body.max_output_tokens,
+        temperature: body.temperature,
+        topP: body.top_p,
+        gatedParameters: responsesGatedParameters(body),
+
+        allowFallbacks: allowsFallbacks(body),
+        recordedRequest: { surface: 'alpha', endpoint: 'responses', model: body.model, stream: streaming },
+        relay: {
+          protocol: 'openai',
+          operation: 'responses',
+          streaming,
+          prepare: (upstreamModel, dropped, limit) => relayResponsesBody(body, upstreamModel, dropped, limit),
+        },
+      });
+      // A translated request never reaches OpenAI itself, so what only it keeps is left out, and said so.
+      // Fields only OpenAI itself keeps (never gated): left out, and named, when the request is translated.
+      const leftOut =
+        run.kind === 'events' ? openAiOnlyResponsesFields.filter((field) => body[field] !== undefined) : [];
+      reportDroppedParameters(reply, [...run.droppedParameters, ...leftOut]);
+      // Responses streams are piped raw, errors included, in the upstream's own format; only `[DONE]` is added.
+      if (run.kind === 'relay')
+        return relayAnswer(request, reply, run, streaming, { onEnd: doneAppended(run, undefined) });
+      const encoder = new ResponseEncoder(body.model);
+      if (!streaming) return reply.send(encoder.whole(await collectAnswer(run.events)));
+      return streamEncoded(
+        request,
+        reply,
+        run.events,
+        async (sse, event) => {
+          for (const [name, payload] of encoder.events(event)) await sse.event(name, payload);
+        },
+        {
+          onEnd: (sse) => sse.done(),
+          onFailure: (sse) =>
+            sse.event('error', { type: 'error', code: 'upstream_error', message: midStreamFailure, param: null }),
+        },
+      );
+    },
+  );
 };
 
 const streamError = { error: { message: midStreamFailure, type: 'upstream_error' } };
 
-function streamEvents(request: FastifyRequest, reply: FastifyReply, events: AsyncIterable<ChatStreamEvent>, model: string): Promise<void> {
+function streamEvents(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  events: AsyncIterable<ChatStreamEvent>,
+  model: string,
+): Promise<void> {
   const encoder = new ChunkEncoder(model);
-  return streamEncoded(request, reply, events, async (sse, event) => {
-    for (const chunk of encoder.encode(event)) await sse.data(chunk);
-  }, { onEnd: (sse) => sse.done(), onFailure: (sse) => sse.data(streamError) });
+  return streamEncoded(
+    request,
+    reply,
+    events,
+    async (sse, event) => {
+      for (const chunk of encoder.encode(event)) await sse.data(chunk);
+    },
+    { onEnd: (sse) => sse.done(), onFailure: (sse) => sse.data(streamError) },
+  );
 }
 
 type RelayHook = NonNullable<StreamRelayHooks['onEnd']>;
@@ -191,6 +350,7 @@ function doneAppended(run: RelayRun, cut: RelayHook | undefined): RelayHook {
 
 /** The chat stream rules for a pass-through: `[DONE]` appended when the upstream left it out, an error event after a failure. */
 function chatStreamRules(run: RelayRun): StreamRelayHooks {
-  const failed: RelayHook = (sse, endsWithBlankLine) => sse.raw(`${separator(endsWithBlankLine)}data: ${JSON.stringify(streamError)}\n\n`);
+  const failed: RelayHook = (sse, endsWithBlankLine) =>
+    sse.raw(`${separator(endsWithBlankLine)}data: ${JSON.stringify(streamError)}\n\n`);
   return { onEnd: doneAppended(run, failed), onFailure: failed };
 }

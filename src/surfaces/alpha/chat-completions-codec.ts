@@ -44,7 +44,13 @@ export const gatedFields: Readonly<Record<string, string>> = {
   web_search_options: 'webSearchOptions',
 };
 
-const roles: Record<string, ChatMessage['role'] | undefined> = { system: 'system', developer: 'system', user: 'user', assistant: 'assistant', tool: 'tool' };
+const roles: Record<string, ChatMessage['role'] | undefined> = {
+  system: 'system',
+  developer: 'system',
+  user: 'user',
+  assistant: 'assistant',
+  tool: 'tool',
+};
 
 interface WireMessage {
   role: string;
@@ -64,12 +70,20 @@ interface WireToolCall {
  * reports other kinds of tool; Responses (`flat`) writes a function's fields on the tool itself, and its
  * built-in tools only exist upstream of this protocol, so translated, the request keeps its function tools.
  */
-export function decodeFunctionTools(tools: unknown, untranslatable: Set<string>, flat = false): ToolDefinition[] | undefined {
+export function decodeFunctionTools(
+  tools: unknown,
+  untranslatable: Set<string>,
+  flat = false,
+): ToolDefinition[] | undefined {
   if (!Array.isArray(tools)) return undefined;
   const definitions: ToolDefinition[] = [];
-  for (const [index, tool] of (tools as Array<{ type?: unknown; function?: unknown } & Record<string, unknown>>).entries()) {
+  for (const [index, tool] of (
+    tools as Array<{ type?: unknown; function?: unknown } & Record<string, unknown>>
+  ).entries()) {
     if (flat && tool?.type !== 'function') continue;
-    const fn = (flat ? tool : tool?.function) as { name?: unknown; description?: unknown; parameters?: unknown } | undefined;
+    const fn = (flat ? tool : tool?.function) as
+      | { name?: unknown; description?: unknown; parameters?: unknown }
+      | undefined;
     if (tool?.type !== 'function' || typeof fn?.name !== 'string') {
       untranslatable.add(`"${String(tool?.type)}" tools`);
       continue;
@@ -111,12 +125,12 @@ function contentParts(content: unknown, untranslatable: Set<string>): ChatPart[]
   const parts: ChatPart[] = [];
   for (const part of content as Array<{ type?: unknown; text?: unknown; image_url?: { url?: unknown } }>) {
     if (part?.type === 'text' && typeof part.text === 'string') parts.push({ type: 'text', text: part.text });
-    else if (part?.type === 'image_url' && typeof part.image_url?.url === 'string') parts.push({ type: 'image', image: imageFromUrl(part.image_url.url) });
+    else if (part?.type === 'image_url' && typeof part.image_url?.url === 'string')
+      parts.push({ type: 'image', image: imageFromUrl(part.image_url.url) });
     else untranslatable.add(`"${String(part?.type)}" content parts`);
   }
   return parts;
 }
-
 
 /**
  * `text`, `json_object`, or `json_schema` with a named schema; another shape is left for the gate to name.
@@ -145,7 +159,10 @@ function decodeParameters(body: ChatCompletionsBody): Omit<Partial<ChatRequest>,
     frequencyPenalty: numberOf(body.frequency_penalty),
     logprobs: booleanOf(body.logprobs),
     topLogprobs: numberOf(body.top_logprobs),
-    logitBias: logitBias && Object.values(logitBias).every((bias) => typeof bias === 'number') ? (logitBias as Record<string, number>) : undefined,
+    logitBias:
+      logitBias && Object.values(logitBias).every((bias) => typeof bias === 'number')
+        ? (logitBias as Record<string, number>)
+        : undefined,
     parallelToolCalls: booleanOf(body.parallel_tool_calls),
     reasoningEffort: stringOf(body.reasoning_effort),
     verbosity: stringOf(body.verbosity),
@@ -162,7 +179,12 @@ export function decodeChatMessages(body: ChatCompletionsBody): DecodedChat {
     if (!role) untranslatable.add(`"${message.role}" messages`);
     const parts = contentParts(message.content, untranslatable);
     if (role === 'tool') {
-      const result: ChatPart[] = [{ type: 'tool-result', result: { callId: String(message.tool_call_id ?? ''), name: '', output: textOf(parts) } }];
+      const result: ChatPart[] = [
+        {
+          type: 'tool-result',
+          result: { callId: String(message.tool_call_id ?? ''), name: '', output: textOf(parts) },
+        },
+      ];
       requireToolTextsWithin(result, `body.messages.${index}`);
       messages.push({ role, content: result });
       continue;
@@ -173,7 +195,13 @@ export function decodeChatMessages(body: ChatCompletionsBody): DecodedChat {
   }
   const tools = decodeFunctionTools(body.tools, untranslatable);
   const toolChoice = decodeToolChoice(body.tool_choice, untranslatable);
-  return { messages: nameToolResults(messages), ...decodeParameters(body), ...(tools ? { tools } : {}), ...(toolChoice ? { toolChoice } : {}), untranslatable: [...untranslatable] };
+  return {
+    messages: nameToolResults(messages),
+    ...decodeParameters(body),
+    ...(tools ? { tools } : {}),
+    ...(toolChoice ? { toolChoice } : {}),
+    untranslatable: [...untranslatable],
+  };
 }
 
 /**
@@ -181,9 +209,15 @@ export function decodeChatMessages(body: ChatCompletionsBody): DecodedChat {
  * streams, and the output limit the reservation covers in the limit field the client used (`max_tokens`
  * when it used none).
  */
-export function relayBody(body: ChatCompletionsBody, upstreamModel: string, droppedNativeNames: readonly string[], maxOutputTokens: number): Record<string, unknown> {
+export function relayBody(
+  body: ChatCompletionsBody,
+  upstreamModel: string,
+  droppedNativeNames: readonly string[],
+  maxOutputTokens: number,
+): Record<string, unknown> {
   const forwarded: Record<string, unknown> = { ...body, model: upstreamModel };
-  for (const [field, native] of Object.entries(gatedFields)) if (droppedNativeNames.includes(native)) delete forwarded[field];
+  for (const [field, native] of Object.entries(gatedFields))
+    if (droppedNativeNames.includes(native)) delete forwarded[field];
   if (body.max_completion_tokens !== undefined) forwarded.max_completion_tokens = maxOutputTokens;
   if (body.max_tokens !== undefined || body.max_completion_tokens === undefined) forwarded.max_tokens = maxOutputTokens;
   if (body.stream === true) forwarded.stream_options = { ...body.stream_options, include_usage: true };
@@ -196,12 +230,21 @@ export class ChunkEncoder {
   private started = false;
 
   constructor(model: string) {
-    this.base = { id: `chatcmpl-${randomBytes(12).toString('base64url')}`, object: 'chat.completion.chunk', created: Math.floor(Date.now() / 1000), model };
+    this.base = {
+      id: `chatcmpl-${randomBytes(12).toString('base64url')}`,
+      object: 'chat.completion.chunk',
+      created: Math.floor(Date.now() / 1000),
+      model,
+    };
   }
 
   encode(event: ChatStreamEvent): object[] {
     const chunks: object[] = [];
-    const choice = (delta: object, finishReason: string | null) => ({ ...this.base, choices: [{ index: 0, delta, logprobs: null, finish_reason: finishReason }], usage: null });
+    const choice = (delta: object, finishReason: string | null) => ({
+      ...this.base,
+      choices: [{ index: 0, delta, logprobs: null, finish_reason: finishReason }],
+      usage: null,
+    });
     if (!this.started) {
       this.started = true;
       chunks.push(choice({ role: 'assistant', content: '', refusal: null }, null));
@@ -211,7 +254,16 @@ export class ChunkEncoder {
         chunks.push(choice({ content: event.text }, null));
         break;
       case 'tool-call-start':
-        chunks.push(choice({ tool_calls: [{ index: event.index, id: event.id, type: 'function', function: { name: event.name, arguments: '' } }] }, null));
+        chunks.push(
+          choice(
+            {
+              tool_calls: [
+                { index: event.index, id: event.id, type: 'function', function: { name: event.name, arguments: '' } },
+              ],
+            },
+            null,
+          ),
+        );
         break;
       case 'tool-call-delta':
         chunks.push(choice({ tool_calls: [{ index: event.index, function: { arguments: event.arguments } }] }, null));
@@ -226,14 +278,26 @@ export class ChunkEncoder {
 
 /** A whole `chat.completion` from a collected answer. */
 export function chatCompletionOf(model: string, { text, toolCalls, finish }: CollectedAnswer): object {
-  const calls = toolCalls.map((call) => ({ id: call.id, type: 'function', function: { name: call.name, arguments: call.arguments } }));
-  const message = { role: 'assistant', content: text === '' && calls.length > 0 ? null : text, refusal: null, annotations: [], ...(calls.length > 0 ? { tool_calls: calls } : {}) };
+  const calls = toolCalls.map((call) => ({
+    id: call.id,
+    type: 'function',
+    function: { name: call.name, arguments: call.arguments },
+  }));
+  const message = {
+    role: 'assistant',
+    content: text === '' && calls.length > 0 ? null : text,
+    refusal: null,
+    annotations: [],
+    ...(calls.length > 0 ? { tool_calls: calls } : {}),
+  };
   return {
     id: `chatcmpl-${randomBytes(12).toString('base64url')}`,
     object: 'chat.completion',
     created: Math.floor(Date.now() / 1000),
     model,
-    choices: [{ index: 0, message, logprobs: null, finish_reason: wireFinishReasons[finish?.finishReason.unified ?? 'other'] }],
+    choices: [
+      { index: 0, message, logprobs: null, finish_reason: wireFinishReasons[finish?.finishReason.unified ?? 'other'] },
+    ],
     ...(finish?.usage ? { usage: wireUsage(finish.usage) } : {}),
   };
 }

@@ -7,7 +7,10 @@ export function decodeEmbeddingInput(input: string | readonly unknown[]): Embedd
   return items.map((item, index) => {
     if (typeof item === 'string') return { parts: [{ type: 'text', text: item }] };
     if (item !== null && typeof item === 'object' && !Array.isArray(item)) {
-      throw new GatewayError('GW_VALIDATION', `body.input.${index}: multimodal input is not accepted on this surface; send it to POST /api/beta/v1/embeddings`);
+      throw new GatewayError(
+        'GW_VALIDATION',
+        `body.input.${index}: multimodal input is not accepted on this surface; send it to POST /api/beta/v1/embeddings`,
+      );
     }
     throw new GatewayError('GW_VALIDATION', `body.input.${index} must be a string (token arrays are not accepted)`);
   });

@@ -1,11 +1,19 @@
 import type { NativeImageInput } from '../../gateway/image-request-check.ts';
 import type { ImageResultView } from '../../gateway/image-generation.ts';
 import type { StreamedImage } from '../../gateway/image-streaming.ts';
-import { imageBackgrounds, imageQualities, type ImageBackground, type ImageQuality, type ImageUsage } from '../../domain/image.ts';
+import {
+  imageBackgrounds,
+  imageQualities,
+  type ImageBackground,
+  type ImageQuality,
+  type ImageUsage,
+} from '../../domain/image.ts';
 import type { ImagesGenerateRequest } from '../../protocols/openai/images.ts';
 
-const isQuality = (value: string | undefined): value is ImageQuality => (imageQualities as readonly string[]).includes(value ?? '');
-const isBackground = (value: string | undefined): value is ImageBackground => (imageBackgrounds as readonly string[]).includes(value ?? '');
+const isQuality = (value: string | undefined): value is ImageQuality =>
+  (imageQualities as readonly string[]).includes(value ?? '');
+const isBackground = (value: string | undefined): value is ImageBackground =>
+  (imageBackgrounds as readonly string[]).includes(value ?? '');
 
 /**
  * An alpha images request for a translated provider (ModelArk, the sandbox): the prompt as the one text part,
@@ -38,14 +46,24 @@ export async function imagesResponseOf(
   bytesOf: (index: number) => Promise<Buffer>,
 ): Promise<Record<string, unknown>> {
   const data = await Promise.all(
-    result.images.map(async (image, index) => (responseFormat === 'b64_json' ? { b64_json: (await bytesOf(index)).toString('base64') } : { url: image.downloadUrl })),
+    result.images.map(async (image, index) =>
+      responseFormat === 'b64_json'
+        ? { b64_json: (await bytesOf(index)).toString('base64') }
+        : { url: image.downloadUrl },
+    ),
   );
   const usage = result.usage;
   return {
     created,
     data,
     ...(usage.inputTokens !== undefined || usage.outputTokens !== undefined
-      ? { usage: { input_tokens: usage.inputTokens ?? 0, output_tokens: usage.outputTokens ?? 0, total_tokens: usage.totalTokens ?? (usage.inputTokens ?? 0) + (usage.outputTokens ?? 0) } }
+      ? {
+          usage: {
+            input_tokens: usage.inputTokens ?? 0,
+            output_tokens: usage.outputTokens ?? 0,
+            total_tokens: usage.totalTokens ?? (usage.inputTokens ?? 0) + (usage.outputTokens ?? 0),
+          },
+        }
       : {}),
   };
 }
@@ -70,7 +88,10 @@ export class ImageEventEncoder {
     return out;
   }
 
-  private completed(image: Extract<StreamedImage, { type: 'image' }>, usage: ImageUsage | undefined): [string, Record<string, unknown>] {
+  private completed(
+    image: Extract<StreamedImage, { type: 'image' }>,
+    usage: ImageUsage | undefined,
+  ): [string, Record<string, unknown>] {
     const type = 'image_generation.completed';
     return [
       type,
@@ -80,7 +101,15 @@ export class ImageEventEncoder {
         created_at: this.created,
         output_format: this.outputFormat,
         ...(image.size ? { size: image.size } : {}),
-        ...(usage ? { usage: { input_tokens: usage.inputTokens ?? 0, output_tokens: usage.outputTokens ?? 0, total_tokens: usage.totalTokens ?? (usage.inputTokens ?? 0) + (usage.outputTokens ?? 0) } } : {}),
+        ...(usage
+          ? {
+              usage: {
+                input_tokens: usage.inputTokens ?? 0,
+                output_tokens: usage.outputTokens ?? 0,
+                total_tokens: usage.totalTokens ?? (usage.inputTokens ?? 0) + (usage.outputTokens ?? 0),
+              },
+            }
+          : {}),
       },
     ];
   }

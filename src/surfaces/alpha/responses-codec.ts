@@ -1,5 +1,15 @@
 import { randomBytes } from 'node:crypto';
-import { compactContent, imageFromUrl, nameToolResults, partsOf, textOf, type ChatMessage, type ChatPart, type ChatStreamEvent, type DecodedChat } from '../../domain/chat.ts';
+import {
+  compactContent,
+  imageFromUrl,
+  nameToolResults,
+  partsOf,
+  textOf,
+  type ChatMessage,
+  type ChatPart,
+  type ChatStreamEvent,
+  type DecodedChat,
+} from '../../domain/chat.ts';
 import { decodeFunctionTools, decodeResponseFormat, decodeToolChoice } from './chat-completions-codec.ts';
 import { requireToolTextsWithin } from '../../domain/nesting.ts';
 import type { CollectedAnswer } from '../../gateway/text-generation.ts';
@@ -22,16 +32,27 @@ export const gatedFields: Readonly<Record<string, string>> = {
 /** The answer format and verbosity, which Responses writes inside `text`. */
 function textSettings(body: ResponsesBody): { format?: unknown; verbosity?: unknown } {
   const text = body.text;
-  return text !== null && typeof text === 'object' && !Array.isArray(text) ? (text as { format?: unknown; verbosity?: unknown }) : {};
+  return text !== null && typeof text === 'object' && !Array.isArray(text)
+    ? (text as { format?: unknown; verbosity?: unknown })
+    : {};
 }
 
 /** The gated parameters of a Responses request, by native name: its top-level fields and those inside `text`. */
 export function gatedParametersOf(body: ResponsesBody): Record<string, unknown> {
   const { format, verbosity } = textSettings(body);
-  return { ...nativeParameters(body, gatedFields), ...(format !== undefined ? { responseFormat: format } : {}), ...(verbosity !== undefined ? { verbosity } : {}) };
+  return {
+    ...nativeParameters(body, gatedFields),
+    ...(format !== undefined ? { responseFormat: format } : {}),
+    ...(verbosity !== undefined ? { verbosity } : {}),
+  };
 }
 
-const roles: Record<string, ChatMessage['role'] | undefined> = { system: 'system', developer: 'system', user: 'user', assistant: 'assistant' };
+const roles: Record<string, ChatMessage['role'] | undefined> = {
+  system: 'system',
+  developer: 'system',
+  user: 'user',
+  assistant: 'assistant',
+};
 
 interface InputItem {
   type?: unknown;
@@ -48,8 +69,10 @@ function contentParts(content: unknown, untranslatable: Set<string>): ChatPart[]
   if (!Array.isArray(content)) return [];
   const parts: ChatPart[] = [];
   for (const part of content as Array<{ type?: unknown; text?: unknown; image_url?: unknown }>) {
-    if ((part?.type === 'input_text' || part?.type === 'output_text') && typeof part.text === 'string') parts.push({ type: 'text', text: part.text });
-    else if (part?.type === 'input_image' && typeof part.image_url === 'string') parts.push({ type: 'image', image: imageFromUrl(part.image_url) });
+    if ((part?.type === 'input_text' || part?.type === 'output_text') && typeof part.text === 'string')
+      parts.push({ type: 'text', text: part.text });
+    else if (part?.type === 'input_image' && typeof part.image_url === 'string')
+      parts.push({ type: 'image', image: imageFromUrl(part.image_url) });
     else untranslatable.add(`"${String(part?.type)}" content parts`);
   }
   return parts;
@@ -73,10 +96,20 @@ export function decodeResponsesInput(body: ResponsesBody): DecodedChat {
   const untranslatable = new Set<string>();
   const messages: ChatMessage[] = [];
   if (body.instructions !== undefined) messages.push({ role: 'system', content: body.instructions });
-  const items: InputItem[] = typeof body.input === 'string' ? [{ role: 'user', content: body.input }] : (body.input as InputItem[]);
+  const items: InputItem[] =
+    typeof body.input === 'string' ? [{ role: 'user', content: body.input }] : (body.input as InputItem[]);
   for (const [index, item] of items.entries()) {
     if (item?.type === 'function_call' && typeof item.call_id === 'string' && typeof item.name === 'string') {
-      const call: ChatPart[] = [{ type: 'tool-call', call: { id: item.call_id, name: item.name, arguments: typeof item.arguments === 'string' ? item.arguments : '{}' } }];
+      const call: ChatPart[] = [
+        {
+          type: 'tool-call',
+          call: {
+            id: item.call_id,
+            name: item.name,
+            arguments: typeof item.arguments === 'string' ? item.arguments : '{}',
+          },
+        },
+      ];
       requireToolTextsWithin(call, `body.input.${index}`);
       append(messages, 'assistant', call);
       continue;
@@ -98,7 +131,10 @@ export function decodeResponsesInput(body: ResponsesBody): DecodedChat {
   const tools = decodeFunctionTools(body.tools, untranslatable, true);
   const toolChoice = decodeToolChoice(body.tool_choice, untranslatable);
   const text = textSettings(body);
-  const compacted = messages.map((message) => ({ ...message, content: typeof message.content === 'string' ? message.content : compactContent(message.content) }));
+  const compacted = messages.map((message) => ({
+    ...message,
+    content: typeof message.content === 'string' ? message.content : compactContent(message.content),
+  }));
   return {
     messages: nameToolResults(compacted),
     ...(tools ? { tools } : {}),
@@ -110,9 +146,15 @@ export function decodeResponsesInput(body: ResponsesBody): DecodedChat {
   };
 }
 
-export function relayBody(body: ResponsesBody, upstreamModel: string, droppedNativeNames: readonly string[], maxOutputTokens: number): Record<string, unknown> {
+export function relayBody(
+  body: ResponsesBody,
+  upstreamModel: string,
+  droppedNativeNames: readonly string[],
+  maxOutputTokens: number,
+): Record<string, unknown> {
   const forwarded: Record<string, unknown> = { ...body, model: upstreamModel };
-  for (const [field, native] of Object.entries(gatedFields)) if (droppedNativeNames.includes(native)) delete forwarded[field];
+  for (const [field, native] of Object.entries(gatedFields))
+    if (droppedNativeNames.includes(native)) delete forwarded[field];
   // The limit the reservation covers, whether or not the client set one.
   forwarded.max_output_tokens = maxOutputTokens;
   const text: Record<string, unknown> = { ...textSettings(body) };
@@ -122,7 +164,9 @@ export function relayBody(body: ResponsesBody, upstreamModel: string, droppedNat
   return forwarded;
 }
 
-type OutputItem = { kind: 'message'; id: string; text: string } | { kind: 'call'; id: string; callId: string; name: string; arguments: string };
+type OutputItem =
+  | { kind: 'message'; id: string; text: string }
+  | { kind: 'call'; id: string; callId: string; name: string; arguments: string };
 
 /** Builds Response objects and stream events for one translated answer: a message item for text, a function_call item per call. */
 export class ResponseEncoder {
@@ -137,7 +181,10 @@ export class ResponseEncoder {
 
   constructor(private readonly model: string) {}
 
-  response(status: 'in_progress' | 'completed' | 'incomplete', finish?: Extract<ChatStreamEvent, { type: 'finish' }>): object {
+  response(
+    status: 'in_progress' | 'completed' | 'incomplete',
+    finish?: Extract<ChatStreamEvent, { type: 'finish' }>,
+  ): object {
     const done = status !== 'in_progress';
     return {
       id: this.id,
@@ -155,14 +202,22 @@ export class ResponseEncoder {
   /** A whole Response from a collected answer. */
   whole({ text, toolCalls, finish }: CollectedAnswer): object {
     if (text !== '' || toolCalls.length === 0) this.items.push(newMessage(text));
-    for (const call of toolCalls) this.items.push({ kind: 'call', id: `fc_${randomBytes(16).toString('hex')}`, callId: call.id, name: call.name, arguments: call.arguments });
+    for (const call of toolCalls)
+      this.items.push({
+        kind: 'call',
+        id: `fc_${randomBytes(16).toString('hex')}`,
+        callId: call.id,
+        name: call.name,
+        arguments: call.arguments,
+      });
     return this.response(responseStatusOf(finish?.finishReason), finish);
   }
 
   /** The named stream events for one canonical event, in the protocol's order. */
   events(event: ChatStreamEvent): Array<[string, object]> {
     const out: Array<[string, object]> = [];
-    const emit = (type: string, payload: object) => out.push([type, { type, sequence_number: this.sequence++, ...payload }]);
+    const emit = (type: string, payload: object) =>
+      out.push([type, { type, sequence_number: this.sequence++, ...payload }]);
     if (!this.started) {
       this.started = true;
       emit('response.created', { response: this.response('in_progress') });
@@ -174,18 +229,40 @@ export class ResponseEncoder {
         if (index === undefined || this.items[index]!.kind !== 'message') index = this.open(newMessage(''), emit);
         const item = this.items[index] as Extract<OutputItem, { kind: 'message' }>;
         item.text += event.text;
-        emit('response.output_text.delta', { item_id: item.id, output_index: index, content_index: 0, delta: event.text, logprobs: [] });
+        emit('response.output_text.delta', {
+          item_id: item.id,
+          output_index: index,
+          content_index: 0,
+          delta: event.text,
+          logprobs: [],
+        });
         break;
       }
       case 'tool-call-start':
-        this.callItems.set(event.index, this.open({ kind: 'call', id: `fc_${randomBytes(16).toString('hex')}`, callId: event.id, name: event.name, arguments: '' }, emit));
+        this.callItems.set(
+          event.index,
+          this.open(
+            {
+              kind: 'call',
+              id: `fc_${randomBytes(16).toString('hex')}`,
+              callId: event.id,
+              name: event.name,
+              arguments: '',
+            },
+            emit,
+          ),
+        );
         break;
       case 'tool-call-delta': {
         const index = this.callItems.get(event.index);
         const item = index === undefined ? undefined : this.items[index];
         if (item?.kind !== 'call') break;
         item.arguments += event.arguments;
-        emit('response.function_call_arguments.delta', { item_id: item.id, output_index: index, delta: event.arguments });
+        emit('response.function_call_arguments.delta', {
+          item_id: item.id,
+          output_index: index,
+          delta: event.arguments,
+        });
         break;
       }
       case 'finish': {
@@ -193,7 +270,9 @@ export class ResponseEncoder {
         if (this.items.length === 0) this.open(newMessage(''), emit);
         this.close(emit);
         const status = responseStatusOf(event.finishReason);
-        emit(status === 'completed' ? 'response.completed' : 'response.incomplete', { response: this.response(status, event) });
+        emit(status === 'completed' ? 'response.completed' : 'response.incomplete', {
+          response: this.response(status, event),
+        });
       }
     }
     return out;
@@ -205,7 +284,13 @@ export class ResponseEncoder {
     const index = this.items.push(item) - 1;
     this.openItem = index;
     emit('response.output_item.added', { output_index: index, item: itemJson(item, 'in_progress') });
-    if (item.kind === 'message') emit('response.content_part.added', { item_id: item.id, output_index: index, content_index: 0, part: { type: 'output_text', text: '', annotations: [] } });
+    if (item.kind === 'message')
+      emit('response.content_part.added', {
+        item_id: item.id,
+        output_index: index,
+        content_index: 0,
+        part: { type: 'output_text', text: '', annotations: [] },
+      });
     return index;
   }
 
@@ -218,7 +303,13 @@ export class ResponseEncoder {
       const at = { item_id: item.id, output_index: index, content_index: 0 };
       emit('response.output_text.done', { ...at, text: item.text, logprobs: [] });
       emit('response.content_part.done', { ...at, part: { type: 'output_text', text: item.text, annotations: [] } });
-    } else emit('response.function_call_arguments.done', { item_id: item.id, output_index: index, name: item.name, arguments: item.arguments });
+    } else
+      emit('response.function_call_arguments.done', {
+        item_id: item.id,
+        output_index: index,
+        name: item.name,
+        arguments: item.arguments,
+      });
     emit('response.output_item.done', { output_index: index, item: itemJson(item, 'completed') });
   }
 }
@@ -228,6 +319,20 @@ function newMessage(text: string): OutputItem {
 }
 
 function itemJson(item: OutputItem, status: 'in_progress' | 'completed'): object {
-  if (item.kind === 'call') return { id: item.id, type: 'function_call', status, call_id: item.callId, name: item.name, arguments: status === 'completed' ? item.arguments : '' };
-  return { id: item.id, type: 'message', status, role: 'assistant', content: status === 'completed' ? [{ type: 'output_text', text: item.text, annotations: [] }] : [] };
+  if (item.kind === 'call')
+    return {
+      id: item.id,
+      type: 'function_call',
+      status,
+      call_id: item.callId,
+      name: item.name,
+      arguments: status === 'completed' ? item.arguments : '',
+    };
+  return {
+    id: item.id,
+    type: 'message',
+    status,
+    role: 'assistant',
+    content: status === 'completed' ? [{ type: 'output_text', text: item.text, annotations: [] }] : [],
+  };
 }

@@ -12,13 +12,20 @@ import { alphaVideoJob, decodeAlphaVideo, formBody, refuseUpload } from './video
 
 /** A video id as the gateway issues them: anything else answers 404 before any lookup. */
 const VideoIdParams = Type.Object({ id: Identifier });
-const ContentQuery = Type.Object({ index: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000 })) }, { additionalProperties: false });
-const VideoJob = Type.Object({ ...RouterVideoJob.properties, model: Type.String() }, { description: "The task in the routing provider's job shape, with links back to this surface" });
+const ContentQuery = Type.Object(
+  { index: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000 })) },
+  { additionalProperties: false },
+);
+const VideoJob = Type.Object(
+  { ...RouterVideoJob.properties, model: Type.String() },
+  { description: "The task in the routing provider's job shape, with links back to this surface" },
+);
 
 /** Admission before a multipart body is read: the key was authenticated on request; the rest is the core's. */
 function admitForm(services: GatewayServices): preParsingAsyncHookHandler {
   return async (request) => {
-    if (request.headers['content-type']?.toLowerCase().startsWith('multipart/')) await services.video.admitBody(callerOf(request));
+    if (request.headers['content-type']?.toLowerCase().startsWith('multipart/'))
+      await services.video.admitBody(callerOf(request));
   };
 }
 
@@ -32,14 +39,18 @@ export const alphaVideoRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServ
   app.addContentTypeParser('multipart/form-data', (request, payload, done) => {
     const { headers } = request;
     const contentLength = headers['content-length'];
-    readMultipartForm(payload, { 'content-type': headers['content-type'], 'content-length': contentLength }, {
-      limits: services.config.server.multipart,
-      maxBodyBytes: services.config.server.bodyLimitBytes,
-      onField: ({ name, value }) => {
-        if (name === 'model') services.video.checkModel(value);
+    readMultipartForm(
+      payload,
+      { 'content-type': headers['content-type'], 'content-length': contentLength },
+      {
+        limits: services.config.server.multipart,
+        maxBodyBytes: services.config.server.bodyLimitBytes,
+        onField: ({ name, value }) => {
+          if (name === 'model') services.video.checkModel(value);
+        },
+        refuseFile: refuseUpload,
       },
-      refuseFile: refuseUpload,
-    }).then(
+    ).then(
       (form) => done(null, formBody(form.fields)),
       (error: Error) => done(error),
     );
@@ -54,7 +65,11 @@ export const alphaVideoRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServ
       schema: {
         summary: 'Submit a video job',
         // Checked in code: the same fields come as JSON or as the SDKs' multipart form.
-        documentedBody: jsonBody(VideosCreateRequest, 'JSON, or a multipart form of the same fields (`input_reference[image_url]`); any other field is refused', { alsoMultipart: true }),
+        documentedBody: jsonBody(
+          VideosCreateRequest,
+          'JSON, or a multipart form of the same fields (`input_reference[image_url]`); any other field is refused',
+          { alsoMultipart: true },
+        ),
         response: { 202: VideoJob },
       },
     },
@@ -64,10 +79,14 @@ export const alphaVideoRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServ
     },
   );
 
-  app.get('/api/alpha/v1/videos/:id', { schema: { summary: 'Poll a video job', params: VideoIdParams, response: { 200: VideoJob } } }, async (request) => {
-    const job = await video.find(callerOf(request), request.params.id);
-    return alphaVideoJob(await video.view(job, requestBaseUrl(request)), surfaceBase(request));
-  });
+  app.get(
+    '/api/alpha/v1/videos/:id',
+    { schema: { summary: 'Poll a video job', params: VideoIdParams, response: { 200: VideoJob } } },
+    async (request) => {
+      const job = await video.find(callerOf(request), request.params.id);
+      return alphaVideoJob(await video.view(job, requestBaseUrl(request)), surfaceBase(request));
+    },
+  );
 
   app.route({
     method: ['GET', 'HEAD'],
@@ -88,7 +107,12 @@ export const alphaVideoRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServ
       // The filesystem store is served here, ranges included; a bucket serves its own presigned link.
       if (!services.mediaDownloads.servesFiles) return reply.redirect(output.link, 302);
       const range = request.headers.range;
-      const download = await services.mediaDownloads.serve(output.objectKey, typeof range === 'string' ? range : undefined, request.method === 'HEAD', 0);
+      const download = await services.mediaDownloads.serve(
+        output.objectKey,
+        typeof range === 'string' ? range : undefined,
+        request.method === 'HEAD',
+        0,
+      );
       reply.code(download.status).headers(download.headers);
       return download.body ? reply.send(download.body) : reply.send();
     },

@@ -3,7 +3,11 @@ import type { VideoResolution } from '../../domain/video.ts';
 import type { NativeVideoInput } from '../../gateway/video-request-check.ts';
 import type { MultipartField } from '../../http/multipart-form.ts';
 import type { VideoTaskView } from '../../gateway/video-generation.ts';
-import { maxVideoPromptCharacters, videosCreateFields as fields, type VideoSize } from '../../protocols/openai/videos.ts';
+import {
+  maxVideoPromptCharacters,
+  videosCreateFields as fields,
+  type VideoSize,
+} from '../../protocols/openai/videos.ts';
 import type { RouterVideoJob, RouterVideoStatus } from '../../protocols/router-video/videos.ts';
 
 /** The spec's four sizes, each a resolution and an aspect ratio. */
@@ -13,7 +17,6 @@ const sizes: Record<VideoSize, { resolution: VideoResolution; ratio: string }> =
   '1024x1792': { resolution: '1080p', ratio: '9:16' },
   '1792x1024': { resolution: '1080p', ratio: '16:9' },
 };
-
 
 const refuse = (message: string): never => {
   throw new GatewayError('GW_VALIDATION', message);
@@ -25,34 +28,55 @@ const refuse = (message: string): never => {
  * reference image to a reference). A `file_id` is refused: no provider of the gateway takes one.
  */
 export function decodeAlphaVideo(body: unknown): NativeVideoInput {
-  if (body === null || typeof body !== 'object' || Array.isArray(body)) return refuse('the body must be a JSON object (or a multipart form)');
+  if (body === null || typeof body !== 'object' || Array.isArray(body))
+    return refuse('the body must be a JSON object (or a multipart form)');
   const record = body as Record<string, unknown>;
   const unknown = Object.keys(record).filter((key) => !fields.has(key));
-  if (unknown.length > 0) refuse(`unsupported field${unknown.length > 1 ? 's' : ''}: ${unknown.map((key) => `"${key}"`).join(', ')}`);
+  if (unknown.length > 0)
+    refuse(`unsupported field${unknown.length > 1 ? 's' : ''}: ${unknown.map((key) => `"${key}"`).join(', ')}`);
   const model = record.model;
-  if (typeof model !== 'string' || model.length === 0 || model.length > 200) return refuse('"model" is required: a model id');
+  if (typeof model !== 'string' || model.length === 0 || model.length > 200)
+    return refuse('"model" is required: a model id');
   const prompt = record.prompt;
   if (typeof prompt !== 'string' || prompt.length === 0) return refuse('"prompt" is required');
-  if ([...prompt].length > maxVideoPromptCharacters) refuse(`"prompt" must be at most ${maxVideoPromptCharacters} characters`);
+  if ([...prompt].length > maxVideoPromptCharacters)
+    refuse(`"prompt" must be at most ${maxVideoPromptCharacters} characters`);
   const input: NativeVideoInput = { modelId: model, content: [{ type: 'text', text: prompt }] };
   if (record.seconds !== undefined) {
-    const seconds = typeof record.seconds === 'string' && /^\d{1,4}$/.test(record.seconds) ? Number(record.seconds) : record.seconds;
-    if (typeof seconds !== 'number' || !Number.isInteger(seconds) || seconds < 1 || seconds > 3_600) refuse('"seconds" must be a whole number of seconds (an integer or a string of digits)');
+    const seconds =
+      typeof record.seconds === 'string' && /^\d{1,4}$/.test(record.seconds) ? Number(record.seconds) : record.seconds;
+    if (typeof seconds !== 'number' || !Number.isInteger(seconds) || seconds < 1 || seconds > 3_600)
+      refuse('"seconds" must be a whole number of seconds (an integer or a string of digits)');
     input.duration = seconds as number;
   }
   if (record.size !== undefined) {
-    const size = typeof record.size === 'string' && Object.hasOwn(sizes, record.size) ? sizes[record.size as VideoSize] : undefined;
+    const size =
+      typeof record.size === 'string' && Object.hasOwn(sizes, record.size)
+        ? sizes[record.size as VideoSize]
+        : undefined;
     if (!size) return refuse(`"size" must be one of ${Object.keys(sizes).join(', ')}`);
     Object.assign(input, size);
   }
   if (record.input_reference !== undefined) {
     const reference = record.input_reference;
-    if (reference === null || typeof reference !== 'object' || Array.isArray(reference)) return refuse('"input_reference" must be an object with "image_url" or "file_id"');
+    if (reference === null || typeof reference !== 'object' || Array.isArray(reference))
+      return refuse('"input_reference" must be an object with "image_url" or "file_id"');
     const { image_url: imageUrl, file_id: fileId, ...rest } = reference as Record<string, unknown>;
-    if (Object.keys(rest).length > 0) refuse(`unsupported field in "input_reference": ${Object.keys(rest).map((key) => `"${key}"`).join(', ')}`);
-    if ((imageUrl === undefined) === (fileId === undefined)) refuse('"input_reference" needs exactly one of "image_url" or "file_id"');
-    if (fileId !== undefined) throw new GatewayError('GW_PARAMETER_UNSUPPORTED', `model "${model}" does not accept "input_reference.file_id": pass "input_reference.image_url"`);
-    if (typeof imageUrl !== 'string' || !URL.canParse(imageUrl) || !/^https?:$/.test(new URL(imageUrl).protocol)) return refuse('"input_reference.image_url" must be an http(s) URL');
+    if (Object.keys(rest).length > 0)
+      refuse(
+        `unsupported field in "input_reference": ${Object.keys(rest)
+          .map((key) => `"${key}"`)
+          .join(', ')}`,
+      );
+    if ((imageUrl === undefined) === (fileId === undefined))
+      refuse('"input_reference" needs exactly one of "image_url" or "file_id"');
+    if (fileId !== undefined)
+      throw new GatewayError(
+        'GW_PARAMETER_UNSUPPORTED',
+        `model "${model}" does not accept "input_reference.file_id": pass "input_reference.image_url"`,
+      );
+    if (typeof imageUrl !== 'string' || !URL.canParse(imageUrl) || !/^https?:$/.test(new URL(imageUrl).protocol))
+      return refuse('"input_reference.image_url" must be an http(s) URL');
     input.partFields = new Map([[input.content.length, 'input_reference.image_url']]);
     input.content.push({ type: 'imageUrl', url: imageUrl, role: 'referenceImage' });
   }
@@ -83,7 +107,11 @@ export function formBody(fields: readonly MultipartField[]): Record<string, unkn
 }
 
 /** An uploaded file is refused, like a `file_id`: no provider of the gateway takes one. */
-export const refuseUpload = (name: string) => new GatewayError('GW_PARAMETER_UNSUPPORTED', `file uploads (${JSON.stringify(name)}) are not accepted: pass "input_reference[image_url]"`);
+export const refuseUpload = (name: string) =>
+  new GatewayError(
+    'GW_PARAMETER_UNSUPPORTED',
+    `file uploads (${JSON.stringify(name)}) are not accepted: pass "input_reference[image_url]"`,
+  );
 
 const statuses: Record<VideoTaskView['status'], RouterVideoStatus> = {
   queued: 'pending',
@@ -96,7 +124,13 @@ const statuses: Record<VideoTaskView['status'], RouterVideoStatus> = {
 /** A task in the routing provider's job shape, with links back to this surface. */
 export function alphaVideoJob(task: VideoTaskView, surfaceBaseUrl: string): RouterVideoJob & { model: string } {
   const pollingUrl = `${surfaceBaseUrl}/videos/${task.taskId}`;
-  const job: RouterVideoJob & { model: string } = { id: task.taskId, polling_url: pollingUrl, status: statuses[task.status], generation_id: task.generationId, model: task.model };
+  const job: RouterVideoJob & { model: string } = {
+    id: task.taskId,
+    polling_url: pollingUrl,
+    status: statuses[task.status],
+    generation_id: task.generationId,
+    model: task.model,
+  };
   if (task.status === 'succeeded') {
     job.unsigned_urls = [`${pollingUrl}/content?index=0`];
     job.usage = { cost: task.usage?.usdCost ?? 0, is_byok: false };

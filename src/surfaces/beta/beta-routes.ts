@@ -13,9 +13,21 @@ import { described, jsonOrEventStream, relaysUpstreamErrors } from '../../http/o
 import { EmbeddingsAnswer } from '../../protocols/openai/embeddings.ts';
 import { midStreamFailure } from '../../domain/upstream-failure.ts';
 import { relayAnswer, streamEncoded } from '../../streaming/relay.ts';
-import { BetaEmbeddingsRequest, Message, MessagesRequest, MessagesStreamEvent } from '../../protocols/anthropic/messages.ts';
+import {
+  BetaEmbeddingsRequest,
+  Message,
+  MessagesRequest,
+  MessagesStreamEvent,
+} from '../../protocols/anthropic/messages.ts';
 import { decodeBetaEmbeddingInput } from './embeddings-codec.ts';
-import { decodeMessages, gatedFields, MessageEventEncoder, messageOf, relayBody, type MessagesBody } from './messages-codec.ts';
+import {
+  decodeMessages,
+  gatedFields,
+  MessageEventEncoder,
+  messageOf,
+  relayBody,
+  type MessagesBody,
+} from './messages-codec.ts';
 
 /** The version and feature-flag headers of the imitated protocol, forwarded upstream when present. */
 const forwardedHeaders = ['anthropic-version', 'anthropic-beta'] as const;
@@ -29,14 +41,25 @@ function protocolHeaders(request: FastifyRequest): Record<string, string> {
   return headers;
 }
 
-const ModelList = Type.Object({
-  data: Type.Array(
-    Type.Unsafe<Record<string, unknown>>(Type.Object({ type: Type.Literal('model'), id: Type.String(), display_name: Type.String(), created_at: Type.String(), ...compatModelFieldSchemas })),
-  ),
-  has_more: Type.Boolean(),
-  first_id: Type.Union([Type.String(), Type.Null()]),
-  last_id: Type.Union([Type.String(), Type.Null()]),
-}, { description: 'The active models' });
+const ModelList = Type.Object(
+  {
+    data: Type.Array(
+      Type.Unsafe<Record<string, unknown>>(
+        Type.Object({
+          type: Type.Literal('model'),
+          id: Type.String(),
+          display_name: Type.String(),
+          created_at: Type.String(),
+          ...compatModelFieldSchemas,
+        }),
+      ),
+    ),
+    has_more: Type.Boolean(),
+    first_id: Type.Union([Type.String(), Type.Null()]),
+    last_id: Type.Union([Type.String(), Type.Null()]),
+  },
+  { description: 'The active models' },
+);
 
 const messageAnswer = jsonOrEventStream(
   'The message; with `stream: true`, its named events',
@@ -63,7 +86,14 @@ export const betaRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServices }
   // A service extension: the alpha embeddings shape, with multimodal inputs.
   app.post(
     '/api/beta/v1/embeddings',
-    { schema: { summary: 'Embeddings, multimodal (a service extension)', body: BetaEmbeddingsRequest, response: { 200: described(EmbeddingsAnswer, 'One embedding per input, in input order') }, ...relaysUpstreamErrors } },
+    {
+      schema: {
+        summary: 'Embeddings, multimodal (a service extension)',
+        body: BetaEmbeddingsRequest,
+        response: { 200: described(EmbeddingsAnswer, 'One embedding per input, in input order') },
+        ...relaysUpstreamErrors,
+      },
+    },
     async (request) => {
       const body = request.body;
       requireFloatEncoding(body.encoding_format);
@@ -78,13 +108,16 @@ export const betaRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServices }
     },
   );
 
-  app.post('/api/beta/v1/messages', { schema: { summary: 'Messages', body: MessagesRequest, response: { 200: messageAnswer }, ...relaysUpstreamErrors } }, async (request, reply) => {
-    const body = request.body as MessagesBody;
-    const decoded = decodeMessages(body);
-    const streaming = body.stream === true;
-    const run = await services.text.start(
-      callerOf(request),
-      {
+  app.post(
+    '/api/beta/v1/messages',
+    {
+      schema: { summary: 'Messages', body: MessagesRequest, response: { 200: messageAnswer }, ...relaysUpstreamErrors },
+    },
+    async (request, reply) => {
+      const body = request.body as MessagesBody;
+      const decoded = decodeMessages(body);
+      const streaming = body.stream === true;
+      const run = await services.text.start(callerOf(request), {
         modelId: body.model,
         ...decoded,
         maxTokens: body.max_tokens,
@@ -92,8 +125,14 @@ export const betaRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServices }
         topP: body.top_p,
         stop: body.stop_sequences,
         gatedParameters: nativeParameters(body, gatedFields),
-        
-        recordedRequest: { surface: 'beta', endpoint: 'messages', model: body.model, stream: streaming, messages: body.messages.length },
+
+        recordedRequest: {
+          surface: 'beta',
+          endpoint: 'messages',
+          model: body.model,
+          stream: streaming,
+          messages: body.messages.length,
+        },
         relay: {
           protocol: 'anthropic',
           operation: 'messages',
@@ -101,20 +140,33 @@ export const betaRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServices }
           prepare: (upstreamModel, dropped, limit) => relayBody(body, upstreamModel, dropped, limit),
           headers: protocolHeaders(request),
         },
-      },
-    );
-    reportDroppedParameters(reply, run.droppedParameters);
-    // Events of an upstream of this protocol pass through unmodified; its stream simply ends on message_stop.
-    if (run.kind === 'relay') return relayAnswer(request, reply, run, streaming);
-    return streaming ? streamEvents(request, reply, run.events, body.model) : reply.send(messageOf(body.model, await collectAnswer(run.events)));
-  });
+      });
+      reportDroppedParameters(reply, run.droppedParameters);
+      // Events of an upstream of this protocol pass through unmodified; its stream simply ends on message_stop.
+      if (run.kind === 'relay') return relayAnswer(request, reply, run, streaming);
+      return streaming
+        ? streamEvents(request, reply, run.events, body.model)
+        : reply.send(messageOf(body.model, await collectAnswer(run.events)));
+    },
+  );
 };
 
 const streamError = { type: 'error', error: { type: 'api_error', message: midStreamFailure } };
 
-function streamEvents(request: FastifyRequest, reply: FastifyReply, events: AsyncIterable<ChatStreamEvent>, model: string): Promise<void> {
+function streamEvents(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  events: AsyncIterable<ChatStreamEvent>,
+  model: string,
+): Promise<void> {
   const encoder = new MessageEventEncoder(model);
-  return streamEncoded(request, reply, events, async (sse, event) => {
-    for (const [name, payload] of encoder.encode(event)) await sse.event(name, payload);
-  }, { onEnd: async () => undefined, onFailure: (sse) => sse.event('error', streamError) });
+  return streamEncoded(
+    request,
+    reply,
+    events,
+    async (sse, event) => {
+      for (const [name, payload] of encoder.encode(event)) await sse.event(name, payload);
+    },
+    { onEnd: async () => undefined, onFailure: (sse) => sse.event('error', streamError) },
+  );
 }

@@ -1,4 +1,10 @@
-import { embeddingPartTypes, splitBase64, type EmbeddingInput, type EmbeddingPart, type EmbeddingPartType } from '../../domain/embedding.ts';
+import {
+  embeddingPartTypes,
+  splitBase64,
+  type EmbeddingInput,
+  type EmbeddingPart,
+  type EmbeddingPartType,
+} from '../../domain/embedding.ts';
 import { GatewayError } from '../../domain/errors.ts';
 
 interface WirePart {
@@ -21,7 +27,12 @@ function stringField(part: WirePart, field: 'text' | 'data' | 'url', where: stri
 
 /** Base64 as raw data with `mediaType`, or as a data URL; PDF is the one file type, so files may leave it out. */
 function inline(part: WirePart, type: EmbeddingPartType, where: string): { mediaType: string; data: string } {
-  const given = part.mediaType === undefined ? undefined : typeof part.mediaType === 'string' ? part.mediaType : refuse(`${where}.mediaType must be a string`);
+  const given =
+    part.mediaType === undefined
+      ? undefined
+      : typeof part.mediaType === 'string'
+        ? part.mediaType
+        : refuse(`${where}.mediaType must be a string`);
   const split = splitBase64(stringField(part, 'data', where), given);
   const mediaType = split.mediaType ?? (type === 'fileBase64' ? 'application/pdf' : undefined);
   if (!mediaType) refuse(`${where}.mediaType is required with raw base64 data (or send a data: URL)`);
@@ -31,7 +42,8 @@ function inline(part: WirePart, type: EmbeddingPartType, where: string): { media
 function partOf(part: WirePart, where: string): EmbeddingPart {
   if (part === null || typeof part !== 'object') refuse(`${where} must be an object`);
   const type = part.type as EmbeddingPartType;
-  if (!(embeddingPartTypes as readonly unknown[]).includes(type)) refuse(`${where}.type must be one of ${embeddingPartTypes.join(', ')}`);
+  if (!(embeddingPartTypes as readonly unknown[]).includes(type))
+    refuse(`${where}.type must be one of ${embeddingPartTypes.join(', ')}`);
   switch (type) {
     case 'text':
       return { type, text: stringField(part, 'text', where) };

@@ -55,15 +55,26 @@ function blockParts(content: unknown, untranslatable: Set<string>): ChatPart[] {
   for (const block of content as Block[]) {
     const source = block?.source;
     if (block?.type === 'text' && typeof block.text === 'string') parts.push({ type: 'text', text: block.text });
-    else if (block?.type === 'image' && source?.type === 'base64' && typeof source.media_type === 'string' && typeof source.data === 'string') {
+    else if (
+      block?.type === 'image' &&
+      source?.type === 'base64' &&
+      typeof source.media_type === 'string' &&
+      typeof source.data === 'string'
+    ) {
       parts.push({ type: 'image', image: { kind: 'base64', mediaType: source.media_type, data: source.data } });
     } else if (block?.type === 'image' && source?.type === 'url' && typeof source.url === 'string') {
       parts.push({ type: 'image', image: { kind: 'url', url: source.url } });
     } else if (block?.type === 'tool_use' && typeof block.id === 'string' && typeof block.name === 'string') {
-      parts.push({ type: 'tool-call', call: { id: block.id, name: block.name, arguments: JSON.stringify(block.input ?? {}) } });
+      parts.push({
+        type: 'tool-call',
+        call: { id: block.id, name: block.name, arguments: JSON.stringify(block.input ?? {}) },
+      });
     } else if (block?.type === 'tool_result' && typeof block.tool_use_id === 'string') {
       const output = textOf(compactContent(blockParts(block.content, untranslatable)));
-      parts.push({ type: 'tool-result', result: { callId: block.tool_use_id, name: '', output, ...(block.is_error === true ? { isError: true } : {}) } });
+      parts.push({
+        type: 'tool-result',
+        result: { callId: block.tool_use_id, name: '', output, ...(block.is_error === true ? { isError: true } : {}) },
+      });
     } else if (!droppedBlocks.has(String(block?.type))) untranslatable.add(`"${String(block?.type)}" content blocks`);
   }
   return parts;
@@ -72,7 +83,9 @@ function blockParts(content: unknown, untranslatable: Set<string>): ChatPart[] {
 function decodeTools(tools: unknown, untranslatable: Set<string>): ToolDefinition[] | undefined {
   if (!Array.isArray(tools)) return undefined;
   const definitions: ToolDefinition[] = [];
-  for (const [index, tool] of (tools as Array<{ type?: unknown; name?: unknown; description?: unknown; input_schema?: unknown }>).entries()) {
+  for (const [index, tool] of (
+    tools as Array<{ type?: unknown; name?: unknown; description?: unknown; input_schema?: unknown }>
+  ).entries()) {
     // Client tools have no type (or `custom`); typed ones are the provider's own server tools.
     if ((tool?.type !== undefined && tool.type !== 'custom') || typeof tool?.name !== 'string') {
       untranslatable.add(`"${String(tool?.type ?? tool?.name)}" tools`);
@@ -98,7 +111,9 @@ function decodeToolChoice(choice: unknown, untranslatable: Set<string>): ToolCho
 function decodeThinking(thinking: unknown): ThinkingConfig | undefined {
   const wire = thinking as { type?: unknown; budget_tokens?: unknown } | null | undefined;
   if (wire?.type === 'disabled') return { type: 'disabled' };
-  return wire?.type === 'enabled' && typeof wire.budget_tokens === 'number' ? { type: 'enabled', budgetTokens: wire.budget_tokens } : undefined;
+  return wire?.type === 'enabled' && typeof wire.budget_tokens === 'number'
+    ? { type: 'enabled', budgetTokens: wire.budget_tokens }
+    : undefined;
 }
 
 export function decodeMessages(body: MessagesBody): DecodedChat {
@@ -106,7 +121,8 @@ export function decodeMessages(body: MessagesBody): DecodedChat {
   const messages: ChatMessage[] = [];
   // Blocks nest (tool results hold blocks, tool calls hold their arguments), and are walked and serialised by recursion.
   requireNestingWithin(body.system, 'body.system');
-  if (body.system !== undefined) messages.push({ role: 'system', content: textOf(blockParts(body.system, untranslatable)) });
+  if (body.system !== undefined)
+    messages.push({ role: 'system', content: textOf(blockParts(body.system, untranslatable)) });
   for (const [index, message] of body.messages.entries()) {
     if (message.role !== 'user' && message.role !== 'assistant') untranslatable.add(`"${message.role}" messages`);
     requireNestingWithin(message.content, `body.messages.${index}.content`);
@@ -130,15 +146,26 @@ export function decodeMessages(body: MessagesBody): DecodedChat {
   };
 }
 
-export function relayBody(body: MessagesBody, upstreamModel: string, droppedNativeNames: readonly string[], maxOutputTokens: number): Record<string, unknown> {
+export function relayBody(
+  body: MessagesBody,
+  upstreamModel: string,
+  droppedNativeNames: readonly string[],
+  maxOutputTokens: number,
+): Record<string, unknown> {
   const forwarded: Record<string, unknown> = { ...body, model: upstreamModel, max_tokens: maxOutputTokens };
-  for (const [field, native] of Object.entries(gatedFields)) if (droppedNativeNames.includes(native) && field !== 'max_tokens') delete forwarded[field];
+  for (const [field, native] of Object.entries(gatedFields))
+    if (droppedNativeNames.includes(native) && field !== 'max_tokens') delete forwarded[field];
   return forwarded;
 }
 
 /** A whole Message from a collected answer: a text block, then a tool_use block per call. */
 export function messageOf(model: string, { text, toolCalls, finish }: CollectedAnswer): object {
-  const calls = toolCalls.map((call) => ({ type: 'tool_use', id: call.id, name: call.name, input: argumentsObject(call.arguments) }));
+  const calls = toolCalls.map((call) => ({
+    type: 'tool_use',
+    id: call.id,
+    name: call.name,
+    input: argumentsObject(call.arguments),
+  }));
   return {
     id: `msg_${randomBytes(12).toString('hex')}`,
     type: 'message',
@@ -165,27 +192,60 @@ export class MessageEventEncoder {
     const out: Array<[string, object]> = [];
     if (!this.started) {
       this.started = true;
-      out.push(['message_start', { type: 'message_start', message: { id: `msg_${randomBytes(12).toString('hex')}`, type: 'message', role: 'assistant', model: this.model, content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 0, output_tokens: 0 } } }]);
+      out.push([
+        'message_start',
+        {
+          type: 'message_start',
+          message: {
+            id: `msg_${randomBytes(12).toString('hex')}`,
+            type: 'message',
+            role: 'assistant',
+            model: this.model,
+            content: [],
+            stop_reason: null,
+            stop_sequence: null,
+            usage: { input_tokens: 0, output_tokens: 0 },
+          },
+        },
+      ]);
     }
     switch (event.type) {
       case 'text-delta': {
-        const index = this.openBlock?.kind === 'text' ? this.openBlock.index : this.open(out, 'text', { type: 'text', text: '' });
-        out.push(['content_block_delta', { type: 'content_block_delta', index, delta: { type: 'text_delta', text: event.text } }]);
+        const index =
+          this.openBlock?.kind === 'text' ? this.openBlock.index : this.open(out, 'text', { type: 'text', text: '' });
+        out.push([
+          'content_block_delta',
+          { type: 'content_block_delta', index, delta: { type: 'text_delta', text: event.text } },
+        ]);
         break;
       }
       case 'tool-call-start':
-        this.toolBlocks.set(event.index, this.open(out, 'tool', { type: 'tool_use', id: event.id, name: event.name, input: {} }));
+        this.toolBlocks.set(
+          event.index,
+          this.open(out, 'tool', { type: 'tool_use', id: event.id, name: event.name, input: {} }),
+        );
         break;
       case 'tool-call-delta': {
         const index = this.toolBlocks.get(event.index);
-        if (index !== undefined) out.push(['content_block_delta', { type: 'content_block_delta', index, delta: { type: 'input_json_delta', partial_json: event.arguments } }]);
+        if (index !== undefined)
+          out.push([
+            'content_block_delta',
+            { type: 'content_block_delta', index, delta: { type: 'input_json_delta', partial_json: event.arguments } },
+          ]);
         break;
       }
       case 'finish':
         // An empty answer is still one (empty) text block, as the protocol streams it.
         if (this.blocks === 0) this.open(out, 'text', { type: 'text', text: '' });
         this.close(out);
-        out.push(['message_delta', { type: 'message_delta', delta: { stop_reason: stopReasonOf(event.finishReason), stop_sequence: null }, usage: wireUsage(event.usage) }]);
+        out.push([
+          'message_delta',
+          {
+            type: 'message_delta',
+            delta: { stop_reason: stopReasonOf(event.finishReason), stop_sequence: null },
+            usage: wireUsage(event.usage),
+          },
+        ]);
         out.push(['message_stop', { type: 'message_stop' }]);
     }
     return out;

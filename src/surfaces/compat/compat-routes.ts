@@ -24,16 +24,24 @@ export const compatRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServices
     },
   );
 
-  app.get('/api/compat/v1/balance', { schema: { summary: 'Credit balance', response: { 200: BalanceSchema } } }, async (request) => {
-    const account = await services.accounts.getAccount(principalOf(request).accountId);
-    return { creditBalance: account.creditBalance };
-  });
+  app.get(
+    '/api/compat/v1/balance',
+    { schema: { summary: 'Credit balance', response: { 200: BalanceSchema } } },
+    async (request) => {
+      const account = await services.accounts.getAccount(principalOf(request).accountId);
+      return { creditBalance: account.creditBalance };
+    },
+  );
 
-  app.get('/api/compat/v1/api-key', { schema: { summary: 'Key lookup: the key of x-api-key (403 without it)', response: { 200: KeyLookupSchema } } }, async (request) => {
-    const principal = principalOf(request);
-    if (principal.kind !== 'key' || principal.source !== 'x-api-key') {
-      throw new GatewayError('GW_KEY_REQUIRED', 'key lookup needs the API key in the x-api-key header');
-    }
-    return services.apiKeys.lookup(principal.apiKeyId);
-  });
+  app.get(
+    '/api/compat/v1/api-key',
+    { schema: { summary: 'Key lookup: the key of x-api-key (403 without it)', response: { 200: KeyLookupSchema } } },
+    async (request) => {
+      const principal = principalOf(request);
+      if (principal.kind !== 'key' || principal.source !== 'x-api-key') {
+        throw new GatewayError('GW_KEY_REQUIRED', 'key lookup needs the API key in the x-api-key header');
+      }
+      return services.apiKeys.lookup(principal.apiKeyId);
+    },
+  );
 };

@@ -17,7 +17,8 @@ function partOf(part: Record<string, unknown>, where: string): EmbeddingPart {
     return { type: 'text', text: part.text };
   }
   const inline = part.inlineData as { mimeType?: unknown; data?: unknown } | undefined;
-  if (typeof inline?.mimeType !== 'string' || typeof inline.data !== 'string') refuse(`${where} must be {text} or {inlineData: {mimeType, data}}`);
+  if (typeof inline?.mimeType !== 'string' || typeof inline.data !== 'string')
+    refuse(`${where} must be {text} or {inlineData: {mimeType, data}}`);
   const mediaType = inline.mimeType.toLowerCase();
   const data = inline.data;
   if (mediaType.startsWith('image/')) return { type: 'imageBase64', mediaType, data };
@@ -28,21 +29,28 @@ function partOf(part: Record<string, unknown>, where: string): EmbeddingPart {
 }
 
 function inputOf(content: BatchEmbedContentsRequest['requests'][number]['content'], where: string): EmbeddingInput {
-  return { parts: content.parts.map((part, index) => partOf(part as Record<string, unknown>, `${where}.parts.${index}`)) };
+  return {
+    parts: content.parts.map((part, index) => partOf(part as Record<string, unknown>, `${where}.parts.${index}`)),
+  };
 }
 
 function refuseUnsupported(options: Options, where: string): void {
   for (const field of ['taskType', 'title'] as const) {
-    if (options[field] !== undefined) refuse(`${where}${field} is not supported: embeddings are made without a task type or title`);
+    if (options[field] !== undefined)
+      refuse(`${where}${field} is not supported: embeddings are made without a task type or title`);
   }
 }
 
 /** The model a batch request names must be the one in the path (`models/<id>` or `<id>`), as the protocol requires. */
 function checkModel(named: string | undefined, pathModel: string, where: string): void {
-  if (named !== undefined && named !== pathModel && named !== `models/${pathModel}`) refuse(`${where}model "${named}" differs from the model in the path ("${pathModel}")`);
+  if (named !== undefined && named !== pathModel && named !== `models/${pathModel}`)
+    refuse(`${where}model "${named}" differs from the model in the path ("${pathModel}")`);
 }
 
-export function decodeEmbedContent(body: EmbedContentBody, pathModel: string): { inputs: EmbeddingInput[]; dimensions: number | undefined } {
+export function decodeEmbedContent(
+  body: EmbedContentBody,
+  pathModel: string,
+): { inputs: EmbeddingInput[]; dimensions: number | undefined } {
   const content = body.content ?? body.contents;
   if (!content || (body.content && body.contents)) refuse('body must have exactly one of content and contents');
   refuseUnsupported(body, 'body.');
@@ -53,7 +61,10 @@ export function decodeEmbedContent(body: EmbedContentBody, pathModel: string): {
   return { inputs: [inputOf(content, body.content ? 'body.content' : 'body.contents')], dimensions: sizes[0] };
 }
 
-export function decodeBatchEmbedContents(body: BatchEmbedContentsBody, pathModel: string): { inputs: EmbeddingInput[]; dimensions: number | undefined } {
+export function decodeBatchEmbedContents(
+  body: BatchEmbedContentsBody,
+  pathModel: string,
+): { inputs: EmbeddingInput[]; dimensions: number | undefined } {
   const sizes = new Set(body.requests.map((request) => request.outputDimensionality));
   // One call makes every vector, so every request of the batch must ask for the same size.
   if (sizes.size > 1) refuse('every request of a batch must have the same outputDimensionality');

@@ -12,10 +12,28 @@ import { relayAnswer, streamEncoded } from '../../streaming/relay.ts';
 import { compatModelFieldSchemas } from '../../http/answer-schemas.ts';
 import { eventStreamSchema, jsonBody, relaysUpstreamErrors } from '../../http/openapi/route-documentation.ts';
 import { bodyValidator } from '../../http/validation.ts';
-import { BatchEmbedContentsRequest, BatchEmbedContentsResponse, EmbedContentRequest, EmbedContentResponse } from '../../protocols/gemini/embed-content.ts';
+import {
+  BatchEmbedContentsRequest,
+  BatchEmbedContentsResponse,
+  EmbedContentRequest,
+  EmbedContentResponse,
+} from '../../protocols/gemini/embed-content.ts';
 import { GenerateContentRequest, GenerateContentResponse } from '../../protocols/gemini/generate-content.ts';
-import { decodeBatchEmbedContents, decodeEmbedContent, type BatchEmbedContentsBody, type EmbedContentBody } from './embed-content-codec.ts';
-import { ChunkEncoder, decodeContents, gatedParametersOf, relayBody, responseOf, streamError, type GenerateContentBody } from './generate-content-codec.ts';
+import {
+  decodeBatchEmbedContents,
+  decodeEmbedContent,
+  type BatchEmbedContentsBody,
+  type EmbedContentBody,
+} from './embed-content-codec.ts';
+import {
+  ChunkEncoder,
+  decodeContents,
+  gatedParametersOf,
+  relayBody,
+  responseOf,
+  streamError,
+  type GenerateContentBody,
+} from './generate-content-codec.ts';
 
 const generateContentBody = bodyValidator<GenerateContentBody>(GenerateContentRequest);
 const embedContentBody = bodyValidator<EmbedContentBody>(EmbedContentRequest);
@@ -29,15 +47,35 @@ function parseModelPath(path: string): { modelId: string; action: Action } {
   const separator = path.lastIndexOf(':');
   const action = path.slice(separator + 1);
   if (separator <= 0 || !(actions as readonly string[]).includes(action)) {
-    throw new GatewayError('GW_ROUTE_NOT_FOUND', `unknown model action "${separator < 0 ? path : action}": use ${actions.join(', ')}`);
+    throw new GatewayError(
+      'GW_ROUTE_NOT_FOUND',
+      `unknown model action "${separator < 0 ? path : action}": use ${actions.join(', ')}`,
+    );
   }
   return { modelId: path.slice(0, separator), action: action as Action };
 }
 
-const ModelList = Type.Object({
-  data: Type.Array(Type.Unsafe<Record<string, unknown>>(Type.Object({ id: Type.String({ description: 'The catalog id prefixed with the serving provider' }), ...compatModelFieldSchemas }))),
-  models: Type.Array(Type.Object({ name: Type.String(), displayName: Type.String(), supportedGenerationMethods: Type.Array(Type.String()) }), { description: "The protocol's own list, which the official SDK reads" }),
-}, { description: 'The active models' });
+const ModelList = Type.Object(
+  {
+    data: Type.Array(
+      Type.Unsafe<Record<string, unknown>>(
+        Type.Object({
+          id: Type.String({ description: 'The catalog id prefixed with the serving provider' }),
+          ...compatModelFieldSchemas,
+        }),
+      ),
+    ),
+    models: Type.Array(
+      Type.Object({
+        name: Type.String(),
+        displayName: Type.String(),
+        supportedGenerationMethods: Type.Array(Type.String()),
+      }),
+      { description: "The protocol's own list, which the official SDK reads" },
+    ),
+  },
+  { description: 'The active models' },
+);
 
 const modelAction = `\`<model>:<action>\`, the action one of ${actions.join(', ')}; the model is a catalog id and may contain slashes`;
 
@@ -52,8 +90,20 @@ const actionAnswer = {
     'generateContent: the response; streamGenerateContent: with `alt=sse` server-sent events of response chunks (the stream simply ends), without it one JSON array of them; ' +
     'embedContent: one embedding; batchEmbedContents: one per request, in order',
   content: {
-    'application/json': { schema: Type.Union([GenerateContentResponse, Type.Array(GenerateContentResponse), EmbedContentResponse, BatchEmbedContentsResponse]) },
-    'text/event-stream': { schema: eventStreamSchema(GenerateContentResponse, 'streamGenerateContent with `alt=sse`; the stream simply ends.') },
+    'application/json': {
+      schema: Type.Union([
+        GenerateContentResponse,
+        Type.Array(GenerateContentResponse),
+        EmbedContentResponse,
+        BatchEmbedContentsResponse,
+      ]),
+    },
+    'text/event-stream': {
+      schema: eventStreamSchema(
+        GenerateContentResponse,
+        'streamGenerateContent with `alt=sse`; the stream simply ends.',
+      ),
+    },
   },
 };
 
@@ -61,18 +111,27 @@ const actionAnswer = {
 export const gammaRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServices }> = async (app, { services }) => {
   app.addHook('onRequest', requireCredential(services.authenticator, { acceptGoogleKeyHeader: true }));
 
-  app.get('/api/gamma/v1beta/models', { schema: { summary: 'The model list', response: { 200: ModelList } } }, async () => {
-    const models = services.catalog.list();
-    return {
-      data: models.map((model) => ({ id: `${model.rows[0]?.providerId}/${model.modelId}`, ...compatModelFields(model) })),
-      // The protocol's own list shape, which the official SDK reads.
-      models: models.map((model) => ({
-        name: `models/${model.modelId}`,
-        displayName: model.name ?? model.modelId,
-        supportedGenerationMethods: model.outputModalities.includes('embedding') ? ['embedContent', 'batchEmbedContents'] : ['generateContent', 'streamGenerateContent'],
-      })),
-    };
-  });
+  app.get(
+    '/api/gamma/v1beta/models',
+    { schema: { summary: 'The model list', response: { 200: ModelList } } },
+    async () => {
+      const models = services.catalog.list();
+      return {
+        data: models.map((model) => ({
+          id: `${model.rows[0]?.providerId}/${model.modelId}`,
+          ...compatModelFields(model),
+        })),
+        // The protocol's own list shape, which the official SDK reads.
+        models: models.map((model) => ({
+          name: `models/${model.modelId}`,
+          displayName: model.name ?? model.modelId,
+          supportedGenerationMethods: model.outputModalities.includes('embedding')
+            ? ['embedContent', 'batchEmbedContents']
+            : ['generateContent', 'streamGenerateContent'],
+        })),
+      };
+    },
+  );
 
   app.post(
     '/api/gamma/v1beta/models/*',
@@ -92,7 +151,10 @@ export const gammaRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServices 
     async (request, reply) => {
       const { modelId, action } = parseModelPath(request.params['*']);
       if (action === 'embedContent' || action === 'batchEmbedContents') {
-        const decoded = action === 'embedContent' ? decodeEmbedContent(embedContentBody(request.body), modelId) : decodeBatchEmbedContents(batchBody(request.body), modelId);
+        const decoded =
+          action === 'embedContent'
+            ? decodeEmbedContent(embedContentBody(request.body), modelId)
+            : decodeBatchEmbedContents(batchBody(request.body), modelId);
         const answer = await services.embeddings.embed(callerOf(request), {
           modelId,
           ...decoded,
@@ -107,26 +169,27 @@ export const gammaRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServices 
       const streaming = action === 'streamGenerateContent';
       const sse = request.query.alt === 'sse';
       const config = body.generationConfig ?? {};
-      const run = await services.text.start(
-        callerOf(request),
-        {
-          modelId,
-          ...decoded,
-          maxTokens: config.maxOutputTokens as number | undefined,
-          temperature: config.temperature as number | undefined,
-          topP: config.topP as number | undefined,
-          stop: config.stopSequences as string[] | undefined,
-          choices: config.candidateCount as number | undefined,
-          gatedParameters: gatedParametersOf(body),
-          recordedRequest: { surface: 'gamma', endpoint: action, model: modelId, stream: streaming },
-          relay: {
-            protocol: 'gemini',
-            operation: !streaming ? 'generate-content' : sse ? 'stream-generate-content-sse' : 'stream-generate-content-json',
-            streaming: streaming && sse,
-            prepare: (_upstreamModel, dropped, limit) => relayBody(body, dropped, limit),
-          },
+      const run = await services.text.start(callerOf(request), {
+        modelId,
+        ...decoded,
+        maxTokens: config.maxOutputTokens as number | undefined,
+        temperature: config.temperature as number | undefined,
+        topP: config.topP as number | undefined,
+        stop: config.stopSequences as string[] | undefined,
+        choices: config.candidateCount as number | undefined,
+        gatedParameters: gatedParametersOf(body),
+        recordedRequest: { surface: 'gamma', endpoint: action, model: modelId, stream: streaming },
+        relay: {
+          protocol: 'gemini',
+          operation: !streaming
+            ? 'generate-content'
+            : sse
+              ? 'stream-generate-content-sse'
+              : 'stream-generate-content-json',
+          streaming: streaming && sse,
+          prepare: (_upstreamModel, dropped, limit) => relayBody(body, dropped, limit),
         },
-      );
+      });
       reportDroppedParameters(reply, run.droppedParameters);
       // Chunks of an upstream of this protocol pass through as they came; its stream simply ends.
       if (run.kind === 'relay') return relayAnswer(request, reply, run, streaming && sse);
@@ -137,23 +200,40 @@ export const gammaRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServices 
       const events = run.events[Symbol.asyncIterator]();
       if (reply.raw.destroyed) void events.return?.();
       else reply.raw.once('close', () => void events.return?.());
-      return reply.type('application/json').send(Readable.from(jsonArray(request, { [Symbol.asyncIterator]: () => events }, modelId)));
+      return reply
+        .type('application/json')
+        .send(Readable.from(jsonArray(request, { [Symbol.asyncIterator]: () => events }, modelId)));
     },
   );
 };
 
-function streamSse(request: FastifyRequest, reply: FastifyReply, events: AsyncIterable<ChatStreamEvent>, model: string): Promise<void> {
+function streamSse(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  events: AsyncIterable<ChatStreamEvent>,
+  model: string,
+): Promise<void> {
   const encoder = new ChunkEncoder(model);
-  return streamEncoded(request, reply, events, async (sse, event) => {
-    for (const chunk of encoder.encode(event)) await sse.data(chunk);
-  }, {
-    onEnd: async () => undefined,
-    onFailure: (sse) => sse.data(streamError),
-  });
+  return streamEncoded(
+    request,
+    reply,
+    events,
+    async (sse, event) => {
+      for (const chunk of encoder.encode(event)) await sse.data(chunk);
+    },
+    {
+      onEnd: async () => undefined,
+      onFailure: (sse) => sse.data(streamError),
+    },
+  );
 }
 
 /** The protocol's stream without `alt=sse`: one JSON array written element by element. */
-async function* jsonArray(request: FastifyRequest, events: AsyncIterable<ChatStreamEvent>, model: string): AsyncGenerator<string> {
+async function* jsonArray(
+  request: FastifyRequest,
+  events: AsyncIterable<ChatStreamEvent>,
+  model: string,
+): AsyncGenerator<string> {
   const encoder = new ChunkEncoder(model);
   let separator = '[';
   try {

@@ -85,7 +85,11 @@ class CallLedger {
   private count = 0;
 
   call(part: FunctionCallPart): ToolCall {
-    const call = { id: typeof part.id === 'string' ? part.id : `call_${this.count++}`, name: String(part.name), arguments: JSON.stringify(part.args ?? {}) };
+    const call = {
+      id: typeof part.id === 'string' ? part.id : `call_${this.count++}`,
+      name: String(part.name),
+      arguments: JSON.stringify(part.args ?? {}),
+    };
     if (!this.unanswered.has(call.id)) this.unanswered.set(call.id, call);
     const named = this.byName.get(call.name) ?? { calls: [], next: 0 };
     named.calls.push(call);
@@ -116,15 +120,23 @@ function partsOf(parts: Part[] | undefined, untranslatable: Set<string>, calls: 
     const functionResponse = part.functionResponse as FunctionResponsePart | undefined;
     if (part.thought === true) continue;
     if (typeof part.text === 'string') decoded.push({ type: 'text', text: part.text });
-    else if (typeof inline?.mimeType === 'string' && inline.mimeType.startsWith('image/') && typeof inline.data === 'string') {
+    else if (
+      typeof inline?.mimeType === 'string' &&
+      inline.mimeType.startsWith('image/') &&
+      typeof inline.data === 'string'
+    ) {
       decoded.push({ type: 'image', image: { kind: 'base64', mediaType: inline.mimeType, data: inline.data } });
     } else if (typeof file?.fileUri === 'string' && /^https?:\/\//.test(file.fileUri)) {
       decoded.push({ type: 'image', image: { kind: 'url', url: file.fileUri } });
-    } else if (typeof functionCall?.name === 'string') decoded.push({ type: 'tool-call', call: calls.call(functionCall) });
+    } else if (typeof functionCall?.name === 'string')
+      decoded.push({ type: 'tool-call', call: calls.call(functionCall) });
     else if (typeof functionResponse?.name === 'string') {
       const response = functionResponse.response ?? {};
       const output = JSON.stringify(response);
-      decoded.push({ type: 'tool-result', result: { callId: calls.answer(functionResponse), name: functionResponse.name, output } });
+      decoded.push({
+        type: 'tool-result',
+        result: { callId: calls.answer(functionResponse), name: functionResponse.name, output },
+      });
     } else untranslatable.add(`"${Object.keys(part)[0] ?? 'empty'}" parts`);
   }
   return decoded;
@@ -150,13 +162,24 @@ function decodeTools(tools: unknown[] | undefined, untranslatable: Set<string>):
   const definitions: ToolDefinition[] = [];
   for (const [toolIndex, tool] of (tools as Array<Record<string, unknown>>).entries()) {
     const declarations = tool?.functionDeclarations;
-    for (const other of Object.keys(tool ?? {}).filter((key) => key !== 'functionDeclarations')) untranslatable.add(`"${other}" tools`);
+    for (const other of Object.keys(tool ?? {}).filter((key) => key !== 'functionDeclarations'))
+      untranslatable.add(`"${other}" tools`);
     if (!Array.isArray(declarations)) continue;
-    for (const [index, declaration] of (declarations as Array<{ name?: unknown; description?: unknown; parameters?: unknown; parametersJsonSchema?: unknown }>).entries()) {
+    for (const [index, declaration] of (
+      declarations as Array<{
+        name?: unknown;
+        description?: unknown;
+        parameters?: unknown;
+        parametersJsonSchema?: unknown;
+      }>
+    ).entries()) {
       if (typeof declaration?.name !== 'string') continue;
       // jsonSchemaOf walks the schema by recursion, which the bound keeps shallow.
-      for (const field of ['parameters', 'parametersJsonSchema'] as const) requireNestingWithin(declaration[field], `body.tools.${toolIndex}.functionDeclarations.${index}.${field}`);
-      const parameters = declaration.parametersJsonSchema ?? (declaration.parameters === undefined ? undefined : jsonSchemaOf(declaration.parameters));
+      for (const field of ['parameters', 'parametersJsonSchema'] as const)
+        requireNestingWithin(declaration[field], `body.tools.${toolIndex}.functionDeclarations.${index}.${field}`);
+      const parameters =
+        declaration.parametersJsonSchema ??
+        (declaration.parameters === undefined ? undefined : jsonSchemaOf(declaration.parameters));
       definitions.push(toolDefinition(declaration.name, declaration.description, parameters));
     }
   }
@@ -164,10 +187,13 @@ function decodeTools(tools: unknown[] | undefined, untranslatable: Set<string>):
 }
 
 function decodeToolConfig(toolConfig: unknown, untranslatable: Set<string>): ToolChoice | undefined {
-  const config = (toolConfig as { functionCallingConfig?: { mode?: unknown; allowedFunctionNames?: unknown } } | undefined)?.functionCallingConfig;
+  const config = (
+    toolConfig as { functionCallingConfig?: { mode?: unknown; allowedFunctionNames?: unknown } } | undefined
+  )?.functionCallingConfig;
   if (config === undefined) return undefined;
   const allowed = Array.isArray(config.allowedFunctionNames) ? (config.allowedFunctionNames as unknown[]) : [];
-  if (config.mode === undefined || config.mode === 'AUTO') return allowed.length === 0 ? 'auto' : restricted(untranslatable);
+  if (config.mode === undefined || config.mode === 'AUTO')
+    return allowed.length === 0 ? 'auto' : restricted(untranslatable);
   if (config.mode === 'NONE') return 'none';
   if (config.mode === 'ANY' && allowed.length === 0) return 'required';
   if (config.mode === 'ANY' && allowed.length === 1 && typeof allowed[0] === 'string') return { name: allowed[0] };
@@ -179,12 +205,13 @@ function restricted(untranslatable: Set<string>): undefined {
   return undefined;
 }
 
-
 /** A JSON answer with its schema (JSON Schema, or the protocol's OpenAPI subset), or plain text; other MIME types are left for the gate to name. */
 function decodeGenerationFormat(config: Readonly<Record<string, unknown>>): ResponseFormat | undefined {
   if (config.responseMimeType === 'text/plain') return { type: 'text' };
   if (config.responseMimeType !== 'application/json') return undefined;
-  const schema = config.responseJsonSchema ?? (config.responseSchema === undefined ? undefined : jsonSchemaOf(config.responseSchema));
+  const schema =
+    config.responseJsonSchema ??
+    (config.responseSchema === undefined ? undefined : jsonSchemaOf(config.responseSchema));
   if (schema === null || typeof schema !== 'object' || Array.isArray(schema)) return { type: 'json_object' };
   return { type: 'json_schema', name: 'response', schema: schema as Record<string, unknown> };
 }
@@ -197,7 +224,9 @@ function decodeThinking(config: Readonly<Record<string, unknown>>): ThinkingConf
 }
 
 /** The generationConfig fields beyond the basics, so they reach an upstream of another protocol too. */
-function decodeParameters(config: Readonly<Record<string, unknown>>): Omit<Partial<ChatRequest>, 'upstreamModel' | 'messages'> {
+function decodeParameters(
+  config: Readonly<Record<string, unknown>>,
+): Omit<Partial<ChatRequest>, 'upstreamModel' | 'messages'> {
   return {
     topK: numberOf(config.topK),
     seed: numberOf(config.seed),
@@ -217,7 +246,10 @@ export function decodeContents(body: GenerateContentBody): DecodedChat {
   // Function calls and responses hold JSON of any depth, which is serialised by recursion.
   requireNestingWithin(body.systemInstruction, 'body.systemInstruction');
   if (body.systemInstruction !== undefined) {
-    const system = typeof body.systemInstruction === 'string' ? body.systemInstruction : textOf(partsOf(body.systemInstruction.parts, untranslatable, calls));
+    const system =
+      typeof body.systemInstruction === 'string'
+        ? body.systemInstruction
+        : textOf(partsOf(body.systemInstruction.parts, untranslatable, calls));
     messages.push({ role: 'system', content: system });
   }
   if (typeof body.contents === 'string') messages.push({ role: 'user', content: body.contents });
@@ -232,30 +264,46 @@ export function decodeContents(body: GenerateContentBody): DecodedChat {
       messages.push(...userTurn(parts));
     }
   }
-  for (const field of ['safetySettings', 'cachedContent'] as const) if (body[field] !== undefined) untranslatable.add(field);
+  for (const field of ['safetySettings', 'cachedContent'] as const)
+    if (body[field] !== undefined) untranslatable.add(field);
   const tools = decodeTools(body.tools, untranslatable);
   const toolChoice = decodeToolConfig(body.toolConfig, untranslatable);
-  return { messages, ...decodeParameters(body.generationConfig ?? {}), ...(tools ? { tools } : {}), ...(toolChoice ? { toolChoice } : {}), untranslatable: [...untranslatable] };
+  return {
+    messages,
+    ...decodeParameters(body.generationConfig ?? {}),
+    ...(tools ? { tools } : {}),
+    ...(toolChoice ? { toolChoice } : {}),
+    untranslatable: [...untranslatable],
+  };
 }
 
 /**
  * The body for an upstream of this protocol: as given, except that the string shorthands this surface
  * accepts for `contents` and `systemInstruction` are written out in the protocol's own object form.
  */
-export function relayBody(body: GenerateContentBody, droppedNativeNames: readonly string[], maxOutputTokens: number): Record<string, unknown> {
+export function relayBody(
+  body: GenerateContentBody,
+  droppedNativeNames: readonly string[],
+  maxOutputTokens: number,
+): Record<string, unknown> {
   const forwarded: Record<string, unknown> = { ...body };
   if (typeof body.contents === 'string') forwarded.contents = [{ role: 'user', parts: [{ text: body.contents }] }];
-  if (typeof body.systemInstruction === 'string') forwarded.systemInstruction = { parts: [{ text: body.systemInstruction }] };
+  if (typeof body.systemInstruction === 'string')
+    forwarded.systemInstruction = { parts: [{ text: body.systemInstruction }] };
   const config: Record<string, unknown> = { ...body.generationConfig };
-  for (const [field, native] of Object.entries(generationFields)) if (droppedNativeNames.includes(native)) delete config[field];
+  for (const [field, native] of Object.entries(generationFields))
+    if (droppedNativeNames.includes(native)) delete config[field];
   // The limit the reservation covers, whether or not the client set one.
   config.maxOutputTokens = maxOutputTokens;
   forwarded.generationConfig = config;
-  for (const [field, native] of Object.entries(topLevelFields)) if (droppedNativeNames.includes(native)) delete forwarded[field];
+  for (const [field, native] of Object.entries(topLevelFields))
+    if (droppedNativeNames.includes(native)) delete forwarded[field];
   return forwarded;
 }
 
-const functionCallPart = (call: ToolCall) => ({ functionCall: { id: call.id, name: call.name, args: argumentsObject(call.arguments) } });
+const functionCallPart = (call: ToolCall) => ({
+  functionCall: { id: call.id, name: call.name, args: argumentsObject(call.arguments) },
+});
 
 /**
  * Streamed GenerateContentResponse chunks for canonical events. The protocol sends each function call whole,
@@ -282,7 +330,13 @@ export class ChunkEncoder {
         return [
           ...this.flush(),
           {
-            candidates: [{ content: { role: 'model', parts: [{ text: '' }] }, finishReason: wireFinishReasons[event.finishReason.unified], index: 0 }],
+            candidates: [
+              {
+                content: { role: 'model', parts: [{ text: '' }] },
+                finishReason: wireFinishReasons[event.finishReason.unified],
+                index: 0,
+              },
+            ],
             ...(event.usage ? { usageMetadata: wireUsageMetadata(event.usage) } : {}),
             modelVersion: this.model,
           },
@@ -305,7 +359,13 @@ export class ChunkEncoder {
 export function responseOf(model: string, { text, toolCalls, finish }: CollectedAnswer): object {
   const parts = [...(text !== '' || toolCalls.length === 0 ? [{ text }] : []), ...toolCalls.map(functionCallPart)];
   return {
-    candidates: [{ content: { role: 'model', parts }, finishReason: wireFinishReasons[finish?.finishReason.unified ?? 'other'], index: 0 }],
+    candidates: [
+      {
+        content: { role: 'model', parts },
+        finishReason: wireFinishReasons[finish?.finishReason.unified ?? 'other'],
+        index: 0,
+      },
+    ],
     ...(finish?.usage ? { usageMetadata: wireUsageMetadata(finish.usage) } : {}),
     modelVersion: model,
   };

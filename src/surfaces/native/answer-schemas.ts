@@ -7,9 +7,16 @@ import { audioMediaTypes, type AudioSubtitle } from '../../domain/speech.ts';
 /** Answers of the native API (spec, Resources): what the OpenAPI document shows (http/openapi/answer-agreements.ts checks them against the views). */
 
 /** What archived media is served as: the image formats, MP4 video, and the audio formats. */
-export const archivedMediaTypes = [...imageOutputFormats.map((format) => `image/${format}`), 'video/mp4', ...Object.values(audioMediaTypes)];
+export const archivedMediaTypes = [
+  ...imageOutputFormats.map((format) => `image/${format}`),
+  'video/mp4',
+  ...Object.values(audioMediaTypes),
+];
 
-const Capabilities = Type.Unsafe<Capabilities>({ ...CapabilitiesSchema, description: 'The effective capabilities of the priority-winning provider row; absent means unconstrained' });
+const Capabilities = Type.Unsafe<Capabilities>({
+  ...CapabilitiesSchema,
+  description: 'The effective capabilities of the priority-winning provider row; absent means unconstrained',
+});
 
 export const ModelSchema = Type.Object(
   {
@@ -29,14 +36,19 @@ export const ModelSchema = Type.Object(
 
 export const CostEstimateSchema = Type.Object(
   {
-    data: Type.Object({ estimatedUserCost: Type.Number({ minimum: 0, description: 'USD: what submitting holds' }), currency: Type.Literal('USD') }),
+    data: Type.Object({
+      estimatedUserCost: Type.Number({ minimum: 0, description: 'USD: what submitting holds' }),
+      currency: Type.Literal('USD'),
+    }),
     success: Type.Literal(true),
     status: Type.Literal(200),
   },
   { description: 'The cost estimate: exactly what submitting the same body holds; nothing is stored' },
 );
 
-const Box = Type.Unsafe<LayerBox>(Type.Array(Type.Integer(), { minItems: 4, maxItems: 4, description: '[left, top, right, bottom]' }));
+const Box = Type.Unsafe<LayerBox>(
+  Type.Array(Type.Integer(), { minItems: 4, maxItems: 4, description: '[left, top, right, bottom]' }),
+);
 
 const ImageSchema = Type.Object({
   assetId: Type.String({ description: 'Reusable as `imageAssetId` by the same account' }),
@@ -58,7 +70,10 @@ const ImageUsageSchema = Type.Object({
   usdCost: Type.Number({ description: 'What the job was charged, in USD' }),
 });
 
-export const ImageResultSchema = Type.Object({ images: Type.Array(ImageSchema), usage: ImageUsageSchema }, { description: "The spec's ImageResult" });
+export const ImageResultSchema = Type.Object(
+  { images: Type.Array(ImageSchema), usage: ImageUsageSchema },
+  { description: "The spec's ImageResult" },
+);
 
 const imageJobStates = ['queued', 'processing', 'succeeded', 'failed'] as const;
 
@@ -73,11 +88,20 @@ export const ImageJobSchema = Type.Object(
 );
 
 /** The waiting route's answer when the job succeeded in time: the ImageResult with its generation id. */
-export const WaitedImageSchema = Type.Object({ generationId: Type.String(), ...ImageResultSchema.properties }, { description: 'The job succeeded within jobs.syncWaitMs' });
+export const WaitedImageSchema = Type.Object(
+  { generationId: Type.String(), ...ImageResultSchema.properties },
+  { description: 'The job succeeded within jobs.syncWaitMs' },
+);
 
-export const QueuedJobSchema = Type.Object({ generationId: Type.String(), status: Type.Enum(imageJobStates) }, { description: 'Queued: poll GET /api/v1/image/generations/async/{generationId}' });
+export const QueuedJobSchema = Type.Object(
+  { generationId: Type.String(), status: Type.Enum(imageJobStates) },
+  { description: 'Queued: poll GET /api/v1/image/generations/async/{generationId}' },
+);
 
-export const SubmittedAudioSchema = Type.Object({ generationId: Type.String() }, { description: 'Queued: poll GET /api/v1/audio/generations/{generationId}' });
+export const SubmittedAudioSchema = Type.Object(
+  { generationId: Type.String() },
+  { description: 'Queued: poll GET /api/v1/audio/generations/{generationId}' },
+);
 
 export const VideoTaskSchema = Type.Object(
   {
@@ -86,7 +110,9 @@ export const VideoTaskSchema = Type.Object(
     providerId: Type.String(),
     status: Type.Enum(['queued', 'running', 'succeeded', 'failed', 'cancelled'] as const),
     model: Type.String(),
-    content: Type.Array(Type.Unknown(), { description: 'The request content in order, base64 values cut to their first characters' }),
+    content: Type.Array(Type.Unknown(), {
+      description: 'The request content in order, base64 values cut to their first characters',
+    }),
     videoUrl: Type.Optional(Type.String()),
     downloadUrl: Type.Optional(Type.String()),
     assetId: Type.Optional(Type.String()),
@@ -121,7 +147,9 @@ export const AudioJobSchema = Type.Object(
     status: Type.Enum(['queued', 'processing', 'succeeded', 'failed'] as const),
     audioUrl: Type.Optional(Type.String({ description: 'Signed download link, once succeeded' })),
     durationSeconds: Type.Optional(Type.Number()),
-    originalDurationSeconds: Type.Optional(Type.Number({ description: 'The billed duration (generation with reference)' })),
+    originalDurationSeconds: Type.Optional(
+      Type.Number({ description: 'The billed duration (generation with reference)' }),
+    ),
     providerUrl: Type.Optional(Type.String()),
     subtitle: Type.Optional(Subtitle),
     error: Type.Optional(Type.String()),
@@ -129,8 +157,14 @@ export const AudioJobSchema = Type.Object(
   { description: "The spec's audio job" },
 );
 
-export const VoiceEntrySchema = Type.Object({ ...VoiceSchema.properties, capabilities: Type.Object({ contextTexts: Type.Boolean() }) });
-export const VoiceListSchema = Type.Object({ voices: Type.Array(VoiceEntrySchema), total: Type.Integer({ minimum: 0 }) }, { description: 'The voice catalog, filtered' });
+export const VoiceEntrySchema = Type.Object({
+  ...VoiceSchema.properties,
+  capabilities: Type.Object({ contextTexts: Type.Boolean() }),
+});
+export const VoiceListSchema = Type.Object(
+  { voices: Type.Array(VoiceEntrySchema), total: Type.Integer({ minimum: 0 }) },
+  { description: 'The voice catalog, filtered' },
+);
 
 const Usage = Type.Object({ promptTokens: Type.Number(), completionTokens: Type.Number(), totalTokens: Type.Number() });
 
@@ -145,7 +179,10 @@ export const TextChunkSchema = Type.Object({
         type: Type.Optional(Type.Literal('function')),
         function: Type.Object({ name: Type.Optional(Type.String()), arguments: Type.String() }),
       }),
-      { description: "OpenAI's fragment shape: the first fragment of a call has its id and name, later ones more arguments" },
+      {
+        description:
+          "OpenAI's fragment shape: the first fragment of a call has its id and name, later ones more arguments",
+      },
     ),
   ),
   finishReason: Type.Optional(Type.String()),

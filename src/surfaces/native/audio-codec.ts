@@ -1,9 +1,16 @@
 import { Type, type Static } from '@fastify/type-provider-typebox';
-import { audioFormats, explicitLanguages, referenceSampleRates, speechFormats, speechSampleRates } from '../../domain/speech.ts';
+import {
+  audioFormats,
+  explicitLanguages,
+  referenceSampleRates,
+  speechFormats,
+  speechSampleRates,
+} from '../../domain/speech.ts';
 import type { ReferenceAudioInput, TextToSpeechInput } from '../../gateway/speech-generation.ts';
 import { Identifier } from '../../http/schemas.ts';
 
-const literals = <T extends readonly (string | number)[]>(values: T) => Type.Union(values.map((value) => Type.Literal(value)));
+const literals = <T extends readonly (string | number)[]>(values: T) =>
+  Type.Union(values.map((value) => Type.Literal(value)));
 const rate = () => Type.Optional(Type.Integer({ minimum: -50, maximum: 100 }));
 
 /** The text-to-speech body (spec, Native: audio); unknown fields are stripped. */
@@ -41,7 +48,9 @@ export const ReferenceAudioBody = Type.Object(
   {
     model: Type.String({ minLength: 1, maxLength: 200 }),
     textPrompt: Type.String({ minLength: 1, maxLength: 3000 }),
-    references: Type.Optional(Type.Array(Type.Record(Type.String({ maxLength: 100 }), Type.String(), { maxProperties: 8 }), { maxItems: 3 })),
+    references: Type.Optional(
+      Type.Array(Type.Record(Type.String({ maxLength: 100 }), Type.String(), { maxProperties: 8 }), { maxItems: 3 }),
+    ),
     format: Type.Optional(literals(audioFormats)),
     sampleRate: Type.Optional(literals(referenceSampleRates)),
     speechRate: rate(),
@@ -62,8 +71,20 @@ export const VoicesQuery = Type.Object(
   {
     gender: Type.Optional(literals(['male', 'female'] as const)),
     age: Type.Optional(literals(['child', 'teenager', 'adult', 'middle-age'] as const)),
-    category: Type.Optional(literals(['General', 'Dubbing', 'Advertisement', 'AudioBook', 'Conversational', 'Entertainment', 'SocialMedia'] as const)),
-    language: Type.Optional(Type.String({ minLength: 2, maxLength: 35, pattern: '^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$' })),
+    category: Type.Optional(
+      literals([
+        'General',
+        'Dubbing',
+        'Advertisement',
+        'AudioBook',
+        'Conversational',
+        'Entertainment',
+        'SocialMedia',
+      ] as const),
+    ),
+    language: Type.Optional(
+      Type.String({ minLength: 2, maxLength: 35, pattern: '^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$' }),
+    ),
     resourceId: Type.Optional(literals(['seed-tts-1.0', 'seed-tts-2.0'] as const)),
   },
   { additionalProperties: false },

@@ -4,26 +4,62 @@ import type { GatewayServices } from '../../gateway/services.ts';
 import { callerOf, requireCredential } from '../../http/authentication.ts';
 import { requestBaseUrl } from '../../http/base-url.ts';
 import { AudioJobSchema, CostEstimateSchema, SubmittedAudioSchema, VoiceListSchema } from './answer-schemas.ts';
-import { AudioGenerationParams, decodeReferenceAudio, decodeTextToSpeech, ReferenceAudioBody, TextToSpeechBody, VoicesQuery } from './audio-codec.ts';
+import {
+  AudioGenerationParams,
+  decodeReferenceAudio,
+  decodeTextToSpeech,
+  ReferenceAudioBody,
+  TextToSpeechBody,
+  VoicesQuery,
+} from './audio-codec.ts';
 
 /** The native audio routes (spec, Native: audio): both products as jobs with their estimates, the shared poll, and the voice catalog. */
-export const nativeAudioRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServices }> = async (app, { services }) => {
+export const nativeAudioRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServices }> = async (
+  app,
+  { services },
+) => {
   app.addHook('onRequest', requireCredential(services.authenticator));
   const speech = services.speech;
 
-  app.post('/api/v1/audio/text-to-speech/estimate', { schema: { summary: 'Cost estimate of a text-to-speech request', body: TextToSpeechBody, response: { 200: CostEstimateSchema } } }, async (request) => {
-    const nanos = await speech.estimate(decodeTextToSpeech(request.body));
-    return costEstimate(nanos);
-  });
+  app.post(
+    '/api/v1/audio/text-to-speech/estimate',
+    {
+      schema: {
+        summary: 'Cost estimate of a text-to-speech request',
+        body: TextToSpeechBody,
+        response: { 200: CostEstimateSchema },
+      },
+    },
+    async (request) => {
+      const nanos = await speech.estimate(decodeTextToSpeech(request.body));
+      return costEstimate(nanos);
+    },
+  );
 
-  app.post('/api/v1/audio/text-to-speech', { schema: { summary: 'Submit a text-to-speech job', body: TextToSpeechBody, response: { 202: SubmittedAudioSchema } } }, async (request, reply) => {
-    const generationId = await speech.submit(callerOf(request), decodeTextToSpeech(request.body));
-    return reply.code(202).send({ generationId });
-  });
+  app.post(
+    '/api/v1/audio/text-to-speech',
+    {
+      schema: {
+        summary: 'Submit a text-to-speech job',
+        body: TextToSpeechBody,
+        response: { 202: SubmittedAudioSchema },
+      },
+    },
+    async (request, reply) => {
+      const generationId = await speech.submit(callerOf(request), decodeTextToSpeech(request.body));
+      return reply.code(202).send({ generationId });
+    },
+  );
 
   app.post(
     '/api/v1/audio/generation-with-reference/estimate',
-    { schema: { summary: 'Cost estimate of audio generation with reference (indicative: billed by delivered seconds)', body: ReferenceAudioBody, response: { 200: CostEstimateSchema } } },
+    {
+      schema: {
+        summary: 'Cost estimate of audio generation with reference (indicative: billed by delivered seconds)',
+        body: ReferenceAudioBody,
+        response: { 200: CostEstimateSchema },
+      },
+    },
     async (request) => {
       const nanos = await speech.estimateReference(decodeReferenceAudio(request.body));
       return costEstimate(nanos);
@@ -32,20 +68,46 @@ export const nativeAudioRoutes: FastifyPluginAsyncTypebox<{ services: GatewaySer
 
   app.post(
     '/api/v1/audio/generation-with-reference',
-    { schema: { summary: 'Submit an audio generation with reference', body: ReferenceAudioBody, response: { 202: SubmittedAudioSchema } } },
+    {
+      schema: {
+        summary: 'Submit an audio generation with reference',
+        body: ReferenceAudioBody,
+        response: { 202: SubmittedAudioSchema },
+      },
+    },
     async (request, reply) => {
       const generationId = await speech.submitReference(callerOf(request), decodeReferenceAudio(request.body));
       return reply.code(202).send({ generationId });
     },
   );
 
-  app.get('/api/v1/audio/generations/:generationId', { schema: { summary: 'Poll an audio job (either product)', params: AudioGenerationParams, response: { 200: AudioJobSchema } } }, async (request) => {
-    const job = await speech.find(callerOf(request), request.params.generationId);
-    return speech.view(job, requestBaseUrl(request));
-  });
+  app.get(
+    '/api/v1/audio/generations/:generationId',
+    {
+      schema: {
+        summary: 'Poll an audio job (either product)',
+        params: AudioGenerationParams,
+        response: { 200: AudioJobSchema },
+      },
+    },
+    async (request) => {
+      const job = await speech.find(callerOf(request), request.params.generationId);
+      return speech.view(job, requestBaseUrl(request));
+    },
+  );
 
-  app.get('/api/v1/audio/voices', { schema: { summary: 'The text-to-speech voice catalog', querystring: VoicesQuery, response: { 200: VoiceListSchema } } }, async (request) => {
-    const voices = services.voices.list(request.query);
-    return { voices, total: voices.length };
-  });
+  app.get(
+    '/api/v1/audio/voices',
+    {
+      schema: {
+        summary: 'The text-to-speech voice catalog',
+        querystring: VoicesQuery,
+        response: { 200: VoiceListSchema },
+      },
+    },
+    async (request) => {
+      const voices = services.voices.list(request.query);
+      return { voices, total: voices.length };
+    },
+  );
 };

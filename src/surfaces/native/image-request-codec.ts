@@ -35,7 +35,9 @@ export const ImageGenerationBody = Type.Object(
     background: Type.Optional(literals(imageBackgrounds)),
     outputCompression: Type.Optional(Type.Integer({ minimum: 0, maximum: 100 })),
     watermark: Type.Optional(Type.Boolean()),
-    optimizePromptOptions: Type.Optional(Type.Object({ mode: literals(['standard', 'fast'] as const) }, { additionalProperties: false })),
+    optimizePromptOptions: Type.Optional(
+      Type.Object({ mode: literals(['standard', 'fast'] as const) }, { additionalProperties: false }),
+    ),
     maxTokens: Type.Optional(Type.Integer({ minimum: 1 })),
     layerDecomposition: Type.Optional(Type.Boolean()),
     resolution: Type.Optional(literals(layerResolutions)),
@@ -58,7 +60,11 @@ export function decodeImageBody(body: ImageGenerationBody): NativeImageInput {
       case 'imageUrl':
         return { type: 'imageUrl', url: httpUrl(need('url'), where) };
       case 'imageBase64':
-        return { type: 'imageBase64', data: need('data'), ...(part.mediaType !== undefined ? { mediaType: part.mediaType } : {}) };
+        return {
+          type: 'imageBase64',
+          data: need('data'),
+          ...(part.mediaType !== undefined ? { mediaType: part.mediaType } : {}),
+        };
       default:
         return { type: 'imageAssetId', assetId: need('assetId') };
     }

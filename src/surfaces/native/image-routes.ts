@@ -8,30 +8,57 @@ import { CostEstimateSchema, ImageJobSchema, QueuedJobSchema, WaitedImageSchema 
 import { decodeImageBody, GenerationIdParams, ImageGenerationBody } from './image-request-codec.ts';
 
 /** The native image routes (spec, Native: image): estimate, async submit and poll, and the waiting form. */
-export const nativeImageRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServices }> = async (app, { services }) => {
+export const nativeImageRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServices }> = async (
+  app,
+  { services },
+) => {
   app.addHook('onRequest', requireCredential(services.authenticator));
   const images = services.images;
 
-  app.post('/api/v1/image/estimate', { schema: { summary: 'Cost estimate of an image request', body: ImageGenerationBody, response: { 200: CostEstimateSchema } } }, async (request) => {
-    const nanos = await images.estimate(callerOf(request), decodeImageBody(request.body));
-    return costEstimate(nanos);
-  });
+  app.post(
+    '/api/v1/image/estimate',
+    {
+      schema: {
+        summary: 'Cost estimate of an image request',
+        body: ImageGenerationBody,
+        response: { 200: CostEstimateSchema },
+      },
+    },
+    async (request) => {
+      const nanos = await images.estimate(callerOf(request), decodeImageBody(request.body));
+      return costEstimate(nanos);
+    },
+  );
 
-  app.post('/api/v1/image/generations/async', { schema: { summary: 'Submit an image job', body: ImageGenerationBody, response: { 202: QueuedJobSchema } } }, async (request, reply) => {
-    const { generationId, status } = await images.submit(callerOf(request), decodeImageBody(request.body));
-    return reply.code(202).send({ generationId, status });
-  });
+  app.post(
+    '/api/v1/image/generations/async',
+    { schema: { summary: 'Submit an image job', body: ImageGenerationBody, response: { 202: QueuedJobSchema } } },
+    async (request, reply) => {
+      const { generationId, status } = await images.submit(callerOf(request), decodeImageBody(request.body));
+      return reply.code(202).send({ generationId, status });
+    },
+  );
 
-  app.get('/api/v1/image/generations/async/:generationId', { schema: { summary: 'Poll an image job', params: GenerationIdParams, response: { 200: ImageJobSchema } } }, async (request) => {
-    const job = await images.find(callerOf(request), request.params.generationId);
-    return images.view(job, requestBaseUrl(request));
-  });
+  app.get(
+    '/api/v1/image/generations/async/:generationId',
+    { schema: { summary: 'Poll an image job', params: GenerationIdParams, response: { 200: ImageJobSchema } } },
+    async (request) => {
+      const job = await images.find(callerOf(request), request.params.generationId);
+      return images.view(job, requestBaseUrl(request));
+    },
+  );
 
   // The waiting form: the same body; answers the ImageResult when the job ends within `jobs.syncWaitMs`,
   // else 202 with the generationId to poll.
   app.post(
     '/api/v1/image/generations',
-    { schema: { summary: 'Generate images, waiting up to jobs.syncWaitMs', body: ImageGenerationBody, response: { 200: WaitedImageSchema, 202: QueuedJobSchema } } },
+    {
+      schema: {
+        summary: 'Generate images, waiting up to jobs.syncWaitMs',
+        body: ImageGenerationBody,
+        response: { 200: WaitedImageSchema, 202: QueuedJobSchema },
+      },
+    },
     async (request, reply) => {
       const caller = callerOf(request);
       const { generationId } = await images.submit(caller, decodeImageBody(request.body));
@@ -40,7 +67,8 @@ export const nativeImageRoutes: FastifyPluginAsyncTypebox<{ services: GatewaySer
       const job = await images.waitFor(caller, generationId, services.config.jobs.syncWaitMs, gone.signal);
       const view = await images.view(job, requestBaseUrl(request));
       if (view.status === 'succeeded' && view.result) return { generationId, ...view.result };
-      if (view.status === 'failed') throw new GatewayError('GW_GENERATION_FAILED', `image generation ${generationId} failed: ${view.error}`);
+      if (view.status === 'failed')
+        throw new GatewayError('GW_GENERATION_FAILED', `image generation ${generationId} failed: ${view.error}`);
       return reply.code(202).send({ generationId, status: view.status });
     },
   );

@@ -4,7 +4,10 @@ import { binaryDownload } from '../../http/openapi/route-documentation.ts';
 import { noCredential } from '../../http/openapi/security-schemes.ts';
 import { archivedMediaTypes } from './answer-schemas.ts';
 
-const LinkQuery = Type.Object({ expires: Type.Optional(Type.String({ maxLength: 20 })), signature: Type.Optional(Type.String({ maxLength: 100 })) });
+const LinkQuery = Type.Object({
+  expires: Type.Optional(Type.String({ maxLength: 20 })),
+  signature: Type.Optional(Type.String({ maxLength: 100 })),
+});
 
 /** `GET|HEAD /api/v1/media/files/<key>?expires&signature`: archived media by signed link, no credential. */
 export const mediaFilesRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServices }> = async (app, { services }) => {
@@ -25,7 +28,12 @@ export const mediaFilesRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServ
     handler: async (request, reply) => {
       const objectKey = (request.params as { '*': string })['*'];
       const range = request.headers.range;
-      const download = await services.mediaDownloads.open(objectKey, request.query, typeof range === 'string' ? range : undefined, request.method === 'HEAD');
+      const download = await services.mediaDownloads.open(
+        objectKey,
+        request.query,
+        typeof range === 'string' ? range : undefined,
+        request.method === 'HEAD',
+      );
       reply.code(download.status).headers(download.headers);
       return download.body ? reply.send(download.body) : reply.send();
     },

@@ -6,20 +6,35 @@ import { requireCredential } from '../../http/authentication.ts';
 import { ModelSchema } from './answer-schemas.ts';
 import { modelView } from './model-view.ts';
 
-const ModalityQuery = Type.Optional(Type.Union([Type.String({ maxLength: 200 }), Type.Array(Type.String({ maxLength: 200 }), { maxItems: 10 })]));
+const ModalityQuery = Type.Optional(
+  Type.Union([Type.String({ maxLength: 200 }), Type.Array(Type.String({ maxLength: 200 }), { maxItems: 10 })]),
+);
 
 /** `text,image`, or the parameter repeated; every value must be a known modality. */
-function parseModalities(field: string, raw: string | string[] | undefined, allowed: readonly string[]): string[] | undefined {
+function parseModalities(
+  field: string,
+  raw: string | string[] | undefined,
+  allowed: readonly string[],
+): string[] | undefined {
   if (raw === undefined) return undefined;
-  const values = (Array.isArray(raw) ? raw : [raw]).flatMap((value) => value.split(',')).map((value) => value.trim()).filter(Boolean);
+  const values = (Array.isArray(raw) ? raw : [raw])
+    .flatMap((value) => value.split(','))
+    .map((value) => value.trim())
+    .filter(Boolean);
   const unknown = values.filter((value) => !allowed.includes(value));
   if (unknown.length > 0) {
-    throw new GatewayError('GW_VALIDATION', `querystring.${field} has unknown modality "${unknown[0]}"; use ${allowed.join(', ')}`);
+    throw new GatewayError(
+      'GW_VALIDATION',
+      `querystring.${field} has unknown modality "${unknown[0]}"; use ${allowed.join(', ')}`,
+    );
   }
   return values;
 }
 
-export const nativeModelsRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServices }> = async (app, { services }) => {
+export const nativeModelsRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServices }> = async (
+  app,
+  { services },
+) => {
   app.addHook('onRequest', requireCredential(services.authenticator));
 
   app.get(
@@ -47,7 +62,9 @@ export const nativeModelsRoutes: FastifyPluginAsyncTypebox<{ services: GatewaySe
     {
       schema: {
         summary: 'One model with its capabilities',
-        params: Type.Object({ '*': Type.String({ maxLength: 300, description: 'A catalog model id (it may contain slashes)' }) }),
+        params: Type.Object({
+          '*': Type.String({ maxLength: 300, description: 'A catalog model id (it may contain slashes)' }),
+        }),
         wildcardName: 'modelId',
         response: { 200: ModelSchema },
       },

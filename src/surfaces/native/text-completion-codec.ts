@@ -1,12 +1,21 @@
 import { Type, type Static } from '@fastify/type-provider-typebox';
-import { toolDefinition, type ChatRequest, type ChatStreamEvent, type ResponseFormat, type ToolChoice } from '../../domain/chat.ts';
+import {
+  toolDefinition,
+  type ChatRequest,
+  type ChatStreamEvent,
+  type ResponseFormat,
+  type ToolChoice,
+} from '../../domain/chat.ts';
 import type { TextChunk } from './answer-schemas.ts';
 
 /** A JSON object of any fields (a JSON Schema, an options object). */
 const JsonObject = Type.Record(Type.String(), Type.Unknown());
 
 const Message = Type.Object(
-  { role: Type.Union([Type.Literal('system'), Type.Literal('user'), Type.Literal('assistant')]), content: Type.String({ minLength: 1 }) },
+  {
+    role: Type.Union([Type.Literal('system'), Type.Literal('user'), Type.Literal('assistant')]),
+    content: Type.String({ minLength: 1 }),
+  },
   { additionalProperties: false },
 );
 
@@ -24,7 +33,10 @@ const ToolChoiceField = Type.Union([
   Type.Literal('auto'),
   Type.Literal('none'),
   Type.Literal('required'),
-  Type.Object({ type: Type.Literal('function'), function: Type.Object({ name: Type.String({ minLength: 1, maxLength: 128 }) }) }),
+  Type.Object({
+    type: Type.Literal('function'),
+    function: Type.Object({ name: Type.String({ minLength: 1, maxLength: 128 }) }),
+  }),
 ]);
 
 const ResponseFormatField = Type.Union([
@@ -94,7 +106,13 @@ function toolChoiceOf(choice: Static<typeof ToolChoiceField>): ToolChoice {
 function responseFormatOf(format: Static<typeof ResponseFormatField>): ResponseFormat {
   if (format.type !== 'json_schema') return { type: format.type };
   const { name, description, schema, strict } = format.json_schema;
-  return { type: 'json_schema', name, ...(description !== undefined ? { description } : {}), ...(schema !== undefined ? { schema } : {}), ...(strict !== undefined ? { strict } : {}) };
+  return {
+    type: 'json_schema',
+    name,
+    ...(description !== undefined ? { description } : {}),
+    ...(schema !== undefined ? { schema } : {}),
+    ...(strict !== undefined ? { strict } : {}),
+  };
 }
 
 /** The request's generation parameters in the canonical model; the shapes were checked by the body schema. */
@@ -121,10 +139,14 @@ export function decodeParameters(body: TextCompletionBody): Omit<Partial<ChatReq
     webSearchOptions: plain.webSearchOptions,
     verbosity: plain.verbosity,
     stop: typeof stop === 'string' ? [stop] : stop,
-    tools: tools?.map((tool) => toolDefinition(tool.function.name, tool.function.description, tool.function.parameters)),
+    tools: tools?.map((tool) =>
+      toolDefinition(tool.function.name, tool.function.description, tool.function.parameters),
+    ),
     toolChoice: toolChoice && toolChoiceOf(toolChoice),
     responseFormat: responseFormat && responseFormatOf(responseFormat),
-    thinking: thinking && (thinking.type === 'enabled' ? { type: 'enabled', budgetTokens: thinking.budget_tokens } : { type: 'disabled' }),
+    thinking:
+      thinking &&
+      (thinking.type === 'enabled' ? { type: 'enabled', budgetTokens: thinking.budget_tokens } : { type: 'disabled' }),
   };
 }
 
@@ -137,7 +159,12 @@ export function textChunkOf(event: ChatStreamEvent): TextChunk {
     case 'text-delta':
       return { delta: event.text };
     case 'tool-call-start':
-      return { delta: '', toolCalls: [{ index: event.index, id: event.id, type: 'function', function: { name: event.name, arguments: '' } }] };
+      return {
+        delta: '',
+        toolCalls: [
+          { index: event.index, id: event.id, type: 'function', function: { name: event.name, arguments: '' } },
+        ],
+      };
     case 'tool-call-delta':
       return { delta: '', toolCalls: [{ index: event.index, function: { arguments: event.arguments } }] };
     case 'finish': {

@@ -12,23 +12,44 @@ import { decodeParameters, optionalFieldNames, TextCompletionBody, textChunkOf }
 export const nativeTextRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServices }> = async (app, { services }) => {
   app.addHook('onRequest', requireCredential(services.authenticator));
 
-  const answer = eventStream('The completion, streamed', TextStreamEventSchema, 'The stream ends with `data: [DONE]`, or after a failure with an `error` event and no [DONE].');
-  app.post('/api/v1/text/completions', { schema: { summary: 'Text completion (always streamed)', body: TextCompletionBody, response: { 200: answer }, ...relaysUpstreamErrors } }, async (request, reply) => {
-    const body = request.body;
-    const gatedParameters: Record<string, unknown> = { temperature: body.temperature, maxTokens: body.maxTokens };
-    for (const name of optionalFieldNames) gatedParameters[name] = body[name];
-    const run = await services.text.start(callerOf(request), {
-      modelId: body.model,
-      messages: body.messages,
-      ...decodeParameters(body),
-      gatedParameters,
-      recordedRequest: { surface: 'native', model: body.model, messages: body.messages.length, maxTokens: body.maxTokens, temperature: body.temperature },
-    });
-    reportDroppedParameters(reply, run.droppedParameters);
-    return streamEncoded(request, reply, run.events, (sse, event) => sse.data(textChunkOf(event)), {
-      noBuffering: true,
-      onEnd: (sse) => sse.done(),
-      onFailure: (sse) => sse.data({ error: midStreamFailure }),
-    });
-  });
+  const answer = eventStream(
+    'The completion, streamed',
+    TextStreamEventSchema,
+    'The stream ends with `data: [DONE]`, or after a failure with an `error` event and no [DONE].',
+  );
+  app.post(
+    '/api/v1/text/completions',
+    {
+      schema: {
+        summary: 'Text completion (always streamed)',
+        body: TextCompletionBody,
+        response: { 200: answer },
+        ...relaysUpstreamErrors,
+      },
+    },
+    async (request, reply) => {
+      const body = request.body;
+      const gatedParameters: Record<string, unknown> = { temperature: body.temperature, maxTokens: body.maxTokens };
+      for (const name of optionalFieldNames) gatedParameters[name] = body[name];
+      const run = await services.text.start(callerOf(request), {
+        modelId: body.model,
+        messages: body.messages,
+        ...decodeParameters(body),
+        gatedParameters,
+        recordedRequest: {
+          surface: 'native',
+          model: body.model,
+          messages: body.messages.length,
+          maxTokens: body.maxTokens,
+          temperature: body.temperature,
+        },
+      });
+      reportDroppedParameters(reply, run.droppedParameters);
+      return streamEncoded(request, reply, run.events, (sse, event) => sse.data(textChunkOf(event)), {
+        noBuffering: true,
+        onEnd: (sse) => sse.done(),
+        onFailure: (sse) => sse.data({ error: midStreamFailure }),
+      });
+    },
+  );
 };

@@ -10,7 +10,15 @@ const literals = <T extends readonly string[]>(values: T) => Type.Union(values.m
 /** One content part: every part's fields in one object, so unknown fields are stripped; `decodeVideoBody` checks which a type needs. */
 const ContentPart = Type.Object(
   {
-    type: literals(['text', 'imageUrl', 'imageBase64', 'imageAssetId', 'videoUrl', 'videoBase64', 'videoAssetId'] as const),
+    type: literals([
+      'text',
+      'imageUrl',
+      'imageBase64',
+      'imageAssetId',
+      'videoUrl',
+      'videoBase64',
+      'videoAssetId',
+    ] as const),
     text: Type.Optional(Type.String({ maxLength: 100_000 })),
     url: Type.Optional(Type.String({ minLength: 1, maxLength: 8_192 })),
     data: Type.Optional(Type.String({ minLength: 1 })),
@@ -50,7 +58,8 @@ export function decodeVideoBody(body: VideoGenerationBody): NativeVideoInput {
     const role = part.role !== undefined ? { role: part.role } : {};
     const mediaType = part.mediaType !== undefined ? { mediaType: part.mediaType } : {};
     const type: string = part.type;
-    if (part.role !== undefined && !type.startsWith('image')) throw new GatewayError('GW_VALIDATION', `${where}: "role" applies to image parts only`);
+    if (part.role !== undefined && !type.startsWith('image'))
+      throw new GatewayError('GW_VALIDATION', `${where}: "role" applies to image parts only`);
     switch (part.type) {
       case 'text':
         return { type: 'text', text: need('text') };

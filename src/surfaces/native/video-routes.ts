@@ -7,33 +7,56 @@ import { CostEstimateSchema, VideoTaskSchema } from './answer-schemas.ts';
 import { decodeVideoBody, TaskIdParams, VideoGenerationBody } from './video-request-codec.ts';
 
 /** The native video routes (spec, Native: video): estimate, create (the persisted task), poll, and cancel of a queued task. */
-export const nativeVideoRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServices }> = async (app, { services }) => {
+export const nativeVideoRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServices }> = async (
+  app,
+  { services },
+) => {
   app.addHook('onRequest', requireCredential(services.authenticator));
   const video = services.video;
 
   app.post(
     '/api/v1/video/estimate',
-    { schema: { summary: 'Cost estimate of a video request (indicative: billed by delivered seconds)', body: VideoGenerationBody, response: { 200: CostEstimateSchema } } },
+    {
+      schema: {
+        summary: 'Cost estimate of a video request (indicative: billed by delivered seconds)',
+        body: VideoGenerationBody,
+        response: { 200: CostEstimateSchema },
+      },
+    },
     async (request) => {
       const nanos = await video.estimate(callerOf(request), decodeVideoBody(request.body));
       return costEstimate(nanos);
     },
   );
 
-  app.post('/api/v1/video/generations', { schema: { summary: 'Create a video task', body: VideoGenerationBody, response: { 200: VideoTaskSchema } } }, async (request) => {
-    const job = await video.submit(callerOf(request), decodeVideoBody(request.body));
-    return video.view(job, requestBaseUrl(request));
-  });
+  app.post(
+    '/api/v1/video/generations',
+    { schema: { summary: 'Create a video task', body: VideoGenerationBody, response: { 200: VideoTaskSchema } } },
+    async (request) => {
+      const job = await video.submit(callerOf(request), decodeVideoBody(request.body));
+      return video.view(job, requestBaseUrl(request));
+    },
+  );
 
-  app.get('/api/v1/video/tasks/:taskId', { schema: { summary: 'Poll a video task', params: TaskIdParams, response: { 200: VideoTaskSchema } } }, async (request) => {
-    const job = await video.find(callerOf(request), request.params.taskId);
-    return video.view(job, requestBaseUrl(request));
-  });
+  app.get(
+    '/api/v1/video/tasks/:taskId',
+    { schema: { summary: 'Poll a video task', params: TaskIdParams, response: { 200: VideoTaskSchema } } },
+    async (request) => {
+      const job = await video.find(callerOf(request), request.params.taskId);
+      return video.view(job, requestBaseUrl(request));
+    },
+  );
 
   // Not in the spec's table: cancels a task nothing was sent upstream for yet (409 once it runs).
   app.post(
     '/api/v1/video/tasks/:taskId/cancel',
-    { schema: { summary: 'Cancel a task still queued (409 once sent upstream)', params: TaskIdParams, response: { 200: VideoTaskSchema } } },
+    {
+      schema: {
+        summary: 'Cancel a task still queued (409 once sent upstream)',
+        params: TaskIdParams,
+        response: { 200: VideoTaskSchema },
+      },
+    },
     async (request) => {
       const job = await video.cancel(callerOf(request), request.params.taskId);
       return video.view(job, requestBaseUrl(request));

@@ -22,7 +22,9 @@ export function Dialog({ title, onClose, children, closeButton = false }: Dialog
     const opener = document.activeElement instanceof HTMLElement ? document.activeElement : null;
     dialog.showModal();
     // The element marked autofocus (a dialog's safe choice) wins over the first field in document order.
-    const first = dialog.querySelector<HTMLElement>('[autofocus]') ?? dialog.querySelector<HTMLElement>('input, select, textarea, button:not(.dialog-close)');
+    const first =
+      dialog.querySelector<HTMLElement>('[autofocus]') ??
+      dialog.querySelector<HTMLElement>('input, select, textarea, button:not(.dialog-close)');
     first?.focus();
     return () => {
       if (dialog.open) dialog.close();

@@ -25,7 +25,9 @@ function priceLines(pricing: Prices): string[] {
     const unit = priceUnits[name] ?? name;
     if (typeof price === 'number') return [`${usd(price)} ${unit}`];
     if (price === undefined) return [];
-    return Object.entries(price as Record<string, number | undefined>).flatMap(([tier, amount]) => (amount === undefined ? [] : [`${usd(amount)} ${unit} ${tier}`]));
+    return Object.entries(price as Record<string, number | undefined>).flatMap(([tier, amount]) =>
+      amount === undefined ? [] : [`${usd(amount)} ${unit} ${tier}`],
+    );
   });
 }
 
@@ -53,7 +55,10 @@ function Capabilities({ model }: { model: PricedModel }) {
     <>
       {capabilities.text?.supportedParameters ? (
         <p>
-          Parameters: {capabilities.text.supportedParameters.map((name) => <code key={name}>{name} </code>)}
+          Parameters:{' '}
+          {capabilities.text.supportedParameters.map((name) => (
+            <code key={name}>{name} </code>
+          ))}
         </p>
       ) : null}
       {Object.keys(params).length > 0 ? (
@@ -77,7 +82,11 @@ export function CatalogPage() {
   const { data: models, error } = useApi<PricedModel[]>('/api/v1/account/models');
   const [search, setSearch] = useState('');
   const needle = search.trim().toLowerCase();
-  const shown = models?.filter((model) => needle === '' || `${model.modelId} ${model.name} ${model.outputModalities.join(' ')}`.toLowerCase().includes(needle));
+  const shown = models?.filter(
+    (model) =>
+      needle === '' ||
+      `${model.modelId} ${model.name} ${model.outputModalities.join(' ')}`.toLowerCase().includes(needle),
+  );
   return (
     <>
       <div class="page-head">
@@ -87,7 +96,9 @@ export function CatalogPage() {
           <input type="search" value={search} onInput={(event) => setSearch(event.currentTarget.value)} />
         </label>
       </div>
-      <p class="muted">Send the model id as <code>model</code> on any surface. Prices are in USD.</p>
+      <p class="muted">
+        Send the model id as <code>model</code> on any surface. Prices are in USD.
+      </p>
       <LoadState error={error} loaded={models !== undefined} />
       <ul class="cards" aria-label="Models">
         {shown?.map((model) => (
@@ -101,7 +112,9 @@ export function CatalogPage() {
               </div>
               <p>
                 {model.inputModalities.join(', ')} → {model.outputModalities.join(', ')}
-                {model.maxOutputTokens !== undefined ? ` · up to ${model.maxOutputTokens.toLocaleString('en-US')} output tokens` : ''}
+                {model.maxOutputTokens !== undefined
+                  ? ` · up to ${model.maxOutputTokens.toLocaleString('en-US')} output tokens`
+                  : ''}
               </p>
               {model.pricing ? (
                 <ul class="plain prices" aria-label={`Prices of ${model.modelId}`}>

@@ -6,7 +6,15 @@ import { FormDialog } from '../components/form-dialog.tsx';
 import { TableHead } from '../components/table-head.tsx';
 import { ErrorText, LoadState, messageOf } from '../components/feedback.tsx';
 import { dateTime, usd } from '../format.ts';
-import { capNames, rateLimitNames, type ApiKey, type CapName, type CreatedKey, type RateLimitName, type RateLimits } from '../types.ts';
+import {
+  capNames,
+  rateLimitNames,
+  type ApiKey,
+  type CapName,
+  type CreatedKey,
+  type RateLimitName,
+  type RateLimits,
+} from '../types.ts';
 import { useApi } from '../use-api.ts';
 
 type Action =
@@ -19,8 +27,17 @@ type Action =
   | { kind: 'revoke'; key: ApiKey };
 
 const capLabels: Record<CapName, string> = { daily: 'Daily', weekly: 'Weekly', monthly: 'Monthly', total: 'Total' };
-const rateLimitLabels: Record<RateLimitName, string> = { requestsPerMinute: 'Requests per minute', tokensPerMinute: 'Tokens per minute', concurrentRequests: 'Concurrent requests' };
-const capWindows: Record<CapName, string> = { daily: 'today (UTC)', weekly: 'this ISO week', monthly: 'this month', total: 'ever' };
+const rateLimitLabels: Record<RateLimitName, string> = {
+  requestsPerMinute: 'Requests per minute',
+  tokensPerMinute: 'Tokens per minute',
+  concurrentRequests: 'Concurrent requests',
+};
+const capWindows: Record<CapName, string> = {
+  daily: 'today (UTC)',
+  weekly: 'this ISO week',
+  monthly: 'this month',
+  total: 'ever',
+};
 
 /** The spec's "account settings area, section API Keys": create, reveal, rename, caps, disable, revoke. */
 export function KeysPage({ onChanged }: { onChanged: () => void }) {
@@ -54,10 +71,14 @@ export function KeysPage({ onChanged }: { onChanged: () => void }) {
           Create key
         </button>
       </div>
-      <p class="muted">Send a key as <code>x-api-key</code> or <code>Authorization: Bearer</code>. Spend caps reset per UTC day, ISO week and month; the total never resets.</p>
+      <p class="muted">
+        Send a key as <code>x-api-key</code> or <code>Authorization: Bearer</code>. Spend caps reset per UTC day, ISO
+        week and month; the total never resets.
+      </p>
       {accountLimits ? (
         <p class="muted" aria-label="Account rate limits">
-          Account rate limits, set by the operator: {rateLimitsText(accountLimits) ?? 'none'}. Each applies to every key; a key's own limit can only be lower.
+          Account rate limits, set by the operator: {rateLimitsText(accountLimits) ?? 'none'}. Each applies to every
+          key; a key's own limit can only be lower.
         </p>
       ) : null}
       <ErrorText message={error} />
@@ -70,12 +91,15 @@ export function KeysPage({ onChanged }: { onChanged: () => void }) {
           </li>
         ))}
       </ul>
-      {action?.kind === 'create' ? <CreateKeyDialog onClose={() => setAction(undefined)} onCreated={(created) => done({ kind: 'created', key: created })} /> : null}
+      {action?.kind === 'create' ? (
+        <CreateKeyDialog
+          onClose={() => setAction(undefined)}
+          onCreated={(created) => done({ kind: 'created', key: created })}
+        />
+      ) : null}
       {action?.kind === 'created' ? (
         <Dialog title="Your new API key" onClose={() => setAction(undefined)}>
-          <p>
-            Copy it now. You can reveal it again from this page while it is not revoked.
-          </p>
+          <p>Copy it now. You can reveal it again from this page while it is not revoked.</p>
           <RawKey label="New API key" value={action.key.key} />
           <div class="actions">
             <button type="button" autofocus onClick={() => setAction(undefined)}>
@@ -85,15 +109,36 @@ export function KeysPage({ onChanged }: { onChanged: () => void }) {
         </Dialog>
       ) : null}
       {action?.kind === 'reveal' ? <RevealDialog apiKey={action.key} onClose={() => setAction(undefined)} /> : null}
-      {action?.kind === 'rename' ? <RenameDialog apiKey={action.key} onClose={() => setAction(undefined)} onDone={() => done()} /> : null}
-      {action?.kind === 'caps' ? <CapsDialog apiKey={action.key} onClose={() => setAction(undefined)} onDone={() => done()} /> : null}
-      {action?.kind === 'rate-limits' ? <RateLimitsDialog apiKey={action.key} accountLimits={accountLimits} onClose={() => setAction(undefined)} onDone={() => done()} /> : null}
-      {action?.kind === 'revoke' ? <RevokeDialog apiKey={action.key} onClose={() => setAction(undefined)} onDone={() => done()} /> : null}
+      {action?.kind === 'rename' ? (
+        <RenameDialog apiKey={action.key} onClose={() => setAction(undefined)} onDone={() => done()} />
+      ) : null}
+      {action?.kind === 'caps' ? (
+        <CapsDialog apiKey={action.key} onClose={() => setAction(undefined)} onDone={() => done()} />
+      ) : null}
+      {action?.kind === 'rate-limits' ? (
+        <RateLimitsDialog
+          apiKey={action.key}
+          accountLimits={accountLimits}
+          onClose={() => setAction(undefined)}
+          onDone={() => done()}
+        />
+      ) : null}
+      {action?.kind === 'revoke' ? (
+        <RevokeDialog apiKey={action.key} onClose={() => setAction(undefined)} onDone={() => done()} />
+      ) : null}
     </>
   );
 }
 
-function KeyCard({ apiKey, onAction, onToggle }: { apiKey: ApiKey; onAction: (action: Action) => void; onToggle: () => void }) {
+function KeyCard({
+  apiKey,
+  onAction,
+  onToggle,
+}: {
+  apiKey: ApiKey;
+  onAction: (action: Action) => void;
+  onToggle: () => void;
+}) {
   const headingId = `key-${apiKey.id}`;
   return (
     <article class="card" aria-labelledby={headingId}>
@@ -106,8 +151,7 @@ function KeyCard({ apiKey, onAction, onToggle }: { apiKey: ApiKey; onAction: (ac
       </p>
       <SpendTable apiKey={apiKey} />
       <p class="muted" aria-label={`Rate limits of ${apiKey.name}`}>
-        Rate limits:{' '}
-        {rateLimitsText(apiKey.rateLimits) ?? "the account's"}
+        Rate limits: {rateLimitsText(apiKey.rateLimits) ?? "the account's"}
       </p>
       <div class="actions">
         <button type="button" onClick={() => onAction({ kind: 'reveal', key: apiKey })}>
@@ -154,9 +198,13 @@ function SpendTable({ apiKey }: { apiKey: ApiKey }) {
                     <span class="muted">none</span>
                   ) : (
                     <>
-                      {usd(window.limit)}{' '}
-                      {/* A cap of 0 is full from the start. */}
-                      <meter min={0} max={window.limit || 1} value={window.limit === 0 ? 1 : window.spent} aria-label={`${capLabels[cap]} cap used`} />
+                      {usd(window.limit)} {/* A cap of 0 is full from the start. */}
+                      <meter
+                        min={0}
+                        max={window.limit || 1}
+                        value={window.limit === 0 ? 1 : window.spent}
+                        aria-label={`${capLabels[cap]} cap used`}
+                      />
                     </>
                   )}
                 </td>
@@ -175,7 +223,13 @@ function RawKey({ label, value }: { label: string; value: string }) {
     <div class="raw-key">
       <label>
         {label}
-        <input type="text" readOnly value={value} spellcheck={false} onFocus={(event) => event.currentTarget.select()} />
+        <input
+          type="text"
+          readOnly
+          value={value}
+          spellcheck={false}
+          onFocus={(event) => event.currentTarget.select()}
+        />
       </label>
       <CopyButton text={value} />
     </div>
@@ -185,10 +239,21 @@ function RawKey({ label, value }: { label: string; value: string }) {
 function CreateKeyDialog({ onClose, onCreated }: { onClose: () => void; onCreated: (key: CreatedKey) => void }) {
   const [name, setName] = useState('');
   return (
-    <FormDialog title="Create an API key" submitLabel="Create" onClose={onClose} action={async () => onCreated(await request<CreatedKey>('POST', '/api/v1/api-keys', { name }))}>
+    <FormDialog
+      title="Create an API key"
+      submitLabel="Create"
+      onClose={onClose}
+      action={async () => onCreated(await request<CreatedKey>('POST', '/api/v1/api-keys', { name }))}
+    >
       <label>
         Name
-        <input type="text" required maxLength={100} value={name} onInput={(event) => setName(event.currentTarget.value)} />
+        <input
+          type="text"
+          required
+          maxLength={100}
+          value={name}
+          onInput={(event) => setName(event.currentTarget.value)}
+        />
       </label>
     </FormDialog>
   );
@@ -215,7 +280,13 @@ function RenameDialog({ apiKey, onClose, onDone }: { apiKey: ApiKey; onClose: ()
     <FormDialog title={`Rename "${apiKey.name}"`} submitLabel="Save" onClose={onClose} action={rename}>
       <label>
         New name
-        <input type="text" required maxLength={100} value={name} onInput={(event) => setName(event.currentTarget.value)} />
+        <input
+          type="text"
+          required
+          maxLength={100}
+          value={name}
+          onInput={(event) => setName(event.currentTarget.value)}
+        />
       </label>
     </FormDialog>
   );
@@ -265,14 +336,26 @@ function CapsDialog({ apiKey, onClose, onDone }: { apiKey: ApiKey; onClose: () =
 /** The limits set, as a line ("requests per minute 5 · concurrent requests 2"), or undefined when none is. */
 function rateLimitsText(limits: RateLimits): string | undefined {
   const set = rateLimitNames.filter((name) => limits[name] !== undefined);
-  return set.length > 0 ? set.map((name) => `${rateLimitLabels[name].toLowerCase()} ${limits[name]}`).join(' · ') : undefined;
+  return set.length > 0
+    ? set.map((name) => `${rateLimitLabels[name].toLowerCase()} ${limits[name]}`).join(' · ')
+    : undefined;
 }
 
 /**
  * Each of the key's own rate limits as typed: empty removes it (sent as null: the account's applies), a whole
  * number sets it. The account's limits are the operator's and only shown: the smaller of the two applies.
  */
-function RateLimitsDialog({ apiKey, accountLimits, onClose, onDone }: { apiKey: ApiKey; accountLimits: RateLimits | undefined; onClose: () => void; onDone: () => void }) {
+function RateLimitsDialog({
+  apiKey,
+  accountLimits,
+  onClose,
+  onDone,
+}: {
+  apiKey: ApiKey;
+  accountLimits: RateLimits | undefined;
+  onClose: () => void;
+  onDone: () => void;
+}) {
   const [values, setValues] = useState<Record<RateLimitName, string>>(() => {
     const initial = { requestsPerMinute: '', tokensPerMinute: '', concurrentRequests: '' };
     for (const name of rateLimitNames) {
@@ -286,7 +369,8 @@ function RateLimitsDialog({ apiKey, accountLimits, onClose, onDone }: { apiKey: 
     for (const name of rateLimitNames) {
       const typed = values[name].trim();
       const limit = Number(typed);
-      if (typed !== '' && !(Number.isInteger(limit) && limit >= 1)) throw new Error(`${rateLimitLabels[name].toLowerCase()} must be a whole number of at least 1`);
+      if (typed !== '' && !(Number.isInteger(limit) && limit >= 1))
+        throw new Error(`${rateLimitLabels[name].toLowerCase()} must be a whole number of at least 1`);
       body[name] = typed === '' ? null : limit;
     }
     await request('PATCH', `/api/v1/api-keys/${encodeURIComponent(apiKey.id)}/rate-limits`, body);
@@ -295,13 +379,15 @@ function RateLimitsDialog({ apiKey, accountLimits, onClose, onDone }: { apiKey: 
   return (
     <FormDialog title={`Rate limits of "${apiKey.name}"`} submitLabel="Save limits" onClose={onClose} action={save}>
       <p class="muted">
-        Leave a field empty for the account's limit, if any. The account's limits are set by the operator and a key's can only be lower: the smaller applies. A call over a
-        limit is refused with 429 and a retry-after.
+        Leave a field empty for the account's limit, if any. The account's limits are set by the operator and a key's
+        can only be lower: the smaller applies. A call over a limit is refused with 429 and a retry-after.
       </p>
       {rateLimitNames.map((name) => (
         <label key={name}>
           {rateLimitLabels[name]}
-          {accountLimits?.[name] !== undefined ? <span class="muted"> (account: at most {accountLimits[name]})</span> : null}
+          {accountLimits?.[name] !== undefined ? (
+            <span class="muted"> (account: at most {accountLimits[name]})</span>
+          ) : null}
           <input
             type="number"
             inputMode="numeric"
@@ -331,7 +417,10 @@ function RevokeDialog({ apiKey, onClose, onDone }: { apiKey: ApiKey; onClose: ()
   };
   return (
     <Dialog title={`Revoke "${apiKey.name}"?`} onClose={onClose}>
-      <p>Calls with this key will be refused (401) at once, in every gateway process. A revoked key cannot be revealed or enabled again.</p>
+      <p>
+        Calls with this key will be refused (401) at once, in every gateway process. A revoked key cannot be revealed or
+        enabled again.
+      </p>
       <ErrorText message={error} />
       <div class="actions">
         <button type="button" class="danger" disabled={busy} onClick={revoke}>

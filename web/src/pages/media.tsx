@@ -23,9 +23,18 @@ function extensionOf(mediaType: string): string {
 
 function Preview({ item, output, index }: { item: MediaItem; output: MediaItem['outputs'][number]; index: number }) {
   const label = `${item.kind} ${index + 1} of ${item.model}`;
-  if (output.mediaType.startsWith('image/')) return <img src={output.downloadUrl} alt={item.prompt ? `Generated image: ${item.prompt}` : `Generated ${label}`} loading="lazy" />;
-  if (output.mediaType.startsWith('video/')) return <video src={output.downloadUrl} controls preload="metadata" aria-label={`Generated ${label}`} />;
-  if (output.mediaType.startsWith('audio/')) return <audio src={output.downloadUrl} controls preload="metadata" aria-label={`Generated ${label}`} />;
+  if (output.mediaType.startsWith('image/'))
+    return (
+      <img
+        src={output.downloadUrl}
+        alt={item.prompt ? `Generated image: ${item.prompt}` : `Generated ${label}`}
+        loading="lazy"
+      />
+    );
+  if (output.mediaType.startsWith('video/'))
+    return <video src={output.downloadUrl} controls preload="metadata" aria-label={`Generated ${label}`} />;
+  if (output.mediaType.startsWith('audio/'))
+    return <audio src={output.downloadUrl} controls preload="metadata" aria-label={`Generated ${label}`} />;
   return null;
 }
 
@@ -49,7 +58,10 @@ export function MediaPage() {
           }}
         />
       </div>
-      <p class="muted">Images, videos and audio made with your keys, while they are archived. Download links expire: this page makes fresh ones each time.</p>
+      <p class="muted">
+        Images, videos and audio made with your keys, while they are archived. Download links expire: this page makes
+        fresh ones each time.
+      </p>
       <LoadState error={error} loaded={page !== undefined} />
       {page && page.total === 0 ? <p>No media yet.</p> : null}
       <ul class="media-grid" aria-label="Generated media">
@@ -60,7 +72,10 @@ export function MediaPage() {
                 <figure key={output.assetId}>
                   <Preview item={item} output={output} index={index} />
                   <figcaption>
-                    <a href={output.downloadUrl} download={`${item.generationId}-${index}.${extensionOf(output.mediaType)}`}>
+                    <a
+                      href={output.downloadUrl}
+                      download={`${item.generationId}-${index}.${extensionOf(output.mediaType)}`}
+                    >
                       Download {item.kind} {item.outputs.length > 1 ? index + 1 : ''}
                     </a>{' '}
                     <span class="muted">
@@ -77,7 +92,9 @@ export function MediaPage() {
           </li>
         ))}
       </ul>
-      {page ? <Pager offset={page.offset} limit={page.limit} total={page.total} onOffset={setOffset} label="Media pages" /> : null}
+      {page ? (
+        <Pager offset={page.offset} limit={page.limit} total={page.total} onOffset={setOffset} label="Media pages" />
+      ) : null}
     </>
   );
 }

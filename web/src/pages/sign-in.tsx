@@ -23,7 +23,11 @@ export function SignInPage({ mode, notice, onSignedIn }: SignInProps) {
     setBusy(true);
     setError(undefined);
     try {
-      const answer = await request<{ account: Account }>('POST', signUp ? '/api/v1/auth/signup' : '/api/v1/auth/login', { email, password });
+      const answer = await request<{ account: Account }>(
+        'POST',
+        signUp ? '/api/v1/auth/signup' : '/api/v1/auth/login',
+        { email, password },
+      );
       onSignedIn(answer.account);
     } catch (caught) {
       setError(messageOf(caught));
@@ -39,7 +43,14 @@ export function SignInPage({ mode, notice, onSignedIn }: SignInProps) {
       <form onSubmit={submit} class="stack">
         <label>
           Email
-          <input type="email" name="email" autoComplete="email" required value={email} onInput={(event) => setEmail(event.currentTarget.value)} />
+          <input
+            type="email"
+            name="email"
+            autoComplete="email"
+            required
+            value={email}
+            onInput={(event) => setEmail(event.currentTarget.value)}
+          />
         </label>
         <label>
           Password

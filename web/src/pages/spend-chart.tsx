@@ -17,7 +17,8 @@ const periods = [7, 30, 90].map((days) => ({ value: days, label: `${days} days` 
 
 function daysBetween(from: string, to: string): string[] {
   const days: string[] = [];
-  for (let day = Date.parse(`${from}T00:00:00Z`); day <= Date.parse(`${to}T00:00:00Z`); day += 86_400_000) days.push(new Date(day).toISOString().slice(0, 10));
+  for (let day = Date.parse(`${from}T00:00:00Z`); day <= Date.parse(`${to}T00:00:00Z`); day += 86_400_000)
+    days.push(new Date(day).toISOString().slice(0, 10));
   return days;
 }
 
@@ -48,7 +49,12 @@ export function SpendChart({ refreshKey }: { refreshKey: number }) {
           <p class="chart-scale muted" aria-hidden="true">
             {max === 0 ? '' : `Highest day: ${usd(max)}`}
           </p>
-          <svg class="chart" viewBox={`0 0 ${width} ${height}`} role="img" aria-label={`Spend per UTC day from ${data.from} to ${data.to}: ${usd(total)} in all, over ${models.length} models`}>
+          <svg
+            class="chart"
+            viewBox={`0 0 ${width} ${height}`}
+            role="img"
+            aria-label={`Spend per UTC day from ${data.from} to ${data.to}: ${usd(total)} in all, over ${models.length} models`}
+          >
             <line class="axis" x1={0} y1={height} x2={width} y2={height} />
             {max === 0 ? null : <line class="axis" x1={0} y1={top} x2={width} y2={top} stroke-dasharray="4 4" />}
             {dates.map((date, index) => {
@@ -59,7 +65,14 @@ export function SpendChart({ refreshKey }: { refreshKey: number }) {
                 const barHeight = Math.max(1, scale(cost));
                 stackTop -= barHeight;
                 return (
-                  <rect key={`${date}-${model}`} class={`series-${series % palette}`} x={index * slot + slot * 0.1} y={stackTop} width={slot * 0.8} height={barHeight}>
+                  <rect
+                    key={`${date}-${model}`}
+                    class={`series-${series % palette}`}
+                    x={index * slot + slot * 0.1}
+                    y={stackTop}
+                    width={slot * 0.8}
+                    height={barHeight}
+                  >
                     <title>{`${date} · ${model}: ${usd(cost)}`}</title>
                   </rect>
                 );

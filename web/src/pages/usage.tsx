@@ -24,7 +24,10 @@ export function UsagePage({ onChanged }: { onChanged: () => void }) {
   const [offset, setOffset] = useState(0);
   const [detail, setDetail] = useState<string>();
   const [refreshKey, setRefreshKey] = useState(0);
-  const { data: page, error } = useApi<Page<GenerationRecord>>(`/api/v1/usage${query({ offset, limit: pageSize, ...filter })}`, refreshKey);
+  const { data: page, error } = useApi<Page<GenerationRecord>>(
+    `/api/v1/usage${query({ offset, limit: pageSize, ...filter })}`,
+    refreshKey,
+  );
   // The filters' choices; without them the history still shows, so their errors are not repeated here.
   const keys = useApi<ApiKey[]>('/api/v1/api-keys').data ?? [];
   const models = (useApi<PricedModel[]>('/api/v1/account/models').data ?? []).map((model) => model.modelId).sort();
@@ -33,7 +36,8 @@ export function UsagePage({ onChanged }: { onChanged: () => void }) {
     setFilter({ ...filter, [field]: value });
     setOffset(0);
   };
-  const keyName = (id: string | undefined) => (id === undefined ? 'session' : (keys.find((key) => key.id === id)?.name ?? id));
+  const keyName = (id: string | undefined) =>
+    id === undefined ? 'session' : (keys.find((key) => key.id === id)?.name ?? id);
 
   return (
     <>
@@ -53,12 +57,25 @@ export function UsagePage({ onChanged }: { onChanged: () => void }) {
       <section aria-labelledby="history-title">
         <h2 id="history-title">History</h2>
         <form class="filters" onSubmit={(event) => event.preventDefault()}>
-          <Choice label="Key" value={filter.apiKeyId} options={[{ value: '', label: 'All keys' }, ...keys.map((key) => ({ value: key.id, label: key.name }))]} onChange={change('apiKeyId')} />
-          <Choice label="Model" value={filter.model} options={[{ value: '', label: 'All models' }, ...models.map((model) => ({ value: model, label: model }))]} onChange={change('model')} />
+          <Choice
+            label="Key"
+            value={filter.apiKeyId}
+            options={[{ value: '', label: 'All keys' }, ...keys.map((key) => ({ value: key.id, label: key.name }))]}
+            onChange={change('apiKeyId')}
+          />
+          <Choice
+            label="Model"
+            value={filter.model}
+            options={[{ value: '', label: 'All models' }, ...models.map((model) => ({ value: model, label: model }))]}
+            onChange={change('model')}
+          />
           <Choice
             label="Modality"
             value={filter.modality}
-            options={[{ value: '', label: 'All modalities' }, ...usageModalities.map((modality) => ({ value: modality, label: modality }))]}
+            options={[
+              { value: '', label: 'All modalities' },
+              ...usageModalities.map((modality) => ({ value: modality, label: modality })),
+            ]}
             onChange={change('modality')}
           />
         </form>
@@ -68,7 +85,17 @@ export function UsagePage({ onChanged }: { onChanged: () => void }) {
             <div class="table-wrap">
               <table class="history">
                 <caption class="visually-hidden">Usage records, newest first</caption>
-                <TableHead columns={['When', 'Model', 'Modality', 'Key', 'Status', 'Cost', <span class="visually-hidden">Detail</span>]} />
+                <TableHead
+                  columns={[
+                    'When',
+                    'Model',
+                    'Modality',
+                    'Key',
+                    'Status',
+                    'Cost',
+                    <span class="visually-hidden">Detail</span>,
+                  ]}
+                />
                 <tbody>
                   {page.results.map((record) => (
                     <tr key={record.id}>
@@ -79,7 +106,11 @@ export function UsagePage({ onChanged }: { onChanged: () => void }) {
                       <td>{record.status}</td>
                       <td class="number">{usd(record.usdCost)}</td>
                       <td>
-                        <button type="button" onClick={() => setDetail(record.id)} aria-label={`Details of ${record.model} at ${dateTime(record.createdAt)}`}>
+                        <button
+                          type="button"
+                          onClick={() => setDetail(record.id)}
+                          aria-label={`Details of ${record.model} at ${dateTime(record.createdAt)}`}
+                        >
                           Details
                         </button>
                       </td>
@@ -88,8 +119,18 @@ export function UsagePage({ onChanged }: { onChanged: () => void }) {
                 </tbody>
               </table>
             </div>
-            {page.total === 0 ? <p>No usage recorded{filter.apiKeyId || filter.model || filter.modality ? ' for this filter' : ' yet'}.</p> : null}
-            <Pager offset={page.offset} limit={page.limit} total={page.total} onOffset={setOffset} label="Usage pages" />
+            {page.total === 0 ? (
+              <p>
+                No usage recorded{filter.apiKeyId || filter.model || filter.modality ? ' for this filter' : ' yet'}.
+              </p>
+            ) : null}
+            <Pager
+              offset={page.offset}
+              limit={page.limit}
+              total={page.total}
+              onOffset={setOffset}
+              label="Usage pages"
+            />
           </>
         ) : null}
       </section>
@@ -98,7 +139,15 @@ export function UsagePage({ onChanged }: { onChanged: () => void }) {
   );
 }
 
-function RecordDialog({ generationId, keyName, onClose }: { generationId: string; keyName: (id: string | undefined) => string; onClose: () => void }) {
+function RecordDialog({
+  generationId,
+  keyName,
+  onClose,
+}: {
+  generationId: string;
+  keyName: (id: string | undefined) => string;
+  onClose: () => void;
+}) {
   const { data: record, error } = useApi<GenerationRecord>(`/api/v1/usage/${encodeURIComponent(generationId)}`);
   return (
     <Dialog title="Usage record" onClose={onClose} closeButton>
