@@ -2,14 +2,8 @@ import { Redis } from 'ioredis';
 import { RateLimiterMemory, RateLimiterRedis, type RateLimiterAbstract } from 'rate-limiter-flexible';
 import { GatewayError } from '../domain/errors.ts';
 import type { Secret } from '../domain/secret.ts';
-import {
-  MemoryKeyCounters,
-  RedisKeyCounters,
-  Refused,
-  windowSeconds,
-  type Counted,
-  type KeyCounters,
-} from './key-counters.ts';
+import { MemoryKeyCounters, Refused, windowSeconds, type Counted, type KeyCounters } from './key-counters.ts';
+import { RedisKeyCounters } from './redis-key-counters.ts';
 import { MemoryRequestsInFlight, RedisRequestsInFlight } from './requests-in-flight.ts';
 
 /** A key's (or, as its keys' default, an account's) rate limits; null is no limit. */
@@ -89,8 +83,8 @@ export interface RateLimitStoreOptions {
 const redisCommandTimeoutMs = 500;
 
 /**
- * The counters, in memory or in Redis (the limiter library's for the sign-in throttle; for keys' limits, one
- * script per admission in Redis, see key-counters.ts), and the failure policy for Redis: every counter made
+ * The counters, in memory or in Redis (the limiter library's for the sign-in throttle; for keys' limits,
+ * blocks of them held by each process, see redis-key-counters.ts), and the failure policy for Redis: every counter made
  * here shares one connection, and one outage flag, so an outage is said once. The connection does not
  * auto-pipeline: measured (bench/rate-limiter.ts), batching commands of concurrent requests saved no gateway
  * CPU at 32 requests under way and doubled it for requests one at a time.
@@ -169,8 +163,8 @@ export class RateLimitStore {
 
   /**
    * The per-key counters of requests (`rpm`) and tokens (`tpm`) per minute and of slots in flight
-   * (`inflight`): in memory the library's counters and a count per key; in Redis one script per admission,
-   * the slots one sorted-set entry per request.
+   * (`inflight`): in memory the library's counters and a count per key; in Redis blocks of each key's limits
+   * held by this process and one script per block (redis-key-counters.ts), the slots one sorted-set entry each.
    */
   keyCounters(): KeyCounters {
     if (!this.redis)
@@ -217,7 +211,7 @@ export class RateLimitStore {
     for (const requests of this.inFlight) requests.close();
     if (!this.redis) return;
     // Releases and charges still waiting are sent before the connection closes (they cannot fail the close).
-    await Promise.all(this.keyCountersMade.map((counters) => counters.flush().catch(() => undefined)));
+    await Promise.all(this.keyCountersMade.map((counters) => counters.close().catch(() => undefined)));
     await this.redis.quit().catch(() => this.redis?.disconnect());
   }
 }
@@ -245,8 +239,8 @@ const maxKnownTokenLimits = 100_000;
 /**
  * Per-key requests per minute, tokens per minute and requests in flight. Requests are counted at admission,
  * tokens when a generation settles (a key over its minute's budget is refused at its next admission), and a
- * slot in flight is taken at admission and given back however the request ends. In Redis an admission is one
- * round trip, whichever limits the key has.
+ * slot in flight is taken at admission and given back however the request ends. In Redis most admissions of a
+ * busy key are decided from blocks of its limits this process holds, the others in one round trip.
  */
 export class KeyRateLimiter {
   private readonly counters: KeyCounters;

@@ -38,27 +38,11 @@ const renewEveryMs = 30_000;
 
 /**
  * Redis's own clock scores every slot, so the processes' clocks need not agree. Taking drops the expired
- * slots, counts the others and adds one when under the limit, atomically; renewing re-adds a slot (also one
- * that expired during an outage, so a live request is counted again when Redis answers).
+ * slots, counts the others and adds when under the limit, atomically; renewing re-adds a slot (also one that
+ * expired during an outage, so a live request is counted again when Redis answers).
  */
 export const clockLua = `local t = redis.call('TIME') local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)`;
 
-/**
- * Lua taking a slot in the sorted set `key` unless `limit` are taken (`taken` is 1 when it did): shared by the
- * script taking a slot alone and by the combined admission (key-counters.ts). Needs `now` from `clockLua`.
- */
-export function takeSlotLua(key: string, limit: string, lifetimeMs: string, member: string): string {
-  return `local taken = 0
-redis.call('ZREMRANGEBYSCORE', ${key}, '-inf', now)
-if redis.call('ZCARD', ${key}) < tonumber(${limit}) then
-  redis.call('ZADD', ${key}, now + tonumber(${lifetimeMs}), ${member})
-  redis.call('PEXPIRE', ${key}, ${lifetimeMs})
-  taken = 1
-end`;
-}
-const takeSlotAloneLua = `${clockLua}
-${takeSlotLua('KEYS[1]', 'ARGV[1]', 'ARGV[2]', 'ARGV[3]')}
-return taken`;
 const renewSlotLua = `${clockLua}
 redis.call('ZADD', KEYS[1], now + tonumber(ARGV[1]), ARGV[2])
 redis.call('PEXPIRE', KEYS[1], ARGV[1])
@@ -66,7 +50,6 @@ return 1`;
 
 declare module 'ioredis' {
   interface RedisCommander<Context> {
-    takeSlotInFlight(key: string, limit: number, lifetimeMs: number, member: string): Result<number, Context>;
     renewSlotInFlight(key: string, lifetimeMs: number, member: string): Result<number, Context>;
   }
 }
@@ -77,10 +60,11 @@ export interface StoreOutcomes {
 }
 
 /**
- * Processes sharing Redis: one sorted-set entry per request in flight (its member names the request, its score
- * is when it expires), so a release removes exactly its own slot and an expiry never touches the live ones.
+ * Processes sharing Redis: one sorted-set entry per slot taken (its member names the slot, its score is when it
+ * expires), so a release removes exactly its own slot and an expiry never touches the live ones. Slots are
+ * taken and removed by the admission's scripts (redis-key-counters.ts); this keeps those of this process alive.
  */
-export class RedisRequestsInFlight implements RequestsInFlight {
+export class RedisRequestsInFlight {
   /** This process's slots held now (member → Redis key), renewed together. */
   private readonly held = new Map<string, string>();
   private readonly renewal: NodeJS.Timeout;
@@ -94,17 +78,9 @@ export class RedisRequestsInFlight implements RequestsInFlight {
     timing: { lifetimeMs: number; renewEveryMs: number } = { lifetimeMs: slotLifetimeMs, renewEveryMs },
   ) {
     this.lifetimeMs = timing.lifetimeMs;
-    redis.defineCommand('takeSlotInFlight', { numberOfKeys: 1, lua: takeSlotAloneLua });
     redis.defineCommand('renewSlotInFlight', { numberOfKeys: 1, lua: renewSlotLua });
     this.renewal = setInterval(() => this.renew(), timing.renewEveryMs);
     this.renewal.unref();
-  }
-
-  async take(keyId: string, limit: number): Promise<(() => void) | undefined> {
-    const key = this.keyOf(keyId);
-    const member = randomUUID();
-    const taken = await this.redis.takeSlotInFlight(key, limit, this.lifetimeMs, member);
-    return taken === 1 ? this.hold(key, member) : undefined;
   }
 
   /** The Redis key of `keyId`'s slots. */
@@ -112,24 +88,14 @@ export class RedisRequestsInFlight implements RequestsInFlight {
     return `${this.keyPrefix}:${keyId}`;
   }
 
-  /**
-   * A slot taken in Redis (by `take`, or by the combined admission): renewed while held, removed by its
-   * release (which the caller calls once), by `remove` where given.
-   */
-  hold(key: string, member: string, remove?: (key: string) => void): () => void {
+  /** A slot this process holds in Redis under `key`: renewed until forgotten. */
+  keep(key: string, member: string): void {
     this.held.set(member, key);
-    return () => {
-      this.held.delete(member);
-      if (remove) {
-        remove(key);
-        return;
-      }
-      this.redis.zrem(key, member).then(
-        () => this.outcomes.answered(),
-        // The slot expires on its own within its lifetime, no longer renewed.
-        (error: unknown) => this.outcomes.failed(error),
-      );
-    };
+  }
+
+  /** A slot no longer renewed: its remover takes it out of Redis (or it expires within its lifetime). */
+  forget(member: string): void {
+    this.held.delete(member);
   }
 
   close(): void {

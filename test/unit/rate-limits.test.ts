@@ -12,6 +12,12 @@ import {
   tokensUsed,
   type RateLimits,
 } from '../../src/billing/rate-limits.ts';
+import {
+  RedisKeyCounters,
+  requestsBlockOf,
+  spareSlotsOf,
+  tokensReadingMaxAgeMs,
+} from '../../src/billing/redis-key-counters.ts';
 import { MemoryRequestsInFlight, RedisRequestsInFlight } from '../../src/billing/requests-in-flight.ts';
 import { Secret } from '../../src/domain/secret.ts';
 import { openAiDuration } from '../../src/http/rate-limit-hook.ts';
@@ -189,48 +195,148 @@ describe('rate limits', () => {
 describe('requests in flight in Redis', () => {
   const outcomes = { failed: () => undefined, answered: () => undefined };
   const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+  /** A process's counters on `redis`, its slots renewed as `timing` says. */
+  const processOn = (redis: Redis, prefix: string, timing?: { lifetimeMs: number; renewEveryMs: number }) => {
+    const inFlight = new RedisRequestsInFlight(redis, `${prefix}:inflight`, outcomes, timing);
+    return { inFlight, counters: new RedisKeyCounters(redis, prefix, inFlight, outcomes) };
+  };
+  const take = async (counters: RedisKeyCounters, keyId: string, limit: number) =>
+    (await counters.admit(keyId, limits({ concurrentRequests: limit }))).release;
 
   it("one entry per request: a killed process's slots come back after their lifetime, live ones are renewed and kept", async () => {
     const redis = new Redis('redis://127.0.0.1:6379');
     const prefix = `unit-inflight-${randomUUID()}`;
     const timing = { lifetimeMs: 300, renewEveryMs: 50 };
-    const live = new RedisRequestsInFlight(redis, prefix, outcomes, timing);
-    const killed = new RedisRequestsInFlight(redis, prefix, outcomes, timing);
+    const live = processOn(redis, prefix, timing);
+    const killed = processOn(redis, prefix, timing);
     try {
-      const held = await live.take('key_r', 2);
+      const held = await take(live.counters, 'key_r', 2);
       expect(held).toBeDefined();
       // The other process takes the second slot and dies without giving it back (it stops renewing).
-      expect(await killed.take('key_r', 2)).toBeDefined();
-      killed.close();
-      expect(await live.take('key_r', 2)).toBeUndefined();
+      expect(await take(killed.counters, 'key_r', 2)).toBeDefined();
+      killed.inFlight.close();
+      expect(await take(live.counters, 'key_r', 2)).toBeUndefined();
       // Past several lifetimes: the dead slot is gone, the live one still counts (a fixed window would forget both).
       await sleep(1_000);
-      const again = await live.take('key_r', 2);
+      const again = await take(live.counters, 'key_r', 2);
       expect(again).toBeDefined();
-      expect(await live.take('key_r', 2)).toBeUndefined();
-      // A release removes its own entry only, however often it is called.
-      again!();
+      expect(await take(live.counters, 'key_r', 2)).toBeUndefined();
+      // A release removes its own entry only (once, as the limiter calls it).
       again!();
       await sleep(50);
-      expect(await live.take('key_r', 2)).toBeDefined();
-      expect(await live.take('key_r', 2)).toBeUndefined();
+      expect(await take(live.counters, 'key_r', 2)).toBeDefined();
+      expect(await take(live.counters, 'key_r', 2)).toBeUndefined();
       held!();
     } finally {
-      live.close();
-      killed.close();
+      live.inFlight.close();
+      await live.counters.close();
       await redis.quit();
     }
   });
 
   it('admissions racing each other never take more slots than the limit', async () => {
     const redis = new Redis('redis://127.0.0.1:6379');
-    const inFlight = new RedisRequestsInFlight(redis, `unit-inflight-${randomUUID()}`, outcomes);
+    const { inFlight, counters } = processOn(redis, `unit-inflight-${randomUUID()}`);
     try {
-      const taken = await Promise.all(Array.from({ length: 20 }, () => inFlight.take('key_race', 3)));
+      const taken = await Promise.all(Array.from({ length: 20 }, () => take(counters, 'key_race', 3)));
       expect(taken.filter((release) => release !== undefined)).toHaveLength(3);
     } finally {
       inFlight.close();
+      await counters.close();
       await redis.quit();
+    }
+  });
+});
+
+/** Redis at 127.0.0.1:6379: a process admits a busy key from blocks of its limits it holds, asking Redis per block. */
+describe('blocks of limits held by each process', () => {
+  const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+  const storeOn = (prefix: string) =>
+    new RateLimitStore({ redisUrl: new Secret('redis://127.0.0.1:6379'), redisFailure: 'closed', keyPrefix: prefix });
+  const outcome = (admission: Promise<{ release(): void }>) =>
+    admission.then(
+      (admitted) => admitted,
+      () => undefined,
+    );
+
+  it('a block is a 64th of the limit, up to a thousand requests; spare slots a 64th, up to 64; none under 64', () => {
+    expect([1, 63, 64, 6_400, 10_000_000].map(requestsBlockOf)).toEqual([1, 1, 1, 100, 1_000]);
+    expect([1, 63, 128, 6_400, 10_000_000].map(spareSlotsOf)).toEqual([0, 0, 2, 64, 64]);
+  });
+
+  it("counts a block in Redis, not each request, and says where the key's minute stands", async () => {
+    const prefix = `unit-lease-${randomUUID()}`;
+    const store = storeOn(prefix);
+    const redis = new Redis('redis://127.0.0.1:6379');
+    try {
+      await store.ready(5_000);
+      const limiter = new KeyRateLimiter(store);
+      const busy = limits({ requestsPerMinute: 6_400 });
+      let last;
+      for (let index = 0; index < 10; index += 1) last = await limiter.admit('key_busy', busy);
+      expect(last!.standing.requests).toMatchObject({ limit: 6_400, remaining: 6_390 });
+      expect(await redis.get(`${prefix}:rpm:key_busy`)).toBe('100');
+      // The limit lowered: nothing of the block taken under the old one is used; Redis decides (and refuses).
+      await expect(limiter.admit('key_busy', limits({ requestsPerMinute: 50 }))).rejects.toThrow(
+        'limit of 50 requests per minute is reached',
+      );
+    } finally {
+      await redis.quit();
+      await store.close();
+    }
+  });
+
+  it('two processes together never pass a limit, and each holds back at most its spare share', async () => {
+    const prefix = `unit-lease-${randomUUID()}`;
+    const stores = [storeOn(prefix), storeOn(prefix)];
+    const redis = new Redis('redis://127.0.0.1:6379');
+    try {
+      await Promise.all(stores.map((store) => store.ready(5_000)));
+      const limiters = stores.map((store) => new KeyRateLimiter(store));
+      const perMinute = limits({ requestsPerMinute: 128 });
+      const minute = await Promise.all(
+        Array.from({ length: 200 }, (_, index) => outcome(limiters[index % 2]!.admit('key_rpm', perMinute))),
+      );
+      const admitted = minute.filter(Boolean).length;
+      // Blocks of 2: what one process took and had not used when the other ran out is all that goes unused.
+      expect(admitted).toBeLessThanOrEqual(128);
+      expect(admitted).toBeGreaterThanOrEqual(128 - 2 * 2);
+
+      const inFlight = limits({ concurrentRequests: 128 });
+      const held = await Promise.all(
+        Array.from({ length: 200 }, (_, index) => outcome(limiters[index % 2]!.admit('key_slots', inFlight))),
+      );
+      const holding = held.filter((admission) => admission !== undefined);
+      expect(holding.length).toBeLessThanOrEqual(128);
+      expect(holding.length).toBeGreaterThanOrEqual(128 - 2 * 2);
+      expect(await redis.zcard(`${prefix}:inflight:key_slots`)).toBeLessThanOrEqual(128);
+      // Given back: each process keeps at most its 2 spare slots taken, and none once it closes.
+      for (const admission of holding) admission.release();
+      await sleep(50);
+      expect(await redis.zcard(`${prefix}:inflight:key_slots`)).toBeLessThanOrEqual(2 * 2);
+      await Promise.all(stores.map((store) => store.close()));
+      expect(await redis.zcard(`${prefix}:inflight:key_slots`)).toBe(0);
+    } finally {
+      await redis.quit();
+      await Promise.all(stores.map((store) => store.close()));
+    }
+  });
+
+  it("sees another process's tokens within a second of their settlement", async () => {
+    const prefix = `unit-lease-${randomUUID()}`;
+    const stores = [storeOn(prefix), storeOn(prefix)];
+    try {
+      await Promise.all(stores.map((store) => store.ready(5_000)));
+      const [here, there] = stores.map((store) => new KeyRateLimiter(store));
+      const budget = limits({ tokensPerMinute: 100 });
+      await here!.admit('key_tpm', budget);
+      await there!.admit('key_tpm', budget);
+      await there!.chargeTokens('key_tpm', 100);
+      // Spent elsewhere, seen here once this process's reading is older than its bound.
+      await sleep(tokensReadingMaxAgeMs + 50);
+      await expect(here!.admit('key_tpm', budget)).rejects.toThrow('limit of 100 tokens per minute is spent');
+    } finally {
+      await Promise.all(stores.map((store) => store.close()));
     }
   });
 });
