@@ -179,7 +179,7 @@ function slowStreamsSection(slow: SlowStreams): string[] {
   return [
     '## Slow streams',
     '',
-    `${slow.streams} streamed chat completions opened at once on each gateway (ours, then Portkey\'s), each a slow`,
+    `${slow.streams} streamed chat completions opened at once on each gateway (ours, then Portkey's), each a slow`,
     `generation of the fake (one content chunk a second, ${slow.seconds} chunks); a stream is complete with status 200,`,
     'every chunk, the finish chunk and `[DONE]`. A first byte later than a fraction of a second, or a duration',
     "well past the generation's length, is a stream that waited before its generation started upstream. PSS as above,",

@@ -1,5 +1,5 @@
 import { newId } from '../domain/ids.ts';
-import type { HoldOutcome, LedgerRepository, SettleInput } from '../storage/ledger-repository.ts';
+import type { HoldOutcome, LeaseGrant, LedgerRepository, SettleInput } from '../storage/ledger-repository.ts';
 
 export interface LeaseOptions {
   /** Largest block one lease takes in one extension; a request needing more still gets exactly what it needs. */
@@ -238,7 +238,7 @@ export class CreditLeases {
           continue;
         }
         const shortfall = waiter.amount - lease.available;
-        let grant;
+        let grant: LeaseGrant;
         try {
           grant = await this.repository.extendLease({
             leaseId: lease.id,

@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import type { Redis, Result } from 'ioredis';
 
 /** Slots of requests in flight per key: taken at admission, given back once when the request ends. */

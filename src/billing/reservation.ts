@@ -82,6 +82,7 @@ export class Reservation {
   async settle(settlement: Settlement): Promise<SettledGeneration> {
     if (settlement.costNanos < 0n) throw new RangeError('a cost cannot be negative');
     this.end();
+    // biome-ignore lint/complexity/useMathMinMax: amounts are bigint, which Math.min does not accept
     const charged = settlement.costNanos < this.amountNanos ? settlement.costNanos : this.amountNanos;
     const excess = settlement.costNanos - charged;
     const usage =

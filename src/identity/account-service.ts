@@ -90,8 +90,7 @@ export class AccountService {
   async login(email: string, password: string): Promise<SessionGrant> {
     const row = await this.options.accounts.findByEmail(normaliseEmail(email));
     const matches = await verifyPassword(password, row?.passwordHash ?? decoyPasswordHash);
-    if (!row || !row.passwordHash || !matches)
-      throw new GatewayError('GW_INVALID_CREDENTIALS', 'wrong email or password');
+    if (!row?.passwordHash || !matches) throw new GatewayError('GW_INVALID_CREDENTIALS', 'wrong email or password');
     return this.openSession(accountView(row));
   }
 

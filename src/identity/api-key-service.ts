@@ -244,7 +244,7 @@ export class ApiKeyService {
   /** Caps with what was spent in the current windows, read fresh from storage. */
   async lookup(keyId: string): Promise<KeyLookup> {
     const row = await this.options.apiKeys.findById(keyId);
-    if (!row || !row.isActive || row.revokedAt)
+    if (!row?.isActive || row.revokedAt)
       throw new GatewayError('GW_INVALID_CREDENTIALS', 'the API key is revoked or disabled');
     const spent = currentSpend(row, this.clock());
     const lookup: KeyLookup = { name: row.name, isActive: true };

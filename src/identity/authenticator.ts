@@ -99,7 +99,7 @@ export class Authenticator {
     if (!cached || cached.expiresAt <= now || this.untrusted(cached.readAt, now)) {
       const epoch = this.epoch;
       const row = await this.apiKeys.findByLookupHash(hash);
-      const usable = row && row.isActive && !row.revokedAt;
+      const usable = row?.isActive && !row.revokedAt;
       cached = {
         principal: usable
           ? { accountId: row.accountId, apiKeyId: row.id, keyName: row.name, rateLimits: rateLimitsOf(row) }

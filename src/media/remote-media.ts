@@ -169,7 +169,7 @@ export class RemoteMediaFetcher {
       }
       const bytes = await this.read(response, signal, budget);
       return {
-        contentType: header(response.headers['content-type'])?.split(';')[0]!.trim().toLowerCase() || undefined,
+        contentType: header(response.headers['content-type'])?.split(';')[0]?.trim().toLowerCase() || undefined,
         bytes,
       };
     }
@@ -244,8 +244,10 @@ export class RemoteMediaFetcher {
         if (size > this.options.maxBytes) {
           throw new RemoteMediaError(`the file is larger than the limit of ${this.options.maxBytes} bytes`);
         }
-        if (budget && (budget.remaining -= (chunk as Buffer).length) < 0) {
-          throw new RemoteMediaError(`the media of this request are larger than ${budget.limit} bytes in all`);
+        if (budget) {
+          budget.remaining -= (chunk as Buffer).length;
+          if (budget.remaining < 0)
+            throw new RemoteMediaError(`the media of this request are larger than ${budget.limit} bytes in all`);
         }
         chunks.push(chunk as Buffer);
       }

@@ -63,30 +63,33 @@ function sendError(
 const isMultimodalRequest = wireCheck(MultimodalEmbeddingsRequest);
 
 function multimodal(request: RecordedRequest, response: ServerResponse): void {
-  if (request.headers.authorization !== `Bearer ${fakeArkKey}`)
-    return sendError(response, 401, 'AuthenticationError', 'The API key in the request is missing or invalid.');
+  if (request.headers.authorization !== `Bearer ${fakeArkKey}`) {
+    sendError(response, 401, 'AuthenticationError', 'The API key in the request is missing or invalid.');
+    return;
+  }
   const body = request.body as MultimodalBody;
   const failing = body.input?.find?.(
     (input) => input.type === 'text' && /^fake-error-\d{3}$/.test(input.text ?? ''),
   )?.text;
   const failure = /^fake-error-(\d{3})$/.exec(failing ?? body.model ?? '');
-  if (failure)
-    return sendError(response, Number(failure[1]), 'InternalServiceError', `The fake failed with ${failure[1]}`);
-  if (!Array.isArray(body.input) || body.input.length === 0)
-    return sendError(
+  if (failure) {
+    sendError(response, Number(failure[1]), 'InternalServiceError', `The fake failed with ${failure[1]}`);
+    return;
+  }
+  if (!Array.isArray(body.input) || body.input.length === 0) {
+    sendError(
       response,
       400,
       'MissingParameter',
       'The request failed because it is missing one or multiple required parameters.',
       'input',
     );
-  if (!isMultimodalRequest(request.body))
-    return sendError(
-      response,
-      400,
-      'InvalidParameter',
-      'One or more parameters specified in the request are not valid.',
-    );
+    return;
+  }
+  if (!isMultimodalRequest(request.body)) {
+    sendError(response, 400, 'InvalidParameter', 'One or more parameters specified in the request are not valid.');
+    return;
+  }
   let textTokens = 0;
   let imageTokens = 0;
   for (const [index, input] of body.input.entries()) {
@@ -97,14 +100,16 @@ function multimodal(request: RecordedRequest, response: ServerResponse): void {
       (input.type === 'video_url' && input.video_url?.url)
     )
       imageTokens += mediaTokens;
-    else
-      return sendError(
+    else {
+      sendError(
         response,
         400,
         'InvalidParameter',
         'One or more parameters specified in the request are not valid.',
         `input[${index}]`,
       );
+      return;
+    }
   }
   const seed = body.input
     .map((input) => input.text ?? input.image_url?.url?.slice(0, 64) ?? input.video_url?.url?.slice(0, 64))

@@ -207,34 +207,49 @@ function embeddingOf(request: EmbedRequest): { values: number[] } {
  * every batch request must name the path's model as `models/<id>`, and carry content parts.
  */
 function embed(request: RecordedRequest, response: ServerResponse, model: string, action: string): void {
-  if (request.headers['x-goog-api-key'] !== fakeGeminiKey)
-    return sendError(response, 400, 'API key not valid. Please pass a valid API key.');
+  if (request.headers['x-goog-api-key'] !== fakeGeminiKey) {
+    sendError(response, 400, 'API key not valid. Please pass a valid API key.');
+    return;
+  }
   const failure = /^fake-error-(\d{3})$/.exec(model);
-  if (failure) return sendError(response, Number(failure[1]), `The fake failed with ${failure[1]}`);
-  if (!(action === 'embedContent' ? isEmbedRequest(request.body) : isBatchEmbedRequest(request.body)))
-    return sendError(response, 400, invalidBody);
+  if (failure) {
+    sendError(response, Number(failure[1]), `The fake failed with ${failure[1]}`);
+    return;
+  }
+  if (!(action === 'embedContent' ? isEmbedRequest(request.body) : isBatchEmbedRequest(request.body))) {
+    sendError(response, 400, invalidBody);
+    return;
+  }
   const requests =
     action === 'embedContent'
       ? [request.body as EmbedRequest]
       : ((request.body as { requests?: EmbedRequest[] }).requests ?? []);
-  if (requests.length === 0)
-    return sendError(response, 400, '* BatchEmbedContentsRequest.requests: contents is not specified');
+  if (requests.length === 0) {
+    sendError(response, 400, '* BatchEmbedContentsRequest.requests: contents is not specified');
+    return;
+  }
   for (const [index, item] of requests.entries()) {
     if (action === 'batchEmbedContents' && item.model !== `models/${model}`) {
-      return sendError(
+      sendError(
         response,
         400,
         `* BatchEmbedContentsRequest.requests[${index}].model: Model names must match the model in the URL`,
       );
+      return;
     }
-    if (!item.content?.parts?.length)
-      return sendError(
+    if (!item.content?.parts?.length) {
+      sendError(
         response,
         400,
         `* BatchEmbedContentsRequest.requests[${index}].content.parts: contents is not specified`,
       );
+      return;
+    }
   }
-  if (action === 'embedContent') return writeJson(response, 200, { embedding: embeddingOf(requests[0]!) }, jsonType);
+  if (action === 'embedContent') {
+    writeJson(response, 200, { embedding: embeddingOf(requests[0]!) }, jsonType);
+    return;
+  }
   const answer = { embeddings: requests.map(embeddingOf) };
   writeJson<BatchEmbedContentsResponse>(response, 200, answer, jsonType);
 }

@@ -235,7 +235,8 @@ function toolCall(
       choices: [{ index: 0, message, logprobs: null, finish_reason: 'tool_calls' }],
       usage,
     };
-    return writeJson<ChatCompletion>(response, 200, completion);
+    writeJson<ChatCompletion>(response, 200, completion);
+    return;
   }
   const includeUsage = body.stream_options?.include_usage === true;
   response.writeHead(200, { 'content-type': 'text/event-stream' });
@@ -404,13 +405,20 @@ interface EmbeddingsBody {
  * the text-embedding-3 models), float arrays or base64 of little-endian float32, one token per word.
  */
 function embeddings(request: RecordedRequest, response: ServerResponse): void {
-  if (request.headers.authorization !== `Bearer ${fakeOpenAiKey}`)
-    return sendError(response, 401, 'invalid_request_error', 'Incorrect API key provided', 'invalid_api_key');
-  if (!isEmbeddingsRequest(request.body)) return refuseBody(response, 'embeddings');
+  if (request.headers.authorization !== `Bearer ${fakeOpenAiKey}`) {
+    sendError(response, 401, 'invalid_request_error', 'Incorrect API key provided', 'invalid_api_key');
+    return;
+  }
+  if (!isEmbeddingsRequest(request.body)) {
+    refuseBody(response, 'embeddings');
+    return;
+  }
   const body = request.body as EmbeddingsBody;
   const failure = /^fake-error-(\d{3})$/.exec(body.model ?? '');
-  if (failure)
-    return sendError(response, Number(failure[1]), 'server_error', `The fake failed with ${failure[1]}`, null);
+  if (failure) {
+    sendError(response, Number(failure[1]), 'server_error', `The fake failed with ${failure[1]}`, null);
+    return;
+  }
   if (body.model === 'fake-null-answer')
     return void response.writeHead(200, { 'content-type': 'application/json' }).end('null');
   const inputs = typeof body.input === 'string' ? [body.input] : body.input;
@@ -419,22 +427,18 @@ function embeddings(request: RecordedRequest, response: ServerResponse): void {
     inputs.length === 0 ||
     !inputs.every((input) => typeof input === 'string' && input !== '')
   ) {
-    return sendError(
+    sendError(
       response,
       400,
       'invalid_request_error',
       "'$.input' is invalid. Please check the API reference: https://platform.openai.com/docs/api-reference.",
       null,
     );
+    return;
   }
   if (body.dimensions !== undefined && !body.model?.startsWith('text-embedding-3')) {
-    return sendError(
-      response,
-      400,
-      'invalid_request_error',
-      'This model does not support specifying dimensions.',
-      null,
-    );
+    sendError(response, 400, 'invalid_request_error', 'This model does not support specifying dimensions.', null);
+    return;
   }
   const vectors = (inputs as string[]).map((input) => fakeVector(input, body.dimensions ?? 8));
   const tokens = (inputs as string[]).reduce((sum, input) => sum + wordsOf(input).length, 0);
@@ -446,7 +450,8 @@ function embeddings(request: RecordedRequest, response: ServerResponse): void {
       index,
       embedding: Buffer.from(new Float32Array(vector).buffer).toString('base64'),
     }));
-    return writeJson(response, 200, { object: 'list', data, model: body.model, usage });
+    writeJson(response, 200, { object: 'list', data, model: body.model, usage });
+    return;
   }
   const answer = {
     object: 'list',
@@ -527,16 +532,22 @@ async function imageGenerations(request: RecordedRequest, response: ServerRespon
 
 /** `POST /v1/images/edits` (multipart): the prompt and `image[]` parts read from the form; answered like a generation. */
 function imageEdits(request: RecordedRequest, response: ServerResponse): void {
-  if (request.headers.authorization !== `Bearer ${fakeOpenAiKey}`)
-    return sendError(response, 401, 'invalid_request_error', 'Incorrect API key provided', 'invalid_api_key');
+  if (request.headers.authorization !== `Bearer ${fakeOpenAiKey}`) {
+    sendError(response, 401, 'invalid_request_error', 'Incorrect API key provided', 'invalid_api_key');
+    return;
+  }
   const form = typeof request.body === 'string' ? request.body : '';
-  if (!String(request.headers['content-type']).startsWith('multipart/form-data'))
-    return sendError(response, 400, 'invalid_request_error', 'The edits endpoint takes multipart/form-data', null);
+  if (!String(request.headers['content-type']).startsWith('multipart/form-data')) {
+    sendError(response, 400, 'invalid_request_error', 'The edits endpoint takes multipart/form-data', null);
+    return;
+  }
   const field = (name: string) => new RegExp(`name="${name}"\r\n\r\n([^\r]*)`).exec(form)?.[1];
   const images = form.split('name="image[]"').length - 1;
   const prompt = field('prompt');
-  if (!prompt || images === 0)
-    return sendError(response, 400, 'invalid_request_error', "Missing required parameter: 'image'.", null);
+  if (!prompt || images === 0) {
+    sendError(response, 400, 'invalid_request_error', "Missing required parameter: 'image'.", null);
+    return;
+  }
   writeJson<ImagesAnswer>(response, 200, imagesAnswer(prompt, Number(field('n') ?? 1), field('quality')));
 }
 

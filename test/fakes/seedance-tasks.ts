@@ -99,8 +99,10 @@ export class SeedanceTasks {
 
   private read(id: string, task: FakeTask, response: ServerResponse): void {
     const prompt = task.prompt;
-    if (prompt.includes('fake-video-lost'))
-      return this.sendError(response, 404, 'NotFound.TaskId', `The specified task ${id} is not found.`, 'id');
+    if (prompt.includes('fake-video-lost')) {
+      this.sendError(response, 404, 'NotFound.TaskId', `The specified task ${id} is not found.`, 'id');
+      return;
+    }
     if (prompt.includes('fake-video-garbage'))
       return void response.writeHead(200, { 'content-type': 'application/json' }).end('{"task": "not one"}');
     task.reads += 1;

@@ -1,4 +1,5 @@
 import type { ServerResponse } from 'node:http';
+import type { ReferenceAudioResult } from '../../src/domain/speech.ts';
 import { sandboxReferenceAudio, sandboxSpeech, sandboxSubtitle } from '../../src/providers/sandbox/sandbox-speech.ts';
 import {
   isSeedAudioRequest,
@@ -125,7 +126,7 @@ async function createAudio(request: RecordedRequest, response: ServerResponse, f
   const references = (body.references ?? []).map((reference) =>
     Object.fromEntries(Object.entries(reference).map(([field, value]) => [referenceFields[field] ?? field, value])),
   );
-  let made;
+  let made: ReferenceAudioResult;
   try {
     made = await sandboxReferenceAudio(
       {

@@ -174,7 +174,7 @@ describe('the embedded database', () => {
     const script = [
       `import { startEmbeddedServer } from ${JSON.stringify(path.join(repositoryRoot, 'src/storage/embedded-server.ts'))};`,
       `const server = await startEmbeddedServer({ dataDir: ${JSON.stringify(path.join(dataDir, 'pg'))}, parentDeathSignal: false });`,
-      'process.stdout.write(`${server.pid}\\n`);',
+      'process.stdout.write(String(server.pid) + "\\n");',
       'setInterval(() => undefined, 1000);',
     ].join('\n');
     const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {

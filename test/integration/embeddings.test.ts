@@ -1,4 +1,4 @@
-import { GoogleGenAI } from '@google/genai';
+import { GoogleGenAI, type Part } from '@google/genai';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { countTextTokens } from '../../src/billing/token-estimate.ts';
@@ -294,11 +294,11 @@ describe('embeddings', () => {
         requests: Array<{
           model: string;
           outputDimensionality: number;
-          content: { parts: Array<Record<string, any>> };
+          content: { parts: Part[] };
         }>;
       };
       expect(
-        sent.requests.map((request) => request.content.parts.map((part) => part.text ?? part.inlineData.mimeType)),
+        sent.requests.map((request) => request.content.parts.map((part) => part.text ?? part.inlineData?.mimeType)),
       ).toEqual([
         ['plain text'],
         ['a cat', 'image/png'],
@@ -360,7 +360,7 @@ describe('embeddings', () => {
           .sort(),
       ).toEqual(['/moved', '/photo', '/photo.png', '/speech.wav']);
       const sent = gemini.requests.at(-1)!.body as {
-        requests: Array<{ content: { parts: Array<Record<string, any>> } }>;
+        requests: Array<{ content: { parts: Part[] } }>;
       };
       // The media type is read from the bytes where the server labels them loosely.
       expect(sent.requests.map((request) => request.content.parts)).toEqual([

@@ -585,7 +585,7 @@ function credentialArb(favoured: readonly CredentialKind[]): fc.Arbitrary<Creden
     garbage: fc.oneof(
       headerText(),
       oddScheme,
-      fc.constantFrom('gwk_', 'gws_', 'gwk_' + 'a'.repeat(300), 'x'.repeat(500)),
+      fc.constantFrom('gwk_', 'gws_', `gwk_${'a'.repeat(300)}`, 'x'.repeat(500)),
     ),
   });
 }

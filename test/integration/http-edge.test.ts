@@ -8,7 +8,7 @@ const configText = sandboxConfigYaml('server: { headersTimeoutMs: 400, requestTi
 /** Asserts an envelope written raw to the socket by the client-error handler, and that the server closes. */
 function expectRawEnvelope(answer: RawAnswer, status: number, code: string): EnvelopeBody {
   expect(answer.status, answer.statusLine).toBe(status);
-  expect(answer.headers['connection']).toBe('close');
+  expect(answer.headers.connection).toBe('close');
   expect(answer.headers['content-type']).toMatch(/^application\/json/);
   expect(answer.headers['x-gateway-error-code']).toBe(code);
   expect(Number(answer.headers['content-length'])).toBe(Buffer.byteLength(answer.body));

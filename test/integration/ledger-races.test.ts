@@ -106,7 +106,7 @@ function refusalsOf(attempts: ReservationAttempt[]): GatewayError[] {
 }
 
 /** Settles every hold concurrently at a seeded random cost <= its amount; returns the exact total charged. */
-async function settleAllRandomly(ledger: CreditLedger, holds: Reservation[], seed: number): Promise<bigint> {
+async function settleAllRandomly(holds: Reservation[], seed: number): Promise<bigint> {
   const random = seededRandom(seed);
   const costs = holds.map((hold) => randomCost(random, hold.amountNanos));
   const settled = await Promise.all(
@@ -169,7 +169,7 @@ describe.each(ledgerModes)('holds against the account balance, with $mode', ({ l
       });
       expect((await keyRow(keyId)).heldNanos).toBe(withKey ? amount * BigInt(fits) : 0n);
 
-      const charged = await settleAllRandomly(ledger, admitted, seed);
+      const charged = await settleAllRandomly(admitted, seed);
       await ledger.giveBackUnused();
       const after = await accountRow(accountId);
       expect(after.heldNanos).toBe(0n);
@@ -276,7 +276,7 @@ describe.each(ledgerModes)('holds against the caps of a key, with $mode', ({ lea
       await ledger.giveBackUnused();
       expect((await keyRow(keyId)).heldNanos).toBe(amount * BigInt(admitted.length));
 
-      const charged = await settleAllRandomly(ledger, admitted, seed);
+      const charged = await settleAllRandomly(admitted, seed);
       await ledger.giveBackUnused();
       const key = await keyRow(keyId);
       expect(key.heldNanos).toBe(0n);

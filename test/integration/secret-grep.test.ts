@@ -184,7 +184,7 @@ describe('secrets never reach a log line, stderr or an error answer', () => {
         return (await services.apiKeys.create(account.id, { name: `grep other ${index}` })).key;
       }),
     );
-    others.forEach((other, index) => (issued[`otherKey${index}`] = other));
+    for (const [index, other] of others.entries()) issued[`otherKey${index}`] = other;
 
     const chat = (apiKey: string, model: string) =>
       request({

@@ -1,4 +1,6 @@
+import { type Static, type TSchema, Type } from 'typebox';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type WireCheck, wireCheck } from '../../src/protocols/wire-check.ts';
 import { usageRecords } from '../support/http-helpers.ts';
 import { startFamilyGateway, type FamilyGateway } from '../support/test-gateway.ts';
 
@@ -15,7 +17,8 @@ const toolOutput = '{"forecast":"sunny"}';
 const schema = { type: 'object', properties: { query: { type: 'string' } }, required: ['query'] };
 
 interface Call {
-  id: string;
+  /** Gemini's own calls may carry no id: a function's result answers the call by name. */
+  id: string | undefined;
   name: string;
   args: unknown;
 }
@@ -35,11 +38,68 @@ interface Surface {
   read(body: string, stream: boolean): Answer;
 }
 
-const dataOf = (body: string) =>
+const Nullable = <S extends TSchema>(schema: S) => Type.Union([schema, Type.Null()]);
+
+/** Parses one JSON text as a wire shape: an answer of another shape fails the test, showing the text. */
+function parsed<T>(check: WireCheck<T>, text: string): T {
+  const value: unknown = JSON.parse(text);
+  if (!check(value)) throw new Error(`an answer of an unexpected shape: ${text}`);
+  return value;
+}
+
+/** The JSON events of a server-sent event stream, each parsed as one wire shape. */
+const eventsOf = <T>(check: WireCheck<T>, body: string): T[] =>
   body
     .split('\n')
     .filter((line) => line.startsWith('data: ') && line !== 'data: [DONE]')
-    .map((line) => JSON.parse(line.slice(6)) as Record<string, any>);
+    .map((line) => parsed(check, line.slice(6)));
+
+const isChatCompletion = wireCheck(
+  Type.Object({
+    choices: Type.Array(
+      Type.Object({
+        message: Type.Object({
+          content: Nullable(Type.String()),
+          tool_calls: Type.Optional(
+            Type.Array(
+              Type.Object({
+                id: Type.String(),
+                function: Type.Object({ name: Type.String(), arguments: Type.String() }),
+              }),
+            ),
+          ),
+        }),
+        finish_reason: Type.String(),
+      }),
+      { minItems: 1 },
+    ),
+  }),
+);
+
+const isChatChunk = wireCheck(
+  Type.Object({
+    choices: Type.Array(
+      Type.Object({
+        delta: Type.Object({
+          content: Type.Optional(Nullable(Type.String())),
+          tool_calls: Type.Optional(
+            Type.Array(
+              Type.Object({
+                index: Type.Integer({ minimum: 0 }),
+                id: Type.Optional(Type.String()),
+                function: Type.Object({
+                  name: Type.Optional(Type.String()),
+                  arguments: Type.Optional(Type.String()),
+                }),
+              }),
+            ),
+          ),
+        }),
+        finish_reason: Type.Optional(Nullable(Type.String())),
+      }),
+    ),
+  }),
+);
 
 const alphaChat: Surface = {
   name: 'alpha chat',
@@ -67,14 +127,10 @@ const alphaChat: Surface = {
   }),
   read(body, stream) {
     if (!stream) {
-      const choice = (JSON.parse(body) as { choices: Array<Record<string, any>> }).choices[0]!;
-      const calls = (choice.message.tool_calls ?? []) as Array<{
-        id: string;
-        function: { name: string; arguments: string };
-      }>;
+      const choice = parsed(isChatCompletion, body).choices[0]!;
       return {
         text: choice.message.content ?? '',
-        calls: calls.map((call) => ({
+        calls: (choice.message.tool_calls ?? []).map((call) => ({
           id: call.id,
           name: call.function.name,
           args: JSON.parse(call.function.arguments),
@@ -84,21 +140,46 @@ const alphaChat: Surface = {
     }
     const answer: Answer = { text: '', calls: [], finish: undefined };
     const argumentText: string[] = [];
-    for (const chunk of dataOf(body)) {
+    for (const chunk of eventsOf(isChatChunk, body)) {
       const choice = chunk.choices[0];
       if (!choice) continue;
       answer.text += choice.delta.content ?? '';
       for (const fragment of choice.delta.tool_calls ?? []) {
         if (fragment.id)
-          answer.calls[fragment.index] = { id: fragment.id, name: fragment.function.name, args: undefined };
+          answer.calls[fragment.index] = { id: fragment.id, name: fragment.function.name ?? '', args: undefined };
         argumentText[fragment.index] = (argumentText[fragment.index] ?? '') + (fragment.function.arguments ?? '');
       }
       answer.finish = choice.finish_reason ?? answer.finish;
     }
-    answer.calls.forEach((call, index) => (call.args = JSON.parse(argumentText[index]!)));
+    for (const [index, call] of answer.calls.entries()) call.args = JSON.parse(argumentText[index]!);
     return answer;
   },
 };
+
+const ResponseBody = Type.Object({
+  status: Type.String(),
+  output: Type.Array(
+    Type.Union([
+      Type.Object({ type: Type.Literal('message'), content: Type.Array(Type.Object({ text: Type.String() })) }),
+      Type.Object({
+        type: Type.Literal('function_call'),
+        id: Type.String(),
+        call_id: Type.String(),
+        name: Type.String(),
+        arguments: Type.String(),
+      }),
+    ]),
+  ),
+});
+const isResponseBody = wireCheck(ResponseBody);
+const isResponsesEvent = wireCheck(
+  Type.Object({
+    type: Type.String(),
+    item_id: Type.Optional(Type.String()),
+    delta: Type.Optional(Type.String()),
+    response: Type.Optional(ResponseBody),
+  }),
+);
 
 const alphaResponses: Surface = {
   name: 'alpha responses',
@@ -119,31 +200,53 @@ const alphaResponses: Surface = {
     ],
   }),
   read(body, stream) {
-    let response: Record<string, any>;
+    let response: Static<typeof ResponseBody>;
     if (stream) {
-      const events = dataOf(body);
-      response = events.find((event) => event.type === 'response.completed')!.response;
+      const events = eventsOf(isResponsesEvent, body);
+      const completed = events.find((event) => event.type === 'response.completed')?.response;
+      if (!completed) throw new Error(`a stream without response.completed: ${body}`);
+      response = completed;
       // The streamed argument fragments add up to each call's arguments.
-      for (const item of response.output.filter((output: { type: string }) => output.type === 'function_call')) {
+      for (const item of response.output) {
+        if (item.type !== 'function_call') continue;
         const deltas = events.filter(
           (event) => event.type === 'response.function_call_arguments.delta' && event.item_id === item.id,
         );
         expect(deltas.map((event) => event.delta).join('')).toBe(item.arguments);
       }
-    } else response = JSON.parse(body);
-    const output = response.output as Array<Record<string, any>>;
+    } else response = parsed(isResponseBody, body);
     return {
-      text: output
-        .filter((item) => item.type === 'message')
-        .flatMap((item) => item.content.map((part: { text: string }) => part.text))
+      text: response.output
+        .flatMap((item) => (item.type === 'message' ? item.content.map((part) => part.text) : []))
         .join(''),
-      calls: output
-        .filter((item) => item.type === 'function_call')
-        .map((item) => ({ id: item.call_id, name: item.name, args: JSON.parse(item.arguments) })),
+      calls: response.output.flatMap((item) =>
+        item.type === 'function_call' ? [{ id: item.call_id, name: item.name, args: JSON.parse(item.arguments) }] : [],
+      ),
       finish: response.status,
     };
   },
 };
+
+const ContentBlock = Type.Union([
+  Type.Object({ type: Type.Literal('text'), text: Type.String() }),
+  Type.Object({ type: Type.Literal('tool_use'), id: Type.String(), name: Type.String(), input: Type.Unknown() }),
+]);
+const isBetaMessage = wireCheck(Type.Object({ content: Type.Array(ContentBlock), stop_reason: Type.String() }));
+const isBetaEvent = wireCheck(
+  Type.Object({
+    type: Type.String(),
+    index: Type.Optional(Type.Integer({ minimum: 0 })),
+    content_block: Type.Optional(ContentBlock),
+    delta: Type.Optional(
+      Type.Object({
+        type: Type.Optional(Type.String()),
+        text: Type.Optional(Type.String()),
+        partial_json: Type.Optional(Type.String()),
+        stop_reason: Type.Optional(Nullable(Type.String())),
+      }),
+    ),
+  }),
+);
 
 const beta: Surface = {
   name: 'beta',
@@ -166,37 +269,58 @@ const beta: Surface = {
   }),
   read(body, stream) {
     if (!stream) {
-      const message = JSON.parse(body) as { content: Array<Record<string, any>>; stop_reason: string };
+      const message = parsed(isBetaMessage, body);
       return {
         text: message.content.map((block) => (block.type === 'text' ? block.text : '')).join(''),
-        calls: message.content
-          .filter((block) => block.type === 'tool_use')
-          .map((block) => ({ id: block.id, name: block.name, args: block.input })),
+        calls: message.content.flatMap((block) =>
+          block.type === 'tool_use' ? [{ id: block.id, name: block.name, args: block.input }] : [],
+        ),
         finish: message.stop_reason,
       };
     }
     const answer: Answer = { text: '', calls: [], finish: undefined };
     const blocks = new Map<number, { call?: Call; json: string }>();
-    for (const event of dataOf(body)) {
-      if (event.type === 'content_block_start') {
-        const block = event.content_block;
-        blocks.set(event.index, {
+    for (const event of eventsOf(isBetaEvent, body)) {
+      const block = event.content_block;
+      if (event.type === 'content_block_start' && block)
+        blocks.set(event.index!, {
           json: '',
           ...(block.type === 'tool_use' ? { call: { id: block.id, name: block.name, args: undefined } } : {}),
         });
-      }
-      if (event.type === 'content_block_delta' && event.delta.type === 'text_delta') answer.text += event.delta.text;
-      if (event.type === 'content_block_delta' && event.delta.type === 'input_json_delta')
-        blocks.get(event.index)!.json += event.delta.partial_json;
+      if (event.type === 'content_block_delta' && event.delta?.type === 'text_delta')
+        answer.text += event.delta.text ?? '';
+      if (event.type === 'content_block_delta' && event.delta?.type === 'input_json_delta')
+        blocks.get(event.index!)!.json += event.delta.partial_json ?? '';
       if (event.type === 'content_block_stop') {
-        const block = blocks.get(event.index)!;
-        if (block.call) answer.calls.push({ ...block.call, args: JSON.parse(block.json) });
+        const stopped = blocks.get(event.index!)!;
+        if (stopped.call) answer.calls.push({ ...stopped.call, args: JSON.parse(stopped.json) });
       }
-      if (event.type === 'message_delta') answer.finish = event.delta.stop_reason;
+      if (event.type === 'message_delta') answer.finish = event.delta?.stop_reason ?? undefined;
     }
     return answer;
   },
 };
+
+const isGammaChunk = wireCheck(
+  Type.Object({
+    candidates: Type.Array(
+      Type.Object({
+        content: Type.Object({
+          parts: Type.Array(
+            Type.Object({
+              text: Type.Optional(Type.String()),
+              functionCall: Type.Optional(
+                Type.Object({ id: Type.Optional(Type.String()), name: Type.String(), args: Type.Unknown() }),
+              ),
+            }),
+          ),
+        }),
+        finishReason: Type.Optional(Type.String()),
+      }),
+      { minItems: 1 },
+    ),
+  }),
+);
 
 const gamma: Surface = {
   name: 'gamma',
@@ -227,10 +351,10 @@ const gamma: Surface = {
     ],
   }),
   read(body, stream) {
-    const chunks = stream ? dataOf(body) : [JSON.parse(body) as Record<string, any>];
+    const chunks = stream ? eventsOf(isGammaChunk, body) : [parsed(isGammaChunk, body)];
     const answer: Answer = { text: '', calls: [], finish: undefined };
     for (const chunk of chunks) {
-      const candidate = chunk.candidates[0];
+      const candidate = chunk.candidates[0]!;
       for (const part of candidate.content.parts) {
         answer.text += part.text ?? '';
         if (part.functionCall)

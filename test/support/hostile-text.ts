@@ -61,9 +61,10 @@ function collect(
 ): void {
   if (depth > maxPoisonDepth) return;
   if (Array.isArray(value)) {
-    value.forEach((item, index) =>
-      typeof item === 'string' ? strings.push([value, index]) : collect(item, strings, objects, depth + 1),
-    );
+    for (const [index, item] of value.entries()) {
+      if (typeof item === 'string') strings.push([value, index]);
+      else collect(item, strings, objects, depth + 1);
+    }
   } else if (isContainer(value)) {
     const record = value as Record<string, unknown>;
     objects.push(record);

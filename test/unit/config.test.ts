@@ -1,3 +1,4 @@
+// biome-ignore-all lint/suspicious/noTemplateCurlyInString: ${VAR} is the configuration file's interpolation syntax
 import { describe, expect, it } from 'vitest';
 import { readEnvironment, EnvironmentError } from '../../src/config/environment.ts';
 import { ConfigError, loadConfigFile, parseConfig } from '../../src/config/load-config.ts';

@@ -10,6 +10,7 @@ import {
   RateLimitedError,
   RateLimitStore,
   tokensUsed,
+  type Admission,
   type RateLimits,
 } from '../../src/billing/rate-limits.ts';
 import {
@@ -102,9 +103,10 @@ describe('rate limits', () => {
     const read: string[] = [];
     const usage = (fields: Record<string, number>) =>
       new Proxy(fields, {
-        getOwnPropertyDescriptor: (target, name) => (
-          read.push(String(name)), Reflect.getOwnPropertyDescriptor(target, name)
-        ),
+        getOwnPropertyDescriptor: (target, name) => {
+          read.push(String(name));
+          return Reflect.getOwnPropertyDescriptor(target, name);
+        },
       });
     await limiter.chargeUsage('key_unlimited', usage({ totalTokens: 1000 }));
     expect(read).toEqual([]);
@@ -272,7 +274,7 @@ describe('blocks of limits held by each process', () => {
       await store.ready(5_000);
       const limiter = new KeyRateLimiter(store);
       const busy = limits({ requestsPerMinute: 6_400 });
-      let last;
+      let last: Admission | undefined;
       for (let index = 0; index < 10; index += 1) last = await limiter.admit('key_busy', busy);
       expect(last!.standing.requests).toMatchObject({ limit: 6_400, remaining: 6_390 });
       expect(await redis.get(`${prefix}:rpm:key_busy`)).toBe('100');

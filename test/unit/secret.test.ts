@@ -28,7 +28,7 @@ describe('Secret', () => {
       JSON.stringify({ secret }),
       String(secret),
       `${secret}`,
-      'key: ' + secret,
+      `key: ${secret}`,
       inspect(secret),
       inspect({ nested: { secret } }, { depth: 10, showHidden: true }),
       format('%s %o %O %j', secret, secret, secret, secret),

@@ -99,13 +99,14 @@ describe('findUnstorableText', () => {
 
   it('finds a bad character put anywhere in a value', () => {
     const bad = fc.constantFrom('\u0000', '\ud800', '\udc00', 'a\u0000', 'x\udbffy');
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: NUL is unstorable: the other texts must hold none
+    const unstorable = /[\ud800-\udfff\u0000]/g;
     fc.assert(
       fc.property(fc.array(fc.string(), { minLength: 1, maxLength: 5 }), fc.nat(), bad, (texts, pick, char) => {
         const index = pick % texts.length;
         const value = {
           items: texts.map((text, at) => ({
-            text:
-              at === index ? text.replace(/[\ud800-\udfff]/g, '') + char : text.replace(/[\ud800-\udfff\u0000]/g, ''),
+            text: at === index ? text.replace(/[\ud800-\udfff]/g, '') + char : text.replace(unstorable, ''),
           })),
         };
         expect(findUnstorableText(value, 'body')?.path).toBe(`body.items[${index}].text`);

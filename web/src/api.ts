@@ -57,7 +57,7 @@ export async function request<T>(
     throw new ApiError('the gateway cannot be reached', 0);
   }
   const text = await response.text();
-  let parsed: unknown ;
+  let parsed: unknown;
   try {
     parsed = text === '' ? undefined : JSON.parse(text);
   } catch {

@@ -3,6 +3,7 @@ import {
   textOf,
   type ChatMessage,
   type ChatParameterName,
+  type ChatPart,
   type ChatRequest,
   type ChatStreamEvent,
   type FinishReason,
@@ -33,36 +34,38 @@ export function anthropicHeaders(
   };
 }
 
+function anthropicBlock(part: ChatPart): object {
+  switch (part.type) {
+    case 'text':
+      return { type: 'text', text: part.text };
+    case 'image':
+      return {
+        type: 'image',
+        source:
+          part.image.kind === 'url'
+            ? { type: 'url', url: part.image.url }
+            : { type: 'base64', media_type: part.image.mediaType, data: part.image.data },
+      };
+    case 'tool-call':
+      return {
+        type: 'tool_use',
+        id: part.call.id,
+        name: part.call.name,
+        input: argumentsObject(part.call.arguments),
+      };
+    case 'tool-result':
+      return {
+        type: 'tool_result',
+        tool_use_id: part.result.callId,
+        content: part.result.output,
+        ...(part.result.isError ? { is_error: true } : {}),
+      };
+  }
+}
+
 function anthropicBlocks(content: ChatMessage['content']): object[] {
   if (typeof content === 'string') return [{ type: 'text', text: content }];
-  return content.map((part) => {
-    switch (part.type) {
-      case 'text':
-        return { type: 'text', text: part.text };
-      case 'image':
-        return {
-          type: 'image',
-          source:
-            part.image.kind === 'url'
-              ? { type: 'url', url: part.image.url }
-              : { type: 'base64', media_type: part.image.mediaType, data: part.image.data },
-        };
-      case 'tool-call':
-        return {
-          type: 'tool_use',
-          id: part.call.id,
-          name: part.call.name,
-          input: argumentsObject(part.call.arguments),
-        };
-      case 'tool-result':
-        return {
-          type: 'tool_result',
-          tool_use_id: part.result.callId,
-          content: part.result.output,
-          ...(part.result.isError ? { is_error: true } : {}),
-        };
-    }
-  });
+  return content.map(anthropicBlock);
 }
 
 /**

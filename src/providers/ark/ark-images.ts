@@ -54,7 +54,7 @@ export function seedreamBody(request: ImageGenerationRequest): SeedreamRequest {
 }
 
 function box(values: readonly number[] | undefined): LayerBox | undefined {
-  if (!values || values.length !== 4 || !values.every(Number.isFinite)) return undefined;
+  if (values?.length !== 4 || !values.every(Number.isFinite)) return undefined;
   return [values[0]!, values[1]!, values[2]!, values[3]!];
 }
 

@@ -3,6 +3,7 @@ import {
   textOf,
   type ChatMessage,
   type ChatParameterName,
+  type ChatPart,
   type ChatRequest,
   type ChatStreamEvent,
   type FinishReason,
@@ -41,22 +42,24 @@ function functionResponse(result: ToolResult): object {
   return whole ? output : { result: result.output };
 }
 
+function geminiPart(part: ChatPart): object {
+  switch (part.type) {
+    case 'text':
+      return { text: part.text };
+    case 'image':
+      return part.image.kind === 'base64'
+        ? { inlineData: { mimeType: part.image.mediaType, data: part.image.data } }
+        : { fileData: { mimeType: mediaTypeOfUrl(part.image.url), fileUri: part.image.url } };
+    case 'tool-call':
+      return { functionCall: { name: part.call.name, args: argumentsObject(part.call.arguments) } };
+    case 'tool-result':
+      return { functionResponse: { name: part.result.name, response: functionResponse(part.result) } };
+  }
+}
+
 function geminiParts(content: ChatMessage['content']): object[] {
   if (typeof content === 'string') return [{ text: content }];
-  return content.map((part) => {
-    switch (part.type) {
-      case 'text':
-        return { text: part.text };
-      case 'image':
-        return part.image.kind === 'base64'
-          ? { inlineData: { mimeType: part.image.mediaType, data: part.image.data } }
-          : { fileData: { mimeType: mediaTypeOfUrl(part.image.url), fileUri: part.image.url } };
-      case 'tool-call':
-        return { functionCall: { name: part.call.name, args: argumentsObject(part.call.arguments) } };
-      case 'tool-result':
-        return { functionResponse: { name: part.result.name, response: functionResponse(part.result) } };
-    }
-  });
+  return content.map(geminiPart);
 }
 
 /** The conversation as `user` and `model` turns; tool results go in a user turn, merged with adjacent user parts. */

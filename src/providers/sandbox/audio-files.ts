@@ -60,7 +60,7 @@ function oggPage(
   header.writeUInt32LE(options.serial, 14);
   header.writeUInt32LE(options.sequence, 18);
   header.writeUInt8(packets.length, 26);
-  packets.forEach((packet, index) => header.writeUInt8(packet.length, 27 + index));
+  for (const [index, packet] of packets.entries()) header.writeUInt8(packet.length, 27 + index);
   const page = Buffer.concat([header, ...packets]);
   page.writeUInt32LE(oggCrc(page), 22);
   return page;

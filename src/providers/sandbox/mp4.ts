@@ -17,13 +17,13 @@ function fullBox(type: string, version: number, flags: number, ...payload: Buffe
 
 function u32(...values: number[]): Buffer {
   const buffer = Buffer.alloc(4 * values.length);
-  values.forEach((value, index) => buffer.writeUInt32BE(value >>> 0, 4 * index));
+  for (const [index, value] of values.entries()) buffer.writeUInt32BE(value >>> 0, 4 * index);
   return buffer;
 }
 
 function u16(...values: number[]): Buffer {
   const buffer = Buffer.alloc(2 * values.length);
-  values.forEach((value, index) => buffer.writeUInt16BE(value & 0xffff, 2 * index));
+  for (const [index, value] of values.entries()) buffer.writeUInt16BE(value & 0xffff, 2 * index);
   return buffer;
 }
 

@@ -23,7 +23,10 @@ export function sseSplitter(maxEventCharacters: number): StreamSplitter {
   return (text) => {
     parser.feed(text);
     // Counted from the last event on, so an event that never ends is refused instead of buffered.
-    if (completed.length === 0 && (pending += text.length) > maxEventCharacters) throw tooLarge(maxEventCharacters);
+    if (completed.length === 0) {
+      pending += text.length;
+      if (pending > maxEventCharacters) throw tooLarge(maxEventCharacters);
+    }
     return completed.splice(0);
   };
 }
@@ -90,8 +93,8 @@ class JsonArraySplitter {
     }
     if (this.state === 'inside') {
       this.element.push(text.slice(start));
-      if ((this.elementLength += text.length - start) > this.maxElementCharacters)
-        throw tooLarge(this.maxElementCharacters);
+      this.elementLength += text.length - start;
+      if (this.elementLength > this.maxElementCharacters) throw tooLarge(this.maxElementCharacters);
     }
     return completed;
   }

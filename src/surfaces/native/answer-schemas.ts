@@ -13,7 +13,7 @@ export const archivedMediaTypes = [
   ...Object.values(audioMediaTypes),
 ];
 
-const Capabilities = Type.Unsafe<Capabilities>({
+const EffectiveCapabilitiesSchema = Type.Unsafe<Capabilities>({
   ...CapabilitiesSchema,
   description: 'The effective capabilities of the priority-winning provider row; absent means unconstrained',
 });
@@ -27,7 +27,7 @@ export const ModelSchema = Type.Object(
     outputModalities: Type.Array(Type.String()),
     isActive: Type.Literal(true),
     revision: Type.Integer(),
-    capabilities: Type.Optional(Capabilities),
+    capabilities: Type.Optional(EffectiveCapabilitiesSchema),
     createdAt: Type.Optional(Type.String()),
     updatedAt: Type.Optional(Type.String()),
   },

@@ -76,7 +76,7 @@ export function KeysPage({ onChanged }: { onChanged: () => void }) {
         week and month; the total never resets.
       </p>
       {accountLimits ? (
-        <p class="muted" aria-label="Account rate limits">
+        <p class="muted">
           Account rate limits, set by the operator: {rateLimitsText(accountLimits) ?? 'none'}. Each applies to every
           key; a key's own limit can only be lower.
         </p>
@@ -150,9 +150,7 @@ function KeyCard({
         <code>{apiKey.prefix}</code> · created {dateTime(apiKey.createdAt)} · id <code>{apiKey.id}</code>
       </p>
       <SpendTable apiKey={apiKey} />
-      <p class="muted" aria-label={`Rate limits of ${apiKey.name}`}>
-        Rate limits: {rateLimitsText(apiKey.rateLimits) ?? "the account's"}
-      </p>
+      <p class="muted">Rate limits: {rateLimitsText(apiKey.rateLimits) ?? "the account's"}</p>
       <div class="actions">
         <button type="button" onClick={() => onAction({ kind: 'reveal', key: apiKey })}>
           Reveal

@@ -32,8 +32,10 @@ function Preview({ item, output, index }: { item: MediaItem; output: MediaItem['
       />
     );
   if (output.mediaType.startsWith('video/'))
+    // biome-ignore lint/a11y/useMediaCaption: a model's generated video comes with no caption track to offer
     return <video src={output.downloadUrl} controls preload="metadata" aria-label={`Generated ${label}`} />;
   if (output.mediaType.startsWith('audio/'))
+    // biome-ignore lint/a11y/useMediaCaption: a model's generated audio comes with no caption track to offer
     return <audio src={output.downloadUrl} controls preload="metadata" aria-label={`Generated ${label}`} />;
   return null;
 }
