@@ -340,6 +340,7 @@ export async function openCore(options: CoreOptions): Promise<Core> {
           }
         : {}),
     },
+    settlementWaitMs: config.ledger.settlementWaitMs,
     reportFailure: (error, reservation) =>
       logger.error(
         { err: error, holdId: reservation.id },

@@ -6,6 +6,7 @@ import type { ModelPricing } from '../domain/model-pricing.ts';
 import type { StorageEvent } from '../storage/database.ts';
 import type { HoldOutcome, LedgerRepository, SettleInput } from '../storage/ledger-repository.ts';
 import { CreditLeases, type LeaseOptions } from './credit-leases.ts';
+import { PendingSettlements } from './pending-settlements.ts';
 import { requirePricing, tokenCost } from './pricing.ts';
 import { Reservation, type HeldCredit, type ReservationContext } from './reservation.ts';
 
@@ -43,6 +44,11 @@ export interface CreditLedgerOptions {
   reportLeaseFailure: (error: unknown) => void;
   /** A usage record was written; the request's log line carries it when it has one. */
   onRecorded?: (generation: RecordedGeneration, requestLog: RequestLog | undefined) => void;
+  /**
+   * How long a read of an account's money waits for this process's settlements of it still being written
+   * (absent: 0, the read answers with what is written).
+   */
+  settlementWaitMs?: number;
   clock?: () => Date;
 }
 
@@ -59,6 +65,7 @@ export class CreditLedger {
   private readonly clock: () => Date;
   private readonly leases: CreditLeases | undefined;
   private readonly askPeers: ((accountId: string) => Promise<void>) | undefined;
+  private readonly pending: PendingSettlements;
 
   constructor(
     private readonly ledger: LedgerRepository,
@@ -73,6 +80,7 @@ export class CreditLedger {
       ...(options.onRecorded ? { onRecorded: options.onRecorded } : {}),
     };
     this.askPeers = options.leases?.askPeers;
+    this.pending = new PendingSettlements(options.settlementWaitMs ?? 0);
     this.leases =
       options.leases && options.leases.maxLeaseNanos > 0n
         ? new CreditLeases(
@@ -149,10 +157,27 @@ export class CreditLedger {
       input.apiKeyId,
       input.amountNanos,
       input.modelId,
-      credit,
+      this.pendingUntilWritten(input.accountId, credit),
       this.context,
       input.requestLog,
     );
+  }
+
+  /**
+   * Resolves once the settlements of the account this process has sent are written (at most
+   * `settlementWaitMs`): a read of the account's balance, spend or usage that waits for it shows the charge
+   * of every answer this process has already given. Other processes' settlements show once they write them.
+   */
+  settledFor(accountId: string): Promise<void> {
+    return this.pending.settled(accountId);
+  }
+
+  /** Credit whose settlement counts as pending for the account from the moment it is sent until it is written. */
+  private pendingUntilWritten(accountId: string, credit: HeldCredit): HeldCredit {
+    return {
+      settle: (input) => this.pending.track(accountId, credit.settle(input)),
+      release: () => credit.release(),
+    };
   }
 
   /** This process's credit leases, and the credit in them (for metrics). */

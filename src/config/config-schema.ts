@@ -236,6 +236,7 @@ export const ConfigFileSchema = Type.Object(
           heartbeatSeconds: Type.Optional(Type.Integer({ minimum: 1, maximum: 3_600 })),
           leaseMaxUsd: Type.Optional(Type.Number({ minimum: 0, maximum: 1_000_000 })),
           leaseIdleMs: Type.Optional(Type.Integer({ minimum: 10, maximum: 3_600_000 })),
+          settlementWaitMs: Type.Optional(Type.Integer({ minimum: 0, maximum: 60_000 })),
         },
         { additionalProperties: false },
       ),

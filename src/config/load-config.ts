@@ -48,7 +48,14 @@ export interface GatewayConfig {
   accounts: { maxApiKeys: number; signupCreditsUsd: number; sessionTtlSeconds: number } & AccountAbuseLimits;
   /** Per-key rate limits: what to do while Redis (REDIS_URL) is unreachable, and the prefix of their counters there. */
   rateLimits: { redisFailure: 'open' | 'closed'; redisKeyPrefix: string };
-  ledger: { orphanHoldSeconds: number; heartbeatSeconds: number; leaseMaxNanos: bigint; leaseIdleMs: number };
+  ledger: {
+    orphanHoldSeconds: number;
+    heartbeatSeconds: number;
+    leaseMaxNanos: bigint;
+    leaseIdleMs: number;
+    /** How long a read of an account's balance, spend or usage waits for this process's settlements of it. */
+    settlementWaitMs: number;
+  };
   usage: { maxPageSize: number };
   /**
    * Connections kept open to one provider origin at most (more requests wait for one); failures in a row that
@@ -184,6 +191,7 @@ export const configDefaults = {
   heartbeatSeconds: 15,
   leaseMaxUsd: 1,
   leaseIdleMs: 2_000,
+  settlementWaitMs: 500,
   maxPageSize: 100,
   providerTimeoutMs: 600_000,
   providerFirstByteTimeoutMs: 300_000,
@@ -396,6 +404,7 @@ function build(file: ConfigFile, path: string): GatewayConfig {
       heartbeatSeconds,
       leaseMaxNanos: usdToNanos(file.ledger?.leaseMaxUsd ?? configDefaults.leaseMaxUsd),
       leaseIdleMs: file.ledger?.leaseIdleMs ?? configDefaults.leaseIdleMs,
+      settlementWaitMs: file.ledger?.settlementWaitMs ?? configDefaults.settlementWaitMs,
     },
     usage: { maxPageSize: file.usage?.maxPageSize ?? configDefaults.maxPageSize },
     upstream: {

@@ -35,7 +35,7 @@ describe('two gateway processes on one PostgreSQL database', () => {
     const start = () => {
       const dataDir = mkdtempSync(path.join(tmpdir(), 'gw-worker-'));
       dataDirs.push(dataDir);
-      return startLedgerWorker({ storage: { kind: 'postgres', url }, configText, dataDir, lifetimeMs: 90_000 });
+      return startLedgerWorker({ storage: { kind: 'postgres', url }, configText, dataDir, lifetimeMs: 180_000 });
     };
     workers = await Promise.all([start(), start()]);
   });
@@ -202,6 +202,53 @@ describe('two gateway processes on one PostgreSQL database', () => {
     expect(checks).toBeGreaterThan(2);
     expect(sumOf(rounds, (result) => result.admitted)).toBeGreaterThan(0);
     await expectConservation(accountId, creditsNanos, rounds);
+  });
+
+  it("shows a charge to its own process's next read at once, and to another process's within a second", async () => {
+    const [a] = workers;
+    const { key } = await a.call('createFundedKey', { credits: 5 });
+    const balanceIn = {
+      a: async () => {
+        const read = await a.call('inject', {
+          method: 'GET',
+          url: '/api/compat/v1/balance',
+          headers: { 'x-api-key': key },
+        });
+        return (JSON.parse(read.body) as { creditBalance: number }).creditBalance;
+      },
+      b: async () => {
+        const read = await gateway.app.inject({
+          method: 'GET',
+          url: '/api/compat/v1/balance',
+          headers: { 'x-api-key': key },
+        });
+        return read.json<{ creditBalance: number }>().creditBalance;
+      },
+    };
+    // Both processes have authenticated the key before: the reads below are what they cost warm.
+    expect(await balanceIn.a()).toBe(5);
+    expect(await balanceIn.b()).toBe(5);
+    const answer = await a.call('inject', {
+      method: 'POST',
+      url: '/api/alpha/v1/embeddings',
+      headers: { authorization: `Bearer ${key}` },
+      payload: { model: 'sandbox-embedding', input: Array.from({ length: 128 }, (_, index) => `input ${index}`) },
+      dropBody: true,
+    });
+    expect(answer.statusCode).toBe(200);
+    // Process B (this one) has nothing of A's to wait for: it reads until A's settlement is written.
+    const seenByB = (async () => {
+      for (;;) {
+        const balance = await balanceIn.b();
+        if (balance < 5) return { balance, lagMs: Date.now() - answer.at };
+        await new Promise((resolve) => setTimeout(resolve, 5));
+      }
+    })();
+    const readByA = await balanceIn.a();
+    expect(readByA).toBeLessThan(5);
+    const { balance, lagMs } = await seenByB;
+    expect(balance).toBe(readByA);
+    expect(lagMs).toBeLessThan(1_000);
   });
 
   it('has a key disabled, enabled and revoked through process A take effect in process B within a second', async () => {

@@ -97,6 +97,20 @@ export interface WorkerCommands {
   watchKey: { args: { key: string; intervalMs: number; timeoutMs: number }; result: { firstAttemptOk: boolean } };
   setActive: { args: { accountId: string; keyId: string; isActive: boolean }; result: { at: number } };
   revoke: { args: { accountId: string; keyId: string }; result: { at: number } };
+  /**
+   * An HTTP request answered by this process's gateway (in process); `at` is when its answer was complete.
+   * With `dropBody` the body stays here (large answers would take long to cross the IPC channel).
+   */
+  inject: {
+    args: {
+      method: 'GET' | 'POST';
+      url: string;
+      headers: Record<string, string>;
+      payload?: Record<string, unknown>;
+      dropBody?: boolean;
+    };
+    result: { statusCode: number; body: string; at: number };
+  };
   /** Whether the process receives every storage event now (its LISTEN connection is up: Storage.listening). */
   listening: { args: Record<string, never>; result: { listening: boolean } };
   /** Closes the gateway gracefully, then the process exits 0. */
@@ -515,6 +529,10 @@ async function runWorker(options: LedgerWorkerOptions): Promise<void> {
       revoke: async ({ accountId, keyId }) => {
         await services.apiKeys.revoke(accountId, keyId);
         return { at: Date.now() };
+      },
+      inject: async ({ method, url, headers, payload, dropBody }) => {
+        const response = await gateway.app.inject({ method, url, headers, ...(payload ? { payload } : {}) });
+        return { statusCode: response.statusCode, body: dropBody ? '' : response.body, at: Date.now() };
       },
       listening: async () => ({ listening: gateway.core.storage.listening() }),
       close: async () => {

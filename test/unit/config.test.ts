@@ -228,6 +228,13 @@ describe('gateway.yaml', () => {
       expect(problemOf(`${base}ledger: { leaseIdleMs: ${value} }\n`)).toContain('ledger.leaseIdleMs');
   });
 
+  it("reads how long a read of an account's money waits for this process's settlements", () => {
+    expect(parseConfig(base, 'gateway.yaml', {}).ledger.settlementWaitMs).toBe(500);
+    expect(parseConfig(`${base}ledger: { settlementWaitMs: 0 }\n`, 'gateway.yaml', {}).ledger.settlementWaitMs).toBe(0);
+    for (const value of ['-1', '1.5', '60001', '"5"'])
+      expect(problemOf(`${base}ledger: { settlementWaitMs: ${value} }\n`)).toContain('ledger.settlementWaitMs');
+  });
+
   it('reads upstream time limits, the stream event limit and per-model output limits, with defaults', () => {
     const defaults = parseConfig(base, 'gateway.yaml', {});
     expect([...defaults.providers.values()][0]).toMatchObject({

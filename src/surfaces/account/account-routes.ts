@@ -7,6 +7,7 @@ import { principalOf, requireCredential } from '../../http/authentication.ts';
 import { answersNotStored } from '../../http/session-cookies.ts';
 import { ApiKeySchema, RateLimitsSchema } from '../../http/answer-schemas.ts';
 import { noBody } from '../../http/openapi/route-documentation.ts';
+import { afterOwnSettlements } from '../../http/settled-reads.ts';
 import { KeyIdParams, KeyPatchBody, LimitsPatch, NewKeyBody, RateLimitsPatch } from '../../http/schemas.ts';
 import { AccountSchema, CreatedKeySchema, ListedKeySchema, PricedModelSchema } from './account-schemas.ts';
 import { mediaRoutes } from './media-routes.ts';
@@ -16,7 +17,8 @@ import { usageRoutes } from './usage-routes.ts';
  * The signed-in account's own resources (used by the dashboard). A session or one of the account's keys may
  * read them; creating, limiting, revealing and revoking keys needs a session, so a key with spend caps can
  * neither lift its own caps nor mint an uncapped key. The session cookie is accepted here, and with it the
- * CSRF rule (see http/session-cookies.ts); the usage and media routes registered here inherit both.
+ * CSRF rule (see http/session-cookies.ts); the usage and media routes registered here inherit both. Every read
+ * here first waits for this process's settlements of the account (http/settled-reads.ts).
  */
 export const accountRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServices; secureCookies: boolean }> = async (
   app,
@@ -24,6 +26,7 @@ export const accountRoutes: FastifyPluginAsyncTypebox<{ services: GatewayService
 ) => {
   app.addHook('onRequest', answersNotStored);
   app.addHook('onRequest', requireCredential(services.authenticator, { acceptCookie: { secureCookies } }));
+  app.addHook('preHandler', afterOwnSettlements(services.ledger));
   await app.register(usageRoutes, { services });
   await app.register(mediaRoutes, { services });
   const accountIdOf = (request: FastifyRequest) => principalOf(request).accountId;

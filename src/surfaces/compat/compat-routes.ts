@@ -4,9 +4,11 @@ import type { GatewayServices } from '../../gateway/services.ts';
 import { principalOf, requireCredential } from '../../http/authentication.ts';
 import { BalanceSchema, KeyLookupSchema, UsagePageSchema } from '../../http/answer-schemas.ts';
 import { PageQueryFields } from '../../http/schemas.ts';
+import { afterOwnSettlements } from '../../http/settled-reads.ts';
 
 export const compatRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServices }> = async (app, { services }) => {
   app.addHook('onRequest', requireCredential(services.authenticator));
+  app.addHook('preHandler', afterOwnSettlements(services.ledger));
   const maxPageSize = services.config.usage.maxPageSize;
 
   app.get(

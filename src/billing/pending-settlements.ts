@@ -1,0 +1,47 @@
+/**
+ * Settlements this process has sent to storage and not yet seen written, by account. An answer goes out
+ * while its settlement is still on its way (the hold covers the cost meanwhile); a read of the account's
+ * money waits for them here, so the client's next read shows what its last answer cost.
+ */
+export class PendingSettlements {
+  private readonly byAccount = new Map<string, Set<Promise<unknown>>>();
+
+  constructor(private readonly maxWaitMs: number) {}
+
+  /** Counts `settlement` as pending for the account until it is written or refused. */
+  track<T>(accountId: string, settlement: Promise<T>): Promise<T> {
+    let pending = this.byAccount.get(accountId);
+    if (!pending) {
+      pending = new Set();
+      this.byAccount.set(accountId, pending);
+    }
+    const tracked = settlement.then(
+      () => undefined,
+      () => undefined,
+    );
+    pending.add(tracked);
+    void tracked.then(() => {
+      pending.delete(tracked);
+      if (pending.size === 0 && this.byAccount.get(accountId) === pending) this.byAccount.delete(accountId);
+    });
+    return settlement;
+  }
+
+  /**
+   * Resolves once every settlement of the account pending now is written or refused, or after `maxWaitMs`,
+   * whichever comes first: a database slow to write makes a read answer with what is settled, not hang.
+   */
+  async settled(accountId: string): Promise<void> {
+    const pending = this.byAccount.get(accountId);
+    if (!pending) return;
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, this.maxWaitMs);
+    });
+    try {
+      await Promise.race([Promise.all(pending), timedOut]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+}

@@ -1,0 +1,18 @@
+import type { FastifyRequest } from 'fastify';
+import type { CreditLedger } from '../billing/credit-ledger.ts';
+import { principalOf } from './authentication.ts';
+
+/**
+ * The one gate of every read of an account's money (balance, key spend, usage records and daily spend, the
+ * dashboard's account and key pages): before answering, waits for the settlements this process is still
+ * writing for the caller's account (bounded by `ledger.settlementWaitMs`), so a client's read shows the
+ * charge of every answer it already has from this process. Writes show no spend and do not wait.
+ * Registered after authentication, as a preHandler: a request refused for its credential or its query
+ * answers at once.
+ */
+export function afterOwnSettlements(ledger: Pick<CreditLedger, 'settledFor'>) {
+  return async (request: FastifyRequest): Promise<void> => {
+    if (request.method !== 'GET' && request.method !== 'HEAD') return;
+    await ledger.settledFor(principalOf(request).accountId);
+  };
+}
