@@ -75,6 +75,8 @@ export type StorageOptions =
 
 const migrationsFolder = path.join(path.dirname(fileURLToPath(import.meta.url)), 'migrations');
 const eventChannel = 'gateway_events';
+/** The `application_name` of every gateway process's LISTEN connection. */
+export const listenerApplicationName = 'gateway-events-listener';
 /** Arbitrary constant naming the advisory lock that serialises migrations across processes. */
 const migrationLockId = 7_270_301;
 /** Connections of an embedded server's pool: one client process, and at most two cores' worth of work. */
@@ -228,6 +230,8 @@ class PostgresListener {
   private async connect(): Promise<pg.Client> {
     const client = new pg.Client({
       connectionString: this.url,
+      // Named, so an operator (and a test) finds it in pg_stat_activity whatever it last ran (a probe, say).
+      application_name: listenerApplicationName,
       keepAlive: true,
       keepAliveInitialDelayMillis: listenerKeepAliveDelayMs,
     });
