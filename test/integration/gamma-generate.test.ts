@@ -184,6 +184,25 @@ describe('gamma generateContent with the official Gemini SDK', () => {
     });
   });
 
+  it('takes an empty safetySettings (as LangChain always sends) to any model, and refuses settings it cannot carry', async () => {
+    const { key } = await gateway.createFundedKey({ credits: 1 });
+    const call = (safetySettings: unknown[]) =>
+      gateway.request({
+        method: 'POST',
+        url: '/api/gamma/v1beta/models/echo:generateContent',
+        headers: { 'x-goog-api-key': key },
+        payload: { contents: 'alpha beta', safetySettings },
+      });
+    const empty = await call([]);
+    expect(empty.statusCode).toBe(200);
+    expect(empty.json<{ candidates: Array<{ content: { parts: Array<{ text: string }> } }> }>()).toMatchObject({
+      candidates: [{ content: { parts: [{ text: 'alpha beta' }] } }],
+    });
+    const settings = await call([{ category: 'HARM_CATEGORY_HARASSMENT', threshold: 'BLOCK_NONE' }]);
+    expect(settings.statusCode).toBe(400);
+    expect(settings.json<{ errors: string[] }>().errors.join(' ')).toContain('safetySettings');
+  });
+
   it('accepts x-goog-api-key on the gamma surface only', async () => {
     const { key } = await gateway.createFundedKey({ credits: 1 });
     expect(

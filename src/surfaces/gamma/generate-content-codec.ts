@@ -264,8 +264,9 @@ export function decodeContents(body: GenerateContentBody): DecodedChat {
       messages.push(...userTurn(parts));
     }
   }
-  for (const field of ['safetySettings', 'cachedContent'] as const)
-    if (body[field] !== undefined) untranslatable.add(field);
+  // An empty list of safety settings asks for nothing (LangChain's Gemini client always sends one): it blocks no upstream.
+  if (body.safetySettings !== undefined && body.safetySettings.length > 0) untranslatable.add('safetySettings');
+  if (body.cachedContent !== undefined) untranslatable.add('cachedContent');
   const tools = decodeTools(body.tools, untranslatable);
   const toolChoice = decodeToolConfig(body.toolConfig, untranslatable);
   return {
