@@ -3,8 +3,11 @@ import { errorCatalogue, isGatewayError, type ErrorCode } from '../domain/errors
 import { UpstreamUnreachableError } from '../domain/upstream-failure.ts';
 
 /**
- * The spec's generic error envelope, identical on every surface. `error` is added beside the spec's fields
- * in the shape the official SDKs read (`{message, type, code}`), so they show the gateway's message.
+ * The spec's generic error envelope, the same fields on every surface. Beside them, the error in the shape the
+ * clients of the path's surface parse, so they show the gateway's message: OpenAI's `error: {message, type,
+ * code}` (alpha, and every route of the gateway's own); Anthropic's top-level `type: "error"` with that same
+ * `error` (beta); Google's `error: {code, message, status, details}`, with the HTTP status as `code` and the
+ * gateway's code in an `ErrorInfo` detail (gamma).
  */
 export interface ErrorEnvelope {
   errors: string[];
@@ -12,8 +15,25 @@ export interface ErrorEnvelope {
   success: false;
   path: string;
   timestamp: number;
-  error: { message: string; type: string; code: ErrorCode };
+  type?: 'error';
+  error: SdkError | GoogleRpcError;
 }
+
+export interface SdkError {
+  message: string;
+  type: string;
+  code: ErrorCode;
+}
+
+export interface GoogleRpcError {
+  code: number;
+  message: string;
+  status: string;
+  details: Array<{ '@type': typeof errorInfoType; reason: ErrorCode; domain: typeof errorDomain }>;
+}
+
+const errorInfoType = 'type.googleapis.com/google.rpc.ErrorInfo';
+const errorDomain = 'gateway';
 
 export interface Classified {
   status: number;
@@ -43,14 +63,62 @@ export function errorTypeFor(status: number): string {
 }
 
 export function errorEnvelope(status: number, code: ErrorCode, messages: string[], path: string): ErrorEnvelope {
-  return {
+  const message = messages.join('; ');
+  const envelope: ErrorEnvelope = {
     errors: messages,
     status,
     success: false,
     path,
     timestamp: Date.now(),
-    error: { message: messages.join('; '), type: errorTypeFor(status), code },
+    error: { message, type: errorTypeFor(status), code },
   };
+  if (path.startsWith('/api/beta/')) envelope.type = 'error';
+  else if (path.startsWith('/api/gamma/')) {
+    envelope.error = {
+      code: status,
+      message,
+      status: rpcStatusFor(status),
+      details: [{ '@type': errorInfoType, reason: code, domain: errorDomain }],
+    };
+  }
+  return envelope;
+}
+
+/** The google.rpc status Google's APIs answer with each HTTP status (the names its SDKs branch on). */
+export function rpcStatusFor(status: number): string {
+  switch (status) {
+    case 400:
+    case 413:
+    case 415:
+      return 'INVALID_ARGUMENT';
+    case 401:
+      return 'UNAUTHENTICATED';
+    case 403:
+      return 'PERMISSION_DENIED';
+    case 404:
+      return 'NOT_FOUND';
+    case 409:
+      return 'ALREADY_EXISTS';
+    case 429:
+      return 'RESOURCE_EXHAUSTED';
+    case 501:
+      return 'UNIMPLEMENTED';
+    case 503:
+      return 'UNAVAILABLE';
+    case 504:
+      return 'DEADLINE_EXCEEDED';
+    default:
+      return status < 500 ? 'FAILED_PRECONDITION' : 'INTERNAL';
+  }
+}
+
+/**
+ * Refusals that the same request cannot get past by being sent again (a balance, a spend cap, a key, the
+ * request itself): the official SDKs retry every 429 and some 4xx unless told not to. Only a rate limit's 429
+ * passes with time, and the rate-limit hook says so itself.
+ */
+function retryCannotHelp(status: number, code: ErrorCode): boolean {
+  return status >= 400 && status < 500 && code !== 'GW_RATE_LIMITED' && code !== 'GW_TOO_MANY_ATTEMPTS';
 }
 
 export function sendError(
@@ -61,6 +129,7 @@ export function sendError(
   messages: string[],
 ): FastifyReply {
   const body = errorEnvelope(status, code, messages, requestPath(request));
+  if (retryCannotHelp(status, code)) reply.header('x-should-retry', 'false');
   return reply.code(status).header('x-gateway-error-code', code).type('application/json; charset=utf-8').send(body);
 }
 

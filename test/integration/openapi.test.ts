@@ -142,10 +142,13 @@ describe('the OpenAPI document', () => {
   it('describes the envelope of error-envelope.ts once, as a shared component', () => {
     const envelope = document.components.schemas.ErrorEnvelope as {
       required: string[];
-      properties: Record<string, { required?: string[] }>;
+      properties: Record<string, { anyOf?: Array<{ required: string[] }> }>;
     };
     expect(envelope.required.sort()).toEqual(['error', 'errors', 'path', 'status', 'success', 'timestamp']);
-    expect(envelope.properties.error!.required!.sort()).toEqual(['code', 'message', 'type']);
+    expect(envelope.properties.error!.anyOf!.map((shape) => shape.required.sort())).toEqual([
+      ['code', 'message', 'type'],
+      ['code', 'details', 'message', 'status'],
+    ]);
     expect(JSON.stringify(document.paths)).not.toContain('"timestamp"');
   });
 

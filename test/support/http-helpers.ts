@@ -12,8 +12,10 @@ export interface EnvelopeBody {
   success: false;
   path: string;
   timestamp: number;
-  /** The same error in the shape the official SDKs read. */
-  error: { message: string; type: string; code: string };
+  /** On the beta surface, as Anthropic's clients read it. */
+  type?: 'error';
+  /** The same error in the shape the clients of the surface read (gamma: Google's `{code, message, status}`). */
+  error: { message: string; type?: string; code: string | number; status?: string };
 }
 
 /** The SDK error class each status is reported as (written out here, not taken from the code under test). */
@@ -41,8 +43,28 @@ export function expectEnvelope(
   expect(response.headers['content-type']).toMatch(/^application\/json/);
   expect(response.headers['x-gateway-error-code']).toBe(code);
   const body = response.json<EnvelopeBody>();
-  expect(Object.keys(body).sort()).toEqual(['error', 'errors', 'path', 'status', 'success', 'timestamp']);
-  expect(body.error).toEqual({ message: body.errors.join('; '), type: expectedErrorType(status), code });
+  const message = body.errors.join('; ');
+  if (path.startsWith('/api/gamma/')) {
+    // Google's clients read `error.code` as the HTTP status and `error.status` as the RPC status name.
+    expect(Object.keys(body).sort()).toEqual(['error', 'errors', 'path', 'status', 'success', 'timestamp']);
+    expect(body.error).toEqual({
+      code: status,
+      message,
+      status: expect.stringMatching(/^[A-Z_]+$/),
+      details: [{ '@type': 'type.googleapis.com/google.rpc.ErrorInfo', reason: code, domain: 'gateway' }],
+    });
+  } else {
+    // Anthropic's clients need a top-level `type: "error"` beside the same `error`.
+    const beta = path.startsWith('/api/beta/');
+    expect(Object.keys(body).sort()).toEqual(
+      ['error', 'errors', 'path', 'status', 'success', 'timestamp', ...(beta ? ['type'] : [])].sort(),
+    );
+    if (beta) expect(body).toMatchObject({ type: 'error' });
+    expect(body.error).toEqual({ message, type: expectedErrorType(status), code });
+  }
+  // Only a rate limit passes with time: every other refusal tells the SDKs not to send the same request again.
+  if (status >= 400 && status < 500 && code !== 'GW_RATE_LIMITED' && code !== 'GW_TOO_MANY_ATTEMPTS')
+    expect(response.headers['x-should-retry']).toBe('false');
   expect(Array.isArray(body.errors)).toBe(true);
   expect(body.errors.length).toBeGreaterThan(0);
   for (const message of body.errors) {
