@@ -4,7 +4,7 @@ import { newId } from '../domain/ids.ts';
 import { nanosToUsd } from '../domain/money.ts';
 import type { ModelPricing } from '../domain/model-pricing.ts';
 import type { StorageEvent } from '../storage/database.ts';
-import type { HoldOutcome, LedgerRepository, SettleInput } from '../storage/ledger-repository.ts';
+import type { HoldOutcome, LedgerRepository, LedgerSettlement, SettleInput } from '../storage/ledger-repository.ts';
 import { CreditLeases, type LeaseOptions } from './credit-leases.ts';
 import { requirePricing, tokenCost } from './pricing.ts';
 import { Reservation, type HeldCredit, type ReservationContext } from './reservation.ts';
@@ -179,7 +179,7 @@ class HoldRow implements HeldCredit {
     private readonly apiKeyId: string | null,
   ) {}
 
-  async settle(input: Omit<SettleInput, 'holdId' | 'accountId' | 'apiKeyId'>): Promise<boolean> {
+  async settle(input: Omit<SettleInput, 'holdId' | 'accountId' | 'apiKeyId'>): Promise<LedgerSettlement> {
     try {
       return await this.ledger.settle({
         ...input,

@@ -1,3 +1,4 @@
+import { settlementClaim } from '../billing/settlement.ts';
 import type { JobsConfig, ProviderConfig } from '../config/load-config.ts';
 import type { MediaJobRow, MediaJobsRepository } from '../storage/media-jobs-repository.ts';
 import type { GenerationRoute, RecordedGeneration } from '../domain/generation-route.ts';
@@ -19,6 +20,8 @@ export interface JobWorkerOptions {
   /** This process: the owner written on the leases of the jobs it runs. */
   owner: string;
   config: JobsConfig;
+  /** `limits.maxDurationOverrun`: how far past its hold a job billed on delivered seconds may be charged. */
+  maxDurationOverrun: number;
   /** A job reached a terminal state (waiting requests are told across processes). */
   onFinished: (jobId: string) => void;
   /** A job's usage record was written (the operator's log line and metrics). */
@@ -223,10 +226,18 @@ export class JobWorker {
       case 'cancelled': {
         const succeeded = outcome.kind === 'succeeded';
         const usage = succeeded ? outcome.usage : { error: outcome.error };
-        const charged = await jobs.settle(job, owner, {
-          state: outcome.kind,
+        const measuredCostNanos = succeeded ? outcome.measuredCostNanos : undefined;
+        const { claimNanos, costNanos } = settlementClaim({
+          holdNanos: job.holdNanos,
           costNanos: outcome.kind === 'cancelled' ? 0n : outcome.costNanos,
-          beyondHold: succeeded && outcome.beyondHold === true,
+          ...(measuredCostNanos !== undefined
+            ? { deliveredDuration: { measuredCostNanos, maxOverrun: this.options.maxDurationOverrun } }
+            : {}),
+        });
+        const settled = await jobs.settle(job, owner, {
+          state: outcome.kind,
+          costNanos,
+          claimNanos,
           modality: job.kind,
           result: succeeded ? outcome.result : null,
           error: succeeded ? null : outcome.error,
@@ -235,7 +246,7 @@ export class JobWorker {
           now,
           route: routeOf(job),
         });
-        if (charged === undefined) return;
+        if (settled === undefined) return;
         this.options.onFinished(job.id);
         this.options.onRecorded?.({
           generationId: job.id,
@@ -244,8 +255,8 @@ export class JobWorker {
           model: job.model,
           modality: job.kind,
           status: outcome.kind,
-          chargedNanos: charged,
-          usage,
+          chargedNanos: settled.chargedNanos,
+          usage: settled.usage,
           durationMs: now.getTime() - job.createdAt.getTime(),
           route: routeOf(job),
         });

@@ -1,6 +1,5 @@
 import { and, count, desc, eq, exists, inArray, isNotNull, isNull, lt, lte, or, sql } from 'drizzle-orm';
 import type { GenerationRoute } from '../domain/generation-route.ts';
-import { nanosToUsd } from '../domain/money.ts';
 import { queryRows, type Database } from './database.ts';
 import { mediaJobHoldOwner, type HoldOutcome } from './ledger-repository.ts';
 import { mediaAssets, mediaJobs } from './schema.ts';
@@ -31,12 +30,13 @@ export interface NewMediaJob {
 
 export interface JobSettlement {
   state: 'succeeded' | 'failed' | 'cancelled';
+  /** What the job cost: what is not charged of it is written on the record. */
   costNanos: bigint;
   /**
-   * Billed by what was delivered (seconds of video or audio): a cost past the hold is charged out of what the
-   * account and the key have free then. Otherwise the charge is at most the hold.
+   * What the settlement asks to charge (billing/settlement.ts): at most the hold, but for media billed on the
+   * seconds delivered, whose claim past the hold is charged out of what the account and the key have free.
    */
-  beyondHold?: boolean;
+  claimNanos: bigint;
   modality: string;
   result: unknown;
   error: string | null;
@@ -193,10 +193,15 @@ export class MediaJobsRepository {
   }
 
   /**
-   * Ends a job: its state, result and assets, the charge (at most the hold) and the usage record, all in one
-   * transaction. Answers what was charged; undefined, changing nothing, when `owner` no longer holds the job.
+   * Ends a job: its state, result and assets, the charge (the claim, within the ledger's floors) and the usage
+   * record, all in one transaction. Answers what was charged and the usage as recorded; undefined, changing
+   * nothing, when `owner` no longer holds the job.
    */
-  async settle(job: MediaJobRow, owner: string, settlement: JobSettlement): Promise<bigint | undefined> {
+  async settle(
+    job: MediaJobRow,
+    owner: string,
+    settlement: JobSettlement,
+  ): Promise<{ chargedNanos: bigint; usage: unknown } | undefined> {
     return this.db.transaction(async (tx) => {
       const ended = await tx
         .update(mediaJobs)
@@ -213,13 +218,13 @@ export class MediaJobsRepository {
         .returning({ id: mediaJobs.id });
       if (ended.length !== 1) return undefined;
       const charged = await chargeJob(tx as unknown as Database, job, settlement);
-      if (charged < settlement.costNanos)
-        await recordShortCharge(tx as unknown as Database, job.id, charged, settlement.costNanos - charged);
+      if (charged.shortUsage !== undefined)
+        await recordShortCharge(tx as unknown as Database, job.id, charged.shortUsage);
       if (settlement.assets.length > 0)
         await tx
           .insert(mediaAssets)
           .values(settlement.assets.map((asset) => ({ ...asset, createdAt: settlement.now })));
-      return charged;
+      return { chargedNanos: charged.chargedNanos, usage: charged.shortUsage ?? settlement.usage };
     });
   }
 
@@ -260,6 +265,7 @@ export class MediaJobsRepository {
       await chargeJob(tx as unknown as Database, job, {
         state: 'cancelled',
         costNanos: 0n,
+        claimNanos: 0n,
         modality: kind,
         usage: { cancelled: true },
         now,
@@ -363,42 +369,32 @@ export class MediaJobsRepository {
 }
 
 /**
- * The job's charge and its usage record, inside the caller's transaction: at most the hold (the rest released),
- * or past it out of free credit when `beyondHold`. Answers what was charged.
+ * The job's settlement (gw_settle, as every settlement) and its usage record, inside the caller's transaction.
+ * Answers what was charged, and the usage as written when that was less than the cost.
  */
 async function chargeJob(
   tx: Database,
   job: MediaJobRow,
-  settlement: Pick<JobSettlement, 'state' | 'costNanos' | 'modality' | 'usage' | 'now' | 'beyondHold' | 'route'>,
-): Promise<bigint> {
+  settlement: Pick<JobSettlement, 'state' | 'costNanos' | 'claimNanos' | 'modality' | 'usage' | 'now' | 'route'>,
+): Promise<{ chargedNanos: bigint; shortUsage: unknown }> {
   const durationMs = Math.max(0, settlement.now.getTime() - job.createdAt.getTime());
-  const settle = settlement.beyondHold ? sql`gw_settle_delivered` : sql`gw_settle`;
-  await queryRows(
+  const [settled] = await queryRows<{ charged: string; short_usage: unknown }>(
     tx,
-    sql`SELECT ${settle}(${job.holdId}, ${job.accountId}, ${job.apiKeyId}, ${settlement.costNanos}, ${settlement.now.toISOString()}::timestamptz,
+    sql`SELECT charged::text AS charged, short_usage FROM gw_settle(${job.holdId}, false, ${job.accountId}, ${job.apiKeyId},
+                         ${settlement.claimNanos}, ${settlement.costNanos}, ${settlement.now.toISOString()}::timestamptz,
                          ${job.id}, ${settlement.modality}, ${job.model}, ${settlement.state}, ${JSON.stringify(job.recordedRequest)}::jsonb,
                          ${JSON.stringify(settlement.usage ?? null)}::jsonb, ${Math.min(durationMs, 2_147_483_647)}, ${JSON.stringify(settlement.route ?? null)}::jsonb)`,
   );
-  const [record] = await queryRows<{ charged: string }>(
-    tx,
-    sql`SELECT usd_cost_nanos::text AS charged FROM generations WHERE id = ${job.id}`,
-  );
-  return BigInt(record?.charged ?? '0');
+  return { chargedNanos: BigInt(settled?.charged ?? '0'), shortUsage: settled?.short_usage ?? undefined };
 }
 
-/**
- * A cost the balance or a cap did not let the ledger charge whole: the usage of the record and of the job's
- * result say what was charged, and how much was not.
- */
-async function recordShortCharge(tx: Database, jobId: string, charged: bigint, uncharged: bigint): Promise<void> {
-  const patch = JSON.stringify({ usdCost: nanosToUsd(charged), unchargedUsdCost: nanosToUsd(uncharged) });
+/** A cost the ledger did not charge whole: the job's result says what was charged and how much was not, as the record does. */
+async function recordShortCharge(tx: Database, jobId: string, usage: unknown): Promise<void> {
   await queryRows(
     tx,
-    sql`UPDATE generations SET usage = COALESCE(usage, '{}'::jsonb) || ${patch}::jsonb WHERE id = ${jobId}`,
-  );
-  await queryRows(
-    tx,
-    sql`UPDATE media_jobs SET result = jsonb_set(result, '{usage}', COALESCE(result->'usage', '{}'::jsonb) || ${patch}::jsonb)
+    sql`UPDATE media_jobs SET result = jsonb_set(result, '{usage}', COALESCE(result->'usage', '{}'::jsonb)
+                 || jsonb_strip_nulls(jsonb_build_object('usdCost', u->'usdCost', 'unchargedUsdCost', u->'unchargedUsdCost')))
+          FROM (SELECT ${JSON.stringify(usage)}::jsonb AS u) short
          WHERE id = ${jobId} AND jsonb_typeof(result) = 'object'`,
   );
 }
