@@ -68,7 +68,7 @@ export class LeasedCredit {
     readonly amountNanos: bigint,
   ) {}
 
-  settle(input: Omit<SettleInput, 'holdId' | 'accountId' | 'apiKeyId'>): Promise<LedgerSettlement> {
+  settle(input: Omit<SettleInput, 'holdId'>): Promise<LedgerSettlement> {
     return this.leases.settle(this.lease, this.amountNanos, input);
   }
 
@@ -154,11 +154,7 @@ export class CreditLeases {
    * it within the balance and the key's caps as they stand then, so a cap lowered while requests run out of
    * a lease leased under the old one is honoured too.
    */
-  settle(
-    lease: Lease,
-    amount: bigint,
-    input: Omit<SettleInput, 'holdId' | 'accountId' | 'apiKeyId'>,
-  ): Promise<LedgerSettlement> {
+  settle(lease: Lease, amount: bigint, input: Omit<SettleInput, 'holdId'>): Promise<LedgerSettlement> {
     const charge = input.claimNanos;
     if (charge > amount)
       return Promise.reject(new RangeError('a charge cannot exceed the credit promised to the request'));
@@ -166,12 +162,7 @@ export class CreditLeases {
     lease.available += amount - charge;
     lease.inStorage++;
     lease.inStorageNanos += charge;
-    const settled = this.repository.settleFromLease({
-      ...input,
-      holdId: lease.id,
-      accountId: lease.accountId,
-      apiKeyId: lease.apiKeyId,
-    });
+    const settled = this.repository.settleFromLease({ ...input, holdId: lease.id });
     return settled.then(
       (settled) => {
         lease.inStorage--;

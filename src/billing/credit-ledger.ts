@@ -179,14 +179,9 @@ class HoldRow implements HeldCredit {
     private readonly apiKeyId: string | null,
   ) {}
 
-  async settle(input: Omit<SettleInput, 'holdId' | 'accountId' | 'apiKeyId'>): Promise<LedgerSettlement> {
+  async settle(input: Omit<SettleInput, 'holdId'>): Promise<LedgerSettlement> {
     try {
-      return await this.ledger.settle({
-        ...input,
-        holdId: this.holdId,
-        accountId: this.accountId,
-        apiKeyId: this.apiKeyId,
-      });
+      return await this.ledger.settle({ ...input, holdId: this.holdId });
     } catch (error) {
       // The settlement changed nothing: release rather than leave the hold until a restart.
       await this.ledger.release(this.holdId).catch(() => undefined);

@@ -1,6 +1,11 @@
-import type { GenerationRoute, RecordedGeneration, RequestLog } from '../domain/generation-route.ts';
+import {
+  usageRecord,
+  type GenerationRoute,
+  type RecordedGeneration,
+  type RequestLog,
+} from '../domain/generation-route.ts';
 import type { LedgerSettlement, SettleInput } from '../storage/ledger-repository.ts';
-import { settlementClaim } from './settlement.ts';
+import { applySettlement, settlementClaim } from './settlement.ts';
 
 /** The spec's usage-record modalities; embeddings are recorded as `text` (they are billed on input tokens). */
 export type Modality = 'text' | 'image' | 'video' | 'audio';
@@ -30,7 +35,7 @@ export interface HeldCredit {
    * Charges the claim within the ledger's floors and writes the record. When storage refuses, nothing is
    * charged and the credit is given back as by a release.
    */
-  settle(input: Omit<SettleInput, 'holdId' | 'accountId' | 'apiKeyId'>): Promise<LedgerSettlement>;
+  settle(input: Omit<SettleInput, 'holdId'>): Promise<LedgerSettlement>;
   release(): Promise<void> | void;
 }
 
@@ -85,9 +90,7 @@ export class Reservation {
     this.end();
     const { claimNanos, costNanos } = settlementClaim({ holdNanos: this.amountNanos, costNanos: settlement.costNanos });
     const generationId = this.context.newGenerationId();
-    // One object is both what storage writes and what the log line and metrics are made of: no copy per request.
-    const generation: SettleInput['generation'] & RecordedGeneration = {
-      id: generationId,
+    const record = usageRecord({
       generationId,
       accountId: this.accountId,
       apiKeyId: this.apiKeyId,
@@ -96,25 +99,25 @@ export class Reservation {
       status: settlement.status,
       request: settlement.request,
       usage: settlement.usage,
-      durationMs: Date.now() - this.startedAt,
       route: settlement.route,
-      chargedNanos: claimNanos,
-    };
+      startedAt: this.startedAt,
+      endedAt: Date.now(),
+      claimNanos,
+    });
     let settled: LedgerSettlement;
     try {
-      settled = await this.credit.settle({ claimNanos, costNanos, now: this.context.clock(), generation });
+      settled = await this.credit.settle({ claimNanos, costNanos, now: this.context.clock(), generation: record });
     } catch (error) {
       this.context.reportFailure(error, this);
       this.finish();
       throw error;
     }
     // The log line and metrics carry the record as written.
-    generation.chargedNanos = settled.chargedNanos;
-    if (settled.shortUsage !== undefined) generation.usage = settled.shortUsage;
+    applySettlement(record, settled);
     // After the record is written, and outside the storage failure path: a log line or metric never makes a
     // written record look refused. Before the end callbacks, so that the request's line has the record to carry.
     try {
-      this.context.onRecorded?.(generation, this.requestLog);
+      this.context.onRecorded?.(record, this.requestLog);
     } finally {
       this.finish();
     }

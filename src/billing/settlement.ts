@@ -1,3 +1,6 @@
+import type { RecordedGeneration } from '../domain/generation-route.ts';
+import type { LedgerSettlement } from '../storage/ledger-repository.ts';
+
 /**
  * The one settlement rule of requests and media jobs alike. This decides what a settlement asks the ledger to
  * charge (its claim); the ledger's settlement statement then applies the floors as they stand at that moment
@@ -49,4 +52,10 @@ export function settlementClaim(terms: SettlementTerms): SettlementClaim {
 /** `maxOverrun` times the hold, to the thousandth of the factor, rounded down to a nano. */
 export function overrunBoundNanos(holdNanos: bigint, maxOverrun: number): bigint {
   return (holdNanos * BigInt(Math.round(maxOverrun * 1000))) / 1000n;
+}
+
+/** The record as the ledger wrote it: its charge, and its usage when less than the cost was charged. */
+export function applySettlement(record: RecordedGeneration, settled: LedgerSettlement): void {
+  record.chargedNanos = settled.chargedNanos;
+  if (settled.shortUsage !== undefined) record.usage = settled.shortUsage;
 }

@@ -1,7 +1,7 @@
 import { eq, sql } from 'drizzle-orm';
 import Type from 'typebox';
 import { Compile } from 'typebox/compile';
-import type { GenerationRoute } from '../domain/generation-route.ts';
+import type { RecordedGeneration } from '../domain/generation-route.ts';
 import { queryRows, type Database, type Storage } from './database.ts';
 import { currentSpend } from '../billing/spend-windows.ts';
 import { accounts, apiKeys, gatewayInstances, holds } from './schema.ts';
@@ -19,25 +19,15 @@ export interface HoldInput {
 }
 
 export interface SettleInput {
+  /** The hold row, or (settled from a lease) the lease. */
   holdId: string;
-  accountId: string;
-  apiKeyId: string | null;
   /** What the settlement asks to charge (see billing/settlement.ts); the floors may charge less. */
   claimNanos: bigint;
   /** What the generation cost: what is not charged of it is written on the record. */
   costNanos: bigint;
   now: Date;
-  generation: {
-    id: string;
-    modality: string;
-    model: string;
-    status: string;
-    request: unknown;
-    usage: unknown;
-    durationMs: number | null;
-    /** How the generation reached its upstream, for operators (see `GenerationRoute`). */
-    route?: GenerationRoute;
-  };
+  /** The usage record to write (its charge is the ledger's to decide). */
+  generation: Omit<RecordedGeneration, 'chargedNanos'>;
 }
 
 /** What the ledger did with a settlement. */
@@ -210,12 +200,12 @@ export class LedgerRepository {
     const items = inputs.map((input) => ({
       lease,
       hold: input.holdId,
-      account: input.accountId,
-      key: input.apiKeyId,
+      account: input.generation.accountId,
+      key: input.generation.apiKeyId,
       claim: String(input.claimNanos),
       cost: String(input.costNanos),
       now: input.now.toISOString(),
-      generation: input.generation.id,
+      generation: input.generation.generationId,
       modality: input.generation.modality,
       model: input.generation.model,
       status: input.generation.status,

@@ -1,7 +1,7 @@
 import { and, count, desc, eq, exists, inArray, isNotNull, isNull, lt, lte, or, sql } from 'drizzle-orm';
-import type { GenerationRoute } from '../domain/generation-route.ts';
+import { usageRecord, type RecordedGeneration } from '../domain/generation-route.ts';
 import { queryRows, type Database } from './database.ts';
-import { mediaJobHoldOwner, type HoldOutcome } from './ledger-repository.ts';
+import { mediaJobHoldOwner, type HoldOutcome, type LedgerSettlement } from './ledger-repository.ts';
 import { mediaAssets, mediaJobs } from './schema.ts';
 
 export type MediaJobRow = typeof mediaJobs.$inferSelect;
@@ -37,14 +37,12 @@ export interface JobSettlement {
    * seconds delivered, whose claim past the hold is charged out of what the account and the key have free.
    */
   claimNanos: bigint;
-  modality: string;
+  /** The job's usage record, written with the charge the ledger decides. */
+  record: Omit<RecordedGeneration, 'chargedNanos'>;
   result: unknown;
   error: string | null;
-  usage: unknown;
   assets: ReadonlyArray<Omit<MediaAssetRow, 'createdAt'>>;
   now: Date;
-  /** The provider row the job ran on, kept with its record for operators. */
-  route?: GenerationRoute;
 }
 
 /**
@@ -194,14 +192,10 @@ export class MediaJobsRepository {
 
   /**
    * Ends a job: its state, result and assets, the charge (the claim, within the ledger's floors) and the usage
-   * record, all in one transaction. Answers what was charged and the usage as recorded; undefined, changing
-   * nothing, when `owner` no longer holds the job.
+   * record, all in one transaction. Answers what the ledger did; undefined, changing nothing, when `owner` no
+   * longer holds the job.
    */
-  async settle(
-    job: MediaJobRow,
-    owner: string,
-    settlement: JobSettlement,
-  ): Promise<{ chargedNanos: bigint; usage: unknown } | undefined> {
+  async settle(job: MediaJobRow, owner: string, settlement: JobSettlement): Promise<LedgerSettlement | undefined> {
     return this.db.transaction(async (tx) => {
       const ended = await tx
         .update(mediaJobs)
@@ -217,14 +211,14 @@ export class MediaJobsRepository {
         .where(and(eq(mediaJobs.id, job.id), eq(mediaJobs.leaseOwner, owner), eq(mediaJobs.state, 'processing')))
         .returning({ id: mediaJobs.id });
       if (ended.length !== 1) return undefined;
-      const charged = await chargeJob(tx as unknown as Database, job, settlement);
-      if (charged.shortUsage !== undefined)
-        await recordShortCharge(tx as unknown as Database, job.id, charged.shortUsage);
+      const settled = await chargeJob(tx as unknown as Database, job, settlement);
+      if (settled.shortUsage !== undefined)
+        await recordShortCharge(tx as unknown as Database, job.id, settled.shortUsage);
       if (settlement.assets.length > 0)
         await tx
           .insert(mediaAssets)
           .values(settlement.assets.map((asset) => ({ ...asset, createdAt: settlement.now })));
-      return { chargedNanos: charged.chargedNanos, usage: charged.shortUsage ?? settlement.usage };
+      return settled;
     });
   }
 
@@ -263,11 +257,21 @@ export class MediaJobsRepository {
         .returning();
       if (!job) return undefined;
       await chargeJob(tx as unknown as Database, job, {
-        state: 'cancelled',
         costNanos: 0n,
         claimNanos: 0n,
-        modality: kind,
-        usage: { cancelled: true },
+        record: usageRecord({
+          generationId: job.id,
+          accountId: job.accountId,
+          apiKeyId: job.apiKeyId,
+          model: job.model,
+          modality: kind,
+          status: 'cancelled',
+          request: job.recordedRequest,
+          usage: { cancelled: true },
+          startedAt: job.createdAt.getTime(),
+          endedAt: now.getTime(),
+          claimNanos: 0n,
+        }),
         now,
       });
       return job;
@@ -375,17 +379,21 @@ export class MediaJobsRepository {
 async function chargeJob(
   tx: Database,
   job: MediaJobRow,
-  settlement: Pick<JobSettlement, 'state' | 'costNanos' | 'claimNanos' | 'modality' | 'usage' | 'now' | 'route'>,
-): Promise<{ chargedNanos: bigint; shortUsage: unknown }> {
-  const durationMs = Math.max(0, settlement.now.getTime() - job.createdAt.getTime());
-  const [settled] = await queryRows<{ charged: string; short_usage: unknown }>(
+  settlement: Pick<JobSettlement, 'costNanos' | 'claimNanos' | 'record' | 'now'>,
+): Promise<LedgerSettlement> {
+  const { record } = settlement;
+  const [settled] = await queryRows<{ was_held: boolean; charged: string; short_usage: unknown }>(
     tx,
-    sql`SELECT charged::text AS charged, short_usage FROM gw_settle(${job.holdId}, false, ${job.accountId}, ${job.apiKeyId},
+    sql`SELECT was_held, charged::text AS charged, short_usage FROM gw_settle(${job.holdId}, false, ${record.accountId}, ${record.apiKeyId},
                          ${settlement.claimNanos}, ${settlement.costNanos}, ${settlement.now.toISOString()}::timestamptz,
-                         ${job.id}, ${settlement.modality}, ${job.model}, ${settlement.state}, ${JSON.stringify(job.recordedRequest)}::jsonb,
-                         ${JSON.stringify(settlement.usage ?? null)}::jsonb, ${Math.min(durationMs, 2_147_483_647)}, ${JSON.stringify(settlement.route ?? null)}::jsonb)`,
+                         ${record.generationId}, ${record.modality}, ${record.model}, ${record.status}, ${JSON.stringify(record.request ?? null)}::jsonb,
+                         ${JSON.stringify(record.usage ?? null)}::jsonb, ${record.durationMs}, ${JSON.stringify(record.route ?? null)}::jsonb)`,
   );
-  return { chargedNanos: BigInt(settled?.charged ?? '0'), shortUsage: settled?.short_usage ?? undefined };
+  return {
+    held: settled?.was_held === true,
+    chargedNanos: BigInt(settled?.charged ?? '0'),
+    shortUsage: settled?.short_usage ?? undefined,
+  };
 }
 
 /** A cost the ledger did not charge whole: the job's result says what was charged and how much was not, as the record does. */

@@ -729,8 +729,10 @@ describe('inactive keys', () => {
 });
 
 describe('batched ledger statements', () => {
-  const generation = (id: string) => ({
-    id,
+  const generation = (generationId: string, accountId: string, apiKeyId: string | null) => ({
+    generationId,
+    accountId,
+    apiKeyId,
     modality: 'text',
     model: 'sandbox-echo',
     status: 'succeeded',
@@ -840,12 +842,10 @@ describe('batched ledger statements', () => {
     const settle = (holdId: string, generationId: string) =>
       repository.settle({
         holdId,
-        accountId,
-        apiKeyId: keyId,
         claimNanos: 700n,
         costNanos: 700n,
         now: new Date(),
-        generation: generation(generationId),
+        generation: generation(generationId, accountId, keyId),
       });
     const [first, ...rest] = holdIds;
     await settle(first!, `gen_first_${accountId}`);

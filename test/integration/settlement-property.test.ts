@@ -189,13 +189,13 @@ describe('settlement: the rule and the ledger floors, for sampled holds, costs, 
         });
         const input = {
           holdId,
-          accountId,
-          apiKeyId: keyId,
           claimNanos,
           costNanos,
           now: new Date(),
           generation: {
-            id: `gen_prop_${id}`,
+            generationId: `gen_prop_${id}`,
+            accountId,
+            apiKeyId: keyId,
             modality: sample.mode === 'media' ? 'audio' : 'text',
             model: 'property',
             status: 'succeeded',
@@ -212,7 +212,7 @@ describe('settlement: the rule and the ledger floors, for sampled holds, costs, 
           rows: [record],
         } = await client.query<{ cost: string; usage: { usdCost: number; unchargedUsdCost?: number } }>(
           'SELECT usd_cost_nanos::text AS cost, usage FROM generations WHERE id = $1',
-          [input.generation.id],
+          [input.generation.generationId],
         );
 
         const charged = settled.chargedNanos;

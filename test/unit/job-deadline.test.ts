@@ -80,7 +80,7 @@ class OneJob implements WorkerJobs {
   };
   settle = (_job: MediaJobRow, _owner: string, settlement: JobSettlement) => {
     this.settlements.push({ settlement, at: Date.now() });
-    return Promise.resolve({ chargedNanos: settlement.claimNanos, usage: settlement.usage });
+    return Promise.resolve({ held: true, chargedNanos: settlement.claimNanos, shortUsage: undefined });
   };
 }
 
