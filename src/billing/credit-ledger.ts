@@ -141,7 +141,7 @@ export class CreditLedger {
         now: this.clock(),
       });
       if (outcome !== 'ok') throw await this.refusal(outcome, input);
-      credit = new HoldRow(this.ledger, holdId, input.accountId, input.apiKeyId);
+      credit = new HoldRow(this.ledger, holdId);
     }
     return new Reservation(
       holdId,
@@ -175,8 +175,6 @@ class HoldRow implements HeldCredit {
   constructor(
     private readonly ledger: LedgerRepository,
     private readonly holdId: string,
-    private readonly accountId: string,
-    private readonly apiKeyId: string | null,
   ) {}
 
   async settle(input: Omit<SettleInput, 'holdId'>): Promise<LedgerSettlement> {
