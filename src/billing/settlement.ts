@@ -1,14 +1,7 @@
 import type { RecordedGeneration } from '../domain/generation-route.ts';
 import type { LedgerSettlement } from '../storage/ledger-repository.ts';
 
-/**
- * The one settlement rule of requests and media jobs alike. This decides what a settlement asks the ledger to
- * charge (its claim); the ledger's settlement statement then applies the floors as they stand at that moment
- * (what is still held, the balance, and every cap of the key, a lowered one included) and may charge less.
- * Whatever is not charged of the cost, above the claim or refused by a floor, is written on the usage record
- * as `unchargedUsdCost`. Of the hold, what the charge does not take is released: hold = charged + released
- * + (the part of the hold a floor refused), to the nano.
- */
+/** What a settlement is decided from. */
 export interface SettlementTerms {
   /** What was held for the generation. */
   holdNanos: bigint;
@@ -36,6 +29,14 @@ export interface SettlementClaim {
   costNanos: bigint;
 }
 
+/**
+ * The one settlement rule of requests and media jobs alike. This decides what a settlement asks the ledger to
+ * charge (its claim); the ledger's settlement statement then applies the floors as they stand at that moment
+ * (what is still held, the balance, and every cap of the key, a lowered one included) and may charge less.
+ * Whatever is not charged of the cost, above the claim or refused by a floor, is written on the usage record
+ * as `unchargedUsdCost`. Of the hold, what the charge does not take is released: hold = charged + released
+ * + (the part of the hold a floor refused), to the nano.
+ */
 export function settlementClaim(terms: SettlementTerms): SettlementClaim {
   const { holdNanos, costNanos, deliveredDuration } = terms;
   if (holdNanos < 0n || costNanos < 0n) throw new RangeError('a hold or a cost cannot be negative');
