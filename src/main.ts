@@ -404,6 +404,7 @@ export async function openCore(options: CoreOptions): Promise<Core> {
   };
   worker = new JobWorker({
     jobs: mediaJobs,
+    maxDurationOverrun: config.limits.maxDurationOverrun,
     runners: new Map<string, JobRunner>([
       [
         'image',

@@ -1,5 +1,11 @@
 import { newId } from '../domain/ids.ts';
-import type { HoldOutcome, LeaseGrant, LedgerRepository, SettleInput } from '../storage/ledger-repository.ts';
+import type {
+  HoldOutcome,
+  LeaseGrant,
+  LedgerRepository,
+  LedgerSettlement,
+  SettleInput,
+} from '../storage/ledger-repository.ts';
 
 export interface LeaseOptions {
   /** Largest block one lease takes in one extension; a request needing more still gets exactly what it needs. */
@@ -68,7 +74,7 @@ export class LeasedCredit {
     readonly amountNanos: bigint,
   ) {}
 
-  settle(input: Omit<SettleInput, 'holdId' | 'accountId' | 'apiKeyId'>): Promise<boolean> {
+  settle(input: Omit<SettleInput, 'holdId'>): Promise<LedgerSettlement> {
     return this.leases.settle(this.lease, this.amountNanos, input);
   }
 
@@ -149,30 +155,26 @@ export class CreditLeases {
     await this.giveBackIdle(true);
   }
 
-  settle(
-    lease: Lease,
-    amount: bigint,
-    input: Omit<SettleInput, 'holdId' | 'accountId' | 'apiKeyId'>,
-  ): Promise<boolean> {
-    const charge = input.costNanos;
+  /**
+   * The request's claim comes out of the lease's row (the rest of its share stays leased); the ledger charges
+   * it within the balance and the key's caps as they stand then, so a cap lowered while requests run out of
+   * a lease leased under the old one is honoured too.
+   */
+  settle(lease: Lease, amount: bigint, input: Omit<SettleInput, 'holdId'>): Promise<LedgerSettlement> {
+    const charge = input.claimNanos;
     if (charge > amount)
       return Promise.reject(new RangeError('a charge cannot exceed the credit promised to the request'));
     lease.outstanding -= amount;
     lease.available += amount - charge;
     lease.inStorage++;
     lease.inStorageNanos += charge;
-    const settled = this.repository.settleFromLease({
-      ...input,
-      holdId: lease.id,
-      accountId: lease.accountId,
-      apiKeyId: lease.apiKeyId,
-    });
+    const settled = this.repository.settleFromLease({ ...input, holdId: lease.id });
     return settled.then(
-      (found) => {
+      (settled) => {
         lease.inStorage--;
         lease.inStorageNanos -= charge;
         this.afterChange(lease);
-        return found;
+        return settled;
       },
       (error: unknown) => {
         // Nothing was charged: the lease's row still holds the charge.

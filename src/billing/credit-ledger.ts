@@ -4,7 +4,7 @@ import { newId } from '../domain/ids.ts';
 import { nanosToUsd } from '../domain/money.ts';
 import type { ModelPricing } from '../domain/model-pricing.ts';
 import type { StorageEvent } from '../storage/database.ts';
-import type { HoldOutcome, LedgerRepository, SettleInput } from '../storage/ledger-repository.ts';
+import type { HoldOutcome, LedgerRepository, LedgerSettlement, SettleInput } from '../storage/ledger-repository.ts';
 import { CreditLeases, type LeaseOptions } from './credit-leases.ts';
 import { PendingSettlements } from './pending-settlements.ts';
 import { requirePricing, tokenCost } from './pricing.ts';
@@ -149,7 +149,7 @@ export class CreditLedger {
         now: this.clock(),
       });
       if (outcome !== 'ok') throw await this.refusal(outcome, input);
-      credit = new HoldRow(this.ledger, holdId, input.accountId, input.apiKeyId);
+      credit = new HoldRow(this.ledger, holdId);
     }
     return new Reservation(
       holdId,
@@ -200,18 +200,11 @@ class HoldRow implements HeldCredit {
   constructor(
     private readonly ledger: LedgerRepository,
     private readonly holdId: string,
-    private readonly accountId: string,
-    private readonly apiKeyId: string | null,
   ) {}
 
-  async settle(input: Omit<SettleInput, 'holdId' | 'accountId' | 'apiKeyId'>): Promise<boolean> {
+  async settle(input: Omit<SettleInput, 'holdId'>): Promise<LedgerSettlement> {
     try {
-      return await this.ledger.settle({
-        ...input,
-        holdId: this.holdId,
-        accountId: this.accountId,
-        apiKeyId: this.apiKeyId,
-      });
+      return await this.ledger.settle({ ...input, holdId: this.holdId });
     } catch (error) {
       // The settlement changed nothing: release rather than leave the hold until a restart.
       await this.ledger.release(this.holdId).catch(() => undefined);

@@ -1,6 +1,11 @@
-import type { GenerationRoute, RecordedGeneration, RequestLog } from '../domain/generation-route.ts';
-import { nanosToUsd } from '../domain/money.ts';
-import type { SettleInput } from '../storage/ledger-repository.ts';
+import {
+  usageRecord,
+  type GenerationRoute,
+  type RecordedGeneration,
+  type RequestLog,
+} from '../domain/generation-route.ts';
+import type { LedgerSettlement, SettleInput } from '../storage/ledger-repository.ts';
+import { applySettlement, settlementClaim } from './settlement.ts';
 
 /** The spec's usage-record modalities; embeddings are recorded as `text` (they are billed on input tokens). */
 export type Modality = 'text' | 'image' | 'video' | 'audio';
@@ -18,7 +23,7 @@ export interface Settlement {
 
 export interface SettledGeneration {
   generationId: string;
-  /** What was charged: the cost, or the reservation when the cost was larger. */
+  /** What was charged: the cost, at most the reservation, and never past the balance or a cap at settlement. */
   costNanos: bigint;
   /** False when the hold had already been reconciled away; the charge was still applied (within what was free). */
   holdWasOutstanding: boolean;
@@ -27,10 +32,10 @@ export interface SettledGeneration {
 /** Where a reservation's credit is held: a hold row of its own, or a share of this process's lease. */
 export interface HeldCredit {
   /**
-   * Charges at most what is held and writes the record; false when the credit had been reconciled away.
-   * When storage refuses, nothing is charged and the credit is given back as by a release.
+   * Charges the claim within the ledger's floors and writes the record. When storage refuses, nothing is
+   * charged and the credit is given back as by a release.
    */
-  settle(input: Omit<SettleInput, 'holdId' | 'accountId' | 'apiKeyId'>): Promise<boolean>;
+  settle(input: Omit<SettleInput, 'holdId'>): Promise<LedgerSettlement>;
   release(): Promise<void> | void;
 }
 
@@ -46,9 +51,10 @@ export interface ReservationContext {
 
 /**
  * Credits held for one request, and the one owner of that hold's life: it ends exactly once, settled or
- * released. A settlement is charged at most the amount held, whatever usage an upstream reported, so no
- * balance goes below zero and no key past a cap; the record keeps the reported usage and marks the excess.
- * When storage fails to settle, the hold is released rather than left held until a restart.
+ * released. A settlement follows the settlement rule (billing/settlement.ts): at most the amount held, whatever
+ * usage an upstream reported, and never past the balance or a cap as they stand at settlement; the record
+ * keeps the reported usage and says what was not charged. When storage fails to settle, the hold is released
+ * rather than left held until a restart.
  */
 export class Reservation {
   private ended = false;
@@ -82,17 +88,9 @@ export class Reservation {
   async settle(settlement: Settlement): Promise<SettledGeneration> {
     if (settlement.costNanos < 0n) throw new RangeError('a cost cannot be negative');
     this.end();
-    // biome-ignore lint/complexity/useMathMinMax: amounts are bigint, which Math.min does not accept
-    const charged = settlement.costNanos < this.amountNanos ? settlement.costNanos : this.amountNanos;
-    const excess = settlement.costNanos - charged;
-    const usage =
-      excess > 0n
-        ? { ...(isObject(settlement.usage) ? settlement.usage : {}), unchargedUsdCost: nanosToUsd(excess) }
-        : settlement.usage;
+    const { claimNanos, costNanos } = settlementClaim({ holdNanos: this.amountNanos, costNanos: settlement.costNanos });
     const generationId = this.context.newGenerationId();
-    // One object is both what storage writes and what the log line and metrics are made of: no copy per request.
-    const generation: SettleInput['generation'] & RecordedGeneration = {
-      id: generationId,
+    const record = usageRecord({
       generationId,
       accountId: this.accountId,
       apiKeyId: this.apiKeyId,
@@ -100,27 +98,30 @@ export class Reservation {
       model: this.modelId,
       status: settlement.status,
       request: settlement.request,
-      usage,
-      durationMs: Date.now() - this.startedAt,
+      usage: settlement.usage,
       route: settlement.route,
-      chargedNanos: charged,
-    };
-    let holdWasOutstanding: boolean;
+      startedAt: this.startedAt,
+      endedAt: Date.now(),
+      claimNanos,
+    });
+    let settled: LedgerSettlement;
     try {
-      holdWasOutstanding = await this.credit.settle({ costNanos: charged, now: this.context.clock(), generation });
+      settled = await this.credit.settle({ claimNanos, costNanos, now: this.context.clock(), generation: record });
     } catch (error) {
       this.context.reportFailure(error, this);
       this.finish();
       throw error;
     }
+    // The log line and metrics carry the record as written.
+    applySettlement(record, settled);
     // After the record is written, and outside the storage failure path: a log line or metric never makes a
     // written record look refused. Before the end callbacks, so that the request's line has the record to carry.
     try {
-      this.context.onRecorded?.(generation, this.requestLog);
+      this.context.onRecorded?.(record, this.requestLog);
     } finally {
       this.finish();
     }
-    return { generationId, costNanos: charged, holdWasOutstanding };
+    return { generationId, costNanos: settled.chargedNanos, holdWasOutstanding: settled.held };
   }
 
   /** Settles without waiting: the answer goes out while the hold still covers the cost; failures are reported. */
@@ -149,8 +150,4 @@ export class Reservation {
   private finish(): void {
     for (const callback of this.onEnd.splice(0)) callback();
   }
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return value !== null && typeof value === 'object' && !Array.isArray(value);
 }

@@ -241,6 +241,16 @@ export const ConfigFileSchema = Type.Object(
         { additionalProperties: false },
       ),
     ),
+    limits: Type.Optional(
+      Type.Object(
+        {
+          // Media billed on the seconds delivered may be charged past its hold up to this many times the held
+          // duration (and never past the length the gateway measured in the file); the rest is uncharged.
+          maxDurationOverrun: Type.Optional(Type.Number({ minimum: 1, maximum: 10 })),
+        },
+        { additionalProperties: false },
+      ),
+    ),
     usage: Type.Optional(
       Type.Object(
         { maxPageSize: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })) },

@@ -58,6 +58,11 @@ export interface GatewayConfig {
   };
   usage: { maxPageSize: number };
   /**
+   * How far past its hold a job billed on the seconds delivered (video, audio made with reference) may be charged:
+   * this many times the held duration at most, and never past the length measured in the delivered file.
+   */
+  limits: { maxDurationOverrun: number };
+  /**
    * Connections kept open to one provider origin at most (more requests wait for one); failures in a row that
    * open a provider row's breaker, the distinct accounts they must come from, and for how long it stays open;
    * what one request may wait in all for `retry-after`.
@@ -193,6 +198,7 @@ export const configDefaults = {
   leaseIdleMs: 2_000,
   settlementWaitMs: 500,
   maxPageSize: 100,
+  maxDurationOverrun: 1.1,
   providerTimeoutMs: 600_000,
   providerFirstByteTimeoutMs: 300_000,
   upstreamConnectTimeoutMs: 10_000,
@@ -407,6 +413,7 @@ function build(file: ConfigFile, path: string): GatewayConfig {
       settlementWaitMs: file.ledger?.settlementWaitMs ?? configDefaults.settlementWaitMs,
     },
     usage: { maxPageSize: file.usage?.maxPageSize ?? configDefaults.maxPageSize },
+    limits: { maxDurationOverrun: file.limits?.maxDurationOverrun ?? configDefaults.maxDurationOverrun },
     upstream: {
       maxConnectionsPerOrigin: file.upstream?.maxConnectionsPerOrigin ?? configDefaults.upstreamMaxConnectionsPerOrigin,
       breakerFailures: file.upstream?.breakerFailures ?? configDefaults.breakerFailures,

@@ -35,7 +35,11 @@ export interface RequestLog {
   carries(generation: Readonly<Record<string, unknown>>): boolean;
 }
 
-/** A generation whose usage record was written: what the operator's log line and metrics are made of. */
+/**
+ * A generation's usage record, the one shape of it: what storage writes, and what the operator's log line and
+ * metrics are made of once it is written. Built by `usageRecord` (billing/settlement.ts) for requests and
+ * media jobs alike.
+ */
 export interface RecordedGeneration {
   generationId: string;
   accountId: string;
@@ -43,9 +47,30 @@ export interface RecordedGeneration {
   model: string;
   modality: string;
   status: string;
-  /** What the settlement charged within its hold (the ledger charges less when the hold had been swept and less is free). */
-  chargedNanos: bigint;
+  /** The request as recorded (inline media shortened). */
+  request: unknown;
+  /** The usage as reported or counted; as written once settled (it then says what was not charged, if anything). */
   usage: unknown;
   durationMs: number | null;
   route?: GenerationRoute;
+  /** What the ledger charged (before the settlement is written: what it was asked to charge). */
+  chargedNanos: bigint;
+}
+
+/** Longest duration a record keeps, in milliseconds (its column is a 32-bit integer). */
+const maxRecordedMs = 2_147_483_647;
+
+/**
+ * The usage record of a generation about to be settled, timed from `startedAt` to `endedAt` (epoch
+ * milliseconds); it says `claimNanos` charged until the ledger answers what it charged.
+ */
+export function usageRecord(
+  fields: Omit<RecordedGeneration, 'durationMs' | 'chargedNanos'> & {
+    startedAt: number;
+    endedAt: number;
+    claimNanos: bigint;
+  },
+): RecordedGeneration {
+  const { startedAt, endedAt, claimNanos, ...record } = fields;
+  return { ...record, durationMs: Math.min(Math.max(0, endedAt - startedAt), maxRecordedMs), chargedNanos: claimNanos };
 }

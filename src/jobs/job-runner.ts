@@ -7,8 +7,11 @@ export type JobOutcome =
       result: unknown;
       usage: unknown;
       costNanos: bigint;
-      /** Billed by the seconds delivered: a cost past the hold is charged out of free credit (see `JobSettlement`). */
-      beyondHold?: boolean;
+      /**
+       * Billed by the seconds delivered, and those seconds read from the file itself: their cost, up to which
+       * (and `limits.maxDurationOverrun`) a cost past the hold may be charged (billing/settlement.ts).
+       */
+      measuredCostNanos?: bigint;
       assets: ReadonlyArray<Omit<MediaAssetRow, 'createdAt'>>;
     }
   /** Charged `costNanos` (what the provider billed, usually nothing); the rest of the hold goes back. */
@@ -74,7 +77,7 @@ export interface ArchivedAsset {
 /** A job's success: its result and usage, the charge, and an asset of each archived output, kept `retentionMs` (undefined: for ever). */
 export function succeeded(
   job: MediaJobRow,
-  outcome: { result: unknown; usage: unknown; costNanos: bigint; beyondHold?: boolean },
+  outcome: { result: unknown; usage: unknown; costNanos: bigint; measuredCostNanos?: bigint },
   outputs: readonly ArchivedAsset[],
   retentionMs: number | undefined,
 ): JobOutcome {

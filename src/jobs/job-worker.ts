@@ -1,6 +1,7 @@
+import { applySettlement, settlementClaim } from '../billing/settlement.ts';
 import type { JobsConfig, ProviderConfig } from '../config/load-config.ts';
 import type { MediaJobRow, MediaJobsRepository } from '../storage/media-jobs-repository.ts';
-import type { GenerationRoute, RecordedGeneration } from '../domain/generation-route.ts';
+import { usageRecord, type GenerationRoute, type RecordedGeneration } from '../domain/generation-route.ts';
 import { JobDeadlineError, pastDeadline, type JobContext, type JobOutcome, type JobRunner } from './job-runner.ts';
 
 /** How long past its deadline a run may take to wind down (a video task's cancel, say) before the job fails without it. */
@@ -19,6 +20,8 @@ export interface JobWorkerOptions {
   /** This process: the owner written on the leases of the jobs it runs. */
   owner: string;
   config: JobsConfig;
+  /** `limits.maxDurationOverrun`: how far past its hold a job billed on delivered seconds may be charged. */
+  maxDurationOverrun: number;
   /** A job reached a terminal state (waiting requests are told across processes). */
   onFinished: (jobId: string) => void;
   /** A job's usage record was written (the operator's log line and metrics). */
@@ -222,33 +225,42 @@ export class JobWorker {
       case 'failed':
       case 'cancelled': {
         const succeeded = outcome.kind === 'succeeded';
-        const usage = succeeded ? outcome.usage : { error: outcome.error };
-        const charged = await jobs.settle(job, owner, {
-          state: outcome.kind,
+        const measuredCostNanos = succeeded ? outcome.measuredCostNanos : undefined;
+        const { claimNanos, costNanos } = settlementClaim({
+          holdNanos: job.holdNanos,
           costNanos: outcome.kind === 'cancelled' ? 0n : outcome.costNanos,
-          beyondHold: succeeded && outcome.beyondHold === true,
-          modality: job.kind,
-          result: succeeded ? outcome.result : null,
-          error: succeeded ? null : outcome.error,
-          usage,
-          assets: succeeded ? outcome.assets : [],
-          now,
-          route: routeOf(job),
+          ...(measuredCostNanos !== undefined
+            ? { deliveredDuration: { measuredCostNanos, maxOverrun: this.options.maxDurationOverrun } }
+            : {}),
         });
-        if (charged === undefined) return;
-        this.options.onFinished(job.id);
-        this.options.onRecorded?.({
+        const record = usageRecord({
           generationId: job.id,
           accountId: job.accountId,
           apiKeyId: job.apiKeyId,
           model: job.model,
           modality: job.kind,
           status: outcome.kind,
-          chargedNanos: charged,
-          usage,
-          durationMs: now.getTime() - job.createdAt.getTime(),
+          request: job.recordedRequest,
+          usage: succeeded ? outcome.usage : { error: outcome.error },
           route: routeOf(job),
+          startedAt: job.createdAt.getTime(),
+          endedAt: now.getTime(),
+          claimNanos,
         });
+        const settled = await jobs.settle(job, owner, {
+          state: outcome.kind,
+          costNanos,
+          claimNanos,
+          record,
+          result: succeeded ? outcome.result : null,
+          error: succeeded ? null : outcome.error,
+          assets: succeeded ? outcome.assets : [],
+          now,
+        });
+        if (settled === undefined) return;
+        applySettlement(record, settled);
+        this.options.onFinished(job.id);
+        this.options.onRecorded?.(record);
       }
     }
   }

@@ -36,6 +36,8 @@ interface GeneratedAudio extends StoredAudioResult {
   bytes: number;
   /** Characters the provider says it billed (text-to-speech). */
   billedCharacters?: number;
+  /** Seconds read from the audio file itself, when it could be read (generation with reference). */
+  measuredSeconds?: number;
 }
 
 const extensions: Record<string, string> = {
@@ -50,7 +52,8 @@ const extensions: Record<string, string> = {
  * file), written to the store, then recorded as the provider's answer before it settles. A job taken over
  * mid-call fails rather than being sent again; one taken over after its audio was stored settles from it.
  * Text-to-speech is charged per character of its text; generation with reference per second the model
- * made (the provider's billed length, else the file's own), past the hold where free credit allows.
+ * made (the provider's billed length, else the file's own), past the hold only up to the length read from
+ * the file itself (see billing/settlement.ts).
  */
 export class SpeechJobRunner implements JobRunner {
   constructor(
@@ -95,7 +98,7 @@ export class SpeechJobRunner implements JobRunner {
       generated = { ...facts, assetId: newId('asset'), objectKey, bytes: audio.length };
       if (!(await context.recordGenerated(generated))) return { kind: 'lost' };
     }
-    const { bytes, billedCharacters: providerCharacters, ...result } = generated;
+    const { bytes, billedCharacters: providerCharacters, measuredSeconds, ...result } = generated;
     const asset = { assetId: result.assetId, objectKey: result.objectKey, mediaType: result.mediaType, bytes };
     if (request.product === 'text-to-speech') {
       const characters = billedCharacters(request.text);
@@ -108,11 +111,9 @@ export class SpeechJobRunner implements JobRunner {
       return succeeded(job, { result, usage, costNanos }, [asset], this.options.retentionMs);
     }
     const seconds = result.originalDurationSeconds ?? result.durationSeconds;
+    const perSecond = secondNanos(job.priceSnapshot as DurationPriceSnapshot, undefined, job.model);
     // A clip whose length neither the provider nor the file tells is charged what was held for it.
-    const costNanos =
-      seconds === undefined
-        ? job.holdNanos
-        : durationCostNanos(secondNanos(job.priceSnapshot as DurationPriceSnapshot, undefined, job.model), seconds);
+    const costNanos = seconds === undefined ? job.holdNanos : durationCostNanos(perSecond, seconds);
     const usage = {
       ...definedFields({
         durationSeconds: result.durationSeconds,
@@ -120,7 +121,8 @@ export class SpeechJobRunner implements JobRunner {
       }),
       usdCost: nanosToUsd(costNanos),
     };
-    return succeeded(job, { result, usage, costNanos, beyondHold: true }, [asset], this.options.retentionMs);
+    const measuredCostNanos = measuredSeconds === undefined ? undefined : durationCostNanos(perSecond, measuredSeconds);
+    return succeeded(job, { result, usage, costNanos, measuredCostNanos }, [asset], this.options.retentionMs);
   }
 
   /** The provider's audio as bytes, with what it reported; the playable length read from the file where it can be. */
@@ -147,12 +149,13 @@ export class SpeechJobRunner implements JobRunner {
       made.audio.kind === 'inline'
         ? Buffer.from(made.audio.data, 'base64')
         : (await this.options.downloadOutput(made.audio.url, options.signal)).bytes;
-    const playable = (await audioSeconds(audio, made.mediaType, request.sampleRate ?? 24_000)) ?? made.durationSeconds;
+    const measuredSeconds = await audioSeconds(audio, made.mediaType, request.sampleRate ?? 24_000);
     return {
       audio,
       mediaType: made.mediaType,
       ...definedFields({
-        durationSeconds: playable,
+        durationSeconds: measuredSeconds ?? made.durationSeconds,
+        measuredSeconds,
         originalDurationSeconds: made.originalDurationSeconds,
         providerUrl: made.providerUrl,
         subtitle: made.subtitle,

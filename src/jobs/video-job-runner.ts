@@ -52,6 +52,8 @@ export interface StoredVideoResult {
   bytes: number;
   /** Seconds of the archived file (its own header), else as the provider reported. */
   durationSeconds: number;
+  /** Seconds read from the archived file's own header, when it could be read. */
+  measuredSeconds?: number;
   resolution?: string;
   completionTokens?: number;
   totalTokens?: number;
@@ -198,7 +200,8 @@ export class VideoJobRunner implements JobRunner {
         : Buffer.from(video.data, 'base64');
     const mediaType = sniffMediaType(bytes) ?? (video.kind === 'inline' ? video.mediaType : 'application/octet-stream');
     if (!mediaType.startsWith('video/')) throw new Error('the provider output is not a video');
-    const seconds = isoVideoFacts(bytes)?.seconds ?? report.durationSeconds;
+    const measuredSeconds = isoVideoFacts(bytes)?.seconds;
+    const seconds = measuredSeconds ?? report.durationSeconds;
     if (seconds === undefined || !Number.isFinite(seconds) || seconds < 0)
       throw new Error('the video has no readable duration');
     const objectKey = `videos/${job.id.toLowerCase()}/video.${mediaType === 'video/quicktime' ? 'mov' : 'mp4'}`;
@@ -209,6 +212,7 @@ export class VideoJobRunner implements JobRunner {
       mediaType,
       bytes: bytes.length,
       durationSeconds: seconds,
+      ...(measuredSeconds !== undefined ? { measuredSeconds } : {}),
       ...(report.resolution !== undefined ? { resolution: report.resolution } : {}),
       ...(report.completionTokens !== undefined ? { completionTokens: report.completionTokens } : {}),
       ...(report.totalTokens !== undefined ? { totalTokens: report.totalTokens } : {}),
@@ -224,7 +228,10 @@ export class VideoJobRunner implements JobRunner {
       stored.resolution !== undefined && pricesResolution(snapshot, stored.resolution)
         ? stored.resolution
         : snapshot.resolution;
-    const costNanos = durationCostNanos(secondNanos(snapshot, resolution, job.model), stored.durationSeconds);
+    const perSecond = secondNanos(snapshot, resolution, job.model);
+    const costNanos = durationCostNanos(perSecond, stored.durationSeconds);
+    const measuredCostNanos =
+      stored.measuredSeconds === undefined ? undefined : durationCostNanos(perSecond, stored.measuredSeconds);
     const usage = {
       completionTokens: stored.completionTokens ?? 0,
       totalTokens: stored.totalTokens ?? stored.completionTokens ?? 0,
@@ -234,7 +241,7 @@ export class VideoJobRunner implements JobRunner {
     };
     return succeeded(
       job,
-      { result: { ...stored, usage }, usage, costNanos, beyondHold: true },
+      { result: { ...stored, usage }, usage, costNanos, measuredCostNanos },
       [stored],
       this.options.retentionMs,
     );

@@ -1,5 +1,7 @@
 import { eq, sql } from 'drizzle-orm';
-import type { GenerationRoute } from '../domain/generation-route.ts';
+import Type from 'typebox';
+import { Compile } from 'typebox/compile';
+import type { RecordedGeneration } from '../domain/generation-route.ts';
 import { queryRows, type Database, type Storage } from './database.ts';
 import { currentSpend } from '../billing/spend-windows.ts';
 import { accounts, apiKeys, gatewayInstances, holds } from './schema.ts';
@@ -17,22 +19,24 @@ export interface HoldInput {
 }
 
 export interface SettleInput {
+  /** The hold row, or (settled from a lease) the lease. */
   holdId: string;
-  accountId: string;
-  apiKeyId: string | null;
+  /** What the settlement asks to charge (see billing/settlement.ts); the floors may charge less. */
+  claimNanos: bigint;
+  /** What the generation cost: what is not charged of it is written on the record. */
   costNanos: bigint;
   now: Date;
-  generation: {
-    id: string;
-    modality: string;
-    model: string;
-    status: string;
-    request: unknown;
-    usage: unknown;
-    durationMs: number | null;
-    /** How the generation reached its upstream, for operators (see `GenerationRoute`). */
-    route?: GenerationRoute;
-  };
+  /** The usage record to write (its charge is the ledger's to decide). */
+  generation: Omit<RecordedGeneration, 'chargedNanos'>;
+}
+
+/** What the ledger did with a settlement. */
+export interface LedgerSettlement {
+  /** The credit was still held (false: it had been released as orphaned, and was charged out of free credit). */
+  held: boolean;
+  chargedNanos: bigint;
+  /** The usage as written when less than the cost was charged (it then says `unchargedUsdCost`); else undefined. */
+  shortUsage: unknown;
 }
 
 export interface LeaseExtension {
@@ -57,6 +61,11 @@ export interface LeaseGrant {
 /** The owner of every media job's hold: never a process, so no sweep of dead processes releases it. */
 export const mediaJobHoldOwner = 'media-job';
 
+/** gw_settle_batch's answer: per settlement, whether its credit was held, the charge, and the usage of a short charge. */
+const settledBatch = Compile(
+  Type.Array(Type.Tuple([Type.Boolean(), Type.String({ pattern: '^[0-9]+$' }), Type.Unknown()])),
+);
+
 const holdOutcomes = new Set<string>(['ok', 'balance', 'daily', 'weekly', 'monthly', 'total', 'key_inactive']);
 
 /** Largest batch one ledger statement carries, and statements of one kind running at once per process. */
@@ -68,9 +77,9 @@ const batchLimits = { maxBatch: 64, maxInFlight: 4 };
  */
 export class LedgerRepository {
   private readonly holds: StatementBatcher<HoldInput, HoldOutcome>;
-  private readonly settlements: StatementBatcher<SettleInput, boolean>;
+  private readonly settlements: StatementBatcher<SettleInput, LedgerSettlement>;
   private readonly leaseExtensions: StatementBatcher<LeaseExtension, LeaseGrant>;
-  private readonly leaseSettlements: StatementBatcher<SettleInput, boolean>;
+  private readonly leaseSettlements: StatementBatcher<SettleInput, LedgerSettlement>;
 
   private readonly db: Database;
   private readonly prepared: Storage['prepared'];
@@ -96,8 +105,8 @@ export class LedgerRepository {
     return this.holds.submit(input);
   }
 
-  /** True when the hold was still outstanding; the charge and the record are written either way. */
-  settle(input: SettleInput): Promise<boolean> {
+  /** Charges the claim within the floors and writes the record, whether or not the hold was still outstanding. */
+  settle(input: SettleInput): Promise<LedgerSettlement> {
     return this.settlements.submit(input);
   }
 
@@ -142,8 +151,8 @@ export class LedgerRepository {
     return this.leaseExtensions.submit(input);
   }
 
-  /** Charges a request out of its lease and writes its record; false when the lease no longer held the charge. */
-  settleFromLease(input: SettleInput): Promise<boolean> {
+  /** Charges a request out of its lease and writes its record (`held` false when the lease no longer held the claim). */
+  settleFromLease(input: SettleInput): Promise<LedgerSettlement> {
     return this.leaseSettlements.submit(input);
   }
 
@@ -179,23 +188,24 @@ export class LedgerRepository {
   }
 
   /** Settlements out of hold rows of their own, or out of leases: one statement either way, alone or batched. */
-  private settlementBatcher(lease: boolean): StatementBatcher<SettleInput, boolean> {
+  private settlementBatcher(lease: boolean): StatementBatcher<SettleInput, LedgerSettlement> {
     return new StatementBatcher(
-      (input) => this.settleMany([input], lease).then(([found]) => found!),
+      (input) => this.settleMany([input], lease).then(([settled]) => settled!),
       (inputs) => this.settleMany(inputs, lease),
       batchLimits,
     );
   }
 
-  private async settleMany(inputs: SettleInput[], lease: boolean): Promise<boolean[]> {
+  private async settleMany(inputs: SettleInput[], lease: boolean): Promise<LedgerSettlement[]> {
     const items = inputs.map((input) => ({
       lease,
       hold: input.holdId,
-      account: input.accountId,
-      key: input.apiKeyId,
+      account: input.generation.accountId,
+      key: input.generation.apiKeyId,
+      claim: String(input.claimNanos),
       cost: String(input.costNanos),
       now: input.now.toISOString(),
-      generation: input.generation.id,
+      generation: input.generation.generationId,
       modality: input.generation.modality,
       model: input.generation.model,
       status: input.generation.status,
@@ -204,12 +214,18 @@ export class LedgerRepository {
       durationMs: input.generation.durationMs,
       route: input.generation.route ?? null,
     }));
-    const [row] = await this.prepared<{ found: boolean[] }>(
+    const [row] = await this.prepared<{ settled: unknown }>(
       'gw_settle_batch',
-      'SELECT gw_settle_batch($1::jsonb) AS found',
+      'SELECT gw_settle_batch($1::jsonb) AS settled',
       [JSON.stringify(items)],
     );
-    return (row?.found ?? []).map((found) => found === true);
+    const settled = row?.settled;
+    if (!settledBatch.Check(settled)) throw new Error('gw_settle_batch answered an unexpected shape');
+    return settled.map(([held, charged, shortUsage]) => ({
+      held,
+      chargedNanos: BigInt(charged),
+      shortUsage: shortUsage ?? undefined,
+    }));
   }
 
   /**

@@ -1,8 +1,7 @@
 import { and, count, desc, eq, exists, inArray, isNotNull, isNull, lt, lte, or, sql } from 'drizzle-orm';
-import type { GenerationRoute } from '../domain/generation-route.ts';
-import { nanosToUsd } from '../domain/money.ts';
+import { usageRecord, type RecordedGeneration } from '../domain/generation-route.ts';
 import { queryRows, type Database } from './database.ts';
-import { mediaJobHoldOwner, type HoldOutcome } from './ledger-repository.ts';
+import { mediaJobHoldOwner, type HoldOutcome, type LedgerSettlement } from './ledger-repository.ts';
 import { mediaAssets, mediaJobs } from './schema.ts';
 
 export type MediaJobRow = typeof mediaJobs.$inferSelect;
@@ -31,20 +30,19 @@ export interface NewMediaJob {
 
 export interface JobSettlement {
   state: 'succeeded' | 'failed' | 'cancelled';
+  /** What the job cost: what is not charged of it is written on the record. */
   costNanos: bigint;
   /**
-   * Billed by what was delivered (seconds of video or audio): a cost past the hold is charged out of what the
-   * account and the key have free then. Otherwise the charge is at most the hold.
+   * What the settlement asks to charge (billing/settlement.ts): at most the hold, but for media billed on the
+   * seconds delivered, whose claim past the hold is charged out of what the account and the key have free.
    */
-  beyondHold?: boolean;
-  modality: string;
+  claimNanos: bigint;
+  /** The job's usage record, written with the charge the ledger decides. */
+  record: Omit<RecordedGeneration, 'chargedNanos'>;
   result: unknown;
   error: string | null;
-  usage: unknown;
   assets: ReadonlyArray<Omit<MediaAssetRow, 'createdAt'>>;
   now: Date;
-  /** The provider row the job ran on, kept with its record for operators. */
-  route?: GenerationRoute;
 }
 
 /**
@@ -193,10 +191,11 @@ export class MediaJobsRepository {
   }
 
   /**
-   * Ends a job: its state, result and assets, the charge (at most the hold) and the usage record, all in one
-   * transaction. Answers what was charged; undefined, changing nothing, when `owner` no longer holds the job.
+   * Ends a job: its state, result and assets, the charge (the claim, within the ledger's floors) and the usage
+   * record, all in one transaction. Answers what the ledger did; undefined, changing nothing, when `owner` no
+   * longer holds the job.
    */
-  async settle(job: MediaJobRow, owner: string, settlement: JobSettlement): Promise<bigint | undefined> {
+  async settle(job: MediaJobRow, owner: string, settlement: JobSettlement): Promise<LedgerSettlement | undefined> {
     return this.db.transaction(async (tx) => {
       const ended = await tx
         .update(mediaJobs)
@@ -212,14 +211,14 @@ export class MediaJobsRepository {
         .where(and(eq(mediaJobs.id, job.id), eq(mediaJobs.leaseOwner, owner), eq(mediaJobs.state, 'processing')))
         .returning({ id: mediaJobs.id });
       if (ended.length !== 1) return undefined;
-      const charged = await chargeJob(tx as unknown as Database, job, settlement);
-      if (charged < settlement.costNanos)
-        await recordShortCharge(tx as unknown as Database, job.id, charged, settlement.costNanos - charged);
+      const settled = await chargeJob(tx as unknown as Database, job, settlement);
+      if (settled.shortUsage !== undefined)
+        await recordShortCharge(tx as unknown as Database, job.id, settled.shortUsage);
       if (settlement.assets.length > 0)
         await tx
           .insert(mediaAssets)
           .values(settlement.assets.map((asset) => ({ ...asset, createdAt: settlement.now })));
-      return charged;
+      return settled;
     });
   }
 
@@ -258,10 +257,21 @@ export class MediaJobsRepository {
         .returning();
       if (!job) return undefined;
       await chargeJob(tx as unknown as Database, job, {
-        state: 'cancelled',
         costNanos: 0n,
-        modality: kind,
-        usage: { cancelled: true },
+        claimNanos: 0n,
+        record: usageRecord({
+          generationId: job.id,
+          accountId: job.accountId,
+          apiKeyId: job.apiKeyId,
+          model: job.model,
+          modality: kind,
+          status: 'cancelled',
+          request: job.recordedRequest,
+          usage: { cancelled: true },
+          startedAt: job.createdAt.getTime(),
+          endedAt: now.getTime(),
+          claimNanos: 0n,
+        }),
         now,
       });
       return job;
@@ -363,42 +373,36 @@ export class MediaJobsRepository {
 }
 
 /**
- * The job's charge and its usage record, inside the caller's transaction: at most the hold (the rest released),
- * or past it out of free credit when `beyondHold`. Answers what was charged.
+ * The job's settlement (gw_settle, as every settlement) and its usage record, inside the caller's transaction.
+ * Answers what was charged, and the usage as written when that was less than the cost.
  */
 async function chargeJob(
   tx: Database,
   job: MediaJobRow,
-  settlement: Pick<JobSettlement, 'state' | 'costNanos' | 'modality' | 'usage' | 'now' | 'beyondHold' | 'route'>,
-): Promise<bigint> {
-  const durationMs = Math.max(0, settlement.now.getTime() - job.createdAt.getTime());
-  const settle = settlement.beyondHold ? sql`gw_settle_delivered` : sql`gw_settle`;
-  await queryRows(
+  settlement: Pick<JobSettlement, 'costNanos' | 'claimNanos' | 'record' | 'now'>,
+): Promise<LedgerSettlement> {
+  const { record } = settlement;
+  const [settled] = await queryRows<{ was_held: boolean; charged: string; short_usage: unknown }>(
     tx,
-    sql`SELECT ${settle}(${job.holdId}, ${job.accountId}, ${job.apiKeyId}, ${settlement.costNanos}, ${settlement.now.toISOString()}::timestamptz,
-                         ${job.id}, ${settlement.modality}, ${job.model}, ${settlement.state}, ${JSON.stringify(job.recordedRequest)}::jsonb,
-                         ${JSON.stringify(settlement.usage ?? null)}::jsonb, ${Math.min(durationMs, 2_147_483_647)}, ${JSON.stringify(settlement.route ?? null)}::jsonb)`,
+    sql`SELECT was_held, charged::text AS charged, short_usage FROM gw_settle(${job.holdId}, false, ${record.accountId}, ${record.apiKeyId},
+                         ${settlement.claimNanos}, ${settlement.costNanos}, ${settlement.now.toISOString()}::timestamptz,
+                         ${record.generationId}, ${record.modality}, ${record.model}, ${record.status}, ${JSON.stringify(record.request ?? null)}::jsonb,
+                         ${JSON.stringify(record.usage ?? null)}::jsonb, ${record.durationMs}, ${JSON.stringify(record.route ?? null)}::jsonb)`,
   );
-  const [record] = await queryRows<{ charged: string }>(
-    tx,
-    sql`SELECT usd_cost_nanos::text AS charged FROM generations WHERE id = ${job.id}`,
-  );
-  return BigInt(record?.charged ?? '0');
+  return {
+    held: settled?.was_held === true,
+    chargedNanos: BigInt(settled?.charged ?? '0'),
+    shortUsage: settled?.short_usage ?? undefined,
+  };
 }
 
-/**
- * A cost the balance or a cap did not let the ledger charge whole: the usage of the record and of the job's
- * result say what was charged, and how much was not.
- */
-async function recordShortCharge(tx: Database, jobId: string, charged: bigint, uncharged: bigint): Promise<void> {
-  const patch = JSON.stringify({ usdCost: nanosToUsd(charged), unchargedUsdCost: nanosToUsd(uncharged) });
+/** A cost the ledger did not charge whole: the job's result says what was charged and how much was not, as the record does. */
+async function recordShortCharge(tx: Database, jobId: string, usage: unknown): Promise<void> {
   await queryRows(
     tx,
-    sql`UPDATE generations SET usage = COALESCE(usage, '{}'::jsonb) || ${patch}::jsonb WHERE id = ${jobId}`,
-  );
-  await queryRows(
-    tx,
-    sql`UPDATE media_jobs SET result = jsonb_set(result, '{usage}', COALESCE(result->'usage', '{}'::jsonb) || ${patch}::jsonb)
+    sql`UPDATE media_jobs SET result = jsonb_set(result, '{usage}', COALESCE(result->'usage', '{}'::jsonb)
+                 || jsonb_strip_nulls(jsonb_build_object('usdCost', u->'usdCost', 'unchargedUsdCost', u->'unchargedUsdCost')))
+          FROM (SELECT ${JSON.stringify(usage)}::jsonb AS u) short
          WHERE id = ${jobId} AND jsonb_typeof(result) = 'object'`,
   );
 }

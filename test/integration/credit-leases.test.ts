@@ -120,9 +120,10 @@ describe('credit leases', () => {
   it('refuses a key disabled while its lease still holds credit', async () => {
     const { accountId, keyId } = await gateway.createFundedKey({ credits: 10 });
     const ledger = gateway.gateway.core.services.ledger;
-    (
+    // Settled before the key changes: a settlement still on its way would close the lease after the reads below.
+    await (
       await ledger.reserve({ accountId, apiKeyId: keyId, amountNanos: usdToNanos(0.01), modelId: 'sandbox-echo' })
-    ).settleInBackground({ costNanos: 0n, modality: 'text', status: 'succeeded' });
+    ).settle({ costNanos: 0n, modality: 'text', status: 'succeeded' });
     await gateway.gateway.core.services.apiKeys.update(accountId, keyId, { isActive: false });
     await expect(
       ledger.reserve({ accountId, apiKeyId: keyId, amountNanos: usdToNanos(0.01), modelId: 'sandbox-echo' }),

@@ -729,8 +729,10 @@ describe('inactive keys', () => {
 });
 
 describe('batched ledger statements', () => {
-  const generation = (id: string) => ({
-    id,
+  const generation = (generationId: string, accountId: string, apiKeyId: string | null) => ({
+    generationId,
+    accountId,
+    apiKeyId,
     modality: 'text',
     model: 'sandbox-echo',
     status: 'succeeded',
@@ -749,6 +751,7 @@ describe('batched ledger statements', () => {
     hold,
     account,
     key,
+    claim: String(cost),
     cost: String(cost),
     now: new Date().toISOString(),
     generation: generationId,
@@ -801,11 +804,14 @@ describe('batched ledger statements', () => {
       settleItem('hold_b1', accountId, keyId, 600n, `gen_b1_${accountId}`),
       settleItem('hold_gone', accountId, keyId, 50n, `gen_b2_${accountId}`),
     ];
-    const [settleRow] = await queryRows<{ found: boolean[] }>(
+    const [settleRow] = await queryRows<{ settled: unknown }>(
       db,
-      sql`SELECT gw_settle_batch(${JSON.stringify(settles)}::jsonb) AS found`,
+      sql`SELECT gw_settle_batch(${JSON.stringify(settles)}::jsonb) AS settled`,
     );
-    expect(settleRow!.found).toEqual([true, false]);
+    expect(settleRow!.settled).toEqual([
+      [true, '600', null],
+      [false, '50', null],
+    ]);
     expect(await generationTotals(accountId)).toEqual({ count: 2, costNanos: 650n });
     expect(await accountRow(accountId)).toMatchObject({ balanceNanos: 3_000n - 650n, heldNanos: 1_000n });
     expect(await keyRow(keyId)).toMatchObject({ spentTotalNanos: 650n, heldNanos: 1_000n });
@@ -836,11 +842,10 @@ describe('batched ledger statements', () => {
     const settle = (holdId: string, generationId: string) =>
       repository.settle({
         holdId,
-        accountId,
-        apiKeyId: keyId,
+        claimNanos: 700n,
         costNanos: 700n,
         now: new Date(),
-        generation: generation(generationId),
+        generation: generation(generationId, accountId, keyId),
       });
     const [first, ...rest] = holdIds;
     await settle(first!, `gen_first_${accountId}`);

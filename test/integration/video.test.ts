@@ -92,7 +92,11 @@ describe('video tasks through the sandbox and the ModelArk Seedance fake', () =>
     ark = await startArkFake();
     gateway = await startTestGateway({
       upstreams: [ark],
-      configText: videoGatewayConfig(ark, 'jobs: { taskPollMs: 20, idlePollMs: 50, maxAttempts: 3, retryBaseMs: 20 }'),
+      // Deliveries up to three times the held length are charged, so the floors past the hold show.
+      configText: videoGatewayConfig(
+        ark,
+        'jobs: { taskPollMs: 20, idlePollMs: 50, maxAttempts: 3, retryBaseMs: 20 }\nlimits: { maxDurationOverrun: 3 }',
+      ),
     });
   });
   afterAll(async () => {
@@ -423,6 +427,25 @@ describe('video tasks through the sandbox and the ModelArk Seedance fake', () =>
     expect(atCap.usage).toMatchObject({ usdCost: 0.2, unchargedUsdCost: 0.1 });
     expect(await balanceNanosOf(gateway, capped.accountId)).toBe(usdToNanos(5) - usdToNanos(0.2));
     expect(await heldNanosOf(gateway, capped.accountId)).toBe(0n);
+  });
+
+  it('charges a delivery past the hold no further than limits.maxDurationOverrun times the hold', async () => {
+    // 2 seconds held at 720p (0.1), 8 delivered (0.4): charged three times the hold.
+    const { key, accountId } = await gateway.createFundedKey({ credits: 5 });
+    const task = await waitForEnd(
+      key,
+      (
+        await submit(key, {
+          model: 'seedance',
+          content: [text('too long fake-video-long-8')],
+          duration: 2,
+          resolution: '720p',
+        })
+      ).taskId,
+    );
+    expect(task.usage).toMatchObject({ durationSeconds: 8, usdCost: 0.3, unchargedUsdCost: 0.1 });
+    expect(await balanceNanosOf(gateway, accountId)).toBe(usdToNanos(5) - usdToNanos(0.3));
+    expect(await heldNanosOf(gateway, accountId)).toBe(0n);
   });
 
   it('settles concurrent videos that all run past their holds without passing the balance, to the nano', async () => {

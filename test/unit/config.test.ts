@@ -235,6 +235,15 @@ describe('gateway.yaml', () => {
       expect(problemOf(`${base}ledger: { settlementWaitMs: ${value} }\n`)).toContain('ledger.settlementWaitMs');
   });
 
+  it('reads how far past its hold media billed on delivered seconds may be charged: 1.1 times by default, from 1 to 10', () => {
+    expect(parseConfig(base, 'gateway.yaml', {}).limits).toEqual({ maxDurationOverrun: 1.1 });
+    expect(parseConfig(`${base}limits: { maxDurationOverrun: 1 }\n`, 'gateway.yaml', {}).limits).toEqual({
+      maxDurationOverrun: 1,
+    });
+    for (const value of ['0.9', '11', '.inf', '.nan', '"2"'])
+      expect(problemOf(`${base}limits: { maxDurationOverrun: ${value} }\n`)).toContain('limits.maxDurationOverrun');
+  });
+
   it('reads upstream time limits, the stream event limit and per-model output limits, with defaults', () => {
     const defaults = parseConfig(base, 'gateway.yaml', {});
     expect([...defaults.providers.values()][0]).toMatchObject({

@@ -67,6 +67,7 @@ describe('the metrics of a scrape', () => {
       status: 'succeeded',
       chargedNanos: 1n,
       durationMs: 5,
+      request: null,
     };
     // Whole-token counts the upstream claimed; each is finite, their sum is not.
     telemetry.generationRecorded({
@@ -101,6 +102,7 @@ describe('the metrics of a scrape', () => {
       status: 'succeeded',
       chargedNanos: 1_500_000n,
       durationMs: 5,
+      request: null,
       usage: {},
     };
     telemetry.generationRecorded({

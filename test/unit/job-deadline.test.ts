@@ -80,7 +80,7 @@ class OneJob implements WorkerJobs {
   };
   settle = (_job: MediaJobRow, _owner: string, settlement: JobSettlement) => {
     this.settlements.push({ settlement, at: Date.now() });
-    return Promise.resolve(settlement.costNanos);
+    return Promise.resolve({ held: true, chargedNanos: settlement.claimNanos, shortUsage: undefined });
   };
 }
 
@@ -95,6 +95,7 @@ async function runOne(
   const imageRunner: JobRunner = { run: (_job, context) => runner(context) };
   const worker = new JobWorker({
     jobs,
+    maxDurationOverrun: 1.1,
     runners: new Map([['image', imageRunner]]),
     providers: new Map(),
     owner: 'me',
