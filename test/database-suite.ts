@@ -17,8 +17,10 @@ export const databaseSuite = [
   'test/integration/image-money.test.ts',
   'test/integration/job-crash-safety.test.ts',
   'test/integration/job-deadlines.test.ts',
+  'test/integration/ledger-functions.test.ts',
   'test/integration/ledger-races.test.ts',
   'test/integration/listener-probe.test.ts',
+  'test/integration/lowered-cap-processes.test.ts',
   'test/integration/money-input.test.ts',
   'test/integration/money-invariants.test.ts',
   'test/integration/multi-process.test.ts',
@@ -27,6 +29,7 @@ export const databaseSuite = [
   'test/integration/read-own-charges.test.ts',
   'test/integration/readiness.test.ts',
   'test/integration/revocation-without-listen.test.ts',
+  'test/integration/settlement-property.test.ts',
   'test/integration/unstorable-text.test.ts',
   'test/integration/video.test.ts',
 ];
