@@ -48,15 +48,16 @@ export function chatEventLimit(maxTokens: number): MeterLimit<ChatStreamEvent> {
  * an answer that breaks its protocol ends as an upstream failure.
  */
 export async function* relayedWithin(source: AsyncIterable<Uint8Array>, meter: RelayMeter): AsyncGenerator<Uint8Array> {
+  let rest: Uint8Array;
   try {
     for await (const chunk of source) {
       const relayed = meter.push(chunk);
       if (relayed.length > 0) yield relayed;
       if (meter.cut) break;
     }
+    rest = meter.end();
   } catch (error) {
     throw asUpstreamFailure(error);
   }
-  const rest = meter.end();
   if (rest.length > 0) yield rest;
 }
