@@ -63,20 +63,30 @@ export async function startRunawayUpstream(): Promise<RunawayUpstream> {
     }
     if (request.path === '/v1/responses') {
       if (!body.stream) return writeJson<ResponseObject>(response, 200, responseAnswer(model));
-      const opened = sseEvent<ResponsesStreamEvent>(
-        {
-          type: 'response.created',
-          sequence_number: 0,
-          response: { id: 'resp_runaway', created_at: 1, model, usage: null },
-        },
-        'response.created',
-      );
-      return stream(response, exchange, 'text/event-stream', opened, (index) =>
-        sseEvent<ResponsesStreamEvent>(
-          { type: 'response.output_text.delta', sequence_number: index + 1, delta: runawayWord },
-          'response.output_text.delta',
-        ),
-      );
+      const created: ResponsesStreamEvent = {
+        type: 'response.created',
+        sequence_number: 0,
+        response: { id: 'resp_runaway', created_at: 1, model, usage: null },
+      };
+      const item = { id: 'msg_runaway', type: 'message', role: 'assistant', status: 'in_progress', content: [] };
+      const added: ResponsesStreamEvent = {
+        type: 'response.output_item.added',
+        sequence_number: 1,
+        output_index: 0,
+        item,
+      };
+      const opened = sseEvent(created, created.type) + sseEvent(added, added.type);
+      return stream(response, exchange, 'text/event-stream', opened, (index) => {
+        const delta = {
+          type: 'response.output_text.delta',
+          sequence_number: index + 2,
+          item_id: item.id,
+          output_index: 0,
+          content_index: 0,
+          delta: runawayWord,
+        };
+        return sseEvent<ResponsesStreamEvent>(delta, delta.type);
+      });
     }
     if (request.path === '/v1/messages') {
       if (!body.stream) return writeJson<Message>(response, 200, messageAnswer(model));

@@ -58,7 +58,12 @@ const streamingSurfaces: Surface[] = [
     expectLengthFinish: (text) => {
       expect(dataOf(text).at(-1)).toMatchObject({
         type: 'response.incomplete',
-        response: { status: 'incomplete', incomplete_details: { reason: 'max_output_tokens' } },
+        response: {
+          status: 'incomplete',
+          incomplete_details: { reason: 'max_output_tokens' },
+          // The text delivered before the cut, as the Response's message.
+          output: [{ type: 'message', content: [{ type: 'output_text', text: expect.stringMatching(/^(word )+$/) }] }],
+        },
       });
       expect(text.endsWith('data: [DONE]\n\n')).toBe(true);
     },

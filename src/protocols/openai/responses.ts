@@ -46,6 +46,8 @@ export const isResponseObject = wireCheck(ResponseObject);
 export const ResponsesStreamEvent = Type.Object({
   type: Type.String(),
   sequence_number: Type.Optional(Type.Integer()),
+  output_index: Type.Optional(Type.Integer({ minimum: 0 })),
+  item: Type.Optional(Type.Object({ type: Type.String() })),
   delta: Type.Optional(Type.String()),
   response: Type.Optional(
     Type.Object({

@@ -124,9 +124,10 @@ function responsesMeter({ streaming, maxEventCharacters, limit }: RelayMeterOpti
       limit,
       lengthFinished: (answer) => ({ ...answer, status: 'incomplete', incomplete_details: lengthIncomplete }),
     });
-  // The Response as the stream opened it, and the last event's number: what a cut stream's end repeats.
+  // The Response as the stream opened it, the last event's number and the output so far: what a cut stream's end repeats.
   let opened: ResponsesStreamEvent['response'];
   let sequence: number | undefined;
+  const output = new ResponseOutput();
   return streamRelayMeter(
     {
       frame: sseFramer(),
@@ -140,6 +141,7 @@ function responsesMeter({ streaming, maxEventCharacters, limit }: RelayMeterOpti
         reading.usage = responsesUsageOf(event.response?.usage) ?? reading.usage;
         opened ??= event.response;
         sequence = event.sequence_number ?? sequence;
+        output.observe(event);
       },
       // OpenAI ends a Responses stream without it; some compatible servers send it as on chat streams, after the end.
       terminator: { data: streamTerminator, completes: false },
@@ -153,7 +155,7 @@ function responsesMeter({ streaming, maxEventCharacters, limit }: RelayMeterOpti
               object: 'response',
               status: 'incomplete',
               incomplete_details: lengthIncomplete,
-              output: [],
+              output: output.items(),
               usage: null,
             },
           },
@@ -162,6 +164,40 @@ function responsesMeter({ streaming, maxEventCharacters, limit }: RelayMeterOpti
     },
     { limit, maxEventCharacters },
   );
+}
+
+type OutputItem = NonNullable<ResponsesStreamEvent['item']>;
+
+/**
+ * The output items of a Responses stream as its events built them: each as its `output_item.done` event
+ * gave it, or, while still open, as added with the text or arguments streamed into it so far.
+ */
+class ResponseOutput {
+  private readonly entries = new Map<number, { item: OutputItem; done: boolean; pieces: string[] }>();
+
+  observe(event: ResponsesStreamEvent): void {
+    const index = event.output_index;
+    if (index === undefined) return;
+    if (event.type === 'response.output_item.added' && event.item)
+      this.entries.set(index, { item: event.item, done: false, pieces: [] });
+    else if (event.type === 'response.output_item.done' && event.item)
+      this.entries.set(index, { item: event.item, done: true, pieces: [] });
+    else if (event.type === 'response.output_text.delta' || event.type === 'response.function_call_arguments.delta')
+      this.entries.get(index)?.pieces.push(event.delta ?? '');
+  }
+
+  items(): object[] {
+    return [...this.entries.entries()]
+      .sort(([a], [b]) => a - b)
+      .map(([, { item, done, pieces }]) => {
+        if (done) return item;
+        const streamed = pieces.join('');
+        if (item.type === 'message')
+          return { ...item, status: 'incomplete', content: [{ type: 'output_text', text: streamed, annotations: [] }] };
+        if (item.type === 'function_call') return { ...item, status: 'incomplete', arguments: streamed };
+        return { ...item, status: 'incomplete' };
+      });
+  }
 }
 
 /** Why a Response cut by the output limit is incomplete. */
