@@ -62,12 +62,12 @@ export function streamRelayMeter<T>(
         continue;
       }
       const event = checkedEvent(data, rules.check);
-      const before = { ...reading };
+      // Only an event read past the limit may have to be taken back.
+      const before = limit.reached ? { ...reading } : undefined;
       const mark = reading.output.mark();
       rules.observe(reading, event);
       const added = reading.output.since(mark);
-      const carriesOutput = added.text !== '' || added.charactersBeyond > 0;
-      if (carriesOutput && limit.reached) {
+      if (before && (added.text !== '' || added.charactersBeyond > 0)) {
         Object.assign(reading, before);
         reading.output.rewind(mark);
         return false;
