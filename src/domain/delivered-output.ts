@@ -37,7 +37,9 @@ export class DeliveredOutput {
 
   /** What was added since `mark`: the text kept, and the number of characters past what is kept. */
   since(mark: OutputMark): { text: string; charactersBeyond: number } {
-    return { text: this.pieces.slice(mark.pieces).join(''), charactersBeyond: this.beyond - mark.beyond };
+    const added = this.pieces.length - mark.pieces;
+    const text = added === 0 ? '' : added === 1 ? this.pieces[mark.pieces]! : this.pieces.slice(mark.pieces).join('');
+    return { text, charactersBeyond: this.beyond - mark.beyond };
   }
 
   /** Takes back what was added since `mark` (output read but never delivered). */

@@ -237,7 +237,9 @@ export function openAiRelayMeter(operation: RelayOperation, options: RelayMeterO
       check: isChatCompletionChunk,
       observe: (reading, chunk) => {
         if (chunk.error !== undefined) reading.sawError = true;
-        for (const [position, choice] of (chunk.choices ?? []).entries()) {
+        const choices = chunk.choices ?? [];
+        for (let position = 0; position < choices.length; position++) {
+          const choice = choices[position]!;
           reading.output.add(choice.delta?.content ?? '');
           for (const call of choice.delta?.tool_calls ?? [])
             reading.output.add((call.function?.name ?? '') + (call.function?.arguments ?? ''));
