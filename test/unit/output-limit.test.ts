@@ -124,6 +124,28 @@ describe('a relay meter with the output limit', () => {
     ).toEqual(['event: content_block_stop', 'event: message_delta', 'event: message_stop']);
   });
 
+  it('does not close a content block whose start the limit refused', () => {
+    const meter = anthropicRelayMeter('messages', {
+      streaming: true,
+      maxEventCharacters: 1024,
+      limit: new OutputLimit(1, countTextTokens),
+    });
+    const event = (payload: Record<string, unknown> & { type: string }) =>
+      `event: ${payload.type}\ndata: ${JSON.stringify(payload)}\n\n`;
+    const relayed =
+      event({ type: 'content_block_start', index: 0, content_block: { type: 'text' } }) +
+      event({ type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: 'word' } }) +
+      event({ type: 'content_block_stop', index: 0 });
+    const refused = event({ type: 'content_block_start', index: 1, content_block: { type: 'tool_use', name: 'find' } });
+    expect(text(meter.push(bytes(relayed + refused)))).toBe(relayed);
+    expect(
+      text(meter.end())
+        .split('\n')
+        .filter((line) => line.startsWith('event: ')),
+    ).toEqual(['event: message_delta', 'event: message_stop']);
+    expect(meter.reading().output.text).toBe('word');
+  });
+
   it('marks a whole answer past the limit as a length finish, its content as it came', () => {
     const meter = openAiRelayMeter('chat-completions', {
       streaming: false,

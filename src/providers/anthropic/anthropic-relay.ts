@@ -61,19 +61,20 @@ export function anthropicRelayMeter(
               ? event.usage
               : undefined;
         if (report) reading.usage = streamUsageAfter(reading.usage ?? { inputTokens: 0, outputTokens: 0 }, report);
-        else if (event.type === 'content_block_start') {
-          openBlock = event.index ?? 0;
-          if (event.content_block?.name) reading.output.add(event.content_block.name);
+        else if (event.type === 'content_block_start' && event.content_block?.name) {
+          reading.output.add(event.content_block.name);
         } else if (event.type === 'content_block_delta' && event.delta) {
           reading.output.add(event.delta.text ?? event.delta.partial_json ?? '');
-        } else if (event.type === 'content_block_stop') {
-          openBlock = undefined;
         } else if (event.type === 'message_stop') {
           reading.complete = true;
           reading.sawTerminator = true;
         } else if (event.type === 'error') {
           reading.sawError = true;
         }
+      },
+      follow: (event) => {
+        if (event.type === 'content_block_start') openBlock = event.index ?? 0;
+        else if (event.type === 'content_block_stop') openBlock = undefined;
       },
       lengthFinish: () =>
         [

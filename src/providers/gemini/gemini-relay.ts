@@ -86,8 +86,8 @@ export function geminiRelayMeter(
         frame: sse ? sseFramer() : jsonArrayFramer(),
         split: sse ? sseSplitter(maxEventCharacters) : jsonArraySplitter(maxEventCharacters),
         check: isGenerateContentResponse,
-        observe: (reading, chunk) => {
-          observe(reading, chunk);
+        observe,
+        follow: (chunk) => {
           last.usageMetadata = chunk.usageMetadata ?? last.usageMetadata;
           last.modelVersion = chunk.modelVersion ?? last.modelVersion;
           last.responseId = chunk.responseId ?? last.responseId;

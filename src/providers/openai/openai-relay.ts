@@ -139,9 +139,11 @@ function responsesMeter({ streaming, maxEventCharacters, limit }: RelayMeterOpti
         if (event.type === 'response.output_text.delta' || event.type === 'response.function_call_arguments.delta')
           reading.output.add(event.delta ?? '');
         reading.usage = responsesUsageOf(event.response?.usage) ?? reading.usage;
+      },
+      follow: (event) => {
         opened ??= event.response;
         sequence = event.sequence_number ?? sequence;
-        output.observe(event);
+        output.follow(event);
       },
       // OpenAI ends a Responses stream without it; some compatible servers send it as on chat streams, after the end.
       terminator: { data: streamTerminator, completes: false },
@@ -175,7 +177,7 @@ type OutputItem = NonNullable<ResponsesStreamEvent['item']>;
 class ResponseOutput {
   private readonly entries = new Map<number, { item: OutputItem; done: boolean; pieces: string[] }>();
 
-  observe(event: ResponsesStreamEvent): void {
+  follow(event: ResponsesStreamEvent): void {
     const index = event.output_index;
     if (index === undefined) return;
     if (event.type === 'response.output_item.added' && event.item)
@@ -237,18 +239,22 @@ export function openAiRelayMeter(operation: RelayOperation, options: RelayMeterO
       check: isChatCompletionChunk,
       observe: (reading, chunk) => {
         if (chunk.error !== undefined) reading.sawError = true;
-        const choices = chunk.choices ?? [];
-        for (let position = 0; position < choices.length; position++) {
-          const choice = choices[position]!;
+        for (const choice of chunk.choices ?? []) {
           reading.output.add(choice.delta?.content ?? '');
           for (const call of choice.delta?.tool_calls ?? [])
             reading.output.add((call.function?.name ?? '') + (call.function?.arguments ?? ''));
+        }
+        reading.usage = usageOf(chunk.usage) ?? reading.usage;
+        if (chunk.choices?.some((choice) => choice.finish_reason)) reading.complete = true;
+      },
+      follow: (chunk) => {
+        const choices = chunk.choices ?? [];
+        for (let position = 0; position < choices.length; position++) {
+          const choice = choices[position]!;
           const index = choice.index ?? position;
           if (choice.finish_reason) open.delete(index);
           else open.add(index);
         }
-        reading.usage = usageOf(chunk.usage) ?? reading.usage;
-        if (chunk.choices?.some((choice) => choice.finish_reason)) reading.complete = true;
         last.id = chunk.id ?? last.id;
         last.created = chunk.created ?? last.created;
         last.model = chunk.model ?? last.model;

@@ -30,6 +30,8 @@ export interface StreamMeterRules<T> {
   check: WireCheck<T>;
   /** Reads one event into the reading: its output into `output`, its usage, whether it ends the answer. */
   observe(reading: RelayReading, event: T): void;
+  /** Follows an event that was relayed: what `lengthFinish` needs of the stream so far. */
+  follow?(event: T): void;
   terminator?: StreamTerminator;
   /** What ends the answer where the output limit cut it, as that protocol ends a `length` finish, in the stream's framing. */
   lengthFinish(reading: RelayReading): string;
@@ -74,6 +76,7 @@ export function streamRelayMeter<T>(
       }
       limit.add(added.text, added.charactersBeyond);
       if (reading.usage) limit.report(reading.usage.outputTokens);
+      rules.follow?.(event);
     }
     return true;
   };
