@@ -1,6 +1,13 @@
 /** Characters of delivered text kept for counting; a completion of this size is far past any catalog output limit. */
 const keptCharacters = 1024 * 1024;
 
+/** A point in a delivered output. */
+export interface OutputMark {
+  readonly pieces: number;
+  readonly kept: number;
+  readonly beyond: number;
+}
+
 /**
  * The text and tool-call arguments an answer delivered, for counting its output tokens when the upstream
  * reports none or is cut mid-way. Memory stays bounded whatever an upstream sends: past `keptCharacters`
@@ -21,6 +28,25 @@ export class DeliveredOutput {
     if (room > 0) this.pieces.push(text.slice(0, room));
     this.kept = keptCharacters;
     this.beyond += text.length - Math.max(room, 0);
+  }
+
+  /** The point reached so far, to read or take back what is added after it. */
+  mark(): OutputMark {
+    return { pieces: this.pieces.length, kept: this.kept, beyond: this.beyond };
+  }
+
+  /** What was added since `mark`: the text kept, and the number of characters past what is kept. */
+  since(mark: OutputMark): { text: string; charactersBeyond: number } {
+    const added = this.pieces.length - mark.pieces;
+    const text = added === 0 ? '' : added === 1 ? this.pieces[mark.pieces]! : this.pieces.slice(mark.pieces).join('');
+    return { text, charactersBeyond: this.beyond - mark.beyond };
+  }
+
+  /** Takes back what was added since `mark` (output read but never delivered). */
+  rewind(mark: OutputMark): void {
+    this.pieces.length = mark.pieces;
+    this.kept = mark.kept;
+    this.beyond = mark.beyond;
   }
 
   get text(): string {

@@ -36,8 +36,9 @@ import { worthFallingBack } from './fallback.ts';
 import type { ProviderBreakers, RowRef } from './provider-breakers.ts';
 import { dispatchWithFallback, type Resilience } from './upstream-dispatch.ts';
 import type { GenerationAttempt, GenerationRoute, RequestLog } from '../domain/generation-route.ts';
-import { asUpstreamFailure, readUpstream } from './upstream-reading.ts';
+import { readUpstream } from './upstream-reading.ts';
 import { metered, startIteration } from './metered.ts';
+import { chatEventLimit, heldOutputLimit, relayedWithin } from './output-limits.ts';
 import type { WorkTracker } from './work-tracker.ts';
 
 /** The canonical request a surface decoded, plus what the pipeline needs to route, gate and bill it. */
@@ -314,6 +315,7 @@ export class TextGeneration {
     let reported: TokenUsage | undefined;
     let finished = false;
     const events = metered(upstream, {
+      limit: chatEventLimit(maxOutputTokens),
       observe: (event) => {
         if (event.type === 'text-delta') output.add(event.text);
         else if (event.type === 'tool-call-start') output.add(event.name);
@@ -346,23 +348,20 @@ export class TextGeneration {
     { input, dropped, maxOutputTokens, settle, countPrompt }: Dispatch,
   ): Promise<RelayRun> {
     const relay = input.relay!;
-    const meter = route.adapter.relayMeter!(relay.operation, relay.streaming, route.target.maxEventCharacters);
+    const meter = route.adapter.relayMeter!(relay.operation, {
+      streaming: relay.streaming,
+      maxEventCharacters: route.target.maxEventCharacters,
+      // Every completion asked for may use the whole limit, and the hold covers them all.
+      limit: heldOutputLimit(maxOutputTokens * (input.choices ?? 1)),
+    });
     const upstreamModel = route.row.upstreamModel;
     const exchange = await route.adapter.relay!(
       { operation: relay.operation, upstreamModel, body: relay.prepare(upstreamModel, dropped, maxOutputTokens) },
       { target: route.target, headers: relay.headers },
     );
     const upstream = await startIteration(exchange.body);
-    const body = metered(upstream, {
-      observe: (chunk) => {
-        try {
-          meter.push(chunk);
-        } catch (error) {
-          // An event that breaks the protocol ends the relay; the upstream is let go rather than left unread.
-          void upstream[Symbol.asyncIterator]().return?.();
-          throw asUpstreamFailure(error);
-        }
-      },
+    const body = metered(relayedWithin(upstream, meter), {
+      observe: () => undefined,
       settle: ({ failed, consumerLeft }) => {
         const reading = readingOf(meter);
         const status =

@@ -1,4 +1,5 @@
 import type { DeliveredOutput } from '../domain/delivered-output.ts';
+import type { OutputLimit } from '../domain/output-limit.ts';
 import type { ChatParameterName, ChatRequest, ChatStreamEvent, TokenUsage } from '../domain/chat.ts';
 import type { EmbeddingPartType, EmbeddingRequest, EmbeddingResult } from '../domain/embedding.ts';
 import type { ImageGenerationRequest, ImageGenerationResult, ImageStreamEvent, ImageUsage } from '../domain/image.ts';
@@ -58,9 +59,24 @@ export interface RelayReading {
   output: DeliveredOutput;
 }
 
+/**
+ * Reads a copy of a relayed answer and decides what of it is relayed: whole events only, and none past the
+ * output limit. Once the limit has ended the answer (`cut`), the rest of the upstream is not to be read.
+ */
 export interface RelayMeter {
-  push(chunk: Uint8Array): void;
+  /** Reads the next bytes of the answer; answers the bytes to relay now (an event not yet complete is held back). */
+  push(chunk: Uint8Array): Uint8Array;
+  /** After the upstream's last byte, or once the answer is cut: the bytes left to relay (the length finish of a cut). */
+  end(): Uint8Array;
+  readonly cut: boolean;
   reading(): RelayReading;
+}
+
+export interface RelayMeterOptions {
+  streaming: boolean;
+  maxEventCharacters: number;
+  /** The output limit the hold covers, enforced as the answer is relayed. */
+  limit: OutputLimit;
 }
 
 export type RelayOperation =
@@ -90,7 +106,7 @@ export interface TextAdapter {
   /** Forwards a request of this protocol's own shape as given and relays the answer, for pass-through. */
   relay?(request: RelayRequest, options: CallOptions): Promise<RawExchange>;
   /** Reads usage from a copy of a relayed answer. */
-  relayMeter?(operation: RelayOperation, streaming: boolean, maxEventCharacters: number): RelayMeter;
+  relayMeter?(operation: RelayOperation, options: RelayMeterOptions): RelayMeter;
 }
 
 /** What a provider family offers for embeddings: one vector per input, in input order. */

@@ -10,7 +10,7 @@ export interface RelayedAnswer {
 
 /**
  * Sends a non-streamed upstream answer through as it arrives. If the client goes away the stream is
- * destroyed, which still reads the upstream to its end for billing.
+ * destroyed, which still reads the upstream to its end (or to the output limit) for billing.
  */
 function relayJson(reply: FastifyReply, answer: RelayedAnswer): FastifyReply {
   return reply
@@ -38,7 +38,8 @@ async function relayStream(
   try {
     for await (const chunk of answer.body) {
       await sse.raw(chunk);
-      // Leaving the loop hands the rest of the upstream to the meter, which reads it to the end and bills it as aborted.
+      // Leaving the loop hands the rest of the upstream to the meter, which reads it to its end or to the output
+      // limit, and bills it as aborted.
       if (sse.clientGone) return;
       tail = (tail + Buffer.from(chunk).toString('latin1')).slice(-2);
     }

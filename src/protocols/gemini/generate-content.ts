@@ -67,6 +67,8 @@ export const GenerateContentResponse = objectWithOneOf(
       ),
     ),
     usageMetadata: Type.Optional(UsageMetadata),
+    modelVersion: Type.Optional(Type.String()),
+    responseId: Type.Optional(Type.String()),
     promptFeedback: Type.Optional(Type.Object({})),
     error: Type.Optional(Type.Object({ code: Type.Optional(Type.Integer()), message: Type.Optional(Type.String()) })),
   },

@@ -45,6 +45,7 @@ const ToolCallFragment = Type.Object({
 });
 
 const ChunkChoice = Type.Object({
+  index: Type.Optional(Type.Integer({ minimum: 0 })),
   delta: Type.Optional(
     Type.Object({
       content: Type.Optional(Nullable(Type.String())),
@@ -68,6 +69,9 @@ export type OpenAiError = Static<typeof OpenAiError>;
 /** One `data:` event of a chat-completions stream (every field the gateway reads; providers add more). */
 export const ChatCompletionChunk = objectWithOneOf(
   {
+    id: Type.Optional(Type.String()),
+    created: Type.Optional(Type.Number()),
+    model: Type.Optional(Type.String()),
     choices: Type.Optional(Type.Array(ChunkChoice)),
     usage: Type.Optional(Nullable(ChatUsage)),
     error: Type.Optional(Type.Object({ message: Type.Optional(Type.String()) })),

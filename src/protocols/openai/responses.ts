@@ -45,8 +45,18 @@ export const isResponseObject = wireCheck(ResponseObject);
 /** One event of a Responses stream: every event names its type; the terminal ones carry the Response. */
 export const ResponsesStreamEvent = Type.Object({
   type: Type.String(),
+  sequence_number: Type.Optional(Type.Integer()),
+  output_index: Type.Optional(Type.Integer({ minimum: 0 })),
+  item: Type.Optional(Type.Object({ type: Type.String() })),
   delta: Type.Optional(Type.String()),
-  response: Type.Optional(Type.Object({ usage: Type.Optional(Type.Union([ResponsesUsage, Type.Null()])) })),
+  response: Type.Optional(
+    Type.Object({
+      id: Type.Optional(Type.String()),
+      created_at: Type.Optional(Type.Number()),
+      model: Type.Optional(Type.String()),
+      usage: Type.Optional(Type.Union([ResponsesUsage, Type.Null()])),
+    }),
+  ),
 });
 export type ResponsesStreamEvent = Static<typeof ResponsesStreamEvent>;
 export const isResponsesStreamEvent = wireCheck(ResponsesStreamEvent);

@@ -1,7 +1,15 @@
 import { isMessage, isMessagesStreamEvent, streamUsageAfter, usageOf } from '../../protocols/anthropic/messages.ts';
-import type { CallOptions, RawExchange, RelayMeter, RelayOperation, RelayRequest } from '../provider-adapter.ts';
+import type {
+  CallOptions,
+  RawExchange,
+  RelayMeter,
+  RelayMeterOptions,
+  RelayOperation,
+  RelayRequest,
+} from '../provider-adapter.ts';
 import { checkedRelay } from '../shared/checked-relay.ts';
 import { jsonRelayMeter, streamRelayMeter } from '../shared/relay-meters.ts';
+import { sseFramer } from '../shared/stream-framers.ts';
 import { sseSplitter } from '../shared/stream-splitters.ts';
 import type { UpstreamHttp } from '../shared/upstream-http.ts';
 import { anthropicHeaders } from './anthropic-messages.ts';
@@ -25,26 +33,62 @@ export async function relayAnthropic(
   );
 }
 
+/** A named SSE event as the protocol writes it. */
+const namedEvent = (payload: { type: string }) => `event: ${payload.type}\ndata: ${JSON.stringify(payload)}\n\n`;
+
 /** Usage of a messages answer: the JSON body's `usage`, or message_start (input) and the last message_delta (output). */
 export function anthropicRelayMeter(
   _operation: RelayOperation,
-  streaming: boolean,
-  maxEventCharacters: number,
+  { streaming, maxEventCharacters, limit }: RelayMeterOptions,
 ): RelayMeter {
-  if (!streaming) return jsonRelayMeter(isMessage, (answer) => ({ usage: usageOf(answer.usage) }));
-  return streamRelayMeter(sseSplitter(maxEventCharacters), isMessagesStreamEvent, (reading, event) => {
-    const report =
-      event.type === 'message_start' ? event.message?.usage : event.type === 'message_delta' ? event.usage : undefined;
-    if (report) reading.usage = streamUsageAfter(reading.usage ?? { inputTokens: 0, outputTokens: 0 }, report);
-    else if (event.type === 'content_block_start' && event.content_block?.name) {
-      reading.output.add(event.content_block.name);
-    } else if (event.type === 'content_block_delta' && event.delta) {
-      reading.output.add(event.delta.text ?? event.delta.partial_json ?? '');
-    } else if (event.type === 'message_stop') {
-      reading.complete = true;
-      reading.sawTerminator = true;
-    } else if (event.type === 'error') {
-      reading.sawError = true;
-    }
-  });
+  if (!streaming)
+    return jsonRelayMeter(isMessage, (answer) => ({ usage: usageOf(answer.usage) }), {
+      limit,
+      lengthFinished: (answer) => ({ ...answer, stop_reason: 'max_tokens', stop_sequence: null }),
+    });
+  // The content block still open, which a cut stream closes before its end.
+  let openBlock: number | undefined;
+  return streamRelayMeter(
+    {
+      frame: sseFramer(),
+      split: sseSplitter(maxEventCharacters),
+      check: isMessagesStreamEvent,
+      observe: (reading, event) => {
+        const report =
+          event.type === 'message_start'
+            ? event.message?.usage
+            : event.type === 'message_delta'
+              ? event.usage
+              : undefined;
+        if (report) reading.usage = streamUsageAfter(reading.usage ?? { inputTokens: 0, outputTokens: 0 }, report);
+        else if (event.type === 'content_block_start' && event.content_block?.name) {
+          reading.output.add(event.content_block.name);
+        } else if (event.type === 'content_block_delta' && event.delta) {
+          reading.output.add(event.delta.text ?? event.delta.partial_json ?? '');
+        } else if (event.type === 'message_stop') {
+          reading.complete = true;
+          reading.sawTerminator = true;
+        } else if (event.type === 'error') {
+          reading.sawError = true;
+        }
+      },
+      follow: (event) => {
+        if (event.type === 'content_block_start') openBlock = event.index ?? 0;
+        else if (event.type === 'content_block_stop') openBlock = undefined;
+      },
+      lengthFinish: () =>
+        [
+          ...(openBlock !== undefined ? [{ type: 'content_block_stop', index: openBlock }] : []),
+          {
+            type: 'message_delta',
+            delta: { stop_reason: 'max_tokens', stop_sequence: null },
+            usage: { output_tokens: limit.delivered },
+          },
+          { type: 'message_stop' },
+        ]
+          .map(namedEvent)
+          .join(''),
+    },
+    { limit, maxEventCharacters },
+  );
 }

@@ -11,7 +11,7 @@ export function createGeminiAdapter(http: UpstreamHttp): ProviderAdapter {
       streamChat: (request, options) => streamGeminiContent(http, request, options),
       carries: geminiCarries,
       relay: (request, options) => relayGemini(http, request, options),
-      relayMeter: (operation, _streaming, maxEventCharacters) => geminiRelayMeter(operation, maxEventCharacters),
+      relayMeter: geminiRelayMeter,
     },
     embeddings: {
       parts: ['text', 'imageBase64', 'audioBase64', 'fileBase64', 'videoBase64'],

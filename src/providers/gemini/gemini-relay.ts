@@ -8,12 +8,14 @@ import type {
   CallOptions,
   RawExchange,
   RelayMeter,
+  RelayMeterOptions,
   RelayOperation,
   RelayReading,
   RelayRequest,
 } from '../provider-adapter.ts';
 import { checkedRelay } from '../shared/checked-relay.ts';
 import { jsonRelayMeter, streamRelayMeter } from '../shared/relay-meters.ts';
+import { jsonArrayFramer, sseFramer } from '../shared/stream-framers.ts';
 import { jsonArraySplitter, sseSplitter } from '../shared/stream-splitters.ts';
 import type { UpstreamHttp } from '../shared/upstream-http.ts';
 import { geminiPath } from './gemini-content.ts';
@@ -71,22 +73,58 @@ function observe(reading: RelayReading, chunk: GenerateContentResponse): void {
 }
 
 /** Usage of a generateContent answer: the last usageMetadata of the JSON body, the SSE events or the JSON array's elements. */
-export function geminiRelayMeter(operation: RelayOperation, maxEventCharacters: number): RelayMeter {
-  if (operation === 'stream-generate-content-sse')
-    return streamRelayMeter(sseSplitter(maxEventCharacters), isGenerateContentResponse, observe);
-  if (operation === 'stream-generate-content-json')
-    return streamRelayMeter(jsonArraySplitter(maxEventCharacters), isGenerateContentResponse, observe);
-  return jsonRelayMeter(isGenerateContentResponse, (answer) => {
-    const reading: RelayReading = {
-      usage: undefined,
-      complete: false,
-      sawTerminator: false,
-      sawError: false,
-      output: new DeliveredOutput(),
-    };
-    observe(reading, answer);
-    // A whole non-streamed answer is complete even when a blocked prompt left it without candidates.
-    if (!reading.sawError) reading.complete = true;
-    return reading;
-  });
+export function geminiRelayMeter(
+  operation: RelayOperation,
+  { maxEventCharacters, limit }: RelayMeterOptions,
+): RelayMeter {
+  if (operation === 'stream-generate-content-sse' || operation === 'stream-generate-content-json') {
+    const sse = operation === 'stream-generate-content-sse';
+    // What a cut stream's last chunk repeats of the others.
+    const last: Pick<GenerateContentResponse, 'usageMetadata' | 'modelVersion' | 'responseId'> = {};
+    return streamRelayMeter(
+      {
+        frame: sse ? sseFramer() : jsonArrayFramer(),
+        split: sse ? sseSplitter(maxEventCharacters) : jsonArraySplitter(maxEventCharacters),
+        check: isGenerateContentResponse,
+        observe,
+        follow: (chunk) => {
+          last.usageMetadata = chunk.usageMetadata ?? last.usageMetadata;
+          last.modelVersion = chunk.modelVersion ?? last.modelVersion;
+          last.responseId = chunk.responseId ?? last.responseId;
+        },
+        lengthFinish: () => {
+          const chunk = JSON.stringify({
+            candidates: [{ content: { role: 'model', parts: [{ text: '' }] }, finishReason: 'MAX_TOKENS', index: 0 }],
+            ...last,
+          });
+          // The array's elements so far were relayed, the first among them: this one follows them and closes it.
+          return sse ? `data: ${chunk}\r\n\r\n` : `,\r\n${chunk}]`;
+        },
+      },
+      { limit, maxEventCharacters },
+    );
+  }
+  return jsonRelayMeter(
+    isGenerateContentResponse,
+    (answer) => {
+      const reading: RelayReading = {
+        usage: undefined,
+        complete: false,
+        sawTerminator: false,
+        sawError: false,
+        output: new DeliveredOutput(),
+      };
+      observe(reading, answer);
+      // A whole non-streamed answer is complete even when a blocked prompt left it without candidates.
+      if (!reading.sawError) reading.complete = true;
+      return reading;
+    },
+    {
+      limit,
+      lengthFinished: (answer) => ({
+        ...answer,
+        candidates: answer.candidates?.map((candidate) => ({ ...candidate, finishReason: 'MAX_TOKENS' })),
+      }),
+    },
+  );
 }

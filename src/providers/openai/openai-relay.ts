@@ -4,6 +4,7 @@ import {
   isChatCompletionChunk,
   streamTerminator,
   usageOf,
+  type ChatCompletionChunk,
 } from '../../protocols/openai/chat-completions.ts';
 import {
   failedResponsesEvents,
@@ -12,10 +13,19 @@ import {
   openAiOnlyResponsesFields,
   responsesUsageOf,
   terminalResponsesEvents,
+  type ResponsesStreamEvent,
 } from '../../protocols/openai/responses.ts';
-import type { CallOptions, RawExchange, RelayMeter, RelayOperation, RelayRequest } from '../provider-adapter.ts';
+import type {
+  CallOptions,
+  RawExchange,
+  RelayMeter,
+  RelayMeterOptions,
+  RelayOperation,
+  RelayRequest,
+} from '../provider-adapter.ts';
 import { checkedRelay, type AnswerShapes } from '../shared/checked-relay.ts';
 import { jsonRelayMeter, streamRelayMeter } from '../shared/relay-meters.ts';
+import { sseFramer } from '../shared/stream-framers.ts';
 import { sseSplitter } from '../shared/stream-splitters.ts';
 import type { UpstreamHttp } from '../shared/upstream-http.ts';
 import { isOpenAiItself } from './openai-chat.ts';
@@ -103,54 +113,164 @@ export async function relayOpenAi(
   };
 }
 
+/** An SSE event as the protocol writes it. */
+const sseEvent = (payload: object, name?: string) =>
+  `${name ? `event: ${name}\n` : ''}data: ${JSON.stringify(payload)}\n\n`;
+
 /** Reads usage from a Responses answer: the JSON body, or the terminal event of a stream. */
-function responsesMeter(streaming: boolean, maxEventCharacters: number): RelayMeter {
-  if (!streaming) return jsonRelayMeter(isResponseObject, (answer) => ({ usage: responsesUsageOf(answer.usage) }));
+function responsesMeter({ streaming, maxEventCharacters, limit }: RelayMeterOptions): RelayMeter {
+  if (!streaming)
+    return jsonRelayMeter(isResponseObject, (answer) => ({ usage: responsesUsageOf(answer.usage) }), {
+      limit,
+      lengthFinished: (answer) => ({ ...answer, status: 'incomplete', incomplete_details: lengthIncomplete }),
+    });
+  // The Response as the stream opened it, the last event's number and the output so far: what a cut stream's end repeats.
+  let opened: ResponsesStreamEvent['response'];
+  let sequence: number | undefined;
+  const output = new ResponseOutput();
   return streamRelayMeter(
-    sseSplitter(maxEventCharacters),
-    isResponsesStreamEvent,
-    (reading, event) => {
-      if (terminalResponsesEvents.has(event.type)) reading.complete = true;
-      if (failedResponsesEvents.has(event.type)) reading.sawError = true;
-      if (event.type === 'response.output_text.delta' || event.type === 'response.function_call_arguments.delta')
-        reading.output.add(event.delta ?? '');
-      reading.usage = responsesUsageOf(event.response?.usage) ?? reading.usage;
+    {
+      frame: sseFramer(),
+      split: sseSplitter(maxEventCharacters),
+      check: isResponsesStreamEvent,
+      observe: (reading, event) => {
+        if (terminalResponsesEvents.has(event.type)) reading.complete = true;
+        if (failedResponsesEvents.has(event.type)) reading.sawError = true;
+        if (event.type === 'response.output_text.delta' || event.type === 'response.function_call_arguments.delta')
+          reading.output.add(event.delta ?? '');
+        reading.usage = responsesUsageOf(event.response?.usage) ?? reading.usage;
+      },
+      follow: (event) => {
+        opened ??= event.response;
+        sequence = event.sequence_number ?? sequence;
+        output.follow(event);
+      },
+      // OpenAI ends a Responses stream without it; some compatible servers send it as on chat streams, after the end.
+      terminator: { data: streamTerminator, completes: false },
+      lengthFinish: () =>
+        sseEvent(
+          {
+            type: 'response.incomplete',
+            ...(sequence !== undefined ? { sequence_number: sequence + 1 } : {}),
+            response: {
+              ...opened,
+              object: 'response',
+              status: 'incomplete',
+              incomplete_details: lengthIncomplete,
+              output: output.items(),
+              usage: null,
+            },
+          },
+          'response.incomplete',
+        ),
     },
-    // OpenAI ends a Responses stream without it; some compatible servers send it as on chat streams, after the end.
-    { data: streamTerminator, completes: false },
+    { limit, maxEventCharacters },
   );
 }
 
-/** Reads `usage` from a chat completion or a Responses answer: the JSON body, or the usage-carrying event of a stream. */
-export function openAiRelayMeter(
-  operation: RelayOperation,
-  streaming: boolean,
-  maxEventCharacters: number,
-): RelayMeter {
-  if (operation === 'responses') return responsesMeter(streaming, maxEventCharacters);
-  if (!streaming) {
-    return jsonRelayMeter(isChatCompletion, (answer) => {
-      const output = new DeliveredOutput();
-      for (const { message } of answer.choices) {
-        output.add(message.content ?? '');
-        for (const call of message.tool_calls ?? []) output.add(call.function.name + call.function.arguments);
-      }
-      return { usage: usageOf(answer.usage), output };
-    });
+type OutputItem = NonNullable<ResponsesStreamEvent['item']>;
+
+/**
+ * The output items of a Responses stream as its events built them: each as its `output_item.done` event
+ * gave it, or, while still open, as added with the text or arguments streamed into it so far.
+ */
+class ResponseOutput {
+  private readonly entries = new Map<number, { item: OutputItem; done: boolean; pieces: string[] }>();
+
+  follow(event: ResponsesStreamEvent): void {
+    const index = event.output_index;
+    if (index === undefined) return;
+    if (event.type === 'response.output_item.added' && event.item)
+      this.entries.set(index, { item: event.item, done: false, pieces: [] });
+    else if (event.type === 'response.output_item.done' && event.item)
+      this.entries.set(index, { item: event.item, done: true, pieces: [] });
+    else if (event.type === 'response.output_text.delta' || event.type === 'response.function_call_arguments.delta')
+      this.entries.get(index)?.pieces.push(event.delta ?? '');
   }
+
+  items(): object[] {
+    return [...this.entries.entries()]
+      .sort(([a], [b]) => a - b)
+      .map(([, { item, done, pieces }]) => {
+        if (done) return item;
+        const streamed = pieces.join('');
+        if (item.type === 'message')
+          return { ...item, status: 'incomplete', content: [{ type: 'output_text', text: streamed, annotations: [] }] };
+        if (item.type === 'function_call') return { ...item, status: 'incomplete', arguments: streamed };
+        return { ...item, status: 'incomplete' };
+      });
+  }
+}
+
+/** Why a Response cut by the output limit is incomplete. */
+const lengthIncomplete = { reason: 'max_output_tokens' };
+
+/** Reads `usage` from a chat completion or a Responses answer: the JSON body, or the usage-carrying event of a stream. */
+export function openAiRelayMeter(operation: RelayOperation, options: RelayMeterOptions): RelayMeter {
+  if (operation === 'responses') return responsesMeter(options);
+  const { streaming, maxEventCharacters, limit } = options;
+  if (!streaming) {
+    return jsonRelayMeter(
+      isChatCompletion,
+      (answer) => {
+        const output = new DeliveredOutput();
+        for (const { message } of answer.choices) {
+          output.add(message.content ?? '');
+          for (const call of message.tool_calls ?? []) output.add(call.function.name + call.function.arguments);
+        }
+        return { usage: usageOf(answer.usage), output };
+      },
+      {
+        limit,
+        lengthFinished: (answer) => ({
+          ...answer,
+          choices: answer.choices.map((choice) => ({ ...choice, finish_reason: 'length' })),
+        }),
+      },
+    );
+  }
+  // What a cut stream's last chunk repeats of the others, and the choices still open.
+  const last: Pick<ChatCompletionChunk, 'id' | 'created' | 'model'> = {};
+  const open = new Set<number>();
   return streamRelayMeter(
-    sseSplitter(maxEventCharacters),
-    isChatCompletionChunk,
-    (reading, chunk) => {
-      if (chunk.error !== undefined) reading.sawError = true;
-      for (const choice of chunk.choices ?? []) {
-        reading.output.add(choice.delta?.content ?? '');
-        for (const call of choice.delta?.tool_calls ?? [])
-          reading.output.add((call.function?.name ?? '') + (call.function?.arguments ?? ''));
-      }
-      reading.usage = usageOf(chunk.usage) ?? reading.usage;
-      if (chunk.choices?.some((choice) => choice.finish_reason)) reading.complete = true;
+    {
+      frame: sseFramer(),
+      split: sseSplitter(maxEventCharacters),
+      check: isChatCompletionChunk,
+      observe: (reading, chunk) => {
+        if (chunk.error !== undefined) reading.sawError = true;
+        for (const choice of chunk.choices ?? []) {
+          reading.output.add(choice.delta?.content ?? '');
+          for (const call of choice.delta?.tool_calls ?? [])
+            reading.output.add((call.function?.name ?? '') + (call.function?.arguments ?? ''));
+        }
+        reading.usage = usageOf(chunk.usage) ?? reading.usage;
+        if (chunk.choices?.some((choice) => choice.finish_reason)) reading.complete = true;
+      },
+      follow: (chunk) => {
+        const choices = chunk.choices ?? [];
+        for (let position = 0; position < choices.length; position++) {
+          const choice = choices[position]!;
+          const index = choice.index ?? position;
+          if (choice.finish_reason) open.delete(index);
+          else open.add(index);
+        }
+        last.id = chunk.id ?? last.id;
+        last.created = chunk.created ?? last.created;
+        last.model = chunk.model ?? last.model;
+      },
+      terminator: { data: streamTerminator, completes: true },
+      lengthFinish: () =>
+        sseEvent({
+          ...last,
+          object: 'chat.completion.chunk',
+          choices: [...(open.size > 0 ? open : [0])].map((index) => ({
+            index,
+            delta: {},
+            finish_reason: 'length',
+          })),
+        }),
     },
-    { data: streamTerminator, completes: true },
+    { limit, maxEventCharacters },
   );
 }

@@ -1,7 +1,9 @@
 import { DeliveredOutput } from '../../domain/delivered-output.ts';
+import type { OutputLimit } from '../../domain/output-limit.ts';
+import { UpstreamUnreachableError } from '../../domain/upstream-failure.ts';
 import type { WireCheck } from '../../protocols/wire-check.ts';
 import type { RelayMeter, RelayReading } from '../provider-adapter.ts';
-import { JsonCopy } from './json-copy.ts';
+import type { StreamFramer } from './stream-framers.ts';
 import type { StreamSplitter } from './stream-splitters.ts';
 import { checkedEvent } from './wire-data.ts';
 
@@ -13,50 +15,155 @@ const emptyReading = (): RelayReading => ({
   output: new DeliveredOutput(),
 });
 
+const nothing = new Uint8Array(0);
+
 /** A stream's end-of-stream data that is not JSON, and whether it alone says the answer is whole. */
 export interface StreamTerminator {
   data: string;
   completes: boolean;
 }
 
+/** How one protocol's stream is read: cut into events, checked, observed, and ended early. */
+export interface StreamMeterRules<T> {
+  frame: StreamFramer;
+  split: StreamSplitter;
+  check: WireCheck<T>;
+  /** Reads one event into the reading: its output into `output`, its usage, whether it ends the answer. */
+  observe(reading: RelayReading, event: T): void;
+  /** Follows an event that was relayed: what `lengthFinish` needs of the stream so far. */
+  follow?(event: T): void;
+  terminator?: StreamTerminator;
+  /** What ends the answer where the output limit cut it, as that protocol ends a `length` finish, in the stream's framing. */
+  lengthFinish(reading: RelayReading): string;
+}
+
 /**
- * A relay meter for a stream: splits a copy of the bytes into events, checks each against the protocol and
- * hands it to `observe`, which updates the reading. An event that breaks the protocol throws, which ends the
- * relay as a failure mid-stream.
+ * A relay meter for a stream: reads a copy of the bytes event by event (each checked against the protocol and
+ * observed), and relays whole events only, holding back one not yet complete. Once the output delivered has
+ * reached `limit`, the next event that would add output is not relayed: the answer ends there with the
+ * protocol's length finish, and the upstream is not read further. An event that breaks the protocol throws,
+ * which ends the relay as a failure mid-stream.
  */
 export function streamRelayMeter<T>(
-  split: StreamSplitter,
-  check: WireCheck<T>,
-  observe: (reading: RelayReading, event: T) => void,
-  terminator?: StreamTerminator,
+  rules: StreamMeterRules<T>,
+  { limit, maxEventCharacters }: { limit: OutputLimit; maxEventCharacters: number },
 ): RelayMeter {
   const reading = emptyReading();
   const decoder = new TextDecoder();
+  // Bytes are at most four per character: an event larger than any allowed one breaks the stream.
+  const maxHeldBytes = maxEventCharacters * 4;
+  let held: Uint8Array = nothing;
+  let cut = false;
+
+  /** Reads the events of whole event bytes; false (the reading unchanged) at the first one the limit refuses. */
+  const read = (bytes: Uint8Array): boolean => {
+    for (const data of rules.split(decoder.decode(bytes))) {
+      if (data === rules.terminator?.data) {
+        reading.sawTerminator = true;
+        if (rules.terminator.completes) reading.complete = true;
+        continue;
+      }
+      const event = checkedEvent(data, rules.check);
+      // Only an event read past the limit may have to be taken back.
+      const before = limit.reached ? { ...reading } : undefined;
+      const mark = reading.output.mark();
+      rules.observe(reading, event);
+      const added = reading.output.since(mark);
+      if (before && (added.text !== '' || added.charactersBeyond > 0)) {
+        Object.assign(reading, before);
+        reading.output.rewind(mark);
+        return false;
+      }
+      limit.add(added.text, added.charactersBeyond);
+      if (reading.usage) limit.report(reading.usage.outputTokens);
+      rules.follow?.(event);
+    }
+    return true;
+  };
+
   return {
     push: (chunk) => {
-      for (const data of split(decoder.decode(chunk, { stream: true }))) {
-        if (data !== terminator?.data) observe(reading, checkedEvent(data, check));
-        else {
-          reading.sawTerminator = true;
-          if (terminator.completes) reading.complete = true;
+      if (cut) return nothing;
+      const ends = rules.frame(chunk);
+      const bytes = held.length === 0 ? chunk : Buffer.concat([held, chunk]);
+      const shift = bytes.length - chunk.length;
+      let relayed = 0;
+      for (const end of ends) {
+        if (!read(bytes.subarray(relayed, end + shift))) {
+          cut = true;
+          held = nothing;
+          return bytes.subarray(0, relayed);
         }
+        relayed = end + shift;
       }
+      held = bytes.subarray(relayed);
+      if (held.length > maxHeldBytes)
+        throw new UpstreamUnreachableError(
+          'protocol',
+          `the upstream sent a stream event larger than ${maxEventCharacters} characters`,
+        );
+      return bytes.subarray(0, relayed);
+    },
+    end: () => {
+      if (cut) {
+        reading.complete = true;
+        return Buffer.from(rules.lengthFinish(reading));
+      }
+      const rest = held;
+      held = nothing;
+      if (rest.length > 0) read(rest);
+      return rest;
+    },
+    get cut() {
+      return cut;
     },
     reading: () => ({ ...reading }),
   };
 }
 
 /**
- * A relay meter for a JSON answer: keeps a bounded copy and reads it once complete. An answer that follows
- * the protocol is complete unless `interpret` says otherwise; one that does not is never complete.
+ * A relay meter for a JSON answer, relayed once whole. An answer that follows the protocol is complete
+ * unless `interpret` says otherwise; one that does not is never complete. An answer whose output is past
+ * `limit` (by its reported usage, else by the gateway's count) is relayed as a length finish (`lengthFinished`
+ * marks it so; its content is passed through as it came).
  */
-export function jsonRelayMeter<T>(check: WireCheck<T>, interpret: (answer: T) => Partial<RelayReading>): RelayMeter {
-  const copy = new JsonCopy();
+export function jsonRelayMeter<T>(
+  check: WireCheck<T>,
+  interpret: (answer: T) => Partial<RelayReading>,
+  { limit, lengthFinished }: { limit: OutputLimit; lengthFinished: (answer: T) => object },
+): RelayMeter {
+  const chunks: Uint8Array[] = [];
+  let answer: { value: T | undefined } | undefined;
+  const parsed = (): T | undefined => {
+    if (!answer) {
+      let value: unknown;
+      try {
+        value = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+      } catch {
+        value = undefined;
+      }
+      answer = { value: check(value) ? value : undefined };
+    }
+    return answer.value;
+  };
+  const readingOf = (value: T | undefined): RelayReading =>
+    value === undefined ? emptyReading() : { ...emptyReading(), complete: true, ...interpret(value) };
   return {
-    push: (chunk) => copy.push(chunk),
-    reading: () => {
-      const answer = copy.parse();
-      return check(answer) ? { ...emptyReading(), complete: true, ...interpret(answer) } : emptyReading();
+    push: (chunk) => {
+      chunks.push(chunk);
+      return nothing;
     },
+    end: () => {
+      const whole = Buffer.concat(chunks);
+      const value = parsed();
+      if (value === undefined) return whole;
+      const reading = readingOf(value);
+      if (reading.usage) limit.report(reading.usage.outputTokens);
+      else limit.add(reading.output.text, reading.output.charactersBeyond);
+      if (limit.delivered <= limit.maxTokens) return whole;
+      return Buffer.from(JSON.stringify(lengthFinished(value)));
+    },
+    cut: false,
+    reading: () => readingOf(parsed()),
   };
 }
