@@ -7,6 +7,7 @@ import type { StorageEvent } from '../storage/database.ts';
 import type { HoldOutcome, LedgerRepository, LedgerSettlement, SettleInput } from '../storage/ledger-repository.ts';
 import { CreditLeases, type LeaseOptions } from './credit-leases.ts';
 import { PendingSettlements } from './pending-settlements.ts';
+import { secondsUntilWindowEnds } from './spend-windows.ts';
 import { requirePricing, tokenCost } from './pricing.ts';
 import { Reservation, type HeldCredit, type ReservationContext } from './reservation.ts';
 
@@ -186,12 +187,16 @@ export class CreditLedger {
   }
 
   private async refusal(outcome: Exclude<HoldOutcome, 'ok'>, input: ReserveInput): Promise<GatewayError> {
-    const error = holdRefusal(outcome, input.amountNanos);
+    const error = holdRefusal(outcome, input.amountNanos, this.clock());
     if (!input.whatFits || outcome === 'key_inactive') return error;
     // Only refusals pay for this read: admitted requests never wait for it.
     const free = await this.ledger.freeCredits(input.accountId, input.apiKeyId, this.clock());
     const fits = input.whatFits(free);
-    return fits ? new GatewayError(error.code, `${error.message}; ${fits}`) : error;
+    return fits
+      ? new GatewayError(error.code, `${error.message}; ${fits}`, error.details, {
+          ...(error.retryAfterSeconds === undefined ? {} : { retryAfterSeconds: error.retryAfterSeconds }),
+        })
+      : error;
   }
 }
 
@@ -217,8 +222,11 @@ class HoldRow implements HeldCredit {
   }
 }
 
-/** The client's error for a hold storage refused: 403 for the balance, 429 for a cap, 401 for a key gone meanwhile. */
-export function holdRefusal(outcome: Exclude<HoldOutcome, 'ok'>, amountNanos: bigint): GatewayError {
+/**
+ * The client's error for a hold storage refused: 403 for the balance, 429 for a cap, 401 for a key gone
+ * meanwhile. A cap that a new window lifts says when in `retry-after`; the total cap never lifts.
+ */
+export function holdRefusal(outcome: Exclude<HoldOutcome, 'ok'>, amountNanos: bigint, now: Date): GatewayError {
   switch (outcome) {
     case 'balance':
       return new GatewayError(
@@ -227,7 +235,16 @@ export function holdRefusal(outcome: Exclude<HoldOutcome, 'ok'>, amountNanos: bi
       );
     case 'key_inactive':
       return new GatewayError('GW_INVALID_CREDENTIALS', 'the API key is revoked or disabled');
-    default:
-      return new GatewayError('GW_SPEND_CAP_REACHED', `the API key's ${outcome} spend limit is reached`);
+    case 'total':
+      return new GatewayError('GW_SPEND_CAP_REACHED', "the API key's total spend limit is reached");
+    default: {
+      const retryAfterSeconds = secondsUntilWindowEnds(outcome, now);
+      return new GatewayError(
+        'GW_SPEND_CAP_REACHED',
+        `the API key's ${outcome} spend limit is reached: it starts afresh in ${retryAfterSeconds} seconds`,
+        [],
+        { retryAfterSeconds },
+      );
+    }
   }
 }

@@ -40,3 +40,16 @@ export function currentSpend(
     total: state.spentTotalNanos,
   };
 }
+
+/** Whole seconds (at least 1) from `now` until the window of that name containing it ends and its spend starts afresh. */
+export function secondsUntilWindowEnds(window: 'daily' | 'weekly' | 'monthly', now: Date): number {
+  const dayStart = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate());
+  const daysSinceMonday = (new Date(dayStart).getUTCDay() + 6) % 7;
+  const end =
+    window === 'daily'
+      ? dayStart + 86_400_000
+      : window === 'weekly'
+        ? dayStart + (7 - daysSinceMonday) * 86_400_000
+        : Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1);
+  return Math.max(1, Math.ceil((end - now.getTime()) / 1000));
+}

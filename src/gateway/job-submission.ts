@@ -69,7 +69,7 @@ export class JobSubmission {
       await ledger.freeLeasedCredit(caller.accountId);
       outcome = await jobs.submit({ ...submission, now: this.clock() });
     }
-    if (typeof outcome === 'string') throw holdRefusal(outcome, job.holdNanos);
+    if (typeof outcome === 'string') throw holdRefusal(outcome, job.holdNanos, this.clock());
     this.dependencies.announce();
     return outcome;
   }

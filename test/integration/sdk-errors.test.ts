@@ -105,4 +105,39 @@ describe('gateway errors as the official SDKs report them', () => {
       expect((JSON.parse((error as Error).message) as { error: { message: string } }).error.message).toBe(message);
     });
   }
+
+  it('a spent daily cap: 429 that says when the day starts afresh, and the SDKs with their defaults do not resend it', async () => {
+    const { key } = await gateway.createFundedKey({ credits: 1, limits: { daily: 0.000001 } });
+    const response = await gateway.request({
+      method: 'POST',
+      url: '/api/alpha/v1/chat/completions',
+      headers: { authorization: `Bearer ${key}` },
+      payload: { model: 'sandbox-echo', messages: [{ role: 'user', content: 'hi' }] },
+    });
+    expect(response.statusCode).toBe(429);
+    expect(response.headers['x-should-retry']).toBe('false');
+    const now = new Date();
+    const midnight = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() + 1);
+    expect(Math.abs(Number(response.headers['retry-after']) - (midnight - now.getTime()) / 1000)).toBeLessThan(5);
+
+    // Each SDK with its default retries: one request reaches the gateway, not three.
+    let calls = 0;
+    const counting: typeof fetch = (input, init) => {
+      calls += 1;
+      return fetch(input, init);
+    };
+    const openai = new OpenAI({ apiKey: key, baseURL: `${address}/api/alpha/v1`, fetch: counting });
+    const refused = await openai.chat.completions
+      .create({ model: 'sandbox-echo', messages: [{ role: 'user', content: 'hi' }] })
+      .catch((caught: unknown) => caught);
+    expect((refused as InstanceType<typeof OpenAI.APIError>).status).toBe(429);
+    expect(calls).toBe(1);
+    calls = 0;
+    const anthropic = new Anthropic({ apiKey: key, baseURL: `${address}/api/beta`, fetch: counting });
+    const alsoRefused = await anthropic.messages
+      .create({ model: 'sandbox-echo', max_tokens: 10, messages: [{ role: 'user', content: 'hi' }] })
+      .catch((caught: unknown) => caught);
+    expect((alsoRefused as InstanceType<typeof Anthropic.APIError>).status).toBe(429);
+    expect(calls).toBe(1);
+  });
 });

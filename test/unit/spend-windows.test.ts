@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { currentSpend, windowStartsAt } from '../../src/billing/spend-windows.ts';
+import { currentSpend, secondsUntilWindowEnds, windowStartsAt } from '../../src/billing/spend-windows.ts';
 
 describe('spend windows', () => {
   it('uses the UTC day, the ISO week starting Monday and the calendar month', () => {
@@ -18,6 +18,17 @@ describe('spend windows', () => {
     expect(windowStartsAt(new Date('2027-01-01T12:00:00Z')).week).toBe('2026-12-28');
     // Time zones of the machine do not matter: 2026-03-01T00:30+02:00 is still February in UTC.
     expect(windowStartsAt(new Date('2026-03-01T00:30:00+02:00')).month).toBe('2026-02-01');
+  });
+
+  it('says when each window ends: the next UTC midnight, Monday and first of the month', () => {
+    // Sunday 2026-11-22 23:30 UTC: the day and the week both end in 30 minutes, the month on 2026-12-01.
+    const sunday = new Date('2026-11-22T23:30:00Z');
+    expect(secondsUntilWindowEnds('daily', sunday)).toBe(1_800);
+    expect(secondsUntilWindowEnds('weekly', sunday)).toBe(1_800);
+    expect(secondsUntilWindowEnds('monthly', sunday)).toBe(8 * 86_400 + 1_800);
+    // Monday at midnight: a whole week ahead; a month crossing a year boundary ends on 1 January.
+    expect(secondsUntilWindowEnds('weekly', new Date('2026-11-23T00:00:00Z'))).toBe(7 * 86_400);
+    expect(secondsUntilWindowEnds('monthly', new Date('2026-12-31T23:59:59.500Z'))).toBe(1);
   });
 
   it('counts a counter from an older window as nothing spent', () => {
