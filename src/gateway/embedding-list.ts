@@ -1,25 +1,40 @@
 import { GatewayError } from '../domain/errors.ts';
+import type { EmbeddingsList } from '../protocols/openai/embeddings.ts';
 import type { EmbeddingAnswer } from './embedding-generation.ts';
 
+/** How the vectors of an embeddings list are written: JSON floats, or float32 bytes in base64. */
+export type EmbeddingEncoding = 'float' | 'base64';
+
+/**
+ * The `encoding_format` a client asked for. The official OpenAI SDKs (and LangChain through them) ask for
+ * base64 unless told otherwise and decode it themselves, so both are served; anything else is refused.
+ */
+export function embeddingEncoding(format: unknown): EmbeddingEncoding {
+  if (format === undefined || format === 'float') return 'float';
+  if (format === 'base64') return 'base64';
+  throw new GatewayError(
+    'GW_VALIDATION',
+    `encoding_format ${JSON.stringify(format)} is not supported: send "float" or "base64"`,
+  );
+}
+
 /** The OpenAI-style embeddings list, which the alpha surface and the beta extension both answer with. */
-export function embeddingList(model: string, answer: EmbeddingAnswer) {
+export function embeddingList(model: string, answer: EmbeddingAnswer, encoding: EmbeddingEncoding): EmbeddingsList {
   return {
     object: 'list',
-    data: answer.vectors.map((embedding, index) => ({ object: 'embedding', index, embedding })),
+    data: answer.vectors.map((vector, index) => ({
+      object: 'embedding',
+      index,
+      embedding: encoding === 'base64' ? float32Base64(vector) : vector,
+    })),
     model,
     usage: { prompt_tokens: answer.inputTokens, total_tokens: answer.inputTokens },
   };
 }
 
-/**
- * Vectors are answered as float arrays only. The official OpenAI SDK asks for base64 when the caller sets
- * no `encoding_format`, so the message says what to send (the SDK does not show the spec's error envelope,
- * which is why the README tells its users as well).
- */
-export function requireFloatEncoding(format: unknown): void {
-  if (format === undefined || format === 'float') return;
-  throw new GatewayError(
-    'GW_VALIDATION',
-    `encoding_format ${JSON.stringify(format)} is not supported: send encoding_format: "float" (vectors are answered as float arrays only)`,
-  );
+/** A vector's float32 values, little-endian, in base64: what the SDKs decode into a Float32Array. */
+function float32Base64(vector: readonly number[]): string {
+  const bytes = Buffer.allocUnsafe(vector.length * 4);
+  for (let index = 0; index < vector.length; index += 1) bytes.writeFloatLE(vector[index]!, index * 4);
+  return bytes.toString('base64');
 }

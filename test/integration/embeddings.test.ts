@@ -191,12 +191,29 @@ describe('embeddings', () => {
       expect(nanos(await balance())).toBe(nanos(1) - 12_000);
     });
 
-    it('openai without encoding_format (the SDK then asks for base64) is refused, and nothing is billed', async () => {
+    it('openai with its defaults (the SDK asks for base64 and decodes it): the same vectors as float, in float32', async () => {
       const client = new OpenAI({ apiKey: key, baseURL: `${address}/api/alpha/v1`, maxRetries: 0 });
-      await expect(client.embeddings.create({ model: 'text-embed', input: 'x' })).rejects.toMatchObject({
-        status: 400,
+      const asFloats = await client.embeddings.create({ model: 'text-embed', input: 'x', encoding_format: 'float' });
+      const byDefault = await client.embeddings.create({ model: 'text-embed', input: 'x' });
+      expect(byDefault.data[0]!.embedding).toEqual(asFloats.data[0]!.embedding.map((value) => Math.fround(value)));
+      const raw = await gateway.request({
+        method: 'POST',
+        url: '/api/alpha/v1/embeddings',
+        headers: { authorization: `Bearer ${key}` },
+        payload: { model: 'text-embed', input: 'x', encoding_format: 'base64' },
       });
-      expect(await records()).toEqual([]);
+      const encoded = raw.json<{ data: Array<{ embedding: string }> }>().data[0]!.embedding;
+      const bytes = Buffer.from(encoded, 'base64');
+      expect(bytes.length).toBe(asFloats.data[0]!.embedding.length * 4);
+      expect(bytes.readFloatLE(0)).toBe(Math.fround(asFloats.data[0]!.embedding[0]!));
+      const refused = await gateway.request({
+        method: 'POST',
+        url: '/api/alpha/v1/embeddings',
+        headers: { authorization: `Bearer ${key}` },
+        payload: { model: 'text-embed', input: 'x', encoding_format: 'int8' },
+      });
+      expect(refused.statusCode).toBe(400);
+      expect(refused.json<{ errors: string[] }>().errors[0]).toContain('encoding_format "int8" is not supported');
     });
 
     it('@google/genai embedContent, one content and several, through a Gemini model and an OpenAI one', async () => {
@@ -523,9 +540,9 @@ describe('embeddings', () => {
       ],
       ['an unknown part type', beta('gemini-embed-2', { type: 'hologram', data: 'x' }), /type must be one of/],
       [
-        'base64 encoding on beta',
-        ['/api/beta/v1/embeddings', { model: 'text-embed', input: ['x'], encoding_format: 'base64' }],
-        /send encoding_format: "float"/,
+        'an unknown encoding on beta',
+        ['/api/beta/v1/embeddings', { model: 'text-embed', input: ['x'], encoding_format: 'int8' }],
+        /send "float" or "base64"/,
       ],
       [
         '129 inputs on alpha',
@@ -539,7 +556,7 @@ describe('embeddings', () => {
       ],
       ['token arrays on alpha', alpha({ input: [[1, 2, 3]] }), /must be a string/],
       ['an empty string', alpha({ input: ['ok', ''] }), /input 1 has an empty text/],
-      ['base64 encoding on alpha', alpha({ input: 'x', encoding_format: 'base64' }), /send encoding_format: "float"/],
+      ['an unknown encoding on alpha', alpha({ input: 'x', encoding_format: 'binary' }), /send "float" or "base64"/],
       [
         'dimensions for a fixed-size model',
         ['/api/alpha/v1/embeddings', { model: 'gemini-embed-1', input: 'x', dimensions: 64 }],

@@ -22,3 +22,22 @@ export const EmbeddingsAnswer = Type.Object({
 });
 export type EmbeddingsAnswer = Static<typeof EmbeddingsAnswer>;
 export const isEmbeddingsAnswer = wireCheck(EmbeddingsAnswer);
+
+/**
+ * The embeddings list as the gateway answers it (alpha, and the beta extension): each vector as floats, or, with
+ * `encoding_format: "base64"` (what the official SDKs ask for by default), as its little-endian float32 bytes
+ * in base64.
+ */
+export const EmbeddingsList = Type.Object({
+  object: Type.Literal('list'),
+  data: Type.Array(
+    Type.Object({
+      object: Type.Literal('embedding'),
+      index: Type.Integer({ minimum: 0 }),
+      embedding: Type.Union([Vector, Type.String({ contentEncoding: 'base64' })]),
+    }),
+  ),
+  model: Type.String(),
+  usage: Type.Object({ prompt_tokens: Type.Integer({ minimum: 0 }), total_tokens: Type.Integer({ minimum: 0 }) }),
+});
+export type EmbeddingsList = Static<typeof EmbeddingsList>;

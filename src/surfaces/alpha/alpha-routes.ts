@@ -1,7 +1,7 @@
 import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { CatalogModel } from '../../catalog/catalog.ts';
-import { embeddingList, requireFloatEncoding } from '../../gateway/embedding-list.ts';
+import { embeddingEncoding, embeddingList } from '../../gateway/embedding-list.ts';
 import { compatModelFields } from '../../gateway/model-listing.ts';
 import type { GatewayServices } from '../../gateway/services.ts';
 import { collectAnswer, type RelayRun } from '../../gateway/text-generation.ts';
@@ -35,7 +35,7 @@ import {
   ChatCompletionChunk,
   ChatCompletionsRequest,
 } from '../../protocols/openai/chat-completions.ts';
-import { EmbeddingsAnswer, EmbeddingsRequest } from '../../protocols/openai/embeddings.ts';
+import { EmbeddingsList, EmbeddingsRequest } from '../../protocols/openai/embeddings.ts';
 import { ImagesAnswer, ImagesGenerateRequest, ImagesStreamEvent } from '../../protocols/openai/images.ts';
 import { GatewayError } from '../../domain/errors.ts';
 import { alphaImageInput, ImageEventEncoder, imagesResponseOf, untranslatedFields } from './images-codec.ts';
@@ -160,15 +160,15 @@ export const alphaRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServices 
     '/api/alpha/v1/embeddings',
     {
       schema: {
-        summary: 'Text embeddings (float vectors)',
+        summary: 'Text embeddings (float or base64 vectors)',
         body: EmbeddingsRequest,
-        response: { 200: described(EmbeddingsAnswer, 'One embedding per input, in input order') },
+        response: { 200: described(EmbeddingsList, 'One embedding per input, in input order') },
         ...relaysUpstreamErrors,
       },
     },
     async (request) => {
       const body = request.body;
-      requireFloatEncoding(body.encoding_format);
+      const encoding = embeddingEncoding(body.encoding_format);
       const inputs = decodeEmbeddingInput(body.input);
       const answer = await services.embeddings.embed(callerOf(request), {
         modelId: body.model,
@@ -176,7 +176,7 @@ export const alphaRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServices 
         dimensions: body.dimensions,
         recordedRequest: { surface: 'alpha', endpoint: 'embeddings', model: body.model, dimensions: body.dimensions },
       });
-      return embeddingList(body.model, answer);
+      return embeddingList(body.model, answer, encoding);
     },
   );
 

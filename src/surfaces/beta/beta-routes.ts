@@ -1,6 +1,6 @@
 import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { embeddingList, requireFloatEncoding } from '../../gateway/embedding-list.ts';
+import { embeddingEncoding, embeddingList } from '../../gateway/embedding-list.ts';
 import { compatModelFields } from '../../gateway/model-listing.ts';
 import type { ChatStreamEvent } from '../../domain/chat.ts';
 import { collectAnswer } from '../../gateway/text-generation.ts';
@@ -10,7 +10,7 @@ import { callerOf, requireCredential } from '../../http/authentication.ts';
 import { reportDroppedParameters } from '../../http/dropped-parameters.ts';
 import { compatModelFieldSchemas } from '../../http/answer-schemas.ts';
 import { described, jsonOrEventStream, relaysUpstreamErrors } from '../../http/openapi/route-documentation.ts';
-import { EmbeddingsAnswer } from '../../protocols/openai/embeddings.ts';
+import { EmbeddingsList } from '../../protocols/openai/embeddings.ts';
 import { midStreamFailure } from '../../domain/upstream-failure.ts';
 import { relayAnswer, streamEncoded } from '../../streaming/relay.ts';
 import {
@@ -90,13 +90,13 @@ export const betaRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServices }
       schema: {
         summary: 'Embeddings, multimodal (a service extension)',
         body: BetaEmbeddingsRequest,
-        response: { 200: described(EmbeddingsAnswer, 'One embedding per input, in input order') },
+        response: { 200: described(EmbeddingsList, 'One embedding per input, in input order') },
         ...relaysUpstreamErrors,
       },
     },
     async (request) => {
       const body = request.body;
-      requireFloatEncoding(body.encoding_format);
+      const encoding = embeddingEncoding(body.encoding_format);
       const inputs = decodeBetaEmbeddingInput(body.input);
       const answer = await services.embeddings.embed(callerOf(request), {
         modelId: body.model,
@@ -104,7 +104,7 @@ export const betaRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServices }
         dimensions: body.dimensions,
         recordedRequest: { surface: 'beta', endpoint: 'embeddings', model: body.model, dimensions: body.dimensions },
       });
-      return embeddingList(body.model, answer);
+      return embeddingList(body.model, answer, encoding);
     },
   );
 
