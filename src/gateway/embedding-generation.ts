@@ -25,7 +25,8 @@ import {
 import { worthFallingBack } from './fallback.ts';
 import type { RowRef } from './provider-breakers.ts';
 import { dispatchWithFallback } from './upstream-dispatch.ts';
-import type { Caller, GenerationDependencies } from './text-generation.ts';
+import type { RequestContext } from '../domain/request-context.ts';
+import type { GenerationDependencies } from './text-generation.ts';
 
 export interface EmbeddingGenerationInput {
   modelId: string;
@@ -86,7 +87,7 @@ export class EmbeddingGeneration {
     private readonly maxMediaBytes: number,
   ) {}
 
-  async embed(caller: Caller, input: EmbeddingGenerationInput): Promise<EmbeddingAnswer> {
+  async embed(caller: RequestContext, input: EmbeddingGenerationInput): Promise<EmbeddingAnswer> {
     const startedAt = Date.now();
     const { catalog, ledger } = this.dependencies;
     const model = catalog.resolve(input.modelId);
@@ -101,7 +102,7 @@ export class EmbeddingGeneration {
       apiKeyId: caller.apiKeyId,
       amountNanos: embeddingCost(pricing, maximumTokens(input.inputs, bound), bound),
       modelId: model.modelId,
-      requestLog: caller.requestLog,
+      requestLog: caller.log,
     });
     reservation.whenEnded(this.dependencies.work.begin());
     let prepared: Awaited<ReturnType<typeof prepareEmbeddingInputs>>;

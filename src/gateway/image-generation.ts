@@ -12,7 +12,7 @@ import type { StoredImageRequest } from '../domain/image.ts';
 import type { JobSubmission } from './job-submission.ts';
 import { mediaRoute } from './media-route.ts';
 import { recordedContent } from './recorded-content.ts';
-import type { Caller } from './text-generation.ts';
+import type { Caller, RequestContext } from '../domain/request-context.ts';
 
 export interface ImageGenerationDependencies {
   catalog: Catalog;
@@ -64,7 +64,7 @@ export class ImageGeneration {
 
   /** `lenient`: fields the model does not take are dropped (and named in `droppedParameters`) rather than refused. */
   async submit(
-    caller: Caller,
+    caller: RequestContext,
     input: NativeImageInput,
     lenient = false,
   ): Promise<{ generationId: string; status: 'queued'; droppedParameters: string[] }> {

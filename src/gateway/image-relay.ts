@@ -7,7 +7,7 @@ import type { AdapterRegistry, ImageAdapter, ImageRelayReading } from '../provid
 import type { ProviderRow } from '../catalog/catalog.ts';
 import type { GenerationAttempt, GenerationRoute } from '../domain/generation-route.ts';
 import { metered, startIteration } from './metered.ts';
-import type { Caller } from './text-generation.ts';
+import type { Caller, RequestContext } from '../domain/request-context.ts';
 import { dispatchWithFallback, type Resilience } from './upstream-dispatch.ts';
 import type { WorkTracker } from './work-tracker.ts';
 
@@ -54,7 +54,7 @@ export class ImageRelay {
   }
 
   async start(
-    caller: Caller,
+    caller: RequestContext,
     input: ImageRelayInput,
     route: { row: ProviderRow; adapter: ImageAdapter },
   ): Promise<RelayedImages> {
@@ -68,12 +68,12 @@ export class ImageRelay {
       apiKeyId: caller.apiKeyId,
       amountNanos: imageHoldNanos(snapshot, { numberOfImages: input.numberOfImages, quality: input.quality }),
       modelId: model.modelId,
-      requestLog: caller.requestLog,
+      requestLog: caller.log,
     });
     reservation.whenEnded(work.begin());
     const request = {
-      surface: 'alpha',
-      endpoint: 'images/generations',
+      surface: caller.surface,
+      endpoint: caller.endpoint,
       model: input.modelId,
       n: input.numberOfImages,
       quality: input.quality,

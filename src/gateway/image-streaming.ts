@@ -9,7 +9,7 @@ import type { FetchedMedia } from '../media/remote-media.ts';
 import type { AdapterRegistry, ImageAdapter } from '../providers/provider-adapter.ts';
 import { checkImageRequest, type NativeImageInput } from './image-request-check.ts';
 import { metered, startIteration } from './metered.ts';
-import type { Caller } from './text-generation.ts';
+import type { Caller, RequestContext } from '../domain/request-context.ts';
 import type { WorkTracker } from './work-tracker.ts';
 
 export interface ImageStreamingDependencies {
@@ -53,7 +53,7 @@ export class ImageStreaming {
   }
 
   async start(
-    caller: Caller,
+    caller: RequestContext,
     input: NativeImageInput,
     route: { row: ProviderRow; adapter: ImageAdapter },
   ): Promise<ImageStreamRun> {
@@ -75,12 +75,12 @@ export class ImageStreaming {
       apiKeyId: caller.apiKeyId,
       amountNanos: imageHoldNanos(snapshot, request),
       modelId: model.modelId,
-      requestLog: caller.requestLog,
+      requestLog: caller.log,
     });
     reservation.whenEnded(work.begin());
     const recorded = {
-      surface: 'alpha',
-      endpoint: 'images/generations',
+      surface: caller.surface,
+      endpoint: caller.endpoint,
       model: model.modelId,
       n: request.numberOfImages,
       stream: true,

@@ -30,7 +30,7 @@ import type { AdapterRegistry } from '../providers/provider-adapter.ts';
 import type { MediaJobRow } from '../storage/media-jobs-repository.ts';
 import type { JobSubmission, JobToSubmit } from './job-submission.ts';
 import { truncatedBase64 } from './recorded-content.ts';
-import type { Caller } from './text-generation.ts';
+import type { Caller, RequestContext } from '../domain/request-context.ts';
 
 export interface SpeechGenerationDependencies {
   catalog: Catalog;
@@ -82,7 +82,7 @@ export class SpeechGeneration {
     return this.prepareSpeech(input).holdNanos;
   }
 
-  async submit(caller: Caller, input: TextToSpeechInput): Promise<string> {
+  async submit(caller: RequestContext, input: TextToSpeechInput): Promise<string> {
     return this.dependencies.submission.submit(caller, this.prepareSpeech(input));
   }
 
@@ -90,7 +90,7 @@ export class SpeechGeneration {
     return this.prepareReference(input).holdNanos;
   }
 
-  async submitReference(caller: Caller, input: ReferenceAudioInput): Promise<string> {
+  async submitReference(caller: RequestContext, input: ReferenceAudioInput): Promise<string> {
     return this.dependencies.submission.submit(caller, this.prepareReference(input));
   }
 

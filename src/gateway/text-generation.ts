@@ -35,7 +35,8 @@ import type {
 import { worthFallingBack } from './fallback.ts';
 import type { ProviderBreakers, RowRef } from './provider-breakers.ts';
 import { dispatchWithFallback, type Resilience } from './upstream-dispatch.ts';
-import type { GenerationAttempt, GenerationRoute, RequestLog } from '../domain/generation-route.ts';
+import type { GenerationAttempt, GenerationRoute } from '../domain/generation-route.ts';
+import type { RequestContext } from '../domain/request-context.ts';
 import { asUpstreamFailure, readUpstream } from './upstream-reading.ts';
 import { metered, startIteration } from './metered.ts';
 import type { WorkTracker } from './work-tracker.ts';
@@ -72,15 +73,6 @@ export interface TextGenerationInput extends Omit<ChatRequest, 'upstreamModel'> 
     /** Protocol headers of the client's request that the protocol forwards (version, feature flags). */
     headers?: Readonly<Record<string, string>>;
   };
-}
-
-export interface Caller {
-  accountId: string;
-  apiKeyId: string | null;
-  /** The request's `x-request-id`, kept with the generation's route for operators. */
-  requestId?: string;
-  /** The request's log line, which carries the generation's record (absent when request lines are not logged). */
-  requestLog?: RequestLog;
 }
 
 interface RunBase {
@@ -148,9 +140,9 @@ interface Dispatch {
 export class TextGeneration {
   constructor(private readonly dependencies: GenerationDependencies) {}
 
-  start(caller: Caller, input: TextGenerationInput & { relay?: undefined }): Promise<EventsRun>;
-  start(caller: Caller, input: TextGenerationInput): Promise<TextRun>;
-  async start(caller: Caller, input: TextGenerationInput): Promise<TextRun> {
+  start(caller: RequestContext, input: TextGenerationInput & { relay?: undefined }): Promise<EventsRun>;
+  start(caller: RequestContext, input: TextGenerationInput): Promise<TextRun>;
+  async start(caller: RequestContext, input: TextGenerationInput): Promise<TextRun> {
     const startedAt = Date.now();
     const { catalog, ledger } = this.dependencies;
     const model = catalog.resolve(input.modelId);
@@ -192,7 +184,7 @@ export class TextGeneration {
       apiKeyId: caller.apiKeyId,
       amountNanos: ledger.tokenCost(model, { inputTokens, outputTokens: maxOutputTokens * choices }),
       modelId: model.modelId,
-      requestLog: caller.requestLog,
+      requestLog: caller.log,
       whatFits: (free) => largestOutputLimit(pricing, inputTokens, choices, free),
     });
     reservation.whenEnded(this.dependencies.work.begin());

@@ -14,7 +14,7 @@ import type { MediaJobRow, MediaJobsRepository } from '../storage/media-jobs-rep
 import type { JobSubmission } from './job-submission.ts';
 import { mediaRoute } from './media-route.ts';
 import { recordedContent } from './recorded-content.ts';
-import type { Caller } from './text-generation.ts';
+import type { Caller, RequestContext } from '../domain/request-context.ts';
 import { checkVideoRequest, defaultResolution, heldSeconds, type NativeVideoInput } from './video-request-check.ts';
 
 export interface VideoGenerationDependencies {
@@ -100,7 +100,7 @@ export class VideoGeneration {
     return (await this.prepare(caller, input)).holdNanos;
   }
 
-  async submit(caller: Caller, input: NativeVideoInput): Promise<MediaJobRow> {
+  async submit(caller: RequestContext, input: NativeVideoInput): Promise<MediaJobRow> {
     const prepared = await this.prepare(caller, input);
     const { content: _content, ...parameters } = prepared.request;
     return this.dependencies.submission.submitJob(caller, {

@@ -6,7 +6,7 @@ import { compatModelFields } from '../../gateway/model-listing.ts';
 import type { GatewayServices } from '../../gateway/services.ts';
 import { collectAnswer, type RelayRun } from '../../gateway/text-generation.ts';
 import { nativeParameters } from '../../catalog/capability-gate.ts';
-import { callerOf, requireCredential } from '../../http/authentication.ts';
+import { callerOf, requestContextOf, requireCredential } from '../../http/authentication.ts';
 import { requestBaseUrl } from '../../http/base-url.ts';
 import { reportDroppedParameters } from '../../http/dropped-parameters.ts';
 import { compatModelFieldSchemas } from '../../http/answer-schemas.ts';
@@ -122,7 +122,7 @@ export const alphaRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServices 
       const body = request.body as ChatCompletionsBody;
       const decoded = decodeChatMessages(body);
       const streaming = body.stream === true;
-      const run = await services.text.start(callerOf(request), {
+      const run = await services.text.start(requestContextOf(request, 'alpha', 'chat/completions'), {
         modelId: body.model,
         ...decoded,
         maxTokens: body.max_completion_tokens ?? body.max_tokens,
@@ -170,7 +170,7 @@ export const alphaRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServices 
       const body = request.body;
       requireFloatEncoding(body.encoding_format);
       const inputs = decodeEmbeddingInput(body.input);
-      const answer = await services.embeddings.embed(callerOf(request), {
+      const answer = await services.embeddings.embed(requestContextOf(request, 'alpha', 'embeddings'), {
         modelId: body.model,
         inputs,
         dimensions: body.dimensions,
@@ -192,12 +192,12 @@ export const alphaRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServices 
     },
     async (request, reply) => {
       const body = request.body;
-      const caller = callerOf(request);
+      const context = requestContextOf(request, 'alpha', 'images/generations');
       const streaming = body.stream === true;
       const passThrough = services.imageRelay.passThroughRow(body.model);
       if (passThrough) {
         const relayed = await services.imageRelay.start(
-          caller,
+          context,
           { modelId: body.model, body, numberOfImages: body.n ?? 1, quality: body.quality, streaming },
           passThrough,
         );
@@ -206,7 +206,7 @@ export const alphaRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServices 
       // A translated provider that streams image events (ModelArk) streams them, as OpenAI's events.
       const streamingRoute = streaming ? services.imageStreaming.route(body.model) : undefined;
       if (streamingRoute) {
-        const run = await services.imageStreaming.start(caller, alphaImageInput(body), streamingRoute);
+        const run = await services.imageStreaming.start(context, alphaImageInput(body), streamingRoute);
         reportDroppedParameters(reply, [...run.droppedParameters, ...untranslatedFields(body)]);
         const encoder = new ImageEventEncoder(Math.floor(Date.now() / 1000), body.output_format ?? 'jpeg');
         return streamEncoded(
@@ -224,7 +224,7 @@ export const alphaRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServices 
         );
       }
       // Other translated providers make images as jobs: the request waits for its job and answers in one JSON body.
-      const { generationId, droppedParameters } = await services.images.submit(caller, alphaImageInput(body), true);
+      const { generationId, droppedParameters } = await services.images.submit(context, alphaImageInput(body), true);
       reportDroppedParameters(reply, [
         ...droppedParameters,
         ...untranslatedFields(body),
@@ -233,7 +233,7 @@ export const alphaRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServices 
       const gone = new AbortController();
       request.raw.socket?.once('close', () => gone.abort());
       const job = await services.images.waitFor(
-        caller,
+        context,
         generationId,
         services.config.jobs.maxJobSeconds * 1000,
         gone.signal,
@@ -266,7 +266,7 @@ export const alphaRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServices 
       const body = request.body as ResponsesBody;
       const decoded = decodeResponsesInput(body);
       const streaming = body.stream === true;
-      const run = await services.text.start(callerOf(request), {
+      const run = await services.text.start(requestContextOf(request, 'alpha', 'responses'), {
         modelId: body.model,
         ...decoded,
         maxTokens: body.max_output_tokens,

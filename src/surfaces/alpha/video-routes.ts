@@ -1,7 +1,7 @@
 import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { preParsingAsyncHookHandler } from 'fastify';
 import type { GatewayServices } from '../../gateway/services.ts';
-import { callerOf, requireCredential } from '../../http/authentication.ts';
+import { callerOf, requestContextOf, requireCredential } from '../../http/authentication.ts';
 import { requestBaseUrl } from '../../http/base-url.ts';
 import { Identifier } from '../../http/schemas.ts';
 import { readMultipartForm } from '../../http/multipart-form.ts';
@@ -74,7 +74,7 @@ export const alphaVideoRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServ
       },
     },
     async (request, reply) => {
-      const job = await video.submit(callerOf(request), decodeAlphaVideo(request.body));
+      const job = await video.submit(requestContextOf(request, 'alpha', 'videos'), decodeAlphaVideo(request.body));
       return reply.code(202).send(alphaVideoJob(await video.view(job, requestBaseUrl(request)), surfaceBase(request)));
     },
   );

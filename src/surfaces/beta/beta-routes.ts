@@ -6,7 +6,7 @@ import type { ChatStreamEvent } from '../../domain/chat.ts';
 import { collectAnswer } from '../../gateway/text-generation.ts';
 import type { GatewayServices } from '../../gateway/services.ts';
 import { nativeParameters } from '../../catalog/capability-gate.ts';
-import { callerOf, requireCredential } from '../../http/authentication.ts';
+import { requestContextOf, requireCredential } from '../../http/authentication.ts';
 import { reportDroppedParameters } from '../../http/dropped-parameters.ts';
 import { compatModelFieldSchemas } from '../../http/answer-schemas.ts';
 import { described, jsonOrEventStream, relaysUpstreamErrors } from '../../http/openapi/route-documentation.ts';
@@ -98,7 +98,7 @@ export const betaRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServices }
       const body = request.body;
       requireFloatEncoding(body.encoding_format);
       const inputs = decodeBetaEmbeddingInput(body.input);
-      const answer = await services.embeddings.embed(callerOf(request), {
+      const answer = await services.embeddings.embed(requestContextOf(request, 'beta', 'embeddings'), {
         modelId: body.model,
         inputs,
         dimensions: body.dimensions,
@@ -117,7 +117,7 @@ export const betaRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServices }
       const body = request.body as MessagesBody;
       const decoded = decodeMessages(body);
       const streaming = body.stream === true;
-      const run = await services.text.start(callerOf(request), {
+      const run = await services.text.start(requestContextOf(request, 'beta', 'messages'), {
         modelId: body.model,
         ...decoded,
         maxTokens: body.max_tokens,

@@ -6,7 +6,7 @@ import type { ChatStreamEvent } from '../../domain/chat.ts';
 import { GatewayError } from '../../domain/errors.ts';
 import type { GatewayServices } from '../../gateway/services.ts';
 import { collectAnswer } from '../../gateway/text-generation.ts';
-import { callerOf, requireCredential } from '../../http/authentication.ts';
+import { requestContextOf, requireCredential } from '../../http/authentication.ts';
 import { reportDroppedParameters } from '../../http/dropped-parameters.ts';
 import { relayAnswer, streamEncoded } from '../../streaming/relay.ts';
 import { compatModelFieldSchemas } from '../../http/answer-schemas.ts';
@@ -155,7 +155,7 @@ export const gammaRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServices 
           action === 'embedContent'
             ? decodeEmbedContent(embedContentBody(request.body), modelId)
             : decodeBatchEmbedContents(batchBody(request.body), modelId);
-        const answer = await services.embeddings.embed(callerOf(request), {
+        const answer = await services.embeddings.embed(requestContextOf(request, 'gamma', action), {
           modelId,
           ...decoded,
           dimensionsField: 'outputDimensionality',
@@ -169,7 +169,7 @@ export const gammaRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServices 
       const streaming = action === 'streamGenerateContent';
       const sse = request.query.alt === 'sse';
       const config = body.generationConfig ?? {};
-      const run = await services.text.start(callerOf(request), {
+      const run = await services.text.start(requestContextOf(request, 'gamma', action), {
         modelId,
         ...decoded,
         maxTokens: config.maxOutputTokens as number | undefined,

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { costEstimate } from './cost-estimate.ts';
 import type { GatewayServices } from '../../gateway/services.ts';
-import { callerOf, requireCredential } from '../../http/authentication.ts';
+import { callerOf, requestContextOf, requireCredential } from '../../http/authentication.ts';
 import { requestBaseUrl } from '../../http/base-url.ts';
 import { AudioJobSchema, CostEstimateSchema, SubmittedAudioSchema, VoiceListSchema } from './answer-schemas.ts';
 import {
@@ -46,7 +46,10 @@ export const nativeAudioRoutes: FastifyPluginAsyncTypebox<{ services: GatewaySer
       },
     },
     async (request, reply) => {
-      const generationId = await speech.submit(callerOf(request), decodeTextToSpeech(request.body));
+      const generationId = await speech.submit(
+        requestContextOf(request, 'native', 'audio/text-to-speech'),
+        decodeTextToSpeech(request.body),
+      );
       return reply.code(202).send({ generationId });
     },
   );
@@ -76,7 +79,10 @@ export const nativeAudioRoutes: FastifyPluginAsyncTypebox<{ services: GatewaySer
       },
     },
     async (request, reply) => {
-      const generationId = await speech.submitReference(callerOf(request), decodeReferenceAudio(request.body));
+      const generationId = await speech.submitReference(
+        requestContextOf(request, 'native', 'audio/generation-with-reference'),
+        decodeReferenceAudio(request.body),
+      );
       return reply.code(202).send({ generationId });
     },
   );

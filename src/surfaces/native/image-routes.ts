@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { GatewayError } from '../../domain/errors.ts';
 import { costEstimate } from './cost-estimate.ts';
 import type { GatewayServices } from '../../gateway/services.ts';
-import { callerOf, requireCredential } from '../../http/authentication.ts';
+import { callerOf, requestContextOf, requireCredential } from '../../http/authentication.ts';
 import { requestBaseUrl } from '../../http/base-url.ts';
 import { CostEstimateSchema, ImageJobSchema, QueuedJobSchema, WaitedImageSchema } from './answer-schemas.ts';
 import { decodeImageBody, GenerationIdParams, ImageGenerationBody } from './image-request-codec.ts';
@@ -34,7 +34,10 @@ export const nativeImageRoutes: FastifyPluginAsyncTypebox<{ services: GatewaySer
     '/api/v1/image/generations/async',
     { schema: { summary: 'Submit an image job', body: ImageGenerationBody, response: { 202: QueuedJobSchema } } },
     async (request, reply) => {
-      const { generationId, status } = await images.submit(callerOf(request), decodeImageBody(request.body));
+      const { generationId, status } = await images.submit(
+        requestContextOf(request, 'native', 'image/generations/async'),
+        decodeImageBody(request.body),
+      );
       return reply.code(202).send({ generationId, status });
     },
   );
@@ -60,11 +63,11 @@ export const nativeImageRoutes: FastifyPluginAsyncTypebox<{ services: GatewaySer
       },
     },
     async (request, reply) => {
-      const caller = callerOf(request);
-      const { generationId } = await images.submit(caller, decodeImageBody(request.body));
+      const context = requestContextOf(request, 'native', 'image/generations');
+      const { generationId } = await images.submit(context, decodeImageBody(request.body));
       const gone = new AbortController();
       request.raw.socket?.once('close', () => gone.abort());
-      const job = await images.waitFor(caller, generationId, services.config.jobs.syncWaitMs, gone.signal);
+      const job = await images.waitFor(context, generationId, services.config.jobs.syncWaitMs, gone.signal);
       const view = await images.view(job, requestBaseUrl(request));
       if (view.status === 'succeeded' && view.result) return { generationId, ...view.result };
       if (view.status === 'failed')

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { GatewayServices } from '../../gateway/services.ts';
-import { callerOf, requireCredential } from '../../http/authentication.ts';
+import { requestContextOf, requireCredential } from '../../http/authentication.ts';
 import { midStreamFailure } from '../../domain/upstream-failure.ts';
 import { streamEncoded } from '../../streaming/relay.ts';
 import { reportDroppedParameters } from '../../http/dropped-parameters.ts';
@@ -31,7 +31,7 @@ export const nativeTextRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServ
       const body = request.body;
       const gatedParameters: Record<string, unknown> = { temperature: body.temperature, maxTokens: body.maxTokens };
       for (const name of optionalFieldNames) gatedParameters[name] = body[name];
-      const run = await services.text.start(callerOf(request), {
+      const run = await services.text.start(requestContextOf(request, 'native', 'text/completions'), {
         modelId: body.model,
         messages: body.messages,
         ...decodeParameters(body),

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { costEstimate } from './cost-estimate.ts';
 import type { GatewayServices } from '../../gateway/services.ts';
-import { callerOf, requireCredential } from '../../http/authentication.ts';
+import { callerOf, requestContextOf, requireCredential } from '../../http/authentication.ts';
 import { requestBaseUrl } from '../../http/base-url.ts';
 import { CostEstimateSchema, VideoTaskSchema } from './answer-schemas.ts';
 import { decodeVideoBody, TaskIdParams, VideoGenerationBody } from './video-request-codec.ts';
@@ -33,7 +33,10 @@ export const nativeVideoRoutes: FastifyPluginAsyncTypebox<{ services: GatewaySer
     '/api/v1/video/generations',
     { schema: { summary: 'Create a video task', body: VideoGenerationBody, response: { 200: VideoTaskSchema } } },
     async (request) => {
-      const job = await video.submit(callerOf(request), decodeVideoBody(request.body));
+      const job = await video.submit(
+        requestContextOf(request, 'native', 'video/generations'),
+        decodeVideoBody(request.body),
+      );
       return video.view(job, requestBaseUrl(request));
     },
   );
