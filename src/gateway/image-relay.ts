@@ -7,7 +7,7 @@ import type { AdapterRegistry, ImageAdapter, ImageRelayReading } from '../provid
 import type { ProviderRow } from '../catalog/catalog.ts';
 import type { GenerationAttempt, GenerationRoute } from '../domain/generation-route.ts';
 import { metered, startIteration } from './metered.ts';
-import type { Caller, RequestContext } from '../domain/request-context.ts';
+import type { RequestContext } from '../domain/request-context.ts';
 import { dispatchWithFallback, type Resilience } from './upstream-dispatch.ts';
 import type { WorkTracker } from './work-tracker.ts';
 

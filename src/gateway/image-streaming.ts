@@ -9,7 +9,7 @@ import type { FetchedMedia } from '../media/remote-media.ts';
 import type { AdapterRegistry, ImageAdapter } from '../providers/provider-adapter.ts';
 import { checkImageRequest, type NativeImageInput } from './image-request-check.ts';
 import { metered, startIteration } from './metered.ts';
-import type { Caller, RequestContext } from '../domain/request-context.ts';
+import type { RequestContext } from '../domain/request-context.ts';
 import type { WorkTracker } from './work-tracker.ts';
 
 export interface ImageStreamingDependencies {
