@@ -13,7 +13,8 @@ import { resolveSecret } from './config/secret.ts';
 import { newId } from './domain/ids.ts';
 import type { GatewayServices } from './gateway/services.ts';
 import { EmbeddingGeneration } from './gateway/embedding-generation.ts';
-import { TextGeneration, type GenerationDependencies } from './gateway/text-generation.ts';
+import { TextGeneration } from './gateway/text-generation.ts';
+import { GenerationPipeline } from './gateway/generation-pipeline.ts';
 import type { Resilience } from './gateway/upstream-dispatch.ts';
 import { RemoteMediaFetcher } from './media/remote-media.ts';
 import { WorkTracker } from './gateway/work-tracker.ts';
@@ -47,8 +48,7 @@ import { ProviderBreakers } from './gateway/provider-breakers.ts';
 import { GatewayTelemetry } from './telemetry/gateway-telemetry.ts';
 import { startTracing, type Tracing } from './telemetry/tracing.ts';
 import { MediaLibrary } from './gateway/media-library.ts';
-import { ImageRelay } from './gateway/image-relay.ts';
-import { ImageStreaming } from './gateway/image-streaming.ts';
+import { ImageRequests } from './gateway/image-requests.ts';
 import type { ObjectStore } from './storage/object-store.ts';
 import { ImageGeneration } from './gateway/image-generation.ts';
 import { JobSubmission } from './gateway/job-submission.ts';
@@ -384,14 +384,7 @@ export async function openCore(options: CoreOptions): Promise<Core> {
     allowPrivateAddresses: true,
   });
   const adapters = providerAdapters(upstreamHttp);
-  const generation: GenerationDependencies = {
-    work,
-    catalog,
-    ledger,
-    adapters,
-    providers: config.providers,
-    resilience,
-  };
+  const pipeline = new GenerationPipeline({ work, catalog, ledger, adapters, providers: config.providers, resilience });
   const retentionMs = config.media.retentionDays > 0 ? config.media.retentionDays * 86_400_000 : undefined;
   const store = openObjectStore({ media: config.media, dataDir: environment.dataDir, linkKey: secretKeys.mediaLinks });
   const mediaDownloads = new MediaDownloads(store instanceof FsObjectStore ? store : undefined, secretKeys.mediaLinks);
@@ -467,6 +460,7 @@ export async function openCore(options: CoreOptions): Promise<Core> {
     onError: (error) => logger.error({ err: error }, 'media retention sweep failed'),
     onDeleted: (count) => logger.info({ count }, 'deleted archived media past its retention'),
   });
+  const images = new ImageGeneration({ catalog, adapters, submission, links, store, checkReferenceUrl });
   const services: GatewayServices = {
     config,
     catalog,
@@ -488,25 +482,21 @@ export async function openCore(options: CoreOptions): Promise<Core> {
     }),
     ledger,
     usage: new UsageHistory(new UsageRepository(storage.db)),
-    text: new TextGeneration(generation),
+    text: new TextGeneration(pipeline),
     embeddings: new EmbeddingGeneration(
-      generation,
+      pipeline,
       (url, budget) => remoteMedia.fetch(url, budget),
       config.remoteMedia.maxRequestBytes,
     ),
     mediaDownloads,
-    mediaLibrary: new MediaLibrary({ jobs: mediaJobs, links }),
-    imageRelay: new ImageRelay({ catalog, adapters, providers: config.providers, ledger, work, resilience }),
-    imageStreaming: new ImageStreaming({
+    images,
+    imageRequests: new ImageRequests({
       catalog,
-      adapters,
-      providers: config.providers,
-      ledger,
-      work,
-      downloadOutput: (url) => outputDownloads.fetch(url),
-      checkReferenceUrl,
+      pipeline,
+      jobs: images,
+      sources: { downloadOutput: (url) => outputDownloads.fetch(url), checkReferenceUrl },
     }),
-    images: new ImageGeneration({ catalog, adapters, submission, links, store, checkReferenceUrl }),
+    mediaLibrary: new MediaLibrary({ jobs: mediaJobs, links }),
     speech: new SpeechGeneration({ catalog, voices, adapters, submission, links }),
     video: new VideoGeneration({
       catalog,

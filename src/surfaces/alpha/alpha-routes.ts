@@ -194,19 +194,15 @@ export const alphaRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServices 
       const body = request.body;
       const context = requestContextOf(request, 'alpha', 'images/generations');
       const streaming = body.stream === true;
-      const passThrough = services.imageRelay.passThroughRow(body.model);
-      if (passThrough) {
-        const relayed = await services.imageRelay.start(
-          context,
-          { modelId: body.model, body, numberOfImages: body.n ?? 1, quality: body.quality, streaming },
-          passThrough,
-        );
-        return relayAnswer(request, reply, relayed, streaming);
-      }
+      const run = await services.imageRequests.start(context, {
+        modelId: body.model,
+        streaming,
+        relay: { body, numberOfImages: body.n ?? 1, quality: body.quality },
+        decoded: alphaImageInput(body),
+      });
+      if (run.kind === 'relay') return relayAnswer(request, reply, run, streaming);
       // A translated provider that streams image events (ModelArk) streams them, as OpenAI's events.
-      const streamingRoute = streaming ? services.imageStreaming.route(body.model) : undefined;
-      if (streamingRoute) {
-        const run = await services.imageStreaming.start(context, alphaImageInput(body), streamingRoute);
+      if (run.kind === 'events') {
         reportDroppedParameters(reply, [...run.droppedParameters, ...untranslatedFields(body)]);
         const encoder = new ImageEventEncoder(Math.floor(Date.now() / 1000), body.output_format ?? 'jpeg');
         return streamEncoded(
@@ -224,7 +220,7 @@ export const alphaRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServices 
         );
       }
       // Other translated providers make images as jobs: the request waits for its job and answers in one JSON body.
-      const { generationId, droppedParameters } = await services.images.submit(context, alphaImageInput(body), true);
+      const { generationId, droppedParameters } = run;
       reportDroppedParameters(reply, [
         ...droppedParameters,
         ...untranslatedFields(body),
