@@ -384,7 +384,6 @@ export async function openCore(options: CoreOptions): Promise<Core> {
     allowPrivateAddresses: true,
   });
   const adapters = providerAdapters(upstreamHttp);
-  const pipeline = new GenerationPipeline({ work, catalog, ledger, adapters, providers: config.providers, resilience });
   const retentionMs = config.media.retentionDays > 0 ? config.media.retentionDays * 86_400_000 : undefined;
   const store = openObjectStore({ media: config.media, dataDir: environment.dataDir, linkKey: secretKeys.mediaLinks });
   const mediaDownloads = new MediaDownloads(store instanceof FsObjectStore ? store : undefined, secretKeys.mediaLinks);
@@ -452,6 +451,15 @@ export async function openCore(options: CoreOptions): Promise<Core> {
         .catch((error: Error) => logger.error({ err: error }, 'could not announce queued jobs'));
     },
   });
+  const pipeline = new GenerationPipeline({
+    work,
+    catalog,
+    ledger,
+    adapters,
+    providers: config.providers,
+    resilience,
+    submission,
+  });
   const links = new MediaLinks(store, config.media.linkTtlSeconds, environment.configuredPublicBaseUrl);
   const retention = new MediaRetention({
     jobs: mediaJobs,
@@ -460,7 +468,7 @@ export async function openCore(options: CoreOptions): Promise<Core> {
     onError: (error) => logger.error({ err: error }, 'media retention sweep failed'),
     onDeleted: (count) => logger.info({ count }, 'deleted archived media past its retention'),
   });
-  const images = new ImageGeneration({ catalog, adapters, submission, links, store, checkReferenceUrl });
+  const images = new ImageGeneration({ pipeline, submission, links, store, checkReferenceUrl });
   const services: GatewayServices = {
     config,
     catalog,
@@ -497,10 +505,10 @@ export async function openCore(options: CoreOptions): Promise<Core> {
       sources: { downloadOutput: (url) => outputDownloads.fetch(url), checkReferenceUrl },
     }),
     mediaLibrary: new MediaLibrary({ jobs: mediaJobs, links }),
-    speech: new SpeechGeneration({ catalog, voices, adapters, submission, links }),
+    speech: new SpeechGeneration({ pipeline, voices, submission, links }),
     video: new VideoGeneration({
       catalog,
-      adapters,
+      pipeline,
       submission,
       jobs: mediaJobs,
       links,

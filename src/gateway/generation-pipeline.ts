@@ -1,11 +1,13 @@
 import type { CreditLedger, GenerationStatus, Modality, Reservation } from '../billing/credit-ledger.ts';
-import type { Catalog, CatalogModel } from '../catalog/catalog.ts';
+import type { Catalog, CatalogModel, ProviderRow } from '../catalog/catalog.ts';
 import { isGatewayError } from '../domain/errors.ts';
 import type { GenerationAttempt, GenerationRoute } from '../domain/generation-route.ts';
-import type { RequestContext } from '../domain/request-context.ts';
+import type { Caller, RequestContext } from '../domain/request-context.ts';
+import type { MediaJobRow } from '../storage/media-jobs-repository.ts';
 import { worthFallingBack } from './fallback.ts';
 import type { RowRef } from './provider-breakers.ts';
 import type { RowSources } from './serving-rows.ts';
+import type { JobSubmission, JobToSubmit } from './job-submission.ts';
 import { dispatchWithFallback, type Resilience } from './upstream-dispatch.ts';
 import type { WorkTracker } from './work-tracker.ts';
 
@@ -15,6 +17,8 @@ export interface PipelineDependencies extends RowSources {
   ledger: CreditLedger;
   /** Breakers of the provider rows, the fallback and retry events, and the retry-after budget of a request. */
   resilience: Resilience;
+  /** Media jobs' holds and rows, queued in one transaction. */
+  submission: JobSubmission;
 }
 
 /** What a recipe makes of a request before anything is held. */
@@ -56,6 +60,28 @@ export interface Recipe<Input extends { modelId: string }, R extends RowRef, P e
   served(run: Run, plan: P, charge: Charge): Answer;
   /** What a request that failed in the end is charged (nothing, when absent or undefined). */
   failure?(plan: P): FailureCharge | undefined;
+}
+
+/** What a media job's recipe makes of a request before anything is held: the job as it is queued. */
+export interface JobPlan extends Plan<RowRef & { row: ProviderRow }> {
+  /** The request as the job's worker sends it. */
+  request: unknown;
+  /** The prices at submission, which the job is settled at. */
+  priceSnapshot: unknown;
+  /** Fields the model does not take, dropped rather than refused (compatibility surfaces). */
+  dropped: string[];
+}
+
+/**
+ * What a media job kind brings to the pipeline: the model a request names, and the capability gate with the
+ * rows that can serve it and what to hold. Its dispatch is the queueing of the job (hold and row in one
+ * transaction); its worker sends it to the row it was queued on, meters it and settles it.
+ */
+export interface JobRecipe<Input> {
+  readonly kind: JobToSubmit['kind'];
+  modelId(input: Input): string;
+  /** Checks the request (refusals are 4xx, nothing held): the job's rows, its hold and what it stores. */
+  plan(model: CatalogModel, input: Input, caller: Caller): JobPlan | Promise<JobPlan>;
 }
 
 /**
@@ -171,5 +197,34 @@ export class GenerationPipeline {
     route.fallbacks = attempts;
     route.firstByteMs = Date.now() - startedAt;
     return recipe.served(served.value, plan, charge);
+  }
+
+  /** What a media job would hold: exactly the figure its submission holds, by the same code. */
+  async estimate<Input>(caller: Caller, recipe: JobRecipe<Input>, input: Input): Promise<bigint> {
+    const model = this.dependencies.catalog.resolve(recipe.modelId(input));
+    return (await recipe.plan(model, input, caller)).holdNanos;
+  }
+
+  /**
+   * A media job's road up to its dispatch: resolve -> capability gate -> hold and queue (one transaction), on
+   * the best row; its worker then dispatches, meters and settles it, and records its route.
+   */
+  async enqueue<Input>(
+    context: RequestContext,
+    recipe: JobRecipe<Input>,
+    input: Input,
+  ): Promise<{ job: MediaJobRow; dropped: string[] }> {
+    const model = this.dependencies.catalog.resolve(recipe.modelId(input));
+    const plan = await recipe.plan(model, input, context);
+    const job = await this.dependencies.submission.submitJob(context, {
+      kind: recipe.kind,
+      modelId: model.modelId,
+      row: plan.rows[0]!.row,
+      request: plan.request,
+      recordedRequest: plan.recordedRequest,
+      priceSnapshot: plan.priceSnapshot,
+      holdNanos: plan.holdNanos,
+    });
+    return { job, dropped: plan.dropped };
   }
 }

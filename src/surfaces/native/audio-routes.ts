@@ -31,7 +31,7 @@ export const nativeAudioRoutes: FastifyPluginAsyncTypebox<{ services: GatewaySer
       },
     },
     async (request) => {
-      const nanos = await speech.estimate(decodeTextToSpeech(request.body));
+      const nanos = await speech.estimate(callerOf(request), decodeTextToSpeech(request.body));
       return costEstimate(nanos);
     },
   );
@@ -64,7 +64,7 @@ export const nativeAudioRoutes: FastifyPluginAsyncTypebox<{ services: GatewaySer
       },
     },
     async (request) => {
-      const nanos = await speech.estimateReference(decodeReferenceAudio(request.body));
+      const nanos = await speech.estimateReference(callerOf(request), decodeReferenceAudio(request.body));
       return costEstimate(nanos);
     },
   );
