@@ -1,5 +1,5 @@
 import { GatewayError } from '../domain/errors.ts';
-import type { RecordedGeneration, RequestLog } from '../domain/generation-route.ts';
+import type { RecordedGeneration } from '../domain/generation-route.ts';
 import { newId } from '../domain/ids.ts';
 import { nanosToUsd } from '../domain/money.ts';
 import type { ModelPricing } from '../domain/model-pricing.ts';
@@ -25,8 +25,6 @@ export interface ReserveInput {
   apiKeyId: string | null;
   amountNanos: bigint;
   modelId: string;
-  /** The log line of the request the reservation serves, which then carries its record (synchronous generations). */
-  requestLog?: RequestLog;
   /**
    * When the reservation does not fit: what would fit in the credits that are free (the smaller of the
    * account's available balance and the key's cap headroom), said in the request's own terms.
@@ -41,8 +39,8 @@ export interface CreditLedgerOptions {
   reportFailure: (error: unknown, reservation: Reservation) => void;
   /** Storage refused to give back leased credit; it stays held until this process stops or is swept. */
   reportLeaseFailure: (error: unknown) => void;
-  /** A usage record was written; the request's log line carries it when it has one. */
-  onRecorded?: (generation: RecordedGeneration, requestLog: RequestLog | undefined) => void;
+  /** A usage record was written: announced once storage has it. */
+  onRecorded?: (generation: RecordedGeneration) => void;
   clock?: () => Date;
 }
 
@@ -151,7 +149,6 @@ export class CreditLedger {
       input.modelId,
       credit,
       this.context,
-      input.requestLog,
     );
   }
 

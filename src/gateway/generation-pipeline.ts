@@ -142,9 +142,10 @@ export class GenerationPipeline {
       apiKeyId: context.apiKeyId,
       amountNanos: plan.holdNanos,
       modelId: model.modelId,
-      requestLog: context.log,
       ...(plan.whatFits ? { whatFits: plan.whatFits } : {}),
     });
+    // The request's line waits for the hold to end, and carries the usage record it was settled with.
+    context.log?.awaits(reservation);
     reservation.whenEnded(this.dependencies.work.begin());
     if (recipe.prepare) {
       try {
