@@ -9,6 +9,7 @@ import { Readiness } from './gateway/readiness.ts';
 import { startTracing, type Tracing } from './telemetry/tracing.ts';
 import { withSafeErrorLogging } from './storage/logged-errors.ts';
 import { openCore, type Core, type CoreOptions } from './core.ts';
+import { registerSurfaces } from './surface-registry.ts';
 import { createLogger } from './telemetry/logger.ts';
 
 /** The logger, for the benchmark harness, which loads the compiled entry point of this and of other checkouts. */
@@ -80,6 +81,10 @@ export async function createGateway(options: GatewayOptions): Promise<RunningGat
       publicBaseUrl: options.environment.publicBaseUrl,
       dashboardDir: options.dashboardDir,
       readiness,
+      surfaces: (instance) =>
+        registerSurfaces(instance, core.services, {
+          secureCookies: options.environment.publicBaseUrl.startsWith('https:'),
+        }),
       ...(options.onRoute ? { onRoute: options.onRoute } : {}),
       ...(tracing ? { tracingPlugin: tracing.plugin } : {}),
     });

@@ -5,7 +5,7 @@ import type { GenerationAttempt, GenerationRoute } from '../domain/generation-ro
 import type { Caller, RequestContext } from '../domain/request-context.ts';
 import type { MediaJobRow } from '../storage/media-jobs-repository.ts';
 import { worthFallingBack } from './fallback.ts';
-import type { RowRef } from './provider-breakers.ts';
+import type { RowRef } from '../domain/provider-rows.ts';
 import type { RowSources } from './serving-rows.ts';
 import type { JobSubmission, JobToSubmit } from './job-submission.ts';
 import { dispatchWithFallback, type Resilience } from './upstream-dispatch.ts';

@@ -1,7 +1,7 @@
 import type { CatalogModel, ProviderRow } from '../catalog/catalog.ts';
 import type { ProviderConfig } from '../config/load-config.ts';
 import type { AdapterRegistry, ProviderAdapter } from '../providers/provider-adapter.ts';
-import type { RowRef } from './provider-breakers.ts';
+import type { RowRef } from '../domain/provider-rows.ts';
 
 /** The adapter families a provider offers, one per kind of generation. */
 export type AdapterFamily = Exclude<keyof ProviderAdapter, 'protocol'>;

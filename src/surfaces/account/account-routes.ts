@@ -12,13 +12,19 @@ import { AccountSchema, CreatedKeySchema, ListedKeySchema, PricedModelSchema } f
 import { mediaRoutes } from './media-routes.ts';
 import { usageRoutes } from './usage-routes.ts';
 
+/** The services this surface uses, and only those. */
+export type AccountServices = Pick<
+  GatewayServices,
+  'accounts' | 'apiKeys' | 'authenticator' | 'catalog' | 'config' | 'usage' | 'mediaLibrary'
+>;
+
 /**
  * The signed-in account's own resources (used by the dashboard). A session or one of the account's keys may
  * read them; creating, limiting, revealing and revoking keys needs a session, so a key with spend caps can
  * neither lift its own caps nor mint an uncapped key. The session cookie is accepted here, and with it the
  * CSRF rule (see http/session-cookies.ts); the usage and media routes registered here inherit both.
  */
-export const accountRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServices; secureCookies: boolean }> = async (
+export const accountRoutes: FastifyPluginAsyncTypebox<{ services: AccountServices; secureCookies: boolean }> = async (
   app,
   { services, secureCookies },
 ) => {

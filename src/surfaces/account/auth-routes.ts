@@ -11,6 +11,9 @@ import { noCredential } from '../../http/openapi/security-schemes.ts';
 import { AccountSchema } from './account-schemas.ts';
 import { SignInThrottle } from './sign-in-throttle.ts';
 
+/** The services this surface uses, and only those. */
+export type AuthServices = Pick<GatewayServices, 'accounts' | 'authenticator' | 'config' | 'limiterStore'>;
+
 const Credentials = Type.Object({ email: Email, password: Password }, { additionalProperties: false });
 /** A new session: its token (also set as the HttpOnly `gw_session` cookie, with the `gw_csrf` cookie) and the account. */
 const Session = Type.Object(
@@ -21,7 +24,7 @@ const Session = Type.Object(
   { description: 'The session and its account' },
 );
 
-export const authRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServices; secureCookies: boolean }> = async (
+export const authRoutes: FastifyPluginAsyncTypebox<{ services: AuthServices; secureCookies: boolean }> = async (
   app,
   { services, secureCookies },
 ) => {

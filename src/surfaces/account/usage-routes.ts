@@ -4,8 +4,11 @@ import { principalOf } from '../../http/authentication.ts';
 import { Identifier, UsageQuery } from '../../http/schemas.ts';
 import { DailySpendSchema, GenerationRecordSchema, UsagePageSchema } from './account-schemas.ts';
 
+/** The services this surface uses, and only those. */
+export type UsageServices = Pick<GatewayServices, 'config' | 'usage'>;
+
 /** The account's usage history for the dashboard: records paged and filtered, one record, and spend per day. Registered behind the account API's authentication. */
-export const usageRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServices }> = async (app, { services }) => {
+export const usageRoutes: FastifyPluginAsyncTypebox<{ services: UsageServices }> = async (app, { services }) => {
   app.get(
     '/api/v1/usage',
     { schema: { querystring: UsageQuery(services.config.usage.maxPageSize), response: { 200: UsagePageSchema } } },

@@ -22,11 +22,14 @@ import {
 } from '../../http/schemas.ts';
 import { AuditedGenerationRecordSchema, AuditedUsagePageSchema } from './admin-answer-schemas.ts';
 
+/** The services this surface uses, and only those. */
+export type AdminServices = Pick<GatewayServices, 'accounts' | 'adminToken' | 'apiKeys' | 'config' | 'usage'>;
+
 const AccountParams = Type.Object({ accountId: Identifier });
 const GenerationParams = Type.Object({ accountId: Identifier, generationId: Identifier });
 
 /** The operator's API, open only when GATEWAY_ADMIN_TOKEN is set; otherwise every path answers 404. */
-export const adminRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServices }> = async (app, { services }) => {
+export const adminRoutes: FastifyPluginAsyncTypebox<{ services: AdminServices }> = async (app, { services }) => {
   const adminToken = services.adminToken;
   app.addHook('onRequest', async (request) => {
     if (!adminToken)

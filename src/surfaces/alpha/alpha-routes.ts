@@ -46,6 +46,12 @@ import {
   ResponsesStreamEvent,
 } from '../../protocols/openai/responses.ts';
 
+/** The services this surface uses, and only those. */
+export type AlphaServices = Pick<
+  GatewayServices,
+  'authenticator' | 'catalog' | 'config' | 'embeddings' | 'imageRequests' | 'images' | 'text'
+>;
+
 function alphaModelItem(model: CatalogModel): Record<string, unknown> {
   return {
     id: model.modelId,
@@ -99,7 +105,7 @@ function allowsFallbacks(body: Readonly<Record<string, unknown>>): boolean {
 }
 
 /** The alpha (chat-completions-style) surface. */
-export const alphaRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServices }> = async (app, { services }) => {
+export const alphaRoutes: FastifyPluginAsyncTypebox<{ services: AlphaServices }> = async (app, { services }) => {
   app.addHook('onRequest', requireCredential(services.authenticator));
 
   app.get(

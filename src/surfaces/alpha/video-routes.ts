@@ -10,6 +10,9 @@ import { VideosCreateRequest } from '../../protocols/openai/videos.ts';
 import { RouterVideoJob } from '../../protocols/router-video/videos.ts';
 import { alphaVideoJob, decodeAlphaVideo, formBody, refuseUpload } from './videos-codec.ts';
 
+/** The services this surface uses, and only those. */
+export type AlphaVideoServices = Pick<GatewayServices, 'authenticator' | 'config' | 'mediaDownloads' | 'video'>;
+
 /** A video id as the gateway issues them: anything else answers 404 before any lookup. */
 const VideoIdParams = Type.Object({ id: Identifier });
 const ContentQuery = Type.Object(
@@ -22,7 +25,7 @@ const VideoJob = Type.Object(
 );
 
 /** Admission before a multipart body is read: the key was authenticated on request; the rest is the core's. */
-function admitForm(services: GatewayServices): preParsingAsyncHookHandler {
+function admitForm(services: AlphaVideoServices): preParsingAsyncHookHandler {
   return async (request) => {
     if (request.headers['content-type']?.toLowerCase().startsWith('multipart/'))
       await services.video.admitBody(callerOf(request));
@@ -33,7 +36,10 @@ function admitForm(services: GatewayServices): preParsingAsyncHookHandler {
  * The alpha surface's videos (spec, Alpha surface): the routing provider's video API over the gateway's
  * video tasks. The body is JSON, or the multipart form the official SDKs send.
  */
-export const alphaVideoRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServices }> = async (app, { services }) => {
+export const alphaVideoRoutes: FastifyPluginAsyncTypebox<{ services: AlphaVideoServices }> = async (
+  app,
+  { services },
+) => {
   app.addHook('onRequest', requireCredential(services.authenticator));
   // Streamed through the form parser within `server.multipart`, after the admission hook below has passed.
   app.addContentTypeParser('multipart/form-data', (request, payload, done) => {

@@ -29,6 +29,9 @@ import {
   type MessagesBody,
 } from './messages-codec.ts';
 
+/** The services this surface uses, and only those. */
+export type BetaServices = Pick<GatewayServices, 'authenticator' | 'catalog' | 'embeddings' | 'text'>;
+
 /** The version and feature-flag headers of the imitated protocol, forwarded upstream when present. */
 const forwardedHeaders = ['anthropic-version', 'anthropic-beta'] as const;
 
@@ -69,7 +72,7 @@ const messageAnswer = jsonOrEventStream(
 );
 
 /** The beta (messages-style) surface. */
-export const betaRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServices }> = async (app, { services }) => {
+export const betaRoutes: FastifyPluginAsyncTypebox<{ services: BetaServices }> = async (app, { services }) => {
   app.addHook('onRequest', requireCredential(services.authenticator));
 
   app.get('/api/beta/v1/models', { schema: { summary: 'The model list', response: { 200: ModelList } } }, async () => {

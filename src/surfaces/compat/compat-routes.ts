@@ -5,7 +5,10 @@ import { principalOf, requireCredential } from '../../http/authentication.ts';
 import { BalanceSchema, KeyLookupSchema, UsagePageSchema } from '../../http/answer-schemas.ts';
 import { PageQueryFields } from '../../http/schemas.ts';
 
-export const compatRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServices }> = async (app, { services }) => {
+/** The services this surface uses, and only those. */
+export type CompatServices = Pick<GatewayServices, 'accounts' | 'apiKeys' | 'authenticator' | 'config' | 'usage'>;
+
+export const compatRoutes: FastifyPluginAsyncTypebox<{ services: CompatServices }> = async (app, { services }) => {
   app.addHook('onRequest', requireCredential(services.authenticator));
   const maxPageSize = services.config.usage.maxPageSize;
 

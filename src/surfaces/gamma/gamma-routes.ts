@@ -35,6 +35,9 @@ import {
   type GenerateContentBody,
 } from './generate-content-codec.ts';
 
+/** The services this surface uses, and only those. */
+export type GammaServices = Pick<GatewayServices, 'authenticator' | 'catalog' | 'embeddings' | 'text'>;
+
 const generateContentBody = bodyValidator<GenerateContentBody>(GenerateContentRequest);
 const embedContentBody = bodyValidator<EmbedContentBody>(EmbedContentRequest);
 const batchBody = bodyValidator<BatchEmbedContentsBody>(BatchEmbedContentsRequest);
@@ -108,7 +111,7 @@ const actionAnswer = {
 };
 
 /** The gamma (generateContent-style) surface. */
-export const gammaRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServices }> = async (app, { services }) => {
+export const gammaRoutes: FastifyPluginAsyncTypebox<{ services: GammaServices }> = async (app, { services }) => {
   app.addHook('onRequest', requireCredential(services.authenticator, { acceptGoogleKeyHeader: true }));
 
   app.get(

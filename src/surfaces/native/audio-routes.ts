@@ -13,8 +13,11 @@ import {
   VoicesQuery,
 } from './audio-codec.ts';
 
+/** The services this surface uses, and only those. */
+export type NativeAudioServices = Pick<GatewayServices, 'authenticator' | 'speech' | 'voices'>;
+
 /** The native audio routes (spec, Native: audio): both products as jobs with their estimates, the shared poll, and the voice catalog. */
-export const nativeAudioRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServices }> = async (
+export const nativeAudioRoutes: FastifyPluginAsyncTypebox<{ services: NativeAudioServices }> = async (
   app,
   { services },
 ) => {

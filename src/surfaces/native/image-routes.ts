@@ -7,8 +7,11 @@ import { requestBaseUrl } from '../../http/base-url.ts';
 import { CostEstimateSchema, ImageJobSchema, QueuedJobSchema, WaitedImageSchema } from './answer-schemas.ts';
 import { decodeImageBody, GenerationIdParams, ImageGenerationBody } from './image-request-codec.ts';
 
+/** The services this surface uses, and only those. */
+export type NativeImageServices = Pick<GatewayServices, 'authenticator' | 'config' | 'images'>;
+
 /** The native image routes (spec, Native: image): estimate, async submit and poll, and the waiting form. */
-export const nativeImageRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServices }> = async (
+export const nativeImageRoutes: FastifyPluginAsyncTypebox<{ services: NativeImageServices }> = async (
   app,
   { services },
 ) => {

@@ -6,6 +6,9 @@ import { requireCredential } from '../../http/authentication.ts';
 import { ModelSchema } from './answer-schemas.ts';
 import { modelView } from './model-view.ts';
 
+/** The services this surface uses, and only those. */
+export type NativeModelsServices = Pick<GatewayServices, 'authenticator' | 'catalog'>;
+
 const ModalityQuery = Type.Optional(
   Type.Union([Type.String({ maxLength: 200 }), Type.Array(Type.String({ maxLength: 200 }), { maxItems: 10 })]),
 );
@@ -31,7 +34,7 @@ function parseModalities(
   return values;
 }
 
-export const nativeModelsRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServices }> = async (
+export const nativeModelsRoutes: FastifyPluginAsyncTypebox<{ services: NativeModelsServices }> = async (
   app,
   { services },
 ) => {

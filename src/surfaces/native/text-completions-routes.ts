@@ -8,8 +8,14 @@ import { eventStream, relaysUpstreamErrors } from '../../http/openapi/route-docu
 import { TextStreamEventSchema } from './answer-schemas.ts';
 import { decodeParameters, optionalFieldNames, TextCompletionBody, textChunkOf } from './text-completion-codec.ts';
 
+/** The services this surface uses, and only those. */
+export type NativeTextServices = Pick<GatewayServices, 'authenticator' | 'text'>;
+
 /** `POST /api/v1/text/completions`: always SSE of TextChunk objects, ending in `data: [DONE]`. */
-export const nativeTextRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServices }> = async (app, { services }) => {
+export const nativeTextRoutes: FastifyPluginAsyncTypebox<{ services: NativeTextServices }> = async (
+  app,
+  { services },
+) => {
   app.addHook('onRequest', requireCredential(services.authenticator));
 
   const answer = eventStream(

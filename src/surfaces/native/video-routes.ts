@@ -6,8 +6,11 @@ import { requestBaseUrl } from '../../http/base-url.ts';
 import { CostEstimateSchema, VideoTaskSchema } from './answer-schemas.ts';
 import { decodeVideoBody, TaskIdParams, VideoGenerationBody } from './video-request-codec.ts';
 
+/** The services this surface uses, and only those. */
+export type NativeVideoServices = Pick<GatewayServices, 'authenticator' | 'video'>;
+
 /** The native video routes (spec, Native: video): estimate, create (the persisted task), poll, and cancel of a queued task. */
-export const nativeVideoRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServices }> = async (
+export const nativeVideoRoutes: FastifyPluginAsyncTypebox<{ services: NativeVideoServices }> = async (
   app,
   { services },
 ) => {
