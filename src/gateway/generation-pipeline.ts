@@ -142,7 +142,7 @@ export class GenerationPipeline {
       apiKeyId: context.apiKeyId,
       amountNanos: plan.holdNanos,
       modelId: model.modelId,
-      ...(plan.whatFits ? { whatFits: plan.whatFits } : {}),
+      whatFits: plan.whatFits,
     });
     // The request's line waits for the hold to end, and carries the usage record it was settled with.
     context.log?.awaits(reservation);
