@@ -16,8 +16,8 @@ import { nativeTextRoutes } from './surfaces/native/text-completions-routes.ts';
 import { nativeVideoRoutes } from './surfaces/native/video-routes.ts';
 
 /**
- * One line per surface plugin: each is handed the services it uses, and only those. A new surface is one
- * folder under surfaces/ and one line here.
+ * One line per surface plugin, registered under its route prefix: each is handed the services it uses, and
+ * only those. A new surface is one folder under surfaces/ and one line here.
  */
 export async function registerSurfaces(
   app: FastifyInstance,
@@ -27,31 +27,40 @@ export async function registerSurfaces(
   const { accounts, apiKeys, authenticator, catalog, config, usage, text, embeddings, images, video } = services;
   const { secureCookies } = options;
   await app.register(authRoutes, {
+    prefix: '/api/v1',
     services: { accounts, authenticator, config, limiterStore: services.limiterStore },
     secureCookies,
   });
   await app.register(accountRoutes, {
+    prefix: '/api/v1',
     services: { accounts, apiKeys, authenticator, catalog, config, usage, mediaLibrary: services.mediaLibrary },
     secureCookies,
   });
-  await app.register(nativeModelsRoutes, { services: { authenticator, catalog } });
-  await app.register(nativeTextRoutes, { services: { authenticator, text } });
-  await app.register(nativeImageRoutes, { services: { authenticator, config, images } });
-  await app.register(mediaFilesRoutes, { services: { mediaDownloads: services.mediaDownloads } });
+  await app.register(nativeModelsRoutes, { prefix: '/api/v1', services: { authenticator, catalog } });
+  await app.register(nativeTextRoutes, { prefix: '/api/v1', services: { authenticator, text } });
+  await app.register(nativeImageRoutes, { prefix: '/api/v1', services: { authenticator, config, images } });
+  await app.register(mediaFilesRoutes, { prefix: '/api/v1', services: { mediaDownloads: services.mediaDownloads } });
   await app.register(nativeAudioRoutes, {
+    prefix: '/api/v1',
     services: { authenticator, speech: services.speech, voices: services.voices },
   });
-  await app.register(nativeVideoRoutes, { services: { authenticator, video } });
+  await app.register(nativeVideoRoutes, { prefix: '/api/v1', services: { authenticator, video } });
   await app.register(alphaRoutes, {
+    prefix: '/api/alpha',
     services: { authenticator, catalog, config, embeddings, imageRequests: services.imageRequests, images, text },
   });
   await app.register(alphaVideoRoutes, {
+    prefix: '/api/alpha',
     services: { authenticator, config, mediaDownloads: services.mediaDownloads, video },
   });
-  await app.register(betaRoutes, { services: { authenticator, catalog, embeddings, text } });
-  await app.register(gammaRoutes, { services: { authenticator, catalog, embeddings, text } });
-  await app.register(compatRoutes, { services: { accounts, apiKeys, authenticator, config, usage } });
+  await app.register(betaRoutes, { prefix: '/api/beta', services: { authenticator, catalog, embeddings, text } });
+  await app.register(gammaRoutes, { prefix: '/api/gamma', services: { authenticator, catalog, embeddings, text } });
+  await app.register(compatRoutes, {
+    prefix: '/api/compat',
+    services: { accounts, apiKeys, authenticator, config, usage },
+  });
   await app.register(adminRoutes, {
+    prefix: '/api/admin',
     services: { accounts, adminToken: services.adminToken, apiKeys, config, usage },
   });
 }

@@ -40,21 +40,21 @@ export const accountRoutes: FastifyPluginAsyncTypebox<{ services: AccountService
     return principal.accountId;
   };
 
-  app.get('/api/v1/account', { schema: { response: { 200: AccountSchema } } }, async (request) =>
+  app.get('/account', { schema: { response: { 200: AccountSchema } } }, async (request) =>
     services.accounts.getAccount(accountIdOf(request)),
   );
 
   /** The catalog with prices, for the dashboard: what `/api/v1/ai/models` lists, priced, without provider names. */
-  app.get('/api/v1/account/models', { schema: { response: { 200: Type.Array(PricedModelSchema) } } }, async () =>
+  app.get('/account/models', { schema: { response: { 200: Type.Array(PricedModelSchema) } } }, async () =>
     services.catalog.list().map(pricedModel),
   );
 
-  app.get('/api/v1/api-keys', { schema: { response: { 200: Type.Array(ListedKeySchema) } } }, async (request) =>
+  app.get('/api-keys', { schema: { response: { 200: Type.Array(ListedKeySchema) } } }, async (request) =>
     services.apiKeys.list(accountIdOf(request)),
   );
 
   app.post(
-    '/api/v1/api-keys',
+    '/api-keys',
     { schema: { body: NewKeyBody, response: { 201: CreatedKeySchema } } },
     async (request, reply) => {
       const created = await services.apiKeys.create(sessionAccountOf(request, 'creating a key'), request.body);
@@ -64,7 +64,7 @@ export const accountRoutes: FastifyPluginAsyncTypebox<{ services: AccountService
   );
 
   app.get(
-    '/api/v1/api-keys/:keyId/reveal',
+    '/api-keys/:keyId/reveal',
     {
       schema: {
         params: KeyIdParams,
@@ -77,7 +77,7 @@ export const accountRoutes: FastifyPluginAsyncTypebox<{ services: AccountService
   );
 
   app.patch(
-    '/api/v1/api-keys/:keyId/usage-limit',
+    '/api-keys/:keyId/usage-limit',
     { schema: { params: KeyIdParams, body: LimitsPatch, response: { 200: ApiKeySchema } } },
     async (request) =>
       services.apiKeys.setLimits(
@@ -88,7 +88,7 @@ export const accountRoutes: FastifyPluginAsyncTypebox<{ services: AccountService
   );
 
   app.patch(
-    '/api/v1/api-keys/:keyId/rate-limits',
+    '/api-keys/:keyId/rate-limits',
     {
       schema: {
         summary: "Set or remove a key's own rate limits",
@@ -112,7 +112,7 @@ export const accountRoutes: FastifyPluginAsyncTypebox<{ services: AccountService
    * ceiling of every key of the account, so a tenant cannot lift them.
    */
   app.get(
-    '/api/v1/account/rate-limits',
+    '/account/rate-limits',
     {
       schema: {
         summary: "The account's rate limits (set by the operator)",
@@ -125,14 +125,14 @@ export const accountRoutes: FastifyPluginAsyncTypebox<{ services: AccountService
   );
 
   app.patch(
-    '/api/v1/api-keys/:keyId',
+    '/api-keys/:keyId',
     { schema: { params: KeyIdParams, body: KeyPatchBody, response: { 200: ApiKeySchema } } },
     async (request) =>
       services.apiKeys.update(sessionAccountOf(request, 'changing a key'), request.params.keyId, request.body),
   );
 
   app.delete(
-    '/api/v1/api-keys/:keyId',
+    '/api-keys/:keyId',
     { schema: { params: KeyIdParams, response: { 204: noBody('Revoked: the key answers 401 from now on') } } },
     async (request, reply) => {
       await services.apiKeys.revoke(sessionAccountOf(request, 'revoking a key'), request.params.keyId);

@@ -36,7 +36,7 @@ export const authRoutes: FastifyPluginAsyncTypebox<{ services: AuthServices; sec
   app.addHook('onRequest', answersNotStored);
   // A refusal of the throttle carries its retry-after, which the error handler sends with every such GatewayError.
   app.post(
-    '/api/v1/auth/signup',
+    '/auth/signup',
     { schema: { body: Credentials, security: noCredential, response: { 201: Session } } },
     async (request, reply) => {
       if (!services.config.accounts.selfSignup) {
@@ -53,7 +53,7 @@ export const authRoutes: FastifyPluginAsyncTypebox<{ services: AuthServices; sec
   );
 
   app.post(
-    '/api/v1/auth/login',
+    '/auth/login',
     { schema: { body: Credentials, security: noCredential, response: { 200: Session } } },
     async (request, reply) => {
       const email = normaliseEmail(request.body.email);
@@ -71,7 +71,7 @@ export const authRoutes: FastifyPluginAsyncTypebox<{ services: AuthServices; sec
   );
 
   app.post(
-    '/api/v1/auth/logout',
+    '/auth/logout',
     {
       schema: { response: { 204: noBody('The session ended; its cookies are cleared') } },
       onRequest: requireCredential(services.authenticator, { acceptCookie: { secureCookies } }),

@@ -16,16 +16,8 @@ export const mediaRoutes: FastifyPluginAsyncTypebox<{ services: MediaServices }>
     { additionalProperties: false },
   );
 
-  app.get(
-    '/api/v1/media',
-    { schema: { querystring: MediaQuery, response: { 200: MediaPageSchema } } },
-    async (request) => {
-      const { offset, limit, kind } = request.query;
-      return services.mediaLibrary.page(
-        principalOf(request).accountId,
-        { offset, limit, kind },
-        requestBaseUrl(request),
-      );
-    },
-  );
+  app.get('/media', { schema: { querystring: MediaQuery, response: { 200: MediaPageSchema } } }, async (request) => {
+    const { offset, limit, kind } = request.query;
+    return services.mediaLibrary.page(principalOf(request).accountId, { offset, limit, kind }, requestBaseUrl(request));
+  });
 };

@@ -108,14 +108,13 @@ function allowsFallbacks(body: Readonly<Record<string, unknown>>): boolean {
 export const alphaRoutes: FastifyPluginAsyncTypebox<{ services: AlphaServices }> = async (app, { services }) => {
   app.addHook('onRequest', requireCredential(services.authenticator));
 
-  app.get(
-    '/api/alpha/v1/models',
-    { schema: { summary: 'The model list', response: { 200: ModelList } } },
-    async () => ({ object: 'list' as const, data: services.catalog.list().map(alphaModelItem) }),
-  );
+  app.get('/v1/models', { schema: { summary: 'The model list', response: { 200: ModelList } } }, async () => ({
+    object: 'list' as const,
+    data: services.catalog.list().map(alphaModelItem),
+  }));
 
   app.post(
-    '/api/alpha/v1/chat/completions',
+    '/v1/chat/completions',
     {
       schema: {
         summary: 'Chat completions',
@@ -163,7 +162,7 @@ export const alphaRoutes: FastifyPluginAsyncTypebox<{ services: AlphaServices }>
   );
 
   app.post(
-    '/api/alpha/v1/embeddings',
+    '/v1/embeddings',
     {
       schema: {
         summary: 'Text embeddings (float vectors)',
@@ -187,7 +186,7 @@ export const alphaRoutes: FastifyPluginAsyncTypebox<{ services: AlphaServices }>
   );
 
   app.post(
-    '/api/alpha/v1/images/generations',
+    '/v1/images/generations',
     {
       schema: {
         summary: 'Image generation',
@@ -255,7 +254,7 @@ export const alphaRoutes: FastifyPluginAsyncTypebox<{ services: AlphaServices }>
   );
 
   app.post(
-    '/api/alpha/v1/responses',
+    '/v1/responses',
     {
       schema: {
         summary: 'Responses API',

@@ -65,7 +65,7 @@ export const alphaVideoRoutes: FastifyPluginAsyncTypebox<{ services: AlphaVideoS
   const surfaceBase = (request: Parameters<typeof requestBaseUrl>[0]) => `${requestBaseUrl(request)}/api/alpha/v1`;
 
   app.post(
-    '/api/alpha/v1/videos',
+    '/v1/videos',
     {
       preParsing: admitForm(services),
       schema: {
@@ -86,7 +86,7 @@ export const alphaVideoRoutes: FastifyPluginAsyncTypebox<{ services: AlphaVideoS
   );
 
   app.get(
-    '/api/alpha/v1/videos/:id',
+    '/v1/videos/:id',
     { schema: { summary: 'Poll a video job', params: VideoIdParams, response: { 200: VideoJob } } },
     async (request) => {
       const job = await video.find(callerOf(request), request.params.id);
@@ -96,7 +96,7 @@ export const alphaVideoRoutes: FastifyPluginAsyncTypebox<{ services: AlphaVideoS
 
   app.route({
     method: ['GET', 'HEAD'],
-    url: '/api/alpha/v1/videos/:id/content',
+    url: '/v1/videos/:id/content',
     schema: {
       summary: 'Download the video',
       params: VideoIdParams,

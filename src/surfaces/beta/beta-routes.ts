@@ -75,7 +75,7 @@ const messageAnswer = jsonOrEventStream(
 export const betaRoutes: FastifyPluginAsyncTypebox<{ services: BetaServices }> = async (app, { services }) => {
   app.addHook('onRequest', requireCredential(services.authenticator));
 
-  app.get('/api/beta/v1/models', { schema: { summary: 'The model list', response: { 200: ModelList } } }, async () => {
+  app.get('/v1/models', { schema: { summary: 'The model list', response: { 200: ModelList } } }, async () => {
     const data = services.catalog.list().map((model) => ({
       type: 'model',
       id: model.modelId,
@@ -88,7 +88,7 @@ export const betaRoutes: FastifyPluginAsyncTypebox<{ services: BetaServices }> =
 
   // A service extension: the alpha embeddings shape, with multimodal inputs.
   app.post(
-    '/api/beta/v1/embeddings',
+    '/v1/embeddings',
     {
       schema: {
         summary: 'Embeddings, multimodal (a service extension)',
@@ -112,7 +112,7 @@ export const betaRoutes: FastifyPluginAsyncTypebox<{ services: BetaServices }> =
   );
 
   app.post(
-    '/api/beta/v1/messages',
+    '/v1/messages',
     {
       schema: { summary: 'Messages', body: MessagesRequest, response: { 200: messageAnswer }, ...relaysUpstreamErrors },
     },

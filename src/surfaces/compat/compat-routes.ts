@@ -13,7 +13,7 @@ export const compatRoutes: FastifyPluginAsyncTypebox<{ services: CompatServices 
   const maxPageSize = services.config.usage.maxPageSize;
 
   app.get(
-    '/api/compat/v1/usage',
+    '/v1/usage',
     {
       schema: {
         summary: 'Usage records, newest first',
@@ -28,7 +28,7 @@ export const compatRoutes: FastifyPluginAsyncTypebox<{ services: CompatServices 
   );
 
   app.get(
-    '/api/compat/v1/balance',
+    '/v1/balance',
     { schema: { summary: 'Credit balance', response: { 200: BalanceSchema } } },
     async (request) => {
       const account = await services.accounts.getAccount(principalOf(request).accountId);
@@ -37,7 +37,7 @@ export const compatRoutes: FastifyPluginAsyncTypebox<{ services: CompatServices 
   );
 
   app.get(
-    '/api/compat/v1/api-key',
+    '/v1/api-key',
     { schema: { summary: 'Key lookup: the key of x-api-key (403 without it)', response: { 200: KeyLookupSchema } } },
     async (request) => {
       const principal = principalOf(request);

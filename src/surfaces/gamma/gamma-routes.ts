@@ -114,30 +114,26 @@ const actionAnswer = {
 export const gammaRoutes: FastifyPluginAsyncTypebox<{ services: GammaServices }> = async (app, { services }) => {
   app.addHook('onRequest', requireCredential(services.authenticator, { acceptGoogleKeyHeader: true }));
 
-  app.get(
-    '/api/gamma/v1beta/models',
-    { schema: { summary: 'The model list', response: { 200: ModelList } } },
-    async () => {
-      const models = services.catalog.list();
-      return {
-        data: models.map((model) => ({
-          id: `${model.rows[0]?.providerId}/${model.modelId}`,
-          ...compatModelFields(model),
-        })),
-        // The protocol's own list shape, which the official SDK reads.
-        models: models.map((model) => ({
-          name: `models/${model.modelId}`,
-          displayName: model.name ?? model.modelId,
-          supportedGenerationMethods: model.outputModalities.includes('embedding')
-            ? ['embedContent', 'batchEmbedContents']
-            : ['generateContent', 'streamGenerateContent'],
-        })),
-      };
-    },
-  );
+  app.get('/v1beta/models', { schema: { summary: 'The model list', response: { 200: ModelList } } }, async () => {
+    const models = services.catalog.list();
+    return {
+      data: models.map((model) => ({
+        id: `${model.rows[0]?.providerId}/${model.modelId}`,
+        ...compatModelFields(model),
+      })),
+      // The protocol's own list shape, which the official SDK reads.
+      models: models.map((model) => ({
+        name: `models/${model.modelId}`,
+        displayName: model.name ?? model.modelId,
+        supportedGenerationMethods: model.outputModalities.includes('embedding')
+          ? ['embedContent', 'batchEmbedContents']
+          : ['generateContent', 'streamGenerateContent'],
+      })),
+    };
+  });
 
   app.post(
-    '/api/gamma/v1beta/models/*',
+    '/v1beta/models/*',
     // Each action has its own body, checked once the path has said which action it is.
     {
       schema: {

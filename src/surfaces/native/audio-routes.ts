@@ -25,7 +25,7 @@ export const nativeAudioRoutes: FastifyPluginAsyncTypebox<{ services: NativeAudi
   const speech = services.speech;
 
   app.post(
-    '/api/v1/audio/text-to-speech/estimate',
+    '/audio/text-to-speech/estimate',
     {
       schema: {
         summary: 'Cost estimate of a text-to-speech request',
@@ -40,7 +40,7 @@ export const nativeAudioRoutes: FastifyPluginAsyncTypebox<{ services: NativeAudi
   );
 
   app.post(
-    '/api/v1/audio/text-to-speech',
+    '/audio/text-to-speech',
     {
       schema: {
         summary: 'Submit a text-to-speech job',
@@ -58,7 +58,7 @@ export const nativeAudioRoutes: FastifyPluginAsyncTypebox<{ services: NativeAudi
   );
 
   app.post(
-    '/api/v1/audio/generation-with-reference/estimate',
+    '/audio/generation-with-reference/estimate',
     {
       schema: {
         summary: 'Cost estimate of audio generation with reference (indicative: billed by delivered seconds)',
@@ -73,7 +73,7 @@ export const nativeAudioRoutes: FastifyPluginAsyncTypebox<{ services: NativeAudi
   );
 
   app.post(
-    '/api/v1/audio/generation-with-reference',
+    '/audio/generation-with-reference',
     {
       schema: {
         summary: 'Submit an audio generation with reference',
@@ -91,7 +91,7 @@ export const nativeAudioRoutes: FastifyPluginAsyncTypebox<{ services: NativeAudi
   );
 
   app.get(
-    '/api/v1/audio/generations/:generationId',
+    '/audio/generations/:generationId',
     {
       schema: {
         summary: 'Poll an audio job (either product)',
@@ -106,7 +106,7 @@ export const nativeAudioRoutes: FastifyPluginAsyncTypebox<{ services: NativeAudi
   );
 
   app.get(
-    '/api/v1/audio/voices',
+    '/audio/voices',
     {
       schema: {
         summary: 'The text-to-speech voice catalog',

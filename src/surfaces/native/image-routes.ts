@@ -19,7 +19,7 @@ export const nativeImageRoutes: FastifyPluginAsyncTypebox<{ services: NativeImag
   const images = services.images;
 
   app.post(
-    '/api/v1/image/estimate',
+    '/image/estimate',
     {
       schema: {
         summary: 'Cost estimate of an image request',
@@ -34,7 +34,7 @@ export const nativeImageRoutes: FastifyPluginAsyncTypebox<{ services: NativeImag
   );
 
   app.post(
-    '/api/v1/image/generations/async',
+    '/image/generations/async',
     { schema: { summary: 'Submit an image job', body: ImageGenerationBody, response: { 202: QueuedJobSchema } } },
     async (request, reply) => {
       const { generationId, status } = await images.submit(
@@ -46,7 +46,7 @@ export const nativeImageRoutes: FastifyPluginAsyncTypebox<{ services: NativeImag
   );
 
   app.get(
-    '/api/v1/image/generations/async/:generationId',
+    '/image/generations/async/:generationId',
     { schema: { summary: 'Poll an image job', params: GenerationIdParams, response: { 200: ImageJobSchema } } },
     async (request) => {
       const job = await images.find(callerOf(request), request.params.generationId);
@@ -57,7 +57,7 @@ export const nativeImageRoutes: FastifyPluginAsyncTypebox<{ services: NativeImag
   // The waiting form: the same body; answers the ImageResult when the job ends within `jobs.syncWaitMs`,
   // else 202 with the generationId to poll.
   app.post(
-    '/api/v1/image/generations',
+    '/image/generations',
     {
       schema: {
         summary: 'Generate images, waiting up to jobs.syncWaitMs',

@@ -19,7 +19,7 @@ export const mediaFilesRoutes: FastifyPluginAsyncTypebox<{ services: MediaFilesS
 ) => {
   app.route({
     method: ['GET', 'HEAD'],
-    url: '/api/v1/media/files/*',
+    url: '/media/files/*',
     schema: {
       summary: 'Download archived media by its signed link',
       security: noCredential,

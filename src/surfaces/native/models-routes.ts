@@ -41,7 +41,7 @@ export const nativeModelsRoutes: FastifyPluginAsyncTypebox<{ services: NativeMod
   app.addHook('onRequest', requireCredential(services.authenticator));
 
   app.get(
-    '/api/v1/ai/models',
+    '/ai/models',
     {
       schema: {
         summary: 'List the active models',
@@ -61,7 +61,7 @@ export const nativeModelsRoutes: FastifyPluginAsyncTypebox<{ services: NativeMod
   // Model ids may contain slashes, so the rest of the path is the id. The router has already
   // percent-decoded it; decoding again would turn `%25` into a URIError (500) and `%2541` into `A`.
   app.get(
-    '/api/v1/ai/models/*',
+    '/ai/models/*',
     {
       schema: {
         summary: 'One model with its capabilities',

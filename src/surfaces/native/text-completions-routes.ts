@@ -24,7 +24,7 @@ export const nativeTextRoutes: FastifyPluginAsyncTypebox<{ services: NativeTextS
     'The stream ends with `data: [DONE]`, or after a failure with an `error` event and no [DONE].',
   );
   app.post(
-    '/api/v1/text/completions',
+    '/text/completions',
     {
       schema: {
         summary: 'Text completion (always streamed)',

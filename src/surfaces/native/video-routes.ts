@@ -18,7 +18,7 @@ export const nativeVideoRoutes: FastifyPluginAsyncTypebox<{ services: NativeVide
   const video = services.video;
 
   app.post(
-    '/api/v1/video/estimate',
+    '/video/estimate',
     {
       schema: {
         summary: 'Cost estimate of a video request (indicative: billed by delivered seconds)',
@@ -33,7 +33,7 @@ export const nativeVideoRoutes: FastifyPluginAsyncTypebox<{ services: NativeVide
   );
 
   app.post(
-    '/api/v1/video/generations',
+    '/video/generations',
     { schema: { summary: 'Create a video task', body: VideoGenerationBody, response: { 200: VideoTaskSchema } } },
     async (request) => {
       const job = await video.submit(
@@ -45,7 +45,7 @@ export const nativeVideoRoutes: FastifyPluginAsyncTypebox<{ services: NativeVide
   );
 
   app.get(
-    '/api/v1/video/tasks/:taskId',
+    '/video/tasks/:taskId',
     { schema: { summary: 'Poll a video task', params: TaskIdParams, response: { 200: VideoTaskSchema } } },
     async (request) => {
       const job = await video.find(callerOf(request), request.params.taskId);
@@ -55,7 +55,7 @@ export const nativeVideoRoutes: FastifyPluginAsyncTypebox<{ services: NativeVide
 
   // Not in the spec's table: cancels a task nothing was sent upstream for yet (409 once it runs).
   app.post(
-    '/api/v1/video/tasks/:taskId/cancel',
+    '/video/tasks/:taskId/cancel',
     {
       schema: {
         summary: 'Cancel a task still queued (409 once sent upstream)',
