@@ -217,7 +217,7 @@ export class GenerationPipeline {
   ): Promise<{ job: MediaJobRow; dropped: string[] }> {
     const model = this.dependencies.catalog.resolve(recipe.modelId(input));
     const plan = await recipe.plan(model, input, context);
-    const job = await this.dependencies.submission.submitJob(context, {
+    const job = await this.dependencies.submission.enqueue(context, {
       kind: recipe.kind,
       modelId: model.modelId,
       row: plan.rows[0]!.row,
