@@ -136,7 +136,9 @@ export class GenerationPipeline {
     const startedAt = Date.now();
     const { catalog, ledger } = this.dependencies;
     const model = catalog.resolve(input.modelId);
-    const plan = await recipe.plan(model, input, context);
+    // A plan made at once (text's) is not awaited: a request's path takes no tick it does not need.
+    const planned = recipe.plan(model, input, context);
+    const plan = planned instanceof Promise ? await planned : planned;
     const reservation = await ledger.reserve({
       accountId: context.accountId,
       apiKeyId: context.apiKeyId,
