@@ -1,4 +1,4 @@
-/** Import-direction rules of the architecture (docs: README, "Code layout"). `npm run lint` enforces them. */
+/** Import-direction rules of the architecture (docs/code-layout.md). `npm run lint` enforces them. */
 module.exports = {
   forbidden: [
     {
@@ -61,6 +61,43 @@ module.exports = {
       severity: 'error',
       from: { path: '^src/', pathNot: '^src/(main\\.ts|http/|cli/)' },
       to: { path: '^src/http/app\\.ts$' },
+    },
+    {
+      name: 'http-knows-no-surface',
+      comment: 'http/ is the toolkit surfaces stand on; the composition root registers the surfaces into the app',
+      severity: 'error',
+      from: { path: '^src/http/' },
+      to: { path: '^src/surfaces/' },
+    },
+    {
+      name: 'gateway-never-touches-http',
+      comment: 'the pipeline takes a request context, never a Fastify request: surfaces decode, call it, and encode',
+      severity: 'error',
+      from: { path: '^src/gateway/' },
+      to: { path: '^src/(http|surfaces|streaming)/|node_modules/(fastify|@fastify)/' },
+    },
+    {
+      name: 'telemetry-reads-records',
+      comment:
+        'telemetry reads the usage record once it is announced and the events it is told; it reaches into no pipeline, ledger or storage',
+      severity: 'error',
+      from: { path: '^src/telemetry/' },
+      to: { path: '^src/(gateway|billing|storage|jobs|identity|catalog|providers|surfaces|http|media)/' },
+    },
+    {
+      name: 'media-is-facts',
+      comment: 'media/ reads facts of files and fetches URLs: it imports only domain',
+      severity: 'error',
+      from: { path: '^src/media/' },
+      to: { path: '^src/', pathNot: '^src/(domain|media)/' },
+    },
+    {
+      name: 'storage-below-billing',
+      comment:
+        'storage keeps rows and runs SQL; money rules live above it in billing, and nothing above billing is known to it',
+      severity: 'error',
+      from: { path: '^src/storage/' },
+      to: { path: '^src/(billing|gateway|jobs|identity|catalog|surfaces|http|telemetry|providers|media)/' },
     },
     {
       name: 'no-circular',

@@ -1,5 +1,5 @@
 import { GatewayError } from '../domain/errors.ts';
-import type { RecordedGeneration, RequestLog } from '../domain/generation-route.ts';
+import type { RecordedGeneration } from '../domain/generation-route.ts';
 import { newId } from '../domain/ids.ts';
 import { nanosToUsd } from '../domain/money.ts';
 import type { ModelPricing } from '../domain/model-pricing.ts';
@@ -7,7 +7,7 @@ import type { StorageEvent } from '../storage/database.ts';
 import type { HoldOutcome, LedgerRepository, LedgerSettlement, SettleInput } from '../storage/ledger-repository.ts';
 import { CreditLeases, type LeaseOptions } from './credit-leases.ts';
 import { PendingSettlements } from './pending-settlements.ts';
-import { secondsUntilWindowEnds } from './spend-windows.ts';
+import { secondsUntilWindowEnds } from '../domain/spend-windows.ts';
 import { requirePricing, tokenCost } from './pricing.ts';
 import { Reservation, type HeldCredit, type ReservationContext } from './reservation.ts';
 
@@ -27,8 +27,6 @@ export interface ReserveInput {
   apiKeyId: string | null;
   amountNanos: bigint;
   modelId: string;
-  /** The log line of the request the reservation serves, which then carries its record (synchronous generations). */
-  requestLog?: RequestLog;
   /**
    * When the reservation does not fit: what would fit in the credits that are free (the smaller of the
    * account's available balance and the key's cap headroom), said in the request's own terms.
@@ -43,8 +41,8 @@ export interface CreditLedgerOptions {
   reportFailure: (error: unknown, reservation: Reservation) => void;
   /** Storage refused to give back leased credit; it stays held until this process stops or is swept. */
   reportLeaseFailure: (error: unknown) => void;
-  /** A usage record was written; the request's log line carries it when it has one. */
-  onRecorded?: (generation: RecordedGeneration, requestLog: RequestLog | undefined) => void;
+  /** A usage record was written: announced once storage has it. */
+  onRecorded?: (generation: RecordedGeneration) => void;
   /**
    * How long a read of an account's money waits for this process's settlements of it still being written
    * (absent: 0, the read answers with what is written).
@@ -160,7 +158,6 @@ export class CreditLedger {
       input.modelId,
       this.pendingUntilWritten(input.accountId, credit),
       this.context,
-      input.requestLog,
     );
   }
 

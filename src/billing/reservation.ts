@@ -1,8 +1,8 @@
 import {
   usageRecord,
+  type EndingHold,
   type GenerationRoute,
   type RecordedGeneration,
-  type RequestLog,
 } from '../domain/generation-route.ts';
 import type { LedgerSettlement, SettleInput } from '../storage/ledger-repository.ts';
 import { applySettlement, settlementClaim } from './settlement.ts';
@@ -45,8 +45,8 @@ export interface ReservationContext {
   newGenerationId: () => string;
   /** A settlement or release that storage refused (a settlement's hold was then released, if storage let it). */
   reportFailure: (error: unknown, reservation: Reservation) => void;
-  /** A usage record was written (the operator's log line, carried by the request's own when it has one, and metrics). */
-  onRecorded?: (generation: RecordedGeneration, requestLog: RequestLog | undefined) => void;
+  /** A usage record was written: announced to the process (metrics, rate limits) once storage has it. */
+  onRecorded?: (generation: RecordedGeneration) => void;
 }
 
 /**
@@ -56,8 +56,9 @@ export interface ReservationContext {
  * keeps the reported usage and says what was not charged. When storage fails to settle, the hold is released
  * rather than left held until a restart.
  */
-export class Reservation {
+export class Reservation implements EndingHold {
   private ended = false;
+  private record: RecordedGeneration | undefined;
   private readonly onEnd: Array<() => void> = [];
 
   constructor(
@@ -68,15 +69,15 @@ export class Reservation {
     readonly modelId: string,
     private readonly credit: HeldCredit,
     private readonly context: ReservationContext,
-    /** The log line of the request this reservation serves, which waits for it to end and carries its record. */
-    private readonly requestLog?: RequestLog,
     readonly startedAt = Date.now(),
-  ) {
-    requestLog?.awaits(this);
-  }
+  ) {}
 
   get isEnded(): boolean {
     return this.ended;
+  }
+
+  get recorded(): RecordedGeneration | undefined {
+    return this.record;
   }
 
   /** Runs `callback` once the reservation has ended, however it ends. */
@@ -115,9 +116,10 @@ export class Reservation {
     // The log line and metrics carry the record as written.
     applySettlement(record, settled);
     // After the record is written, and outside the storage failure path: a log line or metric never makes a
-    // written record look refused. Before the end callbacks, so that the request's line has the record to carry.
+    // written record look refused. Before the end callbacks, so that those waiting for the end find the record.
+    this.record = record;
     try {
-      this.context.onRecorded?.(record, this.requestLog);
+      this.context.onRecorded?.(record);
     } finally {
       this.finish();
     }

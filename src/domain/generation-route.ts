@@ -23,16 +23,21 @@ export interface GenerationAttempt {
   status?: number;
 }
 
+/** A hold as those who wait for it see it: it ends once, with the usage record its settlement wrote, if any. */
+export interface EndingHold {
+  whenEnded(callback: () => void): void;
+  /** The usage record written when the hold was settled; undefined while held, and for a hold given back. */
+  readonly recorded: RecordedGeneration | undefined;
+}
+
 /**
  * The log line of the request a generation serves. It carries the generation's fields, so that a request that
  * makes a generation writes one line rather than two (a line costs the server more than most of a request's
  * other work).
  */
 export interface RequestLog {
-  /** The line waits for this reservation to end, settled or released, before it is written. */
-  awaits(reservation: { whenEnded(callback: () => void): void }): void;
-  /** Takes a usage record's fields into the request's line; false when it cannot (written already, or carrying another). */
-  carries(generation: Readonly<Record<string, unknown>>): boolean;
+  /** The line waits for this hold to end, settled or released, and then carries the record it was settled with. */
+  awaits(hold: EndingHold): void;
 }
 
 /**

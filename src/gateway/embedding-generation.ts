@@ -1,9 +1,7 @@
-import type { Settlement } from '../billing/credit-ledger.ts';
 import { embeddingCost, requirePricing } from '../billing/pricing.ts';
 import { countTextTokens, tokensPerImage, wholeTokens } from '../billing/token-estimate.ts';
 import { gateParameters } from '../catalog/capability-gate.ts';
 import type { CatalogModel, ProviderRow } from '../catalog/catalog.ts';
-import type { ProviderConfig } from '../config/load-config.ts';
 import {
   emptyMediaTally,
   type EmbeddingInput,
@@ -12,9 +10,7 @@ import {
   type MediaTally,
 } from '../domain/embedding.ts';
 import { GatewayError } from '../domain/errors.ts';
-import type { GenerationAttempt, GenerationRoute } from '../domain/generation-route.ts';
 import type { ModelPricing } from '../domain/model-pricing.ts';
-import type { EmbeddingAdapter } from '../providers/provider-adapter.ts';
 import {
   acceptedParts,
   checkEmbeddingShape,
@@ -22,10 +18,9 @@ import {
   type EmbeddingRowInputs,
   type MediaFetch,
 } from './embedding-inputs.ts';
-import { worthFallingBack } from './fallback.ts';
-import type { RowRef } from './provider-breakers.ts';
-import { dispatchWithFallback } from './upstream-dispatch.ts';
-import type { Caller, GenerationDependencies } from './text-generation.ts';
+import type { RequestContext } from '../domain/request-context.ts';
+import type { Charge, FailureCharge, GenerationPipeline, Plan, Recipe } from './generation-pipeline.ts';
+import { servingRows, type ServingRow } from './serving-rows.ts';
 
 export interface EmbeddingGenerationInput {
   modelId: string;
@@ -43,12 +38,22 @@ export interface EmbeddingAnswer {
   inputTokens: number;
 }
 
-interface Route extends EmbeddingRowInputs {
-  providerId: string;
-  upstreamModel: string;
-  capabilities: ProviderRow['capabilities'];
-  adapter: EmbeddingAdapter;
-  target: ProviderConfig;
+/** A row that can embed, with the part types it takes and the dimensions the request asks of it. */
+interface EmbeddingRow extends ServingRow<'embeddings'>, EmbeddingRowInputs {
+  dimensions: number | undefined;
+}
+
+/** An embedding request after the capability gate, and (once held) its inputs as they are sent. */
+interface EmbeddingPlan extends Plan<EmbeddingRow> {
+  rows: EmbeddingRow[];
+  model: CatalogModel;
+  pricing: ModelPricing;
+  input: EmbeddingGenerationInput;
+  /** The inputs with their media fetched and decoded, once the hold admitted the request. */
+  inputs: readonly EmbeddingInput[];
+  media: MediaTally;
+  /** Tokens that providers reported for calls of attempts that failed: what a request failing in the end is charged. */
+  usedByFailures: number;
 }
 
 /** Tokens a provider may add around each input (start and end markers). */
@@ -56,7 +61,7 @@ const tokensPerInput = 8;
 
 /**
  * A bound no tokenizer exceeds: byte-level and byte-fallback tokenizers spend at most one token per UTF-8
- * byte. Holding it means a settled embedding call never costs more than was reserved.
+ * byte. Holding it means a settled embedding call never costs more than was held.
  */
 function maximumTokens(inputs: readonly EmbeddingInput[], media: MediaTally): number {
   const text = inputs.reduce(
@@ -77,160 +82,139 @@ function countedTokens(inputs: readonly EmbeddingInput[]): number {
   );
 }
 
-/** The pipeline for embeddings: resolve -> check inputs and limits -> gate -> hold -> dispatch (with fallback) -> settle. */
-export class EmbeddingGeneration {
+/** The recipe for embeddings: inputs checked and held at a bound no tokenizer passes, media fetched once held. */
+class EmbeddingRecipe
+  implements Recipe<EmbeddingGenerationInput, EmbeddingRow, EmbeddingPlan, EmbeddingResult, EmbeddingAnswer>
+{
+  readonly modality = 'text';
+
   constructor(
-    private readonly dependencies: GenerationDependencies,
+    private readonly pipeline: GenerationPipeline,
     private readonly fetchMedia: MediaFetch,
     /** All media one request downloads, in bytes. */
     private readonly maxMediaBytes: number,
   ) {}
 
-  async embed(caller: Caller, input: EmbeddingGenerationInput): Promise<EmbeddingAnswer> {
-    const startedAt = Date.now();
-    const { catalog, ledger } = this.dependencies;
-    const model = catalog.resolve(input.modelId);
+  plan(model: CatalogModel, input: EmbeddingGenerationInput): EmbeddingPlan {
     const pricing = requirePricing(model);
-    const [winner, ...others] = this.routes(model);
-    const dimensions = gateDimensions(model.modelId, winner!.capabilities, input);
-    // Admission before work: the shape is checked and the most the request can cost is reserved before any
+    const rows = model.outputModalities.includes('embedding') ? this.rows(model) : [];
+    if (rows.length === 0)
+      throw new GatewayError('GW_MODEL_NOT_AVAILABLE', `model "${model.modelId}" does not make embeddings`);
+    const winner = rows[0]!;
+    winner.dimensions = gateDimensions(model.modelId, winner.row.capabilities, input);
+    // Admission before work: the shape is checked and the most the request can cost is held before any
     // media is decoded or downloaded, so a refused request costs the gateway next to nothing.
-    const bound = checkEmbeddingShape(model.modelId, input.inputs, winner!.accepted);
-    const reservation = await ledger.reserve({
-      accountId: caller.accountId,
-      apiKeyId: caller.apiKeyId,
-      amountNanos: embeddingCost(pricing, maximumTokens(input.inputs, bound), bound),
-      modelId: model.modelId,
-      requestLog: caller.requestLog,
-    });
-    reservation.whenEnded(this.dependencies.work.begin());
-    let prepared: Awaited<ReturnType<typeof prepareEmbeddingInputs>>;
-    try {
-      prepared = await prepareEmbeddingInputs(input.inputs, winner!, this.fetchMedia, this.maxMediaBytes);
-    } catch (error) {
-      // The client is told of its request, not of storage failing to give the hold back (that is reported).
-      await reservation.release().catch(() => undefined);
-      throw error;
-    }
-    const { inputs, media } = prepared;
+    const bound = checkEmbeddingShape(model.modelId, input.inputs, winner.accepted);
+    return {
+      rows,
+      holdNanos: embeddingCost(pricing, maximumTokens(input.inputs, bound), bound),
+      recordedRequest: { ...input.recordedRequest, operation: 'embeddings', inputs: input.inputs.length },
+      model,
+      pricing,
+      input,
+      inputs: input.inputs,
+      media: emptyMediaTally(),
+      usedByFailures: 0,
+    };
+  }
+
+  async prepare(plan: EmbeddingPlan): Promise<void> {
+    const [winner, ...others] = plan.rows;
+    const { inputs, media } = await prepareEmbeddingInputs(
+      plan.input.inputs,
+      winner!,
+      this.fetchMedia,
+      this.maxMediaBytes,
+    );
+    plan.inputs = inputs;
+    plan.media = media;
     // Rows that cannot take these inputs (as asked and as they will be sent) or this size are no fallback for this request.
-    const asked = partTypes(input.inputs);
+    const asked = partTypes(plan.input.inputs);
     const sent = partTypes(inputs);
-    const routes = [
-      { route: winner!, dimensions },
-      ...others.flatMap((route) => {
-        if (
-          !asked.every((type) => route.accepted.includes(type)) ||
-          !sent.every((type) => route.carries.includes(type))
-        )
-          return [];
+    plan.rows = [
+      winner!,
+      ...others.filter((row) => {
+        if (!asked.every((type) => row.accepted.includes(type)) || !sent.every((type) => row.carries.includes(type)))
+          return false;
         try {
-          return [{ route, dimensions: gateDimensions(model.modelId, route.capabilities, input) }];
+          row.dimensions = gateDimensions(plan.model.modelId, row.row.capabilities, plan.input);
+          return true;
         } catch {
-          return [];
+          return false;
         }
       }),
     ];
+  }
 
-    const recordedRequest = { ...input.recordedRequest, operation: 'embeddings', inputs: input.inputs.length };
-    // Tokens that providers reported for calls of attempts that failed: what a request failing in the end is charged.
-    let usedByFailures = 0;
-    const attempts: GenerationAttempt[] = [];
-    const candidates = routes.map((candidate) => ({
-      providerId: candidate.route.providerId,
-      upstreamModel: candidate.route.upstreamModel,
-      ...candidate,
-    }));
-    const routeOf = (served: RowRef, fallbacks: GenerationAttempt[], firstByteMs?: number): GenerationRoute => ({
-      providerId: served.providerId,
-      upstreamModel: served.upstreamModel,
-      fallbacks,
-      ...(caller.requestId ? { requestId: caller.requestId } : {}),
-      ...(firstByteMs !== undefined ? { firstByteMs } : {}),
-    });
-    let served: { value: EmbeddingResult; row: (typeof candidates)[number] };
+  async dispatch(row: EmbeddingRow, plan: EmbeddingPlan): Promise<EmbeddingResult> {
+    let used = 0;
     try {
-      served = await dispatchWithFallback({
-        modelId: model.modelId,
-        accountId: caller.accountId,
-        rows: candidates,
-        resilience: this.dependencies.resilience,
-        // Nothing has reached the client yet, so another row may still serve the request.
-        mayContinue: worthFallingBack,
-        attempt: async ({ route, dimensions: size }) => {
-          let used = 0;
-          try {
-            return await route.adapter.embed(
-              {
-                upstreamModel: route.upstreamModel,
-                inputs,
-                dimensions: size,
-                reportUsage: (tokens) => (used += tokens),
-              },
-              { target: route.target },
-            );
-          } finally {
-            usedByFailures += used;
-          }
+      return await row.adapter.embed(
+        {
+          upstreamModel: row.upstreamModel,
+          inputs: plan.inputs,
+          dimensions: row.dimensions,
+          reportUsage: (tokens) => (used += tokens),
         },
-        attempts,
-      });
-    } catch (error) {
-      const last = attempts.at(-1) ?? candidates[0]!;
-      // Every row skipped (its breaker open): nothing went upstream, so nothing is recorded.
-      if (attempts.every((attempt) => attempt.outcome === 'skipped'))
-        await reservation.release().catch(() => undefined);
-      else
-        reservation.settleInBackground({
-          ...failedSettlement(pricing, wholeTokens(usedByFailures), recordedRequest),
-          route: routeOf(last, attempts.slice(0, -1)),
-        });
-      throw error;
+        { target: row.target },
+      );
+    } finally {
+      plan.usedByFailures += used;
     }
-    const { value: result, row } = served;
+  }
+
+  /** The vectors go out now; the hold covers the cost until the settlement replaces it. */
+  served(result: EmbeddingResult, plan: EmbeddingPlan, charge: Charge): EmbeddingAnswer {
     const counted = result.inputTokens === undefined;
-    const inputTokens = counted ? countedTokens(inputs) : wholeTokens(result.inputTokens);
-    const usage = {
+    const inputTokens = counted ? countedTokens(plan.inputs) : wholeTokens(result.inputTokens);
+    charge.settle('succeeded', embeddingCost(plan.pricing, inputTokens, plan.media), {
       promptTokens: inputTokens,
       totalTokens: inputTokens,
-      ...mediaUsage(media),
+      ...mediaUsage(plan.media),
       ...(counted ? { countedByGateway: true } : {}),
-    };
-    // The vectors go out now; the hold covers the cost until the settlement replaces it.
-    reservation.settleInBackground({
-      costNanos: embeddingCost(pricing, inputTokens, media),
-      modality: 'text',
-      status: 'succeeded',
-      request: recordedRequest,
-      usage,
-      route: routeOf(row, attempts, Date.now() - startedAt),
     });
     return { vectors: result.vectors, inputTokens };
   }
 
-  /** The model's provider rows that can embed, best first; 400 when the model makes no embeddings. */
-  private routes(model: CatalogModel): Route[] {
-    const routes: Route[] = [];
-    if (model.outputModalities.includes('embedding')) {
-      for (const row of model.rows) {
-        const adapter = this.dependencies.adapters.get(row.protocol)?.embeddings;
-        const target = this.dependencies.providers.get(row.providerId);
-        if (adapter && target) {
-          routes.push({
-            providerId: row.providerId,
-            upstreamModel: row.upstreamModel,
-            capabilities: row.capabilities,
-            adapter,
-            target,
-            accepted: acceptedParts(row.capabilities, model.inputModalities, adapter.parts),
-            carries: adapter.parts,
-          });
-        }
-      }
-    }
-    if (routes.length === 0)
-      throw new GatewayError('GW_MODEL_NOT_AVAILABLE', `model "${model.modelId}" does not make embeddings`);
-    return routes;
+  /**
+   * A request that failed in the end is charged the tokens its providers reported for the calls that did
+   * answer (usually none); the hold caps it.
+   */
+  failure(plan: EmbeddingPlan): FailureCharge | undefined {
+    const used = wholeTokens(plan.usedByFailures);
+    if (used === 0) return undefined;
+    return {
+      costNanos: embeddingCost(plan.pricing, used, emptyMediaTally()),
+      usage: { promptTokens: used, totalTokens: used },
+    };
+  }
+
+  /** The model's provider rows that can embed, best first, with the part types each takes. */
+  private rows(model: CatalogModel): EmbeddingRow[] {
+    return servingRows(this.pipeline.rowSources, model, 'embeddings').map((row) => ({
+      ...row,
+      accepted: acceptedParts(row.row.capabilities, model.inputModalities, row.adapter.parts),
+      carries: row.adapter.parts,
+      dimensions: undefined,
+    }));
+  }
+}
+
+/** The pipeline for embeddings: resolve -> check inputs and limits -> gate -> hold -> dispatch (with fallback) -> settle. */
+export class EmbeddingGeneration {
+  private readonly recipe: EmbeddingRecipe;
+
+  constructor(
+    private readonly pipeline: GenerationPipeline,
+    fetchMedia: MediaFetch,
+    /** All media one request downloads, in bytes. */
+    maxMediaBytes: number,
+  ) {
+    this.recipe = new EmbeddingRecipe(pipeline, fetchMedia, maxMediaBytes);
+  }
+
+  embed(context: RequestContext, input: EmbeddingGenerationInput): Promise<EmbeddingAnswer> {
+    return this.pipeline.run(context, this.recipe, input);
   }
 }
 
@@ -257,20 +241,6 @@ function gateDimensions(
     values: { [field]: dimensions },
   });
   return dimensions;
-}
-
-/**
- * A request that failed in the end is recorded as failed and charged the tokens its providers reported for
- * the calls that did answer (usually none); the reservation caps it at what was held.
- */
-function failedSettlement(pricing: ModelPricing, usedTokens: number, request: Record<string, unknown>): Settlement {
-  return {
-    costNanos: embeddingCost(pricing, usedTokens, emptyMediaTally()),
-    modality: 'text',
-    status: 'failed',
-    request,
-    ...(usedTokens > 0 ? { usage: { promptTokens: usedTokens, totalTokens: usedTokens } } : {}),
-  };
 }
 
 function partTypes(inputs: readonly EmbeddingInput[]): EmbeddingPartType[] {

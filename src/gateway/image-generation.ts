@@ -1,22 +1,20 @@
 import { imageHoldNanos, imagePriceSnapshot } from '../billing/image-pricing.ts';
-import type { CatalogModel, ProviderRow } from '../catalog/catalog.ts';
-import type { Catalog } from '../catalog/catalog.ts';
+import type { CatalogModel } from '../catalog/catalog.ts';
 import { GatewayError } from '../domain/errors.ts';
 import type { MediaLinks } from '../jobs/media-links.ts';
 import type { ArchivedImage, StoredImageResult } from '../jobs/image-result.ts';
-import type { AdapterRegistry } from '../providers/provider-adapter.ts';
 import type { MediaJobRow } from '../storage/media-jobs-repository.ts';
 import type { ObjectStore } from '../storage/object-store.ts';
 import { checkImageRequest, type NativeImageInput, type ReferenceChecks } from './image-request-check.ts';
 import type { StoredImageRequest } from '../domain/image.ts';
 import type { JobSubmission } from './job-submission.ts';
-import { mediaRoute } from './media-route.ts';
+import type { GenerationPipeline, JobPlan, JobRecipe } from './generation-pipeline.ts';
+import { mediaRows } from './media-rows.ts';
 import { recordedContent } from './recorded-content.ts';
-import type { Caller } from './text-generation.ts';
+import type { Caller, RequestContext } from '../domain/request-context.ts';
 
 export interface ImageGenerationDependencies {
-  catalog: Catalog;
-  adapters: AdapterRegistry;
+  pipeline: GenerationPipeline;
   submission: JobSubmission;
   links: MediaLinks;
   store: Pick<ObjectStore, 'get'>;
@@ -38,13 +36,40 @@ export interface ImageResultView {
   usage: StoredImageResult['usage'];
 }
 
-interface PreparedImageRequest {
-  model: CatalogModel;
-  row: ProviderRow;
-  request: StoredImageRequest;
-  dropped: string[];
-  holdNanos: bigint;
-  priceSnapshot: ReturnType<typeof imagePriceSnapshot>;
+/**
+ * The recipe for image jobs: every rule of the request checked against the model's best image row, held for
+ * every image asked at the quality asked. `lenient` drops fields the model does not take rather than refusing.
+ */
+class ImageJobRecipe implements JobRecipe<NativeImageInput> {
+  readonly kind = 'image';
+
+  constructor(
+    private readonly dependencies: ImageGenerationDependencies,
+    private readonly lenient: boolean,
+  ) {}
+
+  modelId(input: NativeImageInput): string {
+    return input.modelId;
+  }
+
+  async plan(model: CatalogModel, input: NativeImageInput, caller: Caller): Promise<JobPlan> {
+    const rows = mediaRows(this.dependencies.pipeline.rowSources, model, 'images', 'image');
+    const { row, adapter } = rows[0]!;
+    const priceSnapshot = imagePriceSnapshot(model);
+    const references: ReferenceChecks = {
+      findAsset: (assetId, where) => this.dependencies.submission.ownedAsset(caller, assetId, where),
+      checkUrl: this.dependencies.checkReferenceUrl,
+    };
+    const { request, dropped } = await checkImageRequest(model, row, adapter, input, references, this.lenient);
+    return {
+      rows,
+      holdNanos: imageHoldNanos(priceSnapshot, request),
+      recordedRequest: recordedRequest(input, request),
+      request,
+      priceSnapshot,
+      dropped,
+    };
+  }
 }
 
 /**
@@ -53,32 +78,31 @@ interface PreparedImageRequest {
  */
 export class ImageGeneration {
   private readonly clock: () => Date;
+  private readonly strict: ImageJobRecipe;
+  private readonly lenient: ImageJobRecipe;
 
   constructor(private readonly dependencies: ImageGenerationDependencies) {
     this.clock = dependencies.clock ?? (() => new Date());
+    this.strict = new ImageJobRecipe(dependencies, false);
+    this.lenient = new ImageJobRecipe(dependencies, true);
   }
 
-  async estimate(caller: Caller, input: NativeImageInput): Promise<bigint> {
-    return (await this.prepare(caller, input, false)).holdNanos;
+  estimate(caller: Caller, input: NativeImageInput): Promise<bigint> {
+    return this.dependencies.pipeline.estimate(caller, this.strict, input);
   }
 
   /** `lenient`: fields the model does not take are dropped (and named in `droppedParameters`) rather than refused. */
   async submit(
-    caller: Caller,
+    caller: RequestContext,
     input: NativeImageInput,
     lenient = false,
   ): Promise<{ generationId: string; status: 'queued'; droppedParameters: string[] }> {
-    const prepared = await this.prepare(caller, input, lenient);
-    const generationId = await this.dependencies.submission.submit(caller, {
-      kind: 'image',
-      modelId: prepared.model.modelId,
-      row: prepared.row,
-      request: prepared.request,
-      recordedRequest: recordedRequest(input, prepared.request),
-      priceSnapshot: prepared.priceSnapshot,
-      holdNanos: prepared.holdNanos,
-    });
-    return { generationId, status: 'queued', droppedParameters: prepared.dropped };
+    const { job, dropped } = await this.dependencies.pipeline.enqueue(
+      caller,
+      lenient ? this.lenient : this.strict,
+      input,
+    );
+    return { generationId: job.id, status: 'queued', droppedParameters: dropped };
   }
 
   /** The caller's image job; 404 for an unknown id or another account's. */
@@ -110,22 +134,6 @@ export class ImageGeneration {
       })),
     );
     return { images, usage: result.usage };
-  }
-
-  /** Everything up to the hold: the model, every rule of the request, and the amount. */
-  private async prepare(caller: Caller, input: NativeImageInput, lenient: boolean): Promise<PreparedImageRequest> {
-    const model = this.dependencies.catalog.resolve(input.modelId);
-    const { row, adapter } = mediaRoute(this.dependencies.adapters, model, 'images', 'image');
-    const priceSnapshot = imagePriceSnapshot(model);
-    const { request, dropped } = await checkImageRequest(model, row, adapter, input, this.references(caller), lenient);
-    return { model, row, request, dropped, priceSnapshot, holdNanos: imageHoldNanos(priceSnapshot, request) };
-  }
-
-  private references(caller: Caller): ReferenceChecks {
-    return {
-      findAsset: (assetId, where) => this.dependencies.submission.ownedAsset(caller, assetId, where),
-      checkUrl: this.dependencies.checkReferenceUrl,
-    };
   }
 
   /** The bytes of a succeeded job's `index`th output, from the archive (alpha answers asked for base64). */

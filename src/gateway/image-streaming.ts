@@ -1,23 +1,18 @@
-import type { CreditLedger } from '../billing/credit-ledger.ts';
 import { imageCostNanos, imageHoldNanos, imagePriceSnapshot } from '../billing/image-pricing.ts';
-import type { Catalog, ProviderRow } from '../catalog/catalog.ts';
-import type { ProviderConfig } from '../config/load-config.ts';
+import type { CatalogModel } from '../catalog/catalog.ts';
 import { GatewayError } from '../domain/errors.ts';
 import type { ImageSource, ImageStreamEvent, ImageUsage } from '../domain/image.ts';
 import { nanosToUsd } from '../domain/money.ts';
+import type { RequestContext } from '../domain/request-context.ts';
 import type { FetchedMedia } from '../media/remote-media.ts';
-import type { AdapterRegistry, ImageAdapter } from '../providers/provider-adapter.ts';
-import { checkImageRequest, type NativeImageInput } from './image-request-check.ts';
+import type { ImageAdapter } from '../providers/provider-adapter.ts';
+import type { Charge, Plan, Recipe } from './generation-pipeline.ts';
+import { checkImageRequest, type CheckedImageRequest, type NativeImageInput } from './image-request-check.ts';
 import { metered, startIteration } from './metered.ts';
-import type { Caller } from './text-generation.ts';
-import type { WorkTracker } from './work-tracker.ts';
+import type { ServingRow } from './serving-rows.ts';
+import { readUpstream } from './upstream-reading.ts';
 
-export interface ImageStreamingDependencies {
-  catalog: Catalog;
-  adapters: AdapterRegistry;
-  providers: ReadonlyMap<string, ProviderConfig>;
-  ledger: CreditLedger;
-  work: WorkTracker;
+export interface ImageStreamingSources {
   /** Provider output URLs, fetched to send the image's bytes on. */
   downloadOutput: (url: string) => Promise<FetchedMedia>;
   /** Reference URLs checked before the hold: `RemoteMediaFetcher.check`, throwing `RemoteMediaError` for a URL that is refused. */
@@ -34,82 +29,88 @@ export interface ImageStreamRun {
   droppedParameters: string[];
 }
 
+type ImageRow = ServingRow<'images'>;
+
+interface ImageStreamPlan extends Plan<ImageRow> {
+  request: CheckedImageRequest['request'];
+  dropped: string[];
+  priceSnapshot: ReturnType<typeof imagePriceSnapshot>;
+}
+
+/** Whether a row's family streams image events. */
+export function streamsImages(adapter: ImageAdapter): boolean {
+  return adapter.stream !== undefined;
+}
+
 /**
- * Streamed image events for a compatibility surface, translated from a provider whose protocol streams them
- * (ModelArk): held like a job (every image asked, at the quality asked), each image passed on as it is
- * finished, and charged at the end for the images the provider delivered. Not archived: the surface's answer
- * carries the images themselves.
+ * The recipe for streamed image events translated from a provider whose protocol streams them (ModelArk):
+ * held like a job (every image asked, at the quality asked), each image passed on as it is finished, and
+ * charged at the end for the images the provider delivered. Not archived: the answer carries the images.
  */
-export class ImageStreaming {
-  constructor(private readonly dependencies: ImageStreamingDependencies) {}
+export class ImageStreamRecipe implements Recipe<NativeImageInput, ImageRow, ImageStreamPlan, ImageStreamRun> {
+  readonly modality = 'image';
 
-  /** The model's winning image row, when its family streams image events. */
-  route(modelId: string): { row: ProviderRow; adapter: ImageAdapter } | undefined {
-    for (const row of this.dependencies.catalog.resolve(modelId).rows) {
-      const adapter = this.dependencies.adapters.get(row.protocol)?.images;
-      if (adapter) return adapter.stream ? { row, adapter } : undefined;
-    }
-    return undefined;
-  }
+  /** `rows`: the model's image rows, the winning one streaming; those that stream may serve. */
+  constructor(
+    private readonly rows: readonly ImageRow[],
+    private readonly sources: ImageStreamingSources,
+  ) {}
 
-  async start(
-    caller: Caller,
-    input: NativeImageInput,
-    route: { row: ProviderRow; adapter: ImageAdapter },
-  ): Promise<ImageStreamRun> {
-    const { catalog, ledger, providers, work } = this.dependencies;
-    const model = catalog.resolve(input.modelId);
-    const snapshot = imagePriceSnapshot(model);
-    const noAssets = (assetId: string, where: string) =>
-      Promise.reject(new GatewayError('GW_NOT_FOUND', `${where}: asset "${assetId}" not found`));
+  async plan(model: CatalogModel, input: NativeImageInput, context: RequestContext): Promise<ImageStreamPlan> {
+    const priceSnapshot = imagePriceSnapshot(model);
+    const rows = this.rows.filter((row) => streamsImages(row.adapter));
+    const winner = rows[0]!;
     const { request, dropped } = await checkImageRequest(
       model,
-      route.row,
-      route.adapter,
+      winner.row,
+      winner.adapter,
       input,
-      { findAsset: noAssets, checkUrl: this.dependencies.checkReferenceUrl },
+      { findAsset: noAssets, checkUrl: this.sources.checkReferenceUrl },
       true,
     );
-    const reservation = await ledger.reserve({
-      accountId: caller.accountId,
-      apiKeyId: caller.apiKeyId,
-      amountNanos: imageHoldNanos(snapshot, request),
-      modelId: model.modelId,
-      requestLog: caller.requestLog,
-    });
-    reservation.whenEnded(work.begin());
-    const recorded = {
-      surface: 'alpha',
-      endpoint: 'images/generations',
-      model: model.modelId,
-      n: request.numberOfImages,
-      stream: true,
+    return {
+      rows,
+      holdNanos: imageHoldNanos(priceSnapshot, request),
+      recordedRequest: {
+        surface: context.surface,
+        endpoint: context.endpoint,
+        model: model.modelId,
+        n: request.numberOfImages,
+        stream: true,
+      },
+      request,
+      dropped,
+      priceSnapshot,
     };
+  }
+
+  /** Resolves once the first image (or the end) is in, or throws without settling. */
+  async dispatch(row: ImageRow, plan: ImageStreamPlan, charge: Charge): Promise<ImageStreamRun> {
+    const { request, priceSnapshot } = plan;
+    const images = request.images.filter((image): image is ImageSource => image.kind !== 'asset');
+    const upstream = row.adapter.stream!(
+      { ...request, images, upstreamModel: row.upstreamModel },
+      { target: row.target },
+    );
+    const first = await startIteration(this.bytesOf(readUpstream(upstream)));
     let delivered = 0;
     let usage: ImageUsage = {};
-    const images = request.images.filter((image): image is ImageSource => image.kind !== 'asset');
-    const upstream = route.adapter.stream!(
-      { ...request, images, upstreamModel: route.row.upstreamModel },
-      { target: providers.get(route.row.providerId)! },
-    );
-    const events = metered(this.bytesOf(upstream), {
+    const events = metered(first, {
       observe: (event) => {
         if (event.type === 'image') delivered += 1;
         else usage = event.usage;
       },
       settle: ({ failed, consumerLeft }) => {
-        const costNanos = imageCostNanos(snapshot, delivered, request.quality);
+        const costNanos = imageCostNanos(priceSnapshot, delivered, request.quality);
         const status = failed ? 'failed' : consumerLeft ? 'aborted' : 'succeeded';
-        reservation.settleInBackground({
-          costNanos,
-          modality: 'image',
-          status,
-          request: recorded,
-          usage: { ...usage, generatedImages: delivered, usdCost: nanosToUsd(costNanos) },
-        });
+        charge.settle(status, costNanos, { ...usage, generatedImages: delivered, usdCost: nanosToUsd(costNanos) });
       },
     });
-    return { events: await startIteration(events), droppedParameters: dropped };
+    return { events: await startIteration(events), droppedParameters: plan.dropped };
+  }
+
+  served(run: ImageStreamRun): ImageStreamRun {
+    return run;
   }
 
   /** The provider's events with each image as base64, fetched when the provider sent a URL; failed images are left out. */
@@ -121,9 +122,14 @@ export class ImageStreaming {
         const base64 =
           output.kind === 'inline'
             ? output.data
-            : (await this.dependencies.downloadOutput(output.url)).bytes.toString('base64');
+            : (await this.sources.downloadOutput(output.url)).bytes.toString('base64');
         yield { type: 'image', index: event.index, base64, size: event.image.size };
       }
     }
   }
+}
+
+/** A streamed answer carries its images itself: there is no archive to reuse assets from. */
+function noAssets(assetId: string, where: string): Promise<never> {
+  return Promise.reject(new GatewayError('GW_NOT_FOUND', `${where}: asset "${assetId}" not found`));
 }

@@ -5,7 +5,7 @@ import { GatewayError } from '../domain/errors.ts';
 import { newId } from '../domain/ids.ts';
 import type { JobWaiters } from '../jobs/job-waiters.ts';
 import type { MediaAssetRow, MediaJobRow, MediaJobsRepository } from '../storage/media-jobs-repository.ts';
-import type { Caller } from './text-generation.ts';
+import type { Caller, RequestContext } from '../domain/request-context.ts';
 
 export interface JobSubmissionDependencies {
   jobs: MediaJobsRepository;
@@ -36,13 +36,8 @@ export class JobSubmission {
     this.clock = dependencies.clock ?? (() => new Date());
   }
 
-  /** Holds the job's credit and queues it; 403 or 429 (as any request) when the balance or a cap refuses. */
-  async submit(caller: Caller, job: JobToSubmit): Promise<string> {
-    return (await this.submitJob(caller, job)).id;
-  }
-
-  /** `submit`, answering the job's row as it was queued. */
-  async submitJob(caller: Caller, job: JobToSubmit): Promise<MediaJobRow> {
+  /** Holds the job's credit and queues it, answering its row; 403 or 429 (as any request) when the balance or a cap refuses. */
+  async enqueue(caller: RequestContext, job: JobToSubmit): Promise<MediaJobRow> {
     const { jobs, ledger, config } = this.dependencies;
     const generationId = newId('gen');
     const now = this.clock();

@@ -6,16 +6,9 @@ import {
   handleWhen,
   type IBreaker,
 } from 'cockatiel';
+import type { BreakerState, RowRef } from '../domain/provider-rows.ts';
 import { UpstreamHttpError } from '../domain/upstream-failure.ts';
 import { worthFallingBack } from './fallback.ts';
-
-/** A provider row as the breakers know it: the provider and the upstream model it is asked for. */
-export interface RowRef {
-  providerId: string;
-  upstreamModel: string;
-}
-
-export type BreakerState = 'closed' | 'open' | 'half-open';
 
 export interface BreakerSettings {
   /** Failures in a row (unreachable, timed out, 429 or 5xx before the first byte) that open a row's breaker. */

@@ -12,8 +12,7 @@ import type { ImageGeneration } from './image-generation.ts';
 import type { SpeechGeneration } from './speech-generation.ts';
 import type { VideoGeneration } from './video-generation.ts';
 import type { VoiceCatalog } from '../catalog/voices.ts';
-import type { ImageRelay } from './image-relay.ts';
-import type { ImageStreaming } from './image-streaming.ts';
+import type { ImageRequests } from './image-requests.ts';
 import type { MediaDownloads } from './media-downloads.ts';
 import type { MediaLibrary } from './media-library.ts';
 import type { TextGeneration } from './text-generation.ts';
@@ -34,8 +33,8 @@ export interface GatewayServices {
   speech: SpeechGeneration;
   video: VideoGeneration;
   voices: VoiceCatalog;
-  imageRelay: ImageRelay;
-  imageStreaming: ImageStreaming;
+  /** Images answered while the client waits: relayed, streamed or made as a job, as the model's row serves them. */
+  imageRequests: ImageRequests;
   /** Archived files by signed link (filesystem store). */
   mediaDownloads: MediaDownloads;
   /** The account's archived media outputs, for the dashboard. */

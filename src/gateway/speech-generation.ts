@@ -11,8 +11,8 @@ import {
   speechPriceSnapshot,
   type SpeechPriceSnapshot,
 } from '../billing/speech-pricing.ts';
-import type { Catalog, CatalogModel, ProviderRow } from '../catalog/catalog.ts';
-import type { VoiceCatalog } from '../catalog/voices.ts';
+import type { CatalogModel } from '../catalog/catalog.ts';
+import type { Voice, VoiceCatalog } from '../catalog/voices.ts';
 import { definedFields } from '../domain/defined-fields.ts';
 import { GatewayError } from '../domain/errors.ts';
 import {
@@ -26,16 +26,16 @@ import {
 } from '../domain/speech.ts';
 import type { MediaLinks } from '../jobs/media-links.ts';
 import type { StoredAudioResult, StoredSpeechRequest } from '../jobs/speech-job-runner.ts';
-import type { AdapterRegistry } from '../providers/provider-adapter.ts';
 import type { MediaJobRow } from '../storage/media-jobs-repository.ts';
-import type { JobSubmission, JobToSubmit } from './job-submission.ts';
+import type { GenerationPipeline, JobPlan, JobRecipe } from './generation-pipeline.ts';
+import type { JobSubmission } from './job-submission.ts';
+import { servingRows } from './serving-rows.ts';
 import { truncatedBase64 } from './recorded-content.ts';
-import type { Caller } from './text-generation.ts';
+import type { Caller, RequestContext } from '../domain/request-context.ts';
 
 export interface SpeechGenerationDependencies {
-  catalog: Catalog;
+  pipeline: GenerationPipeline;
   voices: VoiceCatalog;
-  adapters: AdapterRegistry;
   submission: JobSubmission;
   links: MediaLinks;
   clock?: () => Date;
@@ -73,25 +73,29 @@ export interface AudioJobView {
  */
 export class SpeechGeneration {
   private readonly clock: () => Date;
+  private readonly speech: TextToSpeechRecipe;
+  private readonly reference: ReferenceAudioRecipe;
 
   constructor(private readonly dependencies: SpeechGenerationDependencies) {
     this.clock = dependencies.clock ?? (() => new Date());
+    this.speech = new TextToSpeechRecipe(dependencies);
+    this.reference = new ReferenceAudioRecipe(dependencies);
   }
 
-  async estimate(input: TextToSpeechInput): Promise<bigint> {
-    return this.prepareSpeech(input).holdNanos;
+  estimate(caller: Caller, input: TextToSpeechInput): Promise<bigint> {
+    return this.dependencies.pipeline.estimate(caller, this.speech, input);
   }
 
-  async submit(caller: Caller, input: TextToSpeechInput): Promise<string> {
-    return this.dependencies.submission.submit(caller, this.prepareSpeech(input));
+  async submit(caller: RequestContext, input: TextToSpeechInput): Promise<string> {
+    return (await this.dependencies.pipeline.enqueue(caller, this.speech, input)).job.id;
   }
 
-  async estimateReference(input: ReferenceAudioInput): Promise<bigint> {
-    return this.prepareReference(input).holdNanos;
+  estimateReference(caller: Caller, input: ReferenceAudioInput): Promise<bigint> {
+    return this.dependencies.pipeline.estimate(caller, this.reference, input);
   }
 
-  async submitReference(caller: Caller, input: ReferenceAudioInput): Promise<string> {
-    return this.dependencies.submission.submit(caller, this.prepareReference(input));
+  async submitReference(caller: RequestContext, input: ReferenceAudioInput): Promise<string> {
+    return (await this.dependencies.pipeline.enqueue(caller, this.reference, input)).job.id;
   }
 
   find(caller: Caller, generationId: string): Promise<MediaJobRow> {
@@ -117,17 +121,22 @@ export class SpeechGeneration {
     if (job.state === 'failed') view.error = job.error ?? 'the audio generation failed';
     return view;
   }
+}
 
-  private prepareSpeech(input: TextToSpeechInput): JobToSubmit {
-    const voice = this.dependencies.voices.find(input.voiceType);
-    if (!voice)
-      throw new GatewayError(
-        'GW_VALIDATION',
-        `voiceType "${input.voiceType}" is not a voice of the catalog (GET /api/v1/audio/voices lists them)`,
-      );
-    const model = this.dependencies.catalog.resolve(voice.resourceId);
-    const row = model.rows.find((candidate) => this.dependencies.adapters.get(candidate.protocol)?.speech);
-    if (!row) throw new GatewayError('GW_MODEL_NOT_AVAILABLE', `model "${model.modelId}" does not speak`);
+/** The recipe for text-to-speech jobs: the voice implies the model; held and charged per character of the text. */
+class TextToSpeechRecipe implements JobRecipe<TextToSpeechInput> {
+  readonly kind = 'audio';
+
+  constructor(private readonly dependencies: SpeechGenerationDependencies) {}
+
+  modelId(input: TextToSpeechInput): string {
+    return this.voiceOf(input).resourceId;
+  }
+
+  plan(model: CatalogModel, input: TextToSpeechInput): JobPlan {
+    const voice = this.voiceOf(input);
+    const rows = servingRows(this.dependencies.pipeline.rowSources, model, 'speech');
+    if (rows.length === 0) throw new GatewayError('GW_MODEL_NOT_AVAILABLE', `model "${model.modelId}" does not speak`);
     if (input.contextTexts !== undefined && !voice.capabilities.contextTexts) {
       throw new GatewayError(
         'GW_PARAMETER_UNSUPPORTED',
@@ -146,9 +155,7 @@ export class SpeechGeneration {
     };
     const { text, contextTexts, product: _product, ...parameters } = request;
     return {
-      kind: 'audio',
-      modelId: model.modelId,
-      row,
+      rows,
       request,
       recordedRequest: {
         operation: 'text-to-speech',
@@ -158,12 +165,36 @@ export class SpeechGeneration {
       },
       priceSnapshot,
       holdNanos: speechCostNanos(priceSnapshot, billedCharacters(input.text)),
+      dropped: [],
     };
   }
 
-  private prepareReference(input: ReferenceAudioInput): JobToSubmit {
-    const model = this.dependencies.catalog.resolve(input.modelId);
-    const row = referenceRow(model, this.dependencies.adapters);
+  private voiceOf(input: TextToSpeechInput): Voice {
+    const voice = this.dependencies.voices.find(input.voiceType);
+    if (!voice)
+      throw new GatewayError(
+        'GW_VALIDATION',
+        `voiceType "${input.voiceType}" is not a voice of the catalog (GET /api/v1/audio/voices lists them)`,
+      );
+    return voice;
+  }
+}
+
+/**
+ * The recipe for generation with reference: priced per second the model makes, held for the seconds the
+ * prompt should take to say (an indication: the charge is what was delivered).
+ */
+class ReferenceAudioRecipe implements JobRecipe<ReferenceAudioInput> {
+  readonly kind = 'audio';
+
+  constructor(private readonly dependencies: SpeechGenerationDependencies) {}
+
+  modelId(input: ReferenceAudioInput): string {
+    return input.modelId;
+  }
+
+  plan(model: CatalogModel, input: ReferenceAudioInput): JobPlan {
+    const rows = referenceRows(this.dependencies.pipeline, model);
     if (input.references) refuseMixedReferences(input.references);
     const priceSnapshot: DurationPriceSnapshot = audioSecondPriceSnapshot(model);
     const { modelId: _modelId, ...fields } = input;
@@ -175,9 +206,7 @@ export class SpeechGeneration {
     };
     const seconds = referenceSecondsEstimate(input.textPrompt, input.speechRate);
     return {
-      kind: 'audio',
-      modelId: model.modelId,
-      row,
+      rows,
       request,
       recordedRequest: {
         operation: 'generation-with-reference',
@@ -186,20 +215,23 @@ export class SpeechGeneration {
       },
       priceSnapshot,
       holdNanos: durationCostNanos(secondNanos(priceSnapshot, undefined, model.modelId), seconds),
+      dropped: [],
     };
   }
 }
 
 /**
- * The row that makes `model`'s clips: a model that takes audio in and gives audio out, served by a family
+ * The rows that make `model`'s clips: a model that takes audio in and gives audio out, served by a family
  * that generates with reference. 400 naming the model otherwise (a text-to-speech model, say).
  */
-function referenceRow(model: CatalogModel, adapters: AdapterRegistry): ProviderRow {
-  if (model.outputModalities.includes('audio') && model.inputModalities.includes('audio')) {
-    const row = model.rows.find((candidate) => adapters.get(candidate.protocol)?.speech?.generateWithReference);
-    if (row) return row;
-  }
-  throw new GatewayError('GW_MODEL_NOT_AVAILABLE', `model "${model.modelId}" does not generate audio with reference`);
+function referenceRows(pipeline: GenerationPipeline, model: CatalogModel): JobPlan['rows'] {
+  const rows =
+    model.outputModalities.includes('audio') && model.inputModalities.includes('audio')
+      ? servingRows(pipeline.rowSources, model, 'speech', (adapter) => adapter.generateWithReference !== undefined)
+      : [];
+  if (rows.length === 0)
+    throw new GatewayError('GW_MODEL_NOT_AVAILABLE', `model "${model.modelId}" does not generate audio with reference`);
+  return rows;
 }
 
 /** The spec's one local rule on references: image references are not mixed with audio ones (voices and clips). */

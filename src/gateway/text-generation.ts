@@ -1,5 +1,5 @@
-import type { CreditLedger, GenerationStatus, Reservation } from '../billing/credit-ledger.ts';
-import { requirePricing } from '../billing/pricing.ts';
+import type { GenerationStatus } from '../billing/credit-ledger.ts';
+import { requirePricing, tokenCost } from '../billing/pricing.ts';
 import {
   countDeliveredTokens,
   countTextTokens,
@@ -8,8 +8,7 @@ import {
   wholeTokens,
 } from '../billing/token-estimate.ts';
 import { gateParameters } from '../catalog/capability-gate.ts';
-import type { Catalog, CatalogModel, ProviderRow } from '../catalog/catalog.ts';
-import type { ProviderConfig } from '../config/load-config.ts';
+import type { CatalogModel } from '../catalog/catalog.ts';
 import {
   chatParameters,
   imagesIn,
@@ -21,25 +20,18 @@ import {
   type ToolCall,
 } from '../domain/chat.ts';
 import { DeliveredOutput } from '../domain/delivered-output.ts';
-import { GatewayError, isGatewayError } from '../domain/errors.ts';
+import { GatewayError } from '../domain/errors.ts';
 import type { ModelPricing } from '../domain/model-pricing.ts';
 import { nanosToUsd } from '../domain/money.ts';
 import type { Protocol } from '../domain/protocols.ts';
-import type {
-  AdapterRegistry,
-  RelayMeter,
-  RelayOperation,
-  RelayReading,
-  TextAdapter,
-} from '../providers/provider-adapter.ts';
-import { worthFallingBack } from './fallback.ts';
-import type { ProviderBreakers, RowRef } from './provider-breakers.ts';
-import { dispatchWithFallback, type Resilience } from './upstream-dispatch.ts';
-import type { GenerationAttempt, GenerationRoute, RequestLog } from '../domain/generation-route.ts';
-import { readUpstream } from './upstream-reading.ts';
+import type { RequestContext } from '../domain/request-context.ts';
+import type { RelayOperation, RelayReading } from '../providers/provider-adapter.ts';
+import type { Charge, GenerationPipeline, Plan, Recipe } from './generation-pipeline.ts';
+import { meterReading } from './meter-reading.ts';
 import { metered, startIteration } from './metered.ts';
+import { servingRows, type ServingRow } from './serving-rows.ts';
+import { readUpstream } from './upstream-reading.ts';
 import { chatEventLimit, heldOutputLimit, relayedWithin } from './output-limits.ts';
-import type { WorkTracker } from './work-tracker.ts';
 
 /** The canonical request a surface decoded, plus what the pipeline needs to route, gate and bill it. */
 export interface TextGenerationInput extends Omit<ChatRequest, 'upstreamModel'> {
@@ -75,15 +67,6 @@ export interface TextGenerationInput extends Omit<ChatRequest, 'upstreamModel'> 
   };
 }
 
-export interface Caller {
-  accountId: string;
-  apiKeyId: string | null;
-  /** The request's `x-request-id`, kept with the generation's route for operators. */
-  requestId?: string;
-  /** The request's log line, which carries the generation's record (absent when request lines are not logged). */
-  requestLog?: RequestLog;
-}
-
 interface RunBase {
   /** Parameters dropped because the model does not take them (`strictParams: false`). */
   droppedParameters: string[];
@@ -104,57 +87,33 @@ export type RelayRun = RunBase & {
  */
 export type TextRun = EventsRun | RelayRun;
 
-export interface GenerationDependencies {
-  work: WorkTracker;
-  catalog: Catalog;
-  ledger: CreditLedger;
-  adapters: AdapterRegistry;
-  providers: ReadonlyMap<string, ProviderConfig>;
-  /** Breakers of the provider rows, the fallback and retry events, and the retry-after budget of a request. */
-  resilience: Resilience;
-}
-
-interface Route {
-  row: ProviderRow;
-  adapter: TextAdapter;
-  target: ProviderConfig;
-}
+type TextRow = ServingRow<'text'>;
 
 /** Native names of the optional parameters an adapter that declares nothing else carries. */
 const carriedParameters = new Set(['maxTokens', 'temperature', 'topP', 'stop', 'seed', 'tools', 'toolChoice']);
 
-/** A parameter is carried when the surface decoded it into the canonical request and the route's adapter sends it on. */
-function carries(route: Route, request: ChatRequest, name: string): boolean {
+/** A parameter is carried when the surface decoded it into the canonical request and the row's adapter sends it on. */
+function carries(route: TextRow, request: ChatRequest, name: string): boolean {
   if (!isChatParameter(name) || request[name] === undefined) return false;
   return route.adapter.carries ? route.adapter.carries(name, request, route.target) : carriedParameters.has(name);
 }
 
-/** Ends the reservation with usage the upstream reported, or that the gateway counted (`counted`). */
-type Settle = (status: GenerationStatus, usage: TokenUsage | undefined, counted: boolean) => void;
-
-/** A candidate row as the dispatch tries it. */
-type Candidate = RowRef & { route: Route };
-
-/** What one dispatch needs besides the route: the settled request's bookkeeping. */
-interface Dispatch {
+/** A text request after the capability gate: its rows, its hold, and what every attempt sends. */
+interface TextPlan extends Plan<TextRow> {
+  model: CatalogModel;
   input: TextGenerationInput;
   dropped: string[];
-  /** The output limit per completion that the reservation covers, sent upstream on every path. */
+  /** The output limit per completion that the hold covers, sent upstream on every path. */
   maxOutputTokens: number;
-  settle: Settle;
-  countPrompt: () => number;
 }
 
-/** The pipeline for text: resolve -> gate -> price + hold -> dispatch (with fallback) -> meter -> settle. */
-export class TextGeneration {
-  constructor(private readonly dependencies: GenerationDependencies) {}
+/** The recipe for text: chat and its relays, streamed or whole, translated or passed through. */
+class TextRecipe implements Recipe<TextGenerationInput, TextRow, TextPlan, TextRun> {
+  readonly modality = 'text';
 
-  start(caller: Caller, input: TextGenerationInput & { relay?: undefined }): Promise<EventsRun>;
-  start(caller: Caller, input: TextGenerationInput): Promise<TextRun>;
-  async start(caller: Caller, input: TextGenerationInput): Promise<TextRun> {
-    const startedAt = Date.now();
-    const { catalog, ledger } = this.dependencies;
-    const model = catalog.resolve(input.modelId);
+  constructor(private readonly pipeline: GenerationPipeline) {}
+
+  plan(model: CatalogModel, input: TextGenerationInput): TextPlan {
     // Refused before anything is held or sent when the operator gave the model no price.
     const pricing = requirePricing(model);
     if (!model.outputModalities.includes('text'))
@@ -162,15 +121,17 @@ export class TextGeneration {
     if (imagesIn(input.messages) > 0 && !model.inputModalities.includes('image')) {
       throw new GatewayError('GW_VALIDATION', `model "${model.modelId}" does not accept image input`);
     }
-    const routes = this.textRoutes(model.modelId, model.rows);
+    const rows = servingRows(this.pipeline.rowSources, model, 'text');
+    if (rows.length === 0)
+      throw new GatewayError('GW_MODEL_NOT_AVAILABLE', `model "${model.modelId}" does not generate text`);
     const { dropped } = gateParameters({
       modelId: model.modelId,
-      capabilities: routes[0]!.row.capabilities,
+      capabilities: rows[0]!.row.capabilities,
       scope: 'text',
       optional: input.gatedParameters,
     });
     const [blocker] = input.untranslatable ?? [];
-    const usable = blocker ? routes.filter((route) => this.relays(route, input)) : routes;
+    const usable = blocker ? rows.filter((row) => relays(row, input)) : rows;
     if (usable.length === 0)
       throw new GatewayError('GW_VALIDATION', `model "${model.modelId}" cannot take ${blocker} through this surface`);
     const maxOutputTokens = input.maxTokens ?? model.maxOutputTokens ?? defaultMaxOutputTokens;
@@ -186,128 +147,36 @@ export class TextGeneration {
         'GW_VALIDATION',
         `the number of completions must be a whole number from 1 to ${Number.MAX_SAFE_INTEGER}`,
       );
-    // Linear in the request's size: nothing costlier runs before the reservation admits the request.
+    // Linear in the request's size: nothing costlier runs before the hold admits the request.
     const inputTokens = promptTokenBound(input.messages, input.tools);
-    const reservation = await ledger.reserve({
-      accountId: caller.accountId,
-      apiKeyId: caller.apiKeyId,
-      amountNanos: ledger.tokenCost(model, { inputTokens, outputTokens: maxOutputTokens * choices }),
-      modelId: model.modelId,
-      requestLog: caller.requestLog,
+    return {
+      rows: input.allowFallbacks === false ? usable.slice(0, 1) : usable,
+      holdNanos: tokenCost(pricing, { inputTokens, outputTokens: maxOutputTokens * choices }),
+      recordedRequest: input.recordedRequest,
       whatFits: (free) => largestOutputLimit(pricing, inputTokens, choices, free),
-    });
-    reservation.whenEnded(this.dependencies.work.begin());
-    const candidates: Candidate[] = (input.allowFallbacks === false ? usable.slice(0, 1) : usable).map((route) => ({
-      providerId: route.row.providerId,
-      upstreamModel: route.row.upstreamModel,
-      route,
-    }));
-    const route: GenerationRoute = {
-      providerId: candidates[0]!.providerId,
-      upstreamModel: candidates[0]!.upstreamModel,
-      fallbacks: [],
-      ...(caller.requestId ? { requestId: caller.requestId } : {}),
-    };
-    const settle = this.settler(reservation, model, input.recordedRequest, route);
-    const dispatch: Dispatch = {
+      model,
       input,
       dropped,
       maxOutputTokens,
-      settle,
-      countPrompt: () =>
-        input.messages.reduce((sum, message) => sum + countTextTokens(promptTextOf(message.content)), 0),
-    };
-    const attempts: GenerationAttempt[] = [];
-    try {
-      const { value, row } = await dispatchWithFallback<Candidate, TextRun>({
-        modelId: model.modelId,
-        accountId: caller.accountId,
-        rows: candidates,
-        resilience: this.dependencies.resilience,
-        // A run that failed after its meter settled it has nothing left to end, and no other row may serve it;
-        // otherwise nothing has reached the client yet, and another row may serve it under the same reservation.
-        mayContinue: (error) => !reservation.isEnded && worthFallingBack(error),
-        attempt: (candidate): Promise<TextRun> =>
-          this.relays(candidate.route, input)
-            ? this.relayed(candidate.route, dispatch)
-            : this.translated(candidate.route, dispatch),
-        attempts,
-      });
-      Object.assign(route, {
-        providerId: row.providerId,
-        upstreamModel: row.upstreamModel,
-        fallbacks: attempts,
-        firstByteMs: Date.now() - startedAt,
-      });
-      return value;
-    } catch (error) {
-      const last = attempts.at(-1);
-      if (last)
-        Object.assign(route, {
-          providerId: last.providerId,
-          upstreamModel: last.upstreamModel,
-          fallbacks: attempts.slice(0, -1),
-        });
-      if (reservation.isEnded) throw error;
-      // The gateway's own refusal of what it would have sent: nothing went upstream, so nothing is recorded.
-      // The client is told of its request, not of storage failing to give the hold back (that is reported).
-      if (isGatewayError(error)) await reservation.release().catch(() => undefined);
-      else settle('failed', undefined, false);
-      throw error;
-    }
-  }
-
-  /**
-   * Settles the reservation with token usage at the model's prices; the reservation caps the charge at what it
-   * holds. `route` is read when the settlement is made, by then filled in by the dispatch.
-   */
-  private settler(
-    reservation: Reservation,
-    model: CatalogModel,
-    request: Record<string, unknown>,
-    route: GenerationRoute,
-  ): Settle {
-    const { ledger } = this.dependencies;
-    return (status, reported, counted) => {
-      const usage = reported && {
-        inputTokens: wholeTokens(reported.inputTokens),
-        outputTokens: wholeTokens(reported.outputTokens),
-      };
-      reservation.settleInBackground({
-        costNanos: usage ? ledger.tokenCost(model, usage) : 0n,
-        modality: 'text',
-        status,
-        request,
-        route,
-        usage: usage && {
-          promptTokens: usage.inputTokens,
-          completionTokens: usage.outputTokens,
-          totalTokens: usage.inputTokens + usage.outputTokens,
-          ...(counted ? { countedByGateway: true } : {}),
-        },
-      });
     };
   }
 
-  private relays(route: Route, input: TextGenerationInput): boolean {
-    return (
-      input.relay !== undefined &&
-      input.relay.protocol === route.row.protocol &&
-      route.adapter.relay !== undefined &&
-      route.adapter.relayMeter !== undefined
-    );
+  dispatch(row: TextRow, plan: TextPlan, charge: Charge): Promise<TextRun> {
+    return relays(row, plan.input) ? this.relayed(row, plan, charge) : this.translated(row, plan, charge);
+  }
+
+  served(run: TextRun): TextRun {
+    return run;
   }
 
   /** Dispatch through the canonical model; resolves once the first event is in, or throws without settling. */
-  private async translated(
-    route: Route,
-    { input, dropped, maxOutputTokens, settle, countPrompt }: Dispatch,
-  ): Promise<EventsRun> {
+  private async translated(route: TextRow, plan: TextPlan, charge: Charge): Promise<EventsRun> {
+    const { input, dropped, maxOutputTokens } = plan;
     const request: ChatRequest = {
       ...chatParameters(input, dropped),
       upstreamModel: route.row.upstreamModel,
       messages: input.messages,
-      // The output limit the reservation covers, so a translated call cannot cost more than was reserved.
+      // The output limit the hold covers, so a translated call cannot cost more than was held.
       maxTokens: maxOutputTokens,
     };
     const upstream = await startIteration(readUpstream(route.adapter.streamChat(request, { target: route.target })));
@@ -327,8 +196,9 @@ export class TextGeneration {
       },
       settle: ({ failed, consumerLeft }) => {
         // A stream cut mid-way is charged what it delivered: the prompt and the output counted so far.
-        const usage = reported ?? { inputTokens: countPrompt(), outputTokens: countDeliveredTokens(output) };
-        settle(failed || !finished ? 'failed' : consumerLeft ? 'aborted' : 'succeeded', usage, reported === undefined);
+        const usage = reported ?? { inputTokens: promptTokens(plan), outputTokens: countDeliveredTokens(output) };
+        const status = failed || !finished ? 'failed' : consumerLeft ? 'aborted' : 'succeeded';
+        settleTokens(charge, plan.model, status, usage, reported === undefined);
       },
     });
     // Accepted by the model but not carried by the canonical request to another protocol: reported, never silently lost.
@@ -343,10 +213,8 @@ export class TextGeneration {
   }
 
   /** Same-protocol pass-through; resolves once the first bytes are in, or throws without settling. */
-  private async relayed(
-    route: Route,
-    { input, dropped, maxOutputTokens, settle, countPrompt }: Dispatch,
-  ): Promise<RelayRun> {
+  private async relayed(route: TextRow, plan: TextPlan, charge: Charge): Promise<RelayRun> {
+    const { input, dropped, maxOutputTokens } = plan;
     const relay = input.relay!;
     const meter = route.adapter.relayMeter!(relay.operation, {
       streaming: relay.streaming,
@@ -363,18 +231,24 @@ export class TextGeneration {
     const body = metered(relayedWithin(upstream, meter), {
       observe: () => undefined,
       settle: ({ failed, consumerLeft }) => {
-        const reading = readingOf(meter);
+        const reading = meterReading(meter, unreadableRelay);
         const status =
           failed || !reading.complete || reading.sawError ? 'failed' : consumerLeft ? 'aborted' : 'succeeded';
-        if (status !== 'failed' && reading.usage) return settle(status, reading.usage, false);
+        if (status !== 'failed' && reading.usage) return settleTokens(charge, plan.model, status, reading.usage, false);
         // Counted only when needed: an answer without usage, or one cut mid-way, which is charged at least what
         // it delivered (a stream's running usage may lag its last events).
         const output = countDeliveredTokens(reading.output);
         const usage = {
-          inputTokens: reading.usage?.inputTokens || countPrompt(),
+          inputTokens: reading.usage?.inputTokens || promptTokens(plan),
           outputTokens: Math.max(reading.usage?.outputTokens ?? 0, output),
         };
-        settle(status, usage, reading.usage === undefined || output > reading.usage.outputTokens);
+        settleTokens(
+          charge,
+          plan.model,
+          status,
+          usage,
+          reading.usage === undefined || output > reading.usage.outputTokens,
+        );
       },
     });
     return {
@@ -382,32 +256,65 @@ export class TextGeneration {
       status: exchange.status,
       contentType: exchange.contentType,
       body: await startIteration(body),
-      reading: () => readingOf(meter),
+      reading: () => meterReading(meter, unreadableRelay),
       droppedParameters: [...new Set([...dropped, ...(exchange.dropped ?? [])])],
     };
   }
+}
 
-  /** The model's provider rows that this build can call for text, best first; 400 when there is none. */
-  private textRoutes(modelId: string, rows: readonly ProviderRow[]): Route[] {
-    const routes: Route[] = [];
-    for (const row of rows) {
-      const adapter = this.dependencies.adapters.get(row.protocol)?.text;
-      const target = this.dependencies.providers.get(row.providerId);
-      if (adapter && target) routes.push({ row, adapter, target });
-    }
-    if (routes.length === 0)
-      throw new GatewayError('GW_MODEL_NOT_AVAILABLE', `model "${modelId}" does not generate text`);
-    return routes;
+/** The pipeline for text, run with the text recipe. */
+export class TextGeneration {
+  private readonly recipe: TextRecipe;
+
+  constructor(private readonly pipeline: GenerationPipeline) {
+    this.recipe = new TextRecipe(pipeline);
+  }
+
+  start(context: RequestContext, input: TextGenerationInput & { relay?: undefined }): Promise<EventsRun>;
+  start(context: RequestContext, input: TextGenerationInput): Promise<TextRun>;
+  start(context: RequestContext, input: TextGenerationInput): Promise<TextRun> {
+    return this.pipeline.run(context, this.recipe, input);
   }
 }
 
-/** The meter's reading; a copy it cannot read (an answer that broke it) reads as a failure that delivered nothing. */
-function readingOf(meter: RelayMeter): RelayReading {
-  try {
-    return meter.reading();
-  } catch {
-    return { usage: undefined, complete: false, sawTerminator: false, sawError: true, output: new DeliveredOutput() };
-  }
+function relays(route: TextRow, input: TextGenerationInput): boolean {
+  return (
+    input.relay !== undefined &&
+    input.relay.protocol === route.row.protocol &&
+    route.adapter.relay !== undefined &&
+    route.adapter.relayMeter !== undefined
+  );
+}
+
+/** The prompt's tokens as the gateway counts them, for an answer that reported none. */
+function promptTokens(plan: TextPlan): number {
+  return plan.input.messages.reduce((sum, message) => sum + countTextTokens(promptTextOf(message.content)), 0);
+}
+
+/**
+ * What a text reading costs: token usage the upstream reported, or that the gateway counted (`counted`), at the
+ * model's prices; the hold caps the charge.
+ */
+function settleTokens(
+  charge: Charge,
+  model: CatalogModel,
+  status: GenerationStatus,
+  reported: TokenUsage,
+  counted: boolean,
+): void {
+  const inputTokens = wholeTokens(reported.inputTokens);
+  const outputTokens = wholeTokens(reported.outputTokens);
+  charge.settle(status, tokenCost(requirePricing(model), { inputTokens, outputTokens }), {
+    promptTokens: inputTokens,
+    completionTokens: outputTokens,
+    totalTokens: inputTokens + outputTokens,
+    ...(counted ? { countedByGateway: true } : {}),
+  });
+}
+
+/** A meter that could not read its copy (an answer that broke it): a failure that delivered nothing. */
+function unreadableRelay(): RelayReading {
+  return { usage: undefined, complete: false, sawTerminator: false, sawError: true, output: new DeliveredOutput() };
 }
 
 /**

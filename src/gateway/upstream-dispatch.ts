@@ -3,13 +3,8 @@ import { SpanStatusCode, trace } from '@opentelemetry/api';
 import { GatewayError } from '../domain/errors.ts';
 import { UpstreamHttpError, UpstreamUnreachableError } from '../domain/upstream-failure.ts';
 import type { GenerationAttempt } from '../domain/generation-route.ts';
-import { RowUnavailable, type ProviderBreakers, type RowRef } from './provider-breakers.ts';
-
-/** What the dispatch tells the operator's windows (logs, metrics) as it goes. */
-export interface DispatchEvents {
-  fallback(event: { modelId: string; from: RowRef; to: RowRef; reason: string }): void;
-  retry(event: { modelId: string; row: RowRef; afterMs: number; reason: string }): void;
-}
+import type { DispatchEvents, RowRef } from '../domain/provider-rows.ts';
+import { RowUnavailable, type ProviderBreakers } from './provider-breakers.ts';
 
 /** The process's breakers and the operator's settings of fallbacks and retries, shared by every dispatch. */
 export interface Resilience {

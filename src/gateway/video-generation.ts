@@ -4,22 +4,21 @@ import {
   videoPriceSnapshot,
   type DurationPriceSnapshot,
 } from '../billing/duration-pricing.ts';
-import type { Catalog, CatalogModel, ProviderRow } from '../catalog/catalog.ts';
+import type { Catalog, CatalogModel } from '../catalog/catalog.ts';
 import { GatewayError } from '../domain/errors.ts';
-import type { StoredVideoRequest } from '../domain/video.ts';
 import type { MediaLinks } from '../jobs/media-links.ts';
 import type { StoredVideoResult } from '../jobs/video-job-runner.ts';
-import type { AdapterRegistry } from '../providers/provider-adapter.ts';
 import type { MediaJobRow, MediaJobsRepository } from '../storage/media-jobs-repository.ts';
 import type { JobSubmission } from './job-submission.ts';
-import { mediaRoute } from './media-route.ts';
+import type { GenerationPipeline, JobPlan, JobRecipe } from './generation-pipeline.ts';
+import { mediaRows } from './media-rows.ts';
 import { recordedContent } from './recorded-content.ts';
-import type { Caller } from './text-generation.ts';
+import type { Caller, RequestContext } from '../domain/request-context.ts';
 import { checkVideoRequest, defaultResolution, heldSeconds, type NativeVideoInput } from './video-request-check.ts';
 
 export interface VideoGenerationDependencies {
   catalog: Catalog;
-  adapters: AdapterRegistry;
+  pipeline: GenerationPipeline;
   submission: JobSubmission;
   jobs: Pick<MediaJobsRepository, 'cancelUnsent'>;
   links: MediaLinks;
@@ -55,12 +54,46 @@ export interface VideoTaskView {
   updatedAt: string;
 }
 
-interface PreparedVideoRequest {
-  model: CatalogModel;
-  row: ProviderRow;
-  request: StoredVideoRequest;
-  priceSnapshot: DurationPriceSnapshot;
-  holdNanos: bigint;
+/**
+ * The recipe for video jobs: every rule of the request and the adapter's own refusals checked against the
+ * model's best video row, held for the asked seconds at the asked resolution's price.
+ */
+class VideoJobRecipe implements JobRecipe<NativeVideoInput> {
+  readonly kind = 'video';
+
+  constructor(private readonly dependencies: VideoGenerationDependencies) {}
+
+  modelId(input: NativeVideoInput): string {
+    return input.modelId;
+  }
+
+  async plan(model: CatalogModel, input: NativeVideoInput, caller: Caller): Promise<JobPlan> {
+    const rows = mediaRows(this.dependencies.pipeline.rowSources, model, 'video', 'video');
+    const { row, adapter } = rows[0]!;
+    const prices = videoPriceSnapshot(model);
+    const request = await checkVideoRequest(model.modelId, row, input, {
+      findAsset: (assetId, where) => this.dependencies.submission.ownedAsset(caller, assetId, where),
+      checkUrl: this.dependencies.checkReferenceUrl,
+    });
+    adapter.check(request, model.modelId);
+    const resolution = request.resolution ?? defaultResolution(row);
+    const priceSnapshot: DurationPriceSnapshot = resolution === undefined ? prices : { ...prices, resolution };
+    const perSecond = secondNanos(priceSnapshot, resolution, model.modelId);
+    const { content: _content, ...parameters } = request;
+    return {
+      rows,
+      holdNanos: durationCostNanos(perSecond, heldSeconds(request, row)),
+      recordedRequest: {
+        operation: 'video-generation',
+        model: input.modelId,
+        content: recordedContent(input.content),
+        ...parameters,
+      },
+      request,
+      priceSnapshot,
+      dropped: [],
+    };
+  }
 }
 
 /**
@@ -70,9 +103,11 @@ interface PreparedVideoRequest {
  */
 export class VideoGeneration {
   private readonly clock: () => Date;
+  private readonly recipe: VideoJobRecipe;
 
   constructor(private readonly dependencies: VideoGenerationDependencies) {
     this.clock = dependencies.clock ?? (() => new Date());
+    this.recipe = new VideoJobRecipe(dependencies);
   }
 
   /**
@@ -96,27 +131,12 @@ export class VideoGeneration {
       throw new GatewayError('GW_MODEL_NOT_AVAILABLE', `model "${modelId}" does not generate video`);
   }
 
-  async estimate(caller: Caller, input: NativeVideoInput): Promise<bigint> {
-    return (await this.prepare(caller, input)).holdNanos;
+  estimate(caller: Caller, input: NativeVideoInput): Promise<bigint> {
+    return this.dependencies.pipeline.estimate(caller, this.recipe, input);
   }
 
-  async submit(caller: Caller, input: NativeVideoInput): Promise<MediaJobRow> {
-    const prepared = await this.prepare(caller, input);
-    const { content: _content, ...parameters } = prepared.request;
-    return this.dependencies.submission.submitJob(caller, {
-      kind: 'video',
-      modelId: prepared.model.modelId,
-      row: prepared.row,
-      request: prepared.request,
-      recordedRequest: {
-        operation: 'video-generation',
-        model: input.modelId,
-        content: recordedContent(input.content),
-        ...parameters,
-      },
-      priceSnapshot: prepared.priceSnapshot,
-      holdNanos: prepared.holdNanos,
-    });
+  async submit(caller: RequestContext, input: NativeVideoInput): Promise<MediaJobRow> {
+    return (await this.dependencies.pipeline.enqueue(caller, this.recipe, input)).job;
   }
 
   find(caller: Caller, taskId: string): Promise<MediaJobRow> {
@@ -170,22 +190,6 @@ export class VideoGeneration {
     if (job.state === 'failed' || job.state === 'cancelled')
       view.error = job.error ?? `the video generation ${job.state}`;
     return view;
-  }
-
-  /** Everything up to the hold: the model, every rule of the request, the adapter's own refusals, and the amount. */
-  private async prepare(caller: Caller, input: NativeVideoInput): Promise<PreparedVideoRequest> {
-    const model = this.dependencies.catalog.resolve(input.modelId);
-    const { row, adapter } = mediaRoute(this.dependencies.adapters, model, 'video', 'video');
-    const prices = videoPriceSnapshot(model);
-    const request = await checkVideoRequest(model.modelId, row, input, {
-      findAsset: (assetId, where) => this.dependencies.submission.ownedAsset(caller, assetId, where),
-      checkUrl: this.dependencies.checkReferenceUrl,
-    });
-    adapter.check(request, model.modelId);
-    const resolution = request.resolution ?? defaultResolution(row);
-    const priceSnapshot: DurationPriceSnapshot = resolution === undefined ? prices : { ...prices, resolution };
-    const perSecond = secondNanos(priceSnapshot, resolution, model.modelId);
-    return { model, row, request, priceSnapshot, holdNanos: durationCostNanos(perSecond, heldSeconds(request, row)) };
   }
 }
 

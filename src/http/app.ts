@@ -12,20 +12,6 @@ import Fastify, {
 import { UpstreamHttpError } from '../domain/upstream-failure.ts';
 import type { Readiness } from '../gateway/readiness.ts';
 import type { GatewayServices } from '../gateway/services.ts';
-import { accountRoutes } from '../surfaces/account/account-routes.ts';
-import { authRoutes } from '../surfaces/account/auth-routes.ts';
-import { adminRoutes } from '../surfaces/admin/admin-routes.ts';
-import { alphaRoutes } from '../surfaces/alpha/alpha-routes.ts';
-import { alphaVideoRoutes } from '../surfaces/alpha/video-routes.ts';
-import { betaRoutes } from '../surfaces/beta/beta-routes.ts';
-import { gammaRoutes } from '../surfaces/gamma/gamma-routes.ts';
-import { compatRoutes } from '../surfaces/compat/compat-routes.ts';
-import { nativeModelsRoutes } from '../surfaces/native/models-routes.ts';
-import { nativeTextRoutes } from '../surfaces/native/text-completions-routes.ts';
-import { nativeImageRoutes } from '../surfaces/native/image-routes.ts';
-import { mediaFilesRoutes } from '../surfaces/native/media-files-routes.ts';
-import { nativeAudioRoutes } from '../surfaces/native/audio-routes.ts';
-import { nativeVideoRoutes } from '../surfaces/native/video-routes.ts';
 import { answerClientError } from './client-errors.ts';
 import { meterRequests, registerMetricsRoute } from './metrics.ts';
 import { isGatewayError } from '../domain/errors.ts';
@@ -54,6 +40,8 @@ export interface AppOptions {
   onRoute?: onRouteHookHandler;
   /** OpenTelemetry's Fastify instrumentation, when tracing is configured: registered before every route. */
   tracingPlugin?: FastifyPluginCallback;
+  /** Registers the surfaces (the composition root's choice), once the app's own hooks and routes are in place. */
+  surfaces: (app: FastifyInstance) => Promise<void>;
 }
 
 const requestIdPattern = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -169,19 +157,6 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     );
   }
   await app.register(healthRoutes, { readiness: options.readiness });
-  await app.register(authRoutes, { services, secureCookies: options.secureCookies });
-  await app.register(accountRoutes, { services, secureCookies: options.secureCookies });
-  await app.register(nativeModelsRoutes, { services });
-  await app.register(nativeTextRoutes, { services });
-  await app.register(nativeImageRoutes, { services });
-  await app.register(mediaFilesRoutes, { services });
-  await app.register(nativeAudioRoutes, { services });
-  await app.register(nativeVideoRoutes, { services });
-  await app.register(alphaRoutes, { services });
-  await app.register(alphaVideoRoutes, { services });
-  await app.register(betaRoutes, { services });
-  await app.register(gammaRoutes, { services });
-  await app.register(compatRoutes, { services });
-  await app.register(adminRoutes, { services });
+  await options.surfaces(app);
   return app;
 }

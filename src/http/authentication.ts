@@ -1,7 +1,7 @@
 import type {} from '@fastify/cookie';
 import type { FastifyRequest, onRequestHookHandler } from 'fastify';
 import { GatewayError } from '../domain/errors.ts';
-import type { Caller } from '../gateway/text-generation.ts';
+import type { Caller, RequestContext } from '../domain/request-context.ts';
 import type { Authenticator, CredentialSource, Principal } from '../identity/authenticator.ts';
 import { logsRequests, RequestLine } from '../telemetry/request-line.ts';
 import { bearerToken } from './secrets.ts';
@@ -78,17 +78,25 @@ export function principalOf(request: FastifyRequest): Principal {
   return request.principal;
 }
 
-/**
- * Who pays for a generation: the account, and the key when the request came with one; the request's id; and,
- * where request lines are logged, the request's line, which then carries the generation's record.
- */
+/** Who pays: the account, and the key when the request came with one. */
 export function callerOf(request: FastifyRequest): Caller {
   const principal = principalOf(request);
-  const caller: Caller = {
+  return { accountId: principal.accountId, apiKeyId: principal.kind === 'key' ? principal.apiKeyId : null };
+}
+
+/**
+ * A generation request as the core takes it: who pays, the surface and endpoint it came through, the request's
+ * id and, where request lines are logged, the request's line, which then carries the generation's record.
+ */
+export function requestContextOf(request: FastifyRequest, surface: string, endpoint: string): RequestContext {
+  const principal = principalOf(request);
+  const context: RequestContext = {
     accountId: principal.accountId,
     apiKeyId: principal.kind === 'key' ? principal.apiKeyId : null,
+    surface,
+    endpoint,
     requestId: request.id,
   };
-  if (logsRequests(request.log.level)) caller.requestLog = request.requestLine ??= new RequestLine(request.log);
-  return caller;
+  if (logsRequests(request.log.level)) context.log = request.requestLine ??= new RequestLine(request.log);
+  return context;
 }

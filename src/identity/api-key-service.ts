@@ -1,4 +1,4 @@
-import { currentSpend } from '../billing/spend-windows.ts';
+import { currentSpend } from '../domain/spend-windows.ts';
 import { GatewayError } from '../domain/errors.ts';
 import { newId } from '../domain/ids.ts';
 import { nanosToUsd, typedUsdToNanos } from '../domain/money.ts';

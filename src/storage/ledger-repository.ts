@@ -3,7 +3,7 @@ import Type from 'typebox';
 import { Compile } from 'typebox/compile';
 import type { RecordedGeneration } from '../domain/generation-route.ts';
 import { queryRows, type Database, type Storage } from './database.ts';
-import { currentSpend } from '../billing/spend-windows.ts';
+import { currentSpend } from '../domain/spend-windows.ts';
 import { accounts, apiKeys, gatewayInstances, holds } from './schema.ts';
 import { StatementBatcher } from './statement-batcher.ts';
 

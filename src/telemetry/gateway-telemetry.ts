@@ -1,11 +1,10 @@
 import type { Logger } from 'pino';
 import { Gauge, Registry, collectDefaultMetrics } from 'prom-client';
-import type { RecordedGeneration, RequestLog } from '../domain/generation-route.ts';
+import type { RecordedGeneration } from '../domain/generation-route.ts';
 import { nanosToUsd } from '../domain/money.ts';
-import type { BreakerState, RowRef } from '../gateway/provider-breakers.ts';
-import type { DispatchEvents } from '../gateway/upstream-dispatch.ts';
+import type { BreakerState, DispatchEvents, RowRef } from '../domain/provider-rows.ts';
 import { CounterFamily, HistogramFamily, type CounterCell, type HistogramCell } from './metric-cells.ts';
-import { writeGenerationLine } from './request-line.ts';
+import { generationFields, writeGenerationLine } from './request-line.ts';
 import { surfaceOf } from './surfaces.ts';
 
 /** Figures read when `/metrics` is scraped (the database ones cost a query, so they are not kept up to date). */
@@ -190,12 +189,14 @@ export class GatewayTelemetry implements DispatchEvents {
     return meter;
   }
 
-  /** A usage record's figures in the metrics, and its fields on the request's line or on a line of its own. */
-  generationRecorded(generation: RecordedGeneration, requestLog?: RequestLog): void {
+  /**
+   * A usage record's figures in the metrics. Its fields go on the line of the request it served (which waits for
+   * its hold), or, for a record no request waits for (a media job's), through `generationRecorded`.
+   */
+  generationCounted(generation: RecordedGeneration): void {
     const { model, modality } = generation;
-    const usd = nanosToUsd(generation.chargedNanos);
     this.generations.cell({ model, modality, status: generation.status }).inc();
-    if (usd > 0) this.usd.cell({ model, modality }).inc(usd);
+    if (generation.chargedNanos > 0n) this.usd.cell({ model, modality }).inc(nanosToUsd(generation.chargedNanos));
     const tokens = tokensOf(generation.usage);
     if (tokens.input > 0) this.tokens.cell({ model, direction: 'input' }).inc(tokens.input);
     if (tokens.output > 0) this.tokens.cell({ model, direction: 'output' }).inc(tokens.output);
@@ -206,23 +207,12 @@ export class GatewayTelemetry implements DispatchEvents {
       if (generation.durationMs !== null)
         this.upstreamSeconds.cell({ provider: route.providerId }).observe(generation.durationMs / 1000);
     }
-    if (!this.logger.isLevelEnabled('info')) return;
-    const fields = {
-      generationId: generation.generationId,
-      accountId: generation.accountId,
-      apiKeyId: generation.apiKeyId,
-      model,
-      modality,
-      status: generation.status,
-      usdCost: usd,
-      durationMs: generation.durationMs,
-      providerId: route?.providerId,
-      upstreamModel: route?.upstreamModel,
-      fallbacks: route?.fallbacks,
-      requestId: route?.requestId,
-      firstByteMs: route?.firstByteMs,
-    };
-    if (!requestLog?.carries(fields)) writeGenerationLine(this.logger, fields);
+  }
+
+  /** A usage record no request's line carries: its figures in the metrics, and its fields on a line of its own. */
+  generationRecorded(generation: RecordedGeneration): void {
+    this.generationCounted(generation);
+    if (this.logger.isLevelEnabled('info')) writeGenerationLine(this.logger, generationFields(generation));
   }
 
   fallback(event: { modelId: string; from: RowRef; to: RowRef; reason: string }): void {

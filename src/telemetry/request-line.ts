@@ -1,5 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify';
-import type { RequestLog } from '../domain/generation-route.ts';
+import type { EndingHold, RecordedGeneration, RequestLog } from '../domain/generation-route.ts';
+import { nanosToUsd } from '../domain/money.ts';
 
 /** Levels at which request lines are written: their fields are not even gathered otherwise. */
 const requestLevels = new Set(['info', 'debug', 'trace']);
@@ -40,14 +41,20 @@ export class RequestLine implements RequestLog {
 
   constructor(private readonly log: FastifyBaseLogger) {}
 
-  awaits(reservation: { whenEnded(callback: () => void): void }): void {
+  awaits(hold: EndingHold): void {
     this.pending += 1;
-    reservation.whenEnded(() => {
+    hold.whenEnded(() => {
       this.pending -= 1;
+      const generation = hold.recorded;
+      if (generation) {
+        const fields = generationFields(generation);
+        if (!this.carries(fields)) writeGenerationLine(this.log, fields);
+      }
       this.flush();
     });
   }
 
+  /** Takes a usage record's fields into the line; false when it cannot (written already, or carrying another). */
   carries(generation: Readonly<Record<string, unknown>>): boolean {
     if (this.written || this.generation) return false;
     this.generation = generation;
@@ -87,4 +94,24 @@ export function writeGenerationLine(
   generation: Readonly<Record<string, unknown>>,
 ): void {
   log.info({ event: 'generation', generation }, 'generation recorded');
+}
+
+/** What the operator's log line says of a usage record. */
+export function generationFields(generation: RecordedGeneration): Readonly<Record<string, unknown>> {
+  const route = generation.route;
+  return {
+    generationId: generation.generationId,
+    accountId: generation.accountId,
+    apiKeyId: generation.apiKeyId,
+    model: generation.model,
+    modality: generation.modality,
+    status: generation.status,
+    usdCost: nanosToUsd(generation.chargedNanos),
+    durationMs: generation.durationMs,
+    providerId: route?.providerId,
+    upstreamModel: route?.upstreamModel,
+    fallbacks: route?.fallbacks,
+    requestId: route?.requestId,
+    firstByteMs: route?.firstByteMs,
+  };
 }

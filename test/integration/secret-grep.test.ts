@@ -8,7 +8,8 @@ import type { Logger } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readEnvironment } from '../../src/config/environment.ts';
 import { parseConfig } from '../../src/config/load-config.ts';
-import { createGateway, createLogger, type RunningGateway } from '../../src/main.ts';
+import { createGateway, type RunningGateway } from '../../src/main.ts';
+import { createLogger } from '../../src/telemetry/logger.ts';
 import { startFakeServer, type FakeServer, type RecordedRequest } from '../fakes/fake-server.ts';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.ts';
 

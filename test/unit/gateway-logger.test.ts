@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { readEnvironment } from '../../src/config/environment.ts';
-import { createLogger, maxLogBufferBytes } from '../../src/main.ts';
+import { createLogger, maxLogBufferBytes } from '../../src/telemetry/logger.ts';
 
 const dirs: string[] = [];
 const logFile = () => {
@@ -66,7 +66,7 @@ describe("the gateway's log", () => {
     const file = logFile();
     const script = [
       "import { readEnvironment } from './src/config/environment.ts';",
-      "import { createLogger } from './src/main.ts';",
+      "import { createLogger } from './src/telemetry/logger.ts';",
       `const logger = createLogger(readEnvironment({ LOG_LEVEL: 'info' }), ${JSON.stringify(file)});`,
       "logger.info({ event: 'generation', generationId: 'gen_last' }, 'generation recorded');",
       'process.exit(0);',
@@ -80,7 +80,7 @@ describe("the gateway's log", () => {
   it('keeps the gateway running, and lets it exit, when its destination refuses every write (a full disk)', () => {
     const script = [
       "import { readEnvironment } from './src/config/environment.ts';",
-      "import { createLogger } from './src/main.ts';",
+      "import { createLogger } from './src/telemetry/logger.ts';",
       // /dev/full answers every write with ENOSPC.
       "const logger = createLogger(readEnvironment({ LOG_LEVEL: 'info' }), '/dev/full');",
       "for (let index = 0; index < 2000; index += 1) logger.info({ index, line: 'x'.repeat(100) }, 'filler');",

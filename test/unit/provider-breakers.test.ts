@@ -2,13 +2,8 @@ import { CircuitState } from 'cockatiel';
 import { describe, expect, it } from 'vitest';
 import { GatewayError } from '../../src/domain/errors.ts';
 import { UpstreamHttpError, UpstreamUnreachableError } from '../../src/domain/upstream-failure.ts';
-import {
-  AccountSpreadBreaker,
-  ProviderBreakers,
-  RowUnavailable,
-  type BreakerState,
-  type RowRef,
-} from '../../src/gateway/provider-breakers.ts';
+import { AccountSpreadBreaker, ProviderBreakers, RowUnavailable } from '../../src/gateway/provider-breakers.ts';
+import type { BreakerState, RowRef } from '../../src/domain/provider-rows.ts';
 import { dispatchWithFallback } from '../../src/gateway/upstream-dispatch.ts';
 
 const row = { providerId: 'primary', upstreamModel: 'gpt-4o-mini' };

@@ -1,9 +1,11 @@
 import { pino } from 'pino';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import type { RecordedGeneration } from '../../src/domain/generation-route.ts';
 import { RequestLine, type AnswerFields } from '../../src/telemetry/request-line.ts';
 
-/** A reservation as the line sees it: something that ends once. */
+/** A reservation as the line sees it: something that ends once, with the record it was settled with. */
 class Ending {
+  recorded: RecordedGeneration | undefined = undefined;
   private readonly callbacks: Array<() => void> = [];
   whenEnded(callback: () => void): void {
     this.callbacks.push(callback);
@@ -119,5 +121,32 @@ describe("a request's one log line, carrying its generation's record", () => {
     second.end();
     expect(lines).toEqual([expect.objectContaining({ generation: record })]);
     expect(line.carries({ ...record, generationId: 'gen_3' })).toBe(false);
+  });
+
+  it('carries the record a hold was settled with, announced when the hold ends', () => {
+    const { line, lines } = capture();
+    const reservation = new Ending();
+    line.awaits(reservation);
+    line.answered(answer());
+    reservation.recorded = {
+      generationId: 'gen_settled',
+      accountId: 'acct',
+      apiKeyId: null,
+      model: 'm',
+      modality: 'text',
+      status: 'succeeded',
+      chargedNanos: 2_000_000n,
+      request: {},
+      usage: {},
+      durationMs: 3,
+      route: { providerId: 'p', upstreamModel: 'u', fallbacks: [], requestId: 'req-1' },
+    };
+    reservation.end();
+    expect(lines).toEqual([
+      expect.objectContaining({
+        msg: 'request completed',
+        generation: expect.objectContaining({ generationId: 'gen_settled', usdCost: 0.002, providerId: 'p' }),
+      }),
+    ]);
   });
 });

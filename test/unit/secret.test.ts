@@ -11,7 +11,7 @@ import { parseConfig } from '../../src/config/load-config.ts';
 import { Secret } from '../../src/domain/secret.ts';
 import { UpstreamHttpError } from '../../src/domain/upstream-failure.ts';
 import { sameSecret } from '../../src/http/secrets.ts';
-import { redactedLogPaths } from '../../src/main.ts';
+import { redactedLogPaths } from '../../src/telemetry/logger.ts';
 import type { ProviderTarget } from '../../src/providers/provider-adapter.ts';
 import { UpstreamHttp } from '../../src/providers/shared/upstream-http.ts';
 import { attachmentDisposition } from '../../src/storage/download-name.ts';

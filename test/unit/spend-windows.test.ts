@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { currentSpend, secondsUntilWindowEnds, windowStartsAt } from '../../src/billing/spend-windows.ts';
+import { currentSpend, secondsUntilWindowEnds, windowStartsAt } from '../../src/domain/spend-windows.ts';
 
 describe('spend windows', () => {
   it('uses the UTC day, the ISO week starting Monday and the calendar month', () => {

@@ -13,6 +13,12 @@ import { AccountSchema, CreatedKeySchema, ListedKeySchema, PricedModelSchema } f
 import { mediaRoutes } from './media-routes.ts';
 import { usageRoutes } from './usage-routes.ts';
 
+/** The services this surface uses, and only those. */
+export type AccountServices = Pick<
+  GatewayServices,
+  'accounts' | 'apiKeys' | 'authenticator' | 'catalog' | 'config' | 'ledger' | 'usage' | 'mediaLibrary'
+>;
+
 /**
  * The signed-in account's own resources (used by the dashboard). A session or one of the account's keys may
  * read them; creating, limiting, revealing and revoking keys needs a session, so a key with spend caps can
@@ -20,7 +26,7 @@ import { usageRoutes } from './usage-routes.ts';
  * CSRF rule (see http/session-cookies.ts); the usage and media routes registered here inherit both. Every read
  * here first waits for this process's settlements of the account (http/settled-reads.ts).
  */
-export const accountRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServices; secureCookies: boolean }> = async (
+export const accountRoutes: FastifyPluginAsyncTypebox<{ services: AccountServices; secureCookies: boolean }> = async (
   app,
   { services, secureCookies },
 ) => {
@@ -37,21 +43,21 @@ export const accountRoutes: FastifyPluginAsyncTypebox<{ services: GatewayService
     return principal.accountId;
   };
 
-  app.get('/api/v1/account', { schema: { response: { 200: AccountSchema } } }, async (request) =>
+  app.get('/account', { schema: { response: { 200: AccountSchema } } }, async (request) =>
     services.accounts.getAccount(accountIdOf(request)),
   );
 
   /** The catalog with prices, for the dashboard: what `/api/v1/ai/models` lists, priced, without provider names. */
-  app.get('/api/v1/account/models', { schema: { response: { 200: Type.Array(PricedModelSchema) } } }, async () =>
+  app.get('/account/models', { schema: { response: { 200: Type.Array(PricedModelSchema) } } }, async () =>
     services.catalog.list().map(pricedModel),
   );
 
-  app.get('/api/v1/api-keys', { schema: { response: { 200: Type.Array(ListedKeySchema) } } }, async (request) =>
+  app.get('/api-keys', { schema: { response: { 200: Type.Array(ListedKeySchema) } } }, async (request) =>
     services.apiKeys.list(accountIdOf(request)),
   );
 
   app.post(
-    '/api/v1/api-keys',
+    '/api-keys',
     { schema: { body: NewKeyBody, response: { 201: CreatedKeySchema } } },
     async (request, reply) => {
       const created = await services.apiKeys.create(sessionAccountOf(request, 'creating a key'), request.body);
@@ -61,7 +67,7 @@ export const accountRoutes: FastifyPluginAsyncTypebox<{ services: GatewayService
   );
 
   app.get(
-    '/api/v1/api-keys/:keyId/reveal',
+    '/api-keys/:keyId/reveal',
     {
       schema: {
         params: KeyIdParams,
@@ -74,7 +80,7 @@ export const accountRoutes: FastifyPluginAsyncTypebox<{ services: GatewayService
   );
 
   app.patch(
-    '/api/v1/api-keys/:keyId/usage-limit',
+    '/api-keys/:keyId/usage-limit',
     { schema: { params: KeyIdParams, body: LimitsPatch, response: { 200: ApiKeySchema } } },
     async (request) =>
       services.apiKeys.setLimits(
@@ -85,7 +91,7 @@ export const accountRoutes: FastifyPluginAsyncTypebox<{ services: GatewayService
   );
 
   app.patch(
-    '/api/v1/api-keys/:keyId/rate-limits',
+    '/api-keys/:keyId/rate-limits',
     {
       schema: {
         summary: "Set or remove a key's own rate limits",
@@ -109,7 +115,7 @@ export const accountRoutes: FastifyPluginAsyncTypebox<{ services: GatewayService
    * ceiling of every key of the account, so a tenant cannot lift them.
    */
   app.get(
-    '/api/v1/account/rate-limits',
+    '/account/rate-limits',
     {
       schema: {
         summary: "The account's rate limits (set by the operator)",
@@ -122,14 +128,14 @@ export const accountRoutes: FastifyPluginAsyncTypebox<{ services: GatewayService
   );
 
   app.patch(
-    '/api/v1/api-keys/:keyId',
+    '/api-keys/:keyId',
     { schema: { params: KeyIdParams, body: KeyPatchBody, response: { 200: ApiKeySchema } } },
     async (request) =>
       services.apiKeys.update(sessionAccountOf(request, 'changing a key'), request.params.keyId, request.body),
   );
 
   app.delete(
-    '/api/v1/api-keys/:keyId',
+    '/api-keys/:keyId',
     { schema: { params: KeyIdParams, response: { 204: noBody('Revoked: the key answers 401 from now on') } } },
     async (request, reply) => {
       await services.apiKeys.revoke(sessionAccountOf(request, 'revoking a key'), request.params.keyId);

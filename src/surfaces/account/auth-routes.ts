@@ -11,6 +11,9 @@ import { noCredential } from '../../http/openapi/security-schemes.ts';
 import { AccountSchema } from './account-schemas.ts';
 import { SignInThrottle } from './sign-in-throttle.ts';
 
+/** The services this surface uses, and only those. */
+export type AuthServices = Pick<GatewayServices, 'accounts' | 'authenticator' | 'config' | 'limiterStore'>;
+
 const Credentials = Type.Object({ email: Email, password: Password }, { additionalProperties: false });
 /** A new session: its token (also set as the HttpOnly `gw_session` cookie, with the `gw_csrf` cookie) and the account. */
 const Session = Type.Object(
@@ -21,7 +24,7 @@ const Session = Type.Object(
   { description: 'The session and its account' },
 );
 
-export const authRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServices; secureCookies: boolean }> = async (
+export const authRoutes: FastifyPluginAsyncTypebox<{ services: AuthServices; secureCookies: boolean }> = async (
   app,
   { services, secureCookies },
 ) => {
@@ -33,7 +36,7 @@ export const authRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServices; 
   app.addHook('onRequest', answersNotStored);
   // A refusal of the throttle carries its retry-after, which the error handler sends with every such GatewayError.
   app.post(
-    '/api/v1/auth/signup',
+    '/auth/signup',
     { schema: { body: Credentials, security: noCredential, response: { 201: Session } } },
     async (request, reply) => {
       if (!services.config.accounts.selfSignup) {
@@ -50,7 +53,7 @@ export const authRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServices; 
   );
 
   app.post(
-    '/api/v1/auth/login',
+    '/auth/login',
     { schema: { body: Credentials, security: noCredential, response: { 200: Session } } },
     async (request, reply) => {
       const email = normaliseEmail(request.body.email);
@@ -68,7 +71,7 @@ export const authRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServices; 
   );
 
   app.post(
-    '/api/v1/auth/logout',
+    '/auth/logout',
     {
       schema: { response: { 204: noBody('The session ended; its cookies are cleared') } },
       onRequest: requireCredential(services.authenticator, { acceptCookie: { secureCookies } }),

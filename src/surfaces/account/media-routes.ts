@@ -6,23 +6,18 @@ import { requestBaseUrl } from '../../http/base-url.ts';
 import { PageQueryFields } from '../../http/schemas.ts';
 import { MediaPageSchema } from './account-schemas.ts';
 
+/** The services this surface uses, and only those. */
+export type MediaServices = Pick<GatewayServices, 'config' | 'mediaLibrary'>;
+
 /** The account's archived image, video and audio outputs with fresh download links. Registered behind the account API's authentication. */
-export const mediaRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServices }> = async (app, { services }) => {
+export const mediaRoutes: FastifyPluginAsyncTypebox<{ services: MediaServices }> = async (app, { services }) => {
   const MediaQuery = Type.Object(
     { ...PageQueryFields(services.config.usage.maxPageSize), kind: Type.Optional(Type.Enum(mediaKinds)) },
     { additionalProperties: false },
   );
 
-  app.get(
-    '/api/v1/media',
-    { schema: { querystring: MediaQuery, response: { 200: MediaPageSchema } } },
-    async (request) => {
-      const { offset, limit, kind } = request.query;
-      return services.mediaLibrary.page(
-        principalOf(request).accountId,
-        { offset, limit, kind },
-        requestBaseUrl(request),
-      );
-    },
-  );
+  app.get('/media', { schema: { querystring: MediaQuery, response: { 200: MediaPageSchema } } }, async (request) => {
+    const { offset, limit, kind } = request.query;
+    return services.mediaLibrary.page(principalOf(request).accountId, { offset, limit, kind }, requestBaseUrl(request));
+  });
 };

@@ -4,10 +4,13 @@ import { principalOf } from '../../http/authentication.ts';
 import { Identifier, UsageQuery } from '../../http/schemas.ts';
 import { DailySpendSchema, GenerationRecordSchema, UsagePageSchema } from './account-schemas.ts';
 
+/** The services this surface uses, and only those. */
+export type UsageServices = Pick<GatewayServices, 'config' | 'usage'>;
+
 /** The account's usage history for the dashboard: records paged and filtered, one record, and spend per day. Registered behind the account API's authentication. */
-export const usageRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServices }> = async (app, { services }) => {
+export const usageRoutes: FastifyPluginAsyncTypebox<{ services: UsageServices }> = async (app, { services }) => {
   app.get(
-    '/api/v1/usage',
+    '/usage',
     { schema: { querystring: UsageQuery(services.config.usage.maxPageSize), response: { 200: UsagePageSchema } } },
     async (request) => {
       const { offset, limit, apiKeyId, model, modality } = request.query;
@@ -16,7 +19,7 @@ export const usageRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServices 
   );
 
   app.get(
-    '/api/v1/usage/daily',
+    '/usage/daily',
     {
       schema: {
         querystring: Type.Object(
@@ -30,7 +33,7 @@ export const usageRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServices 
   );
 
   app.get(
-    '/api/v1/usage/:generationId',
+    '/usage/:generationId',
     { schema: { params: Type.Object({ generationId: Identifier }), response: { 200: GenerationRecordSchema } } },
     async (request) => services.usage.record(principalOf(request).accountId, request.params.generationId),
   );

@@ -22,11 +22,14 @@ import {
 } from '../../http/schemas.ts';
 import { AuditedGenerationRecordSchema, AuditedUsagePageSchema } from './admin-answer-schemas.ts';
 
+/** The services this surface uses, and only those. */
+export type AdminServices = Pick<GatewayServices, 'accounts' | 'adminToken' | 'apiKeys' | 'config' | 'usage'>;
+
 const AccountParams = Type.Object({ accountId: Identifier });
 const GenerationParams = Type.Object({ accountId: Identifier, generationId: Identifier });
 
 /** The operator's API, open only when GATEWAY_ADMIN_TOKEN is set; otherwise every path answers 404. */
-export const adminRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServices }> = async (app, { services }) => {
+export const adminRoutes: FastifyPluginAsyncTypebox<{ services: AdminServices }> = async (app, { services }) => {
   const adminToken = services.adminToken;
   app.addHook('onRequest', async (request) => {
     if (!adminToken)
@@ -37,7 +40,7 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServices 
   });
 
   app.post(
-    '/api/admin/v1/accounts',
+    '/v1/accounts',
     { schema: { summary: 'Create an account', body: NewAccountBody, response: { 201: AccountSchema } } },
     async (request, reply) => {
       const account = await services.accounts.createAccount({
@@ -51,13 +54,13 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServices 
   );
 
   app.get(
-    '/api/admin/v1/accounts/:accountId',
+    '/v1/accounts/:accountId',
     { schema: { summary: 'An account', params: AccountParams, response: { 200: AccountSchema } } },
     async (request) => services.accounts.getAccount(request.params.accountId),
   );
 
   app.post(
-    '/api/admin/v1/accounts/:accountId/credits',
+    '/v1/accounts/:accountId/credits',
     {
       schema: {
         summary: "Grant credits (negative: remove); answers the account's balance",
@@ -76,7 +79,7 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServices 
   );
 
   app.post(
-    '/api/admin/v1/accounts/:accountId/api-keys',
+    '/v1/accounts/:accountId/api-keys',
     {
       schema: {
         summary: 'Create a key for an account',
@@ -93,7 +96,7 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServices 
   );
 
   app.patch(
-    '/api/admin/v1/api-keys/:keyId',
+    '/v1/api-keys/:keyId',
     {
       schema: {
         summary: 'Rename, disable or enable a key',
@@ -106,7 +109,7 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServices 
   );
 
   app.patch(
-    '/api/admin/v1/api-keys/:keyId/rate-limits',
+    '/v1/api-keys/:keyId/rate-limits',
     {
       schema: {
         summary: "Set or remove a key's rate limits",
@@ -120,7 +123,7 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServices 
   );
 
   app.get(
-    '/api/admin/v1/accounts/:accountId/rate-limits',
+    '/v1/accounts/:accountId/rate-limits',
     {
       schema: {
         summary: "An account's rate limits (its keys' default and ceiling)",
@@ -132,7 +135,7 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServices 
   );
 
   app.patch(
-    '/api/admin/v1/accounts/:accountId/rate-limits',
+    '/v1/accounts/:accountId/rate-limits',
     {
       schema: {
         summary: "Set or remove an account's rate limits (its keys' default and ceiling)",
@@ -148,7 +151,7 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServices 
 
   // The usage records of an account as the operator sees them: each with its route, which accounts never see.
   app.get(
-    '/api/admin/v1/accounts/:accountId/generations',
+    '/v1/accounts/:accountId/generations',
     {
       schema: {
         summary: "An account's usage records with their routes",
@@ -161,7 +164,7 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServices 
   );
 
   app.get(
-    '/api/admin/v1/accounts/:accountId/generations/:generationId',
+    '/v1/accounts/:accountId/generations/:generationId',
     {
       schema: {
         summary: 'One usage record with its route',
@@ -173,7 +176,7 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServices 
   );
 
   app.delete(
-    '/api/admin/v1/api-keys/:keyId',
+    '/v1/api-keys/:keyId',
     {
       schema: {
         summary: 'Revoke a key',

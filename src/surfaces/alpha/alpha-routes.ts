@@ -6,7 +6,7 @@ import { compatModelFields } from '../../gateway/model-listing.ts';
 import type { GatewayServices } from '../../gateway/services.ts';
 import { collectAnswer, type RelayRun } from '../../gateway/text-generation.ts';
 import { nativeParameters } from '../../catalog/capability-gate.ts';
-import { callerOf, requireCredential } from '../../http/authentication.ts';
+import { callerOf, requestContextOf, requireCredential } from '../../http/authentication.ts';
 import { requestBaseUrl } from '../../http/base-url.ts';
 import { reportDroppedParameters } from '../../http/dropped-parameters.ts';
 import { compatModelFieldSchemas } from '../../http/answer-schemas.ts';
@@ -45,6 +45,12 @@ import {
   ResponsesRequest,
   ResponsesStreamEvent,
 } from '../../protocols/openai/responses.ts';
+
+/** The services this surface uses, and only those. */
+export type AlphaServices = Pick<
+  GatewayServices,
+  'authenticator' | 'catalog' | 'config' | 'embeddings' | 'imageRequests' | 'images' | 'text'
+>;
 
 function alphaModelItem(model: CatalogModel): Record<string, unknown> {
   return {
@@ -99,17 +105,16 @@ function allowsFallbacks(body: Readonly<Record<string, unknown>>): boolean {
 }
 
 /** The alpha (chat-completions-style) surface. */
-export const alphaRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServices }> = async (app, { services }) => {
+export const alphaRoutes: FastifyPluginAsyncTypebox<{ services: AlphaServices }> = async (app, { services }) => {
   app.addHook('onRequest', requireCredential(services.authenticator));
 
-  app.get(
-    '/api/alpha/v1/models',
-    { schema: { summary: 'The model list', response: { 200: ModelList } } },
-    async () => ({ object: 'list' as const, data: services.catalog.list().map(alphaModelItem) }),
-  );
+  app.get('/v1/models', { schema: { summary: 'The model list', response: { 200: ModelList } } }, async () => ({
+    object: 'list' as const,
+    data: services.catalog.list().map(alphaModelItem),
+  }));
 
   app.post(
-    '/api/alpha/v1/chat/completions',
+    '/v1/chat/completions',
     {
       schema: {
         summary: 'Chat completions',
@@ -122,7 +127,7 @@ export const alphaRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServices 
       const body = request.body as ChatCompletionsBody;
       const decoded = decodeChatMessages(body);
       const streaming = body.stream === true;
-      const run = await services.text.start(callerOf(request), {
+      const run = await services.text.start(requestContextOf(request, 'alpha', 'chat/completions'), {
         modelId: body.model,
         ...decoded,
         maxTokens: body.max_completion_tokens ?? body.max_tokens,
@@ -157,7 +162,7 @@ export const alphaRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServices 
   );
 
   app.post(
-    '/api/alpha/v1/embeddings',
+    '/v1/embeddings',
     {
       schema: {
         summary: 'Text embeddings (float or base64 vectors)',
@@ -170,7 +175,7 @@ export const alphaRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServices 
       const body = request.body;
       const encoding = embeddingEncoding(body.encoding_format);
       const inputs = decodeEmbeddingInput(body.input);
-      const answer = await services.embeddings.embed(callerOf(request), {
+      const answer = await services.embeddings.embed(requestContextOf(request, 'alpha', 'embeddings'), {
         modelId: body.model,
         inputs,
         dimensions: body.dimensions,
@@ -181,7 +186,7 @@ export const alphaRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServices 
   );
 
   app.post(
-    '/api/alpha/v1/images/generations',
+    '/v1/images/generations',
     {
       schema: {
         summary: 'Image generation',
@@ -192,21 +197,17 @@ export const alphaRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServices 
     },
     async (request, reply) => {
       const body = request.body;
-      const caller = callerOf(request);
+      const context = requestContextOf(request, 'alpha', 'images/generations');
       const streaming = body.stream === true;
-      const passThrough = services.imageRelay.passThroughRow(body.model);
-      if (passThrough) {
-        const relayed = await services.imageRelay.start(
-          caller,
-          { modelId: body.model, body, numberOfImages: body.n ?? 1, quality: body.quality, streaming },
-          passThrough,
-        );
-        return relayAnswer(request, reply, relayed, streaming);
-      }
+      const run = await services.imageRequests.start(context, {
+        modelId: body.model,
+        streaming,
+        relay: { body, numberOfImages: body.n ?? 1, quality: body.quality },
+        decoded: alphaImageInput(body),
+      });
+      if (run.kind === 'relay') return relayAnswer(request, reply, run, streaming);
       // A translated provider that streams image events (ModelArk) streams them, as OpenAI's events.
-      const streamingRoute = streaming ? services.imageStreaming.route(body.model) : undefined;
-      if (streamingRoute) {
-        const run = await services.imageStreaming.start(caller, alphaImageInput(body), streamingRoute);
+      if (run.kind === 'events') {
         reportDroppedParameters(reply, [...run.droppedParameters, ...untranslatedFields(body)]);
         const encoder = new ImageEventEncoder(Math.floor(Date.now() / 1000), body.output_format ?? 'jpeg');
         return streamEncoded(
@@ -224,7 +225,7 @@ export const alphaRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServices 
         );
       }
       // Other translated providers make images as jobs: the request waits for its job and answers in one JSON body.
-      const { generationId, droppedParameters } = await services.images.submit(caller, alphaImageInput(body), true);
+      const { generationId, droppedParameters } = run;
       reportDroppedParameters(reply, [
         ...droppedParameters,
         ...untranslatedFields(body),
@@ -233,7 +234,7 @@ export const alphaRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServices 
       const gone = new AbortController();
       request.raw.socket?.once('close', () => gone.abort());
       const job = await services.images.waitFor(
-        caller,
+        context,
         generationId,
         services.config.jobs.maxJobSeconds * 1000,
         gone.signal,
@@ -253,7 +254,7 @@ export const alphaRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServices 
   );
 
   app.post(
-    '/api/alpha/v1/responses',
+    '/v1/responses',
     {
       schema: {
         summary: 'Responses API',
@@ -266,7 +267,7 @@ export const alphaRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServices 
       const body = request.body as ResponsesBody;
       const decoded = decodeResponsesInput(body);
       const streaming = body.stream === true;
-      const run = await services.text.start(callerOf(request), {
+      const run = await services.text.start(requestContextOf(request, 'alpha', 'responses'), {
         modelId: body.model,
         ...decoded,
         maxTokens: body.max_output_tokens,

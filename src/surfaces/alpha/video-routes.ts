@@ -1,7 +1,7 @@
 import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { preParsingAsyncHookHandler } from 'fastify';
 import type { GatewayServices } from '../../gateway/services.ts';
-import { callerOf, requireCredential } from '../../http/authentication.ts';
+import { callerOf, requestContextOf, requireCredential } from '../../http/authentication.ts';
 import { requestBaseUrl } from '../../http/base-url.ts';
 import { Identifier } from '../../http/schemas.ts';
 import { readMultipartForm } from '../../http/multipart-form.ts';
@@ -9,6 +9,9 @@ import { binaryDownload, jsonBody, redirect } from '../../http/openapi/route-doc
 import { VideosCreateRequest } from '../../protocols/openai/videos.ts';
 import { RouterVideoJob } from '../../protocols/router-video/videos.ts';
 import { alphaVideoJob, decodeAlphaVideo, formBody, refuseUpload } from './videos-codec.ts';
+
+/** The services this surface uses, and only those. */
+export type AlphaVideoServices = Pick<GatewayServices, 'authenticator' | 'config' | 'mediaDownloads' | 'video'>;
 
 /** A video id as the gateway issues them: anything else answers 404 before any lookup. */
 const VideoIdParams = Type.Object({ id: Identifier });
@@ -22,7 +25,7 @@ const VideoJob = Type.Object(
 );
 
 /** Admission before a multipart body is read: the key was authenticated on request; the rest is the core's. */
-function admitForm(services: GatewayServices): preParsingAsyncHookHandler {
+function admitForm(services: AlphaVideoServices): preParsingAsyncHookHandler {
   return async (request) => {
     if (request.headers['content-type']?.toLowerCase().startsWith('multipart/'))
       await services.video.admitBody(callerOf(request));
@@ -33,7 +36,10 @@ function admitForm(services: GatewayServices): preParsingAsyncHookHandler {
  * The alpha surface's videos (spec, Alpha surface): the routing provider's video API over the gateway's
  * video tasks. The body is JSON, or the multipart form the official SDKs send.
  */
-export const alphaVideoRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServices }> = async (app, { services }) => {
+export const alphaVideoRoutes: FastifyPluginAsyncTypebox<{ services: AlphaVideoServices }> = async (
+  app,
+  { services },
+) => {
   app.addHook('onRequest', requireCredential(services.authenticator));
   // Streamed through the form parser within `server.multipart`, after the admission hook below has passed.
   app.addContentTypeParser('multipart/form-data', (request, payload, done) => {
@@ -59,7 +65,7 @@ export const alphaVideoRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServ
   const surfaceBase = (request: Parameters<typeof requestBaseUrl>[0]) => `${requestBaseUrl(request)}/api/alpha/v1`;
 
   app.post(
-    '/api/alpha/v1/videos',
+    '/v1/videos',
     {
       preParsing: admitForm(services),
       schema: {
@@ -74,13 +80,13 @@ export const alphaVideoRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServ
       },
     },
     async (request, reply) => {
-      const job = await video.submit(callerOf(request), decodeAlphaVideo(request.body));
+      const job = await video.submit(requestContextOf(request, 'alpha', 'videos'), decodeAlphaVideo(request.body));
       return reply.code(202).send(alphaVideoJob(await video.view(job, requestBaseUrl(request)), surfaceBase(request)));
     },
   );
 
   app.get(
-    '/api/alpha/v1/videos/:id',
+    '/v1/videos/:id',
     { schema: { summary: 'Poll a video job', params: VideoIdParams, response: { 200: VideoJob } } },
     async (request) => {
       const job = await video.find(callerOf(request), request.params.id);
@@ -90,7 +96,7 @@ export const alphaVideoRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServ
 
   app.route({
     method: ['GET', 'HEAD'],
-    url: '/api/alpha/v1/videos/:id/content',
+    url: '/v1/videos/:id/content',
     schema: {
       summary: 'Download the video',
       params: VideoIdParams,

@@ -6,7 +6,7 @@ import type { ChatStreamEvent } from '../../domain/chat.ts';
 import { collectAnswer } from '../../gateway/text-generation.ts';
 import type { GatewayServices } from '../../gateway/services.ts';
 import { nativeParameters } from '../../catalog/capability-gate.ts';
-import { callerOf, requireCredential } from '../../http/authentication.ts';
+import { requestContextOf, requireCredential } from '../../http/authentication.ts';
 import { reportDroppedParameters } from '../../http/dropped-parameters.ts';
 import { compatModelFieldSchemas } from '../../http/answer-schemas.ts';
 import { described, jsonOrEventStream, relaysUpstreamErrors } from '../../http/openapi/route-documentation.ts';
@@ -28,6 +28,9 @@ import {
   relayBody,
   type MessagesBody,
 } from './messages-codec.ts';
+
+/** The services this surface uses, and only those. */
+export type BetaServices = Pick<GatewayServices, 'authenticator' | 'catalog' | 'embeddings' | 'text'>;
 
 /** The version and feature-flag headers of the imitated protocol, forwarded upstream when present. */
 const forwardedHeaders = ['anthropic-version', 'anthropic-beta'] as const;
@@ -69,10 +72,10 @@ const messageAnswer = jsonOrEventStream(
 );
 
 /** The beta (messages-style) surface. */
-export const betaRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServices }> = async (app, { services }) => {
+export const betaRoutes: FastifyPluginAsyncTypebox<{ services: BetaServices }> = async (app, { services }) => {
   app.addHook('onRequest', requireCredential(services.authenticator));
 
-  app.get('/api/beta/v1/models', { schema: { summary: 'The model list', response: { 200: ModelList } } }, async () => {
+  app.get('/v1/models', { schema: { summary: 'The model list', response: { 200: ModelList } } }, async () => {
     const data = services.catalog.list().map((model) => ({
       type: 'model',
       id: model.modelId,
@@ -85,7 +88,7 @@ export const betaRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServices }
 
   // A service extension: the alpha embeddings shape, with multimodal inputs.
   app.post(
-    '/api/beta/v1/embeddings',
+    '/v1/embeddings',
     {
       schema: {
         summary: 'Embeddings, multimodal (a service extension)',
@@ -98,7 +101,7 @@ export const betaRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServices }
       const body = request.body;
       const encoding = embeddingEncoding(body.encoding_format);
       const inputs = decodeBetaEmbeddingInput(body.input);
-      const answer = await services.embeddings.embed(callerOf(request), {
+      const answer = await services.embeddings.embed(requestContextOf(request, 'beta', 'embeddings'), {
         modelId: body.model,
         inputs,
         dimensions: body.dimensions,
@@ -109,7 +112,7 @@ export const betaRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServices }
   );
 
   app.post(
-    '/api/beta/v1/messages',
+    '/v1/messages',
     {
       schema: { summary: 'Messages', body: MessagesRequest, response: { 200: messageAnswer }, ...relaysUpstreamErrors },
     },
@@ -117,7 +120,7 @@ export const betaRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServices }
       const body = request.body as MessagesBody;
       const decoded = decodeMessages(body);
       const streaming = body.stream === true;
-      const run = await services.text.start(callerOf(request), {
+      const run = await services.text.start(requestContextOf(request, 'beta', 'messages'), {
         modelId: body.model,
         ...decoded,
         maxTokens: body.max_tokens,

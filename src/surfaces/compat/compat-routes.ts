@@ -6,13 +6,19 @@ import { BalanceSchema, KeyLookupSchema, UsagePageSchema } from '../../http/answ
 import { PageQueryFields } from '../../http/schemas.ts';
 import { afterOwnSettlements } from '../../http/settled-reads.ts';
 
-export const compatRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServices }> = async (app, { services }) => {
+/** The services this surface uses, and only those. */
+export type CompatServices = Pick<
+  GatewayServices,
+  'accounts' | 'apiKeys' | 'authenticator' | 'config' | 'ledger' | 'usage'
+>;
+
+export const compatRoutes: FastifyPluginAsyncTypebox<{ services: CompatServices }> = async (app, { services }) => {
   app.addHook('onRequest', requireCredential(services.authenticator));
   app.addHook('preHandler', afterOwnSettlements(services.ledger));
   const maxPageSize = services.config.usage.maxPageSize;
 
   app.get(
-    '/api/compat/v1/usage',
+    '/v1/usage',
     {
       schema: {
         summary: 'Usage records, newest first',
@@ -27,7 +33,7 @@ export const compatRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServices
   );
 
   app.get(
-    '/api/compat/v1/balance',
+    '/v1/balance',
     { schema: { summary: 'Credit balance', response: { 200: BalanceSchema } } },
     async (request) => {
       const account = await services.accounts.getAccount(principalOf(request).accountId);
@@ -36,7 +42,7 @@ export const compatRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServices
   );
 
   app.get(
-    '/api/compat/v1/api-key',
+    '/v1/api-key',
     { schema: { summary: 'Key lookup: the key of x-api-key (403 without it)', response: { 200: KeyLookupSchema } } },
     async (request) => {
       const principal = principalOf(request);

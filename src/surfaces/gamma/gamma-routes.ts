@@ -6,7 +6,7 @@ import type { ChatStreamEvent } from '../../domain/chat.ts';
 import { GatewayError } from '../../domain/errors.ts';
 import type { GatewayServices } from '../../gateway/services.ts';
 import { collectAnswer } from '../../gateway/text-generation.ts';
-import { callerOf, requireCredential } from '../../http/authentication.ts';
+import { requestContextOf, requireCredential } from '../../http/authentication.ts';
 import { reportDroppedParameters } from '../../http/dropped-parameters.ts';
 import { relayAnswer, streamEncoded } from '../../streaming/relay.ts';
 import { compatModelFieldSchemas } from '../../http/answer-schemas.ts';
@@ -34,6 +34,9 @@ import {
   streamError,
   type GenerateContentBody,
 } from './generate-content-codec.ts';
+
+/** The services this surface uses, and only those. */
+export type GammaServices = Pick<GatewayServices, 'authenticator' | 'catalog' | 'embeddings' | 'text'>;
 
 const generateContentBody = bodyValidator<GenerateContentBody>(GenerateContentRequest);
 const embedContentBody = bodyValidator<EmbedContentBody>(EmbedContentRequest);
@@ -108,33 +111,29 @@ const actionAnswer = {
 };
 
 /** The gamma (generateContent-style) surface. */
-export const gammaRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServices }> = async (app, { services }) => {
+export const gammaRoutes: FastifyPluginAsyncTypebox<{ services: GammaServices }> = async (app, { services }) => {
   app.addHook('onRequest', requireCredential(services.authenticator, { acceptGoogleKeyHeader: true }));
 
-  app.get(
-    '/api/gamma/v1beta/models',
-    { schema: { summary: 'The model list', response: { 200: ModelList } } },
-    async () => {
-      const models = services.catalog.list();
-      return {
-        data: models.map((model) => ({
-          id: `${model.rows[0]?.providerId}/${model.modelId}`,
-          ...compatModelFields(model),
-        })),
-        // The protocol's own list shape, which the official SDK reads.
-        models: models.map((model) => ({
-          name: `models/${model.modelId}`,
-          displayName: model.name ?? model.modelId,
-          supportedGenerationMethods: model.outputModalities.includes('embedding')
-            ? ['embedContent', 'batchEmbedContents']
-            : ['generateContent', 'streamGenerateContent'],
-        })),
-      };
-    },
-  );
+  app.get('/v1beta/models', { schema: { summary: 'The model list', response: { 200: ModelList } } }, async () => {
+    const models = services.catalog.list();
+    return {
+      data: models.map((model) => ({
+        id: `${model.rows[0]?.providerId}/${model.modelId}`,
+        ...compatModelFields(model),
+      })),
+      // The protocol's own list shape, which the official SDK reads.
+      models: models.map((model) => ({
+        name: `models/${model.modelId}`,
+        displayName: model.name ?? model.modelId,
+        supportedGenerationMethods: model.outputModalities.includes('embedding')
+          ? ['embedContent', 'batchEmbedContents']
+          : ['generateContent', 'streamGenerateContent'],
+      })),
+    };
+  });
 
   app.post(
-    '/api/gamma/v1beta/models/*',
+    '/v1beta/models/*',
     // Each action has its own body, checked once the path has said which action it is.
     {
       schema: {
@@ -155,7 +154,7 @@ export const gammaRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServices 
           action === 'embedContent'
             ? decodeEmbedContent(embedContentBody(request.body), modelId)
             : decodeBatchEmbedContents(batchBody(request.body), modelId);
-        const answer = await services.embeddings.embed(callerOf(request), {
+        const answer = await services.embeddings.embed(requestContextOf(request, 'gamma', action), {
           modelId,
           ...decoded,
           dimensionsField: 'outputDimensionality',
@@ -169,7 +168,7 @@ export const gammaRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServices 
       const streaming = action === 'streamGenerateContent';
       const sse = request.query.alt === 'sse';
       const config = body.generationConfig ?? {};
-      const run = await services.text.start(callerOf(request), {
+      const run = await services.text.start(requestContextOf(request, 'gamma', action), {
         modelId,
         ...decoded,
         maxTokens: config.maxOutputTokens as number | undefined,

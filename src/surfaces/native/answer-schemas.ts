@@ -4,7 +4,7 @@ import type { Capabilities } from '../../domain/capabilities.ts';
 import { imageOutputFormats, type LayerBox } from '../../domain/image.ts';
 import { audioMediaTypes, type AudioSubtitle } from '../../domain/speech.ts';
 
-/** Answers of the native API (spec, Resources): what the OpenAPI document shows (http/openapi/answer-agreements.ts checks them against the views). */
+/** Answers of the native API (spec, Resources): what the OpenAPI document shows (answer-agreements.ts beside it checks them against the views). */
 
 /** What archived media is served as: the image formats, MP4 video, and the audio formats. */
 export const archivedMediaTypes = [

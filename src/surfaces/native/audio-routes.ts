@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { costEstimate } from './cost-estimate.ts';
 import type { GatewayServices } from '../../gateway/services.ts';
-import { callerOf, requireCredential } from '../../http/authentication.ts';
+import { callerOf, requestContextOf, requireCredential } from '../../http/authentication.ts';
 import { requestBaseUrl } from '../../http/base-url.ts';
 import { AudioJobSchema, CostEstimateSchema, SubmittedAudioSchema, VoiceListSchema } from './answer-schemas.ts';
 import {
@@ -13,8 +13,11 @@ import {
   VoicesQuery,
 } from './audio-codec.ts';
 
+/** The services this surface uses, and only those. */
+export type NativeAudioServices = Pick<GatewayServices, 'authenticator' | 'speech' | 'voices'>;
+
 /** The native audio routes (spec, Native: audio): both products as jobs with their estimates, the shared poll, and the voice catalog. */
-export const nativeAudioRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServices }> = async (
+export const nativeAudioRoutes: FastifyPluginAsyncTypebox<{ services: NativeAudioServices }> = async (
   app,
   { services },
 ) => {
@@ -22,7 +25,7 @@ export const nativeAudioRoutes: FastifyPluginAsyncTypebox<{ services: GatewaySer
   const speech = services.speech;
 
   app.post(
-    '/api/v1/audio/text-to-speech/estimate',
+    '/audio/text-to-speech/estimate',
     {
       schema: {
         summary: 'Cost estimate of a text-to-speech request',
@@ -31,13 +34,13 @@ export const nativeAudioRoutes: FastifyPluginAsyncTypebox<{ services: GatewaySer
       },
     },
     async (request) => {
-      const nanos = await speech.estimate(decodeTextToSpeech(request.body));
+      const nanos = await speech.estimate(callerOf(request), decodeTextToSpeech(request.body));
       return costEstimate(nanos);
     },
   );
 
   app.post(
-    '/api/v1/audio/text-to-speech',
+    '/audio/text-to-speech',
     {
       schema: {
         summary: 'Submit a text-to-speech job',
@@ -46,13 +49,16 @@ export const nativeAudioRoutes: FastifyPluginAsyncTypebox<{ services: GatewaySer
       },
     },
     async (request, reply) => {
-      const generationId = await speech.submit(callerOf(request), decodeTextToSpeech(request.body));
+      const generationId = await speech.submit(
+        requestContextOf(request, 'native', 'audio/text-to-speech'),
+        decodeTextToSpeech(request.body),
+      );
       return reply.code(202).send({ generationId });
     },
   );
 
   app.post(
-    '/api/v1/audio/generation-with-reference/estimate',
+    '/audio/generation-with-reference/estimate',
     {
       schema: {
         summary: 'Cost estimate of audio generation with reference (indicative: billed by delivered seconds)',
@@ -61,13 +67,13 @@ export const nativeAudioRoutes: FastifyPluginAsyncTypebox<{ services: GatewaySer
       },
     },
     async (request) => {
-      const nanos = await speech.estimateReference(decodeReferenceAudio(request.body));
+      const nanos = await speech.estimateReference(callerOf(request), decodeReferenceAudio(request.body));
       return costEstimate(nanos);
     },
   );
 
   app.post(
-    '/api/v1/audio/generation-with-reference',
+    '/audio/generation-with-reference',
     {
       schema: {
         summary: 'Submit an audio generation with reference',
@@ -76,13 +82,16 @@ export const nativeAudioRoutes: FastifyPluginAsyncTypebox<{ services: GatewaySer
       },
     },
     async (request, reply) => {
-      const generationId = await speech.submitReference(callerOf(request), decodeReferenceAudio(request.body));
+      const generationId = await speech.submitReference(
+        requestContextOf(request, 'native', 'audio/generation-with-reference'),
+        decodeReferenceAudio(request.body),
+      );
       return reply.code(202).send({ generationId });
     },
   );
 
   app.get(
-    '/api/v1/audio/generations/:generationId',
+    '/audio/generations/:generationId',
     {
       schema: {
         summary: 'Poll an audio job (either product)',
@@ -97,7 +106,7 @@ export const nativeAudioRoutes: FastifyPluginAsyncTypebox<{ services: GatewaySer
   );
 
   app.get(
-    '/api/v1/audio/voices',
+    '/audio/voices',
     {
       schema: {
         summary: 'The text-to-speech voice catalog',

@@ -2,13 +2,16 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { GatewayError } from '../../domain/errors.ts';
 import { costEstimate } from './cost-estimate.ts';
 import type { GatewayServices } from '../../gateway/services.ts';
-import { callerOf, requireCredential } from '../../http/authentication.ts';
+import { callerOf, requestContextOf, requireCredential } from '../../http/authentication.ts';
 import { requestBaseUrl } from '../../http/base-url.ts';
 import { CostEstimateSchema, ImageJobSchema, QueuedJobSchema, WaitedImageSchema } from './answer-schemas.ts';
 import { decodeImageBody, GenerationIdParams, ImageGenerationBody } from './image-request-codec.ts';
 
+/** The services this surface uses, and only those. */
+export type NativeImageServices = Pick<GatewayServices, 'authenticator' | 'config' | 'images'>;
+
 /** The native image routes (spec, Native: image): estimate, async submit and poll, and the waiting form. */
-export const nativeImageRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServices }> = async (
+export const nativeImageRoutes: FastifyPluginAsyncTypebox<{ services: NativeImageServices }> = async (
   app,
   { services },
 ) => {
@@ -16,7 +19,7 @@ export const nativeImageRoutes: FastifyPluginAsyncTypebox<{ services: GatewaySer
   const images = services.images;
 
   app.post(
-    '/api/v1/image/estimate',
+    '/image/estimate',
     {
       schema: {
         summary: 'Cost estimate of an image request',
@@ -31,16 +34,19 @@ export const nativeImageRoutes: FastifyPluginAsyncTypebox<{ services: GatewaySer
   );
 
   app.post(
-    '/api/v1/image/generations/async',
+    '/image/generations/async',
     { schema: { summary: 'Submit an image job', body: ImageGenerationBody, response: { 202: QueuedJobSchema } } },
     async (request, reply) => {
-      const { generationId, status } = await images.submit(callerOf(request), decodeImageBody(request.body));
+      const { generationId, status } = await images.submit(
+        requestContextOf(request, 'native', 'image/generations/async'),
+        decodeImageBody(request.body),
+      );
       return reply.code(202).send({ generationId, status });
     },
   );
 
   app.get(
-    '/api/v1/image/generations/async/:generationId',
+    '/image/generations/async/:generationId',
     { schema: { summary: 'Poll an image job', params: GenerationIdParams, response: { 200: ImageJobSchema } } },
     async (request) => {
       const job = await images.find(callerOf(request), request.params.generationId);
@@ -51,7 +57,7 @@ export const nativeImageRoutes: FastifyPluginAsyncTypebox<{ services: GatewaySer
   // The waiting form: the same body; answers the ImageResult when the job ends within `jobs.syncWaitMs`,
   // else 202 with the generationId to poll.
   app.post(
-    '/api/v1/image/generations',
+    '/image/generations',
     {
       schema: {
         summary: 'Generate images, waiting up to jobs.syncWaitMs',
@@ -60,11 +66,11 @@ export const nativeImageRoutes: FastifyPluginAsyncTypebox<{ services: GatewaySer
       },
     },
     async (request, reply) => {
-      const caller = callerOf(request);
-      const { generationId } = await images.submit(caller, decodeImageBody(request.body));
+      const context = requestContextOf(request, 'native', 'image/generations');
+      const { generationId } = await images.submit(context, decodeImageBody(request.body));
       const gone = new AbortController();
       request.raw.socket?.once('close', () => gone.abort());
-      const job = await images.waitFor(caller, generationId, services.config.jobs.syncWaitMs, gone.signal);
+      const job = await images.waitFor(context, generationId, services.config.jobs.syncWaitMs, gone.signal);
       const view = await images.view(job, requestBaseUrl(request));
       if (view.status === 'succeeded' && view.result) return { generationId, ...view.result };
       if (view.status === 'failed')

@@ -4,16 +4,22 @@ import { binaryDownload } from '../../http/openapi/route-documentation.ts';
 import { noCredential } from '../../http/openapi/security-schemes.ts';
 import { archivedMediaTypes } from './answer-schemas.ts';
 
+/** The services this surface uses, and only those. */
+export type MediaFilesServices = Pick<GatewayServices, 'mediaDownloads'>;
+
 const LinkQuery = Type.Object({
   expires: Type.Optional(Type.String({ maxLength: 20 })),
   signature: Type.Optional(Type.String({ maxLength: 100 })),
 });
 
 /** `GET|HEAD /api/v1/media/files/<key>?expires&signature`: archived media by signed link, no credential. */
-export const mediaFilesRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServices }> = async (app, { services }) => {
+export const mediaFilesRoutes: FastifyPluginAsyncTypebox<{ services: MediaFilesServices }> = async (
+  app,
+  { services },
+) => {
   app.route({
     method: ['GET', 'HEAD'],
-    url: '/api/v1/media/files/*',
+    url: '/media/files/*',
     schema: {
       summary: 'Download archived media by its signed link',
       security: noCredential,

@@ -6,6 +6,9 @@ import { requireCredential } from '../../http/authentication.ts';
 import { ModelSchema } from './answer-schemas.ts';
 import { modelView } from './model-view.ts';
 
+/** The services this surface uses, and only those. */
+export type NativeModelsServices = Pick<GatewayServices, 'authenticator' | 'catalog'>;
+
 const ModalityQuery = Type.Optional(
   Type.Union([Type.String({ maxLength: 200 }), Type.Array(Type.String({ maxLength: 200 }), { maxItems: 10 })]),
 );
@@ -31,14 +34,14 @@ function parseModalities(
   return values;
 }
 
-export const nativeModelsRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServices }> = async (
+export const nativeModelsRoutes: FastifyPluginAsyncTypebox<{ services: NativeModelsServices }> = async (
   app,
   { services },
 ) => {
   app.addHook('onRequest', requireCredential(services.authenticator));
 
   app.get(
-    '/api/v1/ai/models',
+    '/ai/models',
     {
       schema: {
         summary: 'List the active models',
@@ -58,7 +61,7 @@ export const nativeModelsRoutes: FastifyPluginAsyncTypebox<{ services: GatewaySe
   // Model ids may contain slashes, so the rest of the path is the id. The router has already
   // percent-decoded it; decoding again would turn `%25` into a URIError (500) and `%2541` into `A`.
   app.get(
-    '/api/v1/ai/models/*',
+    '/ai/models/*',
     {
       schema: {
         summary: 'One model with its capabilities',

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { GatewayServices } from '../../gateway/services.ts';
-import { callerOf, requireCredential } from '../../http/authentication.ts';
+import { requestContextOf, requireCredential } from '../../http/authentication.ts';
 import { midStreamFailure } from '../../domain/upstream-failure.ts';
 import { streamEncoded } from '../../streaming/relay.ts';
 import { reportDroppedParameters } from '../../http/dropped-parameters.ts';
@@ -8,8 +8,14 @@ import { eventStream, relaysUpstreamErrors } from '../../http/openapi/route-docu
 import { TextStreamEventSchema } from './answer-schemas.ts';
 import { decodeParameters, optionalFieldNames, TextCompletionBody, textChunkOf } from './text-completion-codec.ts';
 
+/** The services this surface uses, and only those. */
+export type NativeTextServices = Pick<GatewayServices, 'authenticator' | 'text'>;
+
 /** `POST /api/v1/text/completions`: always SSE of TextChunk objects, ending in `data: [DONE]`. */
-export const nativeTextRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServices }> = async (app, { services }) => {
+export const nativeTextRoutes: FastifyPluginAsyncTypebox<{ services: NativeTextServices }> = async (
+  app,
+  { services },
+) => {
   app.addHook('onRequest', requireCredential(services.authenticator));
 
   const answer = eventStream(
@@ -18,7 +24,7 @@ export const nativeTextRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServ
     'The stream ends with `data: [DONE]`, or after a failure with an `error` event and no [DONE].',
   );
   app.post(
-    '/api/v1/text/completions',
+    '/text/completions',
     {
       schema: {
         summary: 'Text completion (always streamed)',
@@ -31,7 +37,7 @@ export const nativeTextRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServ
       const body = request.body;
       const gatedParameters: Record<string, unknown> = { temperature: body.temperature, maxTokens: body.maxTokens };
       for (const name of optionalFieldNames) gatedParameters[name] = body[name];
-      const run = await services.text.start(callerOf(request), {
+      const run = await services.text.start(requestContextOf(request, 'native', 'text/completions'), {
         modelId: body.model,
         messages: body.messages,
         ...decodeParameters(body),

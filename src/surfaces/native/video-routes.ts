@@ -1,13 +1,16 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { costEstimate } from './cost-estimate.ts';
 import type { GatewayServices } from '../../gateway/services.ts';
-import { callerOf, requireCredential } from '../../http/authentication.ts';
+import { callerOf, requestContextOf, requireCredential } from '../../http/authentication.ts';
 import { requestBaseUrl } from '../../http/base-url.ts';
 import { CostEstimateSchema, VideoTaskSchema } from './answer-schemas.ts';
 import { decodeVideoBody, TaskIdParams, VideoGenerationBody } from './video-request-codec.ts';
 
+/** The services this surface uses, and only those. */
+export type NativeVideoServices = Pick<GatewayServices, 'authenticator' | 'video'>;
+
 /** The native video routes (spec, Native: video): estimate, create (the persisted task), poll, and cancel of a queued task. */
-export const nativeVideoRoutes: FastifyPluginAsyncTypebox<{ services: GatewayServices }> = async (
+export const nativeVideoRoutes: FastifyPluginAsyncTypebox<{ services: NativeVideoServices }> = async (
   app,
   { services },
 ) => {
@@ -15,7 +18,7 @@ export const nativeVideoRoutes: FastifyPluginAsyncTypebox<{ services: GatewaySer
   const video = services.video;
 
   app.post(
-    '/api/v1/video/estimate',
+    '/video/estimate',
     {
       schema: {
         summary: 'Cost estimate of a video request (indicative: billed by delivered seconds)',
@@ -30,16 +33,19 @@ export const nativeVideoRoutes: FastifyPluginAsyncTypebox<{ services: GatewaySer
   );
 
   app.post(
-    '/api/v1/video/generations',
+    '/video/generations',
     { schema: { summary: 'Create a video task', body: VideoGenerationBody, response: { 200: VideoTaskSchema } } },
     async (request) => {
-      const job = await video.submit(callerOf(request), decodeVideoBody(request.body));
+      const job = await video.submit(
+        requestContextOf(request, 'native', 'video/generations'),
+        decodeVideoBody(request.body),
+      );
       return video.view(job, requestBaseUrl(request));
     },
   );
 
   app.get(
-    '/api/v1/video/tasks/:taskId',
+    '/video/tasks/:taskId',
     { schema: { summary: 'Poll a video task', params: TaskIdParams, response: { 200: VideoTaskSchema } } },
     async (request) => {
       const job = await video.find(callerOf(request), request.params.taskId);
@@ -49,7 +55,7 @@ export const nativeVideoRoutes: FastifyPluginAsyncTypebox<{ services: GatewaySer
 
   // Not in the spec's table: cancels a task nothing was sent upstream for yet (409 once it runs).
   app.post(
-    '/api/v1/video/tasks/:taskId/cancel',
+    '/video/tasks/:taskId/cancel',
     {
       schema: {
         summary: 'Cancel a task still queued (409 once sent upstream)',

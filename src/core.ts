@@ -1,0 +1,398 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { type Logger } from 'pino';
+import { CreditLedger } from './billing/credit-ledger.ts';
+import { UsageHistory } from './billing/usage-history.ts';
+import { effectiveRateLimits, KeyRateLimiter, RateLimitStore } from './billing/rate-limits.ts';
+import { Catalog } from './catalog/catalog.ts';
+import type { Environment } from './config/environment.ts';
+import { loadConfigFile, type GatewayConfig } from './config/load-config.ts';
+import { resolveSecret } from './config/secret.ts';
+import { newId } from './domain/ids.ts';
+import type { GatewayServices } from './gateway/services.ts';
+import { EmbeddingGeneration } from './gateway/embedding-generation.ts';
+import { TextGeneration } from './gateway/text-generation.ts';
+import { GenerationPipeline } from './gateway/generation-pipeline.ts';
+import type { Resilience } from './gateway/upstream-dispatch.ts';
+import { RemoteMediaFetcher } from './media/remote-media.ts';
+import { WorkTracker } from './gateway/work-tracker.ts';
+import type { AdapterRegistry } from './providers/provider-adapter.ts';
+import { createAnthropicAdapter } from './providers/anthropic/anthropic-adapter.ts';
+import { createArkAdapter } from './providers/ark/ark-adapter.ts';
+import { createGeminiAdapter } from './providers/gemini/gemini-adapter.ts';
+import { createOpenAiAdapter } from './providers/openai/openai-adapter.ts';
+import { sandboxAdapter } from './providers/sandbox/sandbox-adapter.ts';
+import { createSpeechAdapter } from './providers/speech/speech-adapter.ts';
+import { UpstreamHttp } from './providers/shared/upstream-http.ts';
+import { AccountService } from './identity/account-service.ts';
+import { ApiKeyService } from './identity/api-key-service.ts';
+import { Authenticator } from './identity/authenticator.ts';
+import { deriveSecretKeys } from './identity/secret-keys.ts';
+import { AccountsRepository } from './storage/accounts-repository.ts';
+import { ApiKeysRepository } from './storage/api-keys-repository.ts';
+import { openStorage, type Storage, type StorageEvent, type StorageOptions } from './storage/database.ts';
+import { LedgerRepository } from './storage/ledger-repository.ts';
+import { SessionsRepository } from './storage/sessions-repository.ts';
+import { UsageRepository } from './storage/usage-repository.ts';
+import { MediaJobsRepository } from './storage/media-jobs-repository.ts';
+import { openObjectStore } from './storage/open-object-store.ts';
+import { FsObjectStore } from './storage/fs-object-store.ts';
+import { MediaDownloads } from './gateway/media-downloads.ts';
+import { ProviderBreakers } from './gateway/provider-breakers.ts';
+import { GatewayTelemetry } from './telemetry/gateway-telemetry.ts';
+import { MediaLibrary } from './gateway/media-library.ts';
+import { ImageRequests } from './gateway/image-requests.ts';
+import type { ObjectStore } from './storage/object-store.ts';
+import { ImageGeneration } from './gateway/image-generation.ts';
+import { JobSubmission } from './gateway/job-submission.ts';
+import { SpeechGeneration } from './gateway/speech-generation.ts';
+import { SpeechJobRunner } from './jobs/speech-job-runner.ts';
+import { VideoJobRunner } from './jobs/video-job-runner.ts';
+import { VideoGeneration } from './gateway/video-generation.ts';
+import type { JobRunner } from './jobs/job-runner.ts';
+import { VoiceCatalog } from './catalog/voices.ts';
+import { ImageJobRunner } from './jobs/image-job-runner.ts';
+import { JobWaiters } from './jobs/job-waiters.ts';
+import { JobWorker } from './jobs/job-worker.ts';
+import { MediaLinks } from './jobs/media-links.ts';
+import { MediaRetention } from './jobs/media-retention.ts';
+import { withSafeErrorLogging } from './storage/logged-errors.ts';
+
+/** One line per provider family: the adapters this build knows, sharing one upstream HTTP client. */
+function providerAdapters(http: UpstreamHttp): AdapterRegistry {
+  return new Map(
+    [
+      sandboxAdapter,
+      createOpenAiAdapter(http),
+      createAnthropicAdapter(http),
+      createGeminiAdapter(http),
+      createArkAdapter(http),
+      createSpeechAdapter(http),
+    ].map((adapter) => [adapter.protocol, adapter]),
+  );
+}
+
+export interface CoreOptions {
+  environment: Environment;
+  /** Defaults to the file named by GATEWAY_CONFIG. */
+  config?: GatewayConfig;
+  /** Defaults to DATABASE_URL, or the embedded PostgreSQL server under DATA_DIR. */
+  storage?: StorageOptions;
+  logger: Logger;
+}
+
+export interface Core {
+  services: GatewayServices;
+  /** Generations whose holds are not settled yet. */
+  work: WorkTracker;
+  /** The repositories the server's background upkeep (hold reconciliation, session expiry, readiness) works on. */
+  upkeep: { ledger: LedgerRepository; sessions: SessionsRepository; mediaJobs: MediaJobsRepository };
+  storage: Storage;
+  /** Runs media jobs once started (the server starts it; the CLI does not). */
+  worker: JobWorker;
+  /** Deletes archived media past its retention once started. */
+  retention: MediaRetention;
+  store: ObjectStore;
+  instanceId: string;
+  close(): Promise<void>;
+}
+
+export function storageOptionsFor(environment: Environment, logger: Logger): StorageOptions {
+  if (environment.databaseUrl) {
+    return {
+      kind: 'postgres',
+      url: environment.databaseUrl,
+      onError: (error) => logger.error({ err: error }, 'database connection error'),
+    };
+  }
+  return {
+    kind: 'embedded',
+    dataDir: environment.dataDir,
+    onError: (error) => logger.error({ err: error }, 'embedded database error'),
+    onLog: (message, level) => logger[level](message),
+  };
+}
+
+/** How often archived media past its retention is looked for. */
+const retentionSweepMs = 10 * 60 * 1000;
+
+/** How long the start waits for the rate limits' Redis connection. */
+const redisConnectWaitMs = 2_000;
+
+/** How long a request refused for credit that other processes lease waits for them to give it back, once. */
+const peerGiveBackWaitMs = 100;
+
+/** Configuration, storage and every service, without HTTP: what both the server and the CLI stand on. */
+export async function openCore(options: CoreOptions): Promise<Core> {
+  const { environment } = options;
+  // Storage errors are logged without the values they carry, whoever built the logger.
+  const logger = withSafeErrorLogging(options.logger);
+  const config = options.config ?? loadConfigFile(environment.configPath, environment.variables);
+  const secretKeys = deriveSecretKeys(resolveSecret(environment));
+  const storage = await openStorage(options.storage ?? storageOptionsFor(environment, logger));
+  const instanceId = newId('inst');
+  const accountsRepository = new AccountsRepository(storage.db);
+  const apiKeysRepository = new ApiKeysRepository(storage.db);
+  const sessionsRepository = new SessionsRepository(storage.db);
+  const ledgerRepository = new LedgerRepository(storage);
+  const authenticator = new Authenticator(secretKeys, apiKeysRepository, sessionsRepository, () => storage.listening());
+  const catalog = new Catalog(config);
+  const voices = new VoiceCatalog(config.voices, (modelId) => catalog.find(modelId) !== undefined);
+  const telemetry = new GatewayTelemetry(logger);
+  const limiterStore = new RateLimitStore({
+    redisUrl: environment.redisUrl,
+    redisFailure: config.rateLimits.redisFailure,
+    keyPrefix: config.rateLimits.redisKeyPrefix,
+    onOutage: (error) =>
+      logger.warn(
+        { err: error, redisFailure: config.rateLimits.redisFailure },
+        `Redis for rate limits unreachable: requests are ${config.rateLimits.redisFailure === 'open' ? 'admitted without rate limits' : 'refused with 503'} until it answers`,
+      ),
+    onRecovery: () => logger.info('Redis for rate limits answers again'),
+  });
+  // Settlements count tokens whichever process admitted their request: a key's limits are read where unknown.
+  const rateLimits = new KeyRateLimiter(limiterStore, async (keyId) => {
+    const row = await apiKeysRepository.findCredentialById(keyId);
+    return row ? effectiveRateLimits(row, row.accountRateLimits) : null;
+  });
+  // A Redis that does not answer within this is an outage from the start (rateLimits.redisFailure applies).
+  await limiterStore.ready(redisConnectWaitMs);
+  const breakers = new ProviderBreakers(
+    {
+      failures: config.upstream.breakerFailures,
+      minAccounts: config.upstream.breakerMinAccounts,
+      cooldownMs: config.upstream.breakerCooldownMs,
+    },
+    (row, state) => telemetry.breakerChanged(row, state),
+  );
+  const resilience: Resilience = {
+    breakers,
+    events: telemetry,
+    retryBudgetMs: config.upstream.retryBudgetMs,
+    maxRetries: config.upstream.maxRetries,
+    traced: config.telemetry.otlpEndpoint !== undefined,
+  };
+  const ledger = new CreditLedger(ledgerRepository, instanceId, {
+    leases: {
+      maxLeaseNanos: config.ledger.leaseMaxNanos,
+      idleMs: config.ledger.leaseIdleMs,
+      // Processes sharing the database hear the request through LISTEN/NOTIFY and give back within milliseconds.
+      ...(!storage.soleOwner
+        ? {
+            askPeers: (accountId: string) =>
+              storage.publish({ type: 'give-back-credit', accountId }).then(() => sleep(peerGiveBackWaitMs)),
+          }
+        : {}),
+    },
+    settlementWaitMs: config.ledger.settlementWaitMs,
+    reportFailure: (error, reservation) =>
+      logger.error(
+        { err: error, holdId: reservation.id },
+        'storage refused to settle or release a hold (a settlement that failed has its credit given back where storage allows)',
+      ),
+    reportLeaseFailure: (error) =>
+      logger.error(
+        { err: error },
+        'storage refused to give back leased credit; it stays held until this process stops',
+      ),
+    // A request's record is announced here for the process's figures; the request's line carries its fields.
+    onRecorded: (generation) => {
+      telemetry.generationCounted(generation);
+      rateLimits.chargeUsage(generation.apiKeyId, generation.usage);
+    },
+  });
+  const waiters = new JobWaiters();
+  let worker: JobWorker | undefined;
+  const forget = (event: StorageEvent) => {
+    authenticator.handleEvent(event);
+    ledger.handleEvent(event);
+    if (event.type === 'key-changed') rateLimits.forgetKey(event.keyId);
+    if (event.type === 'job-finished') waiters.finished(event.jobId);
+    else if (event.type === 'jobs-queued') worker?.wake();
+  };
+  const unsubscribe = storage.subscribe(forget);
+  // This process forgets at once; the storage event then reaches the others (and echoes back here, harmlessly).
+  const events: Pick<Storage, 'publish'> = {
+    publish: async (event) => {
+      forget(event);
+      await storage.publish(event);
+    },
+  };
+  const work = new WorkTracker();
+  const upstreamHttp = new UpstreamHttp(config.upstream.maxConnectionsPerOrigin);
+  const remoteMedia = new RemoteMediaFetcher(config.remoteMedia);
+  // Jobs' reference URLs meet the rules of the URLs embeddings fetch, before anything is held.
+  const checkReferenceUrl = (url: string) => remoteMedia.check(url);
+  // Provider outputs come from the providers the operator configured, so their addresses are not filtered.
+  const outputDownloads = new RemoteMediaFetcher({
+    timeoutMs: config.media.downloadTimeoutMs,
+    maxBytes: config.media.maxDownloadBytes,
+    allowPrivateAddresses: true,
+  });
+  const adapters = providerAdapters(upstreamHttp);
+  const retentionMs = config.media.retentionDays > 0 ? config.media.retentionDays * 86_400_000 : undefined;
+  const store = openObjectStore({ media: config.media, dataDir: environment.dataDir, linkKey: secretKeys.mediaLinks });
+  const mediaDownloads = new MediaDownloads(store instanceof FsObjectStore ? store : undefined, secretKeys.mediaLinks);
+  const mediaJobs = new MediaJobsRepository(storage.db);
+  const announceFinished = (jobId: string) => {
+    events
+      .publish({ type: 'job-finished', jobId })
+      .catch((error: Error) => logger.error({ err: error, jobId }, 'could not announce a finished job'));
+  };
+  worker = new JobWorker({
+    jobs: mediaJobs,
+    maxDurationOverrun: config.limits.maxDurationOverrun,
+    runners: new Map<string, JobRunner>([
+      [
+        'image',
+        new ImageJobRunner({
+          adapters,
+          providers: config.providers,
+          store,
+          downloadOutput: (url, signal) => outputDownloads.fetch(url, undefined, undefined, signal),
+          fetchInput: (url, signal) => remoteMedia.fetch(url, undefined, undefined, signal),
+          retentionMs,
+        }),
+      ],
+      [
+        'audio',
+        new SpeechJobRunner({
+          adapters,
+          providers: config.providers,
+          store,
+          downloadOutput: (url, signal) => outputDownloads.fetch(url, undefined, undefined, signal),
+          retentionMs,
+        }),
+      ],
+      [
+        'video',
+        new VideoJobRunner({
+          adapters,
+          providers: config.providers,
+          store,
+          downloadOutput: (url, credentials, signal) => outputDownloads.fetch(url, undefined, credentials, signal),
+          retentionMs,
+          pollMs: config.jobs.taskPollMs,
+        }),
+      ],
+    ]),
+    providers: config.providers,
+    owner: instanceId,
+    config: config.jobs,
+    onFinished: announceFinished,
+    onRecorded: (generation) => {
+      telemetry.generationRecorded(generation);
+      rateLimits.chargeUsage(generation.apiKeyId, generation.usage);
+    },
+    onError: (error, jobId) =>
+      logger.error({ err: error, jobId }, 'media job failed inside the gateway; its lease runs out and it is resumed'),
+  });
+  const submission = new JobSubmission({
+    jobs: mediaJobs,
+    ledger,
+    waiters,
+    config: config.jobs,
+    announce: () => {
+      events
+        .publish({ type: 'jobs-queued' })
+        .catch((error: Error) => logger.error({ err: error }, 'could not announce queued jobs'));
+    },
+  });
+  const pipeline = new GenerationPipeline({
+    work,
+    catalog,
+    ledger,
+    adapters,
+    providers: config.providers,
+    resilience,
+    submission,
+  });
+  const links = new MediaLinks(store, config.media.linkTtlSeconds, environment.configuredPublicBaseUrl);
+  const retention = new MediaRetention({
+    jobs: mediaJobs,
+    store,
+    intervalMs: retentionSweepMs,
+    onError: (error) => logger.error({ err: error }, 'media retention sweep failed'),
+    onDeleted: (count) => logger.info({ count }, 'deleted archived media past its retention'),
+  });
+  const images = new ImageGeneration({ pipeline, submission, links, store, checkReferenceUrl });
+  const services: GatewayServices = {
+    config,
+    catalog,
+    authenticator,
+    accounts: new AccountService({
+      accounts: accountsRepository,
+      sessions: sessionsRepository,
+      storage: events,
+      secretKeys,
+      signupCreditsUsd: config.accounts.signupCreditsUsd,
+      sessionTtlSeconds: config.accounts.sessionTtlSeconds,
+    }),
+    apiKeys: new ApiKeyService({
+      apiKeys: apiKeysRepository,
+      accounts: accountsRepository,
+      storage: events,
+      secretKeys,
+      maxKeysPerAccount: config.accounts.maxApiKeys,
+    }),
+    ledger,
+    usage: new UsageHistory(new UsageRepository(storage.db)),
+    text: new TextGeneration(pipeline),
+    embeddings: new EmbeddingGeneration(
+      pipeline,
+      (url, budget) => remoteMedia.fetch(url, budget),
+      config.remoteMedia.maxRequestBytes,
+    ),
+    mediaDownloads,
+    images,
+    imageRequests: new ImageRequests({
+      catalog,
+      pipeline,
+      jobs: images,
+      sources: { downloadOutput: (url) => outputDownloads.fetch(url), checkReferenceUrl },
+    }),
+    mediaLibrary: new MediaLibrary({ jobs: mediaJobs, links }),
+    speech: new SpeechGeneration({ pipeline, voices, submission, links }),
+    video: new VideoGeneration({
+      catalog,
+      pipeline,
+      submission,
+      jobs: mediaJobs,
+      links,
+      checkReferenceUrl,
+      balanceNanos: async (accountId) => (await accountsRepository.findById(accountId))?.balanceNanos,
+    }),
+    voices,
+    adminToken: environment.adminToken,
+    rateLimits,
+    limiterStore,
+    telemetry,
+  };
+  telemetry.observe({
+    // Every reservation is counted by the work tracker from its start to its settlement.
+    ledger: () => ({ reservations: work.size, ...ledger.leaseHoldings() }),
+    holds: () => ledgerRepository.holdsByKind(),
+    jobs: () => mediaJobs.queueDepth(),
+    breakers: () => breakers.states(),
+  });
+  return {
+    services,
+    work,
+    upkeep: { ledger: ledgerRepository, sessions: sessionsRepository, mediaJobs },
+    storage,
+    worker,
+    retention,
+    store,
+    instanceId,
+    close: async () => {
+      unsubscribe();
+      await retention.stop();
+      await ledger.close().catch((error: Error) => logger.error({ err: error }, 'could not give back leased credit'));
+      await upstreamHttp.close();
+      await remoteMedia.close();
+      await outputDownloads.close();
+      await store.close();
+      await limiterStore.close();
+      await storage.close();
+    },
+  };
+}

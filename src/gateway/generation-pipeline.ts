@@ -1,0 +1,233 @@
+import type { CreditLedger, GenerationStatus, Modality, Reservation } from '../billing/credit-ledger.ts';
+import type { Catalog, CatalogModel, ProviderRow } from '../catalog/catalog.ts';
+import { isGatewayError } from '../domain/errors.ts';
+import type { GenerationAttempt, GenerationRoute } from '../domain/generation-route.ts';
+import type { Caller, RequestContext } from '../domain/request-context.ts';
+import type { MediaJobRow } from '../storage/media-jobs-repository.ts';
+import { worthFallingBack } from './fallback.ts';
+import type { RowRef } from '../domain/provider-rows.ts';
+import type { RowSources } from './serving-rows.ts';
+import type { JobSubmission, JobToSubmit } from './job-submission.ts';
+import { dispatchWithFallback, type Resilience } from './upstream-dispatch.ts';
+import type { WorkTracker } from './work-tracker.ts';
+
+export interface PipelineDependencies extends RowSources {
+  work: WorkTracker;
+  catalog: Catalog;
+  ledger: CreditLedger;
+  /** Breakers of the provider rows, the fallback and retry events, and the retry-after budget of a request. */
+  resilience: Resilience;
+  /** Media jobs' holds and rows, queued in one transaction. */
+  submission: JobSubmission;
+}
+
+/** What a recipe makes of a request before anything is held. */
+export interface Plan<R extends RowRef> {
+  /** The rows that may serve the request, best first. */
+  rows: readonly R[];
+  holdNanos: bigint;
+  /** What the usage record keeps of the request. */
+  recordedRequest: Record<string, unknown>;
+  /** When the hold does not fit: what would fit in the free credits, in the request's own terms. */
+  whatFits?: (freeNanos: bigint) => string | undefined;
+}
+
+/** What a request that failed after reaching an upstream is charged and recorded with. */
+export interface FailureCharge {
+  costNanos: bigint;
+  usage?: Record<string, unknown>;
+}
+
+/**
+ * What a modality brings to the pipeline: the capability gate with the rows that can serve a request and what
+ * to hold for it, one attempt on one row, and what its reading costs (the recipe settles `Charge` with it).
+ */
+export interface Recipe<Input extends { modelId: string }, R extends RowRef, P extends Plan<R>, Run, Answer = Run> {
+  readonly modality: Modality;
+  /** Checks the request against the model and its rows (refusals are 4xx, nothing held); the rows and the hold. */
+  plan(model: CatalogModel, input: Input, context: RequestContext): P | Promise<P>;
+  /** Work the hold pays for before any dispatch (media downloads); may narrow `plan.rows`. A failure releases the hold. */
+  prepare?(plan: P): Promise<void>;
+  /**
+   * One attempt on one row: a run whose meter settles `charge` when it ends, or a failure before anything
+   * reached the client that settled nothing (then another row may serve the request).
+   */
+  dispatch(row: R, plan: P, charge: Charge): Promise<Run>;
+  /**
+   * What the caller gets of the run that served: a metered run as it is, or, for a run served whole (nothing
+   * streamed), the answer, once `charge` is settled with its reading.
+   */
+  served(run: Run, plan: P, charge: Charge): Answer;
+  /** What a request that failed in the end is charged (nothing, when absent or undefined). */
+  failure?(plan: P): FailureCharge | undefined;
+}
+
+/** What a media job's recipe makes of a request before anything is held: the job as it is queued. */
+export interface JobPlan extends Plan<RowRef & { row: ProviderRow }> {
+  /** The request as the job's worker sends it. */
+  request: unknown;
+  /** The prices at submission, which the job is settled at. */
+  priceSnapshot: unknown;
+  /** Fields the model does not take, dropped rather than refused (compatibility surfaces). */
+  dropped: string[];
+}
+
+/**
+ * What a media job kind brings to the pipeline: the model a request names, and the capability gate with the
+ * rows that can serve it and what to hold. Its dispatch is the queueing of the job (hold and row in one
+ * transaction); its worker sends it to the row it was queued on, meters it and settles it.
+ */
+export interface JobRecipe<Input> {
+  readonly kind: JobToSubmit['kind'];
+  modelId(input: Input): string;
+  /** Checks the request (refusals are 4xx, nothing held): the job's rows, its hold and what it stores. */
+  plan(model: CatalogModel, input: Input, caller: Caller): JobPlan | Promise<JobPlan>;
+}
+
+/**
+ * The settlement of one request's hold, with what the pipeline knows of it: the modality, what the record
+ * keeps of the request, and the route (read when the settlement is made, by then filled in by the dispatch).
+ */
+export class Charge {
+  constructor(
+    private readonly reservation: Reservation,
+    private readonly modality: Modality,
+    private readonly request: Record<string, unknown>,
+    readonly route: GenerationRoute,
+  ) {}
+
+  /** The hold is settled or released: nothing is left to end. */
+  get ended(): boolean {
+    return this.reservation.isEnded;
+  }
+
+  /** Settles without waiting: the answer goes on while the hold still covers the cost. */
+  settle(status: GenerationStatus, costNanos: bigint, usage: unknown): void {
+    this.reservation.settleInBackground({
+      costNanos,
+      modality: this.modality,
+      status,
+      request: this.request,
+      usage,
+      route: this.route,
+    });
+  }
+}
+
+/**
+ * The one road every generation request walks: resolve the model -> capability gate (the recipe's plan) ->
+ * admission (the hold) -> dispatch over the provider rows with breakers, retries and fallback -> meter ->
+ * settle -> record (the usage record, with the route the request took). A recipe supplies the
+ * modality's part of each step; the road itself is only here.
+ */
+export class GenerationPipeline {
+  constructor(private readonly dependencies: PipelineDependencies) {}
+
+  /** The rows' adapters and their providers' settings, for recipes picking rows. */
+  get rowSources(): RowSources {
+    return this.dependencies;
+  }
+
+  async run<Input extends { modelId: string }, R extends RowRef, P extends Plan<R>, Run, Answer>(
+    context: RequestContext,
+    recipe: Recipe<Input, R, P, Run, Answer>,
+    input: Input,
+  ): Promise<Answer> {
+    const startedAt = Date.now();
+    const { catalog, ledger } = this.dependencies;
+    const model = catalog.resolve(input.modelId);
+    // A plan made at once (text's) is not awaited: a request's path takes no tick it does not need.
+    const planned = recipe.plan(model, input, context);
+    const plan = planned instanceof Promise ? await planned : planned;
+    const reservation = await ledger.reserve({
+      accountId: context.accountId,
+      apiKeyId: context.apiKeyId,
+      amountNanos: plan.holdNanos,
+      modelId: model.modelId,
+      whatFits: plan.whatFits,
+    });
+    // The request's line waits for the hold to end, and carries the usage record it was settled with.
+    context.log?.awaits(reservation);
+    reservation.whenEnded(this.dependencies.work.begin());
+    if (recipe.prepare) {
+      try {
+        await recipe.prepare(plan);
+      } catch (error) {
+        // The client is told of its request, not of storage failing to give the hold back (that is reported).
+        await reservation.release().catch(() => undefined);
+        throw error;
+      }
+    }
+    const first = plan.rows[0]!;
+    const route: GenerationRoute = {
+      providerId: first.providerId,
+      upstreamModel: first.upstreamModel,
+      fallbacks: [],
+      ...(context.requestId ? { requestId: context.requestId } : {}),
+    };
+    const charge = new Charge(reservation, recipe.modality, plan.recordedRequest, route);
+    const attempts: GenerationAttempt[] = [];
+    let served: { value: Run; row: R };
+    try {
+      served = await dispatchWithFallback<R, Run>({
+        modelId: model.modelId,
+        accountId: context.accountId,
+        rows: plan.rows,
+        resilience: this.dependencies.resilience,
+        // A run that failed after its meter settled it has nothing left to end, and no other row may serve it;
+        // otherwise nothing has reached the client yet, and another row may serve it under the same hold.
+        mayContinue: (error) => !reservation.isEnded && worthFallingBack(error),
+        attempt: (row) => recipe.dispatch(row, plan, charge),
+        attempts,
+      });
+    } catch (error) {
+      const last = attempts.at(-1);
+      if (last) {
+        route.providerId = last.providerId;
+        route.upstreamModel = last.upstreamModel;
+        route.fallbacks = attempts.slice(0, -1);
+      }
+      if (reservation.isEnded) throw error;
+      const failure = recipe.failure?.(plan);
+      // The gateway's own refusal of what it would have sent (or every row skipped) with nothing to charge:
+      // nothing went upstream, so nothing is recorded.
+      if (isGatewayError(error) && !failure) await reservation.release().catch(() => undefined);
+      else charge.settle('failed', failure?.costNanos ?? 0n, failure?.usage);
+      throw error;
+    }
+    route.providerId = served.row.providerId;
+    route.upstreamModel = served.row.upstreamModel;
+    route.fallbacks = attempts;
+    route.firstByteMs = Date.now() - startedAt;
+    return recipe.served(served.value, plan, charge);
+  }
+
+  /** What a media job would hold: exactly the figure its submission holds, by the same code. */
+  async estimate<Input>(caller: Caller, recipe: JobRecipe<Input>, input: Input): Promise<bigint> {
+    const model = this.dependencies.catalog.resolve(recipe.modelId(input));
+    return (await recipe.plan(model, input, caller)).holdNanos;
+  }
+
+  /**
+   * A media job's road up to its dispatch: resolve -> capability gate -> hold and queue (one transaction), on
+   * the best row; its worker then dispatches, meters and settles it, and records its route.
+   */
+  async enqueue<Input>(
+    context: RequestContext,
+    recipe: JobRecipe<Input>,
+    input: Input,
+  ): Promise<{ job: MediaJobRow; dropped: string[] }> {
+    const model = this.dependencies.catalog.resolve(recipe.modelId(input));
+    const plan = await recipe.plan(model, input, context);
+    const job = await this.dependencies.submission.enqueue(context, {
+      kind: recipe.kind,
+      modelId: model.modelId,
+      row: plan.rows[0]!.row,
+      request: plan.request,
+      recordedRequest: plan.recordedRequest,
+      priceSnapshot: plan.priceSnapshot,
+      holdNanos: plan.holdNanos,
+    });
+    return { job, dropped: plan.dropped };
+  }
+}
