@@ -53,12 +53,9 @@ export function secondNanos(snapshot: DurationPriceSnapshot, resolution: string 
   if (snapshot.kind === 'per-second') return BigInt(snapshot.nanos);
   const listed = videoResolutions.filter((candidate) => snapshot.nanos[candidate] !== undefined);
   if (resolution === undefined)
-    return (
-      listed
-        .map((candidate) => BigInt(snapshot.nanos[candidate]!))
-        // biome-ignore lint/complexity/useMathMinMax: prices are bigint, which Math.max does not accept
-        .reduce((most, price) => (price > most ? price : most), 0n)
-    );
+    return listed
+      .map((candidate) => BigInt(snapshot.nanos[candidate]!))
+      .reduce((most, price) => (price > most ? price : most), 0n);
   const price = snapshot.nanos[resolution as VideoResolution];
   if (price === undefined)
     throw new GatewayError(

@@ -1,6 +1,6 @@
 import {
   BrokenCircuitError,
-  CircuitBreakerPolicy,
+  type CircuitBreakerPolicy,
   CircuitState,
   circuitBreaker,
   handleWhen,

@@ -152,7 +152,10 @@ export function readMultipartForm(
     // a thousand parts of the smallest kind) goes to it in slices, and none after a refusal.
     function feed(chunk: Buffer): void {
       received += chunk.length;
-      if (received > maxBodyBytes) return stop(tooLarge('the body', 'server.bodyLimitBytes', maxBodyBytes));
+      if (received > maxBodyBytes) {
+        stop(tooLarge('the body', 'server.bodyLimitBytes', maxBodyBytes));
+        return;
+      }
       let flowing = true;
       for (let offset = 0; offset < chunk.length && !settled; offset += sliceBytes)
         flowing = parser.write(chunk.subarray(offset, offset + sliceBytes)) && flowing;

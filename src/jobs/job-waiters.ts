@@ -16,7 +16,10 @@ export class JobWaiters {
       const timer = setTimeout(done, ms);
       signal?.addEventListener('abort', done, { once: true });
       let set = this.waiting.get(jobId);
-      if (!set) this.waiting.set(jobId, (set = new Set()));
+      if (!set) {
+        set = new Set();
+        this.waiting.set(jobId, set);
+      }
       set.add(done);
     });
   }

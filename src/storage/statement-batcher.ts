@@ -53,7 +53,10 @@ export class StatementBatcher<I, O> {
         outputs.length === batch.length
           ? undefined
           : new Error(`a batch of ${batch.length} statements answered ${outputs.length} results`);
-      batch.forEach((item, index) => (error ? item.reject(error) : item.resolve(outputs[index]!)));
+      for (const [index, item] of batch.entries()) {
+        if (error) item.reject(error);
+        else item.resolve(outputs[index]!);
+      }
       return;
     }
     await this.one(batch[0]!.input).then(batch[0]!.resolve, batch[0]!.reject);

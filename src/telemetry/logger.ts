@@ -83,7 +83,10 @@ export function createLogger(environment: Environment, destination: number | str
     pendingBytes -= line.length;
   });
   const flushAll = (done: (error?: Error) => void): void => {
-    if (pendingBytes <= 0) return done();
+    if (pendingBytes <= 0) {
+      done();
+      return;
+    }
     stream.flush((error) => (error ? done(error) : flushAll(done)));
   };
   const lines = {

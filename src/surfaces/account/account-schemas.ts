@@ -7,7 +7,7 @@ import {
   CreatedKeySchema,
   GenerationRecordSchema,
   pageFields,
-  RateLimitsSchema,
+  type RateLimitsSchema,
   UsagePageSchema,
 } from '../../http/answer-schemas.ts';
 

@@ -6,7 +6,7 @@ import { compatModelFields } from '../../gateway/model-listing.ts';
 import type { GatewayServices } from '../../gateway/services.ts';
 import { collectAnswer, type RelayRun } from '../../gateway/text-generation.ts';
 import { nativeParameters } from '../../catalog/capability-gate.ts';
-import { callerOf, requestContextOf, requireCredential } from '../../http/authentication.ts';
+import { requestContextOf, requireCredential } from '../../http/authentication.ts';
 import { requestBaseUrl } from '../../http/base-url.ts';
 import { reportDroppedParameters } from '../../http/dropped-parameters.ts';
 import { compatModelFieldSchemas } from '../../http/answer-schemas.ts';

@@ -99,7 +99,10 @@ export function formBody(fields: readonly MultipartField[]): Record<string, unkn
     }
     const outer = nested[1]!;
     let object = objects.get(outer);
-    if (!object || body[outer] !== object) objects.set(outer, (object = Object.create(null) as Record<string, string>));
+    if (!object || body[outer] !== object) {
+      object = Object.create(null) as Record<string, string>;
+      objects.set(outer, object);
+    }
     object[nested[2]!] = value;
     body[outer] = object;
   }
