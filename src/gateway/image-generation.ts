@@ -5,10 +5,11 @@ import { GatewayError } from '../domain/errors.ts';
 import type { MediaLinks } from '../jobs/media-links.ts';
 import type { ArchivedImage, StoredImageResult } from '../jobs/image-result.ts';
 import type { AdapterRegistry } from '../providers/provider-adapter.ts';
-import type { MediaJobRow } from '../storage/media-jobs-repository.ts';
+import type { ReadJobRow } from '../storage/media-jobs-repository.ts';
 import type { ObjectStore } from '../storage/object-store.ts';
 import { checkImageRequest, type NativeImageInput, type ReferenceChecks } from './image-request-check.ts';
 import type { StoredImageRequest } from '../domain/image.ts';
+import type { RecordedImageRequest } from '../domain/media-job.ts';
 import type { JobSubmission } from './job-submission.ts';
 import { mediaRoute } from './media-route.ts';
 import { recordedContent } from './recorded-content.ts';
@@ -82,17 +83,18 @@ export class ImageGeneration {
   }
 
   /** The caller's image job; 404 for an unknown id or another account's. */
-  find(caller: Caller, generationId: string): Promise<MediaJobRow> {
+  find(caller: Caller, generationId: string): Promise<ReadJobRow> {
     return this.dependencies.submission.find(caller, generationId, 'image');
   }
 
   /** Waits up to `waitMs` for the job to end; answers it as it is then. */
-  waitFor(caller: Caller, generationId: string, waitMs: number, signal?: AbortSignal): Promise<MediaJobRow> {
+  waitFor(caller: Caller, generationId: string, waitMs: number, signal?: AbortSignal): Promise<ReadJobRow> {
     return this.dependencies.submission.waitFor(caller, generationId, 'image', waitMs, signal);
   }
 
-  async view(job: MediaJobRow, baseUrl: string): Promise<ImageJobView> {
-    const status = job.state as ImageJobView['status'];
+  async view(job: ReadJobRow, baseUrl: string): Promise<ImageJobView> {
+    // Image jobs are not cancelled; a cancelled one would read as what it is to the spec's machine: not made.
+    const status = job.state === 'cancelled' ? 'failed' : job.state;
     const view: ImageJobView = { generationId: job.id, status };
     if (job.state === 'succeeded' && job.result)
       view.result = await this.resultView(job.result as StoredImageResult, baseUrl);
@@ -129,7 +131,7 @@ export class ImageGeneration {
   }
 
   /** The bytes of a succeeded job's `index`th output, from the archive (alpha answers asked for base64). */
-  async outputBytes(job: MediaJobRow, index: number): Promise<Buffer> {
+  async outputBytes(job: ReadJobRow, index: number): Promise<Buffer> {
     const image = (job.result as StoredImageResult | null)?.images[index];
     const stored = image ? await this.dependencies.store.get(image.objectKey) : undefined;
     if (!stored) throw new GatewayError('GW_NOT_FOUND', 'an output of this generation is no longer archived');
@@ -138,7 +140,7 @@ export class ImageGeneration {
 }
 
 /** What the usage record keeps of the request: its fields, with base64 and long prompts cut short. */
-function recordedRequest(input: NativeImageInput, request: StoredImageRequest): Record<string, unknown> {
+function recordedRequest(input: NativeImageInput, request: StoredImageRequest): RecordedImageRequest {
   const content = recordedContent(input.content);
   const { images: _images, prompt: _prompt, ...parameters } = request;
   return { operation: 'image-generation', model: input.modelId, content, ...parameters };

@@ -1,3 +1,4 @@
+import { recordedPrompt } from '../domain/media-job.ts';
 import type { MediaKind } from '../domain/usage-modalities.ts';
 import type { MediaLinks } from '../jobs/media-links.ts';
 import type { ArchivedJobRow, MediaAssetRow, MediaJobsRepository } from '../storage/media-jobs-repository.ts';
@@ -41,16 +42,6 @@ function outputOrder(result: unknown): string[] {
     ? stored.images.map((image: { assetId?: unknown } | null) => image?.assetId)
     : [stored.assetId];
   return ids.filter((id): id is string => typeof id === 'string');
-}
-
-function promptOf(recordedRequest: unknown): string | undefined {
-  const content = (recordedRequest as { content?: unknown } | null)?.content;
-  if (!Array.isArray(content)) return undefined;
-  const texts = content.flatMap((part: unknown) => {
-    const { type, text } = (part ?? {}) as { type?: unknown; text?: unknown };
-    return type === 'text' && typeof text === 'string' ? [text] : [];
-  });
-  return texts.length > 0 ? texts.join('\n') : undefined;
 }
 
 /**
@@ -100,12 +91,12 @@ export class MediaLibrary {
     );
     const item: MediaItem = {
       generationId: job.id,
-      kind: job.kind as MediaKind,
+      kind: job.kind,
       model: job.model,
       createdAt: job.createdAt.toISOString(),
       outputs,
     };
-    const prompt = promptOf(job.recordedRequest);
+    const prompt = recordedPrompt(job.recordedRequest);
     if (prompt !== undefined) item.prompt = prompt;
     return item;
   }

@@ -23,11 +23,14 @@ import {
   type ReferenceAudioRequest,
   type SpeechFormat,
   type SpeechSynthesisRequest,
+  type StoredReferenceAudioRequest,
+  type StoredSpeechRequest,
+  type StoredTextToSpeechRequest,
 } from '../domain/speech.ts';
 import type { MediaLinks } from '../jobs/media-links.ts';
-import type { StoredAudioResult, StoredSpeechRequest } from '../jobs/speech-job-runner.ts';
+import type { StoredAudioResult } from '../jobs/speech-job-runner.ts';
 import type { AdapterRegistry } from '../providers/provider-adapter.ts';
-import type { MediaJobRow } from '../storage/media-jobs-repository.ts';
+import type { ReadJobRow } from '../storage/media-jobs-repository.ts';
 import type { JobSubmission, JobToSubmit } from './job-submission.ts';
 import { truncatedBase64 } from './recorded-content.ts';
 import type { Caller } from './text-generation.ts';
@@ -55,7 +58,7 @@ export type AudioProduct = StoredSpeechRequest['product'];
 /** The spec's Audio job. */
 export interface AudioJobView {
   generationId: string;
-  product: AudioProduct;
+  product?: AudioProduct;
   status: 'queued' | 'processing' | 'succeeded' | 'failed';
   audioUrl?: string;
   durationSeconds?: number;
@@ -94,13 +97,16 @@ export class SpeechGeneration {
     return this.dependencies.submission.submit(caller, this.prepareReference(input));
   }
 
-  find(caller: Caller, generationId: string): Promise<MediaJobRow> {
+  find(caller: Caller, generationId: string): Promise<ReadJobRow> {
     return this.dependencies.submission.find(caller, generationId, 'audio');
   }
 
-  async view(job: MediaJobRow, baseUrl: string): Promise<AudioJobView> {
-    const product = (job.request as StoredSpeechRequest).product;
-    const view: AudioJobView = { generationId: job.id, product, status: job.state as AudioJobView['status'] };
+  async view(job: ReadJobRow, baseUrl: string): Promise<AudioJobView> {
+    // Audio jobs are not cancelled; a cancelled one would read as what it is to the spec's machine: not made.
+    const status = job.state === 'cancelled' ? 'failed' : job.state;
+    const view: AudioJobView = { generationId: job.id, status };
+    // A job whose stored request this release cannot read shows no product: it fails with the reason.
+    if (!('problem' in job) && job.kind === 'audio') view.product = job.product;
     const result = job.result as StoredAudioResult | null;
     if (job.state === 'succeeded' && result) {
       view.audioUrl = await this.dependencies.links.link(result.objectKey, this.clock(), baseUrl);
@@ -135,7 +141,7 @@ export class SpeechGeneration {
       );
     }
     const priceSnapshot: SpeechPriceSnapshot = speechPriceSnapshot(model);
-    const request: StoredSpeechRequest = {
+    const request: StoredTextToSpeechRequest = {
       product: 'text-to-speech',
       ...definedFields(input),
       voiceType: voice.voiceType,
@@ -147,6 +153,7 @@ export class SpeechGeneration {
     const { text, contextTexts, product: _product, ...parameters } = request;
     return {
       kind: 'audio',
+      product: 'text-to-speech',
       modelId: model.modelId,
       row,
       request,
@@ -167,7 +174,7 @@ export class SpeechGeneration {
     if (input.references) refuseMixedReferences(input.references);
     const priceSnapshot: DurationPriceSnapshot = audioSecondPriceSnapshot(model);
     const { modelId: _modelId, ...fields } = input;
-    const request: StoredSpeechRequest = {
+    const request: StoredReferenceAudioRequest = {
       product: 'generation-with-reference',
       ...definedFields(fields),
       textPrompt: input.textPrompt,
@@ -176,6 +183,7 @@ export class SpeechGeneration {
     const seconds = referenceSecondsEstimate(input.textPrompt, input.speechRate);
     return {
       kind: 'audio',
+      product: 'generation-with-reference',
       modelId: model.modelId,
       row,
       request,

@@ -10,7 +10,7 @@ import type { StoredVideoRequest } from '../domain/video.ts';
 import type { MediaLinks } from '../jobs/media-links.ts';
 import type { StoredVideoResult } from '../jobs/video-job-runner.ts';
 import type { AdapterRegistry } from '../providers/provider-adapter.ts';
-import type { MediaJobRow, MediaJobsRepository } from '../storage/media-jobs-repository.ts';
+import type { MediaJobRow, MediaJobsRepository, ReadJobRow } from '../storage/media-jobs-repository.ts';
 import type { JobSubmission } from './job-submission.ts';
 import { mediaRoute } from './media-route.ts';
 import { recordedContent } from './recorded-content.ts';
@@ -119,12 +119,12 @@ export class VideoGeneration {
     });
   }
 
-  find(caller: Caller, taskId: string): Promise<MediaJobRow> {
+  find(caller: Caller, taskId: string): Promise<ReadJobRow> {
     return this.dependencies.submission.find(caller, taskId, 'video');
   }
 
   /** Cancels a task that has not been sent to its provider: the hold is released and the task ends `cancelled`. */
-  async cancel(caller: Caller, taskId: string): Promise<MediaJobRow> {
+  async cancel(caller: Caller, taskId: string): Promise<ReadJobRow> {
     const cancelled = await this.dependencies.jobs.cancelUnsent(taskId, caller.accountId, 'video', this.clock());
     if (cancelled) return cancelled;
     const job = await this.find(caller, taskId);
@@ -135,7 +135,7 @@ export class VideoGeneration {
   }
 
   /** The archived output `index` of a succeeded task (a task has one): its object, and a signed link to it. */
-  async output(job: MediaJobRow, index: number, baseUrl: string): Promise<{ objectKey: string; link: string }> {
+  async output(job: ReadJobRow, index: number, baseUrl: string): Promise<{ objectKey: string; link: string }> {
     const result = job.result as StoredVideoResult | null;
     if (job.state !== 'succeeded' || !result)
       throw new GatewayError(
@@ -150,15 +150,15 @@ export class VideoGeneration {
     };
   }
 
-  async view(job: MediaJobRow, baseUrl: string): Promise<VideoTaskView> {
-    const recorded = job.recordedRequest as { content?: unknown[] };
+  async view(job: ReadJobRow, baseUrl: string): Promise<VideoTaskView> {
     const view: VideoTaskView = {
       taskId: job.id,
       generationId: job.id,
       providerId: job.providerId,
       status: statusOf(job),
       model: job.model,
-      content: recorded.content ?? [],
+      // A task whose stored request this release cannot read shows no content: it fails with the reason.
+      content: ('problem' in job ? undefined : job.recordedRequest.content) ?? [],
       createdAt: job.createdAt.toISOString(),
       updatedAt: job.updatedAt.toISOString(),
     };
@@ -193,7 +193,7 @@ export class VideoGeneration {
  * The spec's task status of a job: `queued` until something was sent upstream (a job waiting for a retry
  * included), `running` while the provider works on it.
  */
-function statusOf(job: MediaJobRow): VideoTaskStatus {
+function statusOf(job: ReadJobRow): VideoTaskStatus {
   if (job.state === 'processing') return job.phase === null ? 'queued' : 'running';
-  return job.state as VideoTaskStatus;
+  return job.state;
 }

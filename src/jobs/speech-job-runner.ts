@@ -1,22 +1,16 @@
-import { durationCostNanos, secondNanos, type DurationPriceSnapshot } from '../billing/duration-pricing.ts';
-import { billedCharacters, speechCostNanos, type SpeechPriceSnapshot } from '../billing/speech-pricing.ts';
+import { durationCostNanos, secondNanos } from '../billing/duration-pricing.ts';
+import { billedCharacters, speechCostNanos } from '../billing/speech-pricing.ts';
 import type { ProviderConfig } from '../config/load-config.ts';
 import { definedFields } from '../domain/defined-fields.ts';
 import { newId } from '../domain/ids.ts';
 import { nanosToUsd } from '../domain/money.ts';
-import type { AudioSubtitle, ReferenceAudioRequest, SpeechSynthesisRequest } from '../domain/speech.ts';
+import type { AudioSubtitle, StoredSpeechRequest } from '../domain/speech.ts';
 import { audioSeconds } from '../media/media-duration.ts';
 import type { FetchedMedia } from '../media/remote-media.ts';
 import type { AdapterRegistry, CallOptions, SpeechAdapter } from '../providers/provider-adapter.ts';
-import type { MediaJobRow } from '../storage/media-jobs-repository.ts';
 import type { ObjectStore } from '../storage/object-store.ts';
-import { succeeded, type JobContext, type JobOutcome, type JobRunner } from './job-runner.ts';
+import { succeeded, type JobContext, type JobOutcome, type JobRunner, type MediaJobOf } from './job-runner.ts';
 import { isTransient, retryLater, upstreamErrorMessage } from './upstream-errors.ts';
-
-/** An audio job's request as stored: which product, and that product's checked request. */
-export type StoredSpeechRequest =
-  | ({ product: 'text-to-speech' } & SpeechSynthesisRequest)
-  | ({ product: 'generation-with-reference' } & ReferenceAudioRequest);
 
 /** What a succeeded audio job keeps: its archived audio (links are made when read) and what the provider said of it. */
 export interface StoredAudioResult {
@@ -52,7 +46,7 @@ const extensions: Record<string, string> = {
  * Text-to-speech is charged per character of its text; generation with reference per second the model
  * made (the provider's billed length, else the file's own), past the hold where free credit allows.
  */
-export class SpeechJobRunner implements JobRunner {
+export class SpeechJobRunner implements JobRunner<'audio'> {
   constructor(
     private readonly options: {
       adapters: AdapterRegistry;
@@ -64,9 +58,9 @@ export class SpeechJobRunner implements JobRunner {
     },
   ) {}
 
-  async run(job: MediaJobRow, context: JobContext): Promise<JobOutcome> {
-    const request = job.request as StoredSpeechRequest;
-    if (job.phase === 'submitted') {
+  async run(job: MediaJobOf<'audio'>, context: JobContext): Promise<JobOutcome> {
+    const { request } = job;
+    if (job.phase === 'sent') {
       return {
         kind: 'failed',
         error:
@@ -80,7 +74,7 @@ export class SpeechJobRunner implements JobRunner {
       const adapter = target ? this.options.adapters.get(target.protocol)?.speech : undefined;
       if (!adapter || !target?.active)
         return { kind: 'failed', error: 'the provider of this job is no longer configured', costNanos: 0n };
-      if (!(await context.markSubmitted())) return { kind: 'lost' };
+      if (!(await context.markSent())) return { kind: 'lost' };
       let made: Omit<GeneratedAudio, 'assetId' | 'objectKey' | 'bytes'> & { audio: Buffer };
       try {
         made = await this.make(request, job.upstreamModel, adapter, { target, signal: context.deadline });
@@ -97,9 +91,9 @@ export class SpeechJobRunner implements JobRunner {
     }
     const { bytes, billedCharacters: providerCharacters, ...result } = generated;
     const asset = { assetId: result.assetId, objectKey: result.objectKey, mediaType: result.mediaType, bytes };
-    if (request.product === 'text-to-speech') {
-      const characters = billedCharacters(request.text);
-      const costNanos = speechCostNanos(job.priceSnapshot as SpeechPriceSnapshot, characters);
+    if (job.product === 'text-to-speech') {
+      const characters = billedCharacters(job.request.text);
+      const costNanos = speechCostNanos(job.priceSnapshot, characters);
       const usage = {
         characters,
         ...(providerCharacters !== undefined ? { providerCharacters } : {}),
@@ -112,7 +106,7 @@ export class SpeechJobRunner implements JobRunner {
     const costNanos =
       seconds === undefined
         ? job.holdNanos
-        : durationCostNanos(secondNanos(job.priceSnapshot as DurationPriceSnapshot, undefined, job.model), seconds);
+        : durationCostNanos(secondNanos(job.priceSnapshot, undefined, job.model), seconds);
     const usage = {
       ...definedFields({
         durationSeconds: result.durationSeconds,

@@ -1,33 +1,47 @@
 import { and, count, desc, eq, exists, inArray, isNotNull, isNull, lt, lte, or, sql } from 'drizzle-orm';
 import type { GenerationRoute } from '../domain/generation-route.ts';
+import { readJobInput, type MediaJobInput, type MediaJobPhase } from '../domain/media-job.ts';
 import { nanosToUsd } from '../domain/money.ts';
+import type { MediaKind } from '../domain/usage-modalities.ts';
 import { queryRows, type Database } from './database.ts';
 import { mediaJobHoldOwner, type HoldOutcome } from './ledger-repository.ts';
 import { mediaAssets, mediaJobs } from './schema.ts';
 
-export type MediaJobRow = typeof mediaJobs.$inferSelect;
+/** A job's row as stored, its JSON columns not yet checked. */
+export type MediaJobRecord = typeof mediaJobs.$inferSelect;
 export type MediaAssetRow = typeof mediaAssets.$inferSelect;
 
-/** A succeeded job as an account's media listing reads it: no upstream details, no request as sent (it may hold base64). */
-export type ArchivedJobRow = Pick<MediaJobRow, 'id' | 'kind' | 'model' | 'recordedRequest' | 'result' | 'createdAt'>;
+/** A job as read: its columns, and its stored request, recorded request and prices checked into its kind's types. */
+export type MediaJobRow = Omit<MediaJobRecord, 'kind' | 'request' | 'recordedRequest' | 'priceSnapshot'> &
+  MediaJobInput;
 
-export interface NewMediaJob {
+/** A job whose stored JSON this release cannot read: its row as stored, and why (the job fails with it). */
+export type UnreadableJobRow = MediaJobRecord & { problem: string };
+
+/** A job as a read finds it: its columns either way; its typed JSON once `'problem' in` it is ruled out. */
+export type ReadJobRow = MediaJobRow | UnreadableJobRow;
+
+/** What settling a job reads of it (a job whose stored JSON is unreadable is settled too: failed, its hold released). */
+export type SettledJob = Pick<MediaJobRecord, 'id' | 'accountId' | 'apiKeyId' | 'model' | 'holdId' | 'createdAt'> & {
+  recordedRequest: unknown;
+};
+
+/** A succeeded job as an account's media listing reads it: no upstream details, no request as sent (it may hold base64). */
+export type ArchivedJobRow = Pick<MediaJobRecord, 'id' | 'kind' | 'model' | 'recordedRequest' | 'result' | 'createdAt'>;
+
+export type NewMediaJob = MediaJobInput & {
   id: string;
   accountId: string;
   apiKeyId: string | null;
-  kind: string;
   model: string;
   providerId: string;
   upstreamModel: string;
   requestId: string | null;
-  request: unknown;
-  recordedRequest: unknown;
-  priceSnapshot: unknown;
   holdId: string;
   holdNanos: bigint;
   deadlineAt: Date;
   now: Date;
-}
+};
 
 export interface JobSettlement {
   state: 'succeeded' | 'failed' | 'cancelled';
@@ -37,7 +51,7 @@ export interface JobSettlement {
    * account and the key have free then. Otherwise the charge is at most the hold.
    */
   beyondHold?: boolean;
-  modality: string;
+  modality: MediaKind;
   result: unknown;
   error: string | null;
   usage: unknown;
@@ -51,13 +65,17 @@ export interface JobSettlement {
  * The SQL of media jobs. Submission holds the job's credit and inserts the job in one transaction, and
  * settlement charges it, writes the usage record and ends the job in another, so a job exists exactly when
  * its hold does and is settled exactly once. Every write of a running job is conditioned on the worker
- * still owning the job's lease: a worker that lost it (it stalled and another took over) changes nothing.
+ * still holding the job's claim: a worker that lost it (it stalled and another took over) changes nothing.
+ * The stored JSON is checked against its kind's schemas when a job is queued and whenever it is read.
  */
 export class MediaJobsRepository {
   constructor(private readonly db: Database) {}
 
   /** Holds and queues the job; answers the refusal, or the row as inserted. */
   async submit(job: NewMediaJob): Promise<Exclude<HoldOutcome, 'ok'> | MediaJobRow> {
+    const checked = readJobInput(job);
+    // A request of a shape the job's kind cannot read back is a defect of the code that built it: nothing is held.
+    if ('problem' in checked) throw new Error(`a ${job.kind} job cannot be queued: ${checked.problem}`);
     return this.db.transaction(async (tx) => {
       const [row] = await queryRows<{ outcome: string }>(
         tx as unknown as Database,
@@ -88,7 +106,7 @@ export class MediaJobsRepository {
           updatedAt: job.now,
         })
         .returning();
-      return inserted!;
+      return { ...columnsOf(inserted!), ...checked };
     });
   }
 
@@ -104,17 +122,18 @@ export class MediaJobsRepository {
     const rows = await queryRows<{ provider_id: string }>(
       this.db,
       sql`SELECT DISTINCT provider_id FROM media_jobs
-           WHERE state IN ('queued', 'processing') AND run_after <= now() AND (lease_owner IS NULL OR lease_until < now()) ${skip}`,
+           WHERE state IN ('queued', 'processing') AND run_after <= now() AND (claimed_by IS NULL OR claim_expires_at < now()) ${skip}`,
     );
     return rows.map((row) => row.provider_id);
   }
 
   /**
-   * Takes up to `limit` due jobs of one provider for `owner`: queued ones, and running ones whose lease ran
-   * out (their worker died or stalled) or that wait for a retry. Rows another process is taking at this
-   * moment are skipped.
+   * Claims up to `limit` due jobs of one provider for `owner`, for `claimSeconds`: queued ones, and running
+   * ones whose claim ran out (their worker died or stalled) or that wait for a retry. Rows another process
+   * is claiming at this moment are skipped. A job whose stored JSON cannot be read comes back as such, to
+   * be failed.
    */
-  async claim(owner: string, providerId: string, limit: number, leaseSeconds: number): Promise<MediaJobRow[]> {
+  async claim(owner: string, providerId: string, limit: number, claimSeconds: number): Promise<ReadJobRow[]> {
     if (limit <= 0) return [];
     const due = this.db
       .select({ id: mediaJobs.id })
@@ -124,40 +143,41 @@ export class MediaJobsRepository {
           eq(mediaJobs.providerId, providerId),
           inArray(mediaJobs.state, ['queued', 'processing']),
           lte(mediaJobs.runAfter, sql`now()`),
-          or(isNull(mediaJobs.leaseOwner), lt(mediaJobs.leaseUntil, sql`now()`)),
+          or(isNull(mediaJobs.claimedBy), lt(mediaJobs.claimExpiresAt, sql`now()`)),
         ),
       )
       .orderBy(mediaJobs.runAfter, mediaJobs.createdAt)
       .limit(limit)
       .for('update', { skipLocked: true });
-    return this.db
+    const claimed = await this.db
       .update(mediaJobs)
       .set({
         state: 'processing',
-        leaseOwner: owner,
-        leaseUntil: sql`now() + make_interval(secs => ${leaseSeconds})`,
+        claimedBy: owner,
+        claimExpiresAt: sql`now() + make_interval(secs => ${claimSeconds})`,
         updatedAt: sql`now()`,
       })
       .where(inArray(mediaJobs.id, due))
       .returning();
+    return claimed.map(readJob);
   }
 
-  /** Extends the lease; false when `owner` no longer holds it. */
-  async renew(id: string, owner: string, leaseSeconds: number): Promise<boolean> {
+  /** Extends `owner`'s claim on the job; false when `owner` no longer holds it. */
+  async extendClaim(id: string, owner: string, claimSeconds: number): Promise<boolean> {
     const rows = await this.db
       .update(mediaJobs)
-      .set({ leaseUntil: sql`now() + make_interval(secs => ${leaseSeconds})` })
-      .where(and(eq(mediaJobs.id, id), eq(mediaJobs.leaseOwner, owner), eq(mediaJobs.state, 'processing')))
+      .set({ claimExpiresAt: sql`now() + make_interval(secs => ${claimSeconds})` })
+      .where(and(eq(mediaJobs.id, id), eq(mediaJobs.claimedBy, owner), eq(mediaJobs.state, 'processing')))
       .returning({ id: mediaJobs.id });
     return rows.length === 1;
   }
 
   /** Records, before anything is sent upstream, that it is about to be: a takeover then knows not to send it again. */
-  async markSubmitted(id: string, owner: string, now: Date): Promise<boolean> {
+  async markSent(id: string, owner: string, now: Date): Promise<boolean> {
     const rows = await this.db
       .update(mediaJobs)
-      .set({ phase: 'submitted', attempts: sql`${mediaJobs.attempts} + 1`, updatedAt: now })
-      .where(and(eq(mediaJobs.id, id), eq(mediaJobs.leaseOwner, owner), eq(mediaJobs.state, 'processing')))
+      .set({ phase: 'sent', attempts: sql`${mediaJobs.attempts} + 1`, updatedAt: now })
+      .where(and(eq(mediaJobs.id, id), eq(mediaJobs.claimedBy, owner), eq(mediaJobs.state, 'processing')))
       .returning({ id: mediaJobs.id });
     return rows.length === 1;
   }
@@ -166,7 +186,7 @@ export class MediaJobsRepository {
   async recordUpstream(
     id: string,
     owner: string,
-    update: { phase: 'task' | 'generated'; upstreamTaskId?: string; upstreamResult?: unknown },
+    update: { phase: Exclude<MediaJobPhase, 'sent'>; upstreamTaskId?: string; upstreamResult?: unknown },
     now: Date,
   ): Promise<boolean> {
     const rows = await this.db
@@ -177,7 +197,7 @@ export class MediaJobsRepository {
         upstreamResult: update.upstreamResult,
         updatedAt: now,
       })
-      .where(and(eq(mediaJobs.id, id), eq(mediaJobs.leaseOwner, owner), eq(mediaJobs.state, 'processing')))
+      .where(and(eq(mediaJobs.id, id), eq(mediaJobs.claimedBy, owner), eq(mediaJobs.state, 'processing')))
       .returning({ id: mediaJobs.id });
     return rows.length === 1;
   }
@@ -186,8 +206,8 @@ export class MediaJobsRepository {
   async retryLater(id: string, owner: string, runAfter: Date, error: string, now: Date): Promise<boolean> {
     const rows = await this.db
       .update(mediaJobs)
-      .set({ phase: null, leaseOwner: null, leaseUntil: null, runAfter, error, updatedAt: now })
-      .where(and(eq(mediaJobs.id, id), eq(mediaJobs.leaseOwner, owner), eq(mediaJobs.state, 'processing')))
+      .set({ phase: null, claimedBy: null, claimExpiresAt: null, runAfter, error, updatedAt: now })
+      .where(and(eq(mediaJobs.id, id), eq(mediaJobs.claimedBy, owner), eq(mediaJobs.state, 'processing')))
       .returning({ id: mediaJobs.id });
     return rows.length === 1;
   }
@@ -196,7 +216,7 @@ export class MediaJobsRepository {
    * Ends a job: its state, result and assets, the charge (at most the hold) and the usage record, all in one
    * transaction. Answers what was charged; undefined, changing nothing, when `owner` no longer holds the job.
    */
-  async settle(job: MediaJobRow, owner: string, settlement: JobSettlement): Promise<bigint | undefined> {
+  async settle(job: SettledJob, owner: string, settlement: JobSettlement): Promise<bigint | undefined> {
     return this.db.transaction(async (tx) => {
       const ended = await tx
         .update(mediaJobs)
@@ -204,12 +224,12 @@ export class MediaJobsRepository {
           state: settlement.state,
           result: settlement.result,
           error: settlement.error,
-          leaseOwner: null,
-          leaseUntil: null,
+          claimedBy: null,
+          claimExpiresAt: null,
           updatedAt: settlement.now,
           finishedAt: settlement.now,
         })
-        .where(and(eq(mediaJobs.id, job.id), eq(mediaJobs.leaseOwner, owner), eq(mediaJobs.state, 'processing')))
+        .where(and(eq(mediaJobs.id, job.id), eq(mediaJobs.claimedBy, owner), eq(mediaJobs.state, 'processing')))
         .returning({ id: mediaJobs.id });
       if (ended.length !== 1) return undefined;
       const charged = await chargeJob(tx as unknown as Database, job, settlement);
@@ -228,15 +248,15 @@ export class MediaJobsRepository {
    * released and its usage record says so, in one transaction. Undefined when the job is not the account's,
    * or is past that point.
    */
-  async cancelUnsent(id: string, accountId: string, kind: string, now: Date): Promise<MediaJobRow | undefined> {
+  async cancelUnsent(id: string, accountId: string, kind: MediaKind, now: Date): Promise<ReadJobRow | undefined> {
     return this.db.transaction(async (tx) => {
       const [job] = await tx
         .update(mediaJobs)
         .set({
           state: 'cancelled',
           error: 'cancelled by the client',
-          leaseOwner: null,
-          leaseUntil: null,
+          claimedBy: null,
+          claimExpiresAt: null,
           updatedAt: now,
           finishedAt: now,
         })
@@ -250,7 +270,7 @@ export class MediaJobsRepository {
               and(
                 eq(mediaJobs.state, 'processing'),
                 isNull(mediaJobs.phase),
-                or(isNull(mediaJobs.leaseOwner), lt(mediaJobs.leaseUntil, sql`now()`)),
+                or(isNull(mediaJobs.claimedBy), lt(mediaJobs.claimExpiresAt, sql`now()`)),
               ),
             ),
           ),
@@ -264,13 +284,13 @@ export class MediaJobsRepository {
         usage: { cancelled: true },
         now,
       });
-      return job;
+      return readJob(job);
     });
   }
 
-  async find(id: string): Promise<MediaJobRow | undefined> {
+  async find(id: string): Promise<ReadJobRow | undefined> {
     const [row] = await this.db.select().from(mediaJobs).where(eq(mediaJobs.id, id));
-    return row;
+    return row && readJob(row);
   }
 
   async findAsset(id: string): Promise<MediaAssetRow | undefined> {
@@ -303,7 +323,7 @@ export class MediaJobsRepository {
    */
   async listArchived(
     accountId: string,
-    kind: string | undefined,
+    kind: MediaKind | undefined,
     offset: number,
     limit: number,
   ): Promise<{ jobs: ArchivedJobRow[]; assets: MediaAssetRow[]; total: number }> {
@@ -362,13 +382,27 @@ export class MediaJobsRepository {
   }
 }
 
+/** A job's row with its stored JSON checked: typed, or unreadable with the reason. */
+function readJob(record: MediaJobRecord): ReadJobRow {
+  const input = readJobInput(record);
+  return 'problem' in input ? { ...record, problem: input.problem } : { ...columnsOf(record), ...input };
+}
+
+/** A row's columns without the JSON that `readJobInput` checks. */
+function columnsOf(
+  record: MediaJobRecord,
+): Omit<MediaJobRecord, 'kind' | 'request' | 'recordedRequest' | 'priceSnapshot'> {
+  const { kind: _kind, request: _request, recordedRequest: _recorded, priceSnapshot: _prices, ...columns } = record;
+  return columns;
+}
+
 /**
  * The job's charge and its usage record, inside the caller's transaction: at most the hold (the rest released),
  * or past it out of free credit when `beyondHold`. Answers what was charged.
  */
 async function chargeJob(
   tx: Database,
-  job: MediaJobRow,
+  job: SettledJob,
   settlement: Pick<JobSettlement, 'state' | 'costNanos' | 'modality' | 'usage' | 'now' | 'beyondHold' | 'route'>,
 ): Promise<bigint> {
   const durationMs = Math.max(0, settlement.now.getTime() - job.createdAt.getTime());
