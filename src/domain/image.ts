@@ -69,7 +69,7 @@ export const StoredImageRequestSchema = Type.Object({
 export type StoredImageRequest = Static<typeof StoredImageRequestSchema>;
 
 /** A layer's box: `[left, top, right, bottom]` in pixels of the base image. */
-export type LayerBox = readonly [number, number, number, number];
+export type LayerBox = [number, number, number, number];
 
 export interface GeneratedImage {
   output: ImageSource;

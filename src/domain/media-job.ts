@@ -8,6 +8,20 @@
 import Type, { type Static, type TSchema } from 'typebox';
 import { Compile } from 'typebox/compile';
 import { StoredImageRequestSchema } from './image.ts';
+import {
+  AudioUpstreamResultSchema,
+  ImageUpstreamResultSchema,
+  StoredAudioResultSchema,
+  StoredImageResultSchema,
+  StoredVideoResultSchema,
+  StoredVideoSchema,
+  type AudioUpstreamResult,
+  type ImageUpstreamResult,
+  type StoredAudioResult,
+  type StoredImageResult,
+  type StoredVideo,
+  type StoredVideoResult,
+} from './media-job-results.ts';
 import { StoredReferenceAudioRequestSchema, StoredTextToSpeechRequestSchema } from './speech.ts';
 import type { MediaKind } from './usage-modalities.ts';
 import { StoredVideoRequestSchema, videoResolutions } from './video.ts';
@@ -116,15 +130,33 @@ export interface ReferenceAudioJobInput {
 
 export type AudioJobInput = TextToSpeechJobInput | ReferenceAudioJobInput;
 
-/** What a media job stores, by kind: checked when queued and when read. */
+/** What a media job stores to be run and settled, by kind: checked when queued and when read. */
 export type MediaJobInput = ImageJobInput | VideoJobInput | AudioJobInput;
 
-/** The stored JSON of a job as it was read: columns not yet checked. */
+/** What a job of each kind stores of its outcome: the upstream's answer while it is archived, then its result. */
+interface JobOutputs<Upstream, Result> {
+  upstreamResult: Upstream | null;
+  result: Result | null;
+}
+
+/** Everything a media job stores as JSON, by kind, as it is read back. */
+export type StoredMediaJob =
+  | (ImageJobInput & JobOutputs<ImageUpstreamResult, StoredImageResult>)
+  | (VideoJobInput & JobOutputs<StoredVideo, StoredVideoResult>)
+  | (AudioJobInput & JobOutputs<AudioUpstreamResult, StoredAudioResult>);
+
+/** The stored JSON of a job's input as it was read: columns not yet checked. */
 export interface StoredJobFields {
   kind: MediaKind;
   request: unknown;
   recordedRequest: unknown;
   priceSnapshot: unknown;
+}
+
+/** Every stored JSON column of a job as it was read. */
+export interface StoredJobColumns extends StoredJobFields {
+  upstreamResult: unknown;
+  result: unknown;
 }
 
 /** Why a job's stored JSON cannot be read by this release: the job fails with it. */
@@ -161,10 +193,19 @@ const checks = {
   speechPrices: storedCheck(SpeechPriceSnapshotSchema),
 };
 
+/** The checks of what each kind of job stores of its outcome. */
+const outputChecks = {
+  image: { upstreamResult: storedCheck(ImageUpstreamResultSchema), result: storedCheck(StoredImageResultSchema) },
+  video: { upstreamResult: storedCheck(StoredVideoSchema), result: storedCheck(StoredVideoResultSchema) },
+  audio: { upstreamResult: storedCheck(AudioUpstreamResultSchema), result: storedCheck(StoredAudioResultSchema) },
+};
+
 const fieldNames = {
   request: 'request',
   recordedRequest: 'recorded request',
   priceSnapshot: 'price snapshot',
+  upstreamResult: "provider's answer",
+  result: 'result',
 } as const;
 
 /** A failed check, named for the job: which stored value, where in it, and what is wrong. */
@@ -232,4 +273,63 @@ export function recordedPrompt(recordedRequest: unknown): string | undefined {
     part.type === 'text' && typeof part.text === 'string' ? [part.text] : [],
   );
   return texts.length > 0 ? texts.join('\n') : undefined;
+}
+
+function nullOr<T>(check: StoredCheck<T>, value: unknown): value is T | null {
+  return value === null || check.check(value);
+}
+
+/** A job's stored outcome checked against its kind's schemas (null: not there yet). */
+function readOutputs<Upstream, Result>(
+  kind: MediaKind,
+  checks: { upstreamResult: StoredCheck<Upstream>; result: StoredCheck<Result> },
+  { upstreamResult, result }: Pick<StoredJobColumns, 'upstreamResult' | 'result'>,
+): JobOutputs<Upstream, Result> | UnreadableJobInput {
+  if (!nullOr(checks.upstreamResult, upstreamResult))
+    return unreadable(kind, 'upstreamResult', checks.upstreamResult, upstreamResult);
+  if (!nullOr(checks.result, result)) return unreadable(kind, 'result', checks.result, result);
+  return { upstreamResult, result };
+}
+
+/** A job's stored JSON, its input and its outcome, checked against its kind's schemas: typed, or why it cannot be read. */
+export function readStoredJob(stored: StoredJobColumns): StoredMediaJob | UnreadableJobInput {
+  const input = readJobInput(stored);
+  if ('problem' in input) return input;
+  switch (input.kind) {
+    case 'image': {
+      const outputs = readOutputs('image', outputChecks.image, stored);
+      return 'problem' in outputs ? outputs : { ...input, ...outputs };
+    }
+    case 'video': {
+      const outputs = readOutputs('video', outputChecks.video, stored);
+      return 'problem' in outputs ? outputs : { ...input, ...outputs };
+    }
+    case 'audio': {
+      const outputs = readOutputs('audio', outputChecks.audio, stored);
+      return 'problem' in outputs ? outputs : { ...input, ...outputs };
+    }
+  }
+}
+
+/** Why `value` cannot be stored as a job's upstream answer or result of `kind`; undefined when it can. */
+export function outputProblem(kind: MediaKind, field: 'upstreamResult' | 'result', value: unknown): string | undefined {
+  const check = outputChecks[kind][field];
+  return check.check(value)
+    ? undefined
+    : `the ${fieldNames[field]} of this ${kind} job is not of its kind's shape (${check.problem(value)})`;
+}
+
+/**
+ * The asset ids of a job's stored result in output order (an image job's `images`, the one output of a video
+ * or audio job); none for a result this release cannot read.
+ */
+export function resultAssetIds(kind: MediaKind, result: unknown): string[] {
+  switch (kind) {
+    case 'image':
+      return outputChecks.image.result.check(result) ? result.images.map((image) => image.assetId) : [];
+    case 'video':
+      return outputChecks.video.result.check(result) ? [result.assetId] : [];
+    case 'audio':
+      return outputChecks.audio.result.check(result) ? [result.assetId] : [];
+  }
 }

@@ -96,8 +96,8 @@ export class ImageGeneration {
     // Image jobs are not cancelled; a cancelled one would read as what it is to the spec's machine: not made.
     const status = job.state === 'cancelled' ? 'failed' : job.state;
     const view: ImageJobView = { generationId: job.id, status };
-    if (job.state === 'succeeded' && job.result)
-      view.result = await this.resultView(job.result as StoredImageResult, baseUrl);
+    const result = imageResult(job);
+    if (job.state === 'succeeded' && result) view.result = await this.resultView(result, baseUrl);
     if (job.state === 'failed') view.error = job.error ?? 'the image generation failed';
     return view;
   }
@@ -132,11 +132,16 @@ export class ImageGeneration {
 
   /** The bytes of a succeeded job's `index`th output, from the archive (alpha answers asked for base64). */
   async outputBytes(job: ReadJobRow, index: number): Promise<Buffer> {
-    const image = (job.result as StoredImageResult | null)?.images[index];
+    const image = imageResult(job)?.images[index];
     const stored = image ? await this.dependencies.store.get(image.objectKey) : undefined;
     if (!stored) throw new GatewayError('GW_NOT_FOUND', 'an output of this generation is no longer archived');
     return stored.bytes;
   }
+}
+
+/** A succeeded job's stored result; null before, or for a job whose stored JSON this release cannot read. */
+function imageResult(job: ReadJobRow): StoredImageResult | null {
+  return 'problem' in job || job.kind !== 'image' ? null : job.result;
 }
 
 /** What the usage record keeps of the request: its fields, with base64 and long prompts cut short. */

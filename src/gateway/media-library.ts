@@ -1,4 +1,4 @@
-import { recordedPrompt } from '../domain/media-job.ts';
+import { recordedPrompt, resultAssetIds } from '../domain/media-job.ts';
 import type { MediaKind } from '../domain/usage-modalities.ts';
 import type { MediaLinks } from '../jobs/media-links.ts';
 import type { ArchivedJobRow, MediaAssetRow, MediaJobsRepository } from '../storage/media-jobs-repository.ts';
@@ -35,15 +35,6 @@ export interface MediaLibraryDependencies {
   clock?: () => Date;
 }
 
-/** The asset ids of a stored job result in output order: image results list `images`, video and audio results hold one output. */
-function outputOrder(result: unknown): string[] {
-  const stored = (result ?? {}) as { images?: unknown; assetId?: unknown };
-  const ids: unknown[] = Array.isArray(stored.images)
-    ? stored.images.map((image: { assetId?: unknown } | null) => image?.assetId)
-    : [stored.assetId];
-  return ids.filter((id): id is string => typeof id === 'string');
-}
-
 /**
  * The account's generated media that is still archived: image, video and audio jobs that succeeded, each
  * output with its media type and a signed download link. Outputs come in the order the job made them;
@@ -75,7 +66,7 @@ export class MediaLibrary {
   }
 
   private async item(job: ArchivedJobRow, assets: MediaAssetRow[], now: Date, baseUrl: string): Promise<MediaItem> {
-    const order = outputOrder(job.result);
+    const order = resultAssetIds(job.kind, job.result);
     const position = (asset: MediaAssetRow) => {
       const index = order.indexOf(asset.id);
       return index === -1 ? order.length : index;

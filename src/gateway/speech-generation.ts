@@ -28,7 +28,6 @@ import {
   type StoredTextToSpeechRequest,
 } from '../domain/speech.ts';
 import type { MediaLinks } from '../jobs/media-links.ts';
-import type { StoredAudioResult } from '../jobs/speech-job-runner.ts';
 import type { AdapterRegistry } from '../providers/provider-adapter.ts';
 import type { ReadJobRow } from '../storage/media-jobs-repository.ts';
 import type { JobSubmission, JobToSubmit } from './job-submission.ts';
@@ -107,7 +106,7 @@ export class SpeechGeneration {
     const view: AudioJobView = { generationId: job.id, status };
     // A job whose stored request this release cannot read shows no product: it fails with the reason.
     if (!('problem' in job) && job.kind === 'audio') view.product = job.product;
-    const result = job.result as StoredAudioResult | null;
+    const result = 'problem' in job || job.kind !== 'audio' ? null : job.result;
     if (job.state === 'succeeded' && result) {
       view.audioUrl = await this.dependencies.links.link(result.objectKey, this.clock(), baseUrl);
       Object.assign(

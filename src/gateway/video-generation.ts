@@ -8,7 +8,7 @@ import type { Catalog, CatalogModel, ProviderRow } from '../catalog/catalog.ts';
 import { GatewayError } from '../domain/errors.ts';
 import type { StoredVideoRequest } from '../domain/video.ts';
 import type { MediaLinks } from '../jobs/media-links.ts';
-import type { StoredVideoResult } from '../jobs/video-job-runner.ts';
+import type { StoredVideoResult } from '../domain/media-job-results.ts';
 import type { AdapterRegistry } from '../providers/provider-adapter.ts';
 import type { MediaJobRow, MediaJobsRepository, ReadJobRow } from '../storage/media-jobs-repository.ts';
 import type { JobSubmission } from './job-submission.ts';
@@ -136,7 +136,7 @@ export class VideoGeneration {
 
   /** The archived output `index` of a succeeded task (a task has one): its object, and a signed link to it. */
   async output(job: ReadJobRow, index: number, baseUrl: string): Promise<{ objectKey: string; link: string }> {
-    const result = job.result as StoredVideoResult | null;
+    const result = videoResult(job);
     if (job.state !== 'succeeded' || !result)
       throw new GatewayError(
         'GW_CONFLICT',
@@ -162,7 +162,7 @@ export class VideoGeneration {
       createdAt: job.createdAt.toISOString(),
       updatedAt: job.updatedAt.toISOString(),
     };
-    const result = job.result as (StoredVideoResult & { usage: VideoTaskView['usage'] }) | null;
+    const result = videoResult(job);
     if (job.state === 'succeeded' && result) {
       const link = await this.dependencies.links.link(result.objectKey, this.clock(), baseUrl);
       Object.assign(view, { videoUrl: link, downloadUrl: link, assetId: result.assetId, usage: result.usage });
@@ -187,6 +187,11 @@ export class VideoGeneration {
     const perSecond = secondNanos(priceSnapshot, resolution, model.modelId);
     return { model, row, request, priceSnapshot, holdNanos: durationCostNanos(perSecond, heldSeconds(request, row)) };
   }
+}
+
+/** A succeeded task's stored result; null before, or for a task whose stored JSON this release cannot read. */
+function videoResult(job: ReadJobRow): StoredVideoResult | null {
+  return 'problem' in job || job.kind !== 'video' ? null : job.result;
 }
 
 /**

@@ -3,7 +3,6 @@ import type { ProviderConfig } from '../config/load-config.ts';
 import { GatewayError } from '../domain/errors.ts';
 import { newId } from '../domain/ids.ts';
 import type {
-  GeneratedImage,
   ImageFailure,
   ImageGenerationRequest,
   ImageGenerationResult,
@@ -19,6 +18,7 @@ import { imageDimensions } from '../media/image-dimensions.ts';
 import type { AdapterRegistry, ImageAdapter } from '../providers/provider-adapter.ts';
 import type { ObjectStore } from '../storage/object-store.ts';
 import { imageCostNanos, type ImagePriceSnapshot } from '../billing/image-pricing.ts';
+import type { ImageUpstreamResult } from '../domain/media-job-results.ts';
 import { normalizedBox, type ArchivedImage, type StoredImageResult } from './image-result.ts';
 import { succeeded, type JobContext, type JobOutcome, type JobRunner, type MediaJobOf } from './job-runner.ts';
 import { isTransient, retryLater, upstreamErrorMessage } from './upstream-errors.ts';
@@ -33,13 +33,6 @@ export interface ImageJobRunnerOptions {
   fetchInput: (url: string, signal?: AbortSignal) => Promise<FetchedMedia>;
   /** Archived assets expire this long after they are made; undefined keeps them. */
   retentionMs: number | undefined;
-}
-
-/** What a job keeps of the provider's answer between generating and archiving: outputs already in the store are referenced, not inlined. */
-interface StoredUpstreamResult extends Omit<ImageGenerationResult, 'images'> {
-  images: Array<
-    Omit<GeneratedImage, 'output'> & { output: ImageSource | { kind: 'stored'; objectKey: string; mediaType: string } }
-  >;
 }
 
 type ImageJob = MediaJobOf<'image'>;
@@ -70,9 +63,12 @@ export class ImageJobRunner implements JobRunner<'image'> {
         costNanos: 0n,
       };
     }
-    let upstream: StoredUpstreamResult;
+    let upstream: ImageUpstreamResult;
     if (job.phase === 'generated') {
-      upstream = job.upstreamResult as StoredUpstreamResult;
+      // Stored by the same write that marked the job generated.
+      if (!job.upstreamResult)
+        return { kind: 'failed', error: "the provider's answer stored with this job is missing", costNanos: 0n };
+      upstream = job.upstreamResult;
     } else {
       const adapter = this.options.adapters.get(this.protocolOf(job))?.images;
       const target = this.options.providers.get(job.providerId);
@@ -132,7 +128,7 @@ export class ImageJobRunner implements JobRunner<'image'> {
   }
 
   /** Inline outputs go to the store before the answer is recorded, so the job row never carries megabytes of base64. */
-  private async keepInline(job: ImageJob, result: ImageGenerationResult): Promise<StoredUpstreamResult> {
+  private async keepInline(job: ImageJob, result: ImageGenerationResult): Promise<ImageUpstreamResult> {
     const images = await Promise.all(
       result.images.map(async (image, index) => {
         if (image.output.kind !== 'inline') return image;
@@ -154,7 +150,7 @@ export class ImageJobRunner implements JobRunner<'image'> {
   private async archiveOne(
     job: ImageJob,
     index: number,
-    image: StoredUpstreamResult['images'][number],
+    image: ImageUpstreamResult['images'][number],
     deadline: AbortSignal,
   ): Promise<ArchivedOutput> {
     let objectKey: string;
@@ -195,7 +191,7 @@ export class ImageJobRunner implements JobRunner<'image'> {
     job: ImageJob,
     request: StoredImageRequest,
     snapshot: ImagePriceSnapshot,
-    upstream: StoredUpstreamResult,
+    upstream: ImageUpstreamResult,
     context: JobContext,
   ): Promise<JobOutcome> {
     const failures: ImageFailure[] = [...upstream.failures];
@@ -248,7 +244,7 @@ interface ArchivedOutput {
 /** A failed job is charged only what the provider reports having made (usually nothing). */
 function billedByProvider(
   snapshot: ImagePriceSnapshot,
-  upstream: StoredUpstreamResult,
+  upstream: ImageUpstreamResult,
   quality: string | undefined,
 ): bigint {
   return imageCostNanos(snapshot, Math.max(0, Math.trunc(upstream.usage.generatedImages ?? 0)), quality);

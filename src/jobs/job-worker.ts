@@ -145,9 +145,9 @@ export class JobWorker {
       const context: JobContext = {
         markSent: async () => !lost && (await jobs.markSent(job.id, owner, this.clock())),
         recordTask: async (taskId) =>
-          !lost && (await jobs.recordUpstream(job.id, owner, { phase: 'task', upstreamTaskId: taskId }, this.clock())),
+          !lost && (await jobs.recordUpstream(job, owner, { phase: 'task', upstreamTaskId: taskId }, this.clock())),
         recordGenerated: async (upstreamResult) =>
-          !lost && (await jobs.recordUpstream(job.id, owner, { phase: 'generated', upstreamResult }, this.clock())),
+          !lost && (await jobs.recordUpstream(job, owner, { phase: 'generated', upstreamResult }, this.clock())),
         lost: () => lost,
         deadline: deadline.signal,
         maxAttempts: config.maxAttempts,

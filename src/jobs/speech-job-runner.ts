@@ -4,33 +4,14 @@ import type { ProviderConfig } from '../config/load-config.ts';
 import { definedFields } from '../domain/defined-fields.ts';
 import { newId } from '../domain/ids.ts';
 import { nanosToUsd } from '../domain/money.ts';
-import type { AudioSubtitle, StoredSpeechRequest } from '../domain/speech.ts';
+import type { StoredSpeechRequest } from '../domain/speech.ts';
+import type { AudioUpstreamResult } from '../domain/media-job-results.ts';
 import { audioSeconds } from '../media/media-duration.ts';
 import type { FetchedMedia } from '../media/remote-media.ts';
 import type { AdapterRegistry, CallOptions, SpeechAdapter } from '../providers/provider-adapter.ts';
 import type { ObjectStore } from '../storage/object-store.ts';
 import { succeeded, type JobContext, type JobOutcome, type JobRunner, type MediaJobOf } from './job-runner.ts';
 import { isTransient, retryLater, upstreamErrorMessage } from './upstream-errors.ts';
-
-/** What a succeeded audio job keeps: its archived audio (links are made when read) and what the provider said of it. */
-export interface StoredAudioResult {
-  assetId: string;
-  objectKey: string;
-  mediaType: string;
-  /** Playable seconds (generation with reference). */
-  durationSeconds?: number;
-  /** Seconds the model made, the billed ones (generation with reference). */
-  originalDurationSeconds?: number;
-  providerUrl?: string;
-  subtitle?: AudioSubtitle;
-}
-
-/** The provider's answer as the job keeps it between storing the audio and settling. */
-interface GeneratedAudio extends StoredAudioResult {
-  bytes: number;
-  /** Characters the provider says it billed (text-to-speech). */
-  billedCharacters?: number;
-}
 
 const extensions: Record<string, string> = {
   'audio/mpeg': 'mp3',
@@ -68,14 +49,14 @@ export class SpeechJobRunner implements JobRunner<'audio'> {
         costNanos: 0n,
       };
     }
-    let generated = job.upstreamResult as GeneratedAudio | null;
+    let generated = job.upstreamResult;
     if (job.phase !== 'generated' || !generated) {
       const target = this.options.providers.get(job.providerId);
       const adapter = target ? this.options.adapters.get(target.protocol)?.speech : undefined;
       if (!adapter || !target?.active)
         return { kind: 'failed', error: 'the provider of this job is no longer configured', costNanos: 0n };
       if (!(await context.markSent())) return { kind: 'lost' };
-      let made: Omit<GeneratedAudio, 'assetId' | 'objectKey' | 'bytes'> & { audio: Buffer };
+      let made: Omit<AudioUpstreamResult, 'assetId' | 'objectKey' | 'bytes'> & { audio: Buffer };
       try {
         made = await this.make(request, job.upstreamModel, adapter, { target, signal: context.deadline });
       } catch (error) {

@@ -12,6 +12,7 @@ import type {
   VideoMediaSource,
   VideoTaskReport,
 } from '../domain/video.ts';
+import type { StoredVideo } from '../domain/media-job-results.ts';
 import { isoVideoFacts } from '../media/media-duration.ts';
 import { sniffMediaType } from '../media/media-type.ts';
 import type { FetchedMedia } from '../media/remote-media.ts';
@@ -38,22 +39,6 @@ export interface VideoJobRunnerOptions {
   pollMs: number;
 }
 
-/** What a succeeded video job keeps (links are made when it is read). */
-export interface StoredVideoResult {
-  assetId: string;
-  objectKey: string;
-  mediaType: string;
-  bytes: number;
-  /** Seconds of the archived file (its own header), else as the provider reported. */
-  durationSeconds: number;
-  resolution?: string;
-  completionTokens?: number;
-  totalTokens?: number;
-  providerUsage?: Readonly<Record<string, unknown>>;
-  /** The provider's own (temporary) link to the video. */
-  providerUrl?: string;
-}
-
 type VideoJob = MediaJobOf<'video'>;
 
 /** Reads of a task that fail one after another before the job gives up on it (an unreachable or garbled provider). */
@@ -72,8 +57,7 @@ export class VideoJobRunner implements JobRunner<'video'> {
   constructor(private readonly options: VideoJobRunnerOptions) {}
 
   async run(job: VideoJob, context: JobContext): Promise<JobOutcome> {
-    if (job.phase === 'generated' && job.upstreamResult)
-      return this.settled(job, job.upstreamResult as StoredVideoResult);
+    if (job.phase === 'generated' && job.upstreamResult) return this.settled(job, job.upstreamResult);
     const target = this.options.providers.get(job.providerId);
     const adapter = target ? this.options.adapters.get(target.protocol)?.video : undefined;
     if (!adapter || !target?.active)
@@ -111,7 +95,7 @@ export class VideoJobRunner implements JobRunner<'video'> {
       return { kind: 'cancelled', error: report.error ?? 'the provider cancelled the task' };
     if (report.state !== 'succeeded')
       return { kind: 'failed', error: report.error ?? `the task ${report.state}`, costNanos: 0n };
-    let stored: StoredVideoResult;
+    let stored: StoredVideo;
     try {
       stored = await this.archive(
         job,
@@ -185,7 +169,7 @@ export class VideoJobRunner implements JobRunner<'video'> {
     report: VideoTaskReport,
     credentials: Readonly<Record<string, string>> | undefined,
     deadline: AbortSignal,
-  ): Promise<StoredVideoResult> {
+  ): Promise<StoredVideo> {
     const video = report.video;
     if (!video) throw new Error('the provider reported success without a video');
     const bytes =
@@ -214,7 +198,7 @@ export class VideoJobRunner implements JobRunner<'video'> {
   }
 
   /** Delivered seconds at the delivered resolution's price (the held one when the provider's is not priced). */
-  private settled(job: VideoJob, stored: StoredVideoResult): JobOutcome {
+  private settled(job: VideoJob, stored: StoredVideo): JobOutcome {
     const snapshot = job.priceSnapshot;
     const resolution =
       stored.resolution !== undefined && pricesResolution(snapshot, stored.resolution)

@@ -1,6 +1,13 @@
 import { and, count, desc, eq, exists, inArray, isNotNull, isNull, lt, lte, or, sql } from 'drizzle-orm';
 import type { GenerationRoute } from '../domain/generation-route.ts';
-import { readJobInput, type MediaJobInput, type MediaJobPhase } from '../domain/media-job.ts';
+import {
+  outputProblem,
+  readJobInput,
+  readStoredJob,
+  type MediaJobInput,
+  type MediaJobPhase,
+  type StoredMediaJob,
+} from '../domain/media-job.ts';
 import { nanosToUsd } from '../domain/money.ts';
 import type { MediaKind } from '../domain/usage-modalities.ts';
 import { queryRows, type Database } from './database.ts';
@@ -11,9 +18,11 @@ import { mediaAssets, mediaJobs } from './schema.ts';
 export type MediaJobRecord = typeof mediaJobs.$inferSelect;
 export type MediaAssetRow = typeof mediaAssets.$inferSelect;
 
-/** A job as read: its columns, and its stored request, recorded request and prices checked into its kind's types. */
-export type MediaJobRow = Omit<MediaJobRecord, 'kind' | 'request' | 'recordedRequest' | 'priceSnapshot'> &
-  MediaJobInput;
+/** The columns of a job that hold JSON checked against its kind's schemas (and its kind). */
+type StoredJsonColumns = 'kind' | 'request' | 'recordedRequest' | 'priceSnapshot' | 'upstreamResult' | 'result';
+
+/** A job as read: its columns, and its stored JSON (request, recorded request, prices, outcome) in its kind's types. */
+export type MediaJobRow = Omit<MediaJobRecord, StoredJsonColumns> & StoredMediaJob;
 
 /** A job whose stored JSON this release cannot read: its row as stored, and why (the job fails with it). */
 export type UnreadableJobRow = MediaJobRecord & { problem: string };
@@ -22,7 +31,10 @@ export type UnreadableJobRow = MediaJobRecord & { problem: string };
 export type ReadJobRow = MediaJobRow | UnreadableJobRow;
 
 /** What settling a job reads of it (a job whose stored JSON is unreadable is settled too: failed, its hold released). */
-export type SettledJob = Pick<MediaJobRecord, 'id' | 'accountId' | 'apiKeyId' | 'model' | 'holdId' | 'createdAt'> & {
+export type SettledJob = Pick<
+  MediaJobRecord,
+  'id' | 'kind' | 'accountId' | 'apiKeyId' | 'model' | 'holdId' | 'createdAt'
+> & {
   recordedRequest: unknown;
 };
 
@@ -106,7 +118,7 @@ export class MediaJobsRepository {
           updatedAt: job.now,
         })
         .returning();
-      return { ...columnsOf(inserted!), ...checked };
+      return { ...columnsOf(inserted!), ...checked, upstreamResult: null, result: null };
     });
   }
 
@@ -184,11 +196,17 @@ export class MediaJobsRepository {
 
   /** Stores the upstream's answer (or its task id) so that archiving, or polling, can resume after a takeover. */
   async recordUpstream(
-    id: string,
+    job: Pick<MediaJobRecord, 'id' | 'kind'>,
     owner: string,
     update: { phase: Exclude<MediaJobPhase, 'sent'>; upstreamTaskId?: string; upstreamResult?: unknown },
     now: Date,
   ): Promise<boolean> {
+    const { id } = job;
+    const problem =
+      update.upstreamResult === undefined
+        ? undefined
+        : outputProblem(job.kind, 'upstreamResult', update.upstreamResult);
+    if (problem) throw new Error(`a provider's answer that could not be read back was not stored: ${problem}`);
     const rows = await this.db
       .update(mediaJobs)
       .set({
@@ -217,6 +235,8 @@ export class MediaJobsRepository {
    * transaction. Answers what was charged; undefined, changing nothing, when `owner` no longer holds the job.
    */
   async settle(job: SettledJob, owner: string, settlement: JobSettlement): Promise<bigint | undefined> {
+    const problem = settlement.result === null ? undefined : outputProblem(job.kind, 'result', settlement.result);
+    if (problem) throw new Error(`a result that could not be read back was not stored: ${problem}`);
     return this.db.transaction(async (tx) => {
       const ended = await tx
         .update(mediaJobs)
@@ -384,15 +404,21 @@ export class MediaJobsRepository {
 
 /** A job's row with its stored JSON checked: typed, or unreadable with the reason. */
 function readJob(record: MediaJobRecord): ReadJobRow {
-  const input = readJobInput(record);
-  return 'problem' in input ? { ...record, problem: input.problem } : { ...columnsOf(record), ...input };
+  const stored = readStoredJob(record);
+  return 'problem' in stored ? { ...record, problem: stored.problem } : { ...columnsOf(record), ...stored };
 }
 
-/** A row's columns without the JSON that `readJobInput` checks. */
-function columnsOf(
-  record: MediaJobRecord,
-): Omit<MediaJobRecord, 'kind' | 'request' | 'recordedRequest' | 'priceSnapshot'> {
-  const { kind: _kind, request: _request, recordedRequest: _recorded, priceSnapshot: _prices, ...columns } = record;
+/** A row's columns without the JSON that `readStoredJob` checks. */
+function columnsOf(record: MediaJobRecord): Omit<MediaJobRecord, StoredJsonColumns> {
+  const {
+    kind: _kind,
+    request: _request,
+    recordedRequest: _recorded,
+    priceSnapshot: _prices,
+    upstreamResult: _upstream,
+    result: _result,
+    ...columns
+  } = record;
   return columns;
 }
 

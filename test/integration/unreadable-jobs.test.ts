@@ -2,7 +2,8 @@
  * A job whose stored JSON this release cannot read (as when a release changes a request type under a job
  * already queued) is not run on a guess: the worker that claims it fails it with the reason, which the job's
  * GET shows as the spec's failed job, and its hold goes back to the nano. Image, video and audio jobs, each
- * with one of its stored values made not to match, on the embedded database and on PostgreSQL alike.
+ * with one of its stored values (request, prices, the provider's answer) made not to match, on the embedded
+ * database and on PostgreSQL alike.
  */
 import { eq, sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -41,6 +42,13 @@ const cases: Record<string, Case> = {
     poll: (id) => `/api/v1/video/tasks/${id}`,
     spoil: (id) => sql`UPDATE media_jobs SET price_snapshot = price_snapshot - 'nanos' WHERE id = ${id}`,
     reason: /^the price snapshot stored with this video job is not one this release of the gateway can run /,
+  },
+  'an image job whose stored answer of the provider is of an earlier shape': {
+    submit: { url: '/api/v1/image/generations/async', body: { model: 'seedream', content: [text('a harbour')] } },
+    poll: (id) => `/api/v1/image/generations/async/${id}`,
+    spoil: (id) =>
+      sql`UPDATE media_jobs SET phase = 'generated', upstream_result = '{"data": [{"url": "https://example.com/a.png"}]}'::jsonb WHERE id = ${id}`,
+    reason: /^the provider's answer stored with this image job is not one this release of the gateway can run /,
   },
   'a text-to-speech job whose stored request is of an earlier shape': {
     submit: {
@@ -120,7 +128,7 @@ describe('jobs whose stored JSON this release cannot read', () => {
     expect(errors).toEqual([]);
 
     const [failed] = await db.select().from(mediaJobs).where(eq(mediaJobs.id, generationId));
-    expect(failed).toMatchObject({ state: 'failed', phase: null, claimedBy: null, attempts: 0 });
+    expect(failed).toMatchObject({ state: 'failed', claimedBy: null, attempts: 0 });
     expect(failed!.error).toMatch(job.reason);
     const polled = await gateway.request({ method: 'GET', url: job.poll(generationId), headers: keyHeaders(key) });
     expect(polled.statusCode, polled.body).toBe(200);

@@ -4,7 +4,14 @@
  * are refused with what and where, never taken on a guess.
  */
 import { describe, expect, it } from 'vitest';
-import { readJobInput, recordedPrompt, type StoredJobFields } from '../../src/domain/media-job.ts';
+import {
+  outputProblem,
+  readJobInput,
+  readStoredJob,
+  recordedPrompt,
+  resultAssetIds,
+  type StoredJobFields,
+} from '../../src/domain/media-job.ts';
 
 const image: StoredJobFields = {
   kind: 'image',
@@ -154,6 +161,84 @@ describe('reading a media job stored input', () => {
   ])('refuses %s, saying what and where', (_name, stored, reason) => {
     const read = readJobInput(stored);
     expect('problem' in read && read.problem).toMatch(reason);
+  });
+});
+
+const imageResult = {
+  images: [
+    { assetId: 'asset_1', objectKey: 'images/gen_1/0.png', mediaType: 'image/png', zIndex: 0 },
+    {
+      assetId: 'asset_2',
+      objectKey: 'images/gen_1/1.png',
+      mediaType: 'image/png',
+      boundingBox: { absolute: [0, 0, 10, 10], normalized: [0, 0, 500, 500] },
+    },
+  ],
+  usage: { generatedImages: 2, usdCost: 0.06, unchargedUsdCost: 0.01 },
+};
+const imageAnswer = {
+  images: [{ output: { kind: 'stored', objectKey: 'images/gen_1/0.png', mediaType: 'image/png' }, size: '1024x1024' }],
+  failures: [{ index: 1, code: 'Blocked', message: 'refused' }],
+  usage: { generatedImages: 1 },
+};
+const videoResult = {
+  assetId: 'asset_v',
+  objectKey: 'videos/gen_2/video.mp4',
+  mediaType: 'video/mp4',
+  bytes: 1234,
+  durationSeconds: 5,
+  usage: { completionTokens: 0, totalTokens: 0, usdCost: 0.25, durationSeconds: 5, providerUsage: {} },
+};
+const audioAnswer = { assetId: 'asset_a', objectKey: 'audio/gen_3/speech.mp3', mediaType: 'audio/mpeg', bytes: 9 };
+
+describe("reading a media job's stored outcome", () => {
+  it('reads each kind with its answer and result, or none yet', () => {
+    expect(readStoredJob({ ...image, upstreamResult: imageAnswer, result: imageResult })).toMatchObject({
+      kind: 'image',
+      upstreamResult: imageAnswer,
+      result: imageResult,
+    });
+    expect(readStoredJob({ ...video, upstreamResult: null, result: videoResult })).toMatchObject({
+      result: videoResult,
+    });
+    expect(readStoredJob({ ...speech, upstreamResult: audioAnswer, result: null })).toMatchObject({
+      product: 'text-to-speech',
+      upstreamResult: audioAnswer,
+      result: null,
+    });
+  });
+
+  it.each<[string, unknown, unknown, RegExp]>([
+    [
+      "an image answer of the provider's own shape",
+      { data: [{ url: 'x' }] },
+      null,
+      /^the provider's answer stored with this image job .*\/ must have required properties images/,
+    ],
+    [
+      'an image result whose usage has no cost',
+      null,
+      { images: [], usage: {} },
+      /^the result stored with this image job .*\/usage/,
+    ],
+    ['a video result as an image one', null, videoResult, /^the result stored with this image job /],
+  ])('refuses %s', (_name, upstreamResult, result, reason) => {
+    const read = readStoredJob({ ...image, upstreamResult, result });
+    expect('problem' in read && read.problem).toMatch(reason);
+  });
+
+  it('checks what is written: a result of another kind, or with a value JSON cannot hold', () => {
+    expect(outputProblem('video', 'result', videoResult)).toBeUndefined();
+    expect(outputProblem('video', 'result', imageResult)).toMatch(
+      /^the result of this video job is not of its kind's shape/,
+    );
+    expect(outputProblem('audio', 'upstreamResult', { ...audioAnswer, bytes: Number.NaN })).toMatch(/\/bytes/);
+  });
+
+  it('lists the asset ids of a result in output order, none for a result it cannot read', () => {
+    expect(resultAssetIds('image', imageResult)).toEqual(['asset_1', 'asset_2']);
+    expect(resultAssetIds('video', videoResult)).toEqual(['asset_v']);
+    expect(resultAssetIds('audio', imageResult)).toEqual([]);
   });
 });
 
