@@ -1,3 +1,5 @@
+import type { UsageModality } from './usage-modalities.ts';
+
 /**
  * How a generation reached its upstream, kept on its usage record for operators (the admin API and the log
  * line of each generation): accounts never see it, as provider identity is not part of the contract.
@@ -41,7 +43,7 @@ export interface RecordedGeneration {
   accountId: string;
   apiKeyId: string | null;
   model: string;
-  modality: string;
+  modality: UsageModality;
   status: string;
   /** What the settlement charged within its hold (the ledger charges less when the hold had been swept and less is free). */
   chargedNanos: bigint;
