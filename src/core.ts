@@ -48,7 +48,6 @@ import { SpeechGeneration } from './gateway/speech-generation.ts';
 import { SpeechJobRunner } from './jobs/speech-job-runner.ts';
 import { VideoJobRunner } from './jobs/video-job-runner.ts';
 import { VideoGeneration } from './gateway/video-generation.ts';
-import type { JobRunner } from './jobs/job-runner.ts';
 import { VoiceCatalog } from './catalog/voices.ts';
 import { ImageJobRunner } from './jobs/image-job-runner.ts';
 import { JobWaiters } from './jobs/job-waiters.ts';
@@ -241,40 +240,31 @@ export async function openCore(options: CoreOptions): Promise<Core> {
   worker = new JobWorker({
     jobs: mediaJobs,
     maxDurationOverrun: config.limits.maxDurationOverrun,
-    runners: new Map<string, JobRunner>([
-      [
-        'image',
-        new ImageJobRunner({
-          adapters,
-          providers: config.providers,
-          store,
-          downloadOutput: (url, signal) => outputDownloads.fetch(url, undefined, undefined, signal),
-          fetchInput: (url, signal) => remoteMedia.fetch(url, undefined, undefined, signal),
-          retentionMs,
-        }),
-      ],
-      [
-        'audio',
-        new SpeechJobRunner({
-          adapters,
-          providers: config.providers,
-          store,
-          downloadOutput: (url, signal) => outputDownloads.fetch(url, undefined, undefined, signal),
-          retentionMs,
-        }),
-      ],
-      [
-        'video',
-        new VideoJobRunner({
-          adapters,
-          providers: config.providers,
-          store,
-          downloadOutput: (url, credentials, signal) => outputDownloads.fetch(url, undefined, credentials, signal),
-          retentionMs,
-          pollMs: config.jobs.taskPollMs,
-        }),
-      ],
-    ]),
+    runners: {
+      image: new ImageJobRunner({
+        adapters,
+        providers: config.providers,
+        store,
+        downloadOutput: (url, signal) => outputDownloads.fetch(url, undefined, undefined, signal),
+        fetchInput: (url, signal) => remoteMedia.fetch(url, undefined, undefined, signal),
+        retentionMs,
+      }),
+      audio: new SpeechJobRunner({
+        adapters,
+        providers: config.providers,
+        store,
+        downloadOutput: (url, signal) => outputDownloads.fetch(url, undefined, undefined, signal),
+        retentionMs,
+      }),
+      video: new VideoJobRunner({
+        adapters,
+        providers: config.providers,
+        store,
+        downloadOutput: (url, credentials, signal) => outputDownloads.fetch(url, undefined, credentials, signal),
+        retentionMs,
+        pollMs: config.jobs.taskPollMs,
+      }),
+    },
     providers: config.providers,
     owner: instanceId,
     config: config.jobs,
@@ -284,7 +274,7 @@ export async function openCore(options: CoreOptions): Promise<Core> {
       rateLimits.chargeUsage(generation.apiKeyId, generation.usage);
     },
     onError: (error, jobId) =>
-      logger.error({ err: error, jobId }, 'media job failed inside the gateway; its lease runs out and it is resumed'),
+      logger.error({ err: error, jobId }, 'media job failed inside the gateway; its claim runs out and it is resumed'),
   });
   const submission = new JobSubmission({
     jobs: mediaJobs,

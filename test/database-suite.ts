@@ -30,6 +30,7 @@ export const databaseSuite = [
   'test/integration/readiness.test.ts',
   'test/integration/revocation-without-listen.test.ts',
   'test/integration/settlement-property.test.ts',
+  'test/integration/unreadable-jobs.test.ts',
   'test/integration/unstorable-text.test.ts',
   'test/integration/video.test.ts',
 ];

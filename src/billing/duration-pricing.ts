@@ -1,19 +1,10 @@
 import { GatewayError } from '../domain/errors.ts';
+import type { DurationPriceSnapshot } from '../domain/media-job.ts';
 import { divideRoundingUp } from '../domain/money.ts';
 import type { ModelPricing } from '../domain/model-pricing.ts';
 import { videoResolutions, type VideoResolution } from '../domain/video.ts';
 
-/**
- * Prices per output second (video, and audio made with references), snapshotted at submit in nano-USD as
- * strings (stored in JSON): the job is settled at these whatever the catalog says by then.
- */
-export type DurationPriceSnapshot = (
-  | { kind: 'per-second'; nanos: string }
-  | { kind: 'per-second-by-resolution'; nanos: Partial<Record<VideoResolution, string>> }
-) & {
-  /** The resolution the hold was priced at (asked, or the model's default), when there was one. */
-  resolution?: string;
-};
+export type { DurationPriceSnapshot } from '../domain/media-job.ts';
 
 type Priced = { modelId: string; pricing: ModelPricing | undefined };
 

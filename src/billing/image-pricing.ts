@@ -1,13 +1,11 @@
 import { GatewayError } from '../domain/errors.ts';
+import type { ImagePriceSnapshot } from '../domain/media-job.ts';
 import type { ModelPricing } from '../domain/model-pricing.ts';
 
 /** The most images one layer decomposition returns: a base image and 16 layers. */
 export const maxLayerImages = 17;
 
-/** A model's image prices at submit, in nano-USD (as strings, to be stored in JSON): the job is settled at these. */
-export type ImagePriceSnapshot =
-  | { kind: 'per-image'; nanos: string }
-  | { kind: 'by-quality'; low: string; medium: string; high: string };
+export type { ImagePriceSnapshot } from '../domain/media-job.ts';
 
 /** The image prices of a model about to be called, or the spec's 400 when it has none. */
 export function imagePriceSnapshot(model: { modelId: string; pricing: ModelPricing | undefined }): ImagePriceSnapshot {

@@ -1,12 +1,9 @@
 import { GatewayError } from '../domain/errors.ts';
+import type { SpeechPriceSnapshot } from '../domain/media-job.ts';
 import { divideRoundingUp } from '../domain/money.ts';
 import type { ModelPricing } from '../domain/model-pricing.ts';
 
-/** A text-to-speech model's price at submit, nano-USD per million characters (a string, to be stored in JSON). */
-export interface SpeechPriceSnapshot {
-  kind: 'per-m-characters';
-  nanos: string;
-}
+export type { SpeechPriceSnapshot } from '../domain/media-job.ts';
 
 export function speechPriceSnapshot(model: {
   modelId: string;

@@ -322,6 +322,8 @@ export const ConfigFileSchema = Type.Object(
       Type.Object(
         {
           concurrency: Type.Optional(Type.Integer({ minimum: 0, maximum: 10_000 })),
+          claimSeconds: Type.Optional(Type.Integer({ minimum: 2, maximum: 3_600 })),
+          /** The earlier name of `claimSeconds`, still read. */
           leaseSeconds: Type.Optional(Type.Integer({ minimum: 2, maximum: 3_600 })),
           maxAttempts: Type.Optional(Type.Integer({ minimum: 1, maximum: 20 })),
           retryBaseMs: Type.Optional(Type.Integer({ minimum: 10, maximum: 600_000 })),

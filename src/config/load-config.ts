@@ -122,8 +122,8 @@ export interface MediaConfig {
 export interface JobsConfig {
   /** Jobs one process runs at once; 0 runs none (a process that only takes requests). */
   concurrency: number;
-  /** A job whose worker has not renewed its lease for this long is taken over by another. */
-  leaseSeconds: number;
+  /** A job whose worker has not renewed its claim on it for this long is taken over by another. */
+  claimSeconds: number;
   /** Tries of a transient upstream failure before the job fails. */
   maxAttempts: number;
   /** First retry delay; doubled at each further try. */
@@ -218,7 +218,7 @@ export const configDefaults = {
   mediaDownloadTimeoutMs: 60_000,
   mediaMaxDownloadBytes: 64 * 1024 * 1024,
   jobConcurrency: 16,
-  jobLeaseSeconds: 30,
+  jobClaimSeconds: 30,
   jobMaxAttempts: 3,
   jobRetryBaseMs: 1_000,
   maxJobSeconds: 900,
@@ -444,7 +444,8 @@ function build(file: ConfigFile, path: string): GatewayConfig {
     },
     jobs: {
       concurrency: file.jobs?.concurrency ?? configDefaults.jobConcurrency,
-      leaseSeconds: file.jobs?.leaseSeconds ?? configDefaults.jobLeaseSeconds,
+      // `leaseSeconds` is the key's name in configuration files of earlier releases.
+      claimSeconds: file.jobs?.claimSeconds ?? file.jobs?.leaseSeconds ?? configDefaults.jobClaimSeconds,
       maxAttempts: file.jobs?.maxAttempts ?? configDefaults.jobMaxAttempts,
       retryBaseMs: file.jobs?.retryBaseMs ?? configDefaults.jobRetryBaseMs,
       maxJobSeconds: file.jobs?.maxJobSeconds ?? configDefaults.maxJobSeconds,

@@ -1,3 +1,5 @@
+import type { UsageModality } from './usage-modalities.ts';
+
 /**
  * How a generation reached its upstream, kept on its usage record for operators (the admin API and the log
  * line of each generation): accounts never see it, as provider identity is not part of the contract.
@@ -50,7 +52,7 @@ export interface RecordedGeneration {
   accountId: string;
   apiKeyId: string | null;
   model: string;
-  modality: string;
+  modality: UsageModality;
   status: string;
   /** The request as recorded (inline media shortened). */
   request: unknown;

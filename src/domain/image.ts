@@ -1,5 +1,7 @@
 /** Canonical image generation: what an image adapter is asked, and what it answers. */
 
+import Type, { type Static } from 'typebox';
+
 /** An input image as an adapter receives it: a public URL (passed on or fetched), or bytes. */
 export type ImageSource = { kind: 'url'; url: string } | { kind: 'inline'; mediaType: string; data: string };
 
@@ -19,7 +21,7 @@ export type LayerResolution = (typeof layerResolutions)[number];
 export interface ImageGenerationRequest {
   upstreamModel: string;
   /** The text parts joined by blank lines; absent when the request has none (allowed in layer mode). */
-  prompt: string | undefined;
+  prompt?: string;
   /** Reference images, in the order of the request's content. */
   images: readonly ImageSource[];
   /** Output images asked for (at least 1); models may make fewer. */
@@ -38,15 +40,36 @@ export interface ImageGenerationRequest {
 }
 
 /** An input image as a job stores it: assets stay references to the archive until the job runs. */
-export type StoredImageSource = ImageSource | { kind: 'asset'; objectKey: string; mediaType: string };
+export const StoredImageSourceSchema = Type.Union([
+  Type.Object({ kind: Type.Literal('url'), url: Type.String() }),
+  Type.Object({ kind: Type.Literal('inline'), mediaType: Type.String(), data: Type.String() }),
+  Type.Object({ kind: Type.Literal('asset'), objectKey: Type.String(), mediaType: Type.String() }),
+]);
+export type StoredImageSource = Static<typeof StoredImageSourceSchema>;
 
-/** The adapter's request without the upstream model (the job row keeps it), with stored image sources. */
-export type StoredImageRequest = Omit<ImageGenerationRequest, 'upstreamModel' | 'images'> & {
-  images: StoredImageSource[];
-};
+/**
+ * The adapter's request as an image job stores it: without the upstream model (the job row keeps it), with
+ * stored image sources, and no prompt key when there is no prompt (JSON keeps no `undefined`).
+ */
+export const StoredImageRequestSchema = Type.Object({
+  prompt: Type.Optional(Type.String()),
+  images: Type.Array(StoredImageSourceSchema),
+  numberOfImages: Type.Integer({ minimum: 1 }),
+  size: Type.Optional(Type.String()),
+  guidanceScale: Type.Optional(Type.Number()),
+  outputFormat: Type.Optional(Type.Enum(imageOutputFormats)),
+  quality: Type.Optional(Type.Enum(imageQualities)),
+  background: Type.Optional(Type.Enum(imageBackgrounds)),
+  outputCompression: Type.Optional(Type.Number()),
+  watermark: Type.Optional(Type.Boolean()),
+  optimizePromptMode: Type.Optional(Type.Enum(['standard', 'fast'])),
+  maxTokens: Type.Optional(Type.Number()),
+  layers: Type.Optional(Type.Object({ resolution: Type.Enum(layerResolutions) })),
+});
+export type StoredImageRequest = Static<typeof StoredImageRequestSchema>;
 
 /** A layer's box: `[left, top, right, bottom]` in pixels of the base image. */
-export type LayerBox = readonly [number, number, number, number];
+export type LayerBox = [number, number, number, number];
 
 export interface GeneratedImage {
   output: ImageSource;

@@ -1,5 +1,7 @@
 /** Canonical speech: text-to-speech and generation with reference, what a speech adapter is asked and answers. */
 
+import Type, { type Static } from 'typebox';
+
 /** Audio files the speech products make; text-to-speech offers every one but `wav`. */
 export const audioFormats = ['mp3', 'wav', 'ogg_opus', 'pcm'] as const;
 export type AudioFormat = (typeof audioFormats)[number];
@@ -128,3 +130,41 @@ export const audioMediaTypes: Record<AudioFormat, string> = {
   ogg_opus: 'audio/ogg',
   pcm: 'audio/L16',
 };
+
+/** A text-to-speech job's request as stored. */
+export const StoredTextToSpeechRequestSchema = Type.Object({
+  product: Type.Literal('text-to-speech'),
+  resourceId: Type.String(),
+  voiceType: Type.String(),
+  text: Type.String(),
+  format: Type.Enum(speechFormats),
+  sampleRate: Type.Number(),
+  speechRate: Type.Optional(Type.Number()),
+  loudnessRate: Type.Optional(Type.Number()),
+  pitch: Type.Optional(Type.Number()),
+  silenceDuration: Type.Optional(Type.Number()),
+  enableLanguageDetector: Type.Optional(Type.Boolean()),
+  explicitLanguage: Type.Optional(Type.String()),
+  disableMarkdownFilter: Type.Optional(Type.Boolean()),
+  disableEmojiFilter: Type.Optional(Type.Boolean()),
+  contextTexts: Type.Optional(Type.Array(Type.String())),
+  enableSubtitle: Type.Optional(Type.Boolean()),
+});
+export type StoredTextToSpeechRequest = Static<typeof StoredTextToSpeechRequestSchema>;
+
+/** A generation with reference job's request as stored. */
+export const StoredReferenceAudioRequestSchema = Type.Object({
+  product: Type.Literal('generation-with-reference'),
+  textPrompt: Type.String(),
+  references: Type.Optional(Type.Array(Type.Record(Type.String(), Type.String()))),
+  format: Type.Enum(audioFormats),
+  sampleRate: Type.Optional(Type.Number()),
+  speechRate: Type.Optional(Type.Number()),
+  loudnessRate: Type.Optional(Type.Number()),
+  pitchRate: Type.Optional(Type.Number()),
+  enableSubtitle: Type.Optional(Type.Boolean()),
+});
+export type StoredReferenceAudioRequest = Static<typeof StoredReferenceAudioRequestSchema>;
+
+/** An audio job's request as stored: which product, and that product's checked request. */
+export type StoredSpeechRequest = StoredTextToSpeechRequest | StoredReferenceAudioRequest;

@@ -2,12 +2,13 @@ import type { CreditLedger, GenerationStatus, Modality, Reservation } from '../b
 import type { Catalog, CatalogModel, ProviderRow } from '../catalog/catalog.ts';
 import { isGatewayError } from '../domain/errors.ts';
 import type { GenerationAttempt, GenerationRoute } from '../domain/generation-route.ts';
+import type { MediaJobInput } from '../domain/media-job.ts';
 import type { Caller, RequestContext } from '../domain/request-context.ts';
 import type { MediaJobRow } from '../storage/media-jobs-repository.ts';
 import { worthFallingBack } from './fallback.ts';
 import type { RowRef } from '../domain/provider-rows.ts';
 import type { RowSources } from './serving-rows.ts';
-import type { JobSubmission, JobToSubmit } from './job-submission.ts';
+import type { JobSubmission } from './job-submission.ts';
 import { dispatchWithFallback, type Resilience } from './upstream-dispatch.ts';
 import type { WorkTracker } from './work-tracker.ts';
 
@@ -63,11 +64,12 @@ export interface Recipe<Input extends { modelId: string }, R extends RowRef, P e
 }
 
 /** What a media job's recipe makes of a request before anything is held: the job as it is queued. */
-export interface JobPlan extends Plan<RowRef & { row: ProviderRow }> {
-  /** The request as the job's worker sends it. */
-  request: unknown;
-  /** The prices at submission, which the job is settled at. */
-  priceSnapshot: unknown;
+export interface JobPlan extends Omit<Plan<RowRef & { row: ProviderRow }>, 'recordedRequest'> {
+  /**
+   * What the job stores, in its kind's types: the request as its worker sends it, what the usage record keeps
+   * of it, and the prices at submission, which the job is settled at.
+   */
+  job: MediaJobInput;
   /** Fields the model does not take, dropped rather than refused (compatibility surfaces). */
   dropped: string[];
 }
@@ -78,7 +80,6 @@ export interface JobPlan extends Plan<RowRef & { row: ProviderRow }> {
  * transaction); its worker sends it to the row it was queued on, meters it and settles it.
  */
 export interface JobRecipe<Input> {
-  readonly kind: JobToSubmit['kind'];
   modelId(input: Input): string;
   /** Checks the request (refusals are 4xx, nothing held): the job's rows, its hold and what it stores. */
   plan(model: CatalogModel, input: Input, caller: Caller): JobPlan | Promise<JobPlan>;
@@ -220,12 +221,9 @@ export class GenerationPipeline {
     const model = this.dependencies.catalog.resolve(recipe.modelId(input));
     const plan = await recipe.plan(model, input, context);
     const job = await this.dependencies.submission.enqueue(context, {
-      kind: recipe.kind,
+      ...plan.job,
       modelId: model.modelId,
       row: plan.rows[0]!.row,
-      request: plan.request,
-      recordedRequest: plan.recordedRequest,
-      priceSnapshot: plan.priceSnapshot,
       holdNanos: plan.holdNanos,
     });
     return { job, dropped: plan.dropped };

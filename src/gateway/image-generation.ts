@@ -3,10 +3,11 @@ import type { CatalogModel } from '../catalog/catalog.ts';
 import { GatewayError } from '../domain/errors.ts';
 import type { MediaLinks } from '../jobs/media-links.ts';
 import type { ArchivedImage, StoredImageResult } from '../jobs/image-result.ts';
-import type { MediaJobRow } from '../storage/media-jobs-repository.ts';
+import type { ReadJobRow } from '../storage/media-jobs-repository.ts';
 import type { ObjectStore } from '../storage/object-store.ts';
 import { checkImageRequest, type NativeImageInput, type ReferenceChecks } from './image-request-check.ts';
 import type { StoredImageRequest } from '../domain/image.ts';
+import type { RecordedImageRequest } from '../domain/media-job.ts';
 import type { JobSubmission } from './job-submission.ts';
 import type { GenerationPipeline, JobPlan, JobRecipe } from './generation-pipeline.ts';
 import { mediaRows } from './media-rows.ts';
@@ -41,8 +42,6 @@ export interface ImageResultView {
  * every image asked at the quality asked. `lenient` drops fields the model does not take rather than refusing.
  */
 class ImageJobRecipe implements JobRecipe<NativeImageInput> {
-  readonly kind = 'image';
-
   constructor(
     private readonly dependencies: ImageGenerationDependencies,
     private readonly lenient: boolean,
@@ -64,9 +63,7 @@ class ImageJobRecipe implements JobRecipe<NativeImageInput> {
     return {
       rows,
       holdNanos: imageHoldNanos(priceSnapshot, request),
-      recordedRequest: recordedRequest(input, request),
-      request,
-      priceSnapshot,
+      job: { kind: 'image', request, recordedRequest: recordedRequest(input, request), priceSnapshot },
       dropped,
     };
   }
@@ -106,20 +103,21 @@ export class ImageGeneration {
   }
 
   /** The caller's image job; 404 for an unknown id or another account's. */
-  find(caller: Caller, generationId: string): Promise<MediaJobRow> {
+  find(caller: Caller, generationId: string): Promise<ReadJobRow> {
     return this.dependencies.submission.find(caller, generationId, 'image');
   }
 
   /** Waits up to `waitMs` for the job to end; answers it as it is then. */
-  waitFor(caller: Caller, generationId: string, waitMs: number, signal?: AbortSignal): Promise<MediaJobRow> {
+  waitFor(caller: Caller, generationId: string, waitMs: number, signal?: AbortSignal): Promise<ReadJobRow> {
     return this.dependencies.submission.waitFor(caller, generationId, 'image', waitMs, signal);
   }
 
-  async view(job: MediaJobRow, baseUrl: string): Promise<ImageJobView> {
-    const status = job.state as ImageJobView['status'];
+  async view(job: ReadJobRow, baseUrl: string): Promise<ImageJobView> {
+    // Image jobs are not cancelled; a cancelled one would read as what it is to the spec's machine: not made.
+    const status = job.state === 'cancelled' ? 'failed' : job.state;
     const view: ImageJobView = { generationId: job.id, status };
-    if (job.state === 'succeeded' && job.result)
-      view.result = await this.resultView(job.result as StoredImageResult, baseUrl);
+    const result = imageResult(job);
+    if (job.state === 'succeeded' && result) view.result = await this.resultView(result, baseUrl);
     if (job.state === 'failed') view.error = job.error ?? 'the image generation failed';
     return view;
   }
@@ -137,16 +135,21 @@ export class ImageGeneration {
   }
 
   /** The bytes of a succeeded job's `index`th output, from the archive (alpha answers asked for base64). */
-  async outputBytes(job: MediaJobRow, index: number): Promise<Buffer> {
-    const image = (job.result as StoredImageResult | null)?.images[index];
+  async outputBytes(job: ReadJobRow, index: number): Promise<Buffer> {
+    const image = imageResult(job)?.images[index];
     const stored = image ? await this.dependencies.store.get(image.objectKey) : undefined;
     if (!stored) throw new GatewayError('GW_NOT_FOUND', 'an output of this generation is no longer archived');
     return stored.bytes;
   }
 }
 
+/** A succeeded job's stored result; null before, or for a job whose stored JSON this release cannot read. */
+function imageResult(job: ReadJobRow): StoredImageResult | null {
+  return 'problem' in job || job.kind !== 'image' ? null : job.result;
+}
+
 /** What the usage record keeps of the request: its fields, with base64 and long prompts cut short. */
-function recordedRequest(input: NativeImageInput, request: StoredImageRequest): Record<string, unknown> {
+function recordedRequest(input: NativeImageInput, request: StoredImageRequest): RecordedImageRequest {
   const content = recordedContent(input.content);
   const { images: _images, prompt: _prompt, ...parameters } = request;
   return { operation: 'image-generation', model: input.modelId, content, ...parameters };

@@ -3,8 +3,16 @@ import type { ProviderRow } from '../catalog/catalog.ts';
 import type { JobsConfig } from '../config/load-config.ts';
 import { GatewayError } from '../domain/errors.ts';
 import { newId } from '../domain/ids.ts';
+import type { MediaJobInput } from '../domain/media-job.ts';
+import type { MediaKind } from '../domain/usage-modalities.ts';
 import type { JobWaiters } from '../jobs/job-waiters.ts';
-import type { MediaAssetRow, MediaJobRow, MediaJobsRepository } from '../storage/media-jobs-repository.ts';
+import type {
+  MediaAssetRow,
+  MediaJobRow,
+  MediaJobsRepository,
+  NewMediaJob,
+  ReadJobRow,
+} from '../storage/media-jobs-repository.ts';
 import type { Caller, RequestContext } from '../domain/request-context.ts';
 
 export interface JobSubmissionDependencies {
@@ -18,15 +26,11 @@ export interface JobSubmissionDependencies {
 }
 
 /** A checked media request, priced, ready to be held and queued. */
-export interface JobToSubmit {
-  kind: 'image' | 'audio' | 'video';
+export type JobToSubmit = MediaJobInput & {
   modelId: string;
   row: ProviderRow;
-  request: unknown;
-  recordedRequest: unknown;
-  priceSnapshot: unknown;
   holdNanos: bigint;
-}
+};
 
 /** What every kind of media job shares: the hold and the row in one transaction, the owner's reads, the wait for the end. */
 export class JobSubmission {
@@ -41,18 +45,15 @@ export class JobSubmission {
     const { jobs, ledger, config } = this.dependencies;
     const generationId = newId('gen');
     const now = this.clock();
-    const submission = {
+    const submission: NewMediaJob = {
+      ...job,
       id: generationId,
       accountId: caller.accountId,
       apiKeyId: caller.apiKeyId,
-      kind: job.kind,
       model: job.modelId,
       providerId: job.row.providerId,
       upstreamModel: job.row.upstreamModel,
       requestId: caller.requestId ?? null,
-      request: job.request,
-      recordedRequest: job.recordedRequest,
-      priceSnapshot: job.priceSnapshot,
       holdId: newId('hold'),
       holdNanos: job.holdNanos,
       deadlineAt: new Date(now.getTime() + config.maxJobSeconds * 1000),
@@ -69,8 +70,11 @@ export class JobSubmission {
     return outcome;
   }
 
-  /** The caller's job of `kind`; 404 for an unknown id or another account's. */
-  async find(caller: Caller, generationId: string, kind: JobToSubmit['kind']): Promise<MediaJobRow> {
+  /**
+   * The caller's job of `kind`; 404 for an unknown id or another account's. A job whose stored JSON this
+   * release cannot read is answered as such (its worker fails it, giving its hold back).
+   */
+  async find(caller: Caller, generationId: string, kind: MediaKind): Promise<ReadJobRow> {
     const job = await this.dependencies.jobs.find(generationId);
     if (!job || job.accountId !== caller.accountId || job.kind !== kind)
       throw new GatewayError('GW_NOT_FOUND', `${kind} generation "${generationId}" not found`);
@@ -90,10 +94,10 @@ export class JobSubmission {
   async waitFor(
     caller: Caller,
     generationId: string,
-    kind: JobToSubmit['kind'],
+    kind: MediaKind,
     waitMs: number,
     signal?: AbortSignal,
-  ): Promise<MediaJobRow> {
+  ): Promise<ReadJobRow> {
     const deadline = Date.now() + waitMs;
     for (;;) {
       const job = await this.find(caller, generationId, kind);

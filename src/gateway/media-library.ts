@@ -1,3 +1,4 @@
+import { recordedPrompt, resultAssetIds } from '../domain/media-job.ts';
 import type { MediaKind } from '../domain/usage-modalities.ts';
 import type { MediaLinks } from '../jobs/media-links.ts';
 import type { ArchivedJobRow, MediaAssetRow, MediaJobsRepository } from '../storage/media-jobs-repository.ts';
@@ -34,25 +35,6 @@ export interface MediaLibraryDependencies {
   clock?: () => Date;
 }
 
-/** The asset ids of a stored job result in output order: image results list `images`, video and audio results hold one output. */
-function outputOrder(result: unknown): string[] {
-  const stored = (result ?? {}) as { images?: unknown; assetId?: unknown };
-  const ids: unknown[] = Array.isArray(stored.images)
-    ? stored.images.map((image: { assetId?: unknown } | null) => image?.assetId)
-    : [stored.assetId];
-  return ids.filter((id): id is string => typeof id === 'string');
-}
-
-function promptOf(recordedRequest: unknown): string | undefined {
-  const content = (recordedRequest as { content?: unknown } | null)?.content;
-  if (!Array.isArray(content)) return undefined;
-  const texts = content.flatMap((part: unknown) => {
-    const { type, text } = (part ?? {}) as { type?: unknown; text?: unknown };
-    return type === 'text' && typeof text === 'string' ? [text] : [];
-  });
-  return texts.length > 0 ? texts.join('\n') : undefined;
-}
-
 /**
  * The account's generated media that is still archived: image, video and audio jobs that succeeded, each
  * output with its media type and a signed download link. Outputs come in the order the job made them;
@@ -84,7 +66,7 @@ export class MediaLibrary {
   }
 
   private async item(job: ArchivedJobRow, assets: MediaAssetRow[], now: Date, baseUrl: string): Promise<MediaItem> {
-    const order = outputOrder(job.result);
+    const order = resultAssetIds(job.kind, job.result);
     const position = (asset: MediaAssetRow) => {
       const index = order.indexOf(asset.id);
       return index === -1 ? order.length : index;
@@ -100,12 +82,12 @@ export class MediaLibrary {
     );
     const item: MediaItem = {
       generationId: job.id,
-      kind: job.kind as MediaKind,
+      kind: job.kind,
       model: job.model,
       createdAt: job.createdAt.toISOString(),
       outputs,
     };
-    const prompt = promptOf(job.recordedRequest);
+    const prompt = recordedPrompt(job.recordedRequest);
     if (prompt !== undefined) item.prompt = prompt;
     return item;
   }

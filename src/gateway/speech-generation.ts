@@ -23,10 +23,12 @@ import {
   type ReferenceAudioRequest,
   type SpeechFormat,
   type SpeechSynthesisRequest,
+  type StoredReferenceAudioRequest,
+  type StoredSpeechRequest,
+  type StoredTextToSpeechRequest,
 } from '../domain/speech.ts';
 import type { MediaLinks } from '../jobs/media-links.ts';
-import type { StoredAudioResult, StoredSpeechRequest } from '../jobs/speech-job-runner.ts';
-import type { MediaJobRow } from '../storage/media-jobs-repository.ts';
+import type { ReadJobRow } from '../storage/media-jobs-repository.ts';
 import type { GenerationPipeline, JobPlan, JobRecipe } from './generation-pipeline.ts';
 import type { JobSubmission } from './job-submission.ts';
 import { servingRows } from './serving-rows.ts';
@@ -55,7 +57,7 @@ export type AudioProduct = StoredSpeechRequest['product'];
 /** The spec's Audio job. */
 export interface AudioJobView {
   generationId: string;
-  product: AudioProduct;
+  product?: AudioProduct;
   status: 'queued' | 'processing' | 'succeeded' | 'failed';
   audioUrl?: string;
   durationSeconds?: number;
@@ -98,14 +100,17 @@ export class SpeechGeneration {
     return (await this.dependencies.pipeline.enqueue(caller, this.reference, input)).job.id;
   }
 
-  find(caller: Caller, generationId: string): Promise<MediaJobRow> {
+  find(caller: Caller, generationId: string): Promise<ReadJobRow> {
     return this.dependencies.submission.find(caller, generationId, 'audio');
   }
 
-  async view(job: MediaJobRow, baseUrl: string): Promise<AudioJobView> {
-    const product = (job.request as StoredSpeechRequest).product;
-    const view: AudioJobView = { generationId: job.id, product, status: job.state as AudioJobView['status'] };
-    const result = job.result as StoredAudioResult | null;
+  async view(job: ReadJobRow, baseUrl: string): Promise<AudioJobView> {
+    // Audio jobs are not cancelled; a cancelled one would read as what it is to the spec's machine: not made.
+    const status = job.state === 'cancelled' ? 'failed' : job.state;
+    const view: AudioJobView = { generationId: job.id, status };
+    // A job whose stored request this release cannot read shows no product: it fails with the reason.
+    if (!('problem' in job) && job.kind === 'audio') view.product = job.product;
+    const result = 'problem' in job || job.kind !== 'audio' ? null : job.result;
     if (job.state === 'succeeded' && result) {
       view.audioUrl = await this.dependencies.links.link(result.objectKey, this.clock(), baseUrl);
       Object.assign(
@@ -125,8 +130,6 @@ export class SpeechGeneration {
 
 /** The recipe for text-to-speech jobs: the voice implies the model; held and charged per character of the text. */
 class TextToSpeechRecipe implements JobRecipe<TextToSpeechInput> {
-  readonly kind = 'audio';
-
   constructor(private readonly dependencies: SpeechGenerationDependencies) {}
 
   modelId(input: TextToSpeechInput): string {
@@ -144,7 +147,7 @@ class TextToSpeechRecipe implements JobRecipe<TextToSpeechInput> {
       );
     }
     const priceSnapshot: SpeechPriceSnapshot = speechPriceSnapshot(model);
-    const request: StoredSpeechRequest = {
+    const request: StoredTextToSpeechRequest = {
       product: 'text-to-speech',
       ...definedFields(input),
       voiceType: voice.voiceType,
@@ -156,14 +159,18 @@ class TextToSpeechRecipe implements JobRecipe<TextToSpeechInput> {
     const { text, contextTexts, product: _product, ...parameters } = request;
     return {
       rows,
-      request,
-      recordedRequest: {
-        operation: 'text-to-speech',
-        ...parameters,
-        characters: billedCharacters(text),
-        ...(contextTexts ? { contextTexts: contextTexts.length } : {}),
+      job: {
+        kind: 'audio',
+        product: 'text-to-speech',
+        request,
+        recordedRequest: {
+          operation: 'text-to-speech',
+          ...parameters,
+          characters: billedCharacters(text),
+          ...(contextTexts ? { contextTexts: contextTexts.length } : {}),
+        },
+        priceSnapshot,
       },
-      priceSnapshot,
       holdNanos: speechCostNanos(priceSnapshot, billedCharacters(input.text)),
       dropped: [],
     };
@@ -185,8 +192,6 @@ class TextToSpeechRecipe implements JobRecipe<TextToSpeechInput> {
  * prompt should take to say (an indication: the charge is what was delivered).
  */
 class ReferenceAudioRecipe implements JobRecipe<ReferenceAudioInput> {
-  readonly kind = 'audio';
-
   constructor(private readonly dependencies: SpeechGenerationDependencies) {}
 
   modelId(input: ReferenceAudioInput): string {
@@ -198,7 +203,7 @@ class ReferenceAudioRecipe implements JobRecipe<ReferenceAudioInput> {
     if (input.references) refuseMixedReferences(input.references);
     const priceSnapshot: DurationPriceSnapshot = audioSecondPriceSnapshot(model);
     const { modelId: _modelId, ...fields } = input;
-    const request: StoredSpeechRequest = {
+    const request: StoredReferenceAudioRequest = {
       product: 'generation-with-reference',
       ...definedFields(fields),
       textPrompt: input.textPrompt,
@@ -207,13 +212,17 @@ class ReferenceAudioRecipe implements JobRecipe<ReferenceAudioInput> {
     const seconds = referenceSecondsEstimate(input.textPrompt, input.speechRate);
     return {
       rows,
-      request,
-      recordedRequest: {
-        operation: 'generation-with-reference',
-        ...definedFields({ ...fields, references: input.references?.map(recordedReference) }),
-        format: request.format,
+      job: {
+        kind: 'audio',
+        product: 'generation-with-reference',
+        request,
+        recordedRequest: {
+          operation: 'generation-with-reference',
+          ...definedFields({ ...fields, references: input.references?.map(recordedReference) }),
+          format: request.format,
+        },
+        priceSnapshot,
       },
-      priceSnapshot,
       holdNanos: durationCostNanos(secondNanos(priceSnapshot, undefined, model.modelId), seconds),
       dropped: [],
     };

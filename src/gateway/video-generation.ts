@@ -7,8 +7,8 @@ import {
 import type { Catalog, CatalogModel } from '../catalog/catalog.ts';
 import { GatewayError } from '../domain/errors.ts';
 import type { MediaLinks } from '../jobs/media-links.ts';
-import type { StoredVideoResult } from '../jobs/video-job-runner.ts';
-import type { MediaJobRow, MediaJobsRepository } from '../storage/media-jobs-repository.ts';
+import type { StoredVideoResult } from '../domain/media-job-results.ts';
+import type { MediaJobRow, MediaJobsRepository, ReadJobRow } from '../storage/media-jobs-repository.ts';
 import type { JobSubmission } from './job-submission.ts';
 import type { GenerationPipeline, JobPlan, JobRecipe } from './generation-pipeline.ts';
 import { mediaRows } from './media-rows.ts';
@@ -59,8 +59,6 @@ export interface VideoTaskView {
  * model's best video row, held for the asked seconds at the asked resolution's price.
  */
 class VideoJobRecipe implements JobRecipe<NativeVideoInput> {
-  readonly kind = 'video';
-
   constructor(private readonly dependencies: VideoGenerationDependencies) {}
 
   modelId(input: NativeVideoInput): string {
@@ -83,14 +81,17 @@ class VideoJobRecipe implements JobRecipe<NativeVideoInput> {
     return {
       rows,
       holdNanos: durationCostNanos(perSecond, heldSeconds(request, row)),
-      recordedRequest: {
-        operation: 'video-generation',
-        model: input.modelId,
-        content: recordedContent(input.content),
-        ...parameters,
+      job: {
+        kind: 'video',
+        request,
+        recordedRequest: {
+          operation: 'video-generation',
+          model: input.modelId,
+          content: recordedContent(input.content),
+          ...parameters,
+        },
+        priceSnapshot,
       },
-      request,
-      priceSnapshot,
       dropped: [],
     };
   }
@@ -139,12 +140,12 @@ export class VideoGeneration {
     return (await this.dependencies.pipeline.enqueue(caller, this.recipe, input)).job;
   }
 
-  find(caller: Caller, taskId: string): Promise<MediaJobRow> {
+  find(caller: Caller, taskId: string): Promise<ReadJobRow> {
     return this.dependencies.submission.find(caller, taskId, 'video');
   }
 
   /** Cancels a task that has not been sent to its provider: the hold is released and the task ends `cancelled`. */
-  async cancel(caller: Caller, taskId: string): Promise<MediaJobRow> {
+  async cancel(caller: Caller, taskId: string): Promise<ReadJobRow> {
     const cancelled = await this.dependencies.jobs.cancelUnsent(taskId, caller.accountId, 'video', this.clock());
     if (cancelled) return cancelled;
     const job = await this.find(caller, taskId);
@@ -155,8 +156,8 @@ export class VideoGeneration {
   }
 
   /** The archived output `index` of a succeeded task (a task has one): its object, and a signed link to it. */
-  async output(job: MediaJobRow, index: number, baseUrl: string): Promise<{ objectKey: string; link: string }> {
-    const result = job.result as StoredVideoResult | null;
+  async output(job: ReadJobRow, index: number, baseUrl: string): Promise<{ objectKey: string; link: string }> {
+    const result = videoResult(job);
     if (job.state !== 'succeeded' || !result)
       throw new GatewayError(
         'GW_CONFLICT',
@@ -170,19 +171,19 @@ export class VideoGeneration {
     };
   }
 
-  async view(job: MediaJobRow, baseUrl: string): Promise<VideoTaskView> {
-    const recorded = job.recordedRequest as { content?: unknown[] };
+  async view(job: ReadJobRow, baseUrl: string): Promise<VideoTaskView> {
     const view: VideoTaskView = {
       taskId: job.id,
       generationId: job.id,
       providerId: job.providerId,
       status: statusOf(job),
       model: job.model,
-      content: recorded.content ?? [],
+      // A task whose stored request this release cannot read shows no content: it fails with the reason.
+      content: ('problem' in job ? undefined : job.recordedRequest.content) ?? [],
       createdAt: job.createdAt.toISOString(),
       updatedAt: job.updatedAt.toISOString(),
     };
-    const result = job.result as (StoredVideoResult & { usage: VideoTaskView['usage'] }) | null;
+    const result = videoResult(job);
     if (job.state === 'succeeded' && result) {
       const link = await this.dependencies.links.link(result.objectKey, this.clock(), baseUrl);
       Object.assign(view, { videoUrl: link, downloadUrl: link, assetId: result.assetId, usage: result.usage });
@@ -193,11 +194,16 @@ export class VideoGeneration {
   }
 }
 
+/** A succeeded task's stored result; null before, or for a task whose stored JSON this release cannot read. */
+function videoResult(job: ReadJobRow): StoredVideoResult | null {
+  return 'problem' in job || job.kind !== 'video' ? null : job.result;
+}
+
 /**
  * The spec's task status of a job: `queued` until something was sent upstream (a job waiting for a retry
  * included), `running` while the provider works on it.
  */
-function statusOf(job: MediaJobRow): VideoTaskStatus {
+function statusOf(job: ReadJobRow): VideoTaskStatus {
   if (job.state === 'processing') return job.phase === null ? 'queued' : 'running';
-  return job.state as VideoTaskStatus;
+  return job.state;
 }

@@ -3,7 +3,6 @@ import type { ProviderConfig } from '../config/load-config.ts';
 import { GatewayError } from '../domain/errors.ts';
 import { newId } from '../domain/ids.ts';
 import type {
-  GeneratedImage,
   ImageFailure,
   ImageGenerationRequest,
   ImageGenerationResult,
@@ -17,11 +16,11 @@ import type { FetchedMedia } from '../media/remote-media.ts';
 import { sniffMediaType } from '../media/media-type.ts';
 import { imageDimensions } from '../media/image-dimensions.ts';
 import type { AdapterRegistry, ImageAdapter } from '../providers/provider-adapter.ts';
-import type { MediaJobRow } from '../storage/media-jobs-repository.ts';
 import type { ObjectStore } from '../storage/object-store.ts';
 import { imageCostNanos, type ImagePriceSnapshot } from '../billing/image-pricing.ts';
+import type { ImageUpstreamResult } from '../domain/media-job-results.ts';
 import { normalizedBox, type ArchivedImage, type StoredImageResult } from './image-result.ts';
-import { succeeded, type JobContext, type JobOutcome, type JobRunner } from './job-runner.ts';
+import { succeeded, type JobContext, type JobOutcome, type JobRunner, type MediaJobOf } from './job-runner.ts';
 import { isTransient, retryLater, upstreamErrorMessage } from './upstream-errors.ts';
 
 export interface ImageJobRunnerOptions {
@@ -36,12 +35,7 @@ export interface ImageJobRunnerOptions {
   retentionMs: number | undefined;
 }
 
-/** What a job keeps of the provider's answer between generating and archiving: outputs already in the store are referenced, not inlined. */
-interface StoredUpstreamResult extends Omit<ImageGenerationResult, 'images'> {
-  images: Array<
-    Omit<GeneratedImage, 'output'> & { output: ImageSource | { kind: 'stored'; objectKey: string; mediaType: string } }
-  >;
-}
+type ImageJob = MediaJobOf<'image'>;
 
 const extensions: Record<string, string> = {
   'image/png': 'png',
@@ -51,18 +45,17 @@ const extensions: Record<string, string> = {
 };
 
 /**
- * Runs one image job from wherever it stopped. Sending: the job is marked submitted before the call, so a
+ * Runs one image job from wherever it stopped. Sending: the job is marked sent before the call, so a
  * job taken over after its process died mid-call is never sent again (these upstreams answer synchronously
  * and have no task to poll) and fails instead. Archiving: the provider's answer is stored first, so a job
  * taken over while archiving finishes from it.
  */
-export class ImageJobRunner implements JobRunner {
+export class ImageJobRunner implements JobRunner<'image'> {
   constructor(private readonly options: ImageJobRunnerOptions) {}
 
-  async run(job: MediaJobRow, context: JobContext): Promise<JobOutcome> {
-    const snapshot = job.priceSnapshot as ImagePriceSnapshot;
-    const request = job.request as StoredImageRequest;
-    if (job.phase === 'submitted') {
+  async run(job: ImageJob, context: JobContext): Promise<JobOutcome> {
+    const { request, priceSnapshot: snapshot } = job;
+    if (job.phase === 'sent') {
       return {
         kind: 'failed',
         error:
@@ -70,9 +63,12 @@ export class ImageJobRunner implements JobRunner {
         costNanos: 0n,
       };
     }
-    let upstream: StoredUpstreamResult;
+    let upstream: ImageUpstreamResult;
     if (job.phase === 'generated') {
-      upstream = job.upstreamResult as StoredUpstreamResult;
+      // Stored by the same write that marked the job generated.
+      if (!job.upstreamResult)
+        return { kind: 'failed', error: "the provider's answer stored with this job is missing", costNanos: 0n };
+      upstream = job.upstreamResult;
     } else {
       const adapter = this.options.adapters.get(this.protocolOf(job))?.images;
       const target = this.options.providers.get(job.providerId);
@@ -88,7 +84,7 @@ export class ImageJobRunner implements JobRunner {
       } catch (error) {
         return { kind: 'failed', error: error instanceof Error ? error.message : String(error), costNanos: 0n };
       }
-      if (!(await context.markSubmitted())) return { kind: 'lost' };
+      if (!(await context.markSent())) return { kind: 'lost' };
       let result: ImageGenerationResult;
       try {
         result = await adapter.generate(adapterRequest, { target, signal: context.deadline });
@@ -102,7 +98,7 @@ export class ImageJobRunner implements JobRunner {
     return this.archive(job, request, snapshot, upstream, context);
   }
 
-  private protocolOf(job: MediaJobRow): ProviderConfig['protocol'] {
+  private protocolOf(job: ImageJob): ProviderConfig['protocol'] {
     return this.options.providers.get(job.providerId)?.protocol ?? 'sandbox';
   }
 
@@ -132,7 +128,7 @@ export class ImageJobRunner implements JobRunner {
   }
 
   /** Inline outputs go to the store before the answer is recorded, so the job row never carries megabytes of base64. */
-  private async keepInline(job: MediaJobRow, result: ImageGenerationResult): Promise<StoredUpstreamResult> {
+  private async keepInline(job: ImageJob, result: ImageGenerationResult): Promise<ImageUpstreamResult> {
     const images = await Promise.all(
       result.images.map(async (image, index) => {
         if (image.output.kind !== 'inline') return image;
@@ -146,15 +142,15 @@ export class ImageJobRunner implements JobRunner {
     return { ...result, images };
   }
 
-  private objectKey(job: MediaJobRow, index: number, mediaType: string): string {
+  private objectKey(job: ImageJob, index: number, mediaType: string): string {
     return `images/${job.id.toLowerCase()}/${index}.${extensions[mediaType] ?? 'bin'}`;
   }
 
   /** One output into the store (where it is not yet), with what the result and the asset row need of it. */
   private async archiveOne(
-    job: MediaJobRow,
+    job: ImageJob,
     index: number,
-    image: StoredUpstreamResult['images'][number],
+    image: ImageUpstreamResult['images'][number],
     deadline: AbortSignal,
   ): Promise<ArchivedOutput> {
     let objectKey: string;
@@ -192,10 +188,10 @@ export class ImageJobRunner implements JobRunner {
   }
 
   private async archive(
-    job: MediaJobRow,
+    job: ImageJob,
     request: StoredImageRequest,
     snapshot: ImagePriceSnapshot,
-    upstream: StoredUpstreamResult,
+    upstream: ImageUpstreamResult,
     context: JobContext,
   ): Promise<JobOutcome> {
     const failures: ImageFailure[] = [...upstream.failures];
@@ -248,7 +244,7 @@ interface ArchivedOutput {
 /** A failed job is charged only what the provider reports having made (usually nothing). */
 function billedByProvider(
   snapshot: ImagePriceSnapshot,
-  upstream: StoredUpstreamResult,
+  upstream: ImageUpstreamResult,
   quality: string | undefined,
 ): bigint {
   return imageCostNanos(snapshot, Math.max(0, Math.trunc(upstream.usage.generatedImages ?? 0)), quality);

@@ -1,4 +1,8 @@
+import type { MediaKind } from '../domain/usage-modalities.ts';
 import type { MediaAssetRow, MediaJobRow } from '../storage/media-jobs-repository.ts';
+
+/** A job of one kind, its stored JSON read into that kind's types. */
+export type MediaJobOf<Kind extends MediaKind> = Extract<MediaJobRow, { kind: Kind }>;
 
 /** How a run of a job ended. */
 export type JobOutcome =
@@ -23,15 +27,15 @@ export type JobOutcome =
   /** Another process took the job over; this run writes nothing more. */
   | { kind: 'lost' };
 
-/** What a runner may do to its job while it holds the job's lease. */
+/** What a runner may do to its job while it holds the job's claim. */
 export interface JobContext {
-  /** Records that the upstream call is about to be made; false when the lease is lost (then nothing is sent). */
-  markSubmitted(): Promise<boolean>;
-  /** Stores the id of the task the provider created, before it is read; false when the lease is lost. */
+  /** Records that the upstream call is about to be made; false when the claim is lost (then nothing is sent). */
+  markSent(): Promise<boolean>;
+  /** Stores the id of the task the provider created, before it is read; false when the claim is lost. */
   recordTask(taskId: string): Promise<boolean>;
-  /** Stores the upstream's answer before archiving; false when the lease is lost. */
+  /** Stores the upstream's answer before archiving; false when the claim is lost. */
   recordGenerated(upstreamResult: unknown): Promise<boolean>;
-  /** Whether the lease was lost (renewal found another owner). */
+  /** Whether the claim was lost (its renewal found another owner). */
   lost(): boolean;
   /**
    * Aborts at the job's deadline (`deadlineAt`, set at submission, so a job taken over keeps it), with a
@@ -61,10 +65,13 @@ export function pastDeadline(deadline: AbortSignal, costNanos = 0n): Extract<Job
   };
 }
 
-/** One kind of media job (image, audio, video). */
-export interface JobRunner {
-  run(job: MediaJobRow, context: JobContext): Promise<JobOutcome>;
+/** Runs the jobs of one kind (image, audio, video). */
+export interface JobRunner<Kind extends MediaKind> {
+  run(job: MediaJobOf<Kind>, context: JobContext): Promise<JobOutcome>;
 }
+
+/** The runner of each kind of job this process runs. */
+export type JobRunners = { readonly [Kind in MediaKind]?: JobRunner<Kind> };
 
 /** An archived output as its asset row needs it. */
 export interface ArchivedAsset {

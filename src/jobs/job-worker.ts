@@ -1,8 +1,8 @@
 import { applySettlement, settlementClaim } from '../billing/settlement.ts';
 import type { JobsConfig, ProviderConfig } from '../config/load-config.ts';
-import type { MediaJobRow, MediaJobsRepository } from '../storage/media-jobs-repository.ts';
+import type { MediaJobRow, MediaJobsRepository, ReadJobRow } from '../storage/media-jobs-repository.ts';
 import { usageRecord, type GenerationRoute, type RecordedGeneration } from '../domain/generation-route.ts';
-import { JobDeadlineError, pastDeadline, type JobContext, type JobOutcome, type JobRunner } from './job-runner.ts';
+import { JobDeadlineError, pastDeadline, type JobContext, type JobOutcome, type JobRunners } from './job-runner.ts';
 
 /** How long past its deadline a run may take to wind down (a video task's cancel, say) before the job fails without it. */
 const deadlineGraceMs = 1500;
@@ -10,14 +10,14 @@ const deadlineGraceMs = 1500;
 /** What the worker needs of the jobs' storage. */
 export type WorkerJobs = Pick<
   MediaJobsRepository,
-  'dueProviders' | 'claim' | 'renew' | 'markSubmitted' | 'recordUpstream' | 'retryLater' | 'settle'
+  'dueProviders' | 'claim' | 'extendClaim' | 'markSent' | 'recordUpstream' | 'retryLater' | 'settle'
 >;
 
 export interface JobWorkerOptions {
   jobs: WorkerJobs;
-  runners: ReadonlyMap<string, JobRunner>;
+  runners: JobRunners;
   providers: ReadonlyMap<string, Pick<ProviderConfig, 'maxConcurrentJobs'>>;
-  /** This process: the owner written on the leases of the jobs it runs. */
+  /** This process: the owner written on the claims of the jobs it runs. */
   owner: string;
   config: JobsConfig;
   /** `limits.maxDurationOverrun`: how far past its hold a job billed on delivered seconds may be charged. */
@@ -32,7 +32,8 @@ export interface JobWorkerOptions {
 
 /**
  * Runs media jobs in this process: claims due jobs (across processes, each job by one process at a time),
- * runs each under a lease it keeps renewing, and writes the outcome. Woken by `wake()` when jobs are
+ * runs each under a claim it keeps renewing, and writes the outcome. A job whose stored JSON this release
+ * cannot read is not run: it fails with the reason and its hold is released. Woken by `wake()` when jobs are
  * queued, and by a poll timer otherwise. At most `config.concurrency` jobs at once, and at most a
  * provider's `maxConcurrentJobs` of that provider's.
  */
@@ -104,12 +105,12 @@ export class JobWorker {
     for (const providerId of await jobs.dueProviders(busy)) {
       const free = config.concurrency - this.running.size;
       if (free <= 0) return;
-      const claimed = await jobs.claim(owner, providerId, Math.min(free, room(providerId)), config.leaseSeconds);
+      const claimed = await jobs.claim(owner, providerId, Math.min(free, room(providerId)), config.claimSeconds);
       for (const job of claimed) this.launch(job);
     }
   }
 
-  private launch(job: MediaJobRow): void {
+  private launch(job: ReadJobRow): void {
     this.perProvider.set(job.providerId, (this.perProvider.get(job.providerId) ?? 0) + 1);
     const run = this.run(job).finally(() => {
       this.running.delete(job.id);
@@ -119,7 +120,7 @@ export class JobWorker {
     this.running.set(job.id, run);
   }
 
-  private async run(job: MediaJobRow): Promise<void> {
+  private async run(job: ReadJobRow): Promise<void> {
     const { config, jobs, owner } = this.options;
     let lost = false;
     const deadline = new AbortController();
@@ -135,41 +136,56 @@ export class JobWorker {
     cut = setTimeout(cutAtDeadline, Math.max(0, remainingMs()));
     const renewal = setInterval(
       () => {
-        jobs.renew(job.id, owner, config.leaseSeconds).then(
+        jobs.extendClaim(job.id, owner, config.claimSeconds).then(
           (kept) => (lost ||= !kept),
           (error: unknown) => this.options.onError(error, job.id),
         );
       },
-      Math.max(500, (config.leaseSeconds * 1000) / 3),
+      Math.max(500, (config.claimSeconds * 1000) / 3),
     );
     renewal.unref();
     try {
       const context: JobContext = {
-        markSubmitted: async () => !lost && (await jobs.markSubmitted(job.id, owner, this.clock())),
+        markSent: async () => !lost && (await jobs.markSent(job.id, owner, this.clock())),
         recordTask: async (taskId) =>
-          !lost && (await jobs.recordUpstream(job.id, owner, { phase: 'task', upstreamTaskId: taskId }, this.clock())),
+          !lost && (await jobs.recordUpstream(job, owner, { phase: 'task', upstreamTaskId: taskId }, this.clock())),
         recordGenerated: async (upstreamResult) =>
-          !lost && (await jobs.recordUpstream(job.id, owner, { phase: 'generated', upstreamResult }, this.clock())),
+          !lost && (await jobs.recordUpstream(job, owner, { phase: 'generated', upstreamResult }, this.clock())),
         lost: () => lost,
         deadline: deadline.signal,
         maxAttempts: config.maxAttempts,
       };
       let outcome: JobOutcome;
-      if (this.clock() > job.deadlineAt) {
+      if ('problem' in job) {
+        outcome = { kind: 'failed', error: job.problem, costNanos: 0n };
+      } else if (this.clock() > job.deadlineAt) {
         outcome = { kind: 'failed', error: new JobDeadlineError(config.maxJobSeconds).message, costNanos: 0n };
       } else {
-        const runner = this.options.runners.get(job.kind);
-        outcome = runner
-          ? await this.withinDeadline(job, runner.run(job, context), deadline.signal, () => (lost = true))
+        const run = this.runnerOf(job, context);
+        outcome = run
+          ? await this.withinDeadline(job, run, deadline.signal, () => (lost = true))
           : { kind: 'failed', error: `no runner for ${job.kind} jobs`, costNanos: 0n };
       }
       await this.finish(job, outcome);
     } catch (error) {
-      // Storage failed under the job: its lease runs out and another claim resumes it from its phase.
+      // Storage failed under the job: its claim runs out and another process resumes it from its phase.
       this.options.onError(error, job.id);
     } finally {
       clearTimeout(cut);
       clearInterval(renewal);
+    }
+  }
+
+  /** The run of the job by its kind's runner; undefined when this process has none for that kind. */
+  private runnerOf(job: MediaJobRow, context: JobContext): Promise<JobOutcome> | undefined {
+    const { runners } = this.options;
+    switch (job.kind) {
+      case 'image':
+        return runners.image?.run(job, context);
+      case 'video':
+        return runners.video?.run(job, context);
+      case 'audio':
+        return runners.audio?.run(job, context);
     }
   }
 
@@ -180,7 +196,7 @@ export class JobWorker {
    * job is settled now, its hold given back, and no other process takes it up.
    */
   private async withinDeadline(
-    job: MediaJobRow,
+    job: ReadJobRow,
     run: Promise<JobOutcome>,
     deadline: AbortSignal,
     abandon: () => void,
@@ -207,7 +223,7 @@ export class JobWorker {
     }
   }
 
-  private async finish(job: MediaJobRow, outcome: JobOutcome): Promise<void> {
+  private async finish(job: ReadJobRow, outcome: JobOutcome): Promise<void> {
     const { config, jobs, owner } = this.options;
     const now = this.clock();
     switch (outcome.kind) {
@@ -267,7 +283,7 @@ export class JobWorker {
 }
 
 /** A job runs on the one provider row it was queued for: no fallbacks. */
-function routeOf(job: MediaJobRow): GenerationRoute {
+function routeOf(job: ReadJobRow): GenerationRoute {
   return {
     providerId: job.providerId,
     upstreamModel: job.upstreamModel,

@@ -1,44 +1,17 @@
-import { durationCostNanos, secondNanos, type DurationPriceSnapshot } from '../billing/duration-pricing.ts';
-import { billedCharacters, speechCostNanos, type SpeechPriceSnapshot } from '../billing/speech-pricing.ts';
+import { durationCostNanos, secondNanos } from '../billing/duration-pricing.ts';
+import { billedCharacters, speechCostNanos } from '../billing/speech-pricing.ts';
 import type { ProviderConfig } from '../config/load-config.ts';
 import { definedFields } from '../domain/defined-fields.ts';
 import { newId } from '../domain/ids.ts';
 import { nanosToUsd } from '../domain/money.ts';
-import type { AudioSubtitle, ReferenceAudioRequest, SpeechSynthesisRequest } from '../domain/speech.ts';
+import type { StoredSpeechRequest } from '../domain/speech.ts';
+import type { AudioUpstreamResult } from '../domain/media-job-results.ts';
 import { audioSeconds } from '../media/media-duration.ts';
 import type { FetchedMedia } from '../media/remote-media.ts';
 import type { AdapterRegistry, CallOptions, SpeechAdapter } from '../providers/provider-adapter.ts';
-import type { MediaJobRow } from '../storage/media-jobs-repository.ts';
 import type { ObjectStore } from '../storage/object-store.ts';
-import { succeeded, type JobContext, type JobOutcome, type JobRunner } from './job-runner.ts';
+import { succeeded, type JobContext, type JobOutcome, type JobRunner, type MediaJobOf } from './job-runner.ts';
 import { isTransient, retryLater, upstreamErrorMessage } from './upstream-errors.ts';
-
-/** An audio job's request as stored: which product, and that product's checked request. */
-export type StoredSpeechRequest =
-  | ({ product: 'text-to-speech' } & SpeechSynthesisRequest)
-  | ({ product: 'generation-with-reference' } & ReferenceAudioRequest);
-
-/** What a succeeded audio job keeps: its archived audio (links are made when read) and what the provider said of it. */
-export interface StoredAudioResult {
-  assetId: string;
-  objectKey: string;
-  mediaType: string;
-  /** Playable seconds (generation with reference). */
-  durationSeconds?: number;
-  /** Seconds the model made, the billed ones (generation with reference). */
-  originalDurationSeconds?: number;
-  providerUrl?: string;
-  subtitle?: AudioSubtitle;
-}
-
-/** The provider's answer as the job keeps it between storing the audio and settling. */
-interface GeneratedAudio extends StoredAudioResult {
-  bytes: number;
-  /** Characters the provider says it billed (text-to-speech). */
-  billedCharacters?: number;
-  /** Seconds read from the audio file itself, when it could be read (generation with reference). */
-  measuredSeconds?: number;
-}
 
 const extensions: Record<string, string> = {
   'audio/mpeg': 'mp3',
@@ -55,7 +28,7 @@ const extensions: Record<string, string> = {
  * made (the provider's billed length, else the file's own), past the hold only up to the length read from
  * the file itself (see billing/settlement.ts).
  */
-export class SpeechJobRunner implements JobRunner {
+export class SpeechJobRunner implements JobRunner<'audio'> {
   constructor(
     private readonly options: {
       adapters: AdapterRegistry;
@@ -67,9 +40,9 @@ export class SpeechJobRunner implements JobRunner {
     },
   ) {}
 
-  async run(job: MediaJobRow, context: JobContext): Promise<JobOutcome> {
-    const request = job.request as StoredSpeechRequest;
-    if (job.phase === 'submitted') {
+  async run(job: MediaJobOf<'audio'>, context: JobContext): Promise<JobOutcome> {
+    const { request } = job;
+    if (job.phase === 'sent') {
       return {
         kind: 'failed',
         error:
@@ -77,14 +50,14 @@ export class SpeechJobRunner implements JobRunner {
         costNanos: 0n,
       };
     }
-    let generated = job.upstreamResult as GeneratedAudio | null;
+    let generated = job.upstreamResult;
     if (job.phase !== 'generated' || !generated) {
       const target = this.options.providers.get(job.providerId);
       const adapter = target ? this.options.adapters.get(target.protocol)?.speech : undefined;
       if (!adapter || !target?.active)
         return { kind: 'failed', error: 'the provider of this job is no longer configured', costNanos: 0n };
-      if (!(await context.markSubmitted())) return { kind: 'lost' };
-      let made: Omit<GeneratedAudio, 'assetId' | 'objectKey' | 'bytes'> & { audio: Buffer };
+      if (!(await context.markSent())) return { kind: 'lost' };
+      let made: Omit<AudioUpstreamResult, 'assetId' | 'objectKey' | 'bytes'> & { audio: Buffer };
       try {
         made = await this.make(request, job.upstreamModel, adapter, { target, signal: context.deadline });
       } catch (error) {
@@ -100,9 +73,9 @@ export class SpeechJobRunner implements JobRunner {
     }
     const { bytes, billedCharacters: providerCharacters, measuredSeconds, ...result } = generated;
     const asset = { assetId: result.assetId, objectKey: result.objectKey, mediaType: result.mediaType, bytes };
-    if (request.product === 'text-to-speech') {
-      const characters = billedCharacters(request.text);
-      const costNanos = speechCostNanos(job.priceSnapshot as SpeechPriceSnapshot, characters);
+    if (job.product === 'text-to-speech') {
+      const characters = billedCharacters(job.request.text);
+      const costNanos = speechCostNanos(job.priceSnapshot, characters);
       const usage = {
         characters,
         ...(providerCharacters !== undefined ? { providerCharacters } : {}),
@@ -111,7 +84,7 @@ export class SpeechJobRunner implements JobRunner {
       return succeeded(job, { result, usage, costNanos }, [asset], this.options.retentionMs);
     }
     const seconds = result.originalDurationSeconds ?? result.durationSeconds;
-    const perSecond = secondNanos(job.priceSnapshot as DurationPriceSnapshot, undefined, job.model);
+    const perSecond = secondNanos(job.priceSnapshot, undefined, job.model);
     // A clip whose length neither the provider nor the file tells is charged what was held for it.
     const costNanos = seconds === undefined ? job.holdNanos : durationCostNanos(perSecond, seconds);
     const usage = {

@@ -1,10 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import {
-  durationCostNanos,
-  pricesResolution,
-  secondNanos,
-  type DurationPriceSnapshot,
-} from '../billing/duration-pricing.ts';
+import { durationCostNanos, pricesResolution, secondNanos } from '../billing/duration-pricing.ts';
 import type { ProviderConfig } from '../config/load-config.ts';
 import { GatewayError } from '../domain/errors.ts';
 import { newId } from '../domain/ids.ts';
@@ -17,13 +12,13 @@ import type {
   VideoMediaSource,
   VideoTaskReport,
 } from '../domain/video.ts';
+import type { StoredVideo } from '../domain/media-job-results.ts';
 import { isoVideoFacts } from '../media/media-duration.ts';
 import { sniffMediaType } from '../media/media-type.ts';
 import type { FetchedMedia } from '../media/remote-media.ts';
 import type { AdapterRegistry, CallOptions, VideoAdapter } from '../providers/provider-adapter.ts';
-import type { MediaJobRow } from '../storage/media-jobs-repository.ts';
 import type { ObjectStore } from '../storage/object-store.ts';
-import { succeeded, type JobContext, type JobOutcome, type JobRunner } from './job-runner.ts';
+import { succeeded, type JobContext, type JobOutcome, type JobRunner, type MediaJobOf } from './job-runner.ts';
 import { isTransient, retryLater, upstreamErrorMessage } from './upstream-errors.ts';
 
 export interface VideoJobRunnerOptions {
@@ -44,23 +39,7 @@ export interface VideoJobRunnerOptions {
   pollMs: number;
 }
 
-/** What a succeeded video job keeps (links are made when it is read). */
-export interface StoredVideoResult {
-  assetId: string;
-  objectKey: string;
-  mediaType: string;
-  bytes: number;
-  /** Seconds of the archived file (its own header), else as the provider reported. */
-  durationSeconds: number;
-  /** Seconds read from the archived file's own header, when it could be read. */
-  measuredSeconds?: number;
-  resolution?: string;
-  completionTokens?: number;
-  totalTokens?: number;
-  providerUsage?: Readonly<Record<string, unknown>>;
-  /** The provider's own (temporary) link to the video. */
-  providerUrl?: string;
-}
+type VideoJob = MediaJobOf<'video'>;
 
 /** Reads of a task that fail one after another before the job gives up on it (an unreachable or garbled provider). */
 const maxPollFailures = 20;
@@ -68,18 +47,17 @@ const maxPollFailures = 20;
 const cancelTimeoutMs = 1000;
 
 /**
- * Runs a video job as the upstream's task: created once (the job is marked submitted first, and the task id
+ * Runs a video job as the upstream's task: created once (the job is marked sent first, and the task id
  * stored as soon as it is known), then read every `pollMs` until it ends. A job taken over after its
  * process died resumes reading the stored task; one that died between sending and storing the id fails
  * rather than creating a second task. The video is archived and recorded before settlement, which charges
  * the delivered seconds at the price of the delivered resolution.
  */
-export class VideoJobRunner implements JobRunner {
+export class VideoJobRunner implements JobRunner<'video'> {
   constructor(private readonly options: VideoJobRunnerOptions) {}
 
-  async run(job: MediaJobRow, context: JobContext): Promise<JobOutcome> {
-    if (job.phase === 'generated' && job.upstreamResult)
-      return this.settled(job, job.upstreamResult as StoredVideoResult);
+  async run(job: VideoJob, context: JobContext): Promise<JobOutcome> {
+    if (job.phase === 'generated' && job.upstreamResult) return this.settled(job, job.upstreamResult);
     const target = this.options.providers.get(job.providerId);
     const adapter = target ? this.options.adapters.get(target.protocol)?.video : undefined;
     if (!adapter || !target?.active)
@@ -87,7 +65,7 @@ export class VideoJobRunner implements JobRunner {
     const options: CallOptions = { target, signal: context.deadline };
     let taskId = job.upstreamTaskId;
     if (!taskId) {
-      if (job.phase === 'submitted') {
+      if (job.phase === 'sent') {
         return {
           kind: 'failed',
           error:
@@ -97,13 +75,13 @@ export class VideoJobRunner implements JobRunner {
       }
       let request: VideoGenerationRequest;
       try {
-        request = await this.inputs(job.request as StoredVideoRequest);
+        request = await this.inputs(job.request);
       } catch (error) {
         return { kind: 'failed', error: error instanceof Error ? error.message : String(error), costNanos: 0n };
       }
-      if (!(await context.markSubmitted())) return { kind: 'lost' };
+      if (!(await context.markSent())) return { kind: 'lost' };
       try {
-        taskId = await adapter.submit(request, job.upstreamModel, options);
+        taskId = await adapter.createTask(request, job.upstreamModel, options);
       } catch (error) {
         if (isTransient(error) && job.attempts + 1 < context.maxAttempts) return retryLater(error);
         return { kind: 'failed', error: upstreamErrorMessage(error), costNanos: 0n };
@@ -117,7 +95,7 @@ export class VideoJobRunner implements JobRunner {
       return { kind: 'cancelled', error: report.error ?? 'the provider cancelled the task' };
     if (report.state !== 'succeeded')
       return { kind: 'failed', error: report.error ?? `the task ${report.state}`, costNanos: 0n };
-    let stored: StoredVideoResult;
+    let stored: StoredVideo;
     try {
       stored = await this.archive(
         job,
@@ -138,7 +116,7 @@ export class VideoJobRunner implements JobRunner {
 
   /** Reads the task until it ends; a string when it cannot be followed any more (the job fails with it). */
   private async awaitEnd(
-    job: MediaJobRow,
+    job: VideoJob,
     adapter: VideoAdapter,
     taskId: string,
     options: CallOptions,
@@ -187,11 +165,11 @@ export class VideoJobRunner implements JobRunner {
   }
 
   private async archive(
-    job: MediaJobRow,
+    job: VideoJob,
     report: VideoTaskReport,
     credentials: Readonly<Record<string, string>> | undefined,
     deadline: AbortSignal,
-  ): Promise<StoredVideoResult> {
+  ): Promise<StoredVideo> {
     const video = report.video;
     if (!video) throw new Error('the provider reported success without a video');
     const bytes =
@@ -222,8 +200,8 @@ export class VideoJobRunner implements JobRunner {
   }
 
   /** Delivered seconds at the delivered resolution's price (the held one when the provider's is not priced). */
-  private settled(job: MediaJobRow, stored: StoredVideoResult): JobOutcome {
-    const snapshot = job.priceSnapshot as DurationPriceSnapshot;
+  private settled(job: VideoJob, stored: StoredVideo): JobOutcome {
+    const snapshot = job.priceSnapshot;
     const resolution =
       stored.resolution !== undefined && pricesResolution(snapshot, stored.resolution)
         ? stored.resolution

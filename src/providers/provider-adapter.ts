@@ -176,7 +176,7 @@ export interface VideoAdapter {
   /** Refuses, with the 400 the client gets before anything is held, what the family cannot make. */
   check(request: Omit<VideoGenerationRequest, 'content'>, modelId: string): void;
   /** Creates the upstream task; answers its id. */
-  submit(request: VideoGenerationRequest, upstreamModel: string, options: CallOptions): Promise<string>;
+  createTask(request: VideoGenerationRequest, upstreamModel: string, options: CallOptions): Promise<string>;
   poll(taskId: string, options: CallOptions): Promise<VideoTaskReport>;
   /** Cancels a task the provider has not started; a no-op where the family cannot. */
   cancel(taskId: string, options: CallOptions): Promise<void>;

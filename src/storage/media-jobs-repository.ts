@@ -1,32 +1,58 @@
 import { and, count, desc, eq, exists, inArray, isNotNull, isNull, lt, lte, or, sql } from 'drizzle-orm';
 import { usageRecord, type RecordedGeneration } from '../domain/generation-route.ts';
+import {
+  outputProblem,
+  readJobInput,
+  readStoredJob,
+  type MediaJobInput,
+  type MediaJobPhase,
+  type StoredMediaJob,
+} from '../domain/media-job.ts';
+import type { MediaKind } from '../domain/usage-modalities.ts';
 import { queryRows, type Database } from './database.ts';
 import { mediaJobHoldOwner, type HoldOutcome, type LedgerSettlement } from './ledger-repository.ts';
 import { mediaAssets, mediaJobs } from './schema.ts';
 
-export type MediaJobRow = typeof mediaJobs.$inferSelect;
+/** A job's row as stored, its JSON columns not yet checked. */
+export type MediaJobRecord = typeof mediaJobs.$inferSelect;
 export type MediaAssetRow = typeof mediaAssets.$inferSelect;
 
-/** A succeeded job as an account's media listing reads it: no upstream details, no request as sent (it may hold base64). */
-export type ArchivedJobRow = Pick<MediaJobRow, 'id' | 'kind' | 'model' | 'recordedRequest' | 'result' | 'createdAt'>;
+/** The columns of a job that hold JSON checked against its kind's schemas (and its kind). */
+type StoredJsonColumns = 'kind' | 'request' | 'recordedRequest' | 'priceSnapshot' | 'upstreamResult' | 'result';
 
-export interface NewMediaJob {
+/** A job as read: its columns, and its stored JSON (request, recorded request, prices, outcome) in its kind's types. */
+export type MediaJobRow = Omit<MediaJobRecord, StoredJsonColumns> & StoredMediaJob;
+
+/** A job whose stored JSON this release cannot read: its row as stored, and why (the job fails with it). */
+export type UnreadableJobRow = MediaJobRecord & { problem: string };
+
+/** A job as a read finds it: its columns either way; its typed JSON once `'problem' in` it is ruled out. */
+export type ReadJobRow = MediaJobRow | UnreadableJobRow;
+
+/** What settling a job reads of it (a job whose stored JSON is unreadable is settled too: failed, its hold released). */
+export type SettledJob = Pick<
+  MediaJobRecord,
+  'id' | 'kind' | 'accountId' | 'apiKeyId' | 'model' | 'holdId' | 'createdAt'
+> & {
+  recordedRequest: unknown;
+};
+
+/** A succeeded job as an account's media listing reads it: no upstream details, no request as sent (it may hold base64). */
+export type ArchivedJobRow = Pick<MediaJobRecord, 'id' | 'kind' | 'model' | 'recordedRequest' | 'result' | 'createdAt'>;
+
+export type NewMediaJob = MediaJobInput & {
   id: string;
   accountId: string;
   apiKeyId: string | null;
-  kind: string;
   model: string;
   providerId: string;
   upstreamModel: string;
   requestId: string | null;
-  request: unknown;
-  recordedRequest: unknown;
-  priceSnapshot: unknown;
   holdId: string;
   holdNanos: bigint;
   deadlineAt: Date;
   now: Date;
-}
+};
 
 export interface JobSettlement {
   state: 'succeeded' | 'failed' | 'cancelled';
@@ -49,13 +75,17 @@ export interface JobSettlement {
  * The SQL of media jobs. Submission holds the job's credit and inserts the job in one transaction, and
  * settlement charges it, writes the usage record and ends the job in another, so a job exists exactly when
  * its hold does and is settled exactly once. Every write of a running job is conditioned on the worker
- * still owning the job's lease: a worker that lost it (it stalled and another took over) changes nothing.
+ * still holding the job's claim: a worker that lost it (it stalled and another took over) changes nothing.
+ * The stored JSON is checked against its kind's schemas when a job is queued and whenever it is read.
  */
 export class MediaJobsRepository {
   constructor(private readonly db: Database) {}
 
   /** Holds and queues the job; answers the refusal, or the row as inserted. */
   async submit(job: NewMediaJob): Promise<Exclude<HoldOutcome, 'ok'> | MediaJobRow> {
+    const checked = readJobInput(job);
+    // A request of a shape the job's kind cannot read back is a defect of the code that built it: nothing is held.
+    if ('problem' in checked) throw new Error(`a ${job.kind} job cannot be queued: ${checked.problem}`);
     return this.db.transaction(async (tx) => {
       const [row] = await queryRows<{ outcome: string }>(
         tx as unknown as Database,
@@ -86,7 +116,7 @@ export class MediaJobsRepository {
           updatedAt: job.now,
         })
         .returning();
-      return inserted!;
+      return { ...columnsOf(inserted!), ...checked, upstreamResult: null, result: null };
     });
   }
 
@@ -102,17 +132,18 @@ export class MediaJobsRepository {
     const rows = await queryRows<{ provider_id: string }>(
       this.db,
       sql`SELECT DISTINCT provider_id FROM media_jobs
-           WHERE state IN ('queued', 'processing') AND run_after <= now() AND (lease_owner IS NULL OR lease_until < now()) ${skip}`,
+           WHERE state IN ('queued', 'processing') AND run_after <= now() AND (claimed_by IS NULL OR claim_expires_at < now()) ${skip}`,
     );
     return rows.map((row) => row.provider_id);
   }
 
   /**
-   * Takes up to `limit` due jobs of one provider for `owner`: queued ones, and running ones whose lease ran
-   * out (their worker died or stalled) or that wait for a retry. Rows another process is taking at this
-   * moment are skipped.
+   * Claims up to `limit` due jobs of one provider for `owner`, for `claimSeconds`: queued ones, and running
+   * ones whose claim ran out (their worker died or stalled) or that wait for a retry. Rows another process
+   * is claiming at this moment are skipped. A job whose stored JSON cannot be read comes back as such, to
+   * be failed.
    */
-  async claim(owner: string, providerId: string, limit: number, leaseSeconds: number): Promise<MediaJobRow[]> {
+  async claim(owner: string, providerId: string, limit: number, claimSeconds: number): Promise<ReadJobRow[]> {
     if (limit <= 0) return [];
     const due = this.db
       .select({ id: mediaJobs.id })
@@ -122,51 +153,58 @@ export class MediaJobsRepository {
           eq(mediaJobs.providerId, providerId),
           inArray(mediaJobs.state, ['queued', 'processing']),
           lte(mediaJobs.runAfter, sql`now()`),
-          or(isNull(mediaJobs.leaseOwner), lt(mediaJobs.leaseUntil, sql`now()`)),
+          or(isNull(mediaJobs.claimedBy), lt(mediaJobs.claimExpiresAt, sql`now()`)),
         ),
       )
       .orderBy(mediaJobs.runAfter, mediaJobs.createdAt)
       .limit(limit)
       .for('update', { skipLocked: true });
-    return this.db
+    const claimed = await this.db
       .update(mediaJobs)
       .set({
         state: 'processing',
-        leaseOwner: owner,
-        leaseUntil: sql`now() + make_interval(secs => ${leaseSeconds})`,
+        claimedBy: owner,
+        claimExpiresAt: sql`now() + make_interval(secs => ${claimSeconds})`,
         updatedAt: sql`now()`,
       })
       .where(inArray(mediaJobs.id, due))
       .returning();
+    return claimed.map(readJob);
   }
 
-  /** Extends the lease; false when `owner` no longer holds it. */
-  async renew(id: string, owner: string, leaseSeconds: number): Promise<boolean> {
+  /** Extends `owner`'s claim on the job; false when `owner` no longer holds it. */
+  async extendClaim(id: string, owner: string, claimSeconds: number): Promise<boolean> {
     const rows = await this.db
       .update(mediaJobs)
-      .set({ leaseUntil: sql`now() + make_interval(secs => ${leaseSeconds})` })
-      .where(and(eq(mediaJobs.id, id), eq(mediaJobs.leaseOwner, owner), eq(mediaJobs.state, 'processing')))
+      .set({ claimExpiresAt: sql`now() + make_interval(secs => ${claimSeconds})` })
+      .where(and(eq(mediaJobs.id, id), eq(mediaJobs.claimedBy, owner), eq(mediaJobs.state, 'processing')))
       .returning({ id: mediaJobs.id });
     return rows.length === 1;
   }
 
   /** Records, before anything is sent upstream, that it is about to be: a takeover then knows not to send it again. */
-  async markSubmitted(id: string, owner: string, now: Date): Promise<boolean> {
+  async markSent(id: string, owner: string, now: Date): Promise<boolean> {
     const rows = await this.db
       .update(mediaJobs)
-      .set({ phase: 'submitted', attempts: sql`${mediaJobs.attempts} + 1`, updatedAt: now })
-      .where(and(eq(mediaJobs.id, id), eq(mediaJobs.leaseOwner, owner), eq(mediaJobs.state, 'processing')))
+      .set({ phase: 'sent', attempts: sql`${mediaJobs.attempts} + 1`, updatedAt: now })
+      .where(and(eq(mediaJobs.id, id), eq(mediaJobs.claimedBy, owner), eq(mediaJobs.state, 'processing')))
       .returning({ id: mediaJobs.id });
     return rows.length === 1;
   }
 
   /** Stores the upstream's answer (or its task id) so that archiving, or polling, can resume after a takeover. */
   async recordUpstream(
-    id: string,
+    job: Pick<MediaJobRecord, 'id' | 'kind'>,
     owner: string,
-    update: { phase: 'task' | 'generated'; upstreamTaskId?: string; upstreamResult?: unknown },
+    update: { phase: Exclude<MediaJobPhase, 'sent'>; upstreamTaskId?: string; upstreamResult?: unknown },
     now: Date,
   ): Promise<boolean> {
+    const { id } = job;
+    const problem =
+      update.upstreamResult === undefined
+        ? undefined
+        : outputProblem(job.kind, 'upstreamResult', update.upstreamResult);
+    if (problem) throw new Error(`a provider's answer that could not be read back was not stored: ${problem}`);
     const rows = await this.db
       .update(mediaJobs)
       .set({
@@ -175,7 +213,7 @@ export class MediaJobsRepository {
         upstreamResult: update.upstreamResult,
         updatedAt: now,
       })
-      .where(and(eq(mediaJobs.id, id), eq(mediaJobs.leaseOwner, owner), eq(mediaJobs.state, 'processing')))
+      .where(and(eq(mediaJobs.id, id), eq(mediaJobs.claimedBy, owner), eq(mediaJobs.state, 'processing')))
       .returning({ id: mediaJobs.id });
     return rows.length === 1;
   }
@@ -184,8 +222,8 @@ export class MediaJobsRepository {
   async retryLater(id: string, owner: string, runAfter: Date, error: string, now: Date): Promise<boolean> {
     const rows = await this.db
       .update(mediaJobs)
-      .set({ phase: null, leaseOwner: null, leaseUntil: null, runAfter, error, updatedAt: now })
-      .where(and(eq(mediaJobs.id, id), eq(mediaJobs.leaseOwner, owner), eq(mediaJobs.state, 'processing')))
+      .set({ phase: null, claimedBy: null, claimExpiresAt: null, runAfter, error, updatedAt: now })
+      .where(and(eq(mediaJobs.id, id), eq(mediaJobs.claimedBy, owner), eq(mediaJobs.state, 'processing')))
       .returning({ id: mediaJobs.id });
     return rows.length === 1;
   }
@@ -195,7 +233,9 @@ export class MediaJobsRepository {
    * record, all in one transaction. Answers what the ledger did; undefined, changing nothing, when `owner` no
    * longer holds the job.
    */
-  async settle(job: MediaJobRow, owner: string, settlement: JobSettlement): Promise<LedgerSettlement | undefined> {
+  async settle(job: SettledJob, owner: string, settlement: JobSettlement): Promise<LedgerSettlement | undefined> {
+    const problem = settlement.result === null ? undefined : outputProblem(job.kind, 'result', settlement.result);
+    if (problem) throw new Error(`a result that could not be read back was not stored: ${problem}`);
     return this.db.transaction(async (tx) => {
       const ended = await tx
         .update(mediaJobs)
@@ -203,12 +243,12 @@ export class MediaJobsRepository {
           state: settlement.state,
           result: settlement.result,
           error: settlement.error,
-          leaseOwner: null,
-          leaseUntil: null,
+          claimedBy: null,
+          claimExpiresAt: null,
           updatedAt: settlement.now,
           finishedAt: settlement.now,
         })
-        .where(and(eq(mediaJobs.id, job.id), eq(mediaJobs.leaseOwner, owner), eq(mediaJobs.state, 'processing')))
+        .where(and(eq(mediaJobs.id, job.id), eq(mediaJobs.claimedBy, owner), eq(mediaJobs.state, 'processing')))
         .returning({ id: mediaJobs.id });
       if (ended.length !== 1) return undefined;
       const settled = await chargeJob(tx as unknown as Database, job, settlement);
@@ -227,15 +267,15 @@ export class MediaJobsRepository {
    * released and its usage record says so, in one transaction. Undefined when the job is not the account's,
    * or is past that point.
    */
-  async cancelUnsent(id: string, accountId: string, kind: string, now: Date): Promise<MediaJobRow | undefined> {
+  async cancelUnsent(id: string, accountId: string, kind: MediaKind, now: Date): Promise<ReadJobRow | undefined> {
     return this.db.transaction(async (tx) => {
       const [job] = await tx
         .update(mediaJobs)
         .set({
           state: 'cancelled',
           error: 'cancelled by the client',
-          leaseOwner: null,
-          leaseUntil: null,
+          claimedBy: null,
+          claimExpiresAt: null,
           updatedAt: now,
           finishedAt: now,
         })
@@ -249,7 +289,7 @@ export class MediaJobsRepository {
               and(
                 eq(mediaJobs.state, 'processing'),
                 isNull(mediaJobs.phase),
-                or(isNull(mediaJobs.leaseOwner), lt(mediaJobs.leaseUntil, sql`now()`)),
+                or(isNull(mediaJobs.claimedBy), lt(mediaJobs.claimExpiresAt, sql`now()`)),
               ),
             ),
           ),
@@ -274,13 +314,13 @@ export class MediaJobsRepository {
         }),
         now,
       });
-      return job;
+      return readJob(job);
     });
   }
 
-  async find(id: string): Promise<MediaJobRow | undefined> {
+  async find(id: string): Promise<ReadJobRow | undefined> {
     const [row] = await this.db.select().from(mediaJobs).where(eq(mediaJobs.id, id));
-    return row;
+    return row && readJob(row);
   }
 
   async findAsset(id: string): Promise<MediaAssetRow | undefined> {
@@ -313,7 +353,7 @@ export class MediaJobsRepository {
    */
   async listArchived(
     accountId: string,
-    kind: string | undefined,
+    kind: MediaKind | undefined,
     offset: number,
     limit: number,
   ): Promise<{ jobs: ArchivedJobRow[]; assets: MediaAssetRow[]; total: number }> {
@@ -372,13 +412,33 @@ export class MediaJobsRepository {
   }
 }
 
+/** A job's row with its stored JSON checked: typed, or unreadable with the reason. */
+function readJob(record: MediaJobRecord): ReadJobRow {
+  const stored = readStoredJob(record);
+  return 'problem' in stored ? { ...record, problem: stored.problem } : { ...columnsOf(record), ...stored };
+}
+
+/** A row's columns without the JSON that `readStoredJob` checks. */
+function columnsOf(record: MediaJobRecord): Omit<MediaJobRecord, StoredJsonColumns> {
+  const {
+    kind: _kind,
+    request: _request,
+    recordedRequest: _recorded,
+    priceSnapshot: _prices,
+    upstreamResult: _upstream,
+    result: _result,
+    ...columns
+  } = record;
+  return columns;
+}
+
 /**
  * The job's settlement (gw_settle, as every settlement) and its usage record, inside the caller's transaction.
  * Answers what was charged, and the usage as written when that was less than the cost.
  */
 async function chargeJob(
   tx: Database,
-  job: MediaJobRow,
+  job: Pick<SettledJob, 'holdId'>,
   settlement: Pick<JobSettlement, 'costNanos' | 'claimNanos' | 'record' | 'now'>,
 ): Promise<LedgerSettlement> {
   const { record } = settlement;

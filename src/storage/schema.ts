@@ -1,8 +1,13 @@
 import { sql } from 'drizzle-orm';
-import { bigint, boolean, date, index, integer, jsonb, pgTable, text, timestamp } from 'drizzle-orm/pg-core';
+import { bigint, boolean, check, date, index, integer, jsonb, pgTable, text, timestamp } from 'drizzle-orm/pg-core';
+import { mediaJobPhases, mediaJobStates, type MediaJobPhase, type MediaJobState } from '../domain/media-job.ts';
+import { mediaKinds, type MediaKind } from '../domain/usage-modalities.ts';
 
 const nanos = (name: string) => bigint(name, { mode: 'bigint' });
 const moment = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
+/** `column IN (...)` of a fixed list of words: the database holds a union-typed column to its union. */
+const oneOf = (column: string, values: readonly string[]) =>
+  `${column} IN (${values.map((value) => `'${value}'`).join(', ')})`;
 
 export const accounts = pgTable('accounts', {
   id: text('id').primaryKey(),
@@ -132,10 +137,12 @@ export const generations = pgTable(
 );
 
 /**
- * Asynchronous media jobs (image now; video and audio share the table). One row per job, its id being the
+ * Asynchronous media jobs (image, video and audio share the table). One row per job, its id being the
  * generation id clients poll and the id of the usage record it settles into. States follow the spec's
  * machines; `phase` says how far a running job got, so a job taken over from a dead process resumes
- * without sending anything upstream twice.
+ * without sending anything upstream twice. A process runs a job under its claim (`claimedBy` until
+ * `claimExpiresAt`, renewed while it runs); a job whose claim ran out is taken over. The JSON columns
+ * are written and read through `domain/media-job.ts`'s schemas, never cast.
  */
 export const mediaJobs = pgTable(
   'media_jobs',
@@ -145,7 +152,7 @@ export const mediaJobs = pgTable(
       .notNull()
       .references(() => accounts.id),
     apiKeyId: text('api_key_id').references(() => apiKeys.id),
-    kind: text('kind').notNull(),
+    kind: text('kind').$type<MediaKind>().notNull(),
     model: text('model').notNull(),
     providerId: text('provider_id').notNull(),
     upstreamModel: text('upstream_model').notNull(),
@@ -155,20 +162,22 @@ export const mediaJobs = pgTable(
     request: jsonb('request').notNull(),
     /** What the usage record keeps of the request (base64 truncated). */
     recordedRequest: jsonb('recorded_request').notNull(),
-    state: text('state').notNull(),
-    /** null: nothing sent upstream yet; `submitted`: the upstream call began; `generated`: its answer is stored, outputs being archived. */
-    phase: text('phase'),
+    state: text('state').$type<MediaJobState>().notNull(),
+    /** null: nothing sent upstream yet; `sent`: the upstream call began; `task`: its task id is stored; `generated`: its answer is stored, outputs being archived. */
+    phase: text('phase').$type<MediaJobPhase>(),
     upstreamTaskId: text('upstream_task_id'),
     upstreamResult: jsonb('upstream_result'),
     attempts: integer('attempts').notNull().default(0),
-    /** The model's prices at submit, in nano-USD: settlement uses these whatever the catalog says later. */
+    /** The model's prices at submission, in nano-USD: settlement uses these whatever the catalog says later. */
     priceSnapshot: jsonb('price_snapshot').notNull(),
     holdId: text('hold_id').notNull(),
     holdNanos: nanos('hold_nanos').notNull(),
     result: jsonb('result'),
     error: text('error'),
-    leaseOwner: text('lease_owner'),
-    leaseUntil: moment('lease_until'),
+    /** The process running the job; null while no process does. */
+    claimedBy: text('claimed_by'),
+    /** When the claim runs out unless renewed: past it, another process takes the job over. */
+    claimExpiresAt: moment('claim_expires_at'),
     runAfter: moment('run_after').notNull().defaultNow(),
     deadlineAt: moment('deadline_at').notNull(),
     createdAt: moment('created_at').notNull().defaultNow(),
@@ -178,6 +187,12 @@ export const mediaJobs = pgTable(
   (table) => [
     index('media_jobs_due_idx').on(table.runAfter).where(sql`${table.state} in ('queued', 'processing')`),
     index('media_jobs_account_idx').on(table.accountId, table.createdAt),
+    check('media_jobs_kind_check', sql.raw(oneOf('"media_jobs"."kind"', mediaKinds))),
+    check('media_jobs_state_check', sql.raw(oneOf('"media_jobs"."state"', mediaJobStates))),
+    check(
+      'media_jobs_phase_check',
+      sql.raw(`"media_jobs"."phase" IS NULL OR ${oneOf('"media_jobs"."phase"', mediaJobPhases)}`),
+    ),
   ],
 );
 

@@ -31,7 +31,7 @@ describe('image jobs through the ModelArk and OpenAI fakes', () => {
         '  - { id: seedream-quick, outputModalities: [image], pricing: { perImage: 0.03 }, providers: [{ provider: ark-quick, model: seedream-4-0-250828 }] }',
         '  - { id: layers, outputModalities: [image], pricing: { perImage: 0.035 }, providers: [{ provider: ark, model: seedream-5-0-260128, capabilities: { image: { params: { layerDecomposition: { type: bool } } } } }] }',
         '  - { id: gpt-image, outputModalities: [image], pricing: { perImageByQuality: { low: 0.011, medium: 0.042, high: 0.167 } }, providers: [{ provider: openai, model: gpt-image-1 }] }',
-        'jobs: { maxAttempts: 3, retryBaseMs: 20, leaseSeconds: 5 }',
+        'jobs: { maxAttempts: 3, retryBaseMs: 20, claimSeconds: 5 }',
       ].join('\n'),
     });
   });

@@ -39,7 +39,7 @@ function configFile(directory: string, ark: FakeServer, speech: FakeServer): str
       '  - { id: seed-audio, inputModalities: [text, audio], outputModalities: [audio], pricing: { perAudioSecond: 0.01 }, providers: [{ provider: speech, model: seed-audio-1.0 }] }',
       'voices:',
       '  - { voiceType: zh_female_cancan_mars_bigtts, name: Cancan, gender: female, age: adult, categories: [General], languages: [{ language: zh-CN, text: 你好 }], resourceId: seed-tts-1.0 }',
-      'jobs: { leaseSeconds: 2, maxAttempts: 3, retryBaseMs: 50, idlePollMs: 200, concurrency: 8, taskPollMs: 100 }',
+      'jobs: { claimSeconds: 2, maxAttempts: 3, retryBaseMs: 50, idlePollMs: 200, concurrency: 8, taskPollMs: 100 }',
       'ledger: { heartbeatSeconds: 1, orphanHoldSeconds: 3 }',
     ].join('\n'),
   );

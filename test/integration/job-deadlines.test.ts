@@ -121,7 +121,7 @@ describe('jobs past maxJobSeconds on upstreams that never finish', () => {
         '  - { id: seed-audio, inputModalities: [text, audio], outputModalities: [audio], pricing: { perAudioSecond: 0.01 }, providers: [{ provider: speech, model: seed-audio-1.0 }] }',
         'voices:',
         '  - { voiceType: zh_female_cancan_mars_bigtts, name: Cancan, gender: female, age: adult, categories: [General], languages: [{ language: zh-CN, text: 你好 }], resourceId: seed-tts-1.0 }',
-        'jobs: { maxJobSeconds: 2, maxAttempts: 3, retryBaseMs: 50, idlePollMs: 100, taskPollMs: 100, leaseSeconds: 30 }',
+        'jobs: { maxJobSeconds: 2, maxAttempts: 3, retryBaseMs: 50, idlePollMs: 100, taskPollMs: 100, claimSeconds: 30 }',
       ].join('\n'),
     });
   });
@@ -146,7 +146,7 @@ describe('jobs past maxJobSeconds on upstreams that never finish', () => {
       const what = `${row.kind} job on ${row.providerId} (${row.model}): ${row.error}`;
       expect(row.state, what).toBe('failed');
       expect(row.error, what).toBe('the job did not finish within 2 seconds');
-      expect(row.leaseOwner, what).toBeNull();
+      expect(row.claimedBy, what).toBeNull();
       const late = row.finishedAt!.getTime() - row.deadlineAt.getTime();
       expect(late, what).toBeGreaterThanOrEqual(0);
       expect(late, what).toBeLessThan(2500);

@@ -733,7 +733,7 @@ describe('batched ledger statements', () => {
     generationId,
     accountId,
     apiKeyId,
-    modality: 'text',
+    modality: 'text' as const,
     model: 'sandbox-echo',
     status: 'succeeded',
     request: null,

@@ -103,13 +103,16 @@ describe('gateway.yaml', () => {
     expect(problemOf(`${base}media: { store: s3, s3: { bucket: media, endpoint: "ftp://x" } }`)).toContain(
       'at media.s3.endpoint: not an http(s) URL',
     );
-    expect(problemOf(`${base}jobs: { leaseSeconds: 1 }`)).toContain('jobs.leaseSeconds');
+    expect(problemOf(`${base}jobs: { claimSeconds: 1 }`)).toContain('jobs.claimSeconds');
+    // The key's name in configuration files of earlier releases is still read.
+    expect(parseConfig(`${base}jobs: { leaseSeconds: 7 }`, 'test.yaml', {}).jobs.claimSeconds).toBe(7);
+    expect(parseConfig(`${base}jobs: { claimSeconds: 8, leaseSeconds: 7 }`, 'test.yaml', {}).jobs.claimSeconds).toBe(8);
     expect(problemOf(`${base}media: { retentionDays: -1 }`)).toContain('media.retentionDays');
     const defaults = parseConfig(base, 'test.yaml', {});
     expect(defaults.media).toMatchObject({ store: 'fs', s3: undefined, linkTtlSeconds: 3600, retentionDays: 30 });
     expect(defaults.jobs).toMatchObject({
       concurrency: 16,
-      leaseSeconds: 30,
+      claimSeconds: 30,
       maxAttempts: 3,
       maxJobSeconds: 900,
       syncWaitMs: 60_000,

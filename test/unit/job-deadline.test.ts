@@ -11,7 +11,7 @@ import type { JobSettlement, MediaJobRow } from '../../src/storage/media-jobs-re
 
 const config: JobsConfig = {
   concurrency: 1,
-  leaseSeconds: 30,
+  claimSeconds: 30,
   maxAttempts: 3,
   retryBaseMs: 50,
   maxJobSeconds: 1,
@@ -31,20 +31,20 @@ function jobRow(deadlineAt: Date): MediaJobRow {
     providerId: 'p',
     upstreamModel: 'u',
     requestId: null,
-    request: {},
-    recordedRequest: {},
+    request: { images: [], numberOfImages: 1 },
+    recordedRequest: { operation: 'image-generation' },
     state: 'processing',
     phase: null,
     upstreamTaskId: null,
     upstreamResult: null,
     attempts: 0,
-    priceSnapshot: {},
+    priceSnapshot: { kind: 'per-image', nanos: '1000' },
     holdId: 'hold',
     holdNanos: 1000n,
     result: null,
     error: null,
-    leaseOwner: 'me',
-    leaseUntil: null,
+    claimedBy: 'me',
+    claimExpiresAt: null,
     runAfter: now,
     deadlineAt,
     createdAt: now,
@@ -65,9 +65,9 @@ class OneJob implements WorkerJobs {
     this.claimed = true;
     return Promise.resolve(first ? [this.job] : []);
   };
-  renew = () => Promise.resolve(this.settlements.length === 0);
-  markSubmitted = () => {
-    this.writes.push('submitted');
+  extendClaim = () => Promise.resolve(this.settlements.length === 0);
+  markSent = () => {
+    this.writes.push('sent');
     return Promise.resolve(this.settlements.length === 0);
   };
   recordUpstream = () => {
@@ -92,11 +92,11 @@ async function runOne(
   const jobs = new OneJob(jobRow(new Date(deadlineAt)));
   let finish: (at: number) => void = () => undefined;
   const finished = new Promise<number>((resolve) => (finish = resolve));
-  const imageRunner: JobRunner = { run: (_job, context) => runner(context) };
+  const imageRunner: JobRunner<'image'> = { run: (_job, context) => runner(context) };
   const worker = new JobWorker({
     jobs,
     maxDurationOverrun: 1.1,
-    runners: new Map([['image', imageRunner]]),
+    runners: { image: imageRunner },
     providers: new Map(),
     owner: 'me',
     config: { ...config },
@@ -117,7 +117,7 @@ describe('job deadlines in the worker', () => {
     let release: () => void = () => undefined;
     const stuck = new Promise<void>((resolve) => (release = resolve));
     const run = runOne(async (context) => {
-      await context.markSubmitted();
+      await context.markSent();
       await stuck; // a call that never looks at `context.deadline`
       late = await context.recordGenerated({ images: [] });
       return { kind: 'succeeded', result: {}, usage: {}, costNanos: 1000n, assets: [] };
@@ -134,7 +134,7 @@ describe('job deadlines in the worker', () => {
     release();
     await new Promise((resolve) => setTimeout(resolve, 20));
     expect(late).toBe(false);
-    expect(jobs.writes).toEqual(['submitted']);
+    expect(jobs.writes).toEqual(['sent']);
   });
 
   it('fails a job whose aborted call asks for a retry, instead of queueing it again', async () => {

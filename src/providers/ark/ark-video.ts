@@ -83,7 +83,7 @@ export function arkVideoAdapter(http: UpstreamHttp): VideoAdapter {
   const auth = (options: CallOptions) => ({ authorization: options.target.apiKey.bearer() });
   return {
     check: refuseMaxTokens,
-    async submit(request, upstreamModel, options) {
+    async createTask(request, upstreamModel, options) {
       const answer = checked(
         await http.postForJson(
           options.target,

@@ -81,7 +81,7 @@ export function routerVideoAdapter(http: UpstreamHttp): VideoAdapter {
           );
       }
     },
-    async submit(request, upstreamModel, options) {
+    async createTask(request, upstreamModel, options) {
       const job = checked(
         await http.postForJson(
           options.target,

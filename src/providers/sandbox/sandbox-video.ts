@@ -93,7 +93,7 @@ function promptOf(request: VideoGenerationRequest): string {
  */
 export const sandboxVideo: VideoAdapter = {
   check: refuseMaxTokens,
-  submit(request) {
+  createTask(request) {
     const seconds = Math.min(maxSeconds, request.duration ?? defaultSeconds);
     const seed = `${promptOf(request)}\n${request.seed ?? -1}`;
     return Promise.resolve(

@@ -143,7 +143,11 @@ const Subtitle = Type.Unsafe<AudioSubtitle>(
 export const AudioJobSchema = Type.Object(
   {
     generationId: Type.String(),
-    product: Type.Enum(['text-to-speech', 'generation-with-reference'] as const),
+    product: Type.Optional(
+      Type.Enum(['text-to-speech', 'generation-with-reference'] as const, {
+        description: 'Absent only for a job whose stored request this release cannot read (it fails with the reason)',
+      }),
+    ),
     status: Type.Enum(['queued', 'processing', 'succeeded', 'failed'] as const),
     audioUrl: Type.Optional(Type.String({ description: 'Signed download link, once succeeded' })),
     durationSeconds: Type.Optional(Type.Number()),
