@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { type Logger } from 'pino';
+import type { Logger } from 'pino';
 import { CreditLedger } from './billing/credit-ledger.ts';
 import { UsageHistory } from './billing/usage-history.ts';
 import { effectiveRateLimits, KeyRateLimiter, RateLimitStore } from './billing/rate-limits.ts';
