@@ -92,9 +92,7 @@ export interface JobRecipe<Input> {
 export class Charge {
   constructor(
     private readonly reservation: Reservation,
-    private readonly modality: Modality,
-    private readonly request: Record<string, unknown>,
-    readonly route: GenerationRoute,
+    private readonly terms: { modality: Modality; request: Record<string, unknown>; route: GenerationRoute },
   ) {}
 
   /** The hold is settled or released: nothing is left to end. */
@@ -104,14 +102,8 @@ export class Charge {
 
   /** Settles without waiting: the answer goes on while the hold still covers the cost. */
   settle(status: GenerationStatus, costNanos: bigint, usage: unknown): void {
-    this.reservation.settleInBackground({
-      costNanos,
-      modality: this.modality,
-      status,
-      request: this.request,
-      usage,
-      route: this.route,
-    });
+    const { modality, request, route } = this.terms;
+    this.reservation.settleInBackground({ costNanos, modality, status, request, usage, route });
   }
 }
 
@@ -166,7 +158,7 @@ export class GenerationPipeline {
       fallbacks: [],
       ...(context.requestId ? { requestId: context.requestId } : {}),
     };
-    const charge = new Charge(reservation, recipe.modality, plan.recordedRequest, route);
+    const charge = new Charge(reservation, { modality: recipe.modality, request: plan.recordedRequest, route });
     const attempts: GenerationAttempt[] = [];
     let served: { value: Run; row: R };
     try {

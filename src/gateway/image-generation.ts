@@ -52,7 +52,7 @@ class ImageJobRecipe implements JobRecipe<NativeImageInput> {
   }
 
   async plan(model: CatalogModel, input: NativeImageInput, caller: Caller): Promise<JobPlan> {
-    const rows = mediaRows(this.dependencies.pipeline.rowSources, model, 'images', 'image');
+    const rows = mediaRows(this.dependencies.pipeline.rowSources, model, 'images');
     const { row, adapter } = rows[0]!;
     const priceSnapshot = imagePriceSnapshot(model);
     const references: ReferenceChecks = {

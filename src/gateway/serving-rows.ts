@@ -20,21 +20,19 @@ export interface RowSources {
 }
 
 /**
- * The one way a generation picks its provider rows: the model's rows whose protocol offers `family` (and,
- * when given, whose adapter `serves` the request), best first. Empty when none does; the caller names the
- * refusal in its own terms.
+ * The one way a generation picks its provider rows: the model's rows whose protocol offers `family`, best
+ * first. Empty when none does; the caller names the refusal in its own terms.
  */
 export function servingRows<F extends AdapterFamily>(
   sources: RowSources,
   model: CatalogModel,
   family: F,
-  serves?: (adapter: NonNullable<ProviderAdapter[F]>) => boolean,
 ): Array<ServingRow<F>> {
   const rows: Array<ServingRow<F>> = [];
   for (const row of model.rows) {
     const adapter = sources.adapters.get(row.protocol)?.[family] as ProviderAdapter[F];
     const target = sources.providers.get(row.providerId);
-    if (adapter && target && (!serves || serves(adapter)))
+    if (adapter && target)
       rows.push({ providerId: row.providerId, upstreamModel: row.upstreamModel, row, adapter, target });
   }
   return rows;

@@ -236,7 +236,9 @@ class ReferenceAudioRecipe implements JobRecipe<ReferenceAudioInput> {
 function referenceRows(pipeline: GenerationPipeline, model: CatalogModel): JobPlan['rows'] {
   const rows =
     model.outputModalities.includes('audio') && model.inputModalities.includes('audio')
-      ? servingRows(pipeline.rowSources, model, 'speech', (adapter) => adapter.generateWithReference !== undefined)
+      ? servingRows(pipeline.rowSources, model, 'speech').filter(
+          (row) => row.adapter.generateWithReference !== undefined,
+        )
       : [];
   if (rows.length === 0)
     throw new GatewayError('GW_MODEL_NOT_AVAILABLE', `model "${model.modelId}" does not generate audio with reference`);

@@ -180,6 +180,7 @@ class TextRecipe implements Recipe<TextGenerationInput, TextRow, TextPlan, TextR
       maxTokens: maxOutputTokens,
     };
     const upstream = await startIteration(readUpstream(route.adapter.streamChat(request, { target: route.target })));
+    const tokens = new TokenCharge(charge, plan.model);
     const output = new DeliveredOutput();
     let reported: TokenUsage | undefined;
     let finished = false;
@@ -198,7 +199,7 @@ class TextRecipe implements Recipe<TextGenerationInput, TextRow, TextPlan, TextR
         // A stream cut mid-way is charged what it delivered: the prompt and the output counted so far.
         const usage = reported ?? { inputTokens: promptTokens(plan), outputTokens: countDeliveredTokens(output) };
         const status = failed || !finished ? 'failed' : consumerLeft ? 'aborted' : 'succeeded';
-        settleTokens(charge, plan.model, status, usage, reported === undefined);
+        tokens.settle(status, usage, reported === undefined);
       },
     });
     // Accepted by the model but not carried by the canonical request to another protocol: reported, never silently lost.
@@ -222,6 +223,7 @@ class TextRecipe implements Recipe<TextGenerationInput, TextRow, TextPlan, TextR
       // Every completion asked for may use the whole limit, and the hold covers them all.
       limit: heldOutputLimit(maxOutputTokens * (input.choices ?? 1)),
     });
+    const tokens = new TokenCharge(charge, plan.model);
     const upstreamModel = route.row.upstreamModel;
     const exchange = await route.adapter.relay!(
       { operation: relay.operation, upstreamModel, body: relay.prepare(upstreamModel, dropped, maxOutputTokens) },
@@ -234,7 +236,7 @@ class TextRecipe implements Recipe<TextGenerationInput, TextRow, TextPlan, TextR
         const reading = meterReading(meter, unreadableRelay);
         const status =
           failed || !reading.complete || reading.sawError ? 'failed' : consumerLeft ? 'aborted' : 'succeeded';
-        if (status !== 'failed' && reading.usage) return settleTokens(charge, plan.model, status, reading.usage, false);
+        if (status !== 'failed' && reading.usage) return tokens.settle(status, reading.usage, false);
         // Counted only when needed: an answer without usage, or one cut mid-way, which is charged at least what
         // it delivered (a stream's running usage may lag its last events).
         const output = countDeliveredTokens(reading.output);
@@ -242,13 +244,7 @@ class TextRecipe implements Recipe<TextGenerationInput, TextRow, TextPlan, TextR
           inputTokens: reading.usage?.inputTokens || promptTokens(plan),
           outputTokens: Math.max(reading.usage?.outputTokens ?? 0, output),
         };
-        settleTokens(
-          charge,
-          plan.model,
-          status,
-          usage,
-          reading.usage === undefined || output > reading.usage.outputTokens,
-        );
+        tokens.settle(status, usage, reading.usage === undefined || output > reading.usage.outputTokens);
       },
     });
     return {
@@ -295,21 +291,22 @@ function promptTokens(plan: TextPlan): number {
  * What a text reading costs: token usage the upstream reported, or that the gateway counted (`counted`), at the
  * model's prices; the hold caps the charge.
  */
-function settleTokens(
-  charge: Charge,
-  model: CatalogModel,
-  status: GenerationStatus,
-  reported: TokenUsage,
-  counted: boolean,
-): void {
-  const inputTokens = wholeTokens(reported.inputTokens);
-  const outputTokens = wholeTokens(reported.outputTokens);
-  charge.settle(status, tokenCost(requirePricing(model), { inputTokens, outputTokens }), {
-    promptTokens: inputTokens,
-    completionTokens: outputTokens,
-    totalTokens: inputTokens + outputTokens,
-    ...(counted ? { countedByGateway: true } : {}),
-  });
+class TokenCharge {
+  constructor(
+    private readonly charge: Charge,
+    private readonly model: CatalogModel,
+  ) {}
+
+  settle(status: GenerationStatus, reported: TokenUsage, counted: boolean): void {
+    const inputTokens = wholeTokens(reported.inputTokens);
+    const outputTokens = wholeTokens(reported.outputTokens);
+    this.charge.settle(status, tokenCost(requirePricing(this.model), { inputTokens, outputTokens }), {
+      promptTokens: inputTokens,
+      completionTokens: outputTokens,
+      totalTokens: inputTokens + outputTokens,
+      ...(counted ? { countedByGateway: true } : {}),
+    });
+  }
 }
 
 /** A meter that could not read its copy (an answer that broke it): a failure that delivered nothing. */

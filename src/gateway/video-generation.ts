@@ -66,7 +66,7 @@ class VideoJobRecipe implements JobRecipe<NativeVideoInput> {
   }
 
   async plan(model: CatalogModel, input: NativeVideoInput, caller: Caller): Promise<JobPlan> {
-    const rows = mediaRows(this.dependencies.pipeline.rowSources, model, 'video', 'video');
+    const rows = mediaRows(this.dependencies.pipeline.rowSources, model, 'video');
     const { row, adapter } = rows[0]!;
     const prices = videoPriceSnapshot(model);
     const request = await checkVideoRequest(model.modelId, row, input, {
