@@ -1,6 +1,7 @@
 import type { FastifyBaseLogger, FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { errorCatalogue, isGatewayError, type ErrorCode } from '../domain/errors.ts';
 import { UpstreamUnreachableError } from '../domain/upstream-failure.ts';
+import { surfaceOf } from '../telemetry/surfaces.ts';
 
 /**
  * The spec's generic error envelope, the same fields on every surface. Beside them, the error in the shape the
@@ -72,8 +73,9 @@ export function errorEnvelope(status: number, code: ErrorCode, messages: string[
     timestamp: Date.now(),
     error: { message, type: errorTypeFor(status), code },
   };
-  if (path.startsWith('/api/beta/')) envelope.type = 'error';
-  else if (path.startsWith('/api/gamma/')) {
+  const surface = surfaceOf(path);
+  if (surface === 'beta') envelope.type = 'error';
+  else if (surface === 'gamma') {
     envelope.error = {
       code: status,
       message,

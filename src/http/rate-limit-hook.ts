@@ -5,6 +5,7 @@ import {
   type LimitStanding,
   type RateStanding,
 } from '../billing/rate-limits.ts';
+import { surfaceOf } from '../telemetry/surfaces.ts';
 
 /**
  * Admission under the key's rate limits, once the key is known and before any work (the body is not read yet):
@@ -46,11 +47,11 @@ export function admitUnderRateLimits(limiter: KeyRateLimiter): preParsingHookHan
 
 /** The surface's own rate-limit headers, as the provider it imitates sends them (alpha: OpenAI, beta: Anthropic). */
 function sendStanding(request: FastifyRequest, reply: FastifyReply, standing: RateStanding): void {
-  const route = request.routeOptions.url ?? '';
-  if (route.startsWith('/api/alpha/')) {
+  const surface = surfaceOf(request.routeOptions.url ?? '');
+  if (surface === 'alpha') {
     alphaHeaders(reply, 'requests', standing.requests);
     alphaHeaders(reply, 'tokens', standing.tokens);
-  } else if (route.startsWith('/api/beta/')) {
+  } else if (surface === 'beta') {
     betaHeaders(reply, 'requests', standing.requests);
     betaHeaders(reply, 'tokens', standing.tokens);
   }
