@@ -1,6 +1,8 @@
 import { GatewayError } from '../domain/errors.ts';
 import type { EmbeddingsList } from '../protocols/openai/embeddings.ts';
-import type { EmbeddingAnswer } from './embedding-generation.ts';
+import type { EmbeddingInput } from '../domain/embedding.ts';
+import type { RequestContext } from '../domain/request-context.ts';
+import type { EmbeddingAnswer, EmbeddingGeneration } from './embedding-generation.ts';
 
 /** How the vectors of an embeddings list are written: JSON floats, or float32 bytes in base64. */
 export type EmbeddingEncoding = 'float' | 'base64';
@@ -19,7 +21,7 @@ export function embeddingEncoding(format: unknown): EmbeddingEncoding {
 }
 
 /** The OpenAI-style embeddings list, which the alpha surface and the beta extension both answer with. */
-export function embeddingList(model: string, answer: EmbeddingAnswer, encoding: EmbeddingEncoding): EmbeddingsList {
+function embeddingList(model: string, answer: EmbeddingAnswer, encoding: EmbeddingEncoding): EmbeddingsList {
   return {
     object: 'list',
     data: answer.vectors.map((vector, index) => ({
@@ -37,4 +39,28 @@ function float32Base64(vector: readonly number[]): string {
   const bytes = Buffer.allocUnsafe(vector.length * 4);
   for (let index = 0; index < vector.length; index += 1) bytes.writeFloatLE(vector[index]!, index * 4);
   return bytes.toString('base64');
+}
+
+/** An OpenAI-style embeddings request, its inputs decoded by the surface that took it. */
+export interface EmbeddingsListRequest {
+  model: string;
+  inputs: readonly EmbeddingInput[];
+  dimensions?: number;
+  encoding: EmbeddingEncoding;
+}
+
+/** Embeds and answers as the list both the alpha surface and the beta extension send; the record names the surface. */
+export async function answerEmbeddingsList(
+  embeddings: Pick<EmbeddingGeneration, 'embed'>,
+  context: RequestContext,
+  request: EmbeddingsListRequest,
+): Promise<EmbeddingsList> {
+  const { model, inputs, dimensions, encoding } = request;
+  const answer = await embeddings.embed(context, {
+    modelId: model,
+    inputs,
+    dimensions,
+    recordedRequest: { surface: context.surface, endpoint: context.endpoint, model, dimensions },
+  });
+  return embeddingList(model, answer, encoding);
 }

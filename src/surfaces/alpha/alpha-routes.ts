@@ -1,7 +1,7 @@
 import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { CatalogModel } from '../../catalog/catalog.ts';
-import { embeddingEncoding, embeddingList } from '../../gateway/embedding-list.ts';
+import { answerEmbeddingsList, embeddingEncoding } from '../../gateway/embedding-list.ts';
 import { compatModelFields } from '../../gateway/model-listing.ts';
 import type { GatewayServices } from '../../gateway/services.ts';
 import { collectAnswer, type RelayRun } from '../../gateway/text-generation.ts';
@@ -174,14 +174,12 @@ export const alphaRoutes: FastifyPluginAsyncTypebox<{ services: AlphaServices }>
     async (request) => {
       const body = request.body;
       const encoding = embeddingEncoding(body.encoding_format);
-      const inputs = decodeEmbeddingInput(body.input);
-      const answer = await services.embeddings.embed(requestContextOf(request, 'alpha', 'embeddings'), {
-        modelId: body.model,
-        inputs,
+      return answerEmbeddingsList(services.embeddings, requestContextOf(request, 'alpha', 'embeddings'), {
+        model: body.model,
+        inputs: decodeEmbeddingInput(body.input),
         dimensions: body.dimensions,
-        recordedRequest: { surface: 'alpha', endpoint: 'embeddings', model: body.model, dimensions: body.dimensions },
+        encoding,
       });
-      return embeddingList(body.model, answer, encoding);
     },
   );
 

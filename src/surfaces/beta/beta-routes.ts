@@ -1,6 +1,6 @@
 import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { embeddingEncoding, embeddingList } from '../../gateway/embedding-list.ts';
+import { answerEmbeddingsList, embeddingEncoding } from '../../gateway/embedding-list.ts';
 import { compatModelFields } from '../../gateway/model-listing.ts';
 import type { ChatStreamEvent } from '../../domain/chat.ts';
 import { collectAnswer } from '../../gateway/text-generation.ts';
@@ -100,14 +100,12 @@ export const betaRoutes: FastifyPluginAsyncTypebox<{ services: BetaServices }> =
     async (request) => {
       const body = request.body;
       const encoding = embeddingEncoding(body.encoding_format);
-      const inputs = decodeBetaEmbeddingInput(body.input);
-      const answer = await services.embeddings.embed(requestContextOf(request, 'beta', 'embeddings'), {
-        modelId: body.model,
-        inputs,
+      return answerEmbeddingsList(services.embeddings, requestContextOf(request, 'beta', 'embeddings'), {
+        model: body.model,
+        inputs: decodeBetaEmbeddingInput(body.input),
         dimensions: body.dimensions,
-        recordedRequest: { surface: 'beta', endpoint: 'embeddings', model: body.model, dimensions: body.dimensions },
+        encoding,
       });
-      return embeddingList(body.model, answer, encoding);
     },
   );
 
