@@ -1,14 +1,3 @@
-/**
- * The output limit a hold covers, enforced as an answer is delivered: output passes while what was delivered
- * before it is under the limit, so an answer ends at most one event past it (the event that reached it is
- * delivered whole). What was delivered is the upstream's running usage where its stream reports one, or the
- * gateway's count of the delivered text, whichever is higher: an upstream cannot stream on by reporting less
- * than it sends.
- *
- * Counting stays linear and mostly free: while the delivered text has fewer UTF-8 bytes than the limit has
- * tokens, no tokenizer can count it at the limit, so it is only kept (64 KiB at most); it is counted once, when
- * its bytes reach the limit, and each piece after that as it arrives.
- */
 /** Most text kept uncounted, whatever the limit: under a very large limit, a long answer is counted as it goes. */
 const maxUncountedBytes = 64 * 1024;
 
