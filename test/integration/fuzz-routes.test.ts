@@ -3,7 +3,8 @@
  *
  * For random methods, paths, query strings, headers and bodies, three properties must hold:
  *   1. the answer is 2xx or 4xx, never 5xx, and it comes (each inject has a time limit);
- *   2. every 4xx body is exactly the spec's error envelope {errors, status, success, path, timestamp};
+ *   2. every 4xx body is exactly the spec's error envelope {errors, status, success, path, timestamp, error},
+ *      its `error` (and beta's top-level `type`) in the shape of the path's surface;
  *   3. a rejected (4xx) request changes no stored row: a digest of every table is taken before and after.
  *
  * Credentials are valid in a good share of the cases, so the handlers behind authentication and validation
@@ -21,6 +22,7 @@ import type { InjectOptions, LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { GatewayServices } from '../../src/gateway/services.ts';
 import { queryRows } from '../../src/storage/database.ts';
+import { surfaceOf } from '../../src/telemetry/surfaces.ts';
 import { poisonArb, poisoned, withUnstorable } from '../support/hostile-text.ts';
 import { startTestGateway, testAdminToken, type TestGateway } from '../support/test-gateway.ts';
 
@@ -746,7 +748,14 @@ interface Envelope {
   success: unknown;
   path: unknown;
   timestamp: unknown;
-  error: { message?: unknown; type?: unknown; code?: unknown };
+  type?: unknown;
+  error: { message?: unknown; type?: unknown; code?: unknown; details?: { reason?: unknown }[] };
+}
+
+function requestPathOf(options: InjectOptions): string {
+  const url = typeof options.url === 'string' ? options.url : '';
+  const query = url.indexOf('?');
+  return query === -1 ? url : url.slice(0, query);
 }
 
 let lastDigest: Digest;
@@ -799,14 +808,13 @@ async function check(request: FuzzRequest): Promise<void> {
         `${status} body is not an object for ${what}`,
       ).toBe(true);
       const envelope = body as Envelope;
-      expect(Object.keys(envelope).sort(), `envelope keys for ${what}`).toEqual([
-        'error',
-        'errors',
-        'path',
-        'status',
-        'success',
-        'timestamp',
-      ]);
+      // Beside the spec's fields, the error in the shape the path's surface's SDKs parse (error-envelope.ts).
+      const surface = surfaceOf(requestPathOf(options));
+      const sdkKeys = surface === 'beta' ? ['type'] : [];
+      expect(Object.keys(envelope).sort(), `envelope keys for ${what}`).toEqual(
+        ['error', 'errors', 'path', 'status', 'success', 'timestamp', ...sdkKeys].sort(),
+      );
+      if (surface === 'beta') expect(envelope.type, `beta's top-level type for ${what}`).toBe('error');
       expect(
         Array.isArray(envelope.errors) && envelope.errors.length > 0,
         `errors must be a non-empty array for ${what}`,
@@ -814,7 +822,12 @@ async function check(request: FuzzRequest): Promise<void> {
       expect(envelope.error.message, `error.message joins the messages for ${what}`).toBe(
         (envelope.errors as string[]).join('; '),
       );
-      expect(envelope.error.code, `error.code for ${what}`).toBe(response.headers['x-gateway-error-code']);
+      if (surface === 'gamma') {
+        expect(envelope.error.code, `gamma's error.code is the status for ${what}`).toBe(status);
+        expect(envelope.error.details?.[0]?.reason, `gamma's ErrorInfo reason for ${what}`).toBe(
+          response.headers['x-gateway-error-code'],
+        );
+      } else expect(envelope.error.code, `error.code for ${what}`).toBe(response.headers['x-gateway-error-code']);
       for (const message of envelope.errors as unknown[])
         expect(typeof message, `error messages are strings for ${what}`).toBe('string');
       expect(envelope.status, `envelope status for ${what}`).toBe(status);
