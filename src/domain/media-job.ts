@@ -319,17 +319,49 @@ export function outputProblem(kind: MediaKind, field: 'upstreamResult' | 'result
     : `the ${fieldNames[field]} of this ${kind} job is not of its kind's shape (${check.problem(value)})`;
 }
 
+/** What a job's stored result says of one of its outputs, for the media view. */
+export interface ResultOutput {
+  assetId: string;
+  /** Of a layer decomposition: the base image (`zIndex` 0), or a layer with its place on the base. */
+  layer?: { zIndex: number; box?: [number, number, number, number]; name?: string };
+  /** Seconds of a video or audio output, as its job measured or was told them. */
+  durationSeconds?: number;
+  /** The words spoken in an audio output, where the provider gave its transcript. */
+  transcript?: string;
+}
+
 /**
- * The asset ids of a job's stored result in output order (an image job's `images`, the one output of a video
- * or audio job); none for a result this release cannot read.
+ * The outputs of a job's stored result in output order (an image job's `images`, the one output of a video
+ * or audio job), with what the result says of each; none for a result this release cannot read.
  */
-export function resultAssetIds(kind: MediaKind, result: unknown): string[] {
+export function resultOutputs(kind: MediaKind, result: unknown): ResultOutput[] {
   switch (kind) {
     case 'image':
-      return outputChecks.image.result.check(result) ? result.images.map((image) => image.assetId) : [];
+      return outputChecks.image.result.check(result) ? result.images.map(imageOutput) : [];
     case 'video':
-      return outputChecks.video.result.check(result) ? [result.assetId] : [];
-    case 'audio':
-      return outputChecks.audio.result.check(result) ? [result.assetId] : [];
+      return outputChecks.video.result.check(result)
+        ? [{ assetId: result.assetId, durationSeconds: result.measuredSeconds ?? result.durationSeconds }]
+        : [];
+    case 'audio': {
+      if (!outputChecks.audio.result.check(result)) return [];
+      const output: ResultOutput = { assetId: result.assetId };
+      if (result.durationSeconds !== undefined) output.durationSeconds = result.durationSeconds;
+      if (result.subtitle?.text) output.transcript = result.subtitle.text;
+      return [output];
+    }
   }
+}
+
+/** The text an audio job was asked to speak (text-to-speech) or to make (its prompt), from its stored request. */
+export function requestedSpeech(request: unknown): string | undefined {
+  if (!checks.speechRequest.check(request)) return undefined;
+  return request.product === 'text-to-speech' ? request.text : request.textPrompt;
+}
+
+function imageOutput(image: StoredImageResult['images'][number]): ResultOutput {
+  if (image.zIndex === undefined) return { assetId: image.assetId };
+  const layer: NonNullable<ResultOutput['layer']> = { zIndex: image.zIndex };
+  if (image.boundingBox) layer.box = image.boundingBox.absolute;
+  if (image.name !== undefined) layer.name = image.name;
+  return { assetId: image.assetId, layer };
 }

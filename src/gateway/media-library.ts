@@ -1,10 +1,13 @@
-import { recordedPrompt, resultAssetIds } from '../domain/media-job.ts';
+import { type ResultOutput, recordedPrompt, requestedSpeech, resultOutputs } from '../domain/media-job.ts';
 import type { MediaKind } from '../domain/usage-modalities.ts';
 import type { MediaLinks } from '../jobs/media-links.ts';
 import type { ArchivedJobRow, MediaAssetRow, MediaJobsRepository } from '../storage/media-jobs-repository.ts';
 
-/** One archived output of a job, with a fresh signed link (links expire, so they are made on every read). */
-export interface MediaOutput {
+/**
+ * One archived output of a job, with a fresh signed link (links expire, so they are made on every read), and
+ * what its job's result says of it (a layer's place, a duration, a transcript).
+ */
+export interface MediaOutput extends Omit<ResultOutput, 'assetId'> {
   assetId: string;
   mediaType: string;
   bytes: number;
@@ -66,7 +69,8 @@ export class MediaLibrary {
   }
 
   private async item(job: ArchivedJobRow, assets: MediaAssetRow[], now: Date, baseUrl: string): Promise<MediaItem> {
-    const order = resultAssetIds(job.kind, job.result);
+    const described = resultOutputs(job.kind, job.result);
+    const order = described.map((output) => output.assetId);
     const position = (asset: MediaAssetRow) => {
       const index = order.indexOf(asset.id);
       return index === -1 ? order.length : index;
@@ -74,6 +78,7 @@ export class MediaLibrary {
     const ordered = [...assets].sort((a, b) => position(a) - position(b) || a.objectKey.localeCompare(b.objectKey));
     const outputs = await Promise.all(
       ordered.map(async (asset) => ({
+        ...described.find((output) => output.assetId === asset.id),
         assetId: asset.id,
         mediaType: asset.mediaType,
         bytes: asset.bytes,
@@ -87,7 +92,9 @@ export class MediaLibrary {
       createdAt: job.createdAt.toISOString(),
       outputs,
     };
-    const prompt = recordedPrompt(job.recordedRequest);
+    // An audio job's request holds its text as a field of its own, not as content parts.
+    const prompt =
+      recordedPrompt(job.recordedRequest) ?? (job.kind === 'audio' ? requestedSpeech(job.request) : undefined);
     if (prompt !== undefined) item.prompt = prompt;
     return item;
   }

@@ -1,6 +1,7 @@
 import { effectiveCapabilities, type CatalogModel } from '../catalog/catalog.ts';
-import type { Capabilities } from '../domain/capabilities.ts';
+import type { Capabilities, ParamConstraints } from '../domain/capabilities.ts';
 import { pricesInUsd, type PricingEntry } from '../domain/model-pricing.ts';
+import { parameterConstraints, ReferenceAudioParameters, TextToSpeechParameters } from '../domain/speech-parameters.ts';
 
 /**
  * The fields every compatibility surface's model list shares (spec: Model, compatibility list items); each
@@ -41,7 +42,20 @@ export interface PricedModel {
   outputModalities: string[];
   maxOutputTokens?: number;
   capabilities?: Capabilities;
+  /** Of a speech model: the parameters its audio route checks, as the spec's constraints. */
+  speechParameters?: ParamConstraints;
   pricing?: PricingEntry;
+}
+
+/**
+ * The parameters a speech model's route checks: text-to-speech models are priced per character, generation
+ * with reference per second of audio made (the speech recipes tell them apart the same way).
+ */
+function speechParametersOf(model: CatalogModel): ParamConstraints | undefined {
+  if (!model.outputModalities.includes('audio') || !model.pricing) return undefined;
+  if (model.pricing.characterNanosPerM !== undefined) return parameterConstraints(TextToSpeechParameters);
+  if (model.pricing.audioOutputSecondNanos !== undefined) return parameterConstraints(ReferenceAudioParameters);
+  return undefined;
 }
 
 export function pricedModel(model: CatalogModel): PricedModel {
@@ -54,6 +68,8 @@ export function pricedModel(model: CatalogModel): PricedModel {
   if (model.maxOutputTokens !== undefined) view.maxOutputTokens = model.maxOutputTokens;
   const capabilities = effectiveCapabilities(model);
   if (capabilities) view.capabilities = capabilities;
+  const speechParameters = speechParametersOf(model);
+  if (speechParameters) view.speechParameters = speechParameters;
   if (model.pricing) view.pricing = pricesInUsd(model.pricing);
   return view;
 }

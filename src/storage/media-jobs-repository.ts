@@ -38,7 +38,10 @@ export type SettledJob = Pick<
 };
 
 /** A succeeded job as an account's media listing reads it: no upstream details, no request as sent (it may hold base64). */
-export type ArchivedJobRow = Pick<MediaJobRecord, 'id' | 'kind' | 'model' | 'recordedRequest' | 'result' | 'createdAt'>;
+export type ArchivedJobRow = Pick<
+  MediaJobRecord,
+  'id' | 'kind' | 'model' | 'request' | 'recordedRequest' | 'result' | 'createdAt'
+>;
 
 export type NewMediaJob = MediaJobInput & {
   id: string;
@@ -369,6 +372,7 @@ export class MediaJobsRepository {
           id: mediaJobs.id,
           kind: mediaJobs.kind,
           model: mediaJobs.model,
+          request: mediaJobs.request,
           recordedRequest: mediaJobs.recordedRequest,
           result: mediaJobs.result,
           createdAt: mediaJobs.createdAt,

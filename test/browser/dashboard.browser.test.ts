@@ -12,6 +12,7 @@ import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { builtDashboardDir } from '../../src/http/dashboard.ts';
 import { freePort } from '../support/free-port.ts';
+import { tinyPngBase64 } from '../support/image-jobs.ts';
 import { startTestGateway, testAdminToken, type TestGateway } from '../support/test-gateway.ts';
 
 const chromiumPath = '/usr/bin/chromium';
@@ -106,7 +107,19 @@ describe.skipIf(!mustRun)('dashboard in Chromium', () => {
     await page.goto(`${base}/`);
     await expect.poll(() => page.url()).toBe(`${base}/sign-in`);
     expect(await page.getByText('Your session ended').count()).toBe(0);
+    // A first load rings nothing: the heading takes focus only when the user moves to another page.
+    await expect.poll(() => page.getByLabel('Email').count()).toBe(1);
+    expect(await inPage<string>('document.activeElement?.tagName')).toBe('BODY');
+    await shot('sign-in');
+    // A refused sign-in's error stays on the sign-in form: the sign-up form opens clean.
+    await page.getByLabel('Email').fill('nobody@example.com');
+    await page.getByLabel('Password').fill('not the password');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await expect.poll(() => page.getByRole('alert').count()).toBe(1);
     await page.getByRole('link', { name: 'Create an account' }).click();
+    await expect.poll(() => page.getByRole('heading', { level: 1 }).innerText()).toBe('Create an account');
+    expect(await page.getByRole('alert').count()).toBe(0);
+    expect(await page.getByLabel('Email').inputValue()).toBe('');
     await page.getByLabel('Email').fill('browser@example.com');
     await page.getByLabel('Password').fill('a long enough password');
     await page.getByRole('button', { name: 'Create account' }).click();
@@ -148,6 +161,52 @@ describe.skipIf(!mustRun)('dashboard in Chromium', () => {
     await shot('keys');
   }, 30_000);
 
+  it("connects a newcomer: each surface's base URL and a first call in curl and each SDK, with the key just made", async () => {
+    const connect = page.getByRole('region', { name: 'Connect' });
+    for (const path of ['/api/alpha/v1', '/api/beta', '/api/gamma', '/api/v1'])
+      expect(await connect.innerText()).toContain(`${base}${path}`);
+    const example = connect.getByTestId('connect-example');
+    expect(await example.innerText()).toContain(`Bearer ${rawKey}`);
+    for (const [choice, expected] of [
+      ['openai SDK', `baseURL: '${base}/api/alpha/v1'`],
+      ['@anthropic-ai/sdk', `baseURL: '${base}/api/beta'`],
+      ['@google/genai', `baseUrl: '${base}/api/gamma'`],
+    ] as const) {
+      await connect.getByLabel('Example').selectOption({ label: choice });
+      await expect.poll(() => example.innerText()).toContain(expected);
+      expect(await example.innerText()).toContain(rawKey);
+    }
+    await connect.getByLabel('Example').selectOption({ label: 'curl' });
+    // The curl example works as it is shown.
+    const curl = await example.innerText();
+    expect(curl).toContain(`curl -s ${base}/api/alpha/v1/chat/completions`);
+    await shot('connect');
+    // A page opened afresh has no raw key to show: the examples carry a placeholder.
+    await page.reload();
+    await expect.poll(() => page.getByTestId('connect-example').innerText()).toContain('$GATEWAY_KEY');
+  }, 30_000);
+
+  it('caps a key at creation', async () => {
+    await page.getByRole('button', { name: 'Create key' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Create an API key' });
+    await dialog.getByLabel('Name').fill('capped');
+    await dialog.getByLabel('Total cap (USD)').fill('0.5');
+    await dialog.getByLabel('Daily cap (USD)').fill('0.25');
+    await dialog.getByRole('button', { name: 'Create' }).click();
+    await page.getByRole('dialog', { name: 'Your new API key' }).getByRole('button', { name: 'Done' }).click();
+    const card = page.getByRole('article', { name: 'capped' });
+    await expect.poll(() => card.getByRole('row', { name: /^Total/ }).innerText()).toContain('$0.50');
+    expect(await card.getByRole('row', { name: /^Daily/ }).innerText()).toContain('$0.25');
+    const listed = (await (await context.request.get(`${base}/api/v1/api-keys`)).json()) as Array<{
+      name: string;
+      limits: Record<string, number | undefined>;
+    }>;
+    expect(listed.find((key) => key.name === 'capped')?.limits).toMatchObject({ total: 0.5, daily: 0.25 });
+    await card.getByRole('button', { name: 'Revoke' }).click();
+    await page.getByRole('dialog', { name: 'Revoke "capped"?' }).getByRole('button', { name: 'Revoke key' }).click();
+    await expect.poll(() => page.getByRole('article', { name: 'capped' }).count()).toBe(0);
+  }, 30_000);
+
   it('shows a sandbox call made with the key in the history, and the balance going down', async () => {
     const before = await balanceText();
     expect(before).toBe('$6.00');
@@ -173,14 +232,49 @@ describe.skipIf(!mustRun)('dashboard in Chromium', () => {
     const detail = page.getByRole('dialog', { name: 'Usage record' });
     await expect.poll(() => detail.innerText()).toContain('promptTokens');
     expect(await detail.innerText()).toContain('succeeded');
+    // What was sent, in the words of the request: the route called and its fields, not the stored shape.
+    const sent = detail.getByTestId('request-summary');
+    expect(await sent.innerText()).toContain('/api/v1/text/completions');
+    expect(await sent.innerText()).toMatch(/messages\s+1/);
     await page.keyboard.press('Escape');
     await expect.poll(() => detail.count()).toBe(0);
+
+    // In a short window the record scrolls inside its dialog, and its Close button stays in view.
+    await page.setViewportSize({ width: 1280, height: 420 });
+    await page
+      .getByRole('button', { name: /^Details of sandbox-echo/ })
+      .first()
+      .click();
+    await expect.poll(() => detail.innerText()).toContain('promptTokens');
+    const close = detail.getByRole('button', { name: 'Close', exact: true });
+    const box = await close.boundingBox();
+    expect(box, 'the Close button is laid out').not.toBeNull();
+    expect(box!.y + box!.height).toBeLessThanOrEqual(420);
+    expect(box!.y).toBeGreaterThanOrEqual(0);
+    await shot('usage-dialog-short-window');
+    await close.click();
+    await expect.poll(() => detail.count()).toBe(0);
+    await page.setViewportSize({ width: 1280, height: 900 });
 
     await page.getByLabel('Modality').selectOption('image');
     await expect.poll(() => page.getByText('No usage recorded for this filter.').count()).toBe(1);
     await page.getByLabel('Modality').selectOption('');
     await expect.poll(() => page.getByRole('img', { name: /^Spend per UTC day/ }).count()).toBe(1);
     expect(await page.locator('svg.chart rect').count()).toBeGreaterThan(0);
+    // A value axis in USD from $0.00 up, date ticks under the bars, and each day's total on hover.
+    const valueTicks = await page.locator('svg.chart .value-tick text').allTextContents();
+    expect(valueTicks[0]).toBe('$0.00');
+    expect(valueTicks.length).toBeGreaterThan(1);
+    for (const tick of valueTicks) expect(tick).toMatch(/^\$\d/);
+    const dateTicks = await page.locator('svg.chart text.date-tick').allTextContents();
+    expect(dateTicks.length).toBeGreaterThan(1);
+    expect(dateTicks.length).toBeLessThanOrEqual(6);
+    for (const tick of dateTicks) expect(tick).toMatch(/^\d{2}-\d{2}$/);
+    const today = new Date().toISOString().slice(0, 10);
+    const todayTotal = await page.locator('svg.chart .day-hit title').last().textContent();
+    expect(todayTotal).toMatch(new RegExp(`^${today}: \\$`));
+    expect(todayTotal).not.toBe(`${today}: $0.00`);
+    await page.locator('svg.chart .day').last().hover();
     await shot('usage');
   }, 30_000);
 
@@ -197,11 +291,11 @@ describe.skipIf(!mustRun)('dashboard in Chromium', () => {
     expect(made.status, await made.clone().text()).toBe(200);
 
     await go('Media', 'Media');
-    const image = page.getByRole('img', { name: 'Generated image: a lighthouse at dusk' });
+    const image = page.getByRole('img', { name: 'Image: a lighthouse at dusk' });
     await expect.poll(() => image.count()).toBe(1);
     // Decoded from the signed link: the preview really shows the archived PNG.
     await expect.poll(() => inPage<number>("document.querySelector('figure img').naturalWidth")).toBeGreaterThan(0);
-    const download = page.getByRole('link', { name: /^Download image/ });
+    const download = page.getByRole('link', { name: 'Download Image' });
     const href = await download.getAttribute('href');
     expect(href).toMatch(/\/api\/v1\/media\/files\/.+signature=/);
     const file = await context.request.get(href!);
@@ -210,6 +304,59 @@ describe.skipIf(!mustRun)('dashboard in Chromium', () => {
     await shot('media');
   }, 30_000);
 
+  it('names the outputs of a layer decomposition by role, and shows spoken text and a real clip length', async () => {
+    const jobs = [
+      {
+        url: '/api/v1/image/generations/async',
+        body: {
+          model: 'sandbox-image-layers',
+          layerDecomposition: true,
+          content: [{ type: 'imageBase64', data: tinyPngBase64, mediaType: 'image/png' }],
+        },
+        poll: '/api/v1/image/generations/async/',
+      },
+      {
+        url: '/api/v1/audio/text-to-speech',
+        body: { voiceType: 'zh_female_vv_uranus_bigtts', text: 'Short and sweet.' },
+        poll: '/api/v1/audio/generations/',
+      },
+    ];
+    for (const job of jobs) {
+      const made = await fetch(`${base}${job.url}`, {
+        method: 'POST',
+        headers: { 'x-api-key': rawKey, 'content-type': 'application/json' },
+        body: JSON.stringify(job.body),
+      });
+      expect(made.status, await made.clone().text()).toBeLessThan(300);
+      const { generationId } = (await made.json()) as { generationId: string };
+      await expect
+        .poll(
+          async () => {
+            const polled = await fetch(`${base}${job.poll}${generationId}`, { headers: { 'x-api-key': rawKey } });
+            return ((await polled.json()) as { status: string }).status;
+          },
+          { timeout: 20_000 },
+        )
+        .toBe('succeeded');
+    }
+
+    await go('API keys', 'API keys');
+    await go('Media', 'Media');
+    const outputs = page.getByTestId('media-output');
+    await expect.poll(() => page.getByText('Base image', { exact: true }).count()).toBe(1);
+    const layer = outputs.filter({ hasText: /^Layer 1/ });
+    expect(await layer.count()).toBe(1);
+    // A layer says where it sits on the base: its box, [left, top, right, bottom].
+    expect(await layer.innerText()).toMatch(/at \(\d+, \d+, \d+, \d+\)/);
+    expect(await page.getByRole('link', { name: 'Download Base image' }).count()).toBe(1);
+
+    const audio = page.getByRole('article', { name: /^audio by/ });
+    expect(await audio.innerText()).toContain('Text: Short and sweet.');
+    // The length is the file's own, with its fraction: a clip under a second does not read "0:00".
+    await expect.poll(() => audio.locator('.clip-length').innerText(), { timeout: 10_000 }).toMatch(/^\d+(\.\d+)? s$/);
+    await shot('media-roles');
+  }, 60_000);
+
   it('lists the catalog with prices and capabilities', async () => {
     await go('Catalog', 'Model catalog');
     const echo = page.getByRole('article', { name: 'sandbox-echo' });
@@ -217,6 +364,13 @@ describe.skipIf(!mustRun)('dashboard in Chromium', () => {
     await page.getByLabel('Search').fill('sandbox-image');
     await expect.poll(() => page.getByRole('article').count()).toBeGreaterThan(0);
     expect(await page.getByRole('article', { name: 'sandbox-echo' }).count()).toBe(0);
+    await page.getByLabel('Search').fill('seed-tts-2.0');
+    // A speech model's parameters are checked by its audio route, and the catalog says how.
+    const speech = page.getByRole('article', { name: 'seed-tts-2.0' });
+    await expect.poll(() => speech.innerText()).toContain('Parameters checked by its audio route');
+    expect(await speech.innerText()).toContain('speechRate: whole number -50 to 100');
+    expect(await speech.innerText()).not.toContain('No parameter constraints');
+    await shot('catalog-speech');
     await page.getByLabel('Search').fill('');
     await shot('catalog');
   }, 30_000);
@@ -294,9 +448,30 @@ describe.skipIf(!mustRun)('dashboard in Chromium', () => {
     expect(spent).toBeGreaterThan(0);
     await card.getByRole('button', { name: 'Spend caps' }).click();
     const caps = page.getByRole('dialog', { name: 'Spend caps of "laptop"' });
+    // A cap typed below what was spent is flagged before it is saved.
+    await caps.getByLabel('Daily cap (USD)').fill(String(spent / 2));
+    await expect
+      .poll(() =>
+        caps
+          .getByRole('status')
+          .filter({ hasText: /^Below the/ })
+          .count(),
+      )
+      .toBe(1);
+    await shot('caps-below-spent');
     await caps.getByLabel('Daily cap (USD)').fill(String(spent));
+    expect(
+      await caps
+        .getByRole('status')
+        .filter({ hasText: /^Below the/ })
+        .count(),
+    ).toBe(0);
     await caps.getByRole('button', { name: 'Save caps' }).click();
     await expect.poll(() => caps.count()).toBe(0);
+    // A cap reached is said in words and drawn full in the warning colour, not as a calm green meter.
+    await expect.poll(() => card.getByTestId('cap-reached-daily').innerText()).toBe('cap reached');
+    expect(await card.locator('meter.over').count()).toBe(1);
+    await shot('cap-reached');
     const remaining = card
       .getByRole('row', { name: /^Daily/ })
       .getByRole('cell')
@@ -326,7 +501,15 @@ describe.skipIf(!mustRun)('dashboard in Chromium', () => {
     ] as const) {
       await go(section, heading);
       await expect.poll(() => page.getByText('Loading…').count()).toBe(0);
-      expect(await inPage<number>('document.documentElement.scrollWidth'), section).toBeLessThanOrEqual(360);
+      // On failure, the elements that reach past the window say what to fix.
+      const overflowing = await inPage<string[]>(
+        "[...document.querySelectorAll('main *')].filter((element) => element.getBoundingClientRect().right > 361)" +
+          ".slice(0, 5).map((element) => element.tagName + '.' + element.className + ' ' + element.getBoundingClientRect().right)",
+      );
+      expect(
+        await inPage<number>('document.documentElement.scrollWidth'),
+        `${section}: ${overflowing.join(', ')}`,
+      ).toBeLessThanOrEqual(360);
       await shot(name);
     }
     await page.setViewportSize({ width: 1280, height: 900 });

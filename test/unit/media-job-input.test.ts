@@ -9,7 +9,7 @@ import {
   readJobInput,
   readStoredJob,
   recordedPrompt,
-  resultAssetIds,
+  resultOutputs,
   type StoredJobFields,
 } from '../../src/domain/media-job.ts';
 
@@ -236,9 +236,33 @@ describe("reading a media job's stored outcome", () => {
   });
 
   it('lists the asset ids of a result in output order, none for a result it cannot read', () => {
-    expect(resultAssetIds('image', imageResult)).toEqual(['asset_1', 'asset_2']);
-    expect(resultAssetIds('video', videoResult)).toEqual(['asset_v']);
-    expect(resultAssetIds('audio', imageResult)).toEqual([]);
+    expect(resultOutputs('image', imageResult).map((output) => output.assetId)).toEqual(['asset_1', 'asset_2']);
+    expect(resultOutputs('video', videoResult).map((output) => output.assetId)).toEqual(['asset_v']);
+    expect(resultOutputs('audio', imageResult)).toEqual([]);
+  });
+
+  it("says of each output what the media view shows: a layer's place, a duration, a transcript", () => {
+    const layered = {
+      ...imageResult,
+      images: [
+        imageResult.images[0],
+        { ...imageResult.images[1], zIndex: 1, name: 'cat', boundingBox: imageResult.images[1]?.boundingBox },
+      ],
+    };
+    expect(resultOutputs('image', layered)).toEqual([
+      { assetId: 'asset_1', layer: { zIndex: 0 } },
+      { assetId: 'asset_2', layer: { zIndex: 1, box: [0, 0, 10, 10], name: 'cat' } },
+    ]);
+    // Without zIndex an image is one of n, not a layer.
+    expect(resultOutputs('image', imageResult)[1]).toEqual({ assetId: 'asset_2' });
+    expect(resultOutputs('video', { ...videoResult, measuredSeconds: 4.96 })).toEqual([
+      { assetId: 'asset_v', durationSeconds: 4.96 },
+    ]);
+    const spoken = { ...audioAnswer, durationSeconds: 0.78, subtitle: { text: 'Hello there', sentences: [] } };
+    const { bytes: _bytes, ...audioResult } = spoken;
+    expect(resultOutputs('audio', audioResult)).toEqual([
+      { assetId: 'asset_a', durationSeconds: 0.78, transcript: 'Hello there' },
+    ]);
   });
 });
 

@@ -32,7 +32,8 @@ export function App() {
   const [account, setAccount] = useState<Account | null>();
   const [notice, setNotice] = useState<string>();
   const [error, setError] = useState<string>();
-  const firstRender = useRef(true);
+  /** The page whose heading last took focus: a first load focuses nothing, only a move to another page does. */
+  const focusedPath = useRef<string | undefined>(undefined);
   const wasSignedIn = useRef(false);
   wasSignedIn.current = Boolean(account);
 
@@ -61,10 +62,14 @@ export function App() {
 
   useEffect(() => {
     document.title = `${titles[path] ?? 'Dashboard'} · Model gateway`;
-    // Keyboard and screen-reader users land on the new page's heading rather than the top of the document.
-    if (firstRender.current) firstRender.current = false;
-    else document.querySelector<HTMLElement>('main h1')?.focus();
-  }, [path, account === null]);
+    // Keyboard and screen-reader users land on the new page's heading rather than the top of the document. The
+    // first page of a visit keeps the browser's own focus, so nothing is ringed before the user does anything.
+    if (account === undefined) return;
+    // A redirect from a path that is no page ("/" to the sign-in page) is not a move the user made.
+    const from = focusedPath.current;
+    if (from !== undefined && from !== path && titles[from]) document.querySelector<HTMLElement>('main h1')?.focus();
+    focusedPath.current = path;
+  }, [path, account === undefined]);
 
   useEffect(() => {
     if (account === null && path !== '/sign-in' && path !== '/sign-up') navigate('/sign-in', { replace: true });
@@ -76,6 +81,8 @@ export function App() {
   if (account === null) {
     return (
       <SignInPage
+        // A page of its own per mode: what was typed, or refused, on one form does not carry over to the other.
+        key={path === '/sign-up' ? 'sign-up' : 'sign-in'}
         mode={path === '/sign-up' ? 'sign-up' : 'sign-in'}
         notice={notice}
         onSignedIn={(signedIn) => {

@@ -3,7 +3,7 @@
  * (src/surfaces/account/account-schemas.ts), so a change on one side fails the other's type check.
  * Type-only imports: nothing of the server ends up in the bundle.
  */
-import type { Capabilities } from '../../src/domain/capabilities.ts';
+import type { Capabilities, ParamConstraints } from '../../src/domain/capabilities.ts';
 import type { PricingEntry } from '../../src/domain/model-pricing.ts';
 import type {
   GenerationRecordView,
@@ -29,7 +29,10 @@ export type RateLimitName = (typeof rateLimitNames)[number];
 export type ApiKey = ListedKey;
 export type GenerationRecord = GenerationRecordView;
 export type MediaItem = MediaItemView;
-export type PricedModel = Omit<PricedModelView, 'capabilities'> & { capabilities?: Capabilities };
+export type PricedModel = Omit<PricedModelView, 'capabilities' | 'speechParameters'> & {
+  capabilities?: Capabilities;
+  speechParameters?: ParamConstraints;
+};
 export type Prices = PricingEntry;
 
 /** A page of an offset/limit listing. */

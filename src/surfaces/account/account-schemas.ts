@@ -55,6 +55,21 @@ export const MediaItemSchema = Type.Object({
       mediaType: Type.String(),
       bytes: Type.Integer({ minimum: 0 }),
       downloadUrl: Type.String(),
+      layer: Type.Optional(
+        Type.Object(
+          {
+            zIndex: Type.Integer({ minimum: 0 }),
+            box: Type.Optional(Type.Tuple([Type.Number(), Type.Number(), Type.Number(), Type.Number()])),
+            name: Type.Optional(Type.String()),
+          },
+          {
+            description:
+              'Of a layer decomposition: zIndex 0 is the base; a layer sits at box [left, top, right, bottom]',
+          },
+        ),
+      ),
+      durationSeconds: Type.Optional(Type.Number({ description: 'Seconds of a video or audio output' })),
+      transcript: Type.Optional(Type.String({ description: 'The words spoken in an audio output, when known' })),
     }),
   ),
 });
@@ -72,6 +87,11 @@ export const PricedModelSchema = Type.Object({
   outputModalities: Type.Array(Type.String()),
   maxOutputTokens: Type.Optional(Type.Integer()),
   capabilities: Type.Optional(Type.Unknown()),
+  speechParameters: Type.Optional(
+    Type.Record(Type.String(), Type.Unknown(), {
+      description: "Of a speech model: the parameters its audio route checks, as the spec's constraints",
+    }),
+  ),
   pricing: Type.Optional(PricingSchema),
 });
 

@@ -1,36 +1,18 @@
 import { Type, type Static } from '@fastify/type-provider-typebox';
-import {
-  audioFormats,
-  explicitLanguages,
-  referenceSampleRates,
-  speechFormats,
-  speechSampleRates,
-} from '../../domain/speech.ts';
+import { ReferenceAudioParameters, TextToSpeechParameters } from '../../domain/speech-parameters.ts';
 import type { ReferenceAudioInput, TextToSpeechInput } from '../../gateway/speech-generation.ts';
 import { Identifier } from '../../http/schemas.ts';
 
 const literals = <T extends readonly (string | number)[]>(values: T) =>
   Type.Union(values.map((value) => Type.Literal(value)));
-const rate = () => Type.Optional(Type.Integer({ minimum: -50, maximum: 100 }));
 
 /** The text-to-speech body (spec, Native: audio); unknown fields are stripped. */
 export const TextToSpeechBody = Type.Object(
   {
     voiceType: Type.String({ minLength: 1, maxLength: 200 }),
     text: Type.String({ minLength: 1, maxLength: 1000 }),
-    format: Type.Optional(literals(speechFormats)),
-    sampleRate: Type.Optional(literals(speechSampleRates)),
-    speechRate: rate(),
-    loudnessRate: rate(),
-    pitch: Type.Optional(Type.Integer({ minimum: -12, maximum: 12 })),
-    silenceDuration: Type.Optional(Type.Integer({ minimum: 0, maximum: 30_000 })),
-    enableLanguageDetector: Type.Optional(Type.Boolean()),
-    explicitLanguage: Type.Optional(literals(explicitLanguages)),
-    disableMarkdownFilter: Type.Optional(Type.Boolean()),
-    disableEmojiFilter: Type.Optional(Type.Boolean()),
+    ...TextToSpeechParameters.properties,
     contextTexts: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 1000 }), { maxItems: 1 })),
-    /** Not in the spec's table for this product: the same `subtitle` as generation with reference. */
-    enableSubtitle: Type.Optional(Type.Boolean()),
   },
   { additionalProperties: false },
 );
@@ -51,12 +33,7 @@ export const ReferenceAudioBody = Type.Object(
     references: Type.Optional(
       Type.Array(Type.Record(Type.String({ maxLength: 100 }), Type.String(), { maxProperties: 8 }), { maxItems: 3 }),
     ),
-    format: Type.Optional(literals(audioFormats)),
-    sampleRate: Type.Optional(literals(referenceSampleRates)),
-    speechRate: rate(),
-    loudnessRate: rate(),
-    pitchRate: Type.Optional(Type.Integer({ minimum: -12, maximum: 12 })),
-    enableSubtitle: Type.Optional(Type.Boolean()),
+    ...ReferenceAudioParameters.properties,
   },
   { additionalProperties: false },
 );

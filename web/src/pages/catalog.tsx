@@ -47,8 +47,27 @@ function constraintText(constraint: unknown): string {
   }
 }
 
+function ConstraintList({ params }: { params: Record<string, unknown> }) {
+  return (
+    <ul class="plain" aria-label="Parameter constraints">
+      {Object.entries(params).map(([name, constraint]) => (
+        <li key={name}>
+          <code>{name}</code>: {constraintText(constraint)}
+        </li>
+      ))}
+    </ul>
+  );
+}
+
 function Capabilities({ model }: { model: PricedModel }) {
   const capabilities = model.capabilities;
+  if (model.speechParameters)
+    return (
+      <>
+        <p>Parameters checked by its audio route:</p>
+        <ConstraintList params={model.speechParameters} />
+      </>
+    );
   if (!capabilities) return <p class="muted">No parameter constraints: what its surfaces accept is forwarded.</p>;
   const params = { ...capabilities.params, ...capabilities.image?.params, ...capabilities.video?.params };
   return (
@@ -61,15 +80,7 @@ function Capabilities({ model }: { model: PricedModel }) {
           ))}
         </p>
       ) : null}
-      {Object.keys(params).length > 0 ? (
-        <ul class="plain">
-          {Object.entries(params).map(([name, constraint]) => (
-            <li key={name}>
-              <code>{name}</code>: {constraintText(constraint)}
-            </li>
-          ))}
-        </ul>
-      ) : null}
+      {Object.keys(params).length > 0 ? <ConstraintList params={params} /> : null}
       <details>
         <summary>All capabilities</summary>
         <pre class="json">{JSON.stringify(capabilities, null, 2)}</pre>

@@ -21,23 +21,66 @@ function extensionOf(mediaType: string): string {
   return extensions[subtype] ?? subtype;
 }
 
-function Preview({ item, output, index }: { item: MediaItem; output: MediaItem['outputs'][number]; index: number }) {
-  const label = `${item.kind} ${index + 1} of ${item.model}`;
+type Output = MediaItem['outputs'][number];
+
+/** What an output is called on its card: the base or a layer of a decomposition, else the nth of the job's outputs. */
+export function outputName(item: MediaItem, output: Output, index: number): string {
+  if (output.layer) {
+    if (output.layer.zIndex === 0) return 'Base image';
+    return `Layer ${output.layer.zIndex}${output.layer.name ? ` (${output.layer.name})` : ''}`;
+  }
+  const kind = item.kind === 'audio' ? 'Audio' : item.kind === 'video' ? 'Video' : 'Image';
+  return item.outputs.length > 1 ? `${kind} ${index + 1} of ${item.outputs.length}` : kind;
+}
+
+/** Seconds as a clip length a person reads: "0.78 s", "12.5 s", "1:05". */
+export function clipLength(seconds: number): string {
+  if (seconds < 60) return `${Number(seconds.toFixed(2))} s`;
+  const whole = Math.round(seconds);
+  return `${Math.floor(whole / 60)}:${String(whole % 60).padStart(2, '0')}`;
+}
+
+/** A clip's length: the job's own figure when it has one, else what the browser reads of the file. */
+function useClipLength(output: Output): [string | undefined, (event: Event) => void] {
+  const [measured, setMeasured] = useState<number>();
+  const seconds = output.durationSeconds ?? measured;
+  const onMetadata = (event: Event) => {
+    const media = event.currentTarget;
+    if (media instanceof HTMLMediaElement && Number.isFinite(media.duration)) setMeasured(media.duration);
+  };
+  return [seconds === undefined ? undefined : clipLength(seconds), onMetadata];
+}
+
+function Preview({ item, output, name }: { item: MediaItem; output: Output; name: string }) {
+  const [length, onMetadata] = useClipLength(output);
+  const label = `${name} by ${item.model}`;
   if (output.mediaType.startsWith('image/'))
     return (
       <img
         src={output.downloadUrl}
-        alt={item.prompt ? `Generated image: ${item.prompt}` : `Generated ${label}`}
+        alt={item.prompt ? `${name}: ${item.prompt}` : `Generated ${label}`}
         loading="lazy"
       />
     );
-  if (output.mediaType.startsWith('video/'))
-    // biome-ignore lint/a11y/useMediaCaption: a model's generated video comes with no caption track to offer
-    return <video src={output.downloadUrl} controls preload="metadata" aria-label={`Generated ${label}`} />;
-  if (output.mediaType.startsWith('audio/'))
-    // biome-ignore lint/a11y/useMediaCaption: a model's generated audio comes with no caption track to offer
-    return <audio src={output.downloadUrl} controls preload="metadata" aria-label={`Generated ${label}`} />;
-  return null;
+  const Player = output.mediaType.startsWith('video/')
+    ? 'video'
+    : output.mediaType.startsWith('audio/')
+      ? 'audio'
+      : null;
+  if (!Player) return null;
+  return (
+    <>
+      <Player
+        src={output.downloadUrl}
+        controls
+        preload="metadata"
+        aria-label={`Generated ${label}`}
+        onLoadedMetadata={onMetadata}
+      />
+      {length ? <span class="clip-length">{length}</span> : null}
+      {output.transcript ? <p class="prompt">“{output.transcript}”</p> : null}
+    </>
+  );
 }
 
 /** The account's archived outputs, previewed in place and downloadable through their signed (expiring) links. */
@@ -70,26 +113,37 @@ export function MediaPage() {
         {page?.results.map((item) => (
           <li key={item.generationId}>
             <article class="card" aria-label={`${item.kind} by ${item.model}, ${dateTime(item.createdAt)}`}>
-              {item.outputs.map((output, index) => (
-                <figure key={output.assetId}>
-                  <Preview item={item} output={output} index={index} />
-                  <figcaption>
-                    <a
-                      href={output.downloadUrl}
-                      download={`${item.generationId}-${index}.${extensionOf(output.mediaType)}`}
-                    >
-                      Download {item.kind} {item.outputs.length > 1 ? index + 1 : ''}
-                    </a>{' '}
-                    <span class="muted">
-                      {output.mediaType}, {bytes(output.bytes)}
-                    </span>
-                  </figcaption>
-                </figure>
-              ))}
+              {item.outputs.map((output, index) => {
+                const name = outputName(item, output, index);
+                return (
+                  <figure key={output.assetId} data-testid="media-output">
+                    <Preview item={item} output={output} name={name} />
+                    <figcaption>
+                      <strong>{name}</strong>
+                      {output.layer?.box ? <span class="muted"> at ({output.layer.box.join(', ')})</span> : null}{' '}
+                      <a
+                        href={output.downloadUrl}
+                        download={`${item.generationId}-${index}.${extensionOf(output.mediaType)}`}
+                        aria-label={`Download ${name}`}
+                      >
+                        Download
+                      </a>{' '}
+                      <span class="muted">
+                        {output.mediaType}, {bytes(output.bytes)}
+                      </span>
+                    </figcaption>
+                  </figure>
+                );
+              })}
               <p>
                 <strong>{item.model}</strong> · {dateTime(item.createdAt)}
               </p>
-              {item.prompt ? <p class="prompt">{item.prompt}</p> : null}
+              {item.prompt ? (
+                <p class="prompt">
+                  {item.kind === 'audio' ? 'Text: ' : 'Prompt: '}
+                  {item.prompt}
+                </p>
+              ) : null}
             </article>
           </li>
         ))}

@@ -8,12 +8,32 @@ import type { DailySpend } from '../types.ts';
 import { useApi } from '../use-api.ts';
 
 const width = 640;
-const height = 180;
-/** The highest day's bar reaches this line, under which the scale's label sits. */
-const top = 4;
+const height = 200;
+/** Room left of the bars for the value axis's labels, and under them for the dates. */
+const margin = { left: 84, bottom: 22, top: 8 };
+const plotWidth = width - margin.left;
+const plotBottom = height - margin.bottom;
+/** Date labels under the bars: at most this many, evenly spaced, first and last included. */
+const dateTicks = 6;
 /** Series colours are CSS classes (series-0 … series-7), so the page needs no inline styles under its CSP. */
 const palette = 8;
 const periods = [7, 30, 90].map((days) => ({ value: days, label: `${days} days` }));
+
+/** A round top for the value axis at or above `max` (1, 2 or 5 times a power of ten), and its ticks. */
+export function valueTicks(max: number): number[] {
+  if (max <= 0) return [0];
+  const magnitude = 10 ** Math.floor(Math.log10(max));
+  const step = [1, 2, 5, 10].map((factor) => factor * magnitude).find((candidate) => candidate * 4 >= max) ?? max;
+  // Multiplied, not summed, so no tick drifts by a float's rounding (0.30000000000000004).
+  return [...Array(Math.ceil(max / step) + 1).keys()].map((index) => Number((index * step).toPrecision(12)));
+}
+
+/** Which of `count` days get a date label: evenly spaced, the first and the last always. */
+export function dateTickIndexes(count: number): number[] {
+  if (count <= dateTicks) return [...Array(count).keys()];
+  const step = (count - 1) / (dateTicks - 1);
+  return [...Array(dateTicks).keys()].map((tick) => Math.round(tick * step));
+}
 
 function daysBetween(from: string, to: string): string[] {
   const days: string[] = [];
@@ -34,8 +54,10 @@ export function SpendChart({ refreshKey }: { refreshKey: number }) {
   for (const row of data?.spend ?? []) totals.set(row.date, (totals.get(row.date) ?? 0) + row.usdCost);
   const max = Math.max(0, ...totals.values());
   const total = [...totals.values()].reduce((sum, value) => sum + value, 0);
-  const slot = width / Math.max(1, dates.length);
-  const scale = (amount: number) => (max === 0 ? 0 : (amount / max) * (height - top));
+  const ticks = valueTicks(max);
+  const axisTop = ticks[ticks.length - 1] ?? 0;
+  const slot = plotWidth / Math.max(1, dates.length);
+  const scale = (amount: number) => (axisTop === 0 ? 0 : (amount / axisTop) * (plotBottom - margin.top));
 
   return (
     <section class="card" aria-labelledby={titleId}>
@@ -46,43 +68,70 @@ export function SpendChart({ refreshKey }: { refreshKey: number }) {
       <LoadState error={error} loaded={data !== undefined} />
       {data ? (
         <>
-          <p class="chart-scale muted" aria-hidden="true">
-            {max === 0 ? '' : `Highest day: ${usd(max)}`}
-          </p>
           <svg
             class="chart"
             viewBox={`0 0 ${width} ${height}`}
             role="img"
             aria-label={`Spend per UTC day from ${data.from} to ${data.to}: ${usd(total)} in all, over ${models.length} models`}
           >
-            <line class="axis" x1={0} y1={height} x2={width} y2={height} />
-            {max === 0 ? null : <line class="axis" x1={0} y1={top} x2={width} y2={top} stroke-dasharray="4 4" />}
+            {ticks.map((tick) => {
+              const y = plotBottom - scale(tick);
+              return (
+                <g key={tick} class="value-tick">
+                  <line class={tick === 0 ? 'axis' : 'grid'} x1={margin.left} y1={y} x2={width} y2={y} />
+                  <text x={margin.left - 6} y={y + 4} text-anchor="end">
+                    {usd(tick)}
+                  </text>
+                </g>
+              );
+            })}
+            {dateTickIndexes(dates.length).map((index, tick, shown) => {
+              // The first and last labels align with the plot's edges, so neither is cut off.
+              const anchor = tick === 0 ? 'start' : tick === shown.length - 1 ? 'end' : 'middle';
+              const x = margin.left + index * slot + (anchor === 'start' ? 0 : anchor === 'end' ? slot : slot / 2);
+              return (
+                <text key={dates[index]} class="date-tick" x={x} y={height - 6} text-anchor={anchor}>
+                  {dates[index]?.slice(5)}
+                </text>
+              );
+            })}
             {dates.map((date, index) => {
-              let stackTop = height;
-              return models.map((model, series) => {
-                const cost = data.spend.find((row) => row.date === date && row.model === model)?.usdCost ?? 0;
-                if (cost === 0) return null;
-                const barHeight = Math.max(1, scale(cost));
-                stackTop -= barHeight;
-                return (
+              let stackTop = plotBottom;
+              const dayTotal = totals.get(date) ?? 0;
+              return (
+                <g key={date} class="day">
+                  {/* The whole column answers to the pointer, so a day's total shows over a thin bar too. */}
                   <rect
-                    key={`${date}-${model}`}
-                    class={`series-${series % palette}`}
-                    x={index * slot + slot * 0.1}
-                    y={stackTop}
-                    width={slot * 0.8}
-                    height={barHeight}
+                    class="day-hit"
+                    x={margin.left + index * slot}
+                    y={margin.top}
+                    width={slot}
+                    height={plotBottom - margin.top}
                   >
-                    <title>{`${date} · ${model}: ${usd(cost)}`}</title>
+                    <title>{`${date}: ${usd(dayTotal)}`}</title>
                   </rect>
-                );
-              });
+                  {models.map((model, series) => {
+                    const cost = data.spend.find((row) => row.date === date && row.model === model)?.usdCost ?? 0;
+                    if (cost === 0) return null;
+                    const barHeight = Math.max(1, scale(cost));
+                    stackTop -= barHeight;
+                    return (
+                      <rect
+                        key={model}
+                        class={`series-${series % palette}`}
+                        x={margin.left + index * slot + slot * 0.1}
+                        y={stackTop}
+                        width={slot * 0.8}
+                        height={barHeight}
+                      >
+                        <title>{`${date} · ${model}: ${usd(cost)} (day: ${usd(dayTotal)})`}</title>
+                      </rect>
+                    );
+                  })}
+                </g>
+              );
             })}
           </svg>
-          <p class="chart-scale muted" aria-hidden="true">
-            <span>{data.from}</span>
-            <span>{data.to}</span>
-          </p>
           {models.length === 0 ? <p class="muted">Nothing was spent in this period.</p> : null}
           <ul class="legend" aria-label="Models">
             {models.map((model, series) => (

@@ -8,6 +8,7 @@ import { Pager } from '../components/pager.tsx';
 import { dateTime, usd } from '../format.ts';
 import { usageModalities, type ApiKey, type GenerationRecord, type Page, type PricedModel } from '../types.ts';
 import { useApi } from '../use-api.ts';
+import { RequestSummary, requestFields } from './request-summary.tsx';
 import { SpendChart } from './spend-chart.tsx';
 
 const pageSize = 20;
@@ -149,6 +150,7 @@ function RecordDialog({
   onClose: () => void;
 }) {
   const { data: record, error } = useApi<GenerationRecord>(`/api/v1/usage/${encodeURIComponent(generationId)}`);
+  const sent = record ? requestFields(record.request) : undefined;
   return (
     <Dialog title="Usage record" onClose={onClose} closeButton>
       <LoadState error={error} loaded={record !== undefined} />
@@ -174,8 +176,8 @@ function RecordDialog({
             <dt>Duration</dt>
             <dd>{record.durationMs === undefined ? '—' : `${record.durationMs} ms`}</dd>
           </dl>
-          <h3>Request</h3>
-          <pre class="json">{JSON.stringify(record.request ?? null, null, 2)}</pre>
+          <h3>What was sent</h3>
+          {sent ? <RequestSummary request={sent} /> : <p class="muted">Not recorded.</p>}
           <h3>Usage</h3>
           <pre class="json">{JSON.stringify(record.usage ?? null, null, 2)}</pre>
         </>
