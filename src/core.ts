@@ -133,7 +133,12 @@ export async function openCore(options: CoreOptions): Promise<Core> {
   const apiKeysRepository = new ApiKeysRepository(storage.db);
   const sessionsRepository = new SessionsRepository(storage.db);
   const ledgerRepository = new LedgerRepository(storage);
-  const authenticator = new Authenticator(secretKeys, apiKeysRepository, sessionsRepository, () => storage.listening());
+  const authenticator = new Authenticator({
+    secretKeys,
+    apiKeys: apiKeysRepository,
+    sessions: sessionsRepository,
+    eventsArrive: () => storage.listening(),
+  });
   const catalog = new Catalog(config);
   const voices = new VoiceCatalog(config.voices, (modelId) => catalog.find(modelId) !== undefined);
   const telemetry = new GatewayTelemetry(logger);

@@ -102,13 +102,25 @@ export class CreditLeases {
   private readonly shrinking = new Set<Promise<bigint>>();
   private timer: NodeJS.Timeout | undefined;
 
-  constructor(
-    private readonly repository: LedgerRepository,
-    private readonly instanceId: string,
-    private readonly options: LeaseOptions,
-    private readonly clock: () => Date,
-    private readonly onError: (error: unknown) => void,
-  ) {
+  private readonly repository: LedgerRepository;
+  private readonly instanceId: string;
+  private readonly options: LeaseOptions;
+  private readonly clock: () => Date;
+  private readonly onError: (error: unknown) => void;
+
+  constructor(dependencies: {
+    repository: LedgerRepository;
+    instanceId: string;
+    options: LeaseOptions;
+    clock: () => Date;
+    onError: (error: unknown) => void;
+  }) {
+    const { options } = dependencies;
+    this.repository = dependencies.repository;
+    this.instanceId = dependencies.instanceId;
+    this.options = options;
+    this.clock = dependencies.clock;
+    this.onError = dependencies.onError;
     this.timer = setInterval(() => void this.giveBackIdle(false), Math.max(50, Math.floor(options.idleMs / 2)));
     this.timer.unref();
   }

@@ -82,13 +82,13 @@ export class CreditLedger {
     this.pending = new PendingSettlements(options.settlementWaitMs ?? 0);
     this.leases =
       options.leases && options.leases.maxLeaseNanos > 0n
-        ? new CreditLeases(
-            ledger,
+        ? new CreditLeases({
+            repository: ledger,
             instanceId,
-            { ...options.leases, horizonMs: leaseHorizonMs },
-            this.clock,
-            options.reportLeaseFailure,
-          )
+            options: { ...options.leases, horizonMs: leaseHorizonMs },
+            clock: this.clock,
+            onError: options.reportLeaseFailure,
+          })
         : undefined;
   }
 
@@ -190,9 +190,7 @@ export class CreditLedger {
     const free = await this.ledger.freeCredits(input.accountId, input.apiKeyId, this.clock());
     const fits = input.whatFits(free);
     return fits
-      ? new GatewayError(error.code, `${error.message}; ${fits}`, error.details, {
-          ...(error.retryAfterSeconds === undefined ? {} : { retryAfterSeconds: error.retryAfterSeconds }),
-        })
+      ? new GatewayError(error.code, `${error.message}; ${fits}`, error.details).retryAfter(error.retryAfterSeconds)
       : error;
   }
 }
@@ -239,9 +237,7 @@ export function holdRefusal(outcome: Exclude<HoldOutcome, 'ok'>, amountNanos: bi
       return new GatewayError(
         'GW_SPEND_CAP_REACHED',
         `the API key's ${outcome} spend limit is reached: it starts afresh in ${retryAfterSeconds} seconds`,
-        [],
-        { retryAfterSeconds },
-      );
+      ).retryAfter(retryAfterSeconds);
     }
   }
 }

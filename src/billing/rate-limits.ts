@@ -63,7 +63,8 @@ export class RateLimitedError extends GatewayError {
     retryAfterSeconds: number,
     readonly standing: RateStanding,
   ) {
-    super('GW_RATE_LIMITED', message, [], { retryAfterSeconds });
+    super('GW_RATE_LIMITED', message);
+    this.retryAfter(retryAfterSeconds);
   }
 }
 
@@ -173,9 +174,18 @@ export class RateLimitStore {
         this.counter('tpm', unbounded, windowSeconds),
         new MemoryRequestsInFlight(),
       );
-    const inFlight = new RedisRequestsInFlight(this.redis, `${this.options.keyPrefix}:inflight`, this);
+    const inFlight = new RedisRequestsInFlight({
+      redis: this.redis,
+      keyPrefix: `${this.options.keyPrefix}:inflight`,
+      outcomes: this,
+    });
     this.inFlight.push(inFlight);
-    const counters = new RedisKeyCounters(this.redis, this.options.keyPrefix, inFlight, this);
+    const counters = new RedisKeyCounters({
+      redis: this.redis,
+      keyPrefix: this.options.keyPrefix,
+      inFlight,
+      outcomes: this,
+    });
     this.keyCountersMade.push(counters);
     return counters;
   }
@@ -202,9 +212,7 @@ export class RateLimitStore {
     return new GatewayError(
       'GW_RATE_LIMITS_UNAVAILABLE',
       'rate limits cannot be checked right now (their store is unreachable)',
-      [],
-      { retryAfterSeconds: 1 },
-    );
+    ).retryAfter(1);
   }
 
   async close(): Promise<void> {

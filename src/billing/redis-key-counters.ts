@@ -196,12 +196,24 @@ export class RedisKeyCounters implements KeyCounters {
   private sendLater: NodeJS.Timeout | undefined;
   private readonly idleReturn: NodeJS.Timeout;
 
-  constructor(
-    private readonly redis: Redis,
-    keyPrefix: string,
-    private readonly inFlight: RedisRequestsInFlight,
-    private readonly outcomes: StoreOutcomes,
-  ) {
+  private readonly redis: Redis;
+  private readonly inFlight: RedisRequestsInFlight;
+  private readonly outcomes: StoreOutcomes;
+
+  constructor({
+    redis,
+    keyPrefix,
+    inFlight,
+    outcomes,
+  }: {
+    redis: Redis;
+    keyPrefix: string;
+    inFlight: RedisRequestsInFlight;
+    outcomes: StoreOutcomes;
+  }) {
+    this.redis = redis;
+    this.inFlight = inFlight;
+    this.outcomes = outcomes;
     this.requestsPrefix = `${keyPrefix}:rpm:`;
     this.tokensPrefix = `${keyPrefix}:tpm:`;
     redis.defineCommand('admitUnderKeyLimits', { lua: admitLua });

@@ -70,12 +70,24 @@ export class RedisRequestsInFlight {
 
   readonly lifetimeMs: number;
 
-  constructor(
-    private readonly redis: Redis,
-    private readonly keyPrefix: string,
-    private readonly outcomes: StoreOutcomes,
-    timing: { lifetimeMs: number; renewEveryMs: number } = { lifetimeMs: slotLifetimeMs, renewEveryMs },
-  ) {
+  private readonly redis: Redis;
+  private readonly keyPrefix: string;
+  private readonly outcomes: StoreOutcomes;
+
+  constructor({
+    redis,
+    keyPrefix,
+    outcomes,
+    timing = { lifetimeMs: slotLifetimeMs, renewEveryMs },
+  }: {
+    redis: Redis;
+    keyPrefix: string;
+    outcomes: StoreOutcomes;
+    timing?: { lifetimeMs: number; renewEveryMs: number };
+  }) {
+    this.redis = redis;
+    this.keyPrefix = keyPrefix;
+    this.outcomes = outcomes;
     this.lifetimeMs = timing.lifetimeMs;
     redis.defineCommand('renewSlotInFlight', { numberOfKeys: 1, lua: renewSlotLua });
     this.renewal = setInterval(() => this.renew(), timing.renewEveryMs);

@@ -41,21 +41,21 @@ export class GatewayError extends Error {
   readonly code: ErrorCode;
   readonly status: number;
   readonly details: readonly string[];
-  /** Sent as `retry-after` with the answer (a provider temporarily skipped, say). */
-  readonly retryAfterSeconds: number | undefined;
+  /** Sent as `retry-after` with the answer (a provider temporarily skipped, say); see `retryAfter`. */
+  retryAfterSeconds: number | undefined;
 
-  constructor(
-    code: ErrorCode,
-    message: string,
-    details: readonly string[] = [],
-    options: { retryAfterSeconds?: number } = {},
-  ) {
+  constructor(code: ErrorCode, message: string, details: readonly string[] = []) {
     super(message);
     this.name = 'GatewayError';
     this.code = code;
     this.status = errorCatalogue[code];
     this.details = details;
-    this.retryAfterSeconds = options.retryAfterSeconds;
+  }
+
+  /** This refusal passes with time: the answer says after how many seconds (`retry-after`). */
+  retryAfter(seconds: number | undefined): this {
+    this.retryAfterSeconds = seconds;
+    return this;
   }
 
   /** The strings of the spec's envelope `errors` array. */

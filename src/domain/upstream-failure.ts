@@ -3,14 +3,18 @@
  * this to the client unmodified: the provider's status and body.
  */
 export class UpstreamHttpError extends Error {
+  readonly contentType: string | undefined;
+  /** How long the provider asked to wait before trying again (`retry-after`, `retry-after-ms`), when it did. */
+  readonly retryAfterMs: number | undefined;
+
   constructor(
     readonly status: number,
     readonly body: string,
-    readonly contentType: string | undefined,
-    /** How long the provider asked to wait before trying again (`retry-after`, `retry-after-ms`), when it did. */
-    readonly retryAfterMs?: number,
+    headers: { contentType: string | undefined; retryAfterMs?: number },
   ) {
     super(`upstream answered ${status}`);
+    this.contentType = headers.contentType;
+    this.retryAfterMs = headers.retryAfterMs;
     this.name = 'UpstreamHttpError';
   }
 }

@@ -102,9 +102,7 @@ export async function dispatchWithFallback<R extends RowRef, T>(
   throw new GatewayError(
     'GW_UPSTREAM_UNAVAILABLE',
     `model "${options.modelId}" is temporarily unavailable: its providers failed repeatedly; try again in ${seconds} s`,
-    [],
-    { retryAfterSeconds: seconds },
-  );
+  ).retryAfter(seconds);
 }
 
 const tracer = trace.getTracer('model-gateway');

@@ -61,13 +61,23 @@ export class Authenticator {
    */
   private epoch = 0;
 
-  constructor(
-    private readonly secretKeys: SecretKeys,
-    private readonly apiKeys: Pick<ApiKeysRepository, 'findByLookupHash'>,
-    private readonly sessionStore: Pick<SessionsRepository, 'findLive'>,
+  private readonly secretKeys: SecretKeys;
+  private readonly apiKeys: Pick<ApiKeysRepository, 'findByLookupHash'>;
+  private readonly sessionStore: Pick<SessionsRepository, 'findLive'>;
+  private readonly eventsArrive: () => boolean;
+
+  constructor(dependencies: {
+    secretKeys: SecretKeys;
+    apiKeys: Pick<ApiKeysRepository, 'findByLookupHash'>;
+    sessions: Pick<SessionsRepository, 'findLive'>;
     /** Whether this process receives every storage event now (Storage.listening); entries are trusted briefly when not. */
-    private readonly eventsArrive: () => boolean = () => true,
-  ) {}
+    eventsArrive?: () => boolean;
+  }) {
+    this.secretKeys = dependencies.secretKeys;
+    this.apiKeys = dependencies.apiKeys;
+    this.sessionStore = dependencies.sessions;
+    this.eventsArrive = dependencies.eventsArrive ?? (() => true);
+  }
 
   handleEvent(event: StorageEvent): void {
     if (event.type === 'key-changed') {

@@ -29,54 +29,54 @@ const secondsBuckets = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10,
  */
 export class GatewayTelemetry implements DispatchEvents {
   readonly registry = new Registry();
-  private readonly requests = new CounterFamily(
-    'gateway_http_requests_total',
-    'HTTP requests answered, by surface, route template, method and status',
-    ['surface', 'route', 'method', 'status'],
-  );
-  private readonly requestSeconds = new HistogramFamily(
-    'gateway_http_request_duration_seconds',
-    'Time to answer a request, to its last byte',
-    ['surface', 'route', 'method'],
-    secondsBuckets,
-  );
-  private readonly firstByteSeconds = new HistogramFamily(
-    'gateway_upstream_first_byte_seconds',
-    'Time from a generation request to its upstream first byte, by provider',
-    ['provider'],
-    secondsBuckets,
-  );
-  private readonly upstreamSeconds = new HistogramFamily(
-    'gateway_upstream_duration_seconds',
-    'Time of a whole generation, by the provider that served it',
-    ['provider'],
-    secondsBuckets,
-  );
-  private readonly generations = new CounterFamily(
-    'gateway_generations_total',
-    'Generations recorded, by model, modality and status',
-    ['model', 'modality', 'status'],
-  );
-  private readonly tokens = new CounterFamily(
-    'gateway_generation_tokens_total',
-    'Tokens of recorded generations, by model and direction',
-    ['model', 'direction'],
-  );
-  private readonly usd = new CounterFamily(
-    'gateway_generation_usd_total',
-    'USD charged for recorded generations, by model and modality',
-    ['model', 'modality'],
-  );
-  private readonly fallbacks = new CounterFamily(
-    'gateway_fallbacks_total',
-    'Requests that went on from one provider row to the next',
-    ['model', 'from', 'to', 'reason'],
-  );
-  private readonly retries = new CounterFamily(
-    'gateway_upstream_retries_total',
-    'Requests tried again on a provider after its retry-after',
-    ['model', 'provider'],
-  );
+  private readonly requests = new CounterFamily({
+    name: 'gateway_http_requests_total',
+    help: 'HTTP requests answered, by surface, route template, method and status',
+    labelNames: ['surface', 'route', 'method', 'status'],
+  });
+  private readonly requestSeconds = new HistogramFamily({
+    name: 'gateway_http_request_duration_seconds',
+    help: 'Time to answer a request, to its last byte',
+    labelNames: ['surface', 'route', 'method'],
+    bounds: secondsBuckets,
+  });
+  private readonly firstByteSeconds = new HistogramFamily({
+    name: 'gateway_upstream_first_byte_seconds',
+    help: 'Time from a generation request to its upstream first byte, by provider',
+    labelNames: ['provider'],
+    bounds: secondsBuckets,
+  });
+  private readonly upstreamSeconds = new HistogramFamily({
+    name: 'gateway_upstream_duration_seconds',
+    help: 'Time of a whole generation, by the provider that served it',
+    labelNames: ['provider'],
+    bounds: secondsBuckets,
+  });
+  private readonly generations = new CounterFamily({
+    name: 'gateway_generations_total',
+    help: 'Generations recorded, by model, modality and status',
+    labelNames: ['model', 'modality', 'status'],
+  });
+  private readonly tokens = new CounterFamily({
+    name: 'gateway_generation_tokens_total',
+    help: 'Tokens of recorded generations, by model and direction',
+    labelNames: ['model', 'direction'],
+  });
+  private readonly usd = new CounterFamily({
+    name: 'gateway_generation_usd_total',
+    help: 'USD charged for recorded generations, by model and modality',
+    labelNames: ['model', 'modality'],
+  });
+  private readonly fallbacks = new CounterFamily({
+    name: 'gateway_fallbacks_total',
+    help: 'Requests that went on from one provider row to the next',
+    labelNames: ['model', 'from', 'to', 'reason'],
+  });
+  private readonly retries = new CounterFamily({
+    name: 'gateway_upstream_retries_total',
+    help: 'Requests tried again on a provider after its retry-after',
+    labelNames: ['model', 'provider'],
+  });
   private readonly families = [
     this.requests,
     this.requestSeconds,
@@ -183,7 +183,7 @@ export class GatewayTelemetry implements DispatchEvents {
   meterOf(route: string): RouteMeter {
     let meter = this.meters.get(route);
     if (!meter) {
-      meter = new RouteMeter(route, surfaceOf(route), this.requests, this.requestSeconds);
+      meter = new RouteMeter(route, { requests: this.requests, requestSeconds: this.requestSeconds });
       this.meters.set(route, meter);
     }
     return meter;
@@ -259,12 +259,21 @@ export class RouteMeter {
   private readonly counted = new Map<string, Map<number, CounterCell>>();
   private readonly timed = new Map<string, HistogramCell>();
 
+  private readonly surface: string;
+  private readonly requests: CounterFamily<'surface' | 'route' | 'method' | 'status'>;
+  private readonly requestSeconds: HistogramFamily<'surface' | 'route' | 'method'>;
+
   constructor(
     readonly route: string,
-    private readonly surface: string,
-    private readonly requests: CounterFamily<'surface' | 'route' | 'method' | 'status'>,
-    private readonly requestSeconds: HistogramFamily<'surface' | 'route' | 'method'>,
-  ) {}
+    families: {
+      requests: CounterFamily<'surface' | 'route' | 'method' | 'status'>;
+      requestSeconds: HistogramFamily<'surface' | 'route' | 'method'>;
+    },
+  ) {
+    this.surface = surfaceOf(route);
+    this.requests = families.requests;
+    this.requestSeconds = families.requestSeconds;
+  }
 
   answered(method: string, status: number, seconds: number): void {
     let byStatus = this.counted.get(method);

@@ -54,12 +54,18 @@ abstract class Family<L extends string, Cell> {
   /** Every label set's entry, in the order first seen, for the exposition. */
   private readonly entries: Array<{ labels: LabelValues<L>; cell: Cell }> = [];
 
+  readonly name: string;
+  private readonly help: string;
+  private readonly labelNames: readonly [L, ...L[]];
+
   constructor(
-    readonly name: string,
-    private readonly help: string,
+    description: FamilyDescription<L>,
     private readonly type: 'counter' | 'histogram',
-    private readonly labelNames: readonly [L, ...L[]],
-  ) {}
+  ) {
+    this.name = description.name;
+    this.help = description.help;
+    this.labelNames = description.labelNames;
+  }
 
   /** The cell of a label set, made on first use. Label sets must stay few (route templates, models, providers). */
   cell(labels: LabelValues<L>): Cell {
@@ -105,9 +111,16 @@ abstract class Family<L extends string, Cell> {
   protected abstract samples(lines: string[], labels: string[], cell: Cell): void;
 }
 
+/** A metric family's name, its help text and its label names (which every cell gives a value for). */
+export interface FamilyDescription<L extends string> {
+  name: string;
+  help: string;
+  labelNames: readonly [L, ...L[]];
+}
+
 export class CounterFamily<L extends string> extends Family<L, CounterCell> {
-  constructor(name: string, help: string, labelNames: readonly [L, ...L[]]) {
-    super(name, help, 'counter', labelNames);
+  constructor(description: FamilyDescription<L>) {
+    super(description, 'counter');
   }
 
   protected emptyCell(): CounterCell {
@@ -120,14 +133,12 @@ export class CounterFamily<L extends string> extends Family<L, CounterCell> {
 }
 
 export class HistogramFamily<L extends string> extends Family<L, HistogramCell> {
-  constructor(
-    name: string,
-    help: string,
-    labelNames: readonly [L, ...L[]],
-    /** Upper bounds, ascending; +Inf is added. */
-    private readonly bounds: readonly number[],
-  ) {
-    super(name, help, 'histogram', labelNames);
+  private readonly bounds: readonly number[];
+
+  /** `bounds`: upper bounds, ascending; +Inf is added. */
+  constructor(description: FamilyDescription<L> & { bounds: readonly number[] }) {
+    super(description, 'histogram');
+    this.bounds = description.bounds;
   }
 
   protected emptyCell(): HistogramCell {

@@ -57,11 +57,11 @@ describe('Authenticator cache epoch', () => {
   it('does not cache a key read begun before a forget-everything (listener reconnect) and ended after it', async () => {
     const keys = controllableLookups<CredentialRow | undefined>();
     const sessions = controllableLookups<SessionRow | undefined>();
-    const authenticator = new Authenticator(
+    const authenticator = new Authenticator({
       secretKeys,
-      { findByLookupHash: keys.lookup },
-      { findLive: sessions.lookup },
-    );
+      apiKeys: { findByLookupHash: keys.lookup },
+      sessions: { findLive: sessions.lookup },
+    });
     const key = generateApiKey();
 
     // The read starts during the LISTEN outage and sees the key before its revocation...
@@ -82,11 +82,11 @@ describe('Authenticator cache epoch', () => {
   it('still caches a key read within one epoch', async () => {
     const keys = controllableLookups<CredentialRow | undefined>();
     const sessions = controllableLookups<SessionRow | undefined>();
-    const authenticator = new Authenticator(
+    const authenticator = new Authenticator({
       secretKeys,
-      { findByLookupHash: keys.lookup },
-      { findLive: sessions.lookup },
-    );
+      apiKeys: { findByLookupHash: keys.lookup },
+      sessions: { findLive: sessions.lookup },
+    });
     const key = generateApiKey();
     const first = authenticator.authenticate(key, 'bearer');
     keys.answer(keyRow(false));
@@ -98,11 +98,11 @@ describe('Authenticator cache epoch', () => {
   it('does not cache a session read begun before a forget-everything and ended after it', async () => {
     const keys = controllableLookups<CredentialRow | undefined>();
     const sessions = controllableLookups<SessionRow | undefined>();
-    const authenticator = new Authenticator(
+    const authenticator = new Authenticator({
       secretKeys,
-      { findByLookupHash: keys.lookup },
-      { findLive: sessions.lookup },
-    );
+      apiKeys: { findByLookupHash: keys.lookup },
+      sessions: { findLive: sessions.lookup },
+    });
     const token = generateSessionToken();
     const live: SessionRow = { id: 'sess_1', accountId: 'acct_1', expiresAt: new Date(Date.now() + 3_600_000) };
 

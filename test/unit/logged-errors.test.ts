@@ -101,9 +101,9 @@ describe('serializeLoggedError', () => {
 describe('logRequestFailure', () => {
   it("logs an open breaker's 503 at warn without a stack, other 5xx at error with one, and no 4xx", () => {
     const { lines, logger } = capture();
-    const unavailable = new GatewayError('GW_UPSTREAM_UNAVAILABLE', 'model "m" is temporarily unavailable', [], {
-      retryAfterSeconds: 30,
-    });
+    const unavailable = new GatewayError('GW_UPSTREAM_UNAVAILABLE', 'model "m" is temporarily unavailable').retryAfter(
+      30,
+    );
     logRequestFailure(logger, unavailable, {
       status: 503,
       code: 'GW_UPSTREAM_UNAVAILABLE',
@@ -123,9 +123,7 @@ describe('logRequestFailure', () => {
     const unavailable = new GatewayError(
       'GW_RATE_LIMITS_UNAVAILABLE',
       'rate limits cannot be checked right now (their store is unreachable)',
-      [],
-      { retryAfterSeconds: 1 },
-    );
+    ).retryAfter(1);
     logRequestFailure(logger, unavailable, {
       status: 503,
       code: 'GW_RATE_LIMITS_UNAVAILABLE',

@@ -3,12 +3,16 @@ import { CounterFamily, HistogramFamily } from '../../src/telemetry/metric-cells
 
 describe('counter and histogram cells in Prometheus text format', () => {
   it('prints HELP and TYPE alone before anything is recorded, so dashboards find every family', () => {
-    const family = new CounterFamily('gateway_x_total', 'What x counts\nover two lines', ['model']);
+    const family = new CounterFamily({
+      name: 'gateway_x_total',
+      help: 'What x counts\nover two lines',
+      labelNames: ['model'],
+    });
     expect(family.text()).toBe('# HELP gateway_x_total What x counts\\nover two lines\n# TYPE gateway_x_total counter');
   });
 
   it('keeps one cell per label set, whatever object the labels come in, and escapes their values', () => {
-    const family = new CounterFamily('gateway_x_total', 'x', ['model', 'status']);
+    const family = new CounterFamily({ name: 'gateway_x_total', help: 'x', labelNames: ['model', 'status'] });
     family.cell({ model: 'a', status: '200' }).inc();
     family.cell({ status: '200', model: 'a' }).inc(2.5);
     family.cell({ model: 'say "hi"\\\n', status: '200' }).inc();
@@ -20,7 +24,7 @@ describe('counter and histogram cells in Prometheus text format', () => {
   });
 
   it('does not mistake label sets whose values would join to the same text', () => {
-    const family = new CounterFamily('gateway_x_total', 'x', ['from', 'to']);
+    const family = new CounterFamily({ name: 'gateway_x_total', help: 'x', labelNames: ['from', 'to'] });
     family.cell({ from: 'a', to: 'bc' }).inc();
     family.cell({ from: 'ab', to: 'c' }).inc(5);
     family.cell({ from: 'a\u0000', to: 'b' }).inc(7);
@@ -32,7 +36,12 @@ describe('counter and histogram cells in Prometheus text format', () => {
   });
 
   it('counts histogram buckets cumulatively, a value on a bound in that bound, and past the last in +Inf only', () => {
-    const family = new HistogramFamily('gateway_t_seconds', 't', ['route'], [0.1, 1]);
+    const family = new HistogramFamily({
+      name: 'gateway_t_seconds',
+      help: 't',
+      labelNames: ['route'],
+      bounds: [0.1, 1],
+    });
     const cell = family.cell({ route: '/r' });
     for (const value of [0.05, 0.1, 0.5, 1, 7]) cell.observe(value);
     expect(family.text().split('\n').slice(2)).toEqual([
@@ -45,7 +54,7 @@ describe('counter and histogram cells in Prometheus text format', () => {
   });
 
   it('spells a total past the largest number +Inf, and ignores steps that would spoil a total for good', () => {
-    const counter = new CounterFamily('gateway_x_total', 'x', ['model']);
+    const counter = new CounterFamily({ name: 'gateway_x_total', help: 'x', labelNames: ['model'] });
     const cell = counter.cell({ model: 'a' });
     cell.inc(Number.NaN);
     cell.inc(-5);
@@ -53,7 +62,7 @@ describe('counter and histogram cells in Prometheus text format', () => {
     cell.inc(1e308);
     cell.inc(1e308);
     expect(counter.text().split('\n').slice(2)).toEqual(['gateway_x_total{model="a"} +Inf']);
-    const histogram = new HistogramFamily('gateway_t_seconds', 't', ['route'], [1]);
+    const histogram = new HistogramFamily({ name: 'gateway_t_seconds', help: 't', labelNames: ['route'], bounds: [1] });
     const timed = histogram.cell({ route: '/r' });
     timed.observe(Number.NaN);
     timed.observe(0.5);

@@ -9,7 +9,8 @@ import { dispatchWithFallback } from '../../src/gateway/upstream-dispatch.ts';
 const row = { providerId: 'primary', upstreamModel: 'gpt-4o-mini' };
 const cooldownMs = 40;
 const down = () => Promise.reject(new UpstreamUnreachableError('connect', 'connection refused'));
-const failedWith = (status: number) => () => Promise.reject(new UpstreamHttpError(status, '{}', 'application/json'));
+const failedWith = (status: number) => () =>
+  Promise.reject(new UpstreamHttpError(status, '{}', { contentType: 'application/json' }));
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 // The window is wide enough that a slow machine cannot spread these tests' failures past it.
 const settings = { failures: 2, minAccounts: 2, cooldownMs, windowMs: 60_000 };

@@ -199,8 +199,8 @@ describe('requests in flight in Redis', () => {
   const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
   /** A process's counters on `redis`, its slots renewed as `timing` says. */
   const processOn = (redis: Redis, prefix: string, timing?: { lifetimeMs: number; renewEveryMs: number }) => {
-    const inFlight = new RedisRequestsInFlight(redis, `${prefix}:inflight`, outcomes, timing);
-    return { inFlight, counters: new RedisKeyCounters(redis, prefix, inFlight, outcomes) };
+    const inFlight = new RedisRequestsInFlight({ redis, keyPrefix: `${prefix}:inflight`, outcomes, timing });
+    return { inFlight, counters: new RedisKeyCounters({ redis, keyPrefix: prefix, inFlight, outcomes }) };
   };
   const take = async (counters: RedisKeyCounters, keyId: string, limit: number) =>
     (await counters.admit(keyId, limits({ concurrentRequests: limit }))).release;

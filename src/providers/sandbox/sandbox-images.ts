@@ -73,7 +73,7 @@ function generate(request: ImageGenerationRequest): Promise<ImageGenerationResul
         code: 'model_not_found',
       },
     });
-    return Promise.reject(new UpstreamHttpError(404, body, 'application/json'));
+    return Promise.reject(new UpstreamHttpError(404, body, { contentType: 'application/json' }));
   }
   const { width, height } = dimensions(request.size);
   const images = Array.from({ length: request.numberOfImages }, (_, index) => ({

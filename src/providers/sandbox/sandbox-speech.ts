@@ -69,7 +69,9 @@ export function sandboxSpeech(request: SpeechSynthesisRequest): Promise<SpeechSy
 }
 
 function refuse(message: string): Promise<never> {
-  return Promise.reject(new UpstreamHttpError(400, JSON.stringify({ code: 45000001, message }), 'application/json'));
+  return Promise.reject(
+    new UpstreamHttpError(400, JSON.stringify({ code: 45000001, message }), { contentType: 'application/json' }),
+  );
 }
 
 /**

@@ -128,12 +128,10 @@ export class UpstreamHttp {
         ...target.headers,
         ...headers,
       });
-      throw new UpstreamHttpError(
-        response.statusCode,
-        text,
-        single(response.headers['content-type']),
-        retryAfterMs(response.headers),
-      );
+      throw new UpstreamHttpError(response.statusCode, text, {
+        contentType: single(response.headers['content-type']),
+        retryAfterMs: retryAfterMs(response.headers),
+      });
     }
     return { status: response.statusCode, headers: response.headers, body: response.body };
   }

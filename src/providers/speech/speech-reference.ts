@@ -91,11 +91,9 @@ export async function seedAudio(
   );
   if (!seedAudioSucceededCodes.includes(answer.code)) {
     const status = answer.code >= 40_000_000 && answer.code < 50_000_000 ? 400 : 502;
-    throw new UpstreamHttpError(
-      status,
-      JSON.stringify({ code: answer.code, message: answer.message ?? '' }),
-      'application/json',
-    );
+    throw new UpstreamHttpError(status, JSON.stringify({ code: answer.code, message: answer.message ?? '' }), {
+      contentType: 'application/json',
+    });
   }
   let audio: ReferenceAudioResult['audio'];
   if (answer.audio) audio = { kind: 'inline', data: answer.audio };

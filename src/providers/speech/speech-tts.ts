@@ -84,11 +84,9 @@ export async function speechTts(
     } else {
       // An error inside a 200 answer: codes 4xxxxxxx are the request's (a voice not granted, text too long), others the provider's.
       const status = frame.code >= 40_000_000 && frame.code < 50_000_000 ? 400 : 502;
-      throw new UpstreamHttpError(
-        status,
-        JSON.stringify({ code: frame.code, message: frame.message ?? '' }),
-        'application/json',
-      );
+      throw new UpstreamHttpError(status, JSON.stringify({ code: frame.code, message: frame.message ?? '' }), {
+        contentType: 'application/json',
+      });
     }
   };
   try {

@@ -6,7 +6,8 @@ import type { AccountAbuseLimits } from '../../config/load-config.ts';
 /** A refusal of the throttle: 429 in the envelope, with the seconds to wait for the `retry-after` header. */
 export class ThrottledError extends GatewayError {
   constructor(message: string, retryAfterSeconds: number) {
-    super('GW_TOO_MANY_ATTEMPTS', `${message}: try again in ${retryAfterSeconds} seconds`, [], { retryAfterSeconds });
+    super('GW_TOO_MANY_ATTEMPTS', `${message}: try again in ${retryAfterSeconds} seconds`);
+    this.retryAfter(retryAfterSeconds);
   }
 }
 
