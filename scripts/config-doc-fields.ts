@@ -1,3 +1,4 @@
+// biome-ignore-all lint/suspicious/noTemplateCurlyInString: ${VAR} is the configuration file's interpolation syntax
 import { defaultMaxOutputTokens } from '../src/billing/token-estimate.ts';
 import { configDefaults as d } from '../src/config/load-config.ts';
 

@@ -1,3 +1,4 @@
+// biome-ignore-all lint/suspicious/noTemplateCurlyInString: ${VAR} is the configuration file's interpolation syntax
 /**
  * Writes docs/configuration.md from the gateway.yaml schema (src/config/config-schema.ts), the descriptions of
  * scripts/config-doc-fields.ts and the code's defaults: `npm run docs:config`.
