@@ -1,6 +1,6 @@
 /**
  * Whether an email has an account must not show through login. (Signup cannot hide it: see the account
- * policy in the README and AccountService.signup.)
+ * policy in docs/accounts.md and AccountService.signup.)
  */
 import { performance } from 'node:perf_hooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

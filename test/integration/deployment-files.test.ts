@@ -13,7 +13,7 @@ const root = path.resolve(import.meta.dirname, '../..');
 const deploy = path.join(root, 'deploy');
 const run = promisify(execFile);
 
-/** What an operator exports before `docker compose up` (README); every other variable takes its default. */
+/** What an operator exports before `docker compose up` (docs/deployment.md); every other variable takes its default. */
 const operatorEnvironment: Record<string, string> = {
   GATEWAY_SECRET: 'a-secret-of-at-least-thirty-two-characters',
   MINIO_ROOT_PASSWORD: 'minio-password',

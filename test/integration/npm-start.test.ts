@@ -72,8 +72,9 @@ async function serverGone(pid: number): Promise<void> {
 /** The quick start's account-and-key block from README.md, pointed at `port`. */
 function quickStartScript(port: number): string {
   const readme = readFileSync(path.join(repositoryRoot, 'README.md'), 'utf8');
-  const quickStart = readme.slice(readme.indexOf('## Quick start'), readme.indexOf('## Configuration'));
-  const block = [...quickStart.matchAll(/```sh\n([\s\S]*?)```/g)]
+  const start = readme.indexOf('## Quick start');
+  const quickStart = readme.slice(start, readme.indexOf('\n## ', start + 1));
+  const block = [...quickStart.matchAll(/```sh(?: runnable)?\n([\s\S]*?)```/g)]
     .map((match) => match[1]!)
     .find((text) => text.includes('auth/signup'));
   if (!block) throw new Error('README quick start has no signup block');

@@ -4,7 +4,7 @@ import { usd } from '../format.ts';
 import type { PricedModel, Prices } from '../types.ts';
 import { useApi } from '../use-api.ts';
 
-/** What each price of gateway.yaml is charged for (README, Configuration and Money). */
+/** What each price of gateway.yaml is charged for (docs/configuration.md and docs/money.md). */
 const priceUnits: Record<string, string> = {
   inputPerMTok: 'per million input tokens',
   outputPerMTok: 'per million output tokens',
