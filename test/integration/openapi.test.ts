@@ -3,7 +3,12 @@ import type { RouteOptions } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BatchEmbedContentsRequest, EmbedContentRequest } from '../../src/protocols/gemini/embed-content.ts';
 import { GenerateContentRequest } from '../../src/protocols/gemini/generate-content.ts';
-import { startDocumentedGateway, type DocumentedGateway, type OpenApiDocument } from '../support/documented-gateway.ts';
+import {
+  startDocumentedGateway,
+  type DocumentedGateway,
+  type OpenApiDocument,
+  type OpenApiOperation,
+} from '../support/documented-gateway.ts';
 
 /** One method of one route as registered: what the document must hold. */
 interface RegisteredOperation {
@@ -51,6 +56,16 @@ function namesEnvelope(schema: Record<string, unknown> | undefined): boolean {
   );
 }
 
+/** Every operation of the document, named `METHOD /path`. */
+function operationsOf(document: OpenApiDocument): Array<[string, OpenApiOperation]> {
+  return Object.entries(document.paths).flatMap(([route, item]) =>
+    Object.entries(item).map(([method, operation]): [string, OpenApiOperation] => [
+      `${method.toUpperCase()} ${route}`,
+      operation,
+    ]),
+  );
+}
+
 describe('the OpenAPI document', () => {
   let started: DocumentedGateway;
   let document: OpenApiDocument;
@@ -66,6 +81,33 @@ describe('the OpenAPI document', () => {
     expect(document.openapi).toBe('3.1.0');
     const result = await validate(structuredClone(document) as never);
     expect(result.valid, result.valid ? '' : compileErrors(result)).toBe(true);
+  });
+
+  it('marks no query parameter required that the gateway fills in with its default', async () => {
+    const query = operationsOf(document).flatMap(([name, operation]) =>
+      (operation.parameters ?? [])
+        .filter((parameter) => parameter.in === 'query')
+        .map((parameter) => ({ name, parameter })),
+    );
+    expect(
+      query
+        .filter(({ parameter }) => parameter.required && parameter.schema?.default !== undefined)
+        .map(({ name, parameter }) => `${name} ${parameter.name}`),
+    ).toEqual([]);
+    const paging = query.filter(({ parameter }) => ['offset', 'limit', 'days'].includes(parameter.name));
+    // The account's usage, daily spend and media, the compat usage and the operator's listing of generations.
+    expect(paging).toHaveLength(9);
+    for (const { name, parameter } of paging) {
+      expect(parameter.required, `${name} ${parameter.name}`).toBe(false);
+      expect(parameter.schema?.default, `${name} ${parameter.name}`).toBeDefined();
+    }
+    // As the gateway answers: left out, each takes its default.
+    const key = await started.fundedKey();
+    const headers = { authorization: `Bearer ${key}` };
+    const usage = await started.gateway.app.inject({ method: 'GET', url: '/api/v1/usage', headers });
+    expect(usage.json()).toMatchObject({ offset: 0, limit: 20 });
+    const daily = await started.gateway.app.inject({ method: 'GET', url: '/api/v1/usage/daily', headers });
+    expect(daily.statusCode).toBe(200);
   });
 
   it('is served without a credential, with Swagger UI at /docs', async () => {

@@ -13,7 +13,7 @@ import { shippedConfigPath, testAdminToken, testSecret } from './test-gateway.ts
 export interface OpenApiOperation {
   summary?: string;
   security?: Array<Record<string, string[]>>;
-  parameters?: Array<{ in: string; name: string }>;
+  parameters?: Array<{ in: string; name: string; required?: boolean; schema?: Record<string, unknown> }>;
   requestBody?: { content: Record<string, { schema: Record<string, unknown> }> };
   responses: Record<
     string,

@@ -51,6 +51,24 @@ function renamedWildcard(params: unknown, wildcardName: string): unknown {
   };
 }
 
+type Schema = Record<string, unknown>;
+
+const isSchema = (value: unknown): value is Schema => typeof value === 'object' && value !== null;
+
+/**
+ * Query strings and headers are checked with Ajv's `useDefaults`, which fills in a field with a `default` when
+ * the request leaves it out. TypeBox lists every field not wrapped in `Type.Optional` as required (so the
+ * handler's type has the value), and @fastify/swagger writes that list as each parameter's `required: true`:
+ * the document would demand what the gateway fills in itself. Here a field with a default is not required.
+ */
+function defaultedFieldsOptional(schema: unknown): unknown {
+  if (!isSchema(schema) || !isSchema(schema.properties) || !Array.isArray(schema.required)) return schema;
+  const properties = schema.properties;
+  const required = schema.required.filter((name) => !(isSchema(properties[name]) && 'default' in properties[name]));
+  const { required: _all, ...rest } = schema;
+  return required.length > 0 ? { ...rest, required } : rest;
+}
+
 /**
  * The @fastify/swagger `transform`: what a route's schema says, as the document shows it. Documentation-only
  * keys take their place (the body checked in code, the wildcard's name), each route gets the tag and the
@@ -75,6 +93,8 @@ export function documentRoute({
   const security = validated.security ?? securityByTag[tag];
   if (security) documented.security = security;
   if (documentedBody) documented.body = documentedBody;
+  if (validated.querystring) documented.querystring = defaultedFieldsOptional(validated.querystring);
+  if (validated.headers) documented.headers = defaultedFieldsOptional(validated.headers);
   if (wildcardName && validated.params) documented.params = renamedWildcard(validated.params, wildcardName);
   return { schema: documented, url: documentedUrl(url, wildcardName) };
 }
