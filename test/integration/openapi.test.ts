@@ -7,6 +7,7 @@ import {
   startDocumentedGateway,
   type DocumentedGateway,
   type OpenApiDocument,
+  type OpenApiMedia,
   type OpenApiOperation,
 } from '../support/documented-gateway.ts';
 
@@ -66,6 +67,28 @@ function operationsOf(document: OpenApiDocument): Array<[string, OpenApiOperatio
   );
 }
 
+const hasExample = (media: OpenApiMedia) => media.example !== undefined || media.examples !== undefined;
+
+/**
+ * What an operation lacks of its documentation: a summary, a description, an example of its body, and one of
+ * its main answer (the first 2xx with a body; bytes, as downloads answer, have nothing to show). An operation
+ * with neither body nor answer body (a HEAD probe, a 204) has nothing to give an example of.
+ */
+function undocumented(name: string, operation: OpenApiOperation): string[] {
+  const lacks: string[] = [];
+  if (!operation.summary?.trim()) lacks.push(`${name}: no summary`);
+  if (!operation.description?.trim()) lacks.push(`${name}: no description`);
+  const request = Object.values(operation.requestBody?.content ?? {});
+  if (request.length > 0 && !request.some(hasExample)) lacks.push(`${name}: no request example`);
+  const [status, main] =
+    Object.entries(operation.responses)
+      .filter(([code, response]) => code.startsWith('2') && response.content !== undefined)
+      .sort(([a], [b]) => a.localeCompare(b))[0] ?? [];
+  const shown = Object.values(main?.content ?? {}).filter((media) => media.schema?.format !== 'binary');
+  if (shown.length > 0 && !shown.some(hasExample)) lacks.push(`${name}: no example of its ${status} answer`);
+  return lacks;
+}
+
 describe('the OpenAPI document', () => {
   let started: DocumentedGateway;
   let document: OpenApiDocument;
@@ -81,6 +104,21 @@ describe('the OpenAPI document', () => {
     expect(document.openapi).toBe('3.1.0');
     const result = await validate(structuredClone(document) as never);
     expect(result.valid, result.valid ? '' : compileErrors(result)).toBe(true);
+  });
+
+  it('gives every operation a summary, a description and examples of its body and its main answer', () => {
+    expect(operationsOf(document).flatMap(([name, operation]) => undocumented(name, operation))).toEqual([]);
+    // The check itself: an operation with a body and a JSON answer is held to both examples.
+    const created = document.paths['/api/v1/api-keys']!.post!;
+    expect(created.requestBody!.content['application/json']!.example).toBeDefined();
+    expect(created.responses['201']!.content!['application/json']!.example).toBeDefined();
+    expect(
+      undocumented('without', {
+        ...created,
+        requestBody: { content: { 'application/json': { schema: {} } } },
+        responses: { '201': { content: { 'application/json': { schema: {} } } } },
+      }),
+    ).toEqual(['without: no request example', 'without: no example of its 201 answer']);
   });
 
   it('marks no query parameter required that the gateway fills in with its default', async () => {

@@ -108,7 +108,12 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
     {
       schema: {
         summary: 'This OpenAPI 3.1 document',
+        description:
+          'Every route of the gateway with its parameters, bodies, answers, credentials and examples, built from the route schemas.',
         security: noCredential,
+        documentedExample: {
+          answer: { openapi: '3.1.0', info: { title: 'Model gateway', version: packageVersion }, paths: {} },
+        },
         response: {
           200: Type.Object({}, { description: 'The OpenAPI document of every route', additionalProperties: true }),
         },
