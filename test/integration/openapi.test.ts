@@ -1,4 +1,6 @@
+import path from 'node:path';
 import { validate, compileErrors } from '@readme/openapi-parser';
+import { lintFromString, loadConfig } from '@redocly/openapi-core';
 import type { RouteOptions } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BatchEmbedContentsRequest, EmbedContentRequest } from '../../src/protocols/gemini/embed-content.ts';
@@ -106,6 +108,16 @@ describe('the OpenAPI document', () => {
     expect(result.valid, result.valid ? '' : compileErrors(result)).toBe(true);
   });
 
+  it('passes the OpenAPI lint of redocly.yaml (the recommended rules) without a problem', async () => {
+    const config = await loadConfig({ configPath: path.join(import.meta.dirname, '../../redocly.yaml') });
+    const problems = await lintFromString({ source: JSON.stringify(document), absoluteRef: 'openapi.json', config });
+    expect(
+      problems.map(
+        ({ severity, ruleId, message, location }) => `${severity} ${ruleId} ${location[0]?.pointer}: ${message}`,
+      ),
+    ).toEqual([]);
+  });
+
   it('gives every operation a summary, a description and examples of its body and its main answer', () => {
     expect(operationsOf(document).flatMap(([name, operation]) => undocumented(name, operation))).toEqual([]);
     // The check itself: an operation with a body and a JSON answer is held to both examples.
@@ -119,6 +131,13 @@ describe('the OpenAPI document', () => {
         responses: { '201': { content: { 'application/json': { schema: {} } } } },
       }),
     ).toEqual(['without: no request example', 'without: no example of its 201 answer']);
+  });
+
+  it('gives every operation an operationId of its own', () => {
+    const ids = operationsOf(document).map(([, operation]) => operation.operationId);
+    expect(ids.filter((id) => id === undefined)).toEqual([]);
+    expect(new Set(ids).size).toBe(ids.length);
+    expect(document.paths['/api/v1/usage/{generationId}']!.get!.operationId).toBe('getApiV1UsageByGenerationId');
   });
 
   it('marks no query parameter required that the gateway fills in with its default', async () => {
