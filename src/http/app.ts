@@ -150,7 +150,13 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     app.head(
       probe,
       {
-        schema: { summary: 'Connectivity probe', security: noCredential, response: { 200: noBody('Reachable') } },
+        schema: {
+          summary: 'Connectivity probe',
+          description:
+            "Answers 200 without a body or a credential, for a client's check that the surface is reachable.",
+          security: noCredential,
+          response: { 200: noBody('Reachable') },
+        },
         config: { swagger: { exposeHeadRoute: true } },
       },
       async (_request, reply) => reply.code(200).send(),

@@ -59,6 +59,8 @@ export const healthRoutes: FastifyPluginAsyncTypebox<{ readiness: Readiness }> =
     {
       schema: {
         summary: 'Liveness: the process answers',
+        description: 'Answers without touching the database or object store: restart the process only when this fails.',
+        documentedExample: { answer: { status: 'alive' } },
         security: noCredential,
         response: { 200: Type.Object({ status: Type.Literal('alive') }, { description: 'Alive' }) },
       },
@@ -71,6 +73,15 @@ export const healthRoutes: FastifyPluginAsyncTypebox<{ readiness: Readiness }> =
     {
       schema: {
         summary: 'Readiness: send this process requests only while it answers 200',
+        description:
+          'Checks the database and the object store, and reports the media job worker; 503 while starting, draining after SIGTERM, or while a check fails.',
+        documentedExample: {
+          answer: {
+            status: 'ready',
+            checks: { database: { ok: true, latencyMs: 2.1 }, objectStore: { ok: true, latencyMs: 4.7 } },
+            workers: { jobs: { state: 'running', active: 1, concurrency: 4, byState: { queued: 2, running: 1 } } },
+          },
+        },
         security: noCredential,
         response: {
           200: described(ReadinessSchema, 'Ready: listening, not stopping, database and object store answering'),

@@ -57,6 +57,14 @@ export function registerMetricsRoute(
   if (!options.enabled) return;
   const documentation = {
     summary: "This process's metrics, in Prometheus text format",
+    description:
+      'Request counts and latencies by surface, generations, spend, upstream attempts, breakers and the job queue, for Prometheus to scrape.',
+    documentedExample: {
+      answer:
+        '# HELP gateway_http_requests_total HTTP requests answered, by surface, route template, method and status\n' +
+        '# TYPE gateway_http_requests_total counter\n' +
+        'gateway_http_requests_total{surface="alpha",route="/api/alpha/v1/chat/completions",method="POST",status="200"} 42\n',
+    },
     // Anonymous, unless telemetry.metricsToken is set (OpenAPI's `{}` is the anonymous alternative).
     security: [{}, { metricsToken: [] }] as Array<Record<string, string[]>>,
     response: {

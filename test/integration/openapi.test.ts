@@ -1,9 +1,17 @@
+import path from 'node:path';
 import { validate, compileErrors } from '@readme/openapi-parser';
+import { lintFromString, loadConfig } from '@redocly/openapi-core';
 import type { RouteOptions } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BatchEmbedContentsRequest, EmbedContentRequest } from '../../src/protocols/gemini/embed-content.ts';
 import { GenerateContentRequest } from '../../src/protocols/gemini/generate-content.ts';
-import { startDocumentedGateway, type DocumentedGateway, type OpenApiDocument } from '../support/documented-gateway.ts';
+import {
+  startDocumentedGateway,
+  type DocumentedGateway,
+  type OpenApiDocument,
+  type OpenApiMedia,
+  type OpenApiOperation,
+} from '../support/documented-gateway.ts';
 
 /** One method of one route as registered: what the document must hold. */
 interface RegisteredOperation {
@@ -51,6 +59,38 @@ function namesEnvelope(schema: Record<string, unknown> | undefined): boolean {
   );
 }
 
+/** Every operation of the document, named `METHOD /path`. */
+function operationsOf(document: OpenApiDocument): Array<[string, OpenApiOperation]> {
+  return Object.entries(document.paths).flatMap(([route, item]) =>
+    Object.entries(item).map(([method, operation]): [string, OpenApiOperation] => [
+      `${method.toUpperCase()} ${route}`,
+      operation,
+    ]),
+  );
+}
+
+const hasExample = (media: OpenApiMedia) => media.example !== undefined || media.examples !== undefined;
+
+/**
+ * What an operation lacks of its documentation: a summary, a description, an example of its body, and one of
+ * its main answer (the first 2xx with a body; bytes, as downloads answer, have nothing to show). An operation
+ * with neither body nor answer body (a HEAD probe, a 204) has nothing to give an example of.
+ */
+function undocumented(name: string, operation: OpenApiOperation): string[] {
+  const lacks: string[] = [];
+  if (!operation.summary?.trim()) lacks.push(`${name}: no summary`);
+  if (!operation.description?.trim()) lacks.push(`${name}: no description`);
+  const request = Object.values(operation.requestBody?.content ?? {});
+  if (request.length > 0 && !request.some(hasExample)) lacks.push(`${name}: no request example`);
+  const [status, main] =
+    Object.entries(operation.responses)
+      .filter(([code, response]) => code.startsWith('2') && response.content !== undefined)
+      .sort(([a], [b]) => a.localeCompare(b))[0] ?? [];
+  const shown = Object.values(main?.content ?? {}).filter((media) => media.schema?.format !== 'binary');
+  if (shown.length > 0 && !shown.some(hasExample)) lacks.push(`${name}: no example of its ${status} answer`);
+  return lacks;
+}
+
 describe('the OpenAPI document', () => {
   let started: DocumentedGateway;
   let document: OpenApiDocument;
@@ -66,6 +106,65 @@ describe('the OpenAPI document', () => {
     expect(document.openapi).toBe('3.1.0');
     const result = await validate(structuredClone(document) as never);
     expect(result.valid, result.valid ? '' : compileErrors(result)).toBe(true);
+  });
+
+  it('passes the OpenAPI lint of redocly.yaml (the recommended rules) without a problem', async () => {
+    const config = await loadConfig({ configPath: path.join(import.meta.dirname, '../../redocly.yaml') });
+    const problems = await lintFromString({ source: JSON.stringify(document), absoluteRef: 'openapi.json', config });
+    expect(
+      problems.map(
+        ({ severity, ruleId, message, location }) => `${severity} ${ruleId} ${location[0]?.pointer}: ${message}`,
+      ),
+    ).toEqual([]);
+  });
+
+  it('gives every operation a summary, a description and examples of its body and its main answer', () => {
+    expect(operationsOf(document).flatMap(([name, operation]) => undocumented(name, operation))).toEqual([]);
+    // The check itself: an operation with a body and a JSON answer is held to both examples.
+    const created = document.paths['/api/v1/api-keys']!.post!;
+    expect(created.requestBody!.content['application/json']!.example).toBeDefined();
+    expect(created.responses['201']!.content!['application/json']!.example).toBeDefined();
+    expect(
+      undocumented('without', {
+        ...created,
+        requestBody: { content: { 'application/json': { schema: {} } } },
+        responses: { '201': { content: { 'application/json': { schema: {} } } } },
+      }),
+    ).toEqual(['without: no request example', 'without: no example of its 201 answer']);
+  });
+
+  it('gives every operation an operationId of its own', () => {
+    const ids = operationsOf(document).map(([, operation]) => operation.operationId);
+    expect(ids.filter((id) => id === undefined)).toEqual([]);
+    expect(new Set(ids).size).toBe(ids.length);
+    expect(document.paths['/api/v1/usage/{generationId}']!.get!.operationId).toBe('getApiV1UsageByGenerationId');
+  });
+
+  it('marks no query parameter required that the gateway fills in with its default', async () => {
+    const query = operationsOf(document).flatMap(([name, operation]) =>
+      (operation.parameters ?? [])
+        .filter((parameter) => parameter.in === 'query')
+        .map((parameter) => ({ name, parameter })),
+    );
+    expect(
+      query
+        .filter(({ parameter }) => parameter.required && parameter.schema?.default !== undefined)
+        .map(({ name, parameter }) => `${name} ${parameter.name}`),
+    ).toEqual([]);
+    const paging = query.filter(({ parameter }) => ['offset', 'limit', 'days'].includes(parameter.name));
+    // The account's usage, daily spend and media, the compat usage and the operator's listing of generations.
+    expect(paging).toHaveLength(9);
+    for (const { name, parameter } of paging) {
+      expect(parameter.required, `${name} ${parameter.name}`).toBe(false);
+      expect(parameter.schema?.default, `${name} ${parameter.name}`).toBeDefined();
+    }
+    // As the gateway answers: left out, each takes its default.
+    const key = await started.fundedKey();
+    const headers = { authorization: `Bearer ${key}` };
+    const usage = await started.gateway.app.inject({ method: 'GET', url: '/api/v1/usage', headers });
+    expect(usage.json()).toMatchObject({ offset: 0, limit: 20 });
+    const daily = await started.gateway.app.inject({ method: 'GET', url: '/api/v1/usage/daily', headers });
+    expect(daily.statusCode).toBe(200);
   });
 
   it('is served without a credential, with Swagger UI at /docs', async () => {

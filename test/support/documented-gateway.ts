@@ -11,14 +11,20 @@ import { shippedConfigPath, testAdminToken, testSecret } from './test-gateway.ts
 
 /** The parts of an OpenAPI document the tests read. */
 export interface OpenApiOperation {
+  operationId?: string;
   summary?: string;
+  description?: string;
   security?: Array<Record<string, string[]>>;
-  parameters?: Array<{ in: string; name: string }>;
-  requestBody?: { content: Record<string, { schema: Record<string, unknown> }> };
-  responses: Record<
-    string,
-    { $ref?: string; description?: string; content?: Record<string, { schema?: Record<string, unknown> }> }
-  >;
+  parameters?: Array<{ in: string; name: string; required?: boolean; schema?: Record<string, unknown> }>;
+  requestBody?: { content: Record<string, OpenApiMedia & { schema: Record<string, unknown> }> };
+  responses: Record<string, { $ref?: string; description?: string; content?: Record<string, OpenApiMedia> }>;
+}
+
+/** A body or answer of one media type. */
+export interface OpenApiMedia {
+  schema?: Record<string, unknown>;
+  example?: unknown;
+  examples?: Record<string, unknown>;
 }
 
 export interface OpenApiDocument {

@@ -38,20 +38,44 @@ const UpstreamError = Type.Union([OpenAiError, AnthropicError, GeminiError, ArkE
 });
 
 interface Operation {
+  operationId?: string;
   responses?: Record<string, unknown>;
   'x-relays-upstream-errors'?: boolean;
 }
 
 const operationKeys = new Set(['get', 'put', 'post', 'delete', 'patch', 'head', 'options', 'trace']);
 
-/** Every operation answers errors in the envelope (4XX, 5XX), unless its route documents them itself. */
-function withErrorResponses<D extends { paths?: object }>(openapiObject: D): D {
-  for (const pathItem of Object.values(
+/**
+ * `GET /api/v1/usage/{generationId}` as `getApiV1UsageByGenerationId`: the method and every word of the path, so
+ * each operation's is its own and every route has one without naming it (a route's own `operationId` wins).
+ */
+function operationIdOf(method: string, path: string): string {
+  const words = path
+    .split('/')
+    .map((segment) => (segment.startsWith('{') ? `by-${segment.slice(1, -1)}` : segment))
+    .flatMap((segment) => segment.split(/[^A-Za-z0-9]+/))
+    .filter((word) => word !== '');
+  const capitalised = (words.length > 0 ? words : ['root']).map((word) => word[0]!.toUpperCase() + word.slice(1));
+  return method + capitalised.join('');
+}
+
+/**
+ * Every operation gets its operationId and answers errors in the envelope (4XX, 5XX), unless its route
+ * documents them itself.
+ */
+function withOperationDefaults<D extends { paths?: object }>(openapiObject: D): D {
+  const seen = new Set<unknown>();
+  for (const [path, pathItem] of Object.entries(
     (openapiObject.paths ?? {}) as Record<string, Record<string, unknown> | undefined>,
   )) {
     for (const [method, value] of Object.entries(pathItem ?? {})) {
-      if (!operationKeys.has(method)) continue;
-      const operation = value as Operation;
+      if (!operationKeys.has(method) || !pathItem) continue;
+      // The methods of one route (GET and HEAD of a download) share one operation object: each gets its own,
+      // the later ones without the first one's operationId.
+      const operation = (seen.has(value) ? { ...(value as Operation), operationId: undefined } : value) as Operation;
+      seen.add(value);
+      pathItem[method] = operation;
+      operation.operationId ??= operationIdOf(method, path);
       const response = {
         $ref: `#/components/responses/${operation['x-relays-upstream-errors'] ? 'GatewayOrUpstreamError' : 'GatewayError'}`,
       };
@@ -83,6 +107,8 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
         schemas: { ErrorEnvelope: ErrorEnvelopeSchema, UpstreamError },
         responses: errorResponses,
       },
+      // The gateway that serves the document: its paths are relative to where it was fetched from.
+      servers: [{ url: '/', description: 'This gateway' }],
       security: keyOrSession,
       tags: [
         {
@@ -100,7 +126,7 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
     },
     transform: ({ schema, url, route }) => documentRoute({ schema, url, method: route.method }),
     transformObject: (document) =>
-      'openapiObject' in document ? withErrorResponses(document.openapiObject) : document.swaggerObject,
+      'openapiObject' in document ? withOperationDefaults(document.openapiObject) : document.swaggerObject,
   });
   await app.register(swaggerUi, { routePrefix: '/docs' });
   app.get(
@@ -108,7 +134,12 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
     {
       schema: {
         summary: 'This OpenAPI 3.1 document',
+        description:
+          'Every route of the gateway with its parameters, bodies, answers, credentials and examples, built from the route schemas.',
         security: noCredential,
+        documentedExample: {
+          answer: { openapi: '3.1.0', info: { title: 'Model gateway', version: packageVersion }, paths: {} },
+        },
         response: {
           200: Type.Object({}, { description: 'The OpenAPI document of every route', additionalProperties: true }),
         },

@@ -8,6 +8,12 @@ export interface DescribedContent {
   content: Record<string, { schema: object }>;
 }
 
+/** What a request and its answer look like: values of the route's body and answer schemas. */
+export interface DocumentedExample {
+  request?: unknown;
+  answer?: unknown;
+}
+
 declare module 'fastify' {
   interface FastifySchema {
     /**
@@ -18,6 +24,11 @@ declare module 'fastify' {
     documentedBody?: DescribedContent;
     /** Documentation only: the name the document gives the path's `*` wildcard (model ids and object keys may contain slashes). */
     wildcardName?: string;
+    /**
+     * Documentation only: a request body (for a route that takes one) and the main answer (the first 2xx with a
+     * body), shown in the document beside their schemas; the OpenAPI lint checks each against its schema.
+     */
+    documentedExample?: DocumentedExample;
     /** The route relays an upstream provider's own error body once its checks passed (spec, Errors 2); copied into the document as is. */
     'x-relays-upstream-errors'?: true;
   }

@@ -6,9 +6,20 @@ import type { GatewayServices } from '../../gateway/services.ts';
 import { principalOf, requireCredential } from '../../http/authentication.ts';
 import { answersNotStored } from '../../http/session-cookies.ts';
 import { ApiKeySchema, RateLimitsSchema } from '../../http/answer-schemas.ts';
+import {
+  accountExample,
+  apiKeyExample,
+  createdKeyExample,
+  keyPatchExample,
+  limitsPatchExample,
+  newKeyExample,
+  rateLimitsExample,
+  rateLimitsPatchExample,
+} from '../../http/examples.ts';
 import { noBody } from '../../http/openapi/route-documentation.ts';
 import { afterOwnSettlements } from '../../http/settled-reads.ts';
 import { KeyIdParams, KeyPatchBody, LimitsPatch, NewKeyBody, RateLimitsPatch } from '../../http/schemas.ts';
+import { listedKeysExample, pricedModelsExample } from './account-examples.ts';
 import { AccountSchema, CreatedKeySchema, ListedKeySchema, PricedModelSchema } from './account-schemas.ts';
 import { mediaRoutes } from './media-routes.ts';
 import { usageRoutes } from './usage-routes.ts';
@@ -43,22 +54,60 @@ export const accountRoutes: FastifyPluginAsyncTypebox<{ services: AccountService
     return principal.accountId;
   };
 
-  app.get('/account', { schema: { response: { 200: AccountSchema } } }, async (request) =>
-    services.accounts.getAccount(accountIdOf(request)),
+  app.get(
+    '/account',
+    {
+      schema: {
+        summary: 'The account',
+        description: 'The signed-in account (or the account of the key sent): its id, email and credit balance in USD.',
+        response: { 200: AccountSchema },
+        documentedExample: { answer: accountExample },
+      },
+    },
+    async (request) => services.accounts.getAccount(accountIdOf(request)),
   );
 
   /** The catalog with prices, for the dashboard: what `/api/v1/ai/models` lists, priced, without provider names. */
-  app.get('/account/models', { schema: { response: { 200: Type.Array(PricedModelSchema) } } }, async () =>
-    services.catalog.list().map(pricedModel),
+  app.get(
+    '/account/models',
+    {
+      schema: {
+        summary: 'The catalog with prices',
+        description:
+          'Every model of the catalog with its modalities, capabilities and USD prices (under the names gateway.yaml gives them), without provider names.',
+        response: { 200: Type.Array(PricedModelSchema) },
+        documentedExample: { answer: pricedModelsExample },
+      },
+    },
+    async () => services.catalog.list().map(pricedModel),
   );
 
-  app.get('/api-keys', { schema: { response: { 200: Type.Array(ListedKeySchema) } } }, async (request) =>
-    services.apiKeys.list(accountIdOf(request)),
+  app.get(
+    '/api-keys',
+    {
+      schema: {
+        summary: "The account's keys",
+        description:
+          'Every key of the account, without the keys themselves: its caps and rate limits, and what it spent in each window.',
+        response: { 200: Type.Array(ListedKeySchema) },
+        documentedExample: { answer: listedKeysExample },
+      },
+    },
+    async (request) => services.apiKeys.list(accountIdOf(request)),
   );
 
   app.post(
     '/api-keys',
-    { schema: { body: NewKeyBody, response: { 201: CreatedKeySchema } } },
+    {
+      schema: {
+        summary: 'Create a key',
+        description:
+          'A new key of the account (a session only), with optional spend caps and rate limits. The key itself is in the answer; the dashboard can reveal it again later.',
+        body: NewKeyBody,
+        response: { 201: CreatedKeySchema },
+        documentedExample: { request: newKeyExample, answer: createdKeyExample },
+      },
+    },
     async (request, reply) => {
       const created = await services.apiKeys.create(sessionAccountOf(request, 'creating a key'), request.body);
       reply.code(201);
@@ -70,8 +119,11 @@ export const accountRoutes: FastifyPluginAsyncTypebox<{ services: AccountService
     '/api-keys/:keyId/reveal',
     {
       schema: {
+        summary: 'Reveal a key',
+        description: 'The key itself, for a signed-in session only (an API key cannot read another key).',
         params: KeyIdParams,
         response: { 200: Type.Object({ key: Type.String() }, { description: 'The key itself (a session only)' }) },
+        documentedExample: { answer: { key: createdKeyExample.key } },
       },
     },
     async (request) => ({
@@ -81,7 +133,17 @@ export const accountRoutes: FastifyPluginAsyncTypebox<{ services: AccountService
 
   app.patch(
     '/api-keys/:keyId/usage-limit',
-    { schema: { params: KeyIdParams, body: LimitsPatch, response: { 200: ApiKeySchema } } },
+    {
+      schema: {
+        summary: "Set or remove a key's spend caps",
+        description:
+          'Each window given (daily, weekly, monthly, total) gets the cap in USD, or loses it with `null`; the windows left out keep theirs. A session only.',
+        params: KeyIdParams,
+        body: LimitsPatch,
+        response: { 200: ApiKeySchema },
+        documentedExample: { request: limitsPatchExample, answer: apiKeyExample },
+      },
+    },
     async (request) =>
       services.apiKeys.setLimits(
         sessionAccountOf(request, 'changing spend limits'),
@@ -100,6 +162,7 @@ export const accountRoutes: FastifyPluginAsyncTypebox<{ services: AccountService
         params: KeyIdParams,
         body: RateLimitsPatch,
         response: { 200: ApiKeySchema },
+        documentedExample: { request: rateLimitsPatchExample, answer: apiKeyExample },
       },
     },
     async (request) =>
@@ -122,6 +185,7 @@ export const accountRoutes: FastifyPluginAsyncTypebox<{ services: AccountService
         description:
           'Each applies to every key of the account, whose own limit can only be lower. Only the operator changes them (admin API or CLI).',
         response: { 200: RateLimitsSchema },
+        documentedExample: { answer: rateLimitsExample },
       },
     },
     async (request) => services.apiKeys.accountRateLimits(accountIdOf(request)),
@@ -129,14 +193,30 @@ export const accountRoutes: FastifyPluginAsyncTypebox<{ services: AccountService
 
   app.patch(
     '/api-keys/:keyId',
-    { schema: { params: KeyIdParams, body: KeyPatchBody, response: { 200: ApiKeySchema } } },
+    {
+      schema: {
+        summary: 'Rename, disable or enable a key',
+        description: 'A disabled key answers 401 until it is enabled again. A session only.',
+        params: KeyIdParams,
+        body: KeyPatchBody,
+        response: { 200: ApiKeySchema },
+        documentedExample: { request: keyPatchExample, answer: { ...apiKeyExample, ...keyPatchExample } },
+      },
+    },
     async (request) =>
       services.apiKeys.update(sessionAccountOf(request, 'changing a key'), request.params.keyId, request.body),
   );
 
   app.delete(
     '/api-keys/:keyId',
-    { schema: { params: KeyIdParams, response: { 204: noBody('Revoked: the key answers 401 from now on') } } },
+    {
+      schema: {
+        summary: 'Revoke a key',
+        description: 'For good: unlike a disabled key, a revoked one cannot be enabled again. A session only.',
+        params: KeyIdParams,
+        response: { 204: noBody('Revoked: the key answers 401 from now on') },
+      },
+    },
     async (request, reply) => {
       await services.apiKeys.revoke(sessionAccountOf(request, 'revoking a key'), request.params.keyId);
       return reply.code(204).send();

@@ -1,10 +1,11 @@
-import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type, type FastifyPluginAsyncTypebox, type Static } from '@fastify/type-provider-typebox';
 import type { FastifyReply } from 'fastify';
 import { GatewayError } from '../../domain/errors.ts';
 import type { GatewayServices } from '../../gateway/services.ts';
 import { normaliseEmail, type SessionGrant } from '../../identity/account-service.ts';
 import { principalOf, requireCredential } from '../../http/authentication.ts';
 import { answersNotStored, clearSessionCookies, issueSessionCookies } from '../../http/session-cookies.ts';
+import { accountExample } from '../../http/examples.ts';
 import { Email, Password } from '../../http/schemas.ts';
 import { noBody } from '../../http/openapi/route-documentation.ts';
 import { noCredential } from '../../http/openapi/security-schemes.ts';
@@ -23,6 +24,12 @@ const Session = Type.Object(
   },
   { description: 'The session and its account' },
 );
+const signIn = {
+  request: { email: accountExample.email, password: 'correct horse battery staple' } satisfies Static<
+    typeof Credentials
+  >,
+  answer: { token: 'gws_Vb3nQ8xL2mK7pR4tW9yZ1cF6hJ0dS5aE', account: accountExample } satisfies Static<typeof Session>,
+};
 
 export const authRoutes: FastifyPluginAsyncTypebox<{ services: AuthServices; secureCookies: boolean }> = async (
   app,
@@ -37,7 +44,17 @@ export const authRoutes: FastifyPluginAsyncTypebox<{ services: AuthServices; sec
   // A refusal of the throttle carries its retry-after, which the error handler sends with every such GatewayError.
   app.post(
     '/auth/signup',
-    { schema: { body: Credentials, security: noCredential, response: { 201: Session } } },
+    {
+      schema: {
+        summary: 'Create an account and sign in',
+        description:
+          'Opens an account with the email and password (when gateway.yaml allows self-signup) and starts its session: the token is answered and set as the `gw_session` cookie, with the `gw_csrf` cookie. Throttled per client address.',
+        body: Credentials,
+        security: noCredential,
+        response: { 201: Session },
+        documentedExample: signIn,
+      },
+    },
     async (request, reply) => {
       if (!services.config.accounts.selfSignup) {
         throw new GatewayError(
@@ -54,7 +71,17 @@ export const authRoutes: FastifyPluginAsyncTypebox<{ services: AuthServices; sec
 
   app.post(
     '/auth/login',
-    { schema: { body: Credentials, security: noCredential, response: { 200: Session } } },
+    {
+      schema: {
+        summary: 'Sign in',
+        description:
+          'Starts a session for the email and password: the token is answered and set as the `gw_session` cookie, with the `gw_csrf` cookie. Repeated failures for an email or a client address are throttled (429 with retry-after).',
+        body: Credentials,
+        security: noCredential,
+        response: { 200: Session },
+        documentedExample: signIn,
+      },
+    },
     async (request, reply) => {
       const email = normaliseEmail(request.body.email);
       await throttle.beginLogin(email, request.ip);
@@ -73,7 +100,12 @@ export const authRoutes: FastifyPluginAsyncTypebox<{ services: AuthServices; sec
   app.post(
     '/auth/logout',
     {
-      schema: { response: { 204: noBody('The session ended; its cookies are cleared') } },
+      schema: {
+        summary: 'Sign out',
+        description:
+          'Ends the session of the token or cookie sent, and clears its cookies. An API key has no session to end.',
+        response: { 204: noBody('The session ended; its cookies are cleared') },
+      },
       onRequest: requireCredential(services.authenticator, { acceptCookie: { secureCookies } }),
     },
     async (request, reply) => {

@@ -4,6 +4,7 @@ import type { GatewayServices } from '../../gateway/services.ts';
 import { principalOf } from '../../http/authentication.ts';
 import { requestBaseUrl } from '../../http/base-url.ts';
 import { PageQueryFields } from '../../http/schemas.ts';
+import { mediaPageExample } from './account-examples.ts';
 import { MediaPageSchema } from './account-schemas.ts';
 
 /** The services this surface uses, and only those. */
@@ -16,7 +17,15 @@ export const mediaRoutes: FastifyPluginAsyncTypebox<{ services: MediaServices }>
     { additionalProperties: false },
   );
 
-  app.get('/media', { schema: { querystring: MediaQuery, response: { 200: MediaPageSchema } } }, async (request) => {
+  const schema = {
+    summary: "The account's archived media, newest first",
+    description:
+      'One page of the images, videos and audio the account generated (of one kind when asked), each output with a fresh signed download link.',
+    querystring: MediaQuery,
+    response: { 200: MediaPageSchema },
+    documentedExample: { answer: mediaPageExample },
+  };
+  app.get('/media', { schema }, async (request) => {
     const { offset, limit, kind } = request.query;
     return services.mediaLibrary.page(principalOf(request).accountId, { offset, limit, kind }, requestBaseUrl(request));
   });

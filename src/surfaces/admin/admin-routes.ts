@@ -8,6 +8,18 @@ import {
   CreatedKeySchema,
   RateLimitsSchema,
 } from '../../http/answer-schemas.ts';
+import {
+  accountExample,
+  apiKeyExample,
+  balanceExample,
+  createdKeyExample,
+  creditGrantExample,
+  keyPatchExample,
+  newAccountExample,
+  newKeyExample,
+  rateLimitsExample,
+  rateLimitsPatchExample,
+} from '../../http/examples.ts';
 import { noBody } from '../../http/openapi/route-documentation.ts';
 import { bearerToken, sameSecret } from '../../http/secrets.ts';
 import {
@@ -21,6 +33,7 @@ import {
   UsageQuery,
 } from '../../http/schemas.ts';
 import { AuditedGenerationRecordSchema, AuditedUsagePageSchema } from './admin-answer-schemas.ts';
+import { auditedRecordExample, auditedUsagePageExample } from './admin-examples.ts';
 
 /** The services this surface uses, and only those. */
 export type AdminServices = Pick<GatewayServices, 'accounts' | 'adminToken' | 'apiKeys' | 'config' | 'usage'>;
@@ -41,7 +54,16 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{ services: AdminServices }>
 
   app.post(
     '/v1/accounts',
-    { schema: { summary: 'Create an account', body: NewAccountBody, response: { 201: AccountSchema } } },
+    {
+      schema: {
+        summary: 'Create an account',
+        description:
+          'An account for the email, with a password to sign in with (none: it works only through keys the operator creates) and credits to start with.',
+        body: NewAccountBody,
+        response: { 201: AccountSchema },
+        documentedExample: { request: newAccountExample, answer: accountExample },
+      },
+    },
     async (request, reply) => {
       const account = await services.accounts.createAccount({
         email: request.body.email,
@@ -55,7 +77,15 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{ services: AdminServices }>
 
   app.get(
     '/v1/accounts/:accountId',
-    { schema: { summary: 'An account', params: AccountParams, response: { 200: AccountSchema } } },
+    {
+      schema: {
+        summary: 'An account',
+        description: 'Its id, email and credit balance in USD.',
+        params: AccountParams,
+        response: { 200: AccountSchema },
+        documentedExample: { answer: accountExample },
+      },
+    },
     async (request) => services.accounts.getAccount(request.params.accountId),
   );
 
@@ -64,6 +94,9 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{ services: AdminServices }>
     {
       schema: {
         summary: "Grant credits (negative: remove); answers the account's balance",
+        description:
+          'Adds the amount in USD to the balance (a negative amount removes it), with a note kept in the ledger.',
+        documentedExample: { request: creditGrantExample, answer: balanceExample },
         params: AccountParams,
         body: CreditGrantBody,
         response: { 200: BalanceSchema },
@@ -83,6 +116,9 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{ services: AdminServices }>
     {
       schema: {
         summary: 'Create a key for an account',
+        description:
+          'A new key of the account, with optional spend caps and rate limits; the key itself is in the answer.',
+        documentedExample: { request: newKeyExample, answer: createdKeyExample },
         params: AccountParams,
         body: NewKeyBody,
         response: { 201: CreatedKeySchema },
@@ -100,6 +136,8 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{ services: AdminServices }>
     {
       schema: {
         summary: 'Rename, disable or enable a key',
+        description: 'A disabled key answers 401 until it is enabled again.',
+        documentedExample: { request: keyPatchExample, answer: { ...apiKeyExample, ...keyPatchExample } },
         params: KeyIdParams,
         body: KeyPatchBody,
         response: { 200: ApiKeySchema },
@@ -113,6 +151,7 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{ services: AdminServices }>
     {
       schema: {
         summary: "Set or remove a key's rate limits",
+        documentedExample: { request: rateLimitsPatchExample, answer: apiKeyExample },
         description: "A key's own limit applies only below its account's: the smaller of the two is enforced.",
         params: KeyIdParams,
         body: RateLimitsPatch,
@@ -127,6 +166,8 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{ services: AdminServices }>
     {
       schema: {
         summary: "An account's rate limits (its keys' default and ceiling)",
+        description: 'Each applies to every key of the account, whose own limit can only be lower.',
+        documentedExample: { answer: rateLimitsExample },
         params: AccountParams,
         response: { 200: RateLimitsSchema },
       },
@@ -139,6 +180,7 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{ services: AdminServices }>
     {
       schema: {
         summary: "Set or remove an account's rate limits (its keys' default and ceiling)",
+        documentedExample: { request: rateLimitsPatchExample, answer: rateLimitsExample },
         description:
           "The operator's limits: each applies to every key of the account, and a key's own limit can only be lower. The account's own sessions can read them, not change them.",
         params: AccountParams,
@@ -155,6 +197,9 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{ services: AdminServices }>
     {
       schema: {
         summary: "An account's usage records with their routes",
+        description:
+          'One page of generation records, filtered by key, model or modality when asked, each with the provider row that served it and the rows tried before.',
+        documentedExample: { answer: auditedUsagePageExample },
         params: AccountParams,
         querystring: UsageQuery(services.config.usage.maxPageSize),
         response: { 200: AuditedUsagePageSchema },
@@ -168,6 +213,9 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{ services: AdminServices }>
     {
       schema: {
         summary: 'One usage record with its route',
+        description:
+          'A generation record of the account, with the provider row that served it and the rows tried before.',
+        documentedExample: { answer: auditedRecordExample },
         params: GenerationParams,
         response: { 200: AuditedGenerationRecordSchema },
       },
@@ -180,6 +228,7 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{ services: AdminServices }>
     {
       schema: {
         summary: 'Revoke a key',
+        description: 'For good: unlike a disabled key, a revoked one cannot be enabled again.',
         params: KeyIdParams,
         response: { 204: noBody('Revoked: the key answers 401 from now on') },
       },

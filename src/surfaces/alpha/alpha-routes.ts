@@ -45,6 +45,17 @@ import {
   ResponsesRequest,
   ResponsesStreamEvent,
 } from '../../protocols/openai/responses.ts';
+import {
+  chatCompletionExample,
+  chatRequestExample,
+  embeddingsListExample,
+  embeddingsRequestExample,
+  imagesAnswerExample,
+  imagesRequestExample,
+  modelListExample,
+  responseObjectExample,
+  responsesRequestExample,
+} from './alpha-examples.ts';
 
 /** The services this surface uses, and only those. */
 export type AlphaServices = Pick<
@@ -108,16 +119,31 @@ function allowsFallbacks(body: Readonly<Record<string, unknown>>): boolean {
 export const alphaRoutes: FastifyPluginAsyncTypebox<{ services: AlphaServices }> = async (app, { services }) => {
   app.addHook('onRequest', requireCredential(services.authenticator));
 
-  app.get('/v1/models', { schema: { summary: 'The model list', response: { 200: ModelList } } }, async () => ({
-    object: 'list' as const,
-    data: services.catalog.list().map(alphaModelItem),
-  }));
+  app.get(
+    '/v1/models',
+    {
+      schema: {
+        summary: 'The model list',
+        description:
+          "The catalog's active models in OpenAI's list shape, with their modalities (and prices where configured).",
+        documentedExample: { answer: modelListExample },
+        response: { 200: ModelList },
+      },
+    },
+    async () => ({
+      object: 'list' as const,
+      data: services.catalog.list().map(alphaModelItem),
+    }),
+  );
 
   app.post(
     '/v1/chat/completions',
     {
       schema: {
         summary: 'Chat completions',
+        description:
+          "OpenAI's chat completions, served by any catalog text model (translated for providers of other protocols); `stream: true` answers server-sent chunks. Billed by the tokens used.",
+        documentedExample: { request: chatRequestExample, answer: chatCompletionExample },
         body: ChatCompletionsRequest,
         response: { 200: chatAnswer },
         ...relaysUpstreamErrors,
@@ -166,6 +192,9 @@ export const alphaRoutes: FastifyPluginAsyncTypebox<{ services: AlphaServices }>
     {
       schema: {
         summary: 'Text embeddings (float or base64 vectors)',
+        description:
+          'One vector per input, from a catalog embedding model; `encoding_format: "base64"` (the SDKs\' default) answers each as little-endian float32 bytes.',
+        documentedExample: { request: embeddingsRequestExample, answer: embeddingsListExample },
         body: EmbeddingsRequest,
         response: { 200: described(EmbeddingsList, 'One embedding per input, in input order') },
         ...relaysUpstreamErrors,
@@ -188,6 +217,9 @@ export const alphaRoutes: FastifyPluginAsyncTypebox<{ services: AlphaServices }>
     {
       schema: {
         summary: 'Image generation',
+        description:
+          "OpenAI's images API for catalog image models: the images as base64 or links, or with `stream: true` partial and final image events where the provider streams them.",
+        documentedExample: { request: imagesRequestExample, answer: imagesAnswerExample },
         body: ImagesGenerateRequest,
         response: { 200: imagesAnswer },
         ...relaysUpstreamErrors,
@@ -256,6 +288,9 @@ export const alphaRoutes: FastifyPluginAsyncTypebox<{ services: AlphaServices }>
     {
       schema: {
         summary: 'Responses API',
+        description:
+          "OpenAI's Responses API, served by any catalog text model (translated for providers of other protocols); `stream: true` answers its server-sent events.",
+        documentedExample: { request: responsesRequestExample, answer: responseObjectExample },
         body: ResponsesRequest,
         response: { 200: responsesAnswer },
         ...relaysUpstreamErrors,

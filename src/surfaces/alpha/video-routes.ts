@@ -9,6 +9,7 @@ import { binaryDownload, jsonBody, redirect } from '../../http/openapi/route-doc
 import { VideosCreateRequest } from '../../protocols/openai/videos.ts';
 import { RouterVideoJob } from '../../protocols/router-video/videos.ts';
 import { alphaVideoJob, decodeAlphaVideo, formBody, refuseUpload } from './videos-codec.ts';
+import { videoJobExample, videoRequestExample } from './alpha-examples.ts';
 
 /** The services this surface uses, and only those. */
 export type AlphaVideoServices = Pick<GatewayServices, 'authenticator' | 'config' | 'mediaDownloads' | 'video'>;
@@ -70,6 +71,9 @@ export const alphaVideoRoutes: FastifyPluginAsyncTypebox<{ services: AlphaVideoS
       preParsing: admitForm(services),
       schema: {
         summary: 'Submit a video job',
+        description:
+          "Holds the cost and queues a video of the prompt (with a reference image when given), as JSON or the SDKs' multipart form; poll the job by its id.",
+        documentedExample: { request: videoRequestExample, answer: videoJobExample },
         // Checked in code: the same fields come as JSON or as the SDKs' multipart form.
         documentedBody: jsonBody(
           VideosCreateRequest,
@@ -87,7 +91,23 @@ export const alphaVideoRoutes: FastifyPluginAsyncTypebox<{ services: AlphaVideoS
 
   app.get(
     '/v1/videos/:id',
-    { schema: { summary: 'Poll a video job', params: VideoIdParams, response: { 200: VideoJob } } },
+    {
+      schema: {
+        summary: 'Poll a video job',
+        description:
+          "The job's state in the routing provider's shape; once completed, the link to its content and what it cost.",
+        documentedExample: {
+          answer: {
+            ...videoJobExample,
+            status: 'completed',
+            unsigned_urls: [`${videoJobExample.polling_url}/content?index=0`],
+            usage: { cost: 2.4, is_byok: false },
+          },
+        },
+        params: VideoIdParams,
+        response: { 200: VideoJob },
+      },
+    },
     async (request) => {
       const job = await video.find(callerOf(request), request.params.id);
       return alphaVideoJob(await video.view(job, requestBaseUrl(request)), surfaceBase(request));
@@ -99,6 +119,8 @@ export const alphaVideoRoutes: FastifyPluginAsyncTypebox<{ services: AlphaVideoS
     url: '/v1/videos/:id/content',
     schema: {
       summary: 'Download the video',
+      description:
+        'The MP4 of a completed job (the `index`-th when it made several), or a redirect to where it is stored.',
       params: VideoIdParams,
       querystring: ContentQuery,
       response: {

@@ -28,6 +28,13 @@ import {
   relayBody,
   type MessagesBody,
 } from './messages-codec.ts';
+import {
+  embeddingsListExample,
+  embeddingsRequestExample,
+  messageExample,
+  messagesRequestExample,
+  modelListExample,
+} from './beta-examples.ts';
 
 /** The services this surface uses, and only those. */
 export type BetaServices = Pick<GatewayServices, 'authenticator' | 'catalog' | 'embeddings' | 'text'>;
@@ -75,16 +82,27 @@ const messageAnswer = jsonOrEventStream(
 export const betaRoutes: FastifyPluginAsyncTypebox<{ services: BetaServices }> = async (app, { services }) => {
   app.addHook('onRequest', requireCredential(services.authenticator));
 
-  app.get('/v1/models', { schema: { summary: 'The model list', response: { 200: ModelList } } }, async () => {
-    const data = services.catalog.list().map((model) => ({
-      type: 'model',
-      id: model.modelId,
-      display_name: model.name ?? model.modelId,
-      created_at: model.createdAt ?? new Date(0).toISOString(),
-      ...compatModelFields(model),
-    }));
-    return { data, has_more: false, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null };
-  });
+  app.get(
+    '/v1/models',
+    {
+      schema: {
+        summary: 'The model list',
+        description: "The catalog's active models in Anthropic's list shape (one page), with their modalities.",
+        documentedExample: { answer: modelListExample },
+        response: { 200: ModelList },
+      },
+    },
+    async () => {
+      const data = services.catalog.list().map((model) => ({
+        type: 'model',
+        id: model.modelId,
+        display_name: model.name ?? model.modelId,
+        created_at: model.createdAt ?? new Date(0).toISOString(),
+        ...compatModelFields(model),
+      }));
+      return { data, has_more: false, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null };
+    },
+  );
 
   // A service extension: the alpha embeddings shape, with multimodal inputs.
   app.post(
@@ -92,6 +110,9 @@ export const betaRoutes: FastifyPluginAsyncTypebox<{ services: BetaServices }> =
     {
       schema: {
         summary: 'Embeddings, multimodal (a service extension)',
+        description:
+          "Not in Anthropic's API: the alpha embeddings shape, whose inputs may be text, images or video parts for a multimodal embedding model.",
+        documentedExample: { request: embeddingsRequestExample, answer: embeddingsListExample },
         body: BetaEmbeddingsRequest,
         response: { 200: described(EmbeddingsList, 'One embedding per input, in input order') },
         ...relaysUpstreamErrors,
@@ -112,7 +133,15 @@ export const betaRoutes: FastifyPluginAsyncTypebox<{ services: BetaServices }> =
   app.post(
     '/v1/messages',
     {
-      schema: { summary: 'Messages', body: MessagesRequest, response: { 200: messageAnswer }, ...relaysUpstreamErrors },
+      schema: {
+        summary: 'Messages',
+        description:
+          "Anthropic's messages API, served by any catalog text model (translated for providers of other protocols); `stream: true` answers its named server-sent events. Billed by the tokens used.",
+        documentedExample: { request: messagesRequestExample, answer: messageExample },
+        body: MessagesRequest,
+        response: { 200: messageAnswer },
+        ...relaysUpstreamErrors,
+      },
     },
     async (request, reply) => {
       const body = request.body as MessagesBody;

@@ -3,6 +3,7 @@ import { GatewayError } from '../../domain/errors.ts';
 import type { GatewayServices } from '../../gateway/services.ts';
 import { principalOf, requireCredential } from '../../http/authentication.ts';
 import { BalanceSchema, KeyLookupSchema, UsagePageSchema } from '../../http/answer-schemas.ts';
+import { balanceExample, usagePageExample } from '../../http/examples.ts';
 import { PageQueryFields } from '../../http/schemas.ts';
 import { afterOwnSettlements } from '../../http/settled-reads.ts';
 
@@ -22,6 +23,8 @@ export const compatRoutes: FastifyPluginAsyncTypebox<{ services: CompatServices 
     {
       schema: {
         summary: 'Usage records, newest first',
+        description: "One page of the generation records of the credential's account (model, status, cost, usage).",
+        documentedExample: { answer: usagePageExample },
         querystring: Type.Object(PageQueryFields(maxPageSize)),
         response: { 200: UsagePageSchema },
       },
@@ -34,7 +37,14 @@ export const compatRoutes: FastifyPluginAsyncTypebox<{ services: CompatServices 
 
   app.get(
     '/v1/balance',
-    { schema: { summary: 'Credit balance', response: { 200: BalanceSchema } } },
+    {
+      schema: {
+        summary: 'Credit balance',
+        description: "The credential's account's credit balance in USD, after this process's settlements of it.",
+        response: { 200: BalanceSchema },
+        documentedExample: { answer: balanceExample },
+      },
+    },
     async (request) => {
       const account = await services.accounts.getAccount(principalOf(request).accountId);
       return { creditBalance: account.creditBalance };
@@ -43,7 +53,17 @@ export const compatRoutes: FastifyPluginAsyncTypebox<{ services: CompatServices 
 
   app.get(
     '/v1/api-key',
-    { schema: { summary: 'Key lookup: the key of x-api-key (403 without it)', response: { 200: KeyLookupSchema } } },
+    {
+      schema: {
+        summary: 'Key lookup: the key of x-api-key (403 without it)',
+        description:
+          'The name of the key sent in x-api-key, and for each spend cap set on it the cap, what it spent and what remains; never the balance.',
+        response: { 200: KeyLookupSchema },
+        documentedExample: {
+          answer: { name: 'batch jobs', isActive: true, daily: { limit: 5, spent: 1.25, remaining: 3.75 } },
+        },
+      },
+    },
     async (request) => {
       const principal = principalOf(request);
       if (principal.kind !== 'key' || principal.source !== 'x-api-key') {

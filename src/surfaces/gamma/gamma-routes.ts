@@ -34,6 +34,7 @@ import {
   streamError,
   type GenerateContentBody,
 } from './generate-content-codec.ts';
+import { generateContentRequestExample, generateContentResponseExample, modelListExample } from './gamma-examples.ts';
 
 /** The services this surface uses, and only those. */
 export type GammaServices = Pick<GatewayServices, 'authenticator' | 'catalog' | 'embeddings' | 'text'>;
@@ -114,23 +115,35 @@ const actionAnswer = {
 export const gammaRoutes: FastifyPluginAsyncTypebox<{ services: GammaServices }> = async (app, { services }) => {
   app.addHook('onRequest', requireCredential(services.authenticator, { acceptGoogleKeyHeader: true }));
 
-  app.get('/v1beta/models', { schema: { summary: 'The model list', response: { 200: ModelList } } }, async () => {
-    const models = services.catalog.list();
-    return {
-      data: models.map((model) => ({
-        id: `${model.rows[0]?.providerId}/${model.modelId}`,
-        ...compatModelFields(model),
-      })),
-      // The protocol's own list shape, which the official SDK reads.
-      models: models.map((model) => ({
-        name: `models/${model.modelId}`,
-        displayName: model.name ?? model.modelId,
-        supportedGenerationMethods: model.outputModalities.includes('embedding')
-          ? ['embedContent', 'batchEmbedContents']
-          : ['generateContent', 'streamGenerateContent'],
-      })),
-    };
-  });
+  app.get(
+    '/v1beta/models',
+    {
+      schema: {
+        summary: 'The model list',
+        description:
+          "The catalog's active models, in the gateway's list and in the protocol's own `models` list the official SDK reads.",
+        documentedExample: { answer: modelListExample },
+        response: { 200: ModelList },
+      },
+    },
+    async () => {
+      const models = services.catalog.list();
+      return {
+        data: models.map((model) => ({
+          id: `${model.rows[0]?.providerId}/${model.modelId}`,
+          ...compatModelFields(model),
+        })),
+        // The protocol's own list shape, which the official SDK reads.
+        models: models.map((model) => ({
+          name: `models/${model.modelId}`,
+          displayName: model.name ?? model.modelId,
+          supportedGenerationMethods: model.outputModalities.includes('embedding')
+            ? ['embedContent', 'batchEmbedContents']
+            : ['generateContent', 'streamGenerateContent'],
+        })),
+      };
+    },
+  );
 
   app.post(
     '/v1beta/models/*',
@@ -138,6 +151,9 @@ export const gammaRoutes: FastifyPluginAsyncTypebox<{ services: GammaServices }>
     {
       schema: {
         summary: 'generateContent, streamGenerateContent, embedContent or batchEmbedContents of a model',
+        description:
+          "Gemini's model actions, named in the path as `<model>:<action>` and served by any catalog model of the kind (text models translated for providers of other protocols). Billed by the tokens used.",
+        documentedExample: { request: generateContentRequestExample, answer: generateContentResponseExample },
         params: Type.Object({ '*': Type.String({ maxLength: 400, description: modelAction }) }),
         wildcardName: 'modelAction',
         querystring: Type.Object({ alt: Type.Optional(Type.Literal('sse')) }),

@@ -12,6 +12,14 @@ import {
   TextToSpeechBody,
   VoicesQuery,
 } from './audio-codec.ts';
+import {
+  audioJobExample,
+  costEstimateExample,
+  referenceAudioExample,
+  submittedAudioExample,
+  textToSpeechExample,
+  voiceListExample,
+} from './native-examples.ts';
 
 /** The services this surface uses, and only those. */
 export type NativeAudioServices = Pick<GatewayServices, 'authenticator' | 'speech' | 'voices'>;
@@ -29,6 +37,9 @@ export const nativeAudioRoutes: FastifyPluginAsyncTypebox<{ services: NativeAudi
     {
       schema: {
         summary: 'Cost estimate of a text-to-speech request',
+        description:
+          'What submitting the same body would hold, in USD (priced per character); nothing is stored or charged.',
+        documentedExample: { request: textToSpeechExample, answer: costEstimateExample },
         body: TextToSpeechBody,
         response: { 200: CostEstimateSchema },
       },
@@ -44,6 +55,9 @@ export const nativeAudioRoutes: FastifyPluginAsyncTypebox<{ services: NativeAudi
     {
       schema: {
         summary: 'Submit a text-to-speech job',
+        description:
+          'Speaks the text in a voice of the catalog: holds the cost and queues the job, to poll by its generation id.',
+        documentedExample: { request: textToSpeechExample, answer: submittedAudioExample },
         body: TextToSpeechBody,
         response: { 202: SubmittedAudioSchema },
       },
@@ -62,6 +76,9 @@ export const nativeAudioRoutes: FastifyPluginAsyncTypebox<{ services: NativeAudi
     {
       schema: {
         summary: 'Cost estimate of audio generation with reference (indicative: billed by delivered seconds)',
+        description:
+          'What submitting the same body would hold, in USD, for the seconds the prompt should take; the job is billed by the seconds delivered.',
+        documentedExample: { request: referenceAudioExample, answer: costEstimateExample },
         body: ReferenceAudioBody,
         response: { 200: CostEstimateSchema },
       },
@@ -77,6 +94,9 @@ export const nativeAudioRoutes: FastifyPluginAsyncTypebox<{ services: NativeAudi
     {
       schema: {
         summary: 'Submit an audio generation with reference',
+        description:
+          'Generates speech from a prompt, in the manner of up to three references: holds the cost and queues the job, to poll by its generation id.',
+        documentedExample: { request: referenceAudioExample, answer: submittedAudioExample },
         body: ReferenceAudioBody,
         response: { 202: SubmittedAudioSchema },
       },
@@ -95,6 +115,9 @@ export const nativeAudioRoutes: FastifyPluginAsyncTypebox<{ services: NativeAudi
     {
       schema: {
         summary: 'Poll an audio job (either product)',
+        description:
+          "The job's state, with a signed link to the audio, its duration and subtitles once it succeeded, or why it failed.",
+        documentedExample: { answer: audioJobExample },
         params: AudioGenerationParams,
         response: { 200: AudioJobSchema },
       },
@@ -110,6 +133,9 @@ export const nativeAudioRoutes: FastifyPluginAsyncTypebox<{ services: NativeAudi
     {
       schema: {
         summary: 'The text-to-speech voice catalog',
+        description:
+          'The voices of gateway.yaml, filtered when asked, each with its languages and whether it takes context texts.',
+        documentedExample: { answer: voiceListExample },
         querystring: VoicesQuery,
         response: { 200: VoiceListSchema },
       },

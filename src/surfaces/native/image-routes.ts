@@ -6,6 +6,13 @@ import { callerOf, requestContextOf, requireCredential } from '../../http/authen
 import { requestBaseUrl } from '../../http/base-url.ts';
 import { CostEstimateSchema, ImageJobSchema, QueuedJobSchema, WaitedImageSchema } from './answer-schemas.ts';
 import { decodeImageBody, GenerationIdParams, ImageGenerationBody } from './image-request-codec.ts';
+import {
+  costEstimateExample,
+  imageJobExample,
+  imageRequestExample,
+  queuedImageExample,
+  waitedImageExample,
+} from './native-examples.ts';
 
 /** The services this surface uses, and only those. */
 export type NativeImageServices = Pick<GatewayServices, 'authenticator' | 'config' | 'images'>;
@@ -23,6 +30,9 @@ export const nativeImageRoutes: FastifyPluginAsyncTypebox<{ services: NativeImag
     {
       schema: {
         summary: 'Cost estimate of an image request',
+        description:
+          'What submitting the same body would hold from the balance, in USD, checked as a submission is; nothing is stored or charged.',
+        documentedExample: { request: imageRequestExample, answer: costEstimateExample },
         body: ImageGenerationBody,
         response: { 200: CostEstimateSchema },
       },
@@ -35,7 +45,16 @@ export const nativeImageRoutes: FastifyPluginAsyncTypebox<{ services: NativeImag
 
   app.post(
     '/image/generations/async',
-    { schema: { summary: 'Submit an image job', body: ImageGenerationBody, response: { 202: QueuedJobSchema } } },
+    {
+      schema: {
+        summary: 'Submit an image job',
+        description:
+          'Holds the cost and queues the job; poll it by its generation id. The images are archived and linked once it succeeds.',
+        documentedExample: { request: imageRequestExample, answer: queuedImageExample },
+        body: ImageGenerationBody,
+        response: { 202: QueuedJobSchema },
+      },
+    },
     async (request, reply) => {
       const { generationId, status } = await images.submit(
         requestContextOf(request, 'native', 'image/generations/async'),
@@ -47,7 +66,16 @@ export const nativeImageRoutes: FastifyPluginAsyncTypebox<{ services: NativeImag
 
   app.get(
     '/image/generations/async/:generationId',
-    { schema: { summary: 'Poll an image job', params: GenerationIdParams, response: { 200: ImageJobSchema } } },
+    {
+      schema: {
+        summary: 'Poll an image job',
+        description:
+          "The job's state, with its images and what it was charged once it succeeded, or why it failed. Polling changes nothing.",
+        documentedExample: { answer: imageJobExample },
+        params: GenerationIdParams,
+        response: { 200: ImageJobSchema },
+      },
+    },
     async (request) => {
       const job = await images.find(callerOf(request), request.params.generationId);
       return images.view(job, requestBaseUrl(request));
@@ -61,6 +89,9 @@ export const nativeImageRoutes: FastifyPluginAsyncTypebox<{ services: NativeImag
     {
       schema: {
         summary: 'Generate images, waiting up to jobs.syncWaitMs',
+        description:
+          'Submits the job and waits for it: 200 with the images when it succeeds in time, else 202 with the generation id to poll.',
+        documentedExample: { request: imageRequestExample, answer: waitedImageExample },
         body: ImageGenerationBody,
         response: { 200: WaitedImageSchema, 202: QueuedJobSchema },
       },

@@ -22,6 +22,8 @@ export const mediaFilesRoutes: FastifyPluginAsyncTypebox<{ services: MediaFilesS
     url: '/media/files/*',
     schema: {
       summary: 'Download archived media by its signed link',
+      description:
+        'The bytes of an archived image, video or audio output, by the expiring signed link an answer gave; no credential, and Range requests are served.',
       security: noCredential,
       params: Type.Object({ '*': Type.String({ description: 'The object key, as the signed link names it' }) }),
       wildcardName: 'objectKey',

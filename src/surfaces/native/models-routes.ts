@@ -5,6 +5,7 @@ import type { GatewayServices } from '../../gateway/services.ts';
 import { requireCredential } from '../../http/authentication.ts';
 import { ModelSchema } from './answer-schemas.ts';
 import { modelView } from './model-view.ts';
+import { modelExample } from './native-examples.ts';
 
 /** The services this surface uses, and only those. */
 export type NativeModelsServices = Pick<GatewayServices, 'authenticator' | 'catalog'>;
@@ -45,6 +46,9 @@ export const nativeModelsRoutes: FastifyPluginAsyncTypebox<{ services: NativeMod
     {
       schema: {
         summary: 'List the active models',
+        description:
+          "The catalog's active models, with their modalities and the effective capabilities of the provider row that serves them first; filtered by input and output modalities when asked.",
+        documentedExample: { answer: [modelExample] },
         querystring: Type.Object({ inputModalities: ModalityQuery, outputModalities: ModalityQuery }),
         response: { 200: Type.Array(ModelSchema, { description: 'Active models having every modality asked for' }) },
       },
@@ -65,6 +69,9 @@ export const nativeModelsRoutes: FastifyPluginAsyncTypebox<{ services: NativeMod
     {
       schema: {
         summary: 'One model with its capabilities',
+        description:
+          'A catalog model by its id (which may contain slashes), with the effective capabilities of the provider row that serves it first.',
+        documentedExample: { answer: modelExample },
         params: Type.Object({
           '*': Type.String({ maxLength: 300, description: 'A catalog model id (it may contain slashes)' }),
         }),

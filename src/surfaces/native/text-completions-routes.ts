@@ -7,6 +7,7 @@ import { reportDroppedParameters } from '../../http/dropped-parameters.ts';
 import { eventStream, relaysUpstreamErrors } from '../../http/openapi/route-documentation.ts';
 import { TextStreamEventSchema } from './answer-schemas.ts';
 import { decodeParameters, optionalFieldNames, TextCompletionBody, textChunkOf } from './text-completion-codec.ts';
+import { textCompletionExample, textStreamExample } from './native-examples.ts';
 
 /** The services this surface uses, and only those. */
 export type NativeTextServices = Pick<GatewayServices, 'authenticator' | 'text'>;
@@ -28,6 +29,9 @@ export const nativeTextRoutes: FastifyPluginAsyncTypebox<{ services: NativeTextS
     {
       schema: {
         summary: 'Text completion (always streamed)',
+        description:
+          'Completes the conversation with a catalog text model, as server-sent events of deltas, tool-call fragments and finally usage; billed by the tokens used.',
+        documentedExample: { request: textCompletionExample, answer: textStreamExample },
         body: TextCompletionBody,
         response: { 200: answer },
         ...relaysUpstreamErrors,

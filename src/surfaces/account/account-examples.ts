@@ -1,0 +1,61 @@
+import type { Static } from '@fastify/type-provider-typebox';
+import { apiKeyExample } from '../../http/examples.ts';
+import type { DailySpendSchema, ListedKeySchema, MediaPageSchema, PricedModelSchema } from './account-schemas.ts';
+
+/** Examples of the account API's own answers, as the OpenAPI document shows them (typed by their schemas). */
+
+export const listedKeysExample: Array<Static<typeof ListedKeySchema>> = [
+  {
+    ...apiKeyExample,
+    spend: {
+      daily: { spent: 1.25, limit: 5, remaining: 3.75 },
+      weekly: { spent: 4.1 },
+      monthly: { spent: 18.6, limit: 100, remaining: 81.4 },
+      total: { spent: 63.2 },
+    },
+  },
+];
+
+export const dailySpendExample: Static<typeof DailySpendSchema> = {
+  from: '2026-02-01',
+  to: '2026-03-02',
+  spend: [
+    { date: '2026-03-01', model: 'gpt-4o-mini', usdCost: 0.84, generations: 212 },
+    { date: '2026-03-02', model: 'gpt-image-1', usdCost: 1.68, generations: 4 },
+  ],
+};
+
+export const mediaPageExample: Static<typeof MediaPageSchema> = {
+  results: [
+    {
+      generationId: 'gen_9a1c3e5b7d2f4a6c8e0b1d3f5a7c9e2b',
+      kind: 'image',
+      model: 'gpt-image-1',
+      createdAt: '2026-03-02T11:20:05.000Z',
+      prompt: 'A lighthouse at dawn, watercolour',
+      outputs: [
+        {
+          assetId: 'asset_4d6f8a0c2e4b6d8f0a2c4e6b8d0f2a4c',
+          mediaType: 'image/png',
+          bytes: 1482331,
+          downloadUrl:
+            'https://gateway.example.com/api/v1/media/files/images/gen_9a1c3e5b7d2f4a6c8e0b1d3f5a7c9e2b/0.png?expires=1772456405&signature=3q2-7w',
+        },
+      ],
+    },
+  ],
+  total: 1,
+  offset: 0,
+  limit: 20,
+};
+
+export const pricedModelsExample: Array<Static<typeof PricedModelSchema>> = [
+  {
+    modelId: 'gpt-4o-mini',
+    name: 'GPT-4o mini',
+    inputModalities: ['text', 'image'],
+    outputModalities: ['text'],
+    maxOutputTokens: 16384,
+    pricing: { inputPerMTok: 0.15, outputPerMTok: 0.6 },
+  },
+];
