@@ -8,6 +8,7 @@ import type { JobsConfig } from '../../src/config/load-config.ts';
 import type { JobContext, JobOutcome, JobRunner } from '../../src/jobs/job-runner.ts';
 import { JobWorker, type WorkerJobs } from '../../src/jobs/job-worker.ts';
 import type { JobSettlement, MediaJobRow } from '../../src/storage/media-jobs-repository.ts';
+import { quietResilience } from '../support/quiet-resilience.ts';
 
 const config: JobsConfig = {
   concurrency: 1,
@@ -38,6 +39,7 @@ function jobRow(deadlineAt: Date): MediaJobRow {
     upstreamTaskId: null,
     upstreamResult: null,
     attempts: 0,
+    fallbacks: [],
     priceSnapshot: { kind: 'per-image', nanos: '1000' },
     holdId: 'hold',
     holdNanos: 1000n,
@@ -98,6 +100,8 @@ async function runOne(
     maxDurationOverrun: 1.1,
     runners: { image: imageRunner },
     providers: new Map(),
+    resilience: quietResilience(),
+    rowsOf: () => [],
     owner: 'me',
     config: { ...config },
     onFinished: () => finish(Date.now()),
@@ -117,8 +121,10 @@ describe('job deadlines in the worker', () => {
     let release: () => void = () => undefined;
     const stuck = new Promise<void>((resolve) => (release = resolve));
     const run = runOne(async (context) => {
-      await context.markSent();
-      await stuck; // a call that never looks at `context.deadline`
+      await context.dispatch(async (_row, markSent) => {
+        await markSent();
+        await stuck; // a call that never looks at `context.deadline`
+      });
       late = await context.recordGenerated({ images: [] });
       return { kind: 'succeeded', result: {}, usage: {}, costNanos: 1000n, assets: [] };
     }, 300);
