@@ -51,7 +51,9 @@ export interface JobWorkerOptions {
  * runs each under a claim it keeps renewing, and writes the outcome. A job whose stored JSON this release
  * cannot read is not run: it fails with the reason and its hold is released. Woken by `wake()` when jobs are
  * queued, and by a poll timer otherwise. At most `config.concurrency` jobs at once, and at most a
- * provider's `maxConcurrentJobs` of that provider's.
+ * provider's `maxConcurrentJobs` of that provider's claimed (a job that falls back to another provider's row
+ * counts against that provider from then on, and may take it past its number for the time it runs). A job is
+ * sent as a request is, through the rows' breakers and over its model's rows (`dispatch`).
  */
 export class JobWorker {
   private readonly running = new Map<string, Promise<void>>();
