@@ -19,14 +19,8 @@ import type { ObjectStore } from '../storage/object-store.ts';
 import { imageCostNanos, type ImagePriceSnapshot } from '../billing/image-pricing.ts';
 import type { ImageUpstreamResult } from '../domain/media-job-results.ts';
 import { normalizedBox, type ArchivedImage, type StoredImageResult } from './image-result.ts';
-import {
-  succeeded,
-  UnsendableJob,
-  type JobContext,
-  type JobOutcome,
-  type JobRunner,
-  type MediaJobOf,
-} from './job-runner.ts';
+import type { JobContext, JobOutcome, JobRunner, MediaJobOf } from './job-runner.ts';
+import { succeeded, UnsendableJob } from './job-runner.ts';
 
 export interface ImageJobRunnerOptions {
   adapters: AdapterRegistry;

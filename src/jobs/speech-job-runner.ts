@@ -9,14 +9,8 @@ import { audioSeconds } from '../media/media-duration.ts';
 import type { FetchedMedia } from '../media/remote-media.ts';
 import type { AdapterRegistry, CallOptions, SpeechAdapter } from '../providers/provider-adapter.ts';
 import type { ObjectStore } from '../storage/object-store.ts';
-import {
-  succeeded,
-  UnsendableJob,
-  type JobContext,
-  type JobOutcome,
-  type JobRunner,
-  type MediaJobOf,
-} from './job-runner.ts';
+import type { JobContext, JobOutcome, JobRunner, MediaJobOf } from './job-runner.ts';
+import { succeeded, UnsendableJob } from './job-runner.ts';
 import { upstreamErrorMessage } from './upstream-errors.ts';
 
 const extensions: Record<string, string> = {

@@ -19,14 +19,8 @@ import { sniffMediaType } from '../media/media-type.ts';
 import type { FetchedMedia } from '../media/remote-media.ts';
 import type { AdapterRegistry, CallOptions, VideoAdapter } from '../providers/provider-adapter.ts';
 import type { ObjectStore } from '../storage/object-store.ts';
-import {
-  succeeded,
-  UnsendableJob,
-  type JobContext,
-  type JobOutcome,
-  type JobRunner,
-  type MediaJobOf,
-} from './job-runner.ts';
+import type { JobContext, JobOutcome, JobRunner, MediaJobOf } from './job-runner.ts';
+import { succeeded, UnsendableJob } from './job-runner.ts';
 import { upstreamErrorMessage } from './upstream-errors.ts';
 
 export interface VideoJobRunnerOptions {

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startArkFake } from '../fakes/ark-fake.ts';
 import type { FakeServer } from '../fakes/fake-server.ts';
 import { fakeSpeechKey, startSpeechFake } from '../fakes/speech-fake.ts';
-import { adminHeaders, heldNanosOf, keyHeaders } from '../support/http-helpers.ts';
+import { adminHeaders, breakerStateOf, heldNanosOf, keyHeaders } from '../support/http-helpers.ts';
 import { jobRowsOf } from '../support/image-jobs.ts';
 import { fakeProviderYaml, startTestGateway, type TestGateway } from '../support/test-gateway.ts';
 
@@ -171,18 +171,6 @@ describe('media jobs over their model’s provider rows', () => {
     fake.requests.filter((request) => request.method === 'POST' && JSON.stringify(request.body).includes(prompt))
       .length;
   const fakeOf = (kind: JobKind) => (kind.first.providerId === 'ark' ? ark : speech);
-  const breakerState = async (row: { providerId: string; upstreamModel: string }) => {
-    const scraped = (await gateway.request({ method: 'GET', url: '/metrics' })).body;
-    const line = scraped
-      .split('\n')
-      .find(
-        (candidate) =>
-          candidate.startsWith('gateway_provider_breaker_state{') &&
-          candidate.includes(`provider="${row.providerId}"`) &&
-          candidate.includes(`upstream_model="${row.upstreamModel}"`),
-      );
-    return line === undefined ? undefined : Number(line.slice(line.lastIndexOf(' ') + 1));
-  };
 
   describe.each(Object.entries(kinds))('%s jobs', (_name, kind) => {
     // The account whose jobs fail on the first row, before any other account's do.
@@ -224,14 +212,14 @@ describe('media jobs over their model’s provider rows', () => {
         });
         expect(await heldNanosOf(gateway, accountId)).toBe(0n);
       }
-      expect(await breakerState(kind.first)).toBe(0);
+      expect(await breakerStateOf(gateway, kind.first)).toBe(0);
     });
 
     it("leave the row to the others however often one account's jobs make it fail", async () => {
       const { generationId } = await run(first.key, first.accountId, kind, 'fake-error-503');
       expect((await record(first.accountId, generationId))?.status).toBe('succeeded');
       // Three failures in a row, all of one account's jobs: the row stays closed.
-      expect(await breakerState(kind.first)).toBe(0);
+      expect(await breakerStateOf(gateway, kind.first)).toBe(0);
     });
 
     it('skip the row once failures came from three accounts, without calling it', async () => {
@@ -239,7 +227,7 @@ describe('media jobs over their model’s provider rows', () => {
         const { key, accountId } = await gateway.createFundedKey({ credits: 1 });
         expect((await run(key, accountId, kind, 'fake-error-503')).job.state).toBe('succeeded');
       }
-      expect(await breakerState(kind.first)).toBe(1);
+      expect(await breakerStateOf(gateway, kind.first)).toBe(1);
       const { key, accountId } = await gateway.createFundedKey({ credits: 1 });
       const { generationId, prompt, job } = await run(key, accountId, kind, 'a quiet harbour');
       expect(job.state, job.error ?? '').toBe('succeeded');
