@@ -1,10 +1,12 @@
-import { ProviderBreakers } from '../../src/gateway/provider-breakers.ts';
+import { ProviderBreakers, type BreakerSettings } from '../../src/gateway/provider-breakers.ts';
 import type { Resilience } from '../../src/gateway/upstream-dispatch.ts';
 
-/** Breakers and dispatch settings for a job worker a test makes itself: the defaults, their events told no one. */
-export function quietResilience(): Resilience {
+/** Breakers and dispatch settings for a job worker a test makes itself (the default breakers unless given), their events told no one. */
+export function quietResilience(
+  breakers: BreakerSettings = { failures: 5, minAccounts: 3, cooldownMs: 30_000 },
+): Resilience {
   return {
-    breakers: new ProviderBreakers({ failures: 5, minAccounts: 3, cooldownMs: 30_000 }, () => undefined),
+    breakers: new ProviderBreakers(breakers, () => undefined),
     events: { fallback: () => undefined, retry: () => undefined },
     retryBudgetMs: 0,
     maxRetries: 0,
