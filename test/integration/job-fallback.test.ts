@@ -1,14 +1,16 @@
 /**
  * Media jobs of every kind take the road requests take over a model's provider rows: a first row that fails
  * before it accepted the job (503, 429, unreachable) hands the job to the next row, whose usage record's
- * route names the row that served and the one that failed; the rows' breakers are the requests' own, opened
- * only by failures seen across several accounts, and an open row is skipped without being called; a
+ * route names the row that served and the one that failed; the rows' breakers are the requests' own (a row
+ * jobs opened is skipped by a chat request), opened only by failures seen across several accounts, and an
+ * open row is skipped without being called; a
  * client-fault 4xx fails the job without another row and without counting against the row. A video task the
  * first row accepted is followed there, never created again elsewhere.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startArkFake } from '../fakes/ark-fake.ts';
 import type { FakeServer } from '../fakes/fake-server.ts';
+import { startOpenAiFake } from '../fakes/openai-fake.ts';
 import { fakeSpeechKey, startSpeechFake } from '../fakes/speech-fake.ts';
 import { adminHeaders, breakerStateOf, heldNanosOf, keyHeaders } from '../support/http-helpers.ts';
 import { jobRowsOf } from '../support/image-jobs.ts';
@@ -70,16 +72,18 @@ const duo = (id: string, modalities: string, pricing: string, first: string, san
 describe('media jobs over their model’s provider rows', () => {
   let ark: FakeServer;
   let speech: FakeServer;
+  let openai: FakeServer;
   let gateway: TestGateway;
   let prompts = 0;
 
   beforeAll(async () => {
-    [ark, speech] = await Promise.all([startArkFake(), startSpeechFake()]);
+    [ark, speech, openai] = await Promise.all([startArkFake(), startSpeechFake(), startOpenAiFake()]);
     gateway = await startTestGateway({
-      upstreams: [ark, speech],
+      upstreams: [ark, speech, openai],
       configText: [
         'providers:',
         fakeProviderYaml('ark', 'ark', ark),
+        fakeProviderYaml('openai', 'openai', openai),
         `  speech: { protocol: speech, baseUrl: "${speech.url}", apiKey: ${fakeSpeechKey} }`,
         '  down: { protocol: ark, baseUrl: "http://127.0.0.1:9/api/v3", apiKey: sk-x, timeoutMs: 2000 }',
         '  sandbox: { protocol: sandbox }',
@@ -91,6 +95,9 @@ describe('media jobs over their model’s provider rows', () => {
           'provider: ark, model: seedream-4-0-250828',
           'image',
         ),
+        // An image model and a chat model on one provider row: one breaker for both.
+        '  - { id: shared-image, outputModalities: [image], pricing: { perImage: 0.03 }, providers: [{ provider: openai, model: gpt-image-1, priority: 1 }, { provider: sandbox, model: image, priority: 2 }] }',
+        '  - { id: shared-chat, pricing: { inputPerMTok: 1, outputPerMTok: 2 }, providers: [{ provider: openai, model: gpt-image-1, priority: 1 }, { provider: sandbox, model: echo, priority: 2 }] }',
         '  - { id: weary-image, outputModalities: [image], pricing: { perImage: 0.03 }, providers: [{ provider: ark, model: seedream-a, priority: 1 }, { provider: ark, model: seedream-b, priority: 2 }] }',
         duo(
           'down-image',
@@ -240,6 +247,41 @@ describe('media jobs over their model’s provider rows', () => {
         },
       });
       expect(await heldNanosOf(gateway, accountId)).toBe(0n);
+    });
+  });
+
+  it("share their rows' breakers with requests: a row that jobs opened is skipped by a chat request", async () => {
+    const row = { providerId: 'openai', upstreamModel: 'gpt-image-1' };
+    const shared: JobKind = {
+      ...kinds.image!,
+      body: (prompt) => ({ model: 'shared-image', content: [text(prompt)] }),
+    };
+    for (let account = 0; account < 3; account += 1) {
+      const { key, accountId } = await gateway.createFundedKey({ credits: 1 });
+      expect((await run(key, accountId, shared, 'fake-error-503')).job.state).toBe('succeeded');
+    }
+    expect(await breakerStateOf(gateway, row)).toBe(1);
+    const { key, accountId } = await gateway.createFundedKey({ credits: 1 });
+    const chats = () => openai.requests.filter((request) => request.path.includes('/chat/')).length;
+    const before = chats();
+    const answer = await gateway.request({
+      method: 'POST',
+      url: '/api/alpha/v1/chat/completions',
+      headers: keyHeaders(key),
+      payload: { model: 'shared-chat', messages: [{ role: 'user', content: 'anyone there' }] },
+    });
+    expect(answer.statusCode, answer.body).toBe(200);
+    expect(chats()).toBe(before);
+    await gateway.settled();
+    const [recorded] = (
+      await gateway.request({
+        method: 'GET',
+        url: `/api/admin/v1/accounts/${accountId}/generations?limit=100`,
+        headers: adminHeaders,
+      })
+    ).json<{ results: AuditedRecord[] }>().results;
+    expect(recorded).toMatchObject({
+      route: { providerId: 'sandbox', fallbacks: [{ ...row, outcome: 'skipped', reason: 'breaker open' }] },
     });
   });
 
