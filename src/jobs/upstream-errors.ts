@@ -3,9 +3,10 @@ import { UpstreamHttpError, UpstreamUnreachableError } from '../domain/upstream-
 import { ClaimLost, UnsendableJob, type JobOutcome } from './job-runner.ts';
 
 /**
- * Failures worth another try of the same job: the provider could not be reached or refused for load (429,
- * 5xx). A timeout is not: the provider may have made (and billed) the images, and a synchronous call
- * cannot be looked up afterwards.
+ * Failures worth another try of the job on the row it was last sent to, after a backoff: the provider could
+ * not be reached or refused for load (429, 5xx). A timeout is not: the provider may have made (and billed)
+ * the images, and a synchronous call cannot be looked up afterwards (it goes on to the model's next row at
+ * once, as a request's does, but never back to the same one).
  */
 function isTransient(error: unknown): boolean {
   if (error instanceof UpstreamUnreachableError) return error.reason === 'connect';
