@@ -50,7 +50,7 @@ export function referenceRows(sources: RowSources, model: CatalogModel): Array<S
   return rows;
 }
 
-/** The rows of `model` a job of this kind is queued on (by its recipe) and sent to (by its worker), best first. */
+/** The rows of `model` a job of this kind may go to, by the rule its recipe queued it by, best first. */
 function rowsOfJob(sources: RowSources, model: CatalogModel, job: MediaJobInput): Array<ServingRow<AdapterFamily>> {
   switch (job.kind) {
     case 'image':
