@@ -37,6 +37,7 @@ import { MediaJobsRepository } from './storage/media-jobs-repository.ts';
 import { openObjectStore } from './storage/open-object-store.ts';
 import { FsObjectStore } from './storage/fs-object-store.ts';
 import { MediaDownloads } from './gateway/media-downloads.ts';
+import { queuedJobRows } from './gateway/media-rows.ts';
 import { ProviderBreakers } from './gateway/provider-breakers.ts';
 import { GatewayTelemetry } from './telemetry/gateway-telemetry.ts';
 import { MediaLibrary } from './gateway/media-library.ts';
@@ -271,6 +272,8 @@ export async function openCore(options: CoreOptions): Promise<Core> {
       }),
     },
     providers: config.providers,
+    resilience,
+    rowsOf: (job) => queuedJobRows({ adapters, providers: config.providers }, catalog, job),
     owner: instanceId,
     config: config.jobs,
     onFinished: announceFinished,

@@ -17,6 +17,7 @@ export const databaseSuite = [
   'test/integration/image-money.test.ts',
   'test/integration/job-crash-safety.test.ts',
   'test/integration/job-deadlines.test.ts',
+  'test/integration/job-fallback.test.ts',
   'test/integration/ledger-functions.test.ts',
   'test/integration/ledger-races.test.ts',
   'test/integration/listener-probe.test.ts',

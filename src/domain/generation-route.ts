@@ -1,3 +1,4 @@
+import Type, { type Static } from 'typebox';
 import type { UsageModality } from './usage-modalities.ts';
 
 /**
@@ -16,14 +17,16 @@ export interface GenerationRoute {
   firstByteMs?: number;
 }
 
-export interface GenerationAttempt {
-  providerId: string;
-  upstreamModel: string;
-  outcome: 'failed' | 'skipped';
-  reason: string;
+/** A row tried before the one that served: as the usage record keeps it, and as a media job stores it meanwhile. */
+export const GenerationAttemptSchema = Type.Object({
+  providerId: Type.String(),
+  upstreamModel: Type.String(),
+  outcome: Type.Union([Type.Literal('failed'), Type.Literal('skipped')]),
+  reason: Type.String(),
   /** The upstream's status, when it answered one. */
-  status?: number;
-}
+  status: Type.Optional(Type.Integer()),
+});
+export type GenerationAttempt = Static<typeof GenerationAttemptSchema>;
 
 /** A hold as those who wait for it see it: it ends once, with the usage record its settlement wrote, if any. */
 export interface EndingHold {

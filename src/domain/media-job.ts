@@ -7,6 +7,7 @@
 
 import Type, { type Static, type TSchema } from 'typebox';
 import { Compile } from 'typebox/compile';
+import { GenerationAttemptSchema, type GenerationAttempt } from './generation-route.ts';
 import { StoredImageRequestSchema } from './image.ts';
 import {
   AudioUpstreamResultSchema,
@@ -133,8 +134,13 @@ export type AudioJobInput = TextToSpeechJobInput | ReferenceAudioJobInput;
 /** What a media job stores to be run and settled, by kind: checked when queued and when read. */
 export type MediaJobInput = ImageJobInput | VideoJobInput | AudioJobInput;
 
-/** What a job of each kind stores of its outcome: the upstream's answer while it is archived, then its result. */
+/**
+ * What a job of each kind stores of its run: the rows tried before the one it is on, then the upstream's
+ * answer while it is archived, then its result.
+ */
 interface JobOutputs<Upstream, Result> {
+  /** Rows that failed or were skipped before the job's row (its usage record's route names them). */
+  fallbacks: GenerationAttempt[];
   upstreamResult: Upstream | null;
   result: Result | null;
 }
@@ -155,6 +161,7 @@ export interface StoredJobFields {
 
 /** Every stored JSON column of a job as it was read. */
 export interface StoredJobColumns extends StoredJobFields {
+  fallbacks: unknown;
   upstreamResult: unknown;
   result: unknown;
 }
@@ -191,6 +198,7 @@ const checks = {
   imagePrices: storedCheck(ImagePriceSnapshotSchema),
   durationPrices: storedCheck(DurationPriceSnapshotSchema),
   speechPrices: storedCheck(SpeechPriceSnapshotSchema),
+  fallbacks: storedCheck(Type.Array(GenerationAttemptSchema)),
 };
 
 /** The checks of what each kind of job stores of its outcome. */
@@ -204,6 +212,7 @@ const fieldNames = {
   request: 'request',
   recordedRequest: 'recorded request',
   priceSnapshot: 'price snapshot',
+  fallbacks: 'list of rows tried',
   upstreamResult: "provider's answer",
   result: 'result',
 } as const;
@@ -282,13 +291,14 @@ function nullOr<T>(check: StoredCheck<T>, value: unknown): value is T | null {
 /** A job's stored outcome checked against its kind's schemas (null: not there yet). */
 function readOutputs<Upstream, Result>(
   kind: MediaKind,
-  checks: { upstreamResult: StoredCheck<Upstream>; result: StoredCheck<Result> },
-  { upstreamResult, result }: Pick<StoredJobColumns, 'upstreamResult' | 'result'>,
+  kindChecks: { upstreamResult: StoredCheck<Upstream>; result: StoredCheck<Result> },
+  { fallbacks, upstreamResult, result }: Pick<StoredJobColumns, 'fallbacks' | 'upstreamResult' | 'result'>,
 ): JobOutputs<Upstream, Result> | UnreadableJobInput {
-  if (!nullOr(checks.upstreamResult, upstreamResult))
-    return unreadable(kind, 'upstreamResult', checks.upstreamResult, upstreamResult);
-  if (!nullOr(checks.result, result)) return unreadable(kind, 'result', checks.result, result);
-  return { upstreamResult, result };
+  if (!checks.fallbacks.check(fallbacks)) return unreadable(kind, 'fallbacks', checks.fallbacks, fallbacks);
+  if (!nullOr(kindChecks.upstreamResult, upstreamResult))
+    return unreadable(kind, 'upstreamResult', kindChecks.upstreamResult, upstreamResult);
+  if (!nullOr(kindChecks.result, result)) return unreadable(kind, 'result', kindChecks.result, result);
+  return { fallbacks, upstreamResult, result };
 }
 
 /** A job's stored JSON, its input and its outcome, checked against its kind's schemas: typed, or why it cannot be read. */

@@ -77,7 +77,8 @@ export interface JobPlan extends Omit<Plan<RowRef & { row: ProviderRow }>, 'reco
 /**
  * What a media job kind brings to the pipeline: the model a request names, and the capability gate with the
  * rows that can serve it and what to hold. Its dispatch is the queueing of the job (hold and row in one
- * transaction); its worker sends it to the row it was queued on, meters it and settles it.
+ * transaction); its worker sends it over the model's rows from that one (`dispatchWithFallback`, the same
+ * breakers), meters it, settles it and records its route.
  */
 export interface JobRecipe<Input> {
   modelId(input: Input): string;

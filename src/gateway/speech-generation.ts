@@ -31,7 +31,7 @@ import type { MediaLinks } from '../jobs/media-links.ts';
 import type { ReadJobRow } from '../storage/media-jobs-repository.ts';
 import type { GenerationPipeline, JobPlan, JobRecipe } from './generation-pipeline.ts';
 import type { JobSubmission } from './job-submission.ts';
-import { servingRows } from './serving-rows.ts';
+import { referenceRows, speechRows } from './media-rows.ts';
 import { truncatedBase64 } from './recorded-content.ts';
 import type { Caller, RequestContext } from '../domain/request-context.ts';
 
@@ -138,8 +138,7 @@ class TextToSpeechRecipe implements JobRecipe<TextToSpeechInput> {
 
   plan(model: CatalogModel, input: TextToSpeechInput): JobPlan {
     const voice = this.voiceOf(input);
-    const rows = servingRows(this.dependencies.pipeline.rowSources, model, 'speech');
-    if (rows.length === 0) throw new GatewayError('GW_MODEL_NOT_AVAILABLE', `model "${model.modelId}" does not speak`);
+    const rows = speechRows(this.dependencies.pipeline.rowSources, model);
     if (input.contextTexts !== undefined && !voice.capabilities.contextTexts) {
       throw new GatewayError(
         'GW_PARAMETER_UNSUPPORTED',
@@ -199,7 +198,7 @@ class ReferenceAudioRecipe implements JobRecipe<ReferenceAudioInput> {
   }
 
   plan(model: CatalogModel, input: ReferenceAudioInput): JobPlan {
-    const rows = referenceRows(this.dependencies.pipeline, model);
+    const rows = referenceRows(this.dependencies.pipeline.rowSources, model);
     if (input.references) refuseMixedReferences(input.references);
     const priceSnapshot: DurationPriceSnapshot = audioSecondPriceSnapshot(model);
     const { modelId: _modelId, ...fields } = input;
@@ -227,22 +226,6 @@ class ReferenceAudioRecipe implements JobRecipe<ReferenceAudioInput> {
       dropped: [],
     };
   }
-}
-
-/**
- * The rows that make `model`'s clips: a model that takes audio in and gives audio out, served by a family
- * that generates with reference. 400 naming the model otherwise (a text-to-speech model, say).
- */
-function referenceRows(pipeline: GenerationPipeline, model: CatalogModel): JobPlan['rows'] {
-  const rows =
-    model.outputModalities.includes('audio') && model.inputModalities.includes('audio')
-      ? servingRows(pipeline.rowSources, model, 'speech').filter(
-          (row) => row.adapter.generateWithReference !== undefined,
-        )
-      : [];
-  if (rows.length === 0)
-    throw new GatewayError('GW_MODEL_NOT_AVAILABLE', `model "${model.modelId}" does not generate audio with reference`);
-  return rows;
 }
 
 /** The spec's one local rule on references: image references are not mixed with audio ones (voices and clips). */

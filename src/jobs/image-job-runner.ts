@@ -4,7 +4,6 @@ import { GatewayError } from '../domain/errors.ts';
 import { newId } from '../domain/ids.ts';
 import type {
   ImageFailure,
-  ImageGenerationRequest,
   ImageGenerationResult,
   ImageSource,
   LayerBox,
@@ -20,8 +19,8 @@ import type { ObjectStore } from '../storage/object-store.ts';
 import { imageCostNanos, type ImagePriceSnapshot } from '../billing/image-pricing.ts';
 import type { ImageUpstreamResult } from '../domain/media-job-results.ts';
 import { normalizedBox, type ArchivedImage, type StoredImageResult } from './image-result.ts';
-import { succeeded, type JobContext, type JobOutcome, type JobRunner, type MediaJobOf } from './job-runner.ts';
-import { isTransient, retryLater, upstreamErrorMessage } from './upstream-errors.ts';
+import type { JobContext, JobOutcome, JobRunner, MediaJobOf } from './job-runner.ts';
+import { succeeded, UnsendableJob } from './job-runner.ts';
 
 export interface ImageJobRunnerOptions {
   adapters: AdapterRegistry;
@@ -70,36 +69,27 @@ export class ImageJobRunner implements JobRunner<'image'> {
         return { kind: 'failed', error: "the provider's answer stored with this job is missing", costNanos: 0n };
       upstream = job.upstreamResult;
     } else {
-      const adapter = this.options.adapters.get(this.protocolOf(job))?.images;
-      const target = this.options.providers.get(job.providerId);
-      if (!adapter || !target?.active)
-        return { kind: 'failed', error: 'the provider of this job is no longer configured', costNanos: 0n };
-      let adapterRequest: ImageGenerationRequest;
-      try {
-        adapterRequest = {
-          ...request,
-          upstreamModel: job.upstreamModel,
-          images: await this.inputs(request.images, adapter, context.deadline),
-        };
-      } catch (error) {
-        return { kind: 'failed', error: error instanceof Error ? error.message : String(error), costNanos: 0n };
-      }
-      if (!(await context.markSent())) return { kind: 'lost' };
-      let result: ImageGenerationResult;
-      try {
-        result = await adapter.generate(adapterRequest, { target, signal: context.deadline });
-      } catch (error) {
-        if (isTransient(error) && job.attempts + 1 < context.maxAttempts) return retryLater(error);
-        return { kind: 'failed', error: upstreamErrorMessage(error), costNanos: 0n };
-      }
-      upstream = await this.keepInline(job, result);
+      const sent = await context.dispatch(async (row, markSent) => {
+        const target = this.options.providers.get(row.providerId);
+        const adapter = target ? this.options.adapters.get(target.protocol)?.images : undefined;
+        if (!adapter || !target?.active) throw new UnsendableJob('the provider of this job is no longer configured');
+        let images: ImageSource[];
+        try {
+          images = await this.inputs(request.images, adapter, context.deadline);
+        } catch (error) {
+          throw new UnsendableJob(error instanceof Error ? error.message : String(error));
+        }
+        await markSent();
+        return adapter.generate(
+          { ...request, upstreamModel: row.upstreamModel, images },
+          { target, signal: context.deadline },
+        );
+      });
+      if ('outcome' in sent) return sent.outcome;
+      upstream = await this.keepInline(job, sent.value);
       if (!(await context.recordGenerated(upstream))) return { kind: 'lost' };
     }
     return this.archive(job, request, snapshot, upstream, context);
-  }
-
-  private protocolOf(job: ImageJob): ProviderConfig['protocol'] {
-    return this.options.providers.get(job.providerId)?.protocol ?? 'sandbox';
   }
 
   /** The job's input images as the adapter takes them: assets read from the archive, URLs fetched for families that take bytes. */

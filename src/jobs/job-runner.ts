@@ -1,3 +1,4 @@
+import type { RowRef } from '../domain/provider-rows.ts';
 import type { MediaKind } from '../domain/usage-modalities.ts';
 import type { MediaAssetRow, MediaJobRow } from '../storage/media-jobs-repository.ts';
 
@@ -27,10 +28,22 @@ export type JobOutcome =
   /** Another process took the job over; this run writes nothing more. */
   | { kind: 'lost' };
 
+/**
+ * One attempt of a job's upstream call on one row: `markSent` is awaited right before the call (it throws
+ * `ClaimLost` when the job is no longer this process's, and then nothing may be sent). A failure to make the
+ * job ready for the row is thrown as `UnsendableJob`; the upstream's own failures as they come.
+ */
+export type JobSend<T> = (row: RowRef, markSent: () => Promise<void>) => Promise<T>;
+
 /** What a runner may do to its job while it holds the job's claim. */
 export interface JobContext {
-  /** Records that the upstream call is about to be made; false when the claim is lost (then nothing is sent). */
-  markSent(): Promise<boolean>;
+  /**
+   * Sends the job through the provider rows' breakers, falling back over its model's rows as a request does
+   * (gateway/upstream-dispatch.ts), from the row it is on: the answer of the row that served, with that row,
+   * or the outcome the job then takes (lost, retried later, or failed with the reason). Used only before the
+   * upstream holds anything of the job: once a task id or an answer is stored, it is never sent again.
+   */
+  dispatch<T>(send: JobSend<T>): Promise<{ value: T; row: RowRef } | { outcome: JobOutcome }>;
   /** Stores the id of the task the provider created, before it is read; false when the claim is lost. */
   recordTask(taskId: string): Promise<boolean>;
   /** Stores the upstream's answer before archiving; false when the claim is lost. */
@@ -43,8 +56,25 @@ export interface JobContext {
    * on time.
    */
   deadline: AbortSignal;
-  /** Tries a transient failure gets in all. */
-  maxAttempts: number;
+}
+
+/** The job is no longer this process's (another took it over): this run writes and sends nothing more. */
+export class ClaimLost extends Error {
+  constructor() {
+    super('the claim of the job was lost');
+    this.name = 'ClaimLost';
+  }
+}
+
+/**
+ * The job could not be made ready for a row (its provider is gone, an input could not be read or fetched):
+ * it fails with this message, and no other row is tried.
+ */
+export class UnsendableJob extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'UnsendableJob';
+  }
 }
 
 /** Why a job's deadline signal fired: it ran past `jobs.maxJobSeconds`. */

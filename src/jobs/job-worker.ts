@@ -1,8 +1,20 @@
 import { applySettlement, settlementClaim } from '../billing/settlement.ts';
 import type { JobsConfig, ProviderConfig } from '../config/load-config.ts';
 import type { MediaJobRow, MediaJobsRepository, ReadJobRow } from '../storage/media-jobs-repository.ts';
-import { usageRecord, type GenerationRoute, type RecordedGeneration } from '../domain/generation-route.ts';
-import { JobDeadlineError, pastDeadline, type JobContext, type JobOutcome, type JobRunners } from './job-runner.ts';
+import { usageRecord, type GenerationAttempt, type RecordedGeneration } from '../domain/generation-route.ts';
+import type { RowRef } from '../domain/provider-rows.ts';
+import { worthFallingBack } from '../gateway/fallback.ts';
+import { dispatchWithFallback, type Resilience } from '../gateway/upstream-dispatch.ts';
+import {
+  ClaimLost,
+  JobDeadlineError,
+  pastDeadline,
+  type JobContext,
+  type JobOutcome,
+  type JobRunners,
+  type JobSend,
+} from './job-runner.ts';
+import { unsentOutcome } from './upstream-errors.ts';
 
 /** How long past its deadline a run may take to wind down (a video task's cancel, say) before the job fails without it. */
 const deadlineGraceMs = 1500;
@@ -17,6 +29,10 @@ export interface JobWorkerOptions {
   jobs: WorkerJobs;
   runners: JobRunners;
   providers: ReadonlyMap<string, Pick<ProviderConfig, 'maxConcurrentJobs'>>;
+  /** The process's breakers, shared with requests: a row opened by either is skipped by both. */
+  resilience: Resilience;
+  /** The rows a job may be sent to now, best first, by the rule its recipe queued it by (media-rows.ts). */
+  rowsOf: (job: MediaJobRow) => readonly RowRef[];
   /** This process: the owner written on the claims of the jobs it runs. */
   owner: string;
   config: JobsConfig;
@@ -35,7 +51,9 @@ export interface JobWorkerOptions {
  * runs each under a claim it keeps renewing, and writes the outcome. A job whose stored JSON this release
  * cannot read is not run: it fails with the reason and its hold is released. Woken by `wake()` when jobs are
  * queued, and by a poll timer otherwise. At most `config.concurrency` jobs at once, and at most a
- * provider's `maxConcurrentJobs` of that provider's.
+ * provider's `maxConcurrentJobs` of that provider's claimed (a job that falls back to another provider's row
+ * counts against that provider from then on, and may take it past its number for the time it runs). A job is
+ * sent as a request is, through the rows' breakers and over its model's rows (`dispatch`).
  */
 export class JobWorker {
   private readonly running = new Map<string, Promise<void>>();
@@ -111,16 +129,27 @@ export class JobWorker {
   }
 
   private launch(job: ReadJobRow): void {
-    this.perProvider.set(job.providerId, (this.perProvider.get(job.providerId) ?? 0) + 1);
-    const run = this.run(job).finally(() => {
+    let on = job.providerId;
+    this.count(on, 1);
+    // A job that falls back to another provider's row counts against that provider from then on.
+    const moveTo = (providerId: string) => {
+      this.count(on, -1);
+      on = providerId;
+      this.count(on, 1);
+    };
+    const run = this.run(job, moveTo).finally(() => {
       this.running.delete(job.id);
-      this.perProvider.set(job.providerId, (this.perProvider.get(job.providerId) ?? 1) - 1);
+      this.count(on, -1);
       this.wake();
     });
     this.running.set(job.id, run);
   }
 
-  private async run(job: ReadJobRow): Promise<void> {
+  private count(providerId: string, by: number): void {
+    this.perProvider.set(providerId, (this.perProvider.get(providerId) ?? 0) + by);
+  }
+
+  private async run(job: ReadJobRow, moveTo: (providerId: string) => void): Promise<void> {
     const { config, jobs, owner } = this.options;
     let lost = false;
     const deadline = new AbortController();
@@ -144,29 +173,37 @@ export class JobWorker {
       Math.max(500, (config.claimSeconds * 1000) / 3),
     );
     renewal.unref();
+    const fallbacks = 'problem' in job ? [] : job.fallbacks;
+    const state: RunState = {
+      route: { row: { providerId: job.providerId, upstreamModel: job.upstreamModel }, fallbacks },
+      tried: fallbacks,
+      sends: 0,
+      deadline: deadline.signal,
+      lost: () => lost,
+      moveTo,
+    };
     try {
-      const context: JobContext = {
-        markSent: async () => !lost && (await jobs.markSent(job.id, owner, this.clock())),
-        recordTask: async (taskId) =>
-          !lost && (await jobs.recordUpstream(job, owner, { phase: 'task', upstreamTaskId: taskId }, this.clock())),
-        recordGenerated: async (upstreamResult) =>
-          !lost && (await jobs.recordUpstream(job, owner, { phase: 'generated', upstreamResult }, this.clock())),
-        lost: () => lost,
-        deadline: deadline.signal,
-        maxAttempts: config.maxAttempts,
-      };
       let outcome: JobOutcome;
       if ('problem' in job) {
         outcome = { kind: 'failed', error: job.problem, costNanos: 0n };
       } else if (this.clock() > job.deadlineAt) {
         outcome = { kind: 'failed', error: new JobDeadlineError(config.maxJobSeconds).message, costNanos: 0n };
       } else {
+        const context: JobContext = {
+          dispatch: (send) => this.dispatch(job, send, state),
+          recordTask: async (taskId) =>
+            !lost && (await jobs.recordUpstream(job, owner, { phase: 'task', upstreamTaskId: taskId }, this.clock())),
+          recordGenerated: async (upstreamResult) =>
+            !lost && (await jobs.recordUpstream(job, owner, { phase: 'generated', upstreamResult }, this.clock())),
+          lost: () => lost,
+          deadline: deadline.signal,
+        };
         const run = this.runnerOf(job, context);
         outcome = run
           ? await this.withinDeadline(job, run, deadline.signal, () => (lost = true))
           : { kind: 'failed', error: `no runner for ${job.kind} jobs`, costNanos: 0n };
       }
-      await this.finish(job, outcome);
+      await this.finish(job, outcome, state);
     } catch (error) {
       // Storage failed under the job: its claim runs out and another process resumes it from its phase.
       this.options.onError(error, job.id);
@@ -174,6 +211,68 @@ export class JobWorker {
       clearTimeout(cut);
       clearInterval(renewal);
     }
+  }
+
+  /**
+   * The job sent over its rows with the requests' breakers and fallback, from the row it is on; each row is
+   * written on the job (with the rows tried before it) before anything is sent to it. A job waits out a
+   * provider's retry-after in the queue, not here: the dispatch itself never waits.
+   */
+  private async dispatch<T>(
+    job: MediaJobRow,
+    send: JobSend<T>,
+    state: RunState,
+  ): Promise<{ value: T; row: RowRef } | { outcome: JobOutcome }> {
+    const { jobs, owner, config, resilience } = this.options;
+    const earlier = state.tried;
+    const attempts: GenerationAttempt[] = [];
+    const markSent = async (row: RowRef): Promise<void> => {
+      const fallbacks = [...earlier, ...attempts];
+      if (state.lost() || !(await jobs.markSent(job.id, owner, { row, fallbacks }, this.clock())))
+        throw new ClaimLost();
+      if (row.providerId !== state.route.row.providerId) state.moveTo(row.providerId);
+      state.route = { row, fallbacks };
+      state.sends += 1;
+    };
+    try {
+      return await dispatchWithFallback<RowRef, T>({
+        modelId: job.model,
+        accountId: job.accountId,
+        rows: this.rowsFrom(job),
+        resilience: { ...resilience, retryBudgetMs: 0, maxRetries: 0 },
+        mayContinue: worthFallingBack,
+        attempt: async (row) => {
+          try {
+            return await send(row, () => markSent(row));
+          } catch (error) {
+            // Cut by the job's deadline: it says nothing of the row (its breaker does not count it), and no
+            // other row is tried.
+            throw state.deadline.aborted ? state.deadline.reason : error;
+          }
+        },
+        attempts,
+      });
+    } catch (error) {
+      state.tried = [...earlier, ...attempts];
+      const last = attempts.at(-1);
+      if (last) {
+        const { providerId, upstreamModel } = last;
+        state.route = { row: { providerId, upstreamModel }, fallbacks: [...earlier, ...attempts.slice(0, -1)] };
+      }
+      return { outcome: unsentOutcome(error, job.attempts + state.sends < config.maxAttempts) };
+    }
+  }
+
+  /**
+   * The rows the job may be sent to, from the one it is on: those before it were tried already, or it was
+   * queued past them. A job whose row left the catalog goes to the model's rows as they are now, or, with
+   * none left, to its own, whose runner then fails it.
+   */
+  private rowsFrom(job: MediaJobRow): readonly RowRef[] {
+    const rows = this.options.rowsOf(job);
+    const at = rows.findIndex((row) => row.providerId === job.providerId && row.upstreamModel === job.upstreamModel);
+    if (at >= 0) return rows.slice(at);
+    return rows.length > 0 ? rows : [{ providerId: job.providerId, upstreamModel: job.upstreamModel }];
   }
 
   /** The run of the job by its kind's runner; undefined when this process has none for that kind. */
@@ -223,7 +322,7 @@ export class JobWorker {
     }
   }
 
-  private async finish(job: ReadJobRow, outcome: JobOutcome): Promise<void> {
+  private async finish(job: ReadJobRow, outcome: JobOutcome, state: RunState): Promise<void> {
     const { config, jobs, owner } = this.options;
     const now = this.clock();
     switch (outcome.kind) {
@@ -234,7 +333,12 @@ export class JobWorker {
         // the next claim fails it and gives its hold back, whatever wait an upstream asked for.
         const delay = Math.max(config.retryBaseMs * 2 ** Math.min(job.attempts, 16), outcome.retryAfterMs ?? 0);
         const due = Math.min(now.getTime() + delay, job.deadlineAt.getTime());
-        await jobs.retryLater(job.id, owner, new Date(due), outcome.error, now);
+        await jobs.retryLater(
+          job.id,
+          owner,
+          { runAfter: new Date(due), error: outcome.error, fallbacks: state.tried },
+          now,
+        );
         return;
       }
       case 'succeeded':
@@ -258,7 +362,11 @@ export class JobWorker {
           status: outcome.kind,
           request: job.recordedRequest,
           usage: succeeded ? outcome.usage : { error: outcome.error },
-          route: routeOf(job),
+          route: {
+            ...state.route.row,
+            fallbacks: state.route.fallbacks,
+            ...(job.requestId ? { requestId: job.requestId } : {}),
+          },
           startedAt: job.createdAt.getTime(),
           endedAt: now.getTime(),
           claimNanos,
@@ -282,12 +390,16 @@ export class JobWorker {
   }
 }
 
-/** A job runs on the one provider row it was queued for: no fallbacks. */
-function routeOf(job: ReadJobRow): GenerationRoute {
-  return {
-    providerId: job.providerId,
-    upstreamModel: job.upstreamModel,
-    fallbacks: [],
-    ...(job.requestId ? { requestId: job.requestId } : {}),
-  };
+/** What a run knows of the road its job took. */
+interface RunState {
+  /** What the job's usage record says of its route: the row it is on, and the rows tried before it. */
+  route: { row: RowRef; fallbacks: GenerationAttempt[] };
+  /** Every row tried so far, the last failure's included: what a retry starts from. */
+  tried: GenerationAttempt[];
+  /** Upstream calls made in this run (the job's stored `attempts` counts those of earlier runs). */
+  sends: number;
+  deadline: AbortSignal;
+  lost: () => boolean;
+  /** The job went on to another provider's row. */
+  moveTo: (providerId: string) => void;
 }

@@ -5,13 +5,13 @@ import { definedFields } from '../domain/defined-fields.ts';
 import { newId } from '../domain/ids.ts';
 import { nanosToUsd } from '../domain/money.ts';
 import type { StoredSpeechRequest } from '../domain/speech.ts';
-import type { AudioUpstreamResult } from '../domain/media-job-results.ts';
 import { audioSeconds } from '../media/media-duration.ts';
 import type { FetchedMedia } from '../media/remote-media.ts';
 import type { AdapterRegistry, CallOptions, SpeechAdapter } from '../providers/provider-adapter.ts';
 import type { ObjectStore } from '../storage/object-store.ts';
-import { succeeded, type JobContext, type JobOutcome, type JobRunner, type MediaJobOf } from './job-runner.ts';
-import { isTransient, retryLater, upstreamErrorMessage } from './upstream-errors.ts';
+import type { JobContext, JobOutcome, JobRunner, MediaJobOf } from './job-runner.ts';
+import { succeeded, UnsendableJob } from './job-runner.ts';
+import { upstreamErrorMessage } from './upstream-errors.ts';
 
 const extensions: Record<string, string> = {
   'audio/mpeg': 'mp3',
@@ -52,16 +52,18 @@ export class SpeechJobRunner implements JobRunner<'audio'> {
     }
     let generated = job.upstreamResult;
     if (job.phase !== 'generated' || !generated) {
-      const target = this.options.providers.get(job.providerId);
-      const adapter = target ? this.options.adapters.get(target.protocol)?.speech : undefined;
-      if (!adapter || !target?.active)
-        return { kind: 'failed', error: 'the provider of this job is no longer configured', costNanos: 0n };
-      if (!(await context.markSent())) return { kind: 'lost' };
-      let made: Omit<AudioUpstreamResult, 'assetId' | 'objectKey' | 'bytes'> & { audio: Buffer };
+      const sent = await context.dispatch(async (row, markSent) => {
+        const target = this.options.providers.get(row.providerId);
+        const adapter = target ? this.options.adapters.get(target.protocol)?.speech : undefined;
+        if (!adapter || !target?.active) throw new UnsendableJob('the provider of this job is no longer configured');
+        await markSent();
+        return this.make(request, row.upstreamModel, adapter, { target, signal: context.deadline });
+      });
+      if ('outcome' in sent) return sent.outcome;
+      let made: Awaited<ReturnType<typeof sent.value>>;
       try {
-        made = await this.make(request, job.upstreamModel, adapter, { target, signal: context.deadline });
+        made = await sent.value();
       } catch (error) {
-        if (isTransient(error) && job.attempts + 1 < context.maxAttempts) return retryLater(error);
         return { kind: 'failed', error: upstreamErrorMessage(error), costNanos: 0n };
       }
       if (made.audio.length === 0) return { kind: 'failed', error: 'the provider returned no audio', costNanos: 0n };
@@ -98,7 +100,11 @@ export class SpeechJobRunner implements JobRunner<'audio'> {
     return succeeded(job, { result, usage, costNanos, measuredCostNanos }, [asset], this.options.retentionMs);
   }
 
-  /** The provider's audio as bytes, with what it reported; the playable length read from the file where it can be. */
+  /**
+   * Asks the provider for the audio; answers how to read it as bytes, with what the provider reported and
+   * the playable length read from the file where it can be (a clip given by URL is downloaded then, once the
+   * provider's answer is in: its download is no failure of the row, and no reason to send the job elsewhere).
+   */
   private async make(
     request: StoredSpeechRequest,
     upstreamModel: string,
@@ -108,31 +114,33 @@ export class SpeechJobRunner implements JobRunner<'audio'> {
     if (request.product === 'text-to-speech') {
       const { product: _product, ...speech } = request;
       const spoken = await adapter.synthesize(speech, options);
-      return {
+      return async () => ({
         audio: Buffer.from(spoken.audio, 'base64'),
         mediaType: spoken.mediaType,
         ...definedFields({ billedCharacters: spoken.billedCharacters, subtitle: spoken.subtitle }),
-      };
+      });
     }
     const { product: _product, ...reference } = request;
     if (!adapter.generateWithReference)
-      throw new Error('the provider of this job does not generate audio with reference');
+      throw new UnsendableJob('the provider of this job does not generate audio with reference');
     const made = await adapter.generateWithReference(reference, upstreamModel, options);
-    const audio =
-      made.audio.kind === 'inline'
-        ? Buffer.from(made.audio.data, 'base64')
-        : (await this.options.downloadOutput(made.audio.url, options.signal)).bytes;
-    const measuredSeconds = await audioSeconds(audio, made.mediaType, request.sampleRate ?? 24_000);
-    return {
-      audio,
-      mediaType: made.mediaType,
-      ...definedFields({
-        durationSeconds: measuredSeconds ?? made.durationSeconds,
-        measuredSeconds,
-        originalDurationSeconds: made.originalDurationSeconds,
-        providerUrl: made.providerUrl,
-        subtitle: made.subtitle,
-      }),
+    return async () => {
+      const audio =
+        made.audio.kind === 'inline'
+          ? Buffer.from(made.audio.data, 'base64')
+          : (await this.options.downloadOutput(made.audio.url, options.signal)).bytes;
+      const measuredSeconds = await audioSeconds(audio, made.mediaType, request.sampleRate ?? 24_000);
+      return {
+        audio,
+        mediaType: made.mediaType,
+        ...definedFields({
+          durationSeconds: measuredSeconds ?? made.durationSeconds,
+          measuredSeconds,
+          originalDurationSeconds: made.originalDurationSeconds,
+          providerUrl: made.providerUrl,
+          subtitle: made.subtitle,
+        }),
+      };
     };
   }
 }

@@ -1,21 +1,34 @@
 import { GatewayError } from '../domain/errors.ts';
 import { UpstreamHttpError, UpstreamUnreachableError } from '../domain/upstream-failure.ts';
-import type { JobOutcome } from './job-runner.ts';
+import { ClaimLost, UnsendableJob, type JobOutcome } from './job-runner.ts';
 
 /**
- * Failures worth another try of the same job: the provider could not be reached or refused for load (429,
- * 5xx). A timeout is not: the provider may have made (and billed) the images, and a synchronous call
- * cannot be looked up afterwards.
+ * Failures worth another try of the job on the row it was last sent to, after a backoff: the provider could
+ * not be reached or refused for load (429, 5xx). A timeout is not: the provider may have made (and billed)
+ * the images, and a synchronous call cannot be looked up afterwards (it goes on to the model's next row at
+ * once, as a request's does, but never back to the same one).
  */
-export function isTransient(error: unknown): boolean {
+function isTransient(error: unknown): boolean {
   if (error instanceof UpstreamUnreachableError) return error.reason === 'connect';
   return error instanceof UpstreamHttpError && (error.status === 429 || error.status >= 500);
 }
 
-/** A transient failure's outcome: tried again later, no sooner than the provider's `retry-after`. */
-export function retryLater(error: unknown): Extract<JobOutcome, { kind: 'retry' }> {
-  const retryAfterMs = error instanceof UpstreamHttpError ? error.retryAfterMs : undefined;
-  return { kind: 'retry', error: upstreamErrorMessage(error), ...(retryAfterMs !== undefined ? { retryAfterMs } : {}) };
+/**
+ * The outcome of a job no row served: lost with its claim; a transient failure tried again later (no sooner
+ * than the provider's `retry-after`) while `mayRetry`; otherwise failed with the reason, charged nothing.
+ */
+export function unsentOutcome(error: unknown, mayRetry: boolean): JobOutcome {
+  if (error instanceof ClaimLost) return { kind: 'lost' };
+  if (isTransient(error) && mayRetry) {
+    const retryAfterMs = error instanceof UpstreamHttpError ? error.retryAfterMs : undefined;
+    return {
+      kind: 'retry',
+      error: upstreamErrorMessage(error),
+      ...(retryAfterMs !== undefined ? { retryAfterMs } : {}),
+    };
+  }
+  const message = error instanceof UnsendableJob ? error.message : upstreamErrorMessage(error);
+  return { kind: 'failed', error: message, costNanos: 0n };
 }
 
 /** The job's `error` text: the provider's own message where its error body has one. */

@@ -4,6 +4,7 @@ import type { ProviderConfig } from '../config/load-config.ts';
 import { GatewayError } from '../domain/errors.ts';
 import { newId } from '../domain/ids.ts';
 import { nanosToUsd } from '../domain/money.ts';
+import type { RowRef } from '../domain/provider-rows.ts';
 import { UpstreamHttpError } from '../domain/upstream-failure.ts';
 import type {
   StoredVideoMediaSource,
@@ -18,8 +19,9 @@ import { sniffMediaType } from '../media/media-type.ts';
 import type { FetchedMedia } from '../media/remote-media.ts';
 import type { AdapterRegistry, CallOptions, VideoAdapter } from '../providers/provider-adapter.ts';
 import type { ObjectStore } from '../storage/object-store.ts';
-import { succeeded, type JobContext, type JobOutcome, type JobRunner, type MediaJobOf } from './job-runner.ts';
-import { isTransient, retryLater, upstreamErrorMessage } from './upstream-errors.ts';
+import type { JobContext, JobOutcome, JobRunner, MediaJobOf } from './job-runner.ts';
+import { succeeded, UnsendableJob } from './job-runner.ts';
+import { upstreamErrorMessage } from './upstream-errors.ts';
 
 export interface VideoJobRunnerOptions {
   adapters: AdapterRegistry;
@@ -41,6 +43,8 @@ export interface VideoJobRunnerOptions {
 
 type VideoJob = MediaJobOf<'video'>;
 
+const noLongerConfigured = 'the provider of this job is no longer configured';
+
 /** Reads of a task that fail one after another before the job gives up on it (an unreachable or garbled provider). */
 const maxPollFailures = 20;
 /** Longest the cancel of a task past the job's deadline may take (its own clock: the deadline's signal has fired). */
@@ -58,13 +62,13 @@ export class VideoJobRunner implements JobRunner<'video'> {
 
   async run(job: VideoJob, context: JobContext): Promise<JobOutcome> {
     if (job.phase === 'generated' && job.upstreamResult) return this.settled(job, job.upstreamResult);
-    const target = this.options.providers.get(job.providerId);
-    const adapter = target ? this.options.adapters.get(target.protocol)?.video : undefined;
-    if (!adapter || !target?.active)
-      return { kind: 'failed', error: 'the provider of this job is no longer configured', costNanos: 0n };
-    const options: CallOptions = { target, signal: context.deadline };
-    let taskId = job.upstreamTaskId;
-    if (!taskId) {
+    let task: { id: string; adapter: VideoAdapter; target: ProviderConfig };
+    if (job.upstreamTaskId) {
+      // The task was created on the row the job is on: it is followed there, and never created again.
+      const provider = this.providerOf(job);
+      if (!provider) return { kind: 'failed', error: noLongerConfigured, costNanos: 0n };
+      task = { id: job.upstreamTaskId, ...provider };
+    } else {
       if (job.phase === 'sent') {
         return {
           kind: 'failed',
@@ -73,22 +77,26 @@ export class VideoJobRunner implements JobRunner<'video'> {
           costNanos: 0n,
         };
       }
-      let request: VideoGenerationRequest;
-      try {
-        request = await this.inputs(job.request);
-      } catch (error) {
-        return { kind: 'failed', error: error instanceof Error ? error.message : String(error), costNanos: 0n };
-      }
-      if (!(await context.markSent())) return { kind: 'lost' };
-      try {
-        taskId = await adapter.createTask(request, job.upstreamModel, options);
-      } catch (error) {
-        if (isTransient(error) && job.attempts + 1 < context.maxAttempts) return retryLater(error);
-        return { kind: 'failed', error: upstreamErrorMessage(error), costNanos: 0n };
-      }
-      if (!(await context.recordTask(taskId))) return { kind: 'lost' };
+      const sent = await context.dispatch(async (row, markSent) => {
+        const provider = this.providerOf(row);
+        if (!provider) throw new UnsendableJob(noLongerConfigured);
+        let request: VideoGenerationRequest;
+        try {
+          request = await this.inputs(job.request);
+        } catch (error) {
+          throw new UnsendableJob(error instanceof Error ? error.message : String(error));
+        }
+        await markSent();
+        const options = { target: provider.target, signal: context.deadline };
+        return { id: await provider.adapter.createTask(request, row.upstreamModel, options), ...provider };
+      });
+      if ('outcome' in sent) return sent.outcome;
+      task = sent.value;
+      if (!(await context.recordTask(task.id))) return { kind: 'lost' };
     }
-    const report = await this.awaitEnd(job, adapter, taskId, options, context);
+    const { adapter, target } = task;
+    const options: CallOptions = { target, signal: context.deadline };
+    const report = await this.awaitEnd(job, adapter, task.id, options, context);
     if (report === 'lost') return { kind: 'lost' };
     if (typeof report === 'string') return { kind: 'failed', error: report, costNanos: 0n };
     if (report.state === 'cancelled')
@@ -112,6 +120,13 @@ export class VideoJobRunner implements JobRunner<'video'> {
     }
     if (!(await context.recordGenerated(stored))) return { kind: 'lost' };
     return this.settled(job, stored);
+  }
+
+  /** The video family and settings of a row's provider, while it is configured and active. */
+  private providerOf(row: RowRef): { adapter: VideoAdapter; target: ProviderConfig } | undefined {
+    const target = this.options.providers.get(row.providerId);
+    const adapter = target ? this.options.adapters.get(target.protocol)?.video : undefined;
+    return adapter && target?.active ? { adapter, target } : undefined;
   }
 
   /** Reads the task until it ends; a string when it cannot be followed any more (the job fails with it). */

@@ -1,5 +1,5 @@
 import { and, count, desc, eq, exists, inArray, isNotNull, isNull, lt, lte, or, sql } from 'drizzle-orm';
-import { usageRecord, type RecordedGeneration } from '../domain/generation-route.ts';
+import { usageRecord, type GenerationAttempt, type RecordedGeneration } from '../domain/generation-route.ts';
 import {
   outputProblem,
   readJobInput,
@@ -8,6 +8,7 @@ import {
   type MediaJobPhase,
   type StoredMediaJob,
 } from '../domain/media-job.ts';
+import type { RowRef } from '../domain/provider-rows.ts';
 import type { MediaKind } from '../domain/usage-modalities.ts';
 import { queryRows, type Database } from './database.ts';
 import { mediaJobHoldOwner, type HoldOutcome, type LedgerSettlement } from './ledger-repository.ts';
@@ -18,7 +19,14 @@ export type MediaJobRecord = typeof mediaJobs.$inferSelect;
 export type MediaAssetRow = typeof mediaAssets.$inferSelect;
 
 /** The columns of a job that hold JSON checked against its kind's schemas (and its kind). */
-type StoredJsonColumns = 'kind' | 'request' | 'recordedRequest' | 'priceSnapshot' | 'upstreamResult' | 'result';
+type StoredJsonColumns =
+  | 'kind'
+  | 'request'
+  | 'recordedRequest'
+  | 'priceSnapshot'
+  | 'fallbacks'
+  | 'upstreamResult'
+  | 'result';
 
 /** A job as read: its columns, and its stored JSON (request, recorded request, prices, outcome) in its kind's types. */
 export type MediaJobRow = Omit<MediaJobRecord, StoredJsonColumns> & StoredMediaJob;
@@ -119,7 +127,7 @@ export class MediaJobsRepository {
           updatedAt: job.now,
         })
         .returning();
-      return { ...columnsOf(inserted!), ...checked, upstreamResult: null, result: null };
+      return { ...columnsOf(inserted!), ...checked, fallbacks: [], upstreamResult: null, result: null };
     });
   }
 
@@ -185,11 +193,26 @@ export class MediaJobsRepository {
     return rows.length === 1;
   }
 
-  /** Records, before anything is sent upstream, that it is about to be: a takeover then knows not to send it again. */
-  async markSent(id: string, owner: string, now: Date): Promise<boolean> {
+  /**
+   * Records, before anything is sent upstream, that it is about to be, to `row` (the rows tried before it in
+   * `fallbacks`): a takeover then knows not to send it again, and which row a task it finds was created on.
+   */
+  async markSent(
+    id: string,
+    owner: string,
+    sent: { row: RowRef; fallbacks: readonly GenerationAttempt[] },
+    now: Date,
+  ): Promise<boolean> {
     const rows = await this.db
       .update(mediaJobs)
-      .set({ phase: 'sent', attempts: sql`${mediaJobs.attempts} + 1`, updatedAt: now })
+      .set({
+        phase: 'sent',
+        providerId: sent.row.providerId,
+        upstreamModel: sent.row.upstreamModel,
+        fallbacks: sent.fallbacks,
+        attempts: sql`${mediaJobs.attempts} + 1`,
+        updatedAt: now,
+      })
       .where(and(eq(mediaJobs.id, id), eq(mediaJobs.claimedBy, owner), eq(mediaJobs.state, 'processing')))
       .returning({ id: mediaJobs.id });
     return rows.length === 1;
@@ -221,11 +244,20 @@ export class MediaJobsRepository {
     return rows.length === 1;
   }
 
-  /** A transient failure: nothing of this try reached a provider's books; the job runs again after `runAfter`. */
-  async retryLater(id: string, owner: string, runAfter: Date, error: string, now: Date): Promise<boolean> {
+  /**
+   * A transient failure: nothing of this try reached a provider's books; the job runs again after `runAfter`, on
+   * the row it was last sent to, with the rows tried so far (`fallbacks`, that failure's included).
+   */
+  async retryLater(
+    id: string,
+    owner: string,
+    retry: { runAfter: Date; error: string; fallbacks: readonly GenerationAttempt[] },
+    now: Date,
+  ): Promise<boolean> {
+    const { runAfter, error, fallbacks } = retry;
     const rows = await this.db
       .update(mediaJobs)
-      .set({ phase: null, claimedBy: null, claimExpiresAt: null, runAfter, error, updatedAt: now })
+      .set({ phase: null, claimedBy: null, claimExpiresAt: null, runAfter, error, fallbacks, updatedAt: now })
       .where(and(eq(mediaJobs.id, id), eq(mediaJobs.claimedBy, owner), eq(mediaJobs.state, 'processing')))
       .returning({ id: mediaJobs.id });
     return rows.length === 1;
@@ -429,6 +461,7 @@ function columnsOf(record: MediaJobRecord): Omit<MediaJobRecord, StoredJsonColum
     request: _request,
     recordedRequest: _recorded,
     priceSnapshot: _prices,
+    fallbacks: _fallbacks,
     upstreamResult: _upstream,
     result: _result,
     ...columns

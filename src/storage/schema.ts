@@ -165,6 +165,8 @@ export const mediaJobs = pgTable(
     state: text('state').$type<MediaJobState>().notNull(),
     /** null: nothing sent upstream yet; `sent`: the upstream call began; `task`: its task id is stored; `generated`: its answer is stored, outputs being archived. */
     phase: text('phase').$type<MediaJobPhase>(),
+    /** Rows tried before the one the job is on (failed, or skipped for an open breaker): its record's route names them. */
+    fallbacks: jsonb('fallbacks').notNull().default([]),
     upstreamTaskId: text('upstream_task_id'),
     upstreamResult: jsonb('upstream_result'),
     attempts: integer('attempts').notNull().default(0),

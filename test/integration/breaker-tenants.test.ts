@@ -4,7 +4,7 @@ import { startFakeServer, type FakeServer } from '../fakes/fake-server.ts';
 import { fakeOpenAiKey, startOpenAiFake } from '../fakes/openai-fake.ts';
 import { startSwitchableUpstream, type SwitchableUpstream } from '../fakes/switchable-upstream.ts';
 import { writeJson } from '../fakes/wire.ts';
-import { adminHeaders, heldNanosOf, keyHeaders } from '../support/http-helpers.ts';
+import { adminHeaders, breakerStateOf, heldNanosOf, keyHeaders } from '../support/http-helpers.ts';
 import { fakeProviderYaml, startTestGateway, type TestGateway } from '../support/test-gateway.ts';
 
 interface AuditedRecord {
@@ -116,18 +116,6 @@ describe('provider breakers that one tenant cannot trip for the others', () => {
         headers: adminHeaders,
       })
     ).json<{ results: AuditedRecord[] }>().results;
-  const breakerState = async (upstreamModel: string) => {
-    const scraped = (await gateway.request({ method: 'GET', url: '/metrics' })).body;
-    const line = scraped
-      .split('\n')
-      .find(
-        (candidate) =>
-          candidate.startsWith('gateway_provider_breaker_state{') &&
-          candidate.includes('provider="primary"') &&
-          candidate.includes(`upstream_model="${upstreamModel}"`),
-      );
-    return line === undefined ? undefined : Number(line.slice(line.lastIndexOf(' ') + 1));
-  };
 
   it("leaves a row to the other accounts, however often one account's requests make it fail (500 and 429)", async () => {
     const attacker = await gateway.createFundedKey({ credits: 5 });
@@ -168,8 +156,8 @@ describe('provider breakers that one tenant cannot trip for the others', () => {
       expect(records).toHaveLength(3);
       for (const record of records) expect(record.route).toMatchObject({ providerId: 'primary', fallbacks: [] });
     }
-    expect(await breakerState('gpt-4o-mini')).toBe(0);
-    expect(await breakerState('text-embedding-3-small')).toBe(0);
+    expect(await breakerStateOf(gateway, { providerId: 'primary', upstreamModel: 'gpt-4o-mini' })).toBe(0);
+    expect(await breakerStateOf(gateway, { providerId: 'primary', upstreamModel: 'text-embedding-3-small' })).toBe(0);
   });
 
   it('moves traffic to the fallback row in a real outage, once three accounts have seen the row fail', async () => {
@@ -182,7 +170,7 @@ describe('provider breakers that one tenant cannot trip for the others', () => {
         expect(answer.statusCode, answer.body).toBe(200);
       }
       expect(primaryCalls() - calls).toBe(3);
-      expect(await breakerState('gpt-4o-mini')).toBe(1);
+      expect(await breakerStateOf(gateway, { providerId: 'primary', upstreamModel: 'gpt-4o-mini' })).toBe(1);
       // Open: straight to the fallback, the primary not called.
       const { key, accountId } = await gateway.createFundedKey({ credits: 1 });
       for (let request = 0; request < 3; request += 1)
@@ -200,7 +188,7 @@ describe('provider breakers that one tenant cannot trip for the others', () => {
   });
 
   it("relays a single-row model's own errors while its breaker is open, however many came before, and its answers once it serves", async () => {
-    expect(await breakerState('gpt-4o-mini')).toBe(1);
+    expect(await breakerStateOf(gateway, { providerId: 'primary', upstreamModel: 'gpt-4o-mini' })).toBe(1);
     primary.down = true;
     try {
       for (let account = 0; account < 4; account += 1) {
@@ -230,7 +218,7 @@ describe('provider breakers that one tenant cannot trip for the others', () => {
       primary.down = false;
     }
     // The breaker is still open (its cooldown has not passed), and the row is still the one called.
-    expect(await breakerState('gpt-4o-mini')).toBe(1);
+    expect(await breakerStateOf(gateway, { providerId: 'primary', upstreamModel: 'gpt-4o-mini' })).toBe(1);
     const { key } = await gateway.createFundedKey({ credits: 1 });
     const poisoned = await chat(key, 'solo', 'poison again');
     expect(poisoned.statusCode).toBe(502);

@@ -9,6 +9,7 @@ import { eq, sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { usdToNanos } from '../../src/domain/money.ts';
 import { JobWorker } from '../../src/jobs/job-worker.ts';
+import { quietResilience } from '../support/quiet-resilience.ts';
 import { queryRows } from '../../src/storage/database.ts';
 import { MediaJobsRepository } from '../../src/storage/media-jobs-repository.ts';
 import { generations, mediaJobs } from '../../src/storage/schema.ts';
@@ -114,6 +115,8 @@ describe('jobs whose stored JSON this release cannot read', () => {
       // No runner: a job that could not be read must not reach one.
       runners: {},
       providers: new Map(),
+      resilience: quietResilience(),
+      rowsOf: () => [],
       owner: 'unreadable-jobs-test',
       config: { ...gateway.gateway.core.services.config.jobs, concurrency: 1, idlePollMs: 50 },
       maxDurationOverrun: gateway.gateway.core.services.config.limits.maxDurationOverrun,

@@ -183,3 +183,20 @@ export async function heldNanosOf(gateway: TestGateway, accountId: string): Prom
     .where(eq(accounts.id, accountId));
   return row?.held ?? -1n;
 }
+
+/** A provider row's breaker as `/metrics` tells it (0 closed, 1 open, 2 half-open); undefined before it has one. */
+export async function breakerStateOf(
+  gateway: TestGateway,
+  row: { providerId: string; upstreamModel: string },
+): Promise<number | undefined> {
+  const scraped = (await gateway.request({ method: 'GET', url: '/metrics' })).body;
+  const line = scraped
+    .split('\n')
+    .find(
+      (candidate) =>
+        candidate.startsWith('gateway_provider_breaker_state{') &&
+        candidate.includes(`provider="${row.providerId}"`) &&
+        candidate.includes(`upstream_model="${row.upstreamModel}"`),
+    );
+  return line === undefined ? undefined : Number(line.slice(line.lastIndexOf(' ') + 1));
+}

@@ -6,8 +6,10 @@
 import { describe, expect, it } from 'vitest';
 import type { JobsConfig } from '../../src/config/load-config.ts';
 import type { JobContext, JobOutcome, JobRunner } from '../../src/jobs/job-runner.ts';
-import { JobWorker, type WorkerJobs } from '../../src/jobs/job-worker.ts';
+import { JobWorker, type JobWorkerOptions, type WorkerJobs } from '../../src/jobs/job-worker.ts';
 import type { JobSettlement, MediaJobRow } from '../../src/storage/media-jobs-repository.ts';
+import { UpstreamUnreachableError } from '../../src/domain/upstream-failure.ts';
+import { quietResilience } from '../support/quiet-resilience.ts';
 
 const config: JobsConfig = {
   concurrency: 1,
@@ -38,6 +40,7 @@ function jobRow(deadlineAt: Date): MediaJobRow {
     upstreamTaskId: null,
     upstreamResult: null,
     attempts: 0,
+    fallbacks: [],
     priceSnapshot: { kind: 'per-image', nanos: '1000' },
     holdId: 'hold',
     holdNanos: 1000n,
@@ -87,6 +90,7 @@ class OneJob implements WorkerJobs {
 async function runOne(
   runner: (context: JobContext) => Promise<JobOutcome>,
   deadlineInMs: number,
+  dispatch: Pick<JobWorkerOptions, 'resilience' | 'rowsOf'> = { resilience: quietResilience(), rowsOf: () => [] },
 ): Promise<{ jobs: OneJob; deadlineAt: number; finished: number }> {
   const deadlineAt = Date.now() + deadlineInMs;
   const jobs = new OneJob(jobRow(new Date(deadlineAt)));
@@ -98,6 +102,7 @@ async function runOne(
     maxDurationOverrun: 1.1,
     runners: { image: imageRunner },
     providers: new Map(),
+    ...dispatch,
     owner: 'me',
     config: { ...config },
     onFinished: () => finish(Date.now()),
@@ -117,8 +122,10 @@ describe('job deadlines in the worker', () => {
     let release: () => void = () => undefined;
     const stuck = new Promise<void>((resolve) => (release = resolve));
     const run = runOne(async (context) => {
-      await context.markSent();
-      await stuck; // a call that never looks at `context.deadline`
+      await context.dispatch(async (_row, markSent) => {
+        await markSent();
+        await stuck; // a call that never looks at `context.deadline`
+      });
       late = await context.recordGenerated({ images: [] });
       return { kind: 'succeeded', result: {}, usage: {}, costNanos: 1000n, assets: [] };
     }, 300);
@@ -152,5 +159,33 @@ describe('job deadlines in the worker', () => {
       { state: 'failed', costNanos: 0n, error: 'the job did not finish within 1 seconds' },
     ]);
     expect(finished - deadlineAt).toBeLessThan(1000);
+  });
+
+  it("neither counts a call cut by the deadline against its row's breaker nor sends the job to another row", async () => {
+    // One failure of one account would open a row: the cut call must not be one.
+    const resilience = quietResilience({ failures: 1, minAccounts: 1, cooldownMs: 60_000 });
+    const rows = [
+      { providerId: 'p', upstreamModel: 'u' },
+      { providerId: 'q', upstreamModel: 'v' },
+    ];
+    const sentTo: string[] = [];
+    const { jobs } = await runOne(
+      async (context) => {
+        const sent = await context.dispatch(async (row, markSent) => {
+          sentTo.push(row.providerId);
+          await markSent();
+          await new Promise((resolve) => context.deadline.addEventListener('abort', resolve));
+          throw new UpstreamUnreachableError('connect', 'the upstream provider could not be reached');
+        });
+        return 'outcome' in sent ? sent.outcome : { kind: 'failed', error: 'served', costNanos: 0n };
+      },
+      300,
+      { resilience, rowsOf: () => rows },
+    );
+    expect(sentTo).toEqual(['p']);
+    expect(resilience.breakers.available(rows[0]!)).toBe(true);
+    expect(jobs.settlements.map(({ settlement }) => settlement)).toMatchObject([
+      { state: 'failed', error: 'the job did not finish within 1 seconds' },
+    ]);
   });
 });

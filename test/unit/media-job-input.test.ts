@@ -189,23 +189,32 @@ const videoResult = {
   durationSeconds: 5,
   usage: { completionTokens: 0, totalTokens: 0, usdCost: 0.25, durationSeconds: 5, providerUsage: {} },
 };
+const tried = [
+  { providerId: 'busy', upstreamModel: 'voice', outcome: 'failed', reason: 'upstream answered 503', status: 503 },
+];
 const audioAnswer = { assetId: 'asset_a', objectKey: 'audio/gen_3/speech.mp3', mediaType: 'audio/mpeg', bytes: 9 };
 
 describe("reading a media job's stored outcome", () => {
   it('reads each kind with its answer and result, or none yet', () => {
-    expect(readStoredJob({ ...image, upstreamResult: imageAnswer, result: imageResult })).toMatchObject({
+    expect(readStoredJob({ ...image, fallbacks: [], upstreamResult: imageAnswer, result: imageResult })).toMatchObject({
       kind: 'image',
       upstreamResult: imageAnswer,
       result: imageResult,
     });
-    expect(readStoredJob({ ...video, upstreamResult: null, result: videoResult })).toMatchObject({
+    expect(readStoredJob({ ...video, fallbacks: [], upstreamResult: null, result: videoResult })).toMatchObject({
       result: videoResult,
     });
-    expect(readStoredJob({ ...speech, upstreamResult: audioAnswer, result: null })).toMatchObject({
+    expect(readStoredJob({ ...speech, fallbacks: tried, upstreamResult: audioAnswer, result: null })).toMatchObject({
       product: 'text-to-speech',
+      fallbacks: tried,
       upstreamResult: audioAnswer,
       result: null,
     });
+  });
+
+  it('refuses a list of rows tried of another shape', () => {
+    const read = readStoredJob({ ...image, fallbacks: [{ providerId: 'p' }], upstreamResult: null, result: null });
+    expect('problem' in read && read.problem).toMatch(/^the list of rows tried stored with this image job /);
   });
 
   it.each<[string, unknown, unknown, RegExp]>([
@@ -223,7 +232,7 @@ describe("reading a media job's stored outcome", () => {
     ],
     ['a video result as an image one', null, videoResult, /^the result stored with this image job /],
   ])('refuses %s', (_name, upstreamResult, result, reason) => {
-    const read = readStoredJob({ ...image, upstreamResult, result });
+    const read = readStoredJob({ ...image, fallbacks: [], upstreamResult, result });
     expect('problem' in read && read.problem).toMatch(reason);
   });
 

@@ -1,0 +1,1 @@
+ALTER TABLE "media_jobs" ADD COLUMN "fallbacks" jsonb DEFAULT '[]'::jsonb NOT NULL;
