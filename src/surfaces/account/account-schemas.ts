@@ -59,7 +59,7 @@ export const MediaItemSchema = Type.Object({
         Type.Object(
           {
             zIndex: Type.Integer({ minimum: 0 }),
-            box: Type.Optional(Type.Tuple([Type.Number(), Type.Number(), Type.Number(), Type.Number()])),
+            box: Type.Optional(Type.Array(Type.Number(), { minItems: 4, maxItems: 4 })),
             name: Type.Optional(Type.String()),
           },
           {
