@@ -10,11 +10,14 @@ import {
   type ChatPart,
   type ChatStreamEvent,
   type DecodedChat,
+  type ResponseFormat,
   type ThinkingConfig,
   type ToolChoice,
   type ToolDefinition,
 } from '../../domain/chat.ts';
+import { fieldNamesOf, nativeParameters } from '../../catalog/capability-gate.ts';
 import { requireNestingWithin, requireToolTextsWithin } from '../../domain/nesting.ts';
+import { objectOf } from '../../domain/wire-values.ts';
 import type { CollectedAnswer } from '../../gateway/text-generation.ts';
 import { stopReasonOf, wireUsage, type MessagesRequest } from '../../protocols/anthropic/messages.ts';
 
@@ -31,7 +34,41 @@ export const gatedFields: Readonly<Record<string, string>> = {
   tools: 'tools',
   tool_choice: 'toolChoice',
   thinking: 'thinking',
+  output_format: 'responseFormat',
 };
+
+/** The answer format the request asks for, where the client wrote it: `output_config.format` or `output_format`. */
+function outputFormatOf(body: MessagesBody): { field: string; format: Record<string, unknown> } | undefined {
+  const format = objectOf(body.output_config?.format);
+  if (format) return { field: 'output_config.format', format };
+  const older = objectOf(body.output_format);
+  return older ? { field: 'output_format', format: older } : undefined;
+}
+
+/** The gated parameters of a messages request, by native name: its top-level fields and the answer format. */
+export function gatedParametersOf(body: MessagesBody): Record<string, unknown> {
+  const output = outputFormatOf(body);
+  return { ...nativeParameters(body, gatedFields), ...(output ? { responseFormat: output.format } : {}) };
+}
+
+/** The field each parameter came in, for refusals. */
+export function fieldNamesOfBody(body: MessagesBody): Record<string, string> {
+  const output = outputFormatOf(body);
+  return { ...fieldNamesOf(body, gatedFields), ...(output ? { responseFormat: output.field } : {}) };
+}
+
+/** A JSON answer matching a schema, the one format the protocol has; another is the request's to relay only. */
+function decodeOutputFormat(body: MessagesBody, untranslatable: Set<string>): ResponseFormat | undefined {
+  const output = outputFormatOf(body);
+  if (!output) return undefined;
+  const schema = objectOf(output.format.schema);
+  if (output.format.type === 'json_schema' && schema) {
+    requireNestingWithin(schema, `body.${output.field}.schema`);
+    return { type: 'json_schema', name: 'response', schema };
+  }
+  untranslatable.add(`this ${output.field}`);
+  return undefined;
+}
 
 interface Block {
   type?: unknown;
@@ -142,6 +179,7 @@ export function decodeMessages(body: MessagesBody): DecodedChat {
     ...(toolChoice ? { toolChoice } : {}),
     topK: body.top_k,
     thinking: decodeThinking(body.thinking),
+    responseFormat: decodeOutputFormat(body, untranslatable),
     untranslatable: [...untranslatable],
   };
 }
@@ -155,6 +193,12 @@ export function relayBody(
   const forwarded: Record<string, unknown> = { ...body, model: upstreamModel, max_tokens: maxOutputTokens };
   for (const [field, native] of Object.entries(gatedFields))
     if (droppedNativeNames.includes(native) && field !== 'max_tokens') delete forwarded[field];
+  // The answer format leaves output_config, whose other settings stay.
+  if (droppedNativeNames.includes('responseFormat') && body.output_config?.format !== undefined) {
+    const { format: _format, ...rest } = body.output_config;
+    if (Object.keys(rest).length > 0) forwarded.output_config = rest;
+    else delete forwarded.output_config;
+  }
   return forwarded;
 }
 
