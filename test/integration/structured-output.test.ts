@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FakeServer } from '../fakes/fake-server.ts';
+import { betaText, dataLines } from '../support/answer-text.ts';
 import { usageRecords } from '../support/http-helpers.ts';
 import { startFamilyGateway, type FamilyGateway } from '../support/test-gateway.ts';
 
@@ -19,12 +20,6 @@ const schema = {
   additionalProperties: false,
 };
 const expected = { city: `Echo: ${prompt}` };
-
-const dataLines = (body: string) =>
-  body
-    .split('\n')
-    .filter((line) => line.startsWith('data: ') && line !== 'data: [DONE]')
-    .map((line) => JSON.parse(line.slice(6)) as Record<string, unknown>);
 
 type Chunk = Record<string, unknown>;
 const alphaChoices = (chunk: Chunk) =>
@@ -92,14 +87,7 @@ const surfaces: Surface[] = [
         output_config: { format: { type: 'json_schema', schema } },
       },
     }),
-    text: (body, stream) =>
-      stream
-        ? dataLines(body)
-            .map((event) =>
-              event.type === 'content_block_delta' ? ((event.delta as { text?: string }).text ?? '') : '',
-            )
-            .join('')
-        : (JSON.parse(body) as { content: Array<{ text: string }> }).content.map((block) => block.text).join(''),
+    text: betaText,
   },
   {
     name: 'gamma generateContent',
