@@ -1,10 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import type { ChatRequest, ChatStreamEvent } from '../../src/domain/chat.ts';
 import { Secret } from '../../src/domain/secret.ts';
+import { UpstreamUnreachableError } from '../../src/domain/upstream-failure.ts';
 import { collectAnswer } from '../../src/gateway/text-generation.ts';
 import { anthropicCarries, encodeMessagesRequest } from '../../src/providers/anthropic/anthropic-messages.ts';
 import { encodeGenerateContent, geminiCarries } from '../../src/providers/gemini/gemini-content.ts';
 import { encodeChatRequest, openAiCarries } from '../../src/providers/openai/openai-chat.ts';
+import { askedChoice } from '../../src/providers/shared/wire-data.ts';
 import {
   ChunkEncoder as AlphaChunkEncoder,
   chatCompletionOf,
@@ -161,6 +163,13 @@ describe('several completions in the answer', () => {
         { index: 1, content: { parts: [{ text: 'two' }, { functionCall: { name: 'lookup' } }] }, finishReason: 'STOP' },
       ],
     });
+  });
+
+  it('takes from an upstream only the choices asked for', () => {
+    expect(askedChoice(1, 2)).toBe(1);
+    expect(askedChoice(0, undefined)).toBe(0);
+    expect(() => askedChoice(1, undefined)).toThrow(UpstreamUnreachableError);
+    expect(() => askedChoice(1_000_000, 2)).toThrow('which was not asked for');
   });
 
   it('streams each choice under its index', () => {

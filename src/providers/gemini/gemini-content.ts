@@ -23,7 +23,7 @@ import {
 import type { CallOptions } from '../provider-adapter.ts';
 import { decodeSse } from '../shared/sse-decoder.ts';
 import type { UpstreamHttp } from '../shared/upstream-http.ts';
-import { checkedEvent } from '../shared/wire-data.ts';
+import { askedChoice, checkedEvent } from '../shared/wire-data.ts';
 
 export function geminiPath(upstreamModel: string, action: string): string {
   return `/models/${encodeURIComponent(upstreamModel)}:${action}`;
@@ -191,7 +191,7 @@ export async function* streamGeminiContent(
         `the upstream reported an error mid-stream: ${chunk.error.message ?? 'unknown'}`,
       );
     for (const [position, candidate] of (chunk.candidates ?? []).entries()) {
-      const choice = candidate.index ?? position;
+      const choice = askedChoice(candidate.index ?? position, request.choices);
       const number = choiceField(choice);
       for (const part of candidate.content?.parts ?? []) {
         if (part.text && !part.thought) yield { type: 'text-delta', text: part.text, ...number };

@@ -24,7 +24,7 @@ import {
 import type { CallOptions, ProviderTarget } from '../provider-adapter.ts';
 import { decodeSse } from '../shared/sse-decoder.ts';
 import type { UpstreamHttp } from '../shared/upstream-http.ts';
-import { checkedEvent } from '../shared/wire-data.ts';
+import { askedChoice, checkedEvent } from '../shared/wire-data.ts';
 
 function openAiContent(content: ChatMessage['content']): unknown {
   if (typeof content === 'string') return content;
@@ -213,7 +213,7 @@ export async function* streamOpenAiChat(
       );
     for (const choice of chunk.choices ?? []) {
       // Each choice of several (`n`) streams under its own index; the first one's finish is the answer's.
-      const number = choiceField(choice.index ?? 0);
+      const number = choiceField(askedChoice(choice.index ?? 0, request.choices));
       if (choice.delta?.content) yield { type: 'text-delta', text: choice.delta.content, ...number };
       for (const fragment of choice.delta?.tool_calls ?? []) {
         const index = fragment.index ?? 0;
