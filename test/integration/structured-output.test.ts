@@ -159,16 +159,22 @@ describe('structured output and several completions across surfaces and upstream
     }
   }
 
-  it('carries the older output_format of beta to another protocol', async () => {
+  it('carries the older output_format of beta, and the effort of its output_config, to another protocol', async () => {
     const response = await post('/api/beta/v1/messages', {
       model: 'via-gemini',
       max_tokens: 100,
       messages: [{ role: 'user', content: prompt }],
       output_format: { type: 'json_schema', schema },
+      output_config: { effort: 'low' },
     });
     expect(response.statusCode, response.body).toBe(200);
+    expect(response.headers['x-gateway-dropped-parameters']).toBeUndefined();
     expect(gateway.fakes.gemini.requests.at(-1)!.body).toMatchObject({
-      generationConfig: { responseMimeType: 'application/json', responseJsonSchema: schema },
+      generationConfig: {
+        responseMimeType: 'application/json',
+        responseJsonSchema: schema,
+        thinkingConfig: { thinkingLevel: 'LOW' },
+      },
     });
   });
 

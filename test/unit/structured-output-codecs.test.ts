@@ -52,6 +52,7 @@ describe('decoding each surface answer format into the canonical one', () => {
     const other = decodeMessages(body({ output_config: { format: { type: 'regex' } } }));
     expect(other.responseFormat).toBeUndefined();
     expect(other.untranslatable).toEqual(['this output_config.format']);
+    expect(decodeMessages(body({ output_config: { effort: 'low' } })).reasoningEffort).toBe('low');
   });
 
   it('reads gamma responseMimeType with responseSchema (as JSON Schema) or responseJsonSchema', () => {
@@ -121,6 +122,9 @@ describe('encoding the canonical answer format and completions for each upstream
     const forwarded = relayBody(body, 'up', ['responseFormat'], 10);
     expect(forwarded.output_config).toEqual({ effort: 'low' });
     expect(forwarded).not.toHaveProperty('output_format');
+    expect(relayBody(body, 'up', ['reasoningEffort'], 10).output_config).toEqual({
+      format: { type: 'json_schema', schema },
+    });
     expect(relayBody({ ...body, output_config: { format: {} } }, 'up', ['responseFormat'], 10)).not.toHaveProperty(
       'output_config',
     );

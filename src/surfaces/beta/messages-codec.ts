@@ -17,7 +17,7 @@ import {
 } from '../../domain/chat.ts';
 import { fieldNamesOf, nativeParameters } from '../../catalog/capability-gate.ts';
 import { requireNestingWithin, requireToolTextsWithin } from '../../domain/nesting.ts';
-import { objectOf } from '../../domain/wire-values.ts';
+import { objectOf, stringOf } from '../../domain/wire-values.ts';
 import type { CollectedAnswer } from '../../gateway/text-generation.ts';
 import { stopReasonOf, wireUsage, type MessagesRequest } from '../../protocols/anthropic/messages.ts';
 
@@ -45,16 +45,23 @@ function outputFormatOf(body: MessagesBody): { field: string; format: Record<str
   return older ? { field: 'output_format', format: older } : undefined;
 }
 
-/** The gated parameters of a messages request, by native name: its top-level fields and the answer format. */
+/** output_config field -> native parameter name: the answer's format (which wins over `output_format`) and effort. */
+const outputConfigFields: Readonly<Record<string, string>> = { format: 'responseFormat', effort: 'reasoningEffort' };
+
+/** The gated parameters of a messages request, by native name: its top-level fields and those of output_config. */
 export function gatedParametersOf(body: MessagesBody): Record<string, unknown> {
-  const output = outputFormatOf(body);
-  return { ...nativeParameters(body, gatedFields), ...(output ? { responseFormat: output.format } : {}) };
+  return {
+    ...nativeParameters(body, gatedFields),
+    ...nativeParameters(objectOf(body.output_config), outputConfigFields),
+  };
 }
 
 /** The field each parameter came in, for refusals. */
 export function fieldNamesOfBody(body: MessagesBody): Record<string, string> {
-  const output = outputFormatOf(body);
-  return { ...fieldNamesOf(body, gatedFields), ...(output ? { responseFormat: output.field } : {}) };
+  return {
+    ...fieldNamesOf(body, gatedFields),
+    ...fieldNamesOf(objectOf(body.output_config), outputConfigFields, 'output_config.'),
+  };
 }
 
 /** A JSON answer matching a schema, the one format the protocol has; another is the request's to relay only. */
@@ -180,6 +187,7 @@ export function decodeMessages(body: MessagesBody): DecodedChat {
     topK: body.top_k,
     thinking: decodeThinking(body.thinking),
     responseFormat: decodeOutputFormat(body, untranslatable),
+    reasoningEffort: stringOf(objectOf(body.output_config)?.effort),
     untranslatable: [...untranslatable],
   };
 }
@@ -193,10 +201,13 @@ export function relayBody(
   const forwarded: Record<string, unknown> = { ...body, model: upstreamModel, max_tokens: maxOutputTokens };
   for (const [field, native] of Object.entries(gatedFields))
     if (droppedNativeNames.includes(native) && field !== 'max_tokens') delete forwarded[field];
-  // The answer format leaves output_config, whose other settings stay.
-  if (droppedNativeNames.includes('responseFormat') && body.output_config?.format !== undefined) {
-    const { format: _format, ...rest } = body.output_config;
-    if (Object.keys(rest).length > 0) forwarded.output_config = rest;
+  // A dropped setting leaves output_config, whose other settings stay.
+  const config = objectOf(body.output_config);
+  if (config) {
+    const kept = Object.fromEntries(
+      Object.entries(config).filter(([field]) => !droppedNativeNames.includes(outputConfigFields[field] ?? '')),
+    );
+    if (Object.keys(kept).length > 0) forwarded.output_config = kept;
     else delete forwarded.output_config;
   }
   return forwarded;
