@@ -94,3 +94,15 @@ export function nativeParameters(
   }
   return parameters;
 }
+
+/** The wire field each gated parameter of a request came in, keyed by native name: what a refusal names. */
+export function fieldNamesOf(
+  source: Readonly<Record<string, unknown>> | undefined,
+  fields: Readonly<Record<string, string>>,
+  prefix = '',
+): Record<string, string> {
+  const names: Record<string, string> = {};
+  for (const [field, native] of Object.entries(fields))
+    if (source?.[field] !== undefined && source[field] !== null) names[native] ??= `${prefix}${field}`;
+  return names;
+}

@@ -200,6 +200,8 @@ export interface ChatRequest {
   webSearchOptions?: WebSearchOptions;
   verbosity?: string;
   thinking?: ThinkingConfig;
+  /** Completions asked for at once (each may use the whole output limit); events of all but the first name theirs. */
+  choices?: number;
 }
 
 /** The optional generation parameters of a chat request; each is named as the native API names it. */
@@ -230,6 +232,7 @@ const parameterNames: Record<ChatParameterName, true> = {
   webSearchOptions: true,
   verbosity: true,
   thinking: true,
+  choices: true,
 };
 
 export const chatParameterNames = Object.keys(parameterNames) as ChatParameterName[];
@@ -278,10 +281,16 @@ export interface FinishReason {
 
 /**
  * `index` numbers the answer's tool calls from 0; a call starts with its id and name, then its argument JSON
- * arrives in fragments that concatenate to the whole text.
+ * arrives in fragments that concatenate to the whole text. With several choices (`ChatRequest.choices`), the
+ * output of every choice but the first names its `choice` (numbered from 0), and each of those choices ends
+ * with a `choice-finish`; the `finish` ends the whole answer, with the first choice's reason and all the usage.
  */
 export type ChatStreamEvent =
-  | { type: 'text-delta'; text: string }
-  | { type: 'tool-call-start'; index: number; id: string; name: string }
-  | { type: 'tool-call-delta'; index: number; arguments: string }
+  | { type: 'text-delta'; text: string; choice?: number }
+  | { type: 'tool-call-start'; index: number; id: string; name: string; choice?: number }
+  | { type: 'tool-call-delta'; index: number; arguments: string; choice?: number }
+  | { type: 'choice-finish'; choice: number; finishReason: FinishReason }
   | { type: 'finish'; finishReason: FinishReason; usage: TokenUsage | undefined };
+
+/** `{ choice }` for a choice after the first, nothing for the first: what its events carry. */
+export const choiceField = (choice: number): { choice?: number } => (choice > 0 ? { choice } : {});

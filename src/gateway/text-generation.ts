@@ -14,8 +14,10 @@ import {
   imagesIn,
   isChatParameter,
   promptTextOf,
+  type ChatParameterName,
   type ChatRequest,
   type ChatStreamEvent,
+  type FinishReason,
   type TokenUsage,
   type ToolCall,
 } from '../domain/chat.ts';
@@ -40,8 +42,11 @@ export interface TextGenerationInput extends Omit<ChatRequest, 'upstreamModel'> 
   gatedParameters: Readonly<Record<string, unknown>>;
   /** What the usage record keeps of the request (no message content). */
   recordedRequest: Record<string, unknown>;
-  /** Completions asked for at once (alpha `n`, gamma `candidateCount`); each may use the maximum output. */
-  choices?: number;
+  /**
+   * The request field each parameter came in, as the client spelled it (alpha `n`, gamma `candidateCount`),
+   * for the refusals that name it and for a parameter the native API has no name for.
+   */
+  fieldNames?: Readonly<Partial<Record<ChatParameterName, string>>>;
   /** `false` keeps the call on the winning provider row even when it fails (alpha `provider.allow_fallbacks`). */
   allowFallbacks?: boolean;
   /**
@@ -98,6 +103,49 @@ function carries(route: TextRow, request: ChatRequest, name: string): boolean {
   return route.adapter.carries ? route.adapter.carries(name, request, route.target) : carriedParameters.has(name);
 }
 
+/** Whether the row carries the parameter `name` of the request: relayed as given, or translated. */
+function rowCarries(row: TextRow, input: TextGenerationInput, dropped: readonly string[], name: string): boolean {
+  if (relays(row, input)) return true;
+  const request = { ...chatParameters(input, dropped), upstreamModel: row.row.upstreamModel, messages: input.messages };
+  return carries(row, request, name);
+}
+
+/**
+ * The rows that can serve what makes the answer what it is: its format and the number of completions. A format
+ * no row carries is refused (never an answer of another shape); several completions no row gives are refused
+ * too, unless the model drops what it does not take (`strictParams: false`): then the answer is one completion.
+ */
+function rowsShapingTheAnswer(
+  model: CatalogModel,
+  rows: TextRow[],
+  input: TextGenerationInput,
+  dropped: string[],
+): { rows: TextRow[]; dropped: string[] } {
+  const shaping: ChatParameterName[] = [];
+  // Plain text is what every row answers: only a JSON answer needs a row that can ask for one.
+  const format = dropped.includes('responseFormat') ? undefined : input.responseFormat;
+  if (format !== undefined && format.type !== 'text') shaping.push('responseFormat');
+  if ((input.choices ?? 1) > 1) shaping.push('choices');
+  let serving = rows;
+  const left = [...dropped];
+  for (const name of shaping) {
+    const carrying = serving.filter((row) => rowCarries(row, input, dropped, name));
+    if (carrying.length > 0) serving = carrying;
+    else if (name === 'choices' && rows[0]!.row.capabilities?.strictParams === false) left.push(name);
+    else
+      throw new GatewayError(
+        'GW_PARAMETER_UNSUPPORTED',
+        `model "${model.modelId}" does not support parameter "${input.fieldNames?.[name] ?? name}" as this request asks it`,
+      );
+  }
+  return { rows: serving, dropped: left };
+}
+
+/** Dropped parameters as the client is told them: by native name, or as it wrote one the native API does not name. */
+function droppedNames(input: TextGenerationInput, dropped: readonly string[]): string[] {
+  return dropped.map((name) => (name === 'choices' ? (input.fieldNames?.choices ?? name) : name));
+}
+
 /** A text request after the capability gate: its rows, its hold, and what every attempt sends. */
 interface TextPlan extends Plan<TextRow> {
   model: CatalogModel;
@@ -105,6 +153,8 @@ interface TextPlan extends Plan<TextRow> {
   dropped: string[];
   /** The output limit per completion that the hold covers, sent upstream on every path. */
   maxOutputTokens: number;
+  /** Completions the answer carries, each held at the whole output limit. */
+  choices: number;
 }
 
 /** The recipe for text: chat and its relays, streamed or whole, translated or passed through. */
@@ -124,18 +174,19 @@ class TextRecipe implements Recipe<TextGenerationInput, TextRow, TextPlan, TextR
     const rows = servingRows(this.pipeline.rowSources, model, 'text');
     if (rows.length === 0)
       throw new GatewayError('GW_MODEL_NOT_AVAILABLE', `model "${model.modelId}" does not generate text`);
-    const { dropped } = gateParameters({
+    const gate = gateParameters({
       modelId: model.modelId,
       capabilities: rows[0]!.row.capabilities,
       scope: 'text',
       optional: input.gatedParameters,
     });
     const [blocker] = input.untranslatable ?? [];
-    const usable = blocker ? rows.filter((row) => relays(row, input)) : rows;
-    if (usable.length === 0)
+    const translatable = blocker ? rows.filter((row) => relays(row, input)) : rows;
+    if (translatable.length === 0)
       throw new GatewayError('GW_VALIDATION', `model "${model.modelId}" cannot take ${blocker} through this surface`);
+    const { rows: usable, dropped } = rowsShapingTheAnswer(model, translatable, input, gate.dropped);
     const maxOutputTokens = input.maxTokens ?? model.maxOutputTokens ?? defaultMaxOutputTokens;
-    const choices = input.choices ?? 1;
+    const choices = dropped.includes('choices') ? 1 : (input.choices ?? 1);
     // Surfaces validate both, but money arithmetic depends on them being whole: checked once more where they are used.
     if (!Number.isSafeInteger(maxOutputTokens) || maxOutputTokens < 1)
       throw new GatewayError(
@@ -158,6 +209,7 @@ class TextRecipe implements Recipe<TextGenerationInput, TextRow, TextPlan, TextR
       input,
       dropped,
       maxOutputTokens,
+      choices,
     };
   }
 
@@ -171,7 +223,7 @@ class TextRecipe implements Recipe<TextGenerationInput, TextRow, TextPlan, TextR
 
   /** Dispatch through the canonical model; resolves once the first event is in, or throws without settling. */
   private async translated(route: TextRow, plan: TextPlan, charge: Charge): Promise<EventsRun> {
-    const { input, dropped, maxOutputTokens } = plan;
+    const { input, dropped, maxOutputTokens, choices } = plan;
     const request: ChatRequest = {
       ...chatParameters(input, dropped),
       upstreamModel: route.row.upstreamModel,
@@ -185,12 +237,13 @@ class TextRecipe implements Recipe<TextGenerationInput, TextRow, TextPlan, TextR
     let reported: TokenUsage | undefined;
     let finished = false;
     const events = metered(upstream, {
-      limit: chatEventLimit(maxOutputTokens),
+      // Every completion may use the whole limit, and the hold covers them all.
+      limit: chatEventLimit(maxOutputTokens * choices),
       observe: (event) => {
         if (event.type === 'text-delta') output.add(event.text);
         else if (event.type === 'tool-call-start') output.add(event.name);
         else if (event.type === 'tool-call-delta') output.add(event.arguments);
-        else {
+        else if (event.type === 'finish') {
           finished = true;
           reported = event.usage;
         }
@@ -209,19 +262,19 @@ class TextRecipe implements Recipe<TextGenerationInput, TextRow, TextPlan, TextR
     return {
       kind: 'events',
       events: await startIteration(events),
-      droppedParameters: [...new Set([...dropped, ...notCarried])],
+      droppedParameters: droppedNames(input, [...new Set([...dropped, ...notCarried])]),
     };
   }
 
   /** Same-protocol pass-through; resolves once the first bytes are in, or throws without settling. */
   private async relayed(route: TextRow, plan: TextPlan, charge: Charge): Promise<RelayRun> {
-    const { input, dropped, maxOutputTokens } = plan;
+    const { input, dropped, maxOutputTokens, choices } = plan;
     const relay = input.relay!;
     const meter = route.adapter.relayMeter!(relay.operation, {
       streaming: relay.streaming,
       maxEventCharacters: route.target.maxEventCharacters,
       // Every completion asked for may use the whole limit, and the hold covers them all.
-      limit: heldOutputLimit(maxOutputTokens * (input.choices ?? 1)),
+      limit: heldOutputLimit(maxOutputTokens * choices),
     });
     const tokens = new TokenCharge(charge, plan.model);
     const upstreamModel = route.row.upstreamModel;
@@ -253,7 +306,7 @@ class TextRecipe implements Recipe<TextGenerationInput, TextRow, TextPlan, TextR
       contentType: exchange.contentType,
       body: await startIteration(body),
       reading: () => meterReading(meter, unreadableRelay),
-      droppedParameters: [...new Set([...dropped, ...(exchange.dropped ?? [])])],
+      droppedParameters: droppedNames(input, [...new Set([...dropped, ...(exchange.dropped ?? [])])]),
     };
   }
 }
@@ -327,26 +380,46 @@ function largestOutputLimit(pricing: ModelPricing, inputTokens: number, choices:
   return `${nanosToUsd(freeNanos)} USD is available, which covers an output limit of at most ${budget / perToken} tokens`;
 }
 
-/** The whole answer of a run, for surfaces that reply with one JSON body. */
-export interface CollectedAnswer {
+/** One completion of an answer: its text and its tool calls, in the order the model made them, arguments whole. */
+export interface CollectedChoice {
   text: string;
-  /** In the order the model made them, arguments whole. */
   toolCalls: ToolCall[];
+}
+
+/** The whole answer of a run, for surfaces that reply with one JSON body. */
+export interface CollectedAnswer extends CollectedChoice {
   finish: Extract<ChatStreamEvent, { type: 'finish' }> | undefined;
+  /** The completions after the first, in order, when several were asked for. */
+  alternatives: Array<CollectedChoice & { finishReason: FinishReason | undefined }>;
 }
 
 export async function collectAnswer(events: AsyncIterable<ChatStreamEvent>): Promise<CollectedAnswer> {
-  const answer: CollectedAnswer = { text: '', toolCalls: [], finish: undefined };
-  const calls = new Map<number, ToolCall>();
+  const choices: Array<{ text: string; calls: Map<number, ToolCall>; finishReason?: FinishReason }> = [];
+  const choiceOf = (index: number) => {
+    for (let next = choices.length; next <= index; next++) choices.push({ text: '', calls: new Map() });
+    return choices[index]!;
+  };
+  let finish: CollectedAnswer['finish'];
   for await (const event of events) {
-    if (event.type === 'text-delta') answer.text += event.text;
+    if (event.type === 'finish') finish = event;
+    else if (event.type === 'choice-finish') choiceOf(event.choice).finishReason = event.finishReason;
+    else if (event.type === 'text-delta') choiceOf(event.choice ?? 0).text += event.text;
     else if (event.type === 'tool-call-start')
-      calls.set(event.index, { id: event.id, name: event.name, arguments: '' });
-    else if (event.type === 'tool-call-delta') {
-      const call = calls.get(event.index);
+      choiceOf(event.choice ?? 0).calls.set(event.index, { id: event.id, name: event.name, arguments: '' });
+    else {
+      const call = choiceOf(event.choice ?? 0).calls.get(event.index);
       if (call) call.arguments += event.arguments;
-    } else answer.finish = event;
+    }
   }
-  answer.toolCalls = [...calls.entries()].sort(([a], [b]) => a - b).map(([, call]) => call);
-  return answer;
+  const [first, ...rest] = choices.map((choice) => ({
+    text: choice.text,
+    toolCalls: [...choice.calls.entries()].sort(([a], [b]) => a - b).map(([, call]) => call),
+    finishReason: choice.finishReason,
+  }));
+  return {
+    text: first?.text ?? '',
+    toolCalls: first?.toolCalls ?? [],
+    finish,
+    alternatives: rest,
+  };
 }

@@ -7,6 +7,7 @@ import {
 } from '../../src/protocols/anthropic/messages.ts';
 import { wireCheck } from '../../src/protocols/wire-check.ts';
 import { sleep, startFakeServer, type FakeServer, type RecordedRequest } from './fake-server.ts';
+import { jsonAnswer } from './structured-answer.ts';
 import { sseEvent, writeJson } from './wire.ts';
 
 /**
@@ -17,7 +18,8 @@ import { sseEvent, writeJson } from './wire.ts';
  * - `fake-error-<status>`: that status with an Anthropic error body (529 is overloaded_error);
  * - `fake-cut`: the stream stops after the first delta, with no message_stop;
  * - `fake-stream-error`: an `event: error` (overloaded) after the first delta;
- * anything else answers "Echo: <last user text>", one word per delta. With tools (and a tool_choice other
+ * anything else answers "Echo: <last user text>", one word per delta; asked for JSON (`output_config.format`, or
+ * the older `output_format`), that text inside a value of the schema (structured-answer.ts). With tools (and a tool_choice other
  * than none) it says "Let me look." and calls the chosen or first tool with `{"query": <last user text>}`,
  * streaming the input as input_json_delta fragments; after tool results it answers "Echo: <the result>".
  * Tool results must answer tool_use blocks of the assistant turn right before them, as the real API requires.
@@ -51,6 +53,8 @@ interface MessagesBody {
   stream?: boolean;
   tools?: Array<{ name?: string; input_schema?: unknown }>;
   tool_choice?: { type: string; name?: string };
+  output_config?: { format?: { type?: string; schema?: unknown } };
+  output_format?: { type?: string; schema?: unknown };
 }
 
 const blocksOf = (content: string | Block[]): Block[] =>
@@ -114,7 +118,10 @@ async function messages(request: RecordedRequest, response: ServerResponse): Pro
     lastUser !== undefined && blocksOf(lastUser.content).some((block) => block.type === 'tool_result');
   const tool =
     answersTools || body.tool_choice?.type === 'none' ? undefined : (body.tool_choice?.name ?? body.tools?.[0]?.name);
-  let words = wordsOf(tool ? 'Let me look.' : `Echo: ${lastUser ? textOf(lastUser.content) : ''}`);
+  const echo = `Echo: ${lastUser ? textOf(lastUser.content) : ''}`;
+  const format = body.output_config?.format ?? body.output_format;
+  const answer = format?.type === 'json_schema' ? jsonAnswer(format.schema, echo) : echo;
+  let words = wordsOf(tool ? 'Let me look.' : answer);
   let stopReason = 'end_turn';
   if (words.length > body.max_tokens) {
     words = words.slice(0, body.max_tokens);

@@ -11,6 +11,7 @@ import {
 } from '../../src/protocols/gemini/generate-content.ts';
 import { wireCheck } from '../../src/protocols/wire-check.ts';
 import { fakeVector, sleep, startFakeServer, type FakeServer, type RecordedRequest } from './fake-server.ts';
+import { jsonAnswer } from './structured-answer.ts';
 import { writeJson } from './wire.ts';
 
 /**
@@ -21,7 +22,9 @@ import { writeJson } from './wire.ts';
  * - `fake-error-<status>`: that status with a Google RPC error body;
  * - `fake-cut`: the stream closes after the first chunk, before any finishReason;
  * - `fake-thinking`: reports 7 thinking tokens in thoughtsTokenCount;
- * anything else answers "Echo: <last user text>", one word per chunk. With function declarations (and a
+ * anything else answers "Echo: <last user text>", one word per chunk; asked for JSON (`responseMimeType`
+ * application/json), that text inside a value of `responseJsonSchema` or `responseSchema` (structured-answer.ts);
+ * with `candidateCount`, that many identical candidates, each billed. With function declarations (and a
  * mode other than NONE) it calls the first allowed function with `{"query": <last user text>}`, whole in one
  * chunk with finishReason STOP as the real API does; after functionResponse parts it answers
  * "Echo: <the JSON of the last response>". `:embedContent` and `:batchEmbedContents` answer fake vectors.
@@ -59,7 +62,13 @@ interface GeminiPart {
 interface GenerateBody {
   contents?: Array<{ role?: string; parts?: GeminiPart[] }>;
   systemInstruction?: { parts?: GeminiPart[] };
-  generationConfig?: { maxOutputTokens?: number };
+  generationConfig?: {
+    maxOutputTokens?: number;
+    responseMimeType?: string;
+    responseSchema?: unknown;
+    responseJsonSchema?: unknown;
+    candidateCount?: number;
+  };
   tools?: Array<{
     functionDeclarations?: Array<{ name: string; parameters?: unknown; parametersJsonSchema?: unknown }>;
   }>;
@@ -109,7 +118,11 @@ async function generate(
     body,
     (lastUser?.parts ?? []).some((part) => part.functionResponse),
   );
-  let words = wordsOf(`Echo: ${textOf(lastUser?.parts)}`);
+  const echo = `Echo: ${textOf(lastUser?.parts)}`;
+  const config = body.generationConfig;
+  const schema = config?.responseJsonSchema ?? config?.responseSchema;
+  let words = wordsOf(config?.responseMimeType === 'application/json' ? jsonAnswer(schema, echo) : echo);
+  const candidates = Array.from({ length: config?.candidateCount ?? 1 }, (_, index) => index);
   let finishReason = 'STOP';
   const max = body.generationConfig?.maxOutputTokens;
   if (max !== undefined && words.length > max) {
@@ -122,9 +135,9 @@ async function generate(
   const thoughts = model === 'fake-thinking' ? { thoughtsTokenCount: 7 } : {};
   const finalUsage = {
     promptTokenCount,
-    candidatesTokenCount: words.length,
+    candidatesTokenCount: words.length * candidates.length,
     ...thoughts,
-    totalTokenCount: promptTokenCount + words.length + (model === 'fake-thinking' ? 7 : 0),
+    totalTokenCount: promptTokenCount + words.length * candidates.length + (model === 'fake-thinking' ? 7 : 0),
   };
   const common = { modelVersion: model, responseId: 'fakeResponseId01' };
   if (calledFunction) {
@@ -150,7 +163,11 @@ async function generate(
   }
   if (action === 'generateContent') {
     const answer = {
-      candidates: [{ content: { role: 'model', parts: [{ text: words.join(' ') }] }, finishReason, index: 0 }],
+      candidates: candidates.map((index) => ({
+        content: { role: 'model', parts: [{ text: words.join(' ') }] },
+        finishReason,
+        index,
+      })),
       usageMetadata: finalUsage,
       ...common,
     };
@@ -159,13 +176,11 @@ async function generate(
   const chunks = words.map((word, index) => {
     const last = index === words.length - 1;
     const chunk = {
-      candidates: [
-        {
-          content: { role: 'model', parts: [{ text: index === 0 ? word : ` ${word}` }] },
-          ...(last ? { finishReason } : {}),
-          index: 0,
-        },
-      ],
+      candidates: candidates.map((candidate) => ({
+        content: { role: 'model', parts: [{ text: index === 0 ? word : ` ${word}` }] },
+        ...(last ? { finishReason } : {}),
+        index: candidate,
+      })),
       usageMetadata: last ? finalUsage : { promptTokenCount, totalTokenCount: promptTokenCount },
       ...common,
     };

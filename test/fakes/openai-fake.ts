@@ -15,6 +15,7 @@ import { wireCheck } from '../../src/protocols/wire-check.ts';
 import { ImagesGenerateRequest, type ImagesAnswer, type ImagesStreamEvent } from '../../src/protocols/openai/images.ts';
 import { delayFor, fakePng, scenarioOf } from './fake-images.ts';
 import { fakeVector, sleep, startFakeServer, type FakeServer, type RecordedRequest } from './fake-server.ts';
+import { jsonAnswer } from './structured-answer.ts';
 import { sseEvent, writeJson } from './wire.ts';
 
 /**
@@ -30,7 +31,9 @@ import { sseEvent, writeJson } from './wire.ts';
  * - `fake-no-usage`: never reports usage;
  * - `fake-no-done`: a complete stream that leaves out the final `data: [DONE]` (some compatible servers do);
  * - `fake-null-answer` (embeddings): 200 with the JSON body `null`, as a broken compatible server may answer;
- * anything else answers "Echo: <last user message>", one word per chunk. With function tools (and a
+ * anything else answers "Echo: <last user message>", one word per chunk; asked for JSON (`response_format`), that
+ * text inside a value of the schema (structured-answer.ts); with `n`, that many identical choices, each billed.
+ * With function tools (and a
  * tool_choice other than "none") it calls the chosen or first tool with `{"query": <last user text>}`,
  * streaming the arguments in two fragments; after a tool message it answers "Echo: <that tool's output>".
  * Tool messages must answer the calls of the assistant message before them, as the real API requires.
@@ -54,6 +57,8 @@ interface ChatBody {
   max_tokens?: number;
   tools?: Array<{ type: string; function?: { name: string } }>;
   tool_choice?: string | { type: string; function: { name: string } };
+  response_format?: { type: string; json_schema?: { schema?: unknown } };
+  n?: number;
 }
 
 /** The real API's check: tool messages answer, one each, the calls of the assistant message right before them. */
@@ -144,9 +149,13 @@ async function chatCompletions(request: RecordedRequest, response: ServerRespons
   const lastTool = body.messages.at(-1)?.role === 'tool' ? body.messages.at(-1) : undefined;
   const drip = /^fake-drip-(\d+)-(\d+)$/.exec(body.model);
   const chunkDelayMs = drip ? Number(drip[1]) : body.model === 'fake-slow' ? 200 : 0;
+  const echo = `Echo: ${lastTool ? contentText(lastTool.content) : prompt}`;
+  const format = body.response_format;
+  const json = format?.type === 'json_schema' || format?.type === 'json_object';
   let words = drip
     ? Array.from({ length: Number(drip[2]) }, () => 'tick')
-    : wordsOf(`Echo: ${lastTool ? contentText(lastTool.content) : prompt}`);
+    : wordsOf(json ? jsonAnswer(format.json_schema?.schema, echo) : echo);
+  const choices = Array.from({ length: body.n ?? 1 }, (_, index) => index);
   let finishReason = 'stop';
   if (body.max_tokens !== undefined && words.length > body.max_tokens) {
     words = words.slice(0, body.max_tokens);
@@ -154,7 +163,7 @@ async function chatCompletions(request: RecordedRequest, response: ServerRespons
   }
   const usage = {
     prompt_tokens: body.messages.reduce((sum, message) => sum + wordsOf(contentText(message.content)).length, 0),
-    completion_tokens: words.length,
+    completion_tokens: words.length * choices.length,
   };
   const fullUsage = { ...usage, total_tokens: usage.prompt_tokens + usage.completion_tokens };
   const base = {
@@ -170,14 +179,12 @@ async function chatCompletions(request: RecordedRequest, response: ServerRespons
     const completion = {
       ...base,
       object: 'chat.completion',
-      choices: [
-        {
-          index: 0,
-          message: { role: 'assistant', content: words.join(' '), refusal: null, annotations: [] },
-          logprobs: null,
-          finish_reason: finishReason,
-        },
-      ],
+      choices: choices.map((index) => ({
+        index,
+        message: { role: 'assistant', content: words.join(' '), refusal: null, annotations: [] },
+        logprobs: null,
+        finish_reason: finishReason,
+      })),
       ...(body.model === 'fake-no-usage' ? {} : { usage: fullUsage }),
     };
     return writeJson<ChatCompletion>(response, 200, completion, { 'x-request-id': 'req_fake' });
@@ -198,7 +205,9 @@ async function chatCompletions(request: RecordedRequest, response: ServerRespons
     };
     response.write(sseEvent<ChatCompletionChunk>(chunk));
   };
-  send([{ index: 0, delta: { role: 'assistant', content: '', refusal: null }, logprobs: null, finish_reason: null }]);
+  const eachChoice = (delta: object, finish: string | null) =>
+    send(choices.map((index) => ({ index, delta, logprobs: null, finish_reason: finish })));
+  eachChoice({ role: 'assistant', content: '', refusal: null }, null);
   for (const [index, word] of words.entries()) {
     if (body.model === 'fake-cut' && index === 2) {
       // Let what was written reach the client first, as a real connection dropping mid-answer would.
@@ -209,9 +218,9 @@ async function chatCompletions(request: RecordedRequest, response: ServerRespons
     if (chunkDelayMs > 0) await sleep(chunkDelayMs);
     // A client that left stops a slow generation, as the real API stops generating for a closed connection.
     if (drip && response.destroyed) return;
-    send([{ index: 0, delta: { content: index === 0 ? word : ` ${word}` }, logprobs: null, finish_reason: null }]);
+    eachChoice({ content: index === 0 ? word : ` ${word}` }, null);
   }
-  send([{ index: 0, delta: {}, logprobs: null, finish_reason: finishReason }]);
+  eachChoice({}, finishReason);
   if (includeUsage) send([], { usage: fullUsage });
   response.end(body.model === 'fake-no-done' ? undefined : 'data: [DONE]\n\n');
 }
@@ -269,12 +278,14 @@ interface ResponsesBody {
   stream?: boolean;
   tools?: Array<{ type: string; name?: string }>;
   tool_choice?: unknown;
+  text?: { format?: { type: string; schema?: unknown } };
 }
 
 /**
  * The Responses API: a Response object, or named events with sequence numbers ending at response.completed.
  * With function tools (and tool_choice other than "none") the output is one function_call of the first of
- * them; after a function_call_output item it answers "Echo: <that output>".
+ * them; after a function_call_output item it answers "Echo: <that output>"; asked for JSON (`text.format`), the
+ * answer is inside a value of the schema, as in chat completions.
  */
 async function responses(request: RecordedRequest, response: ServerResponse): Promise<void> {
   if (request.headers.authorization !== `Bearer ${fakeOpenAiKey}`) {
@@ -290,7 +301,10 @@ async function responses(request: RecordedRequest, response: ServerResponse): Pr
     typeof content === 'string' ? content : (content ?? []).map((part) => part.text ?? '').join('');
   const last = items.filter((item) => item.role === 'user').at(-1);
   const answered = items.at(-1)?.type === 'function_call_output' ? items.at(-1)?.output : undefined;
-  const words = wordsOf(`Echo: ${answered ?? textOf(last?.content)}`);
+  const echo = `Echo: ${answered ?? textOf(last?.content)}`;
+  const format = body.text?.format;
+  const json = format?.type === 'json_schema' || format?.type === 'json_object';
+  const words = wordsOf(json ? jsonAnswer(format.schema, echo) : echo);
   const tool =
     answered === undefined && body.tool_choice !== 'none'
       ? body.tools?.find((candidate) => candidate.type === 'function')?.name

@@ -115,13 +115,13 @@ describe('alpha chat completions with the official OpenAI SDK', () => {
       payload: {
         model: 'echo',
         messages,
-        response_format: { type: 'json_object' },
+        presence_penalty: 0.25,
         frequency_penalty: 0.5,
         temperature: 0.1,
       },
     });
     expect(warned.statusCode).toBe(200);
-    expect(warned.headers['x-gateway-dropped-parameters']).toBe('responseFormat,frequencyPenalty');
+    expect(warned.headers['x-gateway-dropped-parameters']).toBe('presencePenalty,frequencyPenalty');
   });
 
   it('refuses what translation cannot carry yet, naming the model', async () => {

@@ -119,7 +119,7 @@ describe('native text completions forward the optional fields each protocol can 
     expect(chunks.at(-1)!.finishReason).toBe('tool-calls');
   });
 
-  it('sends an Anthropic upstream top_k, thinking, tools and stop sequences, and names what it has no place for', async () => {
+  it('sends an Anthropic upstream top_k, thinking, tools, stop sequences and the answer schema, and names what it has no place for', async () => {
     const response = await complete('via-anthropic', everything);
     expect(response.statusCode, response.body).toBe(200);
     expect(gateway.fakes.anthropic.requests.at(-1)!.body).toEqual({
@@ -135,9 +135,10 @@ describe('native text completions forward the optional fields each protocol can 
       tool_choice: { type: 'tool', name: 'lookup', disable_parallel_tool_use: true },
       top_k: 40,
       thinking: { type: 'enabled', budget_tokens: 2048 },
+      output_config: { format: { type: 'json_schema', schema } },
     });
     expect(response.headers['x-gateway-dropped-parameters']).toBe(
-      'responseFormat,seed,presencePenalty,frequencyPenalty,repetitionPenalty,minP,topA,logprobs,topLogprobs,logitBias,structuredOutputs,includeReasoning,reasoningEffort,webSearchOptions,verbosity',
+      'seed,presencePenalty,frequencyPenalty,repetitionPenalty,minP,topA,logprobs,topLogprobs,logitBias,structuredOutputs,includeReasoning,reasoningEffort,webSearchOptions,verbosity',
     );
   });
 
@@ -258,10 +259,14 @@ describe('native text completions forward the optional fields each protocol can 
       },
     };
     const anthropic = await call('/api/gamma/v1beta/models/via-anthropic:generateContent', payload);
-    expect(gateway.fakes.anthropic.requests.at(-1)!.body).toMatchObject({ top_k: 8, thinking: { type: 'disabled' } });
-    expect(anthropic.headers['x-gateway-dropped-parameters']).toBe(
-      'seed,responseFormat,logprobs,topLogprobs,presencePenalty',
-    );
+    expect(gateway.fakes.anthropic.requests.at(-1)!.body).toMatchObject({
+      top_k: 8,
+      thinking: { type: 'disabled' },
+      output_config: {
+        format: { type: 'json_schema', schema: { type: 'object', properties: { city: { type: 'string' } } } },
+      },
+    });
+    expect(anthropic.headers['x-gateway-dropped-parameters']).toBe('seed,logprobs,topLogprobs,presencePenalty');
     await call('/api/gamma/v1beta/models/via-openai:generateContent', payload);
     expect(gateway.fakes.openai.requests.at(-1)!.body).toMatchObject({
       top_k: 8,

@@ -87,11 +87,11 @@ describe('native text completions on the sandbox', () => {
       model: 'sandbox-open',
       messages: [{ role: 'user', content: 'x' }],
       topP: 0.5,
-      responseFormat: { type: 'json_object' },
+      logitBias: { '1': 5 },
       topK: 3,
     });
     expect(response.statusCode).toBe(200);
-    expect(response.headers['x-gateway-dropped-parameters']).toBe('responseFormat,topK');
+    expect(response.headers['x-gateway-dropped-parameters']).toBe('topK,logitBias');
   });
 
   it('stops at maxTokens with finishReason length', async () => {

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { betaText, dataLines } from '../support/answer-text.ts';
 import { usageRecords } from '../support/http-helpers.ts';
 import { startFamilyGateway, type FamilyGateway } from '../support/test-gateway.ts';
 
@@ -17,12 +18,6 @@ interface Surface {
   /** The answer's text, from a JSON body or an event stream. */
   text(body: string, stream: boolean): string;
 }
-
-const dataLines = (body: string) =>
-  body
-    .split('\n')
-    .filter((line) => line.startsWith('data: ') && line !== 'data: [DONE]')
-    .map((line) => JSON.parse(line.slice(6)) as Record<string, unknown>);
 
 const surfaces: Surface[] = [
   {
@@ -58,14 +53,7 @@ const surfaces: Surface[] = [
       headers: {},
       payload: { model, max_tokens: 100, messages: [{ role: 'user', content: prompt }], stream },
     }),
-    text: (body, stream) =>
-      stream
-        ? dataLines(body)
-            .map((event) =>
-              event.type === 'content_block_delta' ? ((event.delta as { text?: string }).text ?? '') : '',
-            )
-            .join('')
-        : (JSON.parse(body) as { content: Array<{ text: string }> }).content.map((block) => block.text).join(''),
+    text: betaText,
   },
   {
     name: 'gamma',

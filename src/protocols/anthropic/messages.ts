@@ -20,6 +20,9 @@ export const MessagesRequest = Type.Object(
     stop_sequences: Type.Optional(Type.Array(Type.String(), { maxItems: 16 })),
     metadata: Type.Optional(Type.Object({})),
     thinking: Type.Optional(Type.Object({})),
+    output_config: Type.Optional(Type.Object({ format: Type.Optional(Type.Object({})) })),
+    /** The older place of `output_config.format`, which the protocol still takes. */
+    output_format: Type.Optional(Type.Object({})),
   },
   { additionalProperties: true },
 );

@@ -63,6 +63,7 @@ export const GenerateContentResponse = objectWithOneOf(
         Type.Object({
           content: Type.Optional(Type.Object({ parts: Type.Optional(Type.Array(AnswerPart)) })),
           finishReason: Type.Optional(Type.String()),
+          index: Type.Optional(Type.Integer({ minimum: 0 })),
         }),
       ),
     ),

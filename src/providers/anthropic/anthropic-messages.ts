@@ -7,8 +7,10 @@ import {
   type ChatRequest,
   type ChatStreamEvent,
   type FinishReason,
+  type ResponseFormat,
   type TokenUsage,
   type ToolChoice,
+  type ToolDefinition,
 } from '../../domain/chat.ts';
 import { newId } from '../../domain/ids.ts';
 import { UpstreamUnreachableError } from '../../domain/upstream-failure.ts';
@@ -108,9 +110,32 @@ const anthropicParameters = new Set<ChatParameterName>([
   'thinking',
 ]);
 
+/**
+ * The tool a JSON answer without a schema is asked through: the protocol's own JSON format takes only a schema,
+ * so the model is made to call this tool, whose input is the answer.
+ */
+const jsonAnswerTool: ToolDefinition = {
+  name: 'json_answer',
+  description: 'Gives the whole answer, as this JSON object.',
+  parameters: { type: 'object' },
+};
+
+/** The JSON Schema of an answer the protocol's own format (`output_config.format`) carries. */
+function nativeSchema(format: ResponseFormat | undefined): Readonly<Record<string, unknown>> | undefined {
+  return format?.type === 'json_schema' ? format.schema : undefined;
+}
+
+/** Whether the answer is asked for through the forced json_answer tool, whose input then is the answer's text. */
+function answersThroughTool({ responseFormat }: ChatRequest): boolean {
+  return responseFormat !== undefined && responseFormat.type !== 'text' && nativeSchema(responseFormat) === undefined;
+}
+
 export function anthropicCarries(name: ChatParameterName, request: ChatRequest): boolean {
   // Parallel calls are switched off on the tool choice, which the protocol takes only with tools.
   if (name === 'parallelToolCalls') return request.tools !== undefined;
+  // Forcing the answer's tool would take the client's own tools away, and thinking refuses a forced tool.
+  if (name === 'responseFormat')
+    return !answersThroughTool(request) || (request.tools === undefined && request.thinking?.type !== 'enabled');
   return anthropicParameters.has(name);
 }
 
@@ -128,14 +153,20 @@ export function encodeMessagesRequest(request: ChatRequest): Record<string, unkn
   if (request.temperature !== undefined) body.temperature = request.temperature;
   if (request.topP !== undefined) body.top_p = request.topP;
   if (request.stop !== undefined) body.stop_sequences = request.stop;
-  if (request.tools !== undefined) {
-    body.tools = request.tools.map((tool) => ({
+  const schema = nativeSchema(request.responseFormat);
+  if (schema !== undefined) body.output_config = { format: { type: 'json_schema', schema } };
+  const throughTool = answersThroughTool(request);
+  const tools = throughTool ? [jsonAnswerTool] : request.tools;
+  if (tools !== undefined) {
+    body.tools = tools.map((tool) => ({
       name: tool.name,
       ...(tool.description !== undefined ? { description: tool.description } : {}),
       input_schema: tool.parameters ?? { type: 'object', properties: {} },
     }));
   }
-  const toolChoice = request.toolChoice && anthropicToolChoice(request.toolChoice);
+  const toolChoice = throughTool
+    ? anthropicToolChoice({ name: jsonAnswerTool.name })
+    : request.toolChoice && anthropicToolChoice(request.toolChoice);
   if (request.parallelToolCalls === false && request.tools !== undefined)
     body.tool_choice = { ...(toolChoice ?? { type: 'auto' }), disable_parallel_tool_use: true };
   else if (toolChoice !== undefined) body.tool_choice = toolChoice;
@@ -148,8 +179,33 @@ export function encodeMessagesRequest(request: ChatRequest): Record<string, unkn
   return body;
 }
 
-/** Messages over SSE, decoded into canonical events: input tokens from message_start, output from the last message_delta. */
-export async function* streamAnthropicMessages(
+/**
+ * Messages over SSE, decoded into canonical events: input tokens from message_start, output from the last
+ * message_delta. An answer asked for through the json_answer tool is that tool's input, as text.
+ */
+export function streamAnthropicMessages(
+  http: UpstreamHttp,
+  request: ChatRequest,
+  options: CallOptions,
+): AsyncIterable<ChatStreamEvent> {
+  const events = messagesEvents(http, request, options);
+  return answersThroughTool(request) ? answeredThroughTool(events) : events;
+}
+
+/**
+ * The forced tool's input as the answer's text, streamed as it comes, and its call as the normal end of a turn;
+ * the protocol sends nothing else with a forced tool (any text beside it would not be the JSON asked for).
+ */
+async function* answeredThroughTool(events: AsyncIterable<ChatStreamEvent>): AsyncGenerator<ChatStreamEvent> {
+  for await (const event of events) {
+    if (event.type === 'tool-call-delta') yield { type: 'text-delta', text: event.arguments };
+    else if (event.type === 'finish' && event.finishReason.unified === 'tool-calls')
+      yield { ...event, finishReason: { unified: 'stop', raw: 'end_turn' } };
+    else if (event.type === 'finish') yield event;
+  }
+}
+
+async function* messagesEvents(
   http: UpstreamHttp,
   request: ChatRequest,
   options: CallOptions,

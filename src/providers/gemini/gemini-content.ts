@@ -1,5 +1,6 @@
 import {
   argumentsObject,
+  choiceField,
   textOf,
   type ChatMessage,
   type ChatParameterName,
@@ -22,7 +23,7 @@ import {
 import type { CallOptions } from '../provider-adapter.ts';
 import { decodeSse } from '../shared/sse-decoder.ts';
 import type { UpstreamHttp } from '../shared/upstream-http.ts';
-import { checkedEvent } from '../shared/wire-data.ts';
+import { askedChoice, checkedEvent } from '../shared/wire-data.ts';
 
 export function geminiPath(upstreamModel: string, action: string): string {
   return `/models/${encodeURIComponent(upstreamModel)}:${action}`;
@@ -95,6 +96,7 @@ const geminiParameters = new Set<ChatParameterName>([
   'topLogprobs',
   'responseFormat',
   'thinking',
+  'choices',
 ]);
 
 /** Reasoning efforts the protocol has a thinking level for; `none` is a thinking budget of 0. */
@@ -137,6 +139,7 @@ export function encodeGenerateContent(request: ChatRequest): Record<string, unkn
   if (request.topP !== undefined) generationConfig.topP = request.topP;
   if (request.stop !== undefined) generationConfig.stopSequences = request.stop;
   if (request.seed !== undefined) generationConfig.seed = request.seed;
+  if (request.choices !== undefined && request.choices > 1) generationConfig.candidateCount = request.choices;
   const more: Record<string, unknown> = {
     topK: request.topK,
     presencePenalty: request.presencePenalty,
@@ -178,7 +181,8 @@ export async function* streamGeminiContent(
   );
   let usage: TokenUsage | undefined;
   let finish: FinishReason | undefined;
-  let calls = 0;
+  // Calls made so far by each candidate (several with `candidateCount`), which number its calls.
+  const calls: number[] = [];
   for await (const event of decodeSse(response.body, options.target.maxEventCharacters)) {
     const chunk = checkedEvent(event.data, isGenerateContentResponse);
     if (chunk.error)
@@ -186,22 +190,25 @@ export async function* streamGeminiContent(
         'protocol',
         `the upstream reported an error mid-stream: ${chunk.error.message ?? 'unknown'}`,
       );
-    const candidate = chunk.candidates?.[0];
-    for (const part of candidate?.content?.parts ?? []) {
-      if (part.text && !part.thought) yield { type: 'text-delta', text: part.text };
-      if (part.functionCall) {
-        // Calls arrive whole: one start and all of the arguments at once.
-        const index = calls++;
-        yield {
-          type: 'tool-call-start',
-          index,
-          id: part.functionCall.id ?? newId('call'),
-          name: part.functionCall.name,
-        };
-        yield { type: 'tool-call-delta', index, arguments: JSON.stringify(part.functionCall.args ?? {}) };
+    for (const [position, candidate] of (chunk.candidates ?? []).entries()) {
+      const choice = askedChoice(candidate.index ?? position, request.choices);
+      const number = choiceField(choice);
+      for (const part of candidate.content?.parts ?? []) {
+        if (part.text && !part.thought) yield { type: 'text-delta', text: part.text, ...number };
+        if (part.functionCall) {
+          // Calls arrive whole: one start and all of the arguments at once.
+          const index = calls[choice] ?? 0;
+          calls[choice] = index + 1;
+          const id = part.functionCall.id ?? newId('call');
+          yield { type: 'tool-call-start', index, id, name: part.functionCall.name, ...number };
+          yield { type: 'tool-call-delta', index, arguments: JSON.stringify(part.functionCall.args ?? {}), ...number };
+        }
       }
+      if (!candidate.finishReason) continue;
+      const reason = finishReasonOf(candidate.finishReason, (calls[choice] ?? 0) > 0);
+      if (number.choice === undefined) finish = reason;
+      else yield { type: 'choice-finish', choice: number.choice, finishReason: reason };
     }
-    if (candidate?.finishReason) finish = finishReasonOf(candidate.finishReason, calls > 0);
     if (chunk.usageMetadata) usage = usageFromMetadata(chunk.usageMetadata);
   }
   // The protocol has no terminator: a stream that closes after a finishReason is complete, otherwise it was cut.

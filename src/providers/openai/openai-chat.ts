@@ -1,4 +1,5 @@
 import {
+  choiceField,
   imageUrlOf,
   partsOf,
   textOf,
@@ -23,7 +24,7 @@ import {
 import type { CallOptions, ProviderTarget } from '../provider-adapter.ts';
 import { decodeSse } from '../shared/sse-decoder.ts';
 import type { UpstreamHttp } from '../shared/upstream-http.ts';
-import { checkedEvent } from '../shared/wire-data.ts';
+import { askedChoice, checkedEvent } from '../shared/wire-data.ts';
 
 function openAiContent(content: ChatMessage['content']): unknown {
   if (typeof content === 'string') return content;
@@ -88,6 +89,7 @@ const openAiParameters = new Set<ChatParameterName>([
   'reasoningEffort',
   'verbosity',
   'webSearchOptions',
+  'choices',
 ]);
 /** What routers (OpenRouter and the like) and self-hosted servers add: more sampling fields and a reasoning object. */
 const compatibleParameters = new Set<ChatParameterName>([
@@ -143,6 +145,7 @@ export function encodeChatRequest(
   if (request.topP !== undefined) body.top_p = request.topP;
   if (request.stop !== undefined) body.stop = request.stop;
   if (request.seed !== undefined) body.seed = request.seed;
+  if (request.choices !== undefined && request.choices > 1) body.n = request.choices;
   if (request.tools !== undefined) {
     body.tools = request.tools.map((tool) => ({
       type: 'function',
@@ -208,16 +211,23 @@ export async function* streamOpenAiChat(
         'protocol',
         `the upstream reported an error mid-stream: ${chunk.error.message ?? 'unknown'}`,
       );
-    const choice = chunk.choices?.[0];
-    if (choice?.delta?.content) yield { type: 'text-delta', text: choice.delta.content };
-    for (const fragment of choice?.delta?.tool_calls ?? []) {
-      const index = fragment.index ?? 0;
-      if (fragment.id !== undefined || fragment.function?.name !== undefined)
-        yield { type: 'tool-call-start', index, id: fragment.id || newId('call'), name: fragment.function?.name ?? '' };
-      if (fragment.function?.arguments)
-        yield { type: 'tool-call-delta', index, arguments: fragment.function.arguments };
+    for (const choice of chunk.choices ?? []) {
+      // Each choice of several (`n`) streams under its own index; the first one's finish is the answer's.
+      const number = choiceField(askedChoice(choice.index ?? 0, request.choices));
+      if (choice.delta?.content) yield { type: 'text-delta', text: choice.delta.content, ...number };
+      for (const fragment of choice.delta?.tool_calls ?? []) {
+        const index = fragment.index ?? 0;
+        if (fragment.id !== undefined || fragment.function?.name !== undefined) {
+          const name = fragment.function?.name ?? '';
+          yield { type: 'tool-call-start', index, id: fragment.id || newId('call'), name, ...number };
+        }
+        if (fragment.function?.arguments)
+          yield { type: 'tool-call-delta', index, arguments: fragment.function.arguments, ...number };
+      }
+      if (!choice.finish_reason) continue;
+      if (number.choice === undefined) finish = finishReasonOf(choice.finish_reason);
+      else yield { type: 'choice-finish', choice: number.choice, finishReason: finishReasonOf(choice.finish_reason) };
     }
-    if (choice?.finish_reason) finish = finishReasonOf(choice.finish_reason);
     usage = usageOf(chunk.usage) ?? usage;
   }
   throw new UpstreamUnreachableError('protocol', 'the upstream stream ended before it was complete');

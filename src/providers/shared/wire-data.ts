@@ -21,3 +21,9 @@ export function checkedEvent<T>(data: string, check: WireCheck<T>): T {
   }
   return checked(value, check, 'a stream event');
 }
+
+/** The index of a choice the request asked for (`choices`); another breaks the protocol, and would grow the answer. */
+export function askedChoice(index: number, choices: number | undefined): number {
+  if (index < (choices ?? 1)) return index;
+  throw new UpstreamUnreachableError('protocol', `the upstream answered choice ${index}, which was not asked for`);
+}

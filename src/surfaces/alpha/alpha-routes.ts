@@ -5,7 +5,7 @@ import { answerEmbeddingsList, embeddingEncoding } from '../../gateway/embedding
 import { compatModelFields } from '../../gateway/model-listing.ts';
 import type { GatewayServices } from '../../gateway/services.ts';
 import { collectAnswer, type RelayRun } from '../../gateway/text-generation.ts';
-import { nativeParameters } from '../../catalog/capability-gate.ts';
+import { fieldNamesOf, nativeParameters } from '../../catalog/capability-gate.ts';
 import { requestContextOf, requireCredential } from '../../http/authentication.ts';
 import { requestBaseUrl } from '../../http/base-url.ts';
 import { reportDroppedParameters } from '../../http/dropped-parameters.ts';
@@ -163,6 +163,7 @@ export const alphaRoutes: FastifyPluginAsyncTypebox<{ services: AlphaServices }>
         seed: body.seed,
         choices: typeof body.n === 'number' ? body.n : undefined,
         gatedParameters: nativeParameters(body, gatedFields),
+        fieldNames: { ...fieldNamesOf(body, gatedFields), choices: 'n' },
 
         allowFallbacks: allowsFallbacks(body),
         recordedRequest: {
@@ -307,6 +308,7 @@ export const alphaRoutes: FastifyPluginAsyncTypebox<{ services: AlphaServices }>
         temperature: body.temperature,
         topP: body.top_p,
         gatedParameters: responsesGatedParameters(body),
+        fieldNames: { responseFormat: 'text.format' },
 
         allowFallbacks: allowsFallbacks(body),
         recordedRequest: { surface: 'alpha', endpoint: 'responses', model: body.model, stream: streaming },

@@ -16,7 +16,7 @@ import {
 } from '../../domain/chat.ts';
 import { booleanOf, numberOf, objectOf, stringOf } from '../../domain/wire-values.ts';
 import { requireNestingWithin, requireToolTextsWithin } from '../../domain/nesting.ts';
-import type { CollectedAnswer } from '../../gateway/text-generation.ts';
+import type { CollectedAnswer, CollectedChoice } from '../../gateway/text-generation.ts';
 import { wireFinishReasons, wireUsage, type ChatCompletionsRequest } from '../../protocols/openai/chat-completions.ts';
 
 /** The alpha (chat-completions) request as this surface reads it; unknown fields are kept and forwarded. */
@@ -227,7 +227,8 @@ export function relayBody(
 /** Encodes canonical events as `chat.completion.chunk` objects, in the order the real protocol sends them. */
 export class ChunkEncoder {
   private readonly base: { id: string; object: 'chat.completion.chunk'; created: number; model: string };
-  private started = false;
+  /** The choices whose first chunk (with the role) has been sent. */
+  private readonly started = new Set<number>();
 
   constructor(model: string) {
     this.base = {
@@ -240,13 +241,14 @@ export class ChunkEncoder {
 
   encode(event: ChatStreamEvent): object[] {
     const chunks: object[] = [];
+    const index = event.type === 'finish' ? 0 : (event.choice ?? 0);
     const choice = (delta: object, finishReason: string | null) => ({
       ...this.base,
-      choices: [{ index: 0, delta, logprobs: null, finish_reason: finishReason }],
+      choices: [{ index, delta, logprobs: null, finish_reason: finishReason }],
       usage: null,
     });
-    if (!this.started) {
-      this.started = true;
+    if (!this.started.has(index)) {
+      this.started.add(index);
       chunks.push(choice({ role: 'assistant', content: '', refusal: null }, null));
     }
     switch (event.type) {
@@ -268,6 +270,9 @@ export class ChunkEncoder {
       case 'tool-call-delta':
         chunks.push(choice({ tool_calls: [{ index: event.index, function: { arguments: event.arguments } }] }, null));
         break;
+      case 'choice-finish':
+        chunks.push(choice({}, wireFinishReasons[event.finishReason.unified]));
+        break;
       case 'finish':
         chunks.push(choice({}, wireFinishReasons[event.finishReason.unified]));
         if (event.usage) chunks.push({ ...this.base, choices: [], usage: wireUsage(event.usage) });
@@ -276,28 +281,36 @@ export class ChunkEncoder {
   }
 }
 
-/** A whole `chat.completion` from a collected answer. */
-export function chatCompletionOf(model: string, { text, toolCalls, finish }: CollectedAnswer): object {
+function messageOf({ text, toolCalls }: CollectedChoice): object {
   const calls = toolCalls.map((call) => ({
     id: call.id,
     type: 'function',
     function: { name: call.name, arguments: call.arguments },
   }));
-  const message = {
+  return {
     role: 'assistant',
     content: text === '' && calls.length > 0 ? null : text,
     refusal: null,
     annotations: [],
     ...(calls.length > 0 ? { tool_calls: calls } : {}),
   };
+}
+
+/** A whole `chat.completion` from a collected answer: a choice per completion. */
+export function chatCompletionOf(model: string, answer: CollectedAnswer): object {
+  const { finish, alternatives } = answer;
+  const choices = [{ ...answer, finishReason: finish?.finishReason }, ...alternatives].map((choice, index) => ({
+    index,
+    message: messageOf(choice),
+    logprobs: null,
+    finish_reason: wireFinishReasons[choice.finishReason?.unified ?? 'other'],
+  }));
   return {
     id: `chatcmpl-${randomBytes(12).toString('base64url')}`,
     object: 'chat.completion',
     created: Math.floor(Date.now() / 1000),
     model,
-    choices: [
-      { index: 0, message, logprobs: null, finish_reason: wireFinishReasons[finish?.finishReason.unified ?? 'other'] },
-    ],
+    choices,
     ...(finish?.usage ? { usage: wireUsage(finish.usage) } : {}),
   };
 }

@@ -5,7 +5,6 @@ import { compatModelFields } from '../../gateway/model-listing.ts';
 import type { ChatStreamEvent } from '../../domain/chat.ts';
 import { collectAnswer } from '../../gateway/text-generation.ts';
 import type { GatewayServices } from '../../gateway/services.ts';
-import { nativeParameters } from '../../catalog/capability-gate.ts';
 import { requestContextOf, requireCredential } from '../../http/authentication.ts';
 import { reportDroppedParameters } from '../../http/dropped-parameters.ts';
 import { compatModelFieldSchemas } from '../../http/answer-schemas.ts';
@@ -22,7 +21,8 @@ import {
 import { decodeBetaEmbeddingInput } from './embeddings-codec.ts';
 import {
   decodeMessages,
-  gatedFields,
+  fieldNamesOfBody,
+  gatedParametersOf,
   MessageEventEncoder,
   messageOf,
   relayBody,
@@ -154,7 +154,8 @@ export const betaRoutes: FastifyPluginAsyncTypebox<{ services: BetaServices }> =
         temperature: body.temperature,
         topP: body.top_p,
         stop: body.stop_sequences,
-        gatedParameters: nativeParameters(body, gatedFields),
+        gatedParameters: gatedParametersOf(body),
+        fieldNames: fieldNamesOfBody(body),
 
         recordedRequest: {
           surface: 'beta',

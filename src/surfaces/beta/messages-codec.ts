@@ -10,11 +10,14 @@ import {
   type ChatPart,
   type ChatStreamEvent,
   type DecodedChat,
+  type ResponseFormat,
   type ThinkingConfig,
   type ToolChoice,
   type ToolDefinition,
 } from '../../domain/chat.ts';
+import { fieldNamesOf, nativeParameters } from '../../catalog/capability-gate.ts';
 import { requireNestingWithin, requireToolTextsWithin } from '../../domain/nesting.ts';
+import { objectOf, stringOf } from '../../domain/wire-values.ts';
 import type { CollectedAnswer } from '../../gateway/text-generation.ts';
 import { stopReasonOf, wireUsage, type MessagesRequest } from '../../protocols/anthropic/messages.ts';
 
@@ -31,7 +34,48 @@ export const gatedFields: Readonly<Record<string, string>> = {
   tools: 'tools',
   tool_choice: 'toolChoice',
   thinking: 'thinking',
+  output_format: 'responseFormat',
 };
+
+/** The answer format the request asks for, where the client wrote it: `output_config.format` or `output_format`. */
+function outputFormatOf(body: MessagesBody): { field: string; format: Record<string, unknown> } | undefined {
+  const format = objectOf(body.output_config?.format);
+  if (format) return { field: 'output_config.format', format };
+  const older = objectOf(body.output_format);
+  return older ? { field: 'output_format', format: older } : undefined;
+}
+
+/** output_config field -> native parameter name: the answer's format (which wins over `output_format`) and effort. */
+const outputConfigFields: Readonly<Record<string, string>> = { format: 'responseFormat', effort: 'reasoningEffort' };
+
+/** The gated parameters of a messages request, by native name: its top-level fields and those of output_config. */
+export function gatedParametersOf(body: MessagesBody): Record<string, unknown> {
+  return {
+    ...nativeParameters(body, gatedFields),
+    ...nativeParameters(objectOf(body.output_config), outputConfigFields),
+  };
+}
+
+/** The field each parameter came in, for refusals. */
+export function fieldNamesOfBody(body: MessagesBody): Record<string, string> {
+  return {
+    ...fieldNamesOf(body, gatedFields),
+    ...fieldNamesOf(objectOf(body.output_config), outputConfigFields, 'output_config.'),
+  };
+}
+
+/** A JSON answer matching a schema, the one format the protocol has; another is the request's to relay only. */
+function decodeOutputFormat(body: MessagesBody, untranslatable: Set<string>): ResponseFormat | undefined {
+  const output = outputFormatOf(body);
+  if (!output) return undefined;
+  const schema = objectOf(output.format.schema);
+  if (output.format.type === 'json_schema' && schema) {
+    requireNestingWithin(schema, `body.${output.field}.schema`);
+    return { type: 'json_schema', name: 'response', schema };
+  }
+  untranslatable.add(`this ${output.field}`);
+  return undefined;
+}
 
 interface Block {
   type?: unknown;
@@ -142,6 +186,8 @@ export function decodeMessages(body: MessagesBody): DecodedChat {
     ...(toolChoice ? { toolChoice } : {}),
     topK: body.top_k,
     thinking: decodeThinking(body.thinking),
+    responseFormat: decodeOutputFormat(body, untranslatable),
+    reasoningEffort: stringOf(objectOf(body.output_config)?.effort),
     untranslatable: [...untranslatable],
   };
 }
@@ -155,6 +201,15 @@ export function relayBody(
   const forwarded: Record<string, unknown> = { ...body, model: upstreamModel, max_tokens: maxOutputTokens };
   for (const [field, native] of Object.entries(gatedFields))
     if (droppedNativeNames.includes(native) && field !== 'max_tokens') delete forwarded[field];
+  // A dropped setting leaves output_config, whose other settings stay.
+  const config = objectOf(body.output_config);
+  if (config) {
+    const kept = Object.fromEntries(
+      Object.entries(config).filter(([field]) => !droppedNativeNames.includes(outputConfigFields[field] ?? '')),
+    );
+    if (Object.keys(kept).length > 0) forwarded.output_config = kept;
+    else delete forwarded.output_config;
+  }
   return forwarded;
 }
 

@@ -28,6 +28,7 @@ import {
 import {
   ChunkEncoder,
   decodeContents,
+  fieldNamesOfBody,
   gatedParametersOf,
   relayBody,
   responseOf,
@@ -193,6 +194,7 @@ export const gammaRoutes: FastifyPluginAsyncTypebox<{ services: GammaServices }>
         stop: config.stopSequences as string[] | undefined,
         choices: config.candidateCount as number | undefined,
         gatedParameters: gatedParametersOf(body),
+        fieldNames: fieldNamesOfBody(body),
         recordedRequest: { surface: 'gamma', endpoint: action, model: modelId, stream: streaming },
         relay: {
           protocol: 'gemini',

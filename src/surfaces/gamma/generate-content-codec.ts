@@ -9,6 +9,7 @@ import {
   type ChatRequest,
   type ChatStreamEvent,
   type DecodedChat,
+  type FinishReason,
   type ResponseFormat,
   type ThinkingConfig,
   type ToolCall,
@@ -17,9 +18,9 @@ import {
 } from '../../domain/chat.ts';
 import { requireNestingWithin } from '../../domain/nesting.ts';
 import { numberOf } from '../../domain/wire-values.ts';
-import type { CollectedAnswer } from '../../gateway/text-generation.ts';
+import type { CollectedAnswer, CollectedChoice } from '../../gateway/text-generation.ts';
 import { wireFinishReasons, wireUsageMetadata } from '../../protocols/gemini/generate-content.ts';
-import { nativeParameters } from '../../catalog/capability-gate.ts';
+import { fieldNamesOf, nativeParameters } from '../../catalog/capability-gate.ts';
 import { midStreamFailure } from '../../domain/upstream-failure.ts';
 
 interface Part {
@@ -60,6 +61,15 @@ const topLevelFields: Readonly<Record<string, string>> = { tools: 'tools', toolC
 
 export function gatedParametersOf(body: GenerateContentBody): Record<string, unknown> {
   return { ...nativeParameters(body.generationConfig, generationFields), ...nativeParameters(body, topLevelFields) };
+}
+
+/** The field each parameter came in, for refusals; several candidates are asked in `candidateCount`. */
+export function fieldNamesOfBody(body: GenerateContentBody): Record<string, string> {
+  return {
+    ...fieldNamesOf(body.generationConfig, generationFields),
+    ...fieldNamesOf(body, topLevelFields),
+    choices: 'candidateCount',
+  };
 }
 
 interface FunctionCallPart {
@@ -307,65 +317,72 @@ const functionCallPart = (call: ToolCall) => ({
 });
 
 /**
- * Streamed GenerateContentResponse chunks for canonical events. The protocol sends each function call whole,
- * so a call's argument fragments are held until the call is complete.
+ * Streamed GenerateContentResponse chunks for canonical events, each candidate (several with `candidateCount`)
+ * under its index. The protocol sends each function call whole, so a call's argument fragments are held until
+ * the call is complete.
  */
 export class ChunkEncoder {
-  private pending: ToolCall | undefined;
+  /** The call each candidate is making, by candidate index. */
+  private readonly pending = new Map<number, ToolCall>();
 
   constructor(private readonly model: string) {}
 
   encode(event: ChatStreamEvent): object[] {
     switch (event.type) {
-      case 'tool-call-delta':
-        if (this.pending) this.pending.arguments += event.arguments;
+      case 'tool-call-delta': {
+        const call = this.pending.get(event.choice ?? 0);
+        if (call) call.arguments += event.arguments;
         return [];
+      }
       case 'tool-call-start': {
-        const chunks = this.flush();
-        this.pending = { id: event.id, name: event.name, arguments: '' };
+        const chunks = this.flush(event.choice ?? 0);
+        this.pending.set(event.choice ?? 0, { id: event.id, name: event.name, arguments: '' });
         return chunks;
       }
       case 'text-delta':
-        return [...this.flush(), this.chunk([{ text: event.text }])];
+        return [...this.flush(event.choice ?? 0), this.chunk(event.choice ?? 0, [{ text: event.text }])];
+      case 'choice-finish':
+        return [...this.flush(event.choice), this.chunk(event.choice, [{ text: '' }], event.finishReason)];
       case 'finish':
         return [
-          ...this.flush(),
+          ...[...this.pending.keys()].flatMap((choice) => this.flush(choice)),
           {
-            candidates: [
-              {
-                content: { role: 'model', parts: [{ text: '' }] },
-                finishReason: wireFinishReasons[event.finishReason.unified],
-                index: 0,
-              },
-            ],
+            ...this.chunk(0, [{ text: '' }], event.finishReason),
             ...(event.usage ? { usageMetadata: wireUsageMetadata(event.usage) } : {}),
-            modelVersion: this.model,
           },
         ];
     }
   }
 
-  private flush(): object[] {
-    const call = this.pending;
-    this.pending = undefined;
-    return call ? [this.chunk([functionCallPart(call)])] : [];
+  private flush(choice: number): object[] {
+    const call = this.pending.get(choice);
+    this.pending.delete(choice);
+    return call ? [this.chunk(choice, [functionCallPart(call)])] : [];
   }
 
-  private chunk(parts: object[]): object {
-    return { candidates: [{ content: { role: 'model', parts }, index: 0 }], modelVersion: this.model };
+  private chunk(index: number, parts: object[], finish?: FinishReason): object {
+    const candidate = {
+      content: { role: 'model', parts },
+      ...(finish ? { finishReason: wireFinishReasons[finish.unified] } : {}),
+      index,
+    };
+    return { candidates: [candidate], modelVersion: this.model };
   }
 }
 
-/** A whole GenerateContentResponse from a collected answer: the text, then a functionCall part per call. */
-export function responseOf(model: string, { text, toolCalls, finish }: CollectedAnswer): object {
+/** One candidate of a whole answer: the text, then a functionCall part per call. */
+function candidateOf({ text, toolCalls }: CollectedChoice, finish: FinishReason | undefined, index: number): object {
   const parts = [...(text !== '' || toolCalls.length === 0 ? [{ text }] : []), ...toolCalls.map(functionCallPart)];
+  return { content: { role: 'model', parts }, finishReason: wireFinishReasons[finish?.unified ?? 'other'], index };
+}
+
+/** A whole GenerateContentResponse from a collected answer: a candidate per completion. */
+export function responseOf(model: string, answer: CollectedAnswer): object {
+  const { finish, alternatives } = answer;
   return {
     candidates: [
-      {
-        content: { role: 'model', parts },
-        finishReason: wireFinishReasons[finish?.finishReason.unified ?? 'other'],
-        index: 0,
-      },
+      candidateOf(answer, finish?.finishReason, 0),
+      ...alternatives.map((choice, index) => candidateOf(choice, choice.finishReason, index + 1)),
     ],
     ...(finish?.usage ? { usageMetadata: wireUsageMetadata(finish.usage) } : {}),
     modelVersion: model,

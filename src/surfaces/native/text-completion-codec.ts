@@ -167,6 +167,9 @@ export function textChunkOf(event: ChatStreamEvent): TextChunk {
       };
     case 'tool-call-delta':
       return { delta: '', toolCalls: [{ index: event.index, function: { arguments: event.arguments } }] };
+    // The native request asks for one completion, whose end is the `finish`.
+    case 'choice-finish':
+      return { delta: '' };
     case 'finish': {
       const usage = event.usage && {
         promptTokens: event.usage.inputTokens,

@@ -1,0 +1,32 @@
+/**
+ * What a fake answers when asked for JSON: a value of the schema (JSON Schema, or Gemini's OpenAPI subset with
+ * upper-case type names) whose strings are `text`, the fake's usual echo; without a schema, `{"echo": text}`.
+ */
+export function jsonAnswer(schema: unknown, text: string): string {
+  return JSON.stringify(schema === undefined ? { echo: text } : sampleOf(schema, text));
+}
+
+interface Schema {
+  type?: unknown;
+  properties?: Record<string, unknown>;
+  items?: unknown;
+  enum?: unknown[];
+}
+
+function sampleOf(schema: unknown, text: string): unknown {
+  const { type, properties, items, enum: values } = (schema ?? {}) as Schema;
+  if (Array.isArray(values)) return values[0];
+  switch (String(type).toLowerCase()) {
+    case 'object':
+      return Object.fromEntries(Object.entries(properties ?? {}).map(([key, value]) => [key, sampleOf(value, text)]));
+    case 'array':
+      return [sampleOf(items, text)];
+    case 'integer':
+    case 'number':
+      return 1;
+    case 'boolean':
+      return true;
+    default:
+      return text;
+  }
+}
