@@ -332,7 +332,8 @@ export const fieldDocs: Record<string, FieldDoc> = {
   },
   'jobs.leaseSeconds': { meaning: 'the earlier name of `claimSeconds`, still read' },
   'jobs.maxAttempts': {
-    meaning: 'provider calls of one job in all, on every row (fallbacks included); the last row is retried with backoff',
+    meaning:
+      'provider calls of one job in all, on every row (fallbacks included); the last row is retried with backoff',
     default: d.jobMaxAttempts,
   },
   'jobs.retryBaseMs': { meaning: 'first retry delay, doubled at each further try', default: d.jobRetryBaseMs },
