@@ -87,47 +87,28 @@ describe('sandbox job trigger words', () => {
 
   const image = (prompt: string) => ({ content: [{ type: 'text', text: prompt }] });
 
-  it('sandbox-fail fails an image job with its reason', async () => {
+  it.each([
+    ['a lighthouse sandbox-fail', 'the provider answered 400: the prompt asked the sandbox to fail (sandbox-fail)'],
+    // Image jobs have no cancelled state: the job fails, saying the sandbox cancelled it.
+    [
+      'SANDBOX-CANCEL a lighthouse',
+      'the provider answered 400: the sandbox cancelled the job, as the prompt asked (sandbox-cancel)',
+    ],
+    // Processing until the job's time limit cuts it.
+    ['a lighthouse, sandbox-slow', `the job did not finish within ${maxJobSeconds} seconds`],
+  ])('an image job whose prompt is "%s" fails: %s', async (prompt, error) => {
     const { key, untouched } = await account();
-    const job = await waitForImageJob(gateway, key, await submitImage(key, image('a lighthouse sandbox-fail')));
-    expect(job).toMatchObject({ status: 'failed' });
-    expect(job.error).toBe('the provider answered 400: the prompt asked the sandbox to fail (sandbox-fail)');
+    const job = await waitForImageJob(gateway, key, await submitImage(key, image(prompt)));
+    expect(job).toMatchObject({ status: 'failed', error });
     await untouched();
   });
 
-  it('sandbox-cancel fails an image job (images have no cancelled state) saying the sandbox cancelled it', async () => {
+  it.each([
+    ['a heron sandbox-fail', 'failed', 'the prompt asked the sandbox to fail (sandbox-fail)'],
+    ['a heron sandbox-cancel', 'cancelled', 'the sandbox cancelled the job, as the prompt asked (sandbox-cancel)'],
+  ])('a video task whose prompt is "%s" ends %s: %s', async (prompt, status, error) => {
     const { key, untouched } = await account();
-    const job = await waitForImageJob(gateway, key, await submitImage(key, image('SANDBOX-CANCEL a lighthouse')));
-    expect(job).toMatchObject({ status: 'failed' });
-    expect(job.error).toContain('the sandbox cancelled the job, as the prompt asked (sandbox-cancel)');
-    await untouched();
-  });
-
-  it('sandbox-slow keeps an image job processing until its time limit cuts it', async () => {
-    const { key, untouched } = await account();
-    const job = await waitForImageJob(gateway, key, await submitImage(key, image('a lighthouse, sandbox-slow')));
-    expect(job.status).toBe('failed');
-    expect(job.error).toBe(`the job did not finish within ${maxJobSeconds} seconds`);
-    await untouched();
-  });
-
-  it('sandbox-fail fails a video task with its reason', async () => {
-    const { key, untouched } = await account();
-    const task = await videoEnd(key, await submitVideo(key, 'a heron sandbox-fail'), new Set());
-    expect(task).toMatchObject({
-      status: 'failed',
-      error: 'the prompt asked the sandbox to fail (sandbox-fail)',
-    });
-    await untouched();
-  });
-
-  it('sandbox-cancel ends a video task cancelled', async () => {
-    const { key, untouched } = await account();
-    const task = await videoEnd(key, await submitVideo(key, 'a heron sandbox-cancel'), new Set());
-    expect(task).toMatchObject({
-      status: 'cancelled',
-      error: 'the sandbox cancelled the job, as the prompt asked (sandbox-cancel)',
-    });
+    expect(await videoEnd(key, await submitVideo(key, prompt), new Set())).toMatchObject({ status, error });
     await untouched();
   });
 
@@ -147,7 +128,9 @@ describe('sandbox job trigger words', () => {
     expect(cancel.statusCode).toBe(409);
     const task = await videoEnd(key, taskId, seen);
     expect([...seen]).toEqual(['running', 'failed']);
-    expect(task).toMatchObject({ status: 'failed', error: `the job did not finish within ${maxJobSeconds} seconds` });
+    // Said by the task's reader or by the worker's deadline, whichever notices the time limit first.
+    expect(task.status).toBe('failed');
+    expect(task.error).toMatch(/^the (job|task) did not finish within/);
     await untouched();
   });
 
