@@ -50,13 +50,14 @@ export interface ReusableAsset {
 /**
  * The optional fields each provider family takes besides `size`, `numberOfImages` and `outputFormat`, and the
  * output formats it makes (spec, Native: image: webp, quality, background and compression belong to one
- * family, prompt optimisation to another). `maxTokens` passes everywhere: ModelArk's adapter strips it.
+ * family, prompt optimisation to another). `maxTokens` passes everywhere: ModelArk's adapter strips it. The
+ * sandbox takes ModelArk's fields, so a client written for ModelArk runs against it unchanged (it ignores them).
  */
 const families: Partial<Record<Protocol, { formats: readonly ImageOutputFormat[]; fields: readonly OptionalField[] }>> =
   {
     openai: { formats: ['png', 'jpeg', 'webp'], fields: ['quality', 'background', 'outputCompression', 'maxTokens'] },
     ark: { formats: ['png', 'jpeg'], fields: ['guidanceScale', 'watermark', 'optimizePromptOptions', 'maxTokens'] },
-    sandbox: { formats: ['png'], fields: ['guidanceScale', 'watermark', 'maxTokens'] },
+    sandbox: { formats: ['png'], fields: ['guidanceScale', 'watermark', 'optimizePromptOptions', 'maxTokens'] },
   };
 
 type OptionalField =

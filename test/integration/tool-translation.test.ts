@@ -412,7 +412,7 @@ describe('function calling through every tool surface and upstream family', () =
     }
   }
 
-  it('the sandbox calls the tool a request requires, then echoes the result', async () => {
+  it('the sandbox calls the tool a request requires, then answers quoting the result', async () => {
     const { key } = await gateway.createFundedKey({ credits: 1 });
     const send = (payload: object) =>
       gateway.request({
@@ -426,13 +426,14 @@ describe('function calling through every tool surface and upstream family', () =
       tool_choice: { type: 'function', function: { name: 'lookup' } },
     };
     const asked = alphaChat.read((await send(required)).body, false);
-    expect(asked.calls).toEqual([{ id: expect.stringMatching(/^call_/), name: 'lookup', args: { text: question } }]);
+    // Arguments valid against the tool's schema, its strings made of the question.
+    expect(asked.calls).toEqual([{ id: expect.stringMatching(/^call_/), name: 'lookup', args: { query: question } }]);
     expect(asked.finish).toBe('tool_calls');
     const answered = alphaChat.read(
       (await send({ ...alphaChat.payload('via-sandbox', false, asked.calls[0]), tool_choice: 'required' })).body,
       false,
     );
-    expect(answered).toMatchObject({ text: toolOutput, calls: [], finish: 'stop' });
+    expect(answered).toMatchObject({ text: `lookup returned ${toolOutput}`, calls: [], finish: 'stop' });
     // Under `auto` the sandbox answers in words.
     expect(alphaChat.read((await send(alphaChat.payload('via-sandbox', false))).body, false)).toMatchObject({
       text: question,

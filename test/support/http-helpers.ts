@@ -146,7 +146,8 @@ export async function createKeyOverHttp(
 export function shippedConfigWith(sections: Record<string, string>): string {
   let text = readFileSync(shippedConfigPath, 'utf8');
   for (const [section, replacement] of Object.entries(sections)) {
-    const pattern = new RegExp(`^${section}:\\n(?:(?:[ \\t].*|)\\n)*`, 'm');
+    // The section's key line may carry a comment, as the shipped file's do.
+    const pattern = new RegExp(`^${section}:(?:[ \\t]+#.*)?\\n(?:(?:[ \\t].*|)\\n)*`, 'm');
     text = pattern.test(text)
       ? text.replace(pattern, `${replacement.trimEnd()}\n\n`)
       : `${text.trimEnd()}\n\n${replacement.trimEnd()}\n`;

@@ -80,6 +80,7 @@ describe('gateway.yaml', () => {
     expect(ids.sort()).toEqual([
       'sandbox-echo',
       'sandbox-embedding',
+      'sandbox-embedding-multimodal',
       'sandbox-image',
       'sandbox-image-layers',
       'sandbox-video',
@@ -176,7 +177,7 @@ describe('gateway.yaml', () => {
     expect(problemOf(model('{ perAudioSecond: .inf }'))).toContain('perAudioSecond');
   });
 
-  it('gives audio, PDF and video embedding inputs only to the two multimodal embedding models', () => {
+  it('gives audio, PDF and video embedding inputs only to the multimodal embedding models (two upstream, one sandbox)', () => {
     const everyKey = {
       OPENAI_API_KEY: 'k',
       ANTHROPIC_API_KEY: 'k',
@@ -192,7 +193,11 @@ describe('gateway.yaml', () => {
       const parts = (model.rows[0]?.capabilities?.inputs?.parts ?? []) as string[];
       return ['audioBase64', 'audioUrl', 'fileBase64', 'videoBase64'].some((part) => parts.includes(part));
     });
-    expect(media.map((model) => model.modelId).sort()).toEqual(['gemini-embedding-2', 'gemini-embedding-2-preview']);
+    expect(media.map((model) => model.modelId).sort()).toEqual([
+      'gemini-embedding-2',
+      'gemini-embedding-2-preview',
+      'sandbox-embedding-multimodal',
+    ]);
     expect(embedding.length).toBeGreaterThan(media.length);
   });
 

@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
 import type { GeneratedImage, ImageGenerationRequest, ImageGenerationResult, LayerBox } from '../../domain/image.ts';
 import { UpstreamHttpError } from '../../domain/upstream-failure.ts';
-import type { ImageAdapter } from '../provider-adapter.ts';
+import type { CallOptions, ImageAdapter } from '../provider-adapter.ts';
+import { actOutTrigger, jobTrigger } from './job-triggers.ts';
 import { encodePng } from './png.ts';
 
 /** Largest side of a sandbox image: small enough to generate in a millisecond, large enough to look at. */
@@ -63,9 +64,8 @@ function decompose(request: ImageGenerationRequest): ImageGenerationResult {
   return { images, failures: [], usage: { generatedImages: images.length } };
 }
 
-function generate(request: ImageGenerationRequest): Promise<ImageGenerationResult> {
-  if (request.upstreamModel === 'image-layers' && request.layers) return Promise.resolve(decompose(request));
-  if (request.upstreamModel !== 'image') {
+async function generate(request: ImageGenerationRequest, options: CallOptions): Promise<ImageGenerationResult> {
+  if (request.upstreamModel !== 'image' && !(request.upstreamModel === 'image-layers' && request.layers)) {
     const body = JSON.stringify({
       error: {
         message: `The sandbox has no image model "${request.upstreamModel}"`,
@@ -73,15 +73,21 @@ function generate(request: ImageGenerationRequest): Promise<ImageGenerationResul
         code: 'model_not_found',
       },
     });
-    return Promise.reject(new UpstreamHttpError(404, body, { contentType: 'application/json' }));
+    throw new UpstreamHttpError(404, body, { contentType: 'application/json' });
   }
+  await actOutTrigger(jobTrigger(request.prompt ?? ''), options.signal);
+  if (request.upstreamModel === 'image-layers') return decompose(request);
   const { width, height } = dimensions(request.size);
   const images = Array.from({ length: request.numberOfImages }, (_, index) => ({
     output: inline(stripes(`${request.prompt ?? ''}|${index}|${request.images.length}`, width, height)),
     size: `${width}x${height}`,
   }));
-  return Promise.resolve({ images, failures: [], usage: { generatedImages: images.length } });
+  return { images, failures: [], usage: { generatedImages: images.length } };
 }
 
-/** Small deterministic PNGs, and layer decompositions, made in process: the whole job path without an upstream. */
+/**
+ * Small deterministic PNGs, and layer decompositions, made in process: the whole job path without an upstream.
+ * Prompt options (`guidanceScale`, `watermark`, `optimizePromptOptions`) are taken, as ModelArk takes them, and
+ * change nothing; trigger words of the prompt make the job fail or run slow (job-triggers.ts).
+ */
 export const sandboxImages: ImageAdapter = { layers: true, imageUrls: true, generate };

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { Type, type Static } from 'typebox';
 import type { VideoGenerationRequest, VideoTaskReport } from '../../domain/video.ts';
 import {
   keyFrame,
@@ -11,6 +12,8 @@ import {
 import { mp4File } from './mp4.ts';
 import type { VideoAdapter } from '../provider-adapter.ts';
 import { refuseMaxTokens } from '../shared/video-checks.ts';
+import { wireCheck } from '../../protocols/wire-check.ts';
+import { cancelledOnPurpose, failedOnPurpose, jobTrigger } from './job-triggers.ts';
 
 /** Frames per second, and a key frame (a new picture) at the start of each second. */
 const framesPerSecond = 8;
@@ -30,13 +33,23 @@ const sizes: Record<string, PictureSize> = {
 };
 
 /** Everything the video depends on travels in the task id, so any gateway process can poll it. */
-interface SandboxTask {
-  seed: string;
-  seconds: number;
-  ratio: string;
-  resolution?: string;
-  startedAt: number;
-}
+const SandboxTask = Type.Object({
+  seed: Type.String(),
+  seconds: Type.Integer(),
+  ratio: Type.String(),
+  resolution: Type.Optional(Type.String()),
+  startedAt: Type.Number(),
+  /** What a trigger word of the prompt makes of the task (job-triggers.ts). */
+  trigger: Type.Optional(
+    Type.Union([
+      Type.Object({ kind: Type.Literal('fail') }),
+      Type.Object({ kind: Type.Literal('cancel') }),
+      Type.Object({ kind: Type.Literal('slow'), seconds: Type.Optional(Type.Integer()) }),
+    ]),
+  ),
+});
+type SandboxTask = Static<typeof SandboxTask>;
+const isSandboxTask = wireCheck(SandboxTask);
 
 function encodeTask(task: SandboxTask): string {
   return `sandbox-${Buffer.from(JSON.stringify(task)).toString('base64url')}`;
@@ -45,13 +58,17 @@ function encodeTask(task: SandboxTask): string {
 function decodeTask(taskId: string): SandboxTask | undefined {
   if (!taskId.startsWith('sandbox-')) return undefined;
   try {
-    const task = JSON.parse(Buffer.from(taskId.slice('sandbox-'.length), 'base64url').toString('utf8')) as SandboxTask;
-    return typeof task.seed === 'string' && Number.isInteger(task.seconds) && typeof task.startedAt === 'number'
-      ? task
-      : undefined;
+    const task: unknown = JSON.parse(Buffer.from(taskId.slice('sandbox-'.length), 'base64url').toString('utf8'));
+    return isSandboxTask(task) ? task : undefined;
   } catch {
     return undefined;
   }
+}
+
+/** How long the task runs: the render time, a slow trigger's seconds, or (a bare slow trigger) until cancelled. */
+function runningMs(task: SandboxTask): number {
+  if (task.trigger?.kind !== 'slow') return renderMs;
+  return task.trigger.seconds === undefined ? Number.POSITIVE_INFINITY : task.trigger.seconds * 1000;
 }
 
 /** A deterministic clip: a colour field from the prompt, with a bright band that moves once a second. */
@@ -89,27 +106,32 @@ function promptOf(request: VideoGenerationRequest): string {
 
 /**
  * The sandbox's video model: a task that runs for a moment, then answers a real MP4 (H.264) of the asked
- * duration, whose picture depends on the prompt, the seed and the ratio only.
+ * duration, whose picture depends on the prompt, the seed and the ratio only; or, when the prompt holds a
+ * trigger word, fails, runs slow or is cancelled.
  */
 export const sandboxVideo: VideoAdapter = {
   check: refuseMaxTokens,
   createTask(request) {
     const seconds = Math.min(maxSeconds, request.duration ?? defaultSeconds);
-    const seed = `${promptOf(request)}\n${request.seed ?? -1}`;
+    const prompt = promptOf(request);
+    const trigger = jobTrigger(prompt);
     return Promise.resolve(
       encodeTask({
-        seed,
+        seed: `${prompt}\n${request.seed ?? -1}`,
         seconds,
         ratio: request.ratio ?? '16:9',
         ...(request.resolution ? { resolution: request.resolution } : {}),
         startedAt: Date.now(),
+        ...(trigger ? { trigger } : {}),
       }),
     );
   },
   poll(taskId): Promise<VideoTaskReport> {
     const task = decodeTask(taskId);
     if (!task) return Promise.resolve({ state: 'failed', error: `the sandbox has no task "${taskId}"` });
-    if (Date.now() - task.startedAt < renderMs) return Promise.resolve({ state: 'running' });
+    if (task.trigger?.kind === 'fail') return Promise.resolve({ state: 'failed', error: failedOnPurpose });
+    if (task.trigger?.kind === 'cancel') return Promise.resolve({ state: 'cancelled', error: cancelledOnPurpose });
+    if (Date.now() - task.startedAt < runningMs(task)) return Promise.resolve({ state: 'running' });
     const video = sandboxClip(task.seed, task.seconds, task.ratio);
     return Promise.resolve({
       state: 'succeeded',

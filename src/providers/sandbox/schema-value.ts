@@ -1,0 +1,183 @@
+/**
+ * A small value that validates against a JSON Schema, for the sandbox's tool arguments and structured answers.
+ * Strings are made of the prompt's words, so an answer still says what was asked. The value is chosen, not
+ * searched for: `pattern`, `uniqueItems`, `not` and `if`/`then` are not honoured.
+ */
+
+type Schema = Readonly<Record<string, unknown>>;
+
+/** Deep enough for any schema a client writes by hand; a schema that recurses through required fields stops here. */
+const maxDepth = 24;
+
+/** Fixed values of the formats a validator checks, so a formatted string always passes. */
+const formatted: Readonly<Record<string, string>> = {
+  'date-time': '2026-01-01T00:00:00Z',
+  date: '2026-01-01',
+  time: '00:00:00Z',
+  email: 'sandbox@example.com',
+  uri: 'https://example.com/',
+  'uri-reference': 'https://example.com/',
+  url: 'https://example.com/',
+  uuid: '00000000-0000-4000-8000-000000000000',
+  ipv4: '127.0.0.1',
+  ipv6: '::1',
+  hostname: 'example.com',
+};
+
+function isSchema(value: unknown): value is Schema {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
+}
+
+function numberField(schema: Schema, name: string): number | undefined {
+  const value = schema[name];
+  return typeof value === 'number' && Number.isFinite(value) ? value : undefined;
+}
+
+function schemaList(value: unknown): Schema[] {
+  return Array.isArray(value) ? value.filter(isSchema) : [];
+}
+
+/** A local `$ref` (`#/$defs/x`, `#/definitions/x`) looked up in the root schema. */
+function resolve(ref: string, root: Schema): Schema {
+  if (!ref.startsWith('#')) return {};
+  let node: unknown = root;
+  for (const token of ref.slice(1).split('/').filter(Boolean)) {
+    const key = decodeURIComponent(token).replaceAll('~1', '/').replaceAll('~0', '~');
+    node = isSchema(node) ? node[key] : undefined;
+  }
+  return isSchema(node) ? node : {};
+}
+
+/** The type to make: the schema's own (the first that is not null when it names several), else what its keywords imply. */
+function typeOf(schema: Schema): string | undefined {
+  const type = schema.type;
+  if (typeof type === 'string') return type;
+  if (Array.isArray(type)) {
+    const named = type.filter((entry): entry is string => typeof entry === 'string');
+    return named.find((entry) => entry !== 'null') ?? named[0];
+  }
+  if (isSchema(schema.properties) || Array.isArray(schema.required)) return 'object';
+  if (schema.items !== undefined || schema.prefixItems !== undefined) return 'array';
+  return undefined;
+}
+
+function textValue(schema: Schema, text: string): string {
+  const format = typeof schema.format === 'string' ? formatted[schema.format] : undefined;
+  const min = numberField(schema, 'minLength') ?? 0;
+  const max = numberField(schema, 'maxLength') ?? Number.POSITIVE_INFINITY;
+  let value = format ?? text;
+  // Lengths count code points, as JSON Schema does.
+  const points = [...value];
+  if (points.length > max) value = points.slice(0, max).join('');
+  if (points.length < min) value += 'x'.repeat(min - points.length);
+  return value;
+}
+
+/** The smallest allowed number (0 when allowed), a multiple of `multipleOf` when it is set. */
+function numberValue(schema: Schema, integer: boolean): number {
+  const step = numberField(schema, 'multipleOf') ?? (integer ? 1 : undefined);
+  const exclusiveMin = numberField(schema, 'exclusiveMinimum');
+  const exclusiveMax = numberField(schema, 'exclusiveMaximum');
+  const minimum = numberField(schema, 'minimum');
+  const maximum = numberField(schema, 'maximum');
+  let low = minimum ?? Number.NEGATIVE_INFINITY;
+  if (exclusiveMin !== undefined) low = Math.max(low, exclusiveMin + (step ?? 1) / 2);
+  let high = maximum ?? Number.POSITIVE_INFINITY;
+  if (exclusiveMax !== undefined) high = Math.min(high, exclusiveMax - (step ?? 1) / 2);
+  let value = Math.min(Math.max(0, low), high);
+  if (step !== undefined) {
+    const up = Math.ceil(value / step) * step;
+    value = up <= high ? up : Math.floor(value / step) * step;
+  }
+  return value;
+}
+
+function objectValue(schema: Schema, text: string, root: Schema, depth: number): Record<string, unknown> {
+  const properties = isSchema(schema.properties) ? schema.properties : {};
+  const required = Array.isArray(schema.required)
+    ? schema.required.filter((name): name is string => typeof name === 'string')
+    : [];
+  // With nothing required every declared property is filled (the answer says more), short of deep nesting.
+  const names = required.length > 0 || depth > 4 ? required : Object.keys(properties);
+  const value: Record<string, unknown> = {};
+  for (const name of names) {
+    const property = properties[name];
+    const extra = schema.additionalProperties;
+    value[name] = valueFor(isSchema(property) ? property : isSchema(extra) ? extra : {}, text, root, depth + 1);
+  }
+  const minProperties = numberField(schema, 'minProperties') ?? 0;
+  for (let index = 0; Object.keys(value).length < minProperties; index++) {
+    const name = Object.keys(properties).find((key) => !(key in value)) ?? `field${index}`;
+    const property = properties[name];
+    value[name] = valueFor(isSchema(property) ? property : {}, text, root, depth + 1);
+  }
+  return value;
+}
+
+function arrayValue(schema: Schema, text: string, root: Schema, depth: number): unknown[] {
+  const prefix = schemaList(schema.prefixItems);
+  const items = isSchema(schema.items) ? schema.items : {};
+  const length = Math.max(numberField(schema, 'minItems') ?? 0, prefix.length === 0 ? 0 : prefix.length);
+  return Array.from({ length }, (_, index) => valueFor(prefix[index] ?? items, text, root, depth + 1));
+}
+
+function valueFor(schema: Schema, text: string, root: Schema, depth: number): unknown {
+  if (depth > maxDepth) return null;
+  if (typeof schema.$ref === 'string')
+    return valueFor({ ...resolve(schema.$ref, root), ...withoutRef(schema) }, text, root, depth + 1);
+  if ('const' in schema) return schema.const;
+  if (Array.isArray(schema.enum) && schema.enum.length > 0) return schema.enum[0];
+  const alternative = schemaList(schema.anyOf)[0] ?? schemaList(schema.oneOf)[0];
+  if (alternative) return valueFor({ ...withoutAlternatives(schema), ...alternative }, text, root, depth + 1);
+  const all = schemaList(schema.allOf);
+  if (all.length > 0) return valueFor(all.reduce(mergeSchemas, withoutAlternatives(schema)), text, root, depth + 1);
+  switch (typeOf(schema)) {
+    case 'object':
+      return objectValue(schema, text, root, depth);
+    case 'array':
+      return arrayValue(schema, text, root, depth);
+    case 'integer':
+      return numberValue(schema, true);
+    case 'number':
+      return numberValue(schema, false);
+    case 'boolean':
+      return true;
+    case 'null':
+      return null;
+    default:
+      return textValue(schema, text);
+  }
+}
+
+function withoutRef(schema: Schema): Schema {
+  const { $ref: _ref, ...rest } = schema;
+  return rest;
+}
+
+function withoutAlternatives(schema: Schema): Schema {
+  const { anyOf: _anyOf, oneOf: _oneOf, allOf: _allOf, ...rest } = schema;
+  return rest;
+}
+
+/** Two schemas an `allOf` requires at once: their keywords together, properties and `required` joined. */
+function mergeSchemas(left: Schema, right: Schema): Schema {
+  const properties = {
+    ...(isSchema(left.properties) ? left.properties : {}),
+    ...(isSchema(right.properties) ? right.properties : {}),
+  };
+  const required = [
+    ...(Array.isArray(left.required) ? left.required : []),
+    ...(Array.isArray(right.required) ? right.required : []),
+  ];
+  return {
+    ...left,
+    ...right,
+    ...(Object.keys(properties).length > 0 ? { properties } : {}),
+    ...(required.length > 0 ? { required } : {}),
+  };
+}
+
+/** A value valid against `schema`, its strings made of `text`. */
+export function valueMatchingSchema(schema: Readonly<Record<string, unknown>>, text: string): unknown {
+  return valueFor(schema, text, schema, 0);
+}
