@@ -7,7 +7,7 @@ import {
 } from '../../src/protocols/anthropic/messages.ts';
 import { wireCheck } from '../../src/protocols/wire-check.ts';
 import { sleep, startFakeServer, type FakeServer, type RecordedRequest } from './fake-server.ts';
-import { sseEvent, writeJson } from './wire.ts';
+import { sseEvent, structuredAnswer, writeJson } from './wire.ts';
 
 /**
  * A fake Anthropic upstream speaking the real Messages wire format (see the Anthropic wire notes): JSON
@@ -17,7 +17,8 @@ import { sseEvent, writeJson } from './wire.ts';
  * - `fake-error-<status>`: that status with an Anthropic error body (529 is overloaded_error);
  * - `fake-cut`: the stream stops after the first delta, with no message_stop;
  * - `fake-stream-error`: an `event: error` (overloaded) after the first delta;
- * anything else answers "Echo: <last user text>", one word per delta. With tools (and a tool_choice other
+ * anything else answers "Echo: <last user text>", one word per delta, or `{"query": <last user text>}` when
+ * `output_config.format` asks for JSON. With tools (and a tool_choice other
  * than none) it says "Let me look." and calls the chosen or first tool with `{"query": <last user text>}`,
  * streaming the input as input_json_delta fragments; after tool results it answers "Echo: <the result>".
  * Tool results must answer tool_use blocks of the assistant turn right before them, as the real API requires.
@@ -51,6 +52,7 @@ interface MessagesBody {
   stream?: boolean;
   tools?: Array<{ name?: string; input_schema?: unknown }>;
   tool_choice?: { type: string; name?: string };
+  output_config?: { format?: { type?: string } };
 }
 
 const blocksOf = (content: string | Block[]): Block[] =>
@@ -114,7 +116,9 @@ async function messages(request: RecordedRequest, response: ServerResponse): Pro
     lastUser !== undefined && blocksOf(lastUser.content).some((block) => block.type === 'tool_result');
   const tool =
     answersTools || body.tool_choice?.type === 'none' ? undefined : (body.tool_choice?.name ?? body.tools?.[0]?.name);
-  let words = wordsOf(tool ? 'Let me look.' : `Echo: ${lastUser ? textOf(lastUser.content) : ''}`);
+  const said = lastUser ? textOf(lastUser.content) : '';
+  const json = body.output_config?.format?.type === 'json_schema';
+  let words = wordsOf(tool ? 'Let me look.' : json ? structuredAnswer(said) : `Echo: ${said}`);
   let stopReason = 'end_turn';
   if (words.length > body.max_tokens) {
     words = words.slice(0, body.max_tokens);

@@ -11,7 +11,7 @@ import {
 } from '../../src/protocols/gemini/generate-content.ts';
 import { wireCheck } from '../../src/protocols/wire-check.ts';
 import { fakeVector, sleep, startFakeServer, type FakeServer, type RecordedRequest } from './fake-server.ts';
-import { writeJson } from './wire.ts';
+import { structuredAnswer, writeJson } from './wire.ts';
 
 /**
  * A fake Gemini upstream speaking the real generateContent wire format (see the Gemini wire notes): JSON
@@ -21,7 +21,8 @@ import { writeJson } from './wire.ts';
  * - `fake-error-<status>`: that status with a Google RPC error body;
  * - `fake-cut`: the stream closes after the first chunk, before any finishReason;
  * - `fake-thinking`: reports 7 thinking tokens in thoughtsTokenCount;
- * anything else answers "Echo: <last user text>", one word per chunk. With function declarations (and a
+ * anything else answers "Echo: <last user text>", one word per chunk, or `{"query": <last user text>}` when
+ * `responseMimeType` is application/json. With function declarations (and a
  * mode other than NONE) it calls the first allowed function with `{"query": <last user text>}`, whole in one
  * chunk with finishReason STOP as the real API does; after functionResponse parts it answers
  * "Echo: <the JSON of the last response>". `:embedContent` and `:batchEmbedContents` answer fake vectors.
@@ -59,7 +60,7 @@ interface GeminiPart {
 interface GenerateBody {
   contents?: Array<{ role?: string; parts?: GeminiPart[] }>;
   systemInstruction?: { parts?: GeminiPart[] };
-  generationConfig?: { maxOutputTokens?: number };
+  generationConfig?: { maxOutputTokens?: number; responseMimeType?: string };
   tools?: Array<{
     functionDeclarations?: Array<{ name: string; parameters?: unknown; parametersJsonSchema?: unknown }>;
   }>;
@@ -109,7 +110,8 @@ async function generate(
     body,
     (lastUser?.parts ?? []).some((part) => part.functionResponse),
   );
-  let words = wordsOf(`Echo: ${textOf(lastUser?.parts)}`);
+  const json = body.generationConfig?.responseMimeType === 'application/json';
+  let words = wordsOf(json ? structuredAnswer(textOf(lastUser?.parts)) : `Echo: ${textOf(lastUser?.parts)}`);
   let finishReason = 'STOP';
   const max = body.generationConfig?.maxOutputTokens;
   if (max !== undefined && words.length > max) {

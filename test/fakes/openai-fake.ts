@@ -15,7 +15,7 @@ import { wireCheck } from '../../src/protocols/wire-check.ts';
 import { ImagesGenerateRequest, type ImagesAnswer, type ImagesStreamEvent } from '../../src/protocols/openai/images.ts';
 import { delayFor, fakePng, scenarioOf } from './fake-images.ts';
 import { fakeVector, sleep, startFakeServer, type FakeServer, type RecordedRequest } from './fake-server.ts';
-import { sseEvent, writeJson } from './wire.ts';
+import { sseEvent, structuredAnswer, writeJson } from './wire.ts';
 
 /**
  * A fake OpenAI upstream speaking the real chat-completions wire format (see the OpenAI wire notes): JSON or
@@ -30,7 +30,8 @@ import { sseEvent, writeJson } from './wire.ts';
  * - `fake-no-usage`: never reports usage;
  * - `fake-no-done`: a complete stream that leaves out the final `data: [DONE]` (some compatible servers do);
  * - `fake-null-answer` (embeddings): 200 with the JSON body `null`, as a broken compatible server may answer;
- * anything else answers "Echo: <last user message>", one word per chunk. With function tools (and a
+ * anything else answers "Echo: <last user message>", one word per chunk, or `{"query": <last user message>}`
+ * when `response_format` (`text.format` on /responses) asks for JSON. With function tools (and a
  * tool_choice other than "none") it calls the chosen or first tool with `{"query": <last user text>}`,
  * streaming the arguments in two fragments; after a tool message it answers "Echo: <that tool's output>".
  * Tool messages must answer the calls of the assistant message before them, as the real API requires.
@@ -54,6 +55,7 @@ interface ChatBody {
   max_tokens?: number;
   tools?: Array<{ type: string; function?: { name: string } }>;
   tool_choice?: string | { type: string; function: { name: string } };
+  response_format?: { type?: string };
 }
 
 /** The real API's check: tool messages answer, one each, the calls of the assistant message right before them. */
@@ -83,6 +85,8 @@ function chosenTool(body: ChatBody): string | undefined {
 }
 
 const wordsOf = (text: string) => text.split(/\s+/).filter(Boolean);
+const asksForJson = (format: { type?: string } | undefined) =>
+  format?.type === 'json_schema' || format?.type === 'json_object';
 /** The text of a message's content, string or parts; image parts carry no words. */
 const contentText = (content: ChatMessage['content']) =>
   typeof content === 'string'
@@ -146,7 +150,13 @@ async function chatCompletions(request: RecordedRequest, response: ServerRespons
   const chunkDelayMs = drip ? Number(drip[1]) : body.model === 'fake-slow' ? 200 : 0;
   let words = drip
     ? Array.from({ length: Number(drip[2]) }, () => 'tick')
-    : wordsOf(`Echo: ${lastTool ? contentText(lastTool.content) : prompt}`);
+    : wordsOf(
+        lastTool
+          ? `Echo: ${contentText(lastTool.content)}`
+          : asksForJson(body.response_format)
+            ? structuredAnswer(prompt)
+            : `Echo: ${prompt}`,
+      );
   let finishReason = 'stop';
   if (body.max_tokens !== undefined && words.length > body.max_tokens) {
     words = words.slice(0, body.max_tokens);
@@ -269,6 +279,7 @@ interface ResponsesBody {
   stream?: boolean;
   tools?: Array<{ type: string; name?: string }>;
   tool_choice?: unknown;
+  text?: { format?: { type?: string } };
 }
 
 /**
@@ -290,7 +301,11 @@ async function responses(request: RecordedRequest, response: ServerResponse): Pr
     typeof content === 'string' ? content : (content ?? []).map((part) => part.text ?? '').join('');
   const last = items.filter((item) => item.role === 'user').at(-1);
   const answered = items.at(-1)?.type === 'function_call_output' ? items.at(-1)?.output : undefined;
-  const words = wordsOf(`Echo: ${answered ?? textOf(last?.content)}`);
+  const words = wordsOf(
+    answered === undefined && asksForJson(body.text?.format)
+      ? structuredAnswer(textOf(last?.content))
+      : `Echo: ${answered ?? textOf(last?.content)}`,
+  );
   const tool =
     answered === undefined && body.tool_choice !== 'none'
       ? body.tools?.find((candidate) => candidate.type === 'function')?.name

@@ -19,3 +19,9 @@ export function writeJson<T>(
 export function sseEvent<T>(data: T, name?: string): string {
   return `${name === undefined ? '' : `event: ${name}\n`}data: ${JSON.stringify(data)}\n\n`;
 }
+
+/**
+ * What a fake answers a request for JSON output (a response format, a JSON MIME type or an output schema): the
+ * same `{"query": <last user text>}` its tool calls carry, so one schema serves both ways of structured output.
+ */
+export const structuredAnswer = (prompt: string) => JSON.stringify({ query: prompt });
