@@ -113,8 +113,14 @@ const actionAnswer = {
 /** The gamma (generateContent-style) surface. */
 export const gammaRoutes: FastifyPluginAsyncTypebox<{ services: GammaServices }> = async (app, { services }) => {
   app.addHook('onRequest', requireCredential(services.authenticator, { acceptGoogleKeyHeader: true }));
+  // The Gemini API answers the same under both versions, and @google/genai calls v1 unless told otherwise.
+  await app.register(versionRoutes, { prefix: '/v1beta', services });
+  await app.register(versionRoutes, { prefix: '/v1', services });
+};
 
-  app.get('/v1beta/models', { schema: { summary: 'The model list', response: { 200: ModelList } } }, async () => {
+/** The model list and the model actions, under one API version. */
+const versionRoutes: FastifyPluginAsyncTypebox<{ services: GammaServices }> = async (app, { services }) => {
+  app.get('/models', { schema: { summary: 'The model list', response: { 200: ModelList } } }, async () => {
     const models = services.catalog.list();
     return {
       data: models.map((model) => ({
@@ -133,7 +139,7 @@ export const gammaRoutes: FastifyPluginAsyncTypebox<{ services: GammaServices }>
   });
 
   app.post(
-    '/v1beta/models/*',
+    '/models/*',
     // Each action has its own body, checked once the path has said which action it is.
     {
       schema: {
