@@ -117,7 +117,11 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
         },
         { name: 'alpha', description: 'OpenAI-style surface (`/api/alpha/v1`), for the official openai SDK' },
         { name: 'beta', description: 'Anthropic-style surface (`/api/beta`), for the official @anthropic-ai/sdk' },
-        { name: 'gamma', description: 'Gemini-style surface (`/api/gamma/v1beta`), for the official @google/genai' },
+        {
+          name: 'gamma',
+          description:
+            'Gemini-style surface (`/api/gamma/v1beta`, or `/api/gamma/v1` alike), for the official @google/genai',
+        },
         { name: 'compat', description: 'Usage records, balance and key lookup (`/api/compat/v1`)' },
         { name: 'account', description: "The signed-in account's own resources, used by the dashboard" },
         { name: 'admin', description: "The operator's API, open only when GATEWAY_ADMIN_TOKEN is set" },

@@ -338,8 +338,7 @@ export const alphaRoutes: FastifyPluginAsyncTypebox<{ services: AlphaServices }>
         },
         {
           onEnd: (sse) => sse.done(),
-          onFailure: (sse) =>
-            sse.event('error', { type: 'error', code: 'upstream_error', message: midStreamFailure, param: null }),
+          onFailure: (sse) => sse.event('error', encoder.failure('upstream_error', midStreamFailure)),
         },
       );
     },

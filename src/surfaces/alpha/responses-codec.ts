@@ -213,6 +213,11 @@ export class ResponseEncoder {
     return this.response(responseStatusOf(finish?.finishReason), finish);
   }
 
+  /** The stream's `error` event, numbered in sequence as every event is (clients check its schema). */
+  failure(code: string, message: string): object {
+    return { type: 'error', code, message, param: null, sequence_number: this.sequence++ };
+  }
+
   /** The named stream events for one canonical event, in the protocol's order. */
   events(event: ChatStreamEvent): Array<[string, object]> {
     const out: Array<[string, object]> = [];

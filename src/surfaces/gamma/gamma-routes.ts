@@ -115,9 +115,15 @@ const actionAnswer = {
 /** The gamma (generateContent-style) surface. */
 export const gammaRoutes: FastifyPluginAsyncTypebox<{ services: GammaServices }> = async (app, { services }) => {
   app.addHook('onRequest', requireCredential(services.authenticator, { acceptGoogleKeyHeader: true }));
+  // The Gemini API answers the same under both versions, and @google/genai calls v1 unless told otherwise.
+  await app.register(versionRoutes, { prefix: '/v1beta', services });
+  await app.register(versionRoutes, { prefix: '/v1', services });
+};
 
+/** The model list and the model actions, under one API version. */
+const versionRoutes: FastifyPluginAsyncTypebox<{ services: GammaServices }> = async (app, { services }) => {
   app.get(
-    '/v1beta/models',
+    '/models',
     {
       schema: {
         summary: 'The model list',
@@ -147,7 +153,7 @@ export const gammaRoutes: FastifyPluginAsyncTypebox<{ services: GammaServices }>
   );
 
   app.post(
-    '/v1beta/models/*',
+    '/models/*',
     // Each action has its own body, checked once the path has said which action it is.
     {
       schema: {
