@@ -14,6 +14,7 @@ import {
   imagesIn,
   isChatParameter,
   promptTextOf,
+  type ChatMessage,
   type ChatRequest,
   type ChatStreamEvent,
   type TokenUsage,
@@ -284,7 +285,22 @@ function relays(route: TextRow, input: TextGenerationInput): boolean {
 
 /** The prompt's tokens as the gateway counts them, for an answer that reported none. */
 function promptTokens(plan: TextPlan): number {
-  return plan.input.messages.reduce((sum, message) => sum + countTextTokens(promptTextOf(message.content)), 0);
+  return countPromptTokens(plan.input.messages);
+}
+
+/** The gateway's own count of a prompt's tokens: what it bills as input when an upstream reports no usage. */
+export function countPromptTokens(messages: readonly ChatMessage[]): number {
+  return messages.reduce((sum, message) => sum + countTextTokens(promptTextOf(message.content)), 0);
+}
+
+/**
+ * A token count a client asks for before sending (the protocols' count_tokens), of a prompt to a catalog text
+ * model: the gateway's own count, nothing held or charged.
+ */
+export function countTokensFor(model: CatalogModel, messages: readonly ChatMessage[]): number {
+  if (!model.outputModalities.includes('text'))
+    throw new GatewayError('GW_MODEL_NOT_AVAILABLE', `model "${model.modelId}" does not generate text`);
+  return countPromptTokens(messages);
 }
 
 /**

@@ -10,6 +10,7 @@ import { requestContextOf, requireCredential } from '../../http/authentication.t
 import { requestBaseUrl } from '../../http/base-url.ts';
 import { reportDroppedParameters } from '../../http/dropped-parameters.ts';
 import { compatModelFieldSchemas } from '../../http/answer-schemas.ts';
+import { ModelIdPath } from '../../http/schemas.ts';
 import { described, jsonOrEventStream, relaysUpstreamErrors } from '../../http/openapi/route-documentation.ts';
 import { midStreamFailure } from '../../domain/upstream-failure.ts';
 import { relayAnswer, streamEncoded, type StreamRelayHooks } from '../../streaming/relay.ts';
@@ -62,21 +63,16 @@ function alphaModelItem(model: CatalogModel): Record<string, unknown> {
   };
 }
 
+const ModelItem = Type.Object({
+  id: Type.String(),
+  object: Type.Literal('model'),
+  created: Type.Integer(),
+  owned_by: Type.String(),
+  ...compatModelFieldSchemas,
+});
+
 const ModelList = Type.Object(
-  {
-    object: Type.Literal('list'),
-    data: Type.Array(
-      Type.Unsafe<Record<string, unknown>>(
-        Type.Object({
-          id: Type.String(),
-          object: Type.Literal('model'),
-          created: Type.Integer(),
-          owned_by: Type.String(),
-          ...compatModelFieldSchemas,
-        }),
-      ),
-    ),
-  },
+  { object: Type.Literal('list'), data: Type.Array(Type.Unsafe<Record<string, unknown>>(ModelItem)) },
   { description: 'The active models' },
 );
 
@@ -112,6 +108,19 @@ export const alphaRoutes: FastifyPluginAsyncTypebox<{ services: AlphaServices }>
     object: 'list' as const,
     data: services.catalog.list().map(alphaModelItem),
   }));
+
+  app.get(
+    '/v1/models/*',
+    {
+      schema: {
+        summary: 'One model',
+        params: ModelIdPath,
+        wildcardName: 'model',
+        response: { 200: Type.Unsafe<Record<string, unknown>>({ ...ModelItem, description: 'The model' }) },
+      },
+    },
+    async (request) => alphaModelItem(services.catalog.get(request.params['*'])),
+  );
 
   app.post(
     '/v1/chat/completions',

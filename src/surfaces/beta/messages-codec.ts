@@ -116,7 +116,8 @@ function decodeThinking(thinking: unknown): ThinkingConfig | undefined {
     : undefined;
 }
 
-export function decodeMessages(body: MessagesBody): DecodedChat {
+/** A messages request, or the prompt of one (count_tokens). */
+export function decodeMessages(body: Omit<MessagesRequest, 'max_tokens'>): DecodedChat {
   const untranslatable = new Set<string>();
   const messages: ChatMessage[] = [];
   // Blocks nest (tool results hold blocks, tool calls hold their arguments), and are walked and serialised by recursion.
