@@ -7,7 +7,7 @@ import {
   promptTokenBound,
   wholeTokens,
 } from '../billing/token-estimate.ts';
-import { gateParameters } from '../catalog/capability-gate.ts';
+import { gateParameters, type FieldNames } from '../catalog/capability-gate.ts';
 import type { CatalogModel } from '../catalog/catalog.ts';
 import {
   chatParameters,
@@ -39,6 +39,8 @@ export interface TextGenerationInput extends Omit<ChatRequest, 'upstreamModel'> 
   modelId: string;
   /** Every model-dependent parameter the client sent, by the native field name, for the capability gate. */
   gatedParameters: Readonly<Record<string, unknown>>;
+  /** How the client named the gated parameters, where its surface names them otherwise (for the gate's messages). */
+  fieldNames?: FieldNames;
   /** What the usage record keeps of the request (no message content). */
   recordedRequest: Record<string, unknown>;
   /** Completions asked for at once (alpha `n`, gamma `candidateCount`); each may use the maximum output. */
@@ -130,6 +132,7 @@ class TextRecipe implements Recipe<TextGenerationInput, TextRow, TextPlan, TextR
       capabilities: rows[0]!.row.capabilities,
       scope: 'text',
       optional: input.gatedParameters,
+      fieldNames: input.fieldNames,
     });
     const [blocker] = input.untranslatable ?? [];
     const usable = blocker ? rows.filter((row) => relays(row, input)) : rows;

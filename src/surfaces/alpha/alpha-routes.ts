@@ -5,7 +5,7 @@ import { answerEmbeddingsList, embeddingEncoding } from '../../gateway/embedding
 import { compatModelFields } from '../../gateway/model-listing.ts';
 import type { GatewayServices } from '../../gateway/services.ts';
 import { collectAnswer, type RelayRun } from '../../gateway/text-generation.ts';
-import { nativeParameters } from '../../catalog/capability-gate.ts';
+import { clientFieldNames, nativeParameters } from '../../catalog/capability-gate.ts';
 import { requestContextOf, requireCredential } from '../../http/authentication.ts';
 import { requestBaseUrl } from '../../http/base-url.ts';
 import { reportDroppedParameters } from '../../http/dropped-parameters.ts';
@@ -26,6 +26,7 @@ import { decodeEmbeddingInput } from './embeddings-codec.ts';
 import {
   decodeResponsesInput,
   gatedParametersOf as responsesGatedParameters,
+  gatedFieldNamesOf as responsesFieldNames,
   relayBody as relayResponsesBody,
   ResponseEncoder,
   type ResponsesBody,
@@ -146,6 +147,7 @@ export const alphaRoutes: FastifyPluginAsyncTypebox<{ services: AlphaServices }>
         seed: body.seed,
         choices: typeof body.n === 'number' ? body.n : undefined,
         gatedParameters: nativeParameters(body, gatedFields),
+        fieldNames: clientFieldNames(body, gatedFields),
 
         allowFallbacks: allowsFallbacks(body),
         recordedRequest: {
@@ -281,6 +283,7 @@ export const alphaRoutes: FastifyPluginAsyncTypebox<{ services: AlphaServices }>
         temperature: body.temperature,
         topP: body.top_p,
         gatedParameters: responsesGatedParameters(body),
+        fieldNames: responsesFieldNames(body),
 
         allowFallbacks: allowsFallbacks(body),
         recordedRequest: { surface: 'alpha', endpoint: 'responses', model: body.model, stream: streaming },

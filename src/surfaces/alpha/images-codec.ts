@@ -30,6 +30,7 @@ export function alphaImageInput(body: ImagesGenerateRequest): NativeImageInput {
     ...(isQuality(body.quality) ? { quality: body.quality } : {}),
     ...(isBackground(body.background) ? { background: body.background } : {}),
     ...(body.output_compression !== undefined ? { outputCompression: body.output_compression } : {}),
+    fieldNames: { numberOfImages: 'n', outputFormat: 'output_format', outputCompression: 'output_compression' },
   };
 }
 

@@ -6,7 +6,7 @@ import { compatModelFields } from '../../gateway/model-listing.ts';
 import type { ChatStreamEvent } from '../../domain/chat.ts';
 import { collectAnswer, countTokensFor } from '../../gateway/text-generation.ts';
 import type { GatewayServices } from '../../gateway/services.ts';
-import { nativeParameters } from '../../catalog/capability-gate.ts';
+import { clientFieldNames, nativeParameters } from '../../catalog/capability-gate.ts';
 import { requestContextOf, requireCredential } from '../../http/authentication.ts';
 import { reportDroppedParameters } from '../../http/dropped-parameters.ts';
 import { compatModelFieldSchemas } from '../../http/answer-schemas.ts';
@@ -159,6 +159,7 @@ export const betaRoutes: FastifyPluginAsyncTypebox<{ services: BetaServices }> =
         topP: body.top_p,
         stop: body.stop_sequences,
         gatedParameters: nativeParameters(body, gatedFields),
+        fieldNames: clientFieldNames(body, gatedFields),
 
         recordedRequest: {
           surface: 'beta',

@@ -41,6 +41,7 @@ import {
 import {
   ChunkEncoder,
   decodeContents,
+  gatedFieldNamesOf,
   gatedParametersOf,
   relayBody,
   responseOf,
@@ -216,6 +217,7 @@ export const gammaRoutes: FastifyPluginAsyncTypebox<{ services: GammaServices }>
         stop: config.stopSequences as string[] | undefined,
         choices: config.candidateCount as number | undefined,
         gatedParameters: gatedParametersOf(body),
+        fieldNames: gatedFieldNamesOf(body),
         recordedRequest: { surface: 'gamma', endpoint: action, model: modelId, stream: streaming },
         relay: {
           protocol: 'gemini',

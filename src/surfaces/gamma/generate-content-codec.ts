@@ -19,7 +19,7 @@ import { requireNestingWithin } from '../../domain/nesting.ts';
 import { numberOf } from '../../domain/wire-values.ts';
 import type { CollectedAnswer } from '../../gateway/text-generation.ts';
 import { wireFinishReasons, wireUsageMetadata } from '../../protocols/gemini/generate-content.ts';
-import { nativeParameters } from '../../catalog/capability-gate.ts';
+import { clientFieldNames, nativeParameters } from '../../catalog/capability-gate.ts';
 import { midStreamFailure } from '../../domain/upstream-failure.ts';
 
 interface Part {
@@ -60,6 +60,14 @@ const topLevelFields: Readonly<Record<string, string>> = { tools: 'tools', toolC
 
 export function gatedParametersOf(body: GenerateContentBody): Record<string, unknown> {
   return { ...nativeParameters(body.generationConfig, generationFields), ...nativeParameters(body, topLevelFields) };
+}
+
+/** How the request named its gated parameters, those inside `generationConfig` with its name. */
+export function gatedFieldNamesOf(body: GenerateContentBody): Record<string, string> {
+  return {
+    ...clientFieldNames(body.generationConfig, generationFields, 'generationConfig.'),
+    ...clientFieldNames(body, topLevelFields),
+  };
 }
 
 interface FunctionCallPart {
