@@ -41,6 +41,30 @@ describe('compatibility surface fidelity', () => {
     expect(errorsOf(video)).toEqual(['parameter "size" of model "sandbox-video" must be one of 480p, 720p']);
   });
 
+  it('names the stop sequence that ended a translated turn, and reports the prompt tokens in message_start', async () => {
+    const body = { model: 'sandbox-echo', max_tokens: 20, messages, stop_sequences: ['gamma', 'beta'] };
+    const whole = await post('/api/beta/v1/messages', body);
+    expect(whole.json()).toMatchObject({
+      content: [{ type: 'text', text: 'alpha ' }],
+      stop_reason: 'stop_sequence',
+      stop_sequence: 'beta',
+    });
+    const inputTokens = whole.json<{ usage: { input_tokens: number } }>().usage.input_tokens;
+    const streamed = await post('/api/beta/v1/messages', { ...body, stream: true });
+    const events = streamed.body
+      .split('\n')
+      .filter((line) => line.startsWith('data: '))
+      .map((line) => JSON.parse(line.slice(6)) as Record<string, unknown>);
+    expect(events.find((event) => event.type === 'message_start')).toMatchObject({
+      message: { usage: { input_tokens: inputTokens, output_tokens: 0 } },
+    });
+    expect(events.find((event) => event.type === 'message_delta')).toMatchObject({
+      delta: { stop_reason: 'stop_sequence', stop_sequence: 'beta' },
+    });
+    const natural = await post('/api/beta/v1/messages', { ...body, stop_sequences: ['zeta'] });
+    expect(natural.json()).toMatchObject({ stop_reason: 'end_turn', stop_sequence: null });
+  });
+
   it('lists the allowed values of an enumeration once', async () => {
     const refused = await post('/api/v1/image/estimate', {
       model: 'sandbox-image',

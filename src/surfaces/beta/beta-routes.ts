@@ -4,7 +4,7 @@ import type { CatalogModel } from '../../catalog/catalog.ts';
 import { answerEmbeddingsList, embeddingEncoding } from '../../gateway/embedding-list.ts';
 import { compatModelFields } from '../../gateway/model-listing.ts';
 import type { ChatStreamEvent } from '../../domain/chat.ts';
-import { collectAnswer, countTokensFor } from '../../gateway/text-generation.ts';
+import { collectAnswer, countPromptTokens, countTokensFor } from '../../gateway/text-generation.ts';
 import type { GatewayServices } from '../../gateway/services.ts';
 import { clientFieldNames, nativeParameters } from '../../catalog/capability-gate.ts';
 import { requestContextOf, requireCredential } from '../../http/authentication.ts';
@@ -180,7 +180,12 @@ export const betaRoutes: FastifyPluginAsyncTypebox<{ services: BetaServices }> =
       // Events of an upstream of this protocol pass through unmodified; its stream simply ends on message_stop.
       if (run.kind === 'relay') return relayAnswer(request, reply, run, streaming);
       return streaming
-        ? streamEvents(request, reply, run.events, body.model)
+        ? streamEvents(
+            request,
+            reply,
+            run.events,
+            new MessageEventEncoder(body.model, countPromptTokens(decoded.messages)),
+          )
         : reply.send(messageOf(body.model, await collectAnswer(run.events)));
     },
   );
@@ -192,9 +197,8 @@ function streamEvents(
   request: FastifyRequest,
   reply: FastifyReply,
   events: AsyncIterable<ChatStreamEvent>,
-  model: string,
+  encoder: MessageEventEncoder,
 ): Promise<void> {
-  const encoder = new MessageEventEncoder(model);
   return streamEncoded(
     request,
     reply,

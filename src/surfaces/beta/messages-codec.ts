@@ -10,6 +10,7 @@ import {
   type ChatPart,
   type ChatStreamEvent,
   type DecodedChat,
+  type FinishReason,
   type ThinkingConfig,
   type ToolChoice,
   type ToolDefinition,
@@ -174,9 +175,14 @@ export function messageOf(model: string, { text, toolCalls, finish }: CollectedA
     model,
     content: [...(text !== '' || calls.length === 0 ? [{ type: 'text', text }] : []), ...calls],
     stop_reason: finish ? stopReasonOf(finish.finishReason) : 'end_turn',
-    stop_sequence: null,
+    stop_sequence: matchedStopSequence(finish?.finishReason),
     usage: wireUsage(finish?.usage),
   };
+}
+
+/** The stop sequence that ended the turn, which the protocol names beside `stop_reason: "stop_sequence"`. */
+function matchedStopSequence(reason: FinishReason | undefined): string | null {
+  return reason !== undefined && stopReasonOf(reason) === 'stop_sequence' ? (reason.stopSequence ?? null) : null;
 }
 
 /** Canonical events as the protocol's named stream events, in its order: one content block at a time. */
@@ -187,7 +193,11 @@ export class MessageEventEncoder {
   /** The tool call number -> its content block index. */
   private readonly toolBlocks = new Map<number, number>();
 
-  constructor(private readonly model: string) {}
+  /** `inputTokens`: the prompt's tokens as the gateway counts them, which message_start reports before any usage is in. */
+  constructor(
+    private readonly model: string,
+    private readonly inputTokens: number,
+  ) {}
 
   encode(event: ChatStreamEvent): Array<[string, object]> {
     const out: Array<[string, object]> = [];
@@ -205,7 +215,7 @@ export class MessageEventEncoder {
             content: [],
             stop_reason: null,
             stop_sequence: null,
-            usage: { input_tokens: 0, output_tokens: 0 },
+            usage: { input_tokens: this.inputTokens, output_tokens: 0 },
           },
         },
       ]);
@@ -243,7 +253,10 @@ export class MessageEventEncoder {
           'message_delta',
           {
             type: 'message_delta',
-            delta: { stop_reason: stopReasonOf(event.finishReason), stop_sequence: null },
+            delta: {
+              stop_reason: stopReasonOf(event.finishReason),
+              stop_sequence: matchedStopSequence(event.finishReason),
+            },
             usage: wireUsage(event.usage),
           },
         ]);
