@@ -9,9 +9,10 @@ import { startTestGateway, type TestGateway } from '../support/test-gateway.ts';
 describe('compatibility surface fidelity', () => {
   let gateway: TestGateway;
   let key: string;
+  const logLines: Array<Record<string, unknown>> = [];
 
   beforeAll(async () => {
-    gateway = await startTestGateway();
+    gateway = await startTestGateway({ logLines });
     key = (await gateway.createFundedKey({ credits: 1 })).key;
   });
   afterAll(async () => gateway?.close());
@@ -63,6 +64,26 @@ describe('compatibility surface fidelity', () => {
     });
     const natural = await post('/api/beta/v1/messages', { ...body, stop_sequences: ['zeta'] });
     expect(natural.json()).toMatchObject({ stop_reason: 'end_turn', stop_sequence: null });
+  });
+
+  it("takes the Gemini API's ?key= credential on the gamma surface only, and never logs it", async () => {
+    const { key: queried } = await gateway.createFundedKey({ credits: 1 });
+    const answer = await post(
+      `/api/gamma/v1beta/models/sandbox-echo:generateContent?key=${queried}`,
+      { contents: 'hi' },
+      {},
+    );
+    expect(answer.statusCode, answer.body).toBe(200);
+    const listed = await gateway.request({ method: 'GET', url: `/api/gamma/v1beta/models?key=${queried}` });
+    expect(listed.statusCode).toBe(200);
+    const wrong = await gateway.request({ method: 'GET', url: `/api/gamma/v1beta/models?key=${queried}x` });
+    expect(wrong.statusCode).toBe(401);
+    expect(wrong.body).not.toContain(queried);
+    const alpha = await gateway.request({ method: 'GET', url: `/api/alpha/v1/models?key=${queried}` });
+    expect(alpha.statusCode).toBe(401);
+    await gateway.settled();
+    expect(logLines.length).toBeGreaterThan(0);
+    expect(JSON.stringify(logLines)).not.toContain(queried);
   });
 
   it('lists the allowed values of an enumeration once', async () => {

@@ -95,6 +95,13 @@ const ModelList = Type.Object(
   { description: 'The active models' },
 );
 
+/** The Gemini API's query credential, which its clients may send instead of a header. */
+const KeyQuery = Type.Object({
+  key: Type.Optional(
+    Type.String({ maxLength: 300, description: 'An API key (x-goog-api-key or x-api-key are preferred)' }),
+  ),
+});
+
 const modelAction = `\`<model>:<action>\`, the action one of ${actions.join(', ')}; the model is a catalog id and may contain slashes`;
 
 /** One route serves four actions: each has the protocol's own body, checked once the path has said which. */
@@ -139,19 +146,23 @@ function geminiModelOf(model: CatalogModel): Static<typeof GeminiModel> {
 
 /** The gamma (generateContent-style) surface. */
 export const gammaRoutes: FastifyPluginAsyncTypebox<{ services: GammaServices }> = async (app, { services }) => {
-  app.addHook('onRequest', requireCredential(services.authenticator, { acceptGoogleKeyHeader: true }));
+  app.addHook('onRequest', requireCredential(services.authenticator, { acceptGoogleKeys: true }));
 
-  app.get('/v1beta/models', { schema: { summary: 'The model list', response: { 200: ModelList } } }, async () => {
-    const models = services.catalog.list();
-    return {
-      data: models.map((model) => ({
-        id: `${model.rows[0]?.providerId}/${model.modelId}`,
-        ...compatModelFields(model),
-      })),
-      // The protocol's own list shape, which the official SDK reads.
-      models: models.map(geminiModelOf),
-    };
-  });
+  app.get(
+    '/v1beta/models',
+    { schema: { summary: 'The model list', querystring: KeyQuery, response: { 200: ModelList } } },
+    async () => {
+      const models = services.catalog.list();
+      return {
+        data: models.map((model) => ({
+          id: `${model.rows[0]?.providerId}/${model.modelId}`,
+          ...compatModelFields(model),
+        })),
+        // The protocol's own list shape, which the official SDK reads.
+        models: models.map(geminiModelOf),
+      };
+    },
+  );
 
   // The protocol's own model object, as its list has it; the model is the catalog id, which may contain slashes.
   app.get(
@@ -161,6 +172,7 @@ export const gammaRoutes: FastifyPluginAsyncTypebox<{ services: GammaServices }>
         summary: 'One model',
         params: ModelIdPath,
         wildcardName: 'model',
+        querystring: KeyQuery,
         response: { 200: described(GeminiModel, 'The model') },
       },
     },
@@ -175,7 +187,7 @@ export const gammaRoutes: FastifyPluginAsyncTypebox<{ services: GammaServices }>
         summary: 'generateContent, streamGenerateContent, countTokens, embedContent or batchEmbedContents of a model',
         params: Type.Object({ '*': Type.String({ maxLength: 400, description: modelAction }) }),
         wildcardName: 'modelAction',
-        querystring: Type.Object({ alt: Type.Optional(Type.Literal('sse')) }),
+        querystring: Type.Object({ alt: Type.Optional(Type.Literal('sse')), ...KeyQuery.properties }),
         body: Type.Object({}),
         documentedBody: actionBody,
         response: { 200: actionAnswer },
