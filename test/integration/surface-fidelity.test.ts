@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { keyHeaders } from '../support/http-helpers.ts';
+import OpenAI from 'openai';
+import { keyHeaders, usageRecords } from '../support/http-helpers.ts';
 import { startTestGateway, type TestGateway } from '../support/test-gateway.ts';
 
 /**
@@ -84,6 +85,22 @@ describe('compatibility surface fidelity', () => {
     await gateway.settled();
     expect(logLines.length).toBeGreaterThan(0);
     expect(JSON.stringify(logLines)).not.toContain(queried);
+  });
+
+  it('streams the images of a model that makes them as jobs as one completed event each, billed as the JSON answer', async () => {
+    const { key: own } = await gateway.createFundedKey({ credits: 1 });
+    const address = await gateway.app.listen({ port: 0, host: '127.0.0.1' });
+    const openai = new OpenAI({ apiKey: own, baseURL: `${address}/api/alpha/v1`, maxRetries: 0 });
+    const events: Array<{ type: string; b64_json?: string; usage?: object }> = [];
+    const stream = await openai.images.generate({ model: 'sandbox-image', prompt: 'a fox', stream: true });
+    for await (const event of stream) events.push(event);
+    expect(events.map((event) => event.type)).toEqual(['image_generation.completed']);
+    expect(Buffer.from(events[0]!.b64_json!, 'base64').subarray(1, 4).toString('latin1')).toBe('PNG');
+    expect(events[0]!.usage).toEqual({ input_tokens: 0, output_tokens: 0, total_tokens: 0 });
+    await openai.images.generate({ model: 'sandbox-image', prompt: 'a fox' });
+    const records = await usageRecords(gateway, own);
+    expect(records.map((record) => record.status)).toEqual(['succeeded', 'succeeded']);
+    expect(records[0]!.usdCost).toBe(records[1]!.usdCost);
   });
 
   it('lists the allowed values of an enumeration once', async () => {

@@ -40,7 +40,13 @@ import {
 import { EmbeddingsList, EmbeddingsRequest } from '../../protocols/openai/embeddings.ts';
 import { ImagesAnswer, ImagesGenerateRequest, ImagesStreamEvent } from '../../protocols/openai/images.ts';
 import { GatewayError } from '../../domain/errors.ts';
-import { alphaImageInput, ImageEventEncoder, imagesResponseOf, untranslatedFields } from './images-codec.ts';
+import {
+  alphaImageInput,
+  ImageEventEncoder,
+  imageEventsOf,
+  imagesResponseOf,
+  untranslatedFields,
+} from './images-codec.ts';
 import {
   openAiOnlyResponsesFields,
   ResponseObject,
@@ -228,18 +234,14 @@ export const alphaRoutes: FastifyPluginAsyncTypebox<{ services: AlphaServices }>
           },
           {
             onEnd: async () => undefined,
-            onFailure: (sse) =>
-              sse.event('error', { type: 'error', code: 'upstream_error', message: midStreamFailure, param: null }),
+            onFailure: (sse) => sse.event('error', imageStreamError),
           },
         );
       }
-      // Other translated providers make images as jobs: the request waits for its job and answers in one JSON body.
+      // Other translated providers make images as jobs: the request waits for its job and answers in one JSON body,
+      // or, asked to stream, in OpenAI's image events once the job is done (held and billed the same).
       const { generationId, droppedParameters } = run;
-      reportDroppedParameters(reply, [
-        ...droppedParameters,
-        ...untranslatedFields(body),
-        ...(streaming ? ['stream'] : []),
-      ]);
+      reportDroppedParameters(reply, [...droppedParameters, ...untranslatedFields(body)]);
       const gone = new AbortController();
       request.raw.socket?.once('close', () => gone.abort());
       const job = await services.images.waitFor(
@@ -256,9 +258,15 @@ export const alphaRoutes: FastifyPluginAsyncTypebox<{ services: AlphaServices }>
         );
       }
       const created = Math.floor(job.createdAt.getTime() / 1000);
-      return imagesResponseOf(view.result, created, body.response_format, (index) =>
-        services.images.outputBytes(job, index),
-      );
+      const bytesOf = (index: number) => services.images.outputBytes(job, index);
+      if (streaming) {
+        const events = imageEventsOf(view.result, created, body.output_format ?? 'png', bytesOf);
+        return streamEncoded(request, reply, events, (sse, [name, payload]) => sse.event(name, payload), {
+          onEnd: async () => undefined,
+          onFailure: (sse) => sse.event('error', imageStreamError),
+        });
+      }
+      return imagesResponseOf(view.result, created, body.response_format, bytesOf);
     },
   );
 
@@ -322,6 +330,7 @@ export const alphaRoutes: FastifyPluginAsyncTypebox<{ services: AlphaServices }>
 };
 
 const streamError = { error: { message: midStreamFailure, type: 'upstream_error' } };
+const imageStreamError = { type: 'error', code: 'upstream_error', message: midStreamFailure, param: null };
 
 function streamEvents(
   request: FastifyRequest,
