@@ -30,6 +30,7 @@ import type { RelayOperation, RelayReading } from '../providers/provider-adapter
 import type { Charge, GenerationPipeline, Plan, Recipe } from './generation-pipeline.ts';
 import { meterReading } from './meter-reading.ts';
 import { metered, startIteration } from './metered.ts';
+import { answeredAs } from './served-model.ts';
 import { servingRows, type ServingRow } from './serving-rows.ts';
 import { readUpstream } from './upstream-reading.ts';
 import { chatEventLimit, heldOutputLimit, relayedWithin } from './output-limits.ts';
@@ -234,7 +235,8 @@ class TextRecipe implements Recipe<TextGenerationInput, TextRow, TextPlan, TextR
       { target: route.target, headers: relay.headers },
     );
     const upstream = await startIteration(exchange.body);
-    const body = metered(relayedWithin(upstream, meter), {
+    // The answer names the catalog model the client asked for, as a translated answer does.
+    const body = metered(answeredAs(relayedWithin(upstream, meter), plan.model.modelId, relay.operation), {
       observe: () => undefined,
       settle: ({ failed, consumerLeft }) => {
         const reading = meterReading(meter, unreadableRelay);
