@@ -1,33 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startAnthropicFake } from '../fakes/anthropic-fake.ts';
-import type { FakeServer } from '../fakes/fake-server.ts';
-import { startGeminiFake } from '../fakes/gemini-fake.ts';
-import { startOpenAiFake } from '../fakes/openai-fake.ts';
 import { keyHeaders } from '../support/http-helpers.ts';
-import { fakeProviderYaml, modelYaml, startTestGateway, type TestGateway } from '../support/test-gateway.ts';
+import { type FamilyGateway, startFamilyGateway } from '../support/test-gateway.ts';
 
 /** A pass-through answer names the catalog model the client asked for, never the upstream's own id. */
 describe('the model named by relayed answers', () => {
-  const fakes: FakeServer[] = [];
-  let gateway: TestGateway;
+  let gateway: FamilyGateway;
   let key: string;
 
   beforeAll(async () => {
-    const [openai, anthropic, gemini] = await Promise.all([startOpenAiFake(), startAnthropicFake(), startGeminiFake()]);
-    fakes.push(openai, anthropic, gemini);
-    gateway = await startTestGateway({
-      upstreams: fakes,
-      configText: [
-        'providers:',
-        fakeProviderYaml('openai', 'openai', openai),
-        fakeProviderYaml('claude', 'anthropic', anthropic),
-        fakeProviderYaml('gemini', 'gemini', gemini),
-        'models:',
-        modelYaml('house-chat', 'openai', 'gpt-4o-mini'),
-        modelYaml('house-claude', 'claude', 'claude-sonnet-4-5-20250929'),
-        modelYaml('house-gemini', 'gemini', 'gemini-2.5-flash'),
-      ].join('\n'),
-    });
+    gateway = await startFamilyGateway();
     key = (await gateway.createFundedKey({ credits: 1 })).key;
   });
   afterAll(async () => {
@@ -44,53 +25,53 @@ describe('the model named by relayed answers', () => {
   const messages = [{ role: 'user', content: 'alpha beta gamma' }];
 
   it('alpha chat completions and responses, whole and streamed', async () => {
-    const whole = await post('/api/alpha/v1/chat/completions', { model: 'house-chat', messages });
+    const whole = await post('/api/alpha/v1/chat/completions', { model: 'via-openai', messages });
     expect(whole.json()).toMatchObject({
-      model: 'house-chat',
+      model: 'via-openai',
       choices: [{ message: { content: expect.any(String) } }],
     });
-    const streamed = await post('/api/alpha/v1/chat/completions', { model: 'house-chat', messages, stream: true });
+    const streamed = await post('/api/alpha/v1/chat/completions', { model: 'via-openai', messages, stream: true });
     const chunks = dataOf(streamed.body);
     expect(chunks.length).toBeGreaterThan(1);
-    expect(new Set(chunks.map((chunk) => chunk.model))).toEqual(new Set(['house-chat']));
+    expect(new Set(chunks.map((chunk) => chunk.model))).toEqual(new Set(['via-openai']));
     expect(streamed.body.trimEnd().endsWith('data: [DONE]')).toBe(true);
-    const response = await post('/api/alpha/v1/responses', { model: 'house-chat', input: 'hi' });
-    expect(response.json()).toMatchObject({ model: 'house-chat' });
+    const response = await post('/api/alpha/v1/responses', { model: 'via-openai', input: 'hi' });
+    expect(response.json()).toMatchObject({ model: 'via-openai' });
     const events = dataOf(
-      (await post('/api/alpha/v1/responses', { model: 'house-chat', input: 'hi', stream: true })).body,
+      (await post('/api/alpha/v1/responses', { model: 'via-openai', input: 'hi', stream: true })).body,
     );
     const named = events.flatMap((event) => {
       const inner = event.response as { model?: unknown } | undefined;
       return inner?.model === undefined ? [] : [inner.model];
     });
     expect(named.length).toBeGreaterThan(0);
-    expect(new Set(named)).toEqual(new Set(['house-chat']));
+    expect(new Set(named)).toEqual(new Set(['via-openai']));
   });
 
   it('beta messages, whole and in message_start', async () => {
-    const whole = await post('/api/beta/v1/messages', { model: 'house-claude', max_tokens: 20, messages });
-    expect(whole.json()).toMatchObject({ type: 'message', model: 'house-claude' });
+    const whole = await post('/api/beta/v1/messages', { model: 'via-anthropic', max_tokens: 20, messages });
+    expect(whole.json()).toMatchObject({ type: 'message', model: 'via-anthropic' });
     const streamed = await post('/api/beta/v1/messages', {
-      model: 'house-claude',
+      model: 'via-anthropic',
       max_tokens: 20,
       messages,
       stream: true,
     });
     const start = dataOf(streamed.body).find((event) => event.type === 'message_start');
-    expect(start).toMatchObject({ message: { model: 'house-claude' } });
+    expect(start).toMatchObject({ message: { model: 'via-anthropic' } });
   });
 
   it("gamma generateContent's modelVersion, whole, as events and as a JSON array", async () => {
     const contents = [{ role: 'user', parts: [{ text: 'alpha beta gamma' }] }];
-    const whole = await post('/api/gamma/v1beta/models/house-gemini:generateContent', { contents });
-    expect(whole.json()).toMatchObject({ modelVersion: 'house-gemini' });
-    const sse = await post('/api/gamma/v1beta/models/house-gemini:streamGenerateContent?alt=sse', { contents });
+    const whole = await post('/api/gamma/v1beta/models/via-gemini:generateContent', { contents });
+    expect(whole.json()).toMatchObject({ modelVersion: 'via-gemini' });
+    const sse = await post('/api/gamma/v1beta/models/via-gemini:streamGenerateContent?alt=sse', { contents });
     const chunks = dataOf(sse.body);
     expect(chunks.length).toBeGreaterThan(0);
-    expect(new Set(chunks.map((chunk) => chunk.modelVersion))).toEqual(new Set(['house-gemini']));
-    const array = await post('/api/gamma/v1beta/models/house-gemini:streamGenerateContent', { contents });
+    expect(new Set(chunks.map((chunk) => chunk.modelVersion))).toEqual(new Set(['via-gemini']));
+    const array = await post('/api/gamma/v1beta/models/via-gemini:streamGenerateContent', { contents });
     const elements = array.json<Array<{ modelVersion?: string }>>();
     expect(elements.length).toBeGreaterThan(0);
-    expect(new Set(elements.map((element) => element.modelVersion))).toEqual(new Set(['house-gemini']));
+    expect(new Set(elements.map((element) => element.modelVersion))).toEqual(new Set(['via-gemini']));
   });
 });
