@@ -54,7 +54,14 @@ export async function* answeredAs(
   operation: RelayOperation,
 ): AsyncGenerator<Uint8Array> {
   const fields = modelFields[operation];
+  // Most events of a stream name no model (content deltas): a piece without the field's name passes unread.
+  const names = [...new Set(fields.map((path) => Buffer.from(`"${path.at(-1)}"`)))];
   for await (const chunk of body) {
+    const bytes = Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+    if (!names.some((name) => bytes.includes(name))) {
+      yield chunk;
+      continue;
+    }
     const pieces: Uint8Array[] = [];
     let copied = 0;
     let depth = 0;
