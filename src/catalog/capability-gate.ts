@@ -13,7 +13,12 @@ export interface GateInput {
   optional: Readonly<Record<string, unknown>>;
   /** Every parameter with a value, checked against the constraint table when it has an entry. */
   values?: Readonly<Record<string, unknown>>;
+  /** Parameter -> the field the client spelled it with, where its surface names it otherwise; messages use it. */
+  fieldNames?: FieldNames;
 }
+
+/** Native parameter name -> the client's own field name (`frequencyPenalty` -> `frequency_penalty`). */
+export type FieldNames = Readonly<Record<string, string>>;
 
 export interface GateResult {
   /** Parameters dropped because the model does not support them and `strictParams` is false. */
@@ -39,7 +44,7 @@ export function gateParameters(input: GateInput): GateResult {
       }
       throw new GatewayError(
         'GW_PARAMETER_UNSUPPORTED',
-        `model "${input.modelId}" does not support parameter "${name}"`,
+        `model "${input.modelId}" does not support parameter "${spelled(input.fieldNames, name)}"`,
       );
     }
   }
@@ -51,7 +56,10 @@ export function gateParameters(input: GateInput): GateResult {
     if (value === undefined || value === null || dropped.includes(name)) continue;
     const problem = violation(constraint, value);
     if (problem)
-      throw new GatewayError('GW_PARAMETER_OUT_OF_RANGE', `parameter "${name}" of model "${input.modelId}" ${problem}`);
+      throw new GatewayError(
+        'GW_PARAMETER_OUT_OF_RANGE',
+        `parameter "${spelled(input.fieldNames, name)}" of model "${input.modelId}" ${problem}`,
+      );
   }
   return { dropped };
 }
@@ -82,6 +90,26 @@ function violation(constraint: ParamConstraint, value: unknown): string | undefi
   }
 }
 
+/** A parameter as the client named it. */
+export function spelled(fieldNames: FieldNames | undefined, name: string): string {
+  return fieldNames?.[name] ?? name;
+}
+
+/**
+ * The wire fields a request set, by the native parameter names they are gated under: what the gate's messages
+ * call them (of `max_tokens` and `max_completion_tokens`, the one sent). `prefix` names their parent object.
+ */
+export function clientFieldNames(
+  source: Readonly<Record<string, unknown>> | undefined,
+  fields: Readonly<Record<string, string>>,
+  prefix = '',
+): Record<string, string> {
+  const names: Record<string, string> = {};
+  for (const [field, native] of Object.entries(fields))
+    if (source?.[field] !== undefined && source[field] !== null) names[native] = `${prefix}${field}`;
+  return names;
+}
+
 /** The values of a wire request's gated fields, keyed by the native parameter names the gate reads. */
 export function nativeParameters(
   source: Readonly<Record<string, unknown>> | undefined,
@@ -93,16 +121,4 @@ export function nativeParameters(
     if (value !== undefined && value !== null) parameters[native] = value;
   }
   return parameters;
-}
-
-/** The wire field each gated parameter of a request came in, keyed by native name: what a refusal names. */
-export function fieldNamesOf(
-  source: Readonly<Record<string, unknown>> | undefined,
-  fields: Readonly<Record<string, string>>,
-  prefix = '',
-): Record<string, string> {
-  const names: Record<string, string> = {};
-  for (const [field, native] of Object.entries(fields))
-    if (source?.[field] !== undefined && source[field] !== null) names[native] ??= `${prefix}${field}`;
-  return names;
 }

@@ -83,6 +83,13 @@ export class Catalog {
     return this.models.get(modelId);
   }
 
+  /** The model a catalog read names, or the spec's 404 when it is missing or inactive. */
+  get(modelId: string): CatalogModel {
+    const model = this.models.get(modelId);
+    if (!model) throw new GatewayError('GW_NOT_FOUND', `model "${modelId}" not found`);
+    return model;
+  }
+
   /** The model a generation request names, or the spec's 400 when no active provider serves it. */
   resolve(modelId: string): CatalogModel {
     const model = this.models.get(modelId);

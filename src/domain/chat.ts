@@ -277,6 +277,8 @@ export type UnifiedFinishReason = 'stop' | 'length' | 'content-filter' | 'tool-c
 export interface FinishReason {
   unified: UnifiedFinishReason;
   raw: string | undefined;
+  /** The stop sequence that ended the answer, when the provider says which (Anthropic's `stop_sequence`). */
+  stopSequence?: string;
 }
 
 /**

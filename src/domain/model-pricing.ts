@@ -40,6 +40,25 @@ export interface PricingEntry {
   perAudioSecond?: number;
 }
 
+/** The pricing objects of the compatibility model lists, one per kind of output (spec, Model). */
+export type PricingKind = 'chatPricing' | 'embeddingPricing' | 'imagePricing' | 'videoPricing' | 'audioPricing';
+
+/** The prices each pricing object shows: those its models are billed by. */
+export const pricingFieldsByKind = {
+  chatPricing: [
+    'inputPerMTok',
+    'outputPerMTok',
+    'inputPerImage',
+    'inputPerAudioSecond',
+    'inputPerVideoSecond',
+    'inputPerFile',
+  ],
+  embeddingPricing: ['inputPerMTok', 'inputPerImage', 'inputPerAudioSecond', 'inputPerVideoSecond', 'inputPerFile'],
+  imagePricing: ['perImage', 'perImageByQuality'],
+  videoPricing: ['perVideoSecond', 'perVideoSecondByResolution'],
+  audioPricing: ['perMCharacters', 'perAudioSecond'],
+} as const satisfies Record<PricingKind, readonly (keyof PricingEntry)[]>;
+
 export function modelPricingFrom(entry: PricingEntry | undefined): ModelPricing | undefined {
   if (!entry || Object.values(entry).every((price) => price === undefined)) return undefined;
   const nanos = (usd: number | undefined) => (usd === undefined ? undefined : usdToNanos(usd));

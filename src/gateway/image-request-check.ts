@@ -1,5 +1,5 @@
 import { definedFields } from '../domain/defined-fields.ts';
-import { gateParameters } from '../catalog/capability-gate.ts';
+import { gateParameters, spelled, type FieldNames } from '../catalog/capability-gate.ts';
 import type { CatalogModel, ProviderRow } from '../catalog/catalog.ts';
 import { GatewayError } from '../domain/errors.ts';
 import type {
@@ -28,6 +28,8 @@ export type NativeImageInput = {
   numberOfImages?: number;
   layerDecomposition?: boolean;
   resolution?: LayerResolution;
+  /** How the client named the fields, where its surface names them otherwise (alpha's `n`, `output_format`). */
+  fieldNames?: FieldNames;
 } & Pick<
   ImageGenerationRequest,
   | 'size'
@@ -148,7 +150,10 @@ export async function checkImageRequest(
       dropped.push(field);
       continue;
     }
-    throw new GatewayError('GW_PARAMETER_UNSUPPORTED', `model "${modelId}" does not support parameter "${field}"`);
+    throw new GatewayError(
+      'GW_PARAMETER_UNSUPPORTED',
+      `model "${modelId}" does not support parameter "${spelled(input.fieldNames, field)}"`,
+    );
   }
   const kept = <T>(field: OptionalField, value: T): T | undefined => (dropped.includes(field) ? undefined : value);
   let outputFormat = input.outputFormat;
@@ -219,6 +224,7 @@ export async function checkImageRequest(
     capabilities: row.capabilities,
     scope: 'image',
     optional: {},
+    fieldNames: input.fieldNames,
     values: { ...parameters, numberOfImages: input.numberOfImages, resolution: input.resolution },
   });
 

@@ -1,6 +1,6 @@
 import { effectiveCapabilities, type CatalogModel } from '../catalog/catalog.ts';
 import type { Capabilities, ParamConstraints } from '../domain/capabilities.ts';
-import { pricesInUsd, type PricingEntry } from '../domain/model-pricing.ts';
+import { pricesInUsd, pricingFieldsByKind, type PricingEntry, type PricingKind } from '../domain/model-pricing.ts';
 import { parameterConstraints, ReferenceAudioParameters, TextToSpeechParameters } from '../domain/speech-parameters.ts';
 
 /**
@@ -18,20 +18,37 @@ export function compatModelFields(model: CatalogModel): Record<string, unknown> 
   if (capabilities) fields.capabilities = capabilities;
   const pricing = model.pricing;
   if (pricing) {
-    const { inputPerMTok, outputPerMTok, inputPerImage, inputPerAudioSecond, inputPerVideoSecond, inputPerFile } =
-      pricesInUsd(pricing);
-    const prices = {
-      inputPerMTok,
-      outputPerMTok,
-      inputPerImage,
-      inputPerAudioSecond,
-      inputPerVideoSecond,
-      inputPerFile,
-      currency: 'USD',
-    };
-    fields[model.outputModalities.includes('embedding') ? 'embeddingPricing' : 'chatPricing'] = prices;
+    const kind = pricingKindOf(model);
+    fields[kind] = { ...pricedFields(pricesInUsd(pricing), kind), currency: 'USD' };
   }
   return fields;
+}
+
+function pricingKindOf(model: CatalogModel): PricingKind {
+  const outputs = model.outputModalities;
+  if (outputs.includes('embedding')) return 'embeddingPricing';
+  if (outputs.includes('video')) return 'videoPricing';
+  if (outputs.includes('image')) return 'imagePricing';
+  if (outputs.includes('text')) return 'chatPricing';
+  return 'audioPricing';
+}
+
+function copyPrice<K extends keyof PricingEntry>(target: PricingEntry, source: PricingEntry, field: K): void {
+  if (source[field] !== undefined) target[field] = source[field];
+}
+
+/** The prices a pricing object of `kind` shows: only those its models are billed by. */
+function pricedFields(prices: PricingEntry, kind: PricingKind): PricingEntry {
+  const shown: PricingEntry = {};
+  for (const field of pricingFieldsByKind[kind]) copyPrice(shown, prices, field);
+  return shown;
+}
+
+/** The methods of the Gemini API a model answers: text generation and counting, embedding, or none (media). */
+export function generationMethodsOf(model: CatalogModel): string[] {
+  if (model.outputModalities.includes('embedding')) return ['embedContent', 'batchEmbedContents'];
+  if (model.outputModalities.includes('text')) return ['generateContent', 'streamGenerateContent', 'countTokens'];
+  return [];
 }
 
 /** A catalog entry as the account dashboard shows it: what the model takes and makes, its limits and USD prices; never who serves it. */

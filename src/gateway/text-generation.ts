@@ -7,13 +7,14 @@ import {
   promptTokenBound,
   wholeTokens,
 } from '../billing/token-estimate.ts';
-import { gateParameters } from '../catalog/capability-gate.ts';
+import { gateParameters, type FieldNames } from '../catalog/capability-gate.ts';
 import type { CatalogModel } from '../catalog/catalog.ts';
 import {
   chatParameters,
   imagesIn,
   isChatParameter,
   promptTextOf,
+  type ChatMessage,
   type ChatParameterName,
   type ChatRequest,
   type ChatStreamEvent,
@@ -31,6 +32,7 @@ import type { RelayOperation, RelayReading } from '../providers/provider-adapter
 import type { Charge, GenerationPipeline, Plan, Recipe } from './generation-pipeline.ts';
 import { meterReading } from './meter-reading.ts';
 import { metered, startIteration } from './metered.ts';
+import { answeredAs } from './served-model.ts';
 import { servingRows, type ServingRow } from './serving-rows.ts';
 import { readUpstream } from './upstream-reading.ts';
 import { chatEventLimit, heldOutputLimit, relayedWithin } from './output-limits.ts';
@@ -40,13 +42,13 @@ export interface TextGenerationInput extends Omit<ChatRequest, 'upstreamModel'> 
   modelId: string;
   /** Every model-dependent parameter the client sent, by the native field name, for the capability gate. */
   gatedParameters: Readonly<Record<string, unknown>>;
+  /**
+   * How the client named its parameters where its surface names them otherwise (alpha `frequency_penalty`, `n`;
+   * gamma `candidateCount`): the refusals name them so, and a parameter the native API has no name for by it.
+   */
+  fieldNames?: FieldNames;
   /** What the usage record keeps of the request (no message content). */
   recordedRequest: Record<string, unknown>;
-  /**
-   * The request field each parameter came in, as the client spelled it (alpha `n`, gamma `candidateCount`),
-   * for the refusals that name it and for a parameter the native API has no name for.
-   */
-  fieldNames?: Readonly<Partial<Record<ChatParameterName, string>>>;
   /** `false` keeps the call on the winning provider row even when it fails (alpha `provider.allow_fallbacks`). */
   allowFallbacks?: boolean;
   /**
@@ -179,6 +181,7 @@ class TextRecipe implements Recipe<TextGenerationInput, TextRow, TextPlan, TextR
       capabilities: rows[0]!.row.capabilities,
       scope: 'text',
       optional: input.gatedParameters,
+      fieldNames: input.fieldNames,
     });
     const [blocker] = input.untranslatable ?? [];
     const translatable = blocker ? rows.filter((row) => relays(row, input)) : rows;
@@ -283,7 +286,8 @@ class TextRecipe implements Recipe<TextGenerationInput, TextRow, TextPlan, TextR
       { target: route.target, headers: relay.headers },
     );
     const upstream = await startIteration(exchange.body);
-    const body = metered(relayedWithin(upstream, meter), {
+    // The answer names the catalog model the client asked for, as a translated answer does.
+    const body = metered(answeredAs(relayedWithin(upstream, meter), plan.model.modelId, relay.operation), {
       observe: () => undefined,
       settle: ({ failed, consumerLeft }) => {
         const reading = meterReading(meter, unreadableRelay);
@@ -337,7 +341,22 @@ function relays(route: TextRow, input: TextGenerationInput): boolean {
 
 /** The prompt's tokens as the gateway counts them, for an answer that reported none. */
 function promptTokens(plan: TextPlan): number {
-  return plan.input.messages.reduce((sum, message) => sum + countTextTokens(promptTextOf(message.content)), 0);
+  return countPromptTokens(plan.input.messages);
+}
+
+/** The gateway's own count of a prompt's tokens: what it bills as input when an upstream reports no usage. */
+export function countPromptTokens(messages: readonly ChatMessage[]): number {
+  return messages.reduce((sum, message) => sum + countTextTokens(promptTextOf(message.content)), 0);
+}
+
+/**
+ * A token count a client asks for before sending (the protocols' count_tokens), of a prompt to a catalog text
+ * model: the gateway's own count, nothing held or charged.
+ */
+export function countTokensFor(model: CatalogModel, messages: readonly ChatMessage[]): number {
+  if (!model.outputModalities.includes('text'))
+    throw new GatewayError('GW_MODEL_NOT_AVAILABLE', `model "${model.modelId}" does not generate text`);
+  return countPromptTokens(messages);
 }
 
 /**

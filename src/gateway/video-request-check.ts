@@ -1,4 +1,4 @@
-import { gateParameters } from '../catalog/capability-gate.ts';
+import { gateParameters, spelled, type FieldNames } from '../catalog/capability-gate.ts';
 import type { ProviderRow } from '../catalog/catalog.ts';
 import type { ParamConstraint } from '../domain/capabilities.ts';
 import { definedFields } from '../domain/defined-fields.ts';
@@ -29,6 +29,8 @@ export type NativeVideoInput = {
   content: VideoContentPart[];
   /** The client's own name of a content part, by index, where its surface does not call it `content[i]` (alpha's `input_reference.image_url`). */
   partFields?: ReadonlyMap<number, string>;
+  /** How the client named the fields, where its surface names them otherwise (alpha's `seconds` and `size`). */
+  fieldNames?: FieldNames;
 } & Omit<VideoGenerationRequest, 'content'>;
 
 /** The optional generation fields a model's `capabilities.video.params` may constrain. */
@@ -49,7 +51,10 @@ export async function checkVideoRequest(
   for (const field of gatedFields) {
     if (input[field] === undefined || params === undefined || params[field] !== undefined) continue;
     if (field === 'cameraFixed' || row.capabilities?.strictParams === true) {
-      throw new GatewayError('GW_PARAMETER_UNSUPPORTED', `model "${modelId}" does not support parameter "${field}"`);
+      throw new GatewayError(
+        'GW_PARAMETER_UNSUPPORTED',
+        `model "${modelId}" does not support parameter "${spelled(input.fieldNames, field)}"`,
+      );
     }
   }
   gateParameters({
@@ -57,6 +62,7 @@ export async function checkVideoRequest(
     capabilities: row.capabilities,
     scope: 'video',
     optional: {},
+    fieldNames: input.fieldNames,
     values: definedFields(Object.fromEntries(gatedFields.map((field) => [field, input[field]]))),
   });
 

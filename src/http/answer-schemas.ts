@@ -1,5 +1,6 @@
 import Type, { type TSchema } from 'typebox';
 import { CapabilitiesSchema, PricingSchema } from '../config/config-schema.ts';
+import { pricingFieldsByKind, type PricingKind } from '../domain/model-pricing.ts';
 
 /**
  * Answers that several surfaces share (account, admin, compat), as the OpenAPI document shows them. Plain
@@ -91,20 +92,14 @@ export const UsagePageSchema = Type.Object(
   { description: 'One page of usage records, newest first' },
 );
 
-const { inputPerMTok, outputPerMTok, inputPerImage, inputPerAudioSecond, inputPerVideoSecond, inputPerFile } =
-  PricingSchema.properties;
-const Prices = Type.Object(
-  {
-    inputPerMTok,
-    outputPerMTok,
-    inputPerImage,
-    inputPerAudioSecond,
-    inputPerVideoSecond,
-    inputPerFile,
-    currency: Type.Literal('USD'),
-  },
-  { description: 'USD prices under the names gateway.yaml gives them' },
-);
+/** One pricing object of the compatibility model lists: the prices its kind of model is billed by. */
+const pricesOf = (kind: PricingKind) =>
+  Type.Optional(
+    Type.Object(
+      { ...Type.Pick(PricingSchema, [...pricingFieldsByKind[kind]]).properties, currency: Type.Literal('USD') },
+      { description: 'USD prices under the names gateway.yaml gives them' },
+    ),
+  );
 
 /**
  * The fields the model list items of the alpha, beta and gamma surfaces share (spec, Model: compatibility list
@@ -117,6 +112,9 @@ export const compatModelFieldSchemas = {
   outputModalities: Type.Array(Type.String()),
   capabilitiesProviderId: Type.Optional(Type.String({ description: 'The provider row chosen by priority' })),
   capabilities: Type.Optional(CapabilitiesSchema),
-  chatPricing: Type.Optional(Prices),
-  embeddingPricing: Type.Optional(Prices),
+  chatPricing: pricesOf('chatPricing'),
+  embeddingPricing: pricesOf('embeddingPricing'),
+  imagePricing: pricesOf('imagePricing'),
+  videoPricing: pricesOf('videoPricing'),
+  audioPricing: pricesOf('audioPricing'),
 };

@@ -116,11 +116,10 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
 
   app.setErrorHandler((error, request, reply) => {
     // After the gateway's checks passed, an upstream's own error is relayed as it came (spec, Errors 2).
+    // Its 500 stays 500: the spec relays the provider's own status; only a broken or missing answer is a 502.
     if (error instanceof UpstreamHttpError) {
-      // Relayed with the provider's status, except 500, which the spec keeps for the gateway's own faults.
-      const status = error.status === 500 ? 502 : error.status;
       return reply
-        .code(status)
+        .code(error.status)
         .header('x-upstream-status', String(error.status))
         .type(error.contentType ?? 'application/json')
         .send(error.body);

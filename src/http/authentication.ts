@@ -21,8 +21,11 @@ export interface AuthenticationOptions {
    * flag the CSRF cookie is (re)issued with. State-changing requests it authenticates must echo the CSRF token.
    */
   acceptCookie?: { secureCookies: boolean };
-  /** `x-goog-api-key`, the header the official Gemini SDK sends the key in (gamma surface only). */
-  acceptGoogleKeyHeader?: boolean;
+  /**
+   * The Gemini API's own credentials (gamma surface only): the `x-goog-api-key` header its SDK sends, and the
+   * `?key=` query parameter (an API key, never a session), after the headers. Neither logs nor traces keep a query.
+   */
+  acceptGoogleKeys?: boolean;
 }
 
 function headerValue(request: FastifyRequest, name: string): string | undefined {
@@ -31,14 +34,23 @@ function headerValue(request: FastifyRequest, name: string): string | undefined 
   return single === undefined || single.trim() === '' ? undefined : single.trim();
 }
 
-/** The credential a request carries: `x-api-key` (or `x-goog-api-key` where accepted) wins over `Authorization: Bearer`, which wins over the cookie. */
+function queryValue(request: FastifyRequest, name: string): string | undefined {
+  const start = request.url.indexOf('?');
+  const value = start === -1 ? null : new URLSearchParams(request.url.slice(start + 1)).get(name);
+  return value === null || value.trim() === '' ? undefined : value.trim();
+}
+
+/**
+ * The credential a request carries: `x-api-key` (or `x-goog-api-key` where accepted) wins over
+ * `Authorization: Bearer`, which wins over `?key=` (where accepted), which wins over the cookie.
+ */
 export function extractCredential(
   request: FastifyRequest,
   options: AuthenticationOptions,
 ): { credential: string; source: CredentialSource } | undefined {
   const apiKey =
     headerValue(request, 'x-api-key') ??
-    (options.acceptGoogleKeyHeader ? headerValue(request, 'x-goog-api-key') : undefined);
+    (options.acceptGoogleKeys ? headerValue(request, 'x-goog-api-key') : undefined);
   if (apiKey) return { credential: apiKey, source: 'x-api-key' };
   const authorization = headerValue(request, 'authorization');
   if (authorization) {
@@ -50,6 +62,8 @@ export function extractCredential(
       );
     return { credential: token, source: 'bearer' };
   }
+  const queryKey = options.acceptGoogleKeys ? queryValue(request, 'key') : undefined;
+  if (queryKey) return { credential: queryKey, source: 'query' };
   const cookie = options.acceptCookie ? request.cookies?.[sessionCookieName] : undefined;
   if (cookie) return { credential: cookie, source: 'cookie' };
   return undefined;

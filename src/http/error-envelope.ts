@@ -135,18 +135,54 @@ export function sendError(
   return reply.code(status).header('x-gateway-error-code', code).type('application/json; charset=utf-8').send(body);
 }
 
+type ValidationIssue = NonNullable<FastifyError['validation']>[number];
+
+/**
+ * A union the value matched no branch of (`anyOf`), said once: the allowed constants listed, and the types of
+ * any other branches, instead of each branch's own "must be equal to constant" before it.
+ */
+function unionMessage(anyOf: ValidationIssue, issues: readonly ValidationIssue[]): string {
+  const branches = issues.filter(
+    (issue) =>
+      issue !== anyOf &&
+      issue.instancePath === anyOf.instancePath &&
+      issue.schemaPath.startsWith(`${anyOf.schemaPath}/`),
+  );
+  const constants = branches.flatMap((issue) =>
+    issue.keyword === 'const' ? [String((issue.params as { allowedValue?: unknown }).allowedValue)] : [],
+  );
+  const types = branches.flatMap((issue) =>
+    issue.keyword === 'type' ? [String((issue.params as { type?: unknown }).type)] : [],
+  );
+  if (constants.length === 0) return `must match one of: ${types.join(', ') || 'the allowed shapes'}`;
+  return `must be one of: ${constants.join(', ')}${types.length > 0 ? ` (or of type ${types.join(', ')})` : ''}`;
+}
+
 function describeValidation(error: FastifyError): string[] {
   const context = error.validationContext ?? 'request';
-  return (error.validation ?? []).map((issue) => {
-    const where = `${context}${issue.instancePath.replaceAll('/', '.')}`;
-    const params = issue.params as Record<string, unknown>;
-    if (issue.keyword === 'additionalProperties' && typeof params.additionalProperty === 'string') {
-      return `${where}.${params.additionalProperty} is not a recognised field`;
-    }
-    if (issue.keyword === 'enum' && Array.isArray(params.allowedValues))
-      return `${where} must be one of ${params.allowedValues.join(', ')}`;
-    return `${where} ${issue.message ?? 'is invalid'}`;
-  });
+  const issues = error.validation ?? [];
+  // The issues of a union's branches are told by the union's own message.
+  const unions = issues.filter((issue) => issue.keyword === 'anyOf');
+  const told = (issue: ValidationIssue) =>
+    unions.some(
+      (union) =>
+        union !== issue &&
+        union.instancePath === issue.instancePath &&
+        issue.schemaPath.startsWith(`${union.schemaPath}/`),
+    );
+  return issues
+    .filter((issue) => !told(issue))
+    .map((issue) => {
+      const where = `${context}${issue.instancePath.replaceAll('/', '.')}`;
+      const params = issue.params as Record<string, unknown>;
+      if (issue.keyword === 'additionalProperties' && typeof params.additionalProperty === 'string') {
+        return `${where}.${params.additionalProperty} is not a recognised field`;
+      }
+      if (issue.keyword === 'enum' && Array.isArray(params.allowedValues))
+        return `${where} must be one of: ${params.allowedValues.join(', ')}`;
+      if (issue.keyword === 'anyOf') return `${where} ${unionMessage(issue, issues)}`;
+      return `${where} ${issue.message ?? 'is invalid'}`;
+    });
 }
 
 /** Maps anything thrown while handling a request to a status and the envelope's messages. */

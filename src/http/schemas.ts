@@ -2,7 +2,7 @@ import { Type } from '@fastify/type-provider-typebox';
 import { MAX_USD_AMOUNT } from '../domain/money.ts';
 import { usageModalities } from '../domain/usage-modalities.ts';
 
-/** Request-shape pieces shared by the account and admin APIs. */
+/** Request-shape pieces shared by the account and admin APIs, and the model path of every surface's model reads. */
 export const UsdCap = Type.Number({ minimum: 0, maximum: MAX_USD_AMOUNT });
 export const SignedUsd = Type.Number({ minimum: -MAX_USD_AMOUNT, maximum: MAX_USD_AMOUNT });
 export const Email = Type.String({ format: 'email', minLength: 3, maxLength: 254 });
@@ -56,6 +56,10 @@ export const KeyPatchBody = Type.Object(
   { additionalProperties: false, minProperties: 1 },
 );
 export const KeyIdParams = Type.Object({ keyId: Identifier });
+/** A catalog model id as the rest of a path (`/models/*`): ids may contain slashes, and the router has decoded it. */
+export const ModelIdPath = Type.Object({
+  '*': Type.String({ maxLength: 300, description: 'A catalog model id (it may contain slashes)' }),
+});
 
 /** The operator's new account (admin API and `gateway accounts create`). */
 export const NewAccountBody = Type.Object(

@@ -6,7 +6,8 @@ import type { SessionsRepository } from '../storage/sessions-repository.ts';
 import { apiKeyPrefix, lookupHashOf, sessionTokenPrefix } from './credential-codec.ts';
 import type { SecretKeys } from './secret-keys.ts';
 
-export type CredentialSource = 'x-api-key' | 'bearer' | 'cookie';
+/** Where a credential came from; `query` is gamma's `?key=`, which carries API keys only. */
+export type CredentialSource = 'x-api-key' | 'bearer' | 'cookie' | 'query';
 
 export type Principal =
   | {
@@ -98,7 +99,7 @@ export class Authenticator {
 
   /** The principal for a raw credential, or 401 naming what is wrong (never echoing the credential). */
   async authenticate(credential: string, source: CredentialSource): Promise<Principal> {
-    if (credential.startsWith(sessionTokenPrefix) && source !== 'x-api-key')
+    if (credential.startsWith(sessionTokenPrefix) && source !== 'x-api-key' && source !== 'query')
       return this.authenticateSession(credential, source);
     // The session cookie carries a session, never an API key: a key planted in it would ride on the browser's cookie.
     if (source === 'cookie') throw invalid();

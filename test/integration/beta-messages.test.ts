@@ -83,7 +83,7 @@ describe('beta messages with the official Anthropic SDK', () => {
     expect(Math.round(whole!.usdCost * 1e9)).toBe(5 * 3000 + 4 * 15_000);
   });
 
-  it('relays the upstream event stream byte for byte', async () => {
+  it('relays the upstream event stream byte for byte, but for the model it names (the catalog id)', async () => {
     const { key } = await gateway.createFundedKey({ credits: 1 });
     const payload = { model: 'claude-test', max_tokens: 50, messages, stream: true };
     const viaGateway = await gateway.request({
@@ -98,7 +98,9 @@ describe('beta messages with the official Anthropic SDK', () => {
       body: JSON.stringify({ ...payload, model: 'claude-sonnet-4-5-20250929' }),
     });
     expect(viaGateway.headers['content-type']).toBe('text/event-stream; charset=utf-8');
-    expect(viaGateway.body).toBe(await direct.text());
+    expect(viaGateway.body).toBe(
+      (await direct.text()).replace('"model":"claude-sonnet-4-5-20250929"', '"model":"claude-test"'),
+    );
     expect(viaGateway.body).not.toContain('[DONE]');
   });
 

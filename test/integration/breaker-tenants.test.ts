@@ -125,7 +125,7 @@ describe('provider breakers that one tenant cannot trip for the others', () => {
       expect(fellBack.statusCode, fellBack.body).toBe(200);
       // ... the single-row model relays the provider's own failures...
       const failed = await chat(attacker.key, 'solo', `poison round ${round}`);
-      expect(failed.statusCode).toBe(502);
+      expect(failed.statusCode).toBe(500);
       expect(failed.headers['x-upstream-status']).toBe('500');
       const limited = await chat(attacker.key, 'solo', `flood round ${round}`);
       expect(limited.statusCode).toBe(429);
@@ -221,7 +221,7 @@ describe('provider breakers that one tenant cannot trip for the others', () => {
     expect(await breakerStateOf(gateway, { providerId: 'primary', upstreamModel: 'gpt-4o-mini' })).toBe(1);
     const { key } = await gateway.createFundedKey({ credits: 1 });
     const poisoned = await chat(key, 'solo', 'poison again');
-    expect(poisoned.statusCode).toBe(502);
+    expect(poisoned.statusCode).toBe(500);
     expect(poisoned.headers['x-upstream-status']).toBe('500');
     expect(poisoned.json()).toMatchObject({
       error: { message: 'The server had an error while processing your request.', type: 'server_error' },

@@ -130,7 +130,7 @@ describe('dashboard account routes', () => {
       ['limit=101', 'querystring.limit'],
       ['offset=-1', 'querystring.offset'],
       ['limit=abc', 'querystring.limit'],
-      ['modality=embedding', 'querystring.modality must be one of text, image, video, audio'],
+      ['modality=embedding', 'querystring.modality must be one of: text, image, video, audio'],
       ['apiKeyId=key%20with%20spaces', 'querystring.apiKeyId'],
       ['model=', 'querystring.model'],
       ['model=%00', 'querystring.model'],
@@ -375,7 +375,7 @@ describe('dashboard account routes', () => {
     });
 
     it.each([
-      ['kind=text', 'querystring.kind must be one of image, video, audio'],
+      ['kind=text', 'querystring.kind must be one of: image, video, audio'],
       ['limit=0', 'querystring.limit'],
       ['offset=x', 'querystring.offset'],
     ])('answers 400 to %s', async (search, message) => {

@@ -741,7 +741,7 @@ describe('embeddings', () => {
     ];
     const calls = ark.requests.length;
     const response = await post('/api/beta/v1/embeddings', { model: 'vision-embed', input });
-    expect(response.statusCode, response.body).toBe(502);
+    expect(response.statusCode, response.body).toBe(500);
     expect(response.json()).toMatchObject({ error: { code: 'InternalServiceError' } });
     expect(ark.requests.length - calls).toBe(10);
     expect(await records()).toMatchObject([{ status: 'failed', usage: { promptTokens: 9, totalTokens: 9 } }]);

@@ -76,10 +76,10 @@ describe('fallback between provider rows', () => {
     expect(usage.results.map((record) => record.status)).toEqual(['failed', 'failed']);
   });
 
-  it("relays the last row's error when every row fails, its 500 as 502 with the provider's body", async () => {
+  it("relays the last row's error when every row fails, its 500 kept, with the provider's body", async () => {
     const { key, accountId } = await gateway.createFundedKey({ credits: 1 });
     const response = await chat(key, 'all-down');
-    expect(response.statusCode).toBe(502);
+    expect(response.statusCode).toBe(500);
     expect(response.headers['x-upstream-status']).toBe('500');
     expect(response.json()).toMatchObject({ error: { type: 'server_error' } });
     expect(

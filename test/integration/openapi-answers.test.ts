@@ -132,6 +132,27 @@ describe('answers match the OpenAPI document', () => {
     await checked('/api/alpha/v1/models', { method: 'GET', url: '/api/alpha/v1/models' }, 200);
     await checked('/api/beta/v1/models', { method: 'GET', url: '/api/beta/v1/models' }, 200);
     await checked('/api/gamma/v1beta/models', { method: 'GET', url: '/api/gamma/v1beta/models' }, 200);
+    for (const id of ['sandbox-echo', 'sandbox-image', 'no-such-model']) {
+      const status = id === 'no-such-model' ? 404 : 200;
+      await checked('/api/alpha/v1/models/{model}', { method: 'GET', url: `/api/alpha/v1/models/${id}` }, status);
+      await checked('/api/beta/v1/models/{model_id}', { method: 'GET', url: `/api/beta/v1/models/${id}` }, status);
+      await checked(
+        '/api/gamma/v1beta/models/{model}',
+        { method: 'GET', url: `/api/gamma/v1beta/models/${id}` },
+        status,
+      );
+    }
+    const prompt = { model: 'sandbox-echo', messages: [{ role: 'user', content: 'Hello there' }] };
+    await checked(
+      '/api/beta/v1/messages/count_tokens',
+      { method: 'POST', url: '/api/beta/v1/messages/count_tokens', payload: prompt },
+      200,
+    );
+    await checked(
+      '/api/gamma/v1beta/models/{modelAction}',
+      { method: 'POST', url: '/api/gamma/v1beta/models/sandbox-echo:countTokens', payload: { contents: 'Hello' } },
+      200,
+    );
   });
 
   it('text on every surface, whole and streamed', async () => {

@@ -26,7 +26,7 @@ const errorResponses = {
   GatewayOrUpstreamError: {
     description:
       "The gateway's error envelope for what it refuses itself; once its checks passed, an upstream provider's error is relayed as it came: " +
-      "its body in the provider's protocol, its status (a 500 as 502), and that status again in `x-upstream-status`",
+      "its body in the provider's protocol, its status (a 500 stays 500), and that status again in `x-upstream-status`",
     content: {
       'application/json': { schema: { anyOf: [envelopeRef, { $ref: '#/components/schemas/UpstreamError' }] } },
     },

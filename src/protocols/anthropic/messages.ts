@@ -28,6 +28,18 @@ export const MessagesRequest = Type.Object(
 );
 export type MessagesRequest = Static<typeof MessagesRequest>;
 
+/** A count_tokens request: the prompt of a messages request, without what only shapes the answer. */
+export const CountTokensRequest = Type.Object(
+  Type.Pick(MessagesRequest, ['model', 'messages', 'system', 'tools', 'tool_choice', 'thinking']).properties,
+  { additionalProperties: true },
+);
+export type CountTokensRequest = Static<typeof CountTokensRequest>;
+
+export const MessageTokensCount = Type.Object(
+  { input_tokens: Type.Integer({ minimum: 0 }) },
+  { description: "The prompt's input tokens" },
+);
+
 export const MessagesUsage = Type.Object({
   input_tokens: Type.Optional(Type.Union([Type.Number(), Type.Null()])),
   output_tokens: Type.Optional(Type.Number()),

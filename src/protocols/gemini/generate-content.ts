@@ -36,6 +36,27 @@ export const GenerateContentRequest = Type.Object(
 );
 export type GenerateContentRequest = Static<typeof GenerateContentRequest>;
 
+/** countTokens: the contents, or a whole generateContent request under `generateContentRequest` (the older SDK's form). */
+export const CountTokensRequest = Type.Object(
+  {
+    contents: Type.Optional(GenerateContentRequest.properties.contents),
+    generateContentRequest: Type.Optional(GenerateContentRequest),
+  },
+  { additionalProperties: true },
+);
+export type CountTokensRequest = Static<typeof CountTokensRequest>;
+
+export const CountTokensResponse = Type.Object({ totalTokens: Type.Integer({ minimum: 0 }) });
+
+/** A model as the protocol describes it (`GET models/{model}`, and each item of its list). */
+export const GeminiModel = Type.Object({
+  name: Type.String({ description: '`models/` and the catalog id' }),
+  version: Type.String(),
+  displayName: Type.String(),
+  outputTokenLimit: Type.Optional(Type.Integer()),
+  supportedGenerationMethods: Type.Array(Type.String()),
+});
+
 export const UsageMetadata = Type.Object({
   promptTokenCount: Type.Optional(Type.Number()),
   candidatesTokenCount: Type.Optional(Type.Number()),

@@ -108,10 +108,14 @@ function answerText(request: ChatRequest): string {
 function limited(request: ChatRequest, answer: string): { text: string; finishReason: FinishReason } {
   let text = answer;
   let finishReason: FinishReason = { unified: 'stop', raw: 'stop' };
-  const stops = (request.stop ?? []).map((stop) => text.indexOf(stop)).filter((index) => index >= 0);
-  if (stops.length > 0) {
-    text = text.slice(0, Math.min(...stops));
-    finishReason = { unified: 'stop', raw: 'stop_sequence' };
+  // The sequence met first ends the answer, and is named as a provider that says which does.
+  const [first] = (request.stop ?? [])
+    .map((stop) => ({ stop, index: text.indexOf(stop) }))
+    .filter(({ index }) => index >= 0)
+    .sort((a, b) => a.index - b.index);
+  if (first) {
+    text = text.slice(0, first.index);
+    finishReason = { unified: 'stop', raw: 'stop_sequence', stopSequence: first.stop };
   }
   if (request.maxTokens !== undefined) {
     const tokens = o200k().encode(text, plainText);

@@ -5,11 +5,12 @@ import { answerEmbeddingsList, embeddingEncoding } from '../../gateway/embedding
 import { compatModelFields } from '../../gateway/model-listing.ts';
 import type { GatewayServices } from '../../gateway/services.ts';
 import { collectAnswer, type RelayRun } from '../../gateway/text-generation.ts';
-import { fieldNamesOf, nativeParameters } from '../../catalog/capability-gate.ts';
+import { clientFieldNames, nativeParameters } from '../../catalog/capability-gate.ts';
 import { requestContextOf, requireCredential } from '../../http/authentication.ts';
 import { requestBaseUrl } from '../../http/base-url.ts';
 import { reportDroppedParameters } from '../../http/dropped-parameters.ts';
 import { compatModelFieldSchemas } from '../../http/answer-schemas.ts';
+import { ModelIdPath } from '../../http/schemas.ts';
 import { described, jsonOrEventStream, relaysUpstreamErrors } from '../../http/openapi/route-documentation.ts';
 import { midStreamFailure } from '../../domain/upstream-failure.ts';
 import { relayAnswer, streamEncoded, type StreamRelayHooks } from '../../streaming/relay.ts';
@@ -25,6 +26,7 @@ import { decodeEmbeddingInput } from './embeddings-codec.ts';
 import {
   decodeResponsesInput,
   gatedParametersOf as responsesGatedParameters,
+  gatedFieldNamesOf as responsesFieldNames,
   relayBody as relayResponsesBody,
   ResponseEncoder,
   type ResponsesBody,
@@ -38,7 +40,13 @@ import {
 import { EmbeddingsList, EmbeddingsRequest } from '../../protocols/openai/embeddings.ts';
 import { ImagesAnswer, ImagesGenerateRequest, ImagesStreamEvent } from '../../protocols/openai/images.ts';
 import { GatewayError } from '../../domain/errors.ts';
-import { alphaImageInput, ImageEventEncoder, imagesResponseOf, untranslatedFields } from './images-codec.ts';
+import {
+  alphaImageInput,
+  ImageEventEncoder,
+  imageEventsOf,
+  imagesResponseOf,
+  untranslatedFields,
+} from './images-codec.ts';
 import {
   openAiOnlyResponsesFields,
   ResponseObject,
@@ -73,21 +81,16 @@ function alphaModelItem(model: CatalogModel): Record<string, unknown> {
   };
 }
 
+const ModelItem = Type.Object({
+  id: Type.String(),
+  object: Type.Literal('model'),
+  created: Type.Integer(),
+  owned_by: Type.String(),
+  ...compatModelFieldSchemas,
+});
+
 const ModelList = Type.Object(
-  {
-    object: Type.Literal('list'),
-    data: Type.Array(
-      Type.Unsafe<Record<string, unknown>>(
-        Type.Object({
-          id: Type.String(),
-          object: Type.Literal('model'),
-          created: Type.Integer(),
-          owned_by: Type.String(),
-          ...compatModelFieldSchemas,
-        }),
-      ),
-    ),
-  },
+  { object: Type.Literal('list'), data: Type.Array(Type.Unsafe<Record<string, unknown>>(ModelItem)) },
   { description: 'The active models' },
 );
 
@@ -136,6 +139,19 @@ export const alphaRoutes: FastifyPluginAsyncTypebox<{ services: AlphaServices }>
     }),
   );
 
+  app.get(
+    '/v1/models/*',
+    {
+      schema: {
+        summary: 'One model',
+        params: ModelIdPath,
+        wildcardName: 'model',
+        response: { 200: Type.Unsafe<Record<string, unknown>>({ ...ModelItem, description: 'The model' }) },
+      },
+    },
+    async (request) => alphaModelItem(services.catalog.get(request.params['*'])),
+  );
+
   app.post(
     '/v1/chat/completions',
     {
@@ -163,7 +179,7 @@ export const alphaRoutes: FastifyPluginAsyncTypebox<{ services: AlphaServices }>
         seed: body.seed,
         choices: typeof body.n === 'number' ? body.n : undefined,
         gatedParameters: nativeParameters(body, gatedFields),
-        fieldNames: { ...fieldNamesOf(body, gatedFields), choices: 'n' },
+        fieldNames: { ...clientFieldNames(body, gatedFields), choices: 'n' },
 
         allowFallbacks: allowsFallbacks(body),
         recordedRequest: {
@@ -250,18 +266,14 @@ export const alphaRoutes: FastifyPluginAsyncTypebox<{ services: AlphaServices }>
           },
           {
             onEnd: async () => undefined,
-            onFailure: (sse) =>
-              sse.event('error', { type: 'error', code: 'upstream_error', message: midStreamFailure, param: null }),
+            onFailure: (sse) => sse.event('error', imageStreamError),
           },
         );
       }
-      // Other translated providers make images as jobs: the request waits for its job and answers in one JSON body.
+      // Other translated providers make images as jobs: the request waits for its job and answers in one JSON body,
+      // or, asked to stream, in OpenAI's image events once the job is done (held and billed the same).
       const { generationId, droppedParameters } = run;
-      reportDroppedParameters(reply, [
-        ...droppedParameters,
-        ...untranslatedFields(body),
-        ...(streaming ? ['stream'] : []),
-      ]);
+      reportDroppedParameters(reply, [...droppedParameters, ...untranslatedFields(body)]);
       const gone = new AbortController();
       request.raw.socket?.once('close', () => gone.abort());
       const job = await services.images.waitFor(
@@ -278,9 +290,15 @@ export const alphaRoutes: FastifyPluginAsyncTypebox<{ services: AlphaServices }>
         );
       }
       const created = Math.floor(job.createdAt.getTime() / 1000);
-      return imagesResponseOf(view.result, created, body.response_format, (index) =>
-        services.images.outputBytes(job, index),
-      );
+      const bytesOf = (index: number) => services.images.outputBytes(job, index);
+      if (streaming) {
+        const events = imageEventsOf(view.result, created, body.output_format ?? 'png', bytesOf);
+        return streamEncoded(request, reply, events, (sse, [name, payload]) => sse.event(name, payload), {
+          onEnd: async () => undefined,
+          onFailure: (sse) => sse.event('error', imageStreamError),
+        });
+      }
+      return imagesResponseOf(view.result, created, body.response_format, bytesOf);
     },
   );
 
@@ -308,7 +326,7 @@ export const alphaRoutes: FastifyPluginAsyncTypebox<{ services: AlphaServices }>
         temperature: body.temperature,
         topP: body.top_p,
         gatedParameters: responsesGatedParameters(body),
-        fieldNames: { responseFormat: 'text.format' },
+        fieldNames: responsesFieldNames(body),
 
         allowFallbacks: allowsFallbacks(body),
         recordedRequest: { surface: 'alpha', endpoint: 'responses', model: body.model, stream: streaming },
@@ -346,6 +364,7 @@ export const alphaRoutes: FastifyPluginAsyncTypebox<{ services: AlphaServices }>
 };
 
 const streamError = { error: { message: midStreamFailure, type: 'upstream_error' } };
+const imageStreamError = { type: 'error', code: 'upstream_error', message: midStreamFailure, param: null };
 
 function streamEvents(
   request: FastifyRequest,

@@ -30,6 +30,7 @@ export function alphaImageInput(body: ImagesGenerateRequest): NativeImageInput {
     ...(isQuality(body.quality) ? { quality: body.quality } : {}),
     ...(isBackground(body.background) ? { background: body.background } : {}),
     ...(body.output_compression !== undefined ? { outputCompression: body.output_compression } : {}),
+    fieldNames: { numberOfImages: 'n', outputFormat: 'output_format', outputCompression: 'output_compression' },
   };
 }
 
@@ -56,16 +57,43 @@ export async function imagesResponseOf(
   return {
     created,
     data,
-    ...(usage.inputTokens !== undefined || usage.outputTokens !== undefined
-      ? {
-          usage: {
-            input_tokens: usage.inputTokens ?? 0,
-            output_tokens: usage.outputTokens ?? 0,
-            total_tokens: usage.totalTokens ?? (usage.inputTokens ?? 0) + (usage.outputTokens ?? 0),
-          },
-        }
-      : {}),
+    ...(usage.inputTokens !== undefined || usage.outputTokens !== undefined ? { usage: wireImageUsage(usage) } : {}),
   };
+}
+
+/** Token usage as OpenAI's images answers and events carry it. */
+function wireImageUsage(usage: { inputTokens?: number; outputTokens?: number; totalTokens?: number }): object {
+  return {
+    input_tokens: usage.inputTokens ?? 0,
+    output_tokens: usage.outputTokens ?? 0,
+    total_tokens: usage.totalTokens ?? (usage.inputTokens ?? 0) + (usage.outputTokens ?? 0),
+  };
+}
+
+/**
+ * A finished job's images as OpenAI's image stream, for a client that asked `stream: true` of a model that makes
+ * images as jobs: one `image_generation.completed` per image with its base64, the last carrying the usage.
+ */
+export async function* imageEventsOf(
+  result: ImageResultView,
+  created: number,
+  outputFormat: string,
+  bytesOf: (index: number) => Promise<Buffer>,
+): AsyncGenerator<[string, Record<string, unknown>]> {
+  const type = 'image_generation.completed';
+  for (const [index] of result.images.entries()) {
+    const last = index === result.images.length - 1;
+    yield [
+      type,
+      {
+        type,
+        b64_json: (await bytesOf(index)).toString('base64'),
+        created_at: created,
+        output_format: outputFormat,
+        ...(last ? { usage: wireImageUsage(result.usage) } : {}),
+      },
+    ];
+  }
 }
 
 /**
@@ -101,15 +129,7 @@ export class ImageEventEncoder {
         created_at: this.created,
         output_format: this.outputFormat,
         ...(image.size ? { size: image.size } : {}),
-        ...(usage
-          ? {
-              usage: {
-                input_tokens: usage.inputTokens ?? 0,
-                output_tokens: usage.outputTokens ?? 0,
-                total_tokens: usage.totalTokens ?? (usage.inputTokens ?? 0) + (usage.outputTokens ?? 0),
-              },
-            }
-          : {}),
+        ...(usage ? { usage: wireImageUsage(usage) } : {}),
       },
     ];
   }

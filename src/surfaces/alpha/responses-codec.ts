@@ -13,7 +13,7 @@ import {
 import { decodeFunctionTools, decodeResponseFormat, decodeToolChoice } from './chat-completions-codec.ts';
 import { requireToolTextsWithin } from '../../domain/nesting.ts';
 import type { CollectedAnswer } from '../../gateway/text-generation.ts';
-import { nativeParameters } from '../../catalog/capability-gate.ts';
+import { clientFieldNames, nativeParameters } from '../../catalog/capability-gate.ts';
 import { responseStatusOf, wireResponsesUsage, type ResponsesRequest } from '../../protocols/openai/responses.ts';
 
 /** The alpha Responses request as this surface reads it; unknown fields are kept and forwarded. */
@@ -45,6 +45,11 @@ export function gatedParametersOf(body: ResponsesBody): Record<string, unknown> 
     ...(format !== undefined ? { responseFormat: format } : {}),
     ...(verbosity !== undefined ? { verbosity } : {}),
   };
+}
+
+/** How the request named its gated parameters: its top-level fields, and those inside `text`. */
+export function gatedFieldNamesOf(body: ResponsesBody): Record<string, string> {
+  return { ...clientFieldNames(body, gatedFields), responseFormat: 'text.format', verbosity: 'text.verbosity' };
 }
 
 const roles: Record<string, ChatMessage['role'] | undefined> = {

@@ -41,7 +41,12 @@ export function decodeAlphaVideo(body: unknown): NativeVideoInput {
   if (typeof prompt !== 'string' || prompt.length === 0) return refuse('"prompt" is required');
   if ([...prompt].length > maxVideoPromptCharacters)
     refuse(`"prompt" must be at most ${maxVideoPromptCharacters} characters`);
-  const input: NativeVideoInput = { modelId: model, content: [{ type: 'text', text: prompt }] };
+  const input: NativeVideoInput = {
+    modelId: model,
+    content: [{ type: 'text', text: prompt }],
+    // The gate's messages name the fields the client sent, which map to these.
+    fieldNames: { duration: 'seconds', resolution: 'size', ratio: 'size' },
+  };
   if (record.seconds !== undefined) {
     const seconds =
       typeof record.seconds === 'string' && /^\d{1,4}$/.test(record.seconds) ? Number(record.seconds) : record.seconds;

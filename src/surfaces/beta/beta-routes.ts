@@ -1,20 +1,24 @@
 import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { CatalogModel } from '../../catalog/catalog.ts';
 import { answerEmbeddingsList, embeddingEncoding } from '../../gateway/embedding-list.ts';
 import { compatModelFields } from '../../gateway/model-listing.ts';
 import type { ChatStreamEvent } from '../../domain/chat.ts';
-import { collectAnswer } from '../../gateway/text-generation.ts';
+import { collectAnswer, countPromptTokens, countTokensFor } from '../../gateway/text-generation.ts';
 import type { GatewayServices } from '../../gateway/services.ts';
 import { requestContextOf, requireCredential } from '../../http/authentication.ts';
 import { reportDroppedParameters } from '../../http/dropped-parameters.ts';
 import { compatModelFieldSchemas } from '../../http/answer-schemas.ts';
+import { ModelIdPath } from '../../http/schemas.ts';
 import { described, jsonOrEventStream, relaysUpstreamErrors } from '../../http/openapi/route-documentation.ts';
 import { EmbeddingsList } from '../../protocols/openai/embeddings.ts';
 import { midStreamFailure } from '../../domain/upstream-failure.ts';
 import { relayAnswer, streamEncoded } from '../../streaming/relay.ts';
 import {
   BetaEmbeddingsRequest,
+  CountTokensRequest,
   Message,
+  MessageTokensCount,
   MessagesRequest,
   MessagesStreamEvent,
 } from '../../protocols/anthropic/messages.ts';
@@ -51,25 +55,33 @@ function protocolHeaders(request: FastifyRequest): Record<string, string> {
   return headers;
 }
 
+const ModelInfo = Type.Object({
+  type: Type.Literal('model'),
+  id: Type.String(),
+  display_name: Type.String(),
+  created_at: Type.String(),
+  ...compatModelFieldSchemas,
+});
+
 const ModelList = Type.Object(
   {
-    data: Type.Array(
-      Type.Unsafe<Record<string, unknown>>(
-        Type.Object({
-          type: Type.Literal('model'),
-          id: Type.String(),
-          display_name: Type.String(),
-          created_at: Type.String(),
-          ...compatModelFieldSchemas,
-        }),
-      ),
-    ),
+    data: Type.Array(Type.Unsafe<Record<string, unknown>>(ModelInfo)),
     has_more: Type.Boolean(),
     first_id: Type.Union([Type.String(), Type.Null()]),
     last_id: Type.Union([Type.String(), Type.Null()]),
   },
   { description: 'The active models' },
 );
+
+function modelInfo(model: CatalogModel): Record<string, unknown> & { id: string } {
+  return {
+    type: 'model',
+    id: model.modelId,
+    display_name: model.name ?? model.modelId,
+    created_at: model.createdAt ?? new Date(0).toISOString(),
+    ...compatModelFields(model),
+  };
+}
 
 const messageAnswer = jsonOrEventStream(
   'The message; with `stream: true`, its named events',
@@ -93,15 +105,22 @@ export const betaRoutes: FastifyPluginAsyncTypebox<{ services: BetaServices }> =
       },
     },
     async () => {
-      const data = services.catalog.list().map((model) => ({
-        type: 'model',
-        id: model.modelId,
-        display_name: model.name ?? model.modelId,
-        created_at: model.createdAt ?? new Date(0).toISOString(),
-        ...compatModelFields(model),
-      }));
+      const data = services.catalog.list().map(modelInfo);
       return { data, has_more: false, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null };
     },
+  );
+
+  app.get(
+    '/v1/models/*',
+    {
+      schema: {
+        summary: 'One model',
+        params: ModelIdPath,
+        wildcardName: 'model_id',
+        response: { 200: Type.Unsafe<Record<string, unknown>>({ ...ModelInfo, description: 'The model' }) },
+      },
+    },
+    async (request) => modelInfo(services.catalog.get(request.params['*'])),
   );
 
   // A service extension: the alpha embeddings shape, with multimodal inputs.
@@ -128,6 +147,20 @@ export const betaRoutes: FastifyPluginAsyncTypebox<{ services: BetaServices }> =
         encoding,
       });
     },
+  );
+
+  app.post(
+    '/v1/messages/count_tokens',
+    {
+      schema: {
+        summary: "A prompt's input tokens, as the gateway counts them (nothing is charged)",
+        body: CountTokensRequest,
+        response: { 200: MessageTokensCount },
+      },
+    },
+    async (request) => ({
+      input_tokens: countTokensFor(services.catalog.resolve(request.body.model), decodeMessages(request.body).messages),
+    }),
   );
 
   app.post(
@@ -176,7 +209,12 @@ export const betaRoutes: FastifyPluginAsyncTypebox<{ services: BetaServices }> =
       // Events of an upstream of this protocol pass through unmodified; its stream simply ends on message_stop.
       if (run.kind === 'relay') return relayAnswer(request, reply, run, streaming);
       return streaming
-        ? streamEvents(request, reply, run.events, body.model)
+        ? streamEvents(
+            request,
+            reply,
+            run.events,
+            new MessageEventEncoder(body.model, countPromptTokens(decoded.messages)),
+          )
         : reply.send(messageOf(body.model, await collectAnswer(run.events)));
     },
   );
@@ -188,9 +226,8 @@ function streamEvents(
   request: FastifyRequest,
   reply: FastifyReply,
   events: AsyncIterable<ChatStreamEvent>,
-  model: string,
+  encoder: MessageEventEncoder,
 ): Promise<void> {
-  const encoder = new MessageEventEncoder(model);
   return streamEncoded(
     request,
     reply,

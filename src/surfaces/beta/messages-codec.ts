@@ -10,12 +10,13 @@ import {
   type ChatPart,
   type ChatStreamEvent,
   type DecodedChat,
+  type FinishReason,
   type ResponseFormat,
   type ThinkingConfig,
   type ToolChoice,
   type ToolDefinition,
 } from '../../domain/chat.ts';
-import { fieldNamesOf, nativeParameters } from '../../catalog/capability-gate.ts';
+import { clientFieldNames, nativeParameters } from '../../catalog/capability-gate.ts';
 import { requireNestingWithin, requireToolTextsWithin } from '../../domain/nesting.ts';
 import { objectOf, stringOf } from '../../domain/wire-values.ts';
 import type { CollectedAnswer } from '../../gateway/text-generation.ts';
@@ -38,7 +39,9 @@ export const gatedFields: Readonly<Record<string, string>> = {
 };
 
 /** The answer format the request asks for, where the client wrote it: `output_config.format` or `output_format`. */
-function outputFormatOf(body: MessagesBody): { field: string; format: Record<string, unknown> } | undefined {
+function outputFormatOf(
+  body: Pick<MessagesRequest, 'output_config' | 'output_format'>,
+): { field: string; format: Record<string, unknown> } | undefined {
   const format = objectOf(body.output_config?.format);
   if (format) return { field: 'output_config.format', format };
   const older = objectOf(body.output_format);
@@ -59,13 +62,16 @@ export function gatedParametersOf(body: MessagesBody): Record<string, unknown> {
 /** The field each parameter came in, for refusals. */
 export function fieldNamesOfBody(body: MessagesBody): Record<string, string> {
   return {
-    ...fieldNamesOf(body, gatedFields),
-    ...fieldNamesOf(objectOf(body.output_config), outputConfigFields, 'output_config.'),
+    ...clientFieldNames(body, gatedFields),
+    ...clientFieldNames(objectOf(body.output_config), outputConfigFields, 'output_config.'),
   };
 }
 
 /** A JSON answer matching a schema, the one format the protocol has; another is the request's to relay only. */
-function decodeOutputFormat(body: MessagesBody, untranslatable: Set<string>): ResponseFormat | undefined {
+function decodeOutputFormat(
+  body: Pick<MessagesRequest, 'output_config' | 'output_format'>,
+  untranslatable: Set<string>,
+): ResponseFormat | undefined {
   const output = outputFormatOf(body);
   if (!output) return undefined;
   const schema = objectOf(output.format.schema);
@@ -160,7 +166,8 @@ function decodeThinking(thinking: unknown): ThinkingConfig | undefined {
     : undefined;
 }
 
-export function decodeMessages(body: MessagesBody): DecodedChat {
+/** A messages request, or the prompt of one (count_tokens). */
+export function decodeMessages(body: Omit<MessagesRequest, 'max_tokens'>): DecodedChat {
   const untranslatable = new Set<string>();
   const messages: ChatMessage[] = [];
   // Blocks nest (tool results hold blocks, tool calls hold their arguments), and are walked and serialised by recursion.
@@ -228,9 +235,14 @@ export function messageOf(model: string, { text, toolCalls, finish }: CollectedA
     model,
     content: [...(text !== '' || calls.length === 0 ? [{ type: 'text', text }] : []), ...calls],
     stop_reason: finish ? stopReasonOf(finish.finishReason) : 'end_turn',
-    stop_sequence: null,
+    stop_sequence: matchedStopSequence(finish?.finishReason),
     usage: wireUsage(finish?.usage),
   };
+}
+
+/** The stop sequence that ended the turn, which the protocol names beside `stop_reason: "stop_sequence"`. */
+function matchedStopSequence(reason: FinishReason | undefined): string | null {
+  return reason !== undefined && stopReasonOf(reason) === 'stop_sequence' ? (reason.stopSequence ?? null) : null;
 }
 
 /** Canonical events as the protocol's named stream events, in its order: one content block at a time. */
@@ -241,7 +253,11 @@ export class MessageEventEncoder {
   /** The tool call number -> its content block index. */
   private readonly toolBlocks = new Map<number, number>();
 
-  constructor(private readonly model: string) {}
+  /** `inputTokens`: the prompt's tokens as the gateway counts them, which message_start reports before any usage is in. */
+  constructor(
+    private readonly model: string,
+    private readonly inputTokens: number,
+  ) {}
 
   encode(event: ChatStreamEvent): Array<[string, object]> {
     const out: Array<[string, object]> = [];
@@ -259,7 +275,7 @@ export class MessageEventEncoder {
             content: [],
             stop_reason: null,
             stop_sequence: null,
-            usage: { input_tokens: 0, output_tokens: 0 },
+            usage: { input_tokens: this.inputTokens, output_tokens: 0 },
           },
         },
       ]);
@@ -297,7 +313,10 @@ export class MessageEventEncoder {
           'message_delta',
           {
             type: 'message_delta',
-            delta: { stop_reason: stopReasonOf(event.finishReason), stop_sequence: null },
+            delta: {
+              stop_reason: stopReasonOf(event.finishReason),
+              stop_sequence: matchedStopSequence(event.finishReason),
+            },
             usage: wireUsage(event.usage),
           },
         ]);

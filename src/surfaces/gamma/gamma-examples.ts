@@ -16,9 +16,18 @@ export const modelListExample = {
     {
       name: 'models/gemini-2.5-flash',
       displayName: 'Gemini 2.5 Flash',
-      supportedGenerationMethods: ['generateContent', 'streamGenerateContent'],
+      version: '1',
+      supportedGenerationMethods: ['generateContent', 'streamGenerateContent', 'countTokens'],
     },
   ],
+};
+
+export const modelExample = {
+  name: 'models/gemini-2.5-flash',
+  version: '1',
+  displayName: 'Gemini 2.5 Flash',
+  outputTokenLimit: 65536,
+  supportedGenerationMethods: ['generateContent', 'streamGenerateContent', 'countTokens'],
 };
 
 export const generateContentRequestExample = {

@@ -1,16 +1,23 @@
 import { Readable } from 'node:stream';
-import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type, type FastifyPluginAsyncTypebox, type Static } from '@fastify/type-provider-typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { compatModelFields } from '../../gateway/model-listing.ts';
+import type { CatalogModel } from '../../catalog/catalog.ts';
+import { compatModelFields, generationMethodsOf } from '../../gateway/model-listing.ts';
 import type { ChatStreamEvent } from '../../domain/chat.ts';
 import { GatewayError } from '../../domain/errors.ts';
 import type { GatewayServices } from '../../gateway/services.ts';
-import { collectAnswer } from '../../gateway/text-generation.ts';
+import { collectAnswer, countTokensFor } from '../../gateway/text-generation.ts';
 import { requestContextOf, requireCredential } from '../../http/authentication.ts';
 import { reportDroppedParameters } from '../../http/dropped-parameters.ts';
 import { relayAnswer, streamEncoded } from '../../streaming/relay.ts';
 import { compatModelFieldSchemas } from '../../http/answer-schemas.ts';
-import { eventStreamSchema, jsonBody, relaysUpstreamErrors } from '../../http/openapi/route-documentation.ts';
+import {
+  described,
+  eventStreamSchema,
+  jsonBody,
+  relaysUpstreamErrors,
+} from '../../http/openapi/route-documentation.ts';
+import { ModelIdPath } from '../../http/schemas.ts';
 import { bodyValidator } from '../../http/validation.ts';
 import {
   BatchEmbedContentsRequest,
@@ -18,7 +25,13 @@ import {
   EmbedContentRequest,
   EmbedContentResponse,
 } from '../../protocols/gemini/embed-content.ts';
-import { GenerateContentRequest, GenerateContentResponse } from '../../protocols/gemini/generate-content.ts';
+import {
+  CountTokensRequest,
+  CountTokensResponse,
+  GeminiModel,
+  GenerateContentRequest,
+  GenerateContentResponse,
+} from '../../protocols/gemini/generate-content.ts';
 import {
   decodeBatchEmbedContents,
   decodeEmbedContent,
@@ -35,7 +48,12 @@ import {
   streamError,
   type GenerateContentBody,
 } from './generate-content-codec.ts';
-import { generateContentRequestExample, generateContentResponseExample, modelListExample } from './gamma-examples.ts';
+import {
+  generateContentRequestExample,
+  generateContentResponseExample,
+  modelExample,
+  modelListExample,
+} from './gamma-examples.ts';
 
 /** The services this surface uses, and only those. */
 export type GammaServices = Pick<GatewayServices, 'authenticator' | 'catalog' | 'embeddings' | 'text'>;
@@ -44,7 +62,15 @@ const generateContentBody = bodyValidator<GenerateContentBody>(GenerateContentRe
 const embedContentBody = bodyValidator<EmbedContentBody>(EmbedContentRequest);
 const batchBody = bodyValidator<BatchEmbedContentsBody>(BatchEmbedContentsRequest);
 
-const actions = ['generateContent', 'streamGenerateContent', 'embedContent', 'batchEmbedContents'] as const;
+const countTokensBody = bodyValidator<CountTokensRequest>(CountTokensRequest);
+
+const actions = [
+  'generateContent',
+  'streamGenerateContent',
+  'countTokens',
+  'embedContent',
+  'batchEmbedContents',
+] as const;
 type Action = (typeof actions)[number];
 
 /** `models/{model}:{action}`: the model is the catalog id, which may itself contain slashes. */
@@ -70,35 +96,37 @@ const ModelList = Type.Object(
         }),
       ),
     ),
-    models: Type.Array(
-      Type.Object({
-        name: Type.String(),
-        displayName: Type.String(),
-        supportedGenerationMethods: Type.Array(Type.String()),
-      }),
-      { description: "The protocol's own list, which the official SDK reads" },
-    ),
+    models: Type.Array(GeminiModel, { description: "The protocol's own list, which the official SDK reads" }),
   },
   { description: 'The active models' },
 );
+
+/** The Gemini API's query credential, which its clients may send instead of a header. */
+const KeyQuery = Type.Object({
+  key: Type.Optional(
+    Type.String({ maxLength: 300, description: 'An API key (x-goog-api-key or x-api-key are preferred)' }),
+  ),
+});
 
 const modelAction = `\`<model>:<action>\`, the action one of ${actions.join(', ')}; the model is a catalog id and may contain slashes`;
 
 /** One route serves four actions: each has the protocol's own body, checked once the path has said which. */
 const actionBody = jsonBody(
-  Type.Union([GenerateContentRequest, EmbedContentRequest, BatchEmbedContentsRequest]),
-  'generateContent and streamGenerateContent: a GenerateContentRequest; embedContent: an EmbedContentRequest; batchEmbedContents: a BatchEmbedContentsRequest',
+  Type.Union([GenerateContentRequest, CountTokensRequest, EmbedContentRequest, BatchEmbedContentsRequest]),
+  'generateContent and streamGenerateContent: a GenerateContentRequest; countTokens: a CountTokensRequest; embedContent: an EmbedContentRequest; batchEmbedContents: a BatchEmbedContentsRequest',
 );
 
 const actionAnswer = {
   description:
     'generateContent: the response; streamGenerateContent: with `alt=sse` server-sent events of response chunks (the stream simply ends), without it one JSON array of them; ' +
+    "countTokens: the prompt's tokens as the gateway counts them (nothing is charged); " +
     'embedContent: one embedding; batchEmbedContents: one per request, in order',
   content: {
     'application/json': {
       schema: Type.Union([
         GenerateContentResponse,
         Type.Array(GenerateContentResponse),
+        CountTokensResponse,
         EmbedContentResponse,
         BatchEmbedContentsResponse,
       ]),
@@ -112,9 +140,19 @@ const actionAnswer = {
   },
 };
 
+function geminiModelOf(model: CatalogModel): Static<typeof GeminiModel> {
+  return {
+    name: `models/${model.modelId}`,
+    version: String(model.revision),
+    displayName: model.name ?? model.modelId,
+    ...(model.maxOutputTokens !== undefined ? { outputTokenLimit: model.maxOutputTokens } : {}),
+    supportedGenerationMethods: generationMethodsOf(model),
+  };
+}
+
 /** The gamma (generateContent-style) surface. */
 export const gammaRoutes: FastifyPluginAsyncTypebox<{ services: GammaServices }> = async (app, { services }) => {
-  app.addHook('onRequest', requireCredential(services.authenticator, { acceptGoogleKeyHeader: true }));
+  app.addHook('onRequest', requireCredential(services.authenticator, { acceptGoogleKeys: true }));
   // The Gemini API answers the same under both versions, and @google/genai calls v1 unless told otherwise.
   await app.register(versionRoutes, { prefix: '/v1beta', services });
   await app.register(versionRoutes, { prefix: '/v1', services });
@@ -130,6 +168,7 @@ const versionRoutes: FastifyPluginAsyncTypebox<{ services: GammaServices }> = as
         description:
           "The catalog's active models, in the gateway's list and in the protocol's own `models` list the official SDK reads.",
         documentedExample: { answer: modelListExample },
+        querystring: KeyQuery,
         response: { 200: ModelList },
       },
     },
@@ -141,15 +180,26 @@ const versionRoutes: FastifyPluginAsyncTypebox<{ services: GammaServices }> = as
           ...compatModelFields(model),
         })),
         // The protocol's own list shape, which the official SDK reads.
-        models: models.map((model) => ({
-          name: `models/${model.modelId}`,
-          displayName: model.name ?? model.modelId,
-          supportedGenerationMethods: model.outputModalities.includes('embedding')
-            ? ['embedContent', 'batchEmbedContents']
-            : ['generateContent', 'streamGenerateContent'],
-        })),
+        models: models.map(geminiModelOf),
       };
     },
+  );
+
+  // The protocol's own model object, as its list has it; the model is the catalog id, which may contain slashes.
+  app.get(
+    '/models/*',
+    {
+      schema: {
+        summary: 'One model',
+        description: "A catalog model in Gemini's model shape, with the generation methods it really serves.",
+        documentedExample: { answer: modelExample },
+        params: ModelIdPath,
+        wildcardName: 'model',
+        querystring: KeyQuery,
+        response: { 200: described(GeminiModel, 'The model') },
+      },
+    },
+    async (request) => geminiModelOf(services.catalog.get(request.params['*'])),
   );
 
   app.post(
@@ -157,13 +207,13 @@ const versionRoutes: FastifyPluginAsyncTypebox<{ services: GammaServices }> = as
     // Each action has its own body, checked once the path has said which action it is.
     {
       schema: {
-        summary: 'generateContent, streamGenerateContent, embedContent or batchEmbedContents of a model',
+        summary: 'generateContent, streamGenerateContent, countTokens, embedContent or batchEmbedContents of a model',
         description:
-          "Gemini's model actions, named in the path as `<model>:<action>` and served by any catalog model of the kind (text models translated for providers of other protocols). Billed by the tokens used.",
+          "Gemini's model actions, named in the path as `<model>:<action>` and served by any catalog model of the kind (text models translated for providers of other protocols). Billed by the tokens used; countTokens is free.",
         documentedExample: { request: generateContentRequestExample, answer: generateContentResponseExample },
         params: Type.Object({ '*': Type.String({ maxLength: 400, description: modelAction }) }),
         wildcardName: 'modelAction',
-        querystring: Type.Object({ alt: Type.Optional(Type.Literal('sse')) }),
+        querystring: Type.Object({ alt: Type.Optional(Type.Literal('sse')), ...KeyQuery.properties }),
         body: Type.Object({}),
         documentedBody: actionBody,
         response: { 200: actionAnswer },
@@ -185,6 +235,11 @@ const versionRoutes: FastifyPluginAsyncTypebox<{ services: GammaServices }> = as
         });
         const vectors = answer.vectors.map((values) => ({ values }));
         return action === 'embedContent' ? { embedding: vectors[0] } : { embeddings: vectors };
+      }
+      if (action === 'countTokens') {
+        const counted = countTokensBody(request.body);
+        const prompt = counted.generateContentRequest ?? generateContentBody(counted);
+        return { totalTokens: countTokensFor(services.catalog.resolve(modelId), decodeContents(prompt).messages) };
       }
       const body = generateContentBody(request.body);
       const decoded = decodeContents(body);

@@ -20,7 +20,7 @@ import { requireNestingWithin } from '../../domain/nesting.ts';
 import { numberOf } from '../../domain/wire-values.ts';
 import type { CollectedAnswer, CollectedChoice } from '../../gateway/text-generation.ts';
 import { wireFinishReasons, wireUsageMetadata } from '../../protocols/gemini/generate-content.ts';
-import { fieldNamesOf, nativeParameters } from '../../catalog/capability-gate.ts';
+import { clientFieldNames, nativeParameters } from '../../catalog/capability-gate.ts';
 import { midStreamFailure } from '../../domain/upstream-failure.ts';
 
 interface Part {
@@ -63,12 +63,15 @@ export function gatedParametersOf(body: GenerateContentBody): Record<string, unk
   return { ...nativeParameters(body.generationConfig, generationFields), ...nativeParameters(body, topLevelFields) };
 }
 
-/** The field each parameter came in, for refusals; several candidates are asked in `candidateCount`. */
+/**
+ * How the request named its parameters, for refusals: those inside `generationConfig` with its name; several
+ * candidates are asked in `generationConfig.candidateCount`.
+ */
 export function fieldNamesOfBody(body: GenerateContentBody): Record<string, string> {
   return {
-    ...fieldNamesOf(body.generationConfig, generationFields),
-    ...fieldNamesOf(body, topLevelFields),
-    choices: 'candidateCount',
+    ...clientFieldNames(body.generationConfig, generationFields, 'generationConfig.'),
+    ...clientFieldNames(body, topLevelFields),
+    choices: 'generationConfig.candidateCount',
   };
 }
 

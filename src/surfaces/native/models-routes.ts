@@ -3,6 +3,7 @@ import { inputModalities, outputModalities } from '../../domain/capabilities.ts'
 import { GatewayError } from '../../domain/errors.ts';
 import type { GatewayServices } from '../../gateway/services.ts';
 import { requireCredential } from '../../http/authentication.ts';
+import { ModelIdPath } from '../../http/schemas.ts';
 import { ModelSchema } from './answer-schemas.ts';
 import { modelView } from './model-view.ts';
 import { modelExample } from './native-examples.ts';
@@ -72,18 +73,11 @@ export const nativeModelsRoutes: FastifyPluginAsyncTypebox<{ services: NativeMod
         description:
           'A catalog model by its id (which may contain slashes), with the effective capabilities of the provider row that serves it first.',
         documentedExample: { answer: modelExample },
-        params: Type.Object({
-          '*': Type.String({ maxLength: 300, description: 'A catalog model id (it may contain slashes)' }),
-        }),
+        params: ModelIdPath,
         wildcardName: 'modelId',
         response: { 200: ModelSchema },
       },
     },
-    async (request) => {
-      const modelId = request.params['*'];
-      const model = services.catalog.find(modelId);
-      if (!model) throw new GatewayError('GW_NOT_FOUND', `model "${modelId}" not found`);
-      return modelView(model);
-    },
+    async (request) => modelView(services.catalog.get(request.params['*'])),
   );
 };
