@@ -150,13 +150,10 @@ export class CreditLedger {
       if (outcome !== 'ok') throw await this.refusal(outcome, input);
       credit = new HoldRow(this.ledger, holdId);
     }
+    const { accountId, apiKeyId, amountNanos, modelId } = input;
     return new Reservation(
-      holdId,
-      input.accountId,
-      input.apiKeyId,
-      input.amountNanos,
-      input.modelId,
-      this.pendingUntilWritten(input.accountId, credit),
+      { id: holdId, accountId, apiKeyId, amountNanos, modelId },
+      this.pendingUntilWritten(accountId, credit),
       this.context,
     );
   }

@@ -56,21 +56,41 @@ export interface ReservationContext {
  * keeps the reported usage and says what was not charged. When storage fails to settle, the hold is released
  * rather than left held until a restart.
  */
+/** What was held, for whom and for which model: a reservation's terms. */
+export interface HoldTerms {
+  id: string;
+  accountId: string;
+  apiKeyId: string | null;
+  amountNanos: bigint;
+  modelId: string;
+  /** When the generation began (ms since the epoch); now by default. */
+  startedAt?: number;
+}
+
 export class Reservation implements EndingHold {
   private ended = false;
   private record: RecordedGeneration | undefined;
   private readonly onEnd: Array<() => void> = [];
 
+  readonly id: string;
+  readonly accountId: string;
+  readonly apiKeyId: string | null;
+  readonly amountNanos: bigint;
+  readonly modelId: string;
+  readonly startedAt: number;
+
   constructor(
-    readonly id: string,
-    readonly accountId: string,
-    readonly apiKeyId: string | null,
-    readonly amountNanos: bigint,
-    readonly modelId: string,
+    hold: HoldTerms,
     private readonly credit: HeldCredit,
     private readonly context: ReservationContext,
-    readonly startedAt = Date.now(),
-  ) {}
+  ) {
+    this.id = hold.id;
+    this.accountId = hold.accountId;
+    this.apiKeyId = hold.apiKeyId;
+    this.amountNanos = hold.amountNanos;
+    this.modelId = hold.modelId;
+    this.startedAt = hold.startedAt ?? Date.now();
+  }
 
   get isEnded(): boolean {
     return this.ended;
