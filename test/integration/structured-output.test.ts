@@ -225,7 +225,7 @@ describe('structured output and several completions across surfaces and upstream
       generationConfig: { responseMimeType: 'application/json', thinkingConfig: { thinkingBudget: 1024 } },
     });
     expect(gamma.statusCode).toBe(400);
-    expect(gamma.json().error.message).toContain('parameter "responseMimeType"');
+    expect(gamma.json().error.message).toContain('parameter "generationConfig.responseMimeType"');
   });
 
   const severalAlpha = (model: string, stream: boolean) =>
@@ -265,7 +265,7 @@ describe('structured output and several completions across surfaces and upstream
     expect(alpha.json().error.message).toContain('parameter "n"');
     const gamma = await severalGamma('via-anthropic', false);
     expect(gamma.statusCode).toBe(400);
-    expect(gamma.json().error.message).toContain('parameter "candidateCount"');
+    expect(gamma.json().error.message).toContain('parameter "generationConfig.candidateCount"');
   });
 
   it('answers one completion, held as one and named as dropped, for a lenient Anthropic model', async () => {
@@ -290,6 +290,6 @@ describe('structured output and several completions across surfaces and upstream
       },
     });
     expect(gamma.statusCode, gamma.body).toBe(200);
-    expect(gamma.headers['x-gateway-dropped-parameters']).toBe('candidateCount');
+    expect(gamma.headers['x-gateway-dropped-parameters']).toBe('generationConfig.candidateCount');
   });
 });
