@@ -12,7 +12,7 @@ import { compatModelFieldSchemas } from '../../http/answer-schemas.ts';
 import { described, jsonOrEventStream, relaysUpstreamErrors } from '../../http/openapi/route-documentation.ts';
 import { EmbeddingsList } from '../../protocols/openai/embeddings.ts';
 import { midStreamFailure } from '../../domain/upstream-failure.ts';
-import { relayAnswer, streamEncoded } from '../../streaming/relay.ts';
+import { passThroughEndings, relayAnswer, streamEncoded } from '../../streaming/relay.ts';
 import {
   BetaEmbeddingsRequest,
   Message,
@@ -143,8 +143,16 @@ export const betaRoutes: FastifyPluginAsyncTypebox<{ services: BetaServices }> =
         },
       });
       reportDroppedParameters(reply, run.droppedParameters);
-      // Events of an upstream of this protocol pass through unmodified; its stream simply ends on message_stop.
-      if (run.kind === 'relay') return relayAnswer(request, reply, run, streaming);
+      // Events of an upstream of this protocol pass through unmodified, ending on its message_stop, or on the
+      // error event when the upstream failed or closed before the message was complete.
+      if (run.kind === 'relay')
+        return relayAnswer(
+          request,
+          reply,
+          run,
+          streaming,
+          passThroughEndings(run.reading, (sse) => sse.event('error', streamError)),
+        );
       return streaming
         ? streamEvents(request, reply, run.events, body.model)
         : reply.send(messageOf(body.model, await collectAnswer(run.events)));

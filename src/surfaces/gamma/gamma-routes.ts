@@ -8,7 +8,7 @@ import type { GatewayServices } from '../../gateway/services.ts';
 import { collectAnswer } from '../../gateway/text-generation.ts';
 import { requestContextOf, requireCredential } from '../../http/authentication.ts';
 import { reportDroppedParameters } from '../../http/dropped-parameters.ts';
-import { relayAnswer, streamEncoded } from '../../streaming/relay.ts';
+import { passThroughEndings, relayAnswer, streamEncoded } from '../../streaming/relay.ts';
 import { compatModelFieldSchemas } from '../../http/answer-schemas.ts';
 import { eventStreamSchema, jsonBody, relaysUpstreamErrors } from '../../http/openapi/route-documentation.ts';
 import { bodyValidator } from '../../http/validation.ts';
@@ -190,8 +190,16 @@ export const gammaRoutes: FastifyPluginAsyncTypebox<{ services: GammaServices }>
         },
       });
       reportDroppedParameters(reply, run.droppedParameters);
-      // Chunks of an upstream of this protocol pass through as they came; its stream simply ends.
-      if (run.kind === 'relay') return relayAnswer(request, reply, run, streaming && sse);
+      // Chunks of an upstream of this protocol pass through as they came; an event stream the upstream failed or
+      // closed before its last chunk (the one with a finish reason) ends with the error chunk.
+      if (run.kind === 'relay')
+        return relayAnswer(
+          request,
+          reply,
+          run,
+          streaming && sse,
+          passThroughEndings(run.reading, (writer) => writer.data(streamError)),
+        );
       if (!streaming) return reply.send(responseOf(modelId, await collectAnswer(run.events)));
       if (sse) return streamSse(request, reply, run.events, modelId);
       // A client that leaves before the array's first element destroys a generator that never started, whose
