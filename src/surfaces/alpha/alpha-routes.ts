@@ -296,7 +296,7 @@ export const alphaRoutes: FastifyPluginAsyncTypebox<{ services: AlphaServices }>
           reply,
           run,
           streaming,
-          passThroughEndings(run.reading, (sse) => sse.event('error', responsesStreamError), doneAppended),
+          passThroughEndings(run.reading, responsesFailure, doneAppended),
         );
       const encoder = new ResponseEncoder(body.model);
       if (!streaming) return reply.send(encoder.whole(await collectAnswer(run.events)));
@@ -309,7 +309,7 @@ export const alphaRoutes: FastifyPluginAsyncTypebox<{ services: AlphaServices }>
         },
         {
           onEnd: (sse) => sse.done(),
-          onFailure: (sse) => sse.event('error', responsesStreamError),
+          onFailure: responsesFailure,
         },
       );
     },
@@ -318,6 +318,8 @@ export const alphaRoutes: FastifyPluginAsyncTypebox<{ services: AlphaServices }>
 
 const streamError = { error: { message: midStreamFailure, type: 'upstream_error' } };
 const responsesStreamError = { type: 'error', code: 'upstream_error', message: midStreamFailure, param: null };
+/** The Responses stream's error event, on translated and pass-through streams alike. */
+const responsesFailure = (sse: SseWriter) => sse.event('error', responsesStreamError);
 
 function streamEvents(
   request: FastifyRequest,

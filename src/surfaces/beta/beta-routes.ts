@@ -13,6 +13,7 @@ import { described, jsonOrEventStream, relaysUpstreamErrors } from '../../http/o
 import { EmbeddingsList } from '../../protocols/openai/embeddings.ts';
 import { midStreamFailure } from '../../domain/upstream-failure.ts';
 import { passThroughEndings, relayAnswer, streamEncoded } from '../../streaming/relay.ts';
+import type { SseWriter } from '../../streaming/sse-writer.ts';
 import {
   BetaEmbeddingsRequest,
   Message,
@@ -146,13 +147,7 @@ export const betaRoutes: FastifyPluginAsyncTypebox<{ services: BetaServices }> =
       // Events of an upstream of this protocol pass through unmodified, ending on its message_stop, or on the
       // error event when the upstream failed or closed before the message was complete.
       if (run.kind === 'relay')
-        return relayAnswer(
-          request,
-          reply,
-          run,
-          streaming,
-          passThroughEndings(run.reading, (sse) => sse.event('error', streamError)),
-        );
+        return relayAnswer(request, reply, run, streaming, passThroughEndings(run.reading, streamFailure));
       return streaming
         ? streamEvents(request, reply, run.events, body.model)
         : reply.send(messageOf(body.model, await collectAnswer(run.events)));
@@ -161,6 +156,8 @@ export const betaRoutes: FastifyPluginAsyncTypebox<{ services: BetaServices }> =
 };
 
 const streamError = { type: 'error', error: { type: 'api_error', message: midStreamFailure } };
+/** The in-stream error event, on translated and pass-through streams alike. */
+const streamFailure = (sse: SseWriter) => sse.event('error', streamError);
 
 function streamEvents(
   request: FastifyRequest,
@@ -176,6 +173,6 @@ function streamEvents(
     async (sse, event) => {
       for (const [name, payload] of encoder.encode(event)) await sse.event(name, payload);
     },
-    { onEnd: async () => undefined, onFailure: (sse) => sse.event('error', streamError) },
+    { onEnd: async () => undefined, onFailure: streamFailure },
   );
 }

@@ -9,6 +9,7 @@ import { collectAnswer } from '../../gateway/text-generation.ts';
 import { requestContextOf, requireCredential } from '../../http/authentication.ts';
 import { reportDroppedParameters } from '../../http/dropped-parameters.ts';
 import { passThroughEndings, relayAnswer, streamEncoded } from '../../streaming/relay.ts';
+import type { SseWriter } from '../../streaming/sse-writer.ts';
 import { compatModelFieldSchemas } from '../../http/answer-schemas.ts';
 import { eventStreamSchema, jsonBody, relaysUpstreamErrors } from '../../http/openapi/route-documentation.ts';
 import { bodyValidator } from '../../http/validation.ts';
@@ -193,13 +194,7 @@ export const gammaRoutes: FastifyPluginAsyncTypebox<{ services: GammaServices }>
       // Chunks of an upstream of this protocol pass through as they came; an event stream the upstream failed or
       // closed before its last chunk (the one with a finish reason) ends with the error chunk.
       if (run.kind === 'relay')
-        return relayAnswer(
-          request,
-          reply,
-          run,
-          streaming && sse,
-          passThroughEndings(run.reading, (writer) => writer.data(streamError)),
-        );
+        return relayAnswer(request, reply, run, streaming && sse, passThroughEndings(run.reading, streamFailure));
       if (!streaming) return reply.send(responseOf(modelId, await collectAnswer(run.events)));
       if (sse) return streamSse(request, reply, run.events, modelId);
       // A client that leaves before the array's first element destroys a generator that never started, whose
@@ -213,6 +208,9 @@ export const gammaRoutes: FastifyPluginAsyncTypebox<{ services: GammaServices }>
     },
   );
 };
+
+/** The in-stream error chunk, on translated and pass-through event streams alike. */
+const streamFailure = (sse: SseWriter) => sse.data(streamError);
 
 function streamSse(
   request: FastifyRequest,
@@ -230,7 +228,7 @@ function streamSse(
     },
     {
       onEnd: async () => undefined,
-      onFailure: (sse) => sse.data(streamError),
+      onFailure: streamFailure,
     },
   );
 }
