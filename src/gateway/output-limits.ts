@@ -45,19 +45,53 @@ export function chatEventLimit(maxTokens: number): MeterLimit<ChatStreamEvent> {
 /**
  * A relayed answer as its meter lets it through: whole events, none past the output limit. Once the limit
  * ends the answer, the upstream is let go of (its exchange closed) and the meter's length finish is relayed;
- * an answer that breaks its protocol ends as an upstream failure.
+ * an answer that breaks its protocol ends as an upstream failure. A plain iterator, not a generator: each
+ * chunk takes one step through it.
  */
-export async function* relayedWithin(source: AsyncIterable<Uint8Array>, meter: RelayMeter): AsyncGenerator<Uint8Array> {
-  let rest: Uint8Array;
-  try {
-    for await (const chunk of source) {
-      const relayed = meter.push(chunk);
-      if (relayed.length > 0) yield relayed;
-      if (meter.cut) break;
+export function relayedWithin(source: AsyncIterable<Uint8Array>, meter: RelayMeter): AsyncIterable<Uint8Array> {
+  return { [Symbol.asyncIterator]: () => new MeteredRelay(source[Symbol.asyncIterator](), meter) };
+}
+
+const finished: IteratorReturnResult<undefined> = { done: true, value: undefined };
+
+class MeteredRelay implements AsyncIterator<Uint8Array> {
+  private over = false;
+
+  constructor(
+    private readonly source: AsyncIterator<Uint8Array>,
+    private readonly meter: RelayMeter,
+  ) {}
+
+  async next(): Promise<IteratorResult<Uint8Array>> {
+    if (this.over) return finished;
+    try {
+      while (!this.meter.cut) {
+        const next = await this.source.next();
+        if (next.done) break;
+        let relayed: Uint8Array;
+        try {
+          relayed = this.meter.push(next.value);
+        } catch (error) {
+          await this.source.return?.();
+          throw error;
+        }
+        if (this.meter.cut) await this.source.return?.();
+        if (relayed.length > 0) return { done: false, value: relayed };
+      }
+      this.over = true;
+      const rest = this.meter.end();
+      return rest.length > 0 ? { done: false, value: rest } : finished;
+    } catch (error) {
+      this.over = true;
+      throw asUpstreamFailure(error);
     }
-    rest = meter.end();
-  } catch (error) {
-    throw asUpstreamFailure(error);
   }
-  if (rest.length > 0) yield rest;
+
+  async return(): Promise<IteratorResult<Uint8Array>> {
+    if (!this.over) {
+      this.over = true;
+      await this.source.return?.();
+    }
+    return finished;
+  }
 }

@@ -52,6 +52,40 @@ async function relayStream(
   }
 }
 
+/** What an answer's meter read of a pass-through stream, as its endings need it. */
+export interface PassThroughReading {
+  complete: boolean;
+  sawError: boolean;
+  sawTerminator: boolean;
+}
+
+/**
+ * The endings of a pass-through stream. An answer its upstream failed mid-way, or closed before it was complete
+ * (however cleanly it closed), ends with `failure`, the surface's in-stream error event as its translated
+ * streams write it, after a blank line when the relayed bytes did not end with one. One that ended with its
+ * own error or terminator is left as it is; a complete one ends with `completed`, if given (an appended
+ * terminator the upstream left out).
+ */
+export function passThroughEndings(
+  reading: () => PassThroughReading,
+  failure: (sse: SseWriter) => Promise<void>,
+  completed?: (sse: SseWriter, endsWithBlankLine: boolean) => Promise<void>,
+): StreamRelayHooks {
+  const failed = async (sse: SseWriter, endsWithBlankLine: boolean) => {
+    if (!endsWithBlankLine) await sse.raw('\n\n');
+    await failure(sse);
+  };
+  return {
+    onEnd: async (sse, endsWithBlankLine) => {
+      const { complete, sawError, sawTerminator } = reading();
+      if (sawTerminator || sawError) return;
+      if (!complete) return failed(sse, endsWithBlankLine);
+      await completed?.(sse, endsWithBlankLine);
+    },
+    onFailure: failed,
+  };
+}
+
 /** Writes canonical-path events through an encoder, and what the surface sends when the upstream fails mid-way. */
 export async function streamEncoded<T>(
   request: FastifyRequest,

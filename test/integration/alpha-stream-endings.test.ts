@@ -82,9 +82,17 @@ describe('alpha streams an upstream closed before its answer was complete', () =
     });
   });
 
-  it('lets a responses stream simply end, without [DONE]', async () => {
+  it('ends a responses stream with the error event, never [DONE]', async () => {
     const frames = await stream('/api/alpha/v1/responses', { input: 'hi' });
     expect(frames).not.toContain('data: [DONE]');
-    expect(frames.at(-1)).toMatch(/^event: response.output_text.delta\n/);
+    expect(frames.at(-2)).toMatch(/^event: response.output_text.delta\n/);
+    const last = frames.at(-1)!.split('\n');
+    expect(last[0]).toBe('event: error');
+    expect(JSON.parse(last[1]!.slice(6))).toEqual({
+      type: 'error',
+      code: 'upstream_error',
+      message: 'the upstream provider failed while streaming',
+      param: null,
+    });
   });
 });

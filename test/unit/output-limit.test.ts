@@ -3,45 +3,9 @@ import { countTextTokens } from '../../src/billing/token-estimate.ts';
 import { OutputLimit } from '../../src/domain/output-limit.ts';
 import { anthropicRelayMeter } from '../../src/providers/anthropic/anthropic-relay.ts';
 import { openAiRelayMeter } from '../../src/providers/openai/openai-relay.ts';
-import { jsonArrayFramer, sseFramer, type StreamFramer } from '../../src/providers/shared/stream-framers.ts';
 
 const bytes = (text: string) => new TextEncoder().encode(text);
 const text = (data: Uint8Array) => new TextDecoder().decode(data);
-
-/** The events a framer completes over `pieces`, as the text of each. */
-function framed(frame: StreamFramer, pieces: string[]): string[] {
-  const events: string[] = [];
-  let pending = '';
-  for (const piece of pieces) {
-    const data = bytes(piece);
-    let start = 0;
-    for (const end of frame(data)) {
-      events.push(pending + text(data.subarray(start, end)));
-      pending = '';
-      start = end;
-    }
-    pending += text(data.subarray(start));
-  }
-  return events;
-}
-
-describe('stream framers', () => {
-  it('end server-sent events at a blank line of LF, CRLF or CR, across pieces', () => {
-    expect(framed(sseFramer(), ['data: a\n\ndata: b\r\n', '\r\ndata: c\r', '\rdata: d\n'])).toEqual([
-      'data: a\n\n',
-      'data: b\r\n\r\n',
-      'data: c\r\r',
-    ]);
-  });
-
-  it('end JSON-array elements at their closing bracket, brackets and quotes in strings aside', () => {
-    expect(framed(jsonArrayFramer(), ['[{"a":"}]\\"{"', ',"b":[1,{}]}', ',\r\n{"c":2}]'])).toEqual([
-      '[{"a":"}]\\"{","b":[1,{}]}',
-      ',\r\n{"c":2}',
-      ']',
-    ]);
-  });
-});
 
 describe('the output limit', () => {
   it('counts nothing while the text has fewer bytes than the limit has tokens, then counts it once', () => {

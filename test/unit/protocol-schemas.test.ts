@@ -3,7 +3,7 @@ import { isMessagesStreamEvent } from '../../src/protocols/anthropic/messages.ts
 import { isGenerateContentResponse } from '../../src/protocols/gemini/generate-content.ts';
 import { isChatCompletion, isChatCompletionChunk } from '../../src/protocols/openai/chat-completions.ts';
 import { isResponsesStreamEvent } from '../../src/protocols/openai/responses.ts';
-import { jsonArraySplitter } from '../../src/providers/shared/stream-splitters.ts';
+import { dataOf, jsonArraySplitter } from '../../src/providers/shared/stream-splitters.ts';
 import { fakeAnthropicKey, startAnthropicFake } from '../fakes/anthropic-fake.ts';
 import { fakeArkKey, startArkFake } from '../fakes/ark-fake.ts';
 import type { FakeServer } from '../fakes/fake-server.ts';
@@ -96,20 +96,21 @@ describe('the JSON-array stream splitter', () => {
     { text: 'an "escaped\\" quote\\\\', nested: [{ deep: [1, 2, { x: '{' }] }] },
     {},
   ];
+  const utf8 = (piece: string) => new TextEncoder().encode(piece);
   const text = `[${elements.map((element) => JSON.stringify(element)).join(',\r\n')}]`;
 
   it('gives each element whole, however the stream is cut', () => {
     for (let cut = 0; cut <= text.length; cut++) {
       const split = jsonArraySplitter(1024 * 1024);
-      const parts = [...split(text.slice(0, cut)), ...split(text.slice(cut))];
+      const parts = dataOf([...split(utf8(text.slice(0, cut))), ...split(utf8(text.slice(cut)))]);
       expect(parts.map((part) => JSON.parse(part) as unknown)).toEqual(elements);
     }
   });
 
   it('refuses what is not an array of objects', () => {
-    expect(() => jsonArraySplitter(1024 * 1024)('{"candidates":[]}')).toThrow(/does not open with \[/);
-    expect(() => jsonArraySplitter(1024 * 1024)('[1, 2]')).toThrow(/an element opens with/);
-    expect(() => jsonArraySplitter(1024 * 1024)('[{}] trailing')).toThrow(/more after its end/);
+    expect(() => jsonArraySplitter(1024 * 1024)(utf8('{"candidates":[]}'))).toThrow(/does not open with \[/);
+    expect(() => jsonArraySplitter(1024 * 1024)(utf8('[1, 2]'))).toThrow(/an element opens with/);
+    expect(() => jsonArraySplitter(1024 * 1024)(utf8('[{}] trailing'))).toThrow(/more after its end/);
   });
 });
 

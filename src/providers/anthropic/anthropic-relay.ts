@@ -9,7 +9,6 @@ import type {
 } from '../provider-adapter.ts';
 import { checkedRelay } from '../shared/checked-relay.ts';
 import { jsonRelayMeter, streamRelayMeter } from '../shared/relay-meters.ts';
-import { sseFramer } from '../shared/stream-framers.ts';
 import { sseSplitter } from '../shared/stream-splitters.ts';
 import type { UpstreamHttp } from '../shared/upstream-http.ts';
 import { anthropicHeaders } from './anthropic-messages.ts';
@@ -50,7 +49,6 @@ export function anthropicRelayMeter(
   let openBlock: number | undefined;
   return streamRelayMeter(
     {
-      frame: sseFramer(),
       split: sseSplitter(maxEventCharacters),
       check: isMessagesStreamEvent,
       observe: (reading, event) => {
@@ -89,6 +87,6 @@ export function anthropicRelayMeter(
           .map(namedEvent)
           .join(''),
     },
-    { limit, maxEventCharacters },
+    { limit },
   );
 }

@@ -15,7 +15,6 @@ import type {
 } from '../provider-adapter.ts';
 import { checkedRelay } from '../shared/checked-relay.ts';
 import { jsonRelayMeter, streamRelayMeter } from '../shared/relay-meters.ts';
-import { jsonArrayFramer, sseFramer } from '../shared/stream-framers.ts';
 import { jsonArraySplitter, sseSplitter } from '../shared/stream-splitters.ts';
 import type { UpstreamHttp } from '../shared/upstream-http.ts';
 import { geminiPath } from './gemini-content.ts';
@@ -83,7 +82,6 @@ export function geminiRelayMeter(
     const last: Pick<GenerateContentResponse, 'usageMetadata' | 'modelVersion' | 'responseId'> = {};
     return streamRelayMeter(
       {
-        frame: sse ? sseFramer() : jsonArrayFramer(),
         split: sse ? sseSplitter(maxEventCharacters) : jsonArraySplitter(maxEventCharacters),
         check: isGenerateContentResponse,
         observe,
@@ -101,7 +99,7 @@ export function geminiRelayMeter(
           return sse ? `data: ${chunk}\r\n\r\n` : `,\r\n${chunk}]`;
         },
       },
-      { limit, maxEventCharacters },
+      { limit },
     );
   }
   return jsonRelayMeter(

@@ -16,7 +16,7 @@ import type {
 } from '../provider-adapter.ts';
 import { checkedRelay } from '../shared/checked-relay.ts';
 import { JsonCopy } from '../shared/json-copy.ts';
-import { sseSplitter } from '../shared/stream-splitters.ts';
+import { dataOf, sseSplitter } from '../shared/stream-splitters.ts';
 import type { UpstreamHttp } from '../shared/upstream-http.ts';
 import { checked, checkedEvent } from '../shared/wire-data.ts';
 
@@ -147,11 +147,10 @@ export function openAiImagesMeter(streaming: boolean, maxEventCharacters: number
     };
   }
   const split = sseSplitter(maxEventCharacters);
-  const decoder = new TextDecoder();
   const reading: ImageRelayReading = { images: 0, complete: false, usage: {} };
   return {
     push: (chunk) => {
-      for (const data of split(decoder.decode(chunk, { stream: true }))) {
+      for (const data of dataOf(split(chunk))) {
         if (data === '[DONE]') continue;
         const event = checkedEvent(data, isImagesStreamEvent);
         if (event.type !== 'image_generation.completed') continue;

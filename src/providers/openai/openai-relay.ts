@@ -25,7 +25,6 @@ import type {
 } from '../provider-adapter.ts';
 import { checkedRelay, type AnswerShapes } from '../shared/checked-relay.ts';
 import { jsonRelayMeter, streamRelayMeter } from '../shared/relay-meters.ts';
-import { sseFramer } from '../shared/stream-framers.ts';
 import { sseSplitter } from '../shared/stream-splitters.ts';
 import type { UpstreamHttp } from '../shared/upstream-http.ts';
 import { isOpenAiItself } from './openai-chat.ts';
@@ -130,7 +129,6 @@ function responsesMeter({ streaming, maxEventCharacters, limit }: RelayMeterOpti
   const output = new ResponseOutput();
   return streamRelayMeter(
     {
-      frame: sseFramer(),
       split: sseSplitter(maxEventCharacters),
       check: isResponsesStreamEvent,
       observe: (reading, event) => {
@@ -164,7 +162,7 @@ function responsesMeter({ streaming, maxEventCharacters, limit }: RelayMeterOpti
           'response.incomplete',
         ),
     },
-    { limit, maxEventCharacters },
+    { limit },
   );
 }
 
@@ -234,7 +232,6 @@ export function openAiRelayMeter(operation: RelayOperation, options: RelayMeterO
   const open = new Set<number>();
   return streamRelayMeter(
     {
-      frame: sseFramer(),
       split: sseSplitter(maxEventCharacters),
       check: isChatCompletionChunk,
       observe: (reading, chunk) => {
@@ -271,6 +268,6 @@ export function openAiRelayMeter(operation: RelayOperation, options: RelayMeterO
           })),
         }),
     },
-    { limit, maxEventCharacters },
+    { limit },
   );
 }

@@ -2,7 +2,7 @@ import { UpstreamUnreachableError } from '../../domain/upstream-failure.ts';
 import type { WireCheck } from '../../protocols/wire-check.ts';
 import type { RawExchange } from '../provider-adapter.ts';
 import { JsonCopy } from './json-copy.ts';
-import type { StreamSplitter } from './stream-splitters.ts';
+import { dataOf, type StreamSplitter } from './stream-splitters.ts';
 import { unreachable, type UpstreamBody } from './upstream-http.ts';
 import { checked, checkedEvent } from './wire-data.ts';
 
@@ -95,7 +95,6 @@ async function checkedStreamRelay(
   const held: Buffer[] = [];
   const events: string[] = [];
   let size = 0;
-  const decoder = new TextDecoder();
   const iterator: AsyncIterator<Buffer> = answer.body[Symbol.asyncIterator]();
   while (events.length === 0) {
     const next = await nextChunk(iterator);
@@ -103,7 +102,7 @@ async function checkedStreamRelay(
     size += next.value.length;
     if (size > maxStreamHeadBytes) broken(answer.body, 'the upstream stream sent no event in its first megabyte');
     held.push(next.value);
-    rejecting(answer.body, () => events.push(...split(decoder.decode(next.value, { stream: true }))));
+    rejecting(answer.body, () => events.push(...dataOf(split(next.value))));
   }
   rejecting(answer.body, () => events.forEach(checkEvent));
   return { status: answer.status, contentType: contentTypeOf(answer), body: heldThenRest(held, iterator, answer.body) };

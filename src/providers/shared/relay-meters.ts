@@ -1,9 +1,7 @@
 import { DeliveredOutput } from '../../domain/delivered-output.ts';
 import type { OutputLimit } from '../../domain/output-limit.ts';
-import { UpstreamUnreachableError } from '../../domain/upstream-failure.ts';
 import type { WireCheck } from '../../protocols/wire-check.ts';
 import type { RelayMeter, RelayReading } from '../provider-adapter.ts';
-import type { StreamFramer } from './stream-framers.ts';
 import type { StreamSplitter } from './stream-splitters.ts';
 import { checkedEvent } from './wire-data.ts';
 
@@ -25,7 +23,6 @@ export interface StreamTerminator {
 
 /** How one protocol's stream is read: cut into events, checked, observed, and ended early. */
 export interface StreamMeterRules<T> {
-  frame: StreamFramer;
   split: StreamSplitter;
   check: WireCheck<T>;
   /** Reads one event into the reading: its output into `output`, its usage, whether it ends the answer. */
@@ -38,58 +35,50 @@ export interface StreamMeterRules<T> {
 }
 
 /**
- * A relay meter for a stream: reads a copy of the bytes event by event (each checked against the protocol and
- * observed), and relays whole events only, holding back one not yet complete. Once the output delivered has
- * reached `limit`, the next event that would add output is not relayed: the answer ends there with the
- * protocol's length finish, and the upstream is not read further. An event that breaks the protocol throws,
- * which ends the relay as a failure mid-stream.
+ * A relay meter for a stream: reads the bytes event by event as the splitter completes them (each checked
+ * against the protocol and observed), and relays whole events only, holding back one not yet complete. Once
+ * the output delivered has reached `limit`, the next event that would add output is not relayed: the answer
+ * ends there with the protocol's length finish, and the upstream is not read further. An event that breaks
+ * the protocol (or grows past the splitter's bound) throws, which ends the relay as a failure mid-stream.
  */
-export function streamRelayMeter<T>(
-  rules: StreamMeterRules<T>,
-  { limit, maxEventCharacters }: { limit: OutputLimit; maxEventCharacters: number },
-): RelayMeter {
+export function streamRelayMeter<T>(rules: StreamMeterRules<T>, { limit }: { limit: OutputLimit }): RelayMeter {
   const reading = emptyReading();
-  const decoder = new TextDecoder();
-  // Bytes are at most four per character: an event larger than any allowed one breaks the stream.
-  const maxHeldBytes = maxEventCharacters * 4;
   let held: Uint8Array = nothing;
   let cut = false;
 
-  /** Reads the events of whole event bytes; false (the reading unchanged) at the first one the limit refuses. */
-  const read = (bytes: Uint8Array): boolean => {
-    for (const data of rules.split(decoder.decode(bytes))) {
-      if (data === rules.terminator?.data) {
-        reading.sawTerminator = true;
-        if (rules.terminator.completes) reading.complete = true;
-        continue;
-      }
-      const event = checkedEvent(data, rules.check);
-      // Only an event read past the limit may have to be taken back.
-      const before = limit.reached ? { ...reading } : undefined;
-      const mark = reading.output.mark();
-      rules.observe(reading, event);
-      const added = reading.output.since(mark);
-      if (before && (added.text !== '' || added.charactersBeyond > 0)) {
-        Object.assign(reading, before);
-        reading.output.rewind(mark);
-        return false;
-      }
-      limit.add(added.text, added.charactersBeyond);
-      if (reading.usage) limit.report(reading.usage.outputTokens);
-      rules.follow?.(event);
+  /** Reads one whole event; false (the reading unchanged) when the limit refuses it. */
+  const read = (data: string): boolean => {
+    if (data === rules.terminator?.data) {
+      reading.sawTerminator = true;
+      if (rules.terminator.completes) reading.complete = true;
+      return true;
     }
+    const event = checkedEvent(data, rules.check);
+    // Only an event read past the limit may have to be taken back.
+    const before = limit.reached ? { ...reading } : undefined;
+    const mark = reading.output.mark();
+    rules.observe(reading, event);
+    const added = reading.output.since(mark);
+    if (before && (added.text !== '' || added.charactersBeyond > 0)) {
+      Object.assign(reading, before);
+      reading.output.rewind(mark);
+      return false;
+    }
+    limit.add(added.text, added.charactersBeyond);
+    if (reading.usage) limit.report(reading.usage.outputTokens);
+    rules.follow?.(event);
     return true;
   };
 
   return {
     push: (chunk) => {
       if (cut) return nothing;
-      const ends = rules.frame(chunk);
+      const events = rules.split(chunk);
       const bytes = held.length === 0 ? chunk : Buffer.concat([held, chunk]);
       const shift = bytes.length - chunk.length;
       let relayed = 0;
-      for (const end of ends) {
-        if (!read(bytes.subarray(relayed, end + shift))) {
+      for (const { data, end } of events) {
+        if (data !== undefined && !read(data)) {
           cut = true;
           held = nothing;
           return bytes.subarray(0, relayed);
@@ -97,11 +86,6 @@ export function streamRelayMeter<T>(
         relayed = end + shift;
       }
       held = bytes.subarray(relayed);
-      if (held.length > maxHeldBytes)
-        throw new UpstreamUnreachableError(
-          'protocol',
-          `the upstream sent a stream event larger than ${maxEventCharacters} characters`,
-        );
       return bytes.subarray(0, relayed);
     },
     end: () => {
@@ -109,9 +93,9 @@ export function streamRelayMeter<T>(
         reading.complete = true;
         return Buffer.from(rules.lengthFinish(reading));
       }
+      // What follows the last whole event (an event the upstream never ended) is passed on as it came.
       const rest = held;
       held = nothing;
-      if (rest.length > 0) read(rest);
       return rest;
     },
     get cut() {

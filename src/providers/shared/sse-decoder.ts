@@ -5,10 +5,9 @@ import { unreachable, type UpstreamBody } from './upstream-http.ts';
 /** Server-sent events of an upstream body, one at a time, as they arrive: each event's data. */
 export async function* decodeSse(body: UpstreamBody, maxEventCharacters: number): AsyncGenerator<{ data: string }> {
   const split = sseSplitter(maxEventCharacters);
-  const decoder = new TextDecoder();
   try {
     for await (const chunk of body) {
-      for (const data of split(decoder.decode(chunk as Buffer, { stream: true }))) yield { data };
+      for (const { data } of split(chunk as Buffer)) if (data !== undefined) yield { data };
     }
   } catch (error) {
     if (error instanceof UpstreamUnreachableError) throw error;

@@ -1,101 +1,220 @@
-import { createParser } from 'eventsource-parser';
 import { UpstreamUnreachableError } from '../../domain/upstream-failure.ts';
 
-/** Cuts the text of a stream, piece by piece, into the data of its events, each returned once complete. */
-export type StreamSplitter = (text: string) => string[];
+/**
+ * A whole event of a stream: its data (undefined for one that carries none, such as a comment or the close of
+ * a JSON array), and the offset (exclusive) in the piece just read at which its bytes end, where a relay can
+ * cut the stream leaving no half event.
+ */
+export interface StreamEvent {
+  data: string | undefined;
+  end: number;
+}
+
+/**
+ * Cuts the bytes of a stream, piece by piece, into its events, each returned once complete. The bytes are
+ * walked once: the same walk finds where each event ends (for the relay) and what it carries (for the meter).
+ */
+export type StreamSplitter = (bytes: Uint8Array) => StreamEvent[];
+
+/** The data of the events, those that carry any. */
+export function dataOf(events: readonly StreamEvent[]): string[] {
+  const data: string[] = [];
+  for (const event of events) if (event.data !== undefined) data.push(event.data);
+  return data;
+}
 
 const tooLarge = (limit: number) =>
   new UpstreamUnreachableError('protocol', `the upstream sent a stream event larger than ${limit} characters`);
 
+const lf = 0x0a;
+const cr = 0x0d;
+/** Bytes are at most four per character: an event under way longer than this is larger than any allowed one. */
+const maxBytesPerCharacter = 4;
+
 /**
- * Server-sent events: each event's `data`. An event (and so any line of it) that grows past `maxEventCharacters`
- * before it completes breaks the stream instead of being buffered whole: an upstream's endless line or event.
+ * The bytes of the event under way, kept from piece to piece until it completes (and bounded: an upstream's
+ * endless line or event breaks the stream instead of being buffered whole).
+ */
+class PendingEvent {
+  private pieces: Uint8Array[] = [];
+  private size = 0;
+
+  constructor(private readonly maxEventCharacters: number) {}
+
+  keep(bytes: Uint8Array): void {
+    if (bytes.length === 0) return;
+    this.pieces.push(bytes);
+    this.size += bytes.length;
+    // Counted in characters only when the bytes alone may be too many (they never are for ASCII under the bound).
+    if (this.size > this.maxEventCharacters && this.characters() > this.maxEventCharacters)
+      throw tooLarge(this.maxEventCharacters);
+  }
+
+  /** The whole event's text: what was kept, then `last`; nothing is kept after. */
+  take(last: Uint8Array): string {
+    const bytes = this.pieces.length === 0 ? last : Buffer.concat([...this.pieces, last]);
+    this.pieces = [];
+    this.size = 0;
+    return utf8.decode(bytes);
+  }
+
+  private characters(): number {
+    if (this.size > this.maxEventCharacters * maxBytesPerCharacter) return this.size;
+    return utf8.decode(Buffer.concat(this.pieces)).length;
+  }
+}
+
+const utf8 = new TextDecoder('utf-8', { ignoreBOM: true });
+
+/**
+ * The `data` of one server-sent event's text (its lines, without the blank line that ended it): its `data`
+ * fields joined by line feeds, or undefined when it has none (a comment, or only other fields), which
+ * dispatches nothing.
+ */
+function sseData(text: string): string | undefined {
+  let data: string | undefined;
+  const lines = text.includes('\r') ? text.split(/\r\n|\r|\n/) : text.split('\n');
+  for (const line of lines) {
+    if (!line.startsWith('data')) continue;
+    let value: string;
+    if (line.length === 4) value = '';
+    else if (line.charCodeAt(4) === 0x3a) value = line.charCodeAt(5) === 0x20 ? line.slice(6) : line.slice(5);
+    else continue;
+    data = data === undefined ? value : `${data}\n${value}`;
+  }
+  return data;
+}
+
+/**
+ * Server-sent events: each ends at a blank line (a line terminator, CRLF, LF or CR, right after another). The
+ * terminators are found with native searches; only the bytes of a whole event are decoded and read. A CR that
+ * may start a CRLF ends an event only once the next byte is read. The stream's byte order mark is dropped.
  */
 export function sseSplitter(maxEventCharacters: number): StreamSplitter {
-  const completed: string[] = [];
-  let pending = 0;
-  const parser = createParser({
-    onEvent: (event) => {
-      completed.push(event.data);
-      pending = 0;
-    },
-  });
-  return (text) => {
-    parser.feed(text);
-    // Counted from the last event on, so an event that never ends is refused instead of buffered.
-    if (completed.length === 0) {
-      pending += text.length;
-      if (pending > maxEventCharacters) throw tooLarge(maxEventCharacters);
+  const pending = new PendingEvent(maxEventCharacters);
+  let atLineStart = false;
+  let afterCr = false;
+  /** The event ended with a CR at the end of the last piece: it ends after this piece's first byte if that is an LF. */
+  let endAfterLf = false;
+  let first = true;
+  return (chunk) => {
+    let bytes = chunk;
+    if (first && bytes.length > 0) {
+      first = false;
+      if (bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf) bytes = bytes.subarray(3);
     }
-    return completed.splice(0);
+    const shift = chunk.length - bytes.length;
+    const events: StreamEvent[] = [];
+    let start = 0;
+    const complete = (end: number, textEnd: number) => {
+      events.push({ data: sseData(pending.take(bytes.subarray(start, textEnd))), end: end + shift });
+      start = end;
+    };
+    let index = 0;
+    if (endAfterLf && bytes.length > 0) {
+      endAfterLf = false;
+      const after = bytes[0] === lf ? 1 : 0;
+      complete(after, 0);
+      index = after;
+      afterCr = false;
+    }
+    let nextLf = bytes.indexOf(lf, index);
+    let nextCr = bytes.indexOf(cr, index);
+    while (nextLf !== -1 || nextCr !== -1) {
+      const at = nextCr === -1 || (nextLf !== -1 && nextLf < nextCr) ? nextLf : nextCr;
+      if (at > index) {
+        // Other bytes before this terminator: a line under way.
+        atLineStart = false;
+        afterCr = false;
+      }
+      if (bytes[at] === lf) {
+        nextLf = bytes.indexOf(lf, at + 1);
+        if (afterCr) afterCr = false;
+        else if (atLineStart) {
+          complete(at + 1, at + 1);
+          atLineStart = false;
+        } else atLineStart = true;
+      } else {
+        nextCr = bytes.indexOf(cr, at + 1);
+        afterCr = true;
+        if (!atLineStart) atLineStart = true;
+        else if (at + 1 === bytes.length) {
+          atLineStart = false;
+          endAfterLf = true;
+        } else {
+          // A CR ending a blank line ends the event, with the LF after it if there is one.
+          const end = bytes[at + 1] === lf ? at + 2 : at + 1;
+          complete(end, at + 1);
+          atLineStart = false;
+          afterCr = false;
+          if (end === at + 2) nextLf = bytes.indexOf(lf, end);
+        }
+      }
+      index = at + 1;
+      if (start > index) index = start;
+    }
+    if (index < bytes.length) {
+      atLineStart = false;
+      afterCr = false;
+    }
+    pending.keep(bytes.subarray(start));
+    return events;
   };
 }
 
-/** A JSON array of objects written element by element (Gemini's stream without `alt=sse`): each element's text, bounded like an event. */
+const quote = 0x22;
+const backslash = 0x5c;
+
+/**
+ * A JSON array of objects written element by element (Gemini's stream without `alt=sse`): each element's text,
+ * bounded like an event, ending at its closing brace; the array's closing bracket is an event without data.
+ * Only nesting and strings are tracked (the bytes of a multi-byte character are never ASCII); each element's
+ * own syntax is left to JSON.parse.
+ */
 export function jsonArraySplitter(maxEventCharacters: number): StreamSplitter {
-  const splitter = new JsonArraySplitter(maxEventCharacters);
-  return (text) => splitter.feed(text);
+  const pending = new PendingEvent(maxEventCharacters);
+  let state: 'before' | 'between' | 'inside' | 'after' = 'before';
+  let depth = 0;
+  let inString = false;
+  let escaped = false;
+  return (bytes) => {
+    const events: StreamEvent[] = [];
+    let start = 0;
+    for (let index = 0; index < bytes.length; index++) {
+      const byte = bytes[index]!;
+      if (state === 'inside') {
+        if (inString) {
+          if (escaped) escaped = false;
+          else if (byte === backslash) escaped = true;
+          else if (byte === quote) inString = false;
+        } else if (byte === quote) inString = true;
+        else if (byte === 0x7b || byte === 0x5b) depth++;
+        else if ((byte === 0x7d || byte === 0x5d) && --depth === 0) {
+          events.push({ data: pending.take(bytes.subarray(start, index + 1)), end: index + 1 });
+          state = 'between';
+        }
+        continue;
+      }
+      if (byte === 0x20 || byte === lf || byte === cr || byte === 0x09) continue;
+      if (state === 'before') {
+        if (byte !== 0x5b) throw broken('it does not open with [');
+        state = 'between';
+      } else if (state === 'between') {
+        if (byte === 0x2c) continue;
+        if (byte === 0x5d) {
+          state = 'after';
+          events.push({ data: undefined, end: index + 1 });
+        } else if (byte === 0x7b) {
+          state = 'inside';
+          depth = 1;
+          start = index;
+        } else throw broken(`an element opens with ${JSON.stringify(String.fromCharCode(byte))}`);
+      } else throw broken('there is more after its end');
+    }
+    if (state === 'inside') pending.keep(bytes.subarray(start));
+    return events;
+  };
 }
 
 const broken = (message: string) =>
   new UpstreamUnreachableError('protocol', `the upstream stream is not a JSON array of objects: ${message}`);
-
-/**
- * Splits a JSON array of objects that arrives in pieces (a stream written element by element) into the text
- * of each element as it completes, so each can be checked like an event of an event stream. It tracks only
- * nesting and strings; each element's own syntax is left to JSON.parse.
- */
-class JsonArraySplitter {
-  private state: 'before' | 'between' | 'inside' | 'after' = 'before';
-  private depth = 0;
-  private inString = false;
-  private escaped = false;
-  private element: string[] = [];
-  private elementLength = 0;
-
-  constructor(private readonly maxElementCharacters: number) {}
-
-  /** The elements completed by this piece, in order. */
-  feed(text: string): string[] {
-    const completed: string[] = [];
-    let start = 0;
-    for (let index = 0; index < text.length; index++) {
-      const char = text[index]!;
-      if (this.state === 'inside') {
-        if (this.inString) {
-          if (this.escaped) this.escaped = false;
-          else if (char === '\\') this.escaped = true;
-          else if (char === '"') this.inString = false;
-        } else if (char === '"') this.inString = true;
-        else if (char === '{' || char === '[') this.depth++;
-        else if ((char === '}' || char === ']') && --this.depth === 0) {
-          this.element.push(text.slice(start, index + 1));
-          completed.push(this.element.join(''));
-          this.element = [];
-          this.elementLength = 0;
-          this.state = 'between';
-        }
-        continue;
-      }
-      if (char === ' ' || char === '\n' || char === '\r' || char === '\t') continue;
-      if (this.state === 'before') {
-        if (char !== '[') throw broken('it does not open with [');
-        this.state = 'between';
-      } else if (this.state === 'between') {
-        if (char === ',') continue;
-        if (char === ']') this.state = 'after';
-        else if (char === '{') {
-          this.state = 'inside';
-          this.depth = 1;
-          start = index;
-        } else throw broken(`an element opens with ${JSON.stringify(char)}`);
-      } else throw broken('there is more after its end');
-    }
-    if (this.state === 'inside') {
-      this.element.push(text.slice(start));
-      this.elementLength += text.length - start;
-      if (this.elementLength > this.maxElementCharacters) throw tooLarge(this.maxElementCharacters);
-    }
-    return completed;
-  }
-}

@@ -13,7 +13,8 @@ import { compatModelFieldSchemas } from '../../http/answer-schemas.ts';
 import { ModelIdPath } from '../../http/schemas.ts';
 import { described, jsonOrEventStream, relaysUpstreamErrors } from '../../http/openapi/route-documentation.ts';
 import { midStreamFailure } from '../../domain/upstream-failure.ts';
-import { relayAnswer, streamEncoded, type StreamRelayHooks } from '../../streaming/relay.ts';
+import { passThroughEndings, relayAnswer, streamEncoded, type StreamRelayHooks } from '../../streaming/relay.ts';
+import type { SseWriter } from '../../streaming/sse-writer.ts';
 import {
   ChunkEncoder,
   chatCompletionOf,
@@ -266,7 +267,7 @@ export const alphaRoutes: FastifyPluginAsyncTypebox<{ services: AlphaServices }>
           },
           {
             onEnd: async () => undefined,
-            onFailure: (sse) => sse.event('error', imageStreamError),
+            onFailure: (sse) => sse.event('error', streamErrorEvent),
           },
         );
       }
@@ -295,7 +296,7 @@ export const alphaRoutes: FastifyPluginAsyncTypebox<{ services: AlphaServices }>
         const events = imageEventsOf(view.result, created, body.output_format ?? 'png', bytesOf);
         return streamEncoded(request, reply, events, (sse, [name, payload]) => sse.event(name, payload), {
           onEnd: async () => undefined,
-          onFailure: (sse) => sse.event('error', imageStreamError),
+          onFailure: (sse) => sse.event('error', streamErrorEvent),
         });
       }
       return imagesResponseOf(view.result, created, body.response_format, bytesOf);
@@ -342,9 +343,16 @@ export const alphaRoutes: FastifyPluginAsyncTypebox<{ services: AlphaServices }>
       const leftOut =
         run.kind === 'events' ? openAiOnlyResponsesFields.filter((field) => body[field] !== undefined) : [];
       reportDroppedParameters(reply, [...run.droppedParameters, ...leftOut]);
-      // Responses streams are piped raw, errors included, in the upstream's own format; only `[DONE]` is added.
+      // Responses streams are piped raw, errors included, in the upstream's own format; `[DONE]` is added, or
+      // the error event when the upstream failed or closed before the response was complete.
       if (run.kind === 'relay')
-        return relayAnswer(request, reply, run, streaming, { onEnd: doneAppended(run, undefined) });
+        return relayAnswer(
+          request,
+          reply,
+          run,
+          streaming,
+          passThroughEndings(run.reading, responsesFailure, doneAppended),
+        );
       const encoder = new ResponseEncoder(body.model);
       if (!streaming) return reply.send(encoder.whole(await collectAnswer(run.events)));
       return streamEncoded(
@@ -364,7 +372,9 @@ export const alphaRoutes: FastifyPluginAsyncTypebox<{ services: AlphaServices }>
 };
 
 const streamError = { error: { message: midStreamFailure, type: 'upstream_error' } };
-const imageStreamError = { type: 'error', code: 'upstream_error', message: midStreamFailure, param: null };
+/** The `error` event of OpenAI's image and Responses streams (a relayed Responses stream's numbering is the upstream's). */
+const streamErrorEvent = { type: 'error', code: 'upstream_error', message: midStreamFailure, param: null };
+const responsesFailure = (sse: SseWriter) => sse.event('error', streamErrorEvent);
 
 function streamEvents(
   request: FastifyRequest,
@@ -384,27 +394,15 @@ function streamEvents(
   );
 }
 
-type RelayHook = NonNullable<StreamRelayHooks['onEnd']>;
-
-const separator = (endsWithBlankLine: boolean) => (endsWithBlankLine ? '' : '\n\n');
-
-/**
- * `[DONE]` after a pass-through answer whose upstream left it out. An upstream that closed before its answer
- * was complete failed, however cleanly it closed: `[DONE]` would pass the cut answer off as whole, so `cut`
- * (if anything) is sent instead.
- */
-function doneAppended(run: RelayRun, cut: RelayHook | undefined): RelayHook {
-  return async (sse, endsWithBlankLine) => {
-    const reading = run.reading();
-    if (reading.sawTerminator || reading.sawError) return;
-    if (!reading.complete) return cut?.(sse, endsWithBlankLine);
-    await sse.raw(`${separator(endsWithBlankLine)}data: [DONE]\n\n`);
-  };
+/** `[DONE]` after a complete pass-through answer whose upstream left it out. */
+async function doneAppended(sse: SseWriter, endsWithBlankLine: boolean): Promise<void> {
+  await sse.raw(`${endsWithBlankLine ? '' : '\n\n'}data: [DONE]\n\n`);
 }
 
-/** The chat stream rules for a pass-through: `[DONE]` appended when the upstream left it out, an error event after a failure. */
+/**
+ * The chat stream rules for a pass-through: `[DONE]` appended when the upstream left it out, the error chunk
+ * when it failed or closed before the answer was complete (`[DONE]` would pass the cut answer off as whole).
+ */
 function chatStreamRules(run: RelayRun): StreamRelayHooks {
-  const failed: RelayHook = (sse, endsWithBlankLine) =>
-    sse.raw(`${separator(endsWithBlankLine)}data: ${JSON.stringify(streamError)}\n\n`);
-  return { onEnd: doneAppended(run, failed), onFailure: failed };
+  return passThroughEndings(run.reading, (sse) => sse.data(streamError), doneAppended);
 }

@@ -13,7 +13,8 @@ import { ModelIdPath } from '../../http/schemas.ts';
 import { described, jsonOrEventStream, relaysUpstreamErrors } from '../../http/openapi/route-documentation.ts';
 import { EmbeddingsList } from '../../protocols/openai/embeddings.ts';
 import { midStreamFailure } from '../../domain/upstream-failure.ts';
-import { relayAnswer, streamEncoded } from '../../streaming/relay.ts';
+import { passThroughEndings, relayAnswer, streamEncoded } from '../../streaming/relay.ts';
+import type { SseWriter } from '../../streaming/sse-writer.ts';
 import {
   BetaEmbeddingsRequest,
   CountTokensRequest,
@@ -206,8 +207,10 @@ export const betaRoutes: FastifyPluginAsyncTypebox<{ services: BetaServices }> =
         },
       });
       reportDroppedParameters(reply, run.droppedParameters);
-      // Events of an upstream of this protocol pass through unmodified; its stream simply ends on message_stop.
-      if (run.kind === 'relay') return relayAnswer(request, reply, run, streaming);
+      // Events of an upstream of this protocol pass through unmodified, ending on its message_stop, or on the
+      // error event when the upstream failed or closed before the message was complete.
+      if (run.kind === 'relay')
+        return relayAnswer(request, reply, run, streaming, passThroughEndings(run.reading, streamFailure));
       return streaming
         ? streamEvents(
             request,
@@ -221,6 +224,8 @@ export const betaRoutes: FastifyPluginAsyncTypebox<{ services: BetaServices }> =
 };
 
 const streamError = { type: 'error', error: { type: 'api_error', message: midStreamFailure } };
+/** The in-stream error event, on translated and pass-through streams alike. */
+const streamFailure = (sse: SseWriter) => sse.event('error', streamError);
 
 function streamEvents(
   request: FastifyRequest,
@@ -235,6 +240,6 @@ function streamEvents(
     async (sse, event) => {
       for (const [name, payload] of encoder.encode(event)) await sse.event(name, payload);
     },
-    { onEnd: async () => undefined, onFailure: (sse) => sse.event('error', streamError) },
+    { onEnd: async () => undefined, onFailure: streamFailure },
   );
 }

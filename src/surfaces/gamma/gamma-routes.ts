@@ -9,7 +9,8 @@ import type { GatewayServices } from '../../gateway/services.ts';
 import { collectAnswer, countTokensFor } from '../../gateway/text-generation.ts';
 import { requestContextOf, requireCredential } from '../../http/authentication.ts';
 import { reportDroppedParameters } from '../../http/dropped-parameters.ts';
-import { relayAnswer, streamEncoded } from '../../streaming/relay.ts';
+import { passThroughEndings, relayAnswer, streamEncoded } from '../../streaming/relay.ts';
+import type { SseWriter } from '../../streaming/sse-writer.ts';
 import { compatModelFieldSchemas } from '../../http/answer-schemas.ts';
 import {
   described,
@@ -269,8 +270,10 @@ const versionRoutes: FastifyPluginAsyncTypebox<{ services: GammaServices }> = as
         },
       });
       reportDroppedParameters(reply, run.droppedParameters);
-      // Chunks of an upstream of this protocol pass through as they came; its stream simply ends.
-      if (run.kind === 'relay') return relayAnswer(request, reply, run, streaming && sse);
+      // Chunks of an upstream of this protocol pass through as they came; an event stream the upstream failed or
+      // closed before its last chunk (the one with a finish reason) ends with the error chunk.
+      if (run.kind === 'relay')
+        return relayAnswer(request, reply, run, streaming && sse, passThroughEndings(run.reading, streamFailure));
       if (!streaming) return reply.send(responseOf(modelId, await collectAnswer(run.events)));
       if (sse) return streamSse(request, reply, run.events, modelId);
       // A client that leaves before the array's first element destroys a generator that never started, whose
@@ -284,6 +287,9 @@ const versionRoutes: FastifyPluginAsyncTypebox<{ services: GammaServices }> = as
     },
   );
 };
+
+/** The in-stream error chunk, on translated and pass-through event streams alike. */
+const streamFailure = (sse: SseWriter) => sse.data(streamError);
 
 function streamSse(
   request: FastifyRequest,
@@ -301,7 +307,7 @@ function streamSse(
     },
     {
       onEnd: async () => undefined,
-      onFailure: (sse) => sse.data(streamError),
+      onFailure: streamFailure,
     },
   );
 }
