@@ -137,7 +137,7 @@ describe('answers match the OpenAPI document', () => {
       await checked('/api/alpha/v1/models/{model}', { method: 'GET', url: `/api/alpha/v1/models/${id}` }, status);
       await checked('/api/beta/v1/models/{model_id}', { method: 'GET', url: `/api/beta/v1/models/${id}` }, status);
       await checked(
-        '/api/gamma/v1beta/models/{model}',
+        '/api/gamma/v1beta/models/{modelAction}',
         { method: 'GET', url: `/api/gamma/v1beta/models/${id}` },
         status,
       );

@@ -18,6 +18,8 @@ export const modelListExample = {
   ],
 };
 
+export const modelExample = modelListExample.data[0];
+
 export const chatRequestExample = {
   model: 'gpt-4o-mini',
   messages: [

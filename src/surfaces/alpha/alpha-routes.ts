@@ -61,6 +61,7 @@ import {
   embeddingsRequestExample,
   imagesAnswerExample,
   imagesRequestExample,
+  modelExample,
   modelListExample,
   responseObjectExample,
   responsesRequestExample,
@@ -145,6 +146,8 @@ export const alphaRoutes: FastifyPluginAsyncTypebox<{ services: AlphaServices }>
     {
       schema: {
         summary: 'One model',
+        description: "A catalog model in OpenAI's model shape (`openai.models.retrieve`); an unknown id answers 404.",
+        documentedExample: { answer: modelExample },
         params: ModelIdPath,
         wildcardName: 'model',
         response: { 200: Type.Unsafe<Record<string, unknown>>({ ...ModelItem, description: 'The model' }) },

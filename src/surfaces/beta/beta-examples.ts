@@ -20,6 +20,15 @@ export const modelListExample = {
   last_id: 'claude-sonnet-4-5',
 };
 
+export const modelExample = modelListExample.data[0];
+
+export const countTokensRequestExample = {
+  model: 'claude-sonnet-4-5',
+  messages: [{ role: 'user', content: 'Why is the sky blue?' }],
+};
+
+export const countTokensExample = { input_tokens: 14 };
+
 export const embeddingsRequestExample = {
   model: 'seed-embedding-vision',
   input: [{ type: 'text', text: 'A lighthouse at dawn' }],

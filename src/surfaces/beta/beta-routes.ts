@@ -38,6 +38,9 @@ import {
   embeddingsRequestExample,
   messageExample,
   messagesRequestExample,
+  countTokensExample,
+  countTokensRequestExample,
+  modelExample,
   modelListExample,
 } from './beta-examples.ts';
 
@@ -116,6 +119,8 @@ export const betaRoutes: FastifyPluginAsyncTypebox<{ services: BetaServices }> =
     {
       schema: {
         summary: 'One model',
+        description: "A catalog model in Anthropic's model shape; an unknown id answers 404.",
+        documentedExample: { answer: modelExample },
         params: ModelIdPath,
         wildcardName: 'model_id',
         response: { 200: Type.Unsafe<Record<string, unknown>>({ ...ModelInfo, description: 'The model' }) },
@@ -155,6 +160,9 @@ export const betaRoutes: FastifyPluginAsyncTypebox<{ services: BetaServices }> =
     {
       schema: {
         summary: "A prompt's input tokens, as the gateway counts them (nothing is charged)",
+        description:
+          'The input tokens of a messages request for any catalog text model, counted with the tokenizer billing uses (tools and images are not counted).',
+        documentedExample: { request: countTokensRequestExample, answer: countTokensExample },
         body: CountTokensRequest,
         response: { 200: MessageTokensCount },
       },

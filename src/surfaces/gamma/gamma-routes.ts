@@ -195,7 +195,8 @@ const versionRoutes: FastifyPluginAsyncTypebox<{ services: GammaServices }> = as
         description: "A catalog model in Gemini's model shape, with the generation methods it really serves.",
         documentedExample: { answer: modelExample },
         params: ModelIdPath,
-        wildcardName: 'model',
+        // One path with the model actions, which differ only in their method (OpenAPI has no two such paths).
+        wildcardName: 'modelAction',
         querystring: KeyQuery,
         response: { 200: described(GeminiModel, 'The model') },
       },
