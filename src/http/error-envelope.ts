@@ -138,8 +138,9 @@ export function sendError(
 type ValidationIssue = NonNullable<FastifyError['validation']>[number];
 
 /**
- * A union the value matched no branch of (`anyOf`), said once: the allowed constants listed, and the types of
- * any other branches, instead of each branch's own "must be equal to constant" before it.
+ * A union the value matched no branch of (`anyOf`), said once: what each branch asked that the value missed
+ * (a bound, a format), the allowed constants listed, and the types of the other branches, instead of each
+ * branch's own "must be equal to constant" before it.
  */
 function unionMessage(anyOf: ValidationIssue, issues: readonly ValidationIssue[]): string {
   const branches = issues.filter(
@@ -154,8 +155,15 @@ function unionMessage(anyOf: ValidationIssue, issues: readonly ValidationIssue[]
   const types = branches.flatMap((issue) =>
     issue.keyword === 'type' ? [String((issue.params as { type?: unknown }).type)] : [],
   );
-  if (constants.length === 0) return `must match one of: ${types.join(', ') || 'the allowed shapes'}`;
-  return `must be one of: ${constants.join(', ')}${types.length > 0 ? ` (or of type ${types.join(', ')})` : ''}`;
+  const missed = branches.flatMap((issue) =>
+    issue.keyword !== 'const' && issue.keyword !== 'type' && issue.message ? [issue.message.replace(/^must /, '')] : [],
+  );
+  const asks = [
+    ...new Set(missed),
+    ...(constants.length > 0 ? [`be one of: ${constants.join(', ')}`] : []),
+    ...(types.length > 0 ? [`be of type ${types.join(', ')}`] : []),
+  ];
+  return asks.length > 0 ? `must ${asks.join(', or ')}` : 'must match one of the allowed shapes';
 }
 
 function describeValidation(error: FastifyError): string[] {
