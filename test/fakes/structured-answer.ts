@@ -1,9 +1,11 @@
 /**
  * What a fake answers when asked for JSON: a value of the schema (JSON Schema, or Gemini's OpenAPI subset with
- * upper-case type names) whose strings are `text`, the fake's usual echo; without a schema, `{"echo": text}`.
+ * upper-case type names) whose strings are `text`, the fake's usual echo; without a schema (a JSON mode whose
+ * schema only the prompt tells), `{"query": text}`, the shape the fakes' tool calls carry, as a model would follow
+ * the prompt.
  */
 export function jsonAnswer(schema: unknown, text: string): string {
-  return JSON.stringify(schema === undefined ? { echo: text } : sampleOf(schema, text));
+  return JSON.stringify(schema === undefined ? { query: text } : sampleOf(schema, text));
 }
 
 interface Schema {

@@ -15,8 +15,8 @@ import {
 import { pngBase64 } from './media-fixtures.ts';
 import { modelYaml, startFamilyGateway, type FamilyGateway } from './test-gateway.ts';
 
-/** What every text cell asks; the fakes and the sandbox echo it. */
-export const prompt = 'weather in Paris';
+/** What every text cell asks; the fakes and the sandbox echo it, and it names the tool, which the sandbox then calls. */
+export const prompt = 'lookup weather in Paris';
 /** The result the client's tool returns in the multi-step cells; the final answer echoes it. */
 export const toolResult = 'sunny';
 /** The two calls of the parallel-tools cells' assistant turn and their results; the answer echoes the last. */
