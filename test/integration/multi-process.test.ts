@@ -124,11 +124,12 @@ describe('two gateway processes on one PostgreSQL database', () => {
     results.reduce((sum, result) => sum + pick(result), 0);
 
   it.each([
-    { withKey: true, credits: 10, seed: 100 },
-    { withKey: false, credits: 1, seed: 200 },
+    // With room for 142 holds both processes get some; with room for 14 one process may take them all.
+    { withKey: true, credits: 10, seed: 100, bothAdmit: true },
+    { withKey: false, credits: 1, seed: 200, bothAdmit: false },
   ])(
     'admits exactly the holds that fit the balance among 2 x 150 concurrent ones (API key: $withKey), and conserves every nano',
-    async ({ withKey, credits, seed }) => {
+    async ({ withKey, credits, seed, bothAdmit }) => {
       const creditsNanos = usdToNanos(credits);
       const amount = usdToNanos(0.07);
       const fits = Number(creditsNanos / amount); // 142 of 300 with 10 USD, 14 with 1 USD
@@ -137,7 +138,7 @@ describe('two gateway processes on one PostgreSQL database', () => {
       expect(sumOf(results, (result) => result.admitted)).toBe(fits);
       expect(sumOf(results, (result) => result.refusals['GW_INSUFFICIENT_BALANCE/403'] ?? 0)).toBe(300 - fits);
       // With room for many, both processes really got some of the same credits.
-      if (fits > 100) for (const result of results) expect(result.admitted).toBeGreaterThan(0);
+      if (bothAdmit) expect(results.map((result) => result.admitted > 0)).toEqual([true, true]);
       await giveBackUnused();
       const held = await accountState(accountId);
       expect(held).toMatchObject({ balanceNanos: creditsNanos, heldNanos: amount * BigInt(fits) });
