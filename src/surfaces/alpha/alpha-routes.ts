@@ -94,23 +94,24 @@ const ModelList = Type.Object(
   { description: 'The active models' },
 );
 
-const chatAnswer = jsonOrEventStream(
-  'The completion; with `stream: true`, its chunks',
-  ChatCompletion,
-  ChatCompletionChunk,
-  'Always ends with `data: [DONE]` and carries a final usage chunk; a failure sends `data: {"error": ...}` and no [DONE].',
-);
-const responsesAnswer = jsonOrEventStream(
-  'The Response; with `stream: true`, its events',
-  ResponseObject,
-  ResponsesStreamEvent,
-  'Ends with `data: [DONE]` after its last event, except after a failure.',
-);
+const chatAnswer = jsonOrEventStream('The completion; with `stream: true`, its chunks', {
+  json: ChatCompletion,
+  data: ChatCompletionChunk,
+  ending:
+    'Always ends with `data: [DONE]` and carries a final usage chunk; a failure sends `data: {"error": ...}` and no [DONE].',
+});
+const responsesAnswer = jsonOrEventStream('The Response; with `stream: true`, its events', {
+  json: ResponseObject,
+  data: ResponsesStreamEvent,
+  ending: 'Ends with `data: [DONE]` after its last event, except after a failure.',
+});
 const imagesAnswer = jsonOrEventStream(
   'The images; with `stream: true`, image_generation.* events where the provider streams them',
-  ImagesAnswer,
-  ImagesStreamEvent,
-  'Each `data:` follows an `event:` line naming its type.',
+  {
+    json: ImagesAnswer,
+    data: ImagesStreamEvent,
+    ending: 'Each `data:` follows an `event:` line naming its type.',
+  },
 );
 
 /** `provider.allow_fallbacks: false` pins the call to the winning provider row. */

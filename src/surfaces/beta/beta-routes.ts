@@ -83,12 +83,11 @@ function modelInfo(model: CatalogModel): Record<string, unknown> & { id: string 
   };
 }
 
-const messageAnswer = jsonOrEventStream(
-  'The message; with `stream: true`, its named events',
-  Message,
-  MessagesStreamEvent,
-  'Each `data:` follows an `event:` line naming its type; the stream ends with message_stop (no [DONE]).',
-);
+const messageAnswer = jsonOrEventStream('The message; with `stream: true`, its named events', {
+  json: Message,
+  data: MessagesStreamEvent,
+  ending: 'Each `data:` follows an `event:` line naming its type; the stream ends with message_stop (no [DONE]).',
+});
 
 /** The beta (messages-style) surface. */
 export const betaRoutes: FastifyPluginAsyncTypebox<{ services: BetaServices }> = async (app, { services }) => {
