@@ -194,13 +194,13 @@ export const alphaRoutes: FastifyPluginAsyncTypebox<{ services: AlphaServices }>
           protocol: 'openai',
           operation: 'chat-completions',
           streaming,
-          prepare: (upstreamModel, dropped, limit) => relayBody(body, upstreamModel, dropped, limit),
+          prepare: (terms) => relayBody(body, terms),
         },
       });
       reportDroppedParameters(reply, run.droppedParameters);
       if (run.kind === 'relay') return relayAnswer(request, reply, run, streaming, chatStreamRules(run));
       return streaming
-        ? streamEvents(request, reply, run.events, body.model)
+        ? streamEvents(request, reply, { events: run.events, model: body.model })
         : reply.send(chatCompletionOf(body.model, await collectAnswer(run.events)));
     },
   );
@@ -293,13 +293,17 @@ export const alphaRoutes: FastifyPluginAsyncTypebox<{ services: AlphaServices }>
       const created = Math.floor(job.createdAt.getTime() / 1000);
       const bytesOf = (index: number) => services.images.outputBytes(job, index);
       if (streaming) {
-        const events = imageEventsOf(view.result, created, body.output_format ?? 'png', bytesOf);
+        const events = imageEventsOf(view.result, {
+          created,
+          outputFormat: body.output_format ?? 'png',
+          bytesOf,
+        });
         return streamEncoded(request, reply, events, (sse, [name, payload]) => sse.event(name, payload), {
           onEnd: async () => undefined,
           onFailure: (sse) => sse.event('error', imageStreamError),
         });
       }
-      return imagesResponseOf(view.result, created, body.response_format, bytesOf);
+      return imagesResponseOf(view.result, { created, responseFormat: body.response_format, bytesOf });
     },
   );
 
@@ -335,7 +339,7 @@ export const alphaRoutes: FastifyPluginAsyncTypebox<{ services: AlphaServices }>
           protocol: 'openai',
           operation: 'responses',
           streaming,
-          prepare: (upstreamModel, dropped, limit) => relayResponsesBody(body, upstreamModel, dropped, limit),
+          prepare: (terms) => relayResponsesBody(body, terms),
         },
       });
       // A translated request never reaches OpenAI itself, so what only it keeps is left out, and said so.
@@ -370,8 +374,7 @@ const imageStreamError = { type: 'error', code: 'upstream_error', message: midSt
 function streamEvents(
   request: FastifyRequest,
   reply: FastifyReply,
-  events: AsyncIterable<ChatStreamEvent>,
-  model: string,
+  { events, model }: { events: AsyncIterable<ChatStreamEvent>; model: string },
 ): Promise<void> {
   const encoder = new ChunkEncoder(model);
   return streamEncoded(

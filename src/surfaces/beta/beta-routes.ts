@@ -200,7 +200,7 @@ export const betaRoutes: FastifyPluginAsyncTypebox<{ services: BetaServices }> =
           protocol: 'anthropic',
           operation: 'messages',
           streaming,
-          prepare: (upstreamModel, dropped, limit) => relayBody(body, upstreamModel, dropped, limit),
+          prepare: (terms) => relayBody(body, terms),
           headers: protocolHeaders(request),
         },
       });
@@ -208,12 +208,10 @@ export const betaRoutes: FastifyPluginAsyncTypebox<{ services: BetaServices }> =
       // Events of an upstream of this protocol pass through unmodified; its stream simply ends on message_stop.
       if (run.kind === 'relay') return relayAnswer(request, reply, run, streaming);
       return streaming
-        ? streamEvents(
-            request,
-            reply,
-            run.events,
-            new MessageEventEncoder(body.model, countPromptTokens(decoded.messages)),
-          )
+        ? streamEvents(request, reply, {
+            events: run.events,
+            encoder: new MessageEventEncoder(body.model, countPromptTokens(decoded.messages)),
+          })
         : reply.send(messageOf(body.model, await collectAnswer(run.events)));
     },
   );
@@ -224,8 +222,7 @@ const streamError = { type: 'error', error: { type: 'api_error', message: midStr
 function streamEvents(
   request: FastifyRequest,
   reply: FastifyReply,
-  events: AsyncIterable<ChatStreamEvent>,
-  encoder: MessageEventEncoder,
+  { events, encoder }: { events: AsyncIterable<ChatStreamEvent>; encoder: MessageEventEncoder },
 ): Promise<void> {
   return streamEncoded(
     request,

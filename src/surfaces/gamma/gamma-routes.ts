@@ -265,14 +265,14 @@ const versionRoutes: FastifyPluginAsyncTypebox<{ services: GammaServices }> = as
               ? 'stream-generate-content-sse'
               : 'stream-generate-content-json',
           streaming: streaming && sse,
-          prepare: (_upstreamModel, dropped, limit) => relayBody(body, dropped, limit),
+          prepare: ({ droppedNativeNames, maxOutputTokens }) => relayBody(body, droppedNativeNames, maxOutputTokens),
         },
       });
       reportDroppedParameters(reply, run.droppedParameters);
       // Chunks of an upstream of this protocol pass through as they came; its stream simply ends.
       if (run.kind === 'relay') return relayAnswer(request, reply, run, streaming && sse);
       if (!streaming) return reply.send(responseOf(modelId, await collectAnswer(run.events)));
-      if (sse) return streamSse(request, reply, run.events, modelId);
+      if (sse) return streamSse(request, reply, { events: run.events, model: modelId });
       // A client that leaves before the array's first element destroys a generator that never started, whose
       // own cleanup then never runs: the events are let go here, so the rest is still read and billed.
       const events = run.events[Symbol.asyncIterator]();
@@ -288,8 +288,7 @@ const versionRoutes: FastifyPluginAsyncTypebox<{ services: GammaServices }> = as
 function streamSse(
   request: FastifyRequest,
   reply: FastifyReply,
-  events: AsyncIterable<ChatStreamEvent>,
-  model: string,
+  { events, model }: { events: AsyncIterable<ChatStreamEvent>; model: string },
 ): Promise<void> {
   const encoder = new ChunkEncoder(model);
   return streamEncoded(
