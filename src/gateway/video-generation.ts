@@ -69,9 +69,12 @@ class VideoJobRecipe implements JobRecipe<NativeVideoInput> {
     const rows = mediaRows(this.dependencies.pipeline.rowSources, model, 'video');
     const { row, adapter } = rows[0]!;
     const prices = videoPriceSnapshot(model);
-    const request = await checkVideoRequest(model.modelId, row, input, {
-      findAsset: (assetId, where) => this.dependencies.submission.ownedAsset(caller, assetId, where),
-      checkUrl: this.dependencies.checkReferenceUrl,
+    const request = await checkVideoRequest(model.modelId, input, {
+      row,
+      references: {
+        findAsset: (assetId, where) => this.dependencies.submission.ownedAsset(caller, assetId, where),
+        checkUrl: this.dependencies.checkReferenceUrl,
+      },
     });
     adapter.check(request, model.modelId);
     const resolution = request.resolution ?? defaultResolution(row);

@@ -277,12 +277,10 @@ export const alphaRoutes: FastifyPluginAsyncTypebox<{ services: AlphaServices }>
       reportDroppedParameters(reply, [...droppedParameters, ...untranslatedFields(body)]);
       const gone = new AbortController();
       request.raw.socket?.once('close', () => gone.abort());
-      const job = await services.images.waitFor(
-        context,
-        generationId,
-        services.config.jobs.maxJobSeconds * 1000,
-        gone.signal,
-      );
+      const job = await services.images.waitFor(context, generationId, {
+        waitMs: services.config.jobs.maxJobSeconds * 1000,
+        signal: gone.signal,
+      });
       const view = await services.images.view(job, requestBaseUrl(request));
       if (view.status !== 'succeeded' || !view.result) {
         throw new GatewayError(
