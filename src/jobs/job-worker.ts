@@ -200,7 +200,7 @@ export class JobWorker {
         };
         const run = this.runnerOf(job, context);
         outcome = run
-          ? await this.withinDeadline(job, run, deadline.signal, () => (lost = true))
+          ? await this.withinDeadline(job, run, { deadline: deadline.signal, abandon: () => (lost = true) })
           : { kind: 'failed', error: `no runner for ${job.kind} jobs`, costNanos: 0n };
       }
       await this.finish(job, outcome, state);
@@ -297,8 +297,7 @@ export class JobWorker {
   private async withinDeadline(
     job: ReadJobRow,
     run: Promise<JobOutcome>,
-    deadline: AbortSignal,
-    abandon: () => void,
+    { deadline, abandon }: { deadline: AbortSignal; abandon: () => void },
   ): Promise<JobOutcome> {
     let grace: NodeJS.Timeout | undefined;
     const givenUp = new Promise<'given up'>((resolve) => {
