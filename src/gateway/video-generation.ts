@@ -149,7 +149,10 @@ export class VideoGeneration {
 
   /** Cancels a task that has not been sent to its provider: the hold is released and the task ends `cancelled`. */
   async cancel(caller: Caller, taskId: string): Promise<ReadJobRow> {
-    const cancelled = await this.dependencies.jobs.cancelUnsent(taskId, caller.accountId, 'video', this.clock());
+    const cancelled = await this.dependencies.jobs.cancelUnsent(
+      { id: taskId, accountId: caller.accountId, kind: 'video' },
+      this.clock(),
+    );
     if (cancelled) return cancelled;
     const job = await this.find(caller, taskId);
     throw new GatewayError(

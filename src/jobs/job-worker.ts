@@ -123,7 +123,11 @@ export class JobWorker {
     for (const providerId of await jobs.dueProviders(busy)) {
       const free = config.concurrency - this.running.size;
       if (free <= 0) return;
-      const claimed = await jobs.claim(owner, providerId, Math.min(free, room(providerId)), config.claimSeconds);
+      const claimed = await jobs.claim(owner, {
+        providerId,
+        limit: Math.min(free, room(providerId)),
+        claimSeconds: config.claimSeconds,
+      });
       for (const job of claimed) this.launch(job);
     }
   }
@@ -192,9 +196,10 @@ export class JobWorker {
         const context: JobContext = {
           dispatch: (send) => this.dispatch(job, send, state),
           recordTask: async (taskId) =>
-            !lost && (await jobs.recordUpstream(job, owner, { phase: 'task', upstreamTaskId: taskId }, this.clock())),
+            !lost &&
+            (await jobs.recordUpstream(job, owner, { phase: 'task', upstreamTaskId: taskId, now: this.clock() })),
           recordGenerated: async (upstreamResult) =>
-            !lost && (await jobs.recordUpstream(job, owner, { phase: 'generated', upstreamResult }, this.clock())),
+            !lost && (await jobs.recordUpstream(job, owner, { phase: 'generated', upstreamResult, now: this.clock() })),
           lost: () => lost,
           deadline: deadline.signal,
         };
@@ -228,7 +233,7 @@ export class JobWorker {
     const attempts: GenerationAttempt[] = [];
     const markSent = async (row: RowRef): Promise<void> => {
       const fallbacks = [...earlier, ...attempts];
-      if (state.lost() || !(await jobs.markSent(job.id, owner, { row, fallbacks }, this.clock())))
+      if (state.lost() || !(await jobs.markSent(job.id, owner, { row, fallbacks, now: this.clock() })))
         throw new ClaimLost();
       if (row.providerId !== state.route.row.providerId) state.moveTo(row.providerId);
       state.route = { row, fallbacks };
@@ -332,12 +337,12 @@ export class JobWorker {
         // the next claim fails it and gives its hold back, whatever wait an upstream asked for.
         const delay = Math.max(config.retryBaseMs * 2 ** Math.min(job.attempts, 16), outcome.retryAfterMs ?? 0);
         const due = Math.min(now.getTime() + delay, job.deadlineAt.getTime());
-        await jobs.retryLater(
-          job.id,
-          owner,
-          { runAfter: new Date(due), error: outcome.error, fallbacks: state.tried },
+        await jobs.retryLater(job.id, owner, {
+          runAfter: new Date(due),
+          error: outcome.error,
+          fallbacks: state.tried,
           now,
-        );
+        });
         return;
       }
       case 'succeeded':
