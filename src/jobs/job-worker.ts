@@ -264,7 +264,7 @@ export class JobWorker {
         const { providerId, upstreamModel } = last;
         state.route = { row: { providerId, upstreamModel }, fallbacks: [...earlier, ...attempts.slice(0, -1)] };
       }
-      return { outcome: unsentOutcome(error, job.attempts + state.sends < config.maxAttempts) };
+      return { outcome: unsentOutcome(error, { mayRetry: job.attempts + state.sends < config.maxAttempts }) };
     }
   }
 

@@ -388,7 +388,7 @@ function streamEvents(
 
 type RelayHook = NonNullable<StreamRelayHooks['onEnd']>;
 
-const separator = (endsWithBlankLine: boolean) => (endsWithBlankLine ? '' : '\n\n');
+const separator = ({ endsWithBlankLine }: { endsWithBlankLine: boolean }) => (endsWithBlankLine ? '' : '\n\n');
 
 /**
  * `[DONE]` after a pass-through answer whose upstream left it out. An upstream that closed before its answer
@@ -400,13 +400,13 @@ function doneAppended(run: RelayRun, cut: RelayHook | undefined): RelayHook {
     const reading = run.reading();
     if (reading.sawTerminator || reading.sawError) return;
     if (!reading.complete) return cut?.(sse, endsWithBlankLine);
-    await sse.raw(`${separator(endsWithBlankLine)}data: [DONE]\n\n`);
+    await sse.raw(`${separator({ endsWithBlankLine })}data: [DONE]\n\n`);
   };
 }
 
 /** The chat stream rules for a pass-through: `[DONE]` appended when the upstream left it out, an error event after a failure. */
 function chatStreamRules(run: RelayRun): StreamRelayHooks {
   const failed: RelayHook = (sse, endsWithBlankLine) =>
-    sse.raw(`${separator(endsWithBlankLine)}data: ${JSON.stringify(streamError)}\n\n`);
+    sse.raw(`${separator({ endsWithBlankLine })}data: ${JSON.stringify(streamError)}\n\n`);
   return { onEnd: doneAppended(run, failed), onFailure: failed };
 }
