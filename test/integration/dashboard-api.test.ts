@@ -135,22 +135,20 @@ describe('dashboard account routes', () => {
       ['model=', 'querystring.model'],
       ['model=%00', 'querystring.model'],
     ])('answers 400 to %s', async (search, message) => {
-      const body = expectEnvelope(
-        await get(`/api/v1/usage?${search}`, bearer(owner.token)),
-        400,
-        'GW_VALIDATION',
-        '/api/v1/usage',
-      );
+      const body = expectEnvelope(await get(`/api/v1/usage?${search}`, bearer(owner.token)), {
+        status: 400,
+        code: 'GW_VALIDATION',
+        path: '/api/v1/usage',
+      });
       expect(body.errors.join(' ')).toContain(message);
     });
 
     it('needs a credential', async () => {
-      expectEnvelope(
-        await gateway.request({ method: 'GET', url: '/api/v1/usage' }),
-        401,
-        'GW_UNAUTHENTICATED',
-        '/api/v1/usage',
-      );
+      expectEnvelope(await gateway.request({ method: 'GET', url: '/api/v1/usage' }), {
+        status: 401,
+        code: 'GW_UNAUTHENTICATED',
+        path: '/api/v1/usage',
+      });
     });
   });
 
@@ -196,26 +194,23 @@ describe('dashboard account routes', () => {
 
     it("answers 404 for another account's record, for an unknown id and for one that cannot exist", async () => {
       const [newest] = (await get('/api/v1/usage?limit=1', bearer(owner.token))).json<PageBody<RecordBody>>().results;
-      const foreign = expectEnvelope(
-        await get(`/api/v1/usage/${newest!.id}`, bearer(other.token)),
-        404,
-        'GW_NOT_FOUND',
-        `/api/v1/usage/${newest!.id}`,
-      );
+      const foreign = expectEnvelope(await get(`/api/v1/usage/${newest!.id}`, bearer(other.token)), {
+        status: 404,
+        code: 'GW_NOT_FOUND',
+        path: `/api/v1/usage/${newest!.id}`,
+      });
       expect(foreign.errors[0]).toContain(newest!.id);
-      expectEnvelope(
-        await get('/api/v1/usage/gen_unknown', bearer(owner.token)),
-        404,
-        'GW_NOT_FOUND',
-        '/api/v1/usage/gen_unknown',
-      );
+      expectEnvelope(await get('/api/v1/usage/gen_unknown', bearer(owner.token)), {
+        status: 404,
+        code: 'GW_NOT_FOUND',
+        path: '/api/v1/usage/gen_unknown',
+      });
       // An id no generation can have names nothing: 404, without a lookup.
-      expectEnvelope(
-        await get('/api/v1/usage/gen%2Ffoo', bearer(owner.token)),
-        404,
-        'GW_NOT_FOUND',
-        '/api/v1/usage/gen%2Ffoo',
-      );
+      expectEnvelope(await get('/api/v1/usage/gen%2Ffoo', bearer(owner.token)), {
+        status: 404,
+        code: 'GW_NOT_FOUND',
+        path: '/api/v1/usage/gen%2Ffoo',
+      });
     });
   });
 
@@ -287,12 +282,11 @@ describe('dashboard account routes', () => {
     });
 
     it.each(['days=0', 'days=367', 'days=1.5', 'days=x'])('answers 400 to %s', async (search) => {
-      const body = expectEnvelope(
-        await get(`/api/v1/usage/daily?${search}`, bearer(owner.token)),
-        400,
-        'GW_VALIDATION',
-        '/api/v1/usage/daily',
-      );
+      const body = expectEnvelope(await get(`/api/v1/usage/daily?${search}`, bearer(owner.token)), {
+        status: 400,
+        code: 'GW_VALIDATION',
+        path: '/api/v1/usage/daily',
+      });
       expect(body.errors.join(' ')).toContain('querystring.days');
     });
   });
@@ -379,12 +373,11 @@ describe('dashboard account routes', () => {
       ['limit=0', 'querystring.limit'],
       ['offset=x', 'querystring.offset'],
     ])('answers 400 to %s', async (search, message) => {
-      const body = expectEnvelope(
-        await get(`/api/v1/media?${search}`, bearer(owner.token)),
-        400,
-        'GW_VALIDATION',
-        '/api/v1/media',
-      );
+      const body = expectEnvelope(await get(`/api/v1/media?${search}`, bearer(owner.token)), {
+        status: 400,
+        code: 'GW_VALIDATION',
+        path: '/api/v1/media',
+      });
       expect(body.errors.join(' ')).toContain(message);
     });
   });

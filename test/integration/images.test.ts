@@ -103,13 +103,13 @@ describe('native image generation through the sandbox', () => {
       url: `/api/v1/image/generations/async/${id}`,
       headers: keyHeaders(other.key),
     });
-    expectEnvelope(foreign, 404, 'GW_NOT_FOUND', `/api/v1/image/generations/async/${id}`);
+    expectEnvelope(foreign, { status: 404, code: 'GW_NOT_FOUND', path: `/api/v1/image/generations/async/${id}` });
     const unknown = await gateway.request({
       method: 'GET',
       url: '/api/v1/image/generations/async/gen_nope',
       headers: keyHeaders(owner.key),
     });
-    expectEnvelope(unknown, 404, 'GW_NOT_FOUND', '/api/v1/image/generations/async/gen_nope');
+    expectEnvelope(unknown, { status: 404, code: 'GW_NOT_FOUND', path: '/api/v1/image/generations/async/gen_nope' });
     await waitForImageJob(gateway, owner.key, id);
   });
 
@@ -124,32 +124,29 @@ describe('native image generation through the sandbox', () => {
     const signature = link.searchParams.get('signature')!;
     const tampered = new URL(link);
     tampered.searchParams.set('signature', `${signature.slice(0, -2)}${signature.endsWith('AA') ? 'BB' : 'AA'}`);
-    expectEnvelope(
-      await gateway.request({ method: 'GET', url: pathOf(tampered.href) }),
-      403,
-      'GW_FORBIDDEN',
-      link.pathname,
-    );
+    expectEnvelope(await gateway.request({ method: 'GET', url: pathOf(tampered.href) }), {
+      status: 403,
+      code: 'GW_FORBIDDEN',
+      path: link.pathname,
+    });
     const longer = new URL(link);
     longer.searchParams.set('expires', String(Number(link.searchParams.get('expires')) + 3600));
-    expectEnvelope(
-      await gateway.request({ method: 'GET', url: pathOf(longer.href) }),
-      403,
-      'GW_FORBIDDEN',
-      link.pathname,
-    );
+    expectEnvelope(await gateway.request({ method: 'GET', url: pathOf(longer.href) }), {
+      status: 403,
+      code: 'GW_FORBIDDEN',
+      path: link.pathname,
+    });
     const otherObject = new URL(link);
     otherObject.pathname = link.pathname.replace(/0\.png$/, '1.png');
-    expectEnvelope(
-      await gateway.request({ method: 'GET', url: pathOf(otherObject.href) }),
-      403,
-      'GW_FORBIDDEN',
-      otherObject.pathname,
-    );
+    expectEnvelope(await gateway.request({ method: 'GET', url: pathOf(otherObject.href) }), {
+      status: 403,
+      code: 'GW_FORBIDDEN',
+      path: otherObject.pathname,
+    });
     const objectKey = decodeURIComponent(link.pathname.replace('/api/v1/media/files/', ''));
     const expired = await gateway.gateway.core.store.signedLink(objectKey, new Date(Date.now() - 1000));
     const response = await gateway.request({ method: 'GET', url: expired });
-    expectEnvelope(response, 403, 'GW_FORBIDDEN', link.pathname);
+    expectEnvelope(response, { status: 403, code: 'GW_FORBIDDEN', path: link.pathname });
     expect(response.json<{ errors: string[] }>().errors[0]).toMatch(/expired/);
   });
 
@@ -178,7 +175,11 @@ describe('native image generation through the sandbox', () => {
       headers: keyHeaders(other.key),
       payload: reuse,
     });
-    const envelope = expectEnvelope(refused, 404, 'GW_NOT_FOUND', '/api/v1/image/generations/async');
+    const envelope = expectEnvelope(refused, {
+      status: 404,
+      code: 'GW_NOT_FOUND',
+      path: '/api/v1/image/generations/async',
+    });
     expect(envelope.errors[0]).toContain(assetId);
     expect(await jobRowsOf(gateway, other.accountId)).toEqual([]);
     expect(await balanceNanosOf(gateway, other.accountId)).toBe(before);
@@ -258,12 +259,11 @@ describe('native image generation through the sandbox', () => {
       .set({ expiresAt: new Date(Date.now() - 1000) })
       .where(eq(mediaAssets.id, assetId));
     expect(await gateway.gateway.core.retention.sweep()).toBeGreaterThanOrEqual(1);
-    expectEnvelope(
-      await gateway.request({ method: 'GET', url: pathOf(downloadUrl) }),
-      404,
-      'GW_NOT_FOUND',
-      new URL(downloadUrl).pathname,
-    );
+    expectEnvelope(await gateway.request({ method: 'GET', url: pathOf(downloadUrl) }), {
+      status: 404,
+      code: 'GW_NOT_FOUND',
+      path: new URL(downloadUrl).pathname,
+    });
     const reuse = await gateway.request({
       method: 'POST',
       url: '/api/v1/image/generations/async',
@@ -276,7 +276,7 @@ describe('native image generation through the sandbox', () => {
         ],
       },
     });
-    expectEnvelope(reuse, 404, 'GW_NOT_FOUND', '/api/v1/image/generations/async');
+    expectEnvelope(reuse, { status: 404, code: 'GW_NOT_FOUND', path: '/api/v1/image/generations/async' });
   });
 });
 

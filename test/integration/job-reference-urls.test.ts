@@ -52,9 +52,7 @@ describe('reference URLs of media jobs', () => {
   ) {
     const envelope = expectEnvelope(
       await post(key, route, payload, { 'content-type': 'application/json', ...headers }),
-      400,
-      'GW_VALIDATION',
-      route,
+      { status: 400, code: 'GW_VALIDATION', path: route },
     );
     expect(envelope.errors[0]!.startsWith(`${field}: `), envelope.errors[0]).toBe(true);
     expect(await jobRowsOf(gateway, accountId)).toEqual([]);
