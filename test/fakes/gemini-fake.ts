@@ -45,7 +45,7 @@ const jsonType = { 'content-type': 'application/json; charset=UTF-8' };
 
 function sendError(response: ServerResponse, code: number, message: string): void {
   const body: GeminiError = { error: { code, message, status: statusNames[code] ?? 'UNKNOWN' } };
-  writeJson(response, code, body, jsonType);
+  writeJson(response, { status: code, body, headers: jsonType });
 }
 
 const isGenerateRequest = wireCheck(GenerateContentRequest);
@@ -171,7 +171,7 @@ async function generate(
       usageMetadata: finalUsage,
       ...common,
     };
-    return writeJson<GenerateContentResponse>(response, 200, answer, jsonType);
+    return writeJson<GenerateContentResponse>(response, { status: 200, body: answer, headers: jsonType });
   }
   const chunks = words.map((word, index) => {
     const last = index === words.length - 1;
@@ -262,11 +262,11 @@ function embed(request: RecordedRequest, response: ServerResponse, model: string
     }
   }
   if (action === 'embedContent') {
-    writeJson(response, 200, { embedding: embeddingOf(requests[0]!) }, jsonType);
+    writeJson(response, { status: 200, body: { embedding: embeddingOf(requests[0]!) }, headers: jsonType });
     return;
   }
   const answer = { embeddings: requests.map(embeddingOf) };
-  writeJson<BatchEmbedContentsResponse>(response, 200, answer, jsonType);
+  writeJson<BatchEmbedContentsResponse>(response, { status: 200, body: answer, headers: jsonType });
 }
 
 export function startGeminiFake(): Promise<FakeServer> {

@@ -40,7 +40,8 @@ export async function startRunawayUpstream(): Promise<RunawayUpstream> {
     exchanges.push(exchange);
     const gemini = /^\/v1beta\/models\/([^:]+):(\w+)/.exec(request.path);
     if (gemini) {
-      if (gemini[2] === 'generateContent') return writeJson<GenerateContentResponse>(response, 200, geminiAnswer());
+      if (gemini[2] === 'generateContent')
+        return writeJson<GenerateContentResponse>(response, { status: 200, body: geminiAnswer() });
       const sse = request.path.includes('alt=sse');
       return stream(response, exchange, 'application/json', sse ? '' : '[', (index) => {
         const chunk: GenerateContentResponse = {
@@ -51,7 +52,7 @@ export async function startRunawayUpstream(): Promise<RunawayUpstream> {
       });
     }
     if (request.path === '/v1/chat/completions') {
-      if (!body.stream) return writeJson<ChatCompletion>(response, 200, chatAnswer(model));
+      if (!body.stream) return writeJson<ChatCompletion>(response, { status: 200, body: chatAnswer(model) });
       return stream(response, exchange, 'text/event-stream', '', () =>
         sseEvent<ChatCompletionChunk>({
           id: 'chatcmpl-runaway',
@@ -62,7 +63,7 @@ export async function startRunawayUpstream(): Promise<RunawayUpstream> {
       );
     }
     if (request.path === '/v1/responses') {
-      if (!body.stream) return writeJson<ResponseObject>(response, 200, responseAnswer(model));
+      if (!body.stream) return writeJson<ResponseObject>(response, { status: 200, body: responseAnswer(model) });
       const created: ResponsesStreamEvent = {
         type: 'response.created',
         sequence_number: 0,
@@ -89,7 +90,7 @@ export async function startRunawayUpstream(): Promise<RunawayUpstream> {
       });
     }
     if (request.path === '/v1/messages') {
-      if (!body.stream) return writeJson<Message>(response, 200, messageAnswer(model));
+      if (!body.stream) return writeJson<Message>(response, { status: 200, body: messageAnswer(model) });
       const opened =
         sseEvent<MessagesStreamEvent>(
           { type: 'message_start', message: { usage: { input_tokens: 3, output_tokens: 1 } } },
@@ -106,7 +107,7 @@ export async function startRunawayUpstream(): Promise<RunawayUpstream> {
         ),
       );
     }
-    writeJson(response, 404, { error: { message: `Not found: ${request.path}` } });
+    writeJson(response, { status: 404, body: { error: { message: `Not found: ${request.path}` } } });
   });
   return { ...server, exchanges };
 }

@@ -68,7 +68,7 @@ describe('native image generation through the sandbox', () => {
     const id = await submit(key, body);
     const [row] = await jobRowsOf(gateway, accountId);
     expect(row?.holdNanos).toBe(usdToNanos(0.003));
-    const job = await waitForImageJob(gateway, key, id);
+    const job = await waitForImageJob(gateway, { key, generationId: id });
     expect(job.status, job.error).toBe('succeeded');
     expect(job.result!.images).toHaveLength(3);
     expect(job.result!.usage).toMatchObject({ generatedImages: 3, usdCost: 0.003 });
@@ -110,16 +110,15 @@ describe('native image generation through the sandbox', () => {
       headers: keyHeaders(owner.key),
     });
     expectEnvelope(unknown, { status: 404, code: 'GW_NOT_FOUND', path: '/api/v1/image/generations/async/gen_nope' });
-    await waitForImageJob(gateway, owner.key, id);
+    await waitForImageJob(gateway, { key: owner.key, generationId: id });
   });
 
   it('signed links: a tampered signature, key or expiry answers 403, an expired link 403', async () => {
     const { key } = await gateway.createFundedKey();
-    const job = await waitForImageJob(
-      gateway,
+    const job = await waitForImageJob(gateway, {
       key,
-      await submit(key, { model: 'sandbox-image', content: [{ type: 'text', text: 'links' }] }),
-    );
+      generationId: await submit(key, { model: 'sandbox-image', content: [{ type: 'text', text: 'links' }] }),
+    });
     const link = new URL(job.result!.images[0]!.downloadUrl);
     const signature = link.searchParams.get('signature')!;
     const tampered = new URL(link);
@@ -153,11 +152,10 @@ describe('native image generation through the sandbox', () => {
   it('reuses an archived output as imageAssetId for its owner, and answers 404 to any other account', async () => {
     const owner = await gateway.createFundedKey();
     const other = await gateway.createFundedKey();
-    const first = await waitForImageJob(
-      gateway,
-      owner.key,
-      await submit(owner.key, { model: 'sandbox-image', content: [{ type: 'text', text: 'base' }] }),
-    );
+    const first = await waitForImageJob(gateway, {
+      key: owner.key,
+      generationId: await submit(owner.key, { model: 'sandbox-image', content: [{ type: 'text', text: 'base' }] }),
+    });
     const assetId = first.result!.images[0]!.assetId;
     const reuse = {
       model: 'sandbox-image',
@@ -166,7 +164,7 @@ describe('native image generation through the sandbox', () => {
         { type: 'imageAssetId', assetId },
       ],
     };
-    const second = await waitForImageJob(gateway, owner.key, await submit(owner.key, reuse));
+    const second = await waitForImageJob(gateway, { key: owner.key, generationId: await submit(owner.key, reuse) });
     expect(second.status, second.error).toBe('succeeded');
     const before = await balanceNanosOf(gateway, other.accountId);
     const refused = await gateway.request({
@@ -201,7 +199,7 @@ describe('native image generation through the sandbox', () => {
     });
     // The layer count is the model's choice: the estimate (and the hold) covers the most it can return, 17 images.
     expect(estimate.json<{ data: { estimatedUserCost: number } }>().data.estimatedUserCost).toBe(0.034);
-    const job = await waitForImageJob(gateway, key, await submit(key, body));
+    const job = await waitForImageJob(gateway, { key, generationId: await submit(key, body) });
     expect(job.status, job.error).toBe('succeeded');
     const [base, ...layers] = job.result!.images;
     expect(base).toMatchObject({ zIndex: 0 });
@@ -246,11 +244,10 @@ describe('native image generation through the sandbox', () => {
 
   it('expired assets are deleted by the retention sweep: their links and reuse then answer 404', async () => {
     const { key } = await gateway.createFundedKey();
-    const job = await waitForImageJob(
-      gateway,
+    const job = await waitForImageJob(gateway, {
       key,
-      await submit(key, { model: 'sandbox-image', content: [{ type: 'text', text: 'old' }] }),
-    );
+      generationId: await submit(key, { model: 'sandbox-image', content: [{ type: 'text', text: 'old' }] }),
+    });
     const { assetId, downloadUrl } = job.result!.images[0]!;
     const { mediaAssets } = await import('../../src/storage/schema.ts');
     const { eq } = await import('drizzle-orm');

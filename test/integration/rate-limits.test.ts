@@ -40,7 +40,7 @@ function rateLimitsConfig(extra: Record<string, string> = {}, fake?: FakeServer)
     // The shipped catalog and a model that drips its answer slowly from the OpenAI fake.
     return shipped
       .replace(/^providers:\n/m, `providers:\n${fakeProviderYaml('oai', 'openai', fake)}\n`)
-      .replace(/^models:\n/m, `models:\n${modelYaml('drip', 'oai', 'fake-drip-50-40')}`);
+      .replace(/^models:\n/m, `models:\n${modelYaml('drip', { provider: 'oai', upstream: 'fake-drip-50-40' })}`);
   }
   return shippedConfigWith(sections);
 }
