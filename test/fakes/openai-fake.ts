@@ -181,7 +181,12 @@ async function chatCompletions(request: RecordedRequest, response: ServerRespons
     system_fingerprint: 'fp_fake',
   };
   const tool = chosenTool(body);
-  if (tool) return toolCall(response, body, base, tool, JSON.stringify({ query: prompt }), usage.prompt_tokens);
+  if (tool)
+    return toolCall(response, body, base, {
+      tool,
+      args: JSON.stringify({ query: prompt }),
+      promptTokens: usage.prompt_tokens,
+    });
   if (!body.stream) {
     if (drip) await sleep(chunkDelayMs * words.length);
     const completion = {
@@ -242,9 +247,7 @@ function toolCall(
   response: ServerResponse,
   body: ChatBody,
   base: object,
-  tool: string,
-  args: string,
-  promptTokens: number,
+  { tool, args, promptTokens }: { tool: string; args: string; promptTokens: number },
 ): void {
   const usage = { prompt_tokens: promptTokens, completion_tokens: 5, total_tokens: promptTokens + 5 };
   const call = { id: 'call_fake1', type: 'function', function: { name: tool, arguments: args } };

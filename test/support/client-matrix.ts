@@ -196,10 +196,12 @@ const short = (text: string) => (text.length > 300 ? `${text.slice(0, 300)}...` 
 /** Checks one cell: the feature's call and what it must give (or, for a refusal, the 400 and its parameter). */
 async function runCell(
   matrix: MatrixGateway,
-  client: ClientName,
-  driver: ClientDriver,
-  feature: Feature,
-  upstream: Upstream,
+  {
+    client,
+    driver,
+    feature,
+    upstream,
+  }: { client: ClientName; driver: ClientDriver; feature: Feature; upstream: Upstream },
 ): Promise<'pass' | 'refused'> {
   const { keys } = matrix;
   const surface = clients[client].surface;
@@ -342,7 +344,7 @@ export function describeClientMatrix(
           it(name, async () => {
             const driver = built.get(client)!;
             try {
-              const result = await withinDeadline(runCell(matrix, client, driver, feature, upstream));
+              const result = await withinDeadline(runCell(matrix, { client, driver, feature, upstream }));
               outcomes.set(name, { result });
             } catch (error) {
               outcomes.set(name, {
