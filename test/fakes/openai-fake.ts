@@ -182,7 +182,8 @@ async function chatCompletions(request: RecordedRequest, response: ServerRespons
   };
   const tool = chosenTool(body);
   if (tool)
-    return toolCall(response, body, base, {
+    return toolCall(response, body, {
+      base,
       tool,
       args: JSON.stringify({ query: prompt }),
       promptTokens: usage.prompt_tokens,
@@ -246,8 +247,7 @@ async function chatCompletions(request: RecordedRequest, response: ServerRespons
 function toolCall(
   response: ServerResponse,
   body: ChatBody,
-  base: object,
-  { tool, args, promptTokens }: { tool: string; args: string; promptTokens: number },
+  { base, tool, args, promptTokens }: { base: object; tool: string; args: string; promptTokens: number },
 ): void {
   const usage = { prompt_tokens: promptTokens, completion_tokens: 5, total_tokens: promptTokens + 5 };
   const call = { id: 'call_fake1', type: 'function', function: { name: tool, arguments: args } };
