@@ -220,7 +220,7 @@ describe('alpha videos: the routing provider video API over video tasks', () => 
     const before = creates().length;
     const envelope = expectEnvelope(
       await gateway.request({ method: 'POST', url: '/api/alpha/v1/videos', headers: keyHeaders(key), payload: body }),
-      { status: 400, code: code, path: '/api/alpha/v1/videos' },
+      { status: 400, code, path: '/api/alpha/v1/videos' },
     );
     expect(envelope.errors[0]!.length).toBeGreaterThan(0);
     expect(creates().length).toBe(before);

@@ -266,10 +266,10 @@ describe('text-to-speech jobs and the voice catalog', () => {
     ],
   ])('refuses %s with 400, holding and storing nothing', async (_name, body, code) => {
     const { key, accountId } = await gateway.createFundedKey({ credits: 1 });
-    expectEnvelope(await speak(key, body), { status: 400, code: code, path: '/api/v1/audio/text-to-speech' });
+    expectEnvelope(await speak(key, body), { status: 400, code, path: '/api/v1/audio/text-to-speech' });
     expectEnvelope(await speak(key, body, true), {
       status: 400,
-      code: code,
+      code,
       path: '/api/v1/audio/text-to-speech/estimate',
     });
     expect(await jobRowsOf(gateway, accountId)).toEqual([]);
@@ -593,7 +593,7 @@ describe('generation with reference through the Seed Audio fake', () => {
     for (const estimate of [false, true]) {
       const envelope = expectEnvelope(await post(key, body, estimate), {
         status: 400,
-        code: code,
+        code,
         path: `${path}${estimate ? '/estimate' : ''}`,
       });
       if (code !== 'GW_VALIDATION') expect(envelope.errors[0]).toContain(`model "${String(body.model)}"`);

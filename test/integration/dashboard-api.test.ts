@@ -221,7 +221,7 @@ describe('dashboard account routes', () => {
       const now = new Date();
       const dayStart = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate());
       const at = (daysAgo: number, minutes: number) => new Date(dayStart - daysAgo * 86_400_000 + minutes * 60_000);
-      const row = (id: string, model: string, nanos: bigint, createdAt: Date) => ({
+      const row = (id: string, { model, nanos, createdAt }: { model: string; nanos: bigint; createdAt: Date }) => ({
         id,
         accountId: account.account.id,
         modality: 'text',
@@ -231,13 +231,13 @@ describe('dashboard account routes', () => {
         createdAt,
       });
       await db.insert(generations).values([
-        row(`gen_daily_a_${account.account.id}`, 'model-a', 100_000_001n, at(0, 1)),
-        row(`gen_daily_b_${account.account.id}`, 'model-a', 200_000_002n, at(0, 2)),
-        row(`gen_daily_c_${account.account.id}`, 'model-b', 7n, at(0, 3)),
+        row(`gen_daily_a_${account.account.id}`, { model: 'model-a', nanos: 100_000_001n, createdAt: at(0, 1) }),
+        row(`gen_daily_b_${account.account.id}`, { model: 'model-a', nanos: 200_000_002n, createdAt: at(0, 2) }),
+        row(`gen_daily_c_${account.account.id}`, { model: 'model-b', nanos: 7n, createdAt: at(0, 3) }),
         // The last minute of yesterday, UTC, and the first of the day the 30-day window starts on.
-        row(`gen_daily_d_${account.account.id}`, 'model-a', 1n, at(0, -1)),
-        row(`gen_daily_e_${account.account.id}`, 'model-a', 3n, at(29, 0)),
-        row(`gen_daily_f_${account.account.id}`, 'model-a', 5n, at(30, 0)),
+        row(`gen_daily_d_${account.account.id}`, { model: 'model-a', nanos: 1n, createdAt: at(0, -1) }),
+        row(`gen_daily_e_${account.account.id}`, { model: 'model-a', nanos: 3n, createdAt: at(29, 0) }),
+        row(`gen_daily_f_${account.account.id}`, { model: 'model-a', nanos: 5n, createdAt: at(30, 0) }),
       ]);
       const isoDay = (daysAgo: number) => new Date(dayStart - daysAgo * 86_400_000).toISOString().slice(0, 10);
 

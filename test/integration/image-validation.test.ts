@@ -279,11 +279,12 @@ describe('native image requests that break a rule answer 400 with nothing held, 
   });
 
   for (const route of ['/api/v1/image/generations/async', '/api/v1/image/estimate', '/api/v1/image/generations']) {
+    // biome-ignore lint/complexity/useMaxParams: it.each spreads each case's columns
     it.each(cases)(`${route}: %s`, async (_name, body, code, fragment) => {
       const { key, accountId } = await gateway.createFundedKey({ credits: 5 });
       const sent = openai.requests.length + ark.requests.length;
       const response = await gateway.request({ method: 'POST', url: route, headers: keyHeaders(key), payload: body });
-      const envelope = expectEnvelope(response, { status: 400, code: code, path: route });
+      const envelope = expectEnvelope(response, { status: 400, code, path: route });
       expect(envelope.errors.join(' ')).toContain(fragment);
       expect(await jobRowsOf(gateway, accountId)).toEqual([]);
       expect(await heldNanosOf(gateway, accountId)).toBe(0n);

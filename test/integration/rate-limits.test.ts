@@ -46,7 +46,7 @@ function rateLimitsConfig(extra: Record<string, string> = {}, fake?: FakeServer)
 }
 
 function expectRateLimited(response: LightMyRequestResponse, path: string, text: string): void {
-  const body = expectEnvelope(response, { status: 429, code: 'GW_RATE_LIMITED', path: path });
+  const body = expectEnvelope(response, { status: 429, code: 'GW_RATE_LIMITED', path });
   expect(body.errors[0]).toContain(text);
   const retryAfter = Number(response.headers['retry-after']);
   expect(

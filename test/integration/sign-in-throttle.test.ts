@@ -32,7 +32,7 @@ describe('login and signup throttling', () => {
     });
 
   function expectThrottled(response: LightMyRequestResponse, path: string): string {
-    const body = expectEnvelope(response, { status: 429, code: 'GW_TOO_MANY_ATTEMPTS', path: path });
+    const body = expectEnvelope(response, { status: 429, code: 'GW_TOO_MANY_ATTEMPTS', path });
     const retryAfter = Number(response.headers['retry-after']);
     expect(
       Number.isInteger(retryAfter) && retryAfter > 0 && retryAfter <= 600,

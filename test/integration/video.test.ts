@@ -595,7 +595,7 @@ describe('video tasks through the sandbox and the ModelArk Seedance fake', () =>
       for (const url of ['/api/v1/video/generations', '/api/v1/video/estimate']) {
         const envelope = expectEnvelope(
           await gateway.request({ method: 'POST', url, headers: keyHeaders(key), payload: body }),
-          { status: 400, code: code, path: url },
+          { status: 400, code, path: url },
         );
         if (code !== 'GW_VALIDATION' || typeof body.model !== 'string') continue;
         expect(envelope.errors.join(' ')).not.toBe('');
@@ -603,7 +603,7 @@ describe('video tasks through the sandbox and the ModelArk Seedance fake', () =>
       if (code === 'GW_PARAMETER_OUT_OF_RANGE' || code === 'GW_PARAMETER_UNSUPPORTED') {
         const envelope = expectEnvelope(await create(key, body), {
           status: 400,
-          code: code,
+          code,
           path: '/api/v1/video/generations',
         });
         expect(envelope.errors[0]).toContain(`model "${String(body.model)}"`);
