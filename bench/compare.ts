@@ -133,14 +133,14 @@ try {
       contenders.push(await gateway(build.name, build.distDir, build.env));
     for (const { target } of contenders) await checkAnswers(target);
     for (const { target } of contenders)
-      for (const call of Object.keys(calls) as Call[]) await load(target, call, 8, 2);
+      for (const call of Object.keys(calls) as Call[]) await load(target, call, { connections: 8, duration: 2 });
     for (let round = 0; round < rounds; round++) {
       const order = round % 2 === 0 ? contenders : [...contenders].reverse();
       for (const call of Object.keys(calls) as Call[]) {
         for (const { started, target } of order) {
           const cpuBefore = treeCpuMs(started.child.pid!);
           const ownBefore = ownCpuMs(started.child.pid!);
-          const result = await load(target, call, connections, seconds);
+          const result = await load(target, call, { connections, duration: seconds });
           const cpuMs = treeCpuMs(started.child.pid!) - cpuBefore;
           const ownMs = ownCpuMs(started.child.pid!) - ownBefore;
           const key = `${target.name}/${call}`;

@@ -39,8 +39,7 @@ interface Job {
 async function call<T>(
   method: 'GET' | 'POST',
   url: string,
-  key: string,
-  body?: unknown,
+  { key, body }: { key: string; body?: unknown },
 ): Promise<{ status: number; body: T }> {
   const response = await request(url, {
     method,
@@ -67,11 +66,11 @@ try {
   const { key } = await ask<{ key: string }>(gateway.child, { type: 'account', creditsUsd: 1_000_000 });
   const body = (index: number) => ({ model: 'bench-image', content: [{ type: 'text', text: `bench image ${index}` }] });
   const submit = async (index: number) => {
-    const answer = await call<Job>('POST', `${base}/api/v1/image/generations/async`, key, body(index));
+    const answer = await call<Job>('POST', `${base}/api/v1/image/generations/async`, { key, body: body(index) });
     if (answer.status !== 202) throw new Error(`submit answered ${answer.status}: ${JSON.stringify(answer.body)}`);
     return answer.body.generationId;
   };
-  const poll = (id: string) => call<Job>('GET', `${base}/api/v1/image/generations/async/${id}`, key);
+  const poll = (id: string) => call<Job>('GET', `${base}/api/v1/image/generations/async/${id}`, { key });
 
   // Warm-up: JIT, pools, the database's caches.
   for (let index = 0; index < 50; index++) {

@@ -48,7 +48,11 @@ export interface LoadResult {
   errors: number;
 }
 
-export async function load(target: Target, call: Call, connections: number, duration: number): Promise<LoadResult> {
+export async function load(
+  target: Target,
+  call: Call,
+  { connections, duration }: { connections: number; duration: number },
+): Promise<LoadResult> {
   const { path: endpoint, body } = requestFor(target, call);
   const result = await autocannon({
     url: `${target.url}${endpoint}`,
@@ -204,9 +208,7 @@ export interface SlowStreamsResult {
 export async function slowStreams(
   target: Target,
   model: string,
-  streams: number,
-  chunks: number,
-  pid: number,
+  { streams, chunks, pid }: { streams: number; chunks: number; pid: number },
 ): Promise<SlowStreamsResult> {
   const dispatcher = new Agent({ connections: null, headersTimeout: 0, bodyTimeout: 0 });
   const deadline = AbortSignal.timeout(Math.max(120, chunks * 10) * 1000);

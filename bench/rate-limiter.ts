@@ -40,9 +40,7 @@ async function redisCpuSeconds(redis: Redis | undefined): Promise<number> {
 async function measure(
   label: string,
   store: RateLimitStore,
-  limits: RateLimits,
-  count: number,
-  redis?: Redis,
+  { limits, count, redis }: { limits: RateLimits; count: number; redis?: Redis },
 ): Promise<void> {
   const limiter = new KeyRateLimiter(store);
   // Warm up: the counters exist and the code is optimised before the measurement.
@@ -89,21 +87,23 @@ const allThree: RateLimits = {
   concurrentRequests: 1_000_000_000,
 };
 const memory = new RateLimitStore({ redisFailure: 'open', keyPrefix: 'bench' });
-await measure('memory, requests per minute', memory, requestsOnly, admissions);
-await measure('memory, all three limits', memory, allThree, admissions);
+await measure('memory, requests per minute', memory, { limits: requestsOnly, count: admissions });
+await measure('memory, all three limits', memory, { limits: allThree, count: admissions });
 if (options.redis) {
   const redisUrl = new Secret(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
   const redis = new RateLimitStore({ redisUrl, redisFailure: 'closed', keyPrefix: `bench-${randomUUID()}` });
   await redis.ready(5_000);
   const probe = new Redis(redisUrl.reveal());
-  await measure(
-    'Redis, requests per minute (one connection)',
-    redis,
-    requestsOnly,
-    Math.min(admissions, 20_000),
-    probe,
-  );
-  await measure('Redis, all three limits (one connection)', redis, allThree, Math.min(admissions, 20_000), probe);
+  await measure('Redis, requests per minute (one connection)', redis, {
+    limits: requestsOnly,
+    count: Math.min(admissions, 20_000),
+    redis: probe,
+  });
+  await measure('Redis, all three limits (one connection)', redis, {
+    limits: allThree,
+    count: Math.min(admissions, 20_000),
+    redis: probe,
+  });
   await probe.quit();
   await redis.close();
 }

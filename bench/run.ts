@@ -153,13 +153,18 @@ try {
 
   for (const target of [direct, through, viaPortkey]) await checkAnswers(target);
   // Warm every path (JIT, connection pools, database caches) before measuring.
-  for (const target of [direct, through, viaPortkey]) for (const call of calls) await load(target, call, 8, 1);
+  for (const target of [direct, through, viaPortkey])
+    for (const call of calls) await load(target, call, { connections: 8, duration: 1 });
 
   /** One autocannon run through a gateway, with the CPU its process tree spent and, at 32 connections, its PSS peak. */
-  const measured = async (target: Target, gateway: Started, call: Call, connections: number) => {
+  const measured = async (
+    target: Target,
+    gateway: Started,
+    { call, connections }: { call: Call; connections: number },
+  ) => {
     const sampler = connections === 32 ? pssPeakSampler(pidOf(gateway)) : undefined;
     const before = treeCpuMs(pidOf(gateway));
-    const result = await load(target, call, connections, seconds);
+    const result = await load(target, call, { connections, duration: seconds });
     const cpuMs = treeCpuMs(pidOf(gateway)) - before;
     return { result, cpuMsPerRequest: cpuMs / Math.max(1, result.requests), peakRss: sampler?.stop() ?? 0 };
   };
@@ -169,9 +174,9 @@ try {
   for (const call of calls) {
     for (const connections of [1, 32]) {
       const scenario = `${scenarioNames[call]}, ${connections} connection${connections > 1 ? 's' : ''}`;
-      const directResult: LoadResult = await load(direct, call, connections, seconds);
-      const oursRun = await measured(through, ours, call, connections);
-      const portkeyRun = await measured(viaPortkey, portkey, call, connections);
+      const directResult: LoadResult = await load(direct, call, { connections, duration: seconds });
+      const oursRun = await measured(through, ours, { call, connections });
+      const portkeyRun = await measured(viaPortkey, portkey, { call, connections });
       oursPeakRss = Math.max(oursPeakRss, oursRun.peakRss);
       portkeyPeakRss = Math.max(portkeyPeakRss, portkeyRun.peakRss);
       rows.push({
@@ -198,7 +203,7 @@ try {
   const soak: Array<{ second: number; pssBytes: number; heapBytes: number }> = [];
   if (soakSeconds > 0) {
     const started = Date.now();
-    const soaking = load(through, 'chat', 32, soakSeconds);
+    const soaking = load(through, 'chat', { connections: 32, duration: soakSeconds });
     while (Date.now() - started < soakSeconds * 1000) {
       const stats = await ask<{ heapUsed: number }>(ours.child, { type: 'stats' });
       soak.push({
@@ -217,10 +222,18 @@ try {
     const account = await ask<{ accountId: string; key: string }>(ours.child, { type: 'account', creditsUsd });
     const slowThrough: Target = { ...through, headers: { 'x-api-key': account.key } };
     process.stderr.write(`slow streams: ${streamCount} at once through ours, ${streamSeconds} s each\n`);
-    const oursSlow = await slowStreams(slowThrough, 'bench-slow-chat', streamCount, streamSeconds, pidOf(ours));
-    const billing = await settledBilling(ours, account.accountId, creditsUsd, streamCount);
+    const oursSlow = await slowStreams(slowThrough, 'bench-slow-chat', {
+      streams: streamCount,
+      chunks: streamSeconds,
+      pid: pidOf(ours),
+    });
+    const billing = await settledBilling(ours, account.accountId, { creditsUsd, streams: streamCount });
     process.stderr.write(`slow streams: ${streamCount} at once through Portkey\n`);
-    const portkeySlow = await slowStreams(viaPortkey, slowUpstreamModel, streamCount, streamSeconds, pidOf(portkey));
+    const portkeySlow = await slowStreams(viaPortkey, slowUpstreamModel, {
+      streams: streamCount,
+      chunks: streamSeconds,
+      pid: pidOf(portkey),
+    });
     slow = { streams: streamCount, seconds: streamSeconds, ours: oursSlow, billing, portkey: portkeySlow };
     process.stderr.write(
       `slow streams complete: ours ${oursSlow.complete}, Portkey ${portkeySlow.complete}; billing ${billingExact(billing) ? 'exact' : 'NOT exact'}\n`,
@@ -278,8 +291,7 @@ try {
 async function settledBilling(
   gateway: Started,
   accountId: string,
-  creditsUsd: number,
-  streams: number,
+  { creditsUsd, streams }: { creditsUsd: number; streams: number },
 ): Promise<Billing> {
   interface Stored {
     records: number;

@@ -59,7 +59,8 @@ function typeOf(schema: JsonSchema): string {
   return `${schema.type ?? 'value'}${bounds}`;
 }
 
-function walk(schema: JsonSchema, at: string, required: boolean, rows: Row[]): void {
+function walk(schema: JsonSchema, field: { at: string; required: boolean }, rows: Row[]): void {
+  const { at, required } = field;
   const doc = fieldDocs[at];
   if (!doc) throw new Error(`scripts/config-doc-fields.ts does not describe gateway.yaml's "${at}"`);
   rows.push({ path: at, type: typeOf(schema), required, doc });
@@ -69,20 +70,20 @@ function walk(schema: JsonSchema, at: string, required: boolean, rows: Row[]): v
     walkObject(schema, at, rows);
   } else if (schema.type === 'object' && schema.patternProperties) {
     const values = Object.values(schema.patternProperties)[0];
-    if (values && isObject(values) && values.properties) walk(values, `${at}.<id>`, true, rows);
+    if (values && isObject(values) && values.properties) walk(values, { at: `${at}.<id>`, required: true }, rows);
   }
 }
 
 function walkObject(schema: JsonSchema, at: string, rows: Row[]): void {
   for (const [name, property] of Object.entries(schema.properties ?? {}))
-    walk(property, `${at}.${name}`, schema.required?.includes(name) ?? false, rows);
+    walk(property, { at: `${at}.${name}`, required: schema.required?.includes(name) ?? false }, rows);
 }
 
 function schemaRows(): Row[] {
   const rows: Row[] = [];
   const root = ConfigFileSchema as JsonSchema;
   for (const [name, property] of Object.entries(root.properties ?? {}))
-    walk(property, name, root.required?.includes(name) ?? false, rows);
+    walk(property, { at: name, required: root.required?.includes(name) ?? false }, rows);
   const described = new Set(rows.map((row) => row.path));
   const stale = Object.keys(fieldDocs).filter((key) => !described.has(key));
   if (stale.length > 0) throw new Error(`scripts/config-doc-fields.ts describes keys gateway.yaml has not: ${stale}`);

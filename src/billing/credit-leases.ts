@@ -121,7 +121,10 @@ export class CreditLeases {
     this.options = options;
     this.clock = dependencies.clock;
     this.onError = dependencies.onError;
-    this.timer = setInterval(() => void this.giveBackIdle(false), Math.max(50, Math.floor(options.idleMs / 2)));
+    this.timer = setInterval(
+      () => void this.giveBackIdle({ all: false }),
+      Math.max(50, Math.floor(options.idleMs / 2)),
+    );
     this.timer.unref();
   }
 
@@ -148,7 +151,7 @@ export class CreditLeases {
       if (keyId !== '*' && lease.apiKeyId !== keyId) continue;
       this.retire(lease);
     }
-    void this.giveBackIdle(true);
+    void this.giveBackIdle({ all: true });
   }
 
   /** Gives back everything held unused, now (shutdown; tests that read the held sums). */
@@ -156,7 +159,7 @@ export class CreditLeases {
     // A give-back already under way (another process asked for the account's credit) ends first, so
     // the lease it leaves empty closes in this pass rather than at the next idle check.
     await Promise.all(this.shrinking);
-    await this.giveBackIdle(true);
+    await this.giveBackIdle({ all: true });
   }
 
   /** Stops the idle timer and gives back what is unused; requests still running keep their credit. */
@@ -164,7 +167,7 @@ export class CreditLeases {
     clearInterval(this.timer);
     this.timer = undefined;
     for (const lease of [...this.current.values()]) this.retire(lease);
-    await this.giveBackIdle(true);
+    await this.giveBackIdle({ all: true });
   }
 
   /**
@@ -339,7 +342,7 @@ export class CreditLeases {
   }
 
   /** Gives back the unused credit of leases idle for `idleMs` (or of every lease, with `all`); closes those with nothing running. */
-  private async giveBackIdle(all: boolean): Promise<void> {
+  private async giveBackIdle({ all }: { all: boolean }): Promise<void> {
     const now = Date.now();
     for (const lease of this.current.values()) {
       if ((all || now - lease.lastAdmitAt >= this.options.idleMs) && lease.idle) this.retire(lease);

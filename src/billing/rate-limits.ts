@@ -143,13 +143,11 @@ export class RateLimitStore {
    */
   counter(
     name: string,
-    points: number,
-    durationSeconds: number,
-    options: { insured?: boolean } = {},
+    { points, durationSeconds, insured }: { points: number; durationSeconds: number; insured?: boolean },
   ): RateLimiterAbstract {
     const keyPrefix = `${this.options.keyPrefix}:${name}`;
     if (!this.redis) return new RateLimiterMemory({ keyPrefix, points, duration: durationSeconds });
-    const insuranceLimiter = options.insured
+    const insuranceLimiter = insured
       ? new RateLimiterMemory({ keyPrefix, points, duration: durationSeconds })
       : undefined;
     return new RateLimiterRedis({
@@ -170,8 +168,8 @@ export class RateLimitStore {
   keyCounters(): KeyCounters {
     if (!this.redis)
       return new MemoryKeyCounters(
-        this.counter('rpm', unbounded, windowSeconds),
-        this.counter('tpm', unbounded, windowSeconds),
+        this.counter('rpm', { points: unbounded, durationSeconds: windowSeconds }),
+        this.counter('tpm', { points: unbounded, durationSeconds: windowSeconds }),
         new MemoryRequestsInFlight(),
       );
     const inFlight = new RedisRequestsInFlight({

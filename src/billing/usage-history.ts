@@ -95,7 +95,7 @@ export class UsageHistory {
     view: (row: GenerationRow) => T,
   ): Promise<UsagePage<T>> {
     const { offset, limit, ...filter } = query;
-    const { rows, total } = await this.usage.listGenerations(accountId, filter, offset, limit);
+    const { rows, total } = await this.usage.listGenerations(accountId, filter, { offset, limit });
     return { results: rows.map(view), total, offset, limit };
   }
 

@@ -252,7 +252,7 @@ export function parseConfig(
     });
     throw new ConfigError(`${path}: invalid YAML: ${problems.join('; ')}`);
   }
-  const raw = interpolate(document.toJS() ?? {}, variables, path, '');
+  const raw = interpolate(document.toJS() ?? {}, '', { variables, file: path });
   if (!Value.Check(ConfigFileSchema, raw)) {
     const problems = [...Value.Errors(ConfigFileSchema, raw)]
       // An unknown field is reported twice: once on the field ("schema is false") and once on its parent.
@@ -282,10 +282,10 @@ const placeholder = /\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g;
 /** Replaces `${VAR}` and `${VAR:-default}` inside every string value; an unset variable becomes "". */
 function interpolate(
   value: unknown,
-  variables: Readonly<Record<string, string | undefined>>,
-  file: string,
   at: string,
+  source: { variables: Readonly<Record<string, string | undefined>>; file: string },
 ): unknown {
+  const { variables, file } = source;
   if (typeof value === 'string') {
     if (value.includes('${') && !/\$\{[A-Za-z_][A-Za-z0-9_]*(?::-[^}]*)?\}/.test(value)) {
       // The value is not quoted: it may be a credential.
@@ -296,10 +296,10 @@ function interpolate(
       (_match, name: string, fallback: string | undefined) => variables[name] || fallback || '',
     );
   }
-  if (Array.isArray(value)) return value.map((item, index) => interpolate(item, variables, file, `${at}[${index}]`));
+  if (Array.isArray(value)) return value.map((item, index) => interpolate(item, `${at}[${index}]`, source));
   if (value !== null && typeof value === 'object') {
     return Object.fromEntries(
-      Object.entries(value).map(([key, item]) => [key, interpolate(item, variables, file, at ? `${at}.${key}` : key)]),
+      Object.entries(value).map(([key, item]) => [key, interpolate(item, at ? `${at}.${key}` : key, source)]),
     );
   }
   return value;

@@ -218,14 +218,9 @@ const fieldNames = {
 } as const;
 
 /** A failed check, named for the job: which stored value, where in it, and what is wrong. */
-function unreadable(
-  kind: MediaKind,
-  field: keyof typeof fieldNames,
-  check: StoredCheck<unknown>,
-  value: unknown,
-): UnreadableJobInput {
+function unreadable(kind: MediaKind, field: keyof typeof fieldNames, problem: string): UnreadableJobInput {
   return {
-    problem: `the ${fieldNames[field]} stored with this ${kind} job is not one this release of the gateway can run (${check.problem(value)})`,
+    problem: `the ${fieldNames[field]} stored with this ${kind} job is not one this release of the gateway can run (${problem})`,
   };
 }
 
@@ -234,18 +229,20 @@ export function readJobInput(stored: StoredJobFields): MediaJobInput | Unreadabl
   const { request, recordedRequest, priceSnapshot } = stored;
   switch (stored.kind) {
     case 'image':
-      if (!checks.imageRequest.check(request)) return unreadable('image', 'request', checks.imageRequest, request);
+      if (!checks.imageRequest.check(request))
+        return unreadable('image', 'request', checks.imageRequest.problem(request));
       if (!checks.imageRecorded.check(recordedRequest))
-        return unreadable('image', 'recordedRequest', checks.imageRecorded, recordedRequest);
+        return unreadable('image', 'recordedRequest', checks.imageRecorded.problem(recordedRequest));
       if (!checks.imagePrices.check(priceSnapshot))
-        return unreadable('image', 'priceSnapshot', checks.imagePrices, priceSnapshot);
+        return unreadable('image', 'priceSnapshot', checks.imagePrices.problem(priceSnapshot));
       return { kind: 'image', request, recordedRequest, priceSnapshot };
     case 'video':
-      if (!checks.videoRequest.check(request)) return unreadable('video', 'request', checks.videoRequest, request);
+      if (!checks.videoRequest.check(request))
+        return unreadable('video', 'request', checks.videoRequest.problem(request));
       if (!checks.videoRecorded.check(recordedRequest))
-        return unreadable('video', 'recordedRequest', checks.videoRecorded, recordedRequest);
+        return unreadable('video', 'recordedRequest', checks.videoRecorded.problem(recordedRequest));
       if (!checks.durationPrices.check(priceSnapshot))
-        return unreadable('video', 'priceSnapshot', checks.durationPrices, priceSnapshot);
+        return unreadable('video', 'priceSnapshot', checks.durationPrices.problem(priceSnapshot));
       return { kind: 'video', request, recordedRequest, priceSnapshot };
     case 'audio':
       return readAudioInput(request, recordedRequest, priceSnapshot);
@@ -257,16 +254,17 @@ function readAudioInput(
   recordedRequest: unknown,
   priceSnapshot: unknown,
 ): AudioJobInput | UnreadableJobInput {
-  if (!checks.speechRequest.check(request)) return unreadable('audio', 'request', checks.speechRequest, request);
+  if (!checks.speechRequest.check(request))
+    return unreadable('audio', 'request', checks.speechRequest.problem(request));
   if (!checks.audioRecorded.check(recordedRequest))
-    return unreadable('audio', 'recordedRequest', checks.audioRecorded, recordedRequest);
+    return unreadable('audio', 'recordedRequest', checks.audioRecorded.problem(recordedRequest));
   if (request.product === 'text-to-speech') {
     if (!checks.speechPrices.check(priceSnapshot))
-      return unreadable('audio', 'priceSnapshot', checks.speechPrices, priceSnapshot);
+      return unreadable('audio', 'priceSnapshot', checks.speechPrices.problem(priceSnapshot));
     return { kind: 'audio', product: request.product, request, recordedRequest, priceSnapshot };
   }
   if (!checks.durationPrices.check(priceSnapshot))
-    return unreadable('audio', 'priceSnapshot', checks.durationPrices, priceSnapshot);
+    return unreadable('audio', 'priceSnapshot', checks.durationPrices.problem(priceSnapshot));
   return { kind: 'audio', product: request.product, request, recordedRequest, priceSnapshot };
 }
 
@@ -294,10 +292,10 @@ function readOutputs<Upstream, Result>(
   kindChecks: { upstreamResult: StoredCheck<Upstream>; result: StoredCheck<Result> },
   { fallbacks, upstreamResult, result }: Pick<StoredJobColumns, 'fallbacks' | 'upstreamResult' | 'result'>,
 ): JobOutputs<Upstream, Result> | UnreadableJobInput {
-  if (!checks.fallbacks.check(fallbacks)) return unreadable(kind, 'fallbacks', checks.fallbacks, fallbacks);
+  if (!checks.fallbacks.check(fallbacks)) return unreadable(kind, 'fallbacks', checks.fallbacks.problem(fallbacks));
   if (!nullOr(kindChecks.upstreamResult, upstreamResult))
-    return unreadable(kind, 'upstreamResult', kindChecks.upstreamResult, upstreamResult);
-  if (!nullOr(kindChecks.result, result)) return unreadable(kind, 'result', kindChecks.result, result);
+    return unreadable(kind, 'upstreamResult', kindChecks.upstreamResult.problem(upstreamResult));
+  if (!nullOr(kindChecks.result, result)) return unreadable(kind, 'result', kindChecks.result.problem(result));
   return { fallbacks, upstreamResult, result };
 }
 

@@ -120,12 +120,10 @@ class EmbeddingRecipe
 
   async prepare(plan: EmbeddingPlan): Promise<void> {
     const [winner, ...others] = plan.rows;
-    const { inputs, media } = await prepareEmbeddingInputs(
-      plan.input.inputs,
-      winner!,
-      this.fetchMedia,
-      this.maxMediaBytes,
-    );
+    const { inputs, media } = await prepareEmbeddingInputs(plan.input.inputs, winner!, {
+      fetchMedia: this.fetchMedia,
+      maxBytes: this.maxMediaBytes,
+    });
     plan.inputs = inputs;
     plan.media = media;
     // Rows that cannot take these inputs (as asked and as they will be sent) or this size are no fallback for this request.

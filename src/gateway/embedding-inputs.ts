@@ -122,9 +122,7 @@ export function checkEmbeddingShape(
 /** A URL part's media, fetched and made the inline part of its kind; its media type is read from the bytes when they say. */
 async function fetchInline(
   part: UrlPart,
-  fetchMedia: MediaFetch,
-  budget: ByteBudget,
-  where: string,
+  { fetchMedia, budget, where }: { fetchMedia: MediaFetch; budget: ByteBudget; where: string },
 ): Promise<Prepared> {
   let media: FetchedMedia;
   try {
@@ -198,8 +196,7 @@ async function checkBytes({ part, fetched }: Prepared, where: string, tally: Med
 export async function prepareEmbeddingInputs(
   inputs: readonly EmbeddingInput[],
   row: EmbeddingRowInputs,
-  fetchMedia: MediaFetch,
-  maxBytes: number,
+  { fetchMedia, maxBytes }: { fetchMedia: MediaFetch; maxBytes: number },
 ): Promise<{ inputs: EmbeddingInput[]; media: MediaTally }> {
   const budget: ByteBudget = { limit: maxBytes, remaining: maxBytes };
   const fetchedHere = (part: EmbeddingPart): part is UrlPart =>
@@ -208,7 +205,7 @@ export async function prepareEmbeddingInputs(
     inputs.map((input, index) =>
       Promise.all(
         input.parts.map((part): Prepared | Promise<Prepared> =>
-          fetchedHere(part) ? fetchInline(part, fetchMedia, budget, `input ${index}`) : { part },
+          fetchedHere(part) ? fetchInline(part, { fetchMedia, budget, where: `input ${index}` }) : { part },
         ),
       ),
     ),

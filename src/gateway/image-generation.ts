@@ -8,7 +8,7 @@ import type { ObjectStore } from '../storage/object-store.ts';
 import { checkImageRequest, type NativeImageInput, type ReferenceChecks } from './image-request-check.ts';
 import type { StoredImageRequest } from '../domain/image.ts';
 import type { RecordedImageRequest } from '../domain/media-job.ts';
-import type { JobSubmission } from './job-submission.ts';
+import type { JobSubmission, JobWait } from './job-submission.ts';
 import type { GenerationPipeline, JobPlan, JobRecipe } from './generation-pipeline.ts';
 import { mediaRows } from './media-rows.ts';
 import { recordedContent } from './recorded-content.ts';
@@ -59,7 +59,12 @@ class ImageJobRecipe implements JobRecipe<NativeImageInput> {
       findAsset: (assetId, where) => this.dependencies.submission.ownedAsset(caller, assetId, where),
       checkUrl: this.dependencies.checkReferenceUrl,
     };
-    const { request, dropped } = await checkImageRequest(model, row, adapter, input, references, this.lenient);
+    const { request, dropped } = await checkImageRequest(model, input, {
+      row,
+      adapter,
+      references,
+      lenient: this.lenient,
+    });
     return {
       rows,
       holdNanos: imageHoldNanos(priceSnapshot, request),
@@ -108,8 +113,8 @@ export class ImageGeneration {
   }
 
   /** Waits up to `waitMs` for the job to end; answers it as it is then. */
-  waitFor(caller: Caller, generationId: string, waitMs: number, signal?: AbortSignal): Promise<ReadJobRow> {
-    return this.dependencies.submission.waitFor(caller, generationId, 'image', waitMs, signal);
+  waitFor(caller: Caller, generationId: string, wait: JobWait): Promise<ReadJobRow> {
+    return this.dependencies.submission.waitFor(caller, { generationId, kind: 'image' }, wait);
   }
 
   async view(job: ReadJobRow, baseUrl: string): Promise<ImageJobView> {

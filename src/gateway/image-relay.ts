@@ -71,7 +71,10 @@ export class ImageRelayRecipe implements Recipe<ImageRelayInput, ImageRow, Image
       { target: row.target },
     );
     const upstream = await startIteration(exchange.body);
-    const meter = row.adapter.relayMeter!(input.streaming, row.target.maxEventCharacters);
+    const meter = row.adapter.relayMeter!({
+      streaming: input.streaming,
+      maxEventCharacters: row.target.maxEventCharacters,
+    });
     const body = metered(upstream, {
       observe: (chunk) => meter.push(chunk),
       settle: ({ failed, consumerLeft }) => {

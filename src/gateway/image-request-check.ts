@@ -118,18 +118,23 @@ export interface CheckedImageRequest {
   dropped: string[];
 }
 
+/** What an image request is checked against: the row that would serve it, and how its references are read. */
+export interface ImageRequestChecks {
+  row: ProviderRow;
+  adapter: ImageAdapter;
+  references: ReferenceChecks;
+  /** Compatibility surfaces forward fields as given and honour them where the model can (spec, rule 3): unsupported ones are dropped. */
+  lenient?: boolean;
+}
+
 /**
  * Every rule of the spec's image table and of layer decomposition, and the model's own constraints, checked
  * before anything is held: a refusal is a 400 naming the field (and the model, where the model refuses).
  */
 export async function checkImageRequest(
   model: CatalogModel,
-  row: ProviderRow,
-  adapter: ImageAdapter,
   input: NativeImageInput,
-  references: ReferenceChecks,
-  /** Compatibility surfaces forward fields as given and honour them where the model can (spec, rule 3): unsupported ones are dropped. */
-  lenient = false,
+  { row, adapter, references, lenient = false }: ImageRequestChecks,
 ): Promise<CheckedImageRequest> {
   const modelId = model.modelId;
   const family = families[row.protocol] ?? { formats: ['png'], fields: [] };

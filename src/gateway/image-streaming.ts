@@ -60,14 +60,12 @@ export class ImageStreamRecipe implements Recipe<NativeImageInput, ImageRow, Ima
     const priceSnapshot = imagePriceSnapshot(model);
     const rows = this.rows.filter((row) => streamsImages(row.adapter));
     const winner = rows[0]!;
-    const { request, dropped } = await checkImageRequest(
-      model,
-      winner.row,
-      winner.adapter,
-      input,
-      { findAsset: noAssets, checkUrl: this.sources.checkReferenceUrl },
-      true,
-    );
+    const { request, dropped } = await checkImageRequest(model, input, {
+      row: winner.row,
+      adapter: winner.adapter,
+      references: { findAsset: noAssets, checkUrl: this.sources.checkReferenceUrl },
+      lenient: true,
+    });
     return {
       rows,
       holdNanos: imageHoldNanos(priceSnapshot, request),

@@ -32,6 +32,12 @@ export type JobToSubmit = MediaJobInput & {
   holdNanos: bigint;
 };
 
+/** How long a request waits for its job to end, and the signal of a client gone meanwhile. */
+export interface JobWait {
+  waitMs: number;
+  signal?: AbortSignal;
+}
+
 /** What every kind of media job shares: the hold and the row in one transaction, the owner's reads, the wait for the end. */
 export class JobSubmission {
   private readonly clock: () => Date;
@@ -93,10 +99,8 @@ export class JobSubmission {
   /** Waits up to `waitMs` for the job to end; answers it as it is then. */
   async waitFor(
     caller: Caller,
-    generationId: string,
-    kind: MediaKind,
-    waitMs: number,
-    signal?: AbortSignal,
+    { generationId, kind }: { generationId: string; kind: MediaKind },
+    { waitMs, signal }: JobWait,
   ): Promise<ReadJobRow> {
     const deadline = Date.now() + waitMs;
     for (;;) {

@@ -12,6 +12,12 @@ export interface MediaDownload {
   body: Readable | undefined;
 }
 
+/** What a download asks: the `range` header if any, and whether it is a HEAD (headers only). */
+export interface DownloadAsk {
+  range?: string | undefined;
+  head: boolean;
+}
+
 /**
  * Serves archived files by the signed links of the filesystem store: no credential, only a signature over
  * the object and its expiry. A single byte range is honoured (video players seek).
@@ -26,20 +32,17 @@ export class MediaDownloads {
   async open(
     objectKey: string,
     query: { expires?: string; signature?: string },
-    rangeHeader: string | undefined,
-    head: boolean,
+    asked: DownloadAsk,
   ): Promise<MediaDownload> {
     const now = this.clock();
-    const check = checkSignedFile(this.linkKey, objectKey, query.expires, query.signature, now);
+    const check = checkSignedFile(this.linkKey, { objectKey, expires: query.expires, signature: query.signature }, now);
     if (check === 'expired')
       throw new GatewayError('GW_FORBIDDEN', 'the download link is expired: read the job again for a fresh link');
     if (check !== 'valid' || !this.store) throw new GatewayError('GW_FORBIDDEN', 'the download link is not valid');
-    return this.serve(
-      objectKey,
-      rangeHeader,
-      head,
-      Math.max(0, Number(query.expires) - Math.floor(now.getTime() / 1000)),
-    );
+    return this.serve(objectKey, {
+      ...asked,
+      maxAgeSeconds: Math.max(0, Number(query.expires) - Math.floor(now.getTime() / 1000)),
+    });
   }
 
   /** Whether archived files are served by the gateway itself (filesystem store) rather than by their store's own links. */
@@ -50,9 +53,7 @@ export class MediaDownloads {
   /** An archived file, or the asked byte range of it, for a caller already entitled to it. */
   async serve(
     objectKey: string,
-    rangeHeader: string | undefined,
-    head: boolean,
-    maxAgeSeconds: number,
+    { range: rangeHeader, head, maxAgeSeconds }: DownloadAsk & { maxAgeSeconds: number },
   ): Promise<MediaDownload> {
     const found = this.store ? await this.store.size(objectKey).catch(() => undefined) : undefined;
     if (!this.store || !found) throw new GatewayError('GW_NOT_FOUND', 'the file of this link no longer exists');

@@ -55,20 +55,21 @@ export class MediaLibrary {
     query: { kind?: MediaKind; offset: number; limit: number },
     baseUrl: string,
   ): Promise<MediaPage> {
-    const { jobs, assets, total } = await this.dependencies.jobs.listArchived(
-      accountId,
-      query.kind,
-      query.offset,
-      query.limit,
-    );
+    const { jobs, assets, total } = await this.dependencies.jobs.listArchived(accountId, query.kind, query);
     const now = this.clock();
     const assetsByJob = new Map<string, MediaAssetRow[]>();
     for (const asset of assets) assetsByJob.set(asset.jobId, [...(assetsByJob.get(asset.jobId) ?? []), asset]);
-    const results = await Promise.all(jobs.map((job) => this.item(job, assetsByJob.get(job.id) ?? [], now, baseUrl)));
+    const results = await Promise.all(
+      jobs.map((job) => this.item(job, assetsByJob.get(job.id) ?? [], { now, baseUrl })),
+    );
     return { results, total, offset: query.offset, limit: query.limit };
   }
 
-  private async item(job: ArchivedJobRow, assets: MediaAssetRow[], now: Date, baseUrl: string): Promise<MediaItem> {
+  private async item(
+    job: ArchivedJobRow,
+    assets: MediaAssetRow[],
+    { now, baseUrl }: { now: Date; baseUrl: string },
+  ): Promise<MediaItem> {
     const described = resultOutputs(job.kind, job.result);
     const order = described.map((output) => output.assetId);
     const position = (asset: MediaAssetRow) => {

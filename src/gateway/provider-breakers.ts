@@ -135,10 +135,14 @@ export class ProviderBreakers {
 
   /**
    * Calls `attempt` through the row's breaker for a request of `accountId`. With the row's breaker open (or its
-   * one probe under way) it throws `RowUnavailable` when `maySkip`, and otherwise calls `attempt` outside the
-   * breaker: the row is the request's only chance, and the probe after the cooldown decides the row's state.
+   * one probe under way) it throws `RowUnavailable` when `maySkip` (the default), and otherwise calls `attempt`
+   * outside the breaker: the row is the request's only chance, and the probe after the cooldown decides the
+   * row's state.
    */
-  async run<T>(row: RowRef, accountId: string, attempt: () => Promise<T>, maySkip = true): Promise<T> {
+  async run<T>(
+    { row, accountId, maySkip = true }: { row: RowRef; accountId: string; maySkip?: boolean },
+    attempt: () => Promise<T>,
+  ): Promise<T> {
     const breaker = this.breakerOf(row);
     if (!this.isAvailable(breaker)) {
       if (maySkip) throw this.unavailable(row, breaker);

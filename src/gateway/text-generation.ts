@@ -37,6 +37,13 @@ import { servingRows, type ServingRow } from './serving-rows.ts';
 import { readUpstream } from './upstream-reading.ts';
 import { chatEventLimit, heldOutputLimit, relayedWithin } from './output-limits.ts';
 
+/** What a same-protocol relay's body is rewritten with: the row's model id, the settings dropped, the output limit. */
+export interface RelayTerms {
+  upstreamModel: string;
+  droppedNativeNames: readonly string[];
+  maxOutputTokens: number;
+}
+
 /** The canonical request a surface decoded, plus what the pipeline needs to route, gate and bill it. */
 export interface TextGenerationInput extends Omit<ChatRequest, 'upstreamModel'> {
   modelId: string;
@@ -65,10 +72,10 @@ export interface TextGenerationInput extends Omit<ChatRequest, 'upstreamModel'> 
     operation: RelayOperation;
     streaming: boolean;
     /**
-     * Builds the upstream body; parameters named in `dropped` (native field names) must be left out, and the
+     * Builds the upstream body; parameters named in `droppedNativeNames` (native field names) must be left out, and the
      * protocol's output limit set to `maxOutputTokens`, the limit the reservation covers.
      */
-    prepare: (upstreamModel: string, dropped: readonly string[], maxOutputTokens: number) => Record<string, unknown>;
+    prepare: (terms: RelayTerms) => Record<string, unknown>;
     /** Protocol headers of the client's request that the protocol forwards (version, feature flags). */
     headers?: Readonly<Record<string, string>>;
   };
@@ -105,8 +112,14 @@ function carries(route: TextRow, request: ChatRequest, name: string): boolean {
   return route.adapter.carries ? route.adapter.carries(name, request, route.target) : carriedParameters.has(name);
 }
 
+/** A request as the rows are checked against it: the input and the parameters the gate already dropped. */
+interface GatedInput {
+  input: TextGenerationInput;
+  dropped: readonly string[];
+}
+
 /** Whether the row carries the parameter `name` of the request: relayed as given, or translated. */
-function rowCarries(row: TextRow, input: TextGenerationInput, dropped: readonly string[], name: string): boolean {
+function rowCarries(row: TextRow, { input, dropped }: GatedInput, name: string): boolean {
   if (relays(row, input)) return true;
   const request = { ...chatParameters(input, dropped), upstreamModel: row.row.upstreamModel, messages: input.messages };
   return carries(row, request, name);
@@ -120,9 +133,9 @@ function rowCarries(row: TextRow, input: TextGenerationInput, dropped: readonly 
 function rowsShapingTheAnswer(
   model: CatalogModel,
   rows: TextRow[],
-  input: TextGenerationInput,
-  dropped: string[],
+  gated: GatedInput,
 ): { rows: TextRow[]; dropped: string[] } {
+  const { input, dropped } = gated;
   const shaping: ChatParameterName[] = [];
   // Plain text is what every row answers: only a JSON answer needs a row that can ask for one.
   const format = dropped.includes('responseFormat') ? undefined : input.responseFormat;
@@ -131,7 +144,7 @@ function rowsShapingTheAnswer(
   let serving = rows;
   const left = [...dropped];
   for (const name of shaping) {
-    const carrying = serving.filter((row) => rowCarries(row, input, dropped, name));
+    const carrying = serving.filter((row) => rowCarries(row, gated, name));
     if (carrying.length > 0) serving = carrying;
     else if (name === 'choices' && rows[0]!.row.capabilities?.strictParams === false) left.push(name);
     else
@@ -187,7 +200,7 @@ class TextRecipe implements Recipe<TextGenerationInput, TextRow, TextPlan, TextR
     const translatable = blocker ? rows.filter((row) => relays(row, input)) : rows;
     if (translatable.length === 0)
       throw new GatewayError('GW_VALIDATION', `model "${model.modelId}" cannot take ${blocker} through this surface`);
-    const { rows: usable, dropped } = rowsShapingTheAnswer(model, translatable, input, gate.dropped);
+    const { rows: usable, dropped } = rowsShapingTheAnswer(model, translatable, { input, dropped: gate.dropped });
     const maxOutputTokens = input.maxTokens ?? model.maxOutputTokens ?? defaultMaxOutputTokens;
     const choices = dropped.includes('choices') ? 1 : (input.choices ?? 1);
     // Surfaces validate both, but money arithmetic depends on them being whole: checked once more where they are used.
@@ -207,7 +220,7 @@ class TextRecipe implements Recipe<TextGenerationInput, TextRow, TextPlan, TextR
       rows: input.allowFallbacks === false ? usable.slice(0, 1) : usable,
       holdNanos: tokenCost(pricing, { inputTokens, outputTokens: maxOutputTokens * choices }),
       recordedRequest: input.recordedRequest,
-      whatFits: (free) => largestOutputLimit(pricing, inputTokens, choices, free),
+      whatFits: (free) => largestOutputLimit(pricing, { inputTokens, choices }, free),
       model,
       input,
       dropped,
@@ -255,7 +268,7 @@ class TextRecipe implements Recipe<TextGenerationInput, TextRow, TextPlan, TextR
         // A stream cut mid-way is charged what it delivered: the prompt and the output counted so far.
         const usage = reported ?? { inputTokens: promptTokens(plan), outputTokens: countDeliveredTokens(output) };
         const status = failed || !finished ? 'failed' : consumerLeft ? 'aborted' : 'succeeded';
-        tokens.settle(status, usage, reported === undefined);
+        tokens.settle(status, { usage, counted: reported === undefined });
       },
     });
     // Accepted by the model but not carried by the canonical request to another protocol: reported, never silently lost.
@@ -282,7 +295,11 @@ class TextRecipe implements Recipe<TextGenerationInput, TextRow, TextPlan, TextR
     const tokens = new TokenCharge(charge, plan.model);
     const upstreamModel = route.row.upstreamModel;
     const exchange = await route.adapter.relay!(
-      { operation: relay.operation, upstreamModel, body: relay.prepare(upstreamModel, dropped, maxOutputTokens) },
+      {
+        operation: relay.operation,
+        upstreamModel,
+        body: relay.prepare({ upstreamModel, droppedNativeNames: dropped, maxOutputTokens }),
+      },
       { target: route.target, headers: relay.headers },
     );
     const upstream = await startIteration(exchange.body);
@@ -293,7 +310,8 @@ class TextRecipe implements Recipe<TextGenerationInput, TextRow, TextPlan, TextR
         const reading = meterReading(meter, unreadableRelay);
         const status =
           failed || !reading.complete || reading.sawError ? 'failed' : consumerLeft ? 'aborted' : 'succeeded';
-        if (status !== 'failed' && reading.usage) return tokens.settle(status, reading.usage, false);
+        if (status !== 'failed' && reading.usage)
+          return tokens.settle(status, { usage: reading.usage, counted: false });
         // Counted only when needed: an answer without usage, or one cut mid-way, which is charged at least what
         // it delivered (a stream's running usage may lag its last events).
         const output = countDeliveredTokens(reading.output);
@@ -301,7 +319,10 @@ class TextRecipe implements Recipe<TextGenerationInput, TextRow, TextPlan, TextR
           inputTokens: reading.usage?.inputTokens || promptTokens(plan),
           outputTokens: Math.max(reading.usage?.outputTokens ?? 0, output),
         };
-        tokens.settle(status, usage, reading.usage === undefined || output > reading.usage.outputTokens);
+        tokens.settle(status, {
+          usage,
+          counted: reading.usage === undefined || output > reading.usage.outputTokens,
+        });
       },
     });
     return {
@@ -369,9 +390,9 @@ class TokenCharge {
     private readonly model: CatalogModel,
   ) {}
 
-  settle(status: GenerationStatus, reported: TokenUsage, counted: boolean): void {
-    const inputTokens = wholeTokens(reported.inputTokens);
-    const outputTokens = wholeTokens(reported.outputTokens);
+  settle(status: GenerationStatus, { usage, counted }: { usage: TokenUsage; counted: boolean }): void {
+    const inputTokens = wholeTokens(usage.inputTokens);
+    const outputTokens = wholeTokens(usage.outputTokens);
     this.charge.settle(status, tokenCost(requirePricing(this.model), { inputTokens, outputTokens }), {
       promptTokens: inputTokens,
       completionTokens: outputTokens,
@@ -390,7 +411,11 @@ function unreadableRelay(): RelayReading {
  * What fits in `freeNanos` of credits, for the refusal's message: the largest output limit per completion
  * whose reservation the free credits cover, or that even the prompt does not fit.
  */
-function largestOutputLimit(pricing: ModelPricing, inputTokens: number, choices: number, freeNanos: bigint): string {
+function largestOutputLimit(
+  pricing: ModelPricing,
+  { inputTokens, choices }: { inputTokens: number; choices: number },
+  freeNanos: bigint,
+): string {
   const budget = freeNanos * 1_000_000n - BigInt(inputTokens) * (pricing.inputNanosPerMTok ?? 0n);
   const perToken = (pricing.outputNanosPerMTok ?? 0n) * BigInt(choices);
   if (budget < 0n || (perToken > 0n && budget / perToken < 1n))

@@ -56,7 +56,7 @@ export async function dispatchWithFallback<R extends RowRef, T>(
     const next = rows[index + 1];
     const maySkip = failed !== undefined || rows.some((other, at) => at > index && breakers.available(other));
     try {
-      const attempt = () => breakers.run(row, options.accountId, () => options.attempt(row), maySkip);
+      const attempt = () => breakers.run({ row, accountId: options.accountId, maySkip }, () => options.attempt(row));
       return { value: await (traced ? inSpan(options.modelId, row, attempt) : attempt()), row };
     } catch (error) {
       if (error instanceof RowUnavailable) {

@@ -69,9 +69,12 @@ class VideoJobRecipe implements JobRecipe<NativeVideoInput> {
     const rows = mediaRows(this.dependencies.pipeline.rowSources, model, 'video');
     const { row, adapter } = rows[0]!;
     const prices = videoPriceSnapshot(model);
-    const request = await checkVideoRequest(model.modelId, row, input, {
-      findAsset: (assetId, where) => this.dependencies.submission.ownedAsset(caller, assetId, where),
-      checkUrl: this.dependencies.checkReferenceUrl,
+    const request = await checkVideoRequest(model.modelId, input, {
+      row,
+      references: {
+        findAsset: (assetId, where) => this.dependencies.submission.ownedAsset(caller, assetId, where),
+        checkUrl: this.dependencies.checkReferenceUrl,
+      },
     });
     adapter.check(request, model.modelId);
     const resolution = request.resolution ?? defaultResolution(row);
@@ -146,7 +149,10 @@ export class VideoGeneration {
 
   /** Cancels a task that has not been sent to its provider: the hold is released and the task ends `cancelled`. */
   async cancel(caller: Caller, taskId: string): Promise<ReadJobRow> {
-    const cancelled = await this.dependencies.jobs.cancelUnsent(taskId, caller.accountId, 'video', this.clock());
+    const cancelled = await this.dependencies.jobs.cancelUnsent(
+      { id: taskId, accountId: caller.accountId, kind: 'video' },
+      this.clock(),
+    );
     if (cancelled) return cancelled;
     const job = await this.find(caller, taskId);
     throw new GatewayError(

@@ -43,9 +43,8 @@ const gatedFields = ['duration', 'resolution', 'ratio', 'seed', 'watermark', 'ca
  */
 export async function checkVideoRequest(
   modelId: string,
-  row: ProviderRow,
   input: NativeVideoInput,
-  references: ReferenceChecks,
+  { row, references }: { row: ProviderRow; references: ReferenceChecks },
 ): Promise<StoredVideoRequest> {
   const params = row.capabilities?.video?.params;
   for (const field of gatedFields) {

@@ -82,7 +82,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     frameworkErrors: (error, request, reply) => {
       reply.header('x-request-id', request.id);
       const classified = classifyError(error, bodyLimit);
-      return sendError(request, reply, classified.status, classified.code, classified.messages);
+      return sendError(request, reply, classified);
     },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
@@ -134,16 +134,18 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     logRequestFailure(request.log, error, classified);
     if (isGatewayError(error) && error.retryAfterSeconds !== undefined)
       reply.header('retry-after', String(error.retryAfterSeconds));
-    return sendError(request, reply, classified.status, classified.code, classified.messages);
+    return sendError(request, reply, classified);
   });
   await app.register(cookie);
   const dashboardPage = await registerDashboard(app, options.dashboardDir ?? builtDashboardDir);
   app.setNotFoundHandler(
     async (request, reply) =>
       dashboardPage(request, reply) ??
-      sendError(request, reply, 404, 'GW_ROUTE_NOT_FOUND', [
-        `route ${request.method} ${requestPath(request)} not found`,
-      ]),
+      sendError(request, reply, {
+        status: 404,
+        code: 'GW_ROUTE_NOT_FOUND',
+        messages: [`route ${request.method} ${requestPath(request)} not found`],
+      }),
   );
   for (const probe of ['/api/alpha', '/api/beta', '/api/gamma']) {
     app.head(

@@ -83,7 +83,10 @@ export function requireCredential(
       );
     request.principal = await authenticator.authenticate(found.credential, found.source);
     if (found.source === 'cookie' && options.acceptCookie)
-      guardCookieRequest(request, reply, found.credential, options.acceptCookie.secureCookies);
+      guardCookieRequest(request, reply, {
+        sessionCredential: found.credential,
+        secure: options.acceptCookie.secureCookies,
+      });
   };
 }
 

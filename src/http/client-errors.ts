@@ -78,7 +78,7 @@ export function answerClientError(
     return;
   }
   const { status, code, message } = answerFor(error, timeouts);
-  const body = JSON.stringify(errorEnvelope(status, code, [message], pathOf(error.rawPacket)));
+  const body = JSON.stringify(errorEnvelope({ status, code, messages: [message] }, pathOf(error.rawPacket)));
   socket.end(
     `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Error'}\r\n` +
       'content-type: application/json; charset=utf-8\r\n' +

@@ -63,7 +63,7 @@ export function errorTypeFor(status: number): string {
   return 'api_error';
 }
 
-export function errorEnvelope(status: number, code: ErrorCode, messages: string[], path: string): ErrorEnvelope {
+export function errorEnvelope({ status, code, messages }: Classified, path: string): ErrorEnvelope {
   const message = messages.join('; ');
   const envelope: ErrorEnvelope = {
     errors: messages,
@@ -123,14 +123,9 @@ function retryCannotHelp(status: number, code: ErrorCode): boolean {
   return status >= 400 && status < 500 && code !== 'GW_RATE_LIMITED' && code !== 'GW_TOO_MANY_ATTEMPTS';
 }
 
-export function sendError(
-  request: FastifyRequest,
-  reply: FastifyReply,
-  status: number,
-  code: ErrorCode,
-  messages: string[],
-): FastifyReply {
-  const body = errorEnvelope(status, code, messages, requestPath(request));
+export function sendError(request: FastifyRequest, reply: FastifyReply, refusal: Classified): FastifyReply {
+  const { status, code } = refusal;
+  const body = errorEnvelope(refusal, requestPath(request));
   if (retryCannotHelp(status, code)) reply.header('x-should-retry', 'false');
   return reply.code(status).header('x-gateway-error-code', code).type('application/json; charset=utf-8').send(body);
 }

@@ -165,6 +165,7 @@ export function readMultipartForm(
       }
     }
 
+    // biome-ignore lint/complexity/useMaxParams: busboy's listener signature
     parser.on('field', (name, value, _nameTruncated, valueTruncated) => {
       if (settled) return;
       try {
@@ -178,6 +179,7 @@ export function readMultipartForm(
         stop(error);
       }
     });
+    // biome-ignore lint/complexity/useMaxParams: busboy's listener signature
     parser.on('file', (name, stream: BusboyFileStream, filename, _encoding, mediaType) => {
       if (settled) return void stream.resume();
       try {

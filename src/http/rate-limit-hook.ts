@@ -15,6 +15,7 @@ import { surfaceOf } from '../telemetry/surfaces.ts';
  * failed, stream ended, client gone, also before admission finished).
  */
 export function admitUnderRateLimits(limiter: KeyRateLimiter): preParsingHookHandler {
+  // biome-ignore lint/complexity/useMaxParams: Fastify's preParsing hook signature
   return (request, reply, payload, done) => {
     const principal = request.principal;
     if (principal?.kind !== 'key') {

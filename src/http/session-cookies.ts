@@ -13,7 +13,7 @@ export const csrfHeaderName = 'x-csrf-token';
 const unsafeMethods = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
 /** Cleared with the very flags they were set with: a browser only replaces a cookie whose attributes match. */
-function cookieFlags(secure: boolean, httpOnly: boolean) {
+function cookieFlags({ secure, httpOnly }: { secure: boolean; httpOnly: boolean }) {
   return { httpOnly, sameSite: 'strict', secure, path: '/' } as const;
 }
 
@@ -26,21 +26,29 @@ export function csrfTokenFor(sessionCredential: string): string {
   return createHash('sha256').update('gw_csrf\n').update(sessionCredential).digest('base64url');
 }
 
+/** Whether the cookies carry the Secure flag (the gateway is served over HTTPS). */
+export interface CookieSecurity {
+  secure: boolean;
+}
+
 export function issueSessionCookies(
   reply: FastifyReply,
   grant: { token: string; expiresAt: Date },
-  secure: boolean,
+  { secure }: CookieSecurity,
 ): void {
-  reply.setCookie(sessionCookieName, grant.token, { ...cookieFlags(secure, true), expires: grant.expiresAt });
+  reply.setCookie(sessionCookieName, grant.token, {
+    ...cookieFlags({ secure, httpOnly: true }),
+    expires: grant.expiresAt,
+  });
   reply.setCookie(csrfCookieName, csrfTokenFor(grant.token), {
-    ...cookieFlags(secure, false),
+    ...cookieFlags({ secure, httpOnly: false }),
     expires: grant.expiresAt,
   });
 }
 
-export function clearSessionCookies(reply: FastifyReply, secure: boolean): void {
-  reply.clearCookie(sessionCookieName, cookieFlags(secure, true));
-  reply.clearCookie(csrfCookieName, cookieFlags(secure, false));
+export function clearSessionCookies(reply: FastifyReply, { secure }: CookieSecurity): void {
+  reply.clearCookie(sessionCookieName, cookieFlags({ secure, httpOnly: true }));
+  reply.clearCookie(csrfCookieName, cookieFlags({ secure, httpOnly: false }));
 }
 
 /**
@@ -67,8 +75,7 @@ export function clearSessionCookies(reply: FastifyReply, secure: boolean): void 
 export function guardCookieRequest(
   request: FastifyRequest,
   reply: FastifyReply,
-  sessionCredential: string,
-  secure: boolean,
+  { sessionCredential, secure }: CookieSecurity & { sessionCredential: string },
 ): void {
   const expected = csrfTokenFor(sessionCredential);
   if (unsafeMethods.has(request.method)) {
@@ -82,7 +89,7 @@ export function guardCookieRequest(
     }
   }
   if (request.cookies[csrfCookieName] !== expected)
-    reply.setCookie(csrfCookieName, expected, cookieFlags(secure, false));
+    reply.setCookie(csrfCookieName, expected, cookieFlags({ secure, httpOnly: false }));
 }
 
 /** For routes whose answers carry secrets (session tokens, raw keys) or an account's own data: no cache, shared or private, keeps them. */

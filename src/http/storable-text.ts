@@ -39,10 +39,23 @@ function problemOf(text: string): 'nul' | 'lone-surrogate' | undefined {
   return undefined;
 }
 
-function keyProblemOf(key: string, forbidKeys: boolean, topLevel: boolean): UnstorableReason | undefined {
+/**
+ * Which field names are refused at one level of a value: none, `__proto__` (inside a checked body), or
+ * `__proto__`, `constructor` and `prototype` (a checked body's own top level). A name rather than an options
+ * object because the walk below runs on every request and allocates nothing.
+ */
+type KeyRule = 'any-key' | 'no-proto' | 'no-proto-or-class';
+
+/** The rule for the values inside one governed by `rule`: only the top level refuses the class keys. */
+function nestedRule(rule: KeyRule): KeyRule {
+  return rule === 'any-key' ? 'any-key' : 'no-proto';
+}
+
+function keyProblemOf(key: string, rule: KeyRule): UnstorableReason | undefined {
   const problem = problemOf(key);
   if (problem !== undefined) return problem === 'nul' ? 'nul-in-key' : 'lone-surrogate-in-key';
-  if (forbidKeys && (key === prototypeKey || (topLevel && topLevelForbiddenKeys.has(key)))) return 'forbidden-key';
+  if (rule === 'any-key') return undefined;
+  if (key === prototypeKey || (rule === 'no-proto-or-class' && topLevelForbiddenKeys.has(key))) return 'forbidden-key';
   return undefined;
 }
 
@@ -51,7 +64,7 @@ function keyProblemOf(key: string, forbidKeys: boolean, topLevel: boolean): Unst
  * tracks no path and allocates nothing (a body of large token arrays costs one type check per number); the
  * path is found by `locate` only once this says there is something to find.
  */
-function holdsProblem(value: unknown, forbidKeys: boolean, topLevel: boolean): boolean {
+function holdsProblem(value: unknown, rule: KeyRule): boolean {
   if (typeof value === 'string') return problemOf(value) !== undefined;
   if (typeof value !== 'object' || value === null) return false;
   if (Array.isArray(value)) {
@@ -60,7 +73,7 @@ function holdsProblem(value: unknown, forbidKeys: boolean, topLevel: boolean): b
       // Numbers, booleans and null (most of a token array) are passed over without a call.
       if (
         (typeof item === 'string' || (typeof item === 'object' && item !== null)) &&
-        holdsProblem(item, forbidKeys, false)
+        holdsProblem(item, nestedRule(rule))
       )
         return true;
     }
@@ -68,8 +81,8 @@ function holdsProblem(value: unknown, forbidKeys: boolean, topLevel: boolean): b
   }
   for (const key in value) {
     if (!Object.hasOwn(value, key)) continue;
-    if (keyProblemOf(key, forbidKeys, topLevel) !== undefined) return true;
-    if (holdsProblem(Reflect.get(value, key), forbidKeys, false)) return true;
+    if (keyProblemOf(key, rule) !== undefined) return true;
+    if (holdsProblem(Reflect.get(value, key), nestedRule(rule))) return true;
   }
   return false;
 }
@@ -81,7 +94,7 @@ function stepOf(key: string): string {
 }
 
 /** The first problem in `value` with its path: the slow path, walked only when `holdsProblem` found one. */
-function locate(value: unknown, path: string, forbidKeys: boolean, topLevel: boolean): UnstorableText | undefined {
+function locate(value: unknown, path: string, rule: KeyRule): UnstorableText | undefined {
   if (typeof value === 'string') {
     const reason = problemOf(value);
     return reason === undefined ? undefined : { path, reason };
@@ -89,18 +102,18 @@ function locate(value: unknown, path: string, forbidKeys: boolean, topLevel: boo
   if (typeof value !== 'object' || value === null) return undefined;
   if (Array.isArray(value)) {
     for (let index = 0; index < value.length; index++) {
-      const found = locate(value[index], `${path}[${index}]`, forbidKeys, false);
+      const found = locate(value[index], `${path}[${index}]`, nestedRule(rule));
       if (found) return found;
     }
     return undefined;
   }
   for (const key in value) {
     if (!Object.hasOwn(value, key)) continue;
-    const keyProblem = keyProblemOf(key, forbidKeys, topLevel);
+    const keyProblem = keyProblemOf(key, rule);
     // A key that cannot be stored is not repeated in the path: it is the text that cannot be shown or stored.
     if (keyProblem === 'forbidden-key') return { path: path + stepOf(key), reason: keyProblem };
     if (keyProblem !== undefined) return { path, reason: keyProblem };
-    const found = locate(Reflect.get(value, key), path + stepOf(key), forbidKeys, false);
+    const found = locate(Reflect.get(value, key), path + stepOf(key), nestedRule(rule));
     if (found) return found;
   }
   return undefined;
@@ -117,9 +130,9 @@ export function findUnstorableText(
   root: string,
   options: { forbidKeys?: boolean } = {},
 ): UnstorableText | undefined {
-  const forbidKeys = options.forbidKeys ?? false;
-  if (!holdsProblem(value, forbidKeys, true)) return undefined;
-  return locate(value, root, forbidKeys, true);
+  const rule: KeyRule = options.forbidKeys === true ? 'no-proto-or-class' : 'any-key';
+  if (!holdsProblem(value, rule)) return undefined;
+  return locate(value, root, rule);
 }
 
 /** The envelope's message for what `findUnstorableText` found. */

@@ -89,7 +89,7 @@ export class ImageJobRunner implements JobRunner<'image'> {
       upstream = await this.keepInline(job, sent.value);
       if (!(await context.recordGenerated(upstream))) return { kind: 'lost' };
     }
-    return this.archive(job, request, snapshot, upstream, context);
+    return this.archive(job, { request, snapshot, upstream }, context);
   }
 
   /** The job's input images as the adapter takes them: assets read from the archive, URLs fetched for families that take bytes. */
@@ -139,8 +139,7 @@ export class ImageJobRunner implements JobRunner<'image'> {
   /** One output into the store (where it is not yet), with what the result and the asset row need of it. */
   private async archiveOne(
     job: ImageJob,
-    index: number,
-    image: ImageUpstreamResult['images'][number],
+    { index, image }: { index: number; image: ImageUpstreamResult['images'][number] },
     deadline: AbortSignal,
   ): Promise<ArchivedOutput> {
     let objectKey: string;
@@ -179,16 +178,18 @@ export class ImageJobRunner implements JobRunner<'image'> {
 
   private async archive(
     job: ImageJob,
-    request: StoredImageRequest,
-    snapshot: ImagePriceSnapshot,
-    upstream: ImageUpstreamResult,
+    {
+      request,
+      snapshot,
+      upstream,
+    }: { request: StoredImageRequest; snapshot: ImagePriceSnapshot; upstream: ImageUpstreamResult },
     context: JobContext,
   ): Promise<JobOutcome> {
     const failures: ImageFailure[] = [...upstream.failures];
     const archived: ArchivedOutput[] = [];
     for (const [index, image] of upstream.images.entries()) {
       try {
-        archived.push(await this.archiveOne(job, index, image, context.deadline));
+        archived.push(await this.archiveOne(job, { index, image }, context.deadline));
       } catch (error) {
         failures.push({
           index,
@@ -217,8 +218,7 @@ export class ImageJobRunner implements JobRunner<'image'> {
     return succeeded(
       job,
       { result, usage, costNanos },
-      archived.map(({ image, bytes }) => ({ ...image, bytes })),
-      this.options.retentionMs,
+      { outputs: archived.map(({ image, bytes }) => ({ ...image, bytes })), retentionMs: this.options.retentionMs },
     );
   }
 }

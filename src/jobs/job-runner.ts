@@ -115,8 +115,7 @@ export interface ArchivedAsset {
 export function succeeded(
   job: MediaJobRow,
   outcome: { result: unknown; usage: unknown; costNanos: bigint; measuredCostNanos?: bigint },
-  outputs: readonly ArchivedAsset[],
-  retentionMs: number | undefined,
+  { outputs, retentionMs }: { outputs: readonly ArchivedAsset[]; retentionMs: number | undefined },
 ): JobOutcome {
   const expiresAt = retentionMs === undefined ? null : new Date(Date.now() + retentionMs);
   const assets = outputs.map((output) => ({

@@ -123,7 +123,11 @@ export class JobWorker {
     for (const providerId of await jobs.dueProviders(busy)) {
       const free = config.concurrency - this.running.size;
       if (free <= 0) return;
-      const claimed = await jobs.claim(owner, providerId, Math.min(free, room(providerId)), config.claimSeconds);
+      const claimed = await jobs.claim(owner, {
+        providerId,
+        limit: Math.min(free, room(providerId)),
+        claimSeconds: config.claimSeconds,
+      });
       for (const job of claimed) this.launch(job);
     }
   }
@@ -192,15 +196,16 @@ export class JobWorker {
         const context: JobContext = {
           dispatch: (send) => this.dispatch(job, send, state),
           recordTask: async (taskId) =>
-            !lost && (await jobs.recordUpstream(job, owner, { phase: 'task', upstreamTaskId: taskId }, this.clock())),
+            !lost &&
+            (await jobs.recordUpstream(job, owner, { phase: 'task', upstreamTaskId: taskId, now: this.clock() })),
           recordGenerated: async (upstreamResult) =>
-            !lost && (await jobs.recordUpstream(job, owner, { phase: 'generated', upstreamResult }, this.clock())),
+            !lost && (await jobs.recordUpstream(job, owner, { phase: 'generated', upstreamResult, now: this.clock() })),
           lost: () => lost,
           deadline: deadline.signal,
         };
         const run = this.runnerOf(job, context);
         outcome = run
-          ? await this.withinDeadline(job, run, deadline.signal, () => (lost = true))
+          ? await this.withinDeadline(job, run, { deadline: deadline.signal, abandon: () => (lost = true) })
           : { kind: 'failed', error: `no runner for ${job.kind} jobs`, costNanos: 0n };
       }
       await this.finish(job, outcome, state);
@@ -228,7 +233,7 @@ export class JobWorker {
     const attempts: GenerationAttempt[] = [];
     const markSent = async (row: RowRef): Promise<void> => {
       const fallbacks = [...earlier, ...attempts];
-      if (state.lost() || !(await jobs.markSent(job.id, owner, { row, fallbacks }, this.clock())))
+      if (state.lost() || !(await jobs.markSent(job.id, owner, { row, fallbacks, now: this.clock() })))
         throw new ClaimLost();
       if (row.providerId !== state.route.row.providerId) state.moveTo(row.providerId);
       state.route = { row, fallbacks };
@@ -259,7 +264,7 @@ export class JobWorker {
         const { providerId, upstreamModel } = last;
         state.route = { row: { providerId, upstreamModel }, fallbacks: [...earlier, ...attempts.slice(0, -1)] };
       }
-      return { outcome: unsentOutcome(error, job.attempts + state.sends < config.maxAttempts) };
+      return { outcome: unsentOutcome(error, { mayRetry: job.attempts + state.sends < config.maxAttempts }) };
     }
   }
 
@@ -297,8 +302,7 @@ export class JobWorker {
   private async withinDeadline(
     job: ReadJobRow,
     run: Promise<JobOutcome>,
-    deadline: AbortSignal,
-    abandon: () => void,
+    { deadline, abandon }: { deadline: AbortSignal; abandon: () => void },
   ): Promise<JobOutcome> {
     let grace: NodeJS.Timeout | undefined;
     const givenUp = new Promise<'given up'>((resolve) => {
@@ -333,12 +337,12 @@ export class JobWorker {
         // the next claim fails it and gives its hold back, whatever wait an upstream asked for.
         const delay = Math.max(config.retryBaseMs * 2 ** Math.min(job.attempts, 16), outcome.retryAfterMs ?? 0);
         const due = Math.min(now.getTime() + delay, job.deadlineAt.getTime());
-        await jobs.retryLater(
-          job.id,
-          owner,
-          { runAfter: new Date(due), error: outcome.error, fallbacks: state.tried },
+        await jobs.retryLater(job.id, owner, {
+          runAfter: new Date(due),
+          error: outcome.error,
+          fallbacks: state.tried,
           now,
-        );
+        });
         return;
       }
       case 'succeeded':

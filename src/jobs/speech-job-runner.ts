@@ -57,7 +57,7 @@ export class SpeechJobRunner implements JobRunner<'audio'> {
         const adapter = target ? this.options.adapters.get(target.protocol)?.speech : undefined;
         if (!adapter || !target?.active) throw new UnsendableJob('the provider of this job is no longer configured');
         await markSent();
-        return this.make(request, row.upstreamModel, adapter, { target, signal: context.deadline });
+        return this.make(request, { upstreamModel: row.upstreamModel, adapter }, { target, signal: context.deadline });
       });
       if ('outcome' in sent) return sent.outcome;
       let made: Awaited<ReturnType<typeof sent.value>>;
@@ -83,7 +83,7 @@ export class SpeechJobRunner implements JobRunner<'audio'> {
         ...(providerCharacters !== undefined ? { providerCharacters } : {}),
         usdCost: nanosToUsd(costNanos),
       };
-      return succeeded(job, { result, usage, costNanos }, [asset], this.options.retentionMs);
+      return succeeded(job, { result, usage, costNanos }, { outputs: [asset], retentionMs: this.options.retentionMs });
     }
     const seconds = result.originalDurationSeconds ?? result.durationSeconds;
     const perSecond = secondNanos(job.priceSnapshot, undefined, job.model);
@@ -97,7 +97,11 @@ export class SpeechJobRunner implements JobRunner<'audio'> {
       usdCost: nanosToUsd(costNanos),
     };
     const measuredCostNanos = measuredSeconds === undefined ? undefined : durationCostNanos(perSecond, measuredSeconds);
-    return succeeded(job, { result, usage, costNanos, measuredCostNanos }, [asset], this.options.retentionMs);
+    return succeeded(
+      job,
+      { result, usage, costNanos, measuredCostNanos },
+      { outputs: [asset], retentionMs: this.options.retentionMs },
+    );
   }
 
   /**
@@ -107,8 +111,7 @@ export class SpeechJobRunner implements JobRunner<'audio'> {
    */
   private async make(
     request: StoredSpeechRequest,
-    upstreamModel: string,
-    adapter: SpeechAdapter,
+    { upstreamModel, adapter }: { upstreamModel: string; adapter: SpeechAdapter },
     options: CallOptions,
   ) {
     if (request.product === 'text-to-speech') {

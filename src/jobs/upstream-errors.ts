@@ -15,9 +15,9 @@ function isTransient(error: unknown): boolean {
 
 /**
  * The outcome of a job no row served: lost with its claim; a transient failure tried again later (no sooner
- * than the provider's `retry-after`) while `mayRetry`; otherwise failed with the reason, charged nothing.
+ * than the provider's `retry-after`) while the job `mayRetry`; otherwise failed with the reason, charged nothing.
  */
-export function unsentOutcome(error: unknown, mayRetry: boolean): JobOutcome {
+export function unsentOutcome(error: unknown, { mayRetry }: { mayRetry: boolean }): JobOutcome {
   if (error instanceof ClaimLost) return { kind: 'lost' };
   if (isTransient(error) && mayRetry) {
     const retryAfterMs = error instanceof UpstreamHttpError ? error.retryAfterMs : undefined;

@@ -96,7 +96,7 @@ export class VideoJobRunner implements JobRunner<'video'> {
     }
     const { adapter, target } = task;
     const options: CallOptions = { target, signal: context.deadline };
-    const report = await this.awaitEnd(job, adapter, task.id, options, context);
+    const report = await this.awaitEnd(job, { adapter, taskId: task.id, options }, context);
     if (report === 'lost') return { kind: 'lost' };
     if (typeof report === 'string') return { kind: 'failed', error: report, costNanos: 0n };
     if (report.state === 'cancelled')
@@ -105,12 +105,10 @@ export class VideoJobRunner implements JobRunner<'video'> {
       return { kind: 'failed', error: report.error ?? `the task ${report.state}`, costNanos: 0n };
     let stored: StoredVideo;
     try {
-      stored = await this.archive(
-        job,
-        report,
-        report.videoNeedsCredentials && onOriginOf(report, target) ? credentialsFor(target) : undefined,
-        context.deadline,
-      );
+      stored = await this.archive(job, report, {
+        credentials: report.videoNeedsCredentials && onOriginOf(report, target) ? credentialsFor(target) : undefined,
+        deadline: context.deadline,
+      });
     } catch (error) {
       return {
         kind: 'failed',
@@ -132,9 +130,7 @@ export class VideoJobRunner implements JobRunner<'video'> {
   /** Reads the task until it ends; a string when it cannot be followed any more (the job fails with it). */
   private async awaitEnd(
     job: VideoJob,
-    adapter: VideoAdapter,
-    taskId: string,
-    options: CallOptions,
+    { adapter, taskId, options }: { adapter: VideoAdapter; taskId: string; options: CallOptions },
     context: JobContext,
   ): Promise<VideoTaskReport | 'lost' | string> {
     let failures = 0;
@@ -182,8 +178,7 @@ export class VideoJobRunner implements JobRunner<'video'> {
   private async archive(
     job: VideoJob,
     report: VideoTaskReport,
-    credentials: Readonly<Record<string, string>> | undefined,
-    deadline: AbortSignal,
+    { credentials, deadline }: { credentials: Readonly<Record<string, string>> | undefined; deadline: AbortSignal },
   ): Promise<StoredVideo> {
     const video = report.video;
     if (!video) throw new Error('the provider reported success without a video');
@@ -235,8 +230,7 @@ export class VideoJobRunner implements JobRunner<'video'> {
     return succeeded(
       job,
       { result: { ...stored, usage }, usage, costNanos, measuredCostNanos },
-      [stored],
-      this.options.retentionMs,
+      { outputs: [stored], retentionMs: this.options.retentionMs },
     );
   }
 }

@@ -39,11 +39,14 @@ export interface InlineImage {
  * receives a file under a type it does not have.
  */
 export function parseInlineImage(data: string, declaredType: string | undefined, where: string): InlineImage {
-  return parseInlineMedia(data, declaredType, where, {
-    accepted: acceptedImageTypes,
-    noun: 'an image',
-    same: sameImageType,
-  });
+  return parseInlineMedia(
+    { data, declaredType, where },
+    {
+      accepted: acceptedImageTypes,
+      noun: 'an image',
+      same: sameImageType,
+    },
+  );
 }
 
 /** The video types a request may carry inline (ISO base media and WebM). */
@@ -51,17 +54,18 @@ export const acceptedVideoTypes = ['video/mp4', 'video/quicktime', 'video/webm']
 
 /** A `videoBase64` part, judged like an image part. */
 export function parseInlineVideo(data: string, declaredType: string | undefined, where: string): InlineImage {
-  return parseInlineMedia(data, declaredType, where, {
-    accepted: acceptedVideoTypes,
-    noun: 'a video',
-    same: (actual, declared) => actual === declared,
-  });
+  return parseInlineMedia(
+    { data, declaredType, where },
+    {
+      accepted: acceptedVideoTypes,
+      noun: 'a video',
+      same: (actual, declared) => actual === declared,
+    },
+  );
 }
 
 function parseInlineMedia(
-  data: string,
-  declaredType: string | undefined,
-  where: string,
+  { data, declaredType, where }: { data: string; declaredType: string | undefined; where: string },
   kind: { accepted: readonly string[]; noun: string; same: (actual: string, declared: string) => boolean },
 ): InlineImage {
   let payload = data;

@@ -142,9 +142,11 @@ export class RemoteMediaFetcher {
    */
   async fetch(
     url: string,
-    budget?: ByteBudget,
-    credentials?: Readonly<Record<string, string>>,
-    abort?: AbortSignal,
+    {
+      budget,
+      credentials,
+      abort,
+    }: { budget?: ByteBudget; credentials?: Readonly<Record<string, string>>; abort?: AbortSignal } = {},
   ): Promise<FetchedMedia> {
     const signal = abort
       ? AbortSignal.any([AbortSignal.timeout(this.options.timeoutMs), abort])

@@ -122,6 +122,12 @@ export interface ImageRelayRequest {
   body: Readonly<Record<string, unknown>>;
 }
 
+/** How a relayed images answer comes: as one JSON body or as a stream, whose events are bounded in size. */
+export interface ImageRelayMeterOptions {
+  streaming: boolean;
+  maxEventCharacters: number;
+}
+
 /** What a provider family offers for images: one synchronous generation, whose outputs the gateway archives. */
 export interface ImageAdapter {
   /** Whether the family can split an image into layers (`request.layers`). */
@@ -138,7 +144,7 @@ export interface ImageAdapter {
   /** Same-protocol pass-through of the alpha images route (JSON or SSE answer relayed as it arrives). */
   relay?(request: ImageRelayRequest, options: CallOptions): Promise<RawExchange>;
   /** Reads what a relayed images answer delivered, from a copy of its bytes. */
-  relayMeter?(streaming: boolean, maxEventCharacters: number): ImageRelayMeter;
+  relayMeter?(answer: ImageRelayMeterOptions): ImageRelayMeter;
 }
 
 /** What a relayed images answer delivered. */

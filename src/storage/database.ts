@@ -14,6 +14,12 @@ import { importLegacyDatabase } from './legacy-import.ts';
 
 export type Database = PgDatabase<PgQueryResultHKT, typeof schema>;
 
+/** One page of a listing: the rows skipped, then at most `limit` rows. */
+export interface PageWindow {
+  offset: number;
+  limit: number;
+}
+
 /** Something other processes (or this one) must forget from their caches, or give back. */
 export type StorageEvent =
   | { type: 'key-changed'; keyId: string }

@@ -153,9 +153,7 @@ type RunAs =
 /** The command and spawn options that run `file` with `args` as `runAs` says, with a parent-death signal when asked. */
 function command(
   runAs: RunAs,
-  file: string,
-  args: string[],
-  parentDeathSignal: boolean,
+  { file, args, parentDeathSignal }: { file: string; args: string[]; parentDeathSignal: boolean },
 ): { file: string; args: string[]; ids: { uid?: number; gid?: number } } {
   const setpriv = parentDeathSignal ? findSetpriv() : undefined;
   // The parent-death signal is set last, after any change of user (a change of credentials clears it). It
@@ -426,7 +424,7 @@ async function initialise(dataDir: string, bin: Binaries, runAs: RunAs): Promise
       '--no-instructions',
     ];
     // With a parent-death signal too: initdb removes what it made when the gateway dies under it.
-    const initdb = command(runAs, bin.initdb, initdbArgs, true);
+    const initdb = command(runAs, { file: bin.initdb, args: initdbArgs, parentDeathSignal: true });
     const { code, output } = await runToEnd(initdb.file, initdb.args, { env: serverEnvironment(), ...initdb.ids });
     if (code !== 0)
       throw new EmbeddedServerError(
@@ -480,7 +478,11 @@ export async function startEmbeddedServer(options: EmbeddedServerOptions): Promi
 
   const launch = async (): Promise<void> => {
     if (stopping) throw new EmbeddedServerError('the database server is being stopped');
-    const postgres = command(runAs, bin.postgres, postgresArgs, options.parentDeathSignal ?? true);
+    const postgres = command(runAs, {
+      file: bin.postgres,
+      args: postgresArgs,
+      parentDeathSignal: options.parentDeathSignal ?? true,
+    });
     // detached: a terminal's Ctrl-C reaches the gateway alone, which then finishes its requests on a server still up.
     const spawned = spawn(postgres.file, postgres.args, {
       env: serverEnvironment(),

@@ -71,6 +71,11 @@ const holdOutcomes = new Set<string>(['ok', 'balance', 'daily', 'weekly', 'month
 /** Largest batch one ledger statement carries, and statements of one kind running at once per process. */
 const batchLimits = { maxBatch: 64, maxInFlight: 4 };
 
+/** Where settlements are taken from: the hold rows of their own (`lease: false`) or the account's leases. */
+interface SettlementSource {
+  lease: boolean;
+}
+
 /**
  * The SQL side of the credit ledger: each money operation is one call of a function from the migrations.
  * Holds and settlements that arrive while others are running are sent together as one batch call.
@@ -92,13 +97,13 @@ export class LedgerRepository {
       (inputs) => this.holdMany(inputs),
       batchLimits,
     );
-    this.settlements = this.settlementBatcher(false);
+    this.settlements = this.settlementBatcher({ lease: false });
     this.leaseExtensions = new StatementBatcher(
       (input) => this.extendMany([input]).then(([grant]) => grant!),
       (inputs) => this.extendMany(inputs),
       batchLimits,
     );
-    this.leaseSettlements = this.settlementBatcher(true);
+    this.leaseSettlements = this.settlementBatcher({ lease: true });
   }
 
   hold(input: HoldInput): Promise<HoldOutcome> {
@@ -188,15 +193,15 @@ export class LedgerRepository {
   }
 
   /** Settlements out of hold rows of their own, or out of leases: one statement either way, alone or batched. */
-  private settlementBatcher(lease: boolean): StatementBatcher<SettleInput, LedgerSettlement> {
+  private settlementBatcher(source: SettlementSource): StatementBatcher<SettleInput, LedgerSettlement> {
     return new StatementBatcher(
-      (input) => this.settleMany([input], lease).then(([settled]) => settled!),
-      (inputs) => this.settleMany(inputs, lease),
+      (input) => this.settleMany([input], source).then(([settled]) => settled!),
+      (inputs) => this.settleMany(inputs, source),
       batchLimits,
     );
   }
 
-  private async settleMany(inputs: SettleInput[], lease: boolean): Promise<LedgerSettlement[]> {
+  private async settleMany(inputs: SettleInput[], { lease }: SettlementSource): Promise<LedgerSettlement[]> {
     const items = inputs.map((input) => ({
       lease,
       hold: input.holdId,

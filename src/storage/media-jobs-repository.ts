@@ -10,7 +10,7 @@ import {
 } from '../domain/media-job.ts';
 import type { RowRef } from '../domain/provider-rows.ts';
 import type { MediaKind } from '../domain/usage-modalities.ts';
-import { queryRows, type Database } from './database.ts';
+import { type Database, type PageWindow, queryRows } from './database.ts';
 import { mediaJobHoldOwner, type HoldOutcome, type LedgerSettlement } from './ledger-repository.ts';
 import { mediaAssets, mediaJobs } from './schema.ts';
 
@@ -154,7 +154,10 @@ export class MediaJobsRepository {
    * is claiming at this moment are skipped. A job whose stored JSON cannot be read comes back as such, to
    * be failed.
    */
-  async claim(owner: string, providerId: string, limit: number, claimSeconds: number): Promise<ReadJobRow[]> {
+  async claim(
+    owner: string,
+    { providerId, limit, claimSeconds }: { providerId: string; limit: number; claimSeconds: number },
+  ): Promise<ReadJobRow[]> {
     if (limit <= 0) return [];
     const due = this.db
       .select({ id: mediaJobs.id })
@@ -200,8 +203,7 @@ export class MediaJobsRepository {
   async markSent(
     id: string,
     owner: string,
-    sent: { row: RowRef; fallbacks: readonly GenerationAttempt[] },
-    now: Date,
+    sent: { row: RowRef; fallbacks: readonly GenerationAttempt[]; now: Date },
   ): Promise<boolean> {
     const rows = await this.db
       .update(mediaJobs)
@@ -211,7 +213,7 @@ export class MediaJobsRepository {
         upstreamModel: sent.row.upstreamModel,
         fallbacks: sent.fallbacks,
         attempts: sql`${mediaJobs.attempts} + 1`,
-        updatedAt: now,
+        updatedAt: sent.now,
       })
       .where(and(eq(mediaJobs.id, id), eq(mediaJobs.claimedBy, owner), eq(mediaJobs.state, 'processing')))
       .returning({ id: mediaJobs.id });
@@ -222,8 +224,7 @@ export class MediaJobsRepository {
   async recordUpstream(
     job: Pick<MediaJobRecord, 'id' | 'kind'>,
     owner: string,
-    update: { phase: Exclude<MediaJobPhase, 'sent'>; upstreamTaskId?: string; upstreamResult?: unknown },
-    now: Date,
+    update: { phase: Exclude<MediaJobPhase, 'sent'>; upstreamTaskId?: string; upstreamResult?: unknown; now: Date },
   ): Promise<boolean> {
     const { id } = job;
     const problem =
@@ -237,7 +238,7 @@ export class MediaJobsRepository {
         phase: update.phase,
         upstreamTaskId: update.upstreamTaskId,
         upstreamResult: update.upstreamResult,
-        updatedAt: now,
+        updatedAt: update.now,
       })
       .where(and(eq(mediaJobs.id, id), eq(mediaJobs.claimedBy, owner), eq(mediaJobs.state, 'processing')))
       .returning({ id: mediaJobs.id });
@@ -251,10 +252,9 @@ export class MediaJobsRepository {
   async retryLater(
     id: string,
     owner: string,
-    retry: { runAfter: Date; error: string; fallbacks: readonly GenerationAttempt[] },
-    now: Date,
+    retry: { runAfter: Date; error: string; fallbacks: readonly GenerationAttempt[]; now: Date },
   ): Promise<boolean> {
-    const { runAfter, error, fallbacks } = retry;
+    const { runAfter, error, fallbacks, now } = retry;
     const rows = await this.db
       .update(mediaJobs)
       .set({ phase: null, claimedBy: null, claimExpiresAt: null, runAfter, error, fallbacks, updatedAt: now })
@@ -302,7 +302,10 @@ export class MediaJobsRepository {
    * released and its usage record says so, in one transaction. Undefined when the job is not the account's,
    * or is past that point.
    */
-  async cancelUnsent(id: string, accountId: string, kind: MediaKind, now: Date): Promise<ReadJobRow | undefined> {
+  async cancelUnsent(
+    { id, accountId, kind }: { id: string; accountId: string; kind: MediaKind },
+    now: Date,
+  ): Promise<ReadJobRow | undefined> {
     return this.db.transaction(async (tx) => {
       const [job] = await tx
         .update(mediaJobs)
@@ -389,8 +392,7 @@ export class MediaJobsRepository {
   async listArchived(
     accountId: string,
     kind: MediaKind | undefined,
-    offset: number,
-    limit: number,
+    { offset, limit }: PageWindow,
   ): Promise<{ jobs: ArchivedJobRow[]; assets: MediaAssetRow[]; total: number }> {
     const where = and(
       eq(mediaJobs.accountId, accountId),

@@ -15,12 +15,17 @@ export function signedFilePath(key: KeyObject, objectKey: string, expiresAt: Dat
 
 export type LinkCheck = 'valid' | 'invalid' | 'expired';
 
+/** A download link as a client presents it: the object, and the expiry and signature of its query. */
+export interface SignedFileLink {
+  objectKey: string;
+  expires: string | undefined;
+  signature: string | undefined;
+}
+
 /** Whether a link's signature covers this object and expiry, and the expiry is still ahead. The signature is checked first, in constant time. */
 export function checkSignedFile(
   key: KeyObject,
-  objectKey: string,
-  expires: string | undefined,
-  given: string | undefined,
+  { objectKey, expires, signature: given }: SignedFileLink,
   now: Date,
 ): LinkCheck {
   if (!expires || !/^\d{1,12}$/.test(expires) || !given) return 'invalid';

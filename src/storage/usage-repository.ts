@@ -1,5 +1,5 @@
 import { and, count, desc, eq, sql, type SQL } from 'drizzle-orm';
-import { queryRows, type Database } from './database.ts';
+import { type Database, type PageWindow, queryRows } from './database.ts';
 import { generations } from './schema.ts';
 
 export type GenerationRow = typeof generations.$inferSelect;
@@ -28,8 +28,7 @@ export class UsageRepository {
   async listGenerations(
     accountId: string,
     filter: GenerationFilter,
-    offset: number,
-    limit: number,
+    { offset, limit }: PageWindow,
   ): Promise<{ rows: GenerationRow[]; total: number }> {
     const where = matching(accountId, filter);
     const [rows, [totals]] = await Promise.all([

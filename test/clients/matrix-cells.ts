@@ -85,9 +85,11 @@ const textFeatures = features.filter((feature) => feature !== 'embeddings' && !e
 /** An AI SDK provider: its retries are set off where a refusal may come (the defaults' one departure). */
 const aiSdk = (
   provider: string,
-  surface: ClientCells['surface'],
-  basePath: string,
-  embeddings: readonly Feature[] = [],
+  {
+    surface,
+    basePath,
+    embeddings = [],
+  }: { surface: ClientCells['surface']; basePath: string; embeddings?: readonly Feature[] },
 ): ClientCells => ({
   packages: ['ai', provider],
   surface,
@@ -100,14 +102,18 @@ const aiSdk = (
 
 export const clients = {
   'ai-sdk/openai': {
-    ...aiSdk('@ai-sdk/openai', 'alpha', '/api/alpha/v1', ['embeddings']),
+    ...aiSdk('@ai-sdk/openai', { surface: 'alpha', basePath: '/api/alpha/v1', embeddings: ['embeddings'] }),
     // With its default `store: true` the provider sends earlier output back as references to items OpenAI
     // stored; the gateway stores none, so a translated upstream cannot be given what they stood for.
     refusals: { 'tools-multi-step': { anthropic: 'refused-400:item_reference' } },
   },
-  'ai-sdk/openai-compatible': aiSdk('@ai-sdk/openai-compatible', 'alpha', '/api/alpha/v1'),
-  'ai-sdk/anthropic': aiSdk('@ai-sdk/anthropic', 'beta', '/api/beta/v1'),
-  'ai-sdk/google': aiSdk('@ai-sdk/google', 'gamma', '/api/gamma/v1beta', ['embeddings']),
+  'ai-sdk/openai-compatible': aiSdk('@ai-sdk/openai-compatible', { surface: 'alpha', basePath: '/api/alpha/v1' }),
+  'ai-sdk/anthropic': aiSdk('@ai-sdk/anthropic', { surface: 'beta', basePath: '/api/beta/v1' }),
+  'ai-sdk/google': aiSdk('@ai-sdk/google', {
+    surface: 'gamma',
+    basePath: '/api/gamma/v1beta',
+    embeddings: ['embeddings'],
+  }),
   'langchain/openai': {
     packages: ['@langchain/core', '@langchain/openai'],
     surface: 'alpha',

@@ -86,7 +86,7 @@ function sendError(response: ServerResponse, status: number, message: string): v
     error: { type: errorTypes[status] ?? 'api_error', message },
     request_id: 'req_fake',
   };
-  writeJson<AnthropicError>(response, status, body, { 'request-id': 'req_fake' });
+  writeJson<AnthropicError>(response, { status, body, headers: { 'request-id': 'req_fake' } });
 }
 
 const isMessagesRequest = wireCheck(MessagesRequest);
@@ -158,7 +158,7 @@ async function messages(request: RecordedRequest, response: ServerResponse): Pro
         service_tier: 'standard',
       },
     };
-    return writeJson<Message>(response, 200, whole, { 'request-id': 'req_fake' });
+    return writeJson<Message>(response, { status: 200, body: whole, headers: { 'request-id': 'req_fake' } });
   }
   response.writeHead(200, {
     'content-type': 'text/event-stream',

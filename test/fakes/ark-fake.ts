@@ -45,10 +45,12 @@ const mediaTokens = 500;
 function sendError(
   response: ServerResponse,
   status: number,
-  code: string,
-  message: string,
-  param: string | null = null,
-  headers: Record<string, string> = {},
+  {
+    code,
+    message,
+    param = null,
+    headers = {},
+  }: { code: string; message: string; param?: string | null; headers?: Record<string, string> },
 ): void {
   const types: Record<number, string> = {
     400: 'BadRequest',
@@ -57,14 +59,17 @@ function sendError(
     429: 'TooManyRequests',
   };
   const body = { error: { code, message, param, type: types[status] ?? 'InternalServiceError' } };
-  writeJson<ArkError>(response, status, body, { 'x-request-id': 'fake-ark-request', ...headers });
+  writeJson<ArkError>(response, { status, body, headers: { 'x-request-id': 'fake-ark-request', ...headers } });
 }
 
 const isMultimodalRequest = wireCheck(MultimodalEmbeddingsRequest);
 
 function multimodal(request: RecordedRequest, response: ServerResponse): void {
   if (request.headers.authorization !== `Bearer ${fakeArkKey}`) {
-    sendError(response, 401, 'AuthenticationError', 'The API key in the request is missing or invalid.');
+    sendError(response, 401, {
+      code: 'AuthenticationError',
+      message: 'The API key in the request is missing or invalid.',
+    });
     return;
   }
   const body = request.body as MultimodalBody;
@@ -73,21 +78,25 @@ function multimodal(request: RecordedRequest, response: ServerResponse): void {
   )?.text;
   const failure = /^fake-error-(\d{3})$/.exec(failing ?? body.model ?? '');
   if (failure) {
-    sendError(response, Number(failure[1]), 'InternalServiceError', `The fake failed with ${failure[1]}`);
+    sendError(response, Number(failure[1]), {
+      code: 'InternalServiceError',
+      message: `The fake failed with ${failure[1]}`,
+    });
     return;
   }
   if (!Array.isArray(body.input) || body.input.length === 0) {
-    sendError(
-      response,
-      400,
-      'MissingParameter',
-      'The request failed because it is missing one or multiple required parameters.',
-      'input',
-    );
+    sendError(response, 400, {
+      code: 'MissingParameter',
+      message: 'The request failed because it is missing one or multiple required parameters.',
+      param: 'input',
+    });
     return;
   }
   if (!isMultimodalRequest(request.body)) {
-    sendError(response, 400, 'InvalidParameter', 'One or more parameters specified in the request are not valid.');
+    sendError(response, 400, {
+      code: 'InvalidParameter',
+      message: 'One or more parameters specified in the request are not valid.',
+    });
     return;
   }
   let textTokens = 0;
@@ -101,13 +110,11 @@ function multimodal(request: RecordedRequest, response: ServerResponse): void {
     )
       imageTokens += mediaTokens;
     else {
-      sendError(
-        response,
-        400,
-        'InvalidParameter',
-        'One or more parameters specified in the request are not valid.',
-        `input[${index}]`,
-      );
+      sendError(response, 400, {
+        code: 'InvalidParameter',
+        message: 'One or more parameters specified in the request are not valid.',
+        param: `input[${index}]`,
+      });
       return;
     }
   }
@@ -127,7 +134,11 @@ function multimodal(request: RecordedRequest, response: ServerResponse): void {
       prompt_tokens_details: { text_tokens: textTokens, image_tokens: imageTokens },
     },
   };
-  writeJson<MultimodalEmbeddingsAnswer>(response, 200, answer, { 'x-request-id': 'fake-ark-request' });
+  writeJson<MultimodalEmbeddingsAnswer>(response, {
+    status: 200,
+    body: answer,
+    headers: { 'x-request-id': 'fake-ark-request' },
+  });
 }
 
 const isSeedream = wireCheck(SeedreamRequest);
@@ -140,33 +151,36 @@ const isSeedream = wireCheck(SeedreamRequest);
  */
 async function seedream(request: RecordedRequest, response: ServerResponse, files: FakeFiles): Promise<void> {
   if (request.headers.authorization !== `Bearer ${fakeArkKey}`)
-    return sendError(response, 401, 'AuthenticationError', 'The API key in the request is missing or invalid.');
+    return sendError(response, 401, {
+      code: 'AuthenticationError',
+      message: 'The API key in the request is missing or invalid.',
+    });
   if (!isSeedream(request.body))
-    return sendError(
-      response,
-      400,
-      'InvalidParameter',
-      'One or more parameters specified in the request are not valid.',
-    );
+    return sendError(response, 400, {
+      code: 'InvalidParameter',
+      message: 'One or more parameters specified in the request are not valid.',
+    });
   const body = request.body;
   const scenario = scenarioOf(body.prompt);
   if (!(await delayFor(scenario))) return;
   if (scenario.errorStatus) {
     const code = scenario.errorStatus === 400 ? 'OutputImageSensitiveContentDetected' : 'InternalServiceError';
-    return sendError(
-      response,
-      scenario.errorStatus,
+    return sendError(response, scenario.errorStatus, {
       code,
-      `The fake failed with ${scenario.errorStatus}`,
-      null,
-      scenario.retryAfter ? { 'retry-after': scenario.retryAfter } : {},
-    );
+      message: `The fake failed with ${scenario.errorStatus}`,
+      param: null,
+      headers: scenario.retryAfter ? { 'retry-after': scenario.retryAfter } : {},
+    });
   }
   if (scenario.garbage)
     return void response.writeHead(200, { 'content-type': 'application/json' }).end('{"data": "not a list"}');
   const layers = body.layer_decomposition?.enabled === true;
   if (layers && (typeof body.image !== 'string' || body.size !== undefined))
-    return sendError(response, 400, 'InvalidParameter', 'Layer decomposition takes one image and no size.', 'image');
+    return sendError(response, 400, {
+      code: 'InvalidParameter',
+      message: 'Layer decomposition takes one image and no size.',
+      param: 'image',
+    });
   const count = layers
     ? 4
     : body.sequential_image_generation === 'auto'
@@ -224,7 +238,7 @@ async function seedream(request: RecordedRequest, response: ServerResponse, file
     return;
   }
   const answer: SeedreamAnswer = { model: body.model, created: 1_757_321_139, data, usage };
-  writeJson<SeedreamAnswer>(response, 200, answer, { 'x-request-id': 'fake-ark-request' });
+  writeJson<SeedreamAnswer>(response, { status: 200, body: answer, headers: { 'x-request-id': 'fake-ark-request' } });
 }
 
 export function startArkFake(): Promise<FakeServer> {
@@ -238,7 +252,10 @@ export function startArkFake(): Promise<FakeServer> {
       return multimodal(request, response);
     if (request.method === 'POST' && request.path === '/api/v3/images/generations')
       return seedream(request, response, files);
-    sendError(response, 404, 'InvalidEndpoint.NotFound', `Not found: ${request.method} ${request.path}`);
+    sendError(response, 404, {
+      code: 'InvalidEndpoint.NotFound',
+      message: `Not found: ${request.method} ${request.path}`,
+    });
   });
   return started.then((server) => {
     url = server.url;

@@ -39,9 +39,7 @@ const streaming = (incoming: RecordedRequest) =>
 async function relayFrom(
   target: FakeServer,
   path: string,
-  incoming: RecordedRequest,
-  response: ServerResponse,
-  cutHalfway: boolean,
+  { incoming, response, cutHalfway }: { incoming: RecordedRequest; response: ServerResponse; cutHalfway: boolean },
 ): Promise<void> {
   const headers: Record<string, string> = {};
   for (const [name, value] of Object.entries(incoming.headers))
@@ -83,7 +81,7 @@ export async function startChaosUpstream(fakes: {
     switch (behaviour) {
       case 'valid':
       case 'truncated':
-        return relayFrom(target, `/${rest.join('/')}`, incoming, response, behaviour === 'truncated');
+        return relayFrom(target, `/${rest.join('/')}`, { incoming, response, cutHalfway: behaviour === 'truncated' });
       case 'garbage':
         response.writeHead(200, { 'content-type': eventStream ? 'text/event-stream' : 'application/json' });
         return void response.end('{not json at all');

@@ -45,7 +45,7 @@ const jsonType = { 'content-type': 'application/json; charset=UTF-8' };
 
 function sendError(response: ServerResponse, code: number, message: string): void {
   const body: GeminiError = { error: { code, message, status: statusNames[code] ?? 'UNKNOWN' } };
-  writeJson(response, code, body, jsonType);
+  writeJson(response, { status: code, body, headers: jsonType });
 }
 
 const isGenerateRequest = wireCheck(GenerateContentRequest);
@@ -94,9 +94,7 @@ const textOf = (parts: GeminiPart[] | undefined) =>
 async function generate(
   request: RecordedRequest,
   response: ServerResponse,
-  model: string,
-  action: string,
-  alt: string | null,
+  { model, action, alt }: { model: string; action: string; alt: string | null },
 ): Promise<void> {
   if (request.headers['x-goog-api-key'] !== fakeGeminiKey)
     return sendError(response, 400, 'API key not valid. Please pass a valid API key.');
@@ -171,7 +169,7 @@ async function generate(
       usageMetadata: finalUsage,
       ...common,
     };
-    return writeJson<GenerateContentResponse>(response, 200, answer, jsonType);
+    return writeJson<GenerateContentResponse>(response, { status: 200, body: answer, headers: jsonType });
   }
   const chunks = words.map((word, index) => {
     const last = index === words.length - 1;
@@ -221,7 +219,11 @@ function embeddingOf(request: EmbedRequest): { values: number[] } {
  * `:embedContent` and `:batchEmbedContents` as the real API answers them: no usage, vectors in request order;
  * every batch request must name the path's model as `models/<id>`, and carry content parts.
  */
-function embed(request: RecordedRequest, response: ServerResponse, model: string, action: string): void {
+function embed(
+  request: RecordedRequest,
+  response: ServerResponse,
+  { model, action }: { model: string; action: string },
+): void {
   if (request.headers['x-goog-api-key'] !== fakeGeminiKey) {
     sendError(response, 400, 'API key not valid. Please pass a valid API key.');
     return;
@@ -262,11 +264,11 @@ function embed(request: RecordedRequest, response: ServerResponse, model: string
     }
   }
   if (action === 'embedContent') {
-    writeJson(response, 200, { embedding: embeddingOf(requests[0]!) }, jsonType);
+    writeJson(response, { status: 200, body: { embedding: embeddingOf(requests[0]!) }, headers: jsonType });
     return;
   }
   const answer = { embeddings: requests.map(embeddingOf) };
-  writeJson<BatchEmbedContentsResponse>(response, 200, answer, jsonType);
+  writeJson<BatchEmbedContentsResponse>(response, { status: 200, body: answer, headers: jsonType });
 }
 
 export function startGeminiFake(): Promise<FakeServer> {
@@ -277,9 +279,13 @@ export function startGeminiFake(): Promise<FakeServer> {
         url.pathname,
       );
     if (request.method === 'POST' && match && (match[2] === 'embedContent' || match[2] === 'batchEmbedContents'))
-      return embed(request, response, decodeURIComponent(match[1]!), match[2]!);
+      return embed(request, response, { model: decodeURIComponent(match[1]!), action: match[2]! });
     if (request.method === 'POST' && match)
-      return generate(request, response, decodeURIComponent(match[1]!), match[2]!, url.searchParams.get('alt'));
+      return generate(request, response, {
+        model: decodeURIComponent(match[1]!),
+        action: match[2]!,
+        alt: url.searchParams.get('alt'),
+      });
     sendError(response, 404, `Method not found: ${request.method} ${url.pathname}`);
   });
 }

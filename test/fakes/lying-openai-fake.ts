@@ -32,7 +32,10 @@ interface Body {
 
 const base = { id: 'chatcmpl-lying', created: 1_723_031_664, system_fingerprint: 'fp_lying' };
 
-function chatChunk(model: string, delta: object, finishReason: string | null, usage?: object): string {
+function chatChunk(
+  model: string,
+  { delta, finishReason, usage }: { delta: object; finishReason: string | null; usage?: object },
+): string {
   return `data: ${JSON.stringify({ ...base, model, object: 'chat.completion.chunk', choices: [{ index: 0, delta, logprobs: null, finish_reason: finishReason }], ...(usage ? { usage } : {}) })}\n\n`;
 }
 
@@ -72,25 +75,27 @@ async function chat(body: Body, response: ServerResponse, alive: () => boolean):
     return;
   }
   response.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
-  if (body.model !== 'endless-event') response.write(chatChunk(body.model, { role: 'assistant', content: '' }, null));
+  if (body.model !== 'endless-event')
+    response.write(chatChunk(body.model, { delta: { role: 'assistant', content: '' }, finishReason: null }));
   switch (body.model) {
     case 'runaway':
       for (let index = 0; index < runawayWords; index += 1000)
-        response.write(chatChunk(body.model, { content: ' word'.repeat(1000) }, null));
-      response.write(chatChunk(body.model, {}, 'stop'));
+        response.write(chatChunk(body.model, { delta: { content: ' word'.repeat(1000) }, finishReason: null }));
+      response.write(chatChunk(body.model, { delta: {}, finishReason: 'stop' }));
       response.write(
         `data: ${JSON.stringify({ ...base, model: body.model, object: 'chat.completion.chunk', choices: [], usage: runawayUsage })}\n\n`,
       );
       response.end('data: [DONE]\n\n');
       return;
     case 'cut':
-      for (const word of ['one', ' two', ' three']) response.write(chatChunk(body.model, { content: word }, null));
+      for (const word of ['one', ' two', ' three'])
+        response.write(chatChunk(body.model, { delta: { content: word }, finishReason: null }));
       await sleep(50);
       response.socket?.destroy();
       return;
     case 'endless':
       while (alive()) {
-        response.write(chatChunk(body.model, { content: ' more' }, null));
+        response.write(chatChunk(body.model, { delta: { content: ' more' }, finishReason: null }));
         await sleep(50);
       }
       return;

@@ -97,13 +97,15 @@ const contentText = (content: ChatMessage['content']) =>
 function sendError(
   response: ServerResponse,
   status: number,
-  type: string,
-  message: string,
-  code: string | null,
-  headers: Record<string, string> = {},
+  {
+    type,
+    message,
+    code,
+    headers = {},
+  }: { type: string; message: string; code: string | null; headers?: Record<string, string> },
 ): void {
   const body: OpenAiError = { error: { message, type, param: null, code } };
-  writeJson(response, status, body, headers);
+  writeJson(response, { status, body, headers });
 }
 
 const isChatRequest = wireCheck(ChatCompletionsRequest);
@@ -112,17 +114,19 @@ const isEmbeddingsRequest = wireCheck(EmbeddingsRequest);
 
 /** The real API's answer to a body that does not follow the operation's schema. */
 const refuseBody = (response: ServerResponse, operation: string) =>
-  sendError(
-    response,
-    400,
-    'invalid_request_error',
-    `The request body does not follow the ${operation} schema.`,
-    'invalid_request_body',
-  );
+  sendError(response, 400, {
+    type: 'invalid_request_error',
+    message: `The request body does not follow the ${operation} schema.`,
+    code: 'invalid_request_body',
+  });
 
 async function chatCompletions(request: RecordedRequest, response: ServerResponse): Promise<void> {
   if (request.headers.authorization !== `Bearer ${fakeOpenAiKey}`) {
-    return sendError(response, 401, 'invalid_request_error', 'Incorrect API key provided', 'invalid_api_key');
+    return sendError(response, 401, {
+      type: 'invalid_request_error',
+      message: 'Incorrect API key provided',
+      code: 'invalid_api_key',
+    });
   }
   if (!isChatRequest(request.body)) return refuseBody(response, 'chat completions');
   const body = request.body as ChatBody;
@@ -131,19 +135,23 @@ async function chatCompletions(request: RecordedRequest, response: ServerRespons
   if (failure) {
     const status = Number(failure[1]);
     if (status === 429)
-      return sendError(response, 429, 'rate_limit_error', 'Rate limit reached for requests', 'rate_limit_exceeded', {
-        'retry-after': '1',
+      return sendError(response, 429, {
+        type: 'rate_limit_error',
+        message: 'Rate limit reached for requests',
+        code: 'rate_limit_exceeded',
+        headers: {
+          'retry-after': '1',
+        },
       });
-    return sendError(
-      response,
-      status,
-      status >= 500 ? 'server_error' : 'invalid_request_error',
-      `The fake failed with ${status}`,
-      null,
-    );
+    return sendError(response, status, {
+      type: status >= 500 ? 'server_error' : 'invalid_request_error',
+      message: `The fake failed with ${status}`,
+      code: null,
+    });
   }
   const sequenceError = toolSequenceError(body.messages);
-  if (sequenceError) return sendError(response, 400, 'invalid_request_error', sequenceError, null);
+  if (sequenceError)
+    return sendError(response, 400, { type: 'invalid_request_error', message: sequenceError, code: null });
   const lastUser = body.messages.filter((message) => message.role === 'user').at(-1);
   const prompt = lastUser ? contentText(lastUser.content) : '';
   const lastTool = body.messages.at(-1)?.role === 'tool' ? body.messages.at(-1) : undefined;
@@ -173,7 +181,13 @@ async function chatCompletions(request: RecordedRequest, response: ServerRespons
     system_fingerprint: 'fp_fake',
   };
   const tool = chosenTool(body);
-  if (tool) return toolCall(response, body, base, tool, JSON.stringify({ query: prompt }), usage.prompt_tokens);
+  if (tool)
+    return toolCall(response, body, {
+      base,
+      tool,
+      args: JSON.stringify({ query: prompt }),
+      promptTokens: usage.prompt_tokens,
+    });
   if (!body.stream) {
     if (drip) await sleep(chunkDelayMs * words.length);
     const completion = {
@@ -187,7 +201,11 @@ async function chatCompletions(request: RecordedRequest, response: ServerRespons
       })),
       ...(body.model === 'fake-no-usage' ? {} : { usage: fullUsage }),
     };
-    return writeJson<ChatCompletion>(response, 200, completion, { 'x-request-id': 'req_fake' });
+    return writeJson<ChatCompletion>(response, {
+      status: 200,
+      body: completion,
+      headers: { 'x-request-id': 'req_fake' },
+    });
   }
   const includeUsage = body.stream_options?.include_usage === true && body.model !== 'fake-no-usage';
   response.writeHead(200, {
@@ -229,10 +247,7 @@ async function chatCompletions(request: RecordedRequest, response: ServerRespons
 function toolCall(
   response: ServerResponse,
   body: ChatBody,
-  base: object,
-  tool: string,
-  args: string,
-  promptTokens: number,
+  { base, tool, args, promptTokens }: { base: object; tool: string; args: string; promptTokens: number },
 ): void {
   const usage = { prompt_tokens: promptTokens, completion_tokens: 5, total_tokens: promptTokens + 5 };
   const call = { id: 'call_fake1', type: 'function', function: { name: tool, arguments: args } };
@@ -244,7 +259,7 @@ function toolCall(
       choices: [{ index: 0, message, logprobs: null, finish_reason: 'tool_calls' }],
       usage,
     };
-    writeJson<ChatCompletion>(response, 200, completion);
+    writeJson<ChatCompletion>(response, { status: 200, body: completion });
     return;
   }
   const includeUsage = body.stream_options?.include_usage === true;
@@ -289,13 +304,21 @@ interface ResponsesBody {
  */
 async function responses(request: RecordedRequest, response: ServerResponse): Promise<void> {
   if (request.headers.authorization !== `Bearer ${fakeOpenAiKey}`) {
-    return sendError(response, 401, 'invalid_request_error', 'Incorrect API key provided', 'invalid_api_key');
+    return sendError(response, 401, {
+      type: 'invalid_request_error',
+      message: 'Incorrect API key provided',
+      code: 'invalid_api_key',
+    });
   }
   if (!isResponsesRequest(request.body)) return refuseBody(response, 'responses');
   const body = request.body as ResponsesBody;
   const failure = /^fake-error-(\d{3})$/.exec(body.model);
   if (failure)
-    return sendError(response, Number(failure[1]), 'server_error', `The fake failed with ${failure[1]}`, null);
+    return sendError(response, Number(failure[1]), {
+      type: 'server_error',
+      message: `The fake failed with ${failure[1]}`,
+      code: null,
+    });
   const items = typeof body.input === 'string' ? [{ role: 'user', content: body.input }] : body.input;
   const textOf = (content: string | Array<{ text?: string }> | undefined) =>
     typeof content === 'string' ? content : (content ?? []).map((part) => part.text ?? '').join('');
@@ -349,7 +372,7 @@ async function responses(request: RecordedRequest, response: ServerResponse): Pr
     output: [call ?? message],
     usage: { ...usage, total_tokens: usage.input_tokens + usage.output_tokens },
   };
-  if (!body.stream) return writeJson<ResponseObject>(response, 200, whole);
+  if (!body.stream) return writeJson<ResponseObject>(response, { status: 200, body: whole });
   response.writeHead(200, { 'content-type': 'text/event-stream' });
   let sequence = 0;
   const send = (type: string, data: object) => {
@@ -420,7 +443,11 @@ interface EmbeddingsBody {
  */
 function embeddings(request: RecordedRequest, response: ServerResponse): void {
   if (request.headers.authorization !== `Bearer ${fakeOpenAiKey}`) {
-    sendError(response, 401, 'invalid_request_error', 'Incorrect API key provided', 'invalid_api_key');
+    sendError(response, 401, {
+      type: 'invalid_request_error',
+      message: 'Incorrect API key provided',
+      code: 'invalid_api_key',
+    });
     return;
   }
   if (!isEmbeddingsRequest(request.body)) {
@@ -430,7 +457,11 @@ function embeddings(request: RecordedRequest, response: ServerResponse): void {
   const body = request.body as EmbeddingsBody;
   const failure = /^fake-error-(\d{3})$/.exec(body.model ?? '');
   if (failure) {
-    sendError(response, Number(failure[1]), 'server_error', `The fake failed with ${failure[1]}`, null);
+    sendError(response, Number(failure[1]), {
+      type: 'server_error',
+      message: `The fake failed with ${failure[1]}`,
+      code: null,
+    });
     return;
   }
   if (body.model === 'fake-null-answer')
@@ -441,17 +472,19 @@ function embeddings(request: RecordedRequest, response: ServerResponse): void {
     inputs.length === 0 ||
     !inputs.every((input) => typeof input === 'string' && input !== '')
   ) {
-    sendError(
-      response,
-      400,
-      'invalid_request_error',
-      "'$.input' is invalid. Please check the API reference: https://platform.openai.com/docs/api-reference.",
-      null,
-    );
+    sendError(response, 400, {
+      type: 'invalid_request_error',
+      message: "'$.input' is invalid. Please check the API reference: https://platform.openai.com/docs/api-reference.",
+      code: null,
+    });
     return;
   }
   if (body.dimensions !== undefined && !body.model?.startsWith('text-embedding-3')) {
-    sendError(response, 400, 'invalid_request_error', 'This model does not support specifying dimensions.', null);
+    sendError(response, 400, {
+      type: 'invalid_request_error',
+      message: 'This model does not support specifying dimensions.',
+      code: null,
+    });
     return;
   }
   const vectors = (inputs as string[]).map((input) => fakeVector(input, body.dimensions ?? 8));
@@ -464,7 +497,7 @@ function embeddings(request: RecordedRequest, response: ServerResponse): void {
       index,
       embedding: Buffer.from(new Float32Array(vector).buffer).toString('base64'),
     }));
-    writeJson(response, 200, { object: 'list', data, model: body.model, usage });
+    writeJson(response, { status: 200, body: { object: 'list', data, model: body.model, usage } });
     return;
   }
   const answer = {
@@ -473,7 +506,7 @@ function embeddings(request: RecordedRequest, response: ServerResponse): void {
     model: body.model,
     usage,
   };
-  writeJson<EmbeddingsAnswer>(response, 200, answer);
+  writeJson<EmbeddingsAnswer>(response, { status: 200, body: answer });
 }
 
 const isImagesRequest = wireCheck(ImagesGenerateRequest);
@@ -507,23 +540,25 @@ function imagesAnswer(prompt: string, n: number, quality: string | undefined): I
  */
 async function imageGenerations(request: RecordedRequest, response: ServerResponse): Promise<void> {
   if (request.headers.authorization !== `Bearer ${fakeOpenAiKey}`)
-    return sendError(response, 401, 'invalid_request_error', 'Incorrect API key provided', 'invalid_api_key');
+    return sendError(response, 401, {
+      type: 'invalid_request_error',
+      message: 'Incorrect API key provided',
+      code: 'invalid_api_key',
+    });
   if (!isImagesRequest(request.body)) return refuseBody(response, 'images/generations');
   const body = request.body;
   const scenario = scenarioOf(body.prompt);
   if (!(await delayFor(scenario))) return;
   if (scenario.errorStatus)
-    return sendError(
-      response,
-      scenario.errorStatus,
-      scenario.errorStatus === 400 ? 'image_generation_user_error' : 'server_error',
-      `The fake failed with ${scenario.errorStatus}`,
-      null,
-    );
+    return sendError(response, scenario.errorStatus, {
+      type: scenario.errorStatus === 400 ? 'image_generation_user_error' : 'server_error',
+      message: `The fake failed with ${scenario.errorStatus}`,
+      code: null,
+    });
   if (scenario.garbage)
     return void response.writeHead(200, { 'content-type': 'application/json' }).end('{"images": []}');
   const answer = imagesAnswer(body.prompt, body.n ?? 1, body.quality);
-  if (body.stream !== true) return writeJson<ImagesAnswer>(response, 200, answer);
+  if (body.stream !== true) return writeJson<ImagesAnswer>(response, { status: 200, body: answer });
   response.writeHead(200, { 'content-type': 'text/event-stream' });
   for (const [index, item] of answer.data.entries()) {
     const partial: ImagesStreamEvent = {
@@ -547,22 +582,37 @@ async function imageGenerations(request: RecordedRequest, response: ServerRespon
 /** `POST /v1/images/edits` (multipart): the prompt and `image[]` parts read from the form; answered like a generation. */
 function imageEdits(request: RecordedRequest, response: ServerResponse): void {
   if (request.headers.authorization !== `Bearer ${fakeOpenAiKey}`) {
-    sendError(response, 401, 'invalid_request_error', 'Incorrect API key provided', 'invalid_api_key');
+    sendError(response, 401, {
+      type: 'invalid_request_error',
+      message: 'Incorrect API key provided',
+      code: 'invalid_api_key',
+    });
     return;
   }
   const form = typeof request.body === 'string' ? request.body : '';
   if (!String(request.headers['content-type']).startsWith('multipart/form-data')) {
-    sendError(response, 400, 'invalid_request_error', 'The edits endpoint takes multipart/form-data', null);
+    sendError(response, 400, {
+      type: 'invalid_request_error',
+      message: 'The edits endpoint takes multipart/form-data',
+      code: null,
+    });
     return;
   }
   const field = (name: string) => new RegExp(`name="${name}"\r\n\r\n([^\r]*)`).exec(form)?.[1];
   const images = form.split('name="image[]"').length - 1;
   const prompt = field('prompt');
   if (!prompt || images === 0) {
-    sendError(response, 400, 'invalid_request_error', "Missing required parameter: 'image'.", null);
+    sendError(response, 400, {
+      type: 'invalid_request_error',
+      message: "Missing required parameter: 'image'.",
+      code: null,
+    });
     return;
   }
-  writeJson<ImagesAnswer>(response, 200, imagesAnswer(prompt, Number(field('n') ?? 1), field('quality')));
+  writeJson<ImagesAnswer>(response, {
+    status: 200,
+    body: imagesAnswer(prompt, Number(field('n') ?? 1), field('quality')),
+  });
 }
 
 export function startOpenAiFake(): Promise<FakeServer> {
@@ -583,6 +633,10 @@ export function startOpenAiFake(): Promise<FakeServer> {
       );
       return;
     }
-    sendError(response, 404, 'invalid_request_error', `Invalid URL (${request.method} ${request.path})`, 'unknown_url');
+    sendError(response, 404, {
+      type: 'invalid_request_error',
+      message: `Invalid URL (${request.method} ${request.path})`,
+      code: 'unknown_url',
+    });
   });
 }

@@ -21,7 +21,7 @@ export async function startRouterVideoFake(): Promise<FakeServer> {
   const jobs = new Map<string, { body: RouterVideoRequest; reads: number }>();
   let counter = 0;
   const sendError = (response: ServerResponse, status: number, message: string) =>
-    writeJson(response, status, { error: { code: status, message } });
+    writeJson(response, { status, body: { error: { code: status, message } } });
   return startFakeServer((request, response) => {
     if (request.headers.authorization !== `Bearer ${fakeRouterKey}`)
       return sendError(response, 401, 'Missing Authentication header');
@@ -32,11 +32,14 @@ export async function startRouterVideoFake(): Promise<FakeServer> {
       if (failure) return sendError(response, Number(failure[1]), `The fake failed with ${failure[1]}`);
       const id = `job-${++counter}`;
       jobs.set(id, { body, reads: 0 });
-      return writeJson<RouterVideoJob>(response, 202, {
-        id,
-        polling_url: `/api/v1/videos/${id}`,
-        status: 'pending',
-        generation_id: `gen-${counter}`,
+      return writeJson<RouterVideoJob>(response, {
+        status: 202,
+        body: {
+          id,
+          polling_url: `/api/v1/videos/${id}`,
+          status: 'pending',
+          generation_id: `gen-${counter}`,
+        },
       });
     }
     const match = /^\/api\/v1\/videos\/([^/?]+)(\/content\?index=(\d+))?$/.exec(request.path);
@@ -64,6 +67,6 @@ export async function startRouterVideoFake(): Promise<FakeServer> {
       answer.unsigned_urls = [`http://${request.headers.host}/api/v1/videos/${id}/content?index=0`];
       answer.usage = { cost: 0.4, is_byok: false };
     }
-    writeJson<RouterVideoJob>(response, 200, answer);
+    writeJson<RouterVideoJob>(response, { status: 200, body: answer });
   });
 }

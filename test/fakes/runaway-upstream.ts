@@ -40,29 +40,39 @@ export async function startRunawayUpstream(): Promise<RunawayUpstream> {
     exchanges.push(exchange);
     const gemini = /^\/v1beta\/models\/([^:]+):(\w+)/.exec(request.path);
     if (gemini) {
-      if (gemini[2] === 'generateContent') return writeJson<GenerateContentResponse>(response, 200, geminiAnswer());
+      if (gemini[2] === 'generateContent')
+        return writeJson<GenerateContentResponse>(response, { status: 200, body: geminiAnswer() });
       const sse = request.path.includes('alt=sse');
-      return stream(response, exchange, 'application/json', sse ? '' : '[', (index) => {
-        const chunk: GenerateContentResponse = {
-          candidates: [{ content: { parts: [{ text: runawayWord }] } }],
-          usageMetadata: { promptTokenCount: 3, candidatesTokenCount: index + 1 },
-        };
-        return sse ? `data: ${JSON.stringify(chunk)}\r\n\r\n` : `${index === 0 ? '' : ',\r\n'}${JSON.stringify(chunk)}`;
+      return stream(response, exchange, {
+        contentType: 'application/json',
+        opening: sse ? '' : '[',
+        event: (index) => {
+          const chunk: GenerateContentResponse = {
+            candidates: [{ content: { parts: [{ text: runawayWord }] } }],
+            usageMetadata: { promptTokenCount: 3, candidatesTokenCount: index + 1 },
+          };
+          return sse
+            ? `data: ${JSON.stringify(chunk)}\r\n\r\n`
+            : `${index === 0 ? '' : ',\r\n'}${JSON.stringify(chunk)}`;
+        },
       });
     }
     if (request.path === '/v1/chat/completions') {
-      if (!body.stream) return writeJson<ChatCompletion>(response, 200, chatAnswer(model));
-      return stream(response, exchange, 'text/event-stream', '', () =>
-        sseEvent<ChatCompletionChunk>({
-          id: 'chatcmpl-runaway',
-          created: 1,
-          model,
-          choices: [{ index: 0, delta: { content: runawayWord }, finish_reason: null }],
-        }),
-      );
+      if (!body.stream) return writeJson<ChatCompletion>(response, { status: 200, body: chatAnswer(model) });
+      return stream(response, exchange, {
+        contentType: 'text/event-stream',
+        opening: '',
+        event: () =>
+          sseEvent<ChatCompletionChunk>({
+            id: 'chatcmpl-runaway',
+            created: 1,
+            model,
+            choices: [{ index: 0, delta: { content: runawayWord }, finish_reason: null }],
+          }),
+      });
     }
     if (request.path === '/v1/responses') {
-      if (!body.stream) return writeJson<ResponseObject>(response, 200, responseAnswer(model));
+      if (!body.stream) return writeJson<ResponseObject>(response, { status: 200, body: responseAnswer(model) });
       const created: ResponsesStreamEvent = {
         type: 'response.created',
         sequence_number: 0,
@@ -76,20 +86,24 @@ export async function startRunawayUpstream(): Promise<RunawayUpstream> {
         item,
       };
       const opened = sseEvent(created, created.type) + sseEvent(added, added.type);
-      return stream(response, exchange, 'text/event-stream', opened, (index) => {
-        const delta = {
-          type: 'response.output_text.delta',
-          sequence_number: index + 2,
-          item_id: item.id,
-          output_index: 0,
-          content_index: 0,
-          delta: runawayWord,
-        };
-        return sseEvent<ResponsesStreamEvent>(delta, delta.type);
+      return stream(response, exchange, {
+        contentType: 'text/event-stream',
+        opening: opened,
+        event: (index) => {
+          const delta = {
+            type: 'response.output_text.delta',
+            sequence_number: index + 2,
+            item_id: item.id,
+            output_index: 0,
+            content_index: 0,
+            delta: runawayWord,
+          };
+          return sseEvent<ResponsesStreamEvent>(delta, delta.type);
+        },
       });
     }
     if (request.path === '/v1/messages') {
-      if (!body.stream) return writeJson<Message>(response, 200, messageAnswer(model));
+      if (!body.stream) return writeJson<Message>(response, { status: 200, body: messageAnswer(model) });
       const opened =
         sseEvent<MessagesStreamEvent>(
           { type: 'message_start', message: { usage: { input_tokens: 3, output_tokens: 1 } } },
@@ -99,14 +113,17 @@ export async function startRunawayUpstream(): Promise<RunawayUpstream> {
           { type: 'content_block_start', index: 0, content_block: { type: 'text' } },
           'content_block_start',
         );
-      return stream(response, exchange, 'text/event-stream', opened, () =>
-        sseEvent<MessagesStreamEvent>(
-          { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: runawayWord } },
-          'content_block_delta',
-        ),
-      );
+      return stream(response, exchange, {
+        contentType: 'text/event-stream',
+        opening: opened,
+        event: () =>
+          sseEvent<MessagesStreamEvent>(
+            { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: runawayWord } },
+            'content_block_delta',
+          ),
+      });
     }
-    writeJson(response, 404, { error: { message: `Not found: ${request.path}` } });
+    writeJson(response, { status: 404, body: { error: { message: `Not found: ${request.path}` } } });
   });
   return { ...server, exchanges };
 }
@@ -115,9 +132,7 @@ export async function startRunawayUpstream(): Promise<RunawayUpstream> {
 function stream(
   response: ServerResponse,
   exchange: RunawayExchange,
-  contentType: string,
-  opening: string,
-  event: (index: number) => string,
+  { contentType, opening, event }: { contentType: string; opening: string; event: (index: number) => string },
 ): void {
   response.writeHead(200, { 'content-type': contentType });
   if (opening) response.write(opening);

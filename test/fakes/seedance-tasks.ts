@@ -23,9 +23,7 @@ import { writeJson } from './wire.ts';
 type SendError = (
   response: ServerResponse,
   status: number,
-  code: string,
-  message: string,
-  param?: string | null,
+  error: { code: string; message: string; param?: string | null },
 ) => void;
 
 interface FakeTask {
@@ -58,13 +56,21 @@ export class SeedanceTasks {
     if (!match) return false;
     const task = this.tasks.get(decodeURIComponent(match[1]!));
     if (!task) {
-      this.sendError(response, 404, 'NotFound.TaskId', `The specified task ${match[1]} is not found.`, 'id');
+      this.sendError(response, 404, {
+        code: 'NotFound.TaskId',
+        message: `The specified task ${match[1]} is not found.`,
+        param: 'id',
+      });
       return true;
     }
     if (request.method === 'GET') this.read(decodeURIComponent(match[1]!), task, response);
     else if (request.method === 'DELETE') {
       if (task.status !== 'queued')
-        this.sendError(response, 400, 'InvalidParameter', `The task is ${task.status} and cannot be cancelled.`, 'id');
+        this.sendError(response, 400, {
+          code: 'InvalidParameter',
+          message: `The task is ${task.status} and cannot be cancelled.`,
+          param: 'id',
+        });
       else {
         task.status = 'cancelled';
         response.writeHead(200, { 'content-type': 'application/json' }).end('{}');
@@ -76,31 +82,31 @@ export class SeedanceTasks {
   private async create(request: RecordedRequest, response: ServerResponse): Promise<void> {
     const body = request.body;
     if (!isSeedanceCreateRequest(body))
-      return this.sendError(
-        response,
-        400,
-        'InvalidParameter',
-        'One or more parameters specified in the request are not valid.',
-      );
+      return this.sendError(response, 400, {
+        code: 'InvalidParameter',
+        message: 'One or more parameters specified in the request are not valid.',
+      });
     const prompt = body.content.flatMap((item) => (item.type === 'text' ? [item.text] : [])).join('\n');
     if (prompt.includes('fake-hang')) return;
     const error = /fake-error-(\d{3})/.exec(prompt);
     if (error)
-      return this.sendError(
-        response,
-        Number(error[1]),
-        Number(error[1]) === 400 ? 'InputTextSensitiveContentDetected' : 'InternalServiceError',
-        `The fake failed with ${error[1]}`,
-      );
+      return this.sendError(response, Number(error[1]), {
+        code: Number(error[1]) === 400 ? 'InputTextSensitiveContentDetected' : 'InternalServiceError',
+        message: `The fake failed with ${error[1]}`,
+      });
     const id = `cgt-${Date.now()}-${++this.counter}`;
     this.tasks.set(id, { body, prompt, reads: 0, status: 'queued', createdAt: Math.floor(Date.now() / 1000) });
-    writeJson(response, 200, { id }, { 'x-request-id': 'fake-ark-request' });
+    writeJson(response, { status: 200, body: { id }, headers: { 'x-request-id': 'fake-ark-request' } });
   }
 
   private read(id: string, task: FakeTask, response: ServerResponse): void {
     const prompt = task.prompt;
     if (prompt.includes('fake-video-lost')) {
-      this.sendError(response, 404, 'NotFound.TaskId', `The specified task ${id} is not found.`, 'id');
+      this.sendError(response, 404, {
+        code: 'NotFound.TaskId',
+        message: `The specified task ${id} is not found.`,
+        param: 'id',
+      });
       return;
     }
     if (prompt.includes('fake-video-garbage'))
@@ -144,6 +150,6 @@ export class SeedanceTasks {
         code: 'OutputVideoSensitiveContentDetected',
         message: 'The generated video may contain sensitive information.',
       };
-    writeJson<SeedanceTask>(response, 200, answer, { 'x-request-id': 'fake-ark-request' });
+    writeJson<SeedanceTask>(response, { status: 200, body: answer, headers: { 'x-request-id': 'fake-ark-request' } });
   }
 }

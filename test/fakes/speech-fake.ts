@@ -19,8 +19,8 @@ import { writeJson } from './wire.ts';
 
 export const fakeSpeechKey = 'fake-speech-key';
 
-function sendError(response: ServerResponse, status: number, code: number, message: string): void {
-  writeJson<SpeechError>(response, status, { code, message }, { 'x-tt-logid': 'fake-speech-log' });
+function sendError(response: ServerResponse, status: number, { code, message }: SpeechError): void {
+  writeJson<SpeechError>(response, { status, body: { code, message }, headers: { 'x-tt-logid': 'fake-speech-log' } });
 }
 
 /** Waits as `fake-slow-<ms>` says; false for `fake-hang` (never answered). */
@@ -42,11 +42,13 @@ async function delayFor(text: string): Promise<boolean> {
  */
 async function unidirectional(request: RecordedRequest, response: ServerResponse): Promise<void> {
   if (request.headers['x-api-key'] !== fakeSpeechKey)
-    return sendError(response, 401, 45000010, 'load grant: requested grant not found');
-  if (!isSpeechRequest(request.body)) return sendError(response, 400, 40000001, 'invalid request body');
+    return sendError(response, 401, { code: 45000010, message: 'load grant: requested grant not found' });
+  if (!isSpeechRequest(request.body))
+    return sendError(response, 400, { code: 40000001, message: 'invalid request body' });
   const { text, speaker, audio_params: audio } = request.body.req_params;
   const failure = /fake-error-(\d{3})/.exec(text);
-  if (failure) return sendError(response, Number(failure[1]), 55000000, `The fake failed with ${failure[1]}`);
+  if (failure)
+    return sendError(response, Number(failure[1]), { code: 55000000, message: `The fake failed with ${failure[1]}` });
   if (!(await delayFor(text))) return;
   const resource = request.headers['x-api-resource-id'];
   const wanted = speaker.endsWith('_uranus_bigtts') ? 'seed-tts-2.0' : 'seed-tts-1.0';
@@ -112,15 +114,21 @@ const referenceFields: Record<string, string> = {
  * `fake-billed-<s>` (that many seconds billed), `fake-garbage`, `fake-slow-<ms>`, `fake-hang`.
  */
 async function createAudio(request: RecordedRequest, response: ServerResponse, files: FakeFiles): Promise<void> {
-  if (request.headers['x-api-key'] !== fakeSpeechKey) return sendError(response, 401, 45000010, 'Invalid X-Api-Key');
-  if (!isSeedAudioRequest(request.body)) return sendError(response, 400, 45000001, 'invalid request body');
+  if (request.headers['x-api-key'] !== fakeSpeechKey)
+    return sendError(response, 401, { code: 45000010, message: 'Invalid X-Api-Key' });
+  if (!isSeedAudioRequest(request.body))
+    return sendError(response, 400, { code: 45000001, message: 'invalid request body' });
   const body: SeedAudioRequest = request.body;
   const prompt = body.text_prompt;
   const failure = /fake-error-(\d{3})/.exec(prompt);
-  if (failure) return sendError(response, Number(failure[1]), 55000000, `The fake failed with ${failure[1]}`);
+  if (failure)
+    return sendError(response, Number(failure[1]), { code: 55000000, message: `The fake failed with ${failure[1]}` });
   if (!(await delayFor(prompt))) return;
   if (prompt.includes('fake-inband-error'))
-    return writeJson<SeedAudioAnswer>(response, 200, { code: 45000001, message: 'text_prompt is invalid' });
+    return writeJson<SeedAudioAnswer>(response, {
+      status: 200,
+      body: { code: 45000001, message: 'text_prompt is invalid' },
+    });
   if (prompt.includes('fake-garbage'))
     return void response.writeHead(200, { 'content-type': 'application/json' }).end('{"clip": "not one"}');
   const references = (body.references ?? []).map((reference) =>
@@ -142,9 +150,12 @@ async function createAudio(request: RecordedRequest, response: ServerResponse, f
       'audio-reference',
     );
   } catch {
-    return writeJson<SeedAudioAnswer>(response, 200, {
-      code: 45000001,
-      message: 'references: each reference must set exactly one source',
+    return writeJson<SeedAudioAnswer>(response, {
+      status: 200,
+      body: {
+        code: 45000001,
+        message: 'references: each reference must set exactly one source',
+      },
     });
   }
   const bytes = Buffer.from(made.audio.kind === 'inline' ? made.audio.data : '', 'base64');
@@ -174,7 +185,7 @@ async function createAudio(request: RecordedRequest, response: ServerResponse, f
       })),
     };
   }
-  writeJson<SeedAudioAnswer>(response, 200, answer, { 'x-tt-logid': 'fake-speech-log' });
+  writeJson<SeedAudioAnswer>(response, { status: 200, body: answer, headers: { 'x-tt-logid': 'fake-speech-log' } });
 }
 
 /** A fake ByteDance speech upstream: V3 HTTP text-to-speech, Seed Audio, and the files its URLs name. */
@@ -186,7 +197,7 @@ export async function startSpeechFake(): Promise<FakeServer> {
     if (request.method === 'POST' && request.path === '/api/v3/tts/unidirectional')
       return unidirectional(request, response);
     if (request.method === 'POST' && request.path === seedAudioPath) return createAudio(request, response, files);
-    sendError(response, 404, 40400000, `Not found: ${request.method} ${request.path}`);
+    sendError(response, 404, { code: 40400000, message: `Not found: ${request.method} ${request.path}` });
   });
   baseUrl = server.url;
   return server;

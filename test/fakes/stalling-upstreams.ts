@@ -21,9 +21,9 @@ export async function startStallingUpstream(): Promise<FakeServer> {
       return;
     }
     if (request.method === 'POST' && request.path === '/api/v3/contents/generations/tasks')
-      return writeJson(response, 200, { id: `stalled-task-${++counter}` });
+      return writeJson(response, { status: 200, body: { id: `stalled-task-${++counter}` } });
     if (request.path.startsWith('/api/v3/contents/generations/tasks/')) return;
-    writeJson(response, 404, { error: { message: `Not found: ${request.method} ${request.path}` } });
+    writeJson(response, { status: 404, body: { error: { message: `Not found: ${request.method} ${request.path}` } } });
   });
 }
 
@@ -44,7 +44,8 @@ export async function startPresignedVideoFake(): Promise<{ router: FakeServer; s
   };
   const storage = await startFakeServer((request, response) => {
     const match = /^\/(videos|stall)\/([^/?]+)\.mp4/.exec(request.path);
-    if (!match || !prompts.has(match[2]!)) return writeJson(response, 404, { error: 'no such object' });
+    if (!match || !prompts.has(match[2]!))
+      return writeJson(response, { status: 404, body: { error: 'no such object' } });
     if (match[1] === 'videos') return sendClip(response, match[2]!);
     response.writeHead(200, { 'content-type': 'video/mp4', 'content-length': '1000000' });
     response.write(clipOf(match[2]!).subarray(0, 64));
@@ -52,22 +53,31 @@ export async function startPresignedVideoFake(): Promise<{ router: FakeServer; s
   let counter = 0;
   const router = await startFakeServer((request, response) => {
     if (request.headers.authorization !== `Bearer ${fakeStallKey}`)
-      return writeJson(response, 401, { error: { code: 401, message: 'Missing Authentication header' } });
+      return writeJson(response, {
+        status: 401,
+        body: { error: { code: 401, message: 'Missing Authentication header' } },
+      });
     if (request.method === 'POST' && request.path === '/api/v1/videos') {
       const id = `video-${++counter}`;
       prompts.set(id, (request.body as { prompt?: string } | undefined)?.prompt ?? '');
-      return writeJson<RouterVideoJob>(response, 202, { id, polling_url: `/api/v1/videos/${id}`, status: 'pending' });
+      return writeJson<RouterVideoJob>(response, {
+        status: 202,
+        body: { id, polling_url: `/api/v1/videos/${id}`, status: 'pending' },
+      });
     }
     const match = /^\/api\/v1\/videos\/([^/?]+)(\/content)?/.exec(request.path);
     const id = match?.[1];
     if (request.method !== 'GET' || !id || !prompts.has(id))
-      return writeJson(response, 404, { error: { code: 404, message: 'Not found' } });
+      return writeJson(response, { status: 404, body: { error: { code: 404, message: 'Not found' } } });
     if (match[2]) return sendClip(response, id);
     const prompt = prompts.get(id)!;
     const url = prompt.includes('fake-same-origin')
       ? `http://${request.headers.host}/api/v1/videos/${id}/content`
       : `${storage.url}/${prompt.includes('fake-stall-download') ? 'stall' : 'videos'}/${id}.mp4?X-Signature=fake`;
-    writeJson<RouterVideoJob>(response, 200, { id, status: 'completed', unsigned_urls: [url], usage: { cost: 0.1 } });
+    writeJson<RouterVideoJob>(response, {
+      status: 200,
+      body: { id, status: 'completed', unsigned_urls: [url], usage: { cost: 0.1 } },
+    });
   });
   return { router, storage };
 }

@@ -23,7 +23,7 @@ export async function startSwitchableUpstream(target: FakeServer): Promise<Switc
       const body: OpenAiError = {
         error: { message: 'The server is overloaded or not ready yet.', type: 'server_error', param: null, code: null },
       };
-      return writeJson(response, 503, body);
+      return writeJson(response, { status: 503, body });
     }
     const headers = Object.fromEntries(
       Object.entries(incoming.headers).filter(([name]) => !['host', 'content-length', 'connection'].includes(name)),

@@ -7,9 +7,7 @@ import type { ServerResponse } from 'node:http';
  */
 export function writeJson<T>(
   response: ServerResponse,
-  status: number,
-  body: T,
-  headers: Record<string, string> = {},
+  { status, body, headers = {} }: { status: number; body: T; headers?: Record<string, string> },
 ): void {
   response.writeHead(status, { 'content-type': 'application/json', ...headers });
   response.end(JSON.stringify(body));

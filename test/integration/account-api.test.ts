@@ -69,7 +69,7 @@ describe('account API', () => {
           url: '/api/v1/auth/signup',
           payload: { email: variant, password: testPassword },
         });
-        expectEnvelope(again, 409, 'GW_CONFLICT', '/api/v1/auth/signup');
+        expectEnvelope(again, { status: 409, code: 'GW_CONFLICT', path: '/api/v1/auth/signup' });
       }
     });
 
@@ -80,7 +80,7 @@ describe('account API', () => {
       [{ email: uniqueEmail() }, 'password'],
     ])('refuses an invalid body %j with 400', async (payload, field) => {
       const response = await gateway.request({ method: 'POST', url: '/api/v1/auth/signup', payload });
-      const body = expectEnvelope(response, 400, 'GW_VALIDATION', '/api/v1/auth/signup');
+      const body = expectEnvelope(response, { status: 400, code: 'GW_VALIDATION', path: '/api/v1/auth/signup' });
       expect(body.errors.join(' ')).toContain(field);
     });
   });
@@ -112,9 +112,7 @@ describe('account API', () => {
           url: '/api/v1/auth/login',
           payload: { email, password: `${testPassword}!` },
         }),
-        401,
-        'GW_INVALID_CREDENTIALS',
-        '/api/v1/auth/login',
+        { status: 401, code: 'GW_INVALID_CREDENTIALS', path: '/api/v1/auth/login' },
       );
       const passwordless = await gateway.gateway.core.services.accounts.createAccount({ email: uniqueEmail('cli') });
       expectEnvelope(
@@ -123,9 +121,7 @@ describe('account API', () => {
           url: '/api/v1/auth/login',
           payload: { email: passwordless.email, password: testPassword },
         }),
-        401,
-        'GW_INVALID_CREDENTIALS',
-        '/api/v1/auth/login',
+        { status: 401, code: 'GW_INVALID_CREDENTIALS', path: '/api/v1/auth/login' },
       );
     });
   });
@@ -142,9 +138,7 @@ describe('account API', () => {
       expect(response.body).toBe('');
       expectEnvelope(
         await gateway.request({ method: 'POST', url: '/api/v1/auth/logout', headers: bearer(session.token) }),
-        401,
-        'GW_INVALID_CREDENTIALS',
-        '/api/v1/auth/logout',
+        { status: 401, code: 'GW_INVALID_CREDENTIALS', path: '/api/v1/auth/logout' },
       );
     });
   });
@@ -173,12 +167,11 @@ describe('account API', () => {
     });
 
     it('needs a credential', async () => {
-      expectEnvelope(
-        await gateway.request({ method: 'GET', url: '/api/v1/account' }),
-        401,
-        'GW_UNAUTHENTICATED',
-        '/api/v1/account',
-      );
+      expectEnvelope(await gateway.request({ method: 'GET', url: '/api/v1/account' }), {
+        status: 401,
+        code: 'GW_UNAUTHENTICATED',
+        path: '/api/v1/account',
+      });
     });
   });
 
@@ -232,9 +225,7 @@ describe('account API', () => {
       const url = '/api/v1/api-keys';
       expectEnvelope(
         await gateway.request({ method: 'POST', url, headers: keyHeaders(first.key), payload: { name: 'uncapped' } }),
-        403,
-        'GW_SESSION_REQUIRED',
-        url,
+        { status: 403, code: 'GW_SESSION_REQUIRED', path: url },
       );
       const list = await gateway.request({ method: 'GET', url, headers: keyHeaders(first.key) });
       expect(list.json<KeyBody[]>().map((key) => key.id)).toEqual([first.id]);
@@ -256,7 +247,7 @@ describe('account API', () => {
         headers: bearer(session.token),
         payload,
       });
-      const body = expectEnvelope(response, 400, 'GW_VALIDATION', '/api/v1/api-keys');
+      const body = expectEnvelope(response, { status: 400, code: 'GW_VALIDATION', path: '/api/v1/api-keys' });
       expect(body.errors.join(' ')).toContain(field);
       const list = await gateway.request({ method: 'GET', url: '/api/v1/api-keys', headers: bearer(session.token) });
       expect(list.json()).toEqual([]);
@@ -273,7 +264,7 @@ describe('account API', () => {
         headers: bearer(session.token),
         payload: { name: 'one too many' },
       });
-      expectEnvelope(refused, 403, 'GW_KEY_LIMIT_REACHED', '/api/v1/api-keys');
+      expectEnvelope(refused, { status: 403, code: 'GW_KEY_LIMIT_REACHED', path: '/api/v1/api-keys' });
       const list = await gateway.request({ method: 'GET', url: '/api/v1/api-keys', headers: bearer(session.token) });
       expect(list.json<KeyBody[]>()).toHaveLength(maxApiKeys);
 
@@ -401,7 +392,11 @@ describe('account API', () => {
           url: `/api/v1/api-keys/${created.id}/reveal`,
           headers,
         });
-        expectEnvelope(response, 403, 'GW_SESSION_REQUIRED', `/api/v1/api-keys/${created.id}/reveal`);
+        expectEnvelope(response, {
+          status: 403,
+          code: 'GW_SESSION_REQUIRED',
+          path: `/api/v1/api-keys/${created.id}/reveal`,
+        });
         expect(response.body).not.toContain(created.key);
       }
     });
@@ -420,7 +415,7 @@ describe('account API', () => {
           url: `/api/v1/api-keys/${id}/reveal`,
           headers: bearer(session.token),
         });
-        expectEnvelope(response, 404, 'GW_NOT_FOUND', `/api/v1/api-keys/${id}/reveal`);
+        expectEnvelope(response, { status: 404, code: 'GW_NOT_FOUND', path: `/api/v1/api-keys/${id}/reveal` });
       }
     });
   });
@@ -487,7 +482,7 @@ describe('account API', () => {
         headers: keyHeaders(created.key),
         payload: { total: null },
       });
-      expectEnvelope(response, 403, 'GW_SESSION_REQUIRED', url);
+      expectEnvelope(response, { status: 403, code: 'GW_SESSION_REQUIRED', path: url });
       const list = await gateway.request({ method: 'GET', url: '/api/v1/api-keys', headers: bearer(session.token) });
       expect(list.json<KeyBody[]>()[0]?.limits).toEqual({ total: 2 });
     });
@@ -506,7 +501,11 @@ describe('account API', () => {
         headers: bearer(session.token),
         payload,
       });
-      const body = expectEnvelope(response, 400, 'GW_VALIDATION', `/api/v1/api-keys/${created.id}/usage-limit`);
+      const body = expectEnvelope(response, {
+        status: 400,
+        code: 'GW_VALIDATION',
+        path: `/api/v1/api-keys/${created.id}/usage-limit`,
+      });
       expect(body.errors.join(' ')).toContain(field);
       const list = await gateway.request({ method: 'GET', url: '/api/v1/api-keys', headers: bearer(session.token) });
       expect(list.json<KeyBody[]>()[0]?.limits).toEqual({ daily: 1 });
@@ -550,9 +549,7 @@ describe('account API', () => {
       expect(disabled.json<KeyBody>()).toMatchObject({ name: 'after', isActive: false });
       expectEnvelope(
         await gateway.request({ method: 'GET', url: '/api/compat/v1/balance', headers: keyHeaders(created.key) }),
-        401,
-        'GW_INVALID_CREDENTIALS',
-        '/api/compat/v1/balance',
+        { status: 401, code: 'GW_INVALID_CREDENTIALS', path: '/api/compat/v1/balance' },
       );
       const list = await gateway.request({ method: 'GET', url: '/api/v1/api-keys', headers: bearer(session.token) });
       expect(list.json<KeyBody[]>()).toEqual([expect.objectContaining({ id: created.id, isActive: false }) as unknown]);
@@ -567,7 +564,7 @@ describe('account API', () => {
         headers: bearer(session.token),
         payload,
       });
-      expectEnvelope(response, 400, 'GW_VALIDATION', `/api/v1/api-keys/${created.id}`);
+      expectEnvelope(response, { status: 400, code: 'GW_VALIDATION', path: `/api/v1/api-keys/${created.id}` });
     });
   });
 
@@ -584,9 +581,7 @@ describe('account API', () => {
       expect(response.body).toBe('');
       expectEnvelope(
         await gateway.request({ method: 'GET', url: '/api/compat/v1/api-key', headers: keyHeaders(created.key) }),
-        401,
-        'GW_INVALID_CREDENTIALS',
-        '/api/compat/v1/api-key',
+        { status: 401, code: 'GW_INVALID_CREDENTIALS', path: '/api/compat/v1/api-key' },
       );
       expectEnvelope(
         await gateway.request({
@@ -594,9 +589,7 @@ describe('account API', () => {
           url: `/api/v1/api-keys/${created.id}`,
           headers: bearer(session.token),
         }),
-        404,
-        'GW_NOT_FOUND',
-        `/api/v1/api-keys/${created.id}`,
+        { status: 404, code: 'GW_NOT_FOUND', path: `/api/v1/api-keys/${created.id}` },
       );
       expectEnvelope(
         await gateway.request({
@@ -605,9 +598,7 @@ describe('account API', () => {
           headers: bearer(session.token),
           payload: { isActive: true },
         }),
-        404,
-        'GW_NOT_FOUND',
-        `/api/v1/api-keys/${created.id}`,
+        { status: 404, code: 'GW_NOT_FOUND', path: `/api/v1/api-keys/${created.id}` },
       );
     });
   });
@@ -643,9 +634,9 @@ describe('account API', () => {
         const response = await gateway.request({ method, url, headers, ...(payload ? { payload } : {}) });
         if (isKey) {
           // Key management needs a session at all; a key of another account learns nothing either way.
-          expectEnvelope(response, 403, 'GW_SESSION_REQUIRED', url);
+          expectEnvelope(response, { status: 403, code: 'GW_SESSION_REQUIRED', path: url });
         } else {
-          expectEnvelope(response, 404, 'GW_NOT_FOUND', url);
+          expectEnvelope(response, { status: 404, code: 'GW_NOT_FOUND', path: url });
         }
         expect(response.body).not.toContain(victimKey.key);
       }
@@ -676,7 +667,7 @@ describe('account API', () => {
         url,
         ...(method === 'POST' || method === 'PATCH' ? { payload: { name: 'x' } } : {}),
       });
-      expectEnvelope(response, 401, 'GW_UNAUTHENTICATED', url);
+      expectEnvelope(response, { status: 401, code: 'GW_UNAUTHENTICATED', path: url });
     }
   });
 });

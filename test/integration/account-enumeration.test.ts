@@ -29,7 +29,7 @@ describe('account enumeration', () => {
     const started = performance.now();
     const response = await login(email, 'not the password at all');
     const durationMs = performance.now() - started;
-    const body = expectEnvelope(response, 401, 'GW_INVALID_CREDENTIALS', '/api/v1/auth/login');
+    const body = expectEnvelope(response, { status: 401, code: 'GW_INVALID_CREDENTIALS', path: '/api/v1/auth/login' });
     return {
       status: response.statusCode,
       code: String(response.headers['x-gateway-error-code']),
@@ -74,6 +74,6 @@ describe('account enumeration', () => {
       url: '/api/v1/auth/signup',
       payload: { email, password: 'another long password' },
     });
-    expectEnvelope(again, 409, 'GW_CONFLICT', '/api/v1/auth/signup');
+    expectEnvelope(again, { status: 409, code: 'GW_CONFLICT', path: '/api/v1/auth/signup' });
   });
 });

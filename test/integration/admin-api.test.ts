@@ -60,7 +60,7 @@ describe('admin API', () => {
         ];
         for (const headers of attempts) {
           const response = await gateway.request({ method, url, headers, ...(payload ? { payload } : {}) });
-          expectEnvelope(response, 401, 'GW_UNAUTHENTICATED', url);
+          expectEnvelope(response, { status: 401, code: 'GW_UNAUTHENTICATED', path: url });
           expect(response.body).not.toContain(testAdminToken);
         }
       },
@@ -99,9 +99,7 @@ describe('admin API', () => {
             headers,
             payload: { email: uniqueEmail() },
           }),
-          401,
-          'GW_UNAUTHENTICATED',
-          '/api/admin/v1/accounts',
+          { status: 401, code: 'GW_UNAUTHENTICATED', path: '/api/admin/v1/accounts' },
         );
       }
     });
@@ -128,30 +126,28 @@ describe('admin API', () => {
       const account = await createAccount({ email });
       expect(account.email).toBe(email.toLowerCase());
       for (const variant of [email, email.toUpperCase()]) {
-        expectEnvelope(
-          await admin('POST', '/api/admin/v1/accounts', { email: variant }),
-          409,
-          'GW_CONFLICT',
-          '/api/admin/v1/accounts',
-        );
+        expectEnvelope(await admin('POST', '/api/admin/v1/accounts', { email: variant }), {
+          status: 409,
+          code: 'GW_CONFLICT',
+          path: '/api/admin/v1/accounts',
+        });
       }
       const signupAgain = await gateway.request({
         method: 'POST',
         url: '/api/v1/auth/signup',
         payload: { email: email.toUpperCase(), password: testPassword },
       });
-      expectEnvelope(signupAgain, 409, 'GW_CONFLICT', '/api/v1/auth/signup');
+      expectEnvelope(signupAgain, { status: 409, code: 'GW_CONFLICT', path: '/api/v1/auth/signup' });
     });
 
     it('an email taken by a self-signup is a conflict too', async () => {
       const email = uniqueEmail('self');
       await signup(gateway, email);
-      expectEnvelope(
-        await admin('POST', '/api/admin/v1/accounts', { email: email.toUpperCase() }),
-        409,
-        'GW_CONFLICT',
-        '/api/admin/v1/accounts',
-      );
+      expectEnvelope(await admin('POST', '/api/admin/v1/accounts', { email: email.toUpperCase() }), {
+        status: 409,
+        code: 'GW_CONFLICT',
+        path: '/api/admin/v1/accounts',
+      });
     });
 
     it('with a password the account can log in; without one it cannot', async () => {
@@ -170,7 +166,7 @@ describe('admin API', () => {
         url: '/api/v1/auth/login',
         payload: { email: withoutPassword.email, password: testPassword },
       });
-      expectEnvelope(refused, 401, 'GW_INVALID_CREDENTIALS', '/api/v1/auth/login');
+      expectEnvelope(refused, { status: 401, code: 'GW_INVALID_CREDENTIALS', path: '/api/v1/auth/login' });
     });
 
     it.each([
@@ -180,24 +176,22 @@ describe('admin API', () => {
       [{ email: uniqueEmail(), credits: '5' }, 'credits'],
       [{ email: uniqueEmail(), password: 'short' }, 'password'],
     ])('refuses %j with 400', async (payload, field) => {
-      const body = expectEnvelope(
-        await admin('POST', '/api/admin/v1/accounts', payload),
-        400,
-        'GW_VALIDATION',
-        '/api/admin/v1/accounts',
-      );
+      const body = expectEnvelope(await admin('POST', '/api/admin/v1/accounts', payload), {
+        status: 400,
+        code: 'GW_VALIDATION',
+        path: '/api/admin/v1/accounts',
+      });
       expect(body.errors.join(' ')).toContain(field);
     });
   });
 
   describe('GET /accounts/:accountId', () => {
     it('answers 404 for an unknown account', async () => {
-      expectEnvelope(
-        await admin('GET', '/api/admin/v1/accounts/acct_missing'),
-        404,
-        'GW_NOT_FOUND',
-        '/api/admin/v1/accounts/acct_missing',
-      );
+      expectEnvelope(await admin('GET', '/api/admin/v1/accounts/acct_missing'), {
+        status: 404,
+        code: 'GW_NOT_FOUND',
+        path: '/api/admin/v1/accounts/acct_missing',
+      });
     });
   });
 
@@ -249,24 +243,22 @@ describe('admin API', () => {
     });
 
     it('answers 404 for an unknown account', async () => {
-      expectEnvelope(
-        await admin('POST', '/api/admin/v1/accounts/acct_missing/credits', { amount: 1 }),
-        404,
-        'GW_NOT_FOUND',
-        '/api/admin/v1/accounts/acct_missing/credits',
-      );
+      expectEnvelope(await admin('POST', '/api/admin/v1/accounts/acct_missing/credits', { amount: 1 }), {
+        status: 404,
+        code: 'GW_NOT_FOUND',
+        path: '/api/admin/v1/accounts/acct_missing/credits',
+      });
     });
 
     it.each([[{}], [{ amount: '1' }], [{ amount: 2e9 }], [{ amount: 1, note: 'x'.repeat(501) }]])(
       'refuses %j with 400 and changes nothing',
       async (payload) => {
         const account = await createAccount({ credits: 1 });
-        expectEnvelope(
-          await admin('POST', `/api/admin/v1/accounts/${account.id}/credits`, payload),
-          400,
-          'GW_VALIDATION',
-          `/api/admin/v1/accounts/${account.id}/credits`,
-        );
+        expectEnvelope(await admin('POST', `/api/admin/v1/accounts/${account.id}/credits`, payload), {
+          status: 400,
+          code: 'GW_VALIDATION',
+          path: `/api/admin/v1/accounts/${account.id}/credits`,
+        });
         expect(await balanceOf(account.id)).toBe(1);
       },
     );
@@ -304,18 +296,15 @@ describe('admin API', () => {
     });
 
     it('answers 404 for an unknown account and 400 for a bad body', async () => {
-      expectEnvelope(
-        await admin('POST', '/api/admin/v1/accounts/acct_missing/api-keys', { name: 'k' }),
-        404,
-        'GW_NOT_FOUND',
-        '/api/admin/v1/accounts/acct_missing/api-keys',
-      );
+      expectEnvelope(await admin('POST', '/api/admin/v1/accounts/acct_missing/api-keys', { name: 'k' }), {
+        status: 404,
+        code: 'GW_NOT_FOUND',
+        path: '/api/admin/v1/accounts/acct_missing/api-keys',
+      });
       const account = await createAccount();
       expectEnvelope(
         await admin('POST', `/api/admin/v1/accounts/${account.id}/api-keys`, { name: 'k', limits: { daily: -5 } }),
-        400,
-        'GW_VALIDATION',
-        `/api/admin/v1/accounts/${account.id}/api-keys`,
+        { status: 400, code: 'GW_VALIDATION', path: `/api/admin/v1/accounts/${account.id}/api-keys` },
       );
     });
   });
@@ -348,9 +337,7 @@ describe('admin API', () => {
       expect(disabled.json<KeyBody>().isActive).toBe(false);
       expectEnvelope(
         await gateway.request({ method: 'GET', url: '/api/compat/v1/balance', headers: keyHeaders(created.key) }),
-        401,
-        'GW_INVALID_CREDENTIALS',
-        '/api/compat/v1/balance',
+        { status: 401, code: 'GW_INVALID_CREDENTIALS', path: '/api/compat/v1/balance' },
       );
       const list = await gateway.request({ method: 'GET', url: '/api/v1/api-keys', headers: bearer(session.token) });
       expect(list.json<KeyBody[]>()[0]).toMatchObject({ id: created.id, name: 'renamed by operator', isActive: false });
@@ -364,19 +351,17 @@ describe('admin API', () => {
     });
 
     it('answers 404 for an unknown key and 400 for an empty body', async () => {
-      expectEnvelope(
-        await admin('PATCH', '/api/admin/v1/api-keys/key_missing', { isActive: false }),
-        404,
-        'GW_NOT_FOUND',
-        '/api/admin/v1/api-keys/key_missing',
-      );
+      expectEnvelope(await admin('PATCH', '/api/admin/v1/api-keys/key_missing', { isActive: false }), {
+        status: 404,
+        code: 'GW_NOT_FOUND',
+        path: '/api/admin/v1/api-keys/key_missing',
+      });
       const { keyId } = await gateway.createFundedKey();
-      expectEnvelope(
-        await admin('PATCH', `/api/admin/v1/api-keys/${keyId}`, {}),
-        400,
-        'GW_VALIDATION',
-        `/api/admin/v1/api-keys/${keyId}`,
-      );
+      expectEnvelope(await admin('PATCH', `/api/admin/v1/api-keys/${keyId}`, {}), {
+        status: 400,
+        code: 'GW_VALIDATION',
+        path: `/api/admin/v1/api-keys/${keyId}`,
+      });
     });
   });
 
@@ -401,24 +386,21 @@ describe('admin API', () => {
       expect(response.body).toBe('');
       expectEnvelope(
         await gateway.request({ method: 'GET', url: '/api/compat/v1/balance', headers: keyHeaders(created.key) }),
-        401,
-        'GW_INVALID_CREDENTIALS',
-        '/api/compat/v1/balance',
+        { status: 401, code: 'GW_INVALID_CREDENTIALS', path: '/api/compat/v1/balance' },
       );
       const list = await gateway.request({ method: 'GET', url: '/api/v1/api-keys', headers: bearer(session.token) });
       expect(list.json()).toEqual([]);
-      expectEnvelope(
-        await admin('DELETE', `/api/admin/v1/api-keys/${created.id}`),
-        404,
-        'GW_NOT_FOUND',
-        `/api/admin/v1/api-keys/${created.id}`,
-      );
+      expectEnvelope(await admin('DELETE', `/api/admin/v1/api-keys/${created.id}`), {
+        status: 404,
+        code: 'GW_NOT_FOUND',
+        path: `/api/admin/v1/api-keys/${created.id}`,
+      });
       const reveal = await gateway.request({
         method: 'GET',
         url: `/api/v1/api-keys/${created.id}/reveal`,
         headers: bearer(session.token),
       });
-      expectEnvelope(reveal, 404, 'GW_NOT_FOUND', `/api/v1/api-keys/${created.id}/reveal`);
+      expectEnvelope(reveal, { status: 404, code: 'GW_NOT_FOUND', path: `/api/v1/api-keys/${created.id}/reveal` });
     });
   });
 
@@ -433,7 +415,7 @@ describe('admin API', () => {
     it.each(everyRoute)('$method $url answers 404 with or without a token', async ({ method, url, payload }) => {
       for (const headers of [{}, adminHeaders, bearer('anything')]) {
         const response = await closed.request({ method, url, headers, ...(payload ? { payload } : {}) });
-        expectEnvelope(response, 404, 'GW_ROUTE_NOT_FOUND', url);
+        expectEnvelope(response, { status: 404, code: 'GW_ROUTE_NOT_FOUND', path: url });
       }
     });
 

@@ -12,7 +12,7 @@ describe('alpha chat completions with the official OpenAI SDK', () => {
 
   beforeAll(async () => {
     fake = await startOpenAiFake();
-    const model = (id: string, upstream: string, provider = 'fake') => modelYaml(id, provider, upstream);
+    const model = (id: string, upstream: string, provider = 'fake') => modelYaml(id, { provider, upstream });
     gateway = await startTestGateway({
       upstreams: [fake],
       configText: [

@@ -53,7 +53,7 @@ describe('alpha streams an upstream closed before its answer was complete', () =
         'providers:',
         fakeProviderYaml('early', 'openai', fake),
         'models:',
-        modelYaml('early', 'early', 'm'),
+        modelYaml('early', { provider: 'early', upstream: 'm' }),
       ].join('\n'),
     });
   });

@@ -129,7 +129,7 @@ describe('alpha videos: the routing provider video API over video tasks', () => 
       url: `/api/alpha/v1/videos/${id}/content`,
       headers: keyHeaders(key),
     });
-    expectEnvelope(early, 409, 'GW_CONFLICT', `/api/alpha/v1/videos/${id}/content`);
+    expectEnvelope(early, { status: 409, code: 'GW_CONFLICT', path: `/api/alpha/v1/videos/${id}/content` });
     const job = await waitForEnd(key, id);
     expect(job).toMatchObject({ status: 'completed', usage: { cost: 0.002 } });
     const whole = await gateway.request({
@@ -152,9 +152,7 @@ describe('alpha videos: the routing provider video API over video tasks', () => 
         url: `/api/alpha/v1/videos/${id}/content?index=1`,
         headers: keyHeaders(key),
       }),
-      404,
-      'GW_NOT_FOUND',
-      `/api/alpha/v1/videos/${id}/content`,
+      { status: 404, code: 'GW_NOT_FOUND', path: `/api/alpha/v1/videos/${id}/content` },
     );
     expectEnvelope(
       await gateway.request({
@@ -162,9 +160,7 @@ describe('alpha videos: the routing provider video API over video tasks', () => 
         url: `/api/alpha/v1/videos/${id}/content`,
         headers: { ...keyHeaders(key), range: 'bytes=999999-' },
       }),
-      416,
-      'GW_RANGE_NOT_SATISFIABLE',
-      `/api/alpha/v1/videos/${id}/content`,
+      { status: 416, code: 'GW_RANGE_NOT_SATISFIABLE', path: `/api/alpha/v1/videos/${id}/content` },
     );
     const other = await gateway.createFundedKey({ credits: 1 });
     expectEnvelope(
@@ -173,15 +169,11 @@ describe('alpha videos: the routing provider video API over video tasks', () => 
         url: `/api/alpha/v1/videos/${id}/content`,
         headers: keyHeaders(other.key),
       }),
-      404,
-      'GW_NOT_FOUND',
-      `/api/alpha/v1/videos/${id}/content`,
+      { status: 404, code: 'GW_NOT_FOUND', path: `/api/alpha/v1/videos/${id}/content` },
     );
     expectEnvelope(
       await gateway.request({ method: 'GET', url: `/api/alpha/v1/videos/${id}`, headers: keyHeaders(other.key) }),
-      404,
-      'GW_NOT_FOUND',
-      `/api/alpha/v1/videos/${id}`,
+      { status: 404, code: 'GW_NOT_FOUND', path: `/api/alpha/v1/videos/${id}` },
     );
   });
 
@@ -228,9 +220,7 @@ describe('alpha videos: the routing provider video API over video tasks', () => 
     const before = creates().length;
     const envelope = expectEnvelope(
       await gateway.request({ method: 'POST', url: '/api/alpha/v1/videos', headers: keyHeaders(key), payload: body }),
-      400,
-      code,
-      '/api/alpha/v1/videos',
+      { status: 400, code, path: '/api/alpha/v1/videos' },
     );
     expect(envelope.errors[0]!.length).toBeGreaterThan(0);
     expect(creates().length).toBe(before);

@@ -266,8 +266,12 @@ describe('text-to-speech jobs and the voice catalog', () => {
     ],
   ])('refuses %s with 400, holding and storing nothing', async (_name, body, code) => {
     const { key, accountId } = await gateway.createFundedKey({ credits: 1 });
-    expectEnvelope(await speak(key, body), 400, code, '/api/v1/audio/text-to-speech');
-    expectEnvelope(await speak(key, body, true), 400, code, '/api/v1/audio/text-to-speech/estimate');
+    expectEnvelope(await speak(key, body), { status: 400, code, path: '/api/v1/audio/text-to-speech' });
+    expectEnvelope(await speak(key, body, true), {
+      status: 400,
+      code,
+      path: '/api/v1/audio/text-to-speech/estimate',
+    });
     expect(await jobRowsOf(gateway, accountId)).toEqual([]);
     expect(await heldNanosOf(gateway, accountId)).toBe(0n);
   });
@@ -301,9 +305,7 @@ describe('text-to-speech jobs and the voice catalog', () => {
         url: `/api/v1/audio/generations/${generationId}`,
         headers: keyHeaders(other.key),
       }),
-      404,
-      'GW_NOT_FOUND',
-      `/api/v1/audio/generations/${generationId}`,
+      { status: 404, code: 'GW_NOT_FOUND', path: `/api/v1/audio/generations/${generationId}` },
     );
     await waitForAudio(owner.key, generationId);
   });
@@ -589,12 +591,11 @@ describe('generation with reference through the Seed Audio fake', () => {
     const { key, accountId } = await gateway.createFundedKey({ credits: 1 });
     const before = speech.requests.length;
     for (const estimate of [false, true]) {
-      const envelope = expectEnvelope(
-        await post(key, body, estimate),
-        400,
+      const envelope = expectEnvelope(await post(key, body, estimate), {
+        status: 400,
         code,
-        `${path}${estimate ? '/estimate' : ''}`,
-      );
+        path: `${path}${estimate ? '/estimate' : ''}`,
+      });
       if (code !== 'GW_VALIDATION') expect(envelope.errors[0]).toContain(`model "${String(body.model)}"`);
     }
     expect(await jobRowsOf(gateway, accountId)).toEqual([]);

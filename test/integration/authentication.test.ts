@@ -53,7 +53,7 @@ describe('authentication', () => {
     });
 
     it('a GET on a protected route without a credential is refused even though the probes are open', async () => {
-      expectEnvelope(await balance({}), 401, 'GW_UNAUTHENTICATED', balancePath);
+      expectEnvelope(await balance({}), { status: 401, code: 'GW_UNAUTHENTICATED', path: balancePath });
     });
   });
 
@@ -83,12 +83,11 @@ describe('authentication', () => {
 
     it('does not accept a session token in x-api-key (that header carries API keys only)', async () => {
       const session = await signup(gateway);
-      expectEnvelope(
-        await balance(keyHeaders(session.token), session.token),
-        401,
-        'GW_INVALID_CREDENTIALS',
-        balancePath,
-      );
+      expectEnvelope(await balance(keyHeaders(session.token), session.token), {
+        status: 401,
+        code: 'GW_INVALID_CREDENTIALS',
+        path: balancePath,
+      });
     });
   });
 
@@ -107,21 +106,18 @@ describe('authentication', () => {
 
     it('garbage x-api-key with a valid bearer key answers 401', async () => {
       const { key } = await gateway.createFundedKey({ credits: 1 });
-      expectEnvelope(
-        await balance({ 'x-api-key': 'garbage', authorization: `Bearer ${key}` }, key),
-        401,
-        'GW_INVALID_CREDENTIALS',
-        balancePath,
-      );
+      expectEnvelope(await balance({ 'x-api-key': 'garbage', authorization: `Bearer ${key}` }, key), {
+        status: 401,
+        code: 'GW_INVALID_CREDENTIALS',
+        path: balancePath,
+      });
     });
 
     it('garbage x-api-key with a valid bearer session answers 401', async () => {
       const session = await signup(gateway);
       expectEnvelope(
         await balance({ 'x-api-key': unknownKey(), authorization: `Bearer ${session.token}` }, session.token),
-        401,
-        'GW_INVALID_CREDENTIALS',
-        balancePath,
+        { status: 401, code: 'GW_INVALID_CREDENTIALS', path: balancePath },
       );
     });
 
@@ -150,28 +146,48 @@ describe('authentication', () => {
     ] as const;
 
     it.each(protectedRoutes)('$method $url without a credential answers 401', async ({ method, url }) => {
-      expectEnvelope(await gateway.request({ method, url }), 401, 'GW_UNAUTHENTICATED', url);
+      expectEnvelope(await gateway.request({ method, url }), { status: 401, code: 'GW_UNAUTHENTICATED', path: url });
     });
 
     it.each(protectedRoutes)('$method $url with an unknown key answers 401', async ({ method, url }) => {
       const key = unknownKey();
       const response = remember(await gateway.request({ method, url, headers: keyHeaders(key) }), key);
-      expectEnvelope(response, 401, 'GW_INVALID_CREDENTIALS', url);
+      expectEnvelope(response, { status: 401, code: 'GW_INVALID_CREDENTIALS', path: url });
     });
 
     it('blank credential headers count as missing', async () => {
-      expectEnvelope(await balance({ 'x-api-key': '   ', authorization: '' }), 401, 'GW_UNAUTHENTICATED', balancePath);
+      expectEnvelope(await balance({ 'x-api-key': '   ', authorization: '' }), {
+        status: 401,
+        code: 'GW_UNAUTHENTICATED',
+        path: balancePath,
+      });
     });
 
     it('an unknown key sent as bearer answers 401', async () => {
       const key = unknownKey();
-      expectEnvelope(await balance(bearer(key), key), 401, 'GW_INVALID_CREDENTIALS', balancePath);
+      expectEnvelope(await balance(bearer(key), key), {
+        status: 401,
+        code: 'GW_INVALID_CREDENTIALS',
+        path: balancePath,
+      });
     });
 
     it('a credential that is not shaped like a key answers 401', async () => {
-      expectEnvelope(await balance(keyHeaders('not-a-key')), 401, 'GW_INVALID_CREDENTIALS', balancePath);
-      expectEnvelope(await balance(bearer('not-a-key')), 401, 'GW_INVALID_CREDENTIALS', balancePath);
-      expectEnvelope(await balance(keyHeaders(`gwk_${'a'.repeat(300)}`)), 401, 'GW_INVALID_CREDENTIALS', balancePath);
+      expectEnvelope(await balance(keyHeaders('not-a-key')), {
+        status: 401,
+        code: 'GW_INVALID_CREDENTIALS',
+        path: balancePath,
+      });
+      expectEnvelope(await balance(bearer('not-a-key')), {
+        status: 401,
+        code: 'GW_INVALID_CREDENTIALS',
+        path: balancePath,
+      });
+      expectEnvelope(await balance(keyHeaders(`gwk_${'a'.repeat(300)}`)), {
+        status: 401,
+        code: 'GW_INVALID_CREDENTIALS',
+        path: balancePath,
+      });
     });
 
     it.each([
@@ -182,7 +198,11 @@ describe('authentication', () => {
       ['Bearer with two tokens', (key: string) => `Bearer ${key} ${key}`],
     ])('a malformed Authorization scheme (%s) answers 401, even around a valid key', async (_label, header) => {
       const { key } = await gateway.createFundedKey({ credits: 1 });
-      expectEnvelope(await balance({ authorization: header(key) }, key), 401, 'GW_UNAUTHENTICATED', balancePath);
+      expectEnvelope(await balance({ authorization: header(key) }, key), {
+        status: 401,
+        code: 'GW_UNAUTHENTICATED',
+        path: balancePath,
+      });
     });
   });
 
@@ -198,8 +218,16 @@ describe('authentication', () => {
         headers: bearer(session.token),
       });
       expect(revoked.statusCode).toBe(204);
-      expectEnvelope(await balance(keyHeaders(created.key), created.key), 401, 'GW_INVALID_CREDENTIALS', balancePath);
-      expectEnvelope(await balance(bearer(created.key), created.key), 401, 'GW_INVALID_CREDENTIALS', balancePath);
+      expectEnvelope(await balance(keyHeaders(created.key), created.key), {
+        status: 401,
+        code: 'GW_INVALID_CREDENTIALS',
+        path: balancePath,
+      });
+      expectEnvelope(await balance(bearer(created.key), created.key), {
+        status: 401,
+        code: 'GW_INVALID_CREDENTIALS',
+        path: balancePath,
+      });
     });
 
     it('a key revoked through the admin API answers 401 at once', async () => {
@@ -211,7 +239,11 @@ describe('authentication', () => {
         headers: adminHeaders,
       });
       expect(revoked.statusCode).toBe(204);
-      expectEnvelope(await balance(keyHeaders(key), key), 401, 'GW_INVALID_CREDENTIALS', balancePath);
+      expectEnvelope(await balance(keyHeaders(key), key), {
+        status: 401,
+        code: 'GW_INVALID_CREDENTIALS',
+        path: balancePath,
+      });
     });
 
     it('a key revoked by its owner answers 401 on the very next request, even right after a cached success', async () => {
@@ -224,7 +256,11 @@ describe('authentication', () => {
         headers: bearer(session.token),
       });
       expect(revoked.statusCode).toBe(204);
-      expectEnvelope(await balance(keyHeaders(created.key), created.key), 401, 'GW_INVALID_CREDENTIALS', balancePath);
+      expectEnvelope(await balance(keyHeaders(created.key), created.key), {
+        status: 401,
+        code: 'GW_INVALID_CREDENTIALS',
+        path: balancePath,
+      });
     });
 
     it('a disabled key answers 401 at once, and works again once re-enabled', async () => {
@@ -240,15 +276,17 @@ describe('authentication', () => {
       });
       expect(disabled.statusCode).toBe(200);
       expect(disabled.json()).toMatchObject({ id: created.id, isActive: false });
-      expectEnvelope(await balance(keyHeaders(created.key), created.key), 401, 'GW_INVALID_CREDENTIALS', balancePath);
+      expectEnvelope(await balance(keyHeaders(created.key), created.key), {
+        status: 401,
+        code: 'GW_INVALID_CREDENTIALS',
+        path: balancePath,
+      });
       expectEnvelope(
         remember(
           await gateway.request({ method: 'GET', url: keyLookupPath, headers: keyHeaders(created.key) }),
           created.key,
         ),
-        401,
-        'GW_INVALID_CREDENTIALS',
-        keyLookupPath,
+        { status: 401, code: 'GW_INVALID_CREDENTIALS', path: keyLookupPath },
       );
 
       const enabled = await gateway.request({
@@ -272,7 +310,11 @@ describe('authentication', () => {
         payload: { isActive: false },
       });
       expect(disable.statusCode).toBe(200);
-      expectEnvelope(await balance(keyHeaders(key), key), 401, 'GW_INVALID_CREDENTIALS', balancePath);
+      expectEnvelope(await balance(keyHeaders(key), key), {
+        status: 401,
+        code: 'GW_INVALID_CREDENTIALS',
+        path: balancePath,
+      });
       const enable = await gateway.request({
         method: 'PATCH',
         url: `/api/admin/v1/api-keys/${keyId}`,
@@ -292,8 +334,12 @@ describe('authentication', () => {
         headers: adminHeaders,
         payload: { isActive: true },
       });
-      expectEnvelope(enable, 404, 'GW_NOT_FOUND', `/api/admin/v1/api-keys/${keyId}`);
-      expectEnvelope(await balance(keyHeaders(key), key), 401, 'GW_INVALID_CREDENTIALS', balancePath);
+      expectEnvelope(enable, { status: 404, code: 'GW_NOT_FOUND', path: `/api/admin/v1/api-keys/${keyId}` });
+      expectEnvelope(await balance(keyHeaders(key), key), {
+        status: 401,
+        code: 'GW_INVALID_CREDENTIALS',
+        path: balancePath,
+      });
     });
   });
 
@@ -311,7 +357,7 @@ describe('authentication', () => {
         await gateway.request({ method: 'GET', url: keyLookupPath, headers: bearer(key) }),
         key,
       );
-      expectEnvelope(response, 403, 'GW_KEY_REQUIRED', keyLookupPath);
+      expectEnvelope(response, { status: 403, code: 'GW_KEY_REQUIRED', path: keyLookupPath });
     });
 
     it('answers 403 with a session token', async () => {
@@ -320,7 +366,7 @@ describe('authentication', () => {
         await gateway.request({ method: 'GET', url: keyLookupPath, headers: bearer(session.token) }),
         session.token,
       );
-      expectEnvelope(response, 403, 'GW_KEY_REQUIRED', keyLookupPath);
+      expectEnvelope(response, { status: 403, code: 'GW_KEY_REQUIRED', path: keyLookupPath });
     });
   });
 
@@ -381,12 +427,11 @@ describe('authentication', () => {
 
     it('an unknown cookie answers 401, and a cookie does not override a bearer credential', async () => {
       const token = unknownSession();
-      expectEnvelope(
-        await gateway.request({ method: 'GET', url: '/api/v1/account', cookies: { gw_session: token } }),
-        401,
-        'GW_INVALID_CREDENTIALS',
-        '/api/v1/account',
-      );
+      expectEnvelope(await gateway.request({ method: 'GET', url: '/api/v1/account', cookies: { gw_session: token } }), {
+        status: 401,
+        code: 'GW_INVALID_CREDENTIALS',
+        path: '/api/v1/account',
+      });
       const session = await signup(gateway);
       const response = await gateway.request({
         method: 'GET',
@@ -416,19 +461,20 @@ describe('authentication', () => {
       const cleared = logout.cookies.find((item) => item.name === 'gw_session');
       expect(cleared?.value ?? '').toBe('');
 
-      expectEnvelope(
-        await gateway.request({ method: 'GET', url: '/api/v1/account', headers: bearer(session.token) }),
-        401,
-        'GW_INVALID_CREDENTIALS',
-        '/api/v1/account',
-      );
+      expectEnvelope(await gateway.request({ method: 'GET', url: '/api/v1/account', headers: bearer(session.token) }), {
+        status: 401,
+        code: 'GW_INVALID_CREDENTIALS',
+        path: '/api/v1/account',
+      });
       expectEnvelope(
         await gateway.request({ method: 'GET', url: '/api/v1/account', cookies: { gw_session: session.token } }),
-        401,
-        'GW_INVALID_CREDENTIALS',
-        '/api/v1/account',
+        { status: 401, code: 'GW_INVALID_CREDENTIALS', path: '/api/v1/account' },
       );
-      expectEnvelope(await balance(bearer(session.token)), 401, 'GW_INVALID_CREDENTIALS', balancePath);
+      expectEnvelope(await balance(bearer(session.token)), {
+        status: 401,
+        code: 'GW_INVALID_CREDENTIALS',
+        path: balancePath,
+      });
       expect(
         (await gateway.request({ method: 'GET', url: '/api/v1/account', headers: bearer(other.token) })).statusCode,
       ).toBe(200);
@@ -444,12 +490,11 @@ describe('authentication', () => {
         headers: { 'x-csrf-token': csrf },
       });
       expect(logout.statusCode).toBe(204);
-      expectEnvelope(
-        await gateway.request({ method: 'GET', url: '/api/v1/account', headers: bearer(session.token) }),
-        401,
-        'GW_INVALID_CREDENTIALS',
-        '/api/v1/account',
-      );
+      expectEnvelope(await gateway.request({ method: 'GET', url: '/api/v1/account', headers: bearer(session.token) }), {
+        status: 401,
+        code: 'GW_INVALID_CREDENTIALS',
+        path: '/api/v1/account',
+      });
     });
 
     it('logout with an API key is refused (403) and does not end anything', async () => {
@@ -458,17 +503,19 @@ describe('authentication', () => {
         await gateway.request({ method: 'POST', url: '/api/v1/auth/logout', headers: keyHeaders(key) }),
         key,
       );
-      expectEnvelope(response, 403, 'GW_SESSION_REQUIRED', '/api/v1/auth/logout');
+      expectEnvelope(response, { status: 403, code: 'GW_SESSION_REQUIRED', path: '/api/v1/auth/logout' });
       expect((await balance(keyHeaders(key), key)).statusCode).toBe(200);
     });
 
     it('an unknown session token answers 401', async () => {
-      expectEnvelope(await balance(bearer(unknownSession())), 401, 'GW_INVALID_CREDENTIALS', balancePath);
+      expectEnvelope(await balance(bearer(unknownSession())), {
+        status: 401,
+        code: 'GW_INVALID_CREDENTIALS',
+        path: balancePath,
+      });
       expectEnvelope(
         await gateway.request({ method: 'GET', url: '/api/v1/account', headers: bearer(unknownSession()) }),
-        401,
-        'GW_INVALID_CREDENTIALS',
-        '/api/v1/account',
+        { status: 401, code: 'GW_INVALID_CREDENTIALS', path: '/api/v1/account' },
       );
     });
 
@@ -481,12 +528,11 @@ describe('authentication', () => {
         tokenHash: lookupHashOf(deriveSecretKeys(testSecret), token),
         expiresAt: new Date(Date.now() - 1000),
       });
-      expectEnvelope(
-        await gateway.request({ method: 'GET', url: '/api/v1/account', headers: bearer(token) }),
-        401,
-        'GW_INVALID_CREDENTIALS',
-        '/api/v1/account',
-      );
+      expectEnvelope(await gateway.request({ method: 'GET', url: '/api/v1/account', headers: bearer(token) }), {
+        status: 401,
+        code: 'GW_INVALID_CREDENTIALS',
+        path: '/api/v1/account',
+      });
     });
 
     it('a stored session that has not expired works (the same path the expiry test exercises)', async () => {
@@ -526,9 +572,7 @@ describe('authentication', () => {
           url: '/api/v1/auth/login',
           payload: { email, password: 'not the password' },
         }),
-        401,
-        'GW_INVALID_CREDENTIALS',
-        '/api/v1/auth/login',
+        { status: 401, code: 'GW_INVALID_CREDENTIALS', path: '/api/v1/auth/login' },
       );
       expectEnvelope(
         await gateway.request({
@@ -536,9 +580,7 @@ describe('authentication', () => {
           url: '/api/v1/auth/login',
           payload: { email: uniqueEmail('nobody'), password: testPassword },
         }),
-        401,
-        'GW_INVALID_CREDENTIALS',
-        '/api/v1/auth/login',
+        { status: 401, code: 'GW_INVALID_CREDENTIALS', path: '/api/v1/auth/login' },
       );
     });
   });
@@ -551,7 +593,7 @@ describe('authentication', () => {
       ['/api/alpha/v1/chat/completions', generate],
     ] as const) {
       const response = await gateway.request({ method: 'POST', url, headers: { 'x-api-key': key }, payload });
-      expectEnvelope(response, 403, 'GW_INSUFFICIENT_BALANCE', url);
+      expectEnvelope(response, { status: 403, code: 'GW_INSUFFICIENT_BALANCE', path: url });
     }
     // The same key still authenticates: reading the balance works.
     expect(

@@ -15,7 +15,7 @@ describe('beta messages with the official Anthropic SDK', () => {
   beforeAll(async () => {
     fake = await startAnthropicFake();
     const model = (id: string, upstream: string, provider = 'claude') =>
-      modelYaml(id, provider, upstream, { input: 3, output: 15 });
+      modelYaml(id, { provider, upstream, prices: { input: 3, output: 15 } });
     gateway = await startTestGateway({
       upstreams: [fake],
       configText: [

@@ -24,21 +24,27 @@ async function startContentSensitiveUpstream(target: FakeServer): Promise<FakeSe
   return startFakeServer(async (incoming, response) => {
     const text = JSON.stringify(incoming.body ?? '');
     if (text.includes('poison'))
-      return writeJson(response, 500, {
-        error: {
-          message: 'The server had an error while processing your request.',
-          type: 'server_error',
-          param: null,
-          code: null,
+      return writeJson(response, {
+        status: 500,
+        body: {
+          error: {
+            message: 'The server had an error while processing your request.',
+            type: 'server_error',
+            param: null,
+            code: null,
+          },
         },
       });
     if (text.includes('flood'))
-      return writeJson(response, 429, {
-        error: {
-          message: 'Rate limit reached for requests',
-          type: 'requests',
-          param: null,
-          code: 'rate_limit_exceeded',
+      return writeJson(response, {
+        status: 429,
+        body: {
+          error: {
+            message: 'Rate limit reached for requests',
+            type: 'requests',
+            param: null,
+            code: 'rate_limit_exceeded',
+          },
         },
       });
     const answer = await request(`${target.url}${incoming.path}`, {

@@ -154,12 +154,11 @@ describe('native model catalog', () => {
     });
 
     it('needs a credential', async () => {
-      expectEnvelope(
-        await gateway.request({ method: 'GET', url: '/api/v1/ai/models' }),
-        401,
-        'GW_UNAUTHENTICATED',
-        '/api/v1/ai/models',
-      );
+      expectEnvelope(await gateway.request({ method: 'GET', url: '/api/v1/ai/models' }), {
+        status: 401,
+        code: 'GW_UNAUTHENTICATED',
+        path: '/api/v1/ai/models',
+      });
     });
 
     describe('modality filters (all-match)', () => {
@@ -191,7 +190,7 @@ describe('native model catalog', () => {
         ['outputModalities=text&outputModalities=vectors', 'outputModalities'],
       ])('an unknown modality (%s) answers 400 naming the parameter', async (query, field) => {
         const response = await get(`/api/v1/ai/models?${query}`);
-        const body = expectEnvelope(response, 400, 'GW_VALIDATION', '/api/v1/ai/models');
+        const body = expectEnvelope(response, { status: 400, code: 'GW_VALIDATION', path: '/api/v1/ai/models' });
         expect(body.errors.join(' ')).toContain(field);
       });
     });
@@ -263,18 +262,21 @@ describe('native model catalog', () => {
       '%s answers 404',
       async (modelId) => {
         const response = await get(`/api/v1/ai/models/${modelId}`);
-        const body = expectEnvelope(response, 404, 'GW_NOT_FOUND', `/api/v1/ai/models/${modelId}`);
+        const body = expectEnvelope(response, {
+          status: 404,
+          code: 'GW_NOT_FOUND',
+          path: `/api/v1/ai/models/${modelId}`,
+        });
         expect(body.errors.join(' ')).toContain(modelId);
       },
     );
 
     it('needs a credential', async () => {
-      expectEnvelope(
-        await gateway.request({ method: 'GET', url: '/api/v1/ai/models/plain-text' }),
-        401,
-        'GW_UNAUTHENTICATED',
-        '/api/v1/ai/models/plain-text',
-      );
+      expectEnvelope(await gateway.request({ method: 'GET', url: '/api/v1/ai/models/plain-text' }), {
+        status: 401,
+        code: 'GW_UNAUTHENTICATED',
+        path: '/api/v1/ai/models/plain-text',
+      });
     });
   });
 });

@@ -286,7 +286,7 @@ describe('account and usage surface (/api/compat/v1)', () => {
       ['offset=', 'offset'],
     ])('%s answers 400', async (query, field) => {
       const response = await get(`/api/compat/v1/usage?${query}`, keyHeaders(owner.key));
-      const body = expectEnvelope(response, 400, 'GW_VALIDATION', '/api/compat/v1/usage');
+      const body = expectEnvelope(response, { status: 400, code: 'GW_VALIDATION', path: '/api/compat/v1/usage' });
       expect(body.errors.join(' ')).toContain(field);
     });
 

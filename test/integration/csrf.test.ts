@@ -98,7 +98,7 @@ describe('CSRF protection of cookie-authenticated account requests', () => {
           headers,
           ...(payload ? { payload } : {}),
         });
-        const body = expectEnvelope(response, 403, 'GW_CSRF_REJECTED', url);
+        const body = expectEnvelope(response, { status: 403, code: 'GW_CSRF_REJECTED', path: url });
         expect(body.errors[0]).toContain('x-csrf-token');
       }
       const keys = (
@@ -157,12 +157,11 @@ describe('CSRF protection of cookie-authenticated account requests', () => {
     expect(logout.statusCode).toBe(204);
     expect(cookieOf(logout, 'gw_session')?.value).toBe('');
     expect(cookieOf(logout, 'gw_csrf')?.value).toBe('');
-    expectEnvelope(
-      await gateway.request({ method: 'GET', url: '/api/v1/account', cookies: browser.cookies }),
-      401,
-      'GW_INVALID_CREDENTIALS',
-      '/api/v1/account',
-    );
+    expectEnvelope(await gateway.request({ method: 'GET', url: '/api/v1/account', cookies: browser.cookies }), {
+      status: 401,
+      code: 'GW_INVALID_CREDENTIALS',
+      path: '/api/v1/account',
+    });
   });
 
   it('reads by cookie need no header', async () => {
@@ -206,7 +205,7 @@ describe('CSRF protection of cookie-authenticated account requests', () => {
       cookies: browser.cookies,
       payload: { name: 'x' },
     });
-    expectEnvelope(byKey, 403, 'GW_SESSION_REQUIRED', `/api/v1/api-keys/${created.id}`);
+    expectEnvelope(byKey, { status: 403, code: 'GW_SESSION_REQUIRED', path: `/api/v1/api-keys/${created.id}` });
     expect(
       (await gateway.request({ method: 'POST', url: '/api/v1/auth/logout', headers: bearer(browser.token) }))
         .statusCode,
@@ -236,23 +235,21 @@ describe('CSRF protection of cookie-authenticated account requests', () => {
       cookies: { gw_session: 'gws_unknownunknownunknownunknownunknownunknown' },
       payload: { name: 'x' },
     });
-    expectEnvelope(response, 401, 'GW_INVALID_CREDENTIALS', '/api/v1/api-keys');
+    expectEnvelope(response, { status: 401, code: 'GW_INVALID_CREDENTIALS', path: '/api/v1/api-keys' });
   });
 
   it('an API key in the session cookie is no credential, on reads and on paid routes alike', async () => {
     const { key } = await gateway.createFundedKey({ credits: 1 });
-    expectEnvelope(
-      await gateway.request({ method: 'GET', url: '/api/v1/account', cookies: { gw_session: key } }),
-      401,
-      'GW_INVALID_CREDENTIALS',
-      '/api/v1/account',
-    );
-    expectEnvelope(
-      await gateway.request({ method: 'GET', url: '/api/v1/usage', cookies: { gw_session: key } }),
-      401,
-      'GW_INVALID_CREDENTIALS',
-      '/api/v1/usage',
-    );
+    expectEnvelope(await gateway.request({ method: 'GET', url: '/api/v1/account', cookies: { gw_session: key } }), {
+      status: 401,
+      code: 'GW_INVALID_CREDENTIALS',
+      path: '/api/v1/account',
+    });
+    expectEnvelope(await gateway.request({ method: 'GET', url: '/api/v1/usage', cookies: { gw_session: key } }), {
+      status: 401,
+      code: 'GW_INVALID_CREDENTIALS',
+      path: '/api/v1/usage',
+    });
     const paid = await gateway.request({
       method: 'POST',
       url: '/api/v1/text/completions',

@@ -135,22 +135,20 @@ describe('dashboard account routes', () => {
       ['model=', 'querystring.model'],
       ['model=%00', 'querystring.model'],
     ])('answers 400 to %s', async (search, message) => {
-      const body = expectEnvelope(
-        await get(`/api/v1/usage?${search}`, bearer(owner.token)),
-        400,
-        'GW_VALIDATION',
-        '/api/v1/usage',
-      );
+      const body = expectEnvelope(await get(`/api/v1/usage?${search}`, bearer(owner.token)), {
+        status: 400,
+        code: 'GW_VALIDATION',
+        path: '/api/v1/usage',
+      });
       expect(body.errors.join(' ')).toContain(message);
     });
 
     it('needs a credential', async () => {
-      expectEnvelope(
-        await gateway.request({ method: 'GET', url: '/api/v1/usage' }),
-        401,
-        'GW_UNAUTHENTICATED',
-        '/api/v1/usage',
-      );
+      expectEnvelope(await gateway.request({ method: 'GET', url: '/api/v1/usage' }), {
+        status: 401,
+        code: 'GW_UNAUTHENTICATED',
+        path: '/api/v1/usage',
+      });
     });
   });
 
@@ -196,26 +194,23 @@ describe('dashboard account routes', () => {
 
     it("answers 404 for another account's record, for an unknown id and for one that cannot exist", async () => {
       const [newest] = (await get('/api/v1/usage?limit=1', bearer(owner.token))).json<PageBody<RecordBody>>().results;
-      const foreign = expectEnvelope(
-        await get(`/api/v1/usage/${newest!.id}`, bearer(other.token)),
-        404,
-        'GW_NOT_FOUND',
-        `/api/v1/usage/${newest!.id}`,
-      );
+      const foreign = expectEnvelope(await get(`/api/v1/usage/${newest!.id}`, bearer(other.token)), {
+        status: 404,
+        code: 'GW_NOT_FOUND',
+        path: `/api/v1/usage/${newest!.id}`,
+      });
       expect(foreign.errors[0]).toContain(newest!.id);
-      expectEnvelope(
-        await get('/api/v1/usage/gen_unknown', bearer(owner.token)),
-        404,
-        'GW_NOT_FOUND',
-        '/api/v1/usage/gen_unknown',
-      );
+      expectEnvelope(await get('/api/v1/usage/gen_unknown', bearer(owner.token)), {
+        status: 404,
+        code: 'GW_NOT_FOUND',
+        path: '/api/v1/usage/gen_unknown',
+      });
       // An id no generation can have names nothing: 404, without a lookup.
-      expectEnvelope(
-        await get('/api/v1/usage/gen%2Ffoo', bearer(owner.token)),
-        404,
-        'GW_NOT_FOUND',
-        '/api/v1/usage/gen%2Ffoo',
-      );
+      expectEnvelope(await get('/api/v1/usage/gen%2Ffoo', bearer(owner.token)), {
+        status: 404,
+        code: 'GW_NOT_FOUND',
+        path: '/api/v1/usage/gen%2Ffoo',
+      });
     });
   });
 
@@ -226,7 +221,7 @@ describe('dashboard account routes', () => {
       const now = new Date();
       const dayStart = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate());
       const at = (daysAgo: number, minutes: number) => new Date(dayStart - daysAgo * 86_400_000 + minutes * 60_000);
-      const row = (id: string, model: string, nanos: bigint, createdAt: Date) => ({
+      const row = (id: string, { model, nanos, createdAt }: { model: string; nanos: bigint; createdAt: Date }) => ({
         id,
         accountId: account.account.id,
         modality: 'text',
@@ -236,13 +231,13 @@ describe('dashboard account routes', () => {
         createdAt,
       });
       await db.insert(generations).values([
-        row(`gen_daily_a_${account.account.id}`, 'model-a', 100_000_001n, at(0, 1)),
-        row(`gen_daily_b_${account.account.id}`, 'model-a', 200_000_002n, at(0, 2)),
-        row(`gen_daily_c_${account.account.id}`, 'model-b', 7n, at(0, 3)),
+        row(`gen_daily_a_${account.account.id}`, { model: 'model-a', nanos: 100_000_001n, createdAt: at(0, 1) }),
+        row(`gen_daily_b_${account.account.id}`, { model: 'model-a', nanos: 200_000_002n, createdAt: at(0, 2) }),
+        row(`gen_daily_c_${account.account.id}`, { model: 'model-b', nanos: 7n, createdAt: at(0, 3) }),
         // The last minute of yesterday, UTC, and the first of the day the 30-day window starts on.
-        row(`gen_daily_d_${account.account.id}`, 'model-a', 1n, at(0, -1)),
-        row(`gen_daily_e_${account.account.id}`, 'model-a', 3n, at(29, 0)),
-        row(`gen_daily_f_${account.account.id}`, 'model-a', 5n, at(30, 0)),
+        row(`gen_daily_d_${account.account.id}`, { model: 'model-a', nanos: 1n, createdAt: at(0, -1) }),
+        row(`gen_daily_e_${account.account.id}`, { model: 'model-a', nanos: 3n, createdAt: at(29, 0) }),
+        row(`gen_daily_f_${account.account.id}`, { model: 'model-a', nanos: 5n, createdAt: at(30, 0) }),
       ]);
       const isoDay = (daysAgo: number) => new Date(dayStart - daysAgo * 86_400_000).toISOString().slice(0, 10);
 
@@ -287,12 +282,11 @@ describe('dashboard account routes', () => {
     });
 
     it.each(['days=0', 'days=367', 'days=1.5', 'days=x'])('answers 400 to %s', async (search) => {
-      const body = expectEnvelope(
-        await get(`/api/v1/usage/daily?${search}`, bearer(owner.token)),
-        400,
-        'GW_VALIDATION',
-        '/api/v1/usage/daily',
-      );
+      const body = expectEnvelope(await get(`/api/v1/usage/daily?${search}`, bearer(owner.token)), {
+        status: 400,
+        code: 'GW_VALIDATION',
+        path: '/api/v1/usage/daily',
+      });
       expect(body.errors.join(' ')).toContain('querystring.days');
     });
   });
@@ -379,12 +373,11 @@ describe('dashboard account routes', () => {
       ['limit=0', 'querystring.limit'],
       ['offset=x', 'querystring.offset'],
     ])('answers 400 to %s', async (search, message) => {
-      const body = expectEnvelope(
-        await get(`/api/v1/media?${search}`, bearer(owner.token)),
-        400,
-        'GW_VALIDATION',
-        '/api/v1/media',
-      );
+      const body = expectEnvelope(await get(`/api/v1/media?${search}`, bearer(owner.token)), {
+        status: 400,
+        code: 'GW_VALIDATION',
+        path: '/api/v1/media',
+      });
       expect(body.errors.join(' ')).toContain(message);
     });
   });

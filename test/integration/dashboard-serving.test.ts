@@ -76,24 +76,21 @@ describe('dashboard files', () => {
   });
 
   it('an unknown asset, or a page asked for as JSON, answers the 404 envelope', async () => {
-    expectEnvelope(
-      await gateway.request({ method: 'GET', url: '/assets/missing.js' }),
-      404,
-      'GW_ROUTE_NOT_FOUND',
-      '/assets/missing.js',
-    );
-    expectEnvelope(
-      await gateway.request({ method: 'GET', url: '/keys', headers: { accept: 'application/json' } }),
-      404,
-      'GW_ROUTE_NOT_FOUND',
-      '/keys',
-    );
-    expectEnvelope(
-      await gateway.request({ method: 'POST', url: '/keys', headers: { accept: pageAccept } }),
-      404,
-      'GW_ROUTE_NOT_FOUND',
-      '/keys',
-    );
+    expectEnvelope(await gateway.request({ method: 'GET', url: '/assets/missing.js' }), {
+      status: 404,
+      code: 'GW_ROUTE_NOT_FOUND',
+      path: '/assets/missing.js',
+    });
+    expectEnvelope(await gateway.request({ method: 'GET', url: '/keys', headers: { accept: 'application/json' } }), {
+      status: 404,
+      code: 'GW_ROUTE_NOT_FOUND',
+      path: '/keys',
+    });
+    expectEnvelope(await gateway.request({ method: 'POST', url: '/keys', headers: { accept: pageAccept } }), {
+      status: 404,
+      code: 'GW_ROUTE_NOT_FOUND',
+      path: '/keys',
+    });
   });
 
   it('traversal out of the build is never served', async () => {
@@ -121,16 +118,15 @@ describe('dashboard files', () => {
     '/readyz/x',
   ])('%s stays an API path: a browser asking for it gets the JSON envelope', async (url) => {
     const response = await gateway.request({ method: 'GET', url, headers: { accept: pageAccept } });
-    expectEnvelope(response, 404, 'GW_ROUTE_NOT_FOUND', url);
+    expectEnvelope(response, { status: 404, code: 'GW_ROUTE_NOT_FOUND', path: url });
   });
 
   it('a path with a malformed escape answers the 400 envelope, not the page', async () => {
-    expectEnvelope(
-      await gateway.request({ method: 'GET', url: '/%E0%A4%A', headers: { accept: pageAccept } }),
-      400,
-      'GW_VALIDATION',
-      '/%E0%A4%A',
-    );
+    expectEnvelope(await gateway.request({ method: 'GET', url: '/%E0%A4%A', headers: { accept: pageAccept } }), {
+      status: 400,
+      code: 'GW_VALIDATION',
+      path: '/%E0%A4%A',
+    });
   });
 
   it('API routes answer as before', async () => {
@@ -162,12 +158,11 @@ describe('a gateway whose dashboard is not built', () => {
     ['/', pageAccept],
     ['/usage', pageAccept],
   ])('%s (accept %s) answers a 404 envelope saying so', async (url, accept) => {
-    const body = expectEnvelope(
-      await gateway.request({ method: 'GET', url, headers: { accept } }),
-      404,
-      'GW_NOT_FOUND',
-      url,
-    );
+    const body = expectEnvelope(await gateway.request({ method: 'GET', url, headers: { accept } }), {
+      status: 404,
+      code: 'GW_NOT_FOUND',
+      path: url,
+    });
     expect(body.errors[0]).toContain('the dashboard is not built');
     expect(body.errors[0]).toContain('npm run build');
   });
@@ -176,11 +171,10 @@ describe('a gateway whose dashboard is not built', () => {
     const { key } = await gateway.createFundedKey({ credits: 2 });
     const response = await gateway.request({ method: 'GET', url: '/api/compat/v1/balance', headers: keyHeaders(key) });
     expect(response.json()).toEqual({ creditBalance: 2 });
-    expectEnvelope(
-      await gateway.request({ method: 'GET', url: '/usage', headers: { accept: 'application/json' } }),
-      404,
-      'GW_ROUTE_NOT_FOUND',
-      '/usage',
-    );
+    expectEnvelope(await gateway.request({ method: 'GET', url: '/usage', headers: { accept: 'application/json' } }), {
+      status: 404,
+      code: 'GW_ROUTE_NOT_FOUND',
+      path: '/usage',
+    });
   });
 });

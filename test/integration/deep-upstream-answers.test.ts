@@ -29,7 +29,7 @@ describe('an upstream answer too deep to write back', () => {
         'providers:',
         fakeProviderYaml('gemini', 'gemini', fake),
         'models:',
-        modelYaml('deep', 'gemini', 'gemini-2.5-flash'),
+        modelYaml('deep', { provider: 'gemini', upstream: 'gemini-2.5-flash' }),
       ].join('\n'),
     });
   });

@@ -24,6 +24,7 @@ function interpolate(value: unknown, variables: Record<string, string>): unknown
   if (typeof value === 'string') {
     return value.replace(
       /\$\$|\$\{([A-Za-z_][A-Za-z0-9_]*)(?:(:?[-?])([^}]*))?\}/g,
+      // biome-ignore lint/complexity/useMaxParams: String.prototype.replace passes each capture group
       (match, name: string | undefined, operator: string | undefined, argument: string | undefined) => {
         if (match === '$$') return '$';
         const given = variables[name!];

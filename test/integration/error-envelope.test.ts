@@ -45,7 +45,7 @@ describe('error envelope', () => {
         headers: keyHeaders(key),
         payload: { name: 123 },
       });
-      const body = expectEnvelope(response, 400, 'GW_VALIDATION', '/api/v1/api-keys');
+      const body = expectEnvelope(response, { status: 400, code: 'GW_VALIDATION', path: '/api/v1/api-keys' });
       expect(body.errors.join(' ')).toContain('name');
     });
 
@@ -55,7 +55,7 @@ describe('error envelope', () => {
         url: '/api/v1/auth/signup',
         payload: { email: uniqueEmail() },
       });
-      const body = expectEnvelope(response, 400, 'GW_VALIDATION', '/api/v1/auth/signup');
+      const body = expectEnvelope(response, { status: 400, code: 'GW_VALIDATION', path: '/api/v1/auth/signup' });
       expect(body.errors.join(' ')).toContain('password');
     });
 
@@ -65,7 +65,7 @@ describe('error envelope', () => {
         url: '/api/v1/auth/signup',
         payload: { email: 'not-an-email', password: 'long enough password' },
       });
-      const body = expectEnvelope(response, 400, 'GW_VALIDATION', '/api/v1/auth/signup');
+      const body = expectEnvelope(response, { status: 400, code: 'GW_VALIDATION', path: '/api/v1/auth/signup' });
       expect(body.errors.join(' ')).toContain('email');
     });
 
@@ -76,7 +76,7 @@ describe('error envelope', () => {
         headers: keyHeaders(key),
         payload: { name: 'capped', limits: { daily: -1 } },
       });
-      const body = expectEnvelope(response, 400, 'GW_VALIDATION', '/api/v1/api-keys');
+      const body = expectEnvelope(response, { status: 400, code: 'GW_VALIDATION', path: '/api/v1/api-keys' });
       expect(body.errors.join(' ')).toContain('daily');
     });
 
@@ -95,7 +95,11 @@ describe('error envelope', () => {
         headers: bearer(session),
         payload: { daily: '5' },
       });
-      const body = expectEnvelope(response, 400, 'GW_VALIDATION', `/api/v1/api-keys/${keyId}/usage-limit`);
+      const body = expectEnvelope(response, {
+        status: 400,
+        code: 'GW_VALIDATION',
+        path: `/api/v1/api-keys/${keyId}/usage-limit`,
+      });
       expect(body.errors.join(' ')).toContain('daily');
     });
 
@@ -106,7 +110,7 @@ describe('error envelope', () => {
         headers: keyHeaders(key),
         payload: {},
       });
-      const body = expectEnvelope(response, 400, 'GW_VALIDATION', '/api/v1/api-keys');
+      const body = expectEnvelope(response, { status: 400, code: 'GW_VALIDATION', path: '/api/v1/api-keys' });
       expect(body.errors.join(' ')).toContain('name');
     });
   });
@@ -118,7 +122,7 @@ describe('error envelope', () => {
         url: '/api/v1/no-such-thing?x=1&y=2',
         headers: keyHeaders(key),
       });
-      const body = expectEnvelope(response, 404, 'GW_ROUTE_NOT_FOUND', '/api/v1/no-such-thing');
+      const body = expectEnvelope(response, { status: 404, code: 'GW_ROUTE_NOT_FOUND', path: '/api/v1/no-such-thing' });
       expect(body.errors.join(' ')).toContain('/api/v1/no-such-thing');
     });
 
@@ -129,7 +133,7 @@ describe('error envelope', () => {
         headers: keyHeaders(key),
         payload: { a: 1 },
       });
-      expectEnvelope(response, 404, 'GW_ROUTE_NOT_FOUND', '/api/nowhere');
+      expectEnvelope(response, { status: 404, code: 'GW_ROUTE_NOT_FOUND', path: '/api/nowhere' });
     });
 
     it('a known path with a method it does not have', async () => {
@@ -138,7 +142,7 @@ describe('error envelope', () => {
         url: '/api/compat/v1/balance',
         headers: keyHeaders(key),
       });
-      expectEnvelope(response, 404, 'GW_ROUTE_NOT_FOUND', '/api/compat/v1/balance');
+      expectEnvelope(response, { status: 404, code: 'GW_ROUTE_NOT_FOUND', path: '/api/compat/v1/balance' });
     });
 
     it('a missing resource behind a known route uses the same envelope', async () => {
@@ -147,7 +151,7 @@ describe('error envelope', () => {
         url: '/api/v1/ai/models/no-such-model?x=1',
         headers: keyHeaders(key),
       });
-      expectEnvelope(response, 404, 'GW_NOT_FOUND', '/api/v1/ai/models/no-such-model');
+      expectEnvelope(response, { status: 404, code: 'GW_NOT_FOUND', path: '/api/v1/ai/models/no-such-model' });
     });
   });
 
@@ -159,7 +163,7 @@ describe('error envelope', () => {
         headers: { ...keyHeaders(key), 'content-type': 'application/json' },
         payload: '{"name": "unfinished',
       });
-      expectEnvelope(response, 400, 'GW_MALFORMED_JSON', '/api/v1/api-keys');
+      expectEnvelope(response, { status: 400, code: 'GW_MALFORMED_JSON', path: '/api/v1/api-keys' });
     });
 
     it('malformed JSON before authentication is known still gets the envelope on a public route', async () => {
@@ -169,7 +173,7 @@ describe('error envelope', () => {
         headers: { 'content-type': 'application/json' },
         payload: '{email:',
       });
-      expectEnvelope(response, 400, 'GW_MALFORMED_JSON', '/api/v1/auth/login');
+      expectEnvelope(response, { status: 400, code: 'GW_MALFORMED_JSON', path: '/api/v1/auth/login' });
     });
 
     it('an empty body sent as application/json', async () => {
@@ -179,7 +183,7 @@ describe('error envelope', () => {
         headers: { ...keyHeaders(key), 'content-type': 'application/json' },
         payload: '',
       });
-      expectEnvelope(response, 400, 'GW_MALFORMED_JSON', '/api/v1/api-keys');
+      expectEnvelope(response, { status: 400, code: 'GW_MALFORMED_JSON', path: '/api/v1/api-keys' });
     });
 
     it('a JSON value of the wrong kind (an array where an object is expected)', async () => {
@@ -189,13 +193,13 @@ describe('error envelope', () => {
         headers: { ...keyHeaders(key), 'content-type': 'application/json' },
         payload: '[]',
       });
-      expectEnvelope(response, 400, 'GW_VALIDATION', '/api/v1/api-keys');
+      expectEnvelope(response, { status: 400, code: 'GW_VALIDATION', path: '/api/v1/api-keys' });
     });
 
     it('a body-less POST where a body is required', async () => {
       const response = await gateway.request({ method: 'POST', url: '/api/v1/api-keys', headers: keyHeaders(key) });
       expect(response.statusCode).toBe(400);
-      expectEnvelope(response, 400, 'GW_VALIDATION', '/api/v1/api-keys');
+      expectEnvelope(response, { status: 400, code: 'GW_VALIDATION', path: '/api/v1/api-keys' });
     });
   });
 
@@ -207,7 +211,11 @@ describe('error envelope', () => {
         headers: { ...keyHeaders(key), 'content-type': 'text/plain' },
         payload: 'name=hello',
       });
-      const body = expectEnvelope(response, 415, 'GW_UNSUPPORTED_MEDIA_TYPE', '/api/v1/api-keys');
+      const body = expectEnvelope(response, {
+        status: 415,
+        code: 'GW_UNSUPPORTED_MEDIA_TYPE',
+        path: '/api/v1/api-keys',
+      });
       expect(body.errors.join(' ')).toContain('application/json');
     });
 
@@ -218,7 +226,7 @@ describe('error envelope', () => {
         headers: { ...adminHeaders, 'content-type': 'application/x-www-form-urlencoded' },
         payload: 'email=a%40example.com',
       });
-      expectEnvelope(response, 415, 'GW_UNSUPPORTED_MEDIA_TYPE', '/api/admin/v1/accounts');
+      expectEnvelope(response, { status: 415, code: 'GW_UNSUPPORTED_MEDIA_TYPE', path: '/api/admin/v1/accounts' });
     });
   });
 
@@ -231,7 +239,7 @@ describe('error envelope', () => {
         headers: { ...keyHeaders(key), 'content-type': 'application/json' },
         payload,
       });
-      const body = expectEnvelope(response, 413, 'GW_PAYLOAD_TOO_LARGE', '/api/v1/api-keys');
+      const body = expectEnvelope(response, { status: 413, code: 'GW_PAYLOAD_TOO_LARGE', path: '/api/v1/api-keys' });
       expect(body.errors.join(' ')).toContain(String(bodyLimitBytes));
     });
 
@@ -263,7 +271,7 @@ describe('error envelope', () => {
         url: `/api/compat/v1/usage?${query}`,
         headers: keyHeaders(key),
       });
-      const body = expectEnvelope(response, 400, 'GW_VALIDATION', '/api/compat/v1/usage');
+      const body = expectEnvelope(response, { status: 400, code: 'GW_VALIDATION', path: '/api/compat/v1/usage' });
       expect(body.errors.join(' ')).toContain(field);
     });
 
@@ -273,7 +281,7 @@ describe('error envelope', () => {
         url: '/api/v1/ai/models/%E0%A4%A?x=1',
         headers: keyHeaders(key),
       });
-      expectEnvelope(response, 400, 'GW_VALIDATION', '/api/v1/ai/models/%E0%A4%A');
+      expectEnvelope(response, { status: 400, code: 'GW_VALIDATION', path: '/api/v1/ai/models/%E0%A4%A' });
     });
 
     it('an unknown modality in the model list filter', async () => {
@@ -282,19 +290,18 @@ describe('error envelope', () => {
         url: '/api/v1/ai/models?outputModalities=smell',
         headers: keyHeaders(key),
       });
-      const body = expectEnvelope(response, 400, 'GW_VALIDATION', '/api/v1/ai/models');
+      const body = expectEnvelope(response, { status: 400, code: 'GW_VALIDATION', path: '/api/v1/ai/models' });
       expect(body.errors.join(' ')).toContain('outputModalities');
     });
   });
 
   describe('other statuses share the envelope', () => {
     it('401', async () => {
-      expectEnvelope(
-        await gateway.request({ method: 'GET', url: '/api/compat/v1/balance?x=1' }),
-        401,
-        'GW_UNAUTHENTICATED',
-        '/api/compat/v1/balance',
-      );
+      expectEnvelope(await gateway.request({ method: 'GET', url: '/api/compat/v1/balance?x=1' }), {
+        status: 401,
+        code: 'GW_UNAUTHENTICATED',
+        path: '/api/compat/v1/balance',
+      });
     });
 
     it('403', async () => {
@@ -303,7 +310,7 @@ describe('error envelope', () => {
         url: '/api/compat/v1/api-key',
         headers: bearer(session),
       });
-      expectEnvelope(response, 403, 'GW_KEY_REQUIRED', '/api/compat/v1/api-key');
+      expectEnvelope(response, { status: 403, code: 'GW_KEY_REQUIRED', path: '/api/compat/v1/api-key' });
     });
 
     it('409', async () => {
@@ -314,7 +321,7 @@ describe('error envelope', () => {
         url: '/api/v1/auth/signup',
         payload: { email, password: 'another password' },
       });
-      expectEnvelope(response, 409, 'GW_CONFLICT', '/api/v1/auth/signup');
+      expectEnvelope(response, { status: 409, code: 'GW_CONFLICT', path: '/api/v1/auth/signup' });
     });
 
     it('errors carry a request id header, and a sane client request id is echoed', async () => {
@@ -323,7 +330,7 @@ describe('error envelope', () => {
         url: '/api/v1/nope',
         headers: { 'x-request-id': 'client-req-42' },
       });
-      expectEnvelope(response, 404, 'GW_ROUTE_NOT_FOUND', '/api/v1/nope');
+      expectEnvelope(response, { status: 404, code: 'GW_ROUTE_NOT_FOUND', path: '/api/v1/nope' });
       expect(response.headers['x-request-id']).toBe('client-req-42');
     });
   });

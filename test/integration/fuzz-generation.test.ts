@@ -35,9 +35,12 @@ let gateway: TestGateway;
 let chaos: ChaosUpstream;
 const keys: string[] = [];
 
-const provider = (name: string, family: string, base: string, apiKey: string) =>
+const provider = (name: string, { family, base, apiKey }: { family: string; base: string; apiKey: string }) =>
   `  ${name}: { protocol: ${family}, baseUrl: "${chaos.url}/${base}", apiKey: ${apiKey}, timeoutMs: 1500, firstByteTimeoutMs: 500 }`;
-const model = (id: string, providerName: string, upstream: string, extra = '') =>
+const model = (
+  id: string,
+  { providerName, upstream, extra = '' }: { providerName: string; upstream: string; extra?: string },
+) =>
   `  - id: ${id}\n    limits: { maxOutputTokens: 200 }\n    pricing: { inputPerMTok: 50, outputPerMTok: 100 }\n${extra}    providers: [{ provider: ${providerName}, model: ${upstream} }]`;
 const embedding = (id: string, providerName: string, upstream: string) =>
   `  - id: ${id}\n    outputModalities: [embedding]\n    pricing: { inputPerMTok: 50 }\n    providers: [{ provider: ${providerName}, model: ${upstream} }]`;
@@ -59,15 +62,15 @@ beforeAll(async () => {
     upstreams: [chaos, openai, anthropic, gemini],
     configText: [
       'providers:',
-      provider('openai', 'openai', 'openai/v1', fakeOpenAiKey),
-      provider('anthropic', 'anthropic', 'anthropic/v1', fakeAnthropicKey),
-      provider('gemini', 'gemini', 'gemini/v1beta', fakeGeminiKey),
+      provider('openai', { family: 'openai', base: 'openai/v1', apiKey: fakeOpenAiKey }),
+      provider('anthropic', { family: 'anthropic', base: 'anthropic/v1', apiKey: fakeAnthropicKey }),
+      provider('gemini', { family: 'gemini', base: 'gemini/v1beta', apiKey: fakeGeminiKey }),
       '  sandbox: { protocol: sandbox }',
       'models:',
-      model('via-openai', 'openai', 'gpt-4o-mini'),
-      model('via-anthropic', 'anthropic', 'claude-sonnet-4-5-20250929'),
-      model('via-gemini', 'gemini', 'gemini-2.5-flash'),
-      model('via-sandbox', 'sandbox', 'echo'),
+      model('via-openai', { providerName: 'openai', upstream: 'gpt-4o-mini' }),
+      model('via-anthropic', { providerName: 'anthropic', upstream: 'claude-sonnet-4-5-20250929' }),
+      model('via-gemini', { providerName: 'gemini', upstream: 'gemini-2.5-flash' }),
+      model('via-sandbox', { providerName: 'sandbox', upstream: 'echo' }),
       embedding('embed-openai', 'openai', 'text-embedding-3-small'),
       embedding('embed-gemini', 'gemini', 'gemini-embedding-001'),
       embedding('sandbox-embed', 'sandbox', 'embedding'),
@@ -332,6 +335,7 @@ describe('generation routes against random bodies and an upstream that answers a
         ),
         fc.oneof({ weight: 4, arbitrary: fc.constant('as-is') }, { weight: 1, arbitrary: payloadText }),
         fc.option(poisonArb, { freq: 4 }),
+        // biome-ignore lint/complexity/useMaxParams: fast-check passes one argument per arbitrary
         async ([route, modelId], behaviour, keyIndex, mutations, form, poison) => {
           let body = route.body(modelId);
           for (const change of mutations) mutate(body, change);

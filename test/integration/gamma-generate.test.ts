@@ -14,7 +14,7 @@ describe('gamma generateContent with the official Gemini SDK', () => {
   beforeAll(async () => {
     fake = await startGeminiFake();
     const model = (id: string, upstream: string, provider = 'gemini') =>
-      modelYaml(id, provider, upstream, { input: 0.3, output: 2.5 });
+      modelYaml(id, { provider, upstream, prices: { input: 0.3, output: 2.5 } });
     gateway = await startTestGateway({
       upstreams: [fake],
       configText: [

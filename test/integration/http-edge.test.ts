@@ -110,7 +110,7 @@ describe('HTTP edge: timeouts, framing errors and the JSON parser', () => {
       url: '/api/admin/v1/accounts',
       headers: { ...adminHeaders, 'content-type': 'application/json' },
     });
-    expectEnvelope(response, 400, 'GW_MALFORMED_JSON', '/api/admin/v1/accounts');
+    expectEnvelope(response, { status: 400, code: 'GW_MALFORMED_JSON', path: '/api/admin/v1/accounts' });
   });
 
   it('a body nested 5,000 deep answers 400 naming the limit', async () => {
@@ -121,7 +121,7 @@ describe('HTTP edge: timeouts, framing errors and the JSON parser', () => {
       headers: { 'x-api-key': key, 'content-type': 'application/json' },
       payload,
     });
-    const body = expectEnvelope(response, 400, 'GW_MALFORMED_JSON', '/api/v1/text/completions');
+    const body = expectEnvelope(response, { status: 400, code: 'GW_MALFORMED_JSON', path: '/api/v1/text/completions' });
     expect(body.errors[0]).toContain('64');
   });
 
@@ -165,7 +165,7 @@ describe('HTTP edge: timeouts, framing errors and the JSON parser', () => {
         headers: { 'x-api-key': key, 'content-type': 'application/json' },
         payload,
       });
-      const envelope = expectEnvelope(response, 400, 'GW_VALIDATION', url);
+      const envelope = expectEnvelope(response, { status: 400, code: 'GW_VALIDATION', path: url });
       expect(envelope.errors[0]).toBe(`body.${field} is a number too large to represent`);
     });
   }
@@ -178,9 +178,9 @@ describe('HTTP edge: timeouts, framing errors and the JSON parser', () => {
       headers: { 'x-api-key': key, 'content-type': 'application/json' },
       payload,
     });
-    expect(expectEnvelope(response, 400, 'GW_VALIDATION', '/api/v1/text/completions').errors[0]).toBe(
-      'body.messages[0].extra[1] is a number too large to represent',
-    );
+    expect(
+      expectEnvelope(response, { status: 400, code: 'GW_VALIDATION', path: '/api/v1/text/completions' }).errors[0],
+    ).toBe('body.messages[0].extra[1] is a number too large to represent');
   });
 
   it('prototype poisoning is still refused', async () => {
@@ -191,9 +191,9 @@ describe('HTTP edge: timeouts, framing errors and the JSON parser', () => {
       headers: { 'content-type': 'application/json' },
       payload,
     });
-    expect(expectEnvelope(response, 400, 'GW_VALIDATION', '/api/v1/auth/login').errors[0]).toMatch(
-      /^body\.__proto__ is not an accepted field name/,
-    );
+    expect(
+      expectEnvelope(response, { status: 400, code: 'GW_VALIDATION', path: '/api/v1/auth/login' }).errors[0],
+    ).toMatch(/^body\.__proto__ is not an accepted field name/);
     const viaConstructor =
       '{"email":"a@example.com","password":"long enough password","constructor":{"prototype":{"admin":true}}}';
     const second = await gateway.request({
@@ -202,8 +202,8 @@ describe('HTTP edge: timeouts, framing errors and the JSON parser', () => {
       headers: { 'content-type': 'application/json' },
       payload: viaConstructor,
     });
-    expect(expectEnvelope(second, 400, 'GW_VALIDATION', '/api/v1/auth/login').errors[0]).toMatch(
-      /^body\.constructor is not an accepted field name/,
-    );
+    expect(
+      expectEnvelope(second, { status: 400, code: 'GW_VALIDATION', path: '/api/v1/auth/login' }).errors[0],
+    ).toMatch(/^body\.constructor is not an accepted field name/);
   });
 });

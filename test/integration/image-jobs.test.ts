@@ -74,7 +74,7 @@ describe('image jobs through the ModelArk and OpenAI fakes', () => {
     }
     expect(seen.has('processing')).toBe(true);
     expect(await heldNanosOf(gateway, accountId)).toBe(usdToNanos(0.09));
-    const job = await waitForImageJob(gateway, key, id);
+    const job = await waitForImageJob(gateway, { key, generationId: id });
     expect(job.status, job.error).toBe('succeeded');
     expect(job.result!.images).toHaveLength(3);
     for (const image of job.result!.images) expect(image.url).toMatch(/\/files\//);
@@ -95,11 +95,13 @@ describe('image jobs through the ModelArk and OpenAI fakes', () => {
 
   it('a provider refusal fails the job with its message, refunds the hold and charges nothing', async () => {
     const { key, accountId } = await gateway.createFundedKey({ credits: 1 });
-    const job = await waitForImageJob(
-      gateway,
+    const job = await waitForImageJob(gateway, {
       key,
-      await submit(key, { model: 'seedream', content: [{ type: 'text', text: 'refused fake-error-400' }] }),
-    );
+      generationId: await submit(key, {
+        model: 'seedream',
+        content: [{ type: 'text', text: 'refused fake-error-400' }],
+      }),
+    });
     expect(job.status).toBe('failed');
     expect(job.error).toContain('400');
     expect(job.error).toContain('The fake failed with 400');
@@ -118,11 +120,10 @@ describe('image jobs through the ModelArk and OpenAI fakes', () => {
   it('retries a 5xx with backoff up to jobs.maxAttempts, then fails', async () => {
     const { key, accountId } = await gateway.createFundedKey({ credits: 1 });
     const prompt = 'flaky fake-error-503';
-    const job = await waitForImageJob(
-      gateway,
+    const job = await waitForImageJob(gateway, {
       key,
-      await submit(key, { model: 'seedream', content: [{ type: 'text', text: prompt }] }),
-    );
+      generationId: await submit(key, { model: 'seedream', content: [{ type: 'text', text: prompt }] }),
+    });
     expect(job.status).toBe('failed');
     expect(submissionsOf(ark.requests, seedreamPath, prompt)).toBe(3);
     expect(await balanceNanosOf(gateway, accountId)).toBe(usdToNanos(1));
@@ -130,15 +131,14 @@ describe('image jobs through the ModelArk and OpenAI fakes', () => {
 
   it('a group with one failed image succeeds with the others, charged only for those', async () => {
     const { key, accountId } = await gateway.createFundedKey({ credits: 1 });
-    const job = await waitForImageJob(
-      gateway,
+    const job = await waitForImageJob(gateway, {
       key,
-      await submit(key, {
+      generationId: await submit(key, {
         model: 'seedream',
         content: [{ type: 'text', text: 'group fake-partial' }],
         numberOfImages: 3,
       }),
-    );
+    });
     expect(job.status, job.error).toBe('succeeded');
     expect(job.result!.images).toHaveLength(2);
     expect(job.result!.usage.usdCost).toBe(0.06);
@@ -147,11 +147,13 @@ describe('image jobs through the ModelArk and OpenAI fakes', () => {
 
   it('outputs whose provider URL expired before archiving are not charged; none left fails the job', async () => {
     const { key, accountId } = await gateway.createFundedKey({ credits: 1 });
-    const job = await waitForImageJob(
-      gateway,
+    const job = await waitForImageJob(gateway, {
       key,
-      await submit(key, { model: 'seedream', content: [{ type: 'text', text: 'gone fake-expired-url' }] }),
-    );
+      generationId: await submit(key, {
+        model: 'seedream',
+        content: [{ type: 'text', text: 'gone fake-expired-url' }],
+      }),
+    });
     expect(job.status).toBe('failed');
     expect(job.error).toMatch(/could not be archived.*403/);
     expect(await heldNanosOf(gateway, accountId)).toBe(0n);
@@ -161,18 +163,19 @@ describe('image jobs through the ModelArk and OpenAI fakes', () => {
 
   it('an answer that breaks the protocol, and a provider that hangs past its timeout, fail the job without retries', async () => {
     const { key } = await gateway.createFundedKey({ credits: 1 });
-    const garbage = await waitForImageJob(
-      gateway,
+    const garbage = await waitForImageJob(gateway, {
       key,
-      await submit(key, { model: 'seedream', content: [{ type: 'text', text: 'junk fake-garbage' }] }),
-    );
+      generationId: await submit(key, { model: 'seedream', content: [{ type: 'text', text: 'junk fake-garbage' }] }),
+    });
     expect(garbage.status).toBe('failed');
     expect(garbage.error).toMatch(/protocol/);
-    const hung = await waitForImageJob(
-      gateway,
+    const hung = await waitForImageJob(gateway, {
       key,
-      await submit(key, { model: 'seedream-quick', content: [{ type: 'text', text: 'stuck fake-hang' }] }),
-    );
+      generationId: await submit(key, {
+        model: 'seedream-quick',
+        content: [{ type: 'text', text: 'stuck fake-hang' }],
+      }),
+    });
     expect(hung.status).toBe('failed');
     expect(hung.error).toMatch(/in time|maximum/);
     expect(submissionsOf(ark.requests, seedreamPath, 'stuck fake-hang')).toBe(1);
@@ -180,10 +183,9 @@ describe('image jobs through the ModelArk and OpenAI fakes', () => {
 
   it('decomposes layers through ModelArk: base first, ascending layers with absolute and normalized boxes', async () => {
     const { key, accountId } = await gateway.createFundedKey({ credits: 1 });
-    const job = await waitForImageJob(
-      gateway,
+    const job = await waitForImageJob(gateway, {
       key,
-      await submit(key, {
+      generationId: await submit(key, {
         model: 'layers',
         layerDecomposition: true,
         resolution: '2K',
@@ -192,7 +194,7 @@ describe('image jobs through the ModelArk and OpenAI fakes', () => {
           { type: 'imageBase64', data: tinyPngBase64, mediaType: 'image/png' },
         ],
       }),
-    );
+    });
     expect(job.status, job.error).toBe('succeeded');
     const [base, ...layers] = job.result!.images;
     expect(base).toMatchObject({ zIndex: 0 });
@@ -218,10 +220,9 @@ describe('image jobs through the ModelArk and OpenAI fakes', () => {
 
   it('one failed layer fails the whole job', async () => {
     const { key, accountId } = await gateway.createFundedKey({ credits: 1 });
-    const job = await waitForImageJob(
-      gateway,
+    const job = await waitForImageJob(gateway, {
       key,
-      await submit(key, {
+      generationId: await submit(key, {
         model: 'layers',
         layerDecomposition: true,
         content: [
@@ -229,7 +230,7 @@ describe('image jobs through the ModelArk and OpenAI fakes', () => {
           { type: 'imageBase64', data: tinyPngBase64, mediaType: 'image/png' },
         ],
       }),
-    );
+    });
     expect(job.status).toBe('failed');
     expect(job.error).toMatch(/layer decomposition failed/);
     expect(await heldNanosOf(gateway, accountId)).toBe(0n);
@@ -256,7 +257,7 @@ describe('image jobs through the ModelArk and OpenAI fakes', () => {
       payload: body,
     });
     expect(estimate.json<{ data: { estimatedUserCost: number } }>().data.estimatedUserCost).toBe(0.334);
-    const job = await waitForImageJob(gateway, key, await submit(key, body));
+    const job = await waitForImageJob(gateway, { key, generationId: await submit(key, body) });
     expect(job.status, job.error).toBe('succeeded');
     expect(job.result!.images).toHaveLength(2);
     expect(job.result!.usage).toMatchObject({ generatedImages: 2, inputTokens: 50, usdCost: 0.084 });
@@ -283,7 +284,7 @@ describe('image jobs through the ModelArk and OpenAI fakes', () => {
       await new Promise((resolve) => setTimeout(resolve, 25));
     }
     expect(most).toBe(1);
-    for (const id of ids) expect((await waitForImageJob(gateway, key, id)).status).toBe('succeeded');
+    for (const id of ids) expect((await waitForImageJob(gateway, { key, generationId: id })).status).toBe('succeeded');
   });
 });
 
@@ -316,7 +317,11 @@ describe('a job past its maximum time', () => {
       headers: keyHeaders(key),
       payload: { model: 'seedream', content: [{ type: 'text', text: 'slow retry fake-error-500' }] },
     });
-    const job = await waitForImageJob(gateway, key, response.json<{ generationId: string }>().generationId, 15_000);
+    const job = await waitForImageJob(gateway, {
+      key,
+      generationId: response.json<{ generationId: string }>().generationId,
+      timeoutMs: 15_000,
+    });
     expect(job.status).toBe('failed');
     expect(job.error).toMatch(/within 1 seconds/);
     expect(await balanceNanosOf(gateway, accountId)).toBe(usdToNanos(1));
@@ -335,7 +340,11 @@ describe('a job past its maximum time', () => {
         payload: { model: 'seedream', content: [{ type: 'text', text: prompt }] },
       });
       expect(response.statusCode, response.body).toBe(202);
-      const job = await waitForImageJob(gateway, key, response.json<{ generationId: string }>().generationId, 15_000);
+      const job = await waitForImageJob(gateway, {
+        key,
+        generationId: response.json<{ generationId: string }>().generationId,
+        timeoutMs: 15_000,
+      });
       expect(job.status, retryAfter).toBe('failed');
       expect(await heldNanosOf(gateway, accountId)).toBe(0n);
       expect(await balanceNanosOf(gateway, accountId)).toBe(usdToNanos(1));

@@ -39,7 +39,8 @@ describe('concurrent image jobs never spend past a balance or a cap', () => {
     const { accepted, refused } = await storm(key);
     expect(accepted).toHaveLength(6);
     expect(new Set(refused)).toEqual(new Set([403]));
-    for (const id of accepted) expect((await waitForImageJob(gateway, key, id)).status).toBe('succeeded');
+    for (const id of accepted)
+      expect((await waitForImageJob(gateway, { key, generationId: id })).status).toBe('succeeded');
     expect(await balanceNanosOf(gateway, accountId)).toBe(usdToNanos(0.002));
     expect(await heldNanosOf(gateway, accountId)).toBe(0n);
     expect(await jobRowsOf(gateway, accountId)).toHaveLength(6);
@@ -50,7 +51,7 @@ describe('concurrent image jobs never spend past a balance or a cap', () => {
     const { accepted, refused } = await storm(key);
     expect(accepted).toHaveLength(3);
     expect(new Set(refused)).toEqual(new Set([429]));
-    for (const id of accepted) await waitForImageJob(gateway, key, id);
+    for (const id of accepted) await waitForImageJob(gateway, { key, generationId: id });
     expect(await balanceNanosOf(gateway, accountId)).toBe(usdToNanos(10) - usdToNanos(0.009));
     const lookup = await gateway.request({ method: 'GET', url: '/api/compat/v1/api-key', headers: keyHeaders(key) });
     expect(lookup.json<{ daily: { spent: number; remaining: number } }>().daily).toMatchObject({

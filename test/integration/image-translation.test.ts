@@ -13,13 +13,16 @@ describe('image inputs through translation', () => {
   const png = pngBase64;
 
   beforeAll(async () => {
-    const model = (id: string, provider: string, upstream: string, inputs = '[text, image]') =>
+    const model = (
+      id: string,
+      { provider, upstream, inputs = '[text, image]' }: { provider: string; upstream: string; inputs?: string },
+    ) =>
       `  - id: ${id}\n    inputModalities: ${inputs}\n    pricing: { inputPerMTok: 1, outputPerMTok: 2 }\n    providers: [{ provider: ${provider}, model: ${upstream} }]\n`;
     gateway = await startFamilyGateway([
-      model('vision-openai', 'openai', 'gpt-4o'),
-      model('vision-claude', 'anthropic', 'claude-sonnet-4-5-20250929'),
-      model('vision-gemini', 'gemini', 'gemini-2.5-flash'),
-      model('text-only', 'anthropic', 'claude-haiku', '[text]'),
+      model('vision-openai', { provider: 'openai', upstream: 'gpt-4o' }),
+      model('vision-claude', { provider: 'anthropic', upstream: 'claude-sonnet-4-5-20250929' }),
+      model('vision-gemini', { provider: 'gemini', upstream: 'gemini-2.5-flash' }),
+      model('text-only', { provider: 'anthropic', upstream: 'claude-haiku', inputs: '[text]' }),
     ]);
     ({ openai, anthropic, gemini } = gateway.fakes);
   });

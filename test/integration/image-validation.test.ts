@@ -279,11 +279,12 @@ describe('native image requests that break a rule answer 400 with nothing held, 
   });
 
   for (const route of ['/api/v1/image/generations/async', '/api/v1/image/estimate', '/api/v1/image/generations']) {
+    // biome-ignore lint/complexity/useMaxParams: it.each spreads each case's columns
     it.each(cases)(`${route}: %s`, async (_name, body, code, fragment) => {
       const { key, accountId } = await gateway.createFundedKey({ credits: 5 });
       const sent = openai.requests.length + ark.requests.length;
       const response = await gateway.request({ method: 'POST', url: route, headers: keyHeaders(key), payload: body });
-      const envelope = expectEnvelope(response, 400, code, route);
+      const envelope = expectEnvelope(response, { status: 400, code, path: route });
       expect(envelope.errors.join(' ')).toContain(fragment);
       expect(await jobRowsOf(gateway, accountId)).toEqual([]);
       expect(await heldNanosOf(gateway, accountId)).toBe(0n);
@@ -300,7 +301,7 @@ describe('native image requests that break a rule answer 400 with nothing held, 
       headers: keyHeaders(key),
       payload: { model: 'img-ark', content: [text(), { type: 'imageAssetId', assetId: 'asset_missing' }] },
     });
-    expectEnvelope(response, 404, 'GW_NOT_FOUND', '/api/v1/image/generations/async');
+    expectEnvelope(response, { status: 404, code: 'GW_NOT_FOUND', path: '/api/v1/image/generations/async' });
     expect(await jobRowsOf(gateway, accountId)).toEqual([]);
   });
 
@@ -312,7 +313,7 @@ describe('native image requests that break a rule answer 400 with nothing held, 
       headers: keyHeaders(poor.key),
       payload: { model: 'img-ark', content: [text()] },
     });
-    expectEnvelope(refused, 403, 'GW_INSUFFICIENT_BALANCE', '/api/v1/image/generations/async');
+    expectEnvelope(refused, { status: 403, code: 'GW_INSUFFICIENT_BALANCE', path: '/api/v1/image/generations/async' });
     const capped = await gateway.createFundedKey({ credits: 10, limits: { daily: 0.05 } });
     const over = await gateway.request({
       method: 'POST',
@@ -320,7 +321,7 @@ describe('native image requests that break a rule answer 400 with nothing held, 
       headers: keyHeaders(capped.key),
       payload: { model: 'img-ark', content: [text()], numberOfImages: 2 },
     });
-    expectEnvelope(over, 429, 'GW_SPEND_CAP_REACHED', '/api/v1/image/generations/async');
+    expectEnvelope(over, { status: 429, code: 'GW_SPEND_CAP_REACHED', path: '/api/v1/image/generations/async' });
     for (const { accountId } of [poor, capped]) {
       expect(await jobRowsOf(gateway, accountId)).toEqual([]);
       expect(await heldNanosOf(gateway, accountId)).toBe(0n);

@@ -68,7 +68,7 @@ describe('native image generation through the sandbox', () => {
     const id = await submit(key, body);
     const [row] = await jobRowsOf(gateway, accountId);
     expect(row?.holdNanos).toBe(usdToNanos(0.003));
-    const job = await waitForImageJob(gateway, key, id);
+    const job = await waitForImageJob(gateway, { key, generationId: id });
     expect(job.status, job.error).toBe('succeeded');
     expect(job.result!.images).toHaveLength(3);
     expect(job.result!.usage).toMatchObject({ generatedImages: 3, usdCost: 0.003 });
@@ -103,64 +103,59 @@ describe('native image generation through the sandbox', () => {
       url: `/api/v1/image/generations/async/${id}`,
       headers: keyHeaders(other.key),
     });
-    expectEnvelope(foreign, 404, 'GW_NOT_FOUND', `/api/v1/image/generations/async/${id}`);
+    expectEnvelope(foreign, { status: 404, code: 'GW_NOT_FOUND', path: `/api/v1/image/generations/async/${id}` });
     const unknown = await gateway.request({
       method: 'GET',
       url: '/api/v1/image/generations/async/gen_nope',
       headers: keyHeaders(owner.key),
     });
-    expectEnvelope(unknown, 404, 'GW_NOT_FOUND', '/api/v1/image/generations/async/gen_nope');
-    await waitForImageJob(gateway, owner.key, id);
+    expectEnvelope(unknown, { status: 404, code: 'GW_NOT_FOUND', path: '/api/v1/image/generations/async/gen_nope' });
+    await waitForImageJob(gateway, { key: owner.key, generationId: id });
   });
 
   it('signed links: a tampered signature, key or expiry answers 403, an expired link 403', async () => {
     const { key } = await gateway.createFundedKey();
-    const job = await waitForImageJob(
-      gateway,
+    const job = await waitForImageJob(gateway, {
       key,
-      await submit(key, { model: 'sandbox-image', content: [{ type: 'text', text: 'links' }] }),
-    );
+      generationId: await submit(key, { model: 'sandbox-image', content: [{ type: 'text', text: 'links' }] }),
+    });
     const link = new URL(job.result!.images[0]!.downloadUrl);
     const signature = link.searchParams.get('signature')!;
     const tampered = new URL(link);
     tampered.searchParams.set('signature', `${signature.slice(0, -2)}${signature.endsWith('AA') ? 'BB' : 'AA'}`);
-    expectEnvelope(
-      await gateway.request({ method: 'GET', url: pathOf(tampered.href) }),
-      403,
-      'GW_FORBIDDEN',
-      link.pathname,
-    );
+    expectEnvelope(await gateway.request({ method: 'GET', url: pathOf(tampered.href) }), {
+      status: 403,
+      code: 'GW_FORBIDDEN',
+      path: link.pathname,
+    });
     const longer = new URL(link);
     longer.searchParams.set('expires', String(Number(link.searchParams.get('expires')) + 3600));
-    expectEnvelope(
-      await gateway.request({ method: 'GET', url: pathOf(longer.href) }),
-      403,
-      'GW_FORBIDDEN',
-      link.pathname,
-    );
+    expectEnvelope(await gateway.request({ method: 'GET', url: pathOf(longer.href) }), {
+      status: 403,
+      code: 'GW_FORBIDDEN',
+      path: link.pathname,
+    });
     const otherObject = new URL(link);
     otherObject.pathname = link.pathname.replace(/0\.png$/, '1.png');
-    expectEnvelope(
-      await gateway.request({ method: 'GET', url: pathOf(otherObject.href) }),
-      403,
-      'GW_FORBIDDEN',
-      otherObject.pathname,
-    );
+    expectEnvelope(await gateway.request({ method: 'GET', url: pathOf(otherObject.href) }), {
+      status: 403,
+      code: 'GW_FORBIDDEN',
+      path: otherObject.pathname,
+    });
     const objectKey = decodeURIComponent(link.pathname.replace('/api/v1/media/files/', ''));
     const expired = await gateway.gateway.core.store.signedLink(objectKey, new Date(Date.now() - 1000));
     const response = await gateway.request({ method: 'GET', url: expired });
-    expectEnvelope(response, 403, 'GW_FORBIDDEN', link.pathname);
+    expectEnvelope(response, { status: 403, code: 'GW_FORBIDDEN', path: link.pathname });
     expect(response.json<{ errors: string[] }>().errors[0]).toMatch(/expired/);
   });
 
   it('reuses an archived output as imageAssetId for its owner, and answers 404 to any other account', async () => {
     const owner = await gateway.createFundedKey();
     const other = await gateway.createFundedKey();
-    const first = await waitForImageJob(
-      gateway,
-      owner.key,
-      await submit(owner.key, { model: 'sandbox-image', content: [{ type: 'text', text: 'base' }] }),
-    );
+    const first = await waitForImageJob(gateway, {
+      key: owner.key,
+      generationId: await submit(owner.key, { model: 'sandbox-image', content: [{ type: 'text', text: 'base' }] }),
+    });
     const assetId = first.result!.images[0]!.assetId;
     const reuse = {
       model: 'sandbox-image',
@@ -169,7 +164,7 @@ describe('native image generation through the sandbox', () => {
         { type: 'imageAssetId', assetId },
       ],
     };
-    const second = await waitForImageJob(gateway, owner.key, await submit(owner.key, reuse));
+    const second = await waitForImageJob(gateway, { key: owner.key, generationId: await submit(owner.key, reuse) });
     expect(second.status, second.error).toBe('succeeded');
     const before = await balanceNanosOf(gateway, other.accountId);
     const refused = await gateway.request({
@@ -178,7 +173,11 @@ describe('native image generation through the sandbox', () => {
       headers: keyHeaders(other.key),
       payload: reuse,
     });
-    const envelope = expectEnvelope(refused, 404, 'GW_NOT_FOUND', '/api/v1/image/generations/async');
+    const envelope = expectEnvelope(refused, {
+      status: 404,
+      code: 'GW_NOT_FOUND',
+      path: '/api/v1/image/generations/async',
+    });
     expect(envelope.errors[0]).toContain(assetId);
     expect(await jobRowsOf(gateway, other.accountId)).toEqual([]);
     expect(await balanceNanosOf(gateway, other.accountId)).toBe(before);
@@ -200,7 +199,7 @@ describe('native image generation through the sandbox', () => {
     });
     // The layer count is the model's choice: the estimate (and the hold) covers the most it can return, 17 images.
     expect(estimate.json<{ data: { estimatedUserCost: number } }>().data.estimatedUserCost).toBe(0.034);
-    const job = await waitForImageJob(gateway, key, await submit(key, body));
+    const job = await waitForImageJob(gateway, { key, generationId: await submit(key, body) });
     expect(job.status, job.error).toBe('succeeded');
     const [base, ...layers] = job.result!.images;
     expect(base).toMatchObject({ zIndex: 0 });
@@ -245,11 +244,10 @@ describe('native image generation through the sandbox', () => {
 
   it('expired assets are deleted by the retention sweep: their links and reuse then answer 404', async () => {
     const { key } = await gateway.createFundedKey();
-    const job = await waitForImageJob(
-      gateway,
+    const job = await waitForImageJob(gateway, {
       key,
-      await submit(key, { model: 'sandbox-image', content: [{ type: 'text', text: 'old' }] }),
-    );
+      generationId: await submit(key, { model: 'sandbox-image', content: [{ type: 'text', text: 'old' }] }),
+    });
     const { assetId, downloadUrl } = job.result!.images[0]!;
     const { mediaAssets } = await import('../../src/storage/schema.ts');
     const { eq } = await import('drizzle-orm');
@@ -258,12 +256,11 @@ describe('native image generation through the sandbox', () => {
       .set({ expiresAt: new Date(Date.now() - 1000) })
       .where(eq(mediaAssets.id, assetId));
     expect(await gateway.gateway.core.retention.sweep()).toBeGreaterThanOrEqual(1);
-    expectEnvelope(
-      await gateway.request({ method: 'GET', url: pathOf(downloadUrl) }),
-      404,
-      'GW_NOT_FOUND',
-      new URL(downloadUrl).pathname,
-    );
+    expectEnvelope(await gateway.request({ method: 'GET', url: pathOf(downloadUrl) }), {
+      status: 404,
+      code: 'GW_NOT_FOUND',
+      path: new URL(downloadUrl).pathname,
+    });
     const reuse = await gateway.request({
       method: 'POST',
       url: '/api/v1/image/generations/async',
@@ -276,7 +273,7 @@ describe('native image generation through the sandbox', () => {
         ],
       },
     });
-    expectEnvelope(reuse, 404, 'GW_NOT_FOUND', '/api/v1/image/generations/async');
+    expectEnvelope(reuse, { status: 404, code: 'GW_NOT_FOUND', path: '/api/v1/image/generations/async' });
   });
 });
 

@@ -67,7 +67,11 @@ async function fundedKey(gateway: GatewayChild): Promise<{ accountId: string; ke
   return { accountId: account.id, key: key.key };
 }
 
-async function submit(gateway: GatewayChild, key: string, prompt: string, numberOfImages = 1): Promise<string> {
+async function submit(
+  gateway: GatewayChild,
+  key: string,
+  { prompt, numberOfImages = 1 }: { prompt: string; numberOfImages?: number },
+): Promise<string> {
   const answer = await post<{ generationId: string }>(
     `${gateway.url}/api/v1/image/generations/async`,
     { 'x-api-key': key },
@@ -86,8 +90,7 @@ const pollPaths: Record<JobKind, string> = {
 async function statusOf(
   gateway: GatewayChild,
   key: string,
-  id: string,
-  kind: JobKind = 'image',
+  { id, kind = 'image' }: { id: string; kind?: JobKind },
 ): Promise<{ status: string; error?: string; result?: { images: unknown[] } }> {
   const response = await fetch(`${gateway.url}${pollPaths[kind]}/${id}`, { headers: { 'x-api-key': key } });
   return (await response.json()) as { status: string };
@@ -110,7 +113,7 @@ async function allTerminal(
   await until(`${ids.length} jobs to end\n${gateway.output()}`, 60_000, async () => {
     for (const id of ids)
       if (!['succeeded', 'failed'].includes(states.get(id)?.status ?? ''))
-        states.set(id, await statusOf(gateway, key, id));
+        states.set(id, await statusOf(gateway, key, { id }));
     return ids.every((id) => ['succeeded', 'failed'].includes(states.get(id)!.status));
   });
   return states;
@@ -178,10 +181,13 @@ for (const mode of ['embedded', 'postgres'] as const) {
     it('resumes or fails every job after a restart, never sends one twice, and the books balance', async () => {
       const first = await start();
       const { accountId, key } = await fundedKey(first);
-      const inFlight = await submit(first, key, 'crash during submit fake-slow-5000');
-      const archiving = await submit(first, key, 'crash during archiving fake-slow-file-5000', 2);
+      const inFlight = await submit(first, key, { prompt: 'crash during submit fake-slow-5000' });
+      const archiving = await submit(first, key, {
+        prompt: 'crash during archiving fake-slow-file-5000',
+        numberOfImages: 2,
+      });
       const waiting = await Promise.all(
-        Array.from({ length: 8 }, (_, index) => submit(first, key, `waiting ${index} fake-slow-400`)),
+        Array.from({ length: 8 }, (_, index) => submit(first, key, { prompt: `waiting ${index} fake-slow-400` })),
       );
       const speaking = (
         await post<{ generationId: string }>(
@@ -211,7 +217,7 @@ for (const mode of ['embedded', 'postgres'] as const) {
       let polling = true;
       const pollers = Promise.all(
         waiting.slice(0, 3).map(async (id) => {
-          while (polling) await statusOf(first, key, id).catch(() => undefined);
+          while (polling) await statusOf(first, key, { id }).catch(() => undefined);
         }),
       );
       const referencing = (
@@ -261,9 +267,9 @@ for (const mode of ['embedded', 'postgres'] as const) {
       expect(audio).toMatchObject({ status: 'failed', error: expect.stringMatching(/not sent again/) });
       expect(spoken()).toBe(1);
       await until('the reference audio job to end', 30_000, async () =>
-        ['succeeded', 'failed'].includes((await statusOf(second, key, referencing, 'audio')).status),
+        ['succeeded', 'failed'].includes((await statusOf(second, key, { id: referencing, kind: 'audio' })).status),
       );
-      expect(await statusOf(second, key, referencing, 'audio')).toMatchObject({
+      expect(await statusOf(second, key, { id: referencing, kind: 'audio' })).toMatchObject({
         status: 'failed',
         error: expect.stringMatching(/not sent again/),
       });
@@ -319,7 +325,7 @@ for (const mode of ['embedded', 'postgres'] as const) {
         const submitAny = async (gateway: GatewayChild, index: number): Promise<string> => {
           const prompt = `drain ${index}`;
           const headers = { 'x-api-key': key };
-          if (kindOf(index) === 'image') return submit(gateway, key, prompt);
+          if (kindOf(index) === 'image') return submit(gateway, key, { prompt });
           if (kindOf(index) === 'video')
             return (
               await post<{ taskId: string }>(`${gateway.url}/api/v1/video/generations`, headers, {
@@ -342,7 +348,7 @@ for (const mode of ['embedded', 'postgres'] as const) {
         await until(`200 jobs to end\n${one!.output()}`, 90_000, async () => {
           for (const [index, id] of ids.entries())
             if (!['succeeded', 'failed'].includes(states.get(id)?.status ?? ''))
-              states.set(id, await statusOf(one!, key, id, kindOf(index)));
+              states.set(id, await statusOf(one!, key, { id, kind: kindOf(index) }));
           return ids.every((id) => ['succeeded', 'failed'].includes(states.get(id)!.status));
         });
         for (const id of ids) expect(states.get(id)?.status, states.get(id)?.error).toBe('succeeded');

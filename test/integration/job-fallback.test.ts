@@ -66,7 +66,15 @@ const kinds: Record<string, JobKind> = {
   },
 };
 
-const duo = (id: string, modalities: string, pricing: string, first: string, sandboxModel: string) =>
+const duo = (
+  id: string,
+  {
+    modalities,
+    pricing,
+    first,
+    sandboxModel,
+  }: { modalities: string; pricing: string; first: string; sandboxModel: string },
+) =>
   `  - { id: ${id}, ${modalities}, pricing: { ${pricing} }, providers: [{ ${first}, priority: 1 }, { provider: sandbox, model: ${sandboxModel}, priority: 2 }] }`;
 
 describe('media jobs over their model’s provider rows', () => {
@@ -88,52 +96,46 @@ describe('media jobs over their model’s provider rows', () => {
         '  down: { protocol: ark, baseUrl: "http://127.0.0.1:9/api/v3", apiKey: sk-x, timeoutMs: 2000 }',
         '  sandbox: { protocol: sandbox }',
         'models:',
-        duo(
-          'duo-image',
-          'outputModalities: [image]',
-          'perImage: 0.03',
-          'provider: ark, model: seedream-4-0-250828',
-          'image',
-        ),
+        duo('duo-image', {
+          modalities: 'outputModalities: [image]',
+          pricing: 'perImage: 0.03',
+          first: 'provider: ark, model: seedream-4-0-250828',
+          sandboxModel: 'image',
+        }),
         // An image model and a chat model on one provider row: one breaker for both.
         '  - { id: shared-image, outputModalities: [image], pricing: { perImage: 0.03 }, providers: [{ provider: openai, model: gpt-image-1, priority: 1 }, { provider: sandbox, model: image, priority: 2 }] }',
         '  - { id: shared-chat, pricing: { inputPerMTok: 1, outputPerMTok: 2 }, providers: [{ provider: openai, model: gpt-image-1, priority: 1 }, { provider: sandbox, model: echo, priority: 2 }] }',
         '  - { id: weary-image, outputModalities: [image], pricing: { perImage: 0.03 }, providers: [{ provider: ark, model: seedream-a, priority: 1 }, { provider: ark, model: seedream-b, priority: 2 }] }',
-        duo(
-          'down-image',
-          'outputModalities: [image]',
-          'perImage: 0.03',
-          'provider: down, model: seedream-4-0-250828',
-          'image',
-        ),
-        duo(
-          'duo-video',
-          'outputModalities: [video]',
-          'perVideoSecond: 0.05',
-          'provider: ark, model: seedance-1-0-pro-250528',
-          'video',
-        ),
-        duo(
-          'taken-video',
-          'outputModalities: [video]',
-          'perVideoSecond: 0.05',
-          'provider: ark, model: seedance-1-0-lite-t2v-250428',
-          'video',
-        ),
-        duo(
-          'seed-tts-1.0',
-          'outputModalities: [audio]',
-          'perMCharacters: 60',
-          'provider: speech, model: seed-tts-1.0',
-          'speech',
-        ),
-        duo(
-          'duo-reference',
-          'inputModalities: [text, audio], outputModalities: [audio]',
-          'perAudioSecond: 0.01',
-          'provider: speech, model: seed-audio-1.0',
-          'audio-reference',
-        ),
+        duo('down-image', {
+          modalities: 'outputModalities: [image]',
+          pricing: 'perImage: 0.03',
+          first: 'provider: down, model: seedream-4-0-250828',
+          sandboxModel: 'image',
+        }),
+        duo('duo-video', {
+          modalities: 'outputModalities: [video]',
+          pricing: 'perVideoSecond: 0.05',
+          first: 'provider: ark, model: seedance-1-0-pro-250528',
+          sandboxModel: 'video',
+        }),
+        duo('taken-video', {
+          modalities: 'outputModalities: [video]',
+          pricing: 'perVideoSecond: 0.05',
+          first: 'provider: ark, model: seedance-1-0-lite-t2v-250428',
+          sandboxModel: 'video',
+        }),
+        duo('seed-tts-1.0', {
+          modalities: 'outputModalities: [audio]',
+          pricing: 'perMCharacters: 60',
+          first: 'provider: speech, model: seed-tts-1.0',
+          sandboxModel: 'speech',
+        }),
+        duo('duo-reference', {
+          modalities: 'inputModalities: [text, audio], outputModalities: [audio]',
+          pricing: 'perAudioSecond: 0.01',
+          first: 'provider: speech, model: seed-audio-1.0',
+          sandboxModel: 'audio-reference',
+        }),
         'voices:',
         '  - { voiceType: zh_female_cancan_mars_bigtts, name: Cancan, gender: female, age: adult, categories: [General], languages: [{ language: zh-CN, text: 你好 }], resourceId: seed-tts-1.0 }',
         // Three failures in a row open a row, from the default three accounts; nothing closes it during the tests.
@@ -147,7 +149,11 @@ describe('media jobs over their model’s provider rows', () => {
   });
 
   /** Submits a job with a prompt of its own (`words` in it) and waits for it to end; answers its id and prompt. */
-  async function run(key: string, accountId: string, kind: JobKind, words: string, body = kind.body) {
+  async function run(
+    key: string,
+    accountId: string,
+    { kind, words, body = kind.body }: { kind: JobKind; words: string; body?: JobKind['body'] },
+  ) {
     prompts += 1;
     const prompt = `job ${prompts} ${words}`;
     const submitted = await gateway.request({
@@ -186,7 +192,10 @@ describe('media jobs over their model’s provider rows', () => {
     it('go on to the second row when the first answers 503 or 429, settled once, the record naming both rows', async () => {
       first = await gateway.createFundedKey({ credits: 5 });
       for (const status of [503, 429]) {
-        const { generationId, prompt, job } = await run(first.key, first.accountId, kind, `fake-error-${status}`);
+        const { generationId, prompt, job } = await run(first.key, first.accountId, {
+          kind,
+          words: `fake-error-${status}`,
+        });
         expect(job.state, job.error ?? '').toBe('succeeded');
         expect(job).toMatchObject({ providerId: 'sandbox', upstreamModel: kind.sandboxModel });
         // The first row was called once: a failure another row may not share goes on, not back to the queue.
@@ -208,7 +217,7 @@ describe('media jobs over their model’s provider rows', () => {
     it('fail on a client-fault 4xx without another row, their holds given back, the row not counted', async () => {
       for (let account = 0; account < 3; account += 1) {
         const { key, accountId } = await gateway.createFundedKey({ credits: 1 });
-        const { generationId, prompt, job } = await run(key, accountId, kind, 'fake-error-400');
+        const { generationId, prompt, job } = await run(key, accountId, { kind, words: 'fake-error-400' });
         expect(job).toMatchObject({ state: 'failed', ...kind.first });
         expect(job.error).toContain('400');
         expect(sentTo(fakeOf(kind), prompt)).toBe(1);
@@ -223,7 +232,7 @@ describe('media jobs over their model’s provider rows', () => {
     });
 
     it("leave the row to the others however often one account's jobs make it fail", async () => {
-      const { generationId } = await run(first.key, first.accountId, kind, 'fake-error-503');
+      const { generationId } = await run(first.key, first.accountId, { kind, words: 'fake-error-503' });
       expect((await record(first.accountId, generationId))?.status).toBe('succeeded');
       // Three failures in a row, all of one account's jobs: the row stays closed.
       expect(await breakerStateOf(gateway, kind.first)).toBe(0);
@@ -232,11 +241,11 @@ describe('media jobs over their model’s provider rows', () => {
     it('skip the row once failures came from three accounts, without calling it', async () => {
       for (let account = 0; account < 2; account += 1) {
         const { key, accountId } = await gateway.createFundedKey({ credits: 1 });
-        expect((await run(key, accountId, kind, 'fake-error-503')).job.state).toBe('succeeded');
+        expect((await run(key, accountId, { kind, words: 'fake-error-503' })).job.state).toBe('succeeded');
       }
       expect(await breakerStateOf(gateway, kind.first)).toBe(1);
       const { key, accountId } = await gateway.createFundedKey({ credits: 1 });
-      const { generationId, prompt, job } = await run(key, accountId, kind, 'a quiet harbour');
+      const { generationId, prompt, job } = await run(key, accountId, { kind, words: 'a quiet harbour' });
       expect(job.state, job.error ?? '').toBe('succeeded');
       expect(sentTo(fakeOf(kind), prompt)).toBe(0);
       expect(await record(accountId, generationId)).toMatchObject({
@@ -258,7 +267,7 @@ describe('media jobs over their model’s provider rows', () => {
     };
     for (let account = 0; account < 3; account += 1) {
       const { key, accountId } = await gateway.createFundedKey({ credits: 1 });
-      expect((await run(key, accountId, shared, 'fake-error-503')).job.state).toBe('succeeded');
+      expect((await run(key, accountId, { kind: shared, words: 'fake-error-503' })).job.state).toBe('succeeded');
     }
     expect(await breakerStateOf(gateway, row)).toBe(1);
     const { key, accountId } = await gateway.createFundedKey({ credits: 1 });
@@ -288,7 +297,7 @@ describe('media jobs over their model’s provider rows', () => {
   it('go on to the second row when the first cannot be reached', async () => {
     const { key, accountId } = await gateway.createFundedKey({ credits: 1 });
     const down: JobKind = { ...kinds.image!, body: (prompt) => ({ model: 'down-image', content: [text(prompt)] }) };
-    const { generationId, job } = await run(key, accountId, down, 'nobody home');
+    const { generationId, job } = await run(key, accountId, { kind: down, words: 'nobody home' });
     expect(job.state, job.error ?? '').toBe('succeeded');
     expect(await record(accountId, generationId)).toMatchObject({
       route: {
@@ -301,7 +310,7 @@ describe('media jobs over their model’s provider rows', () => {
   it('retry on the row they were last sent to when every row fails, the record naming every try', async () => {
     const { key, accountId } = await gateway.createFundedKey({ credits: 1 });
     const weary: JobKind = { ...kinds.image!, body: (prompt) => ({ model: 'weary-image', content: [text(prompt)] }) };
-    const { generationId, prompt, job } = await run(key, accountId, weary, 'fake-error-503');
+    const { generationId, prompt, job } = await run(key, accountId, { kind: weary, words: 'fake-error-503' });
     // Both rows, then (jobs.maxAttempts: 3) the last one once more, after the backoff.
     expect(job).toMatchObject({ state: 'failed', providerId: 'ark', upstreamModel: 'seedream-b', attempts: 3 });
     expect(sentTo(ark, prompt)).toBe(3);
@@ -325,7 +334,7 @@ describe('media jobs over their model’s provider rows', () => {
       body: (prompt) => ({ model: 'taken-video', content: [text(prompt)], duration: 2 }),
     };
     // The task is created, then its reads answer 404: the job fails where its task is.
-    const { generationId, prompt, job } = await run(key, accountId, taken, 'fake-video-lost');
+    const { generationId, prompt, job } = await run(key, accountId, { kind: taken, words: 'fake-video-lost' });
     expect(job).toMatchObject({ state: 'failed', providerId: 'ark', upstreamModel: 'seedance-1-0-lite-t2v-250428' });
     expect(job.upstreamTaskId).not.toBeNull();
     expect(sentTo(ark, prompt)).toBe(1);

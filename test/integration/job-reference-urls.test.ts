@@ -34,7 +34,11 @@ describe('reference URLs of media jobs', () => {
     await gateway?.close();
   });
 
-  const post = (key: string, url: string, payload: unknown, headers: Record<string, string> = {}) =>
+  const post = (
+    key: string,
+    url: string,
+    { payload, headers = {} }: { payload: unknown; headers?: Record<string, string> },
+  ) =>
     gateway.request({
       method: 'POST',
       url,
@@ -45,16 +49,16 @@ describe('reference URLs of media jobs', () => {
   async function expectRefused(
     key: string,
     accountId: string,
-    route: string,
-    payload: unknown,
-    field: string,
-    headers?: Record<string, string>,
+    {
+      route,
+      payload,
+      field,
+      headers,
+    }: { route: string; payload: unknown; field: string; headers?: Record<string, string> },
   ) {
     const envelope = expectEnvelope(
-      await post(key, route, payload, { 'content-type': 'application/json', ...headers }),
-      400,
-      'GW_VALIDATION',
-      route,
+      await post(key, route, { payload, headers: { 'content-type': 'application/json', ...headers } }),
+      { status: 400, code: 'GW_VALIDATION', path: route },
     );
     expect(envelope.errors[0]!.startsWith(`${field}: `), envelope.errors[0]).toBe(true);
     expect(await jobRowsOf(gateway, accountId)).toEqual([]);
@@ -64,58 +68,54 @@ describe('reference URLs of media jobs', () => {
 
   it.each(nonPublic)('refuses an image job referencing %s with 400 naming the part, before holding', async (url) => {
     const { key, accountId } = await gateway.createFundedKey({ credits: 1 });
-    const message = await expectRefused(key, accountId, '/api/v1/image/generations/async', imageJob(url), 'content[1]');
+    const message = await expectRefused(key, accountId, {
+      route: '/api/v1/image/generations/async',
+      payload: imageJob(url),
+      field: 'content[1]',
+    });
     expect(message).toMatch(/is not a public address|resolves to a non-public address/);
   });
 
   it('refuses a reference URL with credentials in it', async () => {
     const { key, accountId } = await gateway.createFundedKey({ credits: 1 });
-    const message = await expectRefused(
-      key,
-      accountId,
-      '/api/v1/image/generations/async',
-      imageJob('https://user:secret@example.com/ref.png'),
-      'content[1]',
-    );
+    const message = await expectRefused(key, accountId, {
+      route: '/api/v1/image/generations/async',
+      payload: imageJob('https://user:secret@example.com/ref.png'),
+      field: 'content[1]',
+    });
     expect(message).toBe('content[1]: https://example.com/ref.png is refused: URLs with credentials are not fetched');
   });
 
   it('refuses non-public image and video URLs of a native video job, naming the part', async () => {
     const { key, accountId } = await gateway.createFundedKey({ credits: 1 });
     const route = '/api/v1/video/generations';
-    await expectRefused(
-      key,
-      accountId,
+    await expectRefused(key, accountId, {
       route,
-      {
+      payload: {
         model: 'sandbox-video',
         content: [text, { type: 'imageUrl', url: 'http://127.0.0.1/first.png', role: 'firstFrame' }],
       },
-      'content[1]',
-    );
-    await expectRefused(
-      key,
-      accountId,
+      field: 'content[1]',
+    });
+    await expectRefused(key, accountId, {
       route,
-      { model: 'sandbox-video', content: [text, { type: 'videoUrl', url: 'http://localhost/clip.mp4' }] },
-      'content[1]',
-    );
+      payload: { model: 'sandbox-video', content: [text, { type: 'videoUrl', url: 'http://localhost/clip.mp4' }] },
+      field: 'content[1]',
+    });
   });
 
   it('refuses a non-public input_reference.image_url on alpha videos, as JSON and as a multipart form', async () => {
     const { key, accountId } = await gateway.createFundedKey({ credits: 1 });
     const route = '/api/alpha/v1/videos';
-    await expectRefused(
-      key,
-      accountId,
+    await expectRefused(key, accountId, {
       route,
-      {
+      payload: {
         model: 'sandbox-video',
         prompt: 'x',
         input_reference: { image_url: 'http://169.254.169.254/latest/meta-data/' },
       },
-      'input_reference.image_url',
-    );
+      field: 'input_reference.image_url',
+    });
     const boundary = 'boundary';
     const form = [
       ['model', 'sandbox-video'],
@@ -124,23 +124,32 @@ describe('reference URLs of media jobs', () => {
     ]
       .map(([name, value]) => `--${boundary}\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n${value}\r\n`)
       .join('');
-    await expectRefused(key, accountId, route, `${form}--${boundary}--\r\n`, 'input_reference.image_url', {
-      'content-type': `multipart/form-data; boundary=${boundary}`,
+    await expectRefused(key, accountId, {
+      route,
+      payload: `${form}--${boundary}--\r\n`,
+      field: 'input_reference.image_url',
+      headers: {
+        'content-type': `multipart/form-data; boundary=${boundary}`,
+      },
     });
   });
 
   it('still takes public reference URLs (a name that does not resolve here is left to the fetch)', async () => {
     const { key, accountId } = await gateway.createFundedKey({ credits: 1 });
-    const image = await post(key, '/api/v1/image/generations/async', imageJob('https://example.com/ref.png'), {
-      'content-type': 'application/json',
+    const image = await post(key, '/api/v1/image/generations/async', {
+      payload: imageJob('https://example.com/ref.png'),
+      headers: {
+        'content-type': 'application/json',
+      },
     });
     expect(image.statusCode, image.body).toBe(202);
-    const video = await post(
-      key,
-      '/api/v1/video/generations',
-      { model: 'sandbox-video', content: [text, { type: 'imageUrl', url: 'https://93.184.215.14/first.png' }] },
-      { 'content-type': 'application/json' },
-    );
+    const video = await post(key, '/api/v1/video/generations', {
+      payload: {
+        model: 'sandbox-video',
+        content: [text, { type: 'imageUrl', url: 'https://93.184.215.14/first.png' }],
+      },
+      headers: { 'content-type': 'application/json' },
+    });
     expect(video.statusCode, video.body).toBe(200);
     expect(await jobRowsOf(gateway, accountId)).toHaveLength(2);
   });

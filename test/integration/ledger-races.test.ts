@@ -576,8 +576,7 @@ describe('spend windows (ledger clock)', () => {
   async function expectCapRefusal(
     ledger: CreditLedger,
     ids: { accountId: string; keyId: string },
-    usd: number,
-    cap: string,
+    { usd, cap }: { usd: number; cap: string },
   ): Promise<void> {
     const refusal = ledger.reserve({
       accountId: ids.accountId,
@@ -614,10 +613,10 @@ describe('spend windows (ledger clock)', () => {
     await spend(ledger, ids, 0.6);
     setNow('2026-11-20T23:59:59.999Z');
     await spend(ledger, ids, 0.3);
-    await expectCapRefusal(ledger, ids, 0.2, 'daily');
+    await expectCapRefusal(ledger, ids, { usd: 0.2, cap: 'daily' });
     // 01:00 on the 21st at UTC+02:00 is still 23:00 UTC on the 20th.
     setNow('2026-11-21T01:00:00+02:00');
-    await expectCapRefusal(ledger, ids, 0.2, 'daily');
+    await expectCapRefusal(ledger, ids, { usd: 0.2, cap: 'daily' });
     setNow('2026-11-21T00:00:00Z');
     await expectAdmittedThenRelease(ledger, ids, 1);
     await spend(ledger, ids, 0.25);
@@ -628,7 +627,7 @@ describe('spend windows (ledger clock)', () => {
       spentTotalNanos: usdToNanos(1.15),
       heldNanos: 0n,
     });
-    await expectCapRefusal(ledger, ids, 0.75 + 1e-9, 'daily');
+    await expectCapRefusal(ledger, ids, { usd: 0.75 + 1e-9, cap: 'daily' });
     await expectAdmittedThenRelease(ledger, ids, 0.75);
   });
 
@@ -638,9 +637,9 @@ describe('spend windows (ledger clock)', () => {
     setNow('2026-11-16T00:00:00Z'); // Monday
     await spend(ledger, ids, 0.6);
     setNow('2026-11-22T23:59:59Z'); // the Sunday after: same ISO week (a Sunday-based week would have reset)
-    await expectCapRefusal(ledger, ids, 0.5, 'weekly');
+    await expectCapRefusal(ledger, ids, { usd: 0.5, cap: 'weekly' });
     await spend(ledger, ids, 0.4);
-    await expectCapRefusal(ledger, ids, 1e-9, 'weekly');
+    await expectCapRefusal(ledger, ids, { usd: 1e-9, cap: 'weekly' });
     setNow('2026-11-23T00:00:00Z'); // next Monday
     await expectAdmittedThenRelease(ledger, ids, 1);
     await spend(ledger, ids, 0.1);
@@ -654,7 +653,7 @@ describe('spend windows (ledger clock)', () => {
     setNow('2026-12-28T08:00:00Z');
     await spend(ledger, ids, 0.7);
     setNow('2027-01-03T12:00:00Z');
-    await expectCapRefusal(ledger, ids, 0.4, 'weekly');
+    await expectCapRefusal(ledger, ids, { usd: 0.4, cap: 'weekly' });
     setNow('2027-01-04T00:00:00Z');
     await expectAdmittedThenRelease(ledger, ids, 1);
   });
@@ -665,11 +664,11 @@ describe('spend windows (ledger clock)', () => {
     setNow('2026-10-31T23:59:59Z');
     await spend(ledger, ids, 0.8);
     setNow('2026-11-01T00:30:00+02:00'); // still October in UTC
-    await expectCapRefusal(ledger, ids, 0.3, 'monthly');
+    await expectCapRefusal(ledger, ids, { usd: 0.3, cap: 'monthly' });
     setNow('2026-11-01T00:00:00Z');
     await expectAdmittedThenRelease(ledger, ids, 1);
     await spend(ledger, ids, 0.9);
-    await expectCapRefusal(ledger, ids, 0.2, 'monthly');
+    await expectCapRefusal(ledger, ids, { usd: 0.2, cap: 'monthly' });
     expect(await keyRow(ids.keyId)).toMatchObject({ monthStart: '2026-11-01', spentMonthNanos: usdToNanos(0.9) });
   });
 
@@ -680,7 +679,7 @@ describe('spend windows (ledger clock)', () => {
     await spend(ledger, ids, 0.9);
     setNow('2026-06-20T10:00:00Z');
     // The daily window is fresh, the total is not.
-    await expectCapRefusal(ledger, ids, 0.7, 'total');
+    await expectCapRefusal(ledger, ids, { usd: 0.7, cap: 'total' });
     const held = await ledger.reserve({
       accountId: ids.accountId,
       apiKeyId: ids.keyId,
@@ -688,7 +687,7 @@ describe('spend windows (ledger clock)', () => {
       modelId: 'sandbox-echo',
     });
     // An outstanding hold counts against the caps until it is settled or released.
-    await expectCapRefusal(ledger, ids, 0.2, 'total');
+    await expectCapRefusal(ledger, ids, { usd: 0.2, cap: 'total' });
     await held.release();
     await expectAdmittedThenRelease(ledger, ids, 0.6);
   });
@@ -740,14 +739,20 @@ describe('batched ledger statements', () => {
     usage: { promptTokens: 1 },
     durationMs: 1,
   });
-  const holdItem = (hold: string, account: string, key: string | null, amount: bigint) => ({
+  const holdItem = (
+    hold: string,
+    { account, key, amount }: { account: string; key: string | null; amount: bigint },
+  ) => ({
     hold,
     account,
     key,
     amount: String(amount),
     now: new Date().toISOString(),
   });
-  const settleItem = (hold: string, account: string, key: string | null, cost: bigint, generationId: string) => ({
+  const settleItem = (
+    hold: string,
+    { account, key, cost, generationId }: { account: string; key: string | null; cost: bigint; generationId: string },
+  ) => ({
     hold,
     account,
     key,
@@ -787,10 +792,10 @@ describe('batched ledger statements', () => {
     const { accountId, keyId } = await gateway.createFundedKey({ credits: 0.000003, limits: { total: 0.0000025 } });
     const instanceId = gateway.gateway.core.instanceId;
     const items = [
-      holdItem('hold_b1', accountId, keyId, 1_000n),
-      holdItem('hold_b2', accountId, keyId, 1_000n),
-      holdItem('hold_b3', accountId, keyId, 1_000n),
-      holdItem('hold_b4', accountId, null, 1_500n),
+      holdItem('hold_b1', { account: accountId, key: keyId, amount: 1_000n }),
+      holdItem('hold_b2', { account: accountId, key: keyId, amount: 1_000n }),
+      holdItem('hold_b3', { account: accountId, key: keyId, amount: 1_000n }),
+      holdItem('hold_b4', { account: accountId, key: null, amount: 1_500n }),
     ];
     const [holdRow] = await queryRows<{ outcomes: string[] }>(
       db,
@@ -801,8 +806,8 @@ describe('batched ledger statements', () => {
     expect(await holdTotals(accountId)).toEqual({ count: 2, amountNanos: 2_000n });
 
     const settles = [
-      settleItem('hold_b1', accountId, keyId, 600n, `gen_b1_${accountId}`),
-      settleItem('hold_gone', accountId, keyId, 50n, `gen_b2_${accountId}`),
+      settleItem('hold_b1', { account: accountId, key: keyId, cost: 600n, generationId: `gen_b1_${accountId}` }),
+      settleItem('hold_gone', { account: accountId, key: keyId, cost: 50n, generationId: `gen_b2_${accountId}` }),
     ];
     const [settleRow] = await queryRows<{ settled: unknown }>(
       db,
@@ -818,8 +823,8 @@ describe('batched ledger statements', () => {
 
     // One failing item rolls the whole batch back: the hold it would have ended stays, nothing is charged.
     const poisoned = [
-      settleItem('hold_b2', accountId, keyId, 300n, `gen_b3_${accountId}`),
-      settleItem('hold_b2', accountId, keyId, 300n, `gen_b1_${accountId}`),
+      settleItem('hold_b2', { account: accountId, key: keyId, cost: 300n, generationId: `gen_b3_${accountId}` }),
+      settleItem('hold_b2', { account: accountId, key: keyId, cost: 300n, generationId: `gen_b1_${accountId}` }),
     ];
     await expect(queryRows(db, sql`SELECT gw_settle_batch(${JSON.stringify(poisoned)}::jsonb)`)).rejects.toThrow();
     expect(await generationTotals(accountId)).toEqual({ count: 2, costNanos: 650n });

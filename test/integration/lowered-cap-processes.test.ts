@@ -57,7 +57,10 @@ describe('a cap lowered while streams run on two processes', () => {
     rmSync(dataDir, { recursive: true, force: true });
   });
 
-  const call = (child: GatewayChild, method: string, url: string, headers: Record<string, string>, body?: unknown) =>
+  const call = (
+    child: GatewayChild,
+    { method, url, headers, body }: { method: string; url: string; headers: Record<string, string>; body?: unknown },
+  ) =>
     fetch(`${child.url}${url}`, {
       method,
       headers: { 'content-type': 'application/json', ...headers },
@@ -66,30 +69,44 @@ describe('a cap lowered while streams run on two processes', () => {
 
   it('never spends past the cap as it stands at settlement: the rest of each stream is recorded uncharged', async () => {
     const [a, b] = children as [GatewayChild, GatewayChild];
-    const signedUp = await call(
-      a,
-      'POST',
-      '/api/v1/auth/signup',
-      {},
-      { email: uniqueEmail('cap'), password: testPassword },
-    );
+    const signedUp = await call(a, {
+      method: 'POST',
+      url: '/api/v1/auth/signup',
+      headers: {},
+      body: { email: uniqueEmail('cap'), password: testPassword },
+    });
     expect(signedUp.status, a.output()).toBe(201);
     const { token, account } = (await signedUp.json()) as { token: string; account: { id: string } };
     const session = bearer(token);
-    const granted = await call(a, 'POST', `/api/admin/v1/accounts/${account.id}/credits`, adminHeaders, { amount: 5 });
+    const granted = await call(a, {
+      method: 'POST',
+      url: `/api/admin/v1/accounts/${account.id}/credits`,
+      headers: adminHeaders,
+      body: { amount: 5 },
+    });
     expect(granted.status).toBe(200);
-    const created = await call(a, 'POST', '/api/v1/api-keys', session, { name: 'streams', limits: { total: 0.5 } });
+    const created = await call(a, {
+      method: 'POST',
+      url: '/api/v1/api-keys',
+      headers: session,
+      body: { name: 'streams', limits: { total: 0.5 } },
+    });
     expect(created.status).toBe(201);
     const { id: keyId, key } = (await created.json()) as { id: string; key: string };
 
     // Four streams, two on each process, each read until its first words have arrived.
     const streams = await Promise.all(
       [a, a, b, b].map(async (child, index) => {
-        const response = await call(child, 'POST', '/api/alpha/v1/chat/completions', bearer(key), {
-          model: 'slow-stream',
-          stream: true,
-          max_tokens: 40,
-          messages: [{ role: 'user', content: `stream ${index}` }],
+        const response = await call(child, {
+          method: 'POST',
+          url: '/api/alpha/v1/chat/completions',
+          headers: bearer(key),
+          body: {
+            model: 'slow-stream',
+            stream: true,
+            max_tokens: 40,
+            messages: [{ role: 'user', content: `stream ${index}` }],
+          },
         });
         expect(response.status, child.output()).toBe(200);
         const reader = response.body!.getReader();
@@ -97,7 +114,12 @@ describe('a cap lowered while streams run on two processes', () => {
         return reader;
       }),
     );
-    const lowered = await call(b, 'PATCH', `/api/v1/api-keys/${keyId}/usage-limit`, session, { total: 0.001 });
+    const lowered = await call(b, {
+      method: 'PATCH',
+      url: `/api/v1/api-keys/${keyId}/usage-limit`,
+      headers: session,
+      body: { total: 0.001 },
+    });
     expect(lowered.status).toBe(200);
     await Promise.all(
       streams.map(async (reader) => {

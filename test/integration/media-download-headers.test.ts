@@ -48,7 +48,7 @@ describe('download headers of archived media', () => {
     });
     expect(submitted.statusCode, submitted.body).toBe(202);
     const { generationId } = submitted.json<{ generationId: string }>();
-    const job = await waitForImageJob(gateway, key, generationId);
+    const job = await waitForImageJob(gateway, { key, generationId });
     const link = pathOf(job.result!.images[0]!.downloadUrl);
     const name = new RegExp(`^${generationId}-0\\.png$`);
     expectSafeDownload(await gateway.request({ method: 'GET', url: link }), 200, name);

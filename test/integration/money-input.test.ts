@@ -25,12 +25,11 @@ describe('USD amounts below the ledger resolution', () => {
 
   it('a credit grant of 4e-10, -4e-10 or 0 answers 400 naming amount, and writes nothing', async () => {
     for (const amount of [4e-10, -4e-10, 0]) {
-      const body = expectEnvelope(
-        await grant(amount),
-        400,
-        'GW_VALIDATION',
-        `/api/admin/v1/accounts/${accountId}/credits`,
-      );
+      const body = expectEnvelope(await grant(amount), {
+        status: 400,
+        code: 'GW_VALIDATION',
+        path: `/api/admin/v1/accounts/${accountId}/credits`,
+      });
       expect(body.errors[0]).toMatch(/^amount /);
     }
     const account = await gateway.request({
@@ -54,7 +53,9 @@ describe('USD amounts below the ledger resolution', () => {
       headers: bearer(session),
       payload: { name: 'tiny', limits: { daily: 1e-12 } },
     });
-    expect(expectEnvelope(created, 400, 'GW_VALIDATION', '/api/v1/api-keys').errors[0]).toMatch(/^limits\.daily /);
+    expect(expectEnvelope(created, { status: 400, code: 'GW_VALIDATION', path: '/api/v1/api-keys' }).errors[0]).toMatch(
+      /^limits\.daily /,
+    );
     const key = await createKeyOverHttp(gateway, bearer(session));
     const url = `/api/v1/api-keys/${key.id}/usage-limit`;
     const changed = await gateway.request({
@@ -63,7 +64,7 @@ describe('USD amounts below the ledger resolution', () => {
       headers: bearer(session),
       payload: { total: 1e-12 },
     });
-    expect(expectEnvelope(changed, 400, 'GW_VALIDATION', url).errors[0]).toMatch(/^total /);
+    expect(expectEnvelope(changed, { status: 400, code: 'GW_VALIDATION', path: url }).errors[0]).toMatch(/^total /);
     const admin = await gateway.request({
       method: 'POST',
       url: `/api/admin/v1/accounts/${accountId}/api-keys`,
@@ -71,7 +72,11 @@ describe('USD amounts below the ledger resolution', () => {
       payload: { name: 'x', limits: { weekly: 5e-10 } },
     });
     expect(
-      expectEnvelope(admin, 400, 'GW_VALIDATION', `/api/admin/v1/accounts/${accountId}/api-keys`).errors[0],
+      expectEnvelope(admin, {
+        status: 400,
+        code: 'GW_VALIDATION',
+        path: `/api/admin/v1/accounts/${accountId}/api-keys`,
+      }).errors[0],
     ).toMatch(/^limits\.weekly /);
   });
 
@@ -87,6 +92,8 @@ describe('USD amounts below the ledger resolution', () => {
       headers: adminHeaders,
       payload: { email: 'tiny@example.com', credits: 1e-12 },
     });
-    expect(expectEnvelope(response, 400, 'GW_VALIDATION', '/api/admin/v1/accounts').errors[0]).toMatch(/^credits /);
+    expect(
+      expectEnvelope(response, { status: 400, code: 'GW_VALIDATION', path: '/api/admin/v1/accounts' }).errors[0],
+    ).toMatch(/^credits /);
   });
 });

@@ -93,13 +93,15 @@ describe('multipart forms within admission (alpha videos)', () => {
           ['prompt', 'x'],
         ]),
       ),
-      403,
-      'GW_INSUFFICIENT_BALANCE',
-      path,
+      { status: 403, code: 'GW_INSUFFICIENT_BALANCE', path },
     );
     // A form that would be refused for its content, or for a limit, still gets the balance's answer first.
-    expectEnvelope(await post(key, form([['__proto__[model]', 'x']])), 403, 'GW_INSUFFICIENT_BALANCE', path);
-    expectEnvelope(await post(key, flood), 403, 'GW_INSUFFICIENT_BALANCE', path);
+    expectEnvelope(await post(key, form([['__proto__[model]', 'x']])), {
+      status: 403,
+      code: 'GW_INSUFFICIENT_BALANCE',
+      path,
+    });
+    expectEnvelope(await post(key, flood), { status: 403, code: 'GW_INSUFFICIENT_BALANCE', path });
   });
 
   it.each([
@@ -121,9 +123,7 @@ describe('multipart forms within admission (alpha videos)', () => {
           [name, 'sandbox-video'],
         ]),
       ),
-      400,
-      'GW_VALIDATION',
-      path,
+      { status: 400, code: 'GW_VALIDATION', path },
     );
     expect(envelope.errors[0]).toContain(JSON.stringify(name));
     expect(await jobRowsOf(gateway, accountId)).toEqual([]);
@@ -148,7 +148,7 @@ describe('multipart forms within admission (alpha videos)', () => {
     ],
   ] as const)('refuses %s with 400, holding nothing', async (_name, fields) => {
     const { key, accountId } = await gateway.createFundedKey({ credits: 1 });
-    const envelope = expectEnvelope(await post(key, form(fields)), 400, 'GW_VALIDATION', path);
+    const envelope = expectEnvelope(await post(key, form(fields)), { status: 400, code: 'GW_VALIDATION', path });
     expect(envelope.errors[0]).toContain('U+0000');
     expect(await jobRowsOf(gateway, accountId)).toEqual([]);
   });
@@ -163,7 +163,7 @@ describe('multipart forms within admission (alpha videos)', () => {
       Buffer.from([0x61, 0x00, 0x00, 0xd8, 0x62, 0x00]),
       Buffer.from(`\r\n--${boundary}--\r\n`),
     ]);
-    const envelope = expectEnvelope(await post(key, lone), 400, 'GW_VALIDATION', path);
+    const envelope = expectEnvelope(await post(key, lone), { status: 400, code: 'GW_VALIDATION', path });
     expect(envelope.errors[0]).toBe(
       'body.prompt contains a lone UTF-16 surrogate (text that is not valid Unicode): send well-formed text',
     );
@@ -173,9 +173,7 @@ describe('multipart forms within admission (alpha videos)', () => {
     const { key, accountId } = await gateway.createFundedKey({ credits: 1 });
     const parts = expectEnvelope(
       await post(key, form(Array.from({ length: 17 }, (_, index) => [`f${index}`, 'x'] as const))),
-      400,
-      'GW_VALIDATION',
-      path,
+      { status: 400, code: 'GW_VALIDATION', path },
     );
     expect(parts.errors[0]).toBe('the multipart form has more than 16 parts (server.multipart.maxParts)');
     const large = expectEnvelope(
@@ -186,16 +184,12 @@ describe('multipart forms within admission (alpha videos)', () => {
           ['prompt', 'x'.repeat(4097)],
         ]),
       ),
-      413,
-      'GW_PAYLOAD_TOO_LARGE',
-      path,
+      { status: 413, code: 'GW_PAYLOAD_TOO_LARGE', path },
     );
     expect(large.errors[0]).toBe('multipart field "prompt" is larger than 4096 bytes (server.multipart.maxFieldBytes)');
     const body = expectEnvelope(
       await post(key, Buffer.concat([form([['model', 'sandbox-video']]), Buffer.alloc(10 * 1024 * 1024)])),
-      413,
-      'GW_PAYLOAD_TOO_LARGE',
-      path,
+      { status: 413, code: 'GW_PAYLOAD_TOO_LARGE', path },
     );
     expect(body.errors[0]).toBe('the body is larger than 10485760 bytes (server.bodyLimitBytes)');
     // Exactly at the limits, the form is read whole: 16 parts, a field of 4096 bytes (then refused for its unknown fields).
@@ -217,7 +211,11 @@ describe('multipart forms within admission (alpha videos)', () => {
     const upload = Buffer.from(
       `--${boundary}\r\nContent-Disposition: form-data; name="model"\r\n\r\nsandbox-video\r\n--${boundary}\r\nContent-Disposition: form-data; name="input_reference"; filename="ref.png"\r\nContent-Type: image/png\r\n\r\n${'p'.repeat(1000)}\r\n--${boundary}--\r\n`,
     );
-    const envelope = expectEnvelope(await post(key, upload), 400, 'GW_PARAMETER_UNSUPPORTED', path);
+    const envelope = expectEnvelope(await post(key, upload), {
+      status: 400,
+      code: 'GW_PARAMETER_UNSUPPORTED',
+      path,
+    });
     expect(envelope.errors[0]).toContain('"input_reference"');
   });
 
@@ -225,16 +223,12 @@ describe('multipart forms within admission (alpha videos)', () => {
     const { key } = await gateway.createFundedKey({ credits: 1 });
     const unknown = expectEnvelope(
       await post(key, form([['model', 'no-such-model'], ...Array.from({ length: 100 }, () => ['f', 'x'] as const)])),
-      400,
-      'GW_MODEL_NOT_AVAILABLE',
-      path,
+      { status: 400, code: 'GW_MODEL_NOT_AVAILABLE', path },
     );
     expect(unknown.errors[0]).toContain('"no-such-model"');
     const text = expectEnvelope(
       await post(key, form([['model', 'sandbox-echo'], ...Array.from({ length: 100 }, () => ['f', 'x'] as const)])),
-      400,
-      'GW_MODEL_NOT_AVAILABLE',
-      path,
+      { status: 400, code: 'GW_MODEL_NOT_AVAILABLE', path },
     );
     expect(text.errors[0]).toBe('model "sandbox-echo" does not generate video');
   });

@@ -10,7 +10,7 @@ describe('native text completions through an OpenAI-protocol upstream', () => {
 
   beforeAll(async () => {
     fake = await startOpenAiFake();
-    const model = (id: string, provider: string, upstream: string) => modelYaml(id, provider, upstream);
+    const model = (id: string, provider: string, upstream: string) => modelYaml(id, { provider, upstream });
     gateway = await startTestGateway({
       upstreams: [fake],
       configText: [

@@ -37,7 +37,7 @@ describe('client data nested too deep for a codec', () => {
       headers: { 'x-api-key': key, 'content-type': 'application/json' },
       payload,
     });
-    const body = expectEnvelope(response, 400, 'GW_VALIDATION', url.split('?')[0]!);
+    const body = expectEnvelope(response, { status: 400, code: 'GW_VALIDATION', path: url.split('?')[0]! });
     expect(body.errors.join(' ')).toMatch(field);
     expect(await heldNanosOf(gateway, accountId)).toBe(0n);
     expect(await usageRecords(gateway, key)).toHaveLength(0);

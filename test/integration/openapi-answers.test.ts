@@ -29,9 +29,7 @@ function documentedAnswer(document: OpenApiDocument, operation: OpenApiOperation
  */
 function expectDocumented(
   document: OpenApiDocument,
-  route: string,
-  method: string,
-  answer: LightMyRequestResponse,
+  { route, method, answer }: { route: string; method: string; answer: LightMyRequestResponse },
 ): void {
   const operation = document.paths[route]?.[method];
   expect(operation, `${method} ${route} is documented`).toBeDefined();
@@ -69,7 +67,7 @@ describe('answers match the OpenAPI document', () => {
   const checked = async (route: string, options: InjectOptions, status: number) => {
     const answer = await call(options);
     expect(answer.statusCode, answer.body.slice(0, 500)).toBe(status);
-    expectDocumented(started.document, route, String(options.method ?? 'GET').toLowerCase(), answer);
+    expectDocumented(started.document, { route, method: String(options.method ?? 'GET').toLowerCase(), answer });
     return answer;
   };
   const until = async (route: string, url: string, done: (body: Json) => boolean) => {

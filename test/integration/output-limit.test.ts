@@ -187,7 +187,7 @@ describe('the held output limit, against an upstream that ignores it', () => {
     await gateway?.close();
   });
 
-  async function post(key: string, path: string, body: object, signal?: AbortSignal) {
+  async function post(key: string, path: string, { body, signal }: { body: object; signal?: AbortSignal }) {
     return request(`${address}${path}`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', 'x-api-key': key },
@@ -227,7 +227,7 @@ describe('the held output limit, against an upstream that ignores it', () => {
       it(`${surface.name} -> ${protocol} (${how}): the stream ends as a length finish within the limit, the upstream is closed, the charge is at most the hold`, async () => {
         const { key } = await gateway.createFundedKey({ credits: 1 });
         const before = upstream.exchanges.length;
-        const response = await post(key, surface.path(model), surface.body(model));
+        const response = await post(key, surface.path(model), { body: surface.body(model) });
         expect(response.statusCode).toBe(200);
         const text = await response.body.text();
         surface.expectLengthFinish(text);
@@ -244,7 +244,7 @@ describe('the held output limit, against an upstream that ignores it', () => {
         const { key } = await gateway.createFundedKey({ credits: 1 });
         const before = upstream.exchanges.length;
         const controller = new AbortController();
-        const response = await post(key, surface.path(model), surface.body(model), controller.signal);
+        const response = await post(key, surface.path(model), { body: surface.body(model), signal: controller.signal });
         expect(response.statusCode).toBe(200);
         for await (const _chunk of response.body) break;
         controller.abort();
@@ -264,7 +264,7 @@ describe('the held output limit, against an upstream that ignores it', () => {
       const model = `via-${protocol}`;
       it(`${surface.name} -> ${protocol} (${how}), not streamed: an over-long answer is a length finish charged at most the hold`, async () => {
         const { key } = await gateway.createFundedKey({ credits: 1 });
-        const response = await post(key, surface.path(model), surface.body(model));
+        const response = await post(key, surface.path(model), { body: surface.body(model) });
         expect(response.statusCode).toBe(200);
         surface.expectLengthFinish(await response.body.text());
         const record = await onlyRecord(key);
@@ -278,9 +278,11 @@ describe('the held output limit, against an upstream that ignores it', () => {
     const { key } = await gateway.createFundedKey({ credits: 1 });
     const long = 'one two three four five six seven eight nine ten eleven twelve';
     const response = await post(key, '/api/v1/text/completions', {
-      model: 'via-sandbox',
-      messages: [{ role: 'user', content: long }],
-      maxTokens,
+      body: {
+        model: 'via-sandbox',
+        messages: [{ role: 'user', content: long }],
+        maxTokens,
+      },
     });
     const text = await response.body.text();
     expect(dataOf(text).at(-1)).toMatchObject({ finishReason: 'length' });

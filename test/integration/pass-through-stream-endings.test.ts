@@ -13,9 +13,9 @@ describe('pass-through streams cut by their upstream', () => {
 
   beforeAll(async () => {
     gateway = await startFamilyGateway([
-      modelYaml('cut-openai', 'openai', 'fake-cut'),
-      modelYaml('cut-anthropic', 'anthropic', 'fake-cut'),
-      modelYaml('cut-gemini', 'gemini', 'fake-cut'),
+      modelYaml('cut-openai', { provider: 'openai', upstream: 'fake-cut' }),
+      modelYaml('cut-anthropic', { provider: 'anthropic', upstream: 'fake-cut' }),
+      modelYaml('cut-gemini', { provider: 'gemini', upstream: 'fake-cut' }),
     ]);
   });
   afterAll(async () => {

@@ -229,9 +229,7 @@ describe('provider resilience: breakers, fallbacks, retry-after, and the route o
         url: `/api/admin/v1/accounts/${accountId}/generations/gen_nope`,
         headers: adminHeaders,
       }),
-      404,
-      'GW_NOT_FOUND',
-      `/api/admin/v1/accounts/${accountId}/generations/gen_nope`,
+      { status: 404, code: 'GW_NOT_FOUND', path: `/api/admin/v1/accounts/${accountId}/generations/gen_nope` },
     );
 
     const usage = await gateway.request({ method: 'GET', url: '/api/compat/v1/usage', headers: keyHeaders(key) });
@@ -372,12 +370,14 @@ describe('metrics behind a token, with the database figures of holds and media j
   });
 
   it('needs the token, and counts the media job queue and the holds of the database', async () => {
-    expectEnvelope(await gateway.request({ method: 'GET', url: '/metrics' }), 401, 'GW_UNAUTHENTICATED', '/metrics');
+    expectEnvelope(await gateway.request({ method: 'GET', url: '/metrics' }), {
+      status: 401,
+      code: 'GW_UNAUTHENTICATED',
+      path: '/metrics',
+    });
     expectEnvelope(
       await gateway.request({ method: 'GET', url: '/metrics', headers: { authorization: 'Bearer wrong-token' } }),
-      401,
-      'GW_UNAUTHENTICATED',
-      '/metrics',
+      { status: 401, code: 'GW_UNAUTHENTICATED', path: '/metrics' },
     );
     const { key } = await gateway.createFundedKey({ credits: 1 });
     const made = await gateway.request({

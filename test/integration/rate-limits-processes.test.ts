@@ -44,7 +44,11 @@ describe('two gateway processes sharing Redis', () => {
     rmSync(dataDir, { recursive: true, force: true });
   });
 
-  const post = (child: GatewayChild, url: string, body: unknown, headers: Record<string, string> = {}) =>
+  const post = (
+    child: GatewayChild,
+    url: string,
+    { body, headers = {} }: { body: unknown; headers?: Record<string, string> },
+  ) =>
     fetch(`${child.url}${url}`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', ...headers },
@@ -54,23 +58,22 @@ describe('two gateway processes sharing Redis', () => {
   it("a key's requests per minute count across both processes", async () => {
     const [a, b] = children as [GatewayChild, GatewayChild];
     const account = (await (
-      await post(a, '/api/admin/v1/accounts', { email: uniqueEmail('shared'), credits: 5 }, adminHeaders)
+      await post(a, '/api/admin/v1/accounts', {
+        body: { email: uniqueEmail('shared'), credits: 5 },
+        headers: adminHeaders,
+      })
     ).json()) as { id: string };
-    const created = await post(
-      b,
-      `/api/admin/v1/accounts/${account.id}/api-keys`,
-      { name: 'shared', rateLimits: { requestsPerMinute: 3 } },
-      adminHeaders,
-    );
+    const created = await post(b, `/api/admin/v1/accounts/${account.id}/api-keys`, {
+      body: { name: 'shared', rateLimits: { requestsPerMinute: 3 } },
+      headers: adminHeaders,
+    });
     expect(created.status).toBe(201);
     const { key } = (await created.json()) as { key: string };
     const chat = (child: GatewayChild) =>
-      post(
-        child,
-        '/api/alpha/v1/chat/completions',
-        { model: 'sandbox-echo', messages: [{ role: 'user', content: 'hi' }] },
-        { authorization: `Bearer ${key}` },
-      );
+      post(child, '/api/alpha/v1/chat/completions', {
+        body: { model: 'sandbox-echo', messages: [{ role: 'user', content: 'hi' }] },
+        headers: { authorization: `Bearer ${key}` },
+      });
     const remaining: string[] = [];
     for (const child of [a, b, a]) {
       const answer = await chat(child);
@@ -90,8 +93,12 @@ describe('two gateway processes sharing Redis', () => {
   it('failed logins for one email count across both processes', async () => {
     const [a, b] = children as [GatewayChild, GatewayChild];
     const email = uniqueEmail('guessed');
-    expect((await post(a, '/api/admin/v1/accounts', { email, password: testPassword }, adminHeaders)).status).toBe(201);
-    const login = (child: GatewayChild, password: string) => post(child, '/api/v1/auth/login', { email, password });
+    expect(
+      (await post(a, '/api/admin/v1/accounts', { body: { email, password: testPassword }, headers: adminHeaders }))
+        .status,
+    ).toBe(201);
+    const login = (child: GatewayChild, password: string) =>
+      post(child, '/api/v1/auth/login', { body: { email, password } });
     expect((await login(a, 'wrong password 1')).status).toBe(401);
     expect((await login(b, 'wrong password 2')).status).toBe(401);
     const refused = await login(a, testPassword);

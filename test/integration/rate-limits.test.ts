@@ -40,13 +40,13 @@ function rateLimitsConfig(extra: Record<string, string> = {}, fake?: FakeServer)
     // The shipped catalog and a model that drips its answer slowly from the OpenAI fake.
     return shipped
       .replace(/^providers:\n/m, `providers:\n${fakeProviderYaml('oai', 'openai', fake)}\n`)
-      .replace(/^models:\n/m, `models:\n${modelYaml('drip', 'oai', 'fake-drip-50-40')}`);
+      .replace(/^models:\n/m, `models:\n${modelYaml('drip', { provider: 'oai', upstream: 'fake-drip-50-40' })}`);
   }
   return shippedConfigWith(sections);
 }
 
 function expectRateLimited(response: LightMyRequestResponse, path: string, text: string): void {
-  const body = expectEnvelope(response, 429, 'GW_RATE_LIMITED', path);
+  const body = expectEnvelope(response, { status: 429, code: 'GW_RATE_LIMITED', path });
   expect(body.errors[0]).toContain(text);
   const retryAfter = Number(response.headers['retry-after']);
   expect(
@@ -393,7 +393,7 @@ describe.each<{ store: string; env: Record<string, string> }>([
         headers: bearer(token),
         payload,
       });
-      expectEnvelope(refused, 400, 'GW_VALIDATION', `/api/v1/api-keys/${key.id}/rate-limits`);
+      expectEnvelope(refused, { status: 400, code: 'GW_VALIDATION', path: `/api/v1/api-keys/${key.id}/rate-limits` });
     }
     const byKey = await gateway.request({
       method: 'PATCH',
@@ -401,14 +401,18 @@ describe.each<{ store: string; env: Record<string, string> }>([
       headers: keyHeaders(key.key),
       payload: { requestsPerMinute: 1000 },
     });
-    expectEnvelope(byKey, 403, 'GW_SESSION_REQUIRED', `/api/v1/api-keys/${key.id}/rate-limits`);
+    expectEnvelope(byKey, { status: 403, code: 'GW_SESSION_REQUIRED', path: `/api/v1/api-keys/${key.id}/rate-limits` });
     const unknown = await gateway.request({
       method: 'PATCH',
       url: '/api/admin/v1/api-keys/key_unknown/rate-limits',
       headers: adminHeaders,
       payload: { requestsPerMinute: 1 },
     });
-    expectEnvelope(unknown, 404, 'GW_NOT_FOUND', '/api/admin/v1/api-keys/key_unknown/rate-limits');
+    expectEnvelope(unknown, {
+      status: 404,
+      code: 'GW_NOT_FOUND',
+      path: '/api/admin/v1/api-keys/key_unknown/rate-limits',
+    });
   });
 });
 
@@ -463,7 +467,11 @@ describe('Redis unreachable', () => {
         headers: keyHeaders(limited.key),
         payload: chat,
       });
-      expectEnvelope(refused, 503, 'GW_RATE_LIMITS_UNAVAILABLE', '/api/alpha/v1/chat/completions');
+      expectEnvelope(refused, {
+        status: 503,
+        code: 'GW_RATE_LIMITS_UNAVAILABLE',
+        path: '/api/alpha/v1/chat/completions',
+      });
       expect(refused.headers['retry-after']).toBe('1');
       const free = await gateway.request({
         method: 'POST',
@@ -477,7 +485,7 @@ describe('Redis unreachable', () => {
         url: '/api/v1/auth/login',
         payload: { email: 'nobody@example.com', password: 'whatever password' },
       });
-      expectEnvelope(login, 401, 'GW_INVALID_CREDENTIALS', '/api/v1/auth/login');
+      expectEnvelope(login, { status: 401, code: 'GW_INVALID_CREDENTIALS', path: '/api/v1/auth/login' });
     } finally {
       await gateway.close();
     }
@@ -501,14 +509,26 @@ describe('Redis unreachable', () => {
             payload: { email: uniqueEmail('from'), password: testPassword },
           });
         expect((await signupFrom('192.0.2.7')).statusCode).toBe(201);
-        expectEnvelope(await signupFrom('192.0.2.7'), 429, 'GW_TOO_MANY_ATTEMPTS', '/api/v1/auth/signup');
+        expectEnvelope(await signupFrom('192.0.2.7'), {
+          status: 429,
+          code: 'GW_TOO_MANY_ATTEMPTS',
+          path: '/api/v1/auth/signup',
+        });
         await signup(gateway, email);
         const login = (password: string) =>
           gateway.request({ method: 'POST', url: '/api/v1/auth/login', payload: { email, password } });
-        expectEnvelope(await login('wrong password 1'), 401, 'GW_INVALID_CREDENTIALS', '/api/v1/auth/login');
-        expectEnvelope(await login('wrong password 2'), 401, 'GW_INVALID_CREDENTIALS', '/api/v1/auth/login');
+        expectEnvelope(await login('wrong password 1'), {
+          status: 401,
+          code: 'GW_INVALID_CREDENTIALS',
+          path: '/api/v1/auth/login',
+        });
+        expectEnvelope(await login('wrong password 2'), {
+          status: 401,
+          code: 'GW_INVALID_CREDENTIALS',
+          path: '/api/v1/auth/login',
+        });
         const refused = await login(testPassword);
-        expectEnvelope(refused, 429, 'GW_TOO_MANY_ATTEMPTS', '/api/v1/auth/login');
+        expectEnvelope(refused, { status: 429, code: 'GW_TOO_MANY_ATTEMPTS', path: '/api/v1/auth/login' });
         expect(Number(refused.headers['retry-after'])).toBeGreaterThanOrEqual(1);
       } finally {
         await gateway.close();

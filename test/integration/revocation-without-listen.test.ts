@@ -60,9 +60,7 @@ describe('key revocation while the LISTEN connection is down', () => {
 
   async function until<T>(
     what: string,
-    read: () => Promise<T>,
-    done: (value: T) => boolean,
-    timeoutMs: number,
+    { read, done, timeoutMs }: { read: () => Promise<T>; done: (value: T) => boolean; timeoutMs: number },
   ): Promise<T> {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
@@ -86,17 +84,20 @@ describe('key revocation while the LISTEN connection is down', () => {
     await proxy.refuseNew();
     try {
       expect(await terminateListeners()).toBeGreaterThanOrEqual(2);
-      await until('B noticed its listener is gone', bListening, (listening) => !listening, 5_000);
+      await until('B noticed its listener is gone', {
+        read: bListening,
+        done: (listening) => !listening,
+        timeoutMs: 5_000,
+      });
       // Read (and cached) by B during the outage, then revoked through A: the NOTIFY never reaches B.
       expect(await bAccepts(first.key)).toEqual({ ok: true });
       const revokedAt = Date.now();
       await gateway.gateway.core.services.apiKeys.revoke(first.accountId, first.keyId);
-      const refused = await until(
-        'B refused the revoked key',
-        () => bAccepts(first.key),
-        (answer) => !answer.ok,
-        5_000,
-      );
+      const refused = await until('B refused the revoked key', {
+        read: () => bAccepts(first.key),
+        done: (answer) => !answer.ok,
+        timeoutMs: 5_000,
+      });
       expect(refused).toEqual({ ok: false, code: 'GW_INVALID_CREDENTIALS' });
       // The bound, with room for a loaded machine (without it the key stayed accepted for a minute).
       expect(Date.now() - revokedAt).toBeLessThan(unlistenedTrustMs + 750);
@@ -111,16 +112,15 @@ describe('key revocation while the LISTEN connection is down', () => {
     }
 
     // B listens again by itself; from then on a revocation reaches it by NOTIFY.
-    await until('B listened again', bListening, (listening) => listening, 10_000);
+    await until('B listened again', { read: bListening, done: (listening) => listening, timeoutMs: 10_000 });
     expect(await bAccepts(second.key)).toEqual({ ok: true });
     const revokedAt = Date.now();
     await gateway.gateway.core.services.apiKeys.revoke(second.accountId, second.keyId);
-    await until(
-      'B refused the second key',
-      () => bAccepts(second.key),
-      (answer) => !answer.ok,
-      5_000,
-    );
+    await until('B refused the second key', {
+      read: () => bAccepts(second.key),
+      done: (answer) => !answer.ok,
+      timeoutMs: 5_000,
+    });
     expect(Date.now() - revokedAt).toBeLessThan(1_000);
   }, 60_000);
 

@@ -102,7 +102,10 @@ describe('the S3 object store against a local S3 server', () => {
         headers: keyHeaders(key),
         payload: { model: 'sandbox-image', content: [{ type: 'text', text: 'into the bucket' }] },
       });
-      const job = await waitForImageJob(gateway, key, response.json<{ generationId: string }>().generationId);
+      const job = await waitForImageJob(gateway, {
+        key,
+        generationId: response.json<{ generationId: string }>().generationId,
+      });
       expect(job.status, job.error).toBe('succeeded');
       const link = job.result!.images[0]!.downloadUrl;
       expect(link.startsWith(`${endpoint}/media/gateway/images/`)).toBe(true);

@@ -98,7 +98,7 @@ describe('sandbox job trigger words', () => {
     ['a lighthouse, sandbox-slow', `the job did not finish within ${maxJobSeconds} seconds`],
   ])('an image job whose prompt is "%s" fails: %s', async (prompt, error) => {
     const { key, untouched } = await account();
-    const job = await waitForImageJob(gateway, key, await submitImage(key, image(prompt)));
+    const job = await waitForImageJob(gateway, { key, generationId: await submitImage(key, image(prompt)) });
     expect(job).toMatchObject({ status: 'failed', error });
     await untouched();
   });
@@ -161,12 +161,11 @@ describe('sandbox job trigger words', () => {
 
   it('takes optimizePromptOptions on the sandbox image model, with no effect on the picture or the price', async () => {
     const { key, accountId } = await account();
-    const plain = await waitForImageJob(gateway, key, await submitImage(key, image('a lighthouse')));
-    const optimised = await waitForImageJob(
-      gateway,
+    const plain = await waitForImageJob(gateway, { key, generationId: await submitImage(key, image('a lighthouse')) });
+    const optimised = await waitForImageJob(gateway, {
       key,
-      await submitImage(key, { ...image('a lighthouse'), optimizePromptOptions: { mode: 'fast' } }),
-    );
+      generationId: await submitImage(key, { ...image('a lighthouse'), optimizePromptOptions: { mode: 'fast' } }),
+    });
     expect([plain.status, optimised.status]).toEqual(['succeeded', 'succeeded']);
     const bytes = async (downloadUrl: string) => {
       const url = new URL(downloadUrl);

@@ -42,8 +42,7 @@ describe('gateway errors as the official SDKs report them', () => {
   async function gatewayMessage(
     url: string,
     key: string,
-    payload: Record<string, unknown>,
-    status: number,
+    { payload, status }: { payload: Record<string, unknown>; status: number },
   ): Promise<string> {
     const response = await gateway.request({ method: 'POST', url, headers: { 'x-api-key': key }, payload });
     expect(response.statusCode).toBe(status);
@@ -54,12 +53,10 @@ describe('gateway errors as the official SDKs report them', () => {
 
   for (const { what, status, model, key } of cases) {
     it(`openai shows the gateway's message for ${what}`, async () => {
-      const message = await gatewayMessage(
-        '/api/alpha/v1/chat/completions',
-        key(),
-        { model, messages: [{ role: 'user', content: 'hi' }] },
+      const message = await gatewayMessage('/api/alpha/v1/chat/completions', key(), {
+        payload: { model, messages: [{ role: 'user', content: 'hi' }] },
         status,
-      );
+      });
       const client = new OpenAI({ apiKey: key(), baseURL: `${address}/api/alpha/v1`, maxRetries: 0 });
       const error = await client.chat.completions
         .create({ model, messages: [{ role: 'user', content: 'hi' }] })
@@ -70,12 +67,10 @@ describe('gateway errors as the official SDKs report them', () => {
     });
 
     it(`anthropic shows the gateway's message for ${what}`, async () => {
-      const message = await gatewayMessage(
-        '/api/beta/v1/messages',
-        key(),
-        { model, max_tokens: 10, messages: [{ role: 'user', content: 'hi' }] },
+      const message = await gatewayMessage('/api/beta/v1/messages', key(), {
+        payload: { model, max_tokens: 10, messages: [{ role: 'user', content: 'hi' }] },
         status,
-      );
+      });
       const client = new Anthropic({ apiKey: key(), baseURL: `${address}/api/beta`, maxRetries: 0 });
       const error = await client.messages
         .create({ model, max_tokens: 10, messages: [{ role: 'user', content: 'hi' }] })
@@ -88,12 +83,10 @@ describe('gateway errors as the official SDKs report them', () => {
     });
 
     it(`@google/genai shows the gateway's message for ${what}`, async () => {
-      const message = await gatewayMessage(
-        `/api/gamma/v1beta/models/${model}:generateContent`,
-        key(),
-        { contents: 'hi' },
+      const message = await gatewayMessage(`/api/gamma/v1beta/models/${model}:generateContent`, key(), {
+        payload: { contents: 'hi' },
         status,
-      );
+      });
       const client = new GoogleGenAI({
         apiKey: key(),
         httpOptions: { baseUrl: `${address}/api/gamma`, retryOptions: { attempts: 1 } },

@@ -32,7 +32,7 @@ describe('login and signup throttling', () => {
     });
 
   function expectThrottled(response: LightMyRequestResponse, path: string): string {
-    const body = expectEnvelope(response, 429, 'GW_TOO_MANY_ATTEMPTS', path);
+    const body = expectEnvelope(response, { status: 429, code: 'GW_TOO_MANY_ATTEMPTS', path });
     const retryAfter = Number(response.headers['retry-after']);
     expect(
       Number.isInteger(retryAfter) && retryAfter > 0 && retryAfter <= 600,
@@ -148,7 +148,7 @@ describe('self-signup switched off', () => {
       url: '/api/v1/auth/signup',
       payload: { email, password: testPassword },
     });
-    const body = expectEnvelope(response, 403, 'GW_FORBIDDEN', '/api/v1/auth/signup');
+    const body = expectEnvelope(response, { status: 403, code: 'GW_FORBIDDEN', path: '/api/v1/auth/signup' });
     expect(body.errors[0]).toContain('self-signup is switched off');
     const login = await gateway.request({
       method: 'POST',
@@ -179,12 +179,11 @@ describe('the client address behind a load balancer (server.trustProxy)', () => 
     try {
       for (let index = 0; index < 3; index++)
         expect((await signupFrom(gateway, '192.0.2.77', `198.51.100.${index}`)).statusCode).toBe(201);
-      expectEnvelope(
-        await signupFrom(gateway, '192.0.2.77', '198.51.100.99'),
-        429,
-        'GW_TOO_MANY_ATTEMPTS',
-        '/api/v1/auth/signup',
-      );
+      expectEnvelope(await signupFrom(gateway, '192.0.2.77', '198.51.100.99'), {
+        status: 429,
+        code: 'GW_TOO_MANY_ATTEMPTS',
+        path: '/api/v1/auth/signup',
+      });
     } finally {
       await gateway.close();
     }
@@ -201,21 +200,19 @@ describe('the client address behind a load balancer (server.trustProxy)', () => 
       // One client behind it, four times: its own limit.
       for (let index = 0; index < 3; index++)
         expect((await signupFrom(gateway, '10.1.2.3', '203.0.113.200')).statusCode).toBe(201);
-      expectEnvelope(
-        await signupFrom(gateway, '10.1.2.3', '203.0.113.200'),
-        429,
-        'GW_TOO_MANY_ATTEMPTS',
-        '/api/v1/auth/signup',
-      );
+      expectEnvelope(await signupFrom(gateway, '10.1.2.3', '203.0.113.200'), {
+        status: 429,
+        code: 'GW_TOO_MANY_ATTEMPTS',
+        path: '/api/v1/auth/signup',
+      });
       // A client outside the listed ranges that sends the header is still counted by its own address.
       for (let index = 0; index < 3; index++)
         expect((await signupFrom(gateway, '192.0.2.88', `203.0.113.${50 + index}`)).statusCode).toBe(201);
-      expectEnvelope(
-        await signupFrom(gateway, '192.0.2.88', '203.0.113.60'),
-        429,
-        'GW_TOO_MANY_ATTEMPTS',
-        '/api/v1/auth/signup',
-      );
+      expectEnvelope(await signupFrom(gateway, '192.0.2.88', '203.0.113.60'), {
+        status: 429,
+        code: 'GW_TOO_MANY_ATTEMPTS',
+        path: '/api/v1/auth/signup',
+      });
     } finally {
       await gateway.close();
     }

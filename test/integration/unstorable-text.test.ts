@@ -131,7 +131,7 @@ describe('text storage cannot hold, hostile field names and impossible ids', () 
     it(`a prompt with ${name} answers 400 naming the field on every submitting route, and nothing is logged of it`, async () => {
       const stored = await jobCount();
       for (const { url, body, field } of jobSubmissions(text)) {
-        const envelope = expectEnvelope(await post(url, body), 400, 'GW_VALIDATION', url);
+        const envelope = expectEnvelope(await post(url, body), { status: 400, code: 'GW_VALIDATION', path: url });
         expect(envelope.errors[0], url).toMatch(new RegExp(`^${field.replace(/[.[\]]/g, '\\$&')} `));
         expect(envelope.errors[0], url).toMatch(wording);
         expect(envelope.errors[0], url).not.toContain(marker);
@@ -158,7 +158,7 @@ describe('text storage cannot hold, hostile field names and impossible ids', () 
         { type: 'imageAssetId', assetId: 'asset_\u0000' },
       ],
     };
-    const envelope = expectEnvelope(await post(url, body), 400, 'GW_VALIDATION', url);
+    const envelope = expectEnvelope(await post(url, body), { status: 400, code: 'GW_VALIDATION', path: url });
     expect(envelope.errors[0]).toMatch(/^body\.content\[1\]\.assetId contains the character U\+0000/);
     expectCleanLog();
   });
@@ -198,7 +198,9 @@ describe('text storage cannot hold, hostile field names and impossible ids', () 
         headers: { ...keyHeaders(key), 'content-type': 'application/json' },
         payload,
       });
-      expect(expectEnvelope(response, 400, 'GW_VALIDATION', url).errors[0], payload).toMatch(wording);
+      expect(expectEnvelope(response, { status: 400, code: 'GW_VALIDATION', path: url }).errors[0], payload).toMatch(
+        wording,
+      );
     }
     for (const [route, payload] of [
       [
@@ -220,7 +222,7 @@ describe('text storage cannot hold, hostile field names and impossible ids', () 
         headers: { ...keyHeaders(key), 'content-type': 'application/json' },
         payload,
       });
-      expect(expectEnvelope(response, 400, 'GW_VALIDATION', route).errors[0], route).toMatch(
+      expect(expectEnvelope(response, { status: 400, code: 'GW_VALIDATION', path: route }).errors[0], route).toMatch(
         /is not an accepted field name/,
       );
     }
@@ -300,7 +302,7 @@ describe('text storage cannot hold, hostile field names and impossible ids', () 
     for (const id of ['%00', 'gen_%00', 'gen_abc%00', 'gen_a%24b', 'gen_%F0%9F%98%80', 'a'.repeat(101), 'gen_a.b']) {
       for (const { method, url } of jobLookups(id)) {
         const response: LightMyRequestResponse = await gateway.request({ method, url, headers: keyHeaders(key) });
-        const envelope = expectEnvelope(response, 404, 'GW_NOT_FOUND', url);
+        const envelope = expectEnvelope(response, { status: 404, code: 'GW_NOT_FOUND', path: url });
         expect(envelope.errors[0], url).toMatch(/^no such resource: params\./);
       }
     }
@@ -336,7 +338,7 @@ describe('text storage cannot hold, hostile field names and impossible ids', () 
         model: 'sandbox-image',
         content: [{ type: 'text', text: `${refused} ${marker} private words` }],
       });
-      expectEnvelope(response, 500, 'GW_INTERNAL', url);
+      expectEnvelope(response, { status: 500, code: 'GW_INTERNAL', path: url });
       const lines = logLines.slice(before).filter((line) => line.level === 50);
       expect(lines.length).toBeGreaterThan(0);
       const err = lines[0]!.err as Record<string, unknown>;

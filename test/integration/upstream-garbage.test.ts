@@ -118,7 +118,7 @@ describe('upstream answers that break their protocol', () => {
         for (const { kind, stream } of cases) {
           const { url, payload } = call(surface, `${family}-${kind}`, stream);
           const response = await send(url, payload);
-          expectEnvelope(response, 502, 'GW_UPSTREAM_UNREACHABLE', url.split('?')[0]!);
+          expectEnvelope(response, { status: 502, code: 'GW_UPSTREAM_UNREACHABLE', path: url.split('?')[0]! });
         }
         expect(await balance()).toBe(1);
         expect(await heldNanosOf(gateway, accountId)).toBe(0n);
@@ -192,7 +192,8 @@ describe('upstream answers that break their protocol', () => {
         payload: { requests: [{ content: { parts: [{ text: 'hi' }] } }] },
       },
     ];
-    for (const { url, payload } of calls) expectEnvelope(await send(url, payload), 502, 'GW_UPSTREAM_UNREACHABLE', url);
+    for (const { url, payload } of calls)
+      expectEnvelope(await send(url, payload), { status: 502, code: 'GW_UPSTREAM_UNREACHABLE', path: url });
     expect(await balance()).toBe(1);
     expect(await heldNanosOf(gateway, accountId)).toBe(0n);
     expect((await usageRecords(gateway, key)).every((record) => record.usdCost === 0)).toBe(true);

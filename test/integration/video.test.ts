@@ -367,18 +367,14 @@ describe('video tasks through the sandbox and the ModelArk Seedance fake', () =>
         model: 'seedance',
         content: [text('steal'), { type: 'videoAssetId', assetId: made.assetId }],
       }),
-      404,
-      'GW_NOT_FOUND',
-      '/api/v1/video/generations',
+      { status: 404, code: 'GW_NOT_FOUND', path: '/api/v1/video/generations' },
     );
     expectEnvelope(
       await create(key, {
         model: 'seedance',
         content: [text('wrong kind'), { type: 'imageAssetId', assetId: made.assetId }],
       }),
-      400,
-      'GW_VALIDATION',
-      '/api/v1/video/generations',
+      { status: 400, code: 'GW_VALIDATION', path: '/api/v1/video/generations' },
     );
     // Tasks of other accounts, and unknown ids, are 404 too.
     expectEnvelope(
@@ -387,15 +383,11 @@ describe('video tasks through the sandbox and the ModelArk Seedance fake', () =>
         url: `/api/v1/video/tasks/${made.taskId}`,
         headers: keyHeaders(other.key),
       }),
-      404,
-      'GW_NOT_FOUND',
-      `/api/v1/video/tasks/${made.taskId}`,
+      { status: 404, code: 'GW_NOT_FOUND', path: `/api/v1/video/tasks/${made.taskId}` },
     );
     expectEnvelope(
       await gateway.request({ method: 'GET', url: '/api/v1/video/tasks/gen_unknown', headers: keyHeaders(key) }),
-      404,
-      'GW_NOT_FOUND',
-      '/api/v1/video/tasks/gen_unknown',
+      { status: 404, code: 'GW_NOT_FOUND', path: '/api/v1/video/tasks/gen_unknown' },
     );
   });
 
@@ -472,12 +464,11 @@ describe('video tasks through the sandbox and the ModelArk Seedance fake', () =>
 
   it('never passes the balance: a task that needs more than the balance is refused 403 and nothing is queued', async () => {
     const { key, accountId } = await gateway.createFundedKey({ credits: 0.1 });
-    expectEnvelope(
-      await create(key, { model: 'seedance', content: [text('too dear')], duration: 12 }),
-      403,
-      'GW_INSUFFICIENT_BALANCE',
-      '/api/v1/video/generations',
-    );
+    expectEnvelope(await create(key, { model: 'seedance', content: [text('too dear')], duration: 12 }), {
+      status: 403,
+      code: 'GW_INSUFFICIENT_BALANCE',
+      path: '/api/v1/video/generations',
+    });
     expect(await jobRowsOf(gateway, accountId)).toEqual([]);
   });
 
@@ -604,15 +595,17 @@ describe('video tasks through the sandbox and the ModelArk Seedance fake', () =>
       for (const url of ['/api/v1/video/generations', '/api/v1/video/estimate']) {
         const envelope = expectEnvelope(
           await gateway.request({ method: 'POST', url, headers: keyHeaders(key), payload: body }),
-          400,
-          code,
-          url,
+          { status: 400, code, path: url },
         );
         if (code !== 'GW_VALIDATION' || typeof body.model !== 'string') continue;
         expect(envelope.errors.join(' ')).not.toBe('');
       }
       if (code === 'GW_PARAMETER_OUT_OF_RANGE' || code === 'GW_PARAMETER_UNSUPPORTED') {
-        const envelope = expectEnvelope(await create(key, body), 400, code, '/api/v1/video/generations');
+        const envelope = expectEnvelope(await create(key, body), {
+          status: 400,
+          code,
+          path: '/api/v1/video/generations',
+        });
         expect(envelope.errors[0]).toContain(`model "${String(body.model)}"`);
       }
       expect(await jobRowsOf(gateway, accountId)).toEqual([]);
@@ -652,12 +645,11 @@ describe('cancelling a queued video task', () => {
     expect(await heldNanosOf(gateway, accountId)).toBe(usdToNanos(0.08));
     const other = await gateway.createFundedKey({ credits: 1 });
     const cancelPath = `/api/v1/video/tasks/${task.taskId}/cancel`;
-    expectEnvelope(
-      await gateway.request({ method: 'POST', url: cancelPath, headers: keyHeaders(other.key) }),
-      404,
-      'GW_NOT_FOUND',
-      cancelPath,
-    );
+    expectEnvelope(await gateway.request({ method: 'POST', url: cancelPath, headers: keyHeaders(other.key) }), {
+      status: 404,
+      code: 'GW_NOT_FOUND',
+      path: cancelPath,
+    });
 
     const cancelled = await gateway.request({ method: 'POST', url: cancelPath, headers: keyHeaders(key) });
     expect(cancelled.statusCode, cancelled.body).toBe(200);
@@ -674,12 +666,11 @@ describe('cancelling a queued video task', () => {
       status: 'cancelled',
       usdCost: 0,
     });
-    const again = expectEnvelope(
-      await gateway.request({ method: 'POST', url: cancelPath, headers: keyHeaders(key) }),
-      409,
-      'GW_CONFLICT',
-      cancelPath,
-    );
+    const again = expectEnvelope(await gateway.request({ method: 'POST', url: cancelPath, headers: keyHeaders(key) }), {
+      status: 409,
+      code: 'GW_CONFLICT',
+      path: cancelPath,
+    });
     expect(again.errors[0]).toContain('cancelled');
     const read = await gateway.request({
       method: 'GET',

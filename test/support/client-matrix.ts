@@ -90,7 +90,7 @@ const embeddingModels: Partial<Record<Upstream, string>> = {
 };
 
 const textModel = (id: string, provider: string, upstream: string) =>
-  `${modelYaml(id, provider, upstream)}    inputModalities: [text, image]`;
+  `${modelYaml(id, { provider, upstream })}    inputModalities: [text, image]`;
 const embeddingModel = (id: string, provider: string, upstream: string) =>
   `  - id: ${id}\n    outputModalities: [embedding]\n    pricing: { inputPerMTok: 0.01 }\n    providers: [{ provider: ${provider}, model: ${upstream} }]`;
 
@@ -110,9 +110,9 @@ async function startMatrixGateway(): Promise<MatrixGateway> {
     textModel('matrix-anthropic', 'anthropic', 'claude-sonnet-4-5-20250929'),
     textModel('matrix-gemini', 'gemini', 'gemini-2.5-flash'),
     textModel('sandbox-echo', 'sandbox', 'echo'),
-    modelYaml('cut-openai', 'openai', 'fake-cut'),
-    modelYaml('cut-anthropic', 'anthropic', 'fake-cut'),
-    modelYaml('cut-gemini', 'gemini', 'fake-cut'),
+    modelYaml('cut-openai', { provider: 'openai', upstream: 'fake-cut' }),
+    modelYaml('cut-anthropic', { provider: 'anthropic', upstream: 'fake-cut' }),
+    modelYaml('cut-gemini', { provider: 'gemini', upstream: 'fake-cut' }),
     embeddingModel('embed-openai', 'openai', 'text-embedding-3-small'),
     embeddingModel('embed-gemini', 'gemini', 'gemini-embedding-001'),
     embeddingModel('sandbox-embedding', 'sandbox', 'embedding'),
@@ -196,10 +196,12 @@ const short = (text: string) => (text.length > 300 ? `${text.slice(0, 300)}...` 
 /** Checks one cell: the feature's call and what it must give (or, for a refusal, the 400 and its parameter). */
 async function runCell(
   matrix: MatrixGateway,
-  client: ClientName,
-  driver: ClientDriver,
-  feature: Feature,
-  upstream: Upstream,
+  {
+    client,
+    driver,
+    feature,
+    upstream,
+  }: { client: ClientName; driver: ClientDriver; feature: Feature; upstream: Upstream },
 ): Promise<'pass' | 'refused'> {
   const { keys } = matrix;
   const surface = clients[client].surface;
@@ -342,7 +344,7 @@ export function describeClientMatrix(
           it(name, async () => {
             const driver = built.get(client)!;
             try {
-              const result = await withinDeadline(runCell(matrix, client, driver, feature, upstream));
+              const result = await withinDeadline(runCell(matrix, { client, driver, feature, upstream }));
               outcomes.set(name, { result });
             } catch (error) {
               outcomes.set(name, {

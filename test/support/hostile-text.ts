@@ -53,24 +53,26 @@ function isContainer(value: unknown): value is Container {
 const maxPoisonDepth = 64;
 
 /** Every object and array in `value` with its string-holding slots, depth first. */
-function collect(
-  value: unknown,
-  strings: Array<[Container, string | number]>,
-  objects: Array<Record<string, unknown>>,
-  depth = 0,
-): void {
+/** Where `collect` gathers what it finds: every string with its container and key, and every object. */
+interface Found {
+  strings: Array<[Container, string | number]>;
+  objects: Array<Record<string, unknown>>;
+}
+
+function collect(value: unknown, found: Found, depth = 0): void {
+  const { strings, objects } = found;
   if (depth > maxPoisonDepth) return;
   if (Array.isArray(value)) {
     for (const [index, item] of value.entries()) {
       if (typeof item === 'string') strings.push([value, index]);
-      else collect(item, strings, objects, depth + 1);
+      else collect(item, found, depth + 1);
     }
   } else if (isContainer(value)) {
     const record = value as Record<string, unknown>;
     objects.push(record);
     for (const key of Object.keys(record)) {
       if (typeof record[key] === 'string') strings.push([record, key]);
-      else collect(record[key], strings, objects, depth + 1);
+      else collect(record[key], found, depth + 1);
     }
   }
 }
@@ -84,7 +86,7 @@ export function poisoned<T>(body: T, poison: Poison): T {
   const copy = JSON.parse(JSON.stringify(body) ?? 'null') as T;
   const strings: Array<[Container, string | number]> = [];
   const objects: Array<Record<string, unknown>> = [];
-  collect(copy, strings, objects);
+  collect(copy, { strings, objects });
   if (poison.mode === 'value' && strings.length > 0) {
     const [holder, slot] = strings[poison.pick % strings.length]!;
     const text = Reflect.get(holder, slot) as string;

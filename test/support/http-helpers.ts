@@ -35,9 +35,7 @@ function expectedErrorType(status: number): string {
  */
 export function expectEnvelope(
   response: LightMyRequestResponse,
-  status: number,
-  code: string,
-  path: string,
+  { status, code, path }: { status: number; code: string; path: string },
 ): EnvelopeBody {
   expect(response.statusCode, response.body).toBe(status);
   expect(response.headers['content-type']).toMatch(/^application\/json/);

@@ -44,9 +44,7 @@ export interface ImageJobBody {
 /** Polls an image job until it is terminal (or `timeoutMs` passes) and answers it. */
 export async function waitForImageJob(
   gateway: TestGateway,
-  key: string,
-  generationId: string,
-  timeoutMs = 20_000,
+  { key, generationId, timeoutMs = 20_000 }: { key: string; generationId: string; timeoutMs?: number },
 ): Promise<ImageJobBody> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {

@@ -125,7 +125,7 @@ export function sandboxConfigYaml(extra = ''): string {
     'providers:',
     '  sandbox: { protocol: sandbox }',
     'models:',
-    modelYaml('sandbox-echo', 'sandbox', 'echo', { input: 0.1, output: 0.2 }),
+    modelYaml('sandbox-echo', { provider: 'sandbox', upstream: 'echo', prices: { input: 0.1, output: 0.2 } }),
     '  - id: sandbox-embedding',
     '    outputModalities: [embedding]',
     '    pricing: { inputPerMTok: 0.01 }',
@@ -137,9 +137,11 @@ export function sandboxConfigYaml(extra = ''): string {
 /** One catalog entry of gateway.yaml text: a priced model (USD per million tokens) served by one provider row. */
 export function modelYaml(
   id: string,
-  provider: string,
-  upstream: string,
-  prices: { input: number; output: number } = { input: 1, output: 2 },
+  {
+    provider,
+    upstream,
+    prices = { input: 1, output: 2 },
+  }: { provider: string; upstream: string; prices?: { input: number; output: number } },
 ): string {
   return `  - id: ${id}\n    pricing: { inputPerMTok: ${prices.input}, outputPerMTok: ${prices.output} }\n    providers: [{ provider: ${provider}, model: ${upstream} }]\n`;
 }
@@ -177,10 +179,10 @@ export async function startFamilyGateway(extraModels: string[] = []): Promise<Fa
       fakeProviderYaml('gemini', 'gemini', gemini),
       '  sandbox: { protocol: sandbox }',
       'models:',
-      modelYaml('via-openai', 'openai', 'gpt-4o-mini'),
-      modelYaml('via-anthropic', 'anthropic', 'claude-sonnet-4-5-20250929'),
-      modelYaml('via-gemini', 'gemini', 'gemini-2.5-flash'),
-      modelYaml('via-sandbox', 'sandbox', 'echo'),
+      modelYaml('via-openai', { provider: 'openai', upstream: 'gpt-4o-mini' }),
+      modelYaml('via-anthropic', { provider: 'anthropic', upstream: 'claude-sonnet-4-5-20250929' }),
+      modelYaml('via-gemini', { provider: 'gemini', upstream: 'gemini-2.5-flash' }),
+      modelYaml('via-sandbox', { provider: 'sandbox', upstream: 'echo' }),
       ...extraModels,
     ].join('\n'),
   });

@@ -56,7 +56,7 @@ describe('the filesystem object store and its signed links', () => {
   it('serves a signed link whole, by range, and for HEAD; refuses tampered and expired ones', async () => {
     await store.put('media/clip.bin', Buffer.from('0123456789'), 'video/mp4');
     const link = query(await store.signedLink('media/clip.bin', new Date(Date.now() + 60_000)));
-    const whole = await downloads.open(link.key, link, undefined, false);
+    const whole = await downloads.open(link.key, link, { head: false });
     expect(whole.status).toBe(200);
     expect(whole.headers).toMatchObject({
       'content-type': 'video/mp4',
@@ -65,32 +65,34 @@ describe('the filesystem object store and its signed links', () => {
     });
     expect(whole.headers['cache-control']).toMatch(/^private, max-age=(59|60)$/);
     expect(await text(whole.body)).toBe('0123456789');
-    const middle = await downloads.open(link.key, link, 'bytes=2-4', false);
+    const middle = await downloads.open(link.key, link, { range: 'bytes=2-4', head: false });
     expect(middle).toMatchObject({ status: 206, headers: { 'content-range': 'bytes 2-4/10', 'content-length': '3' } });
     expect(await text(middle.body)).toBe('234');
-    expect(await text((await downloads.open(link.key, link, 'bytes=7-', false)).body)).toBe('789');
-    expect(await text((await downloads.open(link.key, link, 'bytes=-2', false)).body)).toBe('89');
-    await expect(downloads.open(link.key, link, 'bytes=10-', false)).rejects.toMatchObject({ status: 416 });
-    const head = await downloads.open(link.key, link, undefined, true);
+    expect(await text((await downloads.open(link.key, link, { range: 'bytes=7-', head: false })).body)).toBe('789');
+    expect(await text((await downloads.open(link.key, link, { range: 'bytes=-2', head: false })).body)).toBe('89');
+    await expect(downloads.open(link.key, link, { range: 'bytes=10-', head: false })).rejects.toMatchObject({
+      status: 416,
+    });
+    const head = await downloads.open(link.key, link, { head: true });
     expect(head.body).toBeUndefined();
     expect(head.headers['content-length']).toBe('10');
 
-    await expect(downloads.open('media/other.bin', link, undefined, false)).rejects.toMatchObject({
+    await expect(downloads.open('media/other.bin', link, { head: false })).rejects.toMatchObject({
       status: 403,
       message: expect.stringMatching(/not valid/),
     });
     await expect(
-      downloads.open(link.key, { ...link, expires: String(Number(link.expires) + 1) }, undefined, false),
+      downloads.open(link.key, { ...link, expires: String(Number(link.expires) + 1) }, { head: false }),
     ).rejects.toMatchObject({ status: 403 });
-    await expect(downloads.open(link.key, { ...link, signature: undefined }, undefined, false)).rejects.toMatchObject({
+    await expect(downloads.open(link.key, { ...link, signature: undefined }, { head: false })).rejects.toMatchObject({
       status: 403,
     });
     const expired = query(await store.signedLink('media/clip.bin', new Date(Date.now() - 1000)));
-    await expect(downloads.open(expired.key, expired, undefined, false)).rejects.toMatchObject({
+    await expect(downloads.open(expired.key, expired, { head: false })).rejects.toMatchObject({
       status: 403,
       message: expect.stringMatching(/expired/),
     });
     await store.delete('media/clip.bin');
-    await expect(downloads.open(link.key, link, undefined, false)).rejects.toMatchObject({ status: 404 });
+    await expect(downloads.open(link.key, link, { head: false })).rejects.toMatchObject({ status: 404 });
   });
 });

@@ -231,6 +231,7 @@ describe("reading a media job's stored outcome", () => {
       /^the result stored with this image job .*\/usage/,
     ],
     ['a video result as an image one', null, videoResult, /^the result stored with this image job /],
+    // biome-ignore lint/complexity/useMaxParams: it.each spreads each case's columns
   ])('refuses %s', (_name, upstreamResult, result, reason) => {
     const read = readStoredJob({ ...image, fallbacks: [], upstreamResult, result });
     expect('problem' in read && read.problem).toMatch(reason);

@@ -20,8 +20,10 @@ async function openedRow(): Promise<{ breakers: ProviderBreakers; changes: Break
   const changes: BreakerState[] = [];
   const breakers = new ProviderBreakers(settings, (_row, state) => changes.push(state));
   for (const account of ['acct_a', 'acct_b'])
-    await expect(breakers.run(row, account, down)).rejects.toBeInstanceOf(UpstreamUnreachableError);
-  await expect(breakers.run(row, 'acct_c', () => Promise.resolve('never sent'))).rejects.toBeInstanceOf(RowUnavailable);
+    await expect(breakers.run({ row, accountId: account }, down)).rejects.toBeInstanceOf(UpstreamUnreachableError);
+  await expect(breakers.run({ row, accountId: 'acct_c' }, () => Promise.resolve('never sent'))).rejects.toBeInstanceOf(
+    RowUnavailable,
+  );
   await pause(cooldownMs + 10);
   return { breakers, changes };
 }
@@ -35,16 +37,18 @@ describe('the breaker of a provider row', () => {
     const breakers = new ProviderBreakers(settings, () => undefined);
     for (let refusal = 0; refusal < 5; refusal += 1) {
       await expect(
-        breakers.run(row, `acct_${refusal}`, () => Promise.reject(new GatewayError('GW_VALIDATION', 'not sent'))),
+        breakers.run({ row, accountId: `acct_${refusal}` }, () =>
+          Promise.reject(new GatewayError('GW_VALIDATION', 'not sent')),
+        ),
       ).rejects.toBeInstanceOf(GatewayError);
     }
-    await expect(breakers.run(row, 'acct_a', () => Promise.resolve('served'))).resolves.toBe('served');
+    await expect(breakers.run({ row, accountId: 'acct_a' }, () => Promise.resolve('served'))).resolves.toBe('served');
     expect(stateOf(breakers)).toBe('closed');
   });
 
   it('is closed again by a probe the upstream answers, even with a 4xx (the row is alive)', async () => {
     const { breakers, changes } = await openedRow();
-    await expect(breakers.run(row, 'acct_a', failedWith(400))).rejects.toBeInstanceOf(UpstreamHttpError);
+    await expect(breakers.run({ row, accountId: 'acct_a' }, failedWith(400))).rejects.toBeInstanceOf(UpstreamHttpError);
     expect(stateOf(breakers)).toBe('closed');
     expect(changes).toEqual(['open', 'half-open', 'closed']);
   });
@@ -52,24 +56,29 @@ describe('the breaker of a provider row', () => {
   it('stays open after a probe that failed before the upstream answered, and hands the caller the real error', async () => {
     const { breakers, changes } = await openedRow();
     const refusal = new GatewayError('GW_VALIDATION', 'the gateway would not send this');
-    await expect(breakers.run(row, 'acct_a', () => Promise.reject(refusal))).rejects.toBe(refusal);
+    await expect(breakers.run({ row, accountId: 'acct_a' }, () => Promise.reject(refusal))).rejects.toBe(refusal);
     expect(stateOf(breakers)).toBe('open');
     expect(changes).toEqual(['open', 'half-open', 'open']);
     // Skipped for another cooldown, then probed again.
-    await expect(breakers.run(row, 'acct_a', () => Promise.resolve('never sent'))).rejects.toBeInstanceOf(
-      RowUnavailable,
-    );
+    await expect(
+      breakers.run({ row, accountId: 'acct_a' }, () => Promise.resolve('never sent')),
+    ).rejects.toBeInstanceOf(RowUnavailable);
     await pause(cooldownMs + 10);
-    await expect(breakers.run(row, 'acct_a', () => Promise.resolve('served'))).resolves.toBe('served');
+    await expect(breakers.run({ row, accountId: 'acct_a' }, () => Promise.resolve('served'))).resolves.toBe('served');
     expect(stateOf(breakers)).toBe('closed');
   });
 
   it('sends other callers on while its one probe runs', async () => {
     const { breakers } = await openedRow();
     let answer: (value: string) => void = () => undefined;
-    const probe = breakers.run(row, 'acct_a', () => new Promise<string>((resolve) => (answer = resolve)));
+    const probe = breakers.run(
+      { row, accountId: 'acct_a' },
+      () => new Promise<string>((resolve) => (answer = resolve)),
+    );
     expect(breakers.available(row)).toBe(false);
-    await expect(breakers.run(row, 'acct_b', () => Promise.resolve('not while probing'))).rejects.toMatchObject({
+    await expect(
+      breakers.run({ row, accountId: 'acct_b' }, () => Promise.resolve('not while probing')),
+    ).rejects.toMatchObject({
       retryInMs: 0,
     });
     answer('probed');
@@ -82,78 +91,89 @@ describe('which failures open a row, and when an open row is still called', () =
   it("stays closed under one account's failures, however many, and its 500s and 429s alike", async () => {
     const breakers = new ProviderBreakers({ failures: 3, minAccounts: 3, cooldownMs: 60_000 }, () => undefined);
     for (let failure = 0; failure < 50; failure += 1) {
-      await expect(breakers.run(row, 'acct_poison', failedWith(failure % 2 === 0 ? 500 : 429))).rejects.toBeInstanceOf(
-        UpstreamHttpError,
-      );
+      await expect(
+        breakers.run({ row, accountId: 'acct_poison' }, failedWith(failure % 2 === 0 ? 500 : 429)),
+      ).rejects.toBeInstanceOf(UpstreamHttpError);
     }
-    await expect(breakers.run(row, 'acct_poison', down)).rejects.toBeInstanceOf(UpstreamUnreachableError);
+    await expect(breakers.run({ row, accountId: 'acct_poison' }, down)).rejects.toBeInstanceOf(
+      UpstreamUnreachableError,
+    );
     expect(stateOf(breakers)).toBe('closed');
-    await expect(breakers.run(row, 'acct_other', () => Promise.resolve('served'))).resolves.toBe('served');
+    await expect(breakers.run({ row, accountId: 'acct_other' }, () => Promise.resolve('served'))).resolves.toBe(
+      'served',
+    );
   });
 
   it('opens once the failures in a row come from enough accounts, and only then', async () => {
     const breakers = new ProviderBreakers({ failures: 3, minAccounts: 3, cooldownMs: 60_000 }, () => undefined);
-    await expect(breakers.run(row, 'acct_a', failedWith(503))).rejects.toBeInstanceOf(UpstreamHttpError);
-    await expect(breakers.run(row, 'acct_b', failedWith(503))).rejects.toBeInstanceOf(UpstreamHttpError);
+    await expect(breakers.run({ row, accountId: 'acct_a' }, failedWith(503))).rejects.toBeInstanceOf(UpstreamHttpError);
+    await expect(breakers.run({ row, accountId: 'acct_b' }, failedWith(503))).rejects.toBeInstanceOf(UpstreamHttpError);
     // Two accounts: however many more failures they bring, the row stays closed.
     for (let failure = 0; failure < 10; failure += 1)
-      await expect(breakers.run(row, 'acct_b', down)).rejects.toBeInstanceOf(UpstreamUnreachableError);
+      await expect(breakers.run({ row, accountId: 'acct_b' }, down)).rejects.toBeInstanceOf(UpstreamUnreachableError);
     expect(stateOf(breakers)).toBe('closed');
-    await expect(breakers.run(row, 'acct_c', failedWith(502))).rejects.toBeInstanceOf(UpstreamHttpError);
+    await expect(breakers.run({ row, accountId: 'acct_c' }, failedWith(502))).rejects.toBeInstanceOf(UpstreamHttpError);
     expect(stateOf(breakers)).toBe('open');
-    await expect(breakers.run(row, 'acct_d', () => Promise.resolve('never sent'))).rejects.toBeInstanceOf(
-      RowUnavailable,
-    );
+    await expect(
+      breakers.run({ row, accountId: 'acct_d' }, () => Promise.resolve('never sent')),
+    ).rejects.toBeInstanceOf(RowUnavailable);
   });
 
   it("does not lose the other accounts' failures under one account's flood", async () => {
     const breakers = new ProviderBreakers({ failures: 3, minAccounts: 4, cooldownMs: 60_000 }, () => undefined);
-    await expect(breakers.run(row, 'acct_a', down)).rejects.toBeInstanceOf(UpstreamUnreachableError);
-    await expect(breakers.run(row, 'acct_b', down)).rejects.toBeInstanceOf(UpstreamUnreachableError);
+    await expect(breakers.run({ row, accountId: 'acct_a' }, down)).rejects.toBeInstanceOf(UpstreamUnreachableError);
+    await expect(breakers.run({ row, accountId: 'acct_b' }, down)).rejects.toBeInstanceOf(UpstreamUnreachableError);
     for (let failure = 0; failure < 100; failure += 1)
-      await expect(breakers.run(row, 'acct_flood', down)).rejects.toBeInstanceOf(UpstreamUnreachableError);
+      await expect(breakers.run({ row, accountId: 'acct_flood' }, down)).rejects.toBeInstanceOf(
+        UpstreamUnreachableError,
+      );
     // Three accounts so far: acct_a and acct_b are still counted after the flood's hundred failures.
     expect(stateOf(breakers)).toBe('closed');
-    await expect(breakers.run(row, 'acct_c', down)).rejects.toBeInstanceOf(UpstreamUnreachableError);
+    await expect(breakers.run({ row, accountId: 'acct_c' }, down)).rejects.toBeInstanceOf(UpstreamUnreachableError);
     expect(stateOf(breakers)).toBe('open');
   });
 
   it("counts neither the upstream's 4xx nor failures before a success", async () => {
     const breakers = new ProviderBreakers({ failures: 3, minAccounts: 3, cooldownMs: 60_000 }, () => undefined);
-    await expect(breakers.run(row, 'acct_a', down)).rejects.toBeInstanceOf(UpstreamUnreachableError);
-    await expect(breakers.run(row, 'acct_b', down)).rejects.toBeInstanceOf(UpstreamUnreachableError);
-    await expect(breakers.run(row, 'acct_c', failedWith(400))).rejects.toBeInstanceOf(UpstreamHttpError);
-    await expect(breakers.run(row, 'acct_d', failedWith(404))).rejects.toBeInstanceOf(UpstreamHttpError);
+    await expect(breakers.run({ row, accountId: 'acct_a' }, down)).rejects.toBeInstanceOf(UpstreamUnreachableError);
+    await expect(breakers.run({ row, accountId: 'acct_b' }, down)).rejects.toBeInstanceOf(UpstreamUnreachableError);
+    await expect(breakers.run({ row, accountId: 'acct_c' }, failedWith(400))).rejects.toBeInstanceOf(UpstreamHttpError);
+    await expect(breakers.run({ row, accountId: 'acct_d' }, failedWith(404))).rejects.toBeInstanceOf(UpstreamHttpError);
     expect(stateOf(breakers)).toBe('closed');
     // A success between failures: they are not in a row.
-    await expect(breakers.run(row, 'acct_e', () => Promise.resolve('served'))).resolves.toBe('served');
-    await expect(breakers.run(row, 'acct_f', down)).rejects.toBeInstanceOf(UpstreamUnreachableError);
-    await expect(breakers.run(row, 'acct_g', down)).rejects.toBeInstanceOf(UpstreamUnreachableError);
+    await expect(breakers.run({ row, accountId: 'acct_e' }, () => Promise.resolve('served'))).resolves.toBe('served');
+    await expect(breakers.run({ row, accountId: 'acct_f' }, down)).rejects.toBeInstanceOf(UpstreamUnreachableError);
+    await expect(breakers.run({ row, accountId: 'acct_g' }, down)).rejects.toBeInstanceOf(UpstreamUnreachableError);
     expect(stateOf(breakers)).toBe('closed');
-    await expect(breakers.run(row, 'acct_h', down)).rejects.toBeInstanceOf(UpstreamUnreachableError);
+    await expect(breakers.run({ row, accountId: 'acct_h' }, down)).rejects.toBeInstanceOf(UpstreamUnreachableError);
     expect(stateOf(breakers)).toBe('open');
   });
 
   it('calls an open row when the caller has no other row to send to, leaving its state to the probe', async () => {
     const { breakers, changes } = await openedRow();
     // Still within the cooldown after another failed probe.
-    await expect(breakers.run(row, 'acct_a', down)).rejects.toBeInstanceOf(UpstreamUnreachableError);
+    await expect(breakers.run({ row, accountId: 'acct_a' }, down)).rejects.toBeInstanceOf(UpstreamUnreachableError);
     expect(stateOf(breakers)).toBe('open');
     expect(breakers.available(row)).toBe(false);
-    await expect(breakers.run(row, 'acct_a', failedWith(500), false)).rejects.toMatchObject({ status: 500 });
-    await expect(breakers.run(row, 'acct_b', () => Promise.resolve('sent regardless'), false)).resolves.toBe(
-      'sent regardless',
-    );
+    await expect(breakers.run({ row, accountId: 'acct_a', maySkip: false }, failedWith(500))).rejects.toMatchObject({
+      status: 500,
+    });
+    await expect(
+      breakers.run({ row, accountId: 'acct_b', maySkip: false }, () => Promise.resolve('sent regardless')),
+    ).resolves.toBe('sent regardless');
     expect(stateOf(breakers)).toBe('open');
     expect(changes).toEqual(['open', 'half-open', 'open']);
     // While its one probe runs, too.
     await pause(cooldownMs + 10);
     expect(breakers.available(row)).toBe(true);
     let answer: (value: string) => void = () => undefined;
-    const probe = breakers.run(row, 'acct_a', () => new Promise<string>((resolve) => (answer = resolve)));
-    await expect(breakers.run(row, 'acct_b', () => Promise.resolve('sent beside the probe'), false)).resolves.toBe(
-      'sent beside the probe',
+    const probe = breakers.run(
+      { row, accountId: 'acct_a' },
+      () => new Promise<string>((resolve) => (answer = resolve)),
     );
+    await expect(
+      breakers.run({ row, accountId: 'acct_b', maySkip: false }, () => Promise.resolve('sent beside the probe')),
+    ).resolves.toBe('sent beside the probe');
     answer('probed');
     await expect(probe).resolves.toBe('probed');
     expect(stateOf(breakers)).toBe('closed');
@@ -214,7 +234,9 @@ describe('a dispatch over rows with open breakers', () => {
     const breakers = new ProviderBreakers({ failures: 3, minAccounts: 3, cooldownMs: 60_000 }, () => undefined);
     for (const open of rows)
       for (const account of ['acct_a', 'acct_b', 'acct_c'])
-        await expect(breakers.run(open, account, down)).rejects.toBeInstanceOf(UpstreamUnreachableError);
+        await expect(breakers.run({ row: open, accountId: account }, down)).rejects.toBeInstanceOf(
+          UpstreamUnreachableError,
+        );
     return breakers;
   }
 

@@ -175,7 +175,7 @@ describe('secrets handed to their clients', () => {
     });
     try {
       await store.ready(2_000);
-      const answer = await store.counter('c', 5, 60).consume('k');
+      const answer = await store.counter('c', { points: 5, durationSeconds: 60 }).consume('k');
       expect(answer.remainingPoints).toBe(4);
     } finally {
       await store.close();

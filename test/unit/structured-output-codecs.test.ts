@@ -119,15 +119,25 @@ describe('encoding the canonical answer format and completions for each upstream
       output_config: outputConfig,
       output_format: { type: 'json_schema', schema },
     };
-    const forwarded = relayBody(body, 'up', ['responseFormat'], 10);
+    const forwarded = relayBody(body, {
+      upstreamModel: 'up',
+      droppedNativeNames: ['responseFormat'],
+      maxOutputTokens: 10,
+    });
     expect(forwarded.output_config).toEqual({ effort: 'low' });
     expect(forwarded).not.toHaveProperty('output_format');
-    expect(relayBody(body, 'up', ['reasoningEffort'], 10).output_config).toEqual({
+    expect(
+      relayBody(body, { upstreamModel: 'up', droppedNativeNames: ['reasoningEffort'], maxOutputTokens: 10 })
+        .output_config,
+    ).toEqual({
       format: { type: 'json_schema', schema },
     });
-    expect(relayBody({ ...body, output_config: { format: {} } }, 'up', ['responseFormat'], 10)).not.toHaveProperty(
-      'output_config',
-    );
+    expect(
+      relayBody(
+        { ...body, output_config: { format: {} } },
+        { upstreamModel: 'up', droppedNativeNames: ['responseFormat'], maxOutputTokens: 10 },
+      ),
+    ).not.toHaveProperty('output_config');
   });
 });
 

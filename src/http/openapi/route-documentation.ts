@@ -56,7 +56,10 @@ export function eventStream(description: string, data: TSchema, ending: string):
 }
 
 /** An answer that is one JSON body, or with `stream: true` server-sent events. */
-export function jsonOrEventStream(description: string, json: TSchema, data: TSchema, ending: string): DescribedContent {
+export function jsonOrEventStream(
+  description: string,
+  { json, data, ending }: { json: TSchema; data: TSchema; ending: string },
+): DescribedContent {
   return {
     description,
     content: { 'application/json': { schema: json }, 'text/event-stream': { schema: eventStreamSchema(data, ending) } },

@@ -117,7 +117,7 @@ const finishReasons: Readonly<Record<string, FinishReason['unified']>> = {
 };
 
 /** The protocol ends a turn of calls with STOP; other protocols name that finish, so it is named here. */
-export function finishReasonOf(raw: string, madeCalls: boolean): FinishReason {
+export function finishReasonOf(raw: string, { madeCalls }: { madeCalls: boolean }): FinishReason {
   return { unified: madeCalls && raw === 'STOP' ? 'tool-calls' : (finishReasons[raw] ?? 'other'), raw };
 }
 

@@ -58,7 +58,10 @@ function box(values: readonly number[] | undefined): LayerBox | undefined {
   return [values[0]!, values[1]!, values[2]!, values[3]!];
 }
 
-function generated(item: SeedreamItem, layers: boolean, format: string): GeneratedImage | undefined {
+function generated(
+  item: SeedreamItem,
+  { layers, format }: { layers: boolean; format: string },
+): GeneratedImage | undefined {
   const output: ImageSource | undefined = item.url
     ? { kind: 'url', url: item.url }
     : item.b64_json
@@ -97,7 +100,7 @@ export async function arkImages(
   const images: GeneratedImage[] = [];
   const failures: ImageFailure[] = [];
   answer.data.forEach((item, index) => {
-    const image = item.error ? undefined : generated(item, layers, request.outputFormat ?? 'jpeg');
+    const image = item.error ? undefined : generated(item, { layers, format: request.outputFormat ?? 'jpeg' });
     if (image) images.push(image);
     else
       failures.push({
@@ -137,7 +140,7 @@ export async function* arkImageStream(
     if (data === seedreamStreamTerminator) break;
     const event = checkedEvent(data, isSeedreamStreamEvent);
     if (event.type === 'image_generation.partial_succeeded') {
-      const image = generated(event, false, request.outputFormat ?? 'jpeg');
+      const image = generated(event, { layers: false, format: request.outputFormat ?? 'jpeg' });
       if (image) yield { type: 'image', index: event.image_index, image };
       else
         yield {

@@ -205,7 +205,7 @@ export async function* streamGeminiContent(
         }
       }
       if (!candidate.finishReason) continue;
-      const reason = finishReasonOf(candidate.finishReason, (calls[choice] ?? 0) > 0);
+      const reason = finishReasonOf(candidate.finishReason, { madeCalls: (calls[choice] ?? 0) > 0 });
       if (number.choice === undefined) finish = reason;
       else yield { type: 'choice-finish', choice: number.choice, finishReason: reason };
     }

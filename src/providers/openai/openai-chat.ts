@@ -107,9 +107,12 @@ export function openAiCarries(name: ChatParameterName, request: ChatRequest, tar
   return openAiParameters.has(name) || (compatibleParameters.has(name) && !isOpenAiItself(target.baseUrl));
 }
 
-function openAiResponseFormat(format: ResponseFormat, structured: boolean | undefined): object {
+function openAiResponseFormat(
+  format: ResponseFormat,
+  { structuredOutputs }: Pick<ChatRequest, 'structuredOutputs'>,
+): object {
   if (format.type !== 'json_schema') return { type: format.type };
-  const strict = format.strict ?? structured;
+  const strict = format.strict ?? structuredOutputs;
   const schema = {
     name: format.name,
     ...(format.description !== undefined ? { description: format.description } : {}),
@@ -158,7 +161,7 @@ export function encodeChatRequest(
   }
   if (request.toolChoice !== undefined) body.tool_choice = openAiToolChoice(request.toolChoice);
   if (request.responseFormat !== undefined)
-    body.response_format = openAiResponseFormat(request.responseFormat, request.structuredOutputs);
+    body.response_format = openAiResponseFormat(request.responseFormat, request);
   const fields: Record<string, unknown> = {
     presence_penalty: request.presencePenalty,
     frequency_penalty: request.frequencyPenalty,

@@ -10,6 +10,7 @@ import type {
   CallOptions,
   ImageAdapter,
   ImageRelayMeter,
+  ImageRelayMeterOptions,
   ImageRelayReading,
   ImageRelayRequest,
   RawExchange,
@@ -128,7 +129,7 @@ export async function relayOpenAiImages(
 }
 
 /** Counts the images a relayed answer carried: `data[]` of the JSON body, or the stream's `image_generation.completed` events. */
-export function openAiImagesMeter(streaming: boolean, maxEventCharacters: number): ImageRelayMeter {
+export function openAiImagesMeter({ streaming, maxEventCharacters }: ImageRelayMeterOptions): ImageRelayMeter {
   if (!streaming) {
     const copy = new JsonCopy(maxImagesAnswerBytes);
     return {

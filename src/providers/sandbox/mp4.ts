@@ -9,9 +9,10 @@ function box(type: string, ...payload: Buffer[]): Buffer {
   return Buffer.concat([header, body]);
 }
 
-function fullBox(type: string, version: number, flags: number, ...payload: Buffer[]): Buffer {
+/** A version-0 full box (every box written here is one): a byte of version, three of flags, then the payload. */
+function fullBox(type: string, flags: number, ...payload: Buffer[]): Buffer {
   const head = Buffer.alloc(4);
-  head.writeUInt32BE(((version << 24) | flags) >>> 0, 0);
+  head.writeUInt32BE(flags >>> 0, 0);
   return box(type, head, ...payload);
 }
 
@@ -70,19 +71,18 @@ export function mp4File(track: H264Track): Buffer {
   const table = (chunkOffset: number) =>
     box(
       'stbl',
-      fullBox('stsd', 0, 0, u32(1), avc1),
-      fullBox('stts', 0, 0, u32(1, samples.length, track.frameMs)),
-      fullBox('stss', 0, 0, u32(syncSamples.length, ...syncSamples)),
-      fullBox('stsc', 0, 0, u32(1, 1, samples.length, 1)),
-      fullBox('stsz', 0, 0, u32(0, samples.length, ...samples.map((sample) => sample.length))),
-      fullBox('stco', 0, 0, u32(1, chunkOffset)),
+      fullBox('stsd', 0, u32(1), avc1),
+      fullBox('stts', 0, u32(1, samples.length, track.frameMs)),
+      fullBox('stss', 0, u32(syncSamples.length, ...syncSamples)),
+      fullBox('stsc', 0, u32(1, 1, samples.length, 1)),
+      fullBox('stsz', 0, u32(0, samples.length, ...samples.map((sample) => sample.length))),
+      fullBox('stco', 0, u32(1, chunkOffset)),
     );
   const movie = (chunkOffset: number) =>
     box(
       'moov',
       fullBox(
         'mvhd',
-        0,
         0,
         u32(0, 0, timescale, durationMs, 0x00010000),
         u16(0x0100, 0),
@@ -94,7 +94,6 @@ export function mp4File(track: H264Track): Buffer {
         'trak',
         fullBox(
           'tkhd',
-          0,
           3,
           u32(0, 0, 1, 0, durationMs, 0, 0),
           u16(0, 0, 0, 0),
@@ -103,10 +102,9 @@ export function mp4File(track: H264Track): Buffer {
         ),
         box(
           'mdia',
-          fullBox('mdhd', 0, 0, u32(0, 0, timescale, durationMs), u16(0x55c4, 0)),
+          fullBox('mdhd', 0, u32(0, 0, timescale, durationMs), u16(0x55c4, 0)),
           fullBox(
             'hdlr',
-            0,
             0,
             u32(0),
             Buffer.from('vide', 'latin1'),
@@ -115,8 +113,8 @@ export function mp4File(track: H264Track): Buffer {
           ),
           box(
             'minf',
-            fullBox('vmhd', 0, 1, u16(0, 0, 0, 0)),
-            box('dinf', fullBox('dref', 0, 0, u32(1), fullBox('url ', 0, 1))),
+            fullBox('vmhd', 1, u16(0, 0, 0, 0)),
+            box('dinf', fullBox('dref', 0, u32(1), fullBox('url ', 1))),
             table(chunkOffset),
           ),
         ),

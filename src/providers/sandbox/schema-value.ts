@@ -73,8 +73,14 @@ function textValue(schema: Schema, text: string): string {
   return value;
 }
 
+/** What every value of one answer is made from: the text to fill strings with, and the schema `$ref`s resolve in. */
+interface Filling {
+  text: string;
+  root: Schema;
+}
+
 /** The smallest allowed number (0 when allowed), a multiple of `multipleOf` when it is set. */
-function numberValue(schema: Schema, integer: boolean): number {
+function numberValue(schema: Schema, { integer }: { integer: boolean }): number {
   const step = numberField(schema, 'multipleOf') ?? (integer ? 1 : undefined);
   const exclusiveMin = numberField(schema, 'exclusiveMinimum');
   const exclusiveMax = numberField(schema, 'exclusiveMaximum');
@@ -92,7 +98,7 @@ function numberValue(schema: Schema, integer: boolean): number {
   return value;
 }
 
-function objectValue(schema: Schema, text: string, root: Schema, depth: number): Record<string, unknown> {
+function objectValue(schema: Schema, filling: Filling, depth: number): Record<string, unknown> {
   const properties = isSchema(schema.properties) ? schema.properties : {};
   const required = Array.isArray(schema.required)
     ? schema.required.filter((name): name is string => typeof name === 'string')
@@ -103,43 +109,44 @@ function objectValue(schema: Schema, text: string, root: Schema, depth: number):
   for (const name of names) {
     const property = properties[name];
     const extra = schema.additionalProperties;
-    value[name] = valueFor(isSchema(property) ? property : isSchema(extra) ? extra : {}, text, root, depth + 1);
+    value[name] = valueFor(isSchema(property) ? property : isSchema(extra) ? extra : {}, filling, depth + 1);
   }
   const minProperties = numberField(schema, 'minProperties') ?? 0;
   for (let index = 0; Object.keys(value).length < minProperties; index++) {
     const name = Object.keys(properties).find((key) => !(key in value)) ?? `field${index}`;
     const property = properties[name];
-    value[name] = valueFor(isSchema(property) ? property : {}, text, root, depth + 1);
+    value[name] = valueFor(isSchema(property) ? property : {}, filling, depth + 1);
   }
   return value;
 }
 
-function arrayValue(schema: Schema, text: string, root: Schema, depth: number): unknown[] {
+function arrayValue(schema: Schema, filling: Filling, depth: number): unknown[] {
   const prefix = schemaList(schema.prefixItems);
   const items = isSchema(schema.items) ? schema.items : {};
   const length = Math.max(numberField(schema, 'minItems') ?? 0, prefix.length === 0 ? 0 : prefix.length);
-  return Array.from({ length }, (_, index) => valueFor(prefix[index] ?? items, text, root, depth + 1));
+  return Array.from({ length }, (_, index) => valueFor(prefix[index] ?? items, filling, depth + 1));
 }
 
-function valueFor(schema: Schema, text: string, root: Schema, depth: number): unknown {
+function valueFor(schema: Schema, filling: Filling, depth: number): unknown {
   if (depth > maxDepth) return null;
+  const { text, root } = filling;
   if (typeof schema.$ref === 'string')
-    return valueFor({ ...resolve(schema.$ref, root), ...withoutRef(schema) }, text, root, depth + 1);
+    return valueFor({ ...resolve(schema.$ref, root), ...withoutRef(schema) }, filling, depth + 1);
   if ('const' in schema) return schema.const;
   if (Array.isArray(schema.enum) && schema.enum.length > 0) return schema.enum[0];
   const alternative = schemaList(schema.anyOf)[0] ?? schemaList(schema.oneOf)[0];
-  if (alternative) return valueFor({ ...withoutAlternatives(schema), ...alternative }, text, root, depth + 1);
+  if (alternative) return valueFor({ ...withoutAlternatives(schema), ...alternative }, filling, depth + 1);
   const all = schemaList(schema.allOf);
-  if (all.length > 0) return valueFor(all.reduce(mergeSchemas, withoutAlternatives(schema)), text, root, depth + 1);
+  if (all.length > 0) return valueFor(all.reduce(mergeSchemas, withoutAlternatives(schema)), filling, depth + 1);
   switch (typeOf(schema)) {
     case 'object':
-      return objectValue(schema, text, root, depth);
+      return objectValue(schema, filling, depth);
     case 'array':
-      return arrayValue(schema, text, root, depth);
+      return arrayValue(schema, filling, depth);
     case 'integer':
-      return numberValue(schema, true);
+      return numberValue(schema, { integer: true });
     case 'number':
-      return numberValue(schema, false);
+      return numberValue(schema, { integer: false });
     case 'boolean':
       return true;
     case 'null':
@@ -179,5 +186,5 @@ function mergeSchemas(left: Schema, right: Schema): Schema {
 
 /** A value valid against `schema`, its strings made of `text`. */
 export function valueMatchingSchema(schema: Readonly<Record<string, unknown>>, text: string): unknown {
-  return valueFor(schema, text, schema, 0);
+  return valueFor(schema, { text, root: schema }, 0);
 }

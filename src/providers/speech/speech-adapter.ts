@@ -9,7 +9,7 @@ export function createSpeechAdapter(http: UpstreamHttp): ProviderAdapter {
     protocol: 'speech',
     speech: {
       synthesize: (request, options) => speechTts(http, request, options),
-      generateWithReference: (request, upstreamModel, options) => seedAudio(http, request, upstreamModel, options),
+      generateWithReference: (request, upstreamModel, options) => seedAudio(http, { request, upstreamModel }, options),
     },
   };
 }

@@ -73,8 +73,7 @@ function subtitleOf(subtitle: SeedAudioSubtitle): AudioSubtitle {
  */
 export async function seedAudio(
   http: UpstreamHttp,
-  request: ReferenceAudioRequest,
-  upstreamModel: string,
+  { request, upstreamModel }: { request: ReferenceAudioRequest; upstreamModel: string },
   options: CallOptions,
 ): Promise<ReferenceAudioResult> {
   const headers = { 'x-api-key': options.target.apiKey, 'x-api-request-id': randomUUID() };

@@ -36,7 +36,7 @@ export const authRoutes: FastifyPluginAsyncTypebox<{ services: AuthServices; sec
   { services, secureCookies },
 ) => {
   const issue = (reply: FastifyReply, grant: SessionGrant) => {
-    issueSessionCookies(reply, grant, secureCookies);
+    issueSessionCookies(reply, grant, { secure: secureCookies });
     return { token: grant.token, account: grant.account };
   };
   const throttle = new SignInThrottle(services.config.accounts, services.limiterStore);
@@ -113,7 +113,7 @@ export const authRoutes: FastifyPluginAsyncTypebox<{ services: AuthServices; sec
       if (principal.kind !== 'session')
         throw new GatewayError('GW_SESSION_REQUIRED', 'logout ends a session: send the session token, not an API key');
       await services.accounts.logout(principal.sessionTokenHash);
-      clearSessionCookies(reply, secureCookies);
+      clearSessionCookies(reply, { secure: secureCookies });
       return reply.code(204).send();
     },
   );

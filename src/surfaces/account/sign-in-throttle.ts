@@ -29,9 +29,21 @@ export class SignInThrottle {
     private readonly store: RateLimitStore,
   ) {
     const window = limits.throttleWindowSeconds;
-    this.failuresByEmail = store.counter('login-email', limits.loginFailuresPerEmail, window, { insured: true });
-    this.failuresByAddress = store.counter('login-address', limits.loginFailuresPerAddress, window, { insured: true });
-    this.signupsByAddress = store.counter('signup-address', limits.signupsPerAddress, window, { insured: true });
+    this.failuresByEmail = store.counter('login-email', {
+      points: limits.loginFailuresPerEmail,
+      durationSeconds: window,
+      insured: true,
+    });
+    this.failuresByAddress = store.counter('login-address', {
+      points: limits.loginFailuresPerAddress,
+      durationSeconds: window,
+      insured: true,
+    });
+    this.signupsByAddress = store.counter('signup-address', {
+      points: limits.signupsPerAddress,
+      durationSeconds: window,
+      insured: true,
+    });
   }
 
   /**

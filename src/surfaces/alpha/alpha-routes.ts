@@ -96,23 +96,24 @@ const ModelList = Type.Object(
   { description: 'The active models' },
 );
 
-const chatAnswer = jsonOrEventStream(
-  'The completion; with `stream: true`, its chunks',
-  ChatCompletion,
-  ChatCompletionChunk,
-  'Always ends with `data: [DONE]` and carries a final usage chunk; a failure sends `data: {"error": ...}` and no [DONE].',
-);
-const responsesAnswer = jsonOrEventStream(
-  'The Response; with `stream: true`, its events',
-  ResponseObject,
-  ResponsesStreamEvent,
-  'Ends with `data: [DONE]` after its last event, except after a failure.',
-);
+const chatAnswer = jsonOrEventStream('The completion; with `stream: true`, its chunks', {
+  json: ChatCompletion,
+  data: ChatCompletionChunk,
+  ending:
+    'Always ends with `data: [DONE]` and carries a final usage chunk; a failure sends `data: {"error": ...}` and no [DONE].',
+});
+const responsesAnswer = jsonOrEventStream('The Response; with `stream: true`, its events', {
+  json: ResponseObject,
+  data: ResponsesStreamEvent,
+  ending: 'Ends with `data: [DONE]` after its last event, except after a failure.',
+});
 const imagesAnswer = jsonOrEventStream(
   'The images; with `stream: true`, image_generation.* events where the provider streams them',
-  ImagesAnswer,
-  ImagesStreamEvent,
-  'Each `data:` follows an `event:` line naming its type.',
+  {
+    json: ImagesAnswer,
+    data: ImagesStreamEvent,
+    ending: 'Each `data:` follows an `event:` line naming its type.',
+  },
 );
 
 /** `provider.allow_fallbacks: false` pins the call to the winning provider row. */
@@ -197,13 +198,13 @@ export const alphaRoutes: FastifyPluginAsyncTypebox<{ services: AlphaServices }>
           protocol: 'openai',
           operation: 'chat-completions',
           streaming,
-          prepare: (upstreamModel, dropped, limit) => relayBody(body, upstreamModel, dropped, limit),
+          prepare: (terms) => relayBody(body, terms),
         },
       });
       reportDroppedParameters(reply, run.droppedParameters);
       if (run.kind === 'relay') return relayAnswer(request, reply, run, streaming, chatStreamRules(run));
       return streaming
-        ? streamEvents(request, reply, run.events, body.model)
+        ? streamEvents(request, reply, { events: run.events, model: body.model })
         : reply.send(chatCompletionOf(body.model, await collectAnswer(run.events)));
     },
   );
@@ -280,12 +281,10 @@ export const alphaRoutes: FastifyPluginAsyncTypebox<{ services: AlphaServices }>
       reportDroppedParameters(reply, [...droppedParameters, ...untranslatedFields(body)]);
       const gone = new AbortController();
       request.raw.socket?.once('close', () => gone.abort());
-      const job = await services.images.waitFor(
-        context,
-        generationId,
-        services.config.jobs.maxJobSeconds * 1000,
-        gone.signal,
-      );
+      const job = await services.images.waitFor(context, generationId, {
+        waitMs: services.config.jobs.maxJobSeconds * 1000,
+        signal: gone.signal,
+      });
       const view = await services.images.view(job, requestBaseUrl(request));
       if (view.status !== 'succeeded' || !view.result) {
         throw new GatewayError(
@@ -296,13 +295,17 @@ export const alphaRoutes: FastifyPluginAsyncTypebox<{ services: AlphaServices }>
       const created = Math.floor(job.createdAt.getTime() / 1000);
       const bytesOf = (index: number) => services.images.outputBytes(job, index);
       if (streaming) {
-        const events = imageEventsOf(view.result, created, body.output_format ?? 'png', bytesOf);
+        const events = imageEventsOf(view.result, {
+          created,
+          outputFormat: body.output_format ?? 'png',
+          bytesOf,
+        });
         return streamEncoded(request, reply, events, (sse, [name, payload]) => sse.event(name, payload), {
           onEnd: async () => undefined,
           onFailure: (sse) => sse.event('error', streamErrorEvent),
         });
       }
-      return imagesResponseOf(view.result, created, body.response_format, bytesOf);
+      return imagesResponseOf(view.result, { created, responseFormat: body.response_format, bytesOf });
     },
   );
 
@@ -338,7 +341,7 @@ export const alphaRoutes: FastifyPluginAsyncTypebox<{ services: AlphaServices }>
           protocol: 'openai',
           operation: 'responses',
           streaming,
-          prepare: (upstreamModel, dropped, limit) => relayResponsesBody(body, upstreamModel, dropped, limit),
+          prepare: (terms) => relayResponsesBody(body, terms),
         },
       });
       // A translated request never reaches OpenAI itself, so what only it keeps is left out, and said so.
@@ -382,8 +385,7 @@ const responsesFailure = (sse: SseWriter) => sse.event('error', streamErrorEvent
 function streamEvents(
   request: FastifyRequest,
   reply: FastifyReply,
-  events: AsyncIterable<ChatStreamEvent>,
-  model: string,
+  { events, model }: { events: AsyncIterable<ChatStreamEvent>; model: string },
 ): Promise<void> {
   const encoder = new ChunkEncoder(model);
   return streamEncoded(

@@ -1,3 +1,4 @@
+import type { RelayTerms } from '../../gateway/text-generation.ts';
 import { randomBytes } from 'node:crypto';
 import {
   compactContent,
@@ -211,9 +212,7 @@ export function decodeChatMessages(body: ChatCompletionsBody): DecodedChat {
  */
 export function relayBody(
   body: ChatCompletionsBody,
-  upstreamModel: string,
-  droppedNativeNames: readonly string[],
-  maxOutputTokens: number,
+  { upstreamModel, droppedNativeNames, maxOutputTokens }: RelayTerms,
 ): Record<string, unknown> {
   const forwarded: Record<string, unknown> = { ...body, model: upstreamModel };
   for (const [field, native] of Object.entries(gatedFields))

@@ -39,12 +39,16 @@ export function untranslatedFields(body: ImagesGenerateRequest): string[] {
   return (['style', 'moderation', 'partial_images', 'user'] as const).filter((field) => body[field] !== undefined);
 }
 
+/** A finished job's images as an answer reads them: its creation time and each image's archived bytes. */
+export interface FinishedImages {
+  created: number;
+  bytesOf: (index: number) => Promise<Buffer>;
+}
+
 /** The OpenAI ImagesResponse of a finished job: each image as its signed archive link, or as base64 when asked. */
 export async function imagesResponseOf(
   result: ImageResultView,
-  created: number,
-  responseFormat: 'url' | 'b64_json' | undefined,
-  bytesOf: (index: number) => Promise<Buffer>,
+  { created, responseFormat, bytesOf }: FinishedImages & { responseFormat: 'url' | 'b64_json' | undefined },
 ): Promise<Record<string, unknown>> {
   const data = await Promise.all(
     result.images.map(async (image, index) =>
@@ -76,9 +80,7 @@ function wireImageUsage(usage: { inputTokens?: number; outputTokens?: number; to
  */
 export async function* imageEventsOf(
   result: ImageResultView,
-  created: number,
-  outputFormat: string,
-  bytesOf: (index: number) => Promise<Buffer>,
+  { created, outputFormat, bytesOf }: FinishedImages & { outputFormat: string },
 ): AsyncGenerator<[string, Record<string, unknown>]> {
   const type = 'image_generation.completed';
   for (const [index] of result.images.entries()) {

@@ -1,3 +1,4 @@
+import type { RelayTerms } from '../../gateway/text-generation.ts';
 import { randomBytes } from 'node:crypto';
 import {
   compactContent,
@@ -153,9 +154,7 @@ export function decodeResponsesInput(body: ResponsesBody): DecodedChat {
 
 export function relayBody(
   body: ResponsesBody,
-  upstreamModel: string,
-  droppedNativeNames: readonly string[],
-  maxOutputTokens: number,
+  { upstreamModel, droppedNativeNames, maxOutputTokens }: RelayTerms,
 ): Record<string, unknown> {
   const forwarded: Record<string, unknown> = { ...body, model: upstreamModel };
   for (const [field, native] of Object.entries(gatedFields))

@@ -135,12 +135,11 @@ export const alphaVideoRoutes: FastifyPluginAsyncTypebox<{ services: AlphaVideoS
       // The filesystem store is served here, ranges included; a bucket serves its own presigned link.
       if (!services.mediaDownloads.servesFiles) return reply.redirect(output.link, 302);
       const range = request.headers.range;
-      const download = await services.mediaDownloads.serve(
-        output.objectKey,
-        typeof range === 'string' ? range : undefined,
-        request.method === 'HEAD',
-        0,
-      );
+      const download = await services.mediaDownloads.serve(output.objectKey, {
+        range: typeof range === 'string' ? range : undefined,
+        head: request.method === 'HEAD',
+        maxAgeSeconds: 0,
+      });
       reply.code(download.status).headers(download.headers);
       return download.body ? reply.send(download.body) : reply.send();
     },

@@ -87,12 +87,11 @@ function modelInfo(model: CatalogModel): Record<string, unknown> & { id: string 
   };
 }
 
-const messageAnswer = jsonOrEventStream(
-  'The message; with `stream: true`, its named events',
-  Message,
-  MessagesStreamEvent,
-  'Each `data:` follows an `event:` line naming its type; the stream ends with message_stop (no [DONE]).',
-);
+const messageAnswer = jsonOrEventStream('The message; with `stream: true`, its named events', {
+  json: Message,
+  data: MessagesStreamEvent,
+  ending: 'Each `data:` follows an `event:` line naming its type; the stream ends with message_stop (no [DONE]).',
+});
 
 /** The beta (messages-style) surface. */
 export const betaRoutes: FastifyPluginAsyncTypebox<{ services: BetaServices }> = async (app, { services }) => {
@@ -210,7 +209,7 @@ export const betaRoutes: FastifyPluginAsyncTypebox<{ services: BetaServices }> =
           protocol: 'anthropic',
           operation: 'messages',
           streaming,
-          prepare: (upstreamModel, dropped, limit) => relayBody(body, upstreamModel, dropped, limit),
+          prepare: (terms) => relayBody(body, terms),
           headers: protocolHeaders(request),
         },
       });
@@ -220,12 +219,10 @@ export const betaRoutes: FastifyPluginAsyncTypebox<{ services: BetaServices }> =
       if (run.kind === 'relay')
         return relayAnswer(request, reply, run, streaming, passThroughEndings(run.reading, streamFailure));
       return streaming
-        ? streamEvents(
-            request,
-            reply,
-            run.events,
-            new MessageEventEncoder(body.model, countPromptTokens(decoded.messages)),
-          )
+        ? streamEvents(request, reply, {
+            events: run.events,
+            encoder: new MessageEventEncoder(body.model, countPromptTokens(decoded.messages)),
+          })
         : reply.send(messageOf(body.model, await collectAnswer(run.events)));
     },
   );
@@ -238,8 +235,7 @@ const streamFailure = (sse: SseWriter) => sse.event('error', streamError);
 function streamEvents(
   request: FastifyRequest,
   reply: FastifyReply,
-  events: AsyncIterable<ChatStreamEvent>,
-  encoder: MessageEventEncoder,
+  { events, encoder }: { events: AsyncIterable<ChatStreamEvent>; encoder: MessageEventEncoder },
 ): Promise<void> {
   return streamEncoded(
     request,

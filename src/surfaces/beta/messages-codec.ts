@@ -1,3 +1,4 @@
+import type { RelayTerms } from '../../gateway/text-generation.ts';
 import { randomBytes } from 'node:crypto';
 import {
   argumentsObject,
@@ -201,9 +202,7 @@ export function decodeMessages(body: Omit<MessagesRequest, 'max_tokens'>): Decod
 
 export function relayBody(
   body: MessagesBody,
-  upstreamModel: string,
-  droppedNativeNames: readonly string[],
-  maxOutputTokens: number,
+  { upstreamModel, droppedNativeNames, maxOutputTokens }: RelayTerms,
 ): Record<string, unknown> {
   const forwarded: Record<string, unknown> = { ...body, model: upstreamModel, max_tokens: maxOutputTokens };
   for (const [field, native] of Object.entries(gatedFields))

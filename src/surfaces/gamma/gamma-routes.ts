@@ -267,7 +267,7 @@ const versionRoutes: FastifyPluginAsyncTypebox<{ services: GammaServices }> = as
               ? 'stream-generate-content-sse'
               : 'stream-generate-content-json',
           streaming: streaming && sse,
-          prepare: (_upstreamModel, dropped, limit) => relayBody(body, dropped, limit),
+          prepare: ({ droppedNativeNames, maxOutputTokens }) => relayBody(body, droppedNativeNames, maxOutputTokens),
         },
       });
       reportDroppedParameters(reply, run.droppedParameters);
@@ -276,7 +276,7 @@ const versionRoutes: FastifyPluginAsyncTypebox<{ services: GammaServices }> = as
       if (run.kind === 'relay')
         return relayAnswer(request, reply, run, streaming && sse, passThroughEndings(run.reading, streamFailure));
       if (!streaming) return reply.send(responseOf(modelId, await collectAnswer(run.events)));
-      if (sse) return streamSse(request, reply, run.events, modelId);
+      if (sse) return streamSse(request, reply, { events: run.events, model: modelId });
       // A client that leaves before the array's first element destroys a generator that never started, whose
       // own cleanup then never runs: the events are let go here, so the rest is still read and billed.
       const events = run.events[Symbol.asyncIterator]();
@@ -295,8 +295,7 @@ const streamFailure = (sse: SseWriter) => sse.data(streamError);
 function streamSse(
   request: FastifyRequest,
   reply: FastifyReply,
-  events: AsyncIterable<ChatStreamEvent>,
-  model: string,
+  { events, model }: { events: AsyncIterable<ChatStreamEvent>; model: string },
 ): Promise<void> {
   const encoder = new ChunkEncoder(model);
   return streamEncoded(

@@ -101,7 +101,10 @@ export const nativeImageRoutes: FastifyPluginAsyncTypebox<{ services: NativeImag
       const { generationId } = await images.submit(context, decodeImageBody(request.body));
       const gone = new AbortController();
       request.raw.socket?.once('close', () => gone.abort());
-      const job = await images.waitFor(context, generationId, services.config.jobs.syncWaitMs, gone.signal);
+      const job = await images.waitFor(context, generationId, {
+        waitMs: services.config.jobs.syncWaitMs,
+        signal: gone.signal,
+      });
       const view = await images.view(job, requestBaseUrl(request));
       if (view.status === 'succeeded' && view.result) return { generationId, ...view.result };
       if (view.status === 'failed')

@@ -36,12 +36,10 @@ export const mediaFilesRoutes: FastifyPluginAsyncTypebox<{ services: MediaFilesS
     handler: async (request, reply) => {
       const objectKey = (request.params as { '*': string })['*'];
       const range = request.headers.range;
-      const download = await services.mediaDownloads.open(
-        objectKey,
-        request.query,
-        typeof range === 'string' ? range : undefined,
-        request.method === 'HEAD',
-      );
+      const download = await services.mediaDownloads.open(objectKey, request.query, {
+        range: typeof range === 'string' ? range : undefined,
+        head: request.method === 'HEAD',
+      });
       reply.code(download.status).headers(download.headers);
       return download.body ? reply.send(download.body) : reply.send();
     },
