@@ -2,6 +2,12 @@ import { Readable } from 'node:stream';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { openSse, type SseWriter } from './sse-writer.ts';
 
+/** The request being answered and its reply. */
+export interface HttpExchange {
+  request: FastifyRequest;
+  reply: FastifyReply;
+}
+
 export interface RelayedAnswer {
   status: number;
   contentType: string | undefined;
@@ -28,8 +34,7 @@ export interface StreamRelayHooks {
 
 /** Relays an upstream event stream byte for byte, with the streaming headers and backpressure of the SSE writer. */
 async function relayStream(
-  request: FastifyRequest,
-  reply: FastifyReply,
+  { request, reply }: HttpExchange,
   answer: RelayedAnswer,
   hooks: StreamRelayHooks = {},
 ): Promise<void> {
@@ -88,12 +93,16 @@ export function passThroughEndings(
 
 /** Writes canonical-path events through an encoder, and what the surface sends when the upstream fails mid-way. */
 export async function streamEncoded<T>(
-  request: FastifyRequest,
-  reply: FastifyReply,
+  { request, reply }: HttpExchange,
   events: AsyncIterable<T>,
-  write: (sse: SseWriter, event: T) => Promise<void>,
-  hooks: { onEnd(sse: SseWriter): Promise<void>; onFailure(sse: SseWriter): Promise<void>; noBuffering?: boolean },
+  encoding: {
+    write(sse: SseWriter, event: T): Promise<void>;
+    onEnd(sse: SseWriter): Promise<void>;
+    onFailure(sse: SseWriter): Promise<void>;
+    noBuffering?: boolean;
+  },
 ): Promise<void> {
+  const { write, ...hooks } = encoding;
   const sse = openSse(reply, { noBuffering: hooks.noBuffering });
   try {
     for await (const event of events) {
@@ -111,11 +120,9 @@ export async function streamEncoded<T>(
 
 /** A same-protocol answer passed through: byte for byte as an event stream, or as the JSON body it is. */
 export function relayAnswer(
-  request: FastifyRequest,
-  reply: FastifyReply,
+  exchange: HttpExchange,
   answer: RelayedAnswer,
-  streaming: boolean,
-  hooks?: StreamRelayHooks,
+  { streaming, hooks }: { streaming: boolean; hooks?: StreamRelayHooks | undefined },
 ): FastifyReply | Promise<void> {
-  return streaming ? relayStream(request, reply, answer, hooks) : relayJson(reply, answer);
+  return streaming ? relayStream(exchange, answer, hooks) : relayJson(exchange.reply, answer);
 }

@@ -276,7 +276,7 @@ describe('the upstream HTTP client', () => {
       };
       const http = new UpstreamHttp();
       const failure = await http
-        .postForJson(target, '/chat', { authorization: target.apiKey.bearer() }, {})
+        .postForJson(target, { path: '/chat', headers: { authorization: target.apiKey.bearer() }, body: {} })
         .catch((error: unknown) => error);
       await http.close();
       expect(upstream.requests[0]?.headers).toMatchObject({

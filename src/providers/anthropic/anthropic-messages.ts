@@ -210,12 +210,11 @@ async function* messagesEvents(
   request: ChatRequest,
   options: CallOptions,
 ): AsyncGenerator<ChatStreamEvent> {
-  const response = await http.postJson(
-    options.target,
-    '/messages',
-    anthropicHeaders(options.target),
-    encodeMessagesRequest(request),
-  );
+  const response = await http.postJson(options.target, {
+    path: '/messages',
+    headers: anthropicHeaders(options.target),
+    body: encodeMessagesRequest(request),
+  });
   let usage: TokenUsage = { inputTokens: 0, outputTokens: 0 };
   let sawUsage = false;
   let finish: FinishReason = { unified: 'other', raw: undefined };

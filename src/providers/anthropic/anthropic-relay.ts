@@ -19,12 +19,11 @@ export async function relayAnthropic(
   options: CallOptions,
 ): Promise<RawExchange> {
   if (operation !== 'messages') throw new Error(`the Anthropic protocol has no ${operation} operation`);
-  const response = await http.postJson(
-    options.target,
-    '/messages',
-    anthropicHeaders(options.target, options.headers),
+  const response = await http.postJson(options.target, {
+    path: '/messages',
+    headers: anthropicHeaders(options.target, options.headers),
     body,
-  );
+  });
   return checkedRelay(
     response,
     { answer: isMessage, event: isMessagesStreamEvent, what: 'a message' },

@@ -43,12 +43,11 @@ export async function arkEmbeddings(
       ...(request.dimensions !== undefined ? { dimensions: request.dimensions } : {}),
     };
     const answer = checked(
-      await http.postForJson(
-        options.target,
-        '/embeddings/multimodal',
-        { authorization: options.target.apiKey.bearer() },
+      await http.postForJson(options.target, {
+        path: '/embeddings/multimodal',
+        headers: { authorization: options.target.apiKey.bearer() },
         body,
-      ),
+      }),
       isMultimodalEmbeddingsAnswer,
       'an embedding',
     );

@@ -86,13 +86,12 @@ export async function arkImages(
   options: CallOptions,
 ): Promise<ImageGenerationResult> {
   const answer = checked(
-    await http.postForJson(
-      options.target,
-      '/images/generations',
-      { authorization: options.target.apiKey.bearer() },
-      seedreamBody(request),
-      options.signal,
-    ),
+    await http.postForJson(options.target, {
+      path: '/images/generations',
+      headers: { authorization: options.target.apiKey.bearer() },
+      body: seedreamBody(request),
+      signal: options.signal,
+    }),
     isSeedreamAnswer,
     'an image generation answer',
   );
@@ -129,12 +128,11 @@ export async function* arkImageStream(
   request: ImageGenerationRequest,
   options: CallOptions,
 ): AsyncGenerator<ImageStreamEvent> {
-  const response = await http.postJson(
-    options.target,
-    '/images/generations',
-    { authorization: options.target.apiKey.bearer() },
-    { ...seedreamBody(request), stream: true },
-  );
+  const response = await http.postJson(options.target, {
+    path: '/images/generations',
+    headers: { authorization: options.target.apiKey.bearer() },
+    body: { ...seedreamBody(request), stream: true },
+  });
   let finished = false;
   for await (const { data } of decodeSse(response.body, options.target.maxEventCharacters)) {
     if (data === seedreamStreamTerminator) break;

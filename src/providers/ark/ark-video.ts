@@ -85,13 +85,12 @@ export function arkVideoAdapter(http: UpstreamHttp): VideoAdapter {
     check: refuseMaxTokens,
     async createTask(request, upstreamModel, options) {
       const answer = checked(
-        await http.postForJson(
-          options.target,
-          seedanceTaskPaths.create,
-          auth(options),
-          seedanceBody(request, upstreamModel),
-          options.signal,
-        ),
+        await http.postForJson(options.target, {
+          path: seedanceTaskPaths.create,
+          headers: auth(options),
+          body: seedanceBody(request, upstreamModel),
+          signal: options.signal,
+        }),
         isSeedanceCreateAnswer,
         'a task creation answer',
       );
@@ -100,14 +99,22 @@ export function arkVideoAdapter(http: UpstreamHttp): VideoAdapter {
     async poll(taskId, options) {
       return seedanceReport(
         checked(
-          await http.getForJson(options.target, seedanceTaskPaths.task(taskId), auth(options), options.signal),
+          await http.getForJson(options.target, {
+            path: seedanceTaskPaths.task(taskId),
+            headers: auth(options),
+            signal: options.signal,
+          }),
           isSeedanceTask,
           'a task',
         ),
       );
     },
     async cancel(taskId, options) {
-      await http.delete(options.target, seedanceTaskPaths.task(taskId), auth(options), options.signal);
+      await http.delete(options.target, {
+        path: seedanceTaskPaths.task(taskId),
+        headers: auth(options),
+        signal: options.signal,
+      });
     },
   };
 }

@@ -173,12 +173,11 @@ export async function* streamGeminiContent(
   request: ChatRequest,
   options: CallOptions,
 ): AsyncGenerator<ChatStreamEvent> {
-  const response = await http.postJson(
-    options.target,
-    `${geminiPath(request.upstreamModel, 'streamGenerateContent')}?alt=sse`,
-    { 'x-goog-api-key': options.target.apiKey },
-    encodeGenerateContent(request),
-  );
+  const response = await http.postJson(options.target, {
+    path: `${geminiPath(request.upstreamModel, 'streamGenerateContent')}?alt=sse`,
+    headers: { 'x-goog-api-key': options.target.apiKey },
+    body: encodeGenerateContent(request),
+  });
   let usage: TokenUsage | undefined;
   let finish: FinishReason | undefined;
   // Calls made so far by each candidate (several with `candidateCount`), which number its calls.

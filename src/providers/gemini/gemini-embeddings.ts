@@ -36,12 +36,11 @@ export async function geminiEmbeddings(
         ...(request.dimensions !== undefined ? { outputDimensionality: request.dimensions } : {}),
       })),
     };
-    const answer = await http.postForJson(
-      options.target,
-      geminiPath(request.upstreamModel, 'batchEmbedContents'),
-      { 'x-goog-api-key': options.target.apiKey },
+    const answer = await http.postForJson(options.target, {
+      path: geminiPath(request.upstreamModel, 'batchEmbedContents'),
+      headers: { 'x-goog-api-key': options.target.apiKey },
       body,
-    );
+    });
     const { embeddings } = checked(answer, isBatchEmbedContentsResponse, 'embeddings');
     vectors.push(
       ...requireCount(

@@ -32,12 +32,11 @@ export async function relayGemini(
 ): Promise<RawExchange> {
   const action = actions[operation];
   if (!action) throw new Error(`the Gemini protocol has no ${operation} operation`);
-  const response = await http.postJson(
-    options.target,
-    geminiPath(upstreamModel, action),
-    { 'x-goog-api-key': options.target.apiKey },
+  const response = await http.postJson(options.target, {
+    path: geminiPath(upstreamModel, action),
+    headers: { 'x-goog-api-key': options.target.apiKey },
     body,
-  );
+  });
   const limit = options.target.maxEventCharacters;
   const stream =
     operation === 'generate-content'

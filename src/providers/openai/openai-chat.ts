@@ -195,12 +195,11 @@ export async function* streamOpenAiChat(
   request: ChatRequest,
   options: CallOptions,
 ): AsyncGenerator<ChatStreamEvent> {
-  const response = await http.postJson(
-    options.target,
-    '/chat/completions',
-    { authorization: options.target.apiKey.bearer() },
-    encodeChatRequest(request, { compatible: !isOpenAiItself(options.target.baseUrl) }),
-  );
+  const response = await http.postJson(options.target, {
+    path: '/chat/completions',
+    headers: { authorization: options.target.apiKey.bearer() },
+    body: encodeChatRequest(request, { compatible: !isOpenAiItself(options.target.baseUrl) }),
+  });
   let finish: FinishReason | undefined;
   let usage: TokenUsage | undefined;
   for await (const event of decodeSse(response.body, options.target.maxEventCharacters)) {

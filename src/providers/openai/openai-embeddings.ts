@@ -18,7 +18,11 @@ export async function openAiEmbeddings(
     ...(request.dimensions !== undefined ? { dimensions: request.dimensions } : {}),
   };
   const answer = checked(
-    await http.postForJson(options.target, '/embeddings', { authorization: options.target.apiKey.bearer() }, body),
+    await http.postForJson(options.target, {
+      path: '/embeddings',
+      headers: { authorization: options.target.apiKey.bearer() },
+      body,
+    }),
     isEmbeddingsAnswer,
     'embeddings',
   );

@@ -83,7 +83,12 @@ export async function openAiImages(
   const headers = { authorization: options.target.apiKey.bearer() };
   let answer: object;
   if (request.images.length === 0) {
-    answer = await http.postForJson(options.target, '/images/generations', headers, fields(request), options.signal);
+    answer = await http.postForJson(options.target, {
+      path: '/images/generations',
+      headers,
+      body: fields(request),
+      signal: options.signal,
+    });
   } else {
     const form = new FormData();
     for (const [name, value] of Object.entries(fields(request))) form.append(name, String(value));
@@ -95,7 +100,12 @@ export async function openAiImages(
         `image-${index}.${image.mediaType.split('/')[1] ?? 'png'}`,
       );
     });
-    answer = await http.postFormForJson(options.target, '/images/edits', headers, form, options.signal);
+    answer = await http.postFormForJson(options.target, {
+      path: '/images/edits',
+      headers,
+      form,
+      signal: options.signal,
+    });
   }
   return resultOf(checked(answer, isImagesAnswer, 'an images answer'), request.outputFormat ?? 'png');
 }
@@ -109,12 +119,11 @@ export async function relayOpenAiImages(
   // `provider` is the gateway's routing object, not a field of the images protocol.
   const { provider: _provider, ...given } = request.body;
   const body: Record<string, unknown> = { ...given, model: request.upstreamModel };
-  const response = await http.postJson(
-    options.target,
-    '/images/generations',
-    { authorization: options.target.apiKey.bearer() },
+  const response = await http.postJson(options.target, {
+    path: '/images/generations',
+    headers: { authorization: options.target.apiKey.bearer() },
     body,
-  );
+  });
   const shapes = {
     answer: isImagesAnswer,
     event: isImagesStreamEvent,

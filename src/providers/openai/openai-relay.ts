@@ -96,12 +96,11 @@ export async function relayOpenAi(
     throw new Error(`the OpenAI protocol has no ${operation} operation`);
   const shape = operations[operation];
   const { forwarded, dropped } = forUpstream(operation, options.target.baseUrl, body);
-  const response = await http.postJson(
-    options.target,
-    shape.path,
-    { authorization: options.target.apiKey.bearer() },
-    forwarded,
-  );
+  const response = await http.postJson(options.target, {
+    path: shape.path,
+    headers: { authorization: options.target.apiKey.bearer() },
+    body: forwarded,
+  });
   return {
     ...(await checkedRelay(
       response,

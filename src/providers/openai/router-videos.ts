@@ -83,13 +83,12 @@ export function routerVideoAdapter(http: UpstreamHttp): VideoAdapter {
     },
     async createTask(request, upstreamModel, options) {
       const job = checked(
-        await http.postForJson(
-          options.target,
-          routerVideoPaths.create,
-          auth(options),
-          routerVideoBody(request, upstreamModel),
-          options.signal,
-        ),
+        await http.postForJson(options.target, {
+          path: routerVideoPaths.create,
+          headers: auth(options),
+          body: routerVideoBody(request, upstreamModel),
+          signal: options.signal,
+        }),
         isRouterVideoJob,
         'a video job',
       );
@@ -98,7 +97,11 @@ export function routerVideoAdapter(http: UpstreamHttp): VideoAdapter {
     async poll(taskId, options) {
       return routerVideoReport(
         checked(
-          await http.getForJson(options.target, routerVideoPaths.job(taskId), auth(options), options.signal),
+          await http.getForJson(options.target, {
+            path: routerVideoPaths.job(taskId),
+            headers: auth(options),
+            signal: options.signal,
+          }),
           isRouterVideoJob,
           'a video job',
         ),

@@ -17,6 +17,13 @@ export interface UpstreamResponse {
 /** Request headers of an adapter: credentials stay `Secret`s until the exchange writes them. */
 export type UpstreamHeaders = Readonly<Record<string, string | Secret>>;
 
+/** One exchange with a provider: the path under its base URL, the headers, and what may end it early. */
+export interface UpstreamCall {
+  path: string;
+  headers: UpstreamHeaders;
+  signal?: AbortSignal | undefined;
+}
+
 /** Longest an error body is read for relaying; a provider's error JSON is far smaller. */
 const maxErrorBodyBytes = 64 * 1024;
 /** Longest JSON answer read whole (a batch of 128 large embeddings is under 10 MiB). */
@@ -53,59 +60,37 @@ export class UpstreamHttp {
     return agent;
   }
 
-  async postJson(
-    target: ProviderTarget,
-    path: string,
-    headers: UpstreamHeaders,
-    body: unknown,
-    signal?: AbortSignal,
-  ): Promise<UpstreamResponse> {
-    return this.exchange(
-      'POST',
-      target,
-      path,
-      { 'content-type': 'application/json', ...headers },
-      serialised(body),
-      signal,
-    );
+  async postJson(target: ProviderTarget, call: UpstreamCall & { body: unknown }): Promise<UpstreamResponse> {
+    return this.exchange(target, {
+      ...call,
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...call.headers },
+      payload: serialised(call.body),
+    });
   }
 
   /** A multipart/form-data POST (file uploads); undici writes the boundary and the content type. */
-  async postForm(
-    target: ProviderTarget,
-    path: string,
-    headers: UpstreamHeaders,
-    form: FormData,
-    signal?: AbortSignal,
-  ): Promise<UpstreamResponse> {
-    return this.exchange('POST', target, path, headers, form, signal);
+  async postForm(target: ProviderTarget, call: UpstreamCall & { form: FormData }): Promise<UpstreamResponse> {
+    return this.exchange(target, { ...call, method: 'POST', payload: call.form });
   }
 
   /** A GET whose answer is one JSON object (a task polled, say). */
-  async getForJson(
-    target: ProviderTarget,
-    path: string,
-    headers: UpstreamHeaders,
-    signal?: AbortSignal,
-  ): Promise<object> {
-    return jsonObjectOf(await this.exchange('GET', target, path, headers, undefined, signal));
+  async getForJson(target: ProviderTarget, call: UpstreamCall): Promise<object> {
+    return jsonObjectOf(await this.exchange(target, { ...call, method: 'GET', payload: undefined }));
   }
 
   /** A DELETE whose answer body, if any, is not needed. */
-  async delete(target: ProviderTarget, path: string, headers: UpstreamHeaders, signal?: AbortSignal): Promise<void> {
-    const response = await this.exchange('DELETE', target, path, headers, undefined, signal);
-    await readText(response.body, maxErrorBodyBytes, true).catch(() => '');
+  async delete(target: ProviderTarget, call: UpstreamCall): Promise<void> {
+    const response = await this.exchange(target, { ...call, method: 'DELETE', payload: undefined });
+    await readText(response.body, { limit: maxErrorBodyBytes, truncate: true }).catch(() => '');
   }
 
   /** `signal` (a media job's deadline, say) aborts the exchange beside its own clocks, the body's reading included. */
   private async exchange(
-    method: 'GET' | 'POST' | 'DELETE',
     target: ProviderTarget,
-    path: string,
-    headers: UpstreamHeaders,
-    payload: string | FormData | undefined,
-    signal?: AbortSignal,
+    call: UpstreamCall & { method: 'GET' | 'POST' | 'DELETE'; payload: string | FormData | undefined },
   ): Promise<UpstreamResponse> {
+    const { method, path, headers, payload, signal } = call;
     let response: Dispatcher.ResponseData;
     try {
       response = await request(`${target.baseUrl}${path}`, {
@@ -124,10 +109,13 @@ export class UpstreamHttp {
       throw unreachable(error);
     }
     if (response.statusCode >= 400) {
-      const text = withoutCredentials(await readText(response.body, maxErrorBodyBytes, true).catch(() => ''), {
-        ...target.headers,
-        ...headers,
-      });
+      const text = withoutCredentials(
+        await readText(response.body, { limit: maxErrorBodyBytes, truncate: true }).catch(() => ''),
+        {
+          ...target.headers,
+          ...headers,
+        },
+      );
       throw new UpstreamHttpError(response.statusCode, text, {
         contentType: single(response.headers['content-type']),
         retryAfterMs: retryAfterMs(response.headers),
@@ -137,24 +125,12 @@ export class UpstreamHttp {
   }
 
   /** A POST whose answer is one JSON object, read whole; a body that is anything else is a protocol failure. */
-  async postForJson(
-    target: ProviderTarget,
-    path: string,
-    headers: UpstreamHeaders,
-    body: unknown,
-    signal?: AbortSignal,
-  ): Promise<object> {
-    return jsonObjectOf(await this.postJson(target, path, headers, body, signal));
+  async postForJson(target: ProviderTarget, call: UpstreamCall & { body: unknown }): Promise<object> {
+    return jsonObjectOf(await this.postJson(target, call));
   }
 
-  async postFormForJson(
-    target: ProviderTarget,
-    path: string,
-    headers: UpstreamHeaders,
-    form: FormData,
-    signal?: AbortSignal,
-  ): Promise<object> {
-    return jsonObjectOf(await this.postForm(target, path, headers, form, signal));
+  async postFormForJson(target: ProviderTarget, call: UpstreamCall & { form: FormData }): Promise<object> {
+    return jsonObjectOf(await this.postForm(target, call));
   }
 
   async close(): Promise<void> {
@@ -218,7 +194,10 @@ export function retryAfterMs(headers: Dispatcher.ResponseData['headers'], now = 
 }
 
 /** Reads a body as text up to `limit` bytes: past it, the rest is cut off (`truncate`) or the answer refused. */
-async function readText(body: UpstreamBody, limit: number, truncate: boolean): Promise<string> {
+async function readText(
+  body: UpstreamBody,
+  { limit, truncate }: { limit: number; truncate: boolean },
+): Promise<string> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of body) {
@@ -256,7 +235,7 @@ export function unreachable(error: unknown): UpstreamUnreachableError {
 async function jsonObjectOf(response: UpstreamResponse): Promise<object> {
   let text: string;
   try {
-    text = await readText(response.body, maxJsonAnswerBytes, false);
+    text = await readText(response.body, { limit: maxJsonAnswerBytes, truncate: false });
   } catch (error) {
     throw unreachable(error);
   }

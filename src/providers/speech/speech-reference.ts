@@ -78,13 +78,12 @@ export async function seedAudio(
 ): Promise<ReferenceAudioResult> {
   const headers = { 'x-api-key': options.target.apiKey, 'x-api-request-id': randomUUID() };
   const answer = checked(
-    await http.postForJson(
-      options.target,
-      seedAudioPath,
+    await http.postForJson(options.target, {
+      path: seedAudioPath,
       headers,
-      seedAudioBody(request, upstreamModel),
-      options.signal,
-    ),
+      body: seedAudioBody(request, upstreamModel),
+      signal: options.signal,
+    }),
     isSeedAudioAnswer,
     'a generation answer',
   );

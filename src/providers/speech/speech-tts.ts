@@ -54,18 +54,17 @@ export async function speechTts(
   request: SpeechSynthesisRequest,
   options: CallOptions,
 ): Promise<SpeechSynthesisResult> {
-  const response = await http.postJson(
-    options.target,
-    '/api/v3/tts/unidirectional',
-    {
+  const response = await http.postJson(options.target, {
+    path: '/api/v3/tts/unidirectional',
+    headers: {
       'x-api-key': options.target.apiKey,
       'x-api-resource-id': request.resourceId,
       'x-api-request-id': randomUUID(),
       'x-control-require-usage-tokens-return': 'text_words',
     },
-    speechBody(request),
-    options.signal,
-  );
+    body: speechBody(request),
+    signal: options.signal,
+  });
   const chunks: Buffer[] = [];
   const sentences: SubtitleSentence[] = [];
   let billed: number | undefined;

@@ -202,7 +202,7 @@ export const alphaRoutes: FastifyPluginAsyncTypebox<{ services: AlphaServices }>
         },
       });
       reportDroppedParameters(reply, run.droppedParameters);
-      if (run.kind === 'relay') return relayAnswer(request, reply, run, streaming, chatStreamRules(run));
+      if (run.kind === 'relay') return relayAnswer({ request, reply }, run, { streaming, hooks: chatStreamRules(run) });
       return streaming
         ? streamEvents(request, reply, { events: run.events, model: body.model })
         : reply.send(chatCompletionOf(body.model, await collectAnswer(run.events)));
@@ -257,23 +257,18 @@ export const alphaRoutes: FastifyPluginAsyncTypebox<{ services: AlphaServices }>
         relay: { body, numberOfImages: body.n ?? 1, quality: body.quality },
         decoded: alphaImageInput(body),
       });
-      if (run.kind === 'relay') return relayAnswer(request, reply, run, streaming);
+      if (run.kind === 'relay') return relayAnswer({ request, reply }, run, { streaming });
       // A translated provider that streams image events (ModelArk) streams them, as OpenAI's events.
       if (run.kind === 'events') {
         reportDroppedParameters(reply, [...run.droppedParameters, ...untranslatedFields(body)]);
         const encoder = new ImageEventEncoder(Math.floor(Date.now() / 1000), body.output_format ?? 'jpeg');
-        return streamEncoded(
-          request,
-          reply,
-          run.events,
-          async (sse, event) => {
+        return streamEncoded({ request, reply }, run.events, {
+          write: async (sse, event) => {
             for (const [name, payload] of encoder.encode(event)) await sse.event(name, payload);
           },
-          {
-            onEnd: async () => undefined,
-            onFailure: (sse) => sse.event('error', streamErrorEvent),
-          },
-        );
+          onEnd: async () => undefined,
+          onFailure: (sse) => sse.event('error', streamErrorEvent),
+        });
       }
       // Other translated providers make images as jobs: the request waits for its job and answers in one JSON body,
       // or, asked to stream, in OpenAI's image events once the job is done (held and billed the same).
@@ -300,7 +295,8 @@ export const alphaRoutes: FastifyPluginAsyncTypebox<{ services: AlphaServices }>
           outputFormat: body.output_format ?? 'png',
           bytesOf,
         });
-        return streamEncoded(request, reply, events, (sse, [name, payload]) => sse.event(name, payload), {
+        return streamEncoded({ request, reply }, events, {
+          write: (sse, [name, payload]) => sse.event(name, payload),
           onEnd: async () => undefined,
           onFailure: (sse) => sse.event('error', streamErrorEvent),
         });
@@ -352,27 +348,19 @@ export const alphaRoutes: FastifyPluginAsyncTypebox<{ services: AlphaServices }>
       // Responses streams are piped raw, errors included, in the upstream's own format; `[DONE]` is added, or
       // the error event when the upstream failed or closed before the response was complete.
       if (run.kind === 'relay')
-        return relayAnswer(
-          request,
-          reply,
-          run,
+        return relayAnswer({ request, reply }, run, {
           streaming,
-          passThroughEndings(run.reading, responsesFailure, doneAppended),
-        );
+          hooks: passThroughEndings(run.reading, responsesFailure, doneAppended),
+        });
       const encoder = new ResponseEncoder(body.model);
       if (!streaming) return reply.send(encoder.whole(await collectAnswer(run.events)));
-      return streamEncoded(
-        request,
-        reply,
-        run.events,
-        async (sse, event) => {
+      return streamEncoded({ request, reply }, run.events, {
+        write: async (sse, event) => {
           for (const [name, payload] of encoder.events(event)) await sse.event(name, payload);
         },
-        {
-          onEnd: (sse) => sse.done(),
-          onFailure: (sse) => sse.event('error', encoder.failure('upstream_error', midStreamFailure)),
-        },
-      );
+        onEnd: (sse) => sse.done(),
+        onFailure: (sse) => sse.event('error', encoder.failure('upstream_error', midStreamFailure)),
+      });
     },
   );
 };
@@ -388,15 +376,13 @@ function streamEvents(
   { events, model }: { events: AsyncIterable<ChatStreamEvent>; model: string },
 ): Promise<void> {
   const encoder = new ChunkEncoder(model);
-  return streamEncoded(
-    request,
-    reply,
-    events,
-    async (sse, event) => {
+  return streamEncoded({ request, reply }, events, {
+    write: async (sse, event) => {
       for (const chunk of encoder.encode(event)) await sse.data(chunk);
     },
-    { onEnd: (sse) => sse.done(), onFailure: (sse) => sse.data(streamError) },
-  );
+    onEnd: (sse) => sse.done(),
+    onFailure: (sse) => sse.data(streamError),
+  });
 }
 
 /** `[DONE]` after a complete pass-through answer whose upstream left it out. */

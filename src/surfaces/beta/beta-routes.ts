@@ -217,7 +217,10 @@ export const betaRoutes: FastifyPluginAsyncTypebox<{ services: BetaServices }> =
       // Events of an upstream of this protocol pass through unmodified, ending on its message_stop, or on the
       // error event when the upstream failed or closed before the message was complete.
       if (run.kind === 'relay')
-        return relayAnswer(request, reply, run, streaming, passThroughEndings(run.reading, streamFailure));
+        return relayAnswer({ request, reply }, run, {
+          streaming,
+          hooks: passThroughEndings(run.reading, streamFailure),
+        });
       return streaming
         ? streamEvents(request, reply, {
             events: run.events,
@@ -237,13 +240,11 @@ function streamEvents(
   reply: FastifyReply,
   { events, encoder }: { events: AsyncIterable<ChatStreamEvent>; encoder: MessageEventEncoder },
 ): Promise<void> {
-  return streamEncoded(
-    request,
-    reply,
-    events,
-    async (sse, event) => {
+  return streamEncoded({ request, reply }, events, {
+    write: async (sse, event) => {
       for (const [name, payload] of encoder.encode(event)) await sse.event(name, payload);
     },
-    { onEnd: async () => undefined, onFailure: streamFailure },
-  );
+    onEnd: async () => undefined,
+    onFailure: streamFailure,
+  });
 }

@@ -274,7 +274,10 @@ const versionRoutes: FastifyPluginAsyncTypebox<{ services: GammaServices }> = as
       // Chunks of an upstream of this protocol pass through as they came; an event stream the upstream failed or
       // closed before its last chunk (the one with a finish reason) ends with the error chunk.
       if (run.kind === 'relay')
-        return relayAnswer(request, reply, run, streaming && sse, passThroughEndings(run.reading, streamFailure));
+        return relayAnswer({ request, reply }, run, {
+          streaming: streaming && sse,
+          hooks: passThroughEndings(run.reading, streamFailure),
+        });
       if (!streaming) return reply.send(responseOf(modelId, await collectAnswer(run.events)));
       if (sse) return streamSse(request, reply, { events: run.events, model: modelId });
       // A client that leaves before the array's first element destroys a generator that never started, whose
@@ -298,18 +301,13 @@ function streamSse(
   { events, model }: { events: AsyncIterable<ChatStreamEvent>; model: string },
 ): Promise<void> {
   const encoder = new ChunkEncoder(model);
-  return streamEncoded(
-    request,
-    reply,
-    events,
-    async (sse, event) => {
+  return streamEncoded({ request, reply }, events, {
+    write: async (sse, event) => {
       for (const chunk of encoder.encode(event)) await sse.data(chunk);
     },
-    {
-      onEnd: async () => undefined,
-      onFailure: streamFailure,
-    },
-  );
+    onEnd: async () => undefined,
+    onFailure: streamFailure,
+  });
 }
 
 /** The protocol's stream without `alt=sse`: one JSON array written element by element. */

@@ -55,7 +55,8 @@ export const nativeTextRoutes: FastifyPluginAsyncTypebox<{ services: NativeTextS
         },
       });
       reportDroppedParameters(reply, run.droppedParameters);
-      return streamEncoded(request, reply, run.events, (sse, event) => sse.data(textChunkOf(event)), {
+      return streamEncoded({ request, reply }, run.events, {
+        write: (sse, event) => sse.data(textChunkOf(event)),
         noBuffering: true,
         onEnd: (sse) => sse.done(),
         onFailure: (sse) => sse.data({ error: midStreamFailure }),
