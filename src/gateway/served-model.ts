@@ -12,6 +12,17 @@ const modelFields: Readonly<Record<RelayOperation, ReadonlyArray<readonly [strin
   'stream-generate-content-json': [['modelVersion']],
 };
 
+/** The quoted names of an operation's model fields, made once per operation. */
+const namesByOperation = new Map<RelayOperation, readonly Buffer[]>();
+function fieldNamesOf(operation: RelayOperation): readonly Buffer[] {
+  let names = namesByOperation.get(operation);
+  if (!names) {
+    names = [...new Set(modelFields[operation].map((path) => `"${path.at(-1)}"`))].map((name) => Buffer.from(name));
+    namesByOperation.set(operation, names);
+  }
+  return names;
+}
+
 const openBrace = 0x7b;
 const closeBrace = 0x7d;
 const quote = 0x22;
@@ -21,14 +32,8 @@ function isRecord(value: unknown): value is Record<string, unknown> {
   return value !== null && typeof value === 'object' && !Array.isArray(value);
 }
 
-/** One JSON object's text with the model it names set to `modelId`; unchanged (byte for byte) when it names none. */
-function withModel(text: Uint8Array, modelId: string, fields: ReadonlyArray<readonly string[]>): Uint8Array {
-  let value: unknown;
-  try {
-    value = JSON.parse(Buffer.from(text).toString('utf8'));
-  } catch {
-    return text;
-  }
+/** A JSON value with the model it names set to `modelId`; whether any field changed. */
+function setModel(value: unknown, modelId: string, fields: ReadonlyArray<readonly string[]>): boolean {
   let changed = false;
   for (const path of fields) {
     let holder: unknown = value;
@@ -39,7 +44,48 @@ function withModel(text: Uint8Array, modelId: string, fields: ReadonlyArray<read
       changed = true;
     }
   }
-  return changed ? Buffer.from(JSON.stringify(value)) : text;
+  return changed;
+}
+
+const textOf = (bytes: Uint8Array) => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8');
+
+/** One JSON object's text with the model it names set to `modelId`; unchanged (byte for byte) when it names none. */
+function withModel(text: Uint8Array, modelId: string, fields: ReadonlyArray<readonly string[]>): Uint8Array {
+  let value: unknown;
+  try {
+    value = JSON.parse(textOf(text));
+  } catch {
+    return text;
+  }
+  return setModel(value, modelId, fields) ? Buffer.from(JSON.stringify(value)) : text;
+}
+
+const isSpace = (byte: number) => byte === 0x20 || byte === 0x0a || byte === 0x0d || byte === 0x09;
+
+/**
+ * A piece that is one whole JSON object (a JSON answer, as a non-streamed relay hands it on) with its model set,
+ * read with one parse instead of a walk over its bytes; undefined when the piece is anything else.
+ */
+function wholeObjectWithModel(
+  chunk: Uint8Array,
+  modelId: string,
+  fields: ReadonlyArray<readonly string[]>,
+): Uint8Array | undefined {
+  let first = 0;
+  while (first < chunk.length && isSpace(chunk[first]!)) first++;
+  let last = chunk.length - 1;
+  while (last > first && isSpace(chunk[last]!)) last--;
+  if (chunk[first] !== openBrace || chunk[last] !== closeBrace) return undefined;
+  let value: unknown;
+  try {
+    value = JSON.parse(textOf(chunk));
+  } catch {
+    // Several objects, or broken JSON: the walk reads each object on its own.
+    return undefined;
+  }
+  if (!setModel(value, modelId, fields)) return chunk;
+  // As the walk leaves them: the bytes around the object pass as they came.
+  return Buffer.concat([chunk.subarray(0, first), Buffer.from(JSON.stringify(value)), chunk.subarray(last + 1)]);
 }
 
 /**
@@ -55,11 +101,16 @@ export async function* answeredAs(
 ): AsyncGenerator<Uint8Array> {
   const fields = modelFields[operation];
   // Most events of a stream name no model (content deltas): a piece without the field's name passes unread.
-  const names = [...new Set(fields.map((path) => Buffer.from(`"${path.at(-1)}"`)))];
+  const names = fieldNamesOf(operation);
   for await (const chunk of body) {
     const bytes = Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
     if (!names.some((name) => bytes.includes(name))) {
       yield chunk;
+      continue;
+    }
+    const whole = wholeObjectWithModel(chunk, modelId, fields);
+    if (whole) {
+      yield whole;
       continue;
     }
     const pieces: Uint8Array[] = [];

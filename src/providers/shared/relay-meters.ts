@@ -117,12 +117,18 @@ export function jsonRelayMeter<T>(
   { limit, lengthFinished }: { limit: OutputLimit; lengthFinished: (answer: T) => object },
 ): RelayMeter {
   const chunks: Uint8Array[] = [];
+  // The answer's bytes, joined once: read by the parse and relayed as they are.
+  let joined: Buffer | undefined;
+  const whole = () => {
+    joined ??= Buffer.concat(chunks);
+    return joined;
+  };
   let answer: { value: T | undefined } | undefined;
   const parsed = (): T | undefined => {
     if (!answer) {
       let value: unknown;
       try {
-        value = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+        value = JSON.parse(whole().toString('utf8'));
       } catch {
         value = undefined;
       }
@@ -138,13 +144,12 @@ export function jsonRelayMeter<T>(
       return nothing;
     },
     end: () => {
-      const whole = Buffer.concat(chunks);
       const value = parsed();
-      if (value === undefined) return whole;
+      if (value === undefined) return whole();
       const reading = readingOf(value);
       if (reading.usage) limit.report(reading.usage.outputTokens);
       else limit.add(reading.output.text, reading.output.charactersBeyond);
-      if (limit.delivered <= limit.maxTokens) return whole;
+      if (limit.delivered <= limit.maxTokens) return whole();
       return Buffer.from(JSON.stringify(lengthFinished(value)));
     },
     cut: false,
