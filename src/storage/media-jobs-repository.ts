@@ -406,7 +406,9 @@ export class MediaJobsRepository {
           id: mediaJobs.id,
           kind: mediaJobs.kind,
           model: mediaJobs.model,
-          request: mediaJobs.request,
+          // Only an audio job's request is read (its text is what the media view shows); an image or video
+          // job's holds its reference media inline, which a page of media has no use for.
+          request: sql<unknown>`case when ${mediaJobs.kind} = 'audio' then ${mediaJobs.request} end`,
           recordedRequest: mediaJobs.recordedRequest,
           result: mediaJobs.result,
           createdAt: mediaJobs.createdAt,
