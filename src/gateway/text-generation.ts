@@ -32,8 +32,8 @@ import type { RelayOperation, RelayReading } from '../providers/provider-adapter
 import type { Charge, GenerationPipeline, Plan, Recipe } from './generation-pipeline.ts';
 import { meterReading } from './meter-reading.ts';
 import { metered, startIteration } from './metered.ts';
-import { answeredAs } from './served-model.ts';
 import { servingRows, type ServingRow } from './serving-rows.ts';
+import { servedAs } from '../providers/shared/served-model.ts';
 import { readUpstream } from './upstream-reading.ts';
 import { chatEventLimit, heldOutputLimit, relayedWithin } from './output-limits.ts';
 
@@ -291,6 +291,8 @@ class TextRecipe implements Recipe<TextGenerationInput, TextRow, TextPlan, TextR
       maxEventCharacters: route.target.maxEventCharacters,
       // Every completion asked for may use the whole limit, and the hold covers them all.
       limit: heldOutputLimit(maxOutputTokens * choices),
+      // The answer names the catalog model the client asked for, as a translated answer does.
+      servedAs: servedAs(relay.operation, plan.model.modelId),
     });
     const tokens = new TokenCharge(charge, plan.model);
     const upstreamModel = route.row.upstreamModel;
@@ -303,8 +305,7 @@ class TextRecipe implements Recipe<TextGenerationInput, TextRow, TextPlan, TextR
       { target: route.target, headers: relay.headers },
     );
     const upstream = await startIteration(exchange.body);
-    // The answer names the catalog model the client asked for, as a translated answer does.
-    const body = metered(answeredAs(relayedWithin(upstream, meter), plan.model.modelId, relay.operation), {
+    const body = metered(relayedWithin(upstream, meter), {
       observe: () => undefined,
       settle: ({ failed, consumerLeft }) => {
         const reading = meterReading(meter, unreadableRelay);

@@ -77,6 +77,14 @@ export interface RelayMeterOptions {
   maxEventCharacters: number;
   /** The output limit the hold covers, enforced as the answer is relayed. */
   limit: OutputLimit;
+  /** The model the relayed answer names: the catalog id the client asked for (the upstream's own when absent). */
+  servedAs?: ServedModel;
+}
+
+/** A catalog model id, and the paths of the fields where an operation's answers and events name their model. */
+export interface ServedModel {
+  modelId: string;
+  fields: ReadonlyArray<readonly [string, ...string[]]>;
 }
 
 export type RelayOperation =

@@ -1,37 +1,93 @@
 import { describe, expect, it } from 'vitest';
-import { answeredAs } from '../../src/gateway/served-model.ts';
-import type { RelayOperation } from '../../src/providers/provider-adapter.ts';
+import { countTextTokens } from '../../src/billing/token-estimate.ts';
+import { OutputLimit } from '../../src/domain/output-limit.ts';
+import { anthropicRelayMeter } from '../../src/providers/anthropic/anthropic-relay.ts';
+import { geminiRelayMeter } from '../../src/providers/gemini/gemini-relay.ts';
+import { openAiRelayMeter } from '../../src/providers/openai/openai-relay.ts';
+import type { RelayMeter, RelayMeterOptions, RelayOperation } from '../../src/providers/provider-adapter.ts';
+import { servedAs } from '../../src/providers/shared/served-model.ts';
 
-async function relayed(pieces: string[], operation: RelayOperation = 'chat-completions'): Promise<string[]> {
-  async function* source() {
-    for (const piece of pieces) yield Buffer.from(piece);
-  }
-  const out: string[] = [];
-  for await (const chunk of answeredAs(source(), 'catalog-id', operation)) out.push(Buffer.from(chunk).toString());
-  return out;
+const bytes = (text: string) => new TextEncoder().encode(text);
+const text = (data: Uint8Array) => new TextDecoder().decode(data);
+
+function meterFor(
+  make: (operation: RelayOperation, options: RelayMeterOptions) => RelayMeter,
+  operation: RelayOperation,
+  { streaming = true, maxTokens = 1000 }: { streaming?: boolean; maxTokens?: number } = {},
+): RelayMeter {
+  return make(operation, {
+    streaming,
+    maxEventCharacters: 4096,
+    limit: new OutputLimit(maxTokens, countTextTokens),
+    servedAs: servedAs(operation, 'catalog-id'),
+  });
 }
 
-/** The catalog id set in relayed answers: whole answers read at once, events and arrays walked object by object. */
-describe('answeredAs', () => {
-  it('sets the model of a whole answer and keeps the bytes around it', async () => {
-    const answer = { id: 'a', model: 'upstream-id', choices: [{ message: { content: 'a "model": {"x": "}"}' } }] };
-    const [out] = await relayed([`\n  ${JSON.stringify(answer, null, 2)}\n`]);
-    expect(out).toBe(`\n  ${JSON.stringify({ ...answer, model: 'catalog-id' })}\n`);
+/** Everything a meter relays of `pieces`, then its end. */
+function relayed(meter: RelayMeter, pieces: readonly string[]): string {
+  return pieces.map((piece) => text(meter.push(bytes(piece)))).join('') + text(meter.end());
+}
+
+const chatChunk = (fields: Record<string, unknown>) => `data: ${JSON.stringify({ id: 'c', ...fields })}\n\n`;
+
+/** The catalog id set where each protocol names its model, by the relay meter that already reads each event. */
+describe('a relayed answer names the catalog model', () => {
+  it('sets the model of each chat chunk, keeps every other byte, and leaves a tool argument named model alone', () => {
+    const tool = { tool_calls: [{ index: 0, function: { arguments: '{"model":"up"}' } }] };
+    const stream = [
+      chatChunk({ model: 'up', choices: [{ index: 0, delta: tool }] }),
+      ': keep-alive\n\n',
+      chatChunk({ model: 'up', choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] }),
+      'data: [DONE]\n\n',
+    ];
+    const whole = stream.join('');
+    // Cut inside the first chunk's model, so the renamed event spans two pieces.
+    const at = whole.indexOf('"up"') + 2;
+    const out = relayed(meterFor(openAiRelayMeter, 'chat-completions'), [whole.slice(0, at), whole.slice(at)]);
+    expect(out).toBe(stream.join('').replaceAll('"model":"up"', '"model":"catalog-id"'));
+    expect(out).toContain('"arguments":"{\\"model\\":\\"up\\"}"');
   });
 
-  it('passes a whole answer that already names the catalog id byte for byte', async () => {
-    const text = '{ "model": "catalog-id",  "object": "chat.completion" }';
-    expect(await relayed([text])).toEqual([text]);
+  it('passes an event that already names the catalog id byte for byte', () => {
+    const event = 'data: { "id": "c",  "model": "catalog-id", "choices": [] }\n\n';
+    expect(relayed(meterFor(openAiRelayMeter, 'chat-completions'), [event])).toBe(event);
   });
 
-  it('sets each object of a piece holding several, and leaves what is between them', async () => {
-    const out = await relayed(['data: {"model":"up","n":1}\n\ndata: {"model" : "up"}\n\ndata: [DONE]\n\n']);
-    expect(out).toEqual(['data: {"model":"catalog-id","n":1}\n\ndata: {"model":"catalog-id"}\n\ndata: [DONE]\n\n']);
-    expect(await relayed(['{"model":"up"}{"model":"up"}'])).toEqual(['{"model":"catalog-id"}{"model":"catalog-id"}']);
+  it('sets the nested model of message_start, keeping its event line, and names it in a length finish', () => {
+    const event = (payload: Record<string, unknown> & { type: string }) =>
+      `event: ${payload.type}\ndata: ${JSON.stringify(payload)}\n\n`;
+    const start = event({ type: 'message_start', message: { id: 'm', model: 'up', content: [], usage: {} } });
+    const out = relayed(meterFor(anthropicRelayMeter, 'messages'), [start]);
+    expect(out).toBe(start.replace('"model":"up"', '"model":"catalog-id"'));
   });
 
-  it('sets nested model fields of the operation', async () => {
-    const [out] = await relayed(['{"type":"message_start","message":{"model":"up"}}'], 'messages');
-    expect(JSON.parse(out!)).toEqual({ type: 'message_start', message: { model: 'catalog-id' } });
+  it('sets the model of a whole answer but not of a tool input that names one', () => {
+    const answer = {
+      id: 'm',
+      type: 'message',
+      role: 'assistant',
+      model: 'up',
+      content: [{ type: 'tool_use', id: 't', name: 'pick', input: { model: 'up' } }],
+      stop_reason: 'tool_use',
+      usage: { input_tokens: 1, output_tokens: 1 },
+    };
+    const meter = meterFor(anthropicRelayMeter, 'messages', { streaming: false });
+    expect(JSON.parse(relayed(meter, [JSON.stringify(answer)]))).toEqual({ ...answer, model: 'catalog-id' });
+  });
+
+  it('passes a whole answer that names the catalog id byte for byte', () => {
+    const answer = '{ "id": "c", "model": "catalog-id", "object": "chat.completion", "choices": [] }';
+    const meter = meterFor(openAiRelayMeter, 'chat-completions', { streaming: false });
+    expect(relayed(meter, [answer])).toBe(answer);
+  });
+
+  it('sets modelVersion in each element of a Gemini JSON array, and in the length finish that closes it', () => {
+    const element = (textPart: string) =>
+      JSON.stringify({ candidates: [{ content: { role: 'model', parts: [{ text: textPart }] } }], modelVersion: 'up' });
+    const meter = meterFor(geminiRelayMeter, 'stream-generate-content-json', { maxTokens: 1 });
+    const out = relayed(meter, [`[${element('one')}`, `,\r\n${element(' two three four')}`]);
+    expect(out.startsWith(`[${element('one').replace('"up"', '"catalog-id"')}`)).toBe(true);
+    expect(out).not.toContain('"up"');
+    expect(JSON.parse(out).at(-1)).toMatchObject({ modelVersion: 'catalog-id' });
   });
 });

@@ -73,7 +73,7 @@ function observe(reading: RelayReading, chunk: GenerateContentResponse): void {
 /** Usage of a generateContent answer: the last usageMetadata of the JSON body, the SSE events or the JSON array's elements. */
 export function geminiRelayMeter(
   operation: RelayOperation,
-  { maxEventCharacters, limit }: RelayMeterOptions,
+  { maxEventCharacters, limit, servedAs }: RelayMeterOptions,
 ): RelayMeter {
   if (operation === 'stream-generate-content-sse' || operation === 'stream-generate-content-json') {
     const sse = operation === 'stream-generate-content-sse';
@@ -98,7 +98,7 @@ export function geminiRelayMeter(
           return sse ? `data: ${chunk}\r\n\r\n` : `,\r\n${chunk}]`;
         },
       },
-      { limit },
+      { limit, servedAs },
     );
   }
   return jsonRelayMeter(
@@ -118,6 +118,7 @@ export function geminiRelayMeter(
     },
     {
       limit,
+      servedAs,
       lengthFinished: (answer) => ({
         ...answer,
         candidates: answer.candidates?.map((candidate) => ({ ...candidate, finishReason: 'MAX_TOKENS' })),

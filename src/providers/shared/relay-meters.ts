@@ -1,7 +1,8 @@
 import { DeliveredOutput } from '../../domain/delivered-output.ts';
 import type { OutputLimit } from '../../domain/output-limit.ts';
 import type { WireCheck } from '../../protocols/wire-check.ts';
-import type { RelayMeter, RelayReading } from '../provider-adapter.ts';
+import type { RelayMeter, RelayReading, ServedModel } from '../provider-adapter.ts';
+import { nameServedModel } from './served-model.ts';
 import type { StreamSplitter } from './stream-splitters.ts';
 import { checkedEvent } from './wire-data.ts';
 
@@ -34,26 +35,41 @@ export interface StreamMeterRules<T> {
   lengthFinish(reading: RelayReading): string;
 }
 
+/** An event's bytes with its data replaced; unchanged when the data is not found whole in them (data sent on several lines). */
+function withData(event: Uint8Array, data: string, replacement: string): Uint8Array {
+  const text = Buffer.from(event.buffer, event.byteOffset, event.byteLength).toString('utf8');
+  const at = text.indexOf(data);
+  if (at === -1) return event;
+  return Buffer.from(text.slice(0, at) + replacement + text.slice(at + data.length));
+}
+
 /**
  * A relay meter for a stream: reads the bytes event by event as the splitter completes them (each checked
  * against the protocol and observed), and relays whole events only, holding back one not yet complete. Once
  * the output delivered has reached `limit`, the next event that would add output is not relayed: the answer
  * ends there with the protocol's length finish, and the upstream is not read further. An event that breaks
- * the protocol (or grows past the splitter's bound) throws, which ends the relay as a failure mid-stream.
+ * the protocol (or grows past the splitter's bound) throws, which ends the relay as a failure mid-stream. An
+ * event that names a model other than `servedAs` is relayed naming it (read once, written again); every other
+ * byte passes as it came.
  */
-export function streamRelayMeter<T>(rules: StreamMeterRules<T>, { limit }: { limit: OutputLimit }): RelayMeter {
+export function streamRelayMeter<T>(
+  rules: StreamMeterRules<T>,
+  { limit, servedAs }: { limit: OutputLimit; servedAs?: ServedModel | undefined },
+): RelayMeter {
   const reading = emptyReading();
   let held: Uint8Array = nothing;
   let cut = false;
 
-  /** Reads one whole event; false (the reading unchanged) when the limit refuses it. */
-  const read = (data: string): boolean => {
+  /** Reads one whole event: false (the reading unchanged) when the limit refuses it, its data as it is to be relayed otherwise. */
+  const read = (data: string): false | string => {
     if (data === rules.terminator?.data) {
       reading.sawTerminator = true;
       if (rules.terminator.completes) reading.complete = true;
-      return true;
+      return data;
     }
     const event = checkedEvent(data, rules.check);
+    // Named before it is observed and followed, so that a length finish repeating it names the served model too.
+    const renamed = servedAs !== undefined && nameServedModel(event, servedAs);
     // Only an event read past the limit may have to be taken back.
     const before = limit.reached ? { ...reading } : undefined;
     const mark = reading.output.mark();
@@ -67,7 +83,7 @@ export function streamRelayMeter<T>(rules: StreamMeterRules<T>, { limit }: { lim
     limit.add(added.text, added.charactersBeyond);
     if (reading.usage) limit.report(reading.usage.outputTokens);
     rules.follow?.(event);
-    return true;
+    return renamed ? JSON.stringify(event) : data;
   };
 
   return {
@@ -76,17 +92,32 @@ export function streamRelayMeter<T>(rules: StreamMeterRules<T>, { limit }: { lim
       const events = rules.split(chunk);
       const bytes = held.length === 0 ? chunk : Buffer.concat([held, chunk]);
       const shift = bytes.length - chunk.length;
+      // What is relayed: the bytes up to `relayed`, but for the events written again, which `pieces` holds in their place.
+      const pieces: Uint8Array[] = [];
+      let copied = 0;
+      const relay = (upTo: number) => {
+        if (pieces.length === 0) return bytes.subarray(0, upTo);
+        pieces.push(bytes.subarray(copied, upTo));
+        return Buffer.concat(pieces);
+      };
       let relayed = 0;
       for (const { data, end } of events) {
-        if (data !== undefined && !read(data)) {
-          cut = true;
-          held = nothing;
-          return bytes.subarray(0, relayed);
+        if (data !== undefined) {
+          const written = read(data);
+          if (written === false) {
+            cut = true;
+            held = nothing;
+            return relay(relayed);
+          }
+          if (written !== data) {
+            pieces.push(bytes.subarray(copied, relayed), withData(bytes.subarray(relayed, end + shift), data, written));
+            copied = end + shift;
+          }
         }
         relayed = end + shift;
       }
       held = bytes.subarray(relayed);
-      return bytes.subarray(0, relayed);
+      return relay(relayed);
     },
     end: () => {
       if (cut) {
@@ -109,12 +140,17 @@ export function streamRelayMeter<T>(rules: StreamMeterRules<T>, { limit }: { lim
  * A relay meter for a JSON answer, relayed once whole. An answer that follows the protocol is complete
  * unless `interpret` says otherwise; one that does not is never complete. An answer whose output is past
  * `limit` (by its reported usage, else by the gateway's count) is relayed as a length finish (`lengthFinished`
- * marks it so; its content is passed through as it came).
+ * marks it so; its content is passed through as it came). An answer that names a model other than `servedAs`
+ * is written again naming it; any other passes byte for byte.
  */
 export function jsonRelayMeter<T>(
   check: WireCheck<T>,
   interpret: (answer: T) => Partial<RelayReading>,
-  { limit, lengthFinished }: { limit: OutputLimit; lengthFinished: (answer: T) => object },
+  {
+    limit,
+    lengthFinished,
+    servedAs,
+  }: { limit: OutputLimit; lengthFinished: (answer: T) => object; servedAs?: ServedModel | undefined },
 ): RelayMeter {
   const chunks: Uint8Array[] = [];
   // The answer's bytes, joined once: read by the parse and relayed as they are.
@@ -123,8 +159,8 @@ export function jsonRelayMeter<T>(
     joined ??= Buffer.concat(chunks);
     return joined;
   };
-  let answer: { value: T | undefined } | undefined;
-  const parsed = (): T | undefined => {
+  let answer: { value: T | undefined; renamed: boolean } | undefined;
+  const read = () => {
     if (!answer) {
       let value: unknown;
       try {
@@ -132,10 +168,13 @@ export function jsonRelayMeter<T>(
       } catch {
         value = undefined;
       }
-      answer = { value: check(value) ? value : undefined };
+      answer = check(value)
+        ? { value, renamed: servedAs !== undefined && nameServedModel(value, servedAs) }
+        : { value: undefined, renamed: false };
     }
-    return answer.value;
+    return answer;
   };
+  const parsed = () => read().value;
   const readingOf = (value: T | undefined): RelayReading =>
     value === undefined ? emptyReading() : { ...emptyReading(), complete: true, ...interpret(value) };
   return {
@@ -149,7 +188,7 @@ export function jsonRelayMeter<T>(
       const reading = readingOf(value);
       if (reading.usage) limit.report(reading.usage.outputTokens);
       else limit.add(reading.output.text, reading.output.charactersBeyond);
-      if (limit.delivered <= limit.maxTokens) return whole();
+      if (limit.delivered <= limit.maxTokens) return read().renamed ? Buffer.from(JSON.stringify(value)) : whole();
       return Buffer.from(JSON.stringify(lengthFinished(value)));
     },
     cut: false,
