@@ -48,6 +48,23 @@ describe('a relayed answer names the catalog model', () => {
     expect(out).toContain('"arguments":"{\\"model\\":\\"up\\"}"');
   });
 
+  it('names the model where the top-level field is not plainly first: nested objects before it, spaces, a quoted key', () => {
+    const events = [
+      'data: {"id":"c","choices":[{"index":0,"delta":{"model":"up"}}],"model":"up"}\n\n',
+      'data: {"id":"c", "model" : "up", "choices":[]}\n\n',
+      'data: {"x\\"model":"up","model":"up","choices":[]}\n\n',
+    ];
+    const out = relayed(meterFor(openAiRelayMeter, 'chat-completions'), events)
+      .split('\n\n')
+      .filter((event) => event !== '')
+      .map((event) => JSON.parse(event.slice('data: '.length)));
+    expect(out).toEqual([
+      { id: 'c', choices: [{ index: 0, delta: { model: 'up' } }], model: 'catalog-id' },
+      { id: 'c', model: 'catalog-id', choices: [] },
+      { 'x"model': 'up', model: 'catalog-id', choices: [] },
+    ]);
+  });
+
   it('passes an event that already names the catalog id byte for byte', () => {
     const event = 'data: { "id": "c",  "model": "catalog-id", "choices": [] }\n\n';
     expect(relayed(meterFor(openAiRelayMeter, 'chat-completions'), [event])).toBe(event);

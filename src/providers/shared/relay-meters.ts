@@ -2,7 +2,7 @@ import { DeliveredOutput } from '../../domain/delivered-output.ts';
 import type { OutputLimit } from '../../domain/output-limit.ts';
 import type { WireCheck } from '../../protocols/wire-check.ts';
 import type { RelayMeter, RelayReading, ServedModel } from '../provider-adapter.ts';
-import { nameServedModel } from './served-model.ts';
+import { nameServedModel, type RenamedField, topLevelSplicer } from './served-model.ts';
 import type { StreamSplitter } from './stream-splitters.ts';
 import { checkedEvent } from './wire-data.ts';
 
@@ -35,12 +35,18 @@ export interface StreamMeterRules<T> {
   lengthFinish(reading: RelayReading): string;
 }
 
-/** An event's bytes with its data replaced; unchanged when the data is not found whole in them (data sent on several lines). */
-function withData(event: Uint8Array, data: string, replacement: string): Uint8Array {
-  const text = Buffer.from(event.buffer, event.byteOffset, event.byteLength).toString('utf8');
+/** An event read whose model fields were set to the served model: the event as it now is, and the fields changed. */
+interface RenamedEvent {
+  event: unknown;
+  renamed: readonly RenamedField[];
+}
+
+/** An event's data written again whole, from the event as read; data sent on several lines is not found whole in the bytes, and passes unchanged. */
+function withDataWritten(bytes: Uint8Array, data: string, event: unknown): Uint8Array {
+  const text = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8');
   const at = text.indexOf(data);
-  if (at === -1) return event;
-  return Buffer.from(text.slice(0, at) + replacement + text.slice(at + data.length));
+  if (at === -1) return bytes;
+  return Buffer.from(text.slice(0, at) + JSON.stringify(event) + text.slice(at + data.length));
 }
 
 /**
@@ -59,17 +65,21 @@ export function streamRelayMeter<T>(
   const reading = emptyReading();
   let held: Uint8Array = nothing;
   let cut = false;
+  const splice = servedAs && topLevelSplicer(servedAs);
 
-  /** Reads one whole event: false (the reading unchanged) when the limit refuses it, its data as it is to be relayed otherwise. */
-  const read = (data: string): false | string => {
+  /**
+   * Reads one whole event: false (the reading unchanged) when the limit refuses it, true when it is relayed as
+   * it came, the event renamed when it is relayed naming the served model.
+   */
+  const read = (data: string): boolean | RenamedEvent => {
     if (data === rules.terminator?.data) {
       reading.sawTerminator = true;
       if (rules.terminator.completes) reading.complete = true;
-      return data;
+      return true;
     }
     const event = checkedEvent(data, rules.check);
     // Named before it is observed and followed, so that a length finish repeating it names the served model too.
-    const renamed = servedAs !== undefined && nameServedModel(event, servedAs);
+    const renamed = servedAs === undefined ? [] : nameServedModel(event, servedAs);
     // Only an event read past the limit may have to be taken back.
     const before = limit.reached ? { ...reading } : undefined;
     const mark = reading.output.mark();
@@ -83,7 +93,7 @@ export function streamRelayMeter<T>(
     limit.add(added.text, added.charactersBeyond);
     if (reading.usage) limit.report(reading.usage.outputTokens);
     rules.follow?.(event);
-    return renamed ? JSON.stringify(event) : data;
+    return renamed.length === 0 || { event, renamed };
   };
 
   return {
@@ -103,15 +113,24 @@ export function streamRelayMeter<T>(
       let relayed = 0;
       for (const { data, end } of events) {
         if (data !== undefined) {
-          const written = read(data);
-          if (written === false) {
+          const outcome = read(data);
+          if (outcome === false) {
             cut = true;
             held = nothing;
             return relay(relayed);
           }
-          if (written !== data) {
-            pieces.push(bytes.subarray(copied, relayed), withData(bytes.subarray(relayed, end + shift), data, written));
-            copied = end + shift;
+          if (outcome !== true) {
+            // The event names the served model: its one top-level field spliced in place (a chat chunk names its
+            // model in each event), else its data written again whole.
+            const event = bytes.subarray(relayed, end + shift);
+            const member = outcome.renamed.length === 1 ? splice?.(event, outcome.renamed[0]!) : undefined;
+            if (member) {
+              pieces.push(bytes.subarray(copied, relayed + member.at), member.replacement);
+              copied = relayed + member.at + member.length;
+            } else {
+              pieces.push(bytes.subarray(copied, relayed), withDataWritten(event, data, outcome.event));
+              copied = end + shift;
+            }
           }
         }
         relayed = end + shift;
@@ -169,7 +188,7 @@ export function jsonRelayMeter<T>(
         value = undefined;
       }
       answer = check(value)
-        ? { value, renamed: servedAs !== undefined && nameServedModel(value, servedAs) }
+        ? { value, renamed: servedAs !== undefined && nameServedModel(value, servedAs).length > 0 }
         : { value: undefined, renamed: false };
     }
     return answer;

@@ -21,20 +21,76 @@ function isRecord(value: unknown): value is Record<string, unknown> {
   return value !== null && typeof value === 'object' && !Array.isArray(value);
 }
 
+/** A model field an answer or event named, set to the served model: where it is, and what it held. */
+export interface RenamedField {
+  path: readonly string[];
+  was: string;
+}
+
 /**
  * Sets the model an answer or a stream event names (a field that holds a string, where the protocol puts it)
- * to the served one; whether any field changed.
+ * to the served one; the fields changed.
  */
-export function nameServedModel(value: unknown, { modelId, fields }: ServedModel): boolean {
-  let changed = false;
+export function nameServedModel(value: unknown, { modelId, fields }: ServedModel): RenamedField[] {
+  const renamed: RenamedField[] = [];
   for (const path of fields) {
     let holder: unknown = value;
     for (let step = 0; step < path.length - 1; step++) holder = isRecord(holder) ? holder[path[step]!] : undefined;
     const last = path[path.length - 1]!;
-    if (isRecord(holder) && typeof holder[last] === 'string' && holder[last] !== modelId) {
+    const was = isRecord(holder) ? holder[last] : undefined;
+    if (isRecord(holder) && typeof was === 'string' && was !== modelId) {
       holder[last] = modelId;
-      changed = true;
+      renamed.push({ path, was });
     }
   }
-  return changed;
+  return renamed;
+}
+
+const openBrace = 0x7b;
+const openBracket = 0x5b;
+const comma = 0x2c;
+const isSpace = (byte: number) => byte === 0x20 || byte === 0x0a || byte === 0x0d || byte === 0x09;
+
+/** Where a member of an event's bytes is to be replaced, and its bytes there instead. */
+export interface MemberSplice {
+  at: number;
+  length: number;
+  replacement: Uint8Array;
+}
+
+/**
+ * Finds a renamed top-level field in an event's bytes, `"key":"was"`, to splice the served model into them
+ * without writing the event again. The field is found plainly there when it follows a `{` or a `,` (so it
+ * starts a member: a quote inside a string is escaped) and no `{` or `[` stands between the event's first
+ * `{` and it (so it is a member of the outermost object, not of one nested in it, such as a tool's input).
+ * An upstream names the same model in every event: the member's bytes are made once per stream.
+ */
+export function topLevelSplicer({
+  modelId,
+}: ServedModel): (event: Uint8Array, field: RenamedField) => MemberSplice | undefined {
+  let made: { key: string; was: string; member: Buffer; replacement: Buffer } | undefined;
+  return (event, { path, was }) => {
+    if (path.length !== 1) return undefined;
+    const key = path[0]!;
+    if (made?.key !== key || made.was !== was)
+      made = {
+        key,
+        was,
+        member: Buffer.from(`"${key}":${JSON.stringify(was)}`),
+        replacement: Buffer.from(`"${key}":${JSON.stringify(modelId)}`),
+      };
+    const bytes = Buffer.from(event.buffer, event.byteOffset, event.byteLength);
+    const first = bytes.indexOf(openBrace);
+    const at = first === -1 ? -1 : bytes.indexOf(made.member, first + 1);
+    if (at === -1) return undefined;
+    let before = at - 1;
+    while (isSpace(bytes[before]!)) before--;
+    if (bytes[before] !== openBrace && bytes[before] !== comma) return undefined;
+    const opensBefore = (byte: number) => {
+      const opens = bytes.indexOf(byte, first + 1);
+      return opens !== -1 && opens < at;
+    };
+    if (opensBefore(openBrace) || opensBefore(openBracket)) return undefined;
+    return { at, length: made.member.length, replacement: made.replacement };
+  };
 }
