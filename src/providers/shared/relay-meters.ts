@@ -122,13 +122,16 @@ export function streamRelayMeter<T>(
           if (outcome !== true) {
             // The event names the served model: its one top-level field spliced in place (a chat chunk names its
             // model in each event), else its data written again whole.
-            const event = bytes.subarray(relayed, end + shift);
+            const event = { bytes, start: relayed, end: end + shift };
             const member = outcome.renamed.length === 1 ? splice?.(event, outcome.renamed[0]!) : undefined;
             if (member) {
-              pieces.push(bytes.subarray(copied, relayed + member.at), member.replacement);
-              copied = relayed + member.at + member.length;
+              pieces.push(bytes.subarray(copied, member.at), member.replacement);
+              copied = member.at + member.length;
             } else {
-              pieces.push(bytes.subarray(copied, relayed), withDataWritten(event, data, outcome.event));
+              pieces.push(
+                bytes.subarray(copied, relayed),
+                withDataWritten(bytes.subarray(relayed, end + shift), data, outcome.event),
+              );
               copied = end + shift;
             }
           }

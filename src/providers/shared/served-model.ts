@@ -58,18 +58,30 @@ export interface MemberSplice {
   replacement: Uint8Array;
 }
 
+/** Whether `bytes` hold `member` at `at`. */
+function holdsAt(bytes: Uint8Array, member: Uint8Array, at: number): boolean {
+  if (at + member.length > bytes.length) return false;
+  for (let offset = 0; offset < member.length; offset++) if (bytes[at + offset] !== member[offset]) return false;
+  return true;
+}
+
 /**
- * Finds a renamed top-level field in an event's bytes, `"key":"was"`, to splice the served model into them
- * without writing the event again. The field is found plainly there when it follows a `{` or a `,` (so it
- * starts a member: a quote inside a string is escaped) and no `{` or `[` stands between the event's first
- * `{` and it (so it is a member of the outermost object, not of one nested in it, such as a tool's input).
- * An upstream names the same model in every event: the member's bytes are made once per stream.
+ * Finds a renamed top-level field in an event's bytes (`start` to `end` of `bytes`), `"key":"was"`, to splice
+ * the served model into them without writing the event again. It is found plainly there when it follows a `{`
+ * or a `,` (so it starts a member: a quote inside a string is escaped) and no `{` or `[` stands between the
+ * event's first `{` and it (so it is a member of the outermost object, not of one nested in it, such as a
+ * tool's input). An upstream names the same model in every event: the member's bytes are made once per
+ * stream, and the search is a walk over the few bytes before the field (a native search costs more per call
+ * than such a walk on a small event).
  */
 export function topLevelSplicer({
   modelId,
-}: ServedModel): (event: Uint8Array, field: RenamedField) => MemberSplice | undefined {
+}: ServedModel): (
+  event: { bytes: Uint8Array; start: number; end: number },
+  field: RenamedField,
+) => MemberSplice | undefined {
   let made: { key: string; was: string; member: Buffer; replacement: Buffer } | undefined;
-  return (event, { path, was }) => {
+  return ({ bytes, start, end }, { path, was }) => {
     if (path.length !== 1) return undefined;
     const key = path[0]!;
     if (made?.key !== key || made.was !== was)
@@ -79,18 +91,16 @@ export function topLevelSplicer({
         member: Buffer.from(`"${key}":${JSON.stringify(was)}`),
         replacement: Buffer.from(`"${key}":${JSON.stringify(modelId)}`),
       };
-    const bytes = Buffer.from(event.buffer, event.byteOffset, event.byteLength);
-    const first = bytes.indexOf(openBrace);
-    const at = first === -1 ? -1 : bytes.indexOf(made.member, first + 1);
-    if (at === -1) return undefined;
-    let before = at - 1;
-    while (isSpace(bytes[before]!)) before--;
-    if (bytes[before] !== openBrace && bytes[before] !== comma) return undefined;
-    const opensBefore = (byte: number) => {
-      const opens = bytes.indexOf(byte, first + 1);
-      return opens !== -1 && opens < at;
-    };
-    if (opensBefore(openBrace) || opensBefore(openBracket)) return undefined;
-    return { at, length: made.member.length, replacement: made.replacement };
+    let index = start;
+    while (index < end && bytes[index] !== openBrace) index++;
+    let previous = openBrace;
+    for (index++; index < end; index++) {
+      const byte = bytes[index]!;
+      if (byte === openBrace || byte === openBracket) return undefined;
+      if ((previous === openBrace || previous === comma) && holdsAt(bytes, made.member, index))
+        return { at: index, length: made.member.length, replacement: made.replacement };
+      if (!isSpace(byte)) previous = byte;
+    }
+    return undefined;
   };
 }
