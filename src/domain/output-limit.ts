@@ -9,8 +9,10 @@ const maxUncountedBytes = 64 * 1024;
  * than it sends.
  *
  * Counting stays linear and mostly free: no tokenizer counts more tokens than a text has UTF-8 bytes, so text
- * is only kept (64 KiB at most) while what was counted plus its bytes stays under the limit, and counted, in
- * one piece, once it does not. Each piece of text is counted once; near the limit, in small batches.
+ * is only kept (64 KiB at most) and counted, in one piece, when the limit is asked about while what was counted
+ * plus its bytes could reach it. Each piece of text is counted once; near the limit, in small batches. An
+ * answer that ends without more output after nearing its limit is never counted here (an upstream's usage, or
+ * the settlement's own count, says what it cost).
  */
 export class OutputLimit {
   private counted = 0;
@@ -37,7 +39,10 @@ export class OutputLimit {
       this.uncounted.push(text);
       this.uncountedBytes += Buffer.byteLength(text);
     }
-    if (this.counted + this.uncountedBytes < this.maxTokens && this.uncountedBytes < maxUncountedBytes) return;
+    if (this.uncountedBytes >= maxUncountedBytes) this.count();
+  }
+
+  private count(): void {
     if (this.uncounted.length > 0) this.counted += this.countTokens(this.uncounted.join(''));
     this.uncounted = [];
     this.uncountedBytes = 0;
@@ -45,7 +50,13 @@ export class OutputLimit {
 
   /** The output delivered so far, in tokens; text not yet counted cannot reach the limit, and is not in it. */
   get delivered(): number {
+    if (this.mayBeReached) this.count();
     return Math.max(this.counted, this.reported);
+  }
+
+  /** The limit may be reached, by what is known without counting: false means it is not. */
+  get mayBeReached(): boolean {
+    return this.counted + this.uncountedBytes >= this.maxTokens || this.reported >= this.maxTokens;
   }
 
   /** The limit is reached: no further output may be delivered. */

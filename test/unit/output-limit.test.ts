@@ -8,16 +8,18 @@ const bytes = (text: string) => new TextEncoder().encode(text);
 const text = (data: Uint8Array) => new TextDecoder().decode(data);
 
 describe('the output limit', () => {
-  it('counts nothing while the text has fewer bytes than the limit has tokens, then counts it once', () => {
+  it('counts nothing while the text has fewer bytes than the limit has tokens, then counts it once when asked', () => {
     const counted: string[] = [];
     const limit = new OutputLimit(10, (piece) => {
       counted.push(piece);
       return countTextTokens(piece);
     });
     limit.add('word ');
+    expect(limit.reached).toBe(false);
+    expect(counted).toEqual([]);
+    limit.add('word word ');
     expect(counted).toEqual([]);
     expect(limit.reached).toBe(false);
-    limit.add('word word ');
     expect(counted).toEqual(['word word word ']);
     limit.add('word word word word word word word ');
     expect(limit.delivered).toBeGreaterThanOrEqual(10);
@@ -108,6 +110,24 @@ describe('a relay meter with the output limit', () => {
         .filter((line) => line.startsWith('event: ')),
     ).toEqual(['event: message_delta', 'event: message_stop']);
     expect(meter.reading().output.text).toBe('word');
+  });
+
+  it('never counts a stream whose output ends as it nears the limit', () => {
+    const counted: string[] = [];
+    const meter = openAiRelayMeter('chat-completions', {
+      streaming: true,
+      maxEventCharacters: 1024,
+      limit: new OutputLimit(3, (piece) => {
+        counted.push(piece);
+        return countTextTokens(piece);
+      }),
+    });
+    const finish = `data: ${JSON.stringify({ id: 'c1', choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] })}\n\n`;
+    expect(text(meter.push(bytes(chunk('one two') + finish)))).toBe(chunk('one two') + finish);
+    expect(counted).toEqual([]);
+    // Output after it is asked about: counted, and refused once the limit is reached.
+    expect(text(meter.push(bytes(chunk(' three four'))))).toBe(chunk(' three four'));
+    expect(counted).toEqual(['one two']);
   });
 
   it('marks a whole answer past the limit as a length finish, its content as it came', () => {

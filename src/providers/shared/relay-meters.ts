@@ -80,12 +80,13 @@ export function streamRelayMeter<T>(
     const event = checkedEvent(data, rules.check);
     // Named before it is observed and followed, so that a length finish repeating it names the served model too.
     const renamed = servedAs === undefined ? [] : nameServedModel(event, servedAs);
-    // Only an event read past the limit may have to be taken back.
-    const before = limit.reached ? { ...reading } : undefined;
+    // Only an event read past the limit may have to be taken back; whether the limit is reached is asked (and
+    // the output counted) only of an event that would add output once it may be.
+    const before = limit.mayBeReached ? { ...reading } : undefined;
     const mark = reading.output.mark();
     rules.observe(reading, event);
     const added = reading.output.since(mark);
-    if (before && (added.text !== '' || added.charactersBeyond > 0)) {
+    if (before && (added.text !== '' || added.charactersBeyond > 0) && limit.reached) {
       Object.assign(reading, before);
       reading.output.rewind(mark);
       return false;
