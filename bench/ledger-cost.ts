@@ -54,6 +54,17 @@ interface Counters {
   lsn: string;
 }
 
+/** The figures of a phase that are counts. */
+type Counted = Exclude<keyof PhaseCost, 'walKinds'>;
+
+/** WAL records of one kind: resource manager, record type and the relfilenode of the first block it touches. */
+interface WalKind {
+  kind: string;
+  records: number;
+  bytes: number;
+  fpi: number;
+}
+
 /** What one phase cost the database, and what it did. */
 interface PhaseCost {
   transactions: number;
@@ -63,6 +74,7 @@ interface PhaseCost {
   /** WAL records of the measured database and of its transactions (commits included): bytes, and full-page images among them. */
   walBytes: number;
   fpiBytes: number;
+  walKinds: WalKind[];
   /** All WAL the server wrote meanwhile, whoever wrote it. */
   serverWalBytes: number;
   /** CPU of the database's backends (user + system), or NaN when their /proc is not readable here. */
@@ -92,10 +104,12 @@ try {
     `| in flight | requests | req/s (this run) | transactions / request | rows inserted / request | rows updated / request | rows deleted / request | WAL bytes / request | of which full-page images | server WAL bytes / request (upper bound) | database CPU ms / request | lease extensions | extensions / s |`,
     '|---|---|---|---|---|---|---|---|---|---|---|---|---|',
   ];
+  const walByKind = new Map<number, WalKind[]>();
   for (const concurrency of concurrencies) {
     const idle = await phase({ count: 0, concurrency });
     const busy = await phase({ count: requests, concurrency });
-    const per = (key: keyof PhaseCost, digits = 2) => ((busy[key] - idle[key]) / requests).toFixed(digits);
+    walByKind.set(concurrency, busy.walKinds);
+    const per = (key: Counted, digits = 2) => ((busy[key] - idle[key]) / requests).toFixed(digits);
     lines.push(
       `| ${[
         concurrency,
@@ -117,12 +131,33 @@ try {
   }
   const heartbeatIdle = await heartbeatPhase(0);
   const heartbeatBusy = await heartbeatPhase(heartbeats);
-  const perBeat = (key: keyof PhaseCost, digits = 1) =>
+  const perBeat = (key: Counted, digits = 1) =>
     ((heartbeatBusy[key] - heartbeatIdle[key]) / heartbeats).toFixed(digits);
   lines.push(
     '',
     `Heartbeat of one process (sent every ledger.heartbeatSeconds, 15 s by default; the sweep of dead processes' holds with it), over ${heartbeats}: ${perBeat('transactions')} transactions, ${perBeat('updated')} rows updated, ${perBeat('walBytes', 0)} WAL bytes each.`,
   );
+  const relations = new Map(
+    (
+      await queryOnce<{ node: string; name: string }>(
+        measured.url,
+        'SELECT relfilenode::text AS node, relname AS name FROM pg_class WHERE relfilenode <> 0',
+      )
+    ).map((row) => [row.node, row.name]),
+  );
+  for (const [concurrency, kinds] of walByKind) {
+    lines.push(
+      '',
+      `WAL of the run with ${concurrency} in flight by kind of record (the relation of its first block), per request:`,
+      '',
+      '| record | relation | records / request | bytes / request |',
+      '|---|---|---|---|',
+      ...kinds.slice(0, 12).map((kind) => {
+        const [record, node] = kind.kind.split('|');
+        return `| ${record} | ${relations.get(node ?? '') ?? (node ? `relfilenode ${node}` : '—')} | ${(kind.records / requests).toFixed(2)} | ${(kind.bytes / requests).toFixed(0)} |`;
+      }),
+    );
+  }
   const [records] = await queryOnce<{ records: string; heap: string; total: string }>(
     measured.url,
     `SELECT count(*) AS records, pg_relation_size('generations') AS heap, pg_total_relation_size('generations') AS total FROM generations`,
@@ -156,6 +191,22 @@ try {
     };
   }
 
+  /**
+   * The counters once they stop moving: a backend that has left pg_stat_activity may not have written its
+   * statistics yet (on a busy machine, a while later).
+   */
+  async function settledCounters(): Promise<Counters> {
+    let last = await counters();
+    for (let reads = 0; reads < 40; reads++) {
+      await sleep(500);
+      const now = await counters();
+      if (now.transactions === last.transactions && now.inserted === last.inserted && now.updated === last.updated)
+        return now;
+      last = now;
+    }
+    throw new Error('the statistics of the measured database did not settle within 20 s');
+  }
+
   /** The CPU its backends have spent so far, read while they are connected. */
   async function backendCpuMs(): Promise<number> {
     const pids = (
@@ -173,7 +224,7 @@ try {
   async function measure(
     work: (storage: Storage) => Promise<{ extensions: number; giveBacks: number }>,
   ): Promise<PhaseCost> {
-    const before = await counters();
+    const before = await settledCounters();
     const storage = await open();
     const started = process.hrtime.bigint();
     const done = await work(storage);
@@ -190,8 +241,7 @@ try {
       if (Number(row!.backends) === 0) break;
       await sleep(100);
     }
-    await sleep(500);
-    const after = await counters();
+    const after = await settledCounters();
     const wal = await walOfDatabase(before.lsn, after.lsn);
     const [server] = (
       await probe.query<{ bytes: string }>('SELECT pg_wal_lsn_diff($2::pg_lsn, $1::pg_lsn) AS bytes', [
@@ -206,6 +256,7 @@ try {
       deleted: after.deleted - before.deleted,
       walBytes: wal.bytes,
       fpiBytes: wal.fpi,
+      walKinds: wal.kinds,
       serverWalBytes: Number(server!.bytes),
       backendCpuMs: cpu,
       seconds,
@@ -213,20 +264,32 @@ try {
     };
   }
 
-  /** WAL records between two positions that touch the measured database's relations, or belong to a transaction that does. */
-  async function walOfDatabase(from: string, to: string): Promise<{ bytes: number; fpi: number }> {
+  /**
+   * WAL records between two positions that touch the measured database's relations, or belong to a transaction
+   * that does, by kind of record (resource manager and record type, with the relation of its first block).
+   */
+  async function walOfDatabase(from: string, to: string): Promise<{ bytes: number; fpi: number; kinds: WalKind[] }> {
     // pg_walinspect refuses a start at the flushed end: nothing was written.
-    if (from === to) return { bytes: 0, fpi: 0 };
-    const [row] = (
-      await probe.query<{ bytes: string; fpi: string }>(
-        `WITH records AS (SELECT xid, record_length, fpi_length, block_ref FROM pg_get_wal_records_info($1::pg_lsn, $2::pg_lsn)),
+    if (from === to) return { bytes: 0, fpi: 0, kinds: [] };
+    const kinds = (
+      await probe.query<{ kind: string; records: string; bytes: string; fpi: string }>(
+        `WITH records AS (SELECT xid, resource_manager, record_type, record_length, fpi_length, block_ref
+                            FROM pg_get_wal_records_info($1::pg_lsn, $2::pg_lsn)),
               ours AS (SELECT DISTINCT xid FROM records WHERE block_ref LIKE $3 AND xid <> '0'::xid)
-         SELECT COALESCE(sum(record_length), 0) AS bytes, COALESCE(sum(fpi_length), 0) AS fpi
-           FROM records WHERE block_ref LIKE $3 OR xid IN (SELECT xid FROM ours)`,
+         SELECT resource_manager || ' ' || record_type || '|' || COALESCE(substring(block_ref from '/([0-9]+) fork'), '') AS kind,
+                count(*) AS records, sum(record_length) AS bytes, sum(fpi_length) AS fpi
+           FROM records WHERE block_ref LIKE $3 OR xid IN (SELECT xid FROM ours)
+          GROUP BY 1 ORDER BY sum(record_length) DESC`,
         [from, to, `%/${databaseOid}/%`],
       )
-    ).rows;
-    return { bytes: Number(row!.bytes), fpi: Number(row!.fpi) };
+    ).rows.map((row) => ({
+      kind: row.kind,
+      records: Number(row.records),
+      bytes: Number(row.bytes),
+      fpi: Number(row.fpi),
+    }));
+    const total = (key: 'bytes' | 'fpi') => kinds.reduce((sum, kind) => sum + kind[key], 0);
+    return { bytes: total('bytes'), fpi: total('fpi'), kinds };
   }
 
   /** `count` requests of the benchmark's chat completion, `concurrency` at a time, admitted and settled by one process. */
