@@ -1,4 +1,4 @@
-// The benchmark's processes (fake upstream, our gateway, Portkey's gateway) and what the kernel says about them.
+// The benchmark's processes (fake upstream, our gateway, the bare proxy, Portkey's gateway) and what the kernel says about them.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, openSync, readdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -15,19 +15,29 @@ export interface Command {
 }
 
 /**
+ * How this folder's TypeScript runs under `node`: Node strips the types itself from 22.18 on; an older Node
+ * (20) needs tsx to load the file, and what that file loads is compiled JavaScript still.
+ */
+function typeScriptLoader(node: string): string[] {
+  const [major = 0, minor = 0] = nodeVersion(node).slice(1).split('.').map(Number);
+  return major > 22 || (major === 22 && minor >= 18) ? ['--disable-warning=ExperimentalWarning'] : ['--import', 'tsx'];
+}
+
+/**
  * How our gateway is started, in this one place: the node binary (`--runtime-node`, default the harness's own)
- * running the compiled gateway through `gateway-process.ts`. Node strips that file's types itself from 22.18
- * on; an older Node (20) needs tsx to load that one file, and the gateway it loads is compiled JavaScript still.
+ * running the compiled gateway through `gateway-process.ts`.
  */
 export function gatewayCommand(node: string, nodeFlags: string[]): Command {
-  const [major = 0, minor = 0] = nodeVersion(node).slice(1).split('.').map(Number);
-  const loader =
-    major > 22 || (major === 22 && minor >= 18) ? ['--disable-warning=ExperimentalWarning'] : ['--import', 'tsx'];
   // The V8 flag `npm start` and bin/gateway.js run the gateway with.
   return {
     command: node,
-    args: ['--max-semi-space-size=16', ...nodeFlags, ...loader, path.join(here, 'gateway-process.ts')],
+    args: ['--max-semi-space-size=16', ...nodeFlags, ...typeScriptLoader(node), path.join(here, 'gateway-process.ts')],
   };
+}
+
+/** The bare proxy (`bare-proxy.ts`) on the same node binary as the gateways, with Node's default flags. */
+export function bareProxyCommand(node: string): Command {
+  return { command: node, args: [...typeScriptLoader(node), path.join(here, 'bare-proxy.ts')] };
 }
 
 /** Portkey's gateway as its package runs it under Node: the `bin` of `@portkey-ai/gateway` (its rollup build). */
@@ -45,7 +55,7 @@ export function nodeVersion(node: string): string {
 
 export interface Started {
   child: ChildProcess;
-  /** The JSON object of the process's first stdout line (fake upstream, our gateway), or {} (Portkey). */
+  /** The JSON object of the process's first stdout line (fake upstream, bare proxy), the gateway's ready message, or {} (Portkey). */
   info: Record<string, string>;
   /** Milliseconds from spawn to that first line, printed right after the server listens (or to the first accepted connection). */
   readyMs: number;

@@ -6,15 +6,24 @@ import type { LoadResult, PreciseLatency, SlowStreamsResult } from './load.ts';
 export interface ScenarioRow {
   scenario: string;
   direct: LoadResult;
+  bare: LoadResult;
   ours: LoadResult;
   portkey: LoadResult;
+  bareCpuMsPerRequest: number;
   oursCpuMsPerRequest: number;
   portkeyCpuMsPerRequest: number;
 }
 
+interface ProcessResources {
+  startMs: number;
+  idlePssBytes: number;
+  peakPssBytes: number;
+}
+
 export interface Resources {
   ours: { firstStartMs: number; restartMs: number; idlePssBytes: number; peakPssBytes: number };
-  portkey: { startMs: number; idlePssBytes: number; peakPssBytes: number };
+  bare: ProcessResources;
+  portkey: ProcessResources;
 }
 
 export interface Billing {
@@ -48,7 +57,7 @@ export interface Report {
   seconds: number;
   rounds: number;
   rows: ScenarioRow[];
-  precise: { direct: PreciseLatency; ours: PreciseLatency; portkey: PreciseLatency };
+  precise: { direct: PreciseLatency; bare: PreciseLatency; ours: PreciseLatency; portkey: PreciseLatency };
   resources: Resources;
   soak: {
     seconds: number;
@@ -77,18 +86,22 @@ export function renderReport(report: Report): string {
   const lines = [
     '# Benchmark results',
     '',
-    `Run on ${report.date}, ${report.machine}; ${report.seconds} s per measurement. Load generator on Node ${report.harnessNode}, our gateway on Node ${report.oursNode}, Portkey's gateway ${report.portkeyVersion} on Node ${report.portkeyNode}.`,
+    `Run on ${report.date}, ${report.machine}; ${report.seconds} s per measurement. Load generator on Node ${report.harnessNode}, our gateway on Node ${report.oursNode}, the bare proxy and Portkey's gateway ${report.portkeyVersion} on Node ${report.portkeyNode}.`,
     '',
     '## Method',
     '',
-    '`npm run bench` starts four processes on loopback: the fake OpenAI upstream of `test/fakes/` (one word per',
-    'SSE chunk, usage on every answer), our gateway (the full billing path: key authentication, capability gate,',
-    "hold, relay with metering, settlement and usage record, one account with a daily cap on its key), Portkey's",
-    'open-source gateway (`@portkey-ai/gateway`, its Node build, headless, no config: the OpenAI provider with',
-    'the fake as custom host, so a relay with no authentication, billing or storage), and this load generator',
-    '(autocannon). Each scenario calls the fake directly, then through our `POST /api/alpha/v1/chat/completions`',
-    "(or `/embeddings`: two short texts, float vectors), then through Portkey's `POST /v1/chat/completions` (or",
-    '`/v1/embeddings`), with the same body, one after the other in the same run. Before any measurement one call',
+    '`npm run bench` starts five processes on loopback: the fake OpenAI upstream of `test/fakes/` (one word per',
+    "SSE chunk, usage on every answer), the bare proxy (`bench/bare-proxy.ts`: Node's http server, one JSON parse",
+    'of the body, the same bytes sent on over a keep-alive undici Pool, the answer piped back; the least any',
+    'Node.js gateway does, so the ceiling of one on this runtime and machine), our gateway (the full billing path:',
+    'key authentication, capability gate, hold, relay with metering, settlement and usage record, one account with',
+    "a daily cap on its key), Portkey's open-source gateway (`@portkey-ai/gateway`, its Node build, headless, no",
+    'config: the OpenAI provider with the fake as custom host, so a relay with no authentication, billing or',
+    'storage), and this load generator (autocannon). Each scenario calls the fake directly, then through the bare',
+    "proxy's `POST /v1/chat/completions`, then through our `POST /api/alpha/v1/chat/completions` (or `/embeddings`:",
+    "two short texts, float vectors), then through Portkey's `POST /v1/chat/completions` (or `/v1/embeddings`),",
+    'with the same body, one after the other in the same run. Ours / bare is the share of the ceiling our',
+    'gateway reaches; ours / Portkey compares it with a peer on the same Node. Before any measurement one call',
     "of each kind through each path is checked against the fake's own answer (the echo, the stream's chunks and",
     "`[DONE]`, the vectors); answers outside 2xx during a measurement are counted as errors. Portkey's stream",
     "relay waits 25 ms before it passes on a stream's first event (`readStream` in its",
@@ -101,54 +114,56 @@ export function renderReport(report: Report): string {
     "p50. Memory is the PSS of the gateway's process and its descendants, summed (`/proc/<pid>/smaps_rollup`, so pages shared between them count once): idle",
     'two seconds after it listens, and the highest of samples every 200 ms during its 32-connection',
     'measurements. Start to listening is from spawn to the listening socket: ours restarted on the data',
-    "directory its first start created, Portkey's by polling its port. Latencies are in milliseconds.",
+    "directory its first start created, the bare proxy's to the line it prints once it listens, Portkey's by",
+    'polling its port. Latencies are in milliseconds.',
     '',
     `Storage of our gateway in this run: ${report.storage}. Its logging: ${report.logging}; its Prometheus metrics are recorded on every request.`,
     '',
     '## Throughput and latency',
     '',
-    '| scenario | direct req/s | ours req/s | Portkey req/s | ours/Portkey | ours/direct | direct p50 | ours p50 | Portkey p50 | direct p99 | ours p99 | Portkey p99 | ours CPU ms/req | Portkey CPU ms/req | errors (direct/ours/Portkey) |',
-    '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|',
+    '| scenario | ours/bare | ours/Portkey | direct req/s | bare req/s | ours req/s | Portkey req/s | ours/direct | direct p50 | bare p50 | ours p50 | Portkey p50 | direct p99 | bare p99 | ours p99 | Portkey p99 | bare CPU ms/req | ours CPU ms/req | Portkey CPU ms/req | errors (direct/bare/ours/Portkey) |',
+    '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|',
     ...rows
       .map((row) =>
         [
           row.scenario,
-          fixed(row.direct.requestsPerSecond, 0),
-          fixed(row.ours.requestsPerSecond, 0),
-          fixed(row.portkey.requestsPerSecond, 0),
+          ratio(row.ours.requestsPerSecond, row.bare.requestsPerSecond),
           ratio(row.ours.requestsPerSecond, row.portkey.requestsPerSecond),
+          ...[row.direct, row.bare, row.ours, row.portkey].map((result) => fixed(result.requestsPerSecond, 0)),
           ratio(row.ours.requestsPerSecond, row.direct.requestsPerSecond),
-          fixed(row.direct.p50),
-          fixed(row.ours.p50),
-          fixed(row.portkey.p50),
-          fixed(row.direct.p99),
-          fixed(row.ours.p99),
-          fixed(row.portkey.p99),
-          fixed(row.oursCpuMsPerRequest, 3),
-          fixed(row.portkeyCpuMsPerRequest, 3),
-          `${row.direct.errors}/${row.ours.errors}/${row.portkey.errors}`,
+          ...[row.direct, row.bare, row.ours, row.portkey].map((result) => fixed(result.p50)),
+          ...[row.direct, row.bare, row.ours, row.portkey].map((result) => fixed(result.p99)),
+          ...[row.bareCpuMsPerRequest, row.oursCpuMsPerRequest, row.portkeyCpuMsPerRequest].map((ms) => fixed(ms, 3)),
+          [row.direct, row.bare, row.ours, row.portkey].map((result) => result.errors).join('/'),
         ].join(' | '),
       )
       .map((row) => `| ${row} |`),
     '',
     '## Added latency at one connection',
     '',
-    '| sequential, one connection | direct p50 | ours p50 | Portkey p50 | ours added p50 | Portkey added p50 | direct p99 | ours p99 | Portkey p99 |',
-    '|---|---|---|---|---|---|---|---|---|',
+    '| sequential, one connection | ours added p50 | bare added p50 | Portkey added p50 | direct p50 | bare p50 | ours p50 | Portkey p50 | direct p99 | bare p99 | ours p99 | Portkey p99 |',
+    '|---|---|---|---|---|---|---|---|---|---|---|---|',
     ...(['total', 'firstByte'] as const).map((measure) => {
-      const [direct, ours, portkey] = [precise.direct[measure], precise.ours[measure], precise.portkey[measure]];
+      const paths = [precise.direct, precise.bare, precise.ours, precise.portkey].map((latency) => latency[measure]);
+      const direct = precise.direct[measure];
+      const [bare, ours, portkey] = [precise.bare[measure], precise.ours[measure], precise.portkey[measure]];
       const name = measure === 'total' ? 'non-streamed, whole answer' : 'streamed, first byte';
-      return `| ${name} | ${fixed(direct.p50, 3)} | ${fixed(ours.p50, 3)} | ${fixed(portkey.p50, 3)} | ${fixed(ours.p50 - direct.p50, 3)} | ${fixed(portkey.p50 - direct.p50, 3)} | ${fixed(direct.p99, 3)} | ${fixed(ours.p99, 3)} | ${fixed(portkey.p99, 3)} |`;
+      return `| ${[
+        name,
+        ...[ours, bare, portkey].map((latency) => fixed(latency.p50 - direct.p50, 3)),
+        ...paths.map((latency) => fixed(latency.p50, 3)),
+        ...paths.map((latency) => fixed(latency.p99, 3)),
+      ].join(' | ')} |`;
     }),
     '',
     '## Resources',
     '',
-    '| | ours | Portkey |',
-    '|---|---|---|',
-    `| PSS idle, 2 s after listening (MiB) | ${mib(resources.ours.idlePssBytes)} | ${mib(resources.portkey.idlePssBytes)} |`,
-    `| PSS peak under 32 connections (MiB) | ${mib(resources.ours.peakPssBytes)} | ${mib(resources.portkey.peakPssBytes)} |`,
-    `| start to listening (ms) | ${fixed(resources.ours.restartMs, 0)} (existing data directory) | ${fixed(resources.portkey.startMs, 0)} |`,
-    `| first start, new data directory (ms) | ${fixed(resources.ours.firstStartMs, 0)} | — |`,
+    '| | ours | bare proxy | Portkey |',
+    '|---|---|---|---|',
+    `| PSS idle, 2 s after listening (MiB) | ${mib(resources.ours.idlePssBytes)} | ${mib(resources.bare.idlePssBytes)} | ${mib(resources.portkey.idlePssBytes)} |`,
+    `| PSS peak under 32 connections (MiB) | ${mib(resources.ours.peakPssBytes)} | ${mib(resources.bare.peakPssBytes)} | ${mib(resources.portkey.peakPssBytes)} |`,
+    `| start to listening (ms) | ${fixed(resources.ours.restartMs, 0)} (existing data directory) | ${fixed(resources.bare.startMs, 0)} | ${fixed(resources.portkey.startMs, 0)} |`,
+    `| first start, new data directory (ms) | ${fixed(resources.ours.firstStartMs, 0)} | — | — |`,
     '',
   ];
   if (report.soak.samples.length > 0) {

@@ -1,10 +1,12 @@
 /**
- * Gateway overhead benchmark: the same fake OpenAI upstream called directly, through our gateway's full billing
- * path, and through Portkey's open-source gateway (`@portkey-ai/gateway`, a relay with no billing), on chat
- * completions (non-streamed and streamed) and embeddings, at 1 and 32 connections, in one run; then the added
- * latency at one connection (sequential, sub-millisecond), and the resource figures of both gateways (PSS idle
- * and under load, start to listening).
- * Upstream, both gateways and the load generator are separate processes (bench/processes.ts starts them).
+ * Gateway overhead benchmark: the same fake OpenAI upstream called directly, through a bare proxy (Node's http
+ * server, one JSON parse of the body, an undici Pool, the answer piped back: the ceiling of any Node.js
+ * gateway, bench/bare-proxy.ts), through our gateway's full billing path, and through Portkey's open-source
+ * gateway (`@portkey-ai/gateway`, a relay with no billing), on chat completions (non-streamed and streamed) and
+ * embeddings, at 1 and 32 connections, in one run; then the added latency at one connection (sequential,
+ * sub-millisecond), and the resource figures of the proxies (PSS idle and under load, start to listening).
+ * Ours is compared with the bare proxy first, and with Portkey (on the same Node) as its peer.
+ * Upstream, the proxies and the load generator are separate processes (bench/processes.ts starts them).
  * Writes the report to bench/RESULTS.md, or to --out.
  *
  *   npm run bench                          # 10 s per measurement
@@ -14,7 +16,7 @@
  *   npm run bench -- --slow-streams        # also: 1000 streams at once on each gateway, one chunk a second
  *                    [--streams N] [--stream-seconds S]   # for 60 s; checks completion, peak PSS and billing
  *   npm run bench -- --profile             # also: a CPU profile of our gateway, summarised by package
- *   npm run bench -- --runtime-node PATH   # both gateways on another node binary (Node 20 against 24, say)
+ *   npm run bench -- --runtime-node PATH   # the gateways and the bare proxy on another node binary (Node 20 against 24, say)
  *   npm run bench -- --out FILE            # write the report elsewhere than bench/RESULTS.md
  *   npm run bench -- --log-level info      # our gateway logs at this level (a line per request and per generation at info), on its stdout, a file of the run
  *   BENCH_DATABASE_URL=postgres://...      # our gateway on PostgreSQL instead of the embedded default
@@ -33,11 +35,13 @@ import {
   slowStreams,
   type Call,
   type LoadResult,
+  type PreciseLatency,
   type Target,
 } from './load.ts';
 import { chatPricing, nanosPerToken } from './pricing.ts';
 import {
   ask,
+  bareProxyCommand,
   gatewayCommand,
   nodeVersion,
   pssPeakSampler,
@@ -115,11 +119,22 @@ try {
   running.push(portkey);
   await sleep(2000);
   const portkeyIdleRss = treePss(pidOf(portkey));
+  const bare = await startWithReadyLine(bareProxyCommand(runtimeNode), { BENCH_UPSTREAM_URL: fake.info.url! });
+  running.push(bare);
+  await sleep(2000);
+  const bareIdleRss = treePss(pidOf(bare));
 
   const { key } = await ask<{ key: string }>(ours.child, { type: 'account', creditsUsd: 1_000_000 });
   const direct: Target = {
     name: 'direct',
     url: `${fake.info.url}/v1`,
+    headers: { authorization: `Bearer ${fakeOpenAiKey}` },
+    chatModel: 'gpt-4o-mini',
+    embeddingModel: 'text-embedding-3-small',
+  };
+  const viaBare: Target = {
+    name: 'bare',
+    url: `${bare.info.url}/v1`,
     headers: { authorization: `Bearer ${fakeOpenAiKey}` },
     chatModel: 'gpt-4o-mini',
     embeddingModel: 'text-embedding-3-small',
@@ -151,10 +166,10 @@ try {
     embeddings: 'embeddings',
   };
 
-  for (const target of [direct, through, viaPortkey]) await checkAnswers(target);
+  const targets = [direct, viaBare, through, viaPortkey];
+  for (const target of targets) await checkAnswers(target);
   // Warm every path (JIT, connection pools, database caches) before measuring.
-  for (const target of [direct, through, viaPortkey])
-    for (const call of calls) await load(target, call, { connections: 8, duration: 1 });
+  for (const target of targets) for (const call of calls) await load(target, call, { connections: 8, duration: 1 });
 
   /** One autocannon run through a gateway, with the CPU its process tree spent and, at 32 connections, its PSS peak. */
   const measured = async (
@@ -169,34 +184,41 @@ try {
     return { result, cpuMsPerRequest: cpuMs / Math.max(1, result.requests), peakRss: sampler?.stop() ?? 0 };
   };
   const rows: ScenarioRow[] = [];
+  let barePeakRss = 0;
   let oursPeakRss = 0;
   let portkeyPeakRss = 0;
   for (const call of calls) {
     for (const connections of [1, 32]) {
       const scenario = `${scenarioNames[call]}, ${connections} connection${connections > 1 ? 's' : ''}`;
       const directResult: LoadResult = await load(direct, call, { connections, duration: seconds });
+      const bareRun = await measured(viaBare, bare, { call, connections });
       const oursRun = await measured(through, ours, { call, connections });
       const portkeyRun = await measured(viaPortkey, portkey, { call, connections });
+      barePeakRss = Math.max(barePeakRss, bareRun.peakRss);
       oursPeakRss = Math.max(oursPeakRss, oursRun.peakRss);
       portkeyPeakRss = Math.max(portkeyPeakRss, portkeyRun.peakRss);
       rows.push({
         scenario,
         direct: directResult,
+        bare: bareRun.result,
         ours: oursRun.result,
         portkey: portkeyRun.result,
+        bareCpuMsPerRequest: bareRun.cpuMsPerRequest,
         oursCpuMsPerRequest: oursRun.cpuMsPerRequest,
         portkeyCpuMsPerRequest: portkeyRun.cpuMsPerRequest,
       });
       const rate = (result: LoadResult) =>
         `${result.requestsPerSecond.toFixed(0)} req/s${result.errors > 0 ? ` (${result.errors} errors)` : ''}`;
+      const ofBare = oursRun.result.requestsPerSecond / Math.max(1, bareRun.result.requestsPerSecond);
       process.stderr.write(
-        `${scenario}: direct ${rate(directResult)}, ours ${rate(oursRun.result)}, Portkey ${rate(portkeyRun.result)}\n`,
+        `${scenario}: ours/bare ${ofBare.toFixed(2)}; direct ${rate(directResult)}, bare ${rate(bareRun.result)}, ours ${rate(oursRun.result)}, Portkey ${rate(portkeyRun.result)}\n`,
       );
     }
   }
-  const [preciseDirect, preciseOurs, precisePortkey] = await preciseLatency([direct, through, viaPortkey], rounds);
+  const [preciseDirect, preciseBare, preciseOurs, precisePortkey] = await preciseLatency(targets, rounds);
+  const added = (latency: PreciseLatency | undefined) => (latency!.total.p50 - preciseDirect!.total.p50).toFixed(3);
   process.stderr.write(
-    `one connection, p50 added: ours ${(preciseOurs!.total.p50 - preciseDirect!.total.p50).toFixed(3)} ms, Portkey ${(precisePortkey!.total.p50 - preciseDirect!.total.p50).toFixed(3)} ms\n`,
+    `one connection, p50 added: ours ${added(preciseOurs)} ms, bare ${added(preciseBare)} ms, Portkey ${added(precisePortkey)} ms\n`,
   );
 
   const soakEvery = Math.min(30, Math.max(1, Math.floor(soakSeconds / 10)));
@@ -263,7 +285,7 @@ try {
     seconds,
     rounds,
     rows,
-    precise: { direct: preciseDirect!, ours: preciseOurs!, portkey: precisePortkey! },
+    precise: { direct: preciseDirect!, bare: preciseBare!, ours: preciseOurs!, portkey: precisePortkey! },
     resources: {
       ours: {
         firstStartMs: first.readyMs,
@@ -271,6 +293,7 @@ try {
         idlePssBytes: oursIdleRss,
         peakPssBytes: oursPeakRss,
       },
+      bare: { startMs: bare.readyMs, idlePssBytes: bareIdleRss, peakPssBytes: barePeakRss },
       portkey: { startMs: portkey.readyMs, idlePssBytes: portkeyIdleRss, peakPssBytes: portkeyPeakRss },
     },
     soak: { seconds: soakSeconds, everySeconds: soakEvery, samples: soak },
