@@ -8,11 +8,12 @@ import { fakeOpenAiKey, startOpenAiFake } from '../fakes/openai-fake.ts';
 import {
   answerText,
   askFake,
-  meterRelay,
-  replayTarget,
-  replayUpstream,
+  chatRecorded,
+  deltaText,
+  meteredText,
+  relayRecorded,
+  replayed,
   requestBody,
-  roomyLimit,
   shapeDifferences,
   sseEvents,
   streamDifferences,
@@ -30,65 +31,31 @@ const http = new UpstreamHttp();
 const adapter = createOpenAiAdapter(http);
 afterAll(() => http.close());
 
-/** Runs `call` against a loopback upstream that answers with the fixture; answers its result and the requests it made. */
-async function replayed<T>(
-  recorded: VendorFixture,
-  call: (target: ProviderTarget) => Promise<T>,
-): Promise<{ result: T; sent: unknown[] }> {
-  const upstream = await replayUpstream(recorded);
-  try {
-    const result = await call(replayTarget(`${upstream.url}/v1`));
-    return { result, sent: upstream.requests.map((request) => request.body) };
-  } finally {
-    await upstream.close();
-  }
-}
+const onOpenAi = <T>(recorded: VendorFixture, call: (target: ProviderTarget) => Promise<T>) =>
+  replayed(recorded, '/v1', call);
 
-async function collect(stream: AsyncIterable<ChatStreamEvent>): Promise<ChatStreamEvent[]> {
-  const events: ChatStreamEvent[] = [];
-  for await (const event of stream) events.push(event);
-  return events;
-}
+const chat = (recorded: VendorFixture, extra: Partial<ChatRequest> = {}) => {
+  const request = { upstreamModel: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Hello!' }], ...extra } as const;
+  return chatRecorded(adapter.text!, recorded, { basePath: '/v1', request });
+};
 
-const chat = (recorded: VendorFixture, extra: Partial<ChatRequest> = {}) =>
-  replayed(recorded, (target) =>
-    collect(
-      adapter.text!.streamChat(
-        { upstreamModel: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Hello!' }], ...extra },
-        { target },
-      ),
-    ),
-  );
-
-const textOf = (events: ChatStreamEvent[]) =>
-  events.flatMap((event) => (event.type === 'text-delta' ? [event.text] : [])).join('');
 const finishOf = (events: ChatStreamEvent[]) => {
   const finish = events.at(-1);
   if (finish?.type !== 'finish') throw new Error(`the stream ended with ${JSON.stringify(finish)}, not a finish`);
   return finish;
 };
 
-/** Relays the fixture's own request through the adapter and reads the answer with the operation's relay meter. */
-const relayed = (recorded: VendorFixture, operation: RelayOperation) => {
-  const body = requestBody(recorded);
-  const streaming = body.stream === true;
-  return replayed(recorded, async (target) => {
-    const exchange = await adapter.text!.relay!({ operation, upstreamModel: String(body.model), body }, { target });
-    const meter = adapter.text!.relayMeter!(operation, {
-      streaming,
-      maxEventCharacters: target.maxEventCharacters,
-      limit: roomyLimit(),
-    });
-    return meterRelay(exchange, meter);
+const relayed = (recorded: VendorFixture, operation: RelayOperation) =>
+  relayRecorded(adapter.text!, recorded, {
+    operation,
+    basePath: '/v1',
+    upstreamModel: String(requestBody(recorded).model),
   });
-};
-
-const everything = { pieces: 0, kept: 0, beyond: 0 };
 
 describe('OpenAI chat completions replayed from the documentation', () => {
   it('streams the documented chunks as text and a stop finish, with no usage when none was asked for', async () => {
     const { result: events } = await chat(fixture('chat-completion-stream'));
-    expect(textOf(events)).toBe('Hello');
+    expect(deltaText(events)).toBe('Hello');
     expect(finishOf(events)).toEqual({
       type: 'finish',
       finishReason: { unified: 'stop', raw: 'stop' },
@@ -98,8 +65,8 @@ describe('OpenAI chat completions replayed from the documentation', () => {
 
   it('reads the usage chunk (empty choices) that ends a stream with include_usage', async () => {
     const { result: events, sent } = await chat(fixture('chat-completion-stream-usage'));
-    expect(sent[0]).toMatchObject({ stream: true, stream_options: { include_usage: true } });
-    expect(textOf(events)).toBe('Hello');
+    expect(sent[0]?.body).toMatchObject({ stream: true, stream_options: { include_usage: true } });
+    expect(deltaText(events)).toBe('Hello');
     expect(finishOf(events)).toMatchObject({
       finishReason: { unified: 'stop' },
       usage: { inputTokens: 19, outputTokens: 10 },
@@ -115,7 +82,7 @@ describe('OpenAI chat completions replayed from the documentation', () => {
     ]);
     const fragments = events.flatMap((event) => (event.type === 'tool-call-delta' ? [event.arguments] : []));
     expect(JSON.parse(fragments.join(''))).toEqual({ location: 'Paris, France' });
-    expect(textOf(events)).toBe('');
+    expect(deltaText(events)).toBe('');
     expect(finishOf(events).finishReason).toEqual({ unified: 'tool-calls', raw: 'tool_calls' });
   });
 
@@ -128,13 +95,13 @@ describe('OpenAI chat completions replayed from the documentation', () => {
       sawError: false,
       usage: { inputTokens: 19, outputTokens: 10 },
     });
-    expect(result.reading.output.since(everything).text).toBe('Hello! How can I assist you today?');
+    expect(meteredText(result.reading)).toBe('Hello! How can I assist you today?');
   });
 
   it('relays the documented tool-call answer and counts the call as output', async () => {
     const { result } = await relayed(fixture('chat-completion-tool-call'), 'chat-completions');
     expect(result.reading).toMatchObject({ complete: true, usage: { inputTokens: 82, outputTokens: 17 } });
-    expect(result.reading.output.since(everything).text).toBe('get_current_weather{\n"location": "Boston, MA"\n}');
+    expect(meteredText(result.reading)).toBe('get_current_weather{\n"location": "Boston, MA"\n}');
   });
 
   it('meters the documented stream with the usage chunk as it relays it unchanged', async () => {
@@ -172,7 +139,7 @@ describe('OpenAI Responses replayed from the documentation', () => {
 
 describe('OpenAI embeddings and images replayed from the documentation', () => {
   it('takes the documented embeddings answer as one vector per input, with its input tokens', async () => {
-    const { result, sent } = await replayed(fixture('embeddings'), (target) =>
+    const { result, sent } = await onOpenAi(fixture('embeddings'), (target) =>
       adapter.embeddings!.embed(
         {
           upstreamModel: 'text-embedding-ada-002',
@@ -181,7 +148,7 @@ describe('OpenAI embeddings and images replayed from the documentation', () => {
         { target },
       ),
     );
-    expect(sent[0]).toEqual({
+    expect(sent[0]?.body).toEqual({
       model: 'text-embedding-ada-002',
       input: ['The food was delicious and the waiter...'],
       encoding_format: 'float',
@@ -190,7 +157,7 @@ describe('OpenAI embeddings and images replayed from the documentation', () => {
   });
 
   it('takes the documented image answer as one inline image with its token usage', async () => {
-    const { result } = await replayed(fixture('images-b64'), (target) =>
+    const { result } = await onOpenAi(fixture('images-b64'), (target) =>
       adapter.images!.generate(
         {
           upstreamModel: 'gpt-image-1.5',
@@ -218,7 +185,7 @@ describe('OpenAI embeddings and images replayed from the documentation', () => {
   ] as const) {
     it(`meters the relayed ${streaming ? 'image event stream' : 'image answer'}: one image and its usage`, async () => {
       const recorded = fixture(name);
-      const { result } = await replayed(recorded, async (target) => {
+      const { result } = await onOpenAi(recorded, async (target) => {
         const body = requestBody(recorded);
         const exchange = await adapter.images!.relay!({ upstreamModel: 'gpt-image-1.5', body }, { target });
         const meter = adapter.images!.relayMeter!({ streaming, maxEventCharacters: target.maxEventCharacters });

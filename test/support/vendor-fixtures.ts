@@ -1,11 +1,19 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { type Static, Type } from 'typebox';
+import type { ChatRequest, ChatStreamEvent } from '../../src/domain/chat.ts';
 import { OutputLimit } from '../../src/domain/output-limit.ts';
 import { Secret } from '../../src/domain/secret.ts';
 import { wireCheck } from '../../src/protocols/wire-check.ts';
-import type { ProviderTarget, RawExchange, RelayMeter, RelayReading } from '../../src/providers/provider-adapter.ts';
-import { type FakeServer, startFakeServer } from '../fakes/fake-server.ts';
+import type {
+  ProviderTarget,
+  RawExchange,
+  RelayMeter,
+  RelayOperation,
+  RelayReading,
+  TextAdapter,
+} from '../../src/providers/provider-adapter.ts';
+import { type FakeServer, type RecordedRequest, startFakeServer } from '../fakes/fake-server.ts';
 
 /**
  * A vendor's documented answer, kept as a fixture (test/fixtures/vendor/<protocol>/<name>.json) with where it was
@@ -75,6 +83,69 @@ export const replayTarget = (baseUrl: string, apiKey = 'vendor-fixture-key'): Pr
   maxEventCharacters: 1024 * 1024,
   headers: {},
 });
+
+/**
+ * Runs `call` against a loopback upstream that answers with the fixture, at `basePath` of its address (the
+ * provider's base URL); answers the call's result and the requests the upstream received.
+ */
+export async function replayed<T>(
+  recorded: VendorFixture,
+  basePath: string,
+  call: (target: ProviderTarget) => Promise<T>,
+): Promise<{ result: T; sent: RecordedRequest[] }> {
+  const upstream = await replayUpstream(recorded);
+  try {
+    const result = await call(replayTarget(`${upstream.url}${basePath}`));
+    return { result, sent: upstream.requests };
+  } finally {
+    await upstream.close();
+  }
+}
+
+export async function collect(stream: AsyncIterable<ChatStreamEvent>): Promise<ChatStreamEvent[]> {
+  const events: ChatStreamEvent[] = [];
+  for await (const event of stream) events.push(event);
+  return events;
+}
+
+/** Streams `request` through a text adapter from a loopback upstream answering with the fixture. */
+export function chatRecorded(
+  text: TextAdapter,
+  recorded: VendorFixture,
+  { basePath, request }: { basePath: string; request: ChatRequest },
+): Promise<{ result: ChatStreamEvent[]; sent: RecordedRequest[] }> {
+  return replayed(recorded, basePath, (target) => collect(text.streamChat(request, { target })));
+}
+
+/** The text a stream of canonical events delivered. */
+export const deltaText = (events: readonly ChatStreamEvent[]) =>
+  events.flatMap((event) => (event.type === 'text-delta' ? [event.text] : [])).join('');
+
+/** The text a relay meter counted as delivered output, all of it. */
+export const meteredText = (reading: RelayReading) => reading.output.since({ pieces: 0, kept: 0, beyond: 0 }).text;
+
+/**
+ * Relays the fixture's own request through a text adapter (pass-through), from a loopback upstream answering
+ * with the fixture, and reads the relayed answer with the adapter's relay meter for `operation`.
+ */
+export function relayRecorded(
+  text: TextAdapter,
+  recorded: VendorFixture,
+  { operation, basePath, upstreamModel }: { operation: RelayOperation; basePath: string; upstreamModel: string },
+): Promise<{ result: { reading: RelayReading; relayed: string }; sent: RecordedRequest[] }> {
+  const body = requestBody(recorded);
+  const streaming = recorded.response.transcript !== undefined;
+  return replayed(recorded, basePath, async (target) => {
+    if (!text.relay || !text.relayMeter) throw new Error('the adapter does not relay');
+    const exchange = await text.relay({ operation, upstreamModel, body }, { target });
+    const meter = text.relayMeter(operation, {
+      streaming,
+      maxEventCharacters: target.maxEventCharacters,
+      limit: roomyLimit(),
+    });
+    return meterRelay(exchange, meter);
+  });
+}
 
 /** An output limit no recorded answer reaches: the meter reads the whole answer. */
 export const roomyLimit = () => new OutputLimit(1_000_000, (text) => text.length);
