@@ -147,7 +147,6 @@ async function generate(
             parts: [{ functionCall: { name: calledFunction, args: { query: textOf(lastUser?.parts) } } }],
           },
           finishReason: 'STOP',
-          index: 0,
         },
       ],
     };
@@ -164,7 +163,7 @@ async function generate(
       candidates: candidates.map((index) => ({
         content: { role: 'model', parts: [{ text: words.join(' ') }] },
         finishReason,
-        index,
+        ...candidateIndex(index),
       })),
       usageMetadata: finalUsage,
       ...common,
@@ -177,7 +176,7 @@ async function generate(
       candidates: candidates.map((candidate) => ({
         content: { role: 'model', parts: [{ text: index === 0 ? word : ` ${word}` }] },
         ...(last ? { finishReason } : {}),
-        index: candidate,
+        ...candidateIndex(candidate),
       })),
       usageMetadata: last ? finalUsage : { promptTokenCount, totalTokenCount: promptTokenCount },
       ...common,
@@ -269,6 +268,11 @@ function embed(
   }
   const answer = { embeddings: requests.map(embeddingOf) };
   writeJson<BatchEmbedContentsResponse>(response, { status: 200, body: answer, headers: jsonType });
+}
+
+/** A candidate's index as Google writes it: proto3 JSON leaves out a zero, so the first candidate carries none. */
+function candidateIndex(index: number): { index?: number } {
+  return index > 0 ? { index } : {};
 }
 
 export function startGeminiFake(): Promise<FakeServer> {
