@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ChatRequest } from '../../src/domain/chat.ts';
+import { UpstreamHttpError } from '../../src/domain/upstream-failure.ts';
 import { createGeminiAdapter } from '../../src/providers/gemini/gemini-adapter.ts';
 import type { ProviderTarget, RelayOperation } from '../../src/providers/provider-adapter.ts';
 import { UpstreamHttp } from '../../src/providers/shared/upstream-http.ts';
@@ -106,6 +107,16 @@ describe('Gemini generateContent replayed from recorded answers', () => {
   }
 });
 
+describe('a Gemini error replayed as Google recorded it', () => {
+  it("raises the recorded 400 with Google's own error body", async () => {
+    const recorded = fixture('error-api-key-invalid');
+    const error = await chat(recorded).catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(UpstreamHttpError);
+    expect(error).toMatchObject({ status: 400 });
+    expect(JSON.parse(error instanceof UpstreamHttpError ? error.body : '')).toEqual(recorded.response.body);
+  });
+});
+
 describe('Gemini embeddings replayed from the documentation', () => {
   it('sends the documented batchEmbedContents request and takes one vector per request, in order', async () => {
     const recorded = fixture('batch-embed-contents');
@@ -168,6 +179,13 @@ describe('the Gemini fake answers as Google does', () => {
       expect(shapeDifferences([recorded.response.body], [JSON.parse(answer.text)], rules)).toEqual([]);
     });
   }
+
+  it('refuses a wrong key as Google does', async () => {
+    const recorded = fixture('error-api-key-invalid');
+    const answer = await askFake(fake, recorded, { headers: { 'x-goog-api-key': 'not-the-key' } });
+    expect(answer.status).toBe(400);
+    expect(JSON.parse(answer.text)).toEqual(recorded.response.body);
+  });
 
   for (const [name, events] of [
     ['stream-generate-content-sse', sseEvents],
