@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ChatRequest } from '../../src/domain/chat.ts';
-import { UpstreamUnreachableError } from '../../src/domain/upstream-failure.ts';
+import { UpstreamHttpError, UpstreamUnreachableError } from '../../src/domain/upstream-failure.ts';
 import { createAnthropicAdapter } from '../../src/providers/anthropic/anthropic-adapter.ts';
 import { UpstreamHttp } from '../../src/providers/shared/upstream-http.ts';
 import { fakeAnthropicKey, startAnthropicFake } from '../fakes/anthropic-fake.ts';
@@ -81,6 +81,14 @@ describe('Anthropic messages replayed from the documentation', () => {
     const error = await chat(fixture('stream-error')).catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(UpstreamUnreachableError);
     expect(error).toMatchObject({ reason: 'protocol', message: expect.stringContaining('Overloaded') });
+  });
+
+  it("raises the documented error answer with its status and Anthropic's own body", async () => {
+    const recorded = fixture('error-not-found');
+    const error = await chat(recorded).catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(UpstreamHttpError);
+    expect(error).toMatchObject({ status: 404 });
+    expect(JSON.parse(error instanceof UpstreamHttpError ? error.body : '')).toEqual(recorded.response.body);
   });
 
   it('relays the documented stream unchanged and meters input from message_start, output from message_delta', async () => {
@@ -172,6 +180,13 @@ describe('the Anthropic fake answers as the documentation does', () => {
       ).toEqual([]);
     });
   }
+
+  it('answers an error status with the documented error body', async () => {
+    const recorded = fixture('error-not-found');
+    const answer = await ask(recorded, { ...requestBody(recorded), model: 'fake-error-404' });
+    expect(answer.status).toBe(404);
+    expect(shapeDifferences([recorded.response.body], [JSON.parse(answer.text)])).toEqual([]);
+  });
 
   it('sends the documented error event mid-stream', async () => {
     const recorded = fixture('stream-error');
