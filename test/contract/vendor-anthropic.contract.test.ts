@@ -2,6 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ChatRequest } from '../../src/domain/chat.ts';
 import { UpstreamHttpError, UpstreamUnreachableError } from '../../src/domain/upstream-failure.ts';
 import { createAnthropicAdapter } from '../../src/providers/anthropic/anthropic-adapter.ts';
+import type { ServedModel } from '../../src/providers/provider-adapter.ts';
+import { servedAs } from '../../src/providers/shared/served-model.ts';
 import { UpstreamHttp } from '../../src/providers/shared/upstream-http.ts';
 import { fakeAnthropicKey, startAnthropicFake } from '../fakes/anthropic-fake.ts';
 import type { FakeServer } from '../fakes/fake-server.ts';
@@ -13,6 +15,8 @@ import {
   meteredText,
   relayRecorded,
   requestBody,
+  servedData,
+  servedEvents,
   shapeDifferences,
   sseEvents,
   streamDifferences,
@@ -39,12 +43,13 @@ const chat = async (recorded: VendorFixture, extra: Partial<ChatRequest> = {}) =
   return result;
 };
 
-const relayed = async (recorded: VendorFixture) => {
+const relayed = async (recorded: VendorFixture, served?: ServedModel) => {
   const body = requestBody(recorded);
   const { result } = await relayRecorded(adapter.text!, recorded, {
     operation: 'messages',
     basePath: '/v1',
     upstreamModel: String(body.model),
+    ...(served ? { servedAs: served } : {}),
   });
   return result;
 };
@@ -121,6 +126,26 @@ describe('Anthropic messages replayed from the documentation', () => {
     const error = await relayed(fixture('message-tool-use')).catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(UpstreamUnreachableError);
     expect(error).toMatchObject({ reason: 'protocol' });
+  });
+});
+
+describe('Anthropic answers relayed naming the catalog model', () => {
+  for (const name of ['message-stream', 'message-tool-use-stream']) {
+    it(`renames the model of message_start in ${name}, and passes the rest as the vendor sent it`, async () => {
+      const recorded = fixture(name);
+      const served = servedAs('messages', 'catalog-model');
+      const { relayed: bytes } = await relayed(recorded, served);
+      const { expected, relayed: events } = servedEvents(answerText(recorded), bytes, { events: sseEvents, served });
+      expect(events).toEqual(expected);
+      expect(bytes).toContain('"catalog-model"');
+    });
+  }
+
+  it('renames the model of the documented Message', async () => {
+    const recorded = fixture('message');
+    const served = servedAs('messages', 'catalog-model');
+    const { relayed: bytes } = await relayed(recorded, served);
+    expect(JSON.parse(bytes)).toEqual(servedData(answerText(recorded), served.fields, 'catalog-model'));
   });
 });
 

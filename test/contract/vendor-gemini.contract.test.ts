@@ -2,7 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ChatRequest } from '../../src/domain/chat.ts';
 import { UpstreamHttpError } from '../../src/domain/upstream-failure.ts';
 import { createGeminiAdapter } from '../../src/providers/gemini/gemini-adapter.ts';
-import type { ProviderTarget, RelayOperation } from '../../src/providers/provider-adapter.ts';
+import type { ProviderTarget, RelayOperation, ServedModel } from '../../src/providers/provider-adapter.ts';
+import { servedAs } from '../../src/providers/shared/served-model.ts';
 import { UpstreamHttp } from '../../src/providers/shared/upstream-http.ts';
 import type { FakeServer } from '../fakes/fake-server.ts';
 import { fakeGeminiKey, startGeminiFake } from '../fakes/gemini-fake.ts';
@@ -15,6 +16,7 @@ import {
   meteredText,
   relayRecorded,
   replayed,
+  servedEvents,
   shapeDifferences,
   sseEvents,
   streamDifferences,
@@ -41,8 +43,13 @@ const chat = (recorded: VendorFixture, extra: Partial<ChatRequest> = {}) => {
   return chatRecorded(adapter.text!, recorded, { basePath: '/v1beta', request });
 };
 
-const relayed = (recorded: VendorFixture, operation: RelayOperation) =>
-  relayRecorded(adapter.text!, recorded, { operation, basePath: '/v1beta', upstreamModel: 'gemini-2.0-flash' });
+const relayed = (recorded: VendorFixture, operation: RelayOperation, served?: ServedModel) =>
+  relayRecorded(adapter.text!, recorded, {
+    operation,
+    basePath: '/v1beta',
+    upstreamModel: 'gemini-2.0-flash',
+    ...(served ? { servedAs: served } : {}),
+  });
 
 describe('Gemini generateContent replayed from recorded answers', () => {
   it('streams the recorded SSE answer: text, a length finish from MAX_TOKENS, the last usageMetadata', async () => {
@@ -103,6 +110,22 @@ describe('Gemini generateContent replayed from recorded answers', () => {
       expect(meteredText(result.reading)).toBe(
         "The sky is blue because of a phenomenon called **Rayleigh scattering**. Here's a breakdown:",
       );
+    });
+  }
+});
+
+describe('Gemini answers relayed naming the catalog model', () => {
+  for (const [name, operation, events] of [
+    ['stream-generate-content-sse', 'stream-generate-content-sse', sseEvents],
+    ['stream-generate-content-json-array', 'stream-generate-content-json', jsonArrayEvents],
+  ] as const) {
+    it(`renames modelVersion in every element of ${name}, and passes the rest as Google sent it`, async () => {
+      const recorded = fixture(name);
+      const served = servedAs(operation, 'catalog-model');
+      const { result } = await relayed(recorded, operation, served);
+      const { expected, relayed: sent } = servedEvents(answerText(recorded), result.relayed, { events, served });
+      expect(sent).toEqual(expected);
+      expect(result.relayed).toContain('"catalog-model"');
     });
   }
 });

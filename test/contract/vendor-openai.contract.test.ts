@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ChatRequest, ChatStreamEvent } from '../../src/domain/chat.ts';
 import { createOpenAiAdapter } from '../../src/providers/openai/openai-adapter.ts';
 import type { ProviderTarget, RelayOperation } from '../../src/providers/provider-adapter.ts';
+import { servedAs } from '../../src/providers/shared/served-model.ts';
 import { UpstreamHttp } from '../../src/providers/shared/upstream-http.ts';
 import type { FakeServer } from '../fakes/fake-server.ts';
 import { fakeOpenAiKey, startOpenAiFake } from '../fakes/openai-fake.ts';
@@ -14,6 +15,8 @@ import {
   relayRecorded,
   replayed,
   requestBody,
+  servedData,
+  servedEvents,
   shapeDifferences,
   sseEvents,
   streamDifferences,
@@ -134,6 +137,40 @@ describe('OpenAI Responses replayed from the documentation', () => {
       sawError: false,
       usage: { inputTokens: 37, outputTokens: 11 },
     });
+  });
+});
+
+describe('OpenAI answers relayed naming the catalog model', () => {
+  for (const [name, operation] of [
+    ['chat-completion-stream-usage', 'chat-completions'],
+    ['chat-completion-tool-call-stream', 'chat-completions'],
+    ['responses-stream', 'responses'],
+  ] as const) {
+    it(`renames the model of every event of ${name}, and passes the rest as the vendor sent it`, async () => {
+      const recorded = fixture(name);
+      const served = servedAs(operation, 'catalog-model');
+      const { result } = await relayRecorded(adapter.text!, recorded, {
+        operation,
+        basePath: '/v1',
+        upstreamModel: String(requestBody(recorded).model),
+        servedAs: served,
+      });
+      const { expected, relayed } = servedEvents(answerText(recorded), result.relayed, { events: sseEvents, served });
+      expect(relayed).toEqual(expected);
+      expect(result.relayed).toContain('"catalog-model"');
+    });
+  }
+
+  it('renames the model of the documented JSON answer', async () => {
+    const recorded = fixture('chat-completion');
+    const served = servedAs('chat-completions', 'catalog-model');
+    const { result } = await relayRecorded(adapter.text!, recorded, {
+      operation: 'chat-completions',
+      basePath: '/v1',
+      upstreamModel: 'gpt-5.4',
+      servedAs: served,
+    });
+    expect(JSON.parse(result.relayed)).toEqual(servedData(answerText(recorded), served.fields, 'catalog-model'));
   });
 });
 

@@ -11,6 +11,7 @@ import type {
   RelayMeter,
   RelayOperation,
   RelayReading,
+  ServedModel,
   TextAdapter,
 } from '../../src/providers/provider-adapter.ts';
 import { type FakeServer, type RecordedRequest, startFakeServer } from '../fakes/fake-server.ts';
@@ -131,7 +132,12 @@ export const meteredText = (reading: RelayReading) => reading.output.since({ pie
 export function relayRecorded(
   text: TextAdapter,
   recorded: VendorFixture,
-  { operation, basePath, upstreamModel }: { operation: RelayOperation; basePath: string; upstreamModel: string },
+  {
+    operation,
+    basePath,
+    upstreamModel,
+    servedAs,
+  }: { operation: RelayOperation; basePath: string; upstreamModel: string; servedAs?: ServedModel },
 ): Promise<{ result: { reading: RelayReading; relayed: string }; sent: RecordedRequest[] }> {
   const body = requestBody(recorded);
   const streaming = recorded.response.transcript !== undefined;
@@ -142,6 +148,7 @@ export function relayRecorded(
       streaming,
       maxEventCharacters: target.maxEventCharacters,
       limit: roomyLimit(),
+      ...(servedAs ? { servedAs } : {}),
     });
     return meterRelay(exchange, meter);
   });
@@ -335,4 +342,41 @@ export function streamDifferences(vendorText: string, fakeText: string, reading:
       differences.push(`${kind} ${difference}`);
   }
   return differences;
+}
+
+/**
+ * A vendor event's data as a relay naming the catalog model `modelId` should pass it on: each of `fields` (paths
+ * where the protocol names its model) that holds a string set to `modelId`, everything else as it came.
+ */
+export function servedData(data: string, fields: ReadonlyArray<readonly string[]>, modelId: string): unknown {
+  const value: unknown = JSON.parse(data);
+  for (const path of fields) {
+    let holder: unknown = value;
+    for (const step of path.slice(0, -1)) holder = isRecord(holder) ? holder[step] : undefined;
+    const last = path.at(-1) ?? '';
+    if (isRecord(holder) && typeof holder[last] === 'string') holder[last] = modelId;
+  }
+  return value;
+}
+
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/**
+ * The events of a relayed stream (name and data, JSON parsed) beside those a relay naming `served` should have
+ * sent for the vendor's stream: to be equal.
+ */
+export function servedEvents(
+  vendorText: string,
+  relayedText: string,
+  { events, served }: { events: (text: string) => WrittenEvent[]; served: ServedModel },
+): { expected: unknown[]; relayed: unknown[] } {
+  const parsed = (data: string) => (data.startsWith('{') ? JSON.parse(data) : data);
+  return {
+    expected: events(vendorText).map(({ name, data }) => ({
+      name,
+      data: data.startsWith('{') ? servedData(data, served.fields, served.modelId) : data,
+    })),
+    relayed: events(relayedText).map(({ name, data }) => ({ name, data: parsed(data) })),
+  };
 }
