@@ -128,6 +128,13 @@ describe('OpenAI Responses replayed from the documentation', () => {
     expect(result.reading).toMatchObject({ complete: true, usage: { inputTokens: 36, outputTokens: 87 } });
   });
 
+  it('relays the documented function_call Response and meters its usage', async () => {
+    const recorded = fixture('responses-function-call');
+    const { result } = await relayed(recorded, 'responses');
+    expect(JSON.parse(result.relayed)).toEqual(recorded.response.body);
+    expect(result.reading).toMatchObject({ complete: true, usage: { inputTokens: 291, outputTokens: 23 } });
+  });
+
   it('relays the documented event stream and reads its usage from response.completed', async () => {
     const recorded = fixture('responses-stream');
     const { result } = await relayed(recorded, 'responses');
@@ -327,6 +334,16 @@ describe('the OpenAI fake answers as the documentation does', () => {
     expect(shapeDifferences([recorded.response.body], [JSON.parse(answer.text)], { opaque: ['$.metadata'] })).toEqual(
       [],
     );
+  });
+
+  it('answers a function call Response with the documented fields', async () => {
+    const recorded = fixture('responses-function-call');
+    const answer = await ask(recorded);
+    const rules = {
+      extra: { '$.usage.input_tokens_details': "in the Text input example's usage" },
+      opaque: ['$.metadata', '$.tools'],
+    };
+    expect(shapeDifferences([recorded.response.body], [JSON.parse(answer.text)], rules)).toEqual([]);
   });
 
   it('streams Responses events in the documented order and shapes', async () => {
