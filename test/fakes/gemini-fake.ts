@@ -48,6 +48,23 @@ function sendError(response: ServerResponse, code: number, message: string): voi
   writeJson(response, { status: code, body, headers: jsonType });
 }
 
+const badKeyMessage = 'API key not valid. Please pass a valid API key.';
+
+/** Google's answer to a wrong key: 400, its reason (API_KEY_INVALID) and message told in the error's details. */
+function refuseKey(response: ServerResponse): void {
+  const details = [
+    {
+      '@type': 'type.googleapis.com/google.rpc.ErrorInfo',
+      reason: 'API_KEY_INVALID',
+      domain: 'googleapis.com',
+      metadata: { service: 'generativelanguage.googleapis.com' },
+    },
+    { '@type': 'type.googleapis.com/google.rpc.LocalizedMessage', locale: 'en-US', message: badKeyMessage },
+  ];
+  const error = { code: 400, message: badKeyMessage, status: 'INVALID_ARGUMENT', details };
+  writeJson<GeminiError>(response, { status: 400, body: { error }, headers: jsonType });
+}
+
 const isGenerateRequest = wireCheck(GenerateContentRequest);
 const isEmbedRequest = wireCheck(EmbedContentRequest);
 const isBatchEmbedRequest = wireCheck(BatchEmbedContentsRequest);
@@ -96,8 +113,7 @@ async function generate(
   response: ServerResponse,
   { model, action, alt }: { model: string; action: string; alt: string | null },
 ): Promise<void> {
-  if (request.headers['x-goog-api-key'] !== fakeGeminiKey)
-    return sendError(response, 400, 'API key not valid. Please pass a valid API key.');
+  if (request.headers['x-goog-api-key'] !== fakeGeminiKey) return refuseKey(response);
   const failure = /^fake-error-(\d{3})$/.exec(model);
   if (failure) return sendError(response, Number(failure[1]), `The fake failed with ${failure[1]}`);
   if (!isGenerateRequest(request.body)) return sendError(response, 400, invalidBody);
@@ -147,7 +163,6 @@ async function generate(
             parts: [{ functionCall: { name: calledFunction, args: { query: textOf(lastUser?.parts) } } }],
           },
           finishReason: 'STOP',
-          index: 0,
         },
       ],
     };
@@ -164,7 +179,7 @@ async function generate(
       candidates: candidates.map((index) => ({
         content: { role: 'model', parts: [{ text: words.join(' ') }] },
         finishReason,
-        index,
+        ...candidateIndex(index),
       })),
       usageMetadata: finalUsage,
       ...common,
@@ -177,7 +192,7 @@ async function generate(
       candidates: candidates.map((candidate) => ({
         content: { role: 'model', parts: [{ text: index === 0 ? word : ` ${word}` }] },
         ...(last ? { finishReason } : {}),
-        index: candidate,
+        ...candidateIndex(candidate),
       })),
       usageMetadata: last ? finalUsage : { promptTokenCount, totalTokenCount: promptTokenCount },
       ...common,
@@ -225,7 +240,7 @@ function embed(
   { model, action }: { model: string; action: string },
 ): void {
   if (request.headers['x-goog-api-key'] !== fakeGeminiKey) {
-    sendError(response, 400, 'API key not valid. Please pass a valid API key.');
+    refuseKey(response);
     return;
   }
   const failure = /^fake-error-(\d{3})$/.exec(model);
@@ -269,6 +284,11 @@ function embed(
   }
   const answer = { embeddings: requests.map(embeddingOf) };
   writeJson<BatchEmbedContentsResponse>(response, { status: 200, body: answer, headers: jsonType });
+}
+
+/** A candidate's index as Google writes it: proto3 JSON leaves out a zero, so the first candidate carries none. */
+function candidateIndex(index: number): { index?: number } {
+  return index > 0 ? { index } : {};
 }
 
 export function startGeminiFake(): Promise<FakeServer> {

@@ -276,8 +276,10 @@ function toolCall(
   };
   const delta = (toolCall: object) =>
     send([{ index: 0, delta: { tool_calls: [toolCall] }, logprobs: null, finish_reason: null }]);
-  send([{ index: 0, delta: { role: 'assistant', content: null, refusal: null }, logprobs: null, finish_reason: null }]);
-  delta({ index: 0, ...call, function: { name: tool, arguments: '' } });
+  // As OpenAI streams a call that opens the answer: the role comes with the call's id and name, in one chunk.
+  const opening = { index: 0, ...call, function: { name: tool, arguments: '' } };
+  const first = { role: 'assistant', content: null, tool_calls: [opening], refusal: null };
+  send([{ index: 0, delta: first, logprobs: null, finish_reason: null }]);
   const half = Math.floor(args.length / 2);
   delta({ index: 0, function: { arguments: args.slice(0, half) } });
   delta({ index: 0, function: { arguments: args.slice(half) } });
@@ -290,6 +292,7 @@ interface ResponsesBody {
   model: string;
   input: string | Array<{ type?: string; role?: string; content?: string | Array<{ text?: string }>; output?: string }>;
   instructions?: string;
+  max_output_tokens?: number;
   stream?: boolean;
   tools?: Array<{ type: string; name?: string }>;
   tool_choice?: unknown;
@@ -336,7 +339,7 @@ async function responses(request: RecordedRequest, response: ServerResponse): Pr
     input_tokens:
       items.reduce((sum, item) => sum + wordsOf(textOf(item.content)).length, 0) +
       wordsOf(body.instructions ?? '').length,
-    input_tokens_details: { cached_tokens: 0 },
+    input_tokens_details: { cached_tokens: 0, cache_write_tokens: 0 },
     output_tokens: words.length,
     output_tokens_details: { reasoning_tokens: 0 },
   };
@@ -365,10 +368,26 @@ async function responses(request: RecordedRequest, response: ServerResponse): Pr
     model: `${body.model}-2025-04-14`,
     error: null,
     incomplete_details: null,
+    // The settings every Response repeats from its request, as OpenAI's do.
+    instructions: body.instructions ?? null,
+    max_output_tokens: body.max_output_tokens ?? null,
+    parallel_tool_calls: true,
+    previous_response_id: null,
+    reasoning: { effort: null, summary: null },
+    store: true,
+    temperature: 1,
+    text: body.text ?? { format: { type: 'text' } },
+    tool_choice: body.tool_choice ?? 'auto',
+    tools: body.tools ?? [],
+    top_p: 1,
+    truncation: 'disabled',
+    user: null,
+    metadata: {},
   };
   const whole = {
     ...base,
     status: 'completed',
+    completed_at: 1_741_476_543,
     output: [call ?? message],
     usage: { ...usage, total_tokens: usage.input_tokens + usage.output_tokens },
   };

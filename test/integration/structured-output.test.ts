@@ -24,8 +24,9 @@ const expected = { city: `Echo: ${prompt}` };
 type Chunk = Record<string, unknown>;
 const alphaChoices = (chunk: Chunk) =>
   chunk.choices as Array<{ index: number; delta?: { content?: string }; message?: { content: string } }>;
+/** Google's JSON leaves a zero index out, as proto3 JSON does: the first candidate carries none. */
 const gammaCandidates = (chunk: Chunk) =>
-  chunk.candidates as Array<{ index: number; content: { parts: Array<{ text?: string }> } }>;
+  chunk.candidates as Array<{ index?: number; content: { parts: Array<{ text?: string }> } }>;
 
 /** The text of each choice (alpha) or candidate (gamma), by index, from a JSON answer or a stream. */
 function textsOf(surface: 'alpha' | 'gamma', body: string, stream: boolean): string[] {
@@ -35,7 +36,7 @@ function textsOf(surface: 'alpha' | 'gamma', body: string, stream: boolean): str
       surface === 'alpha'
         ? alphaChoices(chunk).map((choice) => [choice.index, choice.delta?.content ?? choice.message?.content] as const)
         : gammaCandidates(chunk).map(
-            (candidate) => [candidate.index, candidate.content.parts.map((part) => part.text).join('')] as const,
+            (candidate) => [candidate.index ?? 0, candidate.content.parts.map((part) => part.text).join('')] as const,
           );
     for (const [index, text] of pieces) texts[index] = (texts[index] ?? '') + (text ?? '');
   }
