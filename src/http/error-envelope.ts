@@ -173,8 +173,9 @@ function describeValidation(error: FastifyError): string[] {
         union.instancePath === issue.instancePath &&
         issue.schemaPath.startsWith(`${union.schemaPath}/`),
     );
+  // An `if` issue only says that its `then` failed, whose own issue (reported first) names the field and what is wrong.
   return issues
-    .filter((issue) => !told(issue))
+    .filter((issue) => !told(issue) && issue.keyword !== 'if')
     .map((issue) => {
       const where = `${context}${issue.instancePath.replaceAll('/', '.')}`;
       const params = issue.params as Record<string, unknown>;

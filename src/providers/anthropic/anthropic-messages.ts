@@ -14,7 +14,14 @@ import {
 } from '../../domain/chat.ts';
 import { newId } from '../../domain/ids.ts';
 import { UpstreamUnreachableError } from '../../domain/upstream-failure.ts';
-import { finishReasonOf, isMessagesStreamEvent, streamUsageAfter } from '../../protocols/anthropic/messages.ts';
+import {
+  finishReasonOf,
+  isKnownStartedBlock,
+  isKnownDelta,
+  isKnownStreamEvent,
+  isMessagesStreamEvent,
+  streamUsageAfter,
+} from '../../protocols/anthropic/messages.ts';
 import type { CallOptions, ProviderTarget } from '../provider-adapter.ts';
 import { decodeSse } from '../shared/sse-decoder.ts';
 import type { UpstreamHeaders, UpstreamHttp } from '../shared/upstream-http.ts';
@@ -222,30 +229,30 @@ async function* messagesEvents(
   const toolBlocks = new Map<number, { index: number; sentArguments: boolean }>();
   for await (const message of decodeSse(response.body, options.target.maxEventCharacters)) {
     const event = checkedEvent(message.data, isMessagesStreamEvent);
+    // Events of types the protocol added later carry nothing this decoding reads.
+    if (!isKnownStreamEvent(event)) continue;
     switch (event.type) {
       case 'message_start':
-        if (event.message?.usage) usage = streamUsageAfter(usage, event.message.usage);
-        sawUsage = event.message?.usage !== undefined;
+        if (event.message.usage) usage = streamUsageAfter(usage, event.message.usage);
+        sawUsage = event.message.usage !== undefined;
         break;
-      case 'content_block_start':
-        if (event.content_block?.type === 'tool_use') {
+      case 'content_block_start': {
+        const block = event.content_block;
+        if (isKnownStartedBlock(block) && block.type === 'tool_use') {
           const index = toolBlocks.size;
           toolBlocks.set(event.index ?? 0, { index, sentArguments: false });
-          yield {
-            type: 'tool-call-start',
-            index,
-            id: event.content_block.id ?? newId('call'),
-            name: event.content_block.name ?? '',
-          };
+          yield { type: 'tool-call-start', index, id: block.id ?? newId('call'), name: block.name ?? '' };
         }
         break;
+      }
       case 'content_block_delta': {
-        if (event.delta?.type === 'text_delta' && event.delta.text)
-          yield { type: 'text-delta', text: event.delta.text };
+        const delta = event.delta;
+        if (!isKnownDelta(delta)) break;
+        if (delta.type === 'text_delta' && delta.text) yield { type: 'text-delta', text: delta.text };
         const tool = toolBlocks.get(event.index ?? 0);
-        if (event.delta?.type === 'input_json_delta' && event.delta.partial_json && tool) {
+        if (delta.type === 'input_json_delta' && delta.partial_json && tool) {
           tool.sentArguments = true;
-          yield { type: 'tool-call-delta', index: tool.index, arguments: event.delta.partial_json };
+          yield { type: 'tool-call-delta', index: tool.index, arguments: delta.partial_json };
         }
         break;
       }
@@ -256,7 +263,7 @@ async function* messagesEvents(
         break;
       }
       case 'message_delta':
-        if (event.delta?.stop_reason) finish = finishReasonOf(event.delta.stop_reason);
+        if (event.delta.stop_reason) finish = finishReasonOf(event.delta.stop_reason);
         if (event.usage) usage = streamUsageAfter(usage, event.usage);
         sawUsage ||= event.usage !== undefined;
         break;
@@ -266,7 +273,7 @@ async function* messagesEvents(
       case 'error':
         throw new UpstreamUnreachableError(
           'protocol',
-          `the upstream reported an error mid-stream: ${event.error?.message ?? 'unknown'}`,
+          `the upstream reported an error mid-stream: ${event.error.message ?? 'unknown'}`,
         );
     }
   }
