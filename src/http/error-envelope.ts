@@ -185,6 +185,7 @@ function describeValidation(error: FastifyError): string[] {
       if (issue.keyword === 'enum' && Array.isArray(params.allowedValues))
         return `${where} must be one of: ${params.allowedValues.join(', ')}`;
       if (issue.keyword === 'anyOf') return `${where} ${unionMessage(issue, issues)}`;
+      if (issue.keyword === 'type' && Array.isArray(params.type)) return `${where} must be ${params.type.join(' or ')}`;
       return `${where} ${issue.message ?? 'is invalid'}`;
     });
 }

@@ -57,7 +57,7 @@ describe('beta messages content schemas', () => {
     [
       'content that is a number',
       { messages: [{ role: 'user', content: 5 }] },
-      'body.messages.0.content must be string,array',
+      'body.messages.0.content must be string or array',
     ],
     [
       'a system block that is not text',
