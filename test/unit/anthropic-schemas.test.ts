@@ -1,4 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import type { ChatRequest } from '../../src/domain/chat.ts';
+import { encodeMessagesRequest } from '../../src/providers/anthropic/anthropic-messages.ts';
 import {
   blockName,
   isKnownStreamEvent,
@@ -68,5 +70,37 @@ describe('the Anthropic messages schemas', () => {
     expect(isMessage(answer({ type: 'web_search_tool_result', tool_use_id: 's', content: [] }))).toBe(true);
     expect(isMessage(answer({ type: 'tool_use', id: 't', name: 'f', input: { q: 1 } }))).toBe(true);
     expect(isMessage(answer({ type: 'tool_use', id: 't', name: 'f' }))).toBe(false);
+  });
+});
+
+describe('the Anthropic provider request', () => {
+  const conversation: ChatRequest = {
+    upstreamModel: 'claude',
+    messages: [
+      { role: 'system', content: 'Be brief.' },
+      { role: 'user', content: [{ type: 'image', image: { kind: 'url', url: 'https://x/y.png' } }] },
+      { role: 'assistant', content: [{ type: 'tool-call', call: { id: 'c1', name: 'f', arguments: '{"q":1}' } }] },
+      { role: 'tool', content: [{ type: 'tool-result', result: { callId: 'c1', name: 'f', output: 'ok' } }] },
+    ],
+    tools: [{ name: 'f', parameters: { type: 'object' } }],
+    stop: ['END'],
+    thinking: { type: 'enabled', budgetTokens: 1024 },
+  };
+
+  it('follows the protocol request schema', () => {
+    expect(isMessagesRequest(encodeMessagesRequest(conversation))).toBe(true);
+    expect(isMessagesRequest(encodeMessagesRequest({ ...conversation, responseFormat: { type: 'json_object' } }))).toBe(
+      true,
+    );
+  });
+
+  it('switches parallel calls off on a tool choice that calls tools, but sends `none` alone', () => {
+    expect(encodeMessagesRequest({ ...conversation, parallelToolCalls: false }).tool_choice).toEqual({
+      type: 'auto',
+      disable_parallel_tool_use: true,
+    });
+    expect(
+      encodeMessagesRequest({ ...conversation, toolChoice: 'none', parallelToolCalls: false }).tool_choice,
+    ).toEqual({ type: 'none' });
   });
 });

@@ -206,10 +206,11 @@ const startedBlocks = [
   RedactedThinkingBlock,
 ] as const;
 const StartedBlock = openTaggedUnion(startedBlocks);
+export type StartedBlock = Static<typeof StartedBlock>;
 export const isKnownStartedBlock = knownMemberOf(startedBlocks);
 
 /** The name a started block carries: a tool's, the client's or one the provider runs itself (server_tool_use). */
-export function blockName(block: Static<typeof StartedBlock>): string | undefined {
+export function blockName(block: StartedBlock): string | undefined {
   if (isKnownStartedBlock(block)) return block.type === 'tool_use' ? block.name : undefined;
   return typeof block.name === 'string' ? block.name : undefined;
 }

@@ -21,6 +21,9 @@ import {
   isKnownStreamEvent,
   isMessagesStreamEvent,
   streamUsageAfter,
+  type ContentBlock,
+  type MessagesRequest,
+  type ToolChoice as WireToolChoice,
 } from '../../protocols/anthropic/messages.ts';
 import type { CallOptions, ProviderTarget } from '../provider-adapter.ts';
 import { decodeSse } from '../shared/sse-decoder.ts';
@@ -43,7 +46,7 @@ export function anthropicHeaders(
   };
 }
 
-function anthropicBlock(part: ChatPart): object {
+function anthropicBlock(part: ChatPart): ContentBlock {
   switch (part.type) {
     case 'text':
       return { type: 'text', text: part.text };
@@ -72,7 +75,7 @@ function anthropicBlock(part: ChatPart): object {
   }
 }
 
-function anthropicBlocks(content: ChatMessage['content']): object[] {
+function anthropicBlocks(content: ChatMessage['content']): ContentBlock[] {
   if (typeof content === 'string') return [{ type: 'text', text: content }];
   return content.map(anthropicBlock);
 }
@@ -81,8 +84,8 @@ function anthropicBlocks(content: ChatMessage['content']): object[] {
  * The conversation as the protocol's alternating turns: tool results travel in a user turn, and adjacent
  * turns of one role (a tool result followed by the user's next words) become one turn.
  */
-function anthropicMessages(messages: readonly ChatMessage[]): object[] {
-  const turns: Array<{ role: 'user' | 'assistant'; content: string | object[] }> = [];
+function anthropicMessages(messages: readonly ChatMessage[]): MessagesRequest['messages'] {
+  const turns: Array<{ role: 'user' | 'assistant'; content: string | ContentBlock[] }> = [];
   for (const message of messages) {
     if (message.role === 'system') continue;
     const role = message.role === 'assistant' ? 'assistant' : 'user';
@@ -101,7 +104,7 @@ function anthropicMessages(messages: readonly ChatMessage[]): object[] {
   return turns;
 }
 
-function anthropicToolChoice(choice: ToolChoice): object {
+function anthropicToolChoice(choice: ToolChoice): WireToolChoice {
   if (typeof choice === 'object') return { type: 'tool', name: choice.name };
   return { type: choice === 'required' ? 'any' : choice };
 }
@@ -146,11 +149,11 @@ export function anthropicCarries(name: ChatParameterName, request: ChatRequest):
   return anthropicParameters.has(name);
 }
 
-export function encodeMessagesRequest(request: ChatRequest): Record<string, unknown> {
+export function encodeMessagesRequest(request: ChatRequest): MessagesRequest {
   const system = request.messages
     .filter((message) => message.role === 'system')
     .map((message) => textOf(message.content));
-  const body: Record<string, unknown> = {
+  const body: MessagesRequest = {
     model: request.upstreamModel,
     max_tokens: request.maxTokens ?? defaultMaxTokens,
     messages: anthropicMessages(request.messages),
@@ -159,7 +162,7 @@ export function encodeMessagesRequest(request: ChatRequest): Record<string, unkn
   if (system.length > 0) body.system = system.join('\n\n');
   if (request.temperature !== undefined) body.temperature = request.temperature;
   if (request.topP !== undefined) body.top_p = request.topP;
-  if (request.stop !== undefined) body.stop_sequences = request.stop;
+  if (request.stop !== undefined) body.stop_sequences = [...request.stop];
   const schema = nativeSchema(request.responseFormat);
   if (schema !== undefined) body.output_config = { format: { type: 'json_schema', schema } };
   const throughTool = answersThroughTool(request);
@@ -174,7 +177,8 @@ export function encodeMessagesRequest(request: ChatRequest): Record<string, unkn
   const toolChoice = throughTool
     ? anthropicToolChoice({ name: jsonAnswerTool.name })
     : request.toolChoice && anthropicToolChoice(request.toolChoice);
-  if (request.parallelToolCalls === false && request.tools !== undefined)
+  // The protocol's `none` choice takes no other setting: no tool is called at all, let alone several.
+  if (request.parallelToolCalls === false && request.tools !== undefined && toolChoice?.type !== 'none')
     body.tool_choice = { ...(toolChoice ?? { type: 'auto' }), disable_parallel_tool_use: true };
   else if (toolChoice !== undefined) body.tool_choice = toolChoice;
   if (request.topK !== undefined) body.top_k = request.topK;

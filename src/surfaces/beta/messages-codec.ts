@@ -31,6 +31,9 @@ import {
   wireUsage,
   type ContentBlock,
   type ImageBlock,
+  type Message,
+  type MessagesStreamEvent,
+  type StartedBlock,
   type MessagesRequest,
   type OutputFormat,
   type ThinkingConfig as WireThinkingConfig,
@@ -236,9 +239,9 @@ export function relayBody(
 }
 
 /** A whole Message from a collected answer: a text block, then a tool_use block per call. */
-export function messageOf(model: string, { text, toolCalls, finish }: CollectedAnswer): object {
+export function messageOf(model: string, { text, toolCalls, finish }: CollectedAnswer): Message {
   const calls = toolCalls.map((call) => ({
-    type: 'tool_use',
+    type: 'tool_use' as const,
     id: call.id,
     name: call.name,
     input: argumentsObject(call.arguments),
@@ -248,7 +251,7 @@ export function messageOf(model: string, { text, toolCalls, finish }: CollectedA
     type: 'message',
     role: 'assistant',
     model,
-    content: [...(text !== '' || calls.length === 0 ? [{ type: 'text', text }] : []), ...calls],
+    content: [...(text !== '' || calls.length === 0 ? [{ type: 'text' as const, text }] : []), ...calls],
     stop_reason: finish ? stopReasonOf(finish.finishReason) : 'end_turn',
     stop_sequence: matchedStopSequence(finish?.finishReason),
     usage: wireUsage(finish?.usage),
@@ -274,8 +277,8 @@ export class MessageEventEncoder {
     private readonly inputTokens: number,
   ) {}
 
-  encode(event: ChatStreamEvent): Array<[string, object]> {
-    const out: Array<[string, object]> = [];
+  encode(event: ChatStreamEvent): Array<[string, MessagesStreamEvent]> {
+    const out: Array<[string, MessagesStreamEvent]> = [];
     if (!this.started) {
       this.started = true;
       out.push([
@@ -340,7 +343,7 @@ export class MessageEventEncoder {
     return out;
   }
 
-  private open(out: Array<[string, object]>, kind: 'text' | 'tool', contentBlock: object): number {
+  private open(out: Array<[string, MessagesStreamEvent]>, kind: 'text' | 'tool', contentBlock: StartedBlock): number {
     this.close(out);
     const index = this.blocks++;
     this.openBlock = { index, kind };
@@ -348,7 +351,7 @@ export class MessageEventEncoder {
     return index;
   }
 
-  private close(out: Array<[string, object]>): void {
+  private close(out: Array<[string, MessagesStreamEvent]>): void {
     if (this.openBlock) out.push(['content_block_stop', { type: 'content_block_stop', index: this.openBlock.index }]);
     this.openBlock = undefined;
   }
