@@ -173,8 +173,9 @@ function describeValidation(error: FastifyError): string[] {
         union.instancePath === issue.instancePath &&
         issue.schemaPath.startsWith(`${union.schemaPath}/`),
     );
+  // An `if` issue only says that its `then` failed, whose own issue (reported first) names the field and what is wrong.
   return issues
-    .filter((issue) => !told(issue))
+    .filter((issue) => !told(issue) && issue.keyword !== 'if')
     .map((issue) => {
       const where = `${context}${issue.instancePath.replaceAll('/', '.')}`;
       const params = issue.params as Record<string, unknown>;
@@ -184,6 +185,7 @@ function describeValidation(error: FastifyError): string[] {
       if (issue.keyword === 'enum' && Array.isArray(params.allowedValues))
         return `${where} must be one of: ${params.allowedValues.join(', ')}`;
       if (issue.keyword === 'anyOf') return `${where} ${unionMessage(issue, issues)}`;
+      if (issue.keyword === 'type' && Array.isArray(params.type)) return `${where} must be ${params.type.join(' or ')}`;
       return `${where} ${issue.message ?? 'is invalid'}`;
     });
 }

@@ -1,7 +1,12 @@
 import type { ServerResponse } from 'node:http';
+import { objectOf } from '../../src/domain/wire-values.ts';
 import {
+  isClientTool,
+  isKnownContentBlock,
+  isKnownOutputFormat,
   MessagesRequest,
   type AnthropicError,
+  type ContentBlock,
   type Message,
   type MessagesStreamEvent,
 } from '../../src/protocols/anthropic/messages.ts';
@@ -37,42 +42,24 @@ const errorTypes: Record<number, string> = {
   529: 'overloaded_error',
 };
 
-interface Block {
-  type: string;
-  text?: string;
-  id?: string;
-  tool_use_id?: string;
-  content?: string | Block[];
-}
+type Content = MessagesRequest['messages'][number]['content'];
 
-interface MessagesBody {
-  model: string;
-  max_tokens?: number;
-  messages?: Array<{ role: string; content: string | Block[] }>;
-  system?: string;
-  stream?: boolean;
-  tools?: Array<{ name?: string; input_schema?: unknown }>;
-  tool_choice?: { type: string; name?: string };
-  output_config?: { format?: { type?: string; schema?: unknown } };
-  output_format?: { type?: string; schema?: unknown };
-}
-
-const blocksOf = (content: string | Block[]): Block[] =>
+const blocksOf = (content: Content): ContentBlock[] =>
   typeof content === 'string' ? [{ type: 'text', text: content }] : content;
 
+const toolUseIds = (content: Content): string[] =>
+  blocksOf(content).flatMap((block) => (isKnownContentBlock(block) && block.type === 'tool_use' ? [block.id] : []));
+
 /** The real API's checks on tools: every custom tool has an input_schema; tool results answer the turn before. */
-function toolError(body: MessagesBody): string | undefined {
-  const missing = (body.tools ?? []).findIndex((tool) => tool.input_schema === undefined);
+function toolError(body: MessagesRequest): string | undefined {
+  const missing = (body.tools ?? []).findIndex((tool) => isClientTool(tool) && tool.input_schema === undefined);
   if (missing >= 0) return `tools.${missing}.custom.input_schema: Field required`;
   const messages = body.messages ?? [];
   for (const [index, message] of messages.entries()) {
     const previous = messages[index - 1];
-    const calls =
-      previous?.role === 'assistant'
-        ? blocksOf(previous.content).flatMap((block) => (block.type === 'tool_use' ? [block.id] : []))
-        : [];
+    const calls = previous?.role === 'assistant' ? toolUseIds(previous.content) : [];
     for (const block of blocksOf(message.content)) {
-      if (block.type === 'tool_result' && !calls.includes(block.tool_use_id)) {
+      if (isKnownContentBlock(block) && block.type === 'tool_result' && !calls.includes(block.tool_use_id)) {
         return `messages.${index}.content: unexpected \`tool_use_id\` found in \`tool_result\` blocks: ${block.tool_use_id}. Each \`tool_result\` block must have a corresponding \`tool_use\` block in the previous message.`;
       }
     }
@@ -91,12 +78,18 @@ function sendError(response: ServerResponse, status: number, message: string): v
 
 const isMessagesRequest = wireCheck(MessagesRequest);
 
-const textOf = (content: string | Block[] | undefined): string =>
+const textOf = (content: Content | undefined): string =>
   typeof content === 'string'
     ? content
     : (content ?? [])
         .map((block) =>
-          block.type === 'text' ? (block.text ?? '') : block.type === 'tool_result' ? textOf(block.content) : '',
+          !isKnownContentBlock(block)
+            ? ''
+            : block.type === 'text'
+              ? block.text
+              : block.type === 'tool_result'
+                ? textOf(block.content)
+                : '',
         )
         .join('');
 const wordsOf = (text: string) => text.split(/\s+/).filter(Boolean);
@@ -104,23 +97,30 @@ const wordsOf = (text: string) => text.split(/\s+/).filter(Boolean);
 async function messages(request: RecordedRequest, response: ServerResponse): Promise<void> {
   if (request.headers['x-api-key'] !== fakeAnthropicKey) return sendError(response, 401, 'invalid x-api-key');
   if (!request.headers['anthropic-version']) return sendError(response, 400, 'anthropic-version: header is required');
-  if (typeof (request.body as MessagesBody | undefined)?.max_tokens !== 'number')
-    return sendError(response, 400, 'max_tokens: Field required');
-  if (!isMessagesRequest(request.body))
-    return sendError(response, 400, 'The request body does not follow the messages schema.');
-  const body = request.body as MessagesBody & { max_tokens: number };
+  if (!isMessagesRequest(request.body)) {
+    const maxTokens = objectOf(request.body)?.max_tokens;
+    return sendError(
+      response,
+      400,
+      typeof maxTokens === 'number'
+        ? 'The request body does not follow the messages schema.'
+        : 'max_tokens: Field required',
+    );
+  }
+  const body = request.body;
   const failure = /^fake-error-(\d{3})$/.exec(body.model);
   if (failure) return sendError(response, Number(failure[1]), `The fake failed with ${failure[1]}`);
   const invalid = toolError(body);
   if (invalid) return sendError(response, 400, invalid);
-  const lastUser = (body.messages ?? []).filter((message) => message.role === 'user').at(-1);
+  const lastUser = body.messages.filter((message) => message.role === 'user').at(-1);
   const answersTools =
     lastUser !== undefined && blocksOf(lastUser.content).some((block) => block.type === 'tool_result');
+  const choice = body.tool_choice;
   const tool =
-    answersTools || body.tool_choice?.type === 'none' ? undefined : (body.tool_choice?.name ?? body.tools?.[0]?.name);
+    answersTools || choice?.type === 'none' ? undefined : choice?.type === 'tool' ? choice.name : body.tools?.[0]?.name;
   const echo = `Echo: ${lastUser ? textOf(lastUser.content) : ''}`;
   const format = body.output_config?.format ?? body.output_format;
-  const answer = format?.type === 'json_schema' ? jsonAnswer(format.schema, echo) : echo;
+  const answer = format !== undefined && isKnownOutputFormat(format) ? jsonAnswer(format.schema, echo) : echo;
   let words = wordsOf(tool ? 'Let me look.' : answer);
   let stopReason = 'end_turn';
   if (words.length > body.max_tokens) {
@@ -128,27 +128,25 @@ async function messages(request: RecordedRequest, response: ServerResponse): Pro
     stopReason = 'max_tokens';
   }
   if (tool) stopReason = 'tool_use';
-  const input = JSON.stringify({ query: lastUser ? textOf(lastUser.content) : '' });
-  const toolUse = { type: 'tool_use', id: 'toolu_fake01', name: tool };
+  const toolInput = { query: lastUser ? textOf(lastUser.content) : '' };
+  const input = JSON.stringify(toolInput);
+  const toolUse = { type: 'tool_use' as const, id: 'toolu_fake01', name: tool ?? '' };
   const inputTokens =
-    (body.messages ?? []).reduce((sum, message) => sum + wordsOf(textOf(message.content)).length, 0) +
-    wordsOf(body.system ?? '').length;
+    body.messages.reduce((sum, message) => sum + wordsOf(textOf(message.content)).length, 0) +
+    wordsOf(textOf(body.system)).length;
   const message = {
     id: 'msg_fake01',
     type: 'message' as const,
     role: 'assistant',
     model: body.model,
-    content: [] as object[],
+    content: [],
     stop_reason: null,
     stop_sequence: null,
   };
   if (!body.stream) {
     const whole = {
       ...message,
-      content: [
-        { type: 'text', text: words.join(' ') },
-        ...(tool ? [{ ...toolUse, input: JSON.parse(input) as unknown }] : []),
-      ],
+      content: [{ type: 'text', text: words.join(' ') }, ...(tool ? [{ ...toolUse, input: toolInput }] : [])],
       stop_reason: stopReason,
       usage: {
         input_tokens: inputTokens,

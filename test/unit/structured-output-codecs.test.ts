@@ -12,7 +12,8 @@ import {
   chatCompletionOf,
   decodeChatMessages,
 } from '../../src/surfaces/alpha/chat-completions-codec.ts';
-import { decodeMessages, relayBody, type MessagesBody } from '../../src/surfaces/beta/messages-codec.ts';
+import { decodeMessages, relayBody } from '../../src/surfaces/beta/messages-codec.ts';
+import type { MessagesRequest } from '../../src/protocols/anthropic/messages.ts';
 import {
   ChunkEncoder as GammaChunkEncoder,
   decodeContents,
@@ -45,7 +46,7 @@ describe('decoding each surface answer format into the canonical one', () => {
   });
 
   it('reads beta output_config.format and the older output_format, and cannot translate another format', () => {
-    const body = (fields: object): MessagesBody => ({ model: 'm', max_tokens: 10, messages, ...fields });
+    const body = (fields: object): MessagesRequest => ({ model: 'm', max_tokens: 10, messages, ...fields });
     const format = { type: 'json_schema', schema };
     expect(decodeMessages(body({ output_config: { format } })).responseFormat).toEqual(asked);
     expect(decodeMessages(body({ output_format: format })).responseFormat).toEqual(asked);
@@ -112,7 +113,7 @@ describe('encoding the canonical answer format and completions for each upstream
 
   it('leaves the answer format out of a relayed beta request that drops it, keeping the rest of output_config', () => {
     const outputConfig = { format: { type: 'json_schema', schema }, effort: 'low' };
-    const body: MessagesBody = {
+    const body: MessagesRequest = {
       model: 'm',
       max_tokens: 10,
       messages,
@@ -134,7 +135,7 @@ describe('encoding the canonical answer format and completions for each upstream
     });
     expect(
       relayBody(
-        { ...body, output_config: { format: {} } },
+        { ...body, output_config: { format: { type: 'json_schema', schema } } },
         { upstreamModel: 'up', droppedNativeNames: ['responseFormat'], maxOutputTokens: 10 },
       ),
     ).not.toHaveProperty('output_config');

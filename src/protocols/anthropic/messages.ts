@@ -1,28 +1,152 @@
 import { Type, type Static } from 'typebox';
 import type { FinishReason, TokenUsage } from '../../domain/chat.ts';
+import { closedTaggedUnion, conditional, knownMemberOf, openTaggedUnion, stringOr } from '../tagged-union.ts';
 import { wireCheck } from '../wire-check.ts';
+
+/** A JSON Schema, as tools and answer formats carry one: an object whose keywords the gateway passes on. */
+const JsonSchemaObject = Type.Record(Type.String(), Type.Unknown(), { description: 'A JSON Schema' });
+
+export const TextBlock = Type.Object({ type: Type.Literal('text'), text: Type.String() });
+
+const Base64Source = Type.Object({ type: Type.Literal('base64'), media_type: Type.String(), data: Type.String() });
+const UrlSource = Type.Object({ type: Type.Literal('url'), url: Type.String() });
+const FileSource = Type.Object({ type: Type.Literal('file'), file_id: Type.String() });
+const imageSources = [Base64Source, UrlSource, FileSource] as const;
+export const isKnownImageSource = knownMemberOf(imageSources);
+
+export const ImageBlock = Type.Object({
+  type: Type.Literal('image'),
+  source: openTaggedUnion(imageSources, { description: 'base64 data with its media type, a URL, or a file id' }),
+});
+
+const documentSources = [
+  Base64Source,
+  Type.Object({ type: Type.Literal('text'), media_type: Type.String(), data: Type.String() }),
+  UrlSource,
+  Type.Object({ type: Type.Literal('content'), content: stringOr(Type.Array(Type.Object({ type: Type.String() }))) }),
+  FileSource,
+] as const;
+
+const DocumentBlock = Type.Object({
+  type: Type.Literal('document'),
+  source: openTaggedUnion(documentSources, { description: 'a PDF, plain text, a URL, content blocks or a file id' }),
+  title: Type.Optional(Type.Union([Type.String(), Type.Null()])),
+  context: Type.Optional(Type.Union([Type.String(), Type.Null()])),
+});
+
+const ToolUseBlock = Type.Object({
+  type: Type.Literal('tool_use'),
+  id: Type.String(),
+  name: Type.String(),
+  input: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { description: "The tool's arguments" })),
+});
+
+const toolResultBlocks = [TextBlock, ImageBlock, DocumentBlock] as const;
+
+const ToolResultBlock = Type.Object({
+  type: Type.Literal('tool_result'),
+  tool_use_id: Type.String(),
+  content: Type.Optional(stringOr(Type.Array(openTaggedUnion(toolResultBlocks)))),
+  is_error: Type.Optional(Type.Boolean()),
+});
+
+/** The model's reasoning, sent back as it came; `signature` proves it unaltered to an Anthropic upstream. */
+const ThinkingBlock = Type.Object({
+  type: Type.Literal('thinking'),
+  thinking: Type.String(),
+  signature: Type.Optional(Type.String()),
+});
+const RedactedThinkingBlock = Type.Object({ type: Type.Literal('redacted_thinking'), data: Type.String() });
+
+const contentBlocks = [
+  TextBlock,
+  ImageBlock,
+  DocumentBlock,
+  ToolUseBlock,
+  ToolResultBlock,
+  ThinkingBlock,
+  RedactedThinkingBlock,
+] as const;
+/** A content block of a message; blocks of other types (search results, server tools' blocks) are kept as sent. */
+export const ContentBlock = openTaggedUnion(contentBlocks);
+export type ContentBlock = Static<typeof ContentBlock>;
+export const isKnownContentBlock = knownMemberOf(contentBlocks);
+
+const MessageParam = Type.Object({
+  role: Type.String({ minLength: 1, description: '`user` or `assistant`' }),
+  content: stringOr(Type.Array(ContentBlock)),
+});
+
+/** A tool the client runs: its name, and the JSON Schema of its input (`type` absent or `custom`). */
+export const ClientTool = Type.Object({
+  type: Type.Optional(Type.Literal('custom')),
+  name: Type.String(),
+  description: Type.Optional(Type.String()),
+  input_schema: Type.Optional(JsonSchemaObject),
+});
+export type ClientTool = Static<typeof ClientTool>;
+
+/** A tool the provider runs itself (web search, code execution, ...), named by its versioned `type`. */
+const ServerTool = Type.Object({ type: Type.String(), name: Type.Optional(Type.String()) });
+
+/** A client tool, checked as such, or a server tool, passed on as sent. */
+const Tool = Type.Unsafe<ClientTool | Static<typeof ServerTool>>({
+  ...ServerTool,
+  required: [],
+  // Type absent or `custom`: the client's own tool.
+  ...conditional({ properties: { type: { const: 'custom' } } }, ClientTool),
+});
+export type Tool = Static<typeof Tool>;
+/** Whether a tool (checked against `Tool`) is the client's own: its type is absent or `custom`. */
+export const isClientTool = (tool: Tool): tool is ClientTool => tool.type === undefined || tool.type === 'custom';
+
+const parallelSwitch = { disable_parallel_tool_use: Type.Optional(Type.Boolean()) };
+export const ToolChoice = closedTaggedUnion([
+  Type.Object({ type: Type.Literal('auto'), ...parallelSwitch }),
+  Type.Object({ type: Type.Literal('any'), ...parallelSwitch }),
+  Type.Object({ type: Type.Literal('tool'), name: Type.String(), ...parallelSwitch }),
+  Type.Object({ type: Type.Literal('none') }),
+]);
+export type ToolChoice = Static<typeof ToolChoice>;
+
+const thinkingConfigs = [
+  Type.Object({ type: Type.Literal('enabled'), budget_tokens: Type.Integer({ minimum: 1 }) }),
+  Type.Object({ type: Type.Literal('disabled') }),
+] as const;
+/** Extended thinking: on with a budget, or off; newer kinds (`adaptive`) are the upstream's to take. */
+export const ThinkingConfig = openTaggedUnion(thinkingConfigs);
+export type ThinkingConfig = Static<typeof ThinkingConfig>;
+export const isKnownThinkingConfig = knownMemberOf(thinkingConfigs);
+
+const outputFormats = [Type.Object({ type: Type.Literal('json_schema'), schema: JsonSchemaObject })] as const;
+/** The answer's format: JSON following a schema, the one kind the protocol has. */
+export const OutputFormat = openTaggedUnion(outputFormats);
+export type OutputFormat = Static<typeof OutputFormat>;
+export const isKnownOutputFormat = knownMemberOf(outputFormats);
 
 /** A messages request as clients send it; unnamed fields are kept and forwarded. */
 export const MessagesRequest = Type.Object(
   {
     model: Type.String({ minLength: 1, maxLength: 300 }),
     max_tokens: Type.Integer({ minimum: 1 }),
-    messages: Type.Array(Type.Object({ role: Type.String({ minLength: 1 }), content: Type.Unknown() }), {
-      minItems: 1,
-    }),
-    system: Type.Optional(Type.Union([Type.String(), Type.Array(Type.Object({}))])),
+    messages: Type.Array(MessageParam, { minItems: 1 }),
+    system: Type.Optional(
+      stringOr(Type.Array(closedTaggedUnion([TextBlock])), { description: 'Text, or text blocks' }),
+    ),
     temperature: Type.Optional(Type.Number({ minimum: 0, maximum: 1 })),
     top_p: Type.Optional(Type.Number({ minimum: 0, maximum: 1 })),
     top_k: Type.Optional(Type.Integer({ minimum: 0 })),
     stream: Type.Optional(Type.Boolean()),
-    tools: Type.Optional(Type.Array(Type.Object({}))),
-    tool_choice: Type.Optional(Type.Object({})),
+    tools: Type.Optional(Type.Array(Tool)),
+    tool_choice: Type.Optional(ToolChoice),
     stop_sequences: Type.Optional(Type.Array(Type.String(), { maxItems: 16 })),
-    metadata: Type.Optional(Type.Object({})),
-    thinking: Type.Optional(Type.Object({})),
-    output_config: Type.Optional(Type.Object({ format: Type.Optional(Type.Object({})) })),
+    metadata: Type.Optional(Type.Object({ user_id: Type.Optional(Type.Union([Type.String(), Type.Null()])) })),
+    thinking: Type.Optional(ThinkingConfig),
+    output_config: Type.Optional(
+      Type.Object({ format: Type.Optional(OutputFormat), effort: Type.Optional(Type.String()) }),
+    ),
     /** The older place of `output_config.format`, which the protocol still takes. */
-    output_format: Type.Optional(Type.Object({})),
+    output_format: Type.Optional(OutputFormat),
   },
   { additionalProperties: true },
 );
@@ -48,37 +172,147 @@ export const MessagesUsage = Type.Object({
 });
 export type MessagesUsage = Static<typeof MessagesUsage>;
 
+const answerBlocks = [
+  TextBlock,
+  Type.Object({
+    type: Type.Literal('tool_use'),
+    id: Type.String(),
+    name: Type.String(),
+    input: Type.Record(Type.String(), Type.Unknown(), { description: "The tool's arguments" }),
+  }),
+  Type.Object({ type: Type.Literal('thinking'), thinking: Type.String(), signature: Type.Optional(Type.String()) }),
+  RedactedThinkingBlock,
+] as const;
+/** A content block of an answer; the provider's own tools answer blocks of more types, relayed as they come. */
+const AnswerBlock = openTaggedUnion(answerBlocks);
+
+/**
+ * A block as content_block_start opens it, its content to come in deltas: the protocol sends `text: ""` and
+ * `input: {}`, which compatible servers leave out, and nothing reads.
+ */
+const startedBlocks = [
+  Type.Object({ type: Type.Literal('text'), text: Type.Optional(Type.String()) }),
+  Type.Object({
+    type: Type.Literal('tool_use'),
+    id: Type.Optional(Type.String()),
+    name: Type.Optional(Type.String()),
+    input: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+  }),
+  Type.Object({
+    type: Type.Literal('thinking'),
+    thinking: Type.Optional(Type.String()),
+    signature: Type.Optional(Type.String()),
+  }),
+  RedactedThinkingBlock,
+] as const;
+const StartedBlock = openTaggedUnion(startedBlocks);
+export type StartedBlock = Static<typeof StartedBlock>;
+export const isKnownStartedBlock = knownMemberOf(startedBlocks);
+
+/** The name a started block carries: a tool's, the client's or one the provider runs itself (server_tool_use). */
+export function blockName(block: StartedBlock): string | undefined {
+  if (isKnownStartedBlock(block)) return block.type === 'tool_use' ? block.name : undefined;
+  return typeof block.name === 'string' ? block.name : undefined;
+}
+
+const StopReason = Type.Union([Type.String(), Type.Null()]);
+
 /** A whole (non-streamed) Message. */
 export const Message = Type.Object({
+  id: Type.Optional(Type.String()),
   type: Type.Literal('message'),
-  content: Type.Array(Type.Object({ type: Type.String() })),
-  stop_reason: Type.Optional(Type.Union([Type.String(), Type.Null()])),
+  role: Type.Optional(Type.String()),
+  model: Type.Optional(Type.String()),
+  content: Type.Array(AnswerBlock),
+  stop_reason: Type.Optional(StopReason),
+  stop_sequence: Type.Optional(StopReason),
   usage: MessagesUsage,
 });
 export type Message = Static<typeof Message>;
 export const isMessage = wireCheck(Message);
 
-/** One event of a messages stream: every event names its type; the fields read are those of the types that carry them. */
-export const MessagesStreamEvent = Type.Object({
-  type: Type.String(),
-  index: Type.Optional(Type.Integer({ minimum: 0 })),
-  content_block: Type.Optional(
-    Type.Object({ type: Type.String(), id: Type.Optional(Type.String()), name: Type.Optional(Type.String()) }),
-  ),
-  message: Type.Optional(Type.Object({ usage: Type.Optional(MessagesUsage) })),
-  delta: Type.Optional(
-    Type.Object({
-      type: Type.Optional(Type.String()),
-      text: Type.Optional(Type.String()),
-      partial_json: Type.Optional(Type.String()),
-      stop_reason: Type.Optional(Type.Union([Type.String(), Type.Null()])),
-    }),
-  ),
-  usage: Type.Optional(MessagesUsage),
-  error: Type.Optional(Type.Object({ type: Type.Optional(Type.String()), message: Type.Optional(Type.String()) })),
-});
+const deltas = [
+  Type.Object({ type: Type.Literal('text_delta'), text: Type.String() }),
+  Type.Object({ type: Type.Literal('input_json_delta'), partial_json: Type.String() }),
+  Type.Object({ type: Type.Literal('thinking_delta'), thinking: Type.String() }),
+  Type.Object({ type: Type.Literal('signature_delta'), signature: Type.String() }),
+] as const;
+export const isKnownDelta = knownMemberOf(deltas);
+const blockIndex = Type.Optional(Type.Integer({ minimum: 0 }));
+
+const streamEvents = [
+  Type.Object({
+    type: Type.Literal('message_start'),
+    message: Type.Object({ id: Type.Optional(Type.String()), usage: Type.Optional(MessagesUsage) }),
+  }),
+  Type.Object({ type: Type.Literal('content_block_start'), index: blockIndex, content_block: StartedBlock }),
+  Type.Object({ type: Type.Literal('content_block_delta'), index: blockIndex, delta: openTaggedUnion(deltas) }),
+  Type.Object({ type: Type.Literal('content_block_stop'), index: blockIndex }),
+  Type.Object({
+    type: Type.Literal('message_delta'),
+    delta: Type.Object({ stop_reason: Type.Optional(StopReason), stop_sequence: Type.Optional(StopReason) }),
+    usage: Type.Optional(MessagesUsage),
+  }),
+  Type.Object({ type: Type.Literal('message_stop') }),
+  Type.Object({ type: Type.Literal('ping') }),
+  Type.Object({
+    type: Type.Literal('error'),
+    error: Type.Object({ type: Type.Optional(Type.String()), message: Type.Optional(Type.String()) }),
+  }),
+] as const;
+/** One event of a messages stream; events of types the protocol adds later pass as they come. */
+export const MessagesStreamEvent = openTaggedUnion(streamEvents);
 export type MessagesStreamEvent = Static<typeof MessagesStreamEvent>;
 export const isMessagesStreamEvent = wireCheck(MessagesStreamEvent);
+/** Whether a checked stream event is of a type the gateway reads (the others it passes over). */
+export const isKnownStreamEvent = knownMemberOf(streamEvents);
+
+const ContentDelta = streamEvents[2].properties.delta;
+/** The text a content_block_delta adds: a text or a tool input fragment (thinking is not the answer's output). */
+export function deltaOutput(delta: Static<typeof ContentDelta>): string {
+  if (!isKnownDelta(delta)) return '';
+  return delta.type === 'text_delta' ? delta.text : delta.type === 'input_json_delta' ? delta.partial_json : '';
+}
+
+const base64Part = <Tag extends string>(tag: Tag) =>
+  Type.Object({
+    type: Type.Literal(tag),
+    data: Type.String({ minLength: 1, description: 'Base64, or a data: URL' }),
+    mediaType: Type.Optional(Type.String({ description: 'Required with raw base64 (a PDF file may leave it out)' })),
+  });
+const urlPart = <Tag extends string>(tag: Tag) =>
+  Type.Object({ type: Type.Literal(tag), url: Type.String({ minLength: 1 }) });
+
+/** A part of one multimodal embedding input; its types are the domain's embedding part types. */
+export const BetaEmbeddingPart = closedTaggedUnion([
+  Type.Object({ type: Type.Literal('text'), text: Type.String({ minLength: 1 }) }),
+  base64Part('imageBase64'),
+  urlPart('imageUrl'),
+  base64Part('audioBase64'),
+  urlPart('audioUrl'),
+  base64Part('fileBase64'),
+  base64Part('videoBase64'),
+]);
+export type BetaEmbeddingPart = Static<typeof BetaEmbeddingPart>;
+
+/** An embeddings request of the beta surface's extension: texts, or inputs of parts embedded together. */
+export const BetaEmbeddingsRequest = Type.Object(
+  {
+    model: Type.String({ minLength: 1, maxLength: 300 }),
+    input: stringOr(
+      Type.Array(
+        stringOr(Type.Object({ content: Type.Array(BetaEmbeddingPart) }), {
+          description: 'A text, or an object whose content parts are embedded together',
+        }),
+        { minItems: 1 },
+      ),
+    ),
+    dimensions: Type.Optional(Type.Integer({ minimum: 1 })),
+    encoding_format: Type.Optional(Type.String()),
+  },
+  { additionalProperties: false },
+);
+export type BetaEmbeddingsRequest = Static<typeof BetaEmbeddingsRequest>;
 
 /** The protocol's error body, with an error status and as the `error` event of a stream. */
 export const AnthropicError = Type.Object({
@@ -86,18 +320,6 @@ export const AnthropicError = Type.Object({
   error: Type.Object({ type: Type.String(), message: Type.String() }),
 });
 export type AnthropicError = Static<typeof AnthropicError>;
-
-/** An embeddings request of the beta surface's extension (text, or parts of several media). */
-export const BetaEmbeddingsRequest = Type.Object(
-  {
-    model: Type.String({ minLength: 1, maxLength: 300 }),
-    input: Type.Union([Type.String(), Type.Array(Type.Unknown(), { minItems: 1 })]),
-    dimensions: Type.Optional(Type.Integer({ minimum: 1 })),
-    encoding_format: Type.Optional(Type.String()),
-  },
-  { additionalProperties: false },
-);
-export type BetaEmbeddingsRequest = Static<typeof BetaEmbeddingsRequest>;
 
 const finishReasons: Readonly<Record<string, FinishReason['unified']>> = {
   end_turn: 'stop',

@@ -14,7 +14,17 @@ import {
 } from '../../domain/chat.ts';
 import { newId } from '../../domain/ids.ts';
 import { UpstreamUnreachableError } from '../../domain/upstream-failure.ts';
-import { finishReasonOf, isMessagesStreamEvent, streamUsageAfter } from '../../protocols/anthropic/messages.ts';
+import {
+  finishReasonOf,
+  isKnownStartedBlock,
+  isKnownDelta,
+  isKnownStreamEvent,
+  isMessagesStreamEvent,
+  streamUsageAfter,
+  type ContentBlock,
+  type MessagesRequest,
+  type ToolChoice as WireToolChoice,
+} from '../../protocols/anthropic/messages.ts';
 import type { CallOptions, ProviderTarget } from '../provider-adapter.ts';
 import { decodeSse } from '../shared/sse-decoder.ts';
 import type { UpstreamHeaders, UpstreamHttp } from '../shared/upstream-http.ts';
@@ -36,7 +46,7 @@ export function anthropicHeaders(
   };
 }
 
-function anthropicBlock(part: ChatPart): object {
+function anthropicBlock(part: ChatPart): ContentBlock {
   switch (part.type) {
     case 'text':
       return { type: 'text', text: part.text };
@@ -65,7 +75,7 @@ function anthropicBlock(part: ChatPart): object {
   }
 }
 
-function anthropicBlocks(content: ChatMessage['content']): object[] {
+function anthropicBlocks(content: ChatMessage['content']): ContentBlock[] {
   if (typeof content === 'string') return [{ type: 'text', text: content }];
   return content.map(anthropicBlock);
 }
@@ -74,8 +84,8 @@ function anthropicBlocks(content: ChatMessage['content']): object[] {
  * The conversation as the protocol's alternating turns: tool results travel in a user turn, and adjacent
  * turns of one role (a tool result followed by the user's next words) become one turn.
  */
-function anthropicMessages(messages: readonly ChatMessage[]): object[] {
-  const turns: Array<{ role: 'user' | 'assistant'; content: string | object[] }> = [];
+function anthropicMessages(messages: readonly ChatMessage[]): MessagesRequest['messages'] {
+  const turns: Array<{ role: 'user' | 'assistant'; content: string | ContentBlock[] }> = [];
   for (const message of messages) {
     if (message.role === 'system') continue;
     const role = message.role === 'assistant' ? 'assistant' : 'user';
@@ -94,7 +104,7 @@ function anthropicMessages(messages: readonly ChatMessage[]): object[] {
   return turns;
 }
 
-function anthropicToolChoice(choice: ToolChoice): object {
+function anthropicToolChoice(choice: ToolChoice): WireToolChoice {
   if (typeof choice === 'object') return { type: 'tool', name: choice.name };
   return { type: choice === 'required' ? 'any' : choice };
 }
@@ -139,11 +149,11 @@ export function anthropicCarries(name: ChatParameterName, request: ChatRequest):
   return anthropicParameters.has(name);
 }
 
-export function encodeMessagesRequest(request: ChatRequest): Record<string, unknown> {
+export function encodeMessagesRequest(request: ChatRequest): MessagesRequest {
   const system = request.messages
     .filter((message) => message.role === 'system')
     .map((message) => textOf(message.content));
-  const body: Record<string, unknown> = {
+  const body: MessagesRequest = {
     model: request.upstreamModel,
     max_tokens: request.maxTokens ?? defaultMaxTokens,
     messages: anthropicMessages(request.messages),
@@ -152,7 +162,7 @@ export function encodeMessagesRequest(request: ChatRequest): Record<string, unkn
   if (system.length > 0) body.system = system.join('\n\n');
   if (request.temperature !== undefined) body.temperature = request.temperature;
   if (request.topP !== undefined) body.top_p = request.topP;
-  if (request.stop !== undefined) body.stop_sequences = request.stop;
+  if (request.stop !== undefined) body.stop_sequences = [...request.stop];
   const schema = nativeSchema(request.responseFormat);
   if (schema !== undefined) body.output_config = { format: { type: 'json_schema', schema } };
   const throughTool = answersThroughTool(request);
@@ -167,7 +177,8 @@ export function encodeMessagesRequest(request: ChatRequest): Record<string, unkn
   const toolChoice = throughTool
     ? anthropicToolChoice({ name: jsonAnswerTool.name })
     : request.toolChoice && anthropicToolChoice(request.toolChoice);
-  if (request.parallelToolCalls === false && request.tools !== undefined)
+  // The protocol's `none` choice takes no other setting: no tool is called at all, let alone several.
+  if (request.parallelToolCalls === false && request.tools !== undefined && toolChoice?.type !== 'none')
     body.tool_choice = { ...(toolChoice ?? { type: 'auto' }), disable_parallel_tool_use: true };
   else if (toolChoice !== undefined) body.tool_choice = toolChoice;
   if (request.topK !== undefined) body.top_k = request.topK;
@@ -222,30 +233,30 @@ async function* messagesEvents(
   const toolBlocks = new Map<number, { index: number; sentArguments: boolean }>();
   for await (const message of decodeSse(response.body, options.target.maxEventCharacters)) {
     const event = checkedEvent(message.data, isMessagesStreamEvent);
+    // Events of types the protocol added later carry nothing this decoding reads.
+    if (!isKnownStreamEvent(event)) continue;
     switch (event.type) {
       case 'message_start':
-        if (event.message?.usage) usage = streamUsageAfter(usage, event.message.usage);
-        sawUsage = event.message?.usage !== undefined;
+        if (event.message.usage) usage = streamUsageAfter(usage, event.message.usage);
+        sawUsage = event.message.usage !== undefined;
         break;
-      case 'content_block_start':
-        if (event.content_block?.type === 'tool_use') {
+      case 'content_block_start': {
+        const block = event.content_block;
+        if (isKnownStartedBlock(block) && block.type === 'tool_use') {
           const index = toolBlocks.size;
           toolBlocks.set(event.index ?? 0, { index, sentArguments: false });
-          yield {
-            type: 'tool-call-start',
-            index,
-            id: event.content_block.id ?? newId('call'),
-            name: event.content_block.name ?? '',
-          };
+          yield { type: 'tool-call-start', index, id: block.id ?? newId('call'), name: block.name ?? '' };
         }
         break;
+      }
       case 'content_block_delta': {
-        if (event.delta?.type === 'text_delta' && event.delta.text)
-          yield { type: 'text-delta', text: event.delta.text };
+        const delta = event.delta;
+        if (!isKnownDelta(delta)) break;
+        if (delta.type === 'text_delta' && delta.text) yield { type: 'text-delta', text: delta.text };
         const tool = toolBlocks.get(event.index ?? 0);
-        if (event.delta?.type === 'input_json_delta' && event.delta.partial_json && tool) {
+        if (delta.type === 'input_json_delta' && delta.partial_json && tool) {
           tool.sentArguments = true;
-          yield { type: 'tool-call-delta', index: tool.index, arguments: event.delta.partial_json };
+          yield { type: 'tool-call-delta', index: tool.index, arguments: delta.partial_json };
         }
         break;
       }
@@ -256,7 +267,7 @@ async function* messagesEvents(
         break;
       }
       case 'message_delta':
-        if (event.delta?.stop_reason) finish = finishReasonOf(event.delta.stop_reason);
+        if (event.delta.stop_reason) finish = finishReasonOf(event.delta.stop_reason);
         if (event.usage) usage = streamUsageAfter(usage, event.usage);
         sawUsage ||= event.usage !== undefined;
         break;
@@ -266,7 +277,7 @@ async function* messagesEvents(
       case 'error':
         throw new UpstreamUnreachableError(
           'protocol',
-          `the upstream reported an error mid-stream: ${event.error?.message ?? 'unknown'}`,
+          `the upstream reported an error mid-stream: ${event.error.message ?? 'unknown'}`,
         );
     }
   }

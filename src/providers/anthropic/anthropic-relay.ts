@@ -1,4 +1,12 @@
-import { isMessage, isMessagesStreamEvent, streamUsageAfter, usageOf } from '../../protocols/anthropic/messages.ts';
+import {
+  blockName,
+  deltaOutput,
+  isKnownStreamEvent,
+  isMessage,
+  isMessagesStreamEvent,
+  streamUsageAfter,
+  usageOf,
+} from '../../protocols/anthropic/messages.ts';
 import type {
   CallOptions,
   RawExchange,
@@ -52,17 +60,19 @@ export function anthropicRelayMeter(
       split: sseSplitter(maxEventCharacters),
       check: isMessagesStreamEvent,
       observe: (reading, event) => {
+        if (!isKnownStreamEvent(event)) return;
         const report =
           event.type === 'message_start'
-            ? event.message?.usage
+            ? event.message.usage
             : event.type === 'message_delta'
               ? event.usage
               : undefined;
         if (report) reading.usage = streamUsageAfter(reading.usage ?? { inputTokens: 0, outputTokens: 0 }, report);
-        else if (event.type === 'content_block_start' && event.content_block?.name) {
-          reading.output.add(event.content_block.name);
-        } else if (event.type === 'content_block_delta' && event.delta) {
-          reading.output.add(event.delta.text ?? event.delta.partial_json ?? '');
+        else if (event.type === 'content_block_start') {
+          const name = blockName(event.content_block);
+          if (name) reading.output.add(name);
+        } else if (event.type === 'content_block_delta') {
+          reading.output.add(deltaOutput(event.delta));
         } else if (event.type === 'message_stop') {
           reading.complete = true;
           reading.sawTerminator = true;
@@ -71,7 +81,7 @@ export function anthropicRelayMeter(
         }
       },
       follow: (event) => {
-        if (event.type === 'content_block_start') openBlock = event.index ?? 0;
+        if (isKnownStreamEvent(event) && event.type === 'content_block_start') openBlock = event.index ?? 0;
         else if (event.type === 'content_block_stop') openBlock = undefined;
       },
       lengthFinish: () =>

@@ -31,7 +31,7 @@ export const countTokensExample = { input_tokens: 14 };
 
 export const embeddingsRequestExample = {
   model: 'seed-embedding-vision',
-  input: [{ type: 'text', text: 'A lighthouse at dawn' }],
+  input: [{ content: [{ type: 'text', text: 'A lighthouse at dawn' }] }],
   encoding_format: 'float',
 };
 

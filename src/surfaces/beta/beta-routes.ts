@@ -31,7 +31,6 @@ import {
   MessageEventEncoder,
   messageOf,
   relayBody,
-  type MessagesBody,
 } from './messages-codec.ts';
 import {
   embeddingsListExample,
@@ -185,7 +184,7 @@ export const betaRoutes: FastifyPluginAsyncTypebox<{ services: BetaServices }> =
       },
     },
     async (request, reply) => {
-      const body = request.body as MessagesBody;
+      const body = request.body;
       const decoded = decodeMessages(body);
       const streaming = body.stream === true;
       const run = await services.text.start(requestContextOf(request, 'beta', 'messages'), {

@@ -1,3 +1,4 @@
+import type { Static } from 'typebox';
 import type { RelayTerms } from '../../gateway/text-generation.ts';
 import { randomBytes } from 'node:crypto';
 import {
@@ -19,12 +20,26 @@ import {
 } from '../../domain/chat.ts';
 import { clientFieldNames, nativeParameters } from '../../catalog/capability-gate.ts';
 import { requireNestingWithin, requireToolTextsWithin } from '../../domain/nesting.ts';
-import { objectOf, stringOf } from '../../domain/wire-values.ts';
 import type { CollectedAnswer } from '../../gateway/text-generation.ts';
-import { stopReasonOf, wireUsage, type MessagesRequest } from '../../protocols/anthropic/messages.ts';
-
-/** The beta (messages) request as this surface reads it; unknown fields are kept and forwarded. */
-export type MessagesBody = MessagesRequest & { [field: string]: unknown };
+import {
+  isClientTool,
+  isKnownContentBlock,
+  isKnownImageSource,
+  isKnownOutputFormat,
+  isKnownThinkingConfig,
+  stopReasonOf,
+  wireUsage,
+  type ContentBlock,
+  type ImageBlock,
+  type Message,
+  type MessagesStreamEvent,
+  type StartedBlock,
+  type MessagesRequest,
+  type OutputFormat,
+  type ThinkingConfig as WireThinkingConfig,
+  type Tool,
+  type ToolChoice as WireToolChoice,
+} from '../../protocols/anthropic/messages.ts';
 
 /** Wire field -> native parameter name, for the capability gate. */
 export const gatedFields: Readonly<Record<string, string>> = {
@@ -42,29 +57,28 @@ export const gatedFields: Readonly<Record<string, string>> = {
 /** The answer format the request asks for, where the client wrote it: `output_config.format` or `output_format`. */
 function outputFormatOf(
   body: Pick<MessagesRequest, 'output_config' | 'output_format'>,
-): { field: string; format: Record<string, unknown> } | undefined {
-  const format = objectOf(body.output_config?.format);
+): { field: string; format: OutputFormat } | undefined {
+  const format = body.output_config?.format;
   if (format) return { field: 'output_config.format', format };
-  const older = objectOf(body.output_format);
-  return older ? { field: 'output_format', format: older } : undefined;
+  return body.output_format ? { field: 'output_format', format: body.output_format } : undefined;
 }
 
 /** output_config field -> native parameter name: the answer's format (which wins over `output_format`) and effort. */
 const outputConfigFields: Readonly<Record<string, string>> = { format: 'responseFormat', effort: 'reasoningEffort' };
 
 /** The gated parameters of a messages request, by native name: its top-level fields and those of output_config. */
-export function gatedParametersOf(body: MessagesBody): Record<string, unknown> {
+export function gatedParametersOf(body: MessagesRequest): Record<string, unknown> {
   return {
     ...nativeParameters(body, gatedFields),
-    ...nativeParameters(objectOf(body.output_config), outputConfigFields),
+    ...nativeParameters(body.output_config, outputConfigFields),
   };
 }
 
 /** The field each parameter came in, for refusals. */
-export function fieldNamesOfBody(body: MessagesBody): Record<string, string> {
+export function fieldNamesOfBody(body: MessagesRequest): Record<string, string> {
   return {
     ...clientFieldNames(body, gatedFields),
-    ...clientFieldNames(objectOf(body.output_config), outputConfigFields, 'output_config.'),
+    ...clientFieldNames(body.output_config, outputConfigFields, 'output_config.'),
   };
 }
 
@@ -75,71 +89,75 @@ function decodeOutputFormat(
 ): ResponseFormat | undefined {
   const output = outputFormatOf(body);
   if (!output) return undefined;
-  const schema = objectOf(output.format.schema);
-  if (output.format.type === 'json_schema' && schema) {
-    requireNestingWithin(schema, `body.${output.field}.schema`);
-    return { type: 'json_schema', name: 'response', schema };
+  if (isKnownOutputFormat(output.format)) {
+    requireNestingWithin(output.format.schema, `body.${output.field}.schema`);
+    return { type: 'json_schema', name: 'response', schema: output.format.schema };
   }
   untranslatable.add(`this ${output.field}`);
   return undefined;
 }
 
-interface Block {
-  type?: unknown;
-  text?: unknown;
-  source?: { type?: unknown; media_type?: unknown; data?: unknown; url?: unknown };
-  id?: unknown;
-  name?: unknown;
-  input?: unknown;
-  tool_use_id?: unknown;
-  content?: unknown;
-  is_error?: unknown;
-}
-
 /** Blocks the other protocols have no place for but lose nothing by leaving: the model's own earlier reasoning. */
 const droppedBlocks = new Set(['thinking', 'redacted_thinking']);
 
-function blockParts(content: unknown, untranslatable: Set<string>): ChatPart[] {
-  if (typeof content === 'string') return [{ type: 'text', text: content }];
-  if (!Array.isArray(content)) return [];
-  const parts: ChatPart[] = [];
-  for (const block of content as Block[]) {
-    const source = block?.source;
-    if (block?.type === 'text' && typeof block.text === 'string') parts.push({ type: 'text', text: block.text });
-    else if (
-      block?.type === 'image' &&
-      source?.type === 'base64' &&
-      typeof source.media_type === 'string' &&
-      typeof source.data === 'string'
-    ) {
-      parts.push({ type: 'image', image: { kind: 'base64', mediaType: source.media_type, data: source.data } });
-    } else if (block?.type === 'image' && source?.type === 'url' && typeof source.url === 'string') {
-      parts.push({ type: 'image', image: { kind: 'url', url: source.url } });
-    } else if (block?.type === 'tool_use' && typeof block.id === 'string' && typeof block.name === 'string') {
-      parts.push({
+/** An image block's picture, where its source is one the other protocols take (data or a URL). */
+function imagePart(block: Static<typeof ImageBlock>): ChatPart | undefined {
+  const source = block.source;
+  if (!isKnownImageSource(source)) return undefined;
+  switch (source.type) {
+    case 'base64':
+      return { type: 'image', image: { kind: 'base64', mediaType: source.media_type, data: source.data } };
+    case 'url':
+      return { type: 'image', image: { kind: 'url', url: source.url } };
+    default:
+      return undefined;
+  }
+}
+
+/** The canonical part of a known block; undefined where the block has no canonical part (a document, a file image). */
+function blockPart(block: ContentBlock, untranslatable: Set<string>): ChatPart | undefined {
+  if (!isKnownContentBlock(block)) return undefined;
+  switch (block.type) {
+    case 'text':
+      return { type: 'text', text: block.text };
+    case 'image':
+      return imagePart(block);
+    case 'tool_use':
+      return {
         type: 'tool-call',
         call: { id: block.id, name: block.name, arguments: JSON.stringify(block.input ?? {}) },
-      });
-    } else if (block?.type === 'tool_result' && typeof block.tool_use_id === 'string') {
+      };
+    case 'tool_result': {
       const output = textOf(compactContent(blockParts(block.content, untranslatable)));
-      parts.push({
+      return {
         type: 'tool-result',
         result: { callId: block.tool_use_id, name: '', output, ...(block.is_error === true ? { isError: true } : {}) },
-      });
-    } else if (!droppedBlocks.has(String(block?.type))) untranslatable.add(`"${String(block?.type)}" content blocks`);
+      };
+    }
+    default:
+      return undefined;
+  }
+}
+
+function blockParts(content: string | readonly ContentBlock[] | undefined, untranslatable: Set<string>): ChatPart[] {
+  if (content === undefined) return [];
+  if (typeof content === 'string') return [{ type: 'text', text: content }];
+  const parts: ChatPart[] = [];
+  for (const block of content) {
+    const part = blockPart(block, untranslatable);
+    if (part) parts.push(part);
+    else if (!droppedBlocks.has(block.type)) untranslatable.add(`"${block.type}" content blocks`);
   }
   return parts;
 }
 
-function decodeTools(tools: unknown, untranslatable: Set<string>): ToolDefinition[] | undefined {
-  if (!Array.isArray(tools)) return undefined;
+function decodeTools(tools: readonly Tool[] | undefined, untranslatable: Set<string>): ToolDefinition[] | undefined {
+  if (tools === undefined) return undefined;
   const definitions: ToolDefinition[] = [];
-  for (const [index, tool] of (
-    tools as Array<{ type?: unknown; name?: unknown; description?: unknown; input_schema?: unknown }>
-  ).entries()) {
+  for (const [index, tool] of tools.entries()) {
     // Client tools have no type (or `custom`); typed ones are the provider's own server tools.
-    if ((tool?.type !== undefined && tool.type !== 'custom') || typeof tool?.name !== 'string') {
-      untranslatable.add(`"${String(tool?.type ?? tool?.name)}" tools`);
+    if (!isClientTool(tool)) {
+      untranslatable.add(`"${tool.type}" tools`);
       continue;
     }
     requireNestingWithin(tool.input_schema, `body.tools.${index}.input_schema`);
@@ -148,23 +166,24 @@ function decodeTools(tools: unknown, untranslatable: Set<string>): ToolDefinitio
   return definitions;
 }
 
-function decodeToolChoice(choice: unknown, untranslatable: Set<string>): ToolChoice | undefined {
-  const wire = choice as { type?: unknown; name?: unknown } | undefined;
-  if (wire === undefined) return undefined;
-  if (wire?.type === 'auto' || wire?.type === 'none') return wire.type;
-  if (wire?.type === 'any') return 'required';
-  if (wire?.type === 'tool' && typeof wire.name === 'string') return { name: wire.name };
-  untranslatable.add('this tool_choice');
-  return undefined;
+function decodeToolChoice(choice: WireToolChoice | undefined): ToolChoice | undefined {
+  if (choice === undefined) return undefined;
+  switch (choice.type) {
+    case 'any':
+      return 'required';
+    case 'tool':
+      return { name: choice.name };
+    default:
+      return choice.type;
+  }
 }
 
-/** `{type: 'enabled', budget_tokens}` or `{type: 'disabled'}`; another shape is left for the gate to name. */
-function decodeThinking(thinking: unknown): ThinkingConfig | undefined {
-  const wire = thinking as { type?: unknown; budget_tokens?: unknown } | null | undefined;
-  if (wire?.type === 'disabled') return { type: 'disabled' };
-  return wire?.type === 'enabled' && typeof wire.budget_tokens === 'number'
-    ? { type: 'enabled', budgetTokens: wire.budget_tokens }
-    : undefined;
+/** `{type: 'enabled', budget_tokens}` or `{type: 'disabled'}`; another kind is left for the gate to name. */
+function decodeThinking(thinking: WireThinkingConfig | undefined): ThinkingConfig | undefined {
+  if (thinking === undefined || !isKnownThinkingConfig(thinking)) return undefined;
+  return thinking.type === 'disabled'
+    ? { type: 'disabled' }
+    : { type: 'enabled', budgetTokens: thinking.budget_tokens };
 }
 
 /** A messages request, or the prompt of one (count_tokens). */
@@ -187,7 +206,7 @@ export function decodeMessages(body: Omit<MessagesRequest, 'max_tokens'>): Decod
     messages.push(...userTurn(parts));
   }
   const tools = decodeTools(body.tools, untranslatable);
-  const toolChoice = decodeToolChoice(body.tool_choice, untranslatable);
+  const toolChoice = decodeToolChoice(body.tool_choice);
   return {
     messages: nameToolResults(messages),
     ...(tools ? { tools } : {}),
@@ -195,20 +214,20 @@ export function decodeMessages(body: Omit<MessagesRequest, 'max_tokens'>): Decod
     topK: body.top_k,
     thinking: decodeThinking(body.thinking),
     responseFormat: decodeOutputFormat(body, untranslatable),
-    reasoningEffort: stringOf(objectOf(body.output_config)?.effort),
+    reasoningEffort: body.output_config?.effort,
     untranslatable: [...untranslatable],
   };
 }
 
 export function relayBody(
-  body: MessagesBody,
+  body: MessagesRequest,
   { upstreamModel, droppedNativeNames, maxOutputTokens }: RelayTerms,
 ): Record<string, unknown> {
   const forwarded: Record<string, unknown> = { ...body, model: upstreamModel, max_tokens: maxOutputTokens };
   for (const [field, native] of Object.entries(gatedFields))
     if (droppedNativeNames.includes(native) && field !== 'max_tokens') delete forwarded[field];
   // A dropped setting leaves output_config, whose other settings stay.
-  const config = objectOf(body.output_config);
+  const config = body.output_config;
   if (config) {
     const kept = Object.fromEntries(
       Object.entries(config).filter(([field]) => !droppedNativeNames.includes(outputConfigFields[field] ?? '')),
@@ -220,9 +239,9 @@ export function relayBody(
 }
 
 /** A whole Message from a collected answer: a text block, then a tool_use block per call. */
-export function messageOf(model: string, { text, toolCalls, finish }: CollectedAnswer): object {
+export function messageOf(model: string, { text, toolCalls, finish }: CollectedAnswer): Message {
   const calls = toolCalls.map((call) => ({
-    type: 'tool_use',
+    type: 'tool_use' as const,
     id: call.id,
     name: call.name,
     input: argumentsObject(call.arguments),
@@ -232,7 +251,7 @@ export function messageOf(model: string, { text, toolCalls, finish }: CollectedA
     type: 'message',
     role: 'assistant',
     model,
-    content: [...(text !== '' || calls.length === 0 ? [{ type: 'text', text }] : []), ...calls],
+    content: [...(text !== '' || calls.length === 0 ? [{ type: 'text' as const, text }] : []), ...calls],
     stop_reason: finish ? stopReasonOf(finish.finishReason) : 'end_turn',
     stop_sequence: matchedStopSequence(finish?.finishReason),
     usage: wireUsage(finish?.usage),
@@ -258,8 +277,8 @@ export class MessageEventEncoder {
     private readonly inputTokens: number,
   ) {}
 
-  encode(event: ChatStreamEvent): Array<[string, object]> {
-    const out: Array<[string, object]> = [];
+  encode(event: ChatStreamEvent): Array<[string, MessagesStreamEvent]> {
+    const out: Array<[string, MessagesStreamEvent]> = [];
     if (!this.started) {
       this.started = true;
       out.push([
@@ -324,7 +343,7 @@ export class MessageEventEncoder {
     return out;
   }
 
-  private open(out: Array<[string, object]>, kind: 'text' | 'tool', contentBlock: object): number {
+  private open(out: Array<[string, MessagesStreamEvent]>, kind: 'text' | 'tool', contentBlock: StartedBlock): number {
     this.close(out);
     const index = this.blocks++;
     this.openBlock = { index, kind };
@@ -332,7 +351,7 @@ export class MessageEventEncoder {
     return index;
   }
 
-  private close(out: Array<[string, object]>): void {
+  private close(out: Array<[string, MessagesStreamEvent]>): void {
     if (this.openBlock) out.push(['content_block_stop', { type: 'content_block_stop', index: this.openBlock.index }]);
     this.openBlock = undefined;
   }

@@ -1,0 +1,149 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startFamilyGateway, type FamilyGateway } from '../support/test-gateway.ts';
+
+/**
+ * The beta surface checks message content, tools, tool choice, thinking and answer formats against the
+ * protocol's schemas: a wrong field answers 400 naming it as the client spelled it, while block and tool types
+ * the gateway does not know (newer ones, the provider's server tools) pass on to an upstream of the protocol.
+ */
+describe('beta messages content schemas', () => {
+  let gateway: FamilyGateway;
+  let key: string;
+
+  beforeAll(async () => {
+    gateway = await startFamilyGateway();
+    ({ key } = await gateway.createFundedKey({ credits: 10 }));
+  });
+  afterAll(async () => {
+    await gateway?.close();
+  });
+
+  const send = (fields: Record<string, unknown>, model = 'via-anthropic') =>
+    gateway.request({
+      method: 'POST',
+      url: '/api/beta/v1/messages',
+      headers: { 'x-api-key': key, 'anthropic-version': '2023-06-01' },
+      payload: { model, max_tokens: 50, messages: [{ role: 'user', content: 'hello there' }], ...fields },
+    });
+  const lastRequest = () => gateway.fakes.anthropic.requests.at(-1)?.body;
+
+  it.each([
+    [
+      'a text block without text',
+      { messages: [{ role: 'user', content: [{ type: 'text' }] }] },
+      "body.messages.0.content.0 must have required property 'text'",
+    ],
+    [
+      'an image whose base64 data is not a string',
+      {
+        messages: [
+          { role: 'user', content: [{ type: 'image', source: { type: 'base64', media_type: 'image/png', data: 7 } }] },
+        ],
+      },
+      'body.messages.0.content.0.source.data must be string',
+    ],
+    [
+      'a tool_result without its tool_use_id',
+      { messages: [{ role: 'user', content: [{ type: 'tool_result', content: 'x' }] }] },
+      "body.messages.0.content.0 must have required property 'tool_use_id'",
+    ],
+    [
+      'a block inside a tool_result that is wrong',
+      {
+        messages: [{ role: 'user', content: [{ type: 'tool_result', tool_use_id: 't', content: [{ type: 'text' }] }] }],
+      },
+      "body.messages.0.content.0.content.0 must have required property 'text'",
+    ],
+    [
+      'content that is a number',
+      { messages: [{ role: 'user', content: 5 }] },
+      'body.messages.0.content must be string or array',
+    ],
+    [
+      'a system block that is not text',
+      { system: [{ type: 'image', text: 'x' }] },
+      'body.system.0.type must be one of: text',
+    ],
+    [
+      'a tool without a name',
+      { tools: [{ input_schema: { type: 'object' } }] },
+      "body.tools.0 must have required property 'name'",
+    ],
+    [
+      'a tool_choice of an unknown type',
+      { tool_choice: { type: 'sometimes' } },
+      'body.tool_choice.type must be one of: auto, any, tool, none',
+    ],
+    [
+      'a tool_choice naming no tool',
+      { tool_choice: { type: 'tool' } },
+      "body.tool_choice must have required property 'name'",
+    ],
+    [
+      'thinking enabled without a budget',
+      { thinking: { type: 'enabled' } },
+      "body.thinking must have required property 'budget_tokens'",
+    ],
+    [
+      'a json_schema format without its schema',
+      { output_config: { format: { type: 'json_schema' } } },
+      "body.output_config.format must have required property 'schema'",
+    ],
+  ])('refuses %s with a 400 naming the field', async (_case, fields, message) => {
+    const answer = await send(fields);
+    expect(answer.statusCode, answer.body).toBe(400);
+    const body = answer.json<{ type: string; error: { type: string; message: string } }>();
+    expect(body.type).toBe('error');
+    expect(body.error.type).toBe('invalid_request_error');
+    expect(body.error.message).toBe(message);
+  });
+
+  it('passes blocks, sources and tools of types it does not know on to an Anthropic upstream, extra fields and all', async () => {
+    const content = [
+      { type: 'text', text: 'hello there', cache_control: { type: 'ephemeral' } },
+      { type: 'search_result', source: 'https://example.com', title: 'T', content: [{ type: 'text', text: 'x' }] },
+      { type: 'image', source: { type: 'file', file_id: 'file_1' } },
+    ];
+    const tools = [
+      { name: 'lookup', input_schema: { type: 'object' }, strict: true },
+      { type: 'web_search_20250305', name: 'web_search', max_uses: 2 },
+    ];
+    const fields = {
+      messages: [{ role: 'user', content }],
+      tools,
+      tool_choice: { type: 'auto', disable_parallel_tool_use: true },
+      thinking: { type: 'adaptive' },
+      metadata: { user_id: 'u1' },
+      service_tier: 'auto',
+    };
+    const answer = await send(fields);
+    expect(answer.statusCode, answer.body).toBe(200);
+    expect(lastRequest()).toMatchObject(fields);
+  });
+
+  it('names blocks another protocol cannot take, translating what it can', async () => {
+    const answer = await send(
+      { messages: [{ role: 'user', content: [{ type: 'image', source: { type: 'file', file_id: 'file_1' } }] }] },
+      'via-openai',
+    );
+    expect(answer.statusCode, answer.body).toBe(400);
+    expect(answer.json<{ error: { message: string } }>().error.message).toMatch(/"image" content blocks/);
+    const translated = await send(
+      {
+        messages: [
+          { role: 'user', content: [{ type: 'text', text: 'hi' }] },
+          {
+            role: 'assistant',
+            content: [
+              { type: 'thinking', thinking: 'hm', signature: 's' },
+              { type: 'text', text: 'yes' },
+            ],
+          },
+          { role: 'user', content: 'more' },
+        ],
+      },
+      'via-openai',
+    );
+    expect(translated.statusCode, translated.body).toBe(200);
+  });
+});
