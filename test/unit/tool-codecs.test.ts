@@ -123,10 +123,7 @@ describe('tool translation edge cases', () => {
   });
 
   it('sends Gemini results as objects: JSON objects as themselves, other output wrapped, errors under `error`', () => {
-    const body = encodeGenerateContent(request) as {
-      contents: Array<{ role: string; parts: object[] }>;
-      toolConfig: unknown;
-    };
+    const body = encodeGenerateContent(request);
     expect(body.contents[2]).toEqual({
       role: 'user',
       parts: [

@@ -23,6 +23,7 @@ import {
   wireFinishReasons,
   wireUsageMetadata,
   type Candidate,
+  type GeminiError,
   type GenerateContentRequest,
   type GenerateContentResponse,
   type GenerationConfig,
@@ -358,4 +359,4 @@ export function responseOf(model: string, answer: CollectedAnswer): GenerateCont
 }
 
 /** What a translated stream sends when the upstream fails mid-way: the protocol's own error object. */
-export const streamError = { error: { code: 502, message: midStreamFailure, status: 'UNAVAILABLE' } };
+export const streamError: GeminiError = { error: { code: 502, message: midStreamFailure, status: 'UNAVAILABLE' } };
