@@ -273,8 +273,8 @@ const versionRoutes: FastifyPluginAsyncTypebox<{ services: GammaServices }> = as
         },
       });
       reportDroppedParameters(reply, run.droppedParameters);
-      // Chunks of an upstream of this protocol pass through as they came; an event stream the upstream failed or
-      // closed before its last chunk (the one with a finish reason) ends with the error chunk.
+      // Chunks of an upstream of this protocol pass through as they came; an event stream or a JSON array the
+      // upstream failed or closed before its last chunk (the one with a finish reason) ends with the error chunk.
       if (run.kind === 'relay') {
         const jsonArray = streaming && !sse && run.status < 300;
         const body = jsonArray ? relayedJsonArray(request.log, run.body, run.reading) : run.body;
