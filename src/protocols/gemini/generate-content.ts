@@ -114,6 +114,8 @@ export const UsageMetadata = Type.Object({
   candidatesTokenCount: Type.Optional(Type.Number()),
   thoughtsTokenCount: Type.Optional(Type.Number()),
   toolUsePromptTokenCount: Type.Optional(Type.Number()),
+  cachedContentTokenCount: Type.Optional(Type.Number()),
+  totalTokenCount: Type.Optional(Type.Number()),
 });
 export type UsageMetadata = Static<typeof UsageMetadata>;
 
