@@ -174,7 +174,8 @@ function decodeToolConfig(toolConfig: ToolConfig | undefined, untranslatable: Se
   const config = toolConfig?.functionCallingConfig;
   if (config === undefined) return undefined;
   const allowed = config.allowedFunctionNames ?? [];
-  if (config.mode === undefined || config.mode === 'AUTO')
+  // An unspecified mode is the protocol's default, AUTO.
+  if (config.mode === undefined || config.mode === 'AUTO' || config.mode === 'MODE_UNSPECIFIED')
     return allowed.length === 0 ? 'auto' : restricted(untranslatable);
   if (config.mode === 'NONE') return 'none';
   if (config.mode === 'ANY' && allowed.length === 0) return 'required';
