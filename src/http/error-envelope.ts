@@ -164,15 +164,16 @@ function unionMessage(anyOf: ValidationIssue, issues: readonly ValidationIssue[]
 function describeValidation(error: FastifyError): string[] {
   const context = error.validationContext ?? 'request';
   const issues = error.validation ?? [];
-  // The issues of a union's branches are told by the union's own message.
+  // The issues of a union's branches are told by the union's own message; a union whose value failed inside a
+  // branch (an array whose items are wrong) is told by that failure alone, not by the other branches' types.
   const unions = issues.filter((issue) => issue.keyword === 'anyOf');
+  const branchOf = (union: ValidationIssue, issue: ValidationIssue) =>
+    union !== issue && issue.schemaPath.startsWith(`${union.schemaPath}/`);
+  const failedInside = (union: ValidationIssue) =>
+    issues.some((issue) => branchOf(union, issue) && issue.instancePath.startsWith(`${union.instancePath}/`));
   const told = (issue: ValidationIssue) =>
-    unions.some(
-      (union) =>
-        union !== issue &&
-        union.instancePath === issue.instancePath &&
-        issue.schemaPath.startsWith(`${union.schemaPath}/`),
-    );
+    unions.some((union) => branchOf(union, issue) && union.instancePath === issue.instancePath) ||
+    (issue.keyword === 'anyOf' && failedInside(issue));
   // An `if` issue only says that its `then` failed, whose own issue (reported first) names the field and what is wrong.
   return issues
     .filter((issue) => !told(issue) && issue.keyword !== 'if')

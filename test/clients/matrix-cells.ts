@@ -178,9 +178,6 @@ const schemaOnlyInPrompt =
 const relayedResponsesCut =
   "a relayed Responses stream cut upstream ends with an error event without sequence_number (the upstream's " +
   'numbering is not tracked), which the AI SDK drops as not matching its schema';
-const errorElementIgnored =
-  '@google/generative-ai (under LangChain) ignores the {error} element ending a translated gamma stream, which ' +
-  'the gateway then closes cleanly; only an abnormal end of the connection would reach it';
 
 /**
  * Cells expected to pass that do not yet, each with why: they run and are reported in the matrix without
@@ -188,8 +185,6 @@ const errorElementIgnored =
  */
 export const knownGaps: Readonly<Record<string, string>> = {
   'ai-sdk/openai · stream-cut · openai': relayedResponsesCut,
-  'langchain/google-genai · stream-cut · anthropic': errorElementIgnored,
-  'langchain/google-genai · stream-cut · openai': errorElementIgnored,
   'ai-sdk/openai-compatible · structured · sandbox': schemaOnlyInPrompt,
   'ai-sdk/openai-compatible · structured-stream · sandbox': schemaOnlyInPrompt,
 };

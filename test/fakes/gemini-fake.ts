@@ -1,4 +1,5 @@
 import type { ServerResponse } from 'node:http';
+import type { Content, Part } from '../../src/protocols/gemini/content.ts';
 import {
   BatchEmbedContentsRequest,
   EmbedContentRequest,
@@ -70,27 +71,10 @@ const isEmbedRequest = wireCheck(EmbedContentRequest);
 const isBatchEmbedRequest = wireCheck(BatchEmbedContentsRequest);
 const invalidBody = 'Invalid JSON payload received: the body does not follow the request schema.';
 
-interface GeminiPart {
-  text?: string;
-  functionCall?: { name: string; args?: object };
-  functionResponse?: { name: string; response: object };
-}
-
-interface GenerateBody {
-  contents?: Array<{ role?: string; parts?: GeminiPart[] }>;
-  systemInstruction?: { parts?: GeminiPart[] };
-  generationConfig?: {
-    maxOutputTokens?: number;
-    responseMimeType?: string;
-    responseSchema?: unknown;
-    responseJsonSchema?: unknown;
-    candidateCount?: number;
-  };
-  tools?: Array<{
-    functionDeclarations?: Array<{ name: string; parameters?: unknown; parametersJsonSchema?: unknown }>;
-  }>;
-  toolConfig?: { functionCallingConfig?: { mode?: string; allowedFunctionNames?: string[] } };
-}
+/** The request as the fake reads it: the upstream takes `contents` only in the protocol's own list form. */
+type GenerateBody = GenerateContentRequest & { contents: Content[] };
+const isGenerateBody = (body: unknown): body is GenerateBody =>
+  isGenerateRequest(body) && typeof body.contents !== 'string';
 
 /** The function the fake calls, or none when the request declares none, forbids calls, or answers calls. */
 function chosenFunction(body: GenerateBody, answersCalls: boolean): string | undefined {
@@ -103,7 +87,7 @@ function chosenFunction(body: GenerateBody, answersCalls: boolean): string | und
 /** A value as the protocol's shape it is sent as (a value built beforehand may carry the provider's own extra fields). */
 const typed = <T>(value: T): T => value;
 const wordsOf = (text: string) => text.split(/\s+/).filter(Boolean);
-const textOf = (parts: GeminiPart[] | undefined) =>
+const textOf = (parts: readonly Part[] | undefined) =>
   (parts ?? [])
     .map((part) => part.text ?? (part.functionResponse ? JSON.stringify(part.functionResponse.response) : ''))
     .join('');
@@ -116,8 +100,8 @@ async function generate(
   if (request.headers['x-goog-api-key'] !== fakeGeminiKey) return refuseKey(response);
   const failure = /^fake-error-(\d{3})$/.exec(model);
   if (failure) return sendError(response, Number(failure[1]), `The fake failed with ${failure[1]}`);
-  if (!isGenerateRequest(request.body)) return sendError(response, 400, invalidBody);
-  const body = request.body as GenerateBody;
+  const body = request.body;
+  if (!isGenerateBody(body)) return sendError(response, 400, invalidBody);
   const both = (body.tools ?? [])
     .flatMap((tool) => tool.functionDeclarations ?? [])
     .find((declaration) => declaration.parameters && declaration.parametersJsonSchema);
@@ -127,7 +111,7 @@ async function generate(
       400,
       `function_declarations[${both.name}]: parameters and parameters_json_schema cannot both be set`,
     );
-  const lastUser = (body.contents ?? []).filter((content) => content.role !== 'model').at(-1);
+  const lastUser = body.contents.filter((content) => content.role !== 'model').at(-1);
   const calledFunction = chosenFunction(
     body,
     (lastUser?.parts ?? []).some((part) => part.functionResponse),
@@ -144,8 +128,9 @@ async function generate(
     finishReason = 'MAX_TOKENS';
   }
   const promptTokenCount =
-    (body.contents ?? []).reduce((sum, content) => sum + wordsOf(textOf(content.parts)).length, 0) +
-    wordsOf(textOf(body.systemInstruction?.parts)).length;
+    body.contents.reduce((sum, content) => sum + wordsOf(textOf(content.parts)).length, 0) +
+    wordsOf(typeof body.systemInstruction === 'string' ? body.systemInstruction : textOf(body.systemInstruction?.parts))
+      .length;
   const thoughts = model === 'fake-thinking' ? { thoughtsTokenCount: 7 } : {};
   const finalUsage = {
     promptTokenCount,
@@ -214,12 +199,8 @@ async function generate(
   response.end(sse ? undefined : ']');
 }
 
-interface EmbedRequest {
-  model?: string;
-  content?: { parts?: Array<{ text?: string; inlineData?: { mimeType?: string; data?: string } }> };
-  outputDimensionality?: number;
-  taskType?: string;
-}
+/** One content to embed, as either action names it (`:embedContent` may leave `content` out). */
+type EmbedRequest = Partial<BatchEmbedContentsRequest['requests'][number]>;
 
 /** The vector of one content: its text and the media types of its inline parts, at the asked size (8 by default). */
 function embeddingOf(request: EmbedRequest): { values: number[] } {
@@ -248,14 +229,19 @@ function embed(
     sendError(response, Number(failure[1]), `The fake failed with ${failure[1]}`);
     return;
   }
-  if (!(action === 'embedContent' ? isEmbedRequest(request.body) : isBatchEmbedRequest(request.body))) {
+  const body = request.body;
+  const requests: EmbedRequest[] | undefined =
+    action === 'embedContent'
+      ? isEmbedRequest(body)
+        ? [body]
+        : undefined
+      : isBatchEmbedRequest(body)
+        ? body.requests
+        : undefined;
+  if (requests === undefined) {
     sendError(response, 400, invalidBody);
     return;
   }
-  const requests =
-    action === 'embedContent'
-      ? [request.body as EmbedRequest]
-      : ((request.body as { requests?: EmbedRequest[] }).requests ?? []);
   if (requests.length === 0) {
     sendError(response, 400, '* BatchEmbedContentsRequest.requests: contents is not specified');
     return;

@@ -205,6 +205,55 @@ describe('gamma generateContent with the official Gemini SDK', () => {
     expect(settings.json<{ errors: string[] }>().errors.join(' ')).toContain('safetySettings');
   });
 
+  it('refuses content that breaks the protocol with a 400 naming the field, and keeps fields it does not read', async () => {
+    const { key } = await gateway.createFundedKey({ credits: 1 });
+    const call = (payload: object) =>
+      gateway.request({
+        method: 'POST',
+        url: '/api/gamma/v1beta/models/gemini-test:generateContent',
+        headers: { 'x-goog-api-key': key },
+        payload,
+      });
+    const refusals: Array<[object, string]> = [
+      [
+        { contents: [{ role: 'user', parts: [{ inlineData: { mimeType: 'image/png' } }] }] },
+        "body.contents.0.parts.0.inlineData must have required property 'data'",
+      ],
+      [
+        { contents: [{ role: 'model', parts: [{ functionCall: { name: 'f', args: 'x' } }] }] },
+        'body.contents.0.parts.0.functionCall.args must be object',
+      ],
+      [
+        { contents: 'x', toolConfig: { functionCallingConfig: { mode: 'SOMETIMES' } } },
+        'body.toolConfig.functionCallingConfig.mode must be one of: MODE_UNSPECIFIED, AUTO, ANY, NONE, VALIDATED',
+      ],
+      [
+        { contents: 'x', tools: [{ functionDeclarations: [{ description: 'no name' }] }] },
+        "body.tools.0.functionDeclarations.0 must have required property 'name'",
+      ],
+      [
+        { contents: 'x', generationConfig: { thinkingConfig: { thinkingBudget: 'high' } } },
+        'body.generationConfig.thinkingConfig.thinkingBudget must be integer',
+      ],
+    ];
+    for (const [payload, message] of refusals) {
+      const refused = await call(payload);
+      expect(refused.statusCode).toBe(400);
+      expect(refused.json()).toMatchObject({ error: { code: 400, message, status: 'INVALID_ARGUMENT' } });
+    }
+    const kept = await call({
+      contents: [{ role: 'user', parts: [{ text: 'alpha', videoMetadata: { fps: 1 } }] }],
+      generationConfig: { mediaResolution: 'MEDIA_RESOLUTION_LOW', thinkingConfig: { includeThoughts: false } },
+      labels: { team: 'a' },
+    });
+    expect(kept.statusCode).toBe(200);
+    expect(fake.requests.at(-1)?.body).toMatchObject({
+      contents: [{ parts: [{ text: 'alpha', videoMetadata: { fps: 1 } }] }],
+      generationConfig: { mediaResolution: 'MEDIA_RESOLUTION_LOW', thinkingConfig: { includeThoughts: false } },
+      labels: { team: 'a' },
+    });
+  });
+
   it('accepts x-goog-api-key on the gamma surface only', async () => {
     const { key } = await gateway.createFundedKey({ credits: 1 });
     expect(

@@ -29,7 +29,10 @@ describe('pass-through streams cut by their upstream', () => {
     expect(response.statusCode).toBe(200);
     expect(response.headers['content-type']).toMatch(/^text\/event-stream/);
     expect(await usageRecords(gateway, key)).toMatchObject([{ status: 'failed' }]);
-    return response.body.split(/\r?\n\r?\n/).filter((frame) => frame.trim() !== '');
+    return response.body
+      .split(/\r?\n\r?\n/)
+      .map((frame) => frame.trim())
+      .filter((frame) => frame !== '');
   };
 
   it('alpha chat completions from an OpenAI upstream end with the error chunk, never [DONE]', async () => {
@@ -70,5 +73,22 @@ describe('pass-through streams cut by their upstream', () => {
     expect(JSON.parse(got.at(-1)!.slice('data: '.length))).toEqual({
       error: { code: 502, message: 'the upstream provider failed while streaming', status: 'UNAVAILABLE' },
     });
+  });
+
+  it('gamma streamGenerateContent without alt ends its JSON array with the error element, and closes it', async () => {
+    const { key } = await gateway.createFundedKey({ credits: 1 });
+    const response = await gateway.request({
+      method: 'POST',
+      url: '/api/gamma/v1beta/models/cut-gemini:streamGenerateContent',
+      headers: { 'x-api-key': key },
+      payload: { contents: [{ role: 'user', parts: [{ text: 'one two three four' }] }] },
+    });
+    expect(response.statusCode).toBe(200);
+    const elements: unknown[] = JSON.parse(response.body);
+    expect(elements[0]).toMatchObject({ candidates: [{ content: { role: 'model' } }] });
+    expect(elements.at(-1)).toEqual({
+      error: { code: 502, message: 'the upstream provider failed while streaming', status: 'UNAVAILABLE' },
+    });
+    expect(await usageRecords(gateway, key)).toMatchObject([{ status: 'failed' }]);
   });
 });

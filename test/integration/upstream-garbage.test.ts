@@ -142,16 +142,11 @@ describe('upstream answers that break their protocol', () => {
       it(`${surface} -> ${family} (${how}): garbage after the stream began ends it as a failure`, async () => {
         const { key, accountId, send, balance } = await funded();
         const { url, payload } = call(surface, `${family}-third-event`, true);
-        if (surface === 'gamma' && how === 'relayed') {
-          // A JSON array relayed as it comes has no room for an error: the connection is cut, so it cannot pass for whole.
-          await expect(send(url, payload)).rejects.toThrow(/destroyed/);
-          await gateway.settled();
-          expect((await usageRecords(gateway, key))[0]!.status).toBe('failed');
-          expect(await heldNanosOf(gateway, accountId)).toBe(0n);
-          return;
-        }
         const response = await send(url, payload);
         expect(response.statusCode, response.body).toBe(200);
+        // A JSON array relayed as it came ends with the error element before the garbage, and is closed.
+        if (surface === 'gamma' && how === 'relayed')
+          expect(JSON.parse(response.body).at(-1)).toMatchObject({ error: { code: 502, status: 'UNAVAILABLE' } });
         expect(response.body).toContain('Hello');
         expect(response.body).not.toContain('<html>');
         expect(response.body).not.toContain('[DONE]');

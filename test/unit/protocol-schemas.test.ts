@@ -67,6 +67,28 @@ describe('protocol shapes', () => {
         usageMetadata: { promptTokenCount: 2 },
       }),
     ).toBe(true);
+    expect(
+      isGenerateContentResponse({
+        candidates: [
+          {
+            content: {
+              role: 'model',
+              parts: [
+                { text: 'Thinking', thought: true },
+                { functionCall: { name: 'f', args: { q: 1 } }, thoughtSignature: 'c2ln' },
+                { executableCode: { language: 'PYTHON', code: 'print(1)' } },
+                { codeExecutionResult: { outcome: 'OUTCOME_OK', output: '1' } },
+                { inlineData: { mimeType: 'image/png', data: 'iVBO' } },
+              ],
+            },
+            safetyRatings: [{ category: 'HARM_CATEGORY_HARASSMENT', probability: 'NEGLIGIBLE' }],
+            groundingMetadata: { webSearchQueries: ['q'] },
+            finishReason: 'STOP',
+          },
+        ],
+        promptFeedback: { safetyRatings: [] },
+      }),
+    ).toBe(true);
   });
 
   it('refuse JSON of another shape, and fields the gateway reads that have the wrong type', () => {
@@ -87,6 +109,13 @@ describe('protocol shapes', () => {
     expect(isGenerateContentResponse({ candidates: [{ content: { parts: [{ functionCall: { args: {} } }] } }] })).toBe(
       false,
     );
+    for (const part of [
+      { functionCall: { name: 'f', args: 'not an object' } },
+      { inlineData: { mimeType: 'image/png' } },
+      { text: 'Hi', thought: 'yes' },
+    ])
+      expect(isGenerateContentResponse({ candidates: [{ content: { parts: [part] } }] })).toBe(false);
+    expect(isGenerateContentResponse({ promptFeedback: { blockReason: 3 } })).toBe(false);
   });
 });
 

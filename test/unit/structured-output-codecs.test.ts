@@ -202,9 +202,7 @@ describe('several completions in the answer', () => {
     ]);
     expect(of(0).at(-1)!.finish_reason).toBe('stop');
     const gamma = new GammaChunkEncoder('m');
-    const candidates = events
-      .flatMap((event) => gamma.encode(event))
-      .flatMap((chunk) => (chunk as { candidates: Array<{ index: number; finishReason?: string }> }).candidates);
+    const candidates = events.flatMap((event) => gamma.encode(event)).flatMap((chunk) => chunk.candidates ?? []);
     expect(candidates.filter((candidate) => candidate.index === 1).length).toBe(3);
     expect(candidates.filter((candidate) => candidate.finishReason).map((candidate) => candidate.index)).toEqual([
       1, 0,

@@ -79,6 +79,14 @@ describe('tool translation edge cases', () => {
     ]);
   });
 
+  it("reads an unspecified functionCallingConfig mode as the protocol's default, AUTO", () => {
+    const unspecified = decodeContents({
+      contents: 'x',
+      toolConfig: { functionCallingConfig: { mode: 'MODE_UNSPECIFIED' } },
+    });
+    expect(unspecified).toMatchObject({ toolChoice: 'auto', untranslatable: [] });
+  });
+
   it('refuses what has no counterpart: provider-hosted tools and several allowed functions', () => {
     expect(decodeContents({ contents: 'x', tools: [{ googleSearch: {} }] }).untranslatable).toEqual([
       '"googleSearch" tools',
@@ -123,10 +131,7 @@ describe('tool translation edge cases', () => {
   });
 
   it('sends Gemini results as objects: JSON objects as themselves, other output wrapped, errors under `error`', () => {
-    const body = encodeGenerateContent(request) as {
-      contents: Array<{ role: string; parts: object[] }>;
-      toolConfig: unknown;
-    };
+    const body = encodeGenerateContent(request);
     expect(body.contents[2]).toEqual({
       role: 'user',
       parts: [

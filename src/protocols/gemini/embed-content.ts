@@ -1,16 +1,17 @@
 import { Type, type Static } from 'typebox';
 import { Vector } from '../vector.ts';
 import { wireCheck } from '../wire-check.ts';
+import { Content } from './content.ts';
 
-const Content = Type.Object({
-  role: Type.Optional(Type.String()),
-  parts: Type.Array(Type.Object({}, { additionalProperties: true }), { minItems: 1 }),
-});
-
-/** Fields of the protocol that the gateway refuses rather than ignores (it cannot carry them to every provider). */
+/**
+ * Fields of the protocol that the gateway refuses rather than ignores (it cannot carry them to every provider).
+ * The task types are not listed: any of them is refused the same way, by name.
+ */
 const Refusable = {
-  taskType: Type.Optional(Type.Unknown()),
-  title: Type.Optional(Type.Unknown()),
+  taskType: Type.Optional(
+    Type.String({ description: 'RETRIEVAL_QUERY, RETRIEVAL_DOCUMENT, SEMANTIC_SIMILARITY, CLASSIFICATION, ...' }),
+  ),
+  title: Type.Optional(Type.String({ description: 'The title of a RETRIEVAL_DOCUMENT' })),
 };
 
 const EmbedOptions = { outputDimensionality: Type.Optional(Type.Integer({ minimum: 1 })), ...Refusable };

@@ -1,35 +1,87 @@
 import { Type, type Static } from 'typebox';
 import type { FinishReason, TokenUsage } from '../../domain/chat.ts';
 import { objectWithOneOf, wireCheck } from '../wire-check.ts';
+import { AnswerContent, Content, JsonObject, Part } from './content.ts';
 
-const RequestPart = Type.Object({ text: Type.Optional(Type.String()) });
+/** A function the model may call, its parameters in the API's OpenAPI subset or as JSON Schema (not both). */
+export const FunctionDeclaration = Type.Object({
+  name: Type.String(),
+  description: Type.Optional(Type.String()),
+  parameters: Type.Optional(JsonObject),
+  parametersJsonSchema: Type.Optional(JsonObject),
+});
+export type FunctionDeclaration = Static<typeof FunctionDeclaration>;
+
+/** A tool: function declarations, or one of the API's own tools, which are passed through as given. */
+export const Tool = Type.Object({
+  functionDeclarations: Type.Optional(Type.Array(FunctionDeclaration)),
+  googleSearch: Type.Optional(JsonObject),
+  googleSearchRetrieval: Type.Optional(JsonObject),
+  codeExecution: Type.Optional(JsonObject),
+  urlContext: Type.Optional(JsonObject),
+});
+export type Tool = Static<typeof Tool>;
+
+/** How the model may call functions: AUTO (it chooses), ANY (it must, among `allowedFunctionNames` if given), NONE. */
+export const ToolConfig = Type.Object({
+  functionCallingConfig: Type.Optional(
+    Type.Object({
+      mode: Type.Optional(
+        Type.Union([
+          Type.Literal('MODE_UNSPECIFIED'),
+          Type.Literal('AUTO'),
+          Type.Literal('ANY'),
+          Type.Literal('NONE'),
+          Type.Literal('VALIDATED'),
+        ]),
+      ),
+      allowedFunctionNames: Type.Optional(Type.Array(Type.String())),
+    }),
+  ),
+});
+export type ToolConfig = Static<typeof ToolConfig>;
+
+/** A blocking threshold for one harm category (the API's names, which grow, are not listed here). */
+export const SafetySetting = Type.Object({ category: Type.String(), threshold: Type.String() });
+
+/** A thinking budget in tokens (0 off, -1 dynamic), or a thinking level; whether thoughts are returned. */
+export const ThinkingConfig = Type.Object({
+  includeThoughts: Type.Optional(Type.Boolean()),
+  thinkingBudget: Type.Optional(Type.Integer()),
+  thinkingLevel: Type.Optional(Type.String()),
+});
+
+export const GenerationConfig = Type.Object({
+  temperature: Type.Optional(Type.Number({ minimum: 0, maximum: 2 })),
+  topP: Type.Optional(Type.Number({ minimum: 0, maximum: 1 })),
+  topK: Type.Optional(Type.Integer({ minimum: 1 })),
+  maxOutputTokens: Type.Optional(Type.Integer({ minimum: 1 })),
+  stopSequences: Type.Optional(Type.Array(Type.String(), { maxItems: 16 })),
+  candidateCount: Type.Optional(Type.Integer({ minimum: 1, maximum: 8 })),
+  seed: Type.Optional(Type.Integer()),
+  presencePenalty: Type.Optional(Type.Number()),
+  frequencyPenalty: Type.Optional(Type.Number()),
+  responseLogprobs: Type.Optional(Type.Boolean()),
+  logprobs: Type.Optional(Type.Integer({ minimum: 0 })),
+  responseMimeType: Type.Optional(Type.String()),
+  responseSchema: Type.Optional(JsonObject),
+  responseJsonSchema: Type.Optional(JsonObject),
+  responseModalities: Type.Optional(Type.Array(Type.String())),
+  thinkingConfig: Type.Optional(ThinkingConfig),
+});
+export type GenerationConfig = Static<typeof GenerationConfig>;
 
 /** A generateContent request as clients send it; unnamed fields are kept and forwarded. */
 export const GenerateContentRequest = Type.Object(
   {
-    contents: Type.Union([
-      Type.String({ minLength: 1 }),
-      Type.Array(Type.Object({ role: Type.Optional(Type.String()), parts: Type.Array(RequestPart, { minItems: 1 }) }), {
-        minItems: 1,
-      }),
-    ]),
-    systemInstruction: Type.Optional(Type.Union([Type.String(), Type.Object({ parts: Type.Array(RequestPart) })])),
-    generationConfig: Type.Optional(
-      Type.Object({
-        temperature: Type.Optional(Type.Number({ minimum: 0, maximum: 2 })),
-        topP: Type.Optional(Type.Number({ minimum: 0, maximum: 1 })),
-        topK: Type.Optional(Type.Integer({ minimum: 1 })),
-        maxOutputTokens: Type.Optional(Type.Integer({ minimum: 1 })),
-        stopSequences: Type.Optional(Type.Array(Type.String(), { maxItems: 16 })),
-        responseMimeType: Type.Optional(Type.String()),
-        responseSchema: Type.Optional(Type.Object({})),
-        thinkingConfig: Type.Optional(Type.Object({})),
-        candidateCount: Type.Optional(Type.Integer({ minimum: 1, maximum: 8 })),
-      }),
+    contents: Type.Union([Type.String({ minLength: 1 }), Type.Array(Content, { minItems: 1 })]),
+    systemInstruction: Type.Optional(
+      Type.Union([Type.String(), Type.Object({ role: Type.Optional(Type.String()), parts: Type.Array(Part) })]),
     ),
-    safetySettings: Type.Optional(Type.Array(Type.Object({}))),
-    tools: Type.Optional(Type.Array(Type.Object({}))),
-    toolConfig: Type.Optional(Type.Object({})),
+    generationConfig: Type.Optional(GenerationConfig),
+    safetySettings: Type.Optional(Type.Array(SafetySetting)),
+    tools: Type.Optional(Type.Array(Tool)),
+    toolConfig: Type.Optional(ToolConfig),
     cachedContent: Type.Optional(Type.String()),
   },
   { additionalProperties: true },
@@ -62,16 +114,26 @@ export const UsageMetadata = Type.Object({
   candidatesTokenCount: Type.Optional(Type.Number()),
   thoughtsTokenCount: Type.Optional(Type.Number()),
   toolUsePromptTokenCount: Type.Optional(Type.Number()),
+  cachedContentTokenCount: Type.Optional(Type.Number()),
+  totalTokenCount: Type.Optional(Type.Number()),
 });
 export type UsageMetadata = Static<typeof UsageMetadata>;
 
-const AnswerPart = Type.Object({
-  text: Type.Optional(Type.String()),
-  thought: Type.Optional(Type.Boolean()),
-  functionCall: Type.Optional(
-    Type.Object({ id: Type.Optional(Type.String()), name: Type.String(), args: Type.Optional(Type.Unknown()) }),
-  ),
+/** Why the prompt was blocked (an answer without candidates), and its ratings. */
+export const PromptFeedback = Type.Object({
+  blockReason: Type.Optional(Type.String()),
+  blockReasonMessage: Type.Optional(Type.String()),
+  safetyRatings: Type.Optional(Type.Array(JsonObject)),
 });
+
+/** One answer of the model; its other fields (safety ratings, citations, grounding) are passed through. */
+export const Candidate = Type.Object({
+  content: Type.Optional(AnswerContent),
+  finishReason: Type.Optional(Type.String()),
+  finishMessage: Type.Optional(Type.String()),
+  index: Type.Optional(Type.Integer({ minimum: 0 })),
+});
+export type Candidate = Static<typeof Candidate>;
 
 /**
  * A generateContent answer, and each chunk of a stream (the same shape). A blocked prompt has no candidates,
@@ -79,19 +141,11 @@ const AnswerPart = Type.Object({
  */
 export const GenerateContentResponse = objectWithOneOf(
   {
-    candidates: Type.Optional(
-      Type.Array(
-        Type.Object({
-          content: Type.Optional(Type.Object({ parts: Type.Optional(Type.Array(AnswerPart)) })),
-          finishReason: Type.Optional(Type.String()),
-          index: Type.Optional(Type.Integer({ minimum: 0 })),
-        }),
-      ),
-    ),
+    candidates: Type.Optional(Type.Array(Candidate)),
     usageMetadata: Type.Optional(UsageMetadata),
     modelVersion: Type.Optional(Type.String()),
     responseId: Type.Optional(Type.String()),
-    promptFeedback: Type.Optional(Type.Object({})),
+    promptFeedback: Type.Optional(PromptFeedback),
     error: Type.Optional(Type.Object({ code: Type.Optional(Type.Integer()), message: Type.Optional(Type.String()) })),
   },
   ['candidates', 'usageMetadata', 'promptFeedback', 'error'],

@@ -15,10 +15,14 @@ import {
 } from '../../domain/chat.ts';
 import { newId } from '../../domain/ids.ts';
 import { UpstreamUnreachableError } from '../../domain/upstream-failure.ts';
+import type { Content, JsonObject, Part } from '../../protocols/gemini/content.ts';
 import {
   finishReasonOf,
   isGenerateContentResponse,
   usageFromMetadata,
+  type GenerateContentRequest,
+  type GenerationConfig,
+  type ToolConfig,
 } from '../../protocols/gemini/generate-content.ts';
 import type { CallOptions } from '../provider-adapter.ts';
 import { decodeSse } from '../shared/sse-decoder.ts';
@@ -36,14 +40,14 @@ function mediaTypeOfUrl(url: string): string {
 }
 
 /** The protocol's function response is an object: a JSON object output as itself, anything else wrapped. */
-function functionResponse(result: ToolResult): object {
+function functionResponse(result: ToolResult): JsonObject {
   const output = argumentsObject(result.output);
   const whole = Object.keys(output).length > 0 || result.output.trim() === '{}';
   if (result.isError) return { error: whole ? output : result.output };
   return whole ? output : { result: result.output };
 }
 
-function geminiPart(part: ChatPart): object {
+function geminiPart(part: ChatPart): Part {
   switch (part.type) {
     case 'text':
       return { text: part.text };
@@ -58,14 +62,14 @@ function geminiPart(part: ChatPart): object {
   }
 }
 
-function geminiParts(content: ChatMessage['content']): object[] {
+function geminiParts(content: ChatMessage['content']): Part[] {
   if (typeof content === 'string') return [{ text: content }];
   return content.map(geminiPart);
 }
 
 /** The conversation as `user` and `model` turns; tool results go in a user turn, merged with adjacent user parts. */
-function geminiContents(messages: readonly ChatMessage[]): Array<{ role: string; parts: object[] }> {
-  const turns: Array<{ role: string; parts: object[] }> = [];
+function geminiContents(messages: readonly ChatMessage[]): Content[] {
+  const turns: Content[] = [];
   for (const message of messages) {
     if (message.role === 'system') continue;
     const role = message.role === 'assistant' ? 'model' : 'user';
@@ -76,9 +80,11 @@ function geminiContents(messages: readonly ChatMessage[]): Array<{ role: string;
   return turns;
 }
 
-function functionCallingConfig(choice: ToolChoice): object {
+const callingModes = { auto: 'AUTO', none: 'NONE', required: 'ANY' } as const;
+
+function functionCallingConfig(choice: ToolChoice): ToolConfig['functionCallingConfig'] {
   if (typeof choice === 'object') return { mode: 'ANY', allowedFunctionNames: [choice.name] };
-  return { mode: choice === 'required' ? 'ANY' : choice.toUpperCase() };
+  return { mode: callingModes[choice] };
 }
 
 const geminiParameters = new Set<ChatParameterName>([
@@ -112,7 +118,7 @@ export function geminiCarries(name: ChatParameterName, request: ChatRequest): bo
   return geminiParameters.has(name);
 }
 
-function thinkingConfig({ thinking, reasoningEffort }: ChatRequest): object | undefined {
+function thinkingConfig({ thinking, reasoningEffort }: ChatRequest): GenerationConfig['thinkingConfig'] {
   if (thinking !== undefined) return { thinkingBudget: thinking.type === 'enabled' ? thinking.budgetTokens : 0 };
   if (reasoningEffort === 'none') return { thinkingBudget: 0 };
   return reasoningEffort !== undefined && thinkingLevels.has(reasoningEffort)
@@ -121,7 +127,7 @@ function thinkingConfig({ thinking, reasoningEffort }: ChatRequest): object | un
 }
 
 /** The answer format as a MIME type, with the JSON Schema as given (`responseSchema` takes only an OpenAPI subset). */
-function responseFormatConfig(format: ResponseFormat): object {
+function responseFormatConfig(format: ResponseFormat): GenerationConfig {
   if (format.type === 'text') return { responseMimeType: 'text/plain' };
   return {
     responseMimeType: 'application/json',
@@ -129,18 +135,18 @@ function responseFormatConfig(format: ResponseFormat): object {
   };
 }
 
-export function encodeGenerateContent(request: ChatRequest): Record<string, unknown> {
+export function encodeGenerateContent(request: ChatRequest): GenerateContentRequest {
   const system = request.messages
     .filter((message) => message.role === 'system')
     .map((message) => textOf(message.content));
-  const generationConfig: Record<string, unknown> = {};
-  if (request.maxTokens !== undefined) generationConfig.maxOutputTokens = request.maxTokens;
-  if (request.temperature !== undefined) generationConfig.temperature = request.temperature;
-  if (request.topP !== undefined) generationConfig.topP = request.topP;
-  if (request.stop !== undefined) generationConfig.stopSequences = request.stop;
-  if (request.seed !== undefined) generationConfig.seed = request.seed;
-  if (request.choices !== undefined && request.choices > 1) generationConfig.candidateCount = request.choices;
-  const more: Record<string, unknown> = {
+  // Unset fields are undefined, which the JSON of the body leaves out.
+  const generationConfig: GenerationConfig = {
+    maxOutputTokens: request.maxTokens,
+    temperature: request.temperature,
+    topP: request.topP,
+    stopSequences: request.stop && [...request.stop],
+    seed: request.seed,
+    candidateCount: request.choices !== undefined && request.choices > 1 ? request.choices : undefined,
     topK: request.topK,
     presencePenalty: request.presencePenalty,
     frequencyPenalty: request.frequencyPenalty,
@@ -149,7 +155,6 @@ export function encodeGenerateContent(request: ChatRequest): Record<string, unkn
     thinkingConfig: thinkingConfig(request),
     ...(request.responseFormat !== undefined ? responseFormatConfig(request.responseFormat) : {}),
   };
-  for (const [field, value] of Object.entries(more)) if (value !== undefined) generationConfig[field] = value;
   const declarations = request.tools?.map((tool) => ({
     name: tool.name,
     ...(tool.description !== undefined ? { description: tool.description } : {}),
@@ -159,7 +164,7 @@ export function encodeGenerateContent(request: ChatRequest): Record<string, unkn
   return {
     contents: geminiContents(request.messages),
     ...(system.length > 0 ? { systemInstruction: { parts: [{ text: system.join('\n\n') }] } } : {}),
-    ...(Object.keys(generationConfig).length > 0 ? { generationConfig } : {}),
+    ...(Object.values(generationConfig).some((value) => value !== undefined) ? { generationConfig } : {}),
     ...(declarations ? { tools: [{ functionDeclarations: declarations }] } : {}),
     ...(request.toolChoice !== undefined
       ? { toolConfig: { functionCallingConfig: functionCallingConfig(request.toolChoice) } }

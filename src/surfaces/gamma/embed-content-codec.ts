@@ -1,24 +1,24 @@
 import type { EmbeddingInput, EmbeddingPart } from '../../domain/embedding.ts';
 import { GatewayError } from '../../domain/errors.ts';
+import type { Content, Part } from '../../protocols/gemini/content.ts';
 import type { BatchEmbedContentsRequest, EmbedContentRequest } from '../../protocols/gemini/embed-content.ts';
 
 export type EmbedContentBody = EmbedContentRequest;
 export type BatchEmbedContentsBody = BatchEmbedContentsRequest;
 
-type Options = { outputDimensionality?: number; taskType?: unknown; title?: unknown };
+type Options = Pick<EmbedContentRequest, 'taskType' | 'title'>;
 
 function refuse(message: string): never {
   throw new GatewayError('GW_VALIDATION', message);
 }
 
-function partOf(part: Record<string, unknown>, where: string): EmbeddingPart {
-  if (typeof part.text === 'string') {
+function partOf(part: Part, where: string): EmbeddingPart {
+  if (part.text !== undefined) {
     if (part.text === '') refuse(`${where}.text must not be empty`);
     return { type: 'text', text: part.text };
   }
-  const inline = part.inlineData as { mimeType?: unknown; data?: unknown } | undefined;
-  if (typeof inline?.mimeType !== 'string' || typeof inline.data !== 'string')
-    refuse(`${where} must be {text} or {inlineData: {mimeType, data}}`);
+  const inline = part.inlineData;
+  if (inline === undefined) refuse(`${where} must be {text} or {inlineData: {mimeType, data}}`);
   const mediaType = inline.mimeType.toLowerCase();
   const data = inline.data;
   if (mediaType.startsWith('image/')) return { type: 'imageBase64', mediaType, data };
@@ -28,10 +28,8 @@ function partOf(part: Record<string, unknown>, where: string): EmbeddingPart {
   return refuse(`${where}.inlineData.mimeType "${inline.mimeType}" is not an image, audio, video or PDF type`);
 }
 
-function inputOf(content: BatchEmbedContentsRequest['requests'][number]['content'], where: string): EmbeddingInput {
-  return {
-    parts: content.parts.map((part, index) => partOf(part as Record<string, unknown>, `${where}.parts.${index}`)),
-  };
+function inputOf(content: Content, where: string): EmbeddingInput {
+  return { parts: content.parts.map((part, index) => partOf(part, `${where}.parts.${index}`)) };
 }
 
 function refuseUnsupported(options: Options, where: string): void {

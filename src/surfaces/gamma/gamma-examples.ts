@@ -2,6 +2,7 @@
  * Examples of the gamma surface's bodies and answers, in the shapes Google's Gemini clients send and read, as
  * the OpenAPI document shows them (the OpenAPI lint checks each against its schema).
  */
+import type { GenerateContentRequest, GenerateContentResponse } from '../../protocols/gemini/generate-content.ts';
 
 export const modelListExample = {
   data: [
@@ -34,7 +35,7 @@ export const generateContentRequestExample = {
   systemInstruction: { parts: [{ text: 'Answer in one sentence.' }] },
   contents: [{ role: 'user', parts: [{ text: 'Why is the sky blue?' }] }],
   generationConfig: { maxOutputTokens: 200 },
-};
+} satisfies GenerateContentRequest;
 
 export const generateContentResponseExample = {
   candidates: [
@@ -48,4 +49,4 @@ export const generateContentResponseExample = {
   ],
   usageMetadata: { promptTokenCount: 12, candidatesTokenCount: 14, totalTokenCount: 26 },
   modelVersion: 'gemini-2.5-flash',
-};
+} satisfies GenerateContentResponse;

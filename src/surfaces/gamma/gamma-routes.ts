@@ -49,6 +49,7 @@ import {
   streamError,
   type GenerateContentBody,
 } from './generate-content-codec.ts';
+import { relayedJsonArray, translatedJsonArray } from './json-array-stream.ts';
 import {
   generateContentRequestExample,
   generateContentResponseExample,
@@ -73,18 +74,19 @@ const actions = [
   'batchEmbedContents',
 ] as const;
 type Action = (typeof actions)[number];
+const isAction = (name: string): name is Action => actions.some((action) => action === name);
 
 /** `models/{model}:{action}`: the model is the catalog id, which may itself contain slashes. */
 function parseModelPath(path: string): { modelId: string; action: Action } {
   const separator = path.lastIndexOf(':');
   const action = path.slice(separator + 1);
-  if (separator <= 0 || !(actions as readonly string[]).includes(action)) {
+  if (separator <= 0 || !isAction(action)) {
     throw new GatewayError(
       'GW_ROUTE_NOT_FOUND',
       `unknown model action "${separator < 0 ? path : action}": use ${actions.join(', ')}`,
     );
   }
-  return { modelId: path.slice(0, separator), action: action as Action };
+  return { modelId: path.slice(0, separator), action };
 }
 
 const ModelList = Type.Object(
@@ -251,11 +253,11 @@ const versionRoutes: FastifyPluginAsyncTypebox<{ services: GammaServices }> = as
       const run = await services.text.start(requestContextOf(request, 'gamma', action), {
         modelId,
         ...decoded,
-        maxTokens: config.maxOutputTokens as number | undefined,
-        temperature: config.temperature as number | undefined,
-        topP: config.topP as number | undefined,
-        stop: config.stopSequences as string[] | undefined,
-        choices: config.candidateCount as number | undefined,
+        maxTokens: config.maxOutputTokens,
+        temperature: config.temperature,
+        topP: config.topP,
+        stop: config.stopSequences,
+        choices: config.candidateCount,
         gatedParameters: gatedParametersOf(body),
         fieldNames: fieldNamesOfBody(body),
         recordedRequest: { surface: 'gamma', endpoint: action, model: modelId, stream: streaming },
@@ -271,13 +273,20 @@ const versionRoutes: FastifyPluginAsyncTypebox<{ services: GammaServices }> = as
         },
       });
       reportDroppedParameters(reply, run.droppedParameters);
-      // Chunks of an upstream of this protocol pass through as they came; an event stream the upstream failed or
-      // closed before its last chunk (the one with a finish reason) ends with the error chunk.
-      if (run.kind === 'relay')
-        return relayAnswer({ request, reply }, run, {
-          streaming: streaming && sse,
-          hooks: passThroughEndings(run.reading, streamFailure),
-        });
+      // Chunks of an upstream of this protocol pass through as they came; an event stream or a JSON array the
+      // upstream failed or closed before its last chunk (the one with a finish reason) ends with the error chunk.
+      if (run.kind === 'relay') {
+        const jsonArray = streaming && !sse && run.status < 300;
+        const body = jsonArray ? relayedJsonArray(request.log, run.body, run.reading) : run.body;
+        return relayAnswer(
+          { request, reply },
+          { status: run.status, contentType: run.contentType, body },
+          {
+            streaming: streaming && sse,
+            hooks: passThroughEndings(run.reading, streamFailure),
+          },
+        );
+      }
       if (!streaming) return reply.send(responseOf(modelId, await collectAnswer(run.events)));
       if (sse) return streamSse(request, reply, { events: run.events, model: modelId });
       // A client that leaves before the array's first element destroys a generator that never started, whose
@@ -287,13 +296,22 @@ const versionRoutes: FastifyPluginAsyncTypebox<{ services: GammaServices }> = as
       else reply.raw.once('close', () => void events.return?.());
       return reply
         .type('application/json')
-        .send(Readable.from(jsonArray(request, { [Symbol.asyncIterator]: () => events }, modelId)));
+        .send(Readable.from(translatedJsonArray(request.log, { [Symbol.asyncIterator]: () => events }, modelId)));
     },
   );
 };
 
-/** The in-stream error chunk, on translated and pass-through event streams alike. */
-const streamFailure = (sse: SseWriter) => sse.data(streamError);
+/**
+ * The in-stream error chunk, on translated and pass-through event streams alike, after an empty line. The empty
+ * line is valid SSE, which the clients that read the error chunk (@google/genai, the AI SDK) skip; the older
+ * @google/generative-ai (under LangChain's ChatGoogleGenerativeAI) ignores an error chunk, but reads events only
+ * where one begins at once, so it fails such a stream ("Failed to parse stream") instead of ending it as a
+ * shorter success.
+ */
+const streamFailure = async (sse: SseWriter) => {
+  await sse.raw('\n');
+  await sse.data(streamError);
+};
 
 function streamSse(
   request: FastifyRequest,
@@ -308,26 +326,4 @@ function streamSse(
     onEnd: async () => undefined,
     onFailure: streamFailure,
   });
-}
-
-/** The protocol's stream without `alt=sse`: one JSON array written element by element. */
-async function* jsonArray(
-  request: FastifyRequest,
-  events: AsyncIterable<ChatStreamEvent>,
-  model: string,
-): AsyncGenerator<string> {
-  const encoder = new ChunkEncoder(model);
-  let separator = '[';
-  try {
-    for await (const event of events) {
-      for (const chunk of encoder.encode(event)) {
-        yield `${separator}${JSON.stringify(chunk)}`;
-        separator = ',\r\n';
-      }
-    }
-  } catch (error) {
-    request.log.warn({ err: error }, 'stream failed after it began');
-    yield `${separator}${JSON.stringify(streamError)}`;
-  }
-  yield separator === '[' ? '[]' : ']';
 }

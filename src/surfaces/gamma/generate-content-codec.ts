@@ -17,28 +17,24 @@ import {
   type ToolDefinition,
 } from '../../domain/chat.ts';
 import { requireNestingWithin } from '../../domain/nesting.ts';
-import { numberOf } from '../../domain/wire-values.ts';
 import type { CollectedAnswer, CollectedChoice } from '../../gateway/text-generation.ts';
-import { wireFinishReasons, wireUsageMetadata } from '../../protocols/gemini/generate-content.ts';
+import type { FunctionCall, FunctionResponse, JsonObject, Part } from '../../protocols/gemini/content.ts';
+import {
+  wireFinishReasons,
+  wireUsageMetadata,
+  type Candidate,
+  type GeminiError,
+  type GenerateContentRequest,
+  type GenerateContentResponse,
+  type GenerationConfig,
+  type Tool,
+  type ToolConfig,
+} from '../../protocols/gemini/generate-content.ts';
 import { clientFieldNames, nativeParameters } from '../../catalog/capability-gate.ts';
 import { midStreamFailure } from '../../domain/upstream-failure.ts';
 
-interface Part {
-  text?: unknown;
-  [kind: string]: unknown;
-}
-
-/** The gamma (generateContent) request as this surface reads it; unknown fields are kept and forwarded. */
-export interface GenerateContentBody {
-  contents: string | Array<{ role?: string; parts?: Part[] }>;
-  systemInstruction?: string | { parts?: Part[] };
-  generationConfig?: Record<string, unknown>;
-  tools?: unknown[];
-  toolConfig?: unknown;
-  safetySettings?: unknown[];
-  cachedContent?: string;
-  [field: string]: unknown;
-}
+/** The gamma (generateContent) request as its schema checked it; unknown fields are kept and forwarded. */
+export type GenerateContentBody = GenerateContentRequest;
 
 /** generationConfig field -> native parameter name, for the capability gate. */
 const generationFields: Readonly<Record<string, string>> = {
@@ -75,18 +71,6 @@ export function fieldNamesOfBody(body: GenerateContentBody): Record<string, stri
   };
 }
 
-interface FunctionCallPart {
-  id?: unknown;
-  name?: unknown;
-  args?: unknown;
-}
-
-interface FunctionResponsePart {
-  id?: unknown;
-  name?: unknown;
-  response?: unknown;
-}
-
 /**
  * The protocol leaves call ids out: calls get ids here, and a response without an id answers the earliest
  * unanswered call of its name.
@@ -97,10 +81,10 @@ class CallLedger {
   private readonly byName = new Map<string, { calls: ToolCall[]; next: number }>();
   private count = 0;
 
-  call(part: FunctionCallPart): ToolCall {
+  call(part: FunctionCall): ToolCall {
     const call = {
-      id: typeof part.id === 'string' ? part.id : `call_${this.count++}`,
-      name: String(part.name),
+      id: part.id ?? `call_${this.count++}`,
+      name: part.name,
       arguments: JSON.stringify(part.args ?? {}),
     };
     if (!this.unanswered.has(call.id)) this.unanswered.set(call.id, call);
@@ -110,12 +94,12 @@ class CallLedger {
     return call;
   }
 
-  answer(part: FunctionResponsePart): string {
-    if (typeof part.id === 'string') {
+  answer(part: FunctionResponse): string {
+    if (part.id !== undefined) {
       this.unanswered.delete(part.id);
       return part.id;
     }
-    const named = this.byName.get(String(part.name));
+    const named = this.byName.get(part.name);
     while (named && named.next < named.calls.length) {
       const call = named.calls[named.next++]!;
       if (this.unanswered.get(call.id) === call && this.unanswered.delete(call.id)) return call.id;
@@ -124,28 +108,19 @@ class CallLedger {
   }
 }
 
-function partsOf(parts: Part[] | undefined, untranslatable: Set<string>, calls: CallLedger): ChatPart[] {
+function partsOf(parts: readonly Part[], untranslatable: Set<string>, calls: CallLedger): ChatPart[] {
   const decoded: ChatPart[] = [];
-  for (const part of parts ?? []) {
-    const inline = part.inlineData as { mimeType?: unknown; data?: unknown } | undefined;
-    const file = part.fileData as { fileUri?: unknown } | undefined;
-    const functionCall = part.functionCall as FunctionCallPart | undefined;
-    const functionResponse = part.functionResponse as FunctionResponsePart | undefined;
+  for (const part of parts) {
+    const { inlineData: inline, fileData: file, functionCall, functionResponse } = part;
     if (part.thought === true) continue;
-    if (typeof part.text === 'string') decoded.push({ type: 'text', text: part.text });
-    else if (
-      typeof inline?.mimeType === 'string' &&
-      inline.mimeType.startsWith('image/') &&
-      typeof inline.data === 'string'
-    ) {
+    if (part.text !== undefined) decoded.push({ type: 'text', text: part.text });
+    else if (inline?.mimeType.startsWith('image/')) {
       decoded.push({ type: 'image', image: { kind: 'base64', mediaType: inline.mimeType, data: inline.data } });
-    } else if (typeof file?.fileUri === 'string' && /^https?:\/\//.test(file.fileUri)) {
+    } else if (file && /^https?:\/\//.test(file.fileUri)) {
       decoded.push({ type: 'image', image: { kind: 'url', url: file.fileUri } });
-    } else if (typeof functionCall?.name === 'string')
-      decoded.push({ type: 'tool-call', call: calls.call(functionCall) });
-    else if (typeof functionResponse?.name === 'string') {
-      const response = functionResponse.response ?? {};
-      const output = JSON.stringify(response);
+    } else if (functionCall) decoded.push({ type: 'tool-call', call: calls.call(functionCall) });
+    else if (functionResponse) {
+      const output = JSON.stringify(functionResponse.response ?? {});
       decoded.push({
         type: 'tool-result',
         result: { callId: calls.answer(functionResponse), name: functionResponse.name, output },
@@ -158,58 +133,53 @@ function partsOf(parts: Part[] | undefined, untranslatable: Set<string>, calls: 
 /** Schema keywords whose values are data, not schemas: left exactly as written. */
 const schemaData = new Set(['enum', 'const', 'default', 'example', 'examples']);
 
-/** The protocol's OpenAPI-style schema (`type: "OBJECT"`) as JSON Schema (`type: "object"`). */
-function jsonSchemaOf(schema: unknown): unknown {
-  if (Array.isArray(schema)) return schema.map(jsonSchemaOf);
-  if (schema === null || typeof schema !== 'object') return schema;
+/** A value of the protocol's OpenAPI-style schema with its types (`type: "OBJECT"`) as JSON Schema's (`"object"`). */
+function jsonSchemaValue(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(jsonSchemaValue);
+  return value !== null && typeof value === 'object' ? jsonSchemaOf(Object.entries(value)) : value;
+}
+
+function jsonSchemaOf(entries: ReadonlyArray<readonly [string, unknown]>): JsonObject {
   return Object.fromEntries(
-    Object.entries(schema).map(([key, value]) => {
+    entries.map(([key, value]) => {
       if (key === 'type' && typeof value === 'string') return [key, value.toLowerCase()];
-      return [key, schemaData.has(key) ? value : jsonSchemaOf(value)];
+      return [key, schemaData.has(key) ? value : jsonSchemaValue(value)];
     }),
   );
 }
 
-function decodeTools(tools: unknown[] | undefined, untranslatable: Set<string>): ToolDefinition[] | undefined {
+/** The protocol's OpenAPI-style schema as JSON Schema. */
+const jsonSchemaFrom = (schema: JsonObject): JsonObject => jsonSchemaOf(Object.entries(schema));
+
+function decodeTools(tools: readonly Tool[] | undefined, untranslatable: Set<string>): ToolDefinition[] | undefined {
   if (tools === undefined) return undefined;
   const definitions: ToolDefinition[] = [];
-  for (const [toolIndex, tool] of (tools as Array<Record<string, unknown>>).entries()) {
-    const declarations = tool?.functionDeclarations;
-    for (const other of Object.keys(tool ?? {}).filter((key) => key !== 'functionDeclarations'))
+  for (const [toolIndex, tool] of tools.entries()) {
+    for (const other of Object.keys(tool).filter((key) => key !== 'functionDeclarations'))
       untranslatable.add(`"${other}" tools`);
-    if (!Array.isArray(declarations)) continue;
-    for (const [index, declaration] of (
-      declarations as Array<{
-        name?: unknown;
-        description?: unknown;
-        parameters?: unknown;
-        parametersJsonSchema?: unknown;
-      }>
-    ).entries()) {
-      if (typeof declaration?.name !== 'string') continue;
-      // jsonSchemaOf walks the schema by recursion, which the bound keeps shallow.
+    for (const [index, declaration] of (tool.functionDeclarations ?? []).entries()) {
+      // jsonSchemaFrom walks the schema by recursion, which the bound keeps shallow.
       for (const field of ['parameters', 'parametersJsonSchema'] as const)
         requireNestingWithin(declaration[field], `body.tools.${toolIndex}.functionDeclarations.${index}.${field}`);
       const parameters =
         declaration.parametersJsonSchema ??
-        (declaration.parameters === undefined ? undefined : jsonSchemaOf(declaration.parameters));
+        (declaration.parameters === undefined ? undefined : jsonSchemaFrom(declaration.parameters));
       definitions.push(toolDefinition(declaration.name, declaration.description, parameters));
     }
   }
   return definitions;
 }
 
-function decodeToolConfig(toolConfig: unknown, untranslatable: Set<string>): ToolChoice | undefined {
-  const config = (
-    toolConfig as { functionCallingConfig?: { mode?: unknown; allowedFunctionNames?: unknown } } | undefined
-  )?.functionCallingConfig;
+function decodeToolConfig(toolConfig: ToolConfig | undefined, untranslatable: Set<string>): ToolChoice | undefined {
+  const config = toolConfig?.functionCallingConfig;
   if (config === undefined) return undefined;
-  const allowed = Array.isArray(config.allowedFunctionNames) ? (config.allowedFunctionNames as unknown[]) : [];
-  if (config.mode === undefined || config.mode === 'AUTO')
+  const allowed = config.allowedFunctionNames ?? [];
+  // An unspecified mode is the protocol's default, AUTO.
+  if (config.mode === undefined || config.mode === 'AUTO' || config.mode === 'MODE_UNSPECIFIED')
     return allowed.length === 0 ? 'auto' : restricted(untranslatable);
   if (config.mode === 'NONE') return 'none';
   if (config.mode === 'ANY' && allowed.length === 0) return 'required';
-  if (config.mode === 'ANY' && allowed.length === 1 && typeof allowed[0] === 'string') return { name: allowed[0] };
+  if (config.mode === 'ANY' && allowed[0] !== undefined && allowed.length === 1) return { name: allowed[0] };
   return restricted(untranslatable);
 }
 
@@ -219,34 +189,31 @@ function restricted(untranslatable: Set<string>): undefined {
 }
 
 /** A JSON answer with its schema (JSON Schema, or the protocol's OpenAPI subset), or plain text; other MIME types are left for the gate to name. */
-function decodeGenerationFormat(config: Readonly<Record<string, unknown>>): ResponseFormat | undefined {
+function decodeGenerationFormat(config: GenerationConfig): ResponseFormat | undefined {
   if (config.responseMimeType === 'text/plain') return { type: 'text' };
   if (config.responseMimeType !== 'application/json') return undefined;
   const schema =
     config.responseJsonSchema ??
-    (config.responseSchema === undefined ? undefined : jsonSchemaOf(config.responseSchema));
-  if (schema === null || typeof schema !== 'object' || Array.isArray(schema)) return { type: 'json_object' };
-  return { type: 'json_schema', name: 'response', schema: schema as Record<string, unknown> };
+    (config.responseSchema === undefined ? undefined : jsonSchemaFrom(config.responseSchema));
+  return schema === undefined ? { type: 'json_object' } : { type: 'json_schema', name: 'response', schema };
 }
 
 /** A thinking budget: 0 is thinking off; the protocol's dynamic budget (-1) has no counterpart elsewhere. */
-function decodeThinking(config: Readonly<Record<string, unknown>>): ThinkingConfig | undefined {
-  const budget = numberOf((config.thinkingConfig as { thinkingBudget?: unknown } | undefined)?.thinkingBudget);
+function decodeThinking(config: GenerationConfig): ThinkingConfig | undefined {
+  const budget = config.thinkingConfig?.thinkingBudget;
   if (budget === 0) return { type: 'disabled' };
   return budget !== undefined && budget > 0 ? { type: 'enabled', budgetTokens: budget } : undefined;
 }
 
 /** The generationConfig fields beyond the basics, so they reach an upstream of another protocol too. */
-function decodeParameters(
-  config: Readonly<Record<string, unknown>>,
-): Omit<Partial<ChatRequest>, 'upstreamModel' | 'messages'> {
+function decodeParameters(config: GenerationConfig): Omit<Partial<ChatRequest>, 'upstreamModel' | 'messages'> {
   return {
-    topK: numberOf(config.topK),
-    seed: numberOf(config.seed),
-    presencePenalty: numberOf(config.presencePenalty),
-    frequencyPenalty: numberOf(config.frequencyPenalty),
-    logprobs: typeof config.responseLogprobs === 'boolean' ? config.responseLogprobs : undefined,
-    topLogprobs: numberOf(config.logprobs),
+    topK: config.topK,
+    seed: config.seed,
+    presencePenalty: config.presencePenalty,
+    frequencyPenalty: config.frequencyPenalty,
+    logprobs: config.responseLogprobs,
+    topLogprobs: config.logprobs,
     responseFormat: decodeGenerationFormat(config),
     thinking: decodeThinking(config),
   };
@@ -315,7 +282,7 @@ export function relayBody(
   return forwarded;
 }
 
-const functionCallPart = (call: ToolCall) => ({
+const functionCallPart = (call: ToolCall): Part => ({
   functionCall: { id: call.id, name: call.name, args: argumentsObject(call.arguments) },
 });
 
@@ -330,7 +297,7 @@ export class ChunkEncoder {
 
   constructor(private readonly model: string) {}
 
-  encode(event: ChatStreamEvent): object[] {
+  encode(event: ChatStreamEvent): GenerateContentResponse[] {
     switch (event.type) {
       case 'tool-call-delta': {
         const call = this.pending.get(event.choice ?? 0);
@@ -357,13 +324,13 @@ export class ChunkEncoder {
     }
   }
 
-  private flush(choice: number): object[] {
+  private flush(choice: number): GenerateContentResponse[] {
     const call = this.pending.get(choice);
     this.pending.delete(choice);
     return call ? [this.chunk(choice, [functionCallPart(call)])] : [];
   }
 
-  private chunk(index: number, parts: object[], finish?: FinishReason): object {
+  private chunk(index: number, parts: Part[], finish?: FinishReason): GenerateContentResponse {
     const candidate = {
       content: { role: 'model', parts },
       ...(finish ? { finishReason: wireFinishReasons[finish.unified] } : {}),
@@ -374,13 +341,13 @@ export class ChunkEncoder {
 }
 
 /** One candidate of a whole answer: the text, then a functionCall part per call. */
-function candidateOf({ text, toolCalls }: CollectedChoice, finish: FinishReason | undefined, index: number): object {
+function candidateOf({ text, toolCalls }: CollectedChoice, finish: FinishReason | undefined, index: number): Candidate {
   const parts = [...(text !== '' || toolCalls.length === 0 ? [{ text }] : []), ...toolCalls.map(functionCallPart)];
   return { content: { role: 'model', parts }, finishReason: wireFinishReasons[finish?.unified ?? 'other'], index };
 }
 
 /** A whole GenerateContentResponse from a collected answer: a candidate per completion. */
-export function responseOf(model: string, answer: CollectedAnswer): object {
+export function responseOf(model: string, answer: CollectedAnswer): GenerateContentResponse {
   const { finish, alternatives } = answer;
   return {
     candidates: [
@@ -393,4 +360,4 @@ export function responseOf(model: string, answer: CollectedAnswer): object {
 }
 
 /** What a translated stream sends when the upstream fails mid-way: the protocol's own error object. */
-export const streamError = { error: { code: 502, message: midStreamFailure, status: 'UNAVAILABLE' } };
+export const streamError: GeminiError = { error: { code: 502, message: midStreamFailure, status: 'UNAVAILABLE' } };
