@@ -138,7 +138,7 @@ describe('native text completions forward the optional fields each protocol can 
       output_config: { format: { type: 'json_schema', schema } },
     });
     expect(response.headers['x-gateway-dropped-parameters']).toBe(
-      'seed,presencePenalty,frequencyPenalty,repetitionPenalty,minP,topA,logprobs,topLogprobs,logitBias,structuredOutputs,includeReasoning,reasoningEffort,webSearchOptions,verbosity',
+      'seed,presencePenalty,frequencyPenalty,repetitionPenalty,minP,topA,logprobs,topLogprobs,logitBias,includeReasoning,reasoningEffort,webSearchOptions,verbosity',
     );
   });
 
@@ -170,7 +170,7 @@ describe('native text completions forward the optional fields each protocol can 
     });
     // An explicit thinking budget wins over the effort, which shares its place.
     expect(response.headers['x-gateway-dropped-parameters']).toBe(
-      'repetitionPenalty,minP,topA,logitBias,structuredOutputs,parallelToolCalls,includeReasoning,reasoningEffort,webSearchOptions,verbosity',
+      'repetitionPenalty,minP,topA,logitBias,parallelToolCalls,includeReasoning,reasoningEffort,webSearchOptions,verbosity',
     );
   });
 

@@ -143,6 +143,8 @@ function answersThroughTool({ responseFormat }: ChatRequest): boolean {
 export function anthropicCarries(name: ChatParameterName, request: ChatRequest): boolean {
   // Parallel calls are switched off on the tool choice, which the protocol takes only with tools.
   if (name === 'parallelToolCalls') return request.tools !== undefined;
+  // The protocol's own JSON format constrains the answer to its schema: strict, as structured outputs ask.
+  if (name === 'structuredOutputs') return nativeSchema(request.responseFormat) !== undefined;
   // Forcing the answer's tool would take the client's own tools away, and thinking refuses a forced tool.
   if (name === 'responseFormat')
     return !answersThroughTool(request) || (request.tools === undefined && request.thinking?.type !== 'enabled');

@@ -115,6 +115,9 @@ export function geminiCarries(name: ChatParameterName, request: ChatRequest): bo
       request.thinking === undefined &&
       (request.reasoningEffort === 'none' || thinkingLevels.has(request.reasoningEffort ?? ''))
     );
+  // A response JSON schema constrains the answer to it: strict, as structured outputs ask.
+  if (name === 'structuredOutputs')
+    return request.responseFormat?.type === 'json_schema' && request.responseFormat.schema !== undefined;
   return geminiParameters.has(name);
 }
 
