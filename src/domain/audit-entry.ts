@@ -111,6 +111,12 @@ export function withoutSecrets(value: unknown): unknown {
   );
 }
 
+/** What the log keeps of a request body: the body without its secrets, or null when nothing is left. */
+export function recordableRequest(body: unknown): AuditRequest | null {
+  const kept = withoutSecrets(body);
+  return auditRequestCheck.check(kept) && Object.keys(kept).length > 0 ? kept : null;
+}
+
 /** One entry as written. */
 export interface NewAuditEntry {
   actor: AuditActor;

@@ -1,13 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import Type from 'typebox';
 import { Compile } from 'typebox/compile';
-import {
-  withoutSecrets,
-  type AuditAction,
-  type AuditActor,
-  type AuditRequest,
-  type AuditSubjectType,
-} from '../domain/audit-entry.ts';
+import { recordableRequest, type AuditAction, type AuditActor, type AuditSubjectType } from '../domain/audit-entry.ts';
 import type { AuditFilter, AuditSubject, AuditTrail, SubjectState } from '../identity/audit-trail.ts';
 
 /**
@@ -43,7 +37,6 @@ const keyPath = Compile(Type.Object({ keyId: Type.String() }));
 const taskPath = Compile(Type.Object({ taskId: Type.String() }));
 const answerWithId = Compile(Type.Object({ id: Type.String() }));
 const answerWithAccount = Compile(Type.Object({ account: Type.Object({ id: Type.String() }) }));
-const requestBody = Compile(Type.Record(Type.String(), Type.Unknown()));
 
 function idFromPath(request: FastifyRequest, type: AuditSubjectType): string | null {
   const { params } = request;
@@ -82,11 +75,6 @@ function actorOf(request: FastifyRequest, accountId: string | null): AuditActor 
   throw new Error(`audited route ${request.routeOptions.url} answered without an operator, a caller or an account`);
 }
 
-function recordedBody(request: FastifyRequest): AuditRequest | null {
-  const body = withoutSecrets(request.body);
-  return requestBody.Check(body) && Object.keys(body).length > 0 ? body : null;
-}
-
 /**
  * The one place the audit log is written from: every route declared `audit` has the state of what it changes
  * read before its handler runs and after it answered with success, and the entry (who, what before and after,
@@ -105,19 +93,12 @@ export function recordChanges(app: FastifyInstance, trail: AuditTrail): void {
   app.addHook('onSend', async (request, reply, payload) => {
     const audited = request.routeOptions.config.audit;
     if (!audited || reply.statusCode >= 300) return payload;
-    const subject = subjectOf(request, audited, payload);
-    const after = await trail.stateOf(subject);
-    const before = request.auditBefore;
-    const accountId = after.accountId ?? before?.accountId ?? null;
-    await trail.record({
-      actor: actorOf(request, accountId),
+    await trail.recordChange({
+      actor: (accountId) => actorOf(request, accountId),
       action: audited.action,
-      accountId,
-      // A session is named by its account only: its id and token are secrets.
-      subject: subject.type === 'session' ? { type: 'session', id: null } : subject,
-      before: before?.state ?? null,
-      after: after.state,
-      request: recordedBody(request),
+      subject: subjectOf(request, audited, payload),
+      before: request.auditBefore,
+      request: recordableRequest(request.body),
       clientAddress: request.ip,
       requestId: request.id,
     });

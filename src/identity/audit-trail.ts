@@ -1,11 +1,11 @@
-import type {
-  AuditAction,
-  AuditActor,
-  AuditEntry,
-  AuditRequest,
-  AuditState,
-  AuditSubjectType,
-  NewAuditEntry,
+import {
+  recordableRequest,
+  type AuditAction,
+  type AuditActor,
+  type AuditEntry,
+  type AuditRequest,
+  type AuditState,
+  type AuditSubjectType,
 } from '../domain/audit-entry.ts';
 import type { AccountsRepository } from '../storage/accounts-repository.ts';
 import type { ApiKeysRepository } from '../storage/api-keys-repository.ts';
@@ -43,6 +43,17 @@ export interface AuditPage {
 export interface AuditSubject {
   type: AuditSubjectType;
   id: string | null;
+}
+
+/** A change that succeeded, as its entry is written: who, what, its subject's state before, and whence. */
+export interface RecordedChange {
+  actor: (accountId: string | null) => AuditActor;
+  action: AuditAction;
+  subject: AuditSubject;
+  before: SubjectState | null;
+  request: AuditRequest | null;
+  clientAddress: string | null;
+  requestId: string | null;
 }
 
 /** A subject as it stands: its state as the log keeps it, and the account it belongs to. */
@@ -116,8 +127,48 @@ export class AuditTrail {
     return { state: null, accountId: subject.id };
   }
 
-  async record(entry: NewAuditEntry): Promise<void> {
-    await this.options.log.append(entry);
+  /**
+   * Writes the entry of a change that succeeded: the subject's state now is its `after`. The actor may depend
+   * on the account the change concerns (signing up or in, the account is the actor). A session is named by its
+   * account only: its id and token are secrets.
+   */
+  async recordChange(change: RecordedChange): Promise<void> {
+    const after = await this.stateOf(change.subject);
+    const accountId = after.accountId ?? change.before?.accountId ?? null;
+    await this.options.log.append({
+      actor: change.actor(accountId),
+      action: change.action,
+      accountId,
+      subject: change.subject.type === 'session' ? { type: 'session', id: null } : change.subject,
+      before: change.before?.state ?? null,
+      after: after.state,
+      request: change.request,
+      clientAddress: change.clientAddress,
+      requestId: change.requestId,
+    });
+  }
+
+  /**
+   * A change the operator makes outside HTTP (the CLI): the subject's state read before `run` (when its id is
+   * known before), and the entry written once `run` succeeded, without address or request id.
+   */
+  async operatorChange<T>(
+    change: { action: AuditAction; subject: AuditSubject | ((result: T) => AuditSubject); request: object },
+    run: () => Promise<T>,
+  ): Promise<T> {
+    const known = typeof change.subject === 'function' ? null : change.subject;
+    const before = known ? await this.stateOf(known) : null;
+    const result = await run();
+    await this.recordChange({
+      actor: () => ({ kind: 'operator' }),
+      action: change.action,
+      subject: known ?? (typeof change.subject === 'function' ? change.subject(result) : change.subject),
+      before,
+      request: recordableRequest(change.request),
+      clientAddress: null,
+      requestId: null,
+    });
+    return result;
   }
 
   /** The operator's page: every entry the filter matches, with the address each change came from. */

@@ -160,6 +160,34 @@ describe('audit log', () => {
     });
   });
 
+  it("records the operator's changes outside HTTP (the CLI's) as the operator's, without address or request id", async () => {
+    const { audit, accounts } = gateway.gateway.core.services;
+    const email = uniqueEmail('cli');
+    const input = { email, password: 'a cli password 123', credits: 2 };
+    const account = await audit.operatorChange(
+      { action: 'account.create', subject: (created) => ({ type: 'account', id: created.id }), request: input },
+      () => accounts.createAccount({ email, password: input.password, creditsUsd: input.credits }),
+    );
+    await expect(
+      audit.operatorChange(
+        { action: 'account.credits', subject: { type: 'account', id: account.id }, request: { amount: 'x' } },
+        () => accounts.addCredits(account.id, Number.NaN, null),
+      ),
+    ).rejects.toThrow();
+    const entries = (await operatorPage({ accountId: account.id })).results;
+    expect(entries).toHaveLength(1);
+    expect(entries[0]).toEqual({
+      id: expect.any(String),
+      createdAt: expect.any(String),
+      action: 'account.create',
+      actor: { kind: 'operator' },
+      accountId: account.id,
+      subject: { type: 'account', id: account.id },
+      after: { email, creditBalance: 2, rateLimits: {} },
+      request: { email, credits: 2 },
+    });
+  });
+
   it('keeps no secret: no password, key, session token or their hashes', async () => {
     const password = 'a long secret passphrase 42';
     const account = await createAccount(password);
