@@ -227,7 +227,7 @@ export const mediaAssets = pgTable(
 
 /**
  * The audit log: one row per change an operator or an account made (credit, keys, caps, limits, sign-in and
- * sign-out), written once and never changed: a trigger refuses UPDATE, DELETE and TRUNCATE (migration 0012).
+ * sign-out, a job's cancel), written once and never changed: a trigger refuses UPDATE, DELETE and TRUNCATE (migration 0012).
  * No foreign keys, so that an entry outlives what it names. `before`, `after` and `request` are written and
  * read through `domain/audit-entry.ts`'s schemas and never hold a secret (key, password, token, session).
  */
