@@ -1,5 +1,5 @@
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import {
   adminHeaders,
   bearer,
@@ -290,6 +290,24 @@ describe('audit log', () => {
     expect(missing.statusCode).toBe(404);
     expect((await operatorPage({ requestId: `refused-${account.id}` })).total).toBe(0);
     expect((await operatorPage({ requestId: `missing-${account.id}` })).total).toBe(0);
+  });
+
+  it('answers 500 when the entry cannot be written, so that no success goes without its entry', async () => {
+    const account = await createAccount();
+    const { audit } = gateway.gateway.core.services;
+    const failing = vi.spyOn(audit, 'recordChange').mockRejectedValueOnce(new Error('the log is unwritable'));
+    try {
+      const answer = await gateway.request({
+        method: 'POST',
+        url: `/api/admin/v1/accounts/${account.id}/credits`,
+        headers: adminHeaders,
+        payload: { amount: 1 },
+      });
+      expect(answer.statusCode).toBe(500);
+      expect(failing).toHaveBeenCalledOnce();
+    } finally {
+      failing.mockRestore();
+    }
   });
 
   it('filters by who acted, the account, the action and the time range, and pages newest first', async () => {
