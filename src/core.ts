@@ -25,9 +25,11 @@ import { createSpeechAdapter } from './providers/speech/speech-adapter.ts';
 import { UpstreamHttp } from './providers/shared/upstream-http.ts';
 import { AccountService } from './identity/account-service.ts';
 import { ApiKeyService } from './identity/api-key-service.ts';
+import { AuditTrail } from './identity/audit-trail.ts';
 import { Authenticator } from './identity/authenticator.ts';
 import { deriveSecretKeys } from './identity/secret-keys.ts';
 import { AccountsRepository } from './storage/accounts-repository.ts';
+import { AuditLogRepository } from './storage/audit-log-repository.ts';
 import { ApiKeysRepository } from './storage/api-keys-repository.ts';
 import { openStorage, type Storage, type StorageEvent, type StorageOptions } from './storage/database.ts';
 import { LedgerRepository } from './storage/ledger-repository.ts';
@@ -331,6 +333,12 @@ export async function openCore(options: CoreOptions): Promise<Core> {
       storage: events,
       secretKeys,
       maxKeysPerAccount: config.accounts.maxApiKeys,
+    }),
+    audit: new AuditTrail({
+      log: new AuditLogRepository(storage.db),
+      accounts: accountsRepository,
+      apiKeys: apiKeysRepository,
+      mediaJobs,
     }),
     ledger,
     usage: new UsageHistory(new UsageRepository(storage.db)),

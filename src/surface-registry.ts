@@ -34,7 +34,17 @@ export async function registerSurfaces(
   });
   await app.register(accountRoutes, {
     prefix: '/api/v1',
-    services: { accounts, apiKeys, authenticator, catalog, config, ledger, usage, mediaLibrary: services.mediaLibrary },
+    services: {
+      accounts,
+      apiKeys,
+      audit: services.audit,
+      authenticator,
+      catalog,
+      config,
+      ledger,
+      usage,
+      mediaLibrary: services.mediaLibrary,
+    },
     secureCookies,
   });
   await app.register(nativeModelsRoutes, { prefix: '/api/v1', services: { authenticator, catalog } });
@@ -62,6 +72,6 @@ export async function registerSurfaces(
   });
   await app.register(adminRoutes, {
     prefix: '/api/admin',
-    services: { accounts, adminToken: services.adminToken, apiKeys, config, usage },
+    services: { accounts, adminToken: services.adminToken, apiKeys, audit: services.audit, config, usage },
   });
 }

@@ -137,11 +137,15 @@ function program(environment: Environment): Command {
       });
       return withCore(environment, async (core) => {
         print(
-          await core.services.accounts.createAccount({
-            email: input.email,
-            password: input.password,
-            creditsUsd: input.credits,
-          }),
+          await core.services.audit.operatorChange(
+            { action: 'account.create', subject: (account) => ({ type: 'account', id: account.id }), request: input },
+            () =>
+              core.services.accounts.createAccount({
+                email: input.email,
+                password: input.password,
+                creditsUsd: input.credits,
+              }),
+          ),
         );
       });
     });
@@ -157,8 +161,15 @@ function program(environment: Environment): Command {
     .action((options: { account: string; amount: number; note?: string }) => {
       const grant = checked(CreditGrantBody, { amount: options.amount, note: options.note });
       return withCore(environment, async (core) => {
+        const change = {
+          action: 'account.credits',
+          subject: { type: 'account', id: options.account },
+          request: grant,
+        } as const;
         print({
-          creditBalance: await core.services.accounts.addCredits(options.account, grant.amount, grant.note ?? null),
+          creditBalance: await core.services.audit.operatorChange(change, () =>
+            core.services.accounts.addCredits(options.account, grant.amount, grant.note ?? null),
+          ),
         });
       });
     });
@@ -172,7 +183,16 @@ function program(environment: Environment): Command {
     .action((options: RateLimitOptions & { account: string }) => {
       const input = checked(RateLimitsPatch, rateLimitsOf(options));
       return withCore(environment, async (core) => {
-        print(await core.services.apiKeys.setAccountRateLimits(options.account, input));
+        const change = {
+          action: 'account.rate-limits',
+          subject: { type: 'account', id: options.account },
+          request: input,
+        } as const;
+        print(
+          await core.services.audit.operatorChange(change, () =>
+            core.services.apiKeys.setAccountRateLimits(options.account, input),
+          ),
+        );
       });
     });
 
@@ -206,7 +226,12 @@ function program(environment: Environment): Command {
         ...(Object.keys(rateLimits).length > 0 ? { rateLimits } : {}),
       });
       return withCore(environment, async (core) => {
-        print(await core.services.apiKeys.create(options.account, input));
+        print(
+          await core.services.audit.operatorChange(
+            { action: 'api-key.create', subject: (key) => ({ type: 'api-key', id: key.id }), request: input },
+            () => core.services.apiKeys.create(options.account, input),
+          ),
+        );
       });
     },
   );
@@ -221,7 +246,16 @@ function program(environment: Environment): Command {
     .action((options: RateLimitOptions & { key: string }) => {
       const input = checked(RateLimitsPatch, rateLimitsOf(options));
       return withCore(environment, async (core) => {
-        print(await core.services.apiKeys.setRateLimits(null, options.key, input));
+        const change = {
+          action: 'api-key.rate-limits',
+          subject: { type: 'api-key', id: options.key },
+          request: input,
+        } as const;
+        print(
+          await core.services.audit.operatorChange(change, () =>
+            core.services.apiKeys.setRateLimits(null, options.key, input),
+          ),
+        );
       });
     });
   keys
@@ -230,7 +264,12 @@ function program(environment: Environment): Command {
     .requiredOption('--key <keyId>', 'key id (not the raw key)')
     .action((options: { key: string }) =>
       withCore(environment, async (core) => {
-        await core.services.apiKeys.revoke(null, options.key);
+        const change = {
+          action: 'api-key.revoke',
+          subject: { type: 'api-key', id: options.key },
+          request: {},
+        } as const;
+        await core.services.audit.operatorChange(change, () => core.services.apiKeys.revoke(null, options.key));
         print({ revoked: options.key });
       }),
     );

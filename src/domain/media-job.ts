@@ -5,10 +5,10 @@
  * failed with the reason instead of being run on a guess.
  */
 
-import Type, { type Static, type TSchema } from 'typebox';
-import { Compile } from 'typebox/compile';
+import Type, { type Static } from 'typebox';
 import { GenerationAttemptSchema, type GenerationAttempt } from './generation-route.ts';
 import { StoredImageRequestSchema } from './image.ts';
+import { storedCheck, type StoredCheck } from './stored-check.ts';
 import {
   AudioUpstreamResultSchema,
   ImageUpstreamResultSchema,
@@ -169,23 +169,6 @@ export interface StoredJobColumns extends StoredJobFields {
 /** Why a job's stored JSON cannot be read by this release: the job fails with it. */
 export interface UnreadableJobInput {
   problem: string;
-}
-
-/** A compiled check of one stored value that says, when it fails, what and where. */
-interface StoredCheck<T> {
-  check: (value: unknown) => value is T;
-  problem: (value: unknown) => string;
-}
-
-function storedCheck<S extends TSchema>(schema: S): StoredCheck<Static<S>> {
-  const validator = Compile(schema);
-  return {
-    check: (value: unknown): value is Static<S> => validator.Check(value),
-    problem: (value) => {
-      const [first] = validator.Errors(value);
-      return first ? `${first.instancePath || '/'} ${first.message}` : 'of another shape';
-    },
-  };
 }
 
 const checks = {

@@ -6,6 +6,7 @@ import type { GatewayConfig } from '../config/load-config.ts';
 import type { Secret } from '../domain/secret.ts';
 import type { AccountService } from '../identity/account-service.ts';
 import type { ApiKeyService } from '../identity/api-key-service.ts';
+import type { AuditTrail } from '../identity/audit-trail.ts';
 import type { Authenticator } from '../identity/authenticator.ts';
 import type { EmbeddingGeneration } from './embedding-generation.ts';
 import type { ImageGeneration } from './image-generation.ts';
@@ -25,6 +26,8 @@ export interface GatewayServices {
   authenticator: Authenticator;
   accounts: AccountService;
   apiKeys: ApiKeyService;
+  /** The audit log: who changed what, when and from where. */
+  audit: AuditTrail;
   ledger: CreditLedger;
   usage: UsageHistory;
   text: TextGeneration;

@@ -1,5 +1,6 @@
 import Type, { type TSchema } from 'typebox';
 import { CapabilitiesSchema, PricingSchema } from '../config/config-schema.ts';
+import { AuditRequestSchema, AuditStateSchema, auditActions, auditSubjectTypes } from '../domain/audit-entry.ts';
 import { pricingFieldsByKind, type PricingKind } from '../domain/model-pricing.ts';
 
 /**
@@ -90,6 +91,45 @@ export const pageFields = {
 export const UsagePageSchema = Type.Object(
   { results: Type.Array(GenerationRecordSchema), ...pageFields },
   { description: 'One page of usage records, newest first' },
+);
+
+const AuditActorSchema = Type.Union(
+  [
+    Type.Object({ kind: Type.Literal('operator') }),
+    Type.Object({ kind: Type.Literal('account'), accountId: Type.String(), apiKeyId: Type.Optional(Type.String()) }),
+  ],
+  {
+    description:
+      'Who made the change: the operator (the admin token or the CLI), or an account through a session or through one of its keys (`apiKeyId`)',
+  },
+);
+
+/** One entry of the audit log. */
+export const AuditEntrySchema = Type.Object(
+  {
+    id: Type.String(),
+    createdAt: Type.String({ description: 'When the change was made' }),
+    action: Type.Enum(auditActions),
+    actor: AuditActorSchema,
+    accountId: Type.Optional(Type.String({ description: 'The account the change concerns (the owner of a key)' })),
+    subject: Type.Object(
+      { type: Type.Enum(auditSubjectTypes), id: Type.Optional(Type.String()) },
+      { description: 'What was changed; a session is named by its account only' },
+    ),
+    before: Type.Optional(AuditStateSchema),
+    after: Type.Optional(AuditStateSchema),
+    request: Type.Optional(AuditRequestSchema),
+    clientAddress: Type.Optional(
+      Type.String({ description: "The client's address (an account is not shown the operator's)" }),
+    ),
+    requestId: Type.Optional(Type.String({ description: 'The `x-request-id` of the request that made the change' })),
+  },
+  { description: 'A change: who made it, to what, its state before and after, when, from where' },
+);
+
+export const AuditPageSchema = Type.Object(
+  { results: Type.Array(AuditEntrySchema), ...pageFields },
+  { description: 'One page of audit log entries, newest first' },
 );
 
 /** One pricing object of the compatibility model lists: the prices its kind of model is billed by. */

@@ -12,6 +12,7 @@ import Fastify, {
 import { UpstreamHttpError } from '../domain/upstream-failure.ts';
 import type { Readiness } from '../gateway/readiness.ts';
 import type { GatewayServices } from '../gateway/services.ts';
+import { recordChanges } from './audit-hook.ts';
 import { answerClientError } from './client-errors.ts';
 import { meterRequests, registerMetricsRoute } from './metrics.ts';
 import { isGatewayError } from '../domain/errors.ts';
@@ -113,6 +114,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   });
   // preParsing runs after every surface's onRequest authentication and before the body is read.
   app.addHook('preParsing', admitUnderRateLimits(services.rateLimits));
+  // Before any surface, so that every route declared `audit` leaves its entry.
+  recordChanges(app, services.audit);
 
   app.setErrorHandler((error, request, reply) => {
     // After the gateway's checks passed, an upstream's own error is relayed as it came (spec, Errors 2).

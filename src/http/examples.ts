@@ -2,6 +2,8 @@ import type { Static } from '@fastify/type-provider-typebox';
 import type {
   AccountSchema,
   ApiKeySchema,
+  AuditEntrySchema,
+  AuditPageSchema,
   BalanceSchema,
   CreatedKeySchema,
   GenerationRecordSchema,
@@ -82,3 +84,25 @@ export const rateLimitsPatchExample: Static<typeof RateLimitsPatch> = { requests
 export const newAccountExample: Static<typeof NewAccountBody> = { email: 'ada@example.com', credits: 50 };
 
 export const creditGrantExample: Static<typeof CreditGrantBody> = { amount: 25, note: 'March top-up' };
+
+/** The operator's credit grant, as the audit log keeps it. */
+export const auditEntryExample: Static<typeof AuditEntrySchema> = {
+  id: 'audit_6d1f3b8e0a2c4e7f9b1d3a5c7e9f0b2d',
+  createdAt: '2026-03-02T11:20:07.301Z',
+  action: 'account.credits',
+  actor: { kind: 'operator' },
+  accountId: accountExample.id,
+  subject: { type: 'account', id: accountExample.id },
+  before: { email: accountExample.email, creditBalance: 17.5, rateLimits: {} },
+  after: { email: accountExample.email, creditBalance: 42.5, rateLimits: {} },
+  request: { ...creditGrantExample },
+  clientAddress: '203.0.113.7',
+  requestId: '6f1c2e4a-8b3d-4f5e-9a7c-1d2e3f4a5b6c',
+};
+
+export const auditPageExample: Static<typeof AuditPageSchema> = {
+  results: [auditEntryExample],
+  total: 1,
+  offset: 0,
+  limit: 20,
+};

@@ -1,5 +1,6 @@
 import { Type } from '@fastify/type-provider-typebox';
 import { MAX_USD_AMOUNT } from '../domain/money.ts';
+import { auditActions } from '../domain/audit-entry.ts';
 import { usageModalities } from '../domain/usage-modalities.ts';
 
 /** Request-shape pieces shared by the account and admin APIs, and the model path of every surface's model reads. */
@@ -86,6 +87,39 @@ export const UsageQuery = (maxPageSize: number) =>
       apiKeyId: Type.Optional(Identifier),
       model: Type.Optional(StoredText({ minLength: 1, maxLength: 300 })),
       modality: Type.Optional(Type.Enum(usageModalities)),
+    },
+    { additionalProperties: false },
+  );
+
+const Moment = (description: string) => Type.Optional(Type.String({ format: 'date-time', description }));
+
+/** The filters of the audit log both the operator and an account have: the action and a time range. */
+const auditFilterFields = (maxPageSize: number) => ({
+  ...PageQueryFields(maxPageSize),
+  action: Type.Optional(Type.Enum(auditActions)),
+  since: Moment('Entries from this moment on (ISO 8601, inclusive)'),
+  until: Moment('Entries before this moment (ISO 8601, exclusive)'),
+});
+
+/** An account's page of its own audit log. */
+export const AccountAuditQuery = (maxPageSize: number) =>
+  Type.Object(auditFilterFields(maxPageSize), { additionalProperties: false });
+
+/** The operator's page of the audit log: also by who acted, by the account concerned and by request. */
+export const AuditQuery = (maxPageSize: number) =>
+  Type.Object(
+    {
+      ...auditFilterFields(maxPageSize),
+      actor: Type.Optional(
+        Type.String({
+          minLength: 1,
+          maxLength: 100,
+          pattern: '^[A-Za-z0-9_-]+$',
+          description: '`operator`, or the id of the account or of the key that made the change',
+        }),
+      ),
+      accountId: Type.Optional(Identifier),
+      requestId: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9._:-]{1,128}$' })),
     },
     { additionalProperties: false },
   );

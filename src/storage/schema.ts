@@ -1,5 +1,11 @@
 import { sql } from 'drizzle-orm';
 import { bigint, boolean, check, date, index, integer, jsonb, pgTable, text, timestamp } from 'drizzle-orm/pg-core';
+import {
+  auditActorKinds,
+  auditSubjectTypes,
+  type AuditActorKind,
+  type AuditSubjectType,
+} from '../domain/audit-entry.ts';
 import { mediaJobPhases, mediaJobStates, type MediaJobPhase, type MediaJobState } from '../domain/media-job.ts';
 import { mediaKinds, type MediaKind } from '../domain/usage-modalities.ts';
 
@@ -216,5 +222,41 @@ export const mediaAssets = pgTable(
   (table) => [
     index('media_assets_expiry_idx').on(table.expiresAt).where(sql`${table.expiresAt} is not null`),
     index('media_assets_job_idx').on(table.jobId),
+  ],
+);
+
+/**
+ * The audit log: one row per change an operator or an account made (credit, keys, caps, limits, sign-in and
+ * sign-out, a job's cancel), written once and never changed: a trigger refuses UPDATE, DELETE and TRUNCATE (migration 0012).
+ * No foreign keys, so that an entry outlives what it names. `before`, `after` and `request` are written and
+ * read through `domain/audit-entry.ts`'s schemas and never hold a secret (key, password, token, session).
+ */
+export const auditLog = pgTable(
+  'audit_log',
+  {
+    id: text('id').primaryKey(),
+    createdAt: moment('created_at').notNull().defaultNow(),
+    /** `operator` (the admin token, the CLI) or `account` (a session, or a key of the account). */
+    actorKind: text('actor_kind').$type<AuditActorKind>().notNull(),
+    actorAccountId: text('actor_account_id'),
+    actorApiKeyId: text('actor_api_key_id'),
+    action: text('action').notNull(),
+    /** The account the change concerns: the one the account API lists the entry to. */
+    accountId: text('account_id'),
+    subjectType: text('subject_type').$type<AuditSubjectType>().notNull(),
+    subjectId: text('subject_id'),
+    before: jsonb('before'),
+    after: jsonb('after'),
+    request: jsonb('request'),
+    /** The client's address (behind a trusted proxy, the forwarded one); null for the CLI. */
+    clientAddress: text('client_address'),
+    requestId: text('request_id'),
+  },
+  (table) => [
+    index('audit_log_created_idx').on(table.createdAt.desc(), table.id.desc()),
+    index('audit_log_account_idx').on(table.accountId, table.createdAt.desc()),
+    index('audit_log_request_idx').on(table.requestId),
+    check('audit_log_actor_kind_check', sql.raw(oneOf('"audit_log"."actor_kind"', auditActorKinds))),
+    check('audit_log_subject_type_check', sql.raw(oneOf('"audit_log"."subject_type"', auditSubjectTypes))),
   ],
 );

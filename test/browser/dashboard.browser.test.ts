@@ -2,7 +2,8 @@
  * The dashboard in a real browser (Debian's Chromium, driven by playwright-core) against a real gateway on
  * 127.0.0.1 with the shipped gateway.yaml: a newcomer signs up, makes a key, calls the sandbox with it, sees
  * the call in the usage history and the balance go down, sees a sandbox image in the media view, caps the key
- * until the next call is refused with 429, reveals it and revokes it (next call 401). Screenshots of the main
+ * until the next call is refused with 429, reveals it and revokes it (next call 401), and finds each change in
+ * Activity. Screenshots of the main
  * pages, wide and at phone width, go to test-output/screenshots/.
  */
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
@@ -545,6 +546,19 @@ describe.skipIf(!mustRun)('dashboard in Chromium', () => {
     await expect.poll(() => page.getByRole('article').count()).toBe(0);
     const afterRevoke = await complete(rawKey);
     expect(afterRevoke.status).toBe(401);
+  }, 30_000);
+
+  it('lists the changes made in Activity: who, what moved and from where, filtered by kind', async () => {
+    await go('Activity', 'Activity');
+    const table = page.getByRole('table', { name: 'Changes, newest first' });
+    await expect.poll(() => table.innerText()).toContain('Key revoked');
+    const text = await table.innerText();
+    for (const expected of ['Signed up', 'Key created', 'Key "old laptop"', 'name: laptop → old laptop', 'You'])
+      expect(text).toContain(expected);
+    await page.getByLabel('Show').selectOption({ label: 'Key revoked' });
+    await expect.poll(() => table.getByRole('row').count()).toBe(3);
+    for (const row of await table.getByRole('row').all()) expect(await row.innerText()).toMatch(/Change|Key revoked/);
+    await shot('activity');
   }, 30_000);
 
   it('signs out, and the session cookie no longer opens the account API', async () => {

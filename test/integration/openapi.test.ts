@@ -152,8 +152,9 @@ describe('the OpenAPI document', () => {
         .map(({ name, parameter }) => `${name} ${parameter.name}`),
     ).toEqual([]);
     const paging = query.filter(({ parameter }) => ['offset', 'limit', 'days'].includes(parameter.name));
-    // The account's usage, daily spend and media, the compat usage and the operator's listing of generations.
-    expect(paging).toHaveLength(9);
+    // The account's usage, daily spend, media and audit log, the compat usage, and the operator's listings of
+    // generations and of the audit log.
+    expect(paging).toHaveLength(13);
     for (const { name, parameter } of paging) {
       expect(parameter.required, `${name} ${parameter.name}`).toBe(false);
       expect(parameter.schema?.default, `${name} ${parameter.name}`).toBeDefined();

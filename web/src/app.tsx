@@ -2,6 +2,7 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { request, whenSignedOut } from './api.ts';
 import { ErrorText, Loading, messageOf } from './components/feedback.tsx';
 import { usd } from './format.ts';
+import { ActivityPage } from './pages/activity.tsx';
 import { CatalogPage } from './pages/catalog.tsx';
 import { KeysPage } from './pages/keys.tsx';
 import { MediaPage } from './pages/media.tsx';
@@ -15,6 +16,7 @@ const sections = [
   { path: '/usage', label: 'Usage' },
   { path: '/catalog', label: 'Catalog' },
   { path: '/media', label: 'Media' },
+  { path: '/activity', label: 'Activity' },
 ] as const;
 
 const titles: Record<string, string> = {
@@ -22,6 +24,7 @@ const titles: Record<string, string> = {
   '/usage': 'Usage',
   '/catalog': 'Catalog',
   '/media': 'Media',
+  '/activity': 'Activity',
   '/sign-in': 'Sign in',
   '/sign-up': 'Create an account',
 };
@@ -138,6 +141,7 @@ export function App() {
         {path === '/usage' ? <UsagePage onChanged={refreshAccount} /> : null}
         {path === '/catalog' ? <CatalogPage /> : null}
         {path === '/media' ? <MediaPage /> : null}
+        {path === '/activity' ? <ActivityPage /> : null}
       </main>
     </>
   );

@@ -6,6 +6,7 @@
 import type { Capabilities, ParamConstraints } from '../../src/domain/capabilities.ts';
 import type { PricingEntry } from '../../src/domain/model-pricing.ts';
 import type {
+  AuditEntryView,
   GenerationRecordView,
   ListedKey,
   MediaItemView,
@@ -34,6 +35,8 @@ export type PricedModel = Omit<PricedModelView, 'capabilities' | 'speechParamete
   speechParameters?: ParamConstraints;
 };
 export type Prices = PricingEntry;
+export type AuditEntry = AuditEntryView;
+export type AuditAction = AuditEntry['action'];
 
 /** A page of an offset/limit listing. */
 export interface Page<T> {

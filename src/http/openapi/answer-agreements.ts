@@ -1,9 +1,12 @@
 import type { GenerationRecord, UsagePage } from '../../billing/usage-history.ts';
 import type { AccountView } from '../../identity/account-service.ts';
+import type { AuditEntryView, AuditPage } from '../../identity/audit-trail.ts';
 import type { ApiKeyView, KeyLookup } from '../../identity/api-key-service.ts';
 import type {
   AccountSchema,
   ApiKeySchema,
+  AuditEntrySchema,
+  AuditPageSchema,
   GenerationRecordSchema,
   KeyLookupSchema,
   UsagePageSchema,
@@ -22,4 +25,6 @@ export type DocumentedAnswersAgree = Holds<
   | SchemaAgrees<typeof KeyLookupSchema, KeyLookup>
   | SchemaAgrees<typeof GenerationRecordSchema, GenerationRecord>
   | SchemaAgrees<typeof UsagePageSchema, UsagePage>
+  | SchemaAgrees<typeof AuditEntrySchema, AuditEntryView>
+  | SchemaAgrees<typeof AuditPageSchema, AuditPage>
 >;

@@ -1,5 +1,6 @@
 import type { Static } from '@fastify/type-provider-typebox';
-import { apiKeyExample } from '../../http/examples.ts';
+import type { AuditPageSchema } from '../../http/answer-schemas.ts';
+import { accountExample, apiKeyExample, limitsPatchExample } from '../../http/examples.ts';
 import type { DailySpendSchema, ListedKeySchema, MediaPageSchema, PricedModelSchema } from './account-schemas.ts';
 
 /** Examples of the account API's own answers, as the OpenAPI document shows them (typed by their schemas). */
@@ -59,3 +60,34 @@ export const pricedModelsExample: Array<Static<typeof PricedModelSchema>> = [
     pricing: { inputPerMTok: 0.15, outputPerMTok: 0.6 },
   },
 ];
+
+const keyState = {
+  accountId: accountExample.id,
+  name: apiKeyExample.name,
+  prefix: apiKeyExample.prefix,
+  isActive: true,
+  revoked: false,
+  rateLimits: apiKeyExample.rateLimits,
+};
+
+/** The account's own change of a key's caps, as its audit log lists it. */
+export const ownAuditPageExample: Static<typeof AuditPageSchema> = {
+  results: [
+    {
+      id: 'audit_2a4c6e8f0b1d3f5a7c9e1b3d5f7a9c0e',
+      createdAt: '2026-03-02T12:41:55.118Z',
+      action: 'api-key.spend-caps',
+      actor: { kind: 'account', accountId: accountExample.id },
+      accountId: accountExample.id,
+      subject: { type: 'api-key', id: apiKeyExample.id },
+      before: { ...keyState, limits: { daily: 5, weekly: 20 } },
+      after: { ...keyState, limits: { daily: 10 } },
+      request: { ...limitsPatchExample },
+      clientAddress: '198.51.100.23',
+      requestId: '0b9e7c5a-3d1f-4e2a-8c6b-5f4e3d2c1b0a',
+    },
+  ],
+  total: 1,
+  offset: 0,
+  limit: 20,
+};

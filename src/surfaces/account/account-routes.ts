@@ -21,13 +21,14 @@ import { afterOwnSettlements } from '../../http/settled-reads.ts';
 import { KeyIdParams, KeyPatchBody, LimitsPatch, NewKeyBody, RateLimitsPatch } from '../../http/schemas.ts';
 import { listedKeysExample, pricedModelsExample } from './account-examples.ts';
 import { AccountSchema, CreatedKeySchema, ListedKeySchema, PricedModelSchema } from './account-schemas.ts';
+import { auditRoutes } from './audit-routes.ts';
 import { mediaRoutes } from './media-routes.ts';
 import { usageRoutes } from './usage-routes.ts';
 
 /** The services this surface uses, and only those. */
 export type AccountServices = Pick<
   GatewayServices,
-  'accounts' | 'apiKeys' | 'authenticator' | 'catalog' | 'config' | 'ledger' | 'usage' | 'mediaLibrary'
+  'accounts' | 'apiKeys' | 'audit' | 'authenticator' | 'catalog' | 'config' | 'ledger' | 'usage' | 'mediaLibrary'
 >;
 
 /**
@@ -46,6 +47,7 @@ export const accountRoutes: FastifyPluginAsyncTypebox<{ services: AccountService
   app.addHook('preHandler', afterOwnSettlements(services.ledger));
   await app.register(usageRoutes, { services });
   await app.register(mediaRoutes, { services });
+  await app.register(auditRoutes, { services });
   const accountIdOf = (request: FastifyRequest) => principalOf(request).accountId;
   const sessionAccountOf = (request: FastifyRequest, action: string) => {
     const principal = principalOf(request);
@@ -99,6 +101,7 @@ export const accountRoutes: FastifyPluginAsyncTypebox<{ services: AccountService
   app.post(
     '/api-keys',
     {
+      config: { audit: { action: 'api-key.create', subject: { type: 'api-key', from: 'answer' } } },
       schema: {
         summary: 'Create a key',
         description:
@@ -134,6 +137,7 @@ export const accountRoutes: FastifyPluginAsyncTypebox<{ services: AccountService
   app.patch(
     '/api-keys/:keyId/usage-limit',
     {
+      config: { audit: { action: 'api-key.spend-caps', subject: { type: 'api-key', from: 'path' } } },
       schema: {
         summary: "Set or remove a key's spend caps",
         description:
@@ -155,6 +159,7 @@ export const accountRoutes: FastifyPluginAsyncTypebox<{ services: AccountService
   app.patch(
     '/api-keys/:keyId/rate-limits',
     {
+      config: { audit: { action: 'api-key.rate-limits', subject: { type: 'api-key', from: 'path' } } },
       schema: {
         summary: "Set or remove a key's own rate limits",
         description:
@@ -194,6 +199,7 @@ export const accountRoutes: FastifyPluginAsyncTypebox<{ services: AccountService
   app.patch(
     '/api-keys/:keyId',
     {
+      config: { audit: { action: 'api-key.update', subject: { type: 'api-key', from: 'path' } } },
       schema: {
         summary: 'Rename, disable or enable a key',
         description: 'A disabled key answers 401 until it is enabled again. A session only.',
@@ -210,6 +216,7 @@ export const accountRoutes: FastifyPluginAsyncTypebox<{ services: AccountService
   app.delete(
     '/api-keys/:keyId',
     {
+      config: { audit: { action: 'api-key.revoke', subject: { type: 'api-key', from: 'path' } } },
       schema: {
         summary: 'Revoke a key',
         description: 'For good: unlike a disabled key, a revoked one cannot be enabled again. A session only.',

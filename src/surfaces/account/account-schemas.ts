@@ -4,6 +4,7 @@ import { mediaKinds } from '../../domain/usage-modalities.ts';
 import {
   AccountSchema,
   ApiKeySchema,
+  type AuditEntrySchema,
   CreatedKeySchema,
   GenerationRecordSchema,
   pageFields,
@@ -105,3 +106,5 @@ export type MediaItemView = Static<typeof MediaItemSchema>;
 /** The account's rate limits (the operator's), read only here. */
 export type RateLimitsView = Static<typeof RateLimitsSchema>;
 export type PricedModelView = Static<typeof PricedModelSchema>;
+/** An entry of the account's audit log. */
+export type AuditEntryView = Static<typeof AuditEntrySchema>;

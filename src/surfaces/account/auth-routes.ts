@@ -45,6 +45,7 @@ export const authRoutes: FastifyPluginAsyncTypebox<{ services: AuthServices; sec
   app.post(
     '/auth/signup',
     {
+      config: { audit: { action: 'account.signup', subject: { type: 'account', from: 'answer' } } },
       schema: {
         summary: 'Create an account and sign in',
         description:
@@ -72,6 +73,7 @@ export const authRoutes: FastifyPluginAsyncTypebox<{ services: AuthServices; sec
   app.post(
     '/auth/login',
     {
+      config: { audit: { action: 'session.sign-in', subject: { type: 'session', from: 'answer' } } },
       schema: {
         summary: 'Sign in',
         description:
@@ -100,6 +102,7 @@ export const authRoutes: FastifyPluginAsyncTypebox<{ services: AuthServices; sec
   app.post(
     '/auth/logout',
     {
+      config: { audit: { action: 'session.sign-out', subject: { type: 'session', from: 'caller' } } },
       schema: {
         summary: 'Sign out',
         description:

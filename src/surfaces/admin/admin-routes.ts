@@ -1,9 +1,11 @@
 import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { GatewayError } from '../../domain/errors.ts';
 import type { GatewayServices } from '../../gateway/services.ts';
+import { actAsOperator, auditMoments } from '../../http/audit-hook.ts';
 import {
   AccountSchema,
   ApiKeySchema,
+  AuditPageSchema,
   BalanceSchema,
   CreatedKeySchema,
   RateLimitsSchema,
@@ -11,6 +13,7 @@ import {
 import {
   accountExample,
   apiKeyExample,
+  auditPageExample,
   balanceExample,
   createdKeyExample,
   creditGrantExample,
@@ -23,6 +26,7 @@ import {
 import { noBody } from '../../http/openapi/route-documentation.ts';
 import { bearerToken, sameSecret } from '../../http/secrets.ts';
 import {
+  AuditQuery,
   CreditGrantBody,
   Identifier,
   KeyIdParams,
@@ -36,7 +40,7 @@ import { AuditedGenerationRecordSchema, AuditedUsagePageSchema } from './admin-a
 import { auditedRecordExample, auditedUsagePageExample } from './admin-examples.ts';
 
 /** The services this surface uses, and only those. */
-export type AdminServices = Pick<GatewayServices, 'accounts' | 'adminToken' | 'apiKeys' | 'config' | 'usage'>;
+export type AdminServices = Pick<GatewayServices, 'accounts' | 'adminToken' | 'apiKeys' | 'audit' | 'config' | 'usage'>;
 
 const AccountParams = Type.Object({ accountId: Identifier });
 const GenerationParams = Type.Object({ accountId: Identifier, generationId: Identifier });
@@ -50,11 +54,13 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{ services: AdminServices }>
     const token = bearerToken(request.headers.authorization);
     if (token === undefined || !sameSecret(token, adminToken))
       throw new GatewayError('GW_UNAUTHENTICATED', 'the admin API needs Authorization: Bearer <GATEWAY_ADMIN_TOKEN>');
+    actAsOperator(request);
   });
 
   app.post(
     '/v1/accounts',
     {
+      config: { audit: { action: 'account.create', subject: { type: 'account', from: 'answer' } } },
       schema: {
         summary: 'Create an account',
         description:
@@ -92,6 +98,7 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{ services: AdminServices }>
   app.post(
     '/v1/accounts/:accountId/credits',
     {
+      config: { audit: { action: 'account.credits', subject: { type: 'account', from: 'path' } } },
       schema: {
         summary: "Grant credits (negative: remove); answers the account's balance",
         description:
@@ -114,6 +121,7 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{ services: AdminServices }>
   app.post(
     '/v1/accounts/:accountId/api-keys',
     {
+      config: { audit: { action: 'api-key.create', subject: { type: 'api-key', from: 'answer' } } },
       schema: {
         summary: 'Create a key for an account',
         description:
@@ -134,6 +142,7 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{ services: AdminServices }>
   app.patch(
     '/v1/api-keys/:keyId',
     {
+      config: { audit: { action: 'api-key.update', subject: { type: 'api-key', from: 'path' } } },
       schema: {
         summary: 'Rename, disable or enable a key',
         description: 'A disabled key answers 401 until it is enabled again.',
@@ -149,6 +158,7 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{ services: AdminServices }>
   app.patch(
     '/v1/api-keys/:keyId/rate-limits',
     {
+      config: { audit: { action: 'api-key.rate-limits', subject: { type: 'api-key', from: 'path' } } },
       schema: {
         summary: "Set or remove a key's rate limits",
         documentedExample: { request: rateLimitsPatchExample, answer: apiKeyExample },
@@ -178,6 +188,7 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{ services: AdminServices }>
   app.patch(
     '/v1/accounts/:accountId/rate-limits',
     {
+      config: { audit: { action: 'account.rate-limits', subject: { type: 'account', from: 'path' } } },
       schema: {
         summary: "Set or remove an account's rate limits (its keys' default and ceiling)",
         documentedExample: { request: rateLimitsPatchExample, answer: rateLimitsExample },
@@ -223,9 +234,28 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{ services: AdminServices }>
     async (request) => services.usage.auditedRecord(request.params.accountId, request.params.generationId),
   );
 
+  app.get(
+    '/v1/audit-log',
+    {
+      schema: {
+        summary: 'The audit log',
+        description:
+          'One page of the changes operators and accounts made (credit, keys, caps, rate limits, accounts, sign-in and sign-out), newest first: who made each, to what, its state before and after, when, from which address and in which request. Filtered by who acted (`operator`, an account id or a key id), by the account concerned, by action, by request id and by time range.',
+        documentedExample: { answer: auditPageExample },
+        querystring: AuditQuery(services.config.usage.maxPageSize),
+        response: { 200: AuditPageSchema },
+      },
+    },
+    async (request) => {
+      const { offset, limit, since, until, ...filter } = request.query;
+      return services.audit.page({ ...filter, ...auditMoments({ since, until }) }, { offset, limit });
+    },
+  );
+
   app.delete(
     '/v1/api-keys/:keyId',
     {
+      config: { audit: { action: 'api-key.revoke', subject: { type: 'api-key', from: 'path' } } },
       schema: {
         summary: 'Revoke a key',
         description: 'For good: unlike a disabled key, a revoked one cannot be enabled again.',

@@ -79,6 +79,7 @@ export const nativeVideoRoutes: FastifyPluginAsyncTypebox<{ services: NativeVide
   app.post(
     '/video/tasks/:taskId/cancel',
     {
+      config: { audit: { action: 'media-job.cancel', subject: { type: 'media-job', from: 'path' } } },
       schema: {
         summary: 'Cancel a task still queued (409 once sent upstream)',
         description:

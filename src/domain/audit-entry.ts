@@ -1,0 +1,138 @@
+/**
+ * An entry of the audit log: who changed what (its state before and after), when, from which address and in
+ * which request. The JSON an entry stores is described here once and checked when written and when read.
+ */
+
+import Type, { type Static } from 'typebox';
+import { storedCheck } from './stored-check.ts';
+
+/** `operator`: the admin token or the CLI; `account`: a session of the account or one of its keys. */
+export const auditActorKinds = ['operator', 'account'] as const;
+export type AuditActorKind = (typeof auditActorKinds)[number];
+
+/** What a change is made to. A session is named by its account only: its id and token are secrets. */
+export const auditSubjectTypes = ['account', 'api-key', 'session', 'media-job'] as const;
+export type AuditSubjectType = (typeof auditSubjectTypes)[number];
+
+/** Every change the log records, by name. */
+export const auditActions = [
+  'account.create',
+  'account.signup',
+  'account.credits',
+  'account.rate-limits',
+  'api-key.create',
+  'api-key.update',
+  'api-key.spend-caps',
+  'api-key.rate-limits',
+  'api-key.revoke',
+  'media-job.cancel',
+  'session.sign-in',
+  'session.sign-out',
+] as const;
+export type AuditAction = (typeof auditActions)[number];
+
+const actionNames: ReadonlySet<string> = new Set(auditActions);
+export function isAuditAction(name: string): name is AuditAction {
+  return actionNames.has(name);
+}
+
+export type AuditActor =
+  | { kind: 'operator' }
+  /** `apiKeyId` when the account acted through one of its keys, absent for a session. */
+  | { kind: 'account'; accountId: string; apiKeyId?: string };
+
+const Usd = Type.Number();
+const RateLimits = Type.Object(
+  {
+    requestsPerMinute: Type.Optional(Type.Integer()),
+    tokensPerMinute: Type.Optional(Type.Integer()),
+    concurrentRequests: Type.Optional(Type.Integer()),
+  },
+  { additionalProperties: false },
+);
+
+/** What the log keeps of an account: never its password's hash. */
+export const AccountStateSchema = Type.Object(
+  { email: Type.String(), creditBalance: Usd, rateLimits: RateLimits },
+  { additionalProperties: false, description: 'An account as it stood' },
+);
+
+/** What the log keeps of a key: never the key, its hash or its sealed copy. */
+export const ApiKeyStateSchema = Type.Object(
+  {
+    accountId: Type.String(),
+    name: Type.String(),
+    prefix: Type.String(),
+    isActive: Type.Boolean(),
+    revoked: Type.Boolean(),
+    limits: Type.Object(
+      {
+        daily: Type.Optional(Usd),
+        weekly: Type.Optional(Usd),
+        monthly: Type.Optional(Usd),
+        total: Type.Optional(Usd),
+      },
+      { additionalProperties: false },
+    ),
+    rateLimits: RateLimits,
+  },
+  { additionalProperties: false, description: 'An API key as it stood, without the key itself' },
+);
+
+/** What the log keeps of a media job: whose, what, and its state (not its request, which may hold media). */
+export const MediaJobStateSchema = Type.Object(
+  { accountId: Type.String(), kind: Type.String(), model: Type.String(), state: Type.String() },
+  { additionalProperties: false, description: 'A media job as it stood' },
+);
+
+export const AuditStateSchema = Type.Union([AccountStateSchema, ApiKeyStateSchema, MediaJobStateSchema]);
+export type AuditState = Static<typeof AuditStateSchema>;
+
+/** The body of the request that made the change, its secrets left out (see `withoutSecrets`). */
+export const AuditRequestSchema = Type.Record(Type.String(), Type.Unknown(), {
+  description: 'The body of the request that made the change, without passwords, keys or tokens',
+});
+export type AuditRequest = Static<typeof AuditRequestSchema>;
+
+export const auditStateCheck = storedCheck(AuditStateSchema);
+export const auditRequestCheck = storedCheck(AuditRequestSchema);
+
+/** Field names whose values are secrets wherever they appear in a request body. */
+const secretFields = new Set(['password', 'key', 'token', 'secret', 'apikey', 'sessiontoken', 'sessionid']);
+
+/** `value` without any field named as a secret, at any depth: what the log may keep of a request body. */
+export function withoutSecrets(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(withoutSecrets);
+  if (typeof value !== 'object' || value === null) return value;
+  return Object.fromEntries(
+    Object.entries(value)
+      .filter(([field]) => !secretFields.has(field.toLowerCase()))
+      .map(([field, inner]) => [field, withoutSecrets(inner)]),
+  );
+}
+
+/** What the log keeps of a request body: the body without its secrets, or null when nothing is left. */
+export function recordableRequest(body: unknown): AuditRequest | null {
+  const kept = withoutSecrets(body);
+  return auditRequestCheck.check(kept) && Object.keys(kept).length > 0 ? kept : null;
+}
+
+/** One entry as written. */
+export interface NewAuditEntry {
+  actor: AuditActor;
+  action: AuditAction;
+  /** The account the change concerns (the owner of a key), which can list the entry. */
+  accountId: string | null;
+  subject: { type: AuditSubjectType; id: string | null };
+  before: AuditState | null;
+  after: AuditState | null;
+  request: AuditRequest | null;
+  clientAddress: string | null;
+  requestId: string | null;
+}
+
+/** One entry as read back. */
+export interface AuditEntry extends NewAuditEntry {
+  id: string;
+  createdAt: Date;
+}

@@ -1,0 +1,115 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import Type from 'typebox';
+import { Compile } from 'typebox/compile';
+import { recordableRequest, type AuditAction, type AuditActor, type AuditSubjectType } from '../domain/audit-entry.ts';
+import type { AuditFilter, AuditSubject, AuditTrail, SubjectState } from '../identity/audit-trail.ts';
+
+/**
+ * What a route changes, declared beside it (`config: { audit: ... }`): the action's name, and where the id of
+ * what it changes is found: the path (`:accountId`, `:keyId`, `:taskId`), the caller's own account, or the answer (`id`,
+ * or `account.id`) for what the route creates or signs into.
+ */
+export interface AuditedRoute {
+  action: AuditAction;
+  subject: { type: AuditSubjectType; from: 'path' | 'caller' | 'answer' };
+}
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** The route changes state: each answer of success leaves an entry in the audit log (http/audit-hook.ts). */
+    audit?: AuditedRoute;
+  }
+  interface FastifyRequest {
+    /** Set by the admin API's authentication: the operator (admin token) made this request. */
+    operatorActing: boolean;
+    /** The state of what an audited route changes, read before its handler ran. */
+    auditBefore: SubjectState | null;
+  }
+}
+
+/** Marks the request as the operator's (the admin token was checked). */
+export function actAsOperator(request: FastifyRequest): void {
+  request.operatorActing = true;
+}
+
+const accountPath = Compile(Type.Object({ accountId: Type.String() }));
+const keyPath = Compile(Type.Object({ keyId: Type.String() }));
+const taskPath = Compile(Type.Object({ taskId: Type.String() }));
+const answerWithId = Compile(Type.Object({ id: Type.String() }));
+const answerWithAccount = Compile(Type.Object({ account: Type.Object({ id: Type.String() }) }));
+
+function idFromPath(request: FastifyRequest, type: AuditSubjectType): string | null {
+  const { params } = request;
+  if (type === 'api-key') return keyPath.Check(params) ? params.keyId : null;
+  if (type === 'media-job') return taskPath.Check(params) ? params.taskId : null;
+  return accountPath.Check(params) ? params.accountId : null;
+}
+
+function idFromAnswer(payload: unknown): string | null {
+  if (typeof payload !== 'string') return null;
+  let answer: unknown;
+  try {
+    answer = JSON.parse(payload);
+  } catch {
+    return null;
+  }
+  if (answerWithId.Check(answer)) return answer.id;
+  return answerWithAccount.Check(answer) ? answer.account.id : null;
+}
+
+function subjectOf(request: FastifyRequest, audited: AuditedRoute, payload: unknown): AuditSubject {
+  const { type, from } = audited.subject;
+  if (from === 'path') return { type, id: idFromPath(request, type) };
+  if (from === 'caller') return { type, id: request.principal?.accountId ?? null };
+  return { type, id: idFromAnswer(payload) };
+}
+
+/** Who made the request: the operator, the caller, or (signing up or in) the account it signed into. */
+function actorOf(request: FastifyRequest, accountId: string | null): AuditActor {
+  if (request.operatorActing) return { kind: 'operator' };
+  const { principal } = request;
+  if (principal?.kind === 'key')
+    return { kind: 'account', accountId: principal.accountId, apiKeyId: principal.apiKeyId };
+  if (principal) return { kind: 'account', accountId: principal.accountId };
+  if (accountId !== null) return { kind: 'account', accountId };
+  throw new Error(`audited route ${request.routeOptions.url} answered without an operator, a caller or an account`);
+}
+
+/**
+ * The one place the audit log is written from: every route declared `audit` has the state of what it changes
+ * read before its handler runs and after it answered with success, and the entry (who, what before and after,
+ * the request's body without secrets, the client's address and the request id) written before the answer
+ * leaves. A failed write fails the answer, so a success always has its entry. Answers that fail change
+ * nothing and leave none. Registered on the root, before any surface, so every route inherits it.
+ */
+export function recordChanges(app: FastifyInstance, trail: AuditTrail): void {
+  app.decorateRequest('operatorActing', false);
+  app.decorateRequest('auditBefore', null);
+  app.addHook('preHandler', async (request) => {
+    const audited = request.routeOptions.config.audit;
+    if (!audited || audited.subject.from === 'answer') return;
+    request.auditBefore = await trail.stateOf(subjectOf(request, audited, undefined));
+  });
+  app.addHook('onSend', async (request, reply, payload) => {
+    const audited = request.routeOptions.config.audit;
+    if (!audited || reply.statusCode >= 300) return payload;
+    await trail.recordChange({
+      actor: (accountId) => actorOf(request, accountId),
+      action: audited.action,
+      subject: subjectOf(request, audited, payload),
+      before: request.auditBefore,
+      request: recordableRequest(request.body),
+      clientAddress: request.ip,
+      requestId: request.id,
+    });
+    return payload;
+  });
+}
+
+/** The time range of an audit log query, as dates (the query's schema checked both are ISO 8601). */
+export function auditMoments(query: { since?: string; until?: string }): Pick<AuditFilter, 'since' | 'until'> {
+  return {
+    ...(query.since === undefined ? {} : { since: new Date(query.since) }),
+    ...(query.until === undefined ? {} : { until: new Date(query.until) }),
+  };
+}
