@@ -173,11 +173,6 @@ export function expectationOf(client: ClientName, feature: Feature, upstream: Up
 export const cellName = (client: ClientName, feature: Feature, upstream: Upstream) =>
   `${client} · ${feature} · ${upstream}`;
 
-const schemaOnlyInPrompt =
-  'JSON mode without a schema (the schema only in the prompt): the sandbox answers {"text"}, it reads no prompt';
-const relayedResponsesCut =
-  "a relayed Responses stream cut upstream ends with an error event without sequence_number (the upstream's " +
-  'numbering is not tracked), which the AI SDK drops as not matching its schema';
 const errorElementIgnored =
   '@google/generative-ai (under LangChain) ignores the {error} element ending a translated gamma stream, which ' +
   'the gateway then closes cleanly; only an abnormal end of the connection would reach it';
@@ -187,9 +182,6 @@ const errorElementIgnored =
  * failing the suite. Delete an entry once its cell passes.
  */
 export const knownGaps: Readonly<Record<string, string>> = {
-  'ai-sdk/openai · stream-cut · openai': relayedResponsesCut,
   'langchain/google-genai · stream-cut · anthropic': errorElementIgnored,
   'langchain/google-genai · stream-cut · openai': errorElementIgnored,
-  'ai-sdk/openai-compatible · structured · sandbox': schemaOnlyInPrompt,
-  'ai-sdk/openai-compatible · structured-stream · sandbox': schemaOnlyInPrompt,
 };

@@ -23,7 +23,8 @@ import { sseEvent, writeJson } from './wire.ts';
  * SSE `data:` chunks (role chunk, content chunks, finish chunk, usage chunk when include_usage, `[DONE]`),
  * and the provider's error body. The model name picks the scenario:
  * - `fake-error-<status>`: that status with an OpenAI error body (429 carries retry-after);
- * - `fake-cut`: the stream stops after two content chunks, with no finish and no [DONE];
+ * - `fake-cut`: the stream stops after two content chunks (Responses: two text deltas), with no finish and no
+ *   [DONE], the connection dropped;
  * - `fake-slow`: 200 ms between chunks;
  * - `fake-drip-<ms>-<n>`: a slow generation of n words ("tick"), one content chunk every <ms> milliseconds
  *   (streamed), or the whole answer after n × <ms> (not streamed), with the usual framing and usage;
@@ -423,6 +424,11 @@ async function responses(request: RecordedRequest, response: ServerResponse): Pr
     part: { type: 'output_text', text: '', annotations: [] },
   });
   for (const [index, word] of words.entries()) {
+    if (body.model === 'fake-cut' && index === 2) {
+      await sleep(50);
+      response.socket?.destroy();
+      return;
+    }
     send('response.output_text.delta', {
       item_id: 'msg_fake1',
       output_index: 0,

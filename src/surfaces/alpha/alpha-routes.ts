@@ -350,7 +350,11 @@ export const alphaRoutes: FastifyPluginAsyncTypebox<{ services: AlphaServices }>
       if (run.kind === 'relay')
         return relayAnswer({ request, reply }, run, {
           streaming,
-          hooks: passThroughEndings(run.reading, responsesFailure, doneAppended),
+          hooks: passThroughEndings(
+            run.reading,
+            (sse) => relayedResponsesFailure(sse, run.reading().lastSequenceNumber),
+            doneAppended,
+          ),
         });
       const encoder = new ResponseEncoder(body.model);
       if (!streaming) return reply.send(encoder.whole(await collectAnswer(run.events)));
@@ -366,9 +370,14 @@ export const alphaRoutes: FastifyPluginAsyncTypebox<{ services: AlphaServices }>
 };
 
 const streamError = { error: { message: midStreamFailure, type: 'upstream_error' } };
-/** The `error` event of OpenAI's image and Responses streams (a relayed Responses stream's numbering is the upstream's). */
+/** The `error` event of OpenAI's image and Responses streams. */
 const streamErrorEvent = { type: 'error', code: 'upstream_error', message: midStreamFailure, param: null };
-const responsesFailure = (sse: SseWriter) => sse.event('error', streamErrorEvent);
+/** The `error` event ending a relayed Responses stream: numbered after the upstream's last event, as clients check. */
+const relayedResponsesFailure = (sse: SseWriter, lastSequenceNumber: number | undefined) =>
+  sse.event('error', {
+    ...streamErrorEvent,
+    ...(lastSequenceNumber !== undefined ? { sequence_number: lastSequenceNumber + 1 } : {}),
+  });
 
 function streamEvents(
   request: FastifyRequest,
