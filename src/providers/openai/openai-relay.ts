@@ -9,6 +9,7 @@ import {
 import {
   failedResponsesEvents,
   isResponseObject,
+  isResponsesFunctionTool,
   isResponsesStreamEvent,
   openAiOnlyResponsesFields,
   responsesUsageOf,
@@ -57,9 +58,7 @@ function forUpstream(
       delete forwarded[field];
     }
     if (Array.isArray(body.tools)) {
-      const functions = body.tools.filter(
-        (tool: unknown) => typeof tool === 'object' && tool !== null && 'type' in tool && tool.type === 'function',
-      );
+      const functions = body.tools.filter(isResponsesFunctionTool);
       if (functions.length < body.tools.length) dropped.push('tools');
       forwarded.tools = functions;
     }

@@ -1,5 +1,6 @@
 import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Static } from 'typebox';
 import type { CatalogModel } from '../../catalog/catalog.ts';
 import { answerEmbeddingsList, embeddingEncoding } from '../../gateway/embedding-list.ts';
 import { compatModelFields } from '../../gateway/model-listing.ts';
@@ -21,7 +22,6 @@ import {
   decodeChatMessages,
   gatedFields,
   relayBody,
-  type ChatCompletionsBody,
 } from './chat-completions-codec.ts';
 import { decodeEmbeddingInput } from './embeddings-codec.ts';
 import {
@@ -30,13 +30,13 @@ import {
   gatedFieldNamesOf as responsesFieldNames,
   relayBody as relayResponsesBody,
   ResponseEncoder,
-  type ResponsesBody,
 } from './responses-codec.ts';
 import type { ChatStreamEvent } from '../../domain/chat.ts';
 import {
   ChatCompletion,
   ChatCompletionChunk,
   ChatCompletionsRequest,
+  type ProviderRouting,
 } from '../../protocols/openai/chat-completions.ts';
 import { EmbeddingsList, EmbeddingsRequest } from '../../protocols/openai/embeddings.ts';
 import { ImagesAnswer, ImagesGenerateRequest, ImagesStreamEvent } from '../../protocols/openai/images.ts';
@@ -117,8 +117,8 @@ const imagesAnswer = jsonOrEventStream(
 );
 
 /** `provider.allow_fallbacks: false` pins the call to the winning provider row. */
-function allowsFallbacks(body: Readonly<Record<string, unknown>>): boolean {
-  return (body.provider as { allow_fallbacks?: unknown } | undefined)?.allow_fallbacks !== false;
+function allowsFallbacks(body: { provider?: Static<typeof ProviderRouting> }): boolean {
+  return body.provider?.allow_fallbacks !== false;
 }
 
 /** The alpha (chat-completions-style) surface. */
@@ -171,7 +171,7 @@ export const alphaRoutes: FastifyPluginAsyncTypebox<{ services: AlphaServices }>
       },
     },
     async (request, reply) => {
-      const body = request.body as ChatCompletionsBody;
+      const body = request.body;
       const decoded = decodeChatMessages(body);
       const streaming = body.stream === true;
       const run = await services.text.start(requestContextOf(request, 'alpha', 'chat/completions'), {
@@ -319,7 +319,7 @@ export const alphaRoutes: FastifyPluginAsyncTypebox<{ services: AlphaServices }>
       },
     },
     async (request, reply) => {
-      const body = request.body as ResponsesBody;
+      const body = request.body;
       const decoded = decodeResponsesInput(body);
       const streaming = body.stream === true;
       const run = await services.text.start(requestContextOf(request, 'alpha', 'responses'), {
