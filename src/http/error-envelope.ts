@@ -147,8 +147,8 @@ function unionMessage(anyOf: ValidationIssue, issues: readonly ValidationIssue[]
   const constants = branches.flatMap((issue) =>
     issue.keyword === 'const' ? [String((issue.params as { allowedValue?: unknown }).allowedValue)] : [],
   );
-  const types = branches.flatMap((issue) =>
-    issue.keyword === 'type' ? [String((issue.params as { type?: unknown }).type)] : [],
+  const types = new Set(
+    branches.flatMap((issue) => (issue.keyword === 'type' ? [String((issue.params as { type?: unknown }).type)] : [])),
   );
   const missed = branches.flatMap((issue) =>
     issue.keyword !== 'const' && issue.keyword !== 'type' && issue.message ? [issue.message.replace(/^must /, '')] : [],
@@ -156,27 +156,33 @@ function unionMessage(anyOf: ValidationIssue, issues: readonly ValidationIssue[]
   const asks = [
     ...new Set(missed),
     ...(constants.length > 0 ? [`be one of: ${constants.join(', ')}`] : []),
-    ...(types.length > 0 ? [`be of type ${types.join(', ')}`] : []),
+    ...(types.size > 0 ? [`be of type ${[...types].join(', ')}`] : []),
   ];
   return asks.length > 0 ? `must ${asks.join(', or ')}` : 'must match one of the allowed shapes';
 }
 
+/** Whether `inner` is an issue of a branch of `union` about a part of the union's value. */
+const deeperIn = (union: ValidationIssue, inner: ValidationIssue) =>
+  inner.instancePath.startsWith(`${union.instancePath}/`) && inner.schemaPath.startsWith(`${union.schemaPath}/`);
+
 function describeValidation(error: FastifyError): string[] {
   const context = error.validationContext ?? 'request';
-  const issues = error.validation ?? [];
-  // The issues of a union's branches are told by the union's own message; a union whose value failed inside a
-  // branch (an array whose items are wrong) is told by that failure alone, not by the other branches' types.
+  // An `if` that failed is told by the issues of its `then` (a kind of an open tagged union that broke).
+  const issues = (error.validation ?? []).filter((issue) => issue.keyword !== 'if');
+  // The issues of a union's branches are told by the union's own message; a union whose value took one
+  // branch's shape and broke it further in is told by those deeper issues alone (its other branches' types are
+  // not what the client meant).
   const unions = issues.filter((issue) => issue.keyword === 'anyOf');
-  const branchOf = (union: ValidationIssue, issue: ValidationIssue) =>
-    union !== issue && issue.schemaPath.startsWith(`${union.schemaPath}/`);
-  const failedInside = (union: ValidationIssue) =>
-    issues.some((issue) => branchOf(union, issue) && issue.instancePath.startsWith(`${union.instancePath}/`));
   const told = (issue: ValidationIssue) =>
-    unions.some((union) => branchOf(union, issue) && union.instancePath === issue.instancePath) ||
-    (issue.keyword === 'anyOf' && failedInside(issue));
-  // An `if` issue only says that its `then` failed, whose own issue (reported first) names the field and what is wrong.
-  return issues
-    .filter((issue) => !told(issue) && issue.keyword !== 'if')
+    unions.some(
+      (union) =>
+        union !== issue &&
+        union.instancePath === issue.instancePath &&
+        issue.schemaPath.startsWith(`${union.schemaPath}/`),
+    ) ||
+    (issue.keyword === 'anyOf' && issues.some((inner) => deeperIn(issue, inner)));
+  const messages = issues
+    .filter((issue) => !told(issue))
     .map((issue) => {
       const where = `${context}${issue.instancePath.replaceAll('/', '.')}`;
       const params = issue.params as Record<string, unknown>;
@@ -189,6 +195,7 @@ function describeValidation(error: FastifyError): string[] {
       if (issue.keyword === 'type' && Array.isArray(params.type)) return `${where} must be ${params.type.join(' or ')}`;
       return `${where} ${issue.message ?? 'is invalid'}`;
     });
+  return [...new Set(messages)];
 }
 
 /** Maps anything thrown while handling a request to a status and the envelope's messages. */

@@ -57,6 +57,8 @@ export interface RelayReading {
   sawError: boolean;
   /** The text and tool-call arguments delivered so far, counted when the upstream reports no (or too little) usage. */
   output: DeliveredOutput;
+  /** Where the protocol numbers its events (Responses' `sequence_number`): the last one read; an event added after it takes the next. */
+  lastSequenceNumber?: number | undefined;
 }
 
 /**

@@ -37,6 +37,12 @@ import {
  */
 
 const schema = jsonSchema<{ query: string }>(answerJsonSchema);
+/**
+ * `@ai-sdk/openai-compatible` sends structured output as JSON mode without the schema
+ * (`response_format: {type: "json_object"}`), so its structured cells give the schema in the system prompt,
+ * as its users must.
+ */
+const schemaInstruction = `Answer with a JSON object valid against this JSON schema: ${JSON.stringify(answerJsonSchema)}`;
 const tools = {
   [lookupTool.name]: tool({
     description: lookupTool.description,
@@ -60,7 +66,7 @@ async function streamedText(parts: AsyncIterable<{ type: string; text?: string; 
 
 function aiSdkDriver(
   model: (key: string, id: string) => LanguageModel,
-  embedding?: (key: string, id: string) => EmbeddingModel,
+  { embedding, system }: { embedding?: (key: string, id: string) => EmbeddingModel; system?: string } = {},
 ): ClientDriver {
   return {
     generate: async ({ model: id, key }) => (await generateText({ model: model(key, id), prompt, maxRetries: 0 })).text,
@@ -92,9 +98,9 @@ function aiSdkDriver(
       return (await generateText({ model: model(key, id), messages, tools })).text;
     },
     structured: async ({ model: id, key }) =>
-      (await generateText({ model: model(key, id), prompt, output: Output.object({ schema }) })).output,
+      (await generateText({ model: model(key, id), system, prompt, output: Output.object({ schema }) })).output,
     structuredStream: async ({ model: id, key }) => {
-      const result = streamText({ model: model(key, id), prompt, onError, output: Output.object({ schema }) });
+      const result = streamText({ model: model(key, id), system, prompt, onError, output: Output.object({ schema }) });
       await streamedText(result.fullStream);
       return await result.output;
     },
@@ -129,15 +135,14 @@ function aiSdkDriver(
 
 const openaiDriver = ({ baseUrl }: MatrixGateway) => {
   const provider = (apiKey: string) => createOpenAI({ apiKey, baseURL: baseUrl('ai-sdk/openai') });
-  return aiSdkDriver(
-    (key, id) => provider(key)(id),
-    (key, id) => provider(key).embedding(id),
-  );
+  return aiSdkDriver((key, id) => provider(key)(id), { embedding: (key, id) => provider(key).embedding(id) });
 };
 
 const openaiCompatibleDriver = ({ baseUrl }: MatrixGateway) =>
-  aiSdkDriver((key, id) =>
-    createOpenAICompatible({ name: 'gateway', apiKey: key, baseURL: baseUrl('ai-sdk/openai-compatible') })(id),
+  aiSdkDriver(
+    (key, id) =>
+      createOpenAICompatible({ name: 'gateway', apiKey: key, baseURL: baseUrl('ai-sdk/openai-compatible') })(id),
+    { system: schemaInstruction },
   );
 
 const anthropicDriver = ({ baseUrl }: MatrixGateway) =>
@@ -145,10 +150,7 @@ const anthropicDriver = ({ baseUrl }: MatrixGateway) =>
 
 const googleDriver = ({ baseUrl }: MatrixGateway) => {
   const provider = (apiKey: string) => createGoogleGenerativeAI({ apiKey, baseURL: baseUrl('ai-sdk/google') });
-  return aiSdkDriver(
-    (key, id) => provider(key)(id),
-    (key, id) => provider(key).embedding(id),
-  );
+  return aiSdkDriver((key, id) => provider(key)(id), { embedding: (key, id) => provider(key).embedding(id) });
 };
 
 describeClientMatrix('Vercel AI SDK', {

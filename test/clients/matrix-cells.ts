@@ -173,18 +173,8 @@ export function expectationOf(client: ClientName, feature: Feature, upstream: Up
 export const cellName = (client: ClientName, feature: Feature, upstream: Upstream) =>
   `${client} · ${feature} · ${upstream}`;
 
-const schemaOnlyInPrompt =
-  'JSON mode without a schema (the schema only in the prompt): the sandbox answers {"text"}, it reads no prompt';
-const relayedResponsesCut =
-  "a relayed Responses stream cut upstream ends with an error event without sequence_number (the upstream's " +
-  'numbering is not tracked), which the AI SDK drops as not matching its schema';
-
 /**
  * Cells expected to pass that do not yet, each with why: they run and are reported in the matrix without
  * failing the suite. Delete an entry once its cell passes.
  */
-export const knownGaps: Readonly<Record<string, string>> = {
-  'ai-sdk/openai · stream-cut · openai': relayedResponsesCut,
-  'ai-sdk/openai-compatible · structured · sandbox': schemaOnlyInPrompt,
-  'ai-sdk/openai-compatible · structured-stream · sandbox': schemaOnlyInPrompt,
-};
+export const knownGaps: Readonly<Record<string, string>> = {};

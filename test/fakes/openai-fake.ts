@@ -1,14 +1,26 @@
 import type { ServerResponse } from 'node:http';
 import {
   ChatCompletionsRequest,
+  isChatFunctionCall as isFunctionCall,
+  isChatFunctionTool,
+  isChatJsonSchemaFormat,
+  isChatNamedToolChoice,
+  isChatTextPart,
   type ChatCompletion,
   type ChatCompletionChunk,
   type OpenAiError,
 } from '../../src/protocols/openai/chat-completions.ts';
 import { EmbeddingsRequest, type EmbeddingsAnswer } from '../../src/protocols/openai/embeddings.ts';
 import {
+  isFunctionCallOutputItem,
+  isResponsesFunctionTool,
+  isResponsesJsonSchemaFormat,
+  isResponsesMessageItem,
+  isResponsesTextPart,
   ResponsesRequest,
   type ResponseObject,
+  type ResponsesInputItem,
+  type ResponsesMessageItem,
   type ResponsesStreamEvent,
 } from '../../src/protocols/openai/responses.ts';
 import { wireCheck } from '../../src/protocols/wire-check.ts';
@@ -23,7 +35,8 @@ import { sseEvent, writeJson } from './wire.ts';
  * SSE `data:` chunks (role chunk, content chunks, finish chunk, usage chunk when include_usage, `[DONE]`),
  * and the provider's error body. The model name picks the scenario:
  * - `fake-error-<status>`: that status with an OpenAI error body (429 carries retry-after);
- * - `fake-cut`: the stream stops after two content chunks, with no finish and no [DONE];
+ * - `fake-cut`: the stream stops after two content chunks (Responses: two text deltas), with no finish and no
+ *   [DONE], the connection dropped;
  * - `fake-slow`: 200 ms between chunks;
  * - `fake-drip-<ms>-<n>`: a slow generation of n words ("tick"), one content chunk every <ms> milliseconds
  *   (streamed), or the whole answer after n × <ms> (not streamed), with the usual framing and usage;
@@ -42,27 +55,8 @@ import { sseEvent, writeJson } from './wire.ts';
  */
 export const fakeOpenAiKey = 'sk-fake-openai-key';
 
-interface ChatMessage {
-  role: string;
-  content: string | null | Array<{ type: string; text?: string }>;
-  tool_calls?: Array<{ id: string; type: string; function: { name: string; arguments: string } }>;
-  tool_call_id?: string;
-}
-
-interface ChatBody {
-  model: string;
-  messages: ChatMessage[];
-  stream?: boolean;
-  stream_options?: { include_usage?: boolean };
-  max_tokens?: number;
-  tools?: Array<{ type: string; function?: { name: string } }>;
-  tool_choice?: string | { type: string; function: { name: string } };
-  response_format?: { type: string; json_schema?: { schema?: unknown } };
-  n?: number;
-}
-
 /** The real API's check: tool messages answer, one each, the calls of the assistant message right before them. */
-function toolSequenceError(messages: ChatMessage[]): string | undefined {
+function toolSequenceError(messages: ChatCompletionsRequest['messages']): string | undefined {
   let expected: string[] = [];
   for (const [index, message] of messages.entries()) {
     if (message.role === 'tool') {
@@ -73,26 +67,27 @@ function toolSequenceError(messages: ChatMessage[]): string | undefined {
     }
     if (expected.length > 0)
       return `An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. The following tool_call_ids did not have response messages: ${expected.join(', ')}`;
-    expected = message.role === 'assistant' ? (message.tool_calls ?? []).map((call) => call.id) : [];
+    expected =
+      message.role === 'assistant'
+        ? (message.tool_calls ?? []).flatMap((call) => (isFunctionCall(call) ? [call.id] : []))
+        : [];
   }
   return undefined;
 }
 
 /** The function the fake calls, or none when the request offers no tools or forbids calling them. */
-function chosenTool(body: ChatBody): string | undefined {
-  const functions = (body.tools ?? []).flatMap((tool) =>
-    tool.type === 'function' && tool.function ? [tool.function.name] : [],
-  );
+function chosenTool(body: ChatCompletionsRequest): string | undefined {
+  const functions = (body.tools ?? []).flatMap((tool) => (isChatFunctionTool(tool) ? [tool.function.name] : []));
   if (functions.length === 0 || body.tool_choice === 'none' || body.messages.at(-1)?.role === 'tool') return undefined;
-  return typeof body.tool_choice === 'object' ? body.tool_choice.function.name : functions[0];
+  return isChatNamedToolChoice(body.tool_choice) ? body.tool_choice.function.name : functions[0];
 }
 
 const wordsOf = (text: string) => text.split(/\s+/).filter(Boolean);
 /** The text of a message's content, string or parts; image parts carry no words. */
-const contentText = (content: ChatMessage['content']) =>
+const contentText = (content: ChatCompletionsRequest['messages'][number]['content']) =>
   typeof content === 'string'
     ? content
-    : (content ?? []).map((part) => (part.type === 'text' ? (part.text ?? '') : '')).join(' ');
+    : (content ?? []).map((part) => (isChatTextPart(part) ? part.text : '')).join(' ');
 
 function sendError(
   response: ServerResponse,
@@ -129,7 +124,7 @@ async function chatCompletions(request: RecordedRequest, response: ServerRespons
     });
   }
   if (!isChatRequest(request.body)) return refuseBody(response, 'chat completions');
-  const body = request.body as ChatBody;
+  const body = request.body;
   if (body.model === 'fake-slow-start') await sleep(300);
   const failure = /^fake-error-(\d{3})$/.exec(body.model);
   if (failure) {
@@ -160,9 +155,10 @@ async function chatCompletions(request: RecordedRequest, response: ServerRespons
   const echo = `Echo: ${lastTool ? contentText(lastTool.content) : prompt}`;
   const format = body.response_format;
   const json = format?.type === 'json_schema' || format?.type === 'json_object';
+  const schema = isChatJsonSchemaFormat(format) ? format.json_schema.schema : undefined;
   let words = drip
     ? Array.from({ length: Number(drip[2]) }, () => 'tick')
-    : wordsOf(json ? jsonAnswer(format.json_schema?.schema, echo) : echo);
+    : wordsOf(json ? jsonAnswer(schema, echo) : echo);
   const choices = Array.from({ length: body.n ?? 1 }, (_, index) => index);
   let finishReason = 'stop';
   if (body.max_tokens !== undefined && words.length > body.max_tokens) {
@@ -246,7 +242,7 @@ async function chatCompletions(request: RecordedRequest, response: ServerRespons
 /** A call of `tool` instead of an answer: `content: null`, `tool_calls`, finish `tool_calls`; five output tokens. */
 function toolCall(
   response: ServerResponse,
-  body: ChatBody,
+  body: ChatCompletionsRequest,
   { base, tool, args, promptTokens }: { base: object; tool: string; args: string; promptTokens: number },
 ): void {
   const usage = { prompt_tokens: promptTokens, completion_tokens: 5, total_tokens: promptTokens + 5 };
@@ -288,17 +284,6 @@ function toolCall(
   response.end('data: [DONE]\n\n');
 }
 
-interface ResponsesBody {
-  model: string;
-  input: string | Array<{ type?: string; role?: string; content?: string | Array<{ text?: string }>; output?: string }>;
-  instructions?: string;
-  max_output_tokens?: number;
-  stream?: boolean;
-  tools?: Array<{ type: string; name?: string }>;
-  tool_choice?: unknown;
-  text?: { format?: { type: string; schema?: unknown } };
-}
-
 /**
  * The Responses API: a Response object, or named events with sequence numbers ending at response.completed.
  * With function tools (and tool_choice other than "none") the output is one function_call of the first of
@@ -314,7 +299,7 @@ async function responses(request: RecordedRequest, response: ServerResponse): Pr
     });
   }
   if (!isResponsesRequest(request.body)) return refuseBody(response, 'responses');
-  const body = request.body as ResponsesBody;
+  const body = request.body;
   const failure = /^fake-error-(\d{3})$/.exec(body.model);
   if (failure)
     return sendError(response, Number(failure[1]), {
@@ -322,22 +307,26 @@ async function responses(request: RecordedRequest, response: ServerResponse): Pr
       message: `The fake failed with ${failure[1]}`,
       code: null,
     });
-  const items = typeof body.input === 'string' ? [{ role: 'user', content: body.input }] : body.input;
-  const textOf = (content: string | Array<{ text?: string }> | undefined) =>
-    typeof content === 'string' ? content : (content ?? []).map((part) => part.text ?? '').join('');
-  const last = items.filter((item) => item.role === 'user').at(-1);
-  const answered = items.at(-1)?.type === 'function_call_output' ? items.at(-1)?.output : undefined;
+  const items: ResponsesInputItem[] =
+    typeof body.input === 'string' ? [{ role: 'user', content: body.input }] : body.input;
+  const messages = items.filter(isResponsesMessageItem);
+  const textOf = (content: ResponsesMessageItem['content'] | undefined) =>
+    typeof content === 'string'
+      ? content
+      : (content ?? []).map((part) => (isResponsesTextPart(part) ? part.text : '')).join('');
+  const last = messages.filter((item) => item.role === 'user').at(-1);
+  const final = items.at(-1);
+  const answered = isFunctionCallOutputItem(final) ? textOf(final.output) : undefined;
   const echo = `Echo: ${answered ?? textOf(last?.content)}`;
   const format = body.text?.format;
   const json = format?.type === 'json_schema' || format?.type === 'json_object';
-  const words = wordsOf(json ? jsonAnswer(format.schema, echo) : echo);
+  const schema = isResponsesJsonSchemaFormat(format) ? format.schema : undefined;
+  const words = wordsOf(json ? jsonAnswer(schema, echo) : echo);
   const tool =
-    answered === undefined && body.tool_choice !== 'none'
-      ? body.tools?.find((candidate) => candidate.type === 'function')?.name
-      : undefined;
+    answered === undefined && body.tool_choice !== 'none' ? body.tools?.find(isResponsesFunctionTool)?.name : undefined;
   const usage = {
     input_tokens:
-      items.reduce((sum, item) => sum + wordsOf(textOf(item.content)).length, 0) +
+      messages.reduce((sum, item) => sum + wordsOf(textOf(item.content)).length, 0) +
       wordsOf(body.instructions ?? '').length,
     input_tokens_details: { cached_tokens: 0, cache_write_tokens: 0 },
     output_tokens: words.length,
@@ -423,6 +412,11 @@ async function responses(request: RecordedRequest, response: ServerResponse): Pr
     part: { type: 'output_text', text: '', annotations: [] },
   });
   for (const [index, word] of words.entries()) {
+    if (body.model === 'fake-cut' && index === 2) {
+      await sleep(50);
+      response.socket?.destroy();
+      return;
+    }
     send('response.output_text.delta', {
       item_id: 'msg_fake1',
       output_index: 0,
@@ -449,13 +443,6 @@ async function responses(request: RecordedRequest, response: ServerResponse): Pr
   response.end();
 }
 
-interface EmbeddingsBody {
-  model?: string;
-  input?: unknown;
-  encoding_format?: string;
-  dimensions?: number;
-}
-
 /**
  * `POST /v1/embeddings` as the real API answers it: vectors of 8 numbers by default (`dimensions` only for
  * the text-embedding-3 models), float arrays or base64 of little-endian float32, one token per word.
@@ -473,8 +460,8 @@ function embeddings(request: RecordedRequest, response: ServerResponse): void {
     refuseBody(response, 'embeddings');
     return;
   }
-  const body = request.body as EmbeddingsBody;
-  const failure = /^fake-error-(\d{3})$/.exec(body.model ?? '');
+  const body = request.body;
+  const failure = /^fake-error-(\d{3})$/.exec(body.model);
   if (failure) {
     sendError(response, Number(failure[1]), {
       type: 'server_error',
@@ -485,12 +472,9 @@ function embeddings(request: RecordedRequest, response: ServerResponse): void {
   }
   if (body.model === 'fake-null-answer')
     return void response.writeHead(200, { 'content-type': 'application/json' }).end('null');
-  const inputs = typeof body.input === 'string' ? [body.input] : body.input;
-  if (
-    !Array.isArray(inputs) ||
-    inputs.length === 0 ||
-    !inputs.every((input) => typeof input === 'string' && input !== '')
-  ) {
+  const given = typeof body.input === 'string' ? [body.input] : body.input;
+  const inputs = given.filter((input): input is string => typeof input === 'string' && input !== '');
+  if (inputs.length === 0 || inputs.length < given.length) {
     sendError(response, 400, {
       type: 'invalid_request_error',
       message: "'$.input' is invalid. Please check the API reference: https://platform.openai.com/docs/api-reference.",
@@ -498,7 +482,7 @@ function embeddings(request: RecordedRequest, response: ServerResponse): void {
     });
     return;
   }
-  if (body.dimensions !== undefined && !body.model?.startsWith('text-embedding-3')) {
+  if (body.dimensions !== undefined && !body.model.startsWith('text-embedding-3')) {
     sendError(response, 400, {
       type: 'invalid_request_error',
       message: 'This model does not support specifying dimensions.',
@@ -506,8 +490,8 @@ function embeddings(request: RecordedRequest, response: ServerResponse): void {
     });
     return;
   }
-  const vectors = (inputs as string[]).map((input) => fakeVector(input, body.dimensions ?? 8));
-  const tokens = (inputs as string[]).reduce((sum, input) => sum + wordsOf(input).length, 0);
+  const vectors = inputs.map((input) => fakeVector(input, body.dimensions ?? 8));
+  const tokens = inputs.reduce((sum, input) => sum + wordsOf(input).length, 0);
   const usage = { prompt_tokens: tokens, total_tokens: tokens };
   if (body.encoding_format === 'base64') {
     // The protocol's other encoding, which the gateway never asks for: little-endian float32, base64.

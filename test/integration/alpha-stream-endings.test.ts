@@ -82,7 +82,7 @@ describe('alpha streams an upstream closed before its answer was complete', () =
     });
   });
 
-  it('ends a responses stream with the error event, never [DONE]', async () => {
+  it('ends a responses stream with the error event numbered after the last relayed one, never [DONE]', async () => {
     const frames = await stream('/api/alpha/v1/responses', { input: 'hi' });
     expect(frames).not.toContain('data: [DONE]');
     expect(frames.at(-2)).toMatch(/^event: response.output_text.delta\n/);
@@ -93,6 +93,7 @@ describe('alpha streams an upstream closed before its answer was complete', () =
       code: 'upstream_error',
       message: 'the upstream provider failed while streaming',
       param: null,
+      sequence_number: 2,
     });
   });
 });

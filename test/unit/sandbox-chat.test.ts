@@ -140,4 +140,17 @@ describe('sandbox chat: answers', () => {
     });
     expect(textOf(await collect(request('hi', { responseFormat: { type: 'text' } })))).toBe('hi');
   });
+
+  it('answers a value of the object schema the prompt gives in JSON mode, the last one written', async () => {
+    const schema = { type: 'object', properties: { query: { type: 'string' } }, required: ['query'] };
+    const messages: ChatMessage[] = [
+      {
+        role: 'system',
+        content: `Answer like {"type": "cat"} or {"draft": true}, then: JSON schema: {"type": "object", "properties": {"old": {"type": "string"}}} Use this one: ${JSON.stringify(schema)} {unbalanced`,
+      },
+      { role: 'user', content: 'lookup weather in Paris, not {"properties": {"other": {}}' },
+    ];
+    const answer = await collect({ upstreamModel: 'echo', messages, responseFormat: { type: 'json_object' } });
+    expect(JSON.parse(textOf(answer))).toEqual({ query: 'lookup weather in Paris, not {"properties": {"other": {}}' });
+  });
 });

@@ -1,18 +1,144 @@
 import { Type, type Static } from 'typebox';
 import type { FinishReason, TokenUsage } from '../../domain/chat.ts';
 import { objectWithOneOf, wireCheck } from '../wire-check.ts';
+import { openTaggedUnion } from './open-union.ts';
 
 const Nullable = <T extends Parameters<typeof Type.Optional>[0]>(schema: T) => Type.Union([schema, Type.Null()]);
+
+/** A JSON Schema, as tools' parameters and response formats carry one (passed on as given). */
+export const JsonSchemaObject = Type.Record(Type.String(), Type.Unknown(), { description: 'A JSON Schema object' });
+
+export const ChatTextPart = Type.Object({ type: Type.Literal('text'), text: Type.String() });
+export type ChatTextPart = Static<typeof ChatTextPart>;
+export const ChatImagePart = Type.Object({
+  type: Type.Literal('image_url'),
+  image_url: Type.Object({
+    url: Type.String({ description: 'An http(s) URL or a data: URL' }),
+    detail: Type.Optional(Type.String({ description: 'auto, low or high' })),
+  }),
+});
+export type ChatImagePart = Static<typeof ChatImagePart>;
+/** Audio, as Chat and Responses both write it. */
+export const InputAudioPart = Type.Object({
+  type: Type.Literal('input_audio'),
+  input_audio: Type.Object({ data: Type.String({ description: 'Base64' }), format: Type.String() }),
+});
+const ChatFilePart = Type.Object({
+  type: Type.Literal('file'),
+  file: Type.Object({
+    file_data: Type.Optional(Type.String()),
+    file_id: Type.Optional(Type.String()),
+    filename: Type.Optional(Type.String()),
+  }),
+});
+/** An assistant's refusal, as Chat and Responses both write it. */
+export const RefusalPart = Type.Object({ type: Type.Literal('refusal'), refusal: Type.String() });
+
+/** One part of a message's content. */
+export const ChatContentPart = openTaggedUnion(
+  {
+    text: ChatTextPart,
+    image_url: ChatImagePart,
+    input_audio: InputAudioPart,
+    file: ChatFilePart,
+    refusal: RefusalPart,
+  },
+  { description: 'A content part' },
+);
+export type ChatContentPart = Static<typeof ChatContentPart>;
+export const isChatTextPart = wireCheck(ChatTextPart);
+export const isChatImagePart = wireCheck(ChatImagePart);
+
+/** A function call an assistant message made. */
+export const ChatFunctionCall = Type.Object({
+  id: Type.String(),
+  type: Type.Literal('function'),
+  function: Type.Object({ name: Type.String(), arguments: Type.String({ description: 'JSON text' }) }),
+});
+export type ChatFunctionCall = Static<typeof ChatFunctionCall>;
+export const isChatFunctionCall = wireCheck(ChatFunctionCall);
+const ChatToolCall = openTaggedUnion({ function: ChatFunctionCall }, { description: 'A tool call' });
+
+/** A message of the conversation; fields of other roles and kinds are kept. */
+export const ChatMessage = Type.Object(
+  {
+    role: Type.String({ minLength: 1, description: 'developer, system, user, assistant or tool' }),
+    content: Type.Optional(Type.Union([Type.String(), Type.Array(ChatContentPart), Type.Null()])),
+    name: Type.Optional(Type.String()),
+    tool_calls: Type.Optional(Nullable(Type.Array(ChatToolCall))),
+    tool_call_id: Type.Optional(Type.String()),
+  },
+  { additionalProperties: true },
+);
+export type ChatMessage = Static<typeof ChatMessage>;
+
+/** A function tool's definition: Chat nests it under `function`, Responses writes its fields on the tool. */
+export const functionDefinitionFields = {
+  name: Type.String({ minLength: 1 }),
+  description: Type.Optional(Nullable(Type.String())),
+  parameters: Type.Optional(Nullable(JsonSchemaObject)),
+  strict: Type.Optional(Nullable(Type.Boolean())),
+};
+
+export const ChatFunctionTool = Type.Object({
+  type: Type.Literal('function'),
+  function: Type.Object(functionDefinitionFields),
+});
+export type ChatFunctionTool = Static<typeof ChatFunctionTool>;
+export const isChatFunctionTool = wireCheck(ChatFunctionTool);
+export const ChatTool = openTaggedUnion({ function: ChatFunctionTool }, { description: 'A tool' });
+export type ChatTool = Static<typeof ChatTool>;
+
+/** The tool choices every protocol of the family names by a word (literals each, so a union of them reads flat). */
+export const toolChoiceWords = [Type.Literal('none'), Type.Literal('auto'), Type.Literal('required')] as const;
+export type ToolChoiceWord = Static<(typeof toolChoiceWords)[number]>;
+export const ChatNamedToolChoice = Type.Object({
+  type: Type.Literal('function'),
+  function: Type.Object({ name: Type.String() }),
+});
+export const isChatNamedToolChoice = wireCheck(ChatNamedToolChoice);
+export const ChatToolChoice = Type.Union([
+  ...toolChoiceWords,
+  openTaggedUnion({ function: ChatNamedToolChoice }, { description: 'A named tool' }),
+]);
+export type ChatToolChoice = Static<typeof ChatToolChoice>;
+
+/** The answer formats; Chat nests a schema's fields under `json_schema`, Responses writes them on the format. */
+export const jsonSchemaFormatFields = {
+  name: Type.String({ minLength: 1 }),
+  description: Type.Optional(Type.String()),
+  schema: Type.Optional(JsonSchemaObject),
+  strict: Type.Optional(Nullable(Type.Boolean())),
+};
+export const TextFormat = Type.Object({ type: Type.Literal('text') });
+export const JsonObjectFormat = Type.Object({ type: Type.Literal('json_object') });
+export const isPlainFormat = wireCheck(Type.Union([TextFormat, JsonObjectFormat]));
+export const ChatJsonSchemaFormat = Type.Object({
+  type: Type.Literal('json_schema'),
+  json_schema: Type.Object(jsonSchemaFormatFields),
+});
+export const isChatJsonSchemaFormat = wireCheck(ChatJsonSchemaFormat);
+export const ChatResponseFormat = openTaggedUnion(
+  { text: TextFormat, json_object: JsonObjectFormat, json_schema: ChatJsonSchemaFormat },
+  { description: 'The answer format' },
+);
+export type ChatResponseFormat = Static<typeof ChatResponseFormat>;
+
+export const StreamOptions = Type.Object({
+  include_usage: Type.Optional(Nullable(Type.Boolean())),
+  include_obfuscation: Type.Optional(Nullable(Type.Boolean())),
+});
+
+/** The routing object routers (OpenRouter and the like) read; the gateway reads `allow_fallbacks`. */
+export const ProviderRouting = Type.Object({ allow_fallbacks: Type.Optional(Nullable(Type.Boolean())) });
 
 /** A chat-completions request as clients send it. The protocol is forwarded as given, so unnamed fields are kept. */
 export const ChatCompletionsRequest = Type.Object(
   {
     model: Type.String({ minLength: 1, maxLength: 300 }),
-    messages: Type.Array(Type.Object({ role: Type.String({ minLength: 1 }), content: Type.Optional(Type.Unknown()) }), {
-      minItems: 1,
-    }),
+    messages: Type.Array(ChatMessage, { minItems: 1 }),
     stream: Type.Optional(Type.Boolean()),
-    stream_options: Type.Optional(Type.Union([Type.Object({}), Type.Null()])),
+    stream_options: Type.Optional(Nullable(StreamOptions)),
     max_tokens: Type.Optional(Type.Integer({ minimum: 1 })),
     max_completion_tokens: Type.Optional(Type.Integer({ minimum: 1 })),
     temperature: Type.Optional(Type.Number({ minimum: 0, maximum: 2 })),
@@ -21,10 +147,17 @@ export const ChatCompletionsRequest = Type.Object(
     presence_penalty: Type.Optional(Type.Number({ minimum: -2, maximum: 2 })),
     stop: Type.Optional(Type.Union([Type.String(), Type.Array(Type.String(), { maxItems: 16 }), Type.Null()])),
     seed: Type.Optional(Type.Integer()),
-    tools: Type.Optional(Type.Array(Type.Object({}))),
-    tool_choice: Type.Optional(Type.Union([Type.String(), Type.Object({})])),
-    response_format: Type.Optional(Type.Object({})),
-    provider: Type.Optional(Type.Object({})),
+    tools: Type.Optional(Type.Array(ChatTool)),
+    tool_choice: Type.Optional(ChatToolChoice),
+    parallel_tool_calls: Type.Optional(Nullable(Type.Boolean())),
+    response_format: Type.Optional(ChatResponseFormat),
+    logprobs: Type.Optional(Nullable(Type.Boolean())),
+    top_logprobs: Type.Optional(Nullable(Type.Integer({ minimum: 0 }))),
+    logit_bias: Type.Optional(Nullable(Type.Record(Type.String(), Type.Number()))),
+    reasoning_effort: Type.Optional(Nullable(Type.String())),
+    verbosity: Type.Optional(Nullable(Type.String())),
+    web_search_options: Type.Optional(Nullable(Type.Record(Type.String(), Type.Unknown()))),
+    provider: Type.Optional(ProviderRouting),
     n: Type.Optional(Type.Integer({ minimum: 1, maximum: 128 })),
   },
   { additionalProperties: true },

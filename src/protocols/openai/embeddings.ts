@@ -2,11 +2,23 @@ import { Type, type Static } from 'typebox';
 import { Vector } from '../vector.ts';
 import { wireCheck } from '../wire-check.ts';
 
+/**
+ * One input of several: a text, or tokens (one token array, whose items stand in the list themselves, or an
+ * array of them). An object is no input of this protocol: the alpha surface answers a multimodal part (the
+ * beta extension's) with where to send it.
+ */
+const EmbeddingsInputItem = Type.Union([
+  Type.String(),
+  Type.Integer(),
+  Type.Array(Type.Integer()),
+  Type.Record(Type.String(), Type.Unknown(), { description: 'A multimodal part: refused, with where to send it' }),
+]);
+
 /** An embeddings request as clients send it. */
 export const EmbeddingsRequest = Type.Object(
   {
     model: Type.String({ minLength: 1, maxLength: 300 }),
-    input: Type.Union([Type.String(), Type.Array(Type.Unknown(), { minItems: 1 })]),
+    input: Type.Union([Type.String(), Type.Array(EmbeddingsInputItem, { minItems: 1 })]),
     dimensions: Type.Optional(Type.Integer({ minimum: 1 })),
     encoding_format: Type.Optional(Type.String()),
     user: Type.Optional(Type.String()),

@@ -1,26 +1,138 @@
-import { Type, type Static } from 'typebox';
+import { Type, type Static, type TSchema } from 'typebox';
 import type { FinishReason, TokenUsage } from '../../domain/chat.ts';
 import { wireCheck } from '../wire-check.ts';
+import {
+  functionDefinitionFields,
+  InputAudioPart,
+  RefusalPart,
+  JsonObjectFormat,
+  jsonSchemaFormatFields,
+  ProviderRouting,
+  TextFormat,
+  toolChoiceWords,
+} from './chat-completions.ts';
+import { openTaggedUnion } from './open-union.ts';
+
+const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
+
+export const InputTextPart = Type.Object({ type: Type.Literal('input_text'), text: Type.String() });
+export const OutputTextPart = Type.Object({ type: Type.Literal('output_text'), text: Type.String() });
+export const isResponsesTextPart = wireCheck(Type.Union([InputTextPart, OutputTextPart]));
+export const InputImagePart = Type.Object({
+  type: Type.Literal('input_image'),
+  image_url: Type.Optional(Nullable(Type.String({ description: 'An http(s) URL or a data: URL' }))),
+  file_id: Type.Optional(Nullable(Type.String())),
+  detail: Type.Optional(Type.String({ description: 'auto, low or high' })),
+});
+export const isInputImagePart = wireCheck(InputImagePart);
+const InputFilePart = Type.Object({
+  type: Type.Literal('input_file'),
+  file_data: Type.Optional(Type.String()),
+  file_id: Type.Optional(Nullable(Type.String())),
+  file_url: Type.Optional(Type.String()),
+  filename: Type.Optional(Type.String()),
+});
+/** One part of an input message's content (or of a function call's output). */
+export const ResponsesContentPart = openTaggedUnion(
+  {
+    input_text: InputTextPart,
+    output_text: OutputTextPart,
+    input_image: InputImagePart,
+    input_file: InputFilePart,
+    input_audio: InputAudioPart,
+    refusal: RefusalPart,
+  },
+  { description: 'A content part' },
+);
+export type ResponsesContentPart = Static<typeof ResponsesContentPart>;
+
+/** A message item: `type: "message"`, or left out. */
+export const ResponsesMessageItem = Type.Object({
+  type: Type.Optional(Type.Literal('message')),
+  role: Type.String({ minLength: 1, description: 'user, assistant, system or developer' }),
+  content: Type.Union([Type.String(), Type.Array(ResponsesContentPart)]),
+});
+export type ResponsesMessageItem = Static<typeof ResponsesMessageItem>;
+export const isResponsesMessageItem = wireCheck(ResponsesMessageItem);
+export const FunctionCallItem = Type.Object({
+  type: Type.Literal('function_call'),
+  call_id: Type.String(),
+  name: Type.String(),
+  arguments: Type.String({ description: 'JSON text' }),
+});
+export const isFunctionCallItem = wireCheck(FunctionCallItem);
+export const FunctionCallOutputItem = Type.Object({
+  type: Type.Literal('function_call_output'),
+  call_id: Type.String(),
+  output: Type.Union([Type.String(), Type.Array(ResponsesContentPart)]),
+});
+export const isFunctionCallOutputItem = wireCheck(FunctionCallOutputItem);
+
+/** One item of the input: a message, a function call and its output, or another kind (reasoning, references...). */
+export const ResponsesInputItem = openTaggedUnion(
+  { message: ResponsesMessageItem, function_call: FunctionCallItem, function_call_output: FunctionCallOutputItem },
+  { description: 'An input item', untagged: ResponsesMessageItem },
+);
+export type ResponsesInputItem = Static<typeof ResponsesInputItem>;
+
+/** A function tool, its definition's fields written on the tool itself (Chat nests them under `function`). */
+export const ResponsesFunctionTool = Type.Object({ type: Type.Literal('function'), ...functionDefinitionFields });
+export const isResponsesFunctionTool = wireCheck(ResponsesFunctionTool);
+export const ResponsesTool = openTaggedUnion(
+  { function: ResponsesFunctionTool },
+  { description: 'A tool: a function, or one of the built-in tools' },
+);
+export type ResponsesTool = Static<typeof ResponsesTool>;
+
+export const ResponsesNamedToolChoice = Type.Object({ type: Type.Literal('function'), name: Type.String() });
+export const isResponsesNamedToolChoice = wireCheck(ResponsesNamedToolChoice);
+export const ResponsesToolChoice = Type.Union([
+  ...toolChoiceWords,
+  openTaggedUnion({ function: ResponsesNamedToolChoice }, { description: 'A named tool' }),
+]);
+export type ResponsesToolChoice = Static<typeof ResponsesToolChoice>;
+
+/** A JSON schema answer format, the schema's fields on the format itself. */
+export const ResponsesJsonSchemaFormat = Type.Object({ type: Type.Literal('json_schema'), ...jsonSchemaFormatFields });
+export const isResponsesJsonSchemaFormat = wireCheck(ResponsesJsonSchemaFormat);
+export const ResponsesTextSettings = Type.Object({
+  format: Type.Optional(
+    openTaggedUnion(
+      { text: TextFormat, json_object: JsonObjectFormat, json_schema: ResponsesJsonSchemaFormat },
+      { description: 'The answer format' },
+    ),
+  ),
+  verbosity: Type.Optional(Nullable(Type.String({ description: 'low, medium or high' }))),
+});
+export type ResponsesTextSettings = Static<typeof ResponsesTextSettings>;
 
 /** A Responses API request as clients send it; unnamed fields are kept and forwarded. */
 export const ResponsesRequest = Type.Object(
   {
     model: Type.String({ minLength: 1, maxLength: 300 }),
-    input: Type.Union([Type.String({ minLength: 1 }), Type.Array(Type.Object({}), { minItems: 1 })]),
+    input: Type.Union([Type.String({ minLength: 1 }), Type.Array(ResponsesInputItem, { minItems: 1 })]),
     instructions: Type.Optional(Type.String()),
     stream: Type.Optional(Type.Boolean()),
     max_output_tokens: Type.Optional(Type.Integer({ minimum: 1 })),
     temperature: Type.Optional(Type.Number({ minimum: 0, maximum: 2 })),
     top_p: Type.Optional(Type.Number({ minimum: 0, maximum: 1 })),
-    tools: Type.Optional(Type.Array(Type.Object({}))),
-    tool_choice: Type.Optional(Type.Union([Type.String(), Type.Object({})])),
-    text: Type.Optional(Type.Object({})),
-    metadata: Type.Optional(Type.Object({})),
-    provider: Type.Optional(Type.Object({})),
-    store: Type.Optional(Type.Boolean()),
-    reasoning: Type.Optional(Type.Object({})),
-    include: Type.Optional(Type.Array(Type.String())),
-    previous_response_id: Type.Optional(Type.String()),
+    tools: Type.Optional(Type.Array(ResponsesTool)),
+    tool_choice: Type.Optional(ResponsesToolChoice),
+    parallel_tool_calls: Type.Optional(Nullable(Type.Boolean())),
+    text: Type.Optional(ResponsesTextSettings),
+    metadata: Type.Optional(Nullable(Type.Record(Type.String(), Type.Unknown()))),
+    provider: Type.Optional(ProviderRouting),
+    store: Type.Optional(Nullable(Type.Boolean())),
+    reasoning: Type.Optional(
+      Nullable(
+        Type.Object({
+          effort: Type.Optional(Nullable(Type.String())),
+          summary: Type.Optional(Nullable(Type.String())),
+        }),
+      ),
+    ),
+    include: Type.Optional(Nullable(Type.Array(Type.String()))),
+    previous_response_id: Type.Optional(Nullable(Type.String())),
   },
   { additionalProperties: true },
 );

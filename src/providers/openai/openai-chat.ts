@@ -20,16 +20,24 @@ import {
   isChatCompletionChunk,
   streamTerminator,
   usageOf,
+  type ChatCompletionsRequest,
+  type ChatContentPart,
+  type ChatFunctionTool,
+  type ChatImagePart,
+  type ChatMessage as WireMessage,
+  type ChatResponseFormat,
+  type ChatTextPart,
+  type ChatToolChoice,
 } from '../../protocols/openai/chat-completions.ts';
 import type { CallOptions, ProviderTarget } from '../provider-adapter.ts';
 import { decodeSse } from '../shared/sse-decoder.ts';
 import type { UpstreamHttp } from '../shared/upstream-http.ts';
 import { askedChoice, checkedEvent } from '../shared/wire-data.ts';
 
-function openAiContent(content: ChatMessage['content']): unknown {
+function openAiContent(content: ChatMessage['content']): string | ChatContentPart[] {
   if (typeof content === 'string') return content;
   if (!content.some((part) => part.type === 'image')) return textOf(content);
-  return content.flatMap((part): object[] => {
+  return content.flatMap((part): Array<ChatTextPart | ChatImagePart> => {
     if (part.type === 'text') return [{ type: 'text', text: part.text }];
     if (part.type === 'image') return [{ type: 'image_url', image_url: { url: imageUrlOf(part.image) } }];
     return [];
@@ -37,7 +45,7 @@ function openAiContent(content: ChatMessage['content']): unknown {
 }
 
 /** One canonical message as the protocol's messages: tool results are one `tool` message each. */
-function openAiMessages(message: ChatMessage): object[] {
+function openAiMessages(message: ChatMessage): WireMessage[] {
   if (message.role === 'tool') {
     return partsOf(message.content).flatMap((part) =>
       part.type === 'tool-result'
@@ -62,7 +70,7 @@ function openAiMessages(message: ChatMessage): object[] {
   ];
 }
 
-export function openAiToolChoice(choice: ToolChoice): unknown {
+export function openAiToolChoice(choice: ToolChoice): ChatToolChoice {
   return typeof choice === 'string' ? choice : { type: 'function', function: { name: choice.name } };
 }
 
@@ -110,7 +118,7 @@ export function openAiCarries(name: ChatParameterName, request: ChatRequest, tar
 function openAiResponseFormat(
   format: ResponseFormat,
   { structuredOutputs }: Pick<ChatRequest, 'structuredOutputs'>,
-): object {
+): ChatResponseFormat {
   if (format.type !== 'json_schema') return { type: format.type };
   const strict = format.strict ?? structuredOutputs;
   const schema = {
@@ -135,8 +143,8 @@ function routerReasoning({ thinking, includeReasoning }: ChatRequest): object | 
 export function encodeChatRequest(
   request: ChatRequest,
   { compatible }: { compatible: boolean } = { compatible: false },
-): Record<string, unknown> {
-  const body: Record<string, unknown> = {
+): ChatCompletionsRequest & Record<string, unknown> {
+  const body: ChatCompletionsRequest & Record<string, unknown> = {
     model: request.upstreamModel,
     messages: request.messages.flatMap(openAiMessages),
     stream: true,
@@ -146,18 +154,20 @@ export function encodeChatRequest(
   if (request.maxTokens !== undefined) body[compatible ? 'max_tokens' : 'max_completion_tokens'] = request.maxTokens;
   if (request.temperature !== undefined) body.temperature = request.temperature;
   if (request.topP !== undefined) body.top_p = request.topP;
-  if (request.stop !== undefined) body.stop = request.stop;
+  if (request.stop !== undefined) body.stop = [...request.stop];
   if (request.seed !== undefined) body.seed = request.seed;
   if (request.choices !== undefined && request.choices > 1) body.n = request.choices;
   if (request.tools !== undefined) {
-    body.tools = request.tools.map((tool) => ({
-      type: 'function',
-      function: {
-        name: tool.name,
-        ...(tool.description !== undefined ? { description: tool.description } : {}),
-        parameters: tool.parameters ?? { type: 'object', properties: {} },
-      },
-    }));
+    body.tools = request.tools.map(
+      (tool): ChatFunctionTool => ({
+        type: 'function',
+        function: {
+          name: tool.name,
+          ...(tool.description !== undefined ? { description: tool.description } : {}),
+          parameters: tool.parameters ?? { type: 'object', properties: {} },
+        },
+      }),
+    );
   }
   if (request.toolChoice !== undefined) body.tool_choice = openAiToolChoice(request.toolChoice);
   if (request.responseFormat !== undefined)

@@ -9,6 +9,7 @@ import {
 import {
   failedResponsesEvents,
   isResponseObject,
+  isResponsesFunctionTool,
   isResponsesStreamEvent,
   openAiOnlyResponsesFields,
   responsesUsageOf,
@@ -57,9 +58,7 @@ function forUpstream(
       delete forwarded[field];
     }
     if (Array.isArray(body.tools)) {
-      const functions = body.tools.filter(
-        (tool: unknown) => typeof tool === 'object' && tool !== null && 'type' in tool && tool.type === 'function',
-      );
+      const functions = body.tools.filter(isResponsesFunctionTool);
       if (functions.length < body.tools.length) dropped.push('tools');
       forwarded.tools = functions;
     }
@@ -123,9 +122,8 @@ function responsesMeter({ streaming, maxEventCharacters, limit, servedAs }: Rela
       servedAs,
       lengthFinished: (answer) => ({ ...answer, status: 'incomplete', incomplete_details: lengthIncomplete }),
     });
-  // The Response as the stream opened it, the last event's number and the output so far: what a cut stream's end repeats.
+  // The Response as the stream opened it and the output so far: what a cut stream's end repeats.
   let opened: ResponsesStreamEvent['response'];
-  let sequence: number | undefined;
   const output = new ResponseOutput();
   return streamRelayMeter(
     {
@@ -137,19 +135,19 @@ function responsesMeter({ streaming, maxEventCharacters, limit, servedAs }: Rela
         if (event.type === 'response.output_text.delta' || event.type === 'response.function_call_arguments.delta')
           reading.output.add(event.delta ?? '');
         reading.usage = responsesUsageOf(event.response?.usage) ?? reading.usage;
+        reading.lastSequenceNumber = event.sequence_number ?? reading.lastSequenceNumber;
       },
       follow: (event) => {
         opened ??= event.response;
-        sequence = event.sequence_number ?? sequence;
         output.follow(event);
       },
       // OpenAI ends a Responses stream without it; some compatible servers send it as on chat streams, after the end.
       terminator: { data: streamTerminator, completes: false },
-      lengthFinish: () =>
+      lengthFinish: ({ lastSequenceNumber }) =>
         sseEvent(
           {
             type: 'response.incomplete',
-            ...(sequence !== undefined ? { sequence_number: sequence + 1 } : {}),
+            ...(lastSequenceNumber !== undefined ? { sequence_number: lastSequenceNumber + 1 } : {}),
             response: {
               ...opened,
               object: 'response',

@@ -10,6 +10,7 @@ import {
 } from '../../domain/chat.ts';
 import { newId } from '../../domain/ids.ts';
 import { o200k } from '../../domain/tokenizer.ts';
+import { schemaInPrompt } from './prompt-schema.ts';
 import { valueMatchingSchema } from './schema-value.ts';
 
 /** Text that spells a special token is echoed and counted as ordinary text. */
@@ -77,13 +78,17 @@ export function toolArguments(tool: ToolDefinition, text: string): string {
 
 /**
  * The structured answer to a JSON response format: a value valid against the schema, its strings made of
- * `text`; for JSON mode without a schema, an object holding the text. Undefined for free text.
+ * `text`; for JSON mode without a schema, a value of the object schema the prompt gives, else an object
+ * holding the text. Undefined for free text.
  */
-export function answerMatchingSchema(format: ChatRequest['responseFormat'], text: string): string | undefined {
+function answerMatchingSchema(request: ChatRequest, text: string): string | undefined {
+  const format = request.responseFormat;
   if (format?.type === 'json_schema')
     return JSON.stringify(valueMatchingSchema(format.schema ?? { type: 'object' }, text));
-  if (format?.type === 'json_object') return JSON.stringify({ text });
-  return undefined;
+  if (format?.type !== 'json_object') return undefined;
+  const prompted = schemaInPrompt(request.messages);
+  const value = prompted && valueMatchingSchema(prompted, text);
+  return JSON.stringify(value !== null && typeof value === 'object' && !Array.isArray(value) ? value : { text });
 }
 
 /** What the results of the last tool calls said, as a sentence naming each function. */
@@ -101,7 +106,7 @@ function answerText(request: ChatRequest): string {
   const last = [...request.messages].reverse().find((message) => message.role === 'user' || message.role === 'tool');
   if (!last) return '';
   const text = last.role === 'tool' ? toolResultsText(last) : promptTextOf(last.content);
-  return answerMatchingSchema(request.responseFormat, text) ?? text;
+  return answerMatchingSchema(request, text) ?? text;
 }
 
 /** The answer cut at the first stop sequence, then at the output limit, with the finish that says which. */

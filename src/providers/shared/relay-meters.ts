@@ -12,6 +12,7 @@ const emptyReading = (): RelayReading => ({
   sawTerminator: false,
   sawError: false,
   output: new DeliveredOutput(),
+  lastSequenceNumber: undefined,
 });
 
 const nothing = new Uint8Array(0);

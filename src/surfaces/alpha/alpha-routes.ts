@@ -1,5 +1,6 @@
 import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Static } from 'typebox';
 import type { CatalogModel } from '../../catalog/catalog.ts';
 import { answerEmbeddingsList, embeddingEncoding } from '../../gateway/embedding-list.ts';
 import { compatModelFields } from '../../gateway/model-listing.ts';
@@ -21,7 +22,6 @@ import {
   decodeChatMessages,
   gatedFields,
   relayBody,
-  type ChatCompletionsBody,
 } from './chat-completions-codec.ts';
 import { decodeEmbeddingInput } from './embeddings-codec.ts';
 import {
@@ -30,13 +30,13 @@ import {
   gatedFieldNamesOf as responsesFieldNames,
   relayBody as relayResponsesBody,
   ResponseEncoder,
-  type ResponsesBody,
 } from './responses-codec.ts';
 import type { ChatStreamEvent } from '../../domain/chat.ts';
 import {
   ChatCompletion,
   ChatCompletionChunk,
   ChatCompletionsRequest,
+  type ProviderRouting,
 } from '../../protocols/openai/chat-completions.ts';
 import { EmbeddingsList, EmbeddingsRequest } from '../../protocols/openai/embeddings.ts';
 import { ImagesAnswer, ImagesGenerateRequest, ImagesStreamEvent } from '../../protocols/openai/images.ts';
@@ -117,8 +117,8 @@ const imagesAnswer = jsonOrEventStream(
 );
 
 /** `provider.allow_fallbacks: false` pins the call to the winning provider row. */
-function allowsFallbacks(body: Readonly<Record<string, unknown>>): boolean {
-  return (body.provider as { allow_fallbacks?: unknown } | undefined)?.allow_fallbacks !== false;
+function allowsFallbacks(body: { provider?: Static<typeof ProviderRouting> }): boolean {
+  return body.provider?.allow_fallbacks !== false;
 }
 
 /** The alpha (chat-completions-style) surface. */
@@ -171,7 +171,7 @@ export const alphaRoutes: FastifyPluginAsyncTypebox<{ services: AlphaServices }>
       },
     },
     async (request, reply) => {
-      const body = request.body as ChatCompletionsBody;
+      const body = request.body;
       const decoded = decodeChatMessages(body);
       const streaming = body.stream === true;
       const run = await services.text.start(requestContextOf(request, 'alpha', 'chat/completions'), {
@@ -319,7 +319,7 @@ export const alphaRoutes: FastifyPluginAsyncTypebox<{ services: AlphaServices }>
       },
     },
     async (request, reply) => {
-      const body = request.body as ResponsesBody;
+      const body = request.body;
       const decoded = decodeResponsesInput(body);
       const streaming = body.stream === true;
       const run = await services.text.start(requestContextOf(request, 'alpha', 'responses'), {
@@ -350,7 +350,11 @@ export const alphaRoutes: FastifyPluginAsyncTypebox<{ services: AlphaServices }>
       if (run.kind === 'relay')
         return relayAnswer({ request, reply }, run, {
           streaming,
-          hooks: passThroughEndings(run.reading, responsesFailure, doneAppended),
+          hooks: passThroughEndings(
+            run.reading,
+            (sse) => relayedResponsesFailure(sse, run.reading().lastSequenceNumber),
+            doneAppended,
+          ),
         });
       const encoder = new ResponseEncoder(body.model);
       if (!streaming) return reply.send(encoder.whole(await collectAnswer(run.events)));
@@ -366,9 +370,14 @@ export const alphaRoutes: FastifyPluginAsyncTypebox<{ services: AlphaServices }>
 };
 
 const streamError = { error: { message: midStreamFailure, type: 'upstream_error' } };
-/** The `error` event of OpenAI's image and Responses streams (a relayed Responses stream's numbering is the upstream's). */
+/** The `error` event of OpenAI's image and Responses streams. */
 const streamErrorEvent = { type: 'error', code: 'upstream_error', message: midStreamFailure, param: null };
-const responsesFailure = (sse: SseWriter) => sse.event('error', streamErrorEvent);
+/** The `error` event ending a relayed Responses stream: numbered after the upstream's last event, as clients check. */
+const relayedResponsesFailure = (sse: SseWriter, lastSequenceNumber: number | undefined) =>
+  sse.event('error', {
+    ...streamErrorEvent,
+    ...(lastSequenceNumber !== undefined ? { sequence_number: lastSequenceNumber + 1 } : {}),
+  });
 
 function streamEvents(
   request: FastifyRequest,

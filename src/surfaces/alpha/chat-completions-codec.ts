@@ -15,13 +15,25 @@ import {
   type ToolChoice,
   type ToolDefinition,
 } from '../../domain/chat.ts';
-import { booleanOf, numberOf, objectOf, stringOf } from '../../domain/wire-values.ts';
 import { requireNestingWithin, requireToolTextsWithin } from '../../domain/nesting.ts';
 import type { CollectedAnswer, CollectedChoice } from '../../gateway/text-generation.ts';
-import { wireFinishReasons, wireUsage, type ChatCompletionsRequest } from '../../protocols/openai/chat-completions.ts';
-
-/** The alpha (chat-completions) request as this surface reads it; unknown fields are kept and forwarded. */
-export type ChatCompletionsBody = ChatCompletionsRequest & { [field: string]: unknown };
+import type { Static } from 'typebox';
+import {
+  isChatFunctionCall,
+  isChatFunctionTool,
+  isChatImagePart,
+  isChatJsonSchemaFormat,
+  isChatNamedToolChoice,
+  isChatTextPart,
+  isPlainFormat,
+  wireFinishReasons,
+  wireUsage,
+  type ChatCompletionsRequest,
+  type ChatFunctionTool,
+  type ChatJsonSchemaFormat,
+  type ChatMessage as ChatMessageWire,
+  type ToolChoiceWord,
+} from '../../protocols/openai/chat-completions.ts';
 
 /** Wire field -> native parameter name, for the capability gate. */
 export const gatedFields: Readonly<Record<string, string>> = {
@@ -53,129 +65,122 @@ const roles: Record<string, ChatMessage['role'] | undefined> = {
   tool: 'tool',
 };
 
-interface WireMessage {
-  role: string;
-  content?: unknown;
-  tool_calls?: unknown;
-  tool_call_id?: unknown;
-}
-
-interface WireToolCall {
-  id?: unknown;
-  type?: unknown;
-  function?: { name?: unknown; arguments?: unknown };
-}
+/** A function tool's definition, as Chat nests it under `function` and Responses writes it on the tool. */
+type FunctionDefinition = ChatFunctionTool['function'];
 
 /**
- * The protocol's function tools as canonical definitions. Chat nests each function under `function` and
- * reports other kinds of tool; Responses (`flat`) writes a function's fields on the tool itself, and its
- * built-in tools only exist upstream of this protocol, so translated, the request keeps its function tools.
+ * The function tools as canonical definitions. A tool of another kind exists only upstream of this protocol:
+ * Chat names it as untranslatable; Responses' built-in tools (`builtInKinds`) are left out, so translated, the
+ * request keeps its function tools. `path` is where a tool's definition stands in the tool, for errors.
  */
-export function decodeFunctionTools(
-  tools: unknown,
-  untranslatable: Set<string>,
-  flat = false,
+export function decodeFunctionTools<T extends { type: string }>(
+  tools: readonly T[] | undefined,
+  options: {
+    untranslatable: Set<string>;
+    definitionOf: (tool: T) => FunctionDefinition | undefined;
+    path: string;
+    builtInKinds?: boolean;
+  },
 ): ToolDefinition[] | undefined {
-  if (!Array.isArray(tools)) return undefined;
+  if (!tools) return undefined;
   const definitions: ToolDefinition[] = [];
-  for (const [index, tool] of (
-    tools as Array<{ type?: unknown; function?: unknown } & Record<string, unknown>>
-  ).entries()) {
-    if (flat && tool?.type !== 'function') continue;
-    const fn = (flat ? tool : tool?.function) as
-      | { name?: unknown; description?: unknown; parameters?: unknown }
-      | undefined;
-    if (tool?.type !== 'function' || typeof fn?.name !== 'string') {
-      untranslatable.add(`"${String(tool?.type)}" tools`);
+  for (const [index, tool] of tools.entries()) {
+    const definition = options.definitionOf(tool);
+    if (!definition) {
+      if (!options.builtInKinds) options.untranslatable.add(`"${tool.type}" tools`);
       continue;
     }
-    requireNestingWithin(fn.parameters, `body.tools.${index}.${flat ? '' : 'function.'}parameters`);
-    definitions.push(toolDefinition(fn.name, fn.description, fn.parameters));
+    requireNestingWithin(definition.parameters, `body.tools.${index}.${options.path}parameters`);
+    definitions.push(toolDefinition(definition.name, definition.description, definition.parameters));
   }
   return definitions;
 }
 
-/** `auto`, `none`, `required`, or one named function (`{type: 'function', function: {name}}`, or `{type, name}` flat). */
-export function decodeToolChoice(choice: unknown, untranslatable: Set<string>): ToolChoice | undefined {
-  if (choice === undefined) return undefined;
-  if (choice === 'auto' || choice === 'none' || choice === 'required') return choice;
-  const named = choice as { type?: unknown; name?: unknown; function?: { name?: unknown } } | null;
-  const name = named?.function?.name ?? named?.name;
-  if (named?.type === 'function' && typeof name === 'string') return { name };
+/** `auto`, `none`, `required`, or the one function `named` reads from the choice; another choice is untranslatable. */
+export function decodeToolChoice<T extends object>(
+  choice: ToolChoiceWord | T | undefined,
+  { untranslatable, named }: { untranslatable: Set<string>; named: (choice: T) => string | undefined },
+): ToolChoice | undefined {
+  if (choice === undefined || typeof choice === 'string') return choice;
+  const name = named(choice);
+  if (name !== undefined) return { name };
   untranslatable.add('this tool_choice');
   return undefined;
 }
 
-function toolCallsOf(calls: unknown, untranslatable: Set<string>): ChatPart[] {
-  if (!Array.isArray(calls)) return [];
+function toolCallsOf(calls: ChatMessageWire['tool_calls'], untranslatable: Set<string>): ChatPart[] {
   const parts: ChatPart[] = [];
-  for (const call of calls as WireToolCall[]) {
-    if (call?.type !== 'function' || typeof call.id !== 'string' || typeof call.function?.name !== 'string') {
-      untranslatable.add(`"${String(call?.type)}" tool calls`);
+  for (const call of calls ?? []) {
+    if (!isChatFunctionCall(call)) {
+      untranslatable.add(`"${call.type}" tool calls`);
       continue;
     }
-    const args = typeof call.function.arguments === 'string' ? call.function.arguments : '{}';
-    parts.push({ type: 'tool-call', call: { id: call.id, name: call.function.name, arguments: args } });
+    parts.push({
+      type: 'tool-call',
+      call: { id: call.id, name: call.function.name, arguments: call.function.arguments },
+    });
   }
   return parts;
 }
 
-function contentParts(content: unknown, untranslatable: Set<string>): ChatPart[] {
+function contentParts(content: ChatMessageWire['content'], untranslatable: Set<string>): ChatPart[] {
   if (typeof content === 'string') return [{ type: 'text', text: content }];
-  if (!Array.isArray(content)) return [];
   const parts: ChatPart[] = [];
-  for (const part of content as Array<{ type?: unknown; text?: unknown; image_url?: { url?: unknown } }>) {
-    if (part?.type === 'text' && typeof part.text === 'string') parts.push({ type: 'text', text: part.text });
-    else if (part?.type === 'image_url' && typeof part.image_url?.url === 'string')
-      parts.push({ type: 'image', image: imageFromUrl(part.image_url.url) });
-    else untranslatable.add(`"${String(part?.type)}" content parts`);
+  for (const part of content ?? []) {
+    if (isChatTextPart(part)) parts.push({ type: 'text', text: part.text });
+    else if (isChatImagePart(part)) parts.push({ type: 'image', image: imageFromUrl(part.image_url.url) });
+    else untranslatable.add(`"${part.type}" content parts`);
   }
   return parts;
 }
+
+/** The fields of a JSON schema answer format, as Chat nests them under `json_schema` and Responses writes them on the format. */
+type ChatJsonSchemaFields = Static<typeof ChatJsonSchemaFormat>['json_schema'];
 
 /**
- * `text`, `json_object`, or `json_schema` with a named schema; another shape is left for the gate to name.
- * Chat nests the schema's fields under `json_schema`; Responses (`text.format`) writes them on the format itself.
+ * `text` and `json_object` as they are, `json_schema` from the schema's fields `schemaOf` reads; a format of
+ * another kind is left for the capability gate to name.
  */
-export function decodeResponseFormat(format: unknown, flat = false): ResponseFormat | undefined {
-  const wire = objectOf(format);
-  if (wire?.type === 'text' || wire?.type === 'json_object') return { type: wire.type };
-  const spec = flat ? wire : objectOf(wire?.json_schema);
-  if (wire?.type !== 'json_schema' || typeof spec?.name !== 'string') return undefined;
-  const { description, schema, strict } = spec;
+export function decodeResponseFormat<T extends { type: string }>(
+  format: T | undefined,
+  schemaOf: (format: T) => ChatJsonSchemaFields | undefined,
+): ResponseFormat | undefined {
+  if (format === undefined) return undefined;
+  if (isPlainFormat(format)) return { type: format.type };
+  const spec = schemaOf(format);
+  if (!spec) return undefined;
+  const { name, description, schema, strict } = spec;
   return {
     type: 'json_schema',
-    name: spec.name,
-    ...(typeof description === 'string' ? { description } : {}),
-    ...(objectOf(schema) ? { schema: objectOf(schema) } : {}),
+    name,
+    ...(description !== undefined ? { description } : {}),
+    ...(schema !== undefined ? { schema } : {}),
     ...(typeof strict === 'boolean' ? { strict } : {}),
   };
 }
 
 /** The generation parameters beyond the basics, so they reach an upstream of another protocol too. */
-function decodeParameters(body: ChatCompletionsBody): Omit<Partial<ChatRequest>, 'upstreamModel' | 'messages'> {
-  const logitBias = objectOf(body.logit_bias);
+function decodeParameters(body: ChatCompletionsRequest): Omit<Partial<ChatRequest>, 'upstreamModel' | 'messages'> {
   return {
-    presencePenalty: numberOf(body.presence_penalty),
-    frequencyPenalty: numberOf(body.frequency_penalty),
-    logprobs: booleanOf(body.logprobs),
-    topLogprobs: numberOf(body.top_logprobs),
-    logitBias:
-      logitBias && Object.values(logitBias).every((bias) => typeof bias === 'number')
-        ? (logitBias as Record<string, number>)
-        : undefined,
-    parallelToolCalls: booleanOf(body.parallel_tool_calls),
-    reasoningEffort: stringOf(body.reasoning_effort),
-    verbosity: stringOf(body.verbosity),
-    webSearchOptions: objectOf(body.web_search_options),
-    responseFormat: decodeResponseFormat(body.response_format),
+    presencePenalty: body.presence_penalty,
+    frequencyPenalty: body.frequency_penalty,
+    logprobs: body.logprobs ?? undefined,
+    topLogprobs: body.top_logprobs ?? undefined,
+    logitBias: body.logit_bias ?? undefined,
+    parallelToolCalls: body.parallel_tool_calls ?? undefined,
+    reasoningEffort: body.reasoning_effort ?? undefined,
+    verbosity: body.verbosity ?? undefined,
+    webSearchOptions: body.web_search_options ?? undefined,
+    responseFormat: decodeResponseFormat(body.response_format, (format) =>
+      isChatJsonSchemaFormat(format) ? format.json_schema : undefined,
+    ),
   };
 }
 
-export function decodeChatMessages(body: ChatCompletionsBody): DecodedChat {
+export function decodeChatMessages(body: ChatCompletionsRequest): DecodedChat {
   const untranslatable = new Set<string>();
   const messages: ChatMessage[] = [];
-  for (const [index, message] of (body.messages as WireMessage[]).entries()) {
+  for (const [index, message] of body.messages.entries()) {
     const role = roles[message.role];
     if (!role) untranslatable.add(`"${message.role}" messages`);
     const parts = contentParts(message.content, untranslatable);
@@ -183,7 +188,7 @@ export function decodeChatMessages(body: ChatCompletionsBody): DecodedChat {
       const result: ChatPart[] = [
         {
           type: 'tool-result',
-          result: { callId: String(message.tool_call_id ?? ''), name: '', output: textOf(parts) },
+          result: { callId: message.tool_call_id ?? '', name: '', output: textOf(parts) },
         },
       ];
       requireToolTextsWithin(result, `body.messages.${index}`);
@@ -194,8 +199,15 @@ export function decodeChatMessages(body: ChatCompletionsBody): DecodedChat {
     requireToolTextsWithin(parts, `body.messages.${index}`);
     messages.push({ role: role ?? 'user', content: compactContent(parts) });
   }
-  const tools = decodeFunctionTools(body.tools, untranslatable);
-  const toolChoice = decodeToolChoice(body.tool_choice, untranslatable);
+  const tools = decodeFunctionTools(body.tools, {
+    untranslatable,
+    definitionOf: (tool) => (isChatFunctionTool(tool) ? tool.function : undefined),
+    path: 'function.',
+  });
+  const toolChoice = decodeToolChoice(body.tool_choice, {
+    untranslatable,
+    named: (choice) => (isChatNamedToolChoice(choice) ? choice.function.name : undefined),
+  });
   return {
     messages: nameToolResults(messages),
     ...decodeParameters(body),
@@ -211,7 +223,7 @@ export function decodeChatMessages(body: ChatCompletionsBody): DecodedChat {
  * when it used none).
  */
 export function relayBody(
-  body: ChatCompletionsBody,
+  body: ChatCompletionsRequest,
   { upstreamModel, droppedNativeNames, maxOutputTokens }: RelayTerms,
 ): Record<string, unknown> {
   const forwarded: Record<string, unknown> = { ...body, model: upstreamModel };

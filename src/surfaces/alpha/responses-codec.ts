@@ -15,10 +15,21 @@ import { decodeFunctionTools, decodeResponseFormat, decodeToolChoice } from './c
 import { requireToolTextsWithin } from '../../domain/nesting.ts';
 import type { CollectedAnswer } from '../../gateway/text-generation.ts';
 import { clientFieldNames, nativeParameters } from '../../catalog/capability-gate.ts';
-import { responseStatusOf, wireResponsesUsage, type ResponsesRequest } from '../../protocols/openai/responses.ts';
-
-/** The alpha Responses request as this surface reads it; unknown fields are kept and forwarded. */
-export type ResponsesBody = ResponsesRequest & { [field: string]: unknown };
+import {
+  isFunctionCallItem,
+  isFunctionCallOutputItem,
+  isInputImagePart,
+  isResponsesFunctionTool,
+  isResponsesJsonSchemaFormat,
+  isResponsesMessageItem,
+  isResponsesNamedToolChoice,
+  isResponsesTextPart,
+  responseStatusOf,
+  wireResponsesUsage,
+  type ResponsesInputItem,
+  type ResponsesMessageItem,
+  type ResponsesRequest,
+} from '../../protocols/openai/responses.ts';
 
 /** Wire field -> native parameter name, for the capability gate. */
 export const gatedFields: Readonly<Record<string, string>> = {
@@ -30,17 +41,9 @@ export const gatedFields: Readonly<Record<string, string>> = {
   parallel_tool_calls: 'parallelToolCalls',
 };
 
-/** The answer format and verbosity, which Responses writes inside `text`. */
-function textSettings(body: ResponsesBody): { format?: unknown; verbosity?: unknown } {
-  const text = body.text;
-  return text !== null && typeof text === 'object' && !Array.isArray(text)
-    ? (text as { format?: unknown; verbosity?: unknown })
-    : {};
-}
-
 /** The gated parameters of a Responses request, by native name: its top-level fields and those inside `text`. */
-export function gatedParametersOf(body: ResponsesBody): Record<string, unknown> {
-  const { format, verbosity } = textSettings(body);
+export function gatedParametersOf(body: ResponsesRequest): Record<string, unknown> {
+  const { format, verbosity } = body.text ?? {};
   return {
     ...nativeParameters(body, gatedFields),
     ...(format !== undefined ? { responseFormat: format } : {}),
@@ -49,7 +52,7 @@ export function gatedParametersOf(body: ResponsesBody): Record<string, unknown> 
 }
 
 /** How the request named its gated parameters: its top-level fields, and those inside `text`. */
-export function gatedFieldNamesOf(body: ResponsesBody): Record<string, string> {
+export function gatedFieldNamesOf(body: ResponsesRequest): Record<string, string> {
   return { ...clientFieldNames(body, gatedFields), responseFormat: 'text.format', verbosity: 'text.verbosity' };
 }
 
@@ -60,26 +63,14 @@ const roles: Record<string, ChatMessage['role'] | undefined> = {
   assistant: 'assistant',
 };
 
-interface InputItem {
-  type?: unknown;
-  role?: unknown;
-  content?: unknown;
-  call_id?: unknown;
-  name?: unknown;
-  arguments?: unknown;
-  output?: unknown;
-}
-
-function contentParts(content: unknown, untranslatable: Set<string>): ChatPart[] {
+function contentParts(content: ResponsesMessageItem['content'], untranslatable: Set<string>): ChatPart[] {
   if (typeof content === 'string') return [{ type: 'text', text: content }];
-  if (!Array.isArray(content)) return [];
   const parts: ChatPart[] = [];
-  for (const part of content as Array<{ type?: unknown; text?: unknown; image_url?: unknown }>) {
-    if ((part?.type === 'input_text' || part?.type === 'output_text') && typeof part.text === 'string')
-      parts.push({ type: 'text', text: part.text });
-    else if (part?.type === 'input_image' && typeof part.image_url === 'string')
+  for (const part of content) {
+    if (isResponsesTextPart(part)) parts.push({ type: 'text', text: part.text });
+    else if (isInputImagePart(part) && typeof part.image_url === 'string')
       parts.push({ type: 'image', image: imageFromUrl(part.image_url) });
-    else untranslatable.add(`"${String(part?.type)}" content parts`);
+    else untranslatable.add(`"${part.type}" content parts`);
   }
   return parts;
 }
@@ -98,45 +89,46 @@ function append(messages: ChatMessage[], role: ChatMessage['role'], parts: ChatP
   else for (const part of parts) (last.content as ChatPart[]).push(part);
 }
 
-export function decodeResponsesInput(body: ResponsesBody): DecodedChat {
+export function decodeResponsesInput(body: ResponsesRequest): DecodedChat {
   const untranslatable = new Set<string>();
   const messages: ChatMessage[] = [];
   if (body.instructions !== undefined) messages.push({ role: 'system', content: body.instructions });
-  const items: InputItem[] =
-    typeof body.input === 'string' ? [{ role: 'user', content: body.input }] : (body.input as InputItem[]);
+  const items: ResponsesInputItem[] =
+    typeof body.input === 'string' ? [{ role: 'user', content: body.input }] : body.input;
   for (const [index, item] of items.entries()) {
-    if (item?.type === 'function_call' && typeof item.call_id === 'string' && typeof item.name === 'string') {
+    if (isFunctionCallItem(item)) {
       const call: ChatPart[] = [
-        {
-          type: 'tool-call',
-          call: {
-            id: item.call_id,
-            name: item.name,
-            arguments: typeof item.arguments === 'string' ? item.arguments : '{}',
-          },
-        },
+        { type: 'tool-call', call: { id: item.call_id, name: item.name, arguments: item.arguments } },
       ];
       requireToolTextsWithin(call, `body.input.${index}`);
       append(messages, 'assistant', call);
       continue;
     }
-    if (item?.type === 'function_call_output' && typeof item.call_id === 'string') {
+    if (isFunctionCallOutputItem(item)) {
       const output = typeof item.output === 'string' ? item.output : textOf(contentParts(item.output, untranslatable));
       const result: ChatPart[] = [{ type: 'tool-result', result: { callId: item.call_id, name: '', output } }];
       requireToolTextsWithin(result, `body.input.${index}`);
       append(messages, 'tool', result);
       continue;
     }
-    const role = typeof item?.role === 'string' ? roles[item.role] : undefined;
-    if ((item?.type !== undefined && item.type !== 'message') || !role) {
-      untranslatable.add(`"${String(item?.type ?? item?.role)}" input items`);
+    const role = isResponsesMessageItem(item) ? roles[item.role] : undefined;
+    if (!isResponsesMessageItem(item) || !role) {
+      untranslatable.add(`"${String(item.type ?? item.role)}" input items`);
       continue;
     }
     messages.push({ role, content: compactContent(contentParts(item.content, untranslatable)) });
   }
-  const tools = decodeFunctionTools(body.tools, untranslatable, true);
-  const toolChoice = decodeToolChoice(body.tool_choice, untranslatable);
-  const text = textSettings(body);
+  const tools = decodeFunctionTools(body.tools, {
+    untranslatable,
+    definitionOf: (tool) => (isResponsesFunctionTool(tool) ? tool : undefined),
+    path: '',
+    builtInKinds: true,
+  });
+  const toolChoice = decodeToolChoice(body.tool_choice, {
+    untranslatable,
+    named: (choice) => (isResponsesNamedToolChoice(choice) ? choice.name : undefined),
+  });
+  const text = body.text ?? {};
   const compacted = messages.map((message) => ({
     ...message,
     content: typeof message.content === 'string' ? message.content : compactContent(message.content),
@@ -146,14 +138,16 @@ export function decodeResponsesInput(body: ResponsesBody): DecodedChat {
     ...(tools ? { tools } : {}),
     ...(toolChoice ? { toolChoice } : {}),
     ...(typeof body.parallel_tool_calls === 'boolean' ? { parallelToolCalls: body.parallel_tool_calls } : {}),
-    responseFormat: decodeResponseFormat(text.format, true),
+    responseFormat: decodeResponseFormat(text.format, (format) =>
+      isResponsesJsonSchemaFormat(format) ? format : undefined,
+    ),
     ...(typeof text.verbosity === 'string' ? { verbosity: text.verbosity } : {}),
     untranslatable: [...untranslatable],
   };
 }
 
 export function relayBody(
-  body: ResponsesBody,
+  body: ResponsesRequest,
   { upstreamModel, droppedNativeNames, maxOutputTokens }: RelayTerms,
 ): Record<string, unknown> {
   const forwarded: Record<string, unknown> = { ...body, model: upstreamModel };
@@ -161,7 +155,7 @@ export function relayBody(
     if (droppedNativeNames.includes(native)) delete forwarded[field];
   // The limit the reservation covers, whether or not the client set one.
   forwarded.max_output_tokens = maxOutputTokens;
-  const text: Record<string, unknown> = { ...textSettings(body) };
+  const text: Record<string, unknown> = { ...body.text };
   if (droppedNativeNames.includes('responseFormat')) delete text.format;
   if (droppedNativeNames.includes('verbosity')) delete text.verbosity;
   if (body.text !== undefined) forwarded.text = text;

@@ -1,4 +1,5 @@
 import { GatewayError } from '../../domain/errors.ts';
+import { objectOf } from '../../domain/wire-values.ts';
 import type { VideoResolution } from '../../domain/video.ts';
 import type { NativeVideoInput } from '../../gateway/video-request-check.ts';
 import type { MultipartField } from '../../http/multipart-form.ts';
@@ -18,6 +19,8 @@ const sizes: Record<VideoSize, { resolution: VideoResolution; ratio: string }> =
   '1792x1024': { resolution: '1080p', ratio: '16:9' },
 };
 
+const isVideoSize = (value: unknown): value is VideoSize => typeof value === 'string' && Object.hasOwn(sizes, value);
+
 const refuse = (message: string): never => {
   throw new GatewayError('GW_VALIDATION', message);
 };
@@ -28,9 +31,8 @@ const refuse = (message: string): never => {
  * reference image to a reference). A `file_id` is refused: no provider of the gateway takes one.
  */
 export function decodeAlphaVideo(body: unknown): NativeVideoInput {
-  if (body === null || typeof body !== 'object' || Array.isArray(body))
-    return refuse('the body must be a JSON object (or a multipart form)');
-  const record = body as Record<string, unknown>;
+  const record = objectOf(body);
+  if (!record) return refuse('the body must be a JSON object (or a multipart form)');
   const unknown = Object.keys(record).filter((key) => !fields.has(key));
   if (unknown.length > 0)
     refuse(`unsupported field${unknown.length > 1 ? 's' : ''}: ${unknown.map((key) => `"${key}"`).join(', ')}`);
@@ -51,22 +53,18 @@ export function decodeAlphaVideo(body: unknown): NativeVideoInput {
     const seconds =
       typeof record.seconds === 'string' && /^\d{1,4}$/.test(record.seconds) ? Number(record.seconds) : record.seconds;
     if (typeof seconds !== 'number' || !Number.isInteger(seconds) || seconds < 1 || seconds > 3_600)
-      refuse('"seconds" must be a whole number of seconds (an integer or a string of digits)');
-    input.duration = seconds as number;
+      return refuse('"seconds" must be a whole number of seconds (an integer or a string of digits)');
+    input.duration = seconds;
   }
   if (record.size !== undefined) {
-    const size =
-      typeof record.size === 'string' && Object.hasOwn(sizes, record.size)
-        ? sizes[record.size as VideoSize]
-        : undefined;
+    const size = isVideoSize(record.size) ? sizes[record.size] : undefined;
     if (!size) return refuse(`"size" must be one of ${Object.keys(sizes).join(', ')}`);
     Object.assign(input, size);
   }
   if (record.input_reference !== undefined) {
-    const reference = record.input_reference;
-    if (reference === null || typeof reference !== 'object' || Array.isArray(reference))
-      return refuse('"input_reference" must be an object with "image_url" or "file_id"');
-    const { image_url: imageUrl, file_id: fileId, ...rest } = reference as Record<string, unknown>;
+    const reference = objectOf(record.input_reference);
+    if (!reference) return refuse('"input_reference" must be an object with "image_url" or "file_id"');
+    const { image_url: imageUrl, file_id: fileId, ...rest } = reference;
     if (Object.keys(rest).length > 0)
       refuse(
         `unsupported field in "input_reference": ${Object.keys(rest)
