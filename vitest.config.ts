@@ -14,9 +14,10 @@ export default defineConfig({
     include: process.env.TEST_DATABASE_URL ? databaseSuite : ['test/**/*.test.ts'],
     globalSetup: ['test/support/global-setup.ts'],
     pool: 'forks',
-    // Most test time is spent waiting (on gateway processes, the database server, fake upstreams' delays), not
-    // computing: one file per core but one left idle the CPUs half the time, so run one more file than cores.
-    // Four at most: each file holds pools of up to 30 connections on the run's server (300 slots).
+    // Vitest's default, one file fewer than cores, runs one file at a time on the 2-core CI machine, and most
+    // test time is spent waiting (on gateway processes, the database server, fake upstreams' delays): the CPUs
+    // were idle about half the time. One file more than cores keeps them busy; four at most, as each file holds
+    // pools of up to 30 connections on the run's server (300 slots).
     maxWorkers: Math.min(availableParallelism() + 1, 4),
     testTimeout: 60_000,
     hookTimeout: 120_000,
