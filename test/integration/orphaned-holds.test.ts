@@ -110,237 +110,234 @@ const modes = [
   { mode: 'a hold row per reservation', leased: false },
 ];
 
-const killedGatewayCases = setups.flatMap((setup) => modes.map((mode) => ({ ...setup, ...mode })));
-const killedGatewayTitle = 'holds of a gateway process killed with SIGKILL, on $setup, with $mode';
-describe.each(killedGatewayCases.filter((killed) => killed.onPostgres))(killedGatewayTitle, killedGatewaySuite);
-// The embedded default's gateways open data directories of their own, whichever server the run has: with
-// TEST_DATABASE_URL they would repeat what the embedded run checked, so there they are reported as skipped.
-describe.skipIf(onExternalServer).each(killedGatewayCases.filter((killed) => !killed.onPostgres))(
-  killedGatewayTitle,
-  killedGatewaySuite,
-);
+describe.each(setups.flatMap((setup) => modes.map((mode) => ({ ...setup, ...mode }))))(
+  'holds of a gateway process killed with SIGKILL, on $setup, with $mode',
+  ({ onPostgres, leased }) => {
+    // The embedded default's gateways open data directories of their own, whichever server the run has: with
+    // TEST_DATABASE_URL they would repeat what the embedded run checked, so there they are reported as skipped.
+    const ranInEmbeddedRun = onExternalServer && !onPostgres;
+    const configText = fastLedgerConfigText(leased);
+    const temporary: string[] = [];
+    const tempDir = (prefix: string) => {
+      const dir = mkdtempSync(path.join(tmpdir(), prefix));
+      temporary.push(dir);
+      return dir;
+    };
+    let database: TestDatabase | undefined;
+    let storageOptions: LedgerWorkerOptions['storage'];
+    let victim: LedgerWorker;
+    /** PostgreSQL only: a second gateway process that stays alive throughout. */
+    let survivor: LedgerWorker | undefined;
+    /** The gateway the test process opens on the same storage. */
+    let observer: RunningGateway | undefined;
+    const observerLog: string[] = [];
 
-function killedGatewaySuite({ onPostgres, leased }: { onPostgres: boolean; leased: boolean }): void {
-  const configText = fastLedgerConfigText(leased);
-  const temporary: string[] = [];
-  const tempDir = (prefix: string) => {
-    const dir = mkdtempSync(path.join(tmpdir(), prefix));
-    temporary.push(dir);
-    return dir;
-  };
-  let database: TestDatabase | undefined;
-  let storageOptions: LedgerWorkerOptions['storage'];
-  let victim: LedgerWorker;
-  /** PostgreSQL only: a second gateway process that stays alive throughout. */
-  let survivor: LedgerWorker | undefined;
-  /** The gateway the test process opens on the same storage. */
-  let observer: RunningGateway | undefined;
-  const observerLog: string[] = [];
+    const ids = { accountId: '', keyId: '' };
+    const credits = usdToNanos(1);
+    /** What the victim holds when it is killed, by hold id. */
+    const victimHolds = new Map<string, bigint>();
+    let survivorHoldId = '';
+    let settledByVictim = 0n;
 
-  const ids = { accountId: '', keyId: '' };
-  const credits = usdToNanos(1);
-  /** What the victim holds when it is killed, by hold id. */
-  const victimHolds = new Map<string, bigint>();
-  let survivorHoldId = '';
-  let settledByVictim = 0n;
-
-  const startWorker = () =>
-    startLedgerWorker({
-      storage: storageOptions,
-      configText,
-      dataDir: tempDir('gw-orphan-env-'),
-      lifetimeMs: 60_000,
-    });
-
-  async function startObserver(): Promise<RunningGateway> {
-    const environment = readEnvironment({
-      DATA_DIR: tempDir('gw-orphan-observer-'),
-      GATEWAY_SECRET: testSecret,
-      ...(storageOptions.kind === 'postgres' ? { DATABASE_URL: storageOptions.url } : {}),
-    });
-    const logger = pino({ level: 'warn' }, { write: (line: string) => void observerLog.push(line) });
-    return createGateway({
-      environment,
-      config: parseConfig(configText, 'orphan-test-gateway.yaml', environment.variables),
-      storage:
-        storageOptions.kind === 'postgres'
-          ? { kind: 'postgres', url: storageOptions.url, poolSize: 5 }
-          : storageOptions,
-      logger,
-    });
-  }
-
-  beforeAll(async () => {
-    if (onPostgres) {
-      database = await createTestDatabase();
-      if (!database.url) throw new Error('expected a PostgreSQL test database');
-      storageOptions = { kind: 'postgres', url: database.url };
-      [victim, survivor] = await Promise.all([startWorker(), startWorker()]);
-    } else {
-      storageOptions = { kind: 'embedded', dataDir: tempDir('gw-orphan-data-') };
-      victim = await startWorker();
-    }
-    Object.assign(ids, await victim.call('createFundedKey', { credits: 1 }));
-    // Three holds (two through the key, one without), one of them settled before the kill.
-    for (const [usd, withKey] of [
-      [0.25, true],
-      [0.1, false],
-      [0.2, true],
-    ] as const) {
-      const amountNanos = usdToNanos(usd);
-      const { holdId } = await victim.call('hold', {
-        accountId: ids.accountId,
-        apiKeyId: withKey ? ids.keyId : null,
-        amountNanos,
+    const startWorker = () =>
+      startLedgerWorker({
+        storage: storageOptions,
+        configText,
+        dataDir: tempDir('gw-orphan-env-'),
+        lifetimeMs: 60_000,
       });
-      victimHolds.set(holdId, amountNanos);
-    }
-    if (survivor) {
-      survivorHoldId = (
-        await survivor.call('hold', { accountId: ids.accountId, apiKeyId: ids.keyId, amountNanos: usdToNanos(0.15) })
-      ).holdId;
-    }
-    // Leased credit that no hold uses goes back, so the held sums are exactly the holds'.
-    await Promise.all([victim.call('giveBackUnused', {}), survivor?.call('giveBackUnused', {})]);
-  });
 
-  afterAll(async () => {
-    await stopAllLedgerWorkers();
-    await observer?.close();
-    await database?.drop();
-    for (const dir of temporary) rmSync(dir, { recursive: true, force: true });
-  });
-
-  it('keeps the holds of a gateway that is merely alive', async () => {
-    if (onPostgres) {
-      // Another gateway on the database sweeps every second with a 2 s orphan timeout...
-      observer = await startObserver();
-      await sleep((orphanHoldSeconds + 2 * heartbeatSeconds) * 1000);
-      const state = await readState(observer.core.storage, ids);
-      // ...and leaves every hold of the two live processes alone.
-      expect(rowsOf(state, victim.instanceId)).toBe(leased ? 2 : 3);
-      expect(rowsOf(state, survivor!.instanceId)).toBe(1);
-      expect(state.heldNanos).toBe(usdToNanos(0.25) + usdToNanos(0.1) + usdToNanos(0.2) + usdToNanos(0.15));
-      expect(observerLog.join('')).not.toContain('released holds');
-    } else {
-      // The embedded database has one owner: a second process cannot even open it while the first lives.
-      await expect(openStorage(storageOptions)).rejects.toBeInstanceOf(DataDirInUseError);
-      // The owner's own sweeps (every second) never release its own holds.
-      await sleep((orphanHoldSeconds + 2 * heartbeatSeconds) * 1000);
-      const state = await victim.call('state', ids);
-      expect(rowsOf(state, victim.instanceId)).toBe(leased ? 2 : 3);
-      expect(state.heldNanos).toBe(usdToNanos(0.25) + usdToNanos(0.1) + usdToNanos(0.2));
+    async function startObserver(): Promise<RunningGateway> {
+      const environment = readEnvironment({
+        DATA_DIR: tempDir('gw-orphan-observer-'),
+        GATEWAY_SECRET: testSecret,
+        ...(storageOptions.kind === 'postgres' ? { DATABASE_URL: storageOptions.url } : {}),
+      });
+      const logger = pino({ level: 'warn' }, { write: (line: string) => void observerLog.push(line) });
+      return createGateway({
+        environment,
+        config: parseConfig(configText, 'orphan-test-gateway.yaml', environment.variables),
+        storage:
+          storageOptions.kind === 'postgres'
+            ? { kind: 'postgres', url: storageOptions.url, poolSize: 5 }
+            : storageOptions,
+        logger,
+      });
     }
-    // The last hold is still the victim's to settle: it was never taken away.
-    const [lastId, lastAmount] = [...victimHolds.entries()].at(-1) ?? ['', 0n];
-    settledByVictim = lastAmount - usdToNanos(0.05);
-    expect(await victim.call('settle', { holdId: lastId, costNanos: settledByVictim })).toEqual({
-      holdWasOutstanding: true,
+
+    beforeAll(async () => {
+      if (ranInEmbeddedRun) return;
+      if (onPostgres) {
+        database = await createTestDatabase();
+        if (!database.url) throw new Error('expected a PostgreSQL test database');
+        storageOptions = { kind: 'postgres', url: database.url };
+        [victim, survivor] = await Promise.all([startWorker(), startWorker()]);
+      } else {
+        storageOptions = { kind: 'embedded', dataDir: tempDir('gw-orphan-data-') };
+        victim = await startWorker();
+      }
+      Object.assign(ids, await victim.call('createFundedKey', { credits: 1 }));
+      // Three holds (two through the key, one without), one of them settled before the kill.
+      for (const [usd, withKey] of [
+        [0.25, true],
+        [0.1, false],
+        [0.2, true],
+      ] as const) {
+        const amountNanos = usdToNanos(usd);
+        const { holdId } = await victim.call('hold', {
+          accountId: ids.accountId,
+          apiKeyId: withKey ? ids.keyId : null,
+          amountNanos,
+        });
+        victimHolds.set(holdId, amountNanos);
+      }
+      if (survivor) {
+        survivorHoldId = (
+          await survivor.call('hold', { accountId: ids.accountId, apiKeyId: ids.keyId, amountNanos: usdToNanos(0.15) })
+        ).holdId;
+      }
+      // Leased credit that no hold uses goes back, so the held sums are exactly the holds'.
+      await Promise.all([victim.call('giveBackUnused', {}), survivor?.call('giveBackUnused', {})]);
     });
-    await victim.call('giveBackUnused', {});
-    victimHolds.delete(lastId);
-  });
 
-  it('releases the holds of a killed gateway, leaving the balance as settled', async () => {
-    const victimInstance = victim.instanceId;
-    const killedWhileHolding = [...victimHolds.values()].reduce((sum, amount) => sum + amount, 0n);
-    expect(killedWhileHolding).toBe(usdToNanos(0.35));
-    const survivorHeld = survivor ? usdToNanos(0.15) : 0n;
-    const victimServer = storageOptions.kind === 'embedded' ? postmasterPid(storageOptions.dataDir) : undefined;
-    await victim.kill();
-    expect(await victim.exited).toEqual({ code: null, signal: 'SIGKILL' });
-    if (storageOptions.kind === 'embedded' && process.platform === 'linux') {
-      // The killed gateway's database server shut itself down (parent-death signal), leaving nothing running.
-      expect(victimServer).toBeGreaterThan(0);
-      await waitFor('the killed gateway\u2019s database server to stop', 30_000, async () =>
-        processRunning(victimServer!) ? undefined : true,
-      );
-    }
+    afterAll(async () => {
+      await stopAllLedgerWorkers();
+      await observer?.close();
+      await database?.drop();
+      for (const dir of temporary) rmSync(dir, { recursive: true, force: true });
+    });
 
-    if (onPostgres) {
-      if (!observer) throw new Error('observer gateway not started');
-      const storage = observer.core.storage;
-      // The holds outlive the process for a while (its heartbeat is still fresh)...
-      const justAfter = await readState(storage, ids);
-      expect(justAfter.holds.filter((hold) => hold.instanceId === victimInstance)).toHaveLength(2);
-      const killedAt = Date.now();
-      // ...until its heartbeat is older than orphanHoldSeconds; the next sweep releases them.
-      const released = await waitFor('the killed process\u2019s holds to be released', 10_000, async () => {
-        const state = await readState(storage, ids);
-        return state.holds.some((hold) => hold.instanceId === victimInstance) ? undefined : state;
-      });
-      expect(Date.now() - killedAt).toBeLessThan((orphanHoldSeconds + 3 * heartbeatSeconds) * 1000 + 2_000);
-      // The survivor's hold is untouched and still settles as outstanding.
-      expect(released.holds.map((hold) => hold.instanceId)).toEqual([survivor!.instanceId]);
-      expect(released).toMatchObject({
-        balanceNanos: credits - settledByVictim,
-        heldNanos: survivorHeld,
-        keyHeldNanos: survivorHeld,
-        keySpentNanos: settledByVictim,
-      });
-      const [instance] = await storage.db
-        .select()
-        .from(gatewayInstances)
-        .where(eq(gatewayInstances.id, victimInstance));
-      expect(instance).toBeUndefined();
-      expect(await survivor?.call('settle', { holdId: survivorHoldId, costNanos: usdToNanos(0.1) })).toEqual({
+    it.skipIf(ranInEmbeddedRun)('keeps the holds of a gateway that is merely alive', async () => {
+      if (onPostgres) {
+        // Another gateway on the database sweeps every second with a 2 s orphan timeout...
+        observer = await startObserver();
+        await sleep((orphanHoldSeconds + 2 * heartbeatSeconds) * 1000);
+        const state = await readState(observer.core.storage, ids);
+        // ...and leaves every hold of the two live processes alone.
+        expect(rowsOf(state, victim.instanceId)).toBe(leased ? 2 : 3);
+        expect(rowsOf(state, survivor!.instanceId)).toBe(1);
+        expect(state.heldNanos).toBe(usdToNanos(0.25) + usdToNanos(0.1) + usdToNanos(0.2) + usdToNanos(0.15));
+        expect(observerLog.join('')).not.toContain('released holds');
+      } else {
+        // The embedded database has one owner: a second process cannot even open it while the first lives.
+        await expect(openStorage(storageOptions)).rejects.toBeInstanceOf(DataDirInUseError);
+        // The owner's own sweeps (every second) never release its own holds.
+        await sleep((orphanHoldSeconds + 2 * heartbeatSeconds) * 1000);
+        const state = await victim.call('state', ids);
+        expect(rowsOf(state, victim.instanceId)).toBe(leased ? 2 : 3);
+        expect(state.heldNanos).toBe(usdToNanos(0.25) + usdToNanos(0.1) + usdToNanos(0.2));
+      }
+      // The last hold is still the victim's to settle: it was never taken away.
+      const [lastId, lastAmount] = [...victimHolds.entries()].at(-1) ?? ['', 0n];
+      settledByVictim = lastAmount - usdToNanos(0.05);
+      expect(await victim.call('settle', { holdId: lastId, costNanos: settledByVictim })).toEqual({
         holdWasOutstanding: true,
       });
-      await survivor?.call('giveBackUnused', {});
-    } else {
-      // The holds survived the crash on disk (read without any reconciliation)...
-      const raw = await openStorage(storageOptions);
-      try {
-        const crashed = await readState(raw, ids);
-        expect(rowsOf(crashed, victimInstance)).toBe(2);
-        expect(crashed).toMatchObject({
-          balanceNanos: credits - settledByVictim,
-          heldNanos: killedWhileHolding,
-          keyHeldNanos: usdToNanos(0.25),
-        });
-      } finally {
-        await raw.close();
-      }
-      // ...and the next gateway to open the directory releases them before serving anything.
-      observer = await startObserver();
-      const released = await readState(observer.core.storage, ids);
-      expect(released.holds).toEqual([]);
-      expect(released).toMatchObject({
-        balanceNanos: credits - settledByVictim,
-        heldNanos: 0n,
-        keyHeldNanos: 0n,
-        keySpentNanos: settledByVictim,
-      });
-      const warning = observerLog
-        .map((line) => JSON.parse(line) as { msg?: string; count?: number })
-        .find((entry) => entry.msg?.includes('released holds'));
-      expect(warning?.count).toBe(2);
-    }
-
-    const storage = observer.core.storage;
-    // Released holds cost nothing and leave no record; the one settled charge is all there is.
-    const records = await storage.db.select().from(generations).where(eq(generations.accountId, ids.accountId));
-    const survivorCost = survivor ? usdToNanos(0.1) : 0n;
-    expect(records.map((record) => record.usdCostNanos).sort()).toEqual(
-      [settledByVictim, ...(survivor ? [survivorCost] : [])].sort(),
-    );
-    const final = await readState(storage, ids);
-    expect(final).toMatchObject({ heldNanos: 0n, keyHeldNanos: 0n, holds: [] });
-    expect(final.balanceNanos).toBe(credits - settledByVictim - survivorCost);
-    // Every credit not charged is available again.
-    const ledger = observer.core.services.ledger;
-    const all = await ledger.reserve({
-      accountId: ids.accountId,
-      apiKeyId: ids.keyId,
-      amountNanos: final.balanceNanos,
-      modelId: 'sandbox-echo',
+      await victim.call('giveBackUnused', {});
+      victimHolds.delete(lastId);
     });
-    await expect(
-      ledger.reserve({ accountId: ids.accountId, apiKeyId: null, amountNanos: 1n, modelId: 'sandbox-echo' }),
-    ).rejects.toMatchObject({ code: 'GW_INSUFFICIENT_BALANCE' });
-    await all.release();
-  });
-}
+
+    it.skipIf(ranInEmbeddedRun)('releases the holds of a killed gateway, leaving the balance as settled', async () => {
+      const victimInstance = victim.instanceId;
+      const killedWhileHolding = [...victimHolds.values()].reduce((sum, amount) => sum + amount, 0n);
+      expect(killedWhileHolding).toBe(usdToNanos(0.35));
+      const survivorHeld = survivor ? usdToNanos(0.15) : 0n;
+      const victimServer = storageOptions.kind === 'embedded' ? postmasterPid(storageOptions.dataDir) : undefined;
+      await victim.kill();
+      expect(await victim.exited).toEqual({ code: null, signal: 'SIGKILL' });
+      if (storageOptions.kind === 'embedded' && process.platform === 'linux') {
+        // The killed gateway's database server shut itself down (parent-death signal), leaving nothing running.
+        expect(victimServer).toBeGreaterThan(0);
+        await waitFor('the killed gateway\u2019s database server to stop', 30_000, async () =>
+          processRunning(victimServer!) ? undefined : true,
+        );
+      }
+
+      if (onPostgres) {
+        if (!observer) throw new Error('observer gateway not started');
+        const storage = observer.core.storage;
+        // The holds outlive the process for a while (its heartbeat is still fresh)...
+        const justAfter = await readState(storage, ids);
+        expect(justAfter.holds.filter((hold) => hold.instanceId === victimInstance)).toHaveLength(2);
+        const killedAt = Date.now();
+        // ...until its heartbeat is older than orphanHoldSeconds; the next sweep releases them.
+        const released = await waitFor('the killed process\u2019s holds to be released', 10_000, async () => {
+          const state = await readState(storage, ids);
+          return state.holds.some((hold) => hold.instanceId === victimInstance) ? undefined : state;
+        });
+        expect(Date.now() - killedAt).toBeLessThan((orphanHoldSeconds + 3 * heartbeatSeconds) * 1000 + 2_000);
+        // The survivor's hold is untouched and still settles as outstanding.
+        expect(released.holds.map((hold) => hold.instanceId)).toEqual([survivor!.instanceId]);
+        expect(released).toMatchObject({
+          balanceNanos: credits - settledByVictim,
+          heldNanos: survivorHeld,
+          keyHeldNanos: survivorHeld,
+          keySpentNanos: settledByVictim,
+        });
+        const [instance] = await storage.db
+          .select()
+          .from(gatewayInstances)
+          .where(eq(gatewayInstances.id, victimInstance));
+        expect(instance).toBeUndefined();
+        expect(await survivor?.call('settle', { holdId: survivorHoldId, costNanos: usdToNanos(0.1) })).toEqual({
+          holdWasOutstanding: true,
+        });
+        await survivor?.call('giveBackUnused', {});
+      } else {
+        // The holds survived the crash on disk (read without any reconciliation)...
+        const raw = await openStorage(storageOptions);
+        try {
+          const crashed = await readState(raw, ids);
+          expect(rowsOf(crashed, victimInstance)).toBe(2);
+          expect(crashed).toMatchObject({
+            balanceNanos: credits - settledByVictim,
+            heldNanos: killedWhileHolding,
+            keyHeldNanos: usdToNanos(0.25),
+          });
+        } finally {
+          await raw.close();
+        }
+        // ...and the next gateway to open the directory releases them before serving anything.
+        observer = await startObserver();
+        const released = await readState(observer.core.storage, ids);
+        expect(released.holds).toEqual([]);
+        expect(released).toMatchObject({
+          balanceNanos: credits - settledByVictim,
+          heldNanos: 0n,
+          keyHeldNanos: 0n,
+          keySpentNanos: settledByVictim,
+        });
+        const warning = observerLog
+          .map((line) => JSON.parse(line) as { msg?: string; count?: number })
+          .find((entry) => entry.msg?.includes('released holds'));
+        expect(warning?.count).toBe(2);
+      }
+
+      const storage = observer.core.storage;
+      // Released holds cost nothing and leave no record; the one settled charge is all there is.
+      const records = await storage.db.select().from(generations).where(eq(generations.accountId, ids.accountId));
+      const survivorCost = survivor ? usdToNanos(0.1) : 0n;
+      expect(records.map((record) => record.usdCostNanos).sort()).toEqual(
+        [settledByVictim, ...(survivor ? [survivorCost] : [])].sort(),
+      );
+      const final = await readState(storage, ids);
+      expect(final).toMatchObject({ heldNanos: 0n, keyHeldNanos: 0n, holds: [] });
+      expect(final.balanceNanos).toBe(credits - settledByVictim - survivorCost);
+      // Every credit not charged is available again.
+      const ledger = observer.core.services.ledger;
+      const all = await ledger.reserve({
+        accountId: ids.accountId,
+        apiKeyId: ids.keyId,
+        amountNanos: final.balanceNanos,
+        modelId: 'sandbox-echo',
+      });
+      await expect(
+        ledger.reserve({ accountId: ids.accountId, apiKeyId: null, amountNanos: 1n, modelId: 'sandbox-echo' }),
+      ).rejects.toMatchObject({ code: 'GW_INSUFFICIENT_BALANCE' });
+      await all.release();
+    });
+  },
+);
 
 describe('releasing orphaned holds while their accounts are busy', () => {
   let gateway: TestGateway;
