@@ -26,7 +26,8 @@ if git rev-parse --is-inside-work-tree >/dev/null 2>&1 && [ -f "$stamp" ] && [ "
 else
   npm run lint
   npm run build
-  if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then fingerprint >"$stamp"; fi
+  # A file that cannot be read leaves no stamp: the next run checks again.
+  if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then fingerprint >"$stamp" || rm -f "$stamp"; fi
 fi
 
 exec vitest run "$@"
