@@ -18,7 +18,7 @@ import { submissionsOf } from '../fakes/fake-images.ts';
 import { fakeSpeechKey, startSpeechFake } from '../fakes/speech-fake.ts';
 import { startGatewayChild, type GatewayChild } from '../support/gateway-child.ts';
 import { adminHeaders } from '../support/http-helpers.ts';
-import { createTestDatabase, type TestDatabase } from '../support/test-database.ts';
+import { createTestDatabase, onExternalServer, type TestDatabase } from '../support/test-database.ts';
 
 const seedreamPath = '/api/v3/images/generations';
 const tasksPath = '/api/v3/contents/generations/tasks';
@@ -147,7 +147,10 @@ async function expectBalancedBooks(storage: Storage, accountId: string, jobIds: 
 }
 
 for (const mode of ['embedded', 'postgres'] as const) {
-  describe(`SIGKILL of the process running jobs (${mode === 'embedded' ? 'embedded database' : 'PostgreSQL'})`, () => {
+  const title = `SIGKILL of the process running jobs (${mode === 'embedded' ? 'embedded database' : 'PostgreSQL'})`;
+  // The embedded default's processes open a data directory of their own, whichever server the run has: with
+  // TEST_DATABASE_URL that half would repeat what the embedded run checked, so there it is reported as skipped.
+  describe.skipIf(onExternalServer && mode === 'embedded')(title, () => {
     let ark: FakeServer;
     let speech: FakeServer;
     let directory: string;

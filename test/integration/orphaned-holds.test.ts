@@ -30,7 +30,7 @@ import {
   type LedgerWorker,
   type LedgerWorkerOptions,
 } from '../support/ledger-worker.ts';
-import { createTestDatabase, type TestDatabase } from '../support/test-database.ts';
+import { createTestDatabase, onExternalServer, type TestDatabase } from '../support/test-database.ts';
 import { shippedConfigPath, startTestGateway, testSecret, type TestGateway } from '../support/test-gateway.ts';
 
 const heartbeatSeconds = 1;
@@ -113,6 +113,9 @@ const modes = [
 describe.each(setups.flatMap((setup) => modes.map((mode) => ({ ...setup, ...mode }))))(
   'holds of a gateway process killed with SIGKILL, on $setup, with $mode',
   ({ onPostgres, leased }) => {
+    // The embedded default's gateways open data directories of their own, whichever server the run has: with
+    // TEST_DATABASE_URL they would repeat what the embedded run checked, so there they are reported as skipped.
+    const ranInEmbeddedRun = onExternalServer && !onPostgres;
     const configText = fastLedgerConfigText(leased);
     const temporary: string[] = [];
     const tempDir = (prefix: string) => {
@@ -163,6 +166,7 @@ describe.each(setups.flatMap((setup) => modes.map((mode) => ({ ...setup, ...mode
     }
 
     beforeAll(async () => {
+      if (ranInEmbeddedRun) return;
       if (onPostgres) {
         database = await createTestDatabase();
         if (!database.url) throw new Error('expected a PostgreSQL test database');
@@ -203,7 +207,7 @@ describe.each(setups.flatMap((setup) => modes.map((mode) => ({ ...setup, ...mode
       for (const dir of temporary) rmSync(dir, { recursive: true, force: true });
     });
 
-    it('keeps the holds of a gateway that is merely alive', async () => {
+    it.skipIf(ranInEmbeddedRun)('keeps the holds of a gateway that is merely alive', async () => {
       if (onPostgres) {
         // Another gateway on the database sweeps every second with a 2 s orphan timeout...
         observer = await startObserver();
@@ -233,7 +237,7 @@ describe.each(setups.flatMap((setup) => modes.map((mode) => ({ ...setup, ...mode
       victimHolds.delete(lastId);
     });
 
-    it('releases the holds of a killed gateway, leaving the balance as settled', async () => {
+    it.skipIf(ranInEmbeddedRun)('releases the holds of a killed gateway, leaving the balance as settled', async () => {
       const victimInstance = victim.instanceId;
       const killedWhileHolding = [...victimHolds.values()].reduce((sum, amount) => sum + amount, 0n);
       expect(killedWhileHolding).toBe(usdToNanos(0.35));
