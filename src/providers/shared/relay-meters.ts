@@ -124,7 +124,7 @@ export function streamRelayMeter<T>(
           if (outcome !== true) {
             // The event names the served model: its one top-level field spliced in place (a chat chunk names its
             // model in each event), else its data written again whole.
-            const event = { bytes, start: relayed, end: end + shift };
+            const event = { bytes, start: relayed, end: end + shift, data };
             const member = outcome.renamed.length === 1 ? splice?.(event, outcome.renamed[0]!) : undefined;
             if (member) {
               pieces.push(bytes.subarray(copied, member.at), member.replacement);

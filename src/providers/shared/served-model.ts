@@ -46,11 +46,6 @@ export function nameServedModel(value: unknown, { modelId, fields }: ServedModel
   return renamed;
 }
 
-const openBrace = 0x7b;
-const openBracket = 0x5b;
-const comma = 0x2c;
-const isSpace = (byte: number) => byte === 0x20 || byte === 0x0a || byte === 0x0d || byte === 0x09;
-
 /** Where a member of an event's bytes is to be replaced, and its bytes there instead. */
 export interface MemberSplice {
   at: number;
@@ -58,49 +53,68 @@ export interface MemberSplice {
   replacement: Uint8Array;
 }
 
-/** Whether `bytes` hold `member` at `at`. */
-function holdsAt(bytes: Uint8Array, member: Uint8Array, at: number): boolean {
-  if (at + member.length > bytes.length) return false;
-  for (let offset = 0; offset < member.length; offset++) if (bytes[at + offset] !== member[offset]) return false;
+/** An event whose data was read: its bytes (`start` to `end` of `bytes`) and its data's text. */
+export interface ReadEvent {
+  bytes: Uint8Array;
+  start: number;
+  end: number;
+  data: string;
+}
+
+const dataField = Buffer.from('data:');
+const space = 0x20;
+const nonAscii = /[\u0080-\uffff]/;
+
+/** Whether `bytes` hold `part` at `at`. */
+function holdsAt(bytes: Uint8Array, part: Uint8Array, at: number): boolean {
+  if (at + part.length > bytes.length) return false;
+  for (let offset = 0; offset < part.length; offset++) if (bytes[at + offset] !== part[offset]) return false;
   return true;
 }
 
+/** Whether the member at `at` of an object's text is one of its own, not of an object or array nested in it. */
+function isTopLevelMember(text: string, at: number): boolean {
+  if (text.charCodeAt(0) !== 0x7b) return false;
+  const nestedObject = text.indexOf('{', 1);
+  const nestedArray = text.indexOf('[');
+  if ((nestedObject !== -1 && nestedObject < at) || (nestedArray !== -1 && nestedArray < at)) return false;
+  // It starts a member (a quote inside a string is escaped, so one after a `{` or a `,` opens a name).
+  const before = text.slice(0, at).trimEnd();
+  return before.endsWith('{') || before.endsWith(',');
+}
+
 /**
- * Finds a renamed top-level field in an event's bytes (`start` to `end` of `bytes`), `"key":"was"`, to splice
- * the served model into them without writing the event again. It is found plainly there when it follows a `{`
- * or a `,` (so it starts a member: a quote inside a string is escaped) and no `{` or `[` stands between the
- * event's first `{` and it (so it is a member of the outermost object, not of one nested in it, such as a
- * tool's input). An upstream names the same model in every event: the member's bytes are made once per
- * stream, and the search is a walk over the few bytes before the field (a native search costs more per call
- * than such a walk on a small event).
+ * Finds a renamed top-level field of an event, `"key":"was"`, to splice the served model into its bytes
+ * without writing the event again. It is spliced where the event is one `data:` line whose text up to the field
+ * is ASCII (so the field's byte offset is its offset in the text) and the field is a member of the outermost
+ * object, not of one nested in it (such as a tool's input); anywhere else the event is written again whole.
+ * An upstream names the same model in every event: the member's text and bytes are made once per stream, and
+ * the search runs on the text the meter already decoded.
  */
 export function topLevelSplicer({
   modelId,
-}: ServedModel): (
-  event: { bytes: Uint8Array; start: number; end: number },
-  field: RenamedField,
-) => MemberSplice | undefined {
-  let made: { key: string; was: string; member: Buffer; replacement: Buffer } | undefined;
-  return ({ bytes, start, end }, { path, was }) => {
+}: ServedModel): (event: ReadEvent, field: RenamedField) => MemberSplice | undefined {
+  let made: { key: string; was: string; member: string; bytes: Buffer; replacement: Buffer } | undefined;
+  return ({ bytes, start, data }, { path, was }) => {
     if (path.length !== 1) return undefined;
     const key = path[0]!;
-    if (made?.key !== key || made.was !== was)
+    if (made?.key !== key || made.was !== was) {
+      const member = `"${key}":${JSON.stringify(was)}`;
       made = {
         key,
         was,
-        member: Buffer.from(`"${key}":${JSON.stringify(was)}`),
+        member,
+        bytes: Buffer.from(member),
         replacement: Buffer.from(`"${key}":${JSON.stringify(modelId)}`),
       };
-    let index = start;
-    while (index < end && bytes[index] !== openBrace) index++;
-    let previous = openBrace;
-    for (index++; index < end; index++) {
-      const byte = bytes[index]!;
-      if (byte === openBrace || byte === openBracket) return undefined;
-      if ((previous === openBrace || previous === comma) && holdsAt(bytes, made.member, index))
-        return { at: index, length: made.member.length, replacement: made.replacement };
-      if (!isSpace(byte)) previous = byte;
     }
-    return undefined;
+    const at = data.indexOf(made.member);
+    if (at === -1 || !isTopLevelMember(data, at) || nonAscii.test(data.slice(0, at))) return undefined;
+    if (!holdsAt(bytes, dataField, start)) return undefined;
+    const dataStart = start + dataField.length + (bytes[start + dataField.length] === space ? 1 : 0);
+    const offset = dataStart + at;
+    return holdsAt(bytes, made.bytes, offset)
+      ? { at: offset, length: made.bytes.length, replacement: made.replacement }
+      : undefined;
   };
 }
