@@ -53,15 +53,19 @@ describe('a relayed answer names the catalog model', () => {
       'data: {"id":"c","choices":[{"index":0,"delta":{"model":"up"}}],"model":"up"}\n\n',
       'data: {"id":"c", "model" : "up", "choices":[]}\n\n',
       'data: {"x\\"model":"up","model":"up","choices":[]}\n\n',
+      'data: {"id":"é—","model":"up","choices":[]}\n\n',
+      'data:{"id":"c","model":"up","choices":[]}\n\n',
     ];
     const out = relayed(meterFor(openAiRelayMeter, 'chat-completions'), events)
       .split('\n\n')
       .filter((event) => event !== '')
-      .map((event) => JSON.parse(event.slice('data: '.length)));
+      .map((event) => JSON.parse(event.replace(/^data: ?/, '')));
     expect(out).toEqual([
       { id: 'c', choices: [{ index: 0, delta: { model: 'up' } }], model: 'catalog-id' },
       { id: 'c', model: 'catalog-id', choices: [] },
       { 'x"model': 'up', model: 'catalog-id', choices: [] },
+      { id: 'é—', model: 'catalog-id', choices: [] },
+      { id: 'c', model: 'catalog-id', choices: [] },
     ]);
   });
 
