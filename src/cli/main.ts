@@ -5,6 +5,7 @@ import { ConfigError, loadConfigFile } from '../config/load-config.ts';
 import { GatewayError, isGatewayError } from '../domain/errors.ts';
 import { classifyError } from '../http/error-envelope.ts';
 import { CreditGrantBody, NewAccountBody, NewKeyBody, RateLimitsPatch } from '../http/schemas.ts';
+import type { TSchema } from 'typebox';
 import { bodyValidator } from '../http/validation.ts';
 import { openCore, type Core } from '../core.ts';
 import { serve } from '../main.ts';
@@ -77,9 +78,11 @@ function withoutUndefined<T extends object>(input: T): T {
 }
 
 /** The HTTP API's own checks of the same input, so the CLI accepts exactly what the API accepts. */
-function checked<T extends object>(schema: object, input: T): T {
+function checked<T extends object>(schema: TSchema, input: T): T {
+  const options = withoutUndefined(input);
   try {
-    return bodyValidator<T>(schema, 'options')(withoutUndefined(input));
+    bodyValidator(schema, 'options')(options);
+    return options;
   } catch (error) {
     throw new GatewayError('GW_VALIDATION', classifyError(error, 0).messages.join('; '));
   }

@@ -1,3 +1,4 @@
+import type { Static, TSchema } from 'typebox';
 import { Ajv, type Options } from 'ajv';
 import addFormats from 'ajv-formats';
 import type { FastifySchemaCompiler } from 'fastify';
@@ -57,8 +58,8 @@ const lateBodies = compiler({ coerceTypes: false });
  * A body check for a schema chosen after routing (one route serving several actions): it fails exactly as
  * a route's own body schema does, so the error envelope names the fields the same way.
  */
-export function bodyValidator<T>(schema: object, context = 'body'): (body: unknown) => T {
-  const validate = lateBodies.compile(schema);
+export function bodyValidator<S extends TSchema>(schema: S, context = 'body'): (body: unknown) => Static<S> {
+  const validate = lateBodies.compile<Static<S>>(schema);
   return (body) => {
     if (!validate(body))
       throw Object.assign(new Error(`${context} validation failed`), {
@@ -66,6 +67,6 @@ export function bodyValidator<T>(schema: object, context = 'body'): (body: unkno
         validation: validate.errors ?? [],
         validationContext: context,
       });
-    return body as T;
+    return body;
   };
 }

@@ -33,12 +33,7 @@ import {
   GenerateContentRequest,
   GenerateContentResponse,
 } from '../../protocols/gemini/generate-content.ts';
-import {
-  decodeBatchEmbedContents,
-  decodeEmbedContent,
-  type BatchEmbedContentsBody,
-  type EmbedContentBody,
-} from './embed-content-codec.ts';
+import { decodeBatchEmbedContents, decodeEmbedContent } from './embed-content-codec.ts';
 import {
   ChunkEncoder,
   decodeContents,
@@ -47,7 +42,6 @@ import {
   relayBody,
   responseOf,
   streamError,
-  type GenerateContentBody,
 } from './generate-content-codec.ts';
 import { relayedJsonArray, translatedJsonArray } from './json-array-stream.ts';
 import {
@@ -60,11 +54,11 @@ import {
 /** The services this surface uses, and only those. */
 export type GammaServices = Pick<GatewayServices, 'authenticator' | 'catalog' | 'embeddings' | 'text'>;
 
-const generateContentBody = bodyValidator<GenerateContentBody>(GenerateContentRequest);
-const embedContentBody = bodyValidator<EmbedContentBody>(EmbedContentRequest);
-const batchBody = bodyValidator<BatchEmbedContentsBody>(BatchEmbedContentsRequest);
+const generateContentBody = bodyValidator(GenerateContentRequest);
+const embedContentBody = bodyValidator(EmbedContentRequest);
+const batchBody = bodyValidator(BatchEmbedContentsRequest);
 
-const countTokensBody = bodyValidator<CountTokensRequest>(CountTokensRequest);
+const countTokensBody = bodyValidator(CountTokensRequest);
 
 const actions = [
   'generateContent',
