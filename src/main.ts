@@ -138,7 +138,7 @@ export async function createGateway(options: GatewayOptions): Promise<RunningGat
   return { app, core, readiness, close };
 }
 
-/** `gateway serve`: listen, and stop gracefully on SIGTERM or SIGINT. */
+/** `gateway serve`: listen, reload gateway.yaml on SIGHUP, and stop gracefully on SIGTERM or SIGINT. */
 export async function serve(environment: Environment): Promise<RunningGateway> {
   const logger = createLogger(environment);
   const gateway = await createGateway({ environment, logger });
@@ -147,8 +147,19 @@ export async function serve(environment: Environment): Promise<RunningGateway> {
     { address, storage: gateway.core.storage.kind, config: gateway.core.services.config.sourcePath },
     'gateway listening',
   );
+  // Each process reloads on its own signal: with several processes, the operator signals every one.
+  const reload = () => {
+    try {
+      gateway.core.services.configReloader.reload('SIGHUP');
+    } catch (error) {
+      // A reload is never worth the process: the running configuration stays.
+      logger.error({ err: error }, 'configuration reload failed: nothing changed');
+    }
+  };
+  process.on('SIGHUP', reload);
   for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     process.once(signal, () => {
+      process.off('SIGHUP', reload);
       logger.info({ signal }, 'shutting down: finishing in-flight requests');
       gateway.close().then(
         () => process.exit(0),

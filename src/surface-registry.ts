@@ -62,6 +62,13 @@ export async function registerSurfaces(
   });
   await app.register(adminRoutes, {
     prefix: '/api/admin',
-    services: { accounts, adminToken: services.adminToken, apiKeys, config, usage },
+    services: {
+      accounts,
+      adminToken: services.adminToken,
+      apiKeys,
+      config,
+      configReloader: services.configReloader,
+      usage,
+    },
   });
 }
