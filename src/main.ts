@@ -152,8 +152,8 @@ export async function serve(environment: Environment): Promise<RunningGateway> {
     try {
       gateway.core.services.configReloader.reload('SIGHUP');
     } catch (error) {
-      // A reload is never worth the process: the running configuration stays.
-      logger.error({ err: error }, 'configuration reload failed: nothing changed');
+      // A reload is never worth the process: it goes on serving, and the error is the operator's to read.
+      logger.error({ err: error }, 'configuration reload failed');
     }
   };
   process.on('SIGHUP', reload);
