@@ -112,10 +112,16 @@ export function configurationMarkdown(): string {
     '',
     '## gateway.yaml',
     '',
-    'Read and validated once at start. A mistake stops the start with a message naming the file, the place in',
-    'it and the problem, e.g. `gateway.yaml: at models[3].pricing.inputPerMTok: must be >= 0`. Any string may',
-    'use `${VAR}` or `${VAR:-default}` to take a value from the environment (an unset variable becomes "").',
+    'Read and validated at start, and again on a reload (SIGHUP, or `POST /api/admin/v1/config/reload`). A',
+    'mistake stops the start with a message naming the file, the place in it and every problem, e.g.',
+    '`gateway.yaml: at models[3].pricing.inputPerMTok: must be >= 0`; on a reload it changes nothing. Any string',
+    'may use `${VAR}` or `${VAR:-default}` to take a value from the environment (an unset variable becomes "").',
     'Keys not listed here are refused. `<id>` stands for any name, `[]` for each item of a list.',
+    '',
+    'A reload applies `providers`, `models`, `voices` and the `upstream` settings of providers, breakers and',
+    'retries (all but `upstream.maxConnectionsPerOrigin`) to the requests that start after it; every other',
+    'section, and the environment, is read only at start: a reload names what changed there as needing a',
+    'restart ([reloading gateway.yaml](operations.md#reloading-gatewayyaml)).',
   ];
   let section = '';
   for (const row of schemaRows()) {

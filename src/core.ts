@@ -6,6 +6,7 @@ import { effectiveRateLimits, KeyRateLimiter, RateLimitStore } from './billing/r
 import { Catalog } from './catalog/catalog.ts';
 import type { Environment } from './config/environment.ts';
 import { loadConfigFile, type GatewayConfig } from './config/load-config.ts';
+import { ConfigReloader } from './config/config-reload.ts';
 import { resolveSecret } from './config/secret.ts';
 import { newId } from './domain/ids.ts';
 import type { GatewayServices } from './gateway/services.ts';
@@ -128,7 +129,10 @@ export async function openCore(options: CoreOptions): Promise<Core> {
   const { environment } = options;
   // Storage errors are logged without the values they carry, whoever built the logger.
   const logger = withSafeErrorLogging(options.logger);
-  const config = options.config ?? loadConfigFile(environment.configPath, environment.variables);
+  const loaded = options.config ?? loadConfigFile(environment.configPath, environment.variables);
+  // One map of providers for every service, refilled in place by a reload: rows already picked keep their settings.
+  const providers = new Map(loaded.providers);
+  const config: GatewayConfig = { ...loaded, providers };
   const secretKeys = deriveSecretKeys(resolveSecret(environment));
   const storage = await openStorage(options.storage ?? storageOptionsFor(environment, logger));
   const instanceId = newId('inst');
@@ -315,8 +319,28 @@ export async function openCore(options: CoreOptions): Promise<Core> {
     onDeleted: (count) => logger.info({ count }, 'deleted archived media past its retention'),
   });
   const images = new ImageGeneration({ pipeline, submission, links, store, checkReferenceUrl });
+  const configReloader = new ConfigReloader({
+    running: config,
+    read: () => loadConfigFile(environment.configPath, environment.variables),
+    apply: (reloaded) => {
+      providers.clear();
+      for (const [id, provider] of reloaded.providers) providers.set(id, provider);
+      catalog.replace({ models: reloaded.models, providers });
+      voices.replace(reloaded.voices);
+      breakers.reconfigure({
+        failures: reloaded.upstream.breakerFailures,
+        minAccounts: reloaded.upstream.breakerMinAccounts,
+        cooldownMs: reloaded.upstream.breakerCooldownMs,
+      });
+      resilience.retryBudgetMs = reloaded.upstream.retryBudgetMs;
+      resilience.maxRetries = reloaded.upstream.maxRetries;
+      services.config = { ...reloaded, providers };
+    },
+    logger,
+  });
   const services: GatewayServices = {
     config,
+    configReloader,
     catalog,
     authenticator,
     accounts: new AccountService({

@@ -138,7 +138,7 @@ export async function createGateway(options: GatewayOptions): Promise<RunningGat
   return { app, core, readiness, close };
 }
 
-/** `gateway serve`: listen, and stop gracefully on SIGTERM or SIGINT. */
+/** `gateway serve`: listen, reload gateway.yaml on SIGHUP, and stop gracefully on SIGTERM or SIGINT. */
 export async function serve(environment: Environment): Promise<RunningGateway> {
   const logger = createLogger(environment);
   const gateway = await createGateway({ environment, logger });
@@ -147,8 +147,36 @@ export async function serve(environment: Environment): Promise<RunningGateway> {
     { address, storage: gateway.core.storage.kind, config: gateway.core.services.config.sourcePath },
     'gateway listening',
   );
+  // Each process reloads on its own signal: with several processes, the operator signals every one.
+  const reload = () => {
+    const { configReloader, audit } = gateway.core.services;
+    let outcome: ReturnType<typeof configReloader.reload>;
+    try {
+      outcome = configReloader.reload('SIGHUP');
+    } catch (error) {
+      // A reload is never worth the process: it goes on serving, and the error is the operator's to read.
+      logger.error({ err: error }, 'configuration reload failed');
+      return;
+    }
+    if (!outcome.applied) return;
+    // The operator's change, as the admin route's reload is: kept as its diff, without address or request id.
+    audit
+      .recordChange({
+        actor: () => ({ kind: 'operator' }),
+        action: 'config.reload',
+        subject: { type: 'config', id: null },
+        before: null,
+        after: { state: { configDiff: { ...outcome.diff } }, accountId: null },
+        request: { trigger: 'SIGHUP' },
+        clientAddress: null,
+        requestId: null,
+      })
+      .catch((error: unknown) => logger.error({ err: error }, 'the audit log could not record a configuration reload'));
+  };
+  process.on('SIGHUP', reload);
   for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     process.once(signal, () => {
+      process.off('SIGHUP', reload);
       logger.info({ signal }, 'shutting down: finishing in-flight requests');
       gateway.close().then(
         () => process.exit(0),

@@ -72,6 +72,14 @@ export async function registerSurfaces(
   });
   await app.register(adminRoutes, {
     prefix: '/api/admin',
-    services: { accounts, adminToken: services.adminToken, apiKeys, audit: services.audit, config, usage },
+    services: {
+      accounts,
+      adminToken: services.adminToken,
+      apiKeys,
+      audit: services.audit,
+      config,
+      configReloader: services.configReloader,
+      usage,
+    },
   });
 }

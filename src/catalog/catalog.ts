@@ -35,38 +35,18 @@ export interface ModalityFilter {
 
 /** The catalog as configured: models that are switched on and have at least one active provider row. */
 export class Catalog {
-  private readonly models: ReadonlyMap<string, CatalogModel>;
+  private models: ReadonlyMap<string, CatalogModel>;
 
   constructor(config: Pick<GatewayConfig, 'models' | 'providers'>) {
-    const models = new Map<string, CatalogModel>();
-    for (const entry of config.models) {
-      if (entry.isActive === false) continue;
-      const rows = entry.providers
-        .map((row, order) => ({ row, order, provider: config.providers.get(row.provider) }))
-        .filter((candidate) => candidate.provider?.active === true)
-        .sort((a, b) => (a.row.priority ?? 0) - (b.row.priority ?? 0) || a.order - b.order)
-        .map(({ row, provider }) => ({
-          providerId: row.provider,
-          protocol: provider!.protocol,
-          upstreamModel: row.model,
-          priority: row.priority ?? 0,
-          capabilities: row.capabilities as Capabilities | undefined,
-        }));
-      if (rows.length === 0) continue;
-      models.set(entry.id, {
-        modelId: entry.id,
-        name: entry.name,
-        revision: entry.revision ?? 1,
-        inputModalities: entry.inputModalities ?? ['text'],
-        outputModalities: entry.outputModalities ?? ['text'],
-        pricing: modelPricingFrom(entry.pricing),
-        maxOutputTokens: entry.limits?.maxOutputTokens,
-        rows,
-        createdAt: entry.createdAt,
-        updatedAt: entry.updatedAt,
-      });
-    }
-    this.models = models;
+    this.models = catalogModels(config);
+  }
+
+  /**
+   * The catalog of a reloaded configuration, for the requests that resolve their model from now on; a request
+   * that resolved its model before keeps it, with its rows and prices, to the end.
+   */
+  replace(config: Pick<GatewayConfig, 'models' | 'providers'>): void {
+    this.models = catalogModels(config);
   }
 
   list(filter: ModalityFilter = {}): CatalogModel[] {
@@ -100,6 +80,39 @@ export class Catalog {
       );
     return model;
   }
+}
+
+/** The models that are switched on and have at least one active provider row, each with its rows best first. */
+function catalogModels(config: Pick<GatewayConfig, 'models' | 'providers'>): Map<string, CatalogModel> {
+  const models = new Map<string, CatalogModel>();
+  for (const entry of config.models) {
+    if (entry.isActive === false) continue;
+    const rows = entry.providers
+      .map((row, order) => ({ row, order, provider: config.providers.get(row.provider) }))
+      .filter((candidate) => candidate.provider?.active === true)
+      .sort((a, b) => (a.row.priority ?? 0) - (b.row.priority ?? 0) || a.order - b.order)
+      .map(({ row, provider }) => ({
+        providerId: row.provider,
+        protocol: provider!.protocol,
+        upstreamModel: row.model,
+        priority: row.priority ?? 0,
+        capabilities: row.capabilities as Capabilities | undefined,
+      }));
+    if (rows.length === 0) continue;
+    models.set(entry.id, {
+      modelId: entry.id,
+      name: entry.name,
+      revision: entry.revision ?? 1,
+      inputModalities: entry.inputModalities ?? ['text'],
+      outputModalities: entry.outputModalities ?? ['text'],
+      pricing: modelPricingFrom(entry.pricing),
+      maxOutputTokens: entry.limits?.maxOutputTokens,
+      rows,
+      createdAt: entry.createdAt,
+      updatedAt: entry.updatedAt,
+    });
+  }
+  return models;
 }
 
 /** The capabilities a client sees: those of the winning row. */

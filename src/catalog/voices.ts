@@ -17,12 +17,24 @@ const contextResource = 'seed-tts-2.0';
 
 /** The text-to-speech voices of gateway.yaml, whose model (`resourceId`) is active in the catalog. */
 export class VoiceCatalog {
-  private readonly voices: ReadonlyMap<string, Voice>;
+  private voices: ReadonlyMap<string, Voice>;
 
-  constructor(entries: readonly VoiceEntry[], isActive: (modelId: string) => boolean) {
-    this.voices = new Map(
+  constructor(
+    entries: readonly VoiceEntry[],
+    private readonly isActive: (modelId: string) => boolean,
+  ) {
+    this.voices = this.activeVoices(entries);
+  }
+
+  /** The voices of a reloaded configuration, checked against the catalog as it is now. */
+  replace(entries: readonly VoiceEntry[]): void {
+    this.voices = this.activeVoices(entries);
+  }
+
+  private activeVoices(entries: readonly VoiceEntry[]): ReadonlyMap<string, Voice> {
+    return new Map(
       entries
-        .filter((entry) => isActive(entry.resourceId))
+        .filter((entry) => this.isActive(entry.resourceId))
         .map((entry) => [
           entry.voiceType,
           { ...entry, capabilities: { contextTexts: entry.resourceId === contextResource } },

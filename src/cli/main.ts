@@ -111,7 +111,9 @@ function program(environment: Environment): Command {
 
   cli
     .command('serve')
-    .description('start the HTTP server (PORT, HOST, DATA_DIR, DATABASE_URL, GATEWAY_CONFIG)')
+    .description(
+      'start the HTTP server (PORT, HOST, DATA_DIR, DATABASE_URL, GATEWAY_CONFIG); SIGHUP reloads GATEWAY_CONFIG in this process (signal every process), SIGTERM stops it',
+    )
     .action(async () => {
       await serve(environment);
     });

@@ -6,7 +6,15 @@ import { ONE_NANO_USD, usdToNanos } from '../domain/money.ts';
 import { Secret } from '../domain/secret.ts';
 import { ConfigFileSchema, type ConfigFile, type ModelEntry, type Protocol, type VoiceEntry } from './config-schema.ts';
 
-export class ConfigError extends Error {}
+/** A configuration that cannot be used: `problems` names each one found, the message joins them. */
+export class ConfigError extends Error {
+  readonly problems: readonly string[];
+
+  constructor(file: string, problems: readonly string[]) {
+    super(`${file}: ${problems.join('; ')}`);
+    this.problems = problems;
+  }
+}
 
 export interface ProviderConfig {
   id: string;
@@ -232,7 +240,7 @@ export function loadConfigFile(path: string, variables: Readonly<Record<string, 
   try {
     text = readFileSync(path, 'utf8');
   } catch (error) {
-    throw new ConfigError(`${path}: cannot read the configuration file (${(error as Error).message})`);
+    throw new ConfigError(path, [`cannot read the configuration file (${(error as Error).message})`]);
   }
   return parseConfig(text, path, variables);
 }
@@ -250,19 +258,21 @@ export function parseConfig(
       const { line, col } = lines.linePos(error.pos[0]);
       return `${error.message} at line ${line}, column ${col}`;
     });
-    throw new ConfigError(`${path}: invalid YAML: ${problems.join('; ')}`);
+    throw new ConfigError(
+      path,
+      problems.map((problem) => `invalid YAML: ${problem}`),
+    );
   }
   const raw = interpolate(document.toJS() ?? {}, '', { variables, file: path });
   if (!Value.Check(ConfigFileSchema, raw)) {
     const problems = [...Value.Errors(ConfigFileSchema, raw)]
       // An unknown field is reported twice: once on the field ("schema is false") and once on its parent.
       .filter((error) => error.keyword !== 'additionalProperties')
-      .slice(0, 5)
       .map(
         (error) =>
           `at ${displayPath(error.instancePath)}: ${error.keyword === 'boolean' ? 'unknown field' : error.message}`,
       );
-    throw new ConfigError(`${path}: ${problems.join('; ')}`);
+    throw new ConfigError(path, problems);
   }
   return build(raw, path);
 }
@@ -289,7 +299,7 @@ function interpolate(
   if (typeof value === 'string') {
     if (value.includes('${') && !/\$\{[A-Za-z_][A-Za-z0-9_]*(?::-[^}]*)?\}/.test(value)) {
       // The value is not quoted: it may be a credential.
-      throw new ConfigError(`${file}: at ${at || '(root)'}: malformed \${VAR} reference`);
+      throw new ConfigError(file, [`at ${at || '(root)'}: malformed \${VAR} reference`]);
     }
     return value.replace(
       placeholder,
@@ -305,17 +315,27 @@ function interpolate(
   return value;
 }
 
+/** Records a problem of the file and goes on, so that one reading names every problem at once. */
+type Fail = (at: string, problem: string) => void;
+
 function build(file: ConfigFile, path: string): GatewayConfig {
-  const fail = (at: string, problem: string): never => {
-    throw new ConfigError(`${path}: at ${at}: ${problem}`);
+  const problems: string[] = [];
+  const fail: Fail = (at, problem) => {
+    problems.push(`at ${at}: ${problem}`);
   };
+  const config = buildChecked(file, path, fail);
+  if (problems.length > 0) throw new ConfigError(path, problems);
+  return config;
+}
+
+function buildChecked(file: ConfigFile, path: string, fail: Fail): GatewayConfig {
   const providers = new Map<string, ProviderConfig>();
   for (const [id, entry] of Object.entries(file.providers)) {
     const apiKey = entry.apiKey?.trim() ?? '';
     const baseUrl = entry.baseUrl?.trim().replace(/\/+$/, '') ?? '';
     if (entry.protocol !== 'sandbox') {
       if (!baseUrl) fail(`providers.${id}.baseUrl`, 'required for this protocol');
-      if (!URL.canParse(baseUrl) || !/^https?:$/.test(new URL(baseUrl).protocol))
+      else if (!URL.canParse(baseUrl) || !/^https?:$/.test(new URL(baseUrl).protocol))
         fail(`providers.${id}.baseUrl`, `not an http(s) URL: "${baseUrl}"`);
     }
     providers.set(id, {
@@ -456,7 +476,7 @@ function build(file: ConfigFile, path: string): GatewayConfig {
   };
 }
 
-function checkedVoices(file: ConfigFile, fail: (at: string, problem: string) => never): VoiceEntry[] {
+function checkedVoices(file: ConfigFile, fail: Fail): VoiceEntry[] {
   const voices = file.voices ?? [];
   const seen = new Set<string>();
   voices.forEach((voice, index) => {
@@ -471,7 +491,7 @@ function checkedVoices(file: ConfigFile, fail: (at: string, problem: string) => 
 /** proxy-addr's names of ranges, beside addresses and CIDR ranges. */
 const proxyRangeNames = new Set(['loopback', 'linklocal', 'uniquelocal']);
 
-function trustedProxies(file: ConfigFile, fail: (at: string, problem: string) => never): string[] {
+function trustedProxies(file: ConfigFile, fail: Fail): string[] {
   return (file.server?.trustProxy ?? []).map((entry, index) => {
     const value = entry.trim();
     const [address = '', prefix, ...rest] = value.split('/');
@@ -488,7 +508,7 @@ function trustedProxies(file: ConfigFile, fail: (at: string, problem: string) =>
   });
 }
 
-function otlpEndpoint(file: ConfigFile, fail: (at: string, problem: string) => never): string | undefined {
+function otlpEndpoint(file: ConfigFile, fail: Fail): string | undefined {
   const endpoint = file.telemetry?.tracing?.otlpEndpoint?.trim();
   if (!endpoint) return undefined;
   if (!URL.canParse(endpoint) || !/^https?:$/.test(new URL(endpoint).protocol))
@@ -496,7 +516,7 @@ function otlpEndpoint(file: ConfigFile, fail: (at: string, problem: string) => n
   return endpoint;
 }
 
-function s3Config(file: ConfigFile, fail: (at: string, problem: string) => never): S3StoreConfig | undefined {
+function s3Config(file: ConfigFile, fail: Fail): S3StoreConfig | undefined {
   const s3 = file.media?.s3;
   if (file.media?.store === 's3' && !s3) fail('media.s3', 'required when media.store is s3');
   if (!s3) return undefined;

@@ -11,7 +11,7 @@ export const auditActorKinds = ['operator', 'account'] as const;
 export type AuditActorKind = (typeof auditActorKinds)[number];
 
 /** What a change is made to. A session is named by its account only: its id and token are secrets. */
-export const auditSubjectTypes = ['account', 'api-key', 'session', 'media-job'] as const;
+export const auditSubjectTypes = ['account', 'api-key', 'session', 'media-job', 'config'] as const;
 export type AuditSubjectType = (typeof auditSubjectTypes)[number];
 
 /** Every change the log records, by name. */
@@ -26,6 +26,7 @@ export const auditActions = [
   'api-key.rate-limits',
   'api-key.revoke',
   'media-job.cancel',
+  'config.reload',
   'session.sign-in',
   'session.sign-out',
 ] as const;
@@ -85,7 +86,18 @@ export const MediaJobStateSchema = Type.Object(
   { additionalProperties: false, description: 'A media job as it stood' },
 );
 
-export const AuditStateSchema = Type.Union([AccountStateSchema, ApiKeyStateSchema, MediaJobStateSchema]);
+/** What a configuration reload changed: the diff it answered and logged (setting names only, never a key). */
+export const ConfigChangeStateSchema = Type.Object(
+  { configDiff: Type.Record(Type.String(), Type.Unknown()) },
+  { additionalProperties: false, description: 'What a reload of gateway.yaml changed' },
+);
+
+export const AuditStateSchema = Type.Union([
+  AccountStateSchema,
+  ApiKeyStateSchema,
+  MediaJobStateSchema,
+  ConfigChangeStateSchema,
+]);
 export type AuditState = Static<typeof AuditStateSchema>;
 
 /** The body of the request that made the change, its secrets left out (see `withoutSecrets`). */

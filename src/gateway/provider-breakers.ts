@@ -129,9 +129,26 @@ export class ProviderBreakers {
   private readonly breakers = new Map<string, Map<string, Breaker>>();
 
   constructor(
-    private readonly settings: BreakerSettings,
+    private settings: BreakerSettings,
     private readonly onChange: (row: RowRef, state: BreakerState) => void,
   ) {}
+
+  /**
+   * The settings of a reloaded configuration. Breakers count failures under the rule they were made with, so
+   * when the rule changes every row starts again closed under the new one.
+   */
+  reconfigure(settings: BreakerSettings): void {
+    const { failures, minAccounts, cooldownMs, windowMs } = this.settings;
+    if (
+      settings.failures === failures &&
+      settings.minAccounts === minAccounts &&
+      settings.cooldownMs === cooldownMs &&
+      settings.windowMs === windowMs
+    )
+      return;
+    this.settings = settings;
+    this.breakers.clear();
+  }
 
   /**
    * Calls `attempt` through the row's breaker for a request of `accountId`. With the row's breaker open (or its

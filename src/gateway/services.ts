@@ -3,6 +3,7 @@ import type { KeyRateLimiter, RateLimitStore } from '../billing/rate-limits.ts';
 import type { UsageHistory } from '../billing/usage-history.ts';
 import type { Catalog } from '../catalog/catalog.ts';
 import type { GatewayConfig } from '../config/load-config.ts';
+import type { ConfigReloader } from '../config/config-reload.ts';
 import type { Secret } from '../domain/secret.ts';
 import type { AccountService } from '../identity/account-service.ts';
 import type { ApiKeyService } from '../identity/api-key-service.ts';
@@ -21,7 +22,10 @@ import type { GatewayTelemetry } from '../telemetry/gateway-telemetry.ts';
 
 /** Everything the HTTP surfaces may call; built once by the composition root. */
 export interface GatewayServices {
+  /** The running configuration: its reloadable parts are replaced by a reload, the rest are as at start. */
   config: GatewayConfig;
+  /** Reloads gateway.yaml (SIGHUP, the admin API). */
+  configReloader: ConfigReloader;
   catalog: Catalog;
   authenticator: Authenticator;
   accounts: AccountService;

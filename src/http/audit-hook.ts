@@ -45,22 +45,34 @@ function idFromPath(request: FastifyRequest, type: AuditSubjectType): string | n
   return accountPath.Check(params) ? params.accountId : null;
 }
 
-function idFromAnswer(payload: unknown): string | null {
-  if (typeof payload !== 'string') return null;
-  let answer: unknown;
+function answerOf(payload: unknown): unknown {
+  if (typeof payload !== 'string') return undefined;
   try {
-    answer = JSON.parse(payload);
+    return JSON.parse(payload);
   } catch {
-    return null;
+    return undefined;
   }
+}
+
+function idFromAnswer(payload: unknown): string | null {
+  const answer = answerOf(payload);
   if (answerWithId.Check(answer)) return answer.id;
   return answerWithAccount.Check(answer) ? answer.account.id : null;
+}
+
+const configDiff = Compile(Type.Record(Type.String(), Type.Unknown()));
+
+/** A configuration reload is kept as the diff it answered: there is no stored configuration to read back. */
+function configAfter(payload: unknown): SubjectState | undefined {
+  const answer = answerOf(payload);
+  return configDiff.Check(answer) ? { state: { configDiff: answer }, accountId: null } : undefined;
 }
 
 function subjectOf(request: FastifyRequest, audited: AuditedRoute, payload: unknown): AuditSubject {
   const { type, from } = audited.subject;
   if (from === 'path') return { type, id: idFromPath(request, type) };
   if (from === 'caller') return { type, id: request.principal?.accountId ?? null };
+  if (type === 'config') return { type, id: null };
   return { type, id: idFromAnswer(payload) };
 }
 
@@ -98,6 +110,7 @@ export function recordChanges(app: FastifyInstance, trail: AuditTrail): void {
       action: audited.action,
       subject: subjectOf(request, audited, payload),
       before: request.auditBefore,
+      ...(audited.subject.type === 'config' ? { after: configAfter(payload) } : {}),
       request: recordableRequest(request.body),
       clientAddress: request.ip,
       requestId: request.id,

@@ -51,6 +51,8 @@ export interface RecordedChange {
   action: AuditAction;
   subject: AuditSubject;
   before: SubjectState | null;
+  /** What the subject is after the change, where it is not read back from storage (a configuration reload's diff). */
+  after?: SubjectState;
   request: AuditRequest | null;
   clientAddress: string | null;
   requestId: string | null;
@@ -133,7 +135,7 @@ export class AuditTrail {
    * account only: its id and token are secrets.
    */
   async recordChange(change: RecordedChange): Promise<void> {
-    const after = await this.stateOf(change.subject);
+    const after = change.after ?? (await this.stateOf(change.subject));
     const accountId = after.accountId ?? change.before?.accountId ?? null;
     await this.options.log.append({
       actor: change.actor(accountId),

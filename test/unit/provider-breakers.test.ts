@@ -46,6 +46,19 @@ describe('the breaker of a provider row', () => {
     expect(stateOf(breakers)).toBe('closed');
   });
 
+  it('keeps its state through a reload with the same settings, and starts closed under changed ones', async () => {
+    const breakers = new ProviderBreakers(settings, () => undefined);
+    for (const account of ['acct_a', 'acct_b'])
+      await expect(breakers.run({ row, accountId: account }, down)).rejects.toBeInstanceOf(UpstreamUnreachableError);
+    breakers.reconfigure({ ...settings });
+    await expect(breakers.run({ row, accountId: 'acct_c' }, () => Promise.resolve('skipped'))).rejects.toBeInstanceOf(
+      RowUnavailable,
+    );
+    breakers.reconfigure({ ...settings, failures: 3 });
+    await expect(breakers.run({ row, accountId: 'acct_c' }, () => Promise.resolve('served'))).resolves.toBe('served');
+    expect(stateOf(breakers)).toBe('closed');
+  });
+
   it('is closed again by a probe the upstream answers, even with a 4xx (the row is alive)', async () => {
     const { breakers, changes } = await openedRow();
     await expect(breakers.run({ row, accountId: 'acct_a' }, failedWith(400))).rejects.toBeInstanceOf(UpstreamHttpError);

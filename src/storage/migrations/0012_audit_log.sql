@@ -14,7 +14,7 @@ CREATE TABLE "audit_log" (
 	"client_address" text,
 	"request_id" text,
 	CONSTRAINT "audit_log_actor_kind_check" CHECK ("audit_log"."actor_kind" IN ('operator', 'account')),
-	CONSTRAINT "audit_log_subject_type_check" CHECK ("audit_log"."subject_type" IN ('account', 'api-key', 'session', 'media-job'))
+	CONSTRAINT "audit_log_subject_type_check" CHECK ("audit_log"."subject_type" IN ('account', 'api-key', 'session', 'media-job', 'config'))
 );
 --> statement-breakpoint
 CREATE INDEX "audit_log_created_idx" ON "audit_log" USING btree ("created_at" DESC NULLS LAST,"id" DESC NULLS LAST);--> statement-breakpoint

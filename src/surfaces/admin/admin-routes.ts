@@ -36,11 +36,14 @@ import {
   RateLimitsPatch,
   UsageQuery,
 } from '../../http/schemas.ts';
-import { AuditedGenerationRecordSchema, AuditedUsagePageSchema } from './admin-answer-schemas.ts';
-import { auditedRecordExample, auditedUsagePageExample } from './admin-examples.ts';
+import { AuditedGenerationRecordSchema, AuditedUsagePageSchema, ConfigDiffSchema } from './admin-answer-schemas.ts';
+import { auditedRecordExample, auditedUsagePageExample, configDiffExample } from './admin-examples.ts';
 
 /** The services this surface uses, and only those. */
-export type AdminServices = Pick<GatewayServices, 'accounts' | 'adminToken' | 'apiKeys' | 'audit' | 'config' | 'usage'>;
+export type AdminServices = Pick<
+  GatewayServices,
+  'accounts' | 'adminToken' | 'apiKeys' | 'audit' | 'config' | 'configReloader' | 'usage'
+>;
 
 const AccountParams = Type.Object({ accountId: Identifier });
 const GenerationParams = Type.Object({ accountId: Identifier, generationId: Identifier });
@@ -249,6 +252,31 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{ services: AdminServices }>
     async (request) => {
       const { offset, limit, since, until, ...filter } = request.query;
       return services.audit.page({ ...filter, ...auditMoments({ since, until }) }, { offset, limit });
+    },
+  );
+
+  app.post(
+    '/v1/config/reload',
+    {
+      config: { audit: { action: 'config.reload', subject: { type: 'config', from: 'answer' } } },
+      schema: {
+        summary: 'Reload gateway.yaml in this process',
+        description:
+          'Reads gateway.yaml again (with the environment the process started with) and checks it as the start does. ' +
+          'A file that passes replaces the catalog, prices, providers (base URLs, keys, headers, timeouts, job limits), ' +
+          'voices and the upstream breaker and retry settings for the requests that start from now on; requests under ' +
+          'way finish on the configuration they started with and are charged at its prices. Settings that apply only at ' +
+          'start keep their running values and are named in `needsRestart`. A file that fails changes nothing: the answer ' +
+          'is 400, with every problem in `errors`. Only this process reloads: call it on each process (or send each SIGHUP).',
+        response: { 200: ConfigDiffSchema },
+        documentedExample: { answer: configDiffExample },
+      },
+    },
+    async () => {
+      const outcome = services.configReloader.reload('admin');
+      if (!outcome.applied)
+        throw new GatewayError('GW_VALIDATION', 'gateway.yaml failed validation: nothing changed', outcome.problems);
+      return outcome.diff;
     },
   );
 

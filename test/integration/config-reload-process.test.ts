@@ -1,0 +1,81 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startGatewayChild, type GatewayChild } from '../support/gateway-child.ts';
+import { modelYaml, sandboxConfigYaml, testAdminToken } from '../support/test-gateway.ts';
+
+/** The compiled gateway as its own process (needs `npm run build`), reloading gateway.yaml on SIGHUP. */
+describe('SIGHUP on a gateway process', () => {
+  let directory: string;
+  let configPath: string;
+  let gateway: GatewayChild;
+  let key: string;
+
+  const chat = (model: string) =>
+    fetch(`${gateway.url}/api/alpha/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-api-key': key },
+      body: JSON.stringify({ model, messages: [{ role: 'user', content: 'hello' }] }),
+    });
+  const admin = async (url: string, body: unknown) => {
+    const answer = await fetch(`${gateway.url}/api/admin/v1${url}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${testAdminToken}` },
+      body: JSON.stringify(body),
+    });
+    expect(answer.status).toBe(201);
+    return (await answer.json()) as { id: string; key: string };
+  };
+  /** Sends SIGHUP and waits for the log line the reload writes, counted from the ones already written. */
+  const signalReload = async (line: string) => {
+    const before = gateway.output().split(line).length;
+    gateway.process.kill('SIGHUP');
+    await expect.poll(() => gateway.output().split(line).length, { timeout: 10_000 }).toBeGreaterThan(before);
+  };
+
+  beforeAll(async () => {
+    directory = mkdtempSync(path.join(tmpdir(), 'gw-sighup-'));
+    configPath = path.join(directory, 'gateway.yaml');
+    writeFileSync(configPath, sandboxConfigYaml());
+    gateway = await startGatewayChild({
+      configPath,
+      dataDir: path.join(directory, 'data'),
+      env: { LOG_LEVEL: 'info' },
+    });
+    const account = await admin('/accounts', { email: 'sighup@example.com', credits: 5 });
+    key = (await admin(`/accounts/${account.id}/api-keys`, { name: 'sighup' })).key;
+  }, 90_000);
+
+  afterAll(async () => {
+    await gateway?.kill('SIGTERM');
+    rmSync(directory, { recursive: true, force: true });
+  });
+
+  it('serves a model added to gateway.yaml once signalled, and keeps serving on a file that fails', async () => {
+    expect((await chat('late-echo')).status).toBe(400);
+
+    writeFileSync(configPath, sandboxConfigYaml(modelYaml('late-echo', { provider: 'sandbox', upstream: 'echo' })));
+    await signalReload('"msg":"configuration reloaded"');
+    expect(gateway.output()).toContain('"added":["late-echo"]');
+    expect((await chat('late-echo')).status).toBe(200);
+    const log = await fetch(`${gateway.url}/api/admin/v1/audit-log?action=config.reload`, {
+      headers: { authorization: `Bearer ${testAdminToken}` },
+    });
+    expect(await log.json()).toMatchObject({
+      results: [
+        {
+          actor: { kind: 'operator' },
+          request: { trigger: 'SIGHUP' },
+          after: { configDiff: { models: { added: ['late-echo'] } } },
+        },
+      ],
+    });
+
+    writeFileSync(configPath, sandboxConfigYaml('  - id: broken\n    providers: [{ provider: nowhere, model: x }]\n'));
+    await signalReload('"msg":"configuration reload refused: nothing changed"');
+    expect(gateway.output()).toContain('unknown provider \\"nowhere\\"');
+    expect(gateway.process.exitCode).toBeNull();
+    expect((await chat('late-echo')).status).toBe(200);
+  });
+});
