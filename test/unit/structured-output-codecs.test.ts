@@ -111,6 +111,24 @@ describe('encoding the canonical answer format and completions for each upstream
     expect(anthropicCarries('responseFormat', { ...base, responseFormat: { type: 'text' } })).toBe(true);
   });
 
+  it('carries the older output_format of beta, and the effort of its output_config, to Gemini', () => {
+    const { untranslatable, ...decoded } = decodeMessages({
+      model: 'm',
+      messages,
+      output_format: { type: 'json_schema', schema },
+      output_config: { effort: 'low' },
+    });
+    expect(untranslatable).toEqual([]);
+    const request: ChatRequest = { upstreamModel: 'gemini-2.5-flash', ...decoded };
+    expect(encodeGenerateContent(request).generationConfig).toMatchObject({
+      responseMimeType: 'application/json',
+      responseJsonSchema: schema,
+      thinkingConfig: { thinkingLevel: 'LOW' },
+    });
+    expect(geminiCarries('responseFormat', request)).toBe(true);
+    expect(geminiCarries('reasoningEffort', request)).toBe(true);
+  });
+
   it('leaves the answer format out of a relayed beta request that drops it, keeping the rest of output_config', () => {
     const outputConfig = { format: { type: 'json_schema', schema }, effort: 'low' };
     const body: MessagesRequest = {
