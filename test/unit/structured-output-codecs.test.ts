@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { ChatRequest, ChatStreamEvent } from '../../src/domain/chat.ts';
-import { Secret } from '../../src/domain/secret.ts';
+import { addressOnlyTarget } from '../support/provider-target.ts';
 import { UpstreamUnreachableError } from '../../src/domain/upstream-failure.ts';
 import { collectAnswer } from '../../src/gateway/text-generation.ts';
 import { anthropicCarries, encodeMessagesRequest } from '../../src/providers/anthropic/anthropic-messages.ts';
@@ -24,15 +24,7 @@ import {
 const schema = { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] };
 const asked = { type: 'json_schema', name: 'response', schema } as const;
 const base: ChatRequest = { upstreamModel: 'm', messages: [{ role: 'user', content: 'hi' }] };
-const target = {
-  baseUrl: 'https://api.openai.com/v1',
-  apiKey: new Secret('unused'),
-  timeoutMs: 1,
-  firstByteTimeoutMs: 1,
-  connectTimeoutMs: 1,
-  maxEventCharacters: 1,
-  headers: {},
-};
+const target = addressOnlyTarget('https://api.openai.com/v1');
 const messages = [{ role: 'user', content: 'hi' }];
 
 describe('decoding each surface answer format into the canonical one', () => {
