@@ -4,10 +4,12 @@ import { heldNanosOf } from '../support/http-helpers.ts';
 import { pngBase64 } from '../support/media-fixtures.ts';
 import { startFamilyGateway, type FamilyGateway } from '../support/test-gateway.ts';
 
-/** Image inputs cross protocols in the request order: each upstream receives its own wire shape of the same image. */
+/**
+ * Image inputs reach the upstreams through a surface route; each pair's translation is claimed in
+ * test/unit/image-translation.test.ts.
+ */
 describe('image inputs through translation', () => {
   let gateway: FamilyGateway;
-  let openai: FakeServer;
   let anthropic: FakeServer;
   let gemini: FakeServer;
   const png = pngBase64;
@@ -19,12 +21,11 @@ describe('image inputs through translation', () => {
     ) =>
       `  - id: ${id}\n    inputModalities: ${inputs}\n    pricing: { inputPerMTok: 1, outputPerMTok: 2 }\n    providers: [{ provider: ${provider}, model: ${upstream} }]\n`;
     gateway = await startFamilyGateway([
-      model('vision-openai', { provider: 'openai', upstream: 'gpt-4o' }),
       model('vision-claude', { provider: 'anthropic', upstream: 'claude-sonnet-4-5-20250929' }),
       model('vision-gemini', { provider: 'gemini', upstream: 'gemini-2.5-flash' }),
       model('text-only', { provider: 'anthropic', upstream: 'claude-haiku', inputs: '[text]' }),
     ]);
-    ({ openai, anthropic, gemini } = gateway.fakes);
+    ({ anthropic, gemini } = gateway.fakes);
   });
   afterAll(async () => {
     await gateway?.close();
@@ -66,51 +67,6 @@ describe('image inputs through translation', () => {
         ],
       },
     ]);
-  });
-
-  it('beta image blocks and gamma inlineData reach an OpenAI upstream as image_url parts', async () => {
-    const { key } = await gateway.createFundedKey({ credits: 1 });
-    const beta = await gateway.request({
-      method: 'POST',
-      url: '/api/beta/v1/messages',
-      headers: { 'x-api-key': key },
-      payload: {
-        model: 'vision-openai',
-        max_tokens: 50,
-        messages: [
-          {
-            role: 'user',
-            content: [
-              { type: 'image', source: { type: 'base64', media_type: 'image/png', data: png } },
-              { type: 'text', text: 'describe' },
-            ],
-          },
-        ],
-      },
-    });
-    expect(beta.statusCode).toBe(200);
-    const expected = [
-      {
-        role: 'user',
-        content: [
-          { type: 'image_url', image_url: { url: `data:image/png;base64,${png}` } },
-          { type: 'text', text: 'describe' },
-        ],
-      },
-    ];
-    expect((openai.requests.at(-1)!.body as { messages: unknown[] }).messages).toEqual(expected);
-    const gamma = await gateway.request({
-      method: 'POST',
-      url: '/api/gamma/v1beta/models/vision-openai:generateContent',
-      headers: { 'x-goog-api-key': key },
-      payload: {
-        contents: [
-          { role: 'user', parts: [{ inlineData: { mimeType: 'image/png', data: png } }, { text: 'describe' }] },
-        ],
-      },
-    });
-    expect(gamma.statusCode).toBe(200);
-    expect((openai.requests.at(-1)!.body as { messages: unknown[] }).messages).toEqual(expected);
   });
 
   it('refuses images for a model without image input, before anything is held', async () => {

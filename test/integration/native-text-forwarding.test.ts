@@ -1,44 +1,16 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  everyNativeField as everything,
+  lookupTool as lookup,
+  citySchema as schema,
+} from '../support/native-text-fields.ts';
 import { startFamilyGateway, type FamilyGateway } from '../support/test-gateway.ts';
 
 /**
- * The native API's optional fields reach each upstream family as that protocol's own fields; what a protocol
- * has no place for is named in x-gateway-dropped-parameters. The fakes record the exact bodies sent.
+ * The native API's optional fields reach an upstream as its protocol's own fields; what a model does not take
+ * or a protocol has no place for is named in x-gateway-dropped-parameters. The fakes record the exact bodies
+ * sent. Each protocol's mapping of the fields of each surface is claimed in test/unit/parameter-translation.test.ts.
  */
-const schema = { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] };
-const lookup = { type: 'function', function: { name: 'lookup', description: 'Finds a city', parameters: schema } };
-
-const everything = {
-  messages: [
-    { role: 'system', content: 'be brief' },
-    { role: 'user', content: 'where is Paris' },
-  ],
-  maxTokens: 50,
-  temperature: 0.3,
-  topP: 0.9,
-  stop: 'END',
-  tools: [lookup],
-  toolChoice: { type: 'function', function: { name: 'lookup' } },
-  responseFormat: { type: 'json_schema', json_schema: { name: 'place', schema } },
-  seed: 7,
-  presencePenalty: 0.1,
-  frequencyPenalty: 0.2,
-  topK: 40,
-  repetitionPenalty: 1.1,
-  minP: 0.05,
-  topA: 0.2,
-  logprobs: true,
-  topLogprobs: 3,
-  logitBias: { '50256': -100 },
-  structuredOutputs: true,
-  parallelToolCalls: false,
-  includeReasoning: true,
-  reasoningEffort: 'low',
-  webSearchOptions: { search_context_size: 'low' },
-  verbosity: 'low',
-  thinking: { type: 'enabled', budget_tokens: 2048 },
-};
-
 interface Chunk {
   delta?: string;
   finishReason?: string;
@@ -119,77 +91,6 @@ describe('native text completions forward the optional fields each protocol can 
     expect(chunks.at(-1)!.finishReason).toBe('tool-calls');
   });
 
-  it('sends an Anthropic upstream top_k, thinking, tools, stop sequences and the answer schema, and names what it has no place for', async () => {
-    const response = await complete('via-anthropic', everything);
-    expect(response.statusCode, response.body).toBe(200);
-    expect(gateway.fakes.anthropic.requests.at(-1)!.body).toEqual({
-      model: 'claude-sonnet-4-5-20250929',
-      max_tokens: 50,
-      messages: [{ role: 'user', content: 'where is Paris' }],
-      stream: true,
-      system: 'be brief',
-      temperature: 0.3,
-      top_p: 0.9,
-      stop_sequences: ['END'],
-      tools: [{ name: 'lookup', description: 'Finds a city', input_schema: schema }],
-      tool_choice: { type: 'tool', name: 'lookup', disable_parallel_tool_use: true },
-      top_k: 40,
-      thinking: { type: 'enabled', budget_tokens: 2048 },
-      output_config: { format: { type: 'json_schema', schema } },
-    });
-    expect(response.headers['x-gateway-dropped-parameters']).toBe(
-      'seed,presencePenalty,frequencyPenalty,repetitionPenalty,minP,topA,logprobs,topLogprobs,logitBias,includeReasoning,reasoningEffort,webSearchOptions,verbosity',
-    );
-  });
-
-  it('sends a Gemini upstream its generationConfig fields, a JSON schema answer format and a thinking budget', async () => {
-    const response = await complete('via-gemini', everything);
-    expect(response.statusCode, response.body).toBe(200);
-    expect(gateway.fakes.gemini.requests.at(-1)!.body).toEqual({
-      contents: [{ role: 'user', parts: [{ text: 'where is Paris' }] }],
-      systemInstruction: { parts: [{ text: 'be brief' }] },
-      generationConfig: {
-        maxOutputTokens: 50,
-        temperature: 0.3,
-        topP: 0.9,
-        stopSequences: ['END'],
-        seed: 7,
-        topK: 40,
-        presencePenalty: 0.1,
-        frequencyPenalty: 0.2,
-        responseLogprobs: true,
-        logprobs: 3,
-        thinkingConfig: { thinkingBudget: 2048 },
-        responseMimeType: 'application/json',
-        responseJsonSchema: schema,
-      },
-      tools: [
-        { functionDeclarations: [{ name: 'lookup', description: 'Finds a city', parametersJsonSchema: schema }] },
-      ],
-      toolConfig: { functionCallingConfig: { mode: 'ANY', allowedFunctionNames: ['lookup'] } },
-    });
-    // An explicit thinking budget wins over the effort, which shares its place.
-    expect(response.headers['x-gateway-dropped-parameters']).toBe(
-      'repetitionPenalty,minP,topA,logitBias,parallelToolCalls,includeReasoning,reasoningEffort,webSearchOptions,verbosity',
-    );
-  });
-
-  it('maps a reasoning effort and thinking off to Gemini thinking settings', async () => {
-    const ask = { messages: [{ role: 'user', content: 'hi' }] };
-    expect(
-      (await complete('via-gemini', { ...ask, reasoningEffort: 'high' })).headers['x-gateway-dropped-parameters'],
-    ).toBeUndefined();
-    expect(gateway.fakes.gemini.requests.at(-1)!.body).toMatchObject({
-      generationConfig: { thinkingConfig: { thinkingLevel: 'HIGH' } },
-    });
-    await complete('via-gemini', { ...ask, thinking: { type: 'disabled' }, responseFormat: { type: 'json_object' } });
-    expect(gateway.fakes.gemini.requests.at(-1)!.body).toMatchObject({
-      generationConfig: { thinkingConfig: { thinkingBudget: 0 }, responseMimeType: 'application/json' },
-    });
-    const unknownEffort = await complete('via-gemini', { ...ask, reasoningEffort: 'xhigh' });
-    expect(unknownEffort.headers['x-gateway-dropped-parameters']).toBe('reasoningEffort');
-  });
-
   it('leaves out what the model does not take, as the capability gate decided', async () => {
     const response = await complete('narrow-openai', {
       messages: [{ role: 'user', content: 'hi' }],
@@ -208,79 +109,6 @@ describe('native text completions forward the optional fields each protocol can 
     expect(response.statusCode, response.body).toBe(200);
     return response;
   };
-
-  it('translates alpha answer formats, penalties and logprobs for a Gemini model', async () => {
-    const response = await call('/api/alpha/v1/chat/completions', {
-      model: 'via-gemini',
-      messages: [{ role: 'user', content: 'hi' }],
-      response_format: { type: 'json_schema', json_schema: { name: 'place', schema } },
-      presence_penalty: 0.5,
-      frequency_penalty: 0.25,
-      logprobs: true,
-      top_logprobs: 2,
-      logit_bias: { '1': 5 },
-    });
-    expect(gateway.fakes.gemini.requests.at(-1)!.body).toMatchObject({
-      generationConfig: {
-        presencePenalty: 0.5,
-        frequencyPenalty: 0.25,
-        responseLogprobs: true,
-        logprobs: 2,
-        responseMimeType: 'application/json',
-        responseJsonSchema: schema,
-      },
-    });
-    expect(response.headers['x-gateway-dropped-parameters']).toBe('logitBias');
-  });
-
-  it('translates beta top_k and thinking for an OpenAI-compatible model', async () => {
-    await call('/api/beta/v1/messages', {
-      model: 'via-openai',
-      max_tokens: 64,
-      messages: [{ role: 'user', content: 'hi' }],
-      top_k: 12,
-      thinking: { type: 'enabled', budget_tokens: 1024 },
-    });
-    expect(gateway.fakes.openai.requests.at(-1)!.body).toMatchObject({ top_k: 12, reasoning: { max_tokens: 1024 } });
-  });
-
-  it('translates gamma sampling, schema and thinking settings for Anthropic and OpenAI models', async () => {
-    const payload = {
-      contents: [{ role: 'user', parts: [{ text: 'hi' }] }],
-      generationConfig: {
-        topK: 8,
-        seed: 3,
-        presencePenalty: 0.4,
-        responseMimeType: 'application/json',
-        responseSchema: { type: 'OBJECT', properties: { city: { type: 'STRING' } } },
-        thinkingConfig: { thinkingBudget: 0 },
-        responseLogprobs: true,
-        logprobs: 4,
-      },
-    };
-    const anthropic = await call('/api/gamma/v1beta/models/via-anthropic:generateContent', payload);
-    expect(gateway.fakes.anthropic.requests.at(-1)!.body).toMatchObject({
-      top_k: 8,
-      thinking: { type: 'disabled' },
-      output_config: {
-        format: { type: 'json_schema', schema: { type: 'object', properties: { city: { type: 'string' } } } },
-      },
-    });
-    expect(anthropic.headers['x-gateway-dropped-parameters']).toBe('seed,logprobs,topLogprobs,presencePenalty');
-    await call('/api/gamma/v1beta/models/via-openai:generateContent', payload);
-    expect(gateway.fakes.openai.requests.at(-1)!.body).toMatchObject({
-      top_k: 8,
-      seed: 3,
-      presence_penalty: 0.4,
-      logprobs: true,
-      top_logprobs: 4,
-      response_format: {
-        type: 'json_schema',
-        json_schema: { name: 'response', schema: { type: 'object', properties: { city: { type: 'string' } } } },
-      },
-      reasoning: { enabled: false },
-    });
-  });
 
   it('translates a Responses text format for a Gemini model, and leaves it out of a relayed request whose model does not take it', async () => {
     const text = { format: { type: 'json_schema', name: 'place', schema, strict: true }, verbosity: 'low' };

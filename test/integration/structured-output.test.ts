@@ -160,25 +160,6 @@ describe('structured output and several completions across surfaces and upstream
     }
   }
 
-  it('carries the older output_format of beta, and the effort of its output_config, to another protocol', async () => {
-    const response = await post('/api/beta/v1/messages', {
-      model: 'via-gemini',
-      max_tokens: 100,
-      messages: [{ role: 'user', content: prompt }],
-      output_format: { type: 'json_schema', schema },
-      output_config: { effort: 'low' },
-    });
-    expect(response.statusCode, response.body).toBe(200);
-    expect(response.headers['x-gateway-dropped-parameters']).toBeUndefined();
-    expect(gateway.fakes.gemini.requests.at(-1)!.body).toMatchObject({
-      generationConfig: {
-        responseMimeType: 'application/json',
-        responseJsonSchema: schema,
-        thinkingConfig: { thinkingLevel: 'LOW' },
-      },
-    });
-  });
-
   for (const stream of [false, true]) {
     it(`answers any JSON object from Anthropic through a forced tool, as text with a normal stop (${stream ? 'streamed' : 'not streamed'})`, async () => {
       const { key: own } = await gateway.createFundedKey({ credits: 1 });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { ChatRequest, ChatStreamEvent } from '../../src/domain/chat.ts';
-import { Secret } from '../../src/domain/secret.ts';
+import { addressOnlyTarget } from '../support/provider-target.ts';
 import { UpstreamUnreachableError } from '../../src/domain/upstream-failure.ts';
 import { collectAnswer } from '../../src/gateway/text-generation.ts';
 import { anthropicCarries, encodeMessagesRequest } from '../../src/providers/anthropic/anthropic-messages.ts';
@@ -24,15 +24,7 @@ import {
 const schema = { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] };
 const asked = { type: 'json_schema', name: 'response', schema } as const;
 const base: ChatRequest = { upstreamModel: 'm', messages: [{ role: 'user', content: 'hi' }] };
-const target = {
-  baseUrl: 'https://api.openai.com/v1',
-  apiKey: new Secret('unused'),
-  timeoutMs: 1,
-  firstByteTimeoutMs: 1,
-  connectTimeoutMs: 1,
-  maxEventCharacters: 1,
-  headers: {},
-};
+const target = addressOnlyTarget('https://api.openai.com/v1');
 const messages = [{ role: 'user', content: 'hi' }];
 
 describe('decoding each surface answer format into the canonical one', () => {
@@ -109,6 +101,24 @@ describe('encoding the canonical answer format and completions for each upstream
       false,
     );
     expect(anthropicCarries('responseFormat', { ...base, responseFormat: { type: 'text' } })).toBe(true);
+  });
+
+  it('carries the older output_format of beta, and the effort of its output_config, to Gemini', () => {
+    const { untranslatable, ...decoded } = decodeMessages({
+      model: 'm',
+      messages,
+      output_format: { type: 'json_schema', schema },
+      output_config: { effort: 'low' },
+    });
+    expect(untranslatable).toEqual([]);
+    const request: ChatRequest = { upstreamModel: 'gemini-2.5-flash', ...decoded };
+    expect(encodeGenerateContent(request).generationConfig).toMatchObject({
+      responseMimeType: 'application/json',
+      responseJsonSchema: schema,
+      thinkingConfig: { thinkingLevel: 'LOW' },
+    });
+    expect(geminiCarries('responseFormat', request)).toBe(true);
+    expect(geminiCarries('reasoningEffort', request)).toBe(true);
   });
 
   it('leaves the answer format out of a relayed beta request that drops it, keeping the rest of output_config', () => {
