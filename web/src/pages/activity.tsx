@@ -24,11 +24,15 @@ const actionLabels: Record<AuditAction, string> = {
   'media-job.cancel': 'Video task cancelled',
   'session.sign-in': 'Signed in',
   'session.sign-out': 'Signed out',
+  'config.reload': 'Configuration reloaded',
 };
 
 const actionChoices = [
   { value: '', label: 'All changes' },
-  ...Object.entries(actionLabels).map(([value, label]) => ({ value, label })),
+  // A reload of the gateway's configuration concerns no account: it is never in an account's own log.
+  ...Object.entries(actionLabels)
+    .filter(([value]) => value !== 'config.reload')
+    .map(([value, label]) => ({ value, label })),
 ];
 
 type Flat = Record<string, unknown>;
