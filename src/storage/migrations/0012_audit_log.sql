@@ -22,12 +22,12 @@ CREATE INDEX "audit_log_account_idx" ON "audit_log" USING btree ("account_id","c
 CREATE INDEX "audit_log_request_idx" ON "audit_log" USING btree ("request_id");--> statement-breakpoint
 -- The audit log is append-only whoever connects: the database itself refuses to change or remove an entry.
 -- Statement-level triggers, so that even an UPDATE or DELETE matching no row is refused.
-CREATE FUNCTION gw_audit_log_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
+CREATE FUNCTION audit_log_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
   RAISE EXCEPTION 'audit_log is append-only: % refused', TG_OP USING ERRCODE = 'insufficient_privilege';
 END;
 $$;--> statement-breakpoint
 CREATE TRIGGER audit_log_append_only BEFORE UPDATE OR DELETE ON "audit_log"
-  FOR EACH STATEMENT EXECUTE FUNCTION gw_audit_log_append_only();--> statement-breakpoint
+  FOR EACH STATEMENT EXECUTE FUNCTION audit_log_append_only();--> statement-breakpoint
 CREATE TRIGGER audit_log_no_truncate BEFORE TRUNCATE ON "audit_log"
-  FOR EACH STATEMENT EXECUTE FUNCTION gw_audit_log_append_only();
+  FOR EACH STATEMENT EXECUTE FUNCTION audit_log_append_only();
