@@ -55,6 +55,35 @@ export const redactedLogPaths = [
   '*.headers["set-cookie"]',
 ];
 
+/**
+ * A request's logger carries its id (`reqId`) as a property that `createLogger`'s mixin puts on each line, where
+ * pino's binding would run the wildcard redaction paths over the id once per request, logged or not: 4.5% of the
+ * bytes a chat request allocated. The lines are the same: the mixin's `reqId` comes right after the bindings
+ * (a child of a request's logger writes its own bindings first, then `reqId`).
+ */
+const requestIdOfLogger = Symbol('request id of a logger');
+/** Set on `createLogger`'s loggers (and so inherited by their children), whose mixin writes `requestIdOfLogger`. */
+const writesRequestIds = Symbol('writes request ids');
+/** The mixin's answer on a line of no request's: the merging object is then used as it is. */
+const noRequestId = Object.freeze({});
+
+/**
+ * Fastify's `childLoggerFactory`: a request's logger, its id kept for `createLogger`'s mixin when `logger` is one
+ * of its loggers; otherwise (another logger, other bindings) the child Fastify would have made.
+ */
+export function requestLogger(
+  logger: FastifyBaseLogger,
+  bindings: Readonly<Record<string, unknown>>,
+  options?: Parameters<FastifyBaseLogger['child']>[1],
+): FastifyBaseLogger {
+  const requestId = bindings.reqId;
+  if (typeof requestId !== 'string' || Reflect.get(logger, writesRequestIds) !== true)
+    return logger.child(bindings, options);
+  const child = options && Object.keys(options).length > 0 ? logger.child({}, options) : logger.child({});
+  Reflect.set(child, requestIdOfLogger, requestId);
+  return child;
+}
+
 /** What a redacted field's value becomes. */
 export const redactionCensor = '[redacted]';
 
@@ -131,6 +160,11 @@ export function createLogger(environment: Environment, destination: number | str
     {
       level: environment.logLevel,
       redact: { paths: redactedLogPaths, censor: redactionCensor },
+      mixin: (_fields, _level, instance) => {
+        const requestId: unknown = Reflect.get(instance, requestIdOfLogger);
+        return typeof requestId === 'string' ? { reqId: requestId } : noRequestId;
+      },
+      mixinMergeStrategy: (fields, mixed) => (mixed === noRequestId ? fields : Object.assign(mixed, fields)),
       // Method and path only: no headers, and no query string, where a client may have put a credential (`?key=`).
       serializers: {
         req: (request: LoggedRequest) => ({
@@ -143,6 +177,7 @@ export function createLogger(environment: Environment, destination: number | str
     },
     lines,
   );
+  Reflect.set(logger, writesRequestIds, true);
   outlastWriteErrors(stream);
   let dropped = 0;
   stream.on('drop', () => {
