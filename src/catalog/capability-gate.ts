@@ -105,8 +105,13 @@ export function clientFieldNames(
   prefix = '',
 ): Record<string, string> {
   const names: Record<string, string> = {};
-  for (const [field, native] of Object.entries(fields))
-    if (source?.[field] !== undefined && source[field] !== null) names[native] = `${prefix}${field}`;
+  if (!source) return names;
+  // `for...in` over the surface's constant field map: `Object.entries` would build an array of pairs per request.
+  for (const field in fields) {
+    const value = source[field];
+    if (value !== undefined && value !== null && Object.hasOwn(fields, field))
+      names[fields[field]!] = `${prefix}${field}`;
+  }
   return names;
 }
 
@@ -116,9 +121,10 @@ export function nativeParameters(
   fields: Readonly<Record<string, string>>,
 ): Record<string, unknown> {
   const parameters: Record<string, unknown> = {};
-  for (const [field, native] of Object.entries(fields)) {
-    const value = source?.[field];
-    if (value !== undefined && value !== null) parameters[native] = value;
+  if (!source) return parameters;
+  for (const field in fields) {
+    const value = source[field];
+    if (value !== undefined && value !== null && Object.hasOwn(fields, field)) parameters[fields[field]!] = value;
   }
   return parameters;
 }

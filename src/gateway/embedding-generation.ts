@@ -126,6 +126,7 @@ class EmbeddingRecipe
     });
     plan.inputs = inputs;
     plan.media = media;
+    if (others.length === 0) return;
     // Rows that cannot take these inputs (as asked and as they will be sent) or this size are no fallback for this request.
     const asked = partTypes(plan.input.inputs);
     const sent = partTypes(inputs);

@@ -198,6 +198,9 @@ export async function prepareEmbeddingInputs(
   row: EmbeddingRowInputs,
   { fetchMedia, maxBytes }: { fetchMedia: MediaFetch; maxBytes: number },
 ): Promise<{ inputs: EmbeddingInput[]; media: MediaTally }> {
+  // Text alone has nothing to fetch, decode or tally: no promise per input and per part.
+  if (inputs.every((input) => input.parts.every((part) => part.type === 'text')))
+    return { inputs: inputs.map((input) => ({ parts: [...input.parts] })), media: emptyMediaTally() };
   const budget: ByteBudget = { limit: maxBytes, remaining: maxBytes };
   const fetchedHere = (part: EmbeddingPart): part is UrlPart =>
     part.type === 'audioUrl' || (part.type === 'imageUrl' && !row.carries.includes('imageUrl'));

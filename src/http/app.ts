@@ -25,6 +25,7 @@ import { noBody } from './openapi/route-documentation.ts';
 import { noCredential } from './openapi/security-schemes.ts';
 import { useGuardedJsonParser } from './json-body.ts';
 import { validatorCompiler } from './validation.ts';
+import { requestLogger } from '../telemetry/logger.ts';
 
 export interface AppOptions {
   services: GatewayServices;
@@ -66,6 +67,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     loggerInstance: options.logger === false ? undefined : options.logger,
     logger: options.logger === false ? false : undefined,
     genReqId: requestIdOf,
+    childLoggerFactory: requestLogger,
     // request.ip is the client's, read from X-Forwarded-For only when the connection comes from a proxy listed here.
     ...(limits.trustProxy.length > 0 ? { trustProxy: limits.trustProxy } : {}),
     // The request line is written once, when the answer is complete (see meterRequests).

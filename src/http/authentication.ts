@@ -114,6 +114,7 @@ export function requestContextOf(request: FastifyRequest, surface: string, endpo
     endpoint,
     requestId: request.id,
   };
-  if (logsRequests(request.log.level)) context.log = request.requestLine ??= new RequestLine(request.log);
+  if (logsRequests(request.log.level))
+    context.log = request.requestLine ??= new RequestLine({ root: request.server.log, requestId: request.id });
   return context;
 }

@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest, onResponseHookHandl
 import { GatewayError } from '../domain/errors.ts';
 import type { Secret } from '../domain/secret.ts';
 import type { GatewayTelemetry, RouteMeter } from '../telemetry/gateway-telemetry.ts';
-import { logsRequests, type AnswerFields } from '../telemetry/request-line.ts';
+import { logsRequests, writeLine, type AnswerFields } from '../telemetry/request-line.ts';
 import { bearerToken, sameSecret } from './secrets.ts';
 
 /**
@@ -44,7 +44,7 @@ function answered(meter: RouteMeter, request: FastifyRequest, reply: FastifyRepl
       remoteAddress: request.ip,
     };
     if (request.requestLine) request.requestLine.answered(answer);
-    else request.log.info(answer, 'request completed');
+    else writeLine({ root: request.server.log, requestId: request.id }, answer, 'request completed');
   }
 }
 

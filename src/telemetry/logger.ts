@@ -1,4 +1,5 @@
 import { openSync, writeSync } from 'node:fs';
+import type { FastifyBaseLogger } from 'fastify';
 import pino, { type Logger } from 'pino';
 import type { Environment } from '../config/environment.ts';
 
@@ -55,6 +56,64 @@ export const redactedLogPaths = [
 ];
 
 /**
+ * A request's logger carries its id (`reqId`) as a property that `createLogger`'s mixin puts on each line, where
+ * pino's binding would run the wildcard redaction paths over the id once per request, logged or not: 4.5% of the
+ * bytes a chat request allocated. The lines are the same: the mixin's `reqId` comes right after the bindings
+ * (a child of a request's logger writes its own bindings first, then `reqId`).
+ */
+const requestIdOfLogger = Symbol('request id of a logger');
+/** Set on `createLogger`'s loggers (and so inherited by their children), whose mixin writes `requestIdOfLogger`. */
+const writesRequestIds = Symbol('writes request ids');
+/** The mixin's answer on a line of no request's: the merging object is then used as it is. */
+const noRequestId = Object.freeze({});
+
+/**
+ * Fastify's `childLoggerFactory`: a request's logger, its id kept for `createLogger`'s mixin when `logger` is one
+ * of its loggers; otherwise (another logger, other bindings) the child Fastify would have made.
+ */
+export function requestLogger(
+  logger: FastifyBaseLogger,
+  bindings: Readonly<Record<string, unknown>>,
+  options?: Parameters<FastifyBaseLogger['child']>[1],
+): FastifyBaseLogger {
+  const requestId = bindings.reqId;
+  if (typeof requestId !== 'string' || Reflect.get(logger, writesRequestIds) !== true)
+    return logger.child(bindings, options);
+  const child = options && Object.keys(options).length > 0 ? logger.child({}, options) : logger.child({});
+  Reflect.set(child, requestIdOfLogger, requestId);
+  return child;
+}
+
+/** What a redacted field's value becomes. */
+export const redactionCensor = '[redacted]';
+
+/**
+ * `redactedLogPaths` for a line whose only object field is `generation` (a request's line, a generation's line):
+ * the wildcard paths (`*.apiKey`) spelled out under `generation`, the others as they are, so that such a line is
+ * censored exactly where `redactedLogPaths` censors it. pino runs a wildcard path's redactor on every field of
+ * every line, the strings and numbers too, parsing its paths again each time: on the line written once per
+ * request, that was most of the line's cost.
+ */
+export const generationLineRedactedPaths = redactedLogPaths.map((path) =>
+  path.startsWith('*.') ? `generation.${path.slice(2)}` : path,
+);
+
+const generationLineLoggers = new WeakMap<FastifyBaseLogger, FastifyBaseLogger>();
+
+/**
+ * The logger that writes the lines of `generationLineRedactedPaths`: one child of `root` (the application's
+ * logger), made once, at the level of the request loggers it stands in for.
+ */
+export function generationLineLogger(root: FastifyBaseLogger): FastifyBaseLogger {
+  let lines = generationLineLoggers.get(root);
+  if (!lines) {
+    lines = root.child({}, { redact: { paths: generationLineRedactedPaths, censor: redactionCensor } });
+    generationLineLoggers.set(root, lines);
+  }
+  return lines;
+}
+
+/**
  * pino JSON lines on `destination` (stdout, or a file path), written asynchronously in batches. What is
  * buffered is written on exit (pino flushes its destinations then), and within a second otherwise; a process
  * killed outright (SIGKILL) loses at most that second's lines, never a usage record (those are in the database).
@@ -100,7 +159,12 @@ export function createLogger(environment: Environment, destination: number | str
   const logger = pino(
     {
       level: environment.logLevel,
-      redact: { paths: redactedLogPaths, censor: '[redacted]' },
+      redact: { paths: redactedLogPaths, censor: redactionCensor },
+      mixin: (_fields, _level, instance) => {
+        const requestId: unknown = Reflect.get(instance, requestIdOfLogger);
+        return typeof requestId === 'string' ? { reqId: requestId } : noRequestId;
+      },
+      mixinMergeStrategy: (fields, mixed) => (mixed === noRequestId ? fields : Object.assign(mixed, fields)),
       // Method and path only: no headers, and no query string, where a client may have put a credential (`?key=`).
       serializers: {
         req: (request: LoggedRequest) => ({
@@ -113,6 +177,7 @@ export function createLogger(environment: Environment, destination: number | str
     },
     lines,
   );
+  Reflect.set(logger, writesRequestIds, true);
   outlastWriteErrors(stream);
   let dropped = 0;
   stream.on('drop', () => {

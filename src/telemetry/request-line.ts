@@ -1,6 +1,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { EndingHold, RecordedGeneration, RequestLog } from '../domain/generation-route.ts';
 import { nanosToUsd } from '../domain/money.ts';
+import { generationLineLogger } from './logger.ts';
 
 /** Levels at which request lines are written: their fields are not even gathered otherwise. */
 const requestLevels = new Set(['info', 'debug', 'trace']);
@@ -15,6 +16,8 @@ export function logsRequests(level: string): boolean {
  */
 const answerGraceMs = 1_000;
 
+const generationRecorded = 'generation recorded';
+
 /** What a request's line says of its answer. */
 export interface AnswerFields {
   method: string;
@@ -25,6 +28,25 @@ export interface AnswerFields {
   remoteAddress: string;
   /** The usage record of the generation the request made, once it is written. */
   generation?: Readonly<Record<string, unknown>>;
+}
+
+/**
+ * Where a request's line goes: the application's logger (`root`), with the request's id bound as Fastify binds
+ * it (`reqId`) on the request's own logger, so the line's bytes are the same as that logger would write. It goes
+ * through `generationLineLogger`, which censors these lines as every logger does, for less: their fields
+ * are strings and numbers (`AnswerFields`) and one object, `generation`.
+ */
+export interface RequestLineTarget {
+  root: FastifyBaseLogger;
+  requestId: string;
+}
+
+/** A line of `writeLine`: strings and numbers, and at most one object, `generation`. */
+type LineFields = AnswerFields | { event: 'generation'; generation: Readonly<Record<string, unknown>> };
+
+/** Writes a request's line (or its generation's) at `info`, bound to the request's id. */
+export function writeLine(target: RequestLineTarget, fields: LineFields, message: string): void {
+  generationLineLogger(target.root).info({ reqId: target.requestId, ...fields }, message);
 }
 
 /**
@@ -39,7 +61,7 @@ export class RequestLine implements RequestLog {
   private written = false;
   private grace: NodeJS.Timeout | undefined;
 
-  constructor(private readonly log: FastifyBaseLogger) {}
+  constructor(private readonly target: RequestLineTarget) {}
 
   awaits(hold: EndingHold): void {
     this.pending += 1;
@@ -48,7 +70,7 @@ export class RequestLine implements RequestLog {
       const generation = hold.recorded;
       if (generation) {
         const fields = generationFields(generation);
-        if (!this.carries(fields)) writeGenerationLine(this.log, fields);
+        if (!this.carries(fields)) this.writeGeneration(fields);
       }
       this.flush();
     });
@@ -72,7 +94,7 @@ export class RequestLine implements RequestLog {
       this.written = true;
       clearTimeout(this.grace);
       if (this.generation) this.answer.generation = this.generation;
-      this.log.info(this.answer, 'request completed');
+      writeLine(this.target, this.answer, 'request completed');
     } else if (this.generation && this.grace === undefined) {
       this.grace = setTimeout(() => this.writeGenerationAlone(), answerGraceMs);
     }
@@ -84,7 +106,11 @@ export class RequestLine implements RequestLog {
     const generation = this.generation;
     if (this.written || !generation) return;
     this.generation = undefined;
-    writeGenerationLine(this.log, generation);
+    this.writeGeneration(generation);
+  }
+
+  private writeGeneration(generation: Readonly<Record<string, unknown>>): void {
+    writeLine(this.target, { event: 'generation', generation }, generationRecorded);
   }
 }
 
@@ -93,7 +119,7 @@ export function writeGenerationLine(
   log: { info(fields: object, message: string): void },
   generation: Readonly<Record<string, unknown>>,
 ): void {
-  log.info({ event: 'generation', generation }, 'generation recorded');
+  log.info({ event: 'generation', generation }, generationRecorded);
 }
 
 /** What the operator's log line says of a usage record. */

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { readEnvironment } from '../../src/config/environment.ts';
-import { createLogger, maxLogBufferBytes } from '../../src/telemetry/logger.ts';
+import { createLogger, maxLogBufferBytes, requestLogger } from '../../src/telemetry/logger.ts';
 
 const dirs: string[] = [];
 const logFile = () => {
@@ -131,5 +131,35 @@ describe("the gateway's log", () => {
     } finally {
       closeSync(reader);
     }
+  });
+});
+
+describe("a request's logger", () => {
+  it('writes the lines a child bound to the request id writes, byte for byte, secrets censored alike', async () => {
+    const file = logFile();
+    const logger = createLogger(readEnvironment({ LOG_LEVEL: 'info' }), file);
+    const write = (log: ReturnType<typeof requestLogger>) => {
+      log.info({ event: 'x', count: 1, nested: { apiKey: 'gwk_plain', kept: true } }, 'an object');
+      log.warn('a message alone');
+      log.error(new Error('an error'));
+      log.info({ headers: { authorization: 'Bearer plain', accept: 'json' }, token: 'plain' }, 'credentials');
+      log.child({ job: 'j1' }).info({ step: 2 }, 'a child of it');
+    };
+    write(logger.child({ reqId: 'req-1' }));
+    write(requestLogger(logger, { reqId: 'req-1' }, {}));
+    logger.info({ event: 'y' }, 'no request');
+    await new Promise<void>((resolve, reject) => logger.flush((error) => (error ? reject(error) : resolve())));
+    const lines = readFileSync(file, 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      // The time and an error's stack (its line numbers) differ between the two writes.
+      .map((line) => line.replace(/"time":\d+,/, '').replace(/"stack":"(?:[^"\\]|\\.)*"/, '"stack":""'));
+    expect(lines).toHaveLength(11);
+    expect(lines.slice(5, 9)).toEqual(lines.slice(0, 4));
+    // A child of a request's logger writes its own bindings before the request id: the same fields.
+    expect(JSON.parse(lines[9]!)).toEqual(JSON.parse(lines[4]!));
+    expect(lines[0]).toMatch(/"hostname":"[^"]*","reqId":"req-1","event":"x"/);
+    expect(lines.join('\n')).not.toMatch(/plain/);
+    expect(JSON.parse(lines[10]!)).not.toHaveProperty('reqId');
   });
 });

@@ -1,7 +1,8 @@
 import { pino } from 'pino';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { RecordedGeneration } from '../../src/domain/generation-route.ts';
-import { RequestLine, type AnswerFields } from '../../src/telemetry/request-line.ts';
+import { redactedLogPaths, redactionCensor } from '../../src/telemetry/logger.ts';
+import { RequestLine, writeLine, type AnswerFields } from '../../src/telemetry/request-line.ts';
 
 /** A reservation as the line sees it: something that ends once, with the record it was settled with. */
 class Ending {
@@ -21,7 +22,7 @@ function capture(): { line: RequestLine; lines: Array<Record<string, unknown>> }
     { level: 'info' },
     { write: (text: string) => lines.push(JSON.parse(text) as Record<string, unknown>) },
   );
-  return { line: new RequestLine(logger.child({ reqId: 'req-1' })), lines };
+  return { line: new RequestLine({ root: logger, requestId: 'req-1' }), lines };
 }
 
 const answer = (): AnswerFields => ({
@@ -148,5 +149,58 @@ describe("a request's one log line, carrying its generation's record", () => {
         generation: expect.objectContaining({ generationId: 'gen_settled', usdCost: 0.002, providerId: 'p' }),
       }),
     ]);
+  });
+});
+
+describe('the lines of requests and generations', () => {
+  it("are censored where the request's own logger censors them, byte for byte", () => {
+    const written: string[] = [];
+    const root = pino(
+      { level: 'info', timestamp: false, redact: { paths: redactedLogPaths, censor: redactionCensor } },
+      { write: (text: string) => written.push(text) },
+    );
+    const credentials = {
+      apiKey: 'gwk_plain',
+      token: 'token-plain',
+      password: 'password-plain',
+      secret: 'secret-plain',
+      headers: {
+        authorization: 'Bearer bearer-plain',
+        'x-api-key': 'x-api-key-plain',
+        'x-goog-api-key': 'goog-plain',
+        cookie: 'cookie-plain',
+        'set-cookie': 'set-cookie-plain',
+        accept: 'application/json',
+      },
+    };
+    const generation = { ...record, ...credentials, fallbacks: [{ providerId: 'p', ...credentials }] };
+    const lines = [
+      { fields: { ...answer(), generation }, message: 'request completed' },
+      { fields: { event: 'generation' as const, generation }, message: 'generation recorded' },
+      { fields: answer(), message: 'request completed' },
+    ];
+    for (const { fields, message } of lines) {
+      root.child({ reqId: 'req-1' }).info(fields, message);
+      writeLine({ root, requestId: 'req-1' }, fields, message);
+    }
+    expect(written).toHaveLength(6);
+    for (let index = 0; index < written.length; index += 2) expect(written[index + 1]).toBe(written[index]);
+    // Censored one level under the line, as everywhere (the fallbacks' fields, deeper, are the same on both).
+    const censored = {
+      apiKey: redactionCensor,
+      token: redactionCensor,
+      password: redactionCensor,
+      secret: redactionCensor,
+      headers: {
+        authorization: redactionCensor,
+        'x-api-key': redactionCensor,
+        'x-goog-api-key': redactionCensor,
+        cookie: redactionCensor,
+        'set-cookie': redactionCensor,
+        accept: 'application/json',
+      },
+    };
+    for (const text of written.slice(0, 4))
+      expect(JSON.parse(text)).toMatchObject({ reqId: 'req-1', generation: censored });
   });
 });
