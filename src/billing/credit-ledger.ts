@@ -117,7 +117,12 @@ export class CreditLedger {
     await this.askPeers?.(accountId);
   }
 
-  async close(): Promise<void> {
+  /**
+   * Before storage closes: the settlements this process has sent are written (a database writes even a long
+   * queue of them within seconds; `settlementsWithinMs` bounds a broken one), then leased credit goes back.
+   */
+  async close({ settlementsWithinMs = 30_000 }: { settlementsWithinMs?: number } = {}): Promise<void> {
+    await this.pending.drained(settlementsWithinMs);
     await this.leases?.close();
   }
 

@@ -34,14 +34,32 @@ export class PendingSettlements {
   async settled(accountId: string): Promise<void> {
     const pending = this.byAccount.get(accountId);
     if (!pending) return;
-    let timer: NodeJS.Timeout | undefined;
-    const timedOut = new Promise<void>((resolve) => {
-      timer = setTimeout(resolve, this.maxWaitMs);
-    });
-    try {
-      await Promise.race([Promise.all(pending), timedOut]);
-    } finally {
-      clearTimeout(timer);
+    await within(Promise.all(pending), this.maxWaitMs);
+  }
+
+  /**
+   * Resolves once every settlement pending, of every account (those sent while it waits too), is written or
+   * refused, or after `timeoutMs`: a process that stops waits here before it closes storage, so an answer it
+   * gave is not left unsettled by the queue of a busy database.
+   */
+  async drained(timeoutMs: number): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    while (this.byAccount.size > 0 && Date.now() < deadline) {
+      const all = [...this.byAccount.values()].flatMap((pending) => [...pending]);
+      await within(Promise.all(all), deadline - Date.now());
     }
+  }
+}
+
+/** Waits for `work`, or `timeoutMs`, whichever ends first. */
+async function within(work: Promise<unknown>, timeoutMs: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const timedOut = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, timeoutMs);
+  });
+  try {
+    await Promise.race([work, timedOut]);
+  } finally {
+    clearTimeout(timer);
   }
 }

@@ -69,4 +69,27 @@ describe('PendingSettlements', () => {
     await expect(pending.track('acct_a', Promise.reject(new Error('refused')))).rejects.toThrow('refused');
     expect(await hasResolved(pending.settled('acct_a'))).toBe(true);
   });
+
+  it('drains the settlements of every account, those sent while it waits too, before a stop closes storage', async () => {
+    const pending = new PendingSettlements(500);
+    const first = deferred();
+    const late = deferred();
+    void pending.track('acct_a', first.promise);
+    const draining = pending.drained(30_000);
+    void pending.track('acct_b', late.promise);
+    first.resolve();
+    expect(await hasResolved(draining)).toBe(false);
+    late.resolve();
+    expect(await hasResolved(draining)).toBe(true);
+  });
+
+  it('stops waiting for a settlement storage never answers after the drain bound, not the read bound', async () => {
+    const pending = new PendingSettlements(500);
+    void pending.track('acct_a', new Promise(() => undefined));
+    const draining = pending.drained(30_000);
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(await hasResolved(draining)).toBe(false);
+    await vi.advanceTimersByTimeAsync(29_000);
+    expect(await hasResolved(draining)).toBe(true);
+  });
 });
