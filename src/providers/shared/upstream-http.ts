@@ -8,6 +8,13 @@ import type { ProviderTarget } from '../provider-adapter.ts';
 /** An upstream answer's body: bytes as they arrive; destroying it closes the upstream exchange. */
 export type UpstreamBody = Readable;
 
+/** A piece of an upstream body: undici yields bytes; anything else is a transport fault, not an answer. */
+export function bodyBytes(chunk: unknown): Buffer {
+  if (Buffer.isBuffer(chunk)) return chunk;
+  if (chunk instanceof Uint8Array) return Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+  throw new UpstreamUnreachableError('protocol', 'the upstream body yielded something other than bytes');
+}
+
 export interface UpstreamResponse {
   status: number;
   headers: Dispatcher.ResponseData['headers'];
@@ -201,7 +208,7 @@ async function readText(
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of body) {
-    const buffer = chunk as Buffer;
+    const buffer = bodyBytes(chunk);
     size += buffer.length;
     if (size > limit) {
       body.destroy();

@@ -11,7 +11,7 @@ import {
 import { subtitleOf, type SubtitleSentence } from '../../domain/speech.ts';
 import type { CallOptions } from '../provider-adapter.ts';
 import type { UpstreamHttp } from '../shared/upstream-http.ts';
-import { unreachable } from '../shared/upstream-http.ts';
+import { bodyBytes, unreachable } from '../shared/upstream-http.ts';
 import { checkedEvent } from '../shared/wire-data.ts';
 
 /** Longest line of the answer: one chunk of base64 audio. */
@@ -90,7 +90,7 @@ export async function speechTts(
   };
   try {
     for await (const chunk of response.body) {
-      pending += decoder.decode(chunk as Buffer, { stream: true });
+      pending += decoder.decode(bodyBytes(chunk), { stream: true });
       if (pending.length > maxFrameCharacters)
         throw new UpstreamUnreachableError(
           'protocol',

@@ -34,7 +34,7 @@ export const mediaFilesRoutes: FastifyPluginAsyncTypebox<{ services: MediaFilesS
       },
     },
     handler: async (request, reply) => {
-      const objectKey = (request.params as { '*': string })['*'];
+      const objectKey = request.params['*'];
       const range = request.headers.range;
       const download = await services.mediaDownloads.open(objectKey, request.query, {
         range: typeof range === 'string' ? range : undefined,
