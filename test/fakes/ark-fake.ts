@@ -202,9 +202,13 @@ async function seedream(request: RecordedRequest, response: ServerResponse, file
     }
     const size = layers && index > 0 ? { width: 8, height: 6 } : { width: 32, height: 24 };
     const png = fakePng(`${body.prompt}|${index}`, size.width, size.height);
-    const item: SeedreamItem = base64
-      ? { b64_json: png.toString('base64') }
-      : { url: files.add(png, { expired: scenario.expiredUrls, delayMs: scenario.fileDelayMs }) };
+    // The vendor's SDK types name each image's `output_format`; the fake's images are all PNG.
+    const item: SeedreamItem & { output_format: 'png' } = {
+      ...(base64
+        ? { b64_json: png.toString('base64') }
+        : { url: files.add(png, { expired: scenario.expiredUrls, delayMs: scenario.fileDelayMs }) }),
+      output_format: 'png',
+    };
     item.size = `${size.width}x${size.height}`;
     if (layers) {
       item.z_index = index;
@@ -218,7 +222,13 @@ async function seedream(request: RecordedRequest, response: ServerResponse, file
     data.push(item);
   }
   const made = data.filter((item) => !item.error).length;
-  const usage = { generated_images: made, output_tokens: 16_384 * made, total_tokens: 16_384 * made };
+  const inputImages = body.image === undefined ? 0 : typeof body.image === 'string' ? 1 : body.image.length;
+  const usage = {
+    input_images: inputImages,
+    generated_images: made,
+    output_tokens: 16_384 * made,
+    total_tokens: 16_384 * made,
+  };
   if (body.stream === true) {
     // One event per image as it is finished, then the completion with usage, then [DONE] (ModelArk wire notes).
     response.writeHead(200, { 'content-type': 'text/event-stream', 'x-request-id': 'fake-ark-request' });
