@@ -83,42 +83,24 @@ describe('ModelArk answers replayed against the Ark adapter', () => {
     });
   });
 
-  it("refuses the SDK's layer decomposition answer: its bounding_box is an object, the protocol reads an array", async () => {
-    // src/protocols/ark/images.ts assumes `bounding_box: [left, top, right, bottom]` (wire-notes.md); the vendor's
-    // SDK types it `{absolute, normalized}`. Until the schema follows the SDK, the whole answer is refused.
+  it("reads the SDK's layer decomposition answer: the base image, and each layer with its box in pixels", async () => {
     const recorded = fixture('images-layers');
-    const layered = (answer: VendorFixture) =>
-      onArk(answer, (target) =>
-        adapter
-          .images!.generate(
-            {
-              upstreamModel: 'seedream-model',
-              images: [{ kind: 'url', url: 'https://ark.example/inputs/poster.png' }],
-              numberOfImages: 1,
-              layers: { resolution: '2K' },
-            },
-            { target },
-          )
-          .then(
-            (result) => result.images.map((image) => image.layer),
-            (error: unknown) => (error instanceof Error ? error.message : String(error)),
-          ),
-      );
-    const { result } = await layered(recorded);
-    expect(result).toBe('the upstream answered with an image generation answer that does not follow its protocol');
-    // The same answer with only the box turned into the protocol's array is read: the box is what differs.
-    const boxAsArray: unknown = JSON.parse(
-      JSON.stringify(recorded.response.body).replace(
-        '"bounding_box":{"absolute":[100,200,740,680],"normalized":[49,98,361,332]}',
-        '"bounding_box":[100,200,740,680]',
+    const { result, sent } = await onArk(recorded, (target) =>
+      adapter.images!.generate(
+        {
+          upstreamModel: 'seedream-model',
+          images: [{ kind: 'url', url: 'https://ark.example/inputs/poster.png' }],
+          numberOfImages: 1,
+          layers: { resolution: '2K' },
+        },
+        { target },
       ),
     );
-    expect(boxAsArray).not.toEqual(recorded.response.body);
-    const asArray = { ...recorded, response: { ...recorded.response, body: boxAsArray } };
-    const read = await layered(asArray);
-    expect(read.result).toEqual([
+    // The request asks for layers as the SDK does: a boolean.
+    expect(sent[0]?.body).toMatchObject({ layer_decomposition: true, image: 'https://ark.example/inputs/poster.png' });
+    expect(result.images.map((image) => image.layer)).toEqual([
       { zIndex: 0 },
-      expect.objectContaining({ zIndex: 1, name: 'title', description: "the poster's title lettering" }),
+      { zIndex: 1, box: [100, 200, 740, 680], name: 'title', description: "the poster's title lettering" },
     ]);
   });
 

@@ -174,7 +174,7 @@ async function seedream(request: RecordedRequest, response: ServerResponse, file
   }
   if (scenario.garbage)
     return void response.writeHead(200, { 'content-type': 'application/json' }).end('{"data": "not a list"}');
-  const layers = body.layer_decomposition?.enabled === true;
+  const layers = body.layer_decomposition === true;
   if (layers && (typeof body.image !== 'string' || body.size !== undefined))
     return sendError(response, 400, {
       code: 'InvalidParameter',
@@ -214,7 +214,7 @@ async function seedream(request: RecordedRequest, response: ServerResponse, file
       item.z_index = index;
       if (index > 0) {
         const left = 4 * index;
-        item.bounding_box = [left, 2 * index, left + size.width, 2 * index + size.height];
+        item.bounding_box = { absolute: [left, 2 * index, left + size.width, 2 * index + size.height] };
         item.name = `element ${index}`;
         item.description = `the ${index}. element of the picture`;
       }

@@ -211,7 +211,7 @@ describe('image jobs through the ModelArk and OpenAI fakes', () => {
       .filter((request) => request.path === seedreamPath && (request.body as { prompt: string }).prompt === 'split it')
       .at(-1)!.body;
     expect(sent).toMatchObject({
-      layer_decomposition: { enabled: true },
+      layer_decomposition: true,
       resolution: '2K',
       image: `data:image/png;base64,${tinyPngBase64}`,
     });

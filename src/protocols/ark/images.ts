@@ -29,8 +29,8 @@ export const SeedreamRequest = Type.Object({
     Type.Object({ mode: Type.Union([Type.Literal('standard'), Type.Literal('fast')]) }),
   ),
   stream: Type.Optional(Type.Boolean()),
-  /** Layer mode (assumed): split the one `image` into a base image and layers. */
-  layer_decomposition: Type.Optional(Type.Object({ enabled: Type.Boolean() })),
+  /** Layer mode: split the one `image` into a base image and layers (a boolean, as the vendor's SDK sends it). */
+  layer_decomposition: Type.Optional(Type.Boolean()),
   /** Layer mode (assumed): the output tier instead of `size`. */
   resolution: Type.Optional(
     Type.Union([Type.Literal('1K'), Type.Literal('1.5K'), Type.Literal('2K'), Type.Literal('auto')]),
@@ -41,6 +41,9 @@ export const isSeedreamRequest = wireCheck(SeedreamRequest);
 
 const ItemError = Type.Object({ code: Type.String(), message: Type.String() });
 
+/** A box's edges, `[left, top, right, bottom]`. */
+const LayerEdges = Type.Array(Type.Number(), { minItems: 4, maxItems: 4 });
+
 /** One output of the answer: an image (URL or base64), or the error of an image the group could not make. */
 export const SeedreamItem = Type.Object({
   url: Type.Optional(Type.String()),
@@ -49,8 +52,16 @@ export const SeedreamItem = Type.Object({
   error: Type.Optional(ItemError),
   /** Layer mode (assumed): 0 for the base image, then ascending. */
   z_index: Type.Optional(Type.Integer({ minimum: 0 })),
-  /** Layer mode (assumed): `[left, top, right, bottom]` in pixels of the base image. */
-  bounding_box: Type.Optional(Type.Array(Type.Number(), { minItems: 4, maxItems: 4 })),
+  /**
+   * Layer mode: where the layer lies on the base image, as the vendor's SDK types it (`absolute` in pixels,
+   * `normalized` from 0 to 1000, each `[left, top, right, bottom]`); a bare array of pixels is read too.
+   */
+  bounding_box: Type.Optional(
+    Type.Union([
+      LayerEdges,
+      Type.Object({ absolute: Type.Optional(LayerEdges), normalized: Type.Optional(LayerEdges) }),
+    ]),
+  ),
   name: Type.Optional(Type.String()),
   description: Type.Optional(Type.String()),
 });

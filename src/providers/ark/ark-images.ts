@@ -37,7 +37,7 @@ export function seedreamBody(request: ImageGenerationRequest): SeedreamRequest {
   const body: SeedreamRequest = { model: request.upstreamModel, prompt: request.prompt ?? '', response_format: 'url' };
   if (images.length > 0) body.image = images.length === 1 ? images[0]! : images;
   if (request.layers) {
-    body.layer_decomposition = { enabled: true };
+    body.layer_decomposition = true;
     body.resolution = request.layers.resolution;
   } else {
     if (request.size !== undefined) body.size = request.size;
@@ -53,7 +53,9 @@ export function seedreamBody(request: ImageGenerationRequest): SeedreamRequest {
   return body;
 }
 
-function box(values: readonly number[] | undefined): LayerBox | undefined {
+function box(given: SeedreamItem['bounding_box']): LayerBox | undefined {
+  // The box in pixels of the base image: the SDK's `absolute`, or a bare array of them.
+  const values = Array.isArray(given) ? given : given?.absolute;
   if (values?.length !== 4 || !values.every(Number.isFinite)) return undefined;
   return [values[0]!, values[1]!, values[2]!, values[3]!];
 }
