@@ -96,6 +96,12 @@ describe('a relayed answer names the catalog model', () => {
     expect(JSON.parse(relayed(meter, [JSON.stringify(answer)]))).toEqual({ ...answer, model: 'catalog-id' });
   });
 
+  it('splices the model of a whole answer in place, keeping every other byte as it came', () => {
+    const answer = '{"id":"c","model":"up","object":"chat.completion","choices":[],  "extra" :  "kept"}';
+    const meter = meterFor(openAiRelayMeter, 'chat-completions', { streaming: false });
+    expect(relayed(meter, [answer])).toBe(answer.replace('"model":"up"', '"model":"catalog-id"'));
+  });
+
   it('passes a whole answer that names the catalog id byte for byte', () => {
     const answer = '{ "id": "c", "model": "catalog-id", "object": "chat.completion", "choices": [] }';
     const meter = meterFor(openAiRelayMeter, 'chat-completions', { streaming: false });

@@ -2,7 +2,7 @@ import { DeliveredOutput } from '../../domain/delivered-output.ts';
 import type { OutputLimit } from '../../domain/output-limit.ts';
 import type { WireCheck } from '../../protocols/wire-check.ts';
 import type { RelayMeter, RelayReading, ServedModel } from '../provider-adapter.ts';
-import { nameServedModel, type RenamedField, topLevelSplicer } from './served-model.ts';
+import { nameServedModel, type RenamedField, sseDataStart, topLevelSplicer } from './served-model.ts';
 import type { StreamSplitter } from './stream-splitters.ts';
 import { checkedEvent } from './wire-data.ts';
 
@@ -124,8 +124,11 @@ export function streamRelayMeter<T>(
           if (outcome !== true) {
             // The event names the served model: its one top-level field spliced in place (a chat chunk names its
             // model in each event), else its data written again whole.
-            const event = { bytes, start: relayed, end: end + shift, data };
-            const member = outcome.renamed.length === 1 ? splice?.(event, outcome.renamed[0]!) : undefined;
+            const dataStart = sseDataStart(bytes, relayed);
+            const member =
+              outcome.renamed.length === 1 && dataStart !== undefined
+                ? splice?.({ bytes, dataStart, data }, outcome.renamed[0]!)
+                : undefined;
             if (member) {
               pieces.push(bytes.subarray(copied, member.at), member.replacement);
               copied = member.at + member.length;
@@ -183,20 +186,33 @@ export function jsonRelayMeter<T>(
     joined ??= Buffer.concat(chunks);
     return joined;
   };
-  let answer: { value: T | undefined; renamed: boolean } | undefined;
+  let answer: { value: T | undefined; text: string; renamed: readonly RenamedField[] } | undefined;
   const read = () => {
     if (!answer) {
+      const text = whole().toString('utf8');
       let value: unknown;
       try {
-        value = JSON.parse(whole().toString('utf8'));
+        value = JSON.parse(text);
       } catch {
         value = undefined;
       }
       answer = check(value)
-        ? { value, renamed: servedAs !== undefined && nameServedModel(value, servedAs).length > 0 }
-        : { value: undefined, renamed: false };
+        ? { value, text, renamed: servedAs === undefined ? [] : nameServedModel(value, servedAs) }
+        : { value: undefined, text, renamed: [] };
     }
     return answer;
+  };
+  /** The answer as relayed: as it came, its one top-level model field spliced in place, or written again. */
+  const relayed = (value: T): Uint8Array => {
+    const { text, renamed } = read();
+    if (renamed.length === 0) return whole();
+    const member =
+      renamed.length === 1 && servedAs
+        ? topLevelSplicer(servedAs)({ bytes: whole(), dataStart: 0, data: text }, renamed[0]!)
+        : undefined;
+    if (!member) return Buffer.from(JSON.stringify(value));
+    const bytes = whole();
+    return Buffer.concat([bytes.subarray(0, member.at), member.replacement, bytes.subarray(member.at + member.length)]);
   };
   const parsed = () => read().value;
   const readingOf = (value: T | undefined): RelayReading =>
@@ -212,7 +228,7 @@ export function jsonRelayMeter<T>(
       const reading = readingOf(value);
       if (reading.usage) limit.report(reading.usage.outputTokens);
       else limit.add(reading.output.text, reading.output.charactersBeyond);
-      if (limit.delivered <= limit.maxTokens) return read().renamed ? Buffer.from(JSON.stringify(value)) : whole();
+      if (limit.delivered <= limit.maxTokens) return relayed(value);
       return Buffer.from(JSON.stringify(lengthFinished(value)));
     },
     cut: false,

@@ -53,16 +53,21 @@ export interface MemberSplice {
   replacement: Uint8Array;
 }
 
-/** An event whose data was read: its bytes (`start` to `end` of `bytes`) and its data's text. */
+/** An event or answer that was read: its bytes, the offset in them where its JSON text begins, and that text. */
 export interface ReadEvent {
   bytes: Uint8Array;
-  start: number;
-  end: number;
+  dataStart: number;
   data: string;
 }
 
 const dataField = Buffer.from('data:');
 const space = 0x20;
+
+/** Where the data of a server-sent event that starts at `start` begins: after its `data:` field name and space. */
+export function sseDataStart(bytes: Uint8Array, start: number): number | undefined {
+  if (!holdsAt(bytes, dataField, start)) return undefined;
+  return start + dataField.length + (bytes[start + dataField.length] === space ? 1 : 0);
+}
 const nonAscii = /[\u0080-\uffff]/;
 
 /** Whether `bytes` hold `part` at `at`. */
@@ -84,10 +89,10 @@ function isTopLevelMember(text: string, at: number): boolean {
 }
 
 /**
- * Finds a renamed top-level field of an event, `"key":"was"`, to splice the served model into its bytes
- * without writing the event again. It is spliced where the event is one `data:` line whose text up to the field
- * is ASCII (so the field's byte offset is its offset in the text) and the field is a member of the outermost
- * object, not of one nested in it (such as a tool's input); anywhere else the event is written again whole.
+ * Finds a renamed top-level field of an event or answer, `"key":"was"`, to splice the served model into its
+ * bytes without writing it again. It is spliced where the text up to the field is ASCII (so the field's byte
+ * offset is its offset in the text) and the field is a member of the outermost object, not of one nested in it
+ * (such as a tool's input); anywhere else the event or answer is written again whole.
  * An upstream names the same model in every event: the member's text and bytes are made once per stream, and
  * the search runs on the text the meter already decoded.
  */
@@ -95,7 +100,7 @@ export function topLevelSplicer({
   modelId,
 }: ServedModel): (event: ReadEvent, field: RenamedField) => MemberSplice | undefined {
   let made: { key: string; was: string; member: string; bytes: Buffer; replacement: Buffer } | undefined;
-  return ({ bytes, start, data }, { path, was }) => {
+  return ({ bytes, dataStart, data }, { path, was }) => {
     if (path.length !== 1) return undefined;
     const key = path[0]!;
     if (made?.key !== key || made.was !== was) {
@@ -110,8 +115,6 @@ export function topLevelSplicer({
     }
     const at = data.indexOf(made.member);
     if (at === -1 || !isTopLevelMember(data, at) || nonAscii.test(data.slice(0, at))) return undefined;
-    if (!holdsAt(bytes, dataField, start)) return undefined;
-    const dataStart = start + dataField.length + (bytes[start + dataField.length] === space ? 1 : 0);
     const offset = dataStart + at;
     return holdsAt(bytes, made.bytes, offset)
       ? { at: offset, length: made.bytes.length, replacement: made.replacement }
