@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyRequest, onSendHookHandler, preHandlerAsyncHookHandler } from 'fastify';
 import Type from 'typebox';
 import { Compile } from 'typebox/compile';
 import { recordableRequest, type AuditAction, type AuditActor, type AuditSubjectType } from '../domain/audit-entry.ts';
@@ -92,31 +92,42 @@ function actorOf(request: FastifyRequest, accountId: string | null): AuditActor 
  * read before its handler runs and after it answered with success, and the entry (who, what before and after,
  * the request's body without secrets, the client's address and the request id) written before the answer
  * leaves. A failed write fails the answer, so a success always has its entry. Answers that fail change
- * nothing and leave none. Registered on the root, before any surface, so every route inherits it.
+ * nothing and leave none. Registered on the root before any surface, so it sees every route as it is added.
  */
 export function recordChanges(app: FastifyInstance, trail: AuditTrail): void {
   app.decorateRequest('operatorActing', false);
   app.decorateRequest('auditBefore', null);
-  app.addHook('preHandler', async (request) => {
-    const audited = request.routeOptions.config.audit;
-    if (!audited || audited.subject.from === 'answer') return;
-    request.auditBefore = await trail.stateOf(subjectOf(request, audited, undefined));
+  // The hooks join only the routes that declare `audit`: every other request (a generation) runs none of them.
+  app.addHook('onRoute', (route) => {
+    const audited = route.config?.audit;
+    if (!audited) return;
+    const readBefore: preHandlerAsyncHookHandler = async (request) => {
+      if (audited.subject.from === 'answer') return;
+      request.auditBefore = await trail.stateOf(subjectOf(request, audited, undefined));
+    };
+    const writeEntry: onSendHookHandler = async (request, reply, payload) => {
+      if (reply.statusCode >= 300) return payload;
+      await trail.recordChange({
+        actor: (accountId) => actorOf(request, accountId),
+        action: audited.action,
+        subject: subjectOf(request, audited, payload),
+        before: request.auditBefore,
+        ...(audited.subject.type === 'config' ? { after: configAfter(payload) } : {}),
+        request: recordableRequest(request.body),
+        clientAddress: request.ip,
+        requestId: request.id,
+      });
+      return payload;
+    };
+    route.preHandler = [...listOf(route.preHandler), readBefore];
+    route.onSend = [...listOf(route.onSend), writeEntry];
   });
-  app.addHook('onSend', async (request, reply, payload) => {
-    const audited = request.routeOptions.config.audit;
-    if (!audited || reply.statusCode >= 300) return payload;
-    await trail.recordChange({
-      actor: (accountId) => actorOf(request, accountId),
-      action: audited.action,
-      subject: subjectOf(request, audited, payload),
-      before: request.auditBefore,
-      ...(audited.subject.type === 'config' ? { after: configAfter(payload) } : {}),
-      request: recordableRequest(request.body),
-      clientAddress: request.ip,
-      requestId: request.id,
-    });
-    return payload;
-  });
+}
+
+/** A route's hooks of one kind, as a list (Fastify takes one, several, or none). */
+function listOf<Hook>(hooks: Hook | Hook[] | undefined): Hook[] {
+  if (hooks === undefined) return [];
+  return Array.isArray(hooks) ? hooks : [hooks];
 }
 
 /** The time range of an audit log query, as dates (the query's schema checked both are ISO 8601). */
