@@ -109,8 +109,13 @@ export type AuditRequest = Static<typeof AuditRequestSchema>;
 export const auditStateCheck = storedCheck(AuditStateSchema);
 export const auditRequestCheck = storedCheck(AuditRequestSchema);
 
-/** Field names whose values are secrets wherever they appear in a request body. */
-const secretFields = new Set(['password', 'key', 'token', 'secret', 'apikey', 'sessiontoken', 'sessionid']);
+/**
+ * Whether a field's value is a secret wherever it appears in a request body: its name, with case, `_` and `-`
+ * set aside, ends in password, key, token, secret or session id (`newPassword`, `api_key`, `refresh-token`), or
+ * is an authorization or a cookie. An id naming a key (`keyId`) is not one.
+ */
+const secretField = /(password|key|token|secret|sessionid)$|^(authorization|cookie)$/;
+const isSecretField = (field: string) => secretField.test(field.toLowerCase().replace(/[_-]/g, ''));
 
 /** `value` without any field named as a secret, at any depth: what the log may keep of a request body. */
 export function withoutSecrets(value: unknown): unknown {
@@ -118,7 +123,7 @@ export function withoutSecrets(value: unknown): unknown {
   if (typeof value !== 'object' || value === null) return value;
   return Object.fromEntries(
     Object.entries(value)
-      .filter(([field]) => !secretFields.has(field.toLowerCase()))
+      .filter(([field]) => !isSecretField(field))
       .map(([field, inner]) => [field, withoutSecrets(inner)]),
   );
 }
