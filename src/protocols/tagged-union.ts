@@ -40,18 +40,22 @@ function memberBranches(members: readonly TaggedMember[]): object[] {
 /**
  * A union the protocol keeps open: values of the known types must follow their member's schema; a value of
  * another type (one the protocol added later, a server tool's block) passes as any object naming its type, so
- * what a client sends is forwarded as sent. Narrow a value to its known members with `knownMemberOf`.
+ * what a client sends is forwarded as sent. With `untagged`, an object without a `type` is that member and must
+ * follow its schema (a Responses message item may leave its type out); without it, `type` is required. Narrow a
+ * value to its known members with `knownMemberOf`.
  */
-export function openTaggedUnion<const Members extends readonly TaggedMember[]>(
+export function openTaggedUnion<const Members extends readonly TaggedMember[], Untagged extends TObject = never>(
   members: Members,
-  options: { description?: string } = {},
-): TUnsafe<Static<Members[number]> | OtherMember> {
-  return Type.Unsafe<Static<Members[number]> | OtherMember>({
+  { untagged, ...options }: { description?: string; untagged?: Untagged } = {},
+): TUnsafe<Static<Members[number]> | Static<Untagged> | OtherMember> {
+  // An object without a `type`: the `properties` entry only declares the field the `required` names.
+  const missing = untagged ? [conditional({ not: { properties: { type: {} }, required: ['type'] } }, untagged)] : [];
+  return Type.Unsafe<Static<Members[number]> | Static<Untagged> | OtherMember>({
     ...options,
     type: 'object',
-    required: ['type'],
+    ...(untagged ? {} : { required: ['type'] }),
     properties: { type: { type: 'string' } },
-    allOf: memberBranches(members),
+    allOf: [...memberBranches(members), ...missing],
   });
 }
 

@@ -1,7 +1,7 @@
 import { Type, type Static } from 'typebox';
 import type { FinishReason, TokenUsage } from '../../domain/chat.ts';
 import { objectWithOneOf, wireCheck } from '../wire-check.ts';
-import { openTaggedUnion } from './open-union.ts';
+import { openTaggedUnion } from '../tagged-union.ts';
 
 const Nullable = <T extends Parameters<typeof Type.Optional>[0]>(schema: T) => Type.Union([schema, Type.Null()]);
 
@@ -36,13 +36,7 @@ export const RefusalPart = Type.Object({ type: Type.Literal('refusal'), refusal:
 
 /** One part of a message's content. */
 export const ChatContentPart = openTaggedUnion(
-  {
-    text: ChatTextPart,
-    image_url: ChatImagePart,
-    input_audio: InputAudioPart,
-    file: ChatFilePart,
-    refusal: RefusalPart,
-  },
+  [ChatTextPart, ChatImagePart, InputAudioPart, ChatFilePart, RefusalPart],
   { description: 'A content part' },
 );
 export type ChatContentPart = Static<typeof ChatContentPart>;
@@ -57,7 +51,7 @@ export const ChatFunctionCall = Type.Object({
 });
 export type ChatFunctionCall = Static<typeof ChatFunctionCall>;
 export const isChatFunctionCall = wireCheck(ChatFunctionCall);
-const ChatToolCall = openTaggedUnion({ function: ChatFunctionCall }, { description: 'A tool call' });
+const ChatToolCall = openTaggedUnion([ChatFunctionCall], { description: 'A tool call' });
 
 /** A message of the conversation; fields of other roles and kinds are kept. */
 export const ChatMessage = Type.Object(
@@ -86,7 +80,7 @@ export const ChatFunctionTool = Type.Object({
 });
 export type ChatFunctionTool = Static<typeof ChatFunctionTool>;
 export const isChatFunctionTool = wireCheck(ChatFunctionTool);
-export const ChatTool = openTaggedUnion({ function: ChatFunctionTool }, { description: 'A tool' });
+export const ChatTool = openTaggedUnion([ChatFunctionTool], { description: 'A tool' });
 export type ChatTool = Static<typeof ChatTool>;
 
 /** The tool choices every protocol of the family names by a word (literals each, so a union of them reads flat). */
@@ -99,7 +93,7 @@ export const ChatNamedToolChoice = Type.Object({
 export const isChatNamedToolChoice = wireCheck(ChatNamedToolChoice);
 export const ChatToolChoice = Type.Union([
   ...toolChoiceWords,
-  openTaggedUnion({ function: ChatNamedToolChoice }, { description: 'A named tool' }),
+  openTaggedUnion([ChatNamedToolChoice], { description: 'A named tool' }),
 ]);
 export type ChatToolChoice = Static<typeof ChatToolChoice>;
 
@@ -118,10 +112,9 @@ export const ChatJsonSchemaFormat = Type.Object({
   json_schema: Type.Object(jsonSchemaFormatFields),
 });
 export const isChatJsonSchemaFormat = wireCheck(ChatJsonSchemaFormat);
-export const ChatResponseFormat = openTaggedUnion(
-  { text: TextFormat, json_object: JsonObjectFormat, json_schema: ChatJsonSchemaFormat },
-  { description: 'The answer format' },
-);
+export const ChatResponseFormat = openTaggedUnion([TextFormat, JsonObjectFormat, ChatJsonSchemaFormat], {
+  description: 'The answer format',
+});
 export type ChatResponseFormat = Static<typeof ChatResponseFormat>;
 
 export const StreamOptions = Type.Object({

@@ -11,7 +11,7 @@ import {
   TextFormat,
   toolChoiceWords,
 } from './chat-completions.ts';
-import { openTaggedUnion } from './open-union.ts';
+import { openTaggedUnion } from '../tagged-union.ts';
 
 const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
 
@@ -34,14 +34,7 @@ const InputFilePart = Type.Object({
 });
 /** One part of an input message's content (or of a function call's output). */
 export const ResponsesContentPart = openTaggedUnion(
-  {
-    input_text: InputTextPart,
-    output_text: OutputTextPart,
-    input_image: InputImagePart,
-    input_file: InputFilePart,
-    input_audio: InputAudioPart,
-    refusal: RefusalPart,
-  },
+  [InputTextPart, OutputTextPart, InputImagePart, InputFilePart, InputAudioPart, RefusalPart],
   { description: 'A content part' },
 );
 export type ResponsesContentPart = Static<typeof ResponsesContentPart>;
@@ -69,26 +62,25 @@ export const FunctionCallOutputItem = Type.Object({
 export const isFunctionCallOutputItem = wireCheck(FunctionCallOutputItem);
 
 /** One item of the input: a message, a function call and its output, or another kind (reasoning, references...). */
-export const ResponsesInputItem = openTaggedUnion(
-  { message: ResponsesMessageItem, function_call: FunctionCallItem, function_call_output: FunctionCallOutputItem },
-  { description: 'An input item', untagged: ResponsesMessageItem },
-);
+export const ResponsesInputItem = openTaggedUnion([ResponsesMessageItem, FunctionCallItem, FunctionCallOutputItem], {
+  description: 'An input item',
+  untagged: ResponsesMessageItem,
+});
 export type ResponsesInputItem = Static<typeof ResponsesInputItem>;
 
 /** A function tool, its definition's fields written on the tool itself (Chat nests them under `function`). */
 export const ResponsesFunctionTool = Type.Object({ type: Type.Literal('function'), ...functionDefinitionFields });
 export const isResponsesFunctionTool = wireCheck(ResponsesFunctionTool);
-export const ResponsesTool = openTaggedUnion(
-  { function: ResponsesFunctionTool },
-  { description: 'A tool: a function, or one of the built-in tools' },
-);
+export const ResponsesTool = openTaggedUnion([ResponsesFunctionTool], {
+  description: 'A tool: a function, or one of the built-in tools',
+});
 export type ResponsesTool = Static<typeof ResponsesTool>;
 
 export const ResponsesNamedToolChoice = Type.Object({ type: Type.Literal('function'), name: Type.String() });
 export const isResponsesNamedToolChoice = wireCheck(ResponsesNamedToolChoice);
 export const ResponsesToolChoice = Type.Union([
   ...toolChoiceWords,
-  openTaggedUnion({ function: ResponsesNamedToolChoice }, { description: 'A named tool' }),
+  openTaggedUnion([ResponsesNamedToolChoice], { description: 'A named tool' }),
 ]);
 export type ResponsesToolChoice = Static<typeof ResponsesToolChoice>;
 
@@ -97,10 +89,7 @@ export const ResponsesJsonSchemaFormat = Type.Object({ type: Type.Literal('json_
 export const isResponsesJsonSchemaFormat = wireCheck(ResponsesJsonSchemaFormat);
 export const ResponsesTextSettings = Type.Object({
   format: Type.Optional(
-    openTaggedUnion(
-      { text: TextFormat, json_object: JsonObjectFormat, json_schema: ResponsesJsonSchemaFormat },
-      { description: 'The answer format' },
-    ),
+    openTaggedUnion([TextFormat, JsonObjectFormat, ResponsesJsonSchemaFormat], { description: 'The answer format' }),
   ),
   verbosity: Type.Optional(Nullable(Type.String({ description: 'low, medium or high' }))),
 });
