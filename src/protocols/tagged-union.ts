@@ -54,7 +54,7 @@ export function openTaggedUnion<const Members extends readonly TaggedMember[], U
     ...options,
     type: 'object',
     ...(untagged ? {} : { required: ['type'] }),
-    properties: { type: { type: 'string' } },
+    properties: { type: { type: 'string', description: `One of: ${members.map(tagOf).join(', ')}; or another kind` } },
     allOf: [...memberBranches(members), ...missing],
   });
 }
