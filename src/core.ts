@@ -42,6 +42,12 @@ import { FsObjectStore } from './storage/fs-object-store.ts';
 import { MediaDownloads } from './gateway/media-downloads.ts';
 import { queuedJobRows } from './gateway/media-rows.ts';
 import { ProviderBreakers } from './gateway/provider-breakers.ts';
+import { ProviderRowConsole } from './gateway/provider-row-console.ts';
+import { RowHealth } from './gateway/row-health.ts';
+import { OperatorAccounts } from './identity/operator-accounts.ts';
+import { UsageSearch } from './billing/usage-search.ts';
+import { AccountSearchRepository } from './storage/account-search-repository.ts';
+import { UsageSearchRepository } from './storage/usage-search-repository.ts';
 import { GatewayTelemetry } from './telemetry/gateway-telemetry.ts';
 import { MediaLibrary } from './gateway/media-library.ts';
 import { ImageRequests } from './gateway/image-requests.ts';
@@ -175,8 +181,10 @@ export async function openCore(options: CoreOptions): Promise<Core> {
     },
     (row, state) => telemetry.breakerChanged(row, state),
   );
+  const rowHealth = new RowHealth();
   const resilience: Resilience = {
     breakers,
+    health: rowHealth,
     events: telemetry,
     retryBudgetMs: config.upstream.retryBudgetMs,
     maxRetries: config.upstream.maxRetries,
@@ -338,18 +346,31 @@ export async function openCore(options: CoreOptions): Promise<Core> {
     },
     logger,
   });
+  const accountService = new AccountService({
+    accounts: accountsRepository,
+    sessions: sessionsRepository,
+    storage: events,
+    secretKeys,
+    signupCreditsUsd: config.accounts.signupCreditsUsd,
+    sessionTtlSeconds: config.accounts.sessionTtlSeconds,
+  });
   const services: GatewayServices = {
     config,
     configReloader,
     catalog,
     authenticator,
-    accounts: new AccountService({
-      accounts: accountsRepository,
-      sessions: sessionsRepository,
-      storage: events,
-      secretKeys,
-      signupCreditsUsd: config.accounts.signupCreditsUsd,
-      sessionTtlSeconds: config.accounts.sessionTtlSeconds,
+    accounts: accountService,
+    operatorAccounts: new OperatorAccounts({
+      search: new AccountSearchRepository(storage.db),
+      accounts: accountService,
+    }),
+    usageSearch: new UsageSearch(new UsageSearchRepository(storage.db)),
+    providerRows: new ProviderRowConsole({
+      catalog,
+      breakers,
+      health: rowHealth,
+      adapters,
+      providers: config.providers,
     }),
     apiKeys: new ApiKeyService({
       apiKeys: apiKeysRepository,

@@ -4,7 +4,9 @@ import { GatewayError } from '../domain/errors.ts';
 import { UpstreamHttpError, UpstreamUnreachableError } from '../domain/upstream-failure.ts';
 import type { GenerationAttempt } from '../domain/generation-route.ts';
 import type { DispatchEvents, RowRef } from '../domain/provider-rows.ts';
+import { worthFallingBack } from './fallback.ts';
 import { RowUnavailable, type ProviderBreakers } from './provider-breakers.ts';
+import type { RowHealth } from './row-health.ts';
 
 /** The process's breakers and the operator's settings of fallbacks and retries, shared by every dispatch. */
 export interface Resilience {
@@ -16,6 +18,8 @@ export interface Resilience {
   maxRetries: number;
   /** Whether each upstream attempt gets a span (tracing is configured); otherwise not even a no-op span is made. */
   traced: boolean;
+  /** Each row's latest attempts, for the operator console's health figures (absent: not kept). */
+  health?: RowHealth;
 }
 
 export interface DispatchOptions<R extends RowRef, T> {
@@ -45,7 +49,7 @@ export async function dispatchWithFallback<R extends RowRef, T>(
   options: DispatchOptions<R, T>,
 ): Promise<{ value: T; row: R }> {
   const { rows, attempts } = options;
-  const { breakers, events, traced } = options.resilience;
+  const { breakers, events, traced, health } = options.resilience;
   let budgetMs = options.resilience.retryBudgetMs;
   let retries = options.resilience.maxRetries;
   let soonestRetryMs = Number.POSITIVE_INFINITY;
@@ -55,10 +59,16 @@ export async function dispatchWithFallback<R extends RowRef, T>(
     const row = rows[index]!;
     const next = rows[index + 1];
     const maySkip = failed !== undefined || rows.some((other, at) => at > index && breakers.available(other));
+    const startedAt = health ? performance.now() : 0;
     try {
       const attempt = () => breakers.run({ row, accountId: options.accountId, maySkip }, () => options.attempt(row));
-      return { value: await (traced ? inSpan(options.modelId, row, attempt) : attempt()), row };
+      const value = await (traced ? inSpan(options.modelId, row, attempt) : attempt());
+      health?.record(row, performance.now() - startedAt, false);
+      return { value, row };
     } catch (error) {
+      // Only what the upstream did counts: an answer (a 4xx too) or a failure another row may not share.
+      if (health && (error instanceof UpstreamHttpError || worthFallingBack(error)))
+        health.record(row, performance.now() - startedAt, worthFallingBack(error));
       if (error instanceof RowUnavailable) {
         soonestRetryMs = Math.min(soonestRetryMs, error.retryInMs);
         attempts.push({

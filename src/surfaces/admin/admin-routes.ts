@@ -36,6 +36,7 @@ import {
   RateLimitsPatch,
   UsageQuery,
 } from '../../http/schemas.ts';
+import { adminAccountRoutes } from './admin-account-routes.ts';
 import { AuditedGenerationRecordSchema, AuditedUsagePageSchema, ConfigDiffSchema } from './admin-answer-schemas.ts';
 import { auditedRecordExample, auditedUsagePageExample, configDiffExample } from './admin-examples.ts';
 
@@ -59,6 +60,7 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{ services: AdminServices }>
       throw new GatewayError('GW_UNAUTHENTICATED', 'the admin API needs Authorization: Bearer <GATEWAY_ADMIN_TOKEN>');
     actAsOperator(request);
   });
+  await app.register(adminAccountRoutes, { services });
 
   app.post(
     '/v1/accounts',

@@ -16,6 +16,9 @@ const actionLabels: Record<AuditAction, string> = {
   'account.signup': 'Signed up',
   'account.credits': 'Credit changed',
   'account.rate-limits': 'Account rate limits changed',
+  'account.role': 'Role changed',
+  'account.disable': 'Account disabled',
+  'account.enable': 'Account enabled',
   'api-key.create': 'Key created',
   'api-key.update': 'Key changed',
   'api-key.spend-caps': 'Key caps changed',
@@ -25,13 +28,14 @@ const actionLabels: Record<AuditAction, string> = {
   'session.sign-in': 'Signed in',
   'session.sign-out': 'Signed out',
   'config.reload': 'Configuration reloaded',
+  'provider-row.test': 'Provider row tested',
 };
 
 const actionChoices = [
   { value: '', label: 'All changes' },
-  // A reload of the gateway's configuration concerns no account: it is never in an account's own log.
+  // A reload of the gateway's configuration and a provider row's test concern no account: never in an account's own log.
   ...Object.entries(actionLabels)
-    .filter(([value]) => value !== 'config.reload')
+    .filter(([value]) => value !== 'config.reload' && value !== 'provider-row.test')
     .map(([value, label]) => ({ value, label })),
 ];
 
