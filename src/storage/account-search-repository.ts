@@ -1,7 +1,7 @@
 import { asc, count, eq, ilike, sql, type SQL } from 'drizzle-orm';
 import type { AccountRow } from './accounts-repository.ts';
 import type { Database, PageWindow } from './database.ts';
-import { accounts, apiKeys, generations } from './schema.ts';
+import { accounts, generations } from './schema.ts';
 
 /** An account as the operator console lists it: the row, and how many unrevoked keys it has. */
 export type ListedAccountRow = AccountRow & { keyCount: number };
@@ -17,7 +17,8 @@ function likeFragment(text: string): string {
   return `%${text.replace(/[\\%_]/g, (character) => `\\${character}`)}%`;
 }
 
-const keyCount = sql<number>`(SELECT count(*) FROM ${apiKeys} WHERE ${apiKeys.accountId} = ${accounts.id} AND ${apiKeys.revokedAt} IS NULL)::int`;
+// Written out with its tables named: inside a subquery the builder would leave the outer column unqualified.
+const keyCount = sql<number>`(SELECT count(*) FROM "api_keys" WHERE "api_keys"."account_id" = "accounts"."id" AND "api_keys"."revoked_at" IS NULL)::int`;
 
 /** The operator console's reads of accounts across the gateway. */
 export class AccountSearchRepository {

@@ -233,6 +233,9 @@ describe('operator API', () => {
   it("lists any account's keys with caps and spend, and disables and revokes them", async () => {
     const { accountId, keyId, key } = await gateway.createFundedKey({ credits: 5, limits: { daily: 2 } });
     expect((await complete(key)).statusCode).toBe(200);
+    expect(await operatorGet<{ keyCount: number }>(gateway, operator.token, `/accounts/${accountId}`)).toMatchObject({
+      keyCount: 1,
+    });
     const keys = await operatorGet<
       Array<{ id: string; limits: { daily?: number }; spend: { daily: { spent: number; limit?: number } } }>
     >(gateway, operator.token, `/accounts/${accountId}/api-keys`);

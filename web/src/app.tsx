@@ -6,6 +6,7 @@ import { ActivityPage } from './pages/activity.tsx';
 import { CatalogPage } from './pages/catalog.tsx';
 import { KeysPage } from './pages/keys.tsx';
 import { MediaPage } from './pages/media.tsx';
+import { OperatorPage } from './pages/operator/operator-page.tsx';
 import { SignInPage } from './pages/sign-in.tsx';
 import { UsagePage } from './pages/usage.tsx';
 import { Link, navigate, usePath } from './router.tsx';
@@ -19,6 +20,14 @@ const sections = [
   { path: '/activity', label: 'Activity' },
 ] as const;
 
+/** The operator console's pages, shown to operator accounts only. */
+const operatorSections = [
+  { path: '/operator/accounts', label: 'Accounts' },
+  { path: '/operator/usage', label: 'All usage' },
+  { path: '/operator/providers', label: 'Providers' },
+  { path: '/operator/audit', label: 'Audit log' },
+] as const;
+
 const titles: Record<string, string> = {
   '/keys': 'API keys',
   '/usage': 'Usage',
@@ -27,6 +36,10 @@ const titles: Record<string, string> = {
   '/activity': 'Activity',
   '/sign-in': 'Sign in',
   '/sign-up': 'Create an account',
+  '/operator/accounts': 'Accounts · Operator',
+  '/operator/usage': 'Usage across accounts · Operator',
+  '/operator/providers': 'Providers · Operator',
+  '/operator/audit': 'Audit log · Operator',
 };
 
 export function App() {
@@ -76,7 +89,8 @@ export function App() {
 
   useEffect(() => {
     if (account === null && path !== '/sign-in' && path !== '/sign-up') navigate('/sign-in', { replace: true });
-    if (account && (path === '/' || path === '/sign-in' || path === '/sign-up' || !titles[path]))
+    const closed = account?.role !== 'operator' && path.startsWith('/operator/');
+    if (account && (path === '/' || path === '/sign-in' || path === '/sign-up' || !titles[path] || closed))
       navigate('/keys', { replace: true });
   }, [account, path]);
 
@@ -125,6 +139,19 @@ export function App() {
             ))}
           </ul>
         </nav>
+        {account.role === 'operator' ? (
+          <nav aria-label="Operator">
+            <ul>
+              {operatorSections.map((section) => (
+                <li key={section.path}>
+                  <Link href={section.path} aria-current={path === section.path ? 'page' : undefined}>
+                    {section.label}
+                  </Link>
+                </li>
+              ))}
+            </ul>
+          </nav>
+        ) : null}
         <div class="who">
           <span>
             Balance <strong data-testid="balance">{usd(account.creditBalance)}</strong>
@@ -142,6 +169,7 @@ export function App() {
         {path === '/catalog' ? <CatalogPage /> : null}
         {path === '/media' ? <MediaPage /> : null}
         {path === '/activity' ? <ActivityPage /> : null}
+        {account.role === 'operator' ? <OperatorPage path={path} /> : null}
       </main>
     </>
   );

@@ -11,7 +11,7 @@ import { useApi } from '../use-api.ts';
 const pageSize = 20;
 
 /** Every action the log records, as the page names it (typed by the answer's union, so none is left out). */
-const actionLabels: Record<AuditAction, string> = {
+export const actionLabels: Record<AuditAction, string> = {
   'account.create': 'Account created',
   'account.signup': 'Signed up',
   'account.credits': 'Credit changed',
