@@ -178,6 +178,22 @@ describe.skipIf(!mustRun)('operator console in Chromium', () => {
     await shot('providers');
   }, 30_000);
 
+  it('is usable at phone width (360 px): no sideways scrolling on any operator page', async () => {
+    await page.setViewportSize({ width: 360, height: 780 });
+    for (const [label, title] of [
+      ['Accounts', 'Accounts'],
+      ['All usage', 'Usage across accounts'],
+      ['Providers', 'Providers'],
+      ['Audit log', 'Audit log'],
+    ] as const) {
+      await go(label, title);
+      await expect.poll(() => page.getByText('Loading…').count()).toBe(0);
+      expect(await page.evaluate('document.documentElement.scrollWidth'), label).toBeLessThanOrEqual(360);
+      await shot(`${label.toLowerCase().replace(' ', '-')}-phone`);
+    }
+    await page.setViewportSize({ width: 1280, height: 900 });
+  }, 30_000);
+
   it('lists every change in the audit log, filtered by kind', async () => {
     await go('Audit log', 'Audit log');
     await page.getByLabel('Change').selectOption({ label: 'Account disabled' });

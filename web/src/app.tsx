@@ -140,7 +140,10 @@ export function App() {
           </ul>
         </nav>
         {account.role === 'operator' ? (
-          <nav aria-label="Operator">
+          <nav aria-label="Operator" class="operator-nav">
+            <span class="muted" aria-hidden="true">
+              Operator
+            </span>
             <ul>
               {operatorSections.map((section) => (
                 <li key={section.path}>
