@@ -96,6 +96,28 @@ describe('the runtime catalog', () => {
     });
   });
 
+  it('opens only to the admin token: a key, a session or nothing is refused and changes nothing', async () => {
+    const { key } = await gateway.createFundedKey();
+    const before = (await admin('GET', 'models')).json();
+    for (const headers of [keyHeaders(key), { authorization: `Bearer ${key}` }, {}]) {
+      for (const [method, url, payload] of [
+        ['GET', 'models', undefined],
+        ['PUT', 'prices/sandbox-echo', { inputPerMTok: 0 }],
+        ['POST', 'disable/sandbox-echo', undefined],
+        ['DELETE', 'models/sandbox-echo', undefined],
+      ] as const) {
+        const answer = await gateway.request({
+          method,
+          url: `/api/admin/v1/catalog/${url}`,
+          headers,
+          ...(payload === undefined ? {} : { payload }),
+        });
+        expect(answer.statusCode, `${method} ${url}`).toBe(401);
+      }
+    }
+    expect((await admin('GET', 'models')).json()).toEqual(before);
+  });
+
   it('refuses invalid entries and prices with 400 naming why, and changes nothing', async () => {
     const before = (await admin('GET', 'models')).json();
     const versions = await versionCount();

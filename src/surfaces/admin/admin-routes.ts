@@ -235,7 +235,7 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{ services: AdminServices }>
       schema: {
         summary: 'The audit log',
         description:
-          'One page of the changes operators and accounts made (credit, keys, caps, rate limits, accounts, sign-in and sign-out), newest first: who made each, to what, its state before and after, when, from which address and in which request. Filtered by who acted (`operator`, an account id or a key id), by the account concerned, by action, by request id and by time range.',
+          'One page of the changes operators and accounts made (credit, keys, caps, rate limits, accounts, sign-in and sign-out, configuration reloads, catalog models and prices), newest first: who made each, to what, its state before and after, when, from which address and in which request. Filtered by who acted (`operator`, an account id or a key id), by the account concerned, by action, by request id and by time range.',
         documentedExample: { answer: auditPageExample },
         querystring: AuditQuery(services.config.usage.maxPageSize),
         response: { 200: AuditPageSchema },
