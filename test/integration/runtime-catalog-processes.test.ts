@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startGatewayChild, type GatewayChild } from '../support/gateway-child.ts';
+import { startGatewayChildren, type GatewayChild } from '../support/gateway-child.ts';
 import { adminHeaders, uniqueEmail } from '../support/http-helpers.ts';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.ts';
 import { modelYaml } from '../support/test-gateway.ts';
@@ -32,11 +32,7 @@ describe('a price changed at runtime on two processes', () => {
         modelYaml('metered-echo', { provider: 'sandbox', upstream: 'echo', prices: { input: 1, output: 1 } }),
       ].join('\n'),
     );
-    // One after the other: the first applies the migrations.
-    for (const name of ['a', 'b'])
-      children.push(
-        await startGatewayChild({ configPath, dataDir: path.join(dataDir, name), databaseUrl: database.url }),
-      );
+    children.push(...(await startGatewayChildren(2, { configPath, dataDir, databaseUrl: database.url })));
     client = new pg.Client({ connectionString: database.url });
     await client.connect();
   }, 120_000);
