@@ -153,8 +153,9 @@ describe('the OpenAPI document', () => {
     ).toEqual([]);
     const paging = query.filter(({ parameter }) => ['offset', 'limit', 'days'].includes(parameter.name));
     // The account's usage, daily spend, media and audit log, the compat usage, the admin API's listings of
-    // generations and of the audit log, and the operator API's accounts, usage and audit log.
-    expect(paging).toHaveLength(19);
+    // generations, of the audit log and of a model's price versions, and the operator API's accounts, usage and
+    // audit log.
+    expect(paging).toHaveLength(21);
     for (const { name, parameter } of paging) {
       expect(parameter.required, `${name} ${parameter.name}`).toBe(false);
       expect(parameter.schema?.default, `${name} ${parameter.name}`).toBeDefined();

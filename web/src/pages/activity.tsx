@@ -29,13 +29,19 @@ export const actionLabels: Record<AuditAction, string> = {
   'session.sign-out': 'Signed out',
   'config.reload': 'Configuration reloaded',
   'provider-row.test': 'Provider row tested',
+  'catalog.model.put': 'Model set',
+  'catalog.model.delete': 'Runtime model deleted',
+  'catalog.model.disable': 'Model switched off',
+  'catalog.model.enable': 'Model switched on',
+  'catalog.price.set': 'Prices set',
 };
 
 const actionChoices = [
   { value: '', label: 'All changes' },
-  // A reload of the gateway's configuration and a provider row's test concern no account: never in an account's own log.
+  // A reload of the gateway's configuration, a catalog change or a provider row's test concerns no account: never in
+  // an account's own log.
   ...Object.entries(actionLabels)
-    .filter(([value]) => value !== 'config.reload' && value !== 'provider-row.test')
+    .filter(([value]) => value !== 'config.reload' && value !== 'provider-row.test' && !value.startsWith('catalog.'))
     .map(([value, label]) => ({ value, label })),
 ];
 
