@@ -42,6 +42,21 @@ const titles: Record<string, string> = {
   '/operator/audit': 'Audit log · Operator',
 };
 
+/** A navigation's links, the current page's marked as such. */
+function SectionLinks({ sections, path }: { sections: ReadonlyArray<{ path: string; label: string }>; path: string }) {
+  return (
+    <ul>
+      {sections.map((section) => (
+        <li key={section.path}>
+          <Link href={section.path} aria-current={path === section.path ? 'page' : undefined}>
+            {section.label}
+          </Link>
+        </li>
+      ))}
+    </ul>
+  );
+}
+
 export function App() {
   const path = usePath();
   /** undefined while the first answer is awaited; null when signed out. */
@@ -129,30 +144,14 @@ export function App() {
       <header class="top">
         <span class="brand">Model gateway</span>
         <nav aria-label="Sections">
-          <ul>
-            {sections.map((section) => (
-              <li key={section.path}>
-                <Link href={section.path} aria-current={path === section.path ? 'page' : undefined}>
-                  {section.label}
-                </Link>
-              </li>
-            ))}
-          </ul>
+          <SectionLinks sections={sections} path={path} />
         </nav>
         {account.role === 'operator' ? (
           <nav aria-label="Operator" class="operator-nav">
             <span class="muted" aria-hidden="true">
               Operator
             </span>
-            <ul>
-              {operatorSections.map((section) => (
-                <li key={section.path}>
-                  <Link href={section.path} aria-current={path === section.path ? 'page' : undefined}>
-                    {section.label}
-                  </Link>
-                </li>
-              ))}
-            </ul>
+            <SectionLinks sections={operatorSections} path={path} />
           </nav>
         ) : null}
         <div class="who">

@@ -74,6 +74,17 @@ export function changesOf(entry: Pick<AuditEntry, 'before' | 'after'>): string[]
     .map((field) => `${field}: ${shown(field, before[field])} → ${shown(field, after[field])}`);
 }
 
+/** What moved in a change, one line per field. */
+export function ChangeLines({ entry }: { entry: AuditEntry }) {
+  return (
+    <>
+      {changesOf(entry).map((line) => (
+        <div key={line}>{line}</div>
+      ))}
+    </>
+  );
+}
+
 function subjectOf(entry: AuditEntry): string {
   const state = entry.after ?? entry.before;
   if (state && 'name' in state) return `Key "${state.name}"`;
@@ -127,9 +138,7 @@ export function ActivityPage() {
                     <td>{subjectOf(entry)}</td>
                     <td>{actorOf(entry)}</td>
                     <td>
-                      {changesOf(entry).map((line) => (
-                        <div key={line}>{line}</div>
-                      ))}
+                      <ChangeLines entry={entry} />
                     </td>
                     <td>{entry.clientAddress ?? ''}</td>
                   </tr>

@@ -7,7 +7,7 @@ import { TableHead } from '../../components/table-head.tsx';
 import { dateTime } from '../../format.ts';
 import type { AuditEntry, Page } from '../../types.ts';
 import { useApi } from '../../use-api.ts';
-import { actionLabels, changesOf } from '../activity.tsx';
+import { ChangeLines, actionLabels } from '../activity.tsx';
 
 const pageSize = 20;
 
@@ -89,9 +89,7 @@ export function OperatorAuditPage() {
                     <td>{entry.accountId ? <code>{entry.accountId}</code> : ''}</td>
                     <td>{actorOf(entry)}</td>
                     <td>
-                      {changesOf(entry).map((line) => (
-                        <div key={line}>{line}</div>
-                      ))}
+                      <ChangeLines entry={entry} />
                     </td>
                     <td>{entry.clientAddress ?? ''}</td>
                   </tr>
