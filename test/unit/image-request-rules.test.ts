@@ -11,6 +11,7 @@ import { sandboxAdapter } from '../../src/providers/sandbox/sandbox-adapter.ts';
 import { UpstreamHttp } from '../../src/providers/shared/upstream-http.ts';
 import { decodeImageBody, ImageGenerationBody } from '../../src/surfaces/native/image-request-codec.ts';
 import { checkedBody } from '../support/body-check.ts';
+import { pngBase64 } from '../support/media-fixtures.ts';
 
 /**
  * Each request breaks one rule of the spec's image table, of layer decomposition or of the model's constraints,
@@ -77,10 +78,8 @@ async function expectRefused(body: Record<string, unknown>, code: string, fragme
   expect(refusal.message).toContain(fragment);
 }
 
-const tinyPngBase64 =
-  'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==';
 const text = (value = 'a lighthouse') => ({ type: 'text', text: value });
-const png = { type: 'imageBase64', data: tinyPngBase64, mediaType: 'image/png' };
+const png = { type: 'imageBase64', data: pngBase64, mediaType: 'image/png' };
 const jpegHeader = Buffer.from([0xff, 0xd8, 0xff, 0xe0, 0, 16, 0x4a, 0x46, 0x49, 0x46, 0, 1]).toString('base64');
 
 describe('a native image request that breaks a rule is refused naming it', () => {
@@ -122,7 +121,7 @@ describe('a native image request that breaks a rule is refused naming it', () =>
 
   it('raw base64 without mediaType', async () => {
     await expectRefused(
-      { model: 'img-ark', content: [text(), { type: 'imageBase64', data: tinyPngBase64 }] },
+      { model: 'img-ark', content: [text(), { type: 'imageBase64', data: pngBase64 }] },
       'GW_VALIDATION',
       'mediaType',
     );
@@ -144,7 +143,7 @@ describe('a native image request that breaks a rule is refused naming it', () =>
 
   it('bytes of another type than declared', async () => {
     await expectRefused(
-      { model: 'img-ark', content: [text(), { type: 'imageBase64', data: tinyPngBase64, mediaType: 'image/jpeg' }] },
+      { model: 'img-ark', content: [text(), { type: 'imageBase64', data: pngBase64, mediaType: 'image/jpeg' }] },
       'GW_VALIDATION',
       '"image/png"',
     );
@@ -154,7 +153,7 @@ describe('a native image request that breaks a rule is refused naming it', () =>
     await expectRefused(
       {
         model: 'img-ark',
-        content: [text(), { type: 'imageBase64', data: `data:image/svg+xml;base64,${tinyPngBase64}` }],
+        content: [text(), { type: 'imageBase64', data: `data:image/svg+xml;base64,${pngBase64}` }],
       },
       'GW_VALIDATION',
       'not accepted',
