@@ -39,3 +39,12 @@ export const sandboxVideoModel = [
   '              duration: { type: int, min: 1, max: 10, default: 5 }',
   '              resolution: { type: enum, values: [480p, 720p], default: 480p }',
 ].join('\n');
+
+/** The alpha surface's video models: Veo through a routing provider named `router` (4 to 8 s), and the sandbox's. */
+export const alphaVideoModelsYaml = [
+  '  - id: veo',
+  '    outputModalities: [video]',
+  '    pricing: { perVideoSecondByResolution: { 720p: 0.1, 1080p: 0.2 } }',
+  '    providers: [{ provider: router, model: google/veo-3.1, capabilities: { video: { params: { duration: { type: int, min: 4, max: 8 } } } } }]',
+  '  - { id: sandbox-video, outputModalities: [video], pricing: { perVideoSecond: 0.001 }, providers: [{ provider: sandbox, model: video }] }',
+].join('\n');

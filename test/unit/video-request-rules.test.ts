@@ -1,16 +1,13 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { secondNanos, videoPriceSnapshot } from '../../src/billing/duration-pricing.ts';
 import { Catalog } from '../../src/catalog/catalog.ts';
 import { parseConfig } from '../../src/config/load-config.ts';
-import { GatewayError } from '../../src/domain/errors.ts';
-import { mediaRows } from '../../src/gateway/media-rows.ts';
-import { checkVideoRequest, defaultResolution } from '../../src/gateway/video-request-check.ts';
 import { createArkAdapter } from '../../src/providers/ark/ark-adapter.ts';
 import { sandboxAdapter } from '../../src/providers/sandbox/sandbox-adapter.ts';
 import { UpstreamHttp } from '../../src/providers/shared/upstream-http.ts';
 import { decodeVideoBody, VideoGenerationBody } from '../../src/surfaces/native/video-request-codec.ts';
 import { checkedBody } from '../support/body-check.ts';
 import { pngBase64 } from '../support/media-fixtures.ts';
+import { type Refusal, videoPlanRefusal } from '../support/video-plan.ts';
 import { sandboxVideoModel, seedanceModel } from '../support/video-models.ts';
 
 /**
@@ -41,29 +38,11 @@ const sources = {
   providers: config.providers,
 };
 
-/** The request's refusal by the first step that refuses it. */
-async function refusalOf(body: Record<string, unknown>): Promise<{ code: string; status: number; message: string }> {
+/** The request's refusal by the first step that refuses it: the route's body schema, then the plan's steps. */
+async function refusalOf(body: Record<string, unknown>): Promise<Refusal> {
   const checked = checkedBody(VideoGenerationBody, body);
   if (checked.errors) return { code: 'GW_VALIDATION', status: 400, message: checked.errors.join(' ') };
-  try {
-    const input = decodeVideoBody(checked.body);
-    const model = catalog.resolve(input.modelId);
-    const [best] = mediaRows(sources, model, 'video');
-    const prices = videoPriceSnapshot(model);
-    const request = await checkVideoRequest(model.modelId, input, {
-      row: best!.row,
-      references: {
-        findAsset: () => Promise.reject(new Error('no asset is named by these requests')),
-        checkUrl: () => Promise.resolve(),
-      },
-    });
-    best!.adapter.check(request, model.modelId);
-    secondNanos(prices, request.resolution ?? defaultResolution(best!.row), model.modelId);
-  } catch (error) {
-    if (error instanceof GatewayError) return { code: error.code, status: error.status, message: error.message };
-    throw error;
-  }
-  throw new Error('expected a refusal');
+  return videoPlanRefusal({ catalog, sources }, () => decodeVideoBody(checked.body));
 }
 
 /** Refused with `code` and a 400; the model's own refusals name the model. */
