@@ -7,6 +7,7 @@ import { decodeChatMessages } from '../../src/surfaces/alpha/chat-completions-co
 import { decodeResponsesInput } from '../../src/surfaces/alpha/responses-codec.ts';
 import { decodeMessages } from '../../src/surfaces/beta/messages-codec.ts';
 import { decodeContents } from '../../src/surfaces/gamma/generate-content-codec.ts';
+import { placeSchema } from '../support/place-schema.ts';
 
 /**
  * A prompt asking for JSON of a schema, on each text surface, translated for each upstream family of another
@@ -15,12 +16,7 @@ import { decodeContents } from '../../src/surfaces/gamma/generate-content-codec.
  * protocol) are claimed over HTTP in translation-matrix.test.ts and structured-output.test.ts.
  */
 const prompt = 'where is Paris';
-const schema = {
-  type: 'object',
-  properties: { city: { type: 'string' } },
-  required: ['city'],
-  additionalProperties: false,
-};
+const schema = placeSchema;
 
 /** Each surface's request for JSON of the schema, decoded as its route decodes it. */
 const surfaces = {
