@@ -7,6 +7,7 @@ import { decodeChatMessages } from '../../src/surfaces/alpha/chat-completions-co
 import { decodeResponsesInput } from '../../src/surfaces/alpha/responses-codec.ts';
 import { decodeMessages } from '../../src/surfaces/beta/messages-codec.ts';
 import { decodeContents } from '../../src/surfaces/gamma/generate-content-codec.ts';
+import { canonical, type TranslatedSurface, translatedPairs } from '../support/translated-pairs.ts';
 import { placeSchema } from '../support/place-schema.ts';
 
 /**
@@ -46,14 +47,7 @@ const surfaces = {
         responseSchema: { type: 'OBJECT', properties: { city: { type: 'STRING' } }, required: ['city'] },
       },
     }),
-} satisfies Record<string, () => DecodedChat>;
-
-/** The canonical request of a decoded surface request, with nothing left it cannot carry. */
-function canonical(decoded: DecodedChat): ChatRequest {
-  const { untranslatable, ...request } = decoded;
-  expect(untranslatable).toEqual([]);
-  return { upstreamModel: 'upstream-model', ...request };
-}
+} satisfies Record<TranslatedSurface, () => DecodedChat>;
 
 /** What OpenAI, Anthropic and Gemini are asked: the last user turn's text and the answer format's field. */
 const upstreams = {
@@ -77,37 +71,10 @@ const upstreams = {
 };
 
 describe('every text surface translated for every upstream family of another protocol', () => {
-  it('alpha chat completions -> Anthropic', () => {
-    upstreams.anthropic(canonical(surfaces.alphaChat()));
-  });
-
-  it('alpha chat completions -> Gemini', () => {
-    upstreams.gemini(canonical(surfaces.alphaChat()));
-  });
-
-  it('alpha responses -> Anthropic', () => {
-    upstreams.anthropic(canonical(surfaces.alphaResponses()));
-  });
-
-  it('alpha responses -> Gemini', () => {
-    upstreams.gemini(canonical(surfaces.alphaResponses()));
-  });
-
-  it('beta messages -> OpenAI', () => {
-    upstreams.openai(canonical(surfaces.beta()));
-  });
-
-  it('beta messages -> Gemini', () => {
-    upstreams.gemini(canonical(surfaces.beta()));
-  });
-
-  it('gamma generateContent -> OpenAI', () => {
-    upstreams.openai(canonical(surfaces.gamma()));
-  });
-
-  it('gamma generateContent -> Anthropic', () => {
-    upstreams.anthropic(canonical(surfaces.gamma()));
-  });
+  for (const [surface, family] of translatedPairs)
+    it(`${surface} -> ${family}`, () => {
+      upstreams[family](canonical(surfaces[surface]()));
+    });
 
   it('the schema reaches each family as JSON Schema, whichever dialect the surface wrote it in', () => {
     const gamma = canonical(surfaces.gamma());
