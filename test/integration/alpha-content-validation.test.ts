@@ -35,7 +35,7 @@ describe('alpha request content', () => {
   const post = (endpoint: string, payload: object) =>
     gateway.request({ method: 'POST', url: `/api/alpha/v1/${endpoint}`, headers: { 'x-api-key': key }, payload });
 
-  // Each broken kind's message is claimed in test/unit/alpha-request-content.test.ts; here, one per route, the
+  // Each broken kind's message is claimed in test/unit/request-body-schemas.test.ts; here, one per route, the
   // 400 that carries it.
   it('answers a broken known kind with the one field that broke it, in the envelope of each route', async () => {
     const cases: Array<[string, object, string]> = [

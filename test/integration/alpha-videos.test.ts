@@ -190,7 +190,7 @@ describe('alpha videos: the routing provider video API over video tasks', () => 
   });
 
   // Each refused body is claimed on the surface's decoding and the video plan in
-  // test/unit/alpha-video-requests.test.ts; here, one per refusing step, answered in the envelope with nothing
+  // test/unit/request-rules.test.ts; here, one per refusing step, answered in the envelope with nothing
   // held, stored or routed.
   it.each([
     ['no prompt', { model: 'veo' }, 'GW_VALIDATION'],

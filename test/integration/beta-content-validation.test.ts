@@ -27,7 +27,7 @@ describe('beta messages content schemas', () => {
     });
   const lastRequest = () => gateway.fakes.anthropic.requests.at(-1)?.body;
 
-  // Each refused field's message is claimed in test/unit/beta-request-content.test.ts; here, the error body that
+  // Each refused field's message is claimed in test/unit/request-body-schemas.test.ts; here, the error body that
   // carries one.
   it('refuses a text block without text with a 400 naming the field, in the beta error body', async () => {
     const answer = await send({ messages: [{ role: 'user', content: [{ type: 'text' }] }] });

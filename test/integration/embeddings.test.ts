@@ -15,7 +15,7 @@ import { fakeProviderYaml, startTestGateway, type TestGateway } from '../support
 /**
  * Embeddings on the alpha, beta and gamma surfaces against the OpenAI, Gemini and BytePlus ModelArk fakes:
  * answers through the official SDKs, every part type of the beta extension, refusals before any hold, record or
- * upstream call (each limit and refused combination is claimed by itself in test/unit/embedding-requests.test.ts),
+ * upstream call (each limit and refused combination is claimed by itself in test/unit/request-rules.test.ts),
  * and exact bills.
  */
 const catalog = `${embeddingModelsYaml}
@@ -410,7 +410,7 @@ describe('embeddings', () => {
     const [beta, alpha, gamma] = [betaEmbedding, alphaEmbedding, gammaEmbedding];
     const text = { parts: [{ text: 'x' }] };
 
-    // Each limit and refused combination is claimed by itself in test/unit/embedding-requests.test.ts; here, one
+    // Each limit and refused combination is claimed by itself in test/unit/request-rules.test.ts; here, one
     // refusal per route (beta, alpha, gamma) and those that need a URL fetched, each answered as a 400 envelope
     // with nothing held, recorded or sent.
     const cases: Array<[string, readonly [string, object], RegExp]> = [

@@ -37,7 +37,7 @@ describe('error envelope', () => {
     expect(gateway.config.server.bodyLimitBytes).toBe(bodyLimitBytes);
   });
 
-  // Which field each refused body names is claimed on the schemas in test/unit/account-request-schemas.test.ts.
+  // Which field each refused body names is claimed on the schemas in test/unit/request-body-schemas.test.ts.
   describe('400 validation', () => {
     it('names the field whose type is wrong', async () => {
       const response = await gateway.request({

@@ -214,7 +214,7 @@ describe('gamma generateContent with the official Gemini SDK', () => {
         headers: { 'x-goog-api-key': key },
         payload,
       });
-    // Each refused field is claimed on the schema in test/unit/gamma-request-content.test.ts; here, the Google
+    // Each refused field is claimed on the schema in test/unit/request-body-schemas.test.ts; here, the Google
     // error body of one.
     const refusals: Array<[object, string]> = [
       [

@@ -10,7 +10,7 @@ type Case = [name: string, body: Record<string, unknown>, code: string, fragment
 /**
  * One request for each step that refuses (the body's schema, its decoding, the family's fields, the model's
  * resolution, its prices, its constraints): each rule of the spec's image table, of layer decomposition and of
- * the model's constraints is claimed by itself in test/unit/image-request-rules.test.ts; here, that every route
+ * the model's constraints is claimed by itself in test/unit/request-rules.test.ts; here, that every route
  * answers such a refusal as a 400 envelope with nothing held, stored or sent.
  */
 const cases: Case[] = [

@@ -150,7 +150,7 @@ describe('native text completions on the sandbox', () => {
         'model "sandbox-echo" does not support parameter "topK"',
       ],
       // The schema's refusals (a temperature, the messages, the model id, maxTokens) are claimed in
-      // test/unit/native-text-request-schema.test.ts; one of them here.
+      // test/unit/request-body-schemas.test.ts; one of them here.
       [{ model: 'sandbox-echo', messages: [] }, 'body.messages must NOT have fewer than 1 items'],
     ];
     for (const [body, message] of cases) {

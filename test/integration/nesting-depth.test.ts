@@ -44,7 +44,7 @@ describe('client data nested too deep for a codec', () => {
   }
 
   // Each codec's refusal of each kind of deep data (tool schemas, nested tool results, call arguments, tool
-  // texts nesting 100,000 deep) is claimed in test/unit/nesting-depth.test.ts; here, one per route, the 400 it
+  // texts nesting 100,000 deep) is claimed in test/unit/text-translation.test.ts; here, one per route, the 400 it
   // answers, with nothing held or recorded.
   it('a tool schema 200 deep, on each text route', async () => {
     await refused(
