@@ -42,6 +42,8 @@ import { FsObjectStore } from './storage/fs-object-store.ts';
 import { MediaDownloads } from './gateway/media-downloads.ts';
 import { queuedJobRows } from './gateway/media-rows.ts';
 import { ProviderBreakers } from './gateway/provider-breakers.ts';
+import { RowLatencies } from './gateway/row-routing.ts';
+import { UpstreamKeys } from './gateway/upstream-keys.ts';
 import { GatewayTelemetry } from './telemetry/gateway-telemetry.ts';
 import { MediaLibrary } from './gateway/media-library.ts';
 import { ImageRequests } from './gateway/image-requests.ts';
@@ -175,8 +177,12 @@ export async function openCore(options: CoreOptions): Promise<Core> {
     },
     (row, state) => telemetry.breakerChanged(row, state),
   );
+  const upstreamKeys = new UpstreamKeys(providers);
+  const latencies = new RowLatencies();
   const resilience: Resilience = {
     breakers,
+    keys: upstreamKeys,
+    latencies,
     events: telemetry,
     retryBudgetMs: config.upstream.retryBudgetMs,
     maxRetries: config.upstream.maxRetries,
@@ -307,6 +313,7 @@ export async function openCore(options: CoreOptions): Promise<Core> {
     ledger,
     adapters,
     providers: config.providers,
+    routing: { latencies, random: Math.random },
     resilience,
     submission,
   });
@@ -326,6 +333,7 @@ export async function openCore(options: CoreOptions): Promise<Core> {
       providers.clear();
       for (const [id, provider] of reloaded.providers) providers.set(id, provider);
       catalog.replace({ models: reloaded.models, providers });
+      upstreamKeys.replaceProviders(providers);
       voices.replace(reloaded.voices);
       breakers.reconfigure({
         failures: reloaded.upstream.breakerFailures,

@@ -246,9 +246,9 @@ export class JobWorker {
         rows: this.rowsFrom(job),
         resilience: { ...resilience, retryBudgetMs: 0, maxRetries: 0 },
         mayContinue: worthFallingBack,
-        attempt: async (row) => {
+        attempt: async (row, key) => {
           try {
-            return await send(row, () => markSent(row));
+            return await send(row, () => markSent(row), key?.target);
           } catch (error) {
             // Cut by the job's deadline: it says nothing of the row (its breaker does not count it), and no
             // other row is tried.
