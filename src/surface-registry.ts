@@ -3,6 +3,7 @@ import type { GatewayServices } from './gateway/services.ts';
 import { accountRoutes } from './surfaces/account/account-routes.ts';
 import { authRoutes } from './surfaces/account/auth-routes.ts';
 import { adminRoutes } from './surfaces/admin/admin-routes.ts';
+import { providerKeyRoutes } from './surfaces/admin/provider-key-routes.ts';
 import { alphaRoutes } from './surfaces/alpha/alpha-routes.ts';
 import { alphaVideoRoutes } from './surfaces/alpha/video-routes.ts';
 import { betaRoutes } from './surfaces/beta/beta-routes.ts';
@@ -81,5 +82,9 @@ export async function registerSurfaces(
       configReloader: services.configReloader,
       usage,
     },
+  });
+  await app.register(providerKeyRoutes, {
+    prefix: '/api/admin',
+    services: { adminToken: services.adminToken, providerKeys: services.providerKeys },
   });
 }

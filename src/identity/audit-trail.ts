@@ -12,6 +12,7 @@ import type { ApiKeysRepository } from '../storage/api-keys-repository.ts';
 import type { AuditFilter, AuditLogRepository } from '../storage/audit-log-repository.ts';
 import type { PageWindow } from '../storage/database.ts';
 import type { MediaJobsRepository } from '../storage/media-jobs-repository.ts';
+import type { ProviderKeysRepository } from '../storage/provider-keys-repository.ts';
 import { accountView } from './account-service.ts';
 import { apiKeyView, rateLimitsView } from './api-key-service.ts';
 
@@ -92,6 +93,8 @@ export class AuditTrail {
       accounts: AccountsRepository;
       apiKeys: ApiKeysRepository;
       mediaJobs: MediaJobsRepository;
+      /** Providers' runtime upstream keys (admin API). */
+      providerKeys?: ProviderKeysRepository;
     },
   ) {}
 
@@ -125,6 +128,15 @@ export class AuditTrail {
       if (!row) return { state: null, accountId: null };
       const { accountId, kind, model, state } = row;
       return { state: { accountId, kind, model, state }, accountId };
+    }
+    if (subject.type === 'provider-key') {
+      const row = await this.options.providerKeys?.find(subject.id);
+      if (!row) return { state: null, accountId: null };
+      const { providerId, label, weight, isActive, keyEnding } = row;
+      return {
+        state: { providerId, ...(label === null ? {} : { label }), weight, isActive, keyEnding },
+        accountId: null,
+      };
     }
     return { state: null, accountId: subject.id };
   }

@@ -93,7 +93,13 @@ describe('the audit log covers every state-changing operation of the OpenAPI doc
     const email = uniqueEmail('walk');
     const session = await signup(gateway, email);
     const key = await gateway.gateway.core.services.apiKeys.create(session.account.id, { name: 'walk' });
-    const values: Record<string, string> = { accountId: session.account.id, keyId: key.id };
+    const values: Record<string, string> = { accountId: session.account.id, keyId: key.id, providerId: 'sandbox' };
+    if (path.includes('/providers/{providerId}/keys/{keyId}')) {
+      const providerKey = await gateway.gateway.core.services.providerKeys.create('sandbox', {
+        key: 'sk-walk-000000000000',
+      });
+      values.keyId = providerKey.id;
+    }
     if (path.includes('{taskId}')) {
       const submitted = await gateway.request({
         method: 'POST',
@@ -148,8 +154,9 @@ describe('the audit log covers every state-changing operation of the OpenAPI doc
         results: Array<{ action: string; accountId?: string; subject: { type: string } }>;
       }>().results;
       expect(entries, operation.name).toHaveLength(1);
-      // Every change concerns an account, but a change of the gateway's own configuration.
-      if (entries[0]?.subject.type === 'config') expect(entries[0].accountId, operation.name).toBeUndefined();
+      // Every change concerns an account, but a change of the gateway's own configuration or provider keys.
+      if (entries[0]?.subject.type === 'config' || entries[0]?.subject.type === 'provider-key')
+        expect(entries[0].accountId, operation.name).toBeUndefined();
       else expect(entries[0]?.accountId, operation.name).toEqual(expect.any(String));
     }
   });

@@ -1,5 +1,7 @@
 import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { onRequestAsyncHookHandler } from 'fastify';
 import { GatewayError } from '../../domain/errors.ts';
+import type { Secret } from '../../domain/secret.ts';
 import type { GatewayServices } from '../../gateway/services.ts';
 import { actAsOperator, auditMoments } from '../../http/audit-hook.ts';
 import {
@@ -48,17 +50,21 @@ export type AdminServices = Pick<
 const AccountParams = Type.Object({ accountId: Identifier });
 const GenerationParams = Type.Object({ accountId: Identifier, generationId: Identifier });
 
-/** The operator's API, open only when GATEWAY_ADMIN_TOKEN is set; otherwise every path answers 404. */
-export const adminRoutes: FastifyPluginAsyncTypebox<{ services: AdminServices }> = async (app, { services }) => {
-  const adminToken = services.adminToken;
-  app.addHook('onRequest', async (request) => {
+/** The admin API's gate, for each of its plugins: 404 without GATEWAY_ADMIN_TOKEN, 401 without its bearer. */
+export function requireAdminToken(adminToken: Secret | undefined): onRequestAsyncHookHandler {
+  return async (request) => {
     if (!adminToken)
       throw new GatewayError('GW_ROUTE_NOT_FOUND', `route ${request.method} ${request.url.split('?')[0]} not found`);
     const token = bearerToken(request.headers.authorization);
     if (token === undefined || !sameSecret(token, adminToken))
       throw new GatewayError('GW_UNAUTHENTICATED', 'the admin API needs Authorization: Bearer <GATEWAY_ADMIN_TOKEN>');
     actAsOperator(request);
-  });
+  };
+}
+
+/** The operator's API, open only when GATEWAY_ADMIN_TOKEN is set; otherwise every path answers 404. */
+export const adminRoutes: FastifyPluginAsyncTypebox<{ services: AdminServices }> = async (app, { services }) => {
+  app.addHook('onRequest', requireAdminToken(services.adminToken));
 
   app.post(
     '/v1/accounts',
