@@ -25,13 +25,18 @@ const actionLabels: Record<AuditAction, string> = {
   'session.sign-in': 'Signed in',
   'session.sign-out': 'Signed out',
   'config.reload': 'Configuration reloaded',
+  'provider-key.create': 'Provider key added',
+  'provider-key.update': 'Provider key changed',
+  'provider-key.delete': 'Provider key removed',
 };
+
+/** The gateway's own changes (configuration, provider keys) concern no account: never in an account's own log. */
+const gatewayActions = new Set(['config.reload', 'provider-key.create', 'provider-key.update', 'provider-key.delete']);
 
 const actionChoices = [
   { value: '', label: 'All changes' },
-  // A reload of the gateway's configuration concerns no account: it is never in an account's own log.
   ...Object.entries(actionLabels)
-    .filter(([value]) => value !== 'config.reload')
+    .filter(([value]) => !gatewayActions.has(value))
     .map(([value, label]) => ({ value, label })),
 ];
 
