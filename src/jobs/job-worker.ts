@@ -240,7 +240,7 @@ export class JobWorker {
       state.sends += 1;
     };
     try {
-      return await dispatchWithFallback<RowRef, T>({
+      const served = await dispatchWithFallback<RowRef, T>({
         modelId: job.model,
         accountId: job.accountId,
         rows: this.rowsFrom(job),
@@ -257,6 +257,8 @@ export class JobWorker {
         },
         attempts,
       });
+      if (served.key?.recorded) state.route = { ...state.route, keyId: served.key.id };
+      return served;
     } catch (error) {
       state.tried = [...earlier, ...attempts];
       const last = attempts.at(-1);
@@ -370,6 +372,7 @@ export class JobWorker {
             ...state.route.row,
             fallbacks: state.route.fallbacks,
             ...(job.requestId ? { requestId: job.requestId } : {}),
+            ...(state.route.keyId === undefined ? {} : { keyId: state.route.keyId }),
           },
           startedAt: job.createdAt.getTime(),
           endedAt: now.getTime(),
@@ -397,7 +400,7 @@ export class JobWorker {
 /** What a run knows of the road its job took. */
 interface RunState {
   /** What the job's usage record says of its route: the row it is on, and the rows tried before it. */
-  route: { row: RowRef; fallbacks: GenerationAttempt[] };
+  route: { row: RowRef; fallbacks: GenerationAttempt[]; keyId?: string };
   /** Every row tried so far, the last failure's included: what a retry starts from. */
   tried: GenerationAttempt[];
   /** Upstream calls made in this run (the job's stored `attempts` counts those of earlier runs). */
