@@ -5,14 +5,16 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestGateway, type TestGateway } from '../support/test-gateway.ts';
 
-const model = (id: string, routing: string | undefined, rows: [string, string], providers = ['first', 'second']) =>
+/** A model of two sandbox rows, `[provider, the row's extra fields]` each, in priority order. */
+const model = (id: string, routing: string | undefined, rows: Array<[string, string]>) =>
   [
     `  - id: ${id}`,
     '    pricing: { inputPerMTok: 1, outputPerMTok: 1 }',
     ...(routing ? [`    routing: ${routing}`] : []),
     '    providers:',
-    `      - { provider: ${providers[0]}, model: echo, priority: 1${rows[0]} }`,
-    `      - { provider: ${providers[1]}, model: echo, priority: 2${rows[1]} }`,
+    ...rows.map(
+      ([provider, extra], index) => `      - { provider: ${provider}, model: echo, priority: ${index + 1}${extra} }`,
+    ),
   ].join('\n');
 
 describe('routing strategies in usage records', () => {
@@ -30,10 +32,22 @@ describe('routing strategies in usage records', () => {
         '  third: { protocol: sandbox }',
         '  fourth: { protocol: sandbox }',
         'models:',
-        model('by-priority', undefined, [', weight: 0, cost: { inputPerMTok: 9 }', ', cost: { inputPerMTok: 1 }']),
-        model('by-price', 'price', [', cost: { inputPerMTok: 5, outputPerMTok: 5 }', ', cost: { inputPerMTok: 1 }']),
-        model('by-weight', 'weighted', [', weight: 0', ', weight: 5']),
-        model('by-latency', 'latency', ['', ''], ['third', 'fourth']),
+        model('by-priority', undefined, [
+          ['first', ', weight: 0, cost: { inputPerMTok: 9 }'],
+          ['second', ', cost: { inputPerMTok: 1 }'],
+        ]),
+        model('by-price', 'price', [
+          ['first', ', cost: { inputPerMTok: 5, outputPerMTok: 5 }'],
+          ['second', ', cost: { inputPerMTok: 1 }'],
+        ]),
+        model('by-weight', 'weighted', [
+          ['first', ', weight: 0'],
+          ['second', ', weight: 5'],
+        ]),
+        model('by-latency', 'latency', [
+          ['third', ''],
+          ['fourth', ''],
+        ]),
       ].join('\n'),
     });
     ({ key, accountId } = await gateway.createFundedKey());
