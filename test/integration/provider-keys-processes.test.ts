@@ -4,15 +4,11 @@
  * learns of each change within a second, and once removed the key is used by neither process. The fake
  * upstream checks the key of every request it gets. Needs a build (npm run build).
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startKeyedOpenAiFake, type KeyedOpenAiFake } from '../fakes/keyed-openai-fake.ts';
-import { startGatewayChild, type GatewayChild } from '../support/gateway-child.ts';
-import { adminHeaders, bearer, testPassword, uniqueEmail } from '../support/http-helpers.ts';
-import { createTestDatabase, type TestDatabase } from '../support/test-database.ts';
+import type { GatewayChild } from '../support/gateway-child.ts';
+import { callChild as call, fundedAccount, startGatewayPair, type GatewayPair } from '../support/gateway-pair.ts';
+import { adminHeaders, bearer } from '../support/http-helpers.ts';
 
 const configuredKey = 'sk-config-key-0000000000aaaa';
 const runtimeKey = 'sk-runtime-key-000000000bbbb';
@@ -26,57 +22,28 @@ interface KeyView {
 }
 
 describe('a provider key added, reweighted and removed at runtime on two processes under load', () => {
-  let database: TestDatabase;
-  let dataDir: string;
   let upstream: KeyedOpenAiFake;
-  let client: pg.Client;
-  const children: GatewayChild[] = [];
+  let pair: GatewayPair;
 
   beforeAll(async () => {
-    database = await createTestDatabase();
     upstream = await startKeyedOpenAiFake([configuredKey, runtimeKey]);
-    dataDir = mkdtempSync(path.join(tmpdir(), 'gw-provider-keys-'));
-    const configPath = path.join(dataDir, 'gateway.yaml');
-    writeFileSync(
-      configPath,
-      [
-        'providers:',
-        '  openai:',
-        '    protocol: openai',
-        `    baseUrl: "${upstream.url}/v1"`,
-        `    apiKeys: [{ id: primary, key: ${configuredKey}, weight: 1 }]`,
-        'models:',
-        '  - id: keyed',
-        '    pricing: { inputPerMTok: 1, outputPerMTok: 1 }',
-        '    providers: [{ provider: openai, model: gpt-4o-mini }]',
-      ].join('\n'),
-    );
-    // One after the other: the first applies the migrations.
-    for (const name of ['a', 'b'])
-      children.push(
-        await startGatewayChild({ configPath, dataDir: path.join(dataDir, name), databaseUrl: database.url }),
-      );
-    client = new pg.Client({ connectionString: database.url });
-    await client.connect();
+    pair = await startGatewayPair([
+      'providers:',
+      '  openai:',
+      '    protocol: openai',
+      `    baseUrl: "${upstream.url}/v1"`,
+      `    apiKeys: [{ id: primary, key: ${configuredKey}, weight: 1 }]`,
+      'models:',
+      '  - id: keyed',
+      '    pricing: { inputPerMTok: 1, outputPerMTok: 1 }',
+      '    providers: [{ provider: openai, model: gpt-4o-mini }]',
+    ]);
   }, 120_000);
 
   afterAll(async () => {
-    await client?.end();
-    await Promise.all(children.map((child) => child.kill('SIGTERM')));
+    await pair?.close();
     await upstream?.close();
-    await database?.drop();
-    rmSync(dataDir, { recursive: true, force: true });
   });
-
-  const call = (
-    child: GatewayChild,
-    { method, url, headers, body }: { method: string; url: string; headers: Record<string, string>; body?: unknown },
-  ) =>
-    fetch(`${child.url}${url}`, {
-      method,
-      headers: { 'content-type': 'application/json', ...headers },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    });
 
   const keysOn = async (child: GatewayChild): Promise<KeyView[]> => {
     const answer = await call(child, {
@@ -101,25 +68,8 @@ describe('a provider key added, reweighted and removed at runtime on two process
   it('no request fails, both processes follow every change, and a removed key is used by neither', {
     timeout: 120_000,
   }, async () => {
-    const [a, b] = children as [GatewayChild, GatewayChild];
-    const signedUp = await call(a, {
-      method: 'POST',
-      url: '/api/v1/auth/signup',
-      headers: {},
-      body: { email: uniqueEmail('keys'), password: testPassword },
-    });
-    expect(signedUp.status, a.output()).toBe(201);
-    const { token, account } = (await signedUp.json()) as { token: string; account: { id: string } };
-    expect(
-      (
-        await call(a, {
-          method: 'POST',
-          url: `/api/admin/v1/accounts/${account.id}/credits`,
-          headers: adminHeaders,
-          body: { amount: 100 },
-        })
-      ).status,
-    ).toBe(200);
+    const [a, b] = pair.children;
+    const { token } = await fundedAccount(a, 100);
     const created = await call(a, {
       method: 'POST',
       url: '/api/v1/api-keys',
@@ -208,11 +158,11 @@ describe('a provider key added, reweighted and removed at runtime on two process
     expect((await texts('SELECT concat(before, after, request) AS text FROM audit_log')).join('\n')).not.toContain(
       runtimeKey,
     );
-    for (const child of children) expect(child.output()).not.toContain(runtimeKey);
+    for (const child of pair.children) expect(child.output()).not.toContain(runtimeKey);
   });
 
   /** The `text` column of a query's rows. */
   async function texts(query: string): Promise<Array<string | null>> {
-    return (await client.query<{ text: string | null }>(query)).rows.map((row) => row.text);
+    return (await pair.client.query<{ text: string | null }>(query)).rows.map((row) => row.text);
   }
 });
