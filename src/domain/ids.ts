@@ -12,6 +12,7 @@ export type IdKind =
   | 'call'
   | 'asset'
   | 'audit'
+  | 'price'
   | 'pkey';
 
 /** Prefixed random ids, so an id in a log says what it names. */

@@ -93,6 +93,8 @@ export class AuditTrail {
       accounts: AccountsRepository;
       apiKeys: ApiKeysRepository;
       mediaJobs: MediaJobsRepository;
+      /** The catalog's models as the log keeps them (the runtime catalog). */
+      models?: { auditState(modelId: string): AuditState | null };
       /** Providers' runtime upstream keys (admin API). */
       providerKeys?: ProviderKeysRepository;
     },
@@ -129,6 +131,8 @@ export class AuditTrail {
       const { accountId, kind, model, state } = row;
       return { state: { accountId, kind, model, state }, accountId };
     }
+    if (subject.type === 'model')
+      return { state: this.options.models?.auditState(subject.id) ?? null, accountId: null };
     if (subject.type === 'provider-key') {
       const row = await this.options.providerKeys?.find(subject.id);
       if (!row) return { state: null, accountId: null };

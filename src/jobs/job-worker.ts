@@ -1,3 +1,4 @@
+import { frozenPriceVersion } from '../domain/media-job.ts';
 import { applySettlement, settlementClaim } from '../billing/settlement.ts';
 import type { JobsConfig, ProviderConfig } from '../config/load-config.ts';
 import type { MediaJobRow, MediaJobsRepository, ReadJobRow } from '../storage/media-jobs-repository.ts';
@@ -374,6 +375,8 @@ export class JobWorker {
             ...(job.requestId ? { requestId: job.requestId } : {}),
             ...(state.route.keyId === undefined ? {} : { keyId: state.route.keyId }),
           },
+          // The version of the prices frozen at submission, which the cost was reckoned at.
+          priceVersion: frozenPriceVersion(job.priceSnapshot),
           startedAt: job.createdAt.getTime(),
           endedAt: now.getTime(),
           claimNanos,

@@ -33,6 +33,8 @@ export type StorageEvent =
   | { type: 'jobs-queued' }
   /** A media job reached a terminal state: requests waiting for it answer now. */
   | { type: 'job-finished'; jobId: string }
+  /** The runtime catalog (models, prices, switches) changed: every process reads it again. */
+  | { type: 'catalog-changed' }
   /** A provider's runtime upstream keys changed (added, reweighted, switched, removed): every process reads them again. */
   | { type: 'provider-keys-changed' };
 

@@ -153,8 +153,8 @@ describe('the OpenAPI document', () => {
     ).toEqual([]);
     const paging = query.filter(({ parameter }) => ['offset', 'limit', 'days'].includes(parameter.name));
     // The account's usage, daily spend, media and audit log, the compat usage, and the operator's listings of
-    // generations and of the audit log.
-    expect(paging).toHaveLength(13);
+    // generations, of the audit log and of a model's price versions.
+    expect(paging).toHaveLength(15);
     for (const { name, parameter } of paging) {
       expect(parameter.required, `${name} ${parameter.name}`).toBe(false);
       expect(parameter.schema?.default, `${name} ${parameter.name}`).toBeDefined();

@@ -14,4 +14,4 @@ CREATE TABLE "provider_keys" (
 CREATE INDEX "provider_keys_provider_idx" ON "provider_keys" USING btree ("provider_id");--> statement-breakpoint
 -- Changes to a provider's keys are audited with the subject type `provider-key`.
 ALTER TABLE "audit_log" DROP CONSTRAINT "audit_log_subject_type_check";--> statement-breakpoint
-ALTER TABLE "audit_log" ADD CONSTRAINT "audit_log_subject_type_check" CHECK ("audit_log"."subject_type" IN ('account', 'api-key', 'session', 'media-job', 'config', 'provider-key'));
+ALTER TABLE "audit_log" ADD CONSTRAINT "audit_log_subject_type_check" CHECK ("audit_log"."subject_type" IN ('account', 'api-key', 'session', 'media-job', 'config', 'model', 'provider-key'));

@@ -1,7 +1,7 @@
 import { Type, type FastifyPluginAsyncTypebox, type Static } from '@fastify/type-provider-typebox';
 import type { GatewayServices } from '../../gateway/services.ts';
 import { noBody } from '../../http/openapi/route-documentation.ts';
-import { requireAdminToken } from './admin-routes.ts';
+import { operatorOnly } from './operator-only.ts';
 
 /** The services this plugin uses, and only those. */
 export type ProviderKeyServices = Pick<GatewayServices, 'adminToken' | 'providerKeys'>;
@@ -115,7 +115,7 @@ export const providerKeyRoutes: FastifyPluginAsyncTypebox<{ services: ProviderKe
   app,
   { services },
 ) => {
-  app.addHook('onRequest', requireAdminToken(services.adminToken));
+  app.addHook('onRequest', operatorOnly(services.adminToken));
   const keys = services.providerKeys;
 
   app.get(

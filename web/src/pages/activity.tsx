@@ -25,18 +25,24 @@ const actionLabels: Record<AuditAction, string> = {
   'session.sign-in': 'Signed in',
   'session.sign-out': 'Signed out',
   'config.reload': 'Configuration reloaded',
+  'catalog.model.put': 'Model set',
+  'catalog.model.delete': 'Runtime model deleted',
+  'catalog.model.disable': 'Model switched off',
+  'catalog.model.enable': 'Model switched on',
+  'catalog.price.set': 'Prices set',
   'provider-key.create': 'Provider key added',
   'provider-key.update': 'Provider key changed',
   'provider-key.delete': 'Provider key removed',
 };
 
-/** The gateway's own changes (configuration, provider keys) concern no account: never in an account's own log. */
-const gatewayActions = new Set(['config.reload', 'provider-key.create', 'provider-key.update', 'provider-key.delete']);
-
 const actionChoices = [
   { value: '', label: 'All changes' },
+  // A reload of the gateway's configuration, a catalog or a provider key change concerns no account: never in an
+  // account's own log.
   ...Object.entries(actionLabels)
-    .filter(([value]) => !gatewayActions.has(value))
+    .filter(
+      ([value]) => value !== 'config.reload' && !value.startsWith('catalog.') && !value.startsWith('provider-key.'),
+    )
     .map(([value, label]) => ({ value, label })),
 ];
 
