@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
-import { startGatewayChild, type GatewayChild } from './gateway-child.ts';
+import { startGatewayChildren, type GatewayChild } from './gateway-child.ts';
 import { adminHeaders, testPassword, uniqueEmail } from './http-helpers.ts';
 import { createTestDatabase, type TestDatabase } from './test-database.ts';
 
@@ -14,17 +14,13 @@ export interface GatewayPair {
   close(): Promise<void>;
 }
 
-/** Starts both processes on `configLines` as their gateway.yaml, one after the other (the first migrates). */
+/** Starts both processes on `configLines` as their gateway.yaml (`startGatewayChildren`: the first migrates). */
 export async function startGatewayPair(configLines: readonly string[]): Promise<GatewayPair> {
   const database = await createTestDatabase();
   const dataDir = mkdtempSync(path.join(tmpdir(), 'gw-pair-'));
   const configPath = path.join(dataDir, 'gateway.yaml');
   writeFileSync(configPath, configLines.join('\n'));
-  const children: GatewayChild[] = [];
-  for (const name of ['a', 'b'])
-    children.push(
-      await startGatewayChild({ configPath, dataDir: path.join(dataDir, name), databaseUrl: database.url }),
-    );
+  const children = await startGatewayChildren(2, { configPath, dataDir, databaseUrl: database.url });
   const client = new pg.Client({ connectionString: database.url });
   await client.connect();
   return {
