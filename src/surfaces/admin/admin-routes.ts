@@ -1,7 +1,5 @@
 import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { onRequestAsyncHookHandler } from 'fastify';
 import { GatewayError } from '../../domain/errors.ts';
-import type { Secret } from '../../domain/secret.ts';
 import type { GatewayServices } from '../../gateway/services.ts';
 import { auditMoments } from '../../http/audit-hook.ts';
 import {
