@@ -50,6 +50,10 @@ import { OperatorAccounts } from './identity/operator-accounts.ts';
 import { UsageSearch } from './billing/usage-search.ts';
 import { AccountSearchRepository } from './storage/account-search-repository.ts';
 import { UsageSearchRepository } from './storage/usage-search-repository.ts';
+import { RowLatencies } from './gateway/row-routing.ts';
+import { UpstreamKeys } from './gateway/upstream-keys.ts';
+import { ProviderKeyService } from './gateway/provider-key-service.ts';
+import { ProviderKeysRepository } from './storage/provider-keys-repository.ts';
 import { GatewayTelemetry } from './telemetry/gateway-telemetry.ts';
 import { MediaLibrary } from './gateway/media-library.ts';
 import { ImageRequests } from './gateway/image-requests.ts';
@@ -194,8 +198,28 @@ export async function openCore(options: CoreOptions): Promise<Core> {
     (row, state) => telemetry.breakerChanged(row, state),
   );
   const rowHealth = new RowHealth();
+  const upstreamKeys = new UpstreamKeys(providers);
+  const providerKeysRepository = new ProviderKeysRepository(storage.db);
+  const providerKeys = new ProviderKeyService({
+    repository: providerKeysRepository,
+    keys: upstreamKeys,
+    breakers,
+    secretKeys,
+    providers,
+    publish: (event) => storage.publish(event),
+    onUnreadable: (keyId, error) =>
+      logger.error({ err: error, keyId }, 'a stored provider key cannot be opened with this GATEWAY_SECRET: left out'),
+  });
+  const readProviderKeys = () =>
+    providerKeys
+      .reload()
+      .catch((error: Error) => logger.error({ err: error }, "could not read the providers' runtime keys"));
+  await readProviderKeys();
+  const latencies = new RowLatencies();
   const resilience: Resilience = {
     breakers,
+    keys: upstreamKeys,
+    latencies,
     health: rowHealth,
     events: telemetry,
     retryBudgetMs: config.upstream.retryBudgetMs,
@@ -237,6 +261,9 @@ export async function openCore(options: CoreOptions): Promise<Core> {
     authenticator.handleEvent(event);
     ledger.handleEvent(event);
     if (event.type === 'key-changed') rateLimits.forgetKey(event.keyId);
+    // After a lost LISTEN connection (`*`) too: changes announced meanwhile were missed.
+    if (event.type === 'provider-keys-changed' || (event.type === 'key-changed' && event.keyId === '*'))
+      void readProviderKeys();
     if (event.type === 'job-finished') waiters.finished(event.jobId);
     else if (event.type === 'jobs-queued') worker?.wake();
     // After events may have been lost (the listener reconnected, `*`), the catalog is read again too.
@@ -330,6 +357,7 @@ export async function openCore(options: CoreOptions): Promise<Core> {
     ledger,
     adapters,
     providers: config.providers,
+    routing: { latencies, random: Math.random },
     resilience,
     submission,
   });
@@ -349,6 +377,7 @@ export async function openCore(options: CoreOptions): Promise<Core> {
       providers.clear();
       for (const [id, provider] of reloaded.providers) providers.set(id, provider);
       runtimeCatalog.fileReloaded(reloaded.models);
+      upstreamKeys.replaceProviders(providers);
       voices.replace(reloaded.voices);
       breakers.reconfigure({
         failures: reloaded.upstream.breakerFailures,
@@ -387,6 +416,7 @@ export async function openCore(options: CoreOptions): Promise<Core> {
       health: rowHealth,
       adapters,
       providers: config.providers,
+      keys: upstreamKeys,
     }),
     apiKeys: new ApiKeyService({
       apiKeys: apiKeysRepository,
@@ -401,7 +431,9 @@ export async function openCore(options: CoreOptions): Promise<Core> {
       apiKeys: apiKeysRepository,
       mediaJobs,
       models: runtimeCatalog,
+      providerKeys: providerKeysRepository,
     }),
+    providerKeys,
     ledger,
     usage: new UsageHistory(new UsageRepository(storage.db)),
     text: new TextGeneration(pipeline),

@@ -18,6 +18,7 @@ export const auditSubjectTypes = [
   'media-job',
   'config',
   'model',
+  'provider-key',
   'provider-row',
 ] as const;
 export type AuditSubjectType = (typeof auditSubjectTypes)[number];
@@ -44,6 +45,9 @@ export const auditActions = [
   'catalog.model.disable',
   'catalog.model.enable',
   'catalog.price.set',
+  'provider-key.create',
+  'provider-key.update',
+  'provider-key.delete',
   'session.sign-in',
   'session.sign-out',
 ] as const;
@@ -130,12 +134,25 @@ export const ModelStateSchema = Type.Object(
   { additionalProperties: false, description: 'A catalog model as it stood' },
 );
 
+/** What the log keeps of a provider's upstream key: never the key or its sealed copy, at most its last 4 characters. */
+export const ProviderKeyStateSchema = Type.Object(
+  {
+    providerId: Type.String(),
+    label: Type.Optional(Type.String()),
+    weight: Type.Integer(),
+    isActive: Type.Boolean(),
+    keyEnding: Type.String(),
+  },
+  { additionalProperties: false, description: "A provider's upstream key as it stood, without the key itself" },
+);
+
 export const AuditStateSchema = Type.Union([
   AccountStateSchema,
   ApiKeyStateSchema,
   MediaJobStateSchema,
   ConfigChangeStateSchema,
   ModelStateSchema,
+  ProviderKeyStateSchema,
 ]);
 export type AuditState = Static<typeof AuditStateSchema>;
 

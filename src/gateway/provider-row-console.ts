@@ -7,6 +7,7 @@ import type { Protocol } from '../domain/protocols.ts';
 import type { AdapterRegistry, EmbeddingAdapter, TextAdapter } from '../providers/provider-adapter.ts';
 import type { ProviderBreakers } from './provider-breakers.ts';
 import type { RowHealth, RowHealthReading } from './row-health.ts';
+import type { UpstreamKeys } from './upstream-keys.ts';
 
 /** A provider row as the operator console lists it: what serves, through what, and how it fares in this process. */
 export interface ProviderRowView {
@@ -54,6 +55,8 @@ export class ProviderRowConsole {
       health: RowHealth;
       adapters: AdapterRegistry;
       providers: ReadonlyMap<string, ProviderConfig>;
+      /** The providers' upstream keys: a test is sent with the key a request would be sent with now. */
+      keys?: UpstreamKeys;
     },
   ) {}
 
@@ -91,7 +94,9 @@ export class ProviderRowConsole {
   async test(providerId: string, upstreamModel: string): Promise<RowTestResult> {
     const row = this.list().find((view) => view.providerId === providerId && view.upstreamModel === upstreamModel);
     if (!row) throw new GatewayError('GW_NOT_FOUND', `provider row "${providerId}/${upstreamModel}" not found`);
-    const target = this.sources.providers.get(providerId);
+    const target =
+      this.sources.keys?.choose({ providerId, upstreamModel }, this.sources.breakers)?.target ??
+      this.sources.providers.get(providerId);
     const adapter = this.sources.adapters.get(row.protocol);
     if (!row.testable || !target || !adapter)
       throw new GatewayError(

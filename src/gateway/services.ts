@@ -22,6 +22,7 @@ import type { ImageRequests } from './image-requests.ts';
 import type { MediaDownloads } from './media-downloads.ts';
 import type { MediaLibrary } from './media-library.ts';
 import type { TextGeneration } from './text-generation.ts';
+import type { ProviderKeyService } from './provider-key-service.ts';
 import type { GatewayTelemetry } from '../telemetry/gateway-telemetry.ts';
 
 /** Everything the HTTP surfaces may call; built once by the composition root. */
@@ -38,6 +39,8 @@ export interface GatewayServices {
   apiKeys: ApiKeyService;
   /** The audit log: who changed what, when and from where. */
   audit: AuditTrail;
+  /** Providers' upstream keys added, reweighted and removed at runtime (admin API). */
+  providerKeys: ProviderKeyService;
   ledger: CreditLedger;
   usage: UsageHistory;
   text: TextGeneration;

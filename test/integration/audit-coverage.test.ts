@@ -97,7 +97,18 @@ describe('the audit log covers every state-changing operation of the OpenAPI doc
     const session = await signup(gateway, email);
     const key = await gateway.gateway.core.services.apiKeys.create(session.account.id, { name: 'walk' });
     // A catalog model of the shipped gateway.yaml: the documented model entry's id.
-    const values: Record<string, string> = { accountId: session.account.id, keyId: key.id, modelId: 'gpt-4o-mini' };
+    const values: Record<string, string> = {
+      accountId: session.account.id,
+      keyId: key.id,
+      modelId: 'gpt-4o-mini',
+      providerId: 'sandbox',
+    };
+    if (path.includes('/providers/{providerId}/keys/{keyId}')) {
+      const providerKey = await gateway.gateway.core.services.providerKeys.create('sandbox', {
+        key: 'sk-walk-000000000000',
+      });
+      values.keyId = providerKey.id;
+    }
     if (path.startsWith('/api/operator/')) {
       await gateway.gateway.core.services.accounts.setRole(session.account.id, 'operator');
       const other = await gateway.createFundedKey({ credits: 100 });
@@ -159,9 +170,9 @@ describe('the audit log covers every state-changing operation of the OpenAPI doc
         results: Array<{ action: string; accountId?: string; subject: { type: string } }>;
       }>().results;
       expect(entries, operation.name).toHaveLength(1);
-      // Every change concerns an account, but a change of the gateway's own configuration or catalog, or a provider
-      // row's test.
-      if (['config', 'model', 'provider-row'].includes(entries[0]?.subject.type ?? ''))
+      // Every change concerns an account, but a change of the gateway's own configuration, catalog or provider keys,
+      // or a provider row's test.
+      if (['config', 'model', 'provider-key', 'provider-row'].includes(entries[0]?.subject.type ?? ''))
         expect(entries[0]?.accountId, operation.name).toBeUndefined();
       else expect(entries[0]?.accountId, operation.name).toEqual(expect.any(String));
     }

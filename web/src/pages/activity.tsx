@@ -34,14 +34,23 @@ export const actionLabels: Record<AuditAction, string> = {
   'catalog.model.disable': 'Model switched off',
   'catalog.model.enable': 'Model switched on',
   'catalog.price.set': 'Prices set',
+  'provider-key.create': 'Provider key added',
+  'provider-key.update': 'Provider key changed',
+  'provider-key.delete': 'Provider key removed',
 };
 
 const actionChoices = [
   { value: '', label: 'All changes' },
-  // A reload of the gateway's configuration, a catalog change or a provider row's test concerns no account: never in
-  // an account's own log.
+  // A reload of the gateway's configuration, a catalog or a provider key change, or a provider row's test concerns no
+  // account: never in an account's own log.
   ...Object.entries(actionLabels)
-    .filter(([value]) => value !== 'config.reload' && value !== 'provider-row.test' && !value.startsWith('catalog.'))
+    .filter(
+      ([value]) =>
+        value !== 'config.reload' &&
+        value !== 'provider-row.test' &&
+        !value.startsWith('catalog.') &&
+        !value.startsWith('provider-key.'),
+    )
     .map(([value, label]) => ({ value, label })),
 ];
 
