@@ -82,6 +82,7 @@ export async function registerSurfaces(
       config,
       operatorAccounts: services.operatorAccounts,
       providerRows: services.providerRows,
+      runtimeCatalog: services.runtimeCatalog,
       usageSearch: services.usageSearch,
     },
     secureCookies,

@@ -27,6 +27,7 @@ export const databaseSuite = [
   'test/integration/money-invariants.test.ts',
   'test/integration/multi-process.test.ts',
   'test/integration/operator-api.test.ts',
+  'test/integration/operator-catalog.test.ts',
   'test/integration/operator-disable-processes.test.ts',
   'test/integration/orphaned-holds.test.ts',
   'test/integration/price-versions.test.ts',

@@ -14,7 +14,7 @@ import {
   priceHistoryExample,
   pricedModelExample,
   pricingExample,
-} from './catalog-schemas.ts';
+} from '../../http/catalog-schemas.ts';
 import { operatorOnly } from './operator-only.ts';
 
 /** The services this surface uses, and only those. */

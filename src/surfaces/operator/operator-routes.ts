@@ -15,6 +15,7 @@ import {
   operatorAccountPageExample,
   operatorKeysExample,
 } from './operator-examples.ts';
+import { operatorCatalogRoutes } from './operator-catalog-routes.ts';
 import { operatorProviderRoutes } from './operator-provider-routes.ts';
 import { AccountParams, AccountSearchQuery, CreditAdjustmentBody, OperatorKeyPatchBody } from './operator-requests.ts';
 import { OperatorAccountDetailSchema, OperatorAccountPageSchema, OperatorKeySchema } from './operator-schemas.ts';
@@ -23,7 +24,14 @@ import { operatorUsageRoutes } from './operator-usage-routes.ts';
 /** The services this surface uses, and only those. */
 export type OperatorServices = Pick<
   GatewayServices,
-  'apiKeys' | 'audit' | 'authenticator' | 'config' | 'operatorAccounts' | 'providerRows' | 'usageSearch'
+  | 'apiKeys'
+  | 'audit'
+  | 'authenticator'
+  | 'config'
+  | 'operatorAccounts'
+  | 'providerRows'
+  | 'runtimeCatalog'
+  | 'usageSearch'
 >;
 
 /**
@@ -48,6 +56,7 @@ export const operatorRoutes: FastifyPluginAsyncTypebox<{ services: OperatorServi
   });
   await app.register(operatorUsageRoutes, { services });
   await app.register(operatorProviderRoutes, { services });
+  await app.register(operatorCatalogRoutes, { services });
   const operatorOf = (request: FastifyRequest) => principalOf(request).accountId;
 
   app.get(

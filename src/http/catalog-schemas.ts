@@ -1,8 +1,8 @@
 import { Type, type Static } from '@fastify/type-provider-typebox';
-import { ModelSchema, PricingSchema } from '../../config/config-schema.ts';
-import { pageFields } from '../../http/answer-schemas.ts';
+import { ModelSchema, PricingSchema } from '../config/config-schema.ts';
+import { pageFields } from './answer-schemas.ts';
 
-/** The runtime catalog's answers and examples, as the OpenAPI document shows them. */
+/** The runtime catalog's answers and examples, as the OpenAPI document shows them: shared by the admin and operator APIs. */
 
 const Source = Type.Enum(['file', 'runtime'] as const);
 
@@ -43,7 +43,10 @@ export const PriceVersionSchema = Type.Object({
   pricing: PricingSchema,
   source: Source,
   actor: Type.Optional(
-    Type.String({ description: 'Who set it (`operator` for the admin API); absent for gateway.yaml' }),
+    Type.String({
+      description:
+        'Who set it (`operator` for the admin API, the operator account id for the operator API); absent for gateway.yaml',
+    }),
   ),
   createdAt: Type.String(),
   current: Type.Boolean({ description: 'The version the model is charged at now' }),
