@@ -119,3 +119,9 @@ export const priceHistoryExample: Static<typeof PriceHistorySchema> = {
   offset: 0,
   limit: 20,
 };
+
+/** The answers as the dashboard reads them (type-only imports there). */
+export type CatalogModelAnswer = Static<typeof CatalogModelViewSchema>;
+export type PriceVersionAnswer = Static<typeof PriceVersionSchema>;
+export type ModelEntryBody = Static<typeof ModelSchema>;
+export type PricingBody = Static<typeof PricingSchema>;

@@ -92,7 +92,13 @@ describe.skipIf(!mustRun)('operator console in Chromium', () => {
   it('signs an operator in to an Operator section in the header, reachable by keyboard after the skip link', async () => {
     await signIn('ops@example.com');
     const nav = page.getByRole('navigation', { name: 'Operator' });
-    expect(await nav.getByRole('link').allInnerTexts()).toEqual(['Accounts', 'All usage', 'Providers', 'Audit log']);
+    expect(await nav.getByRole('link').allInnerTexts()).toEqual([
+      'Accounts',
+      'All usage',
+      'Providers',
+      'Catalog',
+      'Audit log',
+    ]);
     await go('Accounts', 'Accounts');
     // Moving to the page puts focus on its heading, as the account pages do.
     expect(await page.evaluate('document.activeElement?.tagName')).toBe('H1');

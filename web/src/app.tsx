@@ -25,6 +25,7 @@ const operatorSections = [
   { path: '/operator/accounts', label: 'Accounts' },
   { path: '/operator/usage', label: 'All usage' },
   { path: '/operator/providers', label: 'Providers' },
+  { path: '/operator/catalog', label: 'Catalog' },
   { path: '/operator/audit', label: 'Audit log' },
 ] as const;
 
@@ -39,6 +40,7 @@ const titles: Record<string, string> = {
   '/operator/accounts': 'Accounts · Operator',
   '/operator/usage': 'Usage across accounts · Operator',
   '/operator/providers': 'Providers · Operator',
+  '/operator/catalog': 'Catalog and prices · Operator',
   '/operator/audit': 'Audit log · Operator',
 };
 

@@ -54,3 +54,10 @@ export type {
   RowTestResultView as RowTestResult,
   UsageSearchPageView as UsageSearchPage,
 } from '../../src/surfaces/operator/operator-schemas.ts';
+
+export type {
+  CatalogModelAnswer as CatalogModel,
+  ModelEntryBody as ModelEntry,
+  PriceVersionAnswer as PriceVersion,
+  PricingBody as Pricing,
+} from '../../src/http/catalog-schemas.ts';

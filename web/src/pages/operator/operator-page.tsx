@@ -1,5 +1,6 @@
 import { OperatorAccountsPage } from './operator-accounts.tsx';
 import { OperatorAuditPage } from './operator-audit.tsx';
+import { OperatorCatalogPage } from './operator-catalog.tsx';
 import { OperatorProvidersPage } from './operator-providers.tsx';
 import { OperatorUsagePage } from './operator-usage.tsx';
 
@@ -8,6 +9,7 @@ export function OperatorPage({ path }: { path: string }) {
   if (path === '/operator/accounts') return <OperatorAccountsPage />;
   if (path === '/operator/usage') return <OperatorUsagePage />;
   if (path === '/operator/providers') return <OperatorProvidersPage />;
+  if (path === '/operator/catalog') return <OperatorCatalogPage />;
   if (path === '/operator/audit') return <OperatorAuditPage />;
   return null;
 }
