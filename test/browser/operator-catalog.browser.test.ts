@@ -2,7 +2,8 @@
  * The operator console's catalog page in a real browser (Chromium) against a real gateway: an operator edits a
  * model's price (a bad one shows the gateway's 400 message and changes nothing), sees the new version charged
  * now in the price history and on the next usage record, disables the model (clients are refused it) and
- * enables it again, and changes an entry as JSON. Screenshots go to test-output/screenshots/.
+ * enables it again, changes an entry as JSON and reverts it to gateway.yaml's, at desktop and phone width.
+ * Screenshots go to test-output/screenshots/.
  */
 import path from 'node:path';
 import type { Page } from 'playwright-core';
@@ -151,6 +152,24 @@ describe.skipIf(!mustRun)('operator catalog page in Chromium', () => {
     await expect.poll(() => dialog.count()).toBe(0);
     await expect.poll(() => row().innerText()).toContain('Echo, renamed');
     expect(await row().innerText()).toContain('runtime');
+  }, 30_000);
+
+  it("reverts the runtime changes after a confirmation: gateway.yaml's entry serves again", async () => {
+    await page.getByRole('button', { name: 'Delete runtime changes of sandbox-echo' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Delete the runtime changes of sandbox-echo' });
+    expect(await dialog.innerText()).toContain("gateway.yaml's entry serves again");
+    await dialog.getByRole('button', { name: 'Delete runtime changes' }).click();
+    await expect.poll(() => dialog.count()).toBe(0);
+    await expect.poll(() => row().innerText()).not.toContain('Echo, renamed');
+    expect(await row().innerText()).toContain('gateway.yaml');
+    expect(await page.getByRole('button', { name: 'Delete runtime changes of sandbox-echo' }).count()).toBe(0);
+  }, 30_000);
+
+  it('is usable at phone width (360 px) without sideways scrolling, and reported no page error', async () => {
+    await page.setViewportSize({ width: 360, height: 780 });
+    expect(await page.evaluate('document.documentElement.scrollWidth')).toBeLessThanOrEqual(360);
+    await shot('phone');
+    await page.setViewportSize({ width: 1280, height: 900 });
     expect(browser.pageErrors).toEqual([]);
   }, 30_000);
 });

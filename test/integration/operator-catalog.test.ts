@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { adminHeaders, bearer, expectEnvelope, keyHeaders, signup } from '../support/http-helpers.ts';
+import { adminHeaders, bearer, expectEnvelope, signup } from '../support/http-helpers.ts';
 import { operatorSession } from '../support/operator-session.ts';
+import { chargedRecords, chatAs } from '../support/charged-records.ts';
 import { modelYaml, startTestGateway, type TestGateway } from '../support/test-gateway.ts';
 
 interface ModelView {
@@ -52,23 +53,8 @@ describe('operator API: catalog and prices', () => {
       ...(payload === undefined ? {} : { payload: payload as Record<string, unknown> }),
     });
   const call = (method: Call['method'], url: string, payload?: unknown) => callAs({ method, url, payload });
-  const chat = (key: string, model: string) =>
-    gateway.request({
-      method: 'POST',
-      url: '/api/alpha/v1/chat/completions',
-      headers: keyHeaders(key),
-      payload: { model, messages: [{ role: 'user', content: 'hello there' }] },
-    });
-  const records = async (accountId: string) => {
-    await gateway.settled();
-    const answer = await gateway.request({
-      method: 'GET',
-      url: `/api/admin/v1/accounts/${accountId}/generations`,
-      headers: adminHeaders,
-    });
-    expect(answer.statusCode, answer.body).toBe(200);
-    return answer.json<{ results: Array<{ usdCost: number; priceVersion?: string }> }>().results;
-  };
+  const chat = (key: string, model: string) => chatAs(gateway, key, model);
+  const records = (accountId: string) => chargedRecords(gateway, accountId);
   const modelOf = async (id: string) => {
     const list = await call('GET', 'models');
     expect(list.statusCode, list.body).toBe(200);

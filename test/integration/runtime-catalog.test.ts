@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { auditLog, priceVersions } from '../../src/storage/schema.ts';
 import { adminHeaders, expectEnvelope, keyHeaders } from '../support/http-helpers.ts';
 import { waitForImageJob } from '../support/image-jobs.ts';
+import { chargedRecords, chatAs } from '../support/charged-records.ts';
 import { modelYaml, startTestGateway, type TestGateway } from '../support/test-gateway.ts';
 
 /**
@@ -51,23 +52,8 @@ describe('the runtime catalog', () => {
       headers: adminHeaders,
       ...(payload === undefined ? {} : { payload: payload as Record<string, unknown> }),
     });
-  const chat = (key: string, model: string) =>
-    gateway.request({
-      method: 'POST',
-      url: '/api/alpha/v1/chat/completions',
-      headers: keyHeaders(key),
-      payload: { model, messages: [{ role: 'user', content: 'hello there' }] },
-    });
-  const records = async (accountId: string) => {
-    await gateway.settled();
-    const answer = await gateway.request({
-      method: 'GET',
-      url: `/api/admin/v1/accounts/${accountId}/generations`,
-      headers: adminHeaders,
-    });
-    expect(answer.statusCode, answer.body).toBe(200);
-    return answer.json<{ results: Array<{ model: string; usdCost: number; priceVersion?: string }> }>().results;
-  };
+  const chat = (key: string, model: string) => chatAs(gateway, key, model);
+  const records = (accountId: string) => chargedRecords(gateway, accountId);
   const versionCount = async () => {
     const [row] = await gateway.gateway.core.storage.db.select({ value: count() }).from(priceVersions);
     return row?.value ?? 0;

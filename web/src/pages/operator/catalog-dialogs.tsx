@@ -123,3 +123,32 @@ export function PriceHistoryDialog({ model, onClose }: { model: CatalogModel; on
     </Dialog>
   );
 }
+
+/** Deleting a model's runtime entry, prices and switch, after saying what serves instead. */
+export function RevertDialog({
+  model,
+  onClose,
+  onDone,
+}: {
+  model: CatalogModel;
+  onClose: () => void;
+  onDone: () => void;
+}) {
+  return (
+    <FormDialog
+      title={`Delete the runtime changes of ${model.id}`}
+      submitLabel="Delete runtime changes"
+      onClose={onClose}
+      action={async () => {
+        await request<undefined>('DELETE', `${catalogApi}/models/${modelPath(model.id)}`);
+        onDone();
+      }}
+    >
+      <p>
+        {model.inFile
+          ? "gateway.yaml's entry serves again in every process, its prices as a new price version."
+          : 'gateway.yaml has no entry for this model: it leaves the catalog.'}
+      </p>
+    </FormDialog>
+  );
+}

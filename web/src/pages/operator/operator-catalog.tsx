@@ -4,12 +4,12 @@ import { ErrorText, LoadState, messageOf } from '../../components/feedback.tsx';
 import { TableHead } from '../../components/table-head.tsx';
 import type { CatalogModel } from '../../types.ts';
 import { useApi } from '../../use-api.ts';
-import { EditEntryDialog, EditPricesDialog, PriceHistoryDialog } from './catalog-dialogs.tsx';
+import { EditEntryDialog, EditPricesDialog, PriceHistoryDialog, RevertDialog } from './catalog-dialogs.tsx';
 import { modelPath, pricesText } from './price-fields.ts';
 
 const catalogApi = '/api/operator/v1/catalog';
 
-type Opened = { kind: 'prices' | 'entry' | 'history'; model: CatalogModel };
+type Opened = { kind: 'prices' | 'entry' | 'history' | 'revert'; model: CatalogModel };
 
 const hasOverride = (model: CatalogModel) => model.overrides.entry || model.overrides.pricing || model.overrides.active;
 
@@ -53,15 +53,6 @@ export function OperatorCatalogPage() {
       const answer = await request<CatalogModel>('POST', path);
       return `${answer.id} ${answer.active ? 'enabled' : 'disabled'}.`;
     });
-  const revert = (model: CatalogModel) => {
-    const what = model.inFile ? "gateway.yaml's entry serves again" : 'the model leaves the catalog';
-    if (!window.confirm(`Delete the runtime changes of ${model.id}? ${what}.`)) return;
-    void act(async () => {
-      await request<undefined>('DELETE', `${catalogApi}/models/${modelPath(model.id)}`);
-      return `${model.id}: runtime changes deleted, ${what}.`;
-    });
-  };
-
   return (
     <>
       <div class="page-head">
@@ -103,46 +94,48 @@ export function OperatorCatalogPage() {
                   <td>
                     <code>{model.priceVersion ?? '—'}</code>
                   </td>
-                  <td class="row-actions">
-                    <button
-                      type="button"
-                      onClick={() => setOpened({ kind: 'prices', model })}
-                      aria-label={`Edit prices of ${model.id}`}
-                    >
-                      Edit prices
-                    </button>
-                    <button
-                      type="button"
-                      disabled={busy}
-                      onClick={() => toggle(model)}
-                      aria-label={`${model.active ? 'Disable' : 'Enable'} ${model.id}`}
-                    >
-                      {model.active ? 'Disable' : 'Enable'}
-                    </button>
-                    <button
-                      type="button"
-                      onClick={() => setOpened({ kind: 'history', model })}
-                      aria-label={`Price history of ${model.id}`}
-                    >
-                      History
-                    </button>
-                    <button
-                      type="button"
-                      onClick={() => setOpened({ kind: 'entry', model })}
-                      aria-label={`Edit entry of ${model.id} as JSON`}
-                    >
-                      Edit JSON
-                    </button>
-                    {hasOverride(model) ? (
+                  <td>
+                    <div class="actions">
+                      <button
+                        type="button"
+                        onClick={() => setOpened({ kind: 'prices', model })}
+                        aria-label={`Edit prices of ${model.id}`}
+                      >
+                        Edit prices
+                      </button>
                       <button
                         type="button"
                         disabled={busy}
-                        onClick={() => revert(model)}
-                        aria-label={`Delete runtime changes of ${model.id}`}
+                        onClick={() => toggle(model)}
+                        aria-label={`${model.active ? 'Disable' : 'Enable'} ${model.id}`}
                       >
-                        Revert
+                        {model.active ? 'Disable' : 'Enable'}
                       </button>
-                    ) : null}
+                      <button
+                        type="button"
+                        onClick={() => setOpened({ kind: 'history', model })}
+                        aria-label={`Price history of ${model.id}`}
+                      >
+                        History
+                      </button>
+                      <button
+                        type="button"
+                        onClick={() => setOpened({ kind: 'entry', model })}
+                        aria-label={`Edit entry of ${model.id} as JSON`}
+                      >
+                        Edit JSON
+                      </button>
+                      {hasOverride(model) ? (
+                        <button
+                          type="button"
+                          class="danger"
+                          onClick={() => setOpened({ kind: 'revert', model })}
+                          aria-label={`Delete runtime changes of ${model.id}`}
+                        >
+                          Revert
+                        </button>
+                      ) : null}
+                    </div>
                   </td>
                 </tr>
               ))}
@@ -155,6 +148,16 @@ export function OperatorCatalogPage() {
       ) : null}
       {opened?.kind === 'entry' ? (
         <EditEntryDialog model={opened.model} onClose={() => setOpened(undefined)} onSaved={saved} />
+      ) : null}
+      {opened?.kind === 'revert' ? (
+        <RevertDialog
+          model={opened.model}
+          onClose={() => setOpened(undefined)}
+          onDone={() => {
+            setOpened(undefined);
+            changed(`${opened.model.id}: runtime changes deleted.`);
+          }}
+        />
       ) : null}
       {opened?.kind === 'history' ? (
         <PriceHistoryDialog model={opened.model} onClose={() => setOpened(undefined)} />
