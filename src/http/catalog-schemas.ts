@@ -11,7 +11,7 @@ export const CatalogModelViewSchema = Type.Object(
     id: Type.String(),
     source: Type.Enum(['file', 'runtime'] as const, {
       description:
-        "`runtime`: an entry set through this API replaces (or adds to) gateway.yaml's; `file`: gateway.yaml's",
+        "`runtime`: an entry set at runtime (admin or operator API) replaces (or adds to) gateway.yaml's; `file`: gateway.yaml's",
     }),
     inFile: Type.Boolean({
       description: 'gateway.yaml has an entry for this id (deleting the runtime one falls back to it)',
