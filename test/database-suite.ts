@@ -35,4 +35,5 @@ export const databaseSuite = [
   'test/integration/unreadable-jobs.test.ts',
   'test/integration/unstorable-text.test.ts',
   'test/integration/video.test.ts',
+  'test/integration/webhooks.test.ts',
 ];

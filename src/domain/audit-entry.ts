@@ -29,6 +29,12 @@ export const auditActions = [
   'config.reload',
   'session.sign-in',
   'session.sign-out',
+  'webhook.create',
+  'webhook.update',
+  'webhook.delete',
+  'webhook.rotate-secret',
+  'webhook.test',
+  'account.balance-alert',
 ] as const;
 export type AuditAction = (typeof auditActions)[number];
 

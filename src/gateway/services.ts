@@ -18,6 +18,7 @@ import type { ImageRequests } from './image-requests.ts';
 import type { MediaDownloads } from './media-downloads.ts';
 import type { MediaLibrary } from './media-library.ts';
 import type { TextGeneration } from './text-generation.ts';
+import type { WebhookService } from './webhook-endpoints.ts';
 import type { GatewayTelemetry } from '../telemetry/gateway-telemetry.ts';
 
 /** Everything the HTTP surfaces may call; built once by the composition root. */
@@ -54,4 +55,6 @@ export interface GatewayServices {
   limiterStore: RateLimitStore;
   /** Metrics and the operator's log lines. */
   telemetry: GatewayTelemetry;
+  /** The account's webhook endpoints, their delivery logs and its low-balance threshold. */
+  webhooks: WebhookService;
 }

@@ -8,6 +8,7 @@ import {
 } from '../domain/audit-entry.ts';
 import { mediaJobPhases, mediaJobStates, type MediaJobPhase, type MediaJobState } from '../domain/media-job.ts';
 import { mediaKinds, type MediaKind } from '../domain/usage-modalities.ts';
+import { webhookDeliveryStates, type WebhookDeliveryState } from '../domain/webhook-events.ts';
 
 const nanos = (name: string) => bigint(name, { mode: 'bigint' });
 const moment = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
@@ -27,6 +28,8 @@ export const accounts = pgTable('accounts', {
   requestsPerMinute: integer('requests_per_minute'),
   tokensPerMinute: integer('tokens_per_minute'),
   concurrentRequests: integer('concurrent_requests'),
+  /** Below this balance a `balance.low` webhook event is sent, once per crossing (null: no alert; migration 0015). */
+  balanceAlertNanos: nanos('balance_alert_nanos'),
   createdAt: moment('created_at').notNull().defaultNow(),
 });
 
@@ -76,6 +79,7 @@ export const apiKeys = pgTable(
     spentWeekNanos: nanos('spent_week_nanos').notNull().default(sql`0`),
     monthStart: date('month_start', { mode: 'string' }),
     spentMonthNanos: nanos('spent_month_nanos').notNull().default(sql`0`),
+    // `cap_alerts` (migration 0015) is read and kept by the webhook triggers only, so it is not mapped here.
     createdAt: moment('created_at').notNull().defaultNow(),
     updatedAt: moment('updated_at').notNull().defaultNow(),
   },
@@ -259,4 +263,74 @@ export const auditLog = pgTable(
     check('audit_log_actor_kind_check', sql.raw(oneOf('"audit_log"."actor_kind"', auditActorKinds))),
     check('audit_log_subject_type_check', sql.raw(oneOf('"audit_log"."subject_type"', auditSubjectTypes))),
   ],
+);
+
+/** An account's webhook endpoint; its signing secret sealed with the gateway secret (migration 0015). */
+export const webhookEndpoints = pgTable(
+  'webhook_endpoints',
+  {
+    id: text('id').primaryKey(),
+    accountId: text('account_id')
+      .notNull()
+      .references(() => accounts.id),
+    url: text('url').notNull(),
+    description: text('description').notNull().default(''),
+    eventTypes: text('event_types').array().notNull(),
+    isActive: boolean('is_active').notNull().default(true),
+    /** AES-256-GCM sealed `whsec_` secret (identity/credential-codec.ts). */
+    sealedSecret: text('sealed_secret').notNull(),
+    createdAt: moment('created_at').notNull().defaultNow(),
+    updatedAt: moment('updated_at').notNull().defaultNow(),
+  },
+  (table) => [index('webhook_endpoints_account_idx').on(table.accountId, table.createdAt)],
+);
+
+/**
+ * One event for one endpoint, delivered at least once: its id is the `webhook-id` of every attempt. Claimed
+ * across processes as media jobs are (`claimedBy` until `claimExpiresAt`); a claim that ran out is taken again.
+ */
+export const webhookDeliveries = pgTable(
+  'webhook_deliveries',
+  {
+    id: text('id').primaryKey(),
+    endpointId: text('endpoint_id')
+      .notNull()
+      .references(() => webhookEndpoints.id, { onDelete: 'cascade' }),
+    accountId: text('account_id').notNull(),
+    eventType: text('event_type').notNull(),
+    data: jsonb('data').notNull(),
+    state: text('state').$type<WebhookDeliveryState>().notNull().default('queued'),
+    attempts: integer('attempts').notNull().default(0),
+    runAfter: moment('run_after').notNull().defaultNow(),
+    claimedBy: text('claimed_by'),
+    claimExpiresAt: moment('claim_expires_at'),
+    lastStatus: integer('last_status'),
+    lastError: text('last_error'),
+    createdAt: moment('created_at').notNull().defaultNow(),
+    updatedAt: moment('updated_at').notNull().defaultNow(),
+    finishedAt: moment('finished_at'),
+  },
+  (table) => [
+    index('webhook_deliveries_due_idx').on(table.runAfter).where(sql`${table.state} in ('queued', 'delivering')`),
+    index('webhook_deliveries_endpoint_idx').on(table.endpointId, table.createdAt.desc(), table.id.desc()),
+    check('webhook_deliveries_state_check', sql.raw(oneOf('"webhook_deliveries"."state"', webhookDeliveryStates))),
+  ],
+);
+
+/** Each attempt of a delivery: its answer's status, latency and a bounded excerpt, or the error. */
+export const webhookAttempts = pgTable(
+  'webhook_attempts',
+  {
+    id: text('id').primaryKey(),
+    deliveryId: text('delivery_id')
+      .notNull()
+      .references(() => webhookDeliveries.id, { onDelete: 'cascade' }),
+    attempt: integer('attempt').notNull(),
+    statusCode: integer('status_code'),
+    latencyMs: integer('latency_ms').notNull(),
+    error: text('error'),
+    responseExcerpt: text('response_excerpt'),
+    createdAt: moment('created_at').notNull().defaultNow(),
+  },
+  (table) => [index('webhook_attempts_delivery_idx').on(table.deliveryId, table.attempt)],
 );

@@ -152,9 +152,9 @@ describe('the OpenAPI document', () => {
         .map(({ name, parameter }) => `${name} ${parameter.name}`),
     ).toEqual([]);
     const paging = query.filter(({ parameter }) => ['offset', 'limit', 'days'].includes(parameter.name));
-    // The account's usage, daily spend, media and audit log, the compat usage, and the operator's listings of
-    // generations and of the audit log.
-    expect(paging).toHaveLength(13);
+    // The account's usage, daily spend, media, audit log and webhook deliveries, the compat usage, and the
+    // operator's listings of generations and of the audit log.
+    expect(paging).toHaveLength(15);
     for (const { name, parameter } of paging) {
       expect(parameter.required, `${name} ${parameter.name}`).toBe(false);
       expect(parameter.schema?.default, `${name} ${parameter.name}`).toBeDefined();

@@ -25,6 +25,12 @@ const actionLabels: Record<AuditAction, string> = {
   'session.sign-in': 'Signed in',
   'session.sign-out': 'Signed out',
   'config.reload': 'Configuration reloaded',
+  'webhook.create': 'Webhook endpoint added',
+  'webhook.update': 'Webhook endpoint changed',
+  'webhook.delete': 'Webhook endpoint removed',
+  'webhook.rotate-secret': 'Webhook secret rotated',
+  'webhook.test': 'Webhook test event sent',
+  'account.balance-alert': 'Low-balance alert changed',
 };
 
 const actionChoices = [
