@@ -6,32 +6,19 @@
  * Activity. Screenshots of the main
  * pages, wide and at phone width, go to test-output/screenshots/.
  */
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { builtDashboardDir } from '../../src/http/dashboard.ts';
+import {
+  browserTestsMustRun as mustRun,
+  chromiumPath,
+  type OpenedBrowser,
+  openBrowser,
+  screenshots,
+} from '../support/chromium.ts';
 import { freePort } from '../support/free-port.ts';
 import { tinyPngBase64 } from '../support/image-jobs.ts';
 import { startTestGateway, testAdminToken, type TestGateway } from '../support/test-gateway.ts';
-
-const chromiumPath = '/usr/bin/chromium';
-const hasChromium = existsSync(chromiumPath);
-/** In CI a missing browser is a failure, never a silent skip. */
-const mustRun = hasChromium || Boolean(process.env.CI);
-const screenshots = path.resolve(import.meta.dirname, '../../test-output/screenshots');
-/** Without the background-networking switches Chromium keeps dialling Google and stalls on the closed network. */
-const launchFlags = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
 
 if (!mustRun) {
   console.warn(
@@ -44,9 +31,9 @@ describe.skipIf(!mustRun)('dashboard in Chromium', () => {
   let base: string;
   let context: BrowserContext;
   let page: Page;
-  let userDataDir: string;
+  let browser: OpenedBrowser;
+  let pageErrors: string[];
   let rawKey = '';
-  const pageErrors: string[] = [];
 
   /** Page code is written as text: this file is compiled with Node's types, not the DOM's. */
   const inPage = async <T>(expression: string): Promise<T> => (await page.evaluate(expression)) as T;
@@ -69,38 +56,17 @@ describe.skipIf(!mustRun)('dashboard in Chromium', () => {
     });
 
   beforeAll(async () => {
-    if (!hasChromium)
-      throw new Error(
-        `${chromiumPath} is missing: install it (apt-get install -y chromium); CI must run the browser test`,
-      );
-    if (!existsSync(path.join(builtDashboardDir, 'index.html')))
-      throw new Error(`${builtDashboardDir} is not built: run "npm run build" (npm test does)`);
-    mkdirSync(screenshots, { recursive: true });
     // Download links are made on the configured HOST:PORT, the address the gateway then listens on.
     const port = await freePort();
     gateway = await startTestGateway({ env: { PORT: String(port) } });
     await gateway.app.listen({ host: '127.0.0.1', port });
     base = `http://127.0.0.1:${port}`;
-    userDataDir = mkdtempSync(path.join(tmpdir(), 'gw-chromium-'));
-    context = await chromium.launchPersistentContext(userDataDir, {
-      executablePath: chromiumPath,
-      headless: true,
-      args: launchFlags,
-      viewport: { width: 1280, height: 900 },
-      permissions: ['clipboard-read', 'clipboard-write'],
-    });
-    context.setDefaultTimeout(10_000);
-    page = context.pages()[0] ?? (await context.newPage());
-    page.on('pageerror', (error) => pageErrors.push(error.message));
-    page.on('console', (message) => {
-      // A refused Content-Security-Policy, a failed asset or a script error all surface here.
-      if (message.type() === 'error' && !message.text().includes('status of 40')) pageErrors.push(message.text());
-    });
+    browser = await openBrowser();
+    ({ context, page, pageErrors } = browser);
   }, 60_000);
 
   afterAll(async () => {
-    await context?.close();
-    if (userDataDir) rmSync(userDataDir, { recursive: true, force: true });
+    await browser?.close();
     await gateway?.close();
   });
 

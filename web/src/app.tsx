@@ -8,6 +8,7 @@ import { KeysPage } from './pages/keys.tsx';
 import { MediaPage } from './pages/media.tsx';
 import { SignInPage } from './pages/sign-in.tsx';
 import { UsagePage } from './pages/usage.tsx';
+import { WebhooksPage } from './pages/webhooks.tsx';
 import { Link, navigate, usePath } from './router.tsx';
 import type { Account } from './types.ts';
 
@@ -17,6 +18,7 @@ const sections = [
   { path: '/catalog', label: 'Catalog' },
   { path: '/media', label: 'Media' },
   { path: '/activity', label: 'Activity' },
+  { path: '/webhooks', label: 'Webhooks' },
 ] as const;
 
 const titles: Record<string, string> = {
@@ -25,6 +27,7 @@ const titles: Record<string, string> = {
   '/catalog': 'Catalog',
   '/media': 'Media',
   '/activity': 'Activity',
+  '/webhooks': 'Webhooks',
   '/sign-in': 'Sign in',
   '/sign-up': 'Create an account',
 };
@@ -142,6 +145,7 @@ export function App() {
         {path === '/catalog' ? <CatalogPage /> : null}
         {path === '/media' ? <MediaPage /> : null}
         {path === '/activity' ? <ActivityPage /> : null}
+        {path === '/webhooks' ? <WebhooksPage /> : null}
       </main>
     </>
   );
