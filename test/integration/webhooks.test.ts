@@ -133,6 +133,13 @@ describe('webhooks', () => {
     const [, second] = await receiver.waitFor(2);
     expect(verify(secret, second!)).toMatchObject({ type: 'webhook.test' });
     expect(() => verify(endpoint.secret, second!)).toThrow();
+
+    // Each change is in the account's audit log, which holds neither secret.
+    const audit = await gateway.request({ method: 'GET', url: '/api/v1/audit-log', headers: keyHeaders(key) });
+    const actions = audit.json<{ results: Array<{ action: string }> }>().results.map((entry) => entry.action);
+    expect(actions).toEqual(['webhook.test', 'webhook.rotate-secret', 'webhook.test', 'webhook.create']);
+    expect(audit.body).not.toContain(endpoint.secret.slice(6));
+    expect(audit.body).not.toContain(secret.slice(6));
   });
 
   it('retries after a 500 and after a time-out under the same webhook-id, then succeeds', async () => {
