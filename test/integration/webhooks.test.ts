@@ -1,5 +1,7 @@
+import { sql } from 'drizzle-orm';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { queryRows } from '../../src/storage/database.ts';
 import { adminHeaders, keyHeaders, shippedConfigWith } from '../support/http-helpers.ts';
 import { startTestGateway, type TestGateway } from '../support/test-gateway.ts';
 import { WebhookReceiver } from '../support/webhook-receiver.ts';
@@ -300,6 +302,53 @@ describe('webhooks', () => {
       expect.objectContaining({ apiKeyId: keyId, cap: 'daily', level: 80, limit: 0.005, spent: 0.004 }),
       expect.objectContaining({ apiKeyId: keyId, cap: 'daily', level: 100, limit: 0.005, spent: 0.005 }),
     ]);
+  });
+
+  it('checks caps only for keys of accounts whose active endpoints take api_key.cap_reached', async () => {
+    const capAlerts = async (accountId: string) =>
+      (
+        await queryRows<{ cap_alerts: boolean }>(
+          gateway.gateway.core.storage.db,
+          sql`SELECT cap_alerts FROM api_keys WHERE account_id = ${accountId} ORDER BY created_at, id`,
+        )
+      ).map((row) => row.cap_alerts);
+    const marks = async (keyId: string) =>
+      (
+        await queryRows(
+          gateway.gateway.core.storage.db,
+          sql`SELECT 1 FROM api_key_cap_alerts WHERE api_key_id = ${keyId}`,
+        )
+      ).length;
+    // No endpoint: the key pays nothing at its settlements, and no mark is written when it passes a level.
+    const plain = await gateway.createFundedKey({ credits: 1, limits: { total: 0.001 } });
+    expect(await capAlerts(plain.accountId)).toEqual([false]);
+    expect(await image(plain.key)).toBe(200);
+    expect(await marks(plain.keyId)).toBe(0);
+
+    const { key, accountId } = await gateway.createFundedKey({ credits: 1 });
+    const endpoint = await endpointFor(key, ['api_key.cap_reached']);
+    await gateway.gateway.core.services.apiKeys.create(accountId, { name: 'made after the endpoint' });
+    expect(await capAlerts(accountId)).toEqual([true, true]);
+    const patch = (body: Record<string, unknown>) =>
+      gateway.request({
+        method: 'PATCH',
+        url: `/api/v1/webhooks/endpoints/${endpoint.id}`,
+        headers: keyHeaders(key),
+        payload: body,
+      });
+    await patch({ isActive: false });
+    expect(await capAlerts(accountId)).toEqual([false, false]);
+    await patch({ isActive: true });
+    expect(await capAlerts(accountId)).toEqual([true, true]);
+    await patch({ eventTypes: ['balance.low'] });
+    expect(await capAlerts(accountId)).toEqual([false, false]);
+    await patch({ eventTypes: ['api_key.cap_reached'] });
+    await gateway.request({
+      method: 'DELETE',
+      url: `/api/v1/webhooks/endpoints/${endpoint.id}`,
+      headers: keyHeaders(key),
+    });
+    expect(await capAlerts(accountId)).toEqual([false, false]);
   });
 
   it('sends api_key.disabled each time a key is disabled or revoked', async () => {

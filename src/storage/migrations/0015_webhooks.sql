@@ -146,7 +146,10 @@ BEGIN
   v_wanted := EXISTS (SELECT 1 FROM webhook_endpoints e
                        WHERE e.account_id = v_account AND e.is_active
                          AND 'api_key.cap_reached' = ANY (e.event_types));
-  UPDATE api_keys SET cap_alerts = v_wanted WHERE account_id = v_account AND cap_alerts IS DISTINCT FROM v_wanted;
+  -- Locked in id order, as a settlement batch locks keys, so the two cannot deadlock.
+  UPDATE api_keys SET cap_alerts = v_wanted
+   WHERE id IN (SELECT id FROM api_keys WHERE account_id = v_account AND cap_alerts IS DISTINCT FROM v_wanted
+                 ORDER BY id FOR UPDATE);
   RETURN NULL;
 END;
 $$;--> statement-breakpoint
