@@ -14,8 +14,14 @@ export const webhookEventTypes = [
 ] as const;
 export type WebhookEventType = (typeof webhookEventTypes)[number];
 
-const eventTypeNames: ReadonlySet<string> = new Set(webhookEventTypes);
-export function isWebhookEventType(name: string): name is WebhookEventType {
+/** What an endpoint may subscribe to: every event but the test, which is sent whatever it subscribes to. */
+export const subscribableEventTypes = webhookEventTypes.filter(
+  (type): type is Exclude<WebhookEventType, 'webhook.test'> => type !== 'webhook.test',
+);
+export type SubscribableEventType = (typeof subscribableEventTypes)[number];
+
+const eventTypeNames: ReadonlySet<string> = new Set(subscribableEventTypes);
+export function isSubscribableEventType(name: string): name is SubscribableEventType {
   return eventTypeNames.has(name);
 }
 

@@ -2,10 +2,10 @@ import { randomBytes } from 'node:crypto';
 import { GatewayError } from '../domain/errors.ts';
 import { nanosToUsd, typedUsdToNanos } from '../domain/money.ts';
 import {
-  isWebhookEventType,
+  isSubscribableEventType,
+  type SubscribableEventType,
   webhookRowId,
   type WebhookDeliveryState,
-  type WebhookEventType,
 } from '../domain/webhook-events.ts';
 import { sealSecret, unsealSecret } from '../identity/credential-codec.ts';
 import type { SecretKeys } from '../identity/secret-keys.ts';
@@ -19,7 +19,7 @@ export interface WebhookEndpointView {
   id: string;
   url: string;
   description: string;
-  eventTypes: WebhookEventType[];
+  eventTypes: SubscribableEventType[];
   isActive: boolean;
   createdAt: string;
   updatedAt: string;
@@ -64,6 +64,9 @@ export interface WebhookServiceOptions {
   wake: () => void;
 }
 
+/** Endpoints one account may have: each event is sent to every one subscribed to it. */
+const maxEndpointsPerAccount = 20;
+
 /** `whsec_` and 32 random bytes in base64, the secret format the standardwebhooks libraries read. */
 function newSigningSecret(): string {
   return `whsec_${randomBytes(32).toString('base64')}`;
@@ -82,6 +85,8 @@ export class WebhookService {
 
   async create(accountId: string, input: EndpointInput): Promise<WebhookEndpointView & { secret: string }> {
     const url = await this.checkedUrl(input.url);
+    if ((await this.options.repository.listEndpoints(accountId)).length >= maxEndpointsPerAccount)
+      throw new GatewayError('GW_FORBIDDEN', `an account has at most ${maxEndpointsPerAccount} webhook endpoints`);
     const secret = newSigningSecret();
     const row = await this.options.repository.createEndpoint({
       id: webhookRowId('ep'),
@@ -200,10 +205,10 @@ export class WebhookService {
   }
 }
 
-function checkedEventTypes(names: readonly string[]): WebhookEventType[] {
-  const unknown = names.find((name) => !isWebhookEventType(name));
+function checkedEventTypes(names: readonly string[]): SubscribableEventType[] {
+  const unknown = names.find((name) => !isSubscribableEventType(name));
   if (unknown !== undefined) throw new GatewayError('GW_VALIDATION', `eventTypes: unknown event type "${unknown}"`);
-  return [...new Set(names.filter(isWebhookEventType))];
+  return [...new Set(names.filter(isSubscribableEventType))];
 }
 
 function endpointView(row: WebhookEndpointRow): WebhookEndpointView {
@@ -211,7 +216,7 @@ function endpointView(row: WebhookEndpointRow): WebhookEndpointView {
     id: row.id,
     url: row.url,
     description: row.description,
-    eventTypes: row.eventTypes.filter(isWebhookEventType),
+    eventTypes: row.eventTypes.filter(isSubscribableEventType),
     isActive: row.isActive,
     createdAt: row.createdAt.toISOString(),
     updatedAt: row.updatedAt.toISOString(),

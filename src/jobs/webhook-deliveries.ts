@@ -60,22 +60,42 @@ export class WebhookDeliveryWorker extends ClaimingWorker {
 
   private async deliver(delivery: ClaimedDelivery): Promise<void> {
     const { deliveries, owner } = this.options;
-    const outcome = delivery.endpoint.isActive
-      ? this.outcomeOf(delivery, await this.attempt(delivery))
-      : {
-          statusCode: null,
-          latencyMs: 0,
-          error: 'the endpoint is disabled',
-          responseExcerpt: null,
-          next: { state: 'failed' as const },
-        };
+    const unsent = this.unsentReason(delivery);
+    const outcome: AttemptOutcome = unsent
+      ? { statusCode: null, latencyMs: 0, error: unsent, responseExcerpt: null, next: { state: 'failed' } }
+      : this.outcomeOf(delivery, await this.attempt(delivery));
     await deliveries.finishAttempt(delivery, owner, outcome);
   }
 
-  private attempt(delivery: ClaimedDelivery): Promise<SendResult> {
+  /**
+   * Why the delivery is given up without sending: its endpoint is off, or its earlier attempts were cut short by
+   * processes that stopped while sending until none is left (a delivery that kills its process ends too).
+   */
+  private unsentReason(delivery: ClaimedDelivery): string | undefined {
+    if (!delivery.endpoint.isActive) return 'the endpoint is disabled';
+    if (delivery.attempt > this.options.config.maxAttempts)
+      return `given up: ${this.options.config.maxAttempts} attempts were cut short by processes that stopped`;
+    return undefined;
+  }
+
+  private async attempt(delivery: ClaimedDelivery): Promise<SendResult> {
+    let secret: string;
+    try {
+      secret = this.options.secretOf(delivery.endpoint.sealedSecret);
+    } catch {
+      // Sealed under another GATEWAY_SECRET: no attempt can sign it. The error names no part of it.
+      return {
+        statusCode: null,
+        latencyMs: 0,
+        error: 'the signing secret could not be read (was GATEWAY_SECRET changed?)',
+        responseExcerpt: null,
+        delivered: false,
+        retryable: false,
+      };
+    }
     return this.options.send({
       url: delivery.endpoint.url,
-      secret: this.options.secretOf(delivery.endpoint.sealedSecret),
+      secret,
       id: delivery.id,
       body: webhookBody({ type: delivery.eventType, createdAt: delivery.createdAt, data: delivery.data }),
       now: this.clock(),

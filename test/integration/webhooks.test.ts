@@ -188,6 +188,42 @@ describe('webhooks', () => {
     expect(gone).toMatchObject({ state: 'failed', attempts: 1 });
   });
 
+  it('gives up a delivery whose every attempt was cut short by a stopped process, without sending it again', async () => {
+    const { key, accountId } = await gateway.createFundedKey();
+    const endpoint = await endpointFor(key, ['balance.low']);
+    // As a process that died while sending its last attempt leaves it: claimed, the claim run out.
+    await queryRows(
+      gateway.gateway.core.storage.db,
+      sql`INSERT INTO webhook_deliveries (id, endpoint_id, account_id, event_type, data, state, attempts, claimed_by, claim_expires_at)
+          VALUES ('msg_cut_short', ${endpoint.id}, ${accountId}, 'balance.low', '{}'::jsonb, 'delivering', ${maxAttempts},
+                  'inst_gone', now() - interval '1 second')`,
+    );
+    const delivery = await ended(key, endpoint.id);
+    expect(delivery).toMatchObject({ id: 'msg_cut_short', state: 'failed', attempts: maxAttempts + 1 });
+    expect(delivery.log).toEqual([
+      expect.objectContaining({ error: `given up: ${maxAttempts} attempts were cut short by processes that stopped` }),
+    ]);
+    expect(receiver.received).toHaveLength(0);
+  });
+
+  it('holds an account to 20 endpoints, and lets none subscribe to the test event', async () => {
+    const { key } = await gateway.createFundedKey();
+    const create = (eventTypes: string[]) =>
+      gateway.request({
+        method: 'POST',
+        url: '/api/v1/webhooks/endpoints',
+        headers: keyHeaders(key),
+        payload: { url: 'https://hooks.example.com/many', eventTypes },
+      });
+    const test = await create(['webhook.test']);
+    expect(test.statusCode).toBe(400);
+    expect(test.body).toContain('eventTypes');
+    for (let n = 0; n < 20; n++) expect((await create(['balance.low'])).statusCode).toBe(201);
+    const refused = await create(['balance.low']);
+    expect(refused.statusCode).toBe(403);
+    expect(refused.body).toContain('at most 20 webhook endpoints');
+  });
+
   it('refuses endpoints that are not https (loopback http aside, when private addresses are allowed)', async () => {
     const { key } = await gateway.createFundedKey();
     for (const url of [

@@ -1,18 +1,18 @@
 import { Type, type Static } from '@fastify/type-provider-typebox';
 import { pageFields } from '../../http/answer-schemas.ts';
 import { Identifier, PageQueryFields, StoredText } from '../../http/schemas.ts';
-import { webhookDeliveryStates, webhookEventTypes } from '../../domain/webhook-events.ts';
+import { subscribableEventTypes, webhookDeliveryStates } from '../../domain/webhook-events.ts';
 
 /** The account API's webhook shapes (webhook-routes.ts), with the examples the OpenAPI document shows. */
 
-const EventType = Type.Enum(webhookEventTypes, { description: 'An event an endpoint may subscribe to' });
+const EventType = Type.Enum(subscribableEventTypes, { description: 'An event an endpoint may subscribe to' });
 const WebhookUrl = Type.String({
   minLength: 1,
   maxLength: 2000,
   description: 'https URL the events are POSTed to (never a private, loopback or link-local address)',
 });
 const Description = StoredText({ maxLength: 500 });
-const EventTypes = Type.Array(EventType, { minItems: 1, maxItems: webhookEventTypes.length, uniqueItems: true });
+const EventTypes = Type.Array(EventType, { minItems: 1, maxItems: subscribableEventTypes.length, uniqueItems: true });
 
 export const EndpointIdParams = Type.Object({ endpointId: Identifier });
 
