@@ -370,6 +370,10 @@ export const fieldDocs: Record<string, FieldDoc> = {
     meaning: 'an idle sender looks for due deliveries this often',
     default: d.webhookIdlePollMs,
   },
+  'webhooks.retentionDays': {
+    meaning: 'ended deliveries and their attempts are kept this long in the delivery log; 0 keeps them for ever',
+    default: d.webhookRetentionDays,
+  },
   remoteMedia: { meaning: 'images and audio that requests name by URL, fetched by the gateway' },
   'remoteMedia.timeoutMs': { meaning: 'the whole download, redirects included', default: d.remoteMediaTimeoutMs },
   'remoteMedia.maxBytes': { meaning: 'larger files answer 400', default: d.remoteMediaMaxBytes },

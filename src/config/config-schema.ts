@@ -344,6 +344,7 @@ export const ConfigFileSchema = Type.Object(
           claimSeconds: Type.Optional(Type.Integer({ minimum: 2, maximum: 3_600 })),
           concurrency: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000 })),
           idlePollMs: Type.Optional(Type.Integer({ minimum: 10, maximum: 60_000 })),
+          retentionDays: Type.Optional(Type.Integer({ minimum: 0, maximum: 3_650 })),
         },
         { additionalProperties: false },
       ),

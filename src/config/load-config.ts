@@ -161,6 +161,8 @@ export interface WebhooksConfig {
   concurrency: number;
   /** How often an idle sender looks for due deliveries. */
   idlePollMs: number;
+  /** Ended deliveries and their log are kept this long; 0 keeps them for ever. */
+  retentionDays: number;
 }
 
 /** How long a client may take to send a request, and how deep its JSON may nest. */
@@ -244,6 +246,7 @@ export const configDefaults = {
   webhookClaimSeconds: 60,
   webhookConcurrency: 8,
   webhookIdlePollMs: 1_000,
+  webhookRetentionDays: 30,
   linkTtlSeconds: 3_600,
   retentionDays: 30,
   mediaDownloadTimeoutMs: 60_000,
@@ -508,6 +511,7 @@ function webhooksConfig(file: ConfigFile, fail: Fail): WebhooksConfig {
     claimSeconds: file.webhooks?.claimSeconds ?? configDefaults.webhookClaimSeconds,
     concurrency: file.webhooks?.concurrency ?? configDefaults.webhookConcurrency,
     idlePollMs: file.webhooks?.idlePollMs ?? configDefaults.webhookIdlePollMs,
+    retentionDays: file.webhooks?.retentionDays ?? configDefaults.webhookRetentionDays,
   };
   // A claim shorter than an attempt would let a second process send the same event while the first still waits.
   if (webhooks.claimSeconds * 1000 <= webhooks.timeoutMs)

@@ -5,7 +5,7 @@ import { ClaimingWorker } from './claiming-worker.ts';
 import type { SendResult } from './webhook-sender.ts';
 
 export interface WebhookDeliveryOptions {
-  deliveries: Pick<WebhooksRepository, 'claim' | 'finishAttempt'>;
+  deliveries: Pick<WebhooksRepository, 'claim' | 'finishAttempt' | 'pruneFinished'>;
   send: (message: { url: string; secret: string; id: string; body: string; now: Date }) => Promise<SendResult>;
   /** The endpoint's `whsec_` secret from its sealed form. */
   secretOf: (sealedSecret: string) => string;
@@ -19,6 +19,10 @@ export interface WebhookDeliveryOptions {
 /** Longest backoff: the doubling stops here (2^16 times the base). */
 const maxDoublings = 16;
 
+/** How often ended deliveries past `retentionDays` are deleted, and how many at most each time. */
+const pruneEveryMs = 10 * 60 * 1000;
+const pruneBatch = 1000;
+
 /**
  * Sends the durable webhook deliveries from this process: claims due ones (across processes, each by one
  * process at a time, `FOR UPDATE SKIP LOCKED`), sends each once under its claim, and writes the attempt and
@@ -30,6 +34,7 @@ const maxDoublings = 16;
 export class WebhookDeliveryWorker extends ClaimingWorker {
   private readonly running = new Set<Promise<void>>();
   private readonly clock: () => Date;
+  private prunedAt = 0;
 
   constructor(private readonly options: WebhookDeliveryOptions) {
     super({ pollMs: options.config.idlePollMs, concurrency: options.config.concurrency, onError: options.onError });
@@ -42,6 +47,7 @@ export class WebhookDeliveryWorker extends ClaimingWorker {
 
   protected async claim(): Promise<void> {
     const { config, deliveries, owner } = this.options;
+    await this.prune();
     const free = config.concurrency - this.running.size;
     if (free <= 0) return;
     const claimed = await deliveries.claim(owner, { limit: free, claimSeconds: config.claimSeconds });
@@ -56,6 +62,15 @@ export class WebhookDeliveryWorker extends ClaimingWorker {
     }
     // A full batch may leave more due: look again at once.
     if (claimed.length === free) this.wake();
+  }
+
+  /** The delivery log is kept `retentionDays` (0: for ever); ended deliveries older than that are deleted. */
+  private async prune(): Promise<void> {
+    const { retentionDays } = this.options.config;
+    const now = this.clock().getTime();
+    if (retentionDays === 0 || now - this.prunedAt < pruneEveryMs) return;
+    this.prunedAt = now;
+    await this.options.deliveries.pruneFinished(new Date(now - retentionDays * 86_400_000), pruneBatch);
   }
 
   private async deliver(delivery: ClaimedDelivery): Promise<void> {

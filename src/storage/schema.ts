@@ -312,6 +312,7 @@ export const webhookDeliveries = pgTable(
   },
   (table) => [
     index('webhook_deliveries_due_idx').on(table.runAfter).where(sql`${table.state} in ('queued', 'delivering')`),
+    index('webhook_deliveries_finished_idx').on(table.finishedAt).where(sql`${table.finishedAt} is not null`),
     index('webhook_deliveries_endpoint_idx').on(table.endpointId, table.createdAt.desc(), table.id.desc()),
     check('webhook_deliveries_state_check', sql.raw(oneOf('"webhook_deliveries"."state"', webhookDeliveryStates))),
   ],

@@ -210,6 +210,18 @@ export class WebhooksRepository {
     });
   }
 
+  /** Deletes up to `limit` deliveries (and their log) that ended before `before`; answers how many. */
+  async pruneFinished(before: Date, limit: number): Promise<number> {
+    const rows = await queryRows<{ id: string }>(
+      this.db,
+      sql`DELETE FROM webhook_deliveries WHERE id IN (
+            SELECT id FROM webhook_deliveries WHERE finished_at IS NOT NULL AND finished_at < ${before.toISOString()}::timestamptz
+             LIMIT ${limit})
+          RETURNING id`,
+    );
+    return rows.length;
+  }
+
   async balanceAlert(accountId: string): Promise<bigint | null | undefined> {
     const [row] = await this.db
       .select({ threshold: accounts.balanceAlertNanos })

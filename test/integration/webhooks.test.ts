@@ -2,6 +2,7 @@ import { sql } from 'drizzle-orm';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { queryRows } from '../../src/storage/database.ts';
+import { WebhooksRepository } from '../../src/storage/webhooks-repository.ts';
 import { adminHeaders, keyHeaders, shippedConfigWith } from '../support/http-helpers.ts';
 import { startTestGateway, type TestGateway } from '../support/test-gateway.ts';
 import { WebhookReceiver } from '../support/webhook-receiver.ts';
@@ -204,6 +205,31 @@ describe('webhooks', () => {
       expect.objectContaining({ error: `given up: ${maxAttempts} attempts were cut short by processes that stopped` }),
     ]);
     expect(receiver.received).toHaveLength(0);
+  });
+
+  it('deletes ended deliveries past their retention with their log, and nothing pending', async () => {
+    const { key, accountId } = await gateway.createFundedKey();
+    const endpoint = await endpointFor(key, ['balance.low']);
+    const db = gateway.gateway.core.storage.db;
+    await queryRows(
+      db,
+      sql`INSERT INTO webhook_deliveries (id, endpoint_id, account_id, event_type, data, state, run_after, finished_at)
+          VALUES ('msg_old_done', ${endpoint.id}, ${accountId}, 'balance.low', '{}'::jsonb, 'succeeded', now(), now() - interval '40 days'),
+                 ('msg_new_done', ${endpoint.id}, ${accountId}, 'balance.low', '{}'::jsonb, 'failed', now(), now() - interval '1 day'),
+                 ('msg_old_due', ${endpoint.id}, ${accountId}, 'balance.low', '{}'::jsonb, 'queued', now() + interval '1 day', NULL)`,
+    );
+    await queryRows(
+      db,
+      sql`INSERT INTO webhook_attempts (id, delivery_id, attempt, status_code, latency_ms) VALUES ('att_old', 'msg_old_done', 1, 200, 5)`,
+    );
+    const repository = new WebhooksRepository(db);
+    expect(await repository.pruneFinished(new Date(Date.now() - 30 * 86_400_000), 100)).toBe(1);
+    const left = await queryRows<{ id: string }>(
+      db,
+      sql`SELECT id FROM webhook_deliveries WHERE endpoint_id = ${endpoint.id} ORDER BY id`,
+    );
+    expect(left.map((row) => row.id)).toEqual(['msg_new_done', 'msg_old_due']);
+    expect(await queryRows(db, sql`SELECT 1 FROM webhook_attempts WHERE id = 'att_old'`)).toHaveLength(0);
   });
 
   it('holds an account to 20 endpoints, and lets none subscribe to the test event', async () => {

@@ -34,6 +34,7 @@ CREATE TABLE "webhook_deliveries" (
 );
 --> statement-breakpoint
 CREATE INDEX "webhook_deliveries_due_idx" ON "webhook_deliveries" USING btree ("run_after") WHERE "webhook_deliveries"."state" in ('queued', 'delivering');--> statement-breakpoint
+CREATE INDEX "webhook_deliveries_finished_idx" ON "webhook_deliveries" USING btree ("finished_at") WHERE "webhook_deliveries"."finished_at" is not null;--> statement-breakpoint
 CREATE INDEX "webhook_deliveries_endpoint_idx" ON "webhook_deliveries" USING btree ("endpoint_id","created_at" DESC NULLS LAST,"id" DESC NULLS LAST);--> statement-breakpoint
 CREATE TABLE "webhook_attempts" (
 	"id" text PRIMARY KEY NOT NULL,
