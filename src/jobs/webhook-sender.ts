@@ -141,5 +141,6 @@ async function readExcerpt(body: Dispatcher.ResponseData['body']): Promise<strin
     body.destroy();
   }
   if (size === 0) return null;
-  return Buffer.concat(chunks, size).subarray(0, excerptBytes).toString('utf8');
+  // PostgreSQL text holds no U+0000: a receiver's NUL must not make its attempt unstorable (and sent again).
+  return Buffer.concat(chunks, size).subarray(0, excerptBytes).toString('utf8').replaceAll('\u0000', '\uFFFD');
 }

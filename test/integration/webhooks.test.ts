@@ -172,6 +172,17 @@ describe('webhooks', () => {
     ]);
   });
 
+  it("keeps a bounded, storable excerpt of the receiver's answer, whatever bytes it holds", async () => {
+    const { key } = await gateway.createFundedKey();
+    const endpoint = await endpointFor(key, ['balance.low']);
+    receiver.next = () => ({ status: 200, body: `ok\u0000${'x'.repeat(5000)}` });
+    await sendTest(key, endpoint.id);
+    const delivery = await ended(key, endpoint.id);
+    expect(delivery).toMatchObject({ state: 'succeeded', attempts: 1 });
+    expect(delivery.log[0]!.responseExcerpt).toBe(`ok\uFFFD${'x'.repeat(509)}`);
+    expect(receiver.received).toHaveLength(1);
+  });
+
   it('gives up after the configured attempts, and at once on an answer not worth retrying', async () => {
     const { key } = await gateway.createFundedKey();
     const endpoint = await endpointFor(key, ['api_key.disabled']);
