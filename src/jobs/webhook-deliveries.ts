@@ -70,7 +70,10 @@ export class WebhookDeliveryWorker extends ClaimingWorker {
     const now = this.clock().getTime();
     if (retentionDays === 0 || now - this.prunedAt < pruneEveryMs) return;
     this.prunedAt = now;
-    await this.options.deliveries.pruneFinished(new Date(now - retentionDays * 86_400_000), pruneBatch);
+    // A failed sweep waits for the next one; it never holds back the deliveries.
+    await this.options.deliveries
+      .pruneFinished(new Date(now - retentionDays * 86_400_000), pruneBatch)
+      .catch((error: unknown) => this.options.onError(error));
   }
 
   private async deliver(delivery: ClaimedDelivery): Promise<void> {
