@@ -3,7 +3,7 @@ import { Webhook } from 'standardwebhooks';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { queryRows } from '../../src/storage/database.ts';
 import { WebhooksRepository } from '../../src/storage/webhooks-repository.ts';
-import { adminHeaders, keyHeaders, shippedConfigWith } from '../support/http-helpers.ts';
+import { adminHeaders, keyHeaders, shippedConfigWith, signup } from '../support/http-helpers.ts';
 import { startTestGateway, type TestGateway } from '../support/test-gateway.ts';
 import { WebhookReceiver } from '../support/webhook-receiver.ts';
 
@@ -286,6 +286,30 @@ describe('webhooks', () => {
     });
     expect(unknown.statusCode).toBe(400);
     expect(unknown.body).toContain('eventTypes');
+  });
+
+  it('needs the CSRF token of a cookie session to change anything', async () => {
+    const session = await signup(gateway);
+    const csrf = session.response.cookies.find((cookie) => cookie.name === 'gw_csrf')?.value;
+    const create = (headers: Record<string, string>) =>
+      gateway.request({
+        method: 'POST',
+        url: '/api/v1/webhooks/endpoints',
+        cookies: { gw_session: session.token },
+        headers,
+        payload: { url: 'https://hooks.example.com/csrf', eventTypes: ['balance.low'] },
+      });
+    const refused = await create({});
+    expect(refused.statusCode).toBe(403);
+    expect(refused.body).toContain('GW_CSRF_REJECTED');
+    const threshold = await gateway.request({
+      method: 'PUT',
+      url: '/api/v1/webhooks/balance-alert',
+      cookies: { gw_session: session.token },
+      payload: { threshold: 1 },
+    });
+    expect(threshold.statusCode).toBe(403);
+    expect((await create({ 'x-csrf-token': csrf! })).statusCode).toBe(201);
   });
 
   it("keeps each account's endpoints to itself", async () => {
