@@ -126,7 +126,11 @@ export class WebhookDeliveryWorker extends ClaimingWorker {
     const logged = { statusCode, latencyMs, error, responseExcerpt };
     if (sent.delivered) return { ...logged, next: { state: 'succeeded' } };
     if (!sent.retryable || delivery.attempt >= config.maxAttempts) return { ...logged, next: { state: 'failed' } };
-    const delay = config.retryBaseMs * 2 ** Math.min(delivery.attempt - 1, maxDoublings);
+    // The backoff, or the receiver's own retry-after when it asks for longer.
+    const delay = Math.max(
+      config.retryBaseMs * 2 ** Math.min(delivery.attempt - 1, maxDoublings),
+      sent.retryAfterMs ?? 0,
+    );
     return { ...logged, next: { state: 'queued', runAfter: new Date(this.clock().getTime() + delay) } };
   }
 }

@@ -1,6 +1,7 @@
 import { request, type Dispatcher } from 'undici';
 import { Webhook } from 'standardwebhooks';
 import { addressCheckedAgent, RemoteMediaError, refuseNonPublicLiteral } from '../media/remote-media.ts';
+import { retryAfterMs } from '../providers/shared/upstream-http.ts';
 
 export interface WebhookSenderOptions {
   timeoutMs: number;
@@ -19,6 +20,8 @@ export interface SendResult {
   delivered: boolean;
   /** Worth another attempt: a 5xx, a 429, a time-out or a connection that failed. */
   retryable: boolean;
+  /** The wait a 429 or 503 asked for (`retry-after`), when it said one. */
+  retryAfterMs?: number;
 }
 
 /** The start of an answer kept in the delivery log: enough to see what the receiver said, never its whole body. */
@@ -82,7 +85,9 @@ export class WebhookSender {
       const excerpt = await readExcerpt(response.body);
       const statusCode = response.statusCode;
       const delivered = statusCode >= 200 && statusCode < 300;
+      const asked = statusCode === 429 || statusCode === 503 ? retryAfterMs(response.headers) : undefined;
       return {
+        ...(asked === undefined ? {} : { retryAfterMs: asked }),
         statusCode,
         latencyMs: elapsed(),
         error: delivered ? null : `the endpoint answered HTTP ${statusCode}`,

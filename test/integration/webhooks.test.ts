@@ -19,6 +19,7 @@ interface DeliveryPage {
     eventType: string;
     state: string;
     attempts: number;
+    nextAttemptAt: string | null;
     log: Array<{ attempt: number; statusCode: number | null; error: string | null; responseExcerpt: string | null }>;
   }>;
   total: number;
@@ -180,6 +181,27 @@ describe('webhooks', () => {
     const delivery = await ended(key, endpoint.id);
     expect(delivery).toMatchObject({ state: 'succeeded', attempts: 1 });
     expect(delivery.log[0]!.responseExcerpt).toBe(`ok\uFFFD${'x'.repeat(509)}`);
+    expect(receiver.received).toHaveLength(1);
+  });
+
+  it("waits out a 429's retry-after when it asks for longer than the backoff", async () => {
+    const { key } = await gateway.createFundedKey();
+    const endpoint = await endpointFor(key, ['balance.low']);
+    receiver.next = () => ({ status: 429, headers: { 'retry-after': '3600' } });
+    await sendTest(key, endpoint.id);
+    await receiver.waitFor(1);
+    let delivery: DeliveryPage['results'][number] | undefined;
+    for (let tries = 0; tries < 100 && delivery?.state !== 'queued'; tries++) {
+      [delivery] = (await deliveries(key, endpoint.id)).results;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    expect(delivery).toMatchObject({
+      state: 'queued',
+      attempts: 1,
+      log: [expect.objectContaining({ statusCode: 429 })],
+    });
+    // The backoff alone (20 ms) would have sent it again by now: the next attempt waits the hour asked for.
+    expect(Date.parse(delivery!.nextAttemptAt!)).toBeGreaterThan(Date.now() + 50 * 60_000);
     expect(receiver.received).toHaveLength(1);
   });
 

@@ -7,7 +7,7 @@ export interface ReceivedWebhook {
 }
 
 /** What the receiver does with a request: answer with a status (and body), or never answer (`stall`). */
-export type ReceiverAction = { status: number; body?: string } | 'stall';
+export type ReceiverAction = { status: number; body?: string; headers?: Record<string, string> } | 'stall';
 
 /**
  * A webhook endpoint on loopback that records every request and answers as `next` says (by default 200).
@@ -29,7 +29,7 @@ export class WebhookReceiver {
         for (const waiter of this.waiters) waiter();
         const action = this.next(received, this.received.length - 1);
         if (action === 'stall') return;
-        response.writeHead(action.status, { 'content-type': 'text/plain' }).end(action.body ?? '');
+        response.writeHead(action.status, { 'content-type': 'text/plain', ...action.headers }).end(action.body ?? '');
       });
     });
   }
