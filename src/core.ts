@@ -4,6 +4,7 @@ import { CreditLedger } from './billing/credit-ledger.ts';
 import { UsageHistory } from './billing/usage-history.ts';
 import { effectiveRateLimits, KeyRateLimiter, RateLimitStore } from './billing/rate-limits.ts';
 import { Catalog } from './catalog/catalog.ts';
+import { RuntimeCatalog } from './catalog/runtime-catalog.ts';
 import type { Environment } from './config/environment.ts';
 import { loadConfigFile, type GatewayConfig } from './config/load-config.ts';
 import { ConfigReloader } from './config/config-reload.ts';
@@ -36,6 +37,7 @@ import { openStorage, type Storage, type StorageEvent, type StorageOptions } fro
 import { LedgerRepository } from './storage/ledger-repository.ts';
 import { SessionsRepository } from './storage/sessions-repository.ts';
 import { UsageRepository } from './storage/usage-repository.ts';
+import { RuntimeCatalogRepository } from './storage/runtime-catalog-repository.ts';
 import { MediaJobsRepository } from './storage/media-jobs-repository.ts';
 import { openObjectStore } from './storage/open-object-store.ts';
 import { FsObjectStore } from './storage/fs-object-store.ts';
@@ -153,6 +155,16 @@ export async function openCore(options: CoreOptions): Promise<Core> {
     eventsArrive: () => storage.listening(),
   });
   const catalog = new Catalog(config);
+  // gateway.yaml's models with the operator's runtime overrides, each price with its version, before serving.
+  const runtimeCatalog = new RuntimeCatalog({
+    repository: new RuntimeCatalogRepository(storage.db),
+    catalog,
+    fileModels: config.models,
+    providers,
+    announce: () => storage.publish({ type: 'catalog-changed' }),
+    logger,
+  });
+  await runtimeCatalog.refresh();
   const voices = new VoiceCatalog(config.voices, (modelId) => catalog.find(modelId) !== undefined);
   const telemetry = new GatewayTelemetry(logger);
   const limiterStore = new RateLimitStore({
@@ -225,6 +237,9 @@ export async function openCore(options: CoreOptions): Promise<Core> {
     if (event.type === 'key-changed') rateLimits.forgetKey(event.keyId);
     if (event.type === 'job-finished') waiters.finished(event.jobId);
     else if (event.type === 'jobs-queued') worker?.wake();
+    // After events may have been lost (the listener reconnected, `*`), the catalog is read again too.
+    if (event.type === 'catalog-changed' || (event.type === 'key-changed' && event.keyId === '*'))
+      runtimeCatalog.refreshSoon();
   };
   const unsubscribe = storage.subscribe(forget);
   // This process forgets at once; the storage event then reaches the others (and echoes back here, harmlessly).
@@ -356,7 +371,7 @@ export async function openCore(options: CoreOptions): Promise<Core> {
     apply: (reloaded) => {
       providers.clear();
       for (const [id, provider] of reloaded.providers) providers.set(id, provider);
-      catalog.replace({ models: reloaded.models, providers });
+      runtimeCatalog.fileReloaded(reloaded.models);
       voices.replace(reloaded.voices);
       breakers.reconfigure({
         failures: reloaded.upstream.breakerFailures,
@@ -373,6 +388,7 @@ export async function openCore(options: CoreOptions): Promise<Core> {
     config,
     configReloader,
     catalog,
+    runtimeCatalog,
     authenticator,
     accounts: new AccountService({
       accounts: accountsRepository,
@@ -394,6 +410,7 @@ export async function openCore(options: CoreOptions): Promise<Core> {
       accounts: accountsRepository,
       apiKeys: apiKeysRepository,
       mediaJobs,
+      models: runtimeCatalog,
     }),
     ledger,
     usage: new UsageHistory(new UsageRepository(storage.db)),

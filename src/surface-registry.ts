@@ -3,6 +3,7 @@ import type { GatewayServices } from './gateway/services.ts';
 import { accountRoutes } from './surfaces/account/account-routes.ts';
 import { authRoutes } from './surfaces/account/auth-routes.ts';
 import { adminRoutes } from './surfaces/admin/admin-routes.ts';
+import { catalogRoutes } from './surfaces/admin/catalog-routes.ts';
 import { alphaRoutes } from './surfaces/alpha/alpha-routes.ts';
 import { alphaVideoRoutes } from './surfaces/alpha/video-routes.ts';
 import { betaRoutes } from './surfaces/beta/beta-routes.ts';
@@ -82,5 +83,9 @@ export async function registerSurfaces(
       configReloader: services.configReloader,
       usage,
     },
+  });
+  await app.register(catalogRoutes, {
+    prefix: '/api/admin',
+    services: { adminToken: services.adminToken, config, runtimeCatalog: services.runtimeCatalog },
   });
 }

@@ -19,6 +19,8 @@ export interface Settlement {
   usage?: unknown;
   /** How the generation reached its upstream (operators only). */
   route?: GenerationRoute;
+  /** The price version of the model's prices the cost was reckoned at. */
+  priceVersion?: string;
 }
 
 export interface SettledGeneration {
@@ -121,6 +123,7 @@ export class Reservation implements EndingHold {
       request: settlement.request,
       usage: settlement.usage,
       route: settlement.route,
+      ...(settlement.priceVersion === undefined ? {} : { priceVersion: settlement.priceVersion }),
       startedAt: this.startedAt,
       endedAt: Date.now(),
       claimNanos,

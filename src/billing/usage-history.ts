@@ -15,6 +15,8 @@ export interface GenerationRecord {
   usage?: unknown;
   usdCost: number;
   durationMs?: number;
+  /** The price version the record was charged at (absent on records older than price versions). */
+  priceVersion?: string;
   createdAt: string;
 }
 
@@ -32,6 +34,7 @@ export function generationRecord(row: GenerationRow): GenerationRecord {
   if (row.request !== null) record.request = row.request;
   if (row.usage !== null) record.usage = row.usage;
   if (row.durationMs !== null) record.durationMs = row.durationMs;
+  if (row.priceVersion !== null) record.priceVersion = row.priceVersion;
   return record;
 }
 

@@ -20,6 +20,8 @@ export interface CatalogModel {
   inputModalities: readonly InputModality[];
   outputModalities: readonly OutputModality[];
   pricing: ModelPricing | undefined;
+  /** The price version of `pricing` (price_versions.id): usage records charged at these prices name it. */
+  priceVersion: string | undefined;
   /** Text: the most output tokens one completion may make; held and sent when the client sets no limit. */
   maxOutputTokens: number | undefined;
   /** Active rows only, best first: lowest priority number, then the order of the configuration file. */
@@ -27,6 +29,9 @@ export interface CatalogModel {
   createdAt: string | undefined;
   updatedAt: string | undefined;
 }
+
+/** The price version of each model's prices as the catalog serves them, by model id. */
+export type PriceVersionIds = ReadonlyMap<string, string>;
 
 export interface ModalityFilter {
   inputModalities?: readonly string[];
@@ -37,16 +42,16 @@ export interface ModalityFilter {
 export class Catalog {
   private models: ReadonlyMap<string, CatalogModel>;
 
-  constructor(config: Pick<GatewayConfig, 'models' | 'providers'>) {
-    this.models = catalogModels(config);
+  constructor(config: Pick<GatewayConfig, 'models' | 'providers'>, priceVersions: PriceVersionIds = new Map()) {
+    this.models = catalogModels(config, priceVersions);
   }
 
   /**
    * The catalog of a reloaded configuration, for the requests that resolve their model from now on; a request
    * that resolved its model before keeps it, with its rows and prices, to the end.
    */
-  replace(config: Pick<GatewayConfig, 'models' | 'providers'>): void {
-    this.models = catalogModels(config);
+  replace(config: Pick<GatewayConfig, 'models' | 'providers'>, priceVersions: PriceVersionIds = new Map()): void {
+    this.models = catalogModels(config, priceVersions);
   }
 
   list(filter: ModalityFilter = {}): CatalogModel[] {
@@ -83,7 +88,10 @@ export class Catalog {
 }
 
 /** The models that are switched on and have at least one active provider row, each with its rows best first. */
-function catalogModels(config: Pick<GatewayConfig, 'models' | 'providers'>): Map<string, CatalogModel> {
+function catalogModels(
+  config: Pick<GatewayConfig, 'models' | 'providers'>,
+  priceVersions: PriceVersionIds,
+): Map<string, CatalogModel> {
   const models = new Map<string, CatalogModel>();
   for (const entry of config.models) {
     if (entry.isActive === false) continue;
@@ -106,6 +114,7 @@ function catalogModels(config: Pick<GatewayConfig, 'models' | 'providers'>): Map
       inputModalities: entry.inputModalities ?? ['text'],
       outputModalities: entry.outputModalities ?? ['text'],
       pricing: modelPricingFrom(entry.pricing),
+      priceVersion: priceVersions.get(entry.id),
       maxOutputTokens: entry.limits?.maxOutputTokens,
       rows,
       createdAt: entry.createdAt,

@@ -117,7 +117,8 @@ export const PricingSchema = Type.Object(
 const ModalityList = <T extends readonly string[]>(values: T) =>
   Type.Array(Type.Union(values.map((value) => Type.Literal(value))), { uniqueItems: true });
 
-const ModelSchema = Type.Object(
+/** One model of the catalog, as gateway.yaml declares it and the admin API's runtime catalog takes it. */
+export const ModelSchema = Type.Object(
   {
     id: Type.String({ minLength: 1, maxLength: 200, pattern: '^[A-Za-z0-9][A-Za-z0-9._:/@-]*$' }),
     name: Type.Optional(Type.String()),

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { LineCounter, parseDocument } from 'yaml';
+import type { TSchema } from 'typebox';
 import { Value } from 'typebox/value';
 import { ONE_NANO_USD, usdToNanos } from '../domain/money.ts';
 import { Secret } from '../domain/secret.ts';
@@ -290,17 +291,21 @@ export function parseConfig(
     );
   }
   const raw = interpolate(document.toJS() ?? {}, '', { variables, file: path });
-  if (!Value.Check(ConfigFileSchema, raw)) {
-    const problems = [...Value.Errors(ConfigFileSchema, raw)]
+  if (!Value.Check(ConfigFileSchema, raw)) throw new ConfigError(path, schemaProblems(ConfigFileSchema, raw));
+  return build(raw, path);
+}
+
+/** What keeps `value` from matching `schema`, each problem at its path as the configuration's errors name them. */
+export function schemaProblems(schema: TSchema, value: unknown, at = ''): string[] {
+  return (
+    [...Value.Errors(schema, value)]
       // An unknown field is reported twice: once on the field ("schema is false") and once on its parent.
       .filter((error) => error.keyword !== 'additionalProperties')
       .map(
         (error) =>
-          `at ${displayPath(error.instancePath)}: ${error.keyword === 'boolean' ? 'unknown field' : error.message}`,
-      );
-    throw new ConfigError(path, problems);
-  }
-  return build(raw, path);
+          `at ${displayPath(`${at}${error.instancePath}`)}: ${error.keyword === 'boolean' ? 'unknown field' : error.message}`,
+      )
+  );
 }
 
 function displayPath(pointer: string): string {
@@ -342,7 +347,40 @@ function interpolate(
 }
 
 /** Records a problem of the file and goes on, so that one reading names every problem at once. */
-type Fail = (at: string, problem: string) => void;
+export type Fail = (at: string, problem: string) => void;
+
+/**
+ * The checks of model entries beyond their schema: ids unique, each row's provider configured, each range's
+ * bounds in order. The start, a reload and a runtime catalog change (catalog/runtime-catalog.ts) run these.
+ * `at` names each model in problems: `models[3].` gives `models[3].providers[0].provider`.
+ */
+export function checkModels(
+  models: readonly ModelEntry[],
+  { providers, at }: { providers: ReadonlyMap<string, unknown>; at: (index: number) => string },
+  fail: Fail,
+): void {
+  const seen = new Set<string>();
+  models.forEach((model, index) => {
+    const modelAt = at(index);
+    if (seen.has(model.id)) fail(`${modelAt}id`, `duplicate model id "${model.id}"`);
+    seen.add(model.id);
+    model.providers.forEach((row, rowIndex) => {
+      if (!providers.has(row.provider))
+        fail(`${modelAt}providers[${rowIndex}].provider`, `unknown provider "${row.provider}"`);
+      for (const [scope, params] of Object.entries({
+        params: row.capabilities?.params,
+        'image.params': row.capabilities?.image?.params,
+        'video.params': row.capabilities?.video?.params,
+      })) {
+        for (const [name, constraint] of Object.entries(params ?? {})) {
+          if ((constraint.type === 'range' || constraint.type === 'int') && constraint.min > constraint.max) {
+            fail(`${modelAt}providers[${rowIndex}].capabilities.${scope}.${name}`, 'min is greater than max');
+          }
+        }
+      }
+    });
+  });
+}
 
 function build(file: ConfigFile, path: string): GatewayConfig {
   const problems: string[] = [];
@@ -380,27 +418,7 @@ function buildChecked(file: ConfigFile, path: string, fail: Fail): GatewayConfig
       active: entry.protocol === 'sandbox' || apiKey !== '',
     });
   }
-  const seen = new Set<string>();
-  file.models.forEach((model, index) => {
-    const at = `models[${index}]`;
-    if (seen.has(model.id)) fail(`${at}.id`, `duplicate model id "${model.id}"`);
-    seen.add(model.id);
-    model.providers.forEach((row, rowIndex) => {
-      if (!providers.has(row.provider))
-        fail(`${at}.providers[${rowIndex}].provider`, `unknown provider "${row.provider}"`);
-      for (const [scope, params] of Object.entries({
-        params: row.capabilities?.params,
-        'image.params': row.capabilities?.image?.params,
-        'video.params': row.capabilities?.video?.params,
-      })) {
-        for (const [name, constraint] of Object.entries(params ?? {})) {
-          if ((constraint.type === 'range' || constraint.type === 'int') && constraint.min > constraint.max) {
-            fail(`${at}.providers[${rowIndex}].capabilities.${scope}.${name}`, 'min is greater than max');
-          }
-        }
-      }
-    });
-  });
+  checkModels(file.models, { providers, at: (index) => `models[${index}].` }, fail);
   const heartbeatSeconds = file.ledger?.heartbeatSeconds ?? configDefaults.heartbeatSeconds;
   const orphanHoldSeconds = file.ledger?.orphanHoldSeconds ?? configDefaults.orphanHoldSeconds;
   // A live process must heartbeat at least twice within the orphan window, or others would release its holds.

@@ -11,7 +11,7 @@ export const auditActorKinds = ['operator', 'account'] as const;
 export type AuditActorKind = (typeof auditActorKinds)[number];
 
 /** What a change is made to. A session is named by its account only: its id and token are secrets. */
-export const auditSubjectTypes = ['account', 'api-key', 'session', 'media-job', 'config'] as const;
+export const auditSubjectTypes = ['account', 'api-key', 'session', 'media-job', 'config', 'model'] as const;
 export type AuditSubjectType = (typeof auditSubjectTypes)[number];
 
 /** Every change the log records, by name. */
@@ -27,6 +27,11 @@ export const auditActions = [
   'api-key.revoke',
   'media-job.cancel',
   'config.reload',
+  'catalog.model.put',
+  'catalog.model.delete',
+  'catalog.model.disable',
+  'catalog.model.enable',
+  'catalog.price.set',
   'session.sign-in',
   'session.sign-out',
   'webhook.create',
@@ -98,11 +103,26 @@ export const ConfigChangeStateSchema = Type.Object(
   { additionalProperties: false, description: 'What a reload of gateway.yaml changed' },
 );
 
+/**
+ * What the log keeps of a catalog model: where its entry comes from, whether it is switched on, the entry as it
+ * serves (gateway.yaml's shape: no credential lives in a model entry) and its price version.
+ */
+export const ModelStateSchema = Type.Object(
+  {
+    source: Type.Union([Type.Literal('file'), Type.Literal('runtime')]),
+    active: Type.Boolean(),
+    entry: Type.Record(Type.String(), Type.Unknown()),
+    priceVersion: Type.Optional(Type.String()),
+  },
+  { additionalProperties: false, description: 'A catalog model as it stood' },
+);
+
 export const AuditStateSchema = Type.Union([
   AccountStateSchema,
   ApiKeyStateSchema,
   MediaJobStateSchema,
   ConfigChangeStateSchema,
+  ModelStateSchema,
 ]);
 export type AuditState = Static<typeof AuditStateSchema>;
 

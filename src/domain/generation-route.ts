@@ -63,6 +63,8 @@ export interface RecordedGeneration {
   usage: unknown;
   durationMs: number | null;
   route?: GenerationRoute;
+  /** The catalog's price version the cost was reckoned at (a media job's: the one frozen at submission). */
+  priceVersion?: string;
   /** What the ledger charged (before the settlement is written: what it was asked to charge). */
   chargedNanos: bigint;
 }

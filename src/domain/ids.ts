@@ -1,6 +1,18 @@
 import { randomUUID } from 'node:crypto';
 
-export type IdKind = 'acct' | 'key' | 'sess' | 'hold' | 'lease' | 'gen' | 'grant' | 'inst' | 'call' | 'asset' | 'audit';
+export type IdKind =
+  | 'acct'
+  | 'key'
+  | 'sess'
+  | 'hold'
+  | 'lease'
+  | 'gen'
+  | 'grant'
+  | 'inst'
+  | 'call'
+  | 'asset'
+  | 'audit'
+  | 'price';
 
 /** Prefixed random ids, so an id in a log says what it names. */
 export function newId(kind: IdKind): string {

@@ -6,6 +6,7 @@
  */
 
 import Type, { type Static } from 'typebox';
+import { Compile } from 'typebox/compile';
 import { GenerationAttemptSchema, type GenerationAttempt } from './generation-route.ts';
 import { StoredImageRequestSchema } from './image.ts';
 import { storedCheck, type StoredCheck } from './stored-check.ts';
@@ -41,10 +42,23 @@ export type MediaJobPhase = (typeof mediaJobPhases)[number];
 /** Nano-USD as a decimal string: JSON has no 64-bit integers. */
 const Nanos = Type.String({ pattern: '^[0-9]+$' });
 
+/**
+ * The catalog's price version the snapshot was taken from (absent on jobs submitted before versions): the
+ * job's usage record names it.
+ */
+const PriceVersion = Type.Optional(Type.String());
+
+const versioned = Compile(Type.Object({ priceVersion: Type.String() }));
+
+/** The price version a stored snapshot names, whatever its kind (a cancelled job's record names it too). */
+export function frozenPriceVersion(snapshot: unknown): string | undefined {
+  return versioned.Check(snapshot) ? snapshot.priceVersion : undefined;
+}
+
 /** A model's image prices at submission, in nano-USD: the job is settled at these. */
 export const ImagePriceSnapshotSchema = Type.Union([
-  Type.Object({ kind: Type.Literal('per-image'), nanos: Nanos }),
-  Type.Object({ kind: Type.Literal('by-quality'), low: Nanos, medium: Nanos, high: Nanos }),
+  Type.Object({ kind: Type.Literal('per-image'), nanos: Nanos, priceVersion: PriceVersion }),
+  Type.Object({ kind: Type.Literal('by-quality'), low: Nanos, medium: Nanos, high: Nanos, priceVersion: PriceVersion }),
 ]);
 export type ImagePriceSnapshot = Static<typeof ImagePriceSnapshotSchema>;
 
@@ -53,17 +67,27 @@ export type ImagePriceSnapshot = Static<typeof ImagePriceSnapshotSchema>;
  * resolution the hold was priced at (asked, or the model's default) when there was one.
  */
 export const DurationPriceSnapshotSchema = Type.Union([
-  Type.Object({ kind: Type.Literal('per-second'), nanos: Nanos, resolution: Type.Optional(Type.String()) }),
+  Type.Object({
+    kind: Type.Literal('per-second'),
+    nanos: Nanos,
+    resolution: Type.Optional(Type.String()),
+    priceVersion: PriceVersion,
+  }),
   Type.Object({
     kind: Type.Literal('per-second-by-resolution'),
     nanos: Type.Partial(Type.Record(Type.Enum(videoResolutions), Nanos)),
     resolution: Type.Optional(Type.String()),
+    priceVersion: PriceVersion,
   }),
 ]);
 export type DurationPriceSnapshot = Static<typeof DurationPriceSnapshotSchema>;
 
 /** A text-to-speech model's price at submission, nano-USD per million characters. */
-export const SpeechPriceSnapshotSchema = Type.Object({ kind: Type.Literal('per-m-characters'), nanos: Nanos });
+export const SpeechPriceSnapshotSchema = Type.Object({
+  kind: Type.Literal('per-m-characters'),
+  nanos: Nanos,
+  priceVersion: PriceVersion,
+});
 export type SpeechPriceSnapshot = Static<typeof SpeechPriceSnapshotSchema>;
 
 /** Any JSON object: the recorded request keeps the request's fields as the client sent them (base64 cut short). */

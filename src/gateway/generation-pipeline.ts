@@ -93,7 +93,12 @@ export interface JobRecipe<Input> {
 export class Charge {
   constructor(
     private readonly reservation: Reservation,
-    private readonly terms: { modality: Modality; request: Record<string, unknown>; route: GenerationRoute },
+    private readonly terms: {
+      modality: Modality;
+      request: Record<string, unknown>;
+      route: GenerationRoute;
+      priceVersion: string | undefined;
+    },
   ) {}
 
   /** The hold is settled or released: nothing is left to end. */
@@ -103,8 +108,8 @@ export class Charge {
 
   /** Settles without waiting: the answer goes on while the hold still covers the cost. */
   settle(status: GenerationStatus, costNanos: bigint, usage: unknown): void {
-    const { modality, request, route } = this.terms;
-    this.reservation.settleInBackground({ costNanos, modality, status, request, usage, route });
+    const { modality, request, route, priceVersion } = this.terms;
+    this.reservation.settleInBackground({ costNanos, modality, status, request, usage, route, priceVersion });
   }
 }
 
@@ -159,7 +164,13 @@ export class GenerationPipeline {
       fallbacks: [],
       ...(context.requestId ? { requestId: context.requestId } : {}),
     };
-    const charge = new Charge(reservation, { modality: recipe.modality, request: plan.recordedRequest, route });
+    const charge = new Charge(reservation, {
+      modality: recipe.modality,
+      request: plan.recordedRequest,
+      route,
+      // The prices of the model as resolved: the plan held at them and the recipe charges at them.
+      priceVersion: model.priceVersion,
+    });
     const attempts: GenerationAttempt[] = [];
     let served: { value: Run; row: R };
     try {
@@ -215,6 +226,8 @@ export class GenerationPipeline {
     const plan = await recipe.plan(model, input, context);
     const job = await this.dependencies.submission.enqueue(context, {
       ...plan.job,
+      // The job's prices are frozen at submission with their version, which its record will name.
+      priceVersion: model.priceVersion,
       modelId: model.modelId,
       row: plan.rows[0]!.row,
       holdNanos: plan.holdNanos,

@@ -30,6 +30,8 @@ export type JobToSubmit = MediaJobInput & {
   modelId: string;
   row: ProviderRow;
   holdNanos: bigint;
+  /** The catalog's version of the prices the job is frozen at. */
+  priceVersion: string | undefined;
 };
 
 /** How long a request waits for its job to end, and the signal of a client gone meanwhile. */

@@ -2,6 +2,7 @@ import type { CreditLedger } from '../billing/credit-ledger.ts';
 import type { KeyRateLimiter, RateLimitStore } from '../billing/rate-limits.ts';
 import type { UsageHistory } from '../billing/usage-history.ts';
 import type { Catalog } from '../catalog/catalog.ts';
+import type { RuntimeCatalog } from '../catalog/runtime-catalog.ts';
 import type { GatewayConfig } from '../config/load-config.ts';
 import type { ConfigReloader } from '../config/config-reload.ts';
 import type { Secret } from '../domain/secret.ts';
@@ -28,6 +29,8 @@ export interface GatewayServices {
   /** Reloads gateway.yaml (SIGHUP, the admin API). */
   configReloader: ConfigReloader;
   catalog: Catalog;
+  /** The catalog's runtime overrides (models, prices, switches) and price history: the admin API's and console's. */
+  runtimeCatalog: RuntimeCatalog;
   authenticator: Authenticator;
   accounts: AccountService;
   apiKeys: ApiKeyService;

@@ -78,6 +78,12 @@ export const GenerationRecordSchema = Type.Object({
   usage: Type.Optional(Type.Unknown()),
   usdCost: Usd,
   durationMs: Type.Optional(Type.Integer()),
+  priceVersion: Type.Optional(
+    Type.String({
+      description:
+        "The price version the record was charged at: the model's prices as they stood when the request resolved it (a media job's, when it was submitted). Absent on records older than price versions.",
+    }),
+  ),
   createdAt: Type.String(),
 });
 

@@ -35,6 +35,7 @@ export function actAsOperator(request: FastifyRequest): void {
 const accountPath = Compile(Type.Object({ accountId: Type.String() }));
 const keyPath = Compile(Type.Object({ keyId: Type.String() }));
 const taskPath = Compile(Type.Object({ taskId: Type.String() }));
+const modelPath = Compile(Type.Object({ '*': Type.String() }));
 const answerWithId = Compile(Type.Object({ id: Type.String() }));
 const answerWithAccount = Compile(Type.Object({ account: Type.Object({ id: Type.String() }) }));
 
@@ -42,6 +43,7 @@ function idFromPath(request: FastifyRequest, type: AuditSubjectType): string | n
   const { params } = request;
   if (type === 'api-key') return keyPath.Check(params) ? params.keyId : null;
   if (type === 'media-job') return taskPath.Check(params) ? params.taskId : null;
+  if (type === 'model') return modelPath.Check(params) ? params['*'] : null;
   return accountPath.Check(params) ? params.accountId : null;
 }
 

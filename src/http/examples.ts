@@ -59,6 +59,7 @@ export const generationRecordExample: Static<typeof GenerationRecordSchema> = {
   usage: { inputTokens: 12, outputTokens: 48 },
   usdCost: 0.0000306,
   durationMs: 1840,
+  priceVersion: 'price_8f2d6a1c4e7b9d3f5a0c2e4b6d8f1a3c',
   createdAt: '2026-03-02T10:04:31.512Z',
 };
 

@@ -92,6 +92,8 @@ export class AuditTrail {
       accounts: AccountsRepository;
       apiKeys: ApiKeysRepository;
       mediaJobs: MediaJobsRepository;
+      /** The catalog's models as the log keeps them (the runtime catalog). */
+      models?: { auditState(modelId: string): AuditState | null };
     },
   ) {}
 
@@ -126,6 +128,8 @@ export class AuditTrail {
       const { accountId, kind, model, state } = row;
       return { state: { accountId, kind, model, state }, accountId };
     }
+    if (subject.type === 'model')
+      return { state: this.options.models?.auditState(subject.id) ?? null, accountId: null };
     return { state: null, accountId: subject.id };
   }
 

@@ -1,3 +1,4 @@
+import { frozenPriceVersion } from '../domain/media-job.ts';
 import { applySettlement, settlementClaim } from '../billing/settlement.ts';
 import type { JobsConfig, ProviderConfig } from '../config/load-config.ts';
 import type { MediaJobRow, MediaJobsRepository, ReadJobRow } from '../storage/media-jobs-repository.ts';
@@ -331,6 +332,8 @@ export class JobWorker extends ClaimingWorker {
             fallbacks: state.route.fallbacks,
             ...(job.requestId ? { requestId: job.requestId } : {}),
           },
+          // The version of the prices frozen at submission, which the cost was reckoned at.
+          priceVersion: frozenPriceVersion(job.priceSnapshot),
           startedAt: job.createdAt.getTime(),
           endedAt: now.getTime(),
           claimNanos,

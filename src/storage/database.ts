@@ -32,7 +32,9 @@ export type StorageEvent =
   /** Media jobs were queued: idle workers look for them now rather than at their next poll. */
   | { type: 'jobs-queued' }
   /** A media job reached a terminal state: requests waiting for it answer now. */
-  | { type: 'job-finished'; jobId: string };
+  | { type: 'job-finished'; jobId: string }
+  /** The runtime catalog (models, prices, switches) changed: every process reads it again. */
+  | { type: 'catalog-changed' };
 
 export interface Storage {
   /** `embedded`: the PostgreSQL server this process runs on DATA_DIR; `postgres`: a server at DATABASE_URL. */

@@ -255,15 +255,16 @@ RETURNS bigint LANGUAGE sql STABLE AS $$
   SELECT min(h + k.held_nanos) FROM unnest(gw_cap_headrooms(k, p_now)) h
 $$;
 
--- [migration 0009_settlement_floors]
+-- [migration 0013_runtime_catalog]
 -- Moves p_released out of the held sums, charges p_claim but never past the balance nor past any cap of the
 -- key as they stand now, and writes the generation record. When less than p_cost (what the generation cost)
 -- is charged, the record's usage says how much was not (`unchargedUsdCost`) and its `usdCost`, when it has
--- one, is what was charged; that usage is answered (NULL when the cost was charged whole).
+-- one, is what was charged; that usage is answered (NULL when the cost was charged whole). p_price_version: the
+-- catalog's price version the cost was reckoned at (price_versions.id), kept on the record.
 CREATE OR REPLACE FUNCTION gw_apply_charge(
   p_account_id text, p_key_id text, p_released bigint, p_claim bigint, p_cost bigint, p_now timestamptz,
   p_generation_id text, p_modality text, p_model text, p_status text,
-  p_request jsonb, p_usage jsonb, p_duration_ms integer, p_route jsonb,
+  p_request jsonb, p_usage jsonb, p_duration_ms integer, p_route jsonb, p_price_version text,
   OUT charged bigint, OUT short_usage jsonb)
 LANGUAGE plpgsql AS $$
 DECLARE
@@ -302,11 +303,11 @@ BEGIN
     WHERE id = p_key_id;
   END IF;
   UPDATE accounts SET held_nanos = held_nanos - p_released, balance_nanos = balance_nanos - charged WHERE id = p_account_id;
-  INSERT INTO generations (id, account_id, api_key_id, modality, model, status, request, usage, usd_cost_nanos, duration_ms, route, created_at)
-  VALUES (p_generation_id, p_account_id, p_key_id, p_modality, p_model, p_status, p_request, v_usage, charged, p_duration_ms, p_route, p_now);
+  INSERT INTO generations (id, account_id, api_key_id, modality, model, status, request, usage, usd_cost_nanos, duration_ms, route, price_version, created_at)
+  VALUES (p_generation_id, p_account_id, p_key_id, p_modality, p_model, p_status, p_request, v_usage, charged, p_duration_ms, p_route, p_price_version, p_now);
 END $$;
 
--- [migration 0009_settlement_floors]
+-- [migration 0013_runtime_catalog]
 -- Settles one generation. Its credit is hold row p_hold_id (deleted: the whole hold is released), or with
 -- p_from_lease the share p_claim of lease p_hold_id (the lease shrinks by it). The claim is charged within
 -- what is still held, and past it (media billed on delivered duration, or a hold released as orphaned
@@ -315,7 +316,7 @@ END $$;
 CREATE OR REPLACE FUNCTION gw_settle(
   p_hold_id text, p_from_lease boolean, p_account_id text, p_key_id text, p_claim bigint, p_cost bigint, p_now timestamptz,
   p_generation_id text, p_modality text, p_model text, p_status text,
-  p_request jsonb, p_usage jsonb, p_duration_ms integer, p_route jsonb,
+  p_request jsonb, p_usage jsonb, p_duration_ms integer, p_route jsonb, p_price_version text,
   OUT was_held boolean, OUT charged bigint, OUT short_usage jsonb)
 LANGUAGE plpgsql AS $$
 DECLARE
@@ -344,10 +345,10 @@ BEGIN
     v_claim := v_claim + LEAST(p_claim - v_held, gw_free_credit(p_account_id, p_key_id, p_now));
   END IF;
   SELECT a.charged, a.short_usage INTO charged, short_usage FROM gw_apply_charge(p_account_id, p_key_id, v_held, v_claim, p_cost, p_now,
-    p_generation_id, p_modality, p_model, p_status, p_request, p_usage, p_duration_ms, p_route) a;
+    p_generation_id, p_modality, p_model, p_status, p_request, p_usage, p_duration_ms, p_route, p_price_version) a;
 END $$;
 
--- [migration 0009_settlement_floors]
+-- [migration 0013_runtime_catalog]
 -- Settlements in one statement, in array order, with every lock taken up front in the global order. Answers,
 -- per item, [was held, charged (text), the usage as written when the cost was not charged whole, else null].
 CREATE OR REPLACE FUNCTION gw_settle_batch(p_items jsonb)
@@ -364,7 +365,8 @@ BEGIN
     SELECT * INTO v_settled FROM gw_settle(v_item->>'hold', COALESCE((v_item->>'lease')::boolean, false),
       v_item->>'account', v_item->>'key', (v_item->>'claim')::bigint, (v_item->>'cost')::bigint, (v_item->>'now')::timestamptz,
       v_item->>'generation', v_item->>'modality', v_item->>'model', v_item->>'status', NULLIF(v_item->'request', 'null'::jsonb),
-      NULLIF(v_item->'usage', 'null'::jsonb), (v_item->>'durationMs')::integer, NULLIF(v_item->'route', 'null'::jsonb));
+      NULLIF(v_item->'usage', 'null'::jsonb), (v_item->>'durationMs')::integer, NULLIF(v_item->'route', 'null'::jsonb),
+      v_item->>'priceVersion');
     v_results := v_results || jsonb_build_array(jsonb_build_array(v_settled.was_held, v_settled.charged::text, v_settled.short_usage));
   END LOOP;
   RETURN v_results;

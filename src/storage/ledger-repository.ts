@@ -218,6 +218,7 @@ export class LedgerRepository {
       usage: input.generation.usage ?? null,
       durationMs: input.generation.durationMs,
       route: input.generation.route ?? null,
+      priceVersion: input.generation.priceVersion ?? null,
     }));
     const [row] = await this.prepared<{ settled: unknown }>(
       'gw_settle_batch',

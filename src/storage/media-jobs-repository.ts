@@ -1,6 +1,7 @@
 import { and, count, desc, eq, exists, inArray, isNotNull, isNull, lt, lte, or, sql } from 'drizzle-orm';
 import { usageRecord, type GenerationAttempt, type RecordedGeneration } from '../domain/generation-route.ts';
 import {
+  frozenPriceVersion,
   outputProblem,
   readJobInput,
   readStoredJob,
@@ -63,6 +64,8 @@ export type NewMediaJob = MediaJobInput & {
   holdNanos: bigint;
   deadlineAt: Date;
   now: Date;
+  /** The catalog's version of the prices in `priceSnapshot`: stored in the snapshot, named by the job's record. */
+  priceVersion?: string;
 };
 
 export interface JobSettlement {
@@ -118,7 +121,10 @@ export class MediaJobsRepository {
           request: job.request,
           recordedRequest: job.recordedRequest,
           state: 'queued',
-          priceSnapshot: job.priceSnapshot,
+          priceSnapshot:
+            job.priceVersion === undefined
+              ? job.priceSnapshot
+              : { ...job.priceSnapshot, priceVersion: job.priceVersion },
           holdId: job.holdId,
           holdNanos: job.holdNanos,
           deadlineAt: job.deadlineAt,
@@ -346,6 +352,7 @@ export class MediaJobsRepository {
           status: 'cancelled',
           request: job.recordedRequest,
           usage: { cancelled: true },
+          priceVersion: frozenPriceVersion(job.priceSnapshot),
           startedAt: job.createdAt.getTime(),
           endedAt: now.getTime(),
           claimNanos: 0n,
@@ -488,7 +495,8 @@ async function chargeJob(
     sql`SELECT was_held, charged::text AS charged, short_usage FROM gw_settle(${job.holdId}, false, ${record.accountId}, ${record.apiKeyId},
                          ${settlement.claimNanos}, ${settlement.costNanos}, ${settlement.now.toISOString()}::timestamptz,
                          ${record.generationId}, ${record.modality}, ${record.model}, ${record.status}, ${JSON.stringify(record.request ?? null)}::jsonb,
-                         ${JSON.stringify(record.usage ?? null)}::jsonb, ${record.durationMs}, ${JSON.stringify(record.route ?? null)}::jsonb)`,
+                         ${JSON.stringify(record.usage ?? null)}::jsonb, ${record.durationMs}, ${JSON.stringify(record.route ?? null)}::jsonb,
+                         ${record.priceVersion ?? null})`,
   );
   return {
     held: settled?.was_held === true,

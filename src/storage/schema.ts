@@ -1,5 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { bigint, boolean, check, date, index, integer, jsonb, pgTable, text, timestamp } from 'drizzle-orm/pg-core';
+import { priceSources, type PriceSource } from '../domain/price-version.ts';
 import {
   auditActorKinds,
   auditSubjectTypes,
@@ -138,6 +139,8 @@ export const generations = pgTable(
     durationMs: integer('duration_ms'),
     /** How the generation reached its upstream (provider row, fallbacks, request id, first byte): for operators only. */
     route: jsonb('route'),
+    /** The price version (`price_versions.id`) the record was charged at; null on records older than versions. */
+    priceVersion: text('price_version'),
     createdAt: moment('created_at').notNull().defaultNow(),
   },
   (table) => [
@@ -262,6 +265,44 @@ export const auditLog = pgTable(
     index('audit_log_request_idx').on(table.requestId),
     check('audit_log_actor_kind_check', sql.raw(oneOf('"audit_log"."actor_kind"', auditActorKinds))),
     check('audit_log_subject_type_check', sql.raw(oneOf('"audit_log"."subject_type"', auditSubjectTypes))),
+  ],
+);
+
+/**
+ * The runtime catalog (migration 0013): what an operator changed through the admin API over gateway.yaml, per
+ * model id. `entry`: a whole model entry (gateway.yaml's shape) that replaces the file's; `pricing`: prices
+ * (USD, gateway.yaml's shape) over whichever entry serves; `active`: switched on or off whatever the entry says.
+ * Null fields change nothing. Read back through the model and pricing schemas of gateway.yaml (catalog/runtime-catalog.ts).
+ */
+export const runtimeModels = pgTable('runtime_models', {
+  modelId: text('model_id').primaryKey(),
+  entry: jsonb('entry'),
+  pricing: jsonb('pricing'),
+  active: boolean('active'),
+  updatedAt: moment('updated_at').notNull().defaultNow(),
+});
+
+/**
+ * Every price a model has had, oldest first (`seq`): a version is added when a model's effective prices differ
+ * from its latest one. `pricing` is gateway.yaml's USD object as validated; `pricingHash` its canonical hash.
+ * Usage records name the version they were charged at.
+ */
+export const priceVersions = pgTable(
+  'price_versions',
+  {
+    id: text('id').primaryKey(),
+    seq: bigint('seq', { mode: 'number' }).generatedAlwaysAsIdentity().notNull(),
+    modelId: text('model_id').notNull(),
+    pricing: jsonb('pricing').notNull(),
+    pricingHash: text('pricing_hash').notNull(),
+    source: text('source').$type<PriceSource>().notNull(),
+    /** Who set it: `operator` (admin API), or null for gateway.yaml. */
+    actor: text('actor'),
+    createdAt: moment('created_at').notNull().defaultNow(),
+  },
+  (table) => [
+    index('price_versions_model_idx').on(table.modelId, table.seq.desc()),
+    check('price_versions_source_check', sql.raw(oneOf('"price_versions"."source"', priceSources))),
   ],
 );
 

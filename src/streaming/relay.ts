@@ -15,10 +15,29 @@ export interface RelayedAnswer {
 }
 
 /**
- * Sends a non-streamed upstream answer through as it arrives. If the client goes away the stream is
- * destroyed, which still reads the upstream to its end (or to the output limit) for billing.
+ * Sends a non-streamed upstream answer once its body is read: the answer is checked and metered whole before
+ * any of it may be relayed (its meter gives its bytes only at the end), so it goes out as one buffer, with no
+ * stream between the meter and the socket. A client that left stops the relay, which still reads the upstream
+ * to its end (or to the output limit) and bills it as aborted.
  */
-function relayJson(reply: FastifyReply, answer: RelayedAnswer): FastifyReply {
+async function relayWhole(reply: FastifyReply, answer: RelayedAnswer): Promise<void> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of answer.body) {
+    if (reply.raw.destroyed) return;
+    if (chunk.length > 0) chunks.push(Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength));
+  }
+  reply
+    .code(answer.status)
+    .type(answer.contentType ?? 'application/json')
+    .send(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks));
+}
+
+/**
+ * Sends a body that is not an event stream through as it arrives (a JSON array streamed element by element).
+ * If the client goes away the stream is destroyed, which still reads the upstream to its end (or to the
+ * output limit) for billing.
+ */
+function relayChunks(reply: FastifyReply, answer: RelayedAnswer): FastifyReply {
   return reply
     .code(answer.status)
     .type(answer.contentType ?? 'application/json')
@@ -118,11 +137,19 @@ export async function streamEncoded<T>(
   }
 }
 
-/** A same-protocol answer passed through: byte for byte as an event stream, or as the JSON body it is. */
+/**
+ * A same-protocol answer passed through: byte for byte as an event stream, as the whole JSON body it is, or
+ * (`asItArrives`, a stream that is not an event stream) as its chunks come.
+ */
 export function relayAnswer(
   exchange: HttpExchange,
   answer: RelayedAnswer,
-  { streaming, hooks }: { streaming: boolean; hooks?: StreamRelayHooks | undefined },
-): FastifyReply | Promise<void> {
-  return streaming ? relayStream(exchange, answer, hooks) : relayJson(exchange.reply, answer);
+  {
+    streaming,
+    asItArrives = false,
+    hooks,
+  }: { streaming: boolean; asItArrives?: boolean; hooks?: StreamRelayHooks | undefined },
+): Promise<void> | FastifyReply {
+  if (streaming) return relayStream(exchange, answer, hooks);
+  return asItArrives ? relayChunks(exchange.reply, answer) : relayWhole(exchange.reply, answer);
 }

@@ -186,8 +186,11 @@ describe('dashboard account routes', () => {
         'usage',
         'usdCost',
         'durationMs',
+        // The version of the prices it was charged at: prices are the account's to know, providers are not.
+        'priceVersion',
         'createdAt',
       ];
+      expect(record.priceVersion).toMatch(/^price_/);
       expect(Object.keys(record).filter((key) => !allowed.includes(key))).toEqual([]);
       expect(response.body).not.toMatch(/"sandbox"|providerId|upstream/);
     });

@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { usdToNanos } from '../../src/domain/money.ts';
 import type { FakeServer } from '../fakes/fake-server.ts';
 import { startOpenAiFake } from '../fakes/openai-fake.ts';
-import { startGatewayChild, type GatewayChild } from '../support/gateway-child.ts';
+import { startGatewayChildren, type GatewayChild } from '../support/gateway-child.ts';
 import { adminHeaders, bearer, testPassword, uniqueEmail } from '../support/http-helpers.ts';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.ts';
 import { fakeProviderYaml } from '../support/test-gateway.ts';
@@ -40,11 +40,7 @@ describe('a cap lowered while streams run on two processes', () => {
         '    providers: [{ provider: openai, model: fake-drip-100-30 }]',
       ].join('\n'),
     );
-    // One after the other: the first applies the migrations.
-    for (const name of ['a', 'b'])
-      children.push(
-        await startGatewayChild({ configPath, dataDir: path.join(dataDir, name), databaseUrl: database.url }),
-      );
+    children.push(...(await startGatewayChildren(2, { configPath, dataDir, databaseUrl: database.url })));
     client = new pg.Client({ connectionString: database.url });
     await client.connect();
   }, 120_000);

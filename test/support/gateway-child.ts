@@ -68,3 +68,19 @@ export async function startGatewayChild(options: GatewayChildOptions): Promise<G
     },
   };
 }
+
+/**
+ * Compiled gateways sharing one PostgreSQL database (`databaseUrl`), each with a data directory of its own under
+ * `dataDir` (`a`, `b`, ...). Started one after the other: the first applies the migrations.
+ */
+export async function startGatewayChildren(
+  count: number,
+  options: GatewayChildOptions & { databaseUrl: string },
+): Promise<GatewayChild[]> {
+  const children: GatewayChild[] = [];
+  for (let index = 0; index < count; index++) {
+    const name = String.fromCharCode('a'.charCodeAt(0) + index);
+    children.push(await startGatewayChild({ ...options, dataDir: path.join(options.dataDir, name) }));
+  }
+  return children;
+}

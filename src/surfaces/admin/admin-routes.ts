@@ -1,7 +1,7 @@
 import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { GatewayError } from '../../domain/errors.ts';
 import type { GatewayServices } from '../../gateway/services.ts';
-import { actAsOperator, auditMoments } from '../../http/audit-hook.ts';
+import { auditMoments } from '../../http/audit-hook.ts';
 import {
   AccountSchema,
   ApiKeySchema,
@@ -24,7 +24,6 @@ import {
   rateLimitsPatchExample,
 } from '../../http/examples.ts';
 import { noBody } from '../../http/openapi/route-documentation.ts';
-import { bearerToken, sameSecret } from '../../http/secrets.ts';
 import {
   AuditQuery,
   CreditGrantBody,
@@ -38,6 +37,7 @@ import {
 } from '../../http/schemas.ts';
 import { AuditedGenerationRecordSchema, AuditedUsagePageSchema, ConfigDiffSchema } from './admin-answer-schemas.ts';
 import { auditedRecordExample, auditedUsagePageExample, configDiffExample } from './admin-examples.ts';
+import { operatorOnly } from './operator-only.ts';
 
 /** The services this surface uses, and only those. */
 export type AdminServices = Pick<
@@ -50,15 +50,7 @@ const GenerationParams = Type.Object({ accountId: Identifier, generationId: Iden
 
 /** The operator's API, open only when GATEWAY_ADMIN_TOKEN is set; otherwise every path answers 404. */
 export const adminRoutes: FastifyPluginAsyncTypebox<{ services: AdminServices }> = async (app, { services }) => {
-  const adminToken = services.adminToken;
-  app.addHook('onRequest', async (request) => {
-    if (!adminToken)
-      throw new GatewayError('GW_ROUTE_NOT_FOUND', `route ${request.method} ${request.url.split('?')[0]} not found`);
-    const token = bearerToken(request.headers.authorization);
-    if (token === undefined || !sameSecret(token, adminToken))
-      throw new GatewayError('GW_UNAUTHENTICATED', 'the admin API needs Authorization: Bearer <GATEWAY_ADMIN_TOKEN>');
-    actAsOperator(request);
-  });
+  app.addHook('onRequest', operatorOnly(services.adminToken));
 
   app.post(
     '/v1/accounts',
@@ -243,7 +235,7 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{ services: AdminServices }>
       schema: {
         summary: 'The audit log',
         description:
-          'One page of the changes operators and accounts made (credit, keys, caps, rate limits, accounts, sign-in and sign-out), newest first: who made each, to what, its state before and after, when, from which address and in which request. Filtered by who acted (`operator`, an account id or a key id), by the account concerned, by action, by request id and by time range.',
+          'One page of the changes operators and accounts made (credit, keys, caps, rate limits, accounts, sign-in and sign-out, configuration reloads, catalog models and prices), newest first: who made each, to what, its state before and after, when, from which address and in which request. Filtered by who acted (`operator`, an account id or a key id), by the account concerned, by action, by request id and by time range.',
         documentedExample: { answer: auditPageExample },
         querystring: AuditQuery(services.config.usage.maxPageSize),
         response: { 200: AuditPageSchema },

@@ -277,6 +277,7 @@ const versionRoutes: FastifyPluginAsyncTypebox<{ services: GammaServices }> = as
           { status: run.status, contentType: run.contentType, body },
           {
             streaming: streaming && sse,
+            asItArrives: jsonArray,
             hooks: passThroughEndings(run.reading, streamFailure),
           },
         );

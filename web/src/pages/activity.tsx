@@ -25,6 +25,11 @@ const actionLabels: Record<AuditAction, string> = {
   'session.sign-in': 'Signed in',
   'session.sign-out': 'Signed out',
   'config.reload': 'Configuration reloaded',
+  'catalog.model.put': 'Model set',
+  'catalog.model.delete': 'Runtime model deleted',
+  'catalog.model.disable': 'Model switched off',
+  'catalog.model.enable': 'Model switched on',
+  'catalog.price.set': 'Prices set',
   'webhook.create': 'Webhook endpoint added',
   'webhook.update': 'Webhook endpoint changed',
   'webhook.delete': 'Webhook endpoint removed',
@@ -35,9 +40,9 @@ const actionLabels: Record<AuditAction, string> = {
 
 const actionChoices = [
   { value: '', label: 'All changes' },
-  // A reload of the gateway's configuration concerns no account: it is never in an account's own log.
+  // A reload of the gateway's configuration, or a catalog change, concerns no account: never in an account's own log.
   ...Object.entries(actionLabels)
-    .filter(([value]) => value !== 'config.reload')
+    .filter(([value]) => value !== 'config.reload' && !value.startsWith('catalog.'))
     .map(([value, label]) => ({ value, label })),
 ];
 
