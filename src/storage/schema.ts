@@ -1,5 +1,17 @@
 import { sql } from 'drizzle-orm';
-import { bigint, boolean, check, date, index, integer, jsonb, pgTable, text, timestamp } from 'drizzle-orm/pg-core';
+import {
+  bigint,
+  boolean,
+  check,
+  date,
+  index,
+  integer,
+  jsonb,
+  pgTable,
+  primaryKey,
+  text,
+  timestamp,
+} from 'drizzle-orm/pg-core';
 import { priceSources, type PriceSource } from '../domain/price-version.ts';
 import {
   auditActorKinds,
@@ -80,7 +92,8 @@ export const apiKeys = pgTable(
     spentWeekNanos: nanos('spent_week_nanos').notNull().default(sql`0`),
     monthStart: date('month_start', { mode: 'string' }),
     spentMonthNanos: nanos('spent_month_nanos').notNull().default(sql`0`),
-    // `cap_alerts` (migration 0015) is read and kept by the webhook triggers only, so it is not mapped here.
+    /** Kept by the webhook triggers (migration 0015): an active endpoint of the account takes `api_key.cap_reached`. */
+    capAlerts: boolean('cap_alerts').notNull().default(false),
     createdAt: moment('created_at').notNull().defaultNow(),
     updatedAt: moment('updated_at').notNull().defaultNow(),
   },
@@ -375,4 +388,21 @@ export const webhookAttempts = pgTable(
     createdAt: moment('created_at').notNull().defaultNow(),
   },
   (table) => [index('webhook_attempts_delivery_idx').on(table.deliveryId, table.attempt)],
+);
+
+/** The cap levels announced (`api_key.cap_reached`): one row per key, cap, level and window, written by a trigger. */
+export const apiKeyCapAlerts = pgTable(
+  'api_key_cap_alerts',
+  {
+    apiKeyId: text('api_key_id')
+      .notNull()
+      .references(() => apiKeys.id),
+    cap: text('cap').notNull(),
+    level: integer('level').notNull(),
+    windowStart: text('window_start').notNull(),
+    createdAt: moment('created_at').notNull().defaultNow(),
+  },
+  (table) => [
+    primaryKey({ name: 'api_key_cap_alerts_pk', columns: [table.apiKeyId, table.cap, table.level, table.windowStart] }),
+  ],
 );

@@ -13,7 +13,7 @@ import { openStorage, queryRows, type Storage } from '../../src/storage/database
 import { startGatewayChild, type GatewayChild } from '../support/gateway-child.ts';
 import { adminHeaders } from '../support/http-helpers.ts';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.ts';
-import { WebhookReceiver } from '../support/webhook-receiver.ts';
+import { type ReceivedWebhook, WebhookReceiver } from '../support/webhook-receiver.ts';
 
 async function post<T>(url: string, headers: Record<string, string>, body?: unknown): Promise<T> {
   const response = await fetch(url, {
@@ -23,6 +23,14 @@ async function post<T>(url: string, headers: Record<string, string>, body?: unkn
   });
   if (!response.ok) throw new Error(`POST ${url}: ${response.status} ${await response.text()}`);
   return (await response.json()) as T;
+}
+
+async function until(what: string, done: () => boolean, timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!done()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
 }
 
 describe('webhook deliveries across a SIGKILL', () => {
@@ -91,19 +99,25 @@ describe('webhook deliveries across a SIGKILL', () => {
       model: 'sandbox-image',
       content: [{ type: 'text', text: 'a heron' }],
     });
-    const sent = await receiver.waitFor(tests + 1);
+    // Every event reached the receiver (a slow machine may have sent one twice already, after a time-out).
+    const idsOf = (requests: readonly ReceivedWebhook[]) =>
+      new Set(requests.map((request) => String(request.headers['webhook-id'])));
+    await until('every event to arrive once', () => idsOf(receiver.received).size === tests + 1);
     await first.kill('SIGKILL');
-    const idsBefore = new Set(sent.map((request) => String(request.headers['webhook-id'])));
-    expect(idsBefore.size).toBe(tests + 1);
+    const idsBefore = idsOf(receiver.received);
+    const before = receiver.received.length;
 
     receiver.next = () => ({ status: 200, body: 'ok' });
     await start();
-    const all = await receiver.waitFor(2 * (tests + 1), 30_000);
-    const again = all.slice(tests + 1);
-    expect(new Set(again.map((request) => String(request.headers['webhook-id'])))).toEqual(idsBefore);
+    await until('every event to be sent again', () =>
+      [...idsBefore].every((id) => idsOf(receiver.received.slice(before)).has(id)),
+    );
+    const again = receiver.received.slice(before);
+    expect(idsOf(again)).toEqual(idsBefore);
     const verifier = new Webhook(endpoint.secret);
-    const types = again.map(
-      (request) =>
+    const types = new Map(
+      again.map((request) => [
+        String(request.headers['webhook-id']),
         (
           verifier.verify(request.body, {
             'webhook-id': String(request.headers['webhook-id']),
@@ -111,8 +125,9 @@ describe('webhook deliveries across a SIGKILL', () => {
             'webhook-signature': String(request.headers['webhook-signature']),
           }) as { type: string }
         ).type,
+      ]),
     );
-    expect(types.sort()).toEqual(['media_job.completed', 'webhook.test', 'webhook.test', 'webhook.test']);
+    expect([...types.values()].sort()).toEqual(['media_job.completed', 'webhook.test', 'webhook.test', 'webhook.test']);
 
     storage = await openStorage(database.options);
     const deadline = Date.now() + 10_000;
@@ -125,6 +140,11 @@ describe('webhook deliveries across a SIGKILL', () => {
       if (rows.every((row) => row.state === 'succeeded')) break;
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
-    expect(rows).toEqual(Array.from({ length: tests + 1 }, () => ({ state: 'succeeded', attempts: 2 })));
+    expect(rows).toHaveLength(tests + 1);
+    for (const row of rows) {
+      expect(row.state).toBe('succeeded');
+      // The attempt the killed process left under way counts: each was sent at least twice.
+      expect(row.attempts).toBeGreaterThanOrEqual(2);
+    }
   });
 });

@@ -26,7 +26,7 @@ interface DeliveryPage {
 }
 
 const maxAttempts = 3;
-const timeoutMs = 300;
+const timeoutMs = 1000;
 
 describe('webhooks', () => {
   let gateway: TestGateway;

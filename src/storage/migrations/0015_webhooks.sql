@@ -1,22 +1,33 @@
 -- Per-account webhook endpoints, their durable deliveries (claimed across processes as media jobs are) and the
 -- log of each attempt. Events are queued by triggers, in the transaction of their cause, so no event is lost
 -- between a change and its announcement, whichever code path (account API, admin API, CLI, settlement) made it.
-CREATE TABLE "webhook_endpoints" (
-	"id" text PRIMARY KEY NOT NULL,
-	"account_id" text NOT NULL REFERENCES "accounts"("id"),
-	"url" text NOT NULL,
-	"description" text DEFAULT '' NOT NULL,
-	"event_types" text[] NOT NULL,
-	"is_active" boolean DEFAULT true NOT NULL,
-	"sealed_secret" text NOT NULL,
+-- api_key_cap_alerts: marks of the cap levels announced, one per key, cap, level and window, so each is announced
+-- once. accounts.balance_alert_nanos: the account's low-balance threshold (null: no alert), compared by the
+-- settlement's own UPDATE. api_keys.cap_alerts: whether an active endpoint of the key's account takes
+-- api_key.cap_reached; only such keys pay for the check.
+CREATE TABLE "api_key_cap_alerts" (
+	"api_key_id" text NOT NULL,
+	"cap" text NOT NULL,
+	"level" integer NOT NULL,
+	"window_start" text NOT NULL,
 	"created_at" timestamp with time zone DEFAULT now() NOT NULL,
-	"updated_at" timestamp with time zone DEFAULT now() NOT NULL
+	CONSTRAINT "api_key_cap_alerts_pk" PRIMARY KEY("api_key_id","cap","level","window_start")
 );
 --> statement-breakpoint
-CREATE INDEX "webhook_endpoints_account_idx" ON "webhook_endpoints" USING btree ("account_id","created_at");--> statement-breakpoint
+CREATE TABLE "webhook_attempts" (
+	"id" text PRIMARY KEY NOT NULL,
+	"delivery_id" text NOT NULL,
+	"attempt" integer NOT NULL,
+	"status_code" integer,
+	"latency_ms" integer NOT NULL,
+	"error" text,
+	"response_excerpt" text,
+	"created_at" timestamp with time zone DEFAULT now() NOT NULL
+);
+--> statement-breakpoint
 CREATE TABLE "webhook_deliveries" (
 	"id" text PRIMARY KEY NOT NULL,
-	"endpoint_id" text NOT NULL REFERENCES "webhook_endpoints"("id") ON DELETE CASCADE,
+	"endpoint_id" text NOT NULL,
 	"account_id" text NOT NULL,
 	"event_type" text NOT NULL,
 	"data" jsonb NOT NULL,
@@ -33,35 +44,29 @@ CREATE TABLE "webhook_deliveries" (
 	CONSTRAINT "webhook_deliveries_state_check" CHECK ("webhook_deliveries"."state" IN ('queued', 'delivering', 'succeeded', 'failed'))
 );
 --> statement-breakpoint
+CREATE TABLE "webhook_endpoints" (
+	"id" text PRIMARY KEY NOT NULL,
+	"account_id" text NOT NULL,
+	"url" text NOT NULL,
+	"description" text DEFAULT '' NOT NULL,
+	"event_types" text[] NOT NULL,
+	"is_active" boolean DEFAULT true NOT NULL,
+	"sealed_secret" text NOT NULL,
+	"created_at" timestamp with time zone DEFAULT now() NOT NULL,
+	"updated_at" timestamp with time zone DEFAULT now() NOT NULL
+);
+--> statement-breakpoint
+ALTER TABLE "accounts" ADD COLUMN "balance_alert_nanos" bigint;--> statement-breakpoint
+ALTER TABLE "api_keys" ADD COLUMN "cap_alerts" boolean DEFAULT false NOT NULL;--> statement-breakpoint
+ALTER TABLE "api_key_cap_alerts" ADD CONSTRAINT "api_key_cap_alerts_api_key_id_api_keys_id_fk" FOREIGN KEY ("api_key_id") REFERENCES "public"."api_keys"("id") ON DELETE no action ON UPDATE no action;--> statement-breakpoint
+ALTER TABLE "webhook_attempts" ADD CONSTRAINT "webhook_attempts_delivery_id_webhook_deliveries_id_fk" FOREIGN KEY ("delivery_id") REFERENCES "public"."webhook_deliveries"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
+ALTER TABLE "webhook_deliveries" ADD CONSTRAINT "webhook_deliveries_endpoint_id_webhook_endpoints_id_fk" FOREIGN KEY ("endpoint_id") REFERENCES "public"."webhook_endpoints"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
+ALTER TABLE "webhook_endpoints" ADD CONSTRAINT "webhook_endpoints_account_id_accounts_id_fk" FOREIGN KEY ("account_id") REFERENCES "public"."accounts"("id") ON DELETE no action ON UPDATE no action;--> statement-breakpoint
+CREATE INDEX "webhook_attempts_delivery_idx" ON "webhook_attempts" USING btree ("delivery_id","attempt");--> statement-breakpoint
 CREATE INDEX "webhook_deliveries_due_idx" ON "webhook_deliveries" USING btree ("run_after") WHERE "webhook_deliveries"."state" in ('queued', 'delivering');--> statement-breakpoint
 CREATE INDEX "webhook_deliveries_finished_idx" ON "webhook_deliveries" USING btree ("finished_at") WHERE "webhook_deliveries"."finished_at" is not null;--> statement-breakpoint
 CREATE INDEX "webhook_deliveries_endpoint_idx" ON "webhook_deliveries" USING btree ("endpoint_id","created_at" DESC NULLS LAST,"id" DESC NULLS LAST);--> statement-breakpoint
-CREATE TABLE "webhook_attempts" (
-	"id" text PRIMARY KEY NOT NULL,
-	"delivery_id" text NOT NULL REFERENCES "webhook_deliveries"("id") ON DELETE CASCADE,
-	"attempt" integer NOT NULL,
-	"status_code" integer,
-	"latency_ms" integer NOT NULL,
-	"error" text,
-	"response_excerpt" text,
-	"created_at" timestamp with time zone DEFAULT now() NOT NULL
-);
---> statement-breakpoint
-CREATE INDEX "webhook_attempts_delivery_idx" ON "webhook_attempts" USING btree ("delivery_id","attempt");--> statement-breakpoint
--- Marks of the cap levels announced: one per key, cap, level and window, so each is announced once.
-CREATE TABLE "api_key_cap_alerts" (
-	"api_key_id" text NOT NULL REFERENCES "api_keys"("id"),
-	"cap" text NOT NULL,
-	"level" integer NOT NULL,
-	"window_start" text NOT NULL,
-	"created_at" timestamp with time zone DEFAULT now() NOT NULL,
-	CONSTRAINT "api_key_cap_alerts_pk" PRIMARY KEY ("api_key_id","cap","level","window_start")
-);
---> statement-breakpoint
--- The account's low-balance threshold (null: no alert). The settlement's own UPDATE compares before and after.
-ALTER TABLE "accounts" ADD COLUMN "balance_alert_nanos" bigint;--> statement-breakpoint
--- Whether any active endpoint of the key's account takes `api_key.cap_reached`: only such keys pay for the check.
-ALTER TABLE "api_keys" ADD COLUMN "cap_alerts" boolean DEFAULT false NOT NULL;--> statement-breakpoint
+CREATE INDEX "webhook_endpoints_account_idx" ON "webhook_endpoints" USING btree ("account_id","created_at");--> statement-breakpoint
 -- Queues one delivery of the event to each active endpoint of the account subscribed to its type.
 CREATE FUNCTION webhook_enqueue(p_account_id text, p_type text, p_data jsonb) RETURNS void LANGUAGE sql AS $$
   INSERT INTO webhook_deliveries (id, endpoint_id, account_id, event_type, data)
