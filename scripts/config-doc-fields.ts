@@ -62,6 +62,13 @@ export const fieldDocs: Record<string, FieldDoc> = {
   'providers.<id>.protocol': { meaning: 'the wire protocol it speaks; `sandbox` is the built-in offline provider' },
   'providers.<id>.baseUrl': { meaning: 'base URL of its API' },
   'providers.<id>.apiKey': { meaning: 'its credential; a provider whose key resolves empty is inactive' },
+  'providers.<id>.apiKeys': {
+    meaning:
+      'several upstream keys besides `apiKey`, each request drawing one by weight ([provider keys](provider-keys.md))',
+  },
+  'providers.<id>.apiKeys[].id': { meaning: "the key's id, shown to operators and in usage routes (never the key)" },
+  'providers.<id>.apiKeys[].key': { meaning: 'the key itself, as `${VAR}`; one that resolves empty is left out' },
+  'providers.<id>.apiKeys[].weight': { meaning: 'its share of requests; 0 keeps it as a last resort', default: 1 },
   'providers.<id>.timeoutMs': {
     meaning: 'longest a whole generation may take; then the upstream is cut',
     default: d.providerTimeoutMs,
@@ -110,9 +117,20 @@ export const fieldDocs: Record<string, FieldDoc> = {
   'models[].providers': {
     meaning: 'provider rows: the active row with the lowest priority wins, the others are fallbacks',
   },
+  'models[].routing': {
+    meaning:
+      'how each request orders the rows: `priority`, `weighted`, `latency` or `price` ([provider keys](provider-keys.md))',
+    default: 'priority',
+  },
   'models[].providers[].provider': { meaning: 'a provider id of `providers`' },
   'models[].providers[].model': { meaning: 'upstream model id the request is rewritten to' },
   'models[].providers[].priority': { meaning: 'order of the rows, lowest first' },
+  'models[].providers[].weight': { meaning: 'share of requests under `routing: weighted`', default: 1 },
+  'models[].providers[].cost': {
+    meaning: 'what the row costs the operator upstream, for `routing: price` (never what accounts are charged)',
+  },
+  'models[].providers[].cost.inputPerMTok': { meaning: 'USD per million input tokens upstream' },
+  'models[].providers[].cost.outputPerMTok': { meaning: 'USD per million output tokens upstream' },
   'models[].providers[].capabilities': {
     meaning: 'what the row accepts ([capabilities](models.md#capabilities)); absent = unconstrained',
   },

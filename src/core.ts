@@ -44,6 +44,10 @@ import { FsObjectStore } from './storage/fs-object-store.ts';
 import { MediaDownloads } from './gateway/media-downloads.ts';
 import { queuedJobRows } from './gateway/media-rows.ts';
 import { ProviderBreakers } from './gateway/provider-breakers.ts';
+import { RowLatencies } from './gateway/row-routing.ts';
+import { UpstreamKeys } from './gateway/upstream-keys.ts';
+import { ProviderKeyService } from './gateway/provider-key-service.ts';
+import { ProviderKeysRepository } from './storage/provider-keys-repository.ts';
 import { GatewayTelemetry } from './telemetry/gateway-telemetry.ts';
 import { MediaLibrary } from './gateway/media-library.ts';
 import { ImageRequests } from './gateway/image-requests.ts';
@@ -193,8 +197,28 @@ export async function openCore(options: CoreOptions): Promise<Core> {
     },
     (row, state) => telemetry.breakerChanged(row, state),
   );
+  const upstreamKeys = new UpstreamKeys(providers);
+  const providerKeysRepository = new ProviderKeysRepository(storage.db);
+  const providerKeys = new ProviderKeyService({
+    repository: providerKeysRepository,
+    keys: upstreamKeys,
+    breakers,
+    secretKeys,
+    providers,
+    publish: (event) => storage.publish(event),
+    onUnreadable: (keyId, error) =>
+      logger.error({ err: error, keyId }, 'a stored provider key cannot be opened with this GATEWAY_SECRET: left out'),
+  });
+  const readProviderKeys = () =>
+    providerKeys
+      .reload()
+      .catch((error: Error) => logger.error({ err: error }, "could not read the providers' runtime keys"));
+  await readProviderKeys();
+  const latencies = new RowLatencies();
   const resilience: Resilience = {
     breakers,
+    keys: upstreamKeys,
+    latencies,
     events: telemetry,
     retryBudgetMs: config.upstream.retryBudgetMs,
     maxRetries: config.upstream.maxRetries,
@@ -235,6 +259,9 @@ export async function openCore(options: CoreOptions): Promise<Core> {
     authenticator.handleEvent(event);
     ledger.handleEvent(event);
     if (event.type === 'key-changed') rateLimits.forgetKey(event.keyId);
+    // After a lost LISTEN connection (`*`) too: changes announced meanwhile were missed.
+    if (event.type === 'provider-keys-changed' || (event.type === 'key-changed' && event.keyId === '*'))
+      void readProviderKeys();
     if (event.type === 'job-finished') waiters.finished(event.jobId);
     else if (event.type === 'jobs-queued') worker?.wake();
     // After events may have been lost (the listener reconnected, `*`), the catalog is read again too.
@@ -328,6 +355,7 @@ export async function openCore(options: CoreOptions): Promise<Core> {
     ledger,
     adapters,
     providers: config.providers,
+    routing: { latencies, random: Math.random },
     resilience,
     submission,
   });
@@ -372,6 +400,7 @@ export async function openCore(options: CoreOptions): Promise<Core> {
       providers.clear();
       for (const [id, provider] of reloaded.providers) providers.set(id, provider);
       runtimeCatalog.fileReloaded(reloaded.models);
+      upstreamKeys.replaceProviders(providers);
       voices.replace(reloaded.voices);
       breakers.reconfigure({
         failures: reloaded.upstream.breakerFailures,
@@ -411,7 +440,9 @@ export async function openCore(options: CoreOptions): Promise<Core> {
       apiKeys: apiKeysRepository,
       mediaJobs,
       models: runtimeCatalog,
+      providerKeys: providerKeysRepository,
     }),
+    providerKeys,
     ledger,
     usage: new UsageHistory(new UsageRepository(storage.db)),
     text: new TextGeneration(pipeline),

@@ -4,6 +4,7 @@ import { accountRoutes } from './surfaces/account/account-routes.ts';
 import { authRoutes } from './surfaces/account/auth-routes.ts';
 import { adminRoutes } from './surfaces/admin/admin-routes.ts';
 import { catalogRoutes } from './surfaces/admin/catalog-routes.ts';
+import { providerKeyRoutes } from './surfaces/admin/provider-key-routes.ts';
 import { alphaRoutes } from './surfaces/alpha/alpha-routes.ts';
 import { alphaVideoRoutes } from './surfaces/alpha/video-routes.ts';
 import { betaRoutes } from './surfaces/beta/beta-routes.ts';
@@ -87,5 +88,9 @@ export async function registerSurfaces(
   await app.register(catalogRoutes, {
     prefix: '/api/admin',
     services: { adminToken: services.adminToken, config, runtimeCatalog: services.runtimeCatalog },
+  });
+  await app.register(providerKeyRoutes, {
+    prefix: '/api/admin',
+    services: { adminToken: services.adminToken, providerKeys: services.providerKeys },
   });
 }

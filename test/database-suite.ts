@@ -28,6 +28,7 @@ export const databaseSuite = [
   'test/integration/multi-process.test.ts',
   'test/integration/orphaned-holds.test.ts',
   'test/integration/price-versions.test.ts',
+  'test/integration/provider-keys-processes.test.ts',
   'test/integration/rate-limits.test.ts',
   'test/integration/read-own-charges.test.ts',
   'test/integration/readiness.test.ts',

@@ -2,7 +2,7 @@ import type { Capabilities, InputModality, OutputModality } from '../domain/capa
 import { GatewayError } from '../domain/errors.ts';
 import { modelPricingFrom, type ModelPricing } from '../domain/model-pricing.ts';
 import type { GatewayConfig } from '../config/load-config.ts';
-import type { Protocol } from '../config/config-schema.ts';
+import type { Protocol, RoutingStrategy } from '../config/config-schema.ts';
 
 /** One way to serve a catalog model: a provider and the upstream model id requests are rewritten to. */
 export interface ProviderRow {
@@ -11,6 +11,13 @@ export interface ProviderRow {
   upstreamModel: string;
   priority: number;
   capabilities: Capabilities | undefined;
+  /** The row's share of requests under `routing: weighted`. */
+  weight: number;
+  /**
+   * What the row costs the operator upstream, for `routing: price`: USD for a million input tokens plus a
+   * million output tokens (the row's `cost`); undefined when the row names no cost.
+   */
+  operatorCost: number | undefined;
 }
 
 export interface CatalogModel {
@@ -26,6 +33,10 @@ export interface CatalogModel {
   maxOutputTokens: number | undefined;
   /** Active rows only, best first: lowest priority number, then the order of the configuration file. */
   rows: readonly ProviderRow[];
+  /** How each request orders the rows (gateway/row-routing.ts); `priority` keeps them as they are. */
+  routing: RoutingStrategy;
+  /** Whether the configuration names the strategy: only then is it written in the usage record's route. */
+  routingNamed: boolean;
   createdAt: string | undefined;
   updatedAt: string | undefined;
 }
@@ -105,6 +116,8 @@ function catalogModels(
         upstreamModel: row.model,
         priority: row.priority ?? 0,
         capabilities: row.capabilities as Capabilities | undefined,
+        weight: row.weight ?? 1,
+        operatorCost: row.cost ? (row.cost.inputPerMTok ?? 0) + (row.cost.outputPerMTok ?? 0) : undefined,
       }));
     if (rows.length === 0) continue;
     models.set(entry.id, {
@@ -117,6 +130,8 @@ function catalogModels(
       priceVersion: priceVersions.get(entry.id),
       maxOutputTokens: entry.limits?.maxOutputTokens,
       rows,
+      routing: entry.routing ?? 'priority',
+      routingNamed: entry.routing !== undefined,
       createdAt: entry.createdAt,
       updatedAt: entry.updatedAt,
     });

@@ -3,7 +3,7 @@ import { Secret } from '../domain/secret.ts';
 import type { ModelEntry } from './config-schema.ts';
 
 type Pricing = NonNullable<ModelEntry['pricing']>;
-import type { GatewayConfig, ProviderConfig } from './load-config.ts';
+import { defaultKeyId, type GatewayConfig, type ProviderConfig } from './load-config.ts';
 
 /** Ids added, removed and changed between two configurations. */
 export interface IdChanges {
@@ -151,6 +151,14 @@ function providerFields(before: ProviderConfig, after: ProviderConfig): string[]
     if (before[name] !== after[name]) fields.push(name);
   }
   if (before.apiKey.reveal() !== after.apiKey.reveal()) fields.push('apiKey');
+  // Each of `apiKeys` by its id: added, removed, or its key or weight changed (`default` is `apiKey`, above).
+  const keysBefore = new Map(before.keys.map((key) => [key.id, key]));
+  const keysAfter = new Map(after.keys.map((key) => [key.id, key]));
+  for (const id of new Set([...keysBefore.keys(), ...keysAfter.keys()])) {
+    const [was, is] = [keysBefore.get(id), keysAfter.get(id)];
+    if (id === defaultKeyId) continue;
+    if (was?.apiKey.reveal() !== is?.apiKey.reveal() || was?.weight !== is?.weight) fields.push(`apiKeys.${id}`);
+  }
   const headerNames = new Set([...Object.keys(before.headers), ...Object.keys(after.headers)]);
   for (const name of headerNames) {
     if (before.headers[name]?.reveal() !== after.headers[name]?.reveal()) fields.push(`headers.${name}`);

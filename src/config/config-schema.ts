@@ -1,4 +1,5 @@
 import { embeddingPartTypes } from '../domain/embedding.ts';
+import type { RoutingStrategyName } from '../domain/generation-route.ts';
 import Type, { type Static } from 'typebox';
 import { protocols, type Protocol } from '../domain/protocols.ts';
 
@@ -54,11 +55,23 @@ export const CapabilitiesSchema = Type.Object(
   { additionalProperties: false },
 );
 
+/** One upstream key of a provider: its id (shown to operators, never the key), the key, and its share of requests. */
+export const ProviderKeySchema = Type.Object(
+  {
+    id: Type.String({ minLength: 1, maxLength: 100, pattern: '^[A-Za-z0-9._-]+$' }),
+    key: Type.String(),
+    weight: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000 })),
+  },
+  { additionalProperties: false },
+);
+
 const ProviderSchema = Type.Object(
   {
     protocol: Type.Union(protocols.map((protocol) => Type.Literal(protocol))),
     baseUrl: Type.Optional(Type.String()),
     apiKey: Type.Optional(Type.String()),
+    // Several upstream keys of the provider, beside `apiKey`: each request picks one by weight (docs/provider-keys.md).
+    apiKeys: Type.Optional(Type.Array(ProviderKeySchema, { maxItems: 100 })),
     timeoutMs: Type.Optional(Type.Integer({ minimum: 1, maximum: 3_600_000 })),
     firstByteTimeoutMs: Type.Optional(Type.Integer({ minimum: 1, maximum: 3_600_000 })),
     headers: Type.Optional(Type.Record(Type.String(), Type.String())),
@@ -74,9 +87,27 @@ const ProviderRowSchema = Type.Object(
     model: NonEmpty,
     priority: Type.Optional(Type.Integer({ minimum: 0 })),
     capabilities: Type.Optional(CapabilitiesSchema),
+    // The row's share of requests under `routing: weighted` (default 1).
+    weight: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000 })),
+    // What the row costs the operator upstream, in USD, for `routing: price` (not what accounts are charged).
+    cost: Type.Optional(
+      Type.Object(
+        { inputPerMTok: Type.Optional(Usd), outputPerMTok: Type.Optional(Usd) },
+        { additionalProperties: false, minProperties: 1 },
+      ),
+    ),
   },
   { additionalProperties: false },
 );
+
+/** How a model's rows are ordered for each request (docs/provider-keys.md); `priority` is the default. */
+export const routingStrategies = [
+  'priority',
+  'weighted',
+  'latency',
+  'price',
+] as const satisfies readonly RoutingStrategyName[];
+export type RoutingStrategy = (typeof routingStrategies)[number];
 
 /** A model's prices in USD; the account API shows them under the same names. */
 export const PricingSchema = Type.Object(
@@ -134,6 +165,7 @@ export const ModelSchema = Type.Object(
       ),
     ),
     providers: Type.Array(ProviderRowSchema, { minItems: 1 }),
+    routing: Type.Optional(Type.Union(routingStrategies.map((strategy) => Type.Literal(strategy)))),
     createdAt: Type.Optional(Type.String()),
     updatedAt: Type.Optional(Type.String()),
   },

@@ -23,6 +23,11 @@ export interface ProviderConfig {
   baseUrl: string;
   /** A `Secret` from the moment the file is read: it prints as `[redacted]` wherever the row is logged or thrown. */
   apiKey: Secret;
+  /**
+   * The provider's upstream keys from the file: `apiKey` (id `default`) when set, then `apiKeys`; those that
+   * resolved empty are left out. Requests pick one by weight (gateway/upstream-keys.ts).
+   */
+  keys: readonly ConfiguredKey[];
   /** Longest a generation may take, first byte to last; past it the upstream is cut and what was delivered is billed. */
   timeoutMs: number;
   /** Longest wait for the answer's headers, and for each next chunk of its body. */
@@ -37,6 +42,16 @@ export interface ProviderConfig {
   /** A provider whose key resolved empty is inactive; the built-in sandbox needs no key. */
   active: boolean;
 }
+
+/** One upstream key of a provider as the file declares it. */
+export interface ConfiguredKey {
+  id: string;
+  apiKey: Secret;
+  weight: number;
+}
+
+/** The id of the key a provider's single `apiKey` stands for. */
+export const defaultKeyId = 'default';
 
 export interface GatewayConfig {
   sourcePath: string;
@@ -395,7 +410,8 @@ function build(file: ConfigFile, path: string): GatewayConfig {
 function buildChecked(file: ConfigFile, path: string, fail: Fail): GatewayConfig {
   const providers = new Map<string, ProviderConfig>();
   for (const [id, entry] of Object.entries(file.providers)) {
-    const apiKey = entry.apiKey?.trim() ?? '';
+    const keys = configuredKeys(id, entry, fail);
+    const apiKey = keys[0]?.apiKey.reveal() ?? '';
     const baseUrl = entry.baseUrl?.trim().replace(/\/+$/, '') ?? '';
     if (entry.protocol !== 'sandbox') {
       if (!baseUrl) fail(`providers.${id}.baseUrl`, 'required for this protocol');
@@ -406,7 +422,8 @@ function buildChecked(file: ConfigFile, path: string, fail: Fail): GatewayConfig
       id,
       protocol: entry.protocol,
       baseUrl,
-      apiKey: new Secret(apiKey),
+      apiKey: keys[0]?.apiKey ?? new Secret(''),
+      keys,
       timeoutMs: entry.timeoutMs ?? configDefaults.providerTimeoutMs,
       firstByteTimeoutMs: entry.firstByteTimeoutMs ?? configDefaults.providerFirstByteTimeoutMs,
       connectTimeoutMs: file.upstream?.connectTimeoutMs ?? configDefaults.upstreamConnectTimeoutMs,
@@ -535,6 +552,21 @@ function webhooksConfig(file: ConfigFile, fail: Fail): WebhooksConfig {
   if (webhooks.claimSeconds * 1000 <= webhooks.timeoutMs)
     fail('webhooks.claimSeconds', `must be longer than webhooks.timeoutMs (${webhooks.timeoutMs} ms)`);
   return webhooks;
+}
+
+/** `apiKey` (id `default`) and `apiKeys`, without those that resolved empty; ids are unique within the provider. */
+function configuredKeys(id: string, entry: ConfigFile['providers'][string], fail: Fail): ConfiguredKey[] {
+  const keys: ConfiguredKey[] = [];
+  const single = entry.apiKey?.trim() ?? '';
+  if (single !== '') keys.push({ id: defaultKeyId, apiKey: new Secret(single), weight: 1 });
+  const seen = new Set(entry.apiKey === undefined ? [] : [defaultKeyId]);
+  (entry.apiKeys ?? []).forEach((key, index) => {
+    if (seen.has(key.id)) fail(`providers.${id}.apiKeys[${index}].id`, `duplicate key id "${key.id}"`);
+    seen.add(key.id);
+    const value = key.key.trim();
+    if (value !== '') keys.push({ id: key.id, apiKey: new Secret(value), weight: key.weight ?? 1 });
+  });
+  return keys;
 }
 
 function checkedVoices(file: ConfigFile, fail: Fail): VoiceEntry[] {

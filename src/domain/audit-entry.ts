@@ -11,7 +11,15 @@ export const auditActorKinds = ['operator', 'account'] as const;
 export type AuditActorKind = (typeof auditActorKinds)[number];
 
 /** What a change is made to. A session is named by its account only: its id and token are secrets. */
-export const auditSubjectTypes = ['account', 'api-key', 'session', 'media-job', 'config', 'model'] as const;
+export const auditSubjectTypes = [
+  'account',
+  'api-key',
+  'session',
+  'media-job',
+  'config',
+  'model',
+  'provider-key',
+] as const;
 export type AuditSubjectType = (typeof auditSubjectTypes)[number];
 
 /** Every change the log records, by name. */
@@ -32,6 +40,9 @@ export const auditActions = [
   'catalog.model.disable',
   'catalog.model.enable',
   'catalog.price.set',
+  'provider-key.create',
+  'provider-key.update',
+  'provider-key.delete',
   'session.sign-in',
   'session.sign-out',
   'webhook.create',
@@ -117,12 +128,25 @@ export const ModelStateSchema = Type.Object(
   { additionalProperties: false, description: 'A catalog model as it stood' },
 );
 
+/** What the log keeps of a provider's upstream key: never the key or its sealed copy, at most its last 4 characters. */
+export const ProviderKeyStateSchema = Type.Object(
+  {
+    providerId: Type.String(),
+    label: Type.Optional(Type.String()),
+    weight: Type.Integer(),
+    isActive: Type.Boolean(),
+    keyEnding: Type.String(),
+  },
+  { additionalProperties: false, description: "A provider's upstream key as it stood, without the key itself" },
+);
+
 export const AuditStateSchema = Type.Union([
   AccountStateSchema,
   ApiKeyStateSchema,
   MediaJobStateSchema,
   ConfigChangeStateSchema,
   ModelStateSchema,
+  ProviderKeyStateSchema,
 ]);
 export type AuditState = Static<typeof AuditStateSchema>;
 

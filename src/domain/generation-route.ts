@@ -15,7 +15,14 @@ export interface GenerationRoute {
   requestId?: string;
   /** Milliseconds from the start of the request to the upstream's first byte. */
   firstByteMs?: number;
+  /** The model's routing strategy, when its configuration names one: how the rows were ordered for this request. */
+  strategy?: RoutingStrategyName;
+  /** The id of the provider's upstream key the serving row was sent with (never the key), when the provider has named keys. */
+  keyId?: string;
 }
+
+/** The routing strategies a model may name (config `routing`). */
+export type RoutingStrategyName = 'priority' | 'weighted' | 'latency' | 'price';
 
 /** A row tried before the one that served: as the usage record keeps it, and as a media job stores it meanwhile. */
 export const GenerationAttemptSchema = Type.Object({
@@ -25,6 +32,8 @@ export const GenerationAttemptSchema = Type.Object({
   reason: Type.String(),
   /** The upstream's status, when it answered one. */
   status: Type.Optional(Type.Integer()),
+  /** The id of the upstream key the row was tried with (never the key), when the provider has named keys. */
+  keyId: Type.Optional(Type.String()),
 });
 export type GenerationAttempt = Static<typeof GenerationAttemptSchema>;
 

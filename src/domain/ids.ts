@@ -12,7 +12,8 @@ export type IdKind =
   | 'call'
   | 'asset'
   | 'audit'
-  | 'price';
+  | 'price'
+  | 'pkey';
 
 /** Prefixed random ids, so an id in a log says what it names. */
 export function newId(kind: IdKind): string {

@@ -218,7 +218,7 @@ export class EmbeddingGeneration {
 }
 
 /** `dimensions` only where the row's capabilities bound it (variable-dimension models), within the bounds. */
-function gateDimensions(
+export function gateDimensions(
   modelId: string,
   capabilities: ProviderRow['capabilities'],
   {

@@ -7,8 +7,9 @@ import type { Caller, RequestContext } from '../domain/request-context.ts';
 import type { MediaJobRow } from '../storage/media-jobs-repository.ts';
 import { worthFallingBack } from './fallback.ts';
 import type { RowRef } from '../domain/provider-rows.ts';
-import type { RowSources } from './serving-rows.ts';
+import { withKey, type RowSources } from './serving-rows.ts';
 import type { JobSubmission } from './job-submission.ts';
+import type { UpstreamKey } from './upstream-keys.ts';
 import { dispatchWithFallback, type Resilience } from './upstream-dispatch.ts';
 import type { WorkTracker } from './work-tracker.ts';
 
@@ -50,8 +51,9 @@ export interface Recipe<Input extends { modelId: string }, R extends RowRef, P e
   /** Work the hold pays for before any dispatch (media downloads); may narrow `plan.rows`. A failure releases the hold. */
   prepare?(plan: P): Promise<void>;
   /**
-   * One attempt on one row: a run whose meter settles `charge` when it ends, or a failure before anything
-   * reached the client that settled nothing (then another row may serve the request).
+   * One attempt on one row (a serving row's `target` holds the upstream key chosen for the attempt): a run
+   * whose meter settles `charge` when it ends, or a failure before anything reached the client that settled
+   * nothing (then another row may serve the request).
    */
   dispatch(row: R, plan: P, charge: Charge): Promise<Run>;
   /**
@@ -163,6 +165,7 @@ export class GenerationPipeline {
       upstreamModel: first.upstreamModel,
       fallbacks: [],
       ...(context.requestId ? { requestId: context.requestId } : {}),
+      ...(model.routingNamed ? { strategy: model.routing } : {}),
     };
     const charge = new Charge(reservation, {
       modality: recipe.modality,
@@ -172,7 +175,7 @@ export class GenerationPipeline {
       priceVersion: model.priceVersion,
     });
     const attempts: GenerationAttempt[] = [];
-    let served: { value: Run; row: R };
+    let served: { value: Run; row: R; key: UpstreamKey | undefined };
     try {
       served = await dispatchWithFallback<R, Run>({
         modelId: model.modelId,
@@ -182,7 +185,7 @@ export class GenerationPipeline {
         // A run that failed after its meter settled it has nothing left to end, and no other row may serve it;
         // otherwise nothing has reached the client yet, and another row may serve it under the same hold.
         mayContinue: (error) => !reservation.isEnded && worthFallingBack(error),
-        attempt: (row) => recipe.dispatch(row, plan, charge),
+        attempt: (row, key) => recipe.dispatch(withKey(row, key), plan, charge),
         attempts,
       });
     } catch (error) {
@@ -204,6 +207,7 @@ export class GenerationPipeline {
     route.upstreamModel = served.row.upstreamModel;
     route.fallbacks = attempts;
     route.firstByteMs = Date.now() - startedAt;
+    if (served.key?.recorded) route.keyId = served.key.id;
     return recipe.served(served.value, plan, charge);
   }
 

@@ -115,8 +115,14 @@ interface Breaker {
   openedAt: number;
 }
 
+/** The key a breaker is of when the caller names none: a provider's single `apiKey`. */
+const defaultKey = 'default';
+
+/** Worst first: a row or key is as available as its best breaker, and shown as its worst. */
+const severity: Record<BreakerState, number> = { closed: 0, 'half-open': 1, open: 2 };
+
 /**
- * One circuit breaker per provider row, in this process: after `failures` upstream failures in a row from at
+ * One circuit breaker per provider row and upstream key (`keyId`, the provider's single key when absent), in this process: after `failures` upstream failures in a row from at
  * least `minAccounts` accounts, within `windowMs`, the row is skipped for `cooldownMs`, then exactly one request
  * probes it while the others go on to the next row; the probe's success closes the breaker, its failure opens
  * it again. Only failures that another row might not share count (the ones a request falls back on); an
@@ -125,12 +131,12 @@ interface Breaker {
  * goes to it regardless, so a breaker never replaces an upstream's answer with one of the gateway's.
  */
 export class ProviderBreakers {
-  /** By provider, then upstream model: two lookups on strings the catalog already holds, no key built per call. */
-  private readonly breakers = new Map<string, Map<string, Breaker>>();
+  /** By provider, upstream model, then key id: lookups on strings the catalog already holds, no key built per call. */
+  private readonly breakers = new Map<string, Map<string, Map<string, Breaker>>>();
 
   constructor(
     private settings: BreakerSettings,
-    private readonly onChange: (row: RowRef, state: BreakerState) => void,
+    private readonly onChange: (row: RowRef & { keyId: string }, state: BreakerState) => void,
   ) {}
 
   /**
@@ -157,10 +163,15 @@ export class ProviderBreakers {
    * row's state.
    */
   async run<T>(
-    { row, accountId, maySkip = true }: { row: RowRef; accountId: string; maySkip?: boolean },
+    {
+      row,
+      keyId = defaultKey,
+      accountId,
+      maySkip = true,
+    }: { row: RowRef; keyId?: string; accountId: string; maySkip?: boolean },
     attempt: () => Promise<T>,
   ): Promise<T> {
-    const breaker = this.breakerOf(row);
+    const breaker = this.breakerOf(row, keyId);
     if (!this.isAvailable(breaker)) {
       if (maySkip) throw this.unavailable(row, breaker);
       return attempt();
@@ -188,21 +199,42 @@ export class ProviderBreakers {
     }
   }
 
-  /** Whether a call of the row would be sent now: its breaker is closed, or open past its cooldown with no probe yet. */
-  available(row: RowRef): boolean {
-    const breaker = this.breakers.get(row.providerId)?.get(row.upstreamModel);
+  /**
+   * Whether a call of the row with the key (the provider's single key when absent) would be sent now: its
+   * breaker is closed, or open past its cooldown with no probe yet.
+   */
+  available(row: RowRef, keyId = defaultKey): boolean {
+    const breaker = this.breakers.get(row.providerId)?.get(row.upstreamModel)?.get(keyId);
     return breaker === undefined || this.isAvailable(breaker);
   }
 
-  /** Every row that has had a breaker, with its state (for metrics and readiness). */
+  /**
+   * Every row that has had a breaker, with its state (for metrics and readiness): the state of its best key's
+   * breaker, as a row serves while any of its keys does.
+   */
   states(): Array<RowRef & { state: BreakerState }> {
     return [...this.breakers.entries()].flatMap(([providerId, byModel]) =>
-      [...byModel.entries()].map(([upstreamModel, breaker]) => ({
+      [...byModel.entries()].map(([upstreamModel, byKey]) => ({
         providerId,
         upstreamModel,
-        state: states[breaker.policy.state],
+        state: [...byKey.values()]
+          .map((breaker) => states[breaker.policy.state])
+          .reduce((best, state) => (severity[state] < severity[best] ? state : best), 'open'),
       })),
     );
+  }
+
+  /** The state of each of a provider's keys that has had a breaker: the worst over the rows it was used on. */
+  keyStates(providerId: string): Map<string, BreakerState> {
+    const worst = new Map<string, BreakerState>();
+    for (const byKey of this.breakers.get(providerId)?.values() ?? []) {
+      for (const [keyId, breaker] of byKey) {
+        const state = states[breaker.policy.state];
+        const known = worst.get(keyId);
+        if (known === undefined || severity[state] > severity[known]) worst.set(keyId, state);
+      }
+    }
+    return worst;
   }
 
   private isAvailable(breaker: Breaker): boolean {
@@ -217,13 +249,18 @@ export class ProviderBreakers {
     return new RowUnavailable(row, probing ? 0 : Math.max(0, breaker.openedAt + this.settings.cooldownMs - Date.now()));
   }
 
-  private breakerOf(row: RowRef): Breaker {
+  private breakerOf(row: RowRef, keyId: string): Breaker {
     let byModel = this.breakers.get(row.providerId);
     if (!byModel) {
       byModel = new Map();
       this.breakers.set(row.providerId, byModel);
     }
-    let breaker = byModel.get(row.upstreamModel);
+    let byKey = byModel.get(row.upstreamModel);
+    if (!byKey) {
+      byKey = new Map();
+      byModel.set(row.upstreamModel, byKey);
+    }
+    let breaker = byKey.get(keyId);
     if (!breaker) {
       const { failures, minAccounts, cooldownMs, windowMs = cooldownMs } = this.settings;
       const rule = new AccountSpreadBreaker({ failures, minAccounts, windowMs });
@@ -232,10 +269,10 @@ export class ProviderBreakers {
         { halfOpenAfter: cooldownMs, breaker: rule },
       );
       const created: Breaker = { policy, rule, openedAt: 0 };
-      const ref = { providerId: row.providerId, upstreamModel: row.upstreamModel };
+      const ref = { providerId: row.providerId, upstreamModel: row.upstreamModel, keyId };
       policy.onBreak(() => (created.openedAt = Date.now()));
       policy.onStateChange((state) => this.onChange(ref, states[state]));
-      byModel.set(row.upstreamModel, created);
+      byKey.set(keyId, created);
       breaker = created;
     }
     return breaker;

@@ -20,6 +20,7 @@ import type { MediaDownloads } from './media-downloads.ts';
 import type { MediaLibrary } from './media-library.ts';
 import type { TextGeneration } from './text-generation.ts';
 import type { WebhookService } from './webhook-endpoints.ts';
+import type { ProviderKeyService } from './provider-key-service.ts';
 import type { GatewayTelemetry } from '../telemetry/gateway-telemetry.ts';
 
 /** Everything the HTTP surfaces may call; built once by the composition root. */
@@ -36,6 +37,8 @@ export interface GatewayServices {
   apiKeys: ApiKeyService;
   /** The audit log: who changed what, when and from where. */
   audit: AuditTrail;
+  /** Providers' upstream keys added, reweighted and removed at runtime (admin API). */
+  providerKeys: ProviderKeyService;
   ledger: CreditLedger;
   usage: UsageHistory;
   text: TextGeneration;

@@ -229,7 +229,7 @@ class ReferenceAudioRecipe implements JobRecipe<ReferenceAudioInput> {
 }
 
 /** The spec's one local rule on references: image references are not mixed with audio ones (voices and clips). */
-function refuseMixedReferences(references: readonly AudioReference[]): void {
+export function refuseMixedReferences(references: readonly AudioReference[]): void {
   const isImage = (field: string) => (imageReferenceFields as readonly string[]).includes(field);
   const fields = references.flatMap((reference) => Object.keys(reference));
   if (fields.some(isImage) && fields.some((field) => !isImage(field))) {

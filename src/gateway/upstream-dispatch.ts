@@ -5,6 +5,8 @@ import { UpstreamHttpError, UpstreamUnreachableError } from '../domain/upstream-
 import type { GenerationAttempt } from '../domain/generation-route.ts';
 import type { DispatchEvents, RowRef } from '../domain/provider-rows.ts';
 import { RowUnavailable, type ProviderBreakers } from './provider-breakers.ts';
+import type { RowLatencies } from './row-routing.ts';
+import type { UpstreamKey, UpstreamKeys } from './upstream-keys.ts';
 
 /** The process's breakers and the operator's settings of fallbacks and retries, shared by every dispatch. */
 export interface Resilience {
@@ -16,6 +18,10 @@ export interface Resilience {
   maxRetries: number;
   /** Whether each upstream attempt gets a span (tracing is configured); otherwise not even a no-op span is made. */
   traced: boolean;
+  /** The providers' upstream keys: each attempt is sent with one (absent: the provider's single key, as configured). */
+  keys?: UpstreamKeys;
+  /** Where each attempt's time to first byte is kept, for `routing: latency`. */
+  latencies?: RowLatencies;
 }
 
 export interface DispatchOptions<R extends RowRef, T> {
@@ -27,7 +33,8 @@ export interface DispatchOptions<R extends RowRef, T> {
   resilience: Resilience;
   /** Whether a failure may go on to another row (nothing reached the client, the failure is one another row may not share). */
   mayContinue: (error: unknown) => boolean;
-  attempt: (row: R) => Promise<T>;
+  /** One attempt on `row`, sent with `key` (undefined: the row's provider settings as they are). */
+  attempt: (row: R, key: UpstreamKey | undefined) => Promise<T>;
   /** Filled as rows are tried: the rows that failed or were skipped before the one that served (or the last failure). */
   attempts: GenerationAttempt[];
 }
@@ -40,12 +47,14 @@ export interface DispatchOptions<R extends RowRef, T> {
  * breaker would let the call through, or an earlier row's failure to relay. Otherwise the row is called
  * regardless, so the client gets the upstream's own answer, never a 503 of the gateway's that could not be a
  * better one (a model with a single row is always sent to). When all rows fail, the last failure is relayed.
+ * Each attempt is sent with one of its provider's upstream keys, chosen for it (`UpstreamKeys.choose`), through
+ * the breaker of that row and key; the key's id is kept with the attempt.
  */
 export async function dispatchWithFallback<R extends RowRef, T>(
   options: DispatchOptions<R, T>,
-): Promise<{ value: T; row: R }> {
+): Promise<{ value: T; row: R; key: UpstreamKey | undefined }> {
   const { rows, attempts } = options;
-  const { breakers, events, traced } = options.resilience;
+  const { breakers, events, traced, keys, latencies } = options.resilience;
   let budgetMs = options.resilience.retryBudgetMs;
   let retries = options.resilience.maxRetries;
   let soonestRetryMs = Number.POSITIVE_INFINITY;
@@ -54,10 +63,17 @@ export async function dispatchWithFallback<R extends RowRef, T>(
   for (let index = 0; index < rows.length; index += 1) {
     const row = rows[index]!;
     const next = rows[index + 1];
-    const maySkip = failed !== undefined || rows.some((other, at) => at > index && breakers.available(other));
+    const maySkip =
+      failed !== undefined ||
+      rows.some((other, at) => at > index && (keys ? keys.available(other, breakers) : breakers.available(other)));
+    const key = keys?.choose(row, breakers);
     try {
-      const attempt = () => breakers.run({ row, accountId: options.accountId, maySkip }, () => options.attempt(row));
-      return { value: await (traced ? inSpan(options.modelId, row, attempt) : attempt()), row };
+      const startedAt = latencies ? Date.now() : 0;
+      const attempt = () =>
+        breakers.run({ row, keyId: key?.id, accountId: options.accountId, maySkip }, () => options.attempt(row, key));
+      const value = await (traced ? inSpan(options.modelId, row, attempt) : attempt());
+      latencies?.record(row, Date.now() - startedAt);
+      return { value, row, key };
     } catch (error) {
       if (error instanceof RowUnavailable) {
         soonestRetryMs = Math.min(soonestRetryMs, error.retryInMs);
@@ -66,6 +82,7 @@ export async function dispatchWithFallback<R extends RowRef, T>(
           upstreamModel: row.upstreamModel,
           outcome: 'skipped',
           reason: 'breaker open',
+          ...recordedKey(key),
         });
         if (next) events.fallback({ modelId: options.modelId, from: row, to: next, reason: 'breaker open' });
         continue;
@@ -77,6 +94,7 @@ export async function dispatchWithFallback<R extends RowRef, T>(
         outcome: 'failed',
         reason,
         ...statusOf(error),
+        ...recordedKey(key),
       });
       if (!options.mayContinue(error)) throw error;
       if (next) {
@@ -137,6 +155,11 @@ function describe(error: unknown): string {
     return `upstream ${error.reason === 'protocol' ? 'broke its protocol' : error.reason === 'timeout' ? 'timed out' : 'unreachable'}`;
   if (error instanceof GatewayError) return error.code;
   return 'failed';
+}
+
+/** The key's id as an attempt keeps it, when the provider has named keys. */
+function recordedKey(key: UpstreamKey | undefined): { keyId?: string } {
+  return key?.recorded ? { keyId: key.id } : {};
 }
 
 function statusOf(error: unknown): { status?: number } {

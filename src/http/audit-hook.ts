@@ -41,7 +41,7 @@ const answerWithAccount = Compile(Type.Object({ account: Type.Object({ id: Type.
 
 function idFromPath(request: FastifyRequest, type: AuditSubjectType): string | null {
   const { params } = request;
-  if (type === 'api-key') return keyPath.Check(params) ? params.keyId : null;
+  if (type === 'api-key' || type === 'provider-key') return keyPath.Check(params) ? params.keyId : null;
   if (type === 'media-job') return taskPath.Check(params) ? params.taskId : null;
   if (type === 'model') return modelPath.Check(params) ? params['*'] : null;
   return accountPath.Check(params) ? params.accountId : null;

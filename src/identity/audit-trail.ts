@@ -12,6 +12,7 @@ import type { ApiKeysRepository } from '../storage/api-keys-repository.ts';
 import type { AuditFilter, AuditLogRepository } from '../storage/audit-log-repository.ts';
 import type { PageWindow } from '../storage/database.ts';
 import type { MediaJobsRepository } from '../storage/media-jobs-repository.ts';
+import type { ProviderKeysRepository } from '../storage/provider-keys-repository.ts';
 import { accountView } from './account-service.ts';
 import { apiKeyView, rateLimitsView } from './api-key-service.ts';
 
@@ -94,6 +95,8 @@ export class AuditTrail {
       mediaJobs: MediaJobsRepository;
       /** The catalog's models as the log keeps them (the runtime catalog). */
       models?: { auditState(modelId: string): AuditState | null };
+      /** Providers' runtime upstream keys (admin API). */
+      providerKeys?: ProviderKeysRepository;
     },
   ) {}
 
@@ -130,6 +133,15 @@ export class AuditTrail {
     }
     if (subject.type === 'model')
       return { state: this.options.models?.auditState(subject.id) ?? null, accountId: null };
+    if (subject.type === 'provider-key') {
+      const row = await this.options.providerKeys?.find(subject.id);
+      if (!row) return { state: null, accountId: null };
+      const { providerId, label, weight, isActive, keyEnding } = row;
+      return {
+        state: { providerId, ...(label === null ? {} : { label }), weight, isActive, keyEnding },
+        accountId: null,
+      };
+    }
     return { state: null, accountId: subject.id };
   }
 

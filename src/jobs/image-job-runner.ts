@@ -69,7 +69,7 @@ export class ImageJobRunner implements JobRunner<'image'> {
         return { kind: 'failed', error: "the provider's answer stored with this job is missing", costNanos: 0n };
       upstream = job.upstreamResult;
     } else {
-      const sent = await context.dispatch(async (row, markSent) => {
+      const sent = await context.dispatch(async (row, markSent, key) => {
         const target = this.options.providers.get(row.providerId);
         const adapter = target ? this.options.adapters.get(target.protocol)?.images : undefined;
         if (!adapter || !target?.active) throw new UnsendableJob('the provider of this job is no longer configured');
@@ -82,7 +82,7 @@ export class ImageJobRunner implements JobRunner<'image'> {
         await markSent();
         return adapter.generate(
           { ...request, upstreamModel: row.upstreamModel, images },
-          { target, signal: context.deadline },
+          { target: key ?? target, signal: context.deadline },
         );
       });
       if ('outcome' in sent) return sent.outcome;

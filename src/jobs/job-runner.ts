@@ -1,4 +1,5 @@
 import type { RowRef } from '../domain/provider-rows.ts';
+import type { ProviderTarget } from '../providers/provider-adapter.ts';
 import type { MediaKind } from '../domain/usage-modalities.ts';
 import type { MediaAssetRow, MediaJobRow } from '../storage/media-jobs-repository.ts';
 
@@ -31,9 +32,10 @@ export type JobOutcome =
 /**
  * One attempt of a job's upstream call on one row: `markSent` is awaited right before the call (it throws
  * `ClaimLost` when the job is no longer this process's, and then nothing may be sent). A failure to make the
- * job ready for the row is thrown as `UnsendableJob`; the upstream's own failures as they come.
+ * job ready for the row is thrown as `UnsendableJob`; the upstream's own failures as they come. `key` is the
+ * provider's settings with the upstream key chosen for the attempt (absent: the provider's as configured).
  */
-export type JobSend<T> = (row: RowRef, markSent: () => Promise<void>) => Promise<T>;
+export type JobSend<T> = (row: RowRef, markSent: () => Promise<void>, key: ProviderTarget | undefined) => Promise<T>;
 
 /** What a runner may do to its job while it holds the job's claim. */
 export interface JobContext {

@@ -201,15 +201,15 @@ export class JobWorker extends ClaimingWorker {
       state.sends += 1;
     };
     try {
-      return await dispatchWithFallback<RowRef, T>({
+      const served = await dispatchWithFallback<RowRef, T>({
         modelId: job.model,
         accountId: job.accountId,
         rows: this.rowsFrom(job),
         resilience: { ...resilience, retryBudgetMs: 0, maxRetries: 0 },
         mayContinue: worthFallingBack,
-        attempt: async (row) => {
+        attempt: async (row, key) => {
           try {
-            return await send(row, () => markSent(row));
+            return await send(row, () => markSent(row), key?.target);
           } catch (error) {
             // Cut by the job's deadline: it says nothing of the row (its breaker does not count it), and no
             // other row is tried.
@@ -218,6 +218,8 @@ export class JobWorker extends ClaimingWorker {
         },
         attempts,
       });
+      if (served.key?.recorded) state.route = { ...state.route, keyId: served.key.id };
+      return served;
     } catch (error) {
       state.tried = [...earlier, ...attempts];
       const last = attempts.at(-1);
@@ -331,6 +333,7 @@ export class JobWorker extends ClaimingWorker {
             ...state.route.row,
             fallbacks: state.route.fallbacks,
             ...(job.requestId ? { requestId: job.requestId } : {}),
+            ...(state.route.keyId === undefined ? {} : { keyId: state.route.keyId }),
           },
           // The version of the prices frozen at submission, which the cost was reckoned at.
           priceVersion: frozenPriceVersion(job.priceSnapshot),
@@ -360,7 +363,7 @@ export class JobWorker extends ClaimingWorker {
 /** What a run knows of the road its job took. */
 interface RunState {
   /** What the job's usage record says of its route: the row it is on, and the rows tried before it. */
-  route: { row: RowRef; fallbacks: GenerationAttempt[] };
+  route: { row: RowRef; fallbacks: GenerationAttempt[]; keyId?: string };
   /** Every row tried so far, the last failure's included: what a retry starts from. */
   tried: GenerationAttempt[];
   /** Upstream calls made in this run (the job's stored `attempts` counts those of earlier runs). */

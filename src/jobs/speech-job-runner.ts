@@ -52,12 +52,16 @@ export class SpeechJobRunner implements JobRunner<'audio'> {
     }
     let generated = job.upstreamResult;
     if (job.phase !== 'generated' || !generated) {
-      const sent = await context.dispatch(async (row, markSent) => {
+      const sent = await context.dispatch(async (row, markSent, key) => {
         const target = this.options.providers.get(row.providerId);
         const adapter = target ? this.options.adapters.get(target.protocol)?.speech : undefined;
         if (!adapter || !target?.active) throw new UnsendableJob('the provider of this job is no longer configured');
         await markSent();
-        return this.make(request, { upstreamModel: row.upstreamModel, adapter }, { target, signal: context.deadline });
+        return this.make(
+          request,
+          { upstreamModel: row.upstreamModel, adapter },
+          { target: key ?? target, signal: context.deadline },
+        );
       });
       if ('outcome' in sent) return sent.outcome;
       let made: Awaited<ReturnType<typeof sent.value>>;

@@ -77,8 +77,10 @@ export class VideoJobRunner implements JobRunner<'video'> {
           costNanos: 0n,
         };
       }
-      const sent = await context.dispatch(async (row, markSent) => {
-        const provider = this.providerOf(row);
+      const sent = await context.dispatch(async (row, markSent, key) => {
+        const found = this.providerOf(row);
+        // The task is polled with the key that created it, while this process runs it.
+        const provider = found && key ? { ...found, target: { ...found.target, ...key } } : found;
         if (!provider) throw new UnsendableJob(noLongerConfigured);
         let request: VideoGenerationRequest;
         try {

@@ -27,6 +27,13 @@ export interface ProviderTarget {
   maxEventCharacters: number;
   /** Headers the operator configured for every request to the provider; their values may be credentials. */
   headers: Readonly<Record<string, Secret>>;
+  /** Told the headers of every answer sent with this target's key: its rate-limit headroom (shared/rate-limit-headroom.ts). */
+  headroom?: HeadroomObserver;
+}
+
+/** Reads the rate-limit headers of an upstream's answers. */
+export interface HeadroomObserver {
+  observe(headers: Readonly<Record<string, string | string[] | undefined>>, status: number): void;
 }
 
 export interface CallOptions {

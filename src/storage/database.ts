@@ -34,7 +34,9 @@ export type StorageEvent =
   /** A media job reached a terminal state: requests waiting for it answer now. */
   | { type: 'job-finished'; jobId: string }
   /** The runtime catalog (models, prices, switches) changed: every process reads it again. */
-  | { type: 'catalog-changed' };
+  | { type: 'catalog-changed' }
+  /** A provider's runtime upstream keys changed (added, reweighted, switched, removed): every process reads them again. */
+  | { type: 'provider-keys-changed' };
 
 export interface Storage {
   /** `embedded`: the PostgreSQL server this process runs on DATA_DIR; `postgres`: a server at DATABASE_URL. */

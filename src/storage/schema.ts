@@ -319,6 +319,31 @@ export const priceVersions = pgTable(
   ],
 );
 
+/**
+ * Upstream keys of providers added at runtime (admin API), beside those of gateway.yaml: sealed with a key
+ * derived from GATEWAY_SECRET, as stored API keys are. `key_ending` is the key's last 4 characters, all an
+ * operator is shown of it. Every gateway process reads them at start and again on each change it hears.
+ */
+export const providerKeys = pgTable(
+  'provider_keys',
+  {
+    id: text('id').primaryKey(),
+    /** A provider id of gateway.yaml (not a foreign key: providers live in the file). */
+    providerId: text('provider_id').notNull(),
+    label: text('label'),
+    weight: integer('weight').notNull().default(1),
+    isActive: boolean('is_active').notNull().default(true),
+    sealedKey: text('sealed_key').notNull(),
+    keyEnding: text('key_ending').notNull(),
+    createdAt: moment('created_at').notNull().defaultNow(),
+    updatedAt: moment('updated_at').notNull().defaultNow(),
+  },
+  (table) => [
+    index('provider_keys_provider_idx').on(table.providerId),
+    check('provider_keys_weight_check', sql`${table.weight} >= 0`),
+  ],
+);
+
 /** An account's webhook endpoint; its signing secret sealed with the gateway secret (migration 0015). */
 export const webhookEndpoints = pgTable(
   'webhook_endpoints',

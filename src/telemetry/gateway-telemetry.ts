@@ -237,10 +237,11 @@ export class GatewayTelemetry implements DispatchEvents {
     );
   }
 
-  breakerChanged(row: RowRef, state: BreakerState): void {
+  /** A breaker of a row and one of its provider's keys (by id, never the key) changed state. */
+  breakerChanged(row: RowRef & { keyId?: string }, state: BreakerState): void {
     const level = state === 'closed' ? 'info' : 'warn';
     this.logger[level](
-      { event: 'breaker', providerId: row.providerId, upstreamModel: row.upstreamModel, state },
+      { event: 'breaker', providerId: row.providerId, upstreamModel: row.upstreamModel, keyId: row.keyId, state },
       `provider row breaker ${state}`,
     );
   }

@@ -139,5 +139,7 @@ export function generationFields(generation: RecordedGeneration): Readonly<Recor
     fallbacks: route?.fallbacks,
     requestId: route?.requestId,
     firstByteMs: route?.firstByteMs,
+    routing: route?.strategy,
+    keyId: route?.keyId,
   };
 }

@@ -94,7 +94,18 @@ describe('the audit log covers every state-changing operation of the OpenAPI doc
     const session = await signup(gateway, email);
     const key = await gateway.gateway.core.services.apiKeys.create(session.account.id, { name: 'walk' });
     // A catalog model of the shipped gateway.yaml: the documented model entry's id.
-    const values: Record<string, string> = { accountId: session.account.id, keyId: key.id, modelId: 'gpt-4o-mini' };
+    const values: Record<string, string> = {
+      accountId: session.account.id,
+      keyId: key.id,
+      modelId: 'gpt-4o-mini',
+      providerId: 'sandbox',
+    };
+    if (path.includes('/providers/{providerId}/keys/{keyId}')) {
+      const providerKey = await gateway.gateway.core.services.providerKeys.create('sandbox', {
+        key: 'sk-walk-000000000000',
+      });
+      values.keyId = providerKey.id;
+    }
     if (path.includes('{taskId}')) {
       const submitted = await gateway.request({
         method: 'POST',
@@ -156,9 +167,9 @@ describe('the audit log covers every state-changing operation of the OpenAPI doc
         results: Array<{ action: string; accountId?: string; subject: { type: string } }>;
       }>().results;
       expect(entries, operation.name).toHaveLength(1);
-      // Every change concerns an account, but a change of the gateway's own configuration or catalog.
-      if (entries[0]?.subject.type === 'config' || entries[0]?.subject.type === 'model')
-        expect(entries[0].accountId, operation.name).toBeUndefined();
+      // Every change concerns an account, but a change of the gateway's own configuration, catalog or provider keys.
+      if (['config', 'model', 'provider-key'].includes(entries[0]?.subject.type ?? ''))
+        expect(entries[0]?.accountId, operation.name).toBeUndefined();
       else expect(entries[0]?.accountId, operation.name).toEqual(expect.any(String));
     }
   });

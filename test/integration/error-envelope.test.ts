@@ -37,6 +37,7 @@ describe('error envelope', () => {
     expect(gateway.config.server.bodyLimitBytes).toBe(bodyLimitBytes);
   });
 
+  // Which field each refused body names is claimed on the schemas in test/unit/request-body-schemas.test.ts.
   describe('400 validation', () => {
     it('names the field whose type is wrong', async () => {
       const response = await gateway.request({
@@ -44,71 +45,6 @@ describe('error envelope', () => {
         url: '/api/v1/api-keys',
         headers: keyHeaders(key),
         payload: { name: 123 },
-      });
-      const body = expectEnvelope(response, { status: 400, code: 'GW_VALIDATION', path: '/api/v1/api-keys' });
-      expect(body.errors.join(' ')).toContain('name');
-    });
-
-    it('names a missing required field', async () => {
-      const response = await gateway.request({
-        method: 'POST',
-        url: '/api/v1/auth/signup',
-        payload: { email: uniqueEmail() },
-      });
-      const body = expectEnvelope(response, { status: 400, code: 'GW_VALIDATION', path: '/api/v1/auth/signup' });
-      expect(body.errors.join(' ')).toContain('password');
-    });
-
-    it('names a field with an invalid format', async () => {
-      const response = await gateway.request({
-        method: 'POST',
-        url: '/api/v1/auth/signup',
-        payload: { email: 'not-an-email', password: 'long enough password' },
-      });
-      const body = expectEnvelope(response, { status: 400, code: 'GW_VALIDATION', path: '/api/v1/auth/signup' });
-      expect(body.errors.join(' ')).toContain('email');
-    });
-
-    it('names a nested field that is out of range', async () => {
-      const response = await gateway.request({
-        method: 'POST',
-        url: '/api/v1/api-keys',
-        headers: keyHeaders(key),
-        payload: { name: 'capped', limits: { daily: -1 } },
-      });
-      const body = expectEnvelope(response, { status: 400, code: 'GW_VALIDATION', path: '/api/v1/api-keys' });
-      expect(body.errors.join(' ')).toContain('daily');
-    });
-
-    it('does not coerce a number sent as a string in a body', async () => {
-      const created = await gateway.request({
-        method: 'POST',
-        url: '/api/v1/api-keys',
-        headers: bearer(session),
-        payload: { name: 'for limits' },
-      });
-      expect(created.statusCode).toBe(201);
-      const keyId = created.json<{ id: string }>().id;
-      const response = await gateway.request({
-        method: 'PATCH',
-        url: `/api/v1/api-keys/${keyId}/usage-limit`,
-        headers: bearer(session),
-        payload: { daily: '5' },
-      });
-      const body = expectEnvelope(response, {
-        status: 400,
-        code: 'GW_VALIDATION',
-        path: `/api/v1/api-keys/${keyId}/usage-limit`,
-      });
-      expect(body.errors.join(' ')).toContain('daily');
-    });
-
-    it('an empty JSON object where fields are required answers 400 naming the field', async () => {
-      const response = await gateway.request({
-        method: 'POST',
-        url: '/api/v1/api-keys',
-        headers: keyHeaders(key),
-        payload: {},
       });
       const body = expectEnvelope(response, { status: 400, code: 'GW_VALIDATION', path: '/api/v1/api-keys' });
       expect(body.errors.join(' ')).toContain('name');

@@ -28,6 +28,8 @@ const secrets = {
   metricsToken: 'metrics-grep-token-P2aS5dF8gH1jK4lZ',
   gatewaySecret: 'master-grep-secret-X7cV0bN3mQ6wE9rT2yU5iO8pA',
   password: 'pw-grep-Lk8Jh5Gf2Ds9',
+  openaiSecondKey: 'sk-grep-second-W3eR6tY9uI2oP5aS',
+  runtimeProviderKey: 'sk-grep-runtime-Z8xC4vB7nM1qW6eR',
 };
 /** Credentials made during the run: the client's API key and its session token. */
 const issued: Record<string, string> = {};
@@ -74,7 +76,7 @@ function leakyUpstream(request: RecordedRequest, response: import('node:http').S
 const configYaml = (upstream: FakeServer, collector: FakeServer) =>
   [
     'providers:',
-    `  openai: { protocol: openai, baseUrl: "${upstream.url}/v1", apiKey: "\${OPENAI_KEY}", headers: { x-org-token: "\${ORG_TOKEN}" } }`,
+    `  openai: { protocol: openai, baseUrl: "${upstream.url}/v1", apiKey: "\${OPENAI_KEY}", apiKeys: [{ id: second, key: "\${OPENAI_KEY_TWO}" }], headers: { x-org-token: "\${ORG_TOKEN}" } }`,
     `  anthropic: { protocol: anthropic, baseUrl: "${upstream.url}/v1", apiKey: "\${ANTHROPIC_KEY}" }`,
     `  gemini: { protocol: gemini, baseUrl: "${upstream.url}/v1beta", apiKey: "\${GEMINI_KEY}" }`,
     '  sandbox: { protocol: sandbox }',
@@ -102,6 +104,8 @@ describe('secrets never reach a log line, stderr or an error answer', () => {
   let dataDir: string;
   let logFile: string;
   const errorAnswers: string[] = [];
+  /** The admin API's answers about provider keys, successful ones included. */
+  const keyAnswers: string[] = [];
   const childOutput: string[] = [];
   const processOutput: string[] = [];
   const restore: Array<() => void> = [];
@@ -137,6 +141,7 @@ describe('secrets never reach a log line, stderr or an error answer', () => {
       GATEWAY_SECRET: secrets.gatewaySecret,
       GATEWAY_ADMIN_TOKEN: secrets.adminToken,
       OPENAI_KEY: secrets.openaiKey,
+      OPENAI_KEY_TWO: secrets.openaiSecondKey,
       ANTHROPIC_KEY: secrets.anthropicKey,
       GEMINI_KEY: secrets.geminiKey,
       ORG_TOKEN: secrets.headerValue,
@@ -254,6 +259,52 @@ describe('secrets never reach a log line, stderr or an error answer', () => {
       await request({ method: 'GET', url: '/api/alpha/v1/models', headers });
     }
     await request({ method: 'GET', url: `/api/gamma/v1beta/models?key=${key}x` });
+
+    // A provider key added at runtime, listed, reweighted so requests use it, quoted back by the upstream in a
+    // relayed 429, refused in a malformed change, and removed.
+    const adminHeaders = { authorization: `Bearer ${secrets.adminToken}` };
+    const keyCall = async (options: InjectOptions) => {
+      const answer = await request({ ...options, headers: adminHeaders });
+      keyAnswers.push(`${answer.statusCode} ${answer.body}`);
+      return answer;
+    };
+    const added = await keyCall({
+      method: 'POST',
+      url: '/api/admin/v1/providers/openai/keys',
+      payload: { key: secrets.runtimeProviderKey, label: 'grep', weight: 1 },
+    });
+    expect(added.statusCode, added.body).toBe(201);
+    const runtimeKeyId = added.json<{ id: string }>().id;
+    expect(
+      (
+        await keyCall({
+          method: 'PATCH',
+          url: `/api/admin/v1/providers/openai/keys/${runtimeKeyId}`,
+          payload: { weight: 100_000 },
+        })
+      ).statusCode,
+    ).toBe(200);
+    expect((await keyCall({ method: 'GET', url: '/api/admin/v1/providers/openai/keys' })).statusCode).toBe(200);
+    for (let call = 0; call < 2; call++) expect((await chat(key, 'limited')).statusCode).toBe(429);
+    await keyCall({
+      method: 'POST',
+      url: '/api/admin/v1/providers/openai/keys',
+      payload: { key: secrets.runtimeProviderKey, weight: -1 },
+    });
+    await keyCall({
+      method: 'POST',
+      url: '/api/admin/v1/providers/openai/keys',
+      payload: { key: `${secrets.runtimeProviderKey} with a space` },
+    });
+    expect(
+      (await keyCall({ method: 'DELETE', url: `/api/admin/v1/providers/openai/keys/${runtimeKeyId}` })).statusCode,
+    ).toBe(204);
+    const auditEntries = await gateway.core.services.audit.page(
+      { action: 'provider-key.create' },
+      { offset: 0, limit: 10 },
+    );
+    expect(auditEntries.results.length).toBeGreaterThan(0);
+    keyAnswers.push(JSON.stringify(auditEntries));
 
     // A media job the upstream fails.
     const submitted = await request({
@@ -415,7 +466,13 @@ describe('secrets never reach a log line, stderr or an error answer', () => {
       'no error line',
     ).toBe(true);
     // The upstream was sent every configured credential: they were hidden from the output, not from the provider.
-    for (const sent of [`Bearer ${secrets.openaiKey}`, secrets.anthropicKey, secrets.geminiKey, secrets.headerValue])
+    for (const sent of [
+      `Bearer ${secrets.openaiKey}`,
+      `Bearer ${secrets.runtimeProviderKey}`,
+      secrets.anthropicKey,
+      secrets.geminiKey,
+      secrets.headerValue,
+    ])
       expect(seenCredentials.has(sent), sent).toBe(true);
 
     const traces = collector.requests
@@ -428,6 +485,7 @@ describe('secrets never reach a log line, stderr or an error answer', () => {
       stderrAndStdout: processOutput.join(''),
       errorAnswers: errorAnswers.join('\n'),
       childOutput: childOutput.join('\n'),
+      providerKeyAnswersAndAudit: keyAnswers.join('\n'),
     };
     const hits: string[] = [];
     for (const [name, secret] of Object.entries({ ...secrets, ...issued })) {

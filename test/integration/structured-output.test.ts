@@ -3,6 +3,7 @@ import type { FakeServer } from '../fakes/fake-server.ts';
 import { betaText, dataLines } from '../support/answer-text.ts';
 import { usageRecords } from '../support/http-helpers.ts';
 import { startFamilyGateway, type FamilyGateway } from '../support/test-gateway.ts';
+import { placeSchema } from '../support/place-schema.ts';
 
 /**
  * Structured output and several completions on every surface against every upstream family: the answer is
@@ -13,12 +14,7 @@ import { startFamilyGateway, type FamilyGateway } from '../support/test-gateway.
 type Family = 'openai' | 'anthropic' | 'gemini';
 const families: Family[] = ['openai', 'anthropic', 'gemini'];
 const prompt = 'where is Paris';
-const schema = {
-  type: 'object',
-  properties: { city: { type: 'string' } },
-  required: ['city'],
-  additionalProperties: false,
-};
+const schema = placeSchema;
 const expected = { city: `Echo: ${prompt}` };
 
 type Chunk = Record<string, unknown>;

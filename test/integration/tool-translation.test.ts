@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type WireCheck, wireCheck } from '../../src/protocols/wire-check.ts';
 import { usageRecords } from '../support/http-helpers.ts';
 import { startFamilyGateway, type FamilyGateway } from '../support/test-gateway.ts';
+import { gammaLookupTools } from '../support/translated-pairs.ts';
 
 /**
  * Function calling on every tool-capable surface against every upstream family, streamed and not: the
@@ -329,17 +330,7 @@ const gamma: Surface = {
     `/api/gamma/v1beta/models/${model}:${stream ? 'streamGenerateContent?alt=sse' : 'generateContent'}`,
   payload: (_model, _stream, call) => ({
     // The protocol's own schema dialect (upper-case types), which translation turns into JSON Schema.
-    tools: [
-      {
-        functionDeclarations: [
-          {
-            name: 'lookup',
-            description: 'Looks things up',
-            parameters: { type: 'OBJECT', properties: { query: { type: 'STRING' } }, required: ['query'] },
-          },
-        ],
-      },
-    ],
+    tools: gammaLookupTools,
     contents: [
       { role: 'user', parts: [{ text: question }] },
       ...(call

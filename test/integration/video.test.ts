@@ -6,6 +6,7 @@ import type { FakeServer } from '../fakes/fake-server.ts';
 import { expectEnvelope, heldNanosOf, keyHeaders, usageRecords } from '../support/http-helpers.ts';
 import { balanceNanosOf, jobRowsOf, tinyPngBase64 } from '../support/image-jobs.ts';
 import { fakeProviderYaml, startTestGateway, type TestGateway } from '../support/test-gateway.ts';
+import { sandboxVideoModel, seedanceModel } from '../support/video-models.ts';
 
 const tasksPath = '/api/v3/contents/generations/tasks';
 
@@ -30,43 +31,6 @@ interface VideoTask {
   createdAt: string;
   updatedAt: string;
 }
-
-const seedanceModel = [
-  '  - id: seedance',
-  '    outputModalities: [video]',
-  '    pricing: { perVideoSecondByResolution: { 480p: 0.02, 720p: 0.05, 1080p: 0.12 } }',
-  '    providers:',
-  '      - provider: ark',
-  '        model: seedance-1-0-pro-250528',
-  '        capabilities:',
-  '          video:',
-  '            params:',
-  '              duration: { type: int, min: 2, max: 12, default: 5 }',
-  '              resolution: { type: enum, values: [480p, 720p, 1080p], default: 1080p }',
-  '              ratio: { type: enum, values: ["16:9", "9:16", "1:1", adaptive] }',
-  '              cameraFixed: { type: bool }',
-  '  - id: seedance-steps',
-  '    outputModalities: [video]',
-  '    pricing: { perVideoSecond: 0.1 }',
-  '    providers:',
-  '      - provider: ark',
-  '        model: seedance-1-0-lite-t2v-250428',
-  '        capabilities: { strictParams: true, video: { params: { duration: { type: range, min: 5, max: 10, steps: [5, 10] } } } }',
-].join('\n');
-
-const sandboxVideoModel = [
-  '  - id: sandbox-video',
-  '    outputModalities: [video]',
-  '    pricing: { perVideoSecondByResolution: { 480p: 0.001, 720p: 0.002 } }',
-  '    providers:',
-  '      - provider: sandbox',
-  '        model: video',
-  '        capabilities:',
-  '          video:',
-  '            params:',
-  '              duration: { type: int, min: 1, max: 10, default: 5 }',
-  '              resolution: { type: enum, values: [480p, 720p], default: 480p }',
-].join('\n');
 
 function videoGatewayConfig(ark: FakeServer, jobs: string): string {
   return [

@@ -1,17 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { gateParameters } from '../../src/catalog/capability-gate.ts';
 import type { Capabilities } from '../../src/domain/capabilities.ts';
-import { GatewayError } from '../../src/domain/errors.ts';
-
-function refusal(run: () => unknown): GatewayError {
-  try {
-    run();
-  } catch (error) {
-    if (error instanceof GatewayError) return error;
-    throw error;
-  }
-  throw new Error('expected a refusal');
-}
+import { refusal } from '../support/refusal.ts';
 
 const text: Capabilities = {
   text: { supportedParameters: ['maxTokens', 'temperature'] },

@@ -54,6 +54,17 @@ describe('the diff of a reload', () => {
       expect(written).not.toContain(value);
   });
 
+  it('names each of apiKeys added, removed or changed by its id, never its key', () => {
+    const withKeys = (keys: string) =>
+      file().replace('headers: { x-org: "${ORG}" } }', `headers: { x-org: "\${ORG}" }, apiKeys: [${keys}] }`);
+    const diff = diffConfig(
+      parse(withKeys('{ id: a, key: sk-diff-a-0001 }, { id: b, key: sk-diff-b-0002 }')),
+      parse(withKeys('{ id: a, key: sk-diff-a-0001, weight: 4 }, { id: c, key: sk-diff-c-0003 }')),
+    );
+    expect(diff.providers.changed).toEqual([{ providerId: 'main', fields: ['apiKeys.a', 'apiKeys.b', 'apiKeys.c'] }]);
+    expect(JSON.stringify(diff)).not.toMatch(/sk-diff-[abc]/);
+  });
+
   it("names settings read only at start as gateway.yaml names them, a metrics token's change without its value", () => {
     const next = file({
       extra: [

@@ -115,6 +115,7 @@ export class UpstreamHttp {
     } catch (error) {
       throw unreachable(error);
     }
+    target.headroom?.observe(response.headers, response.statusCode);
     if (response.statusCode >= 400) {
       const text = withoutCredentials(
         await readText(response.body, { limit: maxErrorBodyBytes, truncate: true }).catch(() => ''),

@@ -15,7 +15,7 @@ import { SignInThrottle } from './sign-in-throttle.ts';
 /** The services this surface uses, and only those. */
 export type AuthServices = Pick<GatewayServices, 'accounts' | 'authenticator' | 'config' | 'limiterStore'>;
 
-const Credentials = Type.Object({ email: Email, password: Password }, { additionalProperties: false });
+export const Credentials = Type.Object({ email: Email, password: Password }, { additionalProperties: false });
 /** A new session: its token (also set as the HttpOnly `gw_session` cookie, with the `gw_csrf` cookie) and the account. */
 const Session = Type.Object(
   {

@@ -10,6 +10,9 @@ const Attempt = Type.Object({
   outcome: Type.Enum(['failed', 'skipped'] as const),
   reason: Type.String(),
   status: Type.Optional(Type.Integer({ description: "The upstream's status, when it answered one" })),
+  keyId: Type.Optional(
+    Type.String({ description: "The id of the provider's upstream key the row was tried with (never the key)" }),
+  ),
 });
 
 const Route = Type.Object(
@@ -21,6 +24,17 @@ const Route = Type.Object(
     }),
     requestId: Type.Optional(Type.String()),
     firstByteMs: Type.Optional(Type.Number()),
+    strategy: Type.Optional(
+      Type.Enum(['priority', 'weighted', 'latency', 'price'] as const, {
+        description: "The model's routing strategy, when its configuration names one: how the rows were ordered",
+      }),
+    ),
+    keyId: Type.Optional(
+      Type.String({
+        description:
+          "The id of the provider's upstream key the serving row was sent with (never the key), when the provider has named keys",
+      }),
+    ),
   },
   { description: 'How the generation reached its upstream (never shown to accounts)' },
 );

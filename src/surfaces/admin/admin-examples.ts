@@ -14,10 +14,19 @@ export const auditedRecordExample: Static<typeof AuditedGenerationRecordSchema> 
     providerId: 'openrouter',
     upstreamModel: 'openai/gpt-4o-mini',
     fallbacks: [
-      { providerId: 'openai', upstreamModel: 'gpt-4o-mini', outcome: 'failed', reason: 'upstream 503', status: 503 },
+      {
+        providerId: 'openai',
+        upstreamModel: 'gpt-4o-mini',
+        outcome: 'failed',
+        reason: 'upstream 503',
+        status: 503,
+        keyId: 'primary',
+      },
     ],
     requestId: 'req_7f3a9c1e5b2d',
     firstByteMs: 412,
+    strategy: 'weighted',
+    keyId: 'team-b',
   },
 };
 

@@ -16,7 +16,7 @@ const ModalityQuery = Type.Optional(
 );
 
 /** `text,image`, or the parameter repeated; every value must be a known modality. */
-function parseModalities(
+export function parseModalities(
   field: string,
   raw: string | string[] | undefined,
   allowed: readonly string[],

@@ -36,13 +36,19 @@ const actionLabels: Record<AuditAction, string> = {
   'webhook.rotate-secret': 'Webhook secret rotated',
   'webhook.test': 'Webhook test event sent',
   'account.balance-alert': 'Low-balance alert changed',
+  'provider-key.create': 'Provider key added',
+  'provider-key.update': 'Provider key changed',
+  'provider-key.delete': 'Provider key removed',
 };
 
 const actionChoices = [
   { value: '', label: 'All changes' },
-  // A reload of the gateway's configuration, or a catalog change, concerns no account: never in an account's own log.
+  // A reload of the gateway's configuration, a catalog or a provider key change concerns no account: never in an
+  // account's own log.
   ...Object.entries(actionLabels)
-    .filter(([value]) => value !== 'config.reload' && !value.startsWith('catalog.'))
+    .filter(
+      ([value]) => value !== 'config.reload' && !value.startsWith('catalog.') && !value.startsWith('provider-key.'),
+    )
     .map(([value, label]) => ({ value, label })),
 ];
 
