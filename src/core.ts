@@ -44,6 +44,12 @@ import { FsObjectStore } from './storage/fs-object-store.ts';
 import { MediaDownloads } from './gateway/media-downloads.ts';
 import { queuedJobRows } from './gateway/media-rows.ts';
 import { ProviderBreakers } from './gateway/provider-breakers.ts';
+import { ProviderRowConsole } from './gateway/provider-row-console.ts';
+import { RowHealth } from './gateway/row-health.ts';
+import { OperatorAccounts } from './identity/operator-accounts.ts';
+import { UsageSearch } from './billing/usage-search.ts';
+import { AccountSearchRepository } from './storage/account-search-repository.ts';
+import { UsageSearchRepository } from './storage/usage-search-repository.ts';
 import { RowLatencies } from './gateway/row-routing.ts';
 import { UpstreamKeys } from './gateway/upstream-keys.ts';
 import { ProviderKeyService } from './gateway/provider-key-service.ts';
@@ -197,6 +203,7 @@ export async function openCore(options: CoreOptions): Promise<Core> {
     },
     (row, state) => telemetry.breakerChanged(row, state),
   );
+  const rowHealth = new RowHealth();
   const upstreamKeys = new UpstreamKeys(providers);
   const providerKeysRepository = new ProviderKeysRepository(storage.db);
   const providerKeys = new ProviderKeyService({
@@ -219,6 +226,7 @@ export async function openCore(options: CoreOptions): Promise<Core> {
     breakers,
     keys: upstreamKeys,
     latencies,
+    health: rowHealth,
     events: telemetry,
     retryBudgetMs: config.upstream.retryBudgetMs,
     maxRetries: config.upstream.maxRetries,
@@ -413,19 +421,33 @@ export async function openCore(options: CoreOptions): Promise<Core> {
     },
     logger,
   });
+  const accountService = new AccountService({
+    accounts: accountsRepository,
+    sessions: sessionsRepository,
+    storage: events,
+    secretKeys,
+    signupCreditsUsd: config.accounts.signupCreditsUsd,
+    sessionTtlSeconds: config.accounts.sessionTtlSeconds,
+  });
   const services: GatewayServices = {
     config,
     configReloader,
     catalog,
     runtimeCatalog,
     authenticator,
-    accounts: new AccountService({
-      accounts: accountsRepository,
-      sessions: sessionsRepository,
-      storage: events,
-      secretKeys,
-      signupCreditsUsd: config.accounts.signupCreditsUsd,
-      sessionTtlSeconds: config.accounts.sessionTtlSeconds,
+    accounts: accountService,
+    operatorAccounts: new OperatorAccounts({
+      search: new AccountSearchRepository(storage.db),
+      accounts: accountService,
+    }),
+    usageSearch: new UsageSearch(new UsageSearchRepository(storage.db)),
+    providerRows: new ProviderRowConsole({
+      catalog,
+      breakers,
+      health: rowHealth,
+      adapters,
+      providers: config.providers,
+      keys: upstreamKeys,
     }),
     apiKeys: new ApiKeyService({
       apiKeys: apiKeysRepository,

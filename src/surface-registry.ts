@@ -16,6 +16,7 @@ import { mediaFilesRoutes } from './surfaces/native/media-files-routes.ts';
 import { nativeModelsRoutes } from './surfaces/native/models-routes.ts';
 import { nativeTextRoutes } from './surfaces/native/text-completions-routes.ts';
 import { nativeVideoRoutes } from './surfaces/native/video-routes.ts';
+import { operatorRoutes } from './surfaces/operator/operator-routes.ts';
 
 /**
  * One line per surface plugin, registered under its route prefix: each is handed the services it uses, and
@@ -72,6 +73,19 @@ export async function registerSurfaces(
   await app.register(compatRoutes, {
     prefix: '/api/compat',
     services: { accounts, apiKeys, authenticator, config, ledger, usage },
+  });
+  await app.register(operatorRoutes, {
+    prefix: '/api/operator',
+    services: {
+      apiKeys,
+      audit: services.audit,
+      authenticator,
+      config,
+      operatorAccounts: services.operatorAccounts,
+      providerRows: services.providerRows,
+      usageSearch: services.usageSearch,
+    },
+    secureCookies,
   });
   await app.register(adminRoutes, {
     prefix: '/api/admin',

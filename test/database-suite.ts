@@ -26,6 +26,8 @@ export const databaseSuite = [
   'test/integration/money-input.test.ts',
   'test/integration/money-invariants.test.ts',
   'test/integration/multi-process.test.ts',
+  'test/integration/operator-api.test.ts',
+  'test/integration/operator-disable-processes.test.ts',
   'test/integration/orphaned-holds.test.ts',
   'test/integration/price-versions.test.ts',
   'test/integration/provider-keys-processes.test.ts',

@@ -41,7 +41,7 @@ export function generationRecord(row: GenerationRow): GenerationRecord {
 /** What the operator sees of a record: the account's view, and how the generation reached its upstream. */
 export type AuditedGenerationRecord = GenerationRecord & { route?: GenerationRoute };
 
-function auditedRecord(row: GenerationRow): AuditedGenerationRecord {
+export function auditedRecord(row: GenerationRow): AuditedGenerationRecord {
   return row.route === null ? generationRecord(row) : { ...generationRecord(row), route: row.route as GenerationRoute };
 }
 

@@ -2,6 +2,7 @@ import { Command, InvalidArgumentError } from 'commander';
 import { Catalog } from '../catalog/catalog.ts';
 import { EnvironmentError, readEnvironment, type Environment } from '../config/environment.ts';
 import { ConfigError, loadConfigFile } from '../config/load-config.ts';
+import { type AccountRole, isAccountRole } from '../domain/account-role.ts';
 import { GatewayError, isGatewayError } from '../domain/errors.ts';
 import { classifyError } from '../http/error-envelope.ts';
 import { CreditGrantBody, NewAccountBody, NewKeyBody, RateLimitsPatch } from '../http/schemas.ts';
@@ -178,6 +179,28 @@ function program(environment: Environment): Command {
         });
       });
     });
+
+  accounts
+    .command('role')
+    .description(
+      "set an account's role: operator opens the operator console (dashboard and /api/operator/v1) to its sessions, user closes it",
+    )
+    .argument('<account>', 'the account, by id or by email')
+    .argument('<role>', 'operator or user', (value: string) => {
+      if (!isAccountRole(value)) throw new InvalidArgumentError('the role is "operator" or "user"');
+      return value;
+    })
+    .action((account: string, role: AccountRole) =>
+      withCore(environment, async (core) => {
+        const { id } = await core.services.accounts.findAccount(account);
+        print(
+          await core.services.audit.operatorChange(
+            { action: 'account.role', subject: { type: 'account', id }, request: { role } },
+            () => core.services.accounts.setRole(id, role),
+          ),
+        );
+      }),
+    );
 
   withRateLimitOptions(
     accounts

@@ -6,7 +6,7 @@
 import Type, { type Static } from 'typebox';
 import { storedCheck } from './stored-check.ts';
 
-/** `operator`: the admin token or the CLI; `account`: a session of the account or one of its keys. */
+/** `operator`: the admin token, the CLI or an operator account's console; `account`: a session of the account or one of its keys. */
 export const auditActorKinds = ['operator', 'account'] as const;
 export type AuditActorKind = (typeof auditActorKinds)[number];
 
@@ -19,6 +19,7 @@ export const auditSubjectTypes = [
   'config',
   'model',
   'provider-key',
+  'provider-row',
 ] as const;
 export type AuditSubjectType = (typeof auditSubjectTypes)[number];
 
@@ -28,6 +29,9 @@ export const auditActions = [
   'account.signup',
   'account.credits',
   'account.rate-limits',
+  'account.role',
+  'account.disable',
+  'account.enable',
   'api-key.create',
   'api-key.update',
   'api-key.spend-caps',
@@ -35,6 +39,7 @@ export const auditActions = [
   'api-key.revoke',
   'media-job.cancel',
   'config.reload',
+  'provider-row.test',
   'catalog.model.put',
   'catalog.model.delete',
   'catalog.model.disable',
@@ -60,7 +65,8 @@ export function isAuditAction(name: string): name is AuditAction {
 }
 
 export type AuditActor =
-  | { kind: 'operator' }
+  /** `accountId`: the operator account whose session acted in the operator console (absent: admin token or CLI). */
+  | { kind: 'operator'; accountId?: string }
   /** `apiKeyId` when the account acted through one of its keys, absent for a session. */
   | { kind: 'account'; accountId: string; apiKeyId?: string };
 
@@ -76,7 +82,13 @@ const RateLimits = Type.Object(
 
 /** What the log keeps of an account: never its password's hash. */
 export const AccountStateSchema = Type.Object(
-  { email: Type.String(), creditBalance: Usd, rateLimits: RateLimits },
+  {
+    email: Type.String(),
+    creditBalance: Usd,
+    rateLimits: RateLimits,
+    role: Type.Optional(Type.Union([Type.Literal('user'), Type.Literal('operator')])),
+    disabled: Type.Optional(Type.Boolean()),
+  },
   { additionalProperties: false, description: 'An account as it stood' },
 );
 

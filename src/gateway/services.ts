@@ -10,6 +10,9 @@ import type { AccountService } from '../identity/account-service.ts';
 import type { ApiKeyService } from '../identity/api-key-service.ts';
 import type { AuditTrail } from '../identity/audit-trail.ts';
 import type { Authenticator } from '../identity/authenticator.ts';
+import type { OperatorAccounts } from '../identity/operator-accounts.ts';
+import type { UsageSearch } from '../billing/usage-search.ts';
+import type { ProviderRowConsole } from './provider-row-console.ts';
 import type { EmbeddingGeneration } from './embedding-generation.ts';
 import type { ImageGeneration } from './image-generation.ts';
 import type { SpeechGeneration } from './speech-generation.ts';
@@ -59,6 +62,12 @@ export interface GatewayServices {
   rateLimits: KeyRateLimiter;
   /** The limiter library's counters (memory, or Redis with REDIS_URL), for other throttles (sign-in). */
   limiterStore: RateLimitStore;
+  /** The operator console's accounts: search, view, credit with a reason, disable. */
+  operatorAccounts: OperatorAccounts;
+  /** Usage across accounts: filtered pages with totals, and the CSV export. */
+  usageSearch: UsageSearch;
+  /** The provider rows with their breakers and health in this process, and "test this row". */
+  providerRows: ProviderRowConsole;
   /** Metrics and the operator's log lines. */
   telemetry: GatewayTelemetry;
   /** The account's webhook endpoints, their delivery logs and its low-balance threshold. */

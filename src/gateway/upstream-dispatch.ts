@@ -4,7 +4,9 @@ import { GatewayError } from '../domain/errors.ts';
 import { UpstreamHttpError, UpstreamUnreachableError } from '../domain/upstream-failure.ts';
 import type { GenerationAttempt } from '../domain/generation-route.ts';
 import type { DispatchEvents, RowRef } from '../domain/provider-rows.ts';
+import { worthFallingBack } from './fallback.ts';
 import { RowUnavailable, type ProviderBreakers } from './provider-breakers.ts';
+import type { RowHealth } from './row-health.ts';
 import type { RowLatencies } from './row-routing.ts';
 import type { UpstreamKey, UpstreamKeys } from './upstream-keys.ts';
 
@@ -18,6 +20,8 @@ export interface Resilience {
   maxRetries: number;
   /** Whether each upstream attempt gets a span (tracing is configured); otherwise not even a no-op span is made. */
   traced: boolean;
+  /** Each row's latest attempts, for the operator console's health figures (absent: not kept). */
+  health?: RowHealth;
   /** The providers' upstream keys: each attempt is sent with one (absent: the provider's single key, as configured). */
   keys?: UpstreamKeys;
   /** Where each attempt's time to first byte is kept, for `routing: latency`. */
@@ -54,7 +58,7 @@ export async function dispatchWithFallback<R extends RowRef, T>(
   options: DispatchOptions<R, T>,
 ): Promise<{ value: T; row: R; key: UpstreamKey | undefined }> {
   const { rows, attempts } = options;
-  const { breakers, events, traced, keys, latencies } = options.resilience;
+  const { breakers, events, traced, keys, latencies, health } = options.resilience;
   let budgetMs = options.resilience.retryBudgetMs;
   let retries = options.resilience.maxRetries;
   let soonestRetryMs = Number.POSITIVE_INFINITY;
@@ -67,14 +71,19 @@ export async function dispatchWithFallback<R extends RowRef, T>(
       failed !== undefined ||
       rows.some((other, at) => at > index && (keys ? keys.available(other, breakers) : breakers.available(other)));
     const key = keys?.choose(row, breakers);
+    const healthFrom = health ? performance.now() : 0;
     try {
       const startedAt = latencies ? Date.now() : 0;
       const attempt = () =>
         breakers.run({ row, keyId: key?.id, accountId: options.accountId, maySkip }, () => options.attempt(row, key));
       const value = await (traced ? inSpan(options.modelId, row, attempt) : attempt());
       latencies?.record(row, Date.now() - startedAt);
+      health?.record(row, performance.now() - healthFrom, false);
       return { value, row, key };
     } catch (error) {
+      // Only what the upstream did counts: an answer (a 4xx too) or a failure another row may not share.
+      if (health && (error instanceof UpstreamHttpError || worthFallingBack(error)))
+        health.record(row, performance.now() - healthFrom, worthFallingBack(error));
       if (error instanceof RowUnavailable) {
         soonestRetryMs = Math.min(soonestRetryMs, error.retryInMs);
         attempts.push({

@@ -26,7 +26,14 @@ const eachCap = <S extends TSchema>(schema: S) => ({
 });
 
 export const AccountSchema = Type.Object(
-  { id: Type.String(), email: Type.String(), creditBalance: Usd },
+  {
+    id: Type.String(),
+    email: Type.String(),
+    creditBalance: Usd,
+    role: Type.Union([Type.Literal('user'), Type.Literal('operator')], {
+      description: '`operator` opens the operator console; every other account is a `user`',
+    }),
+  },
   { description: 'The account' },
 );
 
@@ -54,6 +61,19 @@ export const CreatedKeySchema = Type.Object(
   { ...ApiKeySchema.properties, key: Type.String({ description: 'The key itself (`gwk_…`)' }) },
   { description: 'The new key' },
 );
+
+const WindowSpendSchema = Type.Object({ spent: Usd, limit: Type.Optional(Usd), remaining: Type.Optional(Usd) });
+
+/** A key of the list, with what it spent in each window and, where capped, its cap and what remains. */
+export const ListedKeySchema = Type.Object({
+  ...ApiKeySchema.properties,
+  spend: Type.Object({
+    daily: WindowSpendSchema,
+    weekly: WindowSpendSchema,
+    monthly: WindowSpendSchema,
+    total: WindowSpendSchema,
+  }),
+});
 
 const CapStatus = Type.Object({
   limit: Usd,
@@ -94,6 +114,46 @@ export const pageFields = {
   limit: Type.Integer({ minimum: 1 }),
 };
 
+const Attempt = Type.Object({
+  providerId: Type.String(),
+  upstreamModel: Type.String(),
+  outcome: Type.Enum(['failed', 'skipped'] as const),
+  reason: Type.String(),
+  status: Type.Optional(Type.Integer({ description: "The upstream's status, when it answered one" })),
+  keyId: Type.Optional(
+    Type.String({ description: "The id of the provider's upstream key the row was tried with (never the key)" }),
+  ),
+});
+
+const Route = Type.Object(
+  {
+    providerId: Type.String({ description: 'The provider row that served, or the last one tried' }),
+    upstreamModel: Type.String(),
+    fallbacks: Type.Array(Attempt, {
+      description: 'Rows tried before it: failed, or skipped because their breaker was open',
+    }),
+    requestId: Type.Optional(Type.String()),
+    firstByteMs: Type.Optional(Type.Number()),
+    strategy: Type.Optional(
+      Type.Enum(['priority', 'weighted', 'latency', 'price'] as const, {
+        description: "The model's routing strategy, when its configuration names one: how the rows were ordered",
+      }),
+    ),
+    keyId: Type.Optional(
+      Type.String({
+        description:
+          "The id of the provider's upstream key the serving row was sent with (never the key), when the provider has named keys",
+      }),
+    ),
+  },
+  { description: 'How the generation reached its upstream (never shown to accounts)' },
+);
+
+export const AuditedGenerationRecordSchema = Type.Object(
+  { ...GenerationRecordSchema.properties, route: Type.Optional(Route) },
+  { description: 'A usage record with its route' },
+);
+
 export const UsagePageSchema = Type.Object(
   { results: Type.Array(GenerationRecordSchema), ...pageFields },
   { description: 'One page of usage records, newest first' },
@@ -101,12 +161,15 @@ export const UsagePageSchema = Type.Object(
 
 const AuditActorSchema = Type.Union(
   [
-    Type.Object({ kind: Type.Literal('operator') }),
+    Type.Object({
+      kind: Type.Literal('operator'),
+      accountId: Type.Optional(Type.String({ description: 'The operator account, when its console made the change' })),
+    }),
     Type.Object({ kind: Type.Literal('account'), accountId: Type.String(), apiKeyId: Type.Optional(Type.String()) }),
   ],
   {
     description:
-      'Who made the change: the operator (the admin token or the CLI), or an account through a session or through one of its keys (`apiKeyId`)',
+      'Who made the change: the operator (the admin token, the CLI, or an operator account through the console: `accountId`), or an account through a session or through one of its keys (`apiKeyId`)',
   },
 );
 

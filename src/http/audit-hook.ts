@@ -20,7 +20,7 @@ declare module 'fastify' {
     audit?: AuditedRoute;
   }
   interface FastifyRequest {
-    /** Set by the admin API's authentication: the operator (admin token) made this request. */
+    /** Set by the admin API's authentication (admin token) and the operator API's (an operator account's session). */
     operatorActing: boolean;
     /** The state of what an audited route changes, read before its handler ran. */
     auditBefore: SubjectState | null;
@@ -80,8 +80,10 @@ function subjectOf(request: FastifyRequest, audited: AuditedRoute, payload: unkn
 
 /** Who made the request: the operator, the caller, or (signing up or in) the account it signed into. */
 function actorOf(request: FastifyRequest, accountId: string | null): AuditActor {
-  if (request.operatorActing) return { kind: 'operator' };
   const { principal } = request;
+  // An operator account's session (the operator console) is named; the admin token is the operator alone.
+  if (request.operatorActing)
+    return principal ? { kind: 'operator', accountId: principal.accountId } : { kind: 'operator' };
   if (principal?.kind === 'key')
     return { kind: 'account', accountId: principal.accountId, apiKeyId: principal.apiKeyId };
   if (principal) return { kind: 'account', accountId: principal.accountId };

@@ -7,6 +7,7 @@ import type {
   BalanceSchema,
   CreatedKeySchema,
   GenerationRecordSchema,
+  ListedKeySchema,
   RateLimitsSchema,
   UsagePageSchema,
 } from './answer-schemas.ts';
@@ -28,6 +29,7 @@ export const accountExample: Static<typeof AccountSchema> = {
   id: 'acct_3f9d1c0b6a2e4d7f8b5c9e1a2d3f4b6c',
   email: 'ada@example.com',
   creditBalance: 42.5,
+  role: 'user',
 };
 
 export const balanceExample: Static<typeof BalanceSchema> = { creditBalance: 42.5 };
@@ -107,3 +109,15 @@ export const auditPageExample: Static<typeof AuditPageSchema> = {
   offset: 0,
   limit: 20,
 };
+
+export const listedKeysExample: Array<Static<typeof ListedKeySchema>> = [
+  {
+    ...apiKeyExample,
+    spend: {
+      daily: { spent: 1.25, limit: 5, remaining: 3.75 },
+      weekly: { spent: 4.1 },
+      monthly: { spent: 18.6, limit: 100, remaining: 81.4 },
+      total: { spent: 63.2 },
+    },
+  },
+];

@@ -1,5 +1,6 @@
 import { GatewayError } from '../domain/errors.ts';
 import { newId } from '../domain/ids.ts';
+import type { AccountRole } from '../domain/account-role.ts';
 import { nanosToUsd, typedUsdToNanos } from '../domain/money.ts';
 import type { AccountRow, AccountsRepository } from '../storage/accounts-repository.ts';
 import type { Storage } from '../storage/database.ts';
@@ -12,6 +13,7 @@ export interface AccountView {
   id: string;
   email: string;
   creditBalance: number;
+  role: AccountRole;
 }
 
 export interface SessionGrant {
@@ -29,8 +31,8 @@ export interface AccountServiceOptions {
   sessionTtlSeconds: number;
 }
 
-export function accountView(row: Pick<AccountRow, 'id' | 'email' | 'balanceNanos'>): AccountView {
-  return { id: row.id, email: row.email, creditBalance: nanosToUsd(row.balanceNanos) };
+export function accountView(row: Pick<AccountRow, 'id' | 'email' | 'balanceNanos' | 'role'>): AccountView {
+  return { id: row.id, email: row.email, creditBalance: nanosToUsd(row.balanceNanos), role: row.role };
 }
 
 /** Emails are compared case-insensitively: stored trimmed and lower-cased. */
@@ -61,7 +63,7 @@ export class AccountService {
       note: input.note ?? 'opening credits',
     });
     if (!created) throw new GatewayError('GW_CONFLICT', `an account with email "${email}" already exists`);
-    return { id, email, creditBalance: nanosToUsd(creditsNanos) };
+    return { id, email, creditBalance: nanosToUsd(creditsNanos), role: 'user' };
   }
 
   /**
@@ -91,6 +93,9 @@ export class AccountService {
     const row = await this.options.accounts.findByEmail(normaliseEmail(email));
     const matches = await verifyPassword(password, row?.passwordHash ?? decoyPasswordHash);
     if (!row?.passwordHash || !matches) throw new GatewayError('GW_INVALID_CREDENTIALS', 'wrong email or password');
+    // Told only to whoever knows the password: it reveals nothing a wrong one would not.
+    if (row.disabledAt !== null)
+      throw new GatewayError('GW_FORBIDDEN', 'this account is disabled by the operator: it cannot sign in');
     return this.openSession(accountView(row));
   }
 
@@ -105,15 +110,27 @@ export class AccountService {
     return accountView(row);
   }
 
-  /** Adds (or with a negative amount removes) credits; returns the new balance in USD. */
+  /**
+   * Adds (or with a negative amount removes) credits; returns the new balance in USD. With `floorAtZero` (the
+   * operator console) a removal past the balance is refused with 400, in the same statement that would make it.
+   */
   async addCredits(accountId: string, amountUsd: number, note: string | null): Promise<number> {
-    let balance: bigint | undefined;
+    return this.adjustCredits(accountId, { amountUsd, note });
+  }
+
+  /** `addCredits`, optionally refusing a removal past the balance (`floorAtZero`). */
+  async adjustCredits(
+    accountId: string,
+    { amountUsd, note, floorAtZero }: { amountUsd: number; note: string | null; floorAtZero?: boolean },
+  ): Promise<number> {
+    let balance: bigint | undefined | 'below-zero';
     try {
       balance = await this.options.accounts.addCredits({
         accountId,
         amountNanos: typedUsdToNanos(amountUsd, 'amount', 'refused'),
         grantId: newId('grant'),
         note,
+        floorAtZero,
       });
     } catch (error) {
       // The balance column is a bigint of nanos (about ±9.2e9 USD); an adjustment past it fails the whole transaction.
@@ -126,9 +143,47 @@ export class AccountService {
       throw error;
     }
     if (balance === undefined) throw new GatewayError('GW_NOT_FOUND', `account "${accountId}" not found`);
+    if (balance === 'below-zero')
+      throw new GatewayError(
+        'GW_VALIDATION',
+        `amount: removing ${-amountUsd} USD would take the balance of account "${accountId}" below zero; nothing changed`,
+      );
     // Credit leased before a removal would otherwise still admit requests the balance no longer covers.
     if (amountUsd < 0) await this.options.storage.publish({ type: 'give-back-credit', accountId });
     return nanosToUsd(balance);
+  }
+
+  /** The account named by its id or its email (the CLI takes either); 404 when there is none. */
+  async findAccount(idOrEmail: string): Promise<AccountRow> {
+    const row =
+      (await this.options.accounts.findById(idOrEmail)) ??
+      (await this.options.accounts.findByEmail(normaliseEmail(idOrEmail)));
+    if (!row) throw new GatewayError('GW_NOT_FOUND', `account "${idOrEmail}" not found`);
+    return row;
+  }
+
+  /**
+   * Grants or removes the operator role. Every process forgets the account's cached sessions, so a session
+   * opened before the change answers by the new role from its next request.
+   */
+  async setRole(accountId: string, role: AccountRole): Promise<AccountView> {
+    const row = await this.options.accounts.setRole(accountId, role);
+    if (!row) throw new GatewayError('GW_NOT_FOUND', `account "${accountId}" not found`);
+    await this.options.storage.publish({ type: 'account-changed', accountId });
+    return accountView(row);
+  }
+
+  /**
+   * Disables or enables the account. Disabled, its keys and sessions are refused on every surface: the change
+   * is published to every process (LISTEN/NOTIFY), which drops the account's cached credentials at once.
+   */
+  async setDisabled(accountId: string, disabled: boolean): Promise<AccountRow> {
+    const row = await this.options.accounts.setDisabled(accountId, disabled);
+    if (!row) throw new GatewayError('GW_NOT_FOUND', `account "${accountId}" not found`);
+    await this.options.storage.publish({ type: 'account-changed', accountId });
+    // Credit leased for the account's requests is given back: none will be admitted while it is disabled.
+    if (disabled) await this.options.storage.publish({ type: 'give-back-credit', accountId });
+    return row;
   }
 
   private async openSession(account: AccountView): Promise<SessionGrant> {

@@ -105,8 +105,11 @@ export class AuditTrail {
     if (subject.type === 'account') {
       const row = await this.options.accounts.findById(subject.id);
       if (!row) return { state: null, accountId: subject.id };
-      const { email, creditBalance } = accountView(row);
-      return { state: { email, creditBalance, rateLimits: rateLimitsView(row) }, accountId: row.id };
+      const { email, creditBalance, role } = accountView(row);
+      return {
+        state: { email, creditBalance, rateLimits: rateLimitsView(row), role, disabled: row.disabledAt !== null },
+        accountId: row.id,
+      };
     }
     if (subject.type === 'api-key') {
       const row = await this.options.apiKeys.findById(subject.id);
@@ -142,7 +145,8 @@ export class AuditTrail {
         accountId: null,
       };
     }
-    return { state: null, accountId: subject.id };
+    // A provider row concerns no account; a session is named by its account.
+    return { state: null, accountId: subject.type === 'session' ? subject.id : null };
   }
 
   /**

@@ -1,4 +1,5 @@
 import { effectiveRateLimits, hasRateLimits, type RateLimits } from '../billing/rate-limits.ts';
+import type { AccountRole } from '../domain/account-role.ts';
 import { GatewayError } from '../domain/errors.ts';
 import type { ApiKeysRepository, CredentialRow } from '../storage/api-keys-repository.ts';
 import type { StorageEvent } from '../storage/database.ts';
@@ -18,7 +19,7 @@ export type Principal =
       source: CredentialSource;
       rateLimits: RateLimits | null;
     }
-  | { kind: 'session'; accountId: string; sessionTokenHash: string; source: CredentialSource };
+  | { kind: 'session'; accountId: string; role: AccountRole; sessionTokenHash: string; source: CredentialSource };
 
 interface CachedKey {
   /** `rateLimits` null: the key has none (its own or its account's), so admission skips the limiter. */
@@ -26,10 +27,13 @@ interface CachedKey {
   expiresAt: number;
   /** When it was read from the database. */
   readAt: number;
+  /** The key's account, also for a refused key (its account disabled), so enabling the account forgets the refusal. */
+  accountId: string | undefined;
 }
 
 interface CachedSession {
   accountId: string;
+  role: AccountRole;
   validUntil: number;
   readAt: number;
 }
@@ -94,7 +98,20 @@ export class Authenticator {
       this.keyHashById.delete(event.keyId);
     } else if (event.type === 'session-ended') {
       this.sessions.delete(event.tokenHash);
+    } else if (event.type === 'account-changed') {
+      this.forgetAccount(event.accountId);
     }
+  }
+
+  /**
+   * Drops every cached key and session of the account (disabled, enabled, or its role changed). Rare, so a
+   * walk over the caches is cheap enough; a lookup under way may have read the account before the change, so
+   * its answer is not cached (the epoch moves).
+   */
+  private forgetAccount(accountId: string): void {
+    this.epoch++;
+    for (const [hash, entry] of this.keys) if (entry.accountId === accountId) this.keys.delete(hash);
+    for (const [hash, entry] of this.sessions) if (entry.accountId === accountId) this.sessions.delete(hash);
   }
 
   /** The principal for a raw credential, or 401 naming what is wrong (never echoing the credential). */
@@ -110,13 +127,14 @@ export class Authenticator {
     if (!cached || cached.expiresAt <= now || this.untrusted(cached.readAt, now)) {
       const epoch = this.epoch;
       const row = await this.apiKeys.findByLookupHash(hash);
-      const usable = row?.isActive && !row.revokedAt;
+      const usable = row?.isActive && !row.revokedAt && row.accountDisabledAt === null;
       cached = {
         principal: usable
           ? { accountId: row.accountId, apiKeyId: row.id, keyName: row.name, rateLimits: rateLimitsOf(row) }
           : null,
         expiresAt: now + (usable ? cacheTtlMs : negativeTtlMs),
         readAt: now,
+        accountId: row?.accountId,
       };
       if (epoch === this.epoch) {
         this.remember(this.keys, hash, cached);
@@ -138,14 +156,19 @@ export class Authenticator {
         this.sessions.delete(hash);
         throw new GatewayError('GW_INVALID_CREDENTIALS', 'the session token is invalid or expired');
       }
+      if (row.accountDisabledAt !== null) {
+        this.sessions.delete(hash);
+        throw new GatewayError('GW_INVALID_CREDENTIALS', 'the account of this session is disabled by the operator');
+      }
       cached = {
         accountId: row.accountId,
+        role: row.role,
         validUntil: Math.min(row.expiresAt.getTime(), now + cacheTtlMs),
         readAt: now,
       };
       if (epoch === this.epoch) this.remember(this.sessions, hash, cached);
     }
-    return { kind: 'session', accountId: cached.accountId, sessionTokenHash: hash, source };
+    return { kind: 'session', accountId: cached.accountId, role: cached.role, sessionTokenHash: hash, source };
   }
 
   /** An entry read too long ago to be trusted while events may be missed. */

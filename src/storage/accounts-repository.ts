@@ -1,4 +1,5 @@
-import { eq, sql } from 'drizzle-orm';
+import { and, eq, sql } from 'drizzle-orm';
+import type { AccountRole } from '../domain/account-role.ts';
 import type { Database } from './database.ts';
 import { accounts, creditGrants } from './schema.ts';
 
@@ -13,6 +14,9 @@ export interface AccountRow {
   tokensPerMinute: number | null;
   concurrentRequests: number | null;
   createdAt: Date;
+  role: AccountRole;
+  /** When an operator disabled the account; null while it is enabled. */
+  disabledAt: Date | null;
 }
 
 export class AccountsRepository {
@@ -68,20 +72,42 @@ export class AccountsRepository {
     return row;
   }
 
+  async setRole(id: string, role: AccountRole): Promise<AccountRow | undefined> {
+    const [row] = await this.db.update(accounts).set({ role }).where(eq(accounts.id, id)).returning();
+    return row;
+  }
+
+  /** Disabling keeps the first moment it was disabled at; enabling clears it. */
+  async setDisabled(id: string, disabled: boolean): Promise<AccountRow | undefined> {
+    const [row] = await this.db
+      .update(accounts)
+      .set({ disabledAt: disabled ? sql`coalesce(${accounts.disabledAt}, now())` : null })
+      .where(eq(accounts.id, id))
+      .returning();
+    return row;
+  }
+
   /** Adds (or, negative, removes) credits in one statement and records the grant; undefined when no such account. */
   async addCredits(input: {
     accountId: string;
     amountNanos: bigint;
     grantId: string;
     note: string | null;
-  }): Promise<bigint | undefined> {
+    /** Refuse (answer `below-zero`, change nothing) a removal that would take the balance below zero. */
+    floorAtZero?: boolean;
+  }): Promise<bigint | undefined | 'below-zero'> {
     return this.db.transaction(async (transaction) => {
       const [row] = await transaction
         .update(accounts)
         .set({ balanceNanos: sql`${accounts.balanceNanos} + ${input.amountNanos}` })
-        .where(eq(accounts.id, input.accountId))
+        .where(
+          and(
+            eq(accounts.id, input.accountId),
+            input.floorAtZero ? sql`${accounts.balanceNanos} + ${input.amountNanos} >= 0` : undefined,
+          ),
+        )
         .returning({ balanceNanos: accounts.balanceNanos });
-      if (!row) return undefined;
+      if (!row) return input.floorAtZero && (await this.findById(input.accountId)) ? 'below-zero' : undefined;
       await transaction
         .insert(creditGrants)
         .values({ id: input.grantId, accountId: input.accountId, amountNanos: input.amountNanos, note: input.note });

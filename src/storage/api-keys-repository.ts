@@ -21,7 +21,7 @@ export interface RateLimitColumns {
 }
 
 /** A key as authentication reads it: with its account's rate limits, the default for its own. */
-export type CredentialRow = ApiKeyRow & { accountRateLimits: RateLimitColumns };
+export type CredentialRow = ApiKeyRow & { accountRateLimits: RateLimitColumns; accountDisabledAt: Date | null };
 
 export class ApiKeysRepository {
   constructor(private readonly db: Database) {}
@@ -90,12 +90,15 @@ export class ApiKeysRepository {
           tokensPerMinute: accounts.tokensPerMinute,
           concurrentRequests: accounts.concurrentRequests,
         },
+        accountDisabledAt: accounts.disabledAt,
       })
       .from(apiKeys)
       .innerJoin(accounts, eq(accounts.id, apiKeys.accountId))
       .where(where)
       .limit(1);
-    return found && { ...found.key, accountRateLimits: found.accountRateLimits };
+    return (
+      found && { ...found.key, accountRateLimits: found.accountRateLimits, accountDisabledAt: found.accountDisabledAt }
+    );
   }
 
   async findById(id: string): Promise<ApiKeyRow | undefined> {

@@ -48,7 +48,7 @@ export class AuditLogRepository {
     await this.db.insert(auditLog).values({
       id: newId('audit'),
       actorKind: entry.actor.kind,
-      actorAccountId: entry.actor.kind === 'account' ? entry.actor.accountId : null,
+      actorAccountId: entry.actor.accountId ?? null,
       actorApiKeyId: entry.actor.kind === 'account' ? (entry.actor.apiKeyId ?? null) : null,
       action: entry.action,
       accountId: entry.accountId,
@@ -114,7 +114,7 @@ function entryOf(row: AuditRow): AuditEntry {
     actor:
       row.actorKind === 'account' && actorAccountId !== null
         ? { kind: 'account', accountId: actorAccountId, ...(row.actorApiKeyId ? { apiKeyId: row.actorApiKeyId } : {}) }
-        : { kind: 'operator' },
+        : { kind: 'operator', ...(actorAccountId === null ? {} : { accountId: actorAccountId }) },
     action: row.action,
     accountId: row.accountId,
     subject: { type: row.subjectType, id: row.subjectId },

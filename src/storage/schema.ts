@@ -21,6 +21,8 @@ import {
 } from '../domain/audit-entry.ts';
 import { mediaJobPhases, mediaJobStates, type MediaJobPhase, type MediaJobState } from '../domain/media-job.ts';
 import { mediaKinds, type MediaKind } from '../domain/usage-modalities.ts';
+import { accountRoles, type AccountRole } from '../domain/account-role.ts';
+
 import { webhookDeliveryStates, type WebhookDeliveryState } from '../domain/webhook-events.ts';
 
 const nanos = (name: string) => bigint(name, { mode: 'bigint' });
@@ -29,22 +31,30 @@ const moment = (name: string) => timestamp(name, { withTimezone: true, mode: 'da
 const oneOf = (column: string, values: readonly string[]) =>
   `${column} IN (${values.map((value) => `'${value}'`).join(', ')})`;
 
-export const accounts = pgTable('accounts', {
-  id: text('id').primaryKey(),
-  email: text('email').notNull().unique(),
-  passwordHash: text('password_hash'),
-  /** Credits minus settled charges. */
-  balanceNanos: nanos('balance_nanos').notNull().default(sql`0`),
-  /** Sum of this account's outstanding holds; available = balance - held. */
-  heldNanos: nanos('held_nanos').notNull().default(sql`0`),
-  /** Rate limits every key of the account has unless it has its own (null: none). */
-  requestsPerMinute: integer('requests_per_minute'),
-  tokensPerMinute: integer('tokens_per_minute'),
-  concurrentRequests: integer('concurrent_requests'),
-  /** Below this balance a `balance.low` webhook event is sent, once per crossing (null: no alert; migration 0015). */
-  balanceAlertNanos: nanos('balance_alert_nanos'),
-  createdAt: moment('created_at').notNull().defaultNow(),
-});
+export const accounts = pgTable(
+  'accounts',
+  {
+    id: text('id').primaryKey(),
+    email: text('email').notNull().unique(),
+    passwordHash: text('password_hash'),
+    /** Credits minus settled charges. */
+    balanceNanos: nanos('balance_nanos').notNull().default(sql`0`),
+    /** Sum of this account's outstanding holds; available = balance - held. */
+    heldNanos: nanos('held_nanos').notNull().default(sql`0`),
+    /** Rate limits every key of the account has unless it has its own (null: none). */
+    requestsPerMinute: integer('requests_per_minute'),
+    tokensPerMinute: integer('tokens_per_minute'),
+    concurrentRequests: integer('concurrent_requests'),
+    /** Below this balance a `balance.low` webhook event is sent, once per crossing (null: no alert; migration 0015). */
+    balanceAlertNanos: nanos('balance_alert_nanos'),
+    createdAt: moment('created_at').notNull().defaultNow(),
+    /** `operator` opens the operator console (migration 0016); `user` is every other account. */
+    role: text('role').$type<AccountRole>().notNull().default('user'),
+    /** Set while an operator has the account disabled: its keys and sessions are refused on every surface. */
+    disabledAt: moment('disabled_at'),
+  },
+  () => [check('accounts_role_check', sql.raw(oneOf('"accounts"."role"', accountRoles)))],
+);
 
 export const creditGrants = pgTable(
   'credit_grants',
@@ -158,6 +168,7 @@ export const generations = pgTable(
   },
   (table) => [
     index('generations_account_created_idx').on(table.accountId, table.createdAt.desc(), table.id.desc()),
+    index('generations_created_idx').on(table.createdAt.desc(), table.id.desc()),
     index('generations_key_created_idx').on(table.apiKeyId, table.createdAt).where(sql`${table.apiKeyId} is not null`),
   ],
 );

@@ -1,11 +1,15 @@
 import { and, eq, gt, lt } from 'drizzle-orm';
 import type { Database } from './database.ts';
-import { sessions } from './schema.ts';
+import type { AccountRole } from '../domain/account-role.ts';
+import { accounts, sessions } from './schema.ts';
 
+/** A live session with what authentication needs of its account: its role, and whether it is disabled. */
 export interface SessionRow {
   id: string;
   accountId: string;
   expiresAt: Date;
+  role: AccountRole;
+  accountDisabledAt: Date | null;
 }
 
 export class SessionsRepository {
@@ -17,8 +21,15 @@ export class SessionsRepository {
 
   async findLive(tokenHash: string, now: Date): Promise<SessionRow | undefined> {
     const [row] = await this.db
-      .select({ id: sessions.id, accountId: sessions.accountId, expiresAt: sessions.expiresAt })
+      .select({
+        id: sessions.id,
+        accountId: sessions.accountId,
+        expiresAt: sessions.expiresAt,
+        role: accounts.role,
+        accountDisabledAt: accounts.disabledAt,
+      })
       .from(sessions)
+      .innerJoin(accounts, eq(accounts.id, sessions.accountId))
       .where(and(eq(sessions.tokenHash, tokenHash), gt(sessions.expiresAt, now)))
       .limit(1);
     return row;

@@ -5,6 +5,7 @@ export function surfaceOf(route: string): string {
   if (route.startsWith('/api/gamma')) return 'gamma';
   if (route.startsWith('/api/compat/')) return 'compat';
   if (route.startsWith('/api/admin/')) return 'admin';
+  if (route.startsWith('/api/operator/')) return 'operator';
   // The signed download links under /api/v1/media/files are the native surface's, not the account API's.
   if (/^\/api\/v1\/(auth|account|api-keys|usage|media(?!\/files))(\/|$)/.test(route)) return 'account';
   if (route.startsWith('/api/v1/')) return 'native';

@@ -10,30 +10,27 @@ import path from 'node:path';
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
-  browserTestsMustRun as mustRun,
-  chromiumPath,
-  type OpenedBrowser,
+  type BrowserSession,
+  checkBrowserPrerequisites,
+  mustRun,
   openBrowser,
   screenshots,
-} from '../support/chromium.ts';
+  warnIfSkipped,
+} from '../support/browser.ts';
 import { freePort } from '../support/free-port.ts';
 import { tinyPngBase64 } from '../support/image-jobs.ts';
 import { startTestGateway, testAdminToken, type TestGateway } from '../support/test-gateway.ts';
 
-if (!mustRun) {
-  console.warn(
-    `dashboard browser test skipped: ${chromiumPath} is missing (apt-get install -y chromium); with CI set this is a failure`,
-  );
-}
+warnIfSkipped('dashboard browser test');
 
 describe.skipIf(!mustRun)('dashboard in Chromium', () => {
   let gateway: TestGateway;
   let base: string;
+  let browser: BrowserSession;
   let context: BrowserContext;
   let page: Page;
-  let browser: OpenedBrowser;
-  let pageErrors: string[];
   let rawKey = '';
+  let pageErrors: string[] = [];
 
   /** Page code is written as text: this file is compiled with Node's types, not the DOM's. */
   const inPage = async <T>(expression: string): Promise<T> => (await page.evaluate(expression)) as T;
@@ -56,12 +53,13 @@ describe.skipIf(!mustRun)('dashboard in Chromium', () => {
     });
 
   beforeAll(async () => {
+    checkBrowserPrerequisites();
     // Download links are made on the configured HOST:PORT, the address the gateway then listens on.
     const port = await freePort();
     gateway = await startTestGateway({ env: { PORT: String(port) } });
     await gateway.app.listen({ host: '127.0.0.1', port });
     base = `http://127.0.0.1:${port}`;
-    browser = await openBrowser();
+    browser = await openBrowser({ permissions: ['clipboard-read', 'clipboard-write'] });
     ({ context, page, pageErrors } = browser);
   }, 60_000);
 

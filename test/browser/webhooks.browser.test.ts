@@ -9,24 +9,34 @@ import path from 'node:path';
 import type { Page } from 'playwright-core';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { browserTestsMustRun, type OpenedBrowser, openBrowser, screenshots } from '../support/chromium.ts';
+import {
+  type BrowserSession,
+  checkBrowserPrerequisites,
+  mustRun,
+  openBrowser,
+  screenshots,
+  warnIfSkipped,
+} from '../support/browser.ts';
 import { freePort } from '../support/free-port.ts';
 import { shippedConfigWith } from '../support/http-helpers.ts';
 import { startTestGateway, type TestGateway } from '../support/test-gateway.ts';
 import { WebhookReceiver } from '../support/webhook-receiver.ts';
 
-describe.skipIf(!browserTestsMustRun)('the Webhooks page in Chromium', () => {
+warnIfSkipped('webhooks browser test');
+
+describe.skipIf(!mustRun)('the Webhooks page in Chromium', () => {
   let gateway: TestGateway;
   let receiver: WebhookReceiver;
   let base: string;
   let page: Page;
-  let browser: OpenedBrowser;
+  let browser: BrowserSession;
   let pageErrors: string[];
   let secret = '';
 
   const shot = (name: string) => page.screenshot({ path: path.join(screenshots, `${name}.png`), fullPage: true });
 
   beforeAll(async () => {
+    checkBrowserPrerequisites();
     receiver = await WebhookReceiver.start();
     const port = await freePort();
     gateway = await startTestGateway({
@@ -38,7 +48,7 @@ describe.skipIf(!browserTestsMustRun)('the Webhooks page in Chromium', () => {
     });
     await gateway.app.listen({ host: '127.0.0.1', port });
     base = `http://127.0.0.1:${port}`;
-    browser = await openBrowser();
+    browser = await openBrowser({ permissions: ['clipboard-read', 'clipboard-write'] });
     ({ page, pageErrors } = browser);
   }, 60_000);
 

@@ -45,7 +45,12 @@ describe('account API', () => {
       expect(response.statusCode).toBe(201);
       const body = response.json<SessionBody>();
       expect(Object.keys(body).sort()).toEqual(['account', 'token']);
-      expect(body.account).toEqual({ id: expect.stringMatching(/\S/) as unknown, email, creditBalance: signupCredits });
+      expect(body.account).toEqual({
+        id: expect.stringMatching(/\S/) as unknown,
+        email,
+        creditBalance: signupCredits,
+        role: 'user',
+      });
       expect(typeof body.token).toBe('string');
       const cookie = response.cookies.find((item) => item.name === 'gw_session');
       expect(cookie).toMatchObject({ value: body.token, httpOnly: true, path: '/' });

@@ -111,7 +111,7 @@ describe('admin API', () => {
       const response = await admin('POST', '/api/admin/v1/accounts', { email });
       expect(response.statusCode).toBe(201);
       const account = response.json<AccountBody>();
-      expect(account).toEqual({ id: expect.any(String) as unknown, email, creditBalance: 0 });
+      expect(account).toEqual({ id: expect.any(String) as unknown, email, creditBalance: 0, role: 'user' });
       expect(await admin('GET', `/api/admin/v1/accounts/${account.id}`).then((r) => r.json())).toEqual(account);
     });
 

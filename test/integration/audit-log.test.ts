@@ -183,7 +183,7 @@ describe('audit log', () => {
       actor: { kind: 'operator' },
       accountId: account.id,
       subject: { type: 'account', id: account.id },
-      after: { email, creditBalance: 2, rateLimits: {} },
+      after: { email, creditBalance: 2, rateLimits: {}, role: 'user', disabled: false },
       request: { email, credits: 2 },
     });
   });

@@ -68,6 +68,22 @@ describe('gateway CLI and server process', () => {
     await cli('migrate');
   });
 
+  it("sets an account's role by email or id, refuses any other role, and says how in --help", async () => {
+    const account = JSON.parse(await cli('accounts', 'create', '--email', 'role@example.com')) as { id: string };
+    expect(JSON.parse(await cli('accounts', 'role', 'Role@Example.com', 'operator'))).toMatchObject({
+      id: account.id,
+      role: 'operator',
+    });
+    expect(JSON.parse(await cli('accounts', 'role', account.id, 'user'))).toMatchObject({ role: 'user' });
+    await expect(cli('accounts', 'role', account.id, 'root')).rejects.toMatchObject({
+      stderr: expect.stringContaining('"operator" or "user"'),
+    });
+    await expect(cli('accounts', 'role', 'nobody@example.com', 'operator')).rejects.toMatchObject({
+      stderr: expect.stringContaining('not found'),
+    });
+    expect(await cli('accounts', 'role', '--help')).toContain('operator console');
+  });
+
   it('runs the compiled CLI of dist/ on the pinned Node (the one npm scripts put first on PATH), with no TypeScript loader', async () => {
     const probeDir = mkdtempSync(path.join(tmpdir(), 'gw-cli-probe-'));
     try {

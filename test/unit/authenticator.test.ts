@@ -7,7 +7,7 @@ import type { SessionRow } from '../../src/storage/sessions-repository.ts';
 
 const secretKeys = deriveSecretKeys('unit-authenticator-secret'.padEnd(40, '0'));
 
-function keyRow(revoked: boolean): CredentialRow {
+function keyRow(revoked: boolean, accountDisabled = false): CredentialRow {
   const now = new Date();
   return {
     id: 'key_1',
@@ -37,6 +37,7 @@ function keyRow(revoked: boolean): CredentialRow {
     createdAt: now,
     updatedAt: now,
     accountRateLimits: { requestsPerMinute: null, tokensPerMinute: null, concurrentRequests: null },
+    accountDisabledAt: accountDisabled ? now : null,
   };
 }
 
@@ -105,7 +106,13 @@ describe('Authenticator cache epoch', () => {
       sessions: { findLive: sessions.lookup },
     });
     const token = generateSessionToken();
-    const live: SessionRow = { id: 'sess_1', accountId: 'acct_1', expiresAt: new Date(Date.now() + 3_600_000) };
+    const live: SessionRow = {
+      id: 'sess_1',
+      accountId: 'acct_1',
+      expiresAt: new Date(Date.now() + 3_600_000),
+      role: 'user',
+      accountDisabledAt: null,
+    };
 
     const stale = authenticator.authenticate(token, 'cookie');
     authenticator.handleEvent({ type: 'key-changed', keyId: '*' });
@@ -116,5 +123,62 @@ describe('Authenticator cache epoch', () => {
     expect(sessions.calls()).toBe(2);
     sessions.answer(undefined);
     await expect(next).rejects.toMatchObject({ code: 'GW_INVALID_CREDENTIALS' });
+  });
+});
+
+describe('Authenticator and account changes', () => {
+  const live = (role: SessionRow['role'], disabled: boolean): SessionRow => ({
+    id: 'sess_1',
+    accountId: 'acct_1',
+    expiresAt: new Date(Date.now() + 3_600_000),
+    role,
+    accountDisabledAt: disabled ? new Date() : null,
+  });
+
+  it("refuses a disabled account's key, and forgets the refusal once the account is enabled", async () => {
+    let disabled = true;
+    let reads = 0;
+    const authenticator = new Authenticator({
+      secretKeys,
+      apiKeys: {
+        findByLookupHash: async () => {
+          reads++;
+          return keyRow(false, disabled);
+        },
+      },
+      sessions: { findLive: async () => undefined },
+    });
+    const key = generateApiKey();
+    await expect(authenticator.authenticate(key, 'bearer')).rejects.toMatchObject({ code: 'GW_INVALID_CREDENTIALS' });
+    disabled = false;
+    // The refusal is cached (5 s) until the account's change is heard.
+    await expect(authenticator.authenticate(key, 'bearer')).rejects.toMatchObject({ code: 'GW_INVALID_CREDENTIALS' });
+    expect(reads).toBe(1);
+    authenticator.handleEvent({ type: 'account-changed', accountId: 'acct_1' });
+    expect(await authenticator.authenticate(key, 'bearer')).toMatchObject({ kind: 'key', accountId: 'acct_1' });
+    // And a cached acceptance is dropped when the account is disabled again.
+    disabled = true;
+    authenticator.handleEvent({ type: 'account-changed', accountId: 'acct_1' });
+    await expect(authenticator.authenticate(key, 'bearer')).rejects.toMatchObject({ code: 'GW_INVALID_CREDENTIALS' });
+  });
+
+  it("carries the session's role, read again when the account changes; a disabled account's session is refused", async () => {
+    let row = live('user', false);
+    const authenticator = new Authenticator({
+      secretKeys,
+      apiKeys: { findByLookupHash: async () => undefined },
+      sessions: { findLive: async () => row },
+    });
+    const token = generateSessionToken();
+    expect(await authenticator.authenticate(token, 'cookie')).toMatchObject({ kind: 'session', role: 'user' });
+    row = live('operator', false);
+    expect(await authenticator.authenticate(token, 'cookie')).toMatchObject({ role: 'user' });
+    authenticator.handleEvent({ type: 'account-changed', accountId: 'acct_2' });
+    expect(await authenticator.authenticate(token, 'cookie')).toMatchObject({ role: 'user' });
+    authenticator.handleEvent({ type: 'account-changed', accountId: 'acct_1' });
+    expect(await authenticator.authenticate(token, 'cookie')).toMatchObject({ role: 'operator' });
+    row = live('operator', true);
+    authenticator.handleEvent({ type: 'account-changed', accountId: 'acct_1' });
+    await expect(authenticator.authenticate(token, 'cookie')).rejects.toMatchObject({ code: 'GW_INVALID_CREDENTIALS' });
   });
 });

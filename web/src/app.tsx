@@ -6,6 +6,7 @@ import { ActivityPage } from './pages/activity.tsx';
 import { CatalogPage } from './pages/catalog.tsx';
 import { KeysPage } from './pages/keys.tsx';
 import { MediaPage } from './pages/media.tsx';
+import { OperatorPage } from './pages/operator/operator-page.tsx';
 import { SignInPage } from './pages/sign-in.tsx';
 import { UsagePage } from './pages/usage.tsx';
 import { WebhooksPage } from './pages/webhooks.tsx';
@@ -21,6 +22,14 @@ const sections = [
   { path: '/webhooks', label: 'Webhooks' },
 ] as const;
 
+/** The operator console's pages, shown to operator accounts only. */
+const operatorSections = [
+  { path: '/operator/accounts', label: 'Accounts' },
+  { path: '/operator/usage', label: 'All usage' },
+  { path: '/operator/providers', label: 'Providers' },
+  { path: '/operator/audit', label: 'Audit log' },
+] as const;
+
 const titles: Record<string, string> = {
   '/keys': 'API keys',
   '/usage': 'Usage',
@@ -30,7 +39,26 @@ const titles: Record<string, string> = {
   '/webhooks': 'Webhooks',
   '/sign-in': 'Sign in',
   '/sign-up': 'Create an account',
+  '/operator/accounts': 'Accounts · Operator',
+  '/operator/usage': 'Usage across accounts · Operator',
+  '/operator/providers': 'Providers · Operator',
+  '/operator/audit': 'Audit log · Operator',
 };
+
+/** A navigation's links, the current page's marked as such. */
+function SectionLinks({ sections, path }: { sections: ReadonlyArray<{ path: string; label: string }>; path: string }) {
+  return (
+    <ul>
+      {sections.map((section) => (
+        <li key={section.path}>
+          <Link href={section.path} aria-current={path === section.path ? 'page' : undefined}>
+            {section.label}
+          </Link>
+        </li>
+      ))}
+    </ul>
+  );
+}
 
 export function App() {
   const path = usePath();
@@ -79,7 +107,8 @@ export function App() {
 
   useEffect(() => {
     if (account === null && path !== '/sign-in' && path !== '/sign-up') navigate('/sign-in', { replace: true });
-    if (account && (path === '/' || path === '/sign-in' || path === '/sign-up' || !titles[path]))
+    const closed = account?.role !== 'operator' && path.startsWith('/operator/');
+    if (account && (path === '/' || path === '/sign-in' || path === '/sign-up' || !titles[path] || closed))
       navigate('/keys', { replace: true });
   }, [account, path]);
 
@@ -118,16 +147,16 @@ export function App() {
       <header class="top">
         <span class="brand">Model gateway</span>
         <nav aria-label="Sections">
-          <ul>
-            {sections.map((section) => (
-              <li key={section.path}>
-                <Link href={section.path} aria-current={path === section.path ? 'page' : undefined}>
-                  {section.label}
-                </Link>
-              </li>
-            ))}
-          </ul>
+          <SectionLinks sections={sections} path={path} />
         </nav>
+        {account.role === 'operator' ? (
+          <nav aria-label="Operator" class="operator-nav">
+            <span class="muted" aria-hidden="true">
+              Operator
+            </span>
+            <SectionLinks sections={operatorSections} path={path} />
+          </nav>
+        ) : null}
         <div class="who">
           <span>
             Balance <strong data-testid="balance">{usd(account.creditBalance)}</strong>
@@ -146,6 +175,7 @@ export function App() {
         {path === '/media' ? <MediaPage /> : null}
         {path === '/activity' ? <ActivityPage /> : null}
         {path === '/webhooks' ? <WebhooksPage /> : null}
+        {account.role === 'operator' ? <OperatorPage path={path} /> : null}
       </main>
     </>
   );

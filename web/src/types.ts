@@ -45,3 +45,12 @@ export interface Page<T> {
   offset: number;
   limit: number;
 }
+
+export type {
+  OperatorAccountDetailView as OperatorAccountDetail,
+  OperatorAccountView as OperatorAccount,
+  OperatorKeyView as OperatorKey,
+  ProviderRowView as ProviderRow,
+  RowTestResultView as RowTestResult,
+  UsageSearchPageView as UsageSearchPage,
+} from '../../src/surfaces/operator/operator-schemas.ts';

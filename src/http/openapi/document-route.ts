@@ -1,6 +1,12 @@
 import type { FastifySchema } from 'fastify';
 import { surfaceOf } from '../../telemetry/surfaces.ts';
-import { adminOnly, keySessionOrCookie, keySessionOrGoogleKey, noCredential } from './security-schemes.ts';
+import {
+  adminOnly,
+  keySessionOrCookie,
+  keySessionOrGoogleKey,
+  noCredential,
+  sessionOrCookie,
+} from './security-schemes.ts';
 
 interface Page {
   summary: string;
@@ -56,6 +62,7 @@ const securityByTag: Readonly<Record<string, FastifySchema['security']>> = {
   gamma: keySessionOrGoogleKey,
   account: keySessionOrCookie,
   admin: adminOnly,
+  operator: sessionOrCookie,
 };
 
 /**

@@ -125,6 +125,10 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
         { name: 'compat', description: 'Usage records, balance and key lookup (`/api/compat/v1`)' },
         { name: 'account', description: "The signed-in account's own resources, used by the dashboard" },
         { name: 'admin', description: "The operator's API, open only when GATEWAY_ADMIN_TOKEN is set" },
+        {
+          name: 'operator',
+          description: "The operator console's API (`/api/operator/v1`): a session of an operator account only",
+        },
         { name: 'operations', description: 'Health probes, this document and the pages' },
       ],
     },

@@ -22,7 +22,7 @@ export const securitySchemes = {
     in: 'cookie',
     name: 'gw_session',
     description:
-      'The session cookie set by signup and login (account API only; a request that changes something must also echo the `gw_csrf` cookie in `x-csrf-token`)',
+      'The session cookie set by signup and login (account and operator APIs only; a request that changes something must also echo the `gw_csrf` cookie in `x-csrf-token`)',
   },
   adminToken: { type: 'http', scheme: 'bearer', description: 'GATEWAY_ADMIN_TOKEN (admin API only)' },
   metricsToken: {
@@ -45,5 +45,7 @@ export const keySessionOrGoogleKey = anyOf('apiKey', 'bearerAuth', 'googApiKey')
 /** The account API also takes the session cookie. */
 export const keySessionOrCookie = anyOf('apiKey', 'bearerAuth', 'sessionCookie');
 export const adminOnly = anyOf('adminToken');
+/** The operator API: a session of an operator account (its token, or the dashboard's cookie), never an API key. */
+export const sessionOrCookie = anyOf('bearerAuth', 'sessionCookie');
 /** No credential at all: probes, health, signed media links, signup and login, this document. */
 export const noCredential: Requirement = [];

@@ -1,21 +1,11 @@
 import type { Static } from '@fastify/type-provider-typebox';
 import type { AuditPageSchema } from '../../http/answer-schemas.ts';
-import { accountExample, apiKeyExample, limitsPatchExample } from '../../http/examples.ts';
-import type { DailySpendSchema, ListedKeySchema, MediaPageSchema, PricedModelSchema } from './account-schemas.ts';
+import { accountExample, apiKeyExample, limitsPatchExample, listedKeysExample } from '../../http/examples.ts';
+
+export { listedKeysExample };
+import type { DailySpendSchema, MediaPageSchema, PricedModelSchema } from './account-schemas.ts';
 
 /** Examples of the account API's own answers, as the OpenAPI document shows them (typed by their schemas). */
-
-export const listedKeysExample: Array<Static<typeof ListedKeySchema>> = [
-  {
-    ...apiKeyExample,
-    spend: {
-      daily: { spent: 1.25, limit: 5, remaining: 3.75 },
-      weekly: { spent: 4.1 },
-      monthly: { spent: 18.6, limit: 100, remaining: 81.4 },
-      total: { spent: 63.2 },
-    },
-  },
-];
 
 export const dailySpendExample: Static<typeof DailySpendSchema> = {
   from: '2026-02-01',

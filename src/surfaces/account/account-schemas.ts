@@ -3,16 +3,16 @@ import { PricingSchema } from '../../config/config-schema.ts';
 import { mediaKinds } from '../../domain/usage-modalities.ts';
 import {
   AccountSchema,
-  ApiKeySchema,
   type AuditEntrySchema,
   CreatedKeySchema,
   GenerationRecordSchema,
+  ListedKeySchema,
   pageFields,
   type RateLimitsSchema,
   UsagePageSchema,
 } from '../../http/answer-schemas.ts';
 
-export { AccountSchema, CreatedKeySchema, GenerationRecordSchema, UsagePageSchema };
+export { AccountSchema, CreatedKeySchema, GenerationRecordSchema, ListedKeySchema, UsagePageSchema };
 
 /**
  * Response shapes of the account API, as the OpenAPI document shows them (those the admin and compat APIs
@@ -22,19 +22,6 @@ export { AccountSchema, CreatedKeySchema, GenerationRecordSchema, UsagePageSchem
  */
 
 const Usd = Type.Number();
-
-const WindowSpendSchema = Type.Object({ spent: Usd, limit: Type.Optional(Usd), remaining: Type.Optional(Usd) });
-
-/** A key of the list, with what it spent in each window and, where capped, its cap and what remains. */
-export const ListedKeySchema = Type.Object({
-  ...ApiKeySchema.properties,
-  spend: Type.Object({
-    daily: WindowSpendSchema,
-    weekly: WindowSpendSchema,
-    monthly: WindowSpendSchema,
-    total: WindowSpendSchema,
-  }),
-});
 
 export const DailySpendSchema = Type.Object({
   from: Type.String(),

@@ -1,48 +1,10 @@
 import { Type } from '@fastify/type-provider-typebox';
 import { PricingSchema } from '../../config/config-schema.ts';
-import { GenerationRecordSchema, pageFields } from '../../http/answer-schemas.ts';
+import { AuditedGenerationRecordSchema, pageFields } from '../../http/answer-schemas.ts';
+
+export { AuditedGenerationRecordSchema };
 
 /** Answers of the admin API beyond the shared ones, as the OpenAPI document shows them. */
-
-const Attempt = Type.Object({
-  providerId: Type.String(),
-  upstreamModel: Type.String(),
-  outcome: Type.Enum(['failed', 'skipped'] as const),
-  reason: Type.String(),
-  status: Type.Optional(Type.Integer({ description: "The upstream's status, when it answered one" })),
-  keyId: Type.Optional(
-    Type.String({ description: "The id of the provider's upstream key the row was tried with (never the key)" }),
-  ),
-});
-
-const Route = Type.Object(
-  {
-    providerId: Type.String({ description: 'The provider row that served, or the last one tried' }),
-    upstreamModel: Type.String(),
-    fallbacks: Type.Array(Attempt, {
-      description: 'Rows tried before it: failed, or skipped because their breaker was open',
-    }),
-    requestId: Type.Optional(Type.String()),
-    firstByteMs: Type.Optional(Type.Number()),
-    strategy: Type.Optional(
-      Type.Enum(['priority', 'weighted', 'latency', 'price'] as const, {
-        description: "The model's routing strategy, when its configuration names one: how the rows were ordered",
-      }),
-    ),
-    keyId: Type.Optional(
-      Type.String({
-        description:
-          "The id of the provider's upstream key the serving row was sent with (never the key), when the provider has named keys",
-      }),
-    ),
-  },
-  { description: 'How the generation reached its upstream (never shown to accounts)' },
-);
-
-export const AuditedGenerationRecordSchema = Type.Object(
-  { ...GenerationRecordSchema.properties, route: Type.Optional(Route) },
-  { description: 'A usage record with its route' },
-);
 
 export const AuditedUsagePageSchema = Type.Object(
   { results: Type.Array(AuditedGenerationRecordSchema), ...pageFields },

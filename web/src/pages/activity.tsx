@@ -11,11 +11,14 @@ import { useApi } from '../use-api.ts';
 const pageSize = 20;
 
 /** Every action the log records, as the page names it (typed by the answer's union, so none is left out). */
-const actionLabels: Record<AuditAction, string> = {
+export const actionLabels: Record<AuditAction, string> = {
   'account.create': 'Account created',
   'account.signup': 'Signed up',
   'account.credits': 'Credit changed',
   'account.rate-limits': 'Account rate limits changed',
+  'account.role': 'Role changed',
+  'account.disable': 'Account disabled',
+  'account.enable': 'Account enabled',
   'api-key.create': 'Key created',
   'api-key.update': 'Key changed',
   'api-key.spend-caps': 'Key caps changed',
@@ -25,6 +28,7 @@ const actionLabels: Record<AuditAction, string> = {
   'session.sign-in': 'Signed in',
   'session.sign-out': 'Signed out',
   'config.reload': 'Configuration reloaded',
+  'provider-row.test': 'Provider row tested',
   'catalog.model.put': 'Model set',
   'catalog.model.delete': 'Runtime model deleted',
   'catalog.model.disable': 'Model switched off',
@@ -43,11 +47,15 @@ const actionLabels: Record<AuditAction, string> = {
 
 const actionChoices = [
   { value: '', label: 'All changes' },
-  // A reload of the gateway's configuration, a catalog or a provider key change concerns no account: never in an
-  // account's own log.
+  // A reload of the gateway's configuration, a catalog or a provider key change, or a provider row's test concerns no
+  // account: never in an account's own log.
   ...Object.entries(actionLabels)
     .filter(
-      ([value]) => value !== 'config.reload' && !value.startsWith('catalog.') && !value.startsWith('provider-key.'),
+      ([value]) =>
+        value !== 'config.reload' &&
+        value !== 'provider-row.test' &&
+        !value.startsWith('catalog.') &&
+        !value.startsWith('provider-key.'),
     )
     .map(([value, label]) => ({ value, label })),
 ];
@@ -79,6 +87,17 @@ export function changesOf(entry: Pick<AuditEntry, 'before' | 'after'>): string[]
   return [...new Set([...Object.keys(before), ...Object.keys(after)])]
     .filter((field) => before[field] !== after[field])
     .map((field) => `${field}: ${shown(field, before[field])} → ${shown(field, after[field])}`);
+}
+
+/** What moved in a change, one line per field. */
+export function ChangeLines({ entry }: { entry: AuditEntry }) {
+  return (
+    <>
+      {changesOf(entry).map((line) => (
+        <div key={line}>{line}</div>
+      ))}
+    </>
+  );
 }
 
 function subjectOf(entry: AuditEntry): string {
@@ -134,9 +153,7 @@ export function ActivityPage() {
                     <td>{subjectOf(entry)}</td>
                     <td>{actorOf(entry)}</td>
                     <td>
-                      {changesOf(entry).map((line) => (
-                        <div key={line}>{line}</div>
-                      ))}
+                      <ChangeLines entry={entry} />
                     </td>
                     <td>{entry.clientAddress ?? ''}</td>
                   </tr>

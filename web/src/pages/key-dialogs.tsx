@@ -197,13 +197,24 @@ export function RateLimitsDialog({
   );
 }
 
-export function RevokeDialog({ apiKey, onClose, onDone }: { apiKey: ApiKey; onClose: () => void; onDone: () => void }) {
+export function RevokeDialog({
+  apiKey,
+  onClose,
+  onDone,
+  path = `/api/v1/api-keys/${encodeURIComponent(apiKey.id)}`,
+}: {
+  apiKey: ApiKey;
+  onClose: () => void;
+  onDone: () => void;
+  /** Where the revocation is sent: the account's own API, or the operator's. */
+  path?: string;
+}) {
   const [error, setError] = useState<string>();
   const [busy, setBusy] = useState(false);
   const revoke = async () => {
     setBusy(true);
     try {
-      await request('DELETE', `/api/v1/api-keys/${encodeURIComponent(apiKey.id)}`);
+      await request('DELETE', path);
       onDone();
     } catch (caught) {
       setError(messageOf(caught));

@@ -4,15 +4,15 @@ import path from 'node:path';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { builtDashboardDir } from '../../src/http/dashboard.ts';
 
-/** Debian's Chromium, which the browser tests drive through playwright-core. */
+/** What the dashboard's browser tests share: Debian's Chromium, its flags, and where screenshots go. */
+
 export const chromiumPath = '/usr/bin/chromium';
 export const hasChromium = existsSync(chromiumPath);
 /** In CI a missing browser is a failure, never a silent skip. */
-export const browserTestsMustRun = hasChromium || Boolean(process.env.CI);
+export const mustRun = hasChromium || Boolean(process.env.CI);
 export const screenshots = path.resolve(import.meta.dirname, '../../test-output/screenshots');
-
 /** Without the background-networking switches Chromium keeps dialling Google and stalls on the closed network. */
-const launchFlags = [
+export const launchFlags = [
   '--headless',
   '--no-sandbox',
   '--disable-gpu',
@@ -23,19 +23,15 @@ const launchFlags = [
   '--disable-sync',
 ];
 
-export interface OpenedBrowser {
-  context: BrowserContext;
-  page: Page;
-  /** Script errors, refused assets and Content-Security-Policy refusals the page reported. */
-  pageErrors: string[];
-  close(): Promise<void>;
+export function warnIfSkipped(name: string): void {
+  if (!mustRun)
+    console.warn(
+      `${name} skipped: ${chromiumPath} is missing (apt-get install -y chromium); with CI set this is a failure`,
+    );
 }
 
-/**
- * Chromium with a profile of its own, at desktop size, allowed the clipboard; fails when the browser or the
- * built dashboard is missing, and makes the screenshots folder.
- */
-export async function openBrowser(): Promise<OpenedBrowser> {
+/** Throws unless Chromium and the built dashboard are there; makes the screenshot folder. */
+export function checkBrowserPrerequisites(): void {
   if (!hasChromium)
     throw new Error(
       `${chromiumPath} is missing: install it (apt-get install -y chromium); CI must run the browser test`,
@@ -43,13 +39,26 @@ export async function openBrowser(): Promise<OpenedBrowser> {
   if (!existsSync(path.join(builtDashboardDir, 'index.html')))
     throw new Error(`${builtDashboardDir} is not built: run "npm run build" (npm test does)`);
   mkdirSync(screenshots, { recursive: true });
+}
+
+export interface BrowserSession {
+  context: BrowserContext;
+  page: Page;
+  /** Script errors, refused policies and failed assets the page reported. */
+  pageErrors: string[];
+  close(): Promise<void>;
+}
+
+/** A fresh Chromium profile with one page, collecting the page's errors. */
+export async function openBrowser(options: { permissions?: string[] } = {}): Promise<BrowserSession> {
   const userDataDir = mkdtempSync(path.join(tmpdir(), 'gw-chromium-'));
   const context = await chromium.launchPersistentContext(userDataDir, {
     executablePath: chromiumPath,
     headless: true,
     args: launchFlags,
     viewport: { width: 1280, height: 900 },
-    permissions: ['clipboard-read', 'clipboard-write'],
+    acceptDownloads: true,
+    ...(options.permissions ? { permissions: options.permissions } : {}),
   });
   context.setDefaultTimeout(10_000);
   const page = context.pages()[0] ?? (await context.newPage());

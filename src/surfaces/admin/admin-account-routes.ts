@@ -1,0 +1,40 @@
+import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { GatewayServices } from '../../gateway/services.ts';
+import { AccountSchema } from '../../http/answer-schemas.ts';
+import { accountExample } from '../../http/examples.ts';
+import { Identifier } from '../../http/schemas.ts';
+
+/** The services these routes use. */
+export type AdminAccountServices = Pick<GatewayServices, 'accounts'>;
+
+const RoleBody = Type.Object(
+  {
+    role: Type.Union([Type.Literal('user'), Type.Literal('operator')], {
+      description: '`operator` opens the operator console and its API to the account; `user` closes them',
+    }),
+  },
+  { additionalProperties: false },
+);
+
+/** The account's role, set with the admin token. Registered inside the admin API, behind its token check. */
+export const adminAccountRoutes: FastifyPluginAsyncTypebox<{ services: AdminAccountServices }> = async (
+  app,
+  { services },
+) => {
+  app.patch(
+    '/v1/accounts/:accountId',
+    {
+      config: { audit: { action: 'account.role', subject: { type: 'account', from: 'path' } } },
+      schema: {
+        summary: "Set an account's role",
+        description:
+          "`operator` grants the operator console (`/api/operator/v1` and the dashboard's Operator section) to the account's sessions, `user` takes it away; sessions already open follow from their next request, in every process.",
+        params: Type.Object({ accountId: Identifier }),
+        body: RoleBody,
+        response: { 200: AccountSchema },
+        documentedExample: { request: { role: 'operator' }, answer: { ...accountExample, role: 'operator' } },
+      },
+    },
+    async (request) => services.accounts.setRole(request.params.accountId, request.body.role),
+  );
+};
