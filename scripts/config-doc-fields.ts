@@ -365,6 +365,33 @@ export const fieldDocs: Record<string, FieldDoc> = {
     default: d.syncWaitMs,
   },
   'jobs.taskPollMs': { meaning: "how often a provider's video task is read while it runs", default: d.taskPollMs },
+  webhooks: { meaning: 'the webhook deliveries of each process ([webhooks](webhooks.md))' },
+  'webhooks.maxAttempts': {
+    meaning: 'attempts of one delivery in all; a 5xx, 429, time-out or failed connection is retried until then',
+    default: d.webhookMaxAttempts,
+  },
+  'webhooks.timeoutMs': { meaning: "one attempt's whole time, connection to answer", default: d.webhookTimeoutMs },
+  'webhooks.retryBaseMs': {
+    meaning: 'first retry delay, doubled at each further attempt',
+    default: d.webhookRetryBaseMs,
+  },
+  'webhooks.claimSeconds': {
+    meaning:
+      'a delivery whose process died while sending is sent again this long after it was claimed; above `timeoutMs`',
+    default: d.webhookClaimSeconds,
+  },
+  'webhooks.concurrency': {
+    meaning: 'deliveries one process sends at once; 0 sends none',
+    default: d.webhookConcurrency,
+  },
+  'webhooks.idlePollMs': {
+    meaning: 'an idle sender looks for due deliveries this often',
+    default: d.webhookIdlePollMs,
+  },
+  'webhooks.retentionDays': {
+    meaning: 'ended deliveries and their attempts are kept this long in the delivery log; 0 keeps them for ever',
+    default: d.webhookRetentionDays,
+  },
   remoteMedia: { meaning: 'images and audio that requests name by URL, fetched by the gateway' },
   'remoteMedia.timeoutMs': { meaning: 'the whole download, redirects included', default: d.remoteMediaTimeoutMs },
   'remoteMedia.maxBytes': { meaning: 'larger files answer 400', default: d.remoteMediaMaxBytes },

@@ -71,6 +71,10 @@ import { JobWorker } from './jobs/job-worker.ts';
 import { MediaLinks } from './jobs/media-links.ts';
 import { MediaRetention } from './jobs/media-retention.ts';
 import { withSafeErrorLogging } from './storage/logged-errors.ts';
+import { WebhookService } from './gateway/webhook-endpoints.ts';
+import { WebhookDeliveryWorker } from './jobs/webhook-deliveries.ts';
+import { WebhookSender } from './jobs/webhook-sender.ts';
+import { WebhooksRepository } from './storage/webhooks-repository.ts';
 
 /** One line per provider family: the adapters this build knows, sharing one upstream HTTP client. */
 function providerAdapters(http: UpstreamHttp): AdapterRegistry {
@@ -104,6 +108,8 @@ export interface Core {
   storage: Storage;
   /** Runs media jobs once started (the server starts it; the CLI does not). */
   worker: JobWorker;
+  /** Sends webhook deliveries once started (the server starts it; the CLI does not). */
+  webhookWorker: WebhookDeliveryWorker;
   /** Deletes archived media past its retention once started. */
   retention: MediaRetention;
   store: ObjectStore;
@@ -370,6 +376,31 @@ export async function openCore(options: CoreOptions): Promise<Core> {
     onDeleted: (count) => logger.info({ count }, 'deleted archived media past its retention'),
   });
   const images = new ImageGeneration({ pipeline, submission, links, store, checkReferenceUrl });
+  const webhookSender = new WebhookSender({
+    timeoutMs: config.webhooks.timeoutMs,
+    allowPrivateAddresses: config.remoteMedia.allowPrivateAddresses,
+  });
+  let webhookWorker: WebhookDeliveryWorker | undefined;
+  const webhooks = new WebhookService({
+    repository: new WebhooksRepository(storage.db),
+    secretKeys,
+    allowPrivateAddresses: config.remoteMedia.allowPrivateAddresses,
+    checkAddress: checkReferenceUrl,
+    wake: () => webhookWorker?.wake(),
+  });
+  webhookWorker = new WebhookDeliveryWorker({
+    deliveries: new WebhooksRepository(storage.db),
+    send: (message) => webhookSender.send(message),
+    secretOf: (sealed) => webhooks.secretOf(sealed),
+    config: config.webhooks,
+    owner: instanceId,
+    // The error is logged without the delivery's content; a secret never reaches it.
+    onError: (error, deliveryId) =>
+      logger.error(
+        { err: error, deliveryId },
+        'webhook delivery failed inside the gateway; its claim runs out and it is sent again',
+      ),
+  });
   const configReloader = new ConfigReloader({
     running: config,
     read: () => loadConfigFile(environment.configPath, environment.variables),
@@ -466,6 +497,7 @@ export async function openCore(options: CoreOptions): Promise<Core> {
     rateLimits,
     limiterStore,
     telemetry,
+    webhooks,
   };
   telemetry.observe({
     // Every reservation is counted by the work tracker from its start to its settlement.
@@ -480,6 +512,7 @@ export async function openCore(options: CoreOptions): Promise<Core> {
     upkeep: { ledger: ledgerRepository, sessions: sessionsRepository, mediaJobs },
     storage,
     worker,
+    webhookWorker,
     retention,
     store,
     instanceId,
@@ -489,6 +522,7 @@ export async function openCore(options: CoreOptions): Promise<Core> {
       await ledger.close().catch((error: Error) => logger.error({ err: error }, 'could not give back leased credit'));
       await upstreamHttp.close();
       await remoteMedia.close();
+      await webhookSender.close();
       await outputDownloads.close();
       await store.close();
       await limiterStore.close();

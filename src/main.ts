@@ -67,6 +67,7 @@ export async function createGateway(options: GatewayOptions): Promise<RunningGat
   try {
     await reconciler.start();
     core.worker.start();
+    core.webhookWorker.start();
     core.retention.start();
     sessionPurge = setInterval(() => {
       core.upkeep.sessions
@@ -91,6 +92,7 @@ export async function createGateway(options: GatewayOptions): Promise<RunningGat
   } catch (error) {
     clearInterval(sessionPurge);
     await core.worker.stop(0);
+    await core.webhookWorker.stop(0);
     await reconciler.stop().catch(() => undefined);
     await tracing?.shutdown().catch(() => undefined);
     await core.close();
@@ -111,6 +113,7 @@ export async function createGateway(options: GatewayOptions): Promise<RunningGat
         await core.work.idle(Math.max(0, deadline - Date.now()));
         // Jobs under way finish within the grace period; the rest are resumed by the next process.
         await core.worker.stop(Math.max(0, deadline - Date.now()));
+        await core.webhookWorker.stop(Math.max(0, deadline - Date.now()));
       } finally {
         clearTimeout(grace);
         clearInterval(sessionPurge);

@@ -47,6 +47,7 @@ export async function registerSurfaces(
       ledger,
       usage,
       mediaLibrary: services.mediaLibrary,
+      webhooks: services.webhooks,
     },
     secureCookies,
   });

@@ -42,4 +42,6 @@ export const databaseSuite = [
   'test/integration/unreadable-jobs.test.ts',
   'test/integration/unstorable-text.test.ts',
   'test/integration/video.test.ts',
+  'test/integration/webhook-crash-safety.test.ts',
+  'test/integration/webhooks.test.ts',
 ];

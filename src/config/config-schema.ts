@@ -368,6 +368,20 @@ export const ConfigFileSchema = Type.Object(
         { additionalProperties: false },
       ),
     ),
+    webhooks: Type.Optional(
+      Type.Object(
+        {
+          maxAttempts: Type.Optional(Type.Integer({ minimum: 1, maximum: 50 })),
+          timeoutMs: Type.Optional(Type.Integer({ minimum: 100, maximum: 120_000 })),
+          retryBaseMs: Type.Optional(Type.Integer({ minimum: 10, maximum: 3_600_000 })),
+          claimSeconds: Type.Optional(Type.Integer({ minimum: 2, maximum: 3_600 })),
+          concurrency: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000 })),
+          idlePollMs: Type.Optional(Type.Integer({ minimum: 10, maximum: 60_000 })),
+          retentionDays: Type.Optional(Type.Integer({ minimum: 0, maximum: 3_650 })),
+        },
+        { additionalProperties: false },
+      ),
+    ),
     remoteMedia: Type.Optional(
       Type.Object(
         {

@@ -104,6 +104,7 @@ export interface GatewayConfig {
   remoteMedia: { timeoutMs: number; maxBytes: number; maxRequestBytes: number; allowPrivateAddresses: boolean };
   media: MediaConfig;
   jobs: JobsConfig;
+  webhooks: WebhooksConfig;
 }
 
 export interface TelemetryConfig {
@@ -160,6 +161,24 @@ export interface JobsConfig {
   syncWaitMs: number;
   /** How often a running task-based job (video) reads its upstream task. */
   taskPollMs: number;
+}
+
+/** The webhook deliveries of one process (docs/webhooks.md). */
+export interface WebhooksConfig {
+  /** Attempts of one delivery in all before it is given up. */
+  maxAttempts: number;
+  /** One attempt's whole time, connection to answer. */
+  timeoutMs: number;
+  /** First retry delay; doubled at each further attempt. */
+  retryBaseMs: number;
+  /** A delivery whose process has not finished its attempt this long after claiming it is taken over. */
+  claimSeconds: number;
+  /** Deliveries one process sends at once; 0 sends none. */
+  concurrency: number;
+  /** How often an idle sender looks for due deliveries. */
+  idlePollMs: number;
+  /** Ended deliveries and their log are kept this long; 0 keeps them for ever. */
+  retentionDays: number;
 }
 
 /** How long a client may take to send a request, and how deep its JSON may nest. */
@@ -237,6 +256,13 @@ export const configDefaults = {
   remoteMediaMaxBytes: 32 * 1024 * 1024,
   remoteMediaMaxRequestBytes: 64 * 1024 * 1024,
   maxConcurrentJobs: 8,
+  webhookMaxAttempts: 8,
+  webhookTimeoutMs: 10_000,
+  webhookRetryBaseMs: 5_000,
+  webhookClaimSeconds: 60,
+  webhookConcurrency: 8,
+  webhookIdlePollMs: 1_000,
+  webhookRetentionDays: 30,
   linkTtlSeconds: 3_600,
   retentionDays: 30,
   mediaDownloadTimeoutMs: 60_000,
@@ -497,6 +523,7 @@ function buildChecked(file: ConfigFile, path: string, fail: Fail): GatewayConfig
       downloadTimeoutMs: file.media?.downloadTimeoutMs ?? configDefaults.mediaDownloadTimeoutMs,
       maxDownloadBytes: file.media?.maxDownloadBytes ?? configDefaults.mediaMaxDownloadBytes,
     },
+    webhooks: webhooksConfig(file, fail),
     jobs: {
       concurrency: file.jobs?.concurrency ?? configDefaults.jobConcurrency,
       // `leaseSeconds` is the key's name in configuration files of earlier releases.
@@ -509,6 +536,22 @@ function buildChecked(file: ConfigFile, path: string, fail: Fail): GatewayConfig
       taskPollMs: file.jobs?.taskPollMs ?? configDefaults.taskPollMs,
     },
   };
+}
+
+function webhooksConfig(file: ConfigFile, fail: Fail): WebhooksConfig {
+  const webhooks = {
+    maxAttempts: file.webhooks?.maxAttempts ?? configDefaults.webhookMaxAttempts,
+    timeoutMs: file.webhooks?.timeoutMs ?? configDefaults.webhookTimeoutMs,
+    retryBaseMs: file.webhooks?.retryBaseMs ?? configDefaults.webhookRetryBaseMs,
+    claimSeconds: file.webhooks?.claimSeconds ?? configDefaults.webhookClaimSeconds,
+    concurrency: file.webhooks?.concurrency ?? configDefaults.webhookConcurrency,
+    idlePollMs: file.webhooks?.idlePollMs ?? configDefaults.webhookIdlePollMs,
+    retentionDays: file.webhooks?.retentionDays ?? configDefaults.webhookRetentionDays,
+  };
+  // A claim shorter than an attempt would let a second process send the same event while the first still waits.
+  if (webhooks.claimSeconds * 1000 <= webhooks.timeoutMs)
+    fail('webhooks.claimSeconds', `must be longer than webhooks.timeoutMs (${webhooks.timeoutMs} ms)`);
+  return webhooks;
 }
 
 /** `apiKey` (id `default`) and `apiKeys`, without those that resolved empty; ids are unique within the provider. */

@@ -50,6 +50,12 @@ export const auditActions = [
   'provider-key.delete',
   'session.sign-in',
   'session.sign-out',
+  'webhook.create',
+  'webhook.update',
+  'webhook.delete',
+  'webhook.rotate-secret',
+  'webhook.test',
+  'account.balance-alert',
 ] as const;
 export type AuditAction = (typeof auditActions)[number];
 

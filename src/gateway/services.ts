@@ -22,6 +22,7 @@ import type { ImageRequests } from './image-requests.ts';
 import type { MediaDownloads } from './media-downloads.ts';
 import type { MediaLibrary } from './media-library.ts';
 import type { TextGeneration } from './text-generation.ts';
+import type { WebhookService } from './webhook-endpoints.ts';
 import type { ProviderKeyService } from './provider-key-service.ts';
 import type { GatewayTelemetry } from '../telemetry/gateway-telemetry.ts';
 
@@ -69,4 +70,6 @@ export interface GatewayServices {
   providerRows: ProviderRowConsole;
   /** Metrics and the operator's log lines. */
   telemetry: GatewayTelemetry;
+  /** The account's webhook endpoints, their delivery logs and its low-balance threshold. */
+  webhooks: WebhookService;
 }

@@ -15,6 +15,7 @@ import {
   type JobRunners,
   type JobSend,
 } from './job-runner.ts';
+import { ClaimingWorker } from './claiming-worker.ts';
 import { unsentOutcome } from './upstream-errors.ts';
 
 /** How long past its deadline a run may take to wind down (a video task's cancel, say) before the job fails without it. */
@@ -56,54 +57,18 @@ export interface JobWorkerOptions {
  * counts against that provider from then on, and may take it past its number for the time it runs). A job is
  * sent as a request is, through the rows' breakers and over its model's rows (`dispatch`).
  */
-export class JobWorker {
+export class JobWorker extends ClaimingWorker {
   private readonly running = new Map<string, Promise<void>>();
   private readonly perProvider = new Map<string, number>();
-  private timer: NodeJS.Timeout | undefined;
-  private claiming: Promise<void> | undefined;
-  private again = false;
-  private stopped = true;
   private readonly clock: () => Date;
 
   constructor(private readonly options: JobWorkerOptions) {
+    super({ pollMs: options.config.idlePollMs, concurrency: options.config.concurrency, onError: options.onError });
     this.clock = options.clock ?? (() => new Date());
   }
 
-  start(): void {
-    if (this.options.config.concurrency === 0) return;
-    this.stopped = false;
-    this.timer = setInterval(() => this.wake(), this.options.config.idlePollMs);
-    this.timer.unref();
-    this.wake();
-  }
-
-  /** Looks for due jobs now. */
-  wake(): void {
-    if (this.stopped) return;
-    if (this.claiming) {
-      this.again = true;
-      return;
-    }
-    this.claiming = this.claim()
-      .catch((error: unknown) => this.options.onError(error))
-      .finally(() => {
-        this.claiming = undefined;
-        if (this.again) {
-          this.again = false;
-          this.wake();
-        }
-      });
-  }
-
-  /** Stops claiming and waits up to `graceMs` for the jobs under way; the rest are let go for another process. */
-  async stop(graceMs: number): Promise<void> {
-    this.stopped = true;
-    clearInterval(this.timer);
-    await this.claiming;
-    const all = Promise.all(this.running.values());
-    let timer: NodeJS.Timeout | undefined;
-    await Promise.race([all, new Promise((resolve) => (timer = setTimeout(resolve, graceMs)))]);
-    clearTimeout(timer);
+  protected underWay(): Iterable<Promise<void>> {
+    return this.running.values();
   }
 
   /** Jobs this process is running now. */
@@ -111,12 +76,7 @@ export class JobWorker {
     return this.running.size;
   }
 
-  /** Claiming jobs: started and not stopped (never with `jobs.concurrency: 0`). */
-  get isRunning(): boolean {
-    return !this.stopped;
-  }
-
-  private async claim(): Promise<void> {
+  protected async claim(): Promise<void> {
     const { config, jobs, owner, providers } = this.options;
     const room = (providerId: string) =>
       (providers.get(providerId)?.maxConcurrentJobs ?? Infinity) - (this.perProvider.get(providerId) ?? 0);

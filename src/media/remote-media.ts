@@ -114,6 +114,27 @@ function publicOnlyLookup(hostname: string, options: LookupOptions, callback: Lo
   });
 }
 
+/**
+ * An undici agent that connects only to public addresses (unless `allowPrivateAddresses`): a name is checked
+ * on the addresses it resolves to at connect time, so a name that turns private later (DNS rebinding) is
+ * refused too. Literal addresses skip resolution: `refuseNonPublicLiteral` judges them.
+ */
+export function addressCheckedAgent({
+  allowPrivateAddresses,
+}: Pick<RemoteMediaOptions, 'allowPrivateAddresses'>): Agent {
+  return new Agent({ keepAliveTimeout: 10_000, connect: allowPrivateAddresses ? {} : { lookup: publicOnlyLookup } });
+}
+
+/** Refuses a URL whose host is a literal non-public address (names are judged when connecting). */
+export function refuseNonPublicLiteral(
+  url: URL,
+  { allowPrivateAddresses }: Pick<RemoteMediaOptions, 'allowPrivateAddresses'>,
+): void {
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  if (!allowPrivateAddresses && isIP(host) !== 0 && isNonPublicAddress(host))
+    throw new RemoteMediaError(`${url.hostname} is not a public address`);
+}
+
 /** Bytes the downloads of one request may still take; concurrent downloads draw from it as bytes arrive. */
 export interface ByteBudget {
   readonly limit: number;
@@ -129,10 +150,7 @@ export class RemoteMediaFetcher {
   private readonly dispatcher: Dispatcher;
 
   constructor(private readonly options: RemoteMediaOptions) {
-    this.dispatcher = new Agent({
-      keepAliveTimeout: 10_000,
-      connect: options.allowPrivateAddresses ? {} : { lookup: publicOnlyLookup },
-    });
+    this.dispatcher = addressCheckedAgent(options);
   }
 
   /**
@@ -203,10 +221,7 @@ export class RemoteMediaFetcher {
     if (url.protocol !== 'http:' && url.protocol !== 'https:')
       throw new RemoteMediaError(`only http and https URLs are fetched, not ${url.protocol}`);
     if (url.username || url.password) throw new RemoteMediaError('URLs with credentials are not fetched');
-    // Literal addresses skip name resolution, so they are judged here.
-    const host = url.hostname.replace(/^\[|\]$/g, '');
-    if (!this.options.allowPrivateAddresses && isIP(host) !== 0 && isNonPublicAddress(host))
-      throw new RemoteMediaError(`${url.hostname} is not a public address`);
+    refuseNonPublicLiteral(url, this.options);
     return url;
   }
 

@@ -1,5 +1,17 @@
 import { sql } from 'drizzle-orm';
-import { bigint, boolean, check, date, index, integer, jsonb, pgTable, text, timestamp } from 'drizzle-orm/pg-core';
+import {
+  bigint,
+  boolean,
+  check,
+  date,
+  index,
+  integer,
+  jsonb,
+  pgTable,
+  primaryKey,
+  text,
+  timestamp,
+} from 'drizzle-orm/pg-core';
 import { priceSources, type PriceSource } from '../domain/price-version.ts';
 import {
   auditActorKinds,
@@ -10,6 +22,8 @@ import {
 import { mediaJobPhases, mediaJobStates, type MediaJobPhase, type MediaJobState } from '../domain/media-job.ts';
 import { mediaKinds, type MediaKind } from '../domain/usage-modalities.ts';
 import { accountRoles, type AccountRole } from '../domain/account-role.ts';
+
+import { webhookDeliveryStates, type WebhookDeliveryState } from '../domain/webhook-events.ts';
 
 const nanos = (name: string) => bigint(name, { mode: 'bigint' });
 const moment = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
@@ -31,6 +45,8 @@ export const accounts = pgTable(
     requestsPerMinute: integer('requests_per_minute'),
     tokensPerMinute: integer('tokens_per_minute'),
     concurrentRequests: integer('concurrent_requests'),
+    /** Below this balance a `balance.low` webhook event is sent, once per crossing (null: no alert; migration 0015). */
+    balanceAlertNanos: nanos('balance_alert_nanos'),
     createdAt: moment('created_at').notNull().defaultNow(),
     /** `operator` opens the operator console (migration 0016); `user` is every other account. */
     role: text('role').$type<AccountRole>().notNull().default('user'),
@@ -86,6 +102,8 @@ export const apiKeys = pgTable(
     spentWeekNanos: nanos('spent_week_nanos').notNull().default(sql`0`),
     monthStart: date('month_start', { mode: 'string' }),
     spentMonthNanos: nanos('spent_month_nanos').notNull().default(sql`0`),
+    /** Kept by the webhook triggers (migration 0015): an active endpoint of the account takes `api_key.cap_reached`. */
+    capAlerts: boolean('cap_alerts').notNull().default(false),
     createdAt: moment('created_at').notNull().defaultNow(),
     updatedAt: moment('updated_at').notNull().defaultNow(),
   },
@@ -334,5 +352,93 @@ export const providerKeys = pgTable(
   (table) => [
     index('provider_keys_provider_idx').on(table.providerId),
     check('provider_keys_weight_check', sql`${table.weight} >= 0`),
+  ],
+);
+
+/** An account's webhook endpoint; its signing secret sealed with the gateway secret (migration 0015). */
+export const webhookEndpoints = pgTable(
+  'webhook_endpoints',
+  {
+    id: text('id').primaryKey(),
+    accountId: text('account_id')
+      .notNull()
+      .references(() => accounts.id),
+    url: text('url').notNull(),
+    description: text('description').notNull().default(''),
+    eventTypes: text('event_types').array().notNull(),
+    isActive: boolean('is_active').notNull().default(true),
+    /** AES-256-GCM sealed `whsec_` secret (identity/credential-codec.ts). */
+    sealedSecret: text('sealed_secret').notNull(),
+    createdAt: moment('created_at').notNull().defaultNow(),
+    updatedAt: moment('updated_at').notNull().defaultNow(),
+  },
+  (table) => [index('webhook_endpoints_account_idx').on(table.accountId, table.createdAt)],
+);
+
+/**
+ * One event for one endpoint, delivered at least once: its id is the `webhook-id` of every attempt. Claimed
+ * across processes as media jobs are (`claimedBy` until `claimExpiresAt`); a claim that ran out is taken again.
+ */
+export const webhookDeliveries = pgTable(
+  'webhook_deliveries',
+  {
+    id: text('id').primaryKey(),
+    endpointId: text('endpoint_id')
+      .notNull()
+      .references(() => webhookEndpoints.id, { onDelete: 'cascade' }),
+    accountId: text('account_id').notNull(),
+    eventType: text('event_type').notNull(),
+    data: jsonb('data').notNull(),
+    state: text('state').$type<WebhookDeliveryState>().notNull().default('queued'),
+    attempts: integer('attempts').notNull().default(0),
+    runAfter: moment('run_after').notNull().defaultNow(),
+    claimedBy: text('claimed_by'),
+    claimExpiresAt: moment('claim_expires_at'),
+    lastStatus: integer('last_status'),
+    lastError: text('last_error'),
+    createdAt: moment('created_at').notNull().defaultNow(),
+    updatedAt: moment('updated_at').notNull().defaultNow(),
+    finishedAt: moment('finished_at'),
+  },
+  (table) => [
+    index('webhook_deliveries_due_idx').on(table.runAfter).where(sql`${table.state} in ('queued', 'delivering')`),
+    index('webhook_deliveries_finished_idx').on(table.finishedAt).where(sql`${table.finishedAt} is not null`),
+    index('webhook_deliveries_endpoint_idx').on(table.endpointId, table.createdAt.desc(), table.id.desc()),
+    check('webhook_deliveries_state_check', sql.raw(oneOf('"webhook_deliveries"."state"', webhookDeliveryStates))),
+  ],
+);
+
+/** Each attempt of a delivery: its answer's status, latency and a bounded excerpt, or the error. */
+export const webhookAttempts = pgTable(
+  'webhook_attempts',
+  {
+    id: text('id').primaryKey(),
+    deliveryId: text('delivery_id')
+      .notNull()
+      .references(() => webhookDeliveries.id, { onDelete: 'cascade' }),
+    attempt: integer('attempt').notNull(),
+    statusCode: integer('status_code'),
+    latencyMs: integer('latency_ms').notNull(),
+    error: text('error'),
+    responseExcerpt: text('response_excerpt'),
+    createdAt: moment('created_at').notNull().defaultNow(),
+  },
+  (table) => [index('webhook_attempts_delivery_idx').on(table.deliveryId, table.attempt)],
+);
+
+/** The cap levels announced (`api_key.cap_reached`): one row per key, cap, level and window, written by a trigger. */
+export const apiKeyCapAlerts = pgTable(
+  'api_key_cap_alerts',
+  {
+    apiKeyId: text('api_key_id')
+      .notNull()
+      .references(() => apiKeys.id),
+    cap: text('cap').notNull(),
+    level: integer('level').notNull(),
+    windowStart: text('window_start').notNull(),
+    createdAt: moment('created_at').notNull().defaultNow(),
+  },
+  (table) => [
+    primaryKey({ name: 'api_key_cap_alerts_pk', columns: [table.apiKeyId, table.cap, table.level, table.windowStart] }),
   ],
 );

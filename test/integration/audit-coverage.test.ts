@@ -125,6 +125,13 @@ describe('the audit log covers every state-changing operation of the OpenAPI doc
       expect(submitted.statusCode, submitted.body).toBe(200);
       values.taskId = submitted.json<{ taskId: string }>().taskId;
     }
+    if (path.includes('{endpointId}')) {
+      const endpoint = await gateway.gateway.core.services.webhooks.create(session.account.id, {
+        url: 'https://hooks.example.com/walk',
+        eventTypes: ['balance.low'],
+      });
+      values.endpointId = endpoint.id;
+    }
     return { email, token: session.token, values };
   };
 

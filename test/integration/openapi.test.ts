@@ -152,10 +152,10 @@ describe('the OpenAPI document', () => {
         .map(({ name, parameter }) => `${name} ${parameter.name}`),
     ).toEqual([]);
     const paging = query.filter(({ parameter }) => ['offset', 'limit', 'days'].includes(parameter.name));
-    // The account's usage, daily spend, media and audit log, the compat usage, the admin API's listings of
-    // generations, of the audit log and of a model's price versions, and the operator API's accounts, usage,
-    // audit log and a model's price versions.
-    expect(paging).toHaveLength(23);
+    // The account's usage, daily spend, media, audit log and webhook deliveries, the compat usage, the admin API's
+    // listings of generations, of the audit log and of a model's price versions, and the operator API's accounts,
+    // usage, audit log and a model's price versions.
+    expect(paging).toHaveLength(25);
     for (const { name, parameter } of paging) {
       expect(parameter.required, `${name} ${parameter.name}`).toBe(false);
       expect(parameter.schema?.default, `${name} ${parameter.name}`).toBeDefined();

@@ -191,6 +191,27 @@ describe('secrets never reach a log line, stderr or an error answer', () => {
       }),
     );
     for (const [index, other] of others.entries()) issued[`otherKey${index}`] = other;
+    // A webhook endpoint's signing secrets, made at creation and at rotation, and a test event sent with them.
+    const endpoint = await request({
+      method: 'POST',
+      url: '/api/v1/webhooks/endpoints',
+      headers: { 'x-api-key': key },
+      payload: { url: 'https://hooks.example.com/grep', eventTypes: ['balance.low'] },
+    });
+    expect(endpoint.statusCode, endpoint.body).toBe(201);
+    const { id: endpointId, secret: webhookSecret } = endpoint.json<{ id: string; secret: string }>();
+    issued.webhookSecret = webhookSecret;
+    const rotated = await request({
+      method: 'POST',
+      url: `/api/v1/webhooks/endpoints/${endpointId}/rotate-secret`,
+      headers: { 'x-api-key': key },
+    });
+    issued.rotatedWebhookSecret = rotated.json<{ secret: string }>().secret;
+    await request({
+      method: 'POST',
+      url: `/api/v1/webhooks/endpoints/${endpointId}/test`,
+      headers: { 'x-api-key': key },
+    });
 
     const chat = (apiKey: string, model: string) =>
       request({

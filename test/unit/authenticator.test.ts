@@ -33,6 +33,7 @@ function keyRow(revoked: boolean, accountDisabled = false): CredentialRow {
     spentWeekNanos: 0n,
     monthStart: null,
     spentMonthNanos: 0n,
+    capAlerts: false,
     createdAt: now,
     updatedAt: now,
     accountRateLimits: { requestsPerMinute: null, tokensPerMinute: null, concurrentRequests: null },

@@ -109,6 +109,19 @@ describe('gateway.yaml', () => {
     expect(parseConfig(`${base}jobs: { leaseSeconds: 7 }`, 'test.yaml', {}).jobs.claimSeconds).toBe(7);
     expect(parseConfig(`${base}jobs: { claimSeconds: 8, leaseSeconds: 7 }`, 'test.yaml', {}).jobs.claimSeconds).toBe(8);
     expect(problemOf(`${base}media: { retentionDays: -1 }`)).toContain('media.retentionDays');
+    // A webhook claim that could run out while its attempt still waits would let two processes send it at once.
+    expect(problemOf(`${base}webhooks: { claimSeconds: 5, timeoutMs: 5000 }`)).toContain(
+      'at webhooks.claimSeconds: must be longer than webhooks.timeoutMs (5000 ms)',
+    );
+    expect(parseConfig(`${base}webhooks: { maxAttempts: 2 }`, 'test.yaml', {}).webhooks).toEqual({
+      maxAttempts: 2,
+      timeoutMs: 10_000,
+      retryBaseMs: 5_000,
+      claimSeconds: 60,
+      concurrency: 8,
+      idlePollMs: 1_000,
+      retentionDays: 30,
+    });
     const defaults = parseConfig(base, 'test.yaml', {});
     expect(defaults.media).toMatchObject({ store: 'fs', s3: undefined, linkTtlSeconds: 3600, retentionDays: 30 });
     expect(defaults.jobs).toMatchObject({

@@ -9,6 +9,7 @@ import { MediaPage } from './pages/media.tsx';
 import { OperatorPage } from './pages/operator/operator-page.tsx';
 import { SignInPage } from './pages/sign-in.tsx';
 import { UsagePage } from './pages/usage.tsx';
+import { WebhooksPage } from './pages/webhooks.tsx';
 import { Link, navigate, usePath } from './router.tsx';
 import type { Account } from './types.ts';
 
@@ -18,6 +19,7 @@ const sections = [
   { path: '/catalog', label: 'Catalog' },
   { path: '/media', label: 'Media' },
   { path: '/activity', label: 'Activity' },
+  { path: '/webhooks', label: 'Webhooks' },
 ] as const;
 
 /** The operator console's pages, shown to operator accounts only. */
@@ -35,6 +37,7 @@ const titles: Record<string, string> = {
   '/catalog': 'Catalog',
   '/media': 'Media',
   '/activity': 'Activity',
+  '/webhooks': 'Webhooks',
   '/sign-in': 'Sign in',
   '/sign-up': 'Create an account',
   '/operator/accounts': 'Accounts · Operator',
@@ -173,6 +176,7 @@ export function App() {
         {path === '/catalog' ? <CatalogPage /> : null}
         {path === '/media' ? <MediaPage /> : null}
         {path === '/activity' ? <ActivityPage /> : null}
+        {path === '/webhooks' ? <WebhooksPage /> : null}
         {account.role === 'operator' ? <OperatorPage path={path} /> : null}
       </main>
     </>

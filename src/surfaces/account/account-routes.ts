@@ -24,11 +24,21 @@ import { AccountSchema, CreatedKeySchema, ListedKeySchema, PricedModelSchema } f
 import { auditRoutes } from './audit-routes.ts';
 import { mediaRoutes } from './media-routes.ts';
 import { usageRoutes } from './usage-routes.ts';
+import { webhookRoutes } from './webhook-routes.ts';
 
 /** The services this surface uses, and only those. */
 export type AccountServices = Pick<
   GatewayServices,
-  'accounts' | 'apiKeys' | 'audit' | 'authenticator' | 'catalog' | 'config' | 'ledger' | 'usage' | 'mediaLibrary'
+  | 'accounts'
+  | 'apiKeys'
+  | 'audit'
+  | 'authenticator'
+  | 'catalog'
+  | 'config'
+  | 'ledger'
+  | 'usage'
+  | 'mediaLibrary'
+  | 'webhooks'
 >;
 
 /**
@@ -48,6 +58,7 @@ export const accountRoutes: FastifyPluginAsyncTypebox<{ services: AccountService
   await app.register(usageRoutes, { services });
   await app.register(mediaRoutes, { services });
   await app.register(auditRoutes, { services });
+  await app.register(webhookRoutes, { services });
   const accountIdOf = (request: FastifyRequest) => principalOf(request).accountId;
   const sessionAccountOf = (request: FastifyRequest, action: string) => {
     const principal = principalOf(request);

@@ -1,0 +1,241 @@
+import { and, count, desc, eq, inArray, sql } from 'drizzle-orm';
+import { webhookRowId, type WebhookDeliveryState } from '../domain/webhook-events.ts';
+import { type Database, type PageWindow, queryRows } from './database.ts';
+import { accounts, webhookAttempts, webhookDeliveries, webhookEndpoints } from './schema.ts';
+
+export type WebhookEndpointRow = typeof webhookEndpoints.$inferSelect;
+export type WebhookDeliveryRow = typeof webhookDeliveries.$inferSelect;
+export type WebhookAttemptRow = typeof webhookAttempts.$inferSelect;
+
+export interface EndpointChanges {
+  url?: string;
+  description?: string;
+  eventTypes?: string[];
+  isActive?: boolean;
+}
+
+/** A claimed delivery with what sending it needs of its endpoint. */
+export interface ClaimedDelivery {
+  id: string;
+  eventType: string;
+  data: unknown;
+  createdAt: Date;
+  /** This claim's attempt, counted when claimed: an attempt cut by a crash counts too. */
+  attempt: number;
+  endpoint: { id: string; url: string; isActive: boolean; sealedSecret: string };
+}
+
+/** What one attempt came to, and what follows for the delivery. */
+export interface AttemptOutcome {
+  statusCode: number | null;
+  latencyMs: number;
+  error: string | null;
+  responseExcerpt: string | null;
+  next: { state: 'succeeded' | 'failed' } | { state: 'queued'; runAfter: Date };
+}
+
+/**
+ * The SQL of webhooks: endpoints, the durable delivery queue and its log. Events are queued by the triggers of
+ * migration 0015 in their cause's transaction; `queueTest` queues the one event an account sends itself.
+ */
+export class WebhooksRepository {
+  constructor(private readonly db: Database) {}
+
+  async createEndpoint(row: Omit<WebhookEndpointRow, 'createdAt' | 'updatedAt'>): Promise<WebhookEndpointRow> {
+    const [inserted] = await this.db.insert(webhookEndpoints).values(row).returning();
+    return inserted!;
+  }
+
+  async listEndpoints(accountId: string): Promise<WebhookEndpointRow[]> {
+    return this.db
+      .select()
+      .from(webhookEndpoints)
+      .where(eq(webhookEndpoints.accountId, accountId))
+      .orderBy(webhookEndpoints.createdAt, webhookEndpoints.id);
+  }
+
+  async findEndpoint(accountId: string, id: string): Promise<WebhookEndpointRow | undefined> {
+    const [row] = await this.db.select().from(webhookEndpoints).where(owned(accountId, id));
+    return row;
+  }
+
+  async updateEndpoint(
+    accountId: string,
+    id: string,
+    changes: EndpointChanges & { sealedSecret?: string },
+  ): Promise<WebhookEndpointRow | undefined> {
+    const [row] = await this.db
+      .update(webhookEndpoints)
+      .set({ ...changes, updatedAt: sql`now()` })
+      .where(owned(accountId, id))
+      .returning();
+    return row;
+  }
+
+  /** Deletes the endpoint and (cascading) its deliveries and their log; false when it was not the account's. */
+  async deleteEndpoint(accountId: string, id: string): Promise<boolean> {
+    const rows = await this.db
+      .delete(webhookEndpoints)
+      .where(owned(accountId, id))
+      .returning({ id: webhookEndpoints.id });
+    return rows.length === 1;
+  }
+
+  /** Queues one event for one endpoint, whatever it subscribes to (a test event). Answers the delivery's id. */
+  async queueEvent(endpoint: { id: string; accountId: string }, type: string, data: unknown): Promise<string> {
+    const id = webhookRowId('msg');
+    await this.db
+      .insert(webhookDeliveries)
+      .values({ id, endpointId: endpoint.id, accountId: endpoint.accountId, eventType: type, data });
+    return id;
+  }
+
+  /** One page of an endpoint's deliveries, newest first, with each one's attempts and the count of all. */
+  async deliveriesOf(
+    endpointId: string,
+    { offset, limit }: PageWindow,
+  ): Promise<{ deliveries: WebhookDeliveryRow[]; attempts: WebhookAttemptRow[]; total: number }> {
+    const where = eq(webhookDeliveries.endpointId, endpointId);
+    const [deliveries, [totals]] = await Promise.all([
+      this.db
+        .select()
+        .from(webhookDeliveries)
+        .where(where)
+        .orderBy(desc(webhookDeliveries.createdAt), desc(webhookDeliveries.id))
+        .offset(offset)
+        .limit(limit),
+      this.db.select({ value: count() }).from(webhookDeliveries).where(where),
+    ]);
+    const attempts =
+      deliveries.length === 0
+        ? []
+        : await this.db
+            .select()
+            .from(webhookAttempts)
+            .where(
+              inArray(
+                webhookAttempts.deliveryId,
+                deliveries.map((delivery) => delivery.id),
+              ),
+            )
+            .orderBy(webhookAttempts.attempt);
+    return { deliveries, attempts, total: totals?.value ?? 0 };
+  }
+
+  /**
+   * Claims up to `limit` due deliveries for `owner` for `claimSeconds`: queued ones, and those whose claim ran
+   * out (their process died while sending: at-least-once, under the same id). Rows another process is claiming
+   * now are skipped. The attempt is counted here, so a delivery that keeps killing its process still ends.
+   */
+  async claim(
+    owner: string,
+    { limit, claimSeconds }: { limit: number; claimSeconds: number },
+  ): Promise<ClaimedDelivery[]> {
+    if (limit <= 0) return [];
+    const rows = await queryRows<{
+      id: string;
+      event_type: string;
+      data: unknown;
+      created_at: Date | string;
+      attempts: number;
+      endpoint_id: string;
+      url: string;
+      is_active: boolean;
+      sealed_secret: string;
+    }>(
+      this.db,
+      sql`WITH due AS (
+            SELECT id FROM webhook_deliveries
+             WHERE state IN ('queued', 'delivering') AND run_after <= now()
+               AND (claimed_by IS NULL OR claim_expires_at < now())
+             ORDER BY run_after, created_at LIMIT ${limit}
+             FOR UPDATE SKIP LOCKED),
+          claimed AS (
+            UPDATE webhook_deliveries d
+               SET state = 'delivering', claimed_by = ${owner}, attempts = d.attempts + 1, updated_at = now(),
+                   claim_expires_at = now() + make_interval(secs => ${claimSeconds})
+              FROM due WHERE d.id = due.id
+            RETURNING d.id, d.event_type, d.data, d.created_at, d.attempts, d.endpoint_id)
+          SELECT c.*, e.url, e.is_active, e.sealed_secret
+            FROM claimed c JOIN webhook_endpoints e ON e.id = c.endpoint_id`,
+    );
+    return rows.map((row) => ({
+      id: row.id,
+      eventType: row.event_type,
+      data: row.data,
+      createdAt: new Date(row.created_at),
+      attempt: row.attempts,
+      endpoint: { id: row.endpoint_id, url: row.url, isActive: row.is_active, sealedSecret: row.sealed_secret },
+    }));
+  }
+
+  /**
+   * Writes the attempt to the log and the delivery's next state, in one transaction, if `owner` still holds the
+   * claim (a process that stalled past it changes nothing: another has taken the delivery over).
+   */
+  async finishAttempt(delivery: ClaimedDelivery, owner: string, outcome: AttemptOutcome): Promise<boolean> {
+    return this.db.transaction(async (tx) => {
+      const { next } = outcome;
+      const state: WebhookDeliveryState = next.state;
+      const ended = await tx
+        .update(webhookDeliveries)
+        .set({
+          state,
+          claimedBy: null,
+          claimExpiresAt: null,
+          lastStatus: outcome.statusCode,
+          lastError: outcome.error,
+          updatedAt: sql`now()`,
+          ...(next.state === 'queued' ? { runAfter: next.runAfter } : { finishedAt: sql`now()` }),
+        })
+        .where(
+          and(
+            eq(webhookDeliveries.id, delivery.id),
+            eq(webhookDeliveries.claimedBy, owner),
+            eq(webhookDeliveries.state, 'delivering'),
+          ),
+        )
+        .returning({ id: webhookDeliveries.id });
+      if (ended.length !== 1) return false;
+      await tx.insert(webhookAttempts).values({
+        id: webhookRowId('att'),
+        deliveryId: delivery.id,
+        attempt: delivery.attempt,
+        statusCode: outcome.statusCode,
+        latencyMs: outcome.latencyMs,
+        error: outcome.error,
+        responseExcerpt: outcome.responseExcerpt,
+      });
+      return true;
+    });
+  }
+
+  /** Deletes up to `limit` deliveries (and their log) that ended before `before`; answers how many. */
+  async pruneFinished(before: Date, limit: number): Promise<number> {
+    const rows = await queryRows<{ id: string }>(
+      this.db,
+      sql`DELETE FROM webhook_deliveries WHERE id IN (
+            SELECT id FROM webhook_deliveries WHERE finished_at IS NOT NULL AND finished_at < ${before.toISOString()}::timestamptz
+             LIMIT ${limit})
+          RETURNING id`,
+    );
+    return rows.length;
+  }
+
+  async balanceAlert(accountId: string): Promise<bigint | null | undefined> {
+    const [row] = await this.db
+      .select({ threshold: accounts.balanceAlertNanos })
+      .from(accounts)
+      .where(eq(accounts.id, accountId));
+    return row === undefined ? undefined : row.threshold;
+  }
+
+  /** Sets (or, with null, removes) the low-balance threshold; the settlement trigger compares against it. */
+  async setBalanceAlert(accountId: string, thresholdNanos: bigint | null): Promise<void> {
+    await this.db.update(accounts).set({ balanceAlertNanos: thresholdNanos }).where(eq(accounts.id, accountId));
+  }
+}
+
+function owned(accountId: string, id: string) {
+  return and(eq(webhookEndpoints.id, id), eq(webhookEndpoints.accountId, accountId));
+}
