@@ -150,6 +150,11 @@ async function openPostgres(
 ): Promise<Storage> {
   const pool = new pg.Pool({ connectionString: options.url, max: options.poolSize ?? 20 });
   pool.on('error', (error) => options.onError?.(error));
+  // The pool listens for errors of idle clients only: a client checked out (a transaction between two of its
+  // statements) whose connection is cut would throw its error as an uncaught exception, and its transaction
+  // would never end. With a listener of its own, the cut is logged and the next statement fails, which ends the
+  // transaction and gives the client back.
+  pool.on('connect', (client) => client.on('error', (error) => options.onError?.(error)));
   const db = drizzlePostgres(pool, { schema }) as unknown as Database;
   const listener = new PostgresListener(options.url, options.onError, options.listenerProbe ?? defaultListenerProbe);
   try {
