@@ -184,11 +184,26 @@ async function openPostgres(
     subscribe: (callback) => listener.subscribe(callback),
     listening: () => listener.listening(),
     close: async () => {
-      await listener.stop();
-      await pool.end();
+      const closed = (async () => {
+        await listener.stop();
+        await pool.end();
+      })();
+      // A client never given back must not keep a stopping process alive: past the bound, the close goes on.
+      let timer: NodeJS.Timeout | undefined;
+      const late = new Promise<void>((resolve) => {
+        timer = setTimeout(() => {
+          options.onError?.(new Error(`storage did not close within ${storageCloseMs} ms: a client was still in use`));
+          resolve();
+        }, storageCloseMs);
+      });
+      await Promise.race([closed, late]);
+      clearTimeout(timer);
     },
   };
 }
+
+/** Longest a stopping process waits for the database clients still in use to be given back. */
+const storageCloseMs = 10_000;
 
 /** How long the listener waits before connecting again after its connection dropped or could not be made. */
 const listenerReconnectMs = 1000;
