@@ -30,6 +30,7 @@ export const databaseSuite = [
   'test/integration/operator-catalog.test.ts',
   'test/integration/operator-disable-processes.test.ts',
   'test/integration/orphaned-holds.test.ts',
+  'test/integration/pool-cuts.test.ts',
   'test/integration/price-versions.test.ts',
   'test/integration/provider-keys-processes.test.ts',
   'test/integration/rate-limits.test.ts',

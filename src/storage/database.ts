@@ -11,6 +11,7 @@ import * as schema from './schema.ts';
 import { acquireDataDirLock } from './data-dir-lock.ts';
 import { startEmbeddedServer, type EmbeddedServer, type ServerLogLevel } from './embedded-server.ts';
 import { importLegacyDatabase } from './legacy-import.ts';
+import { ReturningPool } from './returning-pool.ts';
 
 export type Database = PgDatabase<PgQueryResultHKT, typeof schema>;
 
@@ -148,12 +149,11 @@ async function openPostgres(
   options: { url: string; poolSize?: number; onError?: (error: Error) => void; listenerProbe?: ListenerProbe },
   kind: Storage['kind'] = 'postgres',
 ): Promise<Storage> {
-  const pool = new pg.Pool({ connectionString: options.url, max: options.poolSize ?? 20 });
+  const pool = new ReturningPool({ connectionString: options.url, max: options.poolSize ?? 20 });
   pool.on('error', (error) => options.onError?.(error));
-  // The pool listens for errors of idle clients only: a client checked out (a transaction between two of its
-  // statements) whose connection is cut would throw its error as an uncaught exception, and its transaction
-  // would never end. With a listener of its own, the cut is logged and the next statement fails, which ends the
-  // transaction and gives the client back.
+  // The pool listens for errors of idle clients only: a client cut while checked out (a transaction between two
+  // of its statements) would throw its error as an uncaught exception. Every client's cut is logged; the next
+  // statement on it fails, and the pool takes it back (returning-pool.ts).
   pool.on('connect', (client) => client.on('error', (error) => options.onError?.(error)));
   const db = drizzlePostgres(pool, { schema }) as unknown as Database;
   const listener = new PostgresListener(options.url, options.onError, options.listenerProbe ?? defaultListenerProbe);
@@ -184,26 +184,11 @@ async function openPostgres(
     subscribe: (callback) => listener.subscribe(callback),
     listening: () => listener.listening(),
     close: async () => {
-      const closed = (async () => {
-        await listener.stop();
-        await pool.end();
-      })();
-      // A client never given back must not keep a stopping process alive: past the bound, the close goes on.
-      let timer: NodeJS.Timeout | undefined;
-      const late = new Promise<void>((resolve) => {
-        timer = setTimeout(() => {
-          options.onError?.(new Error(`storage did not close within ${storageCloseMs} ms: a client was still in use`));
-          resolve();
-        }, storageCloseMs);
-      });
-      await Promise.race([closed, late]);
-      clearTimeout(timer);
+      await listener.stop();
+      await pool.end();
     },
   };
 }
-
-/** Longest a stopping process waits for the database clients still in use to be given back. */
-const storageCloseMs = 10_000;
 
 /** How long the listener waits before connecting again after its connection dropped or could not be made. */
 const listenerReconnectMs = 1000;

@@ -1,0 +1,61 @@
+/**
+ * Connections of the pool cut by the server (a restart, a failover, an operator's pg_terminate_backend) while
+ * they sit idle or are checked out. drizzle sends a transaction's BEGIN before the try that gives its client
+ * back: a client whose connection was cut just before BEGIN used to stay checked out for good, so the pool
+ * never closed (a stopping process hung) and, with enough cuts, ran out of clients.
+ */
+import { sql } from 'drizzle-orm';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { listenerApplicationName, openStorage, type Storage } from '../../src/storage/database.ts';
+import { createTestDatabase, type TestDatabase } from '../support/test-database.ts';
+
+describe('the pool, when the server cuts its connections', () => {
+  let database: TestDatabase;
+  let storage: Storage;
+  let admin: pg.Client;
+  const errors: Error[] = [];
+
+  beforeAll(async () => {
+    database = await createTestDatabase();
+    storage = await openStorage({ kind: 'postgres', url: database.url, poolSize: 4, onError: (e) => errors.push(e) });
+    admin = new pg.Client({ connectionString: database.url });
+    await admin.connect();
+  });
+
+  afterAll(async () => {
+    await admin?.end();
+    await database?.drop();
+  });
+
+  it('gives back every client, whatever statement a cut lands on, and closes', { timeout: 60_000 }, async () => {
+    const terminate = () =>
+      admin.query(
+        `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+         WHERE datname = current_database() AND pid <> pg_backend_pid() AND application_name <> $1`,
+        [listenerApplicationName],
+      );
+    let failed = 0;
+    for (let round = 0; round < 30; round++) {
+      // Idle clients in the pool, cut under it; then transactions at once, before the pool hears of every cut.
+      await Promise.all([1, 2, 3, 4].map(() => storage.db.execute(sql`SELECT 1`)));
+      await terminate();
+      const outcomes = await Promise.allSettled(
+        [1, 2, 3, 4].map(() => storage.db.transaction(async (tx) => tx.execute(sql`SELECT 1`))),
+      );
+      failed += outcomes.filter((outcome) => outcome.status === 'rejected').length;
+    }
+    // Cuts were met (else this proves nothing), and the pool still serves...
+    expect(failed).toBeGreaterThan(0);
+    expect(await storage.prepared('pool-cuts-two', 'SELECT 2 AS two', [])).toEqual([{ two: 2 }]);
+    // ...and closes: no client was kept out.
+    let closed = false;
+    await Promise.race([
+      storage.close().then(() => {
+        closed = true;
+      }),
+      new Promise((resolve) => setTimeout(resolve, 20_000)),
+    ]);
+    expect(closed).toBe(true);
+  });
+});
