@@ -304,8 +304,11 @@ class TextRecipe implements Recipe<TextGenerationInput, TextRow, TextPlan, TextR
       },
       { target: route.target, headers: relay.headers },
     );
-    const upstream = await startIteration(exchange.body);
-    const body = metered(relayedWithin(upstream, meter), {
+    // The meter reads the events that came with the first bytes before the answer starts (the adapter checked
+    // only the first of them): one that breaks the protocol fails this attempt, which another row may serve,
+    // never a stream the client already has.
+    const upstream = await startIteration(relayedWithin(exchange.body, meter));
+    const body = metered(upstream, {
       observe: () => undefined,
       settle: ({ failed, consumerLeft }) => {
         const reading = meterReading(meter, unreadableRelay);

@@ -51,6 +51,12 @@ export interface StreamRelayHooks {
   onFailure?(sse: SseWriter, endsWithBlankLine: boolean): Promise<void>;
 }
 
+/** The last two characters of what was relayed, with `chunk` after `tail`; the chunk itself is not copied. */
+function lastTwo(tail: string, chunk: Uint8Array): string {
+  if (chunk.length >= 2) return String.fromCharCode(chunk[chunk.length - 2]!, chunk[chunk.length - 1]!);
+  return chunk.length === 1 ? (tail + String.fromCharCode(chunk[0]!)).slice(-2) : tail;
+}
+
 /** Relays an upstream event stream byte for byte, with the streaming headers and backpressure of the SSE writer. */
 async function relayStream(
   { request, reply }: HttpExchange,
@@ -65,7 +71,7 @@ async function relayStream(
       // Leaving the loop hands the rest of the upstream to the meter, which reads it to its end or to the output
       // limit, and bills it as aborted.
       if (sse.clientGone) return;
-      tail = (tail + Buffer.from(chunk).toString('latin1')).slice(-2);
+      tail = lastTwo(tail, chunk);
     }
     await hooks.onEnd?.(sse, tail === '\n\n');
   } catch (error) {

@@ -13,12 +13,22 @@ import { sleep, startFakeServer, type FakeServer, type RecordedRequest } from '.
  * - `garbage-shape`: JSON of another shape, as the whole answer, or as the events of a stream that then ends
  *   as the protocol ends a stream;
  * - `garbage-first-event`: a stream whose first event is not JSON;
+ * - `garbage-second-event`: a stream whose first write holds one of the protocol's own events and then one
+ *   that is not JSON (both arrive before the answer can begin);
  * - `garbage-third-event`: a stream of two of the protocol's own events carrying text, then one that is not
  *   JSON, then more of its own events;
  * - `garbage-endless`: like `third-event`, but after the garbage it keeps sending its own events until the
  *   gateway lets go of the connection (counted in `streamsLetGo`).
  */
-export const garbageKinds = ['not-json', 'html', 'shape', 'first-event', 'third-event', 'endless'] as const;
+export const garbageKinds = [
+  'not-json',
+  'html',
+  'shape',
+  'first-event',
+  'second-event',
+  'third-event',
+  'endless',
+] as const;
 export type GarbageKind = (typeof garbageKinds)[number];
 
 const html = '<!doctype html><html><head><title>Maintenance</title></head><body><h1>Back soon</h1></body></html>';
@@ -117,6 +127,7 @@ async function answer(request: RecordedRequest, response: ServerResponse): Promi
     response.writeHead(200, { 'content-type': 'application/json' });
     if (kind === 'shape') return void response.end(JSON.stringify([{ hello: 'world' }, endEvent(operation).data]));
     if (kind === 'first-event') return void response.end(`[{not json},${JSON.stringify(first!.data)}]`);
+    if (kind === 'second-event') return void response.end(`[${JSON.stringify(first!.data)},{not json}]`);
     response.write(`[${JSON.stringify(first!.data)},\r\n${JSON.stringify(second!.data)}`);
     // The garbage comes after the answer has begun, as a later piece of the stream.
     await sleep(50);
@@ -129,6 +140,7 @@ async function answer(request: RecordedRequest, response: ServerResponse): Promi
     );
   if (kind === 'first-event')
     return void response.end(sse({ data: '{not json' }) + goodEvents(operation).map(sse).join(''));
+  if (kind === 'second-event') return void response.end(sse(first!) + sse({ data: '{not json' }) + sse(second!));
   response.write([first!, second!].map(sse).join(''));
   await sleep(50);
   if (kind !== 'endless') return void response.end(sse({ data: html }) + sse(first!));

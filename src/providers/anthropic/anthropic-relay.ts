@@ -35,7 +35,7 @@ export async function relayAnthropic(
   return checkedRelay(
     response,
     { answer: isMessage, event: isMessagesStreamEvent, what: 'a message' },
-    body.stream === true ? sseSplitter(options.target.maxEventCharacters) : undefined,
+    body.stream === true ? { split: sseSplitter(options.target.maxEventCharacters), meteredHead: true } : undefined,
   );
 }
 

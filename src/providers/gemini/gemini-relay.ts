@@ -47,7 +47,7 @@ export async function relayGemini(
   return checkedRelay(
     response,
     { answer: isGenerateContentResponse, event: isGenerateContentResponse, what: 'a generateContent answer' },
-    stream,
+    stream && { split: stream, meteredHead: true },
   );
 }
 

@@ -133,7 +133,7 @@ export async function relayOpenAiImages(
   return checkedRelay(
     response,
     shapes,
-    body.stream === true ? sseSplitter(options.target.maxEventCharacters) : undefined,
+    body.stream === true ? { split: sseSplitter(options.target.maxEventCharacters) } : undefined,
   );
 }
 

@@ -104,7 +104,7 @@ export async function relayOpenAi(
     ...(await checkedRelay(
       response,
       shape,
-      body.stream === true ? sseSplitter(options.target.maxEventCharacters) : undefined,
+      body.stream === true ? { split: sseSplitter(options.target.maxEventCharacters), meteredHead: true } : undefined,
     )),
     dropped,
   };

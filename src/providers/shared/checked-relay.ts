@@ -83,14 +83,15 @@ async function checkedJsonRelay(
 }
 
 /**
- * A stream whose first event is read before the answer is relayed, and every event read by then checked:
- * garbage from the first byte is a protocol failure the next provider row may still serve, and no event the
- * meter reads before the answer starts can fail its protocol check. The bytes read are relayed as they came.
+ * A stream whose first event is read before the answer is relayed, and every event read by then checked (the
+ * first only, when the caller's meter reads the rest before the answer starts): garbage from the first byte is
+ * a protocol failure the next provider row may still serve, and no event the meter reads before the answer
+ * starts can fail its protocol check. The bytes read are relayed as they came.
  */
 async function checkedStreamRelay(
   answer: UpstreamAnswer,
   split: StreamSplitter,
-  checkEvent: (data: string) => void,
+  checkHead: (events: readonly string[]) => void,
 ): Promise<RawExchange> {
   const held: Buffer[] = [];
   const events: string[] = [];
@@ -104,7 +105,7 @@ async function checkedStreamRelay(
     held.push(next.value);
     rejecting(answer.body, () => events.push(...dataOf(split(next.value))));
   }
-  rejecting(answer.body, () => events.forEach(checkEvent));
+  rejecting(answer.body, () => checkHead(events));
   return { status: answer.status, contentType: contentTypeOf(answer), body: heldThenRest(held, iterator, answer.body) };
 }
 
@@ -120,18 +121,30 @@ export interface AnswerShapes {
   maxAnswerBytes?: number;
 }
 
+/** How a stream is read: cut into events by `split`; `meteredHead`, see `checkedRelay`. */
+export interface StreamReading {
+  split: StreamSplitter;
+  meteredHead?: boolean;
+}
+
 /**
  * An upstream answer checked against its operation's shapes before any of it is relayed: whole when
- * `stream` is undefined, else cut into events by `stream`.
+ * `stream` is undefined, else cut into events. With `meteredHead`, the caller's relay meter reads (and checks)
+ * every event that came with the stream's first one before the answer starts, so only that first one is
+ * checked here, not every event twice.
  */
 export function checkedRelay(
   answer: UpstreamAnswer,
   shapes: AnswerShapes,
-  stream: StreamSplitter | undefined,
+  stream: StreamReading | undefined,
 ): Promise<RawExchange> {
   if (stream === undefined)
     return checkedJsonRelay(answer, (value) => checked(value, shapes.answer, shapes.what), shapes.maxAnswerBytes);
-  return checkedStreamRelay(answer, stream, (data) => {
+  const checkEvent = (data: string) => {
     if (data !== shapes.terminator) checkedEvent(data, shapes.event);
+  };
+  return checkedStreamRelay(answer, stream.split, (events) => {
+    if (stream.meteredHead) checkEvent(events[0]!);
+    else events.forEach(checkEvent);
   });
 }
