@@ -380,16 +380,17 @@ export async function openCore(options: CoreOptions): Promise<Core> {
     timeoutMs: config.webhooks.timeoutMs,
     allowPrivateAddresses: config.remoteMedia.allowPrivateAddresses,
   });
+  const webhooksRepository = new WebhooksRepository(storage.db);
   let webhookWorker: WebhookDeliveryWorker | undefined;
   const webhooks = new WebhookService({
-    repository: new WebhooksRepository(storage.db),
+    repository: webhooksRepository,
     secretKeys,
     allowPrivateAddresses: config.remoteMedia.allowPrivateAddresses,
     checkAddress: checkReferenceUrl,
     wake: () => webhookWorker?.wake(),
   });
   webhookWorker = new WebhookDeliveryWorker({
-    deliveries: new WebhooksRepository(storage.db),
+    deliveries: webhooksRepository,
     send: (message) => webhookSender.send(message),
     secretOf: (sealed) => webhooks.secretOf(sealed),
     config: config.webhooks,
