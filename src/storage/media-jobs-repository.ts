@@ -102,7 +102,7 @@ export class MediaJobsRepository {
     if ('problem' in checked) throw new Error(`a ${job.kind} job cannot be queued: ${checked.problem}`);
     return this.db.transaction(async (tx) => {
       const [row] = await queryRows<{ outcome: string }>(
-        tx as unknown as Database,
+        tx,
         sql`SELECT gw_hold(${job.holdId}, ${job.accountId}, ${job.apiKeyId}, ${job.holdNanos}, ${mediaJobHoldOwner}, ${job.now.toISOString()}::timestamptz) AS outcome`,
       );
       const outcome = (row?.outcome ?? 'balance') as HoldOutcome;
@@ -292,9 +292,8 @@ export class MediaJobsRepository {
         .where(and(eq(mediaJobs.id, job.id), eq(mediaJobs.claimedBy, owner), eq(mediaJobs.state, 'processing')))
         .returning({ id: mediaJobs.id });
       if (ended.length !== 1) return undefined;
-      const settled = await chargeJob(tx as unknown as Database, job, settlement);
-      if (settled.shortUsage !== undefined)
-        await recordShortCharge(tx as unknown as Database, job.id, settled.shortUsage);
+      const settled = await chargeJob(tx, job, settlement);
+      if (settled.shortUsage !== undefined) await recordShortCharge(tx, job.id, settled.shortUsage);
       if (settlement.assets.length > 0)
         await tx
           .insert(mediaAssets)
@@ -340,7 +339,7 @@ export class MediaJobsRepository {
         )
         .returning();
       if (!job) return undefined;
-      await chargeJob(tx as unknown as Database, job, {
+      await chargeJob(tx, job, {
         costNanos: 0n,
         claimNanos: 0n,
         record: usageRecord({
