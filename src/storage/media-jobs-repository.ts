@@ -1,5 +1,10 @@
 import { and, count, desc, eq, exists, inArray, isNotNull, isNull, lt, lte, or, sql } from 'drizzle-orm';
-import { usageRecord, type GenerationAttempt, type RecordedGeneration } from '../domain/generation-route.ts';
+import {
+  usageRecord,
+  type GenerationAttempt,
+  type RecordedGeneration,
+  type RoutingStrategyName,
+} from '../domain/generation-route.ts';
 import {
   frozenPriceVersion,
   outputProblem,
@@ -66,6 +71,8 @@ export type NewMediaJob = MediaJobInput & {
   now: Date;
   /** The catalog's version of the prices in `priceSnapshot`: stored in the snapshot, named by the job's record. */
   priceVersion?: string;
+  /** The routing strategy the model named (none: it named none), which ordered the rows the job was queued on. */
+  strategy?: RoutingStrategyName;
 };
 
 export interface JobSettlement {
@@ -118,6 +125,7 @@ export class MediaJobsRepository {
           providerId: job.providerId,
           upstreamModel: job.upstreamModel,
           requestId: job.requestId,
+          routingStrategy: job.strategy ?? null,
           request: job.request,
           recordedRequest: job.recordedRequest,
           state: 'queued',
