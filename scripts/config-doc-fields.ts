@@ -61,7 +61,10 @@ export const fieldDocs: Record<string, FieldDoc> = {
   'providers.<id>': { meaning: 'one upstream endpoint' },
   'providers.<id>.protocol': { meaning: 'the wire protocol it speaks; `sandbox` is the built-in offline provider' },
   'providers.<id>.baseUrl': { meaning: 'base URL of its API' },
-  'providers.<id>.apiKey': { meaning: 'its credential; a provider whose key resolves empty is inactive' },
+  'providers.<id>.apiKey': {
+    meaning:
+      'its credential; a provider whose key resolves empty (and with no `apiKeys`) is inactive until an active runtime key is added (docs/provider-keys.md)',
+  },
   'providers.<id>.apiKeys': {
     meaning:
       'several upstream keys besides `apiKey`, each request drawing one by weight ([provider keys](provider-keys.md))',

@@ -148,7 +148,9 @@ export async function openCore(options: CoreOptions): Promise<Core> {
   // Storage errors are logged without the values they carry, whoever built the logger.
   const logger = withSafeErrorLogging(options.logger);
   const loaded = options.config ?? loadConfigFile(environment.configPath, environment.variables);
-  // One map of providers for every service, refilled in place by a reload: rows already picked keep their settings.
+  // One map of providers for every service, refilled in place by a reload and when runtime keys change (they make
+  // a provider gateway.yaml gives no key active): rows already picked keep their settings.
+  let fileProviders = loaded.providers;
   const providers = new Map(loaded.providers);
   const config: GatewayConfig = { ...loaded, providers };
   const secretKeys = deriveSecretKeys(resolveSecret(environment));
@@ -205,6 +207,12 @@ export async function openCore(options: CoreOptions): Promise<Core> {
   );
   const rowHealth = new RowHealth();
   const upstreamKeys = new UpstreamKeys(providers);
+  /** The map of providers as requests use them: gateway.yaml's, each with what its runtime keys make of it. */
+  const refillProviders = () => {
+    providers.clear();
+    for (const [id, provider] of fileProviders) providers.set(id, upstreamKeys.served(provider));
+    upstreamKeys.replaceProviders(providers);
+  };
   const providerKeysRepository = new ProviderKeysRepository(storage.db);
   const providerKeys = new ProviderKeyService({
     repository: providerKeysRepository,
@@ -215,6 +223,10 @@ export async function openCore(options: CoreOptions): Promise<Core> {
     publish: (event) => storage.publish(event),
     onUnreadable: (keyId, error) =>
       logger.error({ err: error, keyId }, 'a stored provider key cannot be opened with this GATEWAY_SECRET: left out'),
+    onRead: () => {
+      refillProviders();
+      runtimeCatalog.providersChanged();
+    },
   });
   const readProviderKeys = () =>
     providerKeys
@@ -380,16 +392,17 @@ export async function openCore(options: CoreOptions): Promise<Core> {
     timeoutMs: config.webhooks.timeoutMs,
     allowPrivateAddresses: config.remoteMedia.allowPrivateAddresses,
   });
+  const webhooksRepository = new WebhooksRepository(storage.db);
   let webhookWorker: WebhookDeliveryWorker | undefined;
   const webhooks = new WebhookService({
-    repository: new WebhooksRepository(storage.db),
+    repository: webhooksRepository,
     secretKeys,
     allowPrivateAddresses: config.remoteMedia.allowPrivateAddresses,
     checkAddress: checkReferenceUrl,
     wake: () => webhookWorker?.wake(),
   });
   webhookWorker = new WebhookDeliveryWorker({
-    deliveries: new WebhooksRepository(storage.db),
+    deliveries: webhooksRepository,
     send: (message) => webhookSender.send(message),
     secretOf: (sealed) => webhooks.secretOf(sealed),
     config: config.webhooks,
@@ -402,13 +415,13 @@ export async function openCore(options: CoreOptions): Promise<Core> {
       ),
   });
   const configReloader = new ConfigReloader({
-    running: config,
+    // gateway.yaml's providers, not as runtime keys made them: a reload names what changed in the file.
+    running: { ...config, providers: loaded.providers },
     read: () => loadConfigFile(environment.configPath, environment.variables),
     apply: (reloaded) => {
-      providers.clear();
-      for (const [id, provider] of reloaded.providers) providers.set(id, provider);
+      fileProviders = reloaded.providers;
+      refillProviders();
       runtimeCatalog.fileReloaded(reloaded.models);
-      upstreamKeys.replaceProviders(providers);
       voices.replace(reloaded.voices);
       breakers.reconfigure({
         failures: reloaded.upstream.breakerFailures,

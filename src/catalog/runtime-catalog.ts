@@ -146,6 +146,11 @@ export class RuntimeCatalog {
     this.refreshSoon();
   }
 
+  /** The providers changed in place (a runtime key made one active, or left it without one): their rows are served, or not, from now on. */
+  providersChanged(): void {
+    this.applyLocally();
+  }
+
   list(): CatalogModelView[] {
     return this.merged.map((model) => this.view(model));
   }

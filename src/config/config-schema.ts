@@ -1,5 +1,5 @@
 import { embeddingPartTypes } from '../domain/embedding.ts';
-import type { RoutingStrategyName } from '../domain/generation-route.ts';
+import { routingStrategyNames } from '../domain/generation-route.ts';
 import Type, { type Static } from 'typebox';
 import { protocols, type Protocol } from '../domain/protocols.ts';
 
@@ -101,12 +101,7 @@ const ProviderRowSchema = Type.Object(
 );
 
 /** How a model's rows are ordered for each request (docs/provider-keys.md); `priority` is the default. */
-export const routingStrategies = [
-  'priority',
-  'weighted',
-  'latency',
-  'price',
-] as const satisfies readonly RoutingStrategyName[];
+export const routingStrategies = routingStrategyNames;
 export type RoutingStrategy = (typeof routingStrategies)[number];
 
 /** A model's prices in USD; the account API shows them under the same names. */

@@ -22,7 +22,8 @@ export interface GenerationRoute {
 }
 
 /** The routing strategies a model may name (config `routing`). */
-export type RoutingStrategyName = 'priority' | 'weighted' | 'latency' | 'price';
+export const routingStrategyNames = ['priority', 'weighted', 'latency', 'price'] as const;
+export type RoutingStrategyName = (typeof routingStrategyNames)[number];
 
 /** A row tried before the one that served: as the usage record keeps it, and as a media job stores it meanwhile. */
 export const GenerationAttemptSchema = Type.Object({

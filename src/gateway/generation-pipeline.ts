@@ -232,6 +232,8 @@ export class GenerationPipeline {
       ...plan.job,
       // The job's prices are frozen at submission with their version, which its record will name.
       priceVersion: model.priceVersion,
+      // As a request's route: the strategy that ordered the rows, when the model names one.
+      ...(model.routingNamed ? { strategy: model.routing } : {}),
       modelId: model.modelId,
       row: plan.rows[0]!.row,
       holdNanos: plan.holdNanos,

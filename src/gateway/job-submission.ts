@@ -3,6 +3,7 @@ import type { ProviderRow } from '../catalog/catalog.ts';
 import type { JobsConfig } from '../config/load-config.ts';
 import { GatewayError } from '../domain/errors.ts';
 import { newId } from '../domain/ids.ts';
+import type { RoutingStrategyName } from '../domain/generation-route.ts';
 import type { MediaJobInput } from '../domain/media-job.ts';
 import type { MediaKind } from '../domain/usage-modalities.ts';
 import type { JobWaiters } from '../jobs/job-waiters.ts';
@@ -32,6 +33,8 @@ export type JobToSubmit = MediaJobInput & {
   holdNanos: bigint;
   /** The catalog's version of the prices the job is frozen at. */
   priceVersion: string | undefined;
+  /** The routing strategy the model names, which picked `row`; its record's route names it. */
+  strategy?: RoutingStrategyName;
 };
 
 /** How long a request waits for its job to end, and the signal of a client gone meanwhile. */

@@ -50,6 +50,8 @@ export interface ProviderKeyServiceOptions {
   publish: (event: StorageEvent) => Promise<void>;
   /** A stored key this process cannot open (GATEWAY_SECRET changed): left out, its id reported. */
   onUnreadable: (keyId: string, error: unknown) => void;
+  /** The stored keys were read and handed to the key choice (a provider they key may serve from now on). */
+  onRead?: () => void;
 }
 
 /**
@@ -127,6 +129,7 @@ export class ProviderKeyService {
       }
     }
     this.options.keys.replaceRuntime(keys);
+    this.options.onRead?.();
   }
 
   /** Reads the keys here and tells the other processes; answers the key as it now stands. */

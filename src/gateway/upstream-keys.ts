@@ -71,6 +71,17 @@ export class UpstreamKeys {
     this.rebuild();
   }
 
+  /**
+   * The provider as requests use it. One that gateway.yaml gives no key (its `${VAR}` resolved empty, or it names
+   * none) is inactive, as its rows are, until it has an active runtime key: it is then active, and its first
+   * such key stands for the provider's single key (a video task resumed after a restart is polled with it).
+   */
+  served(provider: ProviderConfig): ProviderConfig {
+    if (provider.active) return provider;
+    const key = this.runtime.find((candidate) => candidate.providerId === provider.id && candidate.active);
+    return key ? { ...provider, apiKey: key.apiKey, active: true } : provider;
+  }
+
   /** A provider's keys, the file's first; empty for a provider not configured. */
   keysOf(providerId: string): readonly UpstreamKey[] {
     return this.rings.get(providerId) ?? [];
@@ -113,7 +124,7 @@ export class UpstreamKeys {
   /** Whether some active key of the row's provider would be sent now (its breaker on the row lets calls through). */
   available(row: RowRef, breakers: ProviderBreakers): boolean {
     const ring = this.rings.get(row.providerId);
-    if (!ring) return breakers.available(row);
+    if (!ring || ring.length === 0) return breakers.available(row);
     for (const key of ring) if (key.active && breakers.available(row, key.id)) return true;
     return false;
   }
@@ -121,10 +132,10 @@ export class UpstreamKeys {
   private rebuild(): void {
     const rings = new Map<string, UpstreamKey[]>();
     for (const provider of this.providers.values()) {
-      const configured =
-        provider.keys.length > 0 ? provider.keys : [{ id: defaultKeyId, apiKey: provider.apiKey, weight: 1 }];
+      // A provider without a key in the file (the sandbox, or one keyed at runtime only) has only its runtime keys.
+      const configured = provider.keys;
       const runtime = this.runtime.filter((key) => key.providerId === provider.id);
-      const named = configured.length + runtime.length > 1 || configured[0]!.id !== defaultKeyId;
+      const named = runtime.length > 0 || configured.some((key) => key.id !== defaultKeyId);
       const ring = [
         ...configured.map((key) =>
           this.keyOf(provider, { ...key, label: undefined, active: true, source: 'config' }, named),

@@ -333,6 +333,7 @@ export class JobWorker extends ClaimingWorker {
             ...state.route.row,
             fallbacks: state.route.fallbacks,
             ...(job.requestId ? { requestId: job.requestId } : {}),
+            ...(job.routingStrategy === null ? {} : { strategy: job.routingStrategy }),
             ...(state.route.keyId === undefined ? {} : { keyId: state.route.keyId }),
           },
           // The version of the prices frozen at submission, which the cost was reckoned at.

@@ -13,6 +13,10 @@ import { startEmbeddedServer, type EmbeddedServer, type ServerLogLevel } from '.
 import { importLegacyDatabase } from './legacy-import.ts';
 import { ReturningPool } from './returning-pool.ts';
 
+/**
+ * The gateway's database, and equally one of its transactions: drizzle's transaction extends its database, so a
+ * function that runs inside or outside a transaction takes a `Database` and is handed either without a cast.
+ */
 export type Database = PgDatabase<PgQueryResultHKT, typeof schema>;
 
 /** One page of a listing: the rows skipped, then at most `limit` rows. */
@@ -155,13 +159,13 @@ async function openPostgres(
   // of its statements) would throw its error as an uncaught exception. Every client's cut is logged; the next
   // statement on it fails, and the pool takes it back (returning-pool.ts).
   pool.on('connect', (client) => client.on('error', (error) => options.onError?.(error)));
-  const db = drizzlePostgres(pool, { schema }) as unknown as Database;
+  const db = drizzlePostgres(pool, { schema });
   const listener = new PostgresListener(options.url, options.onError, options.listenerProbe ?? defaultListenerProbe);
   try {
     const lockClient = await pool.connect();
     try {
       await lockClient.query('SELECT pg_advisory_lock($1)', [migrationLockId]);
-      await migratePostgres(db as never, { migrationsFolder });
+      await migratePostgres(db, { migrationsFolder });
     } finally {
       await lockClient.query('SELECT pg_advisory_unlock($1)', [migrationLockId]).catch(() => undefined);
       lockClient.release();

@@ -1,5 +1,10 @@
 import { and, count, desc, eq, exists, inArray, isNotNull, isNull, lt, lte, or, sql } from 'drizzle-orm';
-import { usageRecord, type GenerationAttempt, type RecordedGeneration } from '../domain/generation-route.ts';
+import {
+  usageRecord,
+  type GenerationAttempt,
+  type RecordedGeneration,
+  type RoutingStrategyName,
+} from '../domain/generation-route.ts';
 import {
   frozenPriceVersion,
   outputProblem,
@@ -66,6 +71,8 @@ export type NewMediaJob = MediaJobInput & {
   now: Date;
   /** The catalog's version of the prices in `priceSnapshot`: stored in the snapshot, named by the job's record. */
   priceVersion?: string;
+  /** The routing strategy the model named (none: it named none), which ordered the rows the job was queued on. */
+  strategy?: RoutingStrategyName;
 };
 
 export interface JobSettlement {
@@ -102,7 +109,7 @@ export class MediaJobsRepository {
     if ('problem' in checked) throw new Error(`a ${job.kind} job cannot be queued: ${checked.problem}`);
     return this.db.transaction(async (tx) => {
       const [row] = await queryRows<{ outcome: string }>(
-        tx as unknown as Database,
+        tx,
         sql`SELECT gw_hold(${job.holdId}, ${job.accountId}, ${job.apiKeyId}, ${job.holdNanos}, ${mediaJobHoldOwner}, ${job.now.toISOString()}::timestamptz) AS outcome`,
       );
       const outcome = (row?.outcome ?? 'balance') as HoldOutcome;
@@ -118,6 +125,7 @@ export class MediaJobsRepository {
           providerId: job.providerId,
           upstreamModel: job.upstreamModel,
           requestId: job.requestId,
+          routingStrategy: job.strategy ?? null,
           request: job.request,
           recordedRequest: job.recordedRequest,
           state: 'queued',
@@ -292,9 +300,8 @@ export class MediaJobsRepository {
         .where(and(eq(mediaJobs.id, job.id), eq(mediaJobs.claimedBy, owner), eq(mediaJobs.state, 'processing')))
         .returning({ id: mediaJobs.id });
       if (ended.length !== 1) return undefined;
-      const settled = await chargeJob(tx as unknown as Database, job, settlement);
-      if (settled.shortUsage !== undefined)
-        await recordShortCharge(tx as unknown as Database, job.id, settled.shortUsage);
+      const settled = await chargeJob(tx, job, settlement);
+      if (settled.shortUsage !== undefined) await recordShortCharge(tx, job.id, settled.shortUsage);
       if (settlement.assets.length > 0)
         await tx
           .insert(mediaAssets)
@@ -340,7 +347,7 @@ export class MediaJobsRepository {
         )
         .returning();
       if (!job) return undefined;
-      await chargeJob(tx as unknown as Database, job, {
+      await chargeJob(tx, job, {
         costNanos: 0n,
         claimNanos: 0n,
         record: usageRecord({

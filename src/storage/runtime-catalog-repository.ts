@@ -100,7 +100,7 @@ export class RuntimeCatalogRepository {
   async locked<T>(work: (catalog: LockedRuntimeCatalog) => Promise<T>): Promise<T> {
     return this.db.transaction(async (tx) => {
       await tx.execute(sql`SELECT pg_advisory_xact_lock(${catalogLockId})`);
-      return work(new LockedRuntimeCatalog(tx as unknown as Database));
+      return work(new LockedRuntimeCatalog(tx));
     });
   }
 

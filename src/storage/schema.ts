@@ -24,6 +24,7 @@ import { mediaKinds, type MediaKind } from '../domain/usage-modalities.ts';
 import { accountRoles, type AccountRole } from '../domain/account-role.ts';
 
 import { webhookDeliveryStates, type WebhookDeliveryState } from '../domain/webhook-events.ts';
+import { routingStrategyNames, type RoutingStrategyName } from '../domain/generation-route.ts';
 
 const nanos = (name: string) => bigint(name, { mode: 'bigint' });
 const moment = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
@@ -195,6 +196,8 @@ export const mediaJobs = pgTable(
     upstreamModel: text('upstream_model').notNull(),
     /** The `x-request-id` of the submission, for the record's route. */
     requestId: text('request_id'),
+    /** The routing strategy the model named when the job was queued (null: none named), for the record's route. */
+    routingStrategy: text('routing_strategy').$type<RoutingStrategyName>(),
     /** The validated request, as the adapter is asked it. */
     request: jsonb('request').notNull(),
     /** What the usage record keeps of the request (base64 truncated). */
@@ -231,6 +234,12 @@ export const mediaJobs = pgTable(
     check(
       'media_jobs_phase_check',
       sql.raw(`"media_jobs"."phase" IS NULL OR ${oneOf('"media_jobs"."phase"', mediaJobPhases)}`),
+    ),
+    check(
+      'media_jobs_routing_strategy_check',
+      sql.raw(
+        `"media_jobs"."routing_strategy" IS NULL OR ${oneOf('"media_jobs"."routing_strategy"', routingStrategyNames)}`,
+      ),
     ),
   ],
 );

@@ -2,6 +2,9 @@
  * The admin API of provider keys, in one process: what it refuses and why (naming the field or the thing),
  * what it shows of a key (never the key), and the headroom and breaker each key shows once used.
  */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startKeyedOpenAiFake, type KeyedOpenAiFake } from '../fakes/keyed-openai-fake.ts';
 import { adminHeaders } from '../support/http-helpers.ts';
@@ -131,5 +134,96 @@ describe('the admin API of provider keys', () => {
       ['provider-key.create', id],
     ]);
     expect(audit.body).not.toContain(runtimeKey);
+  });
+});
+
+describe('a provider gateway.yaml gives no key', () => {
+  const keylessKey = 'sk-admin-keyless-000000eeee';
+  let upstream: KeyedOpenAiFake;
+  let gateway: TestGateway;
+  let key: string;
+  const keysUrl = '/api/admin/v1/providers/keyless/keys';
+
+  let directory: string;
+
+  beforeAll(async () => {
+    upstream = await startKeyedOpenAiFake([configuredKey, keylessKey]);
+    const configText = [
+      'providers:',
+      `  openai: { protocol: openai, baseUrl: "${upstream.url}/v1", apiKeys: [{ id: primary, key: ${configuredKey} }] }`,
+      `  keyless: { protocol: openai, baseUrl: "${upstream.url}/v1" }`,
+      'models:',
+      '  - { id: keyless-only, pricing: { inputPerMTok: 1, outputPerMTok: 1 }, providers: [{ provider: keyless, model: gpt-4o-mini }] }',
+      '  - { id: keyless-first, pricing: { inputPerMTok: 1, outputPerMTok: 1 }, providers: [{ provider: keyless, model: gpt-4o-mini, priority: 1 }, { provider: openai, model: gpt-4o-mini, priority: 2 }] }',
+    ].join('\n');
+    // The file a reload reads again: the same as the gateway started with.
+    directory = mkdtempSync(path.join(tmpdir(), 'gw-keyless-'));
+    const configPath = path.join(directory, 'gateway.yaml');
+    writeFileSync(configPath, configText);
+    gateway = await startTestGateway({ upstreams: [upstream], configText, env: { GATEWAY_CONFIG: configPath } });
+    ({ key } = await gateway.createFundedKey());
+  });
+  afterAll(async () => {
+    await gateway?.close();
+    rmSync(directory, { recursive: true, force: true });
+  });
+
+  const admin = (method: 'GET' | 'POST' | 'PATCH' | 'DELETE', url: string, payload?: object) =>
+    gateway.request({ method, url, headers: adminHeaders, ...(payload ? { payload } : {}) });
+  const chat = (model: string) =>
+    gateway.request({
+      method: 'POST',
+      url: '/api/alpha/v1/chat/completions',
+      headers: { authorization: `Bearer ${key}` },
+      payload: { model, messages: [{ role: 'user', content: 'hello' }] },
+    });
+  /** What a request to each model does now: its status, and which key the upstream saw for it. */
+  async function served(): Promise<Record<string, string>> {
+    const answers: Record<string, string> = {};
+    for (const model of ['keyless-only', 'keyless-first']) {
+      const [keyless, configured] = [upstream.usesOf(keylessKey), upstream.usesOf(configuredKey)];
+      const answer = await chat(model);
+      const by =
+        upstream.usesOf(keylessKey) > keyless
+          ? 'keyless'
+          : upstream.usesOf(configuredKey) > configured
+            ? 'openai'
+            : '-';
+      answers[model] = `${answer.statusCode} ${by}`;
+    }
+    return answers;
+  }
+  const unkeyed = { 'keyless-only': '400 -', 'keyless-first': '200 openai' };
+  const keyed = { 'keyless-only': '200 keyless', 'keyless-first': '200 keyless' };
+
+  it('serves nothing until a runtime key is added, then serves with it, and stops when it is switched off or removed', async () => {
+    expect((await admin('GET', keysUrl)).json()).toEqual({ providerId: 'keyless', keys: [] });
+    expect(await served()).toEqual(unkeyed);
+    expect((await chat('keyless-only')).json()).toMatchObject({
+      error: { message: expect.stringMatching(/keyless-only/) },
+    });
+
+    const added = await admin('POST', keysUrl, { key: keylessKey });
+    expect(added.statusCode, added.body).toBe(201);
+    const { id } = added.json<{ id: string }>();
+    expect(await served()).toEqual(keyed);
+
+    expect((await admin('PATCH', `${keysUrl}/${id}`, { active: false })).statusCode).toBe(200);
+    expect(await served()).toEqual(unkeyed);
+    expect((await admin('PATCH', `${keysUrl}/${id}`, { active: true })).statusCode).toBe(200);
+    expect(await served()).toEqual(keyed);
+    expect((await admin('DELETE', `${keysUrl}/${id}`)).statusCode).toBe(204);
+    expect(await served()).toEqual(unkeyed);
+    expect(upstream.refused()).toBe(0);
+  });
+
+  it('keeps serving its runtime key across a reload of gateway.yaml', async () => {
+    const added = await admin('POST', keysUrl, { key: keylessKey });
+    expect(added.statusCode, added.body).toBe(201);
+    const reload = await admin('POST', '/api/admin/v1/config/reload');
+    expect(reload.statusCode, reload.body).toBe(200);
+    expect(reload.json()).toMatchObject({ providers: { added: [], removed: [], changed: [] } });
+    expect(await served()).toEqual(keyed);
+    expect((await admin('DELETE', `${keysUrl}/${added.json<{ id: string }>().id}`)).statusCode).toBe(204);
   });
 });

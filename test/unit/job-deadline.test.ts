@@ -33,6 +33,7 @@ function jobRow(deadlineAt: Date): MediaJobRow {
     providerId: 'p',
     upstreamModel: 'u',
     requestId: null,
+    routingStrategy: null,
     request: { images: [], numberOfImages: 1 },
     recordedRequest: { operation: 'image-generation' },
     state: 'processing',

@@ -19,6 +19,7 @@ const { providers } = parseConfig(
     '      - { id: two, key: sk-two-0000000000002222, weight: 3 }',
     '      - { id: off, key: sk-off-0000000000003333, weight: 0 }',
     '  single: { protocol: openai, baseUrl: "https://api.example.com/v1", apiKey: sk-single-000000004444 }',
+    '  keyless: { protocol: openai, baseUrl: "https://api.example.com/v1" }',
     'models: []',
     '',
   ].join('\n'),
@@ -176,6 +177,39 @@ describe('upstream keys of a provider', () => {
     const keys = new UpstreamKeys(providers);
     const [only] = keys.keysOf('single');
     expect(only).toMatchObject({ id: 'default', recorded: false, active: true });
+    expect(keys.served(providers.get('single')!)).toBe(providers.get('single'));
+  });
+
+  it('a provider gateway.yaml gives no key has only its runtime keys, and is served while one of them is active', () => {
+    const keys = new UpstreamKeys(providers);
+    const breakers = new ProviderBreakers(breakerSettings, () => undefined);
+    const keyless = providers.get('keyless')!;
+    const keylessRow = { providerId: 'keyless', upstreamModel: 'gpt-4o-mini' };
+    expect(keyless.active).toBe(false);
+    expect(keys.keysOf('keyless')).toEqual([]);
+    expect(keys.choose(keylessRow, breakers)).toBeUndefined();
+    expect(keys.served(keyless)).toBe(keyless);
+    const runtime = {
+      id: 'pk_only',
+      providerId: 'keyless',
+      label: null,
+      weight: 1,
+      active: false,
+      apiKey: new Secret('sk-keyless-00000000006666'),
+    };
+    keys.replaceRuntime([runtime]);
+    expect(keys.served(keyless).active).toBe(false);
+    keys.replaceRuntime([{ ...runtime, active: true }]);
+    const served = keys.served(keyless);
+    expect(served.active).toBe(true);
+    expect(served.apiKey.reveal()).toBe('sk-keyless-00000000006666');
+    // Its one key, named in records; never a key of its own with nothing in it.
+    expect(keys.keysOf('keyless').map((key) => [key.id, key.source, key.recorded])).toEqual([
+      ['pk_only', 'runtime', true],
+    ]);
+    expect(keys.choose(keylessRow, breakers)?.target.apiKey.reveal()).toBe('sk-keyless-00000000006666');
+    keys.replaceRuntime([]);
+    expect(keys.served(keyless).active).toBe(false);
   });
 });
 
