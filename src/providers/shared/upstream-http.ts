@@ -1,5 +1,5 @@
 import type { Readable } from 'node:stream';
-import { Agent, errors, request, type Dispatcher, type FormData } from 'undici';
+import { Agent, errors, type Dispatcher, type FormData } from 'undici';
 import { GatewayError } from '../../domain/errors.ts';
 import { redacted, revealed, type Secret } from '../../domain/secret.ts';
 import { UpstreamHttpError, UpstreamUnreachableError } from '../../domain/upstream-failure.ts';
@@ -49,6 +49,7 @@ const maxJsonAnswerBytes = 128 * 1024 * 1024;
 export class UpstreamHttp {
   /** Agents by connect time-out, which undici sets per agent rather than per request. */
   private readonly agents = new Map<number, Agent>();
+  private readonly addresses = new Map<string, { origin: string; pathPrefix: string }>();
 
   /** `maxConnectionsPerOrigin` bounds concurrent exchanges (streams included) with one provider origin. */
   constructor(private readonly maxConnectionsPerOrigin = 4096) {}
@@ -65,6 +66,21 @@ export class UpstreamHttp {
       this.agents.set(connectTimeoutMs, agent);
     }
     return agent;
+  }
+
+  /**
+   * A base URL's origin and path, parsed once per base URL rather than once per request (undici's `request`
+   * parses the whole URL of every call).
+   */
+  private addressOf(baseUrl: string): { origin: string; pathPrefix: string } {
+    let address = this.addresses.get(baseUrl);
+    if (!address) {
+      // What follows the host is sent as written, as `${baseUrl}${path}` would be.
+      const pathStart = baseUrl.indexOf('/', baseUrl.indexOf('//') + 2);
+      address = { origin: new URL(baseUrl).origin, pathPrefix: pathStart === -1 ? '' : baseUrl.slice(pathStart) };
+      this.addresses.set(baseUrl, address);
+    }
+    return address;
   }
 
   async postJson(target: ProviderTarget, call: UpstreamCall & { body: unknown }): Promise<UpstreamResponse> {
@@ -100,8 +116,10 @@ export class UpstreamHttp {
     const { method, path, headers, payload, signal } = call;
     let response: Dispatcher.ResponseData;
     try {
-      response = await request(`${target.baseUrl}${path}`, {
-        dispatcher: this.agentFor(target.connectTimeoutMs),
+      const { origin, pathPrefix } = this.addressOf(target.baseUrl);
+      response = await this.agentFor(target.connectTimeoutMs).request({
+        origin,
+        path: `${pathPrefix}${path}`,
         method,
         // The one place provider credentials are revealed: as the request's headers are written.
         headers: sentHeaders({ accept: 'application/json, text/event-stream', ...target.headers, ...headers }),
