@@ -177,6 +177,15 @@ describe('the Ark fake answers with the fields of the SDK types', () => {
     expect(shapeDifferences([recorded.response.body], [bodyOf(answer.text)])).toEqual([]);
   });
 
+  it('answers a layer decomposition with the base image and layers of Image, each layer with its BoundingBox', async () => {
+    const recorded = fixture('images-layers');
+    const answer = await askFake(fake, recorded, { headers });
+    expect(answer.status).toBe(200);
+    const layered = bodyOf(answer.text);
+    expect(layered).toMatchObject({ data: [{ z_index: 0 }, { z_index: 1 }, { z_index: 2 }, { z_index: 3 }] });
+    expect(shapeDifferences([recorded.response.body], [layered])).toEqual([]);
+  });
+
   /** Creates a task on the fake (the fixture's request, or `body`) and reads it until `status` (at most 5 reads). */
   const fakeTask = async (status: string, body?: unknown) => {
     const create = fixture('video-task-create');

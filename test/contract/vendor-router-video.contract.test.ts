@@ -4,7 +4,14 @@ import type { ProviderTarget } from '../../src/providers/provider-adapter.ts';
 import { UpstreamHttp } from '../../src/providers/shared/upstream-http.ts';
 import type { FakeServer } from '../fakes/fake-server.ts';
 import { fakeRouterKey, startRouterVideoFake } from '../fakes/router-video-fake.ts';
-import { askFake, replayed, shapeDifferences, type VendorFixture, vendorFixture } from '../support/vendor-fixtures.ts';
+import {
+  askFake,
+  replayed,
+  requestBody,
+  shapeDifferences,
+  type VendorFixture,
+  vendorFixture,
+} from '../support/vendor-fixtures.ts';
 
 /**
  * The routing provider's documented video answers (test/fixtures/vendor/router-video) replayed from a loopback
@@ -58,21 +65,52 @@ describe('the router video fake answers as the documentation does', () => {
   afterAll(() => fake.close());
   const headers = { authorization: `Bearer ${fakeRouterKey}` };
 
-  it('answers a submission, and a job polled to its end, with the documented fields', async () => {
-    const submit = fixture('video-submit');
-    const submitted = await askFake(fake, submit, { headers });
-    expect(submitted.status).toBe(202);
+  /** Submits the documented request (or `body`) to the fake and polls the job, as `poll` does, until `status` (at most 5 reads). */
+  const submitAndPoll = async (status: string, poll: VendorFixture, body?: unknown) => {
+    const submitted = await askFake(fake, fixture('video-submit'), {
+      headers,
+      ...(body === undefined ? {} : { body }),
+    });
     const job: unknown = JSON.parse(submitted.text);
+    const id = typeof job === 'object' && job !== null && 'id' in job ? String(job.id) : '';
+    const path = `/api/v1/videos/${id}`;
+    let polled = await askFake(fake, poll, { headers, path });
+    for (let reads = 1; reads < 5 && !polled.text.includes(`"${status}"`); reads++)
+      polled = await askFake(fake, poll, { headers, path });
+    const ended: unknown = JSON.parse(polled.text);
+    return { submitted: { status: submitted.status, job }, ended };
+  };
+
+  it('answers a submission, and a job polled to its end, with the documented fields', async () => {
+    const poll = fixture('video-poll-completed');
+    const { submitted, ended } = await submitAndPoll('completed', poll);
+    expect(submitted.status).toBe(202);
     expect(
-      shapeDifferences([submit.response.body], [job], {
+      shapeDifferences([fixture('video-submit').response.body], [submitted.job], {
         extra: { '$.generation_id': 'named on this answer by the API reference (VideoGenerationResponse)' },
       }),
     ).toEqual([]);
-    const id = typeof job === 'object' && job !== null && 'id' in job ? String(job.id) : '';
-    const poll = fixture('video-poll-completed');
-    let polled = await askFake(fake, poll, { headers, path: `/api/v1/videos/${id}` });
-    for (let reads = 1; reads < 5 && !polled.text.includes('"completed"'); reads++)
-      polled = await askFake(fake, poll, { headers, path: `/api/v1/videos/${id}` });
-    expect(shapeDifferences([poll.response.body], [JSON.parse(polled.text)])).toEqual([]);
+    expect(ended).toMatchObject({ status: 'completed' });
+    expect(shapeDifferences([poll.response.body], [ended])).toEqual([]);
+  });
+
+  it('answers a job that failed as the documented failed job: its error a string', async () => {
+    const failed = fixture('video-webhook-failed');
+    const { ended } = await submitAndPoll('failed', failed, {
+      ...requestBody(fixture('video-submit')),
+      prompt: 'fake-video-fail',
+    });
+    expect(ended).toMatchObject({ status: 'failed', error: expect.any(String) });
+    expect(
+      shapeDifferences([failed.response.body], [ended], {
+        // The documented failed job is the webhook's; the fake answers a poll, as the completed job documented.
+        optional: {
+          '$.model': 'the documented poll answer (video-poll-completed) names no model; the webhook job does',
+        },
+        extra: {
+          '$.polling_url': 'the documented poll answer (video-poll-completed) carries it; the webhook job does not',
+        },
+      }),
+    ).toEqual([]);
   });
 });

@@ -200,7 +200,8 @@ async function seedream(request: RecordedRequest, response: ServerResponse, file
       });
       continue;
     }
-    const size = layers && index > 0 ? { width: 8, height: 6 } : { width: 32, height: 24 };
+    const base = { width: 32, height: 24 };
+    const size = layers && index > 0 ? { width: 8, height: 6 } : base;
     const png = fakePng(`${body.prompt}|${index}`, size.width, size.height);
     // The vendor's SDK types name each image's `output_format`; the fake's images are all PNG.
     const item: SeedreamItem & { output_format: 'png' } = {
@@ -214,7 +215,14 @@ async function seedream(request: RecordedRequest, response: ServerResponse, file
       item.z_index = index;
       if (index > 0) {
         const left = 4 * index;
-        item.bounding_box = { absolute: [left, 2 * index, left + size.width, 2 * index + size.height] };
+        const top = 2 * index;
+        // As BoundingBox of the vendor's SDK: pixels of the base image, and the same edges from 0 to 1000.
+        const across = (pixels: number) => Math.round((pixels / base.width) * 1000);
+        const down = (pixels: number) => Math.round((pixels / base.height) * 1000);
+        item.bounding_box = {
+          absolute: [left, top, left + size.width, top + size.height],
+          normalized: [across(left), down(top), across(left + size.width), down(top + size.height)],
+        };
         item.name = `element ${index}`;
         item.description = `the ${index}. element of the picture`;
       }

@@ -28,7 +28,9 @@ export async function* translatedJsonArray(
     }
   } catch (error) {
     log.warn({ err: error }, 'stream failed after it began');
-    yield `${separator}${errorElement}`;
+    // Closed after its error element, even when that is its only element.
+    yield `${separator}${errorElement}]`;
+    return;
   }
   yield separator === '[' ? '[]' : ']';
 }
