@@ -24,8 +24,12 @@ describe('the upstream HTTP client addresses a call', () => {
     try {
       const origin = upstream.url.replace(/\/+$/, '');
       for (const baseUrl of [origin, `${origin}/v1`, `${origin}/openai/v1`, `${origin}/v1`])
-        await http.postForJson(targetAt(baseUrl), { path: '/chat/completions', body: {} });
-      await http.postForJson(targetAt(`${origin}/v1beta`), { path: '/models/m:generateContent?alt=sse', body: {} });
+        await http.postForJson(targetAt(baseUrl), { path: '/chat/completions', headers: {}, body: {} });
+      await http.postForJson(targetAt(`${origin}/v1beta`), {
+        path: '/models/m:generateContent?alt=sse',
+        headers: {},
+        body: {},
+      });
       expect(upstream.requests.map((request) => request.path)).toEqual([
         '/chat/completions',
         '/v1/chat/completions',
