@@ -56,11 +56,15 @@ describe('a relayed answer names the catalog model', () => {
       'data: {"id":"é—","model":"up","choices":[]}\n\n',
       'data:{"id":"c","model":"up","choices":[]}\n\n',
     ];
-    const out = relayed(meterFor(openAiRelayMeter, 'chat-completions'), events)
-      .split('\n\n')
-      .filter((event) => event !== '')
-      .map((event) => JSON.parse(event.replace(/^data: ?/, '')));
-    expect(out).toEqual([
+    // Event by event, and all in one piece (spliced and rewritten events side by side in one relayed buffer).
+    const outs = [events, [events.join('')]].map((pieces) =>
+      relayed(meterFor(openAiRelayMeter, 'chat-completions'), pieces)
+        .split('\n\n')
+        .filter((event) => event !== '')
+        .map((event) => JSON.parse(event.replace(/^data: ?/, ''))),
+    );
+    expect(outs[1]).toEqual(outs[0]);
+    expect(outs[0]).toEqual([
       { id: 'c', choices: [{ index: 0, delta: { model: 'up' } }], model: 'catalog-id' },
       { id: 'c', model: 'catalog-id', choices: [] },
       { 'x"model': 'up', model: 'catalog-id', choices: [] },

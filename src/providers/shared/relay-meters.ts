@@ -2,7 +2,13 @@ import { DeliveredOutput } from '../../domain/delivered-output.ts';
 import type { OutputLimit } from '../../domain/output-limit.ts';
 import type { WireCheck } from '../../protocols/wire-check.ts';
 import type { RelayMeter, RelayReading, ServedModel } from '../provider-adapter.ts';
-import { nameServedModel, type RenamedField, sseDataStart, topLevelSplicer } from './served-model.ts';
+import {
+  type MemberSplice as Splice,
+  nameServedModel,
+  type RenamedField,
+  sseDataStart,
+  topLevelSplicer,
+} from './served-model.ts';
 import type { StreamSplitter } from './stream-splitters.ts';
 import { checkedEvent } from './wire-data.ts';
 
@@ -16,6 +22,30 @@ const emptyReading = (): RelayReading => ({
 });
 
 const nothing = new Uint8Array(0);
+
+const asBuffer = (bytes: Uint8Array): Buffer =>
+  Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+
+/**
+ * The first `upTo` bytes with each splice's range replaced (splices in order, none overlapping), copied once
+ * into one buffer; without splices, the bytes themselves.
+ */
+function spliced(bytes: Buffer, upTo: number, splices: readonly Splice[]): Uint8Array {
+  if (splices.length === 0) return bytes.subarray(0, upTo);
+  let size = upTo;
+  for (const { length, replacement } of splices) size += replacement.length - length;
+  const out = Buffer.allocUnsafe(size);
+  let from = 0;
+  let written = 0;
+  for (const { at, length, replacement } of splices) {
+    written += bytes.copy(out, written, from, at);
+    out.set(replacement, written);
+    written += replacement.length;
+    from = at + length;
+  }
+  bytes.copy(out, written, from, upTo);
+  return out;
+}
 
 /** A stream's end-of-stream data that is not JSON, and whether it alone says the answer is whole. */
 export interface StreamTerminator {
@@ -102,16 +132,10 @@ export function streamRelayMeter<T>(
     push: (chunk) => {
       if (cut) return nothing;
       const events = rules.split(chunk);
-      const bytes = held.length === 0 ? chunk : Buffer.concat([held, chunk]);
+      const bytes = asBuffer(held.length === 0 ? chunk : Buffer.concat([held, chunk]));
       const shift = bytes.length - chunk.length;
-      // What is relayed: the bytes up to `relayed`, but for the events written again, which `pieces` holds in their place.
-      const pieces: Uint8Array[] = [];
-      let copied = 0;
-      const relay = (upTo: number) => {
-        if (pieces.length === 0) return bytes.subarray(0, upTo);
-        pieces.push(bytes.subarray(copied, upTo));
-        return Buffer.concat(pieces);
-      };
+      // The events written again: where each one's bytes are replaced, and by what; every other byte passes.
+      const splices: Splice[] = [];
       let relayed = 0;
       for (const { data, end } of events) {
         if (data !== undefined) {
@@ -119,7 +143,7 @@ export function streamRelayMeter<T>(
           if (outcome === false) {
             cut = true;
             held = nothing;
-            return relay(relayed);
+            return spliced(bytes, relayed, splices);
           }
           if (outcome !== true) {
             // The event names the served model: its one top-level field spliced in place (a chat chunk names its
@@ -129,22 +153,19 @@ export function streamRelayMeter<T>(
               outcome.renamed.length === 1 && dataStart !== undefined
                 ? splice?.({ bytes, dataStart, data }, outcome.renamed[0]!)
                 : undefined;
-            if (member) {
-              pieces.push(bytes.subarray(copied, member.at), member.replacement);
-              copied = member.at + member.length;
-            } else {
-              pieces.push(
-                bytes.subarray(copied, relayed),
-                withDataWritten(bytes.subarray(relayed, end + shift), data, outcome.event),
-              );
-              copied = end + shift;
-            }
+            splices.push(
+              member ?? {
+                at: relayed,
+                length: end + shift - relayed,
+                replacement: withDataWritten(bytes.subarray(relayed, end + shift), data, outcome.event),
+              },
+            );
           }
         }
         relayed = end + shift;
       }
       held = bytes.subarray(relayed);
-      return relay(relayed);
+      return spliced(bytes, relayed, splices);
     },
     end: () => {
       if (cut) {

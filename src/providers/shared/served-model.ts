@@ -68,7 +68,6 @@ export function sseDataStart(bytes: Uint8Array, start: number): number | undefin
   if (!holdsAt(bytes, dataField, start)) return undefined;
   return start + dataField.length + (bytes[start + dataField.length] === space ? 1 : 0);
 }
-const nonAscii = /[\u0080-\uffff]/;
 
 /** Whether `bytes` hold `part` at `at`. */
 function holdsAt(bytes: Uint8Array, part: Uint8Array, at: number): boolean {
@@ -77,15 +76,25 @@ function holdsAt(bytes: Uint8Array, part: Uint8Array, at: number): boolean {
   return true;
 }
 
-/** Whether the member at `at` of an object's text is one of its own, not of an object or array nested in it. */
-function isTopLevelMember(text: string, at: number): boolean {
-  if (text.charCodeAt(0) !== 0x7b) return false;
-  const nestedObject = text.indexOf('{', 1);
-  const nestedArray = text.indexOf('[');
-  if ((nestedObject !== -1 && nestedObject < at) || (nestedArray !== -1 && nestedArray < at)) return false;
+const openBrace = 0x7b;
+const openBracket = 0x5b;
+const comma = 0x2c;
+
+/**
+ * Whether the member at `at` of an object's text is one of its own, not of an object or array nested in it,
+ * and the text before it is ASCII (so its offset in the text is its offset in the bytes). One pass over the
+ * text before it, with nothing allocated: a chat chunk names its model near its start, in every event.
+ */
+function isAsciiTopLevelMember(text: string, at: number): boolean {
+  if (text.charCodeAt(0) !== openBrace) return false;
+  let lastMark = openBrace;
+  for (let index = 1; index < at; index++) {
+    const code = text.charCodeAt(index);
+    if (code > 0x7f || code === openBrace || code === openBracket) return false;
+    if (code > 0x20) lastMark = code;
+  }
   // It starts a member (a quote inside a string is escaped, so one after a `{` or a `,` opens a name).
-  const before = text.slice(0, at).trimEnd();
-  return before.endsWith('{') || before.endsWith(',');
+  return lastMark === openBrace || lastMark === comma;
 }
 
 /**
@@ -114,7 +123,7 @@ export function topLevelSplicer({
       };
     }
     const at = data.indexOf(made.member);
-    if (at === -1 || !isTopLevelMember(data, at) || nonAscii.test(data.slice(0, at))) return undefined;
+    if (at === -1 || !isAsciiTopLevelMember(data, at)) return undefined;
     const offset = dataStart + at;
     return holdsAt(bytes, made.bytes, offset)
       ? { at: offset, length: made.bytes.length, replacement: made.replacement }
