@@ -286,15 +286,6 @@ class TextRecipe implements Recipe<TextGenerationInput, TextRow, TextPlan, TextR
   private async relayed(route: TextRow, plan: TextPlan, charge: Charge): Promise<RelayRun> {
     const { input, dropped, maxOutputTokens, choices } = plan;
     const relay = input.relay!;
-    const meter = route.adapter.relayMeter!(relay.operation, {
-      streaming: relay.streaming,
-      maxEventCharacters: route.target.maxEventCharacters,
-      // Every completion asked for may use the whole limit, and the hold covers them all.
-      limit: heldOutputLimit(maxOutputTokens * choices),
-      // The answer names the catalog model the client asked for, as a translated answer does.
-      servedAs: servedAs(relay.operation, plan.model.modelId),
-    });
-    const tokens = new TokenCharge(charge, plan.model);
     const upstreamModel = route.row.upstreamModel;
     const exchange = await route.adapter.relay!(
       {
@@ -304,6 +295,16 @@ class TextRecipe implements Recipe<TextGenerationInput, TextRow, TextPlan, TextR
       },
       { target: route.target, headers: relay.headers },
     );
+    // Made once the upstream has answered: nothing of the meter lives through the wait for it.
+    const meter = route.adapter.relayMeter!(relay.operation, {
+      streaming: relay.streaming,
+      maxEventCharacters: route.target.maxEventCharacters,
+      // Every completion asked for may use the whole limit, and the hold covers them all.
+      limit: heldOutputLimit(maxOutputTokens * choices),
+      // The answer names the catalog model the client asked for, as a translated answer does.
+      servedAs: servedAs(relay.operation, plan.model.modelId),
+    });
+    const tokens = new TokenCharge(charge, plan.model);
     // The meter reads the events that came with the first bytes before the answer starts (the adapter checked
     // only the first of them): one that breaks the protocol fails this attempt, which another row may serve,
     // never a stream the client already has.
