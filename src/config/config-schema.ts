@@ -1,6 +1,6 @@
 import { embeddingPartTypes } from '../domain/embedding.ts';
 import { routingStrategyNames } from '../domain/generation-route.ts';
-import Type, { type Static } from 'typebox';
+import Type, { type Static, type TProperties } from 'typebox';
 import { protocols, type Protocol } from '../domain/protocols.ts';
 
 const NonEmpty = Type.String({ minLength: 1 });
@@ -195,199 +195,130 @@ export const VoiceSchema = Type.Object(
   { additionalProperties: false },
 );
 
+/** A section of gateway.yaml, or a group of settings within one: optional, and refusing keys it does not declare. */
+const Section = <Fields extends TProperties>(fields: Fields) =>
+  Type.Optional(Type.Object(fields, { additionalProperties: false }));
+/** An optional whole-number setting, within its bounds. */
+const Whole = (minimum: number, maximum: number) => Type.Optional(Type.Integer({ minimum, maximum }));
+
 export const ConfigFileSchema = Type.Object(
   {
     providers: Type.Record(Type.String({ pattern: '^[A-Za-z0-9_-]+$' }), ProviderSchema),
     models: Type.Array(ModelSchema),
     voices: Type.Optional(Type.Array(VoiceSchema)),
-    server: Type.Optional(
-      Type.Object(
-        {
-          bodyLimitBytes: Type.Optional(Type.Integer({ minimum: 1024, maximum: 512 * 1024 * 1024 })),
-          shutdownGraceMs: Type.Optional(Type.Integer({ minimum: 0, maximum: 600_000 })),
-          // Readiness answers 503 this long after SIGTERM before the server stops accepting, so load balancers notice.
-          drainDelayMs: Type.Optional(Type.Integer({ minimum: 0, maximum: 600_000 })),
-          headersTimeoutMs: Type.Optional(Type.Integer({ minimum: 100, maximum: 3_600_000 })),
-          requestTimeoutMs: Type.Optional(Type.Integer({ minimum: 100, maximum: 3_600_000 })),
-          keepAliveTimeoutMs: Type.Optional(Type.Integer({ minimum: 100, maximum: 3_600_000 })),
-          maxJsonDepth: Type.Optional(Type.Integer({ minimum: 2, maximum: 1000 })),
-          // Multipart forms (alpha videos): enforced while the body streams in.
-          multipart: Type.Optional(
-            Type.Object(
-              {
-                maxParts: Type.Optional(Type.Integer({ minimum: 1, maximum: 10_000 })),
-                maxFields: Type.Optional(Type.Integer({ minimum: 1, maximum: 10_000 })),
-                maxFieldBytes: Type.Optional(Type.Integer({ minimum: 1, maximum: 512 * 1024 * 1024 })),
-                maxFiles: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000 })),
-                maxFileBytes: Type.Optional(Type.Integer({ minimum: 1, maximum: 512 * 1024 * 1024 })),
-              },
-              { additionalProperties: false },
-            ),
-          ),
-          // The proxies whose X-Forwarded-For names the client: addresses or CIDR ranges (or loopback, linklocal, uniquelocal).
-          trustProxy: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 100 }), { maxItems: 64 })),
-        },
-        { additionalProperties: false },
-      ),
-    ),
-    accounts: Type.Optional(
-      Type.Object(
-        {
-          maxApiKeys: Type.Optional(Type.Integer({ minimum: 1, maximum: 10_000 })),
-          signupCredits: Type.Optional(Usd),
-          sessionTtlHours: Type.Optional(Type.Integer({ minimum: 1, maximum: 24 * 365 })),
-          selfSignup: Type.Optional(Type.Boolean()),
-          loginFailuresPerEmail: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000 })),
-          loginFailuresPerAddress: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000 })),
-          signupsPerAddress: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000 })),
-          throttleWindowSeconds: Type.Optional(Type.Integer({ minimum: 1, maximum: 86_400 })),
-          throttleMaxEntries: Type.Optional(Type.Integer({ minimum: 100, maximum: 10_000_000 })),
-        },
-        { additionalProperties: false },
-      ),
-    ),
-    rateLimits: Type.Optional(
-      Type.Object(
-        {
-          // With REDIS_URL set and Redis unreachable: admit without limits (open) or refuse with 503 (closed).
-          redisFailure: Type.Optional(Type.Union([Type.Literal('open'), Type.Literal('closed')])),
-          // Names of the counters in Redis start with it, so gateways (or test runs) sharing one Redis can be kept apart.
-          redisKeyPrefix: Type.Optional(Type.String({ minLength: 1, maxLength: 100, pattern: '^[A-Za-z0-9:._-]+$' })),
-        },
-        { additionalProperties: false },
-      ),
-    ),
-    ledger: Type.Optional(
-      Type.Object(
-        {
-          orphanHoldSeconds: Type.Optional(Type.Integer({ minimum: 1, maximum: 86_400 })),
-          heartbeatSeconds: Type.Optional(Type.Integer({ minimum: 1, maximum: 3_600 })),
-          leaseMaxUsd: Type.Optional(Type.Number({ minimum: 0, maximum: 1_000_000 })),
-          leaseIdleMs: Type.Optional(Type.Integer({ minimum: 10, maximum: 3_600_000 })),
-          settlementWaitMs: Type.Optional(Type.Integer({ minimum: 0, maximum: 60_000 })),
-        },
-        { additionalProperties: false },
-      ),
-    ),
-    limits: Type.Optional(
-      Type.Object(
-        {
-          // Media billed on the seconds delivered may be charged past its hold up to this many times the held
-          // duration (and never past the length the gateway measured in the file); the rest is uncharged.
-          maxDurationOverrun: Type.Optional(Type.Number({ minimum: 1, maximum: 10 })),
-        },
-        { additionalProperties: false },
-      ),
-    ),
-    usage: Type.Optional(
-      Type.Object(
-        { maxPageSize: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })) },
-        { additionalProperties: false },
-      ),
-    ),
-    upstream: Type.Optional(
-      Type.Object(
-        {
-          connectTimeoutMs: Type.Optional(Type.Integer({ minimum: 100, maximum: 600_000 })),
-          maxConnectionsPerOrigin: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000 })),
-          maxEventCharacters: Type.Optional(Type.Integer({ minimum: 1024, maximum: 512 * 1024 * 1024 })),
-          breakerFailures: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000 })),
-          breakerMinAccounts: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000 })),
-          breakerCooldownMs: Type.Optional(Type.Integer({ minimum: 100, maximum: 3_600_000 })),
-          retryBudgetMs: Type.Optional(Type.Integer({ minimum: 0, maximum: 600_000 })),
-          maxRetries: Type.Optional(Type.Integer({ minimum: 0, maximum: 10 })),
-        },
-        { additionalProperties: false },
-      ),
-    ),
-    telemetry: Type.Optional(
-      Type.Object(
-        {
-          metrics: Type.Optional(Type.Boolean()),
-          metricsToken: Type.Optional(Type.String()),
-          tracing: Type.Optional(
-            Type.Object(
-              {
-                otlpEndpoint: Type.Optional(Type.String()),
-                serviceName: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
-              },
-              { additionalProperties: false },
-            ),
-          ),
-        },
-        { additionalProperties: false },
-      ),
-    ),
-    media: Type.Optional(
-      Type.Object(
-        {
-          store: Type.Optional(Type.Union([Type.Literal('fs'), Type.Literal('s3')])),
-          s3: Type.Optional(
-            Type.Object(
-              {
-                bucket: NonEmpty,
-                region: Type.Optional(NonEmpty),
-                endpoint: Type.Optional(NonEmpty),
-                // Where clients reach the bucket, when not at `endpoint` (a private network): download links are presigned for it.
-                publicEndpoint: Type.Optional(NonEmpty),
-                accessKeyId: Type.Optional(Type.String()),
-                secretAccessKey: Type.Optional(Type.String()),
-                forcePathStyle: Type.Optional(Type.Boolean()),
-                prefix: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9/._-]*$' })),
-              },
-              { additionalProperties: false },
-            ),
-          ),
-          linkTtlSeconds: Type.Optional(Type.Integer({ minimum: 10, maximum: 7 * 86_400 })),
-          retentionDays: Type.Optional(Type.Number({ minimum: 0, maximum: 36_500 })),
-          downloadTimeoutMs: Type.Optional(Type.Integer({ minimum: 100, maximum: 600_000 })),
-          maxDownloadBytes: Type.Optional(Type.Integer({ minimum: 1024, maximum: 2 * 1024 * 1024 * 1024 })),
-        },
-        { additionalProperties: false },
-      ),
-    ),
-    jobs: Type.Optional(
-      Type.Object(
-        {
-          concurrency: Type.Optional(Type.Integer({ minimum: 0, maximum: 10_000 })),
-          claimSeconds: Type.Optional(Type.Integer({ minimum: 2, maximum: 3_600 })),
-          /** The earlier name of `claimSeconds`, still read. */
-          leaseSeconds: Type.Optional(Type.Integer({ minimum: 2, maximum: 3_600 })),
-          maxAttempts: Type.Optional(Type.Integer({ minimum: 1, maximum: 20 })),
-          retryBaseMs: Type.Optional(Type.Integer({ minimum: 10, maximum: 600_000 })),
-          maxJobSeconds: Type.Optional(Type.Integer({ minimum: 1, maximum: 7 * 86_400 })),
-          idlePollMs: Type.Optional(Type.Integer({ minimum: 10, maximum: 60_000 })),
-          syncWaitMs: Type.Optional(Type.Integer({ minimum: 0, maximum: 600_000 })),
-          taskPollMs: Type.Optional(Type.Integer({ minimum: 10, maximum: 600_000 })),
-        },
-        { additionalProperties: false },
-      ),
-    ),
-    webhooks: Type.Optional(
-      Type.Object(
-        {
-          maxAttempts: Type.Optional(Type.Integer({ minimum: 1, maximum: 50 })),
-          timeoutMs: Type.Optional(Type.Integer({ minimum: 100, maximum: 120_000 })),
-          retryBaseMs: Type.Optional(Type.Integer({ minimum: 10, maximum: 3_600_000 })),
-          claimSeconds: Type.Optional(Type.Integer({ minimum: 2, maximum: 3_600 })),
-          concurrency: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000 })),
-          idlePollMs: Type.Optional(Type.Integer({ minimum: 10, maximum: 60_000 })),
-          retentionDays: Type.Optional(Type.Integer({ minimum: 0, maximum: 3_650 })),
-        },
-        { additionalProperties: false },
-      ),
-    ),
-    remoteMedia: Type.Optional(
-      Type.Object(
-        {
-          timeoutMs: Type.Optional(Type.Integer({ minimum: 100, maximum: 600_000 })),
-          maxBytes: Type.Optional(Type.Integer({ minimum: 1024, maximum: 512 * 1024 * 1024 })),
-          maxRequestBytes: Type.Optional(Type.Integer({ minimum: 1024, maximum: 2 * 1024 * 1024 * 1024 })),
-          allowPrivateAddresses: Type.Optional(Type.Boolean()),
-        },
-        { additionalProperties: false },
-      ),
-    ),
+    server: Section({
+      bodyLimitBytes: Whole(1024, 512 * 1024 * 1024),
+      shutdownGraceMs: Whole(0, 600_000),
+      // Readiness answers 503 this long after SIGTERM before the server stops accepting, so load balancers notice.
+      drainDelayMs: Whole(0, 600_000),
+      headersTimeoutMs: Whole(100, 3_600_000),
+      requestTimeoutMs: Whole(100, 3_600_000),
+      keepAliveTimeoutMs: Whole(100, 3_600_000),
+      maxJsonDepth: Whole(2, 1000),
+      // Multipart forms (alpha videos): enforced while the body streams in.
+      multipart: Section({
+        maxParts: Whole(1, 10_000),
+        maxFields: Whole(1, 10_000),
+        maxFieldBytes: Whole(1, 512 * 1024 * 1024),
+        maxFiles: Whole(0, 1_000),
+        maxFileBytes: Whole(1, 512 * 1024 * 1024),
+      }),
+      // The proxies whose X-Forwarded-For names the client: addresses or CIDR ranges (or loopback, linklocal, uniquelocal).
+      trustProxy: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 100 }), { maxItems: 64 })),
+    }),
+    accounts: Section({
+      maxApiKeys: Whole(1, 10_000),
+      signupCredits: Type.Optional(Usd),
+      sessionTtlHours: Whole(1, 24 * 365),
+      selfSignup: Type.Optional(Type.Boolean()),
+      loginFailuresPerEmail: Whole(1, 1_000_000),
+      loginFailuresPerAddress: Whole(1, 1_000_000),
+      signupsPerAddress: Whole(1, 1_000_000),
+      throttleWindowSeconds: Whole(1, 86_400),
+      throttleMaxEntries: Whole(100, 10_000_000),
+    }),
+    rateLimits: Section({
+      // With REDIS_URL set and Redis unreachable: admit without limits (open) or refuse with 503 (closed).
+      redisFailure: Type.Optional(Type.Union([Type.Literal('open'), Type.Literal('closed')])),
+      // Names of the counters in Redis start with it, so gateways (or test runs) sharing one Redis can be kept apart.
+      redisKeyPrefix: Type.Optional(Type.String({ minLength: 1, maxLength: 100, pattern: '^[A-Za-z0-9:._-]+$' })),
+    }),
+    ledger: Section({
+      orphanHoldSeconds: Whole(1, 86_400),
+      heartbeatSeconds: Whole(1, 3_600),
+      leaseMaxUsd: Type.Optional(Type.Number({ minimum: 0, maximum: 1_000_000 })),
+      leaseIdleMs: Whole(10, 3_600_000),
+      settlementWaitMs: Whole(0, 60_000),
+    }),
+    limits: Section({
+      // Media billed on the seconds delivered may be charged past its hold up to this many times the held
+      // duration (and never past the length the gateway measured in the file); the rest is uncharged.
+      maxDurationOverrun: Type.Optional(Type.Number({ minimum: 1, maximum: 10 })),
+    }),
+    usage: Section({ maxPageSize: Whole(1, 1000) }),
+    upstream: Section({
+      connectTimeoutMs: Whole(100, 600_000),
+      maxConnectionsPerOrigin: Whole(1, 1_000_000),
+      maxEventCharacters: Whole(1024, 512 * 1024 * 1024),
+      breakerFailures: Whole(1, 1_000),
+      breakerMinAccounts: Whole(1, 1_000),
+      breakerCooldownMs: Whole(100, 3_600_000),
+      retryBudgetMs: Whole(0, 600_000),
+      maxRetries: Whole(0, 10),
+    }),
+    telemetry: Section({
+      metrics: Type.Optional(Type.Boolean()),
+      metricsToken: Type.Optional(Type.String()),
+      tracing: Section({
+        otlpEndpoint: Type.Optional(Type.String()),
+        serviceName: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+      }),
+    }),
+    media: Section({
+      store: Type.Optional(Type.Union([Type.Literal('fs'), Type.Literal('s3')])),
+      s3: Section({
+        bucket: NonEmpty,
+        region: Type.Optional(NonEmpty),
+        endpoint: Type.Optional(NonEmpty),
+        // Where clients reach the bucket, when not at `endpoint` (a private network): download links are presigned for it.
+        publicEndpoint: Type.Optional(NonEmpty),
+        accessKeyId: Type.Optional(Type.String()),
+        secretAccessKey: Type.Optional(Type.String()),
+        forcePathStyle: Type.Optional(Type.Boolean()),
+        prefix: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9/._-]*$' })),
+      }),
+      linkTtlSeconds: Whole(10, 7 * 86_400),
+      retentionDays: Type.Optional(Type.Number({ minimum: 0, maximum: 36_500 })),
+      downloadTimeoutMs: Whole(100, 600_000),
+      maxDownloadBytes: Whole(1024, 2 * 1024 * 1024 * 1024),
+    }),
+    jobs: Section({
+      concurrency: Whole(0, 10_000),
+      claimSeconds: Whole(2, 3_600),
+      /** The earlier name of `claimSeconds`, still read. */
+      leaseSeconds: Whole(2, 3_600),
+      maxAttempts: Whole(1, 20),
+      retryBaseMs: Whole(10, 600_000),
+      maxJobSeconds: Whole(1, 7 * 86_400),
+      idlePollMs: Whole(10, 60_000),
+      syncWaitMs: Whole(0, 600_000),
+      taskPollMs: Whole(10, 600_000),
+    }),
+    webhooks: Section({
+      maxAttempts: Whole(1, 50),
+      timeoutMs: Whole(100, 120_000),
+      retryBaseMs: Whole(10, 3_600_000),
+      claimSeconds: Whole(2, 3_600),
+      concurrency: Whole(0, 1_000),
+      idlePollMs: Whole(10, 60_000),
+      retentionDays: Whole(0, 3_650),
+    }),
+    remoteMedia: Section({
+      timeoutMs: Whole(100, 600_000),
+      maxBytes: Whole(1024, 512 * 1024 * 1024),
+      maxRequestBytes: Whole(1024, 2 * 1024 * 1024 * 1024),
+      allowPrivateAddresses: Type.Optional(Type.Boolean()),
+    }),
   },
   { additionalProperties: false },
 );

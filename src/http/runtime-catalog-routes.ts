@@ -14,8 +14,17 @@ import {
   pricedModelExample,
   pricingExample,
 } from './catalog-schemas.ts';
+import type { AuditedRoute } from './audit-hook.ts';
 import { jsonBody, noBody } from './openapi/route-documentation.ts';
 import { ModelIdPath, PageQueryFields } from './schemas.ts';
+
+/** The model id every route takes as the rest of its path, named `modelId` in the OpenAPI document. */
+const modelIdPath = { params: ModelIdPath, wildcardName: 'modelId' } as const;
+
+/** A change of the model the path names, in the audit log as `action`. */
+const auditedModel = (action: AuditedRoute['action']): { audit: AuditedRoute } => ({
+  audit: { action, subject: { type: 'model', from: 'path' } },
+});
 
 export interface CatalogRouteOptions {
   catalog: RuntimeCatalog;
@@ -55,8 +64,7 @@ export const runtimeCatalogRoutes: FastifyPluginAsyncTypebox<CatalogRouteOptions
       schema: {
         summary: 'One catalog model with its source',
         description: 'The entry that serves the id, where it comes from, and its price version.',
-        params: ModelIdPath,
-        wildcardName: 'modelId',
+        ...modelIdPath,
         response: { 200: CatalogModelViewSchema },
         documentedExample: { answer: catalogModelExample },
       },
@@ -67,13 +75,12 @@ export const runtimeCatalogRoutes: FastifyPluginAsyncTypebox<CatalogRouteOptions
   app.put(
     '/v1/catalog/models/*',
     {
-      config: { audit: { action: 'catalog.model.put', subject: { type: 'model', from: 'path' } } },
+      config: auditedModel('catalog.model.put'),
       schema: {
         summary: 'Create or replace a model at runtime',
         description:
           "A model entry in gateway.yaml's shape, checked as the file is (fields, ranges, each row's provider configured); its `id` must be the path's. It replaces the file's entry for the id (and any runtime prices) in every process within a second, until it is deleted; a reload of gateway.yaml keeps it. New prices get a new price version. An entry that fails changes nothing: 400 naming each problem.",
-        params: ModelIdPath,
-        wildcardName: 'modelId',
+        ...modelIdPath,
         documentedBody: jsonBody(ModelSchema, "A model entry, as in gateway.yaml's `models`"),
         response: { 200: CatalogModelViewSchema },
         documentedExample: { request: modelEntryExample, answer: catalogModelExample },
@@ -85,13 +92,12 @@ export const runtimeCatalogRoutes: FastifyPluginAsyncTypebox<CatalogRouteOptions
   app.delete(
     '/v1/catalog/models/*',
     {
-      config: { audit: { action: 'catalog.model.delete', subject: { type: 'model', from: 'path' } } },
+      config: auditedModel('catalog.model.delete'),
       schema: {
         summary: "Delete a model's runtime entry, prices and switch",
         description:
           "gateway.yaml's entry for the id serves again, if it has one (its prices get a new price version); otherwise the model leaves the catalog. 404 when the id has nothing set at runtime.",
-        params: ModelIdPath,
-        wildcardName: 'modelId',
+        ...modelIdPath,
         response: { 204: noBody('Deleted: the file entry, if any, serves from now on') },
       },
     },
@@ -104,13 +110,12 @@ export const runtimeCatalogRoutes: FastifyPluginAsyncTypebox<CatalogRouteOptions
   app.put(
     '/v1/catalog/prices/*',
     {
-      config: { audit: { action: 'catalog.price.set', subject: { type: 'model', from: 'path' } } },
+      config: auditedModel('catalog.price.set'),
       schema: {
         summary: "Set a model's prices",
         description:
           "USD prices in gateway.yaml's `pricing` shape, over whichever entry serves the model (file or runtime), as a new price version. Every process charges the next request at them within a second; requests under way and media jobs already submitted keep the prices they started with.",
-        params: ModelIdPath,
-        wildcardName: 'modelId',
+        ...modelIdPath,
         documentedBody: jsonBody(PricingSchema, "Prices, as in a gateway.yaml model's `pricing`"),
         response: { 200: CatalogModelViewSchema },
         documentedExample: { request: pricingExample, answer: pricedModelExample },
@@ -126,8 +131,7 @@ export const runtimeCatalogRoutes: FastifyPluginAsyncTypebox<CatalogRouteOptions
         summary: "A model's price history",
         description:
           'Every price the model has had, newest first: where each came from (gateway.yaml or set at runtime), who set it, when, and which is charged now. Usage records name the version they were charged at (`priceVersion`).',
-        params: ModelIdPath,
-        wildcardName: 'modelId',
+        ...modelIdPath,
         querystring: Type.Object(PageQueryFields(maxPageSize), { additionalProperties: false }),
         response: { 200: PriceHistorySchema },
         documentedExample: { answer: priceHistoryExample },
@@ -140,19 +144,13 @@ export const runtimeCatalogRoutes: FastifyPluginAsyncTypebox<CatalogRouteOptions
     app.post(
       active ? '/v1/catalog/enable/*' : '/v1/catalog/disable/*',
       {
-        config: {
-          audit: {
-            action: active ? 'catalog.model.enable' : 'catalog.model.disable',
-            subject: { type: 'model', from: 'path' },
-          },
-        },
+        config: auditedModel(active ? 'catalog.model.enable' : 'catalog.model.disable'),
         schema: {
           summary: active ? 'Switch a model on' : 'Switch a model off',
           description: active
             ? 'The model serves again (with an active provider row) in every process within a second, whatever its entry says, until the switch is changed or the runtime model deleted.'
             : 'Clients are refused the model (400, not available) in every process within a second, whatever its entry says; requests under way finish.',
-          params: ModelIdPath,
-          wildcardName: 'modelId',
+          ...modelIdPath,
           response: { 200: CatalogModelViewSchema },
           documentedExample: { answer: active ? catalogModelExample : disabledModelExample },
         },

@@ -1,7 +1,7 @@
 import type { Static, TSchema } from 'typebox';
 import { Ajv, type Options } from 'ajv';
 import addFormats from 'ajv-formats';
-import type { FastifySchemaCompiler } from 'fastify';
+import type { FastifyInstance, FastifySchemaCompiler } from 'fastify';
 import { GatewayError } from '../domain/errors.ts';
 import { describeUnstorableText, findUnstorableText } from './storable-text.ts';
 
@@ -25,13 +25,18 @@ function unstorableTextError(httpPart: string, data: unknown): GatewayError | un
     : new GatewayError('GW_VALIDATION', describeUnstorableText(found));
 }
 
+/** What a body check does with a field its schema does not declare (where the schema forbids additional ones). */
+export type UnknownBodyFields = 'strip' | 'refuse';
+
 /**
  * Bodies are checked strictly (a number sent as a string is an error, not coerced); query strings and path
  * parameters arrive as text, so there they are coerced to the declared types, after the check for text
- * storage cannot hold. Undeclared body fields are stripped where a schema forbids additional properties.
+ * storage cannot hold. Undeclared body fields, where a schema forbids additional properties, are stripped
+ * (the generation surfaces: the spec has native endpoints strip unknown request fields) or refused with a
+ * 400 naming each (the management APIs, see `refuseUnknownBodyFields`).
  */
-export function validatorCompiler(): FastifySchemaCompiler<unknown> {
-  const strict = compiler({ coerceTypes: false });
+export function validatorCompiler(unknownBodyFields: UnknownBodyFields = 'strip'): FastifySchemaCompiler<unknown> {
+  const strict = compiler({ coerceTypes: false, removeAdditional: unknownBodyFields === 'strip' });
   const coercing = compiler({ coerceTypes: 'array' });
   return ({ schema, httpPart }) => {
     if (httpPart === 'body') return strict.compile(schema as object);
@@ -52,14 +57,33 @@ export function validatorCompiler(): FastifySchemaCompiler<unknown> {
   };
 }
 
-const lateBodies = compiler({ coerceTypes: false });
+const refusing = validatorCompiler('refuse');
+
+/**
+ * Makes the routes of a management plugin (account, admin and operator APIs) and of the plugins it registers
+ * refuse a body field their schema does not declare, with a 400 naming it (`body.x is not a recognised
+ * field`), instead of dropping it. Their body schemas forbid additional properties at every level, which
+ * test/integration/unknown-body-fields.test.ts checks of every such route.
+ */
+export function refuseUnknownBodyFields(app: FastifyInstance): void {
+  app.setValidatorCompiler(refusing);
+}
+
+const lateBodies: Record<UnknownBodyFields, Ajv> = {
+  strip: compiler({ coerceTypes: false }),
+  refuse: compiler({ coerceTypes: false, removeAdditional: false }),
+};
 
 /**
  * A body check for a schema chosen after routing (one route serving several actions): it fails exactly as
  * a route's own body schema does, so the error envelope names the fields the same way.
  */
-export function bodyValidator<S extends TSchema>(schema: S, context = 'body'): (body: unknown) => Static<S> {
-  const validate = lateBodies.compile<Static<S>>(schema);
+export function bodyValidator<S extends TSchema>(
+  schema: S,
+  context = 'body',
+  unknownBodyFields: UnknownBodyFields = 'strip',
+): (body: unknown) => Static<S> {
+  const validate = lateBodies[unknownBodyFields].compile<Static<S>>(schema);
   return (body) => {
     if (!validate(body))
       throw Object.assign(new Error(`${context} validation failed`), {

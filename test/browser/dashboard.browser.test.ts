@@ -9,24 +9,16 @@
 import path from 'node:path';
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  type BrowserSession,
-  checkBrowserPrerequisites,
-  mustRun,
-  openBrowser,
-  screenshots,
-  warnIfSkipped,
-} from '../support/browser.ts';
-import { freePort } from '../support/free-port.ts';
+import { type DashboardRig, mustRun, screenshots, startDashboardRig, warnIfSkipped } from '../support/browser.ts';
 import { tinyPngBase64 } from '../support/image-jobs.ts';
-import { startTestGateway, testAdminToken, type TestGateway } from '../support/test-gateway.ts';
+import { testAdminToken, type TestGateway } from '../support/test-gateway.ts';
 
 warnIfSkipped('dashboard browser test');
 
 describe.skipIf(!mustRun)('dashboard in Chromium', () => {
+  let rig: DashboardRig;
   let gateway: TestGateway;
   let base: string;
-  let browser: BrowserSession;
   let context: BrowserContext;
   let page: Page;
   let rawKey = '';
@@ -42,31 +34,15 @@ describe.skipIf(!mustRun)('dashboard in Chromium', () => {
     await page.getByRole('navigation', { name: 'Sections' }).getByRole('link', { name: section }).click();
     await expect.poll(() => page.getByRole('heading', { level: 1 }).innerText()).toBe(heading);
   };
-  const complete = (key: string) =>
-    fetch(`${base}/api/v1/text/completions`, {
-      method: 'POST',
-      headers: { 'x-api-key': key, 'content-type': 'application/json' },
-      body: JSON.stringify({
-        model: 'sandbox-echo',
-        messages: [{ role: 'user', content: 'Hello from the browser test' }],
-      }),
-    });
+  const complete = (key: string) => rig.complete(key, 'Hello from the browser test');
 
   beforeAll(async () => {
-    checkBrowserPrerequisites();
-    // Download links are made on the configured HOST:PORT, the address the gateway then listens on.
-    const port = await freePort();
-    gateway = await startTestGateway({ env: { PORT: String(port) } });
-    await gateway.app.listen({ host: '127.0.0.1', port });
-    base = `http://127.0.0.1:${port}`;
-    browser = await openBrowser({ permissions: ['clipboard-read', 'clipboard-write'] });
-    ({ context, page, pageErrors } = browser);
+    rig = await startDashboardRig({ permissions: ['clipboard-read', 'clipboard-write'] });
+    ({ gateway, base } = rig);
+    ({ context, page, pageErrors } = rig.browser);
   }, 60_000);
 
-  afterAll(async () => {
-    await browser?.close();
-    await gateway?.close();
-  });
+  afterAll(async () => rig?.close());
 
   it('signs a newcomer up, with nothing kept in web storage', async () => {
     await page.goto(`${base}/`);

@@ -9,23 +9,22 @@ import path from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
-  type BrowserSession,
-  checkBrowserPrerequisites,
+  type DashboardRig,
   mustRun,
-  openBrowser,
   screenshots,
+  signIn,
+  startDashboardRig,
   warnIfSkipped,
 } from '../support/browser.ts';
-import { freePort } from '../support/free-port.ts';
 import { adminHeaders, testPassword } from '../support/http-helpers.ts';
-import { startTestGateway, type TestGateway } from '../support/test-gateway.ts';
+import type { TestGateway } from '../support/test-gateway.ts';
 
 warnIfSkipped('operator catalog browser test');
 
 describe.skipIf(!mustRun)('operator catalog page in Chromium', () => {
+  let rig: DashboardRig;
   let gateway: TestGateway;
   let base: string;
-  let browser: BrowserSession;
   let page: Page;
   let customer: { accountId: string; key: string };
 
@@ -33,12 +32,7 @@ describe.skipIf(!mustRun)('operator catalog page in Chromium', () => {
     page.screenshot({ path: path.join(screenshots, `operator-catalog-${name}.png`), fullPage: true });
   const heading = () => page.getByRole('heading', { level: 1 }).innerText();
   const row = () => page.locator('tr[data-model="sandbox-echo"]');
-  const complete = () =>
-    fetch(`${base}/api/v1/text/completions`, {
-      method: 'POST',
-      headers: { 'x-api-key': customer.key, 'content-type': 'application/json' },
-      body: JSON.stringify({ model: 'sandbox-echo', messages: [{ role: 'user', content: 'Hello catalog' }] }),
-    });
+  const complete = () => rig.complete(customer.key, 'Hello catalog');
   const lastRecord = async () => {
     await gateway.settled();
     const answer = await fetch(`${base}/api/admin/v1/accounts/${customer.accountId}/generations`, {
@@ -49,11 +43,9 @@ describe.skipIf(!mustRun)('operator catalog page in Chromium', () => {
   };
 
   beforeAll(async () => {
-    checkBrowserPrerequisites();
-    const port = await freePort();
-    gateway = await startTestGateway({ env: { PORT: String(port) } });
-    await gateway.app.listen({ host: '127.0.0.1', port });
-    base = `http://127.0.0.1:${port}`;
+    rig = await startDashboardRig();
+    ({ gateway, base } = rig);
+    page = rig.browser.page;
     const services = gateway.gateway.core.services;
     const operator = await services.accounts.createAccount({
       email: 'catalog-ops@example.com',
@@ -62,21 +54,12 @@ describe.skipIf(!mustRun)('operator catalog page in Chromium', () => {
     await services.accounts.setRole(operator.id, 'operator');
     const funded = await gateway.createFundedKey({ credits: 5 });
     customer = { accountId: funded.accountId, key: funded.key };
-    browser = await openBrowser();
-    page = browser.page;
   }, 60_000);
 
-  afterAll(async () => {
-    await browser?.close();
-    await gateway?.close();
-  });
+  afterAll(async () => rig?.close());
 
   it('signs an operator in to the catalog: models with source, switch, prices and price version, focus on the heading', async () => {
-    await page.goto(`${base}/sign-in`);
-    await page.getByLabel('Email').fill('catalog-ops@example.com');
-    await page.getByLabel('Password').fill(testPassword);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await expect.poll(heading).toBe('API keys');
+    await signIn(page, base, 'catalog-ops@example.com');
     await page.getByRole('navigation', { name: 'Operator' }).getByRole('link', { name: 'Catalog' }).click();
     await expect.poll(heading).toBe('Catalog and prices');
     expect(await page.evaluate('document.activeElement?.tagName')).toBe('H1');
@@ -170,6 +153,6 @@ describe.skipIf(!mustRun)('operator catalog page in Chromium', () => {
     expect(await page.evaluate('document.documentElement.scrollWidth')).toBeLessThanOrEqual(360);
     await shot('phone');
     await page.setViewportSize({ width: 1280, height: 900 });
-    expect(browser.pageErrors).toEqual([]);
+    expect(rig.browser.pageErrors).toEqual([]);
   }, 30_000);
 });

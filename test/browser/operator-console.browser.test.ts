@@ -9,24 +9,23 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freePort } from '../support/free-port.ts';
 import { testPassword } from '../support/http-helpers.ts';
 import {
-  type BrowserSession,
-  checkBrowserPrerequisites,
+  type DashboardRig,
   mustRun,
-  openBrowser,
   screenshots,
+  signIn as signInAt,
+  startDashboardRig,
   warnIfSkipped,
 } from '../support/browser.ts';
-import { startTestGateway, type TestGateway } from '../support/test-gateway.ts';
+import type { TestGateway } from '../support/test-gateway.ts';
 
 warnIfSkipped('operator console browser test');
 
 describe.skipIf(!mustRun)('operator console in Chromium', () => {
+  let rig: DashboardRig;
   let gateway: TestGateway;
   let base: string;
-  let browser: BrowserSession;
   let page: Page;
   let customer: { accountId: string; keyId: string; key: string; email: string };
 
@@ -37,30 +36,17 @@ describe.skipIf(!mustRun)('operator console in Chromium', () => {
     await page.getByRole('navigation', { name: 'Operator' }).getByRole('link', { name: label }).click();
     await expect.poll(heading).toBe(title);
   };
-  const complete = (key: string) =>
-    fetch(`${base}/api/v1/text/completions`, {
-      method: 'POST',
-      headers: { 'x-api-key': key, 'content-type': 'application/json' },
-      body: JSON.stringify({ model: 'sandbox-echo', messages: [{ role: 'user', content: 'Hello operator' }] }),
-    });
-  const signIn = async (email: string) => {
-    await page.goto(`${base}/sign-in`);
-    await page.getByLabel('Email').fill(email);
-    await page.getByLabel('Password').fill(testPassword);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await expect.poll(heading).toBe('API keys');
-  };
+  const complete = (key: string) => rig.complete(key, 'Hello operator');
+  const signIn = (email: string) => signInAt(page, base, email);
   const signOut = async () => {
     await page.getByRole('button', { name: 'Sign out' }).click();
     await expect.poll(() => page.url()).toBe(`${base}/sign-in`);
   };
 
   beforeAll(async () => {
-    checkBrowserPrerequisites();
-    const port = await freePort();
-    gateway = await startTestGateway({ env: { PORT: String(port) } });
-    await gateway.app.listen({ host: '127.0.0.1', port });
-    base = `http://127.0.0.1:${port}`;
+    rig = await startDashboardRig();
+    ({ gateway, base } = rig);
+    page = rig.browser.page;
     const services = gateway.gateway.core.services;
     const operator = await services.accounts.createAccount({ email: 'ops@example.com', password: testPassword });
     await services.accounts.setRole(operator.id, 'operator');
@@ -70,14 +56,9 @@ describe.skipIf(!mustRun)('operator console in Chromium', () => {
     const key = await services.apiKeys.create(account.id, { name: 'customer key', limits: { daily: 3 } });
     customer = { accountId: account.id, keyId: key.id, key: key.key, email };
     for (let call = 0; call < 3; call++) expect((await complete(key.key)).status).toBe(200);
-    browser = await openBrowser();
-    page = browser.page;
   }, 60_000);
 
-  afterAll(async () => {
-    await browser?.close();
-    await gateway?.close();
-  });
+  afterAll(async () => rig?.close());
 
   it('shows a plain account no Operator section, and sends it away from operator pages', async () => {
     await signIn('plain@example.com');
@@ -213,6 +194,6 @@ describe.skipIf(!mustRun)('operator console in Chromium', () => {
     await expect.poll(() => page.getByRole('table').getByRole('row').count()).toBe(2);
     await page.getByLabel('Change').selectOption({ label: 'All changes' });
     await shot('audit');
-    expect(browser.pageErrors).toEqual([]);
+    expect(rig.browser.pageErrors).toEqual([]);
   }, 30_000);
 });

@@ -9,52 +9,39 @@ import path from 'node:path';
 import type { Page } from 'playwright-core';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  type BrowserSession,
-  checkBrowserPrerequisites,
-  mustRun,
-  openBrowser,
-  screenshots,
-  warnIfSkipped,
-} from '../support/browser.ts';
-import { freePort } from '../support/free-port.ts';
+import { type DashboardRig, mustRun, screenshots, startDashboardRig, warnIfSkipped } from '../support/browser.ts';
 import { shippedConfigWith } from '../support/http-helpers.ts';
-import { startTestGateway, type TestGateway } from '../support/test-gateway.ts';
 import { WebhookReceiver } from '../support/webhook-receiver.ts';
 
 warnIfSkipped('webhooks browser test');
 
 describe.skipIf(!mustRun)('the Webhooks page in Chromium', () => {
-  let gateway: TestGateway;
   let receiver: WebhookReceiver;
   let base: string;
   let page: Page;
-  let browser: BrowserSession;
+  let rig: DashboardRig;
   let pageErrors: string[];
   let secret = '';
 
   const shot = (name: string) => page.screenshot({ path: path.join(screenshots, `${name}.png`), fullPage: true });
 
   beforeAll(async () => {
-    checkBrowserPrerequisites();
     receiver = await WebhookReceiver.start();
-    const port = await freePort();
-    gateway = await startTestGateway({
-      env: { PORT: String(port) },
-      configText: shippedConfigWith({
-        remoteMedia: 'remoteMedia:\n  allowPrivateAddresses: true',
-        webhooks: 'webhooks:\n  retryBaseMs: 50\n  idlePollMs: 50',
-      }),
+    rig = await startDashboardRig({
+      gateway: {
+        configText: shippedConfigWith({
+          remoteMedia: 'remoteMedia:\n  allowPrivateAddresses: true',
+          webhooks: 'webhooks:\n  retryBaseMs: 50\n  idlePollMs: 50',
+        }),
+      },
+      permissions: ['clipboard-read', 'clipboard-write'],
     });
-    await gateway.app.listen({ host: '127.0.0.1', port });
-    base = `http://127.0.0.1:${port}`;
-    browser = await openBrowser({ permissions: ['clipboard-read', 'clipboard-write'] });
-    ({ page, pageErrors } = browser);
+    ({ base } = rig);
+    ({ page, pageErrors } = rig.browser);
   }, 60_000);
 
   afterAll(async () => {
-    await browser?.close();
-    await gateway?.close();
+    await rig?.close();
     await receiver?.close();
   });
 

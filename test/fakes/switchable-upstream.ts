@@ -1,7 +1,25 @@
 import { request } from 'undici';
 import type { OpenAiError } from '../../src/protocols/openai/chat-completions.ts';
-import { sleep, startFakeServer, type FakeServer } from './fake-server.ts';
+import type { ServerResponse } from 'node:http';
+import { sleep, startFakeServer, type FakeServer, type RecordedRequest } from './fake-server.ts';
 import { writeJson } from './wire.ts';
+
+/** Forwards a request to `target` as it came (bar its hop-by-hop headers) and relays the answer as it comes. */
+export async function relayTo(target: FakeServer, incoming: RecordedRequest, response: ServerResponse): Promise<void> {
+  const headers = Object.fromEntries(
+    Object.entries(incoming.headers).filter(([name]) => !['host', 'content-length', 'connection'].includes(name)),
+  ) as Record<string, string>;
+  const answer = await request(`${target.url}${incoming.path}`, {
+    method: incoming.method as 'GET' | 'POST',
+    headers,
+    body: incoming.body === undefined ? undefined : JSON.stringify(incoming.body),
+  });
+  response.writeHead(answer.statusCode, {
+    'content-type': String(answer.headers['content-type'] ?? 'application/json'),
+  });
+  for await (const chunk of answer.body) response.write(chunk);
+  response.end();
+}
 
 /** An OpenAI-protocol provider that a test takes down and brings back: see `startSwitchableUpstream`. */
 export interface SwitchableUpstream extends FakeServer {
@@ -25,19 +43,7 @@ export async function startSwitchableUpstream(target: FakeServer): Promise<Switc
       };
       return writeJson(response, { status: 503, body });
     }
-    const headers = Object.fromEntries(
-      Object.entries(incoming.headers).filter(([name]) => !['host', 'content-length', 'connection'].includes(name)),
-    ) as Record<string, string>;
-    const answer = await request(`${target.url}${incoming.path}`, {
-      method: incoming.method as 'GET' | 'POST',
-      headers,
-      body: incoming.body === undefined ? undefined : JSON.stringify(incoming.body),
-    });
-    response.writeHead(answer.statusCode, {
-      'content-type': String(answer.headers['content-type'] ?? 'application/json'),
-    });
-    for await (const chunk of answer.body) response.write(chunk);
-    response.end();
+    await relayTo(target, incoming, response);
   });
   // Accessors, not copies: a test's `upstream.down = true` must reach the handler above.
   return Object.defineProperties(server, {

@@ -1,8 +1,7 @@
-import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeServer, type FakeServer } from '../fakes/fake-server.ts';
 import { fakeOpenAiKey, startOpenAiFake } from '../fakes/openai-fake.ts';
-import { startSwitchableUpstream, type SwitchableUpstream } from '../fakes/switchable-upstream.ts';
+import { relayTo, startSwitchableUpstream, type SwitchableUpstream } from '../fakes/switchable-upstream.ts';
 import { writeJson } from '../fakes/wire.ts';
 import { adminHeaders, breakerStateOf, heldNanosOf, keyHeaders } from '../support/http-helpers.ts';
 import { fakeProviderYaml, startTestGateway, type TestGateway } from '../support/test-gateway.ts';
@@ -47,16 +46,7 @@ async function startContentSensitiveUpstream(target: FakeServer): Promise<FakeSe
           },
         },
       });
-    const answer = await request(`${target.url}${incoming.path}`, {
-      method: 'POST',
-      headers: { authorization: String(incoming.headers.authorization), 'content-type': 'application/json' },
-      body: JSON.stringify(incoming.body),
-    });
-    response.writeHead(answer.statusCode, {
-      'content-type': String(answer.headers['content-type'] ?? 'application/json'),
-    });
-    for await (const chunk of answer.body) response.write(chunk);
-    response.end();
+    await relayTo(target, incoming, response);
   });
 }
 

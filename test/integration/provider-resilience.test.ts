@@ -1,8 +1,7 @@
-import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { sleep, startFakeServer, type FakeServer } from '../fakes/fake-server.ts';
 import { fakeOpenAiKey, startOpenAiFake } from '../fakes/openai-fake.ts';
-import { startSwitchableUpstream, type SwitchableUpstream } from '../fakes/switchable-upstream.ts';
+import { relayTo, startSwitchableUpstream, type SwitchableUpstream } from '../fakes/switchable-upstream.ts';
 import { adminHeaders, expectEnvelope, heldNanosOf, keyHeaders } from '../support/http-helpers.ts';
 import { startTestGateway, type TestGateway } from '../support/test-gateway.ts';
 
@@ -25,16 +24,7 @@ const cooldownMs = 600;
 function startDelayedRelay(target: FakeServer, delay: { ms: number }): Promise<FakeServer> {
   return startFakeServer(async (incoming, response) => {
     await sleep(delay.ms);
-    const answer = await request(`${target.url}${incoming.path}`, {
-      method: 'POST',
-      headers: { authorization: String(incoming.headers.authorization), 'content-type': 'application/json' },
-      body: JSON.stringify(incoming.body),
-    });
-    response.writeHead(answer.statusCode, {
-      'content-type': String(answer.headers['content-type'] ?? 'application/json'),
-    });
-    for await (const chunk of answer.body) response.write(chunk);
-    response.end();
+    await relayTo(target, incoming, response);
   });
 }
 

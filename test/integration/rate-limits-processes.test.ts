@@ -3,60 +3,34 @@
  * rate limits and the sign-in throttle hold across both. Needs a build (npm run build).
  */
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startGatewayChild, type GatewayChild } from '../support/gateway-child.ts';
+import type { GatewayChild } from '../support/gateway-child.ts';
+import { callChild, startGatewayPair, type GatewayPair } from '../support/gateway-pair.ts';
 import { adminHeaders, testPassword, uniqueEmail } from '../support/http-helpers.ts';
-import { createTestDatabase, type TestDatabase } from '../support/test-database.ts';
 import { sandboxConfigYaml } from '../support/test-gateway.ts';
 
 describe('two gateway processes sharing Redis', () => {
-  let database: TestDatabase;
-  let dataDir: string;
-  const children: GatewayChild[] = [];
+  let pair: GatewayPair;
 
   beforeAll(async () => {
-    database = await createTestDatabase();
-    dataDir = mkdtempSync(path.join(tmpdir(), 'gw-rate-limits-'));
-    const configPath = path.join(dataDir, 'gateway.yaml');
     // A prefix of its own, so that runs sharing the Redis never count each other's requests.
     const rateLimits = `rateLimits:\n  redisKeyPrefix: rl-processes-${randomUUID()}\n`;
     const accounts = 'accounts:\n  loginFailuresPerEmail: 2\n  throttleWindowSeconds: 600\n';
-    writeFileSync(configPath, sandboxConfigYaml(`${rateLimits}${accounts}`));
-    // One after the other: the first applies the migrations.
-    for (const name of ['a', 'b']) {
-      children.push(
-        await startGatewayChild({
-          configPath,
-          dataDir: path.join(dataDir, name),
-          databaseUrl: database.url,
-          env: { REDIS_URL: 'redis://127.0.0.1:6379' },
-        }),
-      );
-    }
+    pair = await startGatewayPair([sandboxConfigYaml(`${rateLimits}${accounts}`)], {
+      env: { REDIS_URL: 'redis://127.0.0.1:6379' },
+    });
   }, 120_000);
 
-  afterAll(async () => {
-    await Promise.all(children.map((child) => child.kill('SIGTERM')));
-    await database?.drop();
-    rmSync(dataDir, { recursive: true, force: true });
-  });
+  afterAll(async () => pair?.close());
 
   const post = (
     child: GatewayChild,
     url: string,
     { body, headers = {} }: { body: unknown; headers?: Record<string, string> },
-  ) =>
-    fetch(`${child.url}${url}`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', ...headers },
-      body: JSON.stringify(body),
-    });
+  ) => callChild(child, { method: 'POST', url, headers, body });
 
   it("a key's requests per minute count across both processes", async () => {
-    const [a, b] = children as [GatewayChild, GatewayChild];
+    const [a, b] = pair.children;
     const account = (await (
       await post(a, '/api/admin/v1/accounts', {
         body: { email: uniqueEmail('shared'), credits: 5 },
@@ -91,7 +65,7 @@ describe('two gateway processes sharing Redis', () => {
   });
 
   it('failed logins for one email count across both processes', async () => {
-    const [a, b] = children as [GatewayChild, GatewayChild];
+    const [a, b] = pair.children;
     const email = uniqueEmail('guessed');
     expect(
       (await post(a, '/api/admin/v1/accounts', { body: { email, password: testPassword }, headers: adminHeaders }))

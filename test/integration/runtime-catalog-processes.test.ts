@@ -3,56 +3,32 @@
  * database: both charge the next request at it within a second (LISTEN/NOTIFY), and the usage records on
  * either side of the change name their own price version. Needs a build (npm run build).
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startGatewayChildren, type GatewayChild } from '../support/gateway-child.ts';
+import type { GatewayChild } from '../support/gateway-child.ts';
+import { callChild, startGatewayPair, type GatewayPair } from '../support/gateway-pair.ts';
 import { adminHeaders, uniqueEmail } from '../support/http-helpers.ts';
-import { createTestDatabase, type TestDatabase } from '../support/test-database.ts';
 import { modelYaml } from '../support/test-gateway.ts';
 
 describe('a price changed at runtime on two processes', () => {
-  let database: TestDatabase;
-  let dataDir: string;
-  let client: pg.Client;
-  const children: GatewayChild[] = [];
+  let pair: GatewayPair;
 
   beforeAll(async () => {
-    database = await createTestDatabase();
-    dataDir = mkdtempSync(path.join(tmpdir(), 'gw-runtime-prices-'));
-    const configPath = path.join(dataDir, 'gateway.yaml');
-    writeFileSync(
-      configPath,
-      [
-        'providers:',
-        '  sandbox: { protocol: sandbox }',
-        'models:',
-        modelYaml('metered-echo', { provider: 'sandbox', upstream: 'echo', prices: { input: 1, output: 1 } }),
-      ].join('\n'),
-    );
-    children.push(...(await startGatewayChildren(2, { configPath, dataDir, databaseUrl: database.url })));
-    client = new pg.Client({ connectionString: database.url });
-    await client.connect();
+    pair = await startGatewayPair([
+      'providers:',
+      '  sandbox: { protocol: sandbox }',
+      'models:',
+      modelYaml('metered-echo', { provider: 'sandbox', upstream: 'echo', prices: { input: 1, output: 1 } }),
+    ]);
   }, 120_000);
 
-  afterAll(async () => {
-    await client?.end();
-    await Promise.all(children.map((child) => child.kill('SIGTERM')));
-    await database?.drop();
-    rmSync(dataDir, { recursive: true, force: true });
-  });
+  afterAll(async () => pair?.close());
 
+  /** An admin API call to the process, with the answer's status and parsed body. */
   const call = async (
     child: GatewayChild,
     request: { method: string; url: string; headers?: Record<string, string>; body?: unknown },
   ) => {
-    const response = await fetch(`${child.url}${request.url}`, {
-      method: request.method,
-      headers: { 'content-type': 'application/json', ...adminHeaders, ...request.headers },
-      ...(request.body === undefined ? {} : { body: JSON.stringify(request.body) }),
-    });
+    const response = await callChild(child, { ...request, headers: { ...adminHeaders, ...request.headers } });
     const text = await response.text();
     return { status: response.status, body: text ? JSON.parse(text) : undefined };
   };
@@ -69,7 +45,7 @@ describe('a price changed at runtime on two processes', () => {
     expect(answer.status, child.output()).toBe(200);
     // The settlement is written just after the answer: the record is read once it is there.
     for (let tries = 0; ; tries++) {
-      const { rows } = await client.query<{ price_version: string | null; cost: string }>(
+      const { rows } = await pair.client.query<{ price_version: string | null; cost: string }>(
         "SELECT price_version, usd_cost_nanos::text AS cost FROM generations WHERE route->>'requestId' = $1",
         [requestId],
       );
@@ -80,7 +56,7 @@ describe('a price changed at runtime on two processes', () => {
   };
 
   it('applies on both processes within a second, and each record names the version it was charged at', async () => {
-    const [a, b] = children as [GatewayChild, GatewayChild];
+    const [a, b] = pair.children;
     const created = await call(a, {
       method: 'POST',
       url: '/api/admin/v1/accounts',

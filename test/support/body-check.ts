@@ -1,10 +1,11 @@
 import type { Static, TSchema } from 'typebox';
 import { classifyError } from '../../src/http/error-envelope.ts';
-import { bodyValidator } from '../../src/http/validation.ts';
+import { bodyValidator, type UnknownBodyFields } from '../../src/http/validation.ts';
 
 /**
  * A body as a route whose body schema is `schema` takes it, without a gateway: the body as the route's handler
- * gets it (defaults filled, undeclared fields stripped), or the messages of its 400 (the error envelope's
+ * gets it (defaults filled; undeclared fields stripped, as the generation surfaces do, or refused, as the
+ * management APIs do: `unknownFields`), or the messages of its 400 (the error envelope's
  * `errors`, naming each field as the client spelled it). The check is the one a route's own schema runs
  * (`bodyValidator` compiles with the route compiler's options) and the messages are the envelope's
  * (`classifyError`).
@@ -12,10 +13,11 @@ import { bodyValidator } from '../../src/http/validation.ts';
 export function checkedBody<S extends TSchema>(
   schema: S,
   body: unknown,
+  unknownFields: UnknownBodyFields = 'strip',
 ): { body: Static<S>; errors?: undefined } | { errors: string[] } {
   try {
     // Ajv keeps what it compiled by schema, so each schema is compiled once however often it is checked.
-    return { body: bodyValidator(schema)(structuredClone(body)) };
+    return { body: bodyValidator(schema, 'body', unknownFields)(structuredClone(body)) };
   } catch (error) {
     const { status, messages } = classifyError(error, 0);
     if (status !== 400) throw error;
@@ -24,6 +26,6 @@ export function checkedBody<S extends TSchema>(
 }
 
 /** The messages of the 400 a route whose body schema is `schema` answers `body` with; `[]` when it passes. */
-export function bodyErrors(schema: TSchema, body: unknown): string[] {
-  return checkedBody(schema, body).errors ?? [];
+export function bodyErrors(schema: TSchema, body: unknown, unknownFields: UnknownBodyFields = 'strip'): string[] {
+  return checkedBody(schema, body, unknownFields).errors ?? [];
 }

@@ -14,13 +14,19 @@ export interface GatewayPair {
   close(): Promise<void>;
 }
 
-/** Starts both processes on `configLines` as their gateway.yaml (`startGatewayChildren`: the first migrates). */
-export async function startGatewayPair(configLines: readonly string[]): Promise<GatewayPair> {
+/**
+ * Starts both processes on `configLines` as their gateway.yaml (`startGatewayChildren`: the first migrates),
+ * with `env` added to their environment (REDIS_URL, ...).
+ */
+export async function startGatewayPair(
+  configLines: readonly string[],
+  options: { env?: Record<string, string> } = {},
+): Promise<GatewayPair> {
   const database = await createTestDatabase();
   const dataDir = mkdtempSync(path.join(tmpdir(), 'gw-pair-'));
   const configPath = path.join(dataDir, 'gateway.yaml');
   writeFileSync(configPath, configLines.join('\n'));
-  const children = await startGatewayChildren(2, { configPath, dataDir, databaseUrl: database.url });
+  const children = await startGatewayChildren(2, { configPath, dataDir, databaseUrl: database.url, ...options });
   const client = new pg.Client({ connectionString: database.url });
   await client.connect();
   return {

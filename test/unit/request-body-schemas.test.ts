@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ChatCompletionsRequest } from '../../src/protocols/openai/chat-completions.ts';
 import { ResponsesRequest } from '../../src/protocols/openai/responses.ts';
-import { bodyErrors } from '../support/body-check.ts';
+import { bodyErrors, checkedBody } from '../support/body-check.ts';
 import { MessagesRequest } from '../../src/protocols/anthropic/messages.ts';
 import { GenerateContentRequest } from '../../src/protocols/gemini/generate-content.ts';
 import { TextCompletionBody } from '../../src/surfaces/native/text-completion-codec.ts';
@@ -388,6 +388,19 @@ describe('account request bodies', () => {
 
     it('names the required field of an empty JSON object', () => {
       expect(bodyErrors(NewKeyBody, {})).toEqual(["body must have required property 'name'"]);
+    });
+
+    it('names a field it does not declare, at the top and nested, instead of dropping it', () => {
+      expect(
+        bodyErrors(Credentials, { email: 'someone@example.com', password: 'long enough', otp: 1 }, 'refuse'),
+      ).toEqual(['body.otp is not a recognised field']);
+      expect(bodyErrors(NewKeyBody, { name: 'capped', limits: { hourly: 1 } }, 'refuse')).toEqual([
+        'body.limits.hourly is not a recognised field',
+      ]);
+      // The generation surfaces' way, for comparison: the field is gone, without a word.
+      expect(checkedBody(NewKeyBody, { name: 'capped', limits: { hourly: 1 } })).toEqual({
+        body: { name: 'capped', limits: {} },
+      });
     });
   });
 });

@@ -1,11 +1,9 @@
 import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { GatewayError } from '../../domain/errors.ts';
 import type { GatewayServices } from '../../gateway/services.ts';
-import { auditMoments } from '../../http/audit-hook.ts';
 import {
   AccountSchema,
   ApiKeySchema,
-  AuditPageSchema,
   BalanceSchema,
   CreatedKeySchema,
   RateLimitsSchema,
@@ -13,7 +11,6 @@ import {
 import {
   accountExample,
   apiKeyExample,
-  auditPageExample,
   balanceExample,
   createdKeyExample,
   creditGrantExample,
@@ -23,9 +20,8 @@ import {
   rateLimitsExample,
   rateLimitsPatchExample,
 } from '../../http/examples.ts';
-import { noBody } from '../../http/openapi/route-documentation.ts';
+import { oversightRoutes } from '../../http/oversight-routes.ts';
 import {
-  AuditQuery,
   CreditGrantBody,
   Identifier,
   KeyIdParams,
@@ -39,6 +35,7 @@ import { adminAccountRoutes } from './admin-account-routes.ts';
 import { AuditedGenerationRecordSchema, AuditedUsagePageSchema, ConfigDiffSchema } from './admin-answer-schemas.ts';
 import { auditedRecordExample, auditedUsagePageExample, configDiffExample } from './admin-examples.ts';
 import { operatorOnly } from './operator-only.ts';
+import { refuseUnknownBodyFields } from '../../http/validation.ts';
 
 /** The services this surface uses, and only those. */
 export type AdminServices = Pick<
@@ -51,8 +48,14 @@ const GenerationParams = Type.Object({ accountId: Identifier, generationId: Iden
 
 /** The operator's API, open only when GATEWAY_ADMIN_TOKEN is set; otherwise every path answers 404. */
 export const adminRoutes: FastifyPluginAsyncTypebox<{ services: AdminServices }> = async (app, { services }) => {
+  refuseUnknownBodyFields(app);
   app.addHook('onRequest', operatorOnly(services.adminToken));
   await app.register(adminAccountRoutes, { services });
+  await app.register(oversightRoutes, {
+    services,
+    auditLogDescription:
+      'One page of the changes operators and accounts made (credit, keys, caps, rate limits, accounts, sign-in and sign-out, configuration reloads, catalog models and prices), newest first: who made each, to what, its state before and after, when, from which address and in which request. Filtered by who acted (`operator`, an account id or a key id), by the account concerned, by action, by request id and by time range.',
+  });
 
   app.post(
     '/v1/accounts',
@@ -231,24 +234,6 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{ services: AdminServices }>
     async (request) => services.usage.auditedRecord(request.params.accountId, request.params.generationId),
   );
 
-  app.get(
-    '/v1/audit-log',
-    {
-      schema: {
-        summary: 'The audit log',
-        description:
-          'One page of the changes operators and accounts made (credit, keys, caps, rate limits, accounts, sign-in and sign-out, configuration reloads, catalog models and prices), newest first: who made each, to what, its state before and after, when, from which address and in which request. Filtered by who acted (`operator`, an account id or a key id), by the account concerned, by action, by request id and by time range.',
-        documentedExample: { answer: auditPageExample },
-        querystring: AuditQuery(services.config.usage.maxPageSize),
-        response: { 200: AuditPageSchema },
-      },
-    },
-    async (request) => {
-      const { offset, limit, since, until, ...filter } = request.query;
-      return services.audit.page({ ...filter, ...auditMoments({ since, until }) }, { offset, limit });
-    },
-  );
-
   app.post(
     '/v1/config/reload',
     {
@@ -271,23 +256,6 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{ services: AdminServices }>
       if (!outcome.applied)
         throw new GatewayError('GW_VALIDATION', 'gateway.yaml failed validation: nothing changed', outcome.problems);
       return outcome.diff;
-    },
-  );
-
-  app.delete(
-    '/v1/api-keys/:keyId',
-    {
-      config: { audit: { action: 'api-key.revoke', subject: { type: 'api-key', from: 'path' } } },
-      schema: {
-        summary: 'Revoke a key',
-        description: 'For good: unlike a disabled key, a revoked one cannot be enabled again.',
-        params: KeyIdParams,
-        response: { 204: noBody('Revoked: the key answers 401 from now on') },
-      },
-    },
-    async (request, reply) => {
-      await services.apiKeys.revoke(null, request.params.keyId);
-      return reply.code(204).send();
     },
   );
 };

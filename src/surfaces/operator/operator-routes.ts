@@ -6,7 +6,7 @@ import { ApiKeySchema } from '../../http/answer-schemas.ts';
 import { actAsOperator } from '../../http/audit-hook.ts';
 import { principalOf, requireCredential } from '../../http/authentication.ts';
 import { apiKeyExample } from '../../http/examples.ts';
-import { noBody } from '../../http/openapi/route-documentation.ts';
+import { oversightRoutes } from '../../http/oversight-routes.ts';
 import { KeyIdParams } from '../../http/schemas.ts';
 import { answersNotStored } from '../../http/session-cookies.ts';
 import {
@@ -20,6 +20,7 @@ import { operatorProviderRoutes } from './operator-provider-routes.ts';
 import { AccountParams, AccountSearchQuery, CreditAdjustmentBody, OperatorKeyPatchBody } from './operator-requests.ts';
 import { OperatorAccountDetailSchema, OperatorAccountPageSchema, OperatorKeySchema } from './operator-schemas.ts';
 import { operatorUsageRoutes } from './operator-usage-routes.ts';
+import { refuseUnknownBodyFields } from '../../http/validation.ts';
 
 /** The services this surface uses, and only those. */
 export type OperatorServices = Pick<
@@ -44,6 +45,7 @@ export const operatorRoutes: FastifyPluginAsyncTypebox<{ services: OperatorServi
   app,
   { services, secureCookies },
 ) => {
+  refuseUnknownBodyFields(app);
   app.addHook('onRequest', answersNotStored);
   app.addHook('onRequest', requireCredential(services.authenticator, { acceptCookie: { secureCookies } }));
   app.addHook('onRequest', async (request) => {
@@ -55,6 +57,11 @@ export const operatorRoutes: FastifyPluginAsyncTypebox<{ services: OperatorServi
     actAsOperator(request);
   });
   await app.register(operatorUsageRoutes, { services });
+  await app.register(oversightRoutes, {
+    services,
+    auditLogDescription:
+      'One page of the changes operators and accounts made, newest first: who made each (the operator account for changes made in this console), to what, its state before and after, when, from which address and in which request. Filtered by who acted (`operator`, an account id or a key id), by the account concerned, by action, by request id and by time range.',
+  });
   await app.register(operatorProviderRoutes, { services });
   await app.register(operatorCatalogRoutes, { services });
   const operatorOf = (request: FastifyRequest) => principalOf(request).accountId;
@@ -170,22 +177,5 @@ export const operatorRoutes: FastifyPluginAsyncTypebox<{ services: OperatorServi
       },
     },
     async (request) => services.apiKeys.update(null, request.params.keyId, request.body),
-  );
-
-  app.delete(
-    '/v1/api-keys/:keyId',
-    {
-      config: { audit: { action: 'api-key.revoke', subject: { type: 'api-key', from: 'path' } } },
-      schema: {
-        summary: 'Revoke a key',
-        description: 'For good: unlike a disabled key, a revoked one cannot be enabled again.',
-        params: KeyIdParams,
-        response: { 204: noBody('Revoked: the key answers 401 from now on') },
-      },
-    },
-    async (request, reply) => {
-      await services.apiKeys.revoke(null, request.params.keyId);
-      return reply.code(204).send();
-    },
   );
 };

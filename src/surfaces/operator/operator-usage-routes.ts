@@ -2,11 +2,7 @@ import { Readable } from 'node:stream';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { UsageSearchFilter } from '../../billing/usage-search.ts';
 import type { GatewayServices } from '../../gateway/services.ts';
-import { AuditPageSchema } from '../../http/answer-schemas.ts';
-import { auditMoments } from '../../http/audit-hook.ts';
-import { auditPageExample } from '../../http/examples.ts';
 import type { DescribedContent } from '../../http/openapi/route-documentation.ts';
-import { AuditQuery } from '../../http/schemas.ts';
 import { usageCsvExample, usageSearchPageExample } from './operator-examples.ts';
 import { UsageExportQuery, UsageSearchQuery } from './operator-requests.ts';
 import { UsageSearchPageSchema } from './operator-schemas.ts';
@@ -18,7 +14,7 @@ const csvAnswer: DescribedContent = {
 };
 
 /** The services this part of the surface uses. */
-export type OperatorUsageServices = Pick<GatewayServices, 'audit' | 'config' | 'usageSearch'>;
+export type OperatorUsageServices = Pick<GatewayServices, 'config' | 'usageSearch'>;
 
 /** The query's filters as the repository takes them: moments as dates (the schema checked they are ISO 8601). */
 function filterOf(
@@ -32,7 +28,7 @@ function filterOf(
   };
 }
 
-/** Usage across accounts and the audit log, for the operator console. Registered behind the operator API's authentication. */
+/** Usage across accounts, for the operator console. Registered behind the operator API's authentication. */
 export const operatorUsageRoutes: FastifyPluginAsyncTypebox<{ services: OperatorUsageServices }> = async (
   app,
   { services },
@@ -74,23 +70,5 @@ export const operatorUsageRoutes: FastifyPluginAsyncTypebox<{ services: Operator
         .type('text/csv; charset=utf-8')
         .header('content-disposition', 'attachment; filename="usage.csv"')
         .send(Readable.from(services.usageSearch.csv(filterOf(request.query)))),
-  );
-
-  app.get(
-    '/v1/audit-log',
-    {
-      schema: {
-        summary: 'The audit log',
-        description:
-          'One page of the changes operators and accounts made, newest first: who made each (the operator account for changes made in this console), to what, its state before and after, when, from which address and in which request. Filtered by who acted (`operator`, an account id or a key id), by the account concerned, by action, by request id and by time range.',
-        querystring: AuditQuery(services.config.usage.maxPageSize),
-        response: { 200: AuditPageSchema },
-        documentedExample: { answer: auditPageExample },
-      },
-    },
-    async (request) => {
-      const { offset, limit, since, until, ...filter } = request.query;
-      return services.audit.page({ ...filter, ...auditMoments({ since, until }) }, { offset, limit });
-    },
   );
 };
