@@ -81,6 +81,7 @@ export async function registerSurfaces(
       audit: services.audit,
       authenticator,
       config,
+      ledger,
       operatorAccounts: services.operatorAccounts,
       providerRows: services.providerRows,
       runtimeCatalog: services.runtimeCatalog,
@@ -97,6 +98,7 @@ export async function registerSurfaces(
       audit: services.audit,
       config,
       configReloader: services.configReloader,
+      ledger,
       usage,
     },
   });

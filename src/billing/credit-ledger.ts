@@ -172,6 +172,11 @@ export class CreditLedger {
     return this.pending.settled(accountId);
   }
 
+  /** The same for every account: what a read across accounts waits for. */
+  settledForAll(): Promise<void> {
+    return this.pending.settledAll();
+  }
+
   /** Credit whose settlement counts as pending for the account from the moment it is sent until it is written. */
   private pendingUntilWritten(accountId: string, credit: HeldCredit): HeldCredit {
     return {

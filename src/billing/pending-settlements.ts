@@ -38,6 +38,15 @@ export class PendingSettlements {
   }
 
   /**
+   * Resolves once every settlement pending now, of every account, is written or refused, or after `maxWaitMs`:
+   * a read across accounts (an operator's) shows every answer this process has already given.
+   */
+  async settledAll(): Promise<void> {
+    if (this.byAccount.size === 0) return;
+    await within(Promise.all([...this.byAccount.values()].flatMap((pending) => [...pending])), this.maxWaitMs);
+  }
+
+  /**
    * Resolves once every settlement pending, of every account (those sent while it waits too), is written or
    * refused, or after `timeoutMs`: a process that stops waits here before it closes storage, so an answer it
    * gave is not left unsettled by the queue of a busy database.

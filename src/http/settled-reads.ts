@@ -1,4 +1,6 @@
 import type { FastifyRequest } from 'fastify';
+import Type from 'typebox';
+import { Compile } from 'typebox/compile';
 import type { CreditLedger } from '../billing/credit-ledger.ts';
 import { principalOf } from './authentication.ts';
 
@@ -14,5 +16,19 @@ export function afterOwnSettlements(ledger: Pick<CreditLedger, 'settledFor'>) {
   return async (request: FastifyRequest): Promise<void> => {
     if (request.method !== 'GET' && request.method !== 'HEAD') return;
     await ledger.settledFor(principalOf(request).accountId);
+  };
+}
+
+const namesAccount = Compile(Type.Object({ accountId: Type.String() }));
+
+/**
+ * The same gate for the operator's reads (admin token or operator session): the account named in the path or
+ * the query, or, for a read across accounts, every account this process has settlements pending for.
+ */
+export function afterSettlementsRead(ledger: Pick<CreditLedger, 'settledFor' | 'settledForAll'>) {
+  return async (request: FastifyRequest): Promise<void> => {
+    if (request.method !== 'GET' && request.method !== 'HEAD') return;
+    const named = [request.params, request.query].find((part) => namesAccount.Check(part));
+    await (namesAccount.Check(named) ? ledger.settledFor(named.accountId) : ledger.settledForAll());
   };
 }

@@ -1,13 +1,13 @@
 /**
  * A client's read of its account's money made the instant an answer ends shows that answer's charge: the
- * balance, the key lookup, the usage records and the dashboard's account and key pages first wait for the
- * settlements the process is still writing for the account. Run on the test server (the embedded PostgreSQL,
+ * balance, the key lookup, the usage records, the dashboard's account and key pages, and the operator's reads
+ * of the account first wait for the settlements the process is still writing for the account. Run on the test server (the embedded PostgreSQL,
  * or TEST_DATABASE_URL).
  */
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { queryRows } from '../../src/storage/database.ts';
-import { bearer, keyHeaders } from '../support/http-helpers.ts';
+import { adminHeaders, bearer, keyHeaders } from '../support/http-helpers.ts';
 import { sandboxConfigYaml, startTestGateway, type TestGateway } from '../support/test-gateway.ts';
 
 const inputs = Array.from({ length: 128 }, (_, index) => `input number ${index} to embed`);
@@ -53,7 +53,12 @@ describe('reading your own charges', () => {
       payload: { model: 'sandbox-embedding', input: inputs, encoding_format: 'float' },
     });
 
-  const reads: Array<{ name: string; url: string; headers: (key: string) => Record<string, string> }> = [
+  const operator = () => adminHeaders;
+  const reads: Array<{
+    name: string;
+    url: string | ((accountId: string) => string);
+    headers: (key: string) => Record<string, string>;
+  }> = [
     { name: 'balance', url: '/api/compat/v1/balance', headers: keyHeaders },
     { name: 'key lookup', url: '/api/compat/v1/api-key', headers: keyHeaders },
     { name: 'usage (compat)', url: '/api/compat/v1/usage', headers: keyHeaders },
@@ -61,11 +66,19 @@ describe('reading your own charges', () => {
     { name: 'keys and their spend', url: '/api/v1/api-keys', headers: bearer },
     { name: 'usage records', url: '/api/v1/usage', headers: bearer },
     { name: 'daily spend', url: '/api/v1/usage/daily', headers: bearer },
+    // The operator's reads of the account wait for its settlements too.
+    { name: "operator's account", url: (accountId) => `/api/admin/v1/accounts/${accountId}`, headers: operator },
+    {
+      name: "operator's usage records",
+      url: (accountId) => `/api/admin/v1/accounts/${accountId}/generations`,
+      headers: operator,
+    },
   ];
 
   it.each(reads)('the $name read right after a 200 for 128 embedding inputs shows its charge', async (read) => {
-    const { key } = await slowAccount();
-    const get = () => gateway.app.inject({ method: 'GET', url: read.url, headers: read.headers(key) });
+    const { key, accountId } = await slowAccount();
+    const url = typeof read.url === 'string' ? read.url : read.url(accountId);
+    const get = () => gateway.app.inject({ method: 'GET', url, headers: read.headers(key) });
     const before = (await get()).json();
     const answer = await embed(key);
     expect(answer.statusCode).toBe(200);

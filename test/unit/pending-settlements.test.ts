@@ -43,6 +43,19 @@ describe('PendingSettlements', () => {
     expect(await hasResolved(waiting)).toBe(true);
   });
 
+  it("waits for every account's settlements pending now for a read across accounts, bounded like the others", async () => {
+    const pending = new PendingSettlements(500);
+    expect(await hasResolved(pending.settledAll())).toBe(true);
+    const first = deferred();
+    void pending.track('acct_a', first.promise);
+    void pending.track('acct_b', new Promise(() => undefined));
+    const waiting = pending.settledAll();
+    first.resolve();
+    expect(await hasResolved(waiting)).toBe(false);
+    await vi.advanceTimersByTimeAsync(500);
+    expect(await hasResolved(waiting)).toBe(true);
+  });
+
   it('answers after the bound when a settlement is never written', async () => {
     const pending = new PendingSettlements(500);
     void pending.track('acct_a', new Promise(() => undefined));

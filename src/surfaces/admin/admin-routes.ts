@@ -36,11 +36,12 @@ import { AuditedGenerationRecordSchema, AuditedUsagePageSchema, ConfigDiffSchema
 import { auditedRecordExample, auditedUsagePageExample, configDiffExample } from './admin-examples.ts';
 import { operatorOnly } from './operator-only.ts';
 import { refuseUnknownBodyFields } from '../../http/validation.ts';
+import { afterSettlementsRead } from '../../http/settled-reads.ts';
 
 /** The services this surface uses, and only those. */
 export type AdminServices = Pick<
   GatewayServices,
-  'accounts' | 'adminToken' | 'apiKeys' | 'audit' | 'config' | 'configReloader' | 'usage'
+  'accounts' | 'adminToken' | 'apiKeys' | 'audit' | 'config' | 'configReloader' | 'ledger' | 'usage'
 >;
 
 const AccountParams = Type.Object({ accountId: Identifier });
@@ -50,6 +51,7 @@ const GenerationParams = Type.Object({ accountId: Identifier, generationId: Iden
 export const adminRoutes: FastifyPluginAsyncTypebox<{ services: AdminServices }> = async (app, { services }) => {
   refuseUnknownBodyFields(app);
   app.addHook('onRequest', operatorOnly(services.adminToken));
+  app.addHook('preHandler', afterSettlementsRead(services.ledger));
   await app.register(adminAccountRoutes, { services });
   await app.register(oversightRoutes, {
     services,

@@ -2,6 +2,7 @@ import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typ
 import type { FastifyRequest } from 'fastify';
 import { GatewayError } from '../../domain/errors.ts';
 import type { GatewayServices } from '../../gateway/services.ts';
+import { afterSettlementsRead } from '../../http/settled-reads.ts';
 import { ApiKeySchema } from '../../http/answer-schemas.ts';
 import { actAsOperator } from '../../http/audit-hook.ts';
 import { principalOf, requireCredential } from '../../http/authentication.ts';
@@ -29,6 +30,7 @@ export type OperatorServices = Pick<
   | 'audit'
   | 'authenticator'
   | 'config'
+  | 'ledger'
   | 'operatorAccounts'
   | 'providerRows'
   | 'runtimeCatalog'
@@ -56,6 +58,7 @@ export const operatorRoutes: FastifyPluginAsyncTypebox<{ services: OperatorServi
       throw new GatewayError('GW_FORBIDDEN', 'the operator API is for operator accounts only');
     actAsOperator(request);
   });
+  app.addHook('preHandler', afterSettlementsRead(services.ledger));
   await app.register(operatorUsageRoutes, { services });
   await app.register(oversightRoutes, {
     services,
