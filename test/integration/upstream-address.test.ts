@@ -14,8 +14,12 @@ const targetAt = (baseUrl: string): ProviderTarget => ({
   headers: {},
 });
 
+/**
+ * A call goes where `${baseUrl}${path}` names once parsed as a URL, whether the client parses the base URL
+ * once and joins the path (the usual case) or parses the whole of an unusual one.
+ */
 describe('the upstream HTTP client addresses a call', () => {
-  it('at the base URL with the path after it, as written, for base URLs with and without a path of their own', async () => {
+  it('at the path the joined URL names: plain, percent-encoded, with dot segments, a query or a fragment', async () => {
     const upstream = await startFakeServer((_request, response) => {
       response.writeHead(200, { 'content-type': 'application/json' });
       response.end('{}');
@@ -23,18 +27,31 @@ describe('the upstream HTTP client addresses a call', () => {
     const http = new UpstreamHttp();
     try {
       const origin = upstream.url.replace(/\/+$/, '');
-      for (const baseUrl of [origin, `${origin}/v1`, `${origin}/openai/v1`, `${origin}/v1`])
-        await http.postForJson(targetAt(baseUrl), { path: '/chat/completions', headers: {}, body: {} });
-      await http.postForJson(targetAt(`${origin}/v1beta`), {
-        path: '/models/m:generateContent?alt=sse',
-        headers: {},
-        body: {},
+      const calls: Array<[base: string, path: string]> = [
+        ['', '/chat/completions'],
+        ['/v1', '/chat/completions'],
+        ['/openai/v1', '/chat/completions'],
+        ['/v1beta', '/models/m:generateContent?alt=sse'],
+        ['/a b', '/chat/completions'],
+        ['/café', '/chat/completions'],
+        ['/x/../v1', '/chat/completions'],
+        ['/v1', '/models/a model:generateContent'],
+        ['/v1', '/x/%2e%2e/chat/completions'],
+        ['/v1?api-version=1', '/chat/completions'],
+        ['/v1#f', '/chat/completions'],
+      ];
+      for (const [base, path] of calls)
+        await http.postForJson(targetAt(`${origin}${base}`), { path, headers: {}, body: {} });
+      const expected = calls.map(([base, path]) => {
+        const url = new URL(`${origin}${base}${path}`);
+        return `${url.pathname}${url.search}`;
       });
-      expect(upstream.requests.map((request) => request.path)).toEqual([
+      expect(upstream.requests.map((request) => request.path)).toEqual(expected);
+      // The usual ones, spelled out.
+      expect(expected.slice(0, 4)).toEqual([
         '/chat/completions',
         '/v1/chat/completions',
         '/openai/v1/chat/completions',
-        '/v1/chat/completions',
         '/v1beta/models/m:generateContent?alt=sse',
       ]);
     } finally {

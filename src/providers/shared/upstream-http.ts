@@ -36,6 +36,11 @@ const maxErrorBodyBytes = 64 * 1024;
 /** Longest JSON answer read whole (a batch of 128 large embeddings is under 10 MiB). */
 const maxJsonAnswerBytes = 128 * 1024 * 1024;
 
+/** A path of a call the URL parser leaves as it is: characters it never encodes (a query's `?` and `=` among them). */
+const plainPath = /^\/[A-Za-z0-9\-._~!$&()*+,;=:@/%?]*$/;
+/** A dot segment, which the parser resolves, written plainly or percent-encoded. */
+const dotSegment = /\/(\.|%2e)/i;
+
 /**
  * The one HTTP client for upstreams: keep-alive undici agents (one connection pool per origin) shared by
  * every adapter. Non-2xx answers become UpstreamHttpError with the provider's body; network failures,
@@ -49,7 +54,8 @@ const maxJsonAnswerBytes = 128 * 1024 * 1024;
 export class UpstreamHttp {
   /** Agents by connect time-out, which undici sets per agent rather than per request. */
   private readonly agents = new Map<number, Agent>();
-  private readonly addresses = new Map<string, { origin: string; pathPrefix: string }>();
+  /** Base URLs parsed: the origin, and the path (undefined for one with a query or fragment, parsed per call). */
+  private readonly bases = new Map<string, { origin: string; pathPrefix: string | undefined }>();
 
   /** `maxConnectionsPerOrigin` bounds concurrent exchanges (streams included) with one provider origin. */
   constructor(private readonly maxConnectionsPerOrigin = 4096) {}
@@ -69,18 +75,24 @@ export class UpstreamHttp {
   }
 
   /**
-   * A base URL's origin and path, parsed once per base URL rather than once per request (undici's `request`
-   * parses the whole URL of every call).
+   * Where a call goes: the origin and path `${baseUrl}${path}` names once parsed as a URL (percent-encoded,
+   * dot segments resolved, a fragment dropped). A base URL is parsed once, not on every call (undici's
+   * `request` parses the whole URL each time); a call whose URL the parser would change in any way other than
+   * joining the two (a base URL with a query or fragment, a path with characters it encodes or a dot segment)
+   * is parsed whole, as before.
    */
-  private addressOf(baseUrl: string): { origin: string; pathPrefix: string } {
-    let address = this.addresses.get(baseUrl);
-    if (!address) {
-      // What follows the host is sent as written, as `${baseUrl}${path}` would be.
-      const pathStart = baseUrl.indexOf('/', baseUrl.indexOf('//') + 2);
-      address = { origin: new URL(baseUrl).origin, pathPrefix: pathStart === -1 ? '' : baseUrl.slice(pathStart) };
-      this.addresses.set(baseUrl, address);
+  private addressOf(baseUrl: string, path: string): { origin: string; path: string } {
+    let base = this.bases.get(baseUrl);
+    if (!base) {
+      const url = new URL(baseUrl);
+      const plain = url.search === '' && url.hash === '' && !baseUrl.endsWith('#') && !baseUrl.endsWith('?');
+      base = { origin: url.origin, pathPrefix: plain ? url.pathname.replace(/\/$/, '') : undefined };
+      this.bases.set(baseUrl, base);
     }
-    return address;
+    if (base.pathPrefix !== undefined && plainPath.test(path) && !dotSegment.test(path))
+      return { origin: base.origin, path: `${base.pathPrefix}${path}` };
+    const url = new URL(`${baseUrl}${path}`);
+    return { origin: url.origin, path: `${url.pathname}${url.search}` };
   }
 
   async postJson(target: ProviderTarget, call: UpstreamCall & { body: unknown }): Promise<UpstreamResponse> {
@@ -116,10 +128,10 @@ export class UpstreamHttp {
     const { method, path, headers, payload, signal } = call;
     let response: Dispatcher.ResponseData;
     try {
-      const { origin, pathPrefix } = this.addressOf(target.baseUrl);
+      const address = this.addressOf(target.baseUrl, path);
       response = await this.agentFor(target.connectTimeoutMs).request({
-        origin,
-        path: `${pathPrefix}${path}`,
+        origin: address.origin,
+        path: address.path,
         method,
         // The one place provider credentials are revealed: as the request's headers are written.
         headers: sentHeaders({ accept: 'application/json, text/event-stream', ...target.headers, ...headers }),
