@@ -15,6 +15,8 @@ import { sleep, startFakeServer, type FakeServer, type RecordedRequest } from '.
  * - `garbage-first-event`: a stream whose first event is not JSON;
  * - `garbage-second-event`: a stream whose first write holds one of the protocol's own events and then one
  *   that is not JSON (both arrive before the answer can begin);
+ * - `garbage-second-event-later`: the same, after a first write of no event (a keep-alive comment, or the
+ *   array's opening bracket);
  * - `garbage-third-event`: a stream of two of the protocol's own events carrying text, then one that is not
  *   JSON, then more of its own events;
  * - `garbage-endless`: like `third-event`, but after the garbage it keeps sending its own events until the
@@ -26,6 +28,7 @@ export const garbageKinds = [
   'shape',
   'first-event',
   'second-event',
+  'second-event-later',
   'third-event',
   'endless',
 ] as const;
@@ -128,6 +131,11 @@ async function answer(request: RecordedRequest, response: ServerResponse): Promi
     if (kind === 'shape') return void response.end(JSON.stringify([{ hello: 'world' }, endEvent(operation).data]));
     if (kind === 'first-event') return void response.end(`[{not json},${JSON.stringify(first!.data)}]`);
     if (kind === 'second-event') return void response.end(`[${JSON.stringify(first!.data)},{not json}]`);
+    if (kind === 'second-event-later') {
+      response.write('[');
+      await sleep(50);
+      return void response.end(`${JSON.stringify(first!.data)},{not json}]`);
+    }
     response.write(`[${JSON.stringify(first!.data)},\r\n${JSON.stringify(second!.data)}`);
     // The garbage comes after the answer has begun, as a later piece of the stream.
     await sleep(50);
@@ -141,6 +149,11 @@ async function answer(request: RecordedRequest, response: ServerResponse): Promi
   if (kind === 'first-event')
     return void response.end(sse({ data: '{not json' }) + goodEvents(operation).map(sse).join(''));
   if (kind === 'second-event') return void response.end(sse(first!) + sse({ data: '{not json' }) + sse(second!));
+  if (kind === 'second-event-later') {
+    response.write(': keep-alive\n\n');
+    await sleep(50);
+    return void response.end(sse(first!) + sse({ data: '{not json' }) + sse(second!));
+  }
   response.write([first!, second!].map(sse).join(''));
   await sleep(50);
   if (kind !== 'endless') return void response.end(sse({ data: html }) + sse(first!));

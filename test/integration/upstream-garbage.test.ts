@@ -5,7 +5,7 @@ import { fakeProviderYaml, startTestGateway, type TestGateway } from '../support
 
 /**
  * Upstreams that answer 200 with something their protocol does not allow (not JSON, an HTML page, JSON of
- * another shape, a stream whose first or third event is garbage, or whose second comes in its first bytes), on
+ * another shape, a stream whose first or third event is garbage, or whose second comes with its first), on
  * every surface, relayed to an upstream of the surface's own protocol and translated to another: a 502
  * envelope or the next provider row while nothing has been sent, a failure inside the stream once it has
  * begun; never a success, never a hold left.
@@ -16,7 +16,7 @@ const wholeKinds: GarbageKind[] = ['not-json', 'html', 'shape'];
 const streamKinds: GarbageKind[] = ['not-json', 'html', 'shape', 'first-event'];
 // A relayed stream's meter reads every event of the first bytes before the answer begins; a translated one
 // begins with the first event it decodes, as with garbage that comes later.
-const relayedStreamKinds: GarbageKind[] = [...streamKinds, 'second-event'];
+const relayedStreamKinds: GarbageKind[] = [...streamKinds, 'second-event', 'second-event-later'];
 
 const model = (id: string, ...rows: string[]) =>
   `  - id: ${id}\n    pricing: { inputPerMTok: 1, outputPerMTok: 2 }\n    providers:\n${rows.map((row, index) => `      - { ${row}, priority: ${index + 1} }`).join('\n')}\n`;
@@ -63,7 +63,15 @@ describe('upstream answers that break their protocol', () => {
 
   beforeAll(async () => {
     fake = await startGarbageFake();
-    const kinds: GarbageKind[] = ['not-json', 'html', 'shape', 'first-event', 'second-event', 'third-event'];
+    const kinds: GarbageKind[] = [
+      'not-json',
+      'html',
+      'shape',
+      'first-event',
+      'second-event',
+      'second-event-later',
+      'third-event',
+    ];
     gateway = await startTestGateway({
       upstreams: [fake],
       configText: [

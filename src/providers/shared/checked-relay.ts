@@ -86,7 +86,7 @@ async function checkedJsonRelay(
  * A stream whose first event is read before the answer is relayed, and every event read by then checked (the
  * first only, when the caller's meter reads the rest before the answer starts): garbage from the first byte is
  * a protocol failure the next provider row may still serve, and no event the meter reads before the answer
- * starts can fail its protocol check. The bytes read are relayed as they came.
+ * starts can fail its protocol check. The bytes read are relayed as they came, in one piece.
  */
 async function checkedStreamRelay(
   answer: UpstreamAnswer,
@@ -106,7 +106,10 @@ async function checkedStreamRelay(
     rejecting(answer.body, () => events.push(...dataOf(split(next.value))));
   }
   rejecting(answer.body, () => checkHead(events));
-  return { status: answer.status, contentType: contentTypeOf(answer), body: heldThenRest(held, iterator, answer.body) };
+  // One piece, so a meter reads every event of it before the answer starts, not just those of its first chunk
+  // (which may hold only a comment).
+  const head = held.length === 1 ? held : [Buffer.concat(held)];
+  return { status: answer.status, contentType: contentTypeOf(answer), body: heldThenRest(head, iterator, answer.body) };
 }
 
 /** The shapes an operation answers with: a whole answer, or the events of a stream ending at `terminator`. */
