@@ -43,7 +43,7 @@ export class PendingSettlements {
    */
   async settledAll(): Promise<void> {
     if (this.byAccount.size === 0) return;
-    await within(Promise.all([...this.byAccount.values()].flatMap((pending) => [...pending])), this.maxWaitMs);
+    await within(this.allPending(), this.maxWaitMs);
   }
 
   /**
@@ -54,9 +54,13 @@ export class PendingSettlements {
   async drained(timeoutMs: number): Promise<void> {
     const deadline = Date.now() + timeoutMs;
     while (this.byAccount.size > 0 && Date.now() < deadline) {
-      const all = [...this.byAccount.values()].flatMap((pending) => [...pending]);
-      await within(Promise.all(all), deadline - Date.now());
+      await within(this.allPending(), deadline - Date.now());
     }
+  }
+
+  /** Every settlement pending now, of every account, written or refused. */
+  private allPending(): Promise<unknown> {
+    return Promise.all([...this.byAccount.values()].flatMap((pending) => [...pending]));
   }
 }
 

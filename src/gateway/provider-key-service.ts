@@ -50,7 +50,7 @@ export interface ProviderKeyServiceOptions {
   publish: (event: StorageEvent) => Promise<void>;
   /** A stored key this process cannot open (GATEWAY_SECRET changed): left out, its id reported. */
   onUnreadable: (keyId: string, error: unknown) => void;
-  /** The stored keys were read and handed to the key choice (a provider they key may serve from now on). */
+  /** The stored keys were read and handed to the key choice (a provider the key may serve from now on). */
   onRead?: () => void;
 }
 

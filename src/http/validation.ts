@@ -62,8 +62,9 @@ const refusing = validatorCompiler('refuse');
 /**
  * Makes the routes of a management plugin (account, admin and operator APIs) and of the plugins it registers
  * refuse a body field their schema does not declare, with a 400 naming it (`body.x is not a recognised
- * field`), instead of dropping it. Their body schemas forbid additional properties at every level, which
- * test/integration/unknown-body-fields.test.ts checks of every such route.
+ * field`), instead of dropping it, wherever their body schemas forbid additional properties (open maps, such
+ * as a catalog model's parameters, take any name). test/integration/unknown-body-fields.test.ts sends an
+ * unknown top-level field to every such route.
  */
 export function refuseUnknownBodyFields(app: FastifyInstance): void {
   app.setValidatorCompiler(refusing);
