@@ -25,6 +25,7 @@ export const databaseSuite = [
   'test/integration/lowered-cap-processes.test.ts',
   'test/integration/money-input.test.ts',
   'test/integration/money-invariants.test.ts',
+  'test/integration/multi-process-caps.test.ts',
   'test/integration/multi-process.test.ts',
   'test/integration/operator-api.test.ts',
   'test/integration/operator-catalog.test.ts',
