@@ -8,8 +8,7 @@ import { classifyError } from '../http/error-envelope.ts';
 import { CreditGrantBody, NewAccountBody, NewKeyBody, RateLimitsPatch } from '../http/schemas.ts';
 import type { TSchema } from 'typebox';
 import { bodyValidator } from '../http/validation.ts';
-import { openCore, type Core } from '../core.ts';
-import { serve } from '../main.ts';
+import type { Core } from '../core.ts';
 import { createLogger } from '../telemetry/logger.ts';
 import { DataDirInUseError } from '../storage/data-dir-lock.ts';
 import { EmbeddedServerError } from '../storage/embedded-server.ts';
@@ -99,6 +98,9 @@ async function withCore(environment: Environment, work: (core: Core) => Promise<
     ...environment,
     logLevel: environment.logLevel === 'info' ? 'warn' : environment.logLevel,
   });
+  // The database and the services load only for a command that uses them: --help, a refused option and
+  // `models list` start in a fraction of the time.
+  const { openCore } = await import('../core.ts');
   const core = await openCore({ environment, logger });
   try {
     await work(core);
@@ -116,6 +118,7 @@ function program(environment: Environment): Command {
       'start the HTTP server (PORT, HOST, DATA_DIR, DATABASE_URL, GATEWAY_CONFIG); SIGHUP reloads GATEWAY_CONFIG in this process (signal every process), SIGTERM stops it',
     )
     .action(async () => {
+      const { serve } = await import('../main.ts');
       await serve(environment);
     });
 

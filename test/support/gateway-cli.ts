@@ -1,0 +1,61 @@
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll } from 'vitest';
+import { createTestDatabase, onExternalServer, type TestDatabase } from './test-database.ts';
+import { testSecret } from './test-gateway.ts';
+
+const run = promisify(execFile);
+
+/** The gateway's command line, as an operator runs it: `node bin/gateway.js`, which loads the compiled dist/. */
+export const gatewayBin = path.resolve(import.meta.dirname, '../../bin/gateway.js');
+
+export interface GatewayCli {
+  /** Runs one command to its end; its stdout, or a rejection with its exit code and stderr. */
+  cli(...args: string[]): Promise<string>;
+  /** The environment every command of this describe block runs with. */
+  readonly env: NodeJS.ProcessEnv;
+  /** The DATA_DIR of this describe block's commands. */
+  readonly dataDir: string;
+  /** Whether the commands run on a database of TEST_DATABASE_URL's server (otherwise on the embedded default). */
+  readonly onExternalServer: boolean;
+}
+
+/**
+ * Commands of one describe block, on a DATA_DIR of their own (made before its tests, removed after them): with
+ * TEST_DATABASE_URL on a database there, otherwise on the embedded default in that DATA_DIR.
+ */
+export function useGatewayCli(): GatewayCli {
+  let dataDir = '';
+  let database: TestDatabase | undefined;
+  let env: NodeJS.ProcessEnv = {};
+
+  beforeAll(async () => {
+    dataDir = mkdtempSync(path.join(tmpdir(), 'gw-cli-'));
+    env = { PATH: process.env.PATH, DATA_DIR: dataDir, GATEWAY_SECRET: testSecret, LOG_LEVEL: 'warn' };
+    if (onExternalServer) {
+      database = await createTestDatabase();
+      env.DATABASE_URL = database.url;
+    }
+  });
+  afterAll(async () => {
+    await database?.drop();
+    if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  return {
+    cli: async (...args) => {
+      const { stdout } = await run(process.execPath, [gatewayBin, ...args], { env, timeout: 60_000 });
+      return stdout;
+    },
+    get env() {
+      return env;
+    },
+    get dataDir() {
+      return dataDir;
+    },
+    onExternalServer,
+  };
+}
