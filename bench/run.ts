@@ -7,7 +7,8 @@
  * sub-millisecond), and the resource figures of the proxies (PSS idle and under load, start to listening).
  * Ours is compared with the bare proxy first, and with Portkey (on the same Node) as its peer.
  * Upstream, the proxies and the load generator are separate processes (bench/processes.ts starts them).
- * Writes the report to bench/RESULTS.md, or to --out.
+ * Prints the report (Markdown, in the format of bench/RESULTS.md), or writes it to --out; bench/RESULTS.md itself
+ * is kept by hand, each run summarised there beside the ones before it.
  *
  *   npm run bench                          # 10 s per measurement
  *   npm run bench -- --seconds 20          # longer measurements
@@ -17,7 +18,7 @@
  *                    [--streams N] [--stream-seconds S]   # for 60 s; checks completion, peak PSS and billing
  *   npm run bench -- --profile             # also: a CPU profile of our gateway, summarised by package
  *   npm run bench -- --runtime-node PATH   # the gateways and the bare proxy on another node binary (Node 20 against 24, say)
- *   npm run bench -- --out FILE            # write the report elsewhere than bench/RESULTS.md
+ *   npm run bench -- --out FILE            # write the report to FILE instead of printing it
  *   npm run bench -- --log-level info      # our gateway logs at this level (a line per request and per generation at info), on its stdout, a file of the run
  *   BENCH_DATABASE_URL=postgres://...      # our gateway on PostgreSQL instead of the embedded default
  */
@@ -73,7 +74,7 @@ const { values: options } = parseArgs({
     'stream-seconds': { type: 'string', default: '60' },
     profile: { type: 'boolean', default: false },
     'runtime-node': { type: 'string', default: process.execPath },
-    out: { type: 'string', default: path.join(here, 'RESULTS.md') },
+    out: { type: 'string' },
     'log-level': { type: 'string', default: 'warn' },
   },
 });
@@ -299,8 +300,11 @@ try {
     soak: { seconds: soakSeconds, everySeconds: soakEvery, samples: soak },
     slowStreams: slow,
   });
-  writeFileSync(options.out, text + (profileDir ? profileSummary(profileDir) : ''));
-  process.stderr.write(`wrote ${options.out}\n`);
+  const report = text + (profileDir ? profileSummary(profileDir) : '');
+  if (options.out) {
+    writeFileSync(options.out, report);
+    process.stderr.write(`wrote ${options.out}\n`);
+  } else process.stdout.write(report);
 } finally {
   for (const started of running.reverse()) await stop(started.child);
   rmSync(gatewayEnv.BENCH_DATA_DIR, { recursive: true, force: true });
