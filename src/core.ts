@@ -309,7 +309,11 @@ export async function openCore(options: CoreOptions): Promise<Core> {
   });
   const adapters = providerAdapters(upstreamHttp);
   const retentionMs = config.media.retentionDays > 0 ? config.media.retentionDays * 86_400_000 : undefined;
-  const store = openObjectStore({ media: config.media, dataDir: environment.dataDir, linkKey: secretKeys.mediaLinks });
+  const store = await openObjectStore({
+    media: config.media,
+    dataDir: environment.dataDir,
+    linkKey: secretKeys.mediaLinks,
+  });
   const mediaDownloads = new MediaDownloads(store instanceof FsObjectStore ? store : undefined, secretKeys.mediaLinks);
   const mediaJobs = new MediaJobsRepository(storage.db);
   const announceFinished = (jobId: string) => {
