@@ -305,8 +305,8 @@ class TextRecipe implements Recipe<TextGenerationInput, TextRow, TextPlan, TextR
       servedAs: servedAs(relay.operation, plan.model.modelId),
     });
     const tokens = new TokenCharge(charge, plan.model);
-    // The meter reads the events that came with the first bytes before the answer starts (the adapter checked
-    // only the first of them): one that breaks the protocol fails this attempt, which another row may serve,
+    // The meter reads the stream's first event and those that came with it before the answer starts (the
+    // adapter only waited for it): one that breaks the protocol fails this attempt, which another row may serve,
     // never a stream the client already has.
     const upstream = await startIteration(relayedWithin(exchange.body, meter));
     const body = metered(upstream, {

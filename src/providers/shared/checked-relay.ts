@@ -83,10 +83,10 @@ async function checkedJsonRelay(
 }
 
 /**
- * A stream whose first event is read before the answer is relayed, and every event read by then checked (the
- * first only, when the caller's meter reads the rest before the answer starts): garbage from the first byte is
- * a protocol failure the next provider row may still serve, and no event the meter reads before the answer
- * starts can fail its protocol check. The bytes read are relayed as they came, in one piece.
+ * A stream whose first event is read before the answer is relayed, and every event read by then checked (here,
+ * or by the caller's meter before the answer starts): garbage from the first byte is a protocol failure the
+ * next provider row may still serve, and no event the meter reads before the answer starts can fail its
+ * protocol check. The bytes read are relayed as they came, in one piece.
  */
 async function checkedStreamRelay(
   answer: UpstreamAnswer,
@@ -133,8 +133,8 @@ export interface StreamReading {
 /**
  * An upstream answer checked against its operation's shapes before any of it is relayed: whole when
  * `stream` is undefined, else cut into events. With `meteredHead`, the caller's relay meter reads (and checks)
- * every event that came with the stream's first one before the answer starts, so only that first one is
- * checked here, not every event twice.
+ * the stream's first event and every event that came with it before the answer starts, so none is parsed
+ * here as well: this only waits for the first event to be whole.
  */
 export function checkedRelay(
   answer: UpstreamAnswer,
@@ -147,7 +147,6 @@ export function checkedRelay(
     if (data !== shapes.terminator) checkedEvent(data, shapes.event);
   };
   return checkedStreamRelay(answer, stream.split, (events) => {
-    if (stream.meteredHead) checkEvent(events[0]!);
-    else events.forEach(checkEvent);
+    if (!stream.meteredHead) events.forEach(checkEvent);
   });
 }

@@ -10,6 +10,7 @@ import {
   topLevelSplicer,
 } from './served-model.ts';
 import type { StreamSplitter } from './stream-splitters.ts';
+import { bodyBytes } from './upstream-http.ts';
 import { checkedEvent } from './wire-data.ts';
 
 const emptyReading = (): RelayReading => ({
@@ -22,9 +23,6 @@ const emptyReading = (): RelayReading => ({
 });
 
 const nothing = new Uint8Array(0);
-
-const asBuffer = (bytes: Uint8Array): Buffer =>
-  Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 
 /**
  * The first `upTo` bytes with each splice's range replaced (splices in order, none overlapping), copied once
@@ -74,7 +72,7 @@ interface RenamedEvent {
 
 /** An event's data written again whole, from the event as read; data sent on several lines is not found whole in the bytes, and passes unchanged. */
 function withDataWritten(bytes: Uint8Array, data: string, event: unknown): Uint8Array {
-  const text = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8');
+  const text = bodyBytes(bytes).toString('utf8');
   const at = text.indexOf(data);
   if (at === -1) return bytes;
   return Buffer.from(text.slice(0, at) + JSON.stringify(event) + text.slice(at + data.length));
@@ -132,7 +130,7 @@ export function streamRelayMeter<T>(
     push: (chunk) => {
       if (cut) return nothing;
       const events = rules.split(chunk);
-      const bytes = asBuffer(held.length === 0 ? chunk : Buffer.concat([held, chunk]));
+      const bytes = bodyBytes(held.length === 0 ? chunk : Buffer.concat([held, chunk]));
       const shift = bytes.length - chunk.length;
       // The events written again: where each one's bytes are replaced, and by what; every other byte passes.
       const splices: Splice[] = [];
