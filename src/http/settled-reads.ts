@@ -14,12 +14,20 @@ import { principalOf } from './authentication.ts';
  */
 export function afterOwnSettlements(ledger: Pick<CreditLedger, 'settledFor'>) {
   return async (request: FastifyRequest): Promise<void> => {
-    if (request.method !== 'GET' && request.method !== 'HEAD') return;
-    await ledger.settledFor(principalOf(request).accountId);
+    if (isRead(request)) await ledger.settledFor(principalOf(request).accountId);
   };
 }
 
+/** Reads wait; writes show no spend and do not. */
+const isRead = (request: FastifyRequest) => request.method === 'GET' || request.method === 'HEAD';
+
 const namesAccount = Compile(Type.Object({ accountId: Type.String() }));
+
+/** The account a request names in its path, else in its query. */
+function accountNamed(request: FastifyRequest): string | undefined {
+  for (const part of [request.params, request.query]) if (namesAccount.Check(part)) return part.accountId;
+  return undefined;
+}
 
 /**
  * The same gate for the operator's reads (admin token or operator session): the account named in the path or
@@ -27,8 +35,8 @@ const namesAccount = Compile(Type.Object({ accountId: Type.String() }));
  */
 export function afterSettlementsRead(ledger: Pick<CreditLedger, 'settledFor' | 'settledForAll'>) {
   return async (request: FastifyRequest): Promise<void> => {
-    if (request.method !== 'GET' && request.method !== 'HEAD') return;
-    const named = [request.params, request.query].find((part) => namesAccount.Check(part));
-    await (namesAccount.Check(named) ? ledger.settledFor(named.accountId) : ledger.settledForAll());
+    if (!isRead(request)) return;
+    const accountId = accountNamed(request);
+    await (accountId === undefined ? ledger.settledForAll() : ledger.settledFor(accountId));
   };
 }

@@ -154,11 +154,11 @@ async function openPostgres(
   kind: Storage['kind'] = 'postgres',
 ): Promise<Storage> {
   const pool = new ReturningPool({ connectionString: options.url, max: options.poolSize ?? 20 });
-  pool.on('error', (error) => options.onError?.(error));
-  // The pool listens for errors of idle clients only: a client cut while checked out (a transaction between two
-  // of its statements) would throw its error as an uncaught exception. Every client's cut is logged; the next
-  // statement on it fails, and the pool takes it back (returning-pool.ts).
+  // Every client's cut is reported once, by its own listener, whether it was idle or checked out (one cut
+  // while out would otherwise be an uncaught exception; returning-pool.ts takes it back at once). The pool
+  // passes an idle client's error on as its own too: heard here only so that it does not throw.
   pool.on('connect', (client) => client.on('error', (error) => options.onError?.(error)));
+  pool.on('error', () => undefined);
   const db = drizzlePostgres(pool, { schema });
   const listener = new PostgresListener(options.url, options.onError, options.listenerProbe ?? defaultListenerProbe);
   try {
