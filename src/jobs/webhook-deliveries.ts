@@ -19,9 +19,30 @@ export interface WebhookDeliveryOptions {
 /** Longest backoff: the doubling stops here (2^16 times the base). */
 const maxDoublings = 16;
 
-/** How often ended deliveries past `retentionDays` are deleted, and how many at most each time. */
+/**
+ * How often ended deliveries past `retentionDays` are deleted, in batches of how many, and how many batches a
+ * sweep runs at most (a sweep deletes up to 100,000 rows every ten minutes, far more than a busy gateway makes).
+ */
 const pruneEveryMs = 10 * 60 * 1000;
 const pruneBatch = 1000;
+const maxPruneBatches = 100;
+
+/**
+ * Runs `deleteBatch` (which deletes at most `batch` rows and says how many it deleted) again while it deletes
+ * a whole batch, at most `maxBatches` times: what a sweep leaves waits for the next. The rows deleted.
+ */
+export async function deleteInBatches(
+  deleteBatch: (batch: number) => Promise<number>,
+  { batch, maxBatches }: { batch: number; maxBatches: number },
+): Promise<number> {
+  let deleted = 0;
+  for (let round = 0; round < maxBatches; round++) {
+    const count = await deleteBatch(batch);
+    deleted += count;
+    if (count < batch) break;
+  }
+  return deleted;
+}
 
 /**
  * Sends the durable webhook deliveries from this process: claims due ones (across processes, each by one
@@ -71,9 +92,11 @@ export class WebhookDeliveryWorker extends ClaimingWorker {
     if (retentionDays === 0 || now - this.prunedAt < pruneEveryMs) return;
     this.prunedAt = now;
     // A failed sweep waits for the next one; it never holds back the deliveries.
-    await this.options.deliveries
-      .pruneFinished(new Date(now - retentionDays * 86_400_000), pruneBatch)
-      .catch((error: unknown) => this.options.onError(error));
+    const before = new Date(now - retentionDays * 86_400_000);
+    await deleteInBatches((batch) => this.options.deliveries.pruneFinished(before, batch), {
+      batch: pruneBatch,
+      maxBatches: maxPruneBatches,
+    }).catch((error: unknown) => this.options.onError(error));
   }
 
   private async deliver(delivery: ClaimedDelivery): Promise<void> {
