@@ -127,13 +127,22 @@ export class WebhookService {
     return { id, secret };
   }
 
-  /** Queues a `webhook.test` event for the endpoint (whatever it subscribes to); answers the delivery's id. */
+  /**
+   * Queues a `webhook.test` event for the endpoint (whatever it subscribes to); answers the delivery's id. One at
+   * a time: while a test is still being delivered (retries included) another answers 409, so test events cannot
+   * pile up deliveries and signed requests to a receiver.
+   */
   async sendTest(accountId: string, id: string): Promise<{ deliveryId: string }> {
     const endpoint = await this.owned(accountId, id);
-    const deliveryId = await this.options.repository.queueEvent(endpoint, 'webhook.test', {
+    const deliveryId = await this.options.repository.queueTestOnce(endpoint, {
       endpointId: endpoint.id,
       message: 'A test event sent from the gateway',
     });
+    if (deliveryId === undefined)
+      throw new GatewayError(
+        'GW_CONFLICT',
+        'a test event of this endpoint is still being delivered; send another once it has ended (see its deliveries)',
+      );
     this.options.wake();
     return { deliveryId };
   }

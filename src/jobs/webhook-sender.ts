@@ -1,7 +1,7 @@
 import { request, type Dispatcher } from 'undici';
 import { Webhook } from 'standardwebhooks';
 import { addressCheckedAgent, RemoteMediaError, refuseNonPublicLiteral } from '../media/remote-media.ts';
-import { retryAfterMs } from '../providers/shared/upstream-http.ts';
+import { bodyBytes, retryAfterMs } from '../providers/shared/upstream-http.ts';
 
 export interface WebhookSenderOptions {
   timeoutMs: number;
@@ -134,7 +134,7 @@ async function readExcerpt(body: Dispatcher.ResponseData['body']): Promise<strin
   let size = 0;
   try {
     for await (const chunk of body) {
-      const bytes = chunk as Buffer;
+      const bytes = bodyBytes(chunk);
       chunks.push(bytes);
       size += bytes.length;
       if (size >= excerptBytes) break;

@@ -1,4 +1,4 @@
-import { and, count, desc, eq, inArray, sql } from 'drizzle-orm';
+import { and, count, desc, eq, inArray, isNull, sql } from 'drizzle-orm';
 import { webhookRowId, type WebhookDeliveryState } from '../domain/webhook-events.ts';
 import { type Database, type PageWindow, queryRows } from './database.ts';
 import { accounts, webhookAttempts, webhookDeliveries, webhookEndpoints } from './schema.ts';
@@ -36,7 +36,7 @@ export interface AttemptOutcome {
 
 /**
  * The SQL of webhooks: endpoints, the durable delivery queue and its log. Events are queued by the triggers of
- * migration 0015 in their cause's transaction; `queueTest` queues the one event an account sends itself.
+ * migration 0015 in their cause's transaction; `queueTestOnce` queues the one event an account sends itself.
  */
 export class WebhooksRepository {
   constructor(private readonly db: Database) {}
@@ -81,13 +81,35 @@ export class WebhooksRepository {
     return rows.length === 1;
   }
 
-  /** Queues one event for one endpoint, whatever it subscribes to (a test event). Answers the delivery's id. */
-  async queueEvent(endpoint: { id: string; accountId: string }, type: string, data: unknown): Promise<string> {
-    const id = webhookRowId('msg');
-    await this.db
-      .insert(webhookDeliveries)
-      .values({ id, endpointId: endpoint.id, accountId: endpoint.accountId, eventType: type, data });
-    return id;
+  /**
+   * Queues a `webhook.test` event for the endpoint unless one is still being delivered (undefined then): the
+   * endpoint's row is locked meanwhile, so requests sent side by side queue one, not one each.
+   */
+  async queueTestOnce(endpoint: { id: string; accountId: string }, data: unknown): Promise<string | undefined> {
+    return this.db.transaction(async (tx) => {
+      await tx
+        .select({ id: webhookEndpoints.id })
+        .from(webhookEndpoints)
+        .where(eq(webhookEndpoints.id, endpoint.id))
+        .for('update');
+      const [pending] = await tx
+        .select({ id: webhookDeliveries.id })
+        .from(webhookDeliveries)
+        .where(
+          and(
+            eq(webhookDeliveries.endpointId, endpoint.id),
+            eq(webhookDeliveries.eventType, 'webhook.test'),
+            isNull(webhookDeliveries.finishedAt),
+          ),
+        )
+        .limit(1);
+      if (pending) return undefined;
+      const id = webhookRowId('msg');
+      await tx
+        .insert(webhookDeliveries)
+        .values({ id, endpointId: endpoint.id, accountId: endpoint.accountId, eventType: 'webhook.test', data });
+      return id;
+    });
   }
 
   /** One page of an endpoint's deliveries, newest first, with each one's attempts and the count of all. */

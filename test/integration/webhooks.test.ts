@@ -146,6 +146,29 @@ describe('webhooks', () => {
     expect(audit.body).not.toContain(secret.slice(6));
   });
 
+  it('queues one test event at a time: sent side by side while one is being delivered, the others answer 409', async () => {
+    const { key } = await gateway.createFundedKey();
+    const endpoint = await endpointFor(key, ['api_key.disabled']);
+    receiver.next = (_request, index) => (index === 0 ? 'stall' : { status: 204 });
+    const first = await sendTest(key, endpoint.id);
+    const send = () =>
+      gateway.request({
+        method: 'POST',
+        url: `/api/v1/webhooks/endpoints/${endpoint.id}/test`,
+        headers: keyHeaders(key),
+      });
+    const refused = await Promise.all(Array.from({ length: 5 }, send));
+    for (const response of refused) {
+      expect(response.statusCode, response.body).toBe(409);
+      expect(response.headers['x-gateway-error-code']).toBe('GW_CONFLICT');
+    }
+    const delivery = await ended(key, endpoint.id);
+    expect(delivery).toMatchObject({ id: first, state: 'succeeded' });
+    expect((await deliveries(key, endpoint.id)).results).toHaveLength(1);
+    // Once it has ended, the next test event is queued.
+    expect(await sendTest(key, endpoint.id)).not.toBe(first);
+  });
+
   it('retries after a 500 and after a time-out under the same webhook-id, then succeeds', async () => {
     const { key } = await gateway.createFundedKey();
     const endpoint = await endpointFor(key, ['api_key.disabled']);

@@ -125,7 +125,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ services: WebhookService
       schema: {
         summary: 'Send a test event',
         description:
-          'Queues a `webhook.test` event for the endpoint, whatever events it takes; it is delivered, retried and logged as any other.',
+          'Queues a `webhook.test` event for the endpoint, whatever events it takes; it is delivered, retried and logged as any other. One at a time: while an earlier test event of the endpoint is still being delivered (its retries included), the answer is 409.',
         params: EndpointIdParams,
         response: { 202: TestEventSchema },
         documentedExample: { answer: examples.test },
