@@ -85,18 +85,21 @@ export class WebhookService {
 
   async create(accountId: string, input: EndpointInput): Promise<WebhookEndpointView & { secret: string }> {
     const url = await this.checkedUrl(input.url);
-    if ((await this.options.repository.listEndpoints(accountId)).length >= maxEndpointsPerAccount)
-      throw new GatewayError('GW_FORBIDDEN', `an account has at most ${maxEndpointsPerAccount} webhook endpoints`);
     const secret = newSigningSecret();
-    const row = await this.options.repository.createEndpoint({
-      id: webhookRowId('ep'),
-      accountId,
-      url,
-      description: input.description ?? '',
-      eventTypes: checkedEventTypes(input.eventTypes),
-      isActive: input.isActive ?? true,
-      sealedSecret: sealSecret(this.options.secretKeys, secret),
-    });
+    const row = await this.options.repository.createEndpoint(
+      {
+        id: webhookRowId('ep'),
+        accountId,
+        url,
+        description: input.description ?? '',
+        eventTypes: checkedEventTypes(input.eventTypes),
+        isActive: input.isActive ?? true,
+        sealedSecret: sealSecret(this.options.secretKeys, secret),
+      },
+      maxEndpointsPerAccount,
+    );
+    if (!row)
+      throw new GatewayError('GW_FORBIDDEN', `an account has at most ${maxEndpointsPerAccount} webhook endpoints`);
     return { ...endpointView(row), secret };
   }
 

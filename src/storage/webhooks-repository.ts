@@ -41,9 +41,25 @@ export interface AttemptOutcome {
 export class WebhooksRepository {
   constructor(private readonly db: Database) {}
 
-  async createEndpoint(row: Omit<WebhookEndpointRow, 'createdAt' | 'updatedAt'>): Promise<WebhookEndpointRow> {
-    const [inserted] = await this.db.insert(webhookEndpoints).values(row).returning();
-    return inserted!;
+  /**
+   * Adds the endpoint unless its account already has `maxPerAccount` (undefined then). The account's endpoints
+   * are counted under a lock of its own (a transaction's advisory lock, so no settlement of the account waits),
+   * so requests sent side by side cannot pass the bound together.
+   */
+  async createEndpoint(
+    row: Omit<WebhookEndpointRow, 'createdAt' | 'updatedAt'>,
+    maxPerAccount: number,
+  ): Promise<WebhookEndpointRow | undefined> {
+    return this.db.transaction(async (tx) => {
+      await tx.execute(sql`SELECT pg_advisory_xact_lock(hashtextextended(${`webhook-endpoints:${row.accountId}`}, 0))`);
+      const [held] = await tx
+        .select({ value: count() })
+        .from(webhookEndpoints)
+        .where(eq(webhookEndpoints.accountId, row.accountId));
+      if ((held?.value ?? 0) >= maxPerAccount) return undefined;
+      const [inserted] = await tx.insert(webhookEndpoints).values(row).returning();
+      return inserted;
+    });
   }
 
   async listEndpoints(accountId: string): Promise<WebhookEndpointRow[]> {

@@ -300,10 +300,19 @@ describe('webhooks', () => {
     const test = await create(['webhook.test']);
     expect(test.statusCode).toBe(400);
     expect(test.body).toContain('eventTypes');
-    for (let n = 0; n < 20; n++) expect((await create(['balance.low'])).statusCode).toBe(201);
+    for (let n = 0; n < 15; n++) expect((await create(['balance.low'])).statusCode).toBe(201);
+    // Sent side by side, no more pass the bound than it leaves room for.
+    const together = await Promise.all(Array.from({ length: 10 }, () => create(['balance.low'])));
+    expect(together.filter((response) => response.statusCode === 201)).toHaveLength(5);
     const refused = await create(['balance.low']);
     expect(refused.statusCode).toBe(403);
     expect(refused.body).toContain('at most 20 webhook endpoints');
+    const listed = await gateway.request({
+      method: 'GET',
+      url: '/api/v1/webhooks/endpoints',
+      headers: keyHeaders(key),
+    });
+    expect(listed.json()).toHaveLength(20);
   });
 
   it('refuses endpoints that are not https (loopback http aside, when private addresses are allowed)', async () => {
