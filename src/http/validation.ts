@@ -25,19 +25,23 @@ function unstorableTextError(httpPart: string, data: unknown): GatewayError | un
     : new GatewayError('GW_VALIDATION', describeUnstorableText(found));
 }
 
-/** What a body check does with a field its schema does not declare (where the schema forbids additional ones). */
-export type UnknownBodyFields = 'strip' | 'refuse';
+/**
+ * What a check does with a body or query field its schema does not declare (where the schema forbids
+ * additional ones).
+ */
+export type UnknownFields = 'strip' | 'refuse';
 
 /**
  * Bodies are checked strictly (a number sent as a string is an error, not coerced); query strings and path
  * parameters arrive as text, so there they are coerced to the declared types, after the check for text
- * storage cannot hold. Undeclared body fields, where a schema forbids additional properties, are stripped
- * (the generation surfaces: the spec has native endpoints strip unknown request fields) or refused with a
- * 400 naming each (the management APIs, see `refuseUnknownBodyFields`).
+ * storage cannot hold. Undeclared body and query fields, where a schema forbids additional properties, are
+ * stripped (the generation surfaces: the spec has native endpoints strip unknown request fields) or refused
+ * with a 400 naming each (the management APIs, see `refuseUnknownFields`).
  */
-export function validatorCompiler(unknownBodyFields: UnknownBodyFields = 'strip'): FastifySchemaCompiler<unknown> {
-  const strict = compiler({ coerceTypes: false, removeAdditional: unknownBodyFields === 'strip' });
-  const coercing = compiler({ coerceTypes: 'array' });
+export function validatorCompiler(unknownFields: UnknownFields = 'strip'): FastifySchemaCompiler<unknown> {
+  const removeAdditional = unknownFields === 'strip';
+  const strict = compiler({ coerceTypes: false, removeAdditional });
+  const coercing = compiler({ coerceTypes: 'array', removeAdditional });
   return ({ schema, httpPart }) => {
     if (httpPart === 'body') return strict.compile(schema as object);
     const validate = coercing.compile(schema as object);
@@ -61,16 +65,16 @@ const refusing = validatorCompiler('refuse');
 
 /**
  * Makes the routes of a management plugin (account, admin and operator APIs) and of the plugins it registers
- * refuse a body field their schema does not declare, with a 400 naming it (`body.x is not a recognised
- * field`), instead of dropping it, wherever their body schemas forbid additional properties (open maps, such
- * as a catalog model's parameters, take any name). test/integration/unknown-body-fields.test.ts sends an
+ * refuse a body or query field their schema does not declare, with a 400 naming it (`body.x is not a
+ * recognised field`), instead of dropping it, wherever their schemas forbid additional properties (open maps,
+ * such as a catalog model's parameters, take any name). test/integration/unknown-body-fields.test.ts sends an
  * unknown top-level field to every such route.
  */
-export function refuseUnknownBodyFields(app: FastifyInstance): void {
+export function refuseUnknownFields(app: FastifyInstance): void {
   app.setValidatorCompiler(refusing);
 }
 
-const lateBodies: Record<UnknownBodyFields, Ajv> = {
+const lateBodies: Record<UnknownFields, Ajv> = {
   strip: compiler({ coerceTypes: false }),
   refuse: compiler({ coerceTypes: false, removeAdditional: false }),
 };
@@ -82,7 +86,7 @@ const lateBodies: Record<UnknownBodyFields, Ajv> = {
 export function bodyValidator<S extends TSchema>(
   schema: S,
   context = 'body',
-  unknownBodyFields: UnknownBodyFields = 'strip',
+  unknownBodyFields: UnknownFields = 'strip',
 ): (body: unknown) => Static<S> {
   const validate = lateBodies[unknownBodyFields].compile<Static<S>>(schema);
   return (body) => {

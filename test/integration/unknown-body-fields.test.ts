@@ -1,6 +1,6 @@
 /**
  * The management APIs (account and sign-in, admin, operator) refuse a body field they do not declare with a
- * 400 naming it, and change nothing; nothing a client sends is dropped without a word. Every operation of
+ * 400 naming it, and change nothing (and a query field, where the read's schema is closed); nothing a client sends is dropped without a word. Every operation of
  * those sections of the OpenAPI document with a JSON body is sent its documented example plus one field it
  * does not have. (The generation surfaces strip unknown fields, as the spec has it: images.test.ts, audio.test.ts.)
  */
@@ -110,6 +110,24 @@ describe('the management APIs refuse a body field they do not declare', () => {
     expect(
       expectEnvelope(response, { status: 400, code: 'GW_VALIDATION', path: '/api/admin/v1/accounts' }).errors,
     ).toEqual(['body.credit is not a recognised field']);
+  });
+
+  it('a query field a read does not declare answers 400 naming it, instead of a read unfiltered', async () => {
+    for (const { url, headers } of [
+      // A misspelt filter would otherwise answer the audit log of every account.
+      { url: '/api/admin/v1/audit-log?acountId=acc_1', headers: adminHeaders },
+      { url: '/api/operator/v1/usage?acount=acc_1', headers: bearer(operatorToken) },
+    ]) {
+      const path = url.split('?')[0]!;
+      const [name] = url.split('?')[1]!.split('=');
+      expect(
+        expectEnvelope(await gateway.request({ method: 'GET', url, headers }), {
+          status: 400,
+          code: 'GW_VALIDATION',
+          path,
+        }).errors,
+      ).toEqual([`querystring.${name} is not a recognised field`]);
+    }
   });
 
   it('the operator API names the field exactly', async () => {

@@ -1,6 +1,6 @@
 import type { Static, TSchema } from 'typebox';
 import { classifyError } from '../../src/http/error-envelope.ts';
-import { bodyValidator, type UnknownBodyFields } from '../../src/http/validation.ts';
+import { bodyValidator, type UnknownFields } from '../../src/http/validation.ts';
 
 /**
  * A body as a route whose body schema is `schema` takes it, without a gateway: the body as the route's handler
@@ -13,7 +13,7 @@ import { bodyValidator, type UnknownBodyFields } from '../../src/http/validation
 export function checkedBody<S extends TSchema>(
   schema: S,
   body: unknown,
-  unknownFields: UnknownBodyFields = 'strip',
+  unknownFields: UnknownFields = 'strip',
 ): { body: Static<S>; errors?: undefined } | { errors: string[] } {
   try {
     // Ajv keeps what it compiled by schema, so each schema is compiled once however often it is checked.
@@ -26,6 +26,6 @@ export function checkedBody<S extends TSchema>(
 }
 
 /** The messages of the 400 a route whose body schema is `schema` answers `body` with; `[]` when it passes. */
-export function bodyErrors(schema: TSchema, body: unknown, unknownFields: UnknownBodyFields = 'strip'): string[] {
+export function bodyErrors(schema: TSchema, body: unknown, unknownFields: UnknownFields = 'strip'): string[] {
   return checkedBody(schema, body, unknownFields).errors ?? [];
 }

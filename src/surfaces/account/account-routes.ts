@@ -25,7 +25,7 @@ import { auditRoutes } from './audit-routes.ts';
 import { mediaRoutes } from './media-routes.ts';
 import { usageRoutes } from './usage-routes.ts';
 import { webhookRoutes } from './webhook-routes.ts';
-import { refuseUnknownBodyFields } from '../../http/validation.ts';
+import { refuseUnknownFields } from '../../http/validation.ts';
 
 /** The services this surface uses, and only those. */
 export type AccountServices = Pick<
@@ -53,7 +53,7 @@ export const accountRoutes: FastifyPluginAsyncTypebox<{ services: AccountService
   app,
   { services, secureCookies },
 ) => {
-  refuseUnknownBodyFields(app);
+  refuseUnknownFields(app);
   app.addHook('onRequest', answersNotStored);
   app.addHook('onRequest', requireCredential(services.authenticator, { acceptCookie: { secureCookies } }));
   app.addHook('preHandler', afterOwnSettlements(services.ledger));

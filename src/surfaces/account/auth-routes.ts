@@ -11,7 +11,7 @@ import { noBody } from '../../http/openapi/route-documentation.ts';
 import { noCredential } from '../../http/openapi/security-schemes.ts';
 import { AccountSchema } from './account-schemas.ts';
 import { SignInThrottle } from './sign-in-throttle.ts';
-import { refuseUnknownBodyFields } from '../../http/validation.ts';
+import { refuseUnknownFields } from '../../http/validation.ts';
 
 /** The services this surface uses, and only those. */
 export type AuthServices = Pick<GatewayServices, 'accounts' | 'authenticator' | 'config' | 'limiterStore'>;
@@ -40,7 +40,7 @@ export const authRoutes: FastifyPluginAsyncTypebox<{ services: AuthServices; sec
     issueSessionCookies(reply, grant, { secure: secureCookies });
     return { token: grant.token, account: grant.account };
   };
-  refuseUnknownBodyFields(app);
+  refuseUnknownFields(app);
   const throttle = new SignInThrottle(services.config.accounts, services.limiterStore);
   app.addHook('onRequest', answersNotStored);
   // A refusal of the throttle carries its retry-after, which the error handler sends with every such GatewayError.

@@ -35,7 +35,7 @@ import { adminAccountRoutes } from './admin-account-routes.ts';
 import { AuditedGenerationRecordSchema, AuditedUsagePageSchema, ConfigDiffSchema } from './admin-answer-schemas.ts';
 import { auditedRecordExample, auditedUsagePageExample, configDiffExample } from './admin-examples.ts';
 import { operatorOnly } from './operator-only.ts';
-import { refuseUnknownBodyFields } from '../../http/validation.ts';
+import { refuseUnknownFields } from '../../http/validation.ts';
 import { afterSettlementsRead } from '../../http/settled-reads.ts';
 
 /** The services this surface uses, and only those. */
@@ -49,7 +49,7 @@ const GenerationParams = Type.Object({ accountId: Identifier, generationId: Iden
 
 /** The operator's API, open only when GATEWAY_ADMIN_TOKEN is set; otherwise every path answers 404. */
 export const adminRoutes: FastifyPluginAsyncTypebox<{ services: AdminServices }> = async (app, { services }) => {
-  refuseUnknownBodyFields(app);
+  refuseUnknownFields(app);
   app.addHook('onRequest', operatorOnly(services.adminToken));
   app.addHook('preHandler', afterSettlementsRead(services.ledger));
   await app.register(adminAccountRoutes, { services });

@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { GatewayServices } from '../../gateway/services.ts';
 import { runtimeCatalogRoutes } from '../../http/runtime-catalog-routes.ts';
 import { operatorOnly } from './operator-only.ts';
-import { refuseUnknownBodyFields } from '../../http/validation.ts';
+import { refuseUnknownFields } from '../../http/validation.ts';
 
 /** The services this surface uses, and only those. */
 export type CatalogAdminServices = Pick<GatewayServices, 'adminToken' | 'config' | 'runtimeCatalog'>;
@@ -15,7 +15,7 @@ export const catalogRoutes: FastifyPluginAsyncTypebox<{ services: CatalogAdminSe
   app,
   { services },
 ) => {
-  refuseUnknownBodyFields(app);
+  refuseUnknownFields(app);
   app.addHook('onRequest', operatorOnly(services.adminToken));
   await app.register(runtimeCatalogRoutes, {
     catalog: services.runtimeCatalog,

@@ -2,7 +2,7 @@ import { Type, type FastifyPluginAsyncTypebox, type Static } from '@fastify/type
 import type { GatewayServices } from '../../gateway/services.ts';
 import { noBody } from '../../http/openapi/route-documentation.ts';
 import { operatorOnly } from './operator-only.ts';
-import { refuseUnknownBodyFields } from '../../http/validation.ts';
+import { refuseUnknownFields } from '../../http/validation.ts';
 
 /** The services this plugin uses, and only those. */
 export type ProviderKeyServices = Pick<GatewayServices, 'adminToken' | 'providerKeys'>;
@@ -116,7 +116,7 @@ export const providerKeyRoutes: FastifyPluginAsyncTypebox<{ services: ProviderKe
   app,
   { services },
 ) => {
-  refuseUnknownBodyFields(app);
+  refuseUnknownFields(app);
   app.addHook('onRequest', operatorOnly(services.adminToken));
   const keys = services.providerKeys;
 

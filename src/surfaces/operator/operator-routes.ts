@@ -21,7 +21,7 @@ import { operatorProviderRoutes } from './operator-provider-routes.ts';
 import { AccountParams, AccountSearchQuery, CreditAdjustmentBody, OperatorKeyPatchBody } from './operator-requests.ts';
 import { OperatorAccountDetailSchema, OperatorAccountPageSchema, OperatorKeySchema } from './operator-schemas.ts';
 import { operatorUsageRoutes } from './operator-usage-routes.ts';
-import { refuseUnknownBodyFields } from '../../http/validation.ts';
+import { refuseUnknownFields } from '../../http/validation.ts';
 
 /** The services this surface uses, and only those. */
 export type OperatorServices = Pick<
@@ -47,7 +47,7 @@ export const operatorRoutes: FastifyPluginAsyncTypebox<{ services: OperatorServi
   app,
   { services, secureCookies },
 ) => {
-  refuseUnknownBodyFields(app);
+  refuseUnknownFields(app);
   app.addHook('onRequest', answersNotStored);
   app.addHook('onRequest', requireCredential(services.authenticator, { acceptCookie: { secureCookies } }));
   app.addHook('onRequest', async (request) => {
