@@ -73,6 +73,21 @@ describe('a relayed answer names the catalog model', () => {
     ]);
   });
 
+  it('names the model of an event that names it twice (a client reads the last) and of data sent on several lines', () => {
+    const twice = 'data: {"model":"up","id":"c","choices":[{"index":0,"delta":{"content":"Hi"}}],"model":"up"}\n\n';
+    const lines = 'event: chunk\r\ndata: {"id":"c",\r\ndata: "model":"up","choices":[]}\r\nid: 7\r\n\r\n';
+    const out = relayed(meterFor(openAiRelayMeter, 'chat-completions'), [twice, lines]);
+    expect(out).not.toContain('"up"');
+    const events = out.split('\n\n').filter((event) => event !== '');
+    expect(JSON.parse(events[0]!.replace(/^data: /, ''))).toEqual({
+      model: 'catalog-id',
+      id: 'c',
+      choices: [{ index: 0, delta: { content: 'Hi' } }],
+    });
+    // The other fields of the event are kept; its data is now on one line.
+    expect(events[1]).toBe('event: chunk\ndata: {"id":"c","model":"catalog-id","choices":[]}\nid: 7');
+  });
+
   it('passes an event that already names the catalog id byte for byte', () => {
     const event = 'data: { "id": "c",  "model": "catalog-id", "choices": [] }\n\n';
     expect(relayed(meterFor(openAiRelayMeter, 'chat-completions'), [event])).toBe(event);

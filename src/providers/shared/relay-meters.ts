@@ -70,12 +70,24 @@ interface RenamedEvent {
   renamed: readonly RenamedField[];
 }
 
-/** An event's data written again whole, from the event as read; data sent on several lines is not found whole in the bytes, and passes unchanged. */
+/**
+ * An event's data written again whole, from the event as read. Data sent on several `data:` lines (which a
+ * client joins) is not found whole in the bytes: the event is written with its data on the first data line and
+ * its other lines (`event:`, `id:`, comments) as they were.
+ */
 function withDataWritten(bytes: Uint8Array, data: string, event: unknown): Uint8Array {
   const text = bodyBytes(bytes).toString('utf8');
+  const written = JSON.stringify(event);
   const at = text.indexOf(data);
-  if (at === -1) return bytes;
-  return Buffer.from(text.slice(0, at) + JSON.stringify(event) + text.slice(at + data.length));
+  if (at !== -1) return Buffer.from(text.slice(0, at) + written + text.slice(at + data.length));
+  let dataWritten = false;
+  const lines = text.split(/\r\n|\r|\n/).flatMap((line) => {
+    if (!/^data(:|$)/.test(line)) return [line];
+    if (dataWritten) return [];
+    dataWritten = true;
+    return [`data: ${written}`];
+  });
+  return Buffer.from(lines.join('\n'));
 }
 
 /**

@@ -123,7 +123,9 @@ export function topLevelSplicer({
       };
     }
     const at = data.indexOf(made.member);
-    if (at === -1 || !isAsciiTopLevelMember(data, at)) return undefined;
+    // A member named twice is read as its last: written again whole, the event names its model once.
+    if (at === -1 || !isAsciiTopLevelMember(data, at) || data.includes(made.member, at + made.member.length))
+      return undefined;
     const offset = dataStart + at;
     return holdsAt(bytes, made.bytes, offset)
       ? { at: offset, length: made.bytes.length, replacement: made.replacement }
