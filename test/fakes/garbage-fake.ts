@@ -36,6 +36,13 @@ export type GarbageKind = (typeof garbageKinds)[number];
 
 const html = '<!doctype html><html><head><title>Maintenance</title></head><body><h1>Back soon</h1></body></html>';
 
+/**
+ * How long the garbage of a stream waits after its first events, to come as a later piece: the gateway reads
+ * everything that came with a stream's first event before the answer begins, so garbage read with it (a
+ * gateway busy for this long, as on a loaded CI machine) would fail the request instead of the stream.
+ */
+const laterPieceMs = 300;
+
 type Operation = 'chat' | 'responses' | 'messages' | 'generate' | 'embeddings';
 
 /** Two well-formed events of each streamed operation, each carrying a word of text. */
@@ -138,7 +145,7 @@ async function answer(request: RecordedRequest, response: ServerResponse): Promi
     }
     response.write(`[${JSON.stringify(first!.data)},\r\n${JSON.stringify(second!.data)}`);
     // The garbage comes after the answer has begun, as a later piece of the stream.
-    await sleep(50);
+    await sleep(laterPieceMs);
     return void response.end(',\r\n{"hello": "world"}]');
   }
   response.writeHead(200, { 'content-type': 'text/event-stream' });
@@ -155,7 +162,7 @@ async function answer(request: RecordedRequest, response: ServerResponse): Promi
     return void response.end(sse(first!) + sse({ data: '{not json' }) + sse(second!));
   }
   response.write([first!, second!].map(sse).join(''));
-  await sleep(50);
+  await sleep(laterPieceMs);
   if (kind !== 'endless') return void response.end(sse({ data: html }) + sse(first!));
   response.write(sse({ data: html }));
   let open = true;
