@@ -5,7 +5,7 @@ import { ClaimingWorker } from './claiming-worker.ts';
 import type { SendResult } from './webhook-sender.ts';
 
 export interface WebhookDeliveryOptions {
-  deliveries: Pick<WebhooksRepository, 'claim' | 'finishAttempt' | 'pruneFinished'>;
+  deliveries: Pick<WebhooksRepository, 'claim' | 'finishAttempt' | 'pruneCapAlerts' | 'pruneFinished'>;
   send: (message: { url: string; secret: string; id: string; body: string; now: Date }) => Promise<SendResult>;
   /** The endpoint's `whsec_` secret from its sealed form. */
   secretOf: (sealedSecret: string) => string;
@@ -26,6 +26,8 @@ const maxDoublings = 16;
 const pruneEveryMs = 10 * 60 * 1000;
 const pruneBatch = 1000;
 const maxPruneBatches = 100;
+/** A cap alert's mark outlives its window (a month at most) by this many days before it is deleted. */
+const capAlertMarkDays = 35;
 
 /**
  * Runs `deleteBatch` (which deletes at most `batch` rows and says how many it deleted) again while it deletes
@@ -85,18 +87,24 @@ export class WebhookDeliveryWorker extends ClaimingWorker {
     if (claimed.length === free) this.wake();
   }
 
-  /** The delivery log is kept `retentionDays` (0: for ever); ended deliveries older than that are deleted. */
+  /**
+   * The delivery log is kept `retentionDays` (0: for ever); ended deliveries older than that are deleted. The
+   * marks of cap alerts of windows that have ended (a day, week or month) go too: only the current window's
+   * marks keep an alert from being sent twice.
+   */
   private async prune(): Promise<void> {
     const { retentionDays } = this.options.config;
     const now = this.clock().getTime();
-    if (retentionDays === 0 || now - this.prunedAt < pruneEveryMs) return;
+    if (now - this.prunedAt < pruneEveryMs) return;
     this.prunedAt = now;
-    // A failed sweep waits for the next one; it never holds back the deliveries.
+    const { deliveries, onError } = this.options;
+    const sweep = (deleteBatch: (batch: number) => Promise<number>) =>
+      // A failed sweep waits for the next one; it never holds back the deliveries.
+      deleteInBatches(deleteBatch, { batch: pruneBatch, maxBatches: maxPruneBatches }).catch(onError);
+    await sweep((batch) => deliveries.pruneCapAlerts(new Date(now - capAlertMarkDays * 86_400_000), batch));
+    if (retentionDays === 0) return;
     const before = new Date(now - retentionDays * 86_400_000);
-    await deleteInBatches((batch) => this.options.deliveries.pruneFinished(before, batch), {
-      batch: pruneBatch,
-      maxBatches: maxPruneBatches,
-    }).catch((error: unknown) => this.options.onError(error));
+    await sweep((batch) => deliveries.pruneFinished(before, batch));
   }
 
   private async deliver(delivery: ClaimedDelivery): Promise<void> {

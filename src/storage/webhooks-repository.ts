@@ -260,6 +260,21 @@ export class WebhooksRepository {
     return rows.length;
   }
 
+  /**
+   * Deletes up to `limit` marks of cap alerts made before `before` (windows of a day, a week or a month, long
+   * ended; a total cap's marks stay, as its window never ends); answers how many.
+   */
+  async pruneCapAlerts(before: Date, limit: number): Promise<number> {
+    const rows = await queryRows<{ id: string }>(
+      this.db,
+      sql`DELETE FROM api_key_cap_alerts WHERE ctid IN (
+            SELECT ctid FROM api_key_cap_alerts WHERE cap <> 'total' AND created_at < ${before.toISOString()}::timestamptz
+             LIMIT ${limit})
+          RETURNING api_key_id AS id`,
+    );
+    return rows.length;
+  }
+
   async balanceAlert(accountId: string): Promise<bigint | null | undefined> {
     const [row] = await this.db
       .select({ threshold: accounts.balanceAlertNanos })

@@ -288,6 +288,30 @@ describe('webhooks', () => {
     expect(await queryRows(db, sql`SELECT 1 FROM webhook_attempts WHERE id = 'att_old'`)).toHaveLength(0);
   });
 
+  it("deletes the marks of cap alerts whose window has long ended, and keeps the current ones and a total cap's", async () => {
+    const { keyId } = await gateway.createFundedKey();
+    const db = gateway.gateway.core.storage.db;
+    await queryRows(
+      db,
+      sql`INSERT INTO api_key_cap_alerts (api_key_id, cap, level, window_start, created_at)
+          VALUES (${keyId}, 'daily', 80, '2026-01-01', now() - interval '40 days'),
+                 (${keyId}, 'monthly', 100, '2026-01-01', now() - interval '40 days'),
+                 (${keyId}, 'total', 80, 'total', now() - interval '400 days'),
+                 (${keyId}, 'daily', 80, 'today', now())`,
+    );
+    const repository = new WebhooksRepository(db);
+    expect(await repository.pruneCapAlerts(new Date(Date.now() - 35 * 86_400_000), 1)).toBe(1);
+    expect(await repository.pruneCapAlerts(new Date(Date.now() - 35 * 86_400_000), 100)).toBe(1);
+    const left = await queryRows<{ cap: string; window_start: string }>(
+      db,
+      sql`SELECT cap, window_start FROM api_key_cap_alerts WHERE api_key_id = ${keyId} ORDER BY cap`,
+    );
+    expect(left).toEqual([
+      { cap: 'daily', window_start: 'today' },
+      { cap: 'total', window_start: 'total' },
+    ]);
+  });
+
   it('holds an account to 20 endpoints, and lets none subscribe to the test event', async () => {
     const { key } = await gateway.createFundedKey();
     const create = (eventTypes: string[]) =>
