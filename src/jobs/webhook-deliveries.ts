@@ -16,8 +16,9 @@ export interface WebhookDeliveryOptions {
   clock?: () => Date;
 }
 
-/** Longest backoff: the doubling stops here (2^16 times the base). */
+/** Longest backoff: the doubling stops at 2^16 times the base, and the wait at a day whatever the base. */
 const maxDoublings = 16;
+const maxBackoffMs = 86_400_000;
 
 /**
  * How often ended deliveries past `retentionDays` are deleted, in batches of how many, and how many batches a
@@ -28,6 +29,14 @@ const pruneBatch = 1000;
 const maxPruneBatches = 100;
 /** A cap alert's mark outlives its window (a month at most) by this many days before it is deleted. */
 const capAlertMarkDays = 35;
+
+/**
+ * How long a delivery waits after its `attempt`th attempt failed: `baseMs` doubled at each attempt, at most a
+ * day, or the receiver's own retry-after when it asks for longer.
+ */
+export function retryDelayMs(baseMs: number, attempt: number, retryAfterMs: number | undefined): number {
+  return Math.max(Math.min(baseMs * 2 ** Math.min(attempt - 1, maxDoublings), maxBackoffMs), retryAfterMs ?? 0);
+}
 
 /**
  * Runs `deleteBatch` (which deletes at most `batch` rows and says how many it deleted) again while it deletes
@@ -158,10 +167,7 @@ export class WebhookDeliveryWorker extends ClaimingWorker {
     if (sent.delivered) return { ...logged, next: { state: 'succeeded' } };
     if (!sent.retryable || delivery.attempt >= config.maxAttempts) return { ...logged, next: { state: 'failed' } };
     // The backoff, or the receiver's own retry-after when it asks for longer.
-    const delay = Math.max(
-      config.retryBaseMs * 2 ** Math.min(delivery.attempt - 1, maxDoublings),
-      sent.retryAfterMs ?? 0,
-    );
+    const delay = retryDelayMs(config.retryBaseMs, delivery.attempt, sent.retryAfterMs);
     return { ...logged, next: { state: 'queued', runAfter: new Date(this.clock().getTime() + delay) } };
   }
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { deleteInBatches } from '../../src/jobs/webhook-deliveries.ts';
+import { deleteInBatches, retryDelayMs } from '../../src/jobs/webhook-deliveries.ts';
 
 /** A table of `rows` rows from which each call deletes at most the batch asked for. */
 function table(rows: number) {
@@ -31,5 +31,14 @@ describe('the delivery log sweep', () => {
     const rows = table(0);
     expect(await deleteInBatches(rows.deleteBatch, { batch: 1000, maxBatches: 100 })).toBe(0);
     expect(rows.calls).toEqual([0]);
+  });
+});
+
+describe('the delivery retry delay', () => {
+  it('doubles from the base at each attempt, stops at a day, and waits longer when the receiver asks', () => {
+    expect([1, 2, 3].map((attempt) => retryDelayMs(1000, attempt, undefined))).toEqual([1000, 2000, 4000]);
+    // The largest base the configuration takes (an hour) reaches a day, not 2^16 hours.
+    expect(retryDelayMs(3_600_000, 30, undefined)).toBe(86_400_000);
+    expect(retryDelayMs(1000, 1, 30_000)).toBe(30_000);
   });
 });
