@@ -38,6 +38,7 @@ export const databaseSuite = [
   'test/integration/revocation-without-listen.test.ts',
   'test/integration/runtime-catalog-processes.test.ts',
   'test/integration/runtime-catalog.test.ts',
+  'test/integration/settlement-batch.test.ts',
   'test/integration/settlement-property.test.ts',
   'test/integration/unreadable-jobs.test.ts',
   'test/integration/unstorable-text.test.ts',

@@ -255,64 +255,211 @@ RETURNS bigint LANGUAGE sql STABLE AS $$
   SELECT min(h + k.held_nanos) FROM unnest(gw_cap_headrooms(k, p_now)) h
 $$;
 
--- [migration 0013_runtime_catalog]
--- Moves p_released out of the held sums, charges p_claim but never past the balance nor past any cap of the
--- key as they stand now, and writes the generation record. When less than p_cost (what the generation cost)
--- is charged, the record's usage says how much was not (`unchargedUsdCost`) and its `usdCost`, when it has
--- one, is what was charged; that usage is answered (NULL when the cost was charged whole). p_price_version: the
--- catalog's price version the cost was reckoned at (price_versions.id), kept on the record.
-CREATE OR REPLACE FUNCTION gw_apply_charge(
-  p_account_id text, p_key_id text, p_released bigint, p_claim bigint, p_cost bigint, p_now timestamptz,
-  p_generation_id text, p_modality text, p_model text, p_status text,
-  p_request jsonb, p_usage jsonb, p_duration_ms integer, p_route jsonb, p_price_version text,
-  OUT charged bigint, OUT short_usage jsonb)
-LANGUAGE plpgsql AS $$
+-- [migration 0018_settlement_rows_once]
+-- Writes the spend columns of key k as they stand in k (a settlement batch's copy of the row, kept under its
+-- lock): its held sum, its total spend and each window's spend and start.
+CREATE OR REPLACE FUNCTION gw_write_key_spend(k api_keys)
+RETURNS void LANGUAGE sql AS $$
+  UPDATE api_keys SET
+    held_nanos = k.held_nanos,
+    spent_total_nanos = k.spent_total_nanos,
+    spent_day_nanos = k.spent_day_nanos, day_start = k.day_start,
+    spent_week_nanos = k.spent_week_nanos, week_start = k.week_start,
+    spent_month_nanos = k.spent_month_nanos, month_start = k.month_start
+  WHERE id = k.id
+$$;
+
+-- [migration 0018_settlement_rows_once]
+-- Settlements in one statement, in array order, with every lock taken up front in the global order. Answers,
+-- per item, [was held, charged (text), the usage as written when the cost was not charged whole, else null].
+-- Each item's credit is hold row `hold` (deleted: the whole hold is released), or with `lease` the share
+-- `claim` of lease `hold` (the lease shrinks by it). The claim is charged within what is still held, and past
+-- it (media billed on delivered duration, or a hold released as orphaned meanwhile) out of what the account and
+-- the key have free (gw_free_credit); then never past the balance nor past any cap of the key as they stand
+-- now. The held sums move by what was released, and the generation record is written. When less than `cost`
+-- (what the generation cost) is charged, the record's usage says how much was not (`unchargedUsdCost`) and its
+-- `usdCost`, when it has one, is what was charged; that usage is answered.
+-- Items are applied to copies of the lease, key and account rows they name, and each row is written once, when
+-- an item names another row, before a key's spend window rolls over (so that its cap alerts see the last
+-- spend of each window) and at the end: n settlements of one lease update three rows once, not n times each.
+CREATE OR REPLACE FUNCTION gw_settle_batch(p_items jsonb)
+RETURNS jsonb LANGUAGE plpgsql AS $$
 DECLARE
-  v_day date := (p_now AT TIME ZONE 'UTC')::date;
-  v_week date := date_trunc('week', p_now AT TIME ZONE 'UTC')::date;
-  v_month date := date_trunc('month', p_now AT TIME ZONE 'UTC')::date;
-  v_balance bigint;
-  v_usage jsonb := p_usage;
+  v_item jsonb;
+  v_results jsonb[] := '{}';
+  -- The rows items are applied to; a dirty one has changes not yet written.
+  v_lease_id text;
+  v_lease_nanos bigint;
+  v_lease_dirty boolean := false;
+  v_key_loaded boolean := false;
+  v_key_id text;
   k api_keys%ROWTYPE;
+  v_key_dirty boolean := false;
+  v_account_loaded boolean := false;
+  v_account_id text;
+  v_account_found boolean;
+  v_balance bigint;
+  v_account_held bigint;
+  v_account_dirty boolean := false;
+  -- One item's values.
+  v_hold_id text;
+  v_claim bigint;
+  v_cost bigint;
+  v_now timestamptz;
+  v_day date;
+  v_week date;
+  v_month date;
+  v_held bigint;
+  v_was_held boolean;
+  v_claimed bigint;
+  v_charged bigint;
+  v_usage jsonb;
+  v_short_usage jsonb;
 BEGIN
-  -- Key before account, the global lock order.
-  IF p_key_id IS NOT NULL THEN
-    SELECT * INTO k FROM api_keys WHERE id = p_key_id FOR UPDATE;
-  END IF;
-  SELECT balance_nanos INTO v_balance FROM accounts WHERE id = p_account_id FOR UPDATE;
-  -- LEAST ignores the NULL headroom of a key without caps (and of no key).
-  charged := GREATEST(0, LEAST(p_claim, COALESCE(v_balance, 0), gw_spend_headroom(k, p_now)));
-  IF charged < p_cost THEN
-    v_usage := (CASE WHEN jsonb_typeof(p_usage) = 'object' THEN p_usage ELSE '{}'::jsonb END)
-      || jsonb_build_object('unchargedUsdCost', trim_scale((p_cost - charged)::numeric / 1000000000));
-    IF v_usage ? 'usdCost' THEN
-      v_usage := v_usage || jsonb_build_object('usdCost', trim_scale(charged::numeric / 1000000000));
+  PERFORM 1 FROM holds WHERE id IN (SELECT i->>'hold' FROM jsonb_array_elements(p_items) i) ORDER BY id FOR UPDATE;
+  PERFORM 1 FROM api_keys WHERE id IN (SELECT i->>'key' FROM jsonb_array_elements(p_items) i) ORDER BY id FOR UPDATE;
+  PERFORM 1 FROM accounts WHERE id IN (SELECT i->>'account' FROM jsonb_array_elements(p_items) i) ORDER BY id FOR UPDATE;
+  FOR v_item IN SELECT i FROM jsonb_array_elements(p_items) i LOOP
+    v_hold_id := v_item->>'hold';
+    v_claim := (v_item->>'claim')::bigint;
+    v_cost := (v_item->>'cost')::bigint;
+    v_now := (v_item->>'now')::timestamptz;
+    IF v_claim < 0 OR v_cost < 0 THEN
+      RAISE EXCEPTION 'a charge cannot be negative';
     END IF;
-    short_usage := v_usage;
+
+    -- The rows of this item, the ones of the item before written first when they are others.
+    IF v_lease_dirty AND v_lease_id IS DISTINCT FROM v_hold_id THEN
+      UPDATE holds SET amount_nanos = v_lease_nanos WHERE id = v_lease_id;
+      v_lease_dirty := false;
+    END IF;
+    IF v_key_loaded AND v_key_id IS DISTINCT FROM v_item->>'key' THEN
+      IF v_key_dirty THEN
+        PERFORM gw_write_key_spend(k);
+        v_key_dirty := false;
+      END IF;
+      v_key_loaded := false;
+    END IF;
+    IF NOT v_key_loaded THEN
+      v_key_id := v_item->>'key';
+      k := NULL;
+      IF v_key_id IS NOT NULL THEN
+        SELECT * INTO k FROM api_keys WHERE id = v_key_id;
+      END IF;
+      v_key_loaded := true;
+    END IF;
+    IF v_account_loaded AND v_account_id IS DISTINCT FROM v_item->>'account' THEN
+      IF v_account_dirty THEN
+        UPDATE accounts SET balance_nanos = v_balance, held_nanos = v_account_held WHERE id = v_account_id;
+        v_account_dirty := false;
+      END IF;
+      v_account_loaded := false;
+    END IF;
+    IF NOT v_account_loaded THEN
+      v_account_id := v_item->>'account';
+      SELECT balance_nanos, held_nanos INTO v_balance, v_account_held FROM accounts WHERE id = v_account_id;
+      v_account_found := FOUND;
+      v_account_loaded := true;
+    END IF;
+
+    -- What was held for it.
+    IF COALESCE((v_item->>'lease')::boolean, false) THEN
+      IF v_lease_id IS DISTINCT FROM v_hold_id THEN
+        v_lease_id := v_hold_id;
+        SELECT amount_nanos INTO v_lease_nanos FROM holds WHERE id = v_hold_id;
+      END IF;
+      v_was_held := v_lease_nanos IS NOT NULL AND v_lease_nanos >= v_claim;
+      IF v_was_held THEN
+        v_lease_nanos := v_lease_nanos - v_claim;
+        v_lease_dirty := true;
+        v_held := v_claim;
+      ELSE
+        v_held := 0;
+      END IF;
+    ELSE
+      IF v_lease_id = v_hold_id THEN
+        IF v_lease_dirty THEN
+          UPDATE holds SET amount_nanos = v_lease_nanos WHERE id = v_lease_id;
+          v_lease_dirty := false;
+        END IF;
+        v_lease_id := NULL;
+      END IF;
+      DELETE FROM holds WHERE id = v_hold_id RETURNING amount_nanos INTO v_held;
+      v_was_held := v_held IS NOT NULL;
+      v_held := COALESCE(v_held, 0);
+    END IF;
+
+    -- What it claims: past the hold only out of what is free, read from the rows as they stand.
+    v_claimed := LEAST(v_claim, v_held);
+    IF v_claim > v_held THEN
+      IF v_key_dirty THEN
+        PERFORM gw_write_key_spend(k);
+        v_key_dirty := false;
+      END IF;
+      IF v_account_dirty THEN
+        UPDATE accounts SET balance_nanos = v_balance, held_nanos = v_account_held WHERE id = v_account_id;
+        v_account_dirty := false;
+      END IF;
+      v_claimed := v_claimed + LEAST(v_claim - v_held, gw_free_credit(v_account_id, v_key_id, v_now));
+    END IF;
+
+    -- What it is charged: never past the balance, nor past a cap (LEAST ignores the NULL of no cap, no key).
+    v_charged := GREATEST(0, LEAST(v_claimed, COALESCE(v_balance, 0), gw_spend_headroom(k, v_now)));
+    v_usage := NULLIF(v_item->'usage', 'null'::jsonb);
+    v_short_usage := NULL;
+    IF v_charged < v_cost THEN
+      v_usage := (CASE WHEN jsonb_typeof(v_usage) = 'object' THEN v_usage ELSE '{}'::jsonb END)
+        || jsonb_build_object('unchargedUsdCost', trim_scale((v_cost - v_charged)::numeric / 1000000000));
+      IF v_usage ? 'usdCost' THEN
+        v_usage := v_usage || jsonb_build_object('usdCost', trim_scale(v_charged::numeric / 1000000000));
+      END IF;
+      v_short_usage := v_usage;
+    END IF;
+
+    -- The key's and the account's sums move; a key is written before one of its windows rolls over.
+    IF k.id IS NOT NULL THEN
+      v_day := (v_now AT TIME ZONE 'UTC')::date;
+      v_week := date_trunc('week', v_now AT TIME ZONE 'UTC')::date;
+      v_month := date_trunc('month', v_now AT TIME ZONE 'UTC')::date;
+      IF v_key_dirty AND (k.day_start < v_day OR k.week_start < v_week OR k.month_start < v_month) THEN
+        PERFORM gw_write_key_spend(k);
+      END IF;
+      k.held_nanos := k.held_nanos - v_held;
+      k.spent_total_nanos := k.spent_total_nanos + v_charged;
+      k.spent_day_nanos := (CASE WHEN k.day_start >= v_day THEN k.spent_day_nanos ELSE 0 END) + v_charged;
+      k.day_start := GREATEST(k.day_start, v_day);
+      k.spent_week_nanos := (CASE WHEN k.week_start >= v_week THEN k.spent_week_nanos ELSE 0 END) + v_charged;
+      k.week_start := GREATEST(k.week_start, v_week);
+      k.spent_month_nanos := (CASE WHEN k.month_start >= v_month THEN k.spent_month_nanos ELSE 0 END) + v_charged;
+      k.month_start := GREATEST(k.month_start, v_month);
+      v_key_dirty := true;
+    END IF;
+    IF v_account_found THEN
+      v_account_held := v_account_held - v_held;
+      v_balance := v_balance - v_charged;
+      v_account_dirty := true;
+    END IF;
+    INSERT INTO generations (id, account_id, api_key_id, modality, model, status, request, usage, usd_cost_nanos, duration_ms, route, price_version, created_at)
+    VALUES (v_item->>'generation', v_account_id, v_key_id, v_item->>'modality', v_item->>'model', v_item->>'status',
+      NULLIF(v_item->'request', 'null'::jsonb), v_usage, v_charged, (v_item->>'durationMs')::integer,
+      NULLIF(v_item->'route', 'null'::jsonb), v_item->>'priceVersion', v_now);
+    v_results := v_results || jsonb_build_array(v_was_held, v_charged::text, v_short_usage);
+  END LOOP;
+  IF v_lease_dirty THEN
+    UPDATE holds SET amount_nanos = v_lease_nanos WHERE id = v_lease_id;
   END IF;
-  IF p_key_id IS NOT NULL THEN
-    UPDATE api_keys SET
-      held_nanos = held_nanos - p_released,
-      spent_total_nanos = spent_total_nanos + charged,
-      spent_day_nanos = (CASE WHEN day_start >= v_day THEN spent_day_nanos ELSE 0 END) + charged,
-      day_start = GREATEST(day_start, v_day),
-      spent_week_nanos = (CASE WHEN week_start >= v_week THEN spent_week_nanos ELSE 0 END) + charged,
-      week_start = GREATEST(week_start, v_week),
-      spent_month_nanos = (CASE WHEN month_start >= v_month THEN spent_month_nanos ELSE 0 END) + charged,
-      month_start = GREATEST(month_start, v_month)
-    WHERE id = p_key_id;
+  IF v_key_dirty THEN
+    PERFORM gw_write_key_spend(k);
   END IF;
-  UPDATE accounts SET held_nanos = held_nanos - p_released, balance_nanos = balance_nanos - charged WHERE id = p_account_id;
-  INSERT INTO generations (id, account_id, api_key_id, modality, model, status, request, usage, usd_cost_nanos, duration_ms, route, price_version, created_at)
-  VALUES (p_generation_id, p_account_id, p_key_id, p_modality, p_model, p_status, p_request, v_usage, charged, p_duration_ms, p_route, p_price_version, p_now);
+  IF v_account_dirty THEN
+    UPDATE accounts SET balance_nanos = v_balance, held_nanos = v_account_held WHERE id = v_account_id;
+  END IF;
+  RETURN to_jsonb(v_results);
 END $$;
 
--- [migration 0013_runtime_catalog]
--- Settles one generation. Its credit is hold row p_hold_id (deleted: the whole hold is released), or with
--- p_from_lease the share p_claim of lease p_hold_id (the lease shrinks by it). The claim is charged within
--- what is still held, and past it (media billed on delivered duration, or a hold released as orphaned
--- meanwhile) out of what the account and the key have free; gw_apply_charge then applies the balance and the
--- caps. `was_held`: the credit was still held.
+-- [migration 0018_settlement_rows_once]
+-- Settles one generation inside the caller's transaction (a media job's): gw_settle_batch of that one item,
+-- its answer as columns.
 CREATE OR REPLACE FUNCTION gw_settle(
   p_hold_id text, p_from_lease boolean, p_account_id text, p_key_id text, p_claim bigint, p_cost bigint, p_now timestamptz,
   p_generation_id text, p_modality text, p_model text, p_status text,
@@ -320,54 +467,14 @@ CREATE OR REPLACE FUNCTION gw_settle(
   OUT was_held boolean, OUT charged bigint, OUT short_usage jsonb)
 LANGUAGE plpgsql AS $$
 DECLARE
-  v_held bigint;
-  v_claim bigint;
+  v_settled jsonb;
 BEGIN
-  IF p_claim < 0 OR p_cost < 0 THEN
-    RAISE EXCEPTION 'a charge cannot be negative';
-  END IF;
-  IF p_from_lease THEN
-    SELECT amount_nanos INTO v_held FROM holds WHERE id = p_hold_id FOR UPDATE;
-    was_held := v_held IS NOT NULL AND v_held >= p_claim;
-    IF was_held THEN
-      UPDATE holds SET amount_nanos = amount_nanos - p_claim WHERE id = p_hold_id;
-      v_held := p_claim;
-    ELSE
-      v_held := 0;
-    END IF;
-  ELSE
-    DELETE FROM holds WHERE id = p_hold_id RETURNING amount_nanos INTO v_held;
-    was_held := v_held IS NOT NULL;
-    v_held := COALESCE(v_held, 0);
-  END IF;
-  v_claim := LEAST(p_claim, v_held);
-  IF p_claim > v_held THEN
-    v_claim := v_claim + LEAST(p_claim - v_held, gw_free_credit(p_account_id, p_key_id, p_now));
-  END IF;
-  SELECT a.charged, a.short_usage INTO charged, short_usage FROM gw_apply_charge(p_account_id, p_key_id, v_held, v_claim, p_cost, p_now,
-    p_generation_id, p_modality, p_model, p_status, p_request, p_usage, p_duration_ms, p_route, p_price_version) a;
-END $$;
-
--- [migration 0013_runtime_catalog]
--- Settlements in one statement, in array order, with every lock taken up front in the global order. Answers,
--- per item, [was held, charged (text), the usage as written when the cost was not charged whole, else null].
-CREATE OR REPLACE FUNCTION gw_settle_batch(p_items jsonb)
-RETURNS jsonb LANGUAGE plpgsql AS $$
-DECLARE
-  v_item jsonb;
-  v_results jsonb := '[]'::jsonb;
-  v_settled record;
-BEGIN
-  PERFORM 1 FROM holds WHERE id IN (SELECT i->>'hold' FROM jsonb_array_elements(p_items) i) ORDER BY id FOR UPDATE;
-  PERFORM 1 FROM api_keys WHERE id IN (SELECT i->>'key' FROM jsonb_array_elements(p_items) i) ORDER BY id FOR UPDATE;
-  PERFORM 1 FROM accounts WHERE id IN (SELECT i->>'account' FROM jsonb_array_elements(p_items) i) ORDER BY id FOR UPDATE;
-  FOR v_item IN SELECT i FROM jsonb_array_elements(p_items) i LOOP
-    SELECT * INTO v_settled FROM gw_settle(v_item->>'hold', COALESCE((v_item->>'lease')::boolean, false),
-      v_item->>'account', v_item->>'key', (v_item->>'claim')::bigint, (v_item->>'cost')::bigint, (v_item->>'now')::timestamptz,
-      v_item->>'generation', v_item->>'modality', v_item->>'model', v_item->>'status', NULLIF(v_item->'request', 'null'::jsonb),
-      NULLIF(v_item->'usage', 'null'::jsonb), (v_item->>'durationMs')::integer, NULLIF(v_item->'route', 'null'::jsonb),
-      v_item->>'priceVersion');
-    v_results := v_results || jsonb_build_array(jsonb_build_array(v_settled.was_held, v_settled.charged::text, v_settled.short_usage));
-  END LOOP;
-  RETURN v_results;
+  v_settled := gw_settle_batch(jsonb_build_array(jsonb_build_object(
+    'hold', p_hold_id, 'lease', p_from_lease, 'account', p_account_id, 'key', p_key_id,
+    'claim', p_claim, 'cost', p_cost, 'now', p_now, 'generation', p_generation_id, 'modality', p_modality,
+    'model', p_model, 'status', p_status, 'request', p_request, 'usage', p_usage, 'durationMs', p_duration_ms,
+    'route', p_route, 'priceVersion', p_price_version))) -> 0;
+  was_held := (v_settled->>0)::boolean;
+  charged := (v_settled->>1)::bigint;
+  short_usage := NULLIF(v_settled->2, 'null'::jsonb);
 END $$;

@@ -70,6 +70,14 @@ const holdOutcomes = new Set<string>(['ok', 'balance', 'daily', 'weekly', 'month
 
 /** Largest batch one ledger statement carries, and statements of one kind running at once per process. */
 const batchLimits = { maxBatch: 64, maxInFlight: 4 };
+/**
+ * Settlements are sent after their answers, so no request waits for them: one statement at a time carries
+ * everything that arrived while the one before ran. Batches of one account's settlements would queue on its
+ * rows' locks anyway, and each statement costs this process and the database more than an item of a batch
+ * (bench/RESULTS.md: four at a time made batches so small that the database spent about twice the CPU per
+ * request, and this process more too).
+ */
+const settlementLimits = { maxBatch: 256, maxInFlight: 1 };
 
 /** Where settlements are taken from: the hold rows of their own (`lease: false`) or the account's leases. */
 interface SettlementSource {
@@ -197,7 +205,7 @@ export class LedgerRepository {
     return new StatementBatcher(
       (input) => this.settleMany([input], source).then(([settled]) => settled!),
       (inputs) => this.settleMany(inputs, source),
-      batchLimits,
+      settlementLimits,
     );
   }
 
