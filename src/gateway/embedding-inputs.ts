@@ -167,7 +167,7 @@ async function checkBytes({ part, fetched }: Prepared, where: string, tally: Med
     case 'videoBase64': {
       if (!(embeddingLimits.videoMediaTypes as readonly string[]).includes(part.mediaType))
         refuse(`${where}: video must be MP4 or MOV (video/mp4, video/quicktime), not "${part.mediaType}"`);
-      const video = isoVideoFacts(decodeBase64(part.data, `${where}'s video`));
+      const video = await isoVideoFacts(decodeBase64(part.data, `${where}'s video`));
       if (!video) refuse(`${where}: the video is not a readable MP4 or MOV file`);
       if (video.seconds > embeddingLimits.videoSeconds)
         refuse(

@@ -190,7 +190,7 @@ export class VideoJobRunner implements JobRunner<'video'> {
         : Buffer.from(video.data, 'base64');
     const mediaType = sniffMediaType(bytes) ?? (video.kind === 'inline' ? video.mediaType : 'application/octet-stream');
     if (!mediaType.startsWith('video/')) throw new Error('the provider output is not a video');
-    const measuredSeconds = isoVideoFacts(bytes)?.seconds;
+    const measuredSeconds = (await isoVideoFacts(bytes))?.seconds;
     const seconds = measuredSeconds ?? report.durationSeconds;
     if (seconds === undefined || !Number.isFinite(seconds) || seconds < 0)
       throw new Error('the video has no readable duration');

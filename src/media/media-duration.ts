@@ -1,5 +1,15 @@
-import { createFile, MP4BoxBuffer, type Movie } from 'mp4box';
-import { parseBuffer } from 'music-metadata';
+import type { Movie } from 'mp4box';
+import type { IAudioMetadata, IFileInfo, IOptions } from 'music-metadata';
+
+// The parsers load on first use: most processes never measure a file, and loading both at start costs about
+// 25 MiB of resident memory.
+let audioParser: Promise<typeof import('music-metadata')> | undefined;
+let videoParser: Promise<typeof import('mp4box')> | undefined;
+
+async function parseAudio(bytes: Uint8Array, info: IFileInfo, options: IOptions): Promise<IAudioMetadata> {
+  audioParser ??= import('music-metadata');
+  return (await audioParser).parseBuffer(bytes, info, options);
+}
 
 /**
  * Durations read from the media's own headers, never taken from the client: WAV from its RIFF format and
@@ -13,7 +23,7 @@ export interface VideoFacts {
 
 export async function wavSeconds(bytes: Uint8Array): Promise<number | undefined> {
   try {
-    const metadata = await parseBuffer(
+    const metadata = await parseAudio(
       bytes,
       { mimeType: 'audio/wav', size: bytes.length },
       { duration: true, skipCovers: true },
@@ -36,7 +46,7 @@ export async function audioSeconds(
   if (mediaType === 'audio/L16') return bytes.length / 2 / pcmSampleRate;
   if (mediaType === 'audio/wav') return wavSeconds(bytes);
   try {
-    const metadata = await parseBuffer(
+    const metadata = await parseAudio(
       bytes,
       { mimeType: mediaType, size: bytes.length },
       { duration: true, skipCovers: true },
@@ -49,7 +59,9 @@ export async function audioSeconds(
 }
 
 /** ISO base media files: a major brand of `qt  ` (QuickTime) is MOV, any other MP4. */
-export function isoVideoFacts(bytes: Uint8Array): VideoFacts | undefined {
+export async function isoVideoFacts(bytes: Uint8Array): Promise<VideoFacts | undefined> {
+  videoParser ??= import('mp4box');
+  const { createFile, MP4BoxBuffer } = await videoParser;
   const file = createFile();
   let movie: Movie | undefined;
   file.onReady = (info) => {

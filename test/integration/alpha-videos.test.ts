@@ -92,7 +92,7 @@ describe('alpha videos: the routing provider video API over video tasks', () => 
     const content = await sdk.videos.downloadContent(created.id);
     const bytes = Buffer.from(await content.arrayBuffer());
     expect(content.headers.get('content-type')).toBe('video/mp4');
-    expect(isoVideoFacts(bytes)?.seconds).toBe(8);
+    expect((await isoVideoFacts(bytes))?.seconds).toBe(8);
     expect(await balanceNanosOf(gateway, accountId)).toBe(usdToNanos(2) - usdToNanos(1.6));
     expect(await heldNanosOf(gateway, accountId)).toBe(0n);
 
@@ -135,7 +135,7 @@ describe('alpha videos: the routing provider video API over video tasks', () => 
       headers: keyHeaders(key),
     });
     expect(whole.statusCode).toBe(200);
-    expect(isoVideoFacts(whole.rawPayload)?.seconds).toBe(2);
+    expect((await isoVideoFacts(whole.rawPayload))?.seconds).toBe(2);
     const part = await gateway.request({
       method: 'GET',
       url: `/api/alpha/v1/videos/${id}/content`,

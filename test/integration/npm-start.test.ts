@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   compiledMain,
   gatewayRecord,
+  packagesLoadedOnUse,
   pinnedNodeVersion,
   probeEnvironment,
   transpilerTraces,
@@ -153,7 +154,7 @@ describe('npm start', () => {
     expect(running(server)).toBe(false);
   }, 120_000);
 
-  it('runs the compiled JavaScript of dist/ on the pinned Node, with no TypeScript loader', async () => {
+  it('runs the compiled JavaScript of dist/ on the pinned Node, with no TypeScript loader, and loads no package it does not use', async () => {
     const probeDir = mkdtempSync(path.join(tmpdir(), 'gw-npm-start-probe-'));
     try {
       const { child, exited } = await start(probeEnvironment(probeDir));
@@ -163,6 +164,8 @@ describe('npm start', () => {
       expect(gateway.version).toBe(pinnedNodeVersion);
       expect(gateway.urls).toContain(compiledMain);
       expect(transpilerTraces(gateway)).toEqual([]);
+      // No Redis, no bucket and no media measured: none of the clients and parsers kept for those was loaded.
+      expect(packagesLoadedOnUse(gateway)).toEqual([]);
     } finally {
       rmSync(probeDir, { recursive: true, force: true });
     }

@@ -150,7 +150,7 @@ describe('video tasks through the sandbox and the ModelArk Seedance fake', () =>
     const download = await gateway.request({ method: 'GET', url: url.pathname + url.search });
     expect(download.statusCode).toBe(200);
     expect(download.headers['content-type']).toBe('video/mp4');
-    expect(isoVideoFacts(download.rawPayload)).toEqual({ container: 'mp4', seconds: 3 });
+    expect(await isoVideoFacts(download.rawPayload)).toEqual({ container: 'mp4', seconds: 3 });
     // The same request makes the same video.
     const again = await waitForEnd(key, (await submit(key, body)).taskId);
     const url2 = new URL(again.downloadUrl!);
