@@ -75,9 +75,11 @@ const batchLimits = { maxBatch: 64, maxInFlight: 4 };
  * everything that arrived while the one before ran. Batches of one account's settlements would queue on its
  * rows' locks anyway, and each statement costs this process and the database more than an item of a batch
  * (bench/RESULTS.md: four at a time made batches so small that the database spent about twice the CPU per
- * request, and this process more too).
+ * request, and this process more too). The price: a statement waiting on a row lock holds back this process's
+ * other settlements until it ends; the largest batch stays at 64, so that a failed batch's items retried one
+ * by one, and the rows a batch locks, are no more than before.
  */
-const settlementLimits = { maxBatch: 256, maxInFlight: 1 };
+const settlementLimits = { maxBatch: 64, maxInFlight: 1 };
 
 /** Where settlements are taken from: the hold rows of their own (`lease: false`) or the account's leases. */
 interface SettlementSource {

@@ -29,13 +29,21 @@ const universe = fc.record({
   leases: fc.tuple(nanos(usd), nanos(usd), nanos(usd), nanos(usd)),
   // Per key: its caps (daily, weekly, monthly, total; null: none) and what it spent in the current windows.
   keys: fc.array(
-    fc.record({ caps: fc.array(fc.option(nanos(3n * usd)), { minLength: 4, maxLength: 4 }), spent: nanos(usd) }),
+    fc.record({
+      caps: fc.array(fc.option(nanos(3n * usd)), { minLength: 4, maxLength: 4 }),
+      spent: nanos(usd),
+      // A key that never spent has no window started.
+      started: fc.boolean(),
+    }),
     { minLength: 3, maxLength: 3 },
   ),
 });
 const item = fc.record({
   pair: fc.nat({ max: pairs.length - 1 }),
   lease: fc.boolean(),
+  // A settlement out of a hold row of its own names that row, or (a lost race, a repeated settlement) the
+  // pair's lease or a row that is not there.
+  ownHold: fc.constantFrom('own', 'lease', 'missing'),
   hold: nanos(usd / 2n),
   claim: nanos(usd / 2n),
   cost: nanos(usd / 2n),
@@ -80,15 +88,15 @@ describe('gw_settle_batch: one batch leaves what its items leave one by one', ()
       );
     }
     for (const [index, key] of (['k1', 'k2', 'k3'] as const).entries()) {
-      const { caps, spent } = sample.keys[index]!;
+      const { caps, spent, started } = sample.keys[index]!;
       await client.query(
         `INSERT INTO api_keys (id, account_id, name, display_prefix, lookup_hash, sealed_key,
                                daily_limit_nanos, weekly_limit_nanos, monthly_limit_nanos, total_limit_nanos,
                                spent_total_nanos, spent_day_nanos, spent_week_nanos, spent_month_nanos,
                                day_start, week_start, month_start)
          VALUES ($1, $2, 'batch', 'batch', $1, 'sealed', $3, $4, $5, $6, $7, $7, $7, $7,
-                 '2026-03-31', '2026-03-30', '2026-03-01')`,
-        [id(key), id(keyAccounts[key]), ...caps, spent],
+                 $8::date, $8::date - 1, $8::date - 30)`,
+        [id(key), id(keyAccounts[key]), ...caps, started ? spent : 0n, started ? '2026-03-31' : null],
       );
     }
     const held = new Map<string, bigint>();
@@ -101,7 +109,7 @@ describe('gw_settle_batch: one batch leaves what its items leave one by one', ()
     };
     for (const [index, pair] of pairs.entries()) await addHold(`lease_${index}`, pair, sample.leases[index]!);
     for (const [index, hold] of holds.entries())
-      if (!hold.lease) await addHold(`hold_${index}`, pairs[hold.pair]!, hold.hold);
+      if (!hold.lease && hold.ownHold === 'own') await addHold(`hold_${index}`, pairs[hold.pair]!, hold.hold);
     for (const [row, amount] of held)
       await client.query(`UPDATE ${row.startsWith('a') ? 'accounts' : 'api_keys'} SET held_nanos = $2 WHERE id = $1`, [
         id(row),
@@ -114,7 +122,7 @@ describe('gw_settle_batch: one batch leaves what its items leave one by one', ()
       const pair = pairs[entry.pair]!;
       return {
         lease: entry.lease,
-        hold: `${prefix}${entry.lease ? `lease_${entry.pair}` : `hold_${index}`}`,
+        hold: `${prefix}${entry.lease || entry.ownHold === 'lease' ? `lease_${entry.pair}` : `hold_${index}`}`,
         account: `${prefix}${pair.account}`,
         key: pair.key === null ? null : `${prefix}${pair.key}`,
         claim: String(entry.claim),
@@ -179,20 +187,67 @@ describe('gw_settle_batch: one batch leaves what its items leave one by one', ()
         } = await client.query<{ settled: unknown }>('SELECT gw_settle_batch($1::jsonb) AS settled', [
           JSON.stringify(settlementItems(batched, items)),
         ]);
+        // One by one: every other item through gw_settle (a media job's settlement, a batch of one inside).
         const answers: unknown[] = [];
-        for (const single of settlementItems(alone, items)) {
+        for (const [index, single] of settlementItems(alone, items).entries()) {
+          if (index % 2 === 0) {
+            const {
+              rows: [one],
+            } = await client.query<{ settled: unknown[] }>('SELECT gw_settle_batch($1::jsonb) AS settled', [
+              JSON.stringify([single]),
+            ]);
+            answers.push(one!.settled[0]);
+            continue;
+          }
           const {
             rows: [one],
-          } = await client.query<{ settled: unknown[] }>('SELECT gw_settle_batch($1::jsonb) AS settled', [
-            JSON.stringify([single]),
-          ]);
-          answers.push(one!.settled[0]);
+          } = await client.query<{ was_held: boolean; charged: string; short_usage: unknown }>(
+            `SELECT was_held, charged::text AS charged, short_usage
+               FROM gw_settle($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)`,
+            [
+              single.hold,
+              single.lease,
+              single.account,
+              single.key,
+              single.claim,
+              single.cost,
+              single.now,
+              single.generation,
+              single.modality,
+              single.model,
+              single.status,
+              single.request,
+              single.usage,
+              single.durationMs,
+              single.route,
+              single.priceVersion,
+            ],
+          );
+          answers.push([one!.was_held, one!.charged, one!.short_usage]);
         }
 
         expect(batch!.settled).toEqual(answers);
         expect(await outcome(batched)).toEqual(await outcome(alone));
       }),
-      { numRuns: 60 },
+      {
+        numRuns: 60,
+        examples: [
+          // A lease charged, then settled as a hold row of its own (deleted) in the same batch: the delete must
+          // see the lease as the first item left it.
+          [
+            {
+              balances: [usd, usd],
+              balanceAlerts: [null, null],
+              leases: [usd / 2n, 0n, 0n, 0n],
+              keys: [0, 1, 2].map(() => ({ caps: [null, null, null, null], spent: 0n, started: true })),
+            },
+            [
+              { pair: 0, lease: true, ownHold: 'own', hold: 0n, claim: 1_000n, cost: 1_000n, moment: 0, usage: null },
+              { pair: 0, lease: false, ownHold: 'lease', hold: 0n, claim: 0n, cost: 0n, moment: 0, usage: null },
+            ],
+          ],
+        ],
+      },
     );
   });
 
@@ -204,13 +259,14 @@ describe('gw_settle_batch: one batch leaves what its items leave one by one', ()
         balances: [10n * usd, 10n * usd],
         balanceAlerts: [null, null],
         leases: [usd, usd, usd, usd],
-        keys: [0, 1, 2].map(() => ({ caps: [null, null, null, null], spent: 0n })),
+        keys: [0, 1, 2].map(() => ({ caps: [null, null, null, null], spent: 0n, started: true })),
       },
       [],
     );
     const items = Array.from({ length: 10 }, () => ({
       pair: 0,
       lease: true,
+      ownHold: 'own' as const,
       hold: 0n,
       claim: 1_000n,
       cost: 1_000n,
