@@ -126,6 +126,7 @@ export class UpstreamHttp {
     call: UpstreamCall & { method: 'GET' | 'POST' | 'DELETE'; payload: string | FormData | undefined },
   ): Promise<UpstreamResponse> {
     const { method, path, headers, payload, signal } = call;
+    const deadline = exchangeDeadline(target.timeoutMs, signal);
     let response: Dispatcher.ResponseData;
     try {
       const address = this.addressOf(target.baseUrl, path);
@@ -138,13 +139,15 @@ export class UpstreamHttp {
         body: payload,
         headersTimeout: target.firstByteTimeoutMs,
         bodyTimeout: target.firstByteTimeoutMs,
-        signal: signal
-          ? AbortSignal.any([AbortSignal.timeout(target.timeoutMs), signal])
-          : AbortSignal.timeout(target.timeoutMs),
+        signal: deadline.signal,
       });
     } catch (error) {
+      deadline.clear();
       throw unreachable(error);
     }
+    // The exchange ends with its body: read to its end, destroyed by its reader, or cut by a clock.
+    if (response.body.destroyed) deadline.clear();
+    else response.body.once('close', deadline.clear);
     target.headroom?.observe(response.headers, response.statusCode);
     if (response.statusCode >= 400) {
       const text = withoutCredentials(
@@ -186,6 +189,32 @@ function serialised(body: unknown): string {
       `the request cannot be forwarded: ${error instanceof Error ? error.message : 'it cannot be written as JSON'}`,
     );
   }
+}
+
+/**
+ * The whole exchange's clock and the caller's signal as one signal, aborted with a `TimeoutError` when the
+ * clock runs out or with the caller's reason. One timer, cleared when the exchange ends: `AbortSignal.timeout`
+ * and `AbortSignal.any` cost about ten times as much per call (a timer that is never cleared, and weak
+ * references the collector must trace), on every upstream call.
+ */
+function exchangeDeadline(timeoutMs: number, signal: AbortSignal | undefined): { signal: AbortSignal; clear(): void } {
+  const controller = new AbortController();
+  const timer = setTimeout(
+    () => controller.abort(new DOMException('The operation was aborted due to timeout', 'TimeoutError')),
+    timeoutMs,
+  );
+  // Like AbortSignal.timeout's, the clock alone never keeps the process running.
+  timer.unref();
+  const forward = () => controller.abort(signal?.reason);
+  if (signal?.aborted) forward();
+  else signal?.addEventListener('abort', forward, { once: true });
+  return {
+    signal: controller.signal,
+    clear: () => {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', forward);
+    },
+  };
 }
 
 function sentHeaders(headers: UpstreamHeaders): Record<string, string> {
