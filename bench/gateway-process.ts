@@ -15,6 +15,9 @@ import type * as Main from '../src/main.ts';
 import type * as Schema from '../src/storage/schema.ts';
 import { chatPricing } from './pricing.ts';
 
+// BENCH_PHASE_CLOCK=1 (`npm run bench:phases`): the moments of each request, from the process's diagnostics channels.
+const phaseClock = process.env.BENCH_PHASE_CLOCK === '1' ? await import('./phase-clock.ts') : undefined;
+
 // BENCH_DIST_DIR: another checkout's compiled gateway (`npm run bench:compare`), run by this same harness.
 const distDir = process.env.BENCH_DIST_DIR ?? path.join(import.meta.dirname, '../dist');
 const compiled = async <Module>(file: string): Promise<Module> =>
@@ -77,6 +80,7 @@ type Request = { id: number } & (
   | { type: 'stats' }
   | { type: 'account'; creditsUsd: number }
   | { type: 'billing'; accountId: string }
+  | { type: 'phases' }
 );
 
 /** A new account holding `creditsUsd`, with one key (a daily cap high enough never to refuse). */
@@ -133,6 +137,7 @@ process.on('message', (message: Request) => {
     if (message.type === 'stats')
       return { cpu: process.cpuUsage(), rss: process.memoryUsage().rss, heapUsed: process.memoryUsage().heapUsed };
     if (message.type === 'account') return newAccount(message.creditsUsd);
+    if (message.type === 'phases') return { samples: phaseClock?.takePhaseSamples() ?? [] };
     return billing(message.accountId);
   };
   answer().then(

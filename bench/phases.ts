@@ -1,0 +1,171 @@
+/**
+ * Where the latency our gateway adds at one connection goes: sequential calls (one non-streamed and one streamed
+ * chat completion a round) to the fake upstream directly, through the bare proxy and through our gateway, with
+ * our gateway's process timing each request's phases from its diagnostics channels (bench/phase-clock.ts): the
+ * wall time and the process's CPU time of each, at p50. The phases our code runs in are on the request's path;
+ * the others are the upstream's and the loopback's.
+ *
+ *   npm run bench:phases                      # 1,000 rounds after 200 of warm-up
+ *   npm run bench:phases -- --rounds 3000 --out FILE
+ *   npm run bench:phases -- --awake           # with a busy loop per CPU at idle priority (SCHED_IDLE, `chrt`), so
+ *                                             # no CPU sleeps between requests: what waking from idle costs here
+ *   BENCH_DATABASE_URL=postgres://...         # our gateway on PostgreSQL instead of the embedded default
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, tmpdir } from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { fakeOpenAiKey } from '../test/fakes/openai-fake.ts';
+import { checkAnswers, preciseLatency, type Target } from './load.ts';
+import type { Moment, PhaseSample } from './phase-clock.ts';
+import {
+  ask,
+  bareProxyCommand,
+  gatewayCommand,
+  startGateway,
+  startWithReadyLine,
+  stop,
+  type Started,
+} from './processes.ts';
+
+const { values: options } = parseArgs({
+  options: {
+    rounds: { type: 'string', default: '1000' },
+    warmup: { type: 'string', default: '200' },
+    out: { type: 'string' },
+    awake: { type: 'boolean', default: false },
+  },
+});
+const here = import.meta.dirname;
+const dataDir = mkdtempSync(path.join(tmpdir(), 'gw-bench-phases-'));
+const running: Started[] = [];
+const spinners: ChildProcess[] = [];
+
+/** One busy loop per CPU in the idle scheduling class: it runs only when nothing else would, so no CPU halts. */
+function keepCpusAwake(): void {
+  for (const _cpu of cpus()) {
+    spinners.push(spawn('chrt', ['--idle', '0', process.execPath, '-e', 'for (;;) {}'], { stdio: 'ignore' }));
+  }
+}
+
+interface Phase {
+  from: Moment;
+  to: Moment;
+  what: string;
+  /** Our gateway's code runs in it (else it is the upstream's time, or the loopback's). */
+  ours: boolean;
+}
+
+const before: Phase[] = [
+  { from: 'arrived', to: 'handler', ours: true, what: 'body read, hooks (key, rate limits), JSON checks, validation' },
+  { from: 'handler', to: 'upstreamCreated', ours: true, what: 'capability gate, admission (hold), translation' },
+  { from: 'upstreamCreated', to: 'upstreamSent', ours: true, what: 'upstream request written (undici)' },
+  { from: 'upstreamSent', to: 'upstreamHeaders', ours: false, what: 'upstream: to its answer headers' },
+  { from: 'upstreamHeaders', to: 'upstreamFirstChunk', ours: false, what: 'upstream: headers to first body bytes' },
+];
+const phasesOf: Record<'whole' | 'stream', Phase[]> = {
+  whole: [
+    ...before,
+    { from: 'upstreamFirstChunk', to: 'upstreamEnded', ours: false, what: 'upstream: rest of the body' },
+    { from: 'upstreamEnded', to: 'clientFirstWrite', ours: true, what: 'answer checked, metered, written' },
+  ],
+  stream: [
+    ...before,
+    { from: 'upstreamFirstChunk', to: 'clientFirstWrite', ours: true, what: 'first event checked, metered, written' },
+  ],
+};
+
+function p50(values: number[]): number {
+  const sorted = values.filter(Number.isFinite).sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)] ?? Number.NaN;
+}
+
+const span = (sample: PhaseSample, clock: 'wall' | 'cpu', from: Moment, to: Moment) =>
+  (sample[clock][to] ?? Number.NaN) - (sample[clock][from] ?? Number.NaN);
+
+function phaseTable(samples: PhaseSample[], phases: Phase[]): string[] {
+  const rows = phases.map(({ from, to, what, ours }) => {
+    const wall = p50(samples.map((sample) => span(sample, 'wall', from, to)));
+    const cpu = p50(samples.map((sample) => span(sample, 'cpu', from, to)));
+    return `| ${what} | ${ours ? 'ours' : 'upstream'} | ${wall.toFixed(0)} | ${ours ? cpu.toFixed(0) : '—'} |`;
+  });
+  const ourSum = (sample: PhaseSample, clock: 'wall' | 'cpu') =>
+    phases.filter((phase) => phase.ours).reduce((sum, phase) => sum + span(sample, clock, phase.from, phase.to), 0);
+  const total = p50(samples.map((sample) => sample.wall.clientFirstWrite ?? Number.NaN));
+  return [
+    '| phase | whose | wall µs, p50 | process CPU µs, p50 |',
+    '|---|---|---|---|',
+    ...rows,
+    `| **our phases together** (p50 of each request's sum) | ours | **${p50(samples.map((sample) => ourSum(sample, 'wall'))).toFixed(0)}** | **${p50(samples.map((sample) => ourSum(sample, 'cpu'))).toFixed(0)}** |`,
+    `| arrival to the client's first byte written | | ${total.toFixed(0)} | |`,
+  ];
+}
+
+try {
+  const fake = await startWithReadyLine(
+    { command: process.execPath, args: ['--import', 'tsx', path.join(here, 'fake-upstream.ts')] },
+    {},
+  );
+  running.push(fake);
+  const gatewayEnv = {
+    BENCH_UPSTREAM_URL: fake.info.url!,
+    BENCH_UPSTREAM_KEY: fakeOpenAiKey,
+    BENCH_DATA_DIR: dataDir,
+    BENCH_PHASE_CLOCK: '1',
+  };
+  const ours = await startGateway(gatewayCommand(process.execPath, []), gatewayEnv, path.join(dataDir, 'gateway.log'));
+  running.push(ours);
+  const bare = await startWithReadyLine(bareProxyCommand(process.execPath), { BENCH_UPSTREAM_URL: fake.info.url! });
+  running.push(bare);
+  const { key } = await ask<{ key: string }>(ours.child, { type: 'account', creditsUsd: 1_000_000 });
+  const upstreamModels = { chatModel: 'gpt-4o-mini', embeddingModel: 'text-embedding-3-small' };
+  const upstreamHeaders = { authorization: `Bearer ${fakeOpenAiKey}` };
+  const targets: Target[] = [
+    { name: 'direct', url: `${fake.info.url}/v1`, headers: upstreamHeaders, ...upstreamModels },
+    { name: 'bare', url: `${bare.info.url}/v1`, headers: upstreamHeaders, ...upstreamModels },
+    {
+      name: 'ours',
+      url: `${ours.info.url}/api/alpha/v1`,
+      headers: { 'x-api-key': key },
+      chatModel: 'bench-chat',
+      embeddingModel: 'bench-embedding',
+    },
+  ];
+  for (const target of targets) await checkAnswers(target);
+  if (options.awake) keepCpusAwake();
+  await preciseLatency(targets, Number(options.warmup));
+  await ask(ours.child, { type: 'phases' });
+  const [direct, viaBare, through] = await preciseLatency(targets, Number(options.rounds));
+  const { samples } = await ask<{ samples: PhaseSample[] }>(ours.child, { type: 'phases' });
+  const us = (ms: number | undefined) => ((ms ?? Number.NaN) * 1000).toFixed(0);
+  const report = [
+    `Run on ${new Date().toISOString().slice(0, 10)}, ${cpus().length} × ${cpus()[0]?.model.trim().split(' ').slice(0, 2).join(' ')}, ${process.version}, ${options.rounds} rounds on one connection each, storage: ${ours.info.storage}${options.awake ? '; every CPU kept awake by an idle-priority busy loop' : ''}.`,
+    '',
+    '| one connection, p50 µs | direct | bare | ours | bare adds | ours adds |',
+    '|---|---|---|---|---|---|',
+    `| non-streamed, whole answer | ${us(direct?.total.p50)} | ${us(viaBare?.total.p50)} | ${us(through?.total.p50)} | ${us((viaBare?.total.p50 ?? 0) - (direct?.total.p50 ?? 0))} | ${us((through?.total.p50 ?? 0) - (direct?.total.p50 ?? 0))} |`,
+    `| streamed, first byte | ${us(direct?.firstByte.p50)} | ${us(viaBare?.firstByte.p50)} | ${us(through?.firstByte.p50)} | ${us((viaBare?.firstByte.p50 ?? 0) - (direct?.firstByte.p50 ?? 0))} | ${us((through?.firstByte.p50 ?? 0) - (direct?.firstByte.p50 ?? 0))} |`,
+    '',
+    `Non-streamed, in our gateway (${samples.filter((sample) => !sample.streamed).length} requests):`,
+    '',
+    ...phaseTable(
+      samples.filter((sample) => !sample.streamed),
+      phasesOf.whole,
+    ),
+    '',
+    `Streamed, to the first byte, in our gateway (${samples.filter((sample) => sample.streamed).length} requests):`,
+    '',
+    ...phaseTable(
+      samples.filter((sample) => sample.streamed),
+      phasesOf.stream,
+    ),
+    '',
+  ].join('\n');
+  if (options.out) writeFileSync(options.out, report);
+  else process.stdout.write(report);
+} finally {
+  for (const spinner of spinners) spinner.kill('SIGKILL');
+  for (const started of running.reverse()) await stop(started.child);
+  rmSync(dataDir, { recursive: true, force: true });
+}
