@@ -171,13 +171,22 @@ async function timeOne(
 /**
  * Sequential requests on one kept-alive connection per target, in milliseconds at sub-millisecond resolution:
  * rounds of one non-streamed and one streamed call to each target in turn, so a noisy moment hits all of them.
+ * With `rotate`, each round starts one target further on, so each target follows each other equally often
+ * (what a target leaves running after its answer, such as a settlement, then weighs on all alike).
  */
-export async function preciseLatency(targets: Target[], rounds: number): Promise<PreciseLatency[]> {
+export async function preciseLatency(
+  targets: Target[],
+  rounds: number,
+  { rotate = false }: { rotate?: boolean } = {},
+): Promise<PreciseLatency[]> {
   const dispatchers = targets.map(() => new Agent({ connections: 1 }));
   const samples = targets.map(() => ({ total: [] as number[], firstByte: [] as number[] }));
   const warmRounds = Math.min(50, Math.ceil(rounds / 5));
   for (let round = 0; round < warmRounds + rounds; round++) {
-    for (const [index, target] of targets.entries()) {
+    const first = rotate ? round % targets.length : 0;
+    for (let step = 0; step < targets.length; step++) {
+      const index = (first + step) % targets.length;
+      const target = targets[index]!;
       const whole = await timeOne(target, 'chat', dispatchers[index]!);
       const stream = await timeOne(target, 'chat-stream', dispatchers[index]!);
       if (round < warmRounds) continue;

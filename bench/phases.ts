@@ -7,6 +7,7 @@
  *
  *   npm run bench:phases                      # 1,000 rounds after 200 of warm-up
  *   npm run bench:phases -- --rounds 3000 --out FILE
+ *   npm run bench:phases -- --baseline DIR    # also the build in DIR (its dist/), measured in the same rounds
  *   npm run bench:phases -- --awake           # with a busy loop per CPU at idle priority (SCHED_IDLE, `chrt`), so
  *                                             # no CPU sleeps between requests: what waking from idle costs here
  *   BENCH_DATABASE_URL=postgres://...         # our gateway on PostgreSQL instead of the embedded default
@@ -17,7 +18,7 @@ import { cpus, tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { fakeOpenAiKey } from '../test/fakes/openai-fake.ts';
-import { checkAnswers, preciseLatency, type Target } from './load.ts';
+import { checkAnswers, preciseLatency, type PreciseLatency, type Target } from './load.ts';
 import type { Moment, PhaseSample } from './phase-clock.ts';
 import {
   ask,
@@ -34,6 +35,7 @@ const { values: options } = parseArgs({
     rounds: { type: 'string', default: '1000' },
     warmup: { type: 'string', default: '200' },
     out: { type: 'string' },
+    baseline: { type: 'string' },
     awake: { type: 'boolean', default: false },
   },
 });
@@ -81,17 +83,17 @@ function p50(values: number[]): number {
   return sorted[Math.floor(sorted.length / 2)] ?? Number.NaN;
 }
 
-const span = (sample: PhaseSample, clock: 'wall' | 'cpu', from: Moment, to: Moment) =>
+const span = (sample: PhaseSample, clock: 'wall' | 'cpu', { from, to }: Phase) =>
   (sample[clock][to] ?? Number.NaN) - (sample[clock][from] ?? Number.NaN);
 
 function phaseTable(samples: PhaseSample[], phases: Phase[]): string[] {
-  const rows = phases.map(({ from, to, what, ours }) => {
-    const wall = p50(samples.map((sample) => span(sample, 'wall', from, to)));
-    const cpu = p50(samples.map((sample) => span(sample, 'cpu', from, to)));
-    return `| ${what} | ${ours ? 'ours' : 'upstream'} | ${wall.toFixed(0)} | ${ours ? cpu.toFixed(0) : '—'} |`;
+  const rows = phases.map((phase) => {
+    const wall = p50(samples.map((sample) => span(sample, 'wall', phase)));
+    const cpu = p50(samples.map((sample) => span(sample, 'cpu', phase)));
+    return `| ${phase.what} | ${phase.ours ? 'ours' : 'upstream'} | ${wall.toFixed(0)} | ${phase.ours ? cpu.toFixed(0) : '—'} |`;
   });
   const ourSum = (sample: PhaseSample, clock: 'wall' | 'cpu') =>
-    phases.filter((phase) => phase.ours).reduce((sum, phase) => sum + span(sample, clock, phase.from, phase.to), 0);
+    phases.filter((phase) => phase.ours).reduce((sum, phase) => sum + span(sample, clock, phase), 0);
   const total = p50(samples.map((sample) => sample.wall.clientFirstWrite ?? Number.NaN));
   return [
     '| phase | whose | wall µs, p50 | process CPU µs, p50 |',
@@ -102,68 +104,101 @@ function phaseTable(samples: PhaseSample[], phases: Phase[]): string[] {
   ];
 }
 
+/** Our gateway from `distDir` (this checkout's dist/ when unset), with its phase clock, and a key of a new account. */
+async function startOurs(
+  upstreamUrl: string,
+  name: string,
+  distDir: string | undefined,
+): Promise<{ started: Started; target: Target }> {
+  const data = mkdtempSync(path.join(dataDir, `${name}-`));
+  const env = {
+    BENCH_UPSTREAM_URL: upstreamUrl,
+    BENCH_UPSTREAM_KEY: fakeOpenAiKey,
+    BENCH_DATA_DIR: data,
+    BENCH_PHASE_CLOCK: '1',
+    ...(distDir ? { BENCH_DIST_DIR: path.resolve(distDir, 'dist') } : {}),
+  };
+  const started = await startGateway(gatewayCommand(process.execPath, []), env, path.join(data, 'gateway.log'));
+  running.push(started);
+  const { key } = await ask<{ key: string }>(started.child, { type: 'account', creditsUsd: 1_000_000 });
+  const target: Target = {
+    name,
+    url: `${started.info.url}/api/alpha/v1`,
+    headers: { 'x-api-key': key },
+    chatModel: 'bench-chat',
+    embeddingModel: 'bench-embedding',
+  };
+  return { started, target };
+}
+
+const us = (ms: number) => (ms * 1000).toFixed(0);
+
+/** The phase tables of one of our gateways, non-streamed and streamed. */
+function phaseSections(name: string, samples: PhaseSample[]): string[] {
+  const whole = samples.filter((sample) => !sample.streamed);
+  const streamed = samples.filter((sample) => sample.streamed);
+  return [
+    `Non-streamed, in ${name} (${whole.length} requests):`,
+    '',
+    ...phaseTable(whole, phasesOf.whole),
+    '',
+    `Streamed, to the first byte, in ${name} (${streamed.length} requests):`,
+    '',
+    ...phaseTable(streamed, phasesOf.stream),
+    '',
+  ];
+}
+
 try {
   const fake = await startWithReadyLine(
     { command: process.execPath, args: ['--import', 'tsx', path.join(here, 'fake-upstream.ts')] },
     {},
   );
   running.push(fake);
-  const gatewayEnv = {
-    BENCH_UPSTREAM_URL: fake.info.url!,
-    BENCH_UPSTREAM_KEY: fakeOpenAiKey,
-    BENCH_DATA_DIR: dataDir,
-    BENCH_PHASE_CLOCK: '1',
-  };
-  const ours = await startGateway(gatewayCommand(process.execPath, []), gatewayEnv, path.join(dataDir, 'gateway.log'));
-  running.push(ours);
   const bare = await startWithReadyLine(bareProxyCommand(process.execPath), { BENCH_UPSTREAM_URL: fake.info.url! });
   running.push(bare);
-  const { key } = await ask<{ key: string }>(ours.child, { type: 'account', creditsUsd: 1_000_000 });
+  const gateways = [await startOurs(fake.info.url!, 'ours', undefined)];
+  if (options.baseline) gateways.push(await startOurs(fake.info.url!, 'baseline', options.baseline));
   const upstreamModels = { chatModel: 'gpt-4o-mini', embeddingModel: 'text-embedding-3-small' };
   const upstreamHeaders = { authorization: `Bearer ${fakeOpenAiKey}` };
   const targets: Target[] = [
     { name: 'direct', url: `${fake.info.url}/v1`, headers: upstreamHeaders, ...upstreamModels },
     { name: 'bare', url: `${bare.info.url}/v1`, headers: upstreamHeaders, ...upstreamModels },
-    {
-      name: 'ours',
-      url: `${ours.info.url}/api/alpha/v1`,
-      headers: { 'x-api-key': key },
-      chatModel: 'bench-chat',
-      embeddingModel: 'bench-embedding',
-    },
+    ...gateways.map(({ target }) => target),
   ];
   for (const target of targets) await checkAnswers(target);
   if (options.awake) keepCpusAwake();
-  await preciseLatency(targets, Number(options.warmup));
-  await ask(ours.child, { type: 'phases' });
-  const [direct, viaBare, through] = await preciseLatency(targets, Number(options.rounds));
-  const { samples } = await ask<{ samples: PhaseSample[] }>(ours.child, { type: 'phases' });
-  const us = (ms: number | undefined) => ((ms ?? Number.NaN) * 1000).toFixed(0);
+  await preciseLatency(targets, Number(options.warmup), { rotate: true });
+  for (const { started } of gateways) await ask(started.child, { type: 'phases' });
+  const latencies = await preciseLatency(targets, Number(options.rounds), { rotate: true });
+  const direct = latencies[0]!;
+  const row = (what: string, of: (latency: PreciseLatency) => number) =>
+    `| ${what} | ${latencies.map((latency) => us(of(latency))).join(' | ')} | ${latencies
+      .slice(1)
+      .map((latency) => us(of(latency) - of(direct)))
+      .join(' | ')} |`;
+  const names = targets.map((target) => target.name);
   const report = [
-    `Run on ${new Date().toISOString().slice(0, 10)}, ${cpus().length} × ${cpus()[0]?.model.trim().split(' ').slice(0, 2).join(' ')}, ${process.version}, ${options.rounds} rounds on one connection each, storage: ${ours.info.storage}${options.awake ? '; every CPU kept awake by an idle-priority busy loop' : ''}.`,
+    `Run on ${new Date().toISOString().slice(0, 10)}, ${cpus().length} × ${cpus()[0]?.model.trim().split(' ').slice(0, 2).join(' ')}, ${process.version}, ${options.rounds} rounds on one connection each (the targets in turn, each round starting one further on), storage: ${gateways[0]!.started.info.storage}${options.awake ? '; every CPU kept awake by an idle-priority busy loop' : ''}${options.baseline ? `; baseline: the build in ${options.baseline}` : ''}.`,
     '',
-    '| one connection, p50 µs | direct | bare | ours | bare adds | ours adds |',
-    '|---|---|---|---|---|---|',
-    `| non-streamed, whole answer | ${us(direct?.total.p50)} | ${us(viaBare?.total.p50)} | ${us(through?.total.p50)} | ${us((viaBare?.total.p50 ?? 0) - (direct?.total.p50 ?? 0))} | ${us((through?.total.p50 ?? 0) - (direct?.total.p50 ?? 0))} |`,
-    `| streamed, first byte | ${us(direct?.firstByte.p50)} | ${us(viaBare?.firstByte.p50)} | ${us(through?.firstByte.p50)} | ${us((viaBare?.firstByte.p50 ?? 0) - (direct?.firstByte.p50 ?? 0))} | ${us((through?.firstByte.p50 ?? 0) - (direct?.firstByte.p50 ?? 0))} |`,
+    `| one connection, p50 µs | ${names.join(' | ')} | ${names
+      .slice(1)
+      .map((name) => `${name} adds`)
+      .join(' | ')} |`,
+    `|---|${names.map(() => '---|').join('')}${names
+      .slice(1)
+      .map(() => '---|')
+      .join('')}`,
+    row('non-streamed, whole answer', (latency) => latency.total.p50),
+    row('streamed, first byte', (latency) => latency.firstByte.p50),
     '',
-    `Non-streamed, in our gateway (${samples.filter((sample) => !sample.streamed).length} requests):`,
-    '',
-    ...phaseTable(
-      samples.filter((sample) => !sample.streamed),
-      phasesOf.whole,
-    ),
-    '',
-    `Streamed, to the first byte, in our gateway (${samples.filter((sample) => sample.streamed).length} requests):`,
-    '',
-    ...phaseTable(
-      samples.filter((sample) => sample.streamed),
-      phasesOf.stream,
-    ),
-    '',
-  ].join('\n');
-  if (options.out) writeFileSync(options.out, report);
-  else process.stdout.write(report);
+  ];
+  for (const { started, target } of gateways) {
+    const { samples } = await ask<{ samples: PhaseSample[] }>(started.child, { type: 'phases' });
+    report.push(...phaseSections(target.name === 'ours' ? 'our gateway' : `the ${target.name}`, samples));
+  }
+  if (options.out) writeFileSync(options.out, report.join('\n'));
+  else process.stdout.write(report.join('\n'));
 } finally {
   for (const spinner of spinners) spinner.kill('SIGKILL');
   for (const started of running.reverse()) await stop(started.child);
