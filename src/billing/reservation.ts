@@ -109,8 +109,28 @@ export class Reservation implements EndingHold {
   }
 
   async settle(settlement: Settlement): Promise<SettledGeneration> {
+    this.endWith(settlement);
+    return this.settleEnded(settlement);
+  }
+
+  /**
+   * Settles without waiting; failures are reported. The reservation ends now, but the settlement starts once
+   * the code running now and the promise callbacks it set off have run: an answer's last bytes, written by
+   * those callbacks when its meter settles at the end of the upstream's body, are not held up by the usage
+   * record and the statement to storage. The hold covers the cost until the settlement replaces it, and the
+   * settlement is in storage's queue before the next event (a client's next request) is read.
+   */
+  settleInBackground(settlement: Settlement): void {
+    this.endWith(settlement);
+    process.nextTick(() => this.settleEnded(settlement).catch(() => undefined));
+  }
+
+  private endWith(settlement: Settlement): void {
     if (settlement.costNanos < 0n) throw new RangeError('a cost cannot be negative');
     this.end();
+  }
+
+  private async settleEnded(settlement: Settlement): Promise<SettledGeneration> {
     const { claimNanos, costNanos } = settlementClaim({ holdNanos: this.amountNanos, costNanos: settlement.costNanos });
     const generationId = this.context.newGenerationId();
     const record = usageRecord({
@@ -147,11 +167,6 @@ export class Reservation implements EndingHold {
       this.finish();
     }
     return { generationId, costNanos: settled.chargedNanos, holdWasOutstanding: settled.held };
-  }
-
-  /** Settles without waiting: the answer goes out while the hold still covers the cost; failures are reported. */
-  settleInBackground(settlement: Settlement): void {
-    this.settle(settlement).catch(() => undefined);
   }
 
   /** Gives the reservation back without charging or recording anything; storage failing to do so is reported. */
