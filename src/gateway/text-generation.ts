@@ -303,6 +303,7 @@ class TextRecipe implements Recipe<TextGenerationInput, TextRow, TextPlan, TextR
       limit: heldOutputLimit(maxOutputTokens * choices),
       // The answer names the catalog model the client asked for, as a translated answer does.
       servedAs: servedAs(relay.operation, plan.model.modelId),
+      whole: exchange.whole,
     });
     const tokens = new TokenCharge(charge, plan.model);
     // The meter reads the stream's first event and those that came with it before the answer starts (the

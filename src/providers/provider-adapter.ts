@@ -5,6 +5,7 @@ import type { EmbeddingPartType, EmbeddingRequest, EmbeddingResult } from '../do
 import type { ImageGenerationRequest, ImageGenerationResult, ImageStreamEvent, ImageUsage } from '../domain/image.ts';
 import type { Protocol } from '../domain/protocols.ts';
 import type { Secret } from '../domain/secret.ts';
+import type { ReadJson } from './shared/json-copy.ts';
 import type {
   ReferenceAudioRequest,
   ReferenceAudioResult,
@@ -51,6 +52,8 @@ export interface RawExchange {
   body: AsyncIterable<Uint8Array>;
   /** Fields of the request the upstream does not take, left out by the adapter: named to the client as dropped. */
   dropped?: readonly string[];
+  /** A whole JSON answer as the adapter read and parsed it to check it (`body` gives the same bytes): read once. */
+  whole?: ReadJson | undefined;
 }
 
 /** What the gateway learns from reading a copy of a relayed answer. */
@@ -88,6 +91,8 @@ export interface RelayMeterOptions {
   limit: OutputLimit;
   /** The model the relayed answer names: the catalog id the client asked for (the upstream's own when absent). */
   servedAs?: ServedModel;
+  /** The exchange's whole answer as already read (`RawExchange.whole`): a JSON meter parses nothing again. */
+  whole?: ReadJson | undefined;
 }
 
 /** A catalog model id, and the paths of the fields where an operation's answers and events name their model. */

@@ -45,12 +45,13 @@ const namedEvent = (payload: { type: string }) => `event: ${payload.type}\ndata:
 /** Usage of a messages answer: the JSON body's `usage`, or message_start (input) and the last message_delta (output). */
 export function anthropicRelayMeter(
   _operation: RelayOperation,
-  { streaming, maxEventCharacters, limit, servedAs }: RelayMeterOptions,
+  { streaming, maxEventCharacters, limit, servedAs, whole }: RelayMeterOptions,
 ): RelayMeter {
   if (!streaming)
     return jsonRelayMeter(isMessage, (answer) => ({ usage: usageOf(answer.usage) }), {
       limit,
       servedAs,
+      alreadyRead: whole,
       lengthFinished: (answer) => ({ ...answer, stop_reason: 'max_tokens', stop_sequence: null }),
     });
   // The content block still open, which a cut stream closes before its end.

@@ -73,7 +73,7 @@ function observe(reading: RelayReading, chunk: GenerateContentResponse): void {
 /** Usage of a generateContent answer: the last usageMetadata of the JSON body, the SSE events or the JSON array's elements. */
 export function geminiRelayMeter(
   operation: RelayOperation,
-  { maxEventCharacters, limit, servedAs }: RelayMeterOptions,
+  { maxEventCharacters, limit, servedAs, whole }: RelayMeterOptions,
 ): RelayMeter {
   if (operation === 'stream-generate-content-sse' || operation === 'stream-generate-content-json') {
     const sse = operation === 'stream-generate-content-sse';
@@ -119,6 +119,7 @@ export function geminiRelayMeter(
     {
       limit,
       servedAs,
+      alreadyRead: whole,
       lengthFinished: (answer) => ({
         ...answer,
         candidates: answer.candidates?.map((candidate) => ({ ...candidate, finishReason: 'MAX_TOKENS' })),

@@ -115,11 +115,12 @@ const sseEvent = (payload: object, name?: string) =>
   `${name ? `event: ${name}\n` : ''}data: ${JSON.stringify(payload)}\n\n`;
 
 /** Reads usage from a Responses answer: the JSON body, or the terminal event of a stream. */
-function responsesMeter({ streaming, maxEventCharacters, limit, servedAs }: RelayMeterOptions): RelayMeter {
+function responsesMeter({ streaming, maxEventCharacters, limit, servedAs, whole }: RelayMeterOptions): RelayMeter {
   if (!streaming)
     return jsonRelayMeter(isResponseObject, (answer) => ({ usage: responsesUsageOf(answer.usage) }), {
       limit,
       servedAs,
+      alreadyRead: whole,
       lengthFinished: (answer) => ({ ...answer, status: 'incomplete', incomplete_details: lengthIncomplete }),
     });
   // The Response as the stream opened it and the output so far: what a cut stream's end repeats.
@@ -204,7 +205,7 @@ const lengthIncomplete = { reason: 'max_output_tokens' };
 /** Reads `usage` from a chat completion or a Responses answer: the JSON body, or the usage-carrying event of a stream. */
 export function openAiRelayMeter(operation: RelayOperation, options: RelayMeterOptions): RelayMeter {
   if (operation === 'responses') return responsesMeter(options);
-  const { streaming, maxEventCharacters, limit, servedAs } = options;
+  const { streaming, maxEventCharacters, limit, servedAs, whole } = options;
   if (!streaming) {
     return jsonRelayMeter(
       isChatCompletion,
@@ -219,6 +220,7 @@ export function openAiRelayMeter(operation: RelayOperation, options: RelayMeterO
       {
         limit,
         servedAs,
+        alreadyRead: whole,
         lengthFinished: (answer) => ({
           ...answer,
           choices: answer.choices.map((choice) => ({ ...choice, finish_reason: 'length' })),

@@ -66,19 +66,19 @@ async function checkedJsonRelay(
   const iterator: AsyncIterator<Buffer> = answer.body[Symbol.asyncIterator]();
   for (let next = await nextChunk(iterator); !next.done && !copy.overflowed; next = await nextChunk(iterator))
     copy.push(next.value);
+  const read = copy.read();
   rejecting(answer.body, () => {
     if (copy.overflowed)
       throw new UpstreamUnreachableError('protocol', 'the upstream answer is larger than the gateway relays');
-    const value = copy.parse();
-    if (value === undefined)
+    if (read === undefined)
       throw new UpstreamUnreachableError('protocol', 'the upstream answered with a body that is not JSON');
-    check(value);
+    check(read.value);
   });
-  const whole = copy.bytes();
   return {
     status: answer.status,
     contentType: contentTypeOf(answer),
-    body: heldThenRest([whole], iterator, answer.body),
+    body: heldThenRest([read!.bytes], iterator, answer.body),
+    whole: read,
   };
 }
 

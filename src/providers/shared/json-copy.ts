@@ -1,6 +1,13 @@
 /** Largest non-streamed answer read whole by default: to check it before relaying, and to read its usage. */
 const defaultMaxCopiedBytes = 16 * 1024 * 1024;
 
+/** A whole JSON body as read: its bytes, its text and the value it parses to. */
+export interface ReadJson {
+  bytes: Buffer;
+  text: string;
+  value: unknown;
+}
+
 /** A bounded copy of a JSON body, parsed once it is complete. */
 export class JsonCopy {
   private readonly chunks: Uint8Array[] = [];
@@ -24,9 +31,16 @@ export class JsonCopy {
 
   /** The parsed body, or undefined when it was too large or not JSON. */
   parse(): unknown {
+    return this.read()?.value;
+  }
+
+  /** The body read whole and parsed, or undefined when it was too large or not JSON. */
+  read(): ReadJson | undefined {
     if (this.overflowed) return undefined;
+    const bytes = this.bytes();
+    const text = bytes.toString('utf8');
     try {
-      return JSON.parse(this.bytes().toString('utf8'));
+      return { bytes, text, value: JSON.parse(text) };
     } catch {
       return undefined;
     }

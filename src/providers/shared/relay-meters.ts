@@ -2,6 +2,7 @@ import { DeliveredOutput } from '../../domain/delivered-output.ts';
 import type { OutputLimit } from '../../domain/output-limit.ts';
 import type { WireCheck } from '../../protocols/wire-check.ts';
 import type { RelayMeter, RelayReading, ServedModel } from '../provider-adapter.ts';
+import type { ReadJson } from './json-copy.ts';
 import {
   type MemberSplice as Splice,
   nameServedModel,
@@ -208,25 +209,40 @@ export function jsonRelayMeter<T>(
     limit,
     lengthFinished,
     servedAs,
-  }: { limit: OutputLimit; lengthFinished: (answer: T) => object; servedAs?: ServedModel | undefined },
+    alreadyRead,
+  }: {
+    limit: OutputLimit;
+    lengthFinished: (answer: T) => object;
+    servedAs?: ServedModel | undefined;
+    /** The answer as its adapter read it (`RawExchange.whole`), used when the meter was given just those bytes. */
+    alreadyRead?: ReadJson | undefined;
+  },
 ): RelayMeter {
   const chunks: Uint8Array[] = [];
+  /** The answer as its adapter read it, when those bytes are the ones relayed. */
+  const readBefore = () =>
+    alreadyRead && chunks.length === 1 && chunks[0] === alreadyRead.bytes ? alreadyRead : undefined;
   // The answer's bytes, joined once: read by the parse and relayed as they are.
   let joined: Buffer | undefined;
   const whole = () => {
-    joined ??= Buffer.concat(chunks);
+    joined ??= readBefore()?.bytes ?? Buffer.concat(chunks);
     return joined;
+  };
+  /** The answer's text and value: as its adapter read them, else parsed here. */
+  const textAndValue = (): { text: string; value: unknown } => {
+    const before = readBefore();
+    if (before) return before;
+    const text = whole().toString('utf8');
+    try {
+      return { text, value: JSON.parse(text) };
+    } catch {
+      return { text, value: undefined };
+    }
   };
   let answer: { value: T | undefined; text: string; renamed: readonly RenamedField[] } | undefined;
   const read = () => {
     if (!answer) {
-      const text = whole().toString('utf8');
-      let value: unknown;
-      try {
-        value = JSON.parse(text);
-      } catch {
-        value = undefined;
-      }
+      const { text, value } = textAndValue();
       answer = check(value)
         ? { value, text, renamed: servedAs === undefined ? [] : nameServedModel(value, servedAs) }
         : { value: undefined, text, renamed: [] };
