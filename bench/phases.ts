@@ -7,7 +7,10 @@
  *
  *   npm run bench:phases                      # 1,000 rounds after 200 of warm-up
  *   npm run bench:phases -- --rounds 3000 --out FILE
- *   npm run bench:phases -- --baseline DIR    # also the build in DIR (its dist/), measured in the same rounds
+ *   npm run bench:phases -- --baseline DIR --sessions 4
+ *                     # also the build in DIR (its dist/), measured in the same rounds; each session starts fresh
+ *                     # gateways of both, each build first in turn (one process may be slower than another of
+ *                     # the same build for its whole life), and the report takes the median of the sessions
  *   npm run bench:phases -- --awake           # with a busy loop per CPU at idle priority (SCHED_IDLE, `chrt`), so
  *                                             # no CPU sleeps between requests: what waking from idle costs here
  *   BENCH_DATABASE_URL=postgres://...         # our gateway on PostgreSQL instead of the embedded default
@@ -36,6 +39,7 @@ const { values: options } = parseArgs({
     warmup: { type: 'string', default: '200' },
     out: { type: 'string' },
     baseline: { type: 'string' },
+    sessions: { type: 'string', default: '1' },
     awake: { type: 'boolean', default: false },
   },
 });
@@ -149,6 +153,43 @@ function phaseSections(name: string, samples: PhaseSample[]): string[] {
   ];
 }
 
+/** One session: fresh gateways of each build, started in `order`, measured over the rounds; their phase samples. */
+interface Session {
+  latencies: Map<string, PreciseLatency>;
+  samples: Map<string, PhaseSample[]>;
+  storage: string;
+}
+
+async function session(
+  upstreamUrl: string,
+  fixed: Target[],
+  order: Array<{ name: string; distDir: string | undefined }>,
+): Promise<Session> {
+  const gateways = [];
+  for (const { name, distDir } of order) gateways.push(await startOurs(upstreamUrl, name, distDir));
+  try {
+    const targets = [...fixed, ...gateways.map(({ target }) => target)];
+    for (const target of targets) await checkAnswers(target);
+    await preciseLatency(targets, Number(options.warmup), { rotate: true });
+    for (const { started } of gateways) await ask(started.child, { type: 'phases' });
+    const measured = await preciseLatency(targets, Number(options.rounds), { rotate: true });
+    const samples = new Map<string, PhaseSample[]>();
+    for (const { started, target } of gateways) {
+      samples.set(target.name, (await ask<{ samples: PhaseSample[] }>(started.child, { type: 'phases' })).samples);
+    }
+    return {
+      latencies: new Map(targets.map((target, index) => [target.name, measured[index]!])),
+      samples,
+      storage: gateways[0]!.started.info.storage ?? '',
+    };
+  } finally {
+    for (const { started } of gateways) {
+      await stop(started.child);
+      running.splice(running.indexOf(started), 1);
+    }
+  }
+}
+
 try {
   const fake = await startWithReadyLine(
     { command: process.execPath, args: ['--import', 'tsx', path.join(here, 'fake-upstream.ts')] },
@@ -157,29 +198,32 @@ try {
   running.push(fake);
   const bare = await startWithReadyLine(bareProxyCommand(process.execPath), { BENCH_UPSTREAM_URL: fake.info.url! });
   running.push(bare);
-  const gateways = [await startOurs(fake.info.url!, 'ours', undefined)];
-  if (options.baseline) gateways.push(await startOurs(fake.info.url!, 'baseline', options.baseline));
   const upstreamModels = { chatModel: 'gpt-4o-mini', embeddingModel: 'text-embedding-3-small' };
   const upstreamHeaders = { authorization: `Bearer ${fakeOpenAiKey}` };
-  const targets: Target[] = [
+  const fixed: Target[] = [
     { name: 'direct', url: `${fake.info.url}/v1`, headers: upstreamHeaders, ...upstreamModels },
     { name: 'bare', url: `${bare.info.url}/v1`, headers: upstreamHeaders, ...upstreamModels },
-    ...gateways.map(({ target }) => target),
   ];
-  for (const target of targets) await checkAnswers(target);
+  const builds = [
+    { name: 'ours', distDir: undefined },
+    ...(options.baseline ? [{ name: 'baseline', distDir: options.baseline }] : []),
+  ];
   if (options.awake) keepCpusAwake();
-  await preciseLatency(targets, Number(options.warmup), { rotate: true });
-  for (const { started } of gateways) await ask(started.child, { type: 'phases' });
-  const latencies = await preciseLatency(targets, Number(options.rounds), { rotate: true });
-  const direct = latencies[0]!;
+  const sessions: Session[] = [];
+  for (let index = 0; index < Number(options.sessions); index++) {
+    // A process may run slower than another of the same build for its whole life: each build starts first in turn.
+    sessions.push(await session(fake.info.url!, fixed, index % 2 === 0 ? builds : [...builds].reverse()));
+  }
+  const names = [...fixed, ...builds].map((target) => target.name);
+  const p50Of = (name: string, of: (latency: PreciseLatency) => number) =>
+    p50(sessions.map((measured) => of(measured.latencies.get(name)!)));
   const row = (what: string, of: (latency: PreciseLatency) => number) =>
-    `| ${what} | ${latencies.map((latency) => us(of(latency))).join(' | ')} | ${latencies
+    `| ${what} | ${names.map((name) => us(p50Of(name, of))).join(' | ')} | ${names
       .slice(1)
-      .map((latency) => us(of(latency) - of(direct)))
+      .map((name) => us(p50Of(name, of) - p50Of('direct', of)))
       .join(' | ')} |`;
-  const names = targets.map((target) => target.name);
   const report = [
-    `Run on ${new Date().toISOString().slice(0, 10)}, ${cpus().length} × ${cpus()[0]?.model.trim().split(' ').slice(0, 2).join(' ')}, ${process.version}, ${options.rounds} rounds on one connection each (the targets in turn, each round starting one further on), storage: ${gateways[0]!.started.info.storage}${options.awake ? '; every CPU kept awake by an idle-priority busy loop' : ''}${options.baseline ? `; baseline: the build in ${options.baseline}` : ''}.`,
+    `Run on ${new Date().toISOString().slice(0, 10)}, ${cpus().length} × ${cpus()[0]?.model.trim().split(' ').slice(0, 2).join(' ')}, ${process.version}, ${options.sessions} session(s) of ${options.rounds} rounds on one connection each (the targets in turn, each round starting one further on; the median of the sessions' p50s), storage: ${sessions[0]?.storage}${options.awake ? '; every CPU kept awake by an idle-priority busy loop' : ''}${options.baseline ? `; baseline: the build in ${options.baseline}` : ''}.`,
     '',
     `| one connection, p50 µs | ${names.join(' | ')} | ${names
       .slice(1)
@@ -193,9 +237,9 @@ try {
     row('streamed, first byte', (latency) => latency.firstByte.p50),
     '',
   ];
-  for (const { started, target } of gateways) {
-    const { samples } = await ask<{ samples: PhaseSample[] }>(started.child, { type: 'phases' });
-    report.push(...phaseSections(target.name === 'ours' ? 'our gateway' : `the ${target.name}`, samples));
+  for (const { name } of builds) {
+    const samples = sessions.flatMap((measured) => measured.samples.get(name) ?? []);
+    report.push(...phaseSections(name === 'ours' ? 'our gateway' : `the ${name}`, samples));
   }
   if (options.out) writeFileSync(options.out, report.join('\n'));
   else process.stdout.write(report.join('\n'));
