@@ -114,11 +114,11 @@ export class Reservation implements EndingHold {
   }
 
   /**
-   * Settles without waiting; failures are reported. The reservation ends now, but the settlement starts once
-   * the code running now and the promise callbacks it set off have run: an answer's last bytes, written by
-   * those callbacks when its meter settles at the end of the upstream's body, are not held up by the usage
-   * record and the statement to storage. The hold covers the cost until the settlement replaces it, and the
-   * settlement is in storage's queue before the next event (a client's next request) is read.
+   * Settles without waiting; failures are reported. The reservation ends now; the settlement starts on the next
+   * tick, which, called from a promise callback (a meter ending with its upstream's body), comes after every
+   * promise callback under way: the answer's last bytes, which those write, are not held up by the usage record
+   * and the statement to storage. The hold covers the cost until the settlement replaces it, and the settlement
+   * is in storage's queue before the next event (a client's next request) is read.
    */
   settleInBackground(settlement: Settlement): void {
     this.endWith(settlement);

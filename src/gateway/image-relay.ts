@@ -74,6 +74,7 @@ export class ImageRelayRecipe implements Recipe<ImageRelayInput, ImageRow, Image
     const meter = row.adapter.relayMeter!({
       streaming: input.streaming,
       maxEventCharacters: row.target.maxEventCharacters,
+      whole: exchange.whole,
     });
     const body = metered(upstream, {
       observe: (chunk) => meter.push(chunk),

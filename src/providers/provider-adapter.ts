@@ -52,7 +52,10 @@ export interface RawExchange {
   body: AsyncIterable<Uint8Array>;
   /** Fields of the request the upstream does not take, left out by the adapter: named to the client as dropped. */
   dropped?: readonly string[];
-  /** A whole JSON answer as the adapter read and parsed it to check it (`body` gives the same bytes): read once. */
+  /**
+   * A whole JSON answer as the adapter read and parsed it to check it (`body` gives the same buffer), so that
+   * its meter need not parse it again; the meter owns the value from then on (it may name the served model in it).
+   */
   whole?: ReadJson | undefined;
 }
 
@@ -148,6 +151,8 @@ export interface ImageRelayRequest {
 export interface ImageRelayMeterOptions {
   streaming: boolean;
   maxEventCharacters: number;
+  /** The exchange's whole answer as already read (`RawExchange.whole`). */
+  whole?: ReadJson | undefined;
 }
 
 /** What a provider family offers for images: one synchronous generation, whose outputs the gateway archives. */

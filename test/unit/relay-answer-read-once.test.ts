@@ -1,11 +1,13 @@
 import { Readable } from 'node:stream';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { heldOutputLimit } from '../../src/gateway/output-limits.ts';
+import { openAiImagesMeter } from '../../src/providers/openai/openai-images.ts';
 import { openAiRelayMeter } from '../../src/providers/openai/openai-relay.ts';
 import type { RawExchange } from '../../src/providers/provider-adapter.ts';
 import { checkedRelay } from '../../src/providers/shared/checked-relay.ts';
 import { servedAs } from '../../src/providers/shared/served-model.ts';
 import { isChatCompletion, isChatCompletionChunk } from '../../src/protocols/openai/chat-completions.ts';
+import { isImagesAnswer, isImagesStreamEvent } from '../../src/protocols/openai/images.ts';
 
 // A chat completion as OpenAI's API reference shows one (the text shortened).
 const completion = {
@@ -34,8 +36,8 @@ const text = JSON.stringify(completion);
 const shapes = { answer: isChatCompletion, event: isChatCompletionChunk, what: 'a chat completion' };
 
 /** The answer arriving in two pieces, as a body read off a socket may. */
-function upstreamAnswer() {
-  const bytes = Buffer.from(text);
+function upstreamAnswer(answerText = text) {
+  const bytes = Buffer.from(answerText);
   return {
     status: 200,
     headers: { 'content-type': 'application/json' },
@@ -84,6 +86,31 @@ describe('a whole answer checked before it is relayed', () => {
     expect(parse).toHaveBeenCalledTimes(2);
     expect(relayed).toEqual({ ...completion, model: 'catalog-chat' });
     expect(reading.usage).toMatchObject({ inputTokens: 19, outputTokens: 10 });
+  });
+
+  it('is parsed once on the images relay too: its meter counts the images the check read', async () => {
+    // An ImagesResponse as OpenAI's API reference shows one (the image's base64 shortened).
+    const images = {
+      created: 1713833628,
+      data: [{ b64_json: 'iVBORw0KGgo=' }],
+      usage: {
+        total_tokens: 100,
+        input_tokens: 50,
+        output_tokens: 50,
+        input_tokens_details: { text_tokens: 10, image_tokens: 40 },
+      },
+    };
+    const parse = vi.spyOn(JSON, 'parse');
+    const exchange = await checkedRelay(
+      upstreamAnswer(JSON.stringify(images)),
+      { answer: isImagesAnswer, event: isImagesStreamEvent, what: 'an images answer' },
+      undefined,
+    );
+    const meter = openAiImagesMeter({ streaming: false, maxEventCharacters: 1_000_000, whole: exchange.whole });
+    for await (const chunk of exchange.body) meter.push(chunk);
+    const reading = meter.reading();
+    expect(parse).toHaveBeenCalledTimes(1);
+    expect(reading).toMatchObject({ images: 1, complete: true });
   });
 
   it("is refused as a protocol failure when it is not the protocol's answer, and its body is let go of", async () => {

@@ -138,9 +138,9 @@ export async function relayOpenAiImages(
 }
 
 /** Counts the images a relayed answer carried: `data[]` of the JSON body, or the stream's `image_generation.completed` events. */
-export function openAiImagesMeter({ streaming, maxEventCharacters }: ImageRelayMeterOptions): ImageRelayMeter {
+export function openAiImagesMeter({ streaming, maxEventCharacters, whole }: ImageRelayMeterOptions): ImageRelayMeter {
   if (!streaming) {
-    const copy = new JsonCopy(maxImagesAnswerBytes);
+    const copy = new JsonCopy(maxImagesAnswerBytes, whole);
     return {
       push: (chunk) => copy.push(chunk),
       reading: (): ImageRelayReading => {

@@ -1,22 +1,29 @@
 /** Largest non-streamed answer read whole by default: to check it before relaying, and to read its usage. */
 const defaultMaxCopiedBytes = 16 * 1024 * 1024;
 
-/** A whole JSON body as read: its bytes, its text and the value it parses to. */
+/** A whole JSON body as read: its bytes and the value they parse to. */
 export interface ReadJson {
   bytes: Buffer;
-  text: string;
   value: unknown;
 }
 
-/** A bounded copy of a JSON body, parsed once it is complete. */
+/**
+ * A bounded copy of a JSON body, parsed once it is complete. Given `alreadyRead` (a body another reader already
+ * parsed), a copy whose one chunk is that very buffer is not joined or parsed again.
+ */
 export class JsonCopy {
   private readonly chunks: Uint8Array[] = [];
   private size = 0;
+  private joined: Buffer | undefined;
 
-  constructor(private readonly maxBytes = defaultMaxCopiedBytes) {}
+  constructor(
+    private readonly maxBytes = defaultMaxCopiedBytes,
+    private readonly alreadyRead?: ReadJson,
+  ) {}
 
   push(chunk: Uint8Array): void {
     this.size += chunk.length;
+    this.joined = undefined;
     if (this.size <= this.maxBytes) this.chunks.push(chunk);
   }
 
@@ -26,7 +33,8 @@ export class JsonCopy {
 
   /** The whole body as read, once it is known to fit. */
   bytes(): Buffer {
-    return Buffer.concat(this.chunks);
+    this.joined ??= this.readBefore()?.bytes ?? Buffer.concat(this.chunks);
+    return this.joined;
   }
 
   /** The parsed body, or undefined when it was too large or not JSON. */
@@ -37,12 +45,18 @@ export class JsonCopy {
   /** The body read whole and parsed, or undefined when it was too large or not JSON. */
   read(): ReadJson | undefined {
     if (this.overflowed) return undefined;
+    const before = this.readBefore();
+    if (before) return before;
     const bytes = this.bytes();
-    const text = bytes.toString('utf8');
     try {
-      return { bytes, text, value: JSON.parse(text) };
+      return { bytes, value: JSON.parse(bytes.toString('utf8')) };
     } catch {
       return undefined;
     }
+  }
+
+  private readBefore(): ReadJson | undefined {
+    const { alreadyRead, chunks } = this;
+    return alreadyRead && chunks.length === 1 && chunks[0] === alreadyRead.bytes ? alreadyRead : undefined;
   }
 }

@@ -2,7 +2,7 @@ import { DeliveredOutput } from '../../domain/delivered-output.ts';
 import type { OutputLimit } from '../../domain/output-limit.ts';
 import type { WireCheck } from '../../protocols/wire-check.ts';
 import type { RelayMeter, RelayReading, ServedModel } from '../provider-adapter.ts';
-import type { ReadJson } from './json-copy.ts';
+import { JsonCopy, type ReadJson } from './json-copy.ts';
 import {
   type MemberSplice as Splice,
   nameServedModel,
@@ -214,51 +214,32 @@ export function jsonRelayMeter<T>(
     limit: OutputLimit;
     lengthFinished: (answer: T) => object;
     servedAs?: ServedModel | undefined;
-    /** The answer as its adapter read it (`RawExchange.whole`), used when the meter was given just those bytes. */
+    /** The answer as its adapter read it (`RawExchange.whole`), used when the meter is given just those bytes. */
     alreadyRead?: ReadJson | undefined;
   },
 ): RelayMeter {
-  const chunks: Uint8Array[] = [];
-  /** The answer as its adapter read it, when those bytes are the ones relayed. */
-  const readBefore = () =>
-    alreadyRead && chunks.length === 1 && chunks[0] === alreadyRead.bytes ? alreadyRead : undefined;
-  // The answer's bytes, joined once: read by the parse and relayed as they are.
-  let joined: Buffer | undefined;
-  const whole = () => {
-    joined ??= readBefore()?.bytes ?? Buffer.concat(chunks);
-    return joined;
-  };
-  /** The answer's text and value: as its adapter read them, else parsed here. */
-  const textAndValue = (): { text: string; value: unknown } => {
-    const before = readBefore();
-    if (before) return before;
-    const text = whole().toString('utf8');
-    try {
-      return { text, value: JSON.parse(text) };
-    } catch {
-      return { text, value: undefined };
-    }
-  };
-  let answer: { value: T | undefined; text: string; renamed: readonly RenamedField[] } | undefined;
+  // The answer's bytes, joined once (or as its adapter read them): parsed once and relayed as they are.
+  const copy = new JsonCopy(Number.POSITIVE_INFINITY, alreadyRead);
+  let answer: { value: T | undefined; renamed: readonly RenamedField[] } | undefined;
   const read = () => {
     if (!answer) {
-      const { text, value } = textAndValue();
+      const value = copy.parse();
       answer = check(value)
-        ? { value, text, renamed: servedAs === undefined ? [] : nameServedModel(value, servedAs) }
-        : { value: undefined, text, renamed: [] };
+        ? { value, renamed: servedAs === undefined ? [] : nameServedModel(value, servedAs) }
+        : { value: undefined, renamed: [] };
     }
     return answer;
   };
   /** The answer as relayed: as it came, its one top-level model field spliced in place, or written again. */
   const relayed = (value: T): Uint8Array => {
-    const { text, renamed } = read();
-    if (renamed.length === 0) return whole();
+    const { renamed } = read();
+    const bytes = copy.bytes();
+    if (renamed.length === 0) return bytes;
     const member =
       renamed.length === 1 && servedAs
-        ? topLevelSplicer(servedAs)({ bytes: whole(), dataStart: 0, data: text }, renamed[0]!)
+        ? topLevelSplicer(servedAs)({ bytes, dataStart: 0, data: bytes.toString('utf8') }, renamed[0]!)
         : undefined;
     if (!member) return Buffer.from(JSON.stringify(value));
-    const bytes = whole();
     return Buffer.concat([bytes.subarray(0, member.at), member.replacement, bytes.subarray(member.at + member.length)]);
   };
   const parsed = () => read().value;
@@ -266,12 +247,12 @@ export function jsonRelayMeter<T>(
     value === undefined ? emptyReading() : { ...emptyReading(), complete: true, ...interpret(value) };
   return {
     push: (chunk) => {
-      chunks.push(chunk);
+      copy.push(chunk);
       return nothing;
     },
     end: () => {
       const value = parsed();
-      if (value === undefined) return whole();
+      if (value === undefined) return copy.bytes();
       const reading = readingOf(value);
       if (reading.usage) limit.report(reading.usage.outputTokens);
       else limit.add(reading.output.text, reading.output.charactersBeyond);
