@@ -131,26 +131,30 @@ export class Reservation implements EndingHold {
   }
 
   private async settleEnded(settlement: Settlement): Promise<SettledGeneration> {
-    const { claimNanos, costNanos } = settlementClaim({ holdNanos: this.amountNanos, costNanos: settlement.costNanos });
-    const generationId = this.context.newGenerationId();
-    const record = usageRecord({
-      generationId,
-      accountId: this.accountId,
-      apiKeyId: this.apiKeyId,
-      modality: settlement.modality,
-      model: this.modelId,
-      status: settlement.status,
-      request: settlement.request,
-      usage: settlement.usage,
-      route: settlement.route,
-      ...(settlement.priceVersion === undefined ? {} : { priceVersion: settlement.priceVersion }),
-      startedAt: this.startedAt,
-      endedAt: Date.now(),
-      claimNanos,
-    });
+    let claim: ReturnType<typeof settlementClaim>;
+    let record: RecordedGeneration;
+    let now: Date;
+    try {
+      claim = settlementClaim({ holdNanos: this.amountNanos, costNanos: settlement.costNanos });
+      record = this.recordOf(settlement, claim.claimNanos);
+      now = this.context.clock();
+    } catch (error) {
+      // Nothing is charged without its record: the credit is given back, as when storage refuses the settlement,
+      // so that neither the hold nor what waits for the end is left behind.
+      try {
+        await this.credit.release();
+      } catch (releaseError) {
+        this.context.reportFailure(releaseError, this);
+      }
+      this.context.reportFailure(error, this);
+      this.finish();
+      throw error;
+    }
+    const { claimNanos, costNanos } = claim;
+    const { generationId } = record;
     let settled: LedgerSettlement;
     try {
-      settled = await this.credit.settle({ claimNanos, costNanos, now: this.context.clock(), generation: record });
+      settled = await this.credit.settle({ claimNanos, costNanos, now, generation: record });
     } catch (error) {
       this.context.reportFailure(error, this);
       this.finish();
@@ -167,6 +171,24 @@ export class Reservation implements EndingHold {
       this.finish();
     }
     return { generationId, costNanos: settled.chargedNanos, holdWasOutstanding: settled.held };
+  }
+
+  private recordOf(settlement: Settlement, claimNanos: bigint): RecordedGeneration {
+    return usageRecord({
+      generationId: this.context.newGenerationId(),
+      accountId: this.accountId,
+      apiKeyId: this.apiKeyId,
+      modality: settlement.modality,
+      model: this.modelId,
+      status: settlement.status,
+      request: settlement.request,
+      usage: settlement.usage,
+      route: settlement.route,
+      ...(settlement.priceVersion === undefined ? {} : { priceVersion: settlement.priceVersion }),
+      startedAt: this.startedAt,
+      endedAt: Date.now(),
+      claimNanos,
+    });
   }
 
   /** Gives the reservation back without charging or recording anything; storage failing to do so is reported. */

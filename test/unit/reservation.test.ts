@@ -6,7 +6,11 @@ const terms = { id: 'hold-1', accountId: 'account-1', apiKeyId: 'key-1', amountN
 const settlement: Settlement = { costNanos: 400n, modality: 'text', status: 'succeeded' };
 
 /** A reservation whose credit records when the ledger was asked to settle it, in `events`. */
-function reservationRecording(events: string[], settled?: () => Promise<LedgerSettlement>) {
+function reservationRecording(
+  events: string[],
+  settled?: () => Promise<LedgerSettlement>,
+  newGenerationId: () => string = () => 'generation-1',
+) {
   const inputs: Array<Omit<SettleInput, 'holdId'>> = [];
   const credit: HeldCredit = {
     settle: (input) => {
@@ -14,12 +18,14 @@ function reservationRecording(events: string[], settled?: () => Promise<LedgerSe
       inputs.push(input);
       return settled?.() ?? Promise.resolve({ held: true, chargedNanos: input.claimNanos, shortUsage: undefined });
     },
-    release: () => undefined,
+    release: () => {
+      events.push('credit given back');
+    },
   };
   const failures: unknown[] = [];
   const reservation = new Reservation(terms, credit, {
     clock: () => new Date('2026-01-01T00:00:00Z'),
-    newGenerationId: () => 'generation-1',
+    newGenerationId,
     reportFailure: (error) => failures.push(error),
   });
   return { reservation, inputs, failures };
@@ -60,6 +66,21 @@ describe('a reservation settled in the background', () => {
     reservation.settleInBackground(settlement);
     await ended;
     expect(failures).toEqual([refusal]);
+    expect(reservation.recorded).toBeUndefined();
+  });
+
+  it('gives the credit back and ends when its record cannot be made, reporting why', async () => {
+    const events: string[] = [];
+    const broken = new Error('no generation id');
+    const { reservation, inputs, failures } = reservationRecording(events, undefined, () => {
+      throw broken;
+    });
+    const ended = new Promise<void>((resolve) => reservation.whenEnded(resolve));
+    reservation.settleInBackground(settlement);
+    await ended;
+    expect(events).toEqual(['credit given back']);
+    expect(inputs).toEqual([]);
+    expect(failures).toEqual([broken]);
     expect(reservation.recorded).toBeUndefined();
   });
 });
