@@ -39,9 +39,9 @@ async function* heldThenRest(
 }
 
 /** Stops reading an answer that broke its protocol before any of it was relayed. */
-function rejecting(body: UpstreamBody, check: () => void): void {
+function rejecting<T>(body: UpstreamBody, check: () => T): T {
   try {
-    check();
+    return check();
   } catch (error) {
     body.destroy();
     throw error;
@@ -66,19 +66,20 @@ async function checkedJsonRelay(
   const iterator: AsyncIterator<Buffer> = answer.body[Symbol.asyncIterator]();
   for (let next = await nextChunk(iterator); !next.done && !copy.overflowed; next = await nextChunk(iterator))
     copy.push(next.value);
-  const read = copy.read();
-  rejecting(answer.body, () => {
+  const whole = rejecting(answer.body, () => {
     if (copy.overflowed)
       throw new UpstreamUnreachableError('protocol', 'the upstream answer is larger than the gateway relays');
+    const read = copy.read();
     if (read === undefined)
       throw new UpstreamUnreachableError('protocol', 'the upstream answered with a body that is not JSON');
     check(read.value);
+    return read;
   });
   return {
     status: answer.status,
     contentType: contentTypeOf(answer),
-    body: heldThenRest([read!.bytes], iterator, answer.body),
-    whole: read,
+    body: heldThenRest([whole.bytes], iterator, answer.body),
+    whole,
   };
 }
 
