@@ -20,6 +20,11 @@ export default defineConfig({
     // pools of up to 30 connections on the run's server (300 slots).
     maxWorkers: Math.min(availableParallelism() + 1, 4),
     testTimeout: 60_000,
+    // expect.poll waits for what another process does (a page's navigation after a sign-up's scrypt, a gateway's
+    // log line). Vitest's default of one second is shorter than that takes on a loaded 2-core machine: a CI run
+    // here failed the browser test's sign-up at one second. Polling ends as soon as the check holds, so a
+    // longer limit costs only a failing test's time.
+    expect: { poll: { timeout: 10_000 } },
     hookTimeout: 120_000,
     teardownTimeout: 30_000,
     // When a Gemini stream ends in an error, @google/generative-ai (under LangChain's ChatGoogleGenerativeAI)

@@ -295,7 +295,7 @@ describe.skipIf(!mustRun)('dashboard in Chromium', () => {
     const audio = page.getByRole('article', { name: /^audio by/ });
     expect(await audio.innerText()).toContain('Text: Short and sweet.');
     // The length is the file's own, with its fraction: a clip under a second does not read "0:00".
-    await expect.poll(() => audio.locator('.clip-length').innerText(), { timeout: 10_000 }).toMatch(/^\d+(\.\d+)? s$/);
+    await expect.poll(() => audio.locator('.clip-length').innerText()).toMatch(/^\d+(\.\d+)? s$/);
     await shot('media-roles');
   }, 60_000);
 
