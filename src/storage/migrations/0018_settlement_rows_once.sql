@@ -109,7 +109,7 @@ BEGIN
 
     -- What was held for it.
     IF COALESCE((v_item->>'lease')::boolean, false) THEN
-      IF v_lease_id IS NULL OR v_lease_id IS DISTINCT FROM v_hold_id THEN
+      IF v_lease_id IS DISTINCT FROM v_hold_id THEN
         v_lease_id := v_hold_id;
         SELECT amount_nanos INTO v_lease_nanos FROM holds WHERE id = v_hold_id;
       END IF;
@@ -128,7 +128,6 @@ BEGIN
           v_lease_dirty := false;
         END IF;
         v_lease_id := NULL;
-        v_lease_nanos := NULL;
       END IF;
       DELETE FROM holds WHERE id = v_hold_id RETURNING amount_nanos INTO v_held;
       v_was_held := v_held IS NOT NULL;
