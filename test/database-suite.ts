@@ -44,5 +44,6 @@ export const databaseSuite = [
   'test/integration/unstorable-text.test.ts',
   'test/integration/video.test.ts',
   'test/integration/webhook-crash-safety.test.ts',
+  'test/integration/webhook-endpoint-locks.test.ts',
   'test/integration/webhooks.test.ts',
 ];

@@ -1,7 +1,7 @@
 import { and, count, desc, eq, inArray, isNull, sql } from 'drizzle-orm';
 import { webhookRowId, type WebhookDeliveryState } from '../domain/webhook-events.ts';
 import { type Database, type PageWindow, queryRows } from './database.ts';
-import { accounts, webhookAttempts, webhookDeliveries, webhookEndpoints } from './schema.ts';
+import { accounts, apiKeys, webhookAttempts, webhookDeliveries, webhookEndpoints } from './schema.ts';
 
 export type WebhookEndpointRow = typeof webhookEndpoints.$inferSelect;
 export type WebhookDeliveryRow = typeof webhookDeliveries.$inferSelect;
@@ -52,6 +52,7 @@ export class WebhooksRepository {
   ): Promise<WebhookEndpointRow | undefined> {
     return this.db.transaction(async (tx) => {
       await tx.execute(sql`SELECT pg_advisory_xact_lock(hashtextextended(${`webhook-endpoints:${row.accountId}`}, 0))`);
+      await lockKeysOf(tx, row.accountId);
       const [held] = await tx
         .select({ value: count() })
         .from(webhookEndpoints)
@@ -90,11 +91,11 @@ export class WebhooksRepository {
 
   /** Deletes the endpoint and (cascading) its deliveries and their log; false when it was not the account's. */
   async deleteEndpoint(accountId: string, id: string): Promise<boolean> {
-    const rows = await this.db
-      .delete(webhookEndpoints)
-      .where(owned(accountId, id))
-      .returning({ id: webhookEndpoints.id });
-    return rows.length === 1;
+    return this.db.transaction(async (tx) => {
+      await lockKeysOf(tx, accountId);
+      const rows = await tx.delete(webhookEndpoints).where(owned(accountId, id)).returning({ id: webhookEndpoints.id });
+      return rows.length === 1;
+    });
   }
 
   /**
@@ -287,6 +288,22 @@ export class WebhooksRepository {
   async setBalanceAlert(accountId: string, thresholdNanos: bigint | null): Promise<void> {
     await this.db.update(accounts).set({ balanceAlertNanos: thresholdNanos }).where(eq(accounts.id, accountId));
   }
+}
+
+/**
+ * Locks the account's keys in id order before an endpoint is added or removed. The endpoints' trigger (migration
+ * 0015) locks keys after the row: by then an insert shares its account's row (its foreign key) and a delete
+ * holds its endpoint's. A settlement batch locks keys first, then the account, then shares the rows of the
+ * endpoints its events go to: it would deadlock with either. Taking the keys first is the settlements' order.
+ * An update shares no account, and its lock on its own row lets the events' share through.
+ */
+async function lockKeysOf(tx: Database, accountId: string): Promise<void> {
+  await tx
+    .select({ id: apiKeys.id })
+    .from(apiKeys)
+    .where(eq(apiKeys.accountId, accountId))
+    .orderBy(apiKeys.id)
+    .for('update');
 }
 
 function owned(accountId: string, id: string) {
