@@ -64,6 +64,7 @@ function leakyUpstream(request: RecordedRequest, response: import('node:http').S
       ? String(request.body.model)
       : request.path;
   const message = `Incorrect API key provided: ${credential} (organization ${String(request.headers['x-org-token'] ?? '')})`;
+  if (model.includes('quote')) return quotingSuccess(request, response, message);
   if (model.includes('busy')) {
     response.writeHead(429, { 'content-type': 'application/json', 'retry-after-ms': '20' });
     response.end(JSON.stringify({ error: { message, type: 'rate_limit_error', code: 'rate_limit_exceeded' } }));
@@ -71,6 +72,38 @@ function leakyUpstream(request: RecordedRequest, response: import('node:http').S
   }
   response.writeHead(500, { 'content-type': 'application/json' });
   response.end(JSON.stringify({ error: { message, type: 'server_error', code: null } }));
+}
+
+/**
+ * An answer the upstream calls a success that quotes the credential anyway: a stream whose error event does, in
+ * its protocol's form (Anthropic's `event: error`, else an `error` object), or a whole chat answer that does.
+ */
+function quotingSuccess(request: RecordedRequest, response: import('node:http').ServerResponse, message: string): void {
+  const streamed =
+    request.path.includes(':streamGenerateContent') ||
+    (typeof request.body === 'object' &&
+      request.body !== null &&
+      'stream' in request.body &&
+      request.body.stream === true);
+  if (!streamed) {
+    response.writeHead(200, { 'content-type': 'application/json' });
+    response.end(
+      JSON.stringify({
+        id: 'chatcmpl-quote',
+        object: 'chat.completion',
+        created: 1,
+        model: 'quote',
+        choices: [{ index: 0, message: { role: 'assistant', content: message }, finish_reason: 'stop' }],
+        usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
+      }),
+    );
+    return;
+  }
+  response.writeHead(200, { 'content-type': 'text/event-stream' });
+  const error = request.headers['x-api-key']
+    ? `event: error\ndata: ${JSON.stringify({ type: 'error', error: { type: 'api_error', message } })}\n\n`
+    : `data: ${JSON.stringify({ error: { code: 401, message, status: 'UNAUTHENTICATED' } })}\n\n`;
+  response.end(error);
 }
 
 const configYaml = (upstream: FakeServer, collector: FakeServer) =>
@@ -89,6 +122,9 @@ const configYaml = (upstream: FakeServer, collector: FakeServer) =>
     '  - { id: limited, pricing: { inputPerMTok: 1, outputPerMTok: 2 }, providers: [{ provider: openai, model: busy }] }',
     '  - { id: via-anthropic, pricing: { inputPerMTok: 1, outputPerMTok: 2 }, providers: [{ provider: anthropic, model: claude-boom }] }',
     '  - { id: via-gemini, pricing: { inputPerMTok: 1, outputPerMTok: 2 }, providers: [{ provider: gemini, model: gemini-boom }] }',
+    '  - { id: quoting, pricing: { inputPerMTok: 1, outputPerMTok: 2 }, providers: [{ provider: openai, model: quote }] }',
+    '  - { id: quoting-anthropic, pricing: { inputPerMTok: 1, outputPerMTok: 2 }, providers: [{ provider: anthropic, model: claude-quote }] }',
+    '  - { id: quoting-gemini, pricing: { inputPerMTok: 1, outputPerMTok: 2 }, providers: [{ provider: gemini, model: gemini-quote }] }',
     '  - { id: painter, outputModalities: [image], pricing: { perImage: 0.01 }, providers: [{ provider: openai, model: gpt-image-boom }] }',
     'upstream: { breakerFailures: 2, breakerCooldownMs: 60000, retryBudgetMs: 1000, maxRetries: 1 }',
     `telemetry: { metricsToken: "\${METRICS_TOKEN}", tracing: { otlpEndpoint: "${collector.url}" } }`,
@@ -104,6 +140,8 @@ describe('secrets never reach a log line, stderr or an error answer', () => {
   let dataDir: string;
   let logFile: string;
   const errorAnswers: string[] = [];
+  /** Answers of upstreams that quoted a credential in what they called a success. */
+  const answers: string[] = [];
   /** The admin API's answers about provider keys, successful ones included. */
   const keyAnswers: string[] = [];
   const childOutput: string[] = [];
@@ -248,6 +286,35 @@ describe('secrets never reach a log line, stderr or an error answer', () => {
         })
       ).statusCode,
     ).toBeGreaterThanOrEqual(500);
+    // Successes that quote the credential: whole, and streamed on each protocol (same-protocol relays pass the
+    // stream's bytes through), each answer kept whatever its status.
+    const quoted = async (options: InjectOptions) => answers.push((await request(options)).body);
+    const hello = [{ role: 'user', content: 'hello' }];
+    for (const stream of [false, true])
+      await quoted({
+        method: 'POST',
+        url: '/api/alpha/v1/chat/completions',
+        headers: { 'x-api-key': key },
+        payload: { model: 'quoting', stream, messages: hello },
+      });
+    await quoted({
+      method: 'POST',
+      url: '/api/beta/v1/messages',
+      headers: { 'x-api-key': key },
+      payload: { model: 'quoting-anthropic', stream: true, max_tokens: 16, messages: hello },
+    });
+    await quoted({
+      method: 'POST',
+      url: '/api/gamma/v1beta/models/quoting-gemini:streamGenerateContent?alt=sse',
+      headers: { 'x-goog-api-key': key },
+      payload: { contents: [{ role: 'user', parts: [{ text: 'hello' }] }] },
+    });
+    await quoted({
+      method: 'POST',
+      url: '/api/v1/text/completions',
+      headers: { 'x-api-key': key },
+      payload: { model: 'quoting', messages: hello },
+    });
     // The client's key in every place a client puts it, and wrong ones.
     for (const headers of [
       { authorization: `Bearer ${key}` },
@@ -388,6 +455,12 @@ describe('secrets never reach a log line, stderr or an error answer', () => {
     // Storage failures: every connection of the gateway's database cut under it, then requests that need it.
     const admin = new pg.Client({ connectionString: database.url });
     await admin.connect();
+    // What the gateway stored by now (usage records, jobs, webhook deliveries), searched too.
+    const stored: string[] = [];
+    for (const table of ['generations', 'media_jobs', 'webhook_deliveries', 'audit_log']) {
+      const { rows } = await admin.query<{ row: string }>(`SELECT row_to_json(t)::text AS row FROM ${table} t`);
+      stored.push(...rows.map((row) => row.row));
+    }
     await admin.query(
       'SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()',
     );
@@ -484,6 +557,8 @@ describe('secrets never reach a log line, stderr or an error answer', () => {
       traces: traces.join('\n'),
       stderrAndStdout: processOutput.join(''),
       errorAnswers: errorAnswers.join('\n'),
+      answers: answers.join('\n'),
+      database: stored.join('\n'),
       childOutput: childOutput.join('\n'),
       providerKeyAnswersAndAudit: keyAnswers.join('\n'),
     };
@@ -496,6 +571,7 @@ describe('secrets never reach a log line, stderr or an error answer', () => {
     }
     expect(hits).toEqual([]);
     expect(errorAnswers.join('\n')).toContain('[redacted]');
+    expect(answers.join('\n')).toContain('[redacted]');
   });
 });
 

@@ -292,4 +292,51 @@ describe('the upstream HTTP client', () => {
       await upstream.close();
     }
   });
+
+  it('cuts them out of an answer it calls a success too, as its stream arrives, and relays the first event at once', async () => {
+    let release = () => {};
+    const released = new Promise<void>((resolve) => (release = resolve));
+    const upstream = await startFakeServer(async (request, response) => {
+      const credential = String(request.headers.authorization).replace('Bearer ', '');
+      response.writeHead(200, { 'content-type': 'text/event-stream' });
+      response.write('data: {"delta":"first"}\n\n');
+      await released;
+      // The key split between two writes, as a provider's error event may be.
+      response.write(`data: {"error":{"message":"Incorrect API key provided: ${credential.slice(0, 7)}`);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      response.end(`${credential.slice(7)} for org ${String(request.headers['x-org-token'])}"}}\n\n`);
+    });
+    const http = new UpstreamHttp();
+    try {
+      const target: ProviderTarget = {
+        baseUrl: upstream.url,
+        apiKey: new Secret(value),
+        timeoutMs: 2000,
+        firstByteTimeoutMs: 2000,
+        connectTimeoutMs: 2000,
+        maxEventCharacters: 65536,
+        headers: { 'x-org-token': new Secret('org-7f3a9c2e') },
+      };
+      const answer = await http.postJson(target, {
+        path: '/chat',
+        headers: { authorization: target.apiKey.bearer() },
+        body: {},
+      });
+      const chunks: string[] = [];
+      for await (const chunk of answer.body) {
+        chunks.push(String(chunk));
+        // The first event came while the upstream still held the rest back.
+        if (chunks.length === 1) release();
+      }
+      expect(chunks[0]).toBe('data: {"delta":"first"}\n\n');
+      const text = chunks.join('');
+      expect(text).toContain('Incorrect API key provided: [redacted] for org [redacted]');
+      expect(text).not.toContain(value.slice(0, 12));
+      expect(text).not.toContain('org-7f3a9c2e');
+    } finally {
+      release();
+      await http.close();
+      await upstream.close();
+    }
+  });
 });

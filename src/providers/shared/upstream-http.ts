@@ -1,9 +1,10 @@
-import type { Readable } from 'node:stream';
+import { pipeline, type Readable } from 'node:stream';
 import { Agent, errors, type Dispatcher, type FormData } from 'undici';
 import { GatewayError } from '../../domain/errors.ts';
-import { redacted, revealed, type Secret } from '../../domain/secret.ts';
+import { revealed, Secret } from '../../domain/secret.ts';
 import { UpstreamHttpError, UpstreamUnreachableError } from '../../domain/upstream-failure.ts';
 import type { ProviderTarget } from '../provider-adapter.ts';
+import { CredentialScrubber, credentialForms } from './credential-scrubber.ts';
 
 /** An upstream answer's body: bytes as they arrive; destroying it closes the upstream exchange. */
 export type UpstreamBody = Readable;
@@ -149,20 +150,15 @@ export class UpstreamHttp {
     if (response.body.destroyed) deadline.clear();
     else response.body.once('close', deadline.clear);
     target.headroom?.observe(response.headers, response.statusCode);
+    const body = withoutCredentials(response.body, { ...target.headers, ...headers });
     if (response.statusCode >= 400) {
-      const text = withoutCredentials(
-        await readText(response.body, { limit: maxErrorBodyBytes, truncate: true }).catch(() => ''),
-        {
-          ...target.headers,
-          ...headers,
-        },
-      );
+      const text = await readText(body, { limit: maxErrorBodyBytes, truncate: true }).catch(() => '');
       throw new UpstreamHttpError(response.statusCode, text, {
         contentType: single(response.headers['content-type']),
         retryAfterMs: retryAfterMs(response.headers),
       });
     }
-    return { status: response.statusCode, headers: response.headers, body: response.body };
+    return { status: response.statusCode, headers: response.headers, body };
   }
 
   /** A POST whose answer is one JSON object, read whole; a body that is anything else is a protocol failure. */
@@ -222,19 +218,14 @@ function sentHeaders(headers: UpstreamHeaders): Record<string, string> {
 }
 
 /**
- * An error body with the credentials of its request cut out: some providers quote the key they refused
- * ("Incorrect API key provided: sk-…"), and the body is relayed to the client and may be logged.
+ * The answer's body with the credentials of its request cut out as it is read (credential-scrubber.ts), for
+ * every reader alike: a provider may quote the key it refused in an error, or anything in an answer it calls
+ * a success. Destroying it destroys the upstream body, and the upstream body's failure is its failure.
  */
-function withoutCredentials(text: string, headers: UpstreamHeaders): string {
-  let clean = text;
-  for (const value of Object.values(headers)) {
-    if (typeof value === 'string') continue;
-    const secret = value.reveal();
-    // The bare key of a `Bearer <key>` header too: a provider quotes the key, not the header.
-    for (const form of [secret, secret.replace(/^Bearer\s+/i, '')])
-      if (form.length >= 8) clean = clean.replaceAll(form, redacted);
-  }
-  return clean;
+function withoutCredentials(body: UpstreamBody, headers: UpstreamHeaders): UpstreamBody {
+  const forms = credentialForms(Object.values(headers).filter((value) => value instanceof Secret));
+  if (forms.length === 0) return body;
+  return pipeline(body, new CredentialScrubber(forms), () => undefined);
 }
 
 function single(value: string | string[] | undefined): string | undefined {
