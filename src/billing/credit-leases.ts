@@ -98,8 +98,8 @@ export class CreditLeases {
   private readonly current = new Map<string, Lease>();
   /** Retired leases waiting for their last requests to end. */
   private readonly retiring = new Set<Lease>();
-  /** Give-backs on their way to storage. */
-  private readonly shrinking = new Set<Promise<bigint>>();
+  /** Give-backs on their way to storage (a lease shrunk or closed), by account, each answering what went back. */
+  private readonly givingBack = new Map<Promise<bigint>, string>();
   private timer: NodeJS.Timeout | undefined;
 
   private readonly repository: LedgerRepository;
@@ -158,7 +158,7 @@ export class CreditLeases {
   async giveBackUnused(): Promise<void> {
     // A give-back already under way (another process asked for the account's credit) ends first, so
     // the lease it leaves empty closes in this pass rather than at the next idle check.
-    await Promise.all(this.shrinking);
+    await Promise.all(this.givingBack.keys());
     await this.giveBackIdle({ all: true });
   }
 
@@ -332,12 +332,17 @@ export class CreditLeases {
     return held;
   }
 
-  /** Gives back what the account's leases in this process hold unused; true when anything went back. */
+  /**
+   * Gives back what the account's leases in this process hold unused, and waits for its give-backs already under
+   * way (a key's leases retired when its caps changed, say): until they land, storage still counts that credit
+   * as held. True when anything went back.
+   */
   async giveBackAccount(accountId: string): Promise<boolean> {
+    const underWay = [...this.givingBack].filter(([, account]) => account === accountId).map(([amount]) => amount);
     const leases = [...this.current.values(), ...this.retiring].filter(
       (lease) => lease.accountId === accountId && lease.available > 0n,
     );
-    const returned = await Promise.all(leases.map((lease) => this.shrink(lease)));
+    const returned = await Promise.all([...underWay, ...leases.map((lease) => this.shrink(lease))]);
     return returned.some((amount) => amount > 0n);
   }
 
@@ -359,12 +364,16 @@ export class CreditLeases {
   /** Gives back a lease's unused credit; answers how much went back. */
   private shrink(lease: Lease): Promise<bigint> {
     if (lease.available === 0n) return Promise.resolve(0n);
-    const shrinking = this.giveBack(lease).finally(() => {
-      this.shrinking.delete(shrinking);
+    return this.underWay(lease, this.giveBack(lease)).finally(() => {
       if (lease.retired) this.afterChange(lease);
     });
-    this.shrinking.add(shrinking);
-    return shrinking;
+  }
+
+  /** Tracks a give-back of the lease's account until it lands. */
+  private underWay(lease: Lease, giveBack: Promise<bigint>): Promise<bigint> {
+    const tracked = giveBack.finally(() => this.givingBack.delete(tracked));
+    this.givingBack.set(tracked, lease.accountId);
+    return tracked;
   }
 
   private async giveBack(lease: Lease): Promise<bigint> {
@@ -387,12 +396,18 @@ export class CreditLeases {
   /** Deletes a retired lease with nothing running: the row and whatever it still holds go back. */
   private async closeLease(lease: Lease): Promise<void> {
     if (!this.retiring.delete(lease) || !lease.stored) return;
+    const unused = lease.available;
     lease.available = 0n;
-    try {
-      await this.repository.release(lease.id);
-    } catch (error) {
-      this.onError(error);
-    }
+    await this.underWay(
+      lease,
+      this.repository.release(lease.id).then(
+        (released) => (released ? unused : 0n),
+        (error: unknown) => {
+          this.onError(error);
+          return 0n;
+        },
+      ),
+    );
   }
 }
 

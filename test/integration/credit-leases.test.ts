@@ -117,6 +117,44 @@ describe('credit leases', () => {
     expect(key).toMatchObject({ spentTotalNanos: usdToNanos(0.2), heldNanos: 0n });
   });
 
+  it('waits for a give-back under way rather than refuse a request that the credit coming back fits', async () => {
+    const { accountId, keyId } = await gateway.createFundedKey({ credits: 10, limits: { total: 1 } });
+    const { ledger, apiKeys: keys } = gateway.gateway.core.services;
+    const db = gateway.gateway.core.storage.db;
+    const running = await ledger.reserve({
+      accountId,
+      apiKeyId: keyId,
+      amountNanos: usdToNanos(0.1),
+      modelId: 'sandbox-echo',
+    });
+    // Another transaction holds the lease's row: the give-back the cap change starts waits on it.
+    let unlock = () => {};
+    const unlocked = new Promise<void>((resolve) => (unlock = resolve));
+    let lockTaken = () => {};
+    const taken = new Promise<void>((resolve) => (lockTaken = resolve));
+    const holding = db.transaction(async (tx) => {
+      await tx.execute(sql`SELECT 1 FROM holds WHERE account_id = ${accountId} FOR UPDATE`);
+      lockTaken();
+      await unlocked;
+    });
+    await taken;
+    await keys.setLimits(accountId, keyId, { total: 0.2 });
+    const fits = ledger.reserve({ accountId, apiKeyId: keyId, amountNanos: usdToNanos(0.1), modelId: 'sandbox-echo' });
+    // Meanwhile the new lease is refused: storage still counts the retired lease's unused credit as held.
+    await sleep(300);
+    unlock();
+    await holding;
+    // Once that credit is back, the request is admitted.
+    const admitted = await fits;
+    await Promise.all([
+      running.settle({ costNanos: usdToNanos(0.1), modality: 'text', status: 'succeeded' }),
+      admitted.settle({ costNanos: usdToNanos(0.1), modality: 'text', status: 'succeeded' }),
+    ]);
+    await ledger.giveBackUnused();
+    const [key] = await db.select().from(apiKeys).where(eq(apiKeys.id, keyId));
+    expect(key).toMatchObject({ spentTotalNanos: usdToNanos(0.2), heldNanos: 0n });
+  });
+
   it('refuses a key disabled while its lease still holds credit', async () => {
     const { accountId, keyId } = await gateway.createFundedKey({ credits: 10 });
     const ledger = gateway.gateway.core.services.ledger;
