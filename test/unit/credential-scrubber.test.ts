@@ -8,19 +8,13 @@ const headerValue = 'org-5521-9930-4417';
 const secrets = [new Secret(key).bearer(), new Secret(headerValue)];
 
 /** The text as the whole answer would read with every credential cut out. */
-const cutWhole = (text: string) =>
-  text.replaceAll(`Bearer ${key}`, '[redacted]').replaceAll(key, '[redacted]').replaceAll(headerValue, '[redacted]');
+const cutWhole = (text: string) => text.replaceAll(key, '[redacted]').replaceAll(headerValue, '[redacted]');
 
-/** Feeds the chunks through a scrubber and gives back what it let out, chunk by chunk. */
-async function scrubbed(chunks: string[]): Promise<string[]> {
+/** What a scrubber lets out of the chunks, one string a chunk (and one for the end, if anything was kept). */
+function scrubbed(chunks: string[]): string[] {
   const scrubber = new CredentialScrubber(credentialForms(secrets));
-  const out: string[] = [];
-  scrubber.on('data', (chunk: Buffer) => out.push(chunk.toString('utf8')));
-  const ended = new Promise((resolve) => scrubber.on('end', resolve));
-  for (const chunk of chunks) scrubber.write(Buffer.from(chunk));
-  scrubber.end();
-  await ended;
-  return out;
+  const out = chunks.map((chunk) => scrubber.next(Buffer.from(chunk))?.toString('utf8') ?? '');
+  return [...out, scrubber.end()?.toString('utf8') ?? ''];
 }
 
 /** Splits text at the given cut points (each taken modulo its length). */
@@ -37,12 +31,12 @@ function splitAt(text: string, cuts: number[]): string[] {
 }
 
 describe('the credential scrubber', () => {
-  it('searches for each secret and the bare key of a bearer header, and for no value too short to be one', () => {
+  it("searches for each secret header's value, for a bearer header's bare key, and for no value too short", () => {
     const forms = credentialForms([...secrets, new Secret('v2'), new Secret('')]).map(String);
-    expect(forms.sort()).toEqual([`Bearer ${key}`, headerValue, key].sort());
+    expect(forms.sort()).toEqual([headerValue, key].sort());
   });
 
-  it('cuts every credential out however the answer is split into chunks, and changes nothing else', async () => {
+  it('cuts every credential out however the answer is split into chunks, and changes nothing else', () => {
     // Text made of pieces that begin or nearly make a credential, so that chunk ends fall inside them.
     const piece = fc.constantFrom(
       key,
@@ -58,34 +52,26 @@ describe('the credential scrubber', () => {
       ' ',
       'é漢',
     );
-    await fc.assert(
-      fc.asyncProperty(
-        fc.array(piece, { maxLength: 12 }),
-        fc.array(fc.nat(400), { maxLength: 8 }),
-        async (pieces, cuts) => {
-          const text = pieces.join('');
-          const out = (await scrubbed(splitAt(text, cuts))).join('');
-          expect(out).toBe(cutWhole(text));
-          for (const secret of [key, headerValue]) expect(out).not.toContain(secret);
-        },
-      ),
+    fc.assert(
+      fc.property(fc.array(piece, { maxLength: 12 }), fc.array(fc.nat(400), { maxLength: 8 }), (pieces, cuts) => {
+        const text = pieces.join('');
+        const out = scrubbed(splitAt(text, cuts)).join('');
+        expect(out).toBe(cutWhole(text));
+        for (const secret of [key, headerValue]) expect(out).not.toContain(secret);
+      }),
       { numRuns: 300 },
     );
   });
 
-  it('lets an event through as it arrives unless its end could begin a credential', async () => {
-    const scrubber = new CredentialScrubber(credentialForms(secrets));
-    const read = () => (scrubber.read() as Buffer | null)?.toString('utf8') ?? '';
-    scrubber.write(Buffer.from('data: {"delta":"hi"}\n\n'));
-    expect(read()).toBe('data: {"delta":"hi"}\n\n');
-    scrubber.write(Buffer.from('data: {"error":"bad key sk-li'));
-    expect(read()).toBe('data: {"error":"bad key ');
-    scrubber.write(Buffer.from('ve-7Qm2Xv9Lp4Rt8Wz1"}\n\n'));
-    expect(read()).toBe('[redacted]"}\n\n');
-    // The beginning of a credential that never completes is let out at the end.
-    scrubber.write(Buffer.from('sk-live'));
-    expect(read()).toBe('');
-    scrubber.end();
-    expect(read()).toBe('sk-live');
+  it('lets an event through as it arrives unless its end could begin a credential', () => {
+    expect(
+      scrubbed([
+        'data: {"delta":"hi"}\n\n',
+        'data: {"error":"bad key sk-li',
+        've-7Qm2Xv9Lp4Rt8Wz1"}\n\n',
+        // The beginning of a credential that never completes is let out at the end.
+        'sk-live',
+      ]),
+    ).toEqual(['data: {"delta":"hi"}\n\n', 'data: {"error":"bad key ', '[redacted]"}\n\n', '', 'sk-live']);
   });
 });

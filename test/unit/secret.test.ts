@@ -285,7 +285,7 @@ describe('the upstream HTTP client', () => {
       });
       expect(failure).toBeInstanceOf(UpstreamHttpError);
       const body = (failure as UpstreamHttpError).body;
-      expect(body).toContain('Incorrect API key provided: [redacted]');
+      expect(body).toContain('Incorrect API key provided: Bearer [redacted]');
       expect(body).not.toContain(value);
       expect(body).not.toContain('org-7f3a9c2e');
     } finally {

@@ -1,10 +1,10 @@
-import { pipeline, type Readable } from 'node:stream';
+import type { Readable } from 'node:stream';
 import { Agent, errors, type Dispatcher, type FormData } from 'undici';
 import { GatewayError } from '../../domain/errors.ts';
 import { revealed, Secret } from '../../domain/secret.ts';
 import { UpstreamHttpError, UpstreamUnreachableError } from '../../domain/upstream-failure.ts';
 import type { ProviderTarget } from '../provider-adapter.ts';
-import { CredentialScrubber, credentialForms } from './credential-scrubber.ts';
+import { CredentialScrubber, credentialForms, ScrubbingAgent } from './credential-scrubber.ts';
 
 /** An upstream answer's body: bytes as they arrive; destroying it closes the upstream exchange. */
 export type UpstreamBody = Readable;
@@ -54,22 +54,24 @@ const dotSegment = /\/(\.|%2e)/i;
  */
 export class UpstreamHttp {
   /** Agents by connect time-out, which undici sets per agent rather than per request. */
-  private readonly agents = new Map<number, Agent>();
+  private readonly agents = new Map<number, ScrubbingAgent>();
   /** Base URLs parsed: the origin, and the path (undefined for one with a query or fragment, parsed per call). */
   private readonly bases = new Map<string, { origin: string; pathPrefix: string | undefined }>();
 
   /** `maxConnectionsPerOrigin` bounds concurrent exchanges (streams included) with one provider origin. */
   constructor(private readonly maxConnectionsPerOrigin = 4096) {}
 
-  private agentFor(connectTimeoutMs: number): Agent {
+  private agentFor(connectTimeoutMs: number): ScrubbingAgent {
     let agent = this.agents.get(connectTimeoutMs);
     if (!agent) {
-      agent = new Agent({
-        keepAliveTimeout: 30_000,
-        connections: this.maxConnectionsPerOrigin,
-        pipelining: 1,
-        connect: { timeout: connectTimeoutMs },
-      });
+      agent = new ScrubbingAgent(
+        new Agent({
+          keepAliveTimeout: 30_000,
+          connections: this.maxConnectionsPerOrigin,
+          pipelining: 1,
+          connect: { timeout: connectTimeoutMs },
+        }),
+      );
       this.agents.set(connectTimeoutMs, agent);
     }
     return agent;
@@ -128,15 +130,18 @@ export class UpstreamHttp {
   ): Promise<UpstreamResponse> {
     const { method, path, headers, payload, signal } = call;
     const deadline = exchangeDeadline(target.timeoutMs, signal);
-    let response: Dispatcher.ResponseData;
+    let response: Dispatcher.ResponseData<CredentialScrubber | undefined>;
     try {
       const address = this.addressOf(target.baseUrl, path);
+      const sent = { ...target.headers, ...headers };
       response = await this.agentFor(target.connectTimeoutMs).request({
         origin: address.origin,
         path: address.path,
         method,
         // The one place provider credentials are revealed: as the request's headers are written.
-        headers: sentHeaders({ accept: 'application/json, text/event-stream', ...target.headers, ...headers }),
+        headers: sentHeaders({ accept: 'application/json, text/event-stream', ...sent }),
+        // The answer's bytes pass through it before they reach the body (ScrubbingAgent).
+        opaque: scrubberFor(sent),
         body: payload,
         headersTimeout: target.firstByteTimeoutMs,
         bodyTimeout: target.firstByteTimeoutMs,
@@ -150,15 +155,14 @@ export class UpstreamHttp {
     if (response.body.destroyed) deadline.clear();
     else response.body.once('close', deadline.clear);
     target.headroom?.observe(response.headers, response.statusCode);
-    const body = withoutCredentials(response.body, { ...target.headers, ...headers });
     if (response.statusCode >= 400) {
-      const text = await readText(body, { limit: maxErrorBodyBytes, truncate: true }).catch(() => '');
+      const text = await readText(response.body, { limit: maxErrorBodyBytes, truncate: true }).catch(() => '');
       throw new UpstreamHttpError(response.statusCode, text, {
         contentType: single(response.headers['content-type']),
         retryAfterMs: retryAfterMs(response.headers),
       });
     }
-    return { status: response.statusCode, headers: response.headers, body };
+    return { status: response.statusCode, headers: response.headers, body: response.body };
   }
 
   /** A POST whose answer is one JSON object, read whole; a body that is anything else is a protocol failure. */
@@ -171,7 +175,7 @@ export class UpstreamHttp {
   }
 
   async close(): Promise<void> {
-    await Promise.all([...this.agents.values()].map((agent) => agent.close()));
+    await Promise.all([...this.agents.values()].map(({ agent }) => agent.close()));
   }
 }
 
@@ -218,14 +222,12 @@ function sentHeaders(headers: UpstreamHeaders): Record<string, string> {
 }
 
 /**
- * The answer's body with the credentials of its request cut out as it is read (credential-scrubber.ts), for
- * every reader alike: a provider may quote the key it refused in an error, or anything in an answer it calls
- * a success. Destroying it destroys the upstream body, and the upstream body's failure is its failure.
+ * What cuts the request's credentials out of its answer as it arrives (credential-scrubber.ts): a provider may
+ * quote the key it refused in an error, or anything in an answer it calls a success. None for a request without.
  */
-function withoutCredentials(body: UpstreamBody, headers: UpstreamHeaders): UpstreamBody {
+function scrubberFor(headers: UpstreamHeaders): CredentialScrubber | undefined {
   const forms = credentialForms(Object.values(headers).filter((value) => value instanceof Secret));
-  if (forms.length === 0) return body;
-  return pipeline(body, new CredentialScrubber(forms), () => undefined);
+  return forms.length === 0 ? undefined : new CredentialScrubber(forms);
 }
 
 function single(value: string | string[] | undefined): string | undefined {
