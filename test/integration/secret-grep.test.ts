@@ -64,7 +64,10 @@ function leakyUpstream(request: RecordedRequest, response: import('node:http').S
       ? String(request.body.model)
       : request.path;
   const message = `Incorrect API key provided: ${credential} (organization ${String(request.headers['x-org-token'] ?? '')})`;
-  if (model.includes('quote')) return quotingSuccess(request, response, message);
+  if (model.includes('quote')) {
+    quotingSuccess(request, response, message);
+    return;
+  }
   if (model.includes('busy')) {
     response.writeHead(429, { 'content-type': 'application/json', 'retry-after-ms': '20' });
     response.end(JSON.stringify({ error: { message, type: 'rate_limit_error', code: 'rate_limit_exceeded' } }));
