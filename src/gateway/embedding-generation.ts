@@ -1,5 +1,6 @@
 import { embeddingCost, requirePricing } from '../billing/pricing.ts';
-import { countTextTokens, tokensPerImage, wholeTokens } from '../billing/token-estimate.ts';
+import { countTextTokens } from '../domain/tokenizer.ts';
+import { tokensPerImage, wholeTokens } from '../billing/token-estimate.ts';
 import { gateParameters } from '../catalog/capability-gate.ts';
 import type { CatalogModel, ProviderRow } from '../catalog/catalog.ts';
 import {

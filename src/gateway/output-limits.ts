@@ -1,4 +1,4 @@
-import { countTextTokens } from '../billing/token-estimate.ts';
+import { countTextTokens } from '../domain/tokenizer.ts';
 import type { ChatStreamEvent } from '../domain/chat.ts';
 import { OutputLimit } from '../domain/output-limit.ts';
 import type { RelayMeter } from '../providers/provider-adapter.ts';

@@ -2,12 +2,12 @@ import type { GenerationStatus } from '../billing/credit-ledger.ts';
 import { requirePricing, tokenCost } from '../billing/pricing.ts';
 import {
   countDeliveredTokens,
-  countTextTokens,
   defaultMaxOutputTokens,
   promptTokenBound,
   wholeTokens,
 } from '../billing/token-estimate.ts';
 import { gateParameters, type FieldNames } from '../catalog/capability-gate.ts';
+import { countTextTokens } from '../domain/tokenizer.ts';
 import type { CatalogModel } from '../catalog/catalog.ts';
 import {
   chatParameters,
@@ -215,7 +215,8 @@ class TextRecipe implements Recipe<TextGenerationInput, TextRow, TextPlan, TextR
         `the number of completions must be a whole number from 1 to ${Number.MAX_SAFE_INTEGER}`,
       );
     // Linear in the request's size: nothing costlier runs before the hold admits the request.
-    const inputTokens = promptTokenBound(input.messages, input.tools);
+    const format = dropped.includes('responseFormat') ? undefined : input.responseFormat;
+    const inputTokens = promptTokenBound(input.messages, input.tools, format);
     return {
       rows: input.allowFallbacks === false ? usable.slice(0, 1) : usable,
       holdNanos: tokenCost(pricing, { inputTokens, outputTokens: maxOutputTokens * choices }),

@@ -1,7 +1,7 @@
 import { GoogleGenAI, type Part } from '@google/genai';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { countTextTokens } from '../../src/billing/token-estimate.ts';
+import { countTextTokens } from '../../src/domain/tokenizer.ts';
 import { startArkFake } from '../fakes/ark-fake.ts';
 import type { FakeServer } from '../fakes/fake-server.ts';
 import { startGeminiFake } from '../fakes/gemini-fake.ts';

@@ -1,6 +1,6 @@
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { countTextTokens } from '../../src/billing/token-estimate.ts';
+import { countTextTokens } from '../../src/domain/tokenizer.ts';
 import { startLyingOpenAiFake, reportedRunawayTokens, type LyingFake } from '../fakes/lying-openai-fake.ts';
 import { longestEventLoopBlockMs } from '../support/event-loop.ts';
 import { heldNanosOf, keyHeaders, usageRecords, type UsageRecordBody } from '../support/http-helpers.ts';

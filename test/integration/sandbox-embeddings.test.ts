@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { countTextTokens } from '../../src/billing/token-estimate.ts';
+import { countTextTokens } from '../../src/domain/tokenizer.ts';
 import { heldNanosOf, shippedConfigWith, usageRecords } from '../support/http-helpers.ts';
 import { isoVideoFile, pdfFile, pngBase64, wavFile } from '../support/media-fixtures.ts';
 import { startMediaHost } from '../support/media-host.ts';

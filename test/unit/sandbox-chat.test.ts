@@ -1,6 +1,7 @@
 import { Ajv } from 'ajv';
 import { describe, expect, it } from 'vitest';
 import type { ChatMessage, ChatRequest, ChatStreamEvent, ToolDefinition } from '../../src/domain/chat.ts';
+import { countTextTokens } from '../../src/domain/tokenizer.ts';
 import { sandboxChat, toolsToCall } from '../../src/providers/sandbox/sandbox-chat.ts';
 
 const ajv = new Ajv({ strict: false });
@@ -45,6 +46,20 @@ function callsOf(events: ChatStreamEvent[]): Array<{ name: string; arguments: un
 
 const textOf = (events: ChatStreamEvent[]) =>
   events.flatMap((event) => (event.type === 'text-delta' ? [event.text] : [])).join('');
+
+describe('sandbox chat: its limits', () => {
+  it('echoes a million characters without a space, cut to the output limit, and counts them (linear, as metering is)', async () => {
+    const events = await collect(request('x'.repeat(1_000_000), { maxTokens: 10 }));
+    const text = textOf(events);
+    expect(text.length).toBeGreaterThan(0);
+    expect(countTextTokens(text)).toBeLessThanOrEqual(10);
+    expect(events.at(-1)).toMatchObject({
+      type: 'finish',
+      finishReason: { unified: 'length' },
+      usage: { inputTokens: countTextTokens('x'.repeat(1_000_000)) },
+    });
+  });
+});
 
 describe('sandbox chat: which tools it calls', () => {
   const tools = [weather, time];

@@ -115,6 +115,17 @@ describe('sandbox schema values', () => {
     expect(() => valueMatchingSchema(schema, prompt)).not.toThrow();
   });
 
+  it('cuts what a schema asks beyond the size of an answer, however it nests, instead of making it', () => {
+    const size = (schema: Record<string, unknown>, text = prompt) =>
+      JSON.stringify(valueMatchingSchema(schema, text)).length;
+    const bound = 3 * 2 ** 20;
+    expect(size({ type: 'string', minLength: 1e9 })).toBeLessThan(bound);
+    expect(size({ type: 'array', minItems: 1e8, items: { type: 'array', minItems: 1e8 } })).toBeLessThan(bound * 4);
+    expect(size({ type: 'object', minProperties: 1e9 })).toBeLessThan(bound * 16);
+    // A long prompt is read only as far as the value goes.
+    expect(valueMatchingSchema({ type: 'string', maxLength: 5 }, 'y'.repeat(10_000_000))).toBe('yyyyy');
+  });
+
   it('answers a string for an empty schema', () => {
     expect(expectValid({})).toBe(prompt);
   });

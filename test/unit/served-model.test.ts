@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { countTextTokens } from '../../src/billing/token-estimate.ts';
+import { countTextTokens } from '../../src/domain/tokenizer.ts';
 import { OutputLimit } from '../../src/domain/output-limit.ts';
 import { anthropicRelayMeter } from '../../src/providers/anthropic/anthropic-relay.ts';
 import { geminiRelayMeter } from '../../src/providers/gemini/gemini-relay.ts';

@@ -1,7 +1,8 @@
 import { countTokens } from 'gpt-tokenizer';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { countDeliveredTokens, countTextTokens, promptTokenBound } from '../../src/billing/token-estimate.ts';
+import { countDeliveredTokens, promptTokenBound } from '../../src/billing/token-estimate.ts';
+import { countTextTokens, textWithinTokens } from '../../src/domain/tokenizer.ts';
 import { DeliveredOutput } from '../../src/domain/delivered-output.ts';
 
 const plain = { disallowedSpecial: new Set<string>() };
@@ -33,6 +34,24 @@ describe('token counting', () => {
     expect(countTextTokens('!\n'.repeat(500_000))).toBeGreaterThan(0);
   });
 
+  it('cuts text to a number of tokens as it counts them: a beginning the count keeps within it', () => {
+    fc.assert(
+      fc.property(fc.string({ maxLength: 3_000 }), fc.nat(400), (text, maxTokens) => {
+        const within = textWithinTokens(text, maxTokens);
+        if (!within.cut) {
+          expect(within.text).toBe(text);
+          expect(countTextTokens(text)).toBeLessThanOrEqual(maxTokens);
+        } else {
+          expect(countTextTokens(text)).toBeGreaterThan(maxTokens);
+          expect(text.startsWith(within.text)).toBe(true);
+          expect(countTextTokens(within.text)).toBeLessThanOrEqual(maxTokens);
+        }
+      }),
+      { numRuns: 200 },
+    );
+    expect(textWithinTokens('a'.repeat(1_000_000), 5).text.length).toBeGreaterThan(0);
+  });
+
   it('bounds a prompt from above by its UTF-8 bytes, in one pass', () => {
     fc.assert(
       fc.property(
@@ -45,6 +64,14 @@ describe('token counting', () => {
       ),
       { numRuns: 200 },
     );
+  });
+
+  it("bounds a structured answer's schema too, which is sent and billed with the prompt", () => {
+    const messages = [{ role: 'user' as const, content: 'hi' }];
+    const schema = { type: 'object', properties: { answer: { type: 'string', description: 'd'.repeat(5_000) } } };
+    const format = { type: 'json_schema' as const, name: 'reply', schema };
+    expect(promptTokenBound(messages, [], format)).toBeGreaterThan(promptTokenBound(messages) + 5_000);
+    expect(promptTokenBound(messages, [], { type: 'json_object' })).toBe(promptTokenBound(messages));
   });
 
   it('keeps delivered output bounded, counting what it no longer keeps a token per character', () => {

@@ -9,17 +9,9 @@ import {
   type ToolDefinition,
 } from '../../domain/chat.ts';
 import { newId } from '../../domain/ids.ts';
-import { o200k } from '../../domain/tokenizer.ts';
+import { countTextTokens, textWithinTokens } from '../../domain/tokenizer.ts';
 import { schemaInPrompt } from './prompt-schema.ts';
 import { valueMatchingSchema } from './schema-value.ts';
-
-/** Text that spells a special token is echoed and counted as ordinary text. */
-const plainText = { disallowedSpecial: new Set<string>() };
-
-/** Tokens of `text` by the tokenizer the gateway meters with. */
-export function plainTokens(text: string): number {
-  return o200k().countTokens(text, plainText);
-}
 
 /** Words per streamed chunk: small enough that a short answer still arrives as several events. */
 const wordsPerChunk = 3;
@@ -123,9 +115,9 @@ function limited(request: ChatRequest, answer: string): { text: string; finishRe
     finishReason = { unified: 'stop', raw: 'stop_sequence', stopSequence: first.stop };
   }
   if (request.maxTokens !== undefined) {
-    const tokens = o200k().encode(text, plainText);
-    if (tokens.length > request.maxTokens) {
-      text = o200k().decode(tokens.slice(0, request.maxTokens));
+    const within = textWithinTokens(text, request.maxTokens);
+    if (within.cut) {
+      text = within.text;
       finishReason = { unified: 'length', raw: 'length' };
     }
   }
@@ -139,14 +131,17 @@ function limited(request: ChatRequest, answer: string): { text: string; finishRe
  * Deterministic but for call ids, so a newcomer or a CI can exercise every surface without an upstream.
  */
 export async function* sandboxChat(request: ChatRequest): AsyncGenerator<ChatStreamEvent> {
-  const inputTokens = request.messages.reduce((sum, message) => sum + plainTokens(promptTextOf(message.content)), 0);
+  const inputTokens = request.messages.reduce(
+    (sum, message) => sum + countTextTokens(promptTextOf(message.content)),
+    0,
+  );
   const tools = toolsToCall(request);
   if (tools.length > 0) {
     const text = lastUserText(request);
     let outputTokens = 0;
     for (const [index, tool] of tools.entries()) {
       const args = toolArguments(tool, text);
-      outputTokens += plainTokens(`${tool.name} ${args}`);
+      outputTokens += countTextTokens(`${tool.name} ${args}`);
       yield { type: 'tool-call-start', index, id: newId('call'), name: tool.name };
       // In two fragments, as providers stream them: a client must join them.
       const half = Math.ceil(args.length / 2);
@@ -165,5 +160,5 @@ export async function* sandboxChat(request: ChatRequest): AsyncGenerator<ChatStr
   for (let start = 0; start < words.length; start += wordsPerChunk) {
     yield { type: 'text-delta', text: words.slice(start, start + wordsPerChunk).join('') };
   }
-  yield { type: 'finish', finishReason, usage: { inputTokens, outputTokens: plainTokens(text) } };
+  yield { type: 'finish', finishReason, usage: { inputTokens, outputTokens: countTextTokens(text) } };
 }

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { EmbeddingInput, EmbeddingPart, EmbeddingRequest, EmbeddingResult } from '../../domain/embedding.ts';
 import type { EmbeddingAdapter } from '../provider-adapter.ts';
-import { plainTokens } from './sandbox-chat.ts';
+import { countTextTokens } from '../../domain/tokenizer.ts';
 
 /** Vector size when the request sets no `dimensions`. */
 const defaultDimensions = 1024;
@@ -41,7 +41,7 @@ function embed(request: EmbeddingRequest): Promise<EmbeddingResult> {
   const dimensions = request.dimensions ?? defaultDimensions;
   const inputTokens = request.inputs.reduce(
     (sum, input) =>
-      sum + input.parts.reduce((count, part) => count + (part.type === 'text' ? plainTokens(part.text) : 0), 0),
+      sum + input.parts.reduce((count, part) => count + (part.type === 'text' ? countTextTokens(part.text) : 0), 0),
     0,
   );
   return Promise.resolve({ vectors: request.inputs.map((input) => vectorOf(input, dimensions)), inputTokens });

@@ -61,22 +61,36 @@ function typeOf(schema: Schema): string | undefined {
   return undefined;
 }
 
-function textValue(schema: Schema, text: string): string {
-  const format = typeof schema.format === 'string' ? formatted[schema.format] : undefined;
-  const min = numberField(schema, 'minLength') ?? 0;
-  const max = numberField(schema, 'maxLength') ?? Number.POSITIVE_INFINITY;
-  let value = format ?? text;
-  // Lengths count code points, as JSON Schema does.
-  const points = [...value];
-  if (points.length > max) value = points.slice(0, max).join('');
-  if (points.length < min) value += 'x'.repeat(min - points.length);
-  return value;
-}
+/**
+ * Most code points of strings, and items and properties, that one answer is made of: a schema that asks for more
+ * (a `minLength` of a billion, arrays of a million arrays) gets an answer cut there, as a model's answer is cut by
+ * its output limit, rather than a process busy for minutes making it.
+ */
+const maxAnswerSize = 1 << 20;
 
-/** What every value of one answer is made from: the text to fill strings with, and the schema `$ref`s resolve in. */
+/** What every value of one answer is made from: the text to fill strings with, the schema `$ref`s resolve in, and what is left of its size. */
 interface Filling {
   text: string;
   root: Schema;
+  left: { size: number };
+}
+
+function textValue(schema: Schema, filling: Filling): string {
+  const format = typeof schema.format === 'string' ? formatted[schema.format] : undefined;
+  const { left } = filling;
+  const max = Math.max(0, Math.min(numberField(schema, 'maxLength') ?? Number.POSITIVE_INFINITY, left.size));
+  const min = Math.min(numberField(schema, 'minLength') ?? 0, max);
+  const source = format ?? filling.text;
+  // Lengths count code points, as JSON Schema does; the text is read only as far as the value goes.
+  let points = 0;
+  let end = 0;
+  for (const point of source) {
+    if (points === max) break;
+    points++;
+    end += point.length;
+  }
+  left.size -= Math.max(points, min);
+  return source.slice(0, end) + 'x'.repeat(Math.max(0, min - points));
 }
 
 /** The smallest allowed number (0 when allowed), a multiple of `multipleOf` when it is set. */
@@ -112,10 +126,13 @@ function objectValue(schema: Schema, filling: Filling, depth: number): Record<st
     value[name] = valueFor(isSchema(property) ? property : isSchema(extra) ? extra : {}, filling, depth + 1);
   }
   const minProperties = numberField(schema, 'minProperties') ?? 0;
-  for (let index = 0; Object.keys(value).length < minProperties; index++) {
+  let count = Object.keys(value).length;
+  for (let index = 0; count < minProperties && filling.left.size > 0; index++) {
     const name = Object.keys(properties).find((key) => !(key in value)) ?? `field${index}`;
     const property = properties[name];
+    filling.left.size--;
     value[name] = valueFor(isSchema(property) ? property : {}, filling, depth + 1);
+    count++;
   }
   return value;
 }
@@ -123,13 +140,18 @@ function objectValue(schema: Schema, filling: Filling, depth: number): Record<st
 function arrayValue(schema: Schema, filling: Filling, depth: number): unknown[] {
   const prefix = schemaList(schema.prefixItems);
   const items = isSchema(schema.items) ? schema.items : {};
-  const length = Math.max(numberField(schema, 'minItems') ?? 0, prefix.length === 0 ? 0 : prefix.length);
-  return Array.from({ length }, (_, index) => valueFor(prefix[index] ?? items, filling, depth + 1));
+  const wanted = Math.max(numberField(schema, 'minItems') ?? 0, prefix.length);
+  const value: unknown[] = [];
+  while (value.length < wanted && filling.left.size > 0) {
+    filling.left.size--;
+    value.push(valueFor(prefix[value.length] ?? items, filling, depth + 1));
+  }
+  return value;
 }
 
 function valueFor(schema: Schema, filling: Filling, depth: number): unknown {
   if (depth > maxDepth) return null;
-  const { text, root } = filling;
+  const { root } = filling;
   if (typeof schema.$ref === 'string')
     return valueFor({ ...resolve(schema.$ref, root), ...withoutRef(schema) }, filling, depth + 1);
   if ('const' in schema) return schema.const;
@@ -152,7 +174,7 @@ function valueFor(schema: Schema, filling: Filling, depth: number): unknown {
     case 'null':
       return null;
     default:
-      return textValue(schema, text);
+      return textValue(schema, filling);
   }
 }
 
@@ -186,5 +208,5 @@ function mergeSchemas(left: Schema, right: Schema): Schema {
 
 /** A value valid against `schema`, its strings made of `text`. */
 export function valueMatchingSchema(schema: Readonly<Record<string, unknown>>, text: string): unknown {
-  return valueFor(schema, { text, root: schema }, 0);
+  return valueFor(schema, { text, root: schema, left: { size: maxAnswerSize } }, 0);
 }
