@@ -286,7 +286,17 @@ export class MediaJobsRepository {
     const problem = settlement.result === null ? undefined : outputProblem(job.kind, 'result', settlement.result);
     if (problem) throw new Error(`a result that could not be read back was not stored: ${problem}`);
     return this.db.transaction(async (tx) => {
-      const ended = await tx
+      const held = await tx
+        .select({ id: mediaJobs.id })
+        .from(mediaJobs)
+        .where(and(eq(mediaJobs.id, job.id), eq(mediaJobs.claimedBy, owner), eq(mediaJobs.state, 'processing')))
+        .for('update');
+      if (held.length !== 1) return undefined;
+      // Charged before the state changes: the state's trigger queues the job's webhook event, which shares the
+      // endpoint's row, and a settlement takes the key and account locks before any endpoint's, as batches do
+      // and as an endpoint's removal expects (webhooks-repository.ts).
+      const settled = await chargeJob(tx, job, settlement);
+      await tx
         .update(mediaJobs)
         .set({
           state: settlement.state,
@@ -297,10 +307,7 @@ export class MediaJobsRepository {
           updatedAt: settlement.now,
           finishedAt: settlement.now,
         })
-        .where(and(eq(mediaJobs.id, job.id), eq(mediaJobs.claimedBy, owner), eq(mediaJobs.state, 'processing')))
-        .returning({ id: mediaJobs.id });
-      if (ended.length !== 1) return undefined;
-      const settled = await chargeJob(tx, job, settlement);
+        .where(eq(mediaJobs.id, job.id));
       if (settled.shortUsage !== undefined) await recordShortCharge(tx, job.id, settled.shortUsage);
       if (settlement.assets.length > 0)
         await tx

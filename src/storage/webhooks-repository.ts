@@ -43,8 +43,8 @@ export class WebhooksRepository {
 
   /**
    * Adds the endpoint unless its account already has `maxPerAccount` (undefined then). The account's endpoints
-   * are counted under a lock of its own (a transaction's advisory lock, so no settlement of the account waits),
-   * so requests sent side by side cannot pass the bound together.
+   * are counted under a lock of its own (a transaction's advisory lock), so requests sent side by side cannot pass
+   * the bound together; the account's keys are locked as every endpoint change locks them (`lockKeysOf`).
    */
   async createEndpoint(
     row: Omit<WebhookEndpointRow, 'createdAt' | 'updatedAt'>,
@@ -81,12 +81,15 @@ export class WebhooksRepository {
     id: string,
     changes: EndpointChanges & { sealedSecret?: string },
   ): Promise<WebhookEndpointRow | undefined> {
-    const [row] = await this.db
-      .update(webhookEndpoints)
-      .set({ ...changes, updatedAt: sql`now()` })
-      .where(owned(accountId, id))
-      .returning();
-    return row;
+    return this.db.transaction(async (tx) => {
+      await lockKeysOf(tx, accountId);
+      const [row] = await tx
+        .update(webhookEndpoints)
+        .set({ ...changes, updatedAt: sql`now()` })
+        .where(owned(accountId, id))
+        .returning();
+      return row;
+    });
   }
 
   /** Deletes the endpoint and (cascading) its deliveries and their log; false when it was not the account's. */
@@ -291,11 +294,12 @@ export class WebhooksRepository {
 }
 
 /**
- * Locks the account's keys in id order before an endpoint is added or removed. The endpoints' trigger (migration
+ * Locks the account's keys in id order before an endpoint is added, changed or removed. The endpoints' trigger (migration
  * 0015) locks keys after the row: by then an insert shares its account's row (its foreign key) and a delete
- * holds its endpoint's. A settlement batch locks keys first, then the account, then shares the rows of the
- * endpoints its events go to: it would deadlock with either. Taking the keys first is the settlements' order.
- * An update shares no account, and its lock on its own row lets the events' share through.
+ * holds its endpoint's. Every settlement (a batch, a media job's) locks keys first, then the account, then shares
+ * the rows of the endpoints its events go to: it would deadlock with either. Taking the keys first is the
+ * settlements' order. An update takes them first too: its trigger locks them after its row, which a removal of
+ * the same endpoint (keys, then row) would otherwise wait on crosswise.
  */
 async function lockKeysOf(tx: Database, accountId: string): Promise<void> {
   await tx

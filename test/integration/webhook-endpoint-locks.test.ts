@@ -11,6 +11,8 @@ import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openStorage, type Storage } from '../../src/storage/database.ts';
+import { usageRecord } from '../../src/domain/generation-route.ts';
+import { MediaJobsRepository } from '../../src/storage/media-jobs-repository.ts';
 import { WebhooksRepository } from '../../src/storage/webhooks-repository.ts';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.ts';
 
@@ -115,6 +117,13 @@ describe('webhook endpoints changed during a settlement of their account', () =>
     return rows[0]?.waiting;
   };
 
+  /** A promise's outcome, settled at once: a change the server cancels fails an assertion, not the run. */
+  const outcomeOf = <T>(promise: Promise<T>) =>
+    promise.then(
+      (value) => ({ value }),
+      (error: unknown) => ({ error: String(error) }),
+    );
+
   const balanceOf = async (accountId: string) => {
     const { rows } = await observer.query<{ balance: string }>(
       'SELECT balance_nanos::text AS balance FROM accounts WHERE id = $1',
@@ -130,6 +139,69 @@ describe('webhook endpoints changed during a settlement of their account', () =>
     expect(await balanceOf(ids.account)).toEqual([(usd * 17n) / 20n]);
     const { rows } = await observer.query('SELECT cap_alerts FROM api_keys WHERE id = $1', [ids.key]);
     expect(rows).toEqual([{ cap_alerts: true }]);
+  });
+
+  it('removes the endpoint while a media job of its account settles and announces itself, neither cancelled', async () => {
+    const ids = await accountWithHold('job');
+    const endpoint = await webhooks.createEndpoint(
+      { ...endpointRow(ids.account), eventTypes: ['media_job.completed'] },
+      20,
+    );
+    const job = { id: 'job_locks', kind: 'video' as const, model: 'locks', createdAt: new Date() };
+    await observer.query(
+      `INSERT INTO media_jobs (id, account_id, api_key_id, kind, model, provider_id, upstream_model, request,
+                               recorded_request, state, claimed_by, claim_expires_at, price_snapshot, hold_id,
+                               hold_nanos, deadline_at)
+       VALUES ($1, $2, $3, 'video', 'locks', 'sandbox', 'locks', '{}', '{}', 'processing', 'worker',
+               now() + interval '1 hour', '{}', $4, $5, now() + interval '1 hour')`,
+      [job.id, ids.account, ids.key, ids.hold, usd / 5n],
+    );
+    const now = new Date();
+    const cost = (usd * 3n) / 20n;
+    await settler.query('BEGIN');
+    try {
+      await settler.query('SELECT 1 FROM api_keys WHERE id = $1 FOR UPDATE', [ids.key]);
+      // The removal queues for the key first, then the job's settlement: when the key is free, the removal
+      // takes it, and then needs the endpoint's row, which the job must not be sharing while it waits for the key.
+      const removed = outcomeOf(webhooks.deleteEndpoint(ids.account, endpoint!.id));
+      await expect.poll(waitingOnLocks).toBe(1);
+      const settled = outcomeOf(
+        new MediaJobsRepository(storage.db).settle(
+          { ...job, accountId: ids.account, apiKeyId: ids.key, holdId: ids.hold, recordedRequest: {} },
+          'worker',
+          {
+            state: 'succeeded',
+            costNanos: cost,
+            claimNanos: cost,
+            record: usageRecord({
+              generationId: job.id,
+              accountId: ids.account,
+              apiKeyId: ids.key,
+              model: job.model,
+              modality: 'video',
+              status: 'succeeded',
+              request: {},
+              usage: null,
+              startedAt: job.createdAt.getTime(),
+              endedAt: now.getTime(),
+              claimNanos: cost,
+            }),
+            result: null,
+            error: null,
+            assets: [],
+            now,
+          },
+        ),
+      );
+      await expect.poll(waitingOnLocks).toBe(2);
+      await settler.query('COMMIT');
+      expect(await removed).toEqual({ value: true });
+      expect(await settled).toMatchObject({ value: { held: true, chargedNanos: cost } });
+    } catch (error) {
+      await settler.query('ROLLBACK');
+      throw error;
+    }
+    expect(await balanceOf(ids.account)).toEqual([(usd * 17n) / 20n]);
   });
 
   it('removes the endpoint and settles, neither cancelled', async () => {
