@@ -118,12 +118,23 @@ describe('sandbox schema values', () => {
   it('cuts what a schema asks beyond the size of an answer, however it nests, instead of making it', () => {
     const size = (schema: Record<string, unknown>, text = prompt) =>
       JSON.stringify(valueMatchingSchema(schema, text)).length;
-    const bound = 3 * 2 ** 20;
+    // The answer's 2^16 values, each a few characters of JSON at most beside the strings' 2^16 code points.
+    const bound = 2 ** 20;
     expect(size({ type: 'string', minLength: 1e9 })).toBeLessThan(bound);
-    expect(size({ type: 'array', minItems: 1e8, items: { type: 'array', minItems: 1e8 } })).toBeLessThan(bound * 4);
-    expect(size({ type: 'object', minProperties: 1e9 })).toBeLessThan(bound * 16);
+    expect(size({ type: 'array', minItems: 1e8, items: { type: 'array', minItems: 1e8 } })).toBeLessThan(bound);
+    expect(size({ type: 'object', minProperties: 1e9 })).toBeLessThan(bound);
     // A long prompt is read only as far as the value goes.
     expect(valueMatchingSchema({ type: 'string', maxLength: 5 }, 'y'.repeat(10_000_000))).toBe('yyyyy');
+    // A reference that fans out at every level (4^24 objects within the depth limit), and many properties.
+    const names = Array.from({ length: 4 }, (_, index) => `a${index}`);
+    const node = {
+      type: 'object',
+      required: names,
+      properties: Object.fromEntries(names.map((name) => [name, { $ref: '#/$defs/node' }])),
+    };
+    expect(size({ $defs: { node }, $ref: '#/$defs/node' }, '')).toBeLessThan(bound);
+    const wide = Object.fromEntries(Array.from({ length: 400 }, (_, index) => [`p${index}`, { type: 'boolean' }]));
+    expect(size({ type: 'object', required: ['p0'], properties: wide, minProperties: 1e9 })).toBeLessThan(bound);
   });
 
   it('answers a string for an empty schema', () => {

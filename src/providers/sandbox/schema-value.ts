@@ -33,6 +33,10 @@ function numberField(schema: Schema, name: string): number | undefined {
   return typeof value === 'number' && Number.isFinite(value) ? value : undefined;
 }
 
+function firstSchema(value: unknown): Schema | undefined {
+  return Array.isArray(value) ? value.find(isSchema) : undefined;
+}
+
 function schemaList(value: unknown): Schema[] {
   return Array.isArray(value) ? value.filter(isSchema) : [];
 }
@@ -62,11 +66,12 @@ function typeOf(schema: Schema): string | undefined {
 }
 
 /**
- * Most code points of strings, and items and properties, that one answer is made of: a schema that asks for more
- * (a `minLength` of a billion, arrays of a million arrays) gets an answer cut there, as a model's answer is cut by
- * its output limit, rather than a process busy for minutes making it.
+ * Most values, and code points of strings, that one answer is made of: a schema that asks for more (a
+ * `minLength` of a billion, arrays of a million arrays, a `$ref` that fans out at every level) gets an answer cut
+ * there, as a model's answer is cut by its output limit, rather than a process busy for minutes making it. Every
+ * value made counts, so the work is linear in this and in the schema.
  */
-const maxAnswerSize = 1 << 20;
+const maxAnswerSize = 1 << 16;
 
 /** What every value of one answer is made from: the text to fill strings with, the schema `$ref`s resolve in, and what is left of its size. */
 interface Filling {
@@ -119,6 +124,7 @@ function objectValue(schema: Schema, filling: Filling, depth: number): Record<st
     : [];
   // With nothing required every declared property is filled (the answer says more), short of deep nesting.
   const names = required.length > 0 || depth > 4 ? required : Object.keys(properties);
+  filling.left.size -= names.length;
   const value: Record<string, unknown> = {};
   for (const name of names) {
     const property = properties[name];
@@ -127,10 +133,12 @@ function objectValue(schema: Schema, filling: Filling, depth: number): Record<st
   }
   const minProperties = numberField(schema, 'minProperties') ?? 0;
   let count = Object.keys(value).length;
+  const unused = count < minProperties ? Object.keys(properties).filter((key) => !(key in value)) : [];
+  filling.left.size -= unused.length;
   for (let index = 0; count < minProperties && filling.left.size > 0; index++) {
-    const name = Object.keys(properties).find((key) => !(key in value)) ?? `field${index}`;
+    const name = unused[index] ?? `field${index}`;
+    if (name in value) continue;
     const property = properties[name];
-    filling.left.size--;
     value[name] = valueFor(isSchema(property) ? property : {}, filling, depth + 1);
     count++;
   }
@@ -139,26 +147,30 @@ function objectValue(schema: Schema, filling: Filling, depth: number): Record<st
 
 function arrayValue(schema: Schema, filling: Filling, depth: number): unknown[] {
   const prefix = schemaList(schema.prefixItems);
+  filling.left.size -= prefix.length;
   const items = isSchema(schema.items) ? schema.items : {};
   const wanted = Math.max(numberField(schema, 'minItems') ?? 0, prefix.length);
   const value: unknown[] = [];
-  while (value.length < wanted && filling.left.size > 0) {
-    filling.left.size--;
+  while (value.length < wanted && filling.left.size > 0)
     value.push(valueFor(prefix[value.length] ?? items, filling, depth + 1));
-  }
   return value;
 }
 
 function valueFor(schema: Schema, filling: Filling, depth: number): unknown {
-  if (depth > maxDepth) return null;
+  if (depth > maxDepth || filling.left.size <= 0) return null;
+  filling.left.size--;
   const { root } = filling;
+  // A schema copied or merged costs its keywords: a large one reached again and again cannot make the work grow
+  // past the answer's size.
+  filling.left.size -= Object.keys(schema).length;
   if (typeof schema.$ref === 'string')
     return valueFor({ ...resolve(schema.$ref, root), ...withoutRef(schema) }, filling, depth + 1);
   if ('const' in schema) return schema.const;
   if (Array.isArray(schema.enum) && schema.enum.length > 0) return schema.enum[0];
-  const alternative = schemaList(schema.anyOf)[0] ?? schemaList(schema.oneOf)[0];
+  const alternative = firstSchema(schema.anyOf) ?? firstSchema(schema.oneOf);
   if (alternative) return valueFor({ ...withoutAlternatives(schema), ...alternative }, filling, depth + 1);
   const all = schemaList(schema.allOf);
+  for (const part of all) filling.left.size -= 1 + Object.keys(part).length;
   if (all.length > 0) return valueFor(all.reduce(mergeSchemas, withoutAlternatives(schema)), filling, depth + 1);
   switch (typeOf(schema)) {
     case 'object':
