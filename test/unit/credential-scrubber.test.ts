@@ -33,7 +33,13 @@ function splitAt(text: string, cuts: number[]): string[] {
 describe('the credential scrubber', () => {
   it("searches for each secret header's value, for a bearer header's bare key, and for no value too short", () => {
     const forms = credentialForms([...secrets, new Secret('v2'), new Secret('')]).map(String);
-    expect(forms.sort()).toEqual([headerValue, key].sort());
+    expect(forms).toEqual([key, headerValue]);
+    // A credential that holds another is cut whole, not around the other.
+    const inner = new CredentialScrubber(credentialForms([new Secret('Q7vX2mK9'), new Secret('sk-Q7vX2mK9-tail')]));
+    expect(String(inner.next(Buffer.from('key sk-Q7vX2mK9-tail and Q7vX2mK9.')))).toBe(
+      'key [redacted] and [redacted].',
+    );
+    expect(JSON.stringify({ inner })).toBe('{"inner":"[redacted]"}');
   });
 
   it('cuts every credential out however the answer is split into chunks, and changes nothing else', () => {

@@ -8,21 +8,17 @@ const minimumFormLength = 8;
 /**
  * What to cut out of an answer so that no credential of its request is left in it: each secret header's value,
  * or for a `Bearer <key>` header the bare key (a provider quotes the key it refused, not the header; the header
- * quoted is left as `Bearer [redacted]`). A value that holds another is not searched for: cutting the other cuts
- * it, and every form searched for costs each chunk of every answer a pass.
+ * quoted is left as `Bearer [redacted]`). The longest first, so that a credential holding another is cut whole.
  */
 export function credentialForms(secrets: Iterable<Secret>): Buffer[] {
-  const found = new Set<string>();
+  const forms = new Set<string>();
   for (const secret of secrets) {
     const value = secret.reveal();
     const bare = value.replace(/^Bearer\s+/i, '');
     const form = bare.length >= minimumFormLength ? bare : value;
-    if (form.length >= minimumFormLength) found.add(form);
+    if (form.length >= minimumFormLength) forms.add(form);
   }
-  const forms = [...found];
-  return forms
-    .filter((form) => !forms.some((other) => other !== form && form.includes(other)))
-    .map((form) => Buffer.from(form));
+  return [...forms].sort((a, b) => b.length - a.length).map((form) => Buffer.from(form));
 }
 
 /** `bytes` with every occurrence of each form replaced by `[redacted]` (the same buffer when none occurs). */
@@ -70,6 +66,15 @@ export class CredentialScrubber {
   private pending: Buffer | undefined;
 
   constructor(private readonly forms: readonly Buffer[]) {}
+
+  /** It holds credentials: printed, it shows none (it rides on a request as undici's `opaque`). */
+  toJSON(): string {
+    return redacted;
+  }
+
+  [Symbol.for('nodejs.util.inspect.custom')](): string {
+    return redacted;
+  }
 
   /** The chunk (after what was kept before) with the credentials cut out, less what is kept for the next one. */
   next(chunk: Buffer): Buffer | undefined {
@@ -147,6 +152,9 @@ export class ScrubbingAgent extends Dispatcher {
 
   override dispatch(options: Dispatcher.DispatchOptions, handler: Handler): boolean {
     const scrubber = 'opaque' in options && options.opaque instanceof CredentialScrubber ? options.opaque : undefined;
-    return this.agent.dispatch(options, scrubber ? new ScrubbingHandler(handler, scrubber) : handler);
+    if (!scrubber) return this.agent.dispatch(options, handler);
+    // A handler of undici's newer kind would get none of its callbacks through this one: refused loudly.
+    if (handler.onRequestStart) throw new TypeError('the credential scrubber handles undici request handlers only');
+    return this.agent.dispatch(options, new ScrubbingHandler(handler, scrubber));
   }
 }
