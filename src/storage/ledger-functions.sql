@@ -269,7 +269,7 @@ RETURNS void LANGUAGE sql AS $$
   WHERE id = k.id
 $$;
 
--- [migration 0018_settlement_rows_once]
+-- [migration 0019_settle_batch_forgets_deleted_lease]
 -- Settlements in one statement, in array order, with every lock taken up front in the global order. Answers,
 -- per item, [was held, charged (text), the usage as written when the cost was not charged whole, else null].
 -- Each item's credit is hold row `hold` (deleted: the whole hold is released), or with `lease` the share
