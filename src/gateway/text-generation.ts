@@ -19,6 +19,7 @@ import {
   type ChatRequest,
   type ChatStreamEvent,
   type FinishReason,
+  type ResponseFormat,
   type TokenUsage,
   type ToolCall,
 } from '../domain/chat.ts';
@@ -138,7 +139,7 @@ function rowsShapingTheAnswer(
   const { input, dropped } = gated;
   const shaping: ChatParameterName[] = [];
   // Plain text is what every row answers: only a JSON answer needs a row that can ask for one.
-  const format = dropped.includes('responseFormat') ? undefined : input.responseFormat;
+  const format = sentFormat(input, dropped);
   if (format !== undefined && format.type !== 'text') shaping.push('responseFormat');
   if ((input.choices ?? 1) > 1) shaping.push('choices');
   let serving = rows;
@@ -154,6 +155,11 @@ function rowsShapingTheAnswer(
       );
   }
   return { rows: serving, dropped: left };
+}
+
+/** The response format the request is sent with: none once it is dropped. */
+function sentFormat(input: TextGenerationInput, dropped: readonly string[]): ResponseFormat | undefined {
+  return dropped.includes('responseFormat') ? undefined : input.responseFormat;
 }
 
 /** Dropped parameters as the client is told them: by native name, or as it wrote one the native API does not name. */
@@ -215,8 +221,7 @@ class TextRecipe implements Recipe<TextGenerationInput, TextRow, TextPlan, TextR
         `the number of completions must be a whole number from 1 to ${Number.MAX_SAFE_INTEGER}`,
       );
     // Linear in the request's size: nothing costlier runs before the hold admits the request.
-    const format = dropped.includes('responseFormat') ? undefined : input.responseFormat;
-    const inputTokens = promptTokenBound(input.messages, input.tools, format);
+    const inputTokens = promptTokenBound(input.messages, input.tools, sentFormat(input, dropped));
     return {
       rows: input.allowFallbacks === false ? usable.slice(0, 1) : usable,
       holdNanos: tokenCost(pricing, { inputTokens, outputTokens: maxOutputTokens * choices }),
