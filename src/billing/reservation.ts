@@ -5,7 +5,7 @@ import {
   type RecordedGeneration,
 } from '../domain/generation-route.ts';
 import type { LedgerSettlement, SettleInput } from '../storage/ledger-repository.ts';
-import { applySettlement, settlementClaim } from './settlement.ts';
+import { applySettlement, settlementClaim, type SettlementClaim } from './settlement.ts';
 
 /** The spec's usage-record modalities; embeddings are recorded as `text` (they are billed on input tokens). */
 export type Modality = 'text' | 'image' | 'video' | 'audio';
@@ -131,13 +131,10 @@ export class Reservation implements EndingHold {
   }
 
   private async settleEnded(settlement: Settlement): Promise<SettledGeneration> {
-    let claim: ReturnType<typeof settlementClaim>;
-    let record: RecordedGeneration;
-    let now: Date;
+    let prepared: SettlementClaim & { record: RecordedGeneration; now: Date };
     try {
-      claim = settlementClaim({ holdNanos: this.amountNanos, costNanos: settlement.costNanos });
-      record = this.recordOf(settlement, claim.claimNanos);
-      now = this.context.clock();
+      const claim = settlementClaim({ holdNanos: this.amountNanos, costNanos: settlement.costNanos });
+      prepared = { ...claim, record: this.recordOf(settlement, claim.claimNanos), now: this.context.clock() };
     } catch (error) {
       // Nothing is charged without its record: the credit is given back, as when storage refuses the settlement,
       // so that neither the hold nor what waits for the end is left behind.
@@ -150,7 +147,7 @@ export class Reservation implements EndingHold {
       this.finish();
       throw error;
     }
-    const { claimNanos, costNanos } = claim;
+    const { claimNanos, costNanos, record, now } = prepared;
     const { generationId } = record;
     let settled: LedgerSettlement;
     try {
