@@ -52,6 +52,20 @@ async function held(accountId: string, keyId: string): Promise<{ account: bigint
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/** The key's row once each credit is settled at 0.1 USD and the ledger has given back what it leased unused. */
+async function keyAfterSettling(
+  ledger: CreditLedger,
+  keyId: string,
+  credits: ReadonlyArray<Awaited<ReturnType<CreditLedger['reserve']>>>,
+) {
+  await Promise.all(
+    credits.map((credit) => credit.settle({ costNanos: usdToNanos(0.1), modality: 'text', status: 'succeeded' })),
+  );
+  await ledger.giveBackUnused();
+  const [key] = await gateway.gateway.core.storage.db.select().from(apiKeys).where(eq(apiKeys.id, keyId));
+  return key;
+}
+
 describe('credit leases', () => {
   it('hold more than the request while in use, and give the rest back once idle', async () => {
     const { accountId, keyId } = await gateway.createFundedKey({ credits: 10 });
@@ -108,13 +122,10 @@ describe('credit leases', () => {
       amountNanos: usdToNanos(0.1),
       modelId: 'sandbox-echo',
     });
-    await Promise.all([
-      running.settle({ costNanos: usdToNanos(0.1), modality: 'text', status: 'succeeded' }),
-      fits.settle({ costNanos: usdToNanos(0.1), modality: 'text', status: 'succeeded' }),
-    ]);
-    await ledger.giveBackUnused();
-    const [key] = await gateway.gateway.core.storage.db.select().from(apiKeys).where(eq(apiKeys.id, keyId));
-    expect(key).toMatchObject({ spentTotalNanos: usdToNanos(0.2), heldNanos: 0n });
+    expect(await keyAfterSettling(ledger, keyId, [running, fits])).toMatchObject({
+      spentTotalNanos: usdToNanos(0.2),
+      heldNanos: 0n,
+    });
   });
 
   it('waits for a give-back under way rather than refuse a request that the credit coming back fits', async () => {
@@ -146,13 +157,10 @@ describe('credit leases', () => {
     await holding;
     // Once that credit is back, the request is admitted.
     const admitted = await fits;
-    await Promise.all([
-      running.settle({ costNanos: usdToNanos(0.1), modality: 'text', status: 'succeeded' }),
-      admitted.settle({ costNanos: usdToNanos(0.1), modality: 'text', status: 'succeeded' }),
-    ]);
-    await ledger.giveBackUnused();
-    const [key] = await db.select().from(apiKeys).where(eq(apiKeys.id, keyId));
-    expect(key).toMatchObject({ spentTotalNanos: usdToNanos(0.2), heldNanos: 0n });
+    expect(await keyAfterSettling(ledger, keyId, [running, admitted])).toMatchObject({
+      spentTotalNanos: usdToNanos(0.2),
+      heldNanos: 0n,
+    });
   });
 
   it('refuses a key disabled while its lease still holds credit', async () => {

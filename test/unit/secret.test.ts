@@ -252,6 +252,17 @@ describe('log lines', () => {
   });
 });
 
+/** A provider at `baseUrl` whose key is `value`, with a secret header of its own. */
+const keyedTarget = (baseUrl: string): ProviderTarget => ({
+  baseUrl,
+  apiKey: new Secret(value),
+  timeoutMs: 2000,
+  firstByteTimeoutMs: 2000,
+  connectTimeoutMs: 2000,
+  maxEventCharacters: 65536,
+  headers: { 'x-org-token': new Secret('org-7f3a9c2e') },
+});
+
 describe('the upstream HTTP client', () => {
   it('reveals the key and header secrets only into the request it sends, and cuts them out of an error body it relays', async () => {
     const upstream = await startFakeServer((request, response) => {
@@ -265,15 +276,7 @@ describe('the upstream HTTP client', () => {
       );
     });
     try {
-      const target: ProviderTarget = {
-        baseUrl: upstream.url,
-        apiKey: new Secret(value),
-        timeoutMs: 2000,
-        firstByteTimeoutMs: 2000,
-        connectTimeoutMs: 2000,
-        maxEventCharacters: 65536,
-        headers: { 'x-org-token': new Secret('org-7f3a9c2e') },
-      };
+      const target = keyedTarget(upstream.url);
       const http = new UpstreamHttp();
       const failure = await http
         .postForJson(target, { path: '/chat', headers: { authorization: target.apiKey.bearer() }, body: {} })
@@ -308,15 +311,7 @@ describe('the upstream HTTP client', () => {
     });
     const http = new UpstreamHttp();
     try {
-      const target: ProviderTarget = {
-        baseUrl: upstream.url,
-        apiKey: new Secret(value),
-        timeoutMs: 2000,
-        firstByteTimeoutMs: 2000,
-        connectTimeoutMs: 2000,
-        maxEventCharacters: 65536,
-        headers: { 'x-org-token': new Secret('org-7f3a9c2e') },
-      };
+      const target = keyedTarget(upstream.url);
       const answer = await http.postJson(target, {
         path: '/chat',
         headers: { authorization: target.apiKey.bearer() },
