@@ -69,6 +69,22 @@ describe('the credential scrubber', () => {
     );
   });
 
+  it('holds back less than a credential, whatever an upstream sends a byte at a time', () => {
+    const scrubber = new CredentialScrubber(credentialForms(secrets));
+    // Beginnings of the key that never complete it, one byte per chunk.
+    const sent = key.slice(0, -1).repeat(500);
+    let received = 0;
+    let passed = 0;
+    let mostHeld = 0;
+    for (const byte of sent) {
+      received += 1;
+      passed += scrubber.next(Buffer.from(byte))?.length ?? 0;
+      mostHeld = Math.max(mostHeld, received - passed);
+    }
+    expect(mostHeld).toBeLessThan(key.length);
+    expect(passed + (scrubber.end()?.length ?? 0)).toBe(sent.length);
+  });
+
   it('lets an event through as it arrives unless its end could begin a credential', () => {
     expect(
       scrubbed([

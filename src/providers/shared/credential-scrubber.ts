@@ -45,13 +45,13 @@ function pendingPrefixLength(bytes: Buffer, forms: readonly Buffer[]): number {
   let longest = 0;
   for (const form of forms) {
     const first = form[0]!;
-    // Only where the form's first byte stands among the last (length - 1) bytes can a prefix of it end the chunk.
-    let at = bytes.lastIndexOf(first);
+    // Only where the form's first byte stands among the last (length - 1) bytes can a prefix of it end the chunk:
+    // only those are searched, not the chunk the cut above already searched whole.
     const earliest = Math.max(0, bytes.length - form.length + 1);
-    while (at >= earliest) {
-      const length = bytes.length - at;
-      if (length > longest && bytes.compare(form, 0, length, at) === 0) longest = length;
-      at = at === 0 ? -1 : bytes.lastIndexOf(first, at - 1);
+    const tail = bytes.subarray(earliest);
+    for (let at = tail.lastIndexOf(first); at !== -1; at = at === 0 ? -1 : tail.lastIndexOf(first, at - 1)) {
+      const length = tail.length - at;
+      if (length > longest && tail.compare(form, 0, length, at) === 0) longest = length;
     }
   }
   return longest;
@@ -146,8 +146,15 @@ class ScrubbingHandler implements Handler {
  * body and its readers 15-150 µs, against about 2 µs.
  */
 export class ScrubbingAgent extends Dispatcher {
-  constructor(readonly agent: Agent) {
+  constructor(private readonly agent: Agent) {
     super();
+  }
+
+  override close(): Promise<void>;
+  override close(callback: () => void): void;
+  override close(callback?: () => void): Promise<void> | void {
+    if (callback) this.agent.close(callback);
+    else return this.agent.close();
   }
 
   override dispatch(options: Dispatcher.DispatchOptions, handler: Handler): boolean {

@@ -175,7 +175,7 @@ export class UpstreamHttp {
   }
 
   async close(): Promise<void> {
-    await Promise.all([...this.agents.values()].map(({ agent }) => agent.close()));
+    await Promise.all([...this.agents.values()].map((agent) => agent.close()));
   }
 }
 
