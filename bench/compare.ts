@@ -25,17 +25,17 @@ import { cpus, tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { fakeOpenAiKey } from '../test/fakes/openai-fake.ts';
-import { checkAnswers, load, type Call, type Target } from './load.ts';
 import {
-  ask,
-  gatewayCommand,
-  ownCpuMs,
-  startGateway,
-  startWithReadyLine,
-  stop,
-  treeCpuMs,
-  type Started,
-} from './processes.ts';
+  checkAnswers,
+  load,
+  measuredLoad,
+  median,
+  oursTarget,
+  type Call,
+  type LoadSample,
+  type Target,
+} from './load.ts';
+import { gatewayCommand, startGateway, startFakeUpstream, stop, type Started } from './processes.ts';
 
 const here = import.meta.dirname;
 const { values: options } = parseArgs({
@@ -67,24 +67,7 @@ const seconds = Number(options.seconds);
 const calls: Record<Call, string> = { chat: 'non-streamed', 'chat-stream': 'streamed', embeddings: 'embeddings' };
 const connections = 32;
 
-interface Sample {
-  requestsPerSecond: number;
-  cpuMsPerRequest: number;
-  /** The gateway process's own share of it (the rest is its database server's). */
-  ownCpuMsPerRequest: number;
-  errors: number;
-}
-
-const median = (values: number[]) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
-};
-
-const fake = await startWithReadyLine(
-  { command: process.execPath, args: ['--import', 'tsx', path.join(here, 'fake-upstream.ts')] },
-  {},
-);
+const fake = await startFakeUpstream();
 const running: Started[] = [];
 const dataDirs: string[] = [];
 
@@ -107,20 +90,10 @@ async function gateway(
   };
   const started = await startGateway(gatewayCommand(process.execPath, []), env, path.join(dataDir, 'gateway.log'));
   running.push(started);
-  const { key } = await ask<{ key: string }>(started.child, { type: 'account', creditsUsd: 1_000_000 });
-  return {
-    started,
-    target: {
-      name,
-      url: `${started.info.url}/api/alpha/v1`,
-      headers: { 'x-api-key': key },
-      chatModel: 'bench-chat',
-      embeddingModel: 'bench-embedding',
-    },
-  };
+  return { started, target: await oursTarget(started, name) };
 }
 
-const samples = new Map<string, Sample[]>();
+const samples = new Map<string, LoadSample[]>();
 const name = { ours: 'this checkout', baseline: 'baseline' };
 try {
   for (let session = 0; session < sessions; session++) {
@@ -138,21 +111,9 @@ try {
       const order = round % 2 === 0 ? contenders : [...contenders].reverse();
       for (const call of Object.keys(calls) as Call[]) {
         for (const { started, target } of order) {
-          const cpuBefore = treeCpuMs(started.child.pid!);
-          const ownBefore = ownCpuMs(started.child.pid!);
-          const result = await load(target, call, { connections, duration: seconds });
-          const cpuMs = treeCpuMs(started.child.pid!) - cpuBefore;
-          const ownMs = ownCpuMs(started.child.pid!) - ownBefore;
+          const sample = await measuredLoad(started, target, { call, connections, duration: seconds });
           const key = `${target.name}/${call}`;
-          samples.set(key, [
-            ...(samples.get(key) ?? []),
-            {
-              requestsPerSecond: result.requestsPerSecond,
-              cpuMsPerRequest: cpuMs / Math.max(1, result.requests),
-              ownCpuMsPerRequest: ownMs / Math.max(1, result.requests),
-              errors: result.errors,
-            },
-          ]);
+          samples.set(key, [...(samples.get(key) ?? []), sample]);
         }
         const figures = [name.ours, name.baseline].map(
           (contender) =>
@@ -178,13 +139,13 @@ try {
   for (const [call, scenario] of Object.entries(calls)) {
     const mine = samples.get(`${name.ours}/${call}`)!;
     const theirs = samples.get(`${name.baseline}/${call}`)!;
-    const figure = (list: Sample[], pick: (sample: Sample) => number, digits: number) => {
+    const figure = (list: LoadSample[], pick: (sample: LoadSample) => number, digits: number) => {
       const values = list.map(pick);
       return `${median(values).toFixed(digits)} (${Math.min(...values).toFixed(digits)}–${Math.max(...values).toFixed(digits)})`;
     };
-    const rate = (list: Sample[]) => median(list.map((sample) => sample.requestsPerSecond));
-    const cpu = (list: Sample[]) => median(list.map((sample) => sample.cpuMsPerRequest));
-    const own = (list: Sample[]) => median(list.map((sample) => sample.ownCpuMsPerRequest));
+    const rate = (list: LoadSample[]) => median(list.map((sample) => sample.requestsPerSecond));
+    const cpu = (list: LoadSample[]) => median(list.map((sample) => sample.cpuMsPerRequest));
+    const own = (list: LoadSample[]) => median(list.map((sample) => sample.ownCpuMsPerRequest));
     const errors = [...mine, ...theirs].reduce((total, sample) => total + sample.errors, 0);
     lines.push(
       `| ${scenario} | ${figure(mine, (sample) => sample.requestsPerSecond, 0)} | ${figure(theirs, (sample) => sample.requestsPerSecond, 0)} | ${(rate(mine) / rate(theirs)).toFixed(3)} | ${figure(mine, (sample) => sample.cpuMsPerRequest, 3)} | ${figure(theirs, (sample) => sample.cpuMsPerRequest, 3)} | ${(cpu(mine) / cpu(theirs)).toFixed(3)} | ${own(mine).toFixed(3)} against ${own(theirs).toFixed(3)} | ${(own(mine) / own(theirs)).toFixed(3)} | ${errors} |`,

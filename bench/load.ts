@@ -4,7 +4,8 @@ import { setMaxListeners } from 'node:events';
 import autocannon from 'autocannon';
 import { Agent, request, type Dispatcher } from 'undici';
 import { fakeVector } from '../test/fakes/fake-server.ts';
-import { pssPeakSampler } from './processes.ts';
+import { fakeOpenAiKey } from '../test/fakes/openai-fake.ts';
+import { ask, ownCpuMs, pssPeakSampler, treeCpuMs, type Started } from './processes.ts';
 
 export interface Target {
   name: string;
@@ -15,6 +16,37 @@ export interface Target {
 }
 
 export type Call = 'chat' | 'chat-stream' | 'embeddings';
+
+/** The fake upstream at `url`, called directly or through a proxy that passes the fake's own key and model names on. */
+export function upstreamTarget(name: string, url: string, headers: Record<string, string> = {}): Target {
+  return {
+    name,
+    url,
+    headers: { authorization: `Bearer ${fakeOpenAiKey}`, ...headers },
+    chatModel: 'gpt-4o-mini',
+    embeddingModel: 'text-embedding-3-small',
+  };
+}
+
+/** Portkey's gateway at `url`, its OpenAI provider pointed at the fake: the headers its handler reads (src/handlers/handlerUtils.ts). */
+export function portkeyTarget(url: string, fakeUrl: string): Target {
+  return upstreamTarget('Portkey', `${url}/v1`, {
+    'x-portkey-provider': 'openai',
+    'x-portkey-custom-host': `${fakeUrl}/v1`,
+  });
+}
+
+/** Our gateway (`gateway-process.ts`) through its alpha surface, with the key of a new account it funds. */
+export async function oursTarget(gateway: Started, name = 'ours'): Promise<Target> {
+  const { key } = await ask<{ key: string }>(gateway.child, { type: 'account', creditsUsd: 1_000_000 });
+  return {
+    name,
+    url: `${gateway.info.url}/api/alpha/v1`,
+    headers: { 'x-api-key': key },
+    chatModel: 'bench-chat',
+    embeddingModel: 'bench-embedding',
+  };
+}
 
 const prompt = 'Summarise the benchmark method in one short sentence please.';
 export const messages = [{ role: 'user', content: prompt }];
@@ -69,6 +101,41 @@ export async function load(
     requests: result.requests.total,
     errors: result.errors + result.non2xx,
   };
+}
+
+/** One load run through a gateway, with the CPU its process spent on it per request. */
+export interface LoadSample {
+  requestsPerSecond: number;
+  /** The process tree's (a gateway's database server included). */
+  cpuMsPerRequest: number;
+  /** The process's own share of it (the rest is its database server's). */
+  ownCpuMsPerRequest: number;
+  errors: number;
+}
+
+/** Loads `target`, served by the process `started`, and reads that process's CPU time around the run. */
+export async function measuredLoad(
+  started: Started,
+  target: Target,
+  { call, ...options }: { call: Call; connections: number; duration: number },
+): Promise<LoadSample> {
+  const pid = started.child.pid!;
+  const cpuBefore = treeCpuMs(pid);
+  const ownBefore = ownCpuMs(pid);
+  const result = await load(target, call, options);
+  const requests = Math.max(1, result.requests);
+  return {
+    requestsPerSecond: result.requestsPerSecond,
+    cpuMsPerRequest: (treeCpuMs(pid) - cpuBefore) / requests,
+    ownCpuMsPerRequest: (ownCpuMs(pid) - ownBefore) / requests,
+    errors: result.errors,
+  };
+}
+
+export function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
 }
 
 /** The `data:` payloads of an SSE body, in order. */

@@ -21,13 +21,14 @@ import { cpus, tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { fakeOpenAiKey } from '../test/fakes/openai-fake.ts';
-import { checkAnswers, preciseLatency, type PreciseLatency, type Target } from './load.ts';
+import { checkAnswers, oursTarget, preciseLatency, upstreamTarget, type PreciseLatency, type Target } from './load.ts';
 import type { Moment, PhaseSample } from './phase-clock.ts';
 import {
   ask,
   bareProxyCommand,
   gatewayCommand,
   startGateway,
+  startFakeUpstream,
   startWithReadyLine,
   stop,
   type Started,
@@ -43,7 +44,6 @@ const { values: options } = parseArgs({
     awake: { type: 'boolean', default: false },
   },
 });
-const here = import.meta.dirname;
 const dataDir = mkdtempSync(path.join(tmpdir(), 'gw-bench-phases-'));
 const running: Started[] = [];
 const spinners: ChildProcess[] = [];
@@ -124,15 +124,7 @@ async function startOurs(
   };
   const started = await startGateway(gatewayCommand(process.execPath, []), env, path.join(data, 'gateway.log'));
   running.push(started);
-  const { key } = await ask<{ key: string }>(started.child, { type: 'account', creditsUsd: 1_000_000 });
-  const target: Target = {
-    name,
-    url: `${started.info.url}/api/alpha/v1`,
-    headers: { 'x-api-key': key },
-    chatModel: 'bench-chat',
-    embeddingModel: 'bench-embedding',
-  };
-  return { started, target };
+  return { started, target: await oursTarget(started, name) };
 }
 
 const us = (ms: number) => (ms * 1000).toFixed(0);
@@ -191,19 +183,11 @@ async function session(
 }
 
 try {
-  const fake = await startWithReadyLine(
-    { command: process.execPath, args: ['--import', 'tsx', path.join(here, 'fake-upstream.ts')] },
-    {},
-  );
+  const fake = await startFakeUpstream();
   running.push(fake);
   const bare = await startWithReadyLine(bareProxyCommand(process.execPath), { BENCH_UPSTREAM_URL: fake.info.url! });
   running.push(bare);
-  const upstreamModels = { chatModel: 'gpt-4o-mini', embeddingModel: 'text-embedding-3-small' };
-  const upstreamHeaders = { authorization: `Bearer ${fakeOpenAiKey}` };
-  const fixed: Target[] = [
-    { name: 'direct', url: `${fake.info.url}/v1`, headers: upstreamHeaders, ...upstreamModels },
-    { name: 'bare', url: `${bare.info.url}/v1`, headers: upstreamHeaders, ...upstreamModels },
-  ];
+  const fixed = [upstreamTarget('direct', `${fake.info.url}/v1`), upstreamTarget('bare', `${bare.info.url}/v1`)];
   const builds = [
     { name: 'ours', distDir: undefined },
     ...(options.baseline ? [{ name: 'baseline', distDir: options.baseline }] : []),

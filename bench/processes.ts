@@ -40,6 +40,14 @@ export function bareProxyCommand(node: string): Command {
   return { command: node, args: [...typeScriptLoader(node), path.join(here, 'bare-proxy.ts')] };
 }
 
+/** The billed floor (`billed-floor.ts`) on the same node binary, with the V8 flag our gateway runs with. */
+export function billedFloorCommand(node: string): Command {
+  return {
+    command: node,
+    args: ['--max-semi-space-size=16', ...typeScriptLoader(node), path.join(here, 'billed-floor.ts')],
+  };
+}
+
 /** Portkey's gateway as its package runs it under Node: the `bin` of `@portkey-ai/gateway` (its rollup build). */
 export function portkeyCommand(node: string, port: number): Command {
   const require = createRequire(import.meta.url);
@@ -59,6 +67,14 @@ export interface Started {
   info: Record<string, string>;
   /** Milliseconds from spawn to that first line, printed right after the server listens (or to the first accepted connection). */
   readyMs: number;
+}
+
+/** The fake OpenAI upstream (`fake-upstream.ts`) every benchmark calls, on the harness's own node. */
+export function startFakeUpstream(): Promise<Started> {
+  return startWithReadyLine(
+    { command: process.execPath, args: ['--import', 'tsx', path.join(here, 'fake-upstream.ts')] },
+    {},
+  );
 }
 
 /** Spawns one of this folder's processes and waits for the JSON line it prints once it listens; later lines go to stderr. */

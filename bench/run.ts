@@ -32,8 +32,11 @@ import {
   checkAnswers,
   load,
   messages,
+  oursTarget,
+  portkeyTarget,
   preciseLatency,
   slowStreams,
+  upstreamTarget,
   type Call,
   type LoadResult,
   type PreciseLatency,
@@ -48,6 +51,7 @@ import {
   pssPeakSampler,
   startGateway,
   startPortkey,
+  startFakeUpstream,
   startWithReadyLine,
   stop,
   treeCpuMs,
@@ -63,7 +67,6 @@ import {
   type SlowStreams,
 } from './report.ts';
 
-const here = import.meta.dirname;
 const { values: options } = parseArgs({
   options: {
     seconds: { type: 'string', default: '10' },
@@ -88,10 +91,7 @@ const profileDir = options.profile ? mkdtempSync(path.join(tmpdir(), 'gw-bench-p
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const pidOf = (started: Started) => started.child.pid!;
 
-const fake = await startWithReadyLine(
-  { command: process.execPath, args: ['--import', 'tsx', path.join(here, 'fake-upstream.ts')] },
-  {},
-);
+const fake = await startFakeUpstream();
 const slowUpstreamModel = `fake-drip-1000-${streamSeconds}`;
 const gatewayEnv = {
   BENCH_UPSTREAM_URL: fake.info.url!,
@@ -125,41 +125,10 @@ try {
   await sleep(2000);
   const bareIdleRss = treePss(pidOf(bare));
 
-  const { key } = await ask<{ key: string }>(ours.child, { type: 'account', creditsUsd: 1_000_000 });
-  const direct: Target = {
-    name: 'direct',
-    url: `${fake.info.url}/v1`,
-    headers: { authorization: `Bearer ${fakeOpenAiKey}` },
-    chatModel: 'gpt-4o-mini',
-    embeddingModel: 'text-embedding-3-small',
-  };
-  const viaBare: Target = {
-    name: 'bare',
-    url: `${bare.info.url}/v1`,
-    headers: { authorization: `Bearer ${fakeOpenAiKey}` },
-    chatModel: 'gpt-4o-mini',
-    embeddingModel: 'text-embedding-3-small',
-  };
-  const through: Target = {
-    name: 'ours',
-    url: `${ours.info.url}/api/alpha/v1`,
-    headers: { 'x-api-key': key },
-    chatModel: 'bench-chat',
-    embeddingModel: 'bench-embedding',
-  };
-  // Portkey's OpenAI provider pointed at the fake: the headers its handler reads (src/handlers/handlerUtils.ts).
-  const portkeyHeaders = {
-    'x-portkey-provider': 'openai',
-    'x-portkey-custom-host': `${fake.info.url}/v1`,
-    authorization: `Bearer ${fakeOpenAiKey}`,
-  };
-  const viaPortkey: Target = {
-    name: 'Portkey',
-    url: `${portkey.url}/v1`,
-    headers: portkeyHeaders,
-    chatModel: 'gpt-4o-mini',
-    embeddingModel: 'text-embedding-3-small',
-  };
+  const direct = upstreamTarget('direct', `${fake.info.url}/v1`);
+  const viaBare = upstreamTarget('bare', `${bare.info.url}/v1`);
+  const through = await oursTarget(ours);
+  const viaPortkey = portkeyTarget(portkey.url, fake.info.url!);
   const calls = ['chat', 'chat-stream', 'embeddings'] as const;
   const scenarioNames: Record<Call, string> = {
     chat: 'non-streamed',
