@@ -6,26 +6,12 @@
 // Prints `{"url": ...}` on stdout once it listens; BENCH_UPSTREAM_URL is the upstream's origin.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { Pool } from 'undici';
+import { answerError, readBody } from './plain-http.ts';
 
 const upstream = process.env.BENCH_UPSTREAM_URL;
 if (!upstream) throw new Error('BENCH_UPSTREAM_URL is required');
 // Sized and kept alive as the gateway's own upstream agent (src/providers/shared/upstream-http.ts).
 const pool = new Pool(upstream, { connections: 4096, pipelining: 1, keepAliveTimeout: 30_000 });
-
-async function readBody(request: IncomingMessage): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of request) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks);
-}
-
-function answerError(response: ServerResponse, status: number, message: string): void {
-  if (response.headersSent) {
-    response.destroy();
-    return;
-  }
-  response.writeHead(status, { 'content-type': 'application/json' });
-  response.end(JSON.stringify({ error: { message } }));
-}
 
 async function relay(request: IncomingMessage, response: ServerResponse): Promise<void> {
   const body = await readBody(request);
