@@ -1,7 +1,8 @@
 import fc from 'fast-check';
+import { Agent } from 'undici';
 import { describe, expect, it } from 'vitest';
 import { Secret } from '../../src/domain/secret.ts';
-import { CredentialScrubber, credentialForms } from '../../src/providers/shared/credential-scrubber.ts';
+import { CredentialScrubber, credentialForms, ScrubbingAgent } from '../../src/providers/shared/credential-scrubber.ts';
 
 const key = 'sk-live-7Qm2Xv9Lp4Rt8Wz1';
 const headerValue = 'org-5521-9930-4417';
@@ -95,5 +96,22 @@ describe('the credential scrubber', () => {
         'sk-live',
       ]),
     ).toEqual(['data: {"delta":"hi"}\n\n', 'data: {"error":"bad key ', '[redacted]"}\n\n', '', 'sk-live']);
+  });
+
+  it('ends as the agent it wraps does: closed or destroyed, with a promise or a callback', async () => {
+    const closed = new Agent();
+    await new ScrubbingAgent(closed).close();
+    expect(closed.closed).toBe(true);
+    const closedByCallback = new Agent();
+    await new Promise<void>((resolve) => new ScrubbingAgent(closedByCallback).close(resolve));
+    expect(closedByCallback.closed).toBe(true);
+    const destroyed = new Agent();
+    await new ScrubbingAgent(destroyed).destroy();
+    expect(destroyed.destroyed).toBe(true);
+    const destroyedWithError = new Agent();
+    await new Promise<void>((resolve) =>
+      new ScrubbingAgent(destroyedWithError).destroy(new Error('shutting down'), resolve),
+    );
+    expect(destroyedWithError.destroyed).toBe(true);
   });
 });

@@ -157,6 +157,17 @@ export class ScrubbingAgent extends Dispatcher {
     else return this.agent.close();
   }
 
+  override destroy(): Promise<void>;
+  override destroy(error: Error | null): Promise<void>;
+  override destroy(callback: () => void): void;
+  override destroy(error: Error | null, callback: () => void): void;
+  override destroy(first?: Error | null | (() => void), callback?: () => void): Promise<void> | void {
+    const error = typeof first === 'function' ? null : (first ?? null);
+    const done = typeof first === 'function' ? first : callback;
+    if (done) this.agent.destroy(error, done);
+    else return this.agent.destroy(error);
+  }
+
   override dispatch(options: Dispatcher.DispatchOptions, handler: Handler): boolean {
     const scrubber = 'opaque' in options && options.opaque instanceof CredentialScrubber ? options.opaque : undefined;
     if (!scrubber) return this.agent.dispatch(options, handler);
