@@ -198,7 +198,7 @@ async function relay(request: IncomingMessage, response: ServerResponse): Promis
   const presented = request.headers['x-api-key'];
   const caller = typeof presented === 'string' ? callers.get(lookupHash(presented)) : undefined;
   if (!caller) return answerError(response, 401, 'unknown key');
-  let body = await readBody(request);
+  const body = await readBody(request);
   let parsed: unknown;
   try {
     parsed = JSON.parse(body.toString('utf8'));
@@ -207,31 +207,46 @@ async function relay(request: IncomingMessage, response: ServerResponse): Promis
   }
   if (!isObject(parsed)) return answerError(response, 400, 'the body is not a JSON object');
   // The hold: the prompt's bytes as tokens, and the output limit asked for (or 4,096).
-  const maxTokens = typeof parsed.max_tokens === 'number' ? parsed.max_tokens : 4096;
-  const holdNanos = BigInt(body.length) * nanosPerInputToken + BigInt(maxTokens) * nanosPerOutputToken;
+  const maxTokens = parsed.max_tokens ?? 4096;
+  if (!Number.isSafeInteger(maxTokens) || Number(maxTokens) < 1)
+    return answerError(response, 400, 'max_tokens must be a positive whole number');
+  const holdNanos = BigInt(body.length) * nanosPerInputToken + BigInt(Number(maxTokens)) * nanosPerOutputToken;
   const leaseId = await admit(caller, holdNanos);
   if (!leaseId) return answerError(response, 402, 'insufficient credit');
-  if (parsed.stream === true) {
-    parsed.stream_options = { include_usage: true };
-    body = Buffer.from(JSON.stringify(parsed));
+  let usage: Usage;
+  try {
+    usage = await exchange(request, { parsed, body }, response);
+  } catch (error) {
+    // Nothing to settle: the hold goes back to the lease.
+    const lease = leases.get(caller.apiKeyId);
+    if (lease) lease.freeNanos += holdNanos;
+    throw error;
   }
+  settle({ caller, leaseId, holdNanos, started }, parsed, usage);
+}
+
+/** The upstream's answer relayed to the client, and the usage it reported. */
+async function exchange(
+  request: IncomingMessage,
+  { parsed, body }: { parsed: Record<string, unknown>; body: Buffer },
+  response: ServerResponse,
+): Promise<Usage> {
+  const streamed = parsed.stream === true;
+  const sent = streamed ? Buffer.from(JSON.stringify({ ...parsed, stream_options: { include_usage: true } })) : body;
   const answer = await pool.request({
     path: (request.url ?? '/').replace('/api/alpha', ''),
     method: 'POST',
     headers: { 'content-type': 'application/json', authorization: request.headers.authorization ?? '' },
-    body,
+    body: sent,
   });
   const contentType = answer.headers['content-type'];
   if (typeof contentType === 'string') response.setHeader('content-type', contentType);
   response.writeHead(answer.statusCode);
-  let usage: Usage;
-  if (parsed.stream === true) usage = await relayStream(answer.body, response);
-  else {
-    const whole = await readBody(answer.body);
-    usage = usageOf(JSON.parse(whole.toString('utf8')));
-    response.end(whole);
-  }
-  settle({ caller, leaseId, holdNanos, started }, parsed, usage);
+  if (streamed) return relayStream(answer.body, response);
+  const whole = await readBody(answer.body);
+  const usage = usageOf(JSON.parse(whole.toString('utf8')));
+  response.end(whole);
+  return usage;
 }
 
 const server = createServer((request, response) => {
