@@ -5,6 +5,7 @@ import { GatewayError } from '../domain/errors.ts';
 import { newId } from '../domain/ids.ts';
 import { nanosToUsd } from '../domain/money.ts';
 import type { RowRef } from '../domain/provider-rows.ts';
+import type { Secret } from '../domain/secret.ts';
 import { UpstreamHttpError } from '../domain/upstream-failure.ts';
 import type {
   StoredVideoMediaSource,
@@ -33,7 +34,7 @@ export interface VideoJobRunnerOptions {
    */
   downloadOutput: (
     url: string,
-    credentials?: Readonly<Record<string, string>>,
+    credentials?: Readonly<Record<string, Secret>>,
     signal?: AbortSignal,
   ) => Promise<FetchedMedia>;
   retentionMs: number | undefined;
@@ -180,7 +181,7 @@ export class VideoJobRunner implements JobRunner<'video'> {
   private async archive(
     job: VideoJob,
     report: VideoTaskReport,
-    { credentials, deadline }: { credentials: Readonly<Record<string, string>> | undefined; deadline: AbortSignal },
+    { credentials, deadline }: { credentials: Readonly<Record<string, Secret>> | undefined; deadline: AbortSignal },
   ): Promise<StoredVideo> {
     const video = report.video;
     if (!video) throw new Error('the provider reported success without a video');
@@ -247,13 +248,10 @@ function onOriginOf(report: VideoTaskReport, target: ProviderConfig): boolean {
   return new URL(report.video.url).origin === new URL(target.baseUrl).origin;
 }
 
-/** The provider's authorization, for its own content URLs only (the fetcher keeps it to that origin). */
-function credentialsFor(target: ProviderConfig): Record<string, string> {
-  // Revealed here because the media fetcher takes plain headers (it sends them to the provider's origin only).
-  return Object.fromEntries(
-    Object.entries({ authorization: target.apiKey.bearer(), ...target.headers }).map(([name, value]) => [
-      name,
-      value.reveal(),
-    ]),
-  );
+/**
+ * The provider's authorization, for its own content URLs only (the fetcher keeps it to that origin, and cuts it
+ * out of the file it fetches).
+ */
+function credentialsFor(target: ProviderConfig): Record<string, Secret> {
+  return { authorization: target.apiKey.bearer(), ...target.headers };
 }

@@ -2,6 +2,8 @@ import { lookup, type LookupAddress, type LookupAllOptions, type LookupOptions }
 import { lookup as lookupAll } from 'node:dns/promises';
 import { BlockList, isIP } from 'node:net';
 import { Agent, request, type Dispatcher } from 'undici';
+import { CredentialScrubber, credentialForms } from '../domain/credential-scrubber.ts';
+import type { Secret } from '../domain/secret.ts';
 
 /** Media a client named by URL, fetched by the gateway so its limits can be checked on the bytes themselves. */
 export interface FetchedMedia {
@@ -155,8 +157,9 @@ export class RemoteMediaFetcher {
 
   /**
    * `budget`, shared by the downloads of one request, bounds their bytes in all. `credentials` (a provider's
-   * authorization header) go to the first URL's origin only, never to another a redirect leads to. `abort`
-   * (a media job's deadline) cuts the download beside its own time-out.
+   * authorization header) go to the first URL's origin only, never to another a redirect leads to, and are cut
+   * out of the bytes fetched (the file is the provider's answer, and may echo them). `abort` (a media job's
+   * deadline) cuts the download beside its own time-out.
    */
   async fetch(
     url: string,
@@ -164,7 +167,7 @@ export class RemoteMediaFetcher {
       budget,
       credentials,
       abort,
-    }: { budget?: ByteBudget; credentials?: Readonly<Record<string, string>>; abort?: AbortSignal } = {},
+    }: { budget?: ByteBudget; credentials?: Readonly<Record<string, Secret>>; abort?: AbortSignal } = {},
   ): Promise<FetchedMedia> {
     const signal = abort
       ? AbortSignal.any([AbortSignal.timeout(this.options.timeoutMs), abort])
@@ -187,7 +190,8 @@ export class RemoteMediaFetcher {
         discard(response.body);
         throw new RemoteMediaError(`${current.host} answered HTTP ${response.statusCode}`);
       }
-      const bytes = await this.read(response, signal, budget);
+      const scrubber = credentials && new CredentialScrubber(credentialForms(Object.values(credentials)));
+      const bytes = await this.read(response, { signal, budget, scrubber });
       return {
         contentType: header(response.headers['content-type'])?.split(';')[0]?.trim().toLowerCase() || undefined,
         bytes,
@@ -228,24 +232,26 @@ export class RemoteMediaFetcher {
   private async get(
     url: URL,
     signal: AbortSignal,
-    credentials: Readonly<Record<string, string>> | undefined,
+    credentials: Readonly<Record<string, Secret>> | undefined,
   ): Promise<Dispatcher.ResponseData> {
+    const headers: Record<string, string> = { accept: '*/*' };
+    // Revealed only as the request's headers are written.
+    for (const [name, value] of Object.entries(credentials ?? {})) headers[name] = value.reveal();
     try {
-      return await request(url, {
-        dispatcher: this.dispatcher,
-        method: 'GET',
-        signal,
-        headers: { accept: '*/*', ...credentials },
-      });
+      return await request(url, { dispatcher: this.dispatcher, method: 'GET', signal, headers });
     } catch (error) {
       throw failure(error, url);
     }
   }
 
+  /** The body's bytes within the limits; with a `scrubber`, with the credentials it knows cut out. */
   private async read(
     response: Dispatcher.ResponseData,
-    signal: AbortSignal,
-    budget: ByteBudget | undefined,
+    {
+      signal,
+      budget,
+      scrubber,
+    }: { signal: AbortSignal; budget: ByteBudget | undefined; scrubber: CredentialScrubber | undefined },
   ): Promise<Buffer> {
     const declared = Number(header(response.headers['content-length']));
     if (Number.isFinite(declared) && declared > this.options.maxBytes) {
@@ -256,25 +262,30 @@ export class RemoteMediaFetcher {
     let size = 0;
     try {
       for await (const chunk of response.body) {
-        size += (chunk as Buffer).length;
+        // undici yields bytes; anything else is a broken download (caught below).
+        if (!Buffer.isBuffer(chunk)) throw new TypeError('the body yielded something other than bytes');
+        size += chunk.length;
         // Leaving the loop ends the download.
         if (size > this.options.maxBytes) {
           throw new RemoteMediaError(`the file is larger than the limit of ${this.options.maxBytes} bytes`);
         }
         if (budget) {
-          budget.remaining -= (chunk as Buffer).length;
+          budget.remaining -= chunk.length;
           if (budget.remaining < 0)
             throw new RemoteMediaError(`the media of this request are larger than ${budget.limit} bytes in all`);
         }
-        chunks.push(chunk as Buffer);
+        const clean = scrubber ? scrubber.next(chunk) : chunk;
+        if (clean) chunks.push(clean);
       }
+      const kept = scrubber?.end();
+      if (kept) chunks.push(kept);
     } catch (error) {
       if (error instanceof RemoteMediaError) throw error;
       throw signal.aborted
         ? new RemoteMediaError(`no complete answer within ${this.options.timeoutMs} ms`)
         : new RemoteMediaError('the download broke off');
     }
-    return Buffer.concat(chunks, size);
+    return Buffer.concat(chunks);
   }
 }
 

@@ -2,7 +2,8 @@ import fc from 'fast-check';
 import { Agent } from 'undici';
 import { describe, expect, it } from 'vitest';
 import { Secret } from '../../src/domain/secret.ts';
-import { CredentialScrubber, credentialForms, ScrubbingAgent } from '../../src/providers/shared/credential-scrubber.ts';
+import { CredentialScrubber, credentialForms } from '../../src/domain/credential-scrubber.ts';
+import { ScrubbingAgent } from '../../src/providers/shared/scrubbing-agent.ts';
 
 const key = 'sk-live-7Qm2Xv9Lp4Rt8Wz1';
 const headerValue = 'org-5521-9930-4417';

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Secret } from '../../src/domain/secret.ts';
 import { isNonPublicAddress, RemoteMediaFetcher } from '../../src/media/remote-media.ts';
 import type { FakeServer } from '../fakes/fake-server.ts';
 import { startMediaHost } from '../support/media-host.ts';
@@ -71,16 +72,29 @@ describe('isNonPublicAddress', () => {
 describe('RemoteMediaFetcher', () => {
   let host: FakeServer;
   const port = () => new URL(host.url).port;
+  const providerKey = 'sk-media-9Xq4Lw2Zr7TbKd';
+  // A provider's file that quotes its key across the host's 1,024-byte writes, and once more at its very end.
+  const echoing = Buffer.concat([
+    Buffer.alloc(1_014, 'a'),
+    Buffer.from(`key ${providerKey} key `),
+    Buffer.alloc(500, 'b'),
+    Buffer.from(providerKey),
+  ]);
+  const entries: Parameters<typeof startMediaHost>[0] = {
+    '/a.png': { contentType: 'image/png; charset=binary', body: Buffer.from('png bytes') },
+    '/hop': { redirect: '/hop' },
+    '/bad-redirect': { redirect: 'http://[oops/x' },
+    '/slow': 'stall',
+    '/big': { body: Buffer.alloc(5_000) },
+    '/big-chunked': { body: Buffer.alloc(5_000), chunked: true },
+    '/echoing.mp4': { body: echoing, chunked: true },
+    '/to-echoing': { redirect: '/echoing.mp4' },
+  };
 
   beforeAll(async () => {
-    host = await startMediaHost({
-      '/a.png': { contentType: 'image/png; charset=binary', body: Buffer.from('png bytes') },
-      '/hop': { redirect: '/hop' },
-      '/bad-redirect': { redirect: 'http://[oops/x' },
-      '/slow': 'stall',
-      '/big': { body: Buffer.alloc(5_000) },
-      '/big-chunked': { body: Buffer.alloc(5_000), chunked: true },
-    });
+    host = await startMediaHost(entries);
+    // The same server under another origin: a redirect there leaves the provider's origin.
+    entries['/elsewhere'] = { redirect: `http://localhost:${port()}/echoing.mp4` };
   });
   afterAll(async () => {
     await host.close();
@@ -120,6 +134,42 @@ describe('RemoteMediaFetcher', () => {
       'localhost resolves to a non-public address',
     );
     expect(host.requests.length).toBe(before);
+    await fetcher.close();
+  });
+
+  it("sends a provider's credentials to its own origin only, and cuts them out of the file it fetches", async () => {
+    const fetcher = open();
+    const credentials = { authorization: new Secret(`Bearer ${providerKey}`), 'x-org': new Secret('org-7731-5520') };
+    const clean = echoing.toString('latin1').replaceAll(providerKey, '[redacted]');
+    const before = host.requests.length;
+
+    const direct = await fetcher.fetch(`${host.url}/echoing.mp4`, { credentials });
+    expect(direct.bytes.toString('latin1')).toBe(clean);
+    const redirected = await fetcher.fetch(`${host.url}/to-echoing`, { credentials });
+    expect(redirected.bytes.toString('latin1')).toBe(clean);
+    // Followed to another origin, the credentials stay behind; the file is still searched for them.
+    const elsewhere = await fetcher.fetch(`${host.url}/elsewhere`, { credentials });
+    expect(elsewhere.bytes.toString('latin1')).toBe(clean);
+    // Without credentials nothing is cut: the bytes are the file's own.
+    expect((await fetcher.fetch(`${host.url}/echoing.mp4`)).bytes.equals(echoing)).toBe(true);
+
+    const sent = host.requests.slice(before).map((request) => [request.path, request.headers.authorization]);
+    expect(sent).toEqual([
+      ['/echoing.mp4', `Bearer ${providerKey}`],
+      ['/to-echoing', `Bearer ${providerKey}`],
+      ['/echoing.mp4', `Bearer ${providerKey}`],
+      ['/elsewhere', `Bearer ${providerKey}`],
+      ['/echoing.mp4', undefined],
+      ['/echoing.mp4', undefined],
+    ]);
+    expect(host.requests.slice(before).map((request) => request.headers['x-org'])).toEqual([
+      'org-7731-5520',
+      'org-7731-5520',
+      'org-7731-5520',
+      'org-7731-5520',
+      undefined,
+      undefined,
+    ]);
     await fetcher.close();
   });
 

@@ -4,7 +4,8 @@ import { GatewayError } from '../../domain/errors.ts';
 import { revealed, Secret } from '../../domain/secret.ts';
 import { UpstreamHttpError, UpstreamUnreachableError } from '../../domain/upstream-failure.ts';
 import type { ProviderTarget } from '../provider-adapter.ts';
-import { CredentialScrubber, credentialForms, ScrubbingAgent } from './credential-scrubber.ts';
+import { CredentialScrubber, credentialForms } from '../../domain/credential-scrubber.ts';
+import { ScrubbingAgent } from './scrubbing-agent.ts';
 
 /** An upstream answer's body: bytes as they arrive; destroying it closes the upstream exchange. */
 export type UpstreamBody = Readable;
