@@ -8,6 +8,9 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import { Pool } from 'undici';
 import { answerError, readBody } from './plain-http.ts';
 
+// BENCH_PHASE_CLOCK=1 (`npm run bench:phases`): the moments of each request, as in our gateway.
+if (process.env.BENCH_PHASE_CLOCK === '1') (await import('./phase-clock.ts')).answerPhaseRequests();
+
 const upstream = process.env.BENCH_UPSTREAM_URL;
 if (!upstream) throw new Error('BENCH_UPSTREAM_URL is required');
 // Sized and kept alive as the gateway's own upstream agent (src/providers/shared/upstream-http.ts).

@@ -1,7 +1,7 @@
-// Loaded into our gateway's process by `npm run bench:phases` (BENCH_PHASE_CLOCK=1): the moments one request
-// passes on its way through the gateway, from the diagnostics channels of Node's http server, Fastify and undici,
-// with the process's CPU time at the moments our own code starts and stops running. Requests must come one at a
-// time: each moment is the current request's.
+// Loaded into our gateway's process and the bare proxy's by `npm run bench:phases` (BENCH_PHASE_CLOCK=1): the
+// moments one request passes on its way through the process, from the diagnostics channels of Node's http server,
+// Fastify (ours only) and undici, with the process's CPU time at each. Requests must come one at a time: each
+// moment is the current request's.
 import diagnosticsChannel from 'node:diagnostics_channel';
 import { ServerResponse } from 'node:http';
 
@@ -17,6 +17,7 @@ export type Moment =
   | 'handler'
   | 'upstreamCreated'
   | 'upstreamSent'
+  | 'upstreamSendReturned'
   | 'upstreamHeaders'
   | 'upstreamFirstChunk'
   | 'upstreamEnded'
@@ -71,7 +72,11 @@ diagnosticsChannel.subscribe('undici:request:create', (message) => {
   }
   mark('upstreamCreated');
 });
-diagnosticsChannel.subscribe('undici:client:sendHeaders', () => mark('upstreamSent'));
+diagnosticsChannel.subscribe('undici:client:sendHeaders', () => {
+  mark('upstreamSent');
+  // The send's synchronous rest: the socket write, which wakes the upstream.
+  process.nextTick(() => mark('upstreamSendReturned'));
+});
 diagnosticsChannel.subscribe('undici:request:headers', () => mark('upstreamHeaders'));
 diagnosticsChannel.subscribe('undici:request:bodyChunkReceived', () => mark('upstreamFirstChunk'));
 diagnosticsChannel.subscribe('undici:request:trailers', () => mark('upstreamEnded'));
@@ -82,4 +87,11 @@ export function takePhaseSamples(): PhaseSample[] {
   const taken = samples;
   samples = [];
   return taken;
+}
+
+/** For a process with no IPC handler of its own (the bare proxy): answers the harness's `phases` requests. */
+export function answerPhaseRequests(): void {
+  process.on('message', (message: { id: number; type: string }) => {
+    if (message.type === 'phases') process.send?.({ id: message.id, samples: takePhaseSamples() });
+  });
 }

@@ -1,9 +1,10 @@
 /**
  * Where the latency our gateway adds at one connection goes: sequential calls (one non-streamed and one streamed
  * chat completion a round) to the fake upstream directly, through the bare proxy and through our gateway, with
- * our gateway's process timing each request's phases from its diagnostics channels (bench/phase-clock.ts): the
- * wall time and the process's CPU time of each, at p50. The phases our code runs in are on the request's path;
- * the others are the upstream's and the loopback's.
+ * the bare proxy's process and our gateway's timing each request's phases from their diagnostics channels
+ * (bench/phase-clock.ts): the wall time and the process's CPU time of each, at p50, side by side. Where the
+ * process's CPU is below its wall time, it waited (for the upstream, mostly); the CPU it spends while the
+ * upstream works is its own too (the socket write that wakes the upstream, reading the answer).
  *
  *   npm run bench:phases                      # 1,000 rounds after 200 of warm-up
  *   npm run bench:phases -- --rounds 3000 --out FILE
@@ -59,27 +60,71 @@ interface Phase {
   from: Moment;
   to: Moment;
   what: string;
-  /** Our gateway's code runs in it (else it is the upstream's time, or the loopback's). */
-  ours: boolean;
+  /** Marked in our gateway only: Fastify's handler, or a split of a phase the bare proxy has whole. */
+  oursOnly?: boolean;
 }
 
-const before: Phase[] = [
-  { from: 'arrived', to: 'handler', ours: true, what: 'body read, hooks (key, rate limits), JSON checks, validation' },
-  { from: 'handler', to: 'upstreamCreated', ours: true, what: 'capability gate, admission (hold), translation' },
-  { from: 'upstreamCreated', to: 'upstreamSent', ours: true, what: 'upstream request written (undici)' },
-  { from: 'upstreamSent', to: 'upstreamHeaders', ours: false, what: 'upstream: to its answer headers' },
-  { from: 'upstreamHeaders', to: 'upstreamFirstChunk', ours: false, what: 'upstream: headers to first body bytes' },
+const toUpstreamCall: Phase[] = [
+  { from: 'arrived', to: 'upstreamCreated', what: 'request read and checked, up to the upstream call' },
+  {
+    from: 'arrived',
+    to: 'handler',
+    oursOnly: true,
+    what: '· of which body read, hooks (key, rate limits), JSON checks, validation',
+  },
+  {
+    from: 'handler',
+    to: 'upstreamCreated',
+    oursOnly: true,
+    what: '· of which capability gate, admission (hold), translation',
+  },
+];
+const upstreamExchange: Phase[] = [
+  // undici writes a request on a kept-alive socket in the next check phase (it first reads what the socket holds).
+  { from: 'upstreamCreated', to: 'upstreamSent', what: 'upstream request built, then written in the next turn' },
+  {
+    from: 'upstreamSent',
+    to: 'upstreamSendReturned',
+    what: "the send's rest: the socket write, which wakes the upstream",
+  },
+  {
+    from: 'upstreamSendReturned',
+    to: 'upstreamHeaders',
+    what: "waiting for the upstream, then its answer's headers read",
+  },
+  { from: 'upstreamHeaders', to: 'upstreamFirstChunk', what: "the answer's first body bytes read" },
 ];
 const phasesOf: Record<'whole' | 'stream', Phase[]> = {
   whole: [
-    ...before,
-    { from: 'upstreamFirstChunk', to: 'upstreamEnded', ours: false, what: 'upstream: rest of the body' },
-    { from: 'upstreamEnded', to: 'clientFirstWrite', ours: true, what: 'answer checked, metered, written' },
+    ...toUpstreamCall,
+    ...upstreamExchange,
+    {
+      from: 'upstreamFirstChunk',
+      to: 'clientFirstWrite',
+      what: "the answer's rest read, the answer written (ours: checked and metered first)",
+    },
+    { from: 'upstreamFirstChunk', to: 'upstreamEnded', oursOnly: true, what: '· of which the rest of the body read' },
+    {
+      from: 'upstreamEnded',
+      to: 'clientFirstWrite',
+      oursOnly: true,
+      what: '· of which answer checked, metered, written',
+    },
   ],
   stream: [
-    ...before,
-    { from: 'upstreamFirstChunk', to: 'clientFirstWrite', ours: true, what: 'first event checked, metered, written' },
+    ...toUpstreamCall,
+    ...upstreamExchange,
+    {
+      from: 'upstreamFirstChunk',
+      to: 'clientFirstWrite',
+      what: 'first event written (ours: checked and metered first)',
+    },
   ],
+};
+const wholeWay: Phase = {
+  from: 'arrived',
+  to: 'clientFirstWrite',
+  what: "**arrival to the client's first byte written**",
 };
 
 function p50(values: number[]): number {
@@ -90,21 +135,23 @@ function p50(values: number[]): number {
 const span = (sample: PhaseSample, clock: 'wall' | 'cpu', { from, to }: Phase) =>
   (sample[clock][to] ?? Number.NaN) - (sample[clock][from] ?? Number.NaN);
 
-function phaseTable(samples: PhaseSample[], phases: Phase[]): string[] {
-  const rows = phases.map((phase) => {
-    const wall = p50(samples.map((sample) => span(sample, 'wall', phase)));
-    const cpu = p50(samples.map((sample) => span(sample, 'cpu', phase)));
-    return `| ${phase.what} | ${phase.ours ? 'ours' : 'upstream'} | ${wall.toFixed(0)} | ${phase.ours ? cpu.toFixed(0) : '—'} |`;
-  });
-  const ourSum = (sample: PhaseSample, clock: 'wall' | 'cpu') =>
-    phases.filter((phase) => phase.ours).reduce((sum, phase) => sum + span(sample, clock, phase), 0);
-  const total = p50(samples.map((sample) => sample.wall.clientFirstWrite ?? Number.NaN));
+/** One row per phase, the wall time and the process's CPU time of each process at p50, side by side. */
+function phaseTable(
+  processes: Array<{ name: string; samples: PhaseSample[]; ours: boolean }>,
+  phases: Phase[],
+): string[] {
+  const cells = (phase: Phase) =>
+    processes.map(({ samples, ours }) => {
+      if (phase.oursOnly && !ours) return '— | —';
+      const [wall, cpu] = (['wall', 'cpu'] as const).map((clock) =>
+        p50(samples.map((sample) => span(sample, clock, phase))),
+      );
+      return `${wall!.toFixed(0)} | ${cpu!.toFixed(0)}`;
+    });
   return [
-    '| phase | whose | wall µs, p50 | process CPU µs, p50 |',
-    '|---|---|---|---|',
-    ...rows,
-    `| **our phases together** (p50 of each request's sum) | ours | **${p50(samples.map((sample) => ourSum(sample, 'wall'))).toFixed(0)}** | **${p50(samples.map((sample) => ourSum(sample, 'cpu'))).toFixed(0)}** |`,
-    `| arrival to the client's first byte written | | ${total.toFixed(0)} | |`,
+    `| phase, p50 µs | ${processes.map(({ name }) => `${name} wall | ${name} CPU`).join(' | ')} |`,
+    `|---|${processes.map(() => '---|---|').join('')}`,
+    ...[...phases, wholeWay].map((phase) => `| ${phase.what} | ${cells(phase).join(' | ')} |`),
   ];
 }
 
@@ -129,16 +176,22 @@ async function startOurs(
 
 const us = (ms: number) => (ms * 1000).toFixed(0);
 
-/** The phase tables of one of our gateways, non-streamed and streamed. */
-function phaseSections(name: string, samples: PhaseSample[]): string[] {
-  const whole = samples.filter((sample) => !sample.streamed);
-  const streamed = samples.filter((sample) => sample.streamed);
+/** The phase tables, non-streamed and streamed, of the bare proxy and each of our gateways. */
+function phaseSections(processes: Array<{ name: string; samples: PhaseSample[]; ours: boolean }>): string[] {
+  const kind = (streamed: boolean) =>
+    processes.map((process) => ({
+      ...process,
+      samples: process.samples.filter((sample) => sample.streamed === streamed),
+    }));
+  const counts = (of: ReturnType<typeof kind>) => of.map(({ name, samples }) => `${name} ${samples.length}`).join(', ');
+  const whole = kind(false);
+  const streamed = kind(true);
   return [
-    `Non-streamed, in ${name} (${whole.length} requests):`,
+    `Non-streamed, to the whole answer written (requests: ${counts(whole)}):`,
     '',
     ...phaseTable(whole, phasesOf.whole),
     '',
-    `Streamed, to the first byte, in ${name} (${streamed.length} requests):`,
+    `Streamed, to the first byte (requests: ${counts(streamed)}):`,
     '',
     ...phaseTable(streamed, phasesOf.stream),
     '',
@@ -154,20 +207,21 @@ interface Session {
 
 async function session(
   upstreamUrl: string,
-  fixed: Target[],
+  fixed: { direct: Target; bare: Target & { started: Started } },
   order: Array<{ name: string; distDir: string | undefined }>,
 ): Promise<Session> {
   const gateways = [];
   for (const { name, distDir } of order) gateways.push(await startOurs(upstreamUrl, name, distDir));
   try {
-    const targets = [...fixed, ...gateways.map(({ target }) => target)];
+    const targets = [fixed.direct, fixed.bare, ...gateways.map(({ target }) => target)];
+    const clocked = [fixed.bare, ...gateways.map(({ started, target }) => ({ ...target, started }))];
     for (const target of targets) await checkAnswers(target);
     await preciseLatency(targets, Number(options.warmup), { rotate: true });
-    for (const { started } of gateways) await ask(started.child, { type: 'phases' });
+    for (const { started } of clocked) await ask(started.child, { type: 'phases' });
     const measured = await preciseLatency(targets, Number(options.rounds), { rotate: true });
     const samples = new Map<string, PhaseSample[]>();
-    for (const { started, target } of gateways) {
-      samples.set(target.name, (await ask<{ samples: PhaseSample[] }>(started.child, { type: 'phases' })).samples);
+    for (const { started, name } of clocked) {
+      samples.set(name, (await ask<{ samples: PhaseSample[] }>(started.child, { type: 'phases' })).samples);
     }
     return {
       latencies: new Map(targets.map((target, index) => [target.name, measured[index]!])),
@@ -185,9 +239,15 @@ async function session(
 try {
   const fake = await startFakeUpstream();
   running.push(fake);
-  const bare = await startWithReadyLine(bareProxyCommand(process.execPath), { BENCH_UPSTREAM_URL: fake.info.url! });
+  const bare = await startWithReadyLine(bareProxyCommand(process.execPath), {
+    BENCH_UPSTREAM_URL: fake.info.url!,
+    BENCH_PHASE_CLOCK: '1',
+  });
   running.push(bare);
-  const fixed = [upstreamTarget('direct', `${fake.info.url}/v1`), upstreamTarget('bare', `${bare.info.url}/v1`)];
+  const fixed = {
+    direct: upstreamTarget('direct', `${fake.info.url}/v1`),
+    bare: { ...upstreamTarget('bare', `${bare.info.url}/v1`), started: bare },
+  };
   const builds = [
     { name: 'ours', distDir: undefined },
     ...(options.baseline ? [{ name: 'baseline', distDir: options.baseline }] : []),
@@ -198,7 +258,7 @@ try {
     // A process may run slower than another of the same build for its whole life: each build starts first in turn.
     sessions.push(await session(fake.info.url!, fixed, index % 2 === 0 ? builds : [...builds].reverse()));
   }
-  const names = [...fixed, ...builds].map((target) => target.name);
+  const names = ['direct', 'bare', ...builds.map((build) => build.name)];
   const p50Of = (name: string, of: (latency: PreciseLatency) => number) =>
     p50(sessions.map((measured) => of(measured.latencies.get(name)!)));
   const row = (what: string, of: (latency: PreciseLatency) => number) =>
@@ -221,10 +281,15 @@ try {
     row('streamed, first byte', (latency) => latency.firstByte.p50),
     '',
   ];
-  for (const { name } of builds) {
-    const samples = sessions.flatMap((measured) => measured.samples.get(name) ?? []);
-    report.push(...phaseSections(name === 'ours' ? 'our gateway' : `the ${name}`, samples));
-  }
+  report.push(
+    ...phaseSections(
+      ['bare', ...builds.map((build) => build.name)].map((name) => ({
+        name,
+        ours: name !== 'bare',
+        samples: sessions.flatMap((measured) => measured.samples.get(name) ?? []),
+      })),
+    ),
+  );
   if (options.out) writeFileSync(options.out, report.join('\n'));
   else process.stdout.write(report.join('\n'));
 } finally {
