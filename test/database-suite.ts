@@ -12,6 +12,7 @@ export const databaseSuite = [
   'test/integration/cli.test.ts',
   'test/integration/compat.test.ts',
   'test/integration/credit-leases.test.ts',
+  'test/integration/frozen-transaction.test.ts',
   'test/integration/dashboard-api.test.ts',
   'test/integration/disconnect-billing.test.ts',
   'test/integration/image-jobs.test.ts',

@@ -80,6 +80,8 @@ export type StorageOptions =
       poolSize?: number;
       onError?: (error: Error) => void;
       listenerProbe?: ListenerProbe;
+      /** `idleInTransactionTimeoutMs` below, shortened by tests. */
+      idleInTransactionTimeoutMs?: number;
     }
   | {
       kind: 'embedded';
@@ -96,6 +98,14 @@ const eventChannel = 'gateway_events';
 export const listenerApplicationName = 'gateway-events-listener';
 /** Arbitrary constant naming the advisory lock that serialises migrations across processes. */
 const migrationLockId = 7_270_301;
+/**
+ * How long the server lets a session of ours sit idle inside a transaction before it ends the session, rolling the
+ * transaction back. A process frozen in the middle of one (stopped, paused, cut off without a FIN or RST) would
+ * otherwise hold the rows it locked for as long as its connection lives: every process's settlements touching
+ * the account would wait behind them, and with them every settlement batched alongside. Our transactions send
+ * their statements back to back, so none comes near this.
+ */
+const idleInTransactionTimeoutMs = 10_000;
 /** Connections of an embedded server's pool: one client process, and at most two cores' worth of work. */
 const embeddedPoolSize = 10;
 
@@ -150,10 +160,14 @@ async function openEmbedded(options: Extract<StorageOptions, { kind: 'embedded' 
 }
 
 async function openPostgres(
-  options: { url: string; poolSize?: number; onError?: (error: Error) => void; listenerProbe?: ListenerProbe },
+  options: Omit<Extract<StorageOptions, { kind: 'postgres' }>, 'kind'>,
   kind: Storage['kind'] = 'postgres',
 ): Promise<Storage> {
-  const pool = new ReturningPool({ connectionString: options.url, max: options.poolSize ?? 20 });
+  const pool = new ReturningPool({
+    connectionString: options.url,
+    max: options.poolSize ?? 20,
+    idle_in_transaction_session_timeout: options.idleInTransactionTimeoutMs ?? idleInTransactionTimeoutMs,
+  });
   // Every client's cut is reported once, by its own listener, whether it was idle or checked out (one cut
   // while out would otherwise be an uncaught exception; returning-pool.ts takes it back at once). The pool
   // passes an idle client's error on as its own too: heard here only so that it does not throw.
