@@ -7,7 +7,9 @@ const minimumFormLength = 8;
 /**
  * What to cut out of an answer so that no credential of its request is left in it: each secret header's value,
  * or for a `Bearer <key>` header the bare key (a provider quotes the key it refused, not the header; the header
- * quoted is left as `Bearer [redacted]`). The longest first, so that a credential holding another is cut whole.
+ * quoted is left as `Bearer [redacted]`), each also as a provider may write it back: escaped in JSON (`\/`
+ * included, as some encoders write a slash) and percent-encoded in a URL. The longest first, so that a credential
+ * holding another is cut whole.
  */
 export function credentialForms(secrets: Iterable<Secret>): Buffer[] {
   const forms = new Set<string>();
@@ -15,9 +17,20 @@ export function credentialForms(secrets: Iterable<Secret>): Buffer[] {
     const value = secret.reveal();
     const bare = value.replace(/^Bearer\s+/i, '');
     const form = bare.length >= minimumFormLength ? bare : value;
-    if (form.length >= minimumFormLength) forms.add(form);
+    if (form.length < minimumFormLength) continue;
+    const inJson = JSON.stringify(form).slice(1, -1);
+    for (const spelling of [form, inJson, inJson.replaceAll('/', '\\/'), percentEncoded(form)]) forms.add(spelling);
   }
   return [...forms].sort((a, b) => b.length - a.length).map((form) => Buffer.from(form));
+}
+
+/** The value as a URL's query writes it; a value that cannot be (a lone surrogate) as it is. */
+function percentEncoded(value: string): string {
+  try {
+    return encodeURIComponent(value);
+  } catch {
+    return value;
+  }
 }
 
 /** `bytes` with every occurrence of each form replaced by `[redacted]` (the same buffer when none occurs). */

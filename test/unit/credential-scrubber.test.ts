@@ -44,6 +44,25 @@ describe('the credential scrubber', () => {
     expect(JSON.stringify({ inner })).toBe('{"inner":"[redacted]"}');
   });
 
+  it('cuts a credential out as JSON escapes it and as a URL encodes it, not only as it was sent', () => {
+    // A key of the base64 alphabet, as some providers issue them: a slash, a plus.
+    const slashed = 'wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY';
+    const scrubber = new CredentialScrubber(credentialForms([new Secret(`Bearer ${slashed}`)]));
+    const echoes = [
+      `{"error":"invalid key ${slashed}"}`,
+      `{"error":"invalid key ${slashed.replaceAll('/', '\\/')}"}`,
+      `GET /v1/files?key=${encodeURIComponent(slashed)} refused`,
+    ];
+    expect(echoes.map((echo) => String(scrubber.next(Buffer.from(echo))))).toEqual([
+      '{"error":"invalid key [redacted]"}',
+      '{"error":"invalid key [redacted]"}',
+      'GET /v1/files?key=[redacted] refused',
+    ]);
+    // A value no URL can encode (a lone surrogate) is still searched for as it is.
+    const odd = `sk-odd-\ud800-value`;
+    expect(credentialForms([new Secret(odd)]).map(String)).toContain(Buffer.from(odd).toString());
+  });
+
   it('cuts every credential out however the answer is split into chunks, and changes nothing else', () => {
     // Text made of pieces that begin or nearly make a credential, so that chunk ends fall inside them.
     const piece = fc.constantFrom(
