@@ -21,12 +21,12 @@ describe('a transaction left open by a frozen process', () => {
 
   beforeAll(async () => {
     database = await createTestDatabase();
-    // The frozen process's pool ends its sessions idle in a transaction after 2 s; the other keeps the default.
+    // The frozen process's pool ends its sessions idle in a transaction after 3 s; the other keeps the default.
     frozen = await openStorage({
       kind: 'postgres',
       url: database.url,
       poolSize: 2,
-      idleInTransactionTimeoutMs: 2_000,
+      idleInTransactionTimeoutMs: 3_000,
       onError: () => undefined,
     });
     other = await openStorage({ kind: 'postgres', url: database.url, poolSize: 2 });
