@@ -107,7 +107,15 @@ export class AccountsRepository {
           ),
         )
         .returning({ balanceNanos: accounts.balanceNanos });
-      if (!row) return input.floorAtZero && (await this.findById(input.accountId)) ? 'below-zero' : undefined;
+      if (!row) {
+        // Inside the transaction, on its own connection: another of the pool's could be long in coming.
+        const [exists] = await transaction
+          .select({ id: accounts.id })
+          .from(accounts)
+          .where(eq(accounts.id, input.accountId))
+          .limit(1);
+        return input.floorAtZero && exists ? 'below-zero' : undefined;
+      }
       await transaction
         .insert(creditGrants)
         .values({ id: input.grantId, accountId: input.accountId, amountNanos: input.amountNanos, note: input.note });
