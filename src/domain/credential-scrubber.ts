@@ -33,6 +33,11 @@ function percentEncoded(value: string): string {
   }
 }
 
+/** Whether any of the forms occurs in `bytes`. */
+export function quotesAnyForm(bytes: Buffer, forms: readonly Buffer[]): boolean {
+  return forms.some((form) => bytes.includes(form));
+}
+
 /** `bytes` with every occurrence of each form replaced by `[redacted]` (the same buffer when none occurs). */
 function withFormsCut(bytes: Buffer, forms: readonly Buffer[]): Buffer {
   let clean = bytes;

@@ -2,7 +2,7 @@ import { lookup, type LookupAddress, type LookupAllOptions, type LookupOptions }
 import { lookup as lookupAll } from 'node:dns/promises';
 import { BlockList, isIP } from 'node:net';
 import { Agent, request, type Dispatcher } from 'undici';
-import { CredentialScrubber, credentialForms } from '../domain/credential-scrubber.ts';
+import { credentialForms, quotesAnyForm } from '../domain/credential-scrubber.ts';
 import type { Secret } from '../domain/secret.ts';
 
 /** Media a client named by URL, fetched by the gateway so its limits can be checked on the bytes themselves. */
@@ -157,8 +157,8 @@ export class RemoteMediaFetcher {
 
   /**
    * `budget`, shared by the downloads of one request, bounds their bytes in all. `credentials` (a provider's
-   * authorization header) go to the first URL's origin only, never to another a redirect leads to, and are cut
-   * out of the bytes fetched (the file is the provider's answer, and may echo them). `abort` (a media job's
+   * authorization header) go to the first URL's origin only, never to another a redirect leads to, and a file
+   * that quotes them is refused (the file is the provider's answer, and may echo them). `abort` (a media job's
    * deadline) cuts the download beside its own time-out.
    */
   async fetch(
@@ -190,8 +190,12 @@ export class RemoteMediaFetcher {
         discard(response.body);
         throw new RemoteMediaError(`${current.host} answered HTTP ${response.statusCode}`);
       }
-      const scrubber = credentials && new CredentialScrubber(credentialForms(Object.values(credentials)));
-      const bytes = await this.read(response, { signal, budget, scrubber });
+      const bytes = await this.read(response, signal, budget);
+      // Cut out, they would corrupt the file (a video's offsets): a file that quotes them is refused whole.
+      if (credentials && quotesAnyForm(bytes, credentialForms(Object.values(credentials))))
+        throw new RemoteMediaError(
+          `${current.host} answered with a file that quotes the credentials it was fetched with`,
+        );
       return {
         contentType: header(response.headers['content-type'])?.split(';')[0]?.trim().toLowerCase() || undefined,
         bytes,
@@ -244,14 +248,10 @@ export class RemoteMediaFetcher {
     }
   }
 
-  /** The body's bytes within the limits; with a `scrubber`, with the credentials it knows cut out. */
   private async read(
     response: Dispatcher.ResponseData,
-    {
-      signal,
-      budget,
-      scrubber,
-    }: { signal: AbortSignal; budget: ByteBudget | undefined; scrubber: CredentialScrubber | undefined },
+    signal: AbortSignal,
+    budget: ByteBudget | undefined,
   ): Promise<Buffer> {
     const declared = Number(header(response.headers['content-length']));
     if (Number.isFinite(declared) && declared > this.options.maxBytes) {
@@ -274,18 +274,15 @@ export class RemoteMediaFetcher {
           if (budget.remaining < 0)
             throw new RemoteMediaError(`the media of this request are larger than ${budget.limit} bytes in all`);
         }
-        const clean = scrubber ? scrubber.next(chunk) : chunk;
-        if (clean) chunks.push(clean);
+        chunks.push(chunk);
       }
-      const kept = scrubber?.end();
-      if (kept) chunks.push(kept);
     } catch (error) {
       if (error instanceof RemoteMediaError) throw error;
       throw signal.aborted
         ? new RemoteMediaError(`no complete answer within ${this.options.timeoutMs} ms`)
         : new RemoteMediaError('the download broke off');
     }
-    return Buffer.concat(chunks);
+    return Buffer.concat(chunks, size);
   }
 }
 
