@@ -163,19 +163,20 @@ async function openPostgres(
   options: Omit<Extract<StorageOptions, { kind: 'postgres' }>, 'kind'>,
   kind: Storage['kind'] = 'postgres',
 ): Promise<Storage> {
-  const pool = new ReturningPool({ connectionString: options.url, max: options.poolSize ?? 20 });
   const idleLimitMs = Math.trunc(options.idleInTransactionTimeoutMs ?? idleInTransactionTimeoutMs);
-  pool.on('connect', (client) => {
-    // Every client's cut is reported once, by its own listener, whether it was idle or checked out (one cut
-    // while out would otherwise be an uncaught exception; returning-pool.ts takes it back at once). The pool
-    // passes an idle client's error on as its own too: heard here only so that it does not throw.
-    client.on('error', (error) => options.onError?.(error));
-    // The session's first statement (a client runs its queries in order), not a startup parameter: a pooler
-    // such as PgBouncer refuses a connection whose startup packet carries a parameter it does not track.
-    client
-      .query(`SET idle_in_transaction_session_timeout = ${idleLimitMs}`)
-      .catch((error: unknown) => options.onError?.(error instanceof Error ? error : new Error(String(error))));
+  const pool = new ReturningPool({
+    connectionString: options.url,
+    max: options.poolSize ?? 20,
+    // The session's first statement, run before the pool hands the connection out, rather than a startup
+    // parameter: a pooler such as PgBouncer refuses a connection whose startup packet carries one it does not track.
+    onConnect: async (client) => {
+      await client.query(`SET idle_in_transaction_session_timeout = ${idleLimitMs}`);
+    },
   });
+  // Every client's cut is reported once, by its own listener, whether it was idle or checked out (one cut
+  // while out would otherwise be an uncaught exception; returning-pool.ts takes it back at once). The pool
+  // passes an idle client's error on as its own too: heard here only so that it does not throw.
+  pool.on('connect', (client) => client.on('error', (error) => options.onError?.(error)));
   pool.on('error', () => undefined);
   const db = drizzlePostgres(pool, { schema });
   const listener = new PostgresListener(options.url, options.onError, options.listenerProbe ?? defaultListenerProbe);
