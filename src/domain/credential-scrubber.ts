@@ -5,156 +5,138 @@ const redactedBytes = Buffer.from(redacted);
 const minimumFormLength = 8;
 
 /**
- * One credential as an answer may spell it: a unit per character, each unit the spellings of that character.
- * A letter or digit is itself. Any other character is itself, or escaped as JSON writes it (`\/`, `\"`,
- * `\u002B` in either case of hex), or percent-encoded as a URL writes it (`%2F` in either case), whatever
- * each encoder leaves alone: a spelling is matched character by character, so a key written back half escaped
- * (a JSON encoder that escapes `+` and not `/`) is found too.
- */
-export interface CredentialForm {
-  readonly units: readonly (readonly Buffer[])[];
-  /** The bytes searched for to find where a spelling may begin: the form's opening letters and digits, or else each first byte its first character may be spelled with. */
-  readonly openings: readonly Buffer[];
-  /** The bytes a spelling may begin with. */
-  readonly firstBytes: readonly number[];
-  /** The most bytes a spelling of the whole credential takes. */
-  readonly longest: number;
-}
-
-/** Forms already built, by credential: an exchange builds its forms for the same few keys again and again. */
-const formCache = new Map<string, CredentialForm>();
-const formCacheLimit = 1_000;
-
-/**
  * What to cut out of an answer so that no credential of its request is left in it: each secret header's value,
  * or for a `Bearer <key>` header the bare key (a provider quotes the key it refused, not the header; the header
- * quoted is left as `Bearer [redacted]`). The longest first, so that a credential holding another is cut whole.
+ * quoted is left as `Bearer [redacted]`), each as sent and as the encoders a provider's answer is commonly
+ * written with spell it back (`spellings`). The longest first, so that a credential holding another is cut whole.
+ * Each is a whole spelling found with one search: a key that an answer escapes in some other mix is not cut.
  */
-export function credentialForms(secrets: Iterable<Secret>): CredentialForm[] {
-  const values = new Set<string>();
+export function credentialForms(secrets: Iterable<Secret>): Buffer[] {
+  const forms = new Set<string>();
   for (const secret of secrets) {
     const value = secret.reveal();
     const bare = value.replace(/^Bearer\s+/i, '');
     const form = bare.length >= minimumFormLength ? bare : value;
-    if (form.length >= minimumFormLength) values.add(form);
+    if (form.length < minimumFormLength) continue;
+    for (const spelling of spellingsOf(form)) forms.add(spelling);
   }
-  return [...values].sort((a, b) => b.length - a.length).map(formOf);
+  return [...forms].sort((a, b) => b.length - a.length).map((form) => Buffer.from(form));
 }
 
-function formOf(value: string): CredentialForm {
-  let form = formCache.get(value);
-  if (!form) {
-    if (formCache.size >= formCacheLimit) formCache.clear();
-    const units = Array.from(value, (character) => spellingsOf(character).map((spelling) => Buffer.from(spelling)));
-    let plain = 0;
-    while (plain < units.length && units[plain]!.length === 1) plain++;
-    const firstBytes = [...new Set(units[0]!.map((spelling) => spelling[0]!))];
-    form = {
-      units,
-      openings:
-        plain > 0
-          ? [Buffer.concat(units.slice(0, plain).map((unit) => unit[0]!))]
-          : firstBytes.map((byte) => Buffer.of(byte)),
-      firstBytes,
-      longest: units.reduce((sum, unit) => sum + Math.max(...unit.map((spelling) => spelling.length)), 0),
-    };
-    formCache.set(value, form);
-  }
-  return form;
-}
+/** Spellings already worked out, by credential: every exchange asks again for the same few keys'. */
+const knownSpellings = new Map<string, readonly string[]>();
+const knownSpellingsLimit = 1_000;
 
-/** The ways an answer may write one character of a credential, the longest first (the order they are tried in). */
-function spellingsOf(character: string): string[] {
-  if (/^[A-Za-z0-9]$/.test(character)) return [character];
-  const spellings = new Set([character, JSON.stringify(character).slice(1, -1)]);
-  if (character === '/') spellings.add('\\/');
-  const code = character.codePointAt(0)!;
-  if (code <= 0xffff) {
-    const hex = code.toString(16).padStart(4, '0');
-    spellings.add(`\\u${hex.toUpperCase()}`).add(`\\u${hex}`);
+function spellingsOf(value: string): readonly string[] {
+  let known = knownSpellings.get(value);
+  if (!known) {
+    if (knownSpellings.size >= knownSpellingsLimit) knownSpellings.clear();
+    known = [...new Set(spellings(value))];
+    knownSpellings.set(value, known);
   }
-  const percent = [...Buffer.from(character)].map((byte) => `%${byte.toString(16).padStart(2, '0').toUpperCase()}`);
-  spellings.add(percent.join('')).add(percent.join('').toLowerCase());
-  return [...spellings].sort((a, b) => b.length - a.length);
+  return known;
 }
 
 /**
- * Where a spelling of the form that begins at `at` ends: its end, `partial` when the bytes end before it does
- * (everything up to their end spelling its beginning), or -1. Each character takes the longest of its spellings
- * that matches, and no choice is undone: two spellings of a character differ within their first two bytes, but
- * for a backslash, whose one-byte spelling begins its escaped ones.
+ * A credential as sent, and as answers commonly quote it: in JSON (as JavaScript and Python write it, with `\/`
+ * as PHP does, and with `+`, `=` and the like as `\u002B`, as .NET does), and percent-encoded in a URL (every
+ * reserved character as `encodeURIComponent` does, all but `/` as Python's `quote` does, only `/` as Go's
+ * `PathEscape` does, the hex in either case). For a key of letters, digits, `-` and `_` these are all one.
  */
-function matchAt(bytes: Buffer, at: number, form: CredentialForm): number | 'partial' {
-  let position = at;
-  for (const unit of form.units) {
-    let next = -1;
-    for (const spelling of unit) {
-      const available = Math.min(spelling.length, bytes.length - position);
-      if (bytes.compare(spelling, 0, available, position, position + available) !== 0) continue;
-      if (available < spelling.length) return 'partial';
-      next = position + spelling.length;
-      break;
-    }
-    if (next === -1) return -1;
-    position = next;
-  }
-  return position;
+function spellings(value: string): string[] {
+  const inJson = JSON.stringify(value).slice(1, -1);
+  const inUrl = percentEncoded(value);
+  const inUrlButSlash = inUrl.replaceAll('%2F', '/');
+  return [
+    value,
+    inJson,
+    inJson.replaceAll('/', '\\/'),
+    inJson.replace(
+      /[+=<>&'`]|[^\x00-\x7f]/g,
+      (character) => `\\u${character.charCodeAt(0).toString(16).toUpperCase().padStart(4, '0')}`,
+    ),
+    inUrl,
+    lowerHex(inUrl),
+    inUrlButSlash,
+    lowerHex(inUrlButSlash),
+    value.replaceAll('/', '%2F'),
+  ];
 }
 
-/** The spellings of the form in `bytes`, as [start, end) ranges, in order. */
-function* spelledAt(bytes: Buffer, form: CredentialForm): Generator<[number, number]> {
-  let from = 0;
-  while (from < bytes.length) {
-    let start = -1;
-    for (const first of form.openings) {
-      const at = bytes.indexOf(first, from);
-      if (at !== -1 && (start === -1 || at < start)) start = at;
-    }
-    if (start === -1) return;
-    const end = matchAt(bytes, start, form);
-    if (typeof end === 'number' && end !== -1) {
-      yield [start, end];
-      from = end;
-    } else from = start + 1;
+/** The value as a URL's query writes it; a value that cannot be (a lone surrogate) as it is. */
+function percentEncoded(value: string): string {
+  try {
+    return encodeURIComponent(value);
+  } catch {
+    return value;
   }
 }
 
-/** Whether any of the forms is spelled in `bytes`. */
-export function quotesAnyForm(bytes: Buffer, forms: readonly CredentialForm[]): boolean {
-  return forms.some((form) => !spelledAt(bytes, form).next().done);
+function lowerHex(encoded: string): string {
+  return encoded.replace(/%[0-9A-F]{2}/g, (escape) => escape.toLowerCase());
 }
 
-/** `bytes` with every spelling of each form replaced by `[redacted]` (the same buffer when none occurs). */
-function withFormsCut(bytes: Buffer, forms: readonly CredentialForm[]): Buffer {
+/** Whether any of the forms occurs in `bytes`. */
+export function quotesAnyForm(bytes: Buffer, forms: readonly Buffer[]): boolean {
+  return forms.some((form) => bytes.includes(form));
+}
+
+/** `bytes` with every occurrence of each form replaced by `[redacted]` (the same buffer when none occurs). */
+function withFormsCut(bytes: Buffer, forms: readonly Buffer[]): Buffer {
   let clean = bytes;
   for (const form of forms) {
+    let at = clean.indexOf(form);
+    if (at === -1) continue;
     const parts: Buffer[] = [];
     let from = 0;
-    for (const [start, end] of spelledAt(clean, form)) {
-      parts.push(clean.subarray(from, start), redactedBytes);
-      from = end;
+    while (at !== -1) {
+      parts.push(clean.subarray(from, at), redactedBytes);
+      from = at + form.length;
+      at = clean.indexOf(form, from);
     }
-    if (parts.length === 0) continue;
     parts.push(clean.subarray(from));
     clean = Buffer.concat(parts);
   }
   return clean;
 }
 
-/** How many of the last bytes of `bytes` begin a spelling of some form without completing it: they wait for the next chunk. */
-function pendingPrefixLength(bytes: Buffer, forms: readonly CredentialForm[]): number {
+/** How many of the last bytes of `bytes` begin some form without completing it: they wait for the next chunk. */
+function pendingPrefixLength(bytes: Buffer, forms: readonly Buffer[]): number {
   let longest = 0;
   for (const form of forms) {
-    // Only within a spelling's length of the end can one begin and not end (the cut above searched the rest), and
-    // only where a byte that may begin one stands.
-    const tail = bytes.subarray(Math.max(0, bytes.length - form.longest + 1));
-    for (const first of form.firstBytes) {
-      for (let at = tail.indexOf(first); at !== -1 && tail.length - at > longest; at = tail.indexOf(first, at + 1)) {
-        if (matchAt(tail, at, form) === 'partial') longest = tail.length - at;
-      }
+    const first = form[0]!;
+    // Only where the form's first byte stands among the last (length - 1) bytes can a prefix of it end the chunk.
+    const earliest = Math.max(0, bytes.length - form.length + 1);
+    const tail = bytes.subarray(earliest);
+    for (let at = tail.lastIndexOf(first); at !== -1; at = at === 0 ? -1 : tail.lastIndexOf(first, at - 1)) {
+      const length = tail.length - at;
+      if (length > longest && tail.compare(form, 0, length, at) === 0) longest = length;
     }
   }
   return longest;
+}
+
+/**
+ * Where what waits for the next chunk begins: at the earliest unfinished beginning of a form among the last bytes,
+ * moved back to the start of any form that occurs across that point (so the bytes before it can be cut on their
+ * own). Forms that overlap one another could move it back again and again: it moves back no further than twice
+ * the longest form from the end, so what waits stays bounded and a stream keeps flowing.
+ */
+function keptFrom(bytes: Buffer, forms: readonly Buffer[]): number {
+  let kept = bytes.length - pendingPrefixLength(bytes, forms);
+  if (kept === bytes.length) return kept;
+  const floor = Math.max(0, bytes.length - 2 * (forms[0]?.length ?? 0));
+  for (let moved = true; moved && kept > floor; ) {
+    moved = false;
+    for (const form of forms) {
+      const at = bytes.indexOf(form, Math.max(floor, kept - form.length + 1));
+      if (at !== -1 && at < kept) {
+        kept = at;
+        moved = true;
+      }
+    }
+  }
+  return kept;
 }
 
 /**
@@ -165,7 +147,7 @@ function pendingPrefixLength(bytes: Buffer, forms: readonly CredentialForm[]): n
 export class CredentialScrubber {
   private pending: Buffer | undefined;
 
-  constructor(private readonly forms: readonly CredentialForm[]) {}
+  constructor(private readonly forms: readonly Buffer[]) {}
 
   /** It holds credentials: printed, it shows none (it rides on a request as undici's `opaque`). */
   toJSON(): string {
@@ -176,19 +158,23 @@ export class CredentialScrubber {
     return redacted;
   }
 
-  /** The chunk (after what was kept before) with the credentials cut out, less what is kept for the next one. */
+  /**
+   * The chunk (after what was kept before) with the credentials cut out, less what is kept for the next one. What
+   * is kept is decided on the bytes as they came, before any cut: a shorter credential complete at the end may be
+   * the beginning of a longer one that the next chunk completes, and is kept with it, so that the longer is cut
+   * whole; a credential that begins before what is kept is kept whole too, so that no cut falls across the two.
+   */
   next(chunk: Buffer): Buffer | undefined {
-    const bytes = withFormsCut(this.pending ? Buffer.concat([this.pending, chunk]) : chunk, this.forms);
-    const waiting = pendingPrefixLength(bytes, this.forms);
-    this.pending = waiting > 0 ? Buffer.from(bytes.subarray(bytes.length - waiting)) : undefined;
-    if (bytes.length === waiting) return undefined;
-    return waiting > 0 ? bytes.subarray(0, bytes.length - waiting) : bytes;
+    const bytes = this.pending ? Buffer.concat([this.pending, chunk]) : chunk;
+    const kept = keptFrom(bytes, this.forms);
+    this.pending = kept < bytes.length ? Buffer.from(bytes.subarray(kept)) : undefined;
+    return kept === 0 ? undefined : withFormsCut(bytes.subarray(0, kept), this.forms);
   }
 
-  /** What was kept, once the answer has ended: it did not become a credential. */
+  /** What was kept, once the answer has ended, with any credential in it cut out. */
   end(): Buffer | undefined {
     const kept = this.pending;
     this.pending = undefined;
-    return kept;
+    return kept && withFormsCut(kept, this.forms);
   }
 }

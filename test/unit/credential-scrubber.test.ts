@@ -20,16 +20,15 @@ const slashedSpellings = [
 ];
 const secrets = [new Secret(key).bearer(), new Secret(headerValue), new Secret(slashed)];
 
-/** The text as the whole answer would read with every credential cut out. */
-const cutWhole = (text: string) =>
-  slashedSpellings
-    .reduce((cut, spelling) => cut.replaceAll(spelling, '[redacted]'), text)
-    .replaceAll(key, '[redacted]')
-    .replaceAll(headerValue, '[redacted]');
+/** The text as the whole answer would read with each of `spellings` cut out, the longest first. */
+const cutWhole = (text: string, spellings = [...slashedSpellings, key, headerValue]) =>
+  [...spellings]
+    .sort((a, b) => b.length - a.length)
+    .reduce((cut, spelling) => cut.replaceAll(spelling, '[redacted]'), text);
 
 /** What a scrubber lets out of the chunks, one string a chunk (and one for the end, if anything was kept). */
-function scrubbed(chunks: string[]): string[] {
-  const scrubber = new CredentialScrubber(credentialForms(secrets));
+function scrubbed(chunks: string[], of = secrets): string[] {
+  const scrubber = new CredentialScrubber(credentialForms(of));
   const out = chunks.map((chunk) => scrubber.next(Buffer.from(chunk))?.toString('utf8') ?? '');
   return [...out, scrubber.end()?.toString('utf8') ?? ''];
 }
@@ -68,7 +67,7 @@ describe('the credential scrubber', () => {
     expect(JSON.stringify({ inner })).toBe('{"inner":"[redacted]"}');
   });
 
-  it('cuts a credential out however an answer escapes or percent-encodes its characters, each on its own', () => {
+  it('cuts a credential out as the encoders answers are commonly written with spell it back', () => {
     const scrubber = new CredentialScrubber(credentialForms([new Secret(`Bearer ${slashed}`)]));
     for (const spelling of slashedSpellings) {
       expect(String(scrubber.next(Buffer.from(`{"error":"invalid key ${spelling}"}`)))).toBe(
@@ -110,6 +109,26 @@ describe('the credential scrubber', () => {
         const out = scrubbed(splitAt(text, cuts)).join('');
         expect(out).toBe(cutWhole(text));
         for (const secret of [key, headerValue, ...slashedSpellings]) expect(out).not.toContain(secret);
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('cuts a credential that holds another whole, however the answer is split, and one that ends the answer', () => {
+    const inner = 'Q7vX2mK9';
+    const outer = `sk-${inner}-tail`;
+    const nested = [new Secret(inner), new Secret(outer)];
+    expect(scrubbed(['key sk-Q7vX2mK9', '-tail end'], nested).join('')).toBe('key [redacted] end');
+    expect(scrubbed(['key sk-Q7vX2mK9', ' end'], nested).join('')).toBe('key sk-[redacted] end');
+    // A credential whose last character begins a longer spelling of it (`%` of `%25`), at the very end.
+    const percent = [new Secret('abcdefg%')];
+    expect(scrubbed(['x abcdefg%'], percent).join('')).toBe('x [redacted]');
+    expect(scrubbed(['x abcdefg', '%25 y'], percent).join('')).toBe('x [redacted] y');
+    const piece = fc.constantFrom(outer, inner, 'sk-', 'sk-Q7v', `sk-${inner}`, '-tail', ' ', 'x');
+    fc.assert(
+      fc.property(fc.array(piece, { maxLength: 10 }), fc.array(fc.nat(200), { maxLength: 8 }), (pieces, cuts) => {
+        const text = pieces.join('');
+        expect(scrubbed(splitAt(text, cuts), nested).join('')).toBe(cutWhole(text, [outer, inner]));
       }),
       { numRuns: 300 },
     );
