@@ -119,21 +119,22 @@ function pendingPrefixLength(bytes: Buffer, forms: readonly Buffer[]): number {
 /**
  * Where what waits for the next chunk begins: at the earliest unfinished beginning of a form among the last bytes,
  * moved back to the start of any form that occurs across that point (so the bytes before it can be cut on their
- * own). Forms that overlap one another could move it back again and again: it moves back no further than twice
- * the longest form from the end, so what waits stays bounded and a stream keeps flowing.
+ * own). Occurrences that overlap one another (a key whose beginning repeats its end) could move it back again
+ * and again: once it would go further back than twice the longest form from the end, it goes forward instead,
+ * to the end of the occurrence across it, which is then cut with what goes out, so what waits stays bounded.
  */
 function keptFrom(bytes: Buffer, forms: readonly Buffer[]): number {
   let kept = bytes.length - pendingPrefixLength(bytes, forms);
   if (kept === bytes.length) return kept;
   const floor = Math.max(0, bytes.length - 2 * (forms[0]?.length ?? 0));
-  for (let moved = true; moved && kept > floor; ) {
+  for (let moved = true; moved; ) {
     moved = false;
     for (const form of forms) {
-      const at = bytes.indexOf(form, Math.max(floor, kept - form.length + 1));
-      if (at !== -1 && at < kept) {
-        kept = at;
-        moved = true;
-      }
+      const at = bytes.indexOf(form, Math.max(0, kept - form.length + 1));
+      if (at === -1 || at >= kept) continue;
+      if (at < floor) return at + form.length;
+      kept = at;
+      moved = true;
     }
   }
   return kept;

@@ -134,6 +134,22 @@ describe('the credential scrubber', () => {
     );
   });
 
+  it('never lets out a credential whose occurrences overlap one another (its beginning repeats its end)', () => {
+    const overlapping = 'Q7m2Xv9=Q';
+    const forms = [new Secret(overlapping)];
+    const spelled = ['Q7m2Xv9=Q', 'Q7m2Xv9%3DQ', 'Q7m2Xv9\\u003DQ'];
+    expect(scrubbed(['Q7m2Xv9=Q7m2Xv9=Q7m2Xv9=Q7', 'm2Xv9=Q'], forms).join('')).not.toContain(overlapping);
+    expect(scrubbed(['Q7m2Xv9\\u003DQ7m2Xv9%3DQ7m2Xv9\\u003DQ'], forms).join('')).not.toContain('Q7m2Xv9\\u003DQ');
+    const piece = fc.constantFrom(...spelled, 'Q7', 'Q', '7m2Xv9=', '7m2Xv9%3DQ', 'x');
+    fc.assert(
+      fc.property(fc.array(piece, { maxLength: 12 }), fc.array(fc.nat(150), { maxLength: 8 }), (pieces, cuts) => {
+        const out = scrubbed(splitAt(pieces.join(''), cuts), forms).join('');
+        for (const spelling of spelled) expect(out).not.toContain(spelling);
+      }),
+      { numRuns: 500 },
+    );
+  });
+
   it('holds back less than a credential, whatever an upstream sends a byte at a time', () => {
     const scrubber = new CredentialScrubber(credentialForms(secrets));
     // Beginnings of the key that never complete it, one byte per chunk.
