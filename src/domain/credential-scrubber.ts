@@ -52,7 +52,7 @@ function spellings(value: string): string[] {
     inJson,
     inJson.replaceAll('/', '\\/'),
     inJson.replace(
-      /[+=<>&'`]|[^\x00-\x7f]/g,
+      /[+=<>&'`]|[^ -~]/g,
       (character) => `\\u${character.charCodeAt(0).toString(16).toUpperCase().padStart(4, '0')}`,
     ),
     inUrl,
@@ -73,71 +73,70 @@ function percentEncoded(value: string): string {
 }
 
 function lowerHex(encoded: string): string {
-  return encoded.replace(/%[0-9A-F]{2}/g, (escape) => escape.toLowerCase());
+  return encoded.replace(/%[0-9A-F]{2}/g, (hex) => hex.toLowerCase());
+}
+
+/**
+ * Where the earliest of the forms that `bytes` ends with the beginning of (and not the whole) begins, at `from` or
+ * later; -1 when none does. Only the last (longest form - 1) bytes can hold one.
+ */
+function unfinishedFrom(bytes: Buffer, forms: readonly Buffer[], from: number): number {
+  let earliest = -1;
+  for (const form of forms) {
+    const first = form[0]!;
+    let at = bytes.indexOf(first, Math.max(from, bytes.length - form.length + 1));
+    for (; at !== -1 && (earliest === -1 || at < earliest); at = bytes.indexOf(first, at + 1)) {
+      if (bytes.compare(form, 0, bytes.length - at, at) === 0) {
+        earliest = at;
+        break;
+      }
+    }
+  }
+  return earliest;
+}
+
+/**
+ * One pass over the bytes, left to right: each occurrence of a form, the earliest first (the longest of those
+ * that begin at one place), is cut to `[redacted]`; the bytes between go out as they are. Unless `final`, the
+ * pass stops where the bytes end with the beginning of a form that begins no later than the next occurrence
+ * (a longer form may begin where a shorter one ends the bytes): what follows waits for the next chunk. So no
+ * occurrence is ever let out, whether it lies in one chunk, across chunks, or overlaps another.
+ */
+function scan(bytes: Buffer, forms: readonly Buffer[], final: boolean): { out: Buffer[]; kept: number } {
+  const out: Buffer[] = [];
+  // The next occurrence of each form at or after `from`, looked for again only once `from` has passed it.
+  const next = forms.map(() => -2);
+  let unfinished = -2;
+  let from = 0;
+  for (;;) {
+    let start = -1;
+    let length = 0;
+    forms.forEach((form, index) => {
+      if (next[index]! !== -1 && next[index]! < from) next[index] = bytes.indexOf(form, from);
+      const at = next[index]!;
+      if (at !== -1 && (start === -1 || at < start)) {
+        start = at;
+        length = form.length;
+      }
+    });
+    if (!final && (unfinished === -2 || (unfinished !== -1 && unfinished < from)))
+      unfinished = unfinishedFrom(bytes, forms, from);
+    if (!final && unfinished !== -1 && (start === -1 || unfinished <= start)) {
+      out.push(bytes.subarray(from, unfinished));
+      return { out, kept: unfinished };
+    }
+    if (start === -1) {
+      out.push(bytes.subarray(from));
+      return { out, kept: bytes.length };
+    }
+    out.push(bytes.subarray(from, start), redactedBytes);
+    from = start + length;
+  }
 }
 
 /** Whether any of the forms occurs in `bytes`. */
 export function quotesAnyForm(bytes: Buffer, forms: readonly Buffer[]): boolean {
   return forms.some((form) => bytes.includes(form));
-}
-
-/** `bytes` with every occurrence of each form replaced by `[redacted]` (the same buffer when none occurs). */
-function withFormsCut(bytes: Buffer, forms: readonly Buffer[]): Buffer {
-  let clean = bytes;
-  for (const form of forms) {
-    let at = clean.indexOf(form);
-    if (at === -1) continue;
-    const parts: Buffer[] = [];
-    let from = 0;
-    while (at !== -1) {
-      parts.push(clean.subarray(from, at), redactedBytes);
-      from = at + form.length;
-      at = clean.indexOf(form, from);
-    }
-    parts.push(clean.subarray(from));
-    clean = Buffer.concat(parts);
-  }
-  return clean;
-}
-
-/** How many of the last bytes of `bytes` begin some form without completing it: they wait for the next chunk. */
-function pendingPrefixLength(bytes: Buffer, forms: readonly Buffer[]): number {
-  let longest = 0;
-  for (const form of forms) {
-    const first = form[0]!;
-    // Only where the form's first byte stands among the last (length - 1) bytes can a prefix of it end the chunk.
-    const earliest = Math.max(0, bytes.length - form.length + 1);
-    const tail = bytes.subarray(earliest);
-    for (let at = tail.lastIndexOf(first); at !== -1; at = at === 0 ? -1 : tail.lastIndexOf(first, at - 1)) {
-      const length = tail.length - at;
-      if (length > longest && tail.compare(form, 0, length, at) === 0) longest = length;
-    }
-  }
-  return longest;
-}
-
-/**
- * Where what waits for the next chunk begins: at the earliest unfinished beginning of a form among the last bytes,
- * moved back to the start of any form that occurs across that point (so the bytes before it can be cut on their
- * own). Occurrences that overlap one another (a key whose beginning repeats its end) could move it back again
- * and again: once it would go further back than twice the longest form from the end, it goes forward instead,
- * to the end of the occurrence across it, which is then cut with what goes out, so what waits stays bounded.
- */
-function keptFrom(bytes: Buffer, forms: readonly Buffer[]): number {
-  let kept = bytes.length - pendingPrefixLength(bytes, forms);
-  if (kept === bytes.length) return kept;
-  const floor = Math.max(0, bytes.length - 2 * (forms[0]?.length ?? 0));
-  for (let moved = true; moved; ) {
-    moved = false;
-    for (const form of forms) {
-      const at = bytes.indexOf(form, Math.max(0, kept - form.length + 1));
-      if (at === -1 || at >= kept) continue;
-      if (at < floor) return at + form.length;
-      kept = at;
-      moved = true;
-    }
-  }
-  return kept;
 }
 
 /**
@@ -159,23 +158,25 @@ export class CredentialScrubber {
     return redacted;
   }
 
-  /**
-   * The chunk (after what was kept before) with the credentials cut out, less what is kept for the next one. What
-   * is kept is decided on the bytes as they came, before any cut: a shorter credential complete at the end may be
-   * the beginning of a longer one that the next chunk completes, and is kept with it, so that the longer is cut
-   * whole; a credential that begins before what is kept is kept whole too, so that no cut falls across the two.
-   */
+  /** The chunk (after what was kept before) with the credentials cut out, less what is kept for the next one. */
   next(chunk: Buffer): Buffer | undefined {
     const bytes = this.pending ? Buffer.concat([this.pending, chunk]) : chunk;
-    const kept = keptFrom(bytes, this.forms);
+    const { out, kept } = scan(bytes, this.forms, false);
     this.pending = kept < bytes.length ? Buffer.from(bytes.subarray(kept)) : undefined;
-    return kept === 0 ? undefined : withFormsCut(bytes.subarray(0, kept), this.forms);
+    return joined(out);
   }
 
   /** What was kept, once the answer has ended, with any credential in it cut out. */
   end(): Buffer | undefined {
     const kept = this.pending;
     this.pending = undefined;
-    return kept && withFormsCut(kept, this.forms);
+    return kept && joined(scan(kept, this.forms, true).out);
   }
+}
+
+/** The pieces as one buffer (the piece itself when there is one), or undefined when they hold nothing. */
+function joined(pieces: Buffer[]): Buffer | undefined {
+  const nonEmpty = pieces.filter((piece) => piece.length > 0);
+  if (nonEmpty.length === 0) return undefined;
+  return nonEmpty.length === 1 ? nonEmpty[0] : Buffer.concat(nonEmpty);
 }
