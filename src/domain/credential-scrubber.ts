@@ -23,7 +23,7 @@ export function credentialForms(secrets: Iterable<Secret>): Buffer[] {
   return [...forms].sort((a, b) => b.length - a.length).map((form) => Buffer.from(form));
 }
 
-/** Spellings already worked out, by credential: every exchange asks again for the same few keys'. */
+/** Spellings already worked out, by credential: every exchange asks again for those of the same few keys. */
 const knownSpellings = new Map<string, readonly string[]>();
 const knownSpellingsLimit = 1_000;
 
