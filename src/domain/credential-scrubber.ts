@@ -126,7 +126,8 @@ function scan(bytes: Buffer, forms: readonly Buffer[], final: boolean): { out: B
       return { out, kept: unfinished };
     }
     if (start === -1) {
-      out.push(bytes.subarray(from));
+      // Nothing cut and nothing kept: the chunk goes out as the very buffer it came in.
+      out.push(from === 0 ? bytes : bytes.subarray(from));
       return { out, kept: bytes.length };
     }
     out.push(bytes.subarray(from, start), redactedBytes);

@@ -167,6 +167,9 @@ describe('the credential scrubber', () => {
   });
 
   it('lets an event through as it arrives unless its end could begin a credential', () => {
+    // Nothing to cut or keep (NUL bytes and all): the very buffer goes on, uncopied.
+    const plain = Buffer.from('data: {"delta":"hi\u0000"}\n\n\u0000');
+    expect(new CredentialScrubber(credentialForms(secrets)).next(plain)).toBe(plain);
     expect(
       scrubbed([
         'data: {"delta":"hi"}\n\n',
