@@ -170,7 +170,7 @@ async function openPostgres(
     // The session's first statement, run before the pool hands the connection out, rather than a startup
     // parameter: a pooler such as PgBouncer refuses a connection whose startup packet carries one it does not track.
     onConnect: async (client) => {
-      await client.query(`SET idle_in_transaction_session_timeout = ${idleLimitMs}`);
+      await client.query("SELECT set_config('idle_in_transaction_session_timeout', $1, false)", [String(idleLimitMs)]);
     },
   });
   // Every client's cut is reported once, by its own listener, whether it was idle or checked out (one cut
