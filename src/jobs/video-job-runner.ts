@@ -249,8 +249,8 @@ function onOriginOf(report: VideoTaskReport, target: ProviderConfig): boolean {
 }
 
 /**
- * The provider's authorization, for its own content URLs only (the fetcher keeps it to that origin, and cuts it
- * out of the file it fetches).
+ * The provider's authorization, for its own content URLs only (the fetcher keeps it to that origin, and refuses a
+ * file that quotes it).
  */
 function credentialsFor(target: ProviderConfig): Record<string, Secret> {
   return { authorization: target.apiKey.bearer(), ...target.headers };
