@@ -212,17 +212,22 @@ export class VideoJobRunner implements JobRunner<'video'> {
     };
   }
 
-  /** Delivered seconds at the delivered resolution's price (the held one when the provider's is not priced). */
+  /**
+   * Delivered seconds at the delivered resolution's price (the held one when the provider's is not priced). The
+   * gateway measures a file's seconds, not its resolution, so what it measured is priced at the held resolution:
+   * a provider that claims a dearer one than asked is charged past the hold for no more than the seconds.
+   */
   private settled(job: VideoJob, stored: StoredVideo): JobOutcome {
     const snapshot = job.priceSnapshot;
     const resolution =
       stored.resolution !== undefined && pricesResolution(snapshot, stored.resolution)
         ? stored.resolution
         : snapshot.resolution;
-    const perSecond = secondNanos(snapshot, resolution, job.model);
-    const costNanos = durationCostNanos(perSecond, stored.durationSeconds);
+    const costNanos = durationCostNanos(secondNanos(snapshot, resolution, job.model), stored.durationSeconds);
     const measuredCostNanos =
-      stored.measuredSeconds === undefined ? undefined : durationCostNanos(perSecond, stored.measuredSeconds);
+      stored.measuredSeconds === undefined
+        ? undefined
+        : durationCostNanos(secondNanos(snapshot, snapshot.resolution, job.model), stored.measuredSeconds);
     const usage = {
       completionTokens: stored.completionTokens ?? 0,
       totalTokens: stored.totalTokens ?? stored.completionTokens ?? 0,

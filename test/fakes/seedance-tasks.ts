@@ -16,7 +16,8 @@ import { writeJson } from './wire.ts';
  * (more with `fake-video-slow-<reads>`), then its end, `succeeded` with a real MP4 served by URL, usage in
  * tokens (width x height x 24 fps x seconds / 1024) and the duration and resolution it made. `DELETE` cancels a
  * task not yet read past `queued`. Words in the prompt pick other ends: `fake-video-fail`, `fake-video-cancelled`,
- * `fake-video-expired`, `fake-video-short-<s>` / `fake-video-long-<s>` (a shorter or longer video than asked), `fake-video-garbage` (reads answer
+ * `fake-video-expired`, `fake-video-short-<s>` / `fake-video-long-<s>` (a shorter or longer video than asked),
+ * `fake-video-claims-<resolution>` (reports a resolution other than asked), `fake-video-garbage` (reads answer
  * JSON that is not a task), `fake-video-lost` (reads answer 404), `fake-video-queued` (never leaves the queue);
  * `fake-error-<status>` fails the creation, `fake-hang` never answers it.
  */
@@ -121,7 +122,7 @@ export class SeedanceTasks {
       else if (prompt.includes('fake-video-expired')) task.status = 'expired';
       else task.status = 'succeeded';
     }
-    const resolution = task.body.resolution ?? '720p';
+    const resolution = /fake-video-claims-(480p|720p|1080p)/.exec(prompt)?.[1] ?? task.body.resolution ?? '720p';
     const duration = task.body.duration ?? 5;
     const answer: SeedanceTask = {
       id,

@@ -404,6 +404,26 @@ describe('video tasks through the sandbox and the ModelArk Seedance fake', () =>
     expect(await heldNanosOf(gateway, accountId)).toBe(0n);
   });
 
+  it('charges a dearer resolution the provider claims no further than the hold, when the file has the seconds held', async () => {
+    // 4 seconds held at 480p (0.08); the file measures 4 s and the provider says 1080p (0.48): the gateway measured
+    // only the seconds, so nothing past the hold is charged on the provider's word.
+    const { key, accountId } = await gateway.createFundedKey({ credits: 5 });
+    const task = await waitForEnd(
+      key,
+      (
+        await submit(key, {
+          model: 'seedance',
+          content: [text('a calm sea fake-video-claims-1080p')],
+          duration: 4,
+          resolution: '480p',
+        })
+      ).taskId,
+    );
+    expect(task.usage).toMatchObject({ durationSeconds: 4, usdCost: 0.08, unchargedUsdCost: 0.4 });
+    expect(await balanceNanosOf(gateway, accountId)).toBe(usdToNanos(5) - usdToNanos(0.08));
+    expect(await heldNanosOf(gateway, accountId)).toBe(0n);
+  });
+
   it('settles concurrent videos that all run past their holds without passing the balance, to the nano', async () => {
     // Eight tasks held 0.1 each (0.8 of a 1.0 balance), each delivering 0.3: the account can pay 1.0 in all.
     const { key, accountId } = await gateway.createFundedKey({ credits: 1 });
