@@ -23,6 +23,9 @@ export interface LeaseOptions {
 
 type Refusal = Exclude<HoldOutcome, 'ok'>;
 
+/** The ledger's statements a lease's life takes. */
+export type LeaseStore = Pick<LedgerRepository, 'extendLease' | 'shrinkLease' | 'release' | 'settleFromLease'>;
+
 interface Waiter {
   amount: bigint;
   /** Whether this process already gave back its unused credit of the account and tried again. */
@@ -102,14 +105,14 @@ export class CreditLeases {
   private readonly givingBack = new Map<Promise<bigint>, string>();
   private timer: NodeJS.Timeout | undefined;
 
-  private readonly repository: LedgerRepository;
+  private readonly repository: LeaseStore;
   private readonly instanceId: string;
   private readonly options: LeaseOptions;
   private readonly clock: () => Date;
   private readonly onError: (error: unknown) => void;
 
   constructor(dependencies: {
-    repository: LedgerRepository;
+    repository: LeaseStore;
     instanceId: string;
     options: LeaseOptions;
     clock: () => Date;
@@ -285,7 +288,10 @@ export class CreditLeases {
           // Credit this process holds unused for the account (in this and its other leases) may be what is
           // missing, and other processes may need it: give it back, then ask once more for all of it.
           waiter.retried = true;
-          if (await this.giveBackAccount(lease.accountId)) continue;
+          const gaveBack = await this.giveBackAccount(lease.accountId);
+          // Retired meanwhile (its key changed): the waiter is the new lease's now, and this refusal stale.
+          if (lease.retired) break;
+          if (gaveBack) continue;
         }
         if (
           this.options.askPeers &&
@@ -295,7 +301,8 @@ export class CreditLeases {
         ) {
           waiter.askedPeers = true;
           await this.options.askPeers(lease.accountId);
-          if (!lease.retired) continue;
+          if (lease.retired) break;
+          continue;
         }
         lease.waiters.shift();
         waiter.resolve(grant.outcome);
