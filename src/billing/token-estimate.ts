@@ -44,9 +44,3 @@ export function promptTokenBound(
 export function countDeliveredTokens(output: DeliveredOutput): number {
   return countTextTokens(output.text) + output.charactersBeyond;
 }
-
-/** A token count as an upstream reported it, made a whole non-negative number (providers' JSON is not trusted). */
-export function wholeTokens(count: unknown): number {
-  const value = Number(count);
-  return Number.isFinite(value) && value > 0 ? Math.ceil(value) : 0;
-}

@@ -271,6 +271,27 @@ export interface TokenUsage {
   outputTokens: number;
 }
 
+/**
+ * A token count as an upstream reported it, made a whole non-negative number (providers' JSON is not trusted).
+ * A count too large to hold (`1e400` reads as Infinity) is the largest there is, never none: the settlement
+ * caps what it costs at the hold, where a count read as 0 would charge nothing for it.
+ */
+export function wholeTokens(count: unknown): number {
+  const value = Number(count);
+  if (Number.isNaN(value) || value <= 0) return 0;
+  return value >= Number.MAX_SAFE_INTEGER ? Number.MAX_SAFE_INTEGER : Math.ceil(value);
+}
+
+/**
+ * Counts an upstream reports in parts of one whole (cached input, thinking output), added up. Each part is made
+ * whole first, so a negative part cannot take away from the others, and the sum stops at the largest count.
+ */
+export function tokenSum(parts: readonly unknown[]): number {
+  let sum = 0;
+  for (const part of parts) sum += wholeTokens(part);
+  return sum >= Number.MAX_SAFE_INTEGER ? Number.MAX_SAFE_INTEGER : sum;
+}
+
 export type UnifiedFinishReason = 'stop' | 'length' | 'content-filter' | 'tool-calls' | 'error' | 'other';
 
 /** The provider's own reason is kept next to the unified one, so a surface of the same protocol can pass it on unmapped. */

@@ -1,6 +1,7 @@
 import { embeddingCost, requirePricing } from '../billing/pricing.ts';
 import { countTextTokens } from '../domain/tokenizer.ts';
-import { tokensPerImage, wholeTokens } from '../billing/token-estimate.ts';
+import { tokensPerImage } from '../billing/token-estimate.ts';
+import { wholeTokens } from '../domain/chat.ts';
 import { gateParameters } from '../catalog/capability-gate.ts';
 import type { CatalogModel, ProviderRow } from '../catalog/catalog.ts';
 import {

@@ -1,11 +1,6 @@
 import type { GenerationStatus } from '../billing/credit-ledger.ts';
 import { requirePricing, tokenCost } from '../billing/pricing.ts';
-import {
-  countDeliveredTokens,
-  defaultMaxOutputTokens,
-  promptTokenBound,
-  wholeTokens,
-} from '../billing/token-estimate.ts';
+import { countDeliveredTokens, defaultMaxOutputTokens, promptTokenBound } from '../billing/token-estimate.ts';
 import { gateParameters, type FieldNames } from '../catalog/capability-gate.ts';
 import { countTextTokens } from '../domain/tokenizer.ts';
 import type { CatalogModel } from '../catalog/catalog.ts';
@@ -22,6 +17,7 @@ import {
   type ResponseFormat,
   type TokenUsage,
   type ToolCall,
+  wholeTokens,
 } from '../domain/chat.ts';
 import { DeliveredOutput } from '../domain/delivered-output.ts';
 import { GatewayError } from '../domain/errors.ts';

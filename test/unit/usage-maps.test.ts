@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { streamUsageAfter, usageOf as anthropicUsage } from '../../src/protocols/anthropic/messages.ts';
+import { usageFromMetadata as geminiUsage } from '../../src/protocols/gemini/generate-content.ts';
 import { usageOf as openAiUsage } from '../../src/protocols/openai/chat-completions.ts';
 
 describe('usage maps', () => {
@@ -12,12 +13,20 @@ describe('usage maps', () => {
         output_tokens: 7,
       }),
     ).toEqual({ inputTokens: 6_010, outputTokens: 7 });
-    const started = streamUsageAfter(
-      { inputTokens: 0, outputTokens: 0 },
-      { input_tokens: 10, cache_read_input_tokens: 5_000, output_tokens: 1 },
-    );
-    expect(started).toEqual({ inputTokens: 5_010, outputTokens: 1 });
-    expect(streamUsageAfter(started, { output_tokens: 42 })).toEqual({ inputTokens: 5_010, outputTokens: 42 });
+    const started = streamUsageAfter({}, { input_tokens: 10, cache_read_input_tokens: 5_000, output_tokens: 1 });
+    expect(anthropicUsage(started)).toEqual({ inputTokens: 5_010, outputTokens: 1 });
+    expect(anthropicUsage(streamUsageAfter(started, { output_tokens: 42 }))).toEqual({
+      inputTokens: 5_010,
+      outputTokens: 42,
+    });
+    // message_delta's input counts are nullable: null repeats nothing, so the cached 5,000 still count.
+    const repeated = streamUsageAfter(started, {
+      input_tokens: 10,
+      cache_creation_input_tokens: null,
+      cache_read_input_tokens: null,
+      output_tokens: 50,
+    });
+    expect(anthropicUsage(repeated)).toEqual({ inputTokens: 5_010, outputTokens: 50 });
   });
 
   it('read a usage object without counts as no report, so the gateway counts instead of charging nothing', () => {
@@ -25,5 +34,24 @@ describe('usage maps', () => {
     expect(openAiUsage(null)).toBeUndefined();
     expect(openAiUsage({ prompt_tokens: 3 })).toEqual({ inputTokens: 3, outputTokens: 0 });
     expect(anthropicUsage({})).toBeUndefined();
+  });
+
+  it('make each reported part whole before adding them: a negative part takes nothing away, a huge one is not none', () => {
+    expect(anthropicUsage({ input_tokens: 4_000, cache_read_input_tokens: -4_000, output_tokens: 500 })).toEqual({
+      inputTokens: 4_000,
+      outputTokens: 500,
+    });
+    // JSON's 1e400 reads as Infinity; two counts of 1e308 add up to it.
+    expect(anthropicUsage({ input_tokens: 10, output_tokens: Number.POSITIVE_INFINITY })).toEqual({
+      inputTokens: 10,
+      outputTokens: Number.MAX_SAFE_INTEGER,
+    });
+    expect(
+      geminiUsage({ promptTokenCount: 3, candidatesTokenCount: 1e308, thoughtsTokenCount: 1e308, totalTokenCount: 3 }),
+    ).toEqual({ inputTokens: 3, outputTokens: Number.MAX_SAFE_INTEGER });
+    expect(geminiUsage({ promptTokenCount: 3.2, toolUsePromptTokenCount: -9, candidatesTokenCount: 2 })).toEqual({
+      inputTokens: 4,
+      outputTokens: 2,
+    });
   });
 });

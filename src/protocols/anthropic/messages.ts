@@ -1,5 +1,5 @@
 import { Type, type Static } from 'typebox';
-import type { FinishReason, TokenUsage } from '../../domain/chat.ts';
+import { tokenSum, wholeTokens, type FinishReason, type TokenUsage } from '../../domain/chat.ts';
 import { closedTaggedUnion, conditional, knownMemberOf, openTaggedUnion, stringOr } from '../tagged-union.ts';
 import { wireCheck } from '../wire-check.ts';
 
@@ -357,22 +357,22 @@ export function usageOf(usage: MessagesUsage): TokenUsage | undefined {
   if (counts.every((count) => count === undefined || count === null) && usage.output_tokens === undefined)
     return undefined;
   return {
-    inputTokens: counts.reduce<number>((sum, count) => sum + (count ?? 0), 0),
-    outputTokens: usage.output_tokens ?? 0,
+    inputTokens: tokenSum(counts),
+    outputTokens: wholeTokens(usage.output_tokens),
   };
 }
 
 /**
- * A stream's running usage after one more report (message_start's, then message_delta's): counts the report
- * carries replace those before them; prompt caching's counts are input too.
+ * A stream's usage reports (message_start's, then message_delta's) merged field by field: a count a report
+ * carries is a running total and replaces the one before it; one it leaves out or sends as null (message_delta's
+ * input counts are nullable) keeps the one before. `usageOf` reads what the merged report bills.
  */
-export function streamUsageAfter(current: TokenUsage, report: MessagesUsage): TokenUsage {
-  const inputs = [report.input_tokens, report.cache_creation_input_tokens, report.cache_read_input_tokens].filter(
-    (count): count is number => typeof count === 'number',
-  );
+export function streamUsageAfter(current: MessagesUsage, report: MessagesUsage): MessagesUsage {
   return {
-    inputTokens: inputs.length > 0 ? inputs.reduce((sum, count) => sum + count, 0) : current.inputTokens,
-    outputTokens: report.output_tokens ?? current.outputTokens,
+    input_tokens: report.input_tokens ?? current.input_tokens,
+    output_tokens: report.output_tokens ?? current.output_tokens,
+    cache_creation_input_tokens: report.cache_creation_input_tokens ?? current.cache_creation_input_tokens,
+    cache_read_input_tokens: report.cache_read_input_tokens ?? current.cache_read_input_tokens,
   };
 }
 

@@ -1,5 +1,5 @@
 import { Type, type Static } from 'typebox';
-import type { FinishReason, TokenUsage } from '../../domain/chat.ts';
+import { tokenSum, type FinishReason, type TokenUsage } from '../../domain/chat.ts';
 import { objectWithOneOf, wireCheck } from '../wire-check.ts';
 import { AnswerContent, Content, JsonObject, Part } from './content.ts';
 
@@ -187,8 +187,8 @@ export const wireFinishReasons: Readonly<Record<FinishReason['unified'], string>
 /** Billed tokens of a usageMetadata: thinking and tool-use prompt tokens are counted with output and input. */
 export function usageFromMetadata(metadata: UsageMetadata): TokenUsage {
   return {
-    inputTokens: (metadata.promptTokenCount ?? 0) + (metadata.toolUsePromptTokenCount ?? 0),
-    outputTokens: (metadata.candidatesTokenCount ?? 0) + (metadata.thoughtsTokenCount ?? 0),
+    inputTokens: tokenSum([metadata.promptTokenCount, metadata.toolUsePromptTokenCount]),
+    outputTokens: tokenSum([metadata.candidatesTokenCount, metadata.thoughtsTokenCount]),
   };
 }
 

@@ -8,7 +8,6 @@ import {
   type ChatStreamEvent,
   type FinishReason,
   type ResponseFormat,
-  type TokenUsage,
   type ToolChoice,
   type ToolDefinition,
 } from '../../domain/chat.ts';
@@ -21,8 +20,10 @@ import {
   isKnownStreamEvent,
   isMessagesStreamEvent,
   streamUsageAfter,
+  usageOf,
   type ContentBlock,
   type MessagesRequest,
+  type MessagesUsage,
   type ToolChoice as WireToolChoice,
 } from '../../protocols/anthropic/messages.ts';
 import type { CallOptions, ProviderTarget } from '../provider-adapter.ts';
@@ -228,8 +229,8 @@ async function* messagesEvents(
     headers: anthropicHeaders(options.target),
     body: encodeMessagesRequest(request),
   });
-  let usage: TokenUsage = { inputTokens: 0, outputTokens: 0 };
-  let sawUsage = false;
+  // The usage reports merged so far; none at all means the upstream reported no usage.
+  let usage: MessagesUsage | undefined;
   let finish: FinishReason = { unified: 'other', raw: undefined };
   // Content block index -> the answer's tool call number, and whether any argument text arrived for it.
   const toolBlocks = new Map<number, { index: number; sentArguments: boolean }>();
@@ -239,8 +240,7 @@ async function* messagesEvents(
     if (!isKnownStreamEvent(event)) continue;
     switch (event.type) {
       case 'message_start':
-        if (event.message.usage) usage = streamUsageAfter(usage, event.message.usage);
-        sawUsage = event.message.usage !== undefined;
+        if (event.message.usage) usage = streamUsageAfter(usage ?? {}, event.message.usage);
         break;
       case 'content_block_start': {
         const block = event.content_block;
@@ -270,11 +270,10 @@ async function* messagesEvents(
       }
       case 'message_delta':
         if (event.delta.stop_reason) finish = finishReasonOf(event.delta.stop_reason);
-        if (event.usage) usage = streamUsageAfter(usage, event.usage);
-        sawUsage ||= event.usage !== undefined;
+        if (event.usage) usage = streamUsageAfter(usage ?? {}, event.usage);
         break;
       case 'message_stop':
-        yield { type: 'finish', finishReason: finish, usage: sawUsage ? usage : undefined };
+        yield { type: 'finish', finishReason: finish, usage: usage && usageOf(usage) };
         return;
       case 'error':
         throw new UpstreamUnreachableError(

@@ -6,6 +6,7 @@ import {
   isMessagesStreamEvent,
   streamUsageAfter,
   usageOf,
+  type MessagesUsage,
 } from '../../protocols/anthropic/messages.ts';
 import type {
   CallOptions,
@@ -56,6 +57,8 @@ export function anthropicRelayMeter(
     });
   // The content block still open, which a cut stream closes before its end.
   let openBlock: number | undefined;
+  // The stream's usage reports merged so far: message_delta's may leave out counts message_start gave.
+  let reported: MessagesUsage = {};
   return streamRelayMeter(
     {
       split: sseSplitter(maxEventCharacters),
@@ -68,8 +71,10 @@ export function anthropicRelayMeter(
             : event.type === 'message_delta'
               ? event.usage
               : undefined;
-        if (report) reading.usage = streamUsageAfter(reading.usage ?? { inputTokens: 0, outputTokens: 0 }, report);
-        else if (event.type === 'content_block_start') {
+        if (report) {
+          reported = streamUsageAfter(reported, report);
+          reading.usage = usageOf(reported);
+        } else if (event.type === 'content_block_start') {
           const name = blockName(event.content_block);
           if (name) reading.output.add(name);
         } else if (event.type === 'content_block_delta') {
