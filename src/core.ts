@@ -382,6 +382,7 @@ export async function openCore(options: CoreOptions): Promise<Core> {
     routing: { latencies, random: Math.random },
     resilience,
     submission,
+    checkReferenceUrl,
   });
   const links = new MediaLinks(store, config.media.linkTtlSeconds, environment.configuredPublicBaseUrl);
   const retention = new MediaRetention({
@@ -391,7 +392,7 @@ export async function openCore(options: CoreOptions): Promise<Core> {
     onError: (error) => logger.error({ err: error }, 'media retention sweep failed'),
     onDeleted: (count) => logger.info({ count }, 'deleted archived media past its retention'),
   });
-  const images = new ImageGeneration({ pipeline, submission, links, store, checkReferenceUrl });
+  const images = new ImageGeneration({ pipeline, submission, links, store });
   const webhookSender = new WebhookSender({
     timeoutMs: config.webhooks.timeoutMs,
     allowPrivateAddresses: config.remoteMedia.allowPrivateAddresses,
@@ -506,7 +507,6 @@ export async function openCore(options: CoreOptions): Promise<Core> {
       submission,
       jobs: mediaJobs,
       links,
-      checkReferenceUrl,
       balanceNanos: async (accountId) => (await accountsRepository.findById(accountId))?.balanceNanos,
     }),
     voices,

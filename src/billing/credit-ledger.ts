@@ -118,6 +118,23 @@ export class CreditLedger {
   }
 
   /**
+   * Admission ahead of a hold, for a request whose checks cost more than a key lookup (looking up the hosts of
+   * its reference URLs): refused as its hold would be when the balance or a cap leaves less than `amountNanos`
+   * now. A read without locks; the hold that follows stays the real check.
+   */
+  async admits({ accountId, apiKeyId, amountNanos }: Pick<ReserveInput, 'accountId' | 'apiKeyId' | 'amountNanos'>) {
+    const short = async () =>
+      (await this.ledger.headroom(accountId, apiKeyId, this.clock())).find(({ nanos }) => nanos < amountNanos);
+    let refusing = await short();
+    if (refusing) {
+      // As a job's hold does: credit leased for quick requests may be what stands in the way.
+      await this.freeLeasedCredit(accountId);
+      refusing = await short();
+    }
+    if (refusing) throw holdRefusal(refusing.limit, amountNanos, this.clock());
+  }
+
+  /**
    * Before storage closes: the settlements this process has sent are written (a database writes even a long
    * queue of them within seconds; `settlementsWithinMs` bounds a broken one), then leased credit goes back.
    */

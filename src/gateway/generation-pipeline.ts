@@ -8,6 +8,7 @@ import type { MediaJobRow } from '../storage/media-jobs-repository.ts';
 import { worthFallingBack } from './fallback.ts';
 import type { RowRef } from '../domain/provider-rows.ts';
 import { withKey, type RowSources } from './serving-rows.ts';
+import type { ReferenceUrls, UrlCheck } from './image-request-check.ts';
 import type { JobSubmission } from './job-submission.ts';
 import type { UpstreamKey } from './upstream-keys.ts';
 import { dispatchWithFallback, type Resilience } from './upstream-dispatch.ts';
@@ -21,6 +22,8 @@ export interface PipelineDependencies extends RowSources {
   resilience: Resilience;
   /** Media jobs' holds and rows, queued in one transaction. */
   submission: JobSubmission;
+  /** The address rules of a job's reference URLs, checked once the job is admitted. */
+  checkReferenceUrl: UrlCheck;
 }
 
 /** What a recipe makes of a request before anything is held. */
@@ -74,6 +77,8 @@ export interface JobPlan extends Omit<Plan<RowRef & { row: ProviderRow }>, 'reco
   job: MediaJobInput;
   /** Fields the model does not take, dropped rather than refused (compatibility surfaces). */
   dropped: string[];
+  /** The reference URLs the request names, checked once it is admitted. */
+  referenceUrls?: ReferenceUrls;
 }
 
 /**
@@ -228,6 +233,11 @@ export class GenerationPipeline {
   ): Promise<{ job: MediaJobRow; dropped: string[] }> {
     const model = this.dependencies.catalog.resolve(recipe.modelId(input));
     const plan = await recipe.plan(model, input, context);
+    if (plan.referenceUrls && plan.referenceUrls.size > 0) {
+      // Their hosts are looked up: a key that could not pay for the job is refused first.
+      await this.dependencies.ledger.admits({ ...context, amountNanos: plan.holdNanos });
+      await plan.referenceUrls.checkAll(this.dependencies.checkReferenceUrl);
+    }
     const job = await this.dependencies.submission.enqueue(context, {
       ...plan.job,
       // The job's prices are frozen at submission with their version, which its record will name.

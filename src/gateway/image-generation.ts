@@ -5,7 +5,12 @@ import type { MediaLinks } from '../jobs/media-links.ts';
 import type { ArchivedImage, StoredImageResult } from '../jobs/image-result.ts';
 import type { ReadJobRow } from '../storage/media-jobs-repository.ts';
 import type { ObjectStore } from '../storage/object-store.ts';
-import { checkImageRequest, type NativeImageInput, type ReferenceChecks } from './image-request-check.ts';
+import {
+  checkImageRequest,
+  ReferenceUrls,
+  type NativeImageInput,
+  type ReferenceChecks,
+} from './image-request-check.ts';
 import type { StoredImageRequest } from '../domain/image.ts';
 import type { RecordedImageRequest } from '../domain/media-job.ts';
 import type { JobSubmission, JobWait } from './job-submission.ts';
@@ -19,8 +24,6 @@ export interface ImageGenerationDependencies {
   submission: JobSubmission;
   links: MediaLinks;
   store: Pick<ObjectStore, 'get'>;
-  /** Reference URLs checked before the hold: `RemoteMediaFetcher.check`, throwing `RemoteMediaError` for a URL that is refused. */
-  checkReferenceUrl: (url: string) => Promise<void>;
   clock?: () => Date;
 }
 
@@ -57,7 +60,7 @@ class ImageJobRecipe implements JobRecipe<NativeImageInput> {
     const priceSnapshot = imagePriceSnapshot(model);
     const references: ReferenceChecks = {
       findAsset: (assetId, where) => this.dependencies.submission.ownedAsset(caller, assetId, where),
-      checkUrl: this.dependencies.checkReferenceUrl,
+      urls: new ReferenceUrls(),
     };
     const { request, dropped } = await checkImageRequest(model, input, {
       row,
@@ -70,6 +73,7 @@ class ImageJobRecipe implements JobRecipe<NativeImageInput> {
       holdNanos: imageHoldNanos(priceSnapshot, request),
       job: { kind: 'image', request, recordedRequest: recordedRequest(input, request), priceSnapshot },
       dropped,
+      referenceUrls: references.urls,
     };
   }
 }

@@ -75,23 +75,42 @@ type OptionalField =
 const maxImagesPerRequest = 15;
 
 /**
- * What a job's references are checked against before anything is held: the account's archived assets, and
- * for URLs the address rules of every URL the gateway fetches (`RemoteMediaFetcher.check`: public http(s)
- * addresses only, unless the operator allows private ones), which throws `RemoteMediaError` saying why.
+ * What a request's references are checked against: the account's archived assets, read as the request is
+ * checked, and its URLs, gathered then and checked once the request is admitted (`ReferenceUrls`).
  */
 export interface ReferenceChecks {
   findAsset: (assetId: string, where: string) => Promise<ReusableAsset>;
-  checkUrl: (url: string) => Promise<void>;
+  urls: ReferenceUrls;
 }
 
-/** A reference URL checked, or refused with a 400 naming the field, as embeddings refuse a URL they cannot fetch. */
-export async function checkReferenceUrl(
-  references: Pick<ReferenceChecks, 'checkUrl'>,
-  url: string,
-  where: string,
-): Promise<void> {
+/** The address rules of every URL the gateway fetches (`RemoteMediaFetcher.check`), throwing `RemoteMediaError` saying why. */
+export type UrlCheck = (url: string) => Promise<void>;
+
+/**
+ * A request's reference URLs, gathered while it is checked. Checking one looks its host up (public http(s)
+ * addresses only, unless the operator allows private ones), which is network work a client could ask for by
+ * the dozen: none is looked up before the request is admitted, and then all at once, so one request waits for
+ * one lookup's time limit at most. A URL refused is a 400 naming its field, as embeddings refuse one.
+ */
+export class ReferenceUrls {
+  private readonly found: Array<{ url: string; where: string }> = [];
+
+  add(url: string, where: string): void {
+    this.found.push({ url, where });
+  }
+
+  get size(): number {
+    return this.found.length;
+  }
+
+  async checkAll(checkUrl: UrlCheck): Promise<void> {
+    await Promise.all(this.found.map(({ url, where }) => checkReferenceUrl(checkUrl, url, where)));
+  }
+}
+
+async function checkReferenceUrl(checkUrl: UrlCheck, url: string, where: string): Promise<void> {
   try {
-    await references.checkUrl(url);
+    await checkUrl(url);
   } catch (error) {
     if (!(error instanceof RemoteMediaError)) throw error;
     throw new GatewayError('GW_VALIDATION', `${where}: ${shownUrl(url)} is refused: ${error.message}`);
@@ -237,7 +256,7 @@ export async function checkImageRequest(
   for (const { part, index } of imageParts) {
     const where = `content[${index}]`;
     if (part.type === 'imageUrl') {
-      await checkReferenceUrl(references, part.url, where);
+      references.urls.add(part.url, where);
       images.push({ kind: 'url', url: part.url });
     } else if (part.type === 'imageBase64') {
       const inline = parseInlineImage(part.data, part.mediaType, where);

@@ -7,7 +7,13 @@ import type { RequestContext } from '../domain/request-context.ts';
 import type { FetchedMedia } from '../media/remote-media.ts';
 import type { ImageAdapter } from '../providers/provider-adapter.ts';
 import type { Charge, Plan, Recipe } from './generation-pipeline.ts';
-import { checkImageRequest, type CheckedImageRequest, type NativeImageInput } from './image-request-check.ts';
+import {
+  checkImageRequest,
+  ReferenceUrls,
+  type CheckedImageRequest,
+  type NativeImageInput,
+  type UrlCheck,
+} from './image-request-check.ts';
 import { metered, startIteration } from './metered.ts';
 import type { ServingRow } from './serving-rows.ts';
 import { readUpstream } from './upstream-reading.ts';
@@ -15,8 +21,8 @@ import { readUpstream } from './upstream-reading.ts';
 export interface ImageStreamingSources {
   /** Provider output URLs, fetched to send the image's bytes on. */
   downloadOutput: (url: string) => Promise<FetchedMedia>;
-  /** Reference URLs checked before the hold: `RemoteMediaFetcher.check`, throwing `RemoteMediaError` for a URL that is refused. */
-  checkReferenceUrl: (url: string) => Promise<void>;
+  /** The address rules of reference URLs, checked once the hold is taken. */
+  checkReferenceUrl: UrlCheck;
 }
 
 /** One image of a translated stream, as bytes, or the end with the provider's usage. */
@@ -35,6 +41,7 @@ interface ImageStreamPlan extends Plan<ImageRow> {
   request: CheckedImageRequest['request'];
   dropped: string[];
   priceSnapshot: ReturnType<typeof imagePriceSnapshot>;
+  referenceUrls: ReferenceUrls;
 }
 
 /** Whether a row's family streams image events. */
@@ -60,10 +67,11 @@ export class ImageStreamRecipe implements Recipe<NativeImageInput, ImageRow, Ima
     const priceSnapshot = imagePriceSnapshot(model);
     const rows = this.rows.filter((row) => streamsImages(row.adapter));
     const winner = rows[0]!;
+    const referenceUrls = new ReferenceUrls();
     const { request, dropped } = await checkImageRequest(model, input, {
       row: winner.row,
       adapter: winner.adapter,
-      references: { findAsset: noAssets, checkUrl: this.sources.checkReferenceUrl },
+      references: { findAsset: noAssets, urls: referenceUrls },
       lenient: true,
     });
     return {
@@ -79,7 +87,13 @@ export class ImageStreamRecipe implements Recipe<NativeImageInput, ImageRow, Ima
       request,
       dropped,
       priceSnapshot,
+      referenceUrls,
     };
+  }
+
+  /** The reference URLs' hosts are looked up once the hold is taken (a refused URL gives it back). */
+  prepare(plan: ImageStreamPlan): Promise<void> {
+    return plan.referenceUrls.checkAll(this.sources.checkReferenceUrl);
   }
 
   /** Resolves once the first image (or the end) is in, or throws without settling. */

@@ -11,6 +11,7 @@ import type { StoredVideoResult } from '../domain/media-job-results.ts';
 import type { MediaJobRow, MediaJobsRepository, ReadJobRow } from '../storage/media-jobs-repository.ts';
 import type { JobSubmission } from './job-submission.ts';
 import type { GenerationPipeline, JobPlan, JobRecipe } from './generation-pipeline.ts';
+import { ReferenceUrls } from './image-request-check.ts';
 import { mediaRows } from './media-rows.ts';
 import { recordedContent } from './recorded-content.ts';
 import type { Caller, RequestContext } from '../domain/request-context.ts';
@@ -22,8 +23,6 @@ export interface VideoGenerationDependencies {
   submission: JobSubmission;
   jobs: Pick<MediaJobsRepository, 'cancelUnsent'>;
   links: MediaLinks;
-  /** Reference URLs checked before the hold: `RemoteMediaFetcher.check`, throwing `RemoteMediaError` for a URL that is refused. */
-  checkReferenceUrl: (url: string) => Promise<void>;
   /** The account's balance in nano-USD, read before a form is parsed; undefined for an account that is gone. */
   balanceNanos: (accountId: string) => Promise<bigint | undefined>;
   clock?: () => Date;
@@ -69,11 +68,12 @@ class VideoJobRecipe implements JobRecipe<NativeVideoInput> {
     const rows = mediaRows(this.dependencies.pipeline.rowSources, model, 'video');
     const { row, adapter } = rows[0]!;
     const prices = videoPriceSnapshot(model);
+    const referenceUrls = new ReferenceUrls();
     const request = await checkVideoRequest(model.modelId, input, {
       row,
       references: {
         findAsset: (assetId, where) => this.dependencies.submission.ownedAsset(caller, assetId, where),
-        checkUrl: this.dependencies.checkReferenceUrl,
+        urls: referenceUrls,
       },
     });
     adapter.check(request, model.modelId);
@@ -96,6 +96,7 @@ class VideoJobRecipe implements JobRecipe<NativeVideoInput> {
         priceSnapshot,
       },
       dropped: [],
+      referenceUrls,
     };
   }
 }

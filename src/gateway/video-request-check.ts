@@ -11,7 +11,7 @@ import type {
   VideoImageRole,
 } from '../domain/video.ts';
 import { parseInlineImage, parseInlineVideo } from '../media/inline-image.ts';
-import { checkReferenceUrl, type ReferenceChecks } from './image-request-check.ts';
+import type { ReferenceChecks } from './image-request-check.ts';
 
 /** A content part of a native video request (spec, Native: video), plus reuse of archived outputs. */
 export type VideoContentPart =
@@ -83,7 +83,7 @@ export async function checkVideoRequest(
         break;
       }
       case 'videoUrl':
-        await checkReferenceUrl(references, part.url, where);
+        references.urls.add(part.url, where);
         content.push({ type: 'video', source: { kind: 'url', url: part.url } });
         break;
       case 'videoBase64': {
@@ -128,7 +128,7 @@ async function imageSource(
   references: ReferenceChecks,
 ): Promise<StoredVideoMediaSource> {
   if (part.type === 'imageUrl') {
-    await checkReferenceUrl(references, part.url, where);
+    references.urls.add(part.url, where);
     return { kind: 'url', url: part.url };
   }
   if (part.type === 'imageBase64') {

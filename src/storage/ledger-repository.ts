@@ -9,6 +9,12 @@ import { StatementBatcher } from './statement-batcher.ts';
 
 export type HoldOutcome = 'ok' | 'balance' | 'daily' | 'weekly' | 'monthly' | 'total' | 'key_inactive';
 
+/** What one floor of a hold (the balance, or a cap of the key) leaves for a new hold. */
+export interface Headroom {
+  limit: Exclude<HoldOutcome, 'ok' | 'key_inactive'>;
+  nanos: bigint;
+}
+
 export interface HoldInput {
   holdId: string;
   accountId: string;
@@ -263,26 +269,35 @@ export class LedgerRepository {
    * of the key leaves less headroom (never below zero). Read without locks: it explains a refusal.
    */
   async freeCredits(accountId: string, apiKeyId: string | null, now: Date): Promise<bigint> {
+    let free: bigint | undefined;
+    for (const { nanos } of await this.headroom(accountId, apiKeyId, now))
+      if (free === undefined || nanos < free) free = nanos;
+    return free !== undefined && free > 0n ? free : 0n;
+  }
+
+  /**
+   * What a new hold could take now under each floor a hold meets: the account's balance less its holds, then
+   * each cap of the key less its spend and holds (may be negative). Read without locks, in the order
+   * `gw_hold` checks them.
+   */
+  async headroom(accountId: string, apiKeyId: string | null, now: Date): Promise<Headroom[]> {
     const [account] = await this.db
       .select({ balance: accounts.balanceNanos, held: accounts.heldNanos })
       .from(accounts)
       .where(eq(accounts.id, accountId));
-    let free = account ? account.balance - account.held : 0n;
-    if (apiKeyId !== null) {
-      const [key] = await this.db.select().from(apiKeys).where(eq(apiKeys.id, apiKeyId));
-      if (key) {
-        const spent = currentSpend(key, now);
-        const caps = [
-          [key.dailyLimitNanos, spent.daily],
-          [key.weeklyLimitNanos, spent.weekly],
-          [key.monthlyLimitNanos, spent.monthly],
-          [key.totalLimitNanos, spent.total],
-        ] as const;
-        for (const [limit, used] of caps)
-          if (limit !== null && limit - used - key.heldNanos < free) free = limit - used - key.heldNanos;
-      }
-    }
-    return free > 0n ? free : 0n;
+    const floors: Headroom[] = [{ limit: 'balance', nanos: account ? account.balance - account.held : 0n }];
+    if (apiKeyId === null) return floors;
+    const [key] = await this.db.select().from(apiKeys).where(eq(apiKeys.id, apiKeyId));
+    if (!key) return floors;
+    const spent = currentSpend(key, now);
+    const caps = [
+      ['daily', key.dailyLimitNanos, spent.daily],
+      ['weekly', key.weeklyLimitNanos, spent.weekly],
+      ['monthly', key.monthlyLimitNanos, spent.monthly],
+      ['total', key.totalLimitNanos, spent.total],
+    ] as const;
+    for (const [limit, cap, used] of caps) if (cap !== null) floors.push({ limit, nanos: cap - used - key.heldNanos });
+    return floors;
   }
 
   async release(holdId: string): Promise<boolean> {

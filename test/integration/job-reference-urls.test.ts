@@ -134,6 +134,35 @@ describe('reference URLs of media jobs', () => {
     });
   });
 
+  it('looks no reference URL up for a key that could not pay for the job: refused as its hold would be', async () => {
+    // Looking a host up is network work a client could ask for by the dozen: it waits for admission. A URL that
+    // would be refused (localhost) shows the order: a lookup first would answer 400.
+    const video = {
+      model: 'sandbox-video',
+      content: [text, { type: 'imageUrl', url: 'http://localhost/first.png', role: 'firstFrame' }],
+    };
+    const routes = [
+      { route: '/api/v1/image/generations/async', payload: imageJob('http://localhost/ref.png') },
+      { route: '/api/v1/video/generations', payload: video },
+    ];
+    const broke = await gateway.createFundedKey({ credits: 0 });
+    const capped = await gateway.createFundedKey({ credits: 1, limits: { total: 0.000_000_001 } });
+    for (const { route, payload } of routes) {
+      expectEnvelope(await post(broke.key, route, { payload, headers: { 'content-type': 'application/json' } }), {
+        status: 403,
+        code: 'GW_INSUFFICIENT_BALANCE',
+        path: route,
+      });
+      expectEnvelope(await post(capped.key, route, { payload, headers: { 'content-type': 'application/json' } }), {
+        status: 429,
+        code: 'GW_SPEND_CAP_REACHED',
+        path: route,
+      });
+    }
+    expect(await jobRowsOf(gateway, capped.accountId)).toEqual([]);
+    expect(await heldNanosOf(gateway, capped.accountId)).toBe(0n);
+  });
+
   it('still takes public reference URLs (a name that does not resolve here is left to the fetch)', async () => {
     const { key, accountId } = await gateway.createFundedKey({ credits: 1 });
     const image = await post(key, '/api/v1/image/generations/async', {

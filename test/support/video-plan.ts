@@ -3,6 +3,7 @@ import type { Catalog } from '../../src/catalog/catalog.ts';
 import { GatewayError } from '../../src/domain/errors.ts';
 import { mediaRows } from '../../src/gateway/media-rows.ts';
 import type { RowSources } from '../../src/gateway/serving-rows.ts';
+import { ReferenceUrls } from '../../src/gateway/image-request-check.ts';
 import { checkVideoRequest, defaultResolution, type NativeVideoInput } from '../../src/gateway/video-request-check.ts';
 
 /** A refusal as a client reads it from the envelope: its code, status and message. */
@@ -31,7 +32,7 @@ export async function videoPlanRefusal(
       row: best!.row,
       references: {
         findAsset: () => Promise.reject(new Error('no asset is named by these requests')),
-        checkUrl: () => Promise.resolve(),
+        urls: new ReferenceUrls(),
       },
     });
     best!.adapter.check(request, model.modelId);

@@ -3,7 +3,7 @@ import { imagePriceSnapshot } from '../../src/billing/image-pricing.ts';
 import { Catalog } from '../../src/catalog/catalog.ts';
 import { parseConfig } from '../../src/config/load-config.ts';
 import { GatewayError } from '../../src/domain/errors.ts';
-import { checkImageRequest } from '../../src/gateway/image-request-check.ts';
+import { checkImageRequest, ReferenceUrls } from '../../src/gateway/image-request-check.ts';
 import { mediaRows, referenceRows } from '../../src/gateway/media-rows.ts';
 import { createArkAdapter } from '../../src/providers/ark/ark-adapter.ts';
 import { createOpenAiAdapter } from '../../src/providers/openai/openai-adapter.ts';
@@ -90,7 +90,7 @@ describe('native image requests', () => {
         adapter: best!.adapter,
         references: {
           findAsset: () => Promise.reject(new Error('no asset is named by these requests')),
-          checkUrl: () => Promise.resolve(),
+          urls: new ReferenceUrls(),
         },
       });
     } catch (error) {
