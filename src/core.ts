@@ -507,7 +507,6 @@ export async function openCore(options: CoreOptions): Promise<Core> {
       submission,
       jobs: mediaJobs,
       links,
-      balanceNanos: async (accountId) => (await accountsRepository.findById(accountId))?.balanceNanos,
     }),
     voices,
     adminToken: environment.adminToken,

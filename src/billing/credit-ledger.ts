@@ -250,7 +250,9 @@ export function holdRefusal(outcome: Exclude<HoldOutcome, 'ok'>, amountNanos: bi
     case 'balance':
       return new GatewayError(
         'GW_INSUFFICIENT_BALANCE',
-        `insufficient credit balance: this request needs ${nanosToUsd(amountNanos)} USD of available credits`,
+        amountNanos <= 1n
+          ? 'insufficient credit balance: the account has no available credits'
+          : `insufficient credit balance: this request needs ${nanosToUsd(amountNanos)} USD of available credits`,
       );
     case 'key_inactive':
       return new GatewayError('GW_INVALID_CREDENTIALS', 'the API key is revoked or disabled');

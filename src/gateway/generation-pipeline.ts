@@ -134,6 +134,18 @@ export class GenerationPipeline {
     return this.dependencies;
   }
 
+  get catalog(): Catalog {
+    return this.dependencies.catalog;
+  }
+
+  /**
+   * Admission of work that holds nothing, or comes before the request that holds is read (a prompt's tokens
+   * counted, a multipart form parsed): the balance above zero and no cap of the key reached.
+   */
+  admitWork(caller: Caller): Promise<void> {
+    return this.dependencies.ledger.admits({ accountId: caller.accountId, apiKeyId: caller.apiKeyId, amountNanos: 1n });
+  }
+
   async run<Input extends { modelId: string }, R extends RowRef, P extends Plan<R>, Run, Answer>(
     context: RequestContext,
     recipe: Recipe<Input, R, P, Run, Answer>,

@@ -24,7 +24,7 @@ import { GatewayError } from '../domain/errors.ts';
 import type { ModelPricing } from '../domain/model-pricing.ts';
 import { nanosToUsd } from '../domain/money.ts';
 import type { Protocol } from '../domain/protocols.ts';
-import type { RequestContext } from '../domain/request-context.ts';
+import type { Caller, RequestContext } from '../domain/request-context.ts';
 import type { RelayOperation, RelayReading } from '../providers/provider-adapter.ts';
 import type { Charge, GenerationPipeline, Plan, Recipe } from './generation-pipeline.ts';
 import { meterReading } from './meter-reading.ts';
@@ -357,6 +357,19 @@ export class TextGeneration {
   start(context: RequestContext, input: TextGenerationInput): Promise<TextRun> {
     return this.pipeline.run(context, this.recipe, input);
   }
+
+  /**
+   * A token count a client asks for before sending (the protocols' count_tokens), of a prompt to a catalog text
+   * model: the gateway's own count, nothing held or charged. Counting is work in the prompt's size, so the
+   * model and the key (balance above zero, no cap reached) are checked first, as for a generation.
+   */
+  async countTokens(caller: Caller, modelId: string, prompt: () => readonly ChatMessage[]): Promise<number> {
+    const model = this.pipeline.catalog.resolve(modelId);
+    if (!model.outputModalities.includes('text'))
+      throw new GatewayError('GW_MODEL_NOT_AVAILABLE', `model "${model.modelId}" does not generate text`);
+    await this.pipeline.admitWork(caller);
+    return countPromptTokens(prompt());
+  }
 }
 
 function relays(route: TextRow, input: TextGenerationInput): boolean {
@@ -376,16 +389,6 @@ function promptTokens(plan: TextPlan): number {
 /** The gateway's own count of a prompt's tokens: what it bills as input when an upstream reports no usage. */
 export function countPromptTokens(messages: readonly ChatMessage[]): number {
   return messages.reduce((sum, message) => sum + countTextTokens(promptTextOf(message.content)), 0);
-}
-
-/**
- * A token count a client asks for before sending (the protocols' count_tokens), of a prompt to a catalog text
- * model: the gateway's own count, nothing held or charged.
- */
-export function countTokensFor(model: CatalogModel, messages: readonly ChatMessage[]): number {
-  if (!model.outputModalities.includes('text'))
-    throw new GatewayError('GW_MODEL_NOT_AVAILABLE', `model "${model.modelId}" does not generate text`);
-  return countPromptTokens(messages);
 }
 
 /**

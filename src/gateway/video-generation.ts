@@ -23,8 +23,6 @@ export interface VideoGenerationDependencies {
   submission: JobSubmission;
   jobs: Pick<MediaJobsRepository, 'cancelUnsent'>;
   links: MediaLinks;
-  /** The account's balance in nano-USD, read before a form is parsed; undefined for an account that is gone. */
-  balanceNanos: (accountId: string) => Promise<bigint | undefined>;
   clock?: () => Date;
 }
 
@@ -116,17 +114,12 @@ export class VideoGeneration {
   }
 
   /**
-   * Admission before a submission's body is parsed (a multipart form read as it streams in): an account
-   * without credit is refused before any part is read. The hold on submission stays the real check; this one
-   * only keeps a key without credit from making the gateway parse its forms.
+   * Admission before a submission's body is parsed (a multipart form read as it streams in): a key without
+   * credit, or past a cap, is refused before any part is read. The hold on submission stays the real check;
+   * this one only keeps such a key from making the gateway parse its forms.
    */
-  async admitBody(caller: Caller): Promise<void> {
-    const balance = await this.dependencies.balanceNanos(caller.accountId);
-    if (balance === undefined || balance <= 0n)
-      throw new GatewayError(
-        'GW_INSUFFICIENT_BALANCE',
-        'insufficient credit balance: the account has no credits for a video job',
-      );
+  admitBody(caller: Caller): Promise<void> {
+    return this.dependencies.pipeline.admitWork(caller);
   }
 
   /** A submission's model, checked as soon as it is read: the same refusal as on submission when no video model has that id. */

@@ -159,4 +159,23 @@ describe('catalog reads and token counts on the alpha, beta and gamma surfaces',
       expect(await balance()).toBe(before);
     });
   });
+
+  it('counts nothing for a key without credit or past a cap: counting is work, admitted as a generation is', async () => {
+    const broke = await gateway.createFundedKey({ credits: 0 });
+    const capped = await gateway.createFundedKey({ credits: 1, limits: { total: 0 } });
+    const messages = [{ role: 'user', content: 'alpha beta gamma delta' }];
+    const counts = [
+      { url: '/api/beta/v1/messages/count_tokens', payload: { model: 'sandbox-echo', messages } },
+      { url: '/api/gamma/v1beta/models/sandbox-echo:countTokens', payload: { contents: 'alpha beta gamma delta' } },
+    ];
+    for (const { url, payload } of counts) {
+      const refused = await post(url, payload, { 'x-api-key': broke.key });
+      expect(refused.statusCode, refused.body).toBe(403);
+      expect(refused.headers['x-gateway-error-code']).toBe('GW_INSUFFICIENT_BALANCE');
+      expect(refused.body).toContain('the account has no available credits');
+      const atCap = await post(url, payload, { 'x-api-key': capped.key });
+      expect(atCap.statusCode, atCap.body).toBe(429);
+      expect(atCap.headers['x-gateway-error-code']).toBe('GW_SPEND_CAP_REACHED');
+    }
+  });
 });

@@ -4,9 +4,9 @@ import type { CatalogModel } from '../../catalog/catalog.ts';
 import { answerEmbeddingsList, embeddingEncoding } from '../../gateway/embedding-list.ts';
 import { compatModelFields } from '../../gateway/model-listing.ts';
 import type { ChatStreamEvent } from '../../domain/chat.ts';
-import { collectAnswer, countPromptTokens, countTokensFor } from '../../gateway/text-generation.ts';
+import { collectAnswer, countPromptTokens } from '../../gateway/text-generation.ts';
 import type { GatewayServices } from '../../gateway/services.ts';
-import { requestContextOf, requireCredential } from '../../http/authentication.ts';
+import { callerOf, requestContextOf, requireCredential } from '../../http/authentication.ts';
 import { reportDroppedParameters } from '../../http/dropped-parameters.ts';
 import { compatModelFieldSchemas } from '../../http/answer-schemas.ts';
 import { ModelIdPath } from '../../http/schemas.ts';
@@ -166,7 +166,11 @@ export const betaRoutes: FastifyPluginAsyncTypebox<{ services: BetaServices }> =
       },
     },
     async (request) => ({
-      input_tokens: countTokensFor(services.catalog.resolve(request.body.model), decodeMessages(request.body).messages),
+      input_tokens: await services.text.countTokens(
+        callerOf(request),
+        request.body.model,
+        () => decodeMessages(request.body).messages,
+      ),
     }),
   );
 

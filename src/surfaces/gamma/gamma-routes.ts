@@ -6,8 +6,8 @@ import { compatModelFields, generationMethodsOf } from '../../gateway/model-list
 import type { ChatStreamEvent } from '../../domain/chat.ts';
 import { GatewayError } from '../../domain/errors.ts';
 import type { GatewayServices } from '../../gateway/services.ts';
-import { collectAnswer, countTokensFor } from '../../gateway/text-generation.ts';
-import { requestContextOf, requireCredential } from '../../http/authentication.ts';
+import { collectAnswer } from '../../gateway/text-generation.ts';
+import { callerOf, requestContextOf, requireCredential } from '../../http/authentication.ts';
 import { reportDroppedParameters } from '../../http/dropped-parameters.ts';
 import { passThroughEndings, relayAnswer, streamEncoded } from '../../streaming/relay.ts';
 import type { SseWriter } from '../../streaming/sse-writer.ts';
@@ -237,7 +237,13 @@ const versionRoutes: FastifyPluginAsyncTypebox<{ services: GammaServices }> = as
       if (action === 'countTokens') {
         const counted = countTokensBody(request.body);
         const prompt = counted.generateContentRequest ?? generateContentBody(counted);
-        return { totalTokens: countTokensFor(services.catalog.resolve(modelId), decodeContents(prompt).messages) };
+        return {
+          totalTokens: await services.text.countTokens(
+            callerOf(request),
+            modelId,
+            () => decodeContents(prompt).messages,
+          ),
+        };
       }
       const body = generateContentBody(request.body);
       const decoded = decodeContents(body);
