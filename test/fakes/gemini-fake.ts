@@ -23,6 +23,7 @@ import { writeJson } from './wire.ts';
  * - `fake-error-<status>`: that status with a Google RPC error body;
  * - `fake-cut`: the stream closes after the first chunk, before any finishReason;
  * - `fake-thinking`: reports 7 thinking tokens in thoughtsTokenCount;
+ * - `fake-blocked`: blocks the prompt: no candidates, `promptFeedback.blockReason` SAFETY (one chunk when streamed);
  * anything else answers "Echo: <last user text>", one word per chunk; asked for JSON (`responseMimeType`
  * application/json), that text inside a value of `responseJsonSchema` or `responseSchema` (structured-answer.ts);
  * with `candidateCount`, that many identical candidates, each billed. With function declarations (and a
@@ -139,6 +140,23 @@ async function generate(
     totalTokenCount: promptTokenCount + words.length * candidates.length + (model === 'fake-thinking' ? 7 : 0),
   };
   const common = { modelVersion: model, responseId: 'fakeResponseId01' };
+  const sse = alt === 'sse';
+  if (model === 'fake-blocked') {
+    const blocked = {
+      promptFeedback: {
+        blockReason: 'SAFETY',
+        safetyRatings: [{ category: 'HARM_CATEGORY_DANGEROUS_CONTENT', probability: 'HIGH', blocked: true }],
+      },
+      usageMetadata: { promptTokenCount, totalTokenCount: promptTokenCount },
+      ...common,
+    };
+    if (action === 'generateContent')
+      return writeJson<GenerateContentResponse>(response, { status: 200, body: blocked, headers: jsonType });
+    const whole = JSON.stringify(typed<GenerateContentResponse>(blocked));
+    response.writeHead(200, { 'content-type': sse ? 'text/event-stream' : 'application/json; charset=UTF-8' });
+    response.end(sse ? `data: ${whole}\r\n\r\n` : `[${whole}]`);
+    return;
+  }
   if (calledFunction) {
     const call = {
       candidates: [
@@ -152,7 +170,6 @@ async function generate(
       ],
     };
     const usageMetadata = { promptTokenCount, candidatesTokenCount: 5, totalTokenCount: promptTokenCount + 5 };
-    const sse = alt === 'sse';
     response.writeHead(200, { 'content-type': sse ? 'text/event-stream' : 'application/json; charset=UTF-8' });
     const answer = { ...call, usageMetadata, ...common };
     const whole = JSON.stringify(typed<GenerateContentResponse>(answer));
@@ -184,7 +201,6 @@ async function generate(
     };
     return typed<GenerateContentResponse>(chunk);
   });
-  const sse = alt === 'sse';
   response.writeHead(200, { 'content-type': sse ? 'text/event-stream' : 'application/json; charset=UTF-8' });
   if (!sse) response.write('[');
   for (const [index, chunk] of chunks.entries()) {

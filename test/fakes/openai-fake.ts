@@ -44,6 +44,8 @@ import { sseEvent, writeJson } from './wire.ts';
  * - `fake-no-usage`: never reports usage;
  * - `fake-no-done`: a complete stream that leaves out the final `data: [DONE]` (some compatible servers do);
  * - `fake-null-answer` (embeddings): 200 with the JSON body `null`, as a broken compatible server may answer;
+ * - `fake-refusal`: the model refuses: its words in `refusal` (streamed as `delta.refusal`), `content` null,
+ *   finished with `stop`;
  * anything else answers "Echo: <last user message>", one word per chunk; asked for JSON (`response_format`), that
  * text inside a value of the schema (structured-answer.ts); with `n`, that many identical choices, each billed.
  * With function tools (and a
@@ -156,9 +158,12 @@ async function chatCompletions(request: RecordedRequest, response: ServerRespons
   const format = body.response_format;
   const json = format?.type === 'json_schema' || format?.type === 'json_object';
   const schema = isChatJsonSchemaFormat(format) ? format.json_schema.schema : undefined;
+  const refuses = body.model === 'fake-refusal';
   let words = drip
     ? Array.from({ length: Number(drip[2]) }, () => 'tick')
-    : wordsOf(json ? jsonAnswer(schema, echo) : echo);
+    : refuses
+      ? wordsOf("I'm sorry, I can't help with that.")
+      : wordsOf(json ? jsonAnswer(schema, echo) : echo);
   const choices = Array.from({ length: body.n ?? 1 }, (_, index) => index);
   let finishReason = 'stop';
   if (body.max_tokens !== undefined && words.length > body.max_tokens) {
@@ -191,7 +196,9 @@ async function chatCompletions(request: RecordedRequest, response: ServerRespons
       object: 'chat.completion',
       choices: choices.map((index) => ({
         index,
-        message: { role: 'assistant', content: words.join(' '), refusal: null, annotations: [] },
+        message: refuses
+          ? { role: 'assistant', content: null, refusal: words.join(' '), annotations: [] }
+          : { role: 'assistant', content: words.join(' '), refusal: null, annotations: [] },
         logprobs: null,
         finish_reason: finishReason,
       })),
@@ -232,7 +239,7 @@ async function chatCompletions(request: RecordedRequest, response: ServerRespons
     if (chunkDelayMs > 0) await sleep(chunkDelayMs);
     // A client that left stops a slow generation, as the real API stops generating for a closed connection.
     if (drip && response.destroyed) return;
-    eachChoice({ content: index === 0 ? word : ` ${word}` }, null);
+    eachChoice({ [refuses ? 'refusal' : 'content']: index === 0 ? word : ` ${word}` }, null);
   }
   eachChoice({}, finishReason);
   if (includeUsage) send([], { usage: fullUsage });

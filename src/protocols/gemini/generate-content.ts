@@ -175,6 +175,15 @@ export function finishReasonOf(raw: string, { madeCalls }: { madeCalls: boolean 
   return { unified: madeCalls && raw === 'STOP' ? 'tool-calls' : (finishReasons[raw] ?? 'other'), raw };
 }
 
+/**
+ * A blocked prompt ends the answer without candidates: `promptFeedback.blockReason` is its finish (a content
+ * filter's, whatever the reason).
+ */
+export function blockedPromptFinish(chunk: GenerateContentResponse): FinishReason | undefined {
+  const reason = chunk.promptFeedback?.blockReason;
+  return reason ? { unified: 'content-filter', raw: reason } : undefined;
+}
+
 export const wireFinishReasons: Readonly<Record<FinishReason['unified'], string>> = {
   stop: 'STOP',
   length: 'MAX_TOKENS',

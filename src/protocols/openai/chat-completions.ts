@@ -175,6 +175,8 @@ const ChunkChoice = Type.Object({
   delta: Type.Optional(
     Type.Object({
       content: Type.Optional(Nullable(Type.String())),
+      /** The model's refusal, streamed in place of content (structured outputs); its answer ends with `stop`. */
+      refusal: Type.Optional(Nullable(Type.String())),
       tool_calls: Type.Optional(Nullable(Type.Array(ToolCallFragment))),
     }),
   ),
@@ -254,6 +256,14 @@ export const wireFinishReasons: Readonly<Record<FinishReason['unified'], string>
 
 export function finishReasonOf(raw: string): FinishReason {
   return { unified: finishReasons[raw] ?? 'other', raw };
+}
+
+/**
+ * The finish of a choice that streamed a refusal: the protocol ends it with `stop`, which other protocols would
+ * read as an answer given; it is a content filter's (Anthropic's `refusal`), said in the unified reason only.
+ */
+export function refusedFinish(finish: FinishReason, refused: boolean): FinishReason {
+  return refused && finish.unified === 'stop' ? { unified: 'content-filter', raw: undefined } : finish;
 }
 
 /** Usage as reported; an object without either count reports nothing (the gateway then counts). */

@@ -17,6 +17,7 @@ import { newId } from '../../domain/ids.ts';
 import { UpstreamUnreachableError } from '../../domain/upstream-failure.ts';
 import type { Content, JsonObject, Part } from '../../protocols/gemini/content.ts';
 import {
+  blockedPromptFinish,
   finishReasonOf,
   isGenerateContentResponse,
   usageFromMetadata,
@@ -216,6 +217,7 @@ export async function* streamGeminiContent(
       if (number.choice === undefined) finish = reason;
       else yield { type: 'choice-finish', choice: number.choice, finishReason: reason };
     }
+    finish = blockedPromptFinish(chunk) ?? finish;
     if (chunk.usageMetadata) usage = usageFromMetadata(chunk.usageMetadata);
   }
   // The protocol has no terminator: a stream that closes after a finishReason is complete, otherwise it was cut.

@@ -1,5 +1,6 @@
 import { DeliveredOutput } from '../../domain/delivered-output.ts';
 import {
+  blockedPromptFinish,
   isGenerateContentResponse,
   usageFromMetadata,
   type GenerateContentResponse,
@@ -67,7 +68,8 @@ function observe(reading: RelayReading, chunk: GenerateContentResponse): void {
     if (part.functionCall) reading.output.add(part.functionCall.name + argumentsText(part.functionCall.args));
   }
   if (chunk.usageMetadata) reading.usage = usageFromMetadata(chunk.usageMetadata);
-  if (chunk.candidates?.some((candidate) => candidate.finishReason)) reading.complete = true;
+  if (chunk.candidates?.some((candidate) => candidate.finishReason) || blockedPromptFinish(chunk))
+    reading.complete = true;
 }
 
 /** Usage of a generateContent answer: the last usageMetadata of the JSON body, the SSE events or the JSON array's elements. */

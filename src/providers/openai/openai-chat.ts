@@ -17,6 +17,7 @@ import { newId } from '../../domain/ids.ts';
 import { UpstreamUnreachableError } from '../../domain/upstream-failure.ts';
 import {
   finishReasonOf,
+  refusedFinish,
   isChatCompletionChunk,
   streamTerminator,
   usageOf,
@@ -212,6 +213,8 @@ export async function* streamOpenAiChat(
   });
   let finish: FinishReason | undefined;
   let usage: TokenUsage | undefined;
+  // The choices (by index) that streamed a refusal, whose text is passed on as the answer's.
+  const refused = new Set<number>();
   for await (const event of decodeSse(response.body, options.target.maxEventCharacters)) {
     if (event.data === streamTerminator) {
       yield { type: 'finish', finishReason: finish ?? { unified: 'other', raw: undefined }, usage };
@@ -227,6 +230,10 @@ export async function* streamOpenAiChat(
       // Each choice of several (`n`) streams under its own index; the first one's finish is the answer's.
       const number = choiceField(askedChoice(choice.index ?? 0, request.choices));
       if (choice.delta?.content) yield { type: 'text-delta', text: choice.delta.content, ...number };
+      if (choice.delta?.refusal) {
+        refused.add(choice.index ?? 0);
+        yield { type: 'text-delta', text: choice.delta.refusal, ...number };
+      }
       for (const fragment of choice.delta?.tool_calls ?? []) {
         const index = fragment.index ?? 0;
         if (fragment.id !== undefined || fragment.function?.name !== undefined) {
@@ -237,8 +244,9 @@ export async function* streamOpenAiChat(
           yield { type: 'tool-call-delta', index, arguments: fragment.function.arguments, ...number };
       }
       if (!choice.finish_reason) continue;
-      if (number.choice === undefined) finish = finishReasonOf(choice.finish_reason);
-      else yield { type: 'choice-finish', choice: number.choice, finishReason: finishReasonOf(choice.finish_reason) };
+      const reason = refusedFinish(finishReasonOf(choice.finish_reason), refused.has(choice.index ?? 0));
+      if (number.choice === undefined) finish = reason;
+      else yield { type: 'choice-finish', choice: number.choice, finishReason: reason };
     }
     usage = usageOf(chunk.usage) ?? usage;
   }

@@ -1,0 +1,60 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { usageRecords } from '../support/http-helpers.ts';
+import { modelYaml, startFamilyGateway, type FamilyGateway } from '../support/test-gateway.ts';
+
+/**
+ * Answers a provider refuses in its own protocol's terms: a Gemini prompt blocked (`promptFeedback.blockReason`,
+ * no candidates) and an OpenAI refusal (`delta.refusal`, finished with `stop`). Each is a complete answer, told
+ * to the client of any surface as its protocol's content filter, and billed as a success, never a 502.
+ */
+describe('answers the provider refused', () => {
+  let gateway: FamilyGateway;
+
+  beforeAll(async () => {
+    gateway = await startFamilyGateway([
+      modelYaml('blocked-gemini', { provider: 'gemini', upstream: 'fake-blocked' }),
+      modelYaml('refusing-openai', { provider: 'openai', upstream: 'fake-refusal' }),
+    ]);
+  });
+  afterAll(async () => {
+    await gateway?.close();
+  });
+
+  const post = async (url: string, payload: object) => {
+    const { key } = await gateway.createFundedKey({ credits: 1 });
+    const response = await gateway.request({ method: 'POST', url, headers: { 'x-api-key': key }, payload });
+    expect(response.statusCode, response.body).toBe(200);
+    expect(await usageRecords(gateway, key)).toMatchObject([{ status: 'succeeded' }]);
+    return response;
+  };
+  const messages = [{ role: 'user', content: 'something it will not answer' }];
+
+  it('a blocked Gemini prompt reaches alpha chat as content_filter, whole and streamed', async () => {
+    const whole = await post('/api/alpha/v1/chat/completions', { model: 'blocked-gemini', messages });
+    expect(whole.json()).toMatchObject({ choices: [{ finish_reason: 'content_filter', message: { content: '' } }] });
+    const streamed = await post('/api/alpha/v1/chat/completions', { model: 'blocked-gemini', messages, stream: true });
+    expect(streamed.body).toContain('"finish_reason":"content_filter"');
+    expect(streamed.body.trimEnd().endsWith('data: [DONE]')).toBe(true);
+  });
+
+  it('a blocked Gemini prompt reaches beta as a refusal, and relayed to gamma ends the stream complete', async () => {
+    const beta = await post('/api/beta/v1/messages', { model: 'blocked-gemini', max_tokens: 50, messages });
+    expect(beta.json()).toMatchObject({ stop_reason: 'refusal' });
+    const relayed = await post('/api/gamma/v1beta/models/blocked-gemini:streamGenerateContent?alt=sse', {
+      contents: [{ role: 'user', parts: [{ text: 'something it will not answer' }] }],
+    });
+    expect(relayed.body).toContain('"blockReason":"SAFETY"');
+  });
+
+  it("an OpenAI refusal reaches beta and gamma as the refusal's words, ended by the content filter", async () => {
+    const refusal = "I'm sorry, I can't help with that.";
+    const beta = await post('/api/beta/v1/messages', { model: 'refusing-openai', max_tokens: 50, messages });
+    expect(beta.json()).toMatchObject({ stop_reason: 'refusal', content: [{ type: 'text', text: refusal }] });
+    const gamma = await post('/api/gamma/v1beta/models/refusing-openai:generateContent', {
+      contents: [{ role: 'user', parts: [{ text: 'something it will not answer' }] }],
+    });
+    expect(gamma.json()).toMatchObject({
+      candidates: [{ content: { parts: [{ text: refusal }] }, finishReason: 'SAFETY' }],
+    });
+  });
+});
