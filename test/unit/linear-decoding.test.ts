@@ -10,9 +10,10 @@ import { decodeContents } from '../../src/surfaces/gamma/generate-content-codec.
 /**
  * Conversations of tens of thousands of items are decoded and translated in time linear in their size (a
  * quadratic decoder took seconds on these bodies). What is asserted is how the time grows, not the time: the
- * work is run on a conversation and on one an eighth its size, each at its best of three runs, and eight times the
- * items must take less than 40 times as long (8 when linear, up to about 20 here with the collector's work on the
- * larger heap; 64 when quadratic), so a slow or busy machine does not change the verdict.
+ * work is run on a conversation and on one a sixteenth its size, each at its best of three runs, and 16 times the
+ * items must take less than 150 times as long (16 when linear, up to about 50 here with the collector's work on
+ * the larger heap, more in a busy worker that ran other files; 256 when quadratic), so a slow or busy machine does
+ * not change the verdict.
  */
 const items = 40_000;
 
@@ -28,9 +29,9 @@ function linearIn<T>(workOn: (size: number) => () => T): T {
     }
     return { fastest, result };
   };
-  const eighth = best(items / 8);
+  const part = best(items / 16);
   const whole = best(items);
-  expect(whole.fastest / Math.max(eighth.fastest, 0.01)).toBeLessThan(40);
+  expect(whole.fastest / Math.max(part.fastest, 0.01)).toBeLessThan(150);
   return whole.result;
 }
 
