@@ -61,6 +61,11 @@ export interface TextGenerationInput extends Omit<ChatRequest, 'upstreamModel'> 
    */
   untranslatable?: readonly string[];
   /**
+   * Fields of the request the canonical model does not carry, that the call may go without: carried when the
+   * request is relayed to an upstream of its own protocol, named as dropped when it is translated.
+   */
+  notTranslated?: readonly string[];
+  /**
    * The request in the surface's own wire shape. When the winning provider speaks that protocol it is
    * forwarded as given (`prepare` may rewrite fields such as the model id) and the answer relayed as it comes.
    */
@@ -280,7 +285,7 @@ class TextRecipe implements Recipe<TextGenerationInput, TextRow, TextPlan, TextR
     return {
       kind: 'events',
       events: await startIteration(events),
-      droppedParameters: droppedNames(input, [...new Set([...dropped, ...notCarried])]),
+      droppedParameters: droppedNames(input, [...new Set([...dropped, ...notCarried, ...(input.notTranslated ?? [])])]),
     };
   }
 

@@ -2,6 +2,7 @@ import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typ
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Static } from 'typebox';
 import type { CatalogModel } from '../../catalog/catalog.ts';
+import { unnamedFields } from '../unnamed-fields.ts';
 import { answerEmbeddingsList, embeddingEncoding } from '../../gateway/embedding-list.ts';
 import { compatModelFields } from '../../gateway/model-listing.ts';
 import type { GatewayServices } from '../../gateway/services.ts';
@@ -185,6 +186,7 @@ export const alphaRoutes: FastifyPluginAsyncTypebox<{ services: AlphaServices }>
         choices: typeof body.n === 'number' ? body.n : undefined,
         gatedParameters: nativeParameters(body, gatedFields),
         fieldNames: { ...clientFieldNames(body, gatedFields), choices: 'n' },
+        notTranslated: unnamedFields(body, ChatCompletionsRequest),
 
         allowFallbacks: allowsFallbacks(body),
         recordedRequest: {
@@ -330,6 +332,13 @@ export const alphaRoutes: FastifyPluginAsyncTypebox<{ services: AlphaServices }>
         topP: body.top_p,
         gatedParameters: responsesGatedParameters(body),
         fieldNames: responsesFieldNames(body),
+        // Fields only OpenAI itself keeps, and the metadata no other protocol takes as it is written.
+        notTranslated: [
+          ...unnamedFields(body, ResponsesRequest),
+          ...[...openAiOnlyResponsesFields, 'metadata' as const].filter(
+            (field) => body[field] !== undefined && body[field] !== null,
+          ),
+        ],
 
         allowFallbacks: allowsFallbacks(body),
         recordedRequest: { surface: 'alpha', endpoint: 'responses', model: body.model, stream: streaming },
@@ -340,11 +349,7 @@ export const alphaRoutes: FastifyPluginAsyncTypebox<{ services: AlphaServices }>
           prepare: (terms) => relayResponsesBody(body, terms),
         },
       });
-      // A translated request never reaches OpenAI itself, so what only it keeps is left out, and said so.
-      // Fields only OpenAI itself keeps (never gated): left out, and named, when the request is translated.
-      const leftOut =
-        run.kind === 'events' ? openAiOnlyResponsesFields.filter((field) => body[field] !== undefined) : [];
-      reportDroppedParameters(reply, [...run.droppedParameters, ...leftOut]);
+      reportDroppedParameters(reply, run.droppedParameters);
       // Responses streams are piped raw, errors included, in the upstream's own format; `[DONE]` is added, or
       // the error event when the upstream failed or closed before the response was complete.
       if (run.kind === 'relay')

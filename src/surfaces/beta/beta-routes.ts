@@ -7,6 +7,7 @@ import type { ChatStreamEvent } from '../../domain/chat.ts';
 import { collectAnswer, countPromptTokens } from '../../gateway/text-generation.ts';
 import type { GatewayServices } from '../../gateway/services.ts';
 import { callerOf, requestContextOf, requireCredential } from '../../http/authentication.ts';
+import { unnamedFields } from '../unnamed-fields.ts';
 import { reportDroppedParameters } from '../../http/dropped-parameters.ts';
 import { compatModelFieldSchemas } from '../../http/answer-schemas.ts';
 import { ModelIdPath } from '../../http/schemas.ts';
@@ -200,6 +201,8 @@ export const betaRoutes: FastifyPluginAsyncTypebox<{ services: BetaServices }> =
         stop: body.stop_sequences,
         gatedParameters: gatedParametersOf(body),
         fieldNames: fieldNamesOfBody(body),
+        // The end user's id in metadata has no place in the other protocols' requests.
+        notTranslated: [...unnamedFields(body, MessagesRequest), ...(body.metadata ? ['metadata'] : [])],
 
         recordedRequest: {
           surface: 'beta',

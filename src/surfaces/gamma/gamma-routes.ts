@@ -8,6 +8,7 @@ import { GatewayError } from '../../domain/errors.ts';
 import type { GatewayServices } from '../../gateway/services.ts';
 import { collectAnswer } from '../../gateway/text-generation.ts';
 import { callerOf, requestContextOf, requireCredential } from '../../http/authentication.ts';
+import { unnamedFields } from '../unnamed-fields.ts';
 import { reportDroppedParameters } from '../../http/dropped-parameters.ts';
 import { passThroughEndings, relayAnswer, streamEncoded } from '../../streaming/relay.ts';
 import type { SseWriter } from '../../streaming/sse-writer.ts';
@@ -260,6 +261,7 @@ const versionRoutes: FastifyPluginAsyncTypebox<{ services: GammaServices }> = as
         choices: config.candidateCount,
         gatedParameters: gatedParametersOf(body),
         fieldNames: fieldNamesOfBody(body),
+        notTranslated: unnamedFields(body, GenerateContentRequest),
         recordedRequest: { surface: 'gamma', endpoint: action, model: modelId, stream: streaming },
         relay: {
           protocol: 'gemini',

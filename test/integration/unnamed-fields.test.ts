@@ -1,0 +1,73 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { FakeServer } from '../fakes/fake-server.ts';
+import { startFamilyGateway, type FamilyGateway } from '../support/test-gateway.ts';
+
+/**
+ * Fields a surface's schema does not name (and metadata, which no other protocol takes as written) are carried
+ * as sent to an upstream of the surface's own protocol; a request translated to another protocol goes without
+ * them and names them in `x-gateway-dropped-parameters`, never losing them silently.
+ */
+describe('request fields the canonical request has no place for', () => {
+  let gateway: FamilyGateway;
+  let key: string;
+
+  beforeAll(async () => {
+    gateway = await startFamilyGateway();
+    key = (await gateway.createFundedKey({ credits: 5 })).key;
+  });
+  afterAll(async () => {
+    await gateway?.close();
+  });
+
+  const post = async (url: string, payload: object) => {
+    const response = await gateway.request({ method: 'POST', url, headers: { 'x-api-key': key }, payload });
+    expect(response.statusCode, response.body).toBe(200);
+    return response.headers['x-gateway-dropped-parameters'];
+  };
+  const lastBody = (fake: FakeServer) => JSON.stringify(fake.requests.at(-1)?.body);
+  const messages = [{ role: 'user', content: 'hi' }];
+
+  it('alpha chat: carried to OpenAI, named when translated to Anthropic', async () => {
+    const extra = { user: 'user-123', metadata: { tag: 'x' }, service_tier: 'flex' };
+    expect(await post('/api/alpha/v1/chat/completions', { model: 'via-openai', messages, ...extra })).toBeUndefined();
+    expect(gateway.fakes.openai.requests.at(-1)?.body).toMatchObject(extra);
+    const dropped = await post('/api/alpha/v1/chat/completions', { model: 'via-anthropic', messages, ...extra });
+    expect(dropped).toBe('user,metadata,service_tier');
+    expect(lastBody(gateway.fakes.anthropic)).not.toContain('user-123');
+  });
+
+  it('alpha responses: metadata and unnamed fields named when translated to Anthropic', async () => {
+    const dropped = await post('/api/alpha/v1/responses', {
+      model: 'via-anthropic',
+      input: 'hi',
+      metadata: { tag: 'x' },
+      safety_identifier: 'user-123',
+    });
+    expect(dropped).toBe('safety_identifier,metadata');
+  });
+
+  it('beta messages: carried to Anthropic, named when translated to Gemini', async () => {
+    const payload = {
+      model: 'via-gemini',
+      max_tokens: 20,
+      messages,
+      metadata: { user_id: 'user-123' },
+      service_tier: 'standard_only',
+    };
+    expect(await post('/api/beta/v1/messages', payload)).toBe('service_tier,metadata');
+    expect(lastBody(gateway.fakes.gemini)).not.toContain('user-123');
+    expect(await post('/api/beta/v1/messages', { ...payload, model: 'via-anthropic' })).toBeUndefined();
+    expect(gateway.fakes.anthropic.requests.at(-1)?.body).toMatchObject({
+      metadata: { user_id: 'user-123' },
+      service_tier: 'standard_only',
+    });
+  });
+
+  it('gamma generateContent: carried to Gemini, named when translated to OpenAI', async () => {
+    const payload = { contents: [{ role: 'user', parts: [{ text: 'hi' }] }], labels: { team: 'search' } };
+    expect(await post('/api/gamma/v1beta/models/via-openai:generateContent', payload)).toBe('labels');
+    expect(lastBody(gateway.fakes.openai)).not.toContain('search');
+    expect(await post('/api/gamma/v1beta/models/via-gemini:generateContent', payload)).toBeUndefined();
+    expect(gateway.fakes.gemini.requests.at(-1)?.body).toMatchObject({ labels: { team: 'search' } });
+  });
+});
