@@ -327,6 +327,8 @@ const finishReasons: Readonly<Record<string, FinishReason['unified']>> = {
   max_tokens: 'length',
   tool_use: 'tool-calls',
   refusal: 'content-filter',
+  // The answer was cut where the context window ended: a length limit's finish.
+  model_context_window_exceeded: 'length',
 };
 
 export function finishReasonOf(raw: string): FinishReason {

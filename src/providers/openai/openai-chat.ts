@@ -12,6 +12,7 @@ import {
   type ResponseFormat,
   type TokenUsage,
   type ToolChoice,
+  type ToolResult,
 } from '../../domain/chat.ts';
 import { newId } from '../../domain/ids.ts';
 import { UpstreamUnreachableError } from '../../domain/upstream-failure.ts';
@@ -45,12 +46,20 @@ function openAiContent(content: ChatMessage['content']): string | ChatContentPar
   });
 }
 
+/**
+ * A tool result's content: the protocol has no flag for a call that failed (Anthropic's `is_error`, Gemini's
+ * `error` response), so the model is told in the content.
+ */
+function toolOutput(result: ToolResult): string {
+  return result.isError ? `Error: ${result.output}` : result.output;
+}
+
 /** One canonical message as the protocol's messages: tool results are one `tool` message each. */
 function openAiMessages(message: ChatMessage): WireMessage[] {
   if (message.role === 'tool') {
     return partsOf(message.content).flatMap((part) =>
       part.type === 'tool-result'
-        ? [{ role: 'tool', tool_call_id: part.result.callId, content: part.result.output }]
+        ? [{ role: 'tool', tool_call_id: part.result.callId, content: toolOutput(part.result) }]
         : [],
     );
   }

@@ -105,7 +105,10 @@ export function decodeResponsesInput(body: ResponsesRequest): DecodedChat {
       continue;
     }
     if (isFunctionCallOutputItem(item)) {
-      const output = typeof item.output === 'string' ? item.output : textOf(contentParts(item.output, untranslatable));
+      const parts = contentParts(item.output, untranslatable);
+      // A tool result is text in the other protocols: a picture in it has no place there.
+      if (parts.some((part) => part.type === 'image')) untranslatable.add('images in function_call_output items');
+      const output = typeof item.output === 'string' ? item.output : textOf(parts);
       const result: ChatPart[] = [{ type: 'tool-result', result: { callId: item.call_id, name: '', output } }];
       requireToolTextsWithin(result, `body.input.${index}`);
       append(messages, 'tool', result);

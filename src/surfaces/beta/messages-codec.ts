@@ -71,7 +71,15 @@ export function gatedParametersOf(body: MessagesRequest): Record<string, unknown
   return {
     ...nativeParameters(body, gatedFields),
     ...nativeParameters(body.output_config, outputConfigFields),
+    ...(parallelToolCallsOf(body.tool_choice) === false ? { parallelToolCalls: false } : {}),
   };
+}
+
+/** `tool_choice.disable_parallel_tool_use: true` is the other protocols' parallel tool calls switched off. */
+function parallelToolCallsOf(choice: WireToolChoice | undefined): false | undefined {
+  return choice && 'disable_parallel_tool_use' in choice && choice.disable_parallel_tool_use === true
+    ? false
+    : undefined;
 }
 
 /** The field each parameter came in, for refusals. */
@@ -79,6 +87,9 @@ export function fieldNamesOfBody(body: MessagesRequest): Record<string, string> 
   return {
     ...clientFieldNames(body, gatedFields),
     ...clientFieldNames(body.output_config, outputConfigFields, 'output_config.'),
+    ...(parallelToolCallsOf(body.tool_choice) === false
+      ? { parallelToolCalls: 'tool_choice.disable_parallel_tool_use' }
+      : {}),
   };
 }
 
@@ -128,7 +139,10 @@ function blockPart(block: ContentBlock, untranslatable: Set<string>): ChatPart |
         call: { id: block.id, name: block.name, arguments: JSON.stringify(block.input ?? {}) },
       };
     case 'tool_result': {
-      const output = textOf(compactContent(blockParts(block.content, untranslatable)));
+      const parts = blockParts(block.content, untranslatable);
+      // A tool result is text in the other protocols: a picture in it has no place there.
+      if (parts.some((part) => part.type === 'image')) untranslatable.add('images in tool_result blocks');
+      const output = textOf(compactContent(parts));
       return {
         type: 'tool-result',
         result: { callId: block.tool_use_id, name: '', output, ...(block.is_error === true ? { isError: true } : {}) },
@@ -207,10 +221,12 @@ export function decodeMessages(body: Omit<MessagesRequest, 'max_tokens'>): Decod
   }
   const tools = decodeTools(body.tools, untranslatable);
   const toolChoice = decodeToolChoice(body.tool_choice);
+  const parallelToolCalls = parallelToolCallsOf(body.tool_choice);
   return {
     messages: nameToolResults(messages),
     ...(tools ? { tools } : {}),
     ...(toolChoice ? { toolChoice } : {}),
+    ...(parallelToolCalls === false ? { parallelToolCalls } : {}),
     topK: body.top_k,
     thinking: decodeThinking(body.thinking),
     responseFormat: decodeOutputFormat(body, untranslatable),

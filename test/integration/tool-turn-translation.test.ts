@@ -1,0 +1,126 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { finishReasonOf } from '../../src/protocols/anthropic/messages.ts';
+import type { FakeServer } from '../fakes/fake-server.ts';
+import { startFamilyGateway, type FamilyGateway } from '../support/test-gateway.ts';
+
+const tinyPng = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==';
+
+/**
+ * What a tool turn says beyond its text, across protocols: parallel calls switched off, a call that failed, and
+ * a picture a tool returned. Each is carried, or the request is refused with 400 naming it; none is lost.
+ */
+describe('tool turns translated between protocols', () => {
+  let gateway: FamilyGateway;
+  let key: string;
+
+  beforeAll(async () => {
+    gateway = await startFamilyGateway();
+    key = (await gateway.createFundedKey({ credits: 5 })).key;
+  });
+  afterAll(async () => {
+    await gateway?.close();
+  });
+
+  const beta = (payload: object) =>
+    gateway.request({ method: 'POST', url: '/api/beta/v1/messages', headers: { 'x-api-key': key }, payload });
+  const lastBody = (fake: FakeServer) => fake.requests.at(-1)?.body;
+  const lookup = { name: 'lookup', input_schema: { type: 'object', properties: { query: { type: 'string' } } } };
+  const calledLookup = [
+    { role: 'user', content: 'weather in Paris' },
+    { role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_1', name: 'lookup', input: { query: 'Paris' } }] },
+  ];
+
+  it('beta tool_choice.disable_parallel_tool_use reaches OpenAI as parallel_tool_calls: false', async () => {
+    const response = await beta({
+      model: 'via-openai',
+      max_tokens: 100,
+      messages: [{ role: 'user', content: 'weather in Paris and Rome' }],
+      tools: [lookup],
+      tool_choice: { type: 'auto', disable_parallel_tool_use: true },
+    });
+    expect(response.statusCode, response.body).toBe(200);
+    expect(lastBody(gateway.fakes.openai)).toMatchObject({ parallel_tool_calls: false, tool_choice: 'auto' });
+  });
+
+  it('a beta tool result marked is_error tells an OpenAI model the call failed', async () => {
+    const response = await beta({
+      model: 'via-openai',
+      max_tokens: 100,
+      messages: [
+        ...calledLookup,
+        { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: 'down', is_error: true }] },
+      ],
+      tools: [lookup],
+    });
+    expect(response.statusCode, response.body).toBe(200);
+    expect(lastBody(gateway.fakes.openai)).toMatchObject({
+      messages: [
+        { role: 'user' },
+        { role: 'assistant' },
+        { role: 'tool', tool_call_id: 'toolu_1', content: 'Error: down' },
+      ],
+    });
+  });
+
+  it('a picture in a beta tool result is refused when translated, and relayed to Anthropic as sent', async () => {
+    const payload = {
+      max_tokens: 100,
+      messages: [
+        ...calledLookup,
+        {
+          role: 'user',
+          content: [
+            {
+              type: 'tool_result',
+              tool_use_id: 'toolu_1',
+              content: [
+                { type: 'text', text: 'here it is' },
+                { type: 'image', source: { type: 'base64', media_type: 'image/png', data: tinyPng } },
+              ],
+            },
+          ],
+        },
+      ],
+      tools: [lookup],
+    };
+    const translated = await beta({ ...payload, model: 'via-openai' });
+    expect(translated.statusCode, translated.body).toBe(400);
+    expect(translated.body).toContain('images in tool_result blocks');
+    const relayed = await beta({ ...payload, model: 'via-anthropic' });
+    expect(relayed.statusCode, relayed.body).toBe(200);
+    expect(JSON.stringify(lastBody(gateway.fakes.anthropic))).toContain(tinyPng);
+  });
+
+  it('a picture in a Responses function_call_output is refused when translated', async () => {
+    const response = await gateway.request({
+      method: 'POST',
+      url: '/api/alpha/v1/responses',
+      headers: { authorization: `Bearer ${key}` },
+      payload: {
+        model: 'via-anthropic',
+        input: [
+          { role: 'user', content: 'take a screenshot' },
+          { type: 'function_call', call_id: 'call_1', name: 'screenshot', arguments: '{}' },
+          {
+            type: 'function_call_output',
+            call_id: 'call_1',
+            output: [
+              { type: 'input_text', text: 'here it is' },
+              { type: 'input_image', image_url: `data:image/png;base64,${tinyPng}` },
+            ],
+          },
+        ],
+        tools: [{ type: 'function', name: 'screenshot', parameters: { type: 'object', properties: {} } }],
+      },
+    });
+    expect(response.statusCode, response.body).toBe(400);
+    expect(response.body).toContain('images in function_call_output items');
+  });
+
+  it("reads Anthropic's model_context_window_exceeded as an answer cut at a length limit", () => {
+    expect(finishReasonOf('model_context_window_exceeded')).toEqual({
+      unified: 'length',
+      raw: 'model_context_window_exceeded',
+    });
+  });
+});
