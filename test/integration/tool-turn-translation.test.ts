@@ -62,6 +62,28 @@ describe('tool turns translated between protocols', () => {
     });
   });
 
+  it('a Gemini functionResponse with an error reaches Anthropic as is_error and OpenAI as an error', async () => {
+    const payload = {
+      contents: [
+        { role: 'user', parts: [{ text: 'weather in Paris' }] },
+        { role: 'model', parts: [{ functionCall: { name: 'lookup', args: { query: 'Paris' } } }] },
+        { role: 'user', parts: [{ functionResponse: { name: 'lookup', response: { error: 'down' } } }] },
+      ],
+      tools: [{ functionDeclarations: [{ name: 'lookup', parameters: { type: 'OBJECT', properties: {} } }] }],
+    };
+    const post = (model: string) =>
+      gateway.request({
+        method: 'POST',
+        url: `/api/gamma/v1beta/models/${model}:generateContent`,
+        headers: { 'x-goog-api-key': key },
+        payload,
+      });
+    expect((await post('via-anthropic')).statusCode).toBe(200);
+    expect(JSON.stringify(lastBody(gateway.fakes.anthropic))).toContain('"is_error":true');
+    expect((await post('via-openai')).statusCode).toBe(200);
+    expect(JSON.stringify(lastBody(gateway.fakes.openai))).toContain('"content":"Error: {\\"error\\":\\"down\\"}"');
+  });
+
   it('a picture in a beta tool result is refused when translated, and relayed to Anthropic as sent', async () => {
     const payload = {
       max_tokens: 100,

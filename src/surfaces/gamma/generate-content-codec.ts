@@ -120,10 +120,18 @@ function partsOf(parts: readonly Part[], untranslatable: Set<string>, calls: Cal
       decoded.push({ type: 'image', image: { kind: 'url', url: file.fileUri } });
     } else if (functionCall) decoded.push({ type: 'tool-call', call: calls.call(functionCall) });
     else if (functionResponse) {
-      const output = JSON.stringify(functionResponse.response ?? {});
+      const response = functionResponse.response ?? {};
+      const output = JSON.stringify(response);
+      // The protocol's failed call: an `error` key without an `output` one.
+      const failed = Object.hasOwn(response, 'error') && !Object.hasOwn(response, 'output');
       decoded.push({
         type: 'tool-result',
-        result: { callId: calls.answer(functionResponse), name: functionResponse.name, output },
+        result: {
+          callId: calls.answer(functionResponse),
+          name: functionResponse.name,
+          output,
+          ...(failed ? { isError: true } : {}),
+        },
       });
     } else untranslatable.add(`"${Object.keys(part)[0] ?? 'empty'}" parts`);
   }
