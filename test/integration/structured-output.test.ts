@@ -156,6 +156,39 @@ describe('structured output and several completions across surfaces and upstream
     }
   }
 
+  it("keeps a gamma schema's nullable fields nullable in JSON Schema", async () => {
+    const response = await post('/api/gamma/v1beta/models/via-openai:generateContent', {
+      contents: [{ role: 'user', parts: [{ text: 'where is Paris' }] }],
+      generationConfig: {
+        responseMimeType: 'application/json',
+        responseSchema: {
+          type: 'OBJECT',
+          properties: {
+            city: { type: 'STRING' },
+            region: { type: 'STRING', nullable: true },
+            note: { anyOf: [{ type: 'STRING' }, { type: 'INTEGER' }], nullable: true },
+          },
+          required: ['city', 'region'],
+        },
+      },
+    });
+    expect(response.statusCode, response.body).toBe(200);
+    expect(gateway.fakes.openai.requests.at(-1)?.body).toMatchObject({
+      response_format: {
+        json_schema: {
+          schema: {
+            type: 'object',
+            properties: {
+              city: { type: 'string' },
+              region: { type: ['string', 'null'] },
+              note: { anyOf: [{ anyOf: [{ type: 'string' }, { type: 'integer' }] }, { type: 'null' }] },
+            },
+          },
+        },
+      },
+    });
+  });
+
   for (const stream of [false, true]) {
     it(`answers any JSON object from Anthropic through a forced tool, as text with a normal stop (${stream ? 'streamed' : 'not streamed'})`, async () => {
       const { key: own } = await gateway.createFundedKey({ credits: 1 });

@@ -148,12 +148,16 @@ function jsonSchemaValue(value: unknown): unknown {
 }
 
 function jsonSchemaOf(entries: ReadonlyArray<readonly [string, unknown]>): JsonObject {
-  return Object.fromEntries(
+  const { nullable, ...schema }: JsonObject = Object.fromEntries(
     entries.map(([key, value]) => {
       if (key === 'type' && typeof value === 'string') return [key, value.toLowerCase()];
       return [key, schemaData.has(key) ? value : jsonSchemaValue(value)];
     }),
   );
+  // OpenAPI's `nullable: true` is JSON Schema's null among the types: without it the schema would refuse null.
+  if (nullable === true && typeof schema.type === 'string') return { ...schema, type: [schema.type, 'null'] };
+  if (nullable === true && schema.type === undefined) return { anyOf: [schema, { type: 'null' }] };
+  return nullable === undefined || nullable === true ? schema : { ...schema, nullable };
 }
 
 /** The protocol's OpenAPI-style schema as JSON Schema. */
