@@ -133,7 +133,7 @@ describe('alpha responses with the official OpenAI SDK', () => {
       status: 'completed',
       output: [{ type: 'message', content: [{ text: 'x' }] }],
     });
-    expect(response.headers['x-gateway-dropped-parameters']).toBe('store,reasoning,include,previous_response_id');
+    expect(response.headers['x-gateway-dropped-parameters']).toBe('store,reasoning,include,previous_response_id,tools');
   });
 
   it('ends every stream with data: [DONE], translated or relayed, and the SDK still reads it', async () => {

@@ -338,6 +338,8 @@ export const alphaRoutes: FastifyPluginAsyncTypebox<{ services: AlphaServices }>
           ...[...openAiOnlyResponsesFields, 'metadata' as const].filter(
             (field) => body[field] !== undefined && body[field] !== null,
           ),
+          // Built-in tools (web search...): the translated request goes without them, keeping its function tools.
+          ...(body.tools?.some((tool) => tool.type !== 'function') ? ['tools'] : []),
         ],
 
         allowFallbacks: allowsFallbacks(body),
