@@ -30,16 +30,27 @@ export interface ToolDefinition {
   name: string;
   description?: string;
   parameters?: Readonly<Record<string, unknown>>;
+  /** Calls must match `parameters` exactly (OpenAI's and Anthropic's `strict`). */
+  strict?: boolean;
 }
 
-/** A definition from a wire tool's fields, keeping a description and a schema only when they have the right type. */
-export function toolDefinition(name: string, description: unknown, parameters: unknown): ToolDefinition {
+/**
+ * A definition from a wire tool's fields, keeping a description, a schema and a strictness only when they have
+ * the right type.
+ */
+export function toolDefinition(
+  name: string,
+  description: unknown,
+  parameters: unknown,
+  strict?: unknown,
+): ToolDefinition {
   return {
     name,
     ...(typeof description === 'string' ? { description } : {}),
     ...(parameters !== null && typeof parameters === 'object' && !Array.isArray(parameters)
       ? { parameters: parameters as Record<string, unknown> }
       : {}),
+    ...(typeof strict === 'boolean' ? { strict } : {}),
   };
 }
 

@@ -42,6 +42,32 @@ describe('tool turns translated between protocols', () => {
     expect(lastBody(gateway.fakes.openai)).toMatchObject({ parallel_tool_calls: false, tool_choice: 'auto' });
   });
 
+  it("carries a strict tool's strictness between OpenAI and Anthropic", async () => {
+    const parameters = { type: 'object', properties: { query: { type: 'string' } }, required: ['query'] };
+    const chat = await gateway.request({
+      method: 'POST',
+      url: '/api/alpha/v1/chat/completions',
+      headers: { 'x-api-key': key },
+      payload: {
+        model: 'via-anthropic',
+        messages: [{ role: 'user', content: 'weather in Paris' }],
+        tools: [{ type: 'function', function: { name: 'lookup', parameters, strict: true } }],
+      },
+    });
+    expect(chat.statusCode, chat.body).toBe(200);
+    expect(lastBody(gateway.fakes.anthropic)).toMatchObject({ tools: [{ name: 'lookup', strict: true }] });
+    const messages = await beta({
+      model: 'via-openai',
+      max_tokens: 100,
+      messages: [{ role: 'user', content: 'weather in Paris' }],
+      tools: [{ ...lookup, strict: true }],
+    });
+    expect(messages.statusCode, messages.body).toBe(200);
+    expect(lastBody(gateway.fakes.openai)).toMatchObject({
+      tools: [{ type: 'function', function: { name: 'lookup', strict: true } }],
+    });
+  });
+
   it('a beta tool result marked is_error tells an OpenAI model the call failed', async () => {
     const response = await beta({
       model: 'via-openai',

@@ -83,6 +83,7 @@ export const ClientTool = Type.Object({
   name: Type.String(),
   description: Type.Optional(Type.String()),
   input_schema: Type.Optional(JsonSchemaObject),
+  strict: Type.Optional(Type.Boolean()),
 });
 export type ClientTool = Static<typeof ClientTool>;
 

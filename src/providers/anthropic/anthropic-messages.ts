@@ -175,6 +175,7 @@ export function encodeMessagesRequest(request: ChatRequest): MessagesRequest {
       name: tool.name,
       ...(tool.description !== undefined ? { description: tool.description } : {}),
       input_schema: tool.parameters ?? { type: 'object', properties: {} },
+      ...(tool.strict !== undefined ? { strict: tool.strict } : {}),
     }));
   }
   const toolChoice = throughTool

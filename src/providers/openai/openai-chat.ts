@@ -175,6 +175,7 @@ export function encodeChatRequest(
           name: tool.name,
           ...(tool.description !== undefined ? { description: tool.description } : {}),
           parameters: tool.parameters ?? { type: 'object', properties: {} },
+          ...(tool.strict !== undefined ? { strict: tool.strict } : {}),
         },
       }),
     );

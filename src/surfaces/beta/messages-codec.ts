@@ -175,7 +175,7 @@ function decodeTools(tools: readonly Tool[] | undefined, untranslatable: Set<str
       continue;
     }
     requireNestingWithin(tool.input_schema, `body.tools.${index}.input_schema`);
-    definitions.push(toolDefinition(tool.name, tool.description, tool.input_schema));
+    definitions.push(toolDefinition(tool.name, tool.description, tool.input_schema, tool.strict));
   }
   return definitions;
 }

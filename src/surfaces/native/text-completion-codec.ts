@@ -26,6 +26,7 @@ const FunctionTool = Type.Object({
     name: Type.String({ minLength: 1, maxLength: 128 }),
     description: Type.Optional(Type.String()),
     parameters: Type.Optional(JsonObject),
+    strict: Type.Optional(Type.Boolean()),
   }),
 });
 
@@ -140,7 +141,7 @@ export function decodeParameters(body: TextCompletionBody): Omit<Partial<ChatReq
     verbosity: plain.verbosity,
     stop: typeof stop === 'string' ? [stop] : stop,
     tools: tools?.map((tool) =>
-      toolDefinition(tool.function.name, tool.function.description, tool.function.parameters),
+      toolDefinition(tool.function.name, tool.function.description, tool.function.parameters, tool.function.strict),
     ),
     toolChoice: toolChoice && toolChoiceOf(toolChoice),
     responseFormat: responseFormat && responseFormatOf(responseFormat),
