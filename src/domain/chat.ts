@@ -280,6 +280,21 @@ export interface DecodedChat extends Omit<Partial<ChatRequest>, 'upstreamModel' 
 export interface TokenUsage {
   inputTokens: number;
   outputTokens: number;
+  /** Of the input, what the provider said it read from its prompt cache (where it said). */
+  cachedInputTokens?: number;
+  /** Of the output, what the provider said the model spent thinking (where it said). */
+  reasoningTokens?: number;
+}
+
+/** The parts of a usage the provider told apart, where it did (each made whole). */
+export function usageDetails(
+  cached: unknown,
+  reasoning: unknown,
+): Pick<TokenUsage, 'cachedInputTokens' | 'reasoningTokens'> {
+  return {
+    ...(cached === undefined || cached === null ? {} : { cachedInputTokens: wholeTokens(cached) }),
+    ...(reasoning === undefined || reasoning === null ? {} : { reasoningTokens: wholeTokens(reasoning) }),
+  };
 }
 
 /**

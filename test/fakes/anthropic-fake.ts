@@ -23,6 +23,8 @@ import { sseEvent, writeJson } from './wire.ts';
  * - `fake-error-<status>`: that status with an Anthropic error body (529 is overloaded_error);
  * - `fake-cut`: the stream stops after the first delta, with no message_stop;
  * - `fake-stream-error`: an `event: error` (overloaded) after the first delta;
+ * - `fake-cached`: 1,000 more prompt tokens read from the cache; its message_delta repeats input_tokens with the
+ *   cache counts null, as MessageDeltaUsage may;
  * anything else answers "Echo: <last user text>", one word per delta; asked for JSON (`output_config.format`, or
  * the older `output_format`), that text inside a value of the schema (structured-answer.ts). With tools (and a tool_choice other
  * than none) it says "Let me look." and calls the chosen or first tool with `{"query": <last user text>}`,
@@ -134,6 +136,7 @@ async function messages(request: RecordedRequest, response: ServerResponse): Pro
   const inputTokens =
     body.messages.reduce((sum, message) => sum + wordsOf(textOf(message.content)).length, 0) +
     wordsOf(textOf(body.system)).length;
+  const cacheRead = body.model === 'fake-cached' ? 1_000 : 0;
   const message = {
     id: 'msg_fake01',
     type: 'message' as const,
@@ -152,7 +155,7 @@ async function messages(request: RecordedRequest, response: ServerResponse): Pro
         input_tokens: inputTokens,
         output_tokens: words.length,
         cache_creation_input_tokens: 0,
-        cache_read_input_tokens: 0,
+        cache_read_input_tokens: cacheRead,
         service_tier: 'standard',
       },
     };
@@ -173,7 +176,7 @@ async function messages(request: RecordedRequest, response: ServerResponse): Pro
       usage: {
         input_tokens: inputTokens,
         cache_creation_input_tokens: 0,
-        cache_read_input_tokens: 0,
+        cache_read_input_tokens: cacheRead,
         output_tokens: 1,
         service_tier: 'standard',
       },
@@ -203,7 +206,15 @@ async function messages(request: RecordedRequest, response: ServerResponse): Pro
   }
   send('message_delta', {
     delta: { stop_reason: stopReason, stop_sequence: null },
-    usage: { output_tokens: words.length },
+    usage:
+      body.model === 'fake-cached'
+        ? {
+            input_tokens: inputTokens,
+            cache_creation_input_tokens: null,
+            cache_read_input_tokens: null,
+            output_tokens: words.length,
+          }
+        : { output_tokens: words.length },
   });
   send('message_stop', {});
   response.end();

@@ -123,7 +123,7 @@ describe('token usage across protocols', () => {
         cachedContentTokenCount: 3,
         totalTokenCount: 41,
       }),
-    ).toEqual({ inputTokens: 14, outputTokens: 27 });
+    ).toEqual({ inputTokens: 14, outputTokens: 27, cachedInputTokens: 3, reasoningTokens: 20 });
     expect(usageFromMetadata({})).toEqual({ inputTokens: 0, outputTokens: 0 });
   });
 

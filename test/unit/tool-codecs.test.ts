@@ -155,7 +155,8 @@ describe('tool translation edge cases', () => {
         ],
       },
       { role: 'tool', tool_call_id: 'call_a', content: 'plain words' },
-      { role: 'tool', tool_call_id: 'call_b', content: '{"ok":false}' },
+      // A failed call is said in the content: the protocol has no flag for it.
+      { role: 'tool', tool_call_id: 'call_b', content: 'Error: {"ok":false}' },
     ]);
   });
 

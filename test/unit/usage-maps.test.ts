@@ -12,12 +12,13 @@ describe('usage maps', () => {
         cache_read_input_tokens: 5_000,
         output_tokens: 7,
       }),
-    ).toEqual({ inputTokens: 6_010, outputTokens: 7 });
+    ).toEqual({ inputTokens: 6_010, outputTokens: 7, cachedInputTokens: 5_000 });
     const started = streamUsageAfter({}, { input_tokens: 10, cache_read_input_tokens: 5_000, output_tokens: 1 });
-    expect(anthropicUsage(started)).toEqual({ inputTokens: 5_010, outputTokens: 1 });
+    expect(anthropicUsage(started)).toEqual({ inputTokens: 5_010, outputTokens: 1, cachedInputTokens: 5_000 });
     expect(anthropicUsage(streamUsageAfter(started, { output_tokens: 42 }))).toEqual({
       inputTokens: 5_010,
       outputTokens: 42,
+      cachedInputTokens: 5_000,
     });
     // message_delta's input counts are nullable: null repeats nothing, so the cached 5,000 still count.
     const repeated = streamUsageAfter(started, {
@@ -26,7 +27,7 @@ describe('usage maps', () => {
       cache_read_input_tokens: null,
       output_tokens: 50,
     });
-    expect(anthropicUsage(repeated)).toEqual({ inputTokens: 5_010, outputTokens: 50 });
+    expect(anthropicUsage(repeated)).toEqual({ inputTokens: 5_010, outputTokens: 50, cachedInputTokens: 5_000 });
   });
 
   it('read a usage object without counts as no report, so the gateway counts instead of charging nothing', () => {
@@ -40,6 +41,7 @@ describe('usage maps', () => {
     expect(anthropicUsage({ input_tokens: 4_000, cache_read_input_tokens: -4_000, output_tokens: 500 })).toEqual({
       inputTokens: 4_000,
       outputTokens: 500,
+      cachedInputTokens: 0,
     });
     // JSON's 1e400 reads as Infinity; two counts of 1e308 add up to it.
     expect(anthropicUsage({ input_tokens: 10, output_tokens: Number.POSITIVE_INFINITY })).toEqual({
@@ -48,7 +50,7 @@ describe('usage maps', () => {
     });
     expect(
       geminiUsage({ promptTokenCount: 3, candidatesTokenCount: 1e308, thoughtsTokenCount: 1e308, totalTokenCount: 3 }),
-    ).toEqual({ inputTokens: 3, outputTokens: Number.MAX_SAFE_INTEGER });
+    ).toEqual({ inputTokens: 3, outputTokens: Number.MAX_SAFE_INTEGER, reasoningTokens: Number.MAX_SAFE_INTEGER });
     expect(geminiUsage({ promptTokenCount: 3.2, toolUsePromptTokenCount: -9, candidatesTokenCount: 2 })).toEqual({
       inputTokens: 4,
       outputTokens: 2,

@@ -1,5 +1,5 @@
 import { Type, type Static } from 'typebox';
-import { tokenSum, wholeTokens, type FinishReason, type TokenUsage } from '../../domain/chat.ts';
+import { tokenSum, usageDetails, wholeTokens, type FinishReason, type TokenUsage } from '../../domain/chat.ts';
 import { closedTaggedUnion, conditional, knownMemberOf, openTaggedUnion, stringOr } from '../tagged-union.ts';
 import { wireCheck } from '../wire-check.ts';
 
@@ -362,6 +362,7 @@ export function usageOf(usage: MessagesUsage): TokenUsage | undefined {
   return {
     inputTokens: tokenSum(counts),
     outputTokens: wholeTokens(usage.output_tokens),
+    ...usageDetails(usage.cache_read_input_tokens, undefined),
   };
 }
 

@@ -1,5 +1,5 @@
 import { Type, type Static } from 'typebox';
-import { tokenSum, type FinishReason, type TokenUsage } from '../../domain/chat.ts';
+import { tokenSum, usageDetails, type FinishReason, type TokenUsage } from '../../domain/chat.ts';
 import { objectWithOneOf, wireCheck } from '../wire-check.ts';
 import { AnswerContent, Content, JsonObject, Part } from './content.ts';
 
@@ -198,12 +198,16 @@ export function usageFromMetadata(metadata: UsageMetadata): TokenUsage {
   return {
     inputTokens: tokenSum([metadata.promptTokenCount, metadata.toolUsePromptTokenCount]),
     outputTokens: tokenSum([metadata.candidatesTokenCount, metadata.thoughtsTokenCount]),
+    ...usageDetails(metadata.cachedContentTokenCount, metadata.thoughtsTokenCount),
   };
 }
 
+/** The protocol counts thinking apart from the candidates' tokens. */
 export const wireUsageMetadata = (usage: TokenUsage | undefined) =>
   usage && {
     promptTokenCount: usage.inputTokens,
-    candidatesTokenCount: usage.outputTokens,
+    candidatesTokenCount: usage.outputTokens - Math.min(usage.reasoningTokens ?? 0, usage.outputTokens),
+    ...(usage.reasoningTokens ? { thoughtsTokenCount: Math.min(usage.reasoningTokens, usage.outputTokens) } : {}),
+    ...(usage.cachedInputTokens ? { cachedContentTokenCount: usage.cachedInputTokens } : {}),
     totalTokenCount: usage.inputTokens + usage.outputTokens,
   };

@@ -1,5 +1,5 @@
 import { Type, type Static } from 'typebox';
-import type { FinishReason, TokenUsage } from '../../domain/chat.ts';
+import { usageDetails, type FinishReason, type TokenUsage } from '../../domain/chat.ts';
 import { objectWithOneOf, wireCheck } from '../wire-check.ts';
 import { openTaggedUnion } from '../tagged-union.ts';
 
@@ -161,6 +161,8 @@ export type ChatCompletionsRequest = Static<typeof ChatCompletionsRequest>;
 export const ChatUsage = Type.Object({
   prompt_tokens: Type.Optional(Type.Number()),
   completion_tokens: Type.Optional(Type.Number()),
+  prompt_tokens_details: Type.Optional(Nullable(Type.Object({ cached_tokens: Type.Optional(Type.Number()) }))),
+  completion_tokens_details: Type.Optional(Nullable(Type.Object({ reasoning_tokens: Type.Optional(Type.Number()) }))),
 });
 export type ChatUsage = Static<typeof ChatUsage>;
 
@@ -269,13 +271,23 @@ export function refusedFinish(finish: FinishReason, refused: boolean): FinishRea
 /** Usage as reported; an object without either count reports nothing (the gateway then counts). */
 export function usageOf(usage: ChatUsage | null | undefined): TokenUsage | undefined {
   if (!usage || (usage.prompt_tokens === undefined && usage.completion_tokens === undefined)) return undefined;
-  return { inputTokens: usage.prompt_tokens ?? 0, outputTokens: usage.completion_tokens ?? 0 };
+  return {
+    inputTokens: usage.prompt_tokens ?? 0,
+    outputTokens: usage.completion_tokens ?? 0,
+    ...usageDetails(usage.prompt_tokens_details?.cached_tokens, usage.completion_tokens_details?.reasoning_tokens),
+  };
 }
 
-export function wireUsage(usage: TokenUsage): Required<ChatUsage> & { total_tokens: number } {
+export function wireUsage(usage: TokenUsage): ChatUsage & { total_tokens: number } {
   return {
     prompt_tokens: usage.inputTokens,
     completion_tokens: usage.outputTokens,
     total_tokens: usage.inputTokens + usage.outputTokens,
+    ...(usage.cachedInputTokens === undefined
+      ? {}
+      : { prompt_tokens_details: { cached_tokens: usage.cachedInputTokens } }),
+    ...(usage.reasoningTokens === undefined
+      ? {}
+      : { completion_tokens_details: { reasoning_tokens: usage.reasoningTokens } }),
   };
 }

@@ -171,12 +171,13 @@ export function responsesUsageOf(usage: ResponsesUsage | null | undefined): Toke
   return usage ? { inputTokens: usage.input_tokens ?? 0, outputTokens: usage.output_tokens ?? 0 } : undefined;
 }
 
+/** The protocol always writes both details: 0 where the provider did not tell the parts apart. */
 export function wireResponsesUsage(usage: TokenUsage) {
   return {
     input_tokens: usage.inputTokens,
-    input_tokens_details: { cached_tokens: 0 },
+    input_tokens_details: { cached_tokens: usage.cachedInputTokens ?? 0 },
     output_tokens: usage.outputTokens,
-    output_tokens_details: { reasoning_tokens: 0 },
+    output_tokens_details: { reasoning_tokens: usage.reasoningTokens ?? 0 },
     total_tokens: usage.inputTokens + usage.outputTokens,
   };
 }

@@ -1,0 +1,58 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { modelYaml, startFamilyGateway, type FamilyGateway } from '../support/test-gateway.ts';
+
+/**
+ * The parts of a usage a provider tells apart (thinking tokens, a prompt read from the cache) reach a client of
+ * another protocol in that protocol's own detail fields, never as a false zero where the provider said more.
+ */
+describe('usage details across protocols', () => {
+  let gateway: FamilyGateway;
+  let key: string;
+
+  beforeAll(async () => {
+    gateway = await startFamilyGateway([
+      modelYaml('thinking-gemini', { provider: 'gemini', upstream: 'fake-thinking' }),
+      modelYaml('cached-anthropic', { provider: 'anthropic', upstream: 'fake-cached' }),
+    ]);
+    key = (await gateway.createFundedKey({ credits: 5 })).key;
+  });
+  afterAll(async () => {
+    await gateway?.close();
+  });
+
+  const post = async (url: string, payload: object) => {
+    const response = await gateway.request({ method: 'POST', url, headers: { 'x-api-key': key }, payload });
+    expect(response.statusCode, response.body).toBe(200);
+    return response.json<{ usage: Record<string, unknown> }>().usage;
+  };
+
+  it("Gemini's thinking tokens are the Responses API's reasoning tokens and chat's, within the output", async () => {
+    const responses = await post('/api/alpha/v1/responses', { model: 'thinking-gemini', input: 'alpha beta' });
+    expect(responses).toMatchObject({ output_tokens_details: { reasoning_tokens: 7 }, input_tokens_details: {} });
+    const chat = await post('/api/alpha/v1/chat/completions', {
+      model: 'thinking-gemini',
+      messages: [{ role: 'user', content: 'alpha beta' }],
+    });
+    expect(chat).toMatchObject({ completion_tokens_details: { reasoning_tokens: 7 } });
+    expect(chat.completion_tokens).toBe(responses.output_tokens);
+  });
+
+  it("an Anthropic prompt's cache reads are cached tokens, counted in the input, whole and streamed", async () => {
+    const responses = await post('/api/alpha/v1/responses', { model: 'cached-anthropic', input: 'alpha beta' });
+    expect(responses).toMatchObject({ input_tokens: 1_002, input_tokens_details: { cached_tokens: 1_000 } });
+    // Streamed, message_delta repeats input_tokens with null cache counts: the 1,000 read from the cache stay.
+    const streamed = await gateway.request({
+      method: 'POST',
+      url: '/api/alpha/v1/chat/completions',
+      headers: { 'x-api-key': key },
+      payload: {
+        model: 'cached-anthropic',
+        stream: true,
+        stream_options: { include_usage: true },
+        messages: [{ role: 'user', content: 'alpha beta' }],
+      },
+    });
+    expect(streamed.body).toContain('"prompt_tokens":1002');
+    expect(streamed.body).toContain('"prompt_tokens_details":{"cached_tokens":1000}');
+  });
+});
