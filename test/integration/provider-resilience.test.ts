@@ -101,12 +101,9 @@ describe('provider resilience: breakers, fallbacks, retry-after, and the route o
       }),
     );
     expect(primaryCalls()).toBe(3);
-    // Open: straight to the fallback, the primary not called at all.
-    for (let i = 0; i < 5; i++) {
-      const started = Date.now();
-      expect((await chat(key, 'resilient')).statusCode).toBe(200);
-      expect(Date.now() - started).toBeLessThan(250);
-    }
+    // Open: straight to the fallback, the primary not called at all (so none waits its 300 ms failure; the
+    // count says so without timing a loaded machine).
+    for (let i = 0; i < 5; i++) expect((await chat(key, 'resilient')).statusCode).toBe(200);
     expect(primaryCalls()).toBe(3);
 
     // After the cooldown the primary is healthy again: one request probes it while the others go on to the fallback.
