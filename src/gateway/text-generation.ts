@@ -46,6 +46,8 @@ export interface TextGenerationInput extends Omit<ChatRequest, 'upstreamModel'> 
   modelId: string;
   /** Every model-dependent parameter the client sent, by the native field name, for the capability gate. */
   gatedParameters: Readonly<Record<string, unknown>>;
+  /** Parameters carried without the gate (inside a gated field), by native name: named when a translation drops them. */
+  ungatedParameters?: Readonly<Record<string, unknown>>;
   /**
    * How the client named its parameters where its surface names them otherwise (alpha `frequency_penalty`, `n`;
    * gamma `candidateCount`): the refusals name them so, and a parameter the native API has no name for by it.
@@ -279,9 +281,8 @@ class TextRecipe implements Recipe<TextGenerationInput, TextRow, TextPlan, TextR
       },
     });
     // Accepted by the model but not carried by the canonical request to another protocol: reported, never silently lost.
-    const notCarried = Object.keys(input.gatedParameters).filter(
-      (name) => input.gatedParameters[name] !== undefined && !carries(route, request, name),
-    );
+    const sent = { ...input.gatedParameters, ...input.ungatedParameters };
+    const notCarried = Object.keys(sent).filter((name) => sent[name] !== undefined && !carries(route, request, name));
     return {
       kind: 'events',
       events: await startIteration(events),

@@ -132,11 +132,12 @@ export async function dispatchWithFallback<R extends RowRef, T>(
   ).retryAfter(seconds);
 }
 
-const tracer = trace.getTracer('model-gateway');
-
-/** A span of one upstream attempt, up to its first byte. */
+/**
+ * A span of one upstream attempt, up to its first byte. The tracer is the one of the provider registered now:
+ * a tracer held from before would keep the provider of a gateway already closed in this process.
+ */
 function inSpan<T>(modelId: string, row: RowRef, attempt: () => Promise<T>): Promise<T> {
-  return tracer.startActiveSpan(
+  return trace.getTracer('model-gateway').startActiveSpan(
     `upstream ${row.providerId}`,
     {
       attributes: {

@@ -39,5 +39,16 @@ export async function startTracing(config: TelemetryConfig): Promise<Tracing | u
     requestHook: (span, request) => span.setAttribute(ATTR_URL_PATH, request.url.split('?')[0]!),
   });
   instrumentation.setTracerProvider(provider);
-  return { plugin: instrumentation.plugin(), shutdown: () => provider.shutdown() };
+  return {
+    plugin: instrumentation.plugin(),
+    shutdown: async () => {
+      await provider.shutdown();
+      // The provider registered itself (and its context manager and propagator) for the whole process: they go
+      // with it, so a gateway started later in this process registers its own.
+      const { context, propagation, trace } = await import('@opentelemetry/api');
+      trace.disable();
+      context.disable();
+      propagation.disable();
+    },
+  };
 }

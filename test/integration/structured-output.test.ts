@@ -166,6 +166,7 @@ describe('structured output and several completions across surfaces and upstream
           properties: {
             city: { type: 'STRING' },
             region: { type: 'STRING', nullable: true },
+            unit: { type: 'STRING', enum: ['C', 'F'], nullable: true },
             note: { anyOf: [{ type: 'STRING' }, { type: 'INTEGER' }], nullable: true },
           },
           required: ['city', 'region'],
@@ -181,6 +182,7 @@ describe('structured output and several completions across surfaces and upstream
             properties: {
               city: { type: 'string' },
               region: { type: ['string', 'null'] },
+              unit: { type: ['string', 'null'], enum: ['C', 'F', null] },
               note: { anyOf: [{ anyOf: [{ type: 'string' }, { type: 'integer' }] }, { type: 'null' }] },
             },
           },

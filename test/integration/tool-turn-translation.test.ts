@@ -14,7 +14,15 @@ describe('tool turns translated between protocols', () => {
   let key: string;
 
   beforeAll(async () => {
-    gateway = await startFamilyGateway();
+    gateway = await startFamilyGateway([
+      // As gateway.yaml lists Claude's parameters: parallel tool calls are not among them.
+      '  - id: listed-anthropic',
+      '    pricing: { inputPerMTok: 1, outputPerMTok: 2 }',
+      '    providers:',
+      '      - provider: anthropic',
+      '        model: claude-sonnet-4-5-20250929',
+      '        capabilities: { text: { supportedParameters: [maxTokens, temperature, topP, topK, stop, tools, toolChoice, thinking] } }',
+    ]);
     key = (await gateway.createFundedKey({ credits: 5 })).key;
   });
   afterAll(async () => {
@@ -30,16 +38,23 @@ describe('tool turns translated between protocols', () => {
     { role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_1', name: 'lookup', input: { query: 'Paris' } }] },
   ];
 
-  it('beta tool_choice.disable_parallel_tool_use reaches OpenAI as parallel_tool_calls: false', async () => {
-    const response = await beta({
-      model: 'via-openai',
+  it('beta tool_choice.disable_parallel_tool_use reaches OpenAI as parallel_tool_calls: false, and Anthropic as sent', async () => {
+    const payload = {
       max_tokens: 100,
       messages: [{ role: 'user', content: 'weather in Paris and Rome' }],
       tools: [lookup],
       tool_choice: { type: 'auto', disable_parallel_tool_use: true },
-    });
+    };
+    const response = await beta({ ...payload, model: 'via-openai' });
     expect(response.statusCode, response.body).toBe(200);
     expect(lastBody(gateway.fakes.openai)).toMatchObject({ parallel_tool_calls: false, tool_choice: 'auto' });
+    // Relayed to Anthropic as sent, whatever parameters the model lists; named where a translation drops it.
+    const relayed = await beta({ ...payload, model: 'listed-anthropic' });
+    expect(relayed.statusCode, relayed.body).toBe(200);
+    expect(lastBody(gateway.fakes.anthropic)).toMatchObject({ tool_choice: { disable_parallel_tool_use: true } });
+    const toGemini = await beta({ ...payload, model: 'via-gemini' });
+    expect(toGemini.statusCode, toGemini.body).toBe(200);
+    expect(toGemini.headers['x-gateway-dropped-parameters']).toBe('parallelToolCalls');
   });
 
   it("carries a strict tool's strictness between OpenAI and Anthropic", async () => {

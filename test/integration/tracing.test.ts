@@ -82,4 +82,33 @@ describe('OpenTelemetry tracing, when an OTLP endpoint is configured', () => {
     );
     expect(service?.value.stringValue).toBe('gateway-under-test');
   });
+
+  it('exports the spans of a gateway traced after another closed in the same process to its own collector', async () => {
+    // Test files share their worker's process: the first gateway's provider must not keep the upstream spans.
+    const second = await startFakeServer((_request, response) => {
+      response.writeHead(200, { 'content-type': 'application/json' });
+      response.end('{}');
+    });
+    const later = await startTestGateway({
+      configText: sandboxConfigYaml(`telemetry: { tracing: { otlpEndpoint: "${second.url}", serviceName: later } }`),
+    });
+    const { key } = await later.createFundedKey({ credits: 1 });
+    const answer = await later.request({
+      method: 'POST',
+      url: '/api/alpha/v1/chat/completions',
+      headers: keyHeaders(key),
+      payload: { model: 'sandbox-echo', messages: [{ role: 'user', content: 'traced again' }] },
+    });
+    expect(answer.statusCode).toBe(200);
+    await later.close();
+    await second.close();
+    const names = second.requests
+      .filter((request) => request.method === 'POST' && request.path === '/v1/traces')
+      .flatMap((request) =>
+        (request.body as ExportedSpans).resourceSpans.flatMap((resource) =>
+          resource.scopeSpans.flatMap((scope) => scope.spans.map((span) => span.name)),
+        ),
+      );
+    expect(names).toEqual(expect.arrayContaining(['request', 'upstream sandbox']));
+  });
 });

@@ -1,6 +1,6 @@
 import { Readable } from 'node:stream';
 import { Busboy } from '@fastify/busboy';
-import { describe, expect, it, vi } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import { GatewayError } from '../../src/domain/errors.ts';
 import { readMultipartForm } from '../../src/http/multipart-form.ts';
 
@@ -10,6 +10,8 @@ import { readMultipartForm } from '../../src/http/multipart-form.ts';
  * test files share a worker.
  */
 const writes = vi.spyOn(Busboy.prototype, '_write');
+// Test files share the worker's modules: later files' parsers are not this file's to record.
+afterAll(() => writes.mockRestore());
 
 function bytesParsedByEachParser(): number[] {
   const parsed = new Map<unknown, number>();

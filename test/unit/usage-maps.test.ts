@@ -1,5 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { streamUsageAfter, usageOf as anthropicUsage } from '../../src/protocols/anthropic/messages.ts';
+import {
+  streamUsageAfter,
+  usageOf as anthropicUsage,
+  wireUsage as anthropicWireUsage,
+} from '../../src/protocols/anthropic/messages.ts';
 import { usageFromMetadata as geminiUsage } from '../../src/protocols/gemini/generate-content.ts';
 import { usageOf as openAiUsage } from '../../src/protocols/openai/chat-completions.ts';
 
@@ -28,6 +32,15 @@ describe('usage maps', () => {
       output_tokens: 50,
     });
     expect(anthropicUsage(repeated)).toEqual({ inputTokens: 5_010, outputTokens: 50, cachedInputTokens: 5_000 });
+  });
+
+  it("write a prompt's cache reads apart from Anthropic's input_tokens, as the protocol counts them", () => {
+    expect(anthropicWireUsage({ inputTokens: 1_002, outputTokens: 3, cachedInputTokens: 1_000 })).toEqual({
+      input_tokens: 2,
+      output_tokens: 3,
+      cache_read_input_tokens: 1_000,
+    });
+    expect(anthropicWireUsage({ inputTokens: 5, outputTokens: 3 })).toEqual({ input_tokens: 5, output_tokens: 3 });
   });
 
   it('read a usage object without counts as no report, so the gateway counts instead of charging nothing', () => {

@@ -380,7 +380,13 @@ export function streamUsageAfter(current: MessagesUsage, report: MessagesUsage):
   };
 }
 
-export const wireUsage = (usage: TokenUsage | undefined) => ({
-  input_tokens: usage?.inputTokens ?? 0,
-  output_tokens: usage?.outputTokens ?? 0,
-});
+/** The protocol's input_tokens leave out what was read from the cache, which it counts apart. */
+export const wireUsage = (usage: TokenUsage | undefined) => {
+  const input = usage?.inputTokens ?? 0;
+  const cached = Math.min(usage?.cachedInputTokens ?? 0, input);
+  return {
+    input_tokens: input - cached,
+    output_tokens: usage?.outputTokens ?? 0,
+    ...(cached > 0 ? { cache_read_input_tokens: cached } : {}),
+  };
+};

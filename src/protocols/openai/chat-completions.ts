@@ -161,8 +161,13 @@ export type ChatCompletionsRequest = Static<typeof ChatCompletionsRequest>;
 export const ChatUsage = Type.Object({
   prompt_tokens: Type.Optional(Type.Number()),
   completion_tokens: Type.Optional(Type.Number()),
-  prompt_tokens_details: Type.Optional(Nullable(Type.Object({ cached_tokens: Type.Optional(Type.Number()) }))),
-  completion_tokens_details: Type.Optional(Nullable(Type.Object({ reasoning_tokens: Type.Optional(Type.Number()) }))),
+  // Compatible servers write a count they do not keep as null.
+  prompt_tokens_details: Type.Optional(
+    Nullable(Type.Object({ cached_tokens: Type.Optional(Nullable(Type.Number())) })),
+  ),
+  completion_tokens_details: Type.Optional(
+    Nullable(Type.Object({ reasoning_tokens: Type.Optional(Nullable(Type.Number())) })),
+  ),
 });
 export type ChatUsage = Static<typeof ChatUsage>;
 

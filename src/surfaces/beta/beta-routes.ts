@@ -29,6 +29,7 @@ import {
   decodeMessages,
   fieldNamesOfBody,
   gatedParametersOf,
+  ungatedParametersOf,
   MessageEventEncoder,
   messageOf,
   relayBody,
@@ -200,6 +201,7 @@ export const betaRoutes: FastifyPluginAsyncTypebox<{ services: BetaServices }> =
         topP: body.top_p,
         stop: body.stop_sequences,
         gatedParameters: gatedParametersOf(body),
+        ungatedParameters: ungatedParametersOf(body),
         fieldNames: fieldNamesOfBody(body),
         // The end user's id in metadata has no place in the other protocols' requests.
         notTranslated: [...unnamedFields(body, MessagesRequest), ...(body.metadata ? ['metadata'] : [])],

@@ -71,8 +71,15 @@ export function gatedParametersOf(body: MessagesRequest): Record<string, unknown
   return {
     ...nativeParameters(body, gatedFields),
     ...nativeParameters(body.output_config, outputConfigFields),
-    ...(parallelToolCallsOf(body.tool_choice) === false ? { parallelToolCalls: false } : {}),
   };
+}
+
+/**
+ * Parameters the request carries inside a field already gated (`tool_choice`): not gated again, as the
+ * protocol's own models take them, but named when a translated call has no place for them.
+ */
+export function ungatedParametersOf(body: MessagesRequest): Record<string, unknown> {
+  return parallelToolCallsOf(body.tool_choice) === false ? { parallelToolCalls: false } : {};
 }
 
 /** `tool_choice.disable_parallel_tool_use: true` is the other protocols' parallel tool calls switched off. */
@@ -87,9 +94,6 @@ export function fieldNamesOfBody(body: MessagesRequest): Record<string, string> 
   return {
     ...clientFieldNames(body, gatedFields),
     ...clientFieldNames(body.output_config, outputConfigFields, 'output_config.'),
-    ...(parallelToolCallsOf(body.tool_choice) === false
-      ? { parallelToolCalls: 'tool_choice.disable_parallel_tool_use' }
-      : {}),
   };
 }
 

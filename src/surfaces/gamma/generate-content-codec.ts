@@ -154,10 +154,13 @@ function jsonSchemaOf(entries: ReadonlyArray<readonly [string, unknown]>): JsonO
       return [key, schemaData.has(key) ? value : jsonSchemaValue(value)];
     }),
   );
-  // OpenAPI's `nullable: true` is JSON Schema's null among the types: without it the schema would refuse null.
-  if (nullable === true && typeof schema.type === 'string') return { ...schema, type: [schema.type, 'null'] };
-  if (nullable === true && schema.type === undefined) return { anyOf: [schema, { type: 'null' }] };
-  return nullable === undefined || nullable === true ? schema : { ...schema, nullable };
+  if (nullable === undefined) return schema;
+  if (nullable !== true) return { ...schema, nullable };
+  // OpenAPI's `nullable: true` is JSON Schema's null among the types (and the values, for an enum): without it
+  // the schema would refuse null.
+  const values = Array.isArray(schema.enum) && !schema.enum.includes(null) ? { enum: [...schema.enum, null] } : {};
+  if (typeof schema.type === 'string') return { ...schema, type: [schema.type, 'null'], ...values };
+  return schema.type === undefined ? { anyOf: [schema, { type: 'null' }] } : { ...schema, ...values };
 }
 
 /** The protocol's OpenAPI-style schema as JSON Schema. */
