@@ -38,12 +38,17 @@ export interface ToolDefinition {
  * A definition from a wire tool's fields, keeping a description, a schema and a strictness only when they have
  * the right type.
  */
-export function toolDefinition(
-  name: string,
-  description: unknown,
-  parameters: unknown,
-  strict?: unknown,
-): ToolDefinition {
+export function toolDefinition({
+  name,
+  description,
+  parameters,
+  strict,
+}: {
+  name: string;
+  description?: unknown;
+  parameters?: unknown;
+  strict?: unknown;
+}): ToolDefinition {
   return {
     name,
     ...(typeof description === 'string' ? { description } : {}),

@@ -2,7 +2,6 @@ import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typ
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Static } from 'typebox';
 import type { CatalogModel } from '../../catalog/catalog.ts';
-import { unnamedFields } from '../unnamed-fields.ts';
 import { answerEmbeddingsList, embeddingEncoding } from '../../gateway/embedding-list.ts';
 import { compatModelFields } from '../../gateway/model-listing.ts';
 import type { GatewayServices } from '../../gateway/services.ts';
@@ -10,7 +9,7 @@ import { collectAnswer, type RelayRun } from '../../gateway/text-generation.ts';
 import { clientFieldNames, nativeParameters } from '../../catalog/capability-gate.ts';
 import { requestContextOf, requireCredential } from '../../http/authentication.ts';
 import { requestBaseUrl } from '../../http/base-url.ts';
-import { reportDroppedParameters } from '../../http/dropped-parameters.ts';
+import { reportDroppedParameters, unnamedFields } from '../../http/dropped-parameters.ts';
 import { compatModelFieldSchemas } from '../../http/answer-schemas.ts';
 import { ModelIdPath } from '../../http/schemas.ts';
 import { described, jsonOrEventStream, relaysUpstreamErrors } from '../../http/openapi/route-documentation.ts';

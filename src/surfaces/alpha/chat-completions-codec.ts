@@ -91,7 +91,7 @@ export function decodeFunctionTools<T extends { type: string }>(
       continue;
     }
     requireNestingWithin(definition.parameters, `body.tools.${index}.${options.path}parameters`);
-    definitions.push(toolDefinition(definition.name, definition.description, definition.parameters, definition.strict));
+    definitions.push(toolDefinition(definition));
   }
   return definitions;
 }

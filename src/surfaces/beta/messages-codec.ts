@@ -179,7 +179,8 @@ function decodeTools(tools: readonly Tool[] | undefined, untranslatable: Set<str
       continue;
     }
     requireNestingWithin(tool.input_schema, `body.tools.${index}.input_schema`);
-    definitions.push(toolDefinition(tool.name, tool.description, tool.input_schema, tool.strict));
+    const { name, description, input_schema: parameters, strict } = tool;
+    definitions.push(toolDefinition({ name, description, parameters, strict }));
   }
   return definitions;
 }

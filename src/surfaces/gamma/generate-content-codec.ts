@@ -179,7 +179,7 @@ function decodeTools(tools: readonly Tool[] | undefined, untranslatable: Set<str
       const parameters =
         declaration.parametersJsonSchema ??
         (declaration.parameters === undefined ? undefined : jsonSchemaFrom(declaration.parameters));
-      definitions.push(toolDefinition(declaration.name, declaration.description, parameters));
+      definitions.push(toolDefinition({ name: declaration.name, description: declaration.description, parameters }));
     }
   }
   return definitions;

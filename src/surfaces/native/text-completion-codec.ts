@@ -140,9 +140,7 @@ export function decodeParameters(body: TextCompletionBody): Omit<Partial<ChatReq
     webSearchOptions: plain.webSearchOptions,
     verbosity: plain.verbosity,
     stop: typeof stop === 'string' ? [stop] : stop,
-    tools: tools?.map((tool) =>
-      toolDefinition(tool.function.name, tool.function.description, tool.function.parameters, tool.function.strict),
-    ),
+    tools: tools?.map((tool) => toolDefinition(tool.function)),
     toolChoice: toolChoice && toolChoiceOf(toolChoice),
     responseFormat: responseFormat && responseFormatOf(responseFormat),
     thinking:
