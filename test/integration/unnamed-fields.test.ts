@@ -36,6 +36,37 @@ describe('request fields the canonical request has no place for', () => {
     expect(lastBody(gateway.fakes.anthropic)).not.toContain('user-123');
   });
 
+  it('names fields whatever characters they hold, each percent-encoded where a header could not carry it', async () => {
+    const odd = { 'bad\r\nX-Injected: 1': 1, 名前: 2, 'a,b': 3, plain_field: 4 };
+    const response = await gateway.request({
+      method: 'POST',
+      url: '/api/alpha/v1/chat/completions',
+      headers: { 'x-api-key': key, 'content-type': 'application/json' },
+      payload: JSON.stringify({ model: 'via-anthropic', messages, ...odd }),
+    });
+    expect(response.statusCode, response.body).toBe(200);
+    expect(response.headers['x-injected']).toBeUndefined();
+    expect(response.headers['x-gateway-dropped-parameters']).toBe(
+      'bad%0D%0AX-Injected%3A%201,%E5%90%8D%E5%89%8D,a%2Cb,plain_field',
+    );
+  });
+
+  it('refuses a request with more top-level fields its protocol does not describe than a header can name', async () => {
+    const many = Object.fromEntries(Array.from({ length: 65 }, (_, index) => [`unknown_${index}`, index]));
+    const response = await gateway.request({
+      method: 'POST',
+      url: '/api/alpha/v1/chat/completions',
+      headers: { 'x-api-key': key },
+      payload: { model: 'via-openai', messages, ...many },
+    });
+    expect(response.statusCode, response.body).toBe(400);
+    expect(response.body).toContain('65 top-level fields the protocol does not describe (at most 64)');
+    const enough = Object.fromEntries(Object.entries(many).slice(0, 64));
+    expect(await post('/api/alpha/v1/chat/completions', { model: 'via-anthropic', messages, ...enough })).toMatch(
+      /^unknown_0,.*,unknown_63$/,
+    );
+  });
+
   it('alpha responses: metadata and unnamed fields named when translated to Anthropic', async () => {
     const dropped = await post('/api/alpha/v1/responses', {
       model: 'via-anthropic',
