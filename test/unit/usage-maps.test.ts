@@ -6,6 +6,7 @@ import {
 } from '../../src/protocols/anthropic/messages.ts';
 import { usageFromMetadata as geminiUsage } from '../../src/protocols/gemini/generate-content.ts';
 import { usageOf as openAiUsage } from '../../src/protocols/openai/chat-completions.ts';
+import { responsesUsageOf as responsesUsage } from '../../src/protocols/openai/responses.ts';
 
 describe('usage maps', () => {
   it('count the cached part of an Anthropic prompt as input, whole and streamed', () => {
@@ -64,6 +65,11 @@ describe('usage maps', () => {
     expect(
       geminiUsage({ promptTokenCount: 3, candidatesTokenCount: 1e308, thoughtsTokenCount: 1e308, totalTokenCount: 3 }),
     ).toEqual({ inputTokens: 3, outputTokens: Number.MAX_SAFE_INTEGER, reasoningTokens: Number.MAX_SAFE_INTEGER });
+    expect(openAiUsage({ prompt_tokens: -5, completion_tokens: 3.2 })).toEqual({ inputTokens: 0, outputTokens: 4 });
+    expect(responsesUsage({ input_tokens: 1e400, output_tokens: -1 })).toEqual({
+      inputTokens: Number.MAX_SAFE_INTEGER,
+      outputTokens: 0,
+    });
     expect(geminiUsage({ promptTokenCount: 3.2, toolUsePromptTokenCount: -9, candidatesTokenCount: 2 })).toEqual({
       inputTokens: 4,
       outputTokens: 2,

@@ -1,5 +1,5 @@
 import { Type, type Static } from 'typebox';
-import { usageDetails, type FinishReason, type TokenUsage } from '../../domain/chat.ts';
+import { usageDetails, wholeTokens, type FinishReason, type TokenUsage } from '../../domain/chat.ts';
 import { objectWithOneOf, wireCheck } from '../wire-check.ts';
 import { openTaggedUnion } from '../tagged-union.ts';
 
@@ -277,8 +277,8 @@ export function refusedFinish(finish: FinishReason, refused: boolean): FinishRea
 export function usageOf(usage: ChatUsage | null | undefined): TokenUsage | undefined {
   if (!usage || (usage.prompt_tokens === undefined && usage.completion_tokens === undefined)) return undefined;
   return {
-    inputTokens: usage.prompt_tokens ?? 0,
-    outputTokens: usage.completion_tokens ?? 0,
+    inputTokens: wholeTokens(usage.prompt_tokens),
+    outputTokens: wholeTokens(usage.completion_tokens),
     ...usageDetails(usage.prompt_tokens_details?.cached_tokens, usage.completion_tokens_details?.reasoning_tokens),
   };
 }

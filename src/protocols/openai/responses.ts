@@ -1,5 +1,5 @@
 import { Type, type Static, type TSchema } from 'typebox';
-import type { FinishReason, TokenUsage } from '../../domain/chat.ts';
+import { wholeTokens, type FinishReason, type TokenUsage } from '../../domain/chat.ts';
 import { wireCheck } from '../wire-check.ts';
 import {
   functionDefinitionFields,
@@ -168,7 +168,9 @@ export const terminalResponsesEvents: ReadonlySet<string> = new Set(['response.c
 export const failedResponsesEvents: ReadonlySet<string> = new Set(['error', 'response.failed']);
 
 export function responsesUsageOf(usage: ResponsesUsage | null | undefined): TokenUsage | undefined {
-  return usage ? { inputTokens: usage.input_tokens ?? 0, outputTokens: usage.output_tokens ?? 0 } : undefined;
+  return usage
+    ? { inputTokens: wholeTokens(usage.input_tokens), outputTokens: wholeTokens(usage.output_tokens) }
+    : undefined;
 }
 
 /** The protocol always writes both details: 0 where the provider did not tell the parts apart. */
