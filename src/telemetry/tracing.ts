@@ -1,3 +1,4 @@
+import { context, propagation, trace } from '@opentelemetry/api';
 import type { FastifyPluginCallback } from 'fastify';
 import type { TelemetryConfig } from '../config/load-config.ts';
 
@@ -45,7 +46,6 @@ export async function startTracing(config: TelemetryConfig): Promise<Tracing | u
       await provider.shutdown();
       // The provider registered itself (and its context manager and propagator) for the whole process: they go
       // with it, so a gateway started later in this process registers its own.
-      const { context, propagation, trace } = await import('@opentelemetry/api');
       trace.disable();
       context.disable();
       propagation.disable();
