@@ -1,3 +1,6 @@
+import { createAnthropic } from '@ai-sdk/anthropic';
+import { ChatOpenAI } from '@langchain/openai';
+import { generateText } from 'ai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { usageRecords } from '../support/http-helpers.ts';
 import { modelYaml, startFamilyGateway, type FamilyGateway } from '../support/test-gateway.ts';
@@ -56,5 +59,22 @@ describe('answers the provider refused', () => {
     expect(gamma.json()).toMatchObject({
       candidates: [{ content: { parts: [{ text: refusal }] }, finishReason: 'SAFETY' }],
     });
+  });
+
+  it('reaches the AI SDK and LangChain, with their defaults, as their own content filter', async () => {
+    const address = await gateway.app.listen({ port: 0, host: '127.0.0.1' });
+    const { key } = await gateway.createFundedKey({ credits: 1 });
+    const anthropic = createAnthropic({ apiKey: key, baseURL: `${address}/api/beta/v1` });
+    const blocked = await generateText({ model: anthropic('blocked-gemini'), prompt: 'something it will not answer' });
+    expect(blocked.finishReason).toBe('content-filter');
+    const refused = await generateText({ model: anthropic('refusing-openai'), prompt: 'something it will not answer' });
+    expect(refused).toMatchObject({ finishReason: 'content-filter', text: "I'm sorry, I can't help with that." });
+    const chat = new ChatOpenAI({
+      model: 'blocked-gemini',
+      apiKey: key,
+      configuration: { baseURL: `${address}/api/alpha/v1` },
+    });
+    const message = await chat.invoke('something it will not answer');
+    expect(message.response_metadata).toMatchObject({ finish_reason: 'content_filter' });
   });
 });

@@ -1,3 +1,5 @@
+import Anthropic from '@anthropic-ai/sdk';
+import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { modelYaml, startFamilyGateway, type FamilyGateway } from '../support/test-gateway.ts';
 
@@ -8,6 +10,7 @@ import { modelYaml, startFamilyGateway, type FamilyGateway } from '../support/te
 describe('usage details across protocols', () => {
   let gateway: FamilyGateway;
   let key: string;
+  let address: string;
 
   beforeAll(async () => {
     gateway = await startFamilyGateway([
@@ -15,6 +18,7 @@ describe('usage details across protocols', () => {
       modelYaml('cached-anthropic', { provider: 'anthropic', upstream: 'fake-cached' }),
     ]);
     key = (await gateway.createFundedKey({ credits: 5 })).key;
+    address = await gateway.app.listen({ port: 0, host: '127.0.0.1' });
   });
   afterAll(async () => {
     await gateway?.close();
@@ -54,5 +58,23 @@ describe('usage details across protocols', () => {
     });
     expect(streamed.body).toContain('"prompt_tokens":1002');
     expect(streamed.body).toContain('"prompt_tokens_details":{"cached_tokens":1000}');
+  });
+
+  it('reads as the official SDKs read it, with their defaults', async () => {
+    const openai = new OpenAI({ apiKey: key, baseURL: `${address}/api/alpha/v1` });
+    const chat = await openai.chat.completions.create({
+      model: 'thinking-gemini',
+      messages: [{ role: 'user', content: 'alpha beta' }],
+    });
+    expect(chat.usage?.completion_tokens_details?.reasoning_tokens).toBe(7);
+    const response = await openai.responses.create({ model: 'cached-anthropic', input: 'alpha beta' });
+    expect(response.usage?.input_tokens_details.cached_tokens).toBe(1_000);
+    const anthropic = new Anthropic({ apiKey: key, baseURL: `${address}/api/beta` });
+    const message = await anthropic.messages.create({
+      model: 'thinking-gemini',
+      max_tokens: 50,
+      messages: [{ role: 'user', content: 'alpha beta' }],
+    });
+    expect(message.usage.output_tokens).toBe(chat.usage?.completion_tokens);
   });
 });
