@@ -66,7 +66,7 @@ describe('usage maps', () => {
       geminiUsage({ promptTokenCount: 3, candidatesTokenCount: 1e308, thoughtsTokenCount: 1e308, totalTokenCount: 3 }),
     ).toEqual({ inputTokens: 3, outputTokens: Number.MAX_SAFE_INTEGER, reasoningTokens: Number.MAX_SAFE_INTEGER });
     expect(openAiUsage({ prompt_tokens: -5, completion_tokens: 3.2 })).toEqual({ inputTokens: 0, outputTokens: 4 });
-    expect(responsesUsage({ input_tokens: 1e400, output_tokens: -1 })).toEqual({
+    expect(responsesUsage({ input_tokens: JSON.parse('1e400'), output_tokens: -1 })).toEqual({
       inputTokens: Number.MAX_SAFE_INTEGER,
       outputTokens: 0,
     });
