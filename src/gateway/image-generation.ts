@@ -59,7 +59,7 @@ class ImageJobRecipe implements JobRecipe<NativeImageInput> {
     const { row, adapter } = rows[0]!;
     const priceSnapshot = imagePriceSnapshot(model);
     const references: ReferenceChecks = {
-      findAsset: (assetId, where) => this.dependencies.submission.ownedAsset(caller, assetId, where),
+      assets: (named) => this.dependencies.submission.ownedAssets(caller, named),
       urls: new ReferenceUrls(),
     };
     const { request, dropped } = await checkImageRequest(model, input, {

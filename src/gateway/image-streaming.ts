@@ -11,7 +11,9 @@ import {
   checkImageRequest,
   ReferenceUrls,
   type CheckedImageRequest,
+  type NamedAsset,
   type NativeImageInput,
+  type ReusableAsset,
   type UrlCheck,
 } from './image-request-check.ts';
 import { metered, startIteration } from './metered.ts';
@@ -71,7 +73,7 @@ export class ImageStreamRecipe implements Recipe<NativeImageInput, ImageRow, Ima
     const { request, dropped } = await checkImageRequest(model, input, {
       row: winner.row,
       adapter: winner.adapter,
-      references: { findAsset: noAssets, urls: referenceUrls },
+      references: { assets: noAssets, urls: referenceUrls },
       lenient: true,
     });
     return {
@@ -142,6 +144,8 @@ export class ImageStreamRecipe implements Recipe<NativeImageInput, ImageRow, Ima
 }
 
 /** A streamed answer carries its images itself: there is no archive to reuse assets from. */
-function noAssets(assetId: string, where: string): Promise<never> {
-  return Promise.reject(new GatewayError('GW_NOT_FOUND', `${where}: asset "${assetId}" not found`));
+async function noAssets(named: readonly NamedAsset[]): Promise<ReadonlyMap<string, ReusableAsset>> {
+  const [first] = named;
+  if (first) throw new GatewayError('GW_NOT_FOUND', `${first.where}: asset "${first.assetId}" not found`);
+  return new Map();
 }

@@ -15,6 +15,7 @@ import type {
   ReadJobRow,
 } from '../storage/media-jobs-repository.ts';
 import type { Caller, RequestContext } from '../domain/request-context.ts';
+import type { NamedAsset } from './image-request-check.ts';
 
 export interface JobSubmissionDependencies {
   jobs: MediaJobsRepository;
@@ -92,13 +93,22 @@ export class JobSubmission {
     return job;
   }
 
-  /** An archived output of the caller's that a request reuses; 404 (naming `where`) for another account's, an unknown or an expired one. */
-  async ownedAsset(caller: Caller, assetId: string, where: string): Promise<MediaAssetRow> {
-    const asset = await this.dependencies.jobs.findAsset(assetId);
-    const expired = asset?.expiresAt !== null && asset?.expiresAt !== undefined && asset.expiresAt <= this.clock();
-    if (!asset || asset.accountId !== caller.accountId || expired)
-      throw new GatewayError('GW_NOT_FOUND', `${where}: asset "${assetId}" not found`);
-    return asset;
+  /**
+   * The archived outputs of the caller's that a request reuses, read in one query; 404 naming the field of the
+   * first that is another account's, unknown or expired.
+   */
+  async ownedAssets(caller: Caller, named: readonly NamedAsset[]): Promise<ReadonlyMap<string, MediaAssetRow>> {
+    if (named.length === 0) return new Map();
+    const rows = await this.dependencies.jobs.findAssets([...new Set(named.map(({ assetId }) => assetId))]);
+    const now = this.clock();
+    const owned = new Map<string, MediaAssetRow>();
+    for (const asset of rows) {
+      if (asset.accountId === caller.accountId && (asset.expiresAt === null || asset.expiresAt > now))
+        owned.set(asset.id, asset);
+    }
+    const missing = named.find(({ assetId }) => !owned.has(assetId));
+    if (missing) throw new GatewayError('GW_NOT_FOUND', `${missing.where}: asset "${missing.assetId}" not found`);
+    return owned;
   }
 
   /** Waits up to `waitMs` for the job to end; answers it as it is then. */

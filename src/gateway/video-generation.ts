@@ -70,7 +70,7 @@ class VideoJobRecipe implements JobRecipe<NativeVideoInput> {
     const request = await checkVideoRequest(model.modelId, input, {
       row,
       references: {
-        findAsset: (assetId, where) => this.dependencies.submission.ownedAsset(caller, assetId, where),
+        assets: (named) => this.dependencies.submission.ownedAssets(caller, named),
         urls: referenceUrls,
       },
     });

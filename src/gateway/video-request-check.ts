@@ -11,7 +11,7 @@ import type {
   VideoImageRole,
 } from '../domain/video.ts';
 import { parseInlineImage, parseInlineVideo } from '../media/inline-image.ts';
-import type { ReferenceChecks } from './image-request-check.ts';
+import { namedAsset, type ReferenceChecks, type ReusableAsset } from './image-request-check.ts';
 
 /** A content part of a native video request (spec, Native: video), plus reuse of archived outputs. */
 export type VideoContentPart =
@@ -65,6 +65,13 @@ export async function checkVideoRequest(
     values: definedFields(Object.fromEntries(gatedFields.map((field) => [field, input[field]]))),
   });
 
+  const found = await references.assets(
+    input.content.flatMap((part, index) =>
+      part.type === 'imageAssetId' || part.type === 'videoAssetId'
+        ? [{ assetId: part.assetId, where: input.partFields?.get(index) ?? `content[${index}]` }]
+        : [],
+    ),
+  );
   const frames = { firstFrame: 0, lastFrame: 0 };
   const content: Array<VideoContentItem<StoredVideoMediaSource>> = [];
   for (const [index, part] of input.content.entries()) {
@@ -79,7 +86,7 @@ export async function checkVideoRequest(
         const role = part.role ?? 'referenceImage';
         if (role !== 'referenceImage' && ++frames[role] > 1)
           throw new GatewayError('GW_VALIDATION', `${where}: only one image may have role "${role}"`);
-        content.push({ type: 'image', role, source: await imageSource(part, where, references) });
+        content.push({ type: 'image', role, source: imageSource(part, { where, references, found }) });
         break;
       }
       case 'videoUrl':
@@ -92,9 +99,7 @@ export async function checkVideoRequest(
         break;
       }
       case 'videoAssetId': {
-        const asset = await references.findAsset(part.assetId, where);
-        if (!asset.mediaType.startsWith('video/'))
-          throw new GatewayError('GW_VALIDATION', `${where}: asset "${part.assetId}" is not a video`);
+        const asset = namedAsset(found, { assetId: part.assetId, where }, 'video');
         content.push({
           type: 'video',
           source: { kind: 'asset', objectKey: asset.objectKey, mediaType: asset.mediaType },
@@ -122,11 +127,14 @@ export async function checkVideoRequest(
   };
 }
 
-async function imageSource(
+function imageSource(
   part: Extract<VideoContentPart, { type: 'imageUrl' | 'imageBase64' | 'imageAssetId' }>,
-  where: string,
-  references: ReferenceChecks,
-): Promise<StoredVideoMediaSource> {
+  {
+    where,
+    references,
+    found,
+  }: { where: string; references: ReferenceChecks; found: ReadonlyMap<string, ReusableAsset> },
+): StoredVideoMediaSource {
   if (part.type === 'imageUrl') {
     references.urls.add(part.url, where);
     return { kind: 'url', url: part.url };
@@ -135,9 +143,7 @@ async function imageSource(
     const inline = parseInlineImage(part.data, part.mediaType, where);
     return { kind: 'inline', mediaType: inline.mediaType, data: inline.data };
   }
-  const asset = await references.findAsset(part.assetId, where);
-  if (!asset.mediaType.startsWith('image/'))
-    throw new GatewayError('GW_VALIDATION', `${where}: asset "${part.assetId}" is not an image`);
+  const asset = namedAsset(found, { assetId: part.assetId, where }, 'image');
   return { kind: 'asset', objectKey: asset.objectKey, mediaType: asset.mediaType };
 }
 

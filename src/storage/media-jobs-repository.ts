@@ -382,9 +382,12 @@ export class MediaJobsRepository {
     return row && readJob(row);
   }
 
-  async findAsset(id: string): Promise<MediaAssetRow | undefined> {
-    const [row] = await this.db.select().from(mediaAssets).where(eq(mediaAssets.id, id));
-    return row;
+  /** The assets of these ids that exist, in one read of the primary key. */
+  findAssets(ids: readonly string[]): Promise<MediaAssetRow[]> {
+    return this.db
+      .select()
+      .from(mediaAssets)
+      .where(inArray(mediaAssets.id, [...ids]));
   }
 
   async assetsOfJob(jobId: string): Promise<MediaAssetRow[]> {

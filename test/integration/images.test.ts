@@ -1,5 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { usdToNanos } from '../../src/domain/money.ts';
+import { MediaJobsRepository } from '../../src/storage/media-jobs-repository.ts';
 import { expectEnvelope, heldNanosOf, keyHeaders } from '../support/http-helpers.ts';
 import {
   balanceNanosOf,
@@ -181,6 +182,49 @@ describe('native image generation through the sandbox', () => {
     expect(envelope.errors[0]).toContain(assetId);
     expect(await jobRowsOf(gateway, other.accountId)).toEqual([]);
     expect(await balanceNanosOf(gateway, other.accountId)).toBe(before);
+  });
+
+  it('reads every asset a request names in one query before admission, refusing the first unknown by its field', async () => {
+    const { key, accountId } = await gateway.createFundedKey();
+    const made = await waitForImageJob(gateway, {
+      key,
+      generationId: await submit(key, { model: 'sandbox-image', content: [{ type: 'text', text: 'base' }] }),
+    });
+    const assetId = made.result!.images[0]!.assetId;
+    const reads = vi.spyOn(MediaJobsRepository.prototype, 'findAssets');
+    try {
+      const named = Array.from({ length: 13 }, () => ({ type: 'imageAssetId', assetId }));
+      const refused = await gateway.request({
+        method: 'POST',
+        url: '/api/v1/image/generations/async',
+        headers: keyHeaders(key),
+        payload: {
+          model: 'sandbox-image',
+          content: [{ type: 'text', text: 'many' }, ...named, { type: 'imageAssetId', assetId: 'asset_unknown' }],
+        },
+      });
+      const envelope = expectEnvelope(refused, {
+        status: 404,
+        code: 'GW_NOT_FOUND',
+        path: '/api/v1/image/generations/async',
+      });
+      expect(envelope.errors[0]).toBe('content[14]: asset "asset_unknown" not found');
+      expect(reads).toHaveBeenCalledTimes(1);
+      expect(reads.mock.calls[0]![0]).toEqual([assetId, 'asset_unknown']);
+
+      const reused = await waitForImageJob(gateway, {
+        key,
+        generationId: await submit(key, {
+          model: 'sandbox-image',
+          content: [{ type: 'text', text: 'many' }, ...named],
+        }),
+      });
+      expect(reused.status, reused.error).toBe('succeeded');
+      expect(reads).toHaveBeenCalledTimes(2);
+    } finally {
+      reads.mockRestore();
+    }
+    expect((await jobRowsOf(gateway, accountId)).length).toBe(2);
   });
 
   it('decomposes one image into a base and ascending layers with boxes, billed per returned image', async () => {

@@ -31,7 +31,10 @@ export async function videoPlanRefusal(
     const request = await checkVideoRequest(model.modelId, input, {
       row: best!.row,
       references: {
-        findAsset: () => Promise.reject(new Error('no asset is named by these requests')),
+        assets: async (named) => {
+          if (named.length > 0) throw new Error('no asset is named by these requests');
+          return new Map();
+        },
         urls: new ReferenceUrls(),
       },
     });

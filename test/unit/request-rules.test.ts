@@ -89,7 +89,10 @@ describe('native image requests', () => {
         row: best!.row,
         adapter: best!.adapter,
         references: {
-          findAsset: () => Promise.reject(new Error('no asset is named by these requests')),
+          assets: async (named) => {
+            if (named.length > 0) throw new Error('no asset is named by these requests');
+            return new Map();
+          },
           urls: new ReferenceUrls(),
         },
       });
