@@ -83,6 +83,49 @@ describe('tool turns translated between protocols', () => {
     });
   });
 
+  it("carries strictness to and from Gemini's VALIDATED calling mode", async () => {
+    const parameters = { type: 'object', properties: { query: { type: 'string' } }, required: ['query'] };
+    const chat = (toolChoice?: unknown) =>
+      gateway.request({
+        method: 'POST',
+        url: '/api/alpha/v1/chat/completions',
+        headers: { 'x-api-key': key },
+        payload: {
+          model: 'via-gemini',
+          messages: [{ role: 'user', content: 'weather in Paris' }],
+          tools: [{ type: 'function', function: { name: 'lookup', parameters, strict: true } }],
+          ...(toolChoice === undefined ? {} : { tool_choice: toolChoice }),
+        },
+      });
+    const strict = await chat();
+    expect(strict.statusCode, strict.body).toBe(200);
+    expect(strict.headers['x-gateway-dropped-parameters']).toBeUndefined();
+    expect(lastBody(gateway.fakes.gemini)).toMatchObject({
+      toolConfig: { functionCallingConfig: { mode: 'VALIDATED' } },
+    });
+    // A call the model must make is held to its schema in ANY mode already; none is made in NONE mode.
+    expect((await chat('required')).statusCode).toBe(200);
+    expect(lastBody(gateway.fakes.gemini)).toMatchObject({ toolConfig: { functionCallingConfig: { mode: 'ANY' } } });
+    expect((await chat('none')).statusCode).toBe(200);
+    expect(lastBody(gateway.fakes.gemini)).toMatchObject({ toolConfig: { functionCallingConfig: { mode: 'NONE' } } });
+
+    const validated = await gateway.request({
+      method: 'POST',
+      url: '/api/gamma/v1beta/models/via-openai:generateContent',
+      headers: { 'x-goog-api-key': key },
+      payload: {
+        contents: [{ role: 'user', parts: [{ text: 'weather in Paris' }] }],
+        tools: [{ functionDeclarations: [{ name: 'lookup', parametersJsonSchema: parameters }] }],
+        toolConfig: { functionCallingConfig: { mode: 'VALIDATED' } },
+      },
+    });
+    expect(validated.statusCode, validated.body).toBe(200);
+    expect(lastBody(gateway.fakes.openai)).toMatchObject({
+      tool_choice: 'auto',
+      tools: [{ type: 'function', function: { name: 'lookup', strict: true } }],
+    });
+  });
+
   it('a beta tool result marked is_error tells an OpenAI model the call failed', async () => {
     const response = await beta({
       model: 'via-openai',

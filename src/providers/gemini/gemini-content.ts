@@ -83,9 +83,13 @@ function geminiContents(messages: readonly ChatMessage[]): Content[] {
 
 const callingModes = { auto: 'AUTO', none: 'NONE', required: 'ANY' } as const;
 
-function functionCallingConfig(choice: ToolChoice): ToolConfig['functionCallingConfig'] {
+/**
+ * The calling mode of a tool choice. The protocol holds calls to their schemas for all functions at once: in
+ * ANY mode always, in AUTO mode only as VALIDATED, which a strict tool asks for (other protocols mark each tool).
+ */
+function functionCallingConfig(choice: ToolChoice, strict: boolean): ToolConfig['functionCallingConfig'] {
   if (typeof choice === 'object') return { mode: 'ANY', allowedFunctionNames: [choice.name] };
-  return { mode: callingModes[choice] };
+  return { mode: strict && choice === 'auto' ? 'VALIDATED' : callingModes[choice] };
 }
 
 const geminiParameters = new Set<ChatParameterName>([
@@ -165,14 +169,14 @@ export function encodeGenerateContent(request: ChatRequest): GenerateContentRequ
     // JSON Schema as given: the protocol's `parameters` takes only its OpenAPI subset.
     ...(tool.parameters !== undefined ? { parametersJsonSchema: tool.parameters } : {}),
   }));
+  const strict = request.tools?.some((tool) => tool.strict === true) === true;
+  const choice = request.toolChoice ?? (strict ? 'auto' : undefined);
   return {
     contents: geminiContents(request.messages),
     ...(system.length > 0 ? { systemInstruction: { parts: [{ text: system.join('\n\n') }] } } : {}),
     ...(Object.values(generationConfig).some((value) => value !== undefined) ? { generationConfig } : {}),
     ...(declarations ? { tools: [{ functionDeclarations: declarations }] } : {}),
-    ...(request.toolChoice !== undefined
-      ? { toolConfig: { functionCallingConfig: functionCallingConfig(request.toolChoice) } }
-      : {}),
+    ...(choice !== undefined ? { toolConfig: { functionCallingConfig: functionCallingConfig(choice, strict) } } : {}),
   };
 }
 

@@ -166,7 +166,14 @@ function jsonSchemaOf(entries: ReadonlyArray<readonly [string, unknown]>): JsonO
 /** The protocol's OpenAPI-style schema as JSON Schema. */
 const jsonSchemaFrom = (schema: JsonObject): JsonObject => jsonSchemaOf(Object.entries(schema));
 
-function decodeTools(tools: readonly Tool[] | undefined, untranslatable: Set<string>): ToolDefinition[] | undefined {
+/**
+ * The function declarations as tool definitions; `strict` when the calling mode is VALIDATED, the protocol's way
+ * to hold every call to its declaration's schema (other protocols say so of each tool).
+ */
+function decodeTools(
+  tools: readonly Tool[] | undefined,
+  { strict, untranslatable }: { strict: boolean; untranslatable: Set<string> },
+): ToolDefinition[] | undefined {
   if (tools === undefined) return undefined;
   const definitions: ToolDefinition[] = [];
   for (const [toolIndex, tool] of tools.entries()) {
@@ -179,7 +186,14 @@ function decodeTools(tools: readonly Tool[] | undefined, untranslatable: Set<str
       const parameters =
         declaration.parametersJsonSchema ??
         (declaration.parameters === undefined ? undefined : jsonSchemaFrom(declaration.parameters));
-      definitions.push(toolDefinition({ name: declaration.name, description: declaration.description, parameters }));
+      definitions.push(
+        toolDefinition({
+          name: declaration.name,
+          description: declaration.description,
+          parameters,
+          ...(strict ? { strict } : {}),
+        }),
+      );
     }
   }
   return definitions;
@@ -189,8 +203,13 @@ function decodeToolConfig(toolConfig: ToolConfig | undefined, untranslatable: Se
   const config = toolConfig?.functionCallingConfig;
   if (config === undefined) return undefined;
   const allowed = config.allowedFunctionNames ?? [];
-  // An unspecified mode is the protocol's default, AUTO.
-  if (config.mode === undefined || config.mode === 'AUTO' || config.mode === 'MODE_UNSPECIFIED')
+  // An unspecified mode is the protocol's default, AUTO; VALIDATED is AUTO with every call held to its schema.
+  if (
+    config.mode === undefined ||
+    config.mode === 'AUTO' ||
+    config.mode === 'MODE_UNSPECIFIED' ||
+    config.mode === 'VALIDATED'
+  )
     return allowed.length === 0 ? 'auto' : restricted(untranslatable);
   if (config.mode === 'NONE') return 'none';
   if (config.mode === 'ANY' && allowed.length === 0) return 'required';
@@ -262,7 +281,10 @@ export function decodeContents(body: GenerateContentBody): DecodedChat {
   // An empty list of safety settings asks for nothing (LangChain's Gemini client always sends one): it blocks no upstream.
   if (body.safetySettings !== undefined && body.safetySettings.length > 0) untranslatable.add('safetySettings');
   if (body.cachedContent !== undefined) untranslatable.add('cachedContent');
-  const tools = decodeTools(body.tools, untranslatable);
+  const tools = decodeTools(body.tools, {
+    strict: body.toolConfig?.functionCallingConfig?.mode === 'VALIDATED',
+    untranslatable,
+  });
   const toolChoice = decodeToolConfig(body.toolConfig, untranslatable);
   return {
     messages,
