@@ -333,9 +333,27 @@ export interface FinishReason {
   stopSequence?: string;
 }
 
+/** A likely token at one place of the answer, with the natural logarithm of its probability. */
+export interface TokenChance {
+  token: string;
+  logprob: number;
+}
+
+/** A token of the answer with its log probability and, where they were asked for, the likeliest at its place. */
+export interface TokenLogprob extends TokenChance {
+  top: readonly TokenChance[];
+}
+
+/** A log probability as an upstream reported it, made one: at most 0, and no lower than the protocols' floor, -9999. */
+export function logprobOf(value: number): number {
+  if (Number.isNaN(value)) return -9999;
+  return Math.min(0, Math.max(-9999, value));
+}
+
 /**
  * `index` numbers the answer's tool calls from 0; a call starts with its id and name, then its argument JSON
- * arrives in fragments that concatenate to the whole text. With several choices (`ChatRequest.choices`), the
+ * arrives in fragments that concatenate to the whole text. Log probabilities come just before the output they
+ * describe, so a surface can send them with it. With several choices (`ChatRequest.choices`), the
  * output of every choice but the first names its `choice` (numbered from 0), and each of those choices ends
  * with a `choice-finish`; the `finish` ends the whole answer, with the first choice's reason and all the usage.
  */
@@ -343,6 +361,8 @@ export type ChatStreamEvent =
   | { type: 'text-delta'; text: string; choice?: number }
   | { type: 'tool-call-start'; index: number; id: string; name: string; choice?: number }
   | { type: 'tool-call-delta'; index: number; arguments: string; choice?: number }
+  /** The log probabilities of the tokens of the output event that follows (asked for with `logprobs`). */
+  | { type: 'logprobs'; tokens: readonly TokenLogprob[]; choice?: number }
   | { type: 'choice-finish'; choice: number; finishReason: FinishReason }
   | { type: 'finish'; finishReason: FinishReason; usage: TokenUsage | undefined };
 

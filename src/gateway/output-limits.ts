@@ -27,11 +27,18 @@ const lengthFinish: ChatStreamEvent = {
 /**
  * The held output limit on canonical events: output passes until what was delivered reaches `maxTokens`; the
  * answer then ends as a `length` finish, which every surface writes as its own (usage left to the gateway's count).
+ * Log probabilities pass for as many tokens as are held.
  */
 export function chatEventLimit(maxTokens: number): MeterLimit<ChatStreamEvent> {
   const limit = heldOutputLimit(maxTokens);
+  // A log probability is one token's: an upstream that sends more than the tokens held is not believed past them.
+  let logprobs = 0;
   return {
     admits: (event) => {
+      if (event.type === 'logprobs') {
+        logprobs += event.tokens.length;
+        return logprobs <= maxTokens;
+      }
       const output = outputOf(event);
       if (output === '') return true;
       if (limit.reached) return false;

@@ -15,6 +15,7 @@ import {
   type ChatStreamEvent,
   type FinishReason,
   type ResponseFormat,
+  type TokenLogprob,
   type TokenUsage,
   type ToolCall,
   wholeTokens,
@@ -441,10 +442,14 @@ function largestOutputLimit(
   return `${nanosToUsd(freeNanos)} USD is available, which covers an output limit of at most ${budget / perToken} tokens`;
 }
 
-/** One completion of an answer: its text and its tool calls, in the order the model made them, arguments whole. */
+/**
+ * One completion of an answer: its text and its tool calls, in the order the model made them, arguments whole,
+ * and the log probabilities of its tokens when they were asked for.
+ */
 export interface CollectedChoice {
   text: string;
   toolCalls: ToolCall[];
+  logprobs?: TokenLogprob[];
 }
 
 /** The whole answer of a run, for surfaces that reply with one JSON body. */
@@ -454,8 +459,28 @@ export interface CollectedAnswer extends CollectedChoice {
   alternatives: Array<CollectedChoice & { finishReason: FinishReason | undefined }>;
 }
 
+interface ChoiceSoFar {
+  text: string;
+  calls: Map<number, ToolCall>;
+  logprobs?: TokenLogprob[];
+  finishReason?: FinishReason;
+}
+
+function collected(event: ChatStreamEvent, choice: ChoiceSoFar): void {
+  if (event.type === 'text-delta') choice.text += event.text;
+  else if (event.type === 'tool-call-start')
+    choice.calls.set(event.index, { id: event.id, name: event.name, arguments: '' });
+  else if (event.type === 'tool-call-delta') {
+    const call = choice.calls.get(event.index);
+    if (call) call.arguments += event.arguments;
+  } else if (event.type === 'logprobs') {
+    choice.logprobs ??= [];
+    for (const token of event.tokens) choice.logprobs.push(token);
+  }
+}
+
 export async function collectAnswer(events: AsyncIterable<ChatStreamEvent>): Promise<CollectedAnswer> {
-  const choices: Array<{ text: string; calls: Map<number, ToolCall>; finishReason?: FinishReason }> = [];
+  const choices: ChoiceSoFar[] = [];
   const choiceOf = (index: number) => {
     for (let next = choices.length; next <= index; next++) choices.push({ text: '', calls: new Map() });
     return choices[index]!;
@@ -464,22 +489,18 @@ export async function collectAnswer(events: AsyncIterable<ChatStreamEvent>): Pro
   for await (const event of events) {
     if (event.type === 'finish') finish = event;
     else if (event.type === 'choice-finish') choiceOf(event.choice).finishReason = event.finishReason;
-    else if (event.type === 'text-delta') choiceOf(event.choice ?? 0).text += event.text;
-    else if (event.type === 'tool-call-start')
-      choiceOf(event.choice ?? 0).calls.set(event.index, { id: event.id, name: event.name, arguments: '' });
-    else {
-      const call = choiceOf(event.choice ?? 0).calls.get(event.index);
-      if (call) call.arguments += event.arguments;
-    }
+    else collected(event, choiceOf(event.choice ?? 0));
   }
   const [first, ...rest] = choices.map((choice) => ({
     text: choice.text,
     toolCalls: [...choice.calls.entries()].sort(([a], [b]) => a - b).map(([, call]) => call),
+    ...(choice.logprobs ? { logprobs: choice.logprobs } : {}),
     finishReason: choice.finishReason,
   }));
   return {
     text: first?.text ?? '',
     toolCalls: first?.toolCalls ?? [],
+    ...(first?.logprobs ? { logprobs: first.logprobs } : {}),
     finish,
     alternatives: rest,
   };

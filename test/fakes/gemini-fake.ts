@@ -7,11 +7,13 @@ import {
 } from '../../src/protocols/gemini/embed-content.ts';
 import {
   GenerateContentRequest,
+  wireLogprobsResult,
   type GeminiError,
   type GenerateContentResponse,
 } from '../../src/protocols/gemini/generate-content.ts';
 import { wireCheck } from '../../src/protocols/wire-check.ts';
 import { fakeVector, sleep, startFakeServer, type FakeServer, type RecordedRequest } from './fake-server.ts';
+import { fakeTokenLogprob } from './fake-logprobs.ts';
 import { jsonAnswer } from './structured-answer.ts';
 import { writeJson } from './wire.ts';
 
@@ -26,7 +28,8 @@ import { writeJson } from './wire.ts';
  * - `fake-blocked`: blocks the prompt: no candidates, `promptFeedback.blockReason` SAFETY (one chunk when streamed);
  * anything else answers "Echo: <last user text>", one word per chunk; asked for JSON (`responseMimeType`
  * application/json), that text inside a value of `responseJsonSchema` or `responseSchema` (structured-answer.ts);
- * with `candidateCount`, that many identical candidates, each billed. With function declarations (and a
+ * with `candidateCount`, that many identical candidates, each billed; with `responseLogprobs`, each word's
+ * `logprobsResult` (`logprobs` alternatives at each place). With function declarations (and a
  * mode other than NONE) it calls the first allowed function with `{"query": <last user text>}`, whole in one
  * chunk with finishReason STOP as the real API does; after functionResponse parts it answers
  * "Echo: <the JSON of the last response>". `:embedContent` and `:batchEmbedContents` answer fake vectors.
@@ -122,6 +125,17 @@ async function generate(
   const schema = config?.responseJsonSchema ?? config?.responseSchema;
   let words = wordsOf(config?.responseMimeType === 'application/json' ? jsonAnswer(schema, echo) : echo);
   const candidates = Array.from({ length: config?.candidateCount ?? 1 }, (_, index) => index);
+  // Asked for, each word's log probability (and its likeliest alternatives) as the protocol writes them.
+  const logprobsOf = (pieces: readonly string[], first: number) =>
+    config?.responseLogprobs === true
+      ? {
+          logprobsResult: wireLogprobsResult(
+            pieces.map((piece, offset) =>
+              fakeTokenLogprob(piece, { place: first + offset, top: config.logprobs ?? 0 }),
+            ),
+          ),
+        }
+      : {};
   let finishReason = 'STOP';
   const max = body.generationConfig?.maxOutputTokens;
   if (max !== undefined && words.length > max) {
@@ -182,6 +196,10 @@ async function generate(
         content: { role: 'model', parts: [{ text: words.join(' ') }] },
         finishReason,
         ...candidateIndex(index),
+        ...logprobsOf(
+          words.map((word, place) => (place === 0 ? word : ` ${word}`)),
+          0,
+        ),
       })),
       usageMetadata: finalUsage,
       ...common,
@@ -190,11 +208,13 @@ async function generate(
   }
   const chunks = words.map((word, index) => {
     const last = index === words.length - 1;
+    const piece = index === 0 ? word : ` ${word}`;
     const chunk = {
       candidates: candidates.map((candidate) => ({
-        content: { role: 'model', parts: [{ text: index === 0 ? word : ` ${word}` }] },
+        content: { role: 'model', parts: [{ text: piece }] },
         ...(last ? { finishReason } : {}),
         ...candidateIndex(candidate),
+        ...logprobsOf([piece], index),
       })),
       usageMetadata: last ? finalUsage : { promptTokenCount, totalTokenCount: promptTokenCount },
       ...common,

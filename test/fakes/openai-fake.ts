@@ -6,6 +6,7 @@ import {
   isChatJsonSchemaFormat,
   isChatNamedToolChoice,
   isChatTextPart,
+  wireLogprobs,
   type ChatCompletion,
   type ChatCompletionChunk,
   type OpenAiError,
@@ -27,6 +28,7 @@ import { wireCheck } from '../../src/protocols/wire-check.ts';
 import { ImagesGenerateRequest, type ImagesAnswer, type ImagesStreamEvent } from '../../src/protocols/openai/images.ts';
 import { delayFor, fakePng, scenarioOf } from './fake-images.ts';
 import { fakeVector, sleep, startFakeServer, type FakeServer, type RecordedRequest } from './fake-server.ts';
+import { fakeTokenLogprob } from './fake-logprobs.ts';
 import { jsonAnswer } from './structured-answer.ts';
 import { sseEvent, writeJson } from './wire.ts';
 
@@ -47,8 +49,8 @@ import { sseEvent, writeJson } from './wire.ts';
  * - `fake-refusal`: the model refuses: its words in `refusal` (streamed as `delta.refusal`), `content` null,
  *   finished with `stop`;
  * anything else answers "Echo: <last user message>", one word per chunk; asked for JSON (`response_format`), that
- * text inside a value of the schema (structured-answer.ts); with `n`, that many identical choices, each billed.
- * With function tools (and a
+ * text inside a value of the schema (structured-answer.ts); with `n`, that many identical choices, each billed;
+ * with `logprobs`, each word's log probability (`top_logprobs` alternatives). With function tools (and a
  * tool_choice other than "none") it calls the chosen or first tool with `{"query": <last user text>}`,
  * streaming the arguments in two fragments; after a tool message it answers "Echo: <that tool's output>".
  * Tool messages must answer the calls of the assistant message before them, as the real API requires.
@@ -165,6 +167,15 @@ async function chatCompletions(request: RecordedRequest, response: ServerRespons
       ? wordsOf("I'm sorry, I can't help with that.")
       : wordsOf(json ? jsonAnswer(schema, echo) : echo);
   const choices = Array.from({ length: body.n ?? 1 }, (_, index) => index);
+  // Asked for, each word's log probability (and its likeliest alternatives) as the protocol writes them.
+  const logprobsOf = (pieces: readonly string[], first: number) =>
+    body.logprobs === true
+      ? wireLogprobs(
+          pieces.map((piece, offset) =>
+            fakeTokenLogprob(piece, { place: first + offset, top: body.top_logprobs ?? 0 }),
+          ),
+        )
+      : null;
   let finishReason = 'stop';
   if (body.max_tokens !== undefined && words.length > body.max_tokens) {
     words = words.slice(0, body.max_tokens);
@@ -199,7 +210,10 @@ async function chatCompletions(request: RecordedRequest, response: ServerRespons
         message: refuses
           ? { role: 'assistant', content: null, refusal: words.join(' '), annotations: [] }
           : { role: 'assistant', content: words.join(' '), refusal: null, annotations: [] },
-        logprobs: null,
+        logprobs: logprobsOf(
+          words.map((word, place) => (place === 0 ? word : ` ${word}`)),
+          0,
+        ),
         finish_reason: finishReason,
       })),
       ...(body.model === 'fake-no-usage' ? {} : { usage: fullUsage }),
@@ -226,8 +240,8 @@ async function chatCompletions(request: RecordedRequest, response: ServerRespons
     };
     response.write(sseEvent<ChatCompletionChunk>(chunk));
   };
-  const eachChoice = (delta: object, finish: string | null) =>
-    send(choices.map((index) => ({ index, delta, logprobs: null, finish_reason: finish })));
+  const eachChoice = (delta: object, finish: string | null, logprobs: object | null = null) =>
+    send(choices.map((index) => ({ index, delta, logprobs, finish_reason: finish })));
   eachChoice({ role: 'assistant', content: '', refusal: null }, null);
   for (const [index, word] of words.entries()) {
     if (body.model === 'fake-cut' && index === 2) {
@@ -239,7 +253,8 @@ async function chatCompletions(request: RecordedRequest, response: ServerRespons
     if (chunkDelayMs > 0) await sleep(chunkDelayMs);
     // A client that left stops a slow generation, as the real API stops generating for a closed connection.
     if (drip && response.destroyed) return;
-    eachChoice({ [refuses ? 'refusal' : 'content']: index === 0 ? word : ` ${word}` }, null);
+    const piece = index === 0 ? word : ` ${word}`;
+    eachChoice({ [refuses ? 'refusal' : 'content']: piece }, null, logprobsOf([piece], index));
   }
   eachChoice({}, finishReason);
   if (includeUsage) send([], { usage: fullUsage });

@@ -1,5 +1,13 @@
 import { Type, type Static } from 'typebox';
-import { tokenSum, usageDetails, type FinishReason, type TokenUsage } from '../../domain/chat.ts';
+import {
+  logprobOf,
+  tokenSum,
+  usageDetails,
+  type FinishReason,
+  type TokenChance,
+  type TokenLogprob,
+  type TokenUsage,
+} from '../../domain/chat.ts';
 import { objectWithOneOf, wireCheck } from '../wire-check.ts';
 import { AnswerContent, Content, JsonObject, Part } from './content.ts';
 
@@ -126,12 +134,52 @@ export const PromptFeedback = Type.Object({
   safetyRatings: Type.Optional(Type.Array(JsonObject)),
 });
 
+/** A token and its log probability; as JSON of the API's messages, a field at its default (0, "") is left out. */
+const LogprobsCandidate = Type.Object({
+  token: Type.Optional(Type.String()),
+  tokenId: Type.Optional(Type.Integer()),
+  logProbability: Type.Optional(Type.Number()),
+});
+type LogprobsCandidate = Static<typeof LogprobsCandidate>;
+
+/** The log probabilities of a candidate's tokens (asked for with `responseLogprobs`): a place per token chosen. */
+export const LogprobsResult = Type.Object({
+  chosenCandidates: Type.Optional(Type.Array(LogprobsCandidate)),
+  /** At each place, the likeliest tokens (as many as `logprobs` asked). */
+  topCandidates: Type.Optional(Type.Array(Type.Object({ candidates: Type.Optional(Type.Array(LogprobsCandidate)) }))),
+});
+export type LogprobsResult = Static<typeof LogprobsResult>;
+
+const chanceOf = ({ token, logProbability }: LogprobsCandidate): TokenChance => ({
+  token: token ?? '',
+  logprob: logprobOf(logProbability ?? 0),
+});
+
+export function tokenLogprobsOf(result: LogprobsResult): TokenLogprob[] {
+  const top = result.topCandidates ?? [];
+  return (result.chosenCandidates ?? []).map((chosen, place) => ({
+    ...chanceOf(chosen),
+    top: (top[place]?.candidates ?? []).map(chanceOf),
+  }));
+}
+
+export function wireLogprobsResult(tokens: readonly TokenLogprob[]): LogprobsResult {
+  const candidate = ({ token, logprob }: TokenChance): LogprobsCandidate => ({ token, logProbability: logprob });
+  return {
+    chosenCandidates: tokens.map(candidate),
+    ...(tokens.some((entry) => entry.top.length > 0)
+      ? { topCandidates: tokens.map((entry) => ({ candidates: entry.top.map(candidate) })) }
+      : {}),
+  };
+}
+
 /** One answer of the model; its other fields (safety ratings, citations, grounding) are passed through. */
 export const Candidate = Type.Object({
   content: Type.Optional(AnswerContent),
   finishReason: Type.Optional(Type.String()),
   finishMessage: Type.Optional(Type.String()),
   index: Type.Optional(Type.Integer({ minimum: 0 })),
+  logprobsResult: Type.Optional(LogprobsResult),
 });
 export type Candidate = Static<typeof Candidate>;
 

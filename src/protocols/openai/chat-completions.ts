@@ -1,5 +1,13 @@
 import { Type, type Static } from 'typebox';
-import { usageDetails, wholeTokens, type FinishReason, type TokenUsage } from '../../domain/chat.ts';
+import {
+  logprobOf,
+  usageDetails,
+  wholeTokens,
+  type FinishReason,
+  type TokenChance,
+  type TokenLogprob,
+  type TokenUsage,
+} from '../../domain/chat.ts';
 import { objectWithOneOf, wireCheck } from '../wire-check.ts';
 import { openTaggedUnion } from '../tagged-union.ts';
 
@@ -177,6 +185,48 @@ const ToolCallFragment = Type.Object({
   function: Type.Optional(Type.Object({ name: Type.Optional(Type.String()), arguments: Type.Optional(Type.String()) })),
 });
 
+const TopLogprob = Type.Object({
+  token: Type.String(),
+  logprob: Type.Number(),
+  bytes: Type.Optional(Nullable(Type.Array(Type.Integer({ minimum: 0, maximum: 255 })))),
+});
+type TopLogprob = Static<typeof TopLogprob>;
+const TokenLogprobWire = Type.Object({
+  ...TopLogprob.properties,
+  top_logprobs: Type.Optional(Nullable(Type.Array(TopLogprob))),
+});
+
+/** A choice's log probabilities: of its content's tokens, or of its refusal's. */
+export const ChoiceLogprobs = Type.Object({
+  content: Type.Optional(Nullable(Type.Array(TokenLogprobWire))),
+  refusal: Type.Optional(Nullable(Type.Array(TokenLogprobWire))),
+});
+export type ChoiceLogprobs = Static<typeof ChoiceLogprobs>;
+const isChoiceLogprobs = wireCheck(ChoiceLogprobs);
+
+/**
+ * The log probabilities a choice carries, read apart from the chunk: compatible servers send the legacy
+ * completions shape too, which is not read (the tokens are answered without them) rather than failing the answer.
+ */
+export function tokenLogprobsOf(logprobs: unknown): TokenLogprob[] {
+  if (!isChoiceLogprobs(logprobs)) return [];
+  const chance = ({ token, logprob }: TopLogprob): TokenChance => ({ token, logprob: logprobOf(logprob) });
+  return [...(logprobs.content ?? []), ...(logprobs.refusal ?? [])].map((entry) => ({
+    ...chance(entry),
+    top: (entry.top_logprobs ?? []).map(chance),
+  }));
+}
+
+/** The protocol's shape of log probabilities, each token with its UTF-8 bytes as the protocol gives them. */
+export function wireLogprobs(tokens: readonly TokenLogprob[]): ChoiceLogprobs {
+  const chance = ({ token, logprob }: TokenChance): TopLogprob => ({
+    token,
+    logprob,
+    bytes: [...Buffer.from(token, 'utf8')],
+  });
+  return { content: tokens.map((entry) => ({ ...chance(entry), top_logprobs: entry.top.map(chance) })), refusal: null };
+}
+
 const ChunkChoice = Type.Object({
   index: Type.Optional(Type.Integer({ minimum: 0 })),
   delta: Type.Optional(
@@ -187,6 +237,8 @@ const ChunkChoice = Type.Object({
       tool_calls: Type.Optional(Nullable(Type.Array(ToolCallFragment))),
     }),
   ),
+  /** Read with `tokenLogprobsOf`, so a shape the gateway cannot read costs the log probabilities only. */
+  logprobs: Type.Optional(Type.Unknown()),
   finish_reason: Type.Optional(Nullable(Type.String())),
 });
 

@@ -20,6 +20,7 @@ import {
   blockedPromptFinish,
   finishReasonOf,
   isGenerateContentResponse,
+  tokenLogprobsOf,
   usageFromMetadata,
   type GenerateContentRequest,
   type GenerationConfig,
@@ -205,6 +206,9 @@ export async function* streamGeminiContent(
     for (const [position, candidate] of (chunk.candidates ?? []).entries()) {
       const choice = askedChoice(candidate.index ?? position, request.choices);
       const number = choiceField(choice);
+      // Before the output they describe, so a surface can send them with it.
+      const tokens = candidate.logprobsResult ? tokenLogprobsOf(candidate.logprobsResult) : [];
+      if (tokens.length > 0) yield { type: 'logprobs', tokens, ...number };
       for (const part of candidate.content?.parts ?? []) {
         if (part.text && !part.thought) yield { type: 'text-delta', text: part.text, ...number };
         if (part.functionCall) {

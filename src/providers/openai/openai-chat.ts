@@ -21,6 +21,7 @@ import {
   refusedFinish,
   isChatCompletionChunk,
   streamTerminator,
+  tokenLogprobsOf,
   usageOf,
   type ChatCompletionsRequest,
   type ChatContentPart,
@@ -239,6 +240,11 @@ export async function* streamOpenAiChat(
     for (const choice of chunk.choices ?? []) {
       // Each choice of several (`n`) streams under its own index; the first one's finish is the answer's.
       const number = choiceField(askedChoice(choice.index ?? 0, request.choices));
+      // Before the output they describe, so a surface can send them with it.
+      if (choice.logprobs) {
+        const tokens = tokenLogprobsOf(choice.logprobs);
+        if (tokens.length > 0) yield { type: 'logprobs', tokens, ...number };
+      }
       if (choice.delta?.content) yield { type: 'text-delta', text: choice.delta.content, ...number };
       if (choice.delta?.refusal) {
         refused.add(choice.index ?? 0);

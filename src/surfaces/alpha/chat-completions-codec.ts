@@ -12,6 +12,7 @@ import {
   type ChatStreamEvent,
   type DecodedChat,
   type ResponseFormat,
+  type TokenLogprob,
   type ToolChoice,
   type ToolDefinition,
 } from '../../domain/chat.ts';
@@ -27,6 +28,7 @@ import {
   isChatTextPart,
   isPlainFormat,
   wireFinishReasons,
+  wireLogprobs,
   wireUsage,
   type ChatCompletionsRequest,
   type ChatFunctionTool,
@@ -240,6 +242,8 @@ export class ChunkEncoder {
   private readonly base: { id: string; object: 'chat.completion.chunk'; created: number; model: string };
   /** The choices whose first chunk (with the role) has been sent. */
   private readonly started = new Set<number>();
+  /** Log probabilities of each choice's next output, sent with its chunk as the protocol does. */
+  private readonly logprobs = new Map<number, TokenLogprob[]>();
 
   constructor(model: string) {
     this.base = {
@@ -253,14 +257,30 @@ export class ChunkEncoder {
   encode(event: ChatStreamEvent): object[] {
     const chunks: object[] = [];
     const index = event.type === 'finish' ? 0 : (event.choice ?? 0);
-    const choice = (delta: object, finishReason: string | null) => ({
-      ...this.base,
-      choices: [{ index, delta, logprobs: null, finish_reason: finishReason }],
-      usage: null,
-    });
+    if (event.type === 'logprobs') {
+      const held = this.logprobs.get(index);
+      if (held) for (const token of event.tokens) held.push(token);
+      else this.logprobs.set(index, [...event.tokens]);
+      return chunks;
+    }
+    const choice = (delta: object, finishReason: string | null) => {
+      const logprobs = this.logprobs.get(index);
+      this.logprobs.delete(index);
+      return {
+        ...this.base,
+        choices: [{ index, delta, logprobs: logprobs ? wireLogprobs(logprobs) : null, finish_reason: finishReason }],
+        usage: null,
+      };
+    };
     if (!this.started.has(index)) {
       this.started.add(index);
-      chunks.push(choice({ role: 'assistant', content: '', refusal: null }, null));
+      chunks.push({
+        ...this.base,
+        choices: [
+          { index, delta: { role: 'assistant', content: '', refusal: null }, logprobs: null, finish_reason: null },
+        ],
+        usage: null,
+      });
     }
     switch (event.type) {
       case 'text-delta':
@@ -313,7 +333,7 @@ export function chatCompletionOf(model: string, answer: CollectedAnswer): object
   const choices = [{ ...answer, finishReason: finish?.finishReason }, ...alternatives].map((choice, index) => ({
     index,
     message: messageOf(choice),
-    logprobs: null,
+    logprobs: choice.logprobs ? wireLogprobs(choice.logprobs) : null,
     finish_reason: wireFinishReasons[choice.finishReason?.unified ?? 'other'],
   }));
   return {

@@ -12,6 +12,7 @@ import {
   type FinishReason,
   type ResponseFormat,
   type ThinkingConfig,
+  type TokenLogprob,
   type ToolCall,
   type ToolChoice,
   type ToolDefinition,
@@ -21,6 +22,7 @@ import type { CollectedAnswer, CollectedChoice } from '../../gateway/text-genera
 import type { FunctionCall, FunctionResponse, JsonObject, Part } from '../../protocols/gemini/content.ts';
 import {
   wireFinishReasons,
+  wireLogprobsResult,
   wireUsageMetadata,
   type Candidate,
   type GeminiError,
@@ -331,11 +333,19 @@ const functionCallPart = (call: ToolCall): Part => ({
 export class ChunkEncoder {
   /** The call each candidate is making, by candidate index. */
   private readonly pending = new Map<number, ToolCall>();
+  /** Log probabilities of each candidate's next output, sent with its chunk as the protocol does. */
+  private readonly logprobs = new Map<number, TokenLogprob[]>();
 
   constructor(private readonly model: string) {}
 
   encode(event: ChatStreamEvent): GenerateContentResponse[] {
     switch (event.type) {
+      case 'logprobs': {
+        const held = this.logprobs.get(event.choice ?? 0);
+        if (held) for (const token of event.tokens) held.push(token);
+        else this.logprobs.set(event.choice ?? 0, [...event.tokens]);
+        return [];
+      }
       case 'tool-call-delta': {
         const call = this.pending.get(event.choice ?? 0);
         if (call) call.arguments += event.arguments;
@@ -368,19 +378,31 @@ export class ChunkEncoder {
   }
 
   private chunk(index: number, parts: Part[], finish?: FinishReason): GenerateContentResponse {
+    const logprobs = this.logprobs.get(index);
+    this.logprobs.delete(index);
     const candidate = {
       content: { role: 'model', parts },
       ...(finish ? { finishReason: wireFinishReasons[finish.unified] } : {}),
       index,
+      ...(logprobs ? { logprobsResult: wireLogprobsResult(logprobs) } : {}),
     };
     return { candidates: [candidate], modelVersion: this.model };
   }
 }
 
 /** One candidate of a whole answer: the text, then a functionCall part per call. */
-function candidateOf({ text, toolCalls }: CollectedChoice, finish: FinishReason | undefined, index: number): Candidate {
+function candidateOf(
+  { text, toolCalls, logprobs }: CollectedChoice,
+  finish: FinishReason | undefined,
+  index: number,
+): Candidate {
   const parts = [...(text !== '' || toolCalls.length === 0 ? [{ text }] : []), ...toolCalls.map(functionCallPart)];
-  return { content: { role: 'model', parts }, finishReason: wireFinishReasons[finish?.unified ?? 'other'], index };
+  return {
+    content: { role: 'model', parts },
+    finishReason: wireFinishReasons[finish?.unified ?? 'other'],
+    index,
+    ...(logprobs ? { logprobsResult: wireLogprobsResult(logprobs) } : {}),
+  };
 }
 
 /** A whole GenerateContentResponse from a collected answer: a candidate per completion. */

@@ -189,6 +189,19 @@ export const TextChunkSchema = Type.Object({
       },
     ),
   ),
+  logprobs: Type.Optional(
+    Type.Array(
+      Type.Object({
+        token: Type.String(),
+        logprob: Type.Number({ maximum: 0 }),
+        topLogprobs: Type.Array(Type.Object({ token: Type.String(), logprob: Type.Number({ maximum: 0 }) })),
+      }),
+      {
+        description:
+          'With `logprobs`: the tokens of the next chunk, each with its log probability and, with `topLogprobs`, the likeliest tokens at its place',
+      },
+    ),
+  ),
   finishReason: Type.Optional(Type.String()),
   usage: Type.Optional(Usage),
 });

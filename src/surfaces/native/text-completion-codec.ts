@@ -151,7 +151,8 @@ export function decodeParameters(body: TextCompletionBody): Omit<Partial<ChatReq
 
 /**
  * The spec's TextChunk for a canonical event. Tool calls, which the spec's chunk has no field for, travel in
- * `toolCalls` as OpenAI's streamed fragments: the first of a call with its id and name, then argument text.
+ * `toolCalls` as OpenAI's streamed fragments: the first of a call with its id and name, then argument text;
+ * log probabilities in `logprobs`, in a chunk of their own before the output they describe.
  */
 export function textChunkOf(event: ChatStreamEvent): TextChunk {
   switch (event.type) {
@@ -166,6 +167,11 @@ export function textChunkOf(event: ChatStreamEvent): TextChunk {
       };
     case 'tool-call-delta':
       return { delta: '', toolCalls: [{ index: event.index, function: { arguments: event.arguments } }] };
+    case 'logprobs':
+      return {
+        delta: '',
+        logprobs: event.tokens.map(({ token, logprob, top }) => ({ token, logprob, topLogprobs: [...top] })),
+      };
     // The native request asks for one completion, whose end is the `finish`.
     case 'choice-finish':
       return { delta: '' };
