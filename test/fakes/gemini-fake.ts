@@ -31,7 +31,8 @@ import { writeJson } from './wire.ts';
  * with `candidateCount`, that many identical candidates, each billed; with `responseLogprobs`, each word's
  * `logprobsResult` (`logprobs` alternatives at each place). With function declarations (and a
  * mode other than NONE) it calls the first allowed function with `{"query": <last user text>}`, whole in one
- * chunk with finishReason STOP as the real API does; after functionResponse parts it answers
+ * chunk with finishReason STOP as the real API does (a `gemini-3...` model signs it with `thoughtSignature`, and
+ * refuses a conversation that replays a turn of calls unsigned, as Gemini 3 does); after functionResponse parts it answers
  * "Echo: <the JSON of the last response>". `:embedContent` and `:batchEmbedContents` answer fake vectors.
  * A body that does not follow the protocol's request schema is answered 400 INVALID_ARGUMENT.
  */
@@ -88,6 +89,22 @@ function chosenFunction(body: GenerateBody, answersCalls: boolean): string | und
   return config?.allowedFunctionNames?.[0] ?? declared[0]!.name;
 }
 
+/** What the fake signs a turn of calls with (base64, as the real signatures are). */
+export const fakeThoughtSignature = Buffer.from('fake reasoning state ~~~ of this turn ???').toString('base64');
+
+/**
+ * Gemini 3 and later refuse a conversation whose turn of calls comes back without its signature, on its first
+ * call; Google's stand-in passes. The message is the real API's.
+ */
+function unsignedCall(contents: readonly Content[]): string | undefined {
+  for (const [position, content] of contents.entries()) {
+    const calls = content.parts.filter((part) => part.functionCall !== undefined);
+    if (content.role !== 'model' || calls.length === 0 || calls[0]!.thoughtSignature !== undefined) continue;
+    return `Function call is missing a thought_signature in functionCall parts. This is required for tools to work correctly, and missing thought_signature may lead to degraded model performance. Additional data, function call \`default_api:${calls[0]!.functionCall!.name}\` , position ${position + 1}. Please refer to https://ai.google.dev/gemini-api/docs/thought-signatures for more details.`;
+  }
+  return undefined;
+}
+
 /** A value as the protocol's shape it is sent as (a value built beforehand may carry the provider's own extra fields). */
 const typed = <T>(value: T): T => value;
 const wordsOf = (text: string) => text.split(/\s+/).filter(Boolean);
@@ -115,6 +132,8 @@ async function generate(
       400,
       `function_declarations[${both.name}]: parameters and parameters_json_schema cannot both be set`,
     );
+  const unsigned = model.startsWith('gemini-3') ? unsignedCall(body.contents) : undefined;
+  if (unsigned) return sendError(response, 400, unsigned);
   const lastUser = body.contents.filter((content) => content.role !== 'model').at(-1);
   const calledFunction = chosenFunction(
     body,
@@ -177,7 +196,12 @@ async function generate(
         {
           content: {
             role: 'model',
-            parts: [{ functionCall: { name: calledFunction, args: { query: textOf(lastUser?.parts) } } }],
+            parts: [
+              {
+                functionCall: { name: calledFunction, args: { query: textOf(lastUser?.parts) } },
+                ...(model.startsWith('gemini-3') ? { thoughtSignature: fakeThoughtSignature } : {}),
+              },
+            ],
           },
           finishReason: 'STOP',
         },

@@ -1,7 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { finishReasonOf } from '../../src/protocols/anthropic/messages.ts';
 import type { FakeServer } from '../fakes/fake-server.ts';
-import { startFamilyGateway, type FamilyGateway } from '../support/test-gateway.ts';
+import { callOfId, signedCallId, signsCallTurns } from '../../src/providers/gemini/thought-signatures.ts';
+import { fakeThoughtSignature } from '../fakes/gemini-fake.ts';
+import { modelYaml, startFamilyGateway, type FamilyGateway } from '../support/test-gateway.ts';
 
 const tinyPng = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==';
 
@@ -22,6 +24,7 @@ describe('tool turns translated between protocols', () => {
       '      - provider: anthropic',
       '        model: claude-sonnet-4-5-20250929',
       '        capabilities: { text: { supportedParameters: [maxTokens, temperature, topP, topK, stop, tools, toolChoice, thinking] } }',
+      modelYaml('gemini-three', { provider: 'gemini', upstream: 'gemini-3-pro-preview' }),
     ]);
     key = (await gateway.createFundedKey({ credits: 5 })).key;
   });
@@ -124,6 +127,75 @@ describe('tool turns translated between protocols', () => {
       tool_choice: 'auto',
       tools: [{ type: 'function', function: { name: 'lookup', strict: true } }],
     });
+  });
+
+  it("a Gemini 3 turn of calls keeps its thought signature through another protocol's tool call ids", async () => {
+    const ask = { role: 'user', content: 'weather in Paris' };
+    const tools = [{ type: 'function', function: { name: 'lookup', parameters: { type: 'object' } } }];
+    const chat = (messages: object[]) =>
+      gateway.request({
+        method: 'POST',
+        url: '/api/alpha/v1/chat/completions',
+        headers: { 'x-api-key': key },
+        payload: { model: 'gemini-three', messages, tools },
+      });
+    const called = await chat([ask]);
+    expect(called.statusCode, called.body).toBe(200);
+    const call = called.json<{ choices: Array<{ message: { tool_calls: Array<{ id: string }> } }> }>().choices[0]!
+      .message.tool_calls[0]!;
+    // The id stays within the characters every protocol's ids allow (Anthropic's tool_use ids included).
+    expect(call.id).toMatch(/^[a-zA-Z0-9_-]+$/);
+    const answered = await chat([
+      ask,
+      { role: 'assistant', content: null, tool_calls: [{ ...call, type: 'function' }] },
+      { role: 'tool', tool_call_id: call.id, content: 'sunny' },
+    ]);
+    expect(answered.statusCode, answered.body).toBe(200);
+    const replayed = lastBody(gateway.fakes.gemini) as { contents: Array<{ parts: object[] }> };
+    expect(replayed.contents[1]!.parts[0]).toMatchObject({ thoughtSignature: fakeThoughtSignature });
+
+    // Through the Anthropic surface too: the id it gives out comes back as the tool_use id.
+    const betaCall = await beta({ model: 'gemini-three', max_tokens: 100, messages: [ask], tools: [lookup] });
+    expect(betaCall.statusCode, betaCall.body).toBe(200);
+    const toolUse = betaCall.json<{ content: Array<{ type: string; id: string }> }>().content[0]!;
+    const betaAnswer = await beta({
+      model: 'gemini-three',
+      max_tokens: 100,
+      tools: [lookup],
+      messages: [
+        ask,
+        { role: 'assistant', content: [{ ...toolUse, name: 'lookup', input: { query: 'Paris' } }] },
+        { role: 'user', content: [{ type: 'tool_result', tool_use_id: toolUse.id, content: 'sunny' }] },
+      ],
+    });
+    expect(betaAnswer.statusCode, betaAnswer.body).toBe(200);
+
+    // A turn of calls another model made has no signature: it goes with Google's stand-in, not refused.
+    const foreign = await chat([
+      ask,
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [{ id: 'call_from_gpt', type: 'function', function: { name: 'lookup', arguments: '{}' } }],
+      },
+      { role: 'tool', tool_call_id: 'call_from_gpt', content: 'sunny' },
+    ]);
+    expect(foreign.statusCode, foreign.body).toBe(200);
+    const standIn = lastBody(gateway.fakes.gemini) as { contents: Array<{ parts: object[] }> };
+    expect(standIn.contents[1]!.parts[0]).toMatchObject({ thoughtSignature: 'skip_thought_signature_validator' });
+  });
+
+  it('reads back the signature a call id carries, and carries none that is not base64', () => {
+    const signature = Buffer.from([0xfb, 0xff, 0xbf, 0x01]).toString('base64');
+    expect(signature).toBe('+/+/AQ==');
+    const id = signedCallId('call_1', signature);
+    expect(id).toBe('call_1__ts__-_-_AQ');
+    expect(callOfId(id)).toEqual({ id: 'call_1', signature });
+    expect(callOfId('call_1')).toEqual({ id: 'call_1' });
+    expect(signedCallId('call_1', 'not base64!')).toBe('call_1');
+    expect(signsCallTurns('gemini-3-flash-preview')).toBe(true);
+    expect(signsCallTurns('models/gemini-10-pro')).toBe(true);
+    expect(signsCallTurns('gemini-2.5-flash')).toBe(false);
   });
 
   it('a beta tool result marked is_error tells an OpenAI model the call failed', async () => {

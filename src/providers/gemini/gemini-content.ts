@@ -28,6 +28,7 @@ import {
 } from '../../protocols/gemini/generate-content.ts';
 import type { CallOptions } from '../provider-adapter.ts';
 import { decodeSse } from '../shared/sse-decoder.ts';
+import { callOfId, signedCallId, signsCallTurns, unsignedTurnSignature } from './thought-signatures.ts';
 import type { UpstreamHttp } from '../shared/upstream-http.ts';
 import { askedChoice, checkedEvent } from '../shared/wire-data.ts';
 
@@ -57,8 +58,13 @@ function geminiPart(part: ChatPart): Part {
       return part.image.kind === 'base64'
         ? { inlineData: { mimeType: part.image.mediaType, data: part.image.data } }
         : { fileData: { mimeType: mediaTypeOfUrl(part.image.url), fileUri: part.image.url } };
-    case 'tool-call':
-      return { functionCall: { name: part.call.name, args: argumentsObject(part.call.arguments) } };
+    case 'tool-call': {
+      const { signature } = callOfId(part.call.id);
+      return {
+        functionCall: { name: part.call.name, args: argumentsObject(part.call.arguments) },
+        ...(signature === undefined ? {} : { thoughtSignature: signature }),
+      };
+    }
     case 'tool-result':
       return { functionResponse: { name: part.result.name, response: functionResponse(part.result) } };
   }
@@ -69,8 +75,12 @@ function geminiParts(content: ChatMessage['content']): Part[] {
   return content.map(geminiPart);
 }
 
-/** The conversation as `user` and `model` turns; tool results go in a user turn, merged with adjacent user parts. */
-function geminiContents(messages: readonly ChatMessage[]): Content[] {
+/**
+ * The conversation as `user` and `model` turns; tool results go in a user turn, merged with adjacent user parts.
+ * For a model that refuses an unsigned turn of calls, a turn of calls that comes without its signature (made by
+ * another model, or by a client that kept no id) carries Google's stand-in on its first call.
+ */
+function geminiContents(messages: readonly ChatMessage[], { signedTurns }: { signedTurns: boolean }): Content[] {
   const turns: Content[] = [];
   for (const message of messages) {
     if (message.role === 'system') continue;
@@ -78,6 +88,12 @@ function geminiContents(messages: readonly ChatMessage[]): Content[] {
     const previous = turns.at(-1);
     if (previous?.role === role) previous.parts.push(...geminiParts(message.content));
     else turns.push({ role, parts: geminiParts(message.content) });
+  }
+  if (!signedTurns) return turns;
+  for (const turn of turns) {
+    const calls = turn.parts.filter((part) => part.functionCall !== undefined);
+    if (turn.role === 'model' && calls.length > 0 && !calls.some((part) => part.thoughtSignature !== undefined))
+      calls[0]!.thoughtSignature = unsignedTurnSignature;
   }
   return turns;
 }
@@ -173,7 +189,7 @@ export function encodeGenerateContent(request: ChatRequest): GenerateContentRequ
   const strict = request.tools?.some((tool) => tool.strict === true) === true;
   const choice = request.toolChoice ?? (strict ? 'auto' : undefined);
   return {
-    contents: geminiContents(request.messages),
+    contents: geminiContents(request.messages, { signedTurns: signsCallTurns(request.upstreamModel) }),
     ...(system.length > 0 ? { systemInstruction: { parts: [{ text: system.join('\n\n') }] } } : {}),
     ...(Object.values(generationConfig).some((value) => value !== undefined) ? { generationConfig } : {}),
     ...(declarations ? { tools: [{ functionDeclarations: declarations }] } : {}),
@@ -215,7 +231,8 @@ export async function* streamGeminiContent(
           // Calls arrive whole: one start and all of the arguments at once.
           const index = calls[choice] ?? 0;
           calls[choice] = index + 1;
-          const id = part.functionCall.id ?? newId('call');
+          // The turn's signature rides in the id, to come back with the call (thought-signatures.ts).
+          const id = signedCallId(part.functionCall.id ?? newId('call'), part.thoughtSignature);
           yield { type: 'tool-call-start', index, id, name: part.functionCall.name, ...number };
           yield { type: 'tool-call-delta', index, arguments: JSON.stringify(part.functionCall.args ?? {}), ...number };
         }
