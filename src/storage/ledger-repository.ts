@@ -1,10 +1,11 @@
-import { eq, sql } from 'drizzle-orm';
+import { DrizzleQueryError, eq, sql } from 'drizzle-orm';
+import pg from 'pg';
 import Type from 'typebox';
 import { Compile } from 'typebox/compile';
 import type { RecordedGeneration } from '../domain/generation-route.ts';
 import { queryRows, type Database, type Storage } from './database.ts';
 import { currentSpend } from '../domain/spend-windows.ts';
-import { accounts, apiKeys, gatewayInstances, holds } from './schema.ts';
+import { accounts, apiKeys, gatewayInstances, generations, holds } from './schema.ts';
 import { StatementBatcher } from './statement-batcher.ts';
 
 export type HoldOutcome = 'ok' | 'balance' | 'daily' | 'weekly' | 'monthly' | 'total' | 'key_inactive';
@@ -87,6 +88,16 @@ const batchLimits = { maxBatch: 64, maxInFlight: 4 };
  */
 const settlementLimits = { maxBatch: 64, maxInFlight: 1 };
 
+/**
+ * Whether the database itself answered a statement's error, which rolled its transaction back; an error of the
+ * connection (lost, timed out) leaves unknown whether it committed.
+ */
+function answeredByDatabase(error: unknown): boolean {
+  return (
+    error instanceof pg.DatabaseError || (error instanceof DrizzleQueryError && error.cause instanceof pg.DatabaseError)
+  );
+}
+
 /** Where settlements are taken from: the hold rows of their own (`lease: false`) or the account's leases. */
 interface SettlementSource {
   lease: boolean;
@@ -114,10 +125,11 @@ export class LedgerRepository {
       batchLimits,
     );
     this.settlements = this.settlementBatcher({ lease: false });
+    // An extension adds to its lease: sent twice, it would hold the credit twice.
     this.leaseExtensions = new StatementBatcher(
       (input) => this.extendMany([input]).then(([grant]) => grant!),
       (inputs) => this.extendMany(inputs),
-      batchLimits,
+      { ...batchLimits, retriesAfter: answeredByDatabase },
     );
     this.leaseSettlements = this.settlementBatcher({ lease: true });
   }
@@ -211,10 +223,30 @@ export class LedgerRepository {
   /** Settlements out of hold rows of their own, or out of leases: one statement either way, alone or batched. */
   private settlementBatcher(source: SettlementSource): StatementBatcher<SettleInput, LedgerSettlement> {
     return new StatementBatcher(
-      (input) => this.settleMany([input], source).then(([settled]) => settled!),
+      (input) => this.settleOne(input, source),
       (inputs) => this.settleMany(inputs, source),
       settlementLimits,
     );
+  }
+
+  /**
+   * One settlement on its own, also the retry of a batch that failed. A batch whose commit went through but whose
+   * answer was lost has written its records; the retry then fails on the record's id, and the settlement is
+   * answered as it was made (the record's charge) instead of failing, so that nobody counts its charge as
+   * still held.
+   */
+  private async settleOne(input: SettleInput, source: SettlementSource): Promise<LedgerSettlement> {
+    try {
+      const [settled] = await this.settleMany([input], source);
+      return settled!;
+    } catch (error) {
+      const [made] = await this.db
+        .select({ chargedNanos: generations.usdCostNanos })
+        .from(generations)
+        .where(eq(generations.id, input.generation.generationId));
+      if (made) return { held: true, chargedNanos: made.chargedNanos, shortUsage: undefined };
+      throw error;
+    }
   }
 
   private async settleMany(inputs: SettleInput[], { lease }: SettlementSource): Promise<LedgerSettlement[]> {

@@ -4,12 +4,27 @@ interface Pending<I, O> {
   reject: (error: unknown) => void;
 }
 
+/** How a batcher sends its statements, and what it does when a batch fails. */
+export interface BatchPolicy {
+  /** Largest batch one statement carries. */
+  maxBatch: number;
+  /** Statements running at once. */
+  maxInFlight: number;
+  /**
+   * Whether the statements of a batch that failed with `error` may be sent again one by one. When the database
+   * answered the error, the batch's transaction was rolled back; when the connection was lost, it may have
+   * committed with its answer lost, and only a statement that finds its own earlier effect is safe to repeat.
+   * Absent: every statement is one that is.
+   */
+  retriesAfter?: (error: unknown) => boolean;
+}
+
 /**
  * Group commit for one kind of statement: work is sent as it comes while fewer than `maxInFlight`
  * statements are running, and whatever arrives meanwhile goes out as one batch when one returns. At low load
  * nothing waits; under load one round trip and one transaction serve many callers. A batch is one
- * transaction, so when it fails none of it was applied: each of its statements is then sent alone, and
- * only the ones that fail alone fail their callers.
+ * transaction: when it fails, each of its statements is sent alone (where the policy allows it), and only the
+ * ones that fail alone fail their callers.
  */
 export class StatementBatcher<I, O> {
   private readonly queue: Array<Pending<I, O>> = [];
@@ -18,7 +33,7 @@ export class StatementBatcher<I, O> {
   constructor(
     private readonly one: (input: I) => Promise<O>,
     private readonly many: (inputs: I[]) => Promise<O[]>,
-    private readonly limits: { maxBatch: number; maxInFlight: number },
+    private readonly limits: BatchPolicy,
   ) {}
 
   submit(input: I): Promise<O> {
@@ -44,8 +59,12 @@ export class StatementBatcher<I, O> {
       let outputs: O[];
       try {
         outputs = await this.many(batch.map((item) => item.input));
-      } catch {
-        // One statement's failure (or the connection's) rolled the whole batch back: each is tried alone.
+      } catch (error) {
+        if (this.limits.retriesAfter?.(error) === false) {
+          for (const item of batch) item.reject(error);
+          return;
+        }
+        // One statement's failure rolled the whole batch back: each is tried alone.
         await Promise.all(batch.map((item) => this.one(item.input).then(item.resolve, item.reject)));
         return;
       }

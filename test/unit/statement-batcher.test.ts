@@ -44,6 +44,22 @@ describe('StatementBatcher', () => {
     expect(fake.calls.map((call) => call.kind)).toEqual(['one', 'many', 'one', 'one', 'one']);
   });
 
+  it('fails every caller of a failed batch, without sending any again, when the policy does not retry after its error', async () => {
+    const fake = runner({ failManyWith: () => true });
+    const batcher = new StatementBatcher(fake.one, fake.many, {
+      maxBatch: 10,
+      maxInFlight: 1,
+      retriesAfter: (error) => !(error instanceof Error && error.message === 'the batch failed'),
+    });
+    const outcomes = await Promise.allSettled([1, 2, 3].map((input) => batcher.submit(input)));
+    expect(outcomes.map((outcome) => (outcome.status === 'fulfilled' ? outcome.value : 'failed'))).toEqual([
+      10,
+      'failed',
+      'failed',
+    ]);
+    expect(fake.calls.map((call) => call.kind)).toEqual(['one', 'many']);
+  });
+
   it('fails every caller of a batch that answered the wrong number of results, without running it again', async () => {
     const fake = runner({ shortAnswer: true });
     const batcher = new StatementBatcher(fake.one, fake.many, { maxBatch: 10, maxInFlight: 1 });
