@@ -233,20 +233,44 @@ export class LedgerRepository {
    * One settlement on its own, also the retry of a batch that failed. A batch whose commit went through but whose
    * answer was lost has written its records; the retry then fails on the record's id, and the settlement is
    * answered as it was made (the record's charge) instead of failing, so that nobody counts its charge as
-   * still held.
+   * still held. The record is this settlement's when it was written for the same account and key at the same
+   * moment, and the hold row of its own (a lease's stays) is gone.
    */
   private async settleOne(input: SettleInput, source: SettlementSource): Promise<LedgerSettlement> {
     try {
       const [settled] = await this.settleMany([input], source);
       return settled!;
     } catch (error) {
-      const [made] = await this.db
-        .select({ chargedNanos: generations.usdCostNanos })
-        .from(generations)
-        .where(eq(generations.id, input.generation.generationId));
-      if (made) return { held: true, chargedNanos: made.chargedNanos, shortUsage: undefined };
-      throw error;
+      const made = await this.settledBefore(input, source);
+      if (made === undefined) throw error;
+      return { held: true, chargedNanos: made, shortUsage: undefined };
     }
+  }
+
+  /** The charge of the record this settlement wrote before, if it did. */
+  private async settledBefore(input: SettleInput, { lease }: SettlementSource): Promise<bigint | undefined> {
+    const { generationId, accountId, apiKeyId } = input.generation;
+    const [made] = await this.db
+      .select({
+        accountId: generations.accountId,
+        apiKeyId: generations.apiKeyId,
+        at: generations.createdAt,
+        charged: generations.usdCostNanos,
+      })
+      .from(generations)
+      .where(eq(generations.id, generationId));
+    if (
+      !made ||
+      made.accountId !== accountId ||
+      made.apiKeyId !== apiKeyId ||
+      made.at.getTime() !== input.now.getTime()
+    )
+      return undefined;
+    if (!lease) {
+      const [hold] = await this.db.select({ id: holds.id }).from(holds).where(eq(holds.id, input.holdId));
+      if (hold) return undefined;
+    }
+    return made.charged;
   }
 
   private async settleMany(inputs: SettleInput[], { lease }: SettlementSource): Promise<LedgerSettlement[]> {
