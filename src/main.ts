@@ -144,6 +144,13 @@ export async function createGateway(options: GatewayOptions): Promise<RunningGat
 /** `gateway serve`: listen, reload gateway.yaml on SIGHUP, and stop gracefully on SIGTERM or SIGINT. */
 export async function serve(environment: Environment): Promise<RunningGateway> {
   const logger = createLogger(environment);
+  // SIGHUP's default action ends the process: it is taken from the start, and only reloads while serving (a
+  // signal meant for a reload must not cut a start-up short, nor the requests a graceful stop is finishing).
+  let reload: (() => void) | undefined;
+  process.on('SIGHUP', () => {
+    if (reload) reload();
+    else logger.warn('SIGHUP ignored: the gateway is starting or stopping, not serving');
+  });
   const gateway = await createGateway({ environment, logger });
   const address = await gateway.app.listen({ port: environment.port, host: environment.host });
   logger.info(
@@ -151,7 +158,7 @@ export async function serve(environment: Environment): Promise<RunningGateway> {
     'gateway listening',
   );
   // Each process reloads on its own signal: with several processes, the operator signals every one.
-  const reload = () => {
+  reload = () => {
     const { configReloader, audit } = gateway.core.services;
     let outcome: ReturnType<typeof configReloader.reload>;
     try {
@@ -176,10 +183,9 @@ export async function serve(environment: Environment): Promise<RunningGateway> {
       })
       .catch((error: unknown) => logger.error({ err: error }, 'the audit log could not record a configuration reload'));
   };
-  process.on('SIGHUP', reload);
   for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     process.once(signal, () => {
-      process.off('SIGHUP', reload);
+      reload = undefined;
       logger.info({ signal }, 'shutting down: finishing in-flight requests');
       gateway.close().then(
         () => process.exit(0),

@@ -2,8 +2,9 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startOpenAiFake } from '../fakes/openai-fake.ts';
 import { startGatewayChild, type GatewayChild } from '../support/gateway-child.ts';
-import { modelYaml, sandboxConfigYaml, testAdminToken } from '../support/test-gateway.ts';
+import { fakeProviderYaml, modelYaml, sandboxConfigYaml, testAdminToken } from '../support/test-gateway.ts';
 
 /** The compiled gateway as its own process (needs `npm run build`), reloading gateway.yaml on SIGHUP. */
 describe('SIGHUP on a gateway process', () => {
@@ -78,4 +79,63 @@ describe('SIGHUP on a gateway process', () => {
     expect(gateway.process.exitCode).toBeNull();
     expect((await chat('late-echo')).status).toBe(200);
   });
+});
+
+/**
+ * A reload signal that reaches a process while it stops (a rolling update's config-map reload, an operator's
+ * `kill -HUP` to every replica) is not the end of it: the requests the stop is finishing finish and are billed.
+ */
+describe('SIGHUP on a gateway process that is stopping', () => {
+  it('is ignored: the stream in flight ends whole and the process exits cleanly', async () => {
+    const fake = await startOpenAiFake();
+    const directory = mkdtempSync(path.join(tmpdir(), 'gw-sighup-stop-'));
+    const configPath = path.join(directory, 'gateway.yaml');
+    writeFileSync(
+      configPath,
+      [
+        'server: { shutdownGraceMs: 30000 }',
+        'providers:',
+        fakeProviderYaml('openai', 'openai', fake),
+        'models:',
+        // Ten words, one every 150 ms.
+        modelYaml('slow', { provider: 'openai', upstream: 'fake-drip-150-10' }),
+      ].join('\n'),
+    );
+    const gateway = await startGatewayChild({
+      configPath,
+      dataDir: path.join(directory, 'data'),
+      env: { LOG_LEVEL: 'info' },
+    });
+    try {
+      const admin = async (url: string, body: unknown) => {
+        const answer = await fetch(`${gateway.url}/api/admin/v1${url}`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', authorization: `Bearer ${testAdminToken}` },
+          body: JSON.stringify(body),
+        });
+        return (await answer.json()) as { id: string; key: string };
+      };
+      const account = await admin('/accounts', { email: 'stopping@example.com', credits: 5 });
+      const { key } = await admin(`/accounts/${account.id}/api-keys`, { name: 'stopping' });
+      const response = await fetch(`${gateway.url}/api/alpha/v1/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-api-key': key },
+        body: JSON.stringify({ model: 'slow', stream: true, messages: [{ role: 'user', content: 'hello' }] }),
+      });
+      expect(response.status).toBe(200);
+      const exited = new Promise<number | null>((resolve) => gateway.process.once('exit', (code) => resolve(code)));
+      gateway.process.kill('SIGTERM');
+      await expect.poll(() => gateway.output()).toContain('shutting down');
+      gateway.process.kill('SIGHUP');
+      const body = await response.text();
+      expect(body.trimEnd().endsWith('data: [DONE]'), body).toBe(true);
+      expect(body.split('"content":"').length - 2).toBe(10);
+      expect(await exited).toBe(0);
+      expect(gateway.output()).toContain('SIGHUP ignored');
+    } finally {
+      await gateway.kill('SIGKILL');
+      await fake.close();
+      rmSync(directory, { recursive: true, force: true });
+    }
+  }, 90_000);
 });
