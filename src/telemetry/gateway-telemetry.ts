@@ -19,6 +19,30 @@ export interface ScrapedFigures {
 }
 
 const breakerValues: Record<BreakerState, number> = { closed: 0, open: 1, 'half-open': 2 };
+
+/** The figures a scrape reads from the database: each undefined when it could not be read in time. */
+interface DatabaseFigures {
+  holds: Awaited<ReturnType<ScrapedFigures['holds']>> | undefined;
+  jobs: Awaited<ReturnType<ScrapedFigures['jobs']>> | undefined;
+}
+
+/** How long a scrape waits for each database figure (Prometheus gives a whole scrape 10 s by default). */
+const databaseFigureMs = 2_000;
+
+/** A figure read from the database, or undefined when the read fails or takes longer than `databaseFigureMs`. */
+async function withinScrape<T>(read: () => Promise<T>): Promise<T | undefined> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<undefined>((resolve) => {
+    timer = setTimeout(resolve, databaseFigureMs, undefined);
+  });
+  try {
+    return await Promise.race([read(), late]);
+  } catch {
+    return undefined;
+  } finally {
+    clearTimeout(timer);
+  }
+}
 const secondsBuckets = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300];
 
 /**
@@ -95,12 +119,22 @@ export class GatewayTelemetry implements DispatchEvents {
     const registers = [this.registry];
     collectDefaultMetrics({ register: this.registry, prefix: 'gateway_' });
     const figures = () => this.figures;
-    // Both hold gauges are collected at once in a scrape (prom-client gathers every metric together): one query serves them.
-    let holdsInFlight: Promise<Array<{ kind: string; count: number; nanos: bigint }>> | undefined;
-    const holdsOfScrape = () =>
-      (holdsInFlight ??= Promise.resolve(figures()?.holds() ?? []).finally(() => {
-        holdsInFlight = undefined;
+    // The database's gauges are collected at once in a scrape (prom-client gathers every metric together): one
+    // read of each serves them all.
+    let databaseInFlight: Promise<DatabaseFigures> | undefined;
+    const databaseOfScrape = () =>
+      (databaseInFlight ??= this.readDatabaseFigures().finally(() => {
+        databaseInFlight = undefined;
       }));
+    new Gauge({
+      name: 'gateway_database_figures_read',
+      help: 'Whether this scrape read the database figures (holds, media jobs): 0 when the database did not answer within 2 s, and they are left out',
+      registers,
+      async collect() {
+        const { holds, jobs } = await databaseOfScrape();
+        this.set(holds !== undefined && jobs !== undefined ? 1 : 0);
+      },
+    });
     new Gauge({
       name: 'gateway_reservations_outstanding',
       help: 'Reservations of this process not yet settled or released',
@@ -134,9 +168,9 @@ export class GatewayTelemetry implements DispatchEvents {
       labelNames: ['kind'],
       registers,
       async collect() {
-        const holds = await holdsOfScrape();
+        const { holds } = await databaseOfScrape();
         this.reset();
-        for (const hold of holds) this.set({ kind: hold.kind }, hold.count);
+        for (const hold of holds ?? []) this.set({ kind: hold.kind }, hold.count);
       },
     });
     new Gauge({
@@ -145,9 +179,9 @@ export class GatewayTelemetry implements DispatchEvents {
       labelNames: ['kind'],
       registers,
       async collect() {
-        const holds = await holdsOfScrape();
+        const { holds } = await databaseOfScrape();
         this.reset();
-        for (const hold of holds) this.set({ kind: hold.kind }, nanosToUsd(hold.nanos));
+        for (const hold of holds ?? []) this.set({ kind: hold.kind }, nanosToUsd(hold.nanos));
       },
     });
     new Gauge({
@@ -156,7 +190,7 @@ export class GatewayTelemetry implements DispatchEvents {
       labelNames: ['state'],
       registers,
       async collect() {
-        const jobs = await figures()?.jobs();
+        const { jobs } = await databaseOfScrape();
         this.reset();
         for (const [state, count] of Object.entries(jobs ?? {})) this.set({ state }, count);
       },
@@ -172,6 +206,19 @@ export class GatewayTelemetry implements DispatchEvents {
           this.set({ provider: row.providerId, upstream_model: row.upstreamModel }, breakerValues[row.state]);
       },
     });
+  }
+
+  /**
+   * The database's figures for a scrape, each left out when the database does not answer it in time: a scrape
+   * during an outage still serves this process's own figures, within Prometheus's scrape time-out.
+   */
+  private async readDatabaseFigures(): Promise<DatabaseFigures> {
+    const source = this.figures;
+    if (!source) return { holds: [], jobs: {} };
+    const [holds, jobs] = await Promise.all([withinScrape(() => source.holds()), withinScrape(() => source.jobs())]);
+    if (holds === undefined || jobs === undefined)
+      this.logger.warn('the database did not answer a metrics scrape in time: its figures are left out');
+    return { holds, jobs };
   }
 
   /** Where the scraped figures come from, once the core that holds them is up. */

@@ -125,6 +125,33 @@ describe('GET /livez and GET /readyz, on a database the test can take away', () 
     expect(back.checks.database.ok).toBe(true);
   });
 
+  it("serves the process's metrics while the database is gone or hangs, leaving the database's figures out", async () => {
+    const scrape = async () => {
+      const answer = await fetch(`${base}/metrics`, { signal: AbortSignal.timeout(8_000) });
+      expect(answer.status).toBe(200);
+      return answer.text();
+    };
+    expect(await scrape()).toMatch(/^gateway_database_figures_read 1$/m);
+    expect(await scrape()).toMatch(/^gateway_media_jobs\{state="queued"\} 0$/m);
+    await proxy.stop();
+    const gone = await scrape();
+    expect(gone).toMatch(/^gateway_database_figures_read 0$/m);
+    expect(gone).not.toMatch(/^gateway_media_jobs\{/m);
+    expect(gone).toMatch(/^gateway_process_cpu_seconds_total /m);
+    await proxy.resume();
+    await until(`${base}/readyz`, (status) => status === 200);
+    // Connections that go silent (a network that vanished) are waited for no longer than the figures' 2 s.
+    proxy.silenceOpen();
+    await proxy.refuseNew();
+    const started = Date.now();
+    expect(await scrape()).toMatch(/^gateway_database_figures_read 0$/m);
+    expect(Date.now() - started).toBeLessThan(6_000);
+    await proxy.stop();
+    await proxy.resume();
+    await until(`${base}/readyz`, (status) => status === 200);
+    expect(await scrape()).toMatch(/^gateway_database_figures_read 1$/m);
+  }, 30_000);
+
   it('answers 503 "draining" from the moment it is told to stop, while it still serves for server.drainDelayMs', async () => {
     const started = Date.now();
     const closing = gateway.close();
