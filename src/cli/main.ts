@@ -15,18 +15,28 @@ import { EmbeddedServerError } from '../storage/embedded-server.ts';
 import { LegacyImportError } from '../storage/legacy-import.ts';
 import { modelView } from '../surfaces/native/model-view.ts';
 
+/** JSON's number syntax: what the API reads. `Number()` also reads `0x10`, `0b11`, `0o7` and `Infinity`. */
+const jsonNumberSyntax = /^-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?$/;
+
+/** A number as typed, read as the API would read it in a JSON body; undefined when it is not one. */
+function typedNumber(value: string): number | undefined {
+  const trimmed = value.trim();
+  if (!jsonNumberSyntax.test(trimmed)) return undefined;
+  const number = Number(trimmed);
+  return Number.isFinite(number) ? number : undefined;
+}
+
 function usd(value: string): number {
-  const number = Number(value);
-  if (value.trim() === '' || !Number.isFinite(number))
-    throw new InvalidArgumentError('expected a USD amount such as 5 or 0.25');
+  const number = typedNumber(value);
+  if (number === undefined) throw new InvalidArgumentError('expected a USD amount such as 5 or 0.25');
   return number;
 }
 
 /** A rate limit as typed: a whole number, or `none` to remove it (sent as `null`, as in the API; commander would turn a parsed null into ''). */
 function rateLimit(value: string): number | 'none' {
   if (value.trim().toLowerCase() === 'none') return 'none';
-  const number = Number(value);
-  if (value.trim() === '' || !Number.isInteger(number))
+  const number = typedNumber(value);
+  if (number === undefined || !Number.isInteger(number))
     throw new InvalidArgumentError('expected a whole number such as 60, or "none" to remove the limit');
   return number;
 }

@@ -50,6 +50,14 @@ describe('gateway CLI: bad input and its runtime', () => {
     await expect(cli('credits', 'add', '--account', 'x', '--amount', 'lots')).rejects.toMatchObject({
       stderr: expect.stringContaining('expected a USD amount'),
     });
+    // Numbers as a JSON body writes them: Number() would read these as 16, 3, 7 and a limit of Infinity.
+    for (const amount of ['0x10', '0b11', '0o7', 'Infinity', '1_000', '.5'])
+      await expect(cli('credits', 'add', '--account', 'x', '--amount', amount)).rejects.toMatchObject({
+        stderr: expect.stringContaining('expected a USD amount'),
+      });
+    await expect(cli('keys', 'create', '--account', 'x', '--name', 'hex', '--total', '0o7')).rejects.toMatchObject({
+      stderr: expect.stringContaining('expected a USD amount'),
+    });
     expect(await cli('keys', 'create', '--help')).toContain('--daily <usd>');
   });
 
