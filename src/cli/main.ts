@@ -5,7 +5,7 @@ import { ConfigError, loadConfigFile } from '../config/load-config.ts';
 import { type AccountRole, isAccountRole } from '../domain/account-role.ts';
 import { GatewayError, isGatewayError } from '../domain/errors.ts';
 import { classifyError } from '../http/error-envelope.ts';
-import { CreditGrantBody, NewAccountBody, NewKeyBody, RateLimitsPatch } from '../http/schemas.ts';
+import { CreditGrantBody, LimitsPatch, NewAccountBody, NewKeyBody, RateLimitsPatch } from '../http/schemas.ts';
 import type { TSchema } from 'typebox';
 import { bodyValidator } from '../http/validation.ts';
 import type { Core } from '../core.ts';
@@ -30,6 +30,14 @@ function usd(value: string): number {
   const number = typedNumber(value);
   if (number === undefined) throw new InvalidArgumentError('expected a USD amount such as 5 or 0.25');
   return number;
+}
+
+const spendWindows = ['daily', 'weekly', 'monthly', 'total'] as const;
+type SpendWindow = (typeof spendWindows)[number];
+
+/** A spend cap as typed: a USD amount, or `none` to remove it. */
+function spendCap(value: string): number | 'none' {
+  return value.trim().toLowerCase() === 'none' ? 'none' : usd(value);
 }
 
 /** A rate limit as typed: a whole number, or `none` to remove it (sent as `null`, as in the API; commander would turn a parsed null into ''). */
@@ -295,6 +303,34 @@ function program(environment: Environment): Command {
         print(
           await core.services.audit.operatorChange(change, () =>
             core.services.apiKeys.setRateLimits(null, options.key, input),
+          ),
+        );
+      });
+    });
+  keys
+    .command('spend-caps')
+    .description("set or remove an API key's spend caps (`none` removes one; the windows left out keep theirs)")
+    .requiredOption('--key <keyId>', 'key id (not the raw key)')
+    .option('--daily <usd>', 'daily spend cap (UTC day), or none', spendCap)
+    .option('--weekly <usd>', 'weekly spend cap (ISO week), or none', spendCap)
+    .option('--monthly <usd>', 'monthly spend cap (calendar month), or none', spendCap)
+    .option('--total <usd>', 'lifetime spend cap, or none', spendCap)
+    .action((options: { key: string } & Partial<Record<SpendWindow, number | 'none'>>) => {
+      const caps: Partial<Record<SpendWindow, number | null>> = {};
+      for (const window of spendWindows) {
+        const cap = options[window];
+        if (cap !== undefined) caps[window] = cap === 'none' ? null : cap;
+      }
+      const input = checked(LimitsPatch, caps);
+      return withCore(environment, async (core) => {
+        const change = {
+          action: 'api-key.spend-caps',
+          subject: { type: 'api-key', id: options.key },
+          request: input,
+        } as const;
+        print(
+          await core.services.audit.operatorChange(change, () =>
+            core.services.apiKeys.setLimits(null, options.key, input),
           ),
         );
       });

@@ -365,6 +365,41 @@ describe('admin API', () => {
     });
   });
 
+  describe('PATCH /api-keys/:keyId/usage-limit', () => {
+    it("sets and removes any key's spend caps; the key is refused past a lowered cap at once", async () => {
+      const { key, keyId } = await gateway.createFundedKey({ credits: 5 });
+      const chat = () =>
+        gateway.request({
+          method: 'POST',
+          url: '/api/alpha/v1/chat/completions',
+          headers: keyHeaders(key),
+          payload: { model: 'sandbox-echo', messages: [{ role: 'user', content: 'hello' }] },
+        });
+      expect((await chat()).statusCode).toBe(200);
+      const capped = await admin('PATCH', `/api/admin/v1/api-keys/${keyId}/usage-limit`, { daily: 0, total: 3 });
+      expect(capped.statusCode, capped.body).toBe(200);
+      expect(capped.json<KeyBody>().limits).toEqual({ daily: 0, total: 3 });
+      expectEnvelope(await chat(), {
+        status: 429,
+        code: 'GW_SPEND_CAP_REACHED',
+        path: '/api/alpha/v1/chat/completions',
+      });
+      const lifted = await admin('PATCH', `/api/admin/v1/api-keys/${keyId}/usage-limit`, { daily: null });
+      expect(lifted.json<KeyBody>().limits).toEqual({ total: 3 });
+      expect((await chat()).statusCode).toBe(200);
+      expectEnvelope(await admin('PATCH', '/api/admin/v1/api-keys/key_missing/usage-limit', { daily: 1 }), {
+        status: 404,
+        code: 'GW_NOT_FOUND',
+        path: '/api/admin/v1/api-keys/key_missing/usage-limit',
+      });
+      expectEnvelope(await admin('PATCH', `/api/admin/v1/api-keys/${keyId}/usage-limit`, { daily: -1 }), {
+        status: 400,
+        code: 'GW_VALIDATION',
+        path: `/api/admin/v1/api-keys/${keyId}/usage-limit`,
+      });
+    });
+  });
+
   describe('DELETE /api-keys/:keyId', () => {
     it('answers 204; later use answers 401; the key leaves the owner list; a second revoke answers 404', async () => {
       const session = await signup(gateway);

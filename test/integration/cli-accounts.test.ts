@@ -71,6 +71,17 @@ describe('gateway CLI: roles, rate limits and revocation', () => {
     await expect(
       cli('keys', 'create', '--account', account.id, '--name', 'x', '--tokens-per-minute', 'none'),
     ).rejects.toMatchObject(refusal(/no rate limit to remove/));
+
+    const capped = JSON.parse(
+      await cli('keys', 'spend-caps', '--key', key.id, '--daily', '2.5', '--total', 'none'),
+    ) as { limits: object };
+    expect(capped.limits).toEqual({ daily: 2.5 });
+    await expect(cli('keys', 'spend-caps', '--key', key.id, '--weekly', '0x10')).rejects.toMatchObject(
+      refusal(/expected a USD amount/),
+    );
+    await expect(cli('keys', 'spend-caps', '--key', key.id)).rejects.toMatchObject(
+      refusal(/options must NOT have fewer than 1 properties/),
+    );
   });
 
   it('says a key is already revoked when it is revoked twice', async () => {

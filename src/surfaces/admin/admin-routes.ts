@@ -15,6 +15,7 @@ import {
   createdKeyExample,
   creditGrantExample,
   keyPatchExample,
+  limitsPatchExample,
   newAccountExample,
   newKeyExample,
   rateLimitsExample,
@@ -26,6 +27,7 @@ import {
   Identifier,
   KeyIdParams,
   KeyPatchBody,
+  LimitsPatch,
   NewAccountBody,
   NewKeyBody,
   RateLimitsPatch,
@@ -155,6 +157,23 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{ services: AdminServices }>
       },
     },
     async (request) => services.apiKeys.update(null, request.params.keyId, request.body),
+  );
+
+  app.patch(
+    '/v1/api-keys/:keyId/usage-limit',
+    {
+      config: { audit: { action: 'api-key.spend-caps', subject: { type: 'api-key', from: 'path' } } },
+      schema: {
+        summary: "Set or remove a key's spend caps",
+        description:
+          'Each window given (daily, weekly, monthly, total) gets the cap in USD, or loses it with `null`; the windows left out keep theirs. Every process refuses past a lowered cap from the next request, requests in flight included at their settlement.',
+        documentedExample: { request: limitsPatchExample, answer: apiKeyExample },
+        params: KeyIdParams,
+        body: LimitsPatch,
+        response: { 200: ApiKeySchema },
+      },
+    },
+    async (request) => services.apiKeys.setLimits(null, request.params.keyId, request.body),
   );
 
   app.patch(
