@@ -178,6 +178,28 @@ export type ResponseFormat =
       strict?: boolean;
     };
 
+/**
+ * A JSON schema format's schema for a protocol that takes the schema alone: the format's description goes in it,
+ * where the schema has none of its own, so that what the client told the model of the answer still reaches it.
+ */
+export function describedSchema(format: ResponseFormat | undefined): Readonly<Record<string, unknown>> | undefined {
+  if (format?.type !== 'json_schema' || format.schema === undefined) return undefined;
+  if (format.description === undefined || format.schema.description !== undefined) return format.schema;
+  return { ...format.schema, description: format.description };
+}
+
+/**
+ * The format of a protocol that holds every answer to its schema (Anthropic's, Gemini's): asked with
+ * `structuredOutputs`, so that a protocol that cannot hold one strictly says so.
+ */
+export function heldFormat(
+  format: ResponseFormat | undefined,
+): Pick<ChatRequest, 'responseFormat' | 'structuredOutputs'> {
+  return format?.type === 'json_schema'
+    ? { responseFormat: format, structuredOutputs: true }
+    : { responseFormat: format };
+}
+
 /** Extended thinking: on with a token budget for it, or off. */
 export type ThinkingConfig = { type: 'enabled'; budgetTokens: number } | { type: 'disabled' };
 

@@ -50,7 +50,9 @@ import { sseEvent, writeJson } from './wire.ts';
  *   finished with `stop`;
  * anything else answers "Echo: <last user message>", one word per chunk; asked for JSON (`response_format`), that
  * text inside a value of the schema (structured-answer.ts); with `n`, that many identical choices, each billed;
- * with `logprobs`, each word's log probability (`top_logprobs` alternatives). With function tools (and a
+ * with `logprobs`, each word's log probability (`top_logprobs` alternatives). An answer format the real API
+ * refuses is refused in its words (JSON mode without "json" in the messages, a schema whose root is not an
+ * object, a strict schema whose root object is open). With function tools (and a
  * tool_choice other than "none") it calls the chosen or first tool with `{"query": <last user text>}`,
  * streaming the arguments in two fragments; after a tool message it answers "Echo: <that tool's output>".
  * Tool messages must answer the calls of the assistant message before them, as the real API requires.
@@ -160,6 +162,8 @@ async function chatCompletions(request: RecordedRequest, response: ServerRespons
   const format = body.response_format;
   const json = format?.type === 'json_schema' || format?.type === 'json_object';
   const schema = isChatJsonSchemaFormat(format) ? format.json_schema.schema : undefined;
+  const formatError = responseFormatError(body);
+  if (formatError) return sendError(response, 400, { type: 'invalid_request_error', message: formatError, code: null });
   const refuses = body.model === 'fake-refusal';
   let words = drip
     ? Array.from({ length: Number(drip[2]) }, () => 'tick')
@@ -259,6 +263,30 @@ async function chatCompletions(request: RecordedRequest, response: ServerRespons
   eachChoice({}, finishReason);
   if (includeUsage) send([], { usage: fullUsage });
   response.end(body.model === 'fake-no-done' ? undefined : 'data: [DONE]\n\n');
+}
+
+/**
+ * What the real API refuses of an answer format, in its words: JSON mode without the word "json" in the
+ * messages, a schema whose root is not an object, and a strict schema whose root object is open or leaves a
+ * property out of `required` (the checks of nested objects are the real API's too, and left out here).
+ */
+function responseFormatError(body: ChatCompletionsRequest): string | undefined {
+  const format = body.response_format;
+  if (format?.type === 'json_object' && !body.messages.some((message) => /json/i.test(contentText(message.content))))
+    return "'messages' must contain the word 'json' in some form, to use 'response_format' of type 'json_object'.";
+  if (!isChatJsonSchemaFormat(format) || format.json_schema.schema === undefined) return undefined;
+  const { name, schema, strict } = format.json_schema;
+  if (schema.type !== 'object')
+    return `Invalid schema for response_format '${name}': schema must be a JSON Schema of 'type: "object"', got 'type: "${String(schema.type)}"'.`;
+  if (strict !== true) return undefined;
+  if (schema.additionalProperties !== false)
+    return `Invalid schema for response_format '${name}': In context=(), 'additionalProperties' is required to be supplied and to be false.`;
+  const properties = Object.keys(schema.properties ?? {});
+  const required = Array.isArray(schema.required) ? schema.required : [];
+  const missing = properties.find((property) => !required.includes(property));
+  return missing === undefined
+    ? undefined
+    : `Invalid schema for response_format '${name}': In context=(), 'required' is required to be supplied and to be an array including every key in properties. Missing '${missing}'.`;
 }
 
 /** A call of `tool` instead of an answer: `content: null`, `tool_calls`, finish `tool_calls`; five output tokens. */

@@ -40,6 +40,16 @@ describe('answers the provider refused', () => {
     expect(streamed.body.trimEnd().endsWith('data: [DONE]')).toBe(true);
   });
 
+  it('a blocked Gemini prompt reaches the Responses API as a Response incomplete for its content filter', async () => {
+    const input = 'something it will not answer';
+    const whole = await post('/api/alpha/v1/responses', { model: 'blocked-gemini', input });
+    expect(whole.json()).toMatchObject({ status: 'incomplete', incomplete_details: { reason: 'content_filter' } });
+    const streamed = await post('/api/alpha/v1/responses', { model: 'blocked-gemini', input, stream: true });
+    expect(streamed.body).toContain('event: response.incomplete');
+    expect(streamed.body).not.toContain('event: response.completed');
+    expect(streamed.body).toContain('"incomplete_details":{"reason":"content_filter"}');
+  });
+
   it('a blocked Gemini prompt reaches beta as a refusal, and relayed to gamma ends the stream complete', async () => {
     const beta = await post('/api/beta/v1/messages', { model: 'blocked-gemini', max_tokens: 50, messages });
     expect(beta.json()).toMatchObject({ stop_reason: 'refusal' });

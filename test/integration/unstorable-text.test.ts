@@ -261,7 +261,7 @@ describe('text storage cannot hold, hostile field names and impossible ids', () 
         {
           contents: 'hi',
           tools: [{ functionDeclarations: [{ name: 'f', parameters: schema }] }],
-          generationConfig: { responseMimeType: 'text/plain', responseSchema: schema },
+          generationConfig: { responseMimeType: 'application/json', responseSchema: schema },
         },
       ],
     ];

@@ -1,7 +1,12 @@
 import type { TextCompletionBody } from '../../src/surfaces/native/text-completion-codec.ts';
 
 /** Every optional field of a native text completion, each set, for the tests of what each protocol carries. */
-export const citySchema = { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] };
+export const citySchema = {
+  type: 'object',
+  properties: { city: { type: 'string' } },
+  required: ['city'],
+  additionalProperties: false,
+};
 export const lookupTool = {
   type: 'function',
   function: { name: 'lookup', description: 'Finds a city', parameters: citySchema },

@@ -17,7 +17,7 @@ import {
   wireFinishReasons as openAiFinishReasons,
   wireUsage as openAiUsage,
 } from '../../src/protocols/openai/chat-completions.ts';
-import { responseStatusOf, responsesUsageOf, wireResponsesUsage } from '../../src/protocols/openai/responses.ts';
+import { responseEndOf, responsesUsageOf, wireResponsesUsage } from '../../src/protocols/openai/responses.ts';
 import { messageOf } from '../../src/surfaces/beta/messages-codec.ts';
 
 /**
@@ -66,7 +66,7 @@ describe('a finish written in another protocol', () => {
     anthropic: stopReasonOf(reason),
     openai: openAiFinishReasons[reason.unified],
     gemini: geminiFinishReasons[reason.unified],
-    responses: responseStatusOf(reason),
+    responses: responseEndOf(reason),
   });
 
   it("writes Gemini's MAX_TOKENS as max_tokens, length and an incomplete Response", () => {
@@ -74,7 +74,7 @@ describe('a finish written in another protocol', () => {
       anthropic: 'max_tokens',
       openai: 'length',
       gemini: 'MAX_TOKENS',
-      responses: 'incomplete',
+      responses: { status: 'incomplete', reason: 'max_output_tokens' },
     });
   });
 
@@ -83,16 +83,16 @@ describe('a finish written in another protocol', () => {
       anthropic: 'tool_use',
       openai: 'tool_calls',
       gemini: 'STOP',
-      responses: 'completed',
+      responses: { status: 'completed' },
     });
   });
 
-  it("writes Anthropic's refusal as content_filter and SAFETY", () => {
+  it("writes Anthropic's refusal as content_filter, SAFETY and a Response incomplete for its content filter", () => {
     expect(written(anthropicFinish('refusal'))).toEqual({
       anthropic: 'refusal',
       openai: 'content_filter',
       gemini: 'SAFETY',
-      responses: 'completed',
+      responses: { status: 'incomplete', reason: 'content_filter' },
     });
   });
 
@@ -101,9 +101,9 @@ describe('a finish written in another protocol', () => {
       anthropic: 'end_turn',
       openai: 'stop',
       gemini: 'OTHER',
-      responses: 'completed',
+      responses: { status: 'completed' },
     });
-    expect(responseStatusOf(undefined)).toBe('completed');
+    expect(responseEndOf(undefined)).toEqual({ status: 'completed' });
   });
 
   it("keeps Anthropic's stop_sequence only when Anthropic said it", () => {

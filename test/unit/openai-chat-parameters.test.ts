@@ -50,16 +50,37 @@ describe('OpenAI chat parameters', () => {
     expect(encodeChatRequest(request, { compatible: true }).reasoning).toEqual({ enabled: false, exclude: false });
   });
 
-  it('carries structured outputs only as the strictness of a JSON schema answer format', () => {
+  it('carries structured outputs only as the strictness of a JSON schema answer format it can hold strictly', () => {
     expect(openAiCarries('structuredOutputs', request, router)).toBe(false);
+    const closed = {
+      type: 'object',
+      properties: { a: { type: 'string' } },
+      required: ['a'],
+      additionalProperties: false,
+    };
     const withSchema: ChatRequest = {
       ...request,
-      responseFormat: { type: 'json_schema', name: 'answer', schema: { type: 'object' } },
+      responseFormat: { type: 'json_schema', name: 'answer', schema: closed },
     };
     expect(openAiCarries('structuredOutputs', withSchema, router)).toBe(true);
     expect(encodeChatRequest(withSchema).response_format).toEqual({
       type: 'json_schema',
-      json_schema: { name: 'answer', schema: { type: 'object' }, strict: true },
+      json_schema: { name: 'answer', schema: closed, strict: true },
     });
+    // An open object, or a property left out of `required`, is a schema the protocol refuses as strict.
+    for (const schema of [{ type: 'object' }, { ...closed, required: [] }]) {
+      const best: ChatRequest = { ...request, responseFormat: { type: 'json_schema', name: 'answer', schema } };
+      expect(openAiCarries('structuredOutputs', best, router)).toBe(false);
+      expect(encodeChatRequest(best).response_format).toEqual({
+        type: 'json_schema',
+        json_schema: { name: 'answer', schema },
+      });
+    }
+    // Nor can it ask for an answer that is not an object.
+    const list: ChatRequest = {
+      ...request,
+      responseFormat: { type: 'json_schema', name: 'answer', schema: { type: 'array' } },
+    };
+    expect(openAiCarries('responseFormat', list, router)).toBe(false);
   });
 });

@@ -55,7 +55,11 @@ describe('decoding each surface answer format into the canonical one', () => {
         generationConfig: { responseMimeType: 'application/json', ...generationConfig },
       }).responseFormat;
     const openApi = { type: 'OBJECT', properties: { city: { type: 'STRING' } }, required: ['city'] };
-    expect(decode({ responseSchema: openApi })).toEqual(asked);
+    // An object of the protocol's dialect lists its properties and no others: closed, as JSON Schema says it.
+    expect(decode({ responseSchema: openApi })).toEqual({
+      ...asked,
+      schema: { ...schema, additionalProperties: false },
+    });
     expect(decode({ responseJsonSchema: schema })).toEqual(asked);
     expect(decode({})).toEqual({ type: 'json_object' });
   });

@@ -74,8 +74,16 @@ describe('tool translation edge cases', () => {
         },
       ],
     });
+    // An object lists its properties and no others: closed, as JSON Schema says it.
     expect(decoded.tools).toEqual([
-      { name: 'f', parameters: { type: 'object', properties: { kind: { type: 'string', enum: ['A', 'B'] } } } },
+      {
+        name: 'f',
+        parameters: {
+          type: 'object',
+          properties: { kind: { type: 'string', enum: ['A', 'B'] } },
+          additionalProperties: false,
+        },
+      },
     ]);
   });
 

@@ -293,6 +293,48 @@ export const ChatCompletion = Type.Object({
 export type ChatCompletion = Static<typeof ChatCompletion>;
 export const isChatCompletion = wireCheck(ChatCompletion);
 
+/** Keywords of a JSON Schema whose values are schemas, lists of schemas, or maps of names to schemas. */
+const subSchemaKeywords = ['items', 'anyOf', 'allOf', 'oneOf', 'not', 'prefixItems', 'additionalProperties'];
+const schemaMapKeywords = ['properties', '$defs', 'definitions'];
+
+const isObjectValue = (value: unknown): value is Readonly<Record<string, unknown>> =>
+  value !== null && typeof value === 'object' && !Array.isArray(value);
+
+/** Whether a schema asks for a JSON object at its root: the only answer format the protocol takes. */
+export function objectRootSchema(schema: Readonly<Record<string, unknown>>): boolean {
+  return schema.type === 'object';
+}
+
+/**
+ * Whether the protocol can hold an answer to `schema` strictly (`strict: true`): an object at the root, and every
+ * object in it closed (`additionalProperties: false`) with every property required. A schema of another protocol
+ * that holds answers to any schema may not be one; the protocol refuses it as strict.
+ */
+export function strictSchema(schema: Readonly<Record<string, unknown>>): boolean {
+  if (!objectRootSchema(schema)) return false;
+  const pending: unknown[] = [schema];
+  for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
+    if (Array.isArray(next)) {
+      pending.push(...next);
+      continue;
+    }
+    if (!isObjectValue(next)) continue;
+    const properties = isObjectValue(next.properties) ? next.properties : undefined;
+    const isObject = next.type === 'object' || (Array.isArray(next.type) && next.type.includes('object'));
+    if (isObject || properties) {
+      if (next.additionalProperties !== false) return false;
+      const required = Array.isArray(next.required) ? next.required : [];
+      if (Object.keys(properties ?? {}).some((name) => !required.includes(name))) return false;
+    }
+    for (const keyword of subSchemaKeywords) if (next[keyword] !== undefined) pending.push(next[keyword]);
+    for (const keyword of schemaMapKeywords) {
+      const map = next[keyword];
+      if (isObjectValue(map)) pending.push(...Object.values(map));
+    }
+  }
+  return true;
+}
+
 /** The stream's terminator, a `data:` line that is not JSON. */
 export const streamTerminator = '[DONE]';
 

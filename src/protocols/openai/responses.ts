@@ -184,9 +184,16 @@ export function wireResponsesUsage(usage: TokenUsage) {
   };
 }
 
-/** A Response's status for a canonical finish: one cut by the output limit is `incomplete`. */
-export function responseStatusOf(reason: FinishReason | undefined): 'completed' | 'incomplete' {
-  return reason?.unified === 'length' ? 'incomplete' : 'completed';
+/** How a Response ends: `completed`, or `incomplete` with the protocol's reason. */
+export type ResponseEnd =
+  | { status: 'completed' }
+  | { status: 'incomplete'; reason: 'max_output_tokens' | 'content_filter' };
+
+/** A Response's end for a canonical finish: one cut by the output limit or by a content filter is `incomplete`. */
+export function responseEndOf(reason: FinishReason | undefined): ResponseEnd {
+  if (reason?.unified === 'length') return { status: 'incomplete', reason: 'max_output_tokens' };
+  if (reason?.unified === 'content-filter') return { status: 'incomplete', reason: 'content_filter' };
+  return { status: 'completed' };
 }
 
 /** Responses fields only OpenAI itself keeps (stored responses, its reasoning); other servers do not take them. */

@@ -1,5 +1,6 @@
 import {
   argumentsObject,
+  describedSchema,
   textOf,
   type ChatMessage,
   type ChatParameterName,
@@ -133,7 +134,7 @@ const jsonAnswerTool: ToolDefinition = {
 
 /** The JSON Schema of an answer the protocol's own format (`output_config.format`) carries. */
 function nativeSchema(format: ResponseFormat | undefined): Readonly<Record<string, unknown>> | undefined {
-  return format?.type === 'json_schema' ? format.schema : undefined;
+  return describedSchema(format);
 }
 
 /** Whether the answer is asked for through the forced json_answer tool, whose input then is the answer's text. */

@@ -1,6 +1,7 @@
 import {
   argumentsObject,
   choiceField,
+  describedSchema,
   textOf,
   type ChatMessage,
   type ChatParameterName,
@@ -156,7 +157,9 @@ function responseFormatConfig(format: ResponseFormat): GenerationConfig {
   if (format.type === 'text') return { responseMimeType: 'text/plain' };
   return {
     responseMimeType: 'application/json',
-    ...(format.type === 'json_schema' && format.schema !== undefined ? { responseJsonSchema: format.schema } : {}),
+    ...(format.type === 'json_schema' && format.schema !== undefined
+      ? { responseJsonSchema: describedSchema(format) }
+      : {}),
   };
 }
 

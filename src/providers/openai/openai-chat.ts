@@ -20,6 +20,8 @@ import {
   finishReasonOf,
   refusedFinish,
   isChatCompletionChunk,
+  objectRootSchema,
+  strictSchema,
   streamTerminator,
   tokenLogprobsOf,
   usageOf,
@@ -121,17 +123,37 @@ const compatibleParameters = new Set<ChatParameterName>([
 ]);
 
 export function openAiCarries(name: ChatParameterName, request: ChatRequest, target: ProviderTarget): boolean {
-  // The protocol says "structured" as the strictness of a JSON schema answer format.
-  if (name === 'structuredOutputs') return request.responseFormat?.type === 'json_schema';
+  const format = request.responseFormat;
+  // The protocol says "structured" as the strictness of a JSON schema answer format, which only a schema it can
+  // hold strictly takes.
+  if (name === 'structuredOutputs')
+    return (
+      format?.type === 'json_schema' && strictness(format, request) === (format.strict ?? request.structuredOutputs)
+    );
+  // A schema answer is a JSON object: a schema of another root (an array, a string) is one the protocol cannot ask for.
+  if (name === 'responseFormat' && format?.type === 'json_schema' && format.schema !== undefined)
+    return objectRootSchema(format.schema);
   return openAiParameters.has(name) || (compatibleParameters.has(name) && !isOpenAiItself(target.baseUrl));
+}
+
+/**
+ * The `strict` a JSON schema format is sent with: as asked, except that a schema the protocol cannot hold strictly
+ * (another protocol's, which holds answers to any schema) goes best-effort, and the strictness is named as dropped.
+ */
+function strictness(
+  format: Extract<ResponseFormat, { type: 'json_schema' }>,
+  { structuredOutputs }: Pick<ChatRequest, 'structuredOutputs'>,
+): boolean | undefined {
+  const strict = format.strict ?? structuredOutputs;
+  return strict === true && format.schema !== undefined && !strictSchema(format.schema) ? undefined : strict;
 }
 
 function openAiResponseFormat(
   format: ResponseFormat,
-  { structuredOutputs }: Pick<ChatRequest, 'structuredOutputs'>,
+  request: Pick<ChatRequest, 'structuredOutputs'>,
 ): ChatResponseFormat {
   if (format.type !== 'json_schema') return { type: format.type };
-  const strict = format.strict ?? structuredOutputs;
+  const strict = strictness(format, request);
   const schema = {
     name: format.name,
     ...(format.description !== undefined ? { description: format.description } : {}),
@@ -151,13 +173,24 @@ function routerReasoning({ thinking, includeReasoning }: ChatRequest): object | 
 }
 
 /** `compatible` adds what routers and self-hosted servers take beyond OpenAI's own fields. */
+/**
+ * The protocol's JSON mode refuses a conversation that does not ask for JSON in words (400 "'messages' must
+ * contain the word 'json'"), which other protocols' JSON modes do not need: a request translated without the
+ * word gets a system message that asks for it, as the protocol's documentation tells callers to.
+ */
+function jsonModeInstruction(request: ChatRequest): WireMessage[] {
+  if (request.responseFormat?.type !== 'json_object') return [];
+  const saysJson = request.messages.some((message) => /json/i.test(textOf(message.content)));
+  return saysJson ? [] : [{ role: 'system', content: 'Answer in JSON.' }];
+}
+
 export function encodeChatRequest(
   request: ChatRequest,
   { compatible }: { compatible: boolean } = { compatible: false },
 ): ChatCompletionsRequest & Record<string, unknown> {
   const body: ChatCompletionsRequest & Record<string, unknown> = {
     model: request.upstreamModel,
-    messages: request.messages.flatMap(openAiMessages),
+    messages: [...jsonModeInstruction(request), ...request.messages.flatMap(openAiMessages)],
     stream: true,
     stream_options: { include_usage: true },
   };

@@ -362,7 +362,7 @@ export const alphaRoutes: FastifyPluginAsyncTypebox<{ services: AlphaServices }>
             doneAppended,
           ),
         });
-      const encoder = new ResponseEncoder(body.model);
+      const encoder = new ResponseEncoder(body.model, body);
       if (!streaming) return reply.send(encoder.whole(await collectAnswer(run.events)));
       return streamEncoded({ request, reply }, run.events, {
         write: async (sse, event) => {

@@ -24,7 +24,8 @@ import {
   isResponsesMessageItem,
   isResponsesNamedToolChoice,
   isResponsesTextPart,
-  responseStatusOf,
+  responseEndOf,
+  type ResponseEnd,
   wireResponsesUsage,
   type ResponsesInputItem,
   type ResponsesMessageItem,
@@ -180,22 +181,42 @@ export class ResponseEncoder {
   private sequence = 0;
   private started = false;
 
-  constructor(private readonly model: string) {}
+  /** `request`: what the client asked, which every Response echoes as the protocol does (clients read `text.format`). */
+  constructor(
+    private readonly model: string,
+    request: ResponsesRequest,
+  ) {
+    this.echoed = {
+      instructions: request.instructions ?? null,
+      max_output_tokens: request.max_output_tokens ?? null,
+      parallel_tool_calls: request.parallel_tool_calls ?? true,
+      previous_response_id: null,
+      temperature: request.temperature ?? 1,
+      text: { format: { type: 'text' }, ...request.text },
+      tool_choice: request.tool_choice ?? 'auto',
+      tools: request.tools ?? [],
+      top_p: request.top_p ?? 1,
+      metadata: request.metadata ?? {},
+    };
+  }
+
+  private readonly echoed: Readonly<Record<string, unknown>>;
 
   response(
-    status: 'in_progress' | 'completed' | 'incomplete',
+    end: ResponseEnd | { status: 'in_progress' },
     finish?: Extract<ChatStreamEvent, { type: 'finish' }>,
   ): object {
-    const done = status !== 'in_progress';
+    const done = end.status !== 'in_progress';
     return {
       id: this.id,
       object: 'response',
       created_at: this.createdAt,
-      status,
+      status: end.status,
       error: null,
-      incomplete_details: status === 'incomplete' ? { reason: 'max_output_tokens' } : null,
+      incomplete_details: end.status === 'incomplete' ? { reason: end.reason } : null,
       model: this.model,
       output: done ? this.items.map((item) => itemJson(item, 'completed')) : [],
+      ...this.echoed,
       usage: finish?.usage ? wireResponsesUsage(finish.usage) : null,
     };
   }
@@ -211,7 +232,7 @@ export class ResponseEncoder {
         name: call.name,
         arguments: call.arguments,
       });
-    return this.response(responseStatusOf(finish?.finishReason), finish);
+    return this.response(responseEndOf(finish?.finishReason), finish);
   }
 
   /** The stream's `error` event, numbered in sequence as every event is (clients check its schema). */
@@ -226,8 +247,8 @@ export class ResponseEncoder {
       out.push([type, { type, sequence_number: this.sequence++, ...payload }]);
     if (!this.started) {
       this.started = true;
-      emit('response.created', { response: this.response('in_progress') });
-      emit('response.in_progress', { response: this.response('in_progress') });
+      emit('response.created', { response: this.response({ status: 'in_progress' }) });
+      emit('response.in_progress', { response: this.response({ status: 'in_progress' }) });
     }
     switch (event.type) {
       case 'text-delta': {
@@ -275,9 +296,9 @@ export class ResponseEncoder {
         // An answer with nothing in it is still one (empty) message, as the protocol answers.
         if (this.items.length === 0) this.open(newMessage(''), emit);
         this.close(emit);
-        const status = responseStatusOf(event.finishReason);
-        emit(status === 'completed' ? 'response.completed' : 'response.incomplete', {
-          response: this.response(status, event),
+        const end = responseEndOf(event.finishReason);
+        emit(end.status === 'completed' ? 'response.completed' : 'response.incomplete', {
+          response: this.response(end, event),
         });
       }
     }

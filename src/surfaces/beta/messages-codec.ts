@@ -4,6 +4,7 @@ import { randomBytes } from 'node:crypto';
 import {
   argumentsObject,
   compactContent,
+  heldFormat,
   nameToolResults,
   textOf,
   toolDefinition,
@@ -79,7 +80,11 @@ export function gatedParametersOf(body: MessagesRequest): Record<string, unknown
  * protocol's own models take them, but named when a translated call has no place for them.
  */
 export function ungatedParametersOf(body: MessagesRequest): Record<string, unknown> {
-  return parallelToolCallsOf(body.tool_choice) === false ? { parallelToolCalls: false } : {};
+  return {
+    ...(parallelToolCallsOf(body.tool_choice) === false ? { parallelToolCalls: false } : {}),
+    // A schema format is held strictly: a protocol that cannot hold this one so names it as dropped.
+    ...(outputFormatOf(body) ? { structuredOutputs: true } : {}),
+  };
 }
 
 /** `tool_choice.disable_parallel_tool_use: true` is the other protocols' parallel tool calls switched off. */
@@ -234,7 +239,7 @@ export function decodeMessages(body: Omit<MessagesRequest, 'max_tokens'>): Decod
     ...(parallelToolCalls === false ? { parallelToolCalls } : {}),
     topK: body.top_k,
     thinking: decodeThinking(body.thinking),
-    responseFormat: decodeOutputFormat(body, untranslatable),
+    ...heldFormat(decodeOutputFormat(body, untranslatable)),
     reasoningEffort: body.output_config?.effort,
     untranslatable: [...untranslatable],
   };

@@ -1,6 +1,7 @@
 import {
   argumentsObject,
   compactContent,
+  heldFormat,
   textOf,
   toolDefinition,
   userTurn,
@@ -140,22 +141,53 @@ function partsOf(parts: readonly Part[], untranslatable: Set<string>, calls: Cal
   return decoded;
 }
 
-/** Schema keywords whose values are data, not schemas: left exactly as written. */
-const schemaData = new Set(['enum', 'const', 'default', 'example', 'examples']);
+/** Keywords whose values map names to schemas (the names are the client's, never keywords). */
+const schemaMaps = new Set(['properties', '$defs', 'definitions', 'patternProperties', 'dependentSchemas']);
+/** Keywords whose values are a schema, or a list of schemas; every other keyword's value is data, left as written. */
+const schemaValued = new Set([
+  'items',
+  'prefixItems',
+  'additionalItems',
+  'anyOf',
+  'allOf',
+  'oneOf',
+  'not',
+  'if',
+  'then',
+  'else',
+  'contains',
+  'additionalProperties',
+  'propertyNames',
+  'unevaluatedItems',
+  'unevaluatedProperties',
+]);
 
-/** A value of the protocol's OpenAPI-style schema with its types (`type: "OBJECT"`) as JSON Schema's (`"object"`). */
-function jsonSchemaValue(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(jsonSchemaValue);
-  return value !== null && typeof value === 'object' ? jsonSchemaOf(Object.entries(value)) : value;
+const isJsonObject = (value: unknown): value is JsonObject =>
+  value !== null && typeof value === 'object' && !Array.isArray(value);
+
+/** A schema, or a list of them, where the keyword holds one; a `true`/`false` schema as it is. */
+function schemaValue(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map((item) => (isJsonObject(item) ? jsonSchemaOf(item) : item));
+  return isJsonObject(value) ? jsonSchemaOf(value) : value;
 }
 
-function jsonSchemaOf(entries: ReadonlyArray<readonly [string, unknown]>): JsonObject {
-  const { nullable, ...schema }: JsonObject = Object.fromEntries(
-    entries.map(([key, value]) => {
-      if (key === 'type' && typeof value === 'string') return [key, value.toLowerCase()];
-      return [key, schemaData.has(key) ? value : jsonSchemaValue(value)];
-    }),
-  );
+/**
+ * A schema of the protocol's OpenAPI subset with its types (`type: "OBJECT"`) as JSON Schema's (`"object"`),
+ * walked by keyword: a property named `enum`, `default` or `nullable` is a schema like any other.
+ */
+function jsonSchemaOf(source: JsonObject): JsonObject {
+  const converted: JsonObject = {};
+  for (const [key, value] of Object.entries(source)) {
+    if (key === 'type' && typeof value === 'string') converted[key] = value.toLowerCase();
+    else if (schemaMaps.has(key) && isJsonObject(value))
+      converted[key] = Object.fromEntries(Object.entries(value).map(([name, schema]) => [name, schemaValue(schema)]));
+    else if (schemaValued.has(key)) converted[key] = schemaValue(value);
+    else converted[key] = value;
+  }
+  // The protocol answers an object with the properties it lists and no others: closed, as JSON Schema says it.
+  if (converted.type === 'object' && isJsonObject(converted.properties) && converted.additionalProperties === undefined)
+    converted.additionalProperties = false;
+  const { nullable, ...schema } = converted;
   if (nullable === undefined) return schema;
   if (nullable !== true) return { ...schema, nullable };
   // OpenAPI's `nullable: true` is JSON Schema's null among the types (and the values, for an enum): without it
@@ -164,9 +196,6 @@ function jsonSchemaOf(entries: ReadonlyArray<readonly [string, unknown]>): JsonO
   if (typeof schema.type === 'string') return { ...schema, type: [schema.type, 'null'], ...values };
   return schema.type === undefined ? { anyOf: [schema, { type: 'null' }] } : { ...schema, ...values };
 }
-
-/** The protocol's OpenAPI-style schema as JSON Schema. */
-const jsonSchemaFrom = (schema: JsonObject): JsonObject => jsonSchemaOf(Object.entries(schema));
 
 /**
  * The function declarations as tool definitions; `strict` when the calling mode is VALIDATED, the protocol's way
@@ -182,12 +211,12 @@ function decodeTools(
     for (const other of Object.keys(tool).filter((key) => key !== 'functionDeclarations'))
       untranslatable.add(`"${other}" tools`);
     for (const [index, declaration] of (tool.functionDeclarations ?? []).entries()) {
-      // jsonSchemaFrom walks the schema by recursion, which the bound keeps shallow.
+      // jsonSchemaOf walks the schema by recursion, which the bound keeps shallow.
       for (const field of ['parameters', 'parametersJsonSchema'] as const)
         requireNestingWithin(declaration[field], `body.tools.${toolIndex}.functionDeclarations.${index}.${field}`);
       const parameters =
         declaration.parametersJsonSchema ??
-        (declaration.parameters === undefined ? undefined : jsonSchemaFrom(declaration.parameters));
+        (declaration.parameters === undefined ? undefined : jsonSchemaOf(declaration.parameters));
       definitions.push(
         toolDefinition({
           name: declaration.name,
@@ -224,14 +253,21 @@ function restricted(untranslatable: Set<string>): undefined {
   return undefined;
 }
 
-/** A JSON answer with its schema (JSON Schema, or the protocol's OpenAPI subset), or plain text; other MIME types are left for the gate to name. */
-function decodeGenerationFormat(config: GenerationConfig): ResponseFormat | undefined {
-  if (config.responseMimeType === 'text/plain') return { type: 'text' };
-  if (config.responseMimeType !== 'application/json') return undefined;
+/**
+ * A JSON answer with its schema (JSON Schema, or the protocol's OpenAPI subset), or plain text. An answer of another kind (`text/x.enum`, one of the schema's values as
+ * plain text) has no counterpart in the other protocols: the request is the protocol's own to relay.
+ */
+function decodeGenerationFormat(config: GenerationConfig, untranslatable: Set<string>): ResponseFormat | undefined {
   const schema =
     config.responseJsonSchema ??
-    (config.responseSchema === undefined ? undefined : jsonSchemaFrom(config.responseSchema));
-  return schema === undefined ? { type: 'json_object' } : { type: 'json_schema', name: 'response', schema };
+    (config.responseSchema === undefined ? undefined : jsonSchemaOf(config.responseSchema));
+  if (config.responseMimeType === 'text/plain' && schema === undefined) return { type: 'text' };
+  if (config.responseMimeType === 'application/json')
+    return schema === undefined ? { type: 'json_object' } : { type: 'json_schema', name: 'response', schema };
+  if (config.responseMimeType !== undefined && config.responseMimeType !== 'text/plain')
+    untranslatable.add(`responseMimeType "${config.responseMimeType}"`);
+  else if (schema !== undefined) untranslatable.add('a response schema without responseMimeType "application/json"');
+  return undefined;
 }
 
 /** A thinking budget: 0 is thinking off; the protocol's dynamic budget (-1) has no counterpart elsewhere. */
@@ -242,7 +278,10 @@ function decodeThinking(config: GenerationConfig): ThinkingConfig | undefined {
 }
 
 /** The generationConfig fields beyond the basics, so they reach an upstream of another protocol too. */
-function decodeParameters(config: GenerationConfig): Omit<Partial<ChatRequest>, 'upstreamModel' | 'messages'> {
+function decodeParameters(
+  config: GenerationConfig,
+  untranslatable: Set<string>,
+): Omit<Partial<ChatRequest>, 'upstreamModel' | 'messages'> {
   return {
     topK: config.topK,
     seed: config.seed,
@@ -250,7 +289,7 @@ function decodeParameters(config: GenerationConfig): Omit<Partial<ChatRequest>, 
     frequencyPenalty: config.frequencyPenalty,
     logprobs: config.responseLogprobs,
     topLogprobs: config.logprobs,
-    responseFormat: decodeGenerationFormat(config),
+    ...heldFormat(decodeGenerationFormat(config, untranslatable)),
     thinking: decodeThinking(config),
   };
 }
@@ -290,7 +329,7 @@ export function decodeContents(body: GenerateContentBody): DecodedChat {
   const toolChoice = decodeToolConfig(body.toolConfig, untranslatable);
   return {
     messages,
-    ...decodeParameters(body.generationConfig ?? {}),
+    ...decodeParameters(body.generationConfig ?? {}, untranslatable),
     ...(tools ? { tools } : {}),
     ...(toolChoice ? { toolChoice } : {}),
     untranslatable: [...untranslatable],

@@ -1,0 +1,171 @@
+import { ChatOpenAI } from '@langchain/openai';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import type { FakeServer } from '../fakes/fake-server.ts';
+import { startFamilyGateway, type FamilyGateway } from '../support/test-gateway.ts';
+
+/** A schema every protocol holds strictly: an object, closed, every property required. */
+const closed = {
+  type: 'object',
+  properties: { city: { type: 'string' } },
+  required: ['city'],
+  additionalProperties: false,
+};
+/** A schema Anthropic and Gemini hold answers to, which OpenAI takes only best-effort (it is open). */
+const open = { type: 'object', properties: { city: { type: 'string' } } };
+
+/**
+ * A structured answer asked in one protocol and served by another: the schema arrives whole and converted, held
+ * as strictly as the serving protocol can (or the loss named), the answer's end told in the client's terms, and
+ * a format the serving protocol cannot ask for refused with 400 rather than answered in another shape.
+ */
+describe('structured output across protocols', () => {
+  let gateway: FamilyGateway;
+  let key: string;
+  let address: string;
+
+  beforeAll(async () => {
+    gateway = await startFamilyGateway();
+    key = (await gateway.createFundedKey({ credits: 5 })).key;
+    address = await gateway.app.listen({ port: 0, host: '127.0.0.1' });
+  });
+  afterAll(async () => {
+    await gateway?.close();
+  });
+
+  const post = (url: string, payload: object) =>
+    gateway.request({ method: 'POST', url, headers: { 'x-api-key': key }, payload });
+  const gamma = (model: string, body: object) =>
+    post(`/api/gamma/v1beta/models/${model}:generateContent`, {
+      contents: [{ role: 'user', parts: [{ text: 'where to go' }] }],
+      ...body,
+    });
+  const beta = (model: string, body: object) =>
+    post('/api/beta/v1/messages', {
+      model,
+      max_tokens: 100,
+      messages: [{ role: 'user', content: 'where to go' }],
+      ...body,
+    });
+  const lastBody = (fake: FakeServer) => fake.requests.at(-1)?.body as Record<string, unknown>;
+
+  it('converts every sub-schema of a gamma schema, properties named like keywords included', async () => {
+    const responseSchema = {
+      type: 'OBJECT',
+      properties: {
+        enum: { type: 'STRING' },
+        default: { type: 'INTEGER', nullable: true },
+        nullable: { type: 'OBJECT', properties: { x: { type: 'NUMBER' } } },
+      },
+    };
+    const answer = await gamma('via-anthropic', {
+      generationConfig: { responseMimeType: 'application/json', responseSchema },
+    });
+    expect(answer.statusCode, answer.body).toBe(200);
+    expect(lastBody(gateway.fakes.anthropic)).toMatchObject({
+      output_config: {
+        format: {
+          schema: {
+            type: 'object',
+            properties: {
+              enum: { type: 'string' },
+              default: { type: ['integer', 'null'] },
+              nullable: { type: 'object', properties: { x: { type: 'number' } } },
+            },
+          },
+        },
+      },
+    });
+  });
+
+  it('holds a beta or gamma schema strictly on OpenAI where OpenAI can, and names the strictness where it cannot', async () => {
+    const strictSent = () =>
+      (lastBody(gateway.fakes.openai).response_format as { json_schema: { strict?: boolean } }).json_schema.strict;
+    const closedBeta = await beta('via-openai', { output_config: { format: { type: 'json_schema', schema: closed } } });
+    expect(closedBeta.statusCode, closedBeta.body).toBe(200);
+    expect(strictSent()).toBe(true);
+    expect(closedBeta.headers['x-gateway-dropped-parameters']).toBeUndefined();
+    const openBeta = await beta('via-openai', { output_config: { format: { type: 'json_schema', schema: open } } });
+    expect(openBeta.statusCode, openBeta.body).toBe(200);
+    expect(strictSent()).toBeUndefined();
+    expect(openBeta.headers['x-gateway-dropped-parameters']).toBe('structuredOutputs');
+
+    const openGamma = await gamma('via-openai', {
+      generationConfig: { responseMimeType: 'application/json', responseJsonSchema: open },
+    });
+    expect(openGamma.statusCode, openGamma.body).toBe(200);
+    expect(openGamma.headers['x-gateway-dropped-parameters']).toBe('structuredOutputs');
+    // Anthropic and Gemini hold answers to any schema: nothing is lost there.
+    const toGemini = await beta('via-gemini', { output_config: { format: { type: 'json_schema', schema: open } } });
+    expect(toGemini.statusCode, toGemini.body).toBe(200);
+    expect(toGemini.headers['x-gateway-dropped-parameters']).toBeUndefined();
+  });
+
+  it('refuses what OpenAI cannot ask for: an answer that is not an object, or one of a list of values', async () => {
+    const list = { responseMimeType: 'application/json', responseSchema: { type: 'ARRAY', items: { type: 'STRING' } } };
+    const refused = await gamma('via-openai', { generationConfig: list });
+    expect(refused.statusCode, refused.body).toBe(400);
+    expect(refused.body).toContain('responseSchema');
+    expect((await gamma('via-anthropic', { generationConfig: list })).statusCode).toBe(200);
+
+    const choice = { responseMimeType: 'text/x.enum', responseSchema: { type: 'STRING', enum: ['red', 'green'] } };
+    const enumRefused = await gamma('via-openai', { generationConfig: choice });
+    expect(enumRefused.statusCode, enumRefused.body).toBe(400);
+    expect(enumRefused.body).toContain('text/x.enum');
+    // Relayed to Gemini, it is the protocol's own.
+    expect((await gamma('via-gemini', { generationConfig: choice })).statusCode).toBe(200);
+  });
+
+  it("asks OpenAI's JSON mode for JSON in words when the conversation does not", async () => {
+    const answer = await gamma('via-openai', { generationConfig: { responseMimeType: 'application/json' } });
+    expect(answer.statusCode, answer.body).toBe(200);
+    expect(lastBody(gateway.fakes.openai)).toMatchObject({
+      response_format: { type: 'json_object' },
+      messages: [{ role: 'system', content: 'Answer in JSON.' }, { role: 'user' }],
+    });
+  });
+
+  it("carries a format's description to the protocols that take a schema alone", async () => {
+    const response_format = {
+      type: 'json_schema',
+      json_schema: { name: 'place', description: 'Only French cities', schema: closed, strict: true },
+    };
+    for (const [model, fake] of [
+      ['via-anthropic', gateway.fakes.anthropic],
+      ['via-gemini', gateway.fakes.gemini],
+    ] as const) {
+      const answer = await post('/api/alpha/v1/chat/completions', {
+        model,
+        messages: [{ role: 'user', content: 'where to go' }],
+        response_format,
+      });
+      expect(answer.statusCode, answer.body).toBe(200);
+      expect(JSON.stringify(lastBody(fake))).toContain('"description":"Only French cities"');
+    }
+  });
+
+  it('a translated Response echoes its text format, so LangChain streams structured output with its defaults', async () => {
+    const answer = await post('/api/alpha/v1/responses', {
+      model: 'via-anthropic',
+      input: 'where to go',
+      text: { format: { type: 'json_schema', name: 'place', schema: closed, strict: true } },
+    });
+    expect(answer.json()).toMatchObject({
+      status: 'completed',
+      text: { format: { type: 'json_schema', name: 'place' } },
+    });
+    for (const model of ['via-anthropic', 'via-gemini']) {
+      const chat = new ChatOpenAI({
+        model,
+        apiKey: key,
+        useResponsesApi: true,
+        configuration: { baseURL: `${address}/api/alpha/v1` },
+        maxRetries: 0,
+      });
+      let last: unknown;
+      for await (const chunk of await chat.withStructuredOutput(z.object({ query: z.string() })).stream('hello there'))
+        last = chunk;
+      expect(last, model).toEqual({ query: 'Echo: hello there' });
+    }
+  });
+});
