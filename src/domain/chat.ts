@@ -302,6 +302,8 @@ export interface DecodedChat extends Omit<Partial<ChatRequest>, 'upstreamModel' 
   messages: ChatMessage[];
   /** What the canonical model cannot carry (see TextGenerationInput.untranslatable). */
   untranslatable: string[];
+  /** What a translated call goes without, named when it does (see TextGenerationInput.notTranslated). */
+  notTranslated?: string[];
 }
 
 export interface TokenUsage {

@@ -52,7 +52,8 @@ import { sseEvent, writeJson } from './wire.ts';
  * text inside a value of the schema (structured-answer.ts); with `n`, that many identical choices, each billed;
  * with `logprobs`, each word's log probability (`top_logprobs` alternatives). An answer format the real API
  * refuses is refused in its words (JSON mode without "json" in the messages, a schema whose root is not an
- * object, a strict schema whose root object is open). With function tools (and a
+ * object, a strict schema or strict function whose root object is open), as is a tool call id longer than 40
+ * characters. With function tools (and a
  * tool_choice other than "none") it calls the chosen or first tool with `{"query": <last user text>}`,
  * streaming the arguments in two fragments; after a tool message it answers "Echo: <that tool's output>".
  * Tool messages must answer the calls of the assistant message before them, as the real API requires.
@@ -162,7 +163,7 @@ async function chatCompletions(request: RecordedRequest, response: ServerRespons
   const format = body.response_format;
   const json = format?.type === 'json_schema' || format?.type === 'json_object';
   const schema = isChatJsonSchemaFormat(format) ? format.json_schema.schema : undefined;
-  const formatError = responseFormatError(body);
+  const formatError = refusedRequestError(body);
   if (formatError) return sendError(response, 400, { type: 'invalid_request_error', message: formatError, code: null });
   const refuses = body.model === 'fake-refusal';
   let words = drip
@@ -266,11 +267,23 @@ async function chatCompletions(request: RecordedRequest, response: ServerRespons
 }
 
 /**
- * What the real API refuses of an answer format, in its words: JSON mode without the word "json" in the
- * messages, a schema whose root is not an object, and a strict schema whose root object is open or leaves a
- * property out of `required` (the checks of nested objects are the real API's too, and left out here).
+ * What the real API refuses of a request's tool calls, strict functions and answer format, in its words: a tool
+ * call id longer than 40 characters, a strict function whose parameters are open, JSON mode without the word
+ * "json" in the messages, a schema whose root is not an object, and a strict schema whose root object is open or
+ * leaves a property out of `required` (the real API checks nested objects too; this fake reads the root).
  */
-function responseFormatError(body: ChatCompletionsRequest): string | undefined {
+function refusedRequestError(body: ChatCompletionsRequest): string | undefined {
+  for (const [index, message] of body.messages.entries()) {
+    const tooLong = (message.tool_calls ?? []).findIndex((call) => 'id' in call && String(call.id).length > 40);
+    if (tooLong >= 0)
+      return `Invalid 'messages[${index}].tool_calls[${tooLong}].id': string too long. Expected a string with maximum length 40.`;
+  }
+  for (const tool of body.tools ?? []) {
+    if (!isChatFunctionTool(tool) || tool.function.strict !== true) continue;
+    const parameters = tool.function.parameters ?? {};
+    if (parameters.additionalProperties !== false)
+      return `Invalid schema for function '${tool.function.name}': In context=(), 'additionalProperties' is required to be supplied and to be false.`;
+  }
   const format = body.response_format;
   if (format?.type === 'json_object' && !body.messages.some((message) => /json/i.test(contentText(message.content))))
     return "'messages' must contain the word 'json' in some form, to use 'response_format' of type 'json_object'.";

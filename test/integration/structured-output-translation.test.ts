@@ -101,6 +101,17 @@ describe('structured output across protocols', () => {
     expect(toGemini.headers['x-gateway-dropped-parameters']).toBeUndefined();
   });
 
+  it('reads a very wide schema in one linear pass: 200,000 alternatives are an answer, not a failure', async () => {
+    const wide = {
+      type: 'object',
+      properties: { a: { anyOf: Array.from({ length: 200_000 }, () => ({})) } },
+      required: ['a'],
+      additionalProperties: false,
+    };
+    const answer = await beta('via-openai', { output_config: { format: { type: 'json_schema', schema: wide } } });
+    expect(answer.statusCode, answer.body.slice(0, 300)).toBe(200);
+  });
+
   it('refuses what OpenAI cannot ask for: an answer that is not an object, or one of a list of values', async () => {
     const list = { responseMimeType: 'application/json', responseSchema: { type: 'ARRAY', items: { type: 'STRING' } } };
     const refused = await gamma('via-openai', { generationConfig: list });

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { finishReasonOf } from '../../src/protocols/anthropic/messages.ts';
 import type { FakeServer } from '../fakes/fake-server.ts';
-import { callOfId, signedCallId, signsCallTurns } from '../../src/providers/gemini/thought-signatures.ts';
+import { callOfId, signedCallId, signsCallTurns } from '../../src/domain/call-ids.ts';
 import { fakeThoughtSignature } from '../fakes/gemini-fake.ts';
 import { modelYaml, startFamilyGateway, type FamilyGateway } from '../support/test-gateway.ts';
 
@@ -78,7 +78,13 @@ describe('tool turns translated between protocols', () => {
       model: 'via-openai',
       max_tokens: 100,
       messages: [{ role: 'user', content: 'weather in Paris' }],
-      tools: [{ ...lookup, strict: true }],
+      tools: [
+        {
+          ...lookup,
+          input_schema: { ...lookup.input_schema, required: ['query'], additionalProperties: false },
+          strict: true,
+        },
+      ],
     });
     expect(messages.statusCode, messages.body).toBe(200);
     expect(lastBody(gateway.fakes.openai)).toMatchObject({
@@ -112,21 +118,34 @@ describe('tool turns translated between protocols', () => {
     expect((await chat('none')).statusCode).toBe(200);
     expect(lastBody(gateway.fakes.gemini)).toMatchObject({ toolConfig: { functionCallingConfig: { mode: 'NONE' } } });
 
-    const validated = await gateway.request({
-      method: 'POST',
-      url: '/api/gamma/v1beta/models/via-openai:generateContent',
-      headers: { 'x-goog-api-key': key },
-      payload: {
-        contents: [{ role: 'user', parts: [{ text: 'weather in Paris' }] }],
-        tools: [{ functionDeclarations: [{ name: 'lookup', parametersJsonSchema: parameters }] }],
-        toolConfig: { functionCallingConfig: { mode: 'VALIDATED' } },
-      },
-    });
-    expect(validated.statusCode, validated.body).toBe(200);
+    const closed = { ...parameters, additionalProperties: false };
+    const validated = (declarations: object[]) =>
+      gateway.request({
+        method: 'POST',
+        url: '/api/gamma/v1beta/models/via-openai:generateContent',
+        headers: { 'x-goog-api-key': key },
+        payload: {
+          contents: [{ role: 'user', parts: [{ text: 'weather in Paris' }] }],
+          tools: [{ functionDeclarations: declarations }],
+          toolConfig: { functionCallingConfig: { mode: 'VALIDATED' } },
+        },
+      });
+    const held = await validated([{ name: 'lookup', parametersJsonSchema: closed }]);
+    expect(held.statusCode, held.body).toBe(200);
+    expect(held.headers['x-gateway-dropped-parameters']).toBeUndefined();
     expect(lastBody(gateway.fakes.openai)).toMatchObject({
       tool_choice: 'auto',
       tools: [{ type: 'function', function: { name: 'lookup', strict: true } }],
     });
+    // A schema OpenAI cannot hold strictly (open, or with a property that may be left out) goes without it, named.
+    const open = await validated([
+      { name: 'lookup', parametersJsonSchema: parameters },
+      { name: 'units', parameters: { type: 'OBJECT', properties: { unit: { type: 'STRING' } } } },
+    ]);
+    expect(open.statusCode, open.body).toBe(200);
+    expect(open.headers['x-gateway-dropped-parameters']).toBe('toolConfig.functionCallingConfig.mode');
+    const sent = lastBody(gateway.fakes.openai) as { tools: Array<{ function: object }> };
+    expect(sent.tools.map((tool) => 'strict' in tool.function)).toEqual([false, false]);
   });
 
   it("a Gemini 3 turn of calls keeps its thought signature through another protocol's tool call ids", async () => {
@@ -169,6 +188,45 @@ describe('tool turns translated between protocols', () => {
       ],
     });
     expect(betaAnswer.statusCode, betaAnswer.body).toBe(200);
+
+    // Continued on an OpenAI model, relayed or translated, the ids go without the signature (OpenAI takes 40
+    // characters for a call's id, 64 for a Responses call's).
+    const history = [
+      ask,
+      { role: 'assistant', content: null, tool_calls: [{ ...call, type: 'function' }] },
+      { role: 'tool', tool_call_id: call.id, content: 'sunny' },
+    ];
+    const plain = call.id.slice(0, call.id.indexOf('__ts__'));
+    for (const model of ['via-openai', 'via-anthropic']) {
+      const continued = await gateway.request({
+        method: 'POST',
+        url: '/api/alpha/v1/chat/completions',
+        headers: { 'x-api-key': key },
+        payload: { model, messages: history, tools },
+      });
+      expect(continued.statusCode, continued.body).toBe(200);
+    }
+    expect(JSON.stringify(lastBody(gateway.fakes.anthropic))).toContain(`"id":"${plain}"`);
+    expect(lastBody(gateway.fakes.openai)).toMatchObject({
+      messages: [{}, { tool_calls: [{ id: plain }] }, { tool_call_id: plain }],
+    });
+    const responses = await gateway.request({
+      method: 'POST',
+      url: '/api/alpha/v1/responses',
+      headers: { 'x-api-key': key },
+      payload: {
+        model: 'via-openai',
+        input: [
+          { role: 'user', content: 'weather in Paris' },
+          { type: 'function_call', call_id: call.id, name: 'lookup', arguments: '{}' },
+          { type: 'function_call_output', call_id: call.id, output: 'sunny' },
+        ],
+      },
+    });
+    expect(responses.statusCode, responses.body).toBe(200);
+    expect(lastBody(gateway.fakes.openai)).toMatchObject({
+      input: [{}, { call_id: plain }, { call_id: plain }],
+    });
 
     // A turn of calls another model made has no signature: it goes with Google's stand-in, not refused.
     const foreign = await chat([

@@ -312,24 +312,26 @@ export function objectRootSchema(schema: Readonly<Record<string, unknown>>): boo
  */
 export function strictSchema(schema: Readonly<Record<string, unknown>>): boolean {
   if (!objectRootSchema(schema)) return false;
+  // A walk with a list of its own, each node once, each child pushed alone: linear in the schema's size, however
+  // wide or deep a client makes it.
   const pending: unknown[] = [schema];
+  const add = (value: unknown) => {
+    if (Array.isArray(value)) for (const item of value) pending.push(item);
+    else pending.push(value);
+  };
   for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
-    if (Array.isArray(next)) {
-      pending.push(...next);
-      continue;
-    }
     if (!isObjectValue(next)) continue;
     const properties = isObjectValue(next.properties) ? next.properties : undefined;
     const isObject = next.type === 'object' || (Array.isArray(next.type) && next.type.includes('object'));
     if (isObject || properties) {
       if (next.additionalProperties !== false) return false;
-      const required = Array.isArray(next.required) ? next.required : [];
-      if (Object.keys(properties ?? {}).some((name) => !required.includes(name))) return false;
+      const required = new Set(Array.isArray(next.required) ? next.required : []);
+      for (const name in properties) if (!required.has(name)) return false;
     }
-    for (const keyword of subSchemaKeywords) if (next[keyword] !== undefined) pending.push(next[keyword]);
+    for (const keyword of subSchemaKeywords) if (next[keyword] !== undefined) add(next[keyword]);
     for (const keyword of schemaMapKeywords) {
       const map = next[keyword];
-      if (isObjectValue(map)) pending.push(...Object.values(map));
+      if (isObjectValue(map)) for (const name in map) pending.push(map[name]);
     }
   }
   return true;

@@ -12,6 +12,7 @@ import {
   type ToolChoice,
   type ToolDefinition,
 } from '../../domain/chat.ts';
+import { plainCallId } from '../../domain/call-ids.ts';
 import { newId } from '../../domain/ids.ts';
 import { UpstreamUnreachableError } from '../../domain/upstream-failure.ts';
 import {
@@ -63,14 +64,14 @@ function anthropicBlock(part: ChatPart): ContentBlock {
     case 'tool-call':
       return {
         type: 'tool_use',
-        id: part.call.id,
+        id: plainCallId(part.call.id),
         name: part.call.name,
         input: argumentsObject(part.call.arguments),
       };
     case 'tool-result':
       return {
         type: 'tool_result',
-        tool_use_id: part.result.callId,
+        tool_use_id: plainCallId(part.result.callId),
         content: part.result.output,
         ...(part.result.isError ? { is_error: true } : {}),
       };

@@ -29,7 +29,7 @@ import {
 } from '../../protocols/gemini/generate-content.ts';
 import type { CallOptions } from '../provider-adapter.ts';
 import { decodeSse } from '../shared/sse-decoder.ts';
-import { callOfId, signedCallId, signsCallTurns, unsignedTurnSignature } from './thought-signatures.ts';
+import { callOfId, signedCallId, signsCallTurns, unsignedTurnSignature } from '../../domain/call-ids.ts';
 import type { UpstreamHttp } from '../shared/upstream-http.ts';
 import { askedChoice, checkedEvent } from '../shared/wire-data.ts';
 
@@ -234,7 +234,7 @@ export async function* streamGeminiContent(
           // Calls arrive whole: one start and all of the arguments at once.
           const index = calls[choice] ?? 0;
           calls[choice] = index + 1;
-          // The turn's signature rides in the id, to come back with the call (thought-signatures.ts).
+          // The turn's signature rides in the id, to come back with the call (domain/call-ids.ts).
           const id = signedCallId(part.functionCall.id ?? newId('call'), part.thoughtSignature);
           yield { type: 'tool-call-start', index, id, name: part.functionCall.name, ...number };
           yield { type: 'tool-call-delta', index, arguments: JSON.stringify(part.functionCall.args ?? {}), ...number };

@@ -14,6 +14,7 @@ import {
   type ToolChoice,
   type ToolResult,
 } from '../../domain/chat.ts';
+import { plainCallId } from '../../domain/call-ids.ts';
 import { newId } from '../../domain/ids.ts';
 import { UpstreamUnreachableError } from '../../domain/upstream-failure.ts';
 import {
@@ -62,7 +63,7 @@ function openAiMessages(message: ChatMessage): WireMessage[] {
   if (message.role === 'tool') {
     return partsOf(message.content).flatMap((part) =>
       part.type === 'tool-result'
-        ? [{ role: 'tool', tool_call_id: part.result.callId, content: toolOutput(part.result) }]
+        ? [{ role: 'tool', tool_call_id: plainCallId(part.result.callId), content: toolOutput(part.result) }]
         : [],
     );
   }
@@ -75,7 +76,7 @@ function openAiMessages(message: ChatMessage): WireMessage[] {
       role: 'assistant',
       content: text === '' ? null : text,
       tool_calls: calls.map((call) => ({
-        id: call.id,
+        id: plainCallId(call.id),
         type: 'function',
         function: { name: call.name, arguments: call.arguments },
       })),

@@ -16,6 +16,7 @@ import {
   type ToolChoice,
   type ToolDefinition,
 } from '../../domain/chat.ts';
+import { plainCallId } from '../../domain/call-ids.ts';
 import { requireNestingWithin, requireToolTextsWithin } from '../../domain/nesting.ts';
 import type { CollectedAnswer, CollectedChoice } from '../../gateway/text-generation.ts';
 import type { Static } from 'typebox';
@@ -234,7 +235,31 @@ export function relayBody(
   if (body.max_completion_tokens !== undefined) forwarded.max_completion_tokens = maxOutputTokens;
   if (body.max_tokens !== undefined || body.max_completion_tokens === undefined) forwarded.max_tokens = maxOutputTokens;
   if (body.stream === true) forwarded.stream_options = { ...body.stream_options, include_usage: true };
+  if (body.messages.some(carriesSignature)) forwarded.messages = body.messages.map(withPlainCallIds);
   return forwarded;
+}
+
+/** Whether a message names a call by an id the gateway gave out with a Gemini signature in it (domain/call-ids.ts). */
+function carriesSignature(message: ChatMessageWire): boolean {
+  return isSigned(message.tool_call_id) || (message.tool_calls ?? []).some((call) => 'id' in call && isSigned(call.id));
+}
+
+const isSigned = (id: unknown): boolean => typeof id === 'string' && plainCallId(id) !== id;
+
+/** The message with its calls' ids as the protocol takes them: at most 40 characters, no signature. */
+function withPlainCallIds(message: ChatMessageWire): ChatMessageWire {
+  if (!carriesSignature(message)) return message;
+  return {
+    ...message,
+    ...(typeof message.tool_call_id === 'string' ? { tool_call_id: plainCallId(message.tool_call_id) } : {}),
+    ...(message.tool_calls
+      ? {
+          tool_calls: message.tool_calls.map((call) =>
+            'id' in call && typeof call.id === 'string' ? { ...call, id: plainCallId(call.id) } : call,
+          ),
+        }
+      : {}),
+  };
 }
 
 /** Encodes canonical events as `chat.completion.chunk` objects, in the order the real protocol sends them. */

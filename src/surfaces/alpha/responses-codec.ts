@@ -12,6 +12,7 @@ import {
   type DecodedChat,
 } from '../../domain/chat.ts';
 import { decodeFunctionTools, decodeResponseFormat, decodeToolChoice } from './chat-completions-codec.ts';
+import { plainCallId } from '../../domain/call-ids.ts';
 import { requireToolTextsWithin } from '../../domain/nesting.ts';
 import type { CollectedAnswer } from '../../gateway/text-generation.ts';
 import { clientFieldNames, nativeParameters } from '../../catalog/capability-gate.ts';
@@ -163,7 +164,20 @@ export function relayBody(
   if (droppedNativeNames.includes('responseFormat')) delete text.format;
   if (droppedNativeNames.includes('verbosity')) delete text.verbosity;
   if (body.text !== undefined) forwarded.text = text;
+  // Call ids the gateway gave out with a Gemini signature in them (domain/call-ids.ts): the protocol takes 64 characters.
+  if (Array.isArray(body.input) && body.input.some((item) => plainCallIdOf(item) !== undefined))
+    forwarded.input = body.input.map((item) => {
+      const plain = plainCallIdOf(item);
+      return plain === undefined ? item : { ...item, call_id: plain };
+    });
   return forwarded;
+}
+
+/** An input item's call id without the signature it carries, or undefined when it carries none. */
+function plainCallIdOf(item: ResponsesInputItem): string | undefined {
+  if (!('call_id' in item) || typeof item.call_id !== 'string') return undefined;
+  const plain = plainCallId(item.call_id);
+  return plain === item.call_id ? undefined : plain;
 }
 
 type OutputItem =

@@ -262,7 +262,7 @@ const versionRoutes: FastifyPluginAsyncTypebox<{ services: GammaServices }> = as
         // A schema format is held strictly: a protocol that cannot hold this one so names it as dropped.
         ...(decoded.responseFormat?.type === 'json_schema' ? { ungatedParameters: { structuredOutputs: true } } : {}),
         fieldNames: fieldNamesOfBody(body),
-        notTranslated: unnamedFields(body, GenerateContentRequest),
+        notTranslated: withDecoded(unnamedFields(body, GenerateContentRequest), decoded.notTranslated),
         recordedRequest: { surface: 'gamma', endpoint: action, model: modelId, stream: streaming },
         relay: {
           protocol: 'gemini',
@@ -330,4 +330,9 @@ function streamSse(
     onEnd: async () => undefined,
     onFailure: streamFailure,
   });
+}
+
+/** The fields a translated call goes without: the body's unnamed ones, and what decoding found (most requests: none). */
+function withDecoded(unnamed: readonly string[], decoded: readonly string[] | undefined): readonly string[] {
+  return decoded === undefined ? unnamed : [...unnamed, ...decoded];
 }

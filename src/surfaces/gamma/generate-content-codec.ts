@@ -19,6 +19,7 @@ import {
   type ToolDefinition,
 } from '../../domain/chat.ts';
 import { requireNestingWithin } from '../../domain/nesting.ts';
+import { strictSchema } from '../../protocols/openai/chat-completions.ts';
 import type { CollectedAnswer, CollectedChoice } from '../../gateway/text-generation.ts';
 import type { FunctionCall, FunctionResponse, JsonObject, Part } from '../../protocols/gemini/content.ts';
 import {
@@ -199,11 +200,17 @@ function jsonSchemaOf(source: JsonObject): JsonObject {
 
 /**
  * The function declarations as tool definitions; `strict` when the calling mode is VALIDATED, the protocol's way
- * to hold every call to its declaration's schema (other protocols say so of each tool).
+ * to hold every call to its declaration's schema (other protocols say so of each tool), where the schema is one
+ * the others can hold strictly (closed, every property required). Where it is not, the mode is named as what a
+ * translated call goes without.
  */
 function decodeTools(
   tools: readonly Tool[] | undefined,
-  { strict, untranslatable }: { strict: boolean; untranslatable: Set<string> },
+  {
+    validated,
+    untranslatable,
+    notTranslated,
+  }: { validated: boolean; untranslatable: Set<string>; notTranslated: Set<string> },
 ): ToolDefinition[] | undefined {
   if (tools === undefined) return undefined;
   const definitions: ToolDefinition[] = [];
@@ -217,6 +224,8 @@ function decodeTools(
       const parameters =
         declaration.parametersJsonSchema ??
         (declaration.parameters === undefined ? undefined : jsonSchemaOf(declaration.parameters));
+      const strict = validated && parameters !== undefined && strictSchema(parameters);
+      if (validated && !strict) notTranslated.add('toolConfig.functionCallingConfig.mode');
       definitions.push(
         toolDefinition({
           name: declaration.name,
@@ -322,9 +331,11 @@ export function decodeContents(body: GenerateContentBody): DecodedChat {
   // An empty list of safety settings asks for nothing (LangChain's Gemini client always sends one): it blocks no upstream.
   if (body.safetySettings !== undefined && body.safetySettings.length > 0) untranslatable.add('safetySettings');
   if (body.cachedContent !== undefined) untranslatable.add('cachedContent');
+  const notTranslated = new Set<string>();
   const tools = decodeTools(body.tools, {
-    strict: body.toolConfig?.functionCallingConfig?.mode === 'VALIDATED',
+    validated: body.toolConfig?.functionCallingConfig?.mode === 'VALIDATED',
     untranslatable,
+    notTranslated,
   });
   const toolChoice = decodeToolConfig(body.toolConfig, untranslatable);
   return {
@@ -333,6 +344,7 @@ export function decodeContents(body: GenerateContentBody): DecodedChat {
     ...(tools ? { tools } : {}),
     ...(toolChoice ? { toolChoice } : {}),
     untranslatable: [...untranslatable],
+    ...(notTranslated.size > 0 ? { notTranslated: [...notTranslated] } : {}),
   };
 }
 

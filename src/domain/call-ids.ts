@@ -2,7 +2,8 @@
  * Gemini 3 and later sign the reasoning behind a turn of function calls (`thoughtSignature` on its first
  * functionCall part) and refuse a conversation that replays the turn without it (400). Other protocols have no
  * place for it, but every one hands a tool call's id back: the signature travels inside the id the client is
- * given, and comes out of it when the conversation returns to Gemini.
+ * given, comes out of it when the conversation returns to Gemini, and is left out of the id any other protocol
+ * is sent.
  */
 
 /** Between a call's own id and its signature; neither the gateway's ids nor base64url make it by chance. */
@@ -26,6 +27,15 @@ export function signedCallId(id: string, signature: string | undefined): string 
   if (signature === undefined || signature.length > maxSignatureCharacters || !standardBase64.test(signature))
     return id;
   return `${id}${separator}${signature.replaceAll('+', '-').replaceAll('/', '_').replace(/=+$/, '')}`;
+}
+
+/**
+ * A call's id as another protocol is sent it: without the signature, which only Gemini reads, and which would
+ * make the id longer than OpenAI takes (40 characters for a chat tool call, 64 for a Responses call).
+ */
+export function plainCallId(id: string): string {
+  const at = id.indexOf(separator);
+  return at < 0 ? id : id.slice(0, at);
 }
 
 /** A call's id as the gateway gave it out, read back into Gemini's id and signature. */
