@@ -4,6 +4,7 @@ import { GatewayError } from '../domain/errors.ts';
 import type { ImageSource, ImageStreamEvent, ImageUsage } from '../domain/image.ts';
 import { nanosToUsd } from '../domain/money.ts';
 import type { RequestContext } from '../domain/request-context.ts';
+import { sniffMediaType } from '../media/media-type.ts';
 import type { FetchedMedia } from '../media/remote-media.ts';
 import type { ImageAdapter } from '../providers/provider-adapter.ts';
 import type { Charge, Plan, Recipe } from './generation-pipeline.ts';
@@ -127,7 +128,11 @@ export class ImageStreamRecipe implements Recipe<NativeImageInput, ImageRow, Ima
     return run;
   }
 
-  /** The provider's events with each image as base64, fetched when the provider sent a URL; failed images are left out. */
+  /**
+   * The provider's events with each image as base64, fetched when the provider sent a URL. An output whose bytes
+   * are no picture (an error page, whatever type the provider declared) is left out, so it is neither sent nor
+   * charged.
+   */
   private async *bytesOf(upstream: AsyncIterable<ImageStreamEvent>): AsyncGenerator<StreamedImage> {
     for await (const event of upstream) {
       if (event.type === 'finish') yield event;
@@ -137,6 +142,8 @@ export class ImageStreamRecipe implements Recipe<NativeImageInput, ImageRow, Ima
           output.kind === 'inline'
             ? output.data
             : (await this.sources.downloadOutput(output.url)).bytes.toString('base64');
+        // The signatures sit in a file's first bytes: 64 base64 characters decode to the 48 they need.
+        if (sniffMediaType(Buffer.from(base64.slice(0, 64), 'base64'))?.startsWith('image/') !== true) continue;
         yield { type: 'image', index: event.index, base64, size: event.image.size };
       }
     }

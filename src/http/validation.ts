@@ -8,7 +8,30 @@ import { describeUnstorableText, findUnstorableText } from './storable-text.ts';
 function compiler(options: Options) {
   const ajv = new Ajv({ allErrors: false, useDefaults: true, removeAdditional: true, strict: false, ...options });
   addFormats.default(ajv, ['email', 'date-time', 'uri']);
+  // RFC 3339 allows moments no clock here holds: a leap second (JavaScript's dates have none), and years before
+  // 1 or after 9999 once in UTC (PostgreSQL's timestamps refuse them). Such a moment is not a date-time here.
+  const rfc3339 = ajv.formats['date-time'];
+  ajv.addFormat('date-time', {
+    type: 'string',
+    validate: (text: string) => formatValidates(rfc3339, text) && storableMoment(text),
+  });
   return ajv;
+}
+
+/** Whether ajv-formats' own check of a format takes `text` (it is written as a function or as an object holding one). */
+function formatValidates(format: unknown, text: string): boolean {
+  if (typeof format === 'function') return format(text) === true;
+  if (format !== null && typeof format === 'object' && 'validate' in format && typeof format.validate === 'function')
+    return format.validate(text) === true;
+  return false;
+}
+
+/** A moment JavaScript reads (no leap second) within the years 1 to 9999 in UTC. */
+function storableMoment(text: string): boolean {
+  const moment = new Date(text);
+  if (Number.isNaN(moment.getTime())) return false;
+  const year = moment.getUTCFullYear();
+  return year >= 1 && year <= 9999;
 }
 
 /**

@@ -65,12 +65,12 @@ export interface SubjectState {
   accountId: string | null;
 }
 
-function view(entry: AuditEntry, options: { showAddress: boolean }): AuditEntryView {
+function view(entry: AuditEntry, options: { showAddress: boolean; showOperator: boolean }): AuditEntryView {
   return {
     id: entry.id,
     createdAt: entry.createdAt.toISOString(),
     action: entry.action,
-    actor: entry.actor,
+    actor: entry.actor.kind === 'operator' && !options.showOperator ? { kind: 'operator' } : entry.actor,
     ...(entry.accountId === null ? {} : { accountId: entry.accountId }),
     subject:
       entry.subject.id === null ? { type: entry.subject.type } : { type: entry.subject.type, id: entry.subject.id },
@@ -196,17 +196,23 @@ export class AuditTrail {
   /** The operator's page: every entry the filter matches, with the address each change came from. */
   async page(filter: AuditFilter, window: PageWindow): Promise<AuditPage> {
     const { entries, total } = await this.options.log.list(filter, window);
-    return { results: entries.map((entry) => view(entry, { showAddress: true })), total, ...window };
+    return {
+      results: entries.map((entry) => view(entry, { showAddress: true, showOperator: true })),
+      total,
+      ...window,
+    };
   }
 
   /**
-   * An account's page: the changes made to it and its keys, by itself or by the operator. The operator's
-   * address is the operator's, not the account's to see.
+   * An account's page: the changes made to it and its keys, by itself or by the operator. Which operator (the
+   * account a console session signed in as) and from which address are the operator's, not the account's to see.
    */
   async accountPage(accountId: string, filter: Omit<AuditFilter, 'accountId'>, window: PageWindow): Promise<AuditPage> {
     const { entries, total } = await this.options.log.list({ ...filter, accountId }, window);
     return {
-      results: entries.map((entry) => view(entry, { showAddress: entry.actor.kind === 'account' })),
+      results: entries.map((entry) =>
+        view(entry, { showAddress: entry.actor.kind === 'account', showOperator: false }),
+      ),
       total,
       ...window,
     };

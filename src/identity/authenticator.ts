@@ -60,9 +60,9 @@ export class Authenticator {
   private readonly keyHashById = new Map<string, string>();
   private readonly sessions = new Map<string, CachedSession>();
   /**
-   * Bumped by every forget-everything (`key-changed` `*`). A lookup that began before one and ends after it
-   * may have read a row from before a revocation whose event was lost: its answer serves that one request but
-   * is not cached, or the next listening period would trust it for the full TTL.
+   * Bumped by every event that forgets something (a key changed or revoked, a session ended, an account changed,
+   * a forget-everything). A lookup that began before one and ends after it may have read a row from before the
+   * change: its answer serves that one request but is not cached, or the change would be missed for the full TTL.
    */
   private epoch = 0;
 
@@ -85,9 +85,9 @@ export class Authenticator {
   }
 
   handleEvent(event: StorageEvent): void {
+    if (event.type === 'key-changed' || event.type === 'session-ended') this.epoch++;
     if (event.type === 'key-changed') {
       if (event.keyId === '*') {
-        this.epoch++;
         this.keys.clear();
         this.keyHashById.clear();
         this.sessions.clear();

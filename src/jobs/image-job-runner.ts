@@ -22,6 +22,8 @@ import { normalizedBox, type ArchivedImage, type StoredImageResult } from './ima
 import type { JobContext, JobOutcome, JobRunner, MediaJobOf } from './job-runner.ts';
 import { succeeded, UnsendableJob } from './job-runner.ts';
 
+const notAnImage = 'the provider output is not an image';
+
 export interface ImageJobRunnerOptions {
   adapters: AdapterRegistry;
   providers: ReadonlyMap<string, ProviderConfig>;
@@ -86,7 +88,10 @@ export class ImageJobRunner implements JobRunner<'image'> {
         );
       });
       if ('outcome' in sent) return sent.outcome;
-      upstream = await this.keepInline(job, sent.value);
+      const kept = await this.keepInline(job, sent.value);
+      // Bytes that are no picture (an error page, a video) are no output: nothing is archived nor charged.
+      if (!kept) return { kind: 'failed', error: notAnImage, costNanos: 0n };
+      upstream = kept;
       if (!(await context.recordGenerated(upstream))) return { kind: 'lost' };
     }
     return this.archive(job, { request, snapshot, upstream }, context);
@@ -117,13 +122,21 @@ export class ImageJobRunner implements JobRunner<'image'> {
     );
   }
 
-  /** Inline outputs go to the store before the answer is recorded, so the job row never carries megabytes of base64. */
-  private async keepInline(job: ImageJob, result: ImageGenerationResult): Promise<ImageUpstreamResult> {
+  /**
+   * Inline outputs go to the store before the answer is recorded, so the job row never carries megabytes of
+   * base64; undefined when one is not an image by its own bytes (whatever type the provider declared).
+   */
+  private async keepInline(job: ImageJob, result: ImageGenerationResult): Promise<ImageUpstreamResult | undefined> {
+    const inline = result.images.map((image) =>
+      image.output.kind === 'inline' ? Buffer.from(image.output.data, 'base64') : undefined,
+    );
+    const types = inline.map((bytes) => (bytes ? sniffMediaType(bytes) : undefined));
+    if (inline.some((bytes, index) => bytes !== undefined && !types[index]?.startsWith('image/'))) return undefined;
     const images = await Promise.all(
       result.images.map(async (image, index) => {
-        if (image.output.kind !== 'inline') return image;
-        const bytes = Buffer.from(image.output.data, 'base64');
-        const mediaType = sniffMediaType(bytes) ?? image.output.mediaType;
+        const bytes = inline[index];
+        const mediaType = types[index];
+        if (bytes === undefined || mediaType === undefined) return image;
         const objectKey = this.objectKey(job, index, mediaType);
         await this.options.store.put(objectKey, bytes, mediaType);
         return { ...image, output: { kind: 'stored' as const, objectKey, mediaType } };
@@ -155,9 +168,9 @@ export class ImageJobRunner implements JobRunner<'image'> {
         image.output.kind === 'url'
           ? (await this.options.downloadOutput(image.output.url, deadline)).bytes
           : Buffer.from(image.output.data, 'base64');
-      mediaType =
-        sniffMediaType(bytes) ?? (image.output.kind === 'inline' ? image.output.mediaType : 'application/octet-stream');
-      if (!mediaType.startsWith('image/')) throw new Error('the provider output is not an image');
+      // The bytes say what they are: a type the provider declares for bytes that are no picture is not believed.
+      mediaType = sniffMediaType(bytes) ?? 'application/octet-stream';
+      if (!mediaType.startsWith('image/')) throw new Error(notAnImage);
       objectKey = this.objectKey(job, index, mediaType);
       await this.options.store.put(objectKey, bytes, mediaType);
     }

@@ -1,3 +1,4 @@
+import { isAudioOf } from '../media/media-type.ts';
 import { durationCostNanos, secondNanos } from '../billing/duration-pricing.ts';
 import { billedCharacters, speechCostNanos } from '../billing/speech-pricing.ts';
 import type { ProviderConfig } from '../config/load-config.ts';
@@ -71,6 +72,9 @@ export class SpeechJobRunner implements JobRunner<'audio'> {
         return { kind: 'failed', error: upstreamErrorMessage(error), costNanos: 0n };
       }
       if (made.audio.length === 0) return { kind: 'failed', error: 'the provider returned no audio', costNanos: 0n };
+      // Bytes that are no sound of the format asked (an error page sent as audio) are no output: nothing is charged.
+      if (!isAudioOf(made.audio, made.mediaType))
+        return { kind: 'failed', error: `the provider output is not ${made.mediaType} audio`, costNanos: 0n };
       const { audio, ...facts } = made;
       const objectKey = `audio/${job.id.toLowerCase()}/${request.product === 'text-to-speech' ? 'speech' : 'reference'}.${extensions[facts.mediaType] ?? 'bin'}`;
       await this.options.store.put(objectKey, audio, facts.mediaType);

@@ -39,3 +39,35 @@ const signatures: Array<{ mediaType: string; matches: (bytes: Buffer) => boolean
 export function sniffMediaType(bytes: Buffer): string | undefined {
   return signatures.find((signature) => signature.matches(bytes))?.mediaType;
 }
+
+/** A file's first bytes, read as text, when they are all printable ASCII: an error page or a JSON body, not sound. */
+function readsAsText(bytes: Buffer): boolean {
+  const head = bytes.subarray(0, 64);
+  return (
+    head.length > 0 &&
+    head.every((byte) => byte === 0x09 || byte === 0x0a || byte === 0x0d || (byte >= 0x20 && byte < 0x7f))
+  );
+}
+
+/**
+ * Whether `bytes` are a file of the audio `mediaType` a provider was asked for, by its own signature: an MP3
+ * (an ID3 tag or an MPEG frame's sync), Ogg, WAV. Raw 16-bit PCM has none: it is whole samples that do not read
+ * as text.
+ */
+export function isAudioOf(bytes: Buffer, mediaType: string): boolean {
+  switch (mediaType) {
+    case 'audio/mpeg':
+      return (
+        bytes.toString('latin1', 0, 3) === 'ID3' ||
+        (bytes.length >= 2 && bytes[0] === 0xff && (bytes[1]! & 0xe0) === 0xe0)
+      );
+    case 'audio/ogg':
+      return bytes.toString('latin1', 0, 4) === 'OggS';
+    case 'audio/wav':
+      return sniffMediaType(bytes) === 'audio/wav';
+    case 'audio/L16':
+      return bytes.length % 2 === 0 && !readsAsText(bytes);
+    default:
+      return false;
+  }
+}

@@ -11,7 +11,7 @@ import {
   type SeedreamItem,
   type SeedreamStreamEvent,
 } from '../../src/protocols/ark/images.ts';
-import { delayFor, FakeFiles, fakePng, scenarioOf } from './fake-images.ts';
+import { delayFor, FakeFiles, fakePng, notAnImagePage, scenarioOf } from './fake-images.ts';
 import { fakeVector, startFakeServer, type FakeServer, type RecordedRequest } from './fake-server.ts';
 import { SeedanceTasks } from './seedance-tasks.ts';
 import { sseEvent, writeJson } from './wire.ts';
@@ -202,7 +202,7 @@ async function seedream(request: RecordedRequest, response: ServerResponse, file
     }
     const base = { width: 32, height: 24 };
     const size = layers && index > 0 ? { width: 8, height: 6 } : base;
-    const png = fakePng(`${body.prompt}|${index}`, size.width, size.height);
+    const png = scenario.notImage ? notAnImagePage : fakePng(`${body.prompt}|${index}`, size.width, size.height);
     // The vendor's SDK types name each image's `output_format`; the fake's images are all PNG.
     const item: SeedreamItem & { output_format: 'png' } = {
       ...(base64

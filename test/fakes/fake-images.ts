@@ -15,7 +15,8 @@ export function fakePng(seed: string, width = 16, height = 16): Buffer {
  * never answers, `fake-error-<status>` fails with that status, `fake-garbage` answers 200 with a body that is
  * not the protocol's, `fake-partial` makes one image of a group fail, `fake-layer-fail` makes a layer fail,
  * `fake-expired-url` hands out URLs that have already expired, `fake-slow-file-<ms>` serves its files slowly,
- * `fake-retry-after-<value>` sends that `retry-after` with an error (any value, however absurd; `_` for a space).
+ * `fake-retry-after-<value>` sends that `retry-after` with an error (any value, however absurd; `_` for a space),
+ * `fake-not-image` answers with files that are no picture (an HTML error page where each image should be).
  */
 export interface ImageScenario {
   delayMs: number;
@@ -27,7 +28,11 @@ export interface ImageScenario {
   expiredUrls: boolean;
   fileDelayMs: number;
   retryAfter: string | undefined;
+  notImage: boolean;
 }
+
+/** What a `fake-not-image` answer holds in place of each picture: a provider's error page. */
+export const notAnImagePage = Buffer.from('<html><body>503 maintenance</body></html>');
 
 export function scenarioOf(prompt: string): ImageScenario {
   const number = (pattern: RegExp) => Number(pattern.exec(prompt)?.[1] ?? 0);
@@ -42,6 +47,7 @@ export function scenarioOf(prompt: string): ImageScenario {
     expiredUrls: prompt.includes('fake-expired-url'),
     fileDelayMs: number(/fake-slow-file-(\d+)/),
     retryAfter: /fake-retry-after-(\S+)/.exec(prompt)?.[1]?.replaceAll('_', ' '),
+    notImage: prompt.includes('fake-not-image'),
   };
 }
 

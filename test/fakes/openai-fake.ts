@@ -26,7 +26,7 @@ import {
 } from '../../src/protocols/openai/responses.ts';
 import { wireCheck } from '../../src/protocols/wire-check.ts';
 import { ImagesGenerateRequest, type ImagesAnswer, type ImagesStreamEvent } from '../../src/protocols/openai/images.ts';
-import { delayFor, fakePng, scenarioOf } from './fake-images.ts';
+import { delayFor, fakePng, notAnImagePage, scenarioOf } from './fake-images.ts';
 import { fakeVector, sleep, startFakeServer, type FakeServer, type RecordedRequest } from './fake-server.ts';
 import { fakeTokenLogprob } from './fake-logprobs.ts';
 import { jsonAnswer } from './structured-answer.ts';
@@ -623,7 +623,10 @@ async function imageGenerations(request: RecordedRequest, response: ServerRespon
     });
   if (scenario.garbage)
     return void response.writeHead(200, { 'content-type': 'application/json' }).end('{"images": []}');
-  const answer = imagesAnswer(body.prompt, body.n ?? 1, body.quality);
+  const made = imagesAnswer(body.prompt, body.n ?? 1, body.quality);
+  const answer = scenario.notImage
+    ? { ...made, data: made.data.map((item) => ({ ...item, b64_json: notAnImagePage.toString('base64') })) }
+    : made;
   if (body.stream !== true) return writeJson<ImagesAnswer>(response, { status: 200, body: answer });
   response.writeHead(200, { 'content-type': 'text/event-stream' });
   for (const [index, item] of answer.data.entries()) {

@@ -38,7 +38,8 @@ async function delayFor(text: string): Promise<boolean> {
  * (`*_uranus_bigtts`) needs the resource `seed-tts-2.0`, any other `seed-tts-1.0`, or the answer is the
  * provider's permission error inside the stream. Scenarios by text: `fake-error-<status>` (a JSON error with
  * that status), `fake-inband-error` (an error frame after audio), `fake-cut` (the answer ends without its
- * final frame), `fake-slow-<ms>`, `fake-hang`.
+ * final frame), `fake-not-audio` (an error page in place of the audio, the answer otherwise whole),
+ * `fake-slow-<ms>`, `fake-hang`.
  */
 async function unidirectional(request: RecordedRequest, response: ServerResponse): Promise<void> {
   if (request.headers['x-api-key'] !== fakeSpeechKey)
@@ -65,7 +66,9 @@ async function unidirectional(request: RecordedRequest, response: ServerResponse
     format: audio.format,
     sampleRate: audio.sample_rate,
   });
-  const bytes = Buffer.from(spoken.audio, 'base64');
+  const bytes = text.includes('fake-not-audio')
+    ? Buffer.from('<html><body>503 maintenance</body></html>')
+    : Buffer.from(spoken.audio, 'base64');
   const third = Math.ceil(bytes.length / 3);
   for (let start = 0; start < bytes.length; start += third)
     line({ code: 0, message: '', data: bytes.subarray(start, start + third).toString('base64') });

@@ -136,6 +136,22 @@ describe('alpha images through the official openai SDK', () => {
     expect(await heldNanosOf(gateway, accountId)).toBe(0n);
   });
 
+  it('leaves out of a stream, uncharged, an image whose bytes are no picture', async () => {
+    const { key, accountId } = await gateway.createFundedKey({ credits: 1 });
+    const stream = await client(key).images.generate({
+      model: 'seedream',
+      prompt: 'streamed pages fake-not-image',
+      n: 2,
+      stream: true,
+    });
+    const types: string[] = [];
+    for await (const event of stream) types.push(event.type);
+    expect(types).not.toContain('image_generation.completed');
+    await gateway.settled();
+    expect(await balanceNanosOf(gateway, accountId)).toBe(usdToNanos(1));
+    expect(await heldNanosOf(gateway, accountId)).toBe(0n);
+  });
+
   it('a refused request is an SDK error with the envelope, and an upstream error is relayed as it came', async () => {
     const { key } = await gateway.createFundedKey({ credits: 1 });
     await expect(client(key).images.generate({ model: 'no-such-model', prompt: 'x' })).rejects.toMatchObject({

@@ -230,6 +230,22 @@ describe('text-to-speech jobs and the voice catalog', () => {
     expect(await heldNanosOf(gateway, accountId)).toBe(0n);
   });
 
+  it.each(['mp3', 'ogg_opus', 'pcm'])(
+    'a provider answer whose "audio" is an error page (%s asked) fails the job and charges nothing',
+    async (format) => {
+      const { key, accountId } = await gateway.createFundedKey({ credits: 1 });
+      const { generationId } = (
+        await speak(key, { voiceType: 'zh_female_cancan_mars_bigtts', text: 'page fake-not-audio', format })
+      ).json<{ generationId: string }>();
+      const job = await waitForAudio(key, generationId);
+      expect(job.status).toBe('failed');
+      expect(job.error).toMatch(/^the provider output is not audio\/\S+ audio$/);
+      expect(job.audioUrl).toBeUndefined();
+      expect(await balanceNanosOf(gateway, accountId)).toBe(usdToNanos(1));
+      expect(await heldNanosOf(gateway, accountId)).toBe(0n);
+    },
+  );
+
   it.each([
     ['no voiceType', { text: 'hi' }, 'GW_VALIDATION'],
     ['an unknown voice', { voiceType: 'nobody', text: 'hi' }, 'GW_VALIDATION'],

@@ -266,6 +266,19 @@ describe('image jobs through the ModelArk and OpenAI fakes', () => {
     expect(String(edit?.headers['content-type'])).toMatch(/^multipart\/form-data/);
   });
 
+  it('an output whose bytes are no picture (whatever the provider calls it) fails the job, archived and charged nothing', async () => {
+    const { key, accountId } = await gateway.createFundedKey({ credits: 1 });
+    const job = await waitForImageJob(gateway, {
+      key,
+      generationId: await submit(key, { model: 'gpt-image', content: [{ type: 'text', text: 'page fake-not-image' }] }),
+    });
+    expect(job.status).toBe('failed');
+    expect(job.error).toBe('the provider output is not an image');
+    expect(job.result).toBeUndefined();
+    expect(await balanceNanosOf(gateway, accountId)).toBe(usdToNanos(1));
+    expect(await heldNanosOf(gateway, accountId)).toBe(0n);
+  });
+
   it('a provider row runs at most maxConcurrentJobs jobs at once', async () => {
     const { key } = await gateway.createFundedKey({ credits: 1 });
     const ids = await Promise.all(

@@ -124,6 +124,42 @@ describe('Authenticator cache epoch', () => {
     sessions.answer(undefined);
     await expect(next).rejects.toMatchObject({ code: 'GW_INVALID_CREDENTIALS' });
   });
+
+  it('does not cache a key or a session read before its own revocation or sign-out whose event came during the read', async () => {
+    const keys = controllableLookups<CredentialRow | undefined>();
+    const sessions = controllableLookups<SessionRow | undefined>();
+    const authenticator = new Authenticator({
+      secretKeys,
+      apiKeys: { findByLookupHash: keys.lookup },
+      sessions: { findLive: sessions.lookup },
+    });
+    const key = generateApiKey();
+    const readKey = authenticator.authenticate(key, 'bearer');
+    // The key is revoked while its read is on the way back; the revocation's event comes first.
+    authenticator.handleEvent({ type: 'key-changed', keyId: 'key_1' });
+    keys.answer(keyRow(false));
+    await readKey;
+    const nextKey = authenticator.authenticate(key, 'bearer');
+    expect(keys.calls()).toBe(2);
+    keys.answer(keyRow(true));
+    await expect(nextKey).rejects.toMatchObject({ code: 'GW_INVALID_CREDENTIALS' });
+
+    const token = generateSessionToken();
+    const readSession = authenticator.authenticate(token, 'bearer');
+    authenticator.handleEvent({ type: 'session-ended', tokenHash: 'another-or-this' });
+    sessions.answer({
+      id: 'sess_1',
+      accountId: 'acct_1',
+      expiresAt: new Date(Date.now() + 3_600_000),
+      role: 'user',
+      accountDisabledAt: null,
+    });
+    await readSession;
+    const nextSession = authenticator.authenticate(token, 'bearer');
+    expect(sessions.calls()).toBe(2);
+    sessions.answer(undefined);
+    await expect(nextSession).rejects.toMatchObject({ code: 'GW_INVALID_CREDENTIALS' });
+  });
 });
 
 describe('Authenticator and account changes', () => {
