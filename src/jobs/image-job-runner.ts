@@ -88,10 +88,7 @@ export class ImageJobRunner implements JobRunner<'image'> {
         );
       });
       if ('outcome' in sent) return sent.outcome;
-      const kept = await this.keepInline(job, sent.value);
-      // Bytes that are no picture (an error page, a video) are no output: nothing is archived nor charged.
-      if (!kept) return { kind: 'failed', error: notAnImage, costNanos: 0n };
-      upstream = kept;
+      upstream = await this.keepInline(job, sent.value);
       if (!(await context.recordGenerated(upstream))) return { kind: 'lost' };
     }
     return this.archive(job, { request, snapshot, upstream }, context);
@@ -124,25 +121,30 @@ export class ImageJobRunner implements JobRunner<'image'> {
 
   /**
    * Inline outputs go to the store before the answer is recorded, so the job row never carries megabytes of
-   * base64; undefined when one is not an image by its own bytes (whatever type the provider declared).
+   * base64. One that is no picture by its own bytes (whatever type the provider declared) is not kept: it is
+   * a failed output, as one fetched by URL is, neither archived nor charged.
    */
-  private async keepInline(job: ImageJob, result: ImageGenerationResult): Promise<ImageUpstreamResult | undefined> {
-    const inline = result.images.map((image) =>
-      image.output.kind === 'inline' ? Buffer.from(image.output.data, 'base64') : undefined,
-    );
-    const types = inline.map((bytes) => (bytes ? sniffMediaType(bytes) : undefined));
-    if (inline.some((bytes, index) => bytes !== undefined && !types[index]?.startsWith('image/'))) return undefined;
-    const images = await Promise.all(
+  private async keepInline(job: ImageJob, result: ImageGenerationResult): Promise<ImageUpstreamResult> {
+    const failures = [...result.failures];
+    const kept = await Promise.all(
       result.images.map(async (image, index) => {
-        const bytes = inline[index];
-        const mediaType = types[index];
-        if (bytes === undefined || mediaType === undefined) return image;
+        if (image.output.kind !== 'inline') return image;
+        const bytes = Buffer.from(image.output.data, 'base64');
+        const mediaType = sniffMediaType(bytes);
+        if (!mediaType?.startsWith('image/')) {
+          failures.push({
+            index,
+            code: 'ArchiveFailed',
+            message: `output ${index} could not be archived: ${notAnImage}`,
+          });
+          return undefined;
+        }
         const objectKey = this.objectKey(job, index, mediaType);
         await this.options.store.put(objectKey, bytes, mediaType);
         return { ...image, output: { kind: 'stored' as const, objectKey, mediaType } };
       }),
     );
-    return { ...result, images };
+    return { ...result, images: kept.filter((image) => image !== undefined), failures };
   }
 
   private objectKey(job: ImageJob, index: number, mediaType: string): string {

@@ -273,7 +273,7 @@ describe('image jobs through the ModelArk and OpenAI fakes', () => {
       generationId: await submit(key, { model: 'gpt-image', content: [{ type: 'text', text: 'page fake-not-image' }] }),
     });
     expect(job.status).toBe('failed');
-    expect(job.error).toBe('the provider output is not an image');
+    expect(job.error).toBe('output 0 could not be archived: the provider output is not an image');
     expect(job.result).toBeUndefined();
     expect(await balanceNanosOf(gateway, accountId)).toBe(usdToNanos(1));
     expect(await heldNanosOf(gateway, accountId)).toBe(0n);
