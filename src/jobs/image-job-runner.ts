@@ -24,6 +24,10 @@ import { succeeded, UnsendableJob } from './job-runner.ts';
 
 const notAnImage = 'the provider output is not an image';
 
+/** An output whose bytes are no picture: a failure of its own code, which is never charged (`billedByProvider`). */
+const notAnImageCode = 'NotAnImage';
+class NotAnImageError extends Error {}
+
 export interface ImageJobRunnerOptions {
   adapters: AdapterRegistry;
   providers: ReadonlyMap<string, ProviderConfig>;
@@ -134,7 +138,7 @@ export class ImageJobRunner implements JobRunner<'image'> {
         if (!mediaType?.startsWith('image/')) {
           failures.push({
             index,
-            code: 'ArchiveFailed',
+            code: notAnImageCode,
             message: `output ${index} could not be archived: ${notAnImage}`,
           });
           return undefined;
@@ -172,7 +176,7 @@ export class ImageJobRunner implements JobRunner<'image'> {
           : Buffer.from(image.output.data, 'base64');
       // The bytes say what they are: a type the provider declares for bytes that are no picture is not believed.
       mediaType = sniffMediaType(bytes) ?? 'application/octet-stream';
-      if (!mediaType.startsWith('image/')) throw new Error(notAnImage);
+      if (!mediaType.startsWith('image/')) throw new NotAnImageError(notAnImage);
       objectKey = this.objectKey(job, index, mediaType);
       await this.options.store.put(objectKey, bytes, mediaType);
     }
@@ -208,7 +212,7 @@ export class ImageJobRunner implements JobRunner<'image'> {
       } catch (error) {
         failures.push({
           index,
-          code: 'ArchiveFailed',
+          code: error instanceof NotAnImageError ? notAnImageCode : 'ArchiveFailed',
           message: `output ${index} could not be archived: ${error instanceof Error ? error.message : String(error)}`,
         });
       }
@@ -224,7 +228,7 @@ export class ImageJobRunner implements JobRunner<'image'> {
         layers && failures.length > 0
           ? `layer decomposition failed: ${reasons}`
           : reasons || 'the provider returned no image';
-      return { kind: 'failed', error, costNanos: billedByProvider(snapshot, upstream, quality) };
+      return { kind: 'failed', error, costNanos: billedByProvider(snapshot, { upstream, failures }, quality) };
     }
     const images = layers ? layerOrder(archived) : archived.map((output) => output.image);
     const costNanos = imageCostNanos(snapshot, archived.length, quality);
@@ -246,13 +250,18 @@ interface ArchivedOutput {
   box: LayerBox | undefined;
 }
 
-/** A failed job is charged only what the provider reports having made (usually nothing). */
+/**
+ * A failed job is charged only what the provider reports having made (usually nothing), less what it handed over
+ * that was no picture.
+ */
 function billedByProvider(
   snapshot: ImagePriceSnapshot,
-  upstream: ImageUpstreamResult,
+  { upstream, failures }: { upstream: ImageUpstreamResult; failures: readonly ImageFailure[] },
   quality: string | undefined,
 ): bigint {
-  return imageCostNanos(snapshot, Math.max(0, Math.trunc(upstream.usage.generatedImages ?? 0)), quality);
+  const made = Math.max(0, Math.trunc(upstream.usage.generatedImages ?? 0));
+  const noPictures = failures.filter((failure) => failure.code === notAnImageCode).length;
+  return imageCostNanos(snapshot, Math.max(0, made - noPictures), quality);
 }
 
 function sizeOf(size: string | undefined): { width: number; height: number } | undefined {
