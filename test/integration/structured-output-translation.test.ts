@@ -1,3 +1,4 @@
+import { ChatAnthropic } from '@langchain/anthropic';
 import { ChatOpenAI } from '@langchain/openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
@@ -152,6 +153,14 @@ describe('structured output across protocols', () => {
       });
       expect(answer.statusCode, answer.body).toBe(200);
       expect(JSON.stringify(lastBody(fake))).toContain('"description":"Only French cities"');
+    }
+  });
+
+  it("LangChain's Anthropic client gets structured output (a tool forced by name), relayed and translated", async () => {
+    for (const model of ['via-anthropic', 'via-openai', 'via-gemini']) {
+      const chat = new ChatAnthropic({ model, apiKey: key, anthropicApiUrl: `${address}/api/beta`, maxRetries: 0 });
+      const answer = await chat.withStructuredOutput(z.object({ query: z.string() })).invoke('hello there');
+      expect(answer, model).toEqual({ query: 'hello there' });
     }
   });
 
