@@ -1,5 +1,5 @@
 import { countTextTokens } from '../domain/tokenizer.ts';
-import type { ChatStreamEvent } from '../domain/chat.ts';
+import type { ChatStreamEvent, TokenUsage } from '../domain/chat.ts';
 import { OutputLimit } from '../domain/output-limit.ts';
 import type { RelayMeter } from '../providers/provider-adapter.ts';
 import type { MeterLimit } from './metered.ts';
@@ -18,18 +18,12 @@ function outputOf(event: ChatStreamEvent): string {
   return '';
 }
 
-const lengthFinish: ChatStreamEvent = {
-  type: 'finish',
-  finishReason: { unified: 'length', raw: undefined },
-  usage: undefined,
-};
-
 /**
  * The held output limit on canonical events: output passes until what was delivered reaches `maxTokens`; the
- * answer then ends as a `length` finish, which every surface writes as its own (usage left to the gateway's count).
+ * answer then ends as a `length` finish, which every surface writes as its own, with the usage `usageAtLimit` counts.
  * Log probabilities pass for as many tokens as are held.
  */
-export function chatEventLimit(maxTokens: number): MeterLimit<ChatStreamEvent> {
+export function chatEventLimit(maxTokens: number, usageAtLimit: () => TokenUsage): MeterLimit<ChatStreamEvent> {
   const limit = heldOutputLimit(maxTokens);
   // A log probability is one token's: an upstream that sends more than the tokens held is not believed past them.
   let logprobs = 0;
@@ -45,7 +39,9 @@ export function chatEventLimit(maxTokens: number): MeterLimit<ChatStreamEvent> {
       limit.add(output);
       return true;
     },
-    ending: () => [lengthFinish],
+    // The upstream said nothing of the usage of an answer ended here: the client is told the gateway's count,
+    // which is what is billed.
+    ending: () => [{ type: 'finish', finishReason: { unified: 'length', raw: undefined }, usage: usageAtLimit() }],
   };
 }
 

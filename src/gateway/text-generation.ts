@@ -262,9 +262,14 @@ class TextRecipe implements Recipe<TextGenerationInput, TextRow, TextPlan, TextR
     const output = new DeliveredOutput();
     let reported: TokenUsage | undefined;
     let finished = false;
+    // Whether the output limit ended the answer: its usage is then the gateway's own count.
+    let cut = false;
     const events = metered(upstream, {
       // Every completion may use the whole limit, and the hold covers them all.
-      limit: chatEventLimit(maxOutputTokens * choices),
+      limit: chatEventLimit(maxOutputTokens * choices, () => {
+        cut = true;
+        return { inputTokens: promptTokens(plan), outputTokens: countDeliveredTokens(output) };
+      }),
       observe: (event) => {
         if (event.type === 'text-delta') output.add(event.text);
         else if (event.type === 'tool-call-start') output.add(event.name);
@@ -278,7 +283,7 @@ class TextRecipe implements Recipe<TextGenerationInput, TextRow, TextPlan, TextR
         // A stream cut mid-way is charged what it delivered: the prompt and the output counted so far.
         const usage = reported ?? { inputTokens: promptTokens(plan), outputTokens: countDeliveredTokens(output) };
         const status = failed || !finished ? 'failed' : consumerLeft ? 'aborted' : 'succeeded';
-        tokens.settle(status, { usage, counted: reported === undefined });
+        tokens.settle(status, { usage, counted: reported === undefined || cut });
       },
     });
     // Accepted by the model but not carried by the canonical request to another protocol: reported, never silently lost.
@@ -325,10 +330,11 @@ class TextRecipe implements Recipe<TextGenerationInput, TextRow, TextPlan, TextR
         const reading = meterReading(meter, unreadableRelay);
         const status =
           failed || !reading.complete || reading.sawError ? 'failed' : consumerLeft ? 'aborted' : 'succeeded';
-        if (status !== 'failed' && reading.usage)
+        // An answer the output limit ended (`meter.cut`) carries the upstream's usage so far only.
+        if (status !== 'failed' && reading.usage && !meter.cut)
           return tokens.settle(status, { usage: reading.usage, counted: false });
-        // Counted only when needed: an answer without usage, or one cut mid-way, which is charged at least what
-        // it delivered (a stream's running usage may lag its last events).
+        // Counted only when needed: an answer without usage, or one cut mid-way (by the upstream or the limit),
+        // which is charged at least what it delivered (a stream's running usage may lag its last events).
         const output = countDeliveredTokens(reading.output);
         const usage = {
           inputTokens: reading.usage?.inputTokens || promptTokens(plan),

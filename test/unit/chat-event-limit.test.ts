@@ -8,9 +8,10 @@ import { chatEventLimit } from '../../src/gateway/output-limits.ts';
  */
 describe('the output limit on canonical events', () => {
   const text = (value: string): ChatStreamEvent => ({ type: 'text-delta', text: value });
+  const counted = () => ({ inputTokens: 3, outputTokens: 2 });
 
   it('admits output until what was delivered reaches the limit, then refuses output but not the rest', () => {
-    const limit = chatEventLimit(2);
+    const limit = chatEventLimit(2, counted);
     expect(limit.admits(text('hello'))).toBe(true);
     expect(limit.admits(text(' world'))).toBe(true);
     // Two tokens delivered: the limit is reached.
@@ -23,23 +24,37 @@ describe('the output limit on canonical events', () => {
   });
 
   it("counts a tool call's name and its arguments as output", () => {
-    const named = chatEventLimit(1);
+    const named = chatEventLimit(1, counted);
     expect(named.admits({ type: 'tool-call-start', index: 0, id: 'call_1', name: 'lookup' })).toBe(true);
     expect(named.admits({ type: 'tool-call-delta', index: 0, arguments: '{}' })).toBe(false);
-    const argued = chatEventLimit(1);
+    const argued = chatEventLimit(1, counted);
     expect(argued.admits({ type: 'tool-call-delta', index: 0, arguments: '{"q": "weather"}' })).toBe(true);
     expect(argued.admits(text('x'))).toBe(false);
   });
 
   it('lets a single piece through whole even when it passes the limit: output is cut between events', () => {
-    const limit = chatEventLimit(1);
+    const limit = chatEventLimit(1, counted);
     expect(limit.admits(text('a long sentence of many tokens'))).toBe(true);
     expect(limit.admits(text('.'))).toBe(false);
   });
 
-  it('ends the answer as a length finish, its usage left to the gateway', () => {
-    expect(chatEventLimit(1).ending()).toEqual([
-      { type: 'finish', finishReason: { unified: 'length', raw: undefined }, usage: undefined },
+  it("ends the answer as a length finish with the gateway's count of its usage, as the client is told it", () => {
+    expect(chatEventLimit(1, counted).ending()).toEqual([
+      {
+        type: 'finish',
+        finishReason: { unified: 'length', raw: undefined },
+        usage: { inputTokens: 3, outputTokens: 2 },
+      },
     ]);
+  });
+
+  it('lets through log probabilities for as many tokens as are held, and no more', () => {
+    const limit = chatEventLimit(2, counted);
+    const logprobs = (count: number): ChatStreamEvent => ({
+      type: 'logprobs',
+      tokens: Array.from({ length: count }, () => ({ token: 'a', logprob: -1, top: [] })),
+    });
+    expect(limit.admits(logprobs(2))).toBe(true);
+    expect(limit.admits(logprobs(1))).toBe(false);
   });
 });

@@ -318,15 +318,25 @@ export function decodeContents(body: GenerateContentBody): DecodedChat {
   }
   if (typeof body.contents === 'string') messages.push({ role: 'user', content: body.contents });
   else {
+    // Model contents in a row are one turn: the SDK keeps each streamed chunk as a content of its own (a call,
+    // then the last chunk's empty text), where other protocols want one assistant message for the turn.
+    let modelTurn: ChatPart[] | undefined;
+    const endModelTurn = () => {
+      if (modelTurn) messages.push({ role: 'assistant', content: compactContent(modelTurn) });
+      modelTurn = undefined;
+    };
     for (const [index, content] of body.contents.entries()) {
       requireNestingWithin(content.parts, `body.contents.${index}.parts`);
       const parts = partsOf(content.parts, untranslatable, calls);
       if (content.role === 'model') {
-        messages.push({ role: 'assistant', content: compactContent(parts) });
+        modelTurn ??= [];
+        for (const part of parts) modelTurn.push(part);
         continue;
       }
+      endModelTurn();
       messages.push(...userTurn(parts));
     }
+    endModelTurn();
   }
   // An empty list of safety settings asks for nothing (LangChain's Gemini client always sends one): it blocks no upstream.
   if (body.safetySettings !== undefined && body.safetySettings.length > 0) untranslatable.add('safetySettings');

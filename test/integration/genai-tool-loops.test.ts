@@ -1,0 +1,48 @@
+import { GoogleGenAI } from '@google/genai';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startFamilyGateway, type FamilyGateway } from '../support/test-gateway.ts';
+
+/**
+ * @google/genai with its defaults keeps each streamed chunk of an answer as a `model` content of its own (the
+ * call, then the last chunk's empty text): model contents in a row are one turn, which reaches every protocol
+ * as one assistant message, so a streamed tool loop works whichever upstream serves it.
+ */
+describe('@google/genai streamed tool loops on every upstream', () => {
+  let gateway: FamilyGateway;
+  let address: string;
+  let key: string;
+  const parameters = { type: 'object', properties: { query: { type: 'string' } }, required: ['query'] } as const;
+
+  beforeAll(async () => {
+    gateway = await startFamilyGateway();
+    address = await gateway.app.listen({ port: 0, host: '127.0.0.1' });
+    ({ key } = await gateway.createFundedKey({ credits: 5 }));
+  });
+  afterAll(async () => {
+    await gateway?.close();
+  });
+
+  it.each(['via-openai', 'via-anthropic', 'via-gemini'])(
+    'a chat calls, gets the result and answers (%s)',
+    async (model) => {
+      const client = new GoogleGenAI({
+        apiKey: key,
+        httpOptions: { baseUrl: `${address}/api/gamma`, retryOptions: { attempts: 1 } },
+      });
+      const chat = client.chats.create({
+        model,
+        config: { tools: [{ functionDeclarations: [{ name: 'lookup', parametersJsonSchema: parameters }] }] },
+      });
+      const calls = [];
+      for await (const chunk of await chat.sendMessageStream({ message: 'weather in Paris' }))
+        calls.push(...(chunk.functionCalls ?? []));
+      expect(calls).toHaveLength(1);
+      let text = '';
+      const reply = await chat.sendMessageStream({
+        message: [{ functionResponse: { id: calls[0]!.id, name: 'lookup', response: { result: 'sunny' } } }],
+      });
+      for await (const chunk of reply) text += chunk.text ?? '';
+      expect(text).toContain('sunny');
+    },
+  );
+});
