@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { newId } from '../domain/ids.ts';
 import type {
   HoldOutcome,
@@ -19,7 +20,14 @@ export interface LeaseOptions {
    * resolving once they have had the time to, so a request they would strand is tried once more.
    */
   askPeers?: (accountId: string) => Promise<void>;
+  /**
+   * The waits before a settlement that storage refused is sent again (it finds its own record if it had been
+   * written: LedgerRepository.settle). Default: half a second, then 2 s, then 8 s.
+   */
+  settlementRetryMs?: readonly number[];
 }
+
+const defaultSettlementRetryMs = [500, 2_000, 8_000];
 
 type Refusal = Exclude<HoldOutcome, 'ok'>;
 
@@ -186,23 +194,48 @@ export class CreditLeases {
     lease.available += amount - charge;
     lease.inStorage++;
     lease.inStorageNanos += charge;
-    const settled = this.repository.settleFromLease({ ...input, holdId: lease.id });
+    const settled = this.settledInStorage({ ...input, holdId: lease.id });
     return settled.then(
       (settled) => {
         lease.inStorage--;
         lease.inStorageNanos -= charge;
+        // The row no longer held the claim: it was released while this process was silent (its lease swept as
+        // orphaned). What memory counts as available is held by nothing either: the lease admits no more.
+        if (!settled.held) this.forget(lease);
         this.afterChange(lease);
         return settled;
       },
       (error: unknown) => {
-        // Nothing was charged: the lease's row still holds the charge.
+        // Not written, however often sent: the charge stays out of what the lease promises. Its row still holds
+        // it, given back when the lease closes (the request then goes uncharged, once); promised again, the same
+        // credit would serve request after request while storage refuses their settlements.
         lease.inStorage--;
         lease.inStorageNanos -= charge;
-        lease.available += charge;
         this.afterChange(lease);
         throw error;
       },
     );
+  }
+
+  /** A settlement out of a lease, sent again after the waits of `settlementRetryMs` while storage refuses it. */
+  private async settledInStorage(input: SettleInput): Promise<LedgerSettlement> {
+    const waits = this.options.settlementRetryMs ?? defaultSettlementRetryMs;
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await this.repository.settleFromLease(input);
+      } catch (error) {
+        const wait = waits[attempt];
+        if (wait === undefined) throw error;
+        this.onError(error);
+        await sleep(wait);
+      }
+    }
+  }
+
+  /** A lease whose row storage no longer has: it admits nothing more, and the account's next request leases anew. */
+  private forget(lease: Lease): void {
+    lease.available = 0n;
+    if (!lease.retired) this.retire(lease);
   }
 
   release(lease: Lease, amount: bigint): void {
