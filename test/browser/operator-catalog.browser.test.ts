@@ -62,7 +62,7 @@ describe.skipIf(!mustRun)('operator catalog page in Chromium', () => {
     await signIn(page, base, 'catalog-ops@example.com');
     await page.getByRole('navigation', { name: 'Operator' }).getByRole('link', { name: 'Catalog' }).click();
     await expect.poll(heading).toBe('Catalog and prices');
-    expect(await page.evaluate('document.activeElement?.tagName')).toBe('H1');
+    await expect.poll(() => page.evaluate('document.activeElement?.tagName')).toBe('H1');
     await expect.poll(() => row().count()).toBe(1);
     const text = await row().innerText();
     expect(text).toContain('gateway.yaml');

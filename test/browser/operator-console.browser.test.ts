@@ -82,7 +82,8 @@ describe.skipIf(!mustRun)('operator console in Chromium', () => {
     ]);
     await go('Accounts', 'Accounts');
     // Moving to the page puts focus on its heading, as the account pages do.
-    expect(await page.evaluate('document.activeElement?.tagName')).toBe('H1');
+    // (Polled: the page moves focus once it has rendered, which a loaded machine may take a moment to do.)
+    await expect.poll(() => page.evaluate('document.activeElement?.tagName')).toBe('H1');
     // The skip link is the page's first stop, and leads past both navigations to the page's own fields.
     await page.getByRole('link', { name: 'Skip to content' }).focus();
     await page.keyboard.press('Enter');
