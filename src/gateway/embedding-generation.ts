@@ -12,6 +12,7 @@ import {
   type MediaTally,
 } from '../domain/embedding.ts';
 import { GatewayError } from '../domain/errors.ts';
+import { UpstreamUnreachableError } from '../domain/upstream-failure.ts';
 import type { ModelPricing } from '../domain/model-pricing.ts';
 import {
   acceptedParts,
@@ -38,7 +39,12 @@ export interface EmbeddingAnswer {
   /** One vector per input, in input order. */
   vectors: number[][];
   inputTokens: number;
+  /** What the serving row did not take and dropped (`strictParams: false`), as the client named it. */
+  droppedParameters: string[];
 }
+
+/** An answer as a row served it, with the size it was asked for (none where the row drops it). */
+type ServedEmbedding = EmbeddingResult & { dimensionsSent: number | undefined };
 
 /** A row that can embed, with the part types it takes and the dimensions the request asks of it. */
 interface EmbeddingRow extends ServingRow<'embeddings'>, EmbeddingRowInputs {
@@ -86,7 +92,7 @@ function countedTokens(inputs: readonly EmbeddingInput[]): number {
 
 /** The recipe for embeddings: inputs checked and held at a bound no tokenizer passes, media fetched once held. */
 class EmbeddingRecipe
-  implements Recipe<EmbeddingGenerationInput, EmbeddingRow, EmbeddingPlan, EmbeddingResult, EmbeddingAnswer>
+  implements Recipe<EmbeddingGenerationInput, EmbeddingRow, EmbeddingPlan, ServedEmbedding, EmbeddingAnswer>
 {
   readonly modality = 'text';
 
@@ -139,7 +145,8 @@ class EmbeddingRecipe
           return false;
         try {
           row.dimensions = gateDimensions(plan.model.modelId, row.row.capabilities, plan.input);
-          return true;
+          // A row that would drop the size the winner carries answers vectors of another size: no fallback.
+          return row.dimensions !== undefined || winner!.dimensions === undefined;
         } catch {
           return false;
         }
@@ -147,25 +154,29 @@ class EmbeddingRecipe
     ];
   }
 
-  async dispatch(row: EmbeddingRow, plan: EmbeddingPlan): Promise<EmbeddingResult> {
+  async dispatch(row: EmbeddingRow, plan: EmbeddingPlan): Promise<ServedEmbedding> {
     let used = 0;
     try {
-      return await row.adapter.embed(
-        {
-          upstreamModel: row.upstreamModel,
-          inputs: plan.inputs,
-          dimensions: row.dimensions,
-          reportUsage: (tokens) => (used += tokens),
-        },
-        { target: row.target },
+      const result = requireOneSize(
+        await row.adapter.embed(
+          {
+            upstreamModel: row.upstreamModel,
+            inputs: plan.inputs,
+            dimensions: row.dimensions,
+            reportUsage: (tokens) => (used += tokens),
+          },
+          { target: row.target },
+        ),
+        row.dimensions,
       );
+      return { ...result, dimensionsSent: row.dimensions };
     } finally {
       plan.usedByFailures += used;
     }
   }
 
   /** The vectors go out now; the hold covers the cost until the settlement replaces it. */
-  served(result: EmbeddingResult, plan: EmbeddingPlan, charge: Charge): EmbeddingAnswer {
+  served(result: ServedEmbedding, plan: EmbeddingPlan, charge: Charge): EmbeddingAnswer {
     const counted = result.inputTokens === undefined;
     const inputTokens = counted ? countedTokens(plan.inputs) : wholeTokens(result.inputTokens);
     charge.settle('succeeded', embeddingCost(plan.pricing, inputTokens, plan.media), {
@@ -174,7 +185,12 @@ class EmbeddingRecipe
       ...mediaUsage(plan.media),
       ...(counted ? { countedByGateway: true } : {}),
     });
-    return { vectors: result.vectors, inputTokens };
+    const dropped = plan.input.dimensions !== undefined && result.dimensionsSent === undefined;
+    return {
+      vectors: result.vectors,
+      inputTokens,
+      droppedParameters: dropped ? [plan.input.dimensionsField ?? 'dimensions'] : [],
+    };
   }
 
   /**
@@ -257,4 +273,19 @@ function mediaUsage(media: MediaTally): Record<string, number> {
       files: media.files,
     }).filter(([, value]) => value > 0),
   );
+}
+
+/**
+ * An answer's vectors all of one size, the size asked where the row was sent one: vectors of other sizes are a
+ * protocol failure (another row may serve), never passed on as the answer.
+ */
+function requireOneSize(result: EmbeddingResult, dimensions: number | undefined): EmbeddingResult {
+  const size = dimensions ?? result.vectors[0]?.length;
+  const odd = result.vectors.find((vector) => vector.length !== size);
+  if (odd !== undefined)
+    throw new UpstreamUnreachableError(
+      'protocol',
+      `the upstream answered a vector of ${odd.length} values where ${size} were due`,
+    );
+  return result;
 }

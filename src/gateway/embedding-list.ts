@@ -49,12 +49,15 @@ export interface EmbeddingsListRequest {
   encoding: EmbeddingEncoding;
 }
 
-/** Embeds and answers as the list both the alpha surface and the beta extension send; the record names the surface. */
+/**
+ * Embeds and answers as the list both the alpha surface and the beta extension send (the record names the
+ * surface), with what the serving row dropped, for `x-gateway-dropped-parameters`.
+ */
 export async function answerEmbeddingsList(
   embeddings: Pick<EmbeddingGeneration, 'embed'>,
   context: RequestContext,
   request: EmbeddingsListRequest,
-): Promise<EmbeddingsList> {
+): Promise<{ list: EmbeddingsList; droppedParameters: string[] }> {
   const { model, inputs, dimensions, encoding } = request;
   const answer = await embeddings.embed(context, {
     modelId: model,
@@ -62,5 +65,5 @@ export async function answerEmbeddingsList(
     dimensions,
     recordedRequest: { surface: context.surface, endpoint: context.endpoint, model, dimensions },
   });
-  return embeddingList(model, answer, encoding);
+  return { list: embeddingList(model, answer, encoding), droppedParameters: answer.droppedParameters };
 }

@@ -1,3 +1,4 @@
+import { UpstreamUnreachableError } from '../../domain/upstream-failure.ts';
 import { inputText, type EmbeddingRequest, type EmbeddingResult } from '../../domain/embedding.ts';
 import { isEmbeddingsAnswer } from '../../protocols/openai/embeddings.ts';
 import type { CallOptions } from '../provider-adapter.ts';
@@ -26,14 +27,37 @@ export async function openAiEmbeddings(
     isEmbeddingsAnswer,
     'embeddings',
   );
-  const items = answer.data
-    .map((item) => ({ index: item.index ?? 0, vector: item.embedding }))
-    .sort((a, b) => a.index - b.index);
+  const reported = answer.usage?.prompt_tokens;
   return {
-    vectors: requireCount(
-      items.map((item) => item.vector),
-      request.inputs.length,
-    ),
-    inputTokens: answer.usage?.prompt_tokens,
+    vectors: inInputOrder(answer.data, request.inputs.length),
+    // A count below zero is no count: the gateway counts the tokens itself.
+    inputTokens: typeof reported === 'number' && reported >= 0 ? reported : undefined,
   };
+}
+
+/**
+ * The vectors in the inputs' order: each item names its input (`index`), every input once; an answer that
+ * names none is read in order. Indices that repeat or leave an input out are a protocol failure: sorted and
+ * renumbered, they would hand a client vectors of other inputs.
+ */
+function inInputOrder(items: ReadonlyArray<{ index?: number; embedding: number[] }>, count: number): number[][] {
+  if (items.every((item) => item.index === undefined))
+    return requireCount(
+      items.map((item) => item.embedding),
+      count,
+    );
+  const vectors: Array<number[] | undefined> = new Array(count);
+  for (const item of items) {
+    const index = item.index;
+    if (index === undefined || !Number.isInteger(index) || index < 0 || index >= count || vectors[index] !== undefined)
+      throw new UpstreamUnreachableError(
+        'protocol',
+        `the upstream answered embeddings whose indices are not 0 to ${count - 1}, each once`,
+      );
+    vectors[index] = item.embedding;
+  }
+  return requireCount(
+    vectors.filter((vector) => vector !== undefined),
+    count,
+  );
 }

@@ -223,15 +223,16 @@ export const alphaRoutes: FastifyPluginAsyncTypebox<{ services: AlphaServices }>
         ...relaysUpstreamErrors,
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const body = request.body;
       const encoding = embeddingEncoding(body.encoding_format);
-      return answerEmbeddingsList(services.embeddings, requestContextOf(request, 'alpha', 'embeddings'), {
-        model: body.model,
-        inputs: decodeEmbeddingInput(body.input),
-        dimensions: body.dimensions,
-        encoding,
-      });
+      const { list, droppedParameters } = await answerEmbeddingsList(
+        services.embeddings,
+        requestContextOf(request, 'alpha', 'embeddings'),
+        { model: body.model, inputs: decodeEmbeddingInput(body.input), dimensions: body.dimensions, encoding },
+      );
+      reportDroppedParameters(reply, droppedParameters);
+      return list;
     },
   );
 

@@ -142,15 +142,16 @@ export const betaRoutes: FastifyPluginAsyncTypebox<{ services: BetaServices }> =
         ...relaysUpstreamErrors,
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const body = request.body;
       const encoding = embeddingEncoding(body.encoding_format);
-      return answerEmbeddingsList(services.embeddings, requestContextOf(request, 'beta', 'embeddings'), {
-        model: body.model,
-        inputs: decodeBetaEmbeddingInput(body.input),
-        dimensions: body.dimensions,
-        encoding,
-      });
+      const { list, droppedParameters } = await answerEmbeddingsList(
+        services.embeddings,
+        requestContextOf(request, 'beta', 'embeddings'),
+        { model: body.model, inputs: decodeBetaEmbeddingInput(body.input), dimensions: body.dimensions, encoding },
+      );
+      reportDroppedParameters(reply, droppedParameters);
+      return list;
     },
   );
 

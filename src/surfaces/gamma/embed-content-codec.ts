@@ -13,6 +13,9 @@ function refuse(message: string): never {
 }
 
 function partOf(part: Part, where: string): EmbeddingPart {
+  // The protocol's part holds one kind of data: a part with two would lose one of them here.
+  if (part.text !== undefined && part.inlineData !== undefined)
+    refuse(`${where} must hold one kind of data: text or inlineData, not both`);
   if (part.text !== undefined) {
     if (part.text === '') refuse(`${where}.text must not be empty`);
     return { type: 'text', text: part.text };

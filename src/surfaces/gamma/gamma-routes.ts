@@ -231,6 +231,7 @@ const versionRoutes: FastifyPluginAsyncTypebox<{ services: GammaServices }> = as
           dimensionsField: 'outputDimensionality',
           recordedRequest: { surface: 'gamma', endpoint: action, model: modelId, dimensions: decoded.dimensions },
         });
+        reportDroppedParameters(reply, answer.droppedParameters);
         const vectors = answer.vectors.map((values) => ({ values }));
         return action === 'embedContent' ? { embedding: vectors[0] } : { embeddings: vectors };
       }
