@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
+import { DatabaseClock, serverTime } from './storage/database-clock.ts';
 import { CreditLedger } from './billing/credit-ledger.ts';
 import { UsageHistory } from './billing/usage-history.ts';
 import { effectiveRateLimits, KeyRateLimiter, RateLimitStore } from './billing/rate-limits.ts';
@@ -244,7 +245,21 @@ export async function openCore(options: CoreOptions): Promise<Core> {
     maxRetries: config.upstream.maxRetries,
     traced: config.telemetry.otlpEndpoint !== undefined,
   };
+  // Processes sharing the database charge spend windows by the database's clock (database-clock.ts).
+  const sharedClock = storage.soleOwner ? undefined : new DatabaseClock(() => serverTime(storage.db));
+  await sharedClock?.sync();
+  const clockSync =
+    sharedClock &&
+    setInterval(
+      () =>
+        void sharedClock
+          .sync()
+          .catch((error: unknown) => logger.warn({ err: error }, 'could not read the database clock')),
+      config.ledger.heartbeatSeconds * 1000,
+    );
+  clockSync?.unref();
   const ledger = new CreditLedger(ledgerRepository, instanceId, {
+    ...(sharedClock ? { clock: () => sharedClock.now() } : {}),
     leases: {
       maxLeaseNanos: config.ledger.leaseMaxNanos,
       idleMs: config.ledger.leaseIdleMs,
@@ -260,7 +275,7 @@ export async function openCore(options: CoreOptions): Promise<Core> {
     reportFailure: (error, reservation) =>
       logger.error(
         { err: error, holdId: reservation.id },
-        'storage refused to settle or release a hold (a settlement that failed has its credit given back where storage allows)',
+        'storage refused to settle or release a hold: its credit stays held, promised to no other request, until its lease closes or this process stops',
       ),
     reportLeaseFailure: (error) =>
       logger.error(
@@ -533,6 +548,7 @@ export async function openCore(options: CoreOptions): Promise<Core> {
     store,
     instanceId,
     close: async () => {
+      clearInterval(clockSync);
       unsubscribe();
       await retention.stop();
       await ledger.close().catch((error: Error) => logger.error({ err: error }, 'could not give back leased credit'));
