@@ -31,7 +31,10 @@ function linearIn<T>(workOn: (size: number) => () => T): T {
   };
   const part = best(items / 16);
   const whole = best(items);
-  expect(whole.fastest / Math.max(part.fastest, 0.01)).toBeLessThan(150);
+  // A part faster than a millisecond reads as one: on a fast machine its time is mostly noise (a collection, a
+  // compilation), which divided into the whole's made a linear decoder read 195 in a busy run; a quadratic one
+  // takes seconds on the whole, which a millisecond's floor does not hide.
+  expect(whole.fastest / Math.max(part.fastest, 1)).toBeLessThan(150);
   return whole.result;
 }
 
