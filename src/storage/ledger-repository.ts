@@ -1,11 +1,11 @@
-import { DrizzleQueryError, eq, sql } from 'drizzle-orm';
-import pg from 'pg';
+import { eq, sql } from 'drizzle-orm';
 import Type from 'typebox';
 import { Compile } from 'typebox/compile';
 import type { RecordedGeneration } from '../domain/generation-route.ts';
 import { queryRows, type Database, type Storage } from './database.ts';
 import { currentSpend } from '../domain/spend-windows.ts';
 import { accounts, apiKeys, gatewayInstances, generations, holds } from './schema.ts';
+import { serverErrorOf } from './logged-errors.ts';
 import { StatementBatcher } from './statement-batcher.ts';
 
 export type HoldOutcome = 'ok' | 'balance' | 'daily' | 'weekly' | 'monthly' | 'total' | 'key_inactive';
@@ -92,11 +92,7 @@ const settlementLimits = { maxBatch: 64, maxInFlight: 1 };
  * Whether the database itself answered a statement's error, which rolled its transaction back; an error of the
  * connection (lost, timed out) leaves unknown whether it committed.
  */
-function answeredByDatabase(error: unknown): boolean {
-  return (
-    error instanceof pg.DatabaseError || (error instanceof DrizzleQueryError && error.cause instanceof pg.DatabaseError)
-  );
-}
+const answeredByDatabase = (error: unknown): boolean => serverErrorOf(error) !== undefined;
 
 /** Where settlements are taken from: the hold rows of their own (`lease: false`) or the account's leases. */
 interface SettlementSource {

@@ -57,19 +57,27 @@ function serverFields(error: pg.DatabaseError): Omit<LoggedStorageError, 'type' 
   return fields;
 }
 
+/**
+ * The database server's own answer inside a storage error (bare, or the cause of a failed query): present when
+ * the server refused the statement, which rolled its transaction back; absent for a connection's failure.
+ */
+export function serverErrorOf(error: unknown): pg.DatabaseError | undefined {
+  if (error instanceof pg.DatabaseError) return error;
+  return error instanceof DrizzleQueryError && error.cause instanceof pg.DatabaseError ? error.cause : undefined;
+}
+
 /** The storage error as a log line shows it, or undefined when `error` is none (a failed query or a server error). */
 export function describeStorageError(error: unknown): LoggedStorageError | undefined {
   if (error instanceof DrizzleQueryError) {
-    const cause: unknown = error.cause;
-    const server = cause instanceof pg.DatabaseError ? serverFields(cause) : {};
+    const cause = serverErrorOf(error);
+    const server = cause ? serverFields(cause) : {};
     const statement = statementHead.exec(error.query)?.[1]?.toLowerCase();
     const table = server.table ?? statementTable.exec(error.query)?.[1];
-    const reason =
-      cause instanceof pg.DatabaseError
-        ? withoutValue(cause.message)
-        : cause instanceof Error
-          ? cause.name
-          : 'unknown cause';
+    const reason = cause
+      ? withoutValue(cause.message)
+      : error.cause instanceof Error
+        ? error.cause.name
+        : 'unknown cause';
     const message = `storage query failed${statement ? ` (${statement}${table ? ` on ${table}` : ''})` : ''}: ${reason}`;
     return {
       type: 'StorageQueryError',
