@@ -338,6 +338,14 @@ export function wholeTokens(count: unknown): number {
 }
 
 /**
+ * A count an upstream reported, or undefined when it reported none: a value that is not a number, or is below
+ * zero, is no count (the gateway then counts itself), never a count of nothing.
+ */
+export function reportedTokens(count: unknown): number | undefined {
+  return typeof count === 'number' && count >= 0 ? count : undefined;
+}
+
+/**
  * Counts an upstream reports in parts of one whole (cached input, thinking output), added up. Each part is made
  * whole first, so a negative part cannot take away from the others, and the sum stops at the largest count.
  */

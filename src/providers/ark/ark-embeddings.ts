@@ -1,3 +1,4 @@
+import { reportedTokens } from '../../domain/chat.ts';
 import type { EmbeddingInput, EmbeddingPart, EmbeddingRequest, EmbeddingResult } from '../../domain/embedding.ts';
 import {
   isMultimodalEmbeddingsAnswer,
@@ -51,9 +52,7 @@ export async function arkEmbeddings(
       isMultimodalEmbeddingsAnswer,
       'an embedding',
     );
-    const reported = answer.usage?.prompt_tokens;
-    // JSON numbers are finite; a count of another type or below zero is no count.
-    const tokens = typeof reported === 'number' && reported >= 0 ? reported : undefined;
+    const tokens = reportedTokens(answer.usage?.prompt_tokens);
     if (tokens !== undefined) request.reportUsage?.(tokens);
     return { vector: answer.data.embedding, tokens };
   };

@@ -1,3 +1,4 @@
+import { reportedTokens } from '../../domain/chat.ts';
 import { UpstreamUnreachableError } from '../../domain/upstream-failure.ts';
 import { inputText, type EmbeddingRequest, type EmbeddingResult } from '../../domain/embedding.ts';
 import { isEmbeddingsAnswer } from '../../protocols/openai/embeddings.ts';
@@ -27,11 +28,9 @@ export async function openAiEmbeddings(
     isEmbeddingsAnswer,
     'embeddings',
   );
-  const reported = answer.usage?.prompt_tokens;
   return {
     vectors: inInputOrder(answer.data, request.inputs.length),
-    // A count below zero is no count: the gateway counts the tokens itself.
-    inputTokens: typeof reported === 'number' && reported >= 0 ? reported : undefined,
+    inputTokens: reportedTokens(answer.usage?.prompt_tokens),
   };
 }
 
