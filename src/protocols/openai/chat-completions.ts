@@ -311,6 +311,19 @@ export function objectRootSchema(schema: Readonly<Record<string, unknown>>): boo
  * that holds answers to any schema may not be one; the protocol refuses it as strict.
  */
 export function strictSchema(schema: Readonly<Record<string, unknown>>): boolean {
+  // A request's schema is asked about by the capability check, the dropped-parameter check and the encoding:
+  // it is walked once.
+  let known = strictness.get(schema);
+  if (known === undefined) {
+    known = walksStrict(schema);
+    strictness.set(schema, known);
+  }
+  return known;
+}
+
+const strictness = new WeakMap<object, boolean>();
+
+function walksStrict(schema: Readonly<Record<string, unknown>>): boolean {
   if (!objectRootSchema(schema)) return false;
   // A walk with a list of its own, each node once, each child pushed alone: linear in the schema's size, however
   // wide or deep a client makes it.
