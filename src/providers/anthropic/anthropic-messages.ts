@@ -8,7 +8,6 @@ import {
   type ChatRequest,
   type ChatStreamEvent,
   type FinishReason,
-  type ResponseFormat,
   type ToolChoice,
   type ToolDefinition,
 } from '../../domain/chat.ts';
@@ -133,21 +132,18 @@ const jsonAnswerTool: ToolDefinition = {
   parameters: { type: 'object' },
 };
 
-/** The JSON Schema of an answer the protocol's own format (`output_config.format`) carries. */
-function nativeSchema(format: ResponseFormat | undefined): Readonly<Record<string, unknown>> | undefined {
-  return describedSchema(format);
-}
-
 /** Whether the answer is asked for through the forced json_answer tool, whose input then is the answer's text. */
 function answersThroughTool({ responseFormat }: ChatRequest): boolean {
-  return responseFormat !== undefined && responseFormat.type !== 'text' && nativeSchema(responseFormat) === undefined;
+  return (
+    responseFormat !== undefined && responseFormat.type !== 'text' && describedSchema(responseFormat) === undefined
+  );
 }
 
 export function anthropicCarries(name: ChatParameterName, request: ChatRequest): boolean {
   // Parallel calls are switched off on the tool choice, which the protocol takes only with tools.
   if (name === 'parallelToolCalls') return request.tools !== undefined;
   // The protocol's own JSON format constrains the answer to its schema: strict, as structured outputs ask.
-  if (name === 'structuredOutputs') return nativeSchema(request.responseFormat) !== undefined;
+  if (name === 'structuredOutputs') return describedSchema(request.responseFormat) !== undefined;
   // Forcing the answer's tool would take the client's own tools away, and thinking refuses a forced tool.
   if (name === 'responseFormat')
     return !answersThroughTool(request) || (request.tools === undefined && request.thinking?.type !== 'enabled');
@@ -168,7 +164,7 @@ export function encodeMessagesRequest(request: ChatRequest): MessagesRequest {
   if (request.temperature !== undefined) body.temperature = request.temperature;
   if (request.topP !== undefined) body.top_p = request.topP;
   if (request.stop !== undefined) body.stop_sequences = [...request.stop];
-  const schema = nativeSchema(request.responseFormat);
+  const schema = describedSchema(request.responseFormat);
   if (schema !== undefined) body.output_config = { format: { type: 'json_schema', schema } };
   const throughTool = answersThroughTool(request);
   const tools = throughTool ? [jsonAnswerTool] : request.tools;
