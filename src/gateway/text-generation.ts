@@ -287,7 +287,12 @@ class TextRecipe implements Recipe<TextGenerationInput, TextRow, TextPlan, TextR
       },
     });
     // Accepted by the model but not carried by the canonical request to another protocol: reported, never silently lost.
-    const sent = { ...input.gatedParameters, ...input.ungatedParameters };
+    // A format the client's protocol holds strictly (`heldFormat`) asks for structured outputs as its own parameters do.
+    const sent: Readonly<Record<string, unknown>> = {
+      structuredOutputs: input.structuredOutputs,
+      ...input.gatedParameters,
+      ...input.ungatedParameters,
+    };
     const notCarried = Object.keys(sent).filter((name) => sent[name] !== undefined && !carries(route, request, name));
     return {
       kind: 'events',

@@ -80,11 +80,7 @@ export function gatedParametersOf(body: MessagesRequest): Record<string, unknown
  * protocol's own models take them, but named when a translated call has no place for them.
  */
 export function ungatedParametersOf(body: MessagesRequest): Record<string, unknown> {
-  return {
-    ...(parallelToolCallsOf(body.tool_choice) === false ? { parallelToolCalls: false } : {}),
-    // A schema format is held strictly: a protocol that cannot hold this one so names it as dropped.
-    ...(outputFormatOf(body) ? { structuredOutputs: true } : {}),
-  };
+  return parallelToolCallsOf(body.tool_choice) === false ? { parallelToolCalls: false } : {};
 }
 
 /** `tool_choice.disable_parallel_tool_use: true` is the other protocols' parallel tool calls switched off. */

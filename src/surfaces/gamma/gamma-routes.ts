@@ -260,8 +260,6 @@ const versionRoutes: FastifyPluginAsyncTypebox<{ services: GammaServices }> = as
         stop: config.stopSequences,
         choices: config.candidateCount,
         gatedParameters: gatedParametersOf(body),
-        // A schema format is held strictly: a protocol that cannot hold this one so names it as dropped.
-        ...(decoded.responseFormat?.type === 'json_schema' ? { ungatedParameters: { structuredOutputs: true } } : {}),
         fieldNames: fieldNamesOfBody(body),
         notTranslated: withDecoded(unnamedFields(body, GenerateContentRequest), decoded.notTranslated),
         recordedRequest: { surface: 'gamma', endpoint: action, model: modelId, stream: streaming },
