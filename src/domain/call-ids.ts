@@ -13,12 +13,6 @@ const maxSignatureCharacters = 32_768;
 const standardBase64 = /^[A-Za-z0-9+/]+={0,2}$/;
 
 /**
- * Google's documented stand-in for a signature the gateway does not have (a conversation begun with another
- * model, a call another client made): Gemini then skips the check instead of refusing the turn.
- */
-export const unsignedTurnSignature = 'skip_thought_signature_validator';
-
-/**
  * The id a client is given for a call: its own, with the signature in base64url (the characters every
  * protocol's ids allow, Anthropic's `^[a-zA-Z0-9_-]+$` included). A signature that is not standard base64 is
  * not carried.
@@ -45,10 +39,4 @@ export function callOfId(id: string): { id: string; signature?: string } {
   const carried = id.slice(at + separator.length);
   const base64 = carried.replaceAll('-', '+').replaceAll('_', '/');
   return { id: id.slice(0, at), signature: base64.padEnd(Math.ceil(base64.length / 4) * 4, '=') };
-}
-
-/** Whether the upstream model is of the generations that refuse an unsigned turn of calls (Gemini 3 and later). */
-export function signsCallTurns(upstreamModel: string): boolean {
-  const major = /^(?:models\/)?gemini-(\d+)/.exec(upstreamModel)?.[1];
-  return major !== undefined && Number(major) >= 3;
 }

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { finishReasonOf } from '../../src/protocols/anthropic/messages.ts';
 import type { FakeServer } from '../fakes/fake-server.ts';
-import { callOfId, signedCallId, signsCallTurns } from '../../src/domain/call-ids.ts';
+import { callOfId, signedCallId } from '../../src/domain/call-ids.ts';
+import { signsCallTurns } from '../../src/protocols/gemini/content.ts';
 import { fakeThoughtSignature } from '../fakes/gemini-fake.ts';
 import { modelYaml, startFamilyGateway, type FamilyGateway } from '../support/test-gateway.ts';
 

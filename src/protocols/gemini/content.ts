@@ -57,3 +57,15 @@ export const AnswerContent = Type.Object({
   role: Type.Optional(Type.String()),
   parts: Type.Optional(Type.Array(Part)),
 });
+
+/**
+ * Google's documented stand-in for a signature the gateway does not have (a conversation begun with another
+ * model, a call another client made): Gemini then skips the check instead of refusing the turn.
+ */
+export const unsignedTurnSignature = 'skip_thought_signature_validator';
+
+/** Whether the upstream model is of the generations that refuse an unsigned turn of calls (Gemini 3 and later). */
+export function signsCallTurns(upstreamModel: string): boolean {
+  const major = /^(?:models\/)?gemini-(\d+)/.exec(upstreamModel)?.[1];
+  return major !== undefined && Number(major) >= 3;
+}

@@ -16,7 +16,13 @@ import {
 } from '../../domain/chat.ts';
 import { newId } from '../../domain/ids.ts';
 import { UpstreamUnreachableError } from '../../domain/upstream-failure.ts';
-import type { Content, JsonObject, Part } from '../../protocols/gemini/content.ts';
+import {
+  signsCallTurns,
+  unsignedTurnSignature,
+  type Content,
+  type JsonObject,
+  type Part,
+} from '../../protocols/gemini/content.ts';
 import {
   blockedPromptFinish,
   finishReasonOf,
@@ -29,7 +35,7 @@ import {
 } from '../../protocols/gemini/generate-content.ts';
 import type { CallOptions } from '../provider-adapter.ts';
 import { decodeSse } from '../shared/sse-decoder.ts';
-import { callOfId, signedCallId, signsCallTurns, unsignedTurnSignature } from '../../domain/call-ids.ts';
+import { callOfId, signedCallId } from '../../domain/call-ids.ts';
 import type { UpstreamHttp } from '../shared/upstream-http.ts';
 import { askedChoice, checkedEvent } from '../shared/wire-data.ts';
 
