@@ -245,8 +245,10 @@ export async function openCore(options: CoreOptions): Promise<Core> {
     maxRetries: config.upstream.maxRetries,
     traced: config.telemetry.otlpEndpoint !== undefined,
   };
-  // Processes sharing the database charge spend windows by the database's clock (database-clock.ts).
+  // Processes sharing the database date holds, records, jobs and deliveries by the database's clock
+  // (database-clock.ts): spend windows and the claims' `now()` then agree across processes.
   const sharedClock = storage.soleOwner ? undefined : new DatabaseClock(() => serverTime(storage.db));
+  const clocked = sharedClock ? { clock: () => sharedClock.now() } : {};
   await sharedClock?.sync();
   const clockSync =
     sharedClock &&
@@ -259,7 +261,7 @@ export async function openCore(options: CoreOptions): Promise<Core> {
     );
   clockSync?.unref();
   const ledger = new CreditLedger(ledgerRepository, instanceId, {
-    ...(sharedClock ? { clock: () => sharedClock.now() } : {}),
+    ...clocked,
     leases: {
       maxLeaseNanos: config.ledger.leaseMaxNanos,
       idleMs: config.ledger.leaseIdleMs,
@@ -337,6 +339,7 @@ export async function openCore(options: CoreOptions): Promise<Core> {
       .catch((error: Error) => logger.error({ err: error, jobId }, 'could not announce a finished job'));
   };
   worker = new JobWorker({
+    ...clocked,
     jobs: mediaJobs,
     maxDurationOverrun: config.limits.maxDurationOverrun,
     runners: {
@@ -378,6 +381,7 @@ export async function openCore(options: CoreOptions): Promise<Core> {
       logger.error({ err: error, jobId }, 'media job failed inside the gateway; its claim runs out and it is resumed'),
   });
   const submission = new JobSubmission({
+    ...clocked,
     jobs: mediaJobs,
     ledger,
     waiters,
@@ -401,6 +405,7 @@ export async function openCore(options: CoreOptions): Promise<Core> {
   });
   const links = new MediaLinks(store, config.media.linkTtlSeconds, environment.configuredPublicBaseUrl);
   const retention = new MediaRetention({
+    ...clocked,
     jobs: mediaJobs,
     store,
     intervalMs: retentionSweepMs,
@@ -422,6 +427,7 @@ export async function openCore(options: CoreOptions): Promise<Core> {
     wake: () => webhookWorker?.wake(),
   });
   webhookWorker = new WebhookDeliveryWorker({
+    ...clocked,
     deliveries: webhooksRepository,
     send: (message) => webhookSender.send(message),
     secretOf: (sealed) => webhooks.secretOf(sealed),

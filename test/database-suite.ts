@@ -42,6 +42,7 @@ export const databaseSuite = [
   'test/integration/runtime-catalog.test.ts',
   'test/integration/settlement-batch.test.ts',
   'test/integration/settlement-property.test.ts',
+  'test/integration/skewed-clock.test.ts',
   'test/integration/unreadable-jobs.test.ts',
   'test/integration/unstorable-text.test.ts',
   'test/integration/video.test.ts',
