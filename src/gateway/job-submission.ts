@@ -7,6 +7,7 @@ import type { RoutingStrategyName } from '../domain/generation-route.ts';
 import type { MediaJobInput } from '../domain/media-job.ts';
 import type { MediaKind } from '../domain/usage-modalities.ts';
 import type { JobWaiters } from '../jobs/job-waiters.ts';
+import { endedPastDeadlineMs } from '../jobs/job-worker.ts';
 import type {
   MediaAssetRow,
   MediaJobRow,
@@ -18,8 +19,8 @@ import type { Caller, RequestContext } from '../domain/request-context.ts';
 import type { NamedAsset } from './image-request-check.ts';
 
 export interface JobSubmissionDependencies {
-  jobs: MediaJobsRepository;
-  ledger: CreditLedger;
+  jobs: Pick<MediaJobsRepository, 'submit' | 'find' | 'findAssets'>;
+  ledger: Pick<CreditLedger, 'freeLeasedCredit'>;
   waiters: JobWaiters;
   config: JobsConfig;
   /** Tells the workers of every process that jobs were queued. */
@@ -38,9 +39,12 @@ export type JobToSubmit = MediaJobInput & {
   strategy?: RoutingStrategyName;
 };
 
-/** How long a request waits for its job to end, and the signal of a client gone meanwhile. */
+/**
+ * How long a request waits for its job to end (without `waitMs`, until it ends: at most until its deadline has
+ * passed by `endedPastDeadlineMs`), and the signal of a client gone meanwhile.
+ */
 export interface JobWait {
-  waitMs: number;
+  waitMs?: number;
   signal?: AbortSignal;
 }
 
@@ -111,16 +115,18 @@ export class JobSubmission {
     return owned;
   }
 
-  /** Waits up to `waitMs` for the job to end; answers it as it is then. */
+  /** Waits for the job to end, as long as `wait` says; answers it as it is then. */
   async waitFor(
     caller: Caller,
     { generationId, kind }: { generationId: string; kind: MediaKind },
     { waitMs, signal }: JobWait,
   ): Promise<ReadJobRow> {
-    const deadline = Date.now() + waitMs;
+    let until: number | undefined = waitMs === undefined ? undefined : this.clock().getTime() + waitMs;
     for (;;) {
       const job = await this.find(caller, generationId, kind);
-      const left = deadline - Date.now();
+      // A job that succeeds within its grace past the deadline is charged: a request waiting for it sees it end.
+      until ??= job.deadlineAt.getTime() + endedPastDeadlineMs;
+      const left = until - this.clock().getTime();
       if (job.state === 'succeeded' || job.state === 'failed' || left <= 0 || signal?.aborted) return job;
       // The notification is the fast path; the re-read a second later covers one that was lost.
       await this.dependencies.waiters.wait(generationId, Math.min(left, 1_000), signal);

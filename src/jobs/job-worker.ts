@@ -21,6 +21,9 @@ import { unsentOutcome } from './upstream-errors.ts';
 /** How long past its deadline a run may take to wind down (a video task's cancel, say) before the job fails without it. */
 const deadlineGraceMs = 1500;
 
+/** How long after its deadline a job has ended for sure: the worker's grace, then time for its settlement's writes. */
+export const endedPastDeadlineMs = deadlineGraceMs + 10_000;
+
 /** What the worker needs of the jobs' storage. */
 export type WorkerJobs = Pick<
   MediaJobsRepository,

@@ -1,12 +1,15 @@
 /**
  * The job worker holds a job to its deadline whatever its runner does: a runner whose call ignores the deadline's
  * signal is given up a moment after it and the job failed (the runner's later writes changing nothing), and a
- * runner whose aborted call asks for a retry fails for its time instead of being queued again.
+ * runner whose aborted call asks for a retry fails for its time instead of being queued again. A request waiting
+ * for its job (OpenAI's image route) waits until it ends, the grace past the deadline included.
  */
 import { describe, expect, it } from 'vitest';
 import type { JobsConfig } from '../../src/config/load-config.ts';
 import type { JobContext, JobOutcome, JobRunner } from '../../src/jobs/job-runner.ts';
+import { JobWaiters } from '../../src/jobs/job-waiters.ts';
 import { JobWorker, type JobWorkerOptions, type WorkerJobs } from '../../src/jobs/job-worker.ts';
+import { JobSubmission } from '../../src/gateway/job-submission.ts';
 import type { JobSettlement, MediaJobRow } from '../../src/storage/media-jobs-repository.ts';
 import { UpstreamUnreachableError } from '../../src/domain/upstream-failure.ts';
 import { quietResilience } from '../support/quiet-resilience.ts';
@@ -60,6 +63,11 @@ function jobRow(deadlineAt: Date): MediaJobRow {
 /** One job, claimed once; its writes recorded. */
 class OneJob implements WorkerJobs {
   claimed = false;
+  /** The job as a read of its row finds it: in its settled state once settled. */
+  read = (): Promise<MediaJobRow> => {
+    const settled = this.settlements.at(-1)?.settlement;
+    return Promise.resolve(settled ? { ...this.job, state: settled.state } : this.job);
+  };
   readonly writes: string[] = [];
   readonly settlements: Array<{ settlement: JobSettlement; at: number }> = [];
   constructor(readonly job: MediaJobRow) {}
@@ -92,9 +100,9 @@ async function runOne(
   runner: (context: JobContext) => Promise<JobOutcome>,
   deadlineInMs: number,
   dispatch: Pick<JobWorkerOptions, 'resilience' | 'rowsOf'> = { resilience: quietResilience(), rowsOf: () => [] },
+  jobs = new OneJob(jobRow(new Date(Date.now() + deadlineInMs))),
 ): Promise<{ jobs: OneJob; deadlineAt: number; finished: number }> {
-  const deadlineAt = Date.now() + deadlineInMs;
-  const jobs = new OneJob(jobRow(new Date(deadlineAt)));
+  const deadlineAt = jobs.job.deadlineAt.getTime();
   let finish: (at: number) => void = () => undefined;
   const finished = new Promise<number>((resolve) => (finish = resolve));
   const imageRunner: JobRunner<'image'> = { run: (_job, context) => runner(context) };
@@ -106,7 +114,10 @@ async function runOne(
     ...dispatch,
     owner: 'me',
     config: { ...config },
-    onFinished: () => finish(Date.now()),
+    onFinished: (jobId) => {
+      waiters.finished(jobId);
+      finish(Date.now());
+    },
     onError: (error) => {
       throw error;
     },
@@ -116,6 +127,9 @@ async function runOne(
   await worker.stop(0);
   return { jobs, deadlineAt, finished: at };
 }
+
+/** Requests of this file waiting for their jobs, woken as the worker finishes them. */
+const waiters = new JobWaiters();
 
 describe('job deadlines in the worker', () => {
   it('gives up a runner that ignores the deadline, fails its job moments after, and ignores its late writes', async () => {
@@ -143,6 +157,44 @@ describe('job deadlines in the worker', () => {
     await new Promise((resolve) => setTimeout(resolve, 20));
     expect(late).toBe(false);
     expect(jobs.writes).toEqual(['sent']);
+  });
+
+  it('keeps a request waiting for its job until a run that ends in the grace past its deadline has settled', async () => {
+    const jobs = new OneJob(jobRow(new Date(Date.now() + 200)));
+    const submission = new JobSubmission({
+      jobs: {
+        find: jobs.read,
+        submit: () => Promise.reject(new Error('nothing is submitted here')),
+        findAssets: () => Promise.resolve([]),
+      },
+      ledger: { freeLeasedCredit: () => Promise.resolve() },
+      waiters,
+      config,
+      announce: () => undefined,
+    });
+    // The request waits as OpenAI's image route does: until its job ends.
+    const waited = submission.waitFor(
+      { accountId: 'acct', apiKeyId: null },
+      { generationId: jobs.job.id, kind: 'image' },
+      {},
+    );
+    const { deadlineAt, finished } = await runOne(
+      async (context) => {
+        await context.dispatch(async (_row, markSent) => {
+          await markSent();
+          // A call that ignores the deadline's signal and ends well within the grace after it.
+          await new Promise((resolve) => setTimeout(resolve, jobs.job.deadlineAt.getTime() + 500 - Date.now()));
+        });
+        return { kind: 'succeeded', result: {}, usage: {}, costNanos: 1000n, assets: [] };
+      },
+      200,
+      undefined,
+      jobs,
+    );
+    expect(finished).toBeGreaterThan(deadlineAt);
+    expect(jobs.settlements.map(({ settlement }) => settlement.state)).toEqual(['succeeded']);
+    // Charged, and the request that waited for it sees it so.
+    expect((await waited).state).toBe('succeeded');
   });
 
   it('fails a job whose aborted call asks for a retry, instead of queueing it again', async () => {

@@ -278,10 +278,8 @@ export const alphaRoutes: FastifyPluginAsyncTypebox<{ services: AlphaServices }>
       reportDroppedParameters(reply, [...droppedParameters, ...untranslatedFields(body)]);
       const gone = new AbortController();
       request.raw.socket?.once('close', () => gone.abort());
-      const job = await services.images.waitFor(context, generationId, {
-        waitMs: services.config.jobs.maxJobSeconds * 1000,
-        signal: gone.signal,
-      });
+      // OpenAI's image calls answer the images: the request waits for its job to end, however long it runs.
+      const job = await services.images.waitFor(context, generationId, { signal: gone.signal });
       const view = await services.images.view(job, requestBaseUrl(request));
       if (view.status !== 'succeeded' || !view.result) {
         throw new GatewayError(
