@@ -99,8 +99,10 @@ class OneJob implements WorkerJobs {
 async function runOne(
   runner: (context: JobContext) => Promise<JobOutcome>,
   deadlineInMs: number,
-  dispatch: Pick<JobWorkerOptions, 'resilience' | 'rowsOf'> = { resilience: quietResilience(), rowsOf: () => [] },
-  jobs = new OneJob(jobRow(new Date(Date.now() + deadlineInMs))),
+  {
+    dispatch = { resilience: quietResilience(), rowsOf: () => [] },
+    jobs = new OneJob(jobRow(new Date(Date.now() + deadlineInMs))),
+  }: { dispatch?: Pick<JobWorkerOptions, 'resilience' | 'rowsOf'>; jobs?: OneJob } = {},
 ): Promise<{ jobs: OneJob; deadlineAt: number; finished: number }> {
   const deadlineAt = jobs.job.deadlineAt.getTime();
   let finish: (at: number) => void = () => undefined;
@@ -188,8 +190,7 @@ describe('job deadlines in the worker', () => {
         return { kind: 'succeeded', result: {}, usage: {}, costNanos: 1000n, assets: [] };
       },
       200,
-      undefined,
-      jobs,
+      { jobs },
     );
     expect(finished).toBeGreaterThan(deadlineAt);
     expect(jobs.settlements.map(({ settlement }) => settlement.state)).toEqual(['succeeded']);
@@ -233,7 +234,7 @@ describe('job deadlines in the worker', () => {
         return 'outcome' in sent ? sent.outcome : { kind: 'failed', error: 'served', costNanos: 0n };
       },
       300,
-      { resilience, rowsOf: () => rows },
+      { dispatch: { resilience, rowsOf: () => rows } },
     );
     expect(sentTo).toEqual(['p']);
     expect(resilience.breakers.available(rows[0]!)).toBe(true);
