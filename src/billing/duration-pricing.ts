@@ -66,6 +66,8 @@ export function pricesResolution(snapshot: DurationPriceSnapshot, resolution: st
  * below a microsecond, where binary fractions blur, is set aside), rounded up once to a whole nano-USD.
  */
 export function durationCostNanos(perSecondNanos: bigint, seconds: number): bigint {
-  const milliseconds = BigInt(Math.max(0, Math.ceil(Math.round(seconds * 1_000_000) / 1000)));
-  return divideRoundingUp(perSecondNanos * milliseconds, 1000n);
+  const milliseconds = Math.ceil(Math.round(seconds * 1_000_000) / 1000);
+  // A length too long to write in milliseconds (a provider's 1e308 seconds) is the longest there is, never none.
+  const whole = milliseconds > 0 ? Math.min(milliseconds, Number.MAX_SAFE_INTEGER) : 0;
+  return divideRoundingUp(perSecondNanos * BigInt(whole), 1000n);
 }

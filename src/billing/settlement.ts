@@ -25,9 +25,16 @@ export interface DeliveredDuration {
 export interface SettlementClaim {
   /** What the ledger is asked to charge. */
   claimNanos: bigint;
-  /** What the generation cost: the record says how much of it was not charged. */
+  /** What the generation cost, at most `maxRecordedCostNanos`: the record says how much of it was not charged. */
   costNanos: bigint;
 }
+
+/**
+ * The largest cost a usage record holds (PostgreSQL's bigint of nano-USD, some 9.2 billion USD). An upstream
+ * may report any usage: a cost past this is recorded as this, never left unwritten (the statement would fail on
+ * it, and with it the charge and the record).
+ */
+export const maxRecordedCostNanos = 2n ** 63n - 1n;
 
 /**
  * The one settlement rule of requests and media jobs alike. This decides what a settlement asks the ledger to
@@ -38,8 +45,9 @@ export interface SettlementClaim {
  * + (the part of the hold a floor refused), to the nano.
  */
 export function settlementClaim(terms: SettlementTerms): SettlementClaim {
-  const { holdNanos, costNanos, deliveredDuration } = terms;
-  if (holdNanos < 0n || costNanos < 0n) throw new RangeError('a hold or a cost cannot be negative');
+  const { holdNanos, deliveredDuration } = terms;
+  if (holdNanos < 0n || terms.costNanos < 0n) throw new RangeError('a hold or a cost cannot be negative');
+  const costNanos = terms.costNanos < maxRecordedCostNanos ? terms.costNanos : maxRecordedCostNanos;
   let ceiling = holdNanos;
   if (deliveredDuration?.measuredCostNanos !== undefined) {
     const measured = deliveredDuration.measuredCostNanos;

@@ -281,9 +281,9 @@ class TextRecipe implements Recipe<TextGenerationInput, TextRow, TextPlan, TextR
       },
       settle: ({ failed, consumerLeft }) => {
         // A stream cut mid-way is charged what it delivered: the prompt and the output counted so far.
-        const usage = reported ?? { inputTokens: promptTokens(plan), outputTokens: countDeliveredTokens(output) };
+        const billed = billedUsage(reported, { plan, output });
         const status = failed || !finished ? 'failed' : consumerLeft ? 'aborted' : 'succeeded';
-        tokens.settle(status, { usage, counted: reported === undefined || cut });
+        tokens.settle(status, { usage: billed.usage, counted: billed.counted || cut });
       },
     });
     // Accepted by the model but not carried by the canonical request to another protocol: reported, never silently lost.
@@ -337,7 +337,7 @@ class TextRecipe implements Recipe<TextGenerationInput, TextRow, TextPlan, TextR
           failed || !reading.complete || reading.sawError ? 'failed' : consumerLeft ? 'aborted' : 'succeeded';
         // An answer the output limit ended (`meter.cut`) carries the upstream's usage so far only.
         if (status !== 'failed' && reading.usage && !meter.cut)
-          return tokens.settle(status, { usage: reading.usage, counted: false });
+          return tokens.settle(status, billedUsage(reading.usage, { plan, output: reading.output }));
         // Counted only when needed: an answer without usage, or one cut mid-way (by the upstream or the limit),
         // which is charged at least what it delivered (a stream's running usage may lag its last events).
         const output = countDeliveredTokens(reading.output);
@@ -402,6 +402,24 @@ function relays(route: TextRow, input: TextGenerationInput): boolean {
 /** The prompt's tokens as the gateway counts them, for an answer that reported none. */
 function promptTokens(plan: TextPlan): number {
   return countPromptTokens(plan.input.messages);
+}
+
+/**
+ * The usage an answer bills: the upstream's report, except that a count of none where the gateway sees tokens
+ * (an upstream that left a count out, or sent it null or below zero, reads as 0) is no count: that part is the
+ * gateway's own count. Without a report, both parts are. `counted` says whether any part is the gateway's.
+ */
+function billedUsage(
+  reported: TokenUsage | undefined,
+  { plan, output }: { plan: TextPlan; output: DeliveredOutput },
+): { usage: TokenUsage; counted: boolean } {
+  const inputTokens = reported && reported.inputTokens > 0 ? reported.inputTokens : promptTokens(plan);
+  const outputTokens = reported && reported.outputTokens > 0 ? reported.outputTokens : countDeliveredTokens(output);
+  const counted =
+    reported === undefined ||
+    (inputTokens > 0 && reported.inputTokens === 0) ||
+    (outputTokens > 0 && reported.outputTokens === 0);
+  return { usage: reported ? { ...reported, inputTokens, outputTokens } : { inputTokens, outputTokens }, counted };
 }
 
 /** The gateway's own count of a prompt's tokens: what it bills as input when an upstream reports no usage. */

@@ -12,6 +12,11 @@ describe('prices per second of output', () => {
     expect(durationCostNanos(1_000_000n, -3)).toBe(0n);
   });
 
+  it('prices a length too long to count in milliseconds as the longest there is, never failing on it', () => {
+    // 1e308 seconds, in milliseconds, is past every number: the largest whole number of them.
+    expect(durationCostNanos(1_000n, 1e308)).toBe(BigInt(Number.MAX_SAFE_INTEGER));
+  });
+
   it('does not turn the binary blur of a decimal length into another millisecond', () => {
     // 0.07 × 29 + 1 is 3.0300000000000002 in binary: still 3,030 ms.
     expect(durationCostNanos(4_000_000n, 0.07 * 29 + 1)).toBe(12_120_000n);

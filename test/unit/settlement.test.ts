@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { overrunBoundNanos, settlementClaim } from '../../src/billing/settlement.ts';
+import { maxRecordedCostNanos, overrunBoundNanos, settlementClaim } from '../../src/billing/settlement.ts';
 
 const nanos = (max: bigint) => fc.bigInt({ min: 0n, max });
 
@@ -8,6 +8,15 @@ describe('the settlement rule', () => {
   it('claims the cost when the hold covers it, and the hold when the cost is larger', () => {
     expect(settlementClaim({ holdNanos: 100n, costNanos: 40n })).toEqual({ claimNanos: 40n, costNanos: 40n });
     expect(settlementClaim({ holdNanos: 100n, costNanos: 400n })).toEqual({ claimNanos: 100n, costNanos: 400n });
+  });
+
+  it('records a cost past what a record holds (an upstream reporting 1e15 tokens) as the most it holds', () => {
+    const absurd = 10n ** 15n * 20_000_000_000n;
+    expect(settlementClaim({ holdNanos: 100n, costNanos: absurd })).toEqual({
+      claimNanos: 100n,
+      costNanos: maxRecordedCostNanos,
+    });
+    expect(maxRecordedCostNanos).toBe(9_223_372_036_854_775_807n);
   });
 
   it('charges a delivered duration past the hold only up to what was measured and the overrun bound', () => {
