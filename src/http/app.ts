@@ -126,6 +126,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       return reply
         .code(error.status)
         .header('x-upstream-status', String(error.status))
+        .header('x-content-type-options', 'nosniff')
         .type(error.contentType ?? 'application/json')
         .send(error.body);
     }

@@ -49,9 +49,9 @@ function formsOf(secret: string): string[] {
 const seenCredentials = new Set<string>();
 
 /**
- * One upstream for every protocol, that fails as providers do and quotes back the credential it was sent, as
- * OpenAI's "Incorrect API key provided: sk-…" does: the model `busy` gets a 429 with a short retry-after,
- * every other request a 500.
+ * One upstream for every protocol, that fails as providers do and quotes back the credential it was sent, in its
+ * body (as OpenAI's "Incorrect API key provided: sk-…" does) and in its content type's parameters: the model
+ * `busy` gets a 429 with a short retry-after, every other request a 500.
  */
 function leakyUpstream(request: RecordedRequest, response: import('node:http').ServerResponse): void {
   const credential = String(
@@ -69,12 +69,18 @@ function leakyUpstream(request: RecordedRequest, response: import('node:http').S
     return;
   }
   if (model.includes('busy')) {
-    response.writeHead(429, { 'content-type': 'application/json', 'retry-after-ms': '20' });
+    response.writeHead(429, { 'content-type': echoingType('application/json', request), 'retry-after-ms': '20' });
     response.end(JSON.stringify({ error: { message, type: 'rate_limit_error', code: 'rate_limit_exceeded' } }));
     return;
   }
-  response.writeHead(500, { 'content-type': 'application/json' });
+  response.writeHead(500, { 'content-type': echoingType('application/json', request) });
   response.end(JSON.stringify({ error: { message, type: 'server_error', code: null } }));
+}
+
+/** A content type whose parameter quotes back the credential the request was sent with. */
+function echoingType(mediaType: string, request: RecordedRequest): string {
+  const credential = request.headers.authorization ?? request.headers['x-api-key'] ?? request.headers['x-goog-api-key'];
+  return `${mediaType}; charset=utf-8; echoed="${String(credential ?? '')}"`;
 }
 
 /**
@@ -89,7 +95,7 @@ function quotingSuccess(request: RecordedRequest, response: import('node:http').
       'stream' in request.body &&
       request.body.stream === true);
   if (!streamed) {
-    response.writeHead(200, { 'content-type': 'application/json' });
+    response.writeHead(200, { 'content-type': echoingType('application/json', request) });
     response.end(
       JSON.stringify({
         id: 'chatcmpl-quote',
@@ -102,7 +108,7 @@ function quotingSuccess(request: RecordedRequest, response: import('node:http').
     );
     return;
   }
-  response.writeHead(200, { 'content-type': 'text/event-stream' });
+  response.writeHead(200, { 'content-type': echoingType('text/event-stream', request) });
   const error = request.headers['x-api-key']
     ? `event: error\ndata: ${JSON.stringify({ type: 'error', error: { type: 'api_error', message } })}\n\n`
     : `data: ${JSON.stringify({ error: { code: 401, message, status: 'UNAUTHENTICATED' } })}\n\n`;
@@ -291,7 +297,10 @@ describe('secrets never reach a log line, stderr or an error answer', () => {
     ).toBeGreaterThanOrEqual(500);
     // Successes that quote the credential: whole, and streamed on each protocol (same-protocol relays pass the
     // stream's bytes through), each answer kept whatever its status.
-    const quoted = async (options: InjectOptions) => answers.push((await request(options)).body);
+    const quoted = async (options: InjectOptions) => {
+      const answer = await request(options);
+      answers.push(`${JSON.stringify(answer.headers)} ${answer.body}`);
+    };
     const hello = [{ role: 'user', content: 'hello' }];
     for (const stream of [false, true])
       await quoted({

@@ -3,7 +3,7 @@ import type { WireCheck } from '../../protocols/wire-check.ts';
 import type { RawExchange } from '../provider-adapter.ts';
 import { JsonCopy } from './json-copy.ts';
 import { dataOf, type StreamSplitter } from './stream-splitters.ts';
-import { unreachable, type UpstreamBody } from './upstream-http.ts';
+import { relayedContentType, unreachable, type UpstreamBody } from './upstream-http.ts';
 import { checked, checkedEvent } from './wire-data.ts';
 
 /** Most bytes a stream may send before its first event is complete; a real first event is far smaller. */
@@ -11,10 +11,7 @@ const maxStreamHeadBytes = 1024 * 1024;
 
 type UpstreamAnswer = { status: number; headers: Record<string, string | string[] | undefined>; body: UpstreamBody };
 
-const contentTypeOf = (answer: UpstreamAnswer) => {
-  const contentType = answer.headers['content-type'];
-  return Array.isArray(contentType) ? contentType[0] : contentType;
-};
+const contentTypeOf = (answer: UpstreamAnswer) => relayedContentType(answer.headers['content-type']);
 
 async function nextChunk(iterator: AsyncIterator<Buffer>): Promise<IteratorResult<Buffer>> {
   try {

@@ -159,7 +159,7 @@ export class UpstreamHttp {
     if (response.statusCode >= 400) {
       const text = await readText(response.body, { limit: maxErrorBodyBytes, truncate: true }).catch(() => '');
       throw new UpstreamHttpError(response.statusCode, text, {
-        contentType: single(response.headers['content-type']),
+        contentType: relayedErrorContentType(response.headers['content-type']),
         retryAfterMs: retryAfterMs(response.headers),
       });
     }
@@ -233,6 +233,33 @@ function scrubberFor(headers: UpstreamHeaders): CredentialScrubber | undefined {
 
 function single(value: string | string[] | undefined): string | undefined {
   return Array.isArray(value) ? value[0] : value;
+}
+
+const mediaTypePattern = /^\s*([\w!#$%&'*+.^`|~-]{1,127}\/[\w!#$%&'*+.^`|~-]{1,127})\s*(?:;|$)/;
+/** What providers answer in: JSON (and JSON's suffixed types), JSON lines, event streams and plain text. */
+const relayedMediaTypes = /^(?:application\/(?:[\w.-]+\+)?json|application\/x-ndjson|text\/event-stream|text\/plain)$/;
+const utf8Pattern = /;\s*charset\s*=\s*"?utf-8"?\s*(?:;|$)/i;
+
+/**
+ * An upstream answer's content type as the gateway relays it: a media type providers answer in, and its charset
+ * when that is UTF-8; nothing else (undefined for any other). Any other parameter is the upstream's free text
+ * (one could echo the request's authorization header back), and a relayed header is as much part of the answer
+ * as its body.
+ */
+export function relayedContentType(value: string | string[] | undefined): string | undefined {
+  const header = single(value);
+  if (header === undefined) return undefined;
+  const mediaType = mediaTypePattern.exec(header)?.[1]?.toLowerCase();
+  if (mediaType === undefined || !relayedMediaTypes.test(mediaType)) return undefined;
+  return utf8Pattern.test(header) ? `${mediaType}; charset=utf-8` : mediaType;
+}
+
+/**
+ * An upstream error's content type as relayed: any other than those `relayedContentType` keeps (an HTML error
+ * page) goes as plain text, so that no page an upstream writes runs from the gateway's origin.
+ */
+function relayedErrorContentType(value: string | string[] | undefined): string | undefined {
+  return relayedContentType(value) ?? (single(value) === undefined ? undefined : 'text/plain; charset=utf-8');
 }
 
 /** Longest wait an upstream's retry-after is taken for: a day (what is asked beyond it is read as a day). */
