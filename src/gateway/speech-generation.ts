@@ -31,6 +31,7 @@ import type { MediaLinks } from '../jobs/media-links.ts';
 import type { ReadJobRow } from '../storage/media-jobs-repository.ts';
 import type { GenerationPipeline, JobPlan, JobRecipe } from './generation-pipeline.ts';
 import type { JobSubmission } from './job-submission.ts';
+import { ReferenceUrls } from './image-request-check.ts';
 import { referenceRows, speechRows } from './media-rows.ts';
 import { truncatedBase64 } from './recorded-content.ts';
 import type { Caller, RequestContext } from '../domain/request-context.ts';
@@ -209,6 +210,14 @@ class ReferenceAudioRecipe implements JobRecipe<ReferenceAudioInput> {
       format: input.format ?? 'mp3',
     };
     const seconds = referenceSecondsEstimate(input.textPrompt, input.speechRate);
+    // The provider fetches the references' URLs: they meet the rules of every URL a job's provider fetches.
+    const referenceUrls = new ReferenceUrls();
+    for (const [index, reference] of (input.references ?? []).entries()) {
+      for (const field of referenceUrlFields) {
+        const url = reference[field];
+        if (url !== undefined) referenceUrls.add(url, `references[${index}].${field}`);
+      }
+    }
     return {
       rows,
       job: {
@@ -224,9 +233,13 @@ class ReferenceAudioRecipe implements JobRecipe<ReferenceAudioInput> {
       },
       holdNanos: durationCostNanos(secondNanos(priceSnapshot, undefined, model.modelId), seconds),
       dropped: [],
+      referenceUrls,
     };
   }
 }
+
+/** The reference fields that name a URL the provider fetches. */
+const referenceUrlFields = ['audioUrl', 'imageUrl'] as const;
 
 /** The spec's one local rule on references: image references are not mixed with audio ones (voices and clips). */
 export function refuseMixedReferences(references: readonly AudioReference[]): void {

@@ -591,6 +591,7 @@ describe('generation with reference through the Seed Audio fake', () => {
       'GW_VALIDATION',
     ],
     ['a reference field that is not text', { model, textPrompt: 'x', references: [{ speaker: 7 }] }, 'GW_VALIDATION'],
+
     ['an unknown format', { model, textPrompt: 'x', format: 'flac' }, 'GW_VALIDATION'],
     [
       'a sample rate text-to-speech takes but this product does not',
@@ -614,6 +615,27 @@ describe('generation with reference through the Seed Audio fake', () => {
       });
       if (code !== 'GW_VALIDATION') expect(envelope.errors[0]).toContain(`model "${String(body.model)}"`);
     }
+    expect(await jobRowsOf(gateway, accountId)).toEqual([]);
+    expect(await heldNanosOf(gateway, accountId)).toBe(0n);
+    expect(speech.requests.length).toBe(before);
+  });
+
+  // The provider fetches reference URLs: one at a private or loopback address is the gateway's to refuse, as an
+  // image or video job's is (an estimate, which sends nothing, prices it all the same).
+  it.each([
+    ['an audio reference at a private address', { speaker: 'a' }, { audioUrl: 'http://169.254.169.254/latest' }],
+    [
+      'an image reference on the loopback',
+      { imageUrl: 'https://example.com/a.png' },
+      { imageUrl: 'http://[::1]:6379/' },
+    ],
+  ])('refuses %s with 400 naming it, holding, storing and sending nothing', async (_name, first, second) => {
+    const { key, accountId } = await gateway.createFundedKey({ credits: 1 });
+    const before = speech.requests.length;
+    const body = { model, textPrompt: '@Audio2 hi', references: [first, second] };
+    const field = Object.keys(second)[0]!;
+    const envelope = expectEnvelope(await post(key, body), { status: 400, code: 'GW_VALIDATION', path });
+    expect(envelope.errors[0]).toContain(`references[1].${field}`);
     expect(await jobRowsOf(gateway, accountId)).toEqual([]);
     expect(await heldNanosOf(gateway, accountId)).toBe(0n);
     expect(speech.requests.length).toBe(before);
