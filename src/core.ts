@@ -3,7 +3,14 @@ import type { Logger } from 'pino';
 import { DatabaseClock, serverTime } from './storage/database-clock.ts';
 import { CreditLedger } from './billing/credit-ledger.ts';
 import { UsageHistory } from './billing/usage-history.ts';
-import { effectiveRateLimits, KeyRateLimiter, RateLimitStore } from './billing/rate-limits.ts';
+import {
+  accountOfSessionsCounter,
+  counterOfGeneration,
+  effectiveRateLimits,
+  KeyRateLimiter,
+  RateLimitStore,
+  sessionsCounterOf,
+} from './billing/rate-limits.ts';
 import { Catalog } from './catalog/catalog.ts';
 import { RuntimeCatalog } from './catalog/runtime-catalog.ts';
 import type { Environment } from './config/environment.ts';
@@ -192,8 +199,10 @@ export async function openCore(options: CoreOptions): Promise<Core> {
     onRecovery: () => logger.info('Redis for rate limits answers again'),
   });
   // Settlements count tokens whichever process admitted their request: a key's limits are read where unknown.
-  const rateLimits = new KeyRateLimiter(limiterStore, async (keyId) => {
-    const row = await apiKeysRepository.findCredentialById(keyId);
+  const rateLimits = new KeyRateLimiter(limiterStore, async (counterId) => {
+    const sessionsOf = accountOfSessionsCounter(counterId);
+    if (sessionsOf !== undefined) return (await accountsRepository.findById(sessionsOf)) ?? null;
+    const row = await apiKeysRepository.findCredentialById(counterId);
     return row ? effectiveRateLimits(row, row.accountRateLimits) : null;
   });
   // A Redis that does not answer within this is an outage from the start (rateLimits.redisFailure applies).
@@ -287,7 +296,7 @@ export async function openCore(options: CoreOptions): Promise<Core> {
     // A request's record is announced here for the process's figures; the request's line carries its fields.
     onRecorded: (generation) => {
       telemetry.generationCounted(generation);
-      rateLimits.chargeUsage(generation.apiKeyId, generation.usage);
+      rateLimits.chargeUsage(counterOfGeneration(generation), generation.usage);
     },
   });
   const waiters = new JobWaiters();
@@ -296,6 +305,7 @@ export async function openCore(options: CoreOptions): Promise<Core> {
     authenticator.handleEvent(event);
     ledger.handleEvent(event);
     if (event.type === 'key-changed') rateLimits.forgetKey(event.keyId);
+    else if (event.type === 'account-changed') rateLimits.forgetKey(sessionsCounterOf(event.accountId));
     // After a lost LISTEN connection (`*`) too: changes announced meanwhile were missed.
     if (event.type === 'provider-keys-changed' || (event.type === 'key-changed' && event.keyId === '*'))
       void readProviderKeys();
@@ -375,7 +385,7 @@ export async function openCore(options: CoreOptions): Promise<Core> {
     onFinished: announceFinished,
     onRecorded: (generation) => {
       telemetry.generationRecorded(generation);
-      rateLimits.chargeUsage(generation.apiKeyId, generation.usage);
+      rateLimits.chargeUsage(counterOfGeneration(generation), generation.usage);
     },
     onError: (error, jobId) =>
       logger.error({ err: error, jobId }, 'media job failed inside the gateway; its claim runs out and it is resumed'),

@@ -15,6 +15,26 @@ export interface RateLimits {
 }
 
 export const rateLimitNames = ['requestsPerMinute', 'tokensPerMinute', 'concurrentRequests'] as const;
+
+const sessionsPrefix = 'sessions:';
+
+/**
+ * What the limiter counts an account's session requests under: the account's sessions together, as one more
+ * credential under the account's limits (a key id never takes this form).
+ */
+export function sessionsCounterOf(accountId: string): string {
+  return `${sessionsPrefix}${accountId}`;
+}
+
+/** The account whose sessions a counter id counts, if it is such an id. */
+export function accountOfSessionsCounter(counterId: string): string | undefined {
+  return counterId.startsWith(sessionsPrefix) ? counterId.slice(sessionsPrefix.length) : undefined;
+}
+
+/** The counter a generation's tokens count under: its key's, or its account's sessions' when no key made it. */
+export function counterOfGeneration(generation: { apiKeyId: string | null; accountId: string }): string {
+  return generation.apiKeyId ?? sessionsCounterOf(generation.accountId);
+}
 export type RateLimitName = (typeof rateLimitNames)[number];
 
 export const noRateLimits: Readonly<RateLimits> = Object.freeze({

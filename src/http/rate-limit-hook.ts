@@ -1,5 +1,6 @@
 import type { FastifyReply, FastifyRequest, preParsingHookHandler } from 'fastify';
 import {
+  sessionsCounterOf,
   RateLimitedError,
   type KeyRateLimiter,
   type LimitStanding,
@@ -7,10 +8,14 @@ import {
 } from '../billing/rate-limits.ts';
 import { surfaceOf } from '../telemetry/surfaces.ts';
 
+/** The surfaces whose requests generate (and list what generates): where a session's requests are limited. */
+const modelSurfaces: ReadonlySet<string> = new Set(['alpha', 'beta', 'gamma', 'native']);
+
 /**
- * Admission under the key's rate limits, once the key is known and before any work (the body is not read yet):
- * a root `preParsing` hook, which runs after every surface's authentication (`onRequest`). A request without a
- * key, or whose key has no limits, costs one field check and a note that its settlements are not counted. The
+ * Admission under the key's rate limits (a session's: its account's), once the credential is known and before any
+ * work (the body is not read yet): a root `preParsing` hook, which runs after every surface's authentication
+ * (`onRequest`). A request without a credential, or whose credential has no limits, costs one field check and a
+ * note that its settlements are not counted. The
  * slot in flight is given back when the answer's connection closes, whichever way the request ended (answered,
  * failed, stream ended, client gone, also before admission finished).
  */
@@ -18,16 +23,19 @@ export function admitUnderRateLimits(limiter: KeyRateLimiter): preParsingHookHan
   // biome-ignore lint/complexity/useMaxParams: Fastify's preParsing hook signature
   return (request, reply, payload, done) => {
     const principal = request.principal;
-    if (principal?.kind !== 'key') {
+    // A session's requests to the model surfaces count together under the account's limits (the operator's,
+    // which no credential lifts); the dashboard's own reads and the account API do not.
+    if (!principal || (principal.kind === 'session' && !modelSurfaces.has(surfaceOf(request.routeOptions.url ?? '')))) {
       done(null, payload);
       return;
     }
+    const counter = principal.kind === 'key' ? principal.apiKeyId : sessionsCounterOf(principal.accountId);
     if (principal.rateLimits === null) {
-      limiter.admittedUnlimited(principal.apiKeyId);
+      limiter.admittedUnlimited(counter);
       done(null, payload);
       return;
     }
-    limiter.admit(principal.apiKeyId, principal.rateLimits).then(
+    limiter.admit(counter, principal.rateLimits).then(
       (admission) => {
         // A client gone while admission was under way closed the answer already: 'close' will not come again.
         if (reply.raw.closed || reply.raw.destroyed) admission.release();

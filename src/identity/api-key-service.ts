@@ -229,6 +229,8 @@ export class ApiKeyService {
     if (!row) throw new GatewayError('GW_NOT_FOUND', `account "${accountId}" not found`);
     for (const key of await this.options.apiKeys.listForAccount(accountId))
       await this.options.storage.publish({ type: 'key-changed', keyId: key.id });
+    // The account's sessions are admitted under these limits too.
+    await this.options.storage.publish({ type: 'account-changed', accountId });
     return rateLimitsView(row);
   }
 

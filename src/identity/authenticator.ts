@@ -19,7 +19,15 @@ export type Principal =
       source: CredentialSource;
       rateLimits: RateLimits | null;
     }
-  | { kind: 'session'; accountId: string; role: AccountRole; sessionTokenHash: string; source: CredentialSource };
+  | {
+      kind: 'session';
+      accountId: string;
+      role: AccountRole;
+      sessionTokenHash: string;
+      source: CredentialSource;
+      /** The account's limits (null: none), which the account's sessions are admitted under together. */
+      rateLimits: RateLimits | null;
+    };
 
 interface CachedKey {
   /** `rateLimits` null: the key has none (its own or its account's), so admission skips the limiter. */
@@ -34,6 +42,7 @@ interface CachedKey {
 interface CachedSession {
   accountId: string;
   role: AccountRole;
+  rateLimits: RateLimits | null;
   validUntil: number;
   readAt: number;
 }
@@ -163,12 +172,14 @@ export class Authenticator {
       cached = {
         accountId: row.accountId,
         role: row.role,
+        rateLimits: hasRateLimits(row.accountRateLimits) ? row.accountRateLimits : null,
         validUntil: Math.min(row.expiresAt.getTime(), now + cacheTtlMs),
         readAt: now,
       };
       if (epoch === this.epoch) this.remember(this.sessions, hash, cached);
     }
-    return { kind: 'session', accountId: cached.accountId, role: cached.role, sessionTokenHash: hash, source };
+    const { accountId, role, rateLimits } = cached;
+    return { kind: 'session', accountId, role, sessionTokenHash: hash, source, rateLimits };
   }
 
   /** An entry read too long ago to be trusted while events may be missed. */

@@ -1,15 +1,20 @@
 import { and, eq, gt, lt } from 'drizzle-orm';
 import type { Database } from './database.ts';
 import type { AccountRole } from '../domain/account-role.ts';
+import type { RateLimitColumns } from './api-keys-repository.ts';
 import { accounts, sessions } from './schema.ts';
 
-/** A live session with what authentication needs of its account: its role, and whether it is disabled. */
+/**
+ * A live session with what authentication needs of its account: its role, whether it is disabled, and the
+ * operator's rate limits, which a session's requests are admitted under.
+ */
 export interface SessionRow {
   id: string;
   accountId: string;
   expiresAt: Date;
   role: AccountRole;
   accountDisabledAt: Date | null;
+  accountRateLimits: RateLimitColumns;
 }
 
 export class SessionsRepository {
@@ -27,6 +32,11 @@ export class SessionsRepository {
         expiresAt: sessions.expiresAt,
         role: accounts.role,
         accountDisabledAt: accounts.disabledAt,
+        accountRateLimits: {
+          requestsPerMinute: accounts.requestsPerMinute,
+          tokensPerMinute: accounts.tokensPerMinute,
+          concurrentRequests: accounts.concurrentRequests,
+        },
       })
       .from(sessions)
       .innerJoin(accounts, eq(accounts.id, sessions.accountId))

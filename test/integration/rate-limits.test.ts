@@ -283,6 +283,64 @@ describe.each<{ store: string; env: Record<string, string> }>([
     for (let attempt = 0; attempt < 3; attempt++) expect((await alpha(fresh.key)).statusCode).toBe(200);
   });
 
+  it("an account's sessions are limited together under its limits on the model surfaces; its account API is not", async () => {
+    const { token, accountId } = await sessionAndKey();
+    const { email } = (await gateway.request({ method: 'GET', url: '/api/v1/account', headers: bearer(token) })).json<{
+      email: string;
+    }>();
+    const second = (
+      await gateway.request({ method: 'POST', url: '/api/v1/auth/login', payload: { email, password: testPassword } })
+    ).json<{ token: string }>().token;
+    const set = await gateway.request({
+      method: 'PATCH',
+      url: `/api/admin/v1/accounts/${accountId}/rate-limits`,
+      headers: adminHeaders,
+      payload: { requestsPerMinute: 2 },
+    });
+    expect(set.statusCode, set.body).toBe(200);
+    const withSession = (sessionToken: string) =>
+      gateway.request({
+        method: 'POST',
+        url: '/api/alpha/v1/chat/completions',
+        headers: bearer(sessionToken),
+        payload: chat,
+      });
+    const first = await withSession(token);
+    expect(first.statusCode, first.body).toBe(200);
+    expect(first.headers['x-ratelimit-limit-requests']).toBe('2');
+    expect((await withSession(second)).statusCode).toBe(200);
+    expectRateLimited(await withSession(token), '/api/alpha/v1/chat/completions', 'limit of 2 requests per minute');
+    expectRateLimited(await withSession(second), '/api/alpha/v1/chat/completions', 'limit of 2 requests per minute');
+    for (let read = 0; read < 3; read++)
+      expect((await gateway.request({ method: 'GET', url: '/api/v1/usage', headers: bearer(token) })).statusCode).toBe(
+        200,
+      );
+  });
+
+  it("a session's tokens count against its account's tokens per minute when its request settles", async () => {
+    const { token, accountId } = await sessionAndKey();
+    const set = await gateway.request({
+      method: 'PATCH',
+      url: `/api/admin/v1/accounts/${accountId}/rate-limits`,
+      headers: adminHeaders,
+      payload: { tokensPerMinute: 3 },
+    });
+    expect(set.statusCode, set.body).toBe(200);
+    const first = await gateway.request({
+      method: 'POST',
+      url: '/api/beta/v1/messages',
+      headers: bearer(token),
+      payload: message,
+    });
+    expect(first.statusCode, first.body).toBe(200);
+    await gateway.settled();
+    expectRateLimited(
+      await gateway.request({ method: 'POST', url: '/api/beta/v1/messages', headers: bearer(token), payload: message }),
+      '/api/beta/v1/messages',
+      'limit of 3 tokens per minute',
+    );
+  });
+
   it('a slot in flight comes back when the client leaves while admission is still under way', async () => {
     const { key } = await sessionAndKey();
     const set = await gateway.request({

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { noRateLimits } from '../../src/billing/rate-limits.ts';
 import { Authenticator } from '../../src/identity/authenticator.ts';
 import { generateApiKey, generateSessionToken } from '../../src/identity/credential-codec.ts';
 import { deriveSecretKeys } from '../../src/identity/secret-keys.ts';
@@ -112,6 +113,7 @@ describe('Authenticator cache epoch', () => {
       expiresAt: new Date(Date.now() + 3_600_000),
       role: 'user',
       accountDisabledAt: null,
+      accountRateLimits: noRateLimits,
     };
 
     const stale = authenticator.authenticate(token, 'cookie');
@@ -153,6 +155,7 @@ describe('Authenticator cache epoch', () => {
       expiresAt: new Date(Date.now() + 3_600_000),
       role: 'user',
       accountDisabledAt: null,
+      accountRateLimits: noRateLimits,
     });
     await readSession;
     const nextSession = authenticator.authenticate(token, 'bearer');
@@ -169,6 +172,7 @@ describe('Authenticator and account changes', () => {
     expiresAt: new Date(Date.now() + 3_600_000),
     role,
     accountDisabledAt: disabled ? new Date() : null,
+    accountRateLimits: noRateLimits,
   });
 
   it("refuses a disabled account's key, and forgets the refusal once the account is enabled", async () => {
