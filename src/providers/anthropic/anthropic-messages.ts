@@ -1,6 +1,7 @@
 import {
   argumentsObject,
   describedSchema,
+  partsOf,
   textOf,
   type ChatMessage,
   type ChatParameterName,
@@ -139,6 +140,92 @@ function answersThroughTool({ responseFormat }: ChatRequest): boolean {
   );
 }
 
+/** Anthropic's least thinking budget (`thinking.enabled.budget_tokens` is refused below it). */
+const minThinkingBudget = 1024;
+
+/** The thinking setting as the protocol takes it. */
+type SentThinking = { type: 'enabled'; budget_tokens: number } | { type: 'disabled' };
+
+/** Whether the request makes the model call a tool: the client's `required` or named choice, or the JSON answer's tool. */
+function forcesTool(request: ChatRequest): boolean {
+  const choice = request.toolChoice;
+  return answersThroughTool(request) || choice === 'required' || typeof choice === 'object';
+}
+
+/**
+ * Whether the request goes on with an assistant turn already begun: the conversation ends with the assistant's
+ * own words (a prefill), or with tool results, which continue the turn whose calls they answer. Anthropic takes
+ * no prefill with thinking, and wants such a turn to start with the signed thinking block the model made; the
+ * canonical model keeps no thinking blocks, so there is none to send.
+ */
+function continuesAssistantTurn(messages: readonly ChatMessage[]): boolean {
+  let userSpoke = false;
+  for (let index = messages.length - 1; index >= 0; index--) {
+    const { role, content } = messages[index]!;
+    if (role === 'assistant') return !userSpoke;
+    if (role === 'tool' || (role === 'user' && partsOf(content).some((part) => part.type === 'tool-result')))
+      return true;
+    if (role === 'user') userSpoke = true;
+  }
+  return false;
+}
+
+/**
+ * The extended thinking the request is sent with, held to the protocol's rules for it (Anthropic's extended
+ * thinking guide): a budget of at least 1,024 tokens and below `max_tokens`, no forced tool, no prefill, and a
+ * turn of tool calls continued only with the thinking block that began it. Undefined when none was asked, or
+ * when what was asked cannot go: the request then goes without thinking, named as dropped.
+ *
+ * - `max_tokens` is the output limit the hold covers (thinking tokens are output) and is never raised to make
+ *   room: the call must not cost more than was held. The budget is brought within the limit instead: below the
+ *   protocol's least it is raised to 1,024, and at or above the limit it is lowered to the limit less one
+ *   token. Both protocols' budgets are targets the model may miss, and Gemini itself brings a budget into the
+ *   model's range, so this carries what the client asked as closely as the protocol allows.
+ * - A limit of 1,024 or less has no room for the least budget and any answer: thinking is left out and named,
+ *   not the request refused, as an answer without thinking has the shape the client asked for (a refusal is
+ *   kept for what would change the answer's shape, such as a JSON format no row can ask for).
+ * - A forced tool (Gemini `ANY`, OpenAI `required` or a named function) decides what the answer is: the call is
+ *   kept and thinking left out, as the guide advises ("tool_choice any or tool ... will result in an error").
+ *   Leaving out the choice instead would let the model answer in text where the client's code waits for a call.
+ * - A conversation that continues an assistant turn (above) goes without thinking, as Anthropic itself turns
+ *   thinking off for a turn that did not begin with it.
+ */
+function sentThinking(request: ChatRequest): SentThinking | undefined {
+  const thinking = request.thinking;
+  if (thinking === undefined) return undefined;
+  if (thinking.type === 'disabled') return { type: 'disabled' };
+  const maxTokens = request.maxTokens ?? defaultMaxTokens;
+  if (maxTokens <= minThinkingBudget || forcesTool(request) || continuesAssistantTurn(request.messages))
+    return undefined;
+  return {
+    type: 'enabled',
+    budget_tokens: Math.min(Math.max(thinking.budgetTokens, minThinkingBudget), maxTokens - 1),
+  };
+}
+
+type Sampling = Pick<MessagesRequest, 'temperature' | 'top_p' | 'top_k'>;
+
+/** The sampling parameters and the protocol's field for each. */
+const samplingFields: Partial<Record<ChatParameterName, keyof Sampling>> = {
+  temperature: 'temperature',
+  topP: 'top_p',
+  topK: 'top_k',
+};
+
+/**
+ * The sampling settings sent. Thinking takes no change of `temperature` (only its default, 1) or of `top_k`, and
+ * a `top_p` from 0.95 to 1 only: with thinking on, any other is left out and named as dropped.
+ */
+function sentSampling(request: ChatRequest, thinking: SentThinking | undefined): Sampling {
+  const thinks = thinking?.type === 'enabled';
+  const { temperature, topP, topK } = request;
+  return {
+    ...(temperature !== undefined && (!thinks || temperature === 1) ? { temperature } : {}),
+    ...(topP !== undefined && (!thinks || (topP >= 0.95 && topP <= 1)) ? { top_p: topP } : {}),
+    ...(topK !== undefined && !thinks ? { top_k: topK } : {}),
+  };
+}
+
 export function anthropicCarries(name: ChatParameterName, request: ChatRequest): boolean {
   // Parallel calls are switched off on the tool choice, which the protocol takes only with tools.
   if (name === 'parallelToolCalls') return request.tools !== undefined;
@@ -147,6 +234,9 @@ export function anthropicCarries(name: ChatParameterName, request: ChatRequest):
   // Forcing the answer's tool would take the client's own tools away, and thinking refuses a forced tool.
   if (name === 'responseFormat')
     return !answersThroughTool(request) || (request.tools === undefined && request.thinking?.type !== 'enabled');
+  if (name === 'thinking') return sentThinking(request) !== undefined;
+  const sampling = samplingFields[name];
+  if (sampling !== undefined) return sentSampling(request, sentThinking(request))[sampling] !== undefined;
   return anthropicParameters.has(name);
 }
 
@@ -154,15 +244,15 @@ export function encodeMessagesRequest(request: ChatRequest): MessagesRequest {
   const system = request.messages
     .filter((message) => message.role === 'system')
     .map((message) => textOf(message.content));
+  const thinking = sentThinking(request);
   const body: MessagesRequest = {
     model: request.upstreamModel,
     max_tokens: request.maxTokens ?? defaultMaxTokens,
     messages: anthropicMessages(request.messages),
     stream: true,
+    ...sentSampling(request, thinking),
   };
   if (system.length > 0) body.system = system.join('\n\n');
-  if (request.temperature !== undefined) body.temperature = request.temperature;
-  if (request.topP !== undefined) body.top_p = request.topP;
   if (request.stop !== undefined) body.stop_sequences = [...request.stop];
   const schema = describedSchema(request.responseFormat);
   if (schema !== undefined) body.output_config = { format: { type: 'json_schema', schema } };
@@ -183,12 +273,7 @@ export function encodeMessagesRequest(request: ChatRequest): MessagesRequest {
   if (request.parallelToolCalls === false && request.tools !== undefined && toolChoice?.type !== 'none')
     body.tool_choice = { ...(toolChoice ?? { type: 'auto' }), disable_parallel_tool_use: true };
   else if (toolChoice !== undefined) body.tool_choice = toolChoice;
-  if (request.topK !== undefined) body.top_k = request.topK;
-  if (request.thinking !== undefined)
-    body.thinking =
-      request.thinking.type === 'enabled'
-        ? { type: 'enabled', budget_tokens: request.thinking.budgetTokens }
-        : { type: 'disabled' };
+  if (thinking !== undefined) body.thinking = thinking;
   return body;
 }
 
