@@ -4,6 +4,7 @@ import {
   isClientTool,
   isKnownContentBlock,
   isKnownOutputFormat,
+  isKnownThinkingConfig,
   MessagesRequest,
   type AnthropicError,
   type ContentBlock,
@@ -30,6 +31,8 @@ import { sseEvent, writeJson } from './wire.ts';
  * than none) it says "Let me look." and calls the chosen or first tool with `{"query": <last user text>}`,
  * streaming the input as input_json_delta fragments; after tool results it answers "Echo: <the result>".
  * Tool results must answer tool_use blocks of the assistant turn right before them, as the real API requires.
+ * With `thinking` enabled the answer begins with a thinking block signed `fakeThinkingSignature`, and the request
+ * is held to the rules of Anthropic's extended thinking guide (`thinkingError`).
  * A body that does not follow the protocol's request schema is answered 400 invalid_request_error.
  */
 export const fakeAnthropicKey = 'sk-ant-fake-key';
@@ -66,6 +69,51 @@ function toolError(body: MessagesRequest): string | undefined {
       }
     }
   }
+  return undefined;
+}
+
+/** The signature of the fake's thinking blocks, which a replayed thinking block must carry. */
+export const fakeThinkingSignature = 'EqQBCkgIBxABGAIiQFakeSignatureOfTheAnthropicFake';
+const thinkingText = 'Let me think about this.';
+
+/**
+ * The real API's refusals of a request with thinking enabled (Anthropic's extended thinking guide: "Feature
+ * compatibility", "Extended thinking with tool use", the budget's bounds), with the wording the API is reported
+ * to use; the wording of the top_k and prefill refusals is the fake's own. The guide now says the API turns
+ * thinking off, rather than refusing, for a turn of tool use that did not begin with a thinking block: the fake
+ * refuses it as the API long did, so that a request relying on either is seen.
+ */
+function thinkingError(body: MessagesRequest, betas: string): string | undefined {
+  const thinking = body.thinking;
+  if (thinking === undefined || !isKnownThinkingConfig(thinking) || thinking.type !== 'enabled') return undefined;
+  if (thinking.budget_tokens < 1024)
+    return 'thinking.enabled.budget_tokens: Input should be greater than or equal to 1024';
+  // Interleaved thinking's budget is the whole turn's, which may pass the answer's limit.
+  if (body.max_tokens <= thinking.budget_tokens && !betas.includes('interleaved-thinking-2025-05-14'))
+    return '`max_tokens` must be greater than `thinking.budget_tokens`';
+  if (body.temperature !== undefined && body.temperature !== 1)
+    return '`temperature` may only be set to 1 when thinking is enabled or in adaptive mode';
+  if (body.top_k !== undefined) return '`top_k` may not be set when thinking is enabled';
+  if (body.top_p !== undefined && body.top_p < 0.95)
+    return '`top_p` must be greater than or equal to 0.95 or unset when thinking is enabled or in adaptive mode';
+  if (body.tool_choice?.type === 'any' || body.tool_choice?.type === 'tool')
+    return 'Thinking may not be enabled when tool_choice forces tool use.';
+  return turnError(body.messages);
+}
+
+/** With thinking: no prefill, and a turn of tool use continued only after the signed thinking block that began it. */
+function turnError(messages: MessagesRequest['messages']): string | undefined {
+  const last = messages.at(-1);
+  if (last?.role === 'assistant') return 'Prefilling the assistant message is not supported when thinking is enabled.';
+  const answersTools = last !== undefined && blocksOf(last.content).some((block) => block.type === 'tool_result');
+  if (!answersTools) return undefined;
+  const index = messages.length - 2;
+  const [first] = blocksOf(messages[index]?.content ?? []);
+  if (first?.type === 'redacted_thinking') return undefined;
+  if (first === undefined || !isKnownContentBlock(first) || first.type !== 'thinking')
+    return `messages.${index}.content.0.type: Expected \`thinking\` or \`redacted_thinking\`, but found \`${first?.type ?? 'nothing'}\`. When \`thinking\` is enabled, a final \`assistant\` message must start with a thinking block (preceeding the lastmost set of \`tool_use\` and \`tool_result\` blocks). To avoid this requirement, disable \`thinking\`.`;
+  if (first.signature !== fakeThinkingSignature)
+    return `messages.${index}.content.0: Invalid \`signature\` in \`thinking\` block`;
   return undefined;
 }
 
@@ -112,8 +160,12 @@ async function messages(request: RecordedRequest, response: ServerResponse): Pro
   const body = request.body;
   const failure = /^fake-error-(\d{3})$/.exec(body.model);
   if (failure) return sendError(response, Number(failure[1]), `The fake failed with ${failure[1]}`);
-  const invalid = toolError(body);
+  const betas = request.headers['anthropic-beta'];
+  const invalid = toolError(body) ?? thinkingError(body, Array.isArray(betas) ? betas.join(',') : (betas ?? ''));
   if (invalid) return sendError(response, 400, invalid);
+  const thinks =
+    body.thinking !== undefined && isKnownThinkingConfig(body.thinking) && body.thinking.type === 'enabled';
+  const thought = thinks ? wordsOf(thinkingText).length : 0;
   const lastUser = body.messages.filter((message) => message.role === 'user').at(-1);
   const answersTools =
     lastUser !== undefined && blocksOf(lastUser.content).some((block) => block.type === 'tool_result');
@@ -149,11 +201,15 @@ async function messages(request: RecordedRequest, response: ServerResponse): Pro
   if (!body.stream) {
     const whole = {
       ...message,
-      content: [{ type: 'text', text: words.join(' ') }, ...(tool ? [{ ...toolUse, input: toolInput }] : [])],
+      content: [
+        ...(thinks ? [{ type: 'thinking', thinking: thinkingText, signature: fakeThinkingSignature }] : []),
+        { type: 'text', text: words.join(' ') },
+        ...(tool ? [{ ...toolUse, input: toolInput }] : []),
+      ],
       stop_reason: stopReason,
       usage: {
         input_tokens: inputTokens,
-        output_tokens: words.length,
+        output_tokens: thought + words.length,
         cache_creation_input_tokens: 0,
         cache_read_input_tokens: cacheRead,
         service_tier: 'standard',
@@ -182,10 +238,18 @@ async function messages(request: RecordedRequest, response: ServerResponse): Pro
       },
     },
   });
-  send('content_block_start', { index: 0, content_block: { type: 'text', text: '' } });
+  // The thinking block, when there is one, comes first; the text and the call follow it.
+  const text = thinks ? 1 : 0;
+  if (thinks) {
+    send('content_block_start', { index: 0, content_block: { type: 'thinking', thinking: '', signature: '' } });
+    send('content_block_delta', { index: 0, delta: { type: 'thinking_delta', thinking: thinkingText } });
+    send('content_block_delta', { index: 0, delta: { type: 'signature_delta', signature: fakeThinkingSignature } });
+    send('content_block_stop', { index: 0 });
+  }
+  send('content_block_start', { index: text, content_block: { type: 'text', text: '' } });
   send('ping', {});
   for (const [index, word] of words.entries()) {
-    send('content_block_delta', { index: 0, delta: { type: 'text_delta', text: index === 0 ? word : ` ${word}` } });
+    send('content_block_delta', { index: text, delta: { type: 'text_delta', text: index === 0 ? word : ` ${word}` } });
     if (index === 0 && body.model === 'fake-cut') {
       await sleep(50);
       response.socket?.destroy();
@@ -197,12 +261,12 @@ async function messages(request: RecordedRequest, response: ServerResponse): Pro
       return;
     }
   }
-  send('content_block_stop', { index: 0 });
+  send('content_block_stop', { index: text });
   if (tool) {
-    send('content_block_start', { index: 1, content_block: { ...toolUse, input: {} } });
+    send('content_block_start', { index: text + 1, content_block: { ...toolUse, input: {} } });
     for (const fragment of ['', input.slice(0, 5), input.slice(5)])
-      send('content_block_delta', { index: 1, delta: { type: 'input_json_delta', partial_json: fragment } });
-    send('content_block_stop', { index: 1 });
+      send('content_block_delta', { index: text + 1, delta: { type: 'input_json_delta', partial_json: fragment } });
+    send('content_block_stop', { index: text + 1 });
   }
   send('message_delta', {
     delta: { stop_reason: stopReason, stop_sequence: null },
@@ -212,9 +276,9 @@ async function messages(request: RecordedRequest, response: ServerResponse): Pro
             input_tokens: inputTokens,
             cache_creation_input_tokens: null,
             cache_read_input_tokens: null,
-            output_tokens: words.length,
+            output_tokens: thought + words.length,
           }
-        : { output_tokens: words.length },
+        : { output_tokens: thought + words.length },
   });
   send('message_stop', {});
   response.end();
