@@ -108,6 +108,30 @@ describe('sandbox-echo tools and structured output', () => {
       expect(runner.messages.filter((message) => message.role === 'tool')).toHaveLength(1);
     });
 
+    it('ends a loop of two parallel calls with text quoting both results, each sent in a tool message', async () => {
+      const runner = openai().chat.completions.runTools({
+        model: 'sandbox-echo',
+        messages: [{ role: 'user', content: 'get_weather and get_time for Oslo' }],
+        tools: [
+          {
+            type: 'function',
+            function: {
+              name: 'get_weather',
+              description: 'the weather',
+              parameters: weatherSchema,
+              function: () => 'warm',
+            },
+          },
+          {
+            type: 'function',
+            function: { name: 'get_time', description: 'the time', parameters: timeSchema, function: () => 'noon' },
+          },
+        ],
+      });
+      expect(await runner.finalContent()).toBe('get_weather returned warm\nget_time returned noon');
+      expect(runner.messages.filter((message) => message.role === 'tool')).toHaveLength(2);
+    });
+
     it('answers JSON valid against a json_schema response format, whole and streamed', async () => {
       const body = {
         model: 'sandbox-echo',

@@ -130,6 +130,28 @@ describe('sandbox chat: answers', () => {
     expect(events.at(-1)).toMatchObject({ finishReason: { unified: 'stop' } });
   });
 
+  it('quotes every result of the last turn when each comes in a message of its own (Chat Completions)', async () => {
+    const call = (id: string, name: string) => ({ type: 'tool-call' as const, call: { id, name, arguments: '{}' } });
+    const result = (callId: string, name: string, output: string): ChatMessage => ({
+      role: 'tool',
+      content: [{ type: 'tool-result', result: { callId, name, output } }],
+    });
+    const events = await collect({
+      upstreamModel: 'echo',
+      tools: [weather, time],
+      messages: [
+        { role: 'user', content: 'call get_time first' },
+        { role: 'assistant', content: [call('c0', 'get_time')] },
+        result('c0', 'get_time', 'noon'),
+        { role: 'user', content: 'get_weather and get_time' },
+        { role: 'assistant', content: [call('c1', 'get_weather'), call('c2', 'get_time')] },
+        result('c1', 'get_weather', 'warm'),
+        result('c2', 'get_time', 'late'),
+      ],
+    });
+    expect(textOf(events)).toBe('get_weather returned warm\nget_time returned late');
+  });
+
   it('answers JSON valid against a json_schema response format, its strings made of the prompt', async () => {
     const schema = {
       type: 'object',

@@ -93,11 +93,25 @@ function toolResultsText(message: ChatMessage): string {
     .join('\n');
 }
 
-/** The words to answer: the last user message, or after tool calls a sentence quoting their results. */
+/**
+ * The words to answer: the last user message, or after tool calls a sentence quoting every result of that
+ * turn, which a protocol sends in one message (Anthropic, Gemini, OpenAI's Responses) or one message a result
+ * (Chat Completions).
+ */
 function answerText(request: ChatRequest): string {
-  const last = [...request.messages].reverse().find((message) => message.role === 'user' || message.role === 'tool');
+  const { messages } = request;
+  const lastIndex = messages.findLastIndex((message) => message.role === 'user' || message.role === 'tool');
+  const last = messages[lastIndex];
   if (!last) return '';
-  const text = last.role === 'tool' ? toolResultsText(last) : promptTextOf(last.content);
+  let text = promptTextOf(last.content);
+  if (last.role === 'tool') {
+    let first = lastIndex;
+    while (first > 0 && messages[first - 1]!.role === 'tool') first -= 1;
+    text = messages
+      .slice(first, lastIndex + 1)
+      .map(toolResultsText)
+      .join('\n');
+  }
   return answerMatchingSchema(request, text) ?? text;
 }
 
