@@ -387,6 +387,56 @@ describe('the OpenAI fake answers as the documentation does', () => {
     expect(shapeDifferences([recorded.response.body], [JSON.parse(answer.text)], { extra: imageFields })).toEqual([]);
   });
 
+  describe('refuses what the API refuses, in its words', () => {
+    const image = `data:image/png;base64,${Buffer.from('not a picture').toString('base64')}`;
+    const refusal = (answer: { status: number; text: string }) => ({
+      status: answer.status,
+      ...JSON.parse(answer.text),
+    });
+    const content = (part: object) => [
+      { role: 'user', content: [{ type: 'input_text', text: 'What is this?' }, part] },
+    ];
+
+    it("a Chat Completions image_url part in a Response's input (the Responses API takes input_image)", async () => {
+      const recorded = fixture('responses');
+      const body = requestBody(recorded);
+      const chatStyle = await ask(recorded, {
+        ...body,
+        input: content({ type: 'image_url', image_url: { url: image } }),
+      });
+      expect(refusal(chatStyle)).toEqual({
+        status: 400,
+        error: {
+          message:
+            "Invalid value: 'image_url'. Supported values are: 'input_text', 'input_image', 'input_audio', " +
+            "'output_text', 'refusal', 'input_file', 'computer_screenshot', 'summary_text', and 'encrypted_content'.",
+          type: 'invalid_request_error',
+          param: 'input[0].content[1].type',
+          code: 'invalid_value',
+        },
+      });
+      const responsesStyle = await ask(recorded, {
+        ...body,
+        input: content({ type: 'input_image', image_url: image }),
+      });
+      expect(responsesStyle.status).toBe(200);
+    });
+
+    it('response_format for a GPT image model (only DALL·E takes it)', async () => {
+      const recorded = fixture('images-b64');
+      const answer = await ask(recorded, { ...requestBody(recorded), response_format: 'b64_json' });
+      expect(refusal(answer)).toEqual({
+        status: 400,
+        error: {
+          message: "Unknown parameter: 'response_format'.",
+          type: 'invalid_request_error',
+          param: 'response_format',
+          code: 'unknown_parameter',
+        },
+      });
+    });
+  });
+
   it('streams image events in the documented order and shapes', async () => {
     const recorded = fixture('images-stream');
     const answer = await ask(recorded);

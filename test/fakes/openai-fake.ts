@@ -56,7 +56,9 @@ import { sseEvent, writeJson } from './wire.ts';
  * characters. With function tools (and a
  * tool_choice other than "none") it calls the chosen or first tool with `{"query": <last user text>}`,
  * streaming the arguments in two fragments; after a tool message it answers "Echo: <that tool's output>".
- * Tool messages must answer the calls of the assistant message before them, as the real API requires.
+ * Tool messages must answer the calls of the assistant message before them, as the real API requires. As the real
+ * API does, the Responses API refuses an input message part of a type it does not take (Chat Completions'
+ * `image_url`, say), and images for any model but DALL·E refuse `response_format`.
  * Every request body is checked against the protocol's request schema; one that does not conform is
  * answered 400 with the provider's error body, as the real API does.
  */
@@ -103,10 +105,11 @@ function sendError(
     type,
     message,
     code,
+    param = null,
     headers = {},
-  }: { type: string; message: string; code: string | null; headers?: Record<string, string> },
+  }: { type: string; message: string; code: string | null; param?: string | null; headers?: Record<string, string> },
 ): void {
-  const body: OpenAiError = { error: { message, type, param: null, code } };
+  const body: OpenAiError = { error: { message, type, param, code } };
   writeJson(response, { status, body, headers });
 }
 
@@ -347,6 +350,41 @@ function toolCall(
   response.end('data: [DONE]\n\n');
 }
 
+/** The content part types the Responses API takes in an input message, in the order its refusal lists them. */
+const responsesPartTypes = [
+  'input_text',
+  'input_image',
+  'input_audio',
+  'output_text',
+  'refusal',
+  'input_file',
+  'computer_screenshot',
+  'summary_text',
+  'encrypted_content',
+];
+
+/**
+ * The real API's refusal of an input message's part of a type the Responses API does not take (Chat Completions'
+ * `image_url` or `text`, say), in its words and naming the part.
+ */
+function responsesPartError(items: readonly ResponsesInputItem[]): { message: string; param: string } | undefined {
+  const listed = `${responsesPartTypes
+    .slice(0, -1)
+    .map((type) => `'${type}'`)
+    .join(', ')}, and '${responsesPartTypes.at(-1)}'`;
+  for (const [index, item] of items.entries()) {
+    if (!isResponsesMessageItem(item) || typeof item.content === 'string') continue;
+    for (const [partIndex, part] of item.content.entries()) {
+      if (responsesPartTypes.includes(part.type)) continue;
+      return {
+        message: `Invalid value: '${part.type}'. Supported values are: ${listed}.`,
+        param: `input[${index}].content[${partIndex}].type`,
+      };
+    }
+  }
+  return undefined;
+}
+
 /**
  * The Responses API: a Response object, or named events with sequence numbers ending at response.completed.
  * With function tools (and tool_choice other than "none") the output is one function_call of the first of
@@ -372,6 +410,9 @@ async function responses(request: RecordedRequest, response: ServerResponse): Pr
     });
   const items: ResponsesInputItem[] =
     typeof body.input === 'string' ? [{ role: 'user', content: body.input }] : body.input;
+  const partError = responsesPartError(items);
+  if (partError)
+    return sendError(response, 400, { type: 'invalid_request_error', code: 'invalid_value', ...partError });
   const messages = items.filter(isResponsesMessageItem);
   const textOf = (content: ResponsesMessageItem['content'] | undefined) =>
     typeof content === 'string'
@@ -613,6 +654,14 @@ async function imageGenerations(request: RecordedRequest, response: ServerRespon
     });
   if (!isImagesRequest(request.body)) return refuseBody(response, 'images/generations');
   const body = request.body;
+  // Only DALL·E takes `response_format`: GPT image models always answer base64, and refuse it as unknown.
+  if (body.response_format !== undefined && !body.model.startsWith('dall-e'))
+    return sendError(response, 400, {
+      type: 'invalid_request_error',
+      message: "Unknown parameter: 'response_format'.",
+      param: 'response_format',
+      code: 'unknown_parameter',
+    });
   const scenario = scenarioOf(body.prompt);
   if (!(await delayFor(scenario))) return;
   if (scenario.errorStatus)
