@@ -33,15 +33,25 @@ function errorOf(error: unknown): { status: number | undefined; message: string 
 
 function langchainDriver(
   chat: (key: string, model: string) => BaseChatModel,
-  embeddings?: (key: string, model: string) => { embedDocuments(texts: string[]): Promise<number[][]> },
+  {
+    embeddings,
+    streamedStructureMethod,
+  }: {
+    embeddings?: (key: string, model: string) => { embedDocuments(texts: string[]): Promise<number[][]> };
+    /** The `withStructuredOutput` method of the streamed cell, where the client's default cannot stream (matrix-cells.ts). */
+    streamedStructureMethod?: 'jsonSchema';
+  } = {},
 ): ClientDriver {
   const withTools = (key: string, model: string) => {
     const base = chat(key, model);
     if (!base.bindTools) throw new Error('this chat model takes no tools');
     return base.bindTools([openAiTool]);
   };
-  const structured = (key: string, model: string) =>
-    chat(key, model).withStructuredOutput<Record<string, unknown>>({ ...answerJsonSchema, title: 'answer' });
+  const structured = (key: string, model: string, method?: 'jsonSchema') =>
+    chat(key, model).withStructuredOutput<Record<string, unknown>>(
+      { ...answerJsonSchema, title: 'answer' },
+      method ? { method } : undefined,
+    );
   return {
     generate: async ({ model, key }) => (await chat(key, model).invoke(prompt)).text,
     stream: async ({ model, key }) => {
@@ -71,7 +81,7 @@ function langchainDriver(
     structured: ({ model, key }) => structured(key, model).invoke(prompt),
     structuredStream: async ({ model, key }) => {
       let last: unknown;
-      for await (const chunk of await structured(key, model).stream(prompt)) last = chunk;
+      for await (const chunk of await structured(key, model, streamedStructureMethod).stream(prompt)) last = chunk;
       return last;
     },
     imageInput: async ({ model, key }) => {
@@ -92,23 +102,22 @@ function langchainDriver(
 
 const openaiDriver = ({ baseUrl }: MatrixGateway) => {
   const configuration = { baseURL: baseUrl('langchain/openai') };
-  return langchainDriver(
-    (apiKey, model) => new ChatOpenAI({ model, apiKey, configuration }),
-    (apiKey, model) => new OpenAIEmbeddings({ model, apiKey, configuration }),
-  );
+  return langchainDriver((apiKey, model) => new ChatOpenAI({ model, apiKey, configuration }), {
+    embeddings: (apiKey, model) => new OpenAIEmbeddings({ model, apiKey, configuration }),
+  });
 };
 
 const anthropicDriver = ({ baseUrl }: MatrixGateway) =>
   langchainDriver(
     (apiKey, model) => new ChatAnthropic({ model, apiKey, anthropicApiUrl: baseUrl('langchain/anthropic') }),
+    { streamedStructureMethod: 'jsonSchema' },
   );
 
 const googleDriver = ({ baseUrl: baseUrlOf }: MatrixGateway) => {
   const baseUrl = baseUrlOf('langchain/google-genai');
-  return langchainDriver(
-    (apiKey, model) => new ChatGoogleGenerativeAI({ model, apiKey, baseUrl }),
-    (apiKey, model) => new GoogleGenerativeAIEmbeddings({ model, apiKey, baseUrl }),
-  );
+  return langchainDriver((apiKey, model) => new ChatGoogleGenerativeAI({ model, apiKey, baseUrl }), {
+    embeddings: (apiKey, model) => new GoogleGenerativeAIEmbeddings({ model, apiKey, baseUrl }),
+  });
 };
 
 describeClientMatrix('LangChain JS', {

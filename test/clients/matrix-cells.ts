@@ -124,10 +124,13 @@ export const clients = {
     packages: ['@langchain/core', '@langchain/anthropic'],
     surface: 'beta',
     basePath: '/api/beta',
-    features: [...textFeatures.filter((feature) => feature !== 'structured-stream'), ...errorFeatures],
-    notDriven:
-      'streamed structured output: withStructuredOutput().stream() fails to parse the empty first input_json_delta ' +
-      'that Anthropic streams send (the real API too), whatever the upstream',
+    settings:
+      "withStructuredOutput(schema, { method: 'jsonSchema' }) in the structured-stream cell: with the default method " +
+      '(a forced tool call) withStructuredOutput().stream() fails, whatever the upstream and on the real API too, ' +
+      'because @langchain/core 1.1.46 and later no longer merge streamed content items whose types differ once ' +
+      '`_delta` is stripped (`tool_use` and its `input_json_delta`), so AnthropicToolsOutputParser reads the ' +
+      'tool_use input as "" (langchain-ai/langchainjs#10907, fix proposed in #10923)',
+    features: [...textFeatures, ...errorFeatures],
   },
   'langchain/google-genai': {
     packages: ['@langchain/core', '@langchain/google-genai'],
