@@ -118,6 +118,14 @@ export class CreditLedger {
   }
 
   /**
+   * Admission of work that holds nothing, or comes before the request that holds is read (a prompt's tokens
+   * counted, a large body parsed): the balance above zero and no cap of the key reached.
+   */
+  admitsWork({ accountId, apiKeyId }: { accountId: string; apiKeyId: string | null }): Promise<void> {
+    return this.admits({ accountId, apiKeyId, amountNanos: 1n });
+  }
+
+  /**
    * Admission ahead of a hold, for a request whose checks cost more than a key lookup (looking up the hosts of
    * its reference URLs): refused as its hold would be when the balance or a cap leaves less than `amountNanos`
    * now. A read without locks; the hold that follows stays the real check.

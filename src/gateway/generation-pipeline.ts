@@ -138,12 +138,9 @@ export class GenerationPipeline {
     return this.dependencies.catalog;
   }
 
-  /**
-   * Admission of work that holds nothing, or comes before the request that holds is read (a prompt's tokens
-   * counted, a multipart form parsed): the balance above zero and no cap of the key reached.
-   */
+  /** Admission of work that holds nothing (a prompt's tokens counted): `CreditLedger.admitsWork`. */
   admitWork(caller: Caller): Promise<void> {
-    return this.dependencies.ledger.admits({ accountId: caller.accountId, apiKeyId: caller.apiKeyId, amountNanos: 1n });
+    return this.dependencies.ledger.admitsWork(caller);
   }
 
   async run<Input extends { modelId: string }, R extends RowRef, P extends Plan<R>, Run, Answer>(

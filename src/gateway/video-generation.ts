@@ -113,15 +113,6 @@ export class VideoGeneration {
     this.recipe = new VideoJobRecipe(dependencies);
   }
 
-  /**
-   * Admission before a submission's body is parsed (a multipart form read as it streams in): a key without
-   * credit, or past a cap, is refused before any part is read. The hold on submission stays the real check;
-   * this one only keeps such a key from making the gateway parse its forms.
-   */
-  admitBody(caller: Caller): Promise<void> {
-    return this.dependencies.pipeline.admitWork(caller);
-  }
-
   /** A submission's model, checked as soon as it is read: the same refusal as on submission when no video model has that id. */
   checkModel(modelId: string): void {
     const model = this.dependencies.catalog.resolve(modelId);

@@ -20,6 +20,7 @@ import { builtDashboardDir, registerDashboard } from './dashboard.ts';
 import { classifyError, logRequestFailure, requestPath, sendError } from './error-envelope.ts';
 import { healthRoutes } from './health-routes.ts';
 import { admitUnderRateLimits } from './rate-limit-hook.ts';
+import { admitBeforeLargeBodies } from './body-admission.ts';
 import { registerOpenApi } from './openapi/register-openapi.ts';
 import { noBody } from './openapi/route-documentation.ts';
 import { noCredential } from './openapi/security-schemes.ts';
@@ -116,6 +117,10 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   });
   // preParsing runs after every surface's onRequest authentication and before the body is read.
   app.addHook('preParsing', admitUnderRateLimits(services.rateLimits));
+  app.addHook(
+    'preParsing',
+    admitBeforeLargeBodies((caller) => services.ledger.admitsWork(caller)),
+  );
   // Before any surface, so that every route declared `audit` leaves its entry.
   recordChanges(app, services.audit);
 

@@ -1,5 +1,4 @@
 import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { preParsingAsyncHookHandler } from 'fastify';
 import type { GatewayServices } from '../../gateway/services.ts';
 import { callerOf, requestContextOf, requireCredential } from '../../http/authentication.ts';
 import { requestBaseUrl } from '../../http/base-url.ts';
@@ -24,14 +23,6 @@ const VideoJob = Type.Object(
   { ...RouterVideoJob.properties, model: Type.String() },
   { description: "The task in the routing provider's job shape, with links back to this surface" },
 );
-
-/** Admission before a multipart body is read: the key was authenticated on request; the rest is the core's. */
-function admitForm(services: AlphaVideoServices): preParsingAsyncHookHandler {
-  return async (request) => {
-    if (request.headers['content-type']?.toLowerCase().startsWith('multipart/'))
-      await services.video.admitBody(callerOf(request));
-  };
-}
 
 /**
  * The alpha surface's videos (spec, Alpha surface): the routing provider's video API over the gateway's
@@ -68,7 +59,6 @@ export const alphaVideoRoutes: FastifyPluginAsyncTypebox<{ services: AlphaVideoS
   app.post(
     '/v1/videos',
     {
-      preParsing: admitForm(services),
       schema: {
         summary: 'Submit a video job',
         description:
