@@ -122,6 +122,8 @@ export interface Core {
   retention: MediaRetention;
   store: ObjectStore;
   instanceId: string;
+  /** Ends every upstream exchange under way (a stop past its grace): each generation settles what it delivered. */
+  cutUpstreams(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -563,6 +565,7 @@ export async function openCore(options: CoreOptions): Promise<Core> {
     retention,
     store,
     instanceId,
+    cutUpstreams: () => upstreamHttp.cut(),
     close: async () => {
       clearInterval(clockSync);
       unsubscribe();

@@ -11,6 +11,10 @@ import { withSafeErrorLogging } from './storage/logged-errors.ts';
 import { openCore, type Core, type CoreOptions } from './core.ts';
 import { registerSurfaces } from './surface-registry.ts';
 import { createLogger } from './telemetry/logger.ts';
+import { RequestLine } from './telemetry/request-line.ts';
+
+/** How long generations cut at a stop past its grace have to settle: each settlement is one write. */
+const settleAfterCutMs = 10_000;
 
 /** The logger, for the benchmark harness, which loads the compiled entry point of this and of other checkouts. */
 export { createLogger } from './telemetry/logger.ts';
@@ -111,6 +115,18 @@ export async function createGateway(options: GatewayOptions): Promise<RunningGat
         await app.close();
         // Streams whose client left may still be reading the upstream to bill it: let them settle.
         await core.work.idle(Math.max(0, deadline - Date.now()));
+        if (core.work.size > 0) {
+          // Past the grace, what still reads its upstream is cut, and settles (charged what it delivered) while
+          // storage and leased credit are still here.
+          logger.warn(
+            { generations: core.work.size },
+            'generations still under way past server.shutdownGraceMs: their upstreams are cut, and each is charged what it delivered',
+          );
+          await core.cutUpstreams();
+          await core.work.idle(settleAfterCutMs);
+        }
+        // The lines of records whose answers were cut are not kept waiting for answers that will not finish.
+        RequestLine.writeWaiting();
         // Jobs under way finish within the grace period; the rest are resumed by the next process.
         await core.worker.stop(Math.max(0, deadline - Date.now()));
         await core.webhookWorker.stop(Math.max(0, deadline - Date.now()));

@@ -55,6 +55,17 @@ export function writeLine(target: RequestLineTarget, fields: LineFields, message
  * after the answer has gone out (settlement does not hold the answer back), a stream's sometimes just before.
  */
 export class RequestLine implements RequestLog {
+  /** Lines of records waiting for their answers to finish: a stopping process writes them without waiting. */
+  private static readonly waiting = new Set<RequestLine>();
+
+  /** Writes at once every record line still waiting for its answer (the process is stopping). */
+  static writeWaiting(): void {
+    for (const line of RequestLine.waiting) {
+      clearTimeout(line.grace);
+      line.writeGenerationAlone();
+    }
+  }
+
   private pending = 0;
   private answer: AnswerFields | undefined;
   private generation: Readonly<Record<string, unknown>> | undefined;
@@ -93,16 +104,19 @@ export class RequestLine implements RequestLog {
     if (this.answer) {
       this.written = true;
       clearTimeout(this.grace);
+      RequestLine.waiting.delete(this);
       if (this.generation) this.answer.generation = this.generation;
       writeLine(this.target, this.answer, 'request completed');
     } else if (this.generation && this.grace === undefined) {
       this.grace = setTimeout(() => this.writeGenerationAlone(), answerGraceMs);
+      RequestLine.waiting.add(this);
     }
   }
 
   /** The answer did not finish in time: the record gets its own line, and a late answer a line without it. */
   private writeGenerationAlone(): void {
     this.grace = undefined;
+    RequestLine.waiting.delete(this);
     const generation = this.generation;
     if (this.written || !generation) return;
     this.generation = undefined;

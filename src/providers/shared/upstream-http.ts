@@ -178,6 +178,15 @@ export class UpstreamHttp {
   async close(): Promise<void> {
     await Promise.all([...this.agents.values()].map((agent) => agent.close()));
   }
+
+  /** Ends every exchange under way now (a stop past its grace): their readers see the upstream cut. */
+  async cut(): Promise<void> {
+    const stopping = new UpstreamUnreachableError('connect', 'the gateway is stopping');
+    const agents = [...this.agents.values()];
+    // Destroyed, they are done with: `close` has none of them left to close.
+    this.agents.clear();
+    await Promise.all(agents.map((agent) => agent.destroy(stopping)));
+  }
 }
 
 /** The request as JSON text; what cannot be written (nested past the engine's stack, say) is the client's 400, and nothing is sent. */
