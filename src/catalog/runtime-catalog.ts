@@ -183,7 +183,7 @@ export class RuntimeCatalog {
     checkModels([entry], { providers: this.options.providers, at: () => '' }, (at, problem) =>
       problems.push(`at ${at}: ${problem}`),
     );
-    if (problems.length > 0) throw new GatewayError('GW_VALIDATION', `invalid model entry: ${problems[0]}`, problems);
+    if (problems.length > 0) throw validationError('model entry', problems);
     return this.change(modelId, { entry, pricing: null }, actor);
   }
 
@@ -332,6 +332,13 @@ export class RuntimeCatalog {
 /** The body as the schema's type, or a 400 naming every problem. */
 function checked<S extends TSchema>(schema: S, body: unknown, what: string): Static<S> {
   if (Value.Check(schema, body)) return body;
-  const problems = schemaProblems(schema, body);
-  throw new GatewayError('GW_VALIDATION', `invalid ${what}: ${problems[0]}`, problems);
+  throw validationError(what, schemaProblems(schema, body));
+}
+
+/**
+ * A 400 whose `errors` name each problem once: the first in the message (`errors[0]`, the one line the operator
+ * console shows), the others after it.
+ */
+function validationError(what: string, problems: readonly string[]): GatewayError {
+  return new GatewayError('GW_VALIDATION', `invalid ${what}: ${problems[0]}`, problems.slice(1));
 }

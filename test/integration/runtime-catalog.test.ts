@@ -149,6 +149,25 @@ describe('the runtime catalog', () => {
       const body = expectEnvelope(answer, { status: 400, code: 'GW_VALIDATION', path: `/api/admin/v1/catalog/${url}` });
       expect(body.errors.join('\n'), `${url} ${JSON.stringify(payload)}`).toContain(why);
     }
+    // Each problem is named once: the first in the message (errors[0]), the others after it.
+    const unknownField = await admin('PUT', 'models/new-model', entry({ pricng: { inputPerMTok: 1 } }));
+    expect(unknownField.json().errors).toEqual(['invalid model entry: at pricng: unknown field']);
+    const twoRows = await admin(
+      'PUT',
+      'models/new-model',
+      entry({
+        providers: [
+          { provider: 'nowhere', model: 'echo' },
+          { provider: 'elsewhere', model: 'echo' },
+        ],
+      }),
+    );
+    expect(twoRows.json().errors).toEqual([
+      'invalid model entry: at providers[0].provider: unknown provider "nowhere"',
+      'at providers[1].provider: unknown provider "elsewhere"',
+    ]);
+    const unknownPrice = await admin('PUT', 'prices/sandbox-echo', { perToken: 1 });
+    expect(unknownPrice.json().errors).toEqual(['invalid prices: at perToken: unknown field']);
     const missing = await admin('PUT', 'prices/no-such-model', { inputPerMTok: 1 });
     expect(missing.statusCode).toBe(404);
 
