@@ -361,7 +361,10 @@ function interpolate(
   return value;
 }
 
-/** Records a problem of the file and goes on, so that one reading names every problem at once. */
+/**
+ * Records a problem of the file and goes on, so that the checks after its shape name every problem they find at
+ * once (a file whose shape fails is refused before them, with every problem of its shape).
+ */
 export type Fail = (at: string, problem: string) => void;
 
 /**

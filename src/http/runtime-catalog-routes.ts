@@ -38,7 +38,8 @@ export interface CatalogRouteOptions {
  * behind its own authentication): models, prices and switches stored in the database over gateway.yaml,
  * applied in every process within moments, each change audited (`catalog.*`). Model ids may contain slashes,
  * so the id is the rest of each path; the bodies are checked in code (catalog/runtime-catalog.ts) as
- * gateway.yaml is, so a refusal names every problem and changes nothing.
+ * gateway.yaml is (the shape first, then the checks across fields), so a refusal names each problem of the first
+ * stage that fails, once, and changes nothing.
  */
 export const runtimeCatalogRoutes: FastifyPluginAsyncTypebox<CatalogRouteOptions> = async (
   app,
@@ -79,7 +80,7 @@ export const runtimeCatalogRoutes: FastifyPluginAsyncTypebox<CatalogRouteOptions
       schema: {
         summary: 'Create or replace a model at runtime',
         description:
-          "A model entry in gateway.yaml's shape, checked as the file is (fields, ranges, each row's provider configured); its `id` must be the path's. It replaces the file's entry for the id (and any runtime prices) in every process within a second, until it is deleted; a reload of gateway.yaml keeps it. New prices get a new price version. An entry that fails changes nothing: 400 naming each problem.",
+          "A model entry in gateway.yaml's shape, checked as the file is (fields, ranges, each row's provider configured); its `id` must be the path's. It replaces the file's entry for the id (and any runtime prices) in every process within a second, until it is deleted; a reload of gateway.yaml keeps it. New prices get a new price version. An entry that fails changes nothing: 400 naming each problem of the first stage that finds any (the shape, then the id, then the rows' providers and ranges).",
         ...modelIdPath,
         documentedBody: jsonBody(ModelSchema, "A model entry, as in gateway.yaml's `models`"),
         response: { 200: CatalogModelViewSchema },

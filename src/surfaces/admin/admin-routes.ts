@@ -267,7 +267,9 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{ services: AdminServices }>
           'voices and the upstream breaker and retry settings for the requests that start from now on; requests under ' +
           'way finish on the configuration they started with and are charged at its prices. Settings that apply only at ' +
           'start keep their running values and are named in `needsRestart`. A file that fails changes nothing: the answer ' +
-          'is 400, with every problem in `errors`. Only this process reloads: call it on each process (or send each SIGHUP).',
+          'is 400, with the problems found in `errors`: the checks run in stages, as at start, and a file whose shape fails (an ' +
+          'unknown key, say) is refused for that alone; problems across keys (a row naming an undeclared provider) are ' +
+          'named once the shape passes. Only this process reloads: call it on each process (or send each SIGHUP).',
         response: { 200: ConfigDiffSchema },
         documentedExample: { answer: configDiffExample },
       },
