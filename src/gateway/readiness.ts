@@ -4,7 +4,10 @@ export type ReadinessStatus = 'ready' | 'starting' | 'draining' | 'unavailable';
 export interface CheckResult {
   ok: boolean;
   latencyMs: number;
-  /** Why it failed: the error's code (ECONNREFUSED, a SQLSTATE) or class name, else its message; or the timeout. */
+  /**
+   * Why it failed: the code (ECONNREFUSED, a SQLSTATE) or class name of the error or of one it wraps, else the
+   * innermost error's message; or the timeout.
+   */
   error?: string;
 }
 
@@ -46,14 +49,41 @@ type Phase = 'starting' | 'serving' | 'draining';
 
 /**
  * What `/readyz` (which needs no credential) says of a failure: its code (ECONNREFUSED, a SQLSTATE) or the
- * name of its class (an S3 `NoSuchBucket`) rather than a message that may name internal hosts; the message
- * only when it has neither. The whole error goes to the log.
+ * name of its class (an S3 `NoSuchBucket`) rather than a message that may name internal hosts. Both are looked
+ * for through the errors it wraps (`cause`): Drizzle wraps the driver's error in one of its own whose message
+ * quotes the query and its parameters, so a wrapper's message is never said; the message of the innermost error
+ * only when none has a code or a class of its own. The whole error goes to the log.
  */
 function reasonOf(error: unknown): string {
-  const { code, name } = (error ?? {}) as { code?: unknown; name?: unknown };
-  if (typeof code === 'string' && code !== '') return code;
-  if (typeof name === 'string' && name !== '' && name !== 'Error') return name;
-  return error instanceof Error ? error.message : String(error);
+  const chain = causeChain(error);
+  for (const link of chain) {
+    const code = property(link, 'code');
+    if (typeof code === 'string' && code !== '') return code;
+  }
+  for (const link of chain) {
+    const name = property(link, 'name');
+    if (typeof name === 'string' && name !== '' && name !== 'Error') return name;
+  }
+  const innermost = chain.at(-1);
+  return innermost instanceof Error ? innermost.message : String(innermost);
+}
+
+/** Wrappers followed at most: a cause that wraps itself, or a very long chain, ends the walk. */
+const maxCauses = 8;
+
+/** The error, then what it wraps (`cause`), and so on, outermost first. */
+function causeChain(error: unknown): unknown[] {
+  const chain: unknown[] = [error];
+  for (let cause = property(error, 'cause'); cause !== undefined && chain.length <= maxCauses; ) {
+    if (chain.includes(cause)) break;
+    chain.push(cause);
+    cause = property(cause, 'cause');
+  }
+  return chain;
+}
+
+function property(value: unknown, key: 'code' | 'name' | 'cause'): unknown {
+  return typeof value === 'object' && value !== null && key in value ? Reflect.get(value, key) : undefined;
 }
 
 /** How many timeouts a check that never answers is shared for before another is started. */

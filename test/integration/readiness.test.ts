@@ -117,6 +117,8 @@ describe('GET /livez and GET /readyz, on a database the test can take away', () 
     await proxy.stop();
     const down = await until(`${base}/readyz`, (status, body) => status === 503 && body.status === 'unavailable');
     expect(down.checks.database).toMatchObject({ ok: false, error: expect.any(String) });
+    // What the driver said (a code), not the message of Drizzle's wrapper, which quotes the query and its parameters.
+    expect(down.checks.database.error).not.toMatch(/Failed query|SELECT|params/);
     expect(down.checks.objectStore.ok).toBe(true);
     expect(down.workers.jobs.byState).toBeUndefined();
     expect((await fetch(`${base}/livez`)).status).toBe(200);

@@ -1,4 +1,5 @@
 import { describe, expect, it, vi } from 'vitest';
+import { DrizzleQueryError } from 'drizzle-orm';
 import { Readiness, type ReadinessDependencies } from '../../src/gateway/readiness.ts';
 
 function readinessWith(overrides: Partial<ReadinessDependencies> = {}) {
@@ -57,6 +58,30 @@ describe('readiness', () => {
     down = true;
     await readiness.report();
     expect(failures).toEqual(['database', 'database']);
+  });
+
+  it("reads the code or class of the error a query builder's wraps, never the wrapper's message", async () => {
+    const databaseErrors = [
+      // Drizzle wraps the driver's error; its message quotes the query and its parameters.
+      new DrizzleQueryError(
+        'SELECT id FROM accounts WHERE email = $1',
+        ['someone@example.com'],
+        Object.assign(new Error('connect ECONNREFUSED 10.0.0.7:5432'), { code: 'ECONNREFUSED' }),
+      ),
+      new DrizzleQueryError('SELECT 1', [], Object.assign(new Error('terminating connection'), { code: '57P01' })),
+      new DrizzleQueryError('SELECT $1', ['secret value'], new Error('Connection terminated unexpectedly')),
+    ];
+    const reasons: Array<string | undefined> = [];
+    for (const failure of databaseErrors) {
+      const { readiness } = readinessWith({
+        pingDatabase: async () => {
+          throw failure;
+        },
+      });
+      readiness.listening();
+      reasons.push((await readiness.report()).checks.database.error);
+    }
+    expect(reasons).toEqual(['ECONNREFUSED', '57P01', 'Connection terminated unexpectedly']);
   });
 
   it('gives up on a check that hangs after its timeout, and shares it with later probes instead of starting another', async () => {
