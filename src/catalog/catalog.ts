@@ -52,9 +52,12 @@ export interface ModalityFilter {
 /** The catalog as configured: models that are switched on and have at least one active provider row. */
 export class Catalog {
   private models: ReadonlyMap<string, CatalogModel>;
+  /** Ids of the configured models the operator switched off (an entry's `isActive: false`, or the admin API's switch). */
+  private switchedOff: ReadonlySet<string>;
 
   constructor(config: Pick<GatewayConfig, 'models' | 'providers'>, priceVersions: PriceVersionIds = new Map()) {
     this.models = catalogModels(config, priceVersions);
+    this.switchedOff = switchedOffIds(config);
   }
 
   /**
@@ -63,6 +66,7 @@ export class Catalog {
    */
   replace(config: Pick<GatewayConfig, 'models' | 'providers'>, priceVersions: PriceVersionIds = new Map()): void {
     this.models = catalogModels(config, priceVersions);
+    this.switchedOff = switchedOffIds(config);
   }
 
   list(filter: ModalityFilter = {}): CatalogModel[] {
@@ -86,16 +90,24 @@ export class Catalog {
     return model;
   }
 
-  /** The model a generation request names, or the spec's 400 when no active provider serves it. */
+  /**
+   * The model a generation request names, or the spec's 400 when it is not served: switched off by the operator,
+   * or without an active provider row (or not configured).
+   */
   resolve(modelId: string): CatalogModel {
     const model = this.models.get(modelId);
-    if (!model)
-      throw new GatewayError(
-        'GW_MODEL_NOT_AVAILABLE',
-        `model "${modelId}" is not available: no active provider serves it`,
-      );
-    return model;
+    if (model) return model;
+    throw new GatewayError(
+      'GW_MODEL_NOT_AVAILABLE',
+      this.switchedOff.has(modelId)
+        ? `model "${modelId}" is not available: the operator has switched it off`
+        : `model "${modelId}" is not available: no active provider serves it`,
+    );
   }
+}
+
+function switchedOffIds(config: Pick<GatewayConfig, 'models'>): Set<string> {
+  return new Set(config.models.filter((entry) => entry.isActive === false).map((entry) => entry.id));
 }
 
 /** The models that are switched on and have at least one active provider row, each with its rows best first. */

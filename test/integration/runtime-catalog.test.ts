@@ -230,11 +230,12 @@ describe('the runtime catalog', () => {
 
     // Switched off, the model is refused; on again, it serves.
     expect((await admin('POST', 'disable/vendor/runtime-echo')).json()).toMatchObject({ active: false, served: false });
-    expectEnvelope(await chat(key, 'vendor/runtime-echo'), {
+    const refused = expectEnvelope(await chat(key, 'vendor/runtime-echo'), {
       status: 400,
       code: 'GW_MODEL_NOT_AVAILABLE',
       path: '/api/alpha/v1/chat/completions',
     });
+    expect(refused.errors).toEqual(['model "vendor/runtime-echo" is not available: the operator has switched it off']);
     expect((await admin('POST', 'enable/vendor/runtime-echo')).json()).toMatchObject({ active: true, served: true });
     expect((await chat(key, 'vendor/runtime-echo')).statusCode).toBe(200);
 

@@ -50,6 +50,21 @@ describe('catalog', () => {
     }
   });
 
+  it('says a model the operator switched off is switched off, and one without an active row that none serves it', () => {
+    const catalog = new Catalog(parseConfig(config, 'c.yaml', {}));
+    expect(() => catalog.resolve('switched-off')).toThrow(
+      'model "switched-off" is not available: the operator has switched it off',
+    );
+    expect(() => catalog.resolve('only-first')).toThrow(
+      'model "only-first" is not available: no active provider serves it',
+    );
+    // Switched on again (a reload, or the admin API's switch), it serves; switched off by a replace, it is refused.
+    const file = parseConfig(config, 'c.yaml', { FIRST_KEY: 'a-key' });
+    catalog.replace({ ...file, models: file.models.map((entry) => ({ ...entry, isActive: entry.id !== 'multi' })) });
+    expect(catalog.resolve('switched-off').modelId).toBe('switched-off');
+    expect(() => catalog.resolve('multi')).toThrow('model "multi" is not available: the operator has switched it off');
+  });
+
   it('filters by modalities with all-match semantics', () => {
     const catalog = new Catalog(parseConfig(config, 'c.yaml', { FIRST_KEY: 'k' }));
     expect(catalog.list({ inputModalities: ['text', 'image'] }).map((model) => model.modelId)).toEqual(['multi']);
