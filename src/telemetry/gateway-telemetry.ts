@@ -20,6 +20,20 @@ export interface ScrapedFigures {
 
 const breakerValues: Record<BreakerState, number> = { closed: 0, open: 1, 'half-open': 2 };
 
+/**
+ * The kinds of hold the database's figures name (storage's `holdsByKind`): each has a series in every scrape that
+ * read them, 0 when the database holds none of the kind, so an alert on `== 0` or on its absence finds it.
+ */
+const holdKinds = ['request', 'lease', 'media-job'] as const;
+
+/** The holds read in a scrape, with each known kind the database has none of at 0. */
+function holdsOfEveryKind(
+  holds: Awaited<ReturnType<ScrapedFigures['holds']>>,
+): Awaited<ReturnType<ScrapedFigures['holds']>> {
+  const missing = holdKinds.filter((kind) => !holds.some((hold) => hold.kind === kind));
+  return [...holds, ...missing.map((kind) => ({ kind, count: 0, nanos: 0n }))];
+}
+
 /** The figures a scrape reads from the database: each undefined when it could not be read in time. */
 interface DatabaseFigures {
   holds: Awaited<ReturnType<ScrapedFigures['holds']>> | undefined;
@@ -170,7 +184,7 @@ export class GatewayTelemetry implements DispatchEvents {
       async collect() {
         const { holds } = await databaseOfScrape();
         this.reset();
-        for (const hold of holds ?? []) this.set({ kind: hold.kind }, hold.count);
+        if (holds) for (const hold of holdsOfEveryKind(holds)) this.set({ kind: hold.kind }, hold.count);
       },
     });
     new Gauge({
@@ -181,7 +195,7 @@ export class GatewayTelemetry implements DispatchEvents {
       async collect() {
         const { holds } = await databaseOfScrape();
         this.reset();
-        for (const hold of holds ?? []) this.set({ kind: hold.kind }, nanosToUsd(hold.nanos));
+        if (holds) for (const hold of holdsOfEveryKind(holds)) this.set({ kind: hold.kind }, nanosToUsd(hold.nanos));
       },
     });
     new Gauge({

@@ -30,6 +30,36 @@ describe('the metrics of a scrape', () => {
     }
   });
 
+  it('gives every kind of hold a series, 0 when the database has none, and none when it could not be read', async () => {
+    const telemetry = new GatewayTelemetry(pino({ level: 'silent' }));
+    let holds: Array<{ kind: string; count: number; nanos: bigint }> | undefined = [];
+    telemetry.observe({
+      ledger: () => ({ reservations: 0, leases: 0, leasedNanos: 0n }),
+      holds: async () => {
+        if (!holds) throw new Error('the database is away');
+        return holds;
+      },
+      jobs: async () => ({ queued: 0, processing: 0 }),
+      breakers: () => [],
+    });
+    const empty = await telemetry.metricsText();
+    for (const kind of ['request', 'lease', 'media-job']) {
+      expect(empty).toMatch(new RegExp(`^gateway_holds\\{kind="${kind}"\\} 0$`, 'm'));
+      expect(empty).toMatch(new RegExp(`^gateway_holds_usd\\{kind="${kind}"\\} 0$`, 'm'));
+    }
+    holds = [{ kind: 'media-job', count: 2, nanos: 500_000_000n }];
+    const some = await telemetry.metricsText();
+    expect(some).toMatch(/^gateway_holds\{kind="media-job"\} 2$/m);
+    expect(some).toMatch(/^gateway_holds_usd\{kind="media-job"\} 0\.5$/m);
+    expect(some).toMatch(/^gateway_holds\{kind="request"\} 0$/m);
+    expect(some).toMatch(/^gateway_holds_usd\{kind="lease"\} 0$/m);
+    expect(some.match(/^gateway_holds\{/gm)).toHaveLength(3);
+    holds = undefined;
+    const unread = await telemetry.metricsText();
+    expect(unread).toMatch(/^gateway_database_figures_read 0$/m);
+    expect(unread).not.toMatch(/^gateway_holds(_usd)?\{/m);
+  });
+
   it('counts answers by route template, method and status, with one latency series per route and method', async () => {
     const telemetry = new GatewayTelemetry(pino({ level: 'silent' }));
     for (const status of [200, 200, 404]) telemetry.meterOf('/api/v1/ai/models').answered('GET', status, 0.002);
