@@ -209,7 +209,7 @@ export interface AccountAbuseLimits {
   loginFailuresPerAddress: number;
   signupsPerAddress: number;
   throttleWindowSeconds: number;
-  /** Emails and addresses remembered at most; the oldest are forgotten first. */
+  /** Accepted and no longer applied: the counters expire with their window (`accounts.throttleMaxEntries`). */
   throttleMaxEntries: number;
 }
 
