@@ -57,7 +57,10 @@ export const environmentVariables: Array<{ name: string; meaning: string; defaul
  * generator refuses a schema key missing here, and a path here that the schema does not have.
  */
 export const fieldDocs: Record<string, FieldDoc> = {
-  providers: { meaning: 'upstream endpoints, by an internal id' },
+  providers: {
+    meaning:
+      'upstream endpoints, by an id that clients see in the catalog ([what clients see of providers](models.md#what-clients-see-of-providers))',
+  },
   'providers.<id>': { meaning: 'one upstream endpoint' },
   'providers.<id>.protocol': { meaning: 'the wire protocol it speaks; `sandbox` is the built-in offline provider' },
   'providers.<id>.baseUrl': { meaning: 'base URL of its API' },
