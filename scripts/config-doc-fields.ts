@@ -34,7 +34,8 @@ export const environmentVariables: Array<{ name: string; meaning: string; defaul
     name: '`GATEWAY_SECRET`',
     meaning:
       'master secret (at least 32 characters): seals stored API keys, keys the credential hashes. Keep it safe and stable: losing it makes stored keys unrevealable and unusable',
-    default: 'generated once into `DATA_DIR/gateway-secret` in embedded mode; **required** with `DATABASE_URL`',
+    default:
+      'generated once into `DATA_DIR/gateway-secret` in embedded mode; **required** with `DATABASE_URL` (by every command but `gateway migrate` and `gateway models list`, which do not use it)',
   },
   {
     name: '`PUBLIC_BASE_URL`',

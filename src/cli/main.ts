@@ -9,6 +9,7 @@ import { CreditGrantBody, LimitsPatch, NewAccountBody, NewKeyBody, RateLimitsPat
 import type { TSchema } from 'typebox';
 import { bodyValidator } from '../http/validation.ts';
 import type { Core } from '../core.ts';
+import type { Logger } from 'pino';
 import { createLogger } from '../telemetry/logger.ts';
 import { DataDirInUseError } from '../storage/data-dir-lock.ts';
 import { EmbeddedServerError } from '../storage/embedded-server.ts';
@@ -110,12 +111,17 @@ function print(value: unknown): void {
   process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
 }
 
-/** Runs one command against the database with the services of a server, then closes it. */
-async function withCore(environment: Environment, work: (core: Core) => Promise<void>): Promise<void> {
-  const logger = createLogger({
+/** A command's logger: warnings and above unless LOG_LEVEL asks for another level than the default. */
+function commandLogger(environment: Environment): Logger {
+  return createLogger({
     ...environment,
     logLevel: environment.logLevel === 'info' ? 'warn' : environment.logLevel,
   });
+}
+
+/** Runs one command against the database with the services of a server, then closes it. */
+async function withCore(environment: Environment, work: (core: Core) => Promise<void>): Promise<void> {
+  const logger = commandLogger(environment);
   // The database and the services load only for a command that uses them: --help, a refused option and
   // `models list` start in a fraction of the time.
   const { openCore } = await import('../core.ts');
@@ -125,6 +131,20 @@ async function withCore(environment: Environment, work: (core: Core) => Promise<
   } finally {
     await core.close();
   }
+}
+
+/**
+ * Opens the database, which applies its migrations (under the advisory lock every process takes for them), and
+ * closes it: only the storage, so neither the master secret nor gateway.yaml is read.
+ */
+async function migrate(environment: Environment): Promise<void> {
+  // Storage errors are logged without the values they carry, as the core logs them.
+  const { withSafeErrorLogging } = await import('../storage/logged-errors.ts');
+  const logger = withSafeErrorLogging(commandLogger(environment));
+  const { openStorage } = await import('../storage/database.ts');
+  const { storageOptionsFor } = await import('../core.ts');
+  const storage = await openStorage(storageOptionsFor(environment, logger));
+  await storage.close();
 }
 
 function program(environment: Environment): Command {
@@ -142,12 +162,11 @@ function program(environment: Environment): Command {
 
   cli
     .command('migrate')
-    .description('apply database migrations and exit')
-    .action(() =>
-      withCore(environment, async () => {
-        process.stdout.write('migrations applied\n');
-      }),
-    );
+    .description('apply database migrations and exit (needs neither GATEWAY_SECRET nor gateway.yaml)')
+    .action(async () => {
+      await migrate(environment);
+      process.stdout.write('migrations applied\n');
+    });
 
   const accounts = cli.command('accounts').description('manage accounts');
   accounts

@@ -15,6 +15,7 @@ export interface Environment {
   configPath: string;
   /** Credentials are `Secret`s from here on: revealed only where compared (the token) or derived from (the master secret). */
   adminToken: Secret | undefined;
+  /** GATEWAY_SECRET; with DATABASE_URL, every command that uses it (all but `migrate` and `models list`) requires it. */
   secret: Secret | undefined;
   publicBaseUrl: string;
   /** PUBLIC_BASE_URL as the operator set it; without it, links are made on `http://HOST:PORT` (`publicBaseUrl`). */
@@ -50,8 +51,7 @@ export function readEnvironment(variables: Readonly<Record<string, string | unde
   const adminToken = nonEmpty('GATEWAY_ADMIN_TOKEN');
   if (secret !== undefined && secret.length < 32)
     throw new EnvironmentError('GATEWAY_SECRET must be at least 32 characters');
-  if (databaseUrl && !secret)
-    throw new EnvironmentError('GATEWAY_SECRET is required when DATABASE_URL is set (every process must share it)');
+  // Without it, DATABASE_URL is refused where the secret is used (resolveSecret): `migrate` does not use it.
   return {
     port,
     host,

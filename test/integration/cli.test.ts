@@ -4,11 +4,17 @@
  * otherwise each command starts the embedded default in DATA_DIR and stops it. The CLI's other commands and its
  * refusals, whose claims hold whichever server stores the data, are in cli-accounts.test.ts and cli-input.test.ts.
  */
-import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { execFile, spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { promisify } from 'node:util';
+import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { gatewayBin, useGatewayCli } from '../support/gateway-cli.ts';
+import { createTestDatabase } from '../support/test-database.ts';
+
+const run = promisify(execFile);
 
 describe('gateway CLI and server process', () => {
   const commands = useGatewayCli();
@@ -39,6 +45,42 @@ describe('gateway CLI and server process', () => {
     expect(models).toContain('sandbox-echo\ttext\tsandbox');
     expect(models).not.toContain('gpt-4o');
     await cli('migrate');
+  });
+
+  it('migrates a PostgreSQL database without GATEWAY_SECRET or gateway.yaml; the commands that use the secret still require it', async () => {
+    const database = await createTestDatabase();
+    const dataDir = mkdtempSync(path.join(tmpdir(), 'gw-cli-migrate-'));
+    // The shipped gateway.yaml, as the other commands run (from the repository's root), but no GATEWAY_SECRET.
+    const env = { PATH: process.env.PATH, DATA_DIR: dataDir, DATABASE_URL: database.url, LOG_LEVEL: 'warn' };
+    try {
+      const migrated = await run(process.execPath, [gatewayBin, 'migrate'], {
+        env: { ...env, GATEWAY_CONFIG: path.join(dataDir, 'no-such-gateway.yaml') },
+        timeout: 60_000,
+      });
+      expect(migrated.stdout).toBe('migrations applied\n');
+      const client = new pg.Client({ connectionString: database.url });
+      await client.connect();
+      try {
+        const { rows } = await client.query<{ count: string }>('SELECT count(*)::text AS count FROM accounts');
+        expect(rows).toEqual([{ count: '0' }]);
+      } finally {
+        await client.end();
+      }
+      await expect(
+        run(process.execPath, [gatewayBin, 'accounts', 'create', '--email', 'nosecret@example.com'], {
+          env,
+          timeout: 60_000,
+        }),
+      ).rejects.toMatchObject({
+        code: 1,
+        stderr: expect.stringContaining('GATEWAY_SECRET is required when DATABASE_URL is set'),
+      });
+      // No secret of its own was made for the refused command: processes sharing a database must share one.
+      expect(readdirSync(dataDir)).toEqual([]);
+    } finally {
+      await database.drop();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
   });
 
   it('serves, then stops cleanly on SIGTERM', async () => {

@@ -2,6 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { readEnvironment, EnvironmentError } from '../../src/config/environment.ts';
 import { ConfigError, loadConfigFile, parseConfig } from '../../src/config/load-config.ts';
+import { resolveSecret } from '../../src/config/secret.ts';
 import { Catalog } from '../../src/catalog/catalog.ts';
 import { shippedConfigPath } from '../support/test-gateway.ts';
 
@@ -393,8 +394,11 @@ describe('environment', () => {
     });
   });
 
-  it('requires a shared secret with PostgreSQL and refuses nonsense', () => {
-    expect(() => readEnvironment({ DATABASE_URL: 'postgres://localhost/db' })).toThrow(EnvironmentError);
+  it('requires a shared secret with PostgreSQL where the secret is used, and refuses nonsense', () => {
+    // Read without one (`gateway migrate` uses none), the environment is refused by whatever asks for the secret.
+    const withoutSecret = readEnvironment({ DATABASE_URL: 'postgres://localhost/db' });
+    expect(() => resolveSecret(withoutSecret)).toThrow(EnvironmentError);
+    expect(() => resolveSecret(withoutSecret)).toThrow('GATEWAY_SECRET is required when DATABASE_URL is set');
     expect(() => readEnvironment({ PORT: 'eighty' })).toThrow(/PORT/);
     expect(() => readEnvironment({ LOG_LEVEL: 'loud' })).toThrow(/LOG_LEVEL/);
     expect(() => readEnvironment({ GATEWAY_SECRET: 'short' })).toThrow(/at least 32/);
