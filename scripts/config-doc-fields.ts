@@ -321,7 +321,11 @@ export const fieldDocs: Record<string, FieldDoc> = {
   'telemetry.tracing.otlpEndpoint': { meaning: 'OTLP/HTTP endpoint; unset: tracing is off' },
   'telemetry.tracing.serviceName': { meaning: 'service name of the traces', default: 'model-gateway' },
   media: { meaning: 'generated media, archived by the gateway ([media jobs](media.md))' },
-  'media.store': { meaning: '`fs`: files under `DATA_DIR/media`; `s3`: an S3-compatible bucket', default: 'fs' },
+  'media.store': {
+    meaning:
+      '`fs`: files under `DATA_DIR/media`, served by the processes that share that directory ([several processes](deployment.md#running-on-postgresql-with-several-processes)); `s3`: an S3-compatible bucket',
+    default: 'fs',
+  },
   'media.s3': { meaning: 'the bucket; required when `store` is `s3`' },
   'media.s3.bucket': { meaning: 'bucket name' },
   'media.s3.region': { meaning: 'region', default: 'us-east-1' },

@@ -1,3 +1,4 @@
+import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyInstance, onRouteHookHandler } from 'fastify';
 import { HoldReconciler } from './billing/hold-reconciler.ts';
@@ -148,6 +149,14 @@ export async function createGateway(options: GatewayOptions): Promise<RunningGat
     })();
     return closing;
   };
+  // The filesystem store serves download links only from this process's own DATA_DIR/media: a process sharing the
+  // database but not that directory finds no file for a link to media another process archived (404).
+  if (options.environment.databaseUrl && core.store.kind === 'fs') {
+    logger.warn(
+      { mediaStore: 'fs', mediaDir: path.join(options.environment.dataDir, 'media') },
+      "media.store is fs with DATABASE_URL: media is archived under this process's DATA_DIR/media and download links are served from it, so every process sharing the database must share that directory (one DATA_DIR, or one file system mounted at each DATA_DIR/media), or links to media another process archived answer 404; processes on several machines use media.store: s3",
+    );
+  }
   if (!options.environment.configuredPublicBaseUrl && listensBeyondLoopback(options.environment.host)) {
     logger.warn(
       { host: options.environment.host, publicBaseUrl: options.environment.publicBaseUrl },

@@ -1,7 +1,8 @@
 /**
  * Absolute links (download and polling) come from the configuration alone: PUBLIC_BASE_URL, or without it
  * `http://HOST:PORT`. A client's `Host` or forwarded headers never move them elsewhere, and the gateway warns
- * at start when it listens beyond loopback without PUBLIC_BASE_URL.
+ * at start when it listens beyond loopback without PUBLIC_BASE_URL, and when its download links are served from
+ * its own DATA_DIR/media (the filesystem store) while DATABASE_URL lets other processes archive media too.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { keyHeaders } from '../support/http-helpers.ts';
@@ -140,6 +141,26 @@ describe('the start warning', () => {
     const gateway = await startTestGateway({ env: { HOST: '::1' }, logLines });
     try {
       expect(startWarnings(logLines)).toEqual([]);
+      expect(sharedDatabaseWarnings(logLines)).toEqual([]);
+    } finally {
+      await gateway.close();
+    }
+  });
+});
+
+const sharedDatabaseWarnings = (lines: Array<Record<string, unknown>>) =>
+  lines.filter((line) => typeof line.msg === 'string' && line.msg.startsWith('media.store is fs with DATABASE_URL'));
+
+describe('the filesystem media store with DATABASE_URL', () => {
+  it('is warned of at start: other processes of the database must share its DATA_DIR/media, or their links answer 404', async () => {
+    const logLines: Array<Record<string, unknown>> = [];
+    // The warning reads the setting; the test gateway runs on a test database of its own either way.
+    const gateway = await startTestGateway({ env: { DATABASE_URL: 'postgres://db.internal:5432/gateway' }, logLines });
+    try {
+      const warnings = sharedDatabaseWarnings(logLines);
+      expect(warnings).toHaveLength(1);
+      expect(warnings[0]).toMatchObject({ level: 40, mediaStore: 'fs', mediaDir: expect.stringMatching(/\/media$/) });
+      expect(String(warnings[0]?.msg)).toContain('media.store: s3');
     } finally {
       await gateway.close();
     }
