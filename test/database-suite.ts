@@ -6,6 +6,7 @@
  */
 export const databaseSuite = [
   'test/integration/account-api.test.ts',
+  'test/integration/account-passwords.test.ts',
   'test/integration/admin-api.test.ts',
   'test/integration/audio.test.ts',
   'test/integration/audit-log.test.ts',

@@ -5,7 +5,14 @@ import { ConfigError, loadConfigFile } from '../config/load-config.ts';
 import { type AccountRole, isAccountRole } from '../domain/account-role.ts';
 import { GatewayError, isGatewayError } from '../domain/errors.ts';
 import { classifyError } from '../http/error-envelope.ts';
-import { CreditGrantBody, LimitsPatch, NewAccountBody, NewKeyBody, RateLimitsPatch } from '../http/schemas.ts';
+import {
+  CreditGrantBody,
+  LimitsPatch,
+  NewAccountBody,
+  NewKeyBody,
+  PasswordBody,
+  RateLimitsPatch,
+} from '../http/schemas.ts';
 import type { TSchema } from 'typebox';
 import { bodyValidator } from '../http/validation.ts';
 import type { Core } from '../core.ts';
@@ -107,6 +114,40 @@ function checked<T extends object>(schema: TSchema, input: T): T {
   }
 }
 
+/** More than any password the API takes (256 characters of up to 4 bytes): reading stops there. */
+const maxPasswordLineBytes = 4096;
+
+/**
+ * A password given on standard input (`--password-stdin`): its first line, without the line ending, so that it is
+ * never an argument `ps` or a shell's history shows. Piped (`printf '%s\n' "$PASSWORD" | gateway ...`) or typed.
+ */
+async function passwordFromStdin(): Promise<string> {
+  process.stdin.setEncoding('utf8');
+  let text = '';
+  let ended = false;
+  for await (const chunk of process.stdin) {
+    text += String(chunk);
+    const end = text.indexOf('\n');
+    if (end !== -1) {
+      text = text.slice(0, end);
+      ended = true;
+      break;
+    }
+    if (Buffer.byteLength(text) > maxPasswordLineBytes) break;
+  }
+  const password = text.endsWith('\r') ? text.slice(0, -1) : text;
+  if (!ended && password === '')
+    throw new GatewayError('GW_VALIDATION', '--password-stdin: standard input held no password (give it one line)');
+  return password;
+}
+
+/** `--password` (visible to `ps`) or `--password-stdin` (read from standard input), at most one of them. */
+async function givenPassword(options: { password?: string; passwordStdin?: boolean }): Promise<string | undefined> {
+  if (options.password !== undefined && options.passwordStdin)
+    throw new GatewayError('GW_VALIDATION', 'give the password with --password or --password-stdin, not both');
+  return options.passwordStdin ? passwordFromStdin() : options.password;
+}
+
 function print(value: unknown): void {
   process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
 }
@@ -173,12 +214,16 @@ function program(environment: Environment): Command {
     .command('create')
     .description('create an account')
     .requiredOption('--email <email>', 'login email')
-    .option('--password <password>', 'password for the dashboard (omit for a key-only account)')
+    .option(
+      '--password <password>',
+      'password for the dashboard (omit for a key-only account); other users of the machine can read it in `ps`: prefer --password-stdin',
+    )
+    .option('--password-stdin', 'read the password from standard input (its first line)')
     .option('--credits <usd>', 'opening credits in USD', usd, 0)
-    .action((options: { email: string; password?: string; credits: number }) => {
+    .action(async (options: { email: string; password?: string; passwordStdin?: boolean; credits: number }) => {
       const input = checked(NewAccountBody, {
         email: options.email,
-        password: options.password,
+        password: await givenPassword(options),
         credits: options.credits,
       });
       return withCore(environment, async (core) => {
@@ -241,6 +286,25 @@ function program(environment: Environment): Command {
         );
       }),
     );
+
+  accounts
+    .command('set-password')
+    .description(
+      "set an account's password (signup's rules), whether it had one or not, and end the account's sessions; the password is read from standard input, never taken as an argument",
+    )
+    .argument('<account>', 'the account, by id or by email')
+    .requiredOption('--password-stdin', 'read the password from standard input (its first line)')
+    .action(async (account: string) => {
+      const input = checked(PasswordBody, { password: await passwordFromStdin() });
+      return withCore(environment, async (core) => {
+        const { id, email } = await core.services.accounts.findAccount(account);
+        await core.services.audit.operatorChange(
+          { action: 'account.password', subject: { type: 'account', id }, request: input },
+          () => core.services.accounts.setPassword(id, input.password),
+        );
+        print({ id, email, passwordSet: true });
+      });
+    });
 
   withRateLimitOptions(
     accounts

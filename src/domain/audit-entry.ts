@@ -32,6 +32,7 @@ export const auditActions = [
   'account.role',
   'account.disable',
   'account.enable',
+  'account.password',
   'api-key.create',
   'api-key.update',
   'api-key.spend-caps',

@@ -67,6 +67,11 @@ export const NewAccountBody = Type.Object(
   { email: Email, password: Type.Optional(Password), credits: Type.Optional(UsdCap) },
   { additionalProperties: false },
 );
+/**
+ * The password the operator sets on an account (admin API, operator console, `gateway accounts set-password`):
+ * the rules of signup's.
+ */
+export const PasswordBody = Type.Object({ password: Password }, { additionalProperties: false });
 /** A credit grant or removal (admin API and `gateway credits add`). */
 export const CreditGrantBody = Type.Object(
   { amount: SignedUsd, note: Type.Optional(StoredText({ maxLength: 500 })) },

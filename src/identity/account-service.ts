@@ -35,6 +35,13 @@ export function accountView(row: Pick<AccountRow, 'id' | 'email' | 'balanceNanos
   return { id: row.id, email: row.email, creditBalance: nanosToUsd(row.balanceNanos), role: row.role };
 }
 
+/** The current password sent to change it is wrong (403): the sign-in throttle counts it as a failed sign-in. */
+export class WrongPasswordError extends GatewayError {
+  constructor() {
+    super('GW_FORBIDDEN', 'the current password is wrong: nothing changed');
+  }
+}
+
 /** Emails are compared case-insensitively: stored trimmed and lower-cased. */
 export function normaliseEmail(email: string): string {
   return email.trim().toLowerCase();
@@ -102,6 +109,37 @@ export class AccountService {
   async logout(sessionTokenHash: string): Promise<void> {
     await this.options.sessions.deleteByTokenHash(sessionTokenHash);
     await this.options.storage.publish({ type: 'session-ended', tokenHash: sessionTokenHash });
+  }
+
+  /**
+   * The owner's change of password (a session of the account): the current password must be right, or 403
+   * (`WrongPasswordError`) and nothing changes. A scrypt is computed whether or not the account has a password,
+   * as at login. Every other session of the account ends; the one that asked stays signed in.
+   */
+  async changePassword(input: {
+    accountId: string;
+    sessionTokenHash: string;
+    currentPassword: string;
+    newPassword: string;
+  }): Promise<void> {
+    const row = await this.options.accounts.findById(input.accountId);
+    const matches = await verifyPassword(input.currentPassword, row?.passwordHash ?? decoyPasswordHash);
+    if (!row) throw new GatewayError('GW_NOT_FOUND', `account "${input.accountId}" not found`);
+    if (!row.passwordHash || !matches) throw new WrongPasswordError();
+    await this.setPassword(row.id, input.newPassword, input.sessionTokenHash);
+  }
+
+  /**
+   * Sets the account's password (the operator's: admin API, operator console, CLI; or the owner's, above), the
+   * account's sessions ending with it in every process, but `keepSessionTokenHash` (the session that asked, when
+   * it is the account's own). An account made without a password gets one this way.
+   */
+  async setPassword(accountId: string, password: string, keepSessionTokenHash: string | null = null): Promise<void> {
+    const passwordHash = await hashPassword(password);
+    const found = await this.options.accounts.setPassword({ accountId, passwordHash, keepSessionTokenHash });
+    if (!found) throw new GatewayError('GW_NOT_FOUND', `account "${accountId}" not found`);
+    // Every process forgets the account's cached sessions: the ended ones answer 401 from their next request.
+    await this.options.storage.publish({ type: 'account-changed', accountId });
   }
 
   async getAccount(accountId: string): Promise<AccountView> {

@@ -66,6 +66,17 @@ export class OperatorAccounts {
     return this.view(accountId);
   }
 
+  /**
+   * Sets the account's password (the admin API's), ending its sessions in every process; the operator's own
+   * session stays signed in when the account is their own (`operatorSessionTokenHash` names no other's session).
+   */
+  async setPassword(
+    accountId: string,
+    { password, operatorSessionTokenHash }: { password: string; operatorSessionTokenHash: string },
+  ): Promise<void> {
+    await this.options.accounts.setPassword(accountId, password, operatorSessionTokenHash);
+  }
+
   /** An operator cannot disable their own account: they would lock themselves out of the console. */
   async setDisabled(accountId: string, disabled: boolean, operatorAccountId: string): Promise<OperatorAccountDetail> {
     if (disabled && accountId === operatorAccountId)

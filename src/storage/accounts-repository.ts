@@ -1,7 +1,7 @@
-import { and, eq, sql } from 'drizzle-orm';
+import { and, eq, ne, sql } from 'drizzle-orm';
 import type { AccountRole } from '../domain/account-role.ts';
 import type { Database } from './database.ts';
-import { accounts, creditGrants } from './schema.ts';
+import { accounts, creditGrants, sessions } from './schema.ts';
 
 export interface AccountRow {
   id: string;
@@ -75,6 +75,34 @@ export class AccountsRepository {
   async setRole(id: string, role: AccountRole): Promise<AccountRow | undefined> {
     const [row] = await this.db.update(accounts).set({ role }).where(eq(accounts.id, id)).returning();
     return row;
+  }
+
+  /**
+   * Sets the account's password hash and ends its sessions but `keepSessionTokenHash` (the session that asked,
+   * when it is one of the account's), in one transaction; false when there is no such account.
+   */
+  async setPassword(input: {
+    accountId: string;
+    passwordHash: string;
+    keepSessionTokenHash: string | null;
+  }): Promise<boolean> {
+    return this.db.transaction(async (transaction) => {
+      const [row] = await transaction
+        .update(accounts)
+        .set({ passwordHash: input.passwordHash })
+        .where(eq(accounts.id, input.accountId))
+        .returning({ id: accounts.id });
+      if (!row) return false;
+      await transaction
+        .delete(sessions)
+        .where(
+          and(
+            eq(sessions.accountId, input.accountId),
+            input.keepSessionTokenHash === null ? undefined : ne(sessions.tokenHash, input.keepSessionTokenHash),
+          ),
+        );
+      return true;
+    });
   }
 
   /** Disabling keeps the first moment it was disabled at; enabling clears it. */

@@ -29,7 +29,10 @@ export interface PageWindow {
 export type StorageEvent =
   | { type: 'key-changed'; keyId: string }
   | { type: 'session-ended'; tokenHash: string }
-  /** An account was disabled or enabled, or its role changed: its cached keys and sessions are read again. */
+  /**
+   * An account was disabled or enabled, its role changed, or its password was set (ending its sessions): its
+   * cached keys and sessions are read again.
+   */
   | { type: 'account-changed'; accountId: string }
   /**
    * Leases must give back the account's unused credit: a process refused one of its requests while others

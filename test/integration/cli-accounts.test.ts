@@ -1,13 +1,97 @@
 /**
- * CLI commands that change accounts and keys (roles, rate limits, revocation), on the embedded default: what they
+ * CLI commands that change accounts and keys (roles, passwords, rate limits, revocation), on the embedded default: what they
  * store and refuse holds whichever PostgreSQL server stores it, so this file is not in the database suite.
  */
 import { describe, expect, it } from 'vitest';
 import { useGatewayCli } from '../support/gateway-cli.ts';
+import { startGatewayChild } from '../support/gateway-child.ts';
+import { adminHeaders } from '../support/http-helpers.ts';
+import { shippedConfigPath } from '../support/test-gateway.ts';
 
-describe('gateway CLI: roles, rate limits and revocation', () => {
+describe('gateway CLI: roles, passwords, rate limits and revocation', () => {
   const commands = useGatewayCli();
-  const { cli } = commands;
+  const { cli, cliWithInput } = commands;
+  const refusal = (pattern: RegExp) => ({ code: 1, stderr: expect.stringMatching(pattern) });
+
+  it("sets an account's password read from standard input, never an argument, audited without it, and it signs in with it", {
+    timeout: 180_000,
+  }, async () => {
+    const account = JSON.parse(await cli('accounts', 'create', '--email', 'keyonly@example.com')) as { id: string };
+    const password = 'a password piped to the CLI 42';
+    const output = await cliWithInput(
+      `${password}\n`,
+      'accounts',
+      'set-password',
+      'KeyOnly@Example.com',
+      '--password-stdin',
+    );
+    expect(JSON.parse(output)).toEqual({ id: account.id, email: 'keyonly@example.com', passwordSet: true });
+    // `accounts create` reads one the same way (a line ending of \r\n too).
+    const created = 'another piped password 7';
+    JSON.parse(
+      await cliWithInput(`${created}\r\n`, 'accounts', 'create', '--email', 'piped@example.com', '--password-stdin'),
+    );
+
+    await expect(cli('accounts', 'set-password', account.id)).rejects.toMatchObject(
+      refusal(/required option '--password-stdin' not specified/),
+    );
+    await expect(cli('accounts', 'set-password', account.id, '--password-stdin', password)).rejects.toMatchObject(
+      refusal(/too many arguments/),
+    );
+    await expect(
+      cliWithInput('short\n', 'accounts', 'set-password', account.id, '--password-stdin'),
+    ).rejects.toMatchObject(refusal(/options\.password must NOT have fewer than 8 characters/));
+    await expect(cliWithInput('', 'accounts', 'set-password', account.id, '--password-stdin')).rejects.toMatchObject(
+      refusal(/standard input held no password/),
+    );
+    await expect(
+      cliWithInput(`${password}\n`, 'accounts', 'set-password', 'nobody@example.com', '--password-stdin'),
+    ).rejects.toMatchObject(refusal(/account "nobody@example.com" not found/));
+    await expect(
+      cliWithInput(
+        `${password}\n`,
+        'accounts',
+        'create',
+        '--email',
+        'both@example.com',
+        '--password',
+        password,
+        '--password-stdin',
+      ),
+    ).rejects.toMatchObject(refusal(/--password or --password-stdin, not both/));
+    expect(await cli('accounts', 'set-password', '--help')).toContain('standard input');
+
+    const server = await startGatewayChild({
+      configPath: shippedConfigPath,
+      dataDir: commands.dataDir,
+      ...(commands.env.DATABASE_URL ? { databaseUrl: commands.env.DATABASE_URL } : {}),
+    });
+    try {
+      const login = (email: string, secret: string) =>
+        fetch(`${server.url}/api/v1/auth/login`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ email, password: secret }),
+        });
+      expect((await login('keyonly@example.com', password)).status).toBe(200);
+      expect((await login('piped@example.com', created)).status).toBe(200);
+      expect((await login('piped@example.com', `${created}\r`)).status).toBe(401);
+      const audit = await fetch(
+        `${server.url}/api/admin/v1/audit-log?accountId=${account.id}&action=account.password`,
+        {
+          headers: adminHeaders,
+        },
+      );
+      const entries = ((await audit.json()) as { results: Array<Record<string, unknown>> }).results;
+      expect(entries).toHaveLength(1);
+      expect(entries[0]).toMatchObject({ actor: { kind: 'operator' }, subject: { type: 'account', id: account.id } });
+      expect(entries[0]).not.toHaveProperty('request');
+      expect(JSON.stringify(entries)).not.toContain(password);
+    } finally {
+      await server.kill('SIGTERM');
+    }
+    expect(server.output()).not.toContain(password);
+  });
 
   it("sets an account's role by email or id, refuses any other role, and says how in --help", async () => {
     const account = JSON.parse(await cli('accounts', 'create', '--email', 'role@example.com')) as { id: string };
@@ -58,7 +142,6 @@ describe('gateway CLI: roles, rate limits and revocation', () => {
     expect(
       JSON.parse(await cli('accounts', 'rate-limits', '--account', account.id, '--requests-per-minute', '30')),
     ).toEqual({ requestsPerMinute: 30 });
-    const refusal = (pattern: RegExp) => ({ code: 1, stderr: expect.stringMatching(pattern) });
     await expect(cli('keys', 'rate-limits', '--key', key.id, '--requests-per-minute', '0')).rejects.toMatchObject(
       refusal(/options\.requestsPerMinute must be >= 1/),
     );

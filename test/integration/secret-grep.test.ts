@@ -16,7 +16,7 @@ import { createTestDatabase, type TestDatabase } from '../support/test-database.
 /**
  * Every credential the gateway is configured with or shown, each distinctive, then every log event it writes
  * provoked at `trace` (upstream 5xx and 429: fallback, retry, breaker; a failed job; storage failures; a start
- * on a bad gateway.yaml; failed sign-ins), and all it wrote (log, spans, stderr, error answers) searched for each
+ * on a bad gateway.yaml; failed sign-ins; passwords changed, set and guessed), and all it wrote (log, spans, stderr, error answers) searched for each
  * credential in its plain, `Bearer ` and base64 forms.
  */
 const secrets = {
@@ -28,6 +28,9 @@ const secrets = {
   metricsToken: 'metrics-grep-token-P2aS5dF8gH1jK4lZ',
   gatewaySecret: 'master-grep-secret-X7cV0bN3mQ6wE9rT2yU5iO8pA',
   password: 'pw-grep-Lk8Jh5Gf2Ds9',
+  changedPassword: 'pw-grep-changed-Qw3Er6Ty9Ui2',
+  wrongCurrentPassword: 'pw-grep-wrong-Zx4Cv7Bn1Mm5',
+  operatorSetPassword: 'pw-grep-operator-Hj6Kl9Po3Iu8',
   openaiSecondKey: 'sk-grep-second-W3eR6tY9uI2oP5aS',
   runtimeProviderKey: 'sk-grep-runtime-Z8xC4vB7nM1qW6eR',
 };
@@ -404,6 +407,33 @@ describe('secrets never reach a log line, stderr or an error answer', () => {
       if (Date.now() > deadline) throw new Error(`the job is still ${job.status}`);
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
+
+    // The owner's password changed (a wrong current one first), and the operator's password set on an account.
+    const changePassword = (currentPassword: string) =>
+      request({
+        method: 'PUT',
+        url: '/api/v1/account/password',
+        headers: { authorization: `Bearer ${issued.sessionToken}` },
+        payload: { currentPassword, newPassword: secrets.changedPassword },
+      });
+    expect((await changePassword(secrets.wrongCurrentPassword)).statusCode).toBe(403);
+    expect((await changePassword(secrets.password)).statusCode).toBe(204);
+    const operatorSet = await request({
+      method: 'PUT',
+      url: `/api/admin/v1/accounts/${funded.id}/password`,
+      headers: { authorization: `Bearer ${secrets.adminToken}` },
+      payload: { password: secrets.operatorSetPassword },
+    });
+    expect(operatorSet.statusCode, operatorSet.body).toBe(204);
+    expect(
+      (
+        await request({
+          method: 'POST',
+          url: '/api/v1/auth/login',
+          payload: { email, password: secrets.changedPassword },
+        })
+      ).statusCode,
+    ).toBe(200);
 
     // Sign-in failures, and the session, the admin and the metrics tokens presented right and wrong.
     await request({ method: 'POST', url: '/api/v1/auth/login', payload: { email, password: `${secrets.password}!` } });

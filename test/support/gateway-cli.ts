@@ -15,6 +15,8 @@ export const gatewayBin = path.resolve(import.meta.dirname, '../../bin/gateway.j
 export interface GatewayCli {
   /** Runs one command to its end; its stdout, or a rejection with its exit code and stderr. */
   cli(...args: string[]): Promise<string>;
+  /** `cli`, with `input` written to the command's standard input (a password for `--password-stdin`). */
+  cliWithInput(input: string, ...args: string[]): Promise<string>;
   /** The environment every command of this describe block runs with. */
   readonly env: NodeJS.ProcessEnv;
   /** The DATA_DIR of this describe block's commands. */
@@ -48,6 +50,12 @@ export function useGatewayCli(): GatewayCli {
   return {
     cli: async (...args) => {
       const { stdout } = await run(process.execPath, [gatewayBin, ...args], { env, timeout: 60_000 });
+      return stdout;
+    },
+    cliWithInput: async (input, ...args) => {
+      const running = run(process.execPath, [gatewayBin, ...args], { env, timeout: 60_000 });
+      running.child.stdin?.end(input);
+      const { stdout } = await running;
       return stdout;
     },
     get env() {

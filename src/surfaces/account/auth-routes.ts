@@ -2,7 +2,7 @@ import { Type, type FastifyPluginAsyncTypebox, type Static } from '@fastify/type
 import type { FastifyReply } from 'fastify';
 import { GatewayError } from '../../domain/errors.ts';
 import type { GatewayServices } from '../../gateway/services.ts';
-import { normaliseEmail, type SessionGrant } from '../../identity/account-service.ts';
+import { normaliseEmail, type SessionGrant, WrongPasswordError } from '../../identity/account-service.ts';
 import { principalOf, requireCredential } from '../../http/authentication.ts';
 import { answersNotStored, clearSessionCookies, issueSessionCookies } from '../../http/session-cookies.ts';
 import { accountExample } from '../../http/examples.ts';
@@ -25,6 +25,18 @@ const Session = Type.Object(
   },
   { description: 'The session and its account' },
 );
+/** The owner's change of password: the current one (checked as a login checks it), and the new one (signup's rules). */
+const PasswordChange = Type.Object(
+  {
+    currentPassword: Type.String({ minLength: 1, maxLength: 256, description: 'The password the account has now' }),
+    newPassword: Password,
+  },
+  { additionalProperties: false },
+);
+const passwordChangeExample = {
+  currentPassword: 'correct horse battery staple',
+  newPassword: 'a new and longer passphrase',
+} satisfies Static<typeof PasswordChange>;
 const signIn = {
   request: { email: accountExample.email, password: 'correct horse battery staple' } satisfies Static<
     typeof Credentials
@@ -98,6 +110,46 @@ export const authRoutes: FastifyPluginAsyncTypebox<{ services: AuthServices; sec
           await throttle.loginAbandoned(email, request.ip);
         throw error;
       }
+    },
+  );
+
+  app.put(
+    '/account/password',
+    {
+      config: { audit: { action: 'account.password', subject: { type: 'account', from: 'caller' } } },
+      schema: {
+        summary: 'Change your password',
+        description:
+          "A signed-in session only (not an API key): the current password, then the new one (8 to 256 characters). Every other session of the account ends, in every process; this one stays signed in. A wrong current password answers 403 and changes nothing; wrong ones are counted with failed logins of the account's email and of the client address, and throttled as they are (429 with retry-after).",
+        body: PasswordChange,
+        response: { 204: noBody("The password changed; the account's other sessions ended") },
+        documentedExample: { request: passwordChangeExample },
+      },
+      onRequest: requireCredential(services.authenticator, { acceptCookie: { secureCookies } }),
+    },
+    async (request, reply) => {
+      const principal = principalOf(request);
+      if (principal.kind !== 'session')
+        throw new GatewayError(
+          'GW_SESSION_REQUIRED',
+          'changing the password needs a signed-in session, not an API key',
+        );
+      const { email } = await services.accounts.getAccount(principal.accountId);
+      await throttle.beginPasswordCheck(email, request.ip);
+      try {
+        await services.accounts.changePassword({
+          accountId: principal.accountId,
+          sessionTokenHash: principal.sessionTokenHash,
+          currentPassword: request.body.currentPassword,
+          newPassword: request.body.newPassword,
+        });
+        await throttle.loginSucceeded(email, request.ip);
+      } catch (error) {
+        // A wrong current password stays counted, as a failed login does.
+        if (!(error instanceof WrongPasswordError)) await throttle.loginAbandoned(email, request.ip);
+        throw error;
+      }
+      return reply.code(204).send();
     },
   );
 

@@ -51,12 +51,25 @@ export class SignInThrottle {
    * counts it as a failure until it succeeds. A refused attempt is not counted.
    */
   async beginLogin(email: string, address: string): Promise<void> {
+    await this.begin(email, address, 'logins');
+  }
+
+  /**
+   * A change of password, which proves the current password as a login does: counted against the same
+   * failures of the account's email and of the address (guesses there and at login share one budget), and
+   * ended like a login with `loginSucceeded` or `loginAbandoned` (a wrong password stays counted).
+   */
+  async beginPasswordCheck(email: string, address: string): Promise<void> {
+    await this.begin(email, address, 'password checks');
+  }
+
+  private async begin(email: string, address: string, attempts: string): Promise<void> {
     const byEmail = await this.take(this.failuresByEmail, email);
-    if (byEmail > 0) throw new ThrottledError('too many failed logins for this email', byEmail);
+    if (byEmail > 0) throw new ThrottledError(`too many failed ${attempts} for this email`, byEmail);
     const byAddress = await this.take(this.failuresByAddress, address);
     if (byAddress > 0) {
       await this.giveBack(this.failuresByEmail, email);
-      throw new ThrottledError('too many failed logins from this address', byAddress);
+      throw new ThrottledError(`too many failed ${attempts} from this address`, byAddress);
     }
   }
 

@@ -2,7 +2,8 @@ import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typ
 import type { GatewayServices } from '../../gateway/services.ts';
 import { AccountSchema } from '../../http/answer-schemas.ts';
 import { accountExample } from '../../http/examples.ts';
-import { Identifier } from '../../http/schemas.ts';
+import { noBody } from '../../http/openapi/route-documentation.ts';
+import { Identifier, PasswordBody } from '../../http/schemas.ts';
 
 /** The services these routes use. */
 export type AdminAccountServices = Pick<GatewayServices, 'accounts'>;
@@ -16,7 +17,7 @@ const RoleBody = Type.Object(
   { additionalProperties: false },
 );
 
-/** The account's role, set with the admin token. Registered inside the admin API, behind its token check. */
+/** The account's role and password, set with the admin token. Registered inside the admin API, behind its token check. */
 export const adminAccountRoutes: FastifyPluginAsyncTypebox<{ services: AdminAccountServices }> = async (
   app,
   { services },
@@ -36,5 +37,25 @@ export const adminAccountRoutes: FastifyPluginAsyncTypebox<{ services: AdminAcco
       },
     },
     async (request) => services.accounts.setRole(request.params.accountId, request.body.role),
+  );
+
+  app.put(
+    '/v1/accounts/:accountId/password',
+    {
+      config: { audit: { action: 'account.password', subject: { type: 'account', from: 'path' } } },
+      schema: {
+        summary: "Set an account's password",
+        description:
+          'Sets the password the account signs in with (8 to 256 characters, as at signup), whether it had one or not (an account made without a password gets one this way), and ends every session of the account, in every process. Its API keys keep working. The password is never answered, logged or kept in the audit log.',
+        params: Type.Object({ accountId: Identifier }),
+        body: PasswordBody,
+        response: { 204: noBody("The password is set; the account's sessions ended") },
+        documentedExample: { request: { password: 'a passphrase set by the operator' } },
+      },
+    },
+    async (request, reply) => {
+      await services.accounts.setPassword(request.params.accountId, request.body.password);
+      return reply.code(204).send();
+    },
   );
 };

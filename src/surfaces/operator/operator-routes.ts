@@ -8,7 +8,8 @@ import { actAsOperator } from '../../http/audit-hook.ts';
 import { principalOf, requireCredential } from '../../http/authentication.ts';
 import { apiKeyExample } from '../../http/examples.ts';
 import { oversightRoutes } from '../../http/oversight-routes.ts';
-import { KeyIdParams } from '../../http/schemas.ts';
+import { noBody } from '../../http/openapi/route-documentation.ts';
+import { KeyIdParams, PasswordBody } from '../../http/schemas.ts';
 import { answersNotStored } from '../../http/session-cookies.ts';
 import {
   creditAdjustmentExample,
@@ -149,6 +150,31 @@ export const operatorRoutes: FastifyPluginAsyncTypebox<{ services: OperatorServi
       },
     },
     async (request) => services.operatorAccounts.setDisabled(request.params.accountId, false, operatorOf(request)),
+  );
+
+  app.put(
+    '/v1/accounts/:accountId/password',
+    {
+      config: { audit: { action: 'account.password', subject: { type: 'account', from: 'path' } } },
+      schema: {
+        summary: "Set an account's password",
+        description:
+          "Sets the password the account signs in with (8 to 256 characters, as at signup), whether it had one or not, and ends the account's sessions in every process (the operator's own stays, when it is their own account). Its API keys keep working. The password is never answered, logged or kept in the audit log.",
+        params: AccountParams,
+        body: PasswordBody,
+        response: { 204: noBody("The password is set; the account's sessions ended") },
+        documentedExample: { request: { password: 'a passphrase set by the operator' } },
+      },
+    },
+    async (request, reply) => {
+      const principal = principalOf(request);
+      if (principal.kind !== 'session') throw new Error('the operator API reached without a session');
+      await services.operatorAccounts.setPassword(request.params.accountId, {
+        password: request.body.password,
+        operatorSessionTokenHash: principal.sessionTokenHash,
+      });
+      return reply.code(204).send();
+    },
   );
 
   app.get(

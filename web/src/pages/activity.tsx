@@ -19,6 +19,7 @@ export const actionLabels: Record<AuditAction, string> = {
   'account.role': 'Role changed',
   'account.disable': 'Account disabled',
   'account.enable': 'Account enabled',
+  'account.password': 'Password set',
   'api-key.create': 'Key created',
   'api-key.update': 'Key changed',
   'api-key.spend-caps': 'Key caps changed',
