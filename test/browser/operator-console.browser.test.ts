@@ -1,8 +1,8 @@
 /**
  * The operator console in a real browser (Chromium) against a real gateway: a plain account sees no Operator
  * section and cannot open its pages; an operator account searches accounts, grants and removes credit with a
- * reason (a removal past the balance is refused), disables and enables an account (its key answers 401, then
- * 200), disables and revokes a key, filters usage across accounts and downloads it as CSV, tests a provider
+ * reason (a removal past the balance is refused), sets the password of an account made without one (it signs in
+ * with it), disables and enables an account (its key answers 401, then 200), disables and revokes a key, filters usage across accounts and downloads it as CSV, tests a provider
  * row, and finds every change in the audit log. Screenshots of each page go to test-output/screenshots/.
  */
 import { readFileSync } from 'node:fs';
@@ -115,6 +115,24 @@ describe.skipIf(!mustRun)('operator console in Chromium', () => {
     await shot('account');
   }, 30_000);
 
+  it('sets the password of an account made without one, which then signs in with it', async () => {
+    const password = 'set in the console 42';
+    const signIn = () =>
+      fetch(`${base}/api/v1/auth/login`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ email: customer.email, password }),
+      });
+    expect((await signIn()).status).toBe(401);
+    await page.getByRole('button', { name: 'Set password' }).click();
+    const dialog = page.getByRole('dialog');
+    await dialog.getByLabel('New password (8 to 256 characters)').fill(password);
+    await dialog.getByRole('button', { name: 'Set password' }).click();
+    await expect.poll(() => page.getByRole('status').innerText()).toContain('The password is set');
+    expect(await page.getByRole('dialog').count()).toBe(0);
+    expect((await signIn()).status).toBe(200);
+  }, 30_000);
+
   it('disables the account (its key answers 401) and enables it again', async () => {
     await page.getByRole('button', { name: 'Disable account' }).click();
     await expect.poll(() => page.getByRole('button', { name: 'Enable account' }).count()).toBe(1);
@@ -191,6 +209,9 @@ describe.skipIf(!mustRun)('operator console in Chromium', () => {
     expect(text).toContain('Operator acct_');
     await page.getByLabel('Change').selectOption({ label: 'Credit changed' });
     await expect.poll(() => page.getByRole('table').getByRole('row').count()).toBe(3);
+    await page.getByLabel('Change').selectOption({ label: 'Password set' });
+    await expect.poll(() => page.getByRole('table').getByRole('row').count()).toBe(2);
+    expect(await page.getByRole('table').innerText()).toContain(customer.accountId);
     await page.getByLabel('Change').selectOption({ label: 'Provider row tested' });
     await expect.poll(() => page.getByRole('table').getByRole('row').count()).toBe(2);
     await page.getByLabel('Change').selectOption({ label: 'All changes' });

@@ -1,6 +1,7 @@
 import { useState } from 'preact/hooks';
 import { query, request } from '../../api.ts';
 import { ErrorText, LoadState, messageOf } from '../../components/feedback.tsx';
+import { FormDialog } from '../../components/form-dialog.tsx';
 import { Pager } from '../../components/pager.tsx';
 import { TableHead } from '../../components/table-head.tsx';
 import { dateTime, usd } from '../../format.ts';
@@ -100,7 +101,7 @@ export function OperatorAccountsPage() {
   );
 }
 
-/** One account: its figures, a credit grant or removal with its reason, disable or enable, and its keys. */
+/** One account: its figures, a credit grant or removal with its reason, its password, disable or enable, and its keys. */
 function AccountPanel({ accountId, onChanged }: { accountId: string; onChanged: () => void }) {
   const [version, setVersion] = useState(0);
   const { data: account, error } = useApi<OperatorAccountDetail>(
@@ -112,6 +113,7 @@ function AccountPanel({ accountId, onChanged }: { accountId: string; onChanged: 
   const [actionError, setActionError] = useState<string>();
   const [notice, setNotice] = useState<string>();
   const [busy, setBusy] = useState(false);
+  const [settingPassword, setSettingPassword] = useState(false);
 
   const act = async (run: () => Promise<unknown>, done: string) => {
     setBusy(true);
@@ -197,6 +199,9 @@ function AccountPanel({ accountId, onChanged }: { accountId: string; onChanged: 
             </div>
           </form>
           <div class="actions">
+            <button type="button" disabled={busy} onClick={() => setSettingPassword(true)}>
+              Set password
+            </button>
             {account.disabled ? (
               <button
                 type="button"
@@ -232,9 +237,61 @@ function AccountPanel({ accountId, onChanged }: { accountId: string; onChanged: 
               {notice}
             </p>
           ) : null}
+          {settingPassword ? (
+            <PasswordDialog
+              accountId={accountId}
+              email={account.email}
+              onClose={() => setSettingPassword(false)}
+              onSet={() => {
+                setSettingPassword(false);
+                setActionError(undefined);
+                setNotice("The password is set: the account's sessions ended, its keys keep working.");
+              }}
+            />
+          ) : null}
           <AccountKeys accountId={accountId} onChanged={() => setVersion(version + 1)} />
         </>
       ) : null}
     </section>
+  );
+}
+
+/** A new password for the account (signup's rules): its sessions end, and it can sign in with it. */
+function PasswordDialog({
+  accountId,
+  email,
+  onClose,
+  onSet,
+}: {
+  accountId: string;
+  email: string;
+  onClose: () => void;
+  onSet: () => void;
+}) {
+  const [password, setPassword] = useState('');
+  return (
+    <FormDialog
+      title={`Set the password of ${email}`}
+      submitLabel="Set password"
+      onClose={onClose}
+      action={async () => {
+        await request('PUT', `/api/operator/v1/accounts/${encodeURIComponent(accountId)}/password`, { password });
+        onSet();
+      }}
+    >
+      <p>Its sessions end at once; its API keys keep working. Tell the account holder the password another way.</p>
+      <label>
+        New password (8 to 256 characters)
+        <input
+          type="password"
+          autocomplete="new-password"
+          required
+          minLength={8}
+          maxLength={256}
+          value={password}
+          onInput={(event) => setPassword(event.currentTarget.value)}
+        />
+      </label>
+    </FormDialog>
   );
 }
