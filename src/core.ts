@@ -38,12 +38,14 @@ import { ApiKeyService } from './identity/api-key-service.ts';
 import { AuditTrail } from './identity/audit-trail.ts';
 import { Authenticator } from './identity/authenticator.ts';
 import { deriveSecretKeys } from './identity/secret-keys.ts';
+import { GatewaySecret } from './identity/gateway-secret.ts';
 import { AccountsRepository } from './storage/accounts-repository.ts';
 import { AuditLogRepository } from './storage/audit-log-repository.ts';
 import { ApiKeysRepository } from './storage/api-keys-repository.ts';
 import { openStorage, type Storage, type StorageEvent, type StorageOptions } from './storage/database.ts';
 import { LedgerRepository } from './storage/ledger-repository.ts';
 import { SessionsRepository } from './storage/sessions-repository.ts';
+import { SecretVerifierRepository } from './storage/secret-verifier-repository.ts';
 import { UsageRepository } from './storage/usage-repository.ts';
 import { RuntimeCatalogRepository } from './storage/runtime-catalog-repository.ts';
 import { MediaJobsRepository } from './storage/media-jobs-repository.ts';
@@ -105,6 +107,11 @@ export interface CoreOptions {
   /** Defaults to DATABASE_URL, or the embedded PostgreSQL server under DATA_DIR. */
   storage?: StorageOptions;
   logger: Logger;
+  /**
+   * `gateway secret adopt` only: the start does not compare GATEWAY_SECRET with the database's (the command then
+   * makes it the database's). Every other start refuses a secret that is not the database's.
+   */
+  adoptingSecret?: boolean;
 }
 
 export interface Core {
@@ -124,6 +131,8 @@ export interface Core {
   instanceId: string;
   /** Ends every upstream exchange under way (a stop past its grace): each generation settles what it delivered. */
   cutUpstreams(): Promise<void>;
+  /** The database's record of GATEWAY_SECRET, compared at the start (and replaced by `gateway secret adopt`). */
+  gatewaySecret: GatewaySecret;
   close(): Promise<void>;
 }
 
@@ -165,6 +174,16 @@ export async function openCore(options: CoreOptions): Promise<Core> {
   const config: GatewayConfig = { ...loaded, providers };
   const secretKeys = deriveSecretKeys(resolveSecret(environment));
   const storage = await openStorage(options.storage ?? storageOptionsFor(environment, logger));
+  // Before anything is read or written with the secret: a process with another one refuses to start.
+  const gatewaySecret = new GatewaySecret({ repository: new SecretVerifierRepository(storage.db), secretKeys });
+  if (!options.adoptingSecret) {
+    try {
+      await gatewaySecret.check();
+    } catch (error) {
+      await storage.close().catch(() => undefined);
+      throw error;
+    }
+  }
   const instanceId = newId('inst');
   const accountsRepository = new AccountsRepository(storage.db);
   const apiKeysRepository = new ApiKeysRepository(storage.db);
@@ -566,6 +585,7 @@ export async function openCore(options: CoreOptions): Promise<Core> {
     store,
     instanceId,
     cutUpstreams: () => upstreamHttp.cut(),
+    gatewaySecret,
     close: async () => {
       clearInterval(clockSync);
       unsubscribe();

@@ -16,6 +16,7 @@ export const databaseSuite = [
   'test/integration/frozen-transaction.test.ts',
   'test/integration/dashboard-api.test.ts',
   'test/integration/disconnect-billing.test.ts',
+  'test/integration/gateway-secret.test.ts',
   'test/integration/image-jobs.test.ts',
   'test/integration/image-money.test.ts',
   'test/integration/job-crash-safety.test.ts',

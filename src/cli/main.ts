@@ -2,6 +2,7 @@ import { Command, InvalidArgumentError } from 'commander';
 import { Catalog } from '../catalog/catalog.ts';
 import { EnvironmentError, readEnvironment, type Environment } from '../config/environment.ts';
 import { ConfigError, loadConfigFile } from '../config/load-config.ts';
+import { GatewaySecretMismatchError } from '../identity/gateway-secret.ts';
 import { type AccountRole, isAccountRole } from '../domain/account-role.ts';
 import { GatewayError, isGatewayError } from '../domain/errors.ts';
 import { classifyError } from '../http/error-envelope.ts';
@@ -160,13 +161,20 @@ function commandLogger(environment: Environment): Logger {
   });
 }
 
-/** Runs one command against the database with the services of a server, then closes it. */
-async function withCore(environment: Environment, work: (core: Core) => Promise<void>): Promise<void> {
+/**
+ * Runs one command against the database with the services of a server, then closes it. The start refuses a
+ * GATEWAY_SECRET that is not the database's, but for `secret adopt` (`adoptingSecret`).
+ */
+async function withCore(
+  environment: Environment,
+  work: (core: Core) => Promise<void>,
+  { adoptingSecret = false }: { adoptingSecret?: boolean } = {},
+): Promise<void> {
   const logger = commandLogger(environment);
   // The database and the services load only for a command that uses them: --help, a refused option and
   // `models list` start in a fraction of the time.
   const { openCore } = await import('../core.ts');
-  const core = await openCore({ environment, logger });
+  const core = await openCore({ environment, logger, adoptingSecret });
   try {
     await work(core);
   } finally {
@@ -435,6 +443,31 @@ function program(environment: Environment): Command {
     );
 
   cli
+    .command('secret')
+    .description('the record of GATEWAY_SECRET the database keeps (a verifier, never the secret)')
+    .command('adopt')
+    .description(
+      'make this GATEWAY_SECRET the one the database is used with, in place of another: every process and command with any other secret then refuses to start, and what was stored under the previous secret (API keys, sessions, provider keys added at runtime, webhook signing secrets) stops working; processes already running keep the secret they started with until restarted',
+    )
+    .requiredOption('--yes', 'confirm: what was stored under the previous secret stops working')
+    .action(() =>
+      withCore(
+        environment,
+        async (core) => {
+          const outcome = await core.services.audit.operatorChange(
+            { action: 'config.secret-adopt', subject: { type: 'config', id: null }, request: {} },
+            () => core.gatewaySecret.adopt(),
+          );
+          print({
+            adopted: true,
+            previous: { stored: 'none', replaced: 'another secret', unchanged: 'this secret' }[outcome],
+          });
+        },
+        { adoptingSecret: true },
+      ),
+    );
+
+  cli
     .command('models')
     .description('inspect the catalog')
     .command('list')
@@ -462,6 +495,7 @@ try {
     error instanceof DataDirInUseError ||
     error instanceof EmbeddedServerError ||
     error instanceof LegacyImportError ||
+    error instanceof GatewaySecretMismatchError ||
     isGatewayError(error);
   process.stderr.write(`gateway: ${known ? (error as Error).message : (error as Error).stack}\n`);
   process.exit(1);

@@ -40,6 +40,7 @@ export const auditActions = [
   'api-key.revoke',
   'media-job.cancel',
   'config.reload',
+  'config.secret-adopt',
   'provider-row.test',
   'catalog.model.put',
   'catalog.model.delete',

@@ -451,3 +451,14 @@ export const apiKeyCapAlerts = pgTable(
     primaryKey({ name: 'api_key_cap_alerts_pk', columns: [table.apiKeyId, table.cap, table.level, table.windowStart] }),
   ],
 );
+
+/**
+ * What GATEWAY_SECRET the database is used with (migration 0020), without the secret: one row, `gateway-secret`,
+ * whose verifier is an HMAC of a fixed label under a key derived from the secret (identity/secret-keys.ts).
+ * Written by the first process that opens the database, compared by every later one (identity/gateway-secret.ts).
+ */
+export const secretVerifiers = pgTable('secret_verifiers', {
+  name: text('name').primaryKey(),
+  verifier: text('verifier').notNull(),
+  createdAt: moment('created_at').notNull().defaultNow(),
+});

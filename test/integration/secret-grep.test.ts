@@ -16,7 +16,8 @@ import { createTestDatabase, type TestDatabase } from '../support/test-database.
 /**
  * Every credential the gateway is configured with or shown, each distinctive, then every log event it writes
  * provoked at `trace` (upstream 5xx and 429: fallback, retry, breaker; a failed job; storage failures; a start
- * on a bad gateway.yaml; failed sign-ins; passwords changed, set and guessed), and all it wrote (log, spans, stderr, error answers) searched for each
+ * on a bad gateway.yaml; failed sign-ins; passwords changed, set and guessed; a start and a command with another
+ * GATEWAY_SECRET on the same database), and all it wrote (log, spans, stderr, error answers) searched for each
  * credential in its plain, `Bearer ` and base64 forms.
  */
 const secrets = {
@@ -31,6 +32,7 @@ const secrets = {
   changedPassword: 'pw-grep-changed-Qw3Er6Ty9Ui2',
   wrongCurrentPassword: 'pw-grep-wrong-Zx4Cv7Bn1Mm5',
   operatorSetPassword: 'pw-grep-operator-Hj6Kl9Po3Iu8',
+  otherGatewaySecret: 'other-grep-secret-R5tY8uI1oP4aS7dF0gH3jK6lZ9',
   openaiSecondKey: 'sk-grep-second-W3eR6tY9uI2oP5aS',
   runtimeProviderKey: 'sk-grep-runtime-Z8xC4vB7nM1qW6eR',
 };
@@ -435,6 +437,22 @@ describe('secrets never reach a log line, stderr or an error answer', () => {
       ).statusCode,
     ).toBe(200);
 
+    // A server and a command started with another GATEWAY_SECRET on the same database: both refuse.
+    for (const args of [['serve'], ['keys', 'create', '--account', funded.id, '--name', 'wrong secret']]) {
+      const { code, output } = await runCli(args, {
+        DATABASE_URL: database.url,
+        DATA_DIR: path.join(dataDir, 'other-secret'),
+        LOG_LEVEL: 'trace',
+        PORT: '0',
+        GATEWAY_SECRET: secrets.otherGatewaySecret,
+        GATEWAY_ADMIN_TOKEN: secrets.adminToken,
+        GATEWAY_CONFIG: path.resolve(import.meta.dirname, '../../gateway.yaml'),
+      });
+      expect(code, output).toBe(1);
+      expect(output).toContain('GATEWAY_SECRET is not the secret this database is used with');
+      childOutput.push(output);
+    }
+
     // Sign-in failures, and the session, the admin and the metrics tokens presented right and wrong.
     await request({ method: 'POST', url: '/api/v1/auth/login', payload: { email, password: `${secrets.password}!` } });
     await request({
@@ -499,7 +517,7 @@ describe('secrets never reach a log line, stderr or an error answer', () => {
     await admin.connect();
     // What the gateway stored by now (usage records, jobs, webhook deliveries), searched too.
     const stored: string[] = [];
-    for (const table of ['generations', 'media_jobs', 'webhook_deliveries', 'audit_log']) {
+    for (const table of ['generations', 'media_jobs', 'webhook_deliveries', 'audit_log', 'secret_verifiers']) {
       const { rows } = await admin.query<{ row: string }>(`SELECT row_to_json(t)::text AS row FROM ${table} t`);
       stored.push(...rows.map((row) => row.row));
     }

@@ -29,6 +29,7 @@ export const actionLabels: Record<AuditAction, string> = {
   'session.sign-in': 'Signed in',
   'session.sign-out': 'Signed out',
   'config.reload': 'Configuration reloaded',
+  'config.secret-adopt': 'GATEWAY_SECRET adopted',
   'provider-row.test': 'Provider row tested',
   'catalog.model.put': 'Model set',
   'catalog.model.delete': 'Runtime model deleted',
@@ -48,12 +49,12 @@ export const actionLabels: Record<AuditAction, string> = {
 
 const actionChoices = [
   { value: '', label: 'All changes' },
-  // A reload of the gateway's configuration, a catalog or a provider key change, or a provider row's test concerns no
-  // account: never in an account's own log.
+  // A reload of the gateway's configuration or the adoption of its secret, a catalog or a provider key change, or a
+  // provider row's test concerns no account: never in an account's own log.
   ...Object.entries(actionLabels)
     .filter(
       ([value]) =>
-        value !== 'config.reload' &&
+        !value.startsWith('config.') &&
         value !== 'provider-row.test' &&
         !value.startsWith('catalog.') &&
         !value.startsWith('provider-key.'),
