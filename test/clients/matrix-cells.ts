@@ -101,12 +101,9 @@ const aiSdk = (
 });
 
 export const clients = {
-  'ai-sdk/openai': {
-    ...aiSdk('@ai-sdk/openai', { surface: 'alpha', basePath: '/api/alpha/v1', embeddings: ['embeddings'] }),
-    // With its default `store: true` the provider sends earlier output back as references to items OpenAI
-    // stored; the gateway stores none, so a translated upstream cannot be given what they stood for.
-    refusals: { 'tools-multi-step': { anthropic: 'refused-400:item_reference' } },
-  },
+  // With its default `store: true` the provider sends the text of earlier answers back as references to items
+  // OpenAI stored; translated, the turn goes without that text (named), and the tool loop carries on.
+  'ai-sdk/openai': aiSdk('@ai-sdk/openai', { surface: 'alpha', basePath: '/api/alpha/v1', embeddings: ['embeddings'] }),
   'ai-sdk/openai-compatible': aiSdk('@ai-sdk/openai-compatible', { surface: 'alpha', basePath: '/api/alpha/v1' }),
   'ai-sdk/anthropic': aiSdk('@ai-sdk/anthropic', { surface: 'beta', basePath: '/api/beta/v1' }),
   'ai-sdk/google': aiSdk('@ai-sdk/google', {

@@ -50,6 +50,8 @@ describe('alpha responses with the official OpenAI SDK', () => {
         reasoning: { effort: 'low' },
         include: ['reasoning.encrypted_content'],
         previous_response_id: 'resp_earlier',
+        conversation: 'conv_earlier',
+        prompt: { id: 'pmpt_stored' },
         tools: [
           { type: 'function', name: 'lookup', parameters: { type: 'object', properties: {} }, strict: false },
           { type: 'web_search' },
@@ -59,10 +61,12 @@ describe('alpha responses with the official OpenAI SDK', () => {
       .withResponse();
     expect(response.output_text).toBe('Echo: alpha beta gamma');
     // Left out for this upstream, and named, as on the translated path.
-    expect(raw.headers.get('x-gateway-dropped-parameters')).toBe('store,reasoning,include,previous_response_id,tools');
+    expect(raw.headers.get('x-gateway-dropped-parameters')).toBe(
+      'store,reasoning,include,previous_response_id,conversation,prompt,tools',
+    );
     const sent = fake.requests.at(-1)!.body as Record<string, unknown>;
     expect(sent).toMatchObject({ model: 'gpt-4.1', input: 'alpha beta gamma', instructions: 'be brief' });
-    for (const field of ['store', 'reasoning', 'include', 'previous_response_id'])
+    for (const field of ['store', 'reasoning', 'include', 'previous_response_id', 'conversation', 'prompt'])
       expect(sent).not.toHaveProperty(field);
     expect(sent.tools).toEqual([
       { type: 'function', name: 'lookup', parameters: { type: 'object', properties: {} }, strict: false },
@@ -125,6 +129,8 @@ describe('alpha responses with the official OpenAI SDK', () => {
         reasoning: { effort: 'high' },
         include: ['reasoning.encrypted_content'],
         previous_response_id: 'resp_1',
+        conversation: 'conv_1',
+        prompt: { id: 'pmpt_1', variables: { city: 'Paris' } },
         tools: [{ type: 'web_search' }],
       },
     });
@@ -133,7 +139,40 @@ describe('alpha responses with the official OpenAI SDK', () => {
       status: 'completed',
       output: [{ type: 'message', content: [{ text: 'x' }] }],
     });
-    expect(response.headers['x-gateway-dropped-parameters']).toBe('store,reasoning,include,previous_response_id,tools');
+    expect(response.headers['x-gateway-dropped-parameters']).toBe(
+      'store,reasoning,include,previous_response_id,conversation,prompt,tools',
+    );
+  });
+
+  it("translated, goes without the earlier answers' words a stateful client names by id, naming them; a call named so is refused", async () => {
+    const { key } = await gateway.createFundedKey({ credits: 1 });
+    const turn = (reference: string) =>
+      gateway.request({
+        method: 'POST',
+        url: '/api/alpha/v1/responses',
+        headers: { 'x-api-key': key },
+        payload: {
+          model: 'echo',
+          input: [
+            { role: 'user', content: 'weather in Paris?' },
+            // The AI SDK's default `store: true` names the text of its last answer instead of sending it again.
+            { type: 'item_reference', id: reference },
+            { type: 'function_call', call_id: 'call_1', name: 'lookup', arguments: '{"city":"Paris"}' },
+            { type: 'function_call_output', call_id: 'call_1', output: 'sunny' },
+          ],
+          tools: [{ type: 'function', name: 'lookup', parameters: { type: 'object', properties: {} } }],
+        },
+      });
+    for (const reference of ['msg_0123456789abcdef', 'rs_0123456789abcdef']) {
+      const response = await turn(reference);
+      expect(response.statusCode, response.body).toBe(200);
+      expect(response.json()).toMatchObject({ status: 'completed' });
+      expect(response.headers['x-gateway-dropped-parameters']).toBe('input.item_reference');
+    }
+    // A reference to a call would leave its result without the call it answers: refused, as before.
+    const call = await turn('fc_0123456789abcdef');
+    expect(call.statusCode).toBe(400);
+    expect(call.body).toContain('item_reference');
   });
 
   it('ends every stream with data: [DONE], translated or relayed, and the SDK still reads it', async () => {

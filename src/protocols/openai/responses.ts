@@ -68,6 +68,10 @@ export const ResponsesInputItem = openTaggedUnion([ResponsesMessageItem, Functio
 });
 export type ResponsesInputItem = Static<typeof ResponsesInputItem>;
 
+/** An earlier item named by its id instead of sent again (a client keeping state with `store`). */
+export const ItemReference = Type.Object({ type: Type.Literal('item_reference'), id: Type.String() });
+export const isItemReference = wireCheck(ItemReference);
+
 /** A function tool, its definition's fields written on the tool itself (Chat nests them under `function`). */
 export const ResponsesFunctionTool = Type.Object({ type: Type.Literal('function'), ...functionDefinitionFields });
 export const isResponsesFunctionTool = wireCheck(ResponsesFunctionTool);
@@ -122,6 +126,10 @@ export const ResponsesRequest = Type.Object(
     ),
     include: Type.Optional(Nullable(Type.Array(Type.String()))),
     previous_response_id: Type.Optional(Nullable(Type.String())),
+    conversation: Type.Optional(
+      Nullable(Type.Union([Type.String(), Type.Object({ id: Type.String() }, { additionalProperties: true })])),
+    ),
+    prompt: Type.Optional(Nullable(Type.Object({ id: Type.String() }, { additionalProperties: true }))),
   },
   { additionalProperties: true },
 );
@@ -196,5 +204,15 @@ export function responseEndOf(reason: FinishReason | undefined): ResponseEnd {
   return { status: 'completed' };
 }
 
-/** Responses fields only OpenAI itself keeps (stored responses, its reasoning); other servers do not take them. */
-export const openAiOnlyResponsesFields = ['store', 'reasoning', 'include', 'previous_response_id'] as const;
+/**
+ * Responses fields only OpenAI itself keeps (stored responses, conversations and prompts, its reasoning); other
+ * servers do not take them.
+ */
+export const openAiOnlyResponsesFields = [
+  'store',
+  'reasoning',
+  'include',
+  'previous_response_id',
+  'conversation',
+  'prompt',
+] as const;

@@ -332,6 +332,7 @@ export const alphaRoutes: FastifyPluginAsyncTypebox<{ services: AlphaServices }>
         fieldNames: responsesFieldNames(body),
         // Fields only OpenAI itself keeps, and the metadata no other protocol takes as it is written.
         notTranslated: [
+          ...(decoded.notTranslated ?? []),
           ...unnamedFields(body, ResponsesRequest),
           ...[...openAiOnlyResponsesFields, 'metadata' as const].filter(
             (field) => body[field] !== undefined && body[field] !== null,

@@ -20,6 +20,7 @@ import {
   isFunctionCallItem,
   isFunctionCallOutputItem,
   isInputImagePart,
+  isItemReference,
   isResponsesFunctionTool,
   isResponsesJsonSchemaFormat,
   isResponsesMessageItem,
@@ -91,8 +92,12 @@ function append(messages: ChatMessage[], role: ChatMessage['role'], parts: ChatP
   else for (const part of parts) (last.content as ChatPart[]).push(part);
 }
 
+/** The ids of output items that only say what the model wrote or thought: a message's text, a reasoning summary. */
+const wordsItemId = /^(?:msg|rs)_/;
+
 export function decodeResponsesInput(body: ResponsesRequest): DecodedChat {
   const untranslatable = new Set<string>();
+  const notTranslated = new Set<string>();
   const messages: ChatMessage[] = [];
   if (body.instructions !== undefined) messages.push({ role: 'system', content: body.instructions });
   const items: ResponsesInputItem[] =
@@ -114,6 +119,13 @@ export function decodeResponsesInput(body: ResponsesRequest): DecodedChat {
       const result: ChatPart[] = [{ type: 'tool-result', result: { callId: item.call_id, name: '', output } }];
       requireToolTextsWithin(result, `body.input.${index}`);
       append(messages, 'tool', result);
+      continue;
+    }
+    // Clients keeping Responses state (the AI SDK's default `store: true`) name the text and reasoning of
+    // earlier answers by id rather than send them; only OpenAI holds them. Translated, the turn goes without
+    // those words (named); its calls and their results, always sent whole, carry the loop on.
+    if (isItemReference(item) && wordsItemId.test(item.id)) {
+      notTranslated.add('input.item_reference');
       continue;
     }
     const role = isResponsesMessageItem(item) ? roles[item.role] : undefined;
@@ -148,6 +160,7 @@ export function decodeResponsesInput(body: ResponsesRequest): DecodedChat {
     ),
     ...(typeof text.verbosity === 'string' ? { verbosity: text.verbosity } : {}),
     untranslatable: [...untranslatable],
+    notTranslated: [...notTranslated],
   };
 }
 
