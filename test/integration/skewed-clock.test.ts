@@ -10,22 +10,12 @@ import path from 'node:path';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openStorage, queryRows, type Storage } from '../../src/storage/database.ts';
-import { startGatewayChild, type GatewayChild } from '../support/gateway-child.ts';
-import { adminHeaders, keyHeaders, uniqueEmail } from '../support/http-helpers.ts';
+import { fundedKeyOf, postJson, startGatewayChild, type GatewayChild } from '../support/gateway-child.ts';
+import { keyHeaders } from '../support/http-helpers.ts';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.ts';
 
 const skewMs = 36 * 3_600_000;
 const skewedClock = path.resolve(import.meta.dirname, '../support/skewed-clock.mjs');
-
-async function post<T>(url: string, headers: Record<string, string>, body: unknown): Promise<T> {
-  const response = await fetch(url, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', ...headers },
-    body: JSON.stringify(body),
-  });
-  if (!response.ok) throw new Error(`POST ${url}: ${response.status} ${await response.text()}`);
-  return (await response.json()) as T;
-}
 
 describe('a gateway whose clock runs ahead of the database server', () => {
   let directory: string;
@@ -63,22 +53,14 @@ describe('a gateway whose clock runs ahead of the database server', () => {
   });
 
   it("dates records, jobs and deadlines by the server's clock", async () => {
-    const account = await post<{ id: string }>(`${gateway.url}/api/admin/v1/accounts`, adminHeaders, {
-      email: uniqueEmail('skewed'),
-      credits: 1,
-    });
-    const { key } = await post<{ key: string }>(
-      `${gateway.url}/api/admin/v1/accounts/${account.id}/api-keys`,
-      adminHeaders,
-      { name: 'skewed' },
-    );
+    const { accountId, key } = await fundedKeyOf(gateway, { credits: 1 });
     const text = await fetch(`${gateway.url}/api/alpha/v1/chat/completions`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', ...keyHeaders(key) },
       body: JSON.stringify({ model: 'sandbox-echo', messages: [{ role: 'user', content: 'what time is it?' }] }),
     });
     expect(text.status).toBe(200);
-    const image = await post<{ generationId: string; images: unknown[] }>(
+    const image = await postJson<{ generationId: string; images: unknown[] }>(
       `${gateway.url}/api/v1/image/generations`,
       keyHeaders(key),
       { model: 'sandbox-image', content: [{ type: 'text', text: 'a sundial' }] },
@@ -88,7 +70,7 @@ describe('a gateway whose clock runs ahead of the database server', () => {
     const [server] = await queryRows<{ now: Date | string }>(storage.db, sql`SELECT now() AS now`);
     const records = await queryRows<{ modality: string; created_at: Date | string }>(
       storage.db,
-      sql`SELECT modality, created_at FROM generations WHERE account_id = ${account.id} ORDER BY modality`,
+      sql`SELECT modality, created_at FROM generations WHERE account_id = ${accountId} ORDER BY modality`,
     );
     expect(records.map(({ modality }) => modality)).toEqual(['image', 'text']);
     const [job] = await queryRows<{ created_at: Date | string; deadline_at: Date | string }>(

@@ -10,8 +10,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startOpenAiFake } from '../fakes/openai-fake.ts';
 import type { FakeServer } from '../fakes/fake-server.ts';
-import { startGatewayChild, type GatewayChild } from '../support/gateway-child.ts';
-import { adminHeaders } from '../support/http-helpers.ts';
+import { fundedKeyOf, startGatewayChild, type GatewayChild } from '../support/gateway-child.ts';
 import { fakeProviderYaml, modelYaml } from '../support/test-gateway.ts';
 
 describe('a stop past its grace', () => {
@@ -49,27 +48,9 @@ describe('a stop past its grace', () => {
     children.push(child);
     return child;
   };
-  const post = async <T>(url: string, headers: Record<string, string>, body: unknown): Promise<T> => {
-    const answer = await fetch(url, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', ...headers },
-      body: JSON.stringify(body),
-    });
-    expect(answer.ok, await answer.clone().text()).toBe(true);
-    return (await answer.json()) as T;
-  };
-
   it('cuts the upstream, charges what was delivered, gives back leased credit and exits 0', async () => {
     const first = await start();
-    const account = await post<{ id: string }>(`${first.url}/api/admin/v1/accounts`, adminHeaders, {
-      email: 'past-grace@example.com',
-      credits: 5,
-    });
-    const { key } = await post<{ key: string }>(
-      `${first.url}/api/admin/v1/accounts/${account.id}/api-keys`,
-      adminHeaders,
-      { name: 'past grace' },
-    );
+    const { key } = await fundedKeyOf(first, { credits: 5 });
     const response = await fetch(`${first.url}/api/alpha/v1/chat/completions`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', 'x-api-key': key },

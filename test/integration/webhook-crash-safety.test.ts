@@ -10,20 +10,10 @@ import { sql } from 'drizzle-orm';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openStorage, queryRows, type Storage } from '../../src/storage/database.ts';
-import { startGatewayChild, type GatewayChild } from '../support/gateway-child.ts';
+import { postJson, startGatewayChild, type GatewayChild } from '../support/gateway-child.ts';
 import { adminHeaders } from '../support/http-helpers.ts';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.ts';
 import { type ReceivedWebhook, WebhookReceiver } from '../support/webhook-receiver.ts';
-
-async function post<T>(url: string, headers: Record<string, string>, body?: unknown): Promise<T> {
-  const response = await fetch(url, {
-    method: 'POST',
-    headers: { ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  if (!response.ok) throw new Error(`POST ${url}: ${response.status} ${await response.text()}`);
-  return (await response.json()) as T;
-}
 
 async function until(what: string, done: () => boolean, timeoutMs = 30_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
@@ -77,11 +67,11 @@ describe('webhook deliveries across a SIGKILL', () => {
 
   it('sends every event claimed by a killed process again, under the same webhook-id', async () => {
     const first = await start();
-    const account = await post<{ id: string }>(`${first.url}/api/admin/v1/accounts`, adminHeaders, {
+    const account = await postJson<{ id: string }>(`${first.url}/api/admin/v1/accounts`, adminHeaders, {
       email: `webhook-crash-${Date.now()}@example.com`,
       credits: 1,
     });
-    const { key } = await post<{ key: string }>(
+    const { key } = await postJson<{ key: string }>(
       `${first.url}/api/admin/v1/accounts/${account.id}/api-keys`,
       adminHeaders,
       { name: 'hooks' },
@@ -93,15 +83,16 @@ describe('webhook deliveries across a SIGKILL', () => {
     const endpoints: Array<{ id: string; secret: string }> = [];
     for (let n = 0; n < tests; n++)
       endpoints.push(
-        await post<{ id: string; secret: string }>(`${first.url}/api/v1/webhooks/endpoints`, headers, {
+        await postJson<{ id: string; secret: string }>(`${first.url}/api/v1/webhooks/endpoints`, headers, {
           url: receiver.url,
           eventTypes: [n === 0 ? 'media_job.completed' : 'balance.low'],
         }),
       );
     // The first process never hears back: each attempt is under way when it dies.
     receiver.next = () => 'stall';
-    for (const endpoint of endpoints) await post(`${first.url}/api/v1/webhooks/endpoints/${endpoint.id}/test`, headers);
-    await post(`${first.url}/api/v1/image/generations`, headers, {
+    for (const endpoint of endpoints)
+      await postJson(`${first.url}/api/v1/webhooks/endpoints/${endpoint.id}/test`, headers);
+    await postJson(`${first.url}/api/v1/image/generations`, headers, {
       model: 'sandbox-image',
       content: [{ type: 'text', text: 'a heron' }],
     });

@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { freePort } from './free-port.ts';
+import { adminHeaders } from './http-helpers.ts';
 import { testAdminToken, testSecret } from './test-gateway.ts';
 
 const gatewayBin = path.resolve(import.meta.dirname, '../../bin/gateway.js');
@@ -83,4 +84,32 @@ export async function startGatewayChildren(
     children.push(await startGatewayChild({ ...options, dataDir: path.join(options.dataDir, name) }));
   }
   return children;
+}
+
+/** POSTs JSON (or no body) to a gateway process and answers its JSON; any status but 2xx throws, with the body. */
+export async function postJson<T>(url: string, headers: Record<string, string>, body?: unknown): Promise<T> {
+  const response = await fetch(url, {
+    method: 'POST',
+    headers: { ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  if (!response.ok) throw new Error(`POST ${url}: ${response.status} ${await response.text()}`);
+  return (await response.json()) as T;
+}
+
+/** A new account of a gateway process with `credits` USD, and a key of it, made through the admin API. */
+export async function fundedKeyOf(
+  gateway: Pick<GatewayChild, 'url'>,
+  { credits, name = 'test' }: { credits: number; name?: string },
+): Promise<{ accountId: string; key: string }> {
+  const account = await postJson<{ id: string }>(`${gateway.url}/api/admin/v1/accounts`, adminHeaders, {
+    email: `child-${Date.now()}-${Math.random().toString(36).slice(2)}@example.com`,
+    credits,
+  });
+  const { key } = await postJson<{ key: string }>(
+    `${gateway.url}/api/admin/v1/accounts/${account.id}/api-keys`,
+    adminHeaders,
+    { name },
+  );
+  return { accountId: account.id, key };
 }

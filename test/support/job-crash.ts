@@ -17,8 +17,7 @@ import { startArkFake } from '../fakes/ark-fake.ts';
 import type { FakeServer } from '../fakes/fake-server.ts';
 import { submissionsOf } from '../fakes/fake-images.ts';
 import { fakeSpeechKey, startSpeechFake } from '../fakes/speech-fake.ts';
-import { startGatewayChild, type GatewayChild } from './gateway-child.ts';
-import { adminHeaders } from './http-helpers.ts';
+import { fundedKeyOf, postJson, startGatewayChild, type GatewayChild } from './gateway-child.ts';
 import { createTestDatabase, onExternalServer, type TestDatabase } from './test-database.ts';
 
 const seedreamPath = '/api/v3/images/generations';
@@ -47,33 +46,12 @@ function configFile(directory: string, ark: FakeServer, speech: FakeServer): str
   return file;
 }
 
-async function post<T>(url: string, headers: Record<string, string>, body: unknown): Promise<T> {
-  const response = await fetch(url, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', ...headers },
-    body: JSON.stringify(body),
-  });
-  if (!response.ok) throw new Error(`POST ${url}: ${response.status} ${await response.text()}`);
-  return (await response.json()) as T;
-}
-
-async function fundedKey(gateway: GatewayChild): Promise<{ accountId: string; key: string }> {
-  const account = await post<{ id: string }>(`${gateway.url}/api/admin/v1/accounts`, adminHeaders, {
-    email: `crash-${Date.now()}-${Math.random()}@example.com`,
-    credits,
-  });
-  const key = await post<{ key: string }>(`${gateway.url}/api/admin/v1/accounts/${account.id}/api-keys`, adminHeaders, {
-    name: 'jobs',
-  });
-  return { accountId: account.id, key: key.key };
-}
-
 async function submit(
   gateway: GatewayChild,
   key: string,
   { prompt, numberOfImages = 1 }: { prompt: string; numberOfImages?: number },
 ): Promise<string> {
-  const answer = await post<{ generationId: string }>(
+  const answer = await postJson<{ generationId: string }>(
     `${gateway.url}/api/v1/image/generations/async`,
     { 'x-api-key': key },
     { model: 'seedream', content: [{ type: 'text', text: prompt }], numberOfImages },
@@ -185,7 +163,7 @@ export function describeJobCrash(mode: 'embedded' | 'postgres'): void {
 
     it('resumes or fails every job after a restart, never sends one twice, and the books balance', async () => {
       const first = await start();
-      const { accountId, key } = await fundedKey(first);
+      const { accountId, key } = await fundedKeyOf(first, { credits, name: 'jobs' });
       const inFlight = await submit(first, key, { prompt: 'crash during submit fake-slow-5000' });
       const archiving = await submit(first, key, {
         prompt: 'crash during archiving fake-slow-file-5000',
@@ -195,7 +173,7 @@ export function describeJobCrash(mode: 'embedded' | 'postgres'): void {
         Array.from({ length: 8 }, (_, index) => submit(first, key, { prompt: `waiting ${index} fake-slow-400` })),
       );
       const speaking = (
-        await post<{ generationId: string }>(
+        await postJson<{ generationId: string }>(
           `${first.url}/api/v1/audio/text-to-speech`,
           { 'x-api-key': key },
           { voiceType: 'zh_female_cancan_mars_bigtts', text: 'crash while speaking fake-slow-5000' },
@@ -203,7 +181,7 @@ export function describeJobCrash(mode: 'embedded' | 'postgres'): void {
       ).generationId;
       const video = async (prompt: string) =>
         (
-          await post<{ taskId: string }>(
+          await postJson<{ taskId: string }>(
             `${first.url}/api/v1/video/generations`,
             { 'x-api-key': key },
             { model: 'seedance', content: [{ type: 'text', text: prompt }], duration: 2 },
@@ -226,7 +204,7 @@ export function describeJobCrash(mode: 'embedded' | 'postgres'): void {
         }),
       );
       const referencing = (
-        await post<{ generationId: string }>(
+        await postJson<{ generationId: string }>(
           `${first.url}/api/v1/audio/generation-with-reference`,
           { 'x-api-key': key },
           { model: 'seed-audio', textPrompt: 'crash while referencing fake-slow-5000' },
@@ -324,7 +302,7 @@ export function describeJobCrash(mode: 'embedded' | 'postgres'): void {
     if (mode === 'postgres') {
       it('two processes on one database drain 200 queued jobs of every kind, each run exactly once', async () => {
         const [one, two] = await Promise.all([start(), start()]);
-        const { accountId, key } = await fundedKey(one!);
+        const { accountId, key } = await fundedKeyOf(one!, { credits, name: 'jobs' });
         // 140 images, 30 video tasks and 30 speech jobs, submitted to both processes in turn.
         const kindOf = (index: number): JobKind => (index % 20 < 14 ? 'image' : index % 20 < 17 ? 'video' : 'audio');
         const submitAny = async (gateway: GatewayChild, index: number): Promise<string> => {
@@ -333,14 +311,14 @@ export function describeJobCrash(mode: 'embedded' | 'postgres'): void {
           if (kindOf(index) === 'image') return submit(gateway, key, { prompt });
           if (kindOf(index) === 'video')
             return (
-              await post<{ taskId: string }>(`${gateway.url}/api/v1/video/generations`, headers, {
+              await postJson<{ taskId: string }>(`${gateway.url}/api/v1/video/generations`, headers, {
                 model: 'seedance',
                 content: [{ type: 'text', text: prompt }],
                 duration: 2,
               })
             ).taskId;
           return (
-            await post<{ generationId: string }>(`${gateway.url}/api/v1/audio/text-to-speech`, headers, {
+            await postJson<{ generationId: string }>(`${gateway.url}/api/v1/audio/text-to-speech`, headers, {
               voiceType: 'zh_female_cancan_mars_bigtts',
               text: prompt,
             })
