@@ -1,15 +1,12 @@
 import type { FastifyRequest, preParsingAsyncHookHandler } from 'fastify';
 import type { Caller } from '../domain/request-context.ts';
-import { surfaceOf } from '../telemetry/surfaces.ts';
+import { modelSurfaces, surfaceOf } from '../telemetry/surfaces.ts';
 
 /**
  * Bodies up to this size are read before the balance and the key's caps are checked: reading one costs less
  * than asking the ledger, which every request does once its body is decoded anyway.
  */
 const readBeforeAdmissionBytes = 64 * 1024;
-
-/** Where requests generate: their bodies are prompts and media, read only for a caller that may spend. */
-const modelSurfaces: ReadonlySet<string> = new Set(['alpha', 'beta', 'gamma', 'native']);
 
 /**
  * Admission before a large body is read (a root `preParsing` hook, after every surface's authentication): a

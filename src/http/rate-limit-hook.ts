@@ -6,10 +6,7 @@ import {
   type LimitStanding,
   type RateStanding,
 } from '../billing/rate-limits.ts';
-import { surfaceOf } from '../telemetry/surfaces.ts';
-
-/** The surfaces whose requests generate (and list what generates): where a session's requests are limited. */
-const modelSurfaces: ReadonlySet<string> = new Set(['alpha', 'beta', 'gamma', 'native']);
+import { modelSurfaces, surfaceOf } from '../telemetry/surfaces.ts';
 
 /**
  * Admission under the key's rate limits (a session's: its account's), once the credential is known and before any

@@ -1,3 +1,6 @@
+/** The surfaces whose requests generate (and list what generates): where bodies are prompts and media. */
+export const modelSurfaces: ReadonlySet<string> = new Set(['alpha', 'beta', 'gamma', 'native']);
+
 /** The surface a route belongs to, from its path template: a small, fixed set of label values. */
 export function surfaceOf(route: string): string {
   if (route.startsWith('/api/alpha')) return 'alpha';
