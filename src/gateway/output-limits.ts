@@ -1,5 +1,5 @@
 import { countTextTokens } from '../domain/tokenizer.ts';
-import type { ChatStreamEvent, TokenUsage } from '../domain/chat.ts';
+import type { ChatStreamEvent, FinishReason, TokenUsage } from '../domain/chat.ts';
 import { OutputLimit } from '../domain/output-limit.ts';
 import type { RelayMeter } from '../providers/provider-adapter.ts';
 import type { MeterLimit } from './metered.ts';
@@ -21,29 +21,45 @@ function outputOf(event: ChatStreamEvent): string {
 /**
  * The held output limit on canonical events: output passes until what was delivered reaches `maxTokens`; the
  * answer then ends as a `length` finish, which every surface writes as its own, with the usage `usageAtLimit` counts.
+ * Every other choice that delivered output and had not finished ends there too (a `choice-finish` of `length`):
+ * a client's SDK wants a finish for each choice it was sent, and OpenAI's refuses a stream without one.
  * Log probabilities pass for as many tokens as are held.
  */
 export function chatEventLimit(maxTokens: number, usageAtLimit: () => TokenUsage): MeterLimit<ChatStreamEvent> {
   const limit = heldOutputLimit(maxTokens);
   // A log probability is one token's: an upstream that sends more than the tokens held is not believed past them.
   let logprobs = 0;
+  // The choices after the first that delivered something and have not finished.
+  const open = new Set<number>();
+  const admitted = (event: ChatStreamEvent) => {
+    if (event.type === 'choice-finish') open.delete(event.choice);
+    else if (event.type !== 'finish' && event.choice !== undefined) open.add(event.choice);
+    return true;
+  };
   return {
     admits: (event) => {
       if (event.type === 'logprobs') {
         logprobs += event.tokens.length;
-        return logprobs <= maxTokens;
+        return logprobs <= maxTokens && admitted(event);
       }
       const output = outputOf(event);
-      if (output === '') return true;
+      if (output === '') return admitted(event);
       if (limit.reached) return false;
       limit.add(output);
-      return true;
+      return admitted(event);
     },
     // The upstream said nothing of the usage of an answer ended here: the client is told the gateway's count,
     // which is what is billed.
-    ending: () => [{ type: 'finish', finishReason: { unified: 'length', raw: undefined }, usage: usageAtLimit() }],
+    ending: () => [
+      ...[...open]
+        .sort((a, b) => a - b)
+        .map((choice): ChatStreamEvent => ({ type: 'choice-finish', choice, finishReason: lengthFinish })),
+      { type: 'finish', finishReason: lengthFinish, usage: usageAtLimit() },
+    ],
   };
 }
+
+const lengthFinish: FinishReason = { unified: 'length', raw: undefined };
 
 /**
  * A relayed answer as its meter lets it through: whole events, none past the output limit. Once the limit

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import OpenAI from 'openai';
 import type { FakeServer } from '../fakes/fake-server.ts';
 import { betaText, dataLines } from '../support/answer-text.ts';
 import { usageRecords } from '../support/http-helpers.ts';
@@ -271,6 +272,33 @@ describe('structured output and several completions across surfaces and upstream
       expect(gateway.fakes.gemini.requests.at(-1)!.body).toMatchObject({ generationConfig: { candidateCount: 2 } });
     });
   }
+
+  it('ends every choice as cut when the output limit ends an answer of several, as each SDK wants', async () => {
+    // The held limit covers two completions of two tokens: "Echo:" in each reaches it, and the rest is cut.
+    const address = await gateway.app.listen({ port: 0, host: '127.0.0.1' });
+    const openai = new OpenAI({ apiKey: key, baseURL: `${address}/api/alpha/v1`, maxRetries: 0 });
+    const asked = { model: 'via-gemini', n: 2, max_tokens: 2, messages: [{ role: 'user' as const, content: prompt }] };
+    const streamed = await openai.chat.completions.stream(asked).finalChatCompletion();
+    expect(streamed.choices.map((choice) => choice.finish_reason)).toEqual(['length', 'length']);
+    const whole = await openai.chat.completions.create(asked);
+    expect(whole.choices.map((choice) => choice.finish_reason)).toEqual(['length', 'length']);
+    for (const family of ['openai', 'gemini'] as const) {
+      const response = await post(`/api/gamma/v1beta/models/via-${family}:streamGenerateContent?alt=sse`, {
+        contents: [{ role: 'user', parts: [{ text: prompt }] }],
+        generationConfig: { candidateCount: 2, maxOutputTokens: 2 },
+      });
+      expect(response.statusCode, response.body).toBe(200);
+      const finished = dataLines(response.body).flatMap((chunk) =>
+        (chunk.candidates as Array<{ finishReason?: string; index?: number }>).flatMap((candidate) =>
+          candidate.finishReason ? [[candidate.index ?? 0, candidate.finishReason]] : [],
+        ),
+      );
+      expect(finished.sort(), family).toEqual([
+        [0, 'MAX_TOKENS'],
+        [1, 'MAX_TOKENS'],
+      ]);
+    }
+  });
 
   it('refuses several completions from Anthropic, naming the field', async () => {
     const alpha = await severalAlpha('via-anthropic', false);

@@ -48,6 +48,19 @@ describe('the output limit on canonical events', () => {
     ]);
   });
 
+  it('ends every other choice that delivered output and had not finished, before the finish', () => {
+    const limit = chatEventLimit(3, counted);
+    for (const choice of [undefined, 1, 2]) limit.admits({ type: 'text-delta', text: ' hello', choice });
+    // The limit is reached: the fourth choice delivered nothing, and is not ended.
+    expect(limit.admits({ type: 'text-delta', text: ' hello', choice: 3 })).toBe(false);
+    limit.admits({ type: 'choice-finish', choice: 2, finishReason: { unified: 'stop', raw: 'stop' } });
+    const length = { unified: 'length', raw: undefined };
+    expect(limit.ending()).toEqual([
+      { type: 'choice-finish', choice: 1, finishReason: length },
+      { type: 'finish', finishReason: length, usage: { inputTokens: 3, outputTokens: 2 } },
+    ]);
+  });
+
   it('lets through log probabilities for as many tokens as are held, and no more', () => {
     const limit = chatEventLimit(2, counted);
     const logprobs = (count: number): ChatStreamEvent => ({

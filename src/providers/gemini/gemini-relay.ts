@@ -79,21 +79,32 @@ export function geminiRelayMeter(
 ): RelayMeter {
   if (operation === 'stream-generate-content-sse' || operation === 'stream-generate-content-json') {
     const sse = operation === 'stream-generate-content-sse';
-    // What a cut stream's last chunk repeats of the others.
+    // What a cut stream's last chunk repeats of the others, and the candidates still open (several with
+    // `candidateCount`), each of which the cut ends.
     const last: Pick<GenerateContentResponse, 'usageMetadata' | 'modelVersion' | 'responseId'> = {};
+    const open = new Set<number>();
     return streamRelayMeter(
       {
         split: sse ? sseSplitter(maxEventCharacters) : jsonArraySplitter(maxEventCharacters),
         check: isGenerateContentResponse,
         observe,
         follow: (chunk) => {
+          for (const [position, candidate] of (chunk.candidates ?? []).entries()) {
+            const index = candidate.index ?? position;
+            if (candidate.finishReason) open.delete(index);
+            else open.add(index);
+          }
           last.usageMetadata = chunk.usageMetadata ?? last.usageMetadata;
           last.modelVersion = chunk.modelVersion ?? last.modelVersion;
           last.responseId = chunk.responseId ?? last.responseId;
         },
         lengthFinish: () => {
           const chunk = JSON.stringify({
-            candidates: [{ content: { role: 'model', parts: [{ text: '' }] }, finishReason: 'MAX_TOKENS', index: 0 }],
+            candidates: [...(open.size > 0 ? [...open].sort((a, b) => a - b) : [0])].map((index) => ({
+              content: { role: 'model', parts: [{ text: '' }] },
+              finishReason: 'MAX_TOKENS',
+              index,
+            })),
             ...last,
           });
           // The array's elements so far were relayed, the first among them: this one follows them and closes it.
