@@ -54,9 +54,13 @@ describe('finish reasons read from each protocol', () => {
     expect(geminiFinish('STOP', { madeCalls: true })).toEqual({ unified: 'tool-calls', raw: 'STOP' });
     // Only STOP becomes a tool-call finish: a turn cut short while calling stays cut short.
     expect(geminiFinish('MAX_TOKENS', { madeCalls: true })).toEqual({ unified: 'length', raw: 'MAX_TOKENS' });
-    for (const raw of ['SAFETY', 'RECITATION', 'BLOCKLIST', 'PROHIBITED_CONTENT', 'SPII'])
-      expect(geminiFinish(raw, { madeCalls: false }).unified).toBe('content-filter');
-    expect(geminiFinish('MALFORMED_FUNCTION_CALL', { madeCalls: false }).unified).toBe('error');
+    const filters = ['SAFETY', 'RECITATION', 'BLOCKLIST', 'PROHIBITED_CONTENT', 'SPII'];
+    // An image the model made and the filter blocked ends the answer as a filter does, not as a normal stop.
+    for (const raw of [...filters, 'IMAGE_SAFETY', 'IMAGE_PROHIBITED_CONTENT', 'IMAGE_RECITATION'])
+      expect(geminiFinish(raw, { madeCalls: false }).unified, raw).toBe('content-filter');
+    // Calls the model failed to make (or made where none was allowed, or too many) end it as failed calls do.
+    for (const raw of ['MALFORMED_FUNCTION_CALL', 'UNEXPECTED_TOOL_CALL', 'TOO_MANY_TOOL_CALLS'])
+      expect(geminiFinish(raw, { madeCalls: false }).unified, raw).toBe('error');
     expect(geminiFinish('LANGUAGE', { madeCalls: false })).toEqual({ unified: 'other', raw: 'LANGUAGE' });
   });
 });

@@ -215,7 +215,12 @@ const finishReasons: Readonly<Record<string, FinishReason['unified']>> = {
   BLOCKLIST: 'content-filter',
   PROHIBITED_CONTENT: 'content-filter',
   SPII: 'content-filter',
+  IMAGE_SAFETY: 'content-filter',
+  IMAGE_PROHIBITED_CONTENT: 'content-filter',
+  IMAGE_RECITATION: 'content-filter',
   MALFORMED_FUNCTION_CALL: 'error',
+  UNEXPECTED_TOOL_CALL: 'error',
+  TOO_MANY_TOOL_CALLS: 'error',
 };
 
 /** The protocol ends a turn of calls with STOP; other protocols name that finish, so it is named here. */
