@@ -69,6 +69,40 @@ describe('image inputs through translation', () => {
     ]);
   });
 
+  it('refuses a gamma fileData part that is not an image (a PDF, a video) for another protocol, sending nothing', async () => {
+    const { key } = await gateway.createFundedKey({ credits: 1 });
+    const sent = anthropic.requests.length;
+    for (const [mimeType, fileUri] of [
+      ['application/pdf', 'https://example.com/report.pdf'],
+      ['video/mp4', 'https://www.youtube.com/watch?v=9hE5-98ZeCg'],
+    ]) {
+      const response = await gateway.request({
+        method: 'POST',
+        url: '/api/gamma/v1beta/models/vision-claude:generateContent',
+        headers: { 'x-api-key': key },
+        payload: { contents: [{ role: 'user', parts: [{ text: 'summarise' }, { fileData: { mimeType, fileUri } }] }] },
+      });
+      expect(response.statusCode, response.body).toBe(400);
+      expect(response.json<{ errors: string[] }>().errors[0]).toContain('"fileData" parts');
+    }
+    expect(anthropic.requests.length).toBe(sent);
+    // Gemini itself takes them: relayed as given.
+    const relayed = await gateway.request({
+      method: 'POST',
+      url: '/api/gamma/v1beta/models/vision-gemini:generateContent',
+      headers: { 'x-api-key': key },
+      payload: {
+        contents: [
+          {
+            role: 'user',
+            parts: [{ fileData: { mimeType: 'application/pdf', fileUri: 'https://example.com/a.pdf' } }],
+          },
+        ],
+      },
+    });
+    expect(relayed.statusCode, relayed.body).toBe(200);
+  });
+
   it('refuses images for a model without image input, before anything is held', async () => {
     const { key, accountId } = await gateway.createFundedKey({ credits: 1 });
     const response = await gateway.request({

@@ -112,6 +112,14 @@ class CallLedger {
   }
 }
 
+/**
+ * A file by URL is a picture the other protocols fetch when its type says it is one (or says nothing): a PDF, a
+ * video or audio by URL has no place in them, and sent as an image it would be refused or misread.
+ */
+function isImageType(mimeType: string | undefined): boolean {
+  return mimeType === undefined || mimeType.startsWith('image/');
+}
+
 function partsOf(parts: readonly Part[], untranslatable: Set<string>, calls: CallLedger): ChatPart[] {
   const decoded: ChatPart[] = [];
   for (const part of parts) {
@@ -120,7 +128,7 @@ function partsOf(parts: readonly Part[], untranslatable: Set<string>, calls: Cal
     if (part.text !== undefined) decoded.push({ type: 'text', text: part.text });
     else if (inline?.mimeType.startsWith('image/')) {
       decoded.push({ type: 'image', image: { kind: 'base64', mediaType: inline.mimeType, data: inline.data } });
-    } else if (file && /^https?:\/\//.test(file.fileUri)) {
+    } else if (file && /^https?:\/\//.test(file.fileUri) && isImageType(file.mimeType)) {
       decoded.push({ type: 'image', image: { kind: 'url', url: file.fileUri } });
     } else if (functionCall) decoded.push({ type: 'tool-call', call: calls.call(functionCall) });
     else if (functionResponse) {
