@@ -71,6 +71,38 @@ describe('answers the provider refused', () => {
     });
   });
 
+  it("carries an OpenAI refusal a client sends back in its history as the assistant's words to another protocol", async () => {
+    const refusal = "I'm sorry, I can't help with that.";
+    const chat = [
+      { role: 'user', content: 'something it will not answer' },
+      // As the openai SDK hands back a refused answer's message, pushed into the history as it is.
+      { role: 'assistant', content: null, refusal, annotations: [] },
+      { role: 'user', content: 'why not?' },
+    ];
+    await post('/api/alpha/v1/chat/completions', { model: 'via-anthropic', messages: chat });
+    expect((gateway.fakes.anthropic.requests.at(-1)!.body as { messages: unknown[] }).messages[1]).toEqual({
+      role: 'assistant',
+      content: refusal,
+    });
+    const input = [
+      { role: 'user', content: 'something it will not answer' },
+      // A Response's refused output item, sent back as the next turn's input.
+      {
+        type: 'message',
+        id: 'msg_1',
+        role: 'assistant',
+        status: 'completed',
+        content: [{ type: 'refusal', refusal }],
+      },
+      { role: 'user', content: 'why not?' },
+    ];
+    await post('/api/alpha/v1/responses', { model: 'via-gemini', input });
+    expect((gateway.fakes.gemini.requests.at(-1)!.body as { contents: unknown[] }).contents[1]).toEqual({
+      role: 'model',
+      parts: [{ text: refusal }],
+    });
+  });
+
   it('reaches the AI SDK and LangChain, with their defaults, as their own content filter', async () => {
     const address = await gateway.app.listen({ port: 0, host: '127.0.0.1' });
     const { key } = await gateway.createFundedKey({ credits: 1 });

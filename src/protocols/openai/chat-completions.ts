@@ -50,6 +50,7 @@ export const ChatContentPart = openTaggedUnion(
 export type ChatContentPart = Static<typeof ChatContentPart>;
 export const isChatTextPart = wireCheck(ChatTextPart);
 export const isChatImagePart = wireCheck(ChatImagePart);
+export const isRefusalPart = wireCheck(RefusalPart);
 
 /** A function call an assistant message made. */
 export const ChatFunctionCall = Type.Object({
@@ -69,6 +70,8 @@ export const ChatMessage = Type.Object(
     name: Type.Optional(Type.String()),
     tool_calls: Type.Optional(Nullable(Type.Array(ChatToolCall))),
     tool_call_id: Type.Optional(Type.String()),
+    /** An assistant's refusal, in place of its content, as the API answered it and a client sends it back. */
+    refusal: Type.Optional(Nullable(Type.String())),
   },
   { additionalProperties: true },
 );

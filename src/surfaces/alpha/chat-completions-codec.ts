@@ -27,6 +27,7 @@ import {
   isChatJsonSchemaFormat,
   isChatNamedToolChoice,
   isChatTextPart,
+  isRefusalPart,
   isPlainFormat,
   wireFinishReasons,
   wireLogprobs,
@@ -131,6 +132,8 @@ function contentParts(content: ChatMessageWire['content'], untranslatable: Set<s
   const parts: ChatPart[] = [];
   for (const part of content ?? []) {
     if (isChatTextPart(part)) parts.push({ type: 'text', text: part.text });
+    // What the model said in refusing is the assistant's words to the other protocols, which have no refusal part.
+    else if (isRefusalPart(part)) parts.push({ type: 'text', text: part.refusal });
     else if (isChatImagePart(part)) parts.push({ type: 'image', image: imageFromUrl(part.image_url.url) });
     else untranslatable.add(`"${part.type}" content parts`);
   }
@@ -198,7 +201,11 @@ export function decodeChatMessages(body: ChatCompletionsRequest): DecodedChat {
       messages.push({ role, content: result });
       continue;
     }
-    if (role === 'assistant') parts.push(...toolCallsOf(message.tool_calls, untranslatable));
+    if (role === 'assistant') {
+      // A refused answer's message, as a client sends it back: its refusal is what the assistant said.
+      if (message.refusal) parts.push({ type: 'text', text: message.refusal });
+      parts.push(...toolCallsOf(message.tool_calls, untranslatable));
+    }
     requireToolTextsWithin(parts, `body.messages.${index}`);
     messages.push({ role: role ?? 'user', content: compactContent(parts) });
   }

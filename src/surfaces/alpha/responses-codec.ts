@@ -33,6 +33,7 @@ import {
   type ResponsesMessageItem,
   type ResponsesRequest,
 } from '../../protocols/openai/responses.ts';
+import { isRefusalPart } from '../../protocols/openai/chat-completions.ts';
 
 /** Wire field -> native parameter name, for the capability gate. */
 export const gatedFields: Readonly<Record<string, string>> = {
@@ -71,6 +72,8 @@ function contentParts(content: ResponsesMessageItem['content'], untranslatable: 
   const parts: ChatPart[] = [];
   for (const part of content) {
     if (isResponsesTextPart(part)) parts.push({ type: 'text', text: part.text });
+    // A refused answer's output item sent back: what the model said in refusing is the assistant's words.
+    else if (isRefusalPart(part)) parts.push({ type: 'text', text: part.refusal });
     else if (isInputImagePart(part) && typeof part.image_url === 'string')
       parts.push({ type: 'image', image: imageFromUrl(part.image_url) });
     else untranslatable.add(`"${part.type}" content parts`);
