@@ -175,6 +175,34 @@ describe('alpha responses with the official OpenAI SDK', () => {
     expect(call.body).toContain('item_reference');
   });
 
+  it('translated, goes without the reasoning items of an earlier answer sent back whole, naming them', async () => {
+    const { key } = await gateway.createFundedKey({ credits: 1 });
+    const response = await gateway.request({
+      method: 'POST',
+      url: '/api/alpha/v1/responses',
+      headers: { 'x-api-key': key },
+      payload: {
+        model: 'echo',
+        input: [
+          { role: 'user', content: 'weather in Paris?' },
+          // A reasoning model's output sent back as the next turn's input (store: false keeps it encrypted).
+          {
+            type: 'reasoning',
+            id: 'rs_0123456789abcdef',
+            summary: [{ type: 'summary_text', text: 'The user wants the weather.' }],
+            encrypted_content: 'gAAAAABfake',
+          },
+          { type: 'function_call', call_id: 'call_1', name: 'lookup', arguments: '{"city":"Paris"}' },
+          { type: 'function_call_output', call_id: 'call_1', output: 'sunny' },
+        ],
+        tools: [{ type: 'function', name: 'lookup', parameters: { type: 'object', properties: {} } }],
+      },
+    });
+    expect(response.statusCode, response.body).toBe(200);
+    expect(response.json()).toMatchObject({ status: 'completed' });
+    expect(response.headers['x-gateway-dropped-parameters']).toBe('input.reasoning');
+  });
+
   it('ends every stream with data: [DONE], translated or relayed, and the SDK still reads it', async () => {
     const { key } = await gateway.createFundedKey({ credits: 1 });
     for (const model of ['echo', 'routed']) {

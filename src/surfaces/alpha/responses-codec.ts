@@ -131,6 +131,12 @@ export function decodeResponsesInput(body: ResponsesRequest): DecodedChat {
       notTranslated.add('input.item_reference');
       continue;
     }
+    // A reasoning model's earlier thinking, sent back whole: the other protocols take no thinking of another
+    // model (as beta's thinking blocks), so the turn goes without it, named.
+    if (item.type === 'reasoning') {
+      notTranslated.add('input.reasoning');
+      continue;
+    }
     const role = isResponsesMessageItem(item) ? roles[item.role] : undefined;
     if (!isResponsesMessageItem(item) || !role) {
       untranslatable.add(`"${String(item.type ?? item.role)}" input items`);
