@@ -43,6 +43,20 @@ describe('compatibility surface fidelity', () => {
     expect(errorsOf(video)).toEqual(['parameter "size" of model "sandbox-video" must be one of 480p, 720p']);
   });
 
+  it("names a message's participant name, which a translated call goes without, and no name when none is given", async () => {
+    const named = await post('/api/alpha/v1/chat/completions', {
+      model: 'sandbox-echo',
+      messages: [
+        { role: 'system', content: 'You referee.' },
+        { role: 'user', name: 'alice', content: 'alpha beta gamma' },
+      ],
+    });
+    expect(named.statusCode, named.body).toBe(200);
+    expect(named.headers['x-gateway-dropped-parameters']).toBe('messages.name');
+    const plain = await post('/api/alpha/v1/chat/completions', { model: 'sandbox-echo', messages });
+    expect(plain.headers['x-gateway-dropped-parameters']).toBeUndefined();
+  });
+
   it('names the stop sequence that ended a translated turn, and reports the prompt tokens in message_start', async () => {
     const body = { model: 'sandbox-echo', max_tokens: 20, messages, stop_sequences: ['gamma', 'beta'] };
     const whole = await post('/api/beta/v1/messages', body);

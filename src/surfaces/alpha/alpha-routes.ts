@@ -185,7 +185,7 @@ export const alphaRoutes: FastifyPluginAsyncTypebox<{ services: AlphaServices }>
         choices: typeof body.n === 'number' ? body.n : undefined,
         gatedParameters: nativeParameters(body, gatedFields),
         fieldNames: { ...clientFieldNames(body, gatedFields), choices: 'n' },
-        notTranslated: unnamedFields(body, ChatCompletionsRequest),
+        notTranslated: [...(decoded.notTranslated ?? []), ...unnamedFields(body, ChatCompletionsRequest)],
 
         allowFallbacks: allowsFallbacks(body),
         recordedRequest: {

@@ -224,6 +224,8 @@ export function decodeChatMessages(body: ChatCompletionsRequest): DecodedChat {
     ...(tools ? { tools } : {}),
     ...(toolChoice ? { toolChoice } : {}),
     untranslatable: [...untranslatable],
+    // A participant's name tells the model who speaks; the other protocols have no place for it.
+    notTranslated: body.messages.some((message) => typeof message.name === 'string') ? ['messages.name'] : [],
   };
 }
 
