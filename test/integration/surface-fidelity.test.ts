@@ -57,6 +57,23 @@ describe('compatibility surface fidelity', () => {
     expect(plain.headers['x-gateway-dropped-parameters']).toBeUndefined();
   });
 
+  it('names the prompt-cache breakpoints of a beta request, which a translated call goes without', async () => {
+    const cached = { type: 'ephemeral' };
+    const bodies = [
+      { system: [{ type: 'text', text: 'You referee.', cache_control: cached }], messages },
+      { messages: [{ role: 'user', content: [{ type: 'text', text: 'alpha beta gamma', cache_control: cached }] }] },
+      {
+        messages,
+        tools: [{ name: 'lookup', input_schema: { type: 'object' }, cache_control: cached }],
+      },
+    ];
+    for (const body of bodies) {
+      const answer = await post('/api/beta/v1/messages', { model: 'sandbox-echo', max_tokens: 20, ...body });
+      expect(answer.statusCode, answer.body).toBe(200);
+      expect(answer.headers['x-gateway-dropped-parameters']).toBe('cache_control');
+    }
+  });
+
   it('names the stop sequence that ended a translated turn, and reports the prompt tokens in message_start', async () => {
     const body = { model: 'sandbox-echo', max_tokens: 20, messages, stop_sequences: ['gamma', 'beta'] };
     const whole = await post('/api/beta/v1/messages', body);

@@ -204,7 +204,11 @@ export const betaRoutes: FastifyPluginAsyncTypebox<{ services: BetaServices }> =
         ungatedParameters: ungatedParametersOf(body),
         fieldNames: fieldNamesOfBody(body),
         // The end user's id in metadata has no place in the other protocols' requests.
-        notTranslated: [...unnamedFields(body, MessagesRequest), ...(body.metadata ? ['metadata'] : [])],
+        notTranslated: [
+          ...(decoded.notTranslated ?? []),
+          ...unnamedFields(body, MessagesRequest),
+          ...(body.metadata ? ['metadata'] : []),
+        ],
 
         recordedRequest: {
           surface: 'beta',

@@ -206,6 +206,33 @@ function decodeThinking(thinking: WireThinkingConfig | undefined): ThinkingConfi
     : { type: 'enabled', budgetTokens: thinking.budget_tokens };
 }
 
+/** Whether a block or tool marks a prompt-cache breakpoint (`cache_control`). */
+function marksCache(item: object): boolean {
+  return Object.hasOwn(item, 'cache_control');
+}
+
+/** Whether the blocks, or the blocks of a tool result among them, mark a prompt-cache breakpoint. */
+function blocksMarkCache(content: string | readonly ContentBlock[] | undefined): boolean {
+  if (content === undefined || typeof content === 'string') return false;
+  return content.some(
+    (block) =>
+      marksCache(block) ||
+      (isKnownContentBlock(block) && block.type === 'tool_result' && blocksMarkCache(block.content)),
+  );
+}
+
+/**
+ * Prompt-cache breakpoints: the other protocols cache without them (OpenAI and Gemini on their own), so a
+ * translated call goes without them, named.
+ */
+function cacheBreakpoints(body: Omit<MessagesRequest, 'max_tokens'>): string[] {
+  const marked =
+    blocksMarkCache(body.system) ||
+    body.messages.some((message) => blocksMarkCache(message.content)) ||
+    (body.tools ?? []).some(marksCache);
+  return marked ? ['cache_control'] : [];
+}
+
 /** A messages request, or the prompt of one (count_tokens). */
 export function decodeMessages(body: Omit<MessagesRequest, 'max_tokens'>): DecodedChat {
   const untranslatable = new Set<string>();
@@ -238,6 +265,7 @@ export function decodeMessages(body: Omit<MessagesRequest, 'max_tokens'>): Decod
     ...heldFormat(decodeOutputFormat(body, untranslatable)),
     reasoningEffort: body.output_config?.effort,
     untranslatable: [...untranslatable],
+    notTranslated: cacheBreakpoints(body),
   };
 }
 
