@@ -112,6 +112,21 @@ describe('alpha images through the official openai SDK', () => {
     expect(records.results.every((record) => record.modality === 'image')).toBe(true);
   });
 
+  it('names a quality or size a translated model cannot take among the dropped parameters, never dropping it silently', async () => {
+    const { key } = await gateway.createFundedKey({ credits: 1 });
+    for (const model of ['seedream', 'sandbox-image']) {
+      // dall-e-3's quality and an upper-case size: neither reaches the provider, so each is named.
+      const { response } = await client(key)
+        .images.generate({ model, prompt: 'a kite', quality: 'hd', size: '1024X1024' as never })
+        .withResponse();
+      expect(response.headers.get('x-gateway-dropped-parameters')?.split(',').sort()).toEqual(['quality', 'size']);
+    }
+    const { response } = await client(key)
+      .images.generate({ model: 'seedream', prompt: 'a kite', size: '1024x1024' })
+      .withResponse();
+    expect(response.headers.get('x-gateway-dropped-parameters')).toBeNull();
+  });
+
   it('streams ModelArk image events as OpenAI events, charging the images delivered', async () => {
     const { key, accountId } = await gateway.createFundedKey({ credits: 1 });
     const stream = await client(key).images.generate({

@@ -25,7 +25,7 @@ export function alphaImageInput(body: ImagesGenerateRequest): NativeImageInput {
     modelId: body.model,
     content: [{ type: 'text', text: body.prompt }],
     numberOfImages: body.n,
-    ...(body.size !== undefined && /^[1-9]\d{0,5}x[1-9]\d{0,5}$/.test(body.size) ? { size: body.size } : {}),
+    ...(isPixelSize(body.size) ? { size: body.size } : {}),
     ...(body.output_format !== undefined ? { outputFormat: body.output_format } : {}),
     ...(isQuality(body.quality) ? { quality: body.quality } : {}),
     ...(isBackground(body.background) ? { background: body.background } : {}),
@@ -34,9 +34,21 @@ export function alphaImageInput(body: ImagesGenerateRequest): NativeImageInput {
   };
 }
 
-/** Fields of the request no translated provider takes, named back to the client as dropped. */
+const isPixelSize = (value: string | undefined): value is string =>
+  value !== undefined && /^[1-9]\d{0,5}x[1-9]\d{0,5}$/.test(value);
+
+/**
+ * Fields of the request no translated provider takes, named back to the client as dropped: those it has no
+ * place for, and a `quality` or `size` of a form it cannot carry (dall-e-3's `hd`, a size not `WxH`; `auto`
+ * is what a provider does anyway, so it is carried).
+ */
 export function untranslatedFields(body: ImagesGenerateRequest): string[] {
-  return (['style', 'moderation', 'partial_images', 'user'] as const).filter((field) => body[field] !== undefined);
+  const dropped: string[] = (['style', 'moderation', 'partial_images', 'user'] as const).filter(
+    (field) => body[field] !== undefined,
+  );
+  if (body.quality !== undefined && !isQuality(body.quality)) dropped.push('quality');
+  if (body.size !== undefined && body.size !== 'auto' && !isPixelSize(body.size)) dropped.push('size');
+  return dropped;
 }
 
 /** A finished job's images as an answer reads them: its creation time and each image's archived bytes. */
