@@ -58,6 +58,7 @@ describe('native image requests that break a rule answer 400 with nothing held, 
       '    pricing: { perImage: 0.001 }',
       '    providers: [{ provider: sandbox, model: image, capabilities: { image: { params: { size: { type: enum, values: [1024x1024] }, numberOfImages: { type: int, min: 1, max: 4 } } } } }]',
       '  - { id: sandbox-echo, pricing: { inputPerMTok: 1, outputPerMTok: 1 }, providers: [{ provider: sandbox, model: echo }] }',
+      '  - { id: img-ark-lax, outputModalities: [image], pricing: { perImage: 0.03 }, providers: [{ provider: ark, model: seedream-4-0-250828, capabilities: { strictParams: false } }] }',
     ]);
     ({ openai, ark } = gateway);
   });
@@ -79,6 +80,23 @@ describe('native image requests that break a rule answer 400 with nothing held, 
       expect(openai.requests.length + ark.requests.length).toBe(sent);
     });
   }
+
+  it('names a field a strictParams: false row goes without in x-gateway-dropped-parameters, on both submitting routes', async () => {
+    const { key } = await gateway.createFundedKey({ credits: 5 });
+    for (const route of ['/api/v1/image/generations/async', '/api/v1/image/generations']) {
+      const response = await gateway.request({
+        method: 'POST',
+        url: route,
+        headers: keyHeaders(key),
+        payload: { model: 'img-ark-lax', content: [text('a lax kite')], quality: 'high', outputCompression: 50 },
+      });
+      expect(response.statusCode, response.body).toBeLessThan(300);
+      expect(response.headers['x-gateway-dropped-parameters']).toBe('quality,outputCompression');
+    }
+    const sent = () => ark.requests.filter((request) => JSON.stringify(request.body ?? null).includes('a lax kite'));
+    await expect.poll(() => sent().length).toBe(2);
+    for (const { body } of sent()) expect(Object.keys(body as object)).not.toContain('output_compression');
+  });
 
   it('an unknown asset answers 404 and holds nothing', async () => {
     const { key, accountId } = await gateway.createFundedKey();

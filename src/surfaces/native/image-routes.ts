@@ -4,6 +4,7 @@ import { costEstimate } from './cost-estimate.ts';
 import type { GatewayServices } from '../../gateway/services.ts';
 import { callerOf, requestContextOf, requireCredential } from '../../http/authentication.ts';
 import { requestBaseUrl } from '../../http/base-url.ts';
+import { reportDroppedParameters } from '../../http/dropped-parameters.ts';
 import { CostEstimateSchema, ImageJobSchema, QueuedJobSchema, WaitedImageSchema } from './answer-schemas.ts';
 import { decodeImageBody, GenerationIdParams, ImageGenerationBody } from './image-request-codec.ts';
 import {
@@ -56,10 +57,11 @@ export const nativeImageRoutes: FastifyPluginAsyncTypebox<{ services: NativeImag
       },
     },
     async (request, reply) => {
-      const { generationId, status } = await images.submit(
+      const { generationId, status, droppedParameters } = await images.submit(
         requestContextOf(request, 'native', 'image/generations/async'),
         decodeImageBody(request.body),
       );
+      reportDroppedParameters(reply, droppedParameters);
       return reply.code(202).send({ generationId, status });
     },
   );
@@ -98,7 +100,9 @@ export const nativeImageRoutes: FastifyPluginAsyncTypebox<{ services: NativeImag
     },
     async (request, reply) => {
       const context = requestContextOf(request, 'native', 'image/generations');
-      const { generationId } = await images.submit(context, decodeImageBody(request.body));
+      const { generationId, droppedParameters } = await images.submit(context, decodeImageBody(request.body));
+      // Named whatever the wait comes to: the job went without them either way.
+      reportDroppedParameters(reply, droppedParameters);
       const gone = new AbortController();
       request.raw.socket?.once('close', () => gone.abort());
       const job = await images.waitFor(context, generationId, {
