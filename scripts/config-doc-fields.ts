@@ -347,7 +347,8 @@ export const fieldDocs: Record<string, FieldDoc> = {
     default: d.mediaDownloadTimeoutMs,
   },
   'media.maxDownloadBytes': {
-    meaning: '... and be no larger, or that output is not archived (nor charged)',
+    meaning:
+      '... and be no larger, or that output is not archived (nor charged); the audio of a text-to-speech answer too',
     default: d.mediaMaxDownloadBytes,
   },
   jobs: { meaning: 'media job workers of each process' },

@@ -388,6 +388,7 @@ export async function openCore(options: CoreOptions): Promise<Core> {
         store,
         downloadOutput: (url, signal) => outputDownloads.fetch(url, { abort: signal }),
         retentionMs,
+        maxOutputBytes: config.media.maxDownloadBytes,
       }),
       video: new VideoJobRunner({
         adapters,

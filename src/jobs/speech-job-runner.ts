@@ -38,6 +38,8 @@ export class SpeechJobRunner implements JobRunner<'audio'> {
       /** Provider output URLs, downloaded within the archive's size and time limits (and by the job's deadline, `signal`). */
       downloadOutput: (url: string, signal?: AbortSignal) => Promise<FetchedMedia>;
       retentionMs: number | undefined;
+      /** `media.maxDownloadBytes`: the largest audio an answer may carry, as any output downloaded. */
+      maxOutputBytes: number;
     },
   ) {}
 
@@ -61,7 +63,7 @@ export class SpeechJobRunner implements JobRunner<'audio'> {
         return this.make(
           request,
           { upstreamModel: row.upstreamModel, adapter },
-          { target: key ?? target, signal: context.deadline },
+          { target: key ?? target, signal: context.deadline, maxOutputBytes: this.options.maxOutputBytes },
         );
       });
       if ('outcome' in sent) return sent.outcome;

@@ -43,6 +43,8 @@ export interface CallOptions {
   headers?: Readonly<Record<string, string>>;
   /** Aborts the call (a media job's deadline), beside the target's own time-outs. */
   signal?: AbortSignal;
+  /** Largest output a media call assembles from its answer (`media.maxDownloadBytes`); bigger is a failed call. */
+  maxOutputBytes?: number;
 }
 
 /** An upstream's answer relayed as it arrives (same-protocol pass-through). */

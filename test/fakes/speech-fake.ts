@@ -39,6 +39,7 @@ async function delayFor(text: string): Promise<boolean> {
  * provider's permission error inside the stream. Scenarios by text: `fake-error-<status>` (a JSON error with
  * that status), `fake-inband-error` (an error frame after audio), `fake-cut` (the answer ends without its
  * final frame), `fake-not-audio` (an error page in place of the audio, the answer otherwise whole),
+ * `fake-endless` (audio chunks while the client reads them, 16 MiB at most, never a final frame),
  * `fake-slow-<ms>`, `fake-hang`.
  */
 async function unidirectional(request: RecordedRequest, response: ServerResponse): Promise<void> {
@@ -59,6 +60,7 @@ async function unidirectional(request: RecordedRequest, response: ServerResponse
     line({ code: 45000000, message: 'speaker permission denied: get resource id: access denied', data: null });
     return void response.end();
   }
+  if (text.includes('fake-endless')) return endlessAudio(response);
   const spoken = await sandboxSpeech({
     resourceId: wanted,
     voiceType: speaker,
@@ -98,6 +100,23 @@ async function unidirectional(request: RecordedRequest, response: ServerResponse
     line({ code: speechFinishedCode, message: 'ok', data: null, ...usage });
   }
   response.end();
+}
+
+/**
+ * Audio frames of 64 KiB of silence, written as fast as the client reads them, until it closes the answer; past
+ * 16 MiB (more than any limit a test sets, and a bound on what a test run holds) the answer stalls, unended.
+ */
+async function endlessAudio(response: ServerResponse): Promise<void> {
+  const frame = `${JSON.stringify({ code: 0, message: '', data: Buffer.alloc(64 * 1024).toString('base64') })}\n`;
+  let closed = false;
+  response.once('close', () => (closed = true));
+  for (let written = 0; !closed && written < 16 * 1024 * 1024; written += 64 * 1024) {
+    if (!response.write(frame))
+      await new Promise((resolve) => {
+        response.once('drain', resolve);
+        response.once('close', resolve);
+      });
+  }
 }
 
 const referenceFields: Record<string, string> = {

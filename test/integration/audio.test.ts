@@ -63,6 +63,7 @@ describe('text-to-speech jobs and the voice catalog', () => {
         '  - { id: seed-audio-1.0-multilingual, inputModalities: [text, audio, image], outputModalities: [audio], pricing: { perAudioSecond: 0.01 }, providers: [{ provider: speech, model: seed-audio-1.0 }] }',
         voicesYaml,
         'jobs: { maxAttempts: 3, retryBaseMs: 20, idlePollMs: 50 }',
+        'media: { maxDownloadBytes: 1048576 }',
       ].join('\n'),
     });
   });
@@ -226,6 +227,18 @@ describe('text-to-speech jobs and the voice catalog', () => {
       expect(job.status, text).toBe('failed');
       expect(job.error).toBeTruthy();
     }
+    expect(await balanceNanosOf(gateway, accountId)).toBe(usdToNanos(1));
+    expect(await heldNanosOf(gateway, accountId)).toBe(0n);
+  });
+
+  it('fails a job whose provider streams more audio than media.maxDownloadBytes, reading no further and charging nothing', async () => {
+    const { key, accountId } = await gateway.createFundedKey({ credits: 1 });
+    const { generationId } = (
+      await speak(key, { voiceType: 'zh_female_cancan_mars_bigtts', text: 'never ends fake-endless' })
+    ).json<{ generationId: string }>();
+    const job = await waitForAudio(key, generationId);
+    expect(job.status).toBe('failed');
+    expect(job.error).toContain('1048576 bytes');
     expect(await balanceNanosOf(gateway, accountId)).toBe(usdToNanos(1));
     expect(await heldNanosOf(gateway, accountId)).toBe(0n);
   });

@@ -16,6 +16,8 @@ import { checkedEvent } from '../shared/wire-data.ts';
 
 /** Longest line of the answer: one chunk of base64 audio. */
 const maxFrameCharacters = 8 * 1024 * 1024;
+/** The audio one answer may assemble when the call names no limit: the size of the largest JSON answer read whole. */
+const defaultMaxAudioBytes = 128 * 1024 * 1024;
 
 export function speechBody(request: SpeechSynthesisRequest): SpeechRequest {
   const additions: SpeechAdditions = {};
@@ -70,12 +72,24 @@ export async function speechTts(
   let billed: number | undefined;
   let finished = false;
   let pending = '';
+  // An answer that never ends (or ends too late) is cut once its audio passes what any output may be, rather than
+  // held in memory until the job's deadline; its lines besides the audio are bounded the same way.
+  const maxAudioBytes = options.maxOutputBytes ?? defaultMaxAudioBytes;
+  let audioBytes = 0;
+  let answerCharacters = 0;
   const decoder = new TextDecoder();
+  const tooLarge = () =>
+    new UpstreamUnreachableError('protocol', `the upstream sent more audio than the limit of ${maxAudioBytes} bytes`);
   const take = (line: string) => {
     if (line.trim() === '') return;
     const frame = checkedEvent(line, isSpeechFrame);
     if (frame.code === 0) {
-      if (frame.data) chunks.push(Buffer.from(frame.data, 'base64'));
+      if (frame.data) {
+        const audio = Buffer.from(frame.data, 'base64');
+        audioBytes += audio.length;
+        if (audioBytes > maxAudioBytes) throw tooLarge();
+        chunks.push(audio);
+      }
       if (frame.sentence && request.enableSubtitle) sentences.push(timedSentence(frame.sentence));
     } else if (frame.code === speechFinishedCode) {
       finished = true;
@@ -90,7 +104,11 @@ export async function speechTts(
   };
   try {
     for await (const chunk of response.body) {
-      pending += decoder.decode(bodyBytes(chunk), { stream: true });
+      const text = decoder.decode(bodyBytes(chunk), { stream: true });
+      answerCharacters += text.length;
+      // Base64 is 4/3 of the audio; twice the limit leaves room for every frame's JSON and the subtitle.
+      if (answerCharacters > 2 * maxAudioBytes + maxFrameCharacters) throw tooLarge();
+      pending += text;
       if (pending.length > maxFrameCharacters)
         throw new UpstreamUnreachableError(
           'protocol',
