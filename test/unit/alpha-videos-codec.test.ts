@@ -22,6 +22,20 @@ describe('an alpha video request', () => {
     expect(Object.getPrototypeOf(body.input_reference)).toBeNull();
   });
 
+  it('refuses a form field given twice, naming it, rather than keeping one of its values silently', () => {
+    for (const name of ['model', 'input_reference[image_url]']) {
+      const twice = () =>
+        formBody([
+          { name: 'prompt', value: 'waves' },
+          { name, value: 'https://example.com/a.png' },
+          { name, value: 'https://example.com/b.png' },
+        ]);
+      expect(twice).toThrow(
+        expect.objectContaining({ code: 'GW_VALIDATION', message: expect.stringContaining(`"${name}"`) }),
+      );
+    }
+  });
+
   it('maps seconds (a string of digits or an integer) to the duration, size to resolution and ratio, the image to a reference', () => {
     const input = decodeAlphaVideo(
       formBody([

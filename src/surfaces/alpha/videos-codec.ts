@@ -89,12 +89,16 @@ export function decodeAlphaVideo(body: unknown): NativeVideoInput {
 /**
  * A multipart form as the official SDKs send it (`input_reference[image_url]` for nested fields) turned into
  * the JSON body's shape. Objects without a prototype, and the parser refuses `__proto__` and the like, so no
- * field name reaches one.
+ * field name reaches one. A field given twice is refused.
  */
 export function formBody(fields: readonly MultipartField[]): Record<string, unknown> {
   const body: Record<string, unknown> = Object.create(null);
   const objects = new Map<string, Record<string, string>>();
+  const seen = new Set<string>();
   for (const { name, value } of fields) {
+    // Keeping one of two values would drop the other silently: which one the client meant is not ours to pick.
+    if (seen.has(name)) refuse(`multipart field ${JSON.stringify(name)} is given twice: send it once`);
+    seen.add(name);
     const nested = /^([a-z_]+)\[([a-z_]+)\]$/.exec(name);
     if (!nested) {
       body[name] = value;
