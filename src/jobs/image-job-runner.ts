@@ -27,6 +27,10 @@ const notAnImage = 'the provider output is not an image';
 /** An output whose bytes are no picture: a failure of its own code, which is never charged (`billedByProvider`). */
 const notAnImageCode = 'NotAnImage';
 class NotAnImageError extends Error {}
+/** An output the provider handed over that could not be archived (a download that failed): never charged either. */
+const archiveFailedCode = 'ArchiveFailed';
+/** The failures of outputs the provider made and the gateway could not keep, as opposed to the provider's own. */
+const unkeptCodes: ReadonlySet<string> = new Set([notAnImageCode, archiveFailedCode]);
 
 export interface ImageJobRunnerOptions {
   adapters: AdapterRegistry;
@@ -212,7 +216,7 @@ export class ImageJobRunner implements JobRunner<'image'> {
       } catch (error) {
         failures.push({
           index,
-          code: error instanceof NotAnImageError ? notAnImageCode : 'ArchiveFailed',
+          code: error instanceof NotAnImageError ? notAnImageCode : archiveFailedCode,
           message: `output ${index} could not be archived: ${error instanceof Error ? error.message : String(error)}`,
         });
       }
@@ -252,7 +256,8 @@ interface ArchivedOutput {
 
 /**
  * A failed job is charged only what the provider reports having made (usually nothing), less what it handed over
- * that was no picture.
+ * that the client never got: outputs that were no picture or could not be archived, as a job that succeeds is
+ * charged only for the outputs it archived.
  */
 function billedByProvider(
   snapshot: ImagePriceSnapshot,
@@ -260,8 +265,8 @@ function billedByProvider(
   quality: string | undefined,
 ): bigint {
   const made = Math.max(0, Math.trunc(upstream.usage.generatedImages ?? 0));
-  const noPictures = failures.filter((failure) => failure.code === notAnImageCode).length;
-  return imageCostNanos(snapshot, Math.max(0, made - noPictures), quality);
+  const unkept = failures.filter((failure) => unkeptCodes.has(failure.code)).length;
+  return imageCostNanos(snapshot, Math.max(0, made - unkept), quality);
 }
 
 function sizeOf(size: string | undefined): { width: number; height: number } | undefined {

@@ -152,13 +152,15 @@ describe('image jobs through the ModelArk and OpenAI fakes', () => {
       generationId: await submit(key, {
         model: 'seedream',
         content: [{ type: 'text', text: 'gone fake-expired-url' }],
+        numberOfImages: 2,
       }),
     });
     expect(job.status).toBe('failed');
     expect(job.error).toMatch(/could not be archived.*403/);
     expect(await heldNanosOf(gateway, accountId)).toBe(0n);
-    // The provider reported the image made: a failed job is charged what the provider billed.
-    expect(await balanceNanosOf(gateway, accountId)).toBe(usdToNanos(1) - usdToNanos(0.03));
+    // The provider reported both images made, but the client got neither: as for a job that archived one of
+    // two (charged one), an output that could not be archived is not charged.
+    expect(await balanceNanosOf(gateway, accountId)).toBe(usdToNanos(1));
   });
 
   it('an answer that breaks the protocol, and a provider that hangs past its timeout, fail the job without retries', async () => {
