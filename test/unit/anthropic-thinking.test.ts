@@ -86,6 +86,19 @@ describe('extended thinking sent to Anthropic', () => {
     }
   });
 
+  it('leaves out a temperature above 1, the most Anthropic takes (other protocols take up to 2), and names it', () => {
+    const above = ask({ maxTokens: 100, temperature: 1.7, topP: 0.9 });
+    const body = encodeMessagesRequest(above);
+    expect(body).not.toHaveProperty('temperature');
+    expect(body.top_p).toBe(0.9);
+    expect(dropped(above)).toEqual(['temperature']);
+    for (const temperature of [0, 1]) {
+      const within = ask({ maxTokens: 100, temperature });
+      expect(encodeMessagesRequest(within).temperature).toBe(temperature);
+      expect(dropped(within)).toEqual([]);
+    }
+  });
+
   it('keeps a forced tool choice and leaves thinking out, as Anthropic refuses the two together', () => {
     for (const [toolChoice, wire] of [
       ['required', { type: 'any' }],

@@ -212,15 +212,22 @@ const samplingFields: Partial<Record<ChatParameterName, keyof Sampling>> = {
   topK: 'top_k',
 };
 
+/** The highest `temperature` the protocol takes; OpenAI's and Gemini's go to 2. */
+const maxTemperature = 1;
+
 /**
- * The sampling settings sent. Thinking takes no change of `temperature` (only its default, 1) or of `top_k`, and
- * a `top_p` from 0.95 to 1 only: with thinking on, any other is left out and named as dropped.
+ * The sampling settings sent. A `temperature` above the protocol's range (other protocols take up to 2) is left
+ * out and named as dropped, so the model samples at its default, 1, the nearest it takes, rather than the call
+ * being refused by the upstream in its own shape. Thinking takes no change of `temperature` (only its default,
+ * 1) or of `top_k`, and a `top_p` from 0.95 to 1 only: with thinking on, any other is left out and named too.
  */
 function sentSampling(request: ChatRequest, thinking: SentThinking | undefined): Sampling {
   const thinks = thinking?.type === 'enabled';
   const { temperature, topP, topK } = request;
   return {
-    ...(temperature !== undefined && (!thinks || temperature === 1) ? { temperature } : {}),
+    ...(temperature !== undefined && temperature <= maxTemperature && (!thinks || temperature === 1)
+      ? { temperature }
+      : {}),
     ...(topP !== undefined && (!thinks || (topP >= 0.95 && topP <= 1)) ? { top_p: topP } : {}),
     ...(topK !== undefined && !thinks ? { top_k: topK } : {}),
   };
