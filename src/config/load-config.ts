@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
-import { LineCounter, parseDocument } from 'yaml';
+import { isAlias, LineCounter, parseDocument, visit, type Document } from 'yaml';
 import type { TSchema } from 'typebox';
 import { Value } from 'typebox/value';
 import { ONE_NANO_USD, usdToNanos } from '../domain/money.ts';
@@ -305,7 +305,7 @@ export function parseConfig(
       problems.map((problem) => `invalid YAML: ${problem}`),
     );
   }
-  const raw = interpolate(document.toJS() ?? {}, '', { variables, file: path });
+  const raw = interpolate(documentValue(document, path), '', { variables, file: path, within: new Set() });
   if (!Value.Check(ConfigFileSchema, raw)) throw new ConfigError(path, schemaProblems(ConfigFileSchema, raw));
   return build(raw, path);
 }
@@ -336,12 +336,48 @@ function displayPath(pointer: string): string {
 const placeholder = /\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g;
 
 /** Replaces `${VAR}` and `${VAR:-default}` inside every string value; an unset variable becomes "". */
+/** The most values aliases may add to the file: YAML's "billion laughs" expands a few lines past any memory. */
+const maxAliasCount = 100;
+
+/**
+ * The document as plain data, or the file refused for its aliases: one naming no anchor before it, or aliases
+ * expanding past `maxAliasCount` values. The YAML library throws for either; refused here, a reload answers 400
+ * naming them and a start says so, instead of failing on the library's error.
+ */
+function documentValue(document: Document, file: string): unknown {
+  const anchors = new Set<string>();
+  const unresolved: string[] = [];
+  // In document order: an alias names an anchor set before it.
+  visit(document, {
+    Node: (_key, node) => {
+      if (isAlias(node)) {
+        if (!anchors.has(node.source))
+          unresolved.push(`invalid YAML: alias *${node.source} names no anchor set before it`);
+      } else if (node.anchor) anchors.add(node.anchor);
+    },
+  });
+  if (unresolved.length > 0) throw new ConfigError(file, unresolved);
+  try {
+    return document.toJS({ maxAliasCount }) ?? {};
+  } catch (error) {
+    // Every alias resolves: what is left to refuse is their count.
+    if (error instanceof ReferenceError)
+      throw new ConfigError(file, [`invalid YAML: aliases expand past ${maxAliasCount} values`]);
+    throw error;
+  }
+}
+
+/**
+ * `${VAR}` references replaced by the environment's values, throughout the document. `within` holds the
+ * collections around `value`: an alias inside its own anchor makes a value that contains itself, refused rather
+ * than walked without end.
+ */
 function interpolate(
   value: unknown,
   at: string,
-  source: { variables: Readonly<Record<string, string | undefined>>; file: string },
+  source: { variables: Readonly<Record<string, string | undefined>>; file: string; within: Set<object> },
 ): unknown {
-  const { variables, file } = source;
+  const { variables, file, within } = source;
   if (typeof value === 'string') {
     if (value.includes('${') && !/\$\{[A-Za-z_][A-Za-z0-9_]*(?::-[^}]*)?\}/.test(value)) {
       // The value is not quoted: it may be a credential.
@@ -352,13 +388,17 @@ function interpolate(
       (_match, name: string, fallback: string | undefined) => variables[name] || fallback || '',
     );
   }
-  if (Array.isArray(value)) return value.map((item, index) => interpolate(item, `${at}[${index}]`, source));
-  if (value !== null && typeof value === 'object') {
+  if (value === null || typeof value !== 'object') return value;
+  if (within.has(value)) throw new ConfigError(file, [`at ${at || '(root)'}: an alias inside its own anchor`]);
+  within.add(value);
+  try {
+    if (Array.isArray(value)) return value.map((item, index) => interpolate(item, `${at}[${index}]`, source));
     return Object.fromEntries(
       Object.entries(value).map(([key, item]) => [key, interpolate(item, at ? `${at}.${key}` : key, source)]),
     );
+  } finally {
+    within.delete(value);
   }
-  return value;
 }
 
 /**

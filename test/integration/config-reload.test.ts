@@ -206,6 +206,19 @@ describe('reloading gateway.yaml', () => {
     expect(record?.usdCost).toBeCloseTo(0.003, 9);
   });
 
+  it('refuses with 400 a file whose aliases do not resolve or contain themselves, and keeps serving', async () => {
+    const { key } = await gateway.createFundedKey();
+    writeFileSync(configPath, `${configText()}\nlimits: *missing\n`);
+    const unresolved = expectEnvelope(await reload(), { status: 400, code: 'GW_VALIDATION', path: reloadUrl });
+    expect(unresolved.errors.slice(1)).toEqual(['invalid YAML: alias *missing names no anchor set before it']);
+
+    const looped = configText().replace('  - id: metered', '  - &entry\n    id: metered\n    again: *entry');
+    writeFileSync(configPath, looped);
+    const circular = expectEnvelope(await reload(), { status: 400, code: 'GW_VALIDATION', path: reloadUrl });
+    expect(circular.errors.slice(1)).toEqual(['at models[0].again: an alias inside its own anchor']);
+    expect((await gateway.request(chat(key, 'metered', 'still served'))).statusCode).toBe(200);
+  });
+
   it('logs the diff at info and names a rotated key as changed without showing either key', async () => {
     const { key } = await gateway.createFundedKey();
     writeFileSync(

@@ -75,6 +75,33 @@ describe('gateway.yaml', () => {
     );
   });
 
+  it('refuses aliases it cannot resolve, too many of them and one inside its own anchor, naming each', () => {
+    expect(problemOf(base.replace('pricing: { inputPerMTok: 1, outputPerMTok: 2 }', 'pricing: *prices'))).toBe(
+      'gateway.yaml: invalid YAML: alias *prices names no anchor set before it',
+    );
+    const laughs = [
+      `${base}x1: &x1 [a, a, a, a, a, a, a, a, a, a]`,
+      `x2: &x2 [${Array(10).fill('*x1').join(', ')}]`,
+      `x3: [${Array(20).fill('*x2').join(', ')}]`,
+    ].join('\n');
+    expect(problemOf(laughs)).toBe('gateway.yaml: invalid YAML: aliases expand past 100 values');
+    const loop = base.replace(
+      '{ provider: main, model: upstream-chat }',
+      '&row { provider: main, model: upstream-chat, capabilities: { params: *row } }',
+    );
+    expect(problemOf(loop)).toBe(
+      'gateway.yaml: at models[0].providers[0].capabilities.params: an alias inside its own anchor',
+    );
+    // An alias of an anchor set before it is plain YAML, used as many times as the file likes.
+    const shared = base
+      .replace(
+        'pricing: { inputPerMTok: 1, outputPerMTok: 2 }',
+        'pricing: &prices { inputPerMTok: 1, outputPerMTok: 2 }',
+      )
+      .concat('  - id: chat-too\n    pricing: *prices\n    providers: [{ provider: main, model: other }]\n');
+    expect(parseConfig(shared, 'gateway.yaml', {}).models[1]?.pricing).toEqual({ inputPerMTok: 1, outputPerMTok: 2 });
+  });
+
   it('loads the shipped file: with no keys only the sandbox models are active', () => {
     const config = loadConfigFile(shippedConfigPath, {});
     const ids = new Catalog(config).list().map((model) => model.modelId);
