@@ -15,7 +15,11 @@ export type Voice = VoiceEntry & { capabilities: { contextTexts: boolean } };
 /** The resource of the voices that take context texts. */
 const contextResource = 'seed-tts-2.0';
 
-/** The text-to-speech voices of gateway.yaml, whose model (`resourceId`) is active in the catalog. */
+/**
+ * The text-to-speech voices of gateway.yaml whose model (`resourceId`) the catalog serves, asked of the catalog at
+ * each read: a model the operator switches on or off at runtime, or whose provider a runtime key makes active,
+ * brings its voices with it or takes them away at once, not at the next reload.
+ */
 export class VoiceCatalog {
   private voices: ReadonlyMap<string, Voice>;
 
@@ -23,33 +27,24 @@ export class VoiceCatalog {
     entries: readonly VoiceEntry[],
     private readonly isActive: (modelId: string) => boolean,
   ) {
-    this.voices = this.activeVoices(entries);
+    this.voices = voicesOf(entries);
   }
 
-  /** The voices of a reloaded configuration, checked against the catalog as it is now. */
+  /** The voices of a reloaded configuration. */
   replace(entries: readonly VoiceEntry[]): void {
-    this.voices = this.activeVoices(entries);
-  }
-
-  private activeVoices(entries: readonly VoiceEntry[]): ReadonlyMap<string, Voice> {
-    return new Map(
-      entries
-        .filter((entry) => this.isActive(entry.resourceId))
-        .map((entry) => [
-          entry.voiceType,
-          { ...entry, capabilities: { contextTexts: entry.resourceId === contextResource } },
-        ]),
-    );
+    this.voices = voicesOf(entries);
   }
 
   find(voiceType: string): Voice | undefined {
-    return this.voices.get(voiceType);
+    const voice = this.voices.get(voiceType);
+    return voice && this.isActive(voice.resourceId) ? voice : undefined;
   }
 
   list(filter: VoiceFilter): Voice[] {
     const language = filter.language?.toLowerCase();
     return [...this.voices.values()].filter(
       (voice) =>
+        this.isActive(voice.resourceId) &&
         (filter.gender === undefined || voice.gender === filter.gender) &&
         (filter.age === undefined || voice.age === filter.age) &&
         (filter.category === undefined || voice.categories.includes(filter.category)) &&
@@ -61,4 +56,13 @@ export class VoiceCatalog {
           )),
     );
   }
+}
+
+function voicesOf(entries: readonly VoiceEntry[]): ReadonlyMap<string, Voice> {
+  return new Map(
+    entries.map((entry) => [
+      entry.voiceType,
+      { ...entry, capabilities: { contextTexts: entry.resourceId === contextResource } },
+    ]),
+  );
 }
