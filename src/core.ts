@@ -476,6 +476,8 @@ export async function openCore(options: CoreOptions): Promise<Core> {
     // gateway.yaml's providers, not as runtime keys made them: a reload names what changed in the file.
     running: { ...config, providers: loaded.providers },
     read: () => loadConfigFile(environment.configPath, environment.variables),
+    // The reloaded prices get their versions first: the first request charged at one names it.
+    prepare: (reloaded) => runtimeCatalog.versionReloaded(reloaded.models),
     apply: (reloaded) => {
       fileProviders = reloaded.providers;
       refillProviders();

@@ -185,28 +185,28 @@ export async function serve(environment: Environment): Promise<RunningGateway> {
   // Each process reloads on its own signal: with several processes, the operator signals every one.
   reload = () => {
     const { configReloader, audit } = gateway.core.services;
-    let outcome: ReturnType<typeof configReloader.reload>;
-    try {
-      outcome = configReloader.reload('SIGHUP');
-    } catch (error) {
+    configReloader.reload('SIGHUP').then(
+      (outcome) => {
+        if (!outcome.applied) return;
+        // The operator's change, as the admin route's reload is: kept as its diff, without address or request id.
+        audit
+          .recordChange({
+            actor: () => ({ kind: 'operator' }),
+            action: 'config.reload',
+            subject: { type: 'config', id: null },
+            before: null,
+            after: { state: { configDiff: { ...outcome.diff } }, accountId: null },
+            request: { trigger: 'SIGHUP' },
+            clientAddress: null,
+            requestId: null,
+          })
+          .catch((error: unknown) =>
+            logger.error({ err: error }, 'the audit log could not record a configuration reload'),
+          );
+      },
       // A reload is never worth the process: it goes on serving, and the error is the operator's to read.
-      logger.error({ err: error }, 'configuration reload failed');
-      return;
-    }
-    if (!outcome.applied) return;
-    // The operator's change, as the admin route's reload is: kept as its diff, without address or request id.
-    audit
-      .recordChange({
-        actor: () => ({ kind: 'operator' }),
-        action: 'config.reload',
-        subject: { type: 'config', id: null },
-        before: null,
-        after: { state: { configDiff: { ...outcome.diff } }, accountId: null },
-        request: { trigger: 'SIGHUP' },
-        clientAddress: null,
-        requestId: null,
-      })
-      .catch((error: unknown) => logger.error({ err: error }, 'the audit log could not record a configuration reload'));
+      (error: unknown) => logger.error({ err: error }, 'configuration reload failed'),
+    );
   };
   for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     process.once(signal, () => {

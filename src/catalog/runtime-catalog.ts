@@ -94,8 +94,17 @@ interface CatalogState {
  * the catalog hands to the requests that resolve the model and their usage records keep.
  */
 export class RuntimeCatalog {
+  /** gateway.yaml's models whose prices the catalog's reads give versions to: a reload's, before they serve. */
   private fileModels: readonly ModelEntry[];
+  /** gateway.yaml's models the catalog serves. */
+  private servedFileModels: readonly ModelEntry[];
   private state: CatalogState = { overrides: [], versions: new Map() };
+  /**
+   * Every version read of each model's prices, by model and prices (their hash), the latest read for the same
+   * prices winning: the catalog names the version of the prices it serves, also those of a file a reload is
+   * about to replace once the reload's prices got the model's latest version.
+   */
+  private readonly known = new Map<string, Map<string, string>>();
   private merged: MergedModel[] = [];
   /** Locked reads are numbered in lock order: one that finishes after a later one is not applied over it. */
   private readTicket = 0;
@@ -105,6 +114,7 @@ export class RuntimeCatalog {
 
   constructor(private readonly options: RuntimeCatalogOptions) {
     this.fileModels = options.fileModels;
+    this.servedFileModels = options.fileModels;
     this.applyLocally();
   }
 
@@ -137,11 +147,23 @@ export class RuntimeCatalog {
   }
 
   /**
+   * gateway.yaml is being reloaded: the versions its prices lack are added before it serves (the file it
+   * replaces keeps serving, each model with the version of its prices), so that the first request charged at a
+   * reloaded price names its version.
+   */
+  versionReloaded(models: readonly ModelEntry[]): Promise<void> {
+    this.fileModels = models;
+    return this.refresh();
+  }
+
+  /**
    * gateway.yaml was reloaded: its models replace the file's part of the catalog at once, under every runtime
-   * override. Prices that changed are charged without a version until the refresh that follows adds it.
+   * override, each with the version `versionReloaded` added; without it (storage did not answer), prices that
+   * changed are charged without a version until the refresh that follows adds it.
    */
   fileReloaded(models: readonly ModelEntry[]): void {
     this.fileModels = models;
+    this.servedFileModels = models;
     this.applyLocally();
     this.refreshSoon();
   }
@@ -266,6 +288,11 @@ export class RuntimeCatalog {
     if (ticket > this.appliedTicket) {
       this.appliedTicket = ticket;
       this.state = state;
+      for (const [modelId, latest] of state.versions) {
+        const versions = this.known.get(modelId) ?? new Map<string, string>();
+        versions.set(latest.pricingHash, latest.id);
+        this.known.set(modelId, versions);
+      }
       this.applyLocally();
     }
     return result;
@@ -273,7 +300,7 @@ export class RuntimeCatalog {
 
   /** The merged catalog in place for new requests, each model with the version of its prices when known. */
   private applyLocally(): void {
-    this.merged = mergeCatalog(this.fileModels, this.state.overrides);
+    this.merged = mergeCatalog(this.servedFileModels, this.state.overrides);
     const versions = new Map<string, string>();
     for (const model of this.merged) {
       const version = this.versionOf(model);
@@ -285,11 +312,10 @@ export class RuntimeCatalog {
     );
   }
 
-  /** The model's price version when its latest one has the prices it serves with. */
+  /** The version of the prices the model serves with, when one was read. */
   private versionOf(model: MergedModel): string | undefined {
     if (model.entry.pricing === undefined) return undefined;
-    const latest = this.state.versions.get(model.entry.id);
-    return latest?.pricingHash === pricingHash(model.entry.pricing) ? latest.id : undefined;
+    return this.known.get(model.entry.id)?.get(pricingHash(model.entry.pricing));
   }
 
   private async announce(): Promise<void> {

@@ -91,10 +91,10 @@ describe('reloading gateway.yaml', () => {
     });
   });
 
-  afterEach(() => {
+  afterEach(async () => {
     // Each test starts from the first file, whatever the last one left running.
     writeFileSync(configPath, configText());
-    gateway.gateway.core.services.configReloader.reload('admin');
+    await gateway.gateway.core.services.configReloader.reload('admin');
     logLines.length = 0;
   });
 

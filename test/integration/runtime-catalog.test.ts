@@ -319,6 +319,28 @@ describe('the runtime catalog', () => {
     expect((await admin('DELETE', 'models/file-only')).statusCode).toBe(204);
   });
 
+  it('names the new price version on the first request after a reload that changes a file price', async () => {
+    const { key, accountId } = await gateway.createFundedKey();
+    writeFileSync(configPath, configText({ input: 0.7, output: 0.9 }));
+    try {
+      // Answered, the reload serves the new prices: the request right after it is charged at them.
+      const reload = await gateway.app.inject({
+        method: 'POST',
+        url: '/api/admin/v1/config/reload',
+        headers: adminHeaders,
+      });
+      expect(reload.statusCode, reload.body).toBe(200);
+      expect((await chat(key, 'sandbox-echo')).statusCode).toBe(200);
+      const echo = (await admin('GET', 'models/sandbox-echo')).json();
+      expect(echo).toMatchObject({ source: 'file', entry: { pricing: { inputPerMTok: 0.7, outputPerMTok: 0.9 } } });
+      const [record] = await records(accountId);
+      expect(record).toMatchObject({ model: 'sandbox-echo', priceVersion: echo.priceVersion });
+    } finally {
+      writeFileSync(configPath, configText());
+      await gateway.gateway.core.services.configReloader.reload('admin');
+    }
+  });
+
   it('charges a job submitted before a price change at its frozen price, and one after at the new one', async () => {
     const { key, accountId } = await gateway.createFundedKey();
     const submit = async (prompt: string) => {

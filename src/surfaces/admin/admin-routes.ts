@@ -275,7 +275,7 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{ services: AdminServices }>
       },
     },
     async () => {
-      const outcome = services.configReloader.reload('admin');
+      const outcome = await services.configReloader.reload('admin');
       if (!outcome.applied)
         throw new GatewayError('GW_VALIDATION', 'gateway.yaml failed validation: nothing changed', outcome.problems);
       return outcome.diff;
