@@ -36,19 +36,31 @@ const tokensSendIntervalMs = 100;
 /** Spare slots of a key not admitted for this long go back to Redis, for other processes to take. */
 const idleSlotsReturnMs = 5_000;
 
+/**
+ * Requests of a block go back to their minute only while it has this long left to run: a give-back cannot land
+ * in the next minute, which did not count them.
+ */
+const giveBackMarginMs = 1_000;
+
 /** Most keys whose blocks a process keeps; past it they are given back and forgotten (they are only asked for again). */
 const maxLeases = 100_000;
 
 /**
- * Releases of slots and charges of tokens waiting to be sent, applied in the order they came: KEYS from
- * `firstKey` on, two ARGV each from `firstArg` on (`r` and the slot's member, or `c` and the tokens). A
- * charge adds to the key's minute as the limiter library's Redis counter does.
+ * Releases of slots, charges of tokens and requests given back waiting to be sent, applied in the order they
+ * came: KEYS from `firstKey` on, two ARGV each from `firstArg` on (`r` and the slot's member, `c` and the
+ * tokens, or `g` and the requests). A charge adds to the key's minute as the limiter library's Redis counter
+ * does; requests given back come off the minute that counted them, while it runs, never below 0.
  */
 const settleLua = `local function settle(firstKey, firstArg, window)
   local a = firstArg
   for i = firstKey, #KEYS do
     if ARGV[a] == 'r' then
       redis.call('ZREM', KEYS[i], ARGV[a + 1])
+    elseif ARGV[a] == 'g' then
+      if redis.call('PTTL', KEYS[i]) > 0 then
+        local left = redis.call('DECRBY', KEYS[i], ARGV[a + 1])
+        if left < 0 then redis.call('INCRBY', KEYS[i], -left) end
+      end
     else
       redis.call('SET', KEYS[i], 0, 'EX', window, 'NX')
       redis.call('INCRBY', KEYS[i], ARGV[a + 1])
@@ -280,9 +292,21 @@ export class RedisKeyCounters implements KeyCounters {
     return lease;
   }
 
-  /** A key whose limits changed: nothing held under the old ones is used under the new ones. */
+  /**
+   * A key whose limits changed: nothing held under the old ones is used under the new ones. The requests of its
+   * block go back to the minute, which counted them unmade: kept, they would refuse the key under a lowered limit
+   * it has not reached.
+   */
   private retake(keyId: string, lease: KeyLease, limits: CountedLimits): void {
     lease.limits = limits;
+    if (lease.requestsLeft > 0 && lease.requestsResetAt - Date.now() > giveBackMarginMs) {
+      lease.requestsCounted -= lease.requestsLeft;
+      this.wait(this.requestsPrefix + keyId, 'g', lease.requestsLeft).then(
+        () => this.outcomes.answered(),
+        // Not given back: the minute counts them until it ends, as before.
+        (error: unknown) => this.outcomes.failed(error),
+      );
+    }
     lease.requestsLeft = 0;
     lease.tokensReadAt = Number.NEGATIVE_INFINITY;
     this.returnSlots(keyId, lease.spareSlots.splice(0));
@@ -429,12 +453,12 @@ export class RedisKeyCounters implements KeyCounters {
   }
 
   /**
-   * Queues a settlement. A slot's release goes at the end of this turn of the event loop, so that a key whose
-   * slots are all in use gets it back at once; tokens wait up to `tokensSendIntervalMs`, added up per key, as
+   * Queues a settlement. A slot's release (and requests given back) goes at the end of this turn of the event
+   * loop, so that a key whose slots are all in use gets it back at once; tokens wait up to `tokensSendIntervalMs`, added up per key, as
    * this process counts them at once in its own reading and other processes read them at most once a
    * `tokensReadingMaxAgeMs` anyway. Either goes sooner with the next script.
    */
-  private wait(key: string, kind: 'r' | 'c', value: number | string): Promise<void> {
+  private wait(key: string, kind: 'r' | 'c' | 'g', value: number | string): Promise<void> {
     const charged = kind === 'c' ? this.chargeAt.get(key) : undefined;
     if (charged === undefined) {
       if (kind === 'c') this.chargeAt.set(key, this.waitingArgs.length + 1);
@@ -446,7 +470,7 @@ export class RedisKeyCounters implements KeyCounters {
     this.waitingDone ??= deferred();
     const done = this.waitingDone.promise;
     if (this.waitingKeys.length >= maxWaitingSettlements) void this.sendWaiting();
-    else if (kind === 'r') {
+    else if (kind !== 'c') {
       if (!this.sendSoon) {
         this.sendSoon = true;
         setImmediate(() => {

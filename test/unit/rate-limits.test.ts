@@ -278,10 +278,14 @@ describe('blocks of limits held by each process', () => {
       for (let index = 0; index < 10; index += 1) last = await limiter.admit('key_busy', busy);
       expect(last!.standing.requests).toMatchObject({ limit: 6_400, remaining: 6_390 });
       expect(await redis.get(`${prefix}:rpm:key_busy`)).toBe('100');
-      // The limit lowered: nothing of the block taken under the old one is used; Redis decides (and refuses).
-      await expect(limiter.admit('key_busy', limits({ requestsPerMinute: 50 }))).rejects.toThrow(
-        'limit of 50 requests per minute is reached',
-      );
+      // The limit lowered: nothing of the block taken under the old one is used, and what it did not admit goes
+      // back to the minute, so the key is admitted as far as the new limit counts its 10 requests (as in memory).
+      const lowered = limits({ requestsPerMinute: 50 });
+      const admitted = [];
+      for (let index = 0; index < 45; index += 1) admitted.push(await outcome(limiter.admit('key_busy', lowered)));
+      expect(admitted.filter(Boolean)).toHaveLength(40);
+      expect(admitted.slice(0, 40).every(Boolean)).toBe(true);
+      expect(Number(await redis.get(`${prefix}:rpm:key_busy`))).toBe(55);
     } finally {
       await redis.quit();
       await store.close();
