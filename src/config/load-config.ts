@@ -335,7 +335,6 @@ function displayPath(pointer: string): string {
 
 const placeholder = /\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g;
 
-/** Replaces `${VAR}` and `${VAR:-default}` inside every string value; an unset variable becomes "". */
 /** The most values aliases may add to the file: YAML's "billion laughs" expands a few lines past any memory. */
 const maxAliasCount = 100;
 
@@ -368,9 +367,9 @@ function documentValue(document: Document, file: string): unknown {
 }
 
 /**
- * `${VAR}` references replaced by the environment's values, throughout the document. `within` holds the
- * collections around `value`: an alias inside its own anchor makes a value that contains itself, refused rather
- * than walked without end.
+ * `${VAR}` and `${VAR:-default}` references replaced by the environment's values inside every string value,
+ * throughout the document; an unset variable becomes "". `within` holds the collections around `value`: an
+ * alias inside its own anchor makes a value that contains itself, refused rather than walked without end.
  */
 function interpolate(
   value: unknown,
