@@ -299,17 +299,27 @@ export class RedisKeyCounters implements KeyCounters {
    */
   private retake(keyId: string, lease: KeyLease, limits: CountedLimits): void {
     lease.limits = limits;
-    if (lease.requestsLeft > 0 && lease.requestsResetAt - Date.now() > giveBackMarginMs) {
-      lease.requestsCounted -= lease.requestsLeft;
-      this.wait(this.requestsPrefix + keyId, 'g', lease.requestsLeft).then(
-        () => this.outcomes.answered(),
-        // Not given back: the minute counts them until it ends, as before.
-        (error: unknown) => this.outcomes.failed(error),
-      );
-    }
+    // An admission asking Redis now without a block of its own (for its tokens' reading, say) takes its request
+    // out of this one: that request stays counted.
+    const spare = lease.requestsLeft - (lease.asking === undefined ? 0 : 1);
+    if (this.giveBack(keyId, spare, lease.requestsResetAt)) lease.requestsCounted -= spare;
     lease.requestsLeft = 0;
     lease.tokensReadAt = Number.NEGATIVE_INFINITY;
     this.returnSlots(keyId, lease.spareSlots.splice(0));
+  }
+
+  /**
+   * Gives `requests` the key's minute counted and that were never made back to it, unless the minute ends at
+   * `resetAt` too soon (the give-back could land in the next one); whether it did. Not given back, the minute
+   * counts them until it ends.
+   */
+  private giveBack(keyId: string, requests: number, resetAt: number): boolean {
+    if (requests <= 0 || resetAt - Date.now() <= giveBackMarginMs) return false;
+    this.wait(this.requestsPrefix + keyId, 'g', requests).then(
+      () => this.outcomes.answered(),
+      (error: unknown) => this.outcomes.failed(error),
+    );
+    return true;
   }
 
   private admitLocally(keyId: string, lease: KeyLease, now: number): Counted {
@@ -369,7 +379,10 @@ export class RedisKeyCounters implements KeyCounters {
     const answeredAt = Date.now();
     const slotsKey = this.inFlight.keyOf(keyId);
     if (this.leases.get(keyId) !== lease || lease.limits !== under) {
-      // The key's limits changed (or it was forgotten) while Redis answered: only this request's own slot is kept.
+      // The key's limits changed (or it was forgotten) while Redis answered: only this request's own slot and its
+      // own request are kept; the rest of the block goes back to the minute, which counted it unmade.
+      const spare = requestsGranted - 1;
+      const givenBack = this.giveBack(keyId, spare, answeredAt + requestsResetMs) ? spare : 0;
       const members = grantedMembers(memberPrefix, slotsGranted);
       const own = refused === Refused.none ? members.shift() : undefined;
       this.returnSlots(keyId, members);
@@ -377,7 +390,7 @@ export class RedisKeyCounters implements KeyCounters {
       const release = own === undefined ? undefined : () => this.releaseSlot(keyId, own);
       return {
         refused,
-        requestsUsed: requestsCounted,
+        requestsUsed: requestsCounted - givenBack,
         requestsResetMs,
         tokensUsed: tokensSpent,
         tokensResetMs,

@@ -292,6 +292,57 @@ describe('blocks of limits held by each process', () => {
     }
   });
 
+  it('gives back the block of an admission that asked Redis under limits changed meanwhile', async () => {
+    const prefix = `unit-lease-${randomUUID()}`;
+    const store = storeOn(prefix);
+    const redis = new Redis('redis://127.0.0.1:6379');
+    try {
+      await store.ready(5_000);
+      const limiter = new KeyRateLimiter(store);
+      // The first asks Redis for a block of 100 under the old limit; the second comes under the lowered one
+      // before that answer (a key read again after its limits changed). Redis counts the block when the second
+      // asks, which may refuse it; once the first's answer is in, the 99 it did not make go back.
+      const lowered = limits({ requestsPerMinute: 50 });
+      const [first] = await Promise.all([
+        outcome(limiter.admit('key_race', limits({ requestsPerMinute: 6_400 }))),
+        outcome(limiter.admit('key_race', lowered)),
+      ]);
+      expect(first).toBeDefined();
+      const admitted = [];
+      for (let index = 0; index < 40; index += 1) admitted.push(await outcome(limiter.admit('key_race', lowered)));
+      expect(admitted.every(Boolean)).toBe(true);
+      expect(Number(await redis.get(`${prefix}:rpm:key_race`))).toBe(42);
+    } finally {
+      await redis.quit();
+      await store.close();
+    }
+  });
+
+  it('keeps counted the request of an admission asking Redis for tokens when the limits change', async () => {
+    const prefix = `unit-lease-${randomUUID()}`;
+    const store = storeOn(prefix);
+    const redis = new Redis('redis://127.0.0.1:6379');
+    try {
+      await store.ready(5_000);
+      const limiter = new KeyRateLimiter(store);
+      const withTokens = limits({ requestsPerMinute: 6_400, tokensPerMinute: 1_000_000 });
+      await limiter.admit('key_tokens', withTokens);
+      expect(await redis.get(`${prefix}:rpm:key_tokens`)).toBe('100');
+      // Past the tokens' reading's life, the next admission asks Redis for them alone, out of its block of 100;
+      // the limits change while it asks, and the 98 left unmade go back, its own request staying counted.
+      await sleep(1_100);
+      await Promise.all([
+        limiter.admit('key_tokens', withTokens),
+        limiter.admit('key_tokens', limits({ requestsPerMinute: 50 })),
+      ]);
+      await limiter.admit('key_tokens', limits({ requestsPerMinute: 50 }));
+      expect(Number(await redis.get(`${prefix}:rpm:key_tokens`))).toBe(4);
+    } finally {
+      await redis.quit();
+      await store.close();
+    }
+  });
+
   it('two processes together never pass a limit, and each holds back at most its spare share', async () => {
     const prefix = `unit-lease-${randomUUID()}`;
     const stores = [storeOn(prefix), storeOn(prefix)];
