@@ -1,4 +1,5 @@
 import type { RowRef } from '../domain/provider-rows.ts';
+import type { UpstreamErrorAnswer } from '../domain/upstream-failure.ts';
 import type { ProviderTarget } from '../providers/provider-adapter.ts';
 import type { MediaKind } from '../domain/usage-modalities.ts';
 import type { MediaAssetRow, MediaJobRow } from '../storage/media-jobs-repository.ts';
@@ -20,8 +21,11 @@ export type JobOutcome =
       measuredCostNanos?: bigint;
       assets: ReadonlyArray<Omit<MediaAssetRow, 'createdAt'>>;
     }
-  /** Charged `costNanos` (what the provider billed, usually nothing); the rest of the hold goes back. */
-  | { kind: 'failed'; error: string; costNanos: bigint }
+  /**
+   * Charged `costNanos` (what the provider billed, usually nothing); the rest of the hold goes back. `upstreamAnswer`:
+   * the provider's own error answer, when the job failed because its last upstream call was answered with one.
+   */
+  | { kind: 'failed'; error: string; costNanos: bigint; upstreamAnswer?: UpstreamErrorAnswer }
   /** The provider cancelled the task (or was asked to): nothing is charged. */
   | { kind: 'cancelled'; error: string }
   /** A transient failure before anything reached the provider's books: the job runs again later (not before `retryAfterMs`). */

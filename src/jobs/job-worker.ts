@@ -352,6 +352,7 @@ export class JobWorker extends ClaimingWorker {
           record,
           result: succeeded ? outcome.result : null,
           error: succeeded ? null : outcome.error,
+          upstreamAnswer: outcome.kind === 'failed' ? outcome.upstreamAnswer : undefined,
           assets: succeeded ? outcome.assets : [],
           now,
         });

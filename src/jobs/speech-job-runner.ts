@@ -12,7 +12,7 @@ import type { AdapterRegistry, CallOptions, SpeechAdapter } from '../providers/p
 import type { ObjectStore } from '../storage/object-store.ts';
 import type { JobContext, JobOutcome, JobRunner, MediaJobOf } from './job-runner.ts';
 import { succeeded, UnsendableJob } from './job-runner.ts';
-import { upstreamErrorMessage } from './upstream-errors.ts';
+import { upstreamFailure } from './upstream-errors.ts';
 
 const extensions: Record<string, string> = {
   'audio/mpeg': 'mp3',
@@ -71,7 +71,7 @@ export class SpeechJobRunner implements JobRunner<'audio'> {
       try {
         made = await sent.value();
       } catch (error) {
-        return { kind: 'failed', error: upstreamErrorMessage(error), costNanos: 0n };
+        return upstreamFailure(error);
       }
       if (made.audio.length === 0) return { kind: 'failed', error: 'the provider returned no audio', costNanos: 0n };
       // Bytes that are no sound of the format asked (an error page sent as audio) are no output: nothing is charged.

@@ -1,5 +1,5 @@
 import { GatewayError } from '../domain/errors.ts';
-import { UpstreamHttpError, UpstreamUnreachableError } from '../domain/upstream-failure.ts';
+import { keptErrorAnswer, UpstreamHttpError, UpstreamUnreachableError } from '../domain/upstream-failure.ts';
 import { ClaimLost, UnsendableJob, type JobOutcome } from './job-runner.ts';
 
 /**
@@ -27,8 +27,18 @@ export function unsentOutcome(error: unknown, { mayRetry }: { mayRetry: boolean 
       ...(retryAfterMs !== undefined ? { retryAfterMs } : {}),
     };
   }
-  const message = error instanceof UnsendableJob ? error.message : upstreamErrorMessage(error);
-  return { kind: 'failed', error: message, costNanos: 0n };
+  if (error instanceof UnsendableJob) return { kind: 'failed', error: error.message, costNanos: 0n };
+  return upstreamFailure(error);
+}
+
+/**
+ * The failure of a job whose last upstream call failed with `error`, charged nothing: its `error` text (after
+ * `context`, when given), and the provider's own answer when it answered with an error status, which a request
+ * waiting for the job relays (spec, Errors 2). The one place a job keeps that answer, for every kind of job.
+ */
+export function upstreamFailure(error: unknown, context = ''): Extract<JobOutcome, { kind: 'failed' }> {
+  const failed = { kind: 'failed' as const, error: `${context}${upstreamErrorMessage(error)}`, costNanos: 0n };
+  return error instanceof UpstreamHttpError ? { ...failed, upstreamAnswer: keptErrorAnswer(error) } : failed;
 }
 
 /** The job's `error` text: the provider's own message where its error body has one. */

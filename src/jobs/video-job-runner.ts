@@ -22,7 +22,7 @@ import type { AdapterRegistry, CallOptions, VideoAdapter } from '../providers/pr
 import type { ObjectStore } from '../storage/object-store.ts';
 import type { JobContext, JobOutcome, JobRunner, MediaJobOf } from './job-runner.ts';
 import { succeeded, UnsendableJob } from './job-runner.ts';
-import { upstreamErrorMessage } from './upstream-errors.ts';
+import { upstreamFailure } from './upstream-errors.ts';
 
 export interface VideoJobRunnerOptions {
   adapters: AdapterRegistry;
@@ -101,7 +101,7 @@ export class VideoJobRunner implements JobRunner<'video'> {
     const options: CallOptions = { target, signal: context.deadline };
     const report = await this.awaitEnd(job, { adapter, taskId: task.id, options }, context);
     if (report === 'lost') return { kind: 'lost' };
-    if (typeof report === 'string') return { kind: 'failed', error: report, costNanos: 0n };
+    if ('kind' in report) return report;
     if (report.state === 'cancelled')
       return { kind: 'cancelled', error: report.error ?? 'the provider cancelled the task' };
     if (report.state !== 'succeeded')
@@ -130,12 +130,12 @@ export class VideoJobRunner implements JobRunner<'video'> {
     return adapter && target?.active ? { adapter, target } : undefined;
   }
 
-  /** Reads the task until it ends; a string when it cannot be followed any more (the job fails with it). */
+  /** Reads the task until it ends; the job's failure when the task cannot be followed any more. */
   private async awaitEnd(
     job: VideoJob,
     { adapter, taskId, options }: { adapter: VideoAdapter; taskId: string; options: CallOptions },
     context: JobContext,
-  ): Promise<VideoTaskReport | 'lost' | string> {
+  ): Promise<VideoTaskReport | 'lost' | Extract<JobOutcome, { kind: 'failed' }>> {
     let failures = 0;
     for (;;) {
       if (context.lost()) return 'lost';
@@ -143,7 +143,7 @@ export class VideoJobRunner implements JobRunner<'video'> {
         await adapter
           .cancel(taskId, { ...options, signal: AbortSignal.timeout(cancelTimeoutMs) })
           .catch(() => undefined);
-        return 'the task did not finish within the job time limit';
+        return { kind: 'failed', error: 'the task did not finish within the job time limit', costNanos: 0n };
       }
       try {
         const report = await adapter.poll(taskId, options);
@@ -153,9 +153,9 @@ export class VideoJobRunner implements JobRunner<'video'> {
         failures += 1;
         // A task that is not there (or no longer ours to read) will not come back; anything else may pass.
         if (error instanceof UpstreamHttpError && error.status < 500 && error.status !== 408 && error.status !== 429)
-          return upstreamErrorMessage(error);
+          return upstreamFailure(error);
         if (failures >= maxPollFailures)
-          return `the task could not be read ${failures} times in a row: ${upstreamErrorMessage(error)}`;
+          return upstreamFailure(error, `the task could not be read ${failures} times in a row: `);
       }
       // Woken by the deadline, which then cancels the task.
       await sleep(this.options.pollMs, undefined, { signal: context.deadline }).catch(() => undefined);

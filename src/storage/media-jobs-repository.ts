@@ -15,6 +15,7 @@ import {
   type StoredMediaJob,
 } from '../domain/media-job.ts';
 import type { RowRef } from '../domain/provider-rows.ts';
+import type { UpstreamErrorAnswer } from '../domain/upstream-failure.ts';
 import type { MediaKind } from '../domain/usage-modalities.ts';
 import { type Database, type PageWindow, queryRows } from './database.ts';
 import { mediaJobHoldOwner, type HoldOutcome, type LedgerSettlement } from './ledger-repository.ts';
@@ -88,6 +89,8 @@ export interface JobSettlement {
   record: Omit<RecordedGeneration, 'chargedNanos'>;
   result: unknown;
   error: string | null;
+  /** A failed job's provider error answer, kept for a request waiting for the job (none: nothing is kept). */
+  upstreamAnswer?: UpstreamErrorAnswer | undefined;
   assets: ReadonlyArray<Omit<MediaAssetRow, 'createdAt'>>;
   now: Date;
 }
@@ -302,6 +305,7 @@ export class MediaJobsRepository {
           state: settlement.state,
           result: settlement.result,
           error: settlement.error,
+          ...upstreamAnswerColumns(settlement.upstreamAnswer),
           claimedBy: null,
           claimExpiresAt: null,
           updatedAt: settlement.now,
@@ -474,6 +478,24 @@ export class MediaJobsRepository {
       if (row.state === 'queued' || row.state === 'processing') depth[row.state] = Number(row.jobs);
     return depth;
   }
+}
+
+/** The columns of a provider's error answer (all null without one). */
+function upstreamAnswerColumns(answer: UpstreamErrorAnswer | undefined) {
+  return {
+    upstreamErrorStatus: answer?.status ?? null,
+    upstreamErrorBody: answer === undefined ? null : Buffer.from(answer.body, 'utf8'),
+    upstreamErrorContentType: answer?.contentType ?? null,
+  };
+}
+
+/** The provider's error answer a failed job kept, if it kept one. */
+export function keptUpstreamAnswer(
+  job: Pick<MediaJobRecord, 'upstreamErrorStatus' | 'upstreamErrorBody' | 'upstreamErrorContentType'>,
+): UpstreamErrorAnswer | undefined {
+  const { upstreamErrorStatus: status, upstreamErrorBody: body } = job;
+  if (status === null || body === null) return undefined;
+  return { status, body: body.toString('utf8'), contentType: job.upstreamErrorContentType ?? undefined };
 }
 
 /** A job's row with its stored JSON checked: typed, or unreadable with the reason. */

@@ -3,6 +3,7 @@ import {
   bigint,
   boolean,
   check,
+  customType,
   date,
   index,
   integer,
@@ -28,6 +29,8 @@ import { routingStrategyNames, type RoutingStrategyName } from '../domain/genera
 
 const nanos = (name: string) => bigint(name, { mode: 'bigint' });
 const moment = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
+/** Bytes as they are: unlike `text`, a `bytea` holds any, a NUL among them. */
+const bytes = customType<{ data: Buffer; driverData: Buffer }>({ dataType: () => 'bytea' });
 /** `column IN (...)` of a fixed list of words: the database holds a union-typed column to its union. */
 const oneOf = (column: string, values: readonly string[]) =>
   `${column} IN (${values.map((value) => `'${value}'`).join(', ')})`;
@@ -216,6 +219,14 @@ export const mediaJobs = pgTable(
     holdNanos: nanos('hold_nanos').notNull(),
     result: jsonb('result'),
     error: text('error'),
+    /**
+     * A failed job's provider error answer, when its last upstream call was answered with an error status: the
+     * status, the body (at most 64 KiB, scrubbed of credentials; bytes, as a provider's body may hold a NUL that
+     * `text` refuses) and the content type as relayed. A request waiting for the job relays them (spec, Errors 2).
+     */
+    upstreamErrorStatus: integer('upstream_error_status'),
+    upstreamErrorBody: bytes('upstream_error_body'),
+    upstreamErrorContentType: text('upstream_error_content_type'),
     /** The process running the job; null while no process does. */
     claimedBy: text('claimed_by'),
     /** When the claim runs out unless renewed: past it, another process takes the job over. */
