@@ -3,7 +3,8 @@ import type { CatalogModel } from '../catalog/catalog.ts';
 import { GatewayError } from '../domain/errors.ts';
 import type { MediaLinks } from '../jobs/media-links.ts';
 import type { ArchivedImage, StoredImageResult } from '../jobs/image-result.ts';
-import type { ReadJobRow } from '../storage/media-jobs-repository.ts';
+import { keptUpstreamAnswer, type ReadJobRow } from '../storage/media-jobs-repository.ts';
+import { relayedErrorOf } from '../domain/upstream-failure.ts';
 import type { ObjectStore } from '../storage/object-store.ts';
 import {
   checkImageRequest,
@@ -141,6 +142,17 @@ export class ImageGeneration {
       })),
     );
     return { images, usage: result.usage };
+  }
+
+  /**
+   * What a request that waited for a job that made no images answers: the provider's own error answer, relayed as
+   * the relay path relays one (spec, Errors 2), when the job failed on one; else 502 GW_GENERATION_FAILED with
+   * `message`. A failure without a provider's answer (unreachable, cut at its deadline, outputs that could not be
+   * archived, an answer that broke the protocol) is the gateway's to tell.
+   */
+  failureOf(job: ReadJobRow, message: string): Error {
+    const answer = job.state === 'failed' ? keptUpstreamAnswer(job) : undefined;
+    return answer ? relayedErrorOf(answer) : new GatewayError('GW_GENERATION_FAILED', message);
   }
 
   /** The bytes of a succeeded job's `index`th output, from the archive (alpha answers asked for base64). */

@@ -2,6 +2,7 @@ import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { usdToNanos } from '../../src/domain/money.ts';
 import type { FakeServer } from '../fakes/fake-server.ts';
+import { submissionsOf } from '../fakes/fake-images.ts';
 import { freePort } from '../support/free-port.ts';
 import { heldNanosOf } from '../support/http-helpers.ts';
 import { balanceNanosOf, startImageFamilyGateway, type ImageFamilyGateway } from '../support/image-jobs.ts';
@@ -162,6 +163,24 @@ describe('alpha images through the official openai SDK', () => {
     const types: string[] = [];
     for await (const event of stream) types.push(event.type);
     expect(types).not.toContain('image_generation.completed');
+    await gateway.settled();
+    expect(await balanceNanosOf(gateway, accountId)).toBe(usdToNanos(1));
+    expect(await heldNanosOf(gateway, accountId)).toBe(0n);
+  });
+
+  it("relays the provider's own status and message when a job-backed model's provider refuses: no SDK retry, one provider call", async () => {
+    const { key, accountId } = await gateway.createFundedKey({ credits: 1 });
+    const prompt = 'refused job fake-error-400';
+    // The SDK's defaults: it retries a 5xx (a new job and a new provider call each time), never a 400.
+    const sdk = new OpenAI({ apiKey: key, baseURL: `${address}/api/alpha/v1` });
+    const failure: unknown = await sdk.images.generate({ model: 'seedream', prompt }).catch((error: unknown) => error);
+    expect(failure).toBeInstanceOf(OpenAI.APIError);
+    expect(failure).toMatchObject({
+      status: 400,
+      message: '400 The fake failed with 400',
+      error: { code: 'OutputImageSensitiveContentDetected', message: 'The fake failed with 400' },
+    });
+    expect(submissionsOf(gateway.ark.requests, '/api/v3/images/generations', prompt)).toBe(1);
     await gateway.settled();
     expect(await balanceNanosOf(gateway, accountId)).toBe(usdToNanos(1));
     expect(await heldNanosOf(gateway, accountId)).toBe(0n);

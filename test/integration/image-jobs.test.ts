@@ -25,7 +25,9 @@ describe('image jobs through the ModelArk and OpenAI fakes', () => {
         `  ark-single: { protocol: ark, baseUrl: "${ark.url}/api/v3", apiKey: fake-ark-key, maxConcurrentJobs: 1 }`,
         `  ark-quick: { protocol: ark, baseUrl: "${ark.url}/api/v3", apiKey: fake-ark-key, timeoutMs: 300, firstByteTimeoutMs: 300 }`,
         fakeProviderYaml('openai', 'openai', openai),
+        '  down: { protocol: ark, baseUrl: "http://127.0.0.1:9/api/v3", apiKey: fake-ark-key, timeoutMs: 2000 }',
         'models:',
+        '  - { id: seedream-down, outputModalities: [image], pricing: { perImage: 0.03 }, providers: [{ provider: down, model: seedream-4-0-250828 }] }',
         '  - { id: seedream, outputModalities: [image], pricing: { perImage: 0.03 }, providers: [{ provider: ark, model: seedream-4-0-250828 }] }',
         '  - { id: seedream-single, outputModalities: [image], pricing: { perImage: 0.03 }, providers: [{ provider: ark-single, model: seedream-4-0-250828 }] }',
         '  - { id: seedream-quick, outputModalities: [image], pricing: { perImage: 0.03 }, providers: [{ provider: ark-quick, model: seedream-4-0-250828 }] }',
@@ -126,6 +128,58 @@ describe('image jobs through the ModelArk and OpenAI fakes', () => {
     });
     expect(job.status).toBe('failed');
     expect(submissionsOf(ark.requests, seedreamPath, prompt)).toBe(3);
+    expect(await balanceNanosOf(gateway, accountId)).toBe(usdToNanos(1));
+  });
+
+  /** The waiting route's answer to `prompt` on `model`. */
+  const generate = (key: string, { model, prompt }: { model: string; prompt: string }) =>
+    gateway.request({
+      method: 'POST',
+      url: '/api/v1/image/generations',
+      headers: keyHeaders(key),
+      payload: { model, content: [{ type: 'text', text: prompt }] },
+    });
+
+  it("the waiting route answers a provider's refusal with the provider's own status and body, charging nothing", async () => {
+    const { key, accountId } = await gateway.createFundedKey({ credits: 1 });
+    const prompt = 'waited refusal fake-error-400';
+    const response = await generate(key, { model: 'seedream', prompt });
+    expect(response.statusCode, response.body).toBe(400);
+    expect(response.headers['content-type']).toBe('application/json; charset=utf-8');
+    expect(response.headers['x-content-type-options']).toBe('nosniff');
+    expect(response.headers['x-upstream-status']).toBe('400');
+    expect(response.json()).toEqual({
+      error: {
+        code: 'OutputImageSensitiveContentDetected',
+        message: 'The fake failed with 400',
+        param: null,
+        type: 'BadRequest',
+      },
+    });
+    expect(submissionsOf(ark.requests, seedreamPath, prompt)).toBe(1);
+    expect(await balanceNanosOf(gateway, accountId)).toBe(usdToNanos(1));
+    expect(await heldNanosOf(gateway, accountId)).toBe(0n);
+  });
+
+  it("the waiting route relays the provider's 503 once the job's tries are spent", async () => {
+    const { key, accountId } = await gateway.createFundedKey({ credits: 1 });
+    const prompt = 'waited outage fake-error-503';
+    const response = await generate(key, { model: 'seedream', prompt });
+    expect(response.statusCode, response.body).toBe(503);
+    expect(response.headers['x-upstream-status']).toBe('503');
+    expect(response.json()).toMatchObject({
+      error: { code: 'InternalServiceError', message: 'The fake failed with 503' },
+    });
+    expect(submissionsOf(ark.requests, seedreamPath, prompt)).toBe(3);
+    expect(await balanceNanosOf(gateway, accountId)).toBe(usdToNanos(1));
+  });
+
+  it('the waiting route answers 502 GW_GENERATION_FAILED when the provider could not be reached', async () => {
+    const { key, accountId } = await gateway.createFundedKey({ credits: 1 });
+    const response = await generate(key, { model: 'seedream-down', prompt: 'nobody home' });
+    expect(response.statusCode, response.body).toBe(502);
+    expect(response.headers['x-gateway-error-code']).toBe('GW_GENERATION_FAILED');
+    expect(response.headers['x-upstream-status']).toBeUndefined();
     expect(await balanceNanosOf(gateway, accountId)).toBe(usdToNanos(1));
   });
 

@@ -103,6 +103,25 @@ describe('sandbox job trigger words', () => {
     await untouched();
   });
 
+  it("a request waiting for a sandbox-fail image job answers the sandbox's 400 as a provider's", async () => {
+    const { key, untouched } = await account();
+    const response = await gateway.request({
+      method: 'POST',
+      url: '/api/v1/image/generations',
+      headers: keyHeaders(key),
+      payload: { model: 'sandbox-image', ...image('a lighthouse sandbox-fail') },
+    });
+    expect(response.statusCode, response.body).toBe(400);
+    expect(response.json()).toEqual({
+      error: {
+        message: 'the prompt asked the sandbox to fail (sandbox-fail)',
+        type: 'invalid_request_error',
+        code: 'sandbox_trigger',
+      },
+    });
+    await untouched();
+  });
+
   it.each([
     ['a heron sandbox-fail', 'failed', 'the prompt asked the sandbox to fail (sandbox-fail)'],
     ['a heron sandbox-cancel', 'cancelled', 'the sandbox cancelled the job, as the prompt asked (sandbox-cancel)'],

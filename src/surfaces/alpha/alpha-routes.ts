@@ -40,7 +40,6 @@ import {
 } from '../../protocols/openai/chat-completions.ts';
 import { EmbeddingsList, EmbeddingsRequest } from '../../protocols/openai/embeddings.ts';
 import { ImagesAnswer, ImagesGenerateRequest, ImagesStreamEvent } from '../../protocols/openai/images.ts';
-import { GatewayError } from '../../domain/errors.ts';
 import {
   alphaImageInput,
   ImageEventEncoder,
@@ -282,8 +281,9 @@ export const alphaRoutes: FastifyPluginAsyncTypebox<{ services: AlphaServices }>
       const job = await services.images.waitFor(context, generationId, { signal: gone.signal });
       const view = await services.images.view(job, requestBaseUrl(request));
       if (view.status !== 'succeeded' || !view.result) {
-        throw new GatewayError(
-          'GW_GENERATION_FAILED',
+        // A provider's refusal is relayed with its own status and body (a 400 the SDKs do not retry into new jobs).
+        throw services.images.failureOf(
+          job,
           `image generation ${generationId} ${view.status === 'failed' ? `failed: ${view.error}` : 'did not finish'}`,
         );
       }

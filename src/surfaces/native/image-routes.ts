@@ -1,9 +1,9 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { GatewayError } from '../../domain/errors.ts';
 import { costEstimate } from './cost-estimate.ts';
 import type { GatewayServices } from '../../gateway/services.ts';
 import { callerOf, requestContextOf, requireCredential } from '../../http/authentication.ts';
 import { requestBaseUrl } from '../../http/base-url.ts';
+import { relaysUpstreamErrors } from '../../http/openapi/route-documentation.ts';
 import { reportDroppedParameters } from '../../http/dropped-parameters.ts';
 import { CostEstimateSchema, ImageJobSchema, QueuedJobSchema, WaitedImageSchema } from './answer-schemas.ts';
 import { decodeImageBody, GenerationIdParams, ImageGenerationBody } from './image-request-codec.ts';
@@ -96,6 +96,7 @@ export const nativeImageRoutes: FastifyPluginAsyncTypebox<{ services: NativeImag
         documentedExample: { request: imageRequestExample, answer: waitedImageExample },
         body: ImageGenerationBody,
         response: { 200: WaitedImageSchema, 202: QueuedJobSchema },
+        ...relaysUpstreamErrors,
       },
     },
     async (request, reply) => {
@@ -111,8 +112,9 @@ export const nativeImageRoutes: FastifyPluginAsyncTypebox<{ services: NativeImag
       });
       const view = await images.view(job, requestBaseUrl(request));
       if (view.status === 'succeeded' && view.result) return { generationId, ...view.result };
+      // A provider's refusal is relayed with its own status and body; other failures are 502 GW_GENERATION_FAILED.
       if (view.status === 'failed')
-        throw new GatewayError('GW_GENERATION_FAILED', `image generation ${generationId} failed: ${view.error}`);
+        throw images.failureOf(job, `image generation ${generationId} failed: ${view.error}`);
       return reply.code(202).send({ generationId, status: view.status });
     },
   );
