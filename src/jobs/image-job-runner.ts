@@ -232,7 +232,8 @@ export class ImageJobRunner implements JobRunner<'image'> {
         layers && failures.length > 0
           ? `layer decomposition failed: ${reasons}`
           : reasons || 'the provider returned no image';
-      return { kind: 'failed', error, costNanos: billedByProvider(snapshot, { upstream, failures }, quality) };
+      const costNanos = billedByProvider(snapshot, { upstream, failures, deleted: archived.length }, quality);
+      return { kind: 'failed', error, costNanos };
     }
     const images = layers ? layerOrder(archived) : archived.map((output) => output.image);
     const costNanos = imageCostNanos(snapshot, archived.length, quality);
@@ -256,17 +257,18 @@ interface ArchivedOutput {
 
 /**
  * A failed job is charged only what the provider reports having made (usually nothing), less what it handed over
- * that the client never got: outputs that were no picture or could not be archived, as a job that succeeds is
- * charged only for the outputs it archived.
+ * that the client never got: outputs that were no picture or could not be archived, and those archived and then
+ * `deleted` with the failure (the layers of a decomposition one of whose layers failed), as a job that succeeds
+ * is charged only for the outputs it archived.
  */
 function billedByProvider(
   snapshot: ImagePriceSnapshot,
-  { upstream, failures }: { upstream: ImageUpstreamResult; failures: readonly ImageFailure[] },
+  failed: { upstream: ImageUpstreamResult; failures: readonly ImageFailure[]; deleted: number },
   quality: string | undefined,
 ): bigint {
-  const made = Math.max(0, Math.trunc(upstream.usage.generatedImages ?? 0));
-  const unkept = failures.filter((failure) => unkeptCodes.has(failure.code)).length;
-  return imageCostNanos(snapshot, Math.max(0, made - unkept), quality);
+  const made = Math.max(0, Math.trunc(failed.upstream.usage.generatedImages ?? 0));
+  const unkept = failed.failures.filter((failure) => unkeptCodes.has(failure.code)).length;
+  return imageCostNanos(snapshot, Math.max(0, made - unkept - failed.deleted), quality);
 }
 
 function sizeOf(size: string | undefined): { width: number; height: number } | undefined {

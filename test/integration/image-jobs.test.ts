@@ -290,6 +290,8 @@ describe('image jobs through the ModelArk and OpenAI fakes', () => {
     expect(job.status).toBe('failed');
     expect(job.error).toMatch(/layer decomposition failed/);
     expect(await heldNanosOf(gateway, accountId)).toBe(0n);
+    // Nothing reaches the client, so nothing is charged: not the layers made and archived before one failed.
+    expect(await balanceNanosOf(gateway, accountId)).toBe(usdToNanos(1));
     // The layers it had archived are deleted with the failure: no file outlives a job without assets.
     for (const index of [0, 1, 3])
       expect(await gateway.gateway.core.store.get(`images/${job.generationId}/${index}.png`)).toBeUndefined();
