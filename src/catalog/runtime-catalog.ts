@@ -85,6 +85,12 @@ interface CatalogState {
 }
 
 /**
+ * The versions a model's prices are remembered by: the prices it serves and those a reload is about to serve
+ * take two; a few more let prices set back and forth keep their versions.
+ */
+const knownPricesPerModel = 4;
+
+/**
  * The catalog as it serves: gateway.yaml's models with the runtime overrides an operator stored in the database
  * (admin API, console). A runtime entry replaces the file's for its id until it is deleted; runtime prices and
  * the on/off switch apply over whichever entry serves; a reload of gateway.yaml keeps every override. Each
@@ -100,9 +106,9 @@ export class RuntimeCatalog {
   private servedFileModels: readonly ModelEntry[];
   private state: CatalogState = { overrides: [], versions: new Map() };
   /**
-   * Every version read of each model's prices, by model and prices (their hash), the latest read for the same
-   * prices winning: the catalog names the version of the prices it serves, also those of a file a reload is
-   * about to replace once the reload's prices got the model's latest version.
+   * The versions read of each model's prices (the latest `knownPricesPerModel`), by model and prices (their
+   * hash), the latest read for the same prices winning: the catalog names the version of the prices it serves,
+   * also those of a file a reload is about to replace once the reload's prices got the model's latest version.
    */
   private readonly known = new Map<string, Map<string, string>>();
   private merged: MergedModel[] = [];
@@ -290,7 +296,13 @@ export class RuntimeCatalog {
       this.state = state;
       for (const [modelId, latest] of state.versions) {
         const versions = this.known.get(modelId) ?? new Map<string, string>();
+        // The latest read last, so that the oldest of more than a few goes first.
+        versions.delete(latest.pricingHash);
         versions.set(latest.pricingHash, latest.id);
+        for (const oldest of versions.keys()) {
+          if (versions.size <= knownPricesPerModel) break;
+          versions.delete(oldest);
+        }
         this.known.set(modelId, versions);
       }
       this.applyLocally();

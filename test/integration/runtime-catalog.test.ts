@@ -330,11 +330,15 @@ describe('the runtime catalog', () => {
         headers: adminHeaders,
       });
       expect(reload.statusCode, reload.body).toBe(200);
+      // Read in the same turn as the reload's answer, before a read of the catalog started after it could land.
+      const served = gateway.gateway.core.services.catalog.resolve('sandbox-echo').priceVersion;
+      expect(served).toBeDefined();
       expect((await chat(key, 'sandbox-echo')).statusCode).toBe(200);
       const echo = (await admin('GET', 'models/sandbox-echo')).json();
       expect(echo).toMatchObject({ source: 'file', entry: { pricing: { inputPerMTok: 0.7, outputPerMTok: 0.9 } } });
       const [record] = await records(accountId);
       expect(record).toMatchObject({ model: 'sandbox-echo', priceVersion: echo.priceVersion });
+      expect(served).toBe(echo.priceVersion);
     } finally {
       writeFileSync(configPath, configText());
       await gateway.gateway.core.services.configReloader.reload('admin');
