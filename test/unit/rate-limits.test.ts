@@ -260,24 +260,37 @@ describe('blocks of limits held by each process', () => {
       (admitted) => admitted,
       () => undefined,
     );
+  /** One process's limiter on a Redis prefix of its own, with a connection that reads the counts it left there. */
+  const withOneProcess = async (
+    test: (context: { limiter: KeyRateLimiter; counted: (key: string) => Promise<number> }) => Promise<void>,
+  ) => {
+    const prefix = `unit-lease-${randomUUID()}`;
+    const store = storeOn(prefix);
+    const redis = new Redis('redis://127.0.0.1:6379');
+    try {
+      await store.ready(5_000);
+      await test({
+        limiter: new KeyRateLimiter(store),
+        counted: async (key) => Number(await redis.get(`${prefix}:rpm:${key}`)),
+      });
+    } finally {
+      await redis.quit();
+      await store.close();
+    }
+  };
 
   it('a block is a 64th of the limit, up to a thousand requests; spare slots a 64th, up to 64; none under 64', () => {
     expect([1, 63, 64, 6_400, 10_000_000].map(requestsBlockOf)).toEqual([1, 1, 1, 100, 1_000]);
     expect([1, 63, 128, 6_400, 10_000_000].map(spareSlotsOf)).toEqual([0, 0, 2, 64, 64]);
   });
 
-  it("counts a block in Redis, not each request, and says where the key's minute stands", async () => {
-    const prefix = `unit-lease-${randomUUID()}`;
-    const store = storeOn(prefix);
-    const redis = new Redis('redis://127.0.0.1:6379');
-    try {
-      await store.ready(5_000);
-      const limiter = new KeyRateLimiter(store);
+  it("counts a block in Redis, not each request, and says where the key's minute stands", () =>
+    withOneProcess(async ({ limiter, counted }) => {
       const busy = limits({ requestsPerMinute: 6_400 });
       let last: Admission | undefined;
       for (let index = 0; index < 10; index += 1) last = await limiter.admit('key_busy', busy);
       expect(last!.standing.requests).toMatchObject({ limit: 6_400, remaining: 6_390 });
-      expect(await redis.get(`${prefix}:rpm:key_busy`)).toBe('100');
+      expect(await counted('key_busy')).toBe(100);
       // The limit lowered: nothing of the block taken under the old one is used, and what it did not admit goes
       // back to the minute, so the key is admitted as far as the new limit counts its 10 requests (as in memory).
       const lowered = limits({ requestsPerMinute: 50 });
@@ -285,20 +298,11 @@ describe('blocks of limits held by each process', () => {
       for (let index = 0; index < 45; index += 1) admitted.push(await outcome(limiter.admit('key_busy', lowered)));
       expect(admitted.filter(Boolean)).toHaveLength(40);
       expect(admitted.slice(0, 40).every(Boolean)).toBe(true);
-      expect(Number(await redis.get(`${prefix}:rpm:key_busy`))).toBe(55);
-    } finally {
-      await redis.quit();
-      await store.close();
-    }
-  });
+      expect(await counted('key_busy')).toBe(55);
+    }));
 
-  it('gives back the block of an admission that asked Redis under limits changed meanwhile', async () => {
-    const prefix = `unit-lease-${randomUUID()}`;
-    const store = storeOn(prefix);
-    const redis = new Redis('redis://127.0.0.1:6379');
-    try {
-      await store.ready(5_000);
-      const limiter = new KeyRateLimiter(store);
+  it('gives back the block of an admission that asked Redis under limits changed meanwhile', () =>
+    withOneProcess(async ({ limiter, counted }) => {
       // The first asks Redis for a block of 100 under the old limit; the second comes under the lowered one
       // before that answer (a key read again after its limits changed). Redis counts the block when the second
       // asks, which may refuse it; once the first's answer is in, the 99 it did not make go back.
@@ -311,23 +315,14 @@ describe('blocks of limits held by each process', () => {
       const admitted = [];
       for (let index = 0; index < 40; index += 1) admitted.push(await outcome(limiter.admit('key_race', lowered)));
       expect(admitted.every(Boolean)).toBe(true);
-      expect(Number(await redis.get(`${prefix}:rpm:key_race`))).toBe(42);
-    } finally {
-      await redis.quit();
-      await store.close();
-    }
-  });
+      expect(await counted('key_race')).toBe(42);
+    }));
 
-  it('keeps counted the request of an admission asking Redis for tokens when the limits change', async () => {
-    const prefix = `unit-lease-${randomUUID()}`;
-    const store = storeOn(prefix);
-    const redis = new Redis('redis://127.0.0.1:6379');
-    try {
-      await store.ready(5_000);
-      const limiter = new KeyRateLimiter(store);
+  it('keeps counted the request of an admission asking Redis for tokens when the limits change', () =>
+    withOneProcess(async ({ limiter, counted }) => {
       const withTokens = limits({ requestsPerMinute: 6_400, tokensPerMinute: 1_000_000 });
       await limiter.admit('key_tokens', withTokens);
-      expect(await redis.get(`${prefix}:rpm:key_tokens`)).toBe('100');
+      expect(await counted('key_tokens')).toBe(100);
       // Past the tokens' reading's life, the next admission asks Redis for them alone, out of its block of 100;
       // the limits change while it asks, and the 98 left unmade go back, its own request staying counted.
       await sleep(1_100);
@@ -336,12 +331,8 @@ describe('blocks of limits held by each process', () => {
         limiter.admit('key_tokens', limits({ requestsPerMinute: 50 })),
       ]);
       await limiter.admit('key_tokens', limits({ requestsPerMinute: 50 }));
-      expect(Number(await redis.get(`${prefix}:rpm:key_tokens`))).toBe(4);
-    } finally {
-      await redis.quit();
-      await store.close();
-    }
-  });
+      expect(await counted('key_tokens')).toBe(4);
+    }));
 
   it('two processes together never pass a limit, and each holds back at most its spare share', async () => {
     const prefix = `unit-lease-${randomUUID()}`;
