@@ -11,9 +11,11 @@ import { decodeContents } from '../../src/surfaces/gamma/generate-content-codec.
  * Conversations of tens of thousands of items are decoded and translated in time linear in their size (a
  * quadratic decoder took seconds on these bodies). What is asserted is how the time grows, not the time: the
  * work is run on a conversation and on one a sixteenth its size, each at its best of three runs, and 16 times the
- * items must take less than 150 times as long (16 when linear, up to about 50 here with the collector's work on
- * the larger heap, more in a busy worker that ran other files; 256 when quadratic), so a slow or busy machine does
- * not change the verdict.
+ * items must take less than 600 times as long. Linear, the ratio reads 5 to 50 here (the collector's work on the
+ * larger heap), and up to 182 in a CI worker sharing two cores with three others; a quadratic decoder (a call
+ * list copied for each call joined to it) read 3,343, its whole taking seconds against a part under the
+ * millisecond's floor below. The bound sits between the two, so a slow or busy machine does not change the
+ * verdict.
  */
 const items = 40_000;
 
@@ -34,7 +36,7 @@ function linearIn<T>(workOn: (size: number) => () => T): T {
   // A part faster than a millisecond reads as one: on a fast machine its time is mostly noise (a collection, a
   // compilation), which divided into the whole's made a linear decoder read 195 in a busy run; a quadratic one
   // takes seconds on the whole, which a millisecond's floor does not hide.
-  expect(whole.fastest / Math.max(part.fastest, 1)).toBeLessThan(150);
+  expect(whole.fastest / Math.max(part.fastest, 1)).toBeLessThan(600);
   return whole.result;
 }
 
