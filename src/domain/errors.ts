@@ -43,6 +43,8 @@ export class GatewayError extends Error {
   readonly details: readonly string[];
   /** Sent as `retry-after` with the answer (a provider temporarily skipped, say); see `retryAfter`. */
   retryAfterSeconds: number | undefined;
+  /** Headers the answer carries beside the envelope; see `withHeader`. */
+  readonly headers: Record<string, string> = {};
 
   constructor(code: ErrorCode, message: string, details: readonly string[] = []) {
     super(message);
@@ -55,6 +57,12 @@ export class GatewayError extends Error {
   /** This refusal passes with time: the answer says after how many seconds (`retry-after`). */
   retryAfter(seconds: number | undefined): this {
     this.retryAfterSeconds = seconds;
+    return this;
+  }
+
+  /** A header the refusal's answer carries (a 416's `content-range`, naming the size a range must fall in). */
+  withHeader(name: string, value: string): this {
+    this.headers[name] = value;
     return this;
   }
 

@@ -68,10 +68,11 @@ export class MediaDownloads {
       'cache-control': `private, max-age=${maxAgeSeconds}`,
     };
     if (range === 'unsatisfiable') {
+      // The file's size, as RFC 9110 (15.5.17) has a 416 say it, so a client can ask again within it.
       throw new GatewayError(
         'GW_RANGE_NOT_SATISFIABLE',
         `the range "${rangeHeader}" is outside the file's ${found.size} bytes`,
-      );
+      ).withHeader('content-range', `bytes */${found.size}`);
     }
     const span = range ?? { start: 0, end: found.size - 1 };
     headers['content-length'] = String(Math.max(0, span.end - span.start + 1));

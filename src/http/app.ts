@@ -143,8 +143,10 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     }
     const classified = classifyError(error, bodyLimit);
     logRequestFailure(request.log, error, classified);
-    if (isGatewayError(error) && error.retryAfterSeconds !== undefined)
-      reply.header('retry-after', String(error.retryAfterSeconds));
+    if (isGatewayError(error)) {
+      if (error.retryAfterSeconds !== undefined) reply.header('retry-after', String(error.retryAfterSeconds));
+      reply.headers(error.headers);
+    }
     return sendError(request, reply, classified);
   });
   await app.register(cookie);
