@@ -31,22 +31,23 @@ export function chatEventLimit(maxTokens: number, usageAtLimit: () => TokenUsage
   let logprobs = 0;
   // The choices after the first that delivered something and have not finished.
   const open = new Set<number>();
-  const admitted = (event: ChatStreamEvent) => {
-    if (event.type === 'choice-finish') open.delete(event.choice);
-    else if (event.type !== 'finish' && event.choice !== undefined) open.add(event.choice);
+  const underLimit = (event: ChatStreamEvent): boolean => {
+    if (event.type === 'logprobs') {
+      logprobs += event.tokens.length;
+      return logprobs <= maxTokens;
+    }
+    const output = outputOf(event);
+    if (output === '') return true;
+    if (limit.reached) return false;
+    limit.add(output);
     return true;
   };
   return {
     admits: (event) => {
-      if (event.type === 'logprobs') {
-        logprobs += event.tokens.length;
-        return logprobs <= maxTokens && admitted(event);
-      }
-      const output = outputOf(event);
-      if (output === '') return admitted(event);
-      if (limit.reached) return false;
-      limit.add(output);
-      return admitted(event);
+      if (!underLimit(event)) return false;
+      if (event.type === 'choice-finish') open.delete(event.choice);
+      else if (event.type !== 'finish' && event.choice !== undefined) open.add(event.choice);
+      return true;
     },
     // The upstream said nothing of the usage of an answer ended here: the client is told the gateway's count,
     // which is what is billed.
