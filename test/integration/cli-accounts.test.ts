@@ -1,6 +1,7 @@
 /**
- * CLI commands that change accounts and keys (roles, passwords, rate limits, revocation), on the embedded default: what they
- * store and refuse holds whichever PostgreSQL server stores it, so this file is not in the database suite.
+ * CLI commands that change accounts and keys (roles, passwords, rate limits, revocation), on a database of the run's
+ * server: what they store and refuse holds whichever PostgreSQL server stores it, so this file is not in the database
+ * suite (that a command starts the embedded default in DATA_DIR itself is cli.test.ts's).
  */
 import { describe, expect, it } from 'vitest';
 import { useGatewayCli } from '../support/gateway-cli.ts';
@@ -9,7 +10,7 @@ import { adminHeaders } from '../support/http-helpers.ts';
 import { shippedConfigPath } from '../support/test-gateway.ts';
 
 describe('gateway CLI: roles, passwords, rate limits and revocation', () => {
-  const commands = useGatewayCli();
+  const commands = useGatewayCli({ embeddedInDataDir: false });
   const { cli, cliWithInput } = commands;
   const refusal = (pattern: RegExp) => ({ code: 1, stderr: expect.stringMatching(pattern) });
 

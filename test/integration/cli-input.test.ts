@@ -1,7 +1,7 @@
 /**
- * The CLI's refusals of bad input and of a bad gateway.yaml, and the runtime it runs on, on the embedded default:
- * most are decided before any database is reached, the rest hold whichever PostgreSQL server stores the data, so
- * this file is not in the database suite.
+ * The CLI's refusals of bad input and of a bad gateway.yaml, and the runtime it runs on, on a database of the run's
+ * server: most are decided before any database is reached, the rest hold whichever PostgreSQL server stores the
+ * data, so this file is not in the database suite.
  */
 import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -21,7 +21,7 @@ import {
 const run = promisify(execFile);
 
 describe('gateway CLI: bad input and its runtime', () => {
-  const commands = useGatewayCli();
+  const commands = useGatewayCli({ embeddedInDataDir: false });
   const { cli } = commands;
 
   it('runs the compiled CLI of dist/ on the pinned Node (the one npm scripts put first on PATH), with no TypeScript loader', async () => {

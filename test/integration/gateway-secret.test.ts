@@ -189,7 +189,7 @@ describe('the database keeps a verifier of GATEWAY_SECRET, and a process with an
 });
 
 describe('the CLI and the server refuse another GATEWAY_SECRET on the same database', () => {
-  const commands = useGatewayCli();
+  const commands = useGatewayCli({ embeddedInDataDir: false });
   const { cli } = commands;
   const other = 'another-secret-of-the-cli-Jw5Kx8Lz1Mq4Nr7';
 

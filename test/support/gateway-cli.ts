@@ -25,11 +25,22 @@ export interface GatewayCli {
   readonly onExternalServer: boolean;
 }
 
+export interface GatewayCliOptions {
+  /**
+   * On the embedded default, whether each command starts the embedded server in DATA_DIR itself and stops it, as
+   * an operator's command does with no DATABASE_URL (the default). Without it the commands reach a database made
+   * on the run's embedded server through DATABASE_URL: for claims that hold whichever server stores the data,
+   * this spares every command a server's start and stop (about a second each).
+   */
+  readonly embeddedInDataDir?: boolean;
+}
+
 /**
  * Commands of one describe block, on a DATA_DIR of their own (made before its tests, removed after them): with
- * TEST_DATABASE_URL on a database there, otherwise on the embedded default in that DATA_DIR.
+ * TEST_DATABASE_URL on a database there; otherwise on the embedded default in that DATA_DIR, or, unless
+ * `embeddedInDataDir`, on a database of the run's embedded server.
  */
-export function useGatewayCli(): GatewayCli {
+export function useGatewayCli({ embeddedInDataDir = true }: GatewayCliOptions = {}): GatewayCli {
   let dataDir = '';
   let database: TestDatabase | undefined;
   let env: NodeJS.ProcessEnv = {};
@@ -37,7 +48,7 @@ export function useGatewayCli(): GatewayCli {
   beforeAll(async () => {
     dataDir = mkdtempSync(path.join(tmpdir(), 'gw-cli-'));
     env = { PATH: process.env.PATH, DATA_DIR: dataDir, GATEWAY_SECRET: testSecret, LOG_LEVEL: 'warn' };
-    if (onExternalServer) {
+    if (onExternalServer || !embeddedInDataDir) {
       database = await createTestDatabase();
       env.DATABASE_URL = database.url;
     }
