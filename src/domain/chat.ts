@@ -80,6 +80,28 @@ export function compactContent(parts: readonly ChatPart[]): ChatMessage['content
     : parts;
 }
 
+/**
+ * A system message's content from the parts a client gave it: one text part is its string; several parts stay
+ * parts, so that a protocol taking a system prompt in parts gets each as it was written.
+ */
+export function systemContent(parts: readonly ChatPart[]): ChatMessage['content'] {
+  const [first] = parts;
+  if (first === undefined) return '';
+  return parts.length === 1 && first.type === 'text' ? first.text : parts;
+}
+
+/**
+ * The texts of the system messages, part by part and in order (an empty one says nothing): what a protocol that
+ * takes a system prompt in parts is sent, one part each, never run together.
+ */
+export function systemTexts(messages: readonly ChatMessage[]): string[] {
+  return messages.flatMap((message) =>
+    message.role === 'system'
+      ? partsOf(message.content).flatMap((part) => (part.type === 'text' && part.text !== '' ? [part.text] : []))
+      : [],
+  );
+}
+
 export function partsOf(content: ChatMessage['content']): readonly ChatPart[] {
   return typeof content === 'string' ? [{ type: 'text', text: content }] : content;
 }

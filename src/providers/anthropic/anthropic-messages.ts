@@ -2,7 +2,7 @@ import {
   argumentsObject,
   describedSchema,
   partsOf,
-  textOf,
+  systemTexts,
   type ChatMessage,
   type ChatParameterName,
   type ChatPart,
@@ -248,9 +248,7 @@ export function anthropicCarries(name: ChatParameterName, request: ChatRequest):
 }
 
 export function encodeMessagesRequest(request: ChatRequest): MessagesRequest {
-  const system = request.messages
-    .filter((message) => message.role === 'system')
-    .map((message) => textOf(message.content));
+  const system = systemTexts(request.messages);
   const thinking = sentThinking(request);
   const body: MessagesRequest = {
     model: request.upstreamModel,
@@ -259,7 +257,9 @@ export function encodeMessagesRequest(request: ChatRequest): MessagesRequest {
     stream: true,
     ...sentSampling(request, thinking),
   };
-  if (system.length > 0) body.system = system.join('\n\n');
+  // A system prompt in parts goes as text blocks, one a part.
+  if (system.length === 1) body.system = system[0];
+  else if (system.length > 1) body.system = system.map((text) => ({ type: 'text', text }));
   if (request.stop !== undefined) body.stop_sequences = [...request.stop];
   const schema = describedSchema(request.responseFormat);
   if (schema !== undefined) body.output_config = { format: { type: 'json_schema', schema } };

@@ -2,7 +2,7 @@ import {
   argumentsObject,
   choiceField,
   describedSchema,
-  textOf,
+  systemTexts,
   type ChatMessage,
   type ChatParameterName,
   type ChatPart,
@@ -170,9 +170,7 @@ function responseFormatConfig(format: ResponseFormat): GenerationConfig {
 }
 
 export function encodeGenerateContent(request: ChatRequest): GenerateContentRequest {
-  const system = request.messages
-    .filter((message) => message.role === 'system')
-    .map((message) => textOf(message.content));
+  const system = systemTexts(request.messages);
   // Unset fields are undefined, which the JSON of the body leaves out.
   const generationConfig: GenerationConfig = {
     maxOutputTokens: request.maxTokens,
@@ -199,7 +197,8 @@ export function encodeGenerateContent(request: ChatRequest): GenerateContentRequ
   const choice = request.toolChoice ?? (strict ? 'auto' : undefined);
   return {
     contents: geminiContents(request.messages, { signedTurns: signsCallTurns(request.upstreamModel) }),
-    ...(system.length > 0 ? { systemInstruction: { parts: [{ text: system.join('\n\n') }] } } : {}),
+    // A system prompt in parts goes as parts, one a part.
+    ...(system.length > 0 ? { systemInstruction: { parts: system.map((text) => ({ text })) } } : {}),
     ...(Object.values(generationConfig).some((value) => value !== undefined) ? { generationConfig } : {}),
     ...(declarations ? { tools: [{ functionDeclarations: declarations }] } : {}),
     ...(choice !== undefined ? { toolConfig: { functionCallingConfig: functionCallingConfig(choice, strict) } } : {}),

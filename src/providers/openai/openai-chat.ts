@@ -40,9 +40,14 @@ import { decodeSse } from '../shared/sse-decoder.ts';
 import type { UpstreamHttp } from '../shared/upstream-http.ts';
 import { askedChoice, checkedEvent } from '../shared/wire-data.ts';
 
+/**
+ * A message's content: a string, or parts where it has images or several texts (a system prompt a client gave in
+ * parts goes as text parts, never run together).
+ */
 function openAiContent(content: ChatMessage['content']): string | ChatContentPart[] {
   if (typeof content === 'string') return content;
-  if (!content.some((part) => part.type === 'image')) return textOf(content);
+  const texts = content.filter((part) => part.type === 'text').length;
+  if (texts < 2 && !content.some((part) => part.type === 'image')) return textOf(content);
   return content.flatMap((part): Array<ChatTextPart | ChatImagePart> => {
     if (part.type === 'text') return [{ type: 'text', text: part.text }];
     if (part.type === 'image') return [{ type: 'image_url', image_url: { url: imageUrlOf(part.image) } }];

@@ -4,6 +4,7 @@ import {
   compactContent,
   imageFromUrl,
   nameToolResults,
+  systemContent,
   textOf,
   toolDefinition,
   type ChatMessage,
@@ -207,7 +208,8 @@ export function decodeChatMessages(body: ChatCompletionsRequest): DecodedChat {
       parts.push(...toolCallsOf(message.tool_calls, untranslatable));
     }
     requireToolTextsWithin(parts, `body.messages.${index}`);
-    messages.push({ role: role ?? 'user', content: compactContent(parts) });
+    // A system message's text parts stay parts, for the protocols that take a system prompt in parts.
+    messages.push({ role: role ?? 'user', content: role === 'system' ? systemContent(parts) : compactContent(parts) });
   }
   const tools = decodeFunctionTools(body.tools, {
     untranslatable,

@@ -5,6 +5,7 @@ import {
   imageFromUrl,
   nameToolResults,
   partsOf,
+  systemContent,
   textOf,
   type ChatMessage,
   type ChatPart,
@@ -142,7 +143,9 @@ export function decodeResponsesInput(body: ResponsesRequest): DecodedChat {
       untranslatable.add(`"${String(item.type ?? item.role)}" input items`);
       continue;
     }
-    messages.push({ role, content: compactContent(contentParts(item.content, untranslatable)) });
+    const parts = contentParts(item.content, untranslatable);
+    // A system (developer) message's text parts stay parts, for the protocols that take a system prompt in parts.
+    messages.push({ role, content: role === 'system' ? systemContent(parts) : compactContent(parts) });
   }
   const tools = decodeFunctionTools(body.tools, {
     untranslatable,
@@ -155,10 +158,11 @@ export function decodeResponsesInput(body: ResponsesRequest): DecodedChat {
     named: (choice) => (isResponsesNamedToolChoice(choice) ? choice.name : undefined),
   });
   const text = body.text ?? {};
-  const compacted = messages.map((message) => ({
-    ...message,
-    content: typeof message.content === 'string' ? message.content : compactContent(message.content),
-  }));
+  const compacted = messages.map((message) =>
+    typeof message.content === 'string' || message.role === 'system'
+      ? message
+      : { ...message, content: compactContent(message.content) },
+  );
   return {
     messages: nameToolResults(compacted),
     ...(tools ? { tools } : {}),

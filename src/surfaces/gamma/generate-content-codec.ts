@@ -2,7 +2,7 @@ import {
   argumentsObject,
   compactContent,
   heldFormat,
-  textOf,
+  systemContent,
   toolDefinition,
   userTurn,
   type ChatMessage,
@@ -318,10 +318,13 @@ export function decodeContents(body: GenerateContentBody): DecodedChat {
   // Function calls and responses hold JSON of any depth, which is serialised by recursion.
   requireNestingWithin(body.systemInstruction, 'body.systemInstruction');
   if (body.systemInstruction !== undefined) {
+    // Parts stay parts, so that a protocol taking a system prompt in parts gets them as the client wrote them.
     const system =
       typeof body.systemInstruction === 'string'
         ? body.systemInstruction
-        : textOf(partsOf(body.systemInstruction.parts, untranslatable, calls));
+        : systemContent(
+            partsOf(body.systemInstruction.parts, untranslatable, calls).filter((part) => part.type === 'text'),
+          );
     messages.push({ role: 'system', content: system });
   }
   if (typeof body.contents === 'string') messages.push({ role: 'user', content: body.contents });

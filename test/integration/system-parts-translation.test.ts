@@ -1,0 +1,107 @@
+import Anthropic from '@anthropic-ai/sdk';
+import { GoogleGenAI } from '@google/genai';
+import OpenAI from 'openai';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startFamilyGateway, type FamilyGateway } from '../support/test-gateway.ts';
+
+/**
+ * A system prompt given in several parts (Gemini `systemInstruction.parts`, Anthropic `system` text blocks, an
+ * OpenAI system message of text parts, the Responses API's `instructions` beside developer messages) reaches a
+ * model of another protocol part by part, where that protocol takes parts, never run together.
+ */
+describe('system prompts in several parts, across protocols', () => {
+  let gateway: FamilyGateway;
+  let key: string;
+  let address: string;
+
+  beforeAll(async () => {
+    gateway = await startFamilyGateway();
+    key = (await gateway.createFundedKey({ credits: 5 })).key;
+    address = await gateway.app.listen({ port: 0, host: '127.0.0.1' });
+  });
+  afterAll(async () => {
+    await gateway?.close();
+  });
+
+  const texts = ['Be brief.', 'Answer in French.'];
+  const sentTo = (family: 'openai' | 'anthropic' | 'gemini') =>
+    gateway.fakes[family].requests.at(-1)!.body as Record<string, unknown>;
+  const openAiSystem = { role: 'system', content: texts.map((text) => ({ type: 'text', text })) };
+  const anthropicSystem = texts.map((text) => ({ type: 'text', text }));
+  const geminiSystem = { parts: texts.map((text) => ({ text })) };
+
+  it('gamma: systemInstruction parts reach OpenAI as text parts and Anthropic as text blocks', async () => {
+    const client = new GoogleGenAI({
+      apiKey: key,
+      httpOptions: { baseUrl: `${address}/api/gamma`, retryOptions: { attempts: 1 } },
+    });
+    const config = { systemInstruction: { parts: texts.map((text) => ({ text })) } };
+    const openai = await client.models.generateContent({ model: 'via-openai', contents: 'hello', config });
+    expect(openai.text).toContain('hello');
+    expect((sentTo('openai').messages as unknown[])[0]).toEqual(openAiSystem);
+    await client.models.generateContent({ model: 'via-anthropic', contents: 'hello', config });
+    expect(sentTo('anthropic').system).toEqual(anthropicSystem);
+  });
+
+  it('beta: system text blocks reach OpenAI as text parts and Gemini as systemInstruction parts', async () => {
+    const client = new Anthropic({ apiKey: key, baseURL: `${address}/api/beta`, maxRetries: 0 });
+    const system = texts.map((text) => ({ type: 'text' as const, text }));
+    const messages = [{ role: 'user' as const, content: 'hello' }];
+    await client.messages.create({ model: 'via-openai', max_tokens: 100, system, messages });
+    expect((sentTo('openai').messages as unknown[])[0]).toEqual(openAiSystem);
+    await client.messages.create({ model: 'via-gemini', max_tokens: 100, system, messages });
+    expect(sentTo('gemini').systemInstruction).toMatchObject(geminiSystem);
+  });
+
+  it('alpha chat: a system message of text parts reaches Anthropic as text blocks and Gemini as parts', async () => {
+    const client = new OpenAI({ apiKey: key, baseURL: `${address}/api/alpha/v1`, maxRetries: 0 });
+    const messages: OpenAI.ChatCompletionMessageParam[] = [
+      { role: 'system', content: texts.map((text) => ({ type: 'text' as const, text })) },
+      { role: 'user', content: 'hello' },
+    ];
+    await client.chat.completions.create({ model: 'via-anthropic', messages });
+    expect(sentTo('anthropic').system).toEqual(anthropicSystem);
+    await client.chat.completions.create({ model: 'via-gemini', messages });
+    expect(sentTo('gemini').systemInstruction).toMatchObject(geminiSystem);
+  });
+
+  it('Responses: instructions and a developer message of text parts reach Anthropic and Gemini part by part', async () => {
+    const client = new OpenAI({ apiKey: key, baseURL: `${address}/api/alpha/v1`, maxRetries: 0 });
+    const request = {
+      instructions: 'Be brief.',
+      input: [
+        { role: 'developer' as const, content: [{ type: 'input_text' as const, text: 'Answer in French.' }] },
+        {
+          role: 'developer' as const,
+          content: [
+            { type: 'input_text' as const, text: 'Use metric units.' },
+            { type: 'input_text' as const, text: 'Cite no sources.' },
+          ],
+        },
+        { role: 'user' as const, content: 'hello' },
+      ],
+    };
+    const all = [...texts, 'Use metric units.', 'Cite no sources.'];
+    const answer = await client.responses.create({ model: 'via-anthropic', ...request });
+    expect(answer.instructions).toBe('Be brief.');
+    expect(sentTo('anthropic').system).toEqual(all.map((text) => ({ type: 'text', text })));
+    await client.responses.create({ model: 'via-gemini', ...request });
+    expect(sentTo('gemini').systemInstruction).toMatchObject({ parts: all.map((text) => ({ text })) });
+  });
+
+  it('a system prompt of one part goes as the one string it is', async () => {
+    const client = new Anthropic({ apiKey: key, baseURL: `${address}/api/beta`, maxRetries: 0 });
+    const messages = [{ role: 'user' as const, content: 'hello' }];
+    await client.messages.create({ model: 'via-openai', max_tokens: 100, system: 'Be brief.', messages });
+    expect((sentTo('openai').messages as unknown[])[0]).toEqual({ role: 'system', content: 'Be brief.' });
+    const chat = new OpenAI({ apiKey: key, baseURL: `${address}/api/alpha/v1`, maxRetries: 0 });
+    await chat.chat.completions.create({
+      model: 'via-anthropic',
+      messages: [
+        { role: 'system', content: 'Be brief.' },
+        { role: 'user', content: 'hello' },
+      ],
+    });
+    expect(sentTo('anthropic').system).toBe('Be brief.');
+  });
+});
