@@ -158,7 +158,10 @@ function shownUrl(url: string): string {
 
 export interface CheckedImageRequest {
   request: StoredImageRequest;
-  /** Fields dropped because the model does not take them and does not refuse them (`strictParams: false`). */
+  /**
+   * Fields dropped because the model does not take them and does not refuse them (`strictParams: false`), as the
+   * client named them.
+   */
   dropped: string[];
 }
 
@@ -307,5 +310,6 @@ export async function checkImageRequest(
       layers: layers ? { resolution: input.resolution ?? 'auto' } : undefined,
     }),
   };
-  return { request, dropped };
+  // Named to the client as its protocol spells them (alpha `output_compression`).
+  return { request, dropped: dropped.map((field) => spelled(input.fieldNames, field)) };
 }

@@ -126,6 +126,11 @@ describe('alpha images through the official openai SDK', () => {
       .images.generate({ model: 'seedream', prompt: 'a kite', size: '1024x1024' })
       .withResponse();
     expect(response.headers.get('x-gateway-dropped-parameters')).toBeNull();
+    // Named as the client sent it, in the protocol's own spelling.
+    const compressed = await client(key)
+      .images.generate({ model: 'seedream', prompt: 'a kite', size: '1024x1024', output_compression: 50 })
+      .withResponse();
+    expect(compressed.response.headers.get('x-gateway-dropped-parameters')).toBe('output_compression');
   });
 
   it('streams ModelArk image events as OpenAI events, charging the images delivered', async () => {
