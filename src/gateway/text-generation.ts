@@ -1,7 +1,7 @@
 import type { GenerationStatus } from '../billing/credit-ledger.ts';
 import { requirePricing, tokenCost } from '../billing/pricing.ts';
 import { countDeliveredTokens, defaultMaxOutputTokens, promptTokenBound } from '../billing/token-estimate.ts';
-import { gateParameters, type FieldNames } from '../catalog/capability-gate.ts';
+import { gateParameters, spelled, type FieldNames } from '../catalog/capability-gate.ts';
 import { countTextTokens } from '../domain/tokenizer.ts';
 import type { CatalogModel } from '../catalog/catalog.ts';
 import {
@@ -51,7 +51,7 @@ export interface TextGenerationInput extends Omit<ChatRequest, 'upstreamModel'> 
   ungatedParameters?: Readonly<Record<string, unknown>>;
   /**
    * How the client named its parameters where its surface names them otherwise (alpha `frequency_penalty`, `n`;
-   * gamma `candidateCount`): the refusals name them so, and a parameter the native API has no name for by it.
+   * gamma `generationConfig.candidateCount`): refusals and `droppedParameters` name them so.
    */
   fieldNames?: FieldNames;
   /** What the usage record keeps of the request (no message content). */
@@ -87,7 +87,10 @@ export interface TextGenerationInput extends Omit<ChatRequest, 'upstreamModel'> 
 }
 
 interface RunBase {
-  /** Parameters dropped because the model does not take them (`strictParams: false`). */
+  /**
+   * Parameters the call goes without (the model does not take them under `strictParams: false`, or the protocol
+   * it is translated to has no place for them), as the client named them.
+   */
   droppedParameters: string[];
 }
 
@@ -166,9 +169,16 @@ function sentFormat(input: TextGenerationInput, dropped: readonly string[]): Res
   return dropped.includes('responseFormat') ? undefined : input.responseFormat;
 }
 
-/** Dropped parameters as the client is told them: by native name, or as it wrote one the native API does not name. */
-function droppedNames(input: TextGenerationInput, dropped: readonly string[]): string[] {
-  return dropped.map((name) => (name === 'choices' ? (input.fieldNames?.choices ?? name) : name));
+/**
+ * Dropped parameters as the client is told them, each once: those named natively (`native`) as the client's own
+ * protocol spells the field it sent (`fieldNames`: gamma `generationConfig.seed`, alpha `presence_penalty`), and
+ * the fields already named as the client wrote them (`asWritten`: unnamed fields, what only a relay carries).
+ */
+function droppedNames(
+  input: TextGenerationInput,
+  { native, asWritten }: { native: readonly string[]; asWritten: readonly string[] },
+): string[] {
+  return [...new Set([...native.map((name) => spelled(input.fieldNames, name)), ...asWritten])];
 }
 
 /** A text request after the capability gate: its rows, its hold, and what every attempt sends. */
@@ -297,7 +307,10 @@ class TextRecipe implements Recipe<TextGenerationInput, TextRow, TextPlan, TextR
     return {
       kind: 'events',
       events: await startIteration(events),
-      droppedParameters: droppedNames(input, [...new Set([...dropped, ...notCarried, ...(input.notTranslated ?? [])])]),
+      droppedParameters: droppedNames(input, {
+        native: [...dropped, ...notCarried],
+        asWritten: input.notTranslated ?? [],
+      }),
     };
   }
 
@@ -357,7 +370,7 @@ class TextRecipe implements Recipe<TextGenerationInput, TextRow, TextPlan, TextR
       contentType: exchange.contentType,
       body: await startIteration(body),
       reading: () => meterReading(meter, unreadableRelay),
-      droppedParameters: droppedNames(input, [...new Set([...dropped, ...(exchange.dropped ?? [])])]),
+      droppedParameters: droppedNames(input, { native: dropped, asWritten: exchange.dropped ?? [] }),
     };
   }
 }

@@ -121,7 +121,7 @@ describe('alpha chat completions with the official OpenAI SDK', () => {
       },
     });
     expect(warned.statusCode).toBe(200);
-    expect(warned.headers['x-gateway-dropped-parameters']).toBe('presencePenalty,frequencyPenalty');
+    expect(warned.headers['x-gateway-dropped-parameters']).toBe('presence_penalty,frequency_penalty');
   });
 
   it('refuses what translation cannot carry yet, naming the model', async () => {

@@ -116,9 +116,9 @@ describe('native text completions forward the optional fields each protocol can 
     expect(gateway.fakes.gemini.requests.at(-1)!.body).toMatchObject({
       generationConfig: { responseMimeType: 'application/json', responseJsonSchema: schema },
     });
-    expect(translated.headers['x-gateway-dropped-parameters']).toBe('verbosity');
+    expect(translated.headers['x-gateway-dropped-parameters']).toBe('text.verbosity');
     const relayed = await call('/api/alpha/v1/responses', { model: 'narrow-openai', input: 'hi', text });
-    expect(relayed.headers['x-gateway-dropped-parameters']).toBe('responseFormat,verbosity');
+    expect(relayed.headers['x-gateway-dropped-parameters']).toBe('text.format,text.verbosity');
     const sent = gateway.fakes.openai.requests.at(-1)!.body as { model: string; text: object };
     expect([sent.model, sent.text]).toEqual(['gpt-4o-mini', {}]);
   });

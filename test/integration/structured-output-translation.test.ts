@@ -89,13 +89,13 @@ describe('structured output across protocols', () => {
     const openBeta = await beta('via-openai', { output_config: { format: { type: 'json_schema', schema: open } } });
     expect(openBeta.statusCode, openBeta.body).toBe(200);
     expect(strictSent()).toBeUndefined();
-    expect(openBeta.headers['x-gateway-dropped-parameters']).toBe('structuredOutputs');
+    expect(openBeta.headers['x-gateway-dropped-parameters']).toBe('output_config.format');
 
     const openGamma = await gamma('via-openai', {
       generationConfig: { responseMimeType: 'application/json', responseJsonSchema: open },
     });
     expect(openGamma.statusCode, openGamma.body).toBe(200);
-    expect(openGamma.headers['x-gateway-dropped-parameters']).toBe('structuredOutputs');
+    expect(openGamma.headers['x-gateway-dropped-parameters']).toBe('generationConfig.responseJsonSchema');
     // Anthropic and Gemini hold answers to any schema: nothing is lost there.
     const toGemini = await beta('via-gemini', { output_config: { format: { type: 'json_schema', schema: open } } });
     expect(toGemini.statusCode, toGemini.body).toBe(200);

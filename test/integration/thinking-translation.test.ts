@@ -51,7 +51,7 @@ describe('thinking asked on another surface, for a model Anthropic serves', () =
       config: { thinkingConfig: { thinkingBudget: 512 }, maxOutputTokens: 1000, temperature: 0.2 },
     });
     expect(answer.text).toBe('Echo: hello there');
-    expect(answer.sdkHttpResponse?.headers?.['x-gateway-dropped-parameters']).toBe('thinking');
+    expect(answer.sdkHttpResponse?.headers?.['x-gateway-dropped-parameters']).toBe('generationConfig.thinkingConfig');
     expect(sent()).toMatchObject({ max_tokens: 1000, temperature: 0.2 });
     expect(sent()).not.toHaveProperty('thinking');
   });
@@ -72,7 +72,11 @@ describe('thinking asked on another surface, for a model Anthropic serves', () =
         },
       );
       expect(response.statusCode, response.body).toBe(200);
-      expect(droppedOf(response)).toEqual(['temperature', 'topK', 'topP']);
+      expect(droppedOf(response)).toEqual([
+        'generationConfig.temperature',
+        'generationConfig.topK',
+        'generationConfig.topP',
+      ]);
       expect(sent()).toMatchObject({ max_tokens: 4000, thinking: { type: 'enabled', budget_tokens: 1024 } });
       for (const field of ['temperature', 'top_k', 'top_p']) expect(sent()).not.toHaveProperty(field);
       // The model's thinking is not the answer's text (streamed, a word a chunk).
@@ -102,7 +106,7 @@ describe('thinking asked on another surface, for a model Anthropic serves', () =
       generationConfig: { thinkingConfig: { thinkingBudget: 2048 }, maxOutputTokens: 4000, temperature: 0.2 },
     });
     expect(response.statusCode, response.body).toBe(200);
-    expect(response.headers['x-gateway-dropped-parameters']).toBe('thinking');
+    expect(response.headers['x-gateway-dropped-parameters']).toBe('generationConfig.thinkingConfig');
     expect(sent()).toMatchObject({ tool_choice: { type: 'any' }, temperature: 0.2 });
     expect(sent()).not.toHaveProperty('thinking');
     expect(response.json().candidates[0].content.parts).toContainEqual({
@@ -127,7 +131,7 @@ describe('thinking asked on another surface, for a model Anthropic serves', () =
       generationConfig,
     });
     expect(second.statusCode, second.body).toBe(200);
-    expect(second.headers['x-gateway-dropped-parameters']).toBe('thinking');
+    expect(second.headers['x-gateway-dropped-parameters']).toBe('generationConfig.thinkingConfig');
     expect(sent()).not.toHaveProperty('thinking');
     expect(second.body).toContain('sunny');
   });
@@ -168,7 +172,7 @@ describe('thinking asked on another surface, for a model Anthropic serves', () =
       thinking: { type: 'enabled', budget_tokens: 512 },
     });
     expect(chat.statusCode, chat.body).toBe(200);
-    expect(chat.headers['x-gateway-dropped-parameters']).toBe('reasoningEffort,thinking');
+    expect(chat.headers['x-gateway-dropped-parameters']).toBe('reasoning_effort,thinking');
     expect(sent()).toMatchObject({ temperature: 0.2 });
     expect(sent()).not.toHaveProperty('thinking');
     const responses = await post('/api/alpha/v1/responses', {

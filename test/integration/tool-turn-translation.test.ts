@@ -58,7 +58,7 @@ describe('tool turns translated between protocols', () => {
     expect(lastBody(gateway.fakes.anthropic)).toMatchObject({ tool_choice: { disable_parallel_tool_use: true } });
     const toGemini = await beta({ ...payload, model: 'via-gemini' });
     expect(toGemini.statusCode, toGemini.body).toBe(200);
-    expect(toGemini.headers['x-gateway-dropped-parameters']).toBe('parallelToolCalls');
+    expect(toGemini.headers['x-gateway-dropped-parameters']).toBe('tool_choice.disable_parallel_tool_use');
   });
 
   it("carries a strict tool's strictness between OpenAI and Anthropic", async () => {

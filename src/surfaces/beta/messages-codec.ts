@@ -91,11 +91,19 @@ function parallelToolCallsOf(choice: WireToolChoice | undefined): false | undefi
     : undefined;
 }
 
-/** The field each parameter came in, for refusals. */
+/**
+ * The field each parameter came in, for refusals and dropped parameters: the parallel calls switched off on the
+ * tool choice, and the schema's strictness (which the protocol holds every schema to) by its format's field.
+ */
 export function fieldNamesOfBody(body: MessagesRequest): Record<string, string> {
+  const format = outputFormatOf(body);
   return {
     ...clientFieldNames(body, gatedFields),
     ...clientFieldNames(body.output_config, outputConfigFields, 'output_config.'),
+    ...(parallelToolCallsOf(body.tool_choice) === false
+      ? { parallelToolCalls: 'tool_choice.disable_parallel_tool_use' }
+      : {}),
+    ...(format ? { structuredOutputs: format.field } : {}),
   };
 }
 

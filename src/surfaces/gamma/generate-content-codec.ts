@@ -64,15 +64,17 @@ export function gatedParametersOf(body: GenerateContentBody): Record<string, unk
 }
 
 /**
- * How the request named its parameters, for refusals: those inside `generationConfig` with its name; several
- * candidates are asked in `generationConfig.candidateCount`.
+ * How the request named its parameters, for refusals and dropped parameters: those inside `generationConfig` with
+ * its name; several candidates are asked in `generationConfig.candidateCount`; a schema's strictness (which the
+ * protocol holds every schema to) by the schema's field.
  */
 export function fieldNamesOfBody(body: GenerateContentBody): Record<string, string> {
-  return {
+  const names: Record<string, string> = {
     ...clientFieldNames(body.generationConfig, generationFields, 'generationConfig.'),
     ...clientFieldNames(body, topLevelFields),
     choices: 'generationConfig.candidateCount',
   };
+  return names.responseFormat === undefined ? names : { ...names, structuredOutputs: names.responseFormat };
 }
 
 /**
