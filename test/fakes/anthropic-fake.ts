@@ -32,7 +32,8 @@ import { sseEvent, writeJson } from './wire.ts';
  * streaming the input as input_json_delta fragments; after tool results it answers "Echo: <the result>".
  * Tool results must answer tool_use blocks of the assistant turn right before them, as the real API requires.
  * With `thinking` enabled the answer begins with a thinking block signed `fakeThinkingSignature`, and the request
- * is held to the rules of Anthropic's extended thinking guide (`thinkingError`).
+ * is held to the rules of Anthropic's extended thinking guide (`thinkingError`). `fake-thinking` thinks unasked (as a
+ * model whose thinking is on by default): a thinking block, then a redacted_thinking block, then the answer.
  * A body that does not follow the protocol's request schema is answered 400 invalid_request_error.
  */
 export const fakeAnthropicKey = 'sk-ant-fake-key';
@@ -75,6 +76,8 @@ function toolError(body: MessagesRequest): string | undefined {
 /** The signature of the fake's thinking blocks, which a replayed thinking block must carry. */
 export const fakeThinkingSignature = 'EqQBCkgIBxABGAIiQFakeSignatureOfTheAnthropicFake';
 const thinkingText = 'Let me think about this.';
+/** The encrypted thinking of the redacted_thinking block `fake-thinking` answers with. */
+const redactedThinkingData = 'EmwKAhgBEgy3va3pzix/LafPsn4aDFIT2Xlxh0L5L8rLVyIwxtE3rAFBa8cr3qpP';
 
 /**
  * The real API's refusals of a request with thinking enabled (Anthropic's extended thinking guide: "Feature
@@ -164,7 +167,9 @@ async function messages(request: RecordedRequest, response: ServerResponse): Pro
   const invalid = toolError(body) ?? thinkingError(body, Array.isArray(betas) ? betas.join(',') : (betas ?? ''));
   if (invalid) return sendError(response, 400, invalid);
   const thinks =
-    body.thinking !== undefined && isKnownThinkingConfig(body.thinking) && body.thinking.type === 'enabled';
+    body.model === 'fake-thinking' ||
+    (body.thinking !== undefined && isKnownThinkingConfig(body.thinking) && body.thinking.type === 'enabled');
+  const redacted = body.model === 'fake-thinking';
   const thought = thinks ? wordsOf(thinkingText).length : 0;
   const lastUser = body.messages.filter((message) => message.role === 'user').at(-1);
   const answersTools =
@@ -203,6 +208,7 @@ async function messages(request: RecordedRequest, response: ServerResponse): Pro
       ...message,
       content: [
         ...(thinks ? [{ type: 'thinking', thinking: thinkingText, signature: fakeThinkingSignature }] : []),
+        ...(redacted ? [{ type: 'redacted_thinking', data: redactedThinkingData }] : []),
         { type: 'text', text: words.join(' ') },
         ...(tool ? [{ ...toolUse, input: toolInput }] : []),
       ],
@@ -238,13 +244,17 @@ async function messages(request: RecordedRequest, response: ServerResponse): Pro
       },
     },
   });
-  // The thinking block, when there is one, comes first; the text and the call follow it.
-  const text = thinks ? 1 : 0;
+  // The thinking blocks, when there are any, come first; the text and the call follow them.
+  const text = (thinks ? 1 : 0) + (redacted ? 1 : 0);
   if (thinks) {
     send('content_block_start', { index: 0, content_block: { type: 'thinking', thinking: '', signature: '' } });
     send('content_block_delta', { index: 0, delta: { type: 'thinking_delta', thinking: thinkingText } });
     send('content_block_delta', { index: 0, delta: { type: 'signature_delta', signature: fakeThinkingSignature } });
     send('content_block_stop', { index: 0 });
+  }
+  if (redacted) {
+    send('content_block_start', { index: 1, content_block: { type: 'redacted_thinking', data: redactedThinkingData } });
+    send('content_block_stop', { index: 1 });
   }
   send('content_block_start', { index: text, content_block: { type: 'text', text: '' } });
   send('ping', {});

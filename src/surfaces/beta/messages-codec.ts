@@ -122,8 +122,20 @@ function decodeOutputFormat(
   return undefined;
 }
 
-/** Blocks the other protocols have no place for but lose nothing by leaving: the model's own earlier reasoning. */
+/**
+ * Blocks the other protocols have no place for but lose nothing by leaving: the model's own earlier reasoning,
+ * which no other protocol takes from another model (as Responses' reasoning items). Left out, and named.
+ */
 const droppedBlocks = new Set(['thinking', 'redacted_thinking']);
+
+/** The kinds of reasoning block the conversation sends back, named as a translated call goes without them. */
+function reasoningBlocks(messages: MessagesRequest['messages']): string[] {
+  const sent = new Set<string>();
+  for (const message of messages)
+    if (typeof message.content !== 'string')
+      for (const block of message.content) if (droppedBlocks.has(block.type)) sent.add(block.type);
+  return [...droppedBlocks].filter((type) => sent.has(type)).map((type) => `messages.content.${type}`);
+}
 
 /** An image block's picture, where its source is one the other protocols take (data or a URL). */
 function imagePart(block: Static<typeof ImageBlock>): ChatPart | undefined {
@@ -275,7 +287,7 @@ export function decodeMessages(body: Omit<MessagesRequest, 'max_tokens'>): Decod
     ...heldFormat(decodeOutputFormat(body, untranslatable)),
     reasoningEffort: body.output_config?.effort,
     untranslatable: [...untranslatable],
-    notTranslated: cacheBreakpoints(body),
+    notTranslated: [...cacheBreakpoints(body), ...reasoningBlocks(body.messages)],
   };
 }
 
