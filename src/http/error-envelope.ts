@@ -2,6 +2,7 @@ import type { FastifyBaseLogger, FastifyError, FastifyReply, FastifyRequest } fr
 import { errorCatalogue, isGatewayError, type ErrorCode } from '../domain/errors.ts';
 import { UpstreamUnreachableError } from '../domain/upstream-failure.ts';
 import { surfaceOf } from '../telemetry/surfaces.ts';
+import { nonBlankPattern } from './schemas.ts';
 
 /**
  * The spec's generic error envelope, the same fields on every surface. Beside them, the error in the shape the
@@ -192,6 +193,8 @@ function describeValidation(error: FastifyError): string[] {
       if (issue.keyword === 'enum' && Array.isArray(params.allowedValues))
         return `${where} must be one of: ${params.allowedValues.join(', ')}`;
       if (issue.keyword === 'anyOf') return `${where} ${unionMessage(issue, issues)}`;
+      if (issue.keyword === 'pattern' && params.pattern === nonBlankPattern)
+        return `${where} must contain a character other than white space`;
       if (issue.keyword === 'type' && Array.isArray(params.type)) return `${where} must be ${params.type.join(' or ')}`;
       return `${where} ${issue.message ?? 'is invalid'}`;
     });

@@ -305,6 +305,29 @@ describe('text-to-speech jobs and the voice catalog', () => {
     expect(await heldNanosOf(gateway, accountId)).toBe(0n);
   });
 
+  // Nothing to say is refused as no text is, naming the field: white space of any kind, Unicode's included.
+  it.each([' ', '\n\t  \r\n', '\u3000\u00a0\u2003\ufeff'])(
+    'refuses text of white space only (%j) with 400 naming the field, holding, storing and sending nothing',
+    async (text) => {
+      const { key, accountId } = await gateway.createFundedKey({ credits: 1 });
+      const before = speech.requests.length;
+      for (const estimate of [false, true]) {
+        const envelope = expectEnvelope(
+          await speak(key, { voiceType: 'zh_female_cancan_mars_bigtts', text }, estimate),
+          {
+            status: 400,
+            code: 'GW_VALIDATION',
+            path: `/api/v1/audio/text-to-speech${estimate ? '/estimate' : ''}`,
+          },
+        );
+        expect(envelope.errors).toEqual(['body.text must contain a character other than white space']);
+      }
+      expect(await jobRowsOf(gateway, accountId)).toEqual([]);
+      expect(await heldNanosOf(gateway, accountId)).toBe(0n);
+      expect(speech.requests.length).toBe(before);
+    },
+  );
+
   it('retries a busy provider (503) up to jobs.maxAttempts, then fails the job with its status', async () => {
     const { key } = await gateway.createFundedKey({ credits: 1 });
     const job = await waitForAudio(
@@ -583,6 +606,7 @@ describe('generation with reference through the Seed Audio fake', () => {
     ['an unpriced model', { model: 'unpriced-audio', textPrompt: 'x' }, 'GW_MODEL_NOT_PRICED'],
     ['no textPrompt', { model }, 'GW_VALIDATION'],
     ['an empty textPrompt', { model, textPrompt: '' }, 'GW_VALIDATION'],
+    ['a textPrompt of white space only', { model, textPrompt: ' \n\u3000' }, 'GW_VALIDATION'],
     ['a textPrompt of 3,001 characters', { model, textPrompt: '字'.repeat(3001) }, 'GW_VALIDATION'],
     [
       'four references',
@@ -627,6 +651,8 @@ describe('generation with reference through the Seed Audio fake', () => {
         path: `${path}${estimate ? '/estimate' : ''}`,
       });
       if (code !== 'GW_VALIDATION') expect(envelope.errors[0]).toContain(`model "${String(body.model)}"`);
+      if (_name === 'a textPrompt of white space only')
+        expect(envelope.errors).toEqual(['body.textPrompt must contain a character other than white space']);
     }
     expect(await jobRowsOf(gateway, accountId)).toEqual([]);
     expect(await heldNanosOf(gateway, accountId)).toBe(0n);

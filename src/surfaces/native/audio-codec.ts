@@ -1,7 +1,7 @@
 import { Type, type Static } from '@fastify/type-provider-typebox';
 import { ReferenceAudioParameters, TextToSpeechParameters } from '../../domain/speech-parameters.ts';
 import type { ReferenceAudioInput, TextToSpeechInput } from '../../gateway/speech-generation.ts';
-import { Identifier } from '../../http/schemas.ts';
+import { Identifier, NonBlankText } from '../../http/schemas.ts';
 
 const literals = <T extends readonly (string | number)[]>(values: T) =>
   Type.Union(values.map((value) => Type.Literal(value)));
@@ -10,7 +10,7 @@ const literals = <T extends readonly (string | number)[]>(values: T) =>
 export const TextToSpeechBody = Type.Object(
   {
     voiceType: Type.String({ minLength: 1, maxLength: 200 }),
-    text: Type.String({ minLength: 1, maxLength: 1000 }),
+    text: NonBlankText({ minLength: 1, maxLength: 1000 }),
     ...TextToSpeechParameters.properties,
     contextTexts: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 1000 }), { maxItems: 1 })),
   },
@@ -29,7 +29,7 @@ export function decodeTextToSpeech(body: TextToSpeechBody): TextToSpeechInput {
 export const ReferenceAudioBody = Type.Object(
   {
     model: Type.String({ minLength: 1, maxLength: 200 }),
-    textPrompt: Type.String({ minLength: 1, maxLength: 3000 }),
+    textPrompt: NonBlankText({ minLength: 1, maxLength: 3000 }),
     references: Type.Optional(
       Type.Array(Type.Record(Type.String({ maxLength: 100 }), Type.String(), { maxProperties: 8 }), { maxItems: 3 }),
     ),
