@@ -201,6 +201,11 @@ function describeValidation(error: FastifyError): string[] {
   return [...new Set(messages)];
 }
 
+/** The 415 refusal's message, naming every body type the route takes (JSON alone, unless the route takes more). */
+export function unsupportedMediaTypeMessage(taken: readonly string[]): string {
+  return `unsupported Content-Type: send the body as ${taken.join(' or ')}`;
+}
+
 /** Maps anything thrown while handling a request to a status and the envelope's messages. */
 export function classifyError(error: unknown, bodyLimit: number): Classified {
   if (isGatewayError(error)) return { status: error.status, code: error.code, messages: error.messages };
@@ -224,7 +229,7 @@ export function classifyError(error: unknown, bodyLimit: number): Classified {
       return {
         status: 415,
         code: 'GW_UNSUPPORTED_MEDIA_TYPE',
-        messages: ['unsupported Content-Type: send the body as application/json'],
+        messages: [unsupportedMediaTypeMessage(['application/json'])],
       };
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
       return {

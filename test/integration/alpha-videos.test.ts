@@ -214,6 +214,30 @@ describe('alpha videos: the routing provider video API over video tasks', () => 
     expect(await heldNanosOf(gateway, accountId)).toBe(0n);
   });
 
+  // The route takes JSON and the SDKs' multipart form: a refusal of any other type names both.
+  it.each([
+    ['application/x-www-form-urlencoded', 'model=veo&prompt=x'],
+    ['text/plain', 'model=veo prompt=x'],
+  ])('refuses a %s body with 415 naming every type it takes, holding and sending nothing', async (type, payload) => {
+    const { key, accountId } = await gateway.createFundedKey({ credits: 1 });
+    const before = creates().length;
+    const envelope = expectEnvelope(
+      await gateway.request({
+        method: 'POST',
+        url: '/api/alpha/v1/videos',
+        headers: { ...keyHeaders(key), 'content-type': type },
+        payload,
+      }),
+      { status: 415, code: 'GW_UNSUPPORTED_MEDIA_TYPE', path: '/api/alpha/v1/videos' },
+    );
+    expect(envelope.errors).toEqual([
+      'unsupported Content-Type: send the body as application/json or multipart/form-data',
+    ]);
+    expect(creates().length).toBe(before);
+    expect(await jobRowsOf(gateway, accountId)).toEqual([]);
+    expect(await heldNanosOf(gateway, accountId)).toBe(0n);
+  });
+
   it('refuses an uploaded input_reference file from the SDK with 400', async () => {
     const { key } = await gateway.createFundedKey({ credits: 1 });
     const upload = await OpenAI.toFile(Buffer.from('not really an image'), 'ref.png', { type: 'image/png' });

@@ -1,5 +1,7 @@
 import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { GatewayError } from '../../domain/errors.ts';
 import type { GatewayServices } from '../../gateway/services.ts';
+import { unsupportedMediaTypeMessage } from '../../http/error-envelope.ts';
 import { callerOf, requestContextOf, requireCredential } from '../../http/authentication.ts';
 import { requestBaseUrl } from '../../http/base-url.ts';
 import { Identifier } from '../../http/schemas.ts';
@@ -12,6 +14,9 @@ import { videoJobExample, videoRequestExample } from './alpha-examples.ts';
 
 /** The services this surface uses, and only those. */
 export type AlphaVideoServices = Pick<GatewayServices, 'authenticator' | 'config' | 'mediaDownloads' | 'video'>;
+
+/** The body types `POST /v1/videos` takes: JSON, and the multipart form the official SDKs send. */
+const takenBodyTypes = ['application/json', 'multipart/form-data'];
 
 /** A video id as the gateway issues them: anything else answers 404 before any lookup. */
 const VideoIdParams = Type.Object({ id: Identifier });
@@ -53,6 +58,10 @@ export const alphaVideoRoutes: FastifyPluginAsyncTypebox<{ services: AlphaVideoS
       (error: Error) => done(error),
     );
   });
+  // Any other body type answers 415 naming both that the route takes (the gateway's default names JSON alone).
+  app.addContentTypeParser('*', (_request, _payload, done) =>
+    done(new GatewayError('GW_UNSUPPORTED_MEDIA_TYPE', unsupportedMediaTypeMessage(takenBodyTypes))),
+  );
   const video = services.video;
   const surfaceBase = (request: Parameters<typeof requestBaseUrl>[0]) => `${requestBaseUrl(request)}/api/alpha/v1`;
 
