@@ -63,6 +63,26 @@ describe('finish reasons read from each protocol', () => {
       expect(geminiFinish(raw, { madeCalls: false }).unified, raw).toBe('error');
     expect(geminiFinish('LANGUAGE', { madeCalls: false })).toEqual({ unified: 'other', raw: 'LANGUAGE' });
   });
+
+  // Google's FinishReason: IMAGE_OTHER, "image generation stopped for a reason not otherwise specified", is the last
+  // of the image reasons that withhold the image made; NO_IMAGE, "the model was expected to generate an image, but
+  // none was generated", is a model failing at what it was asked, as a malformed call is.
+  it("reads Gemini's withheld image (IMAGE_OTHER) as a content filter and a missing one (NO_IMAGE) as an error", () => {
+    expect(geminiFinish('IMAGE_OTHER', { madeCalls: false })).toEqual({
+      unified: 'content-filter',
+      raw: 'IMAGE_OTHER',
+    });
+    expect(geminiFinish('NO_IMAGE', { madeCalls: false })).toEqual({ unified: 'error', raw: 'NO_IMAGE' });
+    // A turn that also made calls is no tool-call finish either: only STOP is.
+    expect(geminiFinish('NO_IMAGE', { madeCalls: true }).unified).toBe('error');
+    // Written in another protocol, the withheld image ends as that protocol's content filter.
+    const withheld = geminiFinish('IMAGE_OTHER', { madeCalls: false });
+    expect([stopReasonOf(withheld), openAiFinishReasons[withheld.unified], responseEndOf(withheld)]).toEqual([
+      'refusal',
+      'content_filter',
+      { status: 'incomplete', reason: 'content_filter' },
+    ]);
+  });
 });
 
 describe('a finish written in another protocol', () => {

@@ -207,6 +207,11 @@ export const GeminiError = Type.Object({
 });
 export type GeminiError = Static<typeof GeminiError>;
 
+/**
+ * Google's FinishReason read as the canonical finish. The IMAGE_* reasons are the image made and then withheld
+ * (IMAGE_OTHER: "for a reason not otherwise specified"), a content filter's finish as their text counterparts;
+ * NO_IMAGE is a model that made no image where one was expected, a failure as a malformed call is.
+ */
 const finishReasons: Readonly<Record<string, FinishReason['unified']>> = {
   STOP: 'stop',
   MAX_TOKENS: 'length',
@@ -218,6 +223,8 @@ const finishReasons: Readonly<Record<string, FinishReason['unified']>> = {
   IMAGE_SAFETY: 'content-filter',
   IMAGE_PROHIBITED_CONTENT: 'content-filter',
   IMAGE_RECITATION: 'content-filter',
+  IMAGE_OTHER: 'content-filter',
+  NO_IMAGE: 'error',
   MALFORMED_FUNCTION_CALL: 'error',
   UNEXPECTED_TOOL_CALL: 'error',
   TOO_MANY_TOOL_CALLS: 'error',
