@@ -36,8 +36,13 @@ export interface ImageJobView {
   error?: string;
 }
 
+/** An output as the job shows it: its link and asset id while it is kept, `assetExpired` once retention took it. */
+export type ImageView = Omit<ArchivedImage, 'objectKey' | 'mediaType' | 'providerUrl' | 'assetId'> & {
+  url?: string;
+} & ({ downloadUrl: string; assetId: string } | { assetExpired: true });
+
 export interface ImageResultView {
-  images: Array<Omit<ArchivedImage, 'objectKey' | 'mediaType' | 'providerUrl'> & { url?: string; downloadUrl: string }>;
+  images: ImageView[];
   usage: StoredImageResult['usage'];
 }
 
@@ -127,17 +132,27 @@ export class ImageGeneration {
     const status = job.state === 'cancelled' ? 'failed' : job.state;
     const view: ImageJobView = { generationId: job.id, status };
     const result = imageResult(job);
-    if (job.state === 'succeeded' && result) view.result = await this.resultView(result, baseUrl);
+    if (job.state === 'succeeded' && result)
+      view.result = await this.resultView(result, {
+        baseUrl,
+        kept: await this.dependencies.submission.keptAssetIds(job.id),
+      });
     if (job.state === 'failed') view.error = job.error ?? 'the image generation failed';
     return view;
   }
 
-  async resultView(result: StoredImageResult, baseUrl: string): Promise<ImageResultView> {
+  /** `kept`: the ids of the job's outputs still within their retention; the others show as expired. */
+  private async resultView(
+    result: StoredImageResult,
+    { baseUrl, kept }: { baseUrl: string; kept: ReadonlySet<string> },
+  ): Promise<ImageResultView> {
     const now = this.clock();
     const images = await Promise.all(
-      result.images.map(async ({ objectKey, mediaType: _mediaType, providerUrl, ...image }) => ({
+      result.images.map(async ({ objectKey, mediaType: _mediaType, providerUrl, assetId, ...image }) => ({
         ...(providerUrl ? { url: providerUrl } : {}),
-        downloadUrl: await this.dependencies.links.link(objectKey, now, baseUrl),
+        ...(kept.has(assetId)
+          ? { downloadUrl: await this.dependencies.links.link(objectKey, now, baseUrl), assetId }
+          : { assetExpired: true as const }),
         ...image,
       })),
     );
@@ -159,10 +174,17 @@ export class ImageGeneration {
   async outputBytes(job: ReadJobRow, index: number): Promise<Buffer> {
     const image = imageResult(job)?.images[index];
     const stored = image ? await this.dependencies.store.get(image.objectKey) : undefined;
-    if (!stored) throw new GatewayError('GW_NOT_FOUND', 'an output of this generation is no longer archived');
+    if (!stored) throw outputNoLongerArchived();
     return stored.bytes;
   }
 }
+
+/** An output asked for after media retention deleted it. */
+export const outputNoLongerArchived = () =>
+  new GatewayError(
+    'GW_NOT_FOUND',
+    'an output of this generation is no longer archived (deleted after media.retentionDays)',
+  );
 
 /** A succeeded job's stored result; null before, or for a job whose stored JSON this release cannot read. */
 function imageResult(job: ReadJobRow): StoredImageResult | null {

@@ -19,7 +19,7 @@ import type { Caller, RequestContext } from '../domain/request-context.ts';
 import type { NamedAsset } from './image-request-check.ts';
 
 export interface JobSubmissionDependencies {
-  jobs: Pick<MediaJobsRepository, 'submit' | 'find' | 'findAssets'>;
+  jobs: Pick<MediaJobsRepository, 'submit' | 'find' | 'findAssets' | 'assetsOfJob'>;
   ledger: Pick<CreditLedger, 'freeLeasedCredit'>;
   waiters: JobWaiters;
   config: JobsConfig;
@@ -107,12 +107,21 @@ export class JobSubmission {
     const now = this.clock();
     const owned = new Map<string, MediaAssetRow>();
     for (const asset of rows) {
-      if (asset.accountId === caller.accountId && (asset.expiresAt === null || asset.expiresAt > now))
-        owned.set(asset.id, asset);
+      if (asset.accountId === caller.accountId && isKept(asset, now)) owned.set(asset.id, asset);
     }
     const missing = named.find(({ assetId }) => !owned.has(assetId));
     if (missing) throw new GatewayError('GW_NOT_FOUND', `${missing.where}: asset "${missing.assetId}" not found`);
     return owned;
+  }
+
+  /**
+   * The ids of a job's archived outputs still kept, read in one query. An output past its retention
+   * (`media.retentionDays`) is gone from then on, as reuse has it, whether or not the sweep has deleted it yet.
+   */
+  async keptAssetIds(jobId: string): Promise<ReadonlySet<string>> {
+    const now = this.clock();
+    const assets = await this.dependencies.jobs.assetsOfJob(jobId);
+    return new Set(assets.filter((asset) => isKept(asset, now)).map((asset) => asset.id));
   }
 
   /** Waits for the job to end, as long as `wait` says; answers it as it is then. */
@@ -132,4 +141,9 @@ export class JobSubmission {
       await this.dependencies.waiters.wait(generationId, Math.min(left, 1_000), signal);
     }
   }
+}
+
+/** Whether an archived output is within its retention (one without an end is kept for ever). */
+function isKept(asset: MediaAssetRow, now: Date): boolean {
+  return asset.expiresAt === null || asset.expiresAt > now;
 }

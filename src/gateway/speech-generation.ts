@@ -61,6 +61,8 @@ export interface AudioJobView {
   product?: AudioProduct;
   status: 'queued' | 'processing' | 'succeeded' | 'failed';
   audioUrl?: string;
+  /** Media retention deleted the audio: no link is left of it. */
+  assetExpired?: true;
   durationSeconds?: number;
   originalDurationSeconds?: number;
   providerUrl?: string;
@@ -113,7 +115,9 @@ export class SpeechGeneration {
     if (!('problem' in job) && job.kind === 'audio') view.product = job.product;
     const result = 'problem' in job || job.kind !== 'audio' ? null : job.result;
     if (job.state === 'succeeded' && result) {
-      view.audioUrl = await this.dependencies.links.link(result.objectKey, this.clock(), baseUrl);
+      if ((await this.dependencies.submission.keptAssetIds(job.id)).has(result.assetId))
+        view.audioUrl = await this.dependencies.links.link(result.objectKey, this.clock(), baseUrl);
+      else view.assetExpired = true;
       Object.assign(
         view,
         definedFields({

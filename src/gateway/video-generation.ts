@@ -39,6 +39,8 @@ export interface VideoTaskView {
   videoUrl?: string;
   downloadUrl?: string;
   assetId?: string;
+  /** Media retention deleted the video: no link or asset id is left of it. */
+  assetExpired?: true;
   usage?: {
     completionTokens: number;
     totalTokens: number;
@@ -156,6 +158,11 @@ export class VideoGeneration {
       );
     if (index !== 0)
       throw new GatewayError('GW_NOT_FOUND', `video "${job.id}" has no output ${index} (it has one, index 0)`);
+    if (!(await this.dependencies.submission.keptAssetIds(job.id)).has(result.assetId))
+      throw new GatewayError(
+        'GW_NOT_FOUND',
+        `video "${job.id}" is no longer archived (deleted after media.retentionDays)`,
+      );
     return {
       objectKey: result.objectKey,
       link: await this.dependencies.links.link(result.objectKey, this.clock(), baseUrl),
@@ -176,8 +183,11 @@ export class VideoGeneration {
     };
     const result = videoResult(job);
     if (job.state === 'succeeded' && result) {
-      const link = await this.dependencies.links.link(result.objectKey, this.clock(), baseUrl);
-      Object.assign(view, { videoUrl: link, downloadUrl: link, assetId: result.assetId, usage: result.usage });
+      if ((await this.dependencies.submission.keptAssetIds(job.id)).has(result.assetId)) {
+        const link = await this.dependencies.links.link(result.objectKey, this.clock(), baseUrl);
+        Object.assign(view, { videoUrl: link, downloadUrl: link, assetId: result.assetId });
+      } else view.assetExpired = true;
+      view.usage = result.usage;
     }
     if (job.state === 'failed' || job.state === 'cancelled')
       view.error = job.error ?? `the video generation ${job.state}`;

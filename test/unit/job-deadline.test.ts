@@ -171,6 +171,7 @@ describe('job deadlines in the worker', () => {
         find: jobs.read,
         submit: () => Promise.reject(new Error('nothing is submitted here')),
         findAssets: () => Promise.resolve([]),
+        assetsOfJob: () => Promise.resolve([]),
       },
       ledger: { freeLeasedCredit: () => Promise.resolve() },
       waiters,

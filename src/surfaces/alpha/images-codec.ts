@@ -1,5 +1,5 @@
 import type { NativeImageInput } from '../../gateway/image-request-check.ts';
-import type { ImageResultView } from '../../gateway/image-generation.ts';
+import { outputNoLongerArchived, type ImageResultView } from '../../gateway/image-generation.ts';
 import type { StreamedImage } from '../../gateway/image-streaming.ts';
 import {
   imageBackgrounds,
@@ -63,11 +63,11 @@ export async function imagesResponseOf(
   { created, responseFormat, bytesOf }: FinishedImages & { responseFormat: 'url' | 'b64_json' | undefined },
 ): Promise<Record<string, unknown>> {
   const data = await Promise.all(
-    result.images.map(async (image, index) =>
-      responseFormat === 'b64_json'
-        ? { b64_json: (await bytesOf(index)).toString('base64') }
-        : { url: image.downloadUrl },
-    ),
+    result.images.map(async (image, index) => {
+      if (responseFormat === 'b64_json') return { b64_json: (await bytesOf(index)).toString('base64') };
+      if (!('downloadUrl' in image)) throw outputNoLongerArchived();
+      return { url: image.downloadUrl };
+    }),
   );
   const usage = result.usage;
   return {

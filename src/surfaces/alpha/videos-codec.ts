@@ -137,12 +137,13 @@ export function alphaVideoJob(task: VideoTaskView, surfaceBaseUrl: string): Rout
   const job: RouterVideoJob & { model: string } = {
     id: task.taskId,
     polling_url: pollingUrl,
-    status: statuses[task.status],
+    // A video media retention deleted is the protocol's `expired` job: made and paid for, its content gone.
+    status: task.assetExpired ? 'expired' : statuses[task.status],
     generation_id: task.generationId,
     model: task.model,
   };
   if (task.status === 'succeeded') {
-    job.unsigned_urls = [`${pollingUrl}/content?index=0`];
+    if (!task.assetExpired) job.unsigned_urls = [`${pollingUrl}/content?index=0`];
     job.usage = { cost: task.usage?.usdCost ?? 0, is_byok: false };
   }
   if (task.error !== undefined) job.error = task.error;

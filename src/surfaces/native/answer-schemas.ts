@@ -50,15 +50,27 @@ const Box = Type.Unsafe<LayerBox>(
   Type.Array(Type.Integer(), { minItems: 4, maxItems: 4, description: '[left, top, right, bottom]' }),
 );
 
-const ImageSchema = Type.Object({
-  assetId: Type.String({ description: 'Reusable as `imageAssetId` by the same account' }),
+const imageFields = {
   url: Type.Optional(Type.String({ description: "The provider's own URL, when it answered with one (it expires)" })),
-  downloadUrl: Type.String({ description: 'The archived output: an expiring signed link' }),
   zIndex: Type.Optional(Type.Integer({ description: 'Layer order, 0 = base (layer decomposition only)' })),
   boundingBox: Type.Optional(Type.Object({ absolute: Box, normalized: Box })),
   name: Type.Optional(Type.String()),
   description: Type.Optional(Type.String()),
+};
+
+/** Stands where an output's link and asset id were once media retention (`media.retentionDays`) has deleted it. */
+export const AssetExpired = Type.Literal(true, {
+  description: 'The archived output was deleted after media.retentionDays: no link or asset id is left of it',
 });
+
+const ImageSchema = Type.Union([
+  Type.Object({
+    assetId: Type.String({ description: 'Reusable as `imageAssetId` by the same account' }),
+    downloadUrl: Type.String({ description: 'The archived output: an expiring signed link' }),
+    ...imageFields,
+  }),
+  Type.Object({ assetExpired: AssetExpired, ...imageFields }),
+]);
 
 const ImageUsageSchema = Type.Object({
   generatedImages: Type.Optional(Type.Number()),
@@ -116,6 +128,7 @@ export const VideoTaskSchema = Type.Object(
     videoUrl: Type.Optional(Type.String()),
     downloadUrl: Type.Optional(Type.String()),
     assetId: Type.Optional(Type.String()),
+    assetExpired: Type.Optional(AssetExpired),
     usage: Type.Optional(
       Type.Object({
         completionTokens: Type.Number(),
@@ -150,6 +163,7 @@ export const AudioJobSchema = Type.Object(
     ),
     status: Type.Enum(['queued', 'processing', 'succeeded', 'failed'] as const),
     audioUrl: Type.Optional(Type.String({ description: 'Signed download link, once succeeded' })),
+    assetExpired: Type.Optional(AssetExpired),
     durationSeconds: Type.Optional(Type.Number()),
     originalDurationSeconds: Type.Optional(
       Type.Number({ description: 'The billed duration (generation with reference)' }),
