@@ -36,12 +36,14 @@ export const midStreamFailure = 'the upstream provider failed while streaming';
 /**
  * The error answer a media job keeps of its provider's refusal, so that a request waiting for the job can relay
  * it as the relay path relays an `UpstreamHttpError`: the status, the body (as the upstream client scrubbed it of
- * credentials, at most `maxKeptErrorBodyBytes` of it), and the content type as the relay path sends it.
+ * credentials, at most `maxKeptErrorBodyBytes` of it), the content type as the relay path sends it, and the wait
+ * the provider asked for (`retry-after`), when it asked for one.
  */
 export interface UpstreamErrorAnswer {
   status: number;
   body: string;
   contentType: string | undefined;
+  retryAfterMs?: number;
 }
 
 /** The most of an error body a job keeps, in UTF-8 bytes: what the upstream client reads of one for relaying. */
@@ -49,7 +51,12 @@ export const maxKeptErrorBodyBytes = 64 * 1024;
 
 /** What a job keeps of an upstream's error answer: its body cut at `maxKeptErrorBodyBytes`. */
 export function keptErrorAnswer(error: UpstreamHttpError): UpstreamErrorAnswer {
-  return { status: error.status, body: cutToBytes(error.body, maxKeptErrorBodyBytes), contentType: error.contentType };
+  return {
+    status: error.status,
+    body: cutToBytes(error.body, maxKeptErrorBodyBytes),
+    contentType: error.contentType,
+    ...(error.retryAfterMs === undefined ? {} : { retryAfterMs: error.retryAfterMs }),
+  };
 }
 
 /** `text` cut to at most `limit` UTF-8 bytes, never inside a character. */
@@ -60,7 +67,10 @@ function cutToBytes(text: string, limit: number): string {
   return new TextDecoder().decode(bytes.subarray(0, limit), { stream: true });
 }
 
-/** The error a job's kept answer is relayed as: the provider's status, body and content type. */
+/** The error a job's kept answer is relayed as: the provider's status, body, content type and wait. */
 export function relayedErrorOf(answer: UpstreamErrorAnswer): UpstreamHttpError {
-  return new UpstreamHttpError(answer.status, answer.body, { contentType: answer.contentType });
+  return new UpstreamHttpError(answer.status, answer.body, {
+    contentType: answer.contentType,
+    retryAfterMs: answer.retryAfterMs,
+  });
 }

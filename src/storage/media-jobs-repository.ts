@@ -486,16 +486,25 @@ function upstreamAnswerColumns(answer: UpstreamErrorAnswer | undefined) {
     upstreamErrorStatus: answer?.status ?? null,
     upstreamErrorBody: answer === undefined ? null : Buffer.from(answer.body, 'utf8'),
     upstreamErrorContentType: answer?.contentType ?? null,
+    upstreamErrorRetryAfterMs: answer?.retryAfterMs ?? null,
   };
 }
 
 /** The provider's error answer a failed job kept, if it kept one. */
 export function keptUpstreamAnswer(
-  job: Pick<MediaJobRecord, 'upstreamErrorStatus' | 'upstreamErrorBody' | 'upstreamErrorContentType'>,
+  job: Pick<
+    MediaJobRecord,
+    'upstreamErrorStatus' | 'upstreamErrorBody' | 'upstreamErrorContentType' | 'upstreamErrorRetryAfterMs'
+  >,
 ): UpstreamErrorAnswer | undefined {
-  const { upstreamErrorStatus: status, upstreamErrorBody: body } = job;
+  const { upstreamErrorStatus: status, upstreamErrorBody: body, upstreamErrorRetryAfterMs: retryAfterMs } = job;
   if (status === null || body === null) return undefined;
-  return { status, body: body.toString('utf8'), contentType: job.upstreamErrorContentType ?? undefined };
+  return {
+    status,
+    body: body.toString('utf8'),
+    contentType: job.upstreamErrorContentType ?? undefined,
+    ...(retryAfterMs === null ? {} : { retryAfterMs }),
+  };
 }
 
 /** A job's row with its stored JSON checked: typed, or unreadable with the reason. */

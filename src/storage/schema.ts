@@ -227,6 +227,8 @@ export const mediaJobs = pgTable(
     upstreamErrorStatus: integer('upstream_error_status'),
     upstreamErrorBody: bytes('upstream_error_body'),
     upstreamErrorContentType: text('upstream_error_content_type'),
+    /** The wait the provider asked for with that answer (`retry-after`, `retry-after-ms`), relayed with it. */
+    upstreamErrorRetryAfterMs: integer('upstream_error_retry_after_ms'),
     /** The process running the job; null while no process does. */
     claimedBy: text('claimed_by'),
     /** When the claim runs out unless renewed: past it, another process takes the job over. */

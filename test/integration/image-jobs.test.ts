@@ -174,6 +174,30 @@ describe('image jobs through the ModelArk and OpenAI fakes', () => {
     expect(await balanceNanosOf(gateway, accountId)).toBe(usdToNanos(1));
   });
 
+  // The provider's retry-after is kept with the job's failure and relayed, so an SDK that honours it waits as the
+  // provider asked before it sends the request (a new job) again.
+  it("the waiting route relays the provider's retry-after with its 429 once the job's tries are spent", async () => {
+    const { key, accountId } = await gateway.createFundedKey({ credits: 1 });
+    const prompt = 'waited limit fake-error-429 fake-retry-after-1';
+    const response = await generate(key, { model: 'seedream', prompt });
+    expect(response.statusCode, response.body).toBe(429);
+    expect(response.headers['x-upstream-status']).toBe('429');
+    expect(response.headers['retry-after']).toBe('1');
+    expect(submissionsOf(ark.requests, seedreamPath, prompt)).toBe(3);
+    expect(await balanceNanosOf(gateway, accountId)).toBe(usdToNanos(1));
+    // A refusal sent with a wait in seconds (never tried again: a 400 is no passing trouble) keeps it too.
+    const refused = await generate(key, {
+      model: 'seedream',
+      prompt: 'waited refusal fake-error-400 fake-retry-after-7',
+    });
+    expect(refused.statusCode, refused.body).toBe(400);
+    expect(refused.headers['retry-after']).toBe('7');
+    // A provider that asks for no wait gets none relayed.
+    expect((await generate(key, { model: 'seedream', prompt: 'plain fake-error-400' })).headers['retry-after']).toBe(
+      undefined,
+    );
+  });
+
   it('the waiting route answers 502 GW_GENERATION_FAILED when the provider could not be reached', async () => {
     const { key, accountId } = await gateway.createFundedKey({ credits: 1 });
     const response = await generate(key, { model: 'seedream-down', prompt: 'nobody home' });

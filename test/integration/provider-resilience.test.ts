@@ -177,8 +177,9 @@ describe('provider resilience: breakers, fallbacks, retry-after, and the route o
     ).length;
     const started = Date.now();
     const answer = await chat(key, 'limited');
-    // The fake asks for 1 s: one wait, one more try, then its 429 as it came.
+    // The fake asks for 1 s: one wait, one more try, then its 429 as it came, with the wait it asked for.
     expect(answer.statusCode).toBe(429);
+    expect(answer.headers['retry-after']).toBe('1');
     expect(Date.now() - started).toBeGreaterThanOrEqual(950);
     expect(
       openai.requests.filter((request) => (request.body as { model?: string } | undefined)?.model === 'fake-error-429')

@@ -53,6 +53,7 @@ function jobRow(deadlineAt: Date): MediaJobRow {
     upstreamErrorStatus: null,
     upstreamErrorBody: null,
     upstreamErrorContentType: null,
+    upstreamErrorRetryAfterMs: null,
     claimedBy: 'me',
     claimExpiresAt: null,
     runAfter: now,

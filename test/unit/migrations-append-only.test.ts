@@ -41,6 +41,7 @@ const landed: ReadonlyArray<readonly [string, string]> = [
   ['0019_settle_batch_forgets_deleted_lease', '5faa068964d355dce449cf337cc00c9a67281a44d924095cc7d9b8e1d7854451'],
   ['0020_secret_verifier', '6d0c551a3e44ecb0ff904afacb7daf661a7a16dd30287fe2fea2f92a42718ff6'],
   ['0021_job_upstream_error', 'cdd1b6807547236d15a435c985a4c55bf7f4b85002342041e612dcbcb7027993'],
+  ['0022_job_upstream_retry_after', '4d37c53f1f802ec90be5a084f62f3d45c3cdcedf540fe27e2276be1a4592d2ec'],
 ];
 
 const journal = Value.Parse(Journal, JSON.parse(readFileSync(path.join(folder, 'meta/_journal.json'), 'utf8')));

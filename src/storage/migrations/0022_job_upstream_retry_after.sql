@@ -1,0 +1,1 @@
+ALTER TABLE "media_jobs" ADD COLUMN "upstream_error_retry_after_ms" integer;
