@@ -9,4 +9,8 @@ if (!existsSync(main)) {
   process.stderr.write('gateway: dist/ is missing; build it with `npm run build`\n');
   process.exit(1);
 }
+// Before anything else is loaded: the gateway's dependencies resolve their own modules the shorter way
+// (dist/cli/module-resolution.js says why).
+const { installModuleResolution } = await import(new URL('../dist/cli/module-resolution.js', import.meta.url).href);
+installModuleResolution();
 await import(main.href);

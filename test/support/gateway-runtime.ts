@@ -61,3 +61,12 @@ const loadedOnUse = ['ioredis', '@aws-sdk/client-s3', 'music-metadata', 'mp4box'
 export function packagesLoadedOnUse(record: RuntimeRecord): string[] {
   return loadedOnUse.filter((name) => (record.urls ?? []).some((url) => url.includes(`/node_modules/${name}/`)));
 }
+
+/**
+ * The modules of `name` that reached Node's own resolver (the probe's hook, which runs after bin/gateway.js's):
+ * a package whose modules resolve one another the shorter way (src/cli/module-resolution.ts) shows only the
+ * entry points the gateway imports.
+ */
+export function modulesResolvedByNode(record: RuntimeRecord, name: string): string[] {
+  return (record.urls ?? []).filter((url) => url.includes(`/node_modules/${name}/`));
+}
