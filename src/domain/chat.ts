@@ -73,7 +73,10 @@ export function textOf(content: ChatMessage['content']): string {
   return content.map((part) => (part.type === 'text' ? part.text : '')).join('');
 }
 
-/** Text-only parts become one string; otherwise the parts stay as they are, in order. */
+/**
+ * A model's turn from its parts: text-only parts become one string (a turn the client kept in pieces, as
+ * Gemini's streamed chunks, is one text); otherwise the parts stay as they are, in order.
+ */
 export function compactContent(parts: readonly ChatPart[]): ChatMessage['content'] {
   return parts.every((part) => part.type === 'text')
     ? parts.map((part) => (part as { text: string }).text).join('')
@@ -81,10 +84,11 @@ export function compactContent(parts: readonly ChatPart[]): ChatMessage['content
 }
 
 /**
- * A system message's content from the parts a client gave it: one text part is its string; several parts stay
- * parts, so that a protocol taking a system prompt in parts gets each as it was written.
+ * A client's own message (system or user) from the parts it wrote: one text part is its string; several parts
+ * stay parts, so that each protocol, all of which take a message in parts, gets each as it was written, never
+ * run together.
  */
-export function systemContent(parts: readonly ChatPart[]): ChatMessage['content'] {
+export function contentInParts(parts: readonly ChatPart[]): ChatMessage['content'] {
   const [first] = parts;
   if (first === undefined) return '';
   return parts.length === 1 && first.type === 'text' ? first.text : parts;
@@ -141,7 +145,7 @@ export function userTurn(parts: ChatPart[]): ChatMessage[] {
   const rest = parts.filter((part) => part.type !== 'tool-result');
   return [
     ...(results.length > 0 ? [{ role: 'tool' as const, content: results }] : []),
-    ...(rest.length > 0 || results.length === 0 ? [{ role: 'user' as const, content: compactContent(rest) }] : []),
+    ...(rest.length > 0 || results.length === 0 ? [{ role: 'user' as const, content: contentInParts(rest) }] : []),
   ];
 }
 

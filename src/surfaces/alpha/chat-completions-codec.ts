@@ -4,7 +4,7 @@ import {
   compactContent,
   imageFromUrl,
   nameToolResults,
-  systemContent,
+  contentInParts,
   textOf,
   toolDefinition,
   type ChatMessage,
@@ -208,8 +208,11 @@ export function decodeChatMessages(body: ChatCompletionsRequest): DecodedChat {
       parts.push(...toolCallsOf(message.tool_calls, untranslatable));
     }
     requireToolTextsWithin(parts, `body.messages.${index}`);
-    // A system message's text parts stay parts, for the protocols that take a system prompt in parts.
-    messages.push({ role: role ?? 'user', content: role === 'system' ? systemContent(parts) : compactContent(parts) });
+    // The client's own text parts stay parts; an assistant's are one text.
+    messages.push({
+      role: role ?? 'user',
+      content: role === 'assistant' ? compactContent(parts) : contentInParts(parts),
+    });
   }
   const tools = decodeFunctionTools(body.tools, {
     untranslatable,

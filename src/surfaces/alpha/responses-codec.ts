@@ -5,7 +5,7 @@ import {
   imageFromUrl,
   nameToolResults,
   partsOf,
-  systemContent,
+  contentInParts,
   textOf,
   type ChatMessage,
   type ChatPart,
@@ -144,8 +144,8 @@ export function decodeResponsesInput(body: ResponsesRequest): DecodedChat {
       continue;
     }
     const parts = contentParts(item.content, untranslatable);
-    // A system (developer) message's text parts stay parts, for the protocols that take a system prompt in parts.
-    messages.push({ role, content: role === 'system' ? systemContent(parts) : compactContent(parts) });
+    // The client's own text parts (system, developer, user) stay parts; an assistant's are one text.
+    messages.push({ role, content: role === 'assistant' ? compactContent(parts) : contentInParts(parts) });
   }
   const tools = decodeFunctionTools(body.tools, {
     untranslatable,
@@ -159,7 +159,7 @@ export function decodeResponsesInput(body: ResponsesRequest): DecodedChat {
   });
   const text = body.text ?? {};
   const compacted = messages.map((message) =>
-    typeof message.content === 'string' || message.role === 'system'
+    typeof message.content === 'string' || message.role !== 'assistant'
       ? message
       : { ...message, content: compactContent(message.content) },
   );

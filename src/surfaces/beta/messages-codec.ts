@@ -6,7 +6,7 @@ import {
   compactContent,
   heldFormat,
   nameToolResults,
-  systemContent,
+  contentInParts,
   textOf,
   toolDefinition,
   userTurn,
@@ -262,7 +262,7 @@ export function decodeMessages(body: Omit<MessagesRequest, 'max_tokens'>): Decod
   requireNestingWithin(body.system, 'body.system');
   // Text blocks stay blocks, so that a protocol taking a system prompt in parts gets them as the client wrote them.
   if (body.system !== undefined)
-    messages.push({ role: 'system', content: systemContent(blockParts(body.system, untranslatable)) });
+    messages.push({ role: 'system', content: contentInParts(blockParts(body.system, untranslatable)) });
   for (const [index, message] of body.messages.entries()) {
     if (message.role !== 'user' && message.role !== 'assistant') untranslatable.add(`"${message.role}" messages`);
     requireNestingWithin(message.content, `body.messages.${index}.content`);

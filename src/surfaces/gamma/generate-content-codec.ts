@@ -2,7 +2,7 @@ import {
   argumentsObject,
   compactContent,
   heldFormat,
-  systemContent,
+  contentInParts,
   toolDefinition,
   userTurn,
   type ChatMessage,
@@ -321,13 +321,13 @@ export function decodeContents(body: GenerateContentBody): DecodedChat {
   requireNestingWithin(body.systemInstruction, 'body.systemInstruction');
   if (body.systemInstruction !== undefined) {
     // Parts stay parts, so that a protocol taking a system prompt in parts gets them as the client wrote them.
-    const system =
+    // The other protocols' system prompts are text only: another part has no place there.
+    const parts =
       typeof body.systemInstruction === 'string'
-        ? body.systemInstruction
-        : systemContent(
-            partsOf(body.systemInstruction.parts, untranslatable, calls).filter((part) => part.type === 'text'),
-          );
-    messages.push({ role: 'system', content: system });
+        ? [{ type: 'text' as const, text: body.systemInstruction }]
+        : partsOf(body.systemInstruction.parts, untranslatable, calls);
+    if (parts.some((part) => part.type !== 'text')) untranslatable.add('systemInstruction parts other than text');
+    messages.push({ role: 'system', content: contentInParts(parts) });
   }
   if (typeof body.contents === 'string') messages.push({ role: 'user', content: body.contents });
   else {

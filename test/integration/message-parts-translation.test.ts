@@ -6,10 +6,10 @@ import { startFamilyGateway, type FamilyGateway } from '../support/test-gateway.
 
 /**
  * A system prompt given in several parts (Gemini `systemInstruction.parts`, Anthropic `system` text blocks, an
- * OpenAI system message of text parts, the Responses API's `instructions` beside developer messages) reaches a
- * model of another protocol part by part, where that protocol takes parts, never run together.
+ * OpenAI system message of text parts, the Responses API's `instructions` beside developer messages), and a
+ * user's message of several texts, reach a model of another protocol part by part, never run together.
  */
-describe('system prompts in several parts, across protocols', () => {
+describe('system prompts and user messages in several parts, across protocols', () => {
   let gateway: FamilyGateway;
   let key: string;
   let address: string;
@@ -103,5 +103,66 @@ describe('system prompts in several parts, across protocols', () => {
       ],
     });
     expect(sentTo('anthropic').system).toBe('Be brief.');
+  });
+
+  const asked = ['Translate into French:', 'Good morning.'];
+  const lastUserMessage = (family: 'openai' | 'anthropic') =>
+    (sentTo(family).messages as Array<{ role: string }>).findLast((message) => message.role === 'user');
+
+  it('gamma: a user content of several text parts reaches OpenAI as text parts and Anthropic as text blocks', async () => {
+    const client = new GoogleGenAI({
+      apiKey: key,
+      httpOptions: { baseUrl: `${address}/api/gamma`, retryOptions: { attempts: 1 } },
+    });
+    const contents = [{ role: 'user', parts: asked.map((text) => ({ text })) }];
+    await client.models.generateContent({ model: 'via-openai', contents });
+    expect(lastUserMessage('openai')).toEqual({ role: 'user', content: asked.map((text) => ({ type: 'text', text })) });
+    await client.models.generateContent({ model: 'via-anthropic', contents });
+    expect(lastUserMessage('anthropic')).toEqual({
+      role: 'user',
+      content: asked.map((text) => ({ type: 'text', text })),
+    });
+  });
+
+  it('beta and alpha: a user message of several texts reaches Gemini as parts', async () => {
+    const beta = new Anthropic({ apiKey: key, baseURL: `${address}/api/beta`, maxRetries: 0 });
+    const content = asked.map((text) => ({ type: 'text' as const, text }));
+    await beta.messages.create({ model: 'via-gemini', max_tokens: 100, messages: [{ role: 'user', content }] });
+    expect((sentTo('gemini').contents as unknown[]).at(-1)).toEqual({
+      role: 'user',
+      parts: asked.map((text) => ({ text })),
+    });
+    const alpha = new OpenAI({ apiKey: key, baseURL: `${address}/api/alpha/v1`, maxRetries: 0 });
+    await alpha.chat.completions.create({ model: 'via-gemini', messages: [{ role: 'user', content }] });
+    expect((sentTo('gemini').contents as unknown[]).at(-1)).toEqual({
+      role: 'user',
+      parts: asked.map((text) => ({ text })),
+    });
+    await alpha.responses.create({
+      model: 'via-anthropic',
+      input: [{ role: 'user', content: asked.map((text) => ({ type: 'input_text' as const, text })) }],
+    });
+    expect(lastUserMessage('anthropic')).toEqual({ role: 'user', content });
+  });
+
+  it('gamma: a systemInstruction part other than text is refused for another protocol, naming it', async () => {
+    const client = new GoogleGenAI({
+      apiKey: key,
+      httpOptions: { baseUrl: `${address}/api/gamma`, retryOptions: { attempts: 1 } },
+    });
+    // (A picture there is refused first by a model that reads no images: a call is the part left to try.)
+    const call = { functionCall: { name: 'lookup', args: { city: 'Paris' } } };
+    const sent = gateway.fakes.openai.requests.length;
+    await expect(
+      client.models.generateContent({
+        model: 'via-openai',
+        contents: 'hello',
+        config: { systemInstruction: { parts: [{ text: 'Be brief.' }, call] } },
+      }),
+    ).rejects.toMatchObject({
+      status: 400,
+      message: expect.stringContaining('systemInstruction parts other than text'),
+    });
+    expect(gateway.fakes.openai.requests.length).toBe(sent);
   });
 });
