@@ -3,7 +3,14 @@ import { Webhook } from 'standardwebhooks';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { queryRows } from '../../src/storage/database.ts';
 import { WebhooksRepository } from '../../src/storage/webhooks-repository.ts';
-import { adminHeaders, keyHeaders, shippedConfigWith, signup } from '../support/http-helpers.ts';
+import {
+  adminHeaders,
+  bearer,
+  createKeyOverHttp,
+  keyHeaders,
+  shippedConfigWith,
+  signup,
+} from '../support/http-helpers.ts';
 import { startTestGateway, type TestGateway } from '../support/test-gateway.ts';
 import { WebhookReceiver } from '../support/webhook-receiver.ts';
 
@@ -477,6 +484,93 @@ describe('webhooks', () => {
       expect.objectContaining({ apiKeyId: keyId, cap: 'daily', level: 80, limit: 0.005, spent: 0.004 }),
       expect.objectContaining({ apiKeyId: keyId, cap: 'daily', level: 100, limit: 0.005, spent: 0.005 }),
     ]);
+  });
+
+  /** A key's caps changed as its owner (a session, `token`) or the operator (`token` absent) changes them. */
+  async function setCaps(keyId: string, caps: Record<string, number | null>, token?: string): Promise<void> {
+    const response = await gateway.request({
+      method: 'PATCH',
+      url: token ? `/api/v1/api-keys/${keyId}/usage-limit` : `/api/admin/v1/api-keys/${keyId}/usage-limit`,
+      headers: token ? bearer(token) : adminHeaders,
+      payload: caps,
+    });
+    expect(response.statusCode, response.body).toBe(200);
+  }
+
+  async function windowStartsOf(keyId: string): Promise<{ day: string; week: string; month: string }> {
+    const [row] = await queryRows<{ day: string; week: string; month: string }>(
+      gateway.gateway.core.storage.db,
+      sql`SELECT day_start::text AS day, week_start::text AS week, month_start::text AS month
+            FROM api_keys WHERE id = ${keyId}`,
+    );
+    return row!;
+  }
+
+  it('announces the levels a lowered cap reaches, once per window and level, whoever lowers it', async () => {
+    const { token, account } = await signup(gateway);
+    await credit(account.id, 1);
+    const { id: keyId, key } = await createKeyOverHttp(gateway, bearer(token));
+    await endpointFor(key, ['api_key.cap_reached']);
+    for (let n = 0; n < 3; n++) expect(await image(key)).toBe(200); // 0.003 in every window
+    const starts = await windowStartsOf(keyId);
+    const windowOf: Record<string, string> = { daily: starts.day, monthly: starts.month, total: 'total' };
+    const event = (cap: string, level: number, limit: number) => ({
+      apiKeyId: keyId,
+      name: 'http key',
+      cap,
+      level,
+      limit,
+      spent: 0.003,
+      windowStart: windowOf[cap],
+    });
+
+    await setCaps(keyId, { daily: 0.0035 }); // the operator: 86%
+    await receiver.waitFor(1);
+    await setCaps(keyId, { daily: 0.003, monthly: 0 }, token); // the owner: daily at 100%, monthly past both
+    await receiver.waitFor(4);
+    await setCaps(keyId, { daily: 0.002, monthly: 0.001 }, token); // lower still: both levels already announced
+    await setCaps(keyId, { weekly: 0.01 }); // 30%: nothing reached
+    await setCaps(keyId, { total: 0.00375 }); // exactly 80%
+    await receiver.waitFor(5);
+    await setCaps(keyId, { daily: null, monthly: null, total: 0.004 }); // 75% again; then spending reaches 100%
+    expect(await image(key)).toBe(200);
+    await receiver.waitFor(6);
+    const events = (await settledEvents('api_key.cap_reached')).map((received) => received.data);
+    expect(events).toHaveLength(6);
+    expect(events).toEqual(
+      expect.arrayContaining([
+        event('daily', 80, 0.0035),
+        event('daily', 100, 0.003),
+        event('monthly', 80, 0),
+        event('monthly', 100, 0),
+        event('total', 80, 0.00375),
+        { ...event('total', 100, 0.004), spent: 0.004 },
+      ]),
+    );
+  });
+
+  it("reads a lowered cap against the spend of the window now running, not a counter's earlier window", async () => {
+    const { key, keyId } = await gateway.createFundedKey({ credits: 1 });
+    await endpointFor(key, ['api_key.cap_reached']);
+    for (let n = 0; n < 2; n++) expect(await image(key)).toBe(200);
+    // The key last spent yesterday (as a key does that spends nothing today): its day counter is yesterday's.
+    await queryRows(
+      gateway.gateway.core.storage.db,
+      sql`UPDATE api_keys SET day_start = day_start - 1 WHERE id = ${keyId}`,
+    );
+    await setCaps(keyId, { daily: 0.001 }); // today it has spent nothing
+    expect(await settledEvents('api_key.cap_reached')).toHaveLength(0);
+    const { week } = await windowStartsOf(keyId);
+    await setCaps(keyId, { weekly: 0.002 }); // this week's 0.002 is in its window
+    await receiver.waitFor(2);
+    const events = (await settledEvents('api_key.cap_reached')).map((received) => received.data);
+    expect(events).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ cap: 'weekly', level: 80, spent: 0.002, windowStart: week }),
+        expect.objectContaining({ cap: 'weekly', level: 100, spent: 0.002, windowStart: week }),
+      ]),
+    );
+    expect(events).toHaveLength(2);
   });
 
   it('checks caps only for keys of accounts whose active endpoints take api_key.cap_reached', async () => {

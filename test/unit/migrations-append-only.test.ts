@@ -42,6 +42,7 @@ const landed: ReadonlyArray<readonly [string, string]> = [
   ['0020_secret_verifier', '6d0c551a3e44ecb0ff904afacb7daf661a7a16dd30287fe2fea2f92a42718ff6'],
   ['0021_job_upstream_error', 'cdd1b6807547236d15a435c985a4c55bf7f4b85002342041e612dcbcb7027993'],
   ['0022_job_upstream_retry_after', '4d37c53f1f802ec90be5a084f62f3d45c3cdcedf540fe27e2276be1a4592d2ec'],
+  ['0023_lowered_cap_alerts', 'd145d7f0891805a28d1e7df7ff01537a572099e7044610470053280f42eceee6'],
 ];
 
 const journal = Value.Parse(Journal, JSON.parse(readFileSync(path.join(folder, 'meta/_journal.json'), 'utf8')));

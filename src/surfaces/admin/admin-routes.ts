@@ -166,7 +166,7 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{ services: AdminServices }>
       schema: {
         summary: "Set or remove a key's spend caps",
         description:
-          'Each window given (daily, weekly, monthly, total) gets the cap in USD, or loses it with `null`; the windows left out keep theirs. Every process refuses past a lowered cap from the next request, requests in flight included at their settlement.',
+          'Each window given (daily, weekly, monthly, total) gets the cap in USD, or loses it with `null`; the windows left out keep theirs. Every process refuses past a lowered cap from the next request, requests in flight included at their settlement. A cap set at or below 80% or 100% of what the key spent in its current window sends the levels reached as `api_key.cap_reached` webhook events, once per level and window, as spending would.',
         documentedExample: { request: limitsPatchExample, answer: apiKeyExample },
         params: KeyIdParams,
         body: LimitsPatch,
