@@ -25,6 +25,7 @@ export const databaseSuite = [
   'test/integration/ledger-functions.test.ts',
   'test/integration/ledger-races.test.ts',
   'test/integration/listener-probe.test.ts',
+  'test/integration/locked-rows.test.ts',
   'test/integration/lost-commit-replies.test.ts',
   'test/integration/lowered-cap-processes.test.ts',
   'test/integration/money-invariants.test.ts',

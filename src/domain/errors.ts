@@ -33,6 +33,7 @@ export const errorCatalogue = {
   GW_GENERATION_FAILED: 502,
   GW_UPSTREAM_UNAVAILABLE: 503,
   GW_RATE_LIMITS_UNAVAILABLE: 503,
+  GW_STORAGE_BUSY: 503,
 } as const satisfies Record<string, number>;
 
 export type ErrorCode = keyof typeof errorCatalogue;

@@ -17,7 +17,13 @@ import { answerClientError } from './client-errors.ts';
 import { meterRequests, registerMetricsRoute } from './metrics.ts';
 import { isGatewayError } from '../domain/errors.ts';
 import { builtDashboardDir, registerDashboard } from './dashboard.ts';
-import { classifyError, logRequestFailure, requestPath, sendError } from './error-envelope.ts';
+import {
+  classifyError,
+  logRequestFailure,
+  requestPath,
+  sendError,
+  storageBusyRetryAfterSeconds,
+} from './error-envelope.ts';
 import { healthRoutes } from './health-routes.ts';
 import { admitUnderRateLimits } from './rate-limit-hook.ts';
 import { admitBeforeLargeBodies } from './body-admission.ts';
@@ -149,7 +155,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     if (isGatewayError(error)) {
       if (error.retryAfterSeconds !== undefined) reply.header('retry-after', String(error.retryAfterSeconds));
       reply.headers(error.headers);
-    }
+    } else if (classified.code === 'GW_STORAGE_BUSY') reply.header('retry-after', String(storageBusyRetryAfterSeconds));
     return sendError(request, reply, classified);
   });
   await app.register(cookie);

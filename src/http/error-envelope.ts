@@ -1,6 +1,7 @@
 import type { FastifyBaseLogger, FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { errorCatalogue, isGatewayError, type ErrorCode } from '../domain/errors.ts';
 import { UpstreamUnreachableError } from '../domain/upstream-failure.ts';
+import { statementCutShort } from '../storage/session-limits.ts';
 import { surfaceOf } from '../telemetry/surfaces.ts';
 import { nonBlankPattern } from './schemas.ts';
 
@@ -206,9 +207,25 @@ export function unsupportedMediaTypeMessage(taken: readonly string[]): string {
   return `unsupported Content-Type: send the body as ${taken.join(' or ')}`;
 }
 
+/**
+ * A statement of the request the database cancelled at its time limit (a row another session keeps locked, a
+ * statement running too long; session-limits.ts): rolled back, so the request may be sent again as it is.
+ */
+const storageBusy: Classified = {
+  status: 503,
+  code: 'GW_STORAGE_BUSY',
+  messages: [
+    'the database did not finish a statement of this request within its time limit (a row it needs may be locked by another transaction); try again',
+  ],
+};
+
+/** Seconds a client is asked to wait before sending again a request refused with `storageBusy`. */
+export const storageBusyRetryAfterSeconds = 1;
+
 /** Maps anything thrown while handling a request to a status and the envelope's messages. */
 export function classifyError(error: unknown, bodyLimit: number): Classified {
   if (isGatewayError(error)) return { status: error.status, code: error.code, messages: error.messages };
+  if (statementCutShort(error)) return storageBusy;
   if (error instanceof UpstreamUnreachableError)
     return { status: 502, code: 'GW_UPSTREAM_UNREACHABLE', messages: [error.message] };
   const fastifyError = error as Partial<FastifyError>;

@@ -12,6 +12,7 @@ import { acquireDataDirLock } from './data-dir-lock.ts';
 import { startEmbeddedServer, type EmbeddedServer, type ServerLogLevel } from './embedded-server.ts';
 import { importLegacyDatabase } from './legacy-import.ts';
 import { ReturningPool } from './returning-pool.ts';
+import { limitSession, migrationSessionLimits, poolSessionLimits, type SessionLimits } from './session-limits.ts';
 
 /**
  * The gateway's database, and equally one of its transactions: drizzle's transaction extends its database, so a
@@ -83,8 +84,10 @@ export type StorageOptions =
       poolSize?: number;
       onError?: (error: Error) => void;
       listenerProbe?: ListenerProbe;
-      /** `idleInTransactionTimeoutMs` below, shortened by tests. */
+      /** The pool's session limits (`poolSessionLimits` of session-limits.ts), shortened by tests. */
       idleInTransactionTimeoutMs?: number;
+      lockTimeoutMs?: number;
+      statementTimeoutMs?: number;
     }
   | {
       kind: 'embedded';
@@ -101,14 +104,8 @@ const eventChannel = 'gateway_events';
 export const listenerApplicationName = 'gateway-events-listener';
 /** Arbitrary constant naming the advisory lock that serialises migrations across processes. */
 const migrationLockId = 7_270_301;
-/**
- * How long the server lets a session of ours sit idle inside a transaction before it ends the session, rolling the
- * transaction back. A process frozen in the middle of one (stopped, paused, cut off without a FIN or RST) would
- * otherwise hold the rows it locked for as long as its connection lives: every process's settlements touching
- * the account would wait behind them, and with them every settlement batched alongside. Our transactions send
- * their statements back to back, so none comes near this.
- */
-const idleInTransactionTimeoutMs = 10_000;
+/** The `application_name` of the session that runs the migrations. */
+const migrationsApplicationName = 'gateway-migrations';
 /** Connections of an embedded server's pool: one client process, and at most two cores' worth of work. */
 const embeddedPoolSize = 10;
 
@@ -166,15 +163,16 @@ async function openPostgres(
   options: Omit<Extract<StorageOptions, { kind: 'postgres' }>, 'kind'>,
   kind: Storage['kind'] = 'postgres',
 ): Promise<Storage> {
-  const idleLimitMs = Math.trunc(options.idleInTransactionTimeoutMs ?? idleInTransactionTimeoutMs);
+  const limits: SessionLimits = {
+    idleInTransactionTimeoutMs: options.idleInTransactionTimeoutMs ?? poolSessionLimits.idleInTransactionTimeoutMs,
+    lockTimeoutMs: options.lockTimeoutMs ?? poolSessionLimits.lockTimeoutMs,
+    statementTimeoutMs: options.statementTimeoutMs ?? poolSessionLimits.statementTimeoutMs,
+  };
   const pool = new ReturningPool({
     connectionString: options.url,
     max: options.poolSize ?? 20,
-    // The session's first statement, run before the pool hands the connection out, rather than a startup
-    // parameter: a pooler such as PgBouncer refuses a connection whose startup packet carries one it does not track.
-    onConnect: async (client) => {
-      await client.query("SELECT set_config('idle_in_transaction_session_timeout', $1, false)", [String(idleLimitMs)]);
-    },
+    // Run before the pool hands the connection out.
+    onConnect: (client) => limitSession(client, limits),
   });
   // Every client's cut is reported once, by its own listener, whether it was idle or checked out (one cut
   // while out would otherwise be an uncaught exception; returning-pool.ts takes it back at once). The pool
@@ -184,14 +182,7 @@ async function openPostgres(
   const db = drizzlePostgres(pool, { schema });
   const listener = new PostgresListener(options.url, options.onError, options.listenerProbe ?? defaultListenerProbe);
   try {
-    const lockClient = await pool.connect();
-    try {
-      await lockClient.query('SELECT pg_advisory_lock($1)', [migrationLockId]);
-      await migratePostgres(db, { migrationsFolder });
-    } finally {
-      await lockClient.query('SELECT pg_advisory_unlock($1)', [migrationLockId]).catch(() => undefined);
-      lockClient.release();
-    }
+    await migrateOnce(options.url);
     await listener.start();
   } catch (error) {
     await listener.stop();
@@ -214,6 +205,26 @@ async function openPostgres(
       await pool.end();
     },
   };
+}
+
+/**
+ * Runs the migrations not yet run, one process at a time: under the migration lock, taken by the session that
+ * runs them (its limits: `migrationSessionLimits`). The lock lives exactly as long as that session: ended here,
+ * or by the server when the process dies, the next process waiting for it goes on, and finds the migrations
+ * already run.
+ */
+async function migrateOnce(url: string): Promise<void> {
+  const client = new pg.Client({ connectionString: url, application_name: migrationsApplicationName });
+  // A cut connection fails the statement under way; heard here only so that it does not throw.
+  client.on('error', () => undefined);
+  await client.connect();
+  try {
+    await limitSession(client, migrationSessionLimits);
+    await client.query('SELECT pg_advisory_lock($1)', [migrationLockId]);
+    await migratePostgres(drizzlePostgres(client, { schema }), { migrationsFolder });
+  } finally {
+    await client.end().catch(() => undefined);
+  }
 }
 
 /** How long the listener waits before connecting again after its connection dropped or could not be made. */

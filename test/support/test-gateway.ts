@@ -47,6 +47,8 @@ export interface TestGatewayOptions {
   logLines?: Array<Record<string, unknown>>;
   /** The built dashboard to serve; defaults to web/dist. */
   dashboardDir?: string;
+  /** Time limits of the storage's sessions, shortened (the defaults of src/storage/session-limits.ts otherwise). */
+  storage?: { lockTimeoutMs?: number; statementTimeoutMs?: number };
 }
 
 let emailCounter = 0;
@@ -83,7 +85,7 @@ export async function startTestGateway(options: TestGatewayOptions = {}): Promis
   const gateway = await createGateway({
     environment,
     config,
-    storage: database.options,
+    storage: { ...database.options, ...options.storage },
     logger,
     dashboardDir: options.dashboardDir,
   });
