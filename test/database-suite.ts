@@ -27,6 +27,7 @@ export const databaseSuite = [
   'test/integration/listener-probe.test.ts',
   'test/integration/locked-rows.test.ts',
   'test/integration/lost-commit-replies.test.ts',
+  'test/integration/migration-lock.test.ts',
   'test/integration/lowered-cap-processes.test.ts',
   'test/integration/money-invariants.test.ts',
   'test/integration/multi-process-caps.test.ts',

@@ -19,6 +19,11 @@ export interface SessionLimits {
   lockTimeoutMs: number;
   /** How long one statement runs, lock waits included, before the server cancels it (0: without limit). */
   statementTimeoutMs: number;
+  /**
+   * How often the server checks, while a statement runs or waits, that the client is still connected, and ends
+   * the session when it is not (PostgreSQL 14 and later; absent: only when it next writes to the client).
+   */
+  clientCheckIntervalMs?: number;
 }
 
 /**
@@ -48,13 +53,16 @@ export const poolSessionLimits: SessionLimits = {
  * The migrations' session: it waits for the migration lock as long as another process's migrations run, and a
  * migration rewriting a large table may run for minutes; cut short, it would be rolled back and the process
  * would fail to start each time it tried. It has no lock or statement limit (0 here overrides a default the
- * role or the database may carry). The idle-in-transaction limit stays, so that a process frozen in the middle
- * of a migration lets the next one through.
+ * role or the database may carry). It holds the migration lock, so it must not outlive its process: the
+ * idle-in-transaction limit ends it when the process froze in the middle of a migration, and the client check
+ * when the process died while its statement ran or waited on a lock (the server would otherwise notice only
+ * once the statement ended, keeping the lock from the next process until then).
  */
 export const migrationSessionLimits: SessionLimits = {
   idleInTransactionTimeoutMs: poolSessionLimits.idleInTransactionTimeoutMs,
   lockTimeoutMs: 0,
   statementTimeoutMs: 0,
+  clientCheckIntervalMs: 1_000,
 };
 
 /** Applies the limits to a session: its first statement. */
@@ -69,6 +77,13 @@ export async function limitSession(client: pg.ClientBase, limits: SessionLimits)
       milliseconds(limits.lockTimeoutMs),
       milliseconds(limits.statementTimeoutMs),
     ],
+  );
+  if (limits.clientCheckIntervalMs === undefined) return;
+  // An older server does not know the setting, and would refuse the statement.
+  await client.query(
+    `SELECT set_config('client_connection_check_interval', $1, false)
+      WHERE current_setting('server_version_num')::int >= 140000`,
+    [milliseconds(limits.clientCheckIntervalMs)],
   );
 }
 
