@@ -86,12 +86,14 @@ export function compactContent(parts: readonly ChatPart[]): ChatMessage['content
 /**
  * A client's own message (system or user) from the parts it wrote: one text part is its string; several parts
  * stay parts, so that each protocol, all of which take a message in parts, gets each as it was written, never
- * run together.
+ * run together. An empty text part says nothing and is left out: Anthropic refuses an empty text block anywhere
+ * in a message, and Gemini an empty text part (run together, it never reached them).
  */
 export function contentInParts(parts: readonly ChatPart[]): ChatMessage['content'] {
-  const [first] = parts;
+  const said = parts.filter((part) => part.type !== 'text' || part.text !== '');
+  const [first] = said;
   if (first === undefined) return '';
-  return parts.length === 1 && first.type === 'text' ? first.text : parts;
+  return said.length === 1 && first.type === 'text' ? first.text : said;
 }
 
 /**

@@ -145,6 +145,23 @@ describe('system prompts and user messages in several parts, across protocols', 
     expect(lastUserMessage('anthropic')).toEqual({ role: 'user', content });
   });
 
+  // Anthropic refuses a text block that is empty anywhere in a message, and Gemini an empty text part: a message
+  // whose texts were run together never sent one.
+  it("an empty text part among a user message's texts reaches no protocol as an empty block or part", async () => {
+    const alpha = new OpenAI({ apiKey: key, baseURL: `${address}/api/alpha/v1`, maxRetries: 0 });
+    const content = [
+      { type: 'text' as const, text: '' },
+      { type: 'text' as const, text: 'Good morning.' },
+    ];
+    await alpha.chat.completions.create({ model: 'via-anthropic', messages: [{ role: 'user', content }] });
+    expect(lastUserMessage('anthropic')).toEqual({ role: 'user', content: 'Good morning.' });
+    await alpha.chat.completions.create({ model: 'via-gemini', messages: [{ role: 'user', content }] });
+    expect((sentTo('gemini').contents as unknown[]).at(-1)).toEqual({
+      role: 'user',
+      parts: [{ text: 'Good morning.' }],
+    });
+  });
+
   it('gamma: a systemInstruction part other than text is refused for another protocol, naming it', async () => {
     const client = new GoogleGenAI({
       apiKey: key,
