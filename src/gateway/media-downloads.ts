@@ -56,7 +56,7 @@ export class MediaDownloads {
     { range: rangeHeader, head, maxAgeSeconds }: DownloadAsk & { maxAgeSeconds: number },
   ): Promise<MediaDownload> {
     const found = this.store ? await this.store.size(objectKey).catch(() => undefined) : undefined;
-    if (!this.store || !found) throw new GatewayError('GW_NOT_FOUND', 'the file of this link no longer exists');
+    if (!this.store || !found) throw fileGone();
     const range = rangeHeader === undefined ? undefined : parseRange(rangeHeader, found.size);
     const headers: Record<string, string> = {
       'content-type': found.contentType,
@@ -77,10 +77,15 @@ export class MediaDownloads {
     const span = range ?? { start: 0, end: found.size - 1 };
     headers['content-length'] = String(Math.max(0, span.end - span.start + 1));
     if (range) headers['content-range'] = `bytes ${span.start}-${span.end}/${found.size}`;
-    const body = head || found.size === 0 ? undefined : (await this.store.open(objectKey, span))?.stream;
-    return { status: range ? 206 : 200, headers, body };
+    if (head || found.size === 0) return { status: range ? 206 : 200, headers, body: undefined };
+    // Deleted since its size was read (the retention sweep): 404, not a 200 whose promised bytes never come.
+    const opened = await this.store.open(objectKey, span);
+    if (!opened) throw fileGone();
+    return { status: range ? 206 : 200, headers, body: opened.stream };
   }
 }
+
+const fileGone = () => new GatewayError('GW_NOT_FOUND', 'the file of this link no longer exists');
 
 /** One `bytes=` range (`a-b`, `a-`, `-n`); undefined (the whole file) for forms not supported, such as several ranges. */
 function parseRange(header: string, size: number): { start: number; end: number } | 'unsatisfiable' | undefined {

@@ -95,4 +95,20 @@ describe('the filesystem object store and its signed links', () => {
     await store.delete('media/clip.bin');
     await expect(downloads.open(link.key, link, { head: false })).rejects.toMatchObject({ status: 404 });
   });
+
+  it('answers 404 for a file deleted (its retention ended) between reading its size and opening it', async () => {
+    await store.put('media/clip.bin', Buffer.from('0123456789'), 'video/mp4');
+    // The retention sweep deletes the file after the download has read its size.
+    class SweptMidway extends FsObjectStore {
+      override async open(key: string, range?: { start: number; end: number }) {
+        await this.delete(key);
+        return super.open(key, range);
+      }
+    }
+    const swept = new MediaDownloads(new SweptMidway(root, linkKey), linkKey);
+    await expect(swept.serve('media/clip.bin', { head: false, maxAgeSeconds: 0 })).rejects.toMatchObject({
+      status: 404,
+      code: 'GW_NOT_FOUND',
+    });
+  });
 });
