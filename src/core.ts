@@ -307,7 +307,12 @@ export async function openCore(options: CoreOptions): Promise<Core> {
     reportFailure: (error, reservation) =>
       logger.error(
         { err: error, holdId: reservation.id },
-        'storage refused to settle or release a hold: its credit stays held, promised to no other request, until its lease closes or this process stops',
+        'storage refused to settle or release a hold for good: its credit was given back uncharged (a lease gives it back when it closes)',
+      ),
+    reportRefusedWrite: (error, next) =>
+      logger.error(
+        { err: error, next },
+        'storage refused to settle or release a hold for now: its hold is kept, and the write is sent again',
       ),
     reportLeaseFailure: (error) =>
       logger.error(

@@ -52,6 +52,7 @@ export async function createGateway(options: GatewayOptions): Promise<RunningGat
     heartbeatSeconds: config.ledger.heartbeatSeconds,
     orphanHoldSeconds: config.ledger.orphanHoldSeconds,
     soleOwner: core.storage.soleOwner,
+    resendRefusedWrites: () => core.services.ledger.resendRefusedWrites(),
     onError: (error) => logger.error({ err: error }, 'hold reconciliation failed'),
     onReleased: (count) =>
       logger.warn({ count }, 'released holds left by a gateway process that stopped without settling them'),

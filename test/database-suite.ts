@@ -17,6 +17,7 @@ export const databaseSuite = [
   'test/integration/dashboard-api.test.ts',
   'test/integration/disconnect-billing.test.ts',
   'test/integration/gateway-secret.test.ts',
+  'test/integration/hold-row-writes.test.ts',
   'test/integration/image-jobs.test.ts',
   'test/integration/image-money.test.ts',
   'test/integration/job-crash-safety.test.ts',

@@ -1,4 +1,3 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import { newId } from '../domain/ids.ts';
 import type {
   HoldOutcome,
@@ -7,6 +6,7 @@ import type {
   LedgerSettlement,
   SettleInput,
 } from '../storage/ledger-repository.ts';
+import type { LedgerWrites } from './ledger-writes.ts';
 
 export interface LeaseOptions {
   /** Largest block one lease takes in one extension; a request needing more still gets exactly what it needs. */
@@ -20,14 +20,7 @@ export interface LeaseOptions {
    * resolving once they have had the time to, so a request they would strand is tried once more.
    */
   askPeers?: (accountId: string) => Promise<void>;
-  /**
-   * The waits before a settlement that storage refused is sent again (it finds its own record if it had been
-   * written: LedgerRepository.settle). Default: half a second, then 2 s, then 8 s.
-   */
-  settlementRetryMs?: readonly number[];
 }
-
-const defaultSettlementRetryMs = [500, 2_000, 8_000];
 
 type Refusal = Exclude<HoldOutcome, 'ok'>;
 
@@ -114,6 +107,7 @@ export class CreditLeases {
   private timer: NodeJS.Timeout | undefined;
 
   private readonly repository: LeaseStore;
+  private readonly writes: LedgerWrites;
   private readonly instanceId: string;
   private readonly options: LeaseOptions;
   private readonly clock: () => Date;
@@ -121,6 +115,8 @@ export class CreditLeases {
 
   constructor(dependencies: {
     repository: LeaseStore;
+    /** Where a settlement is sent, and sent again while storage refuses it: as a hold row's is. */
+    writes: LedgerWrites;
     instanceId: string;
     options: LeaseOptions;
     clock: () => Date;
@@ -128,6 +124,7 @@ export class CreditLeases {
   }) {
     const { options } = dependencies;
     this.repository = dependencies.repository;
+    this.writes = dependencies.writes;
     this.instanceId = dependencies.instanceId;
     this.options = options;
     this.clock = dependencies.clock;
@@ -194,7 +191,8 @@ export class CreditLeases {
     lease.available += amount - charge;
     lease.inStorage++;
     lease.inStorageNanos += charge;
-    const settled = this.settledInStorage({ ...input, holdId: lease.id });
+    // Until it is written the lease counts it in storage: the lease stays open, its row holding the charge.
+    const settled = this.writes.write(() => this.repository.settleFromLease({ ...input, holdId: lease.id }));
     return settled.then(
       (settled) => {
         lease.inStorage--;
@@ -206,30 +204,16 @@ export class CreditLeases {
         return settled;
       },
       (error: unknown) => {
-        // Not written, however often sent: the charge stays out of what the lease promises. Its row still holds
-        // it, given back when the lease closes (the request then goes uncharged, once); promised again, the same
-        // credit would serve request after request while storage refuses their settlements.
+        // Refused for good (not for a passing reason, which is sent again until written): the charge stays out of
+        // what the lease promises. Its row still holds it, given back when the lease closes (the request then
+        // goes uncharged, once, as a hold row's is released); promised again, the same credit would serve request
+        // after request while storage refuses their settlements.
         lease.inStorage--;
         lease.inStorageNanos -= charge;
         this.afterChange(lease);
         throw error;
       },
     );
-  }
-
-  /** A settlement out of a lease, sent again after the waits of `settlementRetryMs` while storage refuses it. */
-  private async settledInStorage(input: SettleInput): Promise<LedgerSettlement> {
-    const waits = this.options.settlementRetryMs ?? defaultSettlementRetryMs;
-    for (let attempt = 0; ; attempt++) {
-      try {
-        return await this.repository.settleFromLease(input);
-      } catch (error) {
-        const wait = waits[attempt];
-        if (wait === undefined) throw error;
-        this.onError(error);
-        await sleep(wait);
-      }
-    }
   }
 
   /** A lease whose row storage no longer has: it admits nothing more, and the account's next request leases anew. */

@@ -6,6 +6,7 @@ import type { ModelPricing } from '../domain/model-pricing.ts';
 import type { StorageEvent } from '../storage/database.ts';
 import type { HoldOutcome, LedgerRepository, LedgerSettlement, SettleInput } from '../storage/ledger-repository.ts';
 import { CreditLeases, type LeaseOptions } from './credit-leases.ts';
+import { LedgerWrites, type RefusedWrite } from './ledger-writes.ts';
 import { PendingSettlements } from './pending-settlements.ts';
 import { secondsUntilWindowEnds } from '../domain/spend-windows.ts';
 import { requirePricing, tokenCost } from './pricing.ts';
@@ -37,8 +38,12 @@ export interface ReserveInput {
 export interface CreditLedgerOptions {
   /** Leases of credit admitted in memory; without, each reservation is a hold row of its own. */
   leases?: Omit<LeaseOptions, 'horizonMs'>;
-  /** Storage refused a settlement or a release (the credit of a failed settlement was given back). */
+  /** Storage refused a settlement or a release for good (the credit of a refused settlement was given back). */
   reportFailure: (error: unknown, reservation: Reservation) => void;
+  /** Storage refused a settlement or a release for now: it is sent again, its hold kept meanwhile. */
+  reportRefusedWrite?: (error: unknown, next: RefusedWrite) => void;
+  /** The waits before a refused settlement or release is sent again, before it is left for the hold reconciler. */
+  writeRetryMs?: readonly number[];
   /** Storage refused to give back leased credit; it stays held until this process stops or is swept. */
   reportLeaseFailure: (error: unknown) => void;
   /** A usage record was written: announced once storage has it. */
@@ -65,6 +70,7 @@ export class CreditLedger {
   private readonly leases: CreditLeases | undefined;
   private readonly askPeers: ((accountId: string) => Promise<void>) | undefined;
   private readonly pending: PendingSettlements;
+  private readonly writes: LedgerWrites;
 
   constructor(
     private readonly ledger: LedgerRepository,
@@ -80,10 +86,15 @@ export class CreditLedger {
     };
     this.askPeers = options.leases?.askPeers;
     this.pending = new PendingSettlements(options.settlementWaitMs ?? 0);
+    this.writes = new LedgerWrites({
+      onRefused: options.reportRefusedWrite ?? (() => undefined),
+      ...(options.writeRetryMs ? { retryMs: options.writeRetryMs } : {}),
+    });
     this.leases =
       options.leases && options.leases.maxLeaseNanos > 0n
         ? new CreditLeases({
             repository: ledger,
+            writes: this.writes,
             instanceId,
             options: { ...options.leases, horizonMs: leaseHorizonMs },
             clock: this.clock,
@@ -147,6 +158,8 @@ export class CreditLedger {
    * queue of them within seconds; `settlementsWithinMs` bounds a broken one), then leased credit goes back.
    */
   async close({ settlementsWithinMs = 30_000 }: { settlementsWithinMs?: number } = {}): Promise<void> {
+    // The hold reconciler has stopped: what was left for it is sent once more here.
+    await this.writes.resend();
     await this.pending.drained(settlementsWithinMs);
     await this.leases?.close();
   }
@@ -178,7 +191,7 @@ export class CreditLedger {
         now: this.clock(),
       });
       if (outcome !== 'ok') throw await this.refusal(outcome, input);
-      credit = new HoldRow(this.ledger, holdId);
+      credit = new HoldRow(this.ledger, this.writes, holdId);
     }
     const { accountId, apiKeyId, amountNanos, modelId } = input;
     return new Reservation(
@@ -210,6 +223,14 @@ export class CreditLedger {
     };
   }
 
+  /**
+   * Sends once more the settlements and releases storage refused past their retries (the hold reconciler's
+   * heartbeat): their holds stay until they are written.
+   */
+  resendRefusedWrites(): Promise<void> {
+    return this.writes.resend();
+  }
+
   /** This process's credit leases, and the credit in them (for metrics). */
   leaseHoldings(): { leases: number; leasedNanos: bigint } {
     return this.leases?.holdings() ?? { leases: 0, leasedNanos: 0n };
@@ -227,25 +248,30 @@ export class CreditLedger {
   }
 }
 
-/** A reservation held as a row of its own. */
+/**
+ * A reservation held as a row of its own. Its settlement and its release are sent through `writes`, as a lease's
+ * settlements are: sent again while storage refuses them for a passing reason, the hold kept meanwhile, so that
+ * a time-out or a dropped connection never leaves the generation uncharged or the hold in place.
+ */
 class HoldRow implements HeldCredit {
   constructor(
     private readonly ledger: LedgerRepository,
+    private readonly writes: LedgerWrites,
     private readonly holdId: string,
   ) {}
 
   async settle(input: Omit<SettleInput, 'holdId'>): Promise<LedgerSettlement> {
     try {
-      return await this.ledger.settle({ ...input, holdId: this.holdId });
+      return await this.writes.write(() => this.ledger.settle({ ...input, holdId: this.holdId }));
     } catch (error) {
-      // The settlement changed nothing: release rather than leave the hold until a restart.
-      await this.ledger.release(this.holdId).catch(() => undefined);
+      // Refused for good, the settlement changed nothing: release rather than leave the hold until a restart.
+      await this.release().catch(() => undefined);
       throw error;
     }
   }
 
   async release(): Promise<void> {
-    await this.ledger.release(this.holdId);
+    await this.writes.write(() => this.ledger.release(this.holdId));
   }
 }
 

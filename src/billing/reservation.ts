@@ -34,8 +34,9 @@ export interface SettledGeneration {
 /** Where a reservation's credit is held: a hold row of its own, or a share of this process's lease. */
 export interface HeldCredit {
   /**
-   * Charges the claim within the ledger's floors and writes the record. When storage refuses, nothing is
-   * charged and the credit is given back as by a release.
+   * Charges the claim within the ledger's floors and writes the record, sent again while storage refuses it for a
+   * passing reason (billing/ledger-writes.ts), the credit held until then. When storage refuses it for good,
+   * nothing is charged and the credit is given back as by a release.
    */
   settle(input: Omit<SettleInput, 'holdId'>): Promise<LedgerSettlement>;
   release(): Promise<void> | void;
@@ -45,7 +46,7 @@ export interface HeldCredit {
 export interface ReservationContext {
   clock: () => Date;
   newGenerationId: () => string;
-  /** A settlement or release that storage refused (a settlement's hold was then released, if storage let it). */
+  /** A settlement or release that storage refused for good (a settlement's hold was then released, if storage let it). */
   reportFailure: (error: unknown, reservation: Reservation) => void;
   /** A usage record was written: announced to the process (metrics, rate limits) once storage has it. */
   onRecorded?: (generation: RecordedGeneration) => void;
@@ -55,8 +56,8 @@ export interface ReservationContext {
  * Credits held for one request, and the one owner of that hold's life: it ends exactly once, settled or
  * released. A settlement follows the settlement rule (billing/settlement.ts): at most the amount held, whatever
  * usage an upstream reported, and never past the balance or a cap as they stand at settlement; the record
- * keeps the reported usage and says what was not charged. When storage fails to settle, the hold is released
- * rather than left held until a restart.
+ * keeps the reported usage and says what was not charged. A settlement storage refuses for now is sent again until
+ * written, the hold kept meanwhile; one refused for good releases the hold rather than leave it until a restart.
  */
 /** What was held, for whom and for which model: a reservation's terms. */
 export interface HoldTerms {

@@ -168,8 +168,9 @@ export class GenerationPipeline {
       try {
         await recipe.prepare(plan);
       } catch (error) {
-        // The client is told of its request, not of storage failing to give the hold back (that is reported).
-        await reservation.release().catch(() => undefined);
+        // The client is told of its request, not of storage failing to give the hold back (that is reported, and
+        // the release sent again until written: the answer does not wait for it).
+        void reservation.release().catch(() => undefined);
         throw error;
       }
     }
@@ -213,7 +214,7 @@ export class GenerationPipeline {
       const failure = recipe.failure?.(plan);
       // The gateway's own refusal of what it would have sent (or every row skipped) with nothing to charge:
       // nothing went upstream, so nothing is recorded.
-      if (isGatewayError(error) && !failure) await reservation.release().catch(() => undefined);
+      if (isGatewayError(error) && !failure) void reservation.release().catch(() => undefined);
       else charge.settle('failed', failure?.costNanos ?? 0n, failure?.usage);
       throw error;
     }

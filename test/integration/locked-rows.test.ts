@@ -2,7 +2,8 @@
  * A row a request needs, locked by another session that does not let go (an operator's transaction left open
  * in psql, a long maintenance statement): the request's statement gives up at the pool's lock time-out and the
  * request answers 503 in the envelope while the row is still locked, rather than waiting as long as the lock
- * lasts. Nothing is held or charged for it; a settlement that meets the lock is sent again and charged once.
+ * lasts. Nothing is held or charged for it; a settlement that meets the lock is sent again and charged once,
+ * in either mode of holding credit, keeping its hold meanwhile however long the lock lasts.
  */
 import { eq } from 'drizzle-orm';
 import pg from 'pg';
@@ -10,11 +11,44 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { usdToNanos } from '../../src/domain/money.ts';
 import { accounts, apiKeys } from '../../src/storage/schema.ts';
 import { expectEnvelope, heldNanosOf, keyHeaders, usageRecords } from '../support/http-helpers.ts';
-import { startTestGateway, type TestGateway } from '../support/test-gateway.ts';
+import { sandboxConfigYaml, startTestGateway, type TestGateway } from '../support/test-gateway.ts';
 
 const path = '/api/alpha/v1/chat/completions';
 /** Long enough to outlast the test's lock time-out many times over, short enough to fail a waiting request cleanly. */
 const waitingLimitMs = 20_000;
+
+/** A small chat request of `key` through the gateway. */
+function chatThrough(gateway: TestGateway, key: string) {
+  return gateway.app.inject({
+    method: 'POST',
+    url: path,
+    headers: keyHeaders(key),
+    payload: { model: 'sandbox-echo', messages: [{ role: 'user', content: 'hello' }] },
+  });
+}
+
+/** A gateway over its own database, and an operator's session on that database (which locks what the test says). */
+interface Started {
+  gateway: TestGateway;
+  operator: pg.Client;
+}
+
+/** Starts them before the file's tests (handing them to `use`), and stops them after. */
+function withOperator(start: () => Promise<TestGateway>, use: (started: Started) => void): void {
+  let started: Partial<Started> = {};
+  beforeAll(async () => {
+    const gateway = await start();
+    started = { gateway };
+    const operator = new pg.Client({ connectionString: gateway.database.url });
+    await operator.connect();
+    started = { gateway, operator };
+    use({ gateway, operator });
+  });
+  afterAll(async () => {
+    await started.operator?.end();
+    await started.gateway?.close();
+  });
+}
 
 /** The SQLSTATE of the storage error a log line carries, if any. */
 function errorCodeOf(line: Record<string, unknown>): unknown {
@@ -23,28 +57,14 @@ function errorCodeOf(line: Record<string, unknown>): unknown {
 }
 
 describe('a request meeting a row another session keeps locked', () => {
+  const logLines: Array<Record<string, unknown>> = [];
   let gateway: TestGateway;
   let operator: pg.Client;
-  const logLines: Array<Record<string, unknown>> = [];
-
-  beforeAll(async () => {
-    gateway = await startTestGateway({ storage: { lockTimeoutMs: 500 }, logLines });
-    operator = new pg.Client({ connectionString: gateway.database.url });
-    await operator.connect();
-  });
-
-  afterAll(async () => {
-    await operator?.end();
-    await gateway?.close();
-  });
-
-  const chat = (key: string) =>
-    gateway.app.inject({
-      method: 'POST',
-      url: path,
-      headers: keyHeaders(key),
-      payload: { model: 'sandbox-echo', messages: [{ role: 'user', content: 'hello' }] },
-    });
+  withOperator(
+    () => startTestGateway({ storage: { lockTimeoutMs: 500 }, logLines }),
+    (started) => ({ gateway, operator } = started),
+  );
+  const chat = (key: string) => chatThrough(gateway, key);
 
   /** The request's answer, or a note that it is still waiting after `waitingLimitMs`. */
   const answerOf = (request: ReturnType<typeof chat>) =>
@@ -52,14 +72,6 @@ describe('a request meeting a row another session keeps locked', () => {
       request,
       new Promise<string>((resolve) => setTimeout(resolve, waitingLimitMs, 'still waiting for the row')),
     ]);
-
-  async function balanceOf(accountId: string): Promise<bigint> {
-    const [row] = await gateway.gateway.core.storage.db
-      .select({ balance: accounts.balanceNanos })
-      .from(accounts)
-      .where(eq(accounts.id, accountId));
-    return row!.balance;
-  }
 
   async function keySpentAndHeld(keyId: string): Promise<{ spent: bigint; held: bigint }> {
     const [row] = await gateway.gateway.core.storage.db
@@ -86,7 +98,7 @@ describe('a request meeting a row another session keeps locked', () => {
         await operator.query('ROLLBACK');
       }
       expect(await heldNanosOf(gateway, accountId)).toBe(0n);
-      expect(await balanceOf(accountId)).toBe(usdToNanos(1));
+      expect(await balanceOf(gateway, accountId)).toBe(usdToNanos(1));
       expect(await keySpentAndHeld(keyId)).toEqual({ spent: 0n, held: 0n });
       expect(await usageRecords(gateway, key)).toEqual([]);
       // The row free again, the next request is served and charged once.
@@ -95,7 +107,7 @@ describe('a request meeting a row another session keeps locked', () => {
       const charged = usdToNanos(record!.usdCost);
       expect(charged).toBeGreaterThan(0n);
       expect(await heldNanosOf(gateway, accountId)).toBe(0n);
-      expect(await balanceOf(accountId)).toBe(usdToNanos(1) - charged);
+      expect(await balanceOf(gateway, accountId)).toBe(usdToNanos(1) - charged);
       expect(await keySpentAndHeld(keyId)).toEqual({ spent: charged, held: 0n });
     });
   }
@@ -118,7 +130,7 @@ describe('a request meeting a row another session keeps locked', () => {
     expect(records).toHaveLength(2);
     const charged = records.reduce((sum, record) => sum + usdToNanos(record.usdCost), 0n);
     expect(await heldNanosOf(gateway, accountId)).toBe(0n);
-    expect(await balanceOf(accountId)).toBe(usdToNanos(1) - charged);
+    expect(await balanceOf(gateway, accountId)).toBe(usdToNanos(1) - charged);
     expect(await keySpentAndHeld(keyId)).toEqual({ spent: charged, held: 0n });
   });
 
@@ -136,3 +148,62 @@ describe('a request meeting a row another session keeps locked', () => {
     }
   });
 });
+
+for (const mode of ['hold rows', 'credit leases'] as const) {
+  describe(`with ${mode}, a settlement meeting a lock past its retries`, () => {
+    const logLines: Array<Record<string, unknown>> = [];
+    const ledger = `ledger: { heartbeatSeconds: 1, orphanHoldSeconds: 2${mode === 'hold rows' ? ', leaseMaxUsd: 0' : ''} }`;
+    let gateway: TestGateway;
+    let operator: pg.Client;
+    withOperator(
+      () => startTestGateway({ configText: sandboxConfigYaml(ledger), storage: { lockTimeoutMs: 500 }, logLines }),
+      (started) => ({ gateway, operator } = started),
+    );
+    const chat = (key: string) => chatThrough(gateway, key);
+    const lockTimeouts = () => logLines.filter((line) => errorCodeOf(line) === '55P03').length;
+
+    it('keeps its hold, and is charged once the lock goes, while the process runs', { timeout: 90_000 }, async () => {
+      const { key, keyId, accountId } = await gateway.createFundedKey({ credits: 1 });
+      expect((await chat(key)).statusCode).toBe(200);
+      await gateway.settled();
+      const before = lockTimeouts();
+      await operator.query('BEGIN');
+      try {
+        // Usage records cannot be written (reads go on): a hold is still taken, its settlement meets the lock.
+        await operator.query('LOCK TABLE generations IN SHARE MODE');
+        expect((await chat(key)).statusCode).toBe(200);
+        // The first attempt and each of its retries gave up at the time-out; the hold is still there.
+        await expect.poll(() => lockTimeouts() - before, { timeout: 40_000, interval: 200 }).toBeGreaterThanOrEqual(4);
+        const [held] = await gateway.gateway.core.storage.db
+          .select({ held: accounts.heldNanos })
+          .from(accounts)
+          .where(eq(accounts.id, accountId));
+        expect(held!.held).toBeGreaterThan(0n);
+      } finally {
+        await operator.query('ROLLBACK');
+      }
+      // Sent again at a heartbeat of the hold reconciler, once the table is free.
+      await expect
+        .poll(async () => (await usageRecords(gateway, key)).length, { timeout: 20_000, interval: 200 })
+        .toBe(2);
+      const records = await usageRecords(gateway, key);
+      const charged = records.reduce((sum, record) => sum + usdToNanos(record.usdCost), 0n);
+      expect(charged).toBeGreaterThan(0n);
+      expect(await heldNanosOf(gateway, accountId)).toBe(0n);
+      expect(await balanceOf(gateway, accountId)).toBe(usdToNanos(1) - charged);
+      const [spent] = await gateway.gateway.core.storage.db
+        .select({ spent: apiKeys.spentTotalNanos, held: apiKeys.heldNanos })
+        .from(apiKeys)
+        .where(eq(apiKeys.id, keyId));
+      expect(spent).toEqual({ spent: charged, held: 0n });
+    });
+  });
+}
+
+async function balanceOf(gateway: TestGateway, accountId: string): Promise<bigint> {
+  const [row] = await gateway.gateway.core.storage.db
+    .select({ balance: accounts.balanceNanos })
+    .from(accounts)
+    .where(eq(accounts.id, accountId));
+  return row!.balance;
+}

@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import pg from 'pg';
 import { CreditLeases, LeasedCredit, type LeaseStore } from '../../src/billing/credit-leases.ts';
+import { LedgerWrites } from '../../src/billing/ledger-writes.ts';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -42,6 +44,7 @@ describe('credit leases: a key changed while a refused request waits on a give-b
     };
     leases = new CreditLeases({
       repository: store,
+      writes: new LedgerWrites({ onRefused: () => undefined }),
       instanceId: 'test',
       clock: () => new Date(),
       onError: (error) => {
@@ -80,10 +83,11 @@ describe('credit leases: a key changed while a refused request waits on a give-b
 });
 
 /**
- * Settlements out of a lease that storage does not take: sent again a few times, and never leaving the lease
- * to promise their charge again (it used to, so a block of credit served request after request, uncharged,
- * while storage refused their settlements); and a lease whose row storage no longer has (swept as orphaned
- * while this process was silent) admits nothing more.
+ * Settlements out of a lease that storage does not take: sent again until written while storage refuses them for
+ * a passing reason (they used to be given up after three tries, the request uncharged), and never leaving the
+ * lease to promise their charge again (it used to, so a block of credit served request after request, uncharged,
+ * while storage refused their settlements); and a lease whose row storage no longer has (swept as orphaned while
+ * this process was silent) admits nothing more.
  */
 describe('credit leases: settlements storage refuses, and a lease storage no longer holds', () => {
   const cost = (claimNanos: bigint) => ({
@@ -103,15 +107,19 @@ describe('credit leases: settlements storage refuses, and a lease storage no lon
     },
   });
 
-  function leasesOver(store: LeaseStore, errors: unknown[]): CreditLeases {
+  function leasesOver(store: LeaseStore, writes: LedgerWrites): CreditLeases {
     return new CreditLeases({
       repository: store,
+      writes,
       instanceId: 'test',
       clock: () => new Date(),
-      onError: (error) => errors.push(error),
-      options: { maxLeaseNanos: 1_000n, idleMs: 60_000, horizonMs: 1_000, settlementRetryMs: [1, 1] },
+      onError: () => undefined,
+      options: { maxLeaseNanos: 1_000n, idleMs: 60_000, horizonMs: 1_000 },
     });
   }
+
+  const writesRecording = (refusals: string[]) =>
+    new LedgerWrites({ retryMs: [1, 1], onRefused: (_error, next) => refusals.push(next) });
 
   async function admitted(leases: CreditLeases, amount: bigint): Promise<LeasedCredit> {
     const credit = await leases.admit('account-1', 'key-1', amount);
@@ -119,32 +127,67 @@ describe('credit leases: settlements storage refuses, and a lease storage no lon
     return credit;
   }
 
-  it('sends a refused settlement again, and once it is not written its charge is not promised again', async () => {
+  /** A lease store granting exactly what a request is short of, so every promise of credit shows as an extension. */
+  function storeSettling(settleFromLease: LeaseStore['settleFromLease']): LeaseStore & { granted: () => bigint } {
     let granted = 0n;
-    let attempts = 0;
-    const errors: unknown[] = [];
-    const leases = leasesOver(
-      {
-        extendLease: async (extension) => {
-          // Exactly what the request is short of, so every promise of credit shows as an extension.
-          granted += extension.minNanos;
-          return { outcome: 'ok', grantedNanos: extension.minNanos, heldNanos: 0n };
-        },
-        shrinkLease: async (_leaseId, amountNanos) => amountNanos,
-        release: async () => true,
-        settleFromLease: () => {
-          attempts++;
-          return Promise.reject(new Error('the backend was terminated'));
-        },
+    return {
+      extendLease: async (extension) => {
+        granted += extension.minNanos;
+        return { outcome: 'ok', grantedNanos: extension.minNanos, heldNanos: 0n };
       },
-      errors,
-    );
+      shrinkLease: async (_leaseId, amountNanos) => amountNanos,
+      release: async () => true,
+      settleFromLease,
+      granted: () => granted,
+    };
+  }
+
+  it('sends a settlement refused for a passing reason again until it is written, keeping the lease open', async () => {
+    let attempts = 0;
+    const refusals: string[] = [];
+    const writes = writesRecording(refusals);
+    const store = storeSettling(async (input) => {
+      attempts++;
+      if (attempts <= 4) throw new Error('Connection terminated unexpectedly');
+      return { held: true, chargedNanos: input.claimNanos, shortUsage: undefined };
+    });
+    const leases = leasesOver(store, writes);
+    const credit = await admitted(leases, 100n);
+    let settled: bigint | undefined;
+    const settling = credit.settle(cost(100n)).then((written) => {
+      settled = written.chargedNanos;
+    });
+    // Sent, then sent again after each wait; past them, left for the hold reconciler's heartbeat.
+    await expect.poll(() => writes.waiting).toBe(1);
+    expect(refusals).toEqual(['sent again', 'sent again', 'left for the hold reconciler']);
+    expect(settled).toBeUndefined();
+    await writes.resend();
+    expect(refusals).toHaveLength(4);
+    expect(settled).toBeUndefined();
+    await writes.resend();
+    await settling;
+    expect(settled).toBe(100n);
+    expect(attempts).toBe(5);
+    expect(writes.waiting).toBe(0);
+    await leases.close();
+  });
+
+  it('gives up a settlement refused for good at once, and does not promise its charge again', async () => {
+    let attempts = 0;
+    const refusals: string[] = [];
+    const store = storeSettling(() => {
+      attempts++;
+      const refusal = new pg.DatabaseError('new row violates check constraint', 0, 'error');
+      refusal.code = '23514';
+      return Promise.reject(refusal);
+    });
+    const leases = leasesOver(store, writesRecording(refusals));
     const first = await admitted(leases, 100n);
-    await expect(first.settle(cost(100n))).rejects.toThrow('the backend was terminated');
-    expect(attempts).toBe(3);
-    expect(errors).toHaveLength(2);
+    await expect(first.settle(cost(100n))).rejects.toThrow('check constraint');
+    expect(attempts).toBe(1);
+    expect(refusals).toEqual([]);
     await admitted(leases, 100n);
-    expect(granted).toBe(200n);
+    expect(store.granted()).toBe(200n);
     await leases.close();
   });
 
@@ -160,7 +203,7 @@ describe('credit leases: settlements storage refuses, and a lease storage no lon
         release: async () => false,
         settleFromLease: async () => ({ held: false, chargedNanos: 0n, shortUsage: undefined }),
       },
-      [],
+      writesRecording([]),
     );
     const first = await admitted(leases, 100n);
     await first.settle(cost(100n));
