@@ -50,6 +50,7 @@ export const databaseSuite = [
   'test/integration/skewed-clock.test.ts',
   'test/integration/unreadable-jobs.test.ts',
   'test/integration/unstorable-text.test.ts',
+  'test/integration/video-provider-removed.test.ts',
   'test/integration/video.test.ts',
   'test/integration/webhook-crash-safety.test.ts',
   'test/integration/webhook-endpoint-locks.test.ts',

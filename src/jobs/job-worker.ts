@@ -33,7 +33,7 @@ export type WorkerJobs = Pick<
 export interface JobWorkerOptions {
   jobs: WorkerJobs;
   runners: JobRunners;
-  providers: ReadonlyMap<string, Pick<ProviderConfig, 'maxConcurrentJobs'>>;
+  providers: ReadonlyMap<string, Pick<ProviderConfig, 'maxConcurrentJobs' | 'active'>>;
   /** The process's breakers, shared with requests: a row opened by either is skipped by both. */
   resilience: Resilience;
   /** The rows a job may be sent to now, best first, by the rule its recipe queued it by (media-rows.ts). */
@@ -91,6 +91,10 @@ export class JobWorker extends ClaimingWorker {
         providerId,
         limit: Math.min(free, room(providerId)),
         claimSeconds: config.claimSeconds,
+        // A task created on a provider this process does not have (removed from its gateway.yaml, or its key
+        // gone) is followed by a process that has it, or by this one once it is configured again: failed here,
+        // the provider's work would go unbilled and undelivered. Past its deadline it is claimed, and failed.
+        followsTasks: providers.get(providerId)?.active === true,
       });
       for (const job of claimed) this.launch(job);
     }

@@ -1,4 +1,4 @@
-import { and, count, desc, eq, exists, inArray, isNotNull, isNull, lt, lte, or, sql } from 'drizzle-orm';
+import { and, count, desc, eq, exists, inArray, isNotNull, isNull, lt, lte, ne, or, sql } from 'drizzle-orm';
 import {
   usageRecord,
   type GenerationAttempt,
@@ -169,11 +169,18 @@ export class MediaJobsRepository {
    * Claims up to `limit` due jobs of one provider for `owner`, for `claimSeconds`: queued ones, and running
    * ones whose claim ran out (their worker died or stalled) or that wait for a retry. Rows another process
    * is claiming at this moment are skipped. A job whose stored JSON cannot be read comes back as such, to
-   * be failed.
+   * be failed. Without `followsTasks` (`owner` cannot reach the provider: gone from its configuration, or its
+   * key), a job whose provider holds its task is left for a process that can follow it until its deadline,
+   * and only then claimed, to be failed for its time.
    */
   async claim(
     owner: string,
-    { providerId, limit, claimSeconds }: { providerId: string; limit: number; claimSeconds: number },
+    {
+      providerId,
+      limit,
+      claimSeconds,
+      followsTasks = true,
+    }: { providerId: string; limit: number; claimSeconds: number; followsTasks?: boolean },
   ): Promise<ReadJobRow[]> {
     if (limit <= 0) return [];
     const due = this.db
@@ -182,6 +189,9 @@ export class MediaJobsRepository {
       .where(
         and(
           eq(mediaJobs.providerId, providerId),
+          followsTasks
+            ? undefined
+            : or(isNull(mediaJobs.phase), ne(mediaJobs.phase, 'task'), lt(mediaJobs.deadlineAt, sql`now()`)),
           inArray(mediaJobs.state, ['queued', 'processing']),
           lte(mediaJobs.runAfter, sql`now()`),
           or(isNull(mediaJobs.claimedBy), lt(mediaJobs.claimExpiresAt, sql`now()`)),

@@ -49,6 +49,8 @@ export interface TestGatewayOptions {
   dashboardDir?: string;
   /** Time limits of the storage's sessions, shortened (the defaults of src/storage/session-limits.ts otherwise). */
   storage?: { lockTimeoutMs?: number; statementTimeoutMs?: number };
+  /** Another gateway's database, shared as processes share one (it is not dropped at close); else one of its own. */
+  sharedDatabase?: TestDatabase;
 }
 
 let emailCounter = 0;
@@ -75,7 +77,7 @@ export async function startTestGateway(options: TestGatewayOptions = {}): Promis
   const config = options.configText
     ? parseConfig(options.configText, 'test-gateway.yaml', environment.variables)
     : loadConfigFile(shippedConfigPath, environment.variables);
-  const database = await createTestDatabase();
+  const database = options.sharedDatabase ?? (await createTestDatabase());
   const logger = options.logLines
     ? pino(
         { level: 'info' },
@@ -115,7 +117,7 @@ export async function startTestGateway(options: TestGatewayOptions = {}): Promis
     close: async () => {
       await gateway.close();
       await Promise.all((options.upstreams ?? []).map((upstream) => upstream.close()));
-      await database.drop();
+      if (!options.sharedDatabase) await database.drop();
       rmSync(dataDir, { recursive: true, force: true });
     },
   };
