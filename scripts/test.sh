@@ -3,31 +3,26 @@
 #
 # The lint and the build are skipped when they already passed on exactly these files: CI runs npm test twice on
 # one checkout (.ci/run), and the second run would repeat the same checks on the same bytes. The stamp that
-# says so lives in dist/ (the build removes it first) and names a fingerprint of every file git sees in the
-# work tree (tracked and untracked, ignored ones aside: their paths and contents), of the built dist/ and
-# web/dist/, and of the Node version; any change to any of them runs both again.
+# says so lives in dist/ (the build removes it first) and names a fingerprint (scripts/fingerprint.sh) of every
+# file git sees in the work tree, of the built dist/ and web/dist/, and of the Node version; any change to any of
+# them runs both again. The build alone is skipped when dist/ and web/dist/ are already the build of these same
+# files: `npm ci` builds them (the `prepare` script) just before CI's first npm test.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-stamp=dist/.lint-and-build-passed
+source scripts/fingerprint.sh
+in_git() { git rev-parse --is-inside-work-tree >/dev/null 2>&1; }
 
-fingerprint() {
-  {
-    node --version
-    git ls-files -z --cached --others --exclude-standard | while IFS= read -r -d '' file; do
-      if [ -f "$file" ]; then printf '%s\0' "$file"; fi
-    done | xargs -0 -r sha1sum --
-    find dist web/dist -type f ! -path "$stamp" -print0 2>/dev/null | sort -z | xargs -0 -r sha1sum --
-  } | sha1sum | cut -d' ' -f1
-}
-
-# Outside a git work tree there is nothing to fingerprint: both always run.
-if git rev-parse --is-inside-work-tree >/dev/null 2>&1 && [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$(fingerprint)" ]; then
-  echo "== lint and build: skipped, they passed on these same files (fingerprint in $stamp) =="
+if in_git && [ -f "$lint_and_build_stamp" ] && [ "$(cat "$lint_and_build_stamp")" = "$(fingerprint)" ]; then
+  echo "== lint and build: skipped, they passed on these same files (fingerprint in $lint_and_build_stamp) =="
 else
   npm run lint
-  npm run build
+  if in_git && [ -f "$build_stamp" ] && [ "$(cat "$build_stamp")" = "$(fingerprint)" ]; then
+    echo "== build: skipped, dist/ and web/dist/ are the build of these same files (fingerprint in $build_stamp) =="
+  else
+    npm run build
+  fi
   # A file that cannot be read leaves no stamp: the next run checks again.
-  if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then fingerprint >"$stamp" || rm -f "$stamp"; fi
+  if in_git; then fingerprint >"$lint_and_build_stamp" || rm -f "$lint_and_build_stamp"; fi
 fi
 
 exec vitest run "$@"
