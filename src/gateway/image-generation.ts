@@ -148,10 +148,14 @@ export class ImageGeneration {
   ): Promise<ImageResultView> {
     const now = this.clock();
     const images = await Promise.all(
+      // Past its retention no link is left of an output: the provider's own, which expires long before, neither.
       result.images.map(async ({ objectKey, mediaType: _mediaType, providerUrl, assetId, ...image }) => ({
-        ...(providerUrl ? { url: providerUrl } : {}),
         ...(kept.has(assetId)
-          ? { downloadUrl: await this.dependencies.links.link(objectKey, now, baseUrl), assetId }
+          ? {
+              ...(providerUrl ? { url: providerUrl } : {}),
+              downloadUrl: await this.dependencies.links.link(objectKey, now, baseUrl),
+              assetId,
+            }
           : { assetExpired: true as const }),
         ...image,
       })),

@@ -1,5 +1,7 @@
+import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { usdToNanos } from '../../src/domain/money.ts';
+import { mediaAssets } from '../../src/storage/schema.ts';
 import { startArkFake } from '../fakes/ark-fake.ts';
 import type { FakeServer } from '../fakes/fake-server.ts';
 import { submissionsOf } from '../fakes/fake-images.ts';
@@ -93,6 +95,21 @@ describe('image jobs through the ModelArk and OpenAI fakes', () => {
       sequential_image_generation_options: { max_images: 3 },
       response_format: 'url',
     });
+  });
+
+  it("past media retention an image shows no link at all, the provider's own url neither", async () => {
+    const { key } = await gateway.createFundedKey({ credits: 1 });
+    const id = await submit(key, { model: 'seedream', content: [{ type: 'text', text: 'one kept fox' }] });
+    const job = await waitForImageJob(gateway, { key, generationId: id });
+    expect(job.status, job.error).toBe('succeeded');
+    expect(job.result!.images[0]!.url).toMatch(/\/files\//);
+    await gateway.gateway.core.storage.db
+      .update(mediaAssets)
+      .set({ expiresAt: new Date(Date.now() - 1000) })
+      .where(eq(mediaAssets.jobId, id));
+    const expired = await waitForImageJob(gateway, { key, generationId: id });
+    expect(expired.result!.images[0]).toMatchObject({ assetExpired: true });
+    for (const link of ['url', 'downloadUrl', 'assetId']) expect(expired.result!.images[0]).not.toHaveProperty(link);
   });
 
   it('a provider refusal fails the job with its message, refunds the hold and charges nothing', async () => {

@@ -51,7 +51,6 @@ const Box = Type.Unsafe<LayerBox>(
 );
 
 const imageFields = {
-  url: Type.Optional(Type.String({ description: "The provider's own URL, when it answered with one (it expires)" })),
   zIndex: Type.Optional(Type.Integer({ description: 'Layer order, 0 = base (layer decomposition only)' })),
   boundingBox: Type.Optional(Type.Object({ absolute: Box, normalized: Box })),
   name: Type.Optional(Type.String()),
@@ -67,6 +66,7 @@ const ImageSchema = Type.Union([
   Type.Object({
     assetId: Type.String({ description: 'Reusable as `imageAssetId` by the same account' }),
     downloadUrl: Type.String({ description: 'The archived output: an expiring signed link' }),
+    url: Type.Optional(Type.String({ description: "The provider's own URL, when it answered with one (it expires)" })),
     ...imageFields,
   }),
   Type.Object({ assetExpired: AssetExpired, ...imageFields }),
