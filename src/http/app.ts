@@ -134,9 +134,13 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     // After the gateway's checks passed, an upstream's own error is relayed as it came (spec, Errors 2).
     // Its 500 stays 500: the spec relays the provider's own status; only a broken or missing answer is a 502.
     if (error instanceof UpstreamHttpError) {
-      // The wait the provider asked for goes with its answer, so a client that honours it waits as asked (whole
-      // seconds, rounded up: every client reads them; a job kept it with its failure).
-      if (error.retryAfterMs !== undefined) reply.header('retry-after', String(Math.ceil(error.retryAfterMs / 1000)));
+      // The wait the provider asked for goes with its answer, so a client that honours it waits as asked (a job
+      // kept it with its failure): in whole seconds, rounded up, which every client reads, and to the millisecond
+      // (`retry-after-ms`), which the OpenAI and Anthropic SDKs read first.
+      if (error.retryAfterMs !== undefined)
+        reply
+          .header('retry-after', String(Math.ceil(error.retryAfterMs / 1000)))
+          .header('retry-after-ms', String(error.retryAfterMs));
       return reply
         .code(error.status)
         .header('x-upstream-status', String(error.status))

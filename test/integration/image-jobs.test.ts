@@ -200,6 +200,7 @@ describe('image jobs through the ModelArk and OpenAI fakes', () => {
     expect(response.statusCode, response.body).toBe(429);
     expect(response.headers['x-upstream-status']).toBe('429');
     expect(response.headers['retry-after']).toBe('1');
+    expect(response.headers['retry-after-ms']).toBe('1000');
     expect(submissionsOf(ark.requests, seedreamPath, prompt)).toBe(3);
     expect(await balanceNanosOf(gateway, accountId)).toBe(usdToNanos(1));
     // A refusal sent with a wait in seconds (never tried again: a 400 is no passing trouble) keeps it too.

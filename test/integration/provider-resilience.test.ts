@@ -180,6 +180,8 @@ describe('provider resilience: breakers, fallbacks, retry-after, and the route o
     // The fake asks for 1 s: one wait, one more try, then its 429 as it came, with the wait it asked for.
     expect(answer.statusCode).toBe(429);
     expect(answer.headers['retry-after']).toBe('1');
+    // And to the millisecond, which the OpenAI and Anthropic SDKs read first.
+    expect(answer.headers['retry-after-ms']).toBe('1000');
     expect(Date.now() - started).toBeGreaterThanOrEqual(950);
     expect(
       openai.requests.filter((request) => (request.body as { model?: string } | undefined)?.model === 'fake-error-429')
