@@ -195,7 +195,7 @@ function describeValidation(error: FastifyError): string[] {
         return `${where} must be one of: ${params.allowedValues.join(', ')}`;
       if (issue.keyword === 'anyOf') return `${where} ${unionMessage(issue, issues)}`;
       if (issue.keyword === 'pattern' && params.pattern === nonBlankPattern)
-        return `${where} must contain a character other than white space`;
+        return `${where} must contain a character other than white space or an invisible one`;
       if (issue.keyword === 'type' && Array.isArray(params.type)) return `${where} must be ${params.type.join(' or ')}`;
       return `${where} ${issue.message ?? 'is invalid'}`;
     });

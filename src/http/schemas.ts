@@ -14,10 +14,11 @@ export const StoredText = (options: { minLength?: number; maxLength: number }) =
 /** At least one non-space character and no U+0000; written so the regex runs in linear time. */
 export const KeyName = Type.String({ minLength: 1, maxLength: 100, pattern: '^\\s*[^\\s\\u0000][^\\u0000]*$' });
 /**
- * Text with something in it: a character that is not white space (Unicode's included: what `trim()` removes).
- * The pattern is searched for, not anchored, so the check runs in linear time; a refusal reads as that rule.
+ * Text with something in it: a character that is neither white space (Unicode's included: what `trim()` removes)
+ * nor invisible without being white space (zero-width space, non-joiner and joiner, word joiner). The pattern is
+ * searched for, not anchored, so the check runs in linear time; a refusal reads as that rule.
  */
-export const nonBlankPattern = '\\S';
+export const nonBlankPattern = '[^\\s\\u200B-\\u200D\\u2060]';
 export const NonBlankText = (options: { minLength?: number; maxLength: number }) =>
   Type.String({ ...options, pattern: nonBlankPattern });
 export const Identifier = Type.String({ minLength: 1, maxLength: 100, pattern: '^[A-Za-z0-9_-]+$' });

@@ -305,8 +305,9 @@ describe('text-to-speech jobs and the voice catalog', () => {
     expect(await heldNanosOf(gateway, accountId)).toBe(0n);
   });
 
-  // Nothing to say is refused as no text is, naming the field: white space of any kind, Unicode's included.
-  it.each([' ', '\n\t  \r\n', '\u3000\u00a0\u2003\ufeff'])(
+  // Nothing to say is refused as no text is, naming the field: white space of any kind, Unicode's included, and
+  // the invisible characters that are not white space (zero-width space and joiners, word joiner).
+  it.each([' ', '\n\t  \r\n', '\u3000\u00a0\u2003\ufeff', '\u200b\u200c\u200d\u2060 '])(
     'refuses text of white space only (%j) with 400 naming the field, holding, storing and sending nothing',
     async (text) => {
       const { key, accountId } = await gateway.createFundedKey({ credits: 1 });
@@ -320,7 +321,9 @@ describe('text-to-speech jobs and the voice catalog', () => {
             path: `/api/v1/audio/text-to-speech${estimate ? '/estimate' : ''}`,
           },
         );
-        expect(envelope.errors).toEqual(['body.text must contain a character other than white space']);
+        expect(envelope.errors).toEqual([
+          'body.text must contain a character other than white space or an invisible one',
+        ]);
       }
       expect(await jobRowsOf(gateway, accountId)).toEqual([]);
       expect(await heldNanosOf(gateway, accountId)).toBe(0n);
@@ -652,7 +655,9 @@ describe('generation with reference through the Seed Audio fake', () => {
       });
       if (code !== 'GW_VALIDATION') expect(envelope.errors[0]).toContain(`model "${String(body.model)}"`);
       if (_name === 'a textPrompt of white space only')
-        expect(envelope.errors).toEqual(['body.textPrompt must contain a character other than white space']);
+        expect(envelope.errors).toEqual([
+          'body.textPrompt must contain a character other than white space or an invisible one',
+        ]);
     }
     expect(await jobRowsOf(gateway, accountId)).toEqual([]);
     expect(await heldNanosOf(gateway, accountId)).toBe(0n);
