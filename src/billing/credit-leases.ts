@@ -31,7 +31,7 @@ interface Waiter {
   amount: bigint;
   /** Whether this process already gave back its unused credit of the account and tried again. */
   retried: boolean;
-  /** Whether other processes were already asked to give back theirs. */
+  /** Whether other processes were asked to give back theirs since this request began waiting. */
   askedPeers: boolean;
   resolve: (outcome: LeasedCredit | Refusal) => void;
   reject: (error: unknown) => void;
@@ -316,7 +316,9 @@ export class CreditLeases {
           grant.outcome !== 'key_inactive' &&
           grant.heldNanos > this.heldHere(lease, grant.outcome)
         ) {
-          waiter.askedPeers = true;
+          // One ask serves every request waiting now: each is tried again after the others' give-back. Asked
+          // once per waiter, the k-th refused request of a burst waited k asks (100 ms each between processes).
+          for (const queued of lease.waiters) queued.askedPeers = true;
           await this.options.askPeers(lease.accountId);
           if (lease.retired) break;
           continue;

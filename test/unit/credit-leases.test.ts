@@ -214,3 +214,55 @@ describe('credit leases: settlements storage refuses, and a lease storage no lon
     await leases.close();
   });
 });
+
+/**
+ * A burst of requests a cap refuses while other processes hold the key's credit: one ask of the other processes
+ * serves every request waiting when it is made. Each used to ask in turn, so the k-th refusal waited k asks.
+ */
+describe('credit leases: a burst of refusals asks the other processes once', () => {
+  it('asks once for the requests waiting, and again for a request that came after the ask', async () => {
+    let asks = 0;
+    let extensions = 0;
+    const store: LeaseStore = {
+      extendLease: async () => {
+        extensions++;
+        // Another process's lease holds the key's day: this process holds none of it.
+        return { outcome: 'daily', grantedNanos: 0n, heldNanos: 1_000n };
+      },
+      shrinkLease: async (_leaseId, amountNanos) => amountNanos,
+      release: async () => true,
+      settleFromLease: () => Promise.reject(new Error('nothing is settled here')),
+    };
+    let later: Promise<unknown> | undefined;
+    const leases: CreditLeases = new CreditLeases({
+      repository: store,
+      writes: new LedgerWrites({ onRefused: () => undefined }),
+      instanceId: 'test',
+      clock: () => new Date(),
+      onError: (error) => {
+        throw error;
+      },
+      options: {
+        maxLeaseNanos: 1_000_000n,
+        idleMs: 60_000,
+        horizonMs: 1_000,
+        askPeers: async () => {
+          asks++;
+          // A request arriving while the others give back has not been served by this ask.
+          later ??= leases.admit('account-1', 'key-1', 100n);
+          await sleep(5);
+        },
+      },
+    });
+
+    const burst = await Promise.all([1, 2, 3, 4, 5].map(() => leases.admit('account-1', 'key-1', 100n)));
+
+    expect(burst).toEqual(['daily', 'daily', 'daily', 'daily', 'daily']);
+    expect(await later).toBe('daily');
+    expect(asks).toBe(2);
+    // Each request was tried after the ask that served it: the first and the later one before and after their
+    // asks, the four others once, after the first ask.
+    expect(extensions).toBe(8);
+    await leases.close();
+  });
+});
