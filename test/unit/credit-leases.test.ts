@@ -5,6 +5,20 @@ import { LedgerWrites } from '../../src/billing/ledger-writes.ts';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/** Leases over `store` with room for a million nano-USD, asking other processes through `askPeers` if given. */
+function leasesAskingPeers(store: LeaseStore, askPeers: ((accountId: string) => Promise<void>) | undefined) {
+  return new CreditLeases({
+    repository: store,
+    writes: new LedgerWrites({ onRefused: () => undefined }),
+    instanceId: 'test',
+    clock: () => new Date(),
+    onError: (error) => {
+      throw error;
+    },
+    options: { maxLeaseNanos: 1_000_000n, idleMs: 60_000, horizonMs: 1_000, ...(askPeers ? { askPeers } : {}) },
+  });
+}
+
 /**
  * A request that key-1's daily cap refuses waits while its lease gives back credit (its peers', or this
  * process's own), and the operator raises the cap in that wait: the lease is retired and the request moves
@@ -42,28 +56,15 @@ describe('credit leases: a key changed while a refused request waits on a give-b
       release: async () => true,
       settleFromLease: () => Promise.reject(new Error('nothing is settled here')),
     };
-    leases = new CreditLeases({
-      repository: store,
-      writes: new LedgerWrites({ onRefused: () => undefined }),
-      instanceId: 'test',
-      clock: () => new Date(),
-      onError: (error) => {
-        throw error;
-      },
-      options: {
-        maxLeaseNanos: 1_000_000n,
-        idleMs: 60_000,
-        horizonMs: 1_000,
-        ...(peers
-          ? {
-              askPeers: async () => {
-                raiseCap();
-                await sleep(5);
-              },
-            }
-          : {}),
-      },
-    });
+    leases = leasesAskingPeers(
+      store,
+      peers
+        ? async () => {
+            raiseCap();
+            await sleep(5);
+          }
+        : undefined,
+    );
     if (!peers) {
       // Credit of the account this process holds unused, in another key's lease: the refusal gives it back first.
       const other = await leases.admit('account-1', 'key-2', 100n);
@@ -234,25 +235,11 @@ describe('credit leases: a burst of refusals asks the other processes once', () 
       settleFromLease: () => Promise.reject(new Error('nothing is settled here')),
     };
     let later: Promise<unknown> | undefined;
-    const leases: CreditLeases = new CreditLeases({
-      repository: store,
-      writes: new LedgerWrites({ onRefused: () => undefined }),
-      instanceId: 'test',
-      clock: () => new Date(),
-      onError: (error) => {
-        throw error;
-      },
-      options: {
-        maxLeaseNanos: 1_000_000n,
-        idleMs: 60_000,
-        horizonMs: 1_000,
-        askPeers: async () => {
-          asks++;
-          // A request arriving while the others give back has not been served by this ask.
-          later ??= leases.admit('account-1', 'key-1', 100n);
-          await sleep(5);
-        },
-      },
+    const leases: CreditLeases = leasesAskingPeers(store, async () => {
+      asks++;
+      // A request arriving while the others give back has not been served by this ask.
+      later ??= leases.admit('account-1', 'key-1', 100n);
+      await sleep(5);
     });
 
     const burst = await Promise.all([1, 2, 3, 4, 5].map(() => leases.admit('account-1', 'key-1', 100n)));
