@@ -1,4 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import { connectionFailed } from '../storage/connection-failures.ts';
 import { serverErrorOf } from '../storage/logged-errors.ts';
 import { statementCutShort } from '../storage/session-limits.ts';
 
@@ -32,12 +33,13 @@ function passesLater(code: string): boolean {
 
 /**
  * Whether a refused write may be written by sending it again: the server cancelled or rolled back its statement
- * for a passing reason, or no answer came (the connection dropped: the write may even have been committed, which
- * the ledger's writes find when sent again). Any other answer of the database refuses it each time it is sent.
+ * for a passing reason, or no answer came (the connection failed: the write may even have been committed, which
+ * the ledger's writes find when sent again). Any other answer of the database, and any error of the gateway's
+ * own (which would be thrown again each time, its hold kept for as long as the process runs), refuses it for good.
  */
 export function mayPassLater(error: unknown): boolean {
   const server = serverErrorOf(error);
-  if (server === undefined) return true;
+  if (server === undefined) return connectionFailed(error);
   return statementCutShort(error) || (server.code !== undefined && passesLater(server.code));
 }
 
