@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { createReadStream, type ReadStream } from 'node:fs';
-import { mkdir, open, readFile, rename, rm, stat, unlink } from 'node:fs/promises';
+import type { ReadStream } from 'node:fs';
+import { type FileHandle, mkdir, open, readFile, rename, rm, stat, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import type { KeyObject } from 'node:crypto';
 import type { ObjectStore } from './object-store.ts';
@@ -50,16 +50,23 @@ export class FsObjectStore implements ObjectStore {
     }
   }
 
-  /** The object as a stream, with its size and type, for serving downloads without reading it whole. */
+  /**
+   * The object as a stream, with its size and type, for serving downloads without reading it whole. The file is
+   * opened here, not when the stream is first read: a retention sweep deleting it once this answered cannot fail
+   * the stream after the download's headers went out (an open file stays readable when its name is removed).
+   */
   async open(
     key: string,
     range?: { start: number; end: number },
   ): Promise<{ stream: ReadStream; size: number; contentType: string } | undefined> {
     const file = this.fileOf(key);
+    let handle: FileHandle | undefined;
     try {
-      const [info, contentType] = await Promise.all([stat(file), readFile(`${file}.type`, 'utf8')]);
-      return { stream: createReadStream(file, range), size: info.size, contentType };
+      handle = await open(file, 'r');
+      const [info, contentType] = await Promise.all([handle.stat(), readFile(`${file}.type`, 'utf8')]);
+      return { stream: handle.createReadStream(range), size: info.size, contentType };
     } catch (error) {
+      await handle?.close();
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
       throw error;
     }

@@ -111,4 +111,20 @@ describe('the filesystem object store and its signed links', () => {
       code: 'GW_NOT_FOUND',
     });
   });
+
+  it('serves the whole file when the sweep deletes it once the download has opened it', async () => {
+    await store.put('media/clip.bin', Buffer.from('0123456789'), 'video/mp4');
+    // Deleted as soon as the store answered, before the stream's first turn: the bytes promised still come.
+    class SweptOnceOpened extends FsObjectStore {
+      override async open(key: string, range?: { start: number; end: number }) {
+        const opened = await super.open(key, range);
+        rmSync(path.join(root, key));
+        return opened;
+      }
+    }
+    const swept = new MediaDownloads(new SweptOnceOpened(root, linkKey), linkKey);
+    const served = await swept.serve('media/clip.bin', { head: false, maxAgeSeconds: 0 });
+    expect(served.headers['content-length']).toBe('10');
+    expect(await text(served.body)).toBe('0123456789');
+  });
 });
