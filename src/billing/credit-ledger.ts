@@ -3,7 +3,7 @@ import type { RecordedGeneration } from '../domain/generation-route.ts';
 import { newId } from '../domain/ids.ts';
 import { nanosToUsd } from '../domain/money.ts';
 import type { ModelPricing } from '../domain/model-pricing.ts';
-import type { StorageEvent } from '../storage/database.ts';
+import type { StorageEvent } from '../storage/storage-events.ts';
 import type { HoldOutcome, LedgerRepository, LedgerSettlement, SettleInput } from '../storage/ledger-repository.ts';
 import { CreditLeases, type LeaseOptions } from './credit-leases.ts';
 import { LedgerWrites, type RefusedWrite } from './ledger-writes.ts';

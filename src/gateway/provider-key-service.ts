@@ -6,7 +6,7 @@ import { Secret } from '../domain/secret.ts';
 import { sealSecret, unsealSecret } from '../identity/credential-codec.ts';
 import type { SecretKeys } from '../identity/secret-keys.ts';
 import type { HeadroomView } from '../providers/shared/rate-limit-headroom.ts';
-import type { StorageEvent } from '../storage/database.ts';
+import type { StorageEvent } from '../storage/storage-events.ts';
 import type { ProviderKeyRow, ProviderKeysRepository } from '../storage/provider-keys-repository.ts';
 import type { ProviderBreakers } from './provider-breakers.ts';
 import { keyEnding, type RuntimeKey, type UpstreamKey, type UpstreamKeys } from './upstream-keys.ts';

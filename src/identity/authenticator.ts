@@ -2,7 +2,7 @@ import { effectiveRateLimits, hasRateLimits, type RateLimits } from '../billing/
 import type { AccountRole } from '../domain/account-role.ts';
 import { GatewayError } from '../domain/errors.ts';
 import type { ApiKeysRepository, CredentialRow } from '../storage/api-keys-repository.ts';
-import type { StorageEvent } from '../storage/database.ts';
+import type { StorageEvent } from '../storage/storage-events.ts';
 import type { SessionsRepository } from '../storage/sessions-repository.ts';
 import { apiKeyPrefix, lookupHashOf, sessionTokenPrefix } from './credential-codec.ts';
 import type { SecretKeys } from './secret-keys.ts';

@@ -12,6 +12,7 @@ import { acquireDataDirLock } from './data-dir-lock.ts';
 import { startEmbeddedServer, type EmbeddedServer, type ServerLogLevel } from './embedded-server.ts';
 import { importLegacyDatabase } from './legacy-import.ts';
 import { ReturningPool } from './returning-pool.ts';
+import { parseStorageEvent, type StorageEvent } from './storage-events.ts';
 import { limitSession, migrationSessionLimits, poolSessionLimits, type SessionLimits } from './session-limits.ts';
 
 /**
@@ -25,29 +26,6 @@ export interface PageWindow {
   offset: number;
   limit: number;
 }
-
-/** Something other processes (or this one) must forget from their caches, or give back. */
-export type StorageEvent =
-  | { type: 'key-changed'; keyId: string }
-  | { type: 'session-ended'; tokenHash: string }
-  /**
-   * An account was disabled or enabled, its role changed, or its password was set (ending its sessions): its
-   * cached keys and sessions are read again.
-   */
-  | { type: 'account-changed'; accountId: string }
-  /**
-   * Leases must give back the account's unused credit: a process refused one of its requests while others
-   * leased its credit, or an operator took credit away (leased credit must not outlive the balance).
-   */
-  | { type: 'give-back-credit'; accountId: string }
-  /** Media jobs were queued: idle workers look for them now rather than at their next poll. */
-  | { type: 'jobs-queued' }
-  /** A media job reached a terminal state: requests waiting for it answer now. */
-  | { type: 'job-finished'; jobId: string }
-  /** The runtime catalog (models, prices, switches) changed: every process reads it again. */
-  | { type: 'catalog-changed' }
-  /** A provider's runtime upstream keys changed (added, reweighted, switched, removed): every process reads them again. */
-  | { type: 'provider-keys-changed' };
 
 export interface Storage {
   /** `embedded`: the PostgreSQL server this process runs on DATA_DIR; `postgres`: a server at DATABASE_URL. */
@@ -297,11 +275,9 @@ class PostgresListener {
     };
     client.on('notification', (message) => {
       if (message.channel !== eventChannel || !message.payload) return;
-      try {
-        this.events.emit(eventChannel, JSON.parse(message.payload) as StorageEvent);
-      } catch (error) {
-        this.onError?.(error as Error);
-      }
+      const event = parseStorageEvent(message.payload);
+      if (event instanceof Error) this.onError?.(event);
+      else this.events.emit(eventChannel, event);
     });
     client.on('error', (error) => lost(error));
     client.on('end', () => lost());

@@ -14,7 +14,8 @@ import { drizzle } from 'drizzle-orm/pglite';
 import { migrate } from 'drizzle-orm/pglite/migrator';
 import { afterAll, describe, expect, it } from 'vitest';
 import { DataDirInUseError } from '../../src/storage/data-dir-lock.ts';
-import { openStorage, queryRows, type Storage, type StorageEvent } from '../../src/storage/database.ts';
+import { openStorage, queryRows, type Storage } from '../../src/storage/database.ts';
+import type { StorageEvent } from '../../src/storage/storage-events.ts';
 import { LegacyImportError } from '../../src/storage/legacy-import.ts';
 
 const repositoryRoot = path.resolve(import.meta.dirname, '../..');

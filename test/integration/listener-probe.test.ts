@@ -8,7 +8,8 @@
 import { Socket } from 'node:net';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { openStorage, type Storage, type StorageEvent } from '../../src/storage/database.ts';
+import { openStorage, type Storage } from '../../src/storage/database.ts';
+import type { StorageEvent } from '../../src/storage/storage-events.ts';
 import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.ts';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.ts';
 
@@ -69,13 +70,30 @@ describe('the LISTEN connection', () => {
     const sender = new pg.Client({ connectionString: database.url });
     await sender.connect();
     try {
-      await sender.query(`SELECT pg_notify('gateway_events', $1)`, [
+      // Payloads that are no event of this version (anyone may NOTIFY on the channel) are reported, not handed on.
+      for (const payload of [
+        'not json',
+        JSON.stringify({ type: 'give-back-credit' }),
+        JSON.stringify({ type: 'key-changed', keyId: 7 }),
+        JSON.stringify({ type: 'account-changed', accountId: 'acct_1', extra: true }),
+        JSON.stringify({ type: 'compact-everything' }),
         JSON.stringify({ type: 'job-finished', jobId: 'job_probe' }),
-      ]);
+      ])
+        await sender.query(`SELECT pg_notify('gateway_events', $1)`, [payload]);
     } finally {
       await sender.end();
     }
     await until('the event arrives', () => events.some((event) => event.type === 'job-finished'), 3_000);
+    expect(events.filter((event) => event.type !== 'key-changed' || event.keyId !== '*')).toEqual([
+      { type: 'job-finished', jobId: 'job_probe' },
+    ]);
+    expect(errors.map((error) => error.message).filter((message) => message.includes('storage event'))).toEqual([
+      'a storage event that is not JSON was ignored',
+      'a storage event of an unknown shape (type "give-back-credit") was ignored',
+      'a storage event of an unknown shape (type "key-changed") was ignored',
+      'a storage event of an unknown shape (type "account-changed") was ignored',
+      'a storage event of an unknown shape (type "compact-everything") was ignored',
+    ]);
   });
 
   it('stays live while its connection answers', async () => {
