@@ -1,8 +1,8 @@
 import Anthropic from '@anthropic-ai/sdk';
 import { GoogleGenAI } from '@google/genai';
 import OpenAI from 'openai';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startFamilyGateway, type FamilyGateway } from '../support/test-gateway.ts';
+import { describe, expect, it } from 'vitest';
+import { useFamilyGateway } from '../support/family-gateway.ts';
 
 /**
  * `x-gateway-dropped-parameters` names a field a translated call goes without as the client sent it, in its own
@@ -10,28 +10,17 @@ import { startFamilyGateway, type FamilyGateway } from '../support/test-gateway.
  * name for it; each surface driven by its official SDK.
  */
 describe('dropped parameters named as the client sent them', () => {
-  let gateway: FamilyGateway;
-  let key: string;
-  let address: string;
-
-  beforeAll(async () => {
-    gateway = await startFamilyGateway();
-    key = (await gateway.createFundedKey({ credits: 5 })).key;
-    address = await gateway.app.listen({ port: 0, host: '127.0.0.1' });
-  });
-  afterAll(async () => {
-    await gateway?.close();
-  });
+  const setup = useFamilyGateway({ credits: 5, listen: true });
 
   const sentTo = (family: 'openai' | 'anthropic' | 'gemini') =>
-    gateway.fakes[family].requests.at(-1)!.body as Record<string, unknown>;
-  const openai = () => new OpenAI({ apiKey: key, baseURL: `${address}/api/alpha/v1`, maxRetries: 0 });
+    setup.gateway.fakes[family].requests.at(-1)!.body as Record<string, unknown>;
+  const openai = () => new OpenAI({ apiKey: setup.key, baseURL: `${setup.address}/api/alpha/v1`, maxRetries: 0 });
   const lookup = { type: 'object', properties: { query: { type: 'string' } } } as const;
 
   it('gamma: generationConfig.seed, which Anthropic has no place for', async () => {
     const client = new GoogleGenAI({
-      apiKey: key,
-      httpOptions: { baseUrl: `${address}/api/gamma`, retryOptions: { attempts: 1 } },
+      apiKey: setup.key,
+      httpOptions: { baseUrl: `${setup.address}/api/gamma`, retryOptions: { attempts: 1 } },
     });
     for (const stream of [false, true]) {
       const request = { model: 'via-anthropic', contents: 'hello there', config: { seed: 7, temperature: 0.5 } };
@@ -70,7 +59,7 @@ describe('dropped parameters named as the client sent them', () => {
   });
 
   it("beta: tool_choice.disable_parallel_tool_use, which Gemini has no place for, and the tool choice's kind is kept", async () => {
-    const client = new Anthropic({ apiKey: key, baseURL: `${address}/api/beta`, maxRetries: 0 });
+    const client = new Anthropic({ apiKey: setup.key, baseURL: `${setup.address}/api/beta`, maxRetries: 0 });
     const { response } = await client.messages
       .create({
         model: 'via-gemini',
@@ -84,10 +73,10 @@ describe('dropped parameters named as the client sent them', () => {
   });
 
   it('native: seed, which Anthropic has no place for, by its native name', async () => {
-    const response = await gateway.request({
+    const response = await setup.gateway.request({
       method: 'POST',
       url: '/api/v1/text/completions',
-      headers: { 'x-api-key': key },
+      headers: { 'x-api-key': setup.key },
       payload: { model: 'via-anthropic', messages: [{ role: 'user', content: 'hello there' }], seed: 7 },
     });
     expect(response.statusCode, response.body).toBe(200);

@@ -1,9 +1,9 @@
 import { GoogleGenAI } from '@google/genai';
 import OpenAI from 'openai';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { tokenLogprobsOf as geminiLogprobs } from '../../src/protocols/gemini/generate-content.ts';
 import { tokenLogprobsOf as openAiLogprobs } from '../../src/protocols/openai/chat-completions.ts';
-import { startFamilyGateway, type FamilyGateway } from '../support/test-gateway.ts';
+import { useFamilyGateway } from '../support/family-gateway.ts';
 
 /** The fakes answer "Echo: <prompt>", a token per word; each word's log probability is -(place % 7 + 1) / 16. */
 const expectedTokens = ['Echo:', ' alpha', ' beta'];
@@ -15,21 +15,10 @@ const expectedLogprobs = [-1 / 16, -2 / 16, -3 / 16];
  * streamed; a protocol without them names the parameter as dropped.
  */
 describe('log probabilities across protocols', () => {
-  let gateway: FamilyGateway;
-  let key: string;
-  let address: string;
-
-  beforeAll(async () => {
-    gateway = await startFamilyGateway();
-    key = (await gateway.createFundedKey({ credits: 5 })).key;
-    address = await gateway.app.listen({ port: 0, host: '127.0.0.1' });
-  });
-  afterAll(async () => {
-    await gateway?.close();
-  });
+  const setup = useFamilyGateway({ credits: 5, listen: true });
 
   it('an OpenAI client gets a Gemini model\u2019s log probabilities, whole and streamed', async () => {
-    const client = new OpenAI({ apiKey: key, baseURL: `${address}/api/alpha/v1` });
+    const client = new OpenAI({ apiKey: setup.key, baseURL: `${setup.address}/api/alpha/v1` });
     const request = {
       model: 'via-gemini',
       messages: [{ role: 'user' as const, content: 'alpha beta' }],
@@ -37,7 +26,7 @@ describe('log probabilities across protocols', () => {
       top_logprobs: 2,
     };
     const completion = await client.chat.completions.create(request);
-    expect(gateway.fakes.gemini.requests.at(-1)?.body).toMatchObject({
+    expect(setup.gateway.fakes.gemini.requests.at(-1)?.body).toMatchObject({
       generationConfig: { responseLogprobs: true, logprobs: 2 },
     });
     const content = completion.choices[0]!.logprobs?.content ?? [];
@@ -66,8 +55,8 @@ describe('log probabilities across protocols', () => {
 
   it('a Gemini client gets an OpenAI model\u2019s log probabilities as logprobsResult, whole and streamed', async () => {
     const client = new GoogleGenAI({
-      apiKey: key,
-      httpOptions: { baseUrl: `${address}/api/gamma`, retryOptions: { attempts: 1 } },
+      apiKey: setup.key,
+      httpOptions: { baseUrl: `${setup.address}/api/gamma`, retryOptions: { attempts: 1 } },
     });
     const request = {
       model: 'via-openai',
@@ -75,7 +64,7 @@ describe('log probabilities across protocols', () => {
       config: { responseLogprobs: true, logprobs: 2 },
     };
     const answer = await client.models.generateContent(request);
-    expect(gateway.fakes.openai.requests.at(-1)?.body).toMatchObject({ logprobs: true, top_logprobs: 2 });
+    expect(setup.gateway.fakes.openai.requests.at(-1)?.body).toMatchObject({ logprobs: true, top_logprobs: 2 });
     const result = answer.candidates?.[0]?.logprobsResult;
     expect(result?.chosenCandidates?.map((entry) => entry.token)).toEqual(expectedTokens);
     expect(result?.chosenCandidates?.map((entry) => entry.logProbability)).toEqual(expectedLogprobs);
@@ -91,10 +80,10 @@ describe('log probabilities across protocols', () => {
   });
 
   it('the native stream sends each token\u2019s log probability before its text', async () => {
-    const response = await gateway.request({
+    const response = await setup.gateway.request({
       method: 'POST',
       url: '/api/v1/text/completions',
-      headers: { 'x-api-key': key },
+      headers: { 'x-api-key': setup.key },
       payload: { model: 'via-gemini', messages: [{ role: 'user', content: 'alpha beta' }], logprobs: true },
     });
     expect(response.statusCode, response.body).toBe(200);
@@ -110,10 +99,10 @@ describe('log probabilities across protocols', () => {
   });
 
   it('a protocol without log probabilities names them as dropped', async () => {
-    const response = await gateway.request({
+    const response = await setup.gateway.request({
       method: 'POST',
       url: '/api/alpha/v1/chat/completions',
-      headers: { 'x-api-key': key },
+      headers: { 'x-api-key': setup.key },
       payload: { model: 'via-anthropic', messages: [{ role: 'user', content: 'alpha beta' }], logprobs: true },
     });
     expect(response.statusCode, response.body).toBe(200);

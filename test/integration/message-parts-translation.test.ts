@@ -1,8 +1,8 @@
 import Anthropic from '@anthropic-ai/sdk';
 import { GoogleGenAI } from '@google/genai';
 import OpenAI from 'openai';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startFamilyGateway, type FamilyGateway } from '../support/test-gateway.ts';
+import { describe, expect, it } from 'vitest';
+import { useFamilyGateway } from '../support/family-gateway.ts';
 
 /**
  * A system prompt given in several parts (Gemini `systemInstruction.parts`, Anthropic `system` text blocks, an
@@ -10,30 +10,19 @@ import { startFamilyGateway, type FamilyGateway } from '../support/test-gateway.
  * user's message of several texts, reach a model of another protocol part by part, never run together.
  */
 describe('system prompts and user messages in several parts, across protocols', () => {
-  let gateway: FamilyGateway;
-  let key: string;
-  let address: string;
-
-  beforeAll(async () => {
-    gateway = await startFamilyGateway();
-    key = (await gateway.createFundedKey({ credits: 5 })).key;
-    address = await gateway.app.listen({ port: 0, host: '127.0.0.1' });
-  });
-  afterAll(async () => {
-    await gateway?.close();
-  });
+  const setup = useFamilyGateway({ credits: 5, listen: true });
 
   const texts = ['Be brief.', 'Answer in French.'];
   const sentTo = (family: 'openai' | 'anthropic' | 'gemini') =>
-    gateway.fakes[family].requests.at(-1)!.body as Record<string, unknown>;
+    setup.gateway.fakes[family].requests.at(-1)!.body as Record<string, unknown>;
   const openAiSystem = { role: 'system', content: texts.map((text) => ({ type: 'text', text })) };
   const anthropicSystem = texts.map((text) => ({ type: 'text', text }));
   const geminiSystem = { parts: texts.map((text) => ({ text })) };
 
   it('gamma: systemInstruction parts reach OpenAI as text parts and Anthropic as text blocks', async () => {
     const client = new GoogleGenAI({
-      apiKey: key,
-      httpOptions: { baseUrl: `${address}/api/gamma`, retryOptions: { attempts: 1 } },
+      apiKey: setup.key,
+      httpOptions: { baseUrl: `${setup.address}/api/gamma`, retryOptions: { attempts: 1 } },
     });
     const config = { systemInstruction: { parts: texts.map((text) => ({ text })) } };
     const openai = await client.models.generateContent({ model: 'via-openai', contents: 'hello', config });
@@ -44,7 +33,7 @@ describe('system prompts and user messages in several parts, across protocols', 
   });
 
   it('beta: system text blocks reach OpenAI as text parts and Gemini as systemInstruction parts', async () => {
-    const client = new Anthropic({ apiKey: key, baseURL: `${address}/api/beta`, maxRetries: 0 });
+    const client = new Anthropic({ apiKey: setup.key, baseURL: `${setup.address}/api/beta`, maxRetries: 0 });
     const system = texts.map((text) => ({ type: 'text' as const, text }));
     const messages = [{ role: 'user' as const, content: 'hello' }];
     await client.messages.create({ model: 'via-openai', max_tokens: 100, system, messages });
@@ -54,7 +43,7 @@ describe('system prompts and user messages in several parts, across protocols', 
   });
 
   it('alpha chat: a system message of text parts reaches Anthropic as text blocks and Gemini as parts', async () => {
-    const client = new OpenAI({ apiKey: key, baseURL: `${address}/api/alpha/v1`, maxRetries: 0 });
+    const client = new OpenAI({ apiKey: setup.key, baseURL: `${setup.address}/api/alpha/v1`, maxRetries: 0 });
     const messages: OpenAI.ChatCompletionMessageParam[] = [
       { role: 'system', content: texts.map((text) => ({ type: 'text' as const, text })) },
       { role: 'user', content: 'hello' },
@@ -66,7 +55,7 @@ describe('system prompts and user messages in several parts, across protocols', 
   });
 
   it('Responses: instructions and a developer message of text parts reach Anthropic and Gemini part by part', async () => {
-    const client = new OpenAI({ apiKey: key, baseURL: `${address}/api/alpha/v1`, maxRetries: 0 });
+    const client = new OpenAI({ apiKey: setup.key, baseURL: `${setup.address}/api/alpha/v1`, maxRetries: 0 });
     const request = {
       instructions: 'Be brief.',
       input: [
@@ -90,11 +79,11 @@ describe('system prompts and user messages in several parts, across protocols', 
   });
 
   it('a system prompt of one part goes as the one string it is', async () => {
-    const client = new Anthropic({ apiKey: key, baseURL: `${address}/api/beta`, maxRetries: 0 });
+    const client = new Anthropic({ apiKey: setup.key, baseURL: `${setup.address}/api/beta`, maxRetries: 0 });
     const messages = [{ role: 'user' as const, content: 'hello' }];
     await client.messages.create({ model: 'via-openai', max_tokens: 100, system: 'Be brief.', messages });
     expect((sentTo('openai').messages as unknown[])[0]).toEqual({ role: 'system', content: 'Be brief.' });
-    const chat = new OpenAI({ apiKey: key, baseURL: `${address}/api/alpha/v1`, maxRetries: 0 });
+    const chat = new OpenAI({ apiKey: setup.key, baseURL: `${setup.address}/api/alpha/v1`, maxRetries: 0 });
     await chat.chat.completions.create({
       model: 'via-anthropic',
       messages: [
@@ -111,8 +100,8 @@ describe('system prompts and user messages in several parts, across protocols', 
 
   it('gamma: a user content of several text parts reaches OpenAI as text parts and Anthropic as text blocks', async () => {
     const client = new GoogleGenAI({
-      apiKey: key,
-      httpOptions: { baseUrl: `${address}/api/gamma`, retryOptions: { attempts: 1 } },
+      apiKey: setup.key,
+      httpOptions: { baseUrl: `${setup.address}/api/gamma`, retryOptions: { attempts: 1 } },
     });
     const contents = [{ role: 'user', parts: asked.map((text) => ({ text })) }];
     await client.models.generateContent({ model: 'via-openai', contents });
@@ -125,14 +114,14 @@ describe('system prompts and user messages in several parts, across protocols', 
   });
 
   it('beta and alpha: a user message of several texts reaches Gemini as parts', async () => {
-    const beta = new Anthropic({ apiKey: key, baseURL: `${address}/api/beta`, maxRetries: 0 });
+    const beta = new Anthropic({ apiKey: setup.key, baseURL: `${setup.address}/api/beta`, maxRetries: 0 });
     const content = asked.map((text) => ({ type: 'text' as const, text }));
     await beta.messages.create({ model: 'via-gemini', max_tokens: 100, messages: [{ role: 'user', content }] });
     expect((sentTo('gemini').contents as unknown[]).at(-1)).toEqual({
       role: 'user',
       parts: asked.map((text) => ({ text })),
     });
-    const alpha = new OpenAI({ apiKey: key, baseURL: `${address}/api/alpha/v1`, maxRetries: 0 });
+    const alpha = new OpenAI({ apiKey: setup.key, baseURL: `${setup.address}/api/alpha/v1`, maxRetries: 0 });
     await alpha.chat.completions.create({ model: 'via-gemini', messages: [{ role: 'user', content }] });
     expect((sentTo('gemini').contents as unknown[]).at(-1)).toEqual({
       role: 'user',
@@ -148,7 +137,7 @@ describe('system prompts and user messages in several parts, across protocols', 
   // Anthropic refuses a text block that is empty anywhere in a message, and Gemini an empty text part: a message
   // whose texts were run together never sent one.
   it("an empty text part among a user message's texts reaches no protocol as an empty block or part", async () => {
-    const alpha = new OpenAI({ apiKey: key, baseURL: `${address}/api/alpha/v1`, maxRetries: 0 });
+    const alpha = new OpenAI({ apiKey: setup.key, baseURL: `${setup.address}/api/alpha/v1`, maxRetries: 0 });
     const content = [
       { type: 'text' as const, text: '' },
       { type: 'text' as const, text: 'Good morning.' },
@@ -164,12 +153,12 @@ describe('system prompts and user messages in several parts, across protocols', 
 
   it('gamma: a systemInstruction part other than text is refused for another protocol, naming it', async () => {
     const client = new GoogleGenAI({
-      apiKey: key,
-      httpOptions: { baseUrl: `${address}/api/gamma`, retryOptions: { attempts: 1 } },
+      apiKey: setup.key,
+      httpOptions: { baseUrl: `${setup.address}/api/gamma`, retryOptions: { attempts: 1 } },
     });
     // (A picture there is refused first by a model that reads no images: a call is the part left to try.)
     const call = { functionCall: { name: 'lookup', args: { city: 'Paris' } } };
-    const sent = gateway.fakes.openai.requests.length;
+    const sent = setup.gateway.fakes.openai.requests.length;
     await expect(
       client.models.generateContent({
         model: 'via-openai',
@@ -180,6 +169,6 @@ describe('system prompts and user messages in several parts, across protocols', 
       status: 400,
       message: expect.stringContaining('systemInstruction parts other than text'),
     });
-    expect(gateway.fakes.openai.requests.length).toBe(sent);
+    expect(setup.gateway.fakes.openai.requests.length).toBe(sent);
   });
 });

@@ -1,9 +1,9 @@
 import { ChatAnthropic } from '@langchain/anthropic';
 import { ChatOpenAI } from '@langchain/openai';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import type { FakeServer } from '../fakes/fake-server.ts';
-import { startFamilyGateway, type FamilyGateway } from '../support/test-gateway.ts';
+import { useFamilyGateway } from '../support/family-gateway.ts';
 
 /** A schema every protocol holds strictly: an object, closed, every property required. */
 const closed = {
@@ -21,21 +21,10 @@ const open = { type: 'object', properties: { city: { type: 'string' } } };
  * a format the serving protocol cannot ask for refused with 400 rather than answered in another shape.
  */
 describe('structured output across protocols', () => {
-  let gateway: FamilyGateway;
-  let key: string;
-  let address: string;
-
-  beforeAll(async () => {
-    gateway = await startFamilyGateway();
-    key = (await gateway.createFundedKey({ credits: 5 })).key;
-    address = await gateway.app.listen({ port: 0, host: '127.0.0.1' });
-  });
-  afterAll(async () => {
-    await gateway?.close();
-  });
+  const setup = useFamilyGateway({ credits: 5, listen: true });
 
   const post = (url: string, payload: object) =>
-    gateway.request({ method: 'POST', url, headers: { 'x-api-key': key }, payload });
+    setup.gateway.request({ method: 'POST', url, headers: { 'x-api-key': setup.key }, payload });
   const gamma = (model: string, body: object) =>
     post(`/api/gamma/v1beta/models/${model}:generateContent`, {
       contents: [{ role: 'user', parts: [{ text: 'where to go' }] }],
@@ -63,7 +52,7 @@ describe('structured output across protocols', () => {
       generationConfig: { responseMimeType: 'application/json', responseSchema },
     });
     expect(answer.statusCode, answer.body).toBe(200);
-    expect(lastBody(gateway.fakes.anthropic)).toMatchObject({
+    expect(lastBody(setup.gateway.fakes.anthropic)).toMatchObject({
       output_config: {
         format: {
           schema: {
@@ -81,7 +70,8 @@ describe('structured output across protocols', () => {
 
   it('holds a beta or gamma schema strictly on OpenAI where OpenAI can, and names the strictness where it cannot', async () => {
     const strictSent = () =>
-      (lastBody(gateway.fakes.openai).response_format as { json_schema: { strict?: boolean } }).json_schema.strict;
+      (lastBody(setup.gateway.fakes.openai).response_format as { json_schema: { strict?: boolean } }).json_schema
+        .strict;
     const closedBeta = await beta('via-openai', { output_config: { format: { type: 'json_schema', schema: closed } } });
     expect(closedBeta.statusCode, closedBeta.body).toBe(200);
     expect(strictSent()).toBe(true);
@@ -131,7 +121,7 @@ describe('structured output across protocols', () => {
   it("asks OpenAI's JSON mode for JSON in words when the conversation does not", async () => {
     const answer = await gamma('via-openai', { generationConfig: { responseMimeType: 'application/json' } });
     expect(answer.statusCode, answer.body).toBe(200);
-    expect(lastBody(gateway.fakes.openai)).toMatchObject({
+    expect(lastBody(setup.gateway.fakes.openai)).toMatchObject({
       response_format: { type: 'json_object' },
       messages: [{ role: 'system', content: 'Answer in JSON.' }, { role: 'user' }],
     });
@@ -143,8 +133,8 @@ describe('structured output across protocols', () => {
       json_schema: { name: 'place', description: 'Only French cities', schema: closed, strict: true },
     };
     for (const [model, fake] of [
-      ['via-anthropic', gateway.fakes.anthropic],
-      ['via-gemini', gateway.fakes.gemini],
+      ['via-anthropic', setup.gateway.fakes.anthropic],
+      ['via-gemini', setup.gateway.fakes.gemini],
     ] as const) {
       const answer = await post('/api/alpha/v1/chat/completions', {
         model,
@@ -158,7 +148,12 @@ describe('structured output across protocols', () => {
 
   it("LangChain's Anthropic client gets structured output (a tool forced by name), relayed and translated", async () => {
     for (const model of ['via-anthropic', 'via-openai', 'via-gemini']) {
-      const chat = new ChatAnthropic({ model, apiKey: key, anthropicApiUrl: `${address}/api/beta`, maxRetries: 0 });
+      const chat = new ChatAnthropic({
+        model,
+        apiKey: setup.key,
+        anthropicApiUrl: `${setup.address}/api/beta`,
+        maxRetries: 0,
+      });
       const answer = await chat.withStructuredOutput(z.object({ query: z.string() })).invoke('hello there');
       expect(answer, model).toEqual({ query: 'hello there' });
     }
@@ -177,9 +172,9 @@ describe('structured output across protocols', () => {
     for (const model of ['via-anthropic', 'via-gemini']) {
       const chat = new ChatOpenAI({
         model,
-        apiKey: key,
+        apiKey: setup.key,
         useResponsesApi: true,
-        configuration: { baseURL: `${address}/api/alpha/v1` },
+        configuration: { baseURL: `${setup.address}/api/alpha/v1` },
         maxRetries: 0,
       });
       let last: unknown;
