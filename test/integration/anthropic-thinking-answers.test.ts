@@ -2,9 +2,10 @@ import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import { GoogleGenAI } from '@google/genai';
 import { generateText, streamText } from 'ai';
 import OpenAI from 'openai';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { fakeThinkingSignature } from '../fakes/anthropic-fake.ts';
-import { modelYaml, startFamilyGateway, type FamilyGateway } from '../support/test-gateway.ts';
+import { useFamilyGateway } from '../support/family-gateway.ts';
+import { modelYaml } from '../support/test-gateway.ts';
 
 /**
  * An Anthropic model that thinks before it answers (a thinking block and a redacted_thinking block, then the
@@ -14,21 +15,15 @@ import { modelYaml, startFamilyGateway, type FamilyGateway } from '../support/te
  * another protocol: the call goes without them and names them.
  */
 describe('thinking of an Anthropic model, across protocols', () => {
-  let gateway: FamilyGateway;
-  let key: string;
-  let address: string;
   const answer = 'Echo: hello there';
 
-  beforeAll(async () => {
-    gateway = await startFamilyGateway([modelYaml('ponders', { provider: 'anthropic', upstream: 'fake-thinking' })]);
-    key = (await gateway.createFundedKey({ credits: 5 })).key;
-    address = await gateway.app.listen({ port: 0, host: '127.0.0.1' });
-  });
-  afterAll(async () => {
-    await gateway?.close();
+  const setup = useFamilyGateway({
+    extraConfig: [modelYaml('ponders', { provider: 'anthropic', upstream: 'fake-thinking' })],
+    credits: 5,
+    listen: true,
   });
 
-  const openai = () => new OpenAI({ apiKey: key, baseURL: `${address}/api/alpha/v1`, maxRetries: 0 });
+  const openai = () => new OpenAI({ apiKey: setup.key, baseURL: `${setup.address}/api/alpha/v1`, maxRetries: 0 });
   const noThinking = (value: unknown) => {
     const text = JSON.stringify(value);
     expect(text).not.toContain('think');
@@ -66,8 +61,8 @@ describe('thinking of an Anthropic model, across protocols', () => {
 
   it('gamma (@google/genai): the text alone, with no thought parts, whole and streamed', async () => {
     const client = new GoogleGenAI({
-      apiKey: key,
-      httpOptions: { baseUrl: `${address}/api/gamma`, retryOptions: { attempts: 1 } },
+      apiKey: setup.key,
+      httpOptions: { baseUrl: `${setup.address}/api/gamma`, retryOptions: { attempts: 1 } },
     });
     const whole = await client.models.generateContent({ model: 'ponders', contents: 'hello there' });
     expect(whole.text).toBe(answer);
@@ -87,7 +82,11 @@ describe('thinking of an Anthropic model, across protocols', () => {
   });
 
   it('the AI SDK through the OpenAI-compatible surface: the text intact, no reasoning', async () => {
-    const provider = createOpenAICompatible({ name: 'gateway', apiKey: key, baseURL: `${address}/api/alpha/v1` });
+    const provider = createOpenAICompatible({
+      name: 'gateway',
+      apiKey: setup.key,
+      baseURL: `${setup.address}/api/alpha/v1`,
+    });
     const whole = await generateText({ model: provider('ponders'), prompt: 'hello there' });
     expect(whole.text).toBe(answer);
     expect(whole.reasoningText).toBeUndefined();
@@ -97,10 +96,10 @@ describe('thinking of an Anthropic model, across protocols', () => {
   });
 
   it('beta: thinking and redacted_thinking blocks sent back go to another protocol without them, named', async () => {
-    const response = await gateway.request({
+    const response = await setup.gateway.request({
       method: 'POST',
       url: '/api/beta/v1/messages',
-      headers: { 'x-api-key': key },
+      headers: { 'x-api-key': setup.key },
       payload: {
         model: 'via-openai',
         max_tokens: 100,
@@ -122,7 +121,7 @@ describe('thinking of an Anthropic model, across protocols', () => {
     expect(response.headers['x-gateway-dropped-parameters']).toBe(
       'messages.content.thinking,messages.content.redacted_thinking',
     );
-    const sent = gateway.fakes.openai.requests.at(-1)!.body as { messages: unknown[] };
+    const sent = setup.gateway.fakes.openai.requests.at(-1)!.body as { messages: unknown[] };
     expect(sent.messages[1]).toEqual({ role: 'assistant', content: 'Echo: hello' });
     noThinking(sent);
   });

@@ -1,5 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startFamilyGateway, type FamilyGateway } from '../support/test-gateway.ts';
+import { describe, expect, it } from 'vitest';
+import { useFamilyGateway } from '../support/family-gateway.ts';
 
 /**
  * The beta surface checks message content, tools, tool choice, thinking and answer formats against the
@@ -7,25 +7,16 @@ import { startFamilyGateway, type FamilyGateway } from '../support/test-gateway.
  * the gateway does not know (newer ones, the provider's server tools) pass on to an upstream of the protocol.
  */
 describe('beta messages content schemas', () => {
-  let gateway: FamilyGateway;
-  let key: string;
-
-  beforeAll(async () => {
-    gateway = await startFamilyGateway();
-    ({ key } = await gateway.createFundedKey({ credits: 10 }));
-  });
-  afterAll(async () => {
-    await gateway?.close();
-  });
+  const setup = useFamilyGateway({ credits: 10 });
 
   const send = (fields: Record<string, unknown>, model = 'via-anthropic') =>
-    gateway.request({
+    setup.gateway.request({
       method: 'POST',
       url: '/api/beta/v1/messages',
-      headers: { 'x-api-key': key, 'anthropic-version': '2023-06-01' },
+      headers: { 'x-api-key': setup.key, 'anthropic-version': '2023-06-01' },
       payload: { model, max_tokens: 50, messages: [{ role: 'user', content: 'hello there' }], ...fields },
     });
-  const lastRequest = () => gateway.fakes.anthropic.requests.at(-1)?.body;
+  const lastRequest = () => setup.gateway.fakes.anthropic.requests.at(-1)?.body;
 
   // Each refused field's message is claimed in test/unit/request-body-schemas.test.ts; here, the error body that
   // carries one.

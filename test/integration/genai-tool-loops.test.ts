@@ -1,6 +1,6 @@
 import { GoogleGenAI } from '@google/genai';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startFamilyGateway, type FamilyGateway } from '../support/test-gateway.ts';
+import { describe, expect, it } from 'vitest';
+import { useFamilyGateway } from '../support/family-gateway.ts';
 
 /**
  * @google/genai with its defaults keeps each streamed chunk of an answer as a `model` content of its own (the
@@ -8,26 +8,16 @@ import { startFamilyGateway, type FamilyGateway } from '../support/test-gateway.
  * as one assistant message, so a streamed tool loop works whichever upstream serves it.
  */
 describe('@google/genai streamed tool loops on every upstream', () => {
-  let gateway: FamilyGateway;
-  let address: string;
-  let key: string;
   const parameters = { type: 'object', properties: { query: { type: 'string' } }, required: ['query'] } as const;
 
-  beforeAll(async () => {
-    gateway = await startFamilyGateway();
-    address = await gateway.app.listen({ port: 0, host: '127.0.0.1' });
-    ({ key } = await gateway.createFundedKey({ credits: 5 }));
-  });
-  afterAll(async () => {
-    await gateway?.close();
-  });
+  const setup = useFamilyGateway({ credits: 5, listen: true });
 
   it.each(['via-openai', 'via-anthropic', 'via-gemini'])(
     'a chat calls, gets the result and answers (%s)',
     async (model) => {
       const client = new GoogleGenAI({
-        apiKey: key,
-        httpOptions: { baseUrl: `${address}/api/gamma`, retryOptions: { attempts: 1 } },
+        apiKey: setup.key,
+        httpOptions: { baseUrl: `${setup.address}/api/gamma`, retryOptions: { attempts: 1 } },
       });
       const chat = client.chats.create({
         model,

@@ -1,52 +1,45 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { FakeServer } from '../fakes/fake-server.ts';
+import { describe, expect, it } from 'vitest';
 import { heldNanosOf } from '../support/http-helpers.ts';
 import { pngBase64 } from '../support/media-fixtures.ts';
-import { startFamilyGateway, type FamilyGateway } from '../support/test-gateway.ts';
+import { useFamilyGateway } from '../support/family-gateway.ts';
+
+/** A catalog entry that takes `inputs` (text and images unless told), priced at 1 and 2 USD per million tokens. */
+const visionModel = (
+  id: string,
+  { provider, upstream, inputs = '[text, image]' }: { provider: string; upstream: string; inputs?: string },
+) =>
+  `  - id: ${id}\n    inputModalities: ${inputs}\n    pricing: { inputPerMTok: 1, outputPerMTok: 2 }\n    providers: [{ provider: ${provider}, model: ${upstream} }]\n`;
 
 /**
  * Image inputs reach the upstreams through a surface route; each pair's translation is claimed in
  * test/unit/image-translation.test.ts.
  */
 describe('image inputs through translation', () => {
-  let gateway: FamilyGateway;
-  let anthropic: FakeServer;
-  let gemini: FakeServer;
   const png = pngBase64;
-
-  beforeAll(async () => {
-    const model = (
-      id: string,
-      { provider, upstream, inputs = '[text, image]' }: { provider: string; upstream: string; inputs?: string },
-    ) =>
-      `  - id: ${id}\n    inputModalities: ${inputs}\n    pricing: { inputPerMTok: 1, outputPerMTok: 2 }\n    providers: [{ provider: ${provider}, model: ${upstream} }]\n`;
-    gateway = await startFamilyGateway([
-      model('vision-claude', { provider: 'anthropic', upstream: 'claude-sonnet-4-5-20250929' }),
-      model('vision-gemini', { provider: 'gemini', upstream: 'gemini-2.5-flash' }),
-      model('text-only', { provider: 'anthropic', upstream: 'claude-haiku', inputs: '[text]' }),
-    ]);
-    ({ anthropic, gemini } = gateway.fakes);
-  });
-  afterAll(async () => {
-    await gateway?.close();
+  const setup = useFamilyGateway({
+    extraConfig: [
+      visionModel('vision-claude', { provider: 'anthropic', upstream: 'claude-sonnet-4-5-20250929' }),
+      visionModel('vision-gemini', { provider: 'gemini', upstream: 'gemini-2.5-flash' }),
+      visionModel('text-only', { provider: 'anthropic', upstream: 'claude-haiku', inputs: '[text]' }),
+    ],
   });
 
   it('alpha image_url parts reach Anthropic as image blocks and Gemini as inlineData or fileData', async () => {
-    const { key } = await gateway.createFundedKey({ credits: 1 });
+    const { key } = await setup.gateway.createFundedKey({ credits: 1 });
     const content = [
       { type: 'text', text: 'what is this' },
       { type: 'image_url', image_url: { url: `data:image/png;base64,${png}` } },
       { type: 'image_url', image_url: { url: 'https://example.com/cat.webp' } },
     ];
     const post = (model: string) =>
-      gateway.request({
+      setup.gateway.request({
         method: 'POST',
         url: '/api/alpha/v1/chat/completions',
         headers: { 'x-api-key': key },
         payload: { model, messages: [{ role: 'user', content }] },
       });
     expect((await post('vision-claude')).statusCode).toBe(200);
-    expect((anthropic.requests.at(-1)!.body as { messages: unknown[] }).messages).toEqual([
+    expect((setup.gateway.fakes.anthropic.requests.at(-1)!.body as { messages: unknown[] }).messages).toEqual([
       {
         role: 'user',
         content: [
@@ -57,7 +50,7 @@ describe('image inputs through translation', () => {
       },
     ]);
     expect((await post('vision-gemini')).statusCode).toBe(200);
-    expect((gemini.requests.at(-1)!.body as { contents: unknown[] }).contents).toEqual([
+    expect((setup.gateway.fakes.gemini.requests.at(-1)!.body as { contents: unknown[] }).contents).toEqual([
       {
         role: 'user',
         parts: [
@@ -70,13 +63,13 @@ describe('image inputs through translation', () => {
   });
 
   it('refuses a gamma fileData part that is not an image (a PDF, a video) for another protocol, sending nothing', async () => {
-    const { key } = await gateway.createFundedKey({ credits: 1 });
-    const sent = anthropic.requests.length;
+    const { key } = await setup.gateway.createFundedKey({ credits: 1 });
+    const sent = setup.gateway.fakes.anthropic.requests.length;
     for (const [mimeType, fileUri] of [
       ['application/pdf', 'https://example.com/report.pdf'],
       ['video/mp4', 'https://www.youtube.com/watch?v=9hE5-98ZeCg'],
     ]) {
-      const response = await gateway.request({
+      const response = await setup.gateway.request({
         method: 'POST',
         url: '/api/gamma/v1beta/models/vision-claude:generateContent',
         headers: { 'x-api-key': key },
@@ -85,9 +78,9 @@ describe('image inputs through translation', () => {
       expect(response.statusCode, response.body).toBe(400);
       expect(response.json<{ errors: string[] }>().errors[0]).toContain('"fileData" parts');
     }
-    expect(anthropic.requests.length).toBe(sent);
+    expect(setup.gateway.fakes.anthropic.requests.length).toBe(sent);
     // Gemini itself takes them: relayed as given.
-    const relayed = await gateway.request({
+    const relayed = await setup.gateway.request({
       method: 'POST',
       url: '/api/gamma/v1beta/models/vision-gemini:generateContent',
       headers: { 'x-api-key': key },
@@ -104,8 +97,8 @@ describe('image inputs through translation', () => {
   });
 
   it('refuses images for a model without image input, before anything is held', async () => {
-    const { key, accountId } = await gateway.createFundedKey({ credits: 1 });
-    const response = await gateway.request({
+    const { key, accountId } = await setup.gateway.createFundedKey({ credits: 1 });
+    const response = await setup.gateway.request({
       method: 'POST',
       url: '/api/alpha/v1/chat/completions',
       headers: { 'x-api-key': key },
@@ -115,6 +108,6 @@ describe('image inputs through translation', () => {
       },
     });
     expect(response.json()).toMatchObject({ status: 400, errors: ['model "text-only" does not accept image input'] });
-    expect(await heldNanosOf(gateway, accountId)).toBe(0n);
+    expect(await heldNanosOf(setup.gateway, accountId)).toBe(0n);
   });
 });

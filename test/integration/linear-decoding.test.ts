@@ -1,8 +1,8 @@
 import type { LightMyRequestResponse } from 'fastify';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { longestEventLoopBlockMs } from '../support/event-loop.ts';
 import { keyHeaders } from '../support/http-helpers.ts';
-import { startFamilyGateway, type FamilyGateway } from '../support/test-gateway.ts';
+import { useFamilyGateway } from '../support/family-gateway.ts';
 
 /**
  * A conversation of tens of thousands of messages crosses the wire, is decoded, translated and answered
@@ -12,14 +12,7 @@ import { startFamilyGateway, type FamilyGateway } from '../support/test-gateway.
 const items = 40_000;
 
 describe('decoding and translating long conversations', () => {
-  let gateway: FamilyGateway;
-
-  beforeAll(async () => {
-    gateway = await startFamilyGateway();
-  });
-  afterAll(async () => {
-    await gateway?.close();
-  });
+  const setup = useFamilyGateway();
 
   async function withinLoopDelay(send: () => Promise<LightMyRequestResponse>): Promise<LightMyRequestResponse> {
     const { result, blockedMs } = await longestEventLoopBlockMs(send);
@@ -28,10 +21,10 @@ describe('decoding and translating long conversations', () => {
   }
 
   it('as many user messages in a row, merged into one Anthropic turn', async () => {
-    const { key } = await gateway.createFundedKey({ credits: 100 });
+    const { key } = await setup.gateway.createFundedKey({ credits: 100 });
     const messages = Array.from({ length: items }, () => ({ role: 'user', content: 'x' }));
     const response = await withinLoopDelay(() =>
-      gateway.request({
+      setup.gateway.request({
         method: 'POST',
         url: '/api/v1/text/completions',
         headers: keyHeaders(key),

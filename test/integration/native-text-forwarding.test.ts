@@ -1,10 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   everyNativeField as everything,
   lookupTool as lookup,
   citySchema as schema,
 } from '../support/native-text-fields.ts';
-import { startFamilyGateway, type FamilyGateway } from '../support/test-gateway.ts';
+import { useFamilyGateway } from '../support/family-gateway.ts';
 
 /**
  * The native API's optional fields reach an upstream as its protocol's own fields; what a model does not take
@@ -24,22 +24,17 @@ const chunksOf = (body: string): Chunk[] =>
     .map((frame) => JSON.parse(frame.slice(6)) as Chunk);
 
 describe('native text completions forward the optional fields each protocol can carry', () => {
-  let gateway: FamilyGateway;
-
-  beforeAll(async () => {
-    gateway = await startFamilyGateway([
+  const setup = useFamilyGateway({
+    extraConfig: [
       '  - id: narrow-openai',
       '    pricing: { inputPerMTok: 1, outputPerMTok: 2 }',
       '    providers: [{ provider: openai, model: gpt-4o-mini, capabilities: { text: { supportedParameters: [topK] }, strictParams: false } }]',
-    ]);
-  });
-  afterAll(async () => {
-    await gateway?.close();
+    ],
   });
 
   const complete = async (model: string, body: object) => {
-    const { key } = await gateway.createFundedKey({ credits: 1 });
-    return gateway.request({
+    const { key } = await setup.gateway.createFundedKey({ credits: 1 });
+    return setup.gateway.request({
       method: 'POST',
       url: '/api/v1/text/completions',
       headers: { 'x-api-key': key },
@@ -51,7 +46,7 @@ describe('native text completions forward the optional fields each protocol can 
     const response = await complete('via-openai', everything);
     expect(response.statusCode, response.body).toBe(200);
     expect(response.headers['x-gateway-dropped-parameters']).toBeUndefined();
-    expect(gateway.fakes.openai.requests.at(-1)!.body).toEqual({
+    expect(setup.gateway.fakes.openai.requests.at(-1)!.body).toEqual({
       model: 'gpt-4o-mini',
       messages: everything.messages,
       stream: true,
@@ -98,14 +93,14 @@ describe('native text completions forward the optional fields each protocol can 
       presencePenalty: 1,
     });
     expect(response.headers['x-gateway-dropped-parameters']).toBe('presencePenalty');
-    const sent = gateway.fakes.openai.requests.at(-1)!.body as Record<string, unknown>;
+    const sent = setup.gateway.fakes.openai.requests.at(-1)!.body as Record<string, unknown>;
     expect(sent.top_k).toBe(5);
     expect(sent).not.toHaveProperty('presence_penalty');
   });
 
   const call = async (url: string, payload: object) => {
-    const { key } = await gateway.createFundedKey({ credits: 1 });
-    const response = await gateway.request({ method: 'POST', url, headers: { 'x-api-key': key }, payload });
+    const { key } = await setup.gateway.createFundedKey({ credits: 1 });
+    const response = await setup.gateway.request({ method: 'POST', url, headers: { 'x-api-key': key }, payload });
     expect(response.statusCode, response.body).toBe(200);
     return response;
   };
@@ -113,13 +108,13 @@ describe('native text completions forward the optional fields each protocol can 
   it('translates a Responses text format for a Gemini model, and leaves it out of a relayed request whose model does not take it', async () => {
     const text = { format: { type: 'json_schema', name: 'place', schema, strict: true }, verbosity: 'low' };
     const translated = await call('/api/alpha/v1/responses', { model: 'via-gemini', input: 'hi', text });
-    expect(gateway.fakes.gemini.requests.at(-1)!.body).toMatchObject({
+    expect(setup.gateway.fakes.gemini.requests.at(-1)!.body).toMatchObject({
       generationConfig: { responseMimeType: 'application/json', responseJsonSchema: schema },
     });
     expect(translated.headers['x-gateway-dropped-parameters']).toBe('text.verbosity');
     const relayed = await call('/api/alpha/v1/responses', { model: 'narrow-openai', input: 'hi', text });
     expect(relayed.headers['x-gateway-dropped-parameters']).toBe('text.format,text.verbosity');
-    const sent = gateway.fakes.openai.requests.at(-1)!.body as { model: string; text: object };
+    const sent = setup.gateway.fakes.openai.requests.at(-1)!.body as { model: string; text: object };
     expect([sent.model, sent.text]).toEqual(['gpt-4o-mini', {}]);
   });
 

@@ -1,6 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { expectEnvelope, heldNanosOf, usageRecords } from '../support/http-helpers.ts';
-import { startFamilyGateway, type FamilyGateway } from '../support/test-gateway.ts';
+import { useFamilyGateway } from '../support/family-gateway.ts';
 
 /**
  * Client data nested hundreds deep (a tool's parameter schema, tool results inside tool results) is refused
@@ -20,18 +20,11 @@ function deepSchema(type: string): string {
 }
 
 describe('client data nested too deep for a codec', () => {
-  let gateway: FamilyGateway;
-
-  beforeAll(async () => {
-    gateway = await startFamilyGateway(['server: { maxJsonDepth: 1000 }']);
-  });
-  afterAll(async () => {
-    await gateway?.close();
-  });
+  const setup = useFamilyGateway({ extraConfig: ['server: { maxJsonDepth: 1000 }'] });
 
   async function refused(url: string, payload: string, field: RegExp) {
-    const { key, accountId } = await gateway.createFundedKey({ credits: 1 });
-    const response = await gateway.request({
+    const { key, accountId } = await setup.gateway.createFundedKey({ credits: 1 });
+    const response = await setup.gateway.request({
       method: 'POST',
       url,
       headers: { 'x-api-key': key, 'content-type': 'application/json' },
@@ -39,8 +32,8 @@ describe('client data nested too deep for a codec', () => {
     });
     const body = expectEnvelope(response, { status: 400, code: 'GW_VALIDATION', path: url.split('?')[0]! });
     expect(body.errors.join(' ')).toMatch(field);
-    expect(await heldNanosOf(gateway, accountId)).toBe(0n);
-    expect(await usageRecords(gateway, key)).toHaveLength(0);
+    expect(await heldNanosOf(setup.gateway, accountId)).toBe(0n);
+    expect(await usageRecords(setup.gateway, key)).toHaveLength(0);
   }
 
   // Each codec's refusal of each kind of deep data (tool schemas, nested tool results, call arguments, tool

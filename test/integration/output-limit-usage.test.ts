@@ -1,9 +1,9 @@
 import Anthropic from '@anthropic-ai/sdk';
 import { GoogleGenAI } from '@google/genai';
 import OpenAI from 'openai';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { usageRecords } from '../support/http-helpers.ts';
-import { startFamilyGateway, type FamilyGateway } from '../support/test-gateway.ts';
+import { useFamilyGateway } from '../support/family-gateway.ts';
 
 /**
  * An answer the gateway's held output limit ends before the upstream does (its count of tokens reaches the limit
@@ -11,28 +11,20 @@ import { startFamilyGateway, type FamilyGateway } from '../support/test-gateway.
  * gateway's count, and a relayed stream is never billed from the partial usage the upstream had sent so far.
  */
 describe('answers ended by the output limit', () => {
-  let gateway: FamilyGateway;
-  let address: string;
   // Long words: many tokens each to the gateway, one each to the fakes, so the gateway's limit ends the answer first.
   const prompt = 'antidisestablishmentarianism floccinaucinihilipilification pneumonoultramicroscopic';
 
-  beforeAll(async () => {
-    gateway = await startFamilyGateway();
-    address = await gateway.app.listen({ port: 0, host: '127.0.0.1' });
-  });
-  afterAll(async () => {
-    await gateway?.close();
-  });
+  const setup = useFamilyGateway({ listen: true });
 
   const billed = async (key: string) => {
-    await gateway.settled();
-    const [record] = await usageRecords(gateway, key);
+    await setup.gateway.settled();
+    const [record] = await usageRecords(setup.gateway, key);
     return record!.usage as { promptTokens: number; completionTokens: number };
   };
 
   it('a translated answer tells the client the usage it is billed, whole and streamed', async () => {
-    const first = await gateway.createFundedKey({ credits: 1 });
-    const anthropic = new Anthropic({ apiKey: first.key, baseURL: `${address}/api/beta`, maxRetries: 0 });
+    const first = await setup.gateway.createFundedKey({ credits: 1 });
+    const anthropic = new Anthropic({ apiKey: first.key, baseURL: `${setup.address}/api/beta`, maxRetries: 0 });
     const message = await anthropic.messages.create({
       model: 'via-openai',
       max_tokens: 8,
@@ -43,8 +35,8 @@ describe('answers ended by the output limit', () => {
     expect(charged.completionTokens).toBeGreaterThan(0);
     expect(message.usage.output_tokens).toBe(charged.completionTokens);
 
-    const second = await gateway.createFundedKey({ credits: 1 });
-    const openai = new OpenAI({ apiKey: second.key, baseURL: `${address}/api/alpha/v1`, maxRetries: 0 });
+    const second = await setup.gateway.createFundedKey({ credits: 1 });
+    const openai = new OpenAI({ apiKey: second.key, baseURL: `${setup.address}/api/alpha/v1`, maxRetries: 0 });
     const completion = await openai.chat.completions.create({
       model: 'via-anthropic',
       max_tokens: 8,
@@ -53,10 +45,10 @@ describe('answers ended by the output limit', () => {
     expect(completion.choices[0]!.finish_reason).toBe('length');
     expect(completion.usage?.completion_tokens).toBe((await billed(second.key)).completionTokens);
 
-    const third = await gateway.createFundedKey({ credits: 1 });
+    const third = await setup.gateway.createFundedKey({ credits: 1 });
     const streamed = await new OpenAI({
       apiKey: third.key,
-      baseURL: `${address}/api/alpha/v1`,
+      baseURL: `${setup.address}/api/alpha/v1`,
       maxRetries: 0,
     }).chat.completions.create({
       model: 'via-gemini',
@@ -71,16 +63,16 @@ describe('answers ended by the output limit', () => {
   });
 
   it('a relayed stream is billed what it delivered, not the usage the upstream had reported so far', async () => {
-    const first = await gateway.createFundedKey({ credits: 1 });
-    const anthropic = new Anthropic({ apiKey: first.key, baseURL: `${address}/api/beta`, maxRetries: 0 });
+    const first = await setup.gateway.createFundedKey({ credits: 1 });
+    const anthropic = new Anthropic({ apiKey: first.key, baseURL: `${setup.address}/api/beta`, maxRetries: 0 });
     const message = await anthropic.messages
       .stream({ model: 'via-anthropic', max_tokens: 8, messages: [{ role: 'user', content: prompt }] })
       .finalMessage();
     expect(message.stop_reason).toBe('max_tokens');
     expect((await billed(first.key)).completionTokens).toBe(message.usage.output_tokens);
 
-    const second = await gateway.createFundedKey({ credits: 1 });
-    const gemini = new GoogleGenAI({ apiKey: second.key, httpOptions: { baseUrl: `${address}/api/gamma` } });
+    const second = await setup.gateway.createFundedKey({ credits: 1 });
+    const gemini = new GoogleGenAI({ apiKey: second.key, httpOptions: { baseUrl: `${setup.address}/api/gamma` } });
     let text = '';
     for await (const chunk of await gemini.models.generateContentStream({
       model: 'via-gemini',

@@ -1,6 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { usageRecords } from '../support/http-helpers.ts';
-import { modelYaml, startFamilyGateway, type FamilyGateway } from '../support/test-gateway.ts';
+import { useFamilyGateway } from '../support/family-gateway.ts';
+import { modelYaml } from '../support/test-gateway.ts';
 
 /**
  * Pass-through streams (the surface's own protocol upstream) whose upstream closes the connection mid-stream,
@@ -9,26 +10,21 @@ import { modelYaml, startFamilyGateway, type FamilyGateway } from '../support/te
  * tells it, never left with a stream that simply ends.
  */
 describe('pass-through streams cut by their upstream', () => {
-  let gateway: FamilyGateway;
-
-  beforeAll(async () => {
-    gateway = await startFamilyGateway([
+  const setup = useFamilyGateway({
+    extraConfig: [
       modelYaml('cut-openai', { provider: 'openai', upstream: 'fake-cut' }),
       modelYaml('cut-anthropic', { provider: 'anthropic', upstream: 'fake-cut' }),
       modelYaml('cut-gemini', { provider: 'gemini', upstream: 'fake-cut' }),
-    ]);
-  });
-  afterAll(async () => {
-    await gateway?.close();
+    ],
   });
 
   /** The stream's frames (blank-line separated, CRLF or LF), after checking the request was relayed and failed. */
   const frames = async (url: string, payload: object) => {
-    const { key } = await gateway.createFundedKey({ credits: 1 });
-    const response = await gateway.request({ method: 'POST', url, headers: { 'x-api-key': key }, payload });
+    const { key } = await setup.gateway.createFundedKey({ credits: 1 });
+    const response = await setup.gateway.request({ method: 'POST', url, headers: { 'x-api-key': key }, payload });
     expect(response.statusCode).toBe(200);
     expect(response.headers['content-type']).toMatch(/^text\/event-stream/);
-    expect(await usageRecords(gateway, key)).toMatchObject([{ status: 'failed' }]);
+    expect(await usageRecords(setup.gateway, key)).toMatchObject([{ status: 'failed' }]);
     return response.body
       .split(/\r?\n\r?\n/)
       .map((frame) => frame.trim())
@@ -76,8 +72,8 @@ describe('pass-through streams cut by their upstream', () => {
   });
 
   it('gamma streamGenerateContent without alt ends its JSON array with the error element, and closes it', async () => {
-    const { key } = await gateway.createFundedKey({ credits: 1 });
-    const response = await gateway.request({
+    const { key } = await setup.gateway.createFundedKey({ credits: 1 });
+    const response = await setup.gateway.request({
       method: 'POST',
       url: '/api/gamma/v1beta/models/cut-gemini:streamGenerateContent',
       headers: { 'x-api-key': key },
@@ -89,6 +85,6 @@ describe('pass-through streams cut by their upstream', () => {
     expect(elements.at(-1)).toEqual({
       error: { code: 502, message: 'the upstream provider failed while streaming', status: 'UNAVAILABLE' },
     });
-    expect(await usageRecords(gateway, key)).toMatchObject([{ status: 'failed' }]);
+    expect(await usageRecords(setup.gateway, key)).toMatchObject([{ status: 'failed' }]);
   });
 });

@@ -1,9 +1,10 @@
 import { createAnthropic } from '@ai-sdk/anthropic';
 import { ChatOpenAI } from '@langchain/openai';
 import { generateText } from 'ai';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { usageRecords } from '../support/http-helpers.ts';
-import { modelYaml, startFamilyGateway, type FamilyGateway } from '../support/test-gateway.ts';
+import { useFamilyGateway } from '../support/family-gateway.ts';
+import { modelYaml } from '../support/test-gateway.ts';
 
 /**
  * Answers a provider refuses in its own protocol's terms: a Gemini prompt blocked (`promptFeedback.blockReason`,
@@ -11,23 +12,18 @@ import { modelYaml, startFamilyGateway, type FamilyGateway } from '../support/te
  * to the client of any surface as its protocol's content filter, and billed as a success, never a 502.
  */
 describe('answers the provider refused', () => {
-  let gateway: FamilyGateway;
-
-  beforeAll(async () => {
-    gateway = await startFamilyGateway([
+  const setup = useFamilyGateway({
+    extraConfig: [
       modelYaml('blocked-gemini', { provider: 'gemini', upstream: 'fake-blocked' }),
       modelYaml('refusing-openai', { provider: 'openai', upstream: 'fake-refusal' }),
-    ]);
-  });
-  afterAll(async () => {
-    await gateway?.close();
+    ],
   });
 
   const post = async (url: string, payload: object) => {
-    const { key } = await gateway.createFundedKey({ credits: 1 });
-    const response = await gateway.request({ method: 'POST', url, headers: { 'x-api-key': key }, payload });
+    const { key } = await setup.gateway.createFundedKey({ credits: 1 });
+    const response = await setup.gateway.request({ method: 'POST', url, headers: { 'x-api-key': key }, payload });
     expect(response.statusCode, response.body).toBe(200);
-    expect(await usageRecords(gateway, key)).toMatchObject([{ status: 'succeeded' }]);
+    expect(await usageRecords(setup.gateway, key)).toMatchObject([{ status: 'succeeded' }]);
     return response;
   };
   const messages = [{ role: 'user', content: 'something it will not answer' }];
@@ -80,7 +76,7 @@ describe('answers the provider refused', () => {
       { role: 'user', content: 'why not?' },
     ];
     await post('/api/alpha/v1/chat/completions', { model: 'via-anthropic', messages: chat });
-    expect((gateway.fakes.anthropic.requests.at(-1)!.body as { messages: unknown[] }).messages[1]).toEqual({
+    expect((setup.gateway.fakes.anthropic.requests.at(-1)!.body as { messages: unknown[] }).messages[1]).toEqual({
       role: 'assistant',
       content: refusal,
     });
@@ -97,15 +93,15 @@ describe('answers the provider refused', () => {
       { role: 'user', content: 'why not?' },
     ];
     await post('/api/alpha/v1/responses', { model: 'via-gemini', input });
-    expect((gateway.fakes.gemini.requests.at(-1)!.body as { contents: unknown[] }).contents[1]).toEqual({
+    expect((setup.gateway.fakes.gemini.requests.at(-1)!.body as { contents: unknown[] }).contents[1]).toEqual({
       role: 'model',
       parts: [{ text: refusal }],
     });
   });
 
   it('reaches the AI SDK and LangChain, with their defaults, as their own content filter', async () => {
-    const address = await gateway.app.listen({ port: 0, host: '127.0.0.1' });
-    const { key } = await gateway.createFundedKey({ credits: 1 });
+    const address = await setup.gateway.app.listen({ port: 0, host: '127.0.0.1' });
+    const { key } = await setup.gateway.createFundedKey({ credits: 1 });
     const anthropic = createAnthropic({ apiKey: key, baseURL: `${address}/api/beta/v1` });
     const blocked = await generateText({ model: anthropic('blocked-gemini'), prompt: 'something it will not answer' });
     expect(blocked.finishReason).toBe('content-filter');

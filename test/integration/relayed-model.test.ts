@@ -1,22 +1,13 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { keyHeaders } from '../support/http-helpers.ts';
-import { type FamilyGateway, startFamilyGateway } from '../support/test-gateway.ts';
+import { useFamilyGateway } from '../support/family-gateway.ts';
 
 /** A pass-through answer names the catalog model the client asked for, never the upstream's own id. */
 describe('the model named by relayed answers', () => {
-  let gateway: FamilyGateway;
-  let key: string;
-
-  beforeAll(async () => {
-    gateway = await startFamilyGateway();
-    key = (await gateway.createFundedKey({ credits: 1 })).key;
-  });
-  afterAll(async () => {
-    await gateway?.close();
-  });
+  const setup = useFamilyGateway({ credits: 1 });
 
   const post = (url: string, payload: object) =>
-    gateway.request({ method: 'POST', url, payload, headers: keyHeaders(key) });
+    setup.gateway.request({ method: 'POST', url, payload, headers: keyHeaders(setup.key) });
   const dataOf = (body: string) =>
     body
       .split('\n')

@@ -1,30 +1,20 @@
 import Anthropic from '@anthropic-ai/sdk';
 import { GoogleGenAI, Type } from '@google/genai';
 import OpenAI from 'openai';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startFamilyGateway, type FamilyGateway } from '../support/test-gateway.ts';
+import { describe, expect, it } from 'vitest';
+import { useFamilyGateway } from '../support/family-gateway.ts';
 
 /**
  * The official SDKs' own tool-calling helpers against translated answers: each SDK reassembles streamed
  * calls from the events it expects, so a misplaced index, id or fragment breaks the call it returns.
  */
 describe('tool calls through the official SDKs, translated', () => {
-  let gateway: FamilyGateway;
-  let address: string;
-  let key: string;
   const question = 'weather in Paris';
 
-  beforeAll(async () => {
-    gateway = await startFamilyGateway();
-    address = await gateway.app.listen({ port: 0, host: '127.0.0.1' });
-    ({ key } = await gateway.createFundedKey({ credits: 1 }));
-  });
-  afterAll(async () => {
-    await gateway?.close();
-  });
+  const setup = useFamilyGateway({ credits: 1, listen: true });
 
   it('openai chat.completions.stream assembles a call made by an Anthropic model', async () => {
-    const client = new OpenAI({ apiKey: key, baseURL: `${address}/api/alpha/v1`, maxRetries: 0 });
+    const client = new OpenAI({ apiKey: setup.key, baseURL: `${setup.address}/api/alpha/v1`, maxRetries: 0 });
     const stream = client.chat.completions.stream({
       model: 'via-anthropic',
       messages: [{ role: 'user', content: question }],
@@ -45,7 +35,7 @@ describe('tool calls through the official SDKs, translated', () => {
   });
 
   it('anthropic messages.stream assembles a call made by an OpenAI model, and takes its result back', async () => {
-    const client = new Anthropic({ apiKey: key, baseURL: `${address}/api/beta`, maxRetries: 0 });
+    const client = new Anthropic({ apiKey: setup.key, baseURL: `${setup.address}/api/beta`, maxRetries: 0 });
     const tools: Anthropic.Tool[] = [
       { name: 'lookup', input_schema: { type: 'object', properties: { query: { type: 'string' } } } },
     ];
@@ -73,8 +63,8 @@ describe('tool calls through the official SDKs, translated', () => {
 
   it('@google/genai reads the functionCalls of an OpenAI model, streamed and not', async () => {
     const client = new GoogleGenAI({
-      apiKey: key,
-      httpOptions: { baseUrl: `${address}/api/gamma`, retryOptions: { attempts: 1 } },
+      apiKey: setup.key,
+      httpOptions: { baseUrl: `${setup.address}/api/gamma`, retryOptions: { attempts: 1 } },
     });
     const config = {
       tools: [

@@ -1,9 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import OpenAI from 'openai';
 import type { FakeServer } from '../fakes/fake-server.ts';
 import { betaText, dataLines } from '../support/answer-text.ts';
 import { usageRecords } from '../support/http-helpers.ts';
-import { startFamilyGateway, type FamilyGateway } from '../support/test-gateway.ts';
+import { useFamilyGateway } from '../support/family-gateway.ts';
 import { placeSchema } from '../support/place-schema.ts';
 
 /**
@@ -125,21 +125,16 @@ const nativeValue: Record<Family, string> = {
 };
 
 describe('structured output and several completions across surfaces and upstreams', () => {
-  let gateway: FamilyGateway;
-  let key: string;
   const post = (url: string, payload: object) =>
-    gateway.request({ method: 'POST', url, headers: { 'x-api-key': key }, payload });
+    setup.gateway.request({ method: 'POST', url, headers: { 'x-api-key': setup.key }, payload });
 
-  beforeAll(async () => {
-    gateway = await startFamilyGateway([
+  const setup = useFamilyGateway({
+    extraConfig: [
       '  - id: lenient-anthropic',
       '    pricing: { inputPerMTok: 1, outputPerMTok: 2 }',
       '    providers: [{ provider: anthropic, model: claude-sonnet-4-5-20250929, capabilities: { strictParams: false } }]',
-    ]);
-    ({ key } = await gateway.createFundedKey({ credits: 5 }));
-  });
-  afterAll(async () => {
-    await gateway?.close();
+    ],
+    credits: 5,
   });
 
   for (const surface of surfaces) {
@@ -150,7 +145,7 @@ describe('structured output and several completions across surfaces and upstream
           const response = await post(url, payload);
           expect(response.statusCode, response.body).toBe(200);
           expect(JSON.parse(surface.text(response.body, stream))).toEqual(expected);
-          expect(nativeField(family, gateway.fakes[family])).toBe(nativeValue[family]);
+          expect(nativeField(family, setup.gateway.fakes[family])).toBe(nativeValue[family]);
           expect(response.headers['x-gateway-dropped-parameters']).toBeUndefined();
         });
       }
@@ -175,7 +170,7 @@ describe('structured output and several completions across surfaces and upstream
       },
     });
     expect(response.statusCode, response.body).toBe(200);
-    expect(gateway.fakes.openai.requests.at(-1)?.body).toMatchObject({
+    expect(setup.gateway.fakes.openai.requests.at(-1)?.body).toMatchObject({
       response_format: {
         json_schema: {
           schema: {
@@ -194,8 +189,8 @@ describe('structured output and several completions across surfaces and upstream
 
   for (const stream of [false, true]) {
     it(`answers any JSON object from Anthropic through a forced tool, as text with a normal stop (${stream ? 'streamed' : 'not streamed'})`, async () => {
-      const { key: own } = await gateway.createFundedKey({ credits: 1 });
-      const response = await gateway.request({
+      const { key: own } = await setup.gateway.createFundedKey({ credits: 1 });
+      const response = await setup.gateway.request({
         method: 'POST',
         url: '/api/alpha/v1/chat/completions',
         headers: { 'x-api-key': own },
@@ -214,12 +209,12 @@ describe('structured output and several completions across surfaces and upstream
       );
       expect(finishes).toEqual(['stop']);
       expect(chunks.some((chunk) => JSON.stringify(chunk).includes('tool_calls'))).toBe(false);
-      expect(gateway.fakes.anthropic.requests.at(-1)!.body).toMatchObject({
+      expect(setup.gateway.fakes.anthropic.requests.at(-1)!.body).toMatchObject({
         tools: [{ name: 'json_answer', input_schema: { type: 'object' } }],
         tool_choice: { type: 'tool', name: 'json_answer' },
       });
       // The usage is the upstream's own: 3 prompt words, and "Let me look." said before the call.
-      const [record] = await usageRecords(gateway, own);
+      const [record] = await usageRecords(setup.gateway, own);
       expect(record?.usage).toMatchObject({ promptTokens: 3, completionTokens: 3 });
     });
   }
@@ -258,8 +253,10 @@ describe('structured output and several completions across surfaces and upstream
         expect(response.statusCode, response.body).toBe(200);
         expect(textsOf('alpha', response.body, stream)).toEqual([`Echo: ${prompt}`, `Echo: ${prompt}`]);
       }
-      expect(gateway.fakes.gemini.requests.at(-1)!.body).toMatchObject({ generationConfig: { candidateCount: 2 } });
-      expect(gateway.fakes.openai.requests.at(-1)!.body).toMatchObject({ n: 2 });
+      expect(setup.gateway.fakes.gemini.requests.at(-1)!.body).toMatchObject({
+        generationConfig: { candidateCount: 2 },
+      });
+      expect(setup.gateway.fakes.openai.requests.at(-1)!.body).toMatchObject({ n: 2 });
     });
 
     it(`gives gamma candidateCount candidates from OpenAI and Gemini (${mode})`, async () => {
@@ -268,15 +265,17 @@ describe('structured output and several completions across surfaces and upstream
         expect(response.statusCode, response.body).toBe(200);
         expect(textsOf('gamma', response.body, stream)).toEqual([`Echo: ${prompt}`, `Echo: ${prompt}`]);
       }
-      expect(gateway.fakes.openai.requests.at(-1)!.body).toMatchObject({ n: 2 });
-      expect(gateway.fakes.gemini.requests.at(-1)!.body).toMatchObject({ generationConfig: { candidateCount: 2 } });
+      expect(setup.gateway.fakes.openai.requests.at(-1)!.body).toMatchObject({ n: 2 });
+      expect(setup.gateway.fakes.gemini.requests.at(-1)!.body).toMatchObject({
+        generationConfig: { candidateCount: 2 },
+      });
     });
   }
 
   it('ends every choice as cut when the output limit ends an answer of several, as each SDK wants', async () => {
     // The held limit covers two completions of two tokens: "Echo:" in each reaches it, and the rest is cut.
-    const address = await gateway.app.listen({ port: 0, host: '127.0.0.1' });
-    const openai = new OpenAI({ apiKey: key, baseURL: `${address}/api/alpha/v1`, maxRetries: 0 });
+    const address = await setup.gateway.app.listen({ port: 0, host: '127.0.0.1' });
+    const openai = new OpenAI({ apiKey: setup.key, baseURL: `${address}/api/alpha/v1`, maxRetries: 0 });
     const asked = { model: 'via-gemini', n: 2, max_tokens: 2, messages: [{ role: 'user' as const, content: prompt }] };
     const streamed = await openai.chat.completions.stream(asked).finalChatCompletion();
     expect(streamed.choices.map((choice) => choice.finish_reason)).toEqual(['length', 'length']);
@@ -311,8 +310,8 @@ describe('structured output and several completions across surfaces and upstream
 
   it('answers one completion, held as one and named as dropped, for a lenient Anthropic model', async () => {
     // Enough for the prompt and one completion of 1000 tokens at 2 USD per million, not for two.
-    const { key: small } = await gateway.createFundedKey({ credits: 0.0025 });
-    const response = await gateway.request({
+    const { key: small } = await setup.gateway.createFundedKey({ credits: 0.0025 });
+    const response = await setup.gateway.request({
       method: 'POST',
       url: '/api/alpha/v1/chat/completions',
       headers: { 'x-api-key': small },
@@ -321,7 +320,7 @@ describe('structured output and several completions across surfaces and upstream
     expect(response.statusCode, response.body).toBe(200);
     expect(response.headers['x-gateway-dropped-parameters']).toBe('n');
     expect(textsOf('alpha', response.body, false)).toEqual([`Echo: ${prompt}`]);
-    const gamma = await gateway.request({
+    const gamma = await setup.gateway.request({
       method: 'POST',
       url: '/api/gamma/v1beta/models/lenient-anthropic:generateContent',
       headers: { 'x-api-key': small },

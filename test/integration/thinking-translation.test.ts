@@ -1,7 +1,7 @@
 import { GoogleGenAI } from '@google/genai';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { fakeThinkingSignature } from '../fakes/anthropic-fake.ts';
-import { startFamilyGateway, type FamilyGateway } from '../support/test-gateway.ts';
+import { useFamilyGateway } from '../support/family-gateway.ts';
 
 /**
  * Thinking asked on another surface reaches a model Anthropic serves as a request the real API takes: the
@@ -11,22 +11,11 @@ import { startFamilyGateway, type FamilyGateway } from '../support/test-gateway.
  * relayed as sent, and Anthropic's own refusal reaches its client.
  */
 describe('thinking asked on another surface, for a model Anthropic serves', () => {
-  let gateway: FamilyGateway;
-  let address: string;
-  let key: string;
-
-  beforeAll(async () => {
-    gateway = await startFamilyGateway();
-    address = await gateway.app.listen({ port: 0, host: '127.0.0.1' });
-    ({ key } = await gateway.createFundedKey({ credits: 5 }));
-  });
-  afterAll(async () => {
-    await gateway?.close();
-  });
+  const setup = useFamilyGateway({ credits: 5, listen: true });
 
   const post = async (url: string, payload: object) =>
-    gateway.request({ method: 'POST', url, headers: { 'x-api-key': key }, payload });
-  const sent = () => gateway.fakes.anthropic.requests.at(-1)!.body as Record<string, unknown>;
+    setup.gateway.request({ method: 'POST', url, headers: { 'x-api-key': setup.key }, payload });
+  const sent = () => setup.gateway.fakes.anthropic.requests.at(-1)!.body as Record<string, unknown>;
   const droppedOf = (response: { headers: Record<string, unknown> }) =>
     String(response.headers['x-gateway-dropped-parameters'] ?? '')
       .split(',')
@@ -42,8 +31,8 @@ describe('thinking asked on another surface, for a model Anthropic serves', () =
 
   it('answers the reported @google/genai call without thinking, which 1,000 tokens have no room for, and names it', async () => {
     const client = new GoogleGenAI({
-      apiKey: key,
-      httpOptions: { baseUrl: `${address}/api/gamma`, retryOptions: { attempts: 1 } },
+      apiKey: setup.key,
+      httpOptions: { baseUrl: `${setup.address}/api/gamma`, retryOptions: { attempts: 1 } },
     });
     const answer = await client.models.generateContent({
       model: 'via-anthropic',
@@ -189,10 +178,10 @@ describe('thinking asked on another surface, for a model Anthropic serves', () =
 
   it("beta: relayed to Anthropic as sent, Anthropic's refusal and its signed thinking blocks reach the client", async () => {
     const beta = (payload: object) =>
-      gateway.request({
+      setup.gateway.request({
         method: 'POST',
         url: '/api/beta/v1/messages',
-        headers: { 'x-api-key': key, 'anthropic-version': '2023-06-01' },
+        headers: { 'x-api-key': setup.key, 'anthropic-version': '2023-06-01' },
         payload: { model: 'via-anthropic', ...payload },
       });
     const refused = await beta({

@@ -1,8 +1,8 @@
 import { type Static, type TSchema, Type } from 'typebox';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { type WireCheck, wireCheck } from '../../src/protocols/wire-check.ts';
 import { usageRecords } from '../support/http-helpers.ts';
-import { startFamilyGateway, type FamilyGateway } from '../support/test-gateway.ts';
+import { useFamilyGateway } from '../support/family-gateway.ts';
 import { gammaLookupTools } from '../support/translated-pairs.ts';
 
 /**
@@ -358,23 +358,16 @@ const gamma: Surface = {
 };
 
 describe('function calling through every tool surface and upstream family', () => {
-  let gateway: FamilyGateway;
-
-  beforeAll(async () => {
-    gateway = await startFamilyGateway();
-  });
-  afterAll(async () => {
-    await gateway?.close();
-  });
+  const setup = useFamilyGateway();
 
   for (const surface of [alphaChat, alphaResponses, beta, gamma]) {
     for (const family of families) {
       for (const stream of [false, true]) {
         it(`${surface.name} -> ${family}, ${stream ? 'streamed' : 'not streamed'}`, async () => {
-          const { key } = await gateway.createFundedKey({ credits: 1 });
+          const { key } = await setup.gateway.createFundedKey({ credits: 1 });
           const model = `via-${family}`;
           const send = (call?: Call) =>
-            gateway.request({
+            setup.gateway.request({
               method: 'POST',
               url: surface.url(model, stream),
               headers: { 'x-api-key': key },
@@ -395,7 +388,7 @@ describe('function calling through every tool surface and upstream family', () =
           expect(answered.calls).toEqual([]);
           expect(answered.text).toBe(`Echo: ${toolOutput}`);
 
-          const records = await usageRecords(gateway, key);
+          const records = await usageRecords(setup.gateway, key);
           expect(records.map((record) => record.status)).toEqual(['succeeded', 'succeeded']);
           expect(records.every((record) => record.usdCost > 0)).toBe(true);
         });
@@ -404,9 +397,9 @@ describe('function calling through every tool surface and upstream family', () =
   }
 
   it('the sandbox calls the tool a request requires, then answers quoting the result', async () => {
-    const { key } = await gateway.createFundedKey({ credits: 1 });
+    const { key } = await setup.gateway.createFundedKey({ credits: 1 });
     const send = (payload: object) =>
-      gateway.request({
+      setup.gateway.request({
         method: 'POST',
         url: alphaChat.url('via-sandbox', false),
         headers: { 'x-api-key': key },

@@ -1,10 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { finishReasonOf } from '../../src/protocols/anthropic/messages.ts';
 import type { FakeServer } from '../fakes/fake-server.ts';
 import { callOfId, signedCallId } from '../../src/domain/call-ids.ts';
 import { signsCallTurns } from '../../src/protocols/gemini/content.ts';
 import { fakeThoughtSignature } from '../fakes/gemini-fake.ts';
-import { modelYaml, startFamilyGateway, type FamilyGateway } from '../support/test-gateway.ts';
+import { useFamilyGateway } from '../support/family-gateway.ts';
+import { modelYaml } from '../support/test-gateway.ts';
 
 const tinyPng = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==';
 
@@ -13,11 +14,8 @@ const tinyPng = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9
  * a picture a tool returned. Each is carried, or the request is refused with 400 naming it; none is lost.
  */
 describe('tool turns translated between protocols', () => {
-  let gateway: FamilyGateway;
-  let key: string;
-
-  beforeAll(async () => {
-    gateway = await startFamilyGateway([
+  const setup = useFamilyGateway({
+    extraConfig: [
       // As gateway.yaml lists Claude's parameters: parallel tool calls are not among them.
       '  - id: listed-anthropic',
       '    pricing: { inputPerMTok: 1, outputPerMTok: 2 }',
@@ -26,15 +24,17 @@ describe('tool turns translated between protocols', () => {
       '        model: claude-sonnet-4-5-20250929',
       '        capabilities: { text: { supportedParameters: [maxTokens, temperature, topP, topK, stop, tools, toolChoice, thinking] } }',
       modelYaml('gemini-three', { provider: 'gemini', upstream: 'gemini-3-pro-preview' }),
-    ]);
-    key = (await gateway.createFundedKey({ credits: 5 })).key;
-  });
-  afterAll(async () => {
-    await gateway?.close();
+    ],
+    credits: 5,
   });
 
   const beta = (payload: object) =>
-    gateway.request({ method: 'POST', url: '/api/beta/v1/messages', headers: { 'x-api-key': key }, payload });
+    setup.gateway.request({
+      method: 'POST',
+      url: '/api/beta/v1/messages',
+      headers: { 'x-api-key': setup.key },
+      payload,
+    });
   const lastBody = (fake: FakeServer) => fake.requests.at(-1)?.body;
   const lookup = { name: 'lookup', input_schema: { type: 'object', properties: { query: { type: 'string' } } } };
   const calledLookup = [
@@ -51,11 +51,11 @@ describe('tool turns translated between protocols', () => {
     };
     const response = await beta({ ...payload, model: 'via-openai' });
     expect(response.statusCode, response.body).toBe(200);
-    expect(lastBody(gateway.fakes.openai)).toMatchObject({ parallel_tool_calls: false, tool_choice: 'auto' });
+    expect(lastBody(setup.gateway.fakes.openai)).toMatchObject({ parallel_tool_calls: false, tool_choice: 'auto' });
     // Relayed to Anthropic as sent, whatever parameters the model lists; named where a translation drops it.
     const relayed = await beta({ ...payload, model: 'listed-anthropic' });
     expect(relayed.statusCode, relayed.body).toBe(200);
-    expect(lastBody(gateway.fakes.anthropic)).toMatchObject({ tool_choice: { disable_parallel_tool_use: true } });
+    expect(lastBody(setup.gateway.fakes.anthropic)).toMatchObject({ tool_choice: { disable_parallel_tool_use: true } });
     const toGemini = await beta({ ...payload, model: 'via-gemini' });
     expect(toGemini.statusCode, toGemini.body).toBe(200);
     expect(toGemini.headers['x-gateway-dropped-parameters']).toBe('tool_choice.disable_parallel_tool_use');
@@ -63,10 +63,10 @@ describe('tool turns translated between protocols', () => {
 
   it("carries a strict tool's strictness between OpenAI and Anthropic", async () => {
     const parameters = { type: 'object', properties: { query: { type: 'string' } }, required: ['query'] };
-    const chat = await gateway.request({
+    const chat = await setup.gateway.request({
       method: 'POST',
       url: '/api/alpha/v1/chat/completions',
-      headers: { 'x-api-key': key },
+      headers: { 'x-api-key': setup.key },
       payload: {
         model: 'via-anthropic',
         messages: [{ role: 'user', content: 'weather in Paris' }],
@@ -74,7 +74,7 @@ describe('tool turns translated between protocols', () => {
       },
     });
     expect(chat.statusCode, chat.body).toBe(200);
-    expect(lastBody(gateway.fakes.anthropic)).toMatchObject({ tools: [{ name: 'lookup', strict: true }] });
+    expect(lastBody(setup.gateway.fakes.anthropic)).toMatchObject({ tools: [{ name: 'lookup', strict: true }] });
     const messages = await beta({
       model: 'via-openai',
       max_tokens: 100,
@@ -88,7 +88,7 @@ describe('tool turns translated between protocols', () => {
       ],
     });
     expect(messages.statusCode, messages.body).toBe(200);
-    expect(lastBody(gateway.fakes.openai)).toMatchObject({
+    expect(lastBody(setup.gateway.fakes.openai)).toMatchObject({
       tools: [{ type: 'function', function: { name: 'lookup', strict: true } }],
     });
   });
@@ -96,10 +96,10 @@ describe('tool turns translated between protocols', () => {
   it("carries strictness to and from Gemini's VALIDATED calling mode", async () => {
     const parameters = { type: 'object', properties: { query: { type: 'string' } }, required: ['query'] };
     const chat = (toolChoice?: unknown) =>
-      gateway.request({
+      setup.gateway.request({
         method: 'POST',
         url: '/api/alpha/v1/chat/completions',
-        headers: { 'x-api-key': key },
+        headers: { 'x-api-key': setup.key },
         payload: {
           model: 'via-gemini',
           messages: [{ role: 'user', content: 'weather in Paris' }],
@@ -110,21 +110,25 @@ describe('tool turns translated between protocols', () => {
     const strict = await chat();
     expect(strict.statusCode, strict.body).toBe(200);
     expect(strict.headers['x-gateway-dropped-parameters']).toBeUndefined();
-    expect(lastBody(gateway.fakes.gemini)).toMatchObject({
+    expect(lastBody(setup.gateway.fakes.gemini)).toMatchObject({
       toolConfig: { functionCallingConfig: { mode: 'VALIDATED' } },
     });
     // A call the model must make is held to its schema in ANY mode already; none is made in NONE mode.
     expect((await chat('required')).statusCode).toBe(200);
-    expect(lastBody(gateway.fakes.gemini)).toMatchObject({ toolConfig: { functionCallingConfig: { mode: 'ANY' } } });
+    expect(lastBody(setup.gateway.fakes.gemini)).toMatchObject({
+      toolConfig: { functionCallingConfig: { mode: 'ANY' } },
+    });
     expect((await chat('none')).statusCode).toBe(200);
-    expect(lastBody(gateway.fakes.gemini)).toMatchObject({ toolConfig: { functionCallingConfig: { mode: 'NONE' } } });
+    expect(lastBody(setup.gateway.fakes.gemini)).toMatchObject({
+      toolConfig: { functionCallingConfig: { mode: 'NONE' } },
+    });
 
     const closed = { ...parameters, additionalProperties: false };
     const validated = (declarations: object[]) =>
-      gateway.request({
+      setup.gateway.request({
         method: 'POST',
         url: '/api/gamma/v1beta/models/via-openai:generateContent',
-        headers: { 'x-goog-api-key': key },
+        headers: { 'x-goog-api-key': setup.key },
         payload: {
           contents: [{ role: 'user', parts: [{ text: 'weather in Paris' }] }],
           tools: [{ functionDeclarations: declarations }],
@@ -134,7 +138,7 @@ describe('tool turns translated between protocols', () => {
     const held = await validated([{ name: 'lookup', parametersJsonSchema: closed }]);
     expect(held.statusCode, held.body).toBe(200);
     expect(held.headers['x-gateway-dropped-parameters']).toBeUndefined();
-    expect(lastBody(gateway.fakes.openai)).toMatchObject({
+    expect(lastBody(setup.gateway.fakes.openai)).toMatchObject({
       tool_choice: 'auto',
       tools: [{ type: 'function', function: { name: 'lookup', strict: true } }],
     });
@@ -145,7 +149,7 @@ describe('tool turns translated between protocols', () => {
     ]);
     expect(open.statusCode, open.body).toBe(200);
     expect(open.headers['x-gateway-dropped-parameters']).toBe('toolConfig.functionCallingConfig.mode');
-    const sent = lastBody(gateway.fakes.openai) as { tools: Array<{ function: object }> };
+    const sent = lastBody(setup.gateway.fakes.openai) as { tools: Array<{ function: object }> };
     expect(sent.tools.map((tool) => 'strict' in tool.function)).toEqual([false, false]);
   });
 
@@ -153,10 +157,10 @@ describe('tool turns translated between protocols', () => {
     const ask = { role: 'user', content: 'weather in Paris' };
     const tools = [{ type: 'function', function: { name: 'lookup', parameters: { type: 'object' } } }];
     const chat = (messages: object[]) =>
-      gateway.request({
+      setup.gateway.request({
         method: 'POST',
         url: '/api/alpha/v1/chat/completions',
-        headers: { 'x-api-key': key },
+        headers: { 'x-api-key': setup.key },
         payload: { model: 'gemini-three', messages, tools },
       });
     const called = await chat([ask]);
@@ -171,7 +175,7 @@ describe('tool turns translated between protocols', () => {
       { role: 'tool', tool_call_id: call.id, content: 'sunny' },
     ]);
     expect(answered.statusCode, answered.body).toBe(200);
-    const replayed = lastBody(gateway.fakes.gemini) as { contents: Array<{ parts: object[] }> };
+    const replayed = lastBody(setup.gateway.fakes.gemini) as { contents: Array<{ parts: object[] }> };
     expect(replayed.contents[1]!.parts[0]).toMatchObject({ thoughtSignature: fakeThoughtSignature });
 
     // Through the Anthropic surface too: the id it gives out comes back as the tool_use id.
@@ -199,22 +203,22 @@ describe('tool turns translated between protocols', () => {
     ];
     const plain = call.id.slice(0, call.id.indexOf('__ts__'));
     for (const model of ['via-openai', 'via-anthropic']) {
-      const continued = await gateway.request({
+      const continued = await setup.gateway.request({
         method: 'POST',
         url: '/api/alpha/v1/chat/completions',
-        headers: { 'x-api-key': key },
+        headers: { 'x-api-key': setup.key },
         payload: { model, messages: history, tools },
       });
       expect(continued.statusCode, continued.body).toBe(200);
     }
-    expect(JSON.stringify(lastBody(gateway.fakes.anthropic))).toContain(`"id":"${plain}"`);
-    expect(lastBody(gateway.fakes.openai)).toMatchObject({
+    expect(JSON.stringify(lastBody(setup.gateway.fakes.anthropic))).toContain(`"id":"${plain}"`);
+    expect(lastBody(setup.gateway.fakes.openai)).toMatchObject({
       messages: [{}, { tool_calls: [{ id: plain }] }, { tool_call_id: plain }],
     });
-    const responses = await gateway.request({
+    const responses = await setup.gateway.request({
       method: 'POST',
       url: '/api/alpha/v1/responses',
-      headers: { 'x-api-key': key },
+      headers: { 'x-api-key': setup.key },
       payload: {
         model: 'via-openai',
         input: [
@@ -225,7 +229,7 @@ describe('tool turns translated between protocols', () => {
       },
     });
     expect(responses.statusCode, responses.body).toBe(200);
-    expect(lastBody(gateway.fakes.openai)).toMatchObject({
+    expect(lastBody(setup.gateway.fakes.openai)).toMatchObject({
       input: [{}, { call_id: plain }, { call_id: plain }],
     });
 
@@ -240,7 +244,7 @@ describe('tool turns translated between protocols', () => {
       { role: 'tool', tool_call_id: 'call_from_gpt', content: 'sunny' },
     ]);
     expect(foreign.statusCode, foreign.body).toBe(200);
-    const standIn = lastBody(gateway.fakes.gemini) as { contents: Array<{ parts: object[] }> };
+    const standIn = lastBody(setup.gateway.fakes.gemini) as { contents: Array<{ parts: object[] }> };
     expect(standIn.contents[1]!.parts[0]).toMatchObject({ thoughtSignature: 'skip_thought_signature_validator' });
   });
 
@@ -268,7 +272,7 @@ describe('tool turns translated between protocols', () => {
       tools: [lookup],
     });
     expect(response.statusCode, response.body).toBe(200);
-    expect(lastBody(gateway.fakes.openai)).toMatchObject({
+    expect(lastBody(setup.gateway.fakes.openai)).toMatchObject({
       messages: [
         { role: 'user' },
         { role: 'assistant' },
@@ -287,16 +291,18 @@ describe('tool turns translated between protocols', () => {
       tools: [{ functionDeclarations: [{ name: 'lookup', parameters: { type: 'OBJECT', properties: {} } }] }],
     };
     const post = (model: string) =>
-      gateway.request({
+      setup.gateway.request({
         method: 'POST',
         url: `/api/gamma/v1beta/models/${model}:generateContent`,
-        headers: { 'x-goog-api-key': key },
+        headers: { 'x-goog-api-key': setup.key },
         payload,
       });
     expect((await post('via-anthropic')).statusCode).toBe(200);
-    expect(JSON.stringify(lastBody(gateway.fakes.anthropic))).toContain('"is_error":true');
+    expect(JSON.stringify(lastBody(setup.gateway.fakes.anthropic))).toContain('"is_error":true');
     expect((await post('via-openai')).statusCode).toBe(200);
-    expect(JSON.stringify(lastBody(gateway.fakes.openai))).toContain('"content":"Error: {\\"error\\":\\"down\\"}"');
+    expect(JSON.stringify(lastBody(setup.gateway.fakes.openai))).toContain(
+      '"content":"Error: {\\"error\\":\\"down\\"}"',
+    );
   });
 
   it('a picture in a beta tool result is refused when translated, and relayed to Anthropic as sent', async () => {
@@ -325,14 +331,14 @@ describe('tool turns translated between protocols', () => {
     expect(translated.body).toContain('images in tool_result blocks');
     const relayed = await beta({ ...payload, model: 'via-anthropic' });
     expect(relayed.statusCode, relayed.body).toBe(200);
-    expect(JSON.stringify(lastBody(gateway.fakes.anthropic))).toContain(tinyPng);
+    expect(JSON.stringify(lastBody(setup.gateway.fakes.anthropic))).toContain(tinyPng);
   });
 
   it('a picture in a Responses function_call_output is refused when translated', async () => {
-    const response = await gateway.request({
+    const response = await setup.gateway.request({
       method: 'POST',
       url: '/api/alpha/v1/responses',
-      headers: { authorization: `Bearer ${key}` },
+      headers: { authorization: `Bearer ${setup.key}` },
       payload: {
         model: 'via-anthropic',
         input: [

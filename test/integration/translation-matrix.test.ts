@@ -1,7 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { betaText, dataLines } from '../support/answer-text.ts';
 import { usageRecords } from '../support/http-helpers.ts';
-import { startFamilyGateway, type FamilyGateway } from '../support/test-gateway.ts';
+import { useFamilyGateway } from '../support/family-gateway.ts';
 
 /**
  * Every text surface against every upstream family, streamed and not: the answer's text, the finish, and a
@@ -74,22 +74,15 @@ const surfaces: Surface[] = [
 ];
 
 describe('every text surface against every upstream family', () => {
-  let gateway: FamilyGateway;
-
-  beforeAll(async () => {
-    gateway = await startFamilyGateway();
-  });
-  afterAll(async () => {
-    await gateway?.close();
-  });
+  const setup = useFamilyGateway();
 
   for (const surface of surfaces) {
     for (const family of families) {
       for (const stream of surface.name === 'native' ? [true] : [false, true]) {
         it(`${surface.name} -> ${family}, ${stream ? 'streamed' : 'not streamed'}`, async () => {
-          const { key } = await gateway.createFundedKey({ credits: 1 });
+          const { key } = await setup.gateway.createFundedKey({ credits: 1 });
           const { url, headers, payload } = surface.request(`via-${family}`, stream);
-          const response = await gateway.request({
+          const response = await setup.gateway.request({
             method: 'POST',
             url,
             headers: { ...headers, 'x-api-key': key },
@@ -98,7 +91,7 @@ describe('every text surface against every upstream family', () => {
           expect(response.statusCode, response.body).toBe(200);
           if (stream) expect(response.headers['content-type']).toBe('text/event-stream; charset=utf-8');
           expect(surface.text(response.body, stream)).toBe(family === 'sandbox' ? prompt : `Echo: ${prompt}`);
-          const [record] = await usageRecords(gateway, key);
+          const [record] = await usageRecords(setup.gateway, key);
           expect(record?.status).toBe('succeeded');
           if (family !== 'sandbox') {
             // The fakes report one token per word: 3 prompt words, 4 answer words, at 1 and 2 USD per million.

@@ -1,6 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { FakeServer } from '../fakes/fake-server.ts';
-import { startFamilyGateway, type FamilyGateway } from '../support/test-gateway.ts';
+import { useFamilyGateway } from '../support/family-gateway.ts';
 
 /**
  * Fields a surface's schema does not name (and metadata, which no other protocol takes as written) are carried
@@ -8,19 +8,10 @@ import { startFamilyGateway, type FamilyGateway } from '../support/test-gateway.
  * them and names them in `x-gateway-dropped-parameters`, never losing them silently.
  */
 describe('request fields the canonical request has no place for', () => {
-  let gateway: FamilyGateway;
-  let key: string;
-
-  beforeAll(async () => {
-    gateway = await startFamilyGateway();
-    key = (await gateway.createFundedKey({ credits: 5 })).key;
-  });
-  afterAll(async () => {
-    await gateway?.close();
-  });
+  const setup = useFamilyGateway({ credits: 5 });
 
   const post = async (url: string, payload: object) => {
-    const response = await gateway.request({ method: 'POST', url, headers: { 'x-api-key': key }, payload });
+    const response = await setup.gateway.request({ method: 'POST', url, headers: { 'x-api-key': setup.key }, payload });
     expect(response.statusCode, response.body).toBe(200);
     return response.headers['x-gateway-dropped-parameters'];
   };
@@ -30,18 +21,18 @@ describe('request fields the canonical request has no place for', () => {
   it('alpha chat: carried to OpenAI, named when translated to Anthropic', async () => {
     const extra = { user: 'user-123', metadata: { tag: 'x' }, service_tier: 'flex' };
     expect(await post('/api/alpha/v1/chat/completions', { model: 'via-openai', messages, ...extra })).toBeUndefined();
-    expect(gateway.fakes.openai.requests.at(-1)?.body).toMatchObject(extra);
+    expect(setup.gateway.fakes.openai.requests.at(-1)?.body).toMatchObject(extra);
     const dropped = await post('/api/alpha/v1/chat/completions', { model: 'via-anthropic', messages, ...extra });
     expect(dropped).toBe('user,metadata,service_tier');
-    expect(lastBody(gateway.fakes.anthropic)).not.toContain('user-123');
+    expect(lastBody(setup.gateway.fakes.anthropic)).not.toContain('user-123');
   });
 
   it('names fields whatever characters they hold, each percent-encoded where a header could not carry it', async () => {
     const odd = { 'bad\r\nX-Injected: 1': 1, 名前: 2, 'a,b': 3, plain_field: 4 };
-    const response = await gateway.request({
+    const response = await setup.gateway.request({
       method: 'POST',
       url: '/api/alpha/v1/chat/completions',
-      headers: { 'x-api-key': key, 'content-type': 'application/json' },
+      headers: { 'x-api-key': setup.key, 'content-type': 'application/json' },
       payload: JSON.stringify({ model: 'via-anthropic', messages, ...odd }),
     });
     expect(response.statusCode, response.body).toBe(200);
@@ -53,10 +44,10 @@ describe('request fields the canonical request has no place for', () => {
 
   it('refuses a request with more top-level fields its protocol does not describe than a header can name', async () => {
     const many = Object.fromEntries(Array.from({ length: 65 }, (_, index) => [`unknown_${index}`, index]));
-    const response = await gateway.request({
+    const response = await setup.gateway.request({
       method: 'POST',
       url: '/api/alpha/v1/chat/completions',
-      headers: { 'x-api-key': key },
+      headers: { 'x-api-key': setup.key },
       payload: { model: 'via-openai', messages, ...many },
     });
     expect(response.statusCode, response.body).toBe(400);
@@ -86,9 +77,9 @@ describe('request fields the canonical request has no place for', () => {
       service_tier: 'standard_only',
     };
     expect(await post('/api/beta/v1/messages', payload)).toBe('service_tier,metadata');
-    expect(lastBody(gateway.fakes.gemini)).not.toContain('user-123');
+    expect(lastBody(setup.gateway.fakes.gemini)).not.toContain('user-123');
     expect(await post('/api/beta/v1/messages', { ...payload, model: 'via-anthropic' })).toBeUndefined();
-    expect(gateway.fakes.anthropic.requests.at(-1)?.body).toMatchObject({
+    expect(setup.gateway.fakes.anthropic.requests.at(-1)?.body).toMatchObject({
       metadata: { user_id: 'user-123' },
       service_tier: 'standard_only',
     });
@@ -97,8 +88,8 @@ describe('request fields the canonical request has no place for', () => {
   it('gamma generateContent: carried to Gemini, named when translated to OpenAI', async () => {
     const payload = { contents: [{ role: 'user', parts: [{ text: 'hi' }] }], labels: { team: 'search' } };
     expect(await post('/api/gamma/v1beta/models/via-openai:generateContent', payload)).toBe('labels');
-    expect(lastBody(gateway.fakes.openai)).not.toContain('search');
+    expect(lastBody(setup.gateway.fakes.openai)).not.toContain('search');
     expect(await post('/api/gamma/v1beta/models/via-gemini:generateContent', payload)).toBeUndefined();
-    expect(gateway.fakes.gemini.requests.at(-1)?.body).toMatchObject({ labels: { team: 'search' } });
+    expect(setup.gateway.fakes.gemini.requests.at(-1)?.body).toMatchObject({ labels: { team: 'search' } });
   });
 });

@@ -1,31 +1,25 @@
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { modelYaml, startFamilyGateway, type FamilyGateway } from '../support/test-gateway.ts';
+import { describe, expect, it } from 'vitest';
+import { useFamilyGateway } from '../support/family-gateway.ts';
+import { modelYaml } from '../support/test-gateway.ts';
 
 /**
  * The parts of a usage a provider tells apart (thinking tokens, a prompt read from the cache) reach a client of
  * another protocol in that protocol's own detail fields, never as a false zero where the provider said more.
  */
 describe('usage details across protocols', () => {
-  let gateway: FamilyGateway;
-  let key: string;
-  let address: string;
-
-  beforeAll(async () => {
-    gateway = await startFamilyGateway([
+  const setup = useFamilyGateway({
+    extraConfig: [
       modelYaml('thinking-gemini', { provider: 'gemini', upstream: 'fake-thinking' }),
       modelYaml('cached-anthropic', { provider: 'anthropic', upstream: 'fake-cached' }),
-    ]);
-    key = (await gateway.createFundedKey({ credits: 5 })).key;
-    address = await gateway.app.listen({ port: 0, host: '127.0.0.1' });
-  });
-  afterAll(async () => {
-    await gateway?.close();
+    ],
+    credits: 5,
+    listen: true,
   });
 
   const post = async (url: string, payload: object) => {
-    const response = await gateway.request({ method: 'POST', url, headers: { 'x-api-key': key }, payload });
+    const response = await setup.gateway.request({ method: 'POST', url, headers: { 'x-api-key': setup.key }, payload });
     expect(response.statusCode, response.body).toBe(200);
     return response.json<{ usage: Record<string, unknown> }>().usage;
   };
@@ -45,10 +39,10 @@ describe('usage details across protocols', () => {
     const responses = await post('/api/alpha/v1/responses', { model: 'cached-anthropic', input: 'alpha beta' });
     expect(responses).toMatchObject({ input_tokens: 1_002, input_tokens_details: { cached_tokens: 1_000 } });
     // Streamed, message_delta repeats input_tokens with null cache counts: the 1,000 read from the cache stay.
-    const streamed = await gateway.request({
+    const streamed = await setup.gateway.request({
       method: 'POST',
       url: '/api/alpha/v1/chat/completions',
-      headers: { 'x-api-key': key },
+      headers: { 'x-api-key': setup.key },
       payload: {
         model: 'cached-anthropic',
         stream: true,
@@ -61,7 +55,7 @@ describe('usage details across protocols', () => {
   });
 
   it('reads as the official SDKs read it, with their defaults', async () => {
-    const openai = new OpenAI({ apiKey: key, baseURL: `${address}/api/alpha/v1` });
+    const openai = new OpenAI({ apiKey: setup.key, baseURL: `${setup.address}/api/alpha/v1` });
     const chat = await openai.chat.completions.create({
       model: 'thinking-gemini',
       messages: [{ role: 'user', content: 'alpha beta' }],
@@ -69,7 +63,7 @@ describe('usage details across protocols', () => {
     expect(chat.usage?.completion_tokens_details?.reasoning_tokens).toBe(7);
     const response = await openai.responses.create({ model: 'cached-anthropic', input: 'alpha beta' });
     expect(response.usage?.input_tokens_details.cached_tokens).toBe(1_000);
-    const anthropic = new Anthropic({ apiKey: key, baseURL: `${address}/api/beta` });
+    const anthropic = new Anthropic({ apiKey: setup.key, baseURL: `${setup.address}/api/beta` });
     const message = await anthropic.messages.create({
       model: 'thinking-gemini',
       max_tokens: 50,

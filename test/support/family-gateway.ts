@@ -2,8 +2,11 @@ import { afterAll, beforeAll } from 'vitest';
 import { type FamilyGateway, startFamilyGateway } from './test-gateway.ts';
 
 export interface FamilyGatewayOptions {
-  /** Catalog entries beyond the family's own models (`startFamilyGateway`'s `extraModels`). */
-  readonly extraModels?: string[];
+  /**
+   * gateway.yaml lines after the family's models (`startFamilyGateway`'s `extraModels`): further catalog entries,
+   * or a section of its own (`server: …`).
+   */
+  readonly extraConfig?: string[];
   /** The credits (USD) of one key made for the block's tests to share; without them no key is made. */
   readonly credits?: number;
   /** Whether the gateway listens on loopback, for clients that need an address (the official SDKs, fetch). */
@@ -25,7 +28,7 @@ export interface UsedFamilyGateway {
  * gateway is up; reading one the block did not ask for throws rather than hand a test an empty key or address.
  */
 export function useFamilyGateway({
-  extraModels,
+  extraConfig,
   credits,
   listen = false,
 }: FamilyGatewayOptions = {}): UsedFamilyGateway {
@@ -34,7 +37,7 @@ export function useFamilyGateway({
   let address: string | undefined;
 
   beforeAll(async () => {
-    gateway = await startFamilyGateway(extraModels);
+    gateway = await startFamilyGateway(extraConfig);
     if (credits !== undefined) ({ key } = await gateway.createFundedKey({ credits }));
     if (listen) address = await gateway.app.listen({ port: 0, host: '127.0.0.1' });
   });
