@@ -5,7 +5,7 @@ import { usdToNanos } from '../../src/domain/money.ts';
 import { audioSeconds } from '../../src/media/media-duration.ts';
 import type { FakeServer } from '../fakes/fake-server.ts';
 import { fakeSpeechKey, startSpeechFake } from '../fakes/speech-fake.ts';
-import { expectEnvelope, heldNanosOf, keyHeaders, usageRecords } from '../support/http-helpers.ts';
+import { expectEnvelope, heldNanosOf, keyHeaders, pollUntil, usageRecords } from '../support/http-helpers.ts';
 import { balanceNanosOf, jobRowsOf } from '../support/image-jobs.ts';
 import { startTestGateway, type TestGateway } from '../support/test-gateway.ts';
 
@@ -37,6 +37,14 @@ interface AudioJob {
   subtitle?: Subtitle;
   error?: string;
 }
+
+/** The audio job, once it has ended. */
+const waitForAudio = (gateway: TestGateway, key: string, id: string) =>
+  pollUntil<AudioJob>(
+    gateway,
+    { key, url: `/api/v1/audio/generations/${id}` },
+    (job) => job.status === 'succeeded' || job.status === 'failed',
+  );
 
 /** The archived file behind a job's signed link. */
 async function download(gateway: TestGateway, job: AudioJob) {
@@ -71,17 +79,6 @@ describe('text-to-speech jobs and the voice catalog', () => {
     await gateway?.close();
   });
 
-  async function waitForAudio(key: string, id: string): Promise<AudioJob> {
-    for (let i = 0; i < 400; i++) {
-      const job = (
-        await gateway.request({ method: 'GET', url: `/api/v1/audio/generations/${id}`, headers: keyHeaders(key) })
-      ).json<AudioJob>();
-      if (job.status === 'succeeded' || job.status === 'failed') return job;
-      await new Promise((resolve) => setTimeout(resolve, 25));
-    }
-    throw new Error(`audio job ${id} did not end`);
-  }
-
   const speak = (key: string, body: Record<string, unknown>, estimate = false) =>
     gateway.request({
       method: 'POST',
@@ -113,7 +110,7 @@ describe('text-to-speech jobs and the voice catalog', () => {
     expect(Object.keys(submitted.json())).toEqual(['generationId']);
     const [row] = await jobRowsOf(gateway, accountId);
     expect(row?.holdNanos).toBe(cost);
-    const job = await waitForAudio(key, generationId);
+    const job = await waitForAudio(gateway, key, generationId);
     expect(job, job.error).toMatchObject({ generationId, product: 'text-to-speech', status: 'succeeded' });
     const url = new URL(job.audioUrl!);
     const audio = await gateway.request({ method: 'GET', url: `${url.pathname}${url.search}` });
@@ -143,6 +140,7 @@ describe('text-to-speech jobs and the voice catalog', () => {
     const { key } = await gateway.createFundedKey({ credits: 1 });
     const text = 'Good morning. How are you?';
     const timed = await waitForAudio(
+      gateway,
       key,
       (await speak(key, { voiceType: 'zh_female_cancan_mars_bigtts', text, enableSubtitle: true })).json<{
         generationId: string;
@@ -183,6 +181,7 @@ describe('text-to-speech jobs and the voice catalog', () => {
     ).toBe(true);
 
     const plain = await waitForAudio(
+      gateway,
       key,
       (await speak(key, { voiceType: 'zh_female_cancan_mars_bigtts', text: 'No subtitle here.' })).json<{
         generationId: string;
@@ -205,6 +204,7 @@ describe('text-to-speech jobs and the voice catalog', () => {
     const { key } = await gateway.createFundedKey({ credits: 1 });
     const text = 'Twenty characters!!!';
     const job = await waitForAudio(
+      gateway,
       key,
       (await speak(key, { voiceType: 'en_female_anna_uranus_bigtts', text, format, sampleRate: 16000 })).json<{
         generationId: string;
@@ -223,7 +223,7 @@ describe('text-to-speech jobs and the voice catalog', () => {
       const { generationId } = (await speak(key, { voiceType: 'zh_female_cancan_mars_bigtts', text })).json<{
         generationId: string;
       }>();
-      const job = await waitForAudio(key, generationId);
+      const job = await waitForAudio(gateway, key, generationId);
       expect(job.status, text).toBe('failed');
       expect(job.error).toBeTruthy();
     }
@@ -236,7 +236,7 @@ describe('text-to-speech jobs and the voice catalog', () => {
     const { generationId } = (
       await speak(key, { voiceType: 'zh_female_cancan_mars_bigtts', text: 'never ends fake-endless' })
     ).json<{ generationId: string }>();
-    const job = await waitForAudio(key, generationId);
+    const job = await waitForAudio(gateway, key, generationId);
     expect(job.status).toBe('failed');
     expect(job.error).toContain('1048576 bytes');
     expect(await balanceNanosOf(gateway, accountId)).toBe(usdToNanos(1));
@@ -250,7 +250,7 @@ describe('text-to-speech jobs and the voice catalog', () => {
       const { generationId } = (
         await speak(key, { voiceType: 'zh_female_cancan_mars_bigtts', text: 'page fake-not-audio', format })
       ).json<{ generationId: string }>();
-      const job = await waitForAudio(key, generationId);
+      const job = await waitForAudio(gateway, key, generationId);
       expect(job.status).toBe('failed');
       expect(job.error).toMatch(/^the provider output is not audio\/\S+ audio$/);
       expect(job.audioUrl).toBeUndefined();
@@ -334,6 +334,7 @@ describe('text-to-speech jobs and the voice catalog', () => {
   it('retries a busy provider (503) up to jobs.maxAttempts, then fails the job with its status', async () => {
     const { key } = await gateway.createFundedKey({ credits: 1 });
     const job = await waitForAudio(
+      gateway,
       key,
       (await speak(key, { voiceType: 'zh_female_cancan_mars_bigtts', text: 'busy fake-error-503' })).json<{
         generationId: string;
@@ -362,7 +363,7 @@ describe('text-to-speech jobs and the voice catalog', () => {
       }),
       { status: 404, code: 'GW_NOT_FOUND', path: `/api/v1/audio/generations/${generationId}` },
     );
-    await waitForAudio(owner.key, generationId);
+    await waitForAudio(gateway, owner.key, generationId);
   });
 
   it('lists voices with the filters, and contextTexts only for 2.0 voices', async () => {
@@ -428,21 +429,11 @@ describe('generation with reference through the Seed Audio fake', () => {
       headers: keyHeaders(key),
       payload: body,
     });
-  async function waitFor(key: string, id: string): Promise<AudioJob> {
-    for (let i = 0; i < 400; i++) {
-      const job = (
-        await gateway.request({ method: 'GET', url: `/api/v1/audio/generations/${id}`, headers: keyHeaders(key) })
-      ).json<AudioJob>();
-      if (job.status === 'succeeded' || job.status === 'failed') return job;
-      await new Promise((resolve) => setTimeout(resolve, 25));
-    }
-    throw new Error(`audio job ${id} did not end`);
-  }
   async function generate(key: string, body: Record<string, unknown>): Promise<AudioJob> {
     const submitted = await post(key, body);
     expect(submitted.statusCode, submitted.body).toBe(202);
     expect(Object.keys(submitted.json())).toEqual(['generationId']);
-    return waitFor(key, submitted.json<{ generationId: string }>().generationId);
+    return waitForAudio(gateway, key, submitted.json<{ generationId: string }>().generationId);
   }
   const sentFor = (prompt: string) =>
     speech.requests.filter((request) => (request.body as { text_prompt?: string }).text_prompt === prompt);
@@ -471,7 +462,7 @@ describe('generation with reference through the Seed Audio fake', () => {
     const submitted = await post(key, body);
     const [row] = await jobRowsOf(gateway, accountId);
     expect(row?.holdNanos).toBe(held);
-    const job = await waitFor(key, submitted.json<{ generationId: string }>().generationId);
+    const job = await waitForAudio(gateway, key, submitted.json<{ generationId: string }>().generationId);
     expect(job.status, job.error).toBe('succeeded');
     expect(job).toMatchObject({
       product: 'generation-with-reference',

@@ -1,7 +1,7 @@
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mediaAssets } from '../../src/storage/schema.ts';
-import { expectEnvelope, keyHeaders } from '../support/http-helpers.ts';
+import { expectEnvelope, keyHeaders, pollUntil } from '../support/http-helpers.ts';
 import { waitForImageJob } from '../support/image-jobs.ts';
 import { startTestGateway, type TestGateway } from '../support/test-gateway.ts';
 
@@ -30,16 +30,8 @@ describe('a job polled after retention deleted its archived output', () => {
     if (sweep) expect(await gateway.gateway.core.retention.sweep()).toBeGreaterThanOrEqual(1);
   }
 
-  async function poll<T extends { status: string }>(key: string, url: string, done: (job: T) => boolean): Promise<T> {
-    for (let i = 0; i < 600; i++) {
-      const response = await gateway.request({ method: 'GET', url, headers: keyHeaders(key) });
-      expect(response.statusCode, response.body).toBe(200);
-      const job = response.json<T>();
-      if (done(job)) return job;
-      await new Promise((resolve) => setTimeout(resolve, 25));
-    }
-    throw new Error(`${url} did not end`);
-  }
+  const poll = <T extends { status: string }>(key: string, url: string, done: (job: T) => boolean) =>
+    pollUntil<T>(gateway, { key, url }, done);
 
   const pathOf = (link: string) => {
     const url = new URL(link);

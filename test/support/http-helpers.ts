@@ -81,6 +81,32 @@ export function expectEnvelope(
 export const adminHeaders = { authorization: `Bearer ${testAdminToken}` } as const;
 
 export const keyHeaders = (key: string) => ({ 'x-api-key': key });
+
+/**
+ * GETs `url` with the key until `done` holds of the answer's body (each answer a 200), and answers that body.
+ * Jobs end on the gateway's workers, not on the request: a poll waits a little between tries, and gives up with
+ * the last status it read once `timeoutMs` has passed.
+ */
+export async function pollUntil<T extends { status: string }>(
+  gateway: TestGateway,
+  {
+    url,
+    key,
+    timeoutMs = 15_000,
+    intervalMs = 25,
+  }: { url: string; key: string; timeoutMs?: number; intervalMs?: number },
+  done: (body: T) => boolean,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const response = await gateway.request({ method: 'GET', url, headers: keyHeaders(key) });
+    expect(response.statusCode, response.body).toBe(200);
+    const body = response.json<T>();
+    if (done(body)) return body;
+    if (Date.now() > deadline) throw new Error(`${url} still ${body.status} after ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, intervalMs));
+  }
+}
 export const bearer = (credential: string) => ({ authorization: `Bearer ${credential}` });
 
 export interface AccountBody {

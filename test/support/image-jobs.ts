@@ -1,9 +1,9 @@
 import { eq } from 'drizzle-orm';
-import { expect } from 'vitest';
 import { accounts, mediaJobs } from '../../src/storage/schema.ts';
 import { startArkFake } from '../fakes/ark-fake.ts';
 import type { FakeServer } from '../fakes/fake-server.ts';
 import { startOpenAiFake } from '../fakes/openai-fake.ts';
+import { pollUntil } from './http-helpers.ts';
 import { fakeProviderYaml, sandboxConfigYaml, startTestGateway, type TestGateway } from './test-gateway.ts';
 
 /** The sandbox's image models beside its text ones, then `extra` catalog entries and sections. */
@@ -42,23 +42,15 @@ export interface ImageJobBody {
 }
 
 /** Polls an image job until it is terminal (or `timeoutMs` passes) and answers it. */
-export async function waitForImageJob(
+export function waitForImageJob(
   gateway: TestGateway,
   { key, generationId, timeoutMs = 20_000 }: { key: string; generationId: string; timeoutMs?: number },
 ): Promise<ImageJobBody> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const response = await gateway.request({
-      method: 'GET',
-      url: `/api/v1/image/generations/async/${generationId}`,
-      headers: { 'x-api-key': key },
-    });
-    expect(response.statusCode, response.body).toBe(200);
-    const job = response.json<ImageJobBody>();
-    if (job.status === 'succeeded' || job.status === 'failed') return job;
-    if (Date.now() > deadline) throw new Error(`job ${generationId} still ${job.status} after ${timeoutMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+  return pollUntil<ImageJobBody>(
+    gateway,
+    { url: `/api/v1/image/generations/async/${generationId}`, key, timeoutMs, intervalMs: 50 },
+    (job) => job.status === 'succeeded' || job.status === 'failed',
+  );
 }
 
 export async function balanceNanosOf(gateway: TestGateway, accountId: string): Promise<bigint> {
