@@ -181,22 +181,27 @@ export class CreditLeases {
   /**
    * The request's claim comes out of the lease's row (the rest of its share stays leased); the ledger charges
    * it within the balance and the key's caps as they stand then, so a cap lowered while requests run out of
-   * a lease leased under the old one is honoured too.
+   * a lease leased under the old one is honoured too. A claim past the credit promised to the request (a cost
+   * no hold bounds, billing/settlement.ts) takes the lease's unpromised credit first, and the ledger charges the
+   * rest, if it can, out of what the account and the key have free beyond every hold: each nano counted once.
    */
   settle(lease: Lease, amount: bigint, input: Omit<SettleInput, 'holdId'>): Promise<LedgerSettlement> {
-    const charge = input.claimNanos;
-    if (charge > amount)
-      return Promise.reject(new RangeError('a charge cannot exceed the credit promised to the request'));
+    const claim = input.claimNanos;
+    const beyond = claim > amount ? claim - amount : 0n;
+    // What the settlement takes of the lease's row: its claim, or past the credit promised, as much as is unpromised.
+    const taken = beyond === 0n ? claim : amount + (beyond < lease.available ? beyond : lease.available);
     lease.outstanding -= amount;
-    lease.available += amount - charge;
+    lease.available += amount - taken;
     lease.inStorage++;
-    lease.inStorageNanos += charge;
+    lease.inStorageNanos += taken;
     // Until it is written the lease counts it in storage: the lease stays open, its row holding the charge.
-    const settled = this.writes.write(() => this.repository.settleFromLease({ ...input, holdId: lease.id }));
+    const settled = this.writes.write(() =>
+      this.repository.settleFromLease({ ...input, holdId: lease.id, ...(beyond > 0n ? { shareNanos: taken } : {}) }),
+    );
     return settled.then(
       (settled) => {
         lease.inStorage--;
-        lease.inStorageNanos -= charge;
+        lease.inStorageNanos -= taken;
         // The row no longer held the claim: it was released while this process was silent (its lease swept as
         // orphaned). What memory counts as available is held by nothing either: the lease admits no more.
         if (!settled.held) this.forget(lease);
@@ -209,7 +214,7 @@ export class CreditLeases {
         // goes uncharged, once, as a hold row's is released); promised again, the same credit would serve request
         // after request while storage refuses their settlements.
         lease.inStorage--;
-        lease.inStorageNanos -= charge;
+        lease.inStorageNanos -= taken;
         this.afterChange(lease);
         throw error;
       },

@@ -269,13 +269,14 @@ RETURNS void LANGUAGE sql AS $$
   WHERE id = k.id
 $$;
 
--- [migration 0019_settle_batch_forgets_deleted_lease]
+-- [migration 0024_settle_lease_share]
 -- Settlements in one statement, in array order, with every lock taken up front in the global order. Answers,
 -- per item, [was held, charged (text), the usage as written when the cost was not charged whole, else null].
 -- Each item's credit is hold row `hold` (deleted: the whole hold is released), or with `lease` the share
--- `claim` of lease `hold` (the lease shrinks by it). The claim is charged within what is still held, and past
--- it (media billed on delivered duration, or a hold released as orphaned meanwhile) out of what the account and
--- the key have free (gw_free_credit); then never past the balance nor past any cap of the key as they stand
+-- `share` of lease `hold` (the lease shrinks by it; the claim when absent). The claim is charged within what is
+-- still held, and past it (media billed on delivered duration, a call whose upstream read input the gateway was
+-- not sent, or a hold released as orphaned meanwhile) out of what the account and the key have free
+-- (gw_free_credit); then never past the balance nor past any cap of the key as they stand
 -- now. The held sums move by what was released, and the generation record is written. When less than `cost`
 -- (what the generation cost) is charged, the record's usage says how much was not (`unchargedUsdCost`) and its
 -- `usdCost`, when it has one, is what was charged; that usage is answered.
@@ -304,6 +305,7 @@ DECLARE
   -- One item's values.
   v_hold_id text;
   v_claim bigint;
+  v_share bigint;
   v_cost bigint;
   v_now timestamptz;
   v_day date;
@@ -368,11 +370,15 @@ BEGIN
         v_lease_id := v_hold_id;
         SELECT amount_nanos INTO v_lease_nanos FROM holds WHERE id = v_hold_id;
       END IF;
-      v_was_held := v_lease_nanos IS NOT NULL AND v_lease_nanos >= v_claim;
+      v_share := COALESCE((v_item->>'share')::bigint, v_claim);
+      IF v_share < 0 OR v_share > v_claim THEN
+        RAISE EXCEPTION 'a share of a lease must be from 0 to the claim';
+      END IF;
+      v_was_held := v_lease_nanos IS NOT NULL AND v_lease_nanos >= v_share;
       IF v_was_held THEN
-        v_lease_nanos := v_lease_nanos - v_claim;
+        v_lease_nanos := v_lease_nanos - v_share;
         v_lease_dirty := true;
-        v_held := v_claim;
+        v_held := v_share;
       ELSE
         v_held := 0;
       END IF;
@@ -390,7 +396,8 @@ BEGIN
       v_held := COALESCE(v_held, 0);
     END IF;
 
-    -- What it claims: past the hold only out of what is free, read from the rows as they stand.
+    -- What it claims: past the hold (or the share) only out of what is free beyond every hold, read from the rows as
+    -- they stand (their held sums still count this item's hold, which it is charged out of first).
     v_claimed := LEAST(v_claim, v_held);
     IF v_claim > v_held THEN
       IF v_key_dirty THEN

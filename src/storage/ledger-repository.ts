@@ -30,6 +30,12 @@ export interface SettleInput {
   holdId: string;
   /** What the settlement asks to charge (see billing/settlement.ts); the floors may charge less. */
   claimNanos: bigint;
+  /**
+   * Settled from a lease, what it takes of the lease's row when that is less than the claim (a claim past the
+   * credit the lease promised the request): the rest is charged, if it can be, out of what is free beyond every
+   * hold. The claim when absent.
+   */
+  shareNanos?: bigint;
   /** What the generation cost: what is not charged of it is written on the record. */
   costNanos: bigint;
   now: Date;
@@ -276,6 +282,7 @@ export class LedgerRepository {
       account: input.generation.accountId,
       key: input.generation.apiKeyId,
       claim: String(input.claimNanos),
+      ...(input.shareNanos === undefined ? {} : { share: String(input.shareNanos) }),
       cost: String(input.costNanos),
       now: input.now.toISOString(),
       generation: input.generation.generationId,

@@ -46,6 +46,8 @@ const item = fc.record({
   ownHold: fc.constantFrom('own', 'lease', 'missing'),
   hold: nanos(usd / 2n),
   claim: nanos(usd / 2n),
+  // Out of a lease: what it takes of the lease's row when less than the claim (a claim past its request's credit).
+  share: fc.option(nanos(usd / 2n), { nil: undefined }),
   cost: nanos(usd / 2n),
   moment: fc.nat({ max: moments.length - 1 }),
   usage: fc.constantFrom(null, { usdCost: 0.5 }, { inputTokens: 3 }),
@@ -126,6 +128,7 @@ describe('gw_settle_batch: one batch leaves what its items leave one by one', ()
         account: `${prefix}${pair.account}`,
         key: pair.key === null ? null : `${prefix}${pair.key}`,
         claim: String(entry.claim),
+        ...(entry.share === undefined ? {} : { share: String(entry.share < entry.claim ? entry.share : entry.claim) }),
         cost: String(entry.cost),
         now: moments[entry.moment],
         generation: `${prefix}gen_${index}`,
@@ -190,7 +193,8 @@ describe('gw_settle_batch: one batch leaves what its items leave one by one', ()
         // One by one: every other item through gw_settle (a media job's settlement, a batch of one inside).
         const answers: unknown[] = [];
         for (const [index, single] of settlementItems(alone, items).entries()) {
-          if (index % 2 === 0) {
+          // gw_settle (a media job's, out of a hold row of its own) takes no share of a lease.
+          if (index % 2 === 0 || 'share' in single) {
             const {
               rows: [one],
             } = await client.query<{ settled: unknown[] }>('SELECT gw_settle_batch($1::jsonb) AS settled', [
@@ -242,8 +246,28 @@ describe('gw_settle_batch: one batch leaves what its items leave one by one', ()
               keys: [0, 1, 2].map(() => ({ caps: [null, null, null, null], spent: 0n, started: true })),
             },
             [
-              { pair: 0, lease: true, ownHold: 'own', hold: 0n, claim: 1_000n, cost: 1_000n, moment: 0, usage: null },
-              { pair: 0, lease: false, ownHold: 'lease', hold: 0n, claim: 0n, cost: 0n, moment: 0, usage: null },
+              {
+                pair: 0,
+                lease: true,
+                ownHold: 'own',
+                hold: 0n,
+                claim: 1_000n,
+                share: undefined,
+                cost: 1_000n,
+                moment: 0,
+                usage: null,
+              },
+              {
+                pair: 0,
+                lease: false,
+                ownHold: 'lease',
+                hold: 0n,
+                claim: 0n,
+                share: undefined,
+                cost: 0n,
+                moment: 0,
+                usage: null,
+              },
             ],
           ],
         ],
@@ -269,6 +293,7 @@ describe('gw_settle_batch: one batch leaves what its items leave one by one', ()
       ownHold: 'own' as const,
       hold: 0n,
       claim: 1_000n,
+      share: undefined,
       cost: 1_000n,
       moment: 1,
       usage: null,
@@ -290,5 +315,50 @@ describe('gw_settle_batch: one batch leaves what its items leave one by one', ()
       await client.query('COMMIT');
     }
     expect((await outcome(prefix)).holds).toContainEqual({ id: 'lease_0', amount_nanos: String(usd - 10_000n) });
+  });
+
+  it("charges a claim past a lease's share out of the credit free beyond every hold, never the lease's other credit", async () => {
+    const prefix = 'share_';
+    // Account a1: 1 USD, of which 0.4 is held by lease_0 (key k1) and 0.1 by lease_1 (key k2): 0.5 free.
+    await create(
+      prefix,
+      {
+        balances: [usd, usd],
+        balanceAlerts: [null, null],
+        leases: [(4n * usd) / 10n, usd / 10n, 0n, 0n],
+        keys: [0, 1, 2].map(() => ({ caps: [null, null, null, null], spent: 0n, started: true })),
+      },
+      [],
+    );
+    const settle = async ({ claim, share, cost }: { claim: bigint; share: bigint; cost: bigint }) => {
+      const [item] = settlementItems(prefix, [
+        { pair: 0, lease: true, ownHold: 'own', hold: 0n, claim, share: undefined, cost, moment: 1, usage: null },
+      ]);
+      const { rows } = await client.query<{ settled: Array<[boolean, string, unknown]> }>(
+        'SELECT gw_settle_batch($1::jsonb) AS settled',
+        [JSON.stringify([{ ...item, share: String(share), generation: `${prefix}gen_${claim}` }])],
+      );
+      return rows[0]!.settled[0]!;
+    };
+    // A claim of 2 USD taking 0.3 of lease_0: 0.3 and the 0.5 free are charged; lease_0 keeps its other 0.1.
+    const [held, charged] = await settle({ claim: 2n * usd, share: (3n * usd) / 10n, cost: 2n * usd });
+    expect([held, charged]).toEqual([true, String((8n * usd) / 10n)]);
+    const after = await outcome(prefix);
+    expect(after.accounts).toContainEqual({
+      id: 'a1',
+      balance_nanos: String((2n * usd) / 10n),
+      held_nanos: String((2n * usd) / 10n),
+    });
+    expect(after.holds).toEqual(
+      expect.arrayContaining([
+        { id: 'lease_0', amount_nanos: String(usd / 10n) },
+        { id: 'lease_1', amount_nanos: String(usd / 10n) },
+      ]),
+    );
+    // Nothing is free beyond the two leases now: a second such claim is charged its share alone.
+    const [, second] = await settle({ claim: usd, share: usd / 20n, cost: usd });
+    expect(second).toBe(String(usd / 20n));
+    // A share past the claim is refused.
+    await expect(settle({ claim: 1n, share: 2n, cost: 1n })).rejects.toThrow('share');
   });
 });

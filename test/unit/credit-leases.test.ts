@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import pg from 'pg';
 import { CreditLeases, LeasedCredit, type LeaseStore } from '../../src/billing/credit-leases.ts';
 import { LedgerWrites } from '../../src/billing/ledger-writes.ts';
+import type { SettleInput } from '../../src/storage/ledger-repository.ts';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -189,6 +190,37 @@ describe('credit leases: settlements storage refuses, and a lease storage no lon
     expect(refusals).toEqual([]);
     await admitted(leases, 100n);
     expect(store.granted()).toBe(200n);
+    await leases.close();
+  });
+
+  it("takes a claim past the request's credit out of the lease's unpromised credit first, and never promises it again", async () => {
+    const sent: SettleInput[] = [];
+    const leases = leasesOver(
+      {
+        ...storeSettling(async (input) => {
+          sent.push(input);
+          return { held: true, chargedNanos: input.claimNanos, shortUsage: undefined };
+        }),
+        // A new lease takes four times its first request: 400, of which 100 is promised to each request.
+        extendLease: async (extension) => ({ outcome: 'ok', grantedNanos: extension.wantNanos, heldNanos: 0n }),
+      },
+      writesRecording([]),
+    );
+    const first = await admitted(leases, 100n);
+    const second = await admitted(leases, 100n);
+    // 150 past its credit: the lease has 200 unpromised, and the row gives all of the claim.
+    await first.settle(cost(250n));
+    expect(sent[0]).toMatchObject({ claimNanos: 250n, shareNanos: 250n });
+    // 900 past its credit, 50 unpromised left: the row gives 150, storage charges the rest out of free credit if it can.
+    await second.settle(cost(1_000n));
+    expect(sent[1]).toMatchObject({ claimNanos: 1_000n, shareNanos: 150n });
+    expect(leases.holdings().leasedNanos).toBe(0n);
+    // A claim within the request's credit comes out of the row whole, as it always did.
+    const third = await admitted(leases, 100n);
+    await third.settle(cost(40n));
+    expect(sent[2]).not.toHaveProperty('shareNanos');
+    // Its extension took the most one takes (the lease's recent admissions cover it): 1,000, of which 40 charged.
+    expect(leases.holdings().leasedNanos).toBe(960n);
     await leases.close();
   });
 
