@@ -49,6 +49,7 @@ export const databaseSuite = [
   'test/integration/settlement-property.test.ts',
   'test/integration/skewed-clock.test.ts',
   'test/integration/unreadable-jobs.test.ts',
+  'test/integration/unseen-input-charges.test.ts',
   'test/integration/unstorable-text.test.ts',
   'test/integration/video-provider-removed.test.ts',
   'test/integration/video.test.ts',

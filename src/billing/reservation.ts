@@ -21,11 +21,16 @@ export interface Settlement {
   route?: GenerationRoute;
   /** The price version of the model's prices the cost was reckoned at. */
   priceVersion?: string;
+  /** The upstream read input the gateway was not sent: the cost is claimed past the hold (billing/settlement.ts). */
+  unseenInput?: boolean;
 }
 
 export interface SettledGeneration {
   generationId: string;
-  /** What was charged: the cost, at most the reservation, and never past the balance or a cap at settlement. */
+  /**
+   * What was charged: the cost, at most the reservation (but for the exceptions of billing/settlement.ts), and never
+   * past the balance or a cap at settlement.
+   */
   costNanos: bigint;
   /** False when the hold had already been reconciled away; the charge was still applied (within what was free). */
   holdWasOutstanding: boolean;
@@ -55,9 +60,10 @@ export interface ReservationContext {
 /**
  * Credits held for one request, and the one owner of that hold's life: it ends exactly once, settled or
  * released. A settlement follows the settlement rule (billing/settlement.ts): at most the amount held, whatever
- * usage an upstream reported, and never past the balance or a cap as they stand at settlement; the record
- * keeps the reported usage and says what was not charged. A settlement storage refuses for now is sent again until
- * written, the hold kept meanwhile; one refused for good releases the hold rather than leave it until a restart.
+ * usage an upstream reported (but for its exceptions), and never past the balance or a cap as they stand at
+ * settlement; the record keeps the reported usage and says what was not charged. A settlement storage refuses for
+ * now is sent again until written, the hold kept meanwhile; one refused for good releases the hold rather than
+ * leave it until a restart.
  */
 /** What was held, for whom and for which model: a reservation's terms. */
 export interface HoldTerms {
@@ -134,7 +140,11 @@ export class Reservation implements EndingHold {
   private async settleEnded(settlement: Settlement): Promise<SettledGeneration> {
     let prepared: SettlementClaim & { record: RecordedGeneration; now: Date };
     try {
-      const claim = settlementClaim({ holdNanos: this.amountNanos, costNanos: settlement.costNanos });
+      const claim = settlementClaim({
+        holdNanos: this.amountNanos,
+        costNanos: settlement.costNanos,
+        unseenInput: settlement.unseenInput === true,
+      });
       prepared = { ...claim, record: this.recordOf(settlement, claim.claimNanos), now: this.context.clock() };
     } catch (error) {
       // Nothing is charged without its record: the credit is given back, as when storage refuses the settlement,

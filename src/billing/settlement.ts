@@ -7,8 +7,13 @@ export interface SettlementTerms {
   holdNanos: bigint;
   /** What the generation cost, from the usage it reported (or the gateway counted). */
   costNanos: bigint;
-  /** Only for media billed on the seconds delivered (video, audio made with reference): the one exception. */
+  /** Only for media billed on the seconds delivered (video, audio made with reference): the first exception. */
   deliveredDuration?: DeliveredDuration;
+  /**
+   * The upstream read input the gateway was not sent (a Responses call to OpenAI itself naming a stored response,
+   * conversation or prompt), which no hold bounds: the second exception, its whole cost claimed past the hold.
+   */
+  unseenInput?: boolean;
 }
 
 /**
@@ -38,8 +43,10 @@ export const maxRecordedCostNanos = 2n ** 63n - 1n;
 
 /**
  * The one settlement rule of requests and media jobs alike. This decides what a settlement asks the ledger to
- * charge (its claim); the ledger's settlement statement then applies the floors as they stand at that moment
- * (what is still held, the balance, and every cap of the key, a lowered one included) and may charge less.
+ * charge (its claim): at most the hold, but for the two exceptions of `SettlementTerms`. The ledger's settlement
+ * statement then applies the floors as they stand at that moment (what is still held, what is free beyond every
+ * other hold for a claim past its own, the balance, and every cap of the key, a lowered one included) and may
+ * charge less.
  * Whatever is not charged of the cost, above the claim or refused by a floor, is written on the usage record
  * as `unchargedUsdCost`. Of the hold, what the charge does not take is released: hold = charged + released
  * + (the part of the hold a floor refused), to the nano.
@@ -48,6 +55,8 @@ export function settlementClaim(terms: SettlementTerms): SettlementClaim {
   const { holdNanos, deliveredDuration } = terms;
   if (holdNanos < 0n || terms.costNanos < 0n) throw new RangeError('a hold or a cost cannot be negative');
   const costNanos = terms.costNanos < maxRecordedCostNanos ? terms.costNanos : maxRecordedCostNanos;
+  // The ledger charges what lies past the hold only out of what the account and the key have free then.
+  if (terms.unseenInput) return { claimNanos: costNanos, costNanos };
   let ceiling = holdNanos;
   if (deliveredDuration?.measuredCostNanos !== undefined) {
     const measured = deliveredDuration.measuredCostNanos;

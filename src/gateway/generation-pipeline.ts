@@ -1,4 +1,4 @@
-import type { CreditLedger, GenerationStatus, Modality, Reservation } from '../billing/credit-ledger.ts';
+import type { CreditLedger, GenerationStatus, Modality, Reservation, Settlement } from '../billing/credit-ledger.ts';
 import type { Catalog, CatalogModel, ProviderRow } from '../catalog/catalog.ts';
 import { isGatewayError } from '../domain/errors.ts';
 import type { GenerationAttempt, GenerationRoute } from '../domain/generation-route.ts';
@@ -115,8 +115,20 @@ export class Charge {
 
   /** Settles without waiting: the answer goes on while the hold still covers the cost. */
   settle(status: GenerationStatus, costNanos: bigint, usage: unknown): void {
+    this.settleWith({ status, costNanos, usage });
+  }
+
+  /**
+   * As `settle`, for a call whose upstream read input the gateway was not sent: its cost is claimed past the hold,
+   * within what the account and the key have free at settlement (billing/settlement.ts).
+   */
+  settleUnseenInput(status: GenerationStatus, costNanos: bigint, usage: unknown): void {
+    this.settleWith({ status, costNanos, usage, unseenInput: true });
+  }
+
+  private settleWith(settlement: Pick<Settlement, 'status' | 'costNanos' | 'usage' | 'unseenInput'>): void {
     const { modality, request, route, priceVersion } = this.terms;
-    this.reservation.settleInBackground({ costNanos, modality, status, request, usage, route, priceVersion });
+    this.reservation.settleInBackground({ ...settlement, modality, request, route, priceVersion });
   }
 }
 

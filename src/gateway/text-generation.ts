@@ -337,7 +337,7 @@ class TextRecipe implements Recipe<TextGenerationInput, TextRow, TextPlan, TextR
       servedAs: servedAs(relay.operation, plan.model.modelId),
       whole: exchange.whole,
     });
-    const tokens = new TokenCharge(charge, plan.model);
+    const tokens = new TokenCharge(charge, plan.model, { unseenInput: exchange.unseenInput === true });
     // The meter reads the stream's first event and those that came with it before the answer starts (the
     // adapter only waited for it): one that breaks the protocol fails this attempt, which another row may serve,
     // never a stream the client already has.
@@ -442,23 +442,28 @@ export function countPromptTokens(messages: readonly ChatMessage[]): number {
 
 /**
  * What a text reading costs: token usage the upstream reported, or that the gateway counted (`counted`), at the
- * model's prices; the hold caps the charge.
+ * model's prices; the hold caps the charge, unless the upstream read input the gateway was not sent
+ * (`unseenInput`): that cost is claimed past the hold, within what the account and the key have free.
  */
 class TokenCharge {
   constructor(
     private readonly charge: Charge,
     private readonly model: CatalogModel,
+    private readonly terms: { unseenInput: boolean } = { unseenInput: false },
   ) {}
 
   settle(status: GenerationStatus, { usage, counted }: { usage: TokenUsage; counted: boolean }): void {
     const inputTokens = wholeTokens(usage.inputTokens);
     const outputTokens = wholeTokens(usage.outputTokens);
-    this.charge.settle(status, tokenCost(requirePricing(this.model), { inputTokens, outputTokens }), {
+    const cost = tokenCost(requirePricing(this.model), { inputTokens, outputTokens });
+    const recorded = {
       promptTokens: inputTokens,
       completionTokens: outputTokens,
       totalTokens: inputTokens + outputTokens,
       ...(counted ? { countedByGateway: true } : {}),
-    });
+    };
+    if (this.terms.unseenInput) this.charge.settleUnseenInput(status, cost, recorded);
+    else this.charge.settle(status, cost, recorded);
   }
 }
 

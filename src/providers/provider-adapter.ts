@@ -55,6 +55,11 @@ export interface RawExchange {
   /** Fields of the request the upstream does not take, left out by the adapter: named to the client as dropped. */
   dropped?: readonly string[];
   /**
+   * The upstream reads input of the request that the gateway was not sent (OpenAI's stored responses, conversations
+   * and prompts, named by id): no hold bounds its cost, which is claimed past the hold at settlement.
+   */
+  unseenInput?: boolean;
+  /**
    * A whole JSON answer as the adapter read and parsed it to check it (`body` gives the same buffer), so that
    * its meter need not parse it again; the meter owns the value from then on (it may name the served model in it).
    */

@@ -10,6 +10,22 @@ describe('the settlement rule', () => {
     expect(settlementClaim({ holdNanos: 100n, costNanos: 400n })).toEqual({ claimNanos: 100n, costNanos: 400n });
   });
 
+  it('claims the whole cost, past the hold, of a call whose upstream read input the gateway was not sent', () => {
+    expect(settlementClaim({ holdNanos: 100n, costNanos: 400n, unseenInput: true })).toEqual({
+      claimNanos: 400n,
+      costNanos: 400n,
+    });
+    expect(settlementClaim({ holdNanos: 100n, costNanos: 40n, unseenInput: true })).toEqual({
+      claimNanos: 40n,
+      costNanos: 40n,
+    });
+    const absurd = 10n ** 30n;
+    expect(settlementClaim({ holdNanos: 100n, costNanos: absurd, unseenInput: true })).toEqual({
+      claimNanos: maxRecordedCostNanos,
+      costNanos: maxRecordedCostNanos,
+    });
+  });
+
   it('records a cost past what a record holds (an upstream reporting 1e15 tokens) as the most it holds', () => {
     const absurd = 10n ** 15n * 20_000_000_000n;
     expect(settlementClaim({ holdNanos: 100n, costNanos: absurd })).toEqual({

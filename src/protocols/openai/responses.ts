@@ -205,14 +205,13 @@ export function responseEndOf(reason: FinishReason | undefined): ResponseEnd {
 }
 
 /**
+ * Responses fields that make OpenAI itself read input it keeps, which the gateway is not sent: an earlier response,
+ * a conversation, a stored prompt.
+ */
+export const storedInputResponsesFields = ['previous_response_id', 'conversation', 'prompt'] as const;
+
+/**
  * Responses fields only OpenAI itself keeps (stored responses, conversations and prompts, its reasoning); other
  * servers do not take them.
  */
-export const openAiOnlyResponsesFields = [
-  'store',
-  'reasoning',
-  'include',
-  'previous_response_id',
-  'conversation',
-  'prompt',
-] as const;
+export const openAiOnlyResponsesFields = ['store', 'reasoning', 'include', ...storedInputResponsesFields] as const;

@@ -13,6 +13,7 @@ import {
   isResponsesStreamEvent,
   openAiOnlyResponsesFields,
   responsesUsageOf,
+  storedInputResponsesFields,
   terminalResponsesEvents,
   type ResponsesStreamEvent,
 } from '../../protocols/openai/responses.ts';
@@ -37,10 +38,9 @@ import { isOpenAiItself } from './openai-chat.ts';
  */
 function forUpstream(
   operation: RelayOperation,
-  baseUrl: string,
+  native: boolean,
   body: Readonly<Record<string, unknown>>,
 ): { forwarded: Readonly<Record<string, unknown>>; dropped: string[] } {
-  const native = isOpenAiItself(baseUrl);
   const forwarded: Record<string, unknown> = { ...body };
   const dropped: string[] = [];
   if (native) {
@@ -94,7 +94,8 @@ export async function relayOpenAi(
   if (operation !== 'chat-completions' && operation !== 'responses')
     throw new Error(`the OpenAI protocol has no ${operation} operation`);
   const shape = operations[operation];
-  const { forwarded, dropped } = forUpstream(operation, options.target.baseUrl, body);
+  const native = isOpenAiItself(options.target.baseUrl);
+  const { forwarded, dropped } = forUpstream(operation, native, body);
   const response = await http.postJson(options.target, {
     path: shape.path,
     headers: { authorization: options.target.apiKey.bearer() },
@@ -107,7 +108,13 @@ export async function relayOpenAi(
       body.stream === true ? { split: sseSplitter(options.target.maxEventCharacters), meteredHead: true } : undefined,
     )),
     dropped,
+    ...(native && operation === 'responses' && readsStoredInput(forwarded) ? { unseenInput: true } : {}),
   };
+}
+
+/** Whether a Responses request names input OpenAI keeps: its cost is then past what the gateway could bound. */
+function readsStoredInput(body: Readonly<Record<string, unknown>>): boolean {
+  return storedInputResponsesFields.some((field) => body[field] !== undefined && body[field] !== null);
 }
 
 /** An SSE event as the protocol writes it. */
