@@ -14,6 +14,7 @@ import {
 import { EmbeddingsRequest, type EmbeddingsAnswer } from '../../src/protocols/openai/embeddings.ts';
 import {
   isFunctionCallOutputItem,
+  isItemReference,
   isResponsesFunctionTool,
   isResponsesJsonSchemaFormat,
   isResponsesMessageItem,
@@ -59,8 +60,8 @@ import { sseEvent, writeJson } from './wire.ts';
  * Tool messages must answer the calls of the assistant message before them, as the real API requires. As the real
  * API does, the Responses API refuses an input message part of a type it does not take (Chat Completions'
  * `image_url`, say), and images for any model but DALL·E refuse `response_format`. A Responses request naming
- * what OpenAI keeps by an id ending in `-<n>` (`previous_response_id`, `conversation`, a stored `prompt`) is
- * billed n more input tokens for each, as OpenAI bills the stored input it reads.
+ * what OpenAI keeps by an id ending in `-<n>` (`previous_response_id`, `conversation`, a stored `prompt`, an
+ * `item_reference` input item) is billed n more input tokens for each, as OpenAI bills the stored input it reads.
  * Every request body is checked against the protocol's request schema; one that does not conform is
  * answered 400 with the provider's error body, as the real API does.
  */
@@ -394,9 +395,10 @@ function responsesPartError(items: readonly ResponsesInputItem[]): { message: st
  * answer is inside a value of the schema, as in chat completions.
  */
 /** Input tokens of what OpenAI keeps that a Responses request names: n for each id ending in `-<n>`. */
-function storedInputTokens(body: ResponsesRequest): number {
+function storedInputTokens(body: ResponsesRequest, items: readonly ResponsesInputItem[]): number {
   const conversation = typeof body.conversation === 'string' ? body.conversation : body.conversation?.id;
-  return [body.previous_response_id, conversation, body.prompt?.id].reduce(
+  const references = items.filter(isItemReference).map((item) => item.id);
+  return [body.previous_response_id, conversation, body.prompt?.id, ...references].reduce(
     (sum, id) => sum + Number(/-(\d+)$/.exec(id ?? '')?.[1] ?? 0),
     0,
   );
@@ -443,7 +445,7 @@ async function responses(request: RecordedRequest, response: ServerResponse): Pr
     input_tokens:
       messages.reduce((sum, item) => sum + wordsOf(textOf(item.content)).length, 0) +
       wordsOf(body.instructions ?? '').length +
-      storedInputTokens(body),
+      storedInputTokens(body, items),
     input_tokens_details: { cached_tokens: 0, cache_write_tokens: 0 },
     output_tokens: words.length,
     output_tokens_details: { reasoning_tokens: 0 },

@@ -1,6 +1,6 @@
 /**
  * A Responses call passed through to OpenAI itself that names input OpenAI keeps (`previous_response_id`,
- * `conversation`, a stored `prompt`) makes OpenAI read input the gateway never sees, so no hold bounds its cost:
+ * `conversation`, a stored `prompt`, `item_reference` input items) makes OpenAI read input the gateway never sees, so no hold bounds its cost:
  * it is charged the cost the upstream reports, past its hold, within what the account's balance and the key's
  * caps leave at settlement; the rest is recorded as `unchargedUsdCost`. Every other call is charged at most its
  * hold. Both ledger modes (credit leases, and a hold row per request), and two processes on one database.
@@ -128,6 +128,20 @@ describe.each([
     expect(response.statusCode, response.body).toBe(200);
     expect(response.body).toContain('response.completed');
     const cost = costOf(500_000);
+    expect(await chargeOf(gateway, key)).toMatchObject({ charged: cost, uncharged: 0n });
+    expect(await balanceNanosOf(gateway, accountId)).toBe(usdToNanos(10) - cost);
+  });
+
+  it('with earlier items named by id (the AI SDK sends its earlier answers so), is charged the same way', async () => {
+    const { accountId, key } = await gateway.createFundedKey({ credits: 10 });
+    const response = await respond(gateway, key, {
+      input: [
+        { type: 'item_reference', id: 'msg_earlier-300000' },
+        { role: 'user', content: 'hi' },
+      ],
+    });
+    expect(response.statusCode, response.body).toBe(200);
+    const cost = costOf(300_000);
     expect(await chargeOf(gateway, key)).toMatchObject({ charged: cost, uncharged: 0n });
     expect(await balanceNanosOf(gateway, accountId)).toBe(usdToNanos(10) - cost);
   });

@@ -10,6 +10,7 @@ import {
   failedResponsesEvents,
   isResponseObject,
   isResponsesFunctionTool,
+  isItemReference,
   isResponsesStreamEvent,
   openAiOnlyResponsesFields,
   responsesUsageOf,
@@ -112,9 +113,14 @@ export async function relayOpenAi(
   };
 }
 
-/** Whether a Responses request names input OpenAI keeps: its cost is then past what the gateway could bound. */
+/**
+ * Whether a Responses request names input OpenAI keeps (an earlier response, a conversation, a stored prompt, or
+ * input items by id, as the AI SDK sends earlier answers by default): its cost is then past what the gateway could
+ * bound.
+ */
 function readsStoredInput(body: Readonly<Record<string, unknown>>): boolean {
-  return storedInputResponsesFields.some((field) => body[field] !== undefined && body[field] !== null);
+  if (storedInputResponsesFields.some((field) => body[field] !== undefined && body[field] !== null)) return true;
+  return Array.isArray(body.input) && body.input.some(isItemReference);
 }
 
 /** An SSE event as the protocol writes it. */
