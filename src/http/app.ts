@@ -7,6 +7,8 @@ import Fastify, {
   type FastifyBaseLogger,
   type FastifyInstance,
   type FastifyPluginCallback,
+  type FastifyReply,
+  type FastifyRequest,
   type onRouteHookHandler,
 } from 'fastify';
 import { UpstreamHttpError } from '../domain/upstream-failure.ts';
@@ -154,7 +156,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       request.log.debug({ err: error }, 'client closed the connection before the answer was complete');
       return;
     }
-    const classified = classifyError(error, bodyLimit);
+    // A route may take less than the server's body limit (signing in takes a few hundred bytes).
+    const classified = classifyError(error, request.routeOptions.bodyLimit ?? bodyLimit);
     logRequestFailure(request.log, error, classified);
     if (isGatewayError(error)) {
       if (error.retryAfterSeconds !== undefined) reply.header('retry-after', String(error.retryAfterSeconds));
@@ -164,15 +167,19 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   });
   await app.register(cookie);
   const dashboardPage = await registerDashboard(app, options.dashboardDir ?? builtDashboardDir);
-  app.setNotFoundHandler(
-    async (request, reply) =>
-      dashboardPage(request, reply) ??
-      sendError(request, reply, {
-        status: 404,
-        code: 'GW_ROUTE_NOT_FOUND',
-        messages: [`route ${request.method} ${requestPath(request)} not found`],
-      }),
-  );
+  const notFound = (request: FastifyRequest, reply: FastifyReply) =>
+    dashboardPage(request, reply) ??
+    sendError(request, reply, {
+      status: 404,
+      code: 'GW_ROUTE_NOT_FOUND',
+      messages: [`route ${request.method} ${requestPath(request)} not found`],
+    });
+  // An unknown route answers as soon as its path is read, before its body: read and parsed (up to the body
+  // limit), the body of any caller without a credential would cost the gateway what a model call's does.
+  app.addHook('onRequest', async (request, reply) => {
+    if (request.is404) return notFound(request, reply);
+  });
+  app.setNotFoundHandler(async (request, reply) => notFound(request, reply));
   for (const probe of ['/api/alpha', '/api/beta', '/api/gamma']) {
     app.head(
       probe,

@@ -1,7 +1,8 @@
 /**
  * A large body is read only for a caller that may spend: a key with no credit left, or at a spend cap, is
  * refused as soon as its headers are in, on every model surface, before the gateway reads (let alone parses,
- * validates and decodes) megabytes of prompt. The proof needs no clock: the body is never sent whole, so only
+ * validates and decodes) megabytes of prompt. Routes any caller reaches without a credential (an unknown route,
+ * signing in or up) do not read megabytes either. The proof needs no clock: the body is never sent whole, so only
  * an answer given before reading it can arrive.
  */
 import type { Socket } from 'node:net';
@@ -40,7 +41,7 @@ describe('admission before a large body is read', () => {
   });
 
   /** Sends the headers of a 9 MB body and its first bytes only, and reads the answer given meanwhile. */
-  async function sendHead(path: string, key: string): Promise<{ status: number; body: EnvelopeBody }> {
+  async function sendHead(path: string, key?: string): Promise<{ status: number; body: EnvelopeBody }> {
     const socket = await openSocket(address);
     sockets.push(socket);
     const answer = firstAnswer(socket);
@@ -48,7 +49,7 @@ describe('admission before a large body is read', () => {
       [
         `POST ${path} HTTP/1.1`,
         'host: 127.0.0.1',
-        `x-api-key: ${key}`,
+        ...(key === undefined ? [] : [`x-api-key: ${key}`]),
         'content-type: application/json',
         `content-length: ${9 * 1024 * 1024}`,
         '',
@@ -95,6 +96,21 @@ describe('admission before a large body is read', () => {
     const { status } = await sendHead('/api/alpha/v1/chat/completions', key);
     expect(status).toBe(429);
   });
+
+  // Routes any caller reaches without a credential read no more than they need.
+  for (const path of ['/api/v1/nothing', '/api/alpha/v1/nothing', '/'])
+    it(`answers POST ${path}, an unknown route, before reading its body`, async () => {
+      const { status, body } = await sendHead(path);
+      expect(status).toBe(404);
+      expect(body.error.code).toBe('GW_ROUTE_NOT_FOUND');
+    });
+
+  for (const path of ['/api/v1/auth/login', '/api/v1/auth/signup'])
+    it(`refuses at ${path} a body past what an email and a password take, before reading it`, async () => {
+      const { status, body } = await sendHead(path);
+      expect(status).toBe(413);
+      expect(body.errors[0]).toContain('16384 bytes');
+    });
 
   it('reads a large body of a key that may spend, as ever', async () => {
     const { key } = await gateway.createFundedKey({ credits: 1 });

@@ -44,6 +44,13 @@ const signIn = {
   answer: { token: 'gws_Vb3nQ8xL2mK7pR4tW9yZ1cF6hJ0dS5aE', account: accountExample } satisfies Static<typeof Session>,
 };
 
+/**
+ * The most a sign-up or sign-in body is read: an email and a password take at most about 3 KB even with every
+ * character escaped. These routes answer any caller, without a credential, so they read no more than that
+ * (the server's own limit, for model calls, is megabytes), nor more than the server's limit if it is lower.
+ */
+const credentialsBodyLimit = 16 * 1024;
+
 export const authRoutes: FastifyPluginAsyncTypebox<{ services: AuthServices; secureCookies: boolean }> = async (
   app,
   { services, secureCookies },
@@ -53,12 +60,14 @@ export const authRoutes: FastifyPluginAsyncTypebox<{ services: AuthServices; sec
     return { token: grant.token, account: grant.account };
   };
   refuseUnknownFields(app);
+  const bodyLimit = Math.min(credentialsBodyLimit, services.config.server.bodyLimitBytes);
   const throttle = new SignInThrottle(services.config.accounts, services.limiterStore);
   app.addHook('onRequest', answersNotStored);
   // A refusal of the throttle carries its retry-after, which the error handler sends with every such GatewayError.
   app.post(
     '/auth/signup',
     {
+      bodyLimit,
       config: { audit: { action: 'account.signup', subject: { type: 'account', from: 'answer' } } },
       schema: {
         summary: 'Create an account and sign in',
@@ -87,6 +96,7 @@ export const authRoutes: FastifyPluginAsyncTypebox<{ services: AuthServices; sec
   app.post(
     '/auth/login',
     {
+      bodyLimit,
       config: { audit: { action: 'session.sign-in', subject: { type: 'session', from: 'answer' } } },
       schema: {
         summary: 'Sign in',
