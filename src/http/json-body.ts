@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { GatewayError } from '../domain/errors.ts';
 import { scanJsonText } from '../domain/json-text.ts';
+import { firstInvalidUtf8Byte } from '../domain/utf8.ts';
 import { describeUnstorableText, findUnstorableText } from './storable-text.ts';
 
 /** Where in a parsed body the first non-finite number sits, as the envelope names fields (`body.a[0].b`). */
@@ -45,9 +46,24 @@ export function unstorableBodyError(body: unknown): GatewayError | undefined {
 export function useGuardedJsonParser(app: FastifyInstance, maxDepth: number): void {
   const parse = app.getDefaultJsonParser('ignore', 'ignore');
   app.removeContentTypeParser('application/json');
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
-    const text = body as string;
-    if (text.length === 0 && acceptsEmptyBody(request)) return done(null, undefined);
+  // Read as bytes: decoded as a string, bytes that are not UTF-8 would become U+FFFD unseen, and the request
+  // would be served (and billed) on text the client never sent.
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
+    // Always bytes here (parseAs: 'buffer'); Fastify's type for a parser's body is either.
+    const bytes = typeof body === 'string' ? Buffer.from(body) : body;
+    if (bytes.length === 0 && acceptsEmptyBody(request)) return done(null, undefined);
+    const invalid = firstInvalidUtf8Byte(bytes);
+    if (invalid !== undefined) {
+      const byte = bytes[invalid]!.toString(16).toUpperCase().padStart(2, '0');
+      return done(
+        new GatewayError(
+          'GW_MALFORMED_JSON',
+          `the JSON body is not UTF-8: the byte 0x${byte} at offset ${invalid} begins no character`,
+        ),
+        undefined,
+      );
+    }
+    const text = bytes.toString('utf8');
     const problem = scanJsonText(text, maxDepth);
     if (problem === 'too-deep') {
       return done(

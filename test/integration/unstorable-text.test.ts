@@ -141,6 +141,41 @@ describe('text storage cannot hold, hostile field names and impossible ids', () 
     });
   }
 
+  it('a body with bytes that are not UTF-8 answers 400 on every JSON route, and is not served on U+FFFD', async () => {
+    const textRoutes = [
+      { url: '/api/v1/text/completions', body: { model: 'sandbox-echo', messages: [{ role: 'user', content: 'x' }] } },
+      {
+        url: '/api/alpha/v1/chat/completions',
+        body: { model: 'sandbox-echo', messages: [{ role: 'user', content: 'x' }] },
+      },
+      {
+        url: '/api/beta/v1/messages',
+        body: { model: 'sandbox-echo', max_tokens: 8, messages: [{ role: 'user', content: 'x' }] },
+      },
+      {
+        url: '/api/gamma/v1beta/models/sandbox-echo:generateContent',
+        body: { contents: [{ role: 'user', parts: [{ text: 'x' }] }] },
+      },
+    ];
+    const stored = await jobCount();
+    for (const { url, body } of [...jobSubmissions('x'), ...textRoutes]) {
+      // The prompt's text, `a`, then 0xFF 0xFE (bytes no UTF-8 text holds), then `b`.
+      const [before, after] = JSON.stringify(body).split(/(?<=")x(?=")/);
+      const payload = Buffer.concat([Buffer.from(`${before}a`), Buffer.from([0xff, 0xfe]), Buffer.from(`b${after}`)]);
+      const response = await gateway.app.inject({
+        method: 'POST',
+        url,
+        headers: { ...keyHeaders(key), 'content-type': 'application/json' },
+        payload,
+      });
+      const envelope = expectEnvelope(response, { status: 400, code: 'GW_MALFORMED_JSON', path: url.split('?')[0]! });
+      expect(envelope.errors[0], url).toBe(
+        `the JSON body is not UTF-8: the byte 0xFF at offset ${Buffer.byteLength(before!) + 1} begins no character`,
+      );
+    }
+    expect(await jobCount()).toBe(stored);
+  });
+
   async function jobCount(): Promise<number> {
     const [row] = await queryRows<{ count: number }>(
       gateway.gateway.core.storage.db,
