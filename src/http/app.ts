@@ -176,8 +176,14 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     });
   // An unknown route answers as soon as its path is read, before its body: read and parsed (up to the body
   // limit), the body of any caller without a credential would cost the gateway what a model call's does.
-  app.addHook('onRequest', async (request, reply) => {
-    if (request.is404) return notFound(request, reply);
+  // A callback hook, not an async one: every request passes it, and only unknown routes should pay for it.
+  app.addHook('onRequest', (request, reply, done) => {
+    if (!request.is404) return done();
+    try {
+      notFound(request, reply);
+    } catch (error) {
+      done(error instanceof Error ? error : new Error(String(error)));
+    }
   });
   app.setNotFoundHandler(async (request, reply) => notFound(request, reply));
   for (const probe of ['/api/alpha', '/api/beta', '/api/gamma']) {
