@@ -3,6 +3,13 @@
 // times that), which keeps the gateway's memory near 100 MiB lower at no measurable cost in throughput.
 // Runs the compiled gateway from dist/, which `npm ci` builds from src/ (the `prepare` script; `npm run build` redoes it).
 import { existsSync } from 'node:fs';
+import module from 'node:module';
+
+// The code V8 compiles of the gateway and its dependencies is kept on disk (Node's compile cache: in the system's
+// temporary directory, or NODE_COMPILE_CACHE; NODE_DISABLE_COMPILE_CACHE=1 turns it off), so a start or a command
+// after the first compiles none of it again: about a quarter of a command's CPU. A directory that cannot be
+// written leaves it off, and a changed file is compiled anew.
+module.enableCompileCache?.();
 
 const main = new URL('../dist/cli/main.js', import.meta.url);
 if (!existsSync(main)) {

@@ -155,7 +155,7 @@ describe('npm start', () => {
     expect(running(server)).toBe(false);
   }, 120_000);
 
-  it('runs the compiled JavaScript of dist/ on the pinned Node, with no TypeScript loader, and loads no package it does not use', async () => {
+  it('runs the compiled JavaScript of dist/ on the pinned Node, with no TypeScript loader and a compile cache, and loads no package it does not use', async () => {
     const probeDir = mkdtempSync(path.join(tmpdir(), 'gw-npm-start-probe-'));
     try {
       const { child, exited } = await start(probeEnvironment(probeDir));
@@ -170,6 +170,8 @@ describe('npm start', () => {
       // drizzle-orm's modules (over a hundred) import one another past Node's package lookup: only the few entry
       // points the gateway imports reach Node's resolver.
       expect(modulesResolvedByNode(gateway, 'drizzle-orm').length).toBeLessThan(10);
+      // What it compiled is kept for the next start (Node's compile cache).
+      expect(gateway.compileCacheDir).toEqual(expect.any(String));
     } finally {
       rmSync(probeDir, { recursive: true, force: true });
     }

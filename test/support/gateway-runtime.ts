@@ -23,6 +23,8 @@ export interface RuntimeRecord {
   execArgv: string[];
   /** Every module URL the process resolved; null where Node has no module.registerHooks. */
   urls: string[] | null;
+  /** Where its compile cache was kept; null when it had none. */
+  compileCacheDir: string | null;
 }
 
 /** The record of the process that ran bin/gateway.js, once it has exited. */

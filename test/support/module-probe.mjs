@@ -22,6 +22,7 @@ if (directory) {
       argv: process.argv,
       execArgv: process.execArgv,
       urls: urls && [...urls],
+      compileCacheDir: module.getCompileCacheDir?.() ?? null,
     };
     writeFileSync(path.join(directory, `${process.pid}.json`), JSON.stringify(record));
   });
