@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { ChatRequest, ChatStreamEvent } from '../../src/domain/chat.ts';
 import { addressOnlyTarget } from '../support/provider-target.ts';
 import { UpstreamUnreachableError } from '../../src/domain/upstream-failure.ts';
-import { collectAnswer } from '../../src/gateway/text-generation.ts';
+import { collectAnswer } from '../../src/gateway/collected-answer.ts';
 import { anthropicCarries, encodeMessagesRequest } from '../../src/providers/anthropic/anthropic-messages.ts';
 import { encodeGenerateContent, geminiCarries } from '../../src/providers/gemini/gemini-content.ts';
 import { encodeChatRequest, openAiCarries } from '../../src/providers/openai/openai-chat.ts';

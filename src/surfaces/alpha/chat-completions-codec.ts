@@ -19,7 +19,7 @@ import {
 } from '../../domain/chat.ts';
 import { plainCallId } from '../../domain/call-ids.ts';
 import { requireNestingWithin, requireToolTextsWithin } from '../../domain/nesting.ts';
-import type { CollectedAnswer, CollectedChoice } from '../../gateway/text-generation.ts';
+import type { CollectedAnswer, CollectedChoice } from '../../gateway/collected-answer.ts';
 import type { Static } from 'typebox';
 import {
   isChatFunctionCall,

@@ -15,7 +15,7 @@ import {
 import { decodeFunctionTools, decodeResponseFormat, decodeToolChoice } from './chat-completions-codec.ts';
 import { plainCallId } from '../../domain/call-ids.ts';
 import { requireToolTextsWithin } from '../../domain/nesting.ts';
-import type { CollectedAnswer } from '../../gateway/text-generation.ts';
+import type { CollectedAnswer } from '../../gateway/collected-answer.ts';
 import { clientFieldNames, nativeParameters } from '../../catalog/capability-gate.ts';
 import {
   isFunctionCallItem,

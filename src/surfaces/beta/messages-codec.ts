@@ -22,7 +22,7 @@ import {
 } from '../../domain/chat.ts';
 import { clientFieldNames, nativeParameters } from '../../catalog/capability-gate.ts';
 import { requireNestingWithin, requireToolTextsWithin } from '../../domain/nesting.ts';
-import type { CollectedAnswer } from '../../gateway/text-generation.ts';
+import type { CollectedAnswer } from '../../gateway/collected-answer.ts';
 import {
   isClientTool,
   isKnownContentBlock,

@@ -6,7 +6,7 @@ import { compatModelFields, generationMethodsOf } from '../../gateway/model-list
 import type { ChatStreamEvent } from '../../domain/chat.ts';
 import { GatewayError } from '../../domain/errors.ts';
 import type { GatewayServices } from '../../gateway/services.ts';
-import { collectAnswer } from '../../gateway/text-generation.ts';
+import { collectAnswer } from '../../gateway/collected-answer.ts';
 import { callerOf, requestContextOf, requireCredential } from '../../http/authentication.ts';
 import { reportDroppedParameters, unnamedFields } from '../../http/dropped-parameters.ts';
 import { passThroughEndings, relayAnswer, streamEncoded } from '../../streaming/relay.ts';

@@ -20,7 +20,7 @@ import {
 } from '../../domain/chat.ts';
 import { requireNestingWithin } from '../../domain/nesting.ts';
 import { strictSchema } from '../../protocols/openai/chat-completions.ts';
-import type { CollectedAnswer, CollectedChoice } from '../../gateway/text-generation.ts';
+import type { CollectedAnswer, CollectedChoice } from '../../gateway/collected-answer.ts';
 import type { FunctionCall, FunctionResponse, JsonObject, Part } from '../../protocols/gemini/content.ts';
 import {
   wireFinishReasons,
