@@ -19,6 +19,8 @@ import {
 } from '../domain/chat.ts';
 import { DeliveredOutput } from '../domain/delivered-output.ts';
 import { GatewayError } from '../domain/errors.ts';
+import { UpstreamUnreachableError } from '../domain/upstream-failure.ts';
+import { collectAnswer, type CollectedAnswer } from './collected-answer.ts';
 import type { ModelPricing } from '../domain/model-pricing.ts';
 import { nanosToUsd } from '../domain/money.ts';
 import type { Protocol } from '../domain/protocols.ts';
@@ -66,6 +68,12 @@ export interface TextGenerationInput extends Omit<ChatRequest, 'upstreamModel'> 
    */
   notTranslated?: readonly string[];
   /**
+   * The client's answer is one body, not a stream. A translated call streams from its upstream all the same: the
+   * stream is read to its end within the attempt, so an upstream that breaks before the end has sent the client
+   * nothing, a failure before the first byte (the next row is tried; if none serves, nothing is charged).
+   */
+  whole?: boolean;
+  /**
    * The request in the surface's own wire shape. When the winning provider speaks that protocol it is
    * forwarded as given (`prepare` may rewrite fields such as the model id) and the answer relayed as it comes.
    */
@@ -100,11 +108,18 @@ export type RelayRun = RunBase & {
   reading: () => RelayReading;
 };
 
+/** A translated answer the client asked for whole (`whole`), collected from its upstream's stream. */
+export type WholeRun = RunBase & { kind: 'whole'; answer: CollectedAnswer };
+
 /**
  * Iterating `events` or `body` to the end, breaking out, or returning its iterator (even before the first
- * read) always settles the hold exactly once; an iterable nobody iterates or returns keeps it held.
+ * read) always settles the hold exactly once; an iterable nobody iterates or returns keeps it held. A whole
+ * run is settled when it is served.
  */
-export type TextRun = EventsRun | RelayRun;
+export type TextRun = EventsRun | RelayRun | WholeRun;
+
+/** What one attempt makes: a run, a whole one with the settlement its serving makes. */
+type TextAttempt = EventsRun | RelayRun | (WholeRun & { settle: () => void });
 
 type TextRow = ServingRow<'text'>;
 
@@ -190,7 +205,7 @@ interface TextPlan extends Plan<TextRow> {
 }
 
 /** The recipe for text: chat and its relays, streamed or whole, translated or passed through. */
-class TextRecipe implements Recipe<TextGenerationInput, TextRow, TextPlan, TextRun> {
+class TextRecipe implements Recipe<TextGenerationInput, TextRow, TextPlan, TextAttempt, TextRun> {
   readonly modality = 'text';
 
   constructor(private readonly pipeline: GenerationPipeline) {}
@@ -246,16 +261,21 @@ class TextRecipe implements Recipe<TextGenerationInput, TextRow, TextPlan, TextR
     };
   }
 
-  dispatch(row: TextRow, plan: TextPlan, charge: Charge): Promise<TextRun> {
+  dispatch(row: TextRow, plan: TextPlan, charge: Charge): Promise<TextAttempt> {
     return relays(row, plan.input) ? this.relayed(row, plan, charge) : this.translated(row, plan, charge);
   }
 
-  served(run: TextRun): TextRun {
-    return run;
+  served(attempt: TextAttempt): TextRun {
+    if (attempt.kind !== 'whole') return attempt;
+    attempt.settle();
+    return { kind: 'whole', answer: attempt.answer, droppedParameters: attempt.droppedParameters };
   }
 
-  /** Dispatch through the canonical model; resolves once the first event is in, or throws without settling. */
-  private async translated(route: TextRow, plan: TextPlan, charge: Charge): Promise<EventsRun> {
+  /**
+   * Dispatch through the canonical model; resolves once the first event is in (for a whole answer, once the last
+   * one is), or throws without settling.
+   */
+  private async translated(route: TextRow, plan: TextPlan, charge: Charge): Promise<TextAttempt> {
     const { input, dropped, maxOutputTokens, choices } = plan;
     const request: ChatRequest = {
       ...chatParameters(input, dropped),
@@ -271,6 +291,8 @@ class TextRecipe implements Recipe<TextGenerationInput, TextRow, TextPlan, TextR
     let finished = false;
     // Whether the output limit ended the answer: its usage is then the gateway's own count.
     let cut = false;
+    // How the meter ended, and the settlement it makes: at once for a stream; for a whole answer, once served.
+    const ending: { status?: GenerationStatus; settle?: () => void } = {};
     const events = metered(upstream, {
       // Every completion may use the whole limit, and the hold covers them all.
       limit: chatEventLimit(maxOutputTokens * choices, () => {
@@ -287,10 +309,13 @@ class TextRecipe implements Recipe<TextGenerationInput, TextRow, TextPlan, TextR
         }
       },
       settle: ({ failed, consumerLeft }) => {
-        // A stream cut mid-way is charged what it delivered: the prompt and the output counted so far.
+        // A stream cut mid-way is charged what it delivered: the prompt and the output counted so far. A whole
+        // answer that broke delivered nothing: its attempt fails unsettled.
         const billed = billedUsage(reported, { plan, output });
         const status = failed || !finished ? 'failed' : consumerLeft ? 'aborted' : 'succeeded';
-        tokens.settle(status, { usage: billed.usage, counted: billed.counted || cut });
+        ending.status = status;
+        ending.settle = () => tokens.settle(status, { usage: billed.usage, counted: billed.counted || cut });
+        if (!input.whole) ending.settle();
       },
     });
     // Accepted by the model but not carried by the canonical request to another protocol: reported, never silently lost.
@@ -301,14 +326,17 @@ class TextRecipe implements Recipe<TextGenerationInput, TextRow, TextPlan, TextR
       ...input.ungatedParameters,
     };
     const notCarried = Object.keys(sent).filter((name) => sent[name] !== undefined && !carries(route, request, name));
-    return {
-      kind: 'events',
-      events: await startIteration(events),
-      droppedParameters: droppedNames(input, {
-        native: [...dropped, ...notCarried],
-        asWritten: input.notTranslated ?? [],
-      }),
-    };
+    const droppedParameters = droppedNames(input, {
+      native: [...dropped, ...notCarried],
+      asWritten: input.notTranslated ?? [],
+    });
+    if (!input.whole) return { kind: 'events', events: await startIteration(events), droppedParameters };
+    // Nothing of a whole answer reaches the client before its end: a stream that breaks first throws here,
+    // unsettled, as a failure before the first byte.
+    const answer = await collectAnswer(events);
+    if (ending.status !== 'succeeded' || !ending.settle)
+      throw new UpstreamUnreachableError('protocol', 'the upstream stream ended before it was complete');
+    return { kind: 'whole', answer, droppedParameters, settle: ending.settle };
   }
 
   /** Same-protocol pass-through; resolves once the first bytes are in, or throws without settling. */
@@ -380,7 +408,7 @@ export class TextGeneration {
     this.recipe = new TextRecipe(pipeline);
   }
 
-  start(context: RequestContext, input: TextGenerationInput & { relay?: undefined }): Promise<EventsRun>;
+  start(context: RequestContext, input: TextGenerationInput & { relay?: undefined; whole?: false }): Promise<EventsRun>;
   start(context: RequestContext, input: TextGenerationInput): Promise<TextRun>;
   start(context: RequestContext, input: TextGenerationInput): Promise<TextRun> {
     return this.pipeline.run(context, this.recipe, input);

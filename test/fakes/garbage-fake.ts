@@ -20,7 +20,9 @@ import { sleep, startFakeServer, type FakeServer, type RecordedRequest } from '.
  * - `garbage-third-event`: a stream of two of the protocol's own events carrying text, then one that is not
  *   JSON, then more of its own events;
  * - `garbage-endless`: like `third-event`, but after the garbage it keeps sending its own events until the
- *   gateway lets go of the connection (counted in `streamsLetGo`).
+ *   gateway lets go of the connection (counted in `streamsLetGo`);
+ * - `garbage-cut`: an answer begun as its protocol's own (a stream's first two events carrying text, or the
+ *   start of a JSON body), then, as a later piece would come, the connection drops.
  */
 export const garbageKinds = [
   'not-json',
@@ -31,6 +33,7 @@ export const garbageKinds = [
   'second-event-later',
   'third-event',
   'endless',
+  'cut',
 ] as const;
 export type GarbageKind = (typeof garbageKinds)[number];
 
@@ -128,6 +131,7 @@ async function answer(request: RecordedRequest, response: ServerResponse): Promi
   }
   // The stream without alt=sse is a JSON array, whatever it holds.
   const jsonArray = operation === 'generate' && streaming && !request.path.includes('alt=sse');
+  if (kind === 'cut') return cut(response, { operation, streaming, jsonArray });
   if (!streaming || operation === 'embeddings') {
     response.writeHead(200, { 'content-type': 'application/json' });
     return void response.end(JSON.stringify({ hello: 'world' }));
@@ -174,6 +178,26 @@ async function answer(request: RecordedRequest, response: ServerResponse): Promi
     response.write(sse(second!));
     await sleep(20);
   }
+}
+
+/** The `cut` answer: its protocol's own beginning, then the connection drops before the end. */
+async function cut(
+  response: ServerResponse,
+  { operation, streaming, jsonArray }: { operation: Operation; streaming: boolean; jsonArray: boolean },
+): Promise<void> {
+  const [first, second] = goodEvents(operation);
+  if (!streaming || operation === 'embeddings') {
+    response.writeHead(200, { 'content-type': 'application/json' });
+    response.write('{"id": "cut-answer", "choices": [');
+  } else if (jsonArray) {
+    response.writeHead(200, { 'content-type': 'application/json' });
+    response.write(`[${JSON.stringify(first!.data)},\r\n${JSON.stringify(second!.data)}`);
+  } else {
+    response.writeHead(200, { 'content-type': 'text/event-stream' });
+    response.write([first!, second!].map(sse).join(''));
+  }
+  await sleep(laterPieceMs);
+  response.socket?.destroy();
 }
 
 const state = { streamsLetGo: 0 };

@@ -17,6 +17,9 @@ const streamKinds: GarbageKind[] = ['not-json', 'html', 'shape', 'first-event'];
 // A relayed stream's meter reads every event of the first bytes before the answer begins; a translated one
 // begins with the first event it decodes, as with garbage that comes later.
 const relayedStreamKinds: GarbageKind[] = [...streamKinds, 'second-event', 'second-event-later'];
+// Answers that break after they began: garbage after two events, or the connection cut. Asked for whole (not
+// streamed), nothing of such an answer has reached the client when it breaks.
+const brokenLater: GarbageKind[] = ['third-event', 'cut'];
 
 const model = (id: string, ...rows: string[]) =>
   `  - id: ${id}\n    pricing: { inputPerMTok: 1, outputPerMTok: 2 }\n    providers:\n${rows.map((row, index) => `      - { ${row}, priority: ${index + 1} }`).join('\n')}\n`;
@@ -83,6 +86,16 @@ describe('upstream answers that break their protocol', () => {
             'provider: sandbox, model: echo',
           ),
         ),
+        ...families.flatMap((family) =>
+          brokenLater.map((kind) =>
+            model(
+              `${family}-${kind}-then-sandbox`,
+              `provider: ${family}, model: garbage-${kind}`,
+              'provider: sandbox, model: echo',
+            ),
+          ),
+        ),
+        model('sandbox-only', 'provider: sandbox, model: echo'),
         model('openai-endless', 'provider: openai, model: garbage-endless'),
         embedModel('openai-embed', 'openai', 'shape'),
         embedModel('openai-embed-html', 'openai', 'html'),
@@ -143,6 +156,45 @@ describe('upstream answers that break their protocol', () => {
         expect(await heldNanosOf(gateway, accountId)).toBe(0n);
         expect((await usageRecords(gateway, key)).every((record) => record.status === 'succeeded')).toBe(true);
       });
+
+      if (surface !== 'gamma-sse') {
+        it(`${surface} -> ${family} (${how}): a whole answer whose upstream breaks after it began is a 502 envelope, charged nothing`, async () => {
+          const { key, accountId, send, balance } = await funded();
+          for (const kind of brokenLater) {
+            const { url, payload } = call(surface, `${family}-${kind}`, false);
+            expectEnvelope(await send(url, payload), { status: 502, code: 'GW_UPSTREAM_UNREACHABLE', path: url });
+          }
+          expect(await balance()).toBe(1);
+          expect(await heldNanosOf(gateway, accountId)).toBe(0n);
+          const records = await usageRecords(gateway, key);
+          expect(records.map((record) => [record.status, record.usdCost])).toEqual(
+            brokenLater.map(() => ['failed', 0]),
+          );
+        });
+
+        it(`${surface} -> ${family} (${how}): a whole answer whose upstream breaks after it began falls back to the next row, which alone is charged`, async () => {
+          const { key, accountId, send, balance } = await funded();
+          const alone = call(surface, 'sandbox-only', false);
+          expect((await send(alone.url, alone.payload)).statusCode).toBe(200);
+          const sandboxCost = (await usageRecords(gateway, key))[0]!.usdCost;
+          expect(sandboxCost).toBeGreaterThan(0);
+          for (const kind of brokenLater) {
+            const { url, payload } = call(surface, `${family}-${kind}-then-sandbox`, false);
+            const response = await send(url, payload);
+            expect(response.statusCode, response.body).toBe(200);
+            expect(response.body).toContain('hi');
+            expect(response.body).not.toContain('Hello');
+          }
+          const records = await usageRecords(gateway, key);
+          // The sandbox's answer alone, and after each broken row the same: nothing of the broken rows is charged.
+          const calls = 1 + brokenLater.length;
+          expect(records.map((record) => [record.status, record.usdCost])).toEqual(
+            Array.from({ length: calls }, () => ['succeeded', sandboxCost]),
+          );
+          expect(await balance()).toBeCloseTo(1 - calls * sandboxCost, 9);
+          expect(await heldNanosOf(gateway, accountId)).toBe(0n);
+        });
+      }
 
       it(`${surface} -> ${family} (${how}): garbage after the stream began ends it as a failure`, async () => {
         const { key, accountId, send, balance } = await funded();

@@ -5,7 +5,6 @@ import type { CatalogModel } from '../../catalog/catalog.ts';
 import { answerEmbeddingsList, embeddingEncoding } from '../../gateway/embedding-list.ts';
 import { compatModelFields } from '../../gateway/model-listing.ts';
 import type { GatewayServices } from '../../gateway/services.ts';
-import { collectAnswer } from '../../gateway/collected-answer.ts';
 import type { RelayRun } from '../../gateway/text-generation.ts';
 import { clientFieldNames, nativeParameters } from '../../catalog/capability-gate.ts';
 import { requestContextOf, requireCredential } from '../../http/authentication.ts';
@@ -195,6 +194,7 @@ export const alphaRoutes: FastifyPluginAsyncTypebox<{ services: AlphaServices }>
           stream: streaming,
           messages: body.messages.length,
         },
+        whole: !streaming,
         relay: {
           protocol: 'openai',
           operation: 'chat-completions',
@@ -204,9 +204,8 @@ export const alphaRoutes: FastifyPluginAsyncTypebox<{ services: AlphaServices }>
       });
       reportDroppedParameters(reply, run.droppedParameters);
       if (run.kind === 'relay') return relayAnswer({ request, reply }, run, { streaming, hooks: chatStreamRules(run) });
-      return streaming
-        ? streamEvents(request, reply, { events: run.events, model: body.model })
-        : reply.send(chatCompletionOf(body.model, await collectAnswer(run.events)));
+      if (run.kind === 'whole') return reply.send(chatCompletionOf(body.model, run.answer));
+      return streamEvents(request, reply, { events: run.events, model: body.model });
     },
   );
 
@@ -344,6 +343,7 @@ export const alphaRoutes: FastifyPluginAsyncTypebox<{ services: AlphaServices }>
 
         allowFallbacks: allowsFallbacks(body),
         recordedRequest: { surface: 'alpha', endpoint: 'responses', model: body.model, stream: streaming },
+        whole: !streaming,
         relay: {
           protocol: 'openai',
           operation: 'responses',
@@ -364,7 +364,7 @@ export const alphaRoutes: FastifyPluginAsyncTypebox<{ services: AlphaServices }>
           ),
         });
       const encoder = new ResponseEncoder(body.model, body);
-      if (!streaming) return reply.send(encoder.whole(await collectAnswer(run.events)));
+      if (run.kind === 'whole') return reply.send(encoder.whole(run.answer));
       return streamEncoded({ request, reply }, run.events, {
         write: async (sse, event) => {
           for (const [name, payload] of encoder.events(event)) await sse.event(name, payload);

@@ -4,7 +4,6 @@ import type { CatalogModel } from '../../catalog/catalog.ts';
 import { answerEmbeddingsList, embeddingEncoding } from '../../gateway/embedding-list.ts';
 import { compatModelFields } from '../../gateway/model-listing.ts';
 import type { ChatStreamEvent } from '../../domain/chat.ts';
-import { collectAnswer } from '../../gateway/collected-answer.ts';
 import { countPromptTokens } from '../../gateway/text-generation.ts';
 import type { GatewayServices } from '../../gateway/services.ts';
 import { callerOf, requestContextOf, requireCredential } from '../../http/authentication.ts';
@@ -218,6 +217,7 @@ export const betaRoutes: FastifyPluginAsyncTypebox<{ services: BetaServices }> =
           stream: streaming,
           messages: body.messages.length,
         },
+        whole: !streaming,
         relay: {
           protocol: 'anthropic',
           operation: 'messages',
@@ -234,12 +234,11 @@ export const betaRoutes: FastifyPluginAsyncTypebox<{ services: BetaServices }> =
           streaming,
           hooks: passThroughEndings(run.reading, streamFailure),
         });
-      return streaming
-        ? streamEvents(request, reply, {
-            events: run.events,
-            encoder: new MessageEventEncoder(body.model, countPromptTokens(decoded.messages)),
-          })
-        : reply.send(messageOf(body.model, await collectAnswer(run.events)));
+      if (run.kind === 'whole') return reply.send(messageOf(body.model, run.answer));
+      return streamEvents(request, reply, {
+        events: run.events,
+        encoder: new MessageEventEncoder(body.model, countPromptTokens(decoded.messages)),
+      });
     },
   );
 };

@@ -6,7 +6,6 @@ import { compatModelFields, generationMethodsOf } from '../../gateway/model-list
 import type { ChatStreamEvent } from '../../domain/chat.ts';
 import { GatewayError } from '../../domain/errors.ts';
 import type { GatewayServices } from '../../gateway/services.ts';
-import { collectAnswer } from '../../gateway/collected-answer.ts';
 import { callerOf, requestContextOf, requireCredential } from '../../http/authentication.ts';
 import { reportDroppedParameters, unnamedFields } from '../../http/dropped-parameters.ts';
 import { passThroughEndings, relayAnswer, streamEncoded } from '../../streaming/relay.ts';
@@ -263,6 +262,7 @@ const versionRoutes: FastifyPluginAsyncTypebox<{ services: GammaServices }> = as
         fieldNames: fieldNamesOfBody(body),
         notTranslated: withDecoded(unnamedFields(body, GenerateContentRequest), decoded.notTranslated),
         recordedRequest: { surface: 'gamma', endpoint: action, model: modelId, stream: streaming },
+        whole: !streaming,
         relay: {
           protocol: 'gemini',
           operation: !streaming
@@ -290,7 +290,7 @@ const versionRoutes: FastifyPluginAsyncTypebox<{ services: GammaServices }> = as
           },
         );
       }
-      if (!streaming) return reply.send(responseOf(modelId, await collectAnswer(run.events)));
+      if (run.kind === 'whole') return reply.send(responseOf(modelId, run.answer));
       if (sse) return streamSse(request, reply, { events: run.events, model: modelId });
       // A client that leaves before the array's first element destroys a generator that never started, whose
       // own cleanup then never runs: the events are let go here, so the rest is still read and billed.
