@@ -46,6 +46,8 @@ export class GatewayError extends Error {
   retryAfterSeconds: number | undefined;
   /** Headers the answer carries beside the envelope; see `withHeader`. */
   readonly headers: Record<string, string> = {};
+  /** What the SDK-shaped `error` of the envelope carries as `details`; see `withSdkDetails`. */
+  sdkDetails: Readonly<Record<string, unknown>> | undefined;
 
   constructor(code: ErrorCode, message: string, details: readonly string[] = []) {
     super(message);
@@ -64,6 +66,15 @@ export class GatewayError extends Error {
   /** A header the refusal's answer carries (a 416's `content-range`, naming the size a range must fall in). */
   withHeader(name: string, value: string): this {
     this.headers[name] = value;
+    return this;
+  }
+
+  /**
+   * Details of the refusal that a client's SDK reads to recover by itself (beta: Anthropic's
+   * `error.details.error_code`, on which its message threads go on unthreaded).
+   */
+  withSdkDetails(details: Readonly<Record<string, unknown>> | undefined): this {
+    this.sdkDetails = details;
     return this;
   }
 

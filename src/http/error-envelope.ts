@@ -9,7 +9,7 @@ import { nonBlankPattern } from './schemas.ts';
  * The spec's generic error envelope, the same fields on every surface. Beside them, the error in the shape the
  * clients of the path's surface parse, so they show the gateway's message: OpenAI's `error: {message, type,
  * code}` (alpha, and every route of the gateway's own); Anthropic's top-level `type: "error"` with that same
- * `error` (beta); Google's `error: {code, message, status, details}`, with the HTTP status as `code` and the
+ * `error` (beta), with the `details` an SDK recovers by where the refusal has them; Google's `error: {code, message, status, details}`, with the HTTP status as `code` and the
  * gateway's code in an `ErrorInfo` detail (gamma).
  */
 export interface ErrorEnvelope {
@@ -26,6 +26,8 @@ export interface SdkError {
   message: string;
   type: string;
   code: ErrorCode;
+  /** What the SDK reads to recover from the refusal by itself, where the gateway gives it (GatewayError.sdkDetails). */
+  details?: Readonly<Record<string, unknown>>;
 }
 
 export interface GoogleRpcError {
@@ -42,6 +44,7 @@ export interface Classified {
   status: number;
   code: ErrorCode;
   messages: string[];
+  sdkDetails?: Readonly<Record<string, unknown>>;
 }
 
 const codeByStatus = new Map<number, ErrorCode>(
@@ -65,7 +68,7 @@ export function errorTypeFor(status: number): string {
   return 'api_error';
 }
 
-export function errorEnvelope({ status, code, messages }: Classified, path: string): ErrorEnvelope {
+export function errorEnvelope({ status, code, messages, sdkDetails }: Classified, path: string): ErrorEnvelope {
   const message = messages.join('; ');
   const envelope: ErrorEnvelope = {
     errors: messages,
@@ -73,7 +76,7 @@ export function errorEnvelope({ status, code, messages }: Classified, path: stri
     success: false,
     path,
     timestamp: Date.now(),
-    error: { message, type: errorTypeFor(status), code },
+    error: { message, type: errorTypeFor(status), code, ...(sdkDetails ? { details: sdkDetails } : {}) },
   };
   const surface = surfaceOf(path);
   if (surface === 'beta') envelope.type = 'error';
@@ -224,7 +227,13 @@ export const storageBusyRetryAfterSeconds = 1;
 
 /** Maps anything thrown while handling a request to a status and the envelope's messages. */
 export function classifyError(error: unknown, bodyLimit: number): Classified {
-  if (isGatewayError(error)) return { status: error.status, code: error.code, messages: error.messages };
+  if (isGatewayError(error))
+    return {
+      status: error.status,
+      code: error.code,
+      messages: error.messages,
+      ...(error.sdkDetails ? { sdkDetails: error.sdkDetails } : {}),
+    };
   if (statementCutShort(error)) return storageBusy;
   if (error instanceof UpstreamUnreachableError)
     return { status: 502, code: 'GW_UPSTREAM_UNREACHABLE', messages: [error.message] };

@@ -15,7 +15,7 @@ export interface EnvelopeBody {
   /** On the beta surface, as Anthropic's clients read it. */
   type?: 'error';
   /** The same error in the shape the clients of the surface read (gamma: Google's `{code, message, status}`). */
-  error: { message: string; type?: string; code: string | number; status?: string };
+  error: { message: string; type?: string; code: string | number; status?: string; details?: unknown };
 }
 
 /** The SDK error class each status is reported as (written out here, not taken from the code under test). */
@@ -35,7 +35,12 @@ function expectedErrorType(status: number): string {
  */
 export function expectEnvelope(
   response: LightMyRequestResponse,
-  { status, code, path }: { status: number; code: string; path: string },
+  {
+    status,
+    code,
+    path,
+    sdkDetails,
+  }: { status: number; code: string; path: string; sdkDetails?: Record<string, unknown> },
 ): EnvelopeBody {
   expect(response.statusCode, response.body).toBe(status);
   expect(response.headers['content-type']).toMatch(/^application\/json/);
@@ -58,7 +63,13 @@ export function expectEnvelope(
       ['error', 'errors', 'path', 'status', 'success', 'timestamp', ...(beta ? ['type'] : [])].sort(),
     );
     if (beta) expect(body).toMatchObject({ type: 'error' });
-    expect(body.error).toEqual({ message, type: expectedErrorType(status), code });
+    // `details` only where the refusal gives the SDK something to recover by (beta message threads).
+    expect(body.error).toEqual({
+      message,
+      type: expectedErrorType(status),
+      code,
+      ...(sdkDetails ? { details: sdkDetails } : {}),
+    });
   }
   // Only a rate limit passes with time: every other refusal tells the SDKs not to send the same request again.
   if (status >= 400 && status < 500 && code !== 'GW_RATE_LIMITED' && code !== 'GW_TOO_MANY_ATTEMPTS')
