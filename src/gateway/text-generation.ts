@@ -60,8 +60,9 @@ export interface TextGenerationInput extends Omit<ChatRequest, 'upstreamModel'> 
   /**
    * Features of the request the canonical model cannot carry yet (for example image parts): fine when the
    * request is relayed to an upstream of its own protocol, a 400 naming the model when it must be translated.
+   * The first one is the refusal's.
    */
-  untranslatable?: readonly string[];
+  untranslatable?: readonly Untranslatable[];
   /**
    * Fields of the request the canonical model does not carry, that the call may go without: carried when the
    * request is relayed to an upstream of its own protocol, named as dropped when it is translated.
@@ -89,6 +90,21 @@ export interface TextGenerationInput extends Omit<ChatRequest, 'upstreamModel'> 
     /** Protocol headers of the client's request that the protocol forwards (version, feature flags). */
     headers?: Readonly<Record<string, string>>;
   };
+}
+
+/**
+ * A feature only a relay carries: its name in the refusal, or with the details the client's SDK recovers by
+ * (beta `thread`: Anthropic's SDK goes on without a thread on `thread_unsupported_request`).
+ */
+export type Untranslatable = string | { feature: string; sdkDetails: Readonly<Record<string, unknown>> };
+
+/** The refusal of a request that only a relay could serve, for want of a relaying row. */
+function untranslatableRefusal(model: CatalogModel, blocker: Untranslatable): GatewayError {
+  const feature = typeof blocker === 'string' ? blocker : blocker.feature;
+  return new GatewayError(
+    'GW_VALIDATION',
+    `model "${model.modelId}" cannot take ${feature} through this surface`,
+  ).withSdkDetails(typeof blocker === 'string' ? undefined : blocker.sdkDetails);
 }
 
 interface RunBase {
@@ -230,8 +246,7 @@ class TextRecipe implements Recipe<TextGenerationInput, TextRow, TextPlan, TextA
     });
     const [blocker] = input.untranslatable ?? [];
     const translatable = blocker ? rows.filter((row) => relays(row, input)) : rows;
-    if (translatable.length === 0)
-      throw new GatewayError('GW_VALIDATION', `model "${model.modelId}" cannot take ${blocker} through this surface`);
+    if (blocker && translatable.length === 0) throw untranslatableRefusal(model, blocker);
     const { rows: usable, dropped } = rowsShapingTheAnswer(model, translatable, { input, dropped: gate.dropped });
     const maxOutputTokens = input.maxTokens ?? model.maxOutputTokens ?? defaultMaxOutputTokens;
     const choices = dropped.includes('choices') ? 1 : (input.choices ?? 1);

@@ -148,6 +148,13 @@ export const MessagesRequest = Type.Object(
     ),
     /** The older place of `output_config.format`, which the protocol still takes. */
     output_format: Type.Optional(OutputFormat),
+    /**
+     * Message threads (beta): `{type: "create"}`, or `{type: "continue", previous_message_id}` with only the new
+     * messages, the server holding the rest of the conversation. Its shape is the server's to check.
+     */
+    thread: Type.Optional(
+      Type.Unknown({ description: 'A message thread to create or continue (beta); the server holds the conversation' }),
+    ),
   },
   { additionalProperties: true },
 );

@@ -32,6 +32,7 @@ import {
   MessageEventEncoder,
   messageOf,
   relayBody,
+  threadOf,
 } from './messages-codec.ts';
 import {
   embeddingsListExample,
@@ -200,6 +201,7 @@ export const betaRoutes: FastifyPluginAsyncTypebox<{ services: BetaServices }> =
         temperature: body.temperature,
         topP: body.top_p,
         stop: body.stop_sequences,
+        untranslatable: [...threadOf(body), ...decoded.untranslatable],
         gatedParameters: gatedParametersOf(body),
         ungatedParameters: ungatedParametersOf(body),
         fieldNames: fieldNamesOfBody(body),

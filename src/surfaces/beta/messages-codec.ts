@@ -1,5 +1,5 @@
 import type { Static } from 'typebox';
-import type { RelayTerms } from '../../gateway/text-generation.ts';
+import type { RelayTerms, Untranslatable } from '../../gateway/text-generation.ts';
 import { randomBytes } from 'node:crypto';
 import {
   argumentsObject,
@@ -252,6 +252,22 @@ function cacheBreakpoints(body: Omit<MessagesRequest, 'max_tokens'>): string[] {
     body.messages.some((message) => blocksMarkCache(message.content)) ||
     (body.tools ?? []).some(marksCache);
   return marked ? ['cache_control'] : [];
+}
+
+/**
+ * A message thread (`thread`) has the server hold the conversation, so that a `continue` sends only the new turn.
+ * The gateway holds none: only a row of this protocol takes one (relayed as given), and a translated call refuses
+ * it with the code on which Anthropic's SDK sends the turn again without a thread, with the whole conversation.
+ * First among what only a relay carries, so that the SDK recovers from it before any other refusal.
+ */
+export function threadOf(body: MessagesRequest): Untranslatable[] {
+  if (body.thread === undefined) return [];
+  return [
+    {
+      feature: 'message threads (`thread`: send the whole conversation without it)',
+      sdkDetails: { error_code: 'thread_unsupported_request', unsupported: ['thread'] },
+    },
+  ];
 }
 
 /** A messages request, or the prompt of one (count_tokens). */
