@@ -116,26 +116,33 @@ export function toolCallsIn(content: ChatMessage['content']): ToolCall[] {
   return partsOf(content).flatMap((part) => (part.type === 'tool-call' ? [part.call] : []));
 }
 
+/** A conversation whose tool results are named, and the call ids of those left without a name. */
+export interface NamedToolResults {
+  messages: ChatMessage[];
+  /** Ids no call before the result has: such a result keeps the name it was given, empty from these protocols. */
+  unmatched: string[];
+}
+
 /**
  * Names the tool results of `messages` by the calls they answer, for protocols that address results by
  * call id only; a result whose call is not in the conversation keeps the name it was given.
  */
-export function nameToolResults(messages: ChatMessage[]): ChatMessage[] {
+export function nameToolResults(messages: ChatMessage[]): NamedToolResults {
   const names = new Map<string, string>();
-  return messages.map((message) => {
+  const unmatched = new Set<string>();
+  const named = messages.map((message) => {
     for (const call of toolCallsIn(message.content)) names.set(call.id, call.name);
     if (typeof message.content === 'string' || !message.content.some((part) => part.type === 'tool-result'))
       return message;
-    const content = message.content.map((part) =>
-      part.type === 'tool-result'
-        ? {
-            type: 'tool-result' as const,
-            result: { ...part.result, name: names.get(part.result.callId) ?? part.result.name },
-          }
-        : part,
-    );
+    const content = message.content.map((part) => {
+      if (part.type !== 'tool-result') return part;
+      const name = names.get(part.result.callId);
+      if (name === undefined && part.result.name === '') unmatched.add(part.result.callId);
+      return { type: 'tool-result' as const, result: { ...part.result, name: name ?? part.result.name } };
+    });
     return { ...message, content };
   });
+  return { messages: named, unmatched: [...unmatched] };
 }
 
 /**
@@ -330,6 +337,8 @@ export interface DecodedChat extends Omit<Partial<ChatRequest>, 'upstreamModel' 
   messages: ChatMessage[];
   /** What the canonical model cannot carry (see TextGenerationInput.untranslatable). */
   untranslatable: string[];
+  /** The fields naming the call of the results no earlier call answers (see TextGenerationInput.unmatchedToolResults). */
+  unmatchedToolResults?: string[];
   /** What a translated call goes without, named when it does (see TextGenerationInput.notTranslated). */
   notTranslated?: string[];
 }

@@ -64,6 +64,12 @@ export interface TextGenerationInput extends Omit<ChatRequest, 'upstreamModel'> 
    */
   untranslatable?: readonly Untranslatable[];
   /**
+   * The fields naming the call of each tool result whose call the conversation does not hold (beta
+   * `body.messages[0].content[0].tool_use_id`): such a result has no function name, which some protocols answer
+   * a call by (`TextAdapter.answersCallsByName`), so no row translating to one of them serves the request.
+   */
+  unmatchedToolResults?: readonly string[];
+  /**
    * Fields of the request the canonical model does not carry, that the call may go without: carried when the
    * request is relayed to an upstream of its own protocol, named as dropped when it is translated.
    */
@@ -105,6 +111,24 @@ function untranslatableRefusal(model: CatalogModel, blocker: Untranslatable): Ga
     'GW_VALIDATION',
     `model "${model.modelId}" cannot take ${feature} through this surface`,
   ).withSdkDetails(typeof blocker === 'string' ? undefined : blocker.sdkDetails);
+}
+
+/**
+ * The rows that can answer every tool result: a result whose call the conversation does not hold has no
+ * function name, so a row translating to a protocol that answers a call by its name cannot send it (Gemini's
+ * `functionResponse.name` is required; the protocols' own APIs refuse such a result too). A 400 naming the
+ * first such result's field when no row is left.
+ */
+function rowsNamingToolResults(model: CatalogModel, rows: TextRow[], input: TextGenerationInput): TextRow[] {
+  const [unmatched] = input.unmatchedToolResults ?? [];
+  if (unmatched === undefined) return rows;
+  const naming = rows.filter((row) => relays(row, input) || row.adapter.answersCallsByName !== true);
+  if (naming.length === 0)
+    throw new GatewayError(
+      'GW_VALIDATION',
+      `${unmatched} names no tool call of an earlier turn of the conversation, and model "${model.modelId}" answers a tool call by its function's name: send the call with its result`,
+    );
+  return naming;
 }
 
 interface RunBase {
@@ -247,7 +271,10 @@ class TextRecipe implements Recipe<TextGenerationInput, TextRow, TextPlan, TextA
     const [blocker] = input.untranslatable ?? [];
     const translatable = blocker ? rows.filter((row) => relays(row, input)) : rows;
     if (blocker && translatable.length === 0) throw untranslatableRefusal(model, blocker);
-    const { rows: usable, dropped } = rowsShapingTheAnswer(model, translatable, { input, dropped: gate.dropped });
+    const { rows: usable, dropped } = rowsShapingTheAnswer(model, rowsNamingToolResults(model, translatable, input), {
+      input,
+      dropped: gate.dropped,
+    });
     const maxOutputTokens = input.maxTokens ?? model.maxOutputTokens ?? defaultMaxOutputTokens;
     const choices = dropped.includes('choices') ? 1 : (input.choices ?? 1);
     // Surfaces validate both, but money arithmetic depends on them being whole: checked once more where they are used.

@@ -135,6 +135,8 @@ export interface TextAdapter {
    * the adapter carries the basic sampling parameters and function tools only.
    */
   carries?(name: ChatParameterName, request: ChatRequest, target: ProviderTarget): boolean;
+  /** The protocol answers a tool call by its function's name (`ToolResult.name`), which it cannot go without. */
+  answersCallsByName?: boolean;
   /** Forwards a request of this protocol's own shape as given and relays the answer, for pass-through. */
   relay?(request: RelayRequest, options: CallOptions): Promise<RawExchange>;
   /** Reads usage from a copy of a relayed answer. */

@@ -10,6 +10,8 @@ export function createGeminiAdapter(http: UpstreamHttp): ProviderAdapter {
     text: {
       streamChat: (request, options) => streamGeminiContent(http, request, options),
       carries: geminiCarries,
+      // functionResponse.name is required: a result is matched to its call by the function's name.
+      answersCallsByName: true,
       relay: (request, options) => relayGemini(http, request, options),
       relayMeter: geminiRelayMeter,
     },

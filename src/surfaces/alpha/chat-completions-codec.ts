@@ -223,8 +223,14 @@ export function decodeChatMessages(body: ChatCompletionsRequest): DecodedChat {
     untranslatable,
     named: (choice) => (isChatNamedToolChoice(choice) ? choice.function.name : undefined),
   });
+  const named = nameToolResults(messages);
   return {
-    messages: nameToolResults(messages),
+    messages: named.messages,
+    unmatchedToolResults: body.messages.flatMap((message, index) =>
+      roles[message.role] === 'tool' && named.unmatched.includes(message.tool_call_id ?? '')
+        ? [`body.messages[${index}].tool_call_id`]
+        : [],
+    ),
     ...decodeParameters(body),
     ...(tools ? { tools } : {}),
     ...(toolChoice ? { toolChoice } : {}),

@@ -163,8 +163,12 @@ export function decodeResponsesInput(body: ResponsesRequest): DecodedChat {
       ? message
       : { ...message, content: compactContent(message.content) },
   );
+  const named = nameToolResults(compacted);
   return {
-    messages: nameToolResults(compacted),
+    messages: named.messages,
+    unmatchedToolResults: items.flatMap((item, index) =>
+      isFunctionCallOutputItem(item) && named.unmatched.includes(item.call_id) ? [`body.input[${index}].call_id`] : [],
+    ),
     ...(tools ? { tools } : {}),
     ...(toolChoice ? { toolChoice } : {}),
     ...(typeof body.parallel_tool_calls === 'boolean' ? { parallelToolCalls: body.parallel_tool_calls } : {}),

@@ -254,6 +254,19 @@ function cacheBreakpoints(body: Omit<MessagesRequest, 'max_tokens'>): string[] {
   return marked ? ['cache_control'] : [];
 }
 
+/** The field of each tool_result block answering one of `callIds`, as the client wrote it. */
+function toolResultFields(messages: MessagesRequest['messages'], callIds: readonly string[]): string[] {
+  if (callIds.length === 0) return [];
+  const fields: string[] = [];
+  for (const [index, message] of messages.entries()) {
+    if (typeof message.content === 'string') continue;
+    for (const [position, block] of message.content.entries())
+      if (isKnownContentBlock(block) && block.type === 'tool_result' && callIds.includes(block.tool_use_id))
+        fields.push(`body.messages[${index}].content[${position}].tool_use_id`);
+  }
+  return fields;
+}
+
 /**
  * A message thread (`thread`) has the server hold the conversation, so that a `continue` sends only the new turn.
  * The gateway holds none: only a row of this protocol takes one (relayed as given), and a translated call refuses
@@ -293,8 +306,10 @@ export function decodeMessages(body: Omit<MessagesRequest, 'max_tokens'>): Decod
   const tools = decodeTools(body.tools, untranslatable);
   const toolChoice = decodeToolChoice(body.tool_choice);
   const parallelToolCalls = parallelToolCallsOf(body.tool_choice);
+  const named = nameToolResults(messages);
   return {
-    messages: nameToolResults(messages),
+    messages: named.messages,
+    unmatchedToolResults: toolResultFields(body.messages, named.unmatched),
     ...(tools ? { tools } : {}),
     ...(toolChoice ? { toolChoice } : {}),
     ...(parallelToolCalls === false ? { parallelToolCalls } : {}),
