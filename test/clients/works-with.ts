@@ -55,6 +55,52 @@ function cellText(client: ClientName, feature: Feature): string {
     .join('; ');
 }
 
+/**
+ * How the alpha embeddings clients keep within the spec's 128 inputs a request: written here, not derived from the
+ * matrix (whose cells embed two texts); the examples run in the docs test (docs.test.ts, `runnable` blocks).
+ */
+const embeddingBatches = [
+  '## Embeddings in batches',
+  '',
+  "Alpha's `POST /api/alpha/v1/embeddings` takes at most 128 inputs a request (the spec's limit; more answer 400",
+  "naming it). The OpenAI-protocol clients send more by default, so give them that batch size. LangChain's",
+  '`OpenAIEmbeddings` (512 a request by default) takes `batchSize`:',
+  '',
+  '```ts runnable',
+  "import { OpenAIEmbeddings } from '@langchain/openai';",
+  '',
+  'const embeddings = new OpenAIEmbeddings({',
+  "  model: 'sandbox-embedding',",
+  '  apiKey: process.env.KEY,',
+  "  configuration: { baseURL: 'http://localhost:8080/api/alpha/v1' },",
+  '  batchSize: 128,',
+  '});',
+  `const texts = Array.from({ length: 300 }, (_, index) => \`text \${index}\`);`,
+  'console.log((await embeddings.embedDocuments(texts)).length); // 300, in three requests',
+  '```',
+  '',
+  "The AI SDK's `embedMany` splits the values by the model's `maxEmbeddingsPerCall`, 2048 for `@ai-sdk/openai`",
+  '(a setting of the provider has none): wrap the model with `wrapEmbeddingModel` and',
+  '`overrideMaxEmbeddingsPerCall`, or split the values yourself.',
+  '',
+  '```ts runnable',
+  "import { createOpenAI } from '@ai-sdk/openai';",
+  "import { embedMany, wrapEmbeddingModel } from 'ai';",
+  '',
+  "const openai = createOpenAI({ apiKey: process.env.KEY, baseURL: 'http://localhost:8080/api/alpha/v1' });",
+  'const model = wrapEmbeddingModel({',
+  "  model: openai.embedding('sandbox-embedding'),",
+  "  middleware: { specificationVersion: 'v4', overrideMaxEmbeddingsPerCall: () => 128 },",
+  '});',
+  `const values = Array.from({ length: 300 }, (_, index) => \`text \${index}\`);`,
+  'console.log((await embedMany({ model, values })).embeddings.length); // 300, in three requests',
+  '```',
+  '',
+  "The gamma surface's clients batch within it already: `@ai-sdk/google` and LangChain's",
+  '`GoogleGenerativeAIEmbeddings` send at most 100 a request.',
+  '',
+];
+
 export function worksWithMarkdown(): string {
   const versions = pinnedVersions();
   const names = Object.keys(clients).filter((name): name is ClientName => name in clients);
@@ -99,6 +145,7 @@ export function worksWithMarkdown(): string {
       ];
     }),
     '',
+    ...embeddingBatches,
   ];
   return lines.join('\n');
 }
