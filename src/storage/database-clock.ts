@@ -1,5 +1,9 @@
 import { sql } from 'drizzle-orm';
+import Type from 'typebox';
+import { rowShape, timestampText } from './checked-rows.ts';
 import { queryRows, type Database } from './database.ts';
+
+const serverNow = rowShape('clock_timestamp', Type.Object({ now: timestampText }));
 
 /**
  * The database server's clock, as this process reads it: its own clock corrected by the offset measured at the
@@ -31,7 +35,7 @@ export class DatabaseClock {
 
 /** The database server's clock at the moment it runs the statement. */
 export async function serverTime(db: Database): Promise<Date> {
-  const [row] = await queryRows<{ now: Date | string }>(db, sql`SELECT clock_timestamp() AS now`);
+  const [row] = await queryRows(db, sql`SELECT clock_timestamp() AS now`, serverNow);
   if (!row) throw new Error('the database did not say what time it is');
-  return row.now instanceof Date ? row.now : new Date(row.now);
+  return new Date(row.now);
 }

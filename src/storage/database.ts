@@ -7,7 +7,10 @@ import { migrate as migratePostgres } from 'drizzle-orm/node-postgres/migrator';
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
 import type { SQL } from 'drizzle-orm';
 import pg from 'pg';
+import Type from 'typebox';
+import { Compile } from 'typebox/compile';
 import * as schema from './schema.ts';
+import { checkedRows, StorageRowError, type PreparedStatement, type RowShape } from './checked-rows.ts';
 import { acquireDataDirLock } from './data-dir-lock.ts';
 import { startEmbeddedServer, type EmbeddedServer, type ServerLogLevel } from './embedded-server.ts';
 import { importLegacyDatabase } from './legacy-import.ts';
@@ -34,10 +37,11 @@ export interface Storage {
   readonly soleOwner: boolean;
   readonly db: Database;
   /**
-   * Runs `text` as the named prepared statement `name`: each connection parses and plans it once. For the
-   * statements of the hot path, which `db` would send to be parsed again every time.
+   * Runs the statement as a named prepared statement: each connection parses and plans it once. For the
+   * statements of the hot path, which `db` would send to be parsed again every time. Its rows are checked
+   * against its shape (StorageRowError when one does not match).
    */
-  prepared<Row>(name: string, text: string, values: unknown[]): Promise<Row[]>;
+  prepared<Row>(statement: PreparedStatement<Row>, values: unknown[]): Promise<Row[]>;
   /** Tells every gateway process sharing this database, this one included. */
   publish(event: StorageEvent): Promise<void>;
   subscribe(listener: (event: StorageEvent) => void): () => void;
@@ -171,8 +175,10 @@ async function openPostgres(
     kind,
     soleOwner: kind === 'embedded',
     db,
-    prepared: async <Row>(name: string, text: string, values: unknown[]) =>
-      (await pool.query({ name, text, values })).rows as Row[],
+    prepared: async <Row>(statement: PreparedStatement<Row>, values: unknown[]) => {
+      const { rows }: { rows: unknown[] } = await pool.query({ name: statement.name, text: statement.text, values });
+      return checkedRows(rows, statement);
+    },
     publish: async (event) => {
       await pool.query('SELECT pg_notify($1, $2)', [eventChannel, JSON.stringify(event)]);
     },
@@ -379,8 +385,12 @@ class PostgresListener {
   }
 }
 
-/** Runs raw SQL and returns its rows; both drivers answer `{ rows }`. */
-export async function queryRows<Row>(db: Database, query: SQL): Promise<Row[]> {
-  const result = (await db.execute(query)) as unknown as { rows: Row[] };
-  return result.rows;
+/** What `db.execute` answers, which drizzle types only as its driver's result: node-postgres's has `rows`. */
+const executed = Compile(Type.Object({ rows: Type.Array(Type.Unknown()) }));
+
+/** Runs raw SQL and returns its rows, each checked against `shape` (StorageRowError when one does not match). */
+export async function queryRows<Row>(db: Database, query: SQL, shape: RowShape<Row>): Promise<Row[]> {
+  const result = await db.execute(query);
+  if (!executed.Check(result)) throw new StorageRowError(shape.name, 'the driver answered no rows');
+  return checkedRows(result.rows, shape);
 }

@@ -1,14 +1,16 @@
 import { eq, sql } from 'drizzle-orm';
-import Type from 'typebox';
-import { Compile } from 'typebox/compile';
+import Type, { type Static } from 'typebox';
 import type { RecordedGeneration } from '../domain/generation-route.ts';
+import { integerText, preparedStatement, rowShape } from './checked-rows.ts';
 import { queryRows, type Database, type Storage } from './database.ts';
 import { currentSpend } from '../domain/spend-windows.ts';
 import { accounts, apiKeys, gatewayInstances, generations, holds } from './schema.ts';
 import { serverErrorOf } from './logged-errors.ts';
 import { StatementBatcher } from './statement-batcher.ts';
 
-export type HoldOutcome = 'ok' | 'balance' | 'daily' | 'weekly' | 'monthly' | 'total' | 'key_inactive';
+/** What gw_hold (and gw_lease_extend) answer: admitted, or the floor that refused. */
+export const holdOutcome = Type.Enum(['ok', 'balance', 'daily', 'weekly', 'monthly', 'total', 'key_inactive']);
+export type HoldOutcome = Static<typeof holdOutcome>;
 
 /** What one floor of a hold (the balance, or a cap of the key) leaves for a new hold. */
 export interface Headroom {
@@ -74,12 +76,44 @@ export interface LeaseGrant {
 /** The owner of every media job's hold: never a process, so no sweep of dead processes releases it. */
 export const mediaJobHoldOwner = 'media-job';
 
-/** gw_settle_batch's answer: per settlement, whether its credit was held, the charge, and the usage of a short charge. */
-const settledBatch = Compile(
-  Type.Array(Type.Tuple([Type.Boolean(), Type.String({ pattern: '^[0-9]+$' }), Type.Unknown()])),
+/** A non-negative count of nano-USD as gw_ functions answer it in JSON or as text. */
+const nanosText = Type.String({ pattern: '^[0-9]+$' });
+
+const holdAnswer = rowShape('gw_hold', Type.Object({ outcome: holdOutcome }));
+
+const holdBatch = preparedStatement({
+  name: 'gw_hold_batch',
+  text: 'SELECT gw_hold_batch($1::jsonb, $2) AS outcomes',
+  row: Type.Object({ outcomes: Type.Array(holdOutcome) }),
+});
+
+/**
+ * Per extension: its outcome, the credit granted, and (refused) what the refusing row holds: a column's value,
+ * which no constraint keeps from going negative, so read with its sign.
+ */
+const leaseExtendBatch = preparedStatement({
+  name: 'gw_lease_extend_batch',
+  text: 'SELECT gw_lease_extend_batch($1::jsonb, $2) AS grants',
+  row: Type.Object({ grants: Type.Array(Type.Tuple([holdOutcome, nanosText, integerText])) }),
+});
+
+/** Per settlement: whether its credit was held, the charge, and the usage of a short charge. */
+const settleBatch = preparedStatement({
+  name: 'gw_settle_batch',
+  text: 'SELECT gw_settle_batch($1::jsonb) AS settled',
+  row: Type.Object({ settled: Type.Array(Type.Tuple([Type.Boolean(), nanosText, Type.Unknown()])) }),
+});
+
+const leaseShrink = rowShape('gw_lease_shrink', Type.Object({ returned: nanosText }));
+
+const holdsByKindRows = rowShape(
+  'holds by kind',
+  Type.Object({ kind: Type.String(), holds: integerText, nanos: integerText }),
 );
 
-const holdOutcomes = new Set<string>(['ok', 'balance', 'daily', 'weekly', 'monthly', 'total', 'key_inactive']);
+const releaseAnswer = rowShape('gw_release', Type.Object({ released: Type.Boolean() }));
+
+const releasedOrphans = rowShape('gw_release_orphaned_holds', Type.Object({ released: Type.Integer() }));
 
 /** Largest batch one ledger statement carries, and statements of one kind running at once per process. */
 const batchLimits = { maxBatch: 64, maxInFlight: 4 };
@@ -120,7 +154,7 @@ export class LedgerRepository {
 
   constructor(storage: Pick<Storage, 'db' | 'prepared'>) {
     this.db = storage.db;
-    this.prepared = (name, text, values) => storage.prepared(name, text, values);
+    this.prepared = (statement, values) => storage.prepared(statement, values);
     this.holds = new StatementBatcher(
       (input) => this.holdOne(input),
       (inputs) => this.holdMany(inputs),
@@ -152,11 +186,13 @@ export class LedgerRepository {
    */
   private async holdOne(input: HoldInput): Promise<HoldOutcome> {
     try {
-      const [row] = await queryRows<{ outcome: string }>(
+      const [row] = await queryRows(
         this.db,
         sql`SELECT gw_hold(${input.holdId}, ${input.accountId}, ${input.apiKeyId}, ${input.amountNanos}, ${input.instanceId}, ${input.now.toISOString()}::timestamptz) AS outcome`,
+        holdAnswer,
       );
-      return holdOutcome(row?.outcome);
+      if (!row) throw new Error('gw_hold answered no row');
+      return row.outcome;
     } catch (error) {
       const [existing] = await this.db.select({ id: holds.id }).from(holds).where(eq(holds.id, input.holdId));
       if (existing) return 'ok';
@@ -173,12 +209,8 @@ export class LedgerRepository {
       amount: String(input.amountNanos),
       now: input.now.toISOString(),
     }));
-    const [row] = await this.prepared<{ outcomes: string[] }>(
-      'gw_hold_batch',
-      'SELECT gw_hold_batch($1::jsonb, $2) AS outcomes',
-      [JSON.stringify(items), inputs[0]!.instanceId],
-    );
-    return (row?.outcomes ?? []).map(holdOutcome);
+    const [row] = await this.prepared(holdBatch, [JSON.stringify(items), inputs[0]!.instanceId]);
+    return row?.outcomes ?? [];
   }
 
   /** Adds free credit to this process's lease (creating it); batched with other extensions. */
@@ -193,9 +225,10 @@ export class LedgerRepository {
 
   /** Gives back up to `amountNanos` of a lease; answers what was given back. */
   async shrinkLease(leaseId: string, amountNanos: bigint): Promise<bigint> {
-    const [row] = await queryRows<{ returned: string | bigint | number }>(
+    const [row] = await queryRows(
       this.db,
       sql`SELECT gw_lease_shrink(${leaseId}, ${amountNanos})::text AS returned`,
+      leaseShrink,
     );
     return BigInt(row?.returned ?? 0);
   }
@@ -210,13 +243,9 @@ export class LedgerRepository {
       now: input.now.toISOString(),
     }));
     // One batch belongs to one process, so one instance id serves every lease in it.
-    const [row] = await this.prepared<{ grants: Array<[string, string, string]> }>(
-      'gw_lease_extend_batch',
-      'SELECT gw_lease_extend_batch($1::jsonb, $2) AS grants',
-      [JSON.stringify(items), inputs[0]!.instanceId],
-    );
+    const [row] = await this.prepared(leaseExtendBatch, [JSON.stringify(items), inputs[0]!.instanceId]);
     return (row?.grants ?? []).map(([outcome, granted, held]) => ({
-      outcome: holdOutcome(outcome),
+      outcome,
       grantedNanos: BigInt(granted),
       heldNanos: BigInt(held),
     }));
@@ -295,14 +324,9 @@ export class LedgerRepository {
       route: input.generation.route ?? null,
       priceVersion: input.generation.priceVersion ?? null,
     }));
-    const [row] = await this.prepared<{ settled: unknown }>(
-      'gw_settle_batch',
-      'SELECT gw_settle_batch($1::jsonb) AS settled',
-      [JSON.stringify(items)],
-    );
-    const settled = row?.settled;
-    if (!settledBatch.Check(settled)) throw new Error('gw_settle_batch answered an unexpected shape');
-    return settled.map(([held, charged, shortUsage]) => ({
+    const [row] = await this.prepared(settleBatch, [JSON.stringify(items)]);
+    if (!row) throw new Error('gw_settle_batch answered no row');
+    return row.settled.map(([held, charged, shortUsage]) => ({
       held,
       chargedNanos: BigInt(charged),
       shortUsage: shortUsage ?? undefined,
@@ -314,11 +338,12 @@ export class LedgerRepository {
    * or a request's own hold row.
    */
   async holdsByKind(): Promise<Array<{ kind: string; count: number; nanos: bigint }>> {
-    const rows = await queryRows<{ kind: string; holds: string; nanos: string }>(
+    const rows = await queryRows(
       this.db,
       sql`SELECT CASE WHEN instance_id = ${mediaJobHoldOwner} THEN 'media-job' WHEN id LIKE 'lease\_%' THEN 'lease' ELSE 'request' END AS kind,
                  count(*)::text AS holds, COALESCE(sum(amount_nanos), 0)::text AS nanos
             FROM holds GROUP BY 1`,
+      holdsByKindRows,
     );
     return rows.map((row) => ({ kind: row.kind, count: Number(row.holds), nanos: BigInt(row.nanos) }));
   }
@@ -360,7 +385,7 @@ export class LedgerRepository {
   }
 
   async release(holdId: string): Promise<boolean> {
-    const [row] = await queryRows<{ released: boolean }>(this.db, sql`SELECT gw_release(${holdId}) AS released`);
+    const [row] = await queryRows(this.db, sql`SELECT gw_release(${holdId}) AS released`, releaseAnswer);
     return row?.released === true;
   }
 
@@ -378,15 +403,11 @@ export class LedgerRepository {
 
   /** Releases holds of processes whose last heartbeat is older than `staleSeconds` by the database's clock. */
   async releaseOrphanedHolds(instanceId: string, staleSeconds: number): Promise<number> {
-    const [row] = await queryRows<{ released: number }>(
+    const [row] = await queryRows(
       this.db,
       sql`SELECT gw_release_orphaned_holds(${instanceId}, now() - make_interval(secs => ${staleSeconds})) AS released`,
+      releasedOrphans,
     );
-    return Number(row?.released ?? 0);
+    return row?.released ?? 0;
   }
-}
-
-function holdOutcome(outcome: string | undefined): HoldOutcome {
-  if (!outcome || !holdOutcomes.has(outcome)) throw new Error(`unexpected hold outcome ${String(outcome)}`);
-  return outcome as HoldOutcome;
 }

@@ -1,4 +1,5 @@
 import { and, count, desc, eq, exists, inArray, isNotNull, isNull, lt, lte, ne, or, sql } from 'drizzle-orm';
+import Type from 'typebox';
 import {
   usageRecord,
   type GenerationAttempt,
@@ -17,9 +18,23 @@ import {
 import type { RowRef } from '../domain/provider-rows.ts';
 import type { UpstreamErrorAnswer } from '../domain/upstream-failure.ts';
 import type { MediaKind } from '../domain/usage-modalities.ts';
+import { integerText, rowShape } from './checked-rows.ts';
 import { type Database, type PageWindow, queryRows } from './database.ts';
-import { mediaJobHoldOwner, type HoldOutcome, type LedgerSettlement } from './ledger-repository.ts';
+import { holdOutcome, mediaJobHoldOwner, type HoldOutcome, type LedgerSettlement } from './ledger-repository.ts';
 import { mediaAssets, mediaJobs } from './schema.ts';
+
+const jobHold = rowShape('gw_hold (media job)', Type.Object({ outcome: holdOutcome }));
+
+const dueProviderRows = rowShape('due media job providers', Type.Object({ provider_id: Type.String() }));
+
+/** `count(*)` is a bigint, which pg answers as text. */
+const queueDepthRows = rowShape('media job queue depth', Type.Object({ state: Type.String(), jobs: integerText }));
+
+/** gw_settle's columns; `short_usage` is the usage as written when less than the cost was charged (else null). */
+const jobSettlement = rowShape(
+  'gw_settle (media job)',
+  Type.Object({ was_held: Type.Boolean(), charged: integerText, short_usage: Type.Unknown() }),
+);
 
 /** A job's row as stored, its JSON columns not yet checked. */
 export type MediaJobRecord = typeof mediaJobs.$inferSelect;
@@ -111,11 +126,12 @@ export class MediaJobsRepository {
     // A request of a shape the job's kind cannot read back is a defect of the code that built it: nothing is held.
     if ('problem' in checked) throw new Error(`a ${job.kind} job cannot be queued: ${checked.problem}`);
     return this.db.transaction(async (tx) => {
-      const [row] = await queryRows<{ outcome: string }>(
+      const [row] = await queryRows(
         tx,
         sql`SELECT gw_hold(${job.holdId}, ${job.accountId}, ${job.apiKeyId}, ${job.holdNanos}, ${mediaJobHoldOwner}, ${job.now.toISOString()}::timestamptz) AS outcome`,
+        jobHold,
       );
-      const outcome = (row?.outcome ?? 'balance') as HoldOutcome;
+      const outcome = row?.outcome ?? 'balance';
       if (outcome !== 'ok') return outcome;
       const [inserted] = await tx
         .insert(mediaJobs)
@@ -157,10 +173,11 @@ export class MediaJobsRepository {
             sql`, `,
           )})`
         : sql``;
-    const rows = await queryRows<{ provider_id: string }>(
+    const rows = await queryRows(
       this.db,
       sql`SELECT DISTINCT provider_id FROM media_jobs
            WHERE state IN ('queued', 'processing') AND run_after <= now() AND (claimed_by IS NULL OR claim_expires_at < now()) ${skip}`,
+      dueProviderRows,
     );
     return rows.map((row) => row.provider_id);
   }
@@ -479,9 +496,10 @@ export class MediaJobsRepository {
    * jobs the table keeps.
    */
   async queueDepth(): Promise<{ queued: number; processing: number }> {
-    const rows = await queryRows<{ state: string; jobs: number | string }>(
+    const rows = await queryRows(
       this.db,
       sql`SELECT state, count(*) AS jobs FROM media_jobs WHERE state IN ('queued', 'processing') GROUP BY state`,
+      queueDepthRows,
     );
     const depth = { queued: 0, processing: 0 };
     for (const row of rows)
@@ -548,13 +566,14 @@ async function chargeJob(
   settlement: Pick<JobSettlement, 'costNanos' | 'claimNanos' | 'record' | 'now'>,
 ): Promise<LedgerSettlement> {
   const { record } = settlement;
-  const [settled] = await queryRows<{ was_held: boolean; charged: string; short_usage: unknown }>(
+  const [settled] = await queryRows(
     tx,
     sql`SELECT was_held, charged::text AS charged, short_usage FROM gw_settle(${job.holdId}, false, ${record.accountId}, ${record.apiKeyId},
                          ${settlement.claimNanos}, ${settlement.costNanos}, ${settlement.now.toISOString()}::timestamptz,
                          ${record.generationId}, ${record.modality}, ${record.model}, ${record.status}, ${JSON.stringify(record.request ?? null)}::jsonb,
                          ${JSON.stringify(record.usage ?? null)}::jsonb, ${record.durationMs}, ${JSON.stringify(record.route ?? null)}::jsonb,
                          ${record.priceVersion ?? null})`,
+    jobSettlement,
   );
   return {
     held: settled?.was_held === true,
@@ -565,8 +584,7 @@ async function chargeJob(
 
 /** A cost the ledger did not charge whole: the job's result says what was charged and how much was not, as the record does. */
 async function recordShortCharge(tx: Database, jobId: string, usage: unknown): Promise<void> {
-  await queryRows(
-    tx,
+  await tx.execute(
     sql`UPDATE media_jobs SET result = jsonb_set(result, '{usage}', COALESCE(result->'usage', '{}'::jsonb)
                  || jsonb_strip_nulls(jsonb_build_object('usdCost', u->'usdCost', 'unchargedUsdCost', u->'unchargedUsdCost')))
           FROM (SELECT ${JSON.stringify(usage)}::jsonb AS u) short

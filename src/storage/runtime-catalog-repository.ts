@@ -1,8 +1,15 @@
 import { count, desc, eq, sql } from 'drizzle-orm';
+import Type from 'typebox';
 import { newId } from '../domain/ids.ts';
 import type { PriceSource } from '../domain/price-version.ts';
+import { rowShape } from './checked-rows.ts';
 import { type Database, type PageWindow, queryRows } from './database.ts';
 import { priceVersions, runtimeModels } from './schema.ts';
+
+const latestVersions = rowShape(
+  'latest price versions',
+  Type.Object({ model_id: Type.String(), id: Type.String(), pricing_hash: Type.String() }),
+);
 
 export type RuntimeModelRow = typeof runtimeModels.$inferSelect;
 export type PriceVersionRow = typeof priceVersions.$inferSelect;
@@ -71,9 +78,10 @@ export class LockedRuntimeCatalog {
    */
   async syncVersions(wanted: readonly WantedPrice[], actor: string | null): Promise<Map<string, LatestPrice>> {
     const latest = new Map<string, LatestPrice>();
-    const rows = await queryRows<{ model_id: string; id: string; pricing_hash: string }>(
+    const rows = await queryRows(
       this.tx,
       sql`SELECT DISTINCT ON (model_id) model_id, id, pricing_hash FROM price_versions ORDER BY model_id, seq DESC`,
+      latestVersions,
     );
     for (const row of rows) latest.set(row.model_id, { id: row.id, pricingHash: row.pricing_hash });
     const added = wanted

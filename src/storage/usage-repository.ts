@@ -1,6 +1,14 @@
 import { and, count, desc, eq, sql, type SQL } from 'drizzle-orm';
+import Type from 'typebox';
+import { integerText, rowShape } from './checked-rows.ts';
 import { type Database, type PageWindow, queryRows } from './database.ts';
 import { generations } from './schema.ts';
+
+/** Sums and counts are bigint and numeric, which pg answers as text. */
+const dailySpendRows = rowShape(
+  'daily spend',
+  Type.Object({ day: Type.String(), model: Type.String(), cost_nanos: integerText, generations: integerText }),
+);
 
 export type GenerationRow = typeof generations.$inferSelect;
 
@@ -56,7 +64,7 @@ export class UsageRepository {
 
   /** Charges per UTC day and model since `since`, summed by the database in integer nano-USD; oldest day first. */
   async dailySpend(accountId: string, since: Date): Promise<DailySpendRow[]> {
-    const rows = await queryRows<{ day: string; model: string; cost_nanos: string; generations: number | string }>(
+    const rows = await queryRows(
       this.db,
       sql`SELECT to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS day, model,
                  sum(usd_cost_nanos)::text AS cost_nanos, count(*) AS generations
@@ -64,6 +72,7 @@ export class UsageRepository {
            WHERE account_id = ${accountId} AND created_at >= ${since.toISOString()}::timestamptz
            GROUP BY 1, 2
            ORDER BY 1, 2`,
+      dailySpendRows,
     );
     return rows.map((row) => ({
       day: row.day,

@@ -1,7 +1,29 @@
 import { and, count, desc, eq, inArray, isNull, sql } from 'drizzle-orm';
+import Type from 'typebox';
 import { webhookRowId, type WebhookDeliveryState } from '../domain/webhook-events.ts';
+import { rowShape, timestampText } from './checked-rows.ts';
 import { type Database, type PageWindow, queryRows } from './database.ts';
 import { accounts, apiKeys, webhookAttempts, webhookDeliveries, webhookEndpoints } from './schema.ts';
+
+/** A claimed delivery and its endpoint; `data` is the event's JSON, which its reader checks. */
+const claimedRows = rowShape(
+  'claim webhook deliveries',
+  Type.Object({
+    id: Type.String(),
+    event_type: Type.String(),
+    data: Type.Unknown(),
+    created_at: timestampText,
+    attempts: Type.Integer(),
+    endpoint_id: Type.String(),
+    url: Type.String(),
+    is_active: Type.Boolean(),
+    sealed_secret: Type.String(),
+  }),
+);
+
+const prunedDeliveries = rowShape('prune webhook deliveries', Type.Object({ id: Type.String() }));
+
+const prunedCapAlerts = rowShape('prune cap alerts', Type.Object({ id: Type.String() }));
 
 export type WebhookEndpointRow = typeof webhookEndpoints.$inferSelect;
 export type WebhookDeliveryRow = typeof webhookDeliveries.$inferSelect;
@@ -174,17 +196,7 @@ export class WebhooksRepository {
     { limit, claimSeconds }: { limit: number; claimSeconds: number },
   ): Promise<ClaimedDelivery[]> {
     if (limit <= 0) return [];
-    const rows = await queryRows<{
-      id: string;
-      event_type: string;
-      data: unknown;
-      created_at: Date | string;
-      attempts: number;
-      endpoint_id: string;
-      url: string;
-      is_active: boolean;
-      sealed_secret: string;
-    }>(
+    const rows = await queryRows(
       this.db,
       sql`WITH due AS (
             SELECT id FROM webhook_deliveries
@@ -200,6 +212,7 @@ export class WebhooksRepository {
             RETURNING d.id, d.event_type, d.data, d.created_at, d.attempts, d.endpoint_id)
           SELECT c.*, e.url, e.is_active, e.sealed_secret
             FROM claimed c JOIN webhook_endpoints e ON e.id = c.endpoint_id`,
+      claimedRows,
     );
     return rows.map((row) => ({
       id: row.id,
@@ -254,12 +267,13 @@ export class WebhooksRepository {
 
   /** Deletes up to `limit` deliveries (and their log) that ended before `before`; answers how many. */
   async pruneFinished(before: Date, limit: number): Promise<number> {
-    const rows = await queryRows<{ id: string }>(
+    const rows = await queryRows(
       this.db,
       sql`DELETE FROM webhook_deliveries WHERE id IN (
             SELECT id FROM webhook_deliveries WHERE finished_at IS NOT NULL AND finished_at < ${before.toISOString()}::timestamptz
              LIMIT ${limit})
           RETURNING id`,
+      prunedDeliveries,
     );
     return rows.length;
   }
@@ -269,12 +283,13 @@ export class WebhooksRepository {
    * ended; a total cap's marks stay, as its window never ends); answers how many.
    */
   async pruneCapAlerts(before: Date, limit: number): Promise<number> {
-    const rows = await queryRows<{ id: string }>(
+    const rows = await queryRows(
       this.db,
       sql`DELETE FROM api_key_cap_alerts WHERE ctid IN (
             SELECT ctid FROM api_key_cap_alerts WHERE cap <> 'total' AND created_at < ${before.toISOString()}::timestamptz
              LIMIT ${limit})
           RETURNING api_key_id AS id`,
+      prunedCapAlerts,
     );
     return rows.length;
   }

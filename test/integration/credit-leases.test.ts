@@ -8,10 +8,10 @@ import { eq, sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CreditLedger, type CreditLedgerOptions } from '../../src/billing/credit-ledger.ts';
 import { usdToNanos } from '../../src/domain/money.ts';
-import { queryRows } from '../../src/storage/database.ts';
 import { LedgerRepository } from '../../src/storage/ledger-repository.ts';
 import { accounts, apiKeys } from '../../src/storage/schema.ts';
 import { startTestGateway, type TestGateway } from '../support/test-gateway.ts';
+import { uncheckedRows } from '../support/unchecked-rows.ts';
 
 let gateway: TestGateway;
 const ledgers: CreditLedger[] = [];
@@ -43,7 +43,7 @@ async function held(accountId: string, keyId: string): Promise<{ account: bigint
   const db = gateway.gateway.core.storage.db;
   const [account] = await db.select().from(accounts).where(eq(accounts.id, accountId));
   const [key] = await db.select().from(apiKeys).where(eq(apiKeys.id, keyId));
-  const [rows] = await queryRows<{ count: string }>(
+  const [rows] = await uncheckedRows<{ count: string }>(
     db,
     sql`SELECT count(*)::text AS count FROM holds WHERE account_id = ${accountId}`,
   );
@@ -198,7 +198,7 @@ describe('credit leases', () => {
     await ledger.giveBackUnused();
     const [account] = await gateway.gateway.core.storage.db.select().from(accounts).where(eq(accounts.id, accountId));
     expect(account).toMatchObject({ balanceNanos: 0n, heldNanos: 0n });
-    const [record] = await queryRows<{ usd_cost_nanos: string }>(
+    const [record] = await uncheckedRows<{ usd_cost_nanos: string }>(
       gateway.gateway.core.storage.db,
       sql`SELECT usd_cost_nanos FROM generations WHERE id = ${settled.generationId}`,
     );

@@ -14,9 +14,10 @@ import { drizzle } from 'drizzle-orm/pglite';
 import { migrate } from 'drizzle-orm/pglite/migrator';
 import { afterAll, describe, expect, it } from 'vitest';
 import { DataDirInUseError } from '../../src/storage/data-dir-lock.ts';
-import { openStorage, queryRows, type Storage } from '../../src/storage/database.ts';
+import { openStorage, type Storage } from '../../src/storage/database.ts';
 import type { StorageEvent } from '../../src/storage/storage-events.ts';
 import { LegacyImportError } from '../../src/storage/legacy-import.ts';
+import { uncheckedRows } from '../support/unchecked-rows.ts';
 
 const repositoryRoot = path.resolve(import.meta.dirname, '../..');
 const migrationsFolder = path.join(repositoryRoot, 'src/storage/migrations');
@@ -61,12 +62,12 @@ function postmasterPid(dataDir: string): number {
 }
 
 async function setting(storage: Storage, name: string): Promise<string> {
-  const [row] = await queryRows<{ value: string }>(storage.db, sql`SELECT current_setting(${name}) AS value`);
+  const [row] = await uncheckedRows<{ value: string }>(storage.db, sql`SELECT current_setting(${name}) AS value`);
   return row?.value ?? '';
 }
 
 async function balanceOf(storage: Storage, id: string): Promise<string | undefined> {
-  const [row] = await queryRows<{ balance: string }>(
+  const [row] = await uncheckedRows<{ balance: string }>(
     storage.db,
     sql`SELECT balance_nanos::text AS balance FROM accounts WHERE id = ${id}`,
   );
@@ -276,7 +277,7 @@ describe('a PGlite database of an earlier release in DATA_DIR/db', () => {
     const logs: string[] = [];
     const storage = await openStorage({ kind: 'embedded', dataDir, onLog: (message) => logs.push(message) });
     try {
-      const [counts] = await queryRows<{ accounts: string; grants: string; total: string; created: string }>(
+      const [counts] = await uncheckedRows<{ accounts: string; grants: string; total: string; created: string }>(
         storage.db,
         sql`SELECT (SELECT count(*) FROM accounts)::text AS accounts, (SELECT count(*) FROM credit_grants)::text AS grants,
                    (SELECT sum(balance_nanos) FROM accounts)::text AS total,
@@ -300,7 +301,7 @@ describe('a PGlite database of an earlier release in DATA_DIR/db', () => {
     // Once only: the next start finds nothing to import.
     const again = await openStorage({ kind: 'embedded', dataDir });
     try {
-      const [row] = await queryRows<{ count: string }>(again.db, sql`SELECT count(*)::text AS count FROM accounts`);
+      const [row] = await uncheckedRows<{ count: string }>(again.db, sql`SELECT count(*)::text AS count FROM accounts`);
       expect(row?.count).toBe('1234');
     } finally {
       await again.close();

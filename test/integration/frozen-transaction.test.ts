@@ -5,9 +5,11 @@
  * (settlements, lease extensions, top-ups) and the frozen transaction's own change is rolled back.
  */
 import { eq, sql } from 'drizzle-orm';
+import Type from 'typebox';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newId } from '../../src/domain/ids.ts';
 import { AccountsRepository } from '../../src/storage/accounts-repository.ts';
+import { preparedStatement } from '../../src/storage/checked-rows.ts';
 import { openStorage, type Storage } from '../../src/storage/database.ts';
 import { accounts } from '../../src/storage/schema.ts';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.ts';
@@ -100,11 +102,12 @@ describe('a transaction left open by a frozen process', () => {
   });
 
   it('is ended after 10 s by default', async () => {
-    const rows = await other.prepared<{ idle_in_transaction_session_timeout: string }>(
-      'frozen-transaction-setting',
-      'SHOW idle_in_transaction_session_timeout',
-      [],
-    );
+    const setting = preparedStatement({
+      name: 'frozen-transaction-setting',
+      text: 'SHOW idle_in_transaction_session_timeout',
+      row: Type.Object({ idle_in_transaction_session_timeout: Type.String() }),
+    });
+    const rows = await other.prepared(setting, []);
     expect(rows).toEqual([{ idle_in_transaction_session_timeout: '10s' }]);
   });
 });

@@ -15,7 +15,6 @@ import { sql } from 'drizzle-orm';
 import fc from 'fast-check';
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { queryRows } from '../../src/storage/database.ts';
 import { startAnthropicFake, fakeAnthropicKey } from '../fakes/anthropic-fake.ts';
 import {
   chaosBehaviours,
@@ -27,6 +26,7 @@ import { fakeGeminiKey, startGeminiFake } from '../fakes/gemini-fake.ts';
 import { fakeOpenAiKey, startOpenAiFake } from '../fakes/openai-fake.ts';
 import { poisonArb, poisoned, withUnstorable } from '../support/hostile-text.ts';
 import { startTestGateway, type TestGateway } from '../support/test-gateway.ts';
+import { uncheckedRows } from '../support/unchecked-rows.ts';
 
 const seed = process.env.FUZZ_SEED ? Number(process.env.FUZZ_SEED) : undefined;
 const runScale = process.env.FUZZ_SCALE ? Number(process.env.FUZZ_SCALE) : 1;
@@ -297,7 +297,7 @@ async function checkBooks(): Promise<void> {
   // Media jobs end (and settle their holds) in the background.
   const db0 = gateway.gateway.core.storage.db;
   for (let attempt = 0; attempt < 200; attempt++) {
-    const [open] = await queryRows<{ count: number }>(
+    const [open] = await uncheckedRows<{ count: number }>(
       db0,
       sql`SELECT count(*)::int AS count FROM media_jobs WHERE state IN ('queued', 'processing')`,
     );
@@ -308,14 +308,14 @@ async function checkBooks(): Promise<void> {
   // Credit leased and unused goes back; a hold any request left behind would keep its lease open.
   await gateway.gateway.core.services.ledger.giveBackUnused();
   const db = gateway.gateway.core.storage.db;
-  const [holds] = await queryRows<{ count: number }>(db, sql`SELECT count(*)::int AS count FROM holds`);
+  const [holds] = await uncheckedRows<{ count: number }>(db, sql`SELECT count(*)::int AS count FROM holds`);
   expect(holds!.count).toBe(0);
-  const negative = await queryRows<{ id: string }>(
+  const negative = await uncheckedRows<{ id: string }>(
     db,
     sql`SELECT id FROM accounts WHERE balance_nanos < 0 OR held_nanos <> 0`,
   );
   expect(negative).toEqual([]);
-  const overCap = await queryRows<{ id: string }>(
+  const overCap = await uncheckedRows<{ id: string }>(
     db,
     sql`SELECT id FROM api_keys WHERE held_nanos <> 0 OR (total_limit_nanos IS NOT NULL AND spent_total_nanos > total_limit_nanos) OR (daily_limit_nanos IS NOT NULL AND spent_day_nanos > daily_limit_nanos)`,
   );

@@ -21,10 +21,10 @@ import fc from 'fast-check';
 import type { InjectOptions, LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { GatewayServices } from '../../src/gateway/services.ts';
-import { queryRows } from '../../src/storage/database.ts';
 import { surfaceOf } from '../../src/telemetry/surfaces.ts';
 import { poisonArb, poisoned, withUnstorable } from '../support/hostile-text.ts';
 import { startTestGateway, testAdminToken, type TestGateway } from '../support/test-gateway.ts';
+import { uncheckedRows } from '../support/unchecked-rows.ts';
 
 // ---------------------------------------------------------------------------------------------------------------
 // Fixtures: two real accounts, each with a session and an API key, plus spare keys of the main account.
@@ -117,7 +117,7 @@ const digestQuery = sql.raw(
 );
 
 async function digest(): Promise<Digest> {
-  const [row] = await queryRows<Digest>(testGateway.gateway.core.storage.db, digestQuery);
+  const [row] = await uncheckedRows<Digest>(testGateway.gateway.core.storage.db, digestQuery);
   if (!row) throw new Error('digest query returned no row');
   return row;
 }

@@ -9,7 +9,6 @@
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { usdToNanos } from '../../src/domain/money.ts';
-import { queryRows } from '../../src/storage/database.ts';
 import { startArkFake } from '../fakes/ark-fake.ts';
 import type { FakeServer } from '../fakes/fake-server.ts';
 import { fakeSpeechKey, startSpeechFake } from '../fakes/speech-fake.ts';
@@ -17,6 +16,7 @@ import { fakeStallKey, startPresignedVideoFake, startStallingUpstream } from '..
 import { keyHeaders } from '../support/http-helpers.ts';
 import { jobRowsOf } from '../support/image-jobs.ts';
 import { fakeProviderYaml, startTestGateway, type TestGateway } from '../support/test-gateway.ts';
+import { uncheckedRows } from '../support/unchecked-rows.ts';
 
 const credits = 10;
 /** Provider clocks far beyond the job's deadline: only the deadline can end these jobs in time. */
@@ -79,7 +79,7 @@ async function booksOf(
   accountId: string,
 ): Promise<{ balance: bigint; held: bigint; holds: number }> {
   await gateway.settled();
-  const [row] = await queryRows<{ balance: string; held: string; holds: string }>(
+  const [row] = await uncheckedRows<{ balance: string; held: string; holds: string }>(
     gateway.gateway.core.storage.db,
     sql`SELECT (SELECT balance_nanos FROM accounts WHERE id = ${accountId})::text AS balance,
                (SELECT held_nanos FROM accounts WHERE id = ${accountId})::text AS held,

@@ -7,11 +7,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CreditLedger, type Reservation } from '../../src/billing/credit-ledger.ts';
 import { GatewayError, isGatewayError } from '../../src/domain/errors.ts';
 import { nanosToUsd, usdToNanos } from '../../src/domain/money.ts';
-import { queryRows, type Database } from '../../src/storage/database.ts';
+import type { Database } from '../../src/storage/database.ts';
 import { LedgerRepository } from '../../src/storage/ledger-repository.ts';
 import { accounts, apiKeys } from '../../src/storage/schema.ts';
 import { randomCost, seededRandom } from '../support/ledger-worker.ts';
 import { startTestGateway, type TestGateway } from '../support/test-gateway.ts';
+import { uncheckedRows } from '../support/unchecked-rows.ts';
 
 let gateway: TestGateway;
 let db: Database;
@@ -63,7 +64,7 @@ async function keyRow(keyId: string) {
 
 /** Count and exact sum of the account's generation records. */
 async function generationTotals(accountId: string): Promise<{ count: number; costNanos: bigint }> {
-  const [row] = await queryRows<{ count: string; cost: string }>(
+  const [row] = await uncheckedRows<{ count: string; cost: string }>(
     db,
     sql`SELECT count(*)::text AS count, COALESCE(sum(usd_cost_nanos), 0)::text AS cost FROM generations WHERE account_id = ${accountId}`,
   );
@@ -72,7 +73,7 @@ async function generationTotals(accountId: string): Promise<{ count: number; cos
 
 /** Outstanding holds of the account: count and exact sum. */
 async function holdTotals(accountId: string): Promise<{ count: number; amountNanos: bigint }> {
-  const [row] = await queryRows<{ count: string; amount: string }>(
+  const [row] = await uncheckedRows<{ count: string; amount: string }>(
     db,
     sql`SELECT count(*)::text AS count, COALESCE(sum(amount_nanos), 0)::text AS amount FROM holds WHERE account_id = ${accountId}`,
   );
@@ -334,7 +335,7 @@ describe.each(ledgerModes)('holds against the caps of a key, with $mode', ({ lea
     const key = await keyRow(keyId);
     expect(key).toMatchObject({ heldNanos: 0n, spentDayNanos: usdToNanos(0.09), spentTotalNanos: usdToNanos(0.09) });
     expect(await accountRow(accountId)).toMatchObject({ heldNanos: 0n, balanceNanos: usdToNanos(0.01) });
-    const [record] = await queryRows<{ usd_cost_nanos: string; usage: Record<string, unknown> }>(
+    const [record] = await uncheckedRows<{ usd_cost_nanos: string; usage: Record<string, unknown> }>(
       db,
       sql`SELECT usd_cost_nanos, usage FROM generations WHERE id = ${settled.generationId}`,
     );
@@ -352,7 +353,7 @@ describe.each(ledgerModes)('holds against the caps of a key, with $mode', ({ lea
       modelId: 'sandbox-echo',
     });
     // Another process's sweep released the hold (or the lease holding it), and the key's headroom was then spent elsewhere.
-    await queryRows(db, sql`SELECT gw_release(id) FROM holds WHERE account_id = ${accountId}`);
+    await uncheckedRows(db, sql`SELECT gw_release(id) FROM holds WHERE account_id = ${accountId}`);
     const other = await ledger.reserve({
       accountId,
       apiKeyId: keyId,
@@ -467,7 +468,7 @@ describe.each(ledgerModes)('interleaved hold / settle / release storms, with $mo
     // holds it (twice for good measure).
     const reconciler = new LedgerRepository(gateway.gateway.core.storage);
     const [leaseRow] = leased
-      ? await queryRows<{ id: string }>(db, sql`SELECT id FROM holds WHERE account_id = ${accountId}`)
+      ? await uncheckedRows<{ id: string }>(db, sql`SELECT id FROM holds WHERE account_id = ${accountId}`)
       : [];
     const results = await Promise.all(
       holds.map(async (hold, index) => {
@@ -797,7 +798,7 @@ describe('batched ledger statements', () => {
       holdItem('hold_b3', { account: accountId, key: keyId, amount: 1_000n }),
       holdItem('hold_b4', { account: accountId, key: null, amount: 1_500n }),
     ];
-    const [holdRow] = await queryRows<{ outcomes: string[] }>(
+    const [holdRow] = await uncheckedRows<{ outcomes: string[] }>(
       db,
       sql`SELECT gw_hold_batch(${JSON.stringify(items)}::jsonb, ${instanceId}) AS outcomes`,
     );
@@ -809,7 +810,7 @@ describe('batched ledger statements', () => {
       settleItem('hold_b1', { account: accountId, key: keyId, cost: 600n, generationId: `gen_b1_${accountId}` }),
       settleItem('hold_gone', { account: accountId, key: keyId, cost: 50n, generationId: `gen_b2_${accountId}` }),
     ];
-    const [settleRow] = await queryRows<{ settled: unknown }>(
+    const [settleRow] = await uncheckedRows<{ settled: unknown }>(
       db,
       sql`SELECT gw_settle_batch(${JSON.stringify(settles)}::jsonb) AS settled`,
     );
@@ -826,10 +827,10 @@ describe('batched ledger statements', () => {
       settleItem('hold_b2', { account: accountId, key: keyId, cost: 300n, generationId: `gen_b3_${accountId}` }),
       settleItem('hold_b2', { account: accountId, key: keyId, cost: 300n, generationId: `gen_b1_${accountId}` }),
     ];
-    await expect(queryRows(db, sql`SELECT gw_settle_batch(${JSON.stringify(poisoned)}::jsonb)`)).rejects.toThrow();
+    await expect(uncheckedRows(db, sql`SELECT gw_settle_batch(${JSON.stringify(poisoned)}::jsonb)`)).rejects.toThrow();
     expect(await generationTotals(accountId)).toEqual({ count: 2, costNanos: 650n });
     expect(await holdTotals(accountId)).toEqual({ count: 1, amountNanos: 1_000n });
-    await queryRows(db, sql`SELECT gw_release('hold_b2')`);
+    await uncheckedRows(db, sql`SELECT gw_release('hold_b2')`);
     expect(await accountRow(accountId)).toMatchObject({ balanceNanos: 2_350n, heldNanos: 0n });
   });
 
@@ -874,7 +875,7 @@ describe('batched ledger statements', () => {
 
 describe('the whole ledger', () => {
   it('balances for every account once nothing is outstanding: grants = balance + charges, held = sum of holds', async () => {
-    const rows = await queryRows<{
+    const rows = await uncheckedRows<{
       id: string;
       balance: string;
       held: string;
@@ -898,7 +899,7 @@ describe('the whole ledger', () => {
       expect({ id: row.id, held: BigInt(row.held) }).toEqual({ id: row.id, held: BigInt(row.holds) });
       expect(BigInt(row.balance) >= 0n).toBe(true);
     }
-    const keyRows = await queryRows<{ id: string; held: string; holds: string }>(
+    const keyRows = await uncheckedRows<{ id: string; held: string; holds: string }>(
       db,
       sql`SELECT k.id, k.held_nanos::text AS held, (SELECT COALESCE(sum(amount_nanos), 0) FROM holds h WHERE h.api_key_id = k.id)::text AS holds FROM api_keys k`,
     );

@@ -7,7 +7,9 @@
  */
 import { eq } from 'drizzle-orm';
 import pg from 'pg';
+import Type from 'typebox';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { preparedStatement } from '../../src/storage/checked-rows.ts';
 import { usdToNanos } from '../../src/domain/money.ts';
 import { accounts, apiKeys } from '../../src/storage/schema.ts';
 import { expectEnvelope, heldNanosOf, keyHeaders, usageRecords } from '../support/http-helpers.ts';
@@ -137,11 +139,12 @@ describe('a request meeting a row another session keeps locked', () => {
   it("bounds every session of the gateway's pool: 5 s on a lock, 30 s on a statement, by default", async () => {
     const defaults = await startTestGateway();
     try {
-      const rows = await defaults.gateway.core.storage.prepared<{ lock_timeout: string; statement_timeout: string }>(
-        'session-bounds',
-        "SELECT current_setting('lock_timeout') AS lock_timeout, current_setting('statement_timeout') AS statement_timeout",
-        [],
-      );
+      const bounds = preparedStatement({
+        name: 'session-bounds',
+        text: "SELECT current_setting('lock_timeout') AS lock_timeout, current_setting('statement_timeout') AS statement_timeout",
+        row: Type.Object({ lock_timeout: Type.String(), statement_timeout: Type.String() }),
+      });
+      const rows = await defaults.gateway.core.storage.prepared(bounds, []);
       expect(rows).toEqual([{ lock_timeout: '5s', statement_timeout: '30s' }]);
     } finally {
       await defaults.close();

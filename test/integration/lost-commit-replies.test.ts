@@ -5,6 +5,7 @@
  */
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { PreparedStatement } from '../../src/storage/checked-rows.ts';
 import { openStorage, type Storage } from '../../src/storage/database.ts';
 import { LedgerRepository, type SettleInput } from '../../src/storage/ledger-repository.ts';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.ts';
@@ -37,10 +38,10 @@ describe('ledger batches whose commit reply was lost', () => {
     let lost = false;
     const repository = new LedgerRepository({
       db: storage.db,
-      prepared: async <Row>(name: string, text: string, values: unknown[]): Promise<Row[]> => {
-        const rows = await storage.prepared<Row>(name, text, values);
+      prepared: async <Row>(prepared: PreparedStatement<Row>, values: unknown[]): Promise<Row[]> => {
+        const rows = await storage.prepared(prepared, values);
         const items: unknown = JSON.parse(String(values[0]));
-        if (name === statement && !lost && Array.isArray(items) && items.length > 1) {
+        if (prepared.name === statement && !lost && Array.isArray(items) && items.length > 1) {
           lost = true;
           throw new Error('Connection terminated unexpectedly');
         }

@@ -8,12 +8,12 @@ import { eq, sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CreditLedger } from '../../src/billing/credit-ledger.ts';
 import { usdToNanos } from '../../src/domain/money.ts';
-import { queryRows } from '../../src/storage/database.ts';
 import { LedgerRepository } from '../../src/storage/ledger-repository.ts';
 import { accounts } from '../../src/storage/schema.ts';
 import { describeKilledGatewayHolds } from '../support/killed-gateway-holds.ts';
 import { randomCost, seededRandom } from '../support/ledger-worker.ts';
 import { startTestGateway, type TestGateway } from '../support/test-gateway.ts';
+import { uncheckedRows } from '../support/unchecked-rows.ts';
 
 describeKilledGatewayHolds({ setup: 'PostgreSQL shared by several gateway processes', onPostgres: true });
 
@@ -76,7 +76,7 @@ describe('releasing orphaned holds while their accounts are busy', () => {
     await live.giveBackUnused();
     const [account] = await core.storage.db.select().from(accounts).where(eq(accounts.id, accountId));
     expect(account).toMatchObject({ heldNanos: 0n, balanceNanos: usdToNanos(1000) - charged });
-    const [books] = await queryRows<{ holds: string; keys_held: string; generations: string; charged: string }>(
+    const [books] = await uncheckedRows<{ holds: string; keys_held: string; generations: string; charged: string }>(
       core.storage.db,
       sql`SELECT (SELECT count(*) FROM holds WHERE account_id = ${accountId})::text AS holds,
                  (SELECT COALESCE(sum(held_nanos), 0) FROM api_keys WHERE account_id = ${accountId})::text AS keys_held,

@@ -7,7 +7,9 @@
  */
 import { sql } from 'drizzle-orm';
 import pg from 'pg';
+import Type from 'typebox';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { preparedStatement } from '../../src/storage/checked-rows.ts';
 import { mayPassLater } from '../../src/billing/ledger-writes.ts';
 import { listenerApplicationName, openStorage, type Storage } from '../../src/storage/database.ts';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.ts';
@@ -51,7 +53,12 @@ describe('the pool, when the server cuts its connections', () => {
     // off so must not be given up, its generation uncharged), and the pool still serves...
     expect(cuts.length).toBeGreaterThan(0);
     expect(cuts.filter((cut) => !mayPassLater(cut)).map(String)).toEqual([]);
-    expect(await storage.prepared('pool-cuts-two', 'SELECT 2 AS two', [])).toEqual([{ two: 2 }]);
+    const two = preparedStatement({
+      name: 'pool-cuts-two',
+      text: 'SELECT 2 AS two',
+      row: Type.Object({ two: Type.Integer() }),
+    });
+    expect(await storage.prepared(two, [])).toEqual([{ two: 2 }]);
     // ...and closes: no client was kept out.
     let closed = false;
     await Promise.race([

@@ -5,9 +5,10 @@ import { Catalog } from '../../src/catalog/catalog.ts';
 import { RuntimeCatalog } from '../../src/catalog/runtime-catalog.ts';
 import type { ModelEntry } from '../../src/config/config-schema.ts';
 import { parseConfig } from '../../src/config/load-config.ts';
-import { openStorage, queryRows, type Storage } from '../../src/storage/database.ts';
+import { openStorage, type Storage } from '../../src/storage/database.ts';
 import { RuntimeCatalogRepository } from '../../src/storage/runtime-catalog-repository.ts';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.ts';
+import { uncheckedRows } from '../support/unchecked-rows.ts';
 
 /**
  * Price versions of gateway.yaml's prices, written by every process that starts (or reloads): processes that
@@ -46,7 +47,7 @@ describe('price versions of the file prices', () => {
   };
 
   const versionsPerModel = async () =>
-    queryRows<{ model_id: string; versions: number }>(
+    uncheckedRows<{ model_id: string; versions: number }>(
       storages[0]!.db,
       sql`SELECT model_id, count(*)::int AS versions FROM price_versions GROUP BY model_id ORDER BY model_id`,
     );

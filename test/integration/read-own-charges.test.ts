@@ -6,9 +6,9 @@
  */
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { queryRows } from '../../src/storage/database.ts';
 import { adminHeaders, bearer, keyHeaders } from '../support/http-helpers.ts';
 import { sandboxConfigYaml, startTestGateway, type TestGateway } from '../support/test-gateway.ts';
+import { uncheckedRows } from '../support/unchecked-rows.ts';
 
 const inputs = Array.from({ length: 128 }, (_, index) => `input number ${index} to embed`);
 
@@ -122,7 +122,7 @@ describe('reading your own charges', () => {
       headers: keyHeaders(other.key),
     });
     // Answered while the slow account's settlement is still being written.
-    const [written] = await queryRows<{ records: number }>(
+    const [written] = await uncheckedRows<{ records: number }>(
       gateway.gateway.core.storage.db,
       sql`SELECT count(*)::int AS records FROM generations WHERE account_id = ${slow.accountId}`,
     );

@@ -10,10 +10,11 @@ import path from 'node:path';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { unlistenedTrustMs } from '../../src/identity/authenticator.ts';
-import { listenerApplicationName, queryRows } from '../../src/storage/database.ts';
+import { listenerApplicationName } from '../../src/storage/database.ts';
 import { startLedgerWorker, stopAllLedgerWorkers, type LedgerWorker } from '../support/ledger-worker.ts';
 import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.ts';
 import { shippedConfigPath, startTestGateway, type TestGateway } from '../support/test-gateway.ts';
+import { uncheckedRows } from '../support/unchecked-rows.ts';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -50,11 +51,11 @@ describe('key revocation while the LISTEN connection is down', () => {
   /** Terminates the backends of every gateway process's LISTEN connection on this database. */
   async function terminateListeners(): Promise<number> {
     const db = gateway.gateway.core.storage.db;
-    const listeners = await queryRows<{ pid: number }>(
+    const listeners = await uncheckedRows<{ pid: number }>(
       db,
       sql`SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND application_name = ${listenerApplicationName}`,
     );
-    for (const { pid } of listeners) await queryRows(db, sql`SELECT pg_terminate_backend(${pid})`);
+    for (const { pid } of listeners) await uncheckedRows(db, sql`SELECT pg_terminate_backend(${pid})`);
     return listeners.length;
   }
 

@@ -9,10 +9,11 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openStorage, queryRows, type Storage } from '../../src/storage/database.ts';
+import { openStorage, type Storage } from '../../src/storage/database.ts';
 import { fundedKeyOf, postJson, startGatewayChild, type GatewayChild } from '../support/gateway-child.ts';
 import { keyHeaders } from '../support/http-helpers.ts';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.ts';
+import { uncheckedRows } from '../support/unchecked-rows.ts';
 
 const skewMs = 36 * 3_600_000;
 const skewedClock = path.resolve(import.meta.dirname, '../support/skewed-clock.mjs');
@@ -67,13 +68,13 @@ describe('a gateway whose clock runs ahead of the database server', () => {
     );
     expect(image.images).toHaveLength(1);
 
-    const [server] = await queryRows<{ now: Date | string }>(storage.db, sql`SELECT now() AS now`);
-    const records = await queryRows<{ modality: string; created_at: Date | string }>(
+    const [server] = await uncheckedRows<{ now: Date | string }>(storage.db, sql`SELECT now() AS now`);
+    const records = await uncheckedRows<{ modality: string; created_at: Date | string }>(
       storage.db,
       sql`SELECT modality, created_at FROM generations WHERE account_id = ${accountId} ORDER BY modality`,
     );
     expect(records.map(({ modality }) => modality)).toEqual(['image', 'text']);
-    const [job] = await queryRows<{ created_at: Date | string; deadline_at: Date | string }>(
+    const [job] = await uncheckedRows<{ created_at: Date | string; deadline_at: Date | string }>(
       storage.db,
       sql`SELECT created_at, deadline_at FROM media_jobs WHERE id = ${image.generationId}`,
     );

@@ -10,7 +10,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { usdToNanos } from '../../src/domain/money.ts';
 import { JobWorker } from '../../src/jobs/job-worker.ts';
 import { quietResilience } from '../support/quiet-resilience.ts';
-import { queryRows } from '../../src/storage/database.ts';
 import { MediaJobsRepository } from '../../src/storage/media-jobs-repository.ts';
 import { generations, mediaJobs } from '../../src/storage/schema.ts';
 import { startArkFake } from '../fakes/ark-fake.ts';
@@ -18,6 +17,7 @@ import type { FakeServer } from '../fakes/fake-server.ts';
 import { fakeSpeechKey, startSpeechFake } from '../fakes/speech-fake.ts';
 import { keyHeaders } from '../support/http-helpers.ts';
 import { fakeProviderYaml, startTestGateway, type TestGateway } from '../support/test-gateway.ts';
+import { uncheckedRows } from '../support/unchecked-rows.ts';
 
 const credits = 5;
 const text = (value: string) => ({ type: 'text', text: value });
@@ -105,7 +105,7 @@ describe('jobs whose stored JSON this release cannot read', () => {
     const [queued] = await db.select().from(mediaJobs).where(eq(mediaJobs.id, generationId));
     expect(queued).toMatchObject({ state: 'queued', accountId });
     expect(queued!.holdNanos).toBeGreaterThan(0n);
-    await queryRows(db, job.spoil(generationId));
+    await uncheckedRows(db, job.spoil(generationId));
 
     let finished: (id: string) => void = () => undefined;
     const done = new Promise<string>((resolve) => (finished = resolve));
@@ -141,7 +141,7 @@ describe('jobs whose stored JSON this release cannot read', () => {
     const [record] = await db.select().from(generations).where(eq(generations.id, generationId));
     expect(record).toMatchObject({ status: 'failed', usdCostNanos: 0n });
     await gateway.settled();
-    const [books] = await queryRows<{ balance: string; held: string; holds: string }>(
+    const [books] = await uncheckedRows<{ balance: string; held: string; holds: string }>(
       db,
       sql`SELECT (SELECT balance_nanos FROM accounts WHERE id = ${accountId})::text AS balance,
                  (SELECT held_nanos FROM accounts WHERE id = ${accountId})::text AS held,

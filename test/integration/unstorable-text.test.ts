@@ -9,9 +9,9 @@
 import { sql } from 'drizzle-orm';
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { queryRows } from '../../src/storage/database.ts';
 import { expectEnvelope, keyHeaders } from '../support/http-helpers.ts';
 import { startTestGateway, type TestGateway } from '../support/test-gateway.ts';
+import { uncheckedRows } from '../support/unchecked-rows.ts';
 
 /** In every prompt sent here: the captured log must never hold it. */
 const marker = 'tenant-prompt-7f3a';
@@ -177,7 +177,7 @@ describe('text storage cannot hold, hostile field names and impossible ids', () 
   });
 
   async function jobCount(): Promise<number> {
-    const [row] = await queryRows<{ count: number }>(
+    const [row] = await uncheckedRows<{ count: number }>(
       gateway.gateway.core.storage.db,
       sql`SELECT count(*)::int AS count FROM media_jobs`,
     );
@@ -354,13 +354,13 @@ describe('text storage cannot hold, hostile field names and impossible ids', () 
   });
 
   async function jobSnapshot(): Promise<unknown> {
-    return queryRows(gateway.gateway.core.storage.db, sql`SELECT id, state FROM media_jobs ORDER BY id`);
+    return uncheckedRows(gateway.gateway.core.storage.db, sql`SELECT id, state FROM media_jobs ORDER BY id`);
   }
 
   it('a storage error is logged with its code, constraint and table, never its query or parameters', async () => {
     // A constraint the database enforces and the edge does not know: the insert of this job fails in storage.
     const refused = 'storage-refused-9c1e';
-    await queryRows(
+    await uncheckedRows(
       gateway.gateway.core.storage.db,
       sql.raw(
         `ALTER TABLE media_jobs ADD CONSTRAINT refuses_marked_prompts CHECK (position('${refused}' in request::text) = 0) NOT VALID`,
@@ -388,7 +388,7 @@ describe('text storage cannot hold, hostile field names and impossible ids', () 
       for (const leak of ['Failed query', 'params', refused, marker, 'private words', 'Failing row'])
         expect(text).not.toContain(leak);
     } finally {
-      await queryRows(
+      await uncheckedRows(
         gateway.gateway.core.storage.db,
         sql`ALTER TABLE media_jobs DROP CONSTRAINT refuses_marked_prompts`,
       );

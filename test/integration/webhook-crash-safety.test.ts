@@ -9,10 +9,11 @@ import path from 'node:path';
 import { sql } from 'drizzle-orm';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openStorage, queryRows, type Storage } from '../../src/storage/database.ts';
+import { openStorage, type Storage } from '../../src/storage/database.ts';
 import { postJson, startGatewayChild, type GatewayChild } from '../support/gateway-child.ts';
 import { adminHeaders } from '../support/http-helpers.ts';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.ts';
+import { uncheckedRows } from '../support/unchecked-rows.ts';
 import { type ReceivedWebhook, WebhookReceiver } from '../support/webhook-receiver.ts';
 
 async function until(what: string, done: () => boolean, timeoutMs = 30_000): Promise<void> {
@@ -135,7 +136,7 @@ describe('webhook deliveries across a SIGKILL', () => {
     const deadline = Date.now() + 10_000;
     let rows: Array<{ state: string; attempts: number }> = [];
     while (Date.now() < deadline) {
-      rows = await queryRows<{ state: string; attempts: number }>(
+      rows = await uncheckedRows<{ state: string; attempts: number }>(
         storage.db,
         sql`SELECT state, attempts FROM webhook_deliveries ORDER BY id`,
       );

@@ -1,7 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { queryRows } from '../../src/storage/database.ts';
 import { WebhooksRepository } from '../../src/storage/webhooks-repository.ts';
 import {
   adminHeaders,
@@ -12,6 +11,7 @@ import {
   signup,
 } from '../support/http-helpers.ts';
 import { startTestGateway, type TestGateway } from '../support/test-gateway.ts';
+import { uncheckedRows } from '../support/unchecked-rows.ts';
 import { WebhookReceiver } from '../support/webhook-receiver.ts';
 
 interface CreatedEndpoint {
@@ -256,7 +256,7 @@ describe('webhooks', () => {
     const { key, accountId } = await gateway.createFundedKey();
     const endpoint = await endpointFor(key, ['balance.low']);
     // As a process that died while sending its last attempt leaves it: claimed, the claim run out.
-    await queryRows(
+    await uncheckedRows(
       gateway.gateway.core.storage.db,
       sql`INSERT INTO webhook_deliveries (id, endpoint_id, account_id, event_type, data, state, attempts, claimed_by, claim_expires_at)
           VALUES ('msg_cut_short', ${endpoint.id}, ${accountId}, 'balance.low', '{}'::jsonb, 'delivering', ${maxAttempts},
@@ -274,31 +274,31 @@ describe('webhooks', () => {
     const { key, accountId } = await gateway.createFundedKey();
     const endpoint = await endpointFor(key, ['balance.low']);
     const db = gateway.gateway.core.storage.db;
-    await queryRows(
+    await uncheckedRows(
       db,
       sql`INSERT INTO webhook_deliveries (id, endpoint_id, account_id, event_type, data, state, run_after, finished_at)
           VALUES ('msg_old_done', ${endpoint.id}, ${accountId}, 'balance.low', '{}'::jsonb, 'succeeded', now(), now() - interval '40 days'),
                  ('msg_new_done', ${endpoint.id}, ${accountId}, 'balance.low', '{}'::jsonb, 'failed', now(), now() - interval '1 day'),
                  ('msg_old_due', ${endpoint.id}, ${accountId}, 'balance.low', '{}'::jsonb, 'queued', now() + interval '1 day', NULL)`,
     );
-    await queryRows(
+    await uncheckedRows(
       db,
       sql`INSERT INTO webhook_attempts (id, delivery_id, attempt, status_code, latency_ms) VALUES ('att_old', 'msg_old_done', 1, 200, 5)`,
     );
     const repository = new WebhooksRepository(db);
     expect(await repository.pruneFinished(new Date(Date.now() - 30 * 86_400_000), 100)).toBe(1);
-    const left = await queryRows<{ id: string }>(
+    const left = await uncheckedRows<{ id: string }>(
       db,
       sql`SELECT id FROM webhook_deliveries WHERE endpoint_id = ${endpoint.id} ORDER BY id`,
     );
     expect(left.map((row) => row.id)).toEqual(['msg_new_done', 'msg_old_due']);
-    expect(await queryRows(db, sql`SELECT 1 FROM webhook_attempts WHERE id = 'att_old'`)).toHaveLength(0);
+    expect(await uncheckedRows(db, sql`SELECT 1 FROM webhook_attempts WHERE id = 'att_old'`)).toHaveLength(0);
   });
 
   it("deletes the marks of cap alerts whose window has long ended, and keeps the current ones and a total cap's", async () => {
     const { keyId } = await gateway.createFundedKey();
     const db = gateway.gateway.core.storage.db;
-    await queryRows(
+    await uncheckedRows(
       db,
       sql`INSERT INTO api_key_cap_alerts (api_key_id, cap, level, window_start, created_at)
           VALUES (${keyId}, 'daily', 80, '2026-01-01', now() - interval '40 days'),
@@ -309,7 +309,7 @@ describe('webhooks', () => {
     const repository = new WebhooksRepository(db);
     expect(await repository.pruneCapAlerts(new Date(Date.now() - 35 * 86_400_000), 1)).toBe(1);
     expect(await repository.pruneCapAlerts(new Date(Date.now() - 35 * 86_400_000), 100)).toBe(1);
-    const left = await queryRows<{ cap: string; window_start: string }>(
+    const left = await uncheckedRows<{ cap: string; window_start: string }>(
       db,
       sql`SELECT cap, window_start FROM api_key_cap_alerts WHERE api_key_id = ${keyId} ORDER BY cap`,
     );
@@ -498,7 +498,7 @@ describe('webhooks', () => {
   }
 
   async function windowStartsOf(keyId: string): Promise<{ day: string; week: string; month: string }> {
-    const [row] = await queryRows<{ day: string; week: string; month: string }>(
+    const [row] = await uncheckedRows<{ day: string; week: string; month: string }>(
       gateway.gateway.core.storage.db,
       sql`SELECT day_start::text AS day, week_start::text AS week, month_start::text AS month
             FROM api_keys WHERE id = ${keyId}`,
@@ -554,7 +554,7 @@ describe('webhooks', () => {
     await endpointFor(key, ['api_key.cap_reached']);
     for (let n = 0; n < 2; n++) expect(await image(key)).toBe(200);
     // The key last spent yesterday (as a key does that spends nothing today): its day counter is yesterday's.
-    await queryRows(
+    await uncheckedRows(
       gateway.gateway.core.storage.db,
       sql`UPDATE api_keys SET day_start = day_start - 1 WHERE id = ${keyId}`,
     );
@@ -576,14 +576,14 @@ describe('webhooks', () => {
   it('checks caps only for keys of accounts whose active endpoints take api_key.cap_reached', async () => {
     const capAlerts = async (accountId: string) =>
       (
-        await queryRows<{ cap_alerts: boolean }>(
+        await uncheckedRows<{ cap_alerts: boolean }>(
           gateway.gateway.core.storage.db,
           sql`SELECT cap_alerts FROM api_keys WHERE account_id = ${accountId} ORDER BY created_at, id`,
         )
       ).map((row) => row.cap_alerts);
     const marks = async (keyId: string) =>
       (
-        await queryRows(
+        await uncheckedRows(
           gateway.gateway.core.storage.db,
           sql`SELECT 1 FROM api_key_cap_alerts WHERE api_key_id = ${keyId}`,
         )

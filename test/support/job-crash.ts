@@ -12,13 +12,14 @@ import path from 'node:path';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { usdToNanos } from '../../src/domain/money.ts';
-import { openStorage, queryRows, type Storage } from '../../src/storage/database.ts';
+import { openStorage, type Storage } from '../../src/storage/database.ts';
 import { startArkFake } from '../fakes/ark-fake.ts';
 import type { FakeServer } from '../fakes/fake-server.ts';
 import { submissionsOf } from '../fakes/fake-images.ts';
 import { fakeSpeechKey, startSpeechFake } from '../fakes/speech-fake.ts';
 import { fundedKeyOf, postJson, startGatewayChild, type GatewayChild } from './gateway-child.ts';
 import { createTestDatabase, onExternalServer, type TestDatabase } from './test-database.ts';
+import { uncheckedRows } from './unchecked-rows.ts';
 
 const seedreamPath = '/api/v3/images/generations';
 const tasksPath = '/api/v3/contents/generations/tasks';
@@ -104,7 +105,7 @@ async function allTerminal(
 
 /** Nothing held, one record per job, and every nano granted either still there or charged. */
 async function expectBalancedBooks(storage: Storage, accountId: string, jobIds: readonly string[]): Promise<void> {
-  const [books] = await queryRows<{
+  const [books] = await uncheckedRows<{
     balance: string;
     held: string;
     holds: string;
@@ -122,7 +123,7 @@ async function expectBalancedBooks(storage: Storage, accountId: string, jobIds: 
   );
   expect(books).toMatchObject({ held: '0', holds: '0', jobs_open: '0', records: String(jobIds.length) });
   expect(BigInt(books!.balance) + BigInt(books!.charged)).toBe(usdToNanos(credits));
-  const ids = await queryRows<{ id: string }>(
+  const ids = await uncheckedRows<{ id: string }>(
     storage.db,
     sql`SELECT id FROM generations WHERE account_id = ${accountId}`,
   );
@@ -362,7 +363,7 @@ export function describeJobCrash(mode: 'embedded' | 'postgres'): void {
         const storage = await openStorage({ kind: 'postgres', url: database!.url });
         try {
           await expectBalancedBooks(storage, accountId, ids);
-          const [attempts] = await queryRows<{ most: number }>(
+          const [attempts] = await uncheckedRows<{ most: number }>(
             storage.db,
             sql`SELECT max(attempts) AS most FROM media_jobs WHERE account_id = ${accountId}`,
           );

@@ -8,7 +8,6 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { eq, sql } from 'drizzle-orm';
 import { afterAll, afterEach, beforeAll, expect } from 'vitest';
-import { queryRows } from '../../src/storage/database.ts';
 import { accounts } from '../../src/storage/schema.ts';
 import {
   startLedgerWorker,
@@ -18,6 +17,7 @@ import {
   type StormResult,
 } from './ledger-worker.ts';
 import { shippedConfigPath, startTestGateway, type TestGateway } from './test-gateway.ts';
+import { uncheckedRows } from './unchecked-rows.ts';
 
 /** Starts the gateway and both processes before the describe block's tests, and stops them after. */
 export function useTwoGatewayProcesses() {
@@ -57,7 +57,7 @@ export function useTwoGatewayProcesses() {
     accountId: string,
   ): Promise<{ balanceNanos: bigint; heldNanos: bigint; holds: number; generations: number; chargedNanos: bigint }> {
     const [account] = await db().select().from(accounts).where(eq(accounts.id, accountId));
-    const [totals] = await queryRows<{ count: string; cost: string; holds: string }>(
+    const [totals] = await uncheckedRows<{ count: string; cost: string; holds: string }>(
       db(),
       sql`SELECT (SELECT count(*) FROM generations WHERE account_id = ${accountId})::text AS count,
                  (SELECT COALESCE(sum(usd_cost_nanos), 0) FROM generations WHERE account_id = ${accountId})::text AS cost,
