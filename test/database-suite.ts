@@ -10,6 +10,7 @@ export const databaseSuite = [
   'test/integration/admin-api.test.ts',
   'test/integration/audio.test.ts',
   'test/integration/audit-log.test.ts',
+  'test/integration/checked-rows.test.ts',
   'test/integration/cli.test.ts',
   'test/integration/compat.test.ts',
   'test/integration/credit-leases.test.ts',
