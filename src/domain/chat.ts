@@ -119,8 +119,11 @@ export function toolCallsIn(content: ChatMessage['content']): ToolCall[] {
 /** A conversation whose tool results are named, and the call ids of those left without a name. */
 export interface NamedToolResults {
   messages: ChatMessage[];
-  /** Ids no call before the result has: such a result keeps the name it was given, empty from these protocols. */
-  unmatched: string[];
+  /**
+   * Ids no call before the result has: such a result keeps the name it was given, empty from these protocols. A
+   * set, as surfaces look up each of their results in it: a list would make that quadratic in a client's results.
+   */
+  unmatched: ReadonlySet<string>;
 }
 
 /**
@@ -142,7 +145,7 @@ export function nameToolResults(messages: ChatMessage[]): NamedToolResults {
     });
     return { ...message, content };
   });
-  return { messages: named, unmatched: [...unmatched] };
+  return { messages: named, unmatched };
 }
 
 /**

@@ -227,7 +227,7 @@ export function decodeChatMessages(body: ChatCompletionsRequest): DecodedChat {
   return {
     messages: named.messages,
     unmatchedToolResults: body.messages.flatMap((message, index) =>
-      roles[message.role] === 'tool' && named.unmatched.includes(message.tool_call_id ?? '')
+      roles[message.role] === 'tool' && named.unmatched.has(message.tool_call_id ?? '')
         ? [`body.messages[${index}].tool_call_id`]
         : [],
     ),

@@ -167,7 +167,7 @@ export function decodeResponsesInput(body: ResponsesRequest): DecodedChat {
   return {
     messages: named.messages,
     unmatchedToolResults: items.flatMap((item, index) =>
-      isFunctionCallOutputItem(item) && named.unmatched.includes(item.call_id) ? [`body.input[${index}].call_id`] : [],
+      isFunctionCallOutputItem(item) && named.unmatched.has(item.call_id) ? [`body.input[${index}].call_id`] : [],
     ),
     ...(tools ? { tools } : {}),
     ...(toolChoice ? { toolChoice } : {}),

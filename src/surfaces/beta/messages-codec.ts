@@ -255,13 +255,13 @@ function cacheBreakpoints(body: Omit<MessagesRequest, 'max_tokens'>): string[] {
 }
 
 /** The field of each tool_result block answering one of `callIds`, as the client wrote it. */
-function toolResultFields(messages: MessagesRequest['messages'], callIds: readonly string[]): string[] {
-  if (callIds.length === 0) return [];
+function toolResultFields(messages: MessagesRequest['messages'], callIds: ReadonlySet<string>): string[] {
+  if (callIds.size === 0) return [];
   const fields: string[] = [];
   for (const [index, message] of messages.entries()) {
     if (typeof message.content === 'string') continue;
     for (const [position, block] of message.content.entries())
-      if (isKnownContentBlock(block) && block.type === 'tool_result' && callIds.includes(block.tool_use_id))
+      if (isKnownContentBlock(block) && block.type === 'tool_result' && callIds.has(block.tool_use_id))
         fields.push(`body.messages[${index}].content[${position}].tool_use_id`);
   }
   return fields;
