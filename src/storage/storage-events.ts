@@ -1,9 +1,12 @@
 import Type, { type Static } from 'typebox';
 import { Compile } from 'typebox/compile';
 
-/** An event's fields and nothing else: a field this version does not know is not an event it understands. */
+/**
+ * An event's fields. Others pass: a newer process may add one during a rolling upgrade, and this process must
+ * still act on the event (a key revoked, credit to give back).
+ */
 const event = <Fields extends Record<string, ReturnType<typeof Type.String | typeof Type.Literal>>>(fields: Fields) =>
-  Type.Object(fields, { additionalProperties: false });
+  Type.Object(fields);
 
 /**
  * Something other processes (or this one) must forget from their caches, or give back:
