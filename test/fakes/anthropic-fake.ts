@@ -1,4 +1,5 @@
 import type { ServerResponse } from 'node:http';
+import { Type } from 'typebox';
 import { objectOf } from '../../src/domain/wire-values.ts';
 import {
   isClientTool,
@@ -34,7 +35,9 @@ import { sseEvent, writeJson } from './wire.ts';
  * With `thinking` enabled the answer begins with a thinking block signed `fakeThinkingSignature`, and the request
  * is held to the rules of Anthropic's extended thinking guide (`thinkingError`). `fake-thinking` thinks unasked (as a
  * model whose thinking is on by default): a thinking block, then a redacted_thinking block, then the answer.
- * A body that does not follow the protocol's request schema is answered 400 invalid_request_error.
+ * A body that does not follow the protocol's request schema is answered 400 invalid_request_error. A message
+ * thread continued (`thread: {type: "continue", previous_message_id}`) from an id ending in `-<n>` is billed n
+ * more input tokens, as the server bills the conversation it holds and reads again.
  */
 export const fakeAnthropicKey = 'sk-ant-fake-key';
 
@@ -130,6 +133,14 @@ function sendError(response: ServerResponse, status: number, message: string): v
 }
 
 const isMessagesRequest = wireCheck(MessagesRequest);
+const isContinuedThread = wireCheck(
+  Type.Object({ type: Type.Literal('continue'), previous_message_id: Type.String() }),
+);
+
+/** Input tokens of the conversation a continued thread holds: n for a previous message id ending in `-<n>`. */
+function threadTokens(thread: unknown): number {
+  return isContinuedThread(thread) ? Number(/-(\d+)$/.exec(thread.previous_message_id)?.[1] ?? 0) : 0;
+}
 
 const textOf = (content: Content | undefined): string =>
   typeof content === 'string'
@@ -192,7 +203,8 @@ async function messages(request: RecordedRequest, response: ServerResponse): Pro
   const toolUse = { type: 'tool_use' as const, id: 'toolu_fake01', name: tool ?? '' };
   const inputTokens =
     body.messages.reduce((sum, message) => sum + wordsOf(textOf(message.content)).length, 0) +
-    wordsOf(textOf(body.system)).length;
+    wordsOf(textOf(body.system)).length +
+    threadTokens(body.thread);
   const cacheRead = body.model === 'fake-cached' ? 1_000 : 0;
   const message = {
     id: 'msg_fake01',

@@ -1,6 +1,8 @@
 import type { ServerResponse } from 'node:http';
+import { Type } from 'typebox';
 import {
   ChatCompletionsRequest,
+  InputAudioPart,
   isChatFunctionCall as isFunctionCall,
   isChatFunctionTool,
   isChatJsonSchemaFormat,
@@ -62,10 +64,54 @@ import { sseEvent, writeJson } from './wire.ts';
  * `image_url`, say), and images for any model but DALL·E refuse `response_format`. A Responses request naming
  * what OpenAI keeps by an id ending in `-<n>` (`previous_response_id`, `conversation`, a stored `prompt`, an
  * `item_reference` input item) is billed n more input tokens for each, as OpenAI bills the stored input it reads.
+ * So are the content parts it reads besides their words (chat and Responses alike): a file or an image named by a
+ * `file_id` (or a file by a `file_url`) ending in `-<n>` is billed n input tokens; a file's or audio's data sent
+ * inline one token per 4 characters of its base64 (3 bytes), a stand-in for the tokens the real API bills for
+ * their content (a PDF's pages, audio's seconds), which the gateway does not count either.
  * Every request body is checked against the protocol's request schema; one that does not conform is
  * answered 400 with the provider's error body, as the real API does.
  */
 export const fakeOpenAiKey = 'sk-fake-openai-key';
+
+const isChatFilePart = wireCheck(
+  Type.Object({
+    type: Type.Literal('file'),
+    file: Type.Object({ file_data: Type.Optional(Type.String()), file_id: Type.Optional(Type.String()) }),
+  }),
+);
+const isInputFilePart = wireCheck(
+  Type.Object({
+    type: Type.Literal('input_file'),
+    file_data: Type.Optional(Type.String()),
+    file_id: Type.Optional(Type.Union([Type.String(), Type.Null()])),
+    file_url: Type.Optional(Type.String()),
+  }),
+);
+const isFileImagePart = wireCheck(Type.Object({ type: Type.Literal('input_image'), file_id: Type.String() }));
+const isInputAudioPart = wireCheck(InputAudioPart);
+
+/** n for an id (or address) ending in `-<n>`, else none. */
+const namedTokens = (id: string | null | undefined) => Number(/-(\d+)$/.exec(id ?? '')?.[1] ?? 0);
+/** One token per 4 characters of inline base64. */
+const inlineTokens = (data: string | undefined) => Math.ceil((data?.length ?? 0) / 4);
+
+/** Input tokens of a content part beyond its words: a file's or audio's, an image's by file id (see the header). */
+function attachedInputTokens(part: unknown): number {
+  if (isChatFilePart(part)) return namedTokens(part.file.file_id) + inlineTokens(part.file.file_data);
+  if (isInputFilePart(part))
+    return namedTokens(part.file_id) + namedTokens(part.file_url) + inlineTokens(part.file_data);
+  if (isFileImagePart(part)) return namedTokens(part.file_id);
+  if (isInputAudioPart(part)) return inlineTokens(part.input_audio.data);
+  return 0;
+}
+
+/** The attached input tokens of every part of `contents` (a message's content each, or a call's output). */
+function attachedTokensOf(contents: readonly unknown[]): number {
+  let tokens = 0;
+  for (const content of contents)
+    if (Array.isArray(content)) for (const part of content) tokens += attachedInputTokens(part);
+  return tokens;
+}
 
 /** The real API's check: tool messages answer, one each, the calls of the assistant message right before them. */
 function toolSequenceError(messages: ChatCompletionsRequest['messages']): string | undefined {
@@ -193,7 +239,9 @@ async function chatCompletions(request: RecordedRequest, response: ServerRespons
     finishReason = 'length';
   }
   const usage = {
-    prompt_tokens: body.messages.reduce((sum, message) => sum + wordsOf(contentText(message.content)).length, 0),
+    prompt_tokens:
+      body.messages.reduce((sum, message) => sum + wordsOf(contentText(message.content)).length, 0) +
+      attachedTokensOf(body.messages.map((message) => message.content)),
     completion_tokens: words.length * choices.length,
   };
   const fullUsage = { ...usage, total_tokens: usage.prompt_tokens + usage.completion_tokens };
@@ -445,7 +493,12 @@ async function responses(request: RecordedRequest, response: ServerResponse): Pr
     input_tokens:
       messages.reduce((sum, item) => sum + wordsOf(textOf(item.content)).length, 0) +
       wordsOf(body.instructions ?? '').length +
-      storedInputTokens(body, items),
+      storedInputTokens(body, items) +
+      attachedTokensOf(
+        items.map((item) =>
+          isResponsesMessageItem(item) ? item.content : isFunctionCallOutputItem(item) ? item.output : undefined,
+        ),
+      ),
     input_tokens_details: { cached_tokens: 0, cache_write_tokens: 0 },
     output_tokens: words.length,
     output_tokens_details: { reasoning_tokens: 0 },

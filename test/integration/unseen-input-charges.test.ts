@@ -2,8 +2,9 @@
  * A Responses call passed through to OpenAI itself that names input OpenAI keeps (`previous_response_id`,
  * `conversation`, a stored `prompt`, `item_reference` input items) makes OpenAI read input the gateway never sees, so no hold bounds its cost:
  * it is charged the cost the upstream reports, past its hold, within what the account's balance and the key's
- * caps leave at settlement; the rest is recorded as `unchargedUsdCost`. Every other call is charged at most its
- * hold. Both ledger modes (credit leases, and a hold row per request), and two processes on one database.
+ * caps leave at settlement; the rest is recorded as `unchargedUsdCost`. So is any relayed call carrying a part
+ * the hold does not count, to any server of its protocol: a chat file, a Responses input_file, a beta thread.
+ * Every other call (text, images) is charged at most its hold. Both ledger modes (credit leases, and a hold row per request), and two processes on one database.
  */
 import dns from 'node:dns';
 import { eq } from 'drizzle-orm';
@@ -11,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { usdToNanos } from '../../src/domain/money.ts';
 import { apiKeys } from '../../src/storage/schema.ts';
 import type { FakeServer } from '../fakes/fake-server.ts';
+import { fakeAnthropicKey, startAnthropicFake } from '../fakes/anthropic-fake.ts';
 import { startLyingOpenAiFake } from '../fakes/lying-openai-fake.ts';
 import { fakeOpenAiKey, startOpenAiFake } from '../fakes/openai-fake.ts';
 import { usageRecords } from '../support/http-helpers.ts';
@@ -35,32 +37,39 @@ function configText(fake: FakeServer, liar: FakeServer, leases: boolean): string
     `  openai: { protocol: openai, baseUrl: "http://${openAiHost}:${port(fake)}/v1", apiKey: ${fakeOpenAiKey} }`,
     `  liar: { protocol: openai, baseUrl: "http://${openAiHost}:${port(liar)}/v1", apiKey: ${fakeOpenAiKey} }`,
     `  compatible: { protocol: openai, baseUrl: "${fake.url}/v1", apiKey: ${fakeOpenAiKey} }`,
+    `  anthropic: { protocol: anthropic, baseUrl: "${anthropic.url}/v1", apiKey: ${fakeAnthropicKey} }`,
     'models:',
     '  - id: gpt',
     '    pricing: { inputPerMTok: 1, outputPerMTok: 2 }',
     '    providers: [{ provider: openai, model: gpt-4.1 }]',
     '  - id: runaway',
+    '    inputModalities: [text, image]',
     '    pricing: { inputPerMTok: 1, outputPerMTok: 2 }',
     '    providers: [{ provider: liar, model: runaway }]',
     '  - id: compatible-gpt',
     '    pricing: { inputPerMTok: 1, outputPerMTok: 2 }',
     '    providers: [{ provider: compatible, model: gpt-4.1 }]',
+    '  - id: claude',
+    '    pricing: { inputPerMTok: 1, outputPerMTok: 2 }',
+    '    providers: [{ provider: anthropic, model: claude-sonnet-4-5 }]',
     ...(leases ? [] : ['ledger: { leaseMaxUsd: 0 }']),
   ].join('\n');
 }
 
 let fake: FakeServer;
 let liar: FakeServer;
+/** Started with the others; the catalog's `claude` row is served by it. */
+let anthropic: FakeServer;
 
 beforeAll(async () => {
   const lookup = dns.lookup;
   // Only the name is routed: the gateway connects to the fakes as it would to OpenAI (plain HTTP, their ports).
   vi.spyOn(dns, 'lookup').mockImplementation(((hostname: string, ...rest: unknown[]) =>
     Reflect.apply(lookup, dns, [hostname === openAiHost ? '127.0.0.1' : hostname, ...rest])) as typeof dns.lookup);
-  [fake, liar] = await Promise.all([startOpenAiFake(), startLyingOpenAiFake()]);
+  [fake, liar, anthropic] = await Promise.all([startOpenAiFake(), startLyingOpenAiFake(), startAnthropicFake()]);
 });
 afterAll(async () => {
-  await Promise.all([fake?.close(), liar?.close()]);
+  await Promise.all([fake?.close(), liar?.close(), anthropic?.close()]);
   vi.restoreAllMocks();
 });
 
@@ -272,5 +281,109 @@ describe('many such calls settling at once, from two processes on one database',
     expect(charged).toBeLessThanOrEqual(usdToNanos(1));
     expect(charged).toBeGreaterThan(usdToNanos(0.99));
     expect(await balanceNanosOf(gateways[0]!, accountId)).toBe(usdToNanos(10) - charged);
+  });
+});
+
+/** A chat call of `content` as the user's message, with an output limit of 16. */
+function chat(gateway: TestGateway, key: string, { model, content }: { model: string; content: unknown }) {
+  return gateway.request({
+    method: 'POST',
+    url: '/api/alpha/v1/chat/completions',
+    headers: { 'x-api-key': key },
+    payload: { model, max_tokens: 16, messages: [{ role: 'user', content }] },
+  });
+}
+
+describe.each([
+  { mode: 'credit leases', leases: true },
+  { mode: 'hold rows', leases: false },
+])('a relayed call carrying parts its hold does not count ($mode)', ({ leases }) => {
+  let gateway: TestGateway;
+  beforeAll(async () => {
+    gateway = await startTestGateway({ configText: configText(fake, liar, leases) });
+  });
+  afterAll(async () => {
+    await gateway?.close();
+  });
+
+  it('a chat file named by id, to a server of the protocol other than OpenAI, is charged past its hold', async () => {
+    const { accountId, key } = await gateway.createFundedKey({ credits: 10 });
+    const response = await chat(gateway, key, {
+      model: 'compatible-gpt',
+      content: [
+        { type: 'text', text: 'hi' },
+        { type: 'file', file: { file_id: 'file-report-300000' } },
+      ],
+    });
+    expect(response.statusCode, response.body).toBe(200);
+    const cost = costOf(300_000);
+    expect(cost).toBeGreaterThan(20n * holdNanos);
+    expect(await chargeOf(gateway, key)).toMatchObject({ charged: cost, uncharged: 0n });
+    expect(await balanceNanosOf(gateway, accountId)).toBe(usdToNanos(10) - cost);
+  });
+
+  it('a Responses input_file sent inline is charged past its hold', async () => {
+    const { accountId, key } = await gateway.createFundedKey({ credits: 10 });
+    const fileData = `data:application/pdf;base64,${'JVBE'.repeat(50_000)}`;
+    const response = await respond(gateway, key, {
+      input: [
+        {
+          role: 'user',
+          content: [
+            { type: 'input_text', text: 'hi' },
+            { type: 'input_file', filename: 'report.pdf', file_data: fileData },
+          ],
+        },
+      ],
+    });
+    expect(response.statusCode, response.body).toBe(200);
+    const cost = costOf(Math.ceil(fileData.length / 4));
+    expect(cost).toBeGreaterThan(20n * holdNanos);
+    expect(await chargeOf(gateway, key)).toMatchObject({ charged: cost, uncharged: 0n });
+    expect(await balanceNanosOf(gateway, accountId)).toBe(usdToNanos(10) - cost);
+  });
+
+  it('a beta call continuing a message thread is charged past its hold', async () => {
+    const { accountId, key } = await gateway.createFundedKey({ credits: 10 });
+    const response = await gateway.request({
+      method: 'POST',
+      url: '/api/beta/v1/messages',
+      headers: { 'x-api-key': key },
+      payload: {
+        model: 'claude',
+        max_tokens: 16,
+        messages: [{ role: 'user', content: 'hi' }],
+        thread: { type: 'continue', previous_message_id: 'msg_x-200000' },
+      },
+    });
+    expect(response.statusCode, response.body).toBe(200);
+    expect(anthropic.requests.at(-1)!.body).toMatchObject({ thread: { previous_message_id: 'msg_x-200000' } });
+    const cost = costOf(200_000);
+    expect(cost).toBeGreaterThan(20n * holdNanos);
+    expect(await chargeOf(gateway, key)).toMatchObject({ charged: cost, uncharged: 0n });
+    expect(await balanceNanosOf(gateway, accountId)).toBe(usdToNanos(10) - cost);
+  });
+
+  it('a chat call of text, or of text and an image (counted), is still charged at most its hold', async () => {
+    const text = await gateway.createFundedKey({ credits: 10 });
+    const plain = await chat(gateway, text.key, { model: 'runaway', content: 'hi' });
+    expect(plain.statusCode, plain.body).toBe(200);
+    const charge = await chargeOf(gateway, text.key);
+    expect(charge.charged).toBe(holdNanos);
+    expect(charge.uncharged).toBeGreaterThan(0n);
+
+    const pictured = await gateway.createFundedKey({ credits: 10 });
+    const image = await chat(gateway, pictured.key, {
+      model: 'runaway',
+      content: [
+        { type: 'text', text: 'hi' },
+        { type: 'image_url', image_url: { url: 'https://example.com/cat.png' } },
+      ],
+    });
+    expect(image.statusCode, image.body).toBe(200);
+    const imageCharge = await chargeOf(gateway, pictured.key);
+    // The image is in the bound at 2,000 tokens.
+    expect(imageCharge.charged).toBe(holdNanos + 2_000n * 1_000n);
+    expect(imageCharge.uncharged).toBeGreaterThan(0n);
   });
 });

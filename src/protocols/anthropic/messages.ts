@@ -72,6 +72,40 @@ export const ContentBlock = openTaggedUnion(contentBlocks);
 export type ContentBlock = Static<typeof ContentBlock>;
 export const isKnownContentBlock = knownMemberOf(contentBlocks);
 
+/**
+ * The blocks the gateway's prompt bound counts, as the beta decoder reads them: text, a tool call, an image by
+ * data or URL (a fixed share each), a tool result of text; thinking sent back is left unmarked, the model's own
+ * words, which a translated call goes without. A document (of any source), an image by file id and blocks of
+ * other types are not counted.
+ */
+const isCountedBlock = wireCheck(
+  Type.Union([
+    TextBlock,
+    ToolUseBlock,
+    Type.Object({ type: Type.Literal('image'), source: Type.Union([Base64Source, UrlSource]) }),
+    Type.Object({
+      type: Type.Literal('tool_result'),
+      content: Type.Optional(Type.Union([Type.String(), Type.Array(TextBlock)])),
+    }),
+    ThinkingBlock,
+    RedactedThinkingBlock,
+  ]),
+);
+const isBlocksMessage = wireCheck(Type.Object({ content: Type.Array(Type.Unknown()) }));
+
+/**
+ * Whether a messages request makes its upstream read input the gateway's prompt bound does not count: a thread
+ * (the server holds the conversation and `continue` reads it; the shape is the server's to check, so any thread
+ * is taken as one it reads), or a block the bound does not count. Its cost is then past what the hold bounds. One pass over the messages' blocks.
+ */
+export function messagesReadUncountedInput(body: Readonly<Record<string, unknown>>): boolean {
+  if (body.thread !== undefined && body.thread !== null) return true;
+  if (!Array.isArray(body.messages)) return false;
+  return body.messages.some(
+    (message: unknown) => isBlocksMessage(message) && !message.content.every((block) => isCountedBlock(block)),
+  );
+}
+
 const MessageParam = Type.Object({
   role: Type.String({ minLength: 1, description: '`user` or `assistant`' }),
   content: stringOr(Type.Array(ContentBlock)),

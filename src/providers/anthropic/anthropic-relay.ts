@@ -4,6 +4,7 @@ import {
   isKnownStreamEvent,
   isMessage,
   isMessagesStreamEvent,
+  messagesReadUncountedInput,
   streamUsageAfter,
   usageOf,
   type MessagesUsage,
@@ -33,11 +34,14 @@ export async function relayAnthropic(
     headers: anthropicHeaders(options.target, options.headers),
     body,
   });
-  return checkedRelay(
-    response,
-    { answer: isMessage, event: isMessagesStreamEvent, what: 'a message' },
-    body.stream === true ? { split: sseSplitter(options.target.maxEventCharacters), meteredHead: true } : undefined,
-  );
+  return {
+    ...(await checkedRelay(
+      response,
+      { answer: isMessage, event: isMessagesStreamEvent, what: 'a message' },
+      body.stream === true ? { split: sseSplitter(options.target.maxEventCharacters), meteredHead: true } : undefined,
+    )),
+    ...(messagesReadUncountedInput(body) ? { unseenInput: true } : {}),
+  };
 }
 
 /** A named SSE event as the protocol writes it. */

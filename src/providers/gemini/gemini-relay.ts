@@ -1,6 +1,7 @@
 import { DeliveredOutput } from '../../domain/delivered-output.ts';
 import {
   blockedPromptFinish,
+  generateContentReadsUncountedInput,
   isGenerateContentResponse,
   usageFromMetadata,
   type GenerateContentResponse,
@@ -45,11 +46,14 @@ export async function relayGemini(
       : operation === 'stream-generate-content-sse'
         ? sseSplitter(limit)
         : jsonArraySplitter(limit);
-  return checkedRelay(
-    response,
-    { answer: isGenerateContentResponse, event: isGenerateContentResponse, what: 'a generateContent answer' },
-    stream && { split: stream, meteredHead: true },
-  );
+  return {
+    ...(await checkedRelay(
+      response,
+      { answer: isGenerateContentResponse, event: isGenerateContentResponse, what: 'a generateContent answer' },
+      stream && { split: stream, meteredHead: true },
+    )),
+    ...(generateContentReadsUncountedInput(body) ? { unseenInput: true } : {}),
+  };
 }
 
 /** The JSON of a call's arguments, for counting; arguments too deep to write count as none (the hold still caps the charge). */

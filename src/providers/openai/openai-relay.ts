@@ -1,5 +1,6 @@
 import { DeliveredOutput } from '../../domain/delivered-output.ts';
 import {
+  chatReadsUncountedInput,
   isChatCompletion,
   isChatCompletionChunk,
   streamTerminator,
@@ -10,11 +11,10 @@ import {
   failedResponsesEvents,
   isResponseObject,
   isResponsesFunctionTool,
-  isItemReference,
   isResponsesStreamEvent,
   openAiOnlyResponsesFields,
   responsesUsageOf,
-  storedInputResponsesFields,
+  responsesReadsUncountedInput,
   terminalResponsesEvents,
   type ResponsesStreamEvent,
 } from '../../protocols/openai/responses.ts';
@@ -109,19 +109,16 @@ export async function relayOpenAi(
       body.stream === true ? { split: sseSplitter(options.target.maxEventCharacters), meteredHead: true } : undefined,
     )),
     dropped,
-    ...(native && operation === 'responses' && readsStoredInput(forwarded) ? { unseenInput: true } : {}),
+    // Read from what is forwarded: fields another server is not sent (stored responses...) make it read nothing.
+    ...(readsUncountedInput[operation](forwarded) ? { unseenInput: true } : {}),
   };
 }
 
-/**
- * Whether a Responses request names input OpenAI keeps (an earlier response, a conversation, a stored prompt, or
- * input items by id, as the AI SDK sends earlier answers by default): its cost is then past what the gateway could
- * bound.
- */
-function readsStoredInput(body: Readonly<Record<string, unknown>>): boolean {
-  if (storedInputResponsesFields.some((field) => body[field] !== undefined && body[field] !== null)) return true;
-  return Array.isArray(body.input) && body.input.some(isItemReference);
-}
+/** Whether a request makes the upstream read input its hold does not count, per operation. */
+const readsUncountedInput: Record<OpenAiOperation, (body: Readonly<Record<string, unknown>>) => boolean> = {
+  'chat-completions': chatReadsUncountedInput,
+  responses: responsesReadsUncountedInput,
+};
 
 /** An SSE event as the protocol writes it. */
 const sseEvent = (payload: object, name?: string) =>
