@@ -196,14 +196,20 @@ export class CreditLeases {
     lease.inStorageNanos += taken;
     // Until it is written the lease counts it in storage: the lease stays open, its row holding the charge.
     const settled = this.writes.write(() =>
-      this.repository.settleFromLease({ ...input, holdId: lease.id, ...(beyond > 0n ? { shareNanos: taken } : {}) }),
+      this.repository.settleFromLease({
+        ...input,
+        holdId: lease.id,
+        ...(beyond > 0n ? { shareNanos: taken, promisedNanos: amount } : {}),
+      }),
     );
     return settled.then(
       (settled) => {
         lease.inStorage--;
         lease.inStorageNanos -= taken;
-        // The row no longer held the claim: it was released while this process was silent (its lease swept as
-        // orphaned). What memory counts as available is held by nothing either: the lease admits no more.
+        // The row no longer held the credit promised to the request: it was released while this process was
+        // silent (its lease swept as orphaned). What memory counts as available is held by nothing either: the
+        // lease admits no more. (A row short only of unpromised credit a share asked for is still held: it gave
+        // what it had, the rest was claimed out of free credit.)
         if (!settled.held) this.forget(lease);
         this.afterChange(lease);
         return settled;

@@ -306,6 +306,7 @@ DECLARE
   v_hold_id text;
   v_claim bigint;
   v_share bigint;
+  v_own bigint;
   v_cost bigint;
   v_now timestamptz;
   v_day date;
@@ -374,13 +375,16 @@ BEGIN
       IF v_share < 0 OR v_share > v_claim THEN
         RAISE EXCEPTION 'a share of a lease must be from 0 to the claim';
       END IF;
-      v_was_held := v_lease_nanos IS NOT NULL AND v_lease_nanos >= v_share;
-      IF v_was_held THEN
-        v_lease_nanos := v_lease_nanos - v_share;
+      -- The part of the share the lease promised the request (`promised`, sent with a share; else all of it).
+      v_own := LEAST(v_share, COALESCE((v_item->>'promised')::bigint, v_share));
+      -- As much of the share as the row has (the process may count more unpromised credit than it holds); the
+      -- rest is claimed out of free credit below. Held: the row is there and held the request's own credit, so
+      -- the process's count of it was right but perhaps for credit promised to no one.
+      v_held := GREATEST(0, LEAST(v_share, COALESCE(v_lease_nanos, 0)));
+      v_was_held := v_lease_nanos IS NOT NULL AND v_lease_nanos >= v_own;
+      IF v_held > 0 THEN
+        v_lease_nanos := v_lease_nanos - v_held;
         v_lease_dirty := true;
-        v_held := v_share;
-      ELSE
-        v_held := 0;
       END IF;
     ELSE
       IF v_lease_id = v_hold_id THEN

@@ -38,6 +38,11 @@ export interface SettleInput {
    * hold. The claim when absent.
    */
   shareNanos?: bigint;
+  /**
+   * With `shareNanos`, the part of it the lease promised the request: the settlement is reported held when the
+   * lease's row still held that much (it then takes what it has of the share, the rest claimed as above).
+   */
+  promisedNanos?: bigint;
   /** What the generation cost: what is not charged of it is written on the record. */
   costNanos: bigint;
   now: Date;
@@ -312,6 +317,7 @@ export class LedgerRepository {
       key: input.generation.apiKeyId,
       claim: String(input.claimNanos),
       ...(input.shareNanos === undefined ? {} : { share: String(input.shareNanos) }),
+      ...(input.promisedNanos === undefined ? {} : { promised: String(input.promisedNanos) }),
       cost: String(input.costNanos),
       now: input.now.toISOString(),
       generation: input.generation.generationId,

@@ -361,4 +361,59 @@ describe('gw_settle_batch: one batch leaves what its items leave one by one', ()
     // A share past the claim is refused.
     await expect(settle({ claim: 1n, share: 2n, cost: 1n })).rejects.toThrow('share');
   });
+
+  it("takes what a lease's row has of a share it cannot cover, the rest out of free credit", async () => {
+    const prefix = 'short_';
+    // Account a1: 1 USD, of which 0.2 is held by lease_0 (key k1): 0.8 free beyond it.
+    await create(
+      prefix,
+      {
+        balances: [usd, usd],
+        balanceAlerts: [null, null],
+        leases: [(2n * usd) / 10n, 0n, 0n, 0n],
+        keys: [0, 1, 2].map(() => ({ caps: [null, null, null, null], spent: 0n, started: true })),
+      },
+      [],
+    );
+    const settle = async (fields: { share: bigint; promised: bigint; generation: string }) => {
+      const [item] = settlementItems(prefix, [
+        {
+          pair: 0,
+          lease: true,
+          ownHold: 'own',
+          hold: 0n,
+          claim: usd,
+          share: undefined,
+          cost: usd,
+          moment: 1,
+          usage: null,
+        },
+      ]);
+      const { rows } = await client.query<{ settled: Array<[boolean, string, unknown]> }>(
+        'SELECT gw_settle_batch($1::jsonb) AS settled',
+        [
+          JSON.stringify([
+            {
+              ...item,
+              share: String(fields.share),
+              promised: String(fields.promised),
+              generation: `${prefix}${fields.generation}`,
+            },
+          ]),
+        ],
+      );
+      return rows[0]!.settled[0]!;
+    };
+    // A claim of 1 USD whose share (0.3, the request's own 0.1 among it) the row's 0.2 cannot cover: the row gives
+    // its 0.2 and the free credit 0.8 (it took nothing of the row, and was charged 0.8); the row held the request's
+    // own credit, so the lease is held still.
+    const [held, charged] = await settle({ share: (3n * usd) / 10n, promised: usd / 10n, generation: 'gen_1' });
+    expect([held, charged]).toEqual([true, String(usd)]);
+    const after = await outcome(prefix);
+    expect(after.accounts).toContainEqual({ id: 'a1', balance_nanos: '0', held_nanos: '0' });
+    expect(after.holds).toContainEqual({ id: 'lease_0', amount_nanos: '0' });
+    // An empty row does not hold a request's own credit: reported not held (nothing is left to charge).
+    const [emptyHeld, emptyCharged] = await settle({ share: usd / 10n, promised: usd / 10n, generation: 'gen_2' });
+    expect([emptyHeld, emptyCharged]).toEqual([false, '0']);
+  });
 });

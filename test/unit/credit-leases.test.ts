@@ -210,15 +210,16 @@ describe('credit leases: settlements storage refuses, and a lease storage no lon
     const second = await admitted(leases, 100n);
     // 150 past its credit: the lease has 200 unpromised, and the row gives all of the claim.
     await first.settle(cost(250n));
-    expect(sent[0]).toMatchObject({ claimNanos: 250n, shareNanos: 250n });
+    expect(sent[0]).toMatchObject({ claimNanos: 250n, shareNanos: 250n, promisedNanos: 100n });
     // 900 past its credit, 50 unpromised left: the row gives 150, storage charges the rest out of free credit if it can.
     await second.settle(cost(1_000n));
-    expect(sent[1]).toMatchObject({ claimNanos: 1_000n, shareNanos: 150n });
+    expect(sent[1]).toMatchObject({ claimNanos: 1_000n, shareNanos: 150n, promisedNanos: 100n });
     expect(leases.holdings().leasedNanos).toBe(0n);
     // A claim within the request's credit comes out of the row whole, as it always did.
     const third = await admitted(leases, 100n);
     await third.settle(cost(40n));
     expect(sent[2]).not.toHaveProperty('shareNanos');
+    expect(sent[2]).not.toHaveProperty('promisedNanos');
     // Its extension took the most one takes (the lease's recent admissions cover it): 1,000, of which 40 charged.
     expect(leases.holdings().leasedNanos).toBe(960n);
     await leases.close();

@@ -43,7 +43,7 @@ const landed: ReadonlyArray<readonly [string, string]> = [
   ['0021_job_upstream_error', 'cdd1b6807547236d15a435c985a4c55bf7f4b85002342041e612dcbcb7027993'],
   ['0022_job_upstream_retry_after', '4d37c53f1f802ec90be5a084f62f3d45c3cdcedf540fe27e2276be1a4592d2ec'],
   ['0023_lowered_cap_alerts', 'd145d7f0891805a28d1e7df7ff01537a572099e7044610470053280f42eceee6'],
-  ['0024_settle_lease_share', '6442903bda259a7e2f46e01a4b6585cfb75ae0d9bfa3198a246f2bee75cdc7e5'],
+  ['0024_settle_lease_share', '69d1e623b31d4b7a7e0c24b988dea3de28a4dc44168e823dcc27b934c49a7e0a'],
 ];
 
 const journal = Value.Parse(Journal, JSON.parse(readFileSync(path.join(folder, 'meta/_journal.json'), 'utf8')));

@@ -1,9 +1,11 @@
 -- gw_settle_batch takes an item's `share` of its lease: what the settlement takes of the lease's row when that is
--- less than its claim. A Responses call to OpenAI itself that names a stored response, conversation or prompt
--- costs what no hold bounds, and claims its whole cost: a claim past the credit the lease promised the request takes
+-- less than its claim. A relayed call whose upstream reads input its hold does not count (a stored conversation,
+-- a file) costs what no hold bounds, and claims its whole cost: a claim past the credit the lease promised the request takes
 -- the lease's unpromised credit (the share, as the process counts it), and the rest out of what the account and
 -- the key have free beyond every hold (gw_free_credit), as a claim past a hold row of its own already was. Without
--- `share` an item takes its claim of the lease, as before.
+-- `share` an item takes its claim of the lease, as before. A row holding less than the share (the process counted
+-- more unpromised credit than it holds) gives what it has, and the rest is claimed out of free credit; the item is
+-- reported held when the row held at least the credit promised to the request (`promised`, sent with `share`).
 CREATE OR REPLACE FUNCTION gw_settle_batch(p_items jsonb)
 RETURNS jsonb LANGUAGE plpgsql AS $$
 DECLARE
@@ -27,6 +29,7 @@ DECLARE
   v_hold_id text;
   v_claim bigint;
   v_share bigint;
+  v_own bigint;
   v_cost bigint;
   v_now timestamptz;
   v_day date;
@@ -95,13 +98,16 @@ BEGIN
       IF v_share < 0 OR v_share > v_claim THEN
         RAISE EXCEPTION 'a share of a lease must be from 0 to the claim';
       END IF;
-      v_was_held := v_lease_nanos IS NOT NULL AND v_lease_nanos >= v_share;
-      IF v_was_held THEN
-        v_lease_nanos := v_lease_nanos - v_share;
+      -- The part of the share the lease promised the request (`promised`, sent with a share; else all of it).
+      v_own := LEAST(v_share, COALESCE((v_item->>'promised')::bigint, v_share));
+      -- As much of the share as the row has (the process may count more unpromised credit than it holds); the
+      -- rest is claimed out of free credit below. Held: the row is there and held the request's own credit, so
+      -- the process's count of it was right but perhaps for credit promised to no one.
+      v_held := GREATEST(0, LEAST(v_share, COALESCE(v_lease_nanos, 0)));
+      v_was_held := v_lease_nanos IS NOT NULL AND v_lease_nanos >= v_own;
+      IF v_held > 0 THEN
+        v_lease_nanos := v_lease_nanos - v_held;
         v_lease_dirty := true;
-        v_held := v_share;
-      ELSE
-        v_held := 0;
       END IF;
     ELSE
       IF v_lease_id = v_hold_id THEN
