@@ -17,7 +17,8 @@ export const tokensPerImage = 2_000;
  * tokenizers spend at most one token per UTF-8 byte. Reservations use it, so a request is admitted or
  * refused after work linear in its size, and a settlement capped at its hold does not undercharge the
  * prompt's text, tools and images. Parts a pass-through forwards without decoding them (audio, files,
- * documents) are not in it: the hold covers them only through the output limit's share.
+ * documents) are not in it: a relay carrying them is charged past its hold (each protocol's description in
+ * src/protocols says which parts those are).
  */
 export function promptTokenBound(
   messages: readonly ChatMessage[],
