@@ -1,7 +1,7 @@
 /**
  * This checkout's gateway against another checkout's compiled gateway (the commit before a change, say), on the
  * same fake upstream and the same harness, interleaved: each round loads one and then the other on every call
- * at 32 connections, the order alternating by round, so that the machine's drift over a run (a shared virtual
+ * at 32 connections (`--connections`), the order alternating by round, so that the machine's drift over a run (a shared virtual
  * machine varies by 20% and more between runs) falls on both alike. The rounds are spread over sessions, each
  * with a fresh process of both builds, started in alternating order: one process of the same build can run
  * 5-10% slower than another for the whole of its life (where its memory happens to lie), which a single
@@ -11,7 +11,7 @@
  *
  *   git worktree add /tmp/before <commit> && (cd /tmp/before && npm ci)
  *   npm run bench:compare -- --baseline /tmp/before
- *                            [--sessions 4] [--rounds 2] [--seconds 5] [--log-level info] [--out FILE]
+ *                            [--sessions 4] [--rounds 2] [--seconds 5] [--connections 32] [--log-level info] [--out FILE]
  *
  * The cost of a feature within one build: the same tree on both sides, with the feature on for ours only, e.g.
  * the per-key rate limiter on a key whose requests-per-minute limit is too high ever to refuse:
@@ -44,6 +44,7 @@ const { values: options } = parseArgs({
     sessions: { type: 'string', default: '4' },
     rounds: { type: 'string', default: '2' },
     seconds: { type: 'string', default: '5' },
+    connections: { type: 'string', default: '32' },
     'log-level': { type: 'string', default: 'warn' },
     out: { type: 'string' },
     ours: { type: 'string' },
@@ -65,7 +66,7 @@ const sessions = Number(options.sessions);
 const rounds = Number(options.rounds);
 const seconds = Number(options.seconds);
 const calls: Record<Call, string> = { chat: 'non-streamed', 'chat-stream': 'streamed', embeddings: 'embeddings' };
-const connections = 32;
+const connections = Number(options.connections);
 
 const fake = await startFakeUpstream();
 const running: Started[] = [];

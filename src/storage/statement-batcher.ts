@@ -11,6 +11,13 @@ export interface BatchPolicy {
   /** Statements running at once. */
   maxInFlight: number;
   /**
+   * How long work that finds no statement running waits for company before it is sent (group commit, as
+   * PostgreSQL's own `commit_delay`): at low load a few statements become one; under load one is always running,
+   * what arrives meanwhile goes out when it returns, and nothing waits on this. Absent: sent at once. Only for
+   * statements nobody waits on (a settlement is sent after its answer).
+   */
+  lingerMs?: number;
+  /**
    * Whether the statements of a batch that failed with `error` may be sent again one by one. When the database
    * answered the error, the batch's transaction was rolled back; when the connection was lost, it may have
    * committed with its answer lost, and only a statement that finds its own earlier effect is safe to repeat.
@@ -22,13 +29,14 @@ export interface BatchPolicy {
 /**
  * Group commit for one kind of statement: work is sent as it comes while fewer than `maxInFlight`
  * statements are running, and whatever arrives meanwhile goes out as one batch when one returns. At low load
- * nothing waits; under load one round trip and one transaction serve many callers. A batch is one
+ * nothing waits (unless the policy lingers); under load one round trip and one transaction serve many callers. A batch is one
  * transaction: when it fails, each of its statements is sent alone (where the policy allows it), and only the
  * ones that fail alone fail their callers.
  */
 export class StatementBatcher<I, O> {
   private readonly queue: Array<Pending<I, O>> = [];
   private inFlight = 0;
+  private lingering = false;
 
   constructor(
     private readonly one: (input: I) => Promise<O>,
@@ -39,8 +47,18 @@ export class StatementBatcher<I, O> {
   submit(input: I): Promise<O> {
     return new Promise<O>((resolve, reject) => {
       this.queue.push({ input, resolve, reject });
-      this.pump();
+      if (this.limits.lingerMs === undefined || this.inFlight > 0) this.pump();
+      else this.lingerThenPump(this.limits.lingerMs);
     });
+  }
+
+  private lingerThenPump(lingerMs: number): void {
+    if (this.lingering) return;
+    this.lingering = true;
+    setTimeout(() => {
+      this.lingering = false;
+      this.pump();
+    }, lingerMs);
   }
 
   private pump(): void {

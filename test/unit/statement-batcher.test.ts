@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { StatementBatcher } from '../../src/storage/statement-batcher.ts';
 
 /** A fake statement runner: each call waits for the test to let it finish, and is recorded. */
@@ -66,5 +66,48 @@ describe('StatementBatcher', () => {
     const outcomes = await Promise.allSettled([1, 2, 3].map((input) => batcher.submit(input)));
     expect(outcomes.map((outcome) => outcome.status)).toEqual(['fulfilled', 'rejected', 'rejected']);
     expect(fake.calls.map((call) => call.kind)).toEqual(['one', 'many']);
+  });
+
+  describe('with a linger', () => {
+    afterEach(() => {
+      vi.useRealTimers();
+    });
+
+    it('holds work that finds nothing running for the linger, then sends what came meanwhile as one statement', async () => {
+      vi.useFakeTimers();
+      const fake = runner();
+      const batcher = new StatementBatcher(fake.one, fake.many, { maxBatch: 10, maxInFlight: 1, lingerMs: 5 });
+      const first = batcher.submit(1);
+      await vi.advanceTimersByTimeAsync(3);
+      const second = batcher.submit(2);
+      expect(fake.calls).toEqual([]);
+      await vi.advanceTimersByTimeAsync(2);
+      expect(await Promise.all([first, second])).toEqual([10, 20]);
+      expect(fake.calls).toEqual([{ kind: 'many', inputs: [1, 2] }]);
+    });
+
+    it('never delays work behind a running statement: it goes out as soon as that one returns', async () => {
+      vi.useFakeTimers();
+      let finishFirst = () => {};
+      const calls: number[][] = [];
+      const many = async (inputs: number[]) => {
+        calls.push(inputs);
+        if (calls.length === 1) await new Promise<void>((resolve) => (finishFirst = resolve));
+        return inputs;
+      };
+      const batcher = new StatementBatcher(async (input: number) => (await many([input]))[0]!, many, {
+        maxBatch: 10,
+        maxInFlight: 1,
+        lingerMs: 5,
+      });
+      const first = batcher.submit(1);
+      await vi.advanceTimersByTimeAsync(5);
+      expect(calls).toEqual([[1]]);
+      const queued = [batcher.submit(2), batcher.submit(3)];
+      finishFirst();
+      // No timer moves: the queued pair is sent when the running statement returns.
+      expect(await Promise.all([first, ...queued])).toEqual([1, 2, 3]);
+      expect(calls).toEqual([[1], [2, 3]]);
+    });
   });
 });
