@@ -242,7 +242,8 @@ export function profileSummary(directory: string): string {
       const frame = nodes.get(id);
       if (!frame || frame.functionName === '(idle)') return;
       const packageName = /node_modules\/((@[^/]+\/)?[^/]+)/.exec(frame.url)?.[1];
-      const source = /\/src\/([^/]+)\//.exec(frame.url)?.[1];
+      // The gateway runs compiled (dist/ mirrors src/), the harness's own TypeScript as is.
+      const source = /\/(?:src|dist)\/([^/]+)\//.exec(frame.url)?.[1];
       const wasm = frame.url === '' && frame.functionName.startsWith('wasm-function');
       const place =
         packageName ??
@@ -252,7 +253,7 @@ export function profileSummary(directory: string): string {
             ? 'WebAssembly (PGlite)'
             : frame.url.startsWith('node:')
               ? frame.url
-              : frame.functionName);
+              : frame.functionName || '(native code without a name)');
       const delta = profile.timeDeltas[index] ?? 0;
       byPlace.set(place, (byPlace.get(place) ?? 0) + delta);
       busy += delta;
