@@ -34,9 +34,14 @@ import { writeJson } from './wire.ts';
  * chunk with finishReason STOP as the real API does (a `gemini-3...` model signs it with `thoughtSignature`, and
  * refuses a conversation that replays a turn of calls unsigned, as Gemini 3 does); after functionResponse parts it answers
  * "Echo: <the JSON of the last response>". `:embedContent` and `:batchEmbedContents` answer fake vectors.
- * A body that does not follow the protocol's request schema is answered 400 INVALID_ARGUMENT.
+ * A body that does not follow the protocol's request schema is answered 400 INVALID_ARGUMENT. A `googleSearch`
+ * or `urlContext` tool reads what it finds, billed as the real API reports it, `retrievedTokens` in
+ * `toolUsePromptTokenCount`.
  */
 export const fakeGeminiKey = 'fake-gemini-key';
+
+/** Tool-use prompt tokens of what a search tool finds (see the header). */
+export const retrievedTokens = 250_000;
 
 const statusNames: Record<number, string> = {
   400: 'INVALID_ARGUMENT',
@@ -166,11 +171,15 @@ async function generate(
     wordsOf(typeof body.systemInstruction === 'string' ? body.systemInstruction : textOf(body.systemInstruction?.parts))
       .length;
   const thoughts = model === 'fake-thinking' ? { thoughtsTokenCount: 7 } : {};
+  const searches = (body.tools ?? []).some((tool) => tool.googleSearch !== undefined || tool.urlContext !== undefined);
+  const toolUse = searches ? retrievedTokens : 0;
   const finalUsage = {
     promptTokenCount,
     candidatesTokenCount: words.length * candidates.length,
     ...thoughts,
-    totalTokenCount: promptTokenCount + words.length * candidates.length + (model === 'fake-thinking' ? 7 : 0),
+    ...(searches ? { toolUsePromptTokenCount: toolUse } : {}),
+    totalTokenCount:
+      promptTokenCount + toolUse + words.length * candidates.length + (model === 'fake-thinking' ? 7 : 0),
   };
   const common = { modelVersion: model, responseId: 'fakeResponseId01' };
   const sse = alt === 'sse';

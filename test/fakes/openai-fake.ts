@@ -67,11 +67,19 @@ import { sseEvent, writeJson } from './wire.ts';
  * So are the content parts it reads besides their words (chat and Responses alike): a file or an image named by a
  * `file_id` (or a file by a `file_url`) ending in `-<n>` is billed n input tokens; a file's or audio's data sent
  * inline one token per 4 characters of its base64 (3 bytes), a stand-in for the tokens the real API bills for
- * their content (a PDF's pages, audio's seconds), which the gateway does not count either.
+ * their content (a PDF's pages, audio's seconds), which the gateway does not count either. A Responses request
+ * with a `web_search` or `file_search` tool is billed `retrievedTokens` more, what the search found and the model
+ * read, as OpenAI bills search content and file search results as input.
  * Every request body is checked against the protocol's request schema; one that does not conform is
  * answered 400 with the provider's error body, as the real API does.
  */
 export const fakeOpenAiKey = 'sk-fake-openai-key';
+
+/** Input tokens of what a Responses search tool finds (see the header). */
+export const retrievedTokens = 250_000;
+const isSearchTool = wireCheck(
+  Type.Object({ type: Type.Union([Type.Literal('web_search'), Type.Literal('file_search')]) }),
+);
 
 const isChatFilePart = wireCheck(
   Type.Object({
@@ -494,6 +502,7 @@ async function responses(request: RecordedRequest, response: ServerResponse): Pr
       messages.reduce((sum, item) => sum + wordsOf(textOf(item.content)).length, 0) +
       wordsOf(body.instructions ?? '').length +
       storedInputTokens(body, items) +
+      ((body.tools ?? []).some((tool) => isSearchTool(tool)) ? retrievedTokens : 0) +
       attachedTokensOf(
         items.map((item) =>
           isResponsesMessageItem(item) ? item.content : isFunctionCallOutputItem(item) ? item.output : undefined,

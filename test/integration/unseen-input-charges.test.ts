@@ -2,9 +2,10 @@
  * A Responses call passed through to OpenAI itself that names input OpenAI keeps (`previous_response_id`,
  * `conversation`, a stored `prompt`, `item_reference` input items) makes OpenAI read input the gateway never sees, so no hold bounds its cost:
  * it is charged the cost the upstream reports, past its hold, within what the account's balance and the key's
- * caps leave at settlement; the rest is recorded as `unchargedUsdCost`. So is any relayed call carrying a part
- * the hold does not count, to any server of its protocol: a chat file, a Responses input_file, a beta thread.
- * Every other call (text, images) is charged at most its hold. Both ledger modes (credit leases, and a hold row per request), and two processes on one database.
+ * caps leave at settlement; the rest is recorded as `unchargedUsdCost`. So is any relayed call carrying input
+ * the hold does not count, to any server of its protocol: a chat file, a Responses input_file, a beta thread, a
+ * search tool. Every other call (text, images, a field another server is not sent) is charged at most its hold.
+ * Both ledger modes (credit leases, and a hold row per request), and two processes on one database.
  */
 import dns from 'node:dns';
 import { eq } from 'drizzle-orm';
@@ -13,8 +14,9 @@ import { usdToNanos } from '../../src/domain/money.ts';
 import { apiKeys } from '../../src/storage/schema.ts';
 import type { FakeServer } from '../fakes/fake-server.ts';
 import { fakeAnthropicKey, startAnthropicFake } from '../fakes/anthropic-fake.ts';
+import { fakeGeminiKey, retrievedTokens as geminiRetrievedTokens, startGeminiFake } from '../fakes/gemini-fake.ts';
 import { startLyingOpenAiFake } from '../fakes/lying-openai-fake.ts';
-import { fakeOpenAiKey, startOpenAiFake } from '../fakes/openai-fake.ts';
+import { fakeOpenAiKey, retrievedTokens, startOpenAiFake } from '../fakes/openai-fake.ts';
 import { usageRecords } from '../support/http-helpers.ts';
 import { balanceNanosOf } from '../support/image-jobs.ts';
 import { startTestGateway, type TestGateway } from '../support/test-gateway.ts';
@@ -37,7 +39,9 @@ function configText(fake: FakeServer, liar: FakeServer, leases: boolean): string
     `  openai: { protocol: openai, baseUrl: "http://${openAiHost}:${port(fake)}/v1", apiKey: ${fakeOpenAiKey} }`,
     `  liar: { protocol: openai, baseUrl: "http://${openAiHost}:${port(liar)}/v1", apiKey: ${fakeOpenAiKey} }`,
     `  compatible: { protocol: openai, baseUrl: "${fake.url}/v1", apiKey: ${fakeOpenAiKey} }`,
+    `  compatible-liar: { protocol: openai, baseUrl: "${liar.url}/v1", apiKey: ${fakeOpenAiKey} }`,
     `  anthropic: { protocol: anthropic, baseUrl: "${anthropic.url}/v1", apiKey: ${fakeAnthropicKey} }`,
+    `  gemini: { protocol: gemini, baseUrl: "${gemini.url}/v1beta", apiKey: ${fakeGeminiKey} }`,
     'models:',
     '  - id: gpt',
     '    pricing: { inputPerMTok: 1, outputPerMTok: 2 }',
@@ -49,27 +53,39 @@ function configText(fake: FakeServer, liar: FakeServer, leases: boolean): string
     '  - id: compatible-gpt',
     '    pricing: { inputPerMTok: 1, outputPerMTok: 2 }',
     '    providers: [{ provider: compatible, model: gpt-4.1 }]',
+    '  - id: compatible-runaway',
+    '    pricing: { inputPerMTok: 1, outputPerMTok: 2 }',
+    '    providers: [{ provider: compatible-liar, model: runaway }]',
     '  - id: claude',
     '    pricing: { inputPerMTok: 1, outputPerMTok: 2 }',
     '    providers: [{ provider: anthropic, model: claude-sonnet-4-5 }]',
+    '  - id: gemini',
+    '    pricing: { inputPerMTok: 1, outputPerMTok: 2 }',
+    '    providers: [{ provider: gemini, model: gemini-2.5-flash }]',
     ...(leases ? [] : ['ledger: { leaseMaxUsd: 0 }']),
   ].join('\n');
 }
 
 let fake: FakeServer;
 let liar: FakeServer;
-/** Started with the others; the catalog's `claude` row is served by it. */
+/** Started with the others; the catalog's `claude` and `gemini` rows are served by them. */
 let anthropic: FakeServer;
+let gemini: FakeServer;
 
 beforeAll(async () => {
   const lookup = dns.lookup;
   // Only the name is routed: the gateway connects to the fakes as it would to OpenAI (plain HTTP, their ports).
   vi.spyOn(dns, 'lookup').mockImplementation(((hostname: string, ...rest: unknown[]) =>
     Reflect.apply(lookup, dns, [hostname === openAiHost ? '127.0.0.1' : hostname, ...rest])) as typeof dns.lookup);
-  [fake, liar, anthropic] = await Promise.all([startOpenAiFake(), startLyingOpenAiFake(), startAnthropicFake()]);
+  [fake, liar, anthropic, gemini] = await Promise.all([
+    startOpenAiFake(),
+    startLyingOpenAiFake(),
+    startAnthropicFake(),
+    startGeminiFake(),
+  ]);
 });
 afterAll(async () => {
-  await Promise.all([fake?.close(), liar?.close(), anthropic?.close()]);
+  await Promise.all([fake?.close(), liar?.close(), anthropic?.close(), gemini?.close()]);
   vi.restoreAllMocks();
 });
 
@@ -155,6 +171,17 @@ describe.each([
     expect(await balanceNanosOf(gateway, accountId)).toBe(usdToNanos(10) - cost);
   });
 
+  it('with a search tool, is charged what the search found, past its hold', async () => {
+    const { accountId, key } = await gateway.createFundedKey({ credits: 10 });
+    const response = await respond(gateway, key, { tools: [{ type: 'web_search' }] });
+    expect(response.statusCode, response.body).toBe(200);
+    expect(fake.requests.at(-1)!.body).toMatchObject({ tools: [{ type: 'web_search' }] });
+    const cost = costOf(retrievedTokens);
+    expect(cost).toBeGreaterThan(20n * holdNanos);
+    expect(await chargeOf(gateway, key)).toMatchObject({ charged: cost, uncharged: 0n });
+    expect(await balanceNanosOf(gateway, accountId)).toBe(usdToNanos(10) - cost);
+  });
+
   it('is charged up to the balance when the balance is less: it ends at exactly 0, the rest uncharged', async () => {
     const { accountId, key } = await gateway.createFundedKey({ credits: 0.5 });
     const response = await respond(gateway, key, { previous_response_id: 'resp_earlier-999999' });
@@ -217,6 +244,19 @@ describe.each([
     expect(relayed.statusCode, relayed.body).toBe(200);
     expect(relayed.headers['x-gateway-dropped-parameters']).toBe('previous_response_id');
     expect(await chargeOf(gateway, compatible.key)).toMatchObject({ charged: costOf(0), uncharged: 0n });
+
+    // Nor a search tool: such a server, however much it reports, is held to the hold.
+    const bounded = await gateway.createFundedKey({ credits: 10 });
+    const lying = await respond(gateway, bounded.key, {
+      model: 'compatible-runaway',
+      previous_response_id: 'resp_earlier-999999',
+      tools: [{ type: 'web_search' }],
+    });
+    expect(lying.statusCode, lying.body).toBe(200);
+    expect(lying.headers['x-gateway-dropped-parameters']).toBe('previous_response_id,tools');
+    const lyingCharge = await chargeOf(gateway, bounded.key);
+    expect(lyingCharge.charged).toBe(holdNanos);
+    expect(lyingCharge.uncharged).toBeGreaterThan(0n);
   });
 });
 
@@ -294,10 +334,20 @@ function chat(gateway: TestGateway, key: string, { model, content }: { model: st
   });
 }
 
+/** A gamma generateContent call of the user's `parts` to `gemini`, with an output limit of 16, and `fields` besides. */
+function generate(gateway: TestGateway, key: string, { parts, ...fields }: { parts: unknown[]; tools?: unknown[] }) {
+  return gateway.request({
+    method: 'POST',
+    url: '/api/gamma/v1beta/models/gemini:generateContent',
+    headers: { 'x-goog-api-key': key },
+    payload: { contents: [{ role: 'user', parts }], generationConfig: { maxOutputTokens: 16 }, ...fields },
+  });
+}
+
 describe.each([
   { mode: 'credit leases', leases: true },
   { mode: 'hold rows', leases: false },
-])('a relayed call carrying parts its hold does not count ($mode)', ({ leases }) => {
+])('a relayed call carrying input its hold does not count ($mode)', ({ leases }) => {
   let gateway: TestGateway;
   beforeAll(async () => {
     gateway = await startTestGateway({ configText: configText(fake, liar, leases) });
@@ -359,6 +409,16 @@ describe.each([
     expect(response.statusCode, response.body).toBe(200);
     expect(anthropic.requests.at(-1)!.body).toMatchObject({ thread: { previous_message_id: 'msg_x-200000' } });
     const cost = costOf(200_000);
+    expect(cost).toBeGreaterThan(20n * holdNanos);
+    expect(await chargeOf(gateway, key)).toMatchObject({ charged: cost, uncharged: 0n });
+    expect(await balanceNanosOf(gateway, accountId)).toBe(usdToNanos(10) - cost);
+  });
+
+  it('a gamma call with a search tool is charged what the search found, past its hold', async () => {
+    const { accountId, key } = await gateway.createFundedKey({ credits: 10 });
+    const response = await generate(gateway, key, { parts: [{ text: 'hi' }], tools: [{ googleSearch: {} }] });
+    expect(response.statusCode, response.body).toBe(200);
+    const cost = costOf(geminiRetrievedTokens);
     expect(cost).toBeGreaterThan(20n * holdNanos);
     expect(await chargeOf(gateway, key)).toMatchObject({ charged: cost, uncharged: 0n });
     expect(await balanceNanosOf(gateway, accountId)).toBe(usdToNanos(10) - cost);

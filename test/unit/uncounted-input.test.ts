@@ -22,6 +22,9 @@ describe('OpenAI chat', () => {
       chatReadsUncountedInput({ messages: [{ role: 'assistant', content: null, audio: { id: 'audio_1' } }] }),
     ).toBe(true);
   });
+  it('marks a web search', () => {
+    expect(chatReadsUncountedInput({ messages: [{ role: 'user', content: 'hi' }], web_search_options: {} })).toBe(true);
+  });
   it('leaves text, refusals and images alone', () => {
     expect(reads(text, { type: 'image_url', image_url: { url: 'data:image/png;base64,AAAA' } })).toBe(false);
     expect(reads({ type: 'refusal', refusal: 'no' })).toBe(false);
@@ -44,6 +47,16 @@ describe('OpenAI Responses', () => {
         input: [{ type: 'function_call_output', call_id: 'c', output: [{ type: 'input_file', file_id: 'file-1' }] }],
       }),
     ).toBe(true);
+  });
+  it('marks the tools that search the web or files', () => {
+    for (const type of ['web_search', 'web_search_preview', 'web_search_2025_08_26', 'file_search'])
+      expect(responsesReadsUncountedInput({ input: 'hi', tools: [{ type }] })).toBe(true);
+    expect(
+      responsesReadsUncountedInput({
+        input: 'hi',
+        tools: [{ type: 'function', name: 'f' }, { type: 'image_generation' }],
+      }),
+    ).toBe(false);
   });
   it('leaves text, images by URL, calls and reasoning alone', () => {
     expect(reads({ type: 'input_text', text: 'hi' }, { type: 'input_image', image_url: 'https://a/b.png' })).toBe(
@@ -73,6 +86,19 @@ describe('Anthropic messages', () => {
       reads({ type: 'tool_result', tool_use_id: 't', content: [{ type: 'image', source: { type: 'url', url: 'u' } }] }),
     ).toBe(true);
   });
+  it('marks the server tools that search or fetch the web', () => {
+    for (const type of ['web_search_20250305', 'web_fetch_20250910'])
+      expect(messagesReadUncountedInput({ messages: [], tools: [{ type, name: 'web' }] })).toBe(true);
+    expect(
+      messagesReadUncountedInput({
+        messages: [],
+        tools: [
+          { name: 'f', input_schema: {} },
+          { type: 'code_execution_20250825', name: 'code_execution' },
+        ],
+      }),
+    ).toBe(false);
+  });
   it('leaves text, images by data or URL, calls and their text results alone', () => {
     expect(
       reads(
@@ -101,6 +127,16 @@ describe('Gemini generateContent', () => {
         systemInstruction: { parts: [{ inlineData: { mimeType: 'application/pdf', data: 'AAAA' } }] },
       }),
     ).toBe(true);
+  });
+  it('marks the tools that search or read the web and files', () => {
+    for (const tool of ['googleSearch', 'googleSearchRetrieval', 'urlContext', 'fileSearch'])
+      expect(generateContentReadsUncountedInput({ contents: 'hi', tools: [{ [tool]: {} }] })).toBe(true);
+    expect(
+      generateContentReadsUncountedInput({
+        contents: 'hi',
+        tools: [{ functionDeclarations: [{ name: 'f' }] }, { codeExecution: {} }],
+      }),
+    ).toBe(false);
   });
   it('leaves text, calls and images alone', () => {
     expect(

@@ -94,12 +94,20 @@ const isCountedBlock = wireCheck(
 const isBlocksMessage = wireCheck(Type.Object({ content: Type.Array(Type.Unknown()) }));
 
 /**
+ * The server tools that read what they retrieve into the model's input (billed so): web search and web fetch,
+ * by their versioned types (`web_search_20250305`, `web_fetch_20250910`...).
+ */
+const isRetrievalTool = wireCheck(Type.Object({ type: Type.String({ pattern: '^web_(?:search|fetch)_' }) }));
+
+/**
  * Whether a messages request makes its upstream read input the gateway's prompt bound does not count: a thread
  * (the server holds the conversation and `continue` reads it; the shape is the server's to check, so any thread
- * is taken as one it reads), or a block the bound does not count. Its cost is then past what the hold bounds. One pass over the messages' blocks.
+ * is taken as one it reads), what a retrieval tool finds, or a block the bound does not count. Its cost is then
+ * past what the hold bounds. One pass over the messages' blocks.
  */
 export function messagesReadUncountedInput(body: Readonly<Record<string, unknown>>): boolean {
   if (body.thread !== undefined && body.thread !== null) return true;
+  if (Array.isArray(body.tools) && body.tools.some((tool: unknown) => isRetrievalTool(tool))) return true;
   if (!Array.isArray(body.messages)) return false;
   return body.messages.some(
     (message: unknown) => isBlocksMessage(message) && !message.content.every((block) => isCountedBlock(block)),

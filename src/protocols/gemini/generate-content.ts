@@ -293,12 +293,21 @@ function countsPart(part: Part): boolean {
 }
 
 /**
+ * The API's own tools that read what they retrieve into the model's input (billed as `toolUsePromptTokenCount`):
+ * Google Search (and its older retrieval form), URL context, and search in the client's file stores.
+ */
+const retrievalTools = ['googleSearch', 'googleSearchRetrieval', 'urlContext', 'fileSearch'] as const;
+const isToolList = wireCheck(Type.Array(JsonObject));
+
+/**
  * Whether a generateContent request makes its upstream read input the gateway's prompt bound does not count:
- * cached content (held by the server, named), or a part the bound does not count. Its cost is then past what
- * the hold bounds. One pass over the contents' and the system instruction's parts.
+ * cached content (held by the server, named), what a retrieval tool finds, or a part the bound does not count.
+ * Its cost is then past what the hold bounds. One pass over the contents' and the system instruction's parts.
  */
 export function generateContentReadsUncountedInput(body: Readonly<Record<string, unknown>>): boolean {
   if (body.cachedContent !== undefined && body.cachedContent !== null) return true;
+  const { tools } = body;
+  if (isToolList(tools) && tools.some((tool) => retrievalTools.some((name) => Object.hasOwn(tool, name)))) return true;
   const holders: unknown[] = [...(Array.isArray(body.contents) ? body.contents : []), body.systemInstruction];
   return holders.some((holder) => isPartsHolder(holder) && !holder.parts.every(countsPart));
 }

@@ -422,11 +422,13 @@ const isContentArrayMessage = wireCheck(
 );
 
 /**
- * Whether a chat request makes its upstream read input the gateway's prompt bound does not count: a file (its
+ * Whether a chat request makes its upstream read input the gateway's prompt bound does not count: a web search
+ * (`web_search_options`, whose findings the search models read, and the servers bill, as input), a file (its
  * data inline, or by id), audio, another part the bound does not know, or stored audio named by id. Its cost is
  * then past what the hold bounds. One pass over the messages' parts.
  */
 export function chatReadsUncountedInput(body: Readonly<Record<string, unknown>>): boolean {
+  if (body.web_search_options !== undefined && body.web_search_options !== null) return true;
   if (!Array.isArray(body.messages)) return false;
   return body.messages.some((message: unknown) => {
     if (isStoredAudioMessage(message)) return true;

@@ -224,6 +224,14 @@ const isCountedOutputPart = wireCheck(Type.Union([InputTextPart, OutputTextPart,
 
 const isReasoningItem = wireCheck(Type.Object({ type: Type.Literal('reasoning') }));
 
+/**
+ * The built-in tools that read what they retrieve into the model's input (billed so): web search (`web_search`,
+ * `web_search_preview` and their dated versions) and search in the client's vector stores (`file_search`).
+ */
+const isRetrievalTool = wireCheck(
+  Type.Object({ type: Type.Union([Type.Literal('file_search'), Type.String({ pattern: '^web_search' })]) }),
+);
+
 /** Whether the bound counts an input item: a call, a message or a call's output of counted parts, reasoning sent back. */
 function countsItem(item: unknown): boolean {
   if (isFunctionCallItem(item)) return true;
@@ -239,11 +247,13 @@ function countsItem(item: unknown): boolean {
 /**
  * Whether a Responses request makes its upstream read input the gateway's prompt bound does not count: input
  * the server keeps (an earlier response, a conversation, a stored prompt, items by id, as the AI SDK sends its
- * earlier answers by default), a file (inline, by id or by URL), audio, an image by file id, or an item or part
- * the bound does not know. Its cost is then past what the hold bounds. One pass over the input.
+ * earlier answers by default), what a retrieval tool finds, a file (inline, by id or by URL), audio, an image by
+ * file id, or an item or part the bound does not know. Its cost is then past what the hold bounds. One pass over
+ * the input.
  */
 export function responsesReadsUncountedInput(body: Readonly<Record<string, unknown>>): boolean {
   if (storedInputResponsesFields.some((field) => body[field] !== undefined && body[field] !== null)) return true;
+  if (Array.isArray(body.tools) && body.tools.some((tool: unknown) => isRetrievalTool(tool))) return true;
   return Array.isArray(body.input) && !body.input.every(countsItem);
 }
 

@@ -109,7 +109,8 @@ export async function relayOpenAi(
       body.stream === true ? { split: sseSplitter(options.target.maxEventCharacters), meteredHead: true } : undefined,
     )),
     dropped,
-    // Read from what is forwarded: fields another server is not sent (stored responses...) make it read nothing.
+    // Read from what is forwarded: fields another server is not sent (stored responses, built-in tools) make it
+    // read nothing.
     ...(readsUncountedInput[operation](forwarded) ? { unseenInput: true } : {}),
   };
 }
