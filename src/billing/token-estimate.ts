@@ -16,9 +16,9 @@ export const tokensPerImage = 2_000;
  * A bound no tokenizer exceeds, computed in one pass without tokenizing: byte-level and byte-fallback
  * tokenizers spend at most one token per UTF-8 byte. Reservations use it, so a request is admitted or
  * refused after work linear in its size, and a settlement capped at its hold does not undercharge the
- * prompt's text, tools and images. Parts a pass-through forwards without decoding them (audio, files,
- * documents) are not in it: a relay carrying them is charged past its hold (each protocol's description in
- * src/protocols says which parts those are).
+ * prompt's text, tools and images. Input it has no canonical part for (audio, files, documents), which only a
+ * pass-through forwards, is not in it: each surface's decoder notes it
+ * (`DecodedChat.uncountedInput`), and a relay carrying it is charged past its hold.
  */
 export function promptTokenBound(
   messages: readonly ChatMessage[],

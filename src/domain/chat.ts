@@ -340,10 +340,35 @@ export interface DecodedChat extends Omit<Partial<ChatRequest>, 'upstreamModel' 
   messages: ChatMessage[];
   /** What the canonical model cannot carry (see TextGenerationInput.untranslatable). */
   untranslatable: string[];
+  /** The request carries input the prompt bound does not count (see TextGenerationInput.uncountedInput). */
+  uncountedInput: boolean;
   /** The fields naming the call of the results no earlier call answers (see TextGenerationInput.unmatchedToolResults). */
   unmatchedToolResults?: string[];
   /** What a translated call goes without, named when it does (see TextGenerationInput.notTranslated). */
   notTranslated?: string[];
+}
+
+/**
+ * What a decoder notes as it walks a request's input, besides the canonical parts it makes: what the canonical
+ * model cannot carry (`DecodedChat.untranslatable`), and whether it left input out of the prompt bound
+ * (`DecodedChat.uncountedInput`). Only the parts it makes are counted: whatever else it meets, it says so here.
+ */
+export interface InputNotes {
+  readonly untranslatable: Set<string>;
+  uncounted: boolean;
+}
+
+export function newInputNotes(): InputNotes {
+  return { untranslatable: new Set(), uncounted: false };
+}
+
+/**
+ * Input the canonical model cannot carry (a file, audio, a document...): only a relay forwards it, and the
+ * upstream reads it, while the prompt bound, which counts canonical parts only, leaves it out.
+ */
+export function leftOut(notes: InputNotes, feature: string): void {
+  notes.untranslatable.add(feature);
+  notes.uncounted = true;
 }
 
 export interface TokenUsage {

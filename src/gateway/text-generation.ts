@@ -64,6 +64,12 @@ export interface TextGenerationInput extends Omit<ChatRequest, 'upstreamModel'> 
    */
   untranslatable?: readonly Untranslatable[];
   /**
+   * The request carries input the prompt bound does not count, as its decoder found walking it (a file, audio, a
+   * document...): a relay, which forwards it, is charged past its hold (see TokenCharge). A
+   * translated call carries none of it: such input is untranslatable, or left out and named.
+   */
+  uncountedInput?: boolean;
+  /**
    * The fields naming the call of each tool result whose call the conversation does not hold (beta
    * `body.messages[0].content[0].tool_use_id`): such a result has no function name, which some protocols answer
    * a call by (`TextAdapter.answersCallsByName`), so no row translating to one of them serves the request.
@@ -404,7 +410,10 @@ class TextRecipe implements Recipe<TextGenerationInput, TextRow, TextPlan, TextA
       servedAs: servedAs(relay.operation, plan.model.modelId),
       whole: exchange.whole,
     });
-    const tokens = new TokenCharge(charge, plan.model, { unseenInput: exchange.unseenInput === true });
+    // Input the bound left out: parts the decoder met (the relay forwards them as sent), or what the forwarded
+    // request names for the upstream to read.
+    const unseenInput = input.uncountedInput === true || exchange.unseenInput === true;
+    const tokens = new TokenCharge(charge, plan.model, { unseenInput });
     // The meter reads the stream's first event and those that came with it before the answer starts (the
     // adapter only waited for it): one that breaks the protocol fails this attempt, which another row may serve,
     // never a stream the client already has.

@@ -55,10 +55,10 @@ export interface RawExchange {
   /** Fields of the request the upstream does not take, left out by the adapter: named to the client as dropped. */
   dropped?: readonly string[];
   /**
-   * The upstream reads input the request's hold does not count (input the server keeps, named by id: stored
-   * responses, files, threads, cached content; or parts the prompt bound leaves out: files, audio, documents):
-   * no hold bounds its cost, which is claimed past the hold at settlement. Each relay asks its protocol's
-   * description (src/protocols) of the body it forwards.
+   * The upstream reads input the forwarded request only names (input the server keeps: stored responses,
+   * conversations, threads, cached content; or what a retrieval tool finds): no hold bounds its cost, which is
+   * claimed past the hold at settlement. Each relay asks its protocol's description (src/protocols) of the body
+   * it forwards; the parts the request carries are its decoder's to judge (TextGenerationInput.uncountedInput).
    */
   unseenInput?: boolean;
   /**

@@ -34,14 +34,21 @@ import { writeJson } from './wire.ts';
  * chunk with finishReason STOP as the real API does (a `gemini-3...` model signs it with `thoughtSignature`, and
  * refuses a conversation that replays a turn of calls unsigned, as Gemini 3 does); after functionResponse parts it answers
  * "Echo: <the JSON of the last response>". `:embedContent` and `:batchEmbedContents` answer fake vectors.
- * A body that does not follow the protocol's request schema is answered 400 INVALID_ARGUMENT. A `googleSearch`
- * or `urlContext` tool reads what it finds, billed as the real API reports it, `retrievedTokens` in
- * `toolUsePromptTokenCount`.
+ * A body that does not follow the protocol's request schema is answered 400 INVALID_ARGUMENT. A file by an address
+ * ending in `-<n>` (`fileData.fileUri`) is billed n input tokens, a stand-in for what the real API bills for a
+ * video's or a document's content; a `googleSearch` or `urlContext` tool reads what it finds, billed as the real
+ * API reports it, `retrievedTokens` in `toolUsePromptTokenCount`.
  */
 export const fakeGeminiKey = 'fake-gemini-key';
 
 /** Tool-use prompt tokens of what a search tool finds (see the header). */
 export const retrievedTokens = 250_000;
+
+/** Input tokens of the files the contents name by addresses ending in `-<n>` (see the header). */
+const fileTokens = (contents: readonly Content[]) =>
+  contents
+    .flatMap((content) => content.parts)
+    .reduce((sum, part) => sum + Number(/-(\d+)$/.exec(part.fileData?.fileUri ?? '')?.[1] ?? 0), 0);
 
 const statusNames: Record<number, string> = {
   400: 'INVALID_ARGUMENT',
@@ -169,7 +176,8 @@ async function generate(
   const promptTokenCount =
     body.contents.reduce((sum, content) => sum + wordsOf(textOf(content.parts)).length, 0) +
     wordsOf(typeof body.systemInstruction === 'string' ? body.systemInstruction : textOf(body.systemInstruction?.parts))
-      .length;
+      .length +
+    fileTokens(body.contents);
   const thoughts = model === 'fake-thinking' ? { thoughtsTokenCount: 7 } : {};
   const searches = (body.tools ?? []).some((tool) => tool.googleSearch !== undefined || tool.urlContext !== undefined);
   const toolUse = searches ? retrievedTokens : 0;

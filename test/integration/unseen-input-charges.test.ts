@@ -3,9 +3,11 @@
  * `conversation`, a stored `prompt`, `item_reference` input items) makes OpenAI read input the gateway never sees, so no hold bounds its cost:
  * it is charged the cost the upstream reports, past its hold, within what the account's balance and the key's
  * caps leave at settlement; the rest is recorded as `unchargedUsdCost`. So is any relayed call carrying input
- * the hold does not count, to any server of its protocol: a chat file, a Responses input_file, a beta thread, a
- * search tool. Every other call (text, images, a field another server is not sent) is charged at most its hold.
- * Both ledger modes (credit leases, and a hold row per request), and two processes on one database.
+ * the hold does not count, to any server of its protocol: a part its decoder left out of the prompt bound (a chat
+ * file, a Responses input_file, a gamma file by an address of no named type), or a field of the forwarded request
+ * naming what the server reads (a beta thread, a search tool). Every other call (text, images, a field another
+ * server is not sent) is charged at most its hold. Both ledger modes (credit leases, and a hold row per request),
+ * and two processes on one database.
  */
 import dns from 'node:dns';
 import { eq } from 'drizzle-orm';
@@ -60,6 +62,7 @@ function configText(fake: FakeServer, liar: FakeServer, leases: boolean): string
     '    pricing: { inputPerMTok: 1, outputPerMTok: 2 }',
     '    providers: [{ provider: anthropic, model: claude-sonnet-4-5 }]',
     '  - id: gemini',
+    '    inputModalities: [text, image]',
     '    pricing: { inputPerMTok: 1, outputPerMTok: 2 }',
     '    providers: [{ provider: gemini, model: gemini-2.5-flash }]',
     ...(leases ? [] : ['ledger: { leaseMaxUsd: 0 }']),
@@ -410,6 +413,18 @@ describe.each([
     expect(anthropic.requests.at(-1)!.body).toMatchObject({ thread: { previous_message_id: 'msg_x-200000' } });
     const cost = costOf(200_000);
     expect(cost).toBeGreaterThan(20n * holdNanos);
+    expect(await chargeOf(gateway, key)).toMatchObject({ charged: cost, uncharged: 0n });
+    expect(await balanceNanosOf(gateway, accountId)).toBe(usdToNanos(10) - cost);
+  });
+
+  it('a gamma file by an address of no named type (a video, say), bounded as a picture, is charged past its hold', async () => {
+    const { accountId, key } = await gateway.createFundedKey({ credits: 10 });
+    const response = await generate(gateway, key, {
+      parts: [{ text: 'hi' }, { fileData: { fileUri: 'https://www.youtube.com/watch?v=talk-300000' } }],
+    });
+    expect(response.statusCode, response.body).toBe(200);
+    const cost = costOf(300_000);
+    expect(cost).toBeGreaterThan(20n * (holdNanos + 2_000n * 1_000n));
     expect(await chargeOf(gateway, key)).toMatchObject({ charged: cost, uncharged: 0n });
     expect(await balanceNanosOf(gateway, accountId)).toBe(usdToNanos(10) - cost);
   });

@@ -73,45 +73,20 @@ export type ContentBlock = Static<typeof ContentBlock>;
 export const isKnownContentBlock = knownMemberOf(contentBlocks);
 
 /**
- * The blocks the gateway's prompt bound counts, as the beta decoder reads them: text, a tool call, an image by
- * data or URL (a fixed share each), a tool result of text; thinking sent back is left unmarked, the model's own
- * words, which a translated call goes without. A document (of any source), an image by file id and blocks of
- * other types are not counted.
- */
-const isCountedBlock = wireCheck(
-  Type.Union([
-    TextBlock,
-    ToolUseBlock,
-    Type.Object({ type: Type.Literal('image'), source: Type.Union([Base64Source, UrlSource]) }),
-    Type.Object({
-      type: Type.Literal('tool_result'),
-      content: Type.Optional(Type.Union([Type.String(), Type.Array(TextBlock)])),
-    }),
-    ThinkingBlock,
-    RedactedThinkingBlock,
-  ]),
-);
-const isBlocksMessage = wireCheck(Type.Object({ content: Type.Array(Type.Unknown()) }));
-
-/**
  * The server tools that read what they retrieve into the model's input (billed so): web search and web fetch,
  * by their versioned types (`web_search_20250305`, `web_fetch_20250910`...).
  */
 const isRetrievalTool = wireCheck(Type.Object({ type: Type.String({ pattern: '^web_(?:search|fetch)_' }) }));
 
 /**
- * Whether a messages request makes its upstream read input the gateway's prompt bound does not count: a thread
- * (the server holds the conversation and `continue` reads it; the shape is the server's to check, so any thread
- * is taken as one it reads), what a retrieval tool finds, or a block the bound does not count. Its cost is then
- * past what the hold bounds. One pass over the messages' blocks.
+ * Whether a messages request, as it is forwarded, makes its upstream read input the request only names, which
+ * no prompt bound can count: a thread (the server holds the conversation and `continue` reads it; the shape is
+ * the server's to check, so any thread is taken as one it reads), or what a retrieval tool finds. What the
+ * messages' blocks carry is their decoder's to say (DecodedChat.uncountedInput).
  */
-export function messagesReadUncountedInput(body: Readonly<Record<string, unknown>>): boolean {
+export function messagesReadServerInput(body: Readonly<Record<string, unknown>>): boolean {
   if (body.thread !== undefined && body.thread !== null) return true;
-  if (Array.isArray(body.tools) && body.tools.some((tool: unknown) => isRetrievalTool(tool))) return true;
-  if (!Array.isArray(body.messages)) return false;
-  return body.messages.some(
-    (message: unknown) => isBlocksMessage(message) && !message.content.every((block) => isCountedBlock(block)),
-  );
+  return Array.isArray(body.tools) && body.tools.some((tool: unknown) => isRetrievalTool(tool));
 }
 
 const MessageParam = Type.Object({

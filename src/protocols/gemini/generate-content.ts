@@ -272,26 +272,6 @@ export const wireUsageMetadata = (usage: TokenUsage | undefined) =>
     totalTokenCount: usage.inputTokens + usage.outputTokens,
   };
 
-const isPartsHolder = wireCheck(Type.Object({ parts: Type.Array(Part) }));
-
-/**
- * Whether the gateway's prompt bound counts a part, as the generateContent decoder reads it: text, a call or its
- * answer, an image inline or by web address (a fixed share each); a thought sent back is skipped by the decoder,
- * the model's own words. Other inline data (audio, video, documents), a file of another or no named type (a
- * video's address, a file of the Files API), and code the model ran are not counted.
- */
-function countsPart(part: Part): boolean {
-  if (part.thought === true || part.text !== undefined || part.functionCall || part.functionResponse) return true;
-  if (part.inlineData) return part.inlineData.mimeType.startsWith('image/');
-  if (part.fileData) {
-    const { fileUri, mimeType } = part.fileData;
-    // The decoder takes a web address without a media type for an image too; a video's address (YouTube's, as
-    // clients send it, without one) or a file of the Files API may be far more: only a named image is bounded.
-    return /^https?:\/\//.test(fileUri) && mimeType?.startsWith('image/') === true;
-  }
-  return part.executableCode === undefined && part.codeExecutionResult === undefined;
-}
-
 /**
  * The API's own tools that read what they retrieve into the model's input (billed as `toolUsePromptTokenCount`):
  * Google Search (and its older retrieval form), URL context, and search in the client's file stores.
@@ -300,14 +280,12 @@ const retrievalTools = ['googleSearch', 'googleSearchRetrieval', 'urlContext', '
 const isToolList = wireCheck(Type.Array(JsonObject));
 
 /**
- * Whether a generateContent request makes its upstream read input the gateway's prompt bound does not count:
- * cached content (held by the server, named), what a retrieval tool finds, or a part the bound does not count.
- * Its cost is then past what the hold bounds. One pass over the contents' and the system instruction's parts.
+ * Whether a generateContent request, as it is forwarded, makes its upstream read input the request only names,
+ * which no prompt bound can count: cached content (held by the server, named), or what a retrieval tool finds.
+ * What the parts carry is their decoder's to say (DecodedChat.uncountedInput).
  */
-export function generateContentReadsUncountedInput(body: Readonly<Record<string, unknown>>): boolean {
+export function generateContentReadsServerInput(body: Readonly<Record<string, unknown>>): boolean {
   if (body.cachedContent !== undefined && body.cachedContent !== null) return true;
   const { tools } = body;
-  if (isToolList(tools) && tools.some((tool) => retrievalTools.some((name) => Object.hasOwn(tool, name)))) return true;
-  const holders: unknown[] = [...(Array.isArray(body.contents) ? body.contents : []), body.systemInstruction];
-  return holders.some((holder) => isPartsHolder(holder) && !holder.parts.every(countsPart));
+  return isToolList(tools) && tools.some((tool) => retrievalTools.some((name) => Object.hasOwn(tool, name)));
 }

@@ -409,31 +409,14 @@ export function wireUsage(usage: TokenUsage): ChatUsage & { total_tokens: number
   };
 }
 
-/**
- * The content parts the gateway's prompt bound counts (promptTokenBound: text and refusals by their bytes, an
- * image at a fixed share), as the chat decoder reads them; a tool message's content counts as its text only.
- */
-const isCountedChatPart = wireCheck(Type.Union([ChatTextPart, RefusalPart, ChatImagePart]));
-const isCountedToolPart = wireCheck(Type.Union([ChatTextPart, RefusalPart]));
 /** An assistant message naming earlier audio output by id (`audio.id`), which the server keeps and reads again. */
-const isStoredAudioMessage = wireCheck(Type.Object({ audio: Type.Object({ id: Type.String() }) }));
-const isContentArrayMessage = wireCheck(
-  Type.Object({ role: Type.String(), content: Type.Array(Type.Object({ type: Type.String() })) }),
-);
+export const isStoredAudioMessage = wireCheck(Type.Object({ audio: Type.Object({ id: Type.String() }) }));
 
 /**
- * Whether a chat request makes its upstream read input the gateway's prompt bound does not count: a web search
- * (`web_search_options`, whose findings the search models read, and the servers bill, as input), a file (its
- * data inline, or by id), audio, another part the bound does not know, or stored audio named by id. Its cost is
- * then past what the hold bounds. One pass over the messages' parts.
+ * Whether a chat request, as it is forwarded, makes its upstream read input the request only names, which no
+ * prompt bound can count: a web search (`web_search_options`), whose findings the search models read (and the
+ * servers bill) as input. What the messages carry is their decoder's to say (DecodedChat.uncountedInput).
  */
-export function chatReadsUncountedInput(body: Readonly<Record<string, unknown>>): boolean {
-  if (body.web_search_options !== undefined && body.web_search_options !== null) return true;
-  if (!Array.isArray(body.messages)) return false;
-  return body.messages.some((message: unknown) => {
-    if (isStoredAudioMessage(message)) return true;
-    if (!isContentArrayMessage(message)) return false;
-    const counted = message.role === 'tool' ? isCountedToolPart : isCountedChatPart;
-    return message.content.some((part) => !counted(part));
-  });
+export function chatReadsServerInput(body: Readonly<Record<string, unknown>>): boolean {
+  return body.web_search_options !== undefined && body.web_search_options !== null;
 }

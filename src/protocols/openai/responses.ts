@@ -210,20 +210,6 @@ export function responseEndOf(reason: FinishReason | undefined): ResponseEnd {
  */
 export const storedInputResponsesFields = ['previous_response_id', 'conversation', 'prompt'] as const;
 
-/** The content parts the gateway's prompt bound counts, as the Responses decoder reads them: text, refusals, images by URL. */
-const isCountedMessagePart = wireCheck(
-  Type.Union([
-    InputTextPart,
-    OutputTextPart,
-    RefusalPart,
-    Type.Object({ type: Type.Literal('input_image'), image_url: Type.String() }),
-  ]),
-);
-/** A function call's output counts as its text only. */
-const isCountedOutputPart = wireCheck(Type.Union([InputTextPart, OutputTextPart, RefusalPart]));
-
-const isReasoningItem = wireCheck(Type.Object({ type: Type.Literal('reasoning') }));
-
 /**
  * The built-in tools that read what they retrieve into the model's input (billed so): web search (`web_search`,
  * `web_search_preview` and their dated versions) and search in the client's vector stores (`file_search`).
@@ -232,29 +218,14 @@ const isRetrievalTool = wireCheck(
   Type.Object({ type: Type.Union([Type.Literal('file_search'), Type.String({ pattern: '^web_search' })]) }),
 );
 
-/** Whether the bound counts an input item: a call, a message or a call's output of counted parts, reasoning sent back. */
-function countsItem(item: unknown): boolean {
-  if (isFunctionCallItem(item)) return true;
-  if (isFunctionCallOutputItem(item))
-    return typeof item.output === 'string' || item.output.every((part) => isCountedOutputPart(part));
-  if (isResponsesMessageItem(item))
-    return typeof item.content === 'string' || item.content.every((part) => isCountedMessagePart(part));
-  // An earlier answer's reasoning, sent back whole, is left unmarked as beta's thinking blocks are: the model's
-  // own thinking, which a translated call goes without.
-  return isReasoningItem(item);
-}
-
 /**
- * Whether a Responses request makes its upstream read input the gateway's prompt bound does not count: input
- * the server keeps (an earlier response, a conversation, a stored prompt, items by id, as the AI SDK sends its
- * earlier answers by default), what a retrieval tool finds, a file (inline, by id or by URL), audio, an image by
- * file id, or an item or part the bound does not know. Its cost is then past what the hold bounds. One pass over
- * the input.
+ * Whether a Responses request, as it is forwarded, makes its upstream read input the request only names, which
+ * no prompt bound can count: input the server keeps (an earlier response, a conversation, a stored prompt), or
+ * what a retrieval tool finds. What the input items carry is their decoder's to say (DecodedChat.uncountedInput).
  */
-export function responsesReadsUncountedInput(body: Readonly<Record<string, unknown>>): boolean {
+export function responsesReadsServerInput(body: Readonly<Record<string, unknown>>): boolean {
   if (storedInputResponsesFields.some((field) => body[field] !== undefined && body[field] !== null)) return true;
-  if (Array.isArray(body.tools) && body.tools.some((tool: unknown) => isRetrievalTool(tool))) return true;
-  return Array.isArray(body.input) && !body.input.every(countsItem);
+  return Array.isArray(body.tools) && body.tools.some((tool: unknown) => isRetrievalTool(tool));
 }
 
 /**

@@ -4,7 +4,7 @@ import {
   isKnownStreamEvent,
   isMessage,
   isMessagesStreamEvent,
-  messagesReadUncountedInput,
+  messagesReadServerInput,
   streamUsageAfter,
   usageOf,
   type MessagesUsage,
@@ -40,7 +40,7 @@ export async function relayAnthropic(
       { answer: isMessage, event: isMessagesStreamEvent, what: 'a message' },
       body.stream === true ? { split: sseSplitter(options.target.maxEventCharacters), meteredHead: true } : undefined,
     )),
-    ...(messagesReadUncountedInput(body) ? { unseenInput: true } : {}),
+    ...(messagesReadServerInput(body) ? { unseenInput: true } : {}),
   };
 }
 

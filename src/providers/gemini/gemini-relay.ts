@@ -1,7 +1,7 @@
 import { DeliveredOutput } from '../../domain/delivered-output.ts';
 import {
   blockedPromptFinish,
-  generateContentReadsUncountedInput,
+  generateContentReadsServerInput,
   isGenerateContentResponse,
   usageFromMetadata,
   type GenerateContentResponse,
@@ -52,7 +52,7 @@ export async function relayGemini(
       { answer: isGenerateContentResponse, event: isGenerateContentResponse, what: 'a generateContent answer' },
       stream && { split: stream, meteredHead: true },
     )),
-    ...(generateContentReadsUncountedInput(body) ? { unseenInput: true } : {}),
+    ...(generateContentReadsServerInput(body) ? { unseenInput: true } : {}),
   };
 }
 

@@ -1,6 +1,6 @@
 import { DeliveredOutput } from '../../domain/delivered-output.ts';
 import {
-  chatReadsUncountedInput,
+  chatReadsServerInput,
   isChatCompletion,
   isChatCompletionChunk,
   streamTerminator,
@@ -14,7 +14,7 @@ import {
   isResponsesStreamEvent,
   openAiOnlyResponsesFields,
   responsesUsageOf,
-  responsesReadsUncountedInput,
+  responsesReadsServerInput,
   terminalResponsesEvents,
   type ResponsesStreamEvent,
 } from '../../protocols/openai/responses.ts';
@@ -111,14 +111,14 @@ export async function relayOpenAi(
     dropped,
     // Read from what is forwarded: fields another server is not sent (stored responses, built-in tools) make it
     // read nothing.
-    ...(readsUncountedInput[operation](forwarded) ? { unseenInput: true } : {}),
+    ...(readsServerInput[operation](forwarded) ? { unseenInput: true } : {}),
   };
 }
 
-/** Whether a request makes the upstream read input its hold does not count, per operation. */
-const readsUncountedInput: Record<OpenAiOperation, (body: Readonly<Record<string, unknown>>) => boolean> = {
-  'chat-completions': chatReadsUncountedInput,
-  responses: responsesReadsUncountedInput,
+/** Whether a request makes the upstream read input it only names (held or retrieved), per operation. */
+const readsServerInput: Record<OpenAiOperation, (body: Readonly<Record<string, unknown>>) => boolean> = {
+  'chat-completions': chatReadsServerInput,
+  responses: responsesReadsServerInput,
 };
 
 /** An SSE event as the protocol writes it. */

@@ -3,7 +3,9 @@ import { randomBytes } from 'node:crypto';
 import {
   compactContent,
   imageFromUrl,
+  leftOut,
   nameToolResults,
+  newInputNotes,
   contentInParts,
   textOf,
   toolDefinition,
@@ -12,6 +14,7 @@ import {
   type ChatRequest,
   type ChatStreamEvent,
   type DecodedChat,
+  type InputNotes,
   type ResponseFormat,
   type TokenLogprob,
   type ToolChoice,
@@ -30,6 +33,7 @@ import {
   isChatTextPart,
   isRefusalPart,
   isPlainFormat,
+  isStoredAudioMessage,
   wireFinishReasons,
   wireLogprobs,
   wireUsage,
@@ -113,11 +117,11 @@ export function decodeToolChoice<T extends object>(
   return undefined;
 }
 
-function toolCallsOf(calls: ChatMessageWire['tool_calls'], untranslatable: Set<string>): ChatPart[] {
+function toolCallsOf(calls: ChatMessageWire['tool_calls'], notes: InputNotes): ChatPart[] {
   const parts: ChatPart[] = [];
   for (const call of calls ?? []) {
     if (!isChatFunctionCall(call)) {
-      untranslatable.add(`"${call.type}" tool calls`);
+      notes.untranslatable.add(`"${call.type}" tool calls`);
       continue;
     }
     parts.push({
@@ -128,7 +132,7 @@ function toolCallsOf(calls: ChatMessageWire['tool_calls'], untranslatable: Set<s
   return parts;
 }
 
-function contentParts(content: ChatMessageWire['content'], untranslatable: Set<string>): ChatPart[] {
+function contentParts(content: ChatMessageWire['content'], notes: InputNotes): ChatPart[] {
   if (typeof content === 'string') return [{ type: 'text', text: content }];
   const parts: ChatPart[] = [];
   for (const part of content ?? []) {
@@ -136,7 +140,7 @@ function contentParts(content: ChatMessageWire['content'], untranslatable: Set<s
     // What the model said in refusing is the assistant's words to the other protocols, which have no refusal part.
     else if (isRefusalPart(part)) parts.push({ type: 'text', text: part.refusal });
     else if (isChatImagePart(part)) parts.push({ type: 'image', image: imageFromUrl(part.image_url.url) });
-    else untranslatable.add(`"${part.type}" content parts`);
+    else leftOut(notes, `"${part.type}" content parts`);
   }
   return parts;
 }
@@ -185,13 +189,17 @@ function decodeParameters(body: ChatCompletionsRequest): Omit<Partial<ChatReques
 }
 
 export function decodeChatMessages(body: ChatCompletionsRequest): DecodedChat {
-  const untranslatable = new Set<string>();
+  const notes = newInputNotes();
   const messages: ChatMessage[] = [];
   for (const [index, message] of body.messages.entries()) {
     const role = roles[message.role];
-    if (!role) untranslatable.add(`"${message.role}" messages`);
-    const parts = contentParts(message.content, untranslatable);
+    if (!role) notes.untranslatable.add(`"${message.role}" messages`);
+    // Earlier audio the server keeps, named by id, which it reads again and the bound never sees.
+    if (isStoredAudioMessage(message)) notes.uncounted = true;
+    const parts = contentParts(message.content, notes);
     if (role === 'tool') {
+      // A tool message's content is its text: a picture in it is read upstream but counted nowhere.
+      if (parts.some((part) => part.type === 'image')) notes.uncounted = true;
       const result: ChatPart[] = [
         {
           type: 'tool-result',
@@ -205,7 +213,7 @@ export function decodeChatMessages(body: ChatCompletionsRequest): DecodedChat {
     if (role === 'assistant') {
       // A refused answer's message, as a client sends it back: its refusal is what the assistant said.
       if (message.refusal) parts.push({ type: 'text', text: message.refusal });
-      parts.push(...toolCallsOf(message.tool_calls, untranslatable));
+      parts.push(...toolCallsOf(message.tool_calls, notes));
     }
     requireToolTextsWithin(parts, `body.messages.${index}`);
     // The client's own text parts stay parts; an assistant's are one text.
@@ -214,6 +222,7 @@ export function decodeChatMessages(body: ChatCompletionsRequest): DecodedChat {
       content: role === 'assistant' ? compactContent(parts) : contentInParts(parts),
     });
   }
+  const { untranslatable } = notes;
   const tools = decodeFunctionTools(body.tools, {
     untranslatable,
     definitionOf: (tool) => (isChatFunctionTool(tool) ? tool.function : undefined),
@@ -235,6 +244,7 @@ export function decodeChatMessages(body: ChatCompletionsRequest): DecodedChat {
     ...(tools ? { tools } : {}),
     ...(toolChoice ? { toolChoice } : {}),
     untranslatable: [...untranslatable],
+    uncountedInput: notes.uncounted,
     // A participant's name tells the model who speaks; the other protocols have no place for it.
     notTranslated: body.messages.some((message) => typeof message.name === 'string') ? ['messages.name'] : [],
   };

@@ -3,7 +3,9 @@ import { randomBytes } from 'node:crypto';
 import {
   compactContent,
   imageFromUrl,
+  leftOut,
   nameToolResults,
+  newInputNotes,
   partsOf,
   contentInParts,
   textOf,
@@ -11,6 +13,7 @@ import {
   type ChatPart,
   type ChatStreamEvent,
   type DecodedChat,
+  type InputNotes,
 } from '../../domain/chat.ts';
 import { decodeFunctionTools, decodeResponseFormat, decodeToolChoice } from './chat-completions-codec.ts';
 import { plainCallId } from '../../domain/call-ids.ts';
@@ -68,7 +71,7 @@ const roles: Record<string, ChatMessage['role'] | undefined> = {
   assistant: 'assistant',
 };
 
-function contentParts(content: ResponsesMessageItem['content'], untranslatable: Set<string>): ChatPart[] {
+function contentParts(content: ResponsesMessageItem['content'], notes: InputNotes): ChatPart[] {
   if (typeof content === 'string') return [{ type: 'text', text: content }];
   const parts: ChatPart[] = [];
   for (const part of content) {
@@ -77,7 +80,7 @@ function contentParts(content: ResponsesMessageItem['content'], untranslatable: 
     else if (isRefusalPart(part)) parts.push({ type: 'text', text: part.refusal });
     else if (isInputImagePart(part) && typeof part.image_url === 'string')
       parts.push({ type: 'image', image: imageFromUrl(part.image_url) });
-    else untranslatable.add(`"${part.type}" content parts`);
+    else leftOut(notes, `"${part.type}" content parts`);
   }
   return parts;
 }
@@ -100,7 +103,7 @@ function append(messages: ChatMessage[], role: ChatMessage['role'], parts: ChatP
 const wordsItemId = /^(?:msg|rs)_/;
 
 export function decodeResponsesInput(body: ResponsesRequest): DecodedChat {
-  const untranslatable = new Set<string>();
+  const notes = newInputNotes();
   const notTranslated = new Set<string>();
   const messages: ChatMessage[] = [];
   if (body.instructions !== undefined) messages.push({ role: 'system', content: body.instructions });
@@ -116,9 +119,9 @@ export function decodeResponsesInput(body: ResponsesRequest): DecodedChat {
       continue;
     }
     if (isFunctionCallOutputItem(item)) {
-      const parts = contentParts(item.output, untranslatable);
-      // A tool result is text in the other protocols: a picture in it has no place there.
-      if (parts.some((part) => part.type === 'image')) untranslatable.add('images in function_call_output items');
+      const parts = contentParts(item.output, notes);
+      // A tool result is text in the other protocols and to the bound: a picture in it has no place there.
+      if (parts.some((part) => part.type === 'image')) leftOut(notes, 'images in function_call_output items');
       const output = typeof item.output === 'string' ? item.output : textOf(parts);
       const result: ChatPart[] = [{ type: 'tool-result', result: { callId: item.call_id, name: '', output } }];
       requireToolTextsWithin(result, `body.input.${index}`);
@@ -127,9 +130,11 @@ export function decodeResponsesInput(body: ResponsesRequest): DecodedChat {
     }
     // Clients keeping Responses state (the AI SDK's default `store: true`) name the text and reasoning of
     // earlier answers by id rather than send them; only OpenAI holds them. Translated, the turn goes without
-    // those words (named); its calls and their results, always sent whole, carry the loop on.
+    // those words (named); its calls and their results, always sent whole, carry the loop on. Relayed, the
+    // server reads what they name, which the bound never sees.
     if (isItemReference(item) && wordsItemId.test(item.id)) {
       notTranslated.add('input.item_reference');
+      notes.uncounted = true;
       continue;
     }
     // A reasoning model's earlier thinking, sent back whole: the other protocols take no thinking of another
@@ -140,13 +145,14 @@ export function decodeResponsesInput(body: ResponsesRequest): DecodedChat {
     }
     const role = isResponsesMessageItem(item) ? roles[item.role] : undefined;
     if (!isResponsesMessageItem(item) || !role) {
-      untranslatable.add(`"${String(item.type ?? item.role)}" input items`);
+      leftOut(notes, `"${String(item.type ?? item.role)}" input items`);
       continue;
     }
-    const parts = contentParts(item.content, untranslatable);
+    const parts = contentParts(item.content, notes);
     // The client's own text parts (system, developer, user) stay parts; an assistant's are one text.
     messages.push({ role, content: role === 'assistant' ? compactContent(parts) : contentInParts(parts) });
   }
+  const { untranslatable } = notes;
   const tools = decodeFunctionTools(body.tools, {
     untranslatable,
     definitionOf: (tool) => (isResponsesFunctionTool(tool) ? tool : undefined),
@@ -177,6 +183,7 @@ export function decodeResponsesInput(body: ResponsesRequest): DecodedChat {
     ),
     ...(typeof text.verbosity === 'string' ? { verbosity: text.verbosity } : {}),
     untranslatable: [...untranslatable],
+    uncountedInput: notes.uncounted,
     notTranslated: [...notTranslated],
   };
 }

@@ -5,7 +5,9 @@ import {
   argumentsObject,
   compactContent,
   heldFormat,
+  leftOut,
   nameToolResults,
+  newInputNotes,
   contentInParts,
   textOf,
   toolDefinition,
@@ -15,6 +17,7 @@ import {
   type ChatStreamEvent,
   type DecodedChat,
   type FinishReason,
+  type InputNotes,
   type ResponseFormat,
   type ThinkingConfig,
   type ToolChoice,
@@ -152,7 +155,7 @@ function imagePart(block: Static<typeof ImageBlock>): ChatPart | undefined {
 }
 
 /** The canonical part of a known block; undefined where the block has no canonical part (a document, a file image). */
-function blockPart(block: ContentBlock, untranslatable: Set<string>): ChatPart | undefined {
+function blockPart(block: ContentBlock, notes: InputNotes): ChatPart | undefined {
   if (!isKnownContentBlock(block)) return undefined;
   switch (block.type) {
     case 'text':
@@ -165,9 +168,9 @@ function blockPart(block: ContentBlock, untranslatable: Set<string>): ChatPart |
         call: { id: block.id, name: block.name, arguments: JSON.stringify(block.input ?? {}) },
       };
     case 'tool_result': {
-      const parts = blockParts(block.content, untranslatable);
-      // A tool result is text in the other protocols: a picture in it has no place there.
-      if (parts.some((part) => part.type === 'image')) untranslatable.add('images in tool_result blocks');
+      const parts = blockParts(block.content, notes);
+      // A tool result is text in the other protocols and to the bound: a picture in it has no place there.
+      if (parts.some((part) => part.type === 'image')) leftOut(notes, 'images in tool_result blocks');
       const output = textOf(compactContent(parts));
       return {
         type: 'tool-result',
@@ -179,14 +182,15 @@ function blockPart(block: ContentBlock, untranslatable: Set<string>): ChatPart |
   }
 }
 
-function blockParts(content: string | readonly ContentBlock[] | undefined, untranslatable: Set<string>): ChatPart[] {
+/** The canonical parts of blocks; a block without one (a document, a file image...) is input the bound leaves out. */
+function blockParts(content: string | readonly ContentBlock[] | undefined, notes: InputNotes): ChatPart[] {
   if (content === undefined) return [];
   if (typeof content === 'string') return [{ type: 'text', text: content }];
   const parts: ChatPart[] = [];
   for (const block of content) {
-    const part = blockPart(block, untranslatable);
+    const part = blockPart(block, notes);
     if (part) parts.push(part);
-    else if (!droppedBlocks.has(block.type)) untranslatable.add(`"${block.type}" content blocks`);
+    else if (!droppedBlocks.has(block.type)) leftOut(notes, `"${block.type}" content blocks`);
   }
   return parts;
 }
@@ -285,17 +289,18 @@ export function threadOf(body: MessagesRequest): Untranslatable[] {
 
 /** A messages request, or the prompt of one (count_tokens). */
 export function decodeMessages(body: Omit<MessagesRequest, 'max_tokens'>): DecodedChat {
-  const untranslatable = new Set<string>();
+  const notes = newInputNotes();
+  const { untranslatable } = notes;
   const messages: ChatMessage[] = [];
   // Blocks nest (tool results hold blocks, tool calls hold their arguments), and are walked and serialised by recursion.
   requireNestingWithin(body.system, 'body.system');
   // Text blocks stay blocks, so that a protocol taking a system prompt in parts gets them as the client wrote them.
   if (body.system !== undefined)
-    messages.push({ role: 'system', content: contentInParts(blockParts(body.system, untranslatable)) });
+    messages.push({ role: 'system', content: contentInParts(blockParts(body.system, notes)) });
   for (const [index, message] of body.messages.entries()) {
     if (message.role !== 'user' && message.role !== 'assistant') untranslatable.add(`"${message.role}" messages`);
     requireNestingWithin(message.content, `body.messages.${index}.content`);
-    const parts = blockParts(message.content, untranslatable);
+    const parts = blockParts(message.content, notes);
     requireToolTextsWithin(parts, `body.messages.${index}`);
     if (message.role === 'assistant') {
       messages.push({ role: 'assistant', content: compactContent(parts) });
@@ -318,6 +323,7 @@ export function decodeMessages(body: Omit<MessagesRequest, 'max_tokens'>): Decod
     ...heldFormat(decodeOutputFormat(body, untranslatable)),
     reasoningEffort: body.output_config?.effort,
     untranslatable: [...untranslatable],
+    uncountedInput: notes.uncounted,
     notTranslated: [...cacheBreakpoints(body), ...reasoningBlocks(body.messages)],
   };
 }

@@ -2,6 +2,8 @@ import {
   argumentsObject,
   compactContent,
   heldFormat,
+  leftOut,
+  newInputNotes,
   contentInParts,
   toolDefinition,
   userTurn,
@@ -11,6 +13,7 @@ import {
   type ChatStreamEvent,
   type DecodedChat,
   type FinishReason,
+  type InputNotes,
   type ResponseFormat,
   type ThinkingConfig,
   type TokenLogprob,
@@ -122,7 +125,12 @@ function isImageType(mimeType: string | undefined): boolean {
   return mimeType === undefined || mimeType.startsWith('image/');
 }
 
-function partsOf(parts: readonly Part[], untranslatable: Set<string>, calls: CallLedger): ChatPart[] {
+/**
+ * The canonical parts of a content's parts. What the bound does not count is noted: a part of another kind (audio,
+ * a document, code the model ran), and a file by a web address of no named type, which is taken for a picture but
+ * may be a video (YouTube's address, as clients send it, names no type) read whole, far past a picture's share.
+ */
+function partsOf(parts: readonly Part[], notes: InputNotes, calls: CallLedger): ChatPart[] {
   const decoded: ChatPart[] = [];
   for (const part of parts) {
     const { inlineData: inline, fileData: file, functionCall, functionResponse } = part;
@@ -132,6 +140,7 @@ function partsOf(parts: readonly Part[], untranslatable: Set<string>, calls: Cal
       decoded.push({ type: 'image', image: { kind: 'base64', mediaType: inline.mimeType, data: inline.data } });
     } else if (file && /^https?:\/\//.test(file.fileUri) && isImageType(file.mimeType)) {
       decoded.push({ type: 'image', image: { kind: 'url', url: file.fileUri } });
+      if (file.mimeType === undefined) notes.uncounted = true;
     } else if (functionCall) decoded.push({ type: 'tool-call', call: calls.call(functionCall) });
     else if (functionResponse) {
       const response = functionResponse.response ?? {};
@@ -147,7 +156,7 @@ function partsOf(parts: readonly Part[], untranslatable: Set<string>, calls: Cal
           ...(failed ? { isError: true } : {}),
         },
       });
-    } else untranslatable.add(`"${Object.keys(part)[0] ?? 'empty'}" parts`);
+    } else leftOut(notes, `"${Object.keys(part)[0] ?? 'empty'}" parts`);
   }
   return decoded;
 }
@@ -314,7 +323,8 @@ function decodeParameters(
 }
 
 export function decodeContents(body: GenerateContentBody): DecodedChat {
-  const untranslatable = new Set<string>();
+  const notes = newInputNotes();
+  const { untranslatable } = notes;
   const calls = new CallLedger();
   const messages: ChatMessage[] = [];
   // Function calls and responses hold JSON of any depth, which is serialised by recursion.
@@ -325,7 +335,7 @@ export function decodeContents(body: GenerateContentBody): DecodedChat {
     const parts =
       typeof body.systemInstruction === 'string'
         ? [{ type: 'text' as const, text: body.systemInstruction }]
-        : partsOf(body.systemInstruction.parts, untranslatable, calls);
+        : partsOf(body.systemInstruction.parts, notes, calls);
     if (parts.some((part) => part.type !== 'text')) untranslatable.add('systemInstruction parts other than text');
     messages.push({ role: 'system', content: contentInParts(parts) });
   }
@@ -340,7 +350,7 @@ export function decodeContents(body: GenerateContentBody): DecodedChat {
     };
     for (const [index, content] of body.contents.entries()) {
       requireNestingWithin(content.parts, `body.contents.${index}.parts`);
-      const parts = partsOf(content.parts, untranslatable, calls);
+      const parts = partsOf(content.parts, notes, calls);
       if (content.role === 'model') {
         modelTurn ??= [];
         for (const part of parts) modelTurn.push(part);
@@ -367,6 +377,7 @@ export function decodeContents(body: GenerateContentBody): DecodedChat {
     ...(tools ? { tools } : {}),
     ...(toolChoice ? { toolChoice } : {}),
     untranslatable: [...untranslatable],
+    uncountedInput: notes.uncounted,
     ...(notTranslated.size > 0 ? { notTranslated: [...notTranslated] } : {}),
   };
 }
