@@ -16,8 +16,8 @@ export const tokensPerImage = 2_000;
  * A bound no tokenizer exceeds, computed in one pass without tokenizing: byte-level and byte-fallback
  * tokenizers spend at most one token per UTF-8 byte. Reservations use it, so a request is admitted or
  * refused after work linear in its size, and a settlement capped at its hold does not undercharge the
- * prompt's text, tools and images. Input it has no canonical part for (audio, files, documents), which only a
- * pass-through forwards, is not in it: each surface's decoder notes it
+ * prompt's text, tools and images. Input it has no canonical part for (audio, files, documents, thinking sent
+ * back), which only a pass-through forwards, is not in it: each surface's decoder notes it
  * (`DecodedChat.uncountedInput`), and a relay carrying it is charged past its hold.
  */
 export function promptTokenBound(

@@ -65,7 +65,7 @@ export interface TextGenerationInput extends Omit<ChatRequest, 'upstreamModel'> 
   untranslatable?: readonly Untranslatable[];
   /**
    * The request carries input the prompt bound does not count, as its decoder found walking it (a file, audio, a
-   * document...): a relay, which forwards it, is charged past its hold (see TokenCharge). A
+   * document, thinking sent back...): a relay, which forwards it, is charged past its hold (see TokenCharge). A
    * translated call carries none of it: such input is untranslatable, or left out and named.
    */
   uncountedInput?: boolean;

@@ -37,7 +37,9 @@ import { sseEvent, writeJson } from './wire.ts';
  * model whose thinking is on by default): a thinking block, then a redacted_thinking block, then the answer.
  * A body that does not follow the protocol's request schema is answered 400 invalid_request_error. A message
  * thread continued (`thread: {type: "continue", previous_message_id}`) from an id ending in `-<n>` is billed n
- * more input tokens, as the server bills the conversation it holds and reads again.
+ * more input tokens, as the server bills the conversation it holds and reads again. Thinking sent back is billed
+ * as Claude's newer models bill the earlier thinking they keep: a thinking block its words, a redacted_thinking
+ * block one token per 4 characters of its data.
  */
 export const fakeAnthropicKey = 'sk-ant-fake-key';
 
@@ -158,6 +160,18 @@ const textOf = (content: Content | undefined): string =>
         .join('');
 const wordsOf = (text: string) => text.split(/\s+/).filter(Boolean);
 
+/** Input tokens of the thinking the messages send back (see the header). */
+function thinkingTokens(messages: MessagesRequest['messages']): number {
+  let tokens = 0;
+  for (const message of messages)
+    for (const block of blocksOf(message.content)) {
+      if (!isKnownContentBlock(block)) continue;
+      if (block.type === 'thinking') tokens += wordsOf(block.thinking).length;
+      else if (block.type === 'redacted_thinking') tokens += Math.ceil(block.data.length / 4);
+    }
+  return tokens;
+}
+
 async function messages(request: RecordedRequest, response: ServerResponse): Promise<void> {
   if (request.headers['x-api-key'] !== fakeAnthropicKey) return sendError(response, 401, 'invalid x-api-key');
   if (!request.headers['anthropic-version']) return sendError(response, 400, 'anthropic-version: header is required');
@@ -204,7 +218,8 @@ async function messages(request: RecordedRequest, response: ServerResponse): Pro
   const inputTokens =
     body.messages.reduce((sum, message) => sum + wordsOf(textOf(message.content)).length, 0) +
     wordsOf(textOf(body.system)).length +
-    threadTokens(body.thread);
+    threadTokens(body.thread) +
+    thinkingTokens(body.messages);
   const cacheRead = body.model === 'fake-cached' ? 1_000 : 0;
   const message = {
     id: 'msg_fake01',

@@ -4,10 +4,10 @@
  * it is charged the cost the upstream reports, past its hold, within what the account's balance and the key's
  * caps leave at settlement; the rest is recorded as `unchargedUsdCost`. So is any relayed call carrying input
  * the hold does not count, to any server of its protocol: a part its decoder left out of the prompt bound (a chat
- * file, a Responses input_file, a gamma file by an address of no named type), or a field of the forwarded request
- * naming what the server reads (a beta thread, a search tool). Every other call (text, images, a field another
- * server is not sent) is charged at most its hold. Both ledger modes (credit leases, and a hold row per request),
- * and two processes on one database.
+ * file, a Responses input_file, beta thinking sent back, a gamma file by an address of no named type), or a field
+ * of the forwarded request naming what the server reads (a beta thread, a search tool). Every other call (text,
+ * images, a field another server is not sent) is charged at most its hold. Both ledger modes (credit leases, and a
+ * hold row per request), and two processes on one database.
  */
 import dns from 'node:dns';
 import { eq } from 'drizzle-orm';
@@ -413,6 +413,37 @@ describe.each([
     expect(anthropic.requests.at(-1)!.body).toMatchObject({ thread: { previous_message_id: 'msg_x-200000' } });
     const cost = costOf(200_000);
     expect(cost).toBeGreaterThan(20n * holdNanos);
+    expect(await chargeOf(gateway, key)).toMatchObject({ charged: cost, uncharged: 0n });
+    expect(await balanceNanosOf(gateway, accountId)).toBe(usdToNanos(10) - cost);
+  });
+
+  it('a beta call sending back thinking (the model reads it again; the bound counts none of it) is charged past its hold', async () => {
+    const { accountId, key } = await gateway.createFundedKey({ credits: 10 });
+    const thinking = Array.from({ length: 5_000 }, () => 'step').join(' ');
+    const response = await gateway.request({
+      method: 'POST',
+      url: '/api/beta/v1/messages',
+      headers: { 'x-api-key': key },
+      payload: {
+        model: 'claude',
+        max_tokens: 16,
+        messages: [
+          { role: 'user', content: 'hi' },
+          {
+            role: 'assistant',
+            content: [
+              { type: 'thinking', thinking, signature: 'sig' },
+              { type: 'redacted_thinking', data: 'A'.repeat(40_000) },
+              { type: 'text', text: 'ok' },
+            ],
+          },
+          { role: 'user', content: 'go on' },
+        ],
+      },
+    });
+    expect(response.statusCode, response.body).toBe(200);
+    // 4 words of text, 5,000 of thinking and 10,000 tokens of redacted thinking; "Echo: go on" out.
+    const cost = 15_004n * 1_000n + 3n * 2_000n;
     expect(await chargeOf(gateway, key)).toMatchObject({ charged: cost, uncharged: 0n });
     expect(await balanceNanosOf(gateway, accountId)).toBe(usdToNanos(10) - cost);
   });

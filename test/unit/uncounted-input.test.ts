@@ -32,7 +32,7 @@ describe('the OpenAI chat decoder', () => {
     expect(leavesOut([...user(text), spoken, ...user(text)])).toBe(true);
   });
 
-  it('leaves out a picture in a tool message (its text is the result)', () => {
+  it('leaves out a picture in a tool message (its text is the result) and a call of another kind', () => {
     const call = { id: 'c', type: 'function', function: { name: 'f', arguments: '{}' } } as const;
     const answered = (content: Messages[number]['content']) => [
       ...user(text),
@@ -41,6 +41,8 @@ describe('the OpenAI chat decoder', () => {
     ];
     expect(leavesOut(answered([text, { type: 'image_url', image_url: { url: 'https://a/b.png' } }]))).toBe(true);
     expect(leavesOut(answered([text]))).toBe(false);
+    const custom = { id: 'c', type: 'custom', custom: { name: 'grep', input: 'a long input' } };
+    expect(leavesOut([...user(text), { role: 'assistant', content: null, tool_calls: [custom] }])).toBe(true);
   });
 
   it('counts text, refusals, images and function calls', () => {
@@ -71,9 +73,11 @@ describe('the OpenAI Responses decoder', () => {
     expect(output([{ type: 'input_image', image_url: 'https://a/b.png' }])).toBe(true);
   });
 
-  it('leaves out items named by id and items of another kind', () => {
+  it('leaves out items named by id, reasoning sent back and items of another kind', () => {
     expect(leavesOut({ type: 'item_reference', id: 'msg_1' }, { role: 'user', content: 'hi' })).toBe(true);
     expect(leavesOut({ type: 'item_reference', id: 'fc_1' }, { role: 'user', content: 'hi' })).toBe(true);
+    const reasoning = { type: 'reasoning', id: 'rs_1', summary: [], encrypted_content: 'gAAAA' };
+    expect(leavesOut({ role: 'user', content: 'hi' }, reasoning, { role: 'user', content: 'go on' })).toBe(true);
     expect(leavesOut({ type: 'computer_call_output', call_id: 'c', output: { type: 'computer_screenshot' } })).toBe(
       true,
     );
@@ -113,13 +117,15 @@ describe('the Anthropic messages decoder', () => {
     expect(toolTurn({ type: 'document', source: { type: 'url', url: 'https://a/b.pdf' } })).toBe(true);
   });
 
-  it('leaves out what a server tool found, sent back', () => {
+  it('leaves out thinking sent back, and what a server tool found', () => {
     const replayed = (...blocks: Blocks) =>
       leavesOut([
         { role: 'user', content: 'hi' },
         { role: 'assistant', content: [...blocks, text] },
         { role: 'user', content: 'go on' },
       ]);
+    expect(replayed({ type: 'thinking', thinking: 'Let me think.', signature: 'sig' })).toBe(true);
+    expect(replayed({ type: 'redacted_thinking', data: 'EmwKAhgB' })).toBe(true);
     expect(
       replayed(
         { type: 'server_tool_use', id: 's', name: 'web_search', input: { query: 'a' } },
@@ -169,6 +175,17 @@ describe('the Gemini generateContent decoder', () => {
       ]);
       expect(decoded.uncountedInput).toBe(true);
     }
+  });
+
+  it('leaves out thoughts sent back', () => {
+    const decoded = decodeContents({
+      contents: [
+        { role: 'user', parts: [{ text: 'hi' }] },
+        { role: 'model', parts: [{ text: 'Let me think.', thought: true }, { text: 'Hello' }] },
+        { role: 'user', parts: [{ text: 'go on' }] },
+      ],
+    });
+    expect(decoded.uncountedInput).toBe(true);
   });
 
   it('counts text, calls and images inline or by a web address of an image type', () => {

@@ -121,7 +121,7 @@ function toolCallsOf(calls: ChatMessageWire['tool_calls'], notes: InputNotes): C
   const parts: ChatPart[] = [];
   for (const call of calls ?? []) {
     if (!isChatFunctionCall(call)) {
-      notes.untranslatable.add(`"${call.type}" tool calls`);
+      leftOut(notes, `"${call.type}" tool calls`);
       continue;
     }
     parts.push({

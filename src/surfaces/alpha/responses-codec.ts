@@ -138,9 +138,11 @@ export function decodeResponsesInput(body: ResponsesRequest): DecodedChat {
       continue;
     }
     // A reasoning model's earlier thinking, sent back whole: the other protocols take no thinking of another
-    // model (as beta's thinking blocks), so the turn goes without it, named.
+    // model (as beta's thinking blocks), so the turn goes without it, named. Relayed, the model reads it again
+    // (billed as input), and the bound counts none of it.
     if (item.type === 'reasoning') {
       notTranslated.add('input.reasoning');
+      notes.uncounted = true;
       continue;
     }
     const role = isResponsesMessageItem(item) ? roles[item.role] : undefined;

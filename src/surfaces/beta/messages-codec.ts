@@ -127,7 +127,8 @@ function decodeOutputFormat(
 
 /**
  * Blocks the other protocols have no place for but lose nothing by leaving: the model's own earlier reasoning,
- * which no other protocol takes from another model (as Responses' reasoning items). Left out, and named.
+ * which no other protocol takes from another model (as Responses' reasoning items). Left out, and named;
+ * relayed, the model may read them again (Claude's newer models keep earlier thinking, billed as input).
  */
 const droppedBlocks = new Set(['thinking', 'redacted_thinking']);
 
@@ -182,7 +183,7 @@ function blockPart(block: ContentBlock, notes: InputNotes): ChatPart | undefined
   }
 }
 
-/** The canonical parts of blocks; a block without one (a document, a file image...) is input the bound leaves out. */
+/** The canonical parts of blocks; a block without one (a document, thinking...) is input the bound leaves out. */
 function blockParts(content: string | readonly ContentBlock[] | undefined, notes: InputNotes): ChatPart[] {
   if (content === undefined) return [];
   if (typeof content === 'string') return [{ type: 'text', text: content }];
@@ -190,7 +191,8 @@ function blockParts(content: string | readonly ContentBlock[] | undefined, notes
   for (const block of content) {
     const part = blockPart(block, notes);
     if (part) parts.push(part);
-    else if (!droppedBlocks.has(block.type)) leftOut(notes, `"${block.type}" content blocks`);
+    else if (droppedBlocks.has(block.type)) notes.uncounted = true;
+    else leftOut(notes, `"${block.type}" content blocks`);
   }
   return parts;
 }

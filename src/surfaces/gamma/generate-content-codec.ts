@@ -127,14 +127,18 @@ function isImageType(mimeType: string | undefined): boolean {
 
 /**
  * The canonical parts of a content's parts. What the bound does not count is noted: a part of another kind (audio,
- * a document, code the model ran), and a file by a web address of no named type, which is taken for a picture but
- * may be a video (YouTube's address, as clients send it, names no type) read whole, far past a picture's share.
+ * a document, code the model ran), a thought sent back (the model's own, which other protocols do not take), and
+ * a file by a web address of no named type, which is taken for a picture but may be a video (YouTube's address, as
+ * clients send it, names no type) read whole, far past a picture's share.
  */
 function partsOf(parts: readonly Part[], notes: InputNotes, calls: CallLedger): ChatPart[] {
   const decoded: ChatPart[] = [];
   for (const part of parts) {
     const { inlineData: inline, fileData: file, functionCall, functionResponse } = part;
-    if (part.thought === true) continue;
+    if (part.thought === true) {
+      notes.uncounted = true;
+      continue;
+    }
     if (part.text !== undefined) decoded.push({ type: 'text', text: part.text });
     else if (inline?.mimeType.startsWith('image/')) {
       decoded.push({ type: 'image', image: { kind: 'base64', mediaType: inline.mimeType, data: inline.data } });
