@@ -360,6 +360,61 @@ describe('tool turns translated between protocols', () => {
     expect(response.body).toContain('images in function_call_output items');
   });
 
+  const chat = (payload: object) =>
+    setup.gateway.request({
+      method: 'POST',
+      url: '/api/alpha/v1/chat/completions',
+      headers: { 'x-api-key': setup.key },
+      payload,
+    });
+  const calledScreenshot = [
+    { role: 'user', content: 'take a screenshot' },
+    {
+      role: 'assistant',
+      content: null,
+      tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'screenshot', arguments: '{}' } }],
+    },
+  ];
+  const screenshotTool = { type: 'function', function: { name: 'screenshot', parameters: { type: 'object' } } };
+
+  it('a picture in an alpha chat tool message is refused when translated, and relayed to OpenAI as sent', async () => {
+    const payload = {
+      messages: [
+        ...calledScreenshot,
+        {
+          role: 'tool',
+          tool_call_id: 'call_1',
+          content: [
+            { type: 'text', text: 'here it is' },
+            { type: 'image_url', image_url: { url: `data:image/png;base64,${tinyPng}` } },
+          ],
+        },
+      ],
+      tools: [screenshotTool],
+    };
+    const translated = await chat({ ...payload, model: 'via-anthropic' });
+    expect(translated.statusCode, translated.body).toBe(400);
+    expect(translated.body).toContain('images in tool messages');
+    const relayed = await chat({ ...payload, model: 'via-openai' });
+    expect(relayed.statusCode, relayed.body).toBe(200);
+    expect(JSON.stringify(lastBody(setup.gateway.fakes.openai))).toContain(tinyPng);
+  });
+
+  it("names an alpha chat assistant's stored audio, which a translated call goes without, and relays it as sent", async () => {
+    const messages = [
+      { role: 'user', content: 'say hello' },
+      { role: 'assistant', content: 'hello', audio: { id: 'audio_abc' } },
+      { role: 'user', content: 'again' },
+    ];
+    const translated = await chat({ model: 'via-anthropic', messages });
+    expect(translated.statusCode, translated.body).toBe(200);
+    expect(translated.headers['x-gateway-dropped-parameters']).toBe('messages.audio');
+    const relayed = await chat({ model: 'via-openai', messages });
+    expect(relayed.statusCode, relayed.body).toBe(200);
+    expect(relayed.headers['x-gateway-dropped-parameters']).toBeUndefined();
+    expect(lastBody(setup.gateway.fakes.openai)).toMatchObject({ messages: [{}, { audio: { id: 'audio_abc' } }, {}] });
+  });
+
   it("reads Anthropic's model_context_window_exceeded as an answer cut at a length limit", () => {
     expect(finishReasonOf('model_context_window_exceeded')).toEqual({
       unified: 'length',

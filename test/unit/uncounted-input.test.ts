@@ -209,11 +209,11 @@ describe('the input a forwarded request names for its server to read', () => {
     expect(chatReadsServerInput({ messages: [{ role: 'user', content: [{ type: 'file', file: {} }] }] })).toBe(false);
   });
 
-  it('OpenAI Responses: stored input, and the tools that search the web or files', () => {
+  it('OpenAI Responses: stored input, and the tools that search the web or files or ask an MCP server', () => {
     expect(responsesReadsServerInput({ input: 'hi', previous_response_id: 'resp_1' })).toBe(true);
     expect(responsesReadsServerInput({ input: 'hi', conversation: 'conv_1' })).toBe(true);
     expect(responsesReadsServerInput({ input: 'hi', prompt: { id: 'pmpt_1' } })).toBe(true);
-    for (const type of ['web_search', 'web_search_preview', 'web_search_2025_08_26', 'file_search'])
+    for (const type of ['web_search', 'web_search_preview', 'web_search_2025_08_26', 'file_search', 'mcp'])
       expect(responsesReadsServerInput({ input: 'hi', tools: [{ type }] })).toBe(true);
     expect(responsesReadsServerInput({ input: 'hi', previous_response_id: null })).toBe(false);
     expect(
@@ -224,7 +224,7 @@ describe('the input a forwarded request names for its server to read', () => {
     ).toBe(false);
   });
 
-  it('Anthropic messages: a thread, and the server tools that search or fetch the web', () => {
+  it('Anthropic messages: a thread, the server tools that search or fetch the web, and MCP servers', () => {
     expect(messagesReadServerInput({ messages: [], thread: { type: 'create' } })).toBe(true);
     expect(
       messagesReadServerInput({ messages: [], tools: [{ type: 'web_search_20250305', name: 'web_search' }] }),
@@ -242,11 +242,15 @@ describe('the input a forwarded request names for its server to read', () => {
       }),
     ).toBe(false);
     expect(messagesReadServerInput({ messages: [], thread: null })).toBe(false);
+    expect(
+      messagesReadServerInput({ messages: [], mcp_servers: [{ type: 'url', url: 'https://mcp.example', name: 'm' }] }),
+    ).toBe(true);
+    expect(messagesReadServerInput({ messages: [], mcp_servers: [] })).toBe(false);
   });
 
   it('Gemini generateContent: cached content, and the tools that search or read the web and files', () => {
     expect(generateContentReadsServerInput({ contents: 'hi', cachedContent: 'cachedContents/1' })).toBe(true);
-    for (const tool of ['googleSearch', 'googleSearchRetrieval', 'urlContext', 'fileSearch'])
+    for (const tool of ['googleSearch', 'googleSearchRetrieval', 'googleMaps', 'urlContext', 'fileSearch'])
       expect(generateContentReadsServerInput({ contents: 'hi', tools: [{ [tool]: {} }] })).toBe(true);
     expect(
       generateContentReadsServerInput({

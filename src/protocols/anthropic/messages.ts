@@ -81,11 +81,13 @@ const isRetrievalTool = wireCheck(Type.Object({ type: Type.String({ pattern: '^w
 /**
  * Whether a messages request, as it is forwarded, makes its upstream read input the request only names, which
  * no prompt bound can count: a thread (the server holds the conversation and `continue` reads it; the shape is
- * the server's to check, so any thread is taken as one it reads), or what a retrieval tool finds. What the
+ * the server's to check, so any thread is taken as one it reads), or what a retrieval tool or MCP server finds. What the
  * messages' blocks carry is their decoder's to say (DecodedChat.uncountedInput).
  */
 export function messagesReadServerInput(body: Readonly<Record<string, unknown>>): boolean {
   if (body.thread !== undefined && body.thread !== null) return true;
+  // Remote MCP servers (the MCP connector): the model reads their tools' answers.
+  if (Array.isArray(body.mcp_servers) && body.mcp_servers.length > 0) return true;
   return Array.isArray(body.tools) && body.tools.some((tool: unknown) => isRetrievalTool(tool));
 }
 

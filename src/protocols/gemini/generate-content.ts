@@ -274,9 +274,9 @@ export const wireUsageMetadata = (usage: TokenUsage | undefined) =>
 
 /**
  * The API's own tools that read what they retrieve into the model's input (billed as `toolUsePromptTokenCount`):
- * Google Search (and its older retrieval form), URL context, and search in the client's file stores.
+ * Google Search (and its older retrieval form), Google Maps, URL context, and search in the client's file stores.
  */
-const retrievalTools = ['googleSearch', 'googleSearchRetrieval', 'urlContext', 'fileSearch'] as const;
+const retrievalTools = ['googleSearch', 'googleSearchRetrieval', 'googleMaps', 'urlContext', 'fileSearch'] as const;
 const isToolList = wireCheck(Type.Array(JsonObject));
 
 /**

@@ -212,10 +212,13 @@ export const storedInputResponsesFields = ['previous_response_id', 'conversation
 
 /**
  * The built-in tools that read what they retrieve into the model's input (billed so): web search (`web_search`,
- * `web_search_preview` and their dated versions) and search in the client's vector stores (`file_search`).
+ * `web_search_preview` and their dated versions), search in the client's vector stores (`file_search`), and
+ * remote MCP servers (`mcp`), whose tools' answers the model reads.
  */
 const isRetrievalTool = wireCheck(
-  Type.Object({ type: Type.Union([Type.Literal('file_search'), Type.String({ pattern: '^web_search' })]) }),
+  Type.Object({
+    type: Type.Union([Type.Literal('file_search'), Type.Literal('mcp'), Type.String({ pattern: '^web_search' })]),
+  }),
 );
 
 /**

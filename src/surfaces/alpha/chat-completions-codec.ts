@@ -191,15 +191,21 @@ function decodeParameters(body: ChatCompletionsRequest): Omit<Partial<ChatReques
 export function decodeChatMessages(body: ChatCompletionsRequest): DecodedChat {
   const notes = newInputNotes();
   const messages: ChatMessage[] = [];
+  let storedAudio = false;
   for (const [index, message] of body.messages.entries()) {
     const role = roles[message.role];
     if (!role) notes.untranslatable.add(`"${message.role}" messages`);
-    // Earlier audio the server keeps, named by id, which it reads again and the bound never sees.
-    if (isStoredAudioMessage(message)) notes.uncounted = true;
+    // Earlier audio the server keeps, named by id: relayed, the server reads it again and the bound never sees
+    // it; translated, the turn goes without it, named.
+    if (isStoredAudioMessage(message)) {
+      notes.uncounted = true;
+      storedAudio = true;
+    }
     const parts = contentParts(message.content, notes);
     if (role === 'tool') {
-      // A tool message's content is its text: a picture in it is read upstream but counted nowhere.
-      if (parts.some((part) => part.type === 'image')) notes.uncounted = true;
+      // A tool message's content is its text: a picture in it is read by a relay's upstream and counted nowhere,
+      // and the other protocols' results would go without it.
+      if (parts.some((part) => part.type === 'image')) leftOut(notes, 'images in tool messages');
       const result: ChatPart[] = [
         {
           type: 'tool-result',
@@ -245,8 +251,11 @@ export function decodeChatMessages(body: ChatCompletionsRequest): DecodedChat {
     ...(toolChoice ? { toolChoice } : {}),
     untranslatable: [...untranslatable],
     uncountedInput: notes.uncounted,
-    // A participant's name tells the model who speaks; the other protocols have no place for it.
-    notTranslated: body.messages.some((message) => typeof message.name === 'string') ? ['messages.name'] : [],
+    notTranslated: [
+      // A participant's name tells the model who speaks; the other protocols have no place for it.
+      ...(body.messages.some((message) => typeof message.name === 'string') ? ['messages.name'] : []),
+      ...(storedAudio ? ['messages.audio'] : []),
+    ],
   };
 }
 
