@@ -245,4 +245,21 @@ describe('alpha videos: the routing provider video API over video tasks', () => 
       client(key).videos.create({ model: 'veo' as never, prompt: 'x', input_reference: upload }),
     ).rejects.toMatchObject({ status: 400 });
   });
+
+  it('refuses a form field given twice with 400 naming it, and goes on serving (the refusal once escaped the parser)', async () => {
+    const { key } = await gateway.createFundedKey({ credits: 1 });
+    const form = new FormData();
+    form.append('model', 'veo');
+    form.append('prompt', 'a');
+    form.append('prompt', 'b');
+    const response = await fetch(`${address}/api/alpha/v1/videos`, {
+      method: 'POST',
+      headers: keyHeaders(key),
+      body: form,
+    });
+    expect(response.status).toBe(400);
+    expect(JSON.stringify(await response.json())).toContain('multipart field \\"prompt\\" is given twice');
+    const after = await fetch(`${address}/api/alpha/v1/videos/vid_unknown`, { headers: keyHeaders(key) });
+    expect(after.status).toBe(404);
+  });
 });

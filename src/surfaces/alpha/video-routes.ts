@@ -1,4 +1,6 @@
+import type { Readable } from 'node:stream';
 import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyRequest } from 'fastify';
 import { GatewayError } from '../../domain/errors.ts';
 import type { GatewayServices } from '../../gateway/services.ts';
 import { unsupportedMediaTypeMessage } from '../../http/error-envelope.ts';
@@ -39,10 +41,12 @@ export const alphaVideoRoutes: FastifyPluginAsyncTypebox<{ services: AlphaVideoS
 ) => {
   app.addHook('onRequest', requireCredential(services.authenticator));
   // Streamed through the form parser within `server.multipart`, after the admission hook below has passed.
-  app.addContentTypeParser('multipart/form-data', (request, payload, done) => {
+  // A promise Fastify settles the parse with: a refusal of the form's fields (a field given twice) is the parse's
+  // 400, not an exception escaping a callback (which ended the process).
+  app.addContentTypeParser('multipart/form-data', async (request: FastifyRequest, payload: Readable) => {
     const { headers } = request;
     const contentLength = headers['content-length'];
-    readMultipartForm(
+    const form = await readMultipartForm(
       payload,
       { 'content-type': headers['content-type'], 'content-length': contentLength },
       {
@@ -53,10 +57,8 @@ export const alphaVideoRoutes: FastifyPluginAsyncTypebox<{ services: AlphaVideoS
         },
         refuseFile: refuseUpload,
       },
-    ).then(
-      (form) => done(null, formBody(form.fields)),
-      (error: Error) => done(error),
     );
+    return formBody(form.fields);
   });
   // Any other body type answers 415 naming both that the route takes (the gateway's default names JSON alone).
   app.addContentTypeParser('*', (_request, _payload, done) =>
