@@ -132,6 +132,11 @@ export const fieldDocs: Record<string, FieldDoc> = {
   'models[].providers[].provider': { meaning: 'a provider id of `providers`' },
   'models[].providers[].model': { meaning: 'upstream model id the request is rewritten to' },
   'models[].providers[].priority': { meaning: 'order of the rows, lowest first' },
+  'models[].providers[].standIn': {
+    meaning:
+      'the row serves only while no other row of the model is active (the sandbox standing in for a provider without a key); never a fallback after another row failed',
+    default: false,
+  },
   'models[].providers[].weight': { meaning: 'share of requests under `routing: weighted`', default: 1 },
   'models[].providers[].cost': {
     meaning: 'what the row costs the operator upstream, for `routing: price` (never what accounts are charged)',

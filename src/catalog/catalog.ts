@@ -110,6 +110,16 @@ function switchedOffIds(config: Pick<GatewayConfig, 'models'>): Set<string> {
   return new Set(config.models.filter((entry) => entry.isActive === false).map((entry) => entry.id));
 }
 
+/**
+ * The rows that serve: a stand-in row (`standIn: true`, the sandbox's made-up output for a model whose provider
+ * has no key) only while no other row of the model is active, so that it is never the fallback that serves, and
+ * bills at the model's price, a request a real provider failed.
+ */
+function standInsOnlyWhenAlone<R extends { row: { standIn?: boolean } }>(rows: R[]): R[] {
+  const real = rows.filter((candidate) => candidate.row.standIn !== true);
+  return real.length > 0 ? real : rows;
+}
+
 /** The models that are switched on and have at least one active provider row, each with its rows best first. */
 function catalogModels(
   config: Pick<GatewayConfig, 'models' | 'providers'>,
@@ -118,9 +128,11 @@ function catalogModels(
   const models = new Map<string, CatalogModel>();
   for (const entry of config.models) {
     if (entry.isActive === false) continue;
-    const rows = entry.providers
-      .map((row, order) => ({ row, order, provider: config.providers.get(row.provider) }))
-      .filter((candidate) => candidate.provider?.active === true)
+    const rows = standInsOnlyWhenAlone(
+      entry.providers
+        .map((row, order) => ({ row, order, provider: config.providers.get(row.provider) }))
+        .filter((candidate) => candidate.provider?.active === true),
+    )
       .sort((a, b) => (a.row.priority ?? 0) - (b.row.priority ?? 0) || a.order - b.order)
       .map(({ row, provider }) => ({
         providerId: row.provider,

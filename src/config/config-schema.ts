@@ -89,6 +89,9 @@ const ProviderRowSchema = Type.Object(
     capabilities: Type.Optional(CapabilitiesSchema),
     // The row's share of requests under `routing: weighted` (default 1).
     weight: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000 })),
+    // Serves only while no other row of the model is active (the sandbox standing in for a provider without a key),
+    // never as a fallback after another row failed.
+    standIn: Type.Optional(Type.Boolean()),
     // What the row costs the operator upstream, in USD, for `routing: price` (not what accounts are charged).
     cost: Type.Optional(
       Type.Object(

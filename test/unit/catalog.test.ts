@@ -65,6 +65,31 @@ describe('catalog', () => {
     expect(() => catalog.resolve('multi')).toThrow('model "multi" is not available: the operator has switched it off');
   });
 
+  it('serves a stand-in row only while no other row of its model is active, never as a fallback beside one', () => {
+    const standIns = `
+providers:
+  speech: { protocol: speech, baseUrl: https://speech.example, apiKey: "\${SPEECH_KEY}" }
+  sandbox: { protocol: sandbox }
+models:
+  - id: tts
+    pricing: { perMCharacters: 60 }
+    providers:
+      - { provider: speech, model: seed-tts-1.0, priority: 1 }
+      - { provider: sandbox, model: speech, priority: 9, standIn: true }
+  - id: plain-fallback
+    pricing: { perMCharacters: 60 }
+    providers:
+      - { provider: speech, model: seed-tts-1.0, priority: 1 }
+      - { provider: sandbox, model: speech, priority: 9 }
+`;
+    const rowsOf = (catalog: Catalog, id: string) => catalog.resolve(id).rows.map((row) => row.providerId);
+    const keyed = new Catalog(parseConfig(standIns, 'c.yaml', { SPEECH_KEY: 'k' }));
+    expect(rowsOf(keyed, 'tts')).toEqual(['speech']);
+    expect(rowsOf(keyed, 'plain-fallback')).toEqual(['speech', 'sandbox']);
+    const keyless = new Catalog(parseConfig(standIns, 'c.yaml', {}));
+    expect(rowsOf(keyless, 'tts')).toEqual(['sandbox']);
+  });
+
   it('filters by modalities with all-match semantics', () => {
     const catalog = new Catalog(parseConfig(config, 'c.yaml', { FIRST_KEY: 'k' }));
     expect(catalog.list({ inputModalities: ['text', 'image'] }).map((model) => model.modelId)).toEqual(['multi']);
