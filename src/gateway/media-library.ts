@@ -55,8 +55,12 @@ export class MediaLibrary {
     query: { kind?: MediaKind; offset: number; limit: number },
     baseUrl: string,
   ): Promise<MediaPage> {
-    const { jobs, assets, total } = await this.dependencies.jobs.listArchived(accountId, query.kind, query);
     const now = this.clock();
+    const { jobs, assets, total } = await this.dependencies.jobs.listArchived(
+      accountId,
+      { kind: query.kind, now },
+      query,
+    );
     const assetsByJob = new Map<string, MediaAssetRow[]>();
     for (const asset of assets) assetsByJob.set(asset.jobId, [...(assetsByJob.get(asset.jobId) ?? []), asset]);
     const results = await Promise.all(

@@ -1,4 +1,4 @@
-import { and, count, desc, eq, exists, inArray, isNotNull, isNull, lt, lte, ne, or, sql } from 'drizzle-orm';
+import { and, count, desc, eq, exists, gt, inArray, isNotNull, isNull, lt, lte, ne, or, sql } from 'drizzle-orm';
 import Type from 'typebox';
 import {
   usageRecord,
@@ -440,20 +440,27 @@ export class MediaJobsRepository {
   }
 
   /**
-   * One page of an account's succeeded jobs (of one kind, or all) that still have an archived output, newest
-   * first, with their count and those outputs' assets. Jobs whose outputs all passed their retention are left
-   * out: there is nothing left to show of them.
+   * One page of an account's succeeded jobs (of one kind, or all) that still have an output within its
+   * retention at `now`, newest first, with their count and those outputs' assets. An output past its retention
+   * is left out from that moment, whether or not the sweep has deleted it yet; a job whose outputs all passed
+   * theirs has nothing left to show.
    */
   async listArchived(
     accountId: string,
-    kind: MediaKind | undefined,
+    { kind, now }: { kind: MediaKind | undefined; now: Date },
     { offset, limit }: PageWindow,
   ): Promise<{ jobs: ArchivedJobRow[]; assets: MediaAssetRow[]; total: number }> {
+    const retained = or(isNull(mediaAssets.expiresAt), gt(mediaAssets.expiresAt, now));
     const where = and(
       eq(mediaJobs.accountId, accountId),
       eq(mediaJobs.state, 'succeeded'),
       kind === undefined ? undefined : eq(mediaJobs.kind, kind),
-      exists(this.db.select({ id: mediaAssets.id }).from(mediaAssets).where(eq(mediaAssets.jobId, mediaJobs.id))),
+      exists(
+        this.db
+          .select({ id: mediaAssets.id })
+          .from(mediaAssets)
+          .where(and(eq(mediaAssets.jobId, mediaJobs.id), retained)),
+      ),
     );
     const [jobs, [totals]] = await Promise.all([
       this.db
@@ -482,9 +489,12 @@ export class MediaJobsRepository {
             .select()
             .from(mediaAssets)
             .where(
-              inArray(
-                mediaAssets.jobId,
-                jobs.map((job) => job.id),
+              and(
+                inArray(
+                  mediaAssets.jobId,
+                  jobs.map((job) => job.id),
+                ),
+                retained,
               ),
             );
     return { jobs, assets, total: totals?.value ?? 0 };

@@ -3,7 +3,8 @@
  * the priced catalog and the key list's spend per window. Over HTTP, as any account sees them.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { generations } from '../../src/storage/schema.ts';
+import { eq } from 'drizzle-orm';
+import { generations, mediaAssets } from '../../src/storage/schema.ts';
 import type { GenerationRecordView, MediaItemView } from '../../src/surfaces/account/account-schemas.ts';
 import { bearer, expectEnvelope, keyHeaders, signup, type SessionBody } from '../support/http-helpers.ts';
 import { startTestGateway, type TestGateway } from '../support/test-gateway.ts';
@@ -382,6 +383,26 @@ describe('dashboard account routes', () => {
         path: '/api/v1/media',
       });
       expect(body.errors.join(' ')).toContain(message);
+    });
+
+    // Last of this block: it ends the retention of the outputs the others list.
+    it('leaves out an output from the moment its retention ends, before any sweep, and a job with none left', async () => {
+      const { db } = gateway.gateway.core.storage;
+      const listed = async () => (await get('/api/v1/media', bearer(owner.token))).json<PageBody<MediaBody>>();
+      const [first] = (await listed()).results[0]!.outputs;
+      await db
+        .update(mediaAssets)
+        .set({ expiresAt: new Date(Date.now() - 1000) })
+        .where(eq(mediaAssets.id, first!.assetId));
+      const page = await listed();
+      expect(page.total).toBe(1);
+      expect(page.results[0]!.outputs.map((output) => output.assetId)).not.toContain(first!.assetId);
+      expect(page.results[0]!.outputs).toHaveLength(1);
+      await db
+        .update(mediaAssets)
+        .set({ expiresAt: new Date(Date.now() - 1000) })
+        .where(eq(mediaAssets.jobId, generationId));
+      expect(await listed()).toEqual({ results: [], total: 0, offset: 0, limit: 20 });
     });
   });
 
