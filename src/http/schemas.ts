@@ -15,10 +15,12 @@ export const StoredText = (options: { minLength?: number; maxLength: number }) =
 export const KeyName = Type.String({ minLength: 1, maxLength: 100, pattern: '^\\s*[^\\s\\u0000][^\\u0000]*$' });
 /**
  * Text with something in it: a character that is neither white space (Unicode's included: what `trim()` removes)
- * nor invisible without being white space (zero-width space, non-joiner and joiner, word joiner). The pattern is
- * searched for, not anchored, so the check runs in linear time; a refusal reads as that rule.
+ * nor invisible without being white space: Unicode's default-ignorable code points (zero-width space and joiners,
+ * word joiner, soft hyphen, the Hangul fillers, variation selectors, tags...) and the blank braille pattern, which
+ * draws nothing. The pattern is searched for, not anchored, so the check runs in linear time; a refusal reads as
+ * that rule. (Route schemas compile patterns with the `u` flag, which `\\p{...}` needs.)
  */
-export const nonBlankPattern = '[^\\s\\u200B-\\u200D\\u2060]';
+export const nonBlankPattern = '[^\\s\\p{Default_Ignorable_Code_Point}\\u2800]';
 export const NonBlankText = (options: { minLength?: number; maxLength: number }) =>
   Type.String({ ...options, pattern: nonBlankPattern });
 export const Identifier = Type.String({ minLength: 1, maxLength: 100, pattern: '^[A-Za-z0-9_-]+$' });

@@ -306,8 +306,15 @@ describe('text-to-speech jobs and the voice catalog', () => {
   });
 
   // Nothing to say is refused as no text is, naming the field: white space of any kind, Unicode's included, and
-  // the invisible characters that are not white space (zero-width space and joiners, word joiner).
-  it.each([' ', '\n\t  \r\n', '\u3000\u00a0\u2003\ufeff', '\u200b\u200c\u200d\u2060 '])(
+  // the invisible characters that are not white space (default-ignorable code points, the blank braille pattern).
+  it.each([
+    ' ',
+    '\n\t  \r\n',
+    '\u3000\u00a0\u2003\ufeff',
+    '\u200b\u200c\u200d\u2060 ',
+    '\u00ad\u3164\u115f\u180e\u2800',
+    '\ufe0f\u{e0020}',
+  ])(
     'refuses text of white space only (%j) with 400 naming the field, holding, storing and sending nothing',
     async (text) => {
       const { key, accountId } = await gateway.createFundedKey({ credits: 1 });
