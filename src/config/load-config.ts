@@ -407,8 +407,25 @@ function interpolate(
 export type Fail = (at: string, problem: string) => void;
 
 /**
- * The checks of model entries beyond their schema: ids unique, each row's provider configured, each range's
- * bounds in order. The start, a reload and a runtime catalog change (catalog/runtime-catalog.ts) run these.
+ * Each price of a model in whole nano-USD: the ledger holds nothing finer, so a price of 1.5e-9 would be charged
+ * as 2e-9 on every unit (a third more) and one below a nano as nothing (free). Refused, naming the field.
+ */
+function checkWholeNanoPrices(pricing: ModelEntry['pricing'], at: string, fail: Fail): void {
+  for (const [field, price] of Object.entries(pricing ?? {})) {
+    const prices = typeof price === 'number' ? { '': price } : (price ?? {});
+    for (const [key, usd] of Object.entries(prices)) {
+      if (usd !== undefined && Number(usdToNanos(usd)) / 1e9 !== usd)
+        fail(
+          `${at}pricing.${field}${key ? `.${key}` : ''}`,
+          `${usd} USD is not a whole number of nano-USD (0.000000001)`,
+        );
+    }
+  }
+}
+
+/**
+ * The checks of model entries beyond their schema: ids unique, prices in whole nano-USD, each row's provider
+ * configured, each range's bounds in order. The start, a reload and a runtime catalog change (catalog/runtime-catalog.ts) run these.
  * `at` names each model in problems: `models[3].` gives `models[3].providers[0].provider`.
  */
 export function checkModels(
@@ -421,6 +438,7 @@ export function checkModels(
     const modelAt = at(index);
     if (seen.has(model.id)) fail(`${modelAt}id`, `duplicate model id "${model.id}"`);
     seen.add(model.id);
+    checkWholeNanoPrices(model.pricing, modelAt, fail);
     model.providers.forEach((row, rowIndex) => {
       if (!providers.has(row.provider))
         fail(`${modelAt}providers[${rowIndex}].provider`, `unknown provider "${row.provider}"`);

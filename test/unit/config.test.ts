@@ -32,6 +32,21 @@ function problemOf(text: string, variables: Record<string, string> = {}): string
 }
 
 describe('gateway.yaml', () => {
+  it('refuses a price that is not a whole number of nano-USD, naming it, and takes whole ones', () => {
+    const priced = (pricing: string) =>
+      `providers:\n  sandbox: { protocol: sandbox }\nmodels:\n  - id: m\n    pricing: ${pricing}\n    providers: [{ provider: sandbox, model: image }]\n`;
+    expect(problemOf(priced('{ perImage: 1.5e-9 }'))).toBe(
+      'gateway.yaml: at models[0].pricing.perImage: 1.5e-9 USD is not a whole number of nano-USD (0.000000001)',
+    );
+    expect(problemOf(priced('{ perImage: 1e-12 }'))).toContain('at models[0].pricing.perImage: 1e-12 USD');
+    expect(problemOf(priced('{ perVideoSecondByResolution: { 480p: 0.05, 720p: 0.0000000004 } }'))).toContain(
+      'at models[0].pricing.perVideoSecondByResolution.720p: 4e-10 USD',
+    );
+    expect(problemOf(priced('{ inputPerMTok: 0.1234567891 }'))).toContain('at models[0].pricing.inputPerMTok');
+    for (const whole of ['{ perImage: 0.03 }', '{ perImage: 0 }', '{ inputPerMTok: 0.123456789, outputPerMTok: 1e-9 }'])
+      expect(() => parseConfig(priced(whole), 'gateway.yaml', {})).not.toThrow();
+  });
+
   it('interpolates ${VAR} and ${VAR:-default}, and a provider without a key is inactive', () => {
     const inactive = parseConfig(base, 'gateway.yaml', {});
     expect(inactive.providers.get('main')).toMatchObject({ baseUrl: 'https://upstream.example/v1', active: false });
