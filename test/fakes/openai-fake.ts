@@ -32,7 +32,7 @@ import { ImagesGenerateRequest, type ImagesAnswer, type ImagesStreamEvent } from
 import { delayFor, fakePng, notAnImagePage, scenarioOf } from './fake-images.ts';
 import { fakeVector, sleep, startFakeServer, type FakeServer, type RecordedRequest } from './fake-server.ts';
 import { fakeTokenLogprob } from './fake-logprobs.ts';
-import { jsonAnswer } from './structured-answer.ts';
+import { jsonAnswer, toolArguments } from './structured-answer.ts';
 import { sseEvent, writeJson } from './wire.ts';
 
 /**
@@ -57,8 +57,8 @@ import { sseEvent, writeJson } from './wire.ts';
  * refuses is refused in its words (JSON mode without "json" in the messages, a schema whose root is not an
  * object, a strict schema or strict function whose root object is open), as is a tool call id longer than 40
  * characters. With function tools (and a
- * tool_choice other than "none") it calls the chosen or first tool with `{"query": <last user text>}`,
- * streaming the arguments in two fragments; after a tool message it answers "Echo: <that tool's output>".
+ * tool_choice other than "none") it calls the chosen or first tool with arguments that follow its parameters'
+ * schema, strings the last user text (structured-answer.ts), streaming the arguments in two fragments; after a tool message it answers "Echo: <that tool's output>".
  * Tool messages must answer the calls of the assistant message before them, as the real API requires. As the real
  * API does, the Responses API refuses an input message part of a type it does not take (Chat Completions'
  * `image_url`, say), and images for any model but DALL·E refuse `response_format`. A Responses request naming
@@ -147,6 +147,10 @@ function chosenTool(body: ChatCompletionsRequest): string | undefined {
   if (functions.length === 0 || body.tool_choice === 'none' || body.messages.at(-1)?.role === 'tool') return undefined;
   return isChatNamedToolChoice(body.tool_choice) ? body.tool_choice.function.name : functions[0];
 }
+
+/** The declared parameters of the function `name` among a request's tools. */
+const parametersOf = (body: ChatCompletionsRequest, name: string) =>
+  (body.tools ?? []).filter(isChatFunctionTool).find((tool) => tool.function.name === name)?.function.parameters;
 
 const wordsOf = (text: string) => text.split(/\s+/).filter(Boolean);
 /** The text of a message's content, string or parts; image parts carry no words. */
@@ -264,7 +268,7 @@ async function chatCompletions(request: RecordedRequest, response: ServerRespons
     return toolCall(response, body, {
       base,
       tool,
-      args: JSON.stringify({ query: prompt }),
+      args: toolArguments(parametersOf(body, tool), prompt),
       promptTokens: usage.prompt_tokens,
     });
   if (!body.stream) {
@@ -447,7 +451,7 @@ function responsesPartError(items: readonly ResponsesInputItem[]): { message: st
 /**
  * The Responses API: a Response object, or named events with sequence numbers ending at response.completed.
  * With function tools (and tool_choice other than "none") the output is one function_call of the first of
- * them; after a function_call_output item it answers "Echo: <that output>"; asked for JSON (`text.format`), the
+ * them, its arguments following the function's parameters as in chat completions; after a function_call_output item it answers "Echo: <that output>"; asked for JSON (`text.format`), the
  * answer is inside a value of the schema, as in chat completions.
  */
 /** Input tokens of what OpenAI keeps that a Responses request names: n for each id ending in `-<n>`. */
@@ -495,8 +499,9 @@ async function responses(request: RecordedRequest, response: ServerResponse): Pr
   const json = format?.type === 'json_schema' || format?.type === 'json_object';
   const schema = isResponsesJsonSchemaFormat(format) ? format.schema : undefined;
   const words = wordsOf(json ? jsonAnswer(schema, echo) : echo);
-  const tool =
-    answered === undefined && body.tool_choice !== 'none' ? body.tools?.find(isResponsesFunctionTool)?.name : undefined;
+  const functionTool =
+    answered === undefined && body.tool_choice !== 'none' ? body.tools?.find(isResponsesFunctionTool) : undefined;
+  const tool = functionTool?.name;
   const usage = {
     input_tokens:
       messages.reduce((sum, item) => sum + wordsOf(textOf(item.content)).length, 0) +
@@ -528,7 +533,7 @@ async function responses(request: RecordedRequest, response: ServerResponse): Pr
           status: 'completed',
           call_id: 'call_fake1',
           name: tool,
-          arguments: JSON.stringify({ query: textOf(last?.content) }),
+          arguments: toolArguments(functionTool?.parameters, textOf(last?.content)),
         };
   const base = {
     id: 'resp_fake1',

@@ -8,6 +8,18 @@ export function jsonAnswer(schema: unknown, text: string): string {
   return JSON.stringify(schema === undefined ? { query: text } : sampleOf(schema, text));
 }
 
+/**
+ * The arguments (JSON text) a fake calls a tool with, as a model follows the tool's declared parameters: a value
+ * of each property of their schema, strings `text`; a tool that declares no properties is called with `{}`.
+ */
+export function toolArguments(parameters: unknown, text: string): string {
+  const properties =
+    parameters !== null && typeof parameters === 'object' && 'properties' in parameters
+      ? parameters.properties
+      : undefined;
+  return JSON.stringify(sampleOf({ type: 'object', properties }, text));
+}
+
 interface Schema {
   type?: unknown;
   properties?: Record<string, unknown>;

@@ -82,7 +82,7 @@ describe('native text completions forward the optional fields each protocol can 
       type: 'function',
       function: { name: 'lookup', arguments: '' },
     });
-    expect(calls.map((call) => call.function.arguments).join('')).toBe(JSON.stringify({ query: 'where is Paris' }));
+    expect(calls.map((call) => call.function.arguments).join('')).toBe(JSON.stringify({ city: 'where is Paris' }));
     expect(chunks.at(-1)!.finishReason).toBe('tool-calls');
   });
 
