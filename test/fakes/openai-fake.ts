@@ -4,6 +4,7 @@ import {
   ChatCompletionsRequest,
   InputAudioPart,
   isChatFunctionCall as isFunctionCall,
+  type ChatFunctionCall,
   isChatFunctionTool,
   isChatJsonSchemaFormat,
   isChatNamedToolChoice,
@@ -51,6 +52,8 @@ import { sseEvent, writeJson } from './wire.ts';
  * - `fake-null-answer` (embeddings): 200 with the JSON body `null`, as a broken compatible server may answer;
  * - `fake-refusal`: the model refuses: its words in `refusal` (streamed as `delta.refusal`), `content` null,
  *   finished with `stop`;
+ * - `fake-calls-<mode>`: tool calls streamed as a named OpenAI-compatible server streams them (`CallStreaming`),
+ *   one call per part of a prompt joined by " and ";
  * anything else answers "Echo: <last user message>", one word per chunk; asked for JSON (`response_format`), that
  * text inside a value of the schema (structured-answer.ts); with `n`, that many identical choices, each billed;
  * with `logprobs`, each word's log probability (`top_logprobs` alternatives). An answer format the real API
@@ -264,13 +267,15 @@ async function chatCompletions(request: RecordedRequest, response: ServerRespons
     system_fingerprint: 'fp_fake',
   };
   const tool = chosenTool(body);
-  if (tool)
+  if (tool) {
+    const streaming = callStreamingOf(body.model);
     return toolCall(response, body, {
       base,
-      tool,
-      args: toolArguments(parametersOf(body, tool), prompt),
+      calls: fakeCalls(body, { tool, prompt, parallel: streaming !== 'openai' }),
+      streaming,
       promptTokens: usage.prompt_tokens,
     });
+  }
   if (!body.stream) {
     if (drip) await sleep(chunkDelayMs * words.length);
     const completion = {
@@ -368,20 +373,103 @@ function refusedRequestError(body: ChatCompletionsRequest): string | undefined {
     : `Invalid schema for response_format '${name}': In context=(), 'required' is required to be supplied and to be an array including every key in properties. Missing '${missing}'.`;
 }
 
-/** A call of `tool` instead of an answer: `content: null`, `tool_calls`, finish `tool_calls`; five output tokens. */
+/**
+ * How a server streams tool calls, the model name's `fake-calls-<mode>` (else OpenAI's own way: the first fragment
+ * of a call carries its index, id, type and name, the later ones its index and a piece of the arguments only).
+ * Each mode is how named OpenAI-compatible servers stream the later fragments of a call:
+ * - `repeat-id`: its `id` and `type` again (LiteLLM's proxy, BerriAI/litellm#20480);
+ * - `repeat-all`: its `id`, `type` and `function.name` again (DeepSeek, Qwen, Fireworks);
+ * - `empty-id`: `id: ""` and `function.name: ""` (LiteLLM, BerriAI/litellm#12513);
+ * - `null-name`: `function.name: null` (vLLM);
+ * - `null-id`: `id`, `type` and `function.name` null, and the first fragment's `arguments` null (servers that
+ *   write every field they leave unset as null, Fireworks' firefunction among them, BerriAI/litellm#4440);
+ * - `no-index`: each call whole in one fragment without `index`, the turn ended with `stop` (Google's
+ *   OpenAI-compatible endpoint).
+ */
+const callStreamings = ['openai', 'repeat-id', 'repeat-all', 'empty-id', 'null-name', 'null-id', 'no-index'] as const;
+type CallStreaming = (typeof callStreamings)[number];
+
+function callStreamingOf(model: string): CallStreaming {
+  const mode = /^fake-calls-(.+)$/.exec(model)?.[1];
+  return callStreamings.find((known) => known === mode) ?? 'openai';
+}
+
+/**
+ * The calls the model makes: one of `tool` with the prompt; with `parallel`, one per part of a prompt joined by
+ * " and " (parallel calls, as a model asked about several things makes).
+ */
+function fakeCalls(
+  body: ChatCompletionsRequest,
+  { tool, prompt, parallel }: { tool: string; prompt: string; parallel: boolean },
+): ChatFunctionCall[] {
+  const parts = parallel ? prompt.split(' and ') : [prompt];
+  return parts.map((part, position) => ({
+    id: `call_fake${position + 1}`,
+    type: 'function',
+    function: { name: tool, arguments: toolArguments(parametersOf(body, tool), part) },
+  }));
+}
+
+/** The finish of a turn of calls: Google's compatible endpoint ends every turn with `stop`. */
+function callFinish(streaming: CallStreaming): string {
+  return streaming === 'no-index' ? 'stop' : 'tool_calls';
+}
+
+/** What a later fragment of a call repeats of its first, per mode (see `CallStreaming`). */
+function repeatedFields({ id, function: { name } }: ChatFunctionCall, streaming: CallStreaming) {
+  const repeats: Record<CallStreaming, { call: object; function: object }> = {
+    openai: { call: {}, function: {} },
+    'repeat-id': { call: { id, type: 'function' }, function: {} },
+    'repeat-all': { call: { id, type: 'function' }, function: { name } },
+    'empty-id': { call: { id: '', type: 'function' }, function: { name: '' } },
+    'null-name': { call: {}, function: { name: null } },
+    'null-id': { call: { id: null, type: null }, function: { name: null } },
+    'no-index': { call: {}, function: {} },
+  };
+  return repeats[streaming];
+}
+
+/** The fragments a call streams in: the call whole (`no-index`), or its opening and two pieces of its arguments. */
+function callFragments(call: ChatFunctionCall, index: number, streaming: CallStreaming): object[] {
+  if (streaming === 'no-index') return [call];
+  const args = call.function.arguments;
+  const opening = { index, ...call, function: { ...call.function, arguments: streaming === 'null-id' ? null : '' } };
+  const repeated = repeatedFields(call, streaming);
+  const half = Math.floor(args.length / 2);
+  return [
+    opening,
+    ...[args.slice(0, half), args.slice(half)].map((piece) => ({
+      index,
+      ...repeated.call,
+      function: { ...repeated.function, arguments: piece },
+    })),
+  ];
+}
+
+/** Calls instead of an answer: `content: null`, `tool_calls`, the turn's finish (`callFinish`); five output tokens each. */
 function toolCall(
   response: ServerResponse,
   body: ChatCompletionsRequest,
-  { base, tool, args, promptTokens }: { base: object; tool: string; args: string; promptTokens: number },
+  {
+    base,
+    calls,
+    streaming,
+    promptTokens,
+  }: { base: object; calls: ChatFunctionCall[]; streaming: CallStreaming; promptTokens: number },
 ): void {
-  const usage = { prompt_tokens: promptTokens, completion_tokens: 5, total_tokens: promptTokens + 5 };
-  const call = { id: 'call_fake1', type: 'function', function: { name: tool, arguments: args } };
+  const outputTokens = 5 * calls.length;
+  const usage = {
+    prompt_tokens: promptTokens,
+    completion_tokens: outputTokens,
+    total_tokens: promptTokens + outputTokens,
+  };
+  const finish = callFinish(streaming);
   if (!body.stream) {
-    const message = { role: 'assistant', content: null, tool_calls: [call], refusal: null, annotations: [] };
+    const message = { role: 'assistant', content: null, tool_calls: calls, refusal: null, annotations: [] };
     const completion = {
       ...base,
       object: 'chat.completion',
-      choices: [{ index: 0, message, logprobs: null, finish_reason: 'tool_calls' }],
+      choices: [{ index: 0, message, logprobs: null, finish_reason: finish }],
       usage,
     };
     writeJson<ChatCompletion>(response, { status: 200, body: completion });
@@ -399,16 +487,16 @@ function toolCall(
     };
     response.write(sseEvent<ChatCompletionChunk>(chunk));
   };
-  const delta = (toolCall: object) =>
-    send([{ index: 0, delta: { tool_calls: [toolCall] }, logprobs: null, finish_reason: null }]);
-  // As OpenAI streams a call that opens the answer: the role comes with the call's id and name, in one chunk.
-  const opening = { index: 0, ...call, function: { name: tool, arguments: '' } };
-  const first = { role: 'assistant', content: null, tool_calls: [opening], refusal: null };
-  send([{ index: 0, delta: first, logprobs: null, finish_reason: null }]);
-  const half = Math.floor(args.length / 2);
-  delta({ index: 0, function: { arguments: args.slice(0, half) } });
-  delta({ index: 0, function: { arguments: args.slice(half) } });
-  send([{ index: 0, delta: {}, logprobs: null, finish_reason: 'tool_calls' }]);
+  const fragments = calls.flatMap((call, index) => callFragments(call, index, streaming));
+  // As OpenAI streams calls that open the answer: the role comes with the first fragment, in one chunk.
+  for (const [position, fragment] of fragments.entries()) {
+    const delta =
+      position === 0
+        ? { role: 'assistant', content: null, tool_calls: [fragment], refusal: null }
+        : { tool_calls: [fragment] };
+    send([{ index: 0, delta, logprobs: null, finish_reason: null }]);
+  }
+  send([{ index: 0, delta: {}, logprobs: null, finish_reason: finish }]);
   if (includeUsage) send([], { usage });
   response.end('data: [DONE]\n\n');
 }
