@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { type WireCheck, wireCheck } from '../../src/protocols/wire-check.ts';
 import { usageRecords } from '../support/http-helpers.ts';
 import { useFamilyGateway } from '../support/family-gateway.ts';
+import { modelYaml } from '../support/test-gateway.ts';
 import { gammaLookupTools } from '../support/translated-pairs.ts';
 
 /**
@@ -30,12 +31,18 @@ interface Answer {
   finish: string | undefined;
 }
 
+/** A turn of the conversation: the question asked, and the call made of it and its result, sent back. */
+interface Turn {
+  question?: string;
+  call?: Call;
+}
+
 interface Surface {
   name: string;
   /** The finish the surface reports for a turn that ends in calls. */
   callFinish: string;
   url(model: string, stream: boolean): string;
-  payload(model: string, stream: boolean, call?: Call): object;
+  payload(model: string, stream: boolean, turn?: Turn): object;
   read(body: string, stream: boolean): Answer;
 }
 
@@ -85,12 +92,13 @@ const isChatChunk = wireCheck(
           content: Type.Optional(Nullable(Type.String())),
           tool_calls: Type.Optional(
             Type.Array(
+              // As the official SDKs read a fragment: null is a field not sent.
               Type.Object({
                 index: Type.Integer({ minimum: 0 }),
-                id: Type.Optional(Type.String()),
+                id: Type.Optional(Nullable(Type.String())),
                 function: Type.Object({
-                  name: Type.Optional(Type.String()),
-                  arguments: Type.Optional(Type.String()),
+                  name: Type.Optional(Nullable(Type.String())),
+                  arguments: Type.Optional(Nullable(Type.String())),
                 }),
               }),
             ),
@@ -106,12 +114,12 @@ const alphaChat: Surface = {
   name: 'alpha chat',
   callFinish: 'tool_calls',
   url: () => '/api/alpha/v1/chat/completions',
-  payload: (model, stream, call) => ({
+  payload: (model, stream, { question: asked = question, call }: Turn = {}) => ({
     model,
     stream,
     tools: [{ type: 'function', function: { name: 'lookup', description: 'Looks things up', parameters: schema } }],
     messages: [
-      { role: 'user', content: question },
+      { role: 'user', content: asked },
       ...(call
         ? [
             {
@@ -146,7 +154,8 @@ const alphaChat: Surface = {
       if (!choice) continue;
       answer.text += choice.delta.content ?? '';
       for (const fragment of choice.delta.tool_calls ?? []) {
-        if (fragment.id)
+        // A call is known by its index, as the official SDKs know it: its first fragment opens it.
+        if (fragment.id && !answer.calls[fragment.index])
           answer.calls[fragment.index] = { id: fragment.id, name: fragment.function.name ?? '', args: undefined };
         argumentText[fragment.index] = (argumentText[fragment.index] ?? '') + (fragment.function.arguments ?? '');
       }
@@ -186,12 +195,12 @@ const alphaResponses: Surface = {
   name: 'alpha responses',
   callFinish: 'completed',
   url: () => '/api/alpha/v1/responses',
-  payload: (model, stream, call) => ({
+  payload: (model, stream, { question: asked = question, call }: Turn = {}) => ({
     model,
     stream,
     tools: [{ type: 'function', name: 'lookup', description: 'Looks things up', parameters: schema, strict: false }],
     input: [
-      { role: 'user', content: question },
+      { role: 'user', content: asked },
       ...(call
         ? [
             { type: 'function_call', call_id: call.id, name: call.name, arguments: JSON.stringify(call.args) },
@@ -253,13 +262,13 @@ const beta: Surface = {
   name: 'beta',
   callFinish: 'tool_use',
   url: () => '/api/beta/v1/messages',
-  payload: (model, stream, call) => ({
+  payload: (model, stream, { question: asked = question, call }: Turn = {}) => ({
     model,
     stream,
     max_tokens: 200,
     tools: [{ name: 'lookup', description: 'Looks things up', input_schema: schema }],
     messages: [
-      { role: 'user', content: question },
+      { role: 'user', content: asked },
       ...(call
         ? [
             { role: 'assistant', content: [{ type: 'tool_use', id: call.id, name: call.name, input: call.args }] },
@@ -328,11 +337,11 @@ const gamma: Surface = {
   callFinish: 'STOP',
   url: (model, stream) =>
     `/api/gamma/v1beta/models/${model}:${stream ? 'streamGenerateContent?alt=sse' : 'generateContent'}`,
-  payload: (_model, _stream, call) => ({
+  payload: (_model, _stream, { question: asked = question, call }: Turn = {}) => ({
     // The protocol's own schema dialect (upper-case types), which translation turns into JSON Schema.
     tools: gammaLookupTools,
     contents: [
-      { role: 'user', parts: [{ text: question }] },
+      { role: 'user', parts: [{ text: asked }] },
       ...(call
         ? [
             { role: 'model', parts: [{ functionCall: { name: call.name, args: call.args } }] },
@@ -371,7 +380,7 @@ describe('function calling through every tool surface and upstream family', () =
               method: 'POST',
               url: surface.url(model, stream),
               headers: { 'x-api-key': key },
-              payload: surface.payload(model, stream, call),
+              payload: surface.payload(model, stream, { call }),
             });
 
           const first = await send();
@@ -414,7 +423,8 @@ describe('function calling through every tool surface and upstream family', () =
     expect(asked.calls).toEqual([{ id: expect.stringMatching(/^call_/), name: 'lookup', args: { query: question } }]);
     expect(asked.finish).toBe('tool_calls');
     const answered = alphaChat.read(
-      (await send({ ...alphaChat.payload('via-sandbox', false, asked.calls[0]), tool_choice: 'required' })).body,
+      (await send({ ...alphaChat.payload('via-sandbox', false, { call: asked.calls[0] }), tool_choice: 'required' }))
+        .body,
       false,
     );
     expect(answered).toMatchObject({ text: `lookup returned ${toolOutput}`, calls: [], finish: 'stop' });
@@ -424,4 +434,44 @@ describe('function calling through every tool surface and upstream family', () =
       calls: [],
     });
   });
+});
+
+/**
+ * Tool calls as OpenAI-compatible servers stream them (the OpenAI fake's `fake-calls-<mode>`), for a question of
+ * two parts the model calls the tool for in parallel: each surface answers both calls, each with its name and its
+ * whole arguments, streamed or not. The alpha chat surface relays the stream as it came.
+ */
+describe('tool calls streamed as OpenAI-compatible servers stream them', () => {
+  const modes = ['repeat-id', 'repeat-all', 'empty-id'];
+  const setup = useFamilyGateway({
+    extraConfig: modes.map((mode) =>
+      modelYaml(`calls-${mode}`, { provider: 'openai', upstream: `fake-calls-${mode}` }),
+    ),
+  });
+  const twoPlaces = 'weather in Paris and Rome';
+
+  for (const mode of modes) {
+    for (const surface of [alphaChat, beta, gamma]) {
+      for (const stream of [false, true]) {
+        it(`${mode}: ${surface.name}, ${stream ? 'streamed' : 'not streamed'}`, async () => {
+          const { key } = await setup.gateway.createFundedKey({ credits: 1 });
+          const model = `calls-${mode}`;
+          const response = await setup.gateway.request({
+            method: 'POST',
+            url: surface.url(model, stream),
+            headers: { 'x-api-key': key },
+            payload: surface.payload(model, stream, { question: twoPlaces }),
+          });
+          expect(response.statusCode, response.body).toBe(200);
+          const answer = surface.read(response.body, stream);
+          expect(answer.calls).toMatchObject([
+            { name: 'lookup', args: { query: 'weather in Paris' } },
+            { name: 'lookup', args: { query: 'Rome' } },
+          ]);
+          expect(new Set(answer.calls.map((call) => call.id)).size).toBe(2);
+          expect(answer.finish).toBe(surface.callFinish);
+        });
+      }
+    }
+  }
 });

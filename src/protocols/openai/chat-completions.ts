@@ -182,11 +182,13 @@ export const ChatUsage = Type.Object({
 });
 export type ChatUsage = Static<typeof ChatUsage>;
 
+/** One fragment of a streamed tool call. */
 const ToolCallFragment = Type.Object({
   index: Type.Optional(Type.Integer()),
   id: Type.Optional(Type.String()),
   function: Type.Optional(Type.Object({ name: Type.Optional(Type.String()), arguments: Type.Optional(Type.String()) })),
 });
+export type ToolCallFragment = Static<typeof ToolCallFragment>;
 
 const TopLogprob = Type.Object({
   token: Type.String(),

@@ -15,7 +15,6 @@ import {
   type ToolResult,
 } from '../../domain/chat.ts';
 import { plainCallId } from '../../domain/call-ids.ts';
-import { newId } from '../../domain/ids.ts';
 import { UpstreamUnreachableError } from '../../domain/upstream-failure.ts';
 import {
   finishReasonOf,
@@ -34,11 +33,13 @@ import {
   type ChatResponseFormat,
   type ChatTextPart,
   type ChatToolChoice,
+  type ToolCallFragment,
 } from '../../protocols/openai/chat-completions.ts';
 import type { CallOptions, ProviderTarget } from '../provider-adapter.ts';
 import { decodeSse } from '../shared/sse-decoder.ts';
 import type { UpstreamHttp } from '../shared/upstream-http.ts';
 import { askedChoice, checkedEvent } from '../shared/wire-data.ts';
+import { StreamedCalls } from './streamed-calls.ts';
 
 /**
  * A message's content: a string, or parts where it has images or several texts (a system prompt a client gave in
@@ -247,6 +248,21 @@ export function encodeChatRequest(
   return body;
 }
 
+/** The canonical events of a choice's tool-call fragments, each fragment read as part of the call it belongs to. */
+function* toolCallEvents(
+  calls: StreamedCalls,
+  fragments: readonly ToolCallFragment[],
+  number: { choice?: number },
+): Generator<ChatStreamEvent> {
+  for (const fragment of fragments) {
+    const call = calls.follow(fragment);
+    if (call === undefined) continue;
+    if (call.opened) yield { type: 'tool-call-start', index: call.index, ...call.opened, ...number };
+    if (fragment.function?.arguments)
+      yield { type: 'tool-call-delta', index: call.index, arguments: fragment.function.arguments, ...number };
+  }
+}
+
 /**
  * Chat completions over SSE, decoded into canonical events. A stream that ends without `[DONE]` was cut:
  * that is a failure, never a silent success.
@@ -265,6 +281,13 @@ export async function* streamOpenAiChat(
   let usage: TokenUsage | undefined;
   // The choices (by index) that streamed a refusal, whose text is passed on as the answer's.
   const refused = new Set<number>();
+  // The tool calls of each choice (by index), each streamed in fragments.
+  const calls = new Map<number, StreamedCalls>();
+  const callsOf = (choice: number) => {
+    const known = calls.get(choice) ?? new StreamedCalls();
+    calls.set(choice, known);
+    return known;
+  };
   for await (const event of decodeSse(response.body, options.target.maxEventCharacters)) {
     if (event.data === streamTerminator) {
       yield { type: 'finish', finishReason: finish ?? { unified: 'other', raw: undefined }, usage };
@@ -289,15 +312,7 @@ export async function* streamOpenAiChat(
         refused.add(choice.index ?? 0);
         yield { type: 'text-delta', text: choice.delta.refusal, ...number };
       }
-      for (const fragment of choice.delta?.tool_calls ?? []) {
-        const index = fragment.index ?? 0;
-        if (fragment.id !== undefined || fragment.function?.name !== undefined) {
-          const name = fragment.function?.name ?? '';
-          yield { type: 'tool-call-start', index, id: fragment.id || newId('call'), name, ...number };
-        }
-        if (fragment.function?.arguments)
-          yield { type: 'tool-call-delta', index, arguments: fragment.function.arguments, ...number };
-      }
+      yield* toolCallEvents(callsOf(choice.index ?? 0), choice.delta?.tool_calls ?? [], number);
       if (!choice.finish_reason) continue;
       const reason = refusedFinish(finishReasonOf(choice.finish_reason), refused.has(choice.index ?? 0));
       if (number.choice === undefined) finish = reason;

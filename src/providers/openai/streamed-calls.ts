@@ -1,0 +1,38 @@
+import { newId } from '../../domain/ids.ts';
+import type { ToolCallFragment } from '../../protocols/openai/chat-completions.ts';
+
+/** The call a fragment belongs to, by its canonical index, and the call's id and name when the fragment opens it. */
+export interface FollowedFragment {
+  index: number;
+  opened?: { id: string; name: string };
+}
+
+/**
+ * The tool calls one choice of a chat-completions stream has opened, numbered in the order they opened.
+ * A fragment whose `index` has an open call continues it, whatever else it carries: compatible servers repeat the
+ * call's id, type and name on every fragment (LiteLLM's proxy, Fireworks, DeepSeek, Qwen) or send them empty
+ * (LiteLLM), and none of that is a new call.
+ */
+export class StreamedCalls {
+  private readonly byIndex = new Map<number, number>();
+  private opened = 0;
+
+  /** The call `fragment` belongs to; none for a fragment that neither continues a call nor names one it opens. */
+  follow(fragment: ToolCallFragment): FollowedFragment | undefined {
+    const open = this.openCallOf(fragment);
+    if (open !== undefined) return { index: open };
+    const opens = fragment.id != null || fragment.function?.name != null;
+    return opens ? this.open(fragment) : undefined;
+  }
+
+  private openCallOf({ index }: ToolCallFragment): number | undefined {
+    return this.byIndex.get(index ?? 0);
+  }
+
+  private open(fragment: ToolCallFragment): FollowedFragment {
+    const index = this.opened++;
+    const id = fragment.id || newId('call');
+    this.byIndex.set(fragment.index ?? 0, index);
+    return { index, opened: { id, name: fragment.function?.name ?? '' } };
+  }
+}
