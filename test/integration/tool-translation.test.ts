@@ -442,7 +442,7 @@ describe('function calling through every tool surface and upstream family', () =
  * whole arguments, streamed or not. The alpha chat surface relays the stream as it came.
  */
 describe('tool calls streamed as OpenAI-compatible servers stream them', () => {
-  const modes = ['repeat-id', 'repeat-all', 'empty-id'];
+  const modes = ['repeat-id', 'repeat-all', 'empty-id', 'null-name', 'null-id'];
   const setup = useFamilyGateway({
     extraConfig: modes.map((mode) =>
       modelYaml(`calls-${mode}`, { provider: 'openai', upstream: `fake-calls-${mode}` }),

@@ -34,6 +34,9 @@ describe('protocol shapes', () => {
       }),
     ).toBe(true);
     expect(isChatCompletionChunk({ error: { message: 'overloaded' } })).toBe(true);
+    // A later fragment of a call as vLLM (a null name) and others (a null id and type) stream it.
+    const fragment = { index: 0, id: null, type: null, function: { name: null, arguments: '{"q' } };
+    expect(isChatCompletionChunk({ ...chunk, choices: [{ index: 0, delta: { tool_calls: [fragment] } }] })).toBe(true);
     expect(
       isChatCompletion({
         choices: [

@@ -182,11 +182,20 @@ export const ChatUsage = Type.Object({
 });
 export type ChatUsage = Static<typeof ChatUsage>;
 
-/** One fragment of a streamed tool call. */
+/**
+ * One fragment of a streamed tool call (its `type` is not read). Compatible servers write fields they do not send
+ * as null: vLLM a later fragment's `function.name`, others its `id` and `type` too, Fireworks the first fragment's
+ * `arguments`. A null reads as a field not sent.
+ */
 const ToolCallFragment = Type.Object({
   index: Type.Optional(Type.Integer()),
-  id: Type.Optional(Type.String()),
-  function: Type.Optional(Type.Object({ name: Type.Optional(Type.String()), arguments: Type.Optional(Type.String()) })),
+  id: Type.Optional(Nullable(Type.String())),
+  function: Type.Optional(
+    Type.Object({
+      name: Type.Optional(Nullable(Type.String())),
+      arguments: Type.Optional(Nullable(Type.String())),
+    }),
+  ),
 });
 export type ToolCallFragment = Static<typeof ToolCallFragment>;
 
