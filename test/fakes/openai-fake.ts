@@ -59,9 +59,10 @@ import { sseEvent, writeJson } from './wire.ts';
  * with `logprobs`, each word's log probability (`top_logprobs` alternatives). An answer format the real API
  * refuses is refused in its words (JSON mode without "json" in the messages, a schema whose root is not an
  * object, a strict schema or strict function whose root object is open), as is a tool call id longer than 40
- * characters. With function tools (and a
- * tool_choice other than "none") it calls the chosen or first tool with arguments that follow its parameters'
- * schema, strings the last user text (structured-answer.ts), streaming the arguments in two fragments; after a tool message it answers "Echo: <that tool's output>".
+ * characters. With function tools (and a tool_choice other than "none") it calls the chosen or first tool with
+ * arguments that follow its parameters' schema, strings the last user text (structured-answer.ts), streaming the
+ * arguments in two fragments, and ends the turn with `tool_calls`, or `stop` for a function the request named,
+ * as OpenAI does; after a tool message it answers "Echo: <that tool's output>".
  * Tool messages must answer the calls of the assistant message before them, as the real API requires. As the real
  * API does, the Responses API refuses an input message part of a type it does not take (Chat Completions'
  * `image_url`, say), and images for any model but DALL·E refuse `response_format`. A Responses request naming
@@ -410,9 +411,14 @@ function fakeCalls(
   }));
 }
 
-/** The finish of a turn of calls: Google's compatible endpoint ends every turn with `stop`. */
-function callFinish(streaming: CallStreaming): string {
-  return streaming === 'no-index' ? 'stop' : 'tool_calls';
+/**
+ * The finish of a turn of calls. OpenAI ends a call of the function a request named (`tool_choice`) with `stop`,
+ * and other calls, `required` ones too, with `tool_calls` (as measured against the API in vllm-project/vllm#25054;
+ * the wire notes name only `tool_calls`, saying nothing of a forced choice); Google's compatible endpoint ends
+ * every turn with `stop`.
+ */
+function callFinish(body: ChatCompletionsRequest, streaming: CallStreaming): string {
+  return streaming === 'no-index' || isChatNamedToolChoice(body.tool_choice) ? 'stop' : 'tool_calls';
 }
 
 /** What a later fragment of a call repeats of its first, per mode (see `CallStreaming`). */
@@ -463,7 +469,7 @@ function toolCall(
     completion_tokens: outputTokens,
     total_tokens: promptTokens + outputTokens,
   };
-  const finish = callFinish(streaming);
+  const finish = callFinish(body, streaming);
   if (!body.stream) {
     const message = { role: 'assistant', content: null, tool_calls: calls, refusal: null, annotations: [] };
     const completion = {

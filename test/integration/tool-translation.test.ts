@@ -41,6 +41,8 @@ interface Surface {
   name: string;
   /** The finish the surface reports for a turn that ends in calls. */
   callFinish: string;
+  /** The request fields that make the model call the lookup tool (a forced, named choice). */
+  forced: object;
   url(model: string, stream: boolean): string;
   payload(model: string, stream: boolean, turn?: Turn): object;
   read(body: string, stream: boolean): Answer;
@@ -113,6 +115,7 @@ const isChatChunk = wireCheck(
 const alphaChat: Surface = {
   name: 'alpha chat',
   callFinish: 'tool_calls',
+  forced: { tool_choice: { type: 'function', function: { name: 'lookup' } } },
   url: () => '/api/alpha/v1/chat/completions',
   payload: (model, stream, { question: asked = question, call }: Turn = {}) => ({
     model,
@@ -194,6 +197,7 @@ const isResponsesEvent = wireCheck(
 const alphaResponses: Surface = {
   name: 'alpha responses',
   callFinish: 'completed',
+  forced: { tool_choice: { type: 'function', name: 'lookup' } },
   url: () => '/api/alpha/v1/responses',
   payload: (model, stream, { question: asked = question, call }: Turn = {}) => ({
     model,
@@ -261,6 +265,7 @@ const isBetaEvent = wireCheck(
 const beta: Surface = {
   name: 'beta',
   callFinish: 'tool_use',
+  forced: { tool_choice: { type: 'tool', name: 'lookup' } },
   url: () => '/api/beta/v1/messages',
   payload: (model, stream, { question: asked = question, call }: Turn = {}) => ({
     model,
@@ -335,6 +340,7 @@ const isGammaChunk = wireCheck(
 const gamma: Surface = {
   name: 'gamma',
   callFinish: 'STOP',
+  forced: { toolConfig: { functionCallingConfig: { mode: 'ANY', allowedFunctionNames: ['lookup'] } } },
   url: (model, stream) =>
     `/api/gamma/v1beta/models/${model}:${stream ? 'streamGenerateContent?alt=sse' : 'generateContent'}`,
   payload: (_model, _stream, { question: asked = question, call }: Turn = {}) => ({
@@ -434,6 +440,32 @@ describe('function calling through every tool surface and upstream family', () =
       calls: [],
     });
   });
+});
+
+/**
+ * OpenAI answers a call of the function a request named with finish `stop`: translated, the turn still ends in
+ * calls (beta `tool_use`), so a client's tool loop goes on; relayed, the finish is OpenAI's own.
+ */
+describe('a forced tool call that OpenAI ends with stop', () => {
+  const setup = useFamilyGateway();
+
+  for (const surface of [alphaChat, beta, gamma]) {
+    for (const stream of [false, true]) {
+      it(`${surface.name}, ${stream ? 'streamed' : 'not streamed'}`, async () => {
+        const { key } = await setup.gateway.createFundedKey({ credits: 1 });
+        const response = await setup.gateway.request({
+          method: 'POST',
+          url: surface.url('via-openai', stream),
+          headers: { 'x-api-key': key },
+          payload: { ...surface.payload('via-openai', stream), ...surface.forced },
+        });
+        expect(response.statusCode, response.body).toBe(200);
+        const answer = surface.read(response.body, stream);
+        expect(answer.calls).toMatchObject([{ name: 'lookup', args: { query: question } }]);
+        expect(answer.finish).toBe(surface === alphaChat ? 'stop' : surface.callFinish);
+      });
+    }
+  }
 });
 
 /**

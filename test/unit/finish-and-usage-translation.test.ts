@@ -13,6 +13,7 @@ import {
   wireUsageMetadata,
 } from '../../src/protocols/gemini/generate-content.ts';
 import {
+  calledFinish,
   finishReasonOf as openAiFinish,
   wireFinishReasons as openAiFinishReasons,
   wireUsage as openAiUsage,
@@ -47,6 +48,12 @@ describe('finish reasons read from each protocol', () => {
       { unified: 'content-filter', raw: 'content_filter' },
       { unified: 'other', raw: 'surprise' },
     ]);
+  });
+
+  it("reads OpenAI's stop as a tool-call finish only when the choice made calls (a forced call ends with stop)", () => {
+    expect(calledFinish(openAiFinish('stop'), true)).toEqual({ unified: 'tool-calls', raw: 'stop' });
+    expect(calledFinish(openAiFinish('stop'), false)).toEqual({ unified: 'stop', raw: 'stop' });
+    expect(calledFinish(openAiFinish('length'), true)).toEqual({ unified: 'length', raw: 'length' });
   });
 
   it("reads Gemini's STOP as a tool-call finish only when the turn made calls, and its blocks as content filter", () => {

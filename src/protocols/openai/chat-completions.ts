@@ -389,6 +389,15 @@ export function finishReasonOf(raw: string): FinishReason {
 }
 
 /**
+ * The finish of a choice that made tool calls: OpenAI ends a call of the function a request named with `stop`, as
+ * Google's compatible endpoint, older Ollama and other compatible servers end any turn of calls, which other
+ * protocols would read as an answer given; it is a tool-call finish, said in the unified reason only.
+ */
+export function calledFinish(finish: FinishReason, madeCalls: boolean): FinishReason {
+  return madeCalls && finish.unified === 'stop' ? { unified: 'tool-calls', raw: finish.raw } : finish;
+}
+
+/**
  * The finish of a choice that streamed a refusal: the protocol ends it with `stop`, which other protocols would
  * read as an answer given; it is a content filter's (Anthropic's `refusal`), said in the unified reason only.
  */

@@ -17,6 +17,7 @@ import {
 import { plainCallId } from '../../domain/call-ids.ts';
 import { UpstreamUnreachableError } from '../../domain/upstream-failure.ts';
 import {
+  calledFinish,
   finishReasonOf,
   refusedFinish,
   isChatCompletionChunk,
@@ -301,7 +302,8 @@ export async function* streamOpenAiChat(
       );
     for (const choice of chunk.choices ?? []) {
       // Each choice of several (`n`) streams under its own index; the first one's finish is the answer's.
-      const number = choiceField(askedChoice(choice.index ?? 0, request.choices));
+      const index = choice.index ?? 0;
+      const number = choiceField(askedChoice(index, request.choices));
       // Before the output they describe, so a surface can send them with it.
       if (choice.logprobs) {
         const tokens = tokenLogprobsOf(choice.logprobs);
@@ -309,12 +311,13 @@ export async function* streamOpenAiChat(
       }
       if (choice.delta?.content) yield { type: 'text-delta', text: choice.delta.content, ...number };
       if (choice.delta?.refusal) {
-        refused.add(choice.index ?? 0);
+        refused.add(index);
         yield { type: 'text-delta', text: choice.delta.refusal, ...number };
       }
-      yield* toolCallEvents(callsOf(choice.index ?? 0), choice.delta?.tool_calls ?? [], number);
+      yield* toolCallEvents(callsOf(index), choice.delta?.tool_calls ?? [], number);
       if (!choice.finish_reason) continue;
-      const reason = refusedFinish(finishReasonOf(choice.finish_reason), refused.has(choice.index ?? 0));
+      const called = calledFinish(finishReasonOf(choice.finish_reason), callsOf(index).madeCalls);
+      const reason = refusedFinish(called, refused.has(index));
       if (number.choice === undefined) finish = reason;
       else yield { type: 'choice-finish', choice: number.choice, finishReason: reason };
     }

@@ -17,6 +17,11 @@ export class StreamedCalls {
   private readonly byIndex = new Map<number, number>();
   private opened = 0;
 
+  /** Whether the choice has made a call. */
+  get madeCalls(): boolean {
+    return this.opened > 0;
+  }
+
   /** The call `fragment` belongs to; none for a fragment that neither continues a call nor names one it opens. */
   follow(fragment: ToolCallFragment): FollowedFragment | undefined {
     const open = this.openCallOf(fragment);
