@@ -11,10 +11,13 @@ export interface FollowedFragment {
  * The tool calls one choice of a chat-completions stream has opened, numbered in the order they opened.
  * A fragment whose `index` has an open call continues it, whatever else it carries: compatible servers repeat the
  * call's id, type and name on every fragment (LiteLLM's proxy, Fireworks, DeepSeek, Qwen) or send them empty
- * (LiteLLM), and none of that is a new call.
+ * (LiteLLM), and none of that is a new call. A fragment without `index` (Google's compatible endpoint, which sends
+ * each call whole) continues the last call, unless it carries a non-empty id other than that call's: then it opens
+ * a new one.
  */
 export class StreamedCalls {
   private readonly byIndex = new Map<number, number>();
+  private last: { index: number; id: string } | undefined;
   private opened = 0;
 
   /** Whether the choice has made a call. */
@@ -30,14 +33,16 @@ export class StreamedCalls {
     return opens ? this.open(fragment) : undefined;
   }
 
-  private openCallOf({ index }: ToolCallFragment): number | undefined {
-    return this.byIndex.get(index ?? 0);
+  private openCallOf({ index, id }: ToolCallFragment): number | undefined {
+    if (index !== undefined) return this.byIndex.get(index);
+    return !id || id === this.last?.id ? this.last?.index : undefined;
   }
 
   private open(fragment: ToolCallFragment): FollowedFragment {
     const index = this.opened++;
     const id = fragment.id || newId('call');
-    this.byIndex.set(fragment.index ?? 0, index);
+    if (fragment.index !== undefined) this.byIndex.set(fragment.index, index);
+    this.last = { index, id };
     return { index, opened: { id, name: fragment.function?.name ?? '' } };
   }
 }
