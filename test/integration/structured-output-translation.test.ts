@@ -68,6 +68,50 @@ describe('structured output across protocols', () => {
     });
   });
 
+  it('sends a gamma schema as @google/genai types it as JSON Schema each protocol takes, answer and tools alike', async () => {
+    // int64 counts as strings, an enum marked by its format, a number's size, and the dialect's own keywords.
+    const openApi = {
+      type: 'OBJECT',
+      propertyOrdering: ['days', 'city'],
+      example: { city: 'Paris', days: ['MON'], high: 20 },
+      properties: {
+        city: { type: 'STRING', format: 'byte' },
+        days: { type: 'ARRAY', minItems: '1', maxItems: '7', items: { type: 'STRING', format: 'enum', enum: ['MON'] } },
+        high: { type: 'INTEGER', format: 'int32' },
+      },
+      required: ['city', 'days', 'high'],
+    };
+    const jsonSchema = {
+      type: 'object',
+      properties: {
+        days: { type: 'array', minItems: 1, maxItems: 7, items: { type: 'string', enum: ['MON'] } },
+        city: { type: 'string' },
+        high: { type: 'integer' },
+      },
+      required: ['city', 'days', 'high'],
+      additionalProperties: false,
+    };
+    const config = { responseMimeType: 'application/json', responseSchema: openApi };
+    const toOpenAi = await gamma('via-openai', { generationConfig: config });
+    expect(toOpenAi.statusCode, toOpenAi.body).toBe(200);
+    expect(toOpenAi.headers['x-gateway-dropped-parameters']).toBeUndefined();
+    const { json_schema } = lastBody(setup.gateway.fakes.openai).response_format as { json_schema: object };
+    expect(json_schema).toEqual({ name: 'response', schema: jsonSchema, strict: true });
+    const toAnthropic = await gamma('via-anthropic', { generationConfig: config });
+    expect(toAnthropic.statusCode, toAnthropic.body).toBe(200);
+    expect(lastBody(setup.gateway.fakes.anthropic).output_config).toEqual({
+      format: { type: 'json_schema', schema: jsonSchema },
+    });
+
+    const tools = [{ functionDeclarations: [{ name: 'plan', parameters: openApi }] }];
+    expect((await gamma('via-anthropic', { tools })).statusCode).toBe(200);
+    expect(lastBody(setup.gateway.fakes.anthropic).tools).toEqual([{ name: 'plan', input_schema: jsonSchema }]);
+    expect((await gamma('via-openai', { tools })).statusCode).toBe(200);
+    expect(lastBody(setup.gateway.fakes.openai).tools).toEqual([
+      { type: 'function', function: { name: 'plan', parameters: jsonSchema } },
+    ]);
+  });
+
   it('holds a beta or gamma schema strictly on OpenAI where OpenAI can, and names the strictness where it cannot', async () => {
     const strictSent = () =>
       (lastBody(setup.gateway.fakes.openai).response_format as { json_schema: { strict?: boolean } }).json_schema

@@ -63,6 +63,77 @@ describe('decoding each surface answer format into the canonical one', () => {
     expect(decode({ responseJsonSchema: schema })).toEqual(asked);
     expect(decode({})).toEqual({ type: 'json_object' });
   });
+
+  it("converts gamma's OpenAPI dialect keyword by keyword: counts as integers, its own keywords and formats out", () => {
+    // As @google/genai's Schema type has a client write it: int64 counts as strings, an enum marked by its format.
+    const responseSchema = {
+      type: 'OBJECT',
+      title: 'Forecast',
+      description: 'A week of weather',
+      propertyOrdering: ['days', 'city'],
+      example: { city: 'Paris', days: [] },
+      properties: {
+        city: { type: 'STRING', minLength: '1', maxLength: '80', pattern: '^[A-Z]', default: 'Paris' },
+        days: {
+          type: 'ARRAY',
+          minItems: '1',
+          maxItems: '7',
+          items: {
+            type: 'OBJECT',
+            minProperties: '2',
+            maxProperties: 4,
+            properties: {
+              day: { type: 'STRING', format: 'date' },
+              sky: { type: 'STRING', format: 'enum', enum: ['sun', 'rain'] },
+              high: { type: 'INTEGER', format: 'int32', minimum: -50, maximum: '60.5' },
+              floor: { type: 'INTEGER', format: 'enum', enum: ['1', '2'], nullable: true },
+              wind: { type: 'NUMBER', format: 'double', nullable: false },
+            },
+            required: ['day', 'sky'],
+          },
+        },
+        note: { type: 'TYPE_UNSPECIFIED', description: 'anything', example: 'dry' },
+      },
+      required: ['city', 'days'],
+    };
+    const decoded = decodeContents({
+      contents: 'hi',
+      generationConfig: { responseMimeType: 'application/json', responseSchema },
+    }).responseFormat;
+    const converted = decoded?.type === 'json_schema' ? decoded.schema : undefined;
+    expect(converted).toEqual({
+      type: 'object',
+      title: 'Forecast',
+      description: 'A week of weather',
+      properties: {
+        days: {
+          type: 'array',
+          minItems: 1,
+          maxItems: 7,
+          items: {
+            type: 'object',
+            minProperties: 2,
+            maxProperties: 4,
+            properties: {
+              day: { type: 'string', format: 'date' },
+              sky: { type: 'string', enum: ['sun', 'rain'] },
+              high: { type: 'integer', minimum: -50, maximum: 60.5 },
+              floor: { type: ['integer', 'null'], enum: [1, 2, null] },
+              wind: { type: 'number' },
+            },
+            required: ['day', 'sky'],
+            additionalProperties: false,
+          },
+        },
+        city: { type: 'string', minLength: 1, maxLength: 80, pattern: '^[A-Z]', default: 'Paris' },
+        note: { description: 'anything' },
+      },
+      required: ['city', 'days'],
+      additionalProperties: false,
+    });
+    // propertyOrdering is the order the answer writes its properties in: JSON Schema's order of the keys.
+    expect(Object.keys(converted?.properties ?? {})).toEqual(['days', 'city', 'note']);
+  });
 });
 
 describe('encoding the canonical answer format and completions for each upstream', () => {

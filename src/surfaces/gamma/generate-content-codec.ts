@@ -23,8 +23,9 @@ import {
 } from '../../domain/chat.ts';
 import { requireNestingWithin } from '../../domain/nesting.ts';
 import { strictSchema } from '../../protocols/openai/chat-completions.ts';
+import { jsonSchemaOf } from './openapi-schema.ts';
 import type { CollectedAnswer, CollectedChoice } from '../../gateway/collected-answer.ts';
-import type { FunctionCall, FunctionResponse, JsonObject, Part } from '../../protocols/gemini/content.ts';
+import type { FunctionCall, FunctionResponse, Part } from '../../protocols/gemini/content.ts';
 import {
   wireFinishReasons,
   wireLogprobsResult,
@@ -163,62 +164,6 @@ function partsOf(parts: readonly Part[], notes: InputNotes, calls: CallLedger): 
     } else leftOut(notes, `"${Object.keys(part)[0] ?? 'empty'}" parts`);
   }
   return decoded;
-}
-
-/** Keywords whose values map names to schemas (the names are the client's, never keywords). */
-const schemaMaps = new Set(['properties', '$defs', 'definitions', 'patternProperties', 'dependentSchemas']);
-/** Keywords whose values are a schema, or a list of schemas; every other keyword's value is data, left as written. */
-const schemaValued = new Set([
-  'items',
-  'prefixItems',
-  'additionalItems',
-  'anyOf',
-  'allOf',
-  'oneOf',
-  'not',
-  'if',
-  'then',
-  'else',
-  'contains',
-  'additionalProperties',
-  'propertyNames',
-  'unevaluatedItems',
-  'unevaluatedProperties',
-]);
-
-const isJsonObject = (value: unknown): value is JsonObject =>
-  value !== null && typeof value === 'object' && !Array.isArray(value);
-
-/** A schema, or a list of them, where the keyword holds one; a `true`/`false` schema as it is. */
-function schemaValue(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map((item) => (isJsonObject(item) ? jsonSchemaOf(item) : item));
-  return isJsonObject(value) ? jsonSchemaOf(value) : value;
-}
-
-/**
- * A schema of the protocol's OpenAPI subset with its types (`type: "OBJECT"`) as JSON Schema's (`"object"`),
- * walked by keyword: a property named `enum`, `default` or `nullable` is a schema like any other.
- */
-function jsonSchemaOf(source: JsonObject): JsonObject {
-  const converted: JsonObject = {};
-  for (const [key, value] of Object.entries(source)) {
-    if (key === 'type' && typeof value === 'string') converted[key] = value.toLowerCase();
-    else if (schemaMaps.has(key) && isJsonObject(value))
-      converted[key] = Object.fromEntries(Object.entries(value).map(([name, schema]) => [name, schemaValue(schema)]));
-    else if (schemaValued.has(key)) converted[key] = schemaValue(value);
-    else converted[key] = value;
-  }
-  // The protocol answers an object with the properties it lists and no others: closed, as JSON Schema says it.
-  if (converted.type === 'object' && isJsonObject(converted.properties) && converted.additionalProperties === undefined)
-    converted.additionalProperties = false;
-  const { nullable, ...schema } = converted;
-  if (nullable === undefined) return schema;
-  if (nullable !== true) return { ...schema, nullable };
-  // OpenAPI's `nullable: true` is JSON Schema's null among the types (and the values, for an enum): without it
-  // the schema would refuse null.
-  const values = Array.isArray(schema.enum) && !schema.enum.includes(null) ? { enum: [...schema.enum, null] } : {};
-  if (typeof schema.type === 'string') return { ...schema, type: [schema.type, 'null'], ...values };
-  return schema.type === undefined ? { anyOf: [schema, { type: 'null' }] } : { ...schema, ...values };
 }
 
 /**
