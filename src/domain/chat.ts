@@ -74,6 +74,15 @@ export function textOf(content: ChatMessage['content']): string {
 }
 
 /**
+ * A tool result's text from the parts it came in (a tool may answer in several, as MCP servers often do): each
+ * part on a line of its own, never run together. The result is one text in every protocol's canonical shape, and
+ * Gemini's function response takes one string; an empty part says nothing and is left out.
+ */
+export function toolResultText(parts: readonly ChatPart[]): string {
+  return parts.flatMap((part) => (part.type === 'text' && part.text !== '' ? [part.text] : [])).join('\n');
+}
+
+/**
  * A model's turn from its parts: text-only parts become one string (a turn the client kept in pieces, as
  * Gemini's streamed chunks, is one text); otherwise the parts stay as they are, in order.
  */

@@ -400,6 +400,42 @@ describe('tool turns translated between protocols', () => {
     expect(JSON.stringify(lastBody(setup.gateway.fakes.openai))).toContain(tinyPng);
   });
 
+  it('a tool result in several text parts reaches another protocol with each part on a line of its own', async () => {
+    const texts = [
+      { type: 'text', text: 'Line one.' },
+      { type: 'text', text: '' },
+      { type: 'text', text: 'Line two.' },
+    ];
+    const output = 'Line one.\nLine two.';
+    const geminiResult = () =>
+      (lastBody(setup.gateway.fakes.gemini) as { contents: Array<{ parts: object[] }> }).contents.at(-1)?.parts;
+    const fromBeta = {
+      max_tokens: 100,
+      messages: [
+        ...calledLookup,
+        { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: texts }] },
+      ],
+      tools: [lookup],
+    };
+    expect((await beta({ ...fromBeta, model: 'via-openai' })).statusCode).toBe(200);
+    expect(lastBody(setup.gateway.fakes.openai)).toMatchObject({
+      messages: [{ role: 'user' }, { role: 'assistant' }, { role: 'tool', tool_call_id: 'toolu_1', content: output }],
+    });
+    expect((await beta({ ...fromBeta, model: 'via-gemini' })).statusCode).toBe(200);
+    expect(geminiResult()).toEqual([{ functionResponse: { name: 'lookup', response: { result: output } } }]);
+
+    const fromChat = {
+      messages: [...calledScreenshot, { role: 'tool', tool_call_id: 'call_1', content: texts }],
+      tools: [screenshotTool],
+    };
+    expect((await chat({ ...fromChat, model: 'via-anthropic' })).statusCode).toBe(200);
+    expect(lastBody(setup.gateway.fakes.anthropic)).toMatchObject({
+      messages: [{}, {}, { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'call_1', content: output }] }],
+    });
+    expect((await chat({ ...fromChat, model: 'via-gemini' })).statusCode).toBe(200);
+    expect(geminiResult()).toEqual([{ functionResponse: { name: 'screenshot', response: { result: output } } }]);
+  });
+
   it("names an alpha chat assistant's stored audio, which a translated call goes without, and relays it as sent", async () => {
     const messages = [
       { role: 'user', content: 'say hello' },

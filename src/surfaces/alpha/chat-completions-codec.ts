@@ -7,7 +7,7 @@ import {
   nameToolResults,
   newInputNotes,
   contentInParts,
-  textOf,
+  toolResultText,
   toolDefinition,
   type ChatMessage,
   type ChatPart,
@@ -209,7 +209,7 @@ export function decodeChatMessages(body: ChatCompletionsRequest): DecodedChat {
       const result: ChatPart[] = [
         {
           type: 'tool-result',
-          result: { callId: message.tool_call_id ?? '', name: '', output: textOf(parts) },
+          result: { callId: message.tool_call_id ?? '', name: '', output: toolResultText(parts) },
         },
       ];
       requireToolTextsWithin(result, `body.messages.${index}`);

@@ -9,7 +9,7 @@ import {
   nameToolResults,
   newInputNotes,
   contentInParts,
-  textOf,
+  toolResultText,
   toolDefinition,
   userTurn,
   type ChatMessage,
@@ -172,7 +172,7 @@ function blockPart(block: ContentBlock, notes: InputNotes): ChatPart | undefined
       const parts = blockParts(block.content, notes);
       // A tool result is text in the other protocols and to the bound: a picture in it has no place there.
       if (parts.some((part) => part.type === 'image')) leftOut(notes, 'images in tool_result blocks');
-      const output = textOf(compactContent(parts));
+      const output = toolResultText(parts);
       return {
         type: 'tool-result',
         result: { callId: block.tool_use_id, name: '', output, ...(block.is_error === true ? { isError: true } : {}) },
