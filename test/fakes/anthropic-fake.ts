@@ -35,7 +35,8 @@ import { sseEvent, writeJson } from './wire.ts';
  * With `thinking` enabled the answer begins with a thinking block signed `fakeThinkingSignature`, and the request
  * is held to the rules of Anthropic's extended thinking guide (`thinkingError`). `fake-thinking` thinks unasked (as a
  * model whose thinking is on by default): a thinking block, then a redacted_thinking block, then the answer.
- * A body that does not follow the protocol's request schema is answered 400 invalid_request_error. A message
+ * A body that does not follow the protocol's request schema is answered 400 invalid_request_error, as is a custom
+ * tool whose input_schema does not say `type: "object"` (the real API requires it). A message
  * thread continued (`thread: {type: "continue", previous_message_id}`) from an id ending in `-<n>` is billed n
  * more input tokens, as the server bills the conversation it holds and reads again. Thinking sent back is billed
  * as Claude's newer models bill the earlier thinking they keep: a thinking block its words, a redacted_thinking
@@ -61,10 +62,24 @@ const blocksOf = (content: Content): ContentBlock[] =>
 const toolUseIds = (content: Content): string[] =>
   blocksOf(content).flatMap((block) => (isKnownContentBlock(block) && block.type === 'tool_use' ? [block.id] : []));
 
-/** The real API's checks on tools: every custom tool has an input_schema; tool results answer the turn before. */
+/**
+ * The real API's checks on a custom tool's input_schema: there is one, and it describes an object (the type is
+ * required, and only `object`), with the API's validation messages.
+ */
+function inputSchemaError(tools: MessagesRequest['tools']): string | undefined {
+  for (const [index, tool] of (tools ?? []).entries()) {
+    if (!isClientTool(tool)) continue;
+    if (tool.input_schema === undefined) return `tools.${index}.custom.input_schema: Field required`;
+    if (tool.input_schema.type === undefined) return `tools.${index}.custom.input_schema.type: Field required`;
+    if (tool.input_schema.type !== 'object') return `tools.${index}.custom.input_schema.type: Input should be 'object'`;
+  }
+  return undefined;
+}
+
+/** The real API's checks on tools: every custom tool's input_schema an object's; tool results answer the turn before. */
 function toolError(body: MessagesRequest): string | undefined {
-  const missing = (body.tools ?? []).findIndex((tool) => isClientTool(tool) && tool.input_schema === undefined);
-  if (missing >= 0) return `tools.${missing}.custom.input_schema: Field required`;
+  const schemaError = inputSchemaError(body.tools);
+  if (schemaError) return schemaError;
   const messages = body.messages ?? [];
   for (const [index, message] of messages.entries()) {
     const previous = messages[index - 1];
