@@ -59,6 +59,16 @@ export function toolDefinition({
   };
 }
 
+/**
+ * A tool's parameters as the schema of an object: a call's arguments are always a JSON object, and a schema that
+ * names no type (`{}`, which OpenAI takes for any arguments) says so, as Anthropic's `input_schema` must (it
+ * refuses one without `type: "object"`) and Gemini's `parametersJsonSchema` is to (its schema describes the object
+ * of the arguments).
+ */
+export function argumentsSchema(parameters: Readonly<Record<string, unknown>>): Readonly<Record<string, unknown>> {
+  return parameters.type === undefined ? { type: 'object', ...parameters } : parameters;
+}
+
 /** `required` means some tool must be called; `{ name }` means that one. */
 export type ToolChoice = 'auto' | 'none' | 'required' | { name: string };
 

@@ -436,6 +436,35 @@ describe('tool turns translated between protocols', () => {
     expect(geminiResult()).toEqual([{ functionResponse: { name: 'screenshot', response: { result: output } } }]);
   });
 
+  it('a function whose parameters name no type reaches Anthropic and Gemini as the object schema they require', async () => {
+    const typeless = { properties: { city: { type: 'string' } } };
+    const tools = [
+      { type: 'function', function: { name: 'now', parameters: {} } },
+      { type: 'function', function: { name: 'lookup', parameters: typeless } },
+    ];
+    const messages = [{ role: 'user', content: 'what time is it' }];
+    const toAnthropic = await chat({ model: 'via-anthropic', messages, tools });
+    expect(toAnthropic.statusCode, toAnthropic.body).toBe(200);
+    expect(lastBody(setup.gateway.fakes.anthropic)).toMatchObject({
+      tools: [
+        { name: 'now', input_schema: { type: 'object' } },
+        { name: 'lookup', input_schema: { type: 'object', ...typeless } },
+      ],
+    });
+    const toGemini = await chat({ model: 'via-gemini', messages, tools });
+    expect(toGemini.statusCode, toGemini.body).toBe(200);
+    expect(lastBody(setup.gateway.fakes.gemini)).toMatchObject({
+      tools: [
+        {
+          functionDeclarations: [
+            { name: 'now', parametersJsonSchema: { type: 'object' } },
+            { name: 'lookup', parametersJsonSchema: { type: 'object', ...typeless } },
+          ],
+        },
+      ],
+    });
+  });
+
   it("names an alpha chat assistant's stored audio, which a translated call goes without, and relays it as sent", async () => {
     const messages = [
       { role: 'user', content: 'say hello' },

@@ -1,5 +1,6 @@
 import {
   argumentsObject,
+  argumentsSchema,
   describedSchema,
   partsOf,
   systemTexts,
@@ -269,7 +270,8 @@ export function encodeMessagesRequest(request: ChatRequest): MessagesRequest {
     body.tools = tools.map((tool) => ({
       name: tool.name,
       ...(tool.description !== undefined ? { description: tool.description } : {}),
-      input_schema: tool.parameters ?? { type: 'object', properties: {} },
+      input_schema:
+        tool.parameters === undefined ? { type: 'object', properties: {} } : argumentsSchema(tool.parameters),
       ...(tool.strict !== undefined ? { strict: tool.strict } : {}),
     }));
   }

@@ -1,5 +1,6 @@
 import {
   argumentsObject,
+  argumentsSchema,
   choiceField,
   describedSchema,
   systemTexts,
@@ -190,8 +191,8 @@ export function encodeGenerateContent(request: ChatRequest): GenerateContentRequ
   const declarations = request.tools?.map((tool) => ({
     name: tool.name,
     ...(tool.description !== undefined ? { description: tool.description } : {}),
-    // JSON Schema as given: the protocol's `parameters` takes only its OpenAPI subset.
-    ...(tool.parameters !== undefined ? { parametersJsonSchema: tool.parameters } : {}),
+    // JSON Schema as given (an object's, typed so): the protocol's `parameters` takes only its OpenAPI subset.
+    ...(tool.parameters !== undefined ? { parametersJsonSchema: argumentsSchema(tool.parameters) } : {}),
   }));
   const strict = request.tools?.some((tool) => tool.strict === true) === true;
   const choice = request.toolChoice ?? (strict ? 'auto' : undefined);
