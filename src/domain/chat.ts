@@ -236,13 +236,36 @@ export type ResponseFormat =
     };
 
 /**
- * A JSON schema format's schema for a protocol that takes the schema alone: the format's description goes in it,
- * where the schema has none of its own, so that what the client told the model of the answer still reaches it.
+ * The name of a JSON schema format whose protocol names none (beta's, gamma's), as OpenAI's requires one: no name
+ * the client gave, so none that a protocol taking the schema alone goes without.
+ */
+export const unnamedFormat = 'response';
+
+/**
+ * A JSON schema format's schema for a protocol that takes the schema alone: the format's name goes in it as its
+ * title, and its description as its description, where the schema has none of its own, so that what the client
+ * told the model of the answer still reaches it.
  */
 export function describedSchema(format: ResponseFormat | undefined): Readonly<Record<string, unknown>> | undefined {
   if (format?.type !== 'json_schema' || format.schema === undefined) return undefined;
-  if (format.description === undefined || format.schema.description !== undefined) return format.schema;
-  return { ...format.schema, description: format.description };
+  const { name, description, schema } = format;
+  const title = name !== unnamedFormat && schema.title === undefined ? name : undefined;
+  const described = schema.description === undefined ? description : undefined;
+  if (title === undefined && described === undefined) return schema;
+  return {
+    ...schema,
+    ...(title !== undefined ? { title } : {}),
+    ...(described !== undefined ? { description: described } : {}),
+  };
+}
+
+/**
+ * Whether a protocol taking the schema alone goes without the format's name: the client's name, where the schema
+ * has a title of its own that says another (or there is no schema to carry it).
+ */
+export function unkeptFormatName(format: ResponseFormat | undefined): boolean {
+  if (format?.type !== 'json_schema' || format.name === unnamedFormat) return false;
+  return format.schema === undefined || (format.schema.title !== undefined && format.schema.title !== format.name);
 }
 
 /**

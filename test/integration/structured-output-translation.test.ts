@@ -190,6 +190,49 @@ describe('structured output across protocols', () => {
     }
   });
 
+  it("carries a format's name as the schema's title, and names it as dropped where the schema's title says another", async () => {
+    const chat = (model: string, schema: object) =>
+      post('/api/alpha/v1/chat/completions', {
+        model,
+        messages: [{ role: 'user', content: 'where to go' }],
+        response_format: { type: 'json_schema', json_schema: { name: 'place', schema, strict: true } },
+      });
+    const anthropicSchema = () =>
+      (lastBody(setup.gateway.fakes.anthropic).output_config as { format: { schema: object } }).format.schema;
+    const untitled = await chat('via-anthropic', closed);
+    expect(untitled.statusCode, untitled.body).toBe(200);
+    expect(untitled.headers['x-gateway-dropped-parameters']).toBeUndefined();
+    expect(anthropicSchema()).toEqual({ ...closed, title: 'place' });
+    expect((await chat('via-gemini', closed)).headers['x-gateway-dropped-parameters']).toBeUndefined();
+    expect(lastBody(setup.gateway.fakes.gemini).generationConfig).toMatchObject({
+      responseJsonSchema: { ...closed, title: 'place' },
+    });
+    // A title of the schema's own is kept; the name it does not say is named.
+    const titled = { ...closed, title: 'Destination' };
+    const renamed = await chat('via-anthropic', titled);
+    expect(renamed.statusCode, renamed.body).toBe(200);
+    expect(renamed.headers['x-gateway-dropped-parameters']).toBe('response_format.json_schema.name');
+    expect(anthropicSchema()).toEqual(titled);
+    expect(
+      (await chat('via-anthropic', { ...closed, title: 'place' })).headers['x-gateway-dropped-parameters'],
+    ).toBeUndefined();
+    // Relayed to OpenAI, the name goes as sent.
+    expect((await chat('via-openai', titled)).headers['x-gateway-dropped-parameters']).toBeUndefined();
+    const response = await post('/api/alpha/v1/responses', {
+      model: 'via-gemini',
+      input: 'where to go',
+      text: { format: { type: 'json_schema', name: 'place', schema: titled, strict: true } },
+    });
+    expect(response.statusCode, response.body).toBe(200);
+    expect(response.headers['x-gateway-dropped-parameters']).toBe('text.format.name');
+    // A beta format has no name: none is given to the schema.
+    expect(
+      (await beta('via-gemini', { output_config: { format: { type: 'json_schema', schema: closed } } })).statusCode,
+    ).toBe(200);
+    expect(lastBody(setup.gateway.fakes.gemini).generationConfig).toMatchObject({ responseJsonSchema: closed });
+    expect(lastBody(setup.gateway.fakes.gemini).generationConfig).not.toHaveProperty('responseJsonSchema.title');
+  });
+
   it("LangChain's Anthropic client gets structured output (a tool forced by name), relayed and translated", async () => {
     for (const model of ['via-anthropic', 'via-openai', 'via-gemini']) {
       const chat = new ChatAnthropic({

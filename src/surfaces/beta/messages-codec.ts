@@ -11,6 +11,7 @@ import {
   contentInParts,
   toolResultText,
   toolDefinition,
+  unnamedFormat,
   userTurn,
   type ChatMessage,
   type ChatPart,
@@ -119,7 +120,7 @@ function decodeOutputFormat(
   if (!output) return undefined;
   if (isKnownOutputFormat(output.format)) {
     requireNestingWithin(output.format.schema, `body.${output.field}.schema`);
-    return { type: 'json_schema', name: 'response', schema: output.format.schema };
+    return { type: 'json_schema', name: unnamedFormat, schema: output.format.schema };
   }
   untranslatable.add(`this ${output.field}`);
   return undefined;

@@ -6,6 +6,7 @@ import {
   newInputNotes,
   contentInParts,
   toolDefinition,
+  unnamedFormat,
   userTurn,
   type ChatMessage,
   type ChatPart,
@@ -240,7 +241,7 @@ function decodeGenerationFormat(config: GenerationConfig, untranslatable: Set<st
     (config.responseSchema === undefined ? undefined : jsonSchemaOf(config.responseSchema));
   if (config.responseMimeType === 'text/plain' && schema === undefined) return { type: 'text' };
   if (config.responseMimeType === 'application/json')
-    return schema === undefined ? { type: 'json_object' } : { type: 'json_schema', name: 'response', schema };
+    return schema === undefined ? { type: 'json_object' } : { type: 'json_schema', name: unnamedFormat, schema };
   if (config.responseMimeType !== undefined && config.responseMimeType !== 'text/plain')
     untranslatable.add(`responseMimeType "${config.responseMimeType}"`);
   else if (schema !== undefined) untranslatable.add('a response schema without responseMimeType "application/json"');
