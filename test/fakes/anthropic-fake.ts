@@ -14,7 +14,7 @@ import {
 } from '../../src/protocols/anthropic/messages.ts';
 import { wireCheck } from '../../src/protocols/wire-check.ts';
 import { sleep, startFakeServer, type FakeServer, type RecordedRequest } from './fake-server.ts';
-import { jsonAnswer } from './structured-answer.ts';
+import { jsonAnswer, toolArguments } from './structured-answer.ts';
 import { sseEvent, writeJson } from './wire.ts';
 
 /**
@@ -29,8 +29,11 @@ import { sseEvent, writeJson } from './wire.ts';
  *   cache counts null, as MessageDeltaUsage may;
  * anything else answers "Echo: <last user text>", one word per delta; asked for JSON (`output_config.format`, or
  * the older `output_format`), that text inside a value of the schema (structured-answer.ts). With tools (and a tool_choice other
- * than none) it says "Let me look." and calls the chosen or first tool with `{"query": <last user text>}`,
- * streaming the input as input_json_delta fragments; after tool results it answers "Echo: <the result>".
+ * than none) it says "Let me look." and calls the chosen or first tool with arguments following its input_schema
+ * (structured-answer.ts: strings are the last user text; `{"query": <last user text>}` for a schema of no
+ * properties), streaming the input as input_json_delta fragments; after tool results it answers "Echo: <the
+ * result>", unless `tool_choice` forces a call, which the real API then makes again: the tool named (`tool`), or
+ * under `any` the first tool the turn before did not call (or the first).
  * Tool results must answer tool_use blocks of the assistant turn right before them, as the real API requires.
  * With `thinking` enabled the answer begins with a thinking block signed `fakeThinkingSignature`, and the request
  * is held to the rules of Anthropic's extended thinking guide (`thinkingError`). `fake-thinking` thinks unasked (as a
@@ -187,6 +190,39 @@ function thinkingTokens(messages: MessagesRequest['messages']): number {
   return tokens;
 }
 
+/** The names of the tools the last assistant turn called: those whose results the turn after it answers. */
+function calledBefore(messages: MessagesRequest['messages']): Set<string> {
+  const turn = messages.findLast((message) => message.role === 'assistant');
+  const blocks = turn === undefined ? [] : blocksOf(turn.content);
+  return new Set(
+    blocks.flatMap((block) => (isKnownContentBlock(block) && block.type === 'tool_use' ? [block.name] : [])),
+  );
+}
+
+/**
+ * The tool the model calls: none under `tool_choice: none`; the one named under `tool`. A turn answering calls with
+ * their results is answered in words, unless the choice is `any`, which forces a call whatever came before (as the
+ * real API does): then the first tool the last turn did not call (a model moving on), or the first. Otherwise the
+ * first tool.
+ */
+function calledTool(body: MessagesRequest, answersTools: boolean): string | undefined {
+  const choice = body.tool_choice;
+  if (choice?.type === 'none') return undefined;
+  if (choice?.type === 'tool') return choice.name;
+  if (!answersTools) return body.tools?.[0]?.name;
+  if (choice?.type !== 'any') return undefined;
+  const called = calledBefore(body.messages);
+  return (
+    (body.tools ?? []).find((tool) => tool.name !== undefined && !called.has(tool.name))?.name ?? body.tools?.[0]?.name
+  );
+}
+
+/** The input_schema of the custom tool named `name`. */
+function inputSchemaOf(tools: MessagesRequest['tools'], name: string | undefined): unknown {
+  const tool = (tools ?? []).find((candidate) => candidate.name === name);
+  return tool && isClientTool(tool) ? tool.input_schema : undefined;
+}
+
 async function messages(request: RecordedRequest, response: ServerResponse): Promise<void> {
   if (request.headers['x-api-key'] !== fakeAnthropicKey) return sendError(response, 401, 'invalid x-api-key');
   if (!request.headers['anthropic-version']) return sendError(response, 400, 'anthropic-version: header is required');
@@ -214,9 +250,7 @@ async function messages(request: RecordedRequest, response: ServerResponse): Pro
   const lastUser = body.messages.filter((message) => message.role === 'user').at(-1);
   const answersTools =
     lastUser !== undefined && blocksOf(lastUser.content).some((block) => block.type === 'tool_result');
-  const choice = body.tool_choice;
-  const tool =
-    answersTools || choice?.type === 'none' ? undefined : choice?.type === 'tool' ? choice.name : body.tools?.[0]?.name;
+  const tool = calledTool(body, answersTools);
   const echo = `Echo: ${lastUser ? textOf(lastUser.content) : ''}`;
   const format = body.output_config?.format ?? body.output_format;
   const answer = format !== undefined && isKnownOutputFormat(format) ? jsonAnswer(format.schema, echo) : echo;
@@ -227,7 +261,7 @@ async function messages(request: RecordedRequest, response: ServerResponse): Pro
     stopReason = 'max_tokens';
   }
   if (tool) stopReason = 'tool_use';
-  const toolInput = { query: lastUser ? textOf(lastUser.content) : '' };
+  const toolInput = toolArguments(inputSchemaOf(body.tools, tool), lastUser ? textOf(lastUser.content) : '');
   const input = JSON.stringify(toolInput);
   const toolUse = { type: 'tool_use' as const, id: 'toolu_fake01', name: tool ?? '' };
   const inputTokens =

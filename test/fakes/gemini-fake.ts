@@ -14,7 +14,7 @@ import {
 import { wireCheck } from '../../src/protocols/wire-check.ts';
 import { fakeVector, sleep, startFakeServer, type FakeServer, type RecordedRequest } from './fake-server.ts';
 import { fakeTokenLogprob } from './fake-logprobs.ts';
-import { jsonAnswer } from './structured-answer.ts';
+import { jsonAnswer, toolArguments } from './structured-answer.ts';
 import { writeJson } from './wire.ts';
 
 /**
@@ -30,8 +30,9 @@ import { writeJson } from './wire.ts';
  * application/json), that text inside a value of `responseJsonSchema` or `responseSchema` (structured-answer.ts);
  * with `candidateCount`, that many identical candidates, each billed; with `responseLogprobs`, each word's
  * `logprobsResult` (`logprobs` alternatives at each place). With function declarations (and a
- * mode other than NONE) it calls the first allowed function with `{"query": <last user text>}`, whole in one
- * chunk with finishReason STOP as the real API does (a `gemini-3...` model signs it with `thoughtSignature`, and
+ * mode other than NONE) it calls the first allowed function with arguments following its declared parameters
+ * (structured-answer.ts: strings are the last user text; `{"query": <last user text>}` for a schema of no
+ * properties), whole in one chunk with finishReason STOP as the real API does (a `gemini-3...` model signs it with `thoughtSignature`, and
  * refuses a conversation that replays a turn of calls unsigned, as Gemini 3 does); after functionResponse parts it answers
  * "Echo: <the JSON of the last response>". `:embedContent` and `:batchEmbedContents` answer fake vectors.
  * A body that does not follow the protocol's request schema is answered 400 INVALID_ARGUMENT. A file by an address
@@ -99,6 +100,14 @@ function chosenFunction(body: GenerateBody, answersCalls: boolean): string | und
   const config = body.toolConfig?.functionCallingConfig;
   if (declared.length === 0 || answersCalls || config?.mode === 'NONE') return undefined;
   return config?.allowedFunctionNames?.[0] ?? declared[0]!.name;
+}
+
+/** The parameters of the function declared as `name`: JSON Schema, or the API's OpenAPI subset. */
+function parametersOf(body: GenerateBody, name: string): unknown {
+  const declaration = (body.tools ?? [])
+    .flatMap((tool) => tool.functionDeclarations ?? [])
+    .find((candidate) => candidate.name === name);
+  return declaration?.parametersJsonSchema ?? declaration?.parameters;
 }
 
 /** What the fake signs a turn of calls with (base64, as the real signatures are). */
@@ -215,7 +224,10 @@ async function generate(
             role: 'model',
             parts: [
               {
-                functionCall: { name: calledFunction, args: { query: textOf(lastUser?.parts) } },
+                functionCall: {
+                  name: calledFunction,
+                  args: toolArguments(parametersOf(body, calledFunction), textOf(lastUser?.parts)),
+                },
                 ...(model.startsWith('gemini-3') ? { thoughtSignature: fakeThoughtSignature } : {}),
               },
             ],

@@ -407,7 +407,7 @@ function fakeCalls(
   return parts.map((part, position) => ({
     id: `call_fake${position + 1}`,
     type: 'function',
-    function: { name: tool, arguments: toolArguments(parametersOf(body, tool), part) },
+    function: { name: tool, arguments: JSON.stringify(toolArguments(parametersOf(body, tool), part)) },
   }));
 }
 
@@ -627,7 +627,7 @@ async function responses(request: RecordedRequest, response: ServerResponse): Pr
           status: 'completed',
           call_id: 'call_fake1',
           name: tool,
-          arguments: toolArguments(functionTool?.parameters, textOf(last?.content)),
+          arguments: JSON.stringify(toolArguments(functionTool?.parameters, textOf(last?.content))),
         };
   const base = {
     id: 'resp_fake1',

@@ -1,7 +1,10 @@
+import { createAnthropic } from '@ai-sdk/anthropic';
 import Anthropic from '@anthropic-ai/sdk';
 import { GoogleGenAI, Type } from '@google/genai';
 import OpenAI from 'openai';
+import { generateText, Output, stepCountIs, tool } from 'ai';
 import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
 import { useFamilyGateway } from '../support/family-gateway.ts';
 
 /**
@@ -85,5 +88,69 @@ describe('tool calls through the official SDKs, translated', () => {
     }))
       calls.push(...(chunk.functionCalls ?? []));
     expect(calls).toEqual([expect.objectContaining({ name: 'lookup', args: { query: question } })]);
+  });
+
+  // The fakes call a tool as a model does, with arguments of the schema it declares.
+  it("@google/genai reads calls whose arguments follow the declaration's schema, relayed and translated", async () => {
+    const client = new GoogleGenAI({
+      apiKey: setup.key,
+      httpOptions: { baseUrl: `${setup.address}/api/gamma`, retryOptions: { attempts: 1 } },
+    });
+    const parameters = {
+      type: Type.OBJECT,
+      properties: {
+        city: { type: Type.STRING },
+        days: { type: Type.INTEGER },
+        unit: { type: Type.STRING, format: 'enum', enum: ['C', 'F'] },
+        hourly: { type: Type.BOOLEAN },
+      },
+      required: ['city', 'days'],
+    };
+    const config = { tools: [{ functionDeclarations: [{ name: 'forecast', parameters }] }] };
+    for (const model of ['via-gemini', 'via-anthropic']) {
+      const response = await client.models.generateContent({ model, contents: question, config });
+      expect(response.functionCalls, model).toEqual([
+        expect.objectContaining({ name: 'forecast', args: { city: question, days: 1, unit: 'C', hourly: true } }),
+      ]);
+    }
+  });
+
+  const anthropicProvider = () => createAnthropic({ apiKey: setup.key, baseURL: `${setup.address}/api/beta/v1` });
+
+  it("@ai-sdk/anthropic's structured output, asked through its forced json tool, is an object of the schema", async () => {
+    const weather = z.object({
+      city: z.string(),
+      temperature: z.number(),
+      sky: z.enum(['sunny', 'rainy']),
+      tags: z.array(z.string()),
+    });
+    for (const model of ['via-anthropic', 'via-gemini']) {
+      const { output } = await generateText({
+        model: anthropicProvider()(model),
+        output: Output.object({ schema: weather }),
+        prompt: question,
+        maxRetries: 0,
+      });
+      expect(output, model).toEqual({ city: question, temperature: 1, sky: 'sunny', tags: [question] });
+    }
+  });
+
+  it('@ai-sdk/anthropic with tools and structured output: the call forced after the results gives the answer', async () => {
+    const tools = { lookup: tool({ inputSchema: z.object({ query: z.string() }), execute: async () => 'sunny' }) };
+    const { output, steps } = await generateText({
+      model: anthropicProvider()('via-anthropic'),
+      tools,
+      output: Output.object({ schema: z.object({ sky: z.string() }) }),
+      stopWhen: stepCountIs(3),
+      prompt: question,
+      maxRetries: 0,
+    });
+    // The answer tool's call is the SDK's own: its input is the output, no call of the client's.
+    expect(steps.map((step) => step.toolCalls.map((call) => call.toolName))).toEqual([['lookup'], []]);
+    expect(output).toEqual({ sky: 'sunny' });
+    expect(setup.gateway.fakes.anthropic.requests.at(-1)?.body).toMatchObject({
+      tool_choice: { type: 'any' },
+      messages: [{ role: 'user' }, { role: 'assistant' }, { role: 'user', content: [{ type: 'tool_result' }] }],
+    });
   });
 });
