@@ -34,7 +34,8 @@ import { writeJson } from './wire.ts';
  * (structured-answer.ts: strings are the last user text; `{"query": <last user text>}` for a schema of no
  * properties), whole in one chunk with finishReason STOP as the real API does (a `gemini-3...` model signs it with `thoughtSignature`, and
  * refuses a conversation that replays a turn of calls unsigned, as Gemini 3 does); after functionResponse parts it answers
- * "Echo: <the JSON of the last response>". `:embedContent` and `:batchEmbedContents` answer fake vectors.
+ * "Echo: <the JSON of the last response>", except in ANY mode, where it calls again (the first allowed function
+ * the turn before did not call, or the first), as the real API's model always calls in that mode. `:embedContent` and `:batchEmbedContents` answer fake vectors.
  * A body that does not follow the protocol's request schema is answered 400 INVALID_ARGUMENT. A file by an address
  * ending in `-<n>` (`fileData.fileUri`) is billed n input tokens, a stand-in for what the real API bills for a
  * video's or a document's content; a `googleSearch` or `urlContext` tool reads what it finds, billed as the real
@@ -94,12 +95,27 @@ type GenerateBody = GenerateContentRequest & { contents: Content[] };
 const isGenerateBody = (body: unknown): body is GenerateBody =>
   isGenerateRequest(body) && typeof body.contents !== 'string';
 
-/** The function the fake calls, or none when the request declares none, forbids calls, or answers calls. */
+/** The names of the functions the last model turn called: those whose responses the turn after it gives. */
+function calledBefore(contents: readonly Content[]): Set<string> {
+  const turn = contents.findLast((content) => content.role === 'model');
+  return new Set((turn?.parts ?? []).flatMap((part) => (part.functionCall ? [part.functionCall.name] : [])));
+}
+
+/**
+ * The function the fake calls, or none when the request declares none or forbids calls. A turn answering calls
+ * with their responses is answered in words, unless the mode is ANY, in which the model always calls (as the real
+ * API's does): then the first allowed function the last turn did not call (a model moving on), or the first.
+ */
 function chosenFunction(body: GenerateBody, answersCalls: boolean): string | undefined {
   const declared = (body.tools ?? []).flatMap((tool) => tool.functionDeclarations ?? []);
   const config = body.toolConfig?.functionCallingConfig;
-  if (declared.length === 0 || answersCalls || config?.mode === 'NONE') return undefined;
-  return config?.allowedFunctionNames?.[0] ?? declared[0]!.name;
+  if (declared.length === 0 || config?.mode === 'NONE') return undefined;
+  const named = config?.allowedFunctionNames ?? [];
+  const allowed = named.length > 0 ? named : declared.map((declaration) => declaration.name);
+  if (!answersCalls) return allowed[0];
+  if (config?.mode !== 'ANY') return undefined;
+  const called = calledBefore(body.contents);
+  return allowed.find((name) => !called.has(name)) ?? allowed[0];
 }
 
 /** The parameters of the function declared as `name`: JSON Schema, or the API's OpenAPI subset. */

@@ -137,20 +137,24 @@ describe('tool calls through the official SDKs, translated', () => {
 
   it('@ai-sdk/anthropic with tools and structured output: the call forced after the results gives the answer', async () => {
     const tools = { lookup: tool({ inputSchema: z.object({ query: z.string() }), execute: async () => 'sunny' }) };
-    const { output, steps } = await generateText({
-      model: anthropicProvider()('via-anthropic'),
-      tools,
-      output: Output.object({ schema: z.object({ sky: z.string() }) }),
-      stopWhen: stepCountIs(3),
-      prompt: question,
-      maxRetries: 0,
-    });
-    // The answer tool's call is the SDK's own: its input is the output, no call of the client's.
-    expect(steps.map((step) => step.toolCalls.map((call) => call.toolName))).toEqual([['lookup'], []]);
-    expect(output).toEqual({ sky: 'sunny' });
-    expect(setup.gateway.fakes.anthropic.requests.at(-1)?.body).toMatchObject({
-      tool_choice: { type: 'any' },
-      messages: [{ role: 'user' }, { role: 'assistant' }, { role: 'user', content: [{ type: 'tool_result' }] }],
-    });
+    const forced = {
+      'via-anthropic': { tool_choice: { type: 'any' } },
+      'via-gemini': { toolConfig: { functionCallingConfig: { mode: 'ANY' } } },
+    };
+    for (const [model, choice] of Object.entries(forced)) {
+      const { output, steps } = await generateText({
+        model: anthropicProvider()(model),
+        tools,
+        output: Output.object({ schema: z.object({ sky: z.string() }) }),
+        stopWhen: stepCountIs(3),
+        prompt: question,
+        maxRetries: 0,
+      });
+      // The answer tool's call is the SDK's own: its input is the output, no call of the client's.
+      expect(steps.map((step) => step.toolCalls.map((call) => call.toolName))).toEqual([['lookup'], []]);
+      expect(output, model).toMatchObject({ sky: expect.stringContaining('sunny') });
+      const fake = model === 'via-anthropic' ? setup.gateway.fakes.anthropic : setup.gateway.fakes.gemini;
+      expect(fake.requests.at(-1)?.body, model).toMatchObject(choice);
+    }
   });
 });
