@@ -436,6 +436,38 @@ describe('tool turns translated between protocols', () => {
     expect(geminiResult()).toEqual([{ functionResponse: { name: 'screenshot', response: { result: output } } }]);
   });
 
+  it('a Responses function_call_output in several input_text parts reaches another protocol a part a line', async () => {
+    const response = await setup.gateway.request({
+      method: 'POST',
+      url: '/api/alpha/v1/responses',
+      headers: { authorization: `Bearer ${setup.key}` },
+      payload: {
+        model: 'via-anthropic',
+        input: [
+          { role: 'user', content: 'weather in Paris' },
+          { type: 'function_call', call_id: 'call_1', name: 'lookup', arguments: '{}' },
+          {
+            type: 'function_call_output',
+            call_id: 'call_1',
+            output: [
+              { type: 'input_text', text: 'Line one.' },
+              { type: 'input_text', text: 'Line two.' },
+            ],
+          },
+        ],
+        tools: [{ type: 'function', name: 'lookup', parameters: { type: 'object', properties: {} } }],
+      },
+    });
+    expect(response.statusCode, response.body).toBe(200);
+    expect(lastBody(setup.gateway.fakes.anthropic)).toMatchObject({
+      messages: [
+        {},
+        {},
+        { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'call_1', content: 'Line one.\nLine two.' }] },
+      ],
+    });
+  });
+
   it('a function whose parameters name no type reaches Anthropic and Gemini as the object schema they require', async () => {
     const typeless = { properties: { city: { type: 'string' } } };
     const tools = [

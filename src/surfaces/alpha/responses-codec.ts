@@ -8,7 +8,7 @@ import {
   newInputNotes,
   partsOf,
   contentInParts,
-  textOf,
+  toolResultText,
   type ChatMessage,
   type ChatPart,
   type ChatStreamEvent,
@@ -122,7 +122,7 @@ export function decodeResponsesInput(body: ResponsesRequest): DecodedChat {
       const parts = contentParts(item.output, notes);
       // A tool result is text in the other protocols and to the bound: a picture in it has no place there.
       if (parts.some((part) => part.type === 'image')) leftOut(notes, 'images in function_call_output items');
-      const output = typeof item.output === 'string' ? item.output : textOf(parts);
+      const output = typeof item.output === 'string' ? item.output : toolResultText(parts);
       const result: ChatPart[] = [{ type: 'tool-result', result: { callId: item.call_id, name: '', output } }];
       requireToolTextsWithin(result, `body.input.${index}`);
       append(messages, 'tool', result);
