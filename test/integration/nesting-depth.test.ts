@@ -61,4 +61,27 @@ describe('client data nested too deep for a codec', () => {
       /body\.tools\.0\.input_schema/,
     );
   });
+
+  it('an answer schema 200 deep, on each text route', async () => {
+    await refused(
+      '/api/gamma/v1beta/models/via-openai:generateContent',
+      `{"contents":[{"role":"user","parts":[{"text":"hi"}]}],"generationConfig":{"responseMimeType":"application/json","responseSchema":${deepSchema('OBJECT')}}}`,
+      /body\.generationConfig\.responseSchema/,
+    );
+    await refused(
+      '/api/gamma/v1beta/models/via-openai:generateContent',
+      `{"contents":[{"role":"user","parts":[{"text":"hi"}]}],"generationConfig":{"responseMimeType":"application/json","responseJsonSchema":${deepSchema('object')}}}`,
+      /body\.generationConfig\.responseJsonSchema/,
+    );
+    await refused(
+      '/api/alpha/v1/chat/completions',
+      `{"model":"via-gemini","messages":[{"role":"user","content":"hi"}],"response_format":{"type":"json_schema","json_schema":{"name":"a","schema":${deepSchema('object')}}}}`,
+      /body\.response_format\.json_schema\.schema/,
+    );
+    await refused(
+      '/api/alpha/v1/responses',
+      `{"model":"via-gemini","input":"hi","text":{"format":{"type":"json_schema","name":"a","schema":${deepSchema('object')}}}}`,
+      /body\.text\.format\.schema/,
+    );
+  });
 });

@@ -149,18 +149,21 @@ function contentParts(content: ChatMessageWire['content'], notes: InputNotes): C
 type ChatJsonSchemaFields = Static<typeof ChatJsonSchemaFormat>['json_schema'];
 
 /**
- * `text` and `json_object` as they are, `json_schema` from the schema's fields `schemaOf` reads; a format of
- * another kind is left for the capability gate to name.
+ * `text` and `json_object` as they are, `json_schema` from the schema's fields `schemaOf` reads (the schema, at
+ * `schemaField`, within the nesting translation walks by recursion); a format of another kind is left for the
+ * capability gate to name.
  */
 export function decodeResponseFormat<T extends { type: string }>(
   format: T | undefined,
   schemaOf: (format: T) => ChatJsonSchemaFields | undefined,
+  schemaField: string,
 ): ResponseFormat | undefined {
   if (format === undefined) return undefined;
   if (isPlainFormat(format)) return { type: format.type };
   const spec = schemaOf(format);
   if (!spec) return undefined;
   const { name, description, schema, strict } = spec;
+  requireNestingWithin(schema, schemaField);
   return {
     type: 'json_schema',
     name,
@@ -182,8 +185,10 @@ function decodeParameters(body: ChatCompletionsRequest): Omit<Partial<ChatReques
     reasoningEffort: body.reasoning_effort ?? undefined,
     verbosity: body.verbosity ?? undefined,
     webSearchOptions: body.web_search_options ?? undefined,
-    responseFormat: decodeResponseFormat(body.response_format, (format) =>
-      isChatJsonSchemaFormat(format) ? format.json_schema : undefined,
+    responseFormat: decodeResponseFormat(
+      body.response_format,
+      (format) => (isChatJsonSchemaFormat(format) ? format.json_schema : undefined),
+      'body.response_format.json_schema.schema',
     ),
   };
 }

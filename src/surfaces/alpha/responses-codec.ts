@@ -180,8 +180,10 @@ export function decodeResponsesInput(body: ResponsesRequest): DecodedChat {
     ...(tools ? { tools } : {}),
     ...(toolChoice ? { toolChoice } : {}),
     ...(typeof body.parallel_tool_calls === 'boolean' ? { parallelToolCalls: body.parallel_tool_calls } : {}),
-    responseFormat: decodeResponseFormat(text.format, (format) =>
-      isResponsesJsonSchemaFormat(format) ? format : undefined,
+    responseFormat: decodeResponseFormat(
+      text.format,
+      (format) => (isResponsesJsonSchemaFormat(format) ? format : undefined),
+      'body.text.format.schema',
     ),
     ...(typeof text.verbosity === 'string' ? { verbosity: text.verbosity } : {}),
     untranslatable: [...untranslatable],

@@ -236,6 +236,9 @@ function restricted(untranslatable: Set<string>): undefined {
  * plain text) has no counterpart in the other protocols: the request is the protocol's own to relay.
  */
 function decodeGenerationFormat(config: GenerationConfig, untranslatable: Set<string>): ResponseFormat | undefined {
+  // Converted and translated by recursion: within the nesting the other protocols' schemas are held to.
+  requireNestingWithin(config.responseJsonSchema, 'body.generationConfig.responseJsonSchema');
+  requireNestingWithin(config.responseSchema, 'body.generationConfig.responseSchema');
   const schema =
     config.responseJsonSchema ??
     (config.responseSchema === undefined ? undefined : jsonSchemaOf(config.responseSchema));
