@@ -29,8 +29,9 @@ export interface ReserveInput {
   amountNanos: bigint;
   modelId: string;
   /**
-   * When the reservation does not fit: what would fit in the credits that are free (the smaller of the
-   * account's available balance and the key's cap headroom), said in the request's own terms.
+   * When the reservation does not fit: what the credits that are free (the smaller of the account's available
+   * balance and the key's cap headroom) cover, said in the request's own terms after how much they are
+   * (`which covers an output limit of at most 466 tokens`).
    */
   whatFits?: (freeNanos: bigint) => string | undefined;
 }
@@ -150,7 +151,7 @@ export class CreditLedger {
       await this.freeLeasedCredit(accountId);
       refusing = await short();
     }
-    if (refusing) throw holdRefusal(refusing.limit, amountNanos, this.clock());
+    if (refusing) throw await this.refusal(refusing.limit, { accountId, apiKeyId, amountNanos });
   }
 
   /**
@@ -236,15 +237,24 @@ export class CreditLedger {
     return this.leases?.holdings() ?? { leases: 0, leasedNanos: 0n };
   }
 
-  private async refusal(outcome: Exclude<HoldOutcome, 'ok'>, input: ReserveInput): Promise<GatewayError> {
+  /**
+   * The client's error for a hold refused (`holdRefusal`), saying how much the account and the key have free and,
+   * by `whatFits`, what that covers: the one message of every refusal, a request's as a media job's.
+   */
+  async refusal(
+    outcome: Exclude<HoldOutcome, 'ok'>,
+    input: Pick<ReserveInput, 'accountId' | 'apiKeyId' | 'amountNanos' | 'whatFits'>,
+  ): Promise<GatewayError> {
     const error = holdRefusal(outcome, input.amountNanos, this.clock());
-    if (!input.whatFits || outcome === 'key_inactive') return error;
+    // A key gone has nothing to offer; admission of work (one nano) is refused only when nothing at all is free.
+    if (outcome === 'key_inactive' || input.amountNanos <= 1n) return error;
     // Only refusals pay for this read: admitted requests never wait for it.
     const free = await this.ledger.freeCredits(input.accountId, input.apiKeyId, this.clock());
-    const fits = input.whatFits(free);
-    return fits
-      ? new GatewayError(error.code, `${error.message}; ${fits}`, error.details).retryAfter(error.retryAfterSeconds)
-      : error;
+    const covers = input.whatFits?.(free);
+    const available = `${nanosToUsd(free)} USD is available${covers ? `, ${covers}` : ''}`;
+    return new GatewayError(error.code, `${error.message}; ${available}`, error.details).retryAfter(
+      error.retryAfterSeconds,
+    );
   }
 }
 

@@ -33,7 +33,7 @@ export interface Plan<R extends RowRef> {
   holdNanos: bigint;
   /** What the usage record keeps of the request. */
   recordedRequest: Record<string, unknown>;
-  /** When the hold does not fit: what would fit in the free credits, in the request's own terms. */
+  /** When the hold does not fit: what the free credits cover, in the request's own terms (said after how much is free). */
   whatFits?: (freeNanos: bigint) => string | undefined;
 }
 

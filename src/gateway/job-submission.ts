@@ -1,4 +1,4 @@
-import { holdRefusal, type CreditLedger } from '../billing/credit-ledger.ts';
+import type { CreditLedger } from '../billing/credit-ledger.ts';
 import type { ProviderRow } from '../catalog/catalog.ts';
 import type { JobsConfig } from '../config/load-config.ts';
 import { GatewayError } from '../domain/errors.ts';
@@ -20,7 +20,7 @@ import type { NamedAsset } from './image-request-check.ts';
 
 export interface JobSubmissionDependencies {
   jobs: Pick<MediaJobsRepository, 'submit' | 'find' | 'findAssets' | 'assetsOfJob'>;
-  ledger: Pick<CreditLedger, 'freeLeasedCredit'>;
+  ledger: Pick<CreditLedger, 'freeLeasedCredit' | 'refusal'>;
   waiters: JobWaiters;
   config: JobsConfig;
   /** Tells the workers of every process that jobs were queued. */
@@ -81,7 +81,10 @@ export class JobSubmission {
       await ledger.freeLeasedCredit(caller.accountId);
       outcome = await jobs.submit({ ...submission, now: this.clock() });
     }
-    if (typeof outcome === 'string') throw holdRefusal(outcome, job.holdNanos, this.clock());
+    if (typeof outcome === 'string') {
+      const { accountId, apiKeyId } = caller;
+      throw await ledger.refusal(outcome, { accountId, apiKeyId, amountNanos: job.holdNanos });
+    }
     this.dependencies.announce();
     return outcome;
   }

@@ -22,7 +22,6 @@ import { GatewayError } from '../domain/errors.ts';
 import { UpstreamUnreachableError } from '../domain/upstream-failure.ts';
 import { collectAnswer, type CollectedAnswer } from './collected-answer.ts';
 import type { ModelPricing } from '../domain/model-pricing.ts';
-import { nanosToUsd } from '../domain/money.ts';
 import type { Protocol } from '../domain/protocols.ts';
 import type { Caller, RequestContext } from '../domain/request-context.ts';
 import type { RelayOperation, RelayReading } from '../providers/provider-adapter.ts';
@@ -549,18 +548,18 @@ function unreadableRelay(): RelayReading {
 }
 
 /**
- * What fits in `freeNanos` of credits, for the refusal's message: the largest output limit per completion
- * whose reservation the free credits cover, or that even the prompt does not fit.
+ * What `freeNanos` of credits cover, for the refusal's message (after how much they are): the largest output
+ * limit per completion whose reservation they cover, or that even the prompt does not fit.
  */
 function largestOutputLimit(
   pricing: ModelPricing,
   { inputTokens, choices }: { inputTokens: number; choices: number },
   freeNanos: bigint,
-): string {
+): string | undefined {
   const budget = freeNanos * 1_000_000n - BigInt(inputTokens) * (pricing.inputNanosPerMTok ?? 0n);
   const perToken = (pricing.outputNanosPerMTok ?? 0n) * BigInt(choices);
   if (budget < 0n || (perToken > 0n && budget / perToken < 1n))
-    return `${nanosToUsd(freeNanos)} USD is available, which does not cover this prompt with any output`;
-  if (perToken === 0n) return `${nanosToUsd(freeNanos)} USD is available`;
-  return `${nanosToUsd(freeNanos)} USD is available, which covers an output limit of at most ${budget / perToken} tokens`;
+    return 'which does not cover this prompt with any output';
+  if (perToken === 0n) return undefined;
+  return `which covers an output limit of at most ${budget / perToken} tokens`;
 }

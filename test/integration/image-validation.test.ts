@@ -118,7 +118,15 @@ describe('native image requests that break a rule answer 400 with nothing held, 
       headers: keyHeaders(poor.key),
       payload: { model: 'img-ark', content: [text()] },
     });
-    expectEnvelope(refused, { status: 403, code: 'GW_INSUFFICIENT_BALANCE', path: '/api/v1/image/generations/async' });
+    const short = expectEnvelope(refused, {
+      status: 403,
+      code: 'GW_INSUFFICIENT_BALANCE',
+      path: '/api/v1/image/generations/async',
+    });
+    // As a text call's refusal does (docs/money.md): what the job needs, and how much is free.
+    expect(short.errors).toEqual([
+      'insufficient credit balance: this request needs 0.03 USD of available credits; 0.02 USD is available',
+    ]);
     const capped = await gateway.createFundedKey({ credits: 10, limits: { daily: 0.05 } });
     const over = await gateway.request({
       method: 'POST',
@@ -126,7 +134,17 @@ describe('native image requests that break a rule answer 400 with nothing held, 
       headers: keyHeaders(capped.key),
       payload: { model: 'img-ark', content: [text()], numberOfImages: 2 },
     });
-    expectEnvelope(over, { status: 429, code: 'GW_SPEND_CAP_REACHED', path: '/api/v1/image/generations/async' });
+    const capped429 = expectEnvelope(over, {
+      status: 429,
+      code: 'GW_SPEND_CAP_REACHED',
+      path: '/api/v1/image/generations/async',
+    });
+    // Nothing spent yet, but the 0.06 USD hold does not fit under the cap: the message says what does.
+    expect(capped429.errors).toEqual([
+      expect.stringMatching(
+        /^the API key's daily spend limit is reached: it starts afresh in \d+ seconds; 0\.05 USD is available$/,
+      ),
+    ]);
     for (const { accountId } of [poor, capped]) {
       expect(await jobRowsOf(gateway, accountId)).toEqual([]);
       expect(await heldNanosOf(gateway, accountId)).toBe(0n);

@@ -148,11 +148,16 @@ describe('reference URLs of media jobs', () => {
     const broke = await gateway.createFundedKey({ credits: 0 });
     const capped = await gateway.createFundedKey({ credits: 1, limits: { total: 0.000_000_001 } });
     for (const { route, payload } of routes) {
-      expectEnvelope(await post(broke.key, route, { payload, headers: { 'content-type': 'application/json' } }), {
-        status: 403,
-        code: 'GW_INSUFFICIENT_BALANCE',
-        path: route,
-      });
+      const short = expectEnvelope(
+        await post(broke.key, route, { payload, headers: { 'content-type': 'application/json' } }),
+        { status: 403, code: 'GW_INSUFFICIENT_BALANCE', path: route },
+      );
+      // Refused as its hold would be, in the same words: what the job needs, and how much is free.
+      expect(short.errors).toEqual([
+        expect.stringMatching(
+          /^insufficient credit balance: this request needs [\d.]+ USD of available credits; 0 USD is available$/,
+        ),
+      ]);
       expectEnvelope(await post(capped.key, route, { payload, headers: { 'content-type': 'application/json' } }), {
         status: 429,
         code: 'GW_SPEND_CAP_REACHED',

@@ -174,7 +174,10 @@ describe('job deadlines in the worker', () => {
         findAssets: () => Promise.resolve([]),
         assetsOfJob: () => Promise.resolve([]),
       },
-      ledger: { freeLeasedCredit: () => Promise.resolve() },
+      ledger: {
+        freeLeasedCredit: () => Promise.resolve(),
+        refusal: () => Promise.reject(new Error('nothing is refused here')),
+      },
       waiters,
       config,
       announce: () => undefined,
