@@ -64,8 +64,11 @@ export interface Recipe<Input extends { modelId: string }, R extends RowRef, P e
    * streamed), the answer, once `charge` is settled with its reading.
    */
   served(run: Run, plan: P, charge: Charge): Answer;
-  /** What a request that failed in the end is charged (nothing, when absent or undefined). */
-  failure?(plan: P): FailureCharge | undefined;
+  /**
+   * What a request that failed in the end with `error` is charged and recorded with (absent or undefined: nothing
+   * charged, and a refusal of the gateway's own, a `GatewayError`, not recorded).
+   */
+  failure?(plan: P, error: unknown): FailureCharge | undefined;
 }
 
 /** What a media job's recipe makes of a request before anything is held: the job as it is queued. */
@@ -223,7 +226,7 @@ export class GenerationPipeline {
         route.fallbacks = attempts.slice(0, -1);
       }
       if (reservation.isEnded) throw error;
-      const failure = recipe.failure?.(plan);
+      const failure = recipe.failure?.(plan, error);
       // The gateway's own refusal of what it would have sent (or every row skipped) with nothing to charge:
       // nothing went upstream, so nothing is recorded.
       if (isGatewayError(error) && !failure) void reservation.release().catch(() => undefined);

@@ -7,7 +7,7 @@ import type { RequestContext } from '../domain/request-context.ts';
 import { sniffMediaType } from '../media/media-type.ts';
 import type { FetchedMedia } from '../media/remote-media.ts';
 import type { ImageAdapter } from '../providers/provider-adapter.ts';
-import type { Charge, Plan, Recipe } from './generation-pipeline.ts';
+import type { Charge, FailureCharge, Plan, Recipe } from './generation-pipeline.ts';
 import {
   checkImageRequest,
   ReferenceUrls,
@@ -128,25 +128,59 @@ export class ImageStreamRecipe implements Recipe<NativeImageInput, ImageRow, Ima
     return run;
   }
 
+  /** A stream that delivered no image is recorded failed with what the provider reported, and charged nothing. */
+  failure(_plan: ImageStreamPlan, error: unknown): FailureCharge | undefined {
+    if (!(error instanceof NoImageDelivered)) return undefined;
+    return { costNanos: 0n, usage: { ...error.usage, generatedImages: 0, usdCost: 0, error: error.message } };
+  }
+
   /**
    * The provider's events with each image as base64, fetched when the provider sent a URL. An output whose bytes
    * are no picture (an error page, whatever type the provider declared) is left out, so it is neither sent nor
-   * charged.
+   * charged. Images are sent only as they pass, so a stream that ends with none has sent nothing yet (its first
+   * event is pulled before the answer begins): it fails there, as the same request unstreamed does.
    */
   private async *bytesOf(upstream: AsyncIterable<ImageStreamEvent>): AsyncGenerator<StreamedImage> {
+    const unkept: string[] = [];
+    let delivered = 0;
     for await (const event of upstream) {
-      if (event.type === 'finish') yield event;
-      else if (event.type === 'image') {
+      if (event.type === 'finish') {
+        if (delivered === 0) throw new NoImageDelivered(event.usage, unkept);
+        yield event;
+      } else if (event.type === 'failure') unkept.push(`output ${event.failure.index}: ${event.failure.message}`);
+      else {
         const output = event.image.output;
         const base64 =
           output.kind === 'inline'
             ? output.data
             : (await this.sources.downloadOutput(output.url)).bytes.toString('base64');
         // The signatures sit in a file's first bytes: 64 base64 characters decode to the 48 they need.
-        if (sniffMediaType(Buffer.from(base64.slice(0, 64), 'base64'))?.startsWith('image/') !== true) continue;
+        if (sniffMediaType(Buffer.from(base64.slice(0, 64), 'base64'))?.startsWith('image/') !== true) {
+          unkept.push(`output ${event.index}: ${notAnImage}`);
+          continue;
+        }
+        delivered += 1;
         yield { type: 'image', index: event.index, base64, size: event.image.size };
       }
     }
+  }
+}
+
+const notAnImage = 'the provider output is not an image';
+
+/**
+ * The provider's stream ended without one image that could be sent: 502 before the answer begins, as an image job
+ * that kept none fails, naming why each output was not kept.
+ */
+class NoImageDelivered extends GatewayError {
+  constructor(
+    readonly usage: ImageUsage,
+    unkept: readonly string[],
+  ) {
+    super(
+      'GW_GENERATION_FAILED',
+      `image generation failed: ${unkept.length > 0 ? unkept.join('; ') : 'the provider returned no image'}`,
+    );
   }
 }
 

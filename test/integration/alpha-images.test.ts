@@ -4,7 +4,7 @@ import { usdToNanos } from '../../src/domain/money.ts';
 import type { FakeServer } from '../fakes/fake-server.ts';
 import { submissionsOf } from '../fakes/fake-images.ts';
 import { freePort } from '../support/free-port.ts';
-import { heldNanosOf } from '../support/http-helpers.ts';
+import { heldNanosOf, usageRecords } from '../support/http-helpers.ts';
 import { balanceNanosOf, startImageFamilyGateway, type ImageFamilyGateway } from '../support/image-jobs.ts';
 
 const pngSignature = Buffer.from([0x89, 0x50, 0x4e, 0x47]);
@@ -157,18 +157,29 @@ describe('alpha images through the official openai SDK', () => {
     expect(await heldNanosOf(gateway, accountId)).toBe(0n);
   });
 
-  it('leaves out of a stream, uncharged, an image whose bytes are no picture', async () => {
+  it('fails a stream none of whose images is a picture as the same request unstreamed fails: 502, recorded failed, uncharged', async () => {
     const { key, accountId } = await gateway.createFundedKey({ credits: 1 });
-    const stream = await client(key).images.generate({
-      model: 'seedream',
-      prompt: 'streamed pages fake-not-image',
-      n: 2,
-      stream: true,
-    });
-    const types: string[] = [];
-    for await (const event of stream) types.push(event.type);
-    expect(types).not.toContain('image_generation.completed');
-    await gateway.settled();
+    const request = { model: 'seedream', prompt: 'streamed pages fake-not-image', n: 2 } as const;
+    const streamed: unknown = await client(key)
+      .images.generate({ ...request, stream: true })
+      .then(async (stream) => {
+        for await (const event of stream) void event;
+        return 'ended as if it had succeeded';
+      })
+      .catch((error: unknown) => error);
+    const whole: unknown = await client(key)
+      .images.generate(request)
+      .catch((error: unknown) => error);
+    for (const failure of [streamed, whole]) {
+      expect(failure).toBeInstanceOf(OpenAI.APIError);
+      expect(failure).toMatchObject({ status: 502 });
+    }
+    expect(String((streamed as Error).message)).toContain('the provider output is not an image');
+    const records = await usageRecords(gateway, key);
+    expect(records.map((record) => [record.status, record.usdCost])).toEqual([
+      ['failed', 0],
+      ['failed', 0],
+    ]);
     expect(await balanceNanosOf(gateway, accountId)).toBe(usdToNanos(1));
     expect(await heldNanosOf(gateway, accountId)).toBe(0n);
   });
