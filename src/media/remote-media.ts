@@ -159,7 +159,8 @@ export class RemoteMediaFetcher {
    * `budget`, shared by the downloads of one request, bounds their bytes in all. `credentials` (a provider's
    * authorization header) go to the first URL's origin only, never to another a redirect leads to, and a file
    * that quotes them is refused (the file is the provider's answer, and may echo them). `abort` (a media job's
-   * deadline) cuts the download beside its own time-out.
+   * deadline) cuts the download beside its own time-out; a download it cut rejects with its reason, as `fetch`
+   * does, so the caller learns that its own signal ended it, not a host that timed out or could not be reached.
    */
   async fetch(
     url: string,
@@ -172,6 +173,28 @@ export class RemoteMediaFetcher {
     const signal = abort
       ? AbortSignal.any([AbortSignal.timeout(this.options.timeoutMs), abort])
       : AbortSignal.timeout(this.options.timeoutMs);
+    try {
+      return await this.fetchWithin(url, signal, { budget, credentials });
+    } catch (error) {
+      if (!abort?.aborted) throw error;
+      const reason: unknown = abort.reason;
+      throw reason;
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.dispatcher.close();
+  }
+
+  /** `fetch` under `signal` (its time-out and its caller's): the redirects followed, each hop checked, then the body read. */
+  private async fetchWithin(
+    url: string,
+    signal: AbortSignal,
+    {
+      budget,
+      credentials,
+    }: { budget?: ByteBudget | undefined; credentials?: Readonly<Record<string, Secret>> | undefined },
+  ): Promise<FetchedMedia> {
     let current = this.checkedUrl(url);
     const origin = current.origin;
     for (let hop = 0; ; hop++) {
@@ -201,10 +224,6 @@ export class RemoteMediaFetcher {
         bytes,
       };
     }
-  }
-
-  async close(): Promise<void> {
-    await this.dispatcher.close();
   }
 
   /**

@@ -85,6 +85,7 @@ describe('RemoteMediaFetcher', () => {
     '/hop': { redirect: '/hop' },
     '/bad-redirect': { redirect: 'http://[oops/x' },
     '/slow': 'stall',
+    '/slow-body': 'stall mid-body',
     '/big': { body: Buffer.alloc(5_000) },
     '/big-chunked': { body: Buffer.alloc(5_000), chunked: true },
     '/echoing.mp4': { body: echoing, chunked: true },
@@ -173,6 +174,17 @@ describe('RemoteMediaFetcher', () => {
       undefined,
       'org-7731-5520',
     ]);
+    await fetcher.close();
+  });
+
+  it("ends a download its caller cut (a media job's deadline) with the caller's own reason, before or after the headers", async () => {
+    const fetcher = open();
+    for (const path of ['/slow', '/slow-body']) {
+      const cut = new AbortController();
+      const reason = new Error('the job did not finish within 2 seconds');
+      setTimeout(() => cut.abort(reason), 50);
+      await expect(fetcher.fetch(`${host.url}${path}`, { abort: cut.signal }), path).rejects.toBe(reason);
+    }
     await fetcher.close();
   });
 
