@@ -378,6 +378,7 @@ export async function openCore(options: CoreOptions): Promise<Core> {
   worker = new JobWorker({
     ...clocked,
     jobs: mediaJobs,
+    store,
     maxDurationOverrun: config.limits.maxDurationOverrun,
     runners: {
       image: new ImageJobRunner({

@@ -2,6 +2,7 @@ import { frozenPriceVersion } from '../domain/media-job.ts';
 import { applySettlement, settlementClaim } from '../billing/settlement.ts';
 import type { JobsConfig, ProviderConfig } from '../config/load-config.ts';
 import type { MediaJobRow, MediaJobsRepository, ReadJobRow } from '../storage/media-jobs-repository.ts';
+import type { ObjectStore } from '../storage/object-store.ts';
 import { usageRecord, type GenerationAttempt, type RecordedGeneration } from '../domain/generation-route.ts';
 import type { RowRef } from '../domain/provider-rows.ts';
 import { worthFallingBack } from '../gateway/fallback.ts';
@@ -32,6 +33,8 @@ export type WorkerJobs = Pick<
 
 export interface JobWorkerOptions {
   jobs: WorkerJobs;
+  /** Where runs archive outputs: those of a run that succeeded past its deadline are deleted, as its job fails. */
+  store: Pick<ObjectStore, 'delete'>;
   runners: JobRunners;
   providers: ReadonlyMap<string, Pick<ProviderConfig, 'maxConcurrentJobs' | 'active'>>;
   /** The process's breakers, shared with requests: a row opened by either is skipped by both. */
@@ -266,8 +269,10 @@ export class JobWorker extends ClaimingWorker {
   /**
    * The run's outcome, or its failure at the deadline: past it, a run that still fails or asks to be retried
    * (its calls were aborted) fails for its time, and one that has not ended `deadlineGraceMs` later (a call
-   * that ignores its signal) is given up, `abandon` making its later writes no-ops, and fails. Either way the
-   * job is settled now, its hold given back, and no other process takes it up.
+   * that ignores its signal) is given up, `abandon` making its later writes no-ops, and fails. A run that
+   * succeeds past it (a call that ignored its signal, a last write the deadline overtook) fails for its time as
+   * well, uncharged, and what it archived is deleted: a job not finished within its time fails, whatever it
+   * delivers later. Either way the job is settled now, its hold given back, and no other process takes it up.
    */
   private async withinDeadline(
     job: ReadJobRow,
@@ -290,10 +295,20 @@ export class JobWorker extends ClaimingWorker {
       if (!deadline.aborted) return outcome;
       if (outcome.kind === 'retry') return pastDeadline(deadline);
       if (outcome.kind === 'failed') return pastDeadline(deadline, outcome.costNanos);
+      if (outcome.kind === 'succeeded') {
+        await this.discard(outcome.assets);
+        return pastDeadline(deadline);
+      }
       return outcome;
     } finally {
       clearTimeout(grace);
     }
+  }
+
+  /** Deletes the outputs of a run whose job fails: no asset will name them. One not deleted now is left behind. */
+  private async discard(assets: ReadonlyArray<{ objectKey: string }>): Promise<void> {
+    const { store } = this.options;
+    await Promise.all(assets.map(({ objectKey }) => store.delete(objectKey).catch(() => undefined)));
   }
 
   private async finish(job: ReadJobRow, outcome: JobOutcome, state: RunState): Promise<void> {

@@ -1,9 +1,10 @@
 /**
  * A media job's deadline (its submission plus `jobs.maxJobSeconds`) cuts its provider calls, whatever the upstream
  * does: an image, a video, a text-to-speech and a reference-audio job on upstreams that hang before their
- * headers, hang mid-body, keep a task running, or stall the output download all end `failed` within a couple of
- * seconds of the deadline (not at the provider time-outs of minutes), their claims released and every nano of
- * their holds given back. And a video's output is fetched with the provider's key only on the provider's own
+ * headers, hang mid-body, keep a task running, or stall the output download, and an image job whose outputs are
+ * still being archived, all end `failed` within a couple of seconds of the deadline (not at the provider time-outs
+ * of minutes, nor `succeeded` with the outputs archived so far), their claims released, every nano of their holds
+ * given back and nothing of theirs archived. And a video's output is fetched with the provider's key only on the provider's own
  * origin: a URL on another origin (a presigned one) gets no credentials.
  */
 import { sql } from 'drizzle-orm';
@@ -36,6 +37,10 @@ const submissions: Record<string, Submission> = {
   'image, upstream silent mid-body': {
     url: '/api/v1/image/generations/async',
     body: { model: 'stalled-image', content: [text('deadline mid-body')] },
+  },
+  'image, outputs still downloading at the deadline': {
+    url: '/api/v1/image/generations/async',
+    body: { model: 'seedream', content: [text('deadline fake-slow-file-700')], numberOfImages: 4 },
   },
   'video, task running for ever': {
     url: '/api/v1/video/generations',
@@ -152,6 +157,15 @@ describe('jobs past maxJobSeconds on upstreams that never finish', () => {
       expect(late, what).toBeLessThan(2500);
     }
     expect(await booksOf(gateway, accountId)).toEqual({ balance: usdToNanos(credits), held: 0n, holds: 0 });
+    // A job cut while archiving keeps nothing of what it had archived: no asset, no file.
+    const [assets] = await uncheckedRows<{ count: string }>(
+      gateway.gateway.core.storage.db,
+      sql`SELECT count(*)::text AS count FROM media_assets WHERE account_id = ${accountId}`,
+    );
+    expect(assets!.count).toBe('0');
+    for (const row of rows.filter(({ kind }) => kind === 'image'))
+      for (const index of [0, 1, 2, 3])
+        expect(await gateway.gateway.core.store.get(`images/${row.id.toLowerCase()}/${index}.png`)).toBeUndefined();
 
     // Every upstream was really reached, and hung: the deadline, not an answer, ended each job.
     expect(stalling.requests.filter((request) => request.path === '/v1/images/generations')).toHaveLength(1);
@@ -161,6 +175,8 @@ describe('jobs past maxJobSeconds on upstreams that never finish', () => {
       ).length,
     ).toBeGreaterThanOrEqual(1);
     expect(presigned.storage.requests.filter((request) => request.path.startsWith('/stall/'))).toHaveLength(1);
+    // The slow outputs were made and being fetched: the deadline, not the provider, failed their job.
+    expect(ark.requests.filter((request) => request.path.startsWith('/files/')).length).toBeGreaterThanOrEqual(2);
     // The task still running at the deadline was cancelled upstream.
     const running = ark.requests.find(
       (request) => request.method === 'POST' && JSON.stringify(request.body).includes('fake-video-slow-100000'),

@@ -112,6 +112,7 @@ describe('jobs whose stored JSON this release cannot read', () => {
     const errors: unknown[] = [];
     const worker = new JobWorker({
       jobs: new MediaJobsRepository(db),
+      store: gateway.gateway.core.store,
       // No runner: a job that could not be read must not reach one.
       runners: {},
       providers: new Map(),

@@ -1,8 +1,9 @@
 /**
  * The job worker holds a job to its deadline whatever its runner does: a runner whose call ignores the deadline's
  * signal is given up a moment after it and the job failed (the runner's later writes changing nothing), and a
- * runner whose aborted call asks for a retry fails for its time instead of being queued again. A request waiting
- * for its job (OpenAI's image route) waits until it ends, the grace past the deadline included.
+ * runner whose aborted call asks for a retry fails for its time instead of being queued again, as does one that
+ * succeeds past it (what it archived deleted). A request waiting for its job (OpenAI's image route) waits until it
+ * ends, the grace past the deadline included.
  */
 import { describe, expect, it } from 'vitest';
 import type { JobsConfig } from '../../src/config/load-config.ts';
@@ -100,13 +101,23 @@ class OneJob implements WorkerJobs {
   };
 }
 
+/** The object store as the worker sees it: the keys it was asked to delete. */
+class DeletedObjects {
+  readonly keys: string[] = [];
+  delete = (key: string) => {
+    this.keys.push(key);
+    return Promise.resolve();
+  };
+}
+
 async function runOne(
   runner: (context: JobContext) => Promise<JobOutcome>,
   deadlineInMs: number,
   {
     dispatch = { resilience: quietResilience(), rowsOf: () => [] },
     jobs = new OneJob(jobRow(new Date(Date.now() + deadlineInMs))),
-  }: { dispatch?: Pick<JobWorkerOptions, 'resilience' | 'rowsOf'>; jobs?: OneJob } = {},
+    store = new DeletedObjects(),
+  }: { dispatch?: Pick<JobWorkerOptions, 'resilience' | 'rowsOf'>; jobs?: OneJob; store?: DeletedObjects } = {},
 ): Promise<{ jobs: OneJob; deadlineAt: number; finished: number }> {
   const deadlineAt = jobs.job.deadlineAt.getTime();
   let finish: (at: number) => void = () => undefined;
@@ -114,6 +125,7 @@ async function runOne(
   const imageRunner: JobRunner<'image'> = { run: (_job, context) => runner(context) };
   const worker = new JobWorker({
     jobs,
+    store,
     maxDurationOverrun: 1.1,
     runners: { image: imageRunner },
     providers: new Map(),
@@ -165,8 +177,10 @@ describe('job deadlines in the worker', () => {
     expect(jobs.writes).toEqual(['sent']);
   });
 
-  it('keeps a request waiting for its job until a run that ends in the grace past its deadline has settled', async () => {
+  it('fails on time a run that succeeds in the grace past its deadline, deleting its outputs, and keeps a request waiting for its job until then', async () => {
     const jobs = new OneJob(jobRow(new Date(Date.now() + 200)));
+    const store = new DeletedObjects();
+    const archived = { id: 'asset_late', accountId: 'acct', jobId: jobs.job.id, mediaType: 'image/png', bytes: 3 };
     const submission = new JobSubmission({
       jobs: {
         find: jobs.read,
@@ -195,15 +209,20 @@ describe('job deadlines in the worker', () => {
           // A call that ignores the deadline's signal and ends well within the grace after it.
           await new Promise((resolve) => setTimeout(resolve, jobs.job.deadlineAt.getTime() + 500 - Date.now()));
         });
-        return { kind: 'succeeded', result: {}, usage: {}, costNanos: 1000n, assets: [] };
+        const assets = [{ ...archived, objectKey: 'images/gen_deadline/0.png', expiresAt: null }];
+        return { kind: 'succeeded', result: {}, usage: {}, costNanos: 1000n, assets };
       },
       200,
-      { jobs },
+      { jobs, store },
     );
     expect(finished).toBeGreaterThan(deadlineAt);
-    expect(jobs.settlements.map(({ settlement }) => settlement.state)).toEqual(['succeeded']);
-    // Charged, and the request that waited for it sees it so.
-    expect((await waited).state).toBe('succeeded');
+    // Not finished within its time: failed as the documentation says, uncharged, its output deleted (no asset names it).
+    expect(jobs.settlements.map(({ settlement }) => settlement)).toMatchObject([
+      { state: 'failed', costNanos: 0n, error: 'the job did not finish within 1 seconds', assets: [] },
+    ]);
+    expect(store.keys).toEqual(['images/gen_deadline/0.png']);
+    // The request that waited for it sees it end so.
+    expect((await waited).state).toBe('failed');
   });
 
   it('fails a job whose aborted call asks for a retry, instead of queueing it again', async () => {
