@@ -20,7 +20,7 @@ import { imageCostNanos, type ImagePriceSnapshot } from '../billing/image-pricin
 import type { ImageUpstreamResult } from '../domain/media-job-results.ts';
 import { normalizedBox, type ArchivedImage, type StoredImageResult } from './image-result.ts';
 import type { JobContext, JobOutcome, JobRunner, MediaJobOf } from './job-runner.ts';
-import { succeeded, UnsendableJob } from './job-runner.ts';
+import { pastDeadline, succeeded, UnsendableJob } from './job-runner.ts';
 
 const notAnImage = 'the provider output is not an image';
 
@@ -214,19 +214,22 @@ export class ImageJobRunner implements JobRunner<'image'> {
       try {
         archived.push(await this.archiveOne(job, { index, image }, context.deadline));
       } catch (error) {
-        failures.push({
-          index,
-          code: error instanceof NotAnImageError ? notAnImageCode : archiveFailedCode,
-          message: `output ${index} could not be archived: ${error instanceof Error ? error.message : String(error)}`,
-        });
+        // A download the deadline cut is no failure of its output: the job's time is up (below).
+        if (!context.deadline.aborted)
+          failures.push({
+            index,
+            code: error instanceof NotAnImageError ? notAnImageCode : archiveFailedCode,
+            message: `output ${index} could not be archived: ${error instanceof Error ? error.message : String(error)}`,
+          });
       }
       if (context.lost()) return { kind: 'lost' };
+      if (context.deadline.aborted) return this.cutByDeadline(upstream, archived, context.deadline);
     }
     const layers = request.layers !== undefined;
     const quality = upstream.quality ?? request.quality;
     if ((layers && failures.length > 0) || archived.length === 0) {
       // A failed job leaves no asset behind to be swept later: what it archived goes now.
-      await Promise.all(archived.map(({ image }) => this.options.store.delete(image.objectKey).catch(() => undefined)));
+      await this.discard(archived.map(({ image }) => image.objectKey));
       const reasons = failures.map((failure) => failure.message).join('; ');
       const error =
         layers && failures.length > 0
@@ -244,6 +247,25 @@ export class ImageJobRunner implements JobRunner<'image'> {
       { result, usage, costNanos },
       { outputs: archived.map(({ image, bytes }) => ({ ...image, bytes })), retentionMs: this.options.retentionMs },
     );
+  }
+
+  /**
+   * Archiving cut by the job's deadline: the job fails for its time, charged nothing (the client gets none of its
+   * outputs), and keeps nothing in the store, neither what it archived nor the inline outputs stored before.
+   */
+  private async cutByDeadline(
+    upstream: ImageUpstreamResult,
+    archived: readonly ArchivedOutput[],
+    deadline: AbortSignal,
+  ): Promise<JobOutcome> {
+    const stored = upstream.images.flatMap(({ output }) => (output.kind === 'stored' ? [output.objectKey] : []));
+    await this.discard([...new Set([...stored, ...archived.map(({ image }) => image.objectKey)])]);
+    return pastDeadline(deadline);
+  }
+
+  /** Deletes outputs of a job that failed; one that cannot be deleted now is left (the job fails all the same). */
+  private async discard(objectKeys: readonly string[]): Promise<void> {
+    await Promise.all(objectKeys.map((objectKey) => this.options.store.delete(objectKey).catch(() => undefined)));
   }
 }
 
