@@ -29,6 +29,20 @@ describe('the calls of a streamed chat completion choice', () => {
     ]);
   });
 
+  it('opens a new call for a new id under an index already used (Ollama and SGLang send every call as index 0)', () => {
+    expect(
+      followed([
+        { index: 0, id: 'call_a', function: { name: 'read', arguments: '{"path":"x"}' } },
+        { index: 0, id: 'call_b', function: { name: 'read', arguments: '{"path":' } },
+        { index: 0, function: { arguments: '"y"}' } },
+      ]),
+    ).toEqual([
+      { index: 0, opened: { id: 'call_a', name: 'read' } },
+      { index: 1, opened: { id: 'call_b', name: 'read' } },
+      { index: 1 },
+    ]);
+  });
+
   it('without index, opens a call for each id other than the last one, and continues it otherwise', () => {
     expect(
       followed([

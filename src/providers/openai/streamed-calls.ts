@@ -8,16 +8,16 @@ export interface FollowedFragment {
 }
 
 /**
- * The tool calls one choice of a chat-completions stream has opened, numbered in the order they opened.
- * A fragment whose `index` has an open call continues it, whatever else it carries: compatible servers repeat the
- * call's id, type and name on every fragment (LiteLLM's proxy, Fireworks, DeepSeek, Qwen) or send them empty
- * (LiteLLM), and none of that is a new call. A fragment without `index` (Google's compatible endpoint, which sends
- * each call whole) continues the last call, unless it carries a non-empty id other than that call's: then it opens
- * a new one.
+ * The tool calls one choice of a chat-completions stream has opened, numbered in the order they opened. A
+ * fragment continues the open call of its `index` (or, without one, the last call) unless it carries a non-empty
+ * id other than that call's: compatible servers repeat the call's id, type and name on every fragment (LiteLLM's
+ * proxy, Fireworks, DeepSeek, Qwen) or send them empty or null (LiteLLM, vLLM), none of which is a new call; but
+ * some send every parallel call under index 0 with an id of its own (Ollama, SGLang), and some send each call
+ * whole without an index (Google's compatible endpoint): a new id is a new call.
  */
 export class StreamedCalls {
-  private readonly byIndex = new Map<number, number>();
-  private last: { index: number; id: string } | undefined;
+  private readonly byIndex = new Map<number, OpenCall>();
+  private last: OpenCall | undefined;
   private opened = 0;
 
   /** Whether the choice has made a call. */
@@ -34,15 +34,20 @@ export class StreamedCalls {
   }
 
   private openCallOf({ index, id }: ToolCallFragment): number | undefined {
-    if (index !== undefined) return this.byIndex.get(index);
-    return !id || id === this.last?.id ? this.last?.index : undefined;
+    const call = index === undefined ? this.last : this.byIndex.get(index);
+    return call && (!id || id === call.id) ? call.index : undefined;
   }
 
   private open(fragment: ToolCallFragment): FollowedFragment {
-    const index = this.opened++;
-    const id = fragment.id || newId('call');
-    if (fragment.index !== undefined) this.byIndex.set(fragment.index, index);
-    this.last = { index, id };
-    return { index, opened: { id, name: fragment.function?.name ?? '' } };
+    const call = { index: this.opened++, id: fragment.id || newId('call') };
+    if (fragment.index !== undefined) this.byIndex.set(fragment.index, call);
+    this.last = call;
+    return { index: call.index, opened: { id: call.id, name: fragment.function?.name ?? '' } };
   }
+}
+
+/** A call opened: its canonical index, and the id it goes by (the upstream's, or one of ours). */
+interface OpenCall {
+  index: number;
+  id: string;
 }
