@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import type { Static, TSchema } from 'typebox';
 import { Value } from 'typebox/value';
 import { ModelSchema, PricingSchema, type ModelEntry } from '../config/config-schema.ts';
-import { checkModels, schemaProblems, type ProviderConfig } from '../config/load-config.ts';
+import { checkModels, checkWholeNanoPrices, schemaProblems, type ProviderConfig } from '../config/load-config.ts';
 import { GatewayError } from '../domain/errors.ts';
 import { pricingHash, type PriceSource } from '../domain/price-version.ts';
 import type { PageWindow } from '../storage/database.ts';
@@ -218,6 +218,9 @@ export class RuntimeCatalog {
   /** Sets the model's prices over whichever entry serves it. */
   async setPrices(modelId: string, body: unknown, actor: string): Promise<CatalogModelView> {
     const pricing: Pricing = checked(PricingSchema, body, 'prices');
+    const problems: string[] = [];
+    checkWholeNanoPrices(pricing, '', (at, problem) => problems.push(`at ${at}: ${problem}`));
+    if (problems.length > 0) throw validationError('prices', problems);
     this.mergedModel(modelId);
     return this.change(modelId, { pricing }, actor);
   }

@@ -410,7 +410,7 @@ export type Fail = (at: string, problem: string) => void;
  * Each price of a model in whole nano-USD: the ledger holds nothing finer, so a price of 1.5e-9 would be charged
  * as 2e-9 on every unit (a third more) and one below a nano as nothing (free). Refused, naming the field.
  */
-function checkWholeNanoPrices(pricing: ModelEntry['pricing'], at: string, fail: Fail): void {
+export function checkWholeNanoPrices(pricing: ModelEntry['pricing'], at: string, fail: Fail): void {
   for (const [field, price] of Object.entries(pricing ?? {})) {
     const prices = typeof price === 'number' ? { '': price } : (price ?? {});
     for (const [key, usd] of Object.entries(prices)) {

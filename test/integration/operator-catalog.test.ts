@@ -133,6 +133,10 @@ describe('operator API: catalog and prices', () => {
     const refused = await call('PUT', 'prices/other-echo', { inputPerMTok: -1, outputPerMTok: 2 });
     expect(refused.statusCode, refused.body).toBe(400);
     expect(refused.json<{ error: { message: string } }>().error.message).toContain('inputPerMTok');
+    // A price the ledger cannot hold exactly (finer than a nano-USD) is refused as the start and a reload refuse it.
+    const subNano = await call('PUT', 'prices/other-echo', { inputPerMTok: 1, perImage: 1.5e-9 });
+    expect(subNano.statusCode, subNano.body).toBe(400);
+    expect(subNano.body).toContain('pricing.perImage: 1.5e-9 USD is not a whole number of nano-USD');
     expect(await modelOf('other-echo')).toEqual(before);
     expect((await historyOf('other-echo')).total).toBe(versions);
     expect(await auditCount('catalog.price.set')).toBe(audited);
