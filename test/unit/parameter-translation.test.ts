@@ -67,7 +67,8 @@ describe('native text completion fields for each upstream protocol', () => {
       tools: [{ name: 'lookup', description: 'Finds a city', input_schema: schema }],
       tool_choice: { type: 'tool', name: 'lookup', disable_parallel_tool_use: true },
       top_k: 40,
-      output_config: { format: { type: 'json_schema', schema } },
+      // The format's name is the schema's title, which the protocol has no other place for.
+      output_config: { format: { type: 'json_schema', schema: { ...schema, title: 'place' } } },
     });
     // Thinking has no room in 50 tokens, and Anthropic takes none with a forced tool (anthropic-thinking.test.ts).
     expect(notCarried(gated, request, anthropicCarries)).toEqual([
@@ -106,7 +107,7 @@ describe('native text completion fields for each upstream protocol', () => {
         logprobs: 3,
         thinkingConfig: { thinkingBudget: 2048 },
         responseMimeType: 'application/json',
-        responseJsonSchema: schema,
+        responseJsonSchema: { ...schema, title: 'place' },
       },
       tools: [
         { functionDeclarations: [{ name: 'lookup', description: 'Finds a city', parametersJsonSchema: schema }] },
