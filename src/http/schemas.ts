@@ -15,12 +15,15 @@ export const StoredText = (options: { minLength?: number; maxLength: number }) =
 export const KeyName = Type.String({ minLength: 1, maxLength: 100, pattern: '^\\s*[^\\s\\u0000][^\\u0000]*$' });
 /**
  * Text with something in it: a character that is neither white space (Unicode's included: what `trim()` removes)
- * nor invisible without being white space: Unicode's default-ignorable code points (zero-width space and joiners,
- * word joiner, soft hyphen, the Hangul fillers, variation selectors, tags...) and the blank braille pattern, which
- * draws nothing. The pattern is searched for, not anchored, so the check runs in linear time; a refusal reads as
- * that rule. (Route schemas compile patterns with the `u` flag, which `\\p{...}` needs.)
+ * nor invisible without being white space: the default-ignorable code points of the Basic Multilingual Plane
+ * (soft hyphen, zero-width space and joiners, bidirectional and word-joining controls, the Hangul fillers,
+ * variation selectors...) and the blank braille pattern, which draws nothing. Written with `\\uXXXX` escapes
+ * only, not `\\p{...}`, so the OpenAPI document's pattern compiles in every client generator's regex dialect
+ * (Python's `re`, Java's); the default-ignorables past that plane (tags) pass. The pattern is searched for, not
+ * anchored, so the check runs in linear time; a refusal reads as that rule.
  */
-export const nonBlankPattern = '[^\\s\\p{Default_Ignorable_Code_Point}\\u2800]';
+export const nonBlankPattern =
+  '[^\\s\\u00AD\\u034F\\u061C\\u115F\\u1160\\u17B4\\u17B5\\u180B-\\u180F\\u200B-\\u200F\\u202A-\\u202E\\u2060-\\u206F\\u2800\\u3164\\uFE00-\\uFE0F\\uFEFF\\uFFA0\\uFFF0-\\uFFF8]';
 export const NonBlankText = (options: { minLength?: number; maxLength: number }) =>
   Type.String({ ...options, pattern: nonBlankPattern });
 export const Identifier = Type.String({ minLength: 1, maxLength: 100, pattern: '^[A-Za-z0-9_-]+$' });

@@ -313,7 +313,7 @@ describe('text-to-speech jobs and the voice catalog', () => {
     '\u3000\u00a0\u2003\ufeff',
     '\u200b\u200c\u200d\u2060 ',
     '\u00ad\u3164\u115f\u180e\u2800',
-    '\ufe0f\u{e0020}',
+    '\ufe0f\u202e\u2061\uffa0',
   ])(
     'refuses text of white space only (%j) with 400 naming the field, holding, storing and sending nothing',
     async (text) => {

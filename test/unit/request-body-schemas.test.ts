@@ -5,7 +5,7 @@ import { bodyErrors, checkedBody } from '../support/body-check.ts';
 import { MessagesRequest } from '../../src/protocols/anthropic/messages.ts';
 import { GenerateContentRequest } from '../../src/protocols/gemini/generate-content.ts';
 import { TextCompletionBody } from '../../src/surfaces/native/text-completion-codec.ts';
-import { LimitsPatch, NewKeyBody } from '../../src/http/schemas.ts';
+import { LimitsPatch, NewKeyBody, nonBlankPattern } from '../../src/http/schemas.ts';
 import { Credentials } from '../../src/surfaces/account/auth-routes.ts';
 
 /**
@@ -402,5 +402,19 @@ describe('account request bodies', () => {
         body: { name: 'capped', limits: {} },
       });
     });
+  });
+});
+
+describe('the pattern of text with something in it', () => {
+  // The OpenAPI document carries it to client generators: Python's `re` and Java refuse `\p{...}` classes, and
+  // a generated client that cannot compile a pattern cannot be imported.
+  it('is written in escapes every regex dialect reads, and reads the same with and without the u flag', () => {
+    expect(nonBlankPattern).not.toMatch(/\\[pPu]\{/);
+    const plain = new RegExp(nonBlankPattern);
+    const unicode = new RegExp(nonBlankPattern, 'u');
+    for (const text of ['\u00ad\u3164', '\u200b\u2060\ufeff', '\u2800', ' \u3000', 'a', '한국어', '❤️', 'x\u00ad'])
+      expect(plain.test(text), JSON.stringify(text)).toBe(unicode.test(text));
+    expect(unicode.test('\u00ad\u115f\u180e\u2800\ufe0f')).toBe(false);
+    expect(unicode.test('한국어 ❤️')).toBe(true);
   });
 });
