@@ -15,7 +15,7 @@ import type { FetchedMedia } from '../media/remote-media.ts';
 import { sniffMediaType } from '../media/media-type.ts';
 import { imageDimensions } from '../media/image-dimensions.ts';
 import type { AdapterRegistry, ImageAdapter } from '../providers/provider-adapter.ts';
-import type { ObjectStore } from '../storage/object-store.ts';
+import { discardOutputs, type ObjectStore } from '../storage/object-store.ts';
 import { imageCostNanos, type ImagePriceSnapshot } from '../billing/image-pricing.ts';
 import type { ImageUpstreamResult } from '../domain/media-job-results.ts';
 import { normalizedBox, type ArchivedImage, type StoredImageResult } from './image-result.ts';
@@ -229,7 +229,10 @@ export class ImageJobRunner implements JobRunner<'image'> {
     const quality = upstream.quality ?? request.quality;
     if ((layers && failures.length > 0) || archived.length === 0) {
       // A failed job leaves no asset behind to be swept later: what it archived goes now.
-      await this.discard(archived.map(({ image }) => image.objectKey));
+      await discardOutputs(
+        this.options.store,
+        archived.map(({ image }) => image.objectKey),
+      );
       const reasons = failures.map((failure) => failure.message).join('; ');
       const error =
         layers && failures.length > 0
@@ -259,13 +262,8 @@ export class ImageJobRunner implements JobRunner<'image'> {
     deadline: AbortSignal,
   ): Promise<JobOutcome> {
     const stored = upstream.images.flatMap(({ output }) => (output.kind === 'stored' ? [output.objectKey] : []));
-    await this.discard([...new Set([...stored, ...archived.map(({ image }) => image.objectKey)])]);
+    await discardOutputs(this.options.store, new Set([...stored, ...archived.map(({ image }) => image.objectKey)]));
     return pastDeadline(deadline);
-  }
-
-  /** Deletes outputs of a job that failed; one that cannot be deleted now is left (the job fails all the same). */
-  private async discard(objectKeys: readonly string[]): Promise<void> {
-    await Promise.all(objectKeys.map((objectKey) => this.options.store.delete(objectKey).catch(() => undefined)));
   }
 }
 

@@ -2,7 +2,7 @@ import { frozenPriceVersion } from '../domain/media-job.ts';
 import { applySettlement, settlementClaim } from '../billing/settlement.ts';
 import type { JobsConfig, ProviderConfig } from '../config/load-config.ts';
 import type { MediaJobRow, MediaJobsRepository, ReadJobRow } from '../storage/media-jobs-repository.ts';
-import type { ObjectStore } from '../storage/object-store.ts';
+import { discardOutputs, type ObjectStore } from '../storage/object-store.ts';
 import { usageRecord, type GenerationAttempt, type RecordedGeneration } from '../domain/generation-route.ts';
 import type { RowRef } from '../domain/provider-rows.ts';
 import { worthFallingBack } from '../gateway/fallback.ts';
@@ -269,7 +269,8 @@ export class JobWorker extends ClaimingWorker {
   /**
    * The run's outcome, or its failure at the deadline: past it, a run that still fails or asks to be retried
    * (its calls were aborted) fails for its time, and one that has not ended `deadlineGraceMs` later (a call
-   * that ignores its signal) is given up, `abandon` making its later writes no-ops, and fails. A run that
+   * that ignores its signal) is given up, `abandon` making its later writes no-ops (and its late outputs
+   * deleted), and fails. A run that
    * succeeds past it (a call that ignored its signal, a last write the deadline overtook) fails for its time as
    * well, uncharged, and what it archived is deleted: a job not finished within its time fails, whatever it
    * delivers later. Either way the job is settled now, its hold given back, and no other process takes it up.
@@ -289,14 +290,18 @@ export class JobWorker extends ClaimingWorker {
       const outcome = await Promise.race([run, givenUp]);
       if (outcome === 'given up') {
         abandon();
-        run.catch((error: unknown) => this.options.onError(error, job.id));
+        // A run given up may still succeed later: its job has failed, so what it stored is deleted then.
+        run.then(
+          (late) => this.discardOutputsOf(late),
+          (error: unknown) => this.options.onError(error, job.id),
+        );
         return pastDeadline(deadline);
       }
       if (!deadline.aborted) return outcome;
       if (outcome.kind === 'retry') return pastDeadline(deadline);
       if (outcome.kind === 'failed') return pastDeadline(deadline, outcome.costNanos);
       if (outcome.kind === 'succeeded') {
-        await this.discard(outcome.assets);
+        await this.discardOutputsOf(outcome);
         return pastDeadline(deadline);
       }
       return outcome;
@@ -305,10 +310,13 @@ export class JobWorker extends ClaimingWorker {
     }
   }
 
-  /** Deletes the outputs of a run whose job fails: no asset will name them. One not deleted now is left behind. */
-  private async discard(assets: ReadonlyArray<{ objectKey: string }>): Promise<void> {
-    const { store } = this.options;
-    await Promise.all(assets.map(({ objectKey }) => store.delete(objectKey).catch(() => undefined)));
+  /** What a run that succeeded past its deadline stored: its job fails, so no asset will name it. */
+  private async discardOutputsOf(outcome: JobOutcome): Promise<void> {
+    if (outcome.kind === 'succeeded')
+      await discardOutputs(
+        this.options.store,
+        outcome.assets.map(({ objectKey }) => objectKey),
+      );
   }
 
   private async finish(job: ReadJobRow, outcome: JobOutcome, state: RunState): Promise<void> {

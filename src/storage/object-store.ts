@@ -16,3 +16,11 @@ export interface ObjectStore {
   check(): Promise<void>;
   close(): Promise<void>;
 }
+
+/**
+ * Deletes the outputs of a job that fails, which no asset row will name: best effort, as the job fails all the
+ * same; one that cannot be deleted now is left behind.
+ */
+export async function discardOutputs(store: Pick<ObjectStore, 'delete'>, objectKeys: Iterable<string>): Promise<void> {
+  await Promise.all([...objectKeys].map((objectKey) => store.delete(objectKey).catch(() => undefined)));
+}

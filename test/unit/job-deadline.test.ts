@@ -150,19 +150,27 @@ async function runOne(
 const waiters = new JobWaiters();
 
 describe('job deadlines in the worker', () => {
-  it('gives up a runner that ignores the deadline, fails its job moments after, and ignores its late writes', async () => {
+  it('gives up a runner that ignores the deadline, fails its job moments after, ignores its late writes and deletes its late outputs', async () => {
     let late: boolean | undefined;
     let release: () => void = () => undefined;
     const stuck = new Promise<void>((resolve) => (release = resolve));
-    const run = runOne(async (context) => {
-      await context.dispatch(async (_row, markSent) => {
-        await markSent();
-        await stuck; // a call that never looks at `context.deadline`
-      });
-      late = await context.recordGenerated({ images: [] });
-      return { kind: 'succeeded', result: {}, usage: {}, costNanos: 1000n, assets: [] };
-    }, 300);
-    const { jobs, deadlineAt, finished } = await run;
+    const store = new DeletedObjects();
+    const jobs = new OneJob(jobRow(new Date(Date.now() + 300)));
+    const asset = { id: 'asset_late', accountId: 'acct', jobId: jobs.job.id, mediaType: 'image/png', bytes: 3 };
+    const run = runOne(
+      async (context) => {
+        await context.dispatch(async (_row, markSent) => {
+          await markSent();
+          await stuck; // a call that never looks at `context.deadline`
+        });
+        late = await context.recordGenerated({ images: [] });
+        const assets = [{ ...asset, objectKey: 'images/gen_late/0.png', expiresAt: null }];
+        return { kind: 'succeeded', result: {}, usage: {}, costNanos: 1000n, assets };
+      },
+      300,
+      { jobs, store },
+    );
+    const { deadlineAt, finished } = await run;
     expect(jobs.settlements).toHaveLength(1);
     expect(jobs.settlements[0]!.settlement).toMatchObject({
       state: 'failed',
@@ -171,10 +179,13 @@ describe('job deadlines in the worker', () => {
     });
     expect(finished - deadlineAt).toBeGreaterThanOrEqual(0);
     expect(finished - deadlineAt).toBeLessThan(3000);
+    expect(store.keys).toEqual([]);
     release();
     await new Promise((resolve) => setTimeout(resolve, 20));
     expect(late).toBe(false);
     expect(jobs.writes).toEqual(['sent']);
+    // What it stored once it ended, its job already failed, no asset names: deleted.
+    expect(store.keys).toEqual(['images/gen_late/0.png']);
   });
 
   it('fails on time a run that succeeds in the grace past its deadline, deleting its outputs, and keeps a request waiting for its job until then', async () => {
