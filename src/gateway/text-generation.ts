@@ -65,7 +65,8 @@ export interface TextGenerationInput extends Omit<ChatRequest, 'upstreamModel'> 
   /**
    * The request carries input the prompt bound does not count, as its decoder found walking it (a file, audio, a
    * document, thinking sent back...): a relay, which forwards it, is charged past its hold (see TokenCharge). A
-   * translated call carries none of it: such input is untranslatable, or left out and named.
+   * translated call carries almost none of it: such input is untranslatable, or left out and named; a gamma
+   * `fileData` web address of no media type, taken for a picture, is sent on as one (and bounded as one).
    */
   uncountedInput?: boolean;
   /**
