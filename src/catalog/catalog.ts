@@ -18,6 +18,8 @@ export interface ProviderRow {
    * million output tokens (the row's `cost`); undefined when the row names no cost.
    */
   operatorCost: number | undefined;
+  /** Serves only while no other row of its model is active (`standIn` in gateway.yaml). */
+  standIn?: boolean;
 }
 
 export interface CatalogModel {
@@ -142,6 +144,7 @@ function catalogModels(
         capabilities: row.capabilities as Capabilities | undefined,
         weight: row.weight ?? 1,
         operatorCost: row.cost ? (row.cost.inputPerMTok ?? 0) + (row.cost.outputPerMTok ?? 0) : undefined,
+        ...(row.standIn === true ? { standIn: true } : {}),
       }));
     if (rows.length === 0) continue;
     models.set(entry.id, {

@@ -2,6 +2,8 @@
 export interface RowRef {
   providerId: string;
   upstreamModel: string;
+  /** The row stands in for its model's real providers while none is active (`standIn` in gateway.yaml). */
+  standIn?: boolean;
 }
 
 export type BreakerState = 'closed' | 'open' | 'half-open';

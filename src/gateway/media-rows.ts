@@ -74,7 +74,11 @@ export function queuedJobRows(
   const model = catalog.find(job.model);
   if (!model) return [];
   try {
-    return rowsOfJob(sources, model, job).map(({ providerId, upstreamModel }) => ({ providerId, upstreamModel }));
+    return rowsOfJob(sources, model, job).map(({ providerId, upstreamModel, row }) => ({
+      providerId,
+      upstreamModel,
+      ...(row.standIn === true ? { standIn: true } : {}),
+    }));
   } catch (error) {
     if (isGatewayError(error)) return [];
     throw error;

@@ -243,14 +243,16 @@ export class JobWorker extends ClaimingWorker {
 
   /**
    * The rows the job may be sent to, from the one it is on: those before it were tried already, or it was
-   * queued past them. A job whose row left the catalog goes to the model's rows as they are now, or, with
-   * none left, to its own, whose runner then fails it.
+   * queued past them. A job whose row left the catalog goes to the model's rows as they are now, but never to a
+   * stand-in (the sandbox's made-up output, billed at the real model's price, for a job its provider failed to
+   * keep), or, with none left, to its own, whose runner then fails it.
    */
   private rowsFrom(job: MediaJobRow): readonly RowRef[] {
     const rows = this.options.rowsOf(job);
     const at = rows.findIndex((row) => row.providerId === job.providerId && row.upstreamModel === job.upstreamModel);
     if (at >= 0) return rows.slice(at);
-    return rows.length > 0 ? rows : [{ providerId: job.providerId, upstreamModel: job.upstreamModel }];
+    const real = rows.filter((row) => row.standIn !== true);
+    return real.length > 0 ? real : [{ providerId: job.providerId, upstreamModel: job.upstreamModel }];
   }
 
   /** The run of the job by its kind's runner; undefined when this process has none for that kind. */

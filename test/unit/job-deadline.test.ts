@@ -280,4 +280,27 @@ describe('job deadlines in the worker', () => {
       { state: 'failed', error: 'the job did not finish within 1 seconds' },
     ]);
   });
+
+  it('sends a job whose row left the catalog to the rows now serving its model, never to a stand-in', async () => {
+    const standIn = { providerId: 'sandbox', upstreamModel: 'speech', standIn: true };
+    const sentTo = async (rows: Array<{ providerId: string; upstreamModel: string; standIn?: boolean }>) => {
+      const sent: string[] = [];
+      await runOne(
+        async (context) => {
+          await context.dispatch(async (row, markSent) => {
+            sent.push(row.providerId);
+            await markSent();
+          });
+          return { kind: 'failed', error: 'served', costNanos: 0n };
+        },
+        5000,
+        { dispatch: { resilience: quietResilience(), rowsOf: () => rows } },
+      );
+      return sent;
+    };
+    // The job is on p/u, which left the catalog (its provider lost its key).
+    expect(await sentTo([{ providerId: 'q', upstreamModel: 'v' }, standIn])).toEqual(['q']);
+    // Only a stand-in left: the job goes to its own row, whose runner fails it, rather than to made-up output.
+    expect(await sentTo([standIn])).toEqual(['p']);
+  });
 });
