@@ -385,9 +385,20 @@ function refusedRequestError(body: ChatCompletionsRequest): string | undefined {
  * - `null-id`: `id`, `type` and `function.name` null, and the first fragment's `arguments` null (servers that
  *   write every field they leave unset as null, Fireworks' firefunction among them, BerriAI/litellm#4440);
  * - `no-index`: each call whole in one fragment without `index`, the turn ended with `stop` (Google's
- *   OpenAI-compatible endpoint).
+ *   OpenAI-compatible endpoint);
+ * - `index-zero`: every parallel call under `index` 0, each opening with an id of its own (Ollama's
+ *   OpenAI-compatible endpoint, ollama/ollama#15457; SGLang).
  */
-const callStreamings = ['openai', 'repeat-id', 'repeat-all', 'empty-id', 'null-name', 'null-id', 'no-index'] as const;
+const callStreamings = [
+  'openai',
+  'repeat-id',
+  'repeat-all',
+  'empty-id',
+  'null-name',
+  'null-id',
+  'no-index',
+  'index-zero',
+] as const;
 type CallStreaming = (typeof callStreamings)[number];
 
 function callStreamingOf(model: string): CallStreaming {
@@ -431,13 +442,18 @@ function repeatedFields({ id, function: { name } }: ChatFunctionCall, streaming:
     'null-name': { call: {}, function: { name: null } },
     'null-id': { call: { id: null, type: null }, function: { name: null } },
     'no-index': { call: {}, function: {} },
+    'index-zero': { call: {}, function: {} },
   };
   return repeats[streaming];
 }
 
-/** The fragments a call streams in: the call whole (`no-index`), or its opening and two pieces of its arguments. */
-function callFragments(call: ChatFunctionCall, index: number, streaming: CallStreaming): object[] {
+/**
+ * The fragments the call at `position` streams in: the call whole (`no-index`), or its opening and two pieces of
+ * its arguments, under the call's index (0 for every call with `index-zero`).
+ */
+function callFragments(call: ChatFunctionCall, position: number, streaming: CallStreaming): object[] {
   if (streaming === 'no-index') return [call];
+  const index = streaming === 'index-zero' ? 0 : position;
   const args = call.function.arguments;
   const opening = { index, ...call, function: { ...call.function, arguments: streaming === 'null-id' ? null : '' } };
   const repeated = repeatedFields(call, streaming);

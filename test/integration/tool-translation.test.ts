@@ -475,7 +475,7 @@ describe('a forced tool call that OpenAI ends with stop', () => {
  * `stop`). The alpha chat surface relays the stream as it came.
  */
 describe('tool calls streamed as OpenAI-compatible servers stream them', () => {
-  const modes = ['repeat-id', 'repeat-all', 'empty-id', 'null-name', 'null-id', 'no-index'];
+  const modes = ['repeat-id', 'repeat-all', 'empty-id', 'null-name', 'null-id', 'no-index', 'index-zero'];
   const setup = useFamilyGateway({
     extraConfig: modes.map((mode) =>
       modelYaml(`calls-${mode}`, { provider: 'openai', upstream: `fake-calls-${mode}` }),
@@ -484,8 +484,8 @@ describe('tool calls streamed as OpenAI-compatible servers stream them', () => {
   const twoPlaces = 'weather in Paris and Rome';
 
   for (const mode of modes) {
-    // Calls without index are relayed as they came, for a client to read its own way.
-    for (const surface of mode === 'no-index' ? [beta, gamma] : [alphaChat, beta, gamma]) {
+    // Calls without index, or all under one, are relayed as they came, for a client to read its own way.
+    for (const surface of mode === 'no-index' || mode === 'index-zero' ? [beta, gamma] : [alphaChat, beta, gamma]) {
       for (const stream of [false, true]) {
         it(`${mode}: ${surface.name}, ${stream ? 'streamed' : 'not streamed'}`, async () => {
           const { key } = await setup.gateway.createFundedKey({ credits: 1 });
