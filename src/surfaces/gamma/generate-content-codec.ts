@@ -190,9 +190,11 @@ function decodeTools(
       // jsonSchemaOf walks the schema by recursion, which the bound keeps shallow.
       for (const field of ['parameters', 'parametersJsonSchema'] as const)
         requireNestingWithin(declaration[field], `body.tools.${toolIndex}.functionDeclarations.${index}.${field}`);
+      const dropped = new Set<string>();
       const parameters =
         declaration.parametersJsonSchema ??
-        (declaration.parameters === undefined ? undefined : jsonSchemaOf(declaration.parameters));
+        (declaration.parameters === undefined ? undefined : jsonSchemaOf(declaration.parameters, dropped));
+      for (const keyword of dropped) notTranslated.add(`tools.functionDeclarations.parameters.${keyword}`);
       const strict = validated && parameters !== undefined && strictSchema(parameters);
       if (validated && !strict) notTranslated.add('toolConfig.functionCallingConfig.mode');
       definitions.push(
@@ -231,17 +233,28 @@ function restricted(untranslatable: Set<string>): undefined {
   return undefined;
 }
 
+/** What decoding the request's settings notes: what only a relay carries, and what a translation goes without. */
+interface FormatNotes {
+  untranslatable: Set<string>;
+  notTranslated: Set<string>;
+}
+
 /**
  * A JSON answer with its schema (JSON Schema, or the protocol's OpenAPI subset), or plain text. An answer of another kind (`text/x.enum`, one of the schema's values as
  * plain text) has no counterpart in the other protocols: the request is the protocol's own to relay.
  */
-function decodeGenerationFormat(config: GenerationConfig, untranslatable: Set<string>): ResponseFormat | undefined {
+function decodeGenerationFormat(
+  config: GenerationConfig,
+  { untranslatable, notTranslated }: FormatNotes,
+): ResponseFormat | undefined {
   // Converted and translated by recursion: within the nesting the other protocols' schemas are held to.
   requireNestingWithin(config.responseJsonSchema, 'body.generationConfig.responseJsonSchema');
   requireNestingWithin(config.responseSchema, 'body.generationConfig.responseSchema');
+  const dropped = new Set<string>();
   const schema =
     config.responseJsonSchema ??
-    (config.responseSchema === undefined ? undefined : jsonSchemaOf(config.responseSchema));
+    (config.responseSchema === undefined ? undefined : jsonSchemaOf(config.responseSchema, dropped));
+  for (const keyword of dropped) notTranslated.add(`generationConfig.responseSchema.${keyword}`);
   if (config.responseMimeType === 'text/plain' && schema === undefined) return { type: 'text' };
   if (config.responseMimeType === 'application/json')
     return schema === undefined ? { type: 'json_object' } : { type: 'json_schema', name: unnamedFormat, schema };
@@ -261,7 +274,7 @@ function decodeThinking(config: GenerationConfig): ThinkingConfig | undefined {
 /** The generationConfig fields beyond the basics, so they reach an upstream of another protocol too. */
 function decodeParameters(
   config: GenerationConfig,
-  untranslatable: Set<string>,
+  notes: FormatNotes,
 ): Omit<Partial<ChatRequest>, 'upstreamModel' | 'messages'> {
   return {
     topK: config.topK,
@@ -270,7 +283,7 @@ function decodeParameters(
     frequencyPenalty: config.frequencyPenalty,
     logprobs: config.responseLogprobs,
     topLogprobs: config.logprobs,
-    ...heldFormat(decodeGenerationFormat(config, untranslatable)),
+    ...heldFormat(decodeGenerationFormat(config, notes)),
     thinking: decodeThinking(config),
   };
 }
@@ -326,7 +339,7 @@ export function decodeContents(body: GenerateContentBody): DecodedChat {
   const toolChoice = decodeToolConfig(body.toolConfig, untranslatable);
   return {
     messages,
-    ...decodeParameters(body.generationConfig ?? {}, untranslatable),
+    ...decodeParameters(body.generationConfig ?? {}, { untranslatable, notTranslated }),
     ...(tools ? { tools } : {}),
     ...(toolChoice ? { toolChoice } : {}),
     untranslatable: [...untranslatable],
