@@ -177,6 +177,24 @@ describe('the Gemini generateContent decoder', () => {
     }
   });
 
+  it("leaves out a multimodal function response's media, which a translation could not carry either", () => {
+    // Not a field the request schema names, so an open object lets it through to the relay as sent.
+    const withMedia = {
+      name: 'read_pdf',
+      response: { ok: true },
+      parts: [{ inlineData: { mimeType: 'application/pdf', data: 'AAAA' } }],
+    };
+    const decoded = decodeContents({
+      contents: [
+        { role: 'model', parts: [{ functionCall: { name: 'read_pdf', args: {} } }] },
+        { role: 'user', parts: [{ functionResponse: withMedia }] },
+      ],
+    });
+    expect(decoded.uncountedInput).toBe(true);
+    expect(decoded.untranslatable).toContain('functionResponse parts');
+    expect(leavesOut({ functionResponse: { name: 'read_pdf', response: { ok: true } } })).toBe(false);
+  });
+
   it('leaves out thoughts sent back', () => {
     const decoded = decodeContents({
       contents: [

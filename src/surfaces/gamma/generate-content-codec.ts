@@ -149,6 +149,9 @@ function partsOf(parts: readonly Part[], notes: InputNotes, calls: CallLedger): 
       if (file.mimeType === undefined) notes.uncounted = true;
     } else if (functionCall) decoded.push({ type: 'tool-call', call: calls.call(functionCall) });
     else if (functionResponse) {
+      // A multimodal function response's media (`parts`, inline or by file): only a relay carries them, and the
+      // bound counts them nowhere.
+      if (Object.hasOwn(functionResponse, 'parts')) leftOut(notes, 'functionResponse parts');
       const response = functionResponse.response ?? {};
       const output = JSON.stringify(response);
       // The protocol's failed call: an `error` key without an `output` one.
