@@ -4,7 +4,7 @@ import { GatewayError } from '../domain/errors.ts';
 import type { ImageSource, ImageStreamEvent, ImageUsage } from '../domain/image.ts';
 import { nanosToUsd } from '../domain/money.ts';
 import type { RequestContext } from '../domain/request-context.ts';
-import { sniffMediaType } from '../media/media-type.ts';
+import { notAnImage, sniffMediaType } from '../media/media-type.ts';
 import type { FetchedMedia } from '../media/remote-media.ts';
 import type { ImageAdapter } from '../providers/provider-adapter.ts';
 import type { Charge, FailureCharge, Plan, Recipe } from './generation-pipeline.ts';
@@ -165,8 +165,6 @@ export class ImageStreamRecipe implements Recipe<NativeImageInput, ImageRow, Ima
     }
   }
 }
-
-const notAnImage = 'the provider output is not an image';
 
 /**
  * The provider's stream ended without one image that could be sent: 502 before the answer begins, as an image job

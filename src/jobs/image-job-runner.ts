@@ -12,7 +12,7 @@ import type {
 } from '../domain/image.ts';
 import { nanosToUsd } from '../domain/money.ts';
 import type { FetchedMedia } from '../media/remote-media.ts';
-import { sniffMediaType } from '../media/media-type.ts';
+import { notAnImage, sniffMediaType } from '../media/media-type.ts';
 import { imageDimensions } from '../media/image-dimensions.ts';
 import type { AdapterRegistry, ImageAdapter } from '../providers/provider-adapter.ts';
 import { discardOutputs, type ObjectStore } from '../storage/object-store.ts';
@@ -21,8 +21,6 @@ import type { ImageUpstreamResult } from '../domain/media-job-results.ts';
 import { normalizedBox, type ArchivedImage, type StoredImageResult } from './image-result.ts';
 import type { JobContext, JobOutcome, JobRunner, MediaJobOf } from './job-runner.ts';
 import { pastDeadline, succeeded, UnsendableJob } from './job-runner.ts';
-
-const notAnImage = 'the provider output is not an image';
 
 /** An output whose bytes are no picture: a failure of its own code, which is never charged (`billedByProvider`). */
 const notAnImageCode = 'NotAnImage';

@@ -71,3 +71,6 @@ export function isAudioOf(bytes: Buffer, mediaType: string): boolean {
       return false;
   }
 }
+
+/** Why a provider's output was not kept, worded once for every image path (a job's archive, a stream). */
+export const notAnImage = 'the provider output is not an image';
