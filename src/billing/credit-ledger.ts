@@ -1,7 +1,7 @@
 import { GatewayError } from '../domain/errors.ts';
 import type { RecordedGeneration } from '../domain/generation-route.ts';
 import { newId } from '../domain/ids.ts';
-import { nanosToUsd } from '../domain/money.ts';
+import { usdText } from '../domain/money.ts';
 import type { ModelPricing } from '../domain/model-pricing.ts';
 import type { StorageEvent } from '../storage/storage-events.ts';
 import type { HoldOutcome, LedgerRepository, LedgerSettlement, SettleInput } from '../storage/ledger-repository.ts';
@@ -251,7 +251,7 @@ export class CreditLedger {
     // Only refusals pay for this read: admitted requests never wait for it.
     const free = await this.ledger.freeCredits(input.accountId, input.apiKeyId, this.clock());
     const covers = input.whatFits?.(free);
-    const available = `${nanosToUsd(free)} USD is available${covers ? `, ${covers}` : ''}`;
+    const available = `${usdText(free)} USD is available${covers ? `, ${covers}` : ''}`;
     return new GatewayError(error.code, `${error.message}; ${available}`, error.details).retryAfter(
       error.retryAfterSeconds,
     );
@@ -290,23 +290,33 @@ class HoldRow implements HeldCredit {
  * meanwhile. A cap that a new window lifts says when in `retry-after`; the total cap never lifts.
  */
 export function holdRefusal(outcome: Exclude<HoldOutcome, 'ok'>, amountNanos: bigint, now: Date): GatewayError {
+  // Admission of work asks for one nano: refused, nothing at all is free. A real hold may be refused with some
+  // credit left that does not cover it, which is not a limit "reached".
+  const admission = amountNanos <= 1n;
+  const needs = `the ${usdText(amountNanos)} USD this request needs`;
   switch (outcome) {
     case 'balance':
       return new GatewayError(
         'GW_INSUFFICIENT_BALANCE',
-        amountNanos <= 1n
+        admission
           ? 'insufficient credit balance: the account has no available credits'
-          : `insufficient credit balance: this request needs ${nanosToUsd(amountNanos)} USD of available credits`,
+          : `insufficient credit balance: this request needs ${usdText(amountNanos)} USD of available credits`,
       );
     case 'key_inactive':
       return new GatewayError('GW_INVALID_CREDENTIALS', 'the API key is revoked or disabled');
     case 'total':
-      return new GatewayError('GW_SPEND_CAP_REACHED', "the API key's total spend limit is reached");
-    default: {
-      const retryAfterSeconds = secondsUntilWindowEnds(outcome, now);
       return new GatewayError(
         'GW_SPEND_CAP_REACHED',
-        `the API key's ${outcome} spend limit is reached: it starts afresh in ${retryAfterSeconds} seconds`,
+        admission
+          ? "the API key's total spend limit is reached"
+          : `the API key's total spend limit does not leave ${needs}`,
+      );
+    default: {
+      const retryAfterSeconds = secondsUntilWindowEnds(outcome, now);
+      const limit = `the API key's ${outcome} spend limit`;
+      return new GatewayError(
+        'GW_SPEND_CAP_REACHED',
+        `${admission ? `${limit} is reached` : `${limit} does not leave ${needs}`}: it starts afresh in ${retryAfterSeconds} seconds`,
       ).retryAfter(retryAfterSeconds);
     }
   }

@@ -51,6 +51,17 @@ export function nanosToUsd(nanos: Nanos): number {
   return Number(nanos) / 1e9;
 }
 
+/**
+ * An amount of nanos as people write USD, for messages: exact, without trailing zeros, never in exponent form
+ * (`nanosToUsd(1n)` prints as `1e-9`).
+ */
+export function usdText(nanos: Nanos): string {
+  const sign = nanos < 0n ? '-' : '';
+  const magnitude = nanos < 0n ? -nanos : nanos;
+  const fraction = (magnitude % NANOS_PER_USD).toString().padStart(9, '0').replace(/0+$/, '');
+  return `${sign}${magnitude / NANOS_PER_USD}${fraction === '' ? '' : `.${fraction}`}`;
+}
+
 /** Integer division rounding toward positive infinity, for costs: a fraction of a nano is charged as one. */
 export function divideRoundingUp(numerator: bigint, denominator: bigint): bigint {
   if (denominator <= 0n) throw new RangeError('denominator must be positive');

@@ -139,15 +139,34 @@ describe('native image requests that break a rule answer 400 with nothing held, 
       code: 'GW_SPEND_CAP_REACHED',
       path: '/api/v1/image/generations/async',
     });
-    // Nothing spent yet, but the 0.06 USD hold does not fit under the cap: the message says what does.
+    // Nothing spent yet, but the 0.06 USD hold does not fit under the cap: the limit is not "reached", and the
+    // message says what the job needs and what is free.
     expect(capped429.errors).toEqual([
       expect.stringMatching(
-        /^the API key's daily spend limit is reached: it starts afresh in \d+ seconds; 0\.05 USD is available$/,
+        /^the API key's daily spend limit does not leave the 0\.06 USD this request needs: it starts afresh in \d+ seconds; 0\.05 USD is available$/,
       ),
     ]);
     for (const { accountId } of [poor, capped]) {
       expect(await jobRowsOf(gateway, accountId)).toEqual([]);
       expect(await heldNanosOf(gateway, accountId)).toBe(0n);
     }
+  });
+
+  it('writes the amounts of a refusal in decimals, however small', async () => {
+    const { key } = await gateway.createFundedKey({ credits: 0.000000005 });
+    const refused = await gateway.request({
+      method: 'POST',
+      url: '/api/v1/image/generations/async',
+      headers: keyHeaders(key),
+      payload: { model: 'img-ark', content: [text()] },
+    });
+    const body = expectEnvelope(refused, {
+      status: 403,
+      code: 'GW_INSUFFICIENT_BALANCE',
+      path: '/api/v1/image/generations/async',
+    });
+    expect(body.errors).toEqual([
+      'insufficient credit balance: this request needs 0.03 USD of available credits; 0.000000005 USD is available',
+    ]);
   });
 });

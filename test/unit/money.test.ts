@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { divideRoundingUp, nanosToUsd, usdToNanos } from '../../src/domain/money.ts';
+import { divideRoundingUp, nanosToUsd, usdText, usdToNanos } from '../../src/domain/money.ts';
 import { tokenCost } from '../../src/billing/pricing.ts';
 import { modelPricingFrom } from '../../src/domain/model-pricing.ts';
 
@@ -25,6 +25,21 @@ describe('money conversions', () => {
     fc.assert(
       fc.property(fc.integer({ min: -1_000_000_000_000, max: 1_000_000_000_000 }), (nanos) => {
         expect(usdToNanos(nanosToUsd(BigInt(nanos)))).toBe(BigInt(nanos));
+      }),
+    );
+  });
+
+  it('writes amounts for messages in decimals, exactly, at any size', () => {
+    expect(usdText(1n)).toBe('0.000000001');
+    expect(usdText(0n)).toBe('0');
+    expect(usdText(50_000_000n)).toBe('0.05');
+    expect(usdText(-2_500_000_000n)).toBe('-2.5');
+    expect(usdText(1_000_000_000_000_000_001n)).toBe('1000000000.000000001');
+    fc.assert(
+      fc.property(fc.integer({ min: -1_000_000_000_000, max: 1_000_000_000_000 }), (nanos) => {
+        const text = usdText(BigInt(nanos));
+        expect(text).toMatch(/^-?\d+(\.\d*[1-9])?$/);
+        expect(usdToNanos(Number(text))).toBe(BigInt(nanos));
       }),
     );
   });
