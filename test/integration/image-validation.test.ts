@@ -110,38 +110,31 @@ describe('native image requests that break a rule answer 400 with nothing held, 
     expect(await jobRowsOf(gateway, accountId)).toEqual([]);
   });
 
-  it('refuses a job past the balance (403) and past a cap (429), holding nothing', async () => {
-    const poor = await gateway.createFundedKey({ credits: 0.02 });
+  /** The errors of an image job refused by the ledger, with its status and code. */
+  async function refusedJob(key: string, status: number, numberOfImages = 1): Promise<string[]> {
     const refused = await gateway.request({
       method: 'POST',
       url: '/api/v1/image/generations/async',
-      headers: keyHeaders(poor.key),
-      payload: { model: 'img-ark', content: [text()] },
+      headers: keyHeaders(key),
+      payload: { model: 'img-ark', content: [text()], numberOfImages },
     });
-    const short = expectEnvelope(refused, {
-      status: 403,
-      code: 'GW_INSUFFICIENT_BALANCE',
+    return expectEnvelope(refused, {
+      status,
+      code: status === 403 ? 'GW_INSUFFICIENT_BALANCE' : 'GW_SPEND_CAP_REACHED',
       path: '/api/v1/image/generations/async',
-    });
+    }).errors;
+  }
+
+  it('refuses a job past the balance (403) and past a cap (429), holding nothing', async () => {
+    const poor = await gateway.createFundedKey({ credits: 0.02 });
     // As a text call's refusal does (docs/money.md): what the job needs, and how much is free.
-    expect(short.errors).toEqual([
+    expect(await refusedJob(poor.key, 403)).toEqual([
       'insufficient credit balance: this request needs 0.03 USD of available credits; 0.02 USD is available',
     ]);
     const capped = await gateway.createFundedKey({ credits: 10, limits: { daily: 0.05 } });
-    const over = await gateway.request({
-      method: 'POST',
-      url: '/api/v1/image/generations/async',
-      headers: keyHeaders(capped.key),
-      payload: { model: 'img-ark', content: [text()], numberOfImages: 2 },
-    });
-    const capped429 = expectEnvelope(over, {
-      status: 429,
-      code: 'GW_SPEND_CAP_REACHED',
-      path: '/api/v1/image/generations/async',
-    });
     // Nothing spent yet, but the 0.06 USD hold does not fit under the cap: the limit is not "reached", and the
     // message says what the job needs and what is free.
-    expect(capped429.errors).toEqual([
+    expect(await refusedJob(capped.key, 429, 2)).toEqual([
       expect.stringMatching(
         /^the API key's daily spend limit does not leave the 0\.06 USD this request needs: it starts afresh in \d+ seconds; 0\.05 USD is available$/,
       ),
@@ -154,18 +147,7 @@ describe('native image requests that break a rule answer 400 with nothing held, 
 
   it('writes the amounts of a refusal in decimals, however small', async () => {
     const { key } = await gateway.createFundedKey({ credits: 0.000000005 });
-    const refused = await gateway.request({
-      method: 'POST',
-      url: '/api/v1/image/generations/async',
-      headers: keyHeaders(key),
-      payload: { model: 'img-ark', content: [text()] },
-    });
-    const body = expectEnvelope(refused, {
-      status: 403,
-      code: 'GW_INSUFFICIENT_BALANCE',
-      path: '/api/v1/image/generations/async',
-    });
-    expect(body.errors).toEqual([
+    expect(await refusedJob(key, 403)).toEqual([
       'insufficient credit balance: this request needs 0.03 USD of available credits; 0.000000005 USD is available',
     ]);
   });
