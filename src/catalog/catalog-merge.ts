@@ -1,5 +1,6 @@
 import { Value } from 'typebox/value';
 import { ModelSchema, PricingSchema, type ModelEntry } from '../config/config-schema.ts';
+import { checkWholeNanoPrices } from '../config/load-config.ts';
 import type { PriceSource } from '../domain/price-version.ts';
 
 export type Pricing = NonNullable<ModelEntry['pricing']>;
@@ -64,6 +65,16 @@ function mergedModel(fileEntry: ModelEntry | undefined, override: RuntimeOverrid
   };
 }
 
+/**
+ * Whether stored prices are whole nano-USD, as every way in checks them now: one stored before that check would
+ * be charged rounded on every unit, so it is left out, said in `problems`, as an unreadable one is.
+ */
+function wholeNanoPrices(pricing: ModelEntry['pricing'], what: string, problems: string[]): boolean {
+  const before = problems.length;
+  checkWholeNanoPrices(pricing, '', (at, problem) => problems.push(`${what} is ignored: at ${at}: ${problem}`));
+  return problems.length === before;
+}
+
 /** A stored runtime row as an override: parts this release cannot read are left out (and named in `problems`). */
 export function overrideFromRow(
   row: { modelId: string; entry: unknown; pricing: unknown; active: boolean | null },
@@ -71,12 +82,16 @@ export function overrideFromRow(
 ): RuntimeOverride {
   const override: RuntimeOverride = { modelId: row.modelId };
   if (row.entry !== null) {
-    if (Value.Check(ModelSchema, row.entry) && row.entry.id === row.modelId) override.entry = row.entry;
-    else problems.push(`runtime entry of model "${row.modelId}" is unreadable: ignored`);
+    if (!Value.Check(ModelSchema, row.entry) || row.entry.id !== row.modelId)
+      problems.push(`runtime entry of model "${row.modelId}" is unreadable: ignored`);
+    else if (wholeNanoPrices(row.entry.pricing, `runtime entry of model "${row.modelId}"`, problems))
+      override.entry = row.entry;
   }
   if (row.pricing !== null) {
-    if (Value.Check(PricingSchema, row.pricing)) override.pricing = row.pricing;
-    else problems.push(`runtime prices of model "${row.modelId}" are unreadable: ignored`);
+    if (!Value.Check(PricingSchema, row.pricing))
+      problems.push(`runtime prices of model "${row.modelId}" are unreadable: ignored`);
+    else if (wholeNanoPrices(row.pricing, `runtime prices of model "${row.modelId}"`, problems))
+      override.pricing = row.pricing;
   }
   if (row.active !== null) override.active = row.active;
   return override;

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { count, eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { auditLog, priceVersions } from '../../src/storage/schema.ts';
+import { auditLog, priceVersions, runtimeModels } from '../../src/storage/schema.ts';
 import { adminHeaders, expectEnvelope, keyHeaders } from '../support/http-helpers.ts';
 import { waitForImageJob } from '../support/image-jobs.ts';
 import { chargedRecords, chatAs } from '../support/charged-records.ts';
@@ -18,6 +18,7 @@ describe('the runtime catalog', () => {
   let gateway: TestGateway;
   let directory: string;
   let configPath: string;
+  const logLines: Array<Record<string, unknown>> = [];
 
   const configText = (echoPrices = { input: 0.1, output: 0.2 }) =>
     [
@@ -37,7 +38,7 @@ describe('the runtime catalog', () => {
     directory = mkdtempSync(path.join(tmpdir(), 'gw-runtime-catalog-'));
     configPath = path.join(directory, 'gateway.yaml');
     writeFileSync(configPath, configText());
-    gateway = await startTestGateway({ configText: configText(), env: { GATEWAY_CONFIG: configPath } });
+    gateway = await startTestGateway({ configText: configText(), env: { GATEWAY_CONFIG: configPath }, logLines });
   });
 
   afterAll(async () => {
@@ -271,6 +272,23 @@ describe('the runtime catalog', () => {
     expect(back.priceVersion).not.toBe(put.json().priceVersion);
     const history = (await admin('GET', 'prices/file-only')).json();
     expect(history.results.map((version: { source: string }) => version.source)).toEqual(['file', 'runtime', 'file']);
+  });
+
+  it('leaves out stored prices finer than a nano (written before they were refused), and says so', async () => {
+    // As a release before the whole-nano check let the admin API store them: charged rounded on every unit.
+    await gateway.gateway.core.storage.db
+      .insert(runtimeModels)
+      .values({ modelId: 'file-only', pricing: { inputPerMTok: 0.0000000015, outputPerMTok: 2 } });
+    // Any change makes every process read the runtime rows again.
+    expect((await admin('POST', 'disable/sandbox-image')).statusCode).toBe(200);
+    expect((await admin('DELETE', 'models/sandbox-image')).statusCode).toBe(204);
+    expect((await admin('GET', 'models/file-only')).json()).toMatchObject({
+      entry: { pricing: { inputPerMTok: 1, outputPerMTok: 2 } },
+    });
+    expect(logLines.map((line) => line.msg)).toContain(
+      'runtime prices of model "file-only" is ignored: at pricing.inputPerMTok: 1.5e-9 USD is not a whole number of nano-USD (0.000000001)',
+    );
+    expect((await admin('DELETE', 'models/file-only')).statusCode).toBe(204);
   });
 
   it('keeps runtime entries, prices and switches across a reload of gateway.yaml', async () => {
