@@ -31,7 +31,7 @@ import {
   relayBody as relayResponsesBody,
   ResponseEncoder,
 } from './responses-codec.ts';
-import { unkeptFormatName, type ChatStreamEvent } from '../../domain/chat.ts';
+import type { ChatStreamEvent } from '../../domain/chat.ts';
 import {
   ChatCompletion,
   ChatCompletionChunk,
@@ -184,13 +184,7 @@ export const alphaRoutes: FastifyPluginAsyncTypebox<{ services: AlphaServices }>
         choices: typeof body.n === 'number' ? body.n : undefined,
         gatedParameters: nativeParameters(body, gatedFields),
         fieldNames: { ...clientFieldNames(body, gatedFields), choices: 'n' },
-        // Translated (a row of OpenAI's protocol relays it), the request reaches one taking a schema alone, which
-        // goes without the format's name where the schema's title says another.
-        notTranslated: [
-          ...(decoded.notTranslated ?? []),
-          ...unnamedFields(body, ChatCompletionsRequest),
-          ...(unkeptFormatName(decoded.responseFormat) ? ['response_format.json_schema.name'] : []),
-        ],
+        notTranslated: [...(decoded.notTranslated ?? []), ...unnamedFields(body, ChatCompletionsRequest)],
 
         allowFallbacks: allowsFallbacks(body),
         recordedRequest: {
@@ -345,8 +339,6 @@ export const alphaRoutes: FastifyPluginAsyncTypebox<{ services: AlphaServices }>
           ),
           // Built-in tools (web search...): the translated request goes without them, keeping its function tools.
           ...(body.tools?.some((tool) => tool.type !== 'function') ? ['tools'] : []),
-          // A format's name a protocol taking the schema alone goes without (its title says another).
-          ...(unkeptFormatName(decoded.responseFormat) ? ['text.format.name'] : []),
         ],
 
         allowFallbacks: allowsFallbacks(body),

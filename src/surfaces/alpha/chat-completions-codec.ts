@@ -8,6 +8,7 @@ import {
   newInputNotes,
   contentInParts,
   toolResultText,
+  unkeptFormatName,
   toolDefinition,
   type ChatMessage,
   type ChatPart,
@@ -244,6 +245,7 @@ export function decodeChatMessages(body: ChatCompletionsRequest): DecodedChat {
     named: (choice) => (isChatNamedToolChoice(choice) ? choice.function.name : undefined),
   });
   const named = nameToolResults(messages);
+  const parameters = decodeParameters(body);
   return {
     messages: named.messages,
     unmatchedToolResults: body.messages.flatMap((message, index) =>
@@ -251,7 +253,7 @@ export function decodeChatMessages(body: ChatCompletionsRequest): DecodedChat {
         ? [`body.messages[${index}].tool_call_id`]
         : [],
     ),
-    ...decodeParameters(body),
+    ...parameters,
     ...(tools ? { tools } : {}),
     ...(toolChoice ? { toolChoice } : {}),
     untranslatable: [...untranslatable],
@@ -260,6 +262,8 @@ export function decodeChatMessages(body: ChatCompletionsRequest): DecodedChat {
       // A participant's name tells the model who speaks; the other protocols have no place for it.
       ...(body.messages.some((message) => typeof message.name === 'string') ? ['messages.name'] : []),
       ...(storedAudio ? ['messages.audio'] : []),
+      // Translated, a protocol taking the schema alone goes without the format's name where its title says another.
+      ...(unkeptFormatName(parameters.responseFormat) ? ['response_format.json_schema.name'] : []),
     ],
   };
 }

@@ -9,6 +9,7 @@ import {
   partsOf,
   contentInParts,
   toolResultText,
+  unkeptFormatName,
   type ChatMessage,
   type ChatPart,
   type ChatStreamEvent,
@@ -172,6 +173,13 @@ export function decodeResponsesInput(body: ResponsesRequest): DecodedChat {
       : { ...message, content: compactContent(message.content) },
   );
   const named = nameToolResults(compacted);
+  const responseFormat = decodeResponseFormat(
+    text.format,
+    (format) => (isResponsesJsonSchemaFormat(format) ? format : undefined),
+    'body.text.format.schema',
+  );
+  // Translated, a protocol taking the schema alone goes without the format's name where its title says another.
+  if (unkeptFormatName(responseFormat)) notTranslated.add('text.format.name');
   return {
     messages: named.messages,
     unmatchedToolResults: items.flatMap((item, index) =>
@@ -180,11 +188,7 @@ export function decodeResponsesInput(body: ResponsesRequest): DecodedChat {
     ...(tools ? { tools } : {}),
     ...(toolChoice ? { toolChoice } : {}),
     ...(typeof body.parallel_tool_calls === 'boolean' ? { parallelToolCalls: body.parallel_tool_calls } : {}),
-    responseFormat: decodeResponseFormat(
-      text.format,
-      (format) => (isResponsesJsonSchemaFormat(format) ? format : undefined),
-      'body.text.format.schema',
-    ),
+    responseFormat,
     ...(typeof text.verbosity === 'string' ? { verbosity: text.verbosity } : {}),
     untranslatable: [...untranslatable],
     uncountedInput: notes.uncounted,
