@@ -385,24 +385,33 @@ describe('dashboard account routes', () => {
       expect(body.errors.join(' ')).toContain(message);
     });
 
-    // Last of this block: it ends the retention of the outputs the others list.
     it('leaves out an output from the moment its retention ends, before any sweep, and a job with none left', async () => {
       const { db } = gateway.gateway.core.storage;
       const listed = async () => (await get('/api/v1/media', bearer(owner.token))).json<PageBody<MediaBody>>();
-      const [first] = (await listed()).results[0]!.outputs;
-      await db
-        .update(mediaAssets)
-        .set({ expiresAt: new Date(Date.now() - 1000) })
-        .where(eq(mediaAssets.id, first!.assetId));
-      const page = await listed();
-      expect(page.total).toBe(1);
-      expect(page.results[0]!.outputs.map((output) => output.assetId)).not.toContain(first!.assetId);
-      expect(page.results[0]!.outputs).toHaveLength(1);
-      await db
-        .update(mediaAssets)
-        .set({ expiresAt: new Date(Date.now() - 1000) })
+      const retention = await db
+        .select({ id: mediaAssets.id, expiresAt: mediaAssets.expiresAt })
+        .from(mediaAssets)
         .where(eq(mediaAssets.jobId, generationId));
-      expect(await listed()).toEqual({ results: [], total: 0, offset: 0, limit: 20 });
+      const [first] = (await listed()).results[0]!.outputs;
+      try {
+        await db
+          .update(mediaAssets)
+          .set({ expiresAt: new Date(Date.now() - 1000) })
+          .where(eq(mediaAssets.id, first!.assetId));
+        const page = await listed();
+        expect(page.total).toBe(1);
+        expect(page.results[0]!.outputs.map((output) => output.assetId)).not.toContain(first!.assetId);
+        expect(page.results[0]!.outputs).toHaveLength(1);
+        await db
+          .update(mediaAssets)
+          .set({ expiresAt: new Date(Date.now() - 1000) })
+          .where(eq(mediaAssets.jobId, generationId));
+        expect(await listed()).toEqual({ results: [], total: 0, offset: 0, limit: 20 });
+      } finally {
+        // The other tests of the block list these outputs, whichever order they run in.
+        for (const { id, expiresAt } of retention)
+          await db.update(mediaAssets).set({ expiresAt }).where(eq(mediaAssets.id, id));
+      }
     });
   });
 
