@@ -239,6 +239,12 @@ function droppedNames(
   return [...new Set([...native.map((name) => spelled(input.fieldNames, name)), ...asWritten])];
 }
 
+/** Whether the request asks its answer held to its schema: natively, or by a format the client asked `strict`. */
+function structuredOutputsAsked({ structuredOutputs, responseFormat }: TextGenerationInput): boolean | undefined {
+  if (structuredOutputs !== undefined) return structuredOutputs;
+  return responseFormat?.type === 'json_schema' && responseFormat.strict === true ? true : undefined;
+}
+
 /** A text request after the capability gate: its rows, its hold, and what every attempt sends. */
 interface TextPlan extends Plan<TextRow> {
   model: CatalogModel;
@@ -327,6 +333,7 @@ class TextRecipe implements Recipe<TextGenerationInput, TextRow, TextPlan, TextA
     const { input, dropped, maxOutputTokens, choices } = plan;
     const request: ChatRequest = {
       ...chatParameters(input, dropped),
+      structuredOutputs: structuredOutputsAsked(input),
       upstreamModel: route.row.upstreamModel,
       messages: input.messages,
       // The output limit the hold covers, so a translated call cannot cost more than was held.
@@ -367,9 +374,10 @@ class TextRecipe implements Recipe<TextGenerationInput, TextRow, TextPlan, TextA
       },
     });
     // Accepted by the model but not carried by the canonical request to another protocol: reported, never silently lost.
-    // A format the client's protocol holds strictly (`heldFormat`) asks for structured outputs as its own parameters do.
+    // A format the client's protocol holds strictly (`heldFormat`), or one it asked `strict`, asks for structured
+    // outputs as its own parameters do.
     const sent: Readonly<Record<string, unknown>> = {
-      structuredOutputs: input.structuredOutputs,
+      structuredOutputs: request.structuredOutputs,
       ...input.gatedParameters,
       ...input.ungatedParameters,
     };

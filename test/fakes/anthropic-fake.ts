@@ -1,7 +1,9 @@
 import type { ServerResponse } from 'node:http';
 import { Type } from 'typebox';
 import { objectOf } from '../../src/domain/wire-values.ts';
+import { findSchemaObject, type SchemaObject } from '../../src/domain/json-schema.ts';
 import {
+  heldAnswerRefuses,
   isClientTool,
   isKnownContentBlock,
   isKnownOutputFormat,
@@ -79,9 +81,39 @@ function inputSchemaError(tools: MessagesRequest['tools']): string | undefined {
   return undefined;
 }
 
-/** The real API's checks on tools: every custom tool's input_schema an object's; tool results answer the turn before. */
+/**
+ * A keyword of a schema the API holds answers to (the answer's format, a strict tool's input) that it refuses, in
+ * its words: "For 'integer' type, property 'minimum' is not supported".
+ */
+function heldSchemaError(schema: SchemaObject, field: string): string | undefined {
+  const refusing = (node: SchemaObject) =>
+    Object.keys(node).find((keyword) => heldAnswerRefuses(keyword, node[keyword]));
+  const node = findSchemaObject(schema, (candidate) => refusing(candidate) !== undefined);
+  return node && `${field}: For '${String(node.type)}' type, property '${refusing(node)}' is not supported`;
+}
+
+/** The schemas the API holds answers to: the answer's format and strict tools' inputs, each checked. */
+function heldSchemasError(body: MessagesRequest): string | undefined {
+  const format = body.output_config?.format ?? body.output_format;
+  const field = body.output_config?.format ? 'output_config.format.schema' : 'output_format.schema';
+  if (format !== undefined && isKnownOutputFormat(format)) {
+    const error = heldSchemaError(format.schema, field);
+    if (error) return error;
+  }
+  for (const [index, tool] of (body.tools ?? []).entries()) {
+    if (!isClientTool(tool) || tool.strict !== true || tool.input_schema === undefined) continue;
+    const error = heldSchemaError(tool.input_schema, `tools.${index}.custom.input_schema`);
+    if (error) return error;
+  }
+  return undefined;
+}
+
+/**
+ * The real API's checks on tools: every custom tool's input_schema an object's, and without a keyword a strict
+ * one refuses; an answer format's schema without one either; tool results answer the turn before.
+ */
 function toolError(body: MessagesRequest): string | undefined {
-  const schemaError = inputSchemaError(body.tools);
+  const schemaError = inputSchemaError(body.tools) ?? heldSchemasError(body);
   if (schemaError) return schemaError;
   const messages = body.messages ?? [];
   for (const [index, message] of messages.entries()) {

@@ -9,6 +9,7 @@ import {
   isChatJsonSchemaFormat,
   isChatNamedToolChoice,
   isChatTextPart,
+  strictRefusedKeywords,
   wireLogprobs,
   type ChatCompletion,
   type ChatCompletionChunk,
@@ -29,6 +30,7 @@ import {
   type ResponsesStreamEvent,
 } from '../../src/protocols/openai/responses.ts';
 import { wireCheck } from '../../src/protocols/wire-check.ts';
+import { findSchemaObject, type SchemaObject } from '../../src/domain/json-schema.ts';
 import { ImagesGenerateRequest, type ImagesAnswer, type ImagesStreamEvent } from '../../src/protocols/openai/images.ts';
 import { delayFor, fakePng, notAnImagePage, scenarioOf } from './fake-images.ts';
 import { fakeVector, sleep, startFakeServer, type FakeServer, type RecordedRequest } from './fake-server.ts';
@@ -338,11 +340,19 @@ async function chatCompletions(request: RecordedRequest, response: ServerRespons
   response.end(body.model === 'fake-no-done' ? undefined : 'data: [DONE]\n\n');
 }
 
+/** A keyword a strict schema may not use, anywhere in it, as the real API words it (the context it names is the root's). */
+function strictlyRefused(schema: SchemaObject): string | undefined {
+  const refusing = (node: SchemaObject) => Object.keys(node).find((keyword) => strictRefusedKeywords.has(keyword));
+  const node = findSchemaObject(schema, (candidate) => refusing(candidate) !== undefined);
+  return node && `In context=(), '${refusing(node)}' is not permitted.`;
+}
+
 /**
  * What the real API refuses of a request's tool calls, strict functions and answer format, in its words: a tool
  * call id longer than 40 characters, a strict function whose parameters are open, JSON mode without the word
- * "json" in the messages, a schema whose root is not an object, and a strict schema whose root object is open or
- * leaves a property out of `required` (the real API checks nested objects too; this fake reads the root).
+ * "json" in the messages, a schema whose root is not an object, a strict schema using a keyword strict refuses
+ * anywhere, and a strict schema whose root object is open or leaves a property out of `required` (the real API
+ * checks nested objects too; this fake reads the root).
  */
 function refusedRequestError(body: ChatCompletionsRequest): string | undefined {
   for (const [index, message] of body.messages.entries()) {
@@ -355,6 +365,8 @@ function refusedRequestError(body: ChatCompletionsRequest): string | undefined {
     const parameters = tool.function.parameters ?? {};
     if (parameters.additionalProperties !== false)
       return `Invalid schema for function '${tool.function.name}': In context=(), 'additionalProperties' is required to be supplied and to be false.`;
+    const refused = strictlyRefused(parameters);
+    if (refused) return `Invalid schema for function '${tool.function.name}': ${refused}`;
   }
   const format = body.response_format;
   if (format?.type === 'json_object' && !body.messages.some((message) => /json/i.test(contentText(message.content))))
@@ -364,6 +376,8 @@ function refusedRequestError(body: ChatCompletionsRequest): string | undefined {
   if (schema.type !== 'object')
     return `Invalid schema for response_format '${name}': schema must be a JSON Schema of 'type: "object"', got 'type: "${String(schema.type)}"'.`;
   if (strict !== true) return undefined;
+  const refused = strictlyRefused(schema);
+  if (refused) return `Invalid schema for response_format '${name}': ${refused}`;
   if (schema.additionalProperties !== false)
     return `Invalid schema for response_format '${name}': In context=(), 'additionalProperties' is required to be supplied and to be false.`;
   const properties = Object.keys(schema.properties ?? {});

@@ -103,9 +103,19 @@ describe('structured output across protocols', () => {
     expect(json_schema).toEqual({ name: 'response', schema: jsonSchema, strict: true });
     const toAnthropic = await gamma('via-anthropic', { generationConfig: config });
     expect(toAnthropic.statusCode, toAnthropic.body).toBe(200);
+    // Anthropic holds no answer to an array's largest size: said in words, and the strictness named.
+    const days = {
+      type: 'array',
+      minItems: 1,
+      items: { type: 'string', enum: ['MON'] },
+      description: '{"maxItems":7}',
+    };
     expect(lastBody(setup.gateway.fakes.anthropic).output_config).toEqual({
-      format: { type: 'json_schema', schema: jsonSchema },
+      format: { type: 'json_schema', schema: { ...jsonSchema, properties: { ...jsonSchema.properties, days } } },
     });
+    expect(toAnthropic.headers['x-gateway-dropped-parameters']).toBe(
+      'generationConfig.responseSchema,generationConfig.responseSchema.example,generationConfig.responseSchema.format',
+    );
 
     const tools = [{ functionDeclarations: [{ name: 'plan', parameters: openApi }] }];
     const withTools = await gamma('via-anthropic', { tools });
@@ -142,6 +152,73 @@ describe('structured output across protocols', () => {
     const toGemini = await beta('via-gemini', { output_config: { format: { type: 'json_schema', schema: open } } });
     expect(toGemini.statusCode, toGemini.body).toBe(200);
     expect(toGemini.headers['x-gateway-dropped-parameters']).toBeUndefined();
+  });
+
+  it('leaves out what a serving protocol refuses of a schema it holds answers to, says it in descriptions, and names the strictness', async () => {
+    const bounded = {
+      type: 'object',
+      properties: {
+        name: { type: 'string', minLength: 1, description: 'who' },
+        age: { type: 'integer', minimum: 0, maximum: 150 },
+        tags: { type: 'array', items: { type: 'string' }, minItems: 1, maxItems: 5 },
+      },
+      required: ['name', 'age', 'tags'],
+      additionalProperties: false,
+    };
+    // Anthropic refuses number bounds, string lengths and array sizes past one: what they said goes into the
+    // descriptions (the model still reads it), and the strictness the client asked for is named as not held.
+    const held = {
+      ...bounded,
+      title: 'person',
+      properties: {
+        name: { type: 'string', description: 'who {"minLength":1}' },
+        age: { type: 'integer', description: '{"minimum":0,"maximum":150}' },
+        tags: { type: 'array', items: { type: 'string' }, minItems: 1, description: '{"maxItems":5}' },
+      },
+    };
+    const toAnthropic = await post('/api/alpha/v1/chat/completions', {
+      model: 'via-anthropic',
+      messages: [{ role: 'user', content: 'who' }],
+      response_format: { type: 'json_schema', json_schema: { name: 'person', strict: true, schema: bounded } },
+    });
+    expect(toAnthropic.statusCode, toAnthropic.body).toBe(200);
+    expect(lastBody(setup.gateway.fakes.anthropic).output_config).toEqual({
+      format: { type: 'json_schema', schema: held },
+    });
+    expect(toAnthropic.headers['x-gateway-dropped-parameters']).toBe('response_format.json_schema.strict');
+    // Not asked strictly, the schema is carried as far as the protocol takes it: nothing to name.
+    const loose = await post('/api/alpha/v1/chat/completions', {
+      model: 'via-anthropic',
+      messages: [{ role: 'user', content: 'who' }],
+      response_format: { type: 'json_schema', json_schema: { name: 'person', schema: bounded } },
+    });
+    expect(loose.statusCode, loose.body).toBe(200);
+    expect(loose.headers['x-gateway-dropped-parameters']).toBeUndefined();
+    // OpenAI's strict refuses string lengths (number bounds and array sizes it takes): best-effort, named.
+    const toOpenAi = await beta('via-openai', { output_config: { format: { type: 'json_schema', schema: bounded } } });
+    expect(toOpenAi.statusCode, toOpenAi.body).toBe(200);
+    expect(lastBody(setup.gateway.fakes.openai).response_format).toEqual({
+      type: 'json_schema',
+      json_schema: { name: 'response', schema: bounded },
+    });
+    expect(toOpenAi.headers['x-gateway-dropped-parameters']).toBe('output_config.format');
+
+    // A strict tool alike: held without what the serving protocol refuses, or sent best-effort.
+    const betaTool = await beta('via-openai', { tools: [{ name: 'save', input_schema: bounded, strict: true }] });
+    expect(betaTool.statusCode, betaTool.body).toBe(200);
+    expect(lastBody(setup.gateway.fakes.openai).tools).toEqual([
+      { type: 'function', function: { name: 'save', parameters: bounded } },
+    ]);
+    const alphaTool = await post('/api/alpha/v1/chat/completions', {
+      model: 'via-anthropic',
+      messages: [{ role: 'user', content: 'who' }],
+      tools: [{ type: 'function', function: { name: 'save', parameters: bounded, strict: true } }],
+    });
+    expect(alphaTool.statusCode, alphaTool.body).toBe(200);
+    const { title: _, ...heldArguments } = held;
+    expect(lastBody(setup.gateway.fakes.anthropic).tools).toEqual([
+      { name: 'save', input_schema: heldArguments, strict: true },
+    ]);
   });
 
   it('reads a very wide schema in one linear pass: 200,000 alternatives are an answer, not a failure', async () => {

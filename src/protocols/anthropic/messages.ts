@@ -120,6 +120,31 @@ export type Tool = Static<typeof Tool>;
 /** Whether a tool (checked against `Tool`) is the client's own: its type is absent or `custom`. */
 export const isClientTool = (tool: Tool): tool is ClientTool => tool.type === undefined || tool.type === 'custom';
 
+/**
+ * Keywords the protocol's held answers (`output_config.format`, a strict tool's input_schema) refuse: "For
+ * 'integer' type, property 'minimum' is not supported". Numbers' bounds, strings' lengths, objects' property
+ * counts, and arrays' constraints past a `minItems` of 0 or 1. Any other JSON Schema it takes (a tool that is not
+ * strict takes all of them).
+ */
+export function heldAnswerRefuses(keyword: string, value: unknown): boolean {
+  if (keyword === 'minItems') return typeof value === 'number' && value > 1;
+  return heldAnswerRefusedKeywords.has(keyword);
+}
+
+const heldAnswerRefusedKeywords: ReadonlySet<string> = new Set([
+  'minimum',
+  'maximum',
+  'exclusiveMinimum',
+  'exclusiveMaximum',
+  'multipleOf',
+  'minLength',
+  'maxLength',
+  'maxItems',
+  'uniqueItems',
+  'minProperties',
+  'maxProperties',
+]);
+
 const parallelSwitch = { disable_parallel_tool_use: Type.Optional(Type.Boolean()) };
 export const ToolChoice = closedTaggedUnion([
   Type.Object({ type: Type.Literal('auto'), ...parallelSwitch }),

@@ -10,6 +10,7 @@ import {
 } from '../../domain/chat.ts';
 import { objectWithOneOf, wireCheck } from '../wire-check.ts';
 import { openTaggedUnion } from '../tagged-union.ts';
+import { findSchemaObject, isSchemaObject, type SchemaObject } from '../../domain/json-schema.ts';
 
 const Nullable = <T extends Parameters<typeof Type.Optional>[0]>(schema: T) => Type.Union([schema, Type.Null()]);
 
@@ -307,29 +308,52 @@ export const ChatCompletion = Type.Object({
 export type ChatCompletion = Static<typeof ChatCompletion>;
 export const isChatCompletion = wireCheck(ChatCompletion);
 
-/** Keywords of a JSON Schema whose values are schemas, lists of schemas, or maps of names to schemas. */
-const subSchemaKeywords = ['items', 'anyOf', 'allOf', 'oneOf', 'not', 'prefixItems', 'additionalProperties'];
-const schemaMapKeywords = ['properties', '$defs', 'definitions'];
-
-const isObjectValue = (value: unknown): value is Readonly<Record<string, unknown>> =>
-  value !== null && typeof value === 'object' && !Array.isArray(value);
-
 /** Whether a schema asks for a JSON object at its root: the only answer format the protocol takes. */
 export function objectRootSchema(schema: Readonly<Record<string, unknown>>): boolean {
   return schema.type === 'object';
 }
 
 /**
- * Whether the protocol can hold an answer to `schema` strictly (`strict: true`): an object at the root, and every
- * object in it closed (`additionalProperties: false`) with every property required. A schema of another protocol
- * that holds answers to any schema may not be one; the protocol refuses it as strict.
+ * Keywords a strict schema may not use (the API refuses them: "In context=('properties', 'name'), 'minLength' is
+ * not permitted"): the string lengths, object and array constraints past `minItems`/`maxItems`, compositions other
+ * than `anyOf`, conditionals and `default`.
+ */
+export const strictRefusedKeywords: ReadonlySet<string> = new Set([
+  'minLength',
+  'maxLength',
+  'patternProperties',
+  'unevaluatedProperties',
+  'propertyNames',
+  'minProperties',
+  'maxProperties',
+  'unevaluatedItems',
+  'contains',
+  'minContains',
+  'maxContains',
+  'uniqueItems',
+  'oneOf',
+  'allOf',
+  'not',
+  'dependentRequired',
+  'if',
+  'then',
+  'else',
+  'dependentSchemas',
+  'default',
+]);
+
+/**
+ * Whether the protocol can hold an answer to `schema` strictly (`strict: true`): an object at the root, every
+ * object in it closed (`additionalProperties: false`) with every property required, and none of the keywords
+ * strict refuses. A schema of another protocol, which holds answers to any schema, may not be one; the protocol
+ * refuses it as strict.
  */
 export function strictSchema(schema: Readonly<Record<string, unknown>>): boolean {
   // A request's schema is asked about by the capability check, the dropped-parameter check and the encoding:
   // it is walked once.
   let known = strictness.get(schema);
   if (known === undefined) {
-    known = walksStrict(schema);
+    known = objectRootSchema(schema) && findSchemaObject(schema, refusedAsStrict) === undefined;
     strictness.set(schema, known);
   }
   return known;
@@ -337,31 +361,16 @@ export function strictSchema(schema: Readonly<Record<string, unknown>>): boolean
 
 const strictness = new WeakMap<object, boolean>();
 
-function walksStrict(schema: Readonly<Record<string, unknown>>): boolean {
-  if (!objectRootSchema(schema)) return false;
-  // A walk with a list of its own, each node once, each child pushed alone: linear in the schema's size, however
-  // wide or deep a client makes it.
-  const pending: unknown[] = [schema];
-  const add = (value: unknown) => {
-    if (Array.isArray(value)) for (const item of value) pending.push(item);
-    else pending.push(value);
-  };
-  for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
-    if (!isObjectValue(next)) continue;
-    const properties = isObjectValue(next.properties) ? next.properties : undefined;
-    const isObject = next.type === 'object' || (Array.isArray(next.type) && next.type.includes('object'));
-    if (isObject || properties) {
-      if (next.additionalProperties !== false) return false;
-      const required = new Set(Array.isArray(next.required) ? next.required : []);
-      for (const name in properties) if (!required.has(name)) return false;
-    }
-    for (const keyword of subSchemaKeywords) if (next[keyword] !== undefined) add(next[keyword]);
-    for (const keyword of schemaMapKeywords) {
-      const map = next[keyword];
-      if (isObjectValue(map)) for (const name in map) pending.push(map[name]);
-    }
-  }
-  return true;
+/** Whether one schema object of a strict schema is one the protocol refuses (its sub-schemas are asked apart). */
+function refusedAsStrict(node: SchemaObject): boolean {
+  for (const keyword in node) if (strictRefusedKeywords.has(keyword)) return true;
+  const properties = isSchemaObject(node.properties) ? node.properties : undefined;
+  const isObject = node.type === 'object' || (Array.isArray(node.type) && node.type.includes('object'));
+  if (!isObject && !properties) return false;
+  if (node.additionalProperties !== false) return true;
+  const required = new Set(Array.isArray(node.required) ? node.required : []);
+  for (const name in properties) if (!required.has(name)) return true;
+  return false;
 }
 
 /** The stream's terminator, a `data:` line that is not JSON. */

@@ -27,8 +27,10 @@ import {
   type ContentBlock,
   type MessagesRequest,
   type MessagesUsage,
+  heldAnswerRefuses,
   type ToolChoice as WireToolChoice,
 } from '../../protocols/anthropic/messages.ts';
+import { withoutKeywords, type KeptSchema, type SchemaObject } from '../../domain/json-schema.ts';
 import type { CallOptions, ProviderTarget } from '../provider-adapter.ts';
 import { decodeSse } from '../shared/sse-decoder.ts';
 import type { UpstreamHeaders, UpstreamHttp } from '../shared/upstream-http.ts';
@@ -234,11 +236,42 @@ function sentSampling(request: ChatRequest, thinking: SentThinking | undefined):
   };
 }
 
+/**
+ * A schema as the protocol holds an answer to it: without the keywords it refuses (their constraints written into
+ * descriptions); asked of one schema by the capability check and the encoding, it is made once.
+ */
+function heldSchema(schema: SchemaObject): KeptSchema {
+  let kept = heldSchemas.get(schema);
+  if (kept === undefined) {
+    kept = withoutKeywords(schema, heldAnswerRefuses);
+    heldSchemas.set(schema, kept);
+  }
+  return kept;
+}
+
+const heldSchemas = new WeakMap<SchemaObject, KeptSchema>();
+
+/** The schema of the answer's JSON format as it is sent, with the format's name and description in it. */
+function answerSchema({ responseFormat: format }: ChatRequest): KeptSchema | undefined {
+  if (format?.type !== 'json_schema' || format.schema === undefined) return undefined;
+  const held = heldSchema(format.schema);
+  const schema = describedSchema({ ...format, schema: held.schema });
+  return schema && { schema, leftOut: held.leftOut };
+}
+
+/** A tool's input_schema: its parameters as an object's schema, held as the protocol holds a strict tool's. */
+function inputSchema(tool: ToolDefinition): SchemaObject {
+  if (tool.parameters === undefined) return { type: 'object', properties: {} };
+  const schema = argumentsSchema(tool.parameters);
+  return tool.strict === true ? heldSchema(schema).schema : schema;
+}
+
 export function anthropicCarries(name: ChatParameterName, request: ChatRequest): boolean {
   // Parallel calls are switched off on the tool choice, which the protocol takes only with tools.
   if (name === 'parallelToolCalls') return request.tools !== undefined;
-  // The protocol's own JSON format constrains the answer to its schema: strict, as structured outputs ask.
-  if (name === 'structuredOutputs') return describedSchema(request.responseFormat) !== undefined;
+  // The protocol's own JSON format constrains the answer to its schema: strict, as structured outputs ask, unless
+  // the schema has keywords it refuses, which are left out of what holds the answer.
+  if (name === 'structuredOutputs') return answerSchema(request)?.leftOut.length === 0;
   // Forcing the answer's tool would take the client's own tools away, and thinking refuses a forced tool.
   if (name === 'responseFormat')
     return !answersThroughTool(request) || (request.tools === undefined && request.thinking?.type !== 'enabled');
@@ -262,16 +295,15 @@ export function encodeMessagesRequest(request: ChatRequest): MessagesRequest {
   if (system.length === 1) body.system = system[0];
   else if (system.length > 1) body.system = system.map((text) => ({ type: 'text', text }));
   if (request.stop !== undefined) body.stop_sequences = [...request.stop];
-  const schema = describedSchema(request.responseFormat);
-  if (schema !== undefined) body.output_config = { format: { type: 'json_schema', schema } };
+  const answer = answerSchema(request);
+  if (answer !== undefined) body.output_config = { format: { type: 'json_schema', schema: answer.schema } };
   const throughTool = answersThroughTool(request);
   const tools = throughTool ? [jsonAnswerTool] : request.tools;
   if (tools !== undefined) {
     body.tools = tools.map((tool) => ({
       name: tool.name,
       ...(tool.description !== undefined ? { description: tool.description } : {}),
-      input_schema:
-        tool.parameters === undefined ? { type: 'object', properties: {} } : argumentsSchema(tool.parameters),
+      input_schema: inputSchema(tool),
       ...(tool.strict !== undefined ? { strict: tool.strict } : {}),
     }));
   }

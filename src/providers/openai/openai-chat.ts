@@ -12,6 +12,7 @@ import {
   type ResponseFormat,
   type TokenUsage,
   type ToolChoice,
+  type ToolDefinition,
   type ToolResult,
 } from '../../domain/chat.ts';
 import { plainCallId } from '../../domain/call-ids.ts';
@@ -170,6 +171,24 @@ function openAiResponseFormat(
   return { type: 'json_schema', json_schema: { ...schema, ...(strict !== undefined ? { strict } : {}) } };
 }
 
+/**
+ * A function tool as the protocol takes it. A strict tool of another protocol (which holds arguments to any
+ * schema) whose schema this one cannot hold strictly goes best-effort, as the Responses API itself does with one.
+ */
+function openAiTool(tool: ToolDefinition): ChatFunctionTool {
+  const parameters = tool.parameters ?? { type: 'object', properties: {} };
+  const strict = tool.strict === true && !strictSchema(parameters) ? undefined : tool.strict;
+  return {
+    type: 'function',
+    function: {
+      name: tool.name,
+      ...(tool.description !== undefined ? { description: tool.description } : {}),
+      parameters,
+      ...(strict !== undefined ? { strict } : {}),
+    },
+  };
+}
+
 /** A router's reasoning object: the thinking budget, or thinking off, and whether the reasoning text comes back. */
 function routerReasoning({ thinking, includeReasoning }: ChatRequest): object | undefined {
   if (thinking === undefined && includeReasoning === undefined) return undefined;
@@ -209,19 +228,7 @@ export function encodeChatRequest(
   if (request.stop !== undefined) body.stop = [...request.stop];
   if (request.seed !== undefined) body.seed = request.seed;
   if (request.choices !== undefined && request.choices > 1) body.n = request.choices;
-  if (request.tools !== undefined) {
-    body.tools = request.tools.map(
-      (tool): ChatFunctionTool => ({
-        type: 'function',
-        function: {
-          name: tool.name,
-          ...(tool.description !== undefined ? { description: tool.description } : {}),
-          parameters: tool.parameters ?? { type: 'object', properties: {} },
-          ...(tool.strict !== undefined ? { strict: tool.strict } : {}),
-        },
-      }),
-    );
-  }
+  if (request.tools !== undefined) body.tools = request.tools.map(openAiTool);
   if (request.toolChoice !== undefined) body.tool_choice = openAiToolChoice(request.toolChoice);
   if (request.responseFormat !== undefined)
     body.response_format = openAiResponseFormat(request.responseFormat, request);

@@ -183,7 +183,11 @@ export const alphaRoutes: FastifyPluginAsyncTypebox<{ services: AlphaServices }>
         seed: body.seed,
         choices: typeof body.n === 'number' ? body.n : undefined,
         gatedParameters: nativeParameters(body, gatedFields),
-        fieldNames: { ...clientFieldNames(body, gatedFields), choices: 'n' },
+        fieldNames: {
+          ...clientFieldNames(body, gatedFields),
+          choices: 'n',
+          structuredOutputs: 'response_format.json_schema.strict',
+        },
         notTranslated: [...(decoded.notTranslated ?? []), ...unnamedFields(body, ChatCompletionsRequest)],
 
         allowFallbacks: allowsFallbacks(body),

@@ -62,7 +62,12 @@ export function gatedParametersOf(body: ResponsesRequest): Record<string, unknow
 
 /** How the request named its gated parameters: its top-level fields, and those inside `text`. */
 export function gatedFieldNamesOf(body: ResponsesRequest): Record<string, string> {
-  return { ...clientFieldNames(body, gatedFields), responseFormat: 'text.format', verbosity: 'text.verbosity' };
+  return {
+    ...clientFieldNames(body, gatedFields),
+    responseFormat: 'text.format',
+    structuredOutputs: 'text.format.strict',
+    verbosity: 'text.verbosity',
+  };
 }
 
 const roles: Record<string, ChatMessage['role'] | undefined> = {

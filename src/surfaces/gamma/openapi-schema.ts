@@ -1,26 +1,6 @@
 import type { JsonObject } from '../../protocols/gemini/content.ts';
+import { schemaMapKeywords as schemaMaps, schemaValuedKeywords as schemaValued } from '../../domain/json-schema.ts';
 import { boundKeywords, countKeywords, openApiOnlyKeywords, unspecifiedType } from '../../protocols/gemini/schema.ts';
-
-/** Keywords whose values map names to schemas (the names are the client's, never keywords). */
-const schemaMaps = new Set(['properties', '$defs', 'definitions', 'patternProperties', 'dependentSchemas']);
-/** Keywords whose values are a schema, or a list of schemas; every other keyword's value is data, left as written. */
-const schemaValued = new Set([
-  'items',
-  'prefixItems',
-  'additionalItems',
-  'anyOf',
-  'allOf',
-  'oneOf',
-  'not',
-  'if',
-  'then',
-  'else',
-  'contains',
-  'additionalProperties',
-  'propertyNames',
-  'unevaluatedItems',
-  'unevaluatedProperties',
-]);
 
 /**
  * The string formats a converted schema keeps: JSON Schema's that OpenAI's strict subset and Anthropic's
