@@ -372,6 +372,58 @@ const gamma: Surface = {
   },
 };
 
+const isNativeChunk = wireCheck(
+  Type.Object({
+    delta: Type.String(),
+    toolCalls: Type.Optional(
+      Type.Array(
+        Type.Object({
+          index: Type.Integer({ minimum: 0 }),
+          id: Type.Optional(Type.String()),
+          function: Type.Object({ name: Type.Optional(Type.String()), arguments: Type.String() }),
+        }),
+      ),
+    ),
+    finishReason: Type.Optional(Type.String()),
+  }),
+);
+
+/**
+ * The native text completions: always streamed, and always a translation, of an OpenAI upstream's answer too. Its
+ * messages are text only, so it has no second turn to send a call back in.
+ */
+const native: Surface = {
+  name: 'native',
+  callFinish: 'tool-calls',
+  forced: { toolChoice: { type: 'function', function: { name: 'lookup' } } },
+  url: () => '/api/v1/text/completions',
+  payload: (model, _stream, { question: asked = question, call }: Turn = {}) => {
+    if (call) throw new Error('the native surface takes no tool call back');
+    return {
+      model,
+      tools: [{ type: 'function', function: { name: 'lookup', description: 'Looks things up', parameters: schema } }],
+      messages: [{ role: 'user', content: asked }],
+    };
+  },
+  read(body, stream) {
+    if (!stream) throw new Error('the native surface always streams');
+    const answer: Answer = { text: '', calls: [], finish: undefined };
+    const argumentText: string[] = [];
+    for (const chunk of eventsOf(isNativeChunk, body)) {
+      answer.text += chunk.delta;
+      for (const fragment of chunk.toolCalls ?? []) {
+        // As OpenAI's fragments: the first of a call has its id and name, the later ones more arguments.
+        if (fragment.id !== undefined)
+          answer.calls[fragment.index] = { id: fragment.id, name: fragment.function.name ?? '', args: undefined };
+        argumentText[fragment.index] = (argumentText[fragment.index] ?? '') + fragment.function.arguments;
+      }
+      answer.finish = chunk.finishReason ?? answer.finish;
+    }
+    for (const [index, call] of answer.calls.entries()) call.args = JSON.parse(argumentText[index]!);
+    return answer;
+  },
+};
+
 describe('function calling through every tool surface and upstream family', () => {
   const setup = useFamilyGateway();
 
@@ -470,9 +522,12 @@ describe('a forced tool call that OpenAI ends with stop', () => {
 
 /**
  * Tool calls as OpenAI-compatible servers stream them (the OpenAI fake's `fake-calls-<mode>`), for a question of
- * two parts the model calls the tool for in parallel: each surface answers both calls, each with its name and its
- * whole arguments, streamed or not, and a turn that ends in calls (Google's compatible endpoint ends it with
- * `stop`). The alpha chat surface relays the stream as it came.
+ * two parts the model calls the tool for in parallel. The surfaces that translate an OpenAI upstream's stream (beta,
+ * gamma, native) answer exactly the calls the upstream made, in its order, each with the upstream's id, its name
+ * and its whole arguments, streamed or not; and a turn that ends in calls (Google's compatible endpoint ends it with
+ * `stop`) ends in calls where the surface tells them apart (beta `tool_use`, native `tool-calls`; gamma says
+ * `STOP` of both). The alpha chat surface relays the stream as it came, and alpha Responses relays to the
+ * upstream's own Responses API: neither reads the calls.
  */
 describe('tool calls streamed as OpenAI-compatible servers stream them', () => {
   const modes = ['repeat-id', 'repeat-all', 'empty-id', 'null-name', 'null-id', 'no-index', 'index-zero'];
@@ -482,11 +537,17 @@ describe('tool calls streamed as OpenAI-compatible servers stream them', () => {
     ),
   });
   const twoPlaces = 'weather in Paris and Rome';
+  // As the fake makes them: one call per part of the question, under ids of its own.
+  const madeCalls: Call[] = [
+    { id: 'call_fake1', name: 'lookup', args: { query: 'weather in Paris' } },
+    { id: 'call_fake2', name: 'lookup', args: { query: 'Rome' } },
+  ];
 
   for (const mode of modes) {
     // Calls without index, or all under one, are relayed as they came, for a client to read its own way.
-    for (const surface of mode === 'no-index' || mode === 'index-zero' ? [beta, gamma] : [alphaChat, beta, gamma]) {
-      for (const stream of [false, true]) {
+    const relayed = mode === 'no-index' || mode === 'index-zero' ? [] : [alphaChat];
+    for (const surface of [...relayed, beta, gamma, native]) {
+      for (const stream of surface === native ? [true] : [false, true]) {
         it(`${mode}: ${surface.name}, ${stream ? 'streamed' : 'not streamed'}`, async () => {
           const { key } = await setup.gateway.createFundedKey({ credits: 1 });
           const model = `calls-${mode}`;
@@ -498,11 +559,7 @@ describe('tool calls streamed as OpenAI-compatible servers stream them', () => {
           });
           expect(response.statusCode, response.body).toBe(200);
           const answer = surface.read(response.body, stream);
-          expect(answer.calls).toMatchObject([
-            { name: 'lookup', args: { query: 'weather in Paris' } },
-            { name: 'lookup', args: { query: 'Rome' } },
-          ]);
-          expect(new Set(answer.calls.map((call) => call.id)).size).toBe(2);
+          expect(answer.calls).toEqual(madeCalls);
           expect(answer.finish).toBe(surface.callFinish);
         });
       }
