@@ -401,7 +401,10 @@ function refusedRequestError(body: ChatCompletionsRequest): string | undefined {
  * - `no-index`: each call whole in one fragment without `index`, the turn ended with `stop` (Google's
  *   OpenAI-compatible endpoint);
  * - `index-zero`: every parallel call under `index` 0, each opening with an id of its own (Ollama's
- *   OpenAI-compatible endpoint, ollama/ollama#15457; SGLang).
+ *   OpenAI-compatible endpoint, ollama/ollama#15457; SGLang);
+ * - `late-name`: the first fragment of a call has its index, id and type but no name, which comes alone in the
+ *   next one (as a server may stream it that learns the name after opening the call; one MLX server's release
+ *   opened calls with an empty name, jjang-ai/vmlx#244).
  */
 const callStreamings = [
   'openai',
@@ -412,6 +415,7 @@ const callStreamings = [
   'null-id',
   'no-index',
   'index-zero',
+  'late-name',
 ] as const;
 type CallStreaming = (typeof callStreamings)[number];
 
@@ -457,23 +461,32 @@ function repeatedFields({ id, function: { name } }: ChatFunctionCall, streaming:
     'null-id': { call: { id: null, type: null }, function: { name: null } },
     'no-index': { call: {}, function: {} },
     'index-zero': { call: {}, function: {} },
+    'late-name': { call: {}, function: {} },
   };
   return repeats[streaming];
 }
 
 /**
- * The fragments the call at `position` streams in: the call whole (`no-index`), or its opening and two pieces of
- * its arguments, under the call's index (0 for every call with `index-zero`).
+ * The fragments the call at `position` streams in: the call whole (`no-index`), or its opening (without its name,
+ * then the name alone, with `late-name`) and two pieces of its arguments, under the call's index (0 for every call
+ * with `index-zero`).
  */
 function callFragments(call: ChatFunctionCall, position: number, streaming: CallStreaming): object[] {
   if (streaming === 'no-index') return [call];
   const index = streaming === 'index-zero' ? 0 : position;
   const args = call.function.arguments;
   const opening = { index, ...call, function: { ...call.function, arguments: streaming === 'null-id' ? null : '' } };
+  const opened =
+    streaming === 'late-name'
+      ? [
+          { ...opening, function: { arguments: '' } },
+          { index, function: { name: call.function.name } },
+        ]
+      : [opening];
   const repeated = repeatedFields(call, streaming);
   const half = Math.floor(args.length / 2);
   return [
-    opening,
+    ...opened,
     ...[args.slice(0, half), args.slice(half)].map((piece) => ({
       index,
       ...repeated.call,

@@ -530,7 +530,7 @@ describe('a forced tool call that OpenAI ends with stop', () => {
  * upstream's own Responses API: neither reads the calls.
  */
 describe('tool calls streamed as OpenAI-compatible servers stream them', () => {
-  const modes = ['repeat-id', 'repeat-all', 'empty-id', 'null-name', 'null-id', 'no-index', 'index-zero'];
+  const modes = ['repeat-id', 'repeat-all', 'empty-id', 'null-name', 'null-id', 'no-index', 'index-zero', 'late-name'];
   const setup = useFamilyGateway({
     extraConfig: modes.map((mode) =>
       modelYaml(`calls-${mode}`, { provider: 'openai', upstream: `fake-calls-${mode}` }),
@@ -544,8 +544,9 @@ describe('tool calls streamed as OpenAI-compatible servers stream them', () => {
   ];
 
   for (const mode of modes) {
-    // Calls without index, or all under one, are relayed as they came, for a client to read its own way.
-    const relayed = mode === 'no-index' || mode === 'index-zero' ? [] : [alphaChat];
+    // Calls without index, all under one, or named after they open, are relayed as they came, for a client to read
+    // its own way.
+    const relayed = ['no-index', 'index-zero', 'late-name'].includes(mode) ? [] : [alphaChat];
     for (const surface of [...relayed, beta, gamma, native]) {
       for (const stream of surface === native ? [true] : [false, true]) {
         it(`${mode}: ${surface.name}, ${stream ? 'streamed' : 'not streamed'}`, async () => {

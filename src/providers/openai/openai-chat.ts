@@ -41,7 +41,7 @@ import type { CallOptions, ProviderTarget } from '../provider-adapter.ts';
 import { decodeSse } from '../shared/sse-decoder.ts';
 import type { UpstreamHttp } from '../shared/upstream-http.ts';
 import { askedChoice, checkedEvent } from '../shared/wire-data.ts';
-import { StreamedCalls } from './streamed-calls.ts';
+import { StreamedCalls, type CallEvent } from './streamed-calls.ts';
 
 /**
  * A message's content: a string, or parts where it has images or several texts (a system prompt a client gave in
@@ -262,13 +262,12 @@ function* toolCallEvents(
   fragments: readonly ToolCallFragment[],
   number: { choice?: number },
 ): Generator<ChatStreamEvent> {
-  for (const fragment of fragments) {
-    const call = calls.follow(fragment);
-    if (call === undefined) continue;
-    if (call.opened) yield { type: 'tool-call-start', index: call.index, ...call.opened, ...number };
-    if (fragment.function?.arguments)
-      yield { type: 'tool-call-delta', index: call.index, arguments: fragment.function.arguments, ...number };
-  }
+  for (const fragment of fragments) yield* numbered(calls.follow(fragment), number);
+}
+
+/** A choice's call events under the choice's number. */
+function* numbered(events: readonly CallEvent[], number: { choice?: number }): Generator<ChatStreamEvent> {
+  for (const event of events) yield { ...event, ...number };
 }
 
 /**
@@ -298,6 +297,9 @@ export async function* streamOpenAiChat(
   };
   for await (const event of decodeSse(response.body, options.target.maxEventCharacters)) {
     if (event.data === streamTerminator) {
+      // A call still waiting for its name ends with a stream whose choice never said it finished.
+      for (const [index, known] of calls)
+        yield* numbered(known.release(), choiceField(askedChoice(index, request.choices)));
       yield { type: 'finish', finishReason: finish ?? { unified: 'other', raw: undefined }, usage };
       return;
     }
@@ -311,6 +313,9 @@ export async function* streamOpenAiChat(
       // Each choice of several (`n`) streams under its own index; the first one's finish is the answer's.
       const index = choice.index ?? 0;
       const number = choiceField(askedChoice(index, request.choices));
+      const known = callsOf(index);
+      // A call waiting for its name (see StreamedCalls) starts before the choice's other output, as it came first.
+      if (choice.delta?.content || choice.delta?.refusal) yield* numbered(known.release(), number);
       // Before the output they describe, so a surface can send them with it.
       if (choice.logprobs) {
         const tokens = tokenLogprobsOf(choice.logprobs);
@@ -321,9 +326,10 @@ export async function* streamOpenAiChat(
         refused.add(index);
         yield { type: 'text-delta', text: choice.delta.refusal, ...number };
       }
-      yield* toolCallEvents(callsOf(index), choice.delta?.tool_calls ?? [], number);
+      yield* toolCallEvents(known, choice.delta?.tool_calls ?? [], number);
       if (!choice.finish_reason) continue;
-      const called = calledFinish(finishReasonOf(choice.finish_reason), callsOf(index).madeCalls);
+      yield* numbered(known.release(), number);
+      const called = calledFinish(finishReasonOf(choice.finish_reason), known.madeCalls);
       const reason = refusedFinish(called, refused.has(index));
       if (number.choice === undefined) finish = reason;
       else yield { type: 'choice-finish', choice: number.choice, finishReason: reason };
