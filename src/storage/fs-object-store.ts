@@ -19,6 +19,12 @@ export function checkObjectKey(key: string): void {
   }
 }
 
+/** Throws unless `folder` is the start of keys the gateway makes: segments as in a key, ending in `/`. */
+export function checkObjectFolder(folder: string): void {
+  if (!folder.endsWith('/')) throw new Error(`invalid object folder "${folder}"`);
+  checkObjectKey(folder.slice(0, -1));
+}
+
 /**
  * Archived media as files under a directory (`DATA_DIR/media`). Each object is its bytes plus a sidecar
  * `<file>.type` with its content type. Writes go to a temporary file that is synced and then renamed, so a
@@ -87,6 +93,12 @@ export class FsObjectStore implements ObjectStore {
     const file = this.fileOf(key);
     await rm(file, { force: true });
     await rm(`${file}.type`, { force: true });
+  }
+
+  /** The folder's directory, with everything in it (an object's sidecar, a write's temporary file). */
+  async deleteFolder(folder: string): Promise<void> {
+    checkObjectFolder(folder);
+    await rm(path.join(this.root, ...folder.slice(0, -1).split('/')), { recursive: true, force: true });
   }
 
   signedLink(key: string, expiresAt: Date): Promise<string> {

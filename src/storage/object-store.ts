@@ -8,6 +8,11 @@ export interface ObjectStore {
   /** Deletes the object; deleting one that does not exist is no error. */
   delete(key: string): Promise<void>;
   /**
+   * Deletes every object whose key begins with `folder` (`images/gen_1/`: segments as in keys, ending in `/`);
+   * a folder that holds none is no error.
+   */
+  deleteFolder(folder: string): Promise<void>;
+  /**
    * A link that downloads the object without any credential until `expiresAt`: a presigned URL (S3), or a
    * gateway path signed with HMAC (filesystem) that the caller makes absolute with the gateway's base URL.
    */

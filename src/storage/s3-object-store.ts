@@ -2,6 +2,7 @@ import {
   DeleteObjectCommand,
   GetObjectCommand,
   HeadBucketCommand,
+  ListObjectsV2Command,
   PutObjectCommand,
   S3Client,
   S3ServiceException,
@@ -9,7 +10,7 @@ import {
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import type { S3StoreConfig } from '../config/load-config.ts';
 import { attachmentDisposition } from './download-name.ts';
-import { checkObjectKey } from './fs-object-store.ts';
+import { checkObjectFolder, checkObjectKey } from './fs-object-store.ts';
 import type { ObjectStore } from './object-store.ts';
 
 /** S3 presigned links live at most a week. */
@@ -58,6 +59,25 @@ export class S3ObjectStore implements ObjectStore {
 
   async delete(key: string): Promise<void> {
     await this.client.send(new DeleteObjectCommand({ Bucket: this.config.bucket, Key: this.keyOf(key) }));
+  }
+
+  /**
+   * Lists the folder's objects a page at a time and deletes each: one request an object, as `delete` does (the batch
+   * delete, DeleteObjects, is missing from some S3-compatible stores, or refuses the checksums the SDK sends).
+   */
+  async deleteFolder(folder: string): Promise<void> {
+    checkObjectFolder(folder);
+    const { bucket: Bucket, prefix } = this.config;
+    let ContinuationToken: string | undefined;
+    do {
+      const page = await this.client.send(
+        new ListObjectsV2Command({ Bucket, Prefix: `${prefix}${folder}`, ContinuationToken }),
+      );
+      await Promise.all(
+        (page.Contents ?? []).map(({ Key }) => Key && this.client.send(new DeleteObjectCommand({ Bucket, Key }))),
+      );
+      ContinuationToken = page.IsTruncated === true ? page.NextContinuationToken : undefined;
+    } while (ContinuationToken !== undefined);
   }
 
   /**

@@ -47,6 +47,23 @@ describe('the filesystem object store and its signed links', () => {
     await store.check();
   });
 
+  it("deletes a folder's objects, and those of no other folder", async () => {
+    await store.put('images/gen_a/0.png', Buffer.from('a0'), 'image/png');
+    await store.put('images/gen_a/1.jpg', Buffer.from('a1'), 'image/jpeg');
+    await store.put('images/gen_ab/0.png', Buffer.from('ab'), 'image/png');
+    await store.deleteFolder('images/gen_a/');
+    expect(await store.get('images/gen_a/0.png')).toBeUndefined();
+    expect(await store.get('images/gen_a/1.jpg')).toBeUndefined();
+    expect(readdirSync(path.join(root, 'images'))).toEqual(['gen_ab']);
+    expect(await store.get('images/gen_ab/0.png')).toEqual({ bytes: Buffer.from('ab'), contentType: 'image/png' });
+    // A folder holding nothing is no error; one that is not a folder of keys is refused.
+    await store.deleteFolder('images/gen_a/');
+    for (const folder of ['images/gen_ab', '../', 'images/../', '/', '']) {
+      await expect(store.deleteFolder(folder)).rejects.toThrow(/invalid object (key|folder)/);
+    }
+    expect(await store.get('images/gen_ab/0.png')).toBeDefined();
+  });
+
   it('refuses keys that could leave its directory', async () => {
     for (const key of ['../x', 'a/../../x', '/abs', 'A/upper', 'a//b', '.hidden', 'a/./b']) {
       await expect(store.put(key, Buffer.from('x'), 'text/plain')).rejects.toThrow(/invalid object key/);

@@ -23,6 +23,10 @@ class MemoryStore implements ObjectStore {
     this.objects.delete(key);
     return Promise.resolve();
   };
+  deleteFolder = (folder: string) => {
+    for (const key of this.objects.keys()) if (key.startsWith(folder)) this.objects.delete(key);
+    return Promise.resolve();
+  };
   signedLink = (key: string) => Promise.resolve(`/media/${key}`);
   check = () => Promise.resolve();
   close = () => Promise.resolve();
