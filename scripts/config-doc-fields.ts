@@ -338,7 +338,10 @@ export const fieldDocs: Record<string, FieldDoc> = {
   'media.s3.publicEndpoint': {
     meaning: 'where clients reach the bucket, when not at `endpoint`: download links are presigned for it',
   },
-  'media.s3.accessKeyId': { meaning: 'credential' },
+  'media.s3.accessKeyId': {
+    meaning:
+      'credential: it puts, reads, deletes and lists objects under `prefix` (listing: to delete the outputs of a job that failed, [media jobs](media.md#jobs))',
+  },
   'media.s3.secretAccessKey': { meaning: 'credential (never logged)' },
   'media.s3.forcePathStyle': { meaning: 'path-style bucket URLs', default: false },
   'media.s3.prefix': { meaning: 'object names start with it', default: '' },

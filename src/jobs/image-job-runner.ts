@@ -19,6 +19,7 @@ import { discardOutputs, type ObjectStore } from '../storage/object-store.ts';
 import { imageCostNanos, type ImagePriceSnapshot } from '../billing/image-pricing.ts';
 import type { ImageUpstreamResult } from '../domain/media-job-results.ts';
 import { normalizedBox, type ArchivedImage, type StoredImageResult } from './image-result.ts';
+import { outputKey } from './output-keys.ts';
 import type { JobContext, JobOutcome, JobRunner, MediaJobOf } from './job-runner.ts';
 import { pastDeadline, succeeded, UnsendableJob } from './job-runner.ts';
 
@@ -154,7 +155,7 @@ export class ImageJobRunner implements JobRunner<'image'> {
   }
 
   private objectKey(job: ImageJob, index: number, mediaType: string): string {
-    return `images/${job.id.toLowerCase()}/${index}.${extensions[mediaType] ?? 'bin'}`;
+    return outputKey(job, `${index}.${extensions[mediaType] ?? 'bin'}`);
   }
 
   /** One output into the store (where it is not yet), with what the result and the asset row need of it. */

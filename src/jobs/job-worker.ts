@@ -2,7 +2,7 @@ import { frozenPriceVersion } from '../domain/media-job.ts';
 import { applySettlement, settlementClaim } from '../billing/settlement.ts';
 import type { JobsConfig, ProviderConfig } from '../config/load-config.ts';
 import type { MediaJobRow, MediaJobsRepository, ReadJobRow } from '../storage/media-jobs-repository.ts';
-import { discardOutputs, type ObjectStore } from '../storage/object-store.ts';
+import { discardFolder, discardOutputs, type ObjectStore } from '../storage/object-store.ts';
 import { usageRecord, type GenerationAttempt, type RecordedGeneration } from '../domain/generation-route.ts';
 import type { RowRef } from '../domain/provider-rows.ts';
 import { worthFallingBack } from '../gateway/fallback.ts';
@@ -17,6 +17,7 @@ import {
   type JobSend,
 } from './job-runner.ts';
 import { ClaimingWorker } from './claiming-worker.ts';
+import { outputFolder } from './output-keys.ts';
 import { unsentOutcome } from './upstream-errors.ts';
 
 /** How long past its deadline a run may take to wind down (a video task's cancel, say) before the job fails without it. */
@@ -33,8 +34,11 @@ export type WorkerJobs = Pick<
 
 export interface JobWorkerOptions {
   jobs: WorkerJobs;
-  /** Where runs archive outputs: those of a run that succeeded past its deadline are deleted, as its job fails. */
-  store: Pick<ObjectStore, 'delete'>;
+  /**
+   * Where runs archive outputs: a job that ends without succeeding keeps nothing there (no asset row would name it),
+   * whichever run stored it.
+   */
+  store: Pick<ObjectStore, 'delete' | 'deleteFolder'>;
   runners: JobRunners;
   providers: ReadonlyMap<string, Pick<ProviderConfig, 'maxConcurrentJobs' | 'active'>>;
   /** The process's breakers, shared with requests: a row opened by either is skipped by both. */
@@ -176,7 +180,13 @@ export class JobWorker extends ClaimingWorker {
         };
         const run = this.runnerOf(job, context);
         outcome = run
-          ? await this.withinDeadline(job, run, { deadline: deadline.signal, abandon: () => (lost = true) })
+          ? await this.withinDeadline(run, {
+              deadline: deadline.signal,
+              abandon: () => {
+                lost = true;
+                state.abandoned = run;
+              },
+            })
           : { kind: 'failed', error: `no runner for ${job.kind} jobs`, costNanos: 0n };
       }
       await this.finish(job, outcome, state);
@@ -272,13 +282,12 @@ export class JobWorker extends ClaimingWorker {
    * The run's outcome, or its failure at the deadline: past it, a run that still fails or asks to be retried
    * (its calls were aborted) fails for its time, and one that has not ended `deadlineGraceMs` later (a call
    * that ignores its signal) is given up, `abandon` making its later writes no-ops (and its late outputs
-   * deleted), and fails. A run that
+   * deleted once its job is settled, `discardStored`), and fails. A run that
    * succeeds past it (a call that ignored its signal, a last write the deadline overtook) fails for its time as
    * well, uncharged, and what it archived is deleted: a job not finished within its time fails, whatever it
    * delivers later. Either way the job is settled now, its hold given back, and no other process takes it up.
    */
   private async withinDeadline(
-    job: ReadJobRow,
     run: Promise<JobOutcome>,
     { deadline, abandon }: { deadline: AbortSignal; abandon: () => void },
   ): Promise<JobOutcome> {
@@ -292,11 +301,6 @@ export class JobWorker extends ClaimingWorker {
       const outcome = await Promise.race([run, givenUp]);
       if (outcome === 'given up') {
         abandon();
-        // A run given up may still succeed later: its job has failed, so what it stored is deleted then.
-        run.then(
-          (late) => this.discardOutputsOf(late),
-          (error: unknown) => this.options.onError(error, job.id),
-        );
         return pastDeadline(deadline);
       }
       if (!deadline.aborted) return outcome;
@@ -312,13 +316,34 @@ export class JobWorker extends ClaimingWorker {
     }
   }
 
-  /** What a run that succeeded past its deadline stored: its job fails, so no asset will name it. */
+  /** What a run that succeeded past its deadline named of what it stored: its job fails, so no asset will name it. */
   private async discardOutputsOf(outcome: JobOutcome): Promise<void> {
     if (outcome.kind === 'succeeded')
       await discardOutputs(
         this.options.store,
         outcome.assets.map(({ objectKey }) => objectKey),
       );
+  }
+
+  /**
+   * What a job this process settled without success had stored, which no asset row names and no retention sweep
+   * would ever delete: its output folder (what this run stored, or a run of a process that died, even what no write
+   * of the job's row named yet), now; and, once it ends, what a run given up at the deadline stores later (a late
+   * success's outputs, or an answer's outputs stored before its record was refused). Only once the job is settled:
+   * it can never succeed now, so nothing under its folder is anyone's. Best effort: the job has ended all the same.
+   */
+  private async discardStored(job: ReadJobRow, state: RunState): Promise<void> {
+    const folder = outputFolder(job);
+    const discard = async () => {
+      if (folder !== undefined) await discardFolder(this.options.store, folder);
+    };
+    await discard();
+    state.abandoned
+      ?.then(
+        (late) => this.discardOutputsOf(late),
+        (error: unknown) => this.options.onError(error, job.id),
+      )
+      .then(discard);
   }
 
   private async finish(job: ReadJobRow, outcome: JobOutcome, state: RunState): Promise<void> {
@@ -387,6 +412,7 @@ export class JobWorker extends ClaimingWorker {
         });
         if (settled === undefined) return;
         applySettlement(record, settled);
+        if (!succeeded) await this.discardStored(job, state);
         this.options.onFinished(job.id);
         this.options.onRecorded?.(record);
       }
@@ -404,6 +430,8 @@ interface RunState {
   sends: number;
   deadline: AbortSignal;
   lost: () => boolean;
+  /** The run given up at the deadline, which may still end (and store outputs) later. */
+  abandoned?: Promise<JobOutcome>;
   /** The job went on to another provider's row. */
   moveTo: (providerId: string) => void;
 }

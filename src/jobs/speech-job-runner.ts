@@ -12,6 +12,7 @@ import type { AdapterRegistry, CallOptions, SpeechAdapter } from '../providers/p
 import type { ObjectStore } from '../storage/object-store.ts';
 import type { JobContext, JobOutcome, JobRunner, MediaJobOf } from './job-runner.ts';
 import { succeeded, UnsendableJob } from './job-runner.ts';
+import { outputKey } from './output-keys.ts';
 import { upstreamFailure } from './upstream-errors.ts';
 
 const extensions: Record<string, string> = {
@@ -78,7 +79,10 @@ export class SpeechJobRunner implements JobRunner<'audio'> {
       if (!isAudioOf(made.audio, made.mediaType))
         return { kind: 'failed', error: `the provider output is not ${made.mediaType} audio`, costNanos: 0n };
       const { audio, ...facts } = made;
-      const objectKey = `audio/${job.id.toLowerCase()}/${request.product === 'text-to-speech' ? 'speech' : 'reference'}.${extensions[facts.mediaType] ?? 'bin'}`;
+      const objectKey = outputKey(
+        job,
+        `${request.product === 'text-to-speech' ? 'speech' : 'reference'}.${extensions[facts.mediaType] ?? 'bin'}`,
+      );
       await this.options.store.put(objectKey, audio, facts.mediaType);
       generated = { ...facts, assetId: newId('asset'), objectKey, bytes: audio.length };
       if (!(await context.recordGenerated(generated))) return { kind: 'lost' };

@@ -22,6 +22,7 @@ import type { AdapterRegistry, CallOptions, VideoAdapter } from '../providers/pr
 import type { ObjectStore } from '../storage/object-store.ts';
 import type { JobContext, JobOutcome, JobRunner, MediaJobOf } from './job-runner.ts';
 import { succeeded, UnsendableJob } from './job-runner.ts';
+import { outputKey } from './output-keys.ts';
 import { upstreamFailure } from './upstream-errors.ts';
 
 export interface VideoJobRunnerOptions {
@@ -195,7 +196,7 @@ export class VideoJobRunner implements JobRunner<'video'> {
     const seconds = measuredSeconds ?? report.durationSeconds;
     if (seconds === undefined || !Number.isFinite(seconds) || seconds < 0)
       throw new Error('the video has no readable duration');
-    const objectKey = `videos/${job.id.toLowerCase()}/video.${mediaType === 'video/quicktime' ? 'mov' : 'mp4'}`;
+    const objectKey = outputKey(job, `video.${mediaType === 'video/quicktime' ? 'mov' : 'mp4'}`);
     await this.options.store.put(objectKey, bytes, mediaType);
     return {
       assetId: newId('asset'),

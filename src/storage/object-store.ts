@@ -29,3 +29,8 @@ export interface ObjectStore {
 export async function discardOutputs(store: Pick<ObjectStore, 'delete'>, objectKeys: Iterable<string>): Promise<void> {
   await Promise.all([...objectKeys].map((objectKey) => store.delete(objectKey).catch(() => undefined)));
 }
+
+/** Deletes every object under a folder of a job that fails: best effort as well (`discardOutputs`). */
+export async function discardFolder(store: Pick<ObjectStore, 'deleteFolder'>, folder: string): Promise<void> {
+  await store.deleteFolder(folder).catch(() => undefined);
+}

@@ -101,11 +101,16 @@ class OneJob implements WorkerJobs {
   };
 }
 
-/** The object store as the worker sees it: the keys it was asked to delete. */
+/** The object store as the worker sees it: the keys, and the folders of keys, it was asked to delete. */
 class DeletedObjects {
   readonly keys: string[] = [];
+  readonly folders: string[] = [];
   delete = (key: string) => {
     this.keys.push(key);
+    return Promise.resolve();
+  };
+  deleteFolder = (folder: string) => {
+    this.folders.push(folder);
     return Promise.resolve();
   };
 }
@@ -118,8 +123,9 @@ async function runOne(
     jobs = new OneJob(jobRow(new Date(Date.now() + deadlineInMs))),
     store = new DeletedObjects(),
   }: { dispatch?: Pick<JobWorkerOptions, 'resilience' | 'rowsOf'>; jobs?: OneJob; store?: DeletedObjects } = {},
-): Promise<{ jobs: OneJob; deadlineAt: number; finished: number }> {
+): Promise<{ jobs: OneJob; deadlineAt: number; finished: number; foldersWhenFinished: string[] }> {
   const deadlineAt = jobs.job.deadlineAt.getTime();
+  let foldersWhenFinished: string[] = [];
   let finish: (at: number) => void = () => undefined;
   const finished = new Promise<number>((resolve) => (finish = resolve));
   const imageRunner: JobRunner<'image'> = { run: (_job, context) => runner(context) };
@@ -133,6 +139,7 @@ async function runOne(
     owner: 'me',
     config: { ...config },
     onFinished: (jobId) => {
+      foldersWhenFinished = [...store.folders];
       waiters.finished(jobId);
       finish(Date.now());
     },
@@ -143,7 +150,7 @@ async function runOne(
   worker.start();
   const at = await finished;
   await worker.stop(0);
-  return { jobs, deadlineAt, finished: at };
+  return { jobs, deadlineAt, finished: at, foldersWhenFinished };
 }
 
 /** Requests of this file waiting for their jobs, woken as the worker finishes them. */
@@ -180,12 +187,82 @@ describe('job deadlines in the worker', () => {
     expect(finished - deadlineAt).toBeGreaterThanOrEqual(0);
     expect(finished - deadlineAt).toBeLessThan(3000);
     expect(store.keys).toEqual([]);
+    expect(store.folders).toEqual(['images/gen_deadline/']);
     release();
     await new Promise((resolve) => setTimeout(resolve, 20));
     expect(late).toBe(false);
     expect(jobs.writes).toEqual(['sent']);
     // What it stored once it ended, its job already failed, no asset names: deleted.
     expect(store.keys).toEqual(['images/gen_late/0.png']);
+    expect(store.folders).toEqual(['images/gen_deadline/', 'images/gen_deadline/']);
+  });
+
+  it('deletes the folder of a given-up run once it ends, when what it stored was never named (its record refused)', async () => {
+    let release: () => void = () => undefined;
+    const stuck = new Promise<void>((resolve) => (release = resolve));
+    let ended: () => void = () => undefined;
+    const lateRun = new Promise<void>((resolve) => (ended = resolve));
+    const store = new DeletedObjects();
+    await runOne(
+      async (context) => {
+        await context.dispatch(async (_row, markSent) => {
+          await markSent();
+          await stuck;
+        });
+        // As the image runner does: its inline outputs are stored, then the answer naming them is refused.
+        const recorded = await context.recordGenerated({ images: [] });
+        ended();
+        return recorded ? { kind: 'failed', error: 'not this way', costNanos: 0n } : { kind: 'lost' };
+      },
+      300,
+      { store },
+    );
+    expect(store.folders).toEqual(['images/gen_deadline/']);
+    release();
+    await lateRun;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(store.keys).toEqual([]);
+    expect(store.folders).toEqual(['images/gen_deadline/', 'images/gen_deadline/']);
+  });
+
+  it('fails a job taken over past its deadline without running it, and deletes its folder before telling its waiters', async () => {
+    let ran = false;
+    const store = new DeletedObjects();
+    const { jobs, foldersWhenFinished } = await runOne(
+      () => {
+        ran = true;
+        return Promise.resolve({ kind: 'failed', error: 'run', costNanos: 0n });
+      },
+      -1000,
+      { store },
+    );
+    expect(ran).toBe(false);
+    expect(jobs.writes).toEqual([]);
+    expect(jobs.settlements.map(({ settlement }) => settlement)).toMatchObject([
+      { state: 'failed', costNanos: 0n, claimNanos: 0n, error: 'the job did not finish within 1 seconds', assets: [] },
+    ]);
+    // What a process killed while it ran had stored is under its folder, whether or not its row named it.
+    expect(foldersWhenFinished).toEqual(['images/gen_deadline/']);
+    expect(store.keys).toEqual([]);
+  });
+
+  it('deletes the folder of a job whose run fails, charging what the run said, and keeps that of one that succeeds', async () => {
+    const failing = new DeletedObjects();
+    const failed = await runOne(() => Promise.resolve({ kind: 'failed', error: 'refused', costNanos: 10n }), 5000, {
+      store: failing,
+    });
+    expect(failed.jobs.settlements.map(({ settlement }) => settlement)).toMatchObject([
+      { state: 'failed', costNanos: 10n, error: 'refused' },
+    ]);
+    expect(failed.foldersWhenFinished).toEqual(['images/gen_deadline/']);
+    const succeeding = new DeletedObjects();
+    const asset = { id: 'asset_kept', accountId: 'acct', jobId: 'gen_deadline', mediaType: 'image/png', bytes: 3 };
+    const assets = [{ ...asset, objectKey: 'images/gen_deadline/0.png', expiresAt: null }];
+    await runOne(() => Promise.resolve({ kind: 'succeeded', result: {}, usage: {}, costNanos: 1000n, assets }), 5000, {
+      store: succeeding,
+    });
+    expect(succeeding.folders).toEqual([]);
+    expect(succeeding.keys).toEqual([]);
   });
 
   it('fails on time a run that succeeds in the grace past its deadline, deleting its outputs, and keeps a request waiting for its job until then', async () => {
