@@ -4,7 +4,7 @@ import { GatewayError } from '../domain/errors.ts';
 import type { ImageSource, ImageStreamEvent, ImageUsage } from '../domain/image.ts';
 import { nanosToUsd } from '../domain/money.ts';
 import type { RequestContext } from '../domain/request-context.ts';
-import { notAnImage, sniffMediaType } from '../media/media-type.ts';
+import { imageTypeOf, notAnImage } from '../media/media-type.ts';
 import type { FetchedMedia } from '../media/remote-media.ts';
 import type { ImageAdapter } from '../providers/provider-adapter.ts';
 import type { Charge, FailureCharge, Plan, Recipe } from './generation-pipeline.ts';
@@ -155,7 +155,7 @@ export class ImageStreamRecipe implements Recipe<NativeImageInput, ImageRow, Ima
             ? output.data
             : (await this.sources.downloadOutput(output.url)).bytes.toString('base64');
         // The signatures sit in a file's first bytes: 64 base64 characters decode to the 48 they need.
-        if (sniffMediaType(Buffer.from(base64.slice(0, 64), 'base64'))?.startsWith('image/') !== true) {
+        if (imageTypeOf(Buffer.from(base64.slice(0, 64), 'base64')) === undefined) {
           unkept.push(`output ${event.index}: ${notAnImage}`);
           continue;
         }

@@ -12,7 +12,7 @@ import type {
 } from '../domain/image.ts';
 import { nanosToUsd } from '../domain/money.ts';
 import type { FetchedMedia } from '../media/remote-media.ts';
-import { notAnImage, sniffMediaType } from '../media/media-type.ts';
+import { imageTypeOf, notAnImage, sniffMediaType } from '../media/media-type.ts';
 import { imageDimensions } from '../media/image-dimensions.ts';
 import type { AdapterRegistry, ImageAdapter } from '../providers/provider-adapter.ts';
 import { discardOutputs, type ObjectStore } from '../storage/object-store.ts';
@@ -137,8 +137,8 @@ export class ImageJobRunner implements JobRunner<'image'> {
       result.images.map(async (image, index) => {
         if (image.output.kind !== 'inline') return image;
         const bytes = Buffer.from(image.output.data, 'base64');
-        const mediaType = sniffMediaType(bytes);
-        if (!mediaType?.startsWith('image/')) {
+        const mediaType = imageTypeOf(bytes);
+        if (mediaType === undefined) {
           failures.push({
             index,
             code: notAnImageCode,
@@ -178,8 +178,9 @@ export class ImageJobRunner implements JobRunner<'image'> {
           ? (await this.options.downloadOutput(image.output.url, deadline)).bytes
           : Buffer.from(image.output.data, 'base64');
       // The bytes say what they are: a type the provider declares for bytes that are no picture is not believed.
-      mediaType = sniffMediaType(bytes) ?? 'application/octet-stream';
-      if (!mediaType.startsWith('image/')) throw new NotAnImageError(notAnImage);
+      const picture = imageTypeOf(bytes);
+      if (picture === undefined) throw new NotAnImageError(notAnImage);
+      mediaType = picture;
       objectKey = this.objectKey(job, index, mediaType);
       await this.options.store.put(objectKey, bytes, mediaType);
     }

@@ -72,5 +72,11 @@ export function isAudioOf(bytes: Buffer, mediaType: string): boolean {
   }
 }
 
+/** The picture type a provider output's bytes declare; undefined for bytes that are no picture, whatever the provider said. */
+export function imageTypeOf(bytes: Buffer): string | undefined {
+  const mediaType = sniffMediaType(bytes);
+  return mediaType?.startsWith('image/') ? mediaType : undefined;
+}
+
 /** Why a provider's output was not kept, worded once for every image path (a job's archive, a stream). */
 export const notAnImage = 'the provider output is not an image';
