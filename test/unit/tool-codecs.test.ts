@@ -183,4 +183,27 @@ describe('tool translation edge cases', () => {
     });
     expect(finish).toMatchObject({ candidates: [{ finishReason: 'STOP' }] });
   });
+
+  it('streams interleaved parallel calls to gamma each with its own arguments, in the order they opened', () => {
+    const encoder = new ChunkEncoder('m');
+    const events = [
+      { type: 'tool-call-start', index: 0, id: 'call_a', name: 'lookup' },
+      { type: 'tool-call-start', index: 1, id: 'call_b', name: 'lookup' },
+      { type: 'tool-call-delta', index: 1, arguments: '{"q":' },
+      { type: 'tool-call-delta', index: 0, arguments: '{"q":' },
+      { type: 'tool-call-delta', index: 0, arguments: '"a"}' },
+      { type: 'tool-call-delta', index: 1, arguments: '"b"}' },
+    ] as const;
+    for (const event of events) expect(encoder.encode(event)).toEqual([]);
+    const chunks = encoder.encode({
+      type: 'finish',
+      finishReason: { unified: 'tool-calls', raw: 'tool_calls' },
+      usage: undefined,
+    });
+    expect(chunks.flatMap((chunk) => chunk.candidates?.[0]?.content?.parts ?? [])).toEqual([
+      { functionCall: { id: 'call_a', name: 'lookup', args: { q: 'a' } } },
+      { functionCall: { id: 'call_b', name: 'lookup', args: { q: 'b' } } },
+      { text: '' },
+    ]);
+  });
 });

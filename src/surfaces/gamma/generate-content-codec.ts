@@ -381,12 +381,13 @@ const functionCallPart = (call: ToolCall): Part => ({
 
 /**
  * Streamed GenerateContentResponse chunks for canonical events, each candidate (several with `candidateCount`)
- * under its index. The protocol sends each function call whole, so a call's argument fragments are held until
- * the call is complete.
+ * under its index. The protocol sends each function call whole, so a candidate's calls are held, each gathering
+ * its own argument fragments by the call's index (a server may interleave parallel calls' fragments), until the
+ * candidate says something else or ends; then each goes as a chunk, in the order the calls opened.
  */
 export class ChunkEncoder {
-  /** The call each candidate is making, by candidate index. */
-  private readonly pending = new Map<number, ToolCall>();
+  /** The calls each candidate is making, by candidate index, then by call index. */
+  private readonly pending = new Map<number, Map<number, ToolCall>>();
   /** Log probabilities of each candidate's next output, sent with its chunk as the protocol does. */
   private readonly logprobs = new Map<number, TokenLogprob[]>();
 
@@ -401,14 +402,16 @@ export class ChunkEncoder {
         return [];
       }
       case 'tool-call-delta': {
-        const call = this.pending.get(event.choice ?? 0);
+        const call = this.pending.get(event.choice ?? 0)?.get(event.index);
         if (call) call.arguments += event.arguments;
         return [];
       }
       case 'tool-call-start': {
-        const chunks = this.flush(event.choice ?? 0);
-        this.pending.set(event.choice ?? 0, { id: event.id, name: event.name, arguments: '' });
-        return chunks;
+        const choice = event.choice ?? 0;
+        const calls = this.pending.get(choice) ?? new Map<number, ToolCall>();
+        this.pending.set(choice, calls);
+        calls.set(event.index, { id: event.id, name: event.name, arguments: '' });
+        return [];
       }
       case 'text-delta':
         return [...this.flush(event.choice ?? 0), this.chunk(event.choice ?? 0, [{ text: event.text }])];
@@ -426,9 +429,9 @@ export class ChunkEncoder {
   }
 
   private flush(choice: number): GenerateContentResponse[] {
-    const call = this.pending.get(choice);
+    const calls = this.pending.get(choice);
     this.pending.delete(choice);
-    return call ? [this.chunk(choice, [functionCallPart(call)])] : [];
+    return calls ? [...calls.values()].map((call) => this.chunk(choice, [functionCallPart(call)])) : [];
   }
 
   private chunk(index: number, parts: Part[], finish?: FinishReason): GenerateContentResponse {
