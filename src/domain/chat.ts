@@ -310,6 +310,11 @@ export interface ChatRequest {
   responseFormat?: ResponseFormat;
   /** Whether a JSON schema response format is enforced strictly. */
   structuredOutputs?: boolean;
+  /**
+   * Whether a tool asks its arguments held to its schema (`ToolDefinition.strict`): derived from the tools when
+   * a request is translated, so that an adapter can say whether it holds them so (`carries`).
+   */
+  strictTools?: boolean;
   parallelToolCalls?: boolean;
   /** Whether the answer carries the model's reasoning text, where the protocol can send it. */
   includeReasoning?: boolean;
@@ -344,6 +349,7 @@ const parameterNames: Record<ChatParameterName, true> = {
   logitBias: true,
   responseFormat: true,
   structuredOutputs: true,
+  strictTools: true,
   parallelToolCalls: true,
   includeReasoning: true,
   reasoningEffort: true,

@@ -334,6 +334,7 @@ class TextRecipe implements Recipe<TextGenerationInput, TextRow, TextPlan, TextA
     const request: ChatRequest = {
       ...chatParameters(input, dropped),
       structuredOutputs: structuredOutputsAsked(input),
+      strictTools: input.tools?.some((tool) => tool.strict === true) === true ? true : undefined,
       upstreamModel: route.row.upstreamModel,
       messages: input.messages,
       // The output limit the hold covers, so a translated call cannot cost more than was held.
@@ -375,9 +376,10 @@ class TextRecipe implements Recipe<TextGenerationInput, TextRow, TextPlan, TextA
     });
     // Accepted by the model but not carried by the canonical request to another protocol: reported, never silently lost.
     // A format the client's protocol holds strictly (`heldFormat`), or one it asked `strict`, asks for structured
-    // outputs as its own parameters do.
+    // outputs as its own parameters do; a strict tool asks its arguments held alike.
     const sent: Readonly<Record<string, unknown>> = {
       structuredOutputs: request.structuredOutputs,
+      strictTools: request.strictTools,
       ...input.gatedParameters,
       ...input.ungatedParameters,
     };

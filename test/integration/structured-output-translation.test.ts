@@ -209,6 +209,7 @@ describe('structured output across protocols', () => {
     expect(lastBody(setup.gateway.fakes.openai).tools).toEqual([
       { type: 'function', function: { name: 'save', parameters: bounded } },
     ]);
+    expect(betaTool.headers['x-gateway-dropped-parameters']).toBe('tools.strict');
     const alphaTool = await post('/api/alpha/v1/chat/completions', {
       model: 'via-anthropic',
       messages: [{ role: 'user', content: 'who' }],
@@ -219,6 +220,14 @@ describe('structured output across protocols', () => {
     expect(lastBody(setup.gateway.fakes.anthropic).tools).toEqual([
       { name: 'save', input_schema: heldArguments, strict: true },
     ]);
+    expect(alphaTool.headers['x-gateway-dropped-parameters']).toBe('tools.function.strict');
+    // A strict tool whose schema the serving protocol holds whole: nothing to name.
+    const closedTool = await beta('via-openai', { tools: [{ name: 'save', input_schema: closed, strict: true }] });
+    expect(closedTool.statusCode, closedTool.body).toBe(200);
+    expect(lastBody(setup.gateway.fakes.openai).tools).toEqual([
+      { type: 'function', function: { name: 'save', parameters: closed, strict: true } },
+    ]);
+    expect(closedTool.headers['x-gateway-dropped-parameters']).toBeUndefined();
   });
 
   it('reads a very wide schema in one linear pass: 200,000 alternatives are an answer, not a failure', async () => {

@@ -124,10 +124,10 @@ describe('tool turns translated between protocols', () => {
     });
 
     const closed = { ...parameters, additionalProperties: false };
-    const validated = (declarations: object[]) =>
+    const validated = (declarations: object[], model = 'via-openai') =>
       setup.gateway.request({
         method: 'POST',
-        url: '/api/gamma/v1beta/models/via-openai:generateContent',
+        url: `/api/gamma/v1beta/models/${model}:generateContent`,
         headers: { 'x-goog-api-key': setup.key },
         payload: {
           contents: [{ role: 'user', parts: [{ text: 'weather in Paris' }] }],
@@ -151,6 +151,22 @@ describe('tool turns translated between protocols', () => {
     expect(open.headers['x-gateway-dropped-parameters']).toBe('toolConfig.functionCallingConfig.mode');
     const sent = lastBody(setup.gateway.fakes.openai) as { tools: Array<{ function: object }> };
     expect(sent.tools.map((tool) => 'strict' in tool.function)).toEqual([false, false]);
+    // Anthropic holds a strict tool to any schema it takes (open objects, optional properties): nothing lost.
+    const toAnthropic = await validated(
+      [
+        { name: 'lookup', parametersJsonSchema: parameters },
+        { name: 'units', parameters: { type: 'OBJECT', properties: { unit: { type: 'STRING' } } } },
+      ],
+      'via-anthropic',
+    );
+    expect(toAnthropic.statusCode, toAnthropic.body).toBe(200);
+    expect(toAnthropic.headers['x-gateway-dropped-parameters']).toBeUndefined();
+    expect(lastBody(setup.gateway.fakes.anthropic)).toMatchObject({
+      tools: [
+        { name: 'lookup', strict: true },
+        { name: 'units', strict: true },
+      ],
+    });
   });
 
   it("a Gemini 3 turn of calls keeps its thought signature through another protocol's tool call ids", async () => {

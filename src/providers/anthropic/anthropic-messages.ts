@@ -272,6 +272,14 @@ export function anthropicCarries(name: ChatParameterName, request: ChatRequest):
   // The protocol's own JSON format constrains the answer to its schema: strict, as structured outputs ask, unless
   // the schema has keywords it refuses, which are left out of what holds the answer.
   if (name === 'structuredOutputs') return answerSchema(request)?.leftOut.length === 0;
+  // A strict tool alike: held to its schema less the keywords the protocol refuses.
+  if (name === 'strictTools')
+    return (request.tools ?? []).every(
+      (tool) =>
+        tool.strict !== true ||
+        tool.parameters === undefined ||
+        heldSchema(argumentsSchema(tool.parameters)).leftOut.length === 0,
+    );
   // Forcing the answer's tool would take the client's own tools away, and thinking refuses a forced tool.
   if (name === 'responseFormat')
     return !answersThroughTool(request) || (request.tools === undefined && request.thinking?.type !== 'enabled');

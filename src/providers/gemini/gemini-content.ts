@@ -145,6 +145,8 @@ export function geminiCarries(name: ChatParameterName, request: ChatRequest): bo
       request.thinking === undefined &&
       (request.reasoningEffort === 'none' || thinkingLevels.has(request.reasoningEffort ?? ''))
     );
+  // A strict tool's calls are held to its schema (VALIDATED, or ANY mode).
+  if (name === 'strictTools') return true;
   // A response JSON schema constrains the answer to it: strict, as structured outputs ask.
   if (name === 'structuredOutputs')
     return request.responseFormat?.type === 'json_schema' && request.responseFormat.schema !== undefined;

@@ -135,6 +135,9 @@ export function openAiCarries(name: ChatParameterName, request: ChatRequest, tar
   const format = request.responseFormat;
   // The protocol says "structured" as the strictness of a JSON schema answer format, which only a schema it can
   // hold strictly takes.
+  // A strict tool goes strict only where its schema is one the protocol holds strictly (`openAiTool`).
+  if (name === 'strictTools')
+    return (request.tools ?? []).every((tool) => tool.strict !== true || strictSchema(toolParameters(tool)));
   if (name === 'structuredOutputs')
     return (
       format?.type === 'json_schema' && strictness(format, request) === (format.strict ?? request.structuredOutputs)
@@ -171,12 +174,15 @@ function openAiResponseFormat(
   return { type: 'json_schema', json_schema: { ...schema, ...(strict !== undefined ? { strict } : {}) } };
 }
 
+/** A tool's parameters; a function of none takes an empty object. */
+const toolParameters = (tool: ToolDefinition) => tool.parameters ?? { type: 'object', properties: {} };
+
 /**
  * A function tool as the protocol takes it. A strict tool of another protocol (which holds arguments to any
  * schema) whose schema this one cannot hold strictly goes best-effort, as the Responses API itself does with one.
  */
 function openAiTool(tool: ToolDefinition): ChatFunctionTool {
-  const parameters = tool.parameters ?? { type: 'object', properties: {} };
+  const parameters = toolParameters(tool);
   const strict = tool.strict === true && !strictSchema(parameters) ? undefined : tool.strict;
   return {
     type: 'function',

@@ -28,6 +28,7 @@ const carried = new Set<ChatParameterName>([
   'parallelToolCalls',
   'responseFormat',
   'structuredOutputs',
+  'strictTools',
 ]);
 
 export function sandboxCarries(name: ChatParameterName): boolean {

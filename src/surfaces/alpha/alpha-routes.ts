@@ -187,6 +187,7 @@ export const alphaRoutes: FastifyPluginAsyncTypebox<{ services: AlphaServices }>
           ...clientFieldNames(body, gatedFields),
           choices: 'n',
           structuredOutputs: 'response_format.json_schema.strict',
+          strictTools: 'tools.function.strict',
         },
         notTranslated: [...(decoded.notTranslated ?? []), ...unnamedFields(body, ChatCompletionsRequest)],
 

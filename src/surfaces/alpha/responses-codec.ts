@@ -66,6 +66,7 @@ export function gatedFieldNamesOf(body: ResponsesRequest): Record<string, string
     ...clientFieldNames(body, gatedFields),
     responseFormat: 'text.format',
     structuredOutputs: 'text.format.strict',
+    strictTools: 'tools.strict',
     verbosity: 'text.verbosity',
   };
 }

@@ -108,6 +108,7 @@ export function fieldNamesOfBody(body: MessagesRequest): Record<string, string> 
       ? { parallelToolCalls: 'tool_choice.disable_parallel_tool_use' }
       : {}),
     ...(format ? { structuredOutputs: format.field } : {}),
+    strictTools: 'tools.strict',
   };
 }
 

@@ -23,7 +23,6 @@ import {
   type ToolDefinition,
 } from '../../domain/chat.ts';
 import { requireNestingWithin } from '../../domain/nesting.ts';
-import { strictSchema } from '../../protocols/openai/chat-completions.ts';
 import { jsonSchemaOf } from './openapi-schema.ts';
 import type { CollectedAnswer, CollectedChoice } from '../../gateway/collected-answer.ts';
 import type { FunctionCall, FunctionResponse, Part } from '../../protocols/gemini/content.ts';
@@ -78,6 +77,7 @@ export function fieldNamesOfBody(body: GenerateContentBody): Record<string, stri
     ...clientFieldNames(body.generationConfig, generationFields, 'generationConfig.'),
     ...clientFieldNames(body, topLevelFields),
     choices: 'generationConfig.candidateCount',
+    strictTools: 'toolConfig.functionCallingConfig.mode',
   };
   return names.responseFormat === undefined ? names : { ...names, structuredOutputs: names.responseFormat };
 }
@@ -198,8 +198,8 @@ function decodeTools(
         declaration.parametersJsonSchema ??
         (declaration.parameters === undefined ? undefined : jsonSchemaOf(declaration.parameters, dropped));
       for (const keyword of dropped) notTranslated.add(`tools.functionDeclarations.parameters.${keyword}`);
-      const strict = validated && parameters !== undefined && strictSchema(parameters);
-      if (validated && !strict) notTranslated.add('toolConfig.functionCallingConfig.mode');
+      // VALIDATED holds calls to their schemas: each serving protocol says whether it can (`strictTools`).
+      const strict = validated && parameters !== undefined;
       definitions.push(
         toolDefinition({
           name: declaration.name,

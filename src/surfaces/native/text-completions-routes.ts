@@ -46,6 +46,8 @@ export const nativeTextRoutes: FastifyPluginAsyncTypebox<{ services: NativeTextS
         messages: body.messages,
         ...decodeParameters(body),
         gatedParameters,
+        // The native fields are named as the parameters are, but a tool's strictness, which is one of each tool.
+        fieldNames: { strictTools: 'tools.function.strict' },
         recordedRequest: {
           surface: 'native',
           model: body.model,
