@@ -418,6 +418,11 @@ export async function openCore(options: CoreOptions): Promise<Core> {
     },
     onError: (error, jobId) =>
       logger.error({ err: error, jobId }, 'media job failed inside the gateway; its claim runs out and it is resumed'),
+    onDiscardFailed: (error, jobId) =>
+      logger.warn(
+        { err: error, jobId },
+        'the stored outputs of a media job that did not succeed could not be deleted; they stay in the object store',
+      ),
   });
   const submission = new JobSubmission({
     ...clocked,

@@ -55,6 +55,8 @@ export interface JobWorkerOptions {
   /** A job's usage record was written (the operator's log line and metrics). */
   onRecorded?: (generation: RecordedGeneration) => void;
   onError: (error: unknown, jobId?: string) => void;
+  /** The outputs of a job that did not succeed could not be deleted: they stay in the store, which an operator is told. */
+  onDiscardFailed: (error: unknown, jobId: string) => void;
   clock?: () => Date;
 }
 
@@ -335,7 +337,8 @@ export class JobWorker extends ClaimingWorker {
   private async discardStored(job: ReadJobRow, state: RunState): Promise<void> {
     const folder = outputFolder(job);
     const discard = async () => {
-      if (folder !== undefined) await discardFolder(this.options.store, folder);
+      if (folder !== undefined)
+        await discardFolder(this.options.store, folder, (error) => this.options.onDiscardFailed(error, job.id));
     };
     await discard();
     state.abandoned

@@ -30,7 +30,14 @@ export async function discardOutputs(store: Pick<ObjectStore, 'delete'>, objectK
   await Promise.all([...objectKeys].map((objectKey) => store.delete(objectKey).catch(() => undefined)));
 }
 
-/** Deletes every object under a folder of a job that fails: best effort as well (`discardOutputs`). */
-export async function discardFolder(store: Pick<ObjectStore, 'deleteFolder'>, folder: string): Promise<void> {
-  await store.deleteFolder(folder).catch(() => undefined);
+/**
+ * Deletes every object under a folder of a job that fails: best effort as well (`discardOutputs`), but a failure is
+ * told to `failed`, since it leaves objects no sweep will find (a store refusing the listing, say).
+ */
+export async function discardFolder(
+  store: Pick<ObjectStore, 'deleteFolder'>,
+  folder: string,
+  failed: (error: unknown) => void,
+): Promise<void> {
+  await store.deleteFolder(folder).catch(failed);
 }

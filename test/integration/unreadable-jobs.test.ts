@@ -123,6 +123,7 @@ describe('jobs whose stored JSON this release cannot read', () => {
       maxDurationOverrun: gateway.gateway.core.services.config.limits.maxDurationOverrun,
       onFinished: finished,
       onError: (error) => errors.push(error),
+      onDiscardFailed: (error) => errors.push(error),
     });
     worker.start();
     try {

@@ -105,13 +105,16 @@ class OneJob implements WorkerJobs {
 class DeletedObjects {
   readonly keys: string[] = [];
   readonly folders: string[] = [];
+  /** A store that refuses to delete folders (one refusing the listing): each refusal, by job. */
+  constructor(readonly refusesFolders = false) {}
+  readonly refusals: string[] = [];
   delete = (key: string) => {
     this.keys.push(key);
     return Promise.resolve();
   };
   deleteFolder = (folder: string) => {
     this.folders.push(folder);
-    return Promise.resolve();
+    return this.refusesFolders ? Promise.reject(new Error('AccessDenied: s3:ListBucket')) : Promise.resolve();
   };
 }
 
@@ -146,6 +149,7 @@ async function runOne(
     onError: (error) => {
       throw error;
     },
+    onDiscardFailed: (_error, jobId) => store.refusals.push(jobId),
   });
   worker.start();
   const at = await finished;
@@ -263,6 +267,15 @@ describe('job deadlines in the worker', () => {
     });
     expect(succeeding.folders).toEqual([]);
     expect(succeeding.keys).toEqual([]);
+  });
+
+  it('tells the operator of a folder the store would not delete, and still fails the job', async () => {
+    const refusing = new DeletedObjects(true);
+    const { jobs } = await runOne(() => Promise.resolve({ kind: 'failed', error: 'refused', costNanos: 0n }), 5000, {
+      store: refusing,
+    });
+    expect(jobs.settlements.map(({ settlement }) => settlement.state)).toEqual(['failed']);
+    expect(refusing.refusals).toEqual(['gen_deadline']);
   });
 
   it('fails on time a run that succeeds in the grace past its deadline, deleting its outputs, and keeps a request waiting for its job until then', async () => {
