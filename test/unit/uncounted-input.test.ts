@@ -45,6 +45,16 @@ describe('the OpenAI chat decoder', () => {
     expect(leavesOut([...user(text), { role: 'assistant', content: null, tool_calls: [custom] }])).toBe(true);
   });
 
+  it('leaves out legacy function calling: the functions, and an assistant message calling one', () => {
+    const functions = [{ name: 'lookup', parameters: { type: 'object', properties: { q: { type: 'string' } } } }];
+    // The request's schema keeps fields it does not name, as sent.
+    const body = { model: 'm', messages: user(text), functions };
+    const legacy = decodeChatMessages(body);
+    expect(legacy).toMatchObject({ uncountedInput: true, untranslatable: ['functions (legacy function calling)'] });
+    const called = { role: 'assistant', content: null, function_call: { name: 'lookup', arguments: '{"q":"a"}' } };
+    expect(leavesOut([...user(text), called, { role: 'function', name: 'lookup', content: 'found' }])).toBe(true);
+  });
+
   it('counts text, refusals, images and function calls', () => {
     expect(leavesOut(user(text, { type: 'image_url', image_url: { url: 'data:image/png;base64,AAAA' } }))).toBe(false);
     expect(leavesOut([{ role: 'assistant', content: [{ type: 'refusal', refusal: 'no' }] }])).toBe(false);

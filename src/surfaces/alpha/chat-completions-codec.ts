@@ -194,13 +194,20 @@ function decodeParameters(body: ChatCompletionsRequest): Omit<Partial<ChatReques
   };
 }
 
+/** Whether a wire object has `field` set (to anything but null), whether or not its schema names it. */
+const hasField = (value: object, field: string) => Object.hasOwn(value, field) && Reflect.get(value, field) != null;
+
 export function decodeChatMessages(body: ChatCompletionsRequest): DecodedChat {
   const notes = newInputNotes();
   const messages: ChatMessage[] = [];
   let storedAudio = false;
+  // Legacy function calling, which OpenAI still reads (and bills as input): the functions and an assistant's call
+  // of one. The canonical model has tools only, so only a relay carries them, and the bound counts neither.
+  if (hasField(body, 'functions')) leftOut(notes, 'functions (legacy function calling)');
   for (const [index, message] of body.messages.entries()) {
     const role = roles[message.role];
     if (!role) notes.untranslatable.add(`"${message.role}" messages`);
+    if (hasField(message, 'function_call')) leftOut(notes, 'messages.function_call (legacy function calling)');
     // Earlier audio the server keeps, named by id: relayed, the server reads it again and the bound never sees
     // it; translated, the turn goes without it, named.
     if (isStoredAudioMessage(message)) {
