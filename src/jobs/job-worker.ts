@@ -2,7 +2,7 @@ import { frozenPriceVersion } from '../domain/media-job.ts';
 import { applySettlement, settlementClaim } from '../billing/settlement.ts';
 import type { JobsConfig, ProviderConfig } from '../config/load-config.ts';
 import type { MediaJobRow, MediaJobsRepository, ReadJobRow } from '../storage/media-jobs-repository.ts';
-import { discardFolder, discardOutputs, type ObjectStore } from '../storage/object-store.ts';
+import { discardFolder, type ObjectStore } from '../storage/object-store.ts';
 import { usageRecord, type GenerationAttempt, type RecordedGeneration } from '../domain/generation-route.ts';
 import type { RowRef } from '../domain/provider-rows.ts';
 import { worthFallingBack } from '../gateway/fallback.ts';
@@ -286,8 +286,8 @@ export class JobWorker extends ClaimingWorker {
    * that ignores its signal) is given up, `abandon` making its later writes no-ops (and its late outputs
    * deleted once its job is settled, `discardStored`), and fails. A run that
    * succeeds past it (a call that ignored its signal, a last write the deadline overtook) fails for its time as
-   * well, uncharged, and what it archived is deleted: a job not finished within its time fails, whatever it
-   * delivers later. Either way the job is settled now, its hold given back, and no other process takes it up.
+   * well, uncharged, and what it archived is deleted once that is settled: a job not finished within its time
+   * fails, whatever it delivers later. Either way the job is settled now, its hold given back, and no other process takes it up.
    */
   private async withinDeadline(
     run: Promise<JobOutcome>,
@@ -308,23 +308,13 @@ export class JobWorker extends ClaimingWorker {
       if (!deadline.aborted) return outcome;
       if (outcome.kind === 'retry') return pastDeadline(deadline);
       if (outcome.kind === 'failed') return pastDeadline(deadline, outcome.costNanos);
-      if (outcome.kind === 'succeeded') {
-        await this.discardOutputsOf(outcome);
-        return pastDeadline(deadline);
-      }
+      // What it stored is deleted once its failure is settled (`discardStored`), not before: a run this late may
+      // be one whose job another process has taken over, and settled, under the same keys.
+      if (outcome.kind === 'succeeded') return pastDeadline(deadline);
       return outcome;
     } finally {
       clearTimeout(grace);
     }
-  }
-
-  /** What a run that succeeded past its deadline named of what it stored: its job fails, so no asset will name it. */
-  private async discardOutputsOf(outcome: JobOutcome): Promise<void> {
-    if (outcome.kind === 'succeeded')
-      await discardOutputs(
-        this.options.store,
-        outcome.assets.map(({ objectKey }) => objectKey),
-      );
   }
 
   /**
@@ -332,21 +322,19 @@ export class JobWorker extends ClaimingWorker {
    * would ever delete: its output folder (what this run stored, or a run of a process that died, even what no write
    * of the job's row named yet), now; and, once it ends, what a run given up at the deadline stores later (a late
    * success's outputs, or an answer's outputs stored before its record was refused). Only once the job is settled:
-   * it can never succeed now, so nothing under its folder is anyone's. Best effort: the job has ended all the same.
+   * it can never succeed now, so nothing under its folder is anyone's. Best effort, and never waited for: the job
+   * has ended all the same, and a store that does not answer holds neither its waiters nor its slot.
    */
-  private async discardStored(job: ReadJobRow, state: RunState): Promise<void> {
+  private discardStored(job: ReadJobRow, state: RunState): void {
     const folder = outputFolder(job);
-    const discard = async () => {
-      if (folder !== undefined)
-        await discardFolder(this.options.store, folder, (error) => this.options.onDiscardFailed(error, job.id));
-    };
-    await discard();
-    state.abandoned
-      ?.then(
-        (late) => this.discardOutputsOf(late),
-        (error: unknown) => this.options.onError(error, job.id),
-      )
-      .then(discard);
+    if (folder === undefined) return;
+    const discard = () =>
+      discardFolder(this.options.store, folder, (error) => this.options.onDiscardFailed(error, job.id));
+    void discard();
+    void state.abandoned?.then(discard, (error: unknown) => {
+      this.options.onError(error, job.id);
+      return discard();
+    });
   }
 
   private async finish(job: ReadJobRow, outcome: JobOutcome, state: RunState): Promise<void> {
@@ -415,7 +403,7 @@ export class JobWorker extends ClaimingWorker {
         });
         if (settled === undefined) return;
         applySettlement(record, settled);
-        if (!succeeded) await this.discardStored(job, state);
+        if (!succeeded) this.discardStored(job, state);
         this.options.onFinished(job.id);
         this.options.onRecorded?.(record);
       }

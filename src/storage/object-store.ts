@@ -30,14 +30,27 @@ export async function discardOutputs(store: Pick<ObjectStore, 'delete'>, objectK
   await Promise.all([...objectKeys].map((objectKey) => store.delete(objectKey).catch(() => undefined)));
 }
 
+/** How long a folder's deletion may take before it is told as failed (it may still end later). */
+const discardWithinMs = 30_000;
+
 /**
  * Deletes every object under a folder of a job that fails: best effort as well (`discardOutputs`), but a failure is
- * told to `failed`, since it leaves objects no sweep will find (a store refusing the listing, say).
+ * told to `failed`, since it leaves objects no sweep will find (a store refusing the listing, or not answering).
+ * Never rejects.
  */
 export async function discardFolder(
   store: Pick<ObjectStore, 'deleteFolder'>,
   folder: string,
   failed: (error: unknown) => void,
 ): Promise<void> {
-  await store.deleteFolder(folder).catch(failed);
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<void>((resolve) => {
+    timer = setTimeout(() => {
+      failed(new Error(`the object store did not delete ${folder} within ${discardWithinMs / 1000} s`));
+      resolve();
+    }, discardWithinMs);
+    timer.unref();
+  });
+  await Promise.race([store.deleteFolder(folder).catch(failed), late]);
+  clearTimeout(timer);
 }

@@ -95,18 +95,26 @@ class OneJob implements WorkerJobs {
     this.writes.push('retry');
     return Promise.resolve(true);
   };
+  /** Another process has taken the job over and settled it: this one's settle is refused. */
+  takenOver = false;
   settle = (_job: MediaJobRow, _owner: string, settlement: JobSettlement) => {
     this.settlements.push({ settlement, at: Date.now() });
+    this.settleTried();
+    if (this.takenOver) return Promise.resolve(undefined);
     return Promise.resolve({ held: true, chargedNanos: settlement.claimNanos, shortUsage: undefined });
   };
+  private settleTried: () => void = () => undefined;
+  /** Resolves once the worker tries to settle the job, refused or not. */
+  readonly settleAttempted = new Promise<void>((resolve) => (this.settleTried = resolve));
 }
 
 /** The object store as the worker sees it: the keys, and the folders of keys, it was asked to delete. */
 class DeletedObjects {
   readonly keys: string[] = [];
   readonly folders: string[] = [];
-  /** A store that refuses to delete folders (one refusing the listing): each refusal, by job. */
-  constructor(readonly refusesFolders = false) {}
+  /** How the store answers a folder's deletion: done, refused (a store refusing the listing), or never. */
+  constructor(readonly folderDeletion: 'done' | 'refused' | 'hangs' = 'done') {}
+  /** The jobs whose folder the worker was told it could not delete. */
   readonly refusals: string[] = [];
   delete = (key: string) => {
     this.keys.push(key);
@@ -114,7 +122,8 @@ class DeletedObjects {
   };
   deleteFolder = (folder: string) => {
     this.folders.push(folder);
-    return this.refusesFolders ? Promise.reject(new Error('AccessDenied: s3:ListBucket')) : Promise.resolve();
+    if (this.folderDeletion === 'refused') return Promise.reject(new Error('AccessDenied: s3:ListBucket'));
+    return this.folderDeletion === 'hangs' ? new Promise<void>(() => undefined) : Promise.resolve();
   };
 }
 
@@ -175,7 +184,7 @@ describe('job deadlines in the worker', () => {
           await stuck; // a call that never looks at `context.deadline`
         });
         late = await context.recordGenerated({ images: [] });
-        const assets = [{ ...asset, objectKey: 'images/gen_late/0.png', expiresAt: null }];
+        const assets = [{ ...asset, objectKey: 'images/gen_deadline/0.png', expiresAt: null }];
         return { kind: 'succeeded', result: {}, usage: {}, costNanos: 1000n, assets };
       },
       300,
@@ -196,8 +205,8 @@ describe('job deadlines in the worker', () => {
     await new Promise((resolve) => setTimeout(resolve, 20));
     expect(late).toBe(false);
     expect(jobs.writes).toEqual(['sent']);
-    // What it stored once it ended, its job already failed, no asset names: deleted.
-    expect(store.keys).toEqual(['images/gen_late/0.png']);
+    // What it stored once it ended, its job already failed, no asset names: deleted, with the job's folder.
+    expect(store.keys).toEqual([]);
     expect(store.folders).toEqual(['images/gen_deadline/', 'images/gen_deadline/']);
   });
 
@@ -229,7 +238,7 @@ describe('job deadlines in the worker', () => {
     expect(store.folders).toEqual(['images/gen_deadline/', 'images/gen_deadline/']);
   });
 
-  it('fails a job taken over past its deadline without running it, and deletes its folder before telling its waiters', async () => {
+  it('fails a job taken over past its deadline without running it, and sets about deleting its folder before telling its waiters', async () => {
     let ran = false;
     const store = new DeletedObjects();
     const { jobs, foldersWhenFinished } = await runOne(
@@ -270,12 +279,66 @@ describe('job deadlines in the worker', () => {
   });
 
   it('tells the operator of a folder the store would not delete, and still fails the job', async () => {
-    const refusing = new DeletedObjects(true);
+    const refusing = new DeletedObjects('refused');
     const { jobs } = await runOne(() => Promise.resolve({ kind: 'failed', error: 'refused', costNanos: 0n }), 5000, {
       store: refusing,
     });
     expect(jobs.settlements.map(({ settlement }) => settlement.state)).toEqual(['failed']);
     expect(refusing.refusals).toEqual(['gen_deadline']);
+  });
+
+  it('ends a failed job, telling its waiters and freeing its slot, while a store does not answer its deletion', async () => {
+    const hanging = new DeletedObjects('hangs');
+    const { jobs, foldersWhenFinished } = await runOne(
+      () => Promise.resolve({ kind: 'failed', error: 'refused', costNanos: 0n }),
+      5000,
+      { store: hanging },
+    );
+    expect(jobs.settlements.map(({ settlement }) => settlement.state)).toEqual(['failed']);
+    expect(foldersWhenFinished).toEqual(['images/gen_deadline/']);
+  });
+
+  it('deletes nothing of a job it could not settle: another process took it over, maybe to success, under the same keys', async () => {
+    const store = new DeletedObjects();
+    const jobs = new OneJob(jobRow(new Date(Date.now() + 200)));
+    // The claim ran out unnoticed (the renewal had not run yet): the job is another process's, settled.
+    jobs.takenOver = true;
+    const worker = new JobWorker({
+      jobs,
+      store,
+      maxDurationOverrun: 1.1,
+      runners: {
+        image: {
+          // A run that succeeds in the grace past its deadline, its asset under the job's own key.
+          run: async (_job, context) => {
+            await context.dispatch(async (_row, markSent) => {
+              await markSent();
+              await new Promise((resolve) => setTimeout(resolve, 500));
+            });
+            const asset = { id: 'asset_a', accountId: 'acct', jobId: 'gen_deadline', mediaType: 'image/png', bytes: 3 };
+            const assets = [{ ...asset, objectKey: 'images/gen_deadline/0.png', expiresAt: null }];
+            return { kind: 'succeeded', result: {}, usage: {}, costNanos: 1000n, assets };
+          },
+        },
+      },
+      providers: new Map(),
+      resilience: quietResilience(),
+      rowsOf: () => [],
+      owner: 'me',
+      config: { ...config },
+      onFinished: () => undefined,
+      onError: (error) => {
+        throw error;
+      },
+      onDiscardFailed: (error) => {
+        throw error;
+      },
+    });
+    worker.start();
+    await jobs.settleAttempted;
+    await worker.stop(1000);
+    expect(store.keys).toEqual([]);
+    expect(store.folders).toEqual([]);
   });
 
   it('fails on time a run that succeeds in the grace past its deadline, deleting its outputs, and keeps a request waiting for its job until then', async () => {
@@ -321,7 +384,7 @@ describe('job deadlines in the worker', () => {
     expect(jobs.settlements.map(({ settlement }) => settlement)).toMatchObject([
       { state: 'failed', costNanos: 0n, error: 'the job did not finish within 1 seconds', assets: [] },
     ]);
-    expect(store.keys).toEqual(['images/gen_deadline/0.png']);
+    expect(store.folders).toEqual(['images/gen_deadline/']);
     // The request that waited for it sees it end so.
     expect((await waited).state).toBe('failed');
   });
