@@ -76,27 +76,45 @@ export interface KeptSchema {
   leftOut: string[];
 }
 
+/** How a protocol holding answers to a subset of JSON Schema takes a schema (`heldSubset`). */
+export interface SubsetRules {
+  /** Whether the protocol refuses `keyword` with this value. */
+  refuses: (keyword: string, value: unknown) => boolean;
+  /** Whether every object must say it is closed (`additionalProperties: false`), as one left open is refused. */
+  closesObjects: boolean;
+}
+
+/** Whether a schema object describes an object: typed so, or listing properties. */
+export function describesObject(node: SchemaObject): boolean {
+  return (
+    node.type === 'object' ||
+    (Array.isArray(node.type) && node.type.includes('object')) ||
+    isSchemaObject(node.properties)
+  );
+}
+
 /**
- * `schema` without the keywords `refuses` names in any schema object of it, as a protocol that holds answers to a
- * subset of JSON Schema takes it. What a keyword left out said is written into its object's `description`
- * (`{"minLength":1}`), as the vendors' own SDKs do, so the model still reads the constraint it is no longer held
- * to. The schema itself comes back when nothing is left out. Recursive: a request's schemas are held to
+ * `schema` as a protocol that holds answers to a subset of JSON Schema takes it: without the keywords it refuses in
+ * any schema object of it, and, where it wants them so, every object closed (which an answer to the schema as
+ * written may be as well: nothing is lost). What a keyword left out said is written into its object's
+ * `description` (`{"minLength":1}`), as the vendors' own SDKs do, so the model still reads the constraint it is no
+ * longer held to. The schema itself comes back when nothing changes. Recursive: a request's schemas are held to
  * `maxNesting` levels before they reach a protocol.
  */
-export function withoutKeywords(
-  schema: SchemaObject,
-  refuses: (keyword: string, value: unknown) => boolean,
-): KeptSchema {
+export function heldSubset(schema: SchemaObject, rules: SubsetRules): KeptSchema {
   const leftOut = new Set<string>();
-  const kept = keptObject(schema, refuses, leftOut);
-  return { schema: leftOut.size === 0 ? schema : kept, leftOut: [...leftOut] };
+  const changed = { any: false };
+  const kept = keptObject(schema, rules, { leftOut, changed });
+  return { schema: changed.any ? kept : schema, leftOut: [...leftOut] };
 }
 
 function keptObject(
   node: SchemaObject,
-  refuses: (keyword: string, value: unknown) => boolean,
-  leftOut: Set<string>,
+  rules: SubsetRules,
+  walk: { leftOut: Set<string>; changed: { any: boolean } },
 ): SchemaObject {
+  const { refuses } = rules;
+  const { leftOut } = walk;
   const kept: Record<string, unknown> = {};
   const refused: Record<string, unknown> = {};
   for (const [keyword, value] of Object.entries(node)) {
@@ -105,20 +123,22 @@ function keptObject(
       leftOut.add(keyword);
     } else if (schemaValuedKeywords.has(keyword)) {
       kept[keyword] = Array.isArray(value)
-        ? value.map((item) => (isSchemaObject(item) ? keptObject(item, refuses, leftOut) : item))
+        ? value.map((item) => (isSchemaObject(item) ? keptObject(item, rules, walk) : item))
         : isSchemaObject(value)
-          ? keptObject(value, refuses, leftOut)
+          ? keptObject(value, rules, walk)
           : value;
     } else if (schemaMapKeywords.has(keyword) && isSchemaObject(value)) {
       kept[keyword] = Object.fromEntries(
-        Object.entries(value).map(([name, sub]) => [
-          name,
-          isSchemaObject(sub) ? keptObject(sub, refuses, leftOut) : sub,
-        ]),
+        Object.entries(value).map(([name, sub]) => [name, isSchemaObject(sub) ? keptObject(sub, rules, walk) : sub]),
       );
     } else kept[keyword] = value;
   }
+  if (rules.closesObjects && describesObject(node) && kept.additionalProperties === undefined) {
+    kept.additionalProperties = false;
+    walk.changed.any = true;
+  }
   if (Object.keys(refused).length === 0) return kept;
+  walk.changed.any = true;
   const said = JSON.stringify(refused);
   kept.description = typeof kept.description === 'string' ? `${kept.description} ${said}` : said;
   return kept;

@@ -240,7 +240,10 @@ function droppedNames(
 }
 
 /** Whether the request asks its answer held to its schema: natively, or by a format the client asked `strict`. */
-function structuredOutputsAsked({ structuredOutputs, responseFormat }: TextGenerationInput): boolean | undefined {
+function structuredOutputsAsked({
+  structuredOutputs,
+  responseFormat,
+}: Pick<ChatRequest, 'structuredOutputs' | 'responseFormat'>): boolean | undefined {
   if (structuredOutputs !== undefined) return structuredOutputs;
   return responseFormat?.type === 'json_schema' && responseFormat.strict === true ? true : undefined;
 }
@@ -331,10 +334,11 @@ class TextRecipe implements Recipe<TextGenerationInput, TextRow, TextPlan, TextA
    */
   private async translated(route: TextRow, plan: TextPlan, charge: Charge): Promise<TextAttempt> {
     const { input, dropped, maxOutputTokens, choices } = plan;
+    const parameters = chatParameters(input, dropped);
     const request: ChatRequest = {
-      ...chatParameters(input, dropped),
-      structuredOutputs: structuredOutputsAsked(input),
-      strictTools: input.tools?.some((tool) => tool.strict === true) === true ? true : undefined,
+      ...parameters,
+      structuredOutputs: structuredOutputsAsked(parameters),
+      strictTools: parameters.tools?.some((tool) => tool.strict === true) === true ? true : undefined,
       upstreamModel: route.row.upstreamModel,
       messages: input.messages,
       // The output limit the hold covers, so a translated call cannot cost more than was held.
@@ -378,10 +382,10 @@ class TextRecipe implements Recipe<TextGenerationInput, TextRow, TextPlan, TextA
     // A format the client's protocol holds strictly (`heldFormat`), or one it asked `strict`, asks for structured
     // outputs as its own parameters do; a strict tool asks its arguments held alike.
     const sent: Readonly<Record<string, unknown>> = {
-      structuredOutputs: request.structuredOutputs,
-      strictTools: request.strictTools,
       ...input.gatedParameters,
       ...input.ungatedParameters,
+      structuredOutputs: request.structuredOutputs,
+      strictTools: request.strictTools,
     };
     const notCarried = Object.keys(sent).filter((name) => sent[name] !== undefined && !carries(route, request, name));
     const droppedParameters = droppedNames(input, {

@@ -1,7 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import { Type } from 'typebox';
 import { objectOf } from '../../src/domain/wire-values.ts';
-import { findSchemaObject, type SchemaObject } from '../../src/domain/json-schema.ts';
+import { describesObject, findSchemaObject, type SchemaObject } from '../../src/domain/json-schema.ts';
 import {
   heldAnswerRefuses,
   isClientTool,
@@ -82,14 +82,21 @@ function inputSchemaError(tools: MessagesRequest['tools']): string | undefined {
 }
 
 /**
- * A keyword of a schema the API holds answers to (the answer's format, a strict tool's input) that it refuses, in
- * its words: "For 'integer' type, property 'minimum' is not supported".
+ * What the API refuses of a schema it holds answers to (the answer's format, a strict tool's input), in its words:
+ * a keyword it does not take ("For 'integer' type, property 'minimum' is not supported"), and an object not said
+ * closed ("For 'object' type, 'additionalProperties' must be explicitly set to false").
  */
 function heldSchemaError(schema: SchemaObject, field: string): string | undefined {
-  const refusing = (node: SchemaObject) =>
-    Object.keys(node).find((keyword) => heldAnswerRefuses(keyword, node[keyword]));
-  const node = findSchemaObject(schema, (candidate) => refusing(candidate) !== undefined);
-  return node && `${field}: For '${String(node.type)}' type, property '${refusing(node)}' is not supported`;
+  const problem = (node: SchemaObject): string | undefined => {
+    if (describesObject(node) && node.additionalProperties !== false)
+      return node.additionalProperties === true
+        ? "For 'object' type, 'additionalProperties: true' is not supported. Please set 'additionalProperties' to false"
+        : "For 'object' type, 'additionalProperties' must be explicitly set to false";
+    const refused = Object.keys(node).find((keyword) => heldAnswerRefuses(keyword, node[keyword]));
+    return refused && `For '${String(node.type)}' type, property '${refused}' is not supported`;
+  };
+  const node = findSchemaObject(schema, (candidate) => problem(candidate) !== undefined);
+  return node && `${field}: ${problem(node)}`;
 }
 
 /** The schemas the API holds answers to: the answer's format and strict tools' inputs, each checked. */

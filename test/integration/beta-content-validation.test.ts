@@ -36,7 +36,7 @@ describe('beta messages content schemas', () => {
       { type: 'image', source: { type: 'file', file_id: 'file_1' } },
     ];
     const tools = [
-      { name: 'lookup', input_schema: { type: 'object' }, strict: true },
+      { name: 'lookup', input_schema: { type: 'object', additionalProperties: false }, strict: true },
       { type: 'web_search_20250305', name: 'web_search', max_uses: 2 },
     ];
     const fields = {

@@ -230,6 +230,83 @@ describe('structured output across protocols', () => {
     expect(closedTool.headers['x-gateway-dropped-parameters']).toBeUndefined();
   });
 
+  it("keeps the format's description before what Anthropic refuses at the schema's root, said after it", async () => {
+    const schema = { ...closed, minProperties: 1 };
+    const answer = await post('/api/alpha/v1/chat/completions', {
+      model: 'via-anthropic',
+      messages: [{ role: 'user', content: 'where to go' }],
+      response_format: {
+        type: 'json_schema',
+        json_schema: { name: 'place', description: 'A city worth a visit', schema },
+      },
+    });
+    expect(answer.statusCode, answer.body).toBe(200);
+    expect(lastBody(setup.gateway.fakes.anthropic).output_config).toEqual({
+      format: {
+        type: 'json_schema',
+        schema: { ...closed, title: 'place', description: 'A city worth a visit {"minProperties":1}' },
+      },
+    });
+  });
+
+  it('closes the objects of a schema Anthropic holds, as it wants them said; one open to more is said in words', async () => {
+    const answer = await post('/api/alpha/v1/chat/completions', {
+      model: 'via-anthropic',
+      messages: [{ role: 'user', content: 'where to go' }],
+      response_format: {
+        type: 'json_schema',
+        json_schema: {
+          name: 'place',
+          schema: {
+            type: 'object',
+            properties: {
+              city: { type: 'string' },
+              notes: { type: 'object', additionalProperties: { type: 'string' } },
+            },
+          },
+        },
+      },
+    });
+    expect(answer.statusCode, answer.body).toBe(200);
+    expect(lastBody(setup.gateway.fakes.anthropic).output_config).toEqual({
+      format: {
+        type: 'json_schema',
+        schema: {
+          type: 'object',
+          title: 'place',
+          properties: {
+            city: { type: 'string' },
+            notes: {
+              type: 'object',
+              additionalProperties: false,
+              description: '{"additionalProperties":{"type":"string"}}',
+            },
+          },
+          additionalProperties: false,
+        },
+      },
+    });
+    // Not asked strictly: nothing to name.
+    expect(answer.headers['x-gateway-dropped-parameters']).toBeUndefined();
+  });
+
+  it('names a native strict format the serving protocol does not hold whole, by the field the client set', async () => {
+    const bounded = { ...closed, properties: { city: { type: 'string', minLength: 1 } } };
+    const ask = (body: object) =>
+      post('/api/v1/text/completions', {
+        model: 'via-anthropic',
+        messages: [{ role: 'user', content: 'who' }],
+        ...body,
+      });
+    const format = { type: 'json_schema', json_schema: { name: 'place', strict: true, schema: bounded } };
+    const inFormat = await ask({ responseFormat: format });
+    expect(inFormat.statusCode, inFormat.body).toBe(200);
+    expect(inFormat.headers['x-gateway-dropped-parameters']).toBe('responseFormat.json_schema.strict');
+    const asParameter = await ask({ responseFormat: format, structuredOutputs: true });
+    expect(asParameter.statusCode, asParameter.body).toBe(200);
+    expect(asParameter.headers['x-gateway-dropped-parameters']).toBe('structuredOutputs');
+  });
+
   it('reads a very wide schema in one linear pass: 200,000 alternatives are an answer, not a failure', async () => {
     const wide = {
       type: 'object',

@@ -156,7 +156,10 @@ describe('encoding the canonical answer format and completions for each upstream
   it('asks Anthropic with output_config.format, beside the client tools', () => {
     const tools = [{ name: 'lookup', parameters: schema }];
     const body = encodeMessagesRequest({ ...base, responseFormat: asked, tools });
-    expect(body.output_config).toEqual({ format: { type: 'json_schema', schema } });
+    // Its held answers want every object said closed; a tool that is not strict takes the schema as it is.
+    expect(body.output_config).toEqual({
+      format: { type: 'json_schema', schema: { ...schema, additionalProperties: false } },
+    });
     expect(body.tools).toEqual([{ name: 'lookup', input_schema: schema }]);
     expect(anthropicCarries('responseFormat', { ...base, responseFormat: asked, tools })).toBe(true);
     expect(anthropicCarries('choices', { ...base, choices: 2 })).toBe(false);

@@ -2,6 +2,7 @@ import { Type, type Static } from 'typebox';
 import { tokenSum, usageDetails, wholeTokens, type FinishReason, type TokenUsage } from '../../domain/chat.ts';
 import { closedTaggedUnion, conditional, knownMemberOf, openTaggedUnion, stringOr } from '../tagged-union.ts';
 import { wireCheck } from '../wire-check.ts';
+import type { SubsetRules } from '../../domain/json-schema.ts';
 
 /** A JSON Schema, as tools and answer formats carry one: an object whose keywords the gateway passes on. */
 const JsonSchemaObject = Type.Record(Type.String(), Type.Unknown(), { description: 'A JSON Schema' });
@@ -123,13 +124,21 @@ export const isClientTool = (tool: Tool): tool is ClientTool => tool.type === un
 /**
  * Keywords the protocol's held answers (`output_config.format`, a strict tool's input_schema) refuse: "For
  * 'integer' type, property 'minimum' is not supported". Numbers' bounds, strings' lengths, objects' property
- * counts, and arrays' constraints past a `minItems` of 0 or 1. Any other JSON Schema it takes (a tool that is not
- * strict takes all of them).
+ * counts, arrays' constraints past a `minItems` of 0 or 1, and an object open to other properties ("For 'object'
+ * type, 'additionalProperties: true' is not supported"). Any other JSON Schema it takes (a tool that is not strict
+ * takes all of them).
  */
 export function heldAnswerRefuses(keyword: string, value: unknown): boolean {
   if (keyword === 'minItems') return typeof value === 'number' && value > 1;
+  if (keyword === 'additionalProperties') return value !== false;
   return heldAnswerRefusedKeywords.has(keyword);
 }
+
+/**
+ * The subset of JSON Schema the protocol holds answers to: without the keywords it refuses, and every object
+ * closed, which it wants said ("For 'object' type, 'additionalProperties' must be explicitly set to false").
+ */
+export const heldAnswerSubset: SubsetRules = { refuses: heldAnswerRefuses, closesObjects: true };
 
 const heldAnswerRefusedKeywords: ReadonlySet<string> = new Set([
   'minimum',

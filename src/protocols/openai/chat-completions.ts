@@ -10,7 +10,7 @@ import {
 } from '../../domain/chat.ts';
 import { objectWithOneOf, wireCheck } from '../wire-check.ts';
 import { openTaggedUnion } from '../tagged-union.ts';
-import { findSchemaObject, isSchemaObject, type SchemaObject } from '../../domain/json-schema.ts';
+import { describesObject, findSchemaObject, isSchemaObject, type SchemaObject } from '../../domain/json-schema.ts';
 
 const Nullable = <T extends Parameters<typeof Type.Optional>[0]>(schema: T) => Type.Union([schema, Type.Null()]);
 
@@ -364,10 +364,9 @@ const strictness = new WeakMap<object, boolean>();
 /** Whether one schema object of a strict schema is one the protocol refuses (its sub-schemas are asked apart). */
 function refusedAsStrict(node: SchemaObject): boolean {
   for (const keyword in node) if (strictRefusedKeywords.has(keyword)) return true;
-  const properties = isSchemaObject(node.properties) ? node.properties : undefined;
-  const isObject = node.type === 'object' || (Array.isArray(node.type) && node.type.includes('object'));
-  if (!isObject && !properties) return false;
+  if (!describesObject(node)) return false;
   if (node.additionalProperties !== false) return true;
+  const properties = isSchemaObject(node.properties) ? node.properties : undefined;
   const required = new Set(Array.isArray(node.required) ? node.required : []);
   for (const name in properties) if (!required.has(name)) return true;
   return false;

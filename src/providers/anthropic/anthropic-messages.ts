@@ -10,6 +10,7 @@ import {
   type ChatRequest,
   type ChatStreamEvent,
   type FinishReason,
+  type ResponseFormat,
   type ToolChoice,
   type ToolDefinition,
 } from '../../domain/chat.ts';
@@ -27,10 +28,10 @@ import {
   type ContentBlock,
   type MessagesRequest,
   type MessagesUsage,
-  heldAnswerRefuses,
+  heldAnswerSubset,
   type ToolChoice as WireToolChoice,
 } from '../../protocols/anthropic/messages.ts';
-import { withoutKeywords, type KeptSchema, type SchemaObject } from '../../domain/json-schema.ts';
+import { heldSubset, type KeptSchema, type SchemaObject } from '../../domain/json-schema.ts';
 import type { CallOptions, ProviderTarget } from '../provider-adapter.ts';
 import { decodeSse } from '../shared/sse-decoder.ts';
 import type { UpstreamHeaders, UpstreamHttp } from '../shared/upstream-http.ts';
@@ -238,12 +239,12 @@ function sentSampling(request: ChatRequest, thinking: SentThinking | undefined):
 
 /**
  * A schema as the protocol holds an answer to it: without the keywords it refuses (their constraints written into
- * descriptions); asked of one schema by the capability check and the encoding, it is made once.
+ * descriptions), its objects closed; asked of one schema by the capability check and the encoding, it is made once.
  */
 function heldSchema(schema: SchemaObject): KeptSchema {
   let kept = heldSchemas.get(schema);
   if (kept === undefined) {
-    kept = withoutKeywords(schema, heldAnswerRefuses);
+    kept = heldSubset(schema, heldAnswerSubset);
     heldSchemas.set(schema, kept);
   }
   return kept;
@@ -251,13 +252,23 @@ function heldSchema(schema: SchemaObject): KeptSchema {
 
 const heldSchemas = new WeakMap<SchemaObject, KeptSchema>();
 
-/** The schema of the answer's JSON format as it is sent, with the format's name and description in it. */
+/**
+ * The schema of the answer's JSON format as it is sent: the format's name and description in it (before what the
+ * protocol refuses is left out, so that a constraint said in words follows the client's own), held.
+ */
 function answerSchema({ responseFormat: format }: ChatRequest): KeptSchema | undefined {
-  if (format?.type !== 'json_schema' || format.schema === undefined) return undefined;
-  const held = heldSchema(format.schema);
-  const schema = describedSchema({ ...format, schema: held.schema });
-  return schema && { schema, leftOut: held.leftOut };
+  if (format?.type !== 'json_schema') return undefined;
+  let kept = answerSchemas.get(format);
+  if (kept === undefined) {
+    const described = describedSchema(format);
+    if (described === undefined) return undefined;
+    kept = heldSubset(described, heldAnswerSubset);
+    answerSchemas.set(format, kept);
+  }
+  return kept;
 }
+
+const answerSchemas = new WeakMap<ResponseFormat, KeptSchema>();
 
 /** A tool's input_schema: its parameters as an object's schema, held as the protocol holds a strict tool's. */
 function inputSchema(tool: ToolDefinition): SchemaObject {

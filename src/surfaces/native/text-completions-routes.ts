@@ -46,8 +46,12 @@ export const nativeTextRoutes: FastifyPluginAsyncTypebox<{ services: NativeTextS
         messages: body.messages,
         ...decodeParameters(body),
         gatedParameters,
-        // The native fields are named as the parameters are, but a tool's strictness, which is one of each tool.
-        fieldNames: { strictTools: 'tools.function.strict' },
+        // The native fields are named as the parameters are, but strictness asked in a format or a tool.
+        fieldNames: {
+          structuredOutputs:
+            body.structuredOutputs === undefined ? 'responseFormat.json_schema.strict' : 'structuredOutputs',
+          strictTools: 'tools.function.strict',
+        },
         recordedRequest: {
           surface: 'native',
           model: body.model,
