@@ -3,6 +3,7 @@ import type { ProviderConfig } from '../config/load-config.ts';
 import { GatewayError } from '../domain/errors.ts';
 import { newId } from '../domain/ids.ts';
 import type {
+  GeneratedImage,
   ImageFailure,
   ImageGenerationResult,
   ImageSource,
@@ -129,29 +130,33 @@ export class ImageJobRunner implements JobRunner<'image'> {
   /**
    * Inline outputs go to the store before the answer is recorded, so the job row never carries megabytes of
    * base64. One that is no picture by its own bytes (whatever type the provider declared) is not kept: it is
-   * a failed output, as one fetched by URL is, neither archived nor charged.
+   * a failed output, as one fetched by URL is, neither archived nor charged. Each kept output's key is named by
+   * its place among the kept ones, as `archive` names the outputs it fetches by URL: by the place in the
+   * provider's list, an output fetched later could take the key of one kept here.
    */
   private async keepInline(job: ImageJob, result: ImageGenerationResult): Promise<ImageUpstreamResult> {
     const failures = [...result.failures];
-    const kept = await Promise.all(
-      result.images.map(async (image, index) => {
-        if (image.output.kind !== 'inline') return image;
-        const bytes = Buffer.from(image.output.data, 'base64');
-        const mediaType = imageTypeOf(bytes);
-        if (mediaType === undefined) {
-          failures.push({
-            index,
-            code: notAnImageCode,
-            message: `output ${index} could not be archived: ${notAnImage}`,
-          });
-          return undefined;
-        }
-        const objectKey = this.objectKey(job, index, mediaType);
+    const kept: Array<{ image: GeneratedImage; bytes?: Buffer; mediaType?: string }> = [];
+    for (const [index, image] of result.images.entries()) {
+      if (image.output.kind !== 'inline') {
+        kept.push({ image });
+        continue;
+      }
+      const bytes = Buffer.from(image.output.data, 'base64');
+      const mediaType = imageTypeOf(bytes);
+      if (mediaType === undefined)
+        failures.push({ index, code: notAnImageCode, message: `output ${index} could not be archived: ${notAnImage}` });
+      else kept.push({ image, bytes, mediaType });
+    }
+    const images = await Promise.all(
+      kept.map(async ({ image, bytes, mediaType }, place) => {
+        if (bytes === undefined || mediaType === undefined) return image;
+        const objectKey = this.objectKey(job, place, mediaType);
         await this.options.store.put(objectKey, bytes, mediaType);
         return { ...image, output: { kind: 'stored' as const, objectKey, mediaType } };
       }),
     );
-    return { ...result, images: kept.filter((image) => image !== undefined), failures };
+    return { ...result, images, failures };
   }
 
   private objectKey(job: ImageJob, index: number, mediaType: string): string {

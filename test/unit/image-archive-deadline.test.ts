@@ -1,7 +1,8 @@
 /**
  * An image job whose deadline passes while its outputs are archived ends there: the output being downloaded is no
  * failure of its own (the job's time is up), no other is fetched, the job fails for its time charged nothing, and
- * nothing it stored is left behind, neither what it archived nor an inline output stored before archiving.
+ * nothing it stored is left behind, neither what it archived nor an inline output stored before archiving. And
+ * the outputs it keeps, inline or fetched, each have a key of their own.
  */
 import { describe, expect, it } from 'vitest';
 import type { ImageUpstreamResult } from '../../src/domain/media-job-results.ts';
@@ -34,7 +35,7 @@ class MemoryStore implements ObjectStore {
 
 const png = encodePng(2, 2, () => [10, 20, 30, 255]);
 
-function generatedJob(upstreamResult: ImageUpstreamResult): MediaJobOf<'image'> {
+function generatedJob(upstreamResult: ImageUpstreamResult | null): MediaJobOf<'image'> {
   const now = new Date();
   return {
     id: 'gen_cut',
@@ -49,7 +50,7 @@ function generatedJob(upstreamResult: ImageUpstreamResult): MediaJobOf<'image'> 
     request: { images: [], numberOfImages: 3 },
     recordedRequest: { operation: 'image-generation' },
     state: 'processing',
-    phase: 'generated',
+    phase: upstreamResult === null ? null : 'generated',
     upstreamTaskId: null,
     upstreamResult,
     attempts: 1,
@@ -118,5 +119,46 @@ describe('an image job archiving its outputs at its deadline', () => {
     expect(outcome).toEqual({ kind: 'failed', error: 'the job did not finish within 2 seconds', costNanos: 0n });
     expect(fetched).toEqual(['https://files.example/0.png', 'https://files.example/1.png']);
     expect([...store.objects.keys()]).toEqual([]);
+  });
+
+  it("keeps every output under a key of its own, an inline one beside one fetched, whatever the provider's list held", async () => {
+    const store = new MemoryStore();
+    const fetchedPng = encodePng(3, 3, () => [200, 100, 50, 255]);
+    const runner = new ImageJobRunner({
+      adapters: new Map(),
+      providers: new Map(),
+      store,
+      downloadOutput: () => Promise.resolve({ contentType: 'image/png', bytes: fetchedPng }),
+      fetchInput: () => Promise.reject(new Error('no input is fetched here')),
+      retentionMs: undefined,
+    });
+    // The provider's answer: an output that is no picture, one inline, one by URL.
+    const answer = {
+      images: [
+        {
+          output: {
+            kind: 'inline' as const,
+            mediaType: 'image/png',
+            data: Buffer.from('not a picture').toString('base64'),
+          },
+        },
+        { output: { kind: 'inline' as const, mediaType: 'image/png', data: png.toString('base64') } },
+        { output: { kind: 'url' as const, url: 'https://files.example/2.png' } },
+      ],
+      failures: [],
+      usage: { generatedImages: 3 },
+    };
+    const context: JobContext = {
+      dispatch: <T>() => Promise.resolve({ value: answer as T, row: { providerId: 'p', upstreamModel: 'u' } }),
+      recordTask: () => Promise.resolve(true),
+      recordGenerated: () => Promise.resolve(true),
+      lost: () => false,
+      deadline: new AbortController().signal,
+    };
+    const outcome = await runner.run(generatedJob(null), context);
+    expect(outcome.kind).toBe('succeeded');
+    const keys = outcome.kind === 'succeeded' ? outcome.assets.map((asset) => asset.objectKey) : [];
+    expect(new Set(keys).size).toBe(2);
+    expect(keys.map((key) => store.objects.get(key)?.bytes)).toEqual([png, fetchedPng]);
   });
 });
