@@ -245,11 +245,12 @@ export class CreditLedger {
     outcome: Exclude<HoldOutcome, 'ok'>,
     input: Pick<ReserveInput, 'accountId' | 'apiKeyId' | 'amountNanos' | 'whatFits'>,
   ): Promise<GatewayError> {
-    const error = holdRefusal(outcome, input.amountNanos, this.clock());
     // A key gone has nothing to offer; admission of work (one nano) is refused only when nothing at all is free.
-    if (outcome === 'key_inactive' || input.amountNanos <= 1n) return error;
+    if (outcome === 'key_inactive' || input.amountNanos <= 1n)
+      return holdRefusal(outcome, { amountNanos: input.amountNanos, freeNanos: 0n }, this.clock());
     // Only refusals pay for this read: admitted requests never wait for it.
     const free = await this.ledger.freeCredits(input.accountId, input.apiKeyId, this.clock());
+    const error = holdRefusal(outcome, { amountNanos: input.amountNanos, freeNanos: free }, this.clock());
     const covers = input.whatFits?.(free);
     const available = `${usdText(free)} USD is available${covers ? `, ${covers}` : ''}`;
     return new GatewayError(error.code, `${error.message}; ${available}`, error.details).retryAfter(
@@ -289,10 +290,15 @@ class HoldRow implements HeldCredit {
  * The client's error for a hold storage refused: 403 for the balance, 429 for a cap, 401 for a key gone
  * meanwhile. A cap that a new window lifts says when in `retry-after`; the total cap never lifts.
  */
-export function holdRefusal(outcome: Exclude<HoldOutcome, 'ok'>, amountNanos: bigint, now: Date): GatewayError {
+export function holdRefusal(
+  outcome: Exclude<HoldOutcome, 'ok'>,
+  { amountNanos, freeNanos }: { amountNanos: bigint; freeNanos: bigint },
+  now: Date,
+): GatewayError {
   // Admission of work asks for one nano: refused, nothing at all is free. A real hold may be refused with some
   // credit left that does not cover it, which is not a limit "reached".
   const admission = amountNanos <= 1n;
+  const reached = admission || freeNanos <= 0n;
   const needs = `the ${usdText(amountNanos)} USD this request needs`;
   switch (outcome) {
     case 'balance':
@@ -307,7 +313,7 @@ export function holdRefusal(outcome: Exclude<HoldOutcome, 'ok'>, amountNanos: bi
     case 'total':
       return new GatewayError(
         'GW_SPEND_CAP_REACHED',
-        admission
+        reached
           ? "the API key's total spend limit is reached"
           : `the API key's total spend limit does not leave ${needs}`,
       );
@@ -316,7 +322,7 @@ export function holdRefusal(outcome: Exclude<HoldOutcome, 'ok'>, amountNanos: bi
       const limit = `the API key's ${outcome} spend limit`;
       return new GatewayError(
         'GW_SPEND_CAP_REACHED',
-        `${admission ? `${limit} is reached` : `${limit} does not leave ${needs}`}: it starts afresh in ${retryAfterSeconds} seconds`,
+        `${reached ? `${limit} is reached` : `${limit} does not leave ${needs}`}: it starts afresh in ${retryAfterSeconds} seconds`,
       ).retryAfter(retryAfterSeconds);
     }
   }
