@@ -1,7 +1,7 @@
 import { currentSpend } from '../domain/spend-windows.ts';
 import { GatewayError } from '../domain/errors.ts';
 import { newId } from '../domain/ids.ts';
-import { nanosToUsd, typedUsdToNanos } from '../domain/money.ts';
+import { nanosToUsd, typedUsdToNanos, usdText } from '../domain/money.ts';
 import { rateLimitNames, type RateLimits } from '../billing/rate-limits.ts';
 import type { AccountsRepository } from '../storage/accounts-repository.ts';
 import type { ApiKeyRow, ApiKeysRepository, SpendLimitsNanos } from '../storage/api-keys-repository.ts';
@@ -67,6 +67,31 @@ const limitColumns = {
   monthly: 'monthlyLimitNanos',
   total: 'totalLimitNanos',
 } as const;
+
+/** How long a lowered cap waits for processes to give back credit leased for the key and not in use. */
+const leasedCreditBackMs = 2000;
+
+/**
+ * The first cap `limits` lowers below what the key has committed under it while it holds credit for work under way:
+ * spent in the cap's window and held, which the work would no longer be charged. Without work under way any cap
+ * goes (one below what is spent stops the key's spending); a cap raised, removed or left as it is always does.
+ */
+function capBelowCommitted(
+  row: ApiKeyRow,
+  limits: Partial<SpendLimitsNanos>,
+  now: Date,
+): { cap: CapName; committedNanos: bigint; heldNanos: bigint } | undefined {
+  if (row.heldNanos <= 0n) return undefined;
+  const spent = currentSpend(row, now);
+  for (const cap of capNames) {
+    const limit = limits[cap];
+    const before = row[limitColumns[cap]];
+    if (limit === undefined || limit === null || (before !== null && limit >= before)) continue;
+    const committedNanos = spent[cap] + row.heldNanos;
+    if (limit < committedNanos) return { cap, committedNanos, heldNanos: row.heldNanos };
+  }
+  return undefined;
+}
 
 function limitsOf(row: ApiKeyRow): Partial<Record<CapName, bigint>> {
   const limits: Partial<Record<CapName, bigint>> = {};
@@ -199,12 +224,45 @@ export class ApiKeyService {
     return apiKeyView(row);
   }
 
+  /**
+   * Sets the key's caps. The operator's (`accountId` null) apply as given, to work under way too (charged no
+   * further than they allow). The owner's may not fall below what the key has committed under a cap while work is
+   * under way, spent in its window and held: lowered mid-flight, they would make that work free.
+   */
   async setLimits(accountId: string | null, keyId: string, limits: LimitsInput): Promise<ApiKeyView> {
     await this.ownedKey(keyId, accountId);
-    const row = await this.options.apiKeys.setLimits(keyId, limitsToNanos(limits, ''));
+    const nanos = limitsToNanos(limits, '');
+    const row =
+      accountId === null
+        ? await this.options.apiKeys.setLimits(keyId, nanos)
+        : await this.ownerSetsLimits(keyId, nanos);
     if (!row) throw notFound(keyId);
     await this.options.storage.publish({ type: 'key-changed', keyId });
     return apiKeyView(row);
+  }
+
+  /**
+   * The owner's caps, none lowered below what is committed under it. Credit processes have leased for the key and
+   * not promised to a request counts as held until given back, which a change of the key asks of them: refused
+   * once, the change is tried again while they give it back (`leasedCreditBackMs`), then refused with 409.
+   */
+  private async ownerSetsLimits(keyId: string, limits: Partial<SpendLimitsNanos>): Promise<ApiKeyRow | undefined> {
+    const refuses = (row: ApiKeyRow) => capBelowCommitted(row, limits, this.clock());
+    let outcome = await this.options.apiKeys.setLimitsUnless(keyId, limits, refuses);
+    if (outcome !== undefined && 'refused' in outcome) {
+      await this.options.storage.publish({ type: 'key-changed', keyId });
+      for (let waited = 0; waited < leasedCreditBackMs && outcome && 'refused' in outcome; waited += 100) {
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        outcome = await this.options.apiKeys.setLimitsUnless(keyId, limits, refuses);
+      }
+    }
+    if (outcome === undefined) return undefined;
+    if ('row' in outcome) return outcome.row;
+    const { cap, committedNanos, heldNanos } = outcome.refused;
+    throw new GatewayError(
+      'GW_CONFLICT',
+      `${cap}: the key holds ${usdText(heldNanos)} USD for work under way, which a cap below ${usdText(committedNanos)} USD (with what it spent ${cap === 'total' ? 'in all' : 'in this window'}) would leave unpaid; set it once that work has ended`,
+    );
   }
 
   /** Sets the key's own rate limits; every process admits its requests under them from the next one. */

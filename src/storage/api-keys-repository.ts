@@ -13,6 +13,16 @@ export interface SpendLimitsNanos {
 
 export type CreateKeyResult = 'created' | 'limit-reached' | 'no-account';
 
+/** The cap columns a change of `limits` sets (a null removes the cap; a cap not named is left as it is). */
+function limitChanges(limits: Partial<SpendLimitsNanos>): Partial<typeof apiKeys.$inferInsert> {
+  const changes: Partial<typeof apiKeys.$inferInsert> = {};
+  if (limits.daily !== undefined) changes.dailyLimitNanos = limits.daily;
+  if (limits.weekly !== undefined) changes.weeklyLimitNanos = limits.weekly;
+  if (limits.monthly !== undefined) changes.monthlyLimitNanos = limits.monthly;
+  if (limits.total !== undefined) changes.totalLimitNanos = limits.total;
+  return changes;
+}
+
 /** Rate limits as stored on a key or an account (null: none). */
 export interface RateLimitColumns {
   requestsPerMinute: number | null;
@@ -126,17 +136,37 @@ export class ApiKeysRepository {
 
   /** Sets the given caps (a null removes one); caps not named are left as they are. */
   async setLimits(id: string, limits: Partial<SpendLimitsNanos>): Promise<ApiKeyRow | undefined> {
-    const changes: Partial<typeof apiKeys.$inferInsert> = {};
-    if (limits.daily !== undefined) changes.dailyLimitNanos = limits.daily;
-    if (limits.weekly !== undefined) changes.weeklyLimitNanos = limits.weekly;
-    if (limits.monthly !== undefined) changes.monthlyLimitNanos = limits.monthly;
-    if (limits.total !== undefined) changes.totalLimitNanos = limits.total;
     const [row] = await this.db
       .update(apiKeys)
-      .set({ ...changes, updatedAt: sql`now()` })
+      .set({ ...limitChanges(limits), updatedAt: sql`now()` })
       .where(and(eq(apiKeys.id, id), isNull(apiKeys.revokedAt)))
       .returning();
     return row;
+  }
+
+  /**
+   * Sets the caps unless `refuses` (asked of the key as it stands, its row locked so that no hold or settlement
+   * moves between the check and the change) says why not: the key as it now is, that reason, or undefined when
+   * there is no such key.
+   */
+  async setLimitsUnless<R>(
+    id: string,
+    limits: Partial<SpendLimitsNanos>,
+    refuses: (row: ApiKeyRow) => R | undefined,
+  ): Promise<{ row: ApiKeyRow } | { refused: R } | undefined> {
+    return this.db.transaction(async (transaction) => {
+      const live = and(eq(apiKeys.id, id), isNull(apiKeys.revokedAt));
+      const [current] = await transaction.select().from(apiKeys).where(live).for('update');
+      if (!current) return undefined;
+      const refused = refuses(current);
+      if (refused !== undefined) return { refused };
+      const [row] = await transaction
+        .update(apiKeys)
+        .set({ ...limitChanges(limits), updatedAt: sql`now()` })
+        .where(live)
+        .returning();
+      return row && { row };
+    });
   }
 
   /** Sets the given rate limits (a null removes one); limits not named are left as they are. */

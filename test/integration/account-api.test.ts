@@ -4,6 +4,7 @@ import {
   createKeyOverHttp,
   expectEnvelope,
   keyHeaders,
+  pollUntil,
   shippedConfigWith,
   signup,
   testPassword,
@@ -475,6 +476,49 @@ describe('account API', () => {
 
       const list = await gateway.request({ method: 'GET', url: '/api/v1/api-keys', headers: bearer(session.token) });
       expect(list.json<KeyBody[]>()[0]?.limits).toEqual({});
+    });
+
+    it('refuses the owner a cap below what work under way holds, which it would leave unpaid, and takes it once that work has ended', async () => {
+      const session = await signup(gateway);
+      const created = await createKeyOverHttp(gateway, bearer(session.token), { name: 'busy' });
+      const balance = async () =>
+        (
+          await gateway.request({ method: 'GET', url: '/api/v1/account', headers: bearer(session.token) })
+        ).json<AccountBody>().creditBalance;
+      const before = await balance();
+      // Four images at 0.001 USD each, from a job the sandbox keeps running for four seconds.
+      const submitted = await gateway.request({
+        method: 'POST',
+        url: '/api/v1/image/generations/async',
+        headers: keyHeaders(created.key),
+        payload: {
+          model: 'sandbox-image',
+          content: [{ type: 'text', text: 'a lighthouse sandbox-slow-4' }],
+          numberOfImages: 4,
+        },
+      });
+      expect(submitted.statusCode, submitted.body).toBe(202);
+      const { generationId } = submitted.json<{ generationId: string }>();
+      const url = `/api/v1/api-keys/${created.id}/usage-limit`;
+      const cap = (total: number) =>
+        gateway.request({ method: 'PATCH', url, headers: bearer(session.token), payload: { total } });
+      const refused = expectEnvelope(await cap(0), { status: 409, code: 'GW_CONFLICT', path: url });
+      expect(refused.errors).toEqual([
+        'total: the key holds 0.004 USD for work under way, which a cap below 0.004 USD (with what it spent in all) would leave unpaid; set it once that work has ended',
+      ]);
+      // A cap that covers the work goes.
+      expect((await cap(0.004)).statusCode).toBe(200);
+      const done = await pollUntil<{ status: string }>(
+        gateway,
+        { url: `/api/v1/image/generations/async/${generationId}`, key: created.key },
+        (body) => body.status === 'succeeded' || body.status === 'failed',
+      );
+      expect(done.status).toBe('succeeded');
+      await gateway.settled();
+      expect(before - (await balance())).toBeCloseTo(0.004, 9);
+      // Nothing under way: any cap goes, one below what was spent stopping the key's spending.
+      const stopped = await cap(0);
+      expect(stopped.statusCode, stopped.body).toBe(200);
     });
 
     it('a key cannot change spend limits, not even its own', async () => {

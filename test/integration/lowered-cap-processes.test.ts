@@ -1,6 +1,7 @@
 /**
- * A spend cap lowered while requests run, on two compiled gateway processes sharing one PostgreSQL database:
- * the requests already admitted settle within the cap as it stands when they end, like the balance floor.
+ * A spend cap the operator lowers while requests run, on two compiled gateway processes sharing one PostgreSQL
+ * database: the requests already admitted settle within the cap as it stands when they end, like the balance
+ * floor. (The key's owner may not lower a cap below what work under way holds: account-api.test.ts.)
  * Needs a build (npm run build).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -8,7 +9,7 @@ import { usdToNanos } from '../../src/domain/money.ts';
 import type { FakeServer } from '../fakes/fake-server.ts';
 import { startOpenAiFake } from '../fakes/openai-fake.ts';
 import { callChild as call, fundedAccount, startGatewayPair, type GatewayPair } from '../support/gateway-pair.ts';
-import { bearer } from '../support/http-helpers.ts';
+import { adminHeaders, bearer } from '../support/http-helpers.ts';
 import { fakeProviderYaml } from '../support/test-gateway.ts';
 
 describe('a cap lowered while streams run on two processes', () => {
@@ -68,8 +69,8 @@ describe('a cap lowered while streams run on two processes', () => {
     );
     const lowered = await call(b, {
       method: 'PATCH',
-      url: `/api/v1/api-keys/${keyId}/usage-limit`,
-      headers: session,
+      url: `/api/admin/v1/api-keys/${keyId}/usage-limit`,
+      headers: adminHeaders,
       body: { total: 0.001 },
     });
     expect(lowered.status).toBe(200);

@@ -154,7 +154,7 @@ export const accountRoutes: FastifyPluginAsyncTypebox<{ services: AccountService
       schema: {
         summary: "Set or remove a key's spend caps",
         description:
-          'Each window given (daily, weekly, monthly, total) gets the cap in USD, or loses it with `null`; the windows left out keep theirs. A cap set at or below 80% or 100% of what the key spent in its current window sends the levels reached as `api_key.cap_reached` webhook events, once per level and window, as spending would. A session only.',
+          'Each window given (daily, weekly, monthly, total) gets the cap in USD, or loses it with `null`; the windows left out keep theirs. A cap set at or below 80% or 100% of what the key spent in its current window sends the levels reached as `api_key.cap_reached` webhook events, once per level and window, as spending would. While work is under way, a cap lowered below what the key spent in its window plus what that work holds is refused with 409 (it would leave the work unpaid). A session only.',
         params: KeyIdParams,
         body: LimitsPatch,
         response: { 200: ApiKeySchema },
