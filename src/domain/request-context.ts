@@ -19,4 +19,15 @@ export interface RequestContext extends Caller {
   requestId?: string;
   /** The request's log line, which waits for the generation's hold to end and carries its usage record. */
   log?: RequestLog;
+  /** The request's place under its key's concurrency limit, held by each generation it starts until it ends. */
+  slot?: HeldSlot;
+}
+
+/**
+ * A request's place under a concurrency limit. A generation holds it until its hold ends: a stream whose client
+ * left is read on to its end upstream (to be billed), and takes the upstream's capacity until then.
+ */
+export interface HeldSlot {
+  /** Holds the place for one more piece of work; the function returned ends it (more calls change nothing). */
+  hold(): () => void;
 }

@@ -179,6 +179,7 @@ export class GenerationPipeline {
     // The request's line waits for the hold to end, and carries the usage record it was settled with.
     context.log?.awaits(reservation);
     reservation.whenEnded(this.dependencies.work.begin());
+    if (context.slot) reservation.whenEnded(context.slot.hold());
     if (recipe.prepare) {
       try {
         await recipe.prepare(plan);

@@ -115,6 +115,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   app.decorate('publicBaseUrl', options.publicBaseUrl);
   app.decorateRequest('principal', null);
   app.decorateRequest('requestLine', null);
+  app.decorateRequest('concurrencySlot', null);
   registerMetricsRoute(app, services.telemetry, {
     enabled: services.config.telemetry.metrics,
     token: services.config.telemetry.metricsToken,

@@ -1,7 +1,7 @@
 import type {} from '@fastify/cookie';
 import type { FastifyRequest, onRequestHookHandler } from 'fastify';
 import { GatewayError } from '../domain/errors.ts';
-import type { Caller, RequestContext } from '../domain/request-context.ts';
+import type { Caller, HeldSlot, RequestContext } from '../domain/request-context.ts';
 import type { Authenticator, CredentialSource, Principal } from '../identity/authenticator.ts';
 import { logsRequests, RequestLine } from '../telemetry/request-line.ts';
 import { bearerToken } from './secrets.ts';
@@ -12,6 +12,8 @@ declare module 'fastify' {
     principal: Principal | null;
     /** The request's log line, made when a generation is to be carried on it. */
     requestLine: RequestLine | null;
+    /** The request's place under its key's concurrency limit (rate-limit-hook.ts), when it has one. */
+    concurrencySlot: HeldSlot | null;
   }
 }
 
@@ -114,6 +116,7 @@ export function requestContextOf(request: FastifyRequest, surface: string, endpo
     endpoint,
     requestId: request.id,
   };
+  if (request.concurrencySlot) context.slot = request.concurrencySlot;
   if (logsRequests(request.log.level))
     context.log = request.requestLine ??= new RequestLine({ root: request.server.log, requestId: request.id });
   return context;

@@ -6,6 +6,7 @@ import {
   type LimitStanding,
   type RateStanding,
 } from '../billing/rate-limits.ts';
+import type { HeldSlot } from '../domain/request-context.ts';
 import { modelSurfaces, surfaceOf } from '../telemetry/surfaces.ts';
 
 /**
@@ -13,8 +14,9 @@ import { modelSurfaces, surfaceOf } from '../telemetry/surfaces.ts';
  * work (the body is not read yet): a root `preParsing` hook, which runs after every surface's authentication
  * (`onRequest`). A request without a credential, or whose credential has no limits, costs one field check and a
  * note that its settlements are not counted. The
- * slot in flight is given back when the answer's connection closes, whichever way the request ended (answered,
- * failed, stream ended, client gone, also before admission finished).
+ * slot in flight is given back once the answer's connection has closed, whichever way the request ended (answered,
+ * failed, stream ended, client gone, also before admission finished), and every generation it started has ended:
+ * a stream the client left is still read from its upstream until it ends (to be billed), a generation under way.
  */
 export function admitUnderRateLimits(limiter: KeyRateLimiter): preParsingHookHandler {
   // biome-ignore lint/complexity/useMaxParams: Fastify's preParsing hook signature
@@ -34,9 +36,11 @@ export function admitUnderRateLimits(limiter: KeyRateLimiter): preParsingHookHan
     }
     limiter.admit(counter, principal.rateLimits).then(
       (admission) => {
+        const slot = new RequestSlot(admission.release);
+        request.concurrencySlot = slot;
         // A client gone while admission was under way closed the answer already: 'close' will not come again.
-        if (reply.raw.closed || reply.raw.destroyed) admission.release();
-        else reply.raw.once('close', admission.release);
+        if (reply.raw.closed || reply.raw.destroyed) slot.closed();
+        else reply.raw.once('close', slot.closed);
         sendStanding(request, reply, admission.standing);
         done(null, payload);
       },
@@ -49,6 +53,36 @@ export function admitUnderRateLimits(limiter: KeyRateLimiter): preParsingHookHan
       },
     );
   };
+}
+
+/** A request's concurrency slot: held by its connection and by each generation it starts, given back after the last. */
+class RequestSlot implements HeldSlot {
+  private holders = 1;
+  private connectionOpen = true;
+
+  constructor(private readonly release: () => void) {}
+
+  hold(): () => void {
+    this.holders++;
+    let ended = false;
+    return () => {
+      if (ended) return;
+      ended = true;
+      this.end();
+    };
+  }
+
+  /** The answer's connection closed. */
+  readonly closed = (): void => {
+    if (!this.connectionOpen) return;
+    this.connectionOpen = false;
+    this.end();
+  };
+
+  private end(): void {
+    this.holders--;
+    if (this.holders === 0) this.release();
+  }
 }
 
 /** The surface's own rate-limit headers, as the provider it imitates sends them (alpha: OpenAI, beta: Anthropic). */

@@ -194,7 +194,7 @@ describe.each<{ store: string; env: Record<string, string> }>([
     expectRateLimited(await alpha(key.key), '/api/alpha/v1/chat/completions', 'limit of 1 concurrent requests');
     leaving.abort();
     await reader.cancel().catch(() => undefined);
-    // The slot is given back once the server sees the connection close (the upstream is still read to bill it).
+    // The slot is given back once the connection has closed and the generation (read on to bill it) has ended.
     let answer = await alpha(key.key);
     for (let attempt = 0; answer.statusCode === 429 && attempt < 50; attempt++) {
       await new Promise((resolve) => setTimeout(resolve, 100));
@@ -339,6 +339,46 @@ describe.each<{ store: string; env: Record<string, string> }>([
       '/api/beta/v1/messages',
       'limit of 3 tokens per minute',
     );
+  });
+
+  it('a client that leaves a stream keeps the slot taken until its generation, read on upstream to bill it, has ended', async () => {
+    const { key } = await sessionAndKey();
+    const set = await gateway.request({
+      method: 'PATCH',
+      url: `/api/admin/v1/api-keys/${key.id}/rate-limits`,
+      headers: adminHeaders,
+      payload: { concurrentRequests: 1 },
+    });
+    expect(set.statusCode, set.body).toBe(200);
+    const { port } = new URL(address);
+    let serverSocketClosed: Promise<void> = Promise.resolve();
+    const onConnection = (socket: Socket) => {
+      serverSocketClosed = new Promise((resolve) => socket.once('close', () => resolve()));
+    };
+    gateway.app.server.on('connection', onConnection);
+    try {
+      // A stream of 40 words, 50 ms apart, whose client hangs up after its first bytes.
+      const body = JSON.stringify({ model: 'drip', stream: true, messages: [{ role: 'user', content: 'go' }] });
+      const client = connect(Number(port), '127.0.0.1');
+      client.on('error', () => undefined);
+      const firstBytes = new Promise((resolve) => client.once('data', resolve));
+      client.write(
+        `POST /api/alpha/v1/chat/completions HTTP/1.1\r\nhost: localhost\r\nx-api-key: ${key.key}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+      );
+      await firstBytes;
+      client.destroy();
+      await serverSocketClosed;
+      // The connection is gone, the generation is not: the upstream would take a second stream of the key's beside it.
+      expectRateLimited(await alpha(key.key), '/api/alpha/v1/chat/completions', 'limit of 1 concurrent requests');
+      let answer = await alpha(key.key);
+      for (let attempt = 0; answer.statusCode === 429 && attempt < 60; attempt++) {
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        answer = await alpha(key.key);
+      }
+      expect(answer.statusCode, answer.body).toBe(200);
+    } finally {
+      gateway.app.server.off('connection', onConnection);
+    }
   });
 
   it('a slot in flight comes back when the client leaves while admission is still under way', async () => {
