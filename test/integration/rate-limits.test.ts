@@ -77,6 +77,17 @@ describe.each<{ store: string; env: Record<string, string> }>([
   const beta = (key: string) =>
     gateway.request({ method: 'POST', url: '/api/beta/v1/messages', headers: keyHeaders(key), payload: message });
 
+  /** Sets the key's own rate limits as the operator. */
+  async function limitKey(keyId: string, limits: RateLimitsBody): Promise<void> {
+    const set = await gateway.request({
+      method: 'PATCH',
+      url: `/api/admin/v1/api-keys/${keyId}/rate-limits`,
+      headers: adminHeaders,
+      payload: limits,
+    });
+    expect(set.statusCode, set.body).toBe(200);
+  }
+
   /** A signed-up account with credits and a key made over HTTP. */
   async function sessionAndKey(): Promise<{ token: string; accountId: string; key: CreatedKey }> {
     const session = await signup(gateway);
@@ -120,13 +131,7 @@ describe.each<{ store: string; env: Record<string, string> }>([
 
   it('beta answers with Anthropic headers, and 429 past the limit', async () => {
     const { key } = await sessionAndKey();
-    const set = await gateway.request({
-      method: 'PATCH',
-      url: `/api/admin/v1/api-keys/${key.id}/rate-limits`,
-      headers: adminHeaders,
-      payload: { requestsPerMinute: 1 },
-    });
-    expect(set.statusCode, set.body).toBe(200);
+    await limitKey(key.id, { requestsPerMinute: 1 });
     const first = await beta(key.key);
     expect(first.statusCode, first.body).toBe(200);
     expect(first.headers['anthropic-ratelimit-requests-limit']).toBe('1');
@@ -142,13 +147,7 @@ describe.each<{ store: string; env: Record<string, string> }>([
 
   it('tokens per minute: charged with what a request used when it settles, refused while the budget is spent', async () => {
     const { key } = await sessionAndKey();
-    const set = await gateway.request({
-      method: 'PATCH',
-      url: `/api/admin/v1/api-keys/${key.id}/rate-limits`,
-      headers: adminHeaders,
-      payload: { tokensPerMinute: 3 },
-    });
-    expect(set.statusCode, set.body).toBe(200);
+    await limitKey(key.id, { tokensPerMinute: 3 });
     const first = await alpha(key.key);
     expect(first.statusCode, first.body).toBe(200);
     expect(first.headers['x-ratelimit-limit-tokens']).toBe('3');
@@ -164,13 +163,7 @@ describe.each<{ store: string; env: Record<string, string> }>([
 
   it('concurrent requests: a second request is refused while a stream is in flight, and the slot comes back when the client leaves', async () => {
     const { key } = await sessionAndKey();
-    const set = await gateway.request({
-      method: 'PATCH',
-      url: `/api/admin/v1/api-keys/${key.id}/rate-limits`,
-      headers: adminHeaders,
-      payload: { concurrentRequests: 1 },
-    });
-    expect(set.statusCode, set.body).toBe(200);
+    await limitKey(key.id, { concurrentRequests: 1 });
     // Requests that fail (a 400 here) give their slot back too.
     for (let attempt = 0; attempt < 3; attempt++) {
       const bad = await gateway.request({
@@ -343,13 +336,7 @@ describe.each<{ store: string; env: Record<string, string> }>([
 
   it('a client that leaves a stream keeps the slot taken until its generation, read on upstream to bill it, has ended', async () => {
     const { key } = await sessionAndKey();
-    const set = await gateway.request({
-      method: 'PATCH',
-      url: `/api/admin/v1/api-keys/${key.id}/rate-limits`,
-      headers: adminHeaders,
-      payload: { concurrentRequests: 1 },
-    });
-    expect(set.statusCode, set.body).toBe(200);
+    await limitKey(key.id, { concurrentRequests: 1 });
     const { port } = new URL(address);
     let serverSocketClosed: Promise<void> = Promise.resolve();
     const onConnection = (socket: Socket) => {
@@ -383,13 +370,7 @@ describe.each<{ store: string; env: Record<string, string> }>([
 
   it('a slot in flight comes back when the client leaves while admission is still under way', async () => {
     const { key } = await sessionAndKey();
-    const set = await gateway.request({
-      method: 'PATCH',
-      url: `/api/admin/v1/api-keys/${key.id}/rate-limits`,
-      headers: adminHeaders,
-      payload: { concurrentRequests: 1 },
-    });
-    expect(set.statusCode, set.body).toBe(200);
+    await limitKey(key.id, { concurrentRequests: 1 });
     const limiter = gateway.gateway.core.services.rateLimits;
     const { port } = new URL(address);
     // Admission is held until the server has seen the client's connection close.
@@ -436,13 +417,7 @@ describe.each<{ store: string; env: Record<string, string> }>([
     // Known here as a key without limits: its settlements cost nothing.
     expect((await alpha(key.key)).statusCode).toBe(200);
     await gateway.settled();
-    const set = await gateway.request({
-      method: 'PATCH',
-      url: `/api/admin/v1/api-keys/${key.id}/rate-limits`,
-      headers: adminHeaders,
-      payload: { tokensPerMinute: 50 },
-    });
-    expect(set.statusCode, set.body).toBe(200);
+    await limitKey(key.id, { tokensPerMinute: 50 });
     // A settlement as a media job settled here after another process admitted it (or this one before a restart).
     await rateLimits.chargeTokens(key.id, 80);
     expectRateLimited(await alpha(key.key), '/api/alpha/v1/chat/completions', 'limit of 50 tokens per minute');
