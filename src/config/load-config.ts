@@ -3,7 +3,7 @@ import { isIP } from 'node:net';
 import { isAlias, LineCounter, parseDocument, visit, type Document } from 'yaml';
 import type { TSchema } from 'typebox';
 import { Value } from 'typebox/value';
-import { ONE_NANO_USD, usdToNanos } from '../domain/money.ts';
+import { isWholeNanoUsd, ONE_NANO_USD, usdToNanos } from '../domain/money.ts';
 import { Secret } from '../domain/secret.ts';
 import { ConfigFileSchema, type ConfigFile, type ModelEntry, type Protocol, type VoiceEntry } from './config-schema.ts';
 
@@ -414,7 +414,7 @@ export function checkWholeNanoPrices(pricing: ModelEntry['pricing'], at: string,
   for (const [field, price] of Object.entries(pricing ?? {})) {
     const prices = typeof price === 'number' ? { '': price } : (price ?? {});
     for (const [key, usd] of Object.entries(prices)) {
-      if (usd !== undefined && Number(usdToNanos(usd)) / 1e9 !== usd)
+      if (usd !== undefined && !isWholeNanoUsd(usd))
         fail(
           `${at}pricing.${field}${key ? `.${key}` : ''}`,
           `${usd} USD is not a whole number of nano-USD (0.000000001)`,

@@ -30,6 +30,11 @@ export function usdToNanos(usd: number): Nanos {
 /** One nano-USD, the smallest amount the ledger holds. */
 export const ONE_NANO_USD = 1e-9;
 
+/** Whether a USD amount is a whole number of nanos (at most nine decimals), which the ledger holds exactly. */
+export function isWholeNanoUsd(usd: number): boolean {
+  return Number(usdToNanos(usd)) / 1e9 === usd;
+}
+
 /**
  * A USD amount a client or operator typed (a cap, a grant), in nanos. A non-zero amount below one nano would
  * be stored as 0 without a word, so it is refused with a 400 naming `field`; so is 0 where it means nothing
@@ -43,6 +48,9 @@ export function typedUsdToNanos(usd: number, field: string, zero: 'allowed' | 'r
   if (Math.abs(usd) < ONE_NANO_USD) {
     throw new GatewayError('GW_VALIDATION', `${field} is smaller than one nano-USD (0.000000001): it cannot be stored`);
   }
+  // Rounded, a finer amount would be stored as another one than was typed, without a word.
+  if (!isWholeNanoUsd(usd))
+    throw new GatewayError('GW_VALIDATION', `${field}: ${usd} USD is not a whole number of nano-USD (0.000000001)`);
   return usdToNanos(usd);
 }
 

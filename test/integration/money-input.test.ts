@@ -40,6 +40,17 @@ describe('USD amounts below the ledger resolution', () => {
     expect(account.json()).toMatchObject({ creditBalance: 1 });
   });
 
+  it('a credit grant finer than a nano-USD answers 400 naming amount, rather than a rounded grant', async () => {
+    for (const amount of [1.0000000004, 0.0000000015, -0.0000000015]) {
+      const body = expectEnvelope(await grant(amount), {
+        status: 400,
+        code: 'GW_VALIDATION',
+        path: `/api/admin/v1/accounts/${accountId}/credits`,
+      });
+      expect(body.errors).toEqual([`amount: ${amount} USD is not a whole number of nano-USD (0.000000001)`]);
+    }
+  });
+
   it('a credit grant of exactly one nano-USD is kept', async () => {
     const response = await grant(1e-9);
     expect(response.statusCode, response.body).toBe(200);
