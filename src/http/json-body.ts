@@ -49,6 +49,16 @@ export function useGuardedJsonParser(app: FastifyInstance, maxDepth: number): vo
   // Read as bytes: decoded as a string, bytes that are not UTF-8 would become U+FFFD unseen, and the request
   // would be served (and billed) on text the client never sent.
   app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
+    // A compressed body is none the gateway reads (a client's gzip would read as JSON that is not UTF-8).
+    const encoding = request.headers['content-encoding'];
+    if (encoding !== undefined && encoding.trim().toLowerCase() !== 'identity')
+      return done(
+        new GatewayError(
+          'GW_UNSUPPORTED_MEDIA_TYPE',
+          `a body encoded as "${encoding}" is not accepted: send it uncompressed`,
+        ),
+        undefined,
+      );
     // Always bytes here (parseAs: 'buffer'); Fastify's type for a parser's body is either.
     const bytes = typeof body === 'string' ? Buffer.from(body) : body;
     if (bytes.length === 0 && acceptsEmptyBody(request)) return done(null, undefined);

@@ -1,3 +1,4 @@
+import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { adminHeaders, bearer, expectEnvelope, keyHeaders, signup, uniqueEmail } from '../support/http-helpers.ts';
 import { startTestGateway, type TestGateway } from '../support/test-gateway.ts';
@@ -163,6 +164,23 @@ describe('error envelope', () => {
         payload: 'email=a%40example.com',
       });
       expectEnvelope(response, { status: 415, code: 'GW_UNSUPPORTED_MEDIA_TYPE', path: '/api/admin/v1/accounts' });
+    });
+  });
+
+  describe('415 encoded body', () => {
+    it('a gzip-encoded JSON body is refused as encoded, not read as JSON that is not UTF-8', async () => {
+      const response = await gateway.request({
+        method: 'POST',
+        url: '/api/v1/api-keys',
+        headers: { ...keyHeaders(key), 'content-type': 'application/json', 'content-encoding': 'gzip' },
+        payload: gzipSync(JSON.stringify({ name: 'zipped' })),
+      });
+      const body = expectEnvelope(response, {
+        status: 415,
+        code: 'GW_UNSUPPORTED_MEDIA_TYPE',
+        path: '/api/v1/api-keys',
+      });
+      expect(body.errors).toEqual(['a body encoded as "gzip" is not accepted: send it uncompressed']);
     });
   });
 
