@@ -51,6 +51,21 @@ export const environmentVariables: Array<{ name: string; meaning: string; defaul
       'read by the shipped gateway.yaml (`${VAR}`): each provider whose key is set becomes active, and its models appear in the catalog',
     default: 'unset: only the sandbox models are active',
   },
+  {
+    name: '`OPENAI_BASE_URL`, `ANTHROPIC_BASE_URL`, `GEMINI_BASE_URL`, `OPENROUTER_BASE_URL`, `ARK_BASE_URL`, `SPEECH_BASE_URL`',
+    meaning: 'read by the shipped gateway.yaml: where each provider is reached (a proxy, a compatible server)',
+    default: "the vendors' own addresses",
+  },
+  {
+    name: '`GATEWAY_METRICS_TOKEN`',
+    meaning: 'read by the shipped gateway.yaml: `/metrics` then asks `Authorization: Bearer <token>`',
+    default: 'unset: `/metrics` is open',
+  },
+  {
+    name: '`OTEL_EXPORTER_OTLP_ENDPOINT`',
+    meaning: 'read by the shipped gateway.yaml: where traces are exported ([operations](operations.md))',
+    default: 'unset: no traces are exported',
+  },
 ];
 
 /**
