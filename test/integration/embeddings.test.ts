@@ -446,6 +446,14 @@ describe('embeddings', () => {
         /at most 128 inputs/,
       ],
       [
+        // Each part is tokenized apart: a body of a million one-letter parts would hold the process for seconds.
+        '257 parts in one gamma content',
+        gamma('gemini-embed-1', 'embedContent', {
+          content: { parts: Array.from({ length: 257 }, () => ({ text: 'a' })) },
+        }),
+        /body\.content\.parts must NOT have more than 256 items/,
+      ],
+      [
         'taskType on gamma',
         gamma('gemini-embed-1', 'embedContent', { content: text, taskType: 'RETRIEVAL_QUERY' }),
         /taskType is not supported/,

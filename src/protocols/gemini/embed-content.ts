@@ -1,7 +1,20 @@
 import { Type, type Static } from 'typebox';
 import { Vector } from '../vector.ts';
 import { wireCheck } from '../wire-check.ts';
-import { Content } from './content.ts';
+import { Part } from './content.ts';
+
+/**
+ * Most parts one content to embed may have. The protocol names no number, but its models read a couple of
+ * thousand tokens of text at most; each part is counted (tokenized) apart, so the bound keeps a request's work
+ * in proportion to what a model can take, whatever a body of the size limit holds.
+ */
+export const maxEmbedParts = 256;
+
+/** A content to embed: a turn's shape, with its parts bounded. */
+const EmbedContent = Type.Object({
+  role: Type.Optional(Type.String()),
+  parts: Type.Array(Part, { minItems: 1, maxItems: maxEmbedParts }),
+});
 
 /**
  * Fields of the protocol that the gateway refuses rather than ignores (it cannot carry them to every provider).
@@ -20,8 +33,8 @@ const EmbedOptions = { outputDimensionality: Type.Optional(Type.Integer({ minimu
 export const EmbedContentRequest = Type.Object(
   {
     model: Type.Optional(Type.String()),
-    content: Type.Optional(Content),
-    contents: Type.Optional(Content),
+    content: Type.Optional(EmbedContent),
+    contents: Type.Optional(EmbedContent),
     ...EmbedOptions,
     config: Type.Optional(Type.Object(EmbedOptions)),
   },
@@ -34,7 +47,7 @@ export const BatchEmbedContentsRequest = Type.Object(
   {
     requests: Type.Array(
       Type.Object(
-        { model: Type.Optional(Type.String()), content: Content, ...EmbedOptions },
+        { model: Type.Optional(Type.String()), content: EmbedContent, ...EmbedOptions },
         { additionalProperties: false },
       ),
       { minItems: 1 },
