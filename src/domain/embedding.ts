@@ -74,3 +74,10 @@ export function splitBase64(
   const url = /^data:([^;,]+);base64,(.*)$/s.exec(data);
   return url ? { mediaType: url[1]!.toLowerCase(), data: url[2]! } : { mediaType: mediaType?.toLowerCase(), data };
 }
+
+/**
+ * Most parts one input to embed may have (beta `content`, a gamma content). The protocols name no number, but
+ * their models read a couple of thousand tokens of text at most; each part is counted (tokenized) apart, so the
+ * bound keeps a request's work in proportion to what a model can take, whatever a body of the size limit holds.
+ */
+export const maxEmbeddingParts = 256;

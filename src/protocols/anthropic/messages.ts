@@ -2,6 +2,7 @@ import { Type, type Static } from 'typebox';
 import { tokenSum, usageDetails, wholeTokens, type FinishReason, type TokenUsage } from '../../domain/chat.ts';
 import { closedTaggedUnion, conditional, knownMemberOf, openTaggedUnion, stringOr } from '../tagged-union.ts';
 import { wireCheck } from '../wire-check.ts';
+import { maxEmbeddingParts } from '../../domain/embedding.ts';
 import type { SubsetRules } from '../../domain/json-schema.ts';
 
 /** A JSON Schema, as tools and answer formats carry one: an object whose keywords the gateway passes on. */
@@ -362,7 +363,7 @@ export const BetaEmbeddingsRequest = Type.Object(
     model: Type.String({ minLength: 1, maxLength: 300 }),
     input: stringOr(
       Type.Array(
-        stringOr(Type.Object({ content: Type.Array(BetaEmbeddingPart) }), {
+        stringOr(Type.Object({ content: Type.Array(BetaEmbeddingPart, { maxItems: maxEmbeddingParts }) }), {
           description: 'A text, or an object whose content parts are embedded together',
         }),
         { minItems: 1 },

@@ -1,19 +1,13 @@
 import { Type, type Static } from 'typebox';
 import { Vector } from '../vector.ts';
 import { wireCheck } from '../wire-check.ts';
+import { maxEmbeddingParts } from '../../domain/embedding.ts';
 import { Part } from './content.ts';
-
-/**
- * Most parts one content to embed may have. The protocol names no number, but its models read a couple of
- * thousand tokens of text at most; each part is counted (tokenized) apart, so the bound keeps a request's work
- * in proportion to what a model can take, whatever a body of the size limit holds.
- */
-export const maxEmbedParts = 256;
 
 /** A content to embed: a turn's shape, with its parts bounded. */
 const EmbedContent = Type.Object({
   role: Type.Optional(Type.String()),
-  parts: Type.Array(Part, { minItems: 1, maxItems: maxEmbedParts }),
+  parts: Type.Array(Part, { minItems: 1, maxItems: maxEmbeddingParts }),
 });
 
 /**
