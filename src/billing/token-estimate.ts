@@ -1,6 +1,4 @@
-import { countTextTokens } from '../domain/tokenizer.ts';
 import { imagesIn, partsOf, type ChatMessage, type ResponseFormat, type ToolDefinition } from '../domain/chat.ts';
-import type { DeliveredOutput } from '../domain/delivered-output.ts';
 
 /** Per-message framing tokens chat formats add around each message, and the primer of the reply. */
 const tokensPerMessage = 4;
@@ -39,9 +37,4 @@ export function promptTokenBound(
   // A structured answer's schema is sent with the prompt, and providers bill it as input.
   if (responseFormat?.type === 'json_schema') tokens += Buffer.byteLength(JSON.stringify(responseFormat));
   return tokens + imagesIn(messages) * tokensPerImage;
-}
-
-/** Tokens of delivered output: the text kept, counted, and each character past it as a token at most. */
-export function countDeliveredTokens(output: DeliveredOutput): number {
-  return countTextTokens(output.text) + output.charactersBeyond;
 }

@@ -1,3 +1,6 @@
+import type { TokenUsage } from './chat.ts';
+import { countTextTokens } from './tokenizer.ts';
+
 /** Characters of delivered text kept for counting; a completion of this size is far past any catalog output limit. */
 const keptCharacters = 1024 * 1024;
 
@@ -57,4 +60,25 @@ export class DeliveredOutput {
   get charactersBeyond(): number {
     return this.beyond;
   }
+}
+
+/** Tokens of delivered output: the text kept, counted, and each character past it as a token at most. */
+export function countDeliveredTokens(output: DeliveredOutput): number {
+  return countTextTokens(output.text) + output.charactersBeyond;
+}
+
+/**
+ * The usage of a relayed answer billed on the gateway's count (one without usage, or cut mid-way by the upstream
+ * or the output limit): the upstream's prompt count, else the gateway's (`promptTokens`), and the output
+ * delivered as counted, at least what the upstream reported so far (a stream's running usage may lag its events).
+ */
+export function countedUsage(
+  reported: TokenUsage | undefined,
+  output: DeliveredOutput,
+  promptTokens: () => number,
+): TokenUsage {
+  return {
+    inputTokens: reported?.inputTokens || promptTokens(),
+    outputTokens: Math.max(reported?.outputTokens ?? 0, countDeliveredTokens(output)),
+  };
 }

@@ -1,6 +1,6 @@
 import type { GenerationStatus } from '../billing/credit-ledger.ts';
 import { requirePricing, tokenCost } from '../billing/pricing.ts';
-import { countDeliveredTokens, defaultMaxOutputTokens, promptTokenBound } from '../billing/token-estimate.ts';
+import { defaultMaxOutputTokens, promptTokenBound } from '../billing/token-estimate.ts';
 import { gateParameters, spelled, type FieldNames } from '../catalog/capability-gate.ts';
 import { countTextTokens } from '../domain/tokenizer.ts';
 import type { CatalogModel } from '../catalog/catalog.ts';
@@ -17,7 +17,7 @@ import {
   type TokenUsage,
   wholeTokens,
 } from '../domain/chat.ts';
-import { DeliveredOutput } from '../domain/delivered-output.ts';
+import { countDeliveredTokens, countedUsage, DeliveredOutput } from '../domain/delivered-output.ts';
 import { GatewayError } from '../domain/errors.ts';
 import { UpstreamUnreachableError } from '../domain/upstream-failure.ts';
 import { collectAnswer, type CollectedAnswer } from './collected-answer.ts';
@@ -423,6 +423,8 @@ class TextRecipe implements Recipe<TextGenerationInput, TextRow, TextPlan, TextA
       // The answer names the catalog model the client asked for, as a translated answer does.
       servedAs: servedAs(relay.operation, plan.model.modelId),
       whole: exchange.whole,
+      // What an answer the limit ends says it is billed.
+      promptTokens: () => promptTokens(plan),
     });
     // Input the bound left out: parts the decoder met (the relay forwards them as sent), or what the forwarded
     // request names for the upstream to read.
@@ -442,15 +444,11 @@ class TextRecipe implements Recipe<TextGenerationInput, TextRow, TextPlan, TextA
         if (status !== 'failed' && reading.usage && !meter.cut)
           return tokens.settle(status, billedUsage(reading.usage, { plan, output: reading.output }));
         // Counted only when needed: an answer without usage, or one cut mid-way (by the upstream or the limit),
-        // which is charged at least what it delivered (a stream's running usage may lag its last events).
-        const output = countDeliveredTokens(reading.output);
-        const usage = {
-          inputTokens: reading.usage?.inputTokens || promptTokens(plan),
-          outputTokens: Math.max(reading.usage?.outputTokens ?? 0, output),
-        };
+        // which is charged at least what it delivered.
+        const usage = countedUsage(reading.usage, reading.output, () => promptTokens(plan));
         tokens.settle(status, {
           usage,
-          counted: reading.usage === undefined || output > reading.usage.outputTokens,
+          counted: reading.usage === undefined || usage.outputTokens > reading.usage.outputTokens,
         });
       },
     });

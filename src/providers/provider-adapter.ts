@@ -105,6 +105,11 @@ export interface RelayMeterOptions {
   servedAs?: ServedModel;
   /** The exchange's whole answer as already read (`RawExchange.whole`): a JSON meter parses nothing again. */
   whole?: ReadJson | undefined;
+  /**
+   * The prompt's tokens as the gateway counts them: an answer the output limit ends, where its protocol says
+   * usage, says what it is billed (`countedUsage`), which its upstream never reported.
+   */
+  promptTokens?: () => number;
 }
 
 /** A catalog model id, and the paths of the fields where an operation's answers and events name their model. */

@@ -62,7 +62,7 @@ describe('answers ended by the output limit', () => {
     expect(told).toBe((await billed(third.key)).completionTokens);
   });
 
-  it('a relayed stream is billed what it delivered, not the usage the upstream had reported so far', async () => {
+  it('a relayed stream is billed what it delivered, not the usage the upstream had reported so far, and says so', async () => {
     const first = await setup.gateway.createFundedKey({ credits: 1 });
     const anthropic = new Anthropic({ apiKey: first.key, baseURL: `${setup.address}/api/beta`, maxRetries: 0 });
     const message = await anthropic.messages
@@ -82,5 +82,27 @@ describe('answers ended by the output limit', () => {
       text += chunk.text ?? '';
     expect(text).not.toBe('');
     expect((await billed(second.key)).completionTokens).toBeGreaterThan(0);
+
+    // A relayed chat stream carries a usage chunk (`include_usage` is forced on): the limit's end says its own.
+    const third = await setup.gateway.createFundedKey({ credits: 1 });
+    const openai = new OpenAI({ apiKey: third.key, baseURL: `${setup.address}/api/alpha/v1`, maxRetries: 0 });
+    let usage: OpenAI.CompletionUsage | undefined;
+    let finish: string | null | undefined;
+    for await (const chunk of await openai.chat.completions.create({
+      model: 'via-openai',
+      max_tokens: 8,
+      stream: true,
+      messages: [{ role: 'user', content: prompt }],
+    })) {
+      usage = chunk.usage ?? usage;
+      finish = chunk.choices[0]?.finish_reason ?? finish;
+    }
+    expect(finish).toBe('length');
+    const charged = await billed(third.key);
+    expect(usage).toEqual({
+      prompt_tokens: charged.promptTokens,
+      completion_tokens: charged.completionTokens,
+      total_tokens: charged.promptTokens + charged.completionTokens,
+    });
   });
 });

@@ -1,9 +1,9 @@
 import { countTokens } from 'gpt-tokenizer';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { countDeliveredTokens, promptTokenBound } from '../../src/billing/token-estimate.ts';
+import { promptTokenBound } from '../../src/billing/token-estimate.ts';
 import { countTextTokens, textWithinTokens } from '../../src/domain/tokenizer.ts';
-import { DeliveredOutput } from '../../src/domain/delivered-output.ts';
+import { countDeliveredTokens, DeliveredOutput } from '../../src/domain/delivered-output.ts';
 
 const plain = { disallowedSpecial: new Set<string>() };
 

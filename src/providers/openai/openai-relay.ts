@@ -1,4 +1,5 @@
-import { DeliveredOutput } from '../../domain/delivered-output.ts';
+import type { TokenUsage } from '../../domain/chat.ts';
+import { countedUsage, DeliveredOutput } from '../../domain/delivered-output.ts';
 import {
   chatReadsServerInput,
   isChatCompletion,
@@ -213,10 +214,17 @@ class ResponseOutput {
 /** Why a Response cut by the output limit is incomplete. */
 const lengthIncomplete = { reason: 'max_output_tokens' };
 
+/** Usage as a chat completion states it. */
+const wireChatUsage = ({ inputTokens, outputTokens }: TokenUsage) => ({
+  prompt_tokens: inputTokens,
+  completion_tokens: outputTokens,
+  total_tokens: inputTokens + outputTokens,
+});
+
 /** Reads `usage` from a chat completion or a Responses answer: the JSON body, or the usage-carrying event of a stream. */
 export function openAiRelayMeter(operation: RelayOperation, options: RelayMeterOptions): RelayMeter {
   if (operation === 'responses') return responsesMeter(options);
-  const { streaming, maxEventCharacters, limit, servedAs, whole } = options;
+  const { streaming, maxEventCharacters, limit, servedAs, whole, promptTokens } = options;
   if (!streaming) {
     return jsonRelayMeter(
       isChatCompletion,
@@ -269,7 +277,9 @@ export function openAiRelayMeter(operation: RelayOperation, options: RelayMeterO
         last.model = chunk.model ?? last.model;
       },
       terminator: { data: streamTerminator, completes: true },
-      lengthFinish: () =>
+      // The finish of each choice still open, then the usage chunk the stream was asked for (`include_usage` is
+      // forced on), with what the answer is billed: the upstream sends its own only at the end it never reached.
+      lengthFinish: (reading) =>
         sseEvent({
           ...last,
           object: 'chat.completion.chunk',
@@ -278,7 +288,15 @@ export function openAiRelayMeter(operation: RelayOperation, options: RelayMeterO
             delta: {},
             finish_reason: 'length',
           })),
-        }),
+        }) +
+        (promptTokens === undefined
+          ? ''
+          : sseEvent({
+              ...last,
+              object: 'chat.completion.chunk',
+              choices: [],
+              usage: wireChatUsage(countedUsage(reading.usage, reading.output, promptTokens)),
+            })),
     },
     { limit, servedAs },
   );
