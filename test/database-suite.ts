@@ -56,5 +56,6 @@ export const databaseSuite = [
   'test/integration/video.test.ts',
   'test/integration/webhook-crash-safety.test.ts',
   'test/integration/webhook-endpoint-locks.test.ts',
+  'test/integration/webhook-fairness.test.ts',
   'test/integration/webhooks.test.ts',
 ];

@@ -423,7 +423,14 @@ export const webhookDeliveries = pgTable(
     finishedAt: moment('finished_at'),
   },
   (table) => [
-    index('webhook_deliveries_due_idx').on(table.runAfter).where(sql`${table.state} in ('queued', 'delivering')`),
+    // The claim's (migration 0025): each endpoint's pending deliveries in the order they fall due, and the
+    // ones in flight, counted per endpoint to share the sending slots out between accounts and endpoints.
+    index('webhook_deliveries_pending_idx')
+      .on(table.endpointId, table.runAfter, table.createdAt)
+      .where(sql`${table.state} in ('queued', 'delivering')`),
+    index('webhook_deliveries_in_flight_idx')
+      .on(table.endpointId, table.claimExpiresAt)
+      .where(sql`${table.state} = 'delivering'`),
     index('webhook_deliveries_finished_idx').on(table.finishedAt).where(sql`${table.finishedAt} is not null`),
     index('webhook_deliveries_endpoint_idx').on(table.endpointId, table.createdAt.desc(), table.id.desc()),
     check('webhook_deliveries_state_check', sql.raw(oneOf('"webhook_deliveries"."state"', webhookDeliveryStates))),

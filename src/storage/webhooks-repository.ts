@@ -3,6 +3,7 @@ import Type from 'typebox';
 import { webhookRowId, type WebhookDeliveryState } from '../domain/webhook-events.ts';
 import { rowShape, timestampText } from './checked-rows.ts';
 import { type Database, type PageWindow, queryRows } from './database.ts';
+import { claimInTurns } from './webhook-claim-turns.ts';
 import { accounts, apiKeys, webhookAttempts, webhookDeliveries, webhookEndpoints } from './schema.ts';
 
 /** A claimed delivery and its endpoint; `data` is the event's JSON, which its reader checks. */
@@ -190,30 +191,15 @@ export class WebhooksRepository {
    * Claims up to `limit` due deliveries for `owner` for `claimSeconds`: queued ones, and those whose claim ran
    * out (their process died while sending: at-least-once, under the same id). Rows another process is claiming
    * now are skipped. The attempt is counted here, so a delivery that keeps killing its process still ends.
+   * Deliveries are taken in turns between accounts, and within an account between its endpoints
+   * (`claimInTurns`).
    */
   async claim(
     owner: string,
     { limit, claimSeconds }: { limit: number; claimSeconds: number },
   ): Promise<ClaimedDelivery[]> {
     if (limit <= 0) return [];
-    const rows = await queryRows(
-      this.db,
-      sql`WITH due AS (
-            SELECT id FROM webhook_deliveries
-             WHERE state IN ('queued', 'delivering') AND run_after <= now()
-               AND (claimed_by IS NULL OR claim_expires_at < now())
-             ORDER BY run_after, created_at LIMIT ${limit}
-             FOR UPDATE SKIP LOCKED),
-          claimed AS (
-            UPDATE webhook_deliveries d
-               SET state = 'delivering', claimed_by = ${owner}, attempts = d.attempts + 1, updated_at = now(),
-                   claim_expires_at = now() + make_interval(secs => ${claimSeconds})
-              FROM due WHERE d.id = due.id
-            RETURNING d.id, d.event_type, d.data, d.created_at, d.attempts, d.endpoint_id)
-          SELECT c.*, e.url, e.is_active, e.sealed_secret
-            FROM claimed c JOIN webhook_endpoints e ON e.id = c.endpoint_id`,
-      claimedRows,
-    );
+    const rows = await queryRows(this.db, claimInTurns({ owner, limit, claimSeconds }), claimedRows);
     return rows.map((row) => ({
       id: row.id,
       eventType: row.event_type,

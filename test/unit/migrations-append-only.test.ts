@@ -44,6 +44,7 @@ const landed: ReadonlyArray<readonly [string, string]> = [
   ['0022_job_upstream_retry_after', '4d37c53f1f802ec90be5a084f62f3d45c3cdcedf540fe27e2276be1a4592d2ec'],
   ['0023_lowered_cap_alerts', 'd145d7f0891805a28d1e7df7ff01537a572099e7044610470053280f42eceee6'],
   ['0024_settle_lease_share', '69d1e623b31d4b7a7e0c24b988dea3de28a4dc44168e823dcc27b934c49a7e0a'],
+  ['0025_webhook_fair_claims', '7a0a9486f49d26f0c36117fb44ce2ddaf23f0a709618f0043428d58778cf194f'],
 ];
 
 const journal = Value.Parse(Journal, JSON.parse(readFileSync(path.join(folder, 'meta/_journal.json'), 'utf8')));
