@@ -8,9 +8,10 @@ import {
   type MediaTally,
 } from '../domain/embedding.ts';
 import { GatewayError } from '../domain/errors.ts';
-import { isoVideoFacts, wavSeconds } from '../media/media-duration.ts';
+import { isoVideoFacts } from '../media/media-duration.ts';
 import { sniffMediaType } from '../media/media-type.ts';
 import { RemoteMediaError, type ByteBudget, type FetchedMedia } from '../media/remote-media.ts';
+import { wavSeconds } from '../media/wav-audio.ts';
 
 /** The spec's limits for embedding requests (Limits: embeddings rows), checked before anything is held or sent. */
 export const embeddingLimits = {
@@ -155,7 +156,7 @@ async function checkBytes({ part, fetched }: Prepared, where: string, tally: Med
       return;
     case 'audioBase64': {
       if (!wavAliases.has(part.mediaType)) refuse(`${where}: audio must be audio/wav, not "${part.mediaType}"`);
-      const seconds = await wavSeconds(fetched ?? decodeBase64(part.data, `${where}'s audio`));
+      const seconds = wavSeconds(fetched ?? decodeBase64(part.data, `${where}'s audio`));
       if (seconds === undefined) refuse(`${where}: the audio is not a readable WAV file`);
       if (seconds > embeddingLimits.audioSeconds)
         refuse(

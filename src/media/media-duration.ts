@@ -1,5 +1,6 @@
 import type { Movie } from 'mp4box';
 import type { IAudioMetadata, IFileInfo, IOptions } from 'music-metadata';
+import { wavSeconds } from './wav-audio.ts';
 
 // The parsers load on first use: most processes never measure a file, and loading both at start costs about
 // 25 MiB of resident memory.
@@ -12,29 +13,13 @@ async function parseAudio(bytes: Uint8Array, info: IFileInfo, options: IOptions)
 }
 
 /**
- * Durations read from the media's own headers, never taken from the client: WAV from its RIFF format and
- * data chunks, MP4 and QuickTime from the movie header box. `undefined` when the bytes are not that format
- * or carry no duration.
+ * Durations read from the media's own bytes, never taken from the client: WAV by the gateway itself, from its
+ * format and the bytes after its data chunk's header (wav-audio.ts); MP4 and QuickTime from the movie header
+ * box. `undefined` when the bytes are not that format or carry no duration.
  */
 export interface VideoFacts {
   container: 'mp4' | 'mov';
   seconds: number;
-}
-
-export async function wavSeconds(bytes: Uint8Array): Promise<number | undefined> {
-  try {
-    const metadata = await parseAudio(
-      bytes,
-      { mimeType: 'audio/wav', size: bytes.length },
-      { duration: true, skipCovers: true },
-    );
-    const seconds = metadata.format.duration;
-    return metadata.format.container === 'WAVE' && seconds !== undefined && Number.isFinite(seconds)
-      ? seconds
-      : undefined;
-  } catch {
-    return undefined;
-  }
 }
 
 /** Playable seconds of an audio file of `mediaType` (raw 16-bit mono PCM at `pcmSampleRate`); undefined when unreadable. */

@@ -67,6 +67,27 @@ describe('sandbox multimodal embeddings', () => {
     expect(await heldNanosOf(gateway, accountId)).toBe(0n);
   });
 
+  it('bills audio for what the file holds, not for the shorter length its header states', async () => {
+    const { key: payer } = await gateway.createFundedKey({ credits: 1 });
+    // 100 s of WAV (100 samples a second) whose data chunk says it holds 8 bytes.
+    const audio = wavFile(100, 100, 8);
+    const response = await gateway.request({
+      method: 'POST',
+      url: '/api/beta/v1/embeddings',
+      headers: { 'x-api-key': payer },
+      payload: {
+        model: 'sandbox-embedding-multimodal',
+        dimensions: 4,
+        input: [{ content: [{ type: 'audioBase64', data: audio.toString('base64'), mediaType: 'audio/wav' }] }],
+      },
+    });
+    expect(response.statusCode, response.body).toBe(200);
+    const [record] = await usageRecords(gateway, payer);
+    expect(record).toMatchObject({ status: 'succeeded', usage: { audioSeconds: 100 } });
+    // 100 s of audio at 0.00001 USD.
+    expect(record!.usdCost).toBeCloseTo(100 * 0.00001, 12);
+  });
+
   it('derives a vector from the bytes: raw base64, a data URL and a URL of the same image agree', async () => {
     const [raw, dataUrl, byUrl, other] = await embed([
       { content: [{ type: 'imageBase64', data: pngBase64, mediaType: 'image/png' }] },

@@ -1,7 +1,10 @@
 /** Small media files built byte by byte, with the headers the gateway reads durations from. */
 
-/** A mono 8-bit PCM WAV of `seconds` at `rate` samples per second (a low rate keeps long files small). */
-export function wavFile(seconds: number, rate = 1_000): Buffer {
+/**
+ * A mono 8-bit PCM WAV of `seconds` at `rate` samples per second (a low rate keeps long files small). Its data
+ * chunk's header says how many bytes follow: `dataBytesSaid`, when the file is to lie about it.
+ */
+export function wavFile(seconds: number, rate = 1_000, dataBytesSaid?: number): Buffer {
   const dataBytes = Math.round(rate * seconds);
   const file = Buffer.alloc(44 + dataBytes, 0x80);
   file.write('RIFF', 0, 'latin1');
@@ -15,7 +18,7 @@ export function wavFile(seconds: number, rate = 1_000): Buffer {
   file.writeUInt16LE(1, 32); // block align
   file.writeUInt16LE(8, 34); // bits per sample
   file.write('data', 36, 'latin1');
-  file.writeUInt32LE(dataBytes, 40);
+  file.writeUInt32LE(dataBytesSaid ?? dataBytes, 40);
   return file;
 }
 

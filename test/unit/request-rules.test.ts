@@ -1158,6 +1158,11 @@ describe('embeddings requests', () => {
       expect(await refusalOf(beta('gemini-embed-2', wav(181)))).toMatch(/lasts 181\.0 s; at most 180 s/);
     });
 
+    it('audio over 180 s whose data chunk says it holds 8 bytes', async () => {
+      const understated = { ...wav(1), data: base64(wavFile(181, 1_000, 8)) };
+      expect(await refusalOf(beta('gemini-embed-2', understated))).toMatch(/lasts 181\.0 s; at most 180 s/);
+    });
+
     it('audio whose bytes are not WAV', async () => {
       expect(
         await refusalOf(beta('gemini-embed-2', { ...wav(1), data: base64(Buffer.from('not a wav file at all')) })),
