@@ -8,7 +8,7 @@ import {
   type MediaTally,
 } from '../domain/embedding.ts';
 import { GatewayError } from '../domain/errors.ts';
-import { isoVideoFacts } from '../media/media-duration.ts';
+import { isoVideoFacts } from '../media/iso-video.ts';
 import { sniffMediaType } from '../media/media-type.ts';
 import { RemoteMediaError, type ByteBudget, type FetchedMedia } from '../media/remote-media.ts';
 import { wavSeconds } from '../media/wav-audio.ts';
@@ -141,7 +141,7 @@ async function fetchInline(
 }
 
 /** One part with its bytes checked against the limits; adds what it embeds besides text to the tally. */
-async function checkBytes({ part, fetched }: Prepared, where: string, tally: MediaTally): Promise<void> {
+function checkBytes({ part, fetched }: Prepared, where: string, tally: MediaTally): void {
   switch (part.type) {
     case 'text':
       return;
@@ -168,7 +168,7 @@ async function checkBytes({ part, fetched }: Prepared, where: string, tally: Med
     case 'videoBase64': {
       if (!(embeddingLimits.videoMediaTypes as readonly string[]).includes(part.mediaType))
         refuse(`${where}: video must be MP4 or MOV (video/mp4, video/quicktime), not "${part.mediaType}"`);
-      const video = await isoVideoFacts(decodeBase64(part.data, `${where}'s video`));
+      const video = isoVideoFacts(decodeBase64(part.data, `${where}'s video`));
       if (!video) refuse(`${where}: the video is not a readable MP4 or MOV file`);
       if (video.seconds > embeddingLimits.videoSeconds)
         refuse(
@@ -191,7 +191,8 @@ async function checkBytes({ part, fetched }: Prepared, where: string, tally: Med
  * Returns the inputs as the row's protocol will carry them, their media checked against the spec's limits:
  * audio URLs always fetched (their length must be read before the call), image URLs fetched where the
  * protocol takes only bytes, all downloads of the request within `maxBytes` in all. Durations are read from
- * the media's own headers. Runs after admission (the shape was checked and the bound reserved); throws a
+ * the media's own bytes, never shorter than what they hold (wav-audio.ts, iso-video.ts), and the same duration
+ * is checked against its limit and tallied. Runs after admission (the shape was checked and the bound reserved); throws a
  * 400 naming the limit or the URL that could not be fetched.
  */
 export async function prepareEmbeddingInputs(
@@ -216,7 +217,7 @@ export async function prepareEmbeddingInputs(
   );
   const media = emptyMediaTally();
   for (const [index, parts] of prepared.entries()) {
-    for (const part of parts) await checkBytes(part, `input ${index}`, media);
+    for (const part of parts) checkBytes(part, `input ${index}`, media);
   }
   return { inputs: prepared.map((parts) => ({ parts: parts.map(({ part }) => part) })), media };
 }

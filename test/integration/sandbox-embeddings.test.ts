@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { countTextTokens } from '../../src/domain/tokenizer.ts';
+import { sandboxClip } from '../../src/providers/sandbox/sandbox-video.ts';
 import { heldNanosOf, shippedConfigWith, usageRecords } from '../support/http-helpers.ts';
 import { isoVideoFile, pdfFile, pngBase64, wavFile } from '../support/media-fixtures.ts';
 import { startMediaHost } from '../support/media-host.ts';
@@ -67,8 +68,12 @@ describe('sandbox multimodal embeddings', () => {
     expect(await heldNanosOf(gateway, accountId)).toBe(0n);
   });
 
-  it('bills audio for what the file holds, not for the shorter length its header states', async () => {
+  it('bills video and audio for what the files hold, not for the shorter lengths their headers state', async () => {
     const { key: payer } = await gateway.createFundedKey({ credits: 1 });
+    // The sandbox's real 10 s MP4, its movie header edited to say 1 ms (a version-0 mvhd keeps its duration 16
+    // bytes into its payload): its track, its samples and every frame are untouched, so it still plays 10 s.
+    const clip = sandboxClip('a boat', 10, '16:9');
+    clip.writeUInt32BE(1, clip.indexOf('mvhd', 0, 'latin1') + 4 + 16);
     // 100 s of WAV (100 samples a second) whose data chunk says it holds 8 bytes.
     const audio = wavFile(100, 100, 8);
     const response = await gateway.request({
@@ -78,14 +83,17 @@ describe('sandbox multimodal embeddings', () => {
       payload: {
         model: 'sandbox-embedding-multimodal',
         dimensions: 4,
-        input: [{ content: [{ type: 'audioBase64', data: audio.toString('base64'), mediaType: 'audio/wav' }] }],
+        input: [
+          { content: [{ type: 'videoBase64', data: clip.toString('base64'), mediaType: 'video/mp4' }] },
+          { content: [{ type: 'audioBase64', data: audio.toString('base64'), mediaType: 'audio/wav' }] },
+        ],
       },
     });
     expect(response.statusCode, response.body).toBe(200);
     const [record] = await usageRecords(gateway, payer);
-    expect(record).toMatchObject({ status: 'succeeded', usage: { audioSeconds: 100 } });
-    // 100 s of audio at 0.00001 USD.
-    expect(record!.usdCost).toBeCloseTo(100 * 0.00001, 12);
+    expect(record).toMatchObject({ status: 'succeeded', usage: { videoSeconds: 10, audioSeconds: 100 } });
+    // 10 s of video at 0.0001 USD and 100 s of audio at 0.00001.
+    expect(record!.usdCost).toBeCloseTo(10 * 0.0001 + 100 * 0.00001, 12);
   });
 
   it('derives a vector from the bytes: raw base64, a data URL and a URL of the same image agree', async () => {

@@ -1183,6 +1183,11 @@ describe('embeddings requests', () => {
       expect(await refusalOf(beta('gemini-embed-2', video(121)))).toMatch(/lasts 121\.0 s; at most 120 s/);
     });
 
+    it('video over 120 s whose movie header says 1 s', async () => {
+      const understated = { ...video(1), data: base64(isoVideoFile(130, 'isom', 1)) };
+      expect(await refusalOf(beta('gemini-embed-2', understated))).toMatch(/lasts 130\.0 s; at most 120 s/);
+    });
+
     it('video that is not MP4 or MOV', async () => {
       expect(await refusalOf(beta('gemini-embed-2', video(1, 'video/webm')))).toMatch(/video must be MP4 or MOV/);
     });
