@@ -54,10 +54,10 @@ export function transpilerTraces(record: RuntimeRecord): string[] {
 
 /**
  * Packages only some processes need, loaded on first use rather than at start (each costs several MiB of
- * resident memory): the Redis client (with `REDIS_URL`), the S3 client (media in a bucket), and the audio and
- * video parsers (a media file measured).
+ * resident memory): the Redis client (with `REDIS_URL`), the S3 client (media in a bucket), and the audio
+ * parser (an MP3 or Ogg file measured).
  */
-const loadedOnUse = ['ioredis', '@aws-sdk/client-s3', 'music-metadata', 'mp4box'];
+const loadedOnUse = ['ioredis', '@aws-sdk/client-s3', 'music-metadata'];
 
 /** Which of the packages loaded on first use the process loaded. */
 export function packagesLoadedOnUse(record: RuntimeRecord): string[] {
