@@ -45,6 +45,15 @@ function sampleTableTicks(fields: Fields): number {
   return sumEntries(fields, { first: 8, count: fields.u32(4), size: 8 }, (at) => fields.u32(at) * fields.u32(at + 4));
 }
 
+/**
+ * A header of the one layout `mvhd` and `mdhd` share: after the version, flags and two times (32 or 64 bits), the
+ * time scale and the duration counted in it.
+ */
+function timeHeader(fields: Fields): { scale: number; ticks: number } {
+  const wide = fields.version() === 1;
+  return { scale: fields.u32(wide ? 20 : 12), ticks: fields.duration(wide ? 24 : 16, wide) };
+}
+
 /** `elst`: segments of the presentation, each with its duration in the movie's time scale. */
 function editListTicks(fields: Fields): number {
   const wide = fields.version() === 1;
@@ -60,10 +69,7 @@ function readMedia(view: DataView, media: Box, track: Track): void {
     if (box.type === 'mdhd') {
       check(!header);
       header = true;
-      const fields = new Fields(view, box);
-      const wide = fields.version() === 1;
-      track.mediaScale = fields.u32(wide ? 20 : 12);
-      track.mediaTicks = fields.duration(wide ? 24 : 16, wide);
+      ({ scale: track.mediaScale, ticks: track.mediaTicks } = timeHeader(new Fields(view, box)));
     } else if (box.type === 'minf') {
       for (const information of children(view, box)) {
         if (information.type !== 'stbl') continue;
@@ -118,10 +124,9 @@ function readMovie(view: DataView, moov: Box): Movie {
     if (box.type === 'mvhd') {
       check(!header);
       header = true;
-      const fields = new Fields(view, box);
-      const wide = fields.version() === 1;
-      movie.scale = fields.u32(wide ? 20 : 12);
-      movie.ticks = Math.max(movie.ticks, fields.duration(wide ? 24 : 16, wide));
+      const stated = timeHeader(new Fields(view, box));
+      movie.scale = stated.scale;
+      movie.ticks = Math.max(movie.ticks, stated.ticks);
     } else if (box.type === 'trak') {
       const [id, track] = readTrack(view, box);
       check(!movie.tracks.has(id));
