@@ -14,9 +14,10 @@ import { encodePng } from '../../src/providers/sandbox/png.ts';
 import { generations, mediaJobs } from '../../src/storage/schema.ts';
 import { startArkFake } from '../fakes/ark-fake.ts';
 import type { FakeServer } from '../fakes/fake-server.ts';
-import { fakeSpeechKey, startSpeechFake } from '../fakes/speech-fake.ts';
+import { startSpeechFake } from '../fakes/speech-fake.ts';
 import { keyHeaders } from '../support/http-helpers.ts';
-import { fakeProviderYaml, startTestGateway, type TestGateway } from '../support/test-gateway.ts';
+import { mediaJobCatalog } from '../support/media-job-catalog.ts';
+import { startTestGateway, type TestGateway } from '../support/test-gateway.ts';
 import { uncheckedRows } from '../support/unchecked-rows.ts';
 
 const credits = 5;
@@ -127,18 +128,7 @@ describe('outputs stored by a killed process, of a job the process taking it ove
     [ark, speech] = await Promise.all([startArkFake(), startSpeechFake()]);
     gateway = await startTestGateway({
       upstreams: [ark, speech],
-      configText: [
-        'providers:',
-        fakeProviderYaml('ark', 'ark', ark),
-        `  speech: { protocol: speech, baseUrl: "${speech.url}", apiKey: ${fakeSpeechKey} }`,
-        'models:',
-        '  - { id: seedream, outputModalities: [image], pricing: { perImage: 0.03 }, providers: [{ provider: ark, model: seedream-4-0-250828 }] }',
-        '  - { id: seedance, outputModalities: [video], pricing: { perVideoSecond: 0.05 }, providers: [{ provider: ark, model: seedance-1-0-pro-250528 }] }',
-        '  - { id: seed-tts-1.0, outputModalities: [audio], pricing: { perMCharacters: 60 }, providers: [{ provider: speech, model: seed-tts-1.0 }] }',
-        'voices:',
-        '  - { voiceType: zh_female_cancan_mars_bigtts, name: Cancan, gender: female, age: adult, categories: [General], languages: [{ language: zh-CN, text: 你好 }], resourceId: seed-tts-1.0 }',
-        'jobs: { idlePollMs: 50, taskPollMs: 20, claimSeconds: 30 }',
-      ].join('\n'),
+      configText: mediaJobCatalog({ ark, speech, jobs: 'jobs: { idlePollMs: 50, taskPollMs: 20, claimSeconds: 30 }' }),
     });
     // The jobs are queued and then left as a killed process leaves them before this process takes them over.
     await gateway.gateway.core.worker.stop(0);
