@@ -238,43 +238,39 @@ function sentSampling(request: ChatRequest, thinking: SentThinking | undefined):
 }
 
 /**
- * A schema as the protocol holds an answer to it: without the keywords it refuses (their constraints written into
- * descriptions), its objects closed; asked of one schema by the capability check and the encoding, it is made once.
+ * A schema as the protocol holds an answer to it (`heldAnswerSubset`): without the keywords it refuses (their
+ * constraints written into descriptions), its objects closed. Made once per `key`: the capability check and the
+ * encoding both ask.
  */
-function heldSchema(schema: SchemaObject): KeptSchema {
-  let kept = heldSchemas.get(schema);
+function heldOnce<K extends object>(cache: WeakMap<K, KeptSchema>, key: K, schema: () => SchemaObject): KeptSchema {
+  let kept = cache.get(key);
   if (kept === undefined) {
-    kept = heldSubset(schema, heldAnswerSubset);
-    heldSchemas.set(schema, kept);
+    kept = heldSubset(schema(), heldAnswerSubset);
+    cache.set(key, kept);
   }
   return kept;
 }
 
-const heldSchemas = new WeakMap<SchemaObject, KeptSchema>();
+const heldAnswers = new WeakMap<ResponseFormat, KeptSchema>();
+const heldInputs = new WeakMap<SchemaObject, KeptSchema>();
 
 /**
  * The schema of the answer's JSON format as it is sent: the format's name and description in it (before what the
  * protocol refuses is left out, so that a constraint said in words follows the client's own), held.
  */
 function answerSchema({ responseFormat: format }: ChatRequest): KeptSchema | undefined {
-  if (format?.type !== 'json_schema') return undefined;
-  let kept = answerSchemas.get(format);
-  if (kept === undefined) {
-    const described = describedSchema(format);
-    if (described === undefined) return undefined;
-    kept = heldSubset(described, heldAnswerSubset);
-    answerSchemas.set(format, kept);
-  }
-  return kept;
+  const described = describedSchema(format);
+  return format === undefined || described === undefined ? undefined : heldOnce(heldAnswers, format, () => described);
 }
 
-const answerSchemas = new WeakMap<ResponseFormat, KeptSchema>();
+/** A strict tool's input_schema: its parameters as an object's schema, held. */
+const heldInput = (parameters: SchemaObject): KeptSchema =>
+  heldOnce(heldInputs, parameters, () => argumentsSchema(parameters));
 
 /** A tool's input_schema: its parameters as an object's schema, held as the protocol holds a strict tool's. */
 function inputSchema(tool: ToolDefinition): SchemaObject {
   if (tool.parameters === undefined) return { type: 'object', properties: {} };
-  const schema = argumentsSchema(tool.parameters);
-  return tool.strict === true ? heldSchema(schema).schema : schema;
+  return tool.strict === true ? heldInput(tool.parameters).schema : argumentsSchema(tool.parameters);
 }
 
 export function anthropicCarries(name: ChatParameterName, request: ChatRequest): boolean {
@@ -287,9 +283,7 @@ export function anthropicCarries(name: ChatParameterName, request: ChatRequest):
   if (name === 'strictTools')
     return (request.tools ?? []).every(
       (tool) =>
-        tool.strict !== true ||
-        tool.parameters === undefined ||
-        heldSchema(argumentsSchema(tool.parameters)).leftOut.length === 0,
+        tool.strict !== true || tool.parameters === undefined || heldInput(tool.parameters).leftOut.length === 0,
     );
   // Forcing the answer's tool would take the client's own tools away, and thinking refuses a forced tool.
   if (name === 'responseFormat')
