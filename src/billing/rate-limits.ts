@@ -1,3 +1,4 @@
+import { once } from '../domain/once.ts';
 import { createRequire } from 'node:module';
 import type { Redis } from 'ioredis';
 import { RateLimiterMemory, RateLimiterRedis, type RateLimiterAbstract } from 'rate-limiter-flexible';
@@ -401,15 +402,6 @@ export class KeyRateLimiter {
     if (this.tokenLimits.size >= maxKnownTokenLimits) this.tokenLimits.clear();
     this.tokenLimits.set(keyId, { limit, until });
   }
-}
-
-function once(release: () => void): () => void {
-  let held = true;
-  return () => {
-    if (!held) return;
-    held = false;
-    release();
-  };
 }
 
 function standingOf(limit: number, used: number, resetMs: number): LimitStanding {

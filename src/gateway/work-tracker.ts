@@ -1,3 +1,5 @@
+import { once } from '../domain/once.ts';
+
 /**
  * Counts generations still settling, so a shutdown can wait for their holds to settle before it closes
  * storage (a hijacked streaming response is invisible to the HTTP server's own drain).
@@ -8,13 +10,10 @@ export class WorkTracker {
 
   begin(): () => void {
     this.active++;
-    let ended = false;
-    return () => {
-      if (ended) return;
-      ended = true;
+    return once(() => {
       this.active--;
       if (this.active === 0) for (const wake of this.waiters.splice(0)) wake();
-    };
+    });
   }
 
   get size(): number {

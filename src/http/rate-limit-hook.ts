@@ -6,6 +6,7 @@ import {
   type LimitStanding,
   type RateStanding,
 } from '../billing/rate-limits.ts';
+import { once } from '../domain/once.ts';
 import type { HeldSlot } from '../domain/request-context.ts';
 import { modelSurfaces, surfaceOf } from '../telemetry/surfaces.ts';
 
@@ -64,12 +65,7 @@ class RequestSlot implements HeldSlot {
 
   hold(): () => void {
     this.holders++;
-    let ended = false;
-    return () => {
-      if (ended) return;
-      ended = true;
-      this.end();
-    };
+    return once(() => this.end());
   }
 
   /** The answer's connection closed. */
