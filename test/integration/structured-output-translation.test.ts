@@ -1,4 +1,6 @@
+import { createOpenAI } from '@ai-sdk/openai';
 import { ChatAnthropic } from '@langchain/anthropic';
+import { generateText, Output } from 'ai';
 import { ChatOpenAI } from '@langchain/openai';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
@@ -305,6 +307,22 @@ describe('structured output across protocols', () => {
     const asParameter = await ask({ responseFormat: format, structuredOutputs: true });
     expect(asParameter.statusCode, asParameter.body).toBe(200);
     expect(asParameter.headers['x-gateway-dropped-parameters']).toBe('structuredOutputs');
+  });
+
+  it('the AI SDK with its defaults gets a zod schema with bounds answered by Anthropic through alpha', async () => {
+    // zod's .min() and .int().positive() are the bounds Anthropic's held answers refuse (the fake as the API).
+    const key = (await setup.gateway.createFundedKey({ credits: 1 })).key;
+    const openai = createOpenAI({ apiKey: key, baseURL: `${setup.address}/api/alpha/v1` });
+    const { output } = await generateText({
+      model: openai.chat('via-anthropic'),
+      prompt: 'a city to visit',
+      output: Output.object({ schema: z.object({ city: z.string().min(1), days: z.number().int().positive() }) }),
+      maxRetries: 0,
+    });
+    expect(output.city.length).toBeGreaterThan(0);
+    expect(output.days).toBeGreaterThan(0);
+    const sent = (lastBody(setup.gateway.fakes.anthropic).output_config as { format: { schema: object } }).format;
+    expect(JSON.stringify(sent.schema)).not.toMatch(/"minLength"|"exclusiveMinimum"|"minimum"/);
   });
 
   it('reads a very wide schema in one linear pass: 200,000 alternatives are an answer, not a failure', async () => {
